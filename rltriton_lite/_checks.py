@@ -1,0 +1,178 @@
+"""Argument validation, broadcasting and the (rows, time) view every kernel works on.
+
+Every public function validates with these helpers, so a wrong argument gets the same kind of
+message everywhere: a ``TypeError`` or ``ValueError`` that names the argument and says what was
+expected. Nothing here copies an input unless its layout cannot be viewed as rows × time.
+"""
+from __future__ import annotations
+
+import math
+import numbers
+
+import torch
+
+FLOAT_DTYPES = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
+FLAG_DTYPES = (torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64) + FLOAT_DTYPES
+BACKENDS = ("auto", "triton", "torch")
+
+
+def _shape(shape) -> str:
+    return "(" + ", ".join(str(s) for s in shape) + ("," if len(shape) == 1 else "") + ")"
+
+
+def float_tensor(name: str, x, *, like: torch.Tensor | None = None) -> torch.Tensor:
+    """``x`` must be a floating-point tensor, on ``like``'s device if given."""
+    if not isinstance(x, torch.Tensor):
+        raise TypeError(f"{name} must be a torch.Tensor, got {type(x).__name__}")
+    if x.dtype not in FLOAT_DTYPES:
+        raise TypeError(
+            f"{name} must be a floating-point tensor (float16, bfloat16, float32 or float64), "
+            f"got {x.dtype}"
+        )
+    if like is not None:
+        same_device(name, x, like)
+    return x
+
+
+def same_device(name: str, x: torch.Tensor, like: torch.Tensor) -> None:
+    if x.device != like.device:
+        raise ValueError(f"{name} is on {x.device} but the other inputs are on {like.device}")
+
+
+def time_dim(time_dim, x: torch.Tensor) -> int:
+    """Normalise ``time_dim`` for ``x``; the time axis must exist."""
+    if isinstance(time_dim, bool) or not isinstance(time_dim, numbers.Integral):
+        raise TypeError(f"time_dim must be an int, got {type(time_dim).__name__}")
+    if x.dim() == 0:
+        raise ValueError("the inputs need a time dimension: got a 0-d tensor")
+    if not -x.dim() <= time_dim < x.dim():
+        raise ValueError(f"time_dim={time_dim} is out of range for a {x.dim()}-d input of shape {_shape(x.shape)}")
+    return int(time_dim) % x.dim()
+
+
+def same_shape(name: str, x, like: torch.Tensor, like_name: str) -> torch.Tensor:
+    """A per-step float input: same shape and device as ``like``."""
+    x = float_tensor(name, x, like=like)
+    if x.shape != like.shape:
+        raise ValueError(f"{name} must have the shape of {like_name} {_shape(like.shape)}, got {_shape(x.shape)}")
+    return x
+
+
+def flag(name: str, x, like: torch.Tensor, like_name: str = "rewards") -> torch.Tensor | None:
+    """A per-step flag or mask (bool, integer or float), same shape as ``like``; None passes."""
+    if x is None:
+        return None
+    if not isinstance(x, torch.Tensor):
+        raise TypeError(f"{name} must be a torch.Tensor of bool, uint8 or float, got {type(x).__name__}")
+    if x.dtype not in FLAG_DTYPES:
+        raise TypeError(f"{name} must be bool, integer or float, got {x.dtype}")
+    same_device(name, x, like)
+    if x.shape != like.shape:
+        raise ValueError(f"{name} must have the shape of {like_name} {_shape(like.shape)}, got {_shape(x.shape)}")
+    return x.view(torch.uint8) if x.dtype == torch.bool else x
+
+
+def broadcast(name: str, x: torch.Tensor, shape) -> torch.Tensor:
+    """``x`` expanded (a view, no copy) to ``shape``."""
+    try:
+        return x.expand(shape) if x.shape != shape else x
+    except RuntimeError:
+        raise ValueError(f"{name} of shape {_shape(x.shape)} does not broadcast to {_shape(shape)}") from None
+
+
+def unit_interval(name: str, value, like: torch.Tensor):
+    """A coefficient in [0, 1]: a number, or a tensor broadcastable to ``like``.
+
+    Returns ``(tensor or None, float)``: the tensor (expanded to ``like``'s shape) when the
+    coefficient varies, else None and the number.
+    """
+    if isinstance(value, torch.Tensor):
+        if value.dtype not in FLOAT_DTYPES:
+            raise TypeError(f"{name} must be a float or a floating-point tensor, got {value.dtype}")
+        same_device(name, value, like)
+        value = broadcast(name, value, like.shape)
+        if value.numel() and not bool(((value >= 0) & (value <= 1)).all()):
+            raise ValueError(f"{name} must lie in [0, 1]; the tensor has values outside it")
+        return value, 0.0
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a float or a tensor, got {type(value).__name__}")
+    value = float(value)
+    if not 0.0 <= value <= 1.0:  # also rejects NaN
+        raise ValueError(f"{name} must lie in [0, 1], got {value}")
+    return None, value
+
+
+def batch_shape(x: torch.Tensor, time_dim: int):
+    return x.shape[:time_dim] + x.shape[time_dim + 1:]
+
+
+def per_row(name: str, x, like: torch.Tensor, time_dim: int) -> torch.Tensor | None:
+    """A per-sequence input such as ``bootstrap_value``: broadcastable to the batch shape."""
+    if x is None:
+        return None
+    x = float_tensor(name, x, like=like)
+    return broadcast(name, x, batch_shape(like, time_dim))
+
+
+def backend(name: str) -> str:
+    if name not in BACKENDS:
+        raise ValueError(f"backend must be one of {', '.join(repr(b) for b in BACKENDS)}, got {name!r}")
+    return name
+
+
+def result_dtype(*xs: torch.Tensor | None) -> torch.dtype:
+    """The output dtype: the promoted dtype of the float inputs given."""
+    dtype = None
+    for x in xs:
+        if x is not None:
+            dtype = x.dtype if dtype is None else torch.promote_types(dtype, x.dtype)
+    return dtype
+
+
+def acc_dtype(dtype: torch.dtype) -> torch.dtype:
+    """Arithmetic runs in float32, or float64 for float64 inputs."""
+    return torch.float64 if dtype == torch.float64 else torch.float32
+
+
+# --------------------------------------------------------------------------------------------
+# The rows × time view
+# --------------------------------------------------------------------------------------------
+def problem(x: torch.Tensor, time_dim: int):
+    """``(shape, T, n_rows)`` of the problem whose output has ``x``'s shape."""
+    shape = x.shape
+    T = shape[time_dim]
+    n_rows = math.prod(batch_shape(x, time_dim))
+    return shape, T, n_rows
+
+
+def new_output(shape, time_dim: int, dtype, device) -> torch.Tensor:
+    """An output of ``shape`` laid out so that its rows × time view needs no copy.
+
+    Time-major (``time_dim=0``) and batch-major (time last) outputs are contiguous; an output
+    with time in the middle is a contiguous (batch..., time) buffer seen through ``movedim``.
+    """
+    if time_dim in (0, len(shape) - 1):
+        return torch.empty(shape, dtype=dtype, device=device)
+    moved = shape[:time_dim] + shape[time_dim + 1:] + shape[time_dim:time_dim + 1]
+    return torch.empty(moved, dtype=dtype, device=device).movedim(-1, time_dim)
+
+
+def rows(x: torch.Tensor | None, shape, time_dim: int):
+    """``x`` (of ``shape``, possibly expanded) as a (rows, T) view and its two strides.
+
+    A view when the batch dims can be flattened (always for time first or last and contiguous
+    or expanded-by-row inputs); otherwise ``reshape`` copies, which only inputs can take.
+    """
+    if x is None:
+        return None
+    T = shape[time_dim]
+    v = x.movedim(time_dim, -1).reshape(-1, T)
+    return v, (v.stride(0), v.stride(1))
+
+
+def row_vector(x: torch.Tensor | None, shape, time_dim: int):
+    """A per-row input (batch shape) as a contiguous vector and its strides (1, 0)."""
+    if x is None:
+        return None
+    v = x.reshape(-1).contiguous()
+    return v, (1, 0)

@@ -1,0 +1,358 @@
+r"""The one primitive: a chunked scan over affine maps, shared by every algorithm.
+
+Every estimator in this package is the backward recurrence
+
+.. math::
+
+    y_t = b_t + a_t \, y_{t+1}, \qquad y_T = y_{\text{init}}, \qquad t = T-1, \dots, 0
+
+where a step :math:`f_t(y) = a_t y + b_t` is an affine map. Affine maps compose associatively,
+
+.. math::
+
+    (a_1, b_1) \circ (a_2, b_2) = (a_1 a_2,\; b_1 + a_1 b_2), \qquad \text{identity } (1, 0),
+
+so the recurrence is an associative scan. Two more kinds of step complete it:
+
+* a **reset** (an episode end) ignores the carry: :math:`y_t = b_t`. It is a select, not a
+  multiplication by zero, so a NaN or Inf after the reset cannot leak into the episode before it;
+* a **masked** step (padding) is the identity: the carry passes through and the output is 0.
+
+The kernel walks the time axis in chunks of ``BLOCK`` steps, in scan order (backwards in time
+for the forward pass, forwards for the backward pass), scans each chunk with
+``tl.associative_scan`` and hands the last value of a chunk to the next one as its carry.
+An algorithm plugs in as two ``triton.jit`` hooks:
+
+``PROLOGUE(X, SX, P, row, t, m, T, ACC) -> (a, b, reset, valid, keep)``
+    loads the algorithm's inputs at time ``t`` and returns the affine step; ``keep`` is a tuple
+    of values the epilogue wants (so nothing is read twice).
+``EPILOGUE(X, SX, P, O, SO, row, t, m, T, ACC, valid, y, y_prev, keep)``
+    writes the outputs from the scanned value ``y`` and ``y_prev``, the value of the step before
+    in scan order (``y_{t+1}`` for a reverse scan, ``y_{t-1}`` for a forward one).
+
+The backward pass of :math:`y = \operatorname{scan}(a, b)` is the same scan run the other way:
+:math:`g_t = \partial L/\partial y_t + a_{t-1} g_{t-1}`, then :math:`\partial L/\partial b_t = g_t`
+and :math:`\partial L/\partial a_t = g_t\, y_{t+1}`. It uses the same kernel with
+``REVERSE=False`` and a second pair of hooks.
+"""
+from __future__ import annotations
+
+import torch
+
+from . import _checks
+from ._triton import HAS_TRITON, INTERPRET, jit, tl, triton
+
+__all__ = ["linear_scan"]
+
+# Largest chunk of time steps one program scans at once. Tests lower it to exercise the carry
+# between chunks on short sequences.
+MAX_BLOCK_T = 1024
+
+
+# --------------------------------------------------------------------------------------------
+# Kernel building blocks
+# --------------------------------------------------------------------------------------------
+@jit
+def combine(a_l, b_l, r_l, a_r, b_r, r_r):
+    """Compose two affine steps in scan order.
+
+    ``(a_l, b_l)`` is the map of the steps scanned so far (the later ones, in a reverse scan),
+    ``(a_r, b_r)`` the step being added in front of them; ``r`` marks a reset. The composition
+    is ``y = b_r + a_r * (b_l + a_l * carry)``, unless the new step resets, in which case the
+    steps behind it are ignored (selected away, never multiplied by zero).
+    """
+    a = tl.where(r_r, a_r, a_r * a_l)
+    b = tl.where(r_r, b_r, b_r + a_r * b_l)
+    return a, b, r_l | r_r
+
+
+@jit
+def load(p, s, row, t, m, other, ACC: tl.constexpr):
+    """Load a per-step input at (row, t) as ``ACC``; ``other`` where ``p`` is None or masked.
+
+    ``s`` is the pair (row stride, time stride); a broadcast input has stride 0.
+    """
+    if p is None:
+        return other
+    else:
+        return tl.load(p + row * s[0] + t * s[1], mask=m, other=other).to(ACC)
+
+
+@jit
+def load_flag(p, s, row, t, m):
+    """Load a flag (bool viewed as uint8, integer or float) as int1; False where absent."""
+    if p is None:
+        return m & False
+    else:
+        return tl.load(p + row * s[0] + t * s[1], mask=m, other=0) != 0
+
+
+@jit
+def load_mask(p, s, row, t, m):
+    """The steps that take part: in bounds and, if a mask is given, not padding."""
+    if p is None:
+        return m
+    else:
+        return m & (tl.load(p + row * s[0] + t * s[1], mask=m, other=0) != 0)
+
+
+@jit
+def coef(p, s, scalar, row, t, m, ACC: tl.constexpr):
+    """A coefficient such as gamma: a tensor when ``p`` is given, else the scalar ``scalar``."""
+    if p is None:
+        return scalar
+    else:
+        return tl.load(p + row * s[0] + t * s[1], mask=m, other=0.0).to(ACC)
+
+
+@jit
+def store(p, s, row, t, m, value):
+    """Store ``value`` at (row, t), cast to the output's dtype."""
+    tl.store(p + row * s[0] + t * s[1], value.to(p.dtype.element_ty), mask=m)
+
+
+@jit
+def _scan_kernel(
+    X,  # tuple of input pointers (None for an absent input), read by the hooks
+    SX,  # tuple of (row stride, time stride) pairs, one per input
+    P,  # tuple of scalar parameters (gamma, lambda, ...), read by the hooks
+    O,  # tuple of output pointers, written by the epilogue
+    SO,  # tuple of (row stride, time stride) pairs, one per output
+    Y0,  # per-row initial carry y_init (None: zeros)
+    n_rows,  # number of independent sequences (every dim but time, flattened)
+    T,  # sequence length
+    PROLOGUE: tl.constexpr,  # jit fn: inputs at t -> (a, b, reset, valid, keep)
+    EPILOGUE: tl.constexpr,  # jit fn: (y, y_prev, keep) -> outputs stored
+    REVERSE: tl.constexpr,  # True: scan from t = T-1 down to 0 (the forward pass)
+    ACC: tl.constexpr,  # accumulation dtype: tl.float32, or tl.float64 for float64 inputs
+    ROWS: tl.constexpr,  # rows per program
+    BLOCK: tl.constexpr,  # time steps per chunk
+):
+    pid = tl.program_id(0)
+    o_r = pid * ROWS + tl.arange(0, ROWS)  # the rows of this program
+    m_r = o_r < n_rows
+    row = o_r.to(tl.int64)[:, None]  # int64: row * stride may pass 2**31
+    o_i = tl.arange(0, BLOCK)[None, :]  # position inside a chunk, in scan order
+    if Y0 is None:
+        carry = tl.zeros([ROWS], ACC)
+    else:
+        carry = tl.load(Y0 + o_r, mask=m_r, other=0.0).to(ACC)
+
+    for c in range(0, tl.cdiv(T, BLOCK)):
+        if REVERSE:
+            t = (T - 1 - c * BLOCK - o_i).to(tl.int64)
+        else:
+            t = (c * BLOCK + o_i).to(tl.int64)
+        m = m_r[:, None] & (t >= 0) & (t < T)
+
+        a, b, reset, valid, keep = PROLOGUE(X, SX, P, row, t, m, T, ACC)
+        # A padded (or out-of-bounds) step is the identity: the carry passes through it.
+        a = tl.where(valid, a, 1.0)
+        b = tl.where(valid, b, 0.0)
+        reset = reset & valid
+
+        b_a, b_b, b_r = tl.associative_scan((a, b, reset), 1, combine)
+        y = tl.where(b_r, b_b, b_b + b_a * carry[:, None])
+        # The value one step earlier in scan order; the first step's is the carry coming in.
+        i_prev = tl.maximum(o_i - 1, 0) + tl.zeros([ROWS, BLOCK], tl.int32)
+        y_prev = tl.where(o_i == 0, carry[:, None], tl.gather(y, i_prev, 1))
+
+        EPILOGUE(X, SX, P, O, SO, row, t, m, T, ACC, valid, y, y_prev, keep)
+        carry = tl.sum(tl.where(o_i == BLOCK - 1, y, 0.0), axis=1)
+
+
+# --------------------------------------------------------------------------------------------
+# linear_scan: the primitive itself, as hooks
+# --------------------------------------------------------------------------------------------
+# The recurrence of linear_scan runs along direction D = P[0]: y_t = b_t + a_t * y_{t+D}, with
+# D = +1 for a reverse scan (returns) and -1 for a forward one.
+# inputs X: 0 a, 1 b, 2 mask, 3 y as carried (the forward's, backward only), 4 dy (backward only),
+#           5 initial (per row; backward only)
+# outputs O: forward (y, y as carried: None unless padding hides it); backward (da, db, d_initial)
+
+
+@jit
+def _ls_prologue(X, SX, P, row, t, m, T, ACC: tl.constexpr):
+    valid = load_mask(X[2], SX[2], row, t, m)
+    a = load(X[0], SX[0], row, t, valid, 1.0, ACC)
+    b = load(X[1], SX[1], row, t, valid, 0.0, ACC)
+    return a, b, valid & False, valid, ()
+
+
+@jit
+def _ls_epilogue(X, SX, P, O, SO, row, t, m, T, ACC: tl.constexpr, valid, y, y_prev, keep):
+    store(O[0], SO[0], row, t, m, tl.where(valid, y, 0.0))
+    if O[1] is not None:  # the carry itself, which passes through padded steps (for da)
+        store(O[1], SO[1], row, t, m, y)
+
+
+@jit
+def _ls_bwd_prologue(X, SX, P, row, t, m, T, ACC: tl.constexpr):
+    # The transposed scan runs against D: g_t = dy_t + a_{t-D} g_{t-D}.
+    D = P[0]
+    t_prev = t - D
+    m_prev = m & (t_prev >= 0) & (t_prev < T)
+    valid_prev = load_mask(X[2], SX[2], row, t_prev, m_prev)
+    a_prev = load(X[0], SX[0], row, t_prev, valid_prev, 1.0, ACC)  # a masked step: a = 1
+    valid = load_mask(X[2], SX[2], row, t, m)
+    dy = load(X[4], SX[4], row, t, valid, 0.0, ACC)
+    # the first step of the recurrence has nothing before it: reset
+    return a_prev, dy, m & ~m_prev, m, (valid,)
+
+
+@jit
+def _ls_bwd_epilogue(X, SX, P, O, SO, row, t, m, T, ACC: tl.constexpr, valid, g, g_prev, keep):
+    D = P[0]
+    valid_t = keep[0]
+    t_next = t + D
+    at_end = (t_next < 0) | (t_next >= T)  # the last step of the recurrence reads `initial`
+    y_next = load(X[3], SX[3], row, t_next, valid_t & ~at_end, 0.0, ACC)
+    y_next = tl.where(at_end, load(X[5], (1, 0), row, t, valid_t & at_end, 0.0, ACC), y_next)
+    store(O[0], SO[0], row, t, m, tl.where(valid_t, g * y_next, 0.0))
+    store(O[1], SO[1], row, t, m, tl.where(valid_t, g, 0.0))
+    if O[2] is not None:
+        # dL/dy_init = a_end g_end; a masked last step passes g through unchanged
+        a_end = load(X[0], SX[0], row, t, valid_t, 1.0, ACC)
+        store(O[2], (1, 0), row, t, m & at_end, a_end * g)
+
+
+# --------------------------------------------------------------------------------------------
+# Launch
+# --------------------------------------------------------------------------------------------
+def _config(n_rows: int, T: int, time_contiguous: bool):
+    """Tile shape and warps for a (n_rows, T) problem."""
+    block = min(max(triton.next_power_of_2(T), 16), MAX_BLOCK_T)
+    if time_contiguous:
+        # rows are far apart in memory: one row's chunk is the coalesced unit
+        rows = max(1, min(2048 // block, triton.next_power_of_2(n_rows)))
+    else:
+        # time-major buffers: neighbouring rows are neighbours in memory
+        block = min(block, 64)
+        rows = max(1, min(64, triton.next_power_of_2(n_rows)))
+    num_warps = 4 if rows * block <= 4096 else 8
+    return rows, block, num_warps
+
+
+def launch(prologue, epilogue, inputs, params, outputs, n_rows, T, *, reverse, acc_dtype,
+           initial=None, time_contiguous=True):
+    """Run the scan kernel over ``n_rows`` rows of ``T`` steps.
+
+    ``inputs``/``outputs`` are sequences of ``None`` or ``(tensor, (row_stride, time_stride))``;
+    ``params`` a tuple of Python scalars; ``initial`` a contiguous per-row tensor or None.
+    """
+    if n_rows == 0 or T == 0:
+        return
+    X = tuple(None if x is None else x[0] for x in inputs)
+    SX = tuple((0, 0) if x is None else x[1] for x in inputs)
+    O = tuple(None if o is None else o[0] for o in outputs)
+    SO = tuple((0, 0) if o is None else o[1] for o in outputs)
+    acc = tl.float64 if acc_dtype == torch.float64 else tl.float32
+    rows, block, num_warps = _config(n_rows, T, time_contiguous)
+    grid = (triton.cdiv(n_rows, rows),)
+    _scan_kernel[grid](
+        X, SX, tuple(params), O, SO, initial, n_rows, T,
+        PROLOGUE=prologue, EPILOGUE=epilogue, REVERSE=reverse, ACC=acc,
+        ROWS=rows, BLOCK=block, num_warps=num_warps,
+    )
+
+
+def use_triton(backend: str, device: torch.device) -> bool:
+    """Resolve ``backend`` ("auto" | "triton" | "torch") for tensors on ``device``."""
+    if backend == "torch":
+        return False
+    runs = HAS_TRITON and (device.type == "cuda" or (device.type == "cpu" and INTERPRET))
+    if backend == "triton" and not runs:
+        if not HAS_TRITON:
+            raise ValueError("backend='triton' needs the triton package, which is not installed")
+        raise ValueError(
+            "backend='triton' on CPU tensors needs the Triton interpreter: set TRITON_INTERPRET=1 "
+            "in the environment before importing rltriton_lite"
+        )
+    return runs
+
+
+# --------------------------------------------------------------------------------------------
+# linear_scan
+# --------------------------------------------------------------------------------------------
+class _LinearScan(torch.autograd.Function):
+    """y = scan(a, b) along ``time_dim``; the backward is the transposed scan."""
+
+    @staticmethod
+    def forward(ctx, a, b, initial, mask, time_dim, reverse):
+        shape, T, n_rows = _checks.problem(b, time_dim)
+        acc = _checks.acc_dtype(_checks.result_dtype(a, b, initial))
+        y = _checks.new_output(shape, time_dim, b.dtype, b.device)
+        # dL/da_t needs y_{t+1} as carried, which padded steps hide from y: keep it apart
+        carried = y
+        if mask is not None and ctx.needs_input_grad[0]:
+            carried = _checks.new_output(shape, time_dim, b.dtype, b.device)
+        X = [_checks.rows(x, shape, time_dim) for x in (a, b, mask)]
+        init = _checks.row_vector(initial, shape, time_dim)
+        O = [_checks.rows(y, shape, time_dim), None if carried is y else _checks.rows(carried, shape, time_dim)]
+        launch(_ls_prologue, _ls_epilogue, X, (1 if reverse else -1,), O, n_rows, T, reverse=reverse,
+               acc_dtype=acc, initial=None if init is None else init[0], time_contiguous=X[1][1][1] == 1)
+        ctx.save_for_backward(a, carried, initial, mask)
+        ctx.time_dim, ctx.reverse = time_dim, reverse
+        return y
+
+    @staticmethod
+    def backward(ctx, dy):
+        a, y, initial, mask = ctx.saved_tensors
+        time_dim = ctx.time_dim
+        shape, T, n_rows = _checks.problem(y, time_dim)
+        acc = _checks.acc_dtype(_checks.result_dtype(a, y, initial))
+        da = _checks.new_output(shape, time_dim, a.dtype, a.device)
+        db = _checks.new_output(shape, time_dim, y.dtype, y.device)
+        d_init = None
+        if initial is not None and ctx.needs_input_grad[2]:
+            d_init = torch.empty(n_rows, dtype=initial.dtype, device=y.device)
+        X = [_checks.rows(x, shape, time_dim) for x in (a, None, mask, y, dy)]
+        X.append(_checks.row_vector(initial, shape, time_dim))
+        O = [_checks.rows(da, shape, time_dim), _checks.rows(db, shape, time_dim),
+             None if d_init is None else (d_init, (1, 0))]
+        launch(_ls_bwd_prologue, _ls_bwd_epilogue, X, (1 if ctx.reverse else -1,), O, n_rows, T,
+               reverse=not ctx.reverse, acc_dtype=acc, time_contiguous=X[3][1][1] == 1)
+        if d_init is not None:
+            d_init = d_init.reshape(initial.shape)
+        return da, db, d_init, None, None, None
+
+
+def linear_scan(a, b, *, reverse=True, initial=None, mask=None, time_dim=-1, backend="auto"):
+    r"""Solve :math:`y_t = b_t + a_t\,y_{t+1}` (``reverse=True``) for every row at once.
+
+    .. math::
+
+        y_t = b_t + a_t \, y_{t+1}, \qquad y_T = \text{initial}
+
+    With ``reverse=False`` the recurrence runs forwards: :math:`y_t = b_t + a_t\,y_{t-1}`,
+    :math:`y_{-1} = \text{initial}`.
+
+    Args:
+        a: per-step multipliers, a float tensor broadcastable to ``b``.
+        b: per-step offsets, a float tensor; its shape is the output's.
+        reverse: scan from the end of the time axis (the default, as returns are) or the start.
+        initial: the carry before the first step scanned, shape ``b.shape`` without ``time_dim``
+            (broadcastable); default 0.
+        mask: optional, shape of ``b``; 0 marks padding: the step is the identity (the carry
+            passes through it) and its output is 0.
+        time_dim: the time axis of ``b`` (default -1).
+        backend: "auto" (Triton on CUDA, or on CPU under ``TRITON_INTERPRET=1``; PyTorch
+            otherwise), "triton" or "torch".
+
+    Returns:
+        ``y`` with the shape and dtype of ``b``; differentiable in ``a``, ``b`` and ``initial``.
+    """
+    b = _checks.float_tensor("b", b)
+    time_dim = _checks.time_dim(time_dim, b)
+    a = _checks.float_tensor("a", a, like=b)
+    a = _checks.broadcast("a", a, b.shape)
+    mask = _checks.flag("mask", mask, b, "b")
+    initial = _checks.per_row("initial", initial, b, time_dim)
+    if b.numel() == 0:
+        return torch.empty_like(b)
+    if use_triton(_checks.backend(backend), b.device):
+        return _LinearScan.apply(a, b, initial, mask, time_dim, bool(reverse))
+    from . import _torch_path
+
+    acc = _checks.acc_dtype(_checks.result_dtype(a, b, initial))
+    return _torch_path.linear_scan(a, b, initial, mask, time_dim, bool(reverse), acc)

@@ -1,0 +1,71 @@
+"""Shared fixtures. Kernels run compiled on a CUDA device, else under the Triton interpreter.
+
+``TRITON_INTERPRET`` must be set before ``triton.jit`` decorates the kernels, i.e. before
+``rltriton_lite`` is imported, so it is set here, at collection, when there is no GPU.
+"""
+import os
+
+import torch
+
+if not torch.cuda.is_available():
+    os.environ.setdefault("TRITON_INTERPRET", "1")
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+import rltriton_lite  # noqa: E402,F401
+from rltriton_lite import scan  # noqa: E402
+
+DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
+
+# (dtype, relative tolerance against the float64 reference), as in DESIGN.md §5
+TOLERANCES = {torch.float64: 1e-10, torch.float32: 1e-5, torch.bfloat16: 1e-2, torch.float16: 1e-2}
+DTYPES = [torch.float32, torch.float64] + ([torch.bfloat16, torch.float16] if DEVICE == "cuda" else [])
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "gpu: needs a CUDA device (run on the H200 before resolving)")
+
+
+def pytest_collection_modifyitems(config, items):
+    if DEVICE == "cuda":
+        return
+    skip = pytest.mark.skip(reason="needs a CUDA GPU; run on the H200 with `python -m pytest -m gpu`")
+    for item in items:
+        if "gpu" in item.keywords:
+            item.add_marker(skip)
+
+
+@pytest.fixture
+def device():
+    return DEVICE
+
+
+@pytest.fixture(params=["triton", "torch"])
+def backend(request):
+    return request.param
+
+
+@pytest.fixture(params=[("triton", 16), ("triton", None), ("torch", None)],
+                ids=["triton-block16", "triton", "torch"])
+def impl(request, monkeypatch):
+    """A backend, and for the kernel the largest chunk of time steps: small chunks exercise
+    the carry between chunks on short sequences. Yields (backend, block)."""
+    backend, block = request.param
+    if block is not None:
+        monkeypatch.setattr(scan, "MAX_BLOCK_T", block)
+    return backend, scan.MAX_BLOCK_T
+
+
+@pytest.fixture
+def small_blocks(monkeypatch):
+    monkeypatch.setattr(scan, "MAX_BLOCK_T", 16)
+    return 16
+
+
+def assert_close(actual, expected, dtype, what=""):
+    """Relative error against the reference, scaled by the reference's magnitude."""
+    actual = actual.detach().double().cpu().numpy() if isinstance(actual, torch.Tensor) else actual
+    tol = TOLERANCES[dtype]
+    scale = max(1.0, float(np.nanmax(np.abs(expected))) if expected.size else 1.0)
+    np.testing.assert_allclose(actual, expected, rtol=tol, atol=tol * scale, err_msg=what)

@@ -1,0 +1,93 @@
+"""linear_scan, the primitive: against the reference loop, forwards and backwards in time,
+with initial carries, padding, layouts and gradients."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import rltriton_lite as rl
+from rltriton_lite import reference as ref
+
+from cases import LAYOUTS, Rollout
+from conftest import DEVICE, DTYPES, assert_close
+
+
+def _scan_case(rng, batch, T, time_dim, dtype, strided=False):
+    ro = Rollout(rng, batch, T, time_dim=time_dim, dtype=dtype, device=DEVICE, strided=strided)
+    a, np_a = ro.floats("a", low=0.0)  # multipliers in [0, 1): a decaying recurrence
+    b, np_b = ro.floats("b")
+    init, np_init = ro.per_row("initial")
+    return ro, (a, np_a), (b, np_b), (init, np_init)
+
+
+@pytest.mark.parametrize("T", ["1", "2", "63", "100", "block+1", "3block+5"])
+@pytest.mark.parametrize("reverse", [True, False], ids=["reverse", "forward"])
+def test_linear_scan_lengths(T, reverse, impl):
+    backend, block = impl
+    T = {"block+1": block + 1, "3block+5": 3 * block + 5}.get(T) or int(T)
+    rng = np.random.default_rng(T + 1000 * reverse)
+    ro, (a, np_a), (b, np_b), (init, np_init) = _scan_case(rng, (3,), T, -1, torch.float32)
+    y = rl.linear_scan(a, b, reverse=reverse, backend=backend)
+    assert_close(y, ref.linear_scan(np_a, np_b, reverse=reverse), torch.float32)
+    y = rl.linear_scan(a, b, reverse=reverse, initial=init, mask=ro.flag("mask"), backend=backend)
+    assert_close(y, ref.linear_scan(np_a, np_b, reverse=reverse, initial=np_init, mask=ro.np_mask), torch.float32)
+
+
+@pytest.mark.parametrize("layout", list(LAYOUTS) + ["strided"])
+def test_linear_scan_layouts(layout, backend, small_blocks):
+    batch, time_dim = LAYOUTS.get(layout, ((3,), -1))
+    rng = np.random.default_rng(len(layout))
+    ro, (a, np_a), (b, np_b), (init, np_init) = _scan_case(rng, batch, 53, time_dim, torch.float32,
+                                                           strided=layout == "strided")
+    y = rl.linear_scan(a, b, initial=init, mask=ro.flag("mask"), time_dim=time_dim, backend=backend)
+    assert y.shape == b.shape
+    assert_close(ro.to_numpy(y), ref.linear_scan(np_a, np_b, initial=np_init, mask=ro.np_mask), torch.float32)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_linear_scan_dtypes(dtype, backend):
+    rng = np.random.default_rng(2)
+    ro, (a, np_a), (b, np_b), _ = _scan_case(rng, (4,), 100, -1, dtype)
+    y = rl.linear_scan(a, b, backend=backend)
+    assert y.dtype == dtype
+    assert_close(y, ref.linear_scan(np_a, np_b), dtype)
+
+
+def test_linear_scan_broadcast_a(backend):
+    """A scalar-per-row (or per-step) multiplier broadcasts: discounting by a constant."""
+    b = torch.randn(2, 30, device=DEVICE, dtype=torch.float64)
+    y = rl.linear_scan(torch.tensor(0.9, dtype=torch.float64, device=DEVICE), b, backend=backend)
+    assert_close(y, ref.linear_scan(0.9, b.cpu().numpy()), torch.float64)
+
+
+@pytest.mark.parametrize("reverse", [True, False], ids=["reverse", "forward"])
+def test_linear_scan_gradients(reverse, backend, small_blocks):
+    rng = np.random.default_rng(4)
+    B, T = 2, 37
+    mk = lambda *s: torch.as_tensor(rng.uniform(-1, 1, s), device=DEVICE).requires_grad_()  # noqa: E731
+    a, b, init = mk(B, T), mk(B, T), mk(B)
+    mask = torch.as_tensor(rng.random((B, T)) < 0.8, device=DEVICE)
+    w = torch.as_tensor(rng.standard_normal((B, T)), device=DEVICE)
+
+    def grads(backend):
+        y = rl.linear_scan(a, b, initial=init, mask=mask, reverse=reverse, backend=backend)
+        return torch.autograd.grad((y * w).sum(), (a, b, init))
+
+    if backend == "triton":  # the kernel's transposed scan against autograd of the torch path
+        for g, e in zip(grads("triton"), grads("torch")):
+            torch.testing.assert_close(g, e, rtol=1e-10, atol=1e-10)
+    # finite differences on a short piece
+    small = [x.detach()[:, :7].clone().requires_grad_() for x in (a, b)]
+    m7 = mask[:, :7]
+    assert torch.autograd.gradcheck(
+        lambda a, b, i: rl.linear_scan(a, b, initial=i, mask=m7, reverse=reverse, backend=backend),
+        (*small, init.detach().clone().requires_grad_()), eps=1e-6, atol=1e-8)
+
+
+def test_linear_scan_zero_multiplier_is_a_boundary(backend):
+    """a_t = 0 cuts the sequence: what comes after t does not reach t."""
+    b = torch.tensor([[1.0, 2.0, 3.0, 4.0]], device=DEVICE)
+    a = torch.tensor([[0.5, 0.0, 0.5, 0.5]], device=DEVICE)
+    y = rl.linear_scan(a, b, backend=backend)
+    torch.testing.assert_close(y, torch.tensor([[2.0, 2.0, 5.0, 4.0]], device=DEVICE))
