@@ -220,17 +220,20 @@ def _ls_bwd_epilogue(X, SX, P, O, SO, row, t, m, T, ACC: tl.constexpr, valid, g,
 # Launch
 # --------------------------------------------------------------------------------------------
 def _config(n_rows: int, T: int, time_contiguous: bool):
-    """Tile shape and warps for a (n_rows, T) problem."""
+    """Tile shape (rows per program, time steps per chunk) and warps for a (n_rows, T) problem.
+
+    Chosen from the tile sweep in benchmarks/NOTES.md (H200): many rows want small tiles and
+    many programs; few long rows want one long row per program.
+    """
     block = min(max(triton.next_power_of_2(T), 16), MAX_BLOCK_T)
-    if time_contiguous:
-        # rows are far apart in memory: one row's chunk is the coalesced unit
-        rows = max(1, min(2048 // block, triton.next_power_of_2(n_rows)))
-    else:
-        # time-major buffers: neighbouring rows are neighbours in memory
+    if not time_contiguous:
+        # time-major buffers: neighbouring rows are neighbours in memory, so a tile spans rows
         block = min(block, 64)
-        rows = max(1, min(64, triton.next_power_of_2(n_rows)))
-    num_warps = 4 if rows * block <= 4096 else 8
-    return rows, block, num_warps
+        return max(1, min(64, triton.next_power_of_2(n_rows))), block, 4
+    if n_rows >= 1024:
+        block = min(block, 256)
+        return max(1, min(1024 // block, triton.next_power_of_2(n_rows))), block, 4
+    return 1, block, 8 if block >= 1024 else 4
 
 
 def launch(prologue, epilogue, inputs, params, outputs, n_rows, T, *, reverse, acc_dtype,
