@@ -7,6 +7,8 @@ computed: it checks that each specialisation compiles with the installed Triton,
 registers and spills per variant. Run it before spending device time:
 
     python tools/compile_sm90.py            # with the Triton version to check installed
+    python tools/compile_sm90.py my_calls.py  # also run a script of API calls (CPU tensors,
+                                              # backend="triton") under the same stand-in
 
 Needs Triton's NVIDIA backend (any Linux wheel has it); relies on Triton internals that may
 move between versions (checked with 3.6 and 3.9).
@@ -52,20 +54,21 @@ import rltriton_lite as rl  # noqa: E402
 from rltriton_lite import scan  # noqa: E402
 
 compiled = []
-_run = scan._scan_kernel.run
+_run = triton.runtime.jit.JITFunction.run
 
 
-def _compile_only(*args, grid, warmup, **kwargs):
-    kernel = _run(*args, grid=grid, warmup=True, **kwargs)
-    md = kernel.metadata
-    name = f"{kwargs['PROLOGUE'].__name__}/{kwargs['EPILOGUE'].__name__} rows={kwargs['ROWS']} block={kwargs['BLOCK']}"
+def _compile_only(self, *args, grid, warmup, **kwargs):
+    """Every kernel launch compiles (warmup) instead of running."""
+    kernel = _run(self, *args, grid=grid, warmup=True, **kwargs)
+    hooks = [kwargs[k].__name__ for k in ("PROLOGUE", "EPILOGUE", "ELEMENTWISE") if k in kwargs]
+    tile = ",".join(f"{k}={kwargs[k]}" for k in ("ROWS", "BLOCK") if k in kwargs)
+    name = f"{self.__name__}[{'/'.join(hooks)}] {tile}"
     compiled.append(name)
-    print(f"  {name:<70} regs={getattr(kernel, 'n_regs', '?')} spills={getattr(kernel, 'n_spills', '?')} "
-          f"shared={md.shared}")
+    print(f"  {name:<80} shared={kernel.metadata.shared}")
     return kernel
 
 
-scan._scan_kernel.run = _compile_only
+triton.runtime.jit.JITFunction.run = _compile_only
 scan.INTERPRET = True  # route CPU tensors to the kernel path
 
 
@@ -98,3 +101,9 @@ def main():
 
 if __name__ == "__main__":
     main()
+    for script in sys.argv[1:]:
+        import runpy
+
+        n = len(compiled)
+        runpy.run_path(script, run_name="__main__")
+        print(f"OK: {len(compiled) - n} kernel launches of {script} compiled")
