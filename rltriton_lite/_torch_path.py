@@ -46,7 +46,7 @@ def linear_scan(a, b, initial, mask, time_dim, reverse, acc):
     a_, b_ = _last_dim(a, time_dim, acc), _last_dim(b, time_dim, acc)
     valid = torch.ones_like(b_, dtype=torch.bool) if mask is None else _last_dim(mask, time_dim) != 0
     init = None if initial is None else initial.to(acc)
-    y = scan(a_, b_, torch.zeros_like(valid), valid, init, reverse)
+    y = scan(a_, b_, a_ == 0, valid, init, reverse)  # a = 0: a boundary (reset)
     return y.movedim(-1, time_dim).to(b.dtype)
 
 

@@ -98,7 +98,8 @@ def td_lambda(rewards, next_values, *, gamma=0.99, lambda_=0.95, terminated=None
 
 
 def linear_scan(a, b, *, reverse=True, initial=None, mask=None):
-    r"""y_t = b_t + a_t y_{t+1} (reverse) or y_t = b_t + a_t y_{t-1} (forward)."""
+    r"""y_t = b_t + a_t y_{t+1} (reverse) or y_t = b_t + a_t y_{t-1} (forward); a_t = 0 is a
+    boundary, so y_t = b_t there even if what follows is NaN."""
     b = np.asarray(b, dtype=np.float64)
     a = np.broadcast_to(np.asarray(a, dtype=np.float64), b.shape)
     valid = np.ones(b.shape, bool) if mask is None else np.asarray(mask) != 0
@@ -106,7 +107,7 @@ def linear_scan(a, b, *, reverse=True, initial=None, mask=None):
     y = np.zeros_like(b)
     carry = np.zeros(b.shape[:-1]) if initial is None else np.broadcast_to(np.asarray(initial, np.float64), b.shape[:-1])
     for t in (reversed(range(T)) if reverse else range(T)):
-        value = b[..., t] + a[..., t] * carry
+        value = np.where(a[..., t] == 0, b[..., t], b[..., t] + a[..., t] * carry)  # a = 0: boundary
         carry = np.where(valid[..., t], value, carry)
         y[..., t] = np.where(valid[..., t], value, 0.0)
     return y

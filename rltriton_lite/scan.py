@@ -176,7 +176,7 @@ def _ls_prologue(X, SX, P, row, t, m, T, ACC: tl.constexpr):
     valid = load_mask(X[2], SX[2], row, t, m)
     a = load(X[0], SX[0], row, t, valid, 1.0, ACC)
     b = load(X[1], SX[1], row, t, valid, 0.0, ACC)
-    return a, b, valid & False, valid, ()
+    return a, b, a == 0.0, valid, ()  # a = 0 is a boundary: a reset, so NaN cannot cross it
 
 
 @jit
@@ -196,8 +196,8 @@ def _ls_bwd_prologue(X, SX, P, row, t, m, T, ACC: tl.constexpr):
     a_prev = load(X[0], SX[0], row, t_prev, valid_prev, 1.0, ACC)  # a masked step: a = 1
     valid = load_mask(X[2], SX[2], row, t, m)
     dy = load(X[4], SX[4], row, t, valid, 0.0, ACC)
-    # the first step of the recurrence has nothing before it: reset
-    return a_prev, dy, m & ~m_prev, m, (valid,)
+    # the first step of the recurrence has nothing before it, and a = 0 is a boundary: resets
+    return a_prev, dy, ~m_prev | (valid_prev & (a_prev == 0.0)), m, (valid,)
 
 
 @jit
@@ -329,6 +329,9 @@ def linear_scan(a, b, *, reverse=True, initial=None, mask=None, time_dim=-1, bac
 
     With ``reverse=False`` the recurrence runs forwards: :math:`y_t = b_t + a_t\,y_{t-1}`,
     :math:`y_{-1} = \text{initial}`.
+
+    A step with :math:`a_t = 0` is a boundary: it is computed as a reset (:math:`y_t = b_t`,
+    selected, not multiplied), so a NaN or Inf after it cannot reach the steps before it.
 
     Args:
         a: per-step multipliers, a float tensor broadcastable to ``b``.

@@ -91,3 +91,14 @@ def test_linear_scan_zero_multiplier_is_a_boundary(backend):
     a = torch.tensor([[0.5, 0.0, 0.5, 0.5]], device=DEVICE)
     y = rl.linear_scan(a, b, backend=backend)
     torch.testing.assert_close(y, torch.tensor([[2.0, 2.0, 5.0, 4.0]], device=DEVICE))
+
+
+def test_linear_scan_nan_stops_at_a_boundary(backend):
+    """a_t = 0 is computed as a reset: a NaN after it reaches neither y nor the gradients before it."""
+    b = torch.tensor([[1.0, 2.0, 3.0, float("nan"), 5.0]], device=DEVICE, requires_grad=True)
+    a = torch.tensor([[0.5, 0.0, 0.5, 0.5, 0.5]], device=DEVICE)
+    y = rl.linear_scan(a, b, backend=backend)
+    torch.testing.assert_close(y[:, :2], torch.tensor([[2.0, 2.0]], device=DEVICE))
+    assert torch.isnan(y[:, 2:4]).all() and y[0, 4] == 5.0
+    (g,) = torch.autograd.grad(y[:, :2].sum(), b)
+    torch.testing.assert_close(g, torch.tensor([[1.0, 1.5, 0.0, 0.0, 0.0]], device=DEVICE))

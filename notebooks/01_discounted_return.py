@@ -1,0 +1,161 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 01 — The discounted return
+#
+# The return is what policy-gradient methods weight a log-probability by (REINFORCE:
+# Williams, *Simple statistical gradient-following algorithms for connectionist reinforcement
+# learning*, Machine Learning 1992; Sutton & Barto, *Reinforcement Learning: An Introduction*,
+# 2nd ed., §3.3). With episode ends and a rollout window that cuts episodes:
+#
+# $$G_t = r_t + \gamma_t (1-\text{term}_t)
+#   \begin{cases} G_{t+1} & \text{if not done}_t \\ V'_t & \text{if done}_t \end{cases}$$
+#
+# After a termination nothing follows; after a truncation (a time limit, or the end of the
+# rollout window) the return bootstraps from $V'_t = V(s_{t+1})$ of the real next state.
+
+# %%
+import inspect
+import os
+
+import numpy as np
+import torch
+
+if not torch.cuda.is_available():
+    os.environ.setdefault("TRITON_INTERPRET", "1")  # Triton kernels on the CPU
+
+import matplotlib.pyplot as plt
+
+import rltriton_lite as rl
+from rltriton_lite import profile, reference, returns
+
+DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
+rng = np.random.default_rng(1)
+n = lambda x: x.cpu().numpy()  # noqa: E731
+
+# %% [markdown]
+# ## 1. The loop
+
+# %%
+print(inspect.getsource(reference.discounted_returns))
+
+# %% [markdown]
+# By hand: rewards 1, 2, 3, 4 with $\gamma = 0.5$; the episode terminates after step 1; the
+# window ends after step 3, bootstrapping from 8.
+
+# %%
+G = reference.discounted_returns([1.0, 2.0, 3.0, 4.0], gamma=0.5, terminated=[0, 1, 0, 0], bootstrap_value=8.0)
+# t=3: 4 + 0.5·8 = 8.  t=2: 3 + 0.5·8 = 7.  t=1: terminal, 2.  t=0: 1 + 0.5·2 = 2.
+np.testing.assert_allclose(G, [2.0, 2.0, 7.0, 8.0])
+print(G)
+
+# %% [markdown]
+# ## 2. Prologue, scan, epilogue
+#
+# $G_t = b_t + a_t G_{t+1}$ with $a_t = \gamma_t$, a reset where done$_t$, and
+# $b_t = r_t + [\text{done}_t \land \lnot\text{term}_t]\,\gamma_t V'_t$ — the bootstrap enters
+# $b$ only where the carry is cut. The epilogue writes $y_t$ (0 where padded). In NumPy:
+
+# %%
+def returns_as_scan(r, gamma, terminated, truncated, next_values):
+    done = terminated | truncated
+    done[..., -1] = True
+    b = r + np.where(done & ~terminated, gamma * next_values, 0.0)
+    y, carry = np.zeros_like(r), np.zeros(r.shape[:-1])
+    for t in reversed(range(r.shape[-1])):
+        carry = np.where(done[..., t], b[..., t], b[..., t] + gamma * carry)
+        y[..., t] = carry
+    return y
+
+
+R, NV = rng.normal(size=(3, 40)), rng.normal(size=(3, 40))
+TERM = rng.random((3, 40)) < 0.1
+TRUNC = (rng.random((3, 40)) < 0.1) & ~TERM
+np.testing.assert_allclose(returns_as_scan(R, 0.9, TERM, TRUNC, NV),
+                           reference.discounted_returns(R, gamma=0.9, terminated=TERM, truncated=TRUNC, next_values=NV),
+                           rtol=1e-12)
+print("prologue + scan + epilogue == the loop")
+
+# %% [markdown]
+# ## 3. The kernel's prologue and epilogue
+#
+# `_returns_prologue` returns `gamma * lam` as $a$ — plain returns are GAE's scan with
+# $\lambda = 1$, and multiplying by exactly 1.0 changes no bit. `_next_value` is only consulted
+# where the carry is cut (`valid & done & ~term` is its load mask), so `next_values` is read
+# there and nowhere else.
+
+# %%
+for fn in (returns._returns_prologue, returns._one_output_epilogue):
+    print(inspect.getsource(getattr(fn, "fn", fn)))
+
+# %% [markdown]
+# ## 4. Kernel against the loop
+
+# %%
+B, T = 4, 45
+r = torch.randn(B, T, device=DEVICE)
+nv = torch.randn(B, T, device=DEVICE)
+term = torch.rand(B, T, device=DEVICE) < 0.1
+trunc = (torch.rand(B, T, device=DEVICE) < 0.1) & ~term
+mask = torch.rand(B, T, device=DEVICE) > 0.1
+gamma = torch.rand(B, T, device=DEVICE) * 0.2 + 0.8
+G = rl.discounted_returns(r, gamma=gamma, terminated=term, truncated=trunc, next_values=nv, mask=mask)
+expected = reference.discounted_returns(n(r), gamma=n(gamma), terminated=n(term), truncated=n(trunc),
+                                        next_values=n(nv), mask=n(mask))
+np.testing.assert_allclose(n(G), expected, rtol=1e-5, atol=1e-5)
+
+G_tm = rl.discounted_returns(r.t().contiguous(), gamma=gamma.t().contiguous(), terminated=term.t().contiguous(),
+                             truncated=trunc.t().contiguous(), next_values=nv.t().contiguous(),
+                             mask=mask.t().contiguous(), time_dim=0)
+np.testing.assert_allclose(n(G_tm).T, expected, rtol=1e-5, atol=1e-5)
+
+# without next_values: the window's last step bootstraps from bootstrap_value, terminations only
+boot = torch.randn(B, device=DEVICE)
+G2 = rl.discounted_returns(r, gamma=0.99, terminated=term, bootstrap_value=boot)
+np.testing.assert_allclose(n(G2), reference.discounted_returns(n(r), gamma=0.99, terminated=n(term), bootstrap_value=n(boot)),
+                           rtol=1e-5, atol=1e-5)
+print("kernel == loop")
+
+# %% [markdown]
+# A NaN reward stays inside its own episode: the steps before it in the same episode become
+# NaN (they sum it), every other episode and row is untouched.
+
+# %%
+r_nan = torch.ones(1, 10, device=DEVICE)
+r_nan[0, 6] = float("nan")
+t_nan = torch.zeros(1, 10, dtype=torch.bool, device=DEVICE)
+t_nan[0, 3] = True  # the episode of steps 4..9 holds the NaN
+G_nan = rl.discounted_returns(r_nan, gamma=0.9, terminated=t_nan)
+print(G_nan)
+assert torch.isfinite(G_nan[0, :4]).all() and torch.isnan(G_nan[0, 4:7]).all() and torch.isfinite(G_nan[0, 7:]).all()
+
+# %% [markdown]
+# ## 5. Profile it
+
+# %%
+ui, rows = profile.profiler("discounted_return")
+ui
+
+# %%
+assert {row["impl"] for row in rows} == {"triton", "torch", "loop"} and all(row["ms"] > 0 for row in rows)
+
+# %% [markdown]
+# ## Exercises
+#
+# 1. Make $\gamma$ a per-step tensor that is $\gamma^{\Delta t}$ for irregular time steps
+#    $\Delta t$ (semi-MDPs). Check against the loop.
+# 2. Drop `truncated` but keep time limits in the data: how large is the bias of treating a
+#    time limit as a termination, on a rollout where every episode is cut?
+# 3. Plot $G_t$ for $\gamma \in \{0.9, 0.99, 0.999\}$ on one long episode of constant reward 1.
+#    Where does each curve flatten, and why ($1/(1-\gamma)$)?
