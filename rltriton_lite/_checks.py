@@ -165,6 +165,10 @@ def rows(x: torch.Tensor | None, shape, time_dim: int):
     """
     if x is None:
         return None
+    if x.dim() <= 2:  # the common layouts: strides straight from the tensor, no view made
+        if x.dim() == 1:
+            return x, (0, x.stride(0))
+        return x, (x.stride(1 - time_dim), x.stride(time_dim))
     T = shape[time_dim]
     v = x.movedim(time_dim, -1).reshape(-1, T)
     return v, (v.stride(0), v.stride(1))
@@ -174,5 +178,14 @@ def row_vector(x: torch.Tensor | None, shape, time_dim: int):
     """A per-row input (batch shape) as a contiguous vector and its strides (1, 0)."""
     if x is None:
         return None
-    v = x.reshape(-1).contiguous()
+    v = x if x.dim() == 1 and x.stride(0) == 1 else x.reshape(-1).contiguous()
     return v, (1, 0)
+
+
+def next_power_of_2(n: int) -> int:
+    """Host-side twin of ``triton.next_power_of_2`` (a constexpr function there, slower to call)."""
+    return 1 << (n - 1).bit_length() if n > 1 else 1
+
+
+def cdiv(a: int, b: int) -> int:
+    return -(-a // b)

@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import torch
 
-from ._triton import jit, tl, triton
+from . import _checks
+from ._triton import jit, tl
 
 
 @jit
@@ -62,8 +63,8 @@ def _finish_kernel(
 
 
 def _tile(n_rows: int, T: int):
-    block = min(max(triton.next_power_of_2(T), 16), 1024)
-    rows = max(1, min(4096 // block, triton.next_power_of_2(n_rows)))
+    block = min(max(_checks.next_power_of_2(T), 16), 1024)
+    rows = max(1, min(4096 // block, _checks.next_power_of_2(n_rows)))
     return rows, block
 
 
@@ -82,11 +83,11 @@ def reduce(elementwise, n_stats, inputs, params, outputs, n_rows, T, acc_dtype, 
     if n_rows == 0 or T == 0:
         return totals
     rows, block = _tile(n_rows, T)
-    grid = (triton.cdiv(n_rows, rows), triton.cdiv(T, block))
+    grid = (_checks.cdiv(n_rows, rows), _checks.cdiv(T, block))
     partials = torch.empty(grid[0] * grid[1], n_stats, dtype=acc_dtype, device=device)
     _partials_kernel[grid](X, SX, tuple(params), O, SO, partials, n_rows, T, ELEMENTWISE=elementwise,
                            N_STATS=n_stats, ACC=acc, ROWS=rows, BLOCK=block,
                            num_warps=4 if rows * block <= 2048 else 8)
     _finish_kernel[(1,)](partials, totals, partials.shape[0], N_STATS=n_stats,
-                         BLOCK=max(triton.next_power_of_2(n_stats), 16))
+                         BLOCK=max(_checks.next_power_of_2(n_stats), 16))
     return totals

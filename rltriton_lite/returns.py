@@ -216,19 +216,24 @@ def _inputs(p: _Problem, acc: torch.dtype):
     return X
 
 
+def _forward(p: _Problem):
+    """One kernel launch: every input read once, every output written once."""
+    prologue, epilogue, _, n_out = _KERNELS[p.kind]
+    shape, T, n_rows = _checks.problem(p.rewards, p.time_dim)
+    dtype = _checks.result_dtype(p.rewards, p.values, p.next_values)
+    acc = _checks.acc_dtype(dtype)
+    outs = [_checks.new_output(shape, p.time_dim, dtype, p.rewards.device) for _ in range(n_out)]
+    X = _inputs(p, acc)
+    launch(prologue, epilogue, X, p.params, [_checks.rows(o, shape, p.time_dim) for o in outs],
+           n_rows, T, reverse=True, acc_dtype=acc, time_contiguous=X[0][1][1] == 1)
+    return tuple(outs) if n_out > 1 else outs[0]
+
+
 class _ReturnsFunction(torch.autograd.Function):
     @staticmethod
     def forward(ctx, p: _Problem, rewards, values, next_values, bootstrap_value):
-        prologue, epilogue, _, n_out = _KERNELS[p.kind]
-        shape, T, n_rows = _checks.problem(rewards, p.time_dim)
-        dtype = _checks.result_dtype(rewards, values, next_values)
-        acc = _checks.acc_dtype(dtype)
-        outs = [_checks.new_output(shape, p.time_dim, dtype, rewards.device) for _ in range(n_out)]
-        X = _inputs(p, acc)
-        launch(prologue, epilogue, X, p.params, [_checks.rows(o, shape, p.time_dim) for o in outs],
-               n_rows, T, reverse=True, acc_dtype=acc, time_contiguous=X[0][1][1] == 1)
         ctx.problem = p
-        return tuple(outs) if n_out > 1 else outs[0]
+        return _forward(p)
 
     @staticmethod
     def backward(ctx, *grads):
@@ -293,7 +298,10 @@ def _run(p: _Problem, use_kernel: bool):
         outs = tuple(torch.empty(p.rewards.shape, dtype=dtype, device=p.rewards.device) for _ in range(n_out))
         return outs if n_out > 1 else outs[0]
     if use_kernel:
-        return _ReturnsFunction.apply(p, p.rewards, p.values, p.next_values, p.bootstrap_value)
+        differentiable = (p.rewards, p.values, p.next_values, p.bootstrap_value)
+        if torch.is_grad_enabled() and any(x is not None and x.requires_grad for x in differentiable):
+            return _ReturnsFunction.apply(p, *differentiable)
+        return _forward(p)  # nothing to differentiate: skip autograd's bookkeeping
     from . import _torch_path
 
     return _torch_path.returns(p)

@@ -225,14 +225,14 @@ def _config(n_rows: int, T: int, time_contiguous: bool):
     Chosen from the tile sweep in benchmarks/NOTES.md (H200): many rows want small tiles and
     many programs; few long rows want one long row per program.
     """
-    block = min(max(triton.next_power_of_2(T), 16), MAX_BLOCK_T)
+    block = min(max(_checks.next_power_of_2(T), 16), MAX_BLOCK_T)
     if not time_contiguous:
         # time-major buffers: neighbouring rows are neighbours in memory, so a tile spans rows
         block = min(block, 64)
-        return max(1, min(64, triton.next_power_of_2(n_rows))), block, 4
+        return max(1, min(64, _checks.next_power_of_2(n_rows))), block, 4
     if n_rows >= 1024:
         block = min(block, 256)
-        return max(1, min(1024 // block, triton.next_power_of_2(n_rows))), block, 4
+        return max(1, min(1024 // block, _checks.next_power_of_2(n_rows))), block, 4
     return 1, block, 8 if block >= 1024 else 4
 
 
@@ -251,7 +251,7 @@ def launch(prologue, epilogue, inputs, params, outputs, n_rows, T, *, reverse, a
     SO = tuple((0, 0) if o is None else o[1] for o in outputs)
     acc = tl.float64 if acc_dtype == torch.float64 else tl.float32
     rows, block, num_warps = _config(n_rows, T, time_contiguous)
-    grid = (triton.cdiv(n_rows, rows),)
+    grid = (_checks.cdiv(n_rows, rows),)
     _scan_kernel[grid](
         X, SX, tuple(params), O, SO, initial, n_rows, T,
         PROLOGUE=prologue, EPILOGUE=epilogue, REVERSE=reverse, ACC=acc,
