@@ -130,10 +130,15 @@ def _ops():
 OPS: dict[str, Op] = {}
 
 
-def op(name: str) -> Op:
+def ops() -> dict[str, Op]:
+    """Every profiled algorithm, by name."""
     if not OPS:
         OPS.update(_ops())
-    if name not in OPS:
+    return OPS
+
+
+def op(name: str) -> Op:
+    if name not in ops():
         raise ValueError(f"unknown algorithm {name!r}; profiled ones: {', '.join(OPS)}")
     return OPS[name]
 

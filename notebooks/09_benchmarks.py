@@ -1,0 +1,103 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 09 — Benchmarks on a GPU
+#
+# `python -m rltriton_lite.bench` measures every kernel on a GPU against the memory floor and
+# against the peers it finds in the same process (a PyTorch loop, and others as they are added),
+# and writes `benchmarks/results/<gpu>-<date>.json`. This notebook reads the committed results
+# and plots them; with a GPU present it also re-runs a small part live.
+#
+# The method (DESIGN.md §6): floor = the fewest bytes an op must move ÷ the copy bandwidth
+# measured in the same run; time = `triton.testing.do_bench` median.
+
+# %%
+import glob
+import json
+import os
+
+import torch
+
+if not torch.cuda.is_available():
+    os.environ.setdefault("TRITON_INTERPRET", "1")
+
+import matplotlib.pyplot as plt
+
+ROOT = os.path.abspath(os.path.join(os.getcwd(), "..")) if os.path.basename(os.getcwd()) == "notebooks" else os.getcwd()
+files = sorted(glob.glob(os.path.join(ROOT, "benchmarks", "results", "*.json")))
+assert files, "no committed benchmark results"
+results = [json.load(open(f)) for f in files]
+for f, res in zip(files, results):
+    print(f"{os.path.basename(f)}: {res['gpu']}, {res['date']}, copy bandwidth {res['copy_bandwidth_Bps'] / 1e12:.2f} TB/s")
+    print(f"   {res['command']}  ({len(res['rows'])} rows)")
+
+# %% [markdown]
+# ## % of the memory floor, per algorithm and shape
+#
+# Each bar is one (algorithm, shape) row of the newest result, forward pass, float32.
+
+# %%
+res = results[-1]
+rows = [r for r in res["rows"] if r["impl"] == "rltriton_lite" and r["dtype"] == "float32"]
+for r in rows:
+    assert r["floor_ms"] > 0 and r["ms"] > 0 and abs(r["pct_floor"] - 100 * r["floor_ms"] / r["ms"]) < 1e-6
+fwd = [r for r in rows if r["pass"] == "fwd"]
+labels = [f"{r['algorithm']}\n{r['B']}×{r['T']}" for r in fwd]
+fig, ax = plt.subplots(figsize=(max(8, len(fwd) * 0.6), 3.5))
+ax.bar(range(len(fwd)), [r["pct_floor"] for r in fwd], color="tab:green")
+ax.set_xticks(range(len(fwd)), labels, rotation=90, fontsize=7)
+ax.axhline(100, color="k", ls="--", lw=1)
+ax.set_ylabel("% of memory floor")
+ax.set_title(f"{res['gpu']}, {res['date']}")
+plt.tight_layout()
+plt.show()
+
+# %% [markdown]
+# ## Speed-up over the peers measured in the same run
+
+# %%
+peers = sorted({r["impl"] for r in res["rows"] if not r["impl"].startswith("rltriton_lite")})
+print("peers in this result:", peers)
+speedups = []
+for p in peers:
+    for r in [r for r in res["rows"] if r["impl"] == p]:
+        ours = [o for o in res["rows"] if o["impl"] == "rltriton_lite" and all(o[k] == r[k] for k in ("algorithm", "B", "T", "dtype", "pass"))]
+        if ours:
+            speedups.append((p, r["algorithm"], r["B"], r["T"], r["ms"] / ours[0]["ms"]))
+for s in speedups:
+    print(f"{s[1]:>18} {s[2]:>6}×{s[3]:<7} vs {s[0]:<14} {s[4]:10.1f}×")
+assert all(s[4] > 0 for s in speedups)
+if speedups:
+    fig, ax = plt.subplots(figsize=(8, 3))
+    ax.bar([f"{s[1]} {s[2]}×{s[3]}\nvs {s[0]}" for s in speedups], [s[4] for s in speedups])
+    ax.set_yscale("log")
+    ax.set_ylabel("speed-up (×, log)")
+    plt.xticks(fontsize=7)
+    plt.tight_layout()
+    plt.show()
+
+# %% [markdown]
+# ## Live, when a GPU is here
+#
+# A small slice of the benchmark (GAE at two shapes) re-runs in this process; on a CPU this
+# cell says so and checks nothing more.
+
+# %%
+if torch.cuda.is_available():
+    from rltriton_lite import bench
+
+    live = bench.main(["--shapes", "4096x128,16384x1024", "--dtypes", "float32"])
+    assert live == 0
+else:
+    print("no GPU: showing the committed results only")
