@@ -84,7 +84,7 @@ def main():
     for dtype in (torch.float32, torch.float64, torch.bfloat16):
         rr, vv, nn, bb = (x.detach().to(dtype).requires_grad_() for x in (r, v, nv, boot))
         for td in (-1, 0):
-            tr = (lambda x: x) if td == -1 else (lambda x: x.t())
+            tr = (lambda x: x) if td == -1 else (lambda x: x.t().contiguous())  # a real time-major buffer
             kw = dict(terminated=tr(d), mask=tr(~d), time_dim=td, backend="triton")
             outs = [
                 rl.discounted_returns(tr(rr), truncated=tr(d), next_values=tr(nn), gamma=tr(g.to(dtype)), **kw),
