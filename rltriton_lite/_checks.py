@@ -189,3 +189,46 @@ def next_power_of_2(n: int) -> int:
 
 def cdiv(a: int, b: int) -> int:
     return -(-a // b)
+
+
+# --------------------------------------------------------------------------------------------
+# Scalar arguments
+# --------------------------------------------------------------------------------------------
+def real(name: str, value, *, positive: bool = False) -> float:
+    """A number ``>= 0`` (``> 0`` if ``positive``); NaN is refused."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a float, got {type(value).__name__}")
+    value = float(value)
+    if not (value > 0.0 if positive else value >= 0.0):  # also refuses NaN
+        raise ValueError(f"{name} must be {'> 0' if positive else '>= 0'}, got {value}")
+    return value
+
+
+def choice(name: str, value, choices) -> str:
+    """One of the strings ``choices``."""
+    if not isinstance(value, str) or value not in choices:
+        raise ValueError(f"{name} must be one of {', '.join(repr(c) for c in choices)}, got {value!r}")
+    return value
+
+
+def flag_arg(name: str, value) -> bool:
+    """A Python bool (or NumPy bool)."""
+    if not isinstance(value, bool) and type(value).__name__ != "bool_":
+        raise TypeError(f"{name} must be a bool, got {type(value).__name__}")
+    return bool(value)
+
+
+def finite(name: str, value) -> float:
+    """A finite number (NaN and ±inf are refused). A 1-element float tensor is read once as a
+    constant (``.item()``), as SB3 passes its α; combine with :func:`real` for a sign."""
+    if isinstance(value, torch.Tensor):
+        if value.numel() != 1 or value.dtype not in FLOAT_DTYPES:
+            raise TypeError(f"{name} must be a float or a 1-element float tensor, got a {value.dtype} "
+                            f"tensor of shape {_shape(value.shape)}")
+        value = value.item()
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a float, got {type(value).__name__}")
+    value = float(value)
+    if not math.isfinite(value):
+        raise ValueError(f"{name} must be finite, got {value}")
+    return value

@@ -15,10 +15,21 @@ rows × time view as the scan's hooks (``scan.load``/``scan.store`` and friends 
 """
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import torch
 
 from . import _checks
 from ._triton import jit, tl
+from .scan import load, store
+
+
+@jit
+def _tile_index(n_rows, T, ROWS: tl.constexpr, BLOCK: tl.constexpr):
+    """This program's tile of the rows × T problem: (row, t, in-bounds mask), int64 indices."""
+    o_r = tl.program_id(0) * ROWS + tl.arange(0, ROWS)
+    t = (tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)).to(tl.int64)[None, :]
+    return o_r.to(tl.int64)[:, None], t, (o_r[:, None] < n_rows) & (t < T)
 
 
 @jit
@@ -33,14 +44,9 @@ def _partials_kernel(
     ACC: tl.constexpr,  # accumulation dtype
     ROWS: tl.constexpr, BLOCK: tl.constexpr,  # tile: rows × time steps
 ):
-    pid_r = tl.program_id(0)
-    pid_t = tl.program_id(1)
-    o_r = pid_r * ROWS + tl.arange(0, ROWS)
-    row = o_r.to(tl.int64)[:, None]
-    t = (pid_t * BLOCK + tl.arange(0, BLOCK)).to(tl.int64)[None, :]
-    m = (o_r[:, None] < n_rows) & (t < T)
+    row, t, m = _tile_index(n_rows, T, ROWS, BLOCK)
     stats = ELEMENTWISE(X, SX, P, O, SO, row, t, m, ACC)
-    pid = pid_r * tl.num_programs(1) + pid_t
+    pid = tl.program_id(0) * tl.num_programs(1) + tl.program_id(1)
     for k in tl.static_range(N_STATS):
         tl.store(PART + pid * N_STATS + k, tl.sum(tl.sum(stats[k].to(ACC), axis=1), axis=0))
 
@@ -91,3 +97,108 @@ def reduce(elementwise, n_stats, inputs, params, outputs, n_rows, T, acc_dtype, 
     _finish_kernel[(1,)](partials, totals, partials.shape[0], N_STATS=n_stats,
                          BLOCK=max(_checks.next_power_of_2(n_stats), 16))
     return totals
+
+
+# --------------------------------------------------------------------------------------------
+# Shared by the losses: the rows × T view of any shape, float64-safe scalars, the backward map
+# --------------------------------------------------------------------------------------------
+class Layout(NamedTuple):
+    """How an input of any shape is seen as the kernels' rows × T problem.
+
+    The losses have no time axis: every element is independent. The dims are ordered from the
+    largest stride to the smallest (size-1 dims first), so the last one, the "time" axis of the
+    view, is the contiguous one when there is one: a time-major buffer or a transposed tensor is
+    read along its memory order, and outputs are laid out the same way.
+    """
+
+    order: tuple  # dims, outermost first
+    shape: torch.Size
+    n_rows: int
+    T: int
+
+    @staticmethod
+    def of(x: torch.Tensor) -> "Layout":
+        order = tuple(sorted(range(x.dim()), key=lambda d: (x.shape[d] > 1, -x.stride(d), d)))
+        T = x.shape[order[-1]] if order else 1
+        return Layout(order, x.shape, x.numel() // max(T, 1), T)
+
+    def rows(self, x: torch.Tensor | None):
+        """``x`` (of ``shape``) as a (rows, T) view, or a copy if its layout differs, and its strides."""
+        if x is None:
+            return None
+        v = x.permute(self.order).reshape(self.n_rows, self.T)
+        return v, (v.stride(0), v.stride(1))
+
+    def rows_k(self, x: torch.Tensor):
+        """``x`` with one more trailing dim K as (rows, T, K) and its three strides."""
+        v = x.permute(self.order + (len(self.order),)).reshape(self.n_rows, self.T, x.shape[-1])
+        return v, (v.stride(0), v.stride(1), v.stride(2))
+
+    def new(self, dtype, device) -> torch.Tensor:
+        """An output of ``shape`` whose (rows, T) view needs no copy."""
+        buf = torch.empty([self.shape[d] for d in self.order], dtype=dtype, device=device)
+        inverse = sorted(range(len(self.order)), key=lambda i: self.order[i])
+        return buf.permute(inverse)
+
+
+def vector(values, acc: torch.dtype, device):
+    """Scalar parameters as a float64 vector for float64 problems (Triton passes Python floats
+    as float32), else None: the kernels then read the numbers in ``P``."""
+    if acc != torch.float64:
+        return None
+    return torch.tensor(values, dtype=acc, device=device), (0, 0)
+
+
+def upstream(grad: torch.Tensor, reduction: str, inv_n: torch.Tensor, layout: Layout):
+    """The gradient flowing into a loss as a kernel input: per element for ``reduction="none"``,
+    else one number (strides (0, 0)), divided by N for a mean."""
+    if reduction == "none":
+        return layout.rows(grad)
+    return (grad * inv_n if reduction == "mean" else grad), (0, 0)
+
+
+@jit
+def param(p, i, value, ACC: tl.constexpr):
+    """Scalar parameter ``i``: read from the float64 vector ``p`` if given, else the number."""
+    if p is None:
+        return value
+    else:
+        return tl.load(p + i).to(ACC)
+
+
+@jit
+def store_grad(G, SG, p_out, s_out, row, t, m, m_valid, d, ACC: tl.constexpr):
+    """Store the input gradient ``g * d``: ``d`` is the per-element derivative of the loss,
+    ``g`` the upstream gradient ``G`` (one number when ``SG`` is (0, 0)); 0 where not valid."""
+    b_g = load(G, SG, row, t, m_valid, 0.0, ACC)
+    store(p_out, s_out, row, t, m, tl.where(m_valid, b_g * d, 0.0))
+
+
+@jit
+def _map_kernel(
+    X, SX,  # input pointers (None when absent) and their (row, time) strides
+    P,  # scalar parameters for the hook
+    O, SO,  # output pointers and their strides, written by the hook
+    n_rows, T,  # the rows × time problem
+    ELEMENTWISE: tl.constexpr,  # jit fn (X, SX, P, O, SO, row, t, m, ACC): stores its outputs
+    ACC: tl.constexpr,  # arithmetic dtype
+    ROWS: tl.constexpr, BLOCK: tl.constexpr,  # tile: rows × time steps
+):
+    row, t, m = _tile_index(n_rows, T, ROWS, BLOCK)
+    ELEMENTWISE(X, SX, P, O, SO, row, t, m, ACC)
+
+
+def launch_map(elementwise, inputs, params, outputs, layout: Layout, acc_dtype):
+    """Run ``elementwise`` over every element once (the backward passes: no reduction).
+
+    ``inputs``/``outputs`` as for :func:`rltriton_lite._reduce.reduce`.
+    """
+    X = tuple(None if x is None else x[0] for x in inputs)
+    SX = tuple((0, 0) if x is None else x[1] for x in inputs)
+    O = tuple(None if o is None else o[0] for o in outputs)
+    SO = tuple((0, 0) if o is None else o[1] for o in outputs)
+    rows, block = _tile(layout.n_rows, layout.T)
+    grid = (_checks.cdiv(layout.n_rows, rows), _checks.cdiv(layout.T, block))
+    _map_kernel[grid](X, SX, tuple(params), O, SO, layout.n_rows, layout.T, ELEMENTWISE=elementwise,
+                      ACC=tl.float64 if acc_dtype == torch.float64 else tl.float32, ROWS=rows, BLOCK=block,
+                      num_warps=4 if rows * block <= 2048 else 8)

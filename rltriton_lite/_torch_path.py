@@ -93,3 +93,129 @@ def returns(p):
     if p.kind == "gae":
         return out(y), out(torch.where(valid, y + v, zero))
     return out(y)
+
+
+def vtrace(p, log_rhos):
+    """V-trace on the torch path (``p`` is returns._Problem with params (γ, λ, ρ̄, c̄, ρ̄_pg)).
+
+    ``log_rhos`` is detached: the importance weights are constants, as in the kernel.
+    """
+    dtype = _checks.result_dtype(p.rewards, p.values, p.next_values, log_rhos)
+    acc = _checks.acc_dtype(dtype)
+    r = _last_dim(p.rewards, p.time_dim, acc)
+    v = _last_dim(p.values, p.time_dim, acc)
+    zero = torch.zeros_like(r)
+    valid, term, done = _flags(p, r)
+    gamma = _coef(p.gamma, p.params[0], p.time_dim, acc) + zero
+    lam = _coef(p.lambda_, p.params[1], p.time_dim, acc) + zero
+    rho_bar, c_bar, pg_rho_bar = p.params[2:]
+    if p.next_values is not None:
+        v_next = _last_dim(p.next_values, p.time_dim, acc)
+    else:
+        boot = zero[..., -1] if p.bootstrap_value is None else p.bootstrap_value.to(acc)
+        v_next = torch.cat([v[..., 1:], boot.unsqueeze(-1)], -1)
+    ratio = _last_dim(log_rhos.detach(), p.time_dim, acc).exp()
+    rho, rho_pg = ratio.clamp(max=rho_bar), ratio.clamp(max=pg_rho_bar)
+    c = lam * ratio.clamp(max=c_bar)
+    delta = r + torch.where(term, zero, gamma * v_next) - v
+    b = v + rho * delta - torch.where(done, zero, gamma * c * v_next)
+    vs = scan(gamma * c, b, done, valid)
+    # vs_{t+1} as the scan carries it: the next unpadded step's value (0 past the window)
+    carried = scan(torch.ones_like(r), vs, valid, torch.ones_like(valid))
+    vs_next = torch.where(done, v_next, torch.cat([carried[..., 1:], zero[..., :1]], -1))
+    target = r + torch.where(term, zero, gamma * (lam * vs_next + (1.0 - lam) * v_next))
+    pg = torch.where(valid, rho_pg * (target - v), zero)
+    out = lambda x: x.movedim(-1, p.time_dim).to(dtype)  # noqa: E731
+    return out(vs), out(pg)
+
+
+# --------------------------------------------------------------------------------------------
+# SAC
+# --------------------------------------------------------------------------------------------
+def sac_targets(p):
+    """Soft λ-returns on the torch path (``p`` is sac._Problem): the scan carries
+    H_t = G_t - α log π_t through padding; G_t is rebuilt from H_{t+1} as in the kernel."""
+    dtype = _checks.result_dtype(p.rewards, p.log_probs, p.next_log_probs, *p.next_q)
+    acc = _checks.acc_dtype(dtype)
+    r = _last_dim(p.rewards, p.time_dim, acc)
+    zero = torch.zeros_like(r)
+    valid, term, done = _flags(p, r)
+    gamma = _coef(p.gamma, p.params[0], p.time_dim, acc)
+    lam = _coef(p.lambda_, p.params[1], p.time_dim, acc)
+    alpha = p.params[2]
+    q_min = torch.stack([_last_dim(q, p.time_dim, acc) for q in p.next_q]).min(0).values
+    v_soft = q_min - alpha * _last_dim(p.next_log_probs, p.time_dim, acc)
+    w = torch.where(done, torch.ones_like(r), 1.0 - lam + zero)  # an episode end bootstraps fully
+    b_g = r + torch.where(term, zero, gamma * w * v_soft)
+    log_pi = zero if p.log_probs is None else _last_dim(p.log_probs, p.time_dim, acc)
+    a = gamma * lam + zero
+    # padded steps as explicit identities, so that H is kept (carried) there too
+    h = scan(torch.where(valid, a, 1.0), torch.where(valid, b_g - alpha * log_pi, zero), done & valid,
+             torch.ones_like(valid))
+    h_next = F.pad(h[..., 1:], (0, 1))
+    g = torch.where(done, b_g, b_g + a * h_next)
+    return torch.where(valid, g, zero).movedim(-1, p.time_dim).to(dtype)
+
+
+def sac_masked_mean(x, mask):
+    """The mean of ``x`` over the elements where ``mask`` != 0 (all when None); 0 over none,
+    with zero gradients, as ppo_clip_loss and crr_loss."""
+    valid = _unmasked(mask, x)
+    return torch.where(valid, x, torch.zeros_like(x)).sum() / valid.sum().clamp(min=1).to(x.dtype)
+
+
+def sac_actor_loss(log_probs, q, alpha, mask, acc):
+    """mean(α log π - min_k Q_k) over unmasked elements, in ``acc``."""
+    q_min = torch.stack([x.to(acc) for x in q]).min(0).values
+    return sac_masked_mean(alpha * log_probs.to(acc) - q_min, mask)
+
+
+# --------------------------------------------------------------------------------------------
+# Losses: PPO's clipped surrogate and CRR (ppo.py, crr.py)
+# --------------------------------------------------------------------------------------------
+def _unmasked(mask, like):
+    """The unmasked elements, as bool."""
+    return torch.ones_like(like, dtype=torch.bool) if mask is None else mask != 0
+
+
+def ppo_clip_loss(log_probs, old_log_probs, advantages, mask, low, high, normalize, reduction, dtype, acc):
+    """ppo.ppo_clip_loss: (loss, clip_fraction, approx_kl); differentiable in log_probs only."""
+    valid = _unmasked(mask, log_probs)
+    zero = torch.zeros((), dtype=acc, device=log_probs.device)
+    # padding may hold anything (NaN included): it is selected away before any arithmetic
+    logp = torch.where(valid, log_probs.to(acc), zero)
+    old = torch.where(valid, old_log_probs.detach().to(acc), zero)
+    adv = torch.where(valid, advantages.detach().to(acc), zero)
+    count = valid.sum().to(acc)
+    n = count.clamp(min=1)
+    if normalize:  # std unbiased (CleanRL's .std()), and 0 with fewer than 2 elements
+        centred = torch.where(valid, adv - adv.sum() / n, zero)
+        std = torch.sqrt(centred.square().sum() / (count - 1).clamp(min=1))
+        adv = centred / (std + 1e-8)
+    log_ratio = logp - old
+    ratio = torch.exp(log_ratio)
+    surrogate = torch.min(ratio * adv, torch.clamp(ratio, low, high) * adv)
+    loss = torch.where(valid, -surrogate, zero)
+    with torch.no_grad():
+        clip_fraction = (valid & ((ratio < low) | (ratio > high))).sum().to(acc) / n
+        approx_kl = torch.where(valid, (ratio - 1) - log_ratio, zero).sum() / n
+    if reduction == "mean":
+        loss = loss.sum() / n
+    elif reduction == "sum":
+        loss = loss.sum()
+    return loss.to(dtype), clip_fraction.to(dtype), approx_kl.to(dtype)
+
+
+def crr_loss(log_probs, q_values, baseline, mask, beta, max_weight, binary, use_max, dtype, out_dtype):
+    """crr.crr_loss: (loss, weights, advantages); ``baseline`` has a trailing dim of K samples."""
+    acc = _checks.acc_dtype(dtype)
+    valid = _unmasked(mask, log_probs)
+    zero = torch.zeros((), dtype=acc, device=log_probs.device)
+    b = baseline.detach().to(acc)
+    b = b.amax(-1) if use_max else b.mean(-1)
+    adv = torch.where(valid, q_values.detach().to(acc) - b, zero)
+    w = (adv > 0).to(acc) if binary else torch.clamp(torch.exp(adv / beta), max=max_weight)
+    w = torch.where(valid, w, zero)
+    logp = torch.where(valid, log_probs.to(acc), zero)
+    loss = -(w * logp).sum() / valid.sum().clamp(min=1).to(acc)
+    return loss.to(dtype), w.to(out_dtype), adv.to(out_dtype)

@@ -7,8 +7,10 @@ before it is timed. Reported per row: ``triton.testing.do_bench`` median (ms), f
 % of floor, the full-call wall time (host launch included, many back-to-back calls) and the
 max relative error.
 
-This first version sweeps the return estimators; ``--configs`` also times tile variants of
-the scan kernel (rows per program, time block, warps), which is how the defaults are chosen.
+Every algorithm of ``rltriton_lite.profile.ops()`` runs against the PyTorch code it replaces
+(a CleanRL-style loop over time, or the eager formula of a loss), measured in the same process;
+``--configs`` also times tile variants of the scan kernel (rows per program, time block, warps),
+which is how the defaults are chosen.
 """
 from __future__ import annotations
 
@@ -30,43 +32,20 @@ def copy_bandwidth(do_bench, nbytes=2 << 30) -> float:
     src = torch.empty(nbytes // 4, dtype=torch.float32, device="cuda").uniform_()
     dst = torch.empty_like(src)
     ms = do_bench(lambda: dst.copy_(src))
-    del src, dst
     return 2 * nbytes / (ms * 1e-3)
 
 
 def full_call_us(fn, n=2000) -> float:
     """Wall time per call of ``n`` back-to-back calls, host work included."""
+    sync = torch.cuda.synchronize if torch.cuda.is_available() else (lambda: None)
     for _ in range(10):
         fn()
-    torch.cuda.synchronize()
+    sync()
     t0 = time.perf_counter()
     for _ in range(n):
         fn()
-    torch.cuda.synchronize()
+    sync()
     return (time.perf_counter() - t0) / n * 1e6
-
-
-def torch_loop_gae(r, v, boot, term, gamma, lam):
-    """CleanRL's loop: one Python iteration per time step."""
-    adv = torch.empty_like(r)
-    last = torch.zeros_like(r[:, 0])
-    not_term = 1.0 - term.float()
-    v_next = torch.cat([v[:, 1:], boot[:, None]], 1)
-    for t in reversed(range(r.shape[1])):
-        delta = r[:, t] + gamma * v_next[:, t] * not_term[:, t] - v[:, t]
-        last = delta + gamma * lam * not_term[:, t] * last
-        adv[:, t] = last
-    return adv, adv + v
-
-
-def _inputs(B, T, dtype, seed=0):
-    g = torch.Generator(device="cuda").manual_seed(seed)
-    r = torch.randn(B, T, device="cuda", generator=g).to(dtype)
-    v = torch.randn(B, T, device="cuda", generator=g).to(dtype)
-    nv = torch.randn(B, T, device="cuda", generator=g).to(dtype)
-    boot = torch.randn(B, device="cuda", generator=g).to(dtype)
-    term = torch.rand(B, T, device="cuda", generator=g) < 0.01
-    return r, v, nv, boot, term
 
 
 def _rel_err(out, expected):
@@ -74,77 +53,72 @@ def _rel_err(out, expected):
     return float(np.max(np.abs(out - expected)) / max(1.0, np.max(np.abs(expected))))
 
 
-def bench_returns(do_bench, bw, shapes, dtypes, rows, configs=None):
-    import rltriton_lite as rl
-    from rltriton_lite import reference as ref
-    from rltriton_lite import scan
+def _row(algorithm, impl, B, T, dtype, pass_, ms, nbytes, bw, full_call=None, err=float("nan")):
+    floor = nbytes / bw * 1e3
+    return dict(algorithm=algorithm, impl=impl, B=B, T=T, dtype=str(dtype).replace("torch.", ""), **{"pass": pass_},
+                ms=ms, floor_ms=floor, pct_floor=100 * floor / ms, full_call_us=full_call, max_rel_err=err)
 
-    gamma, lam = 0.99, 0.95
+
+def bench_ops(do_bench, bw, shapes, dtypes, rows, algorithms, configs=None, device="cuda"):
+    """Every algorithm of ``profile.ops()``: the kernel (checked against the reference first),
+    and the PyTorch code it replaces (a loop over time, or the eager formula) as a peer."""
+    from rltriton_lite import profile, scan
+
     default_config = scan._config
     for (B, T) in shapes:
         for dtype in dtypes:
-            r, v, nv, boot, term = _inputs(B, T, dtype)
             es = torch.finfo(dtype).bits // 8
-            n = B * T
-            np_r, np_v, np_nv, np_b, np_t = (x.double().cpu().numpy() for x in (r, v, nv, boot, term))
-            check = n <= 2**25 and T <= 131072
-            ops = {
-                # name: (fn, bytes, reference)
-                "gae": (lambda: rl.gae(r, v, gamma=gamma, lambda_=lam, terminated=term, bootstrap_value=boot),
-                        n * (4 * es + 1),  # r, v, terminated in; advantages, returns out
-                        lambda: ref.gae(np_r, np_v, gamma=gamma, lambda_=lam, terminated=np_t, bootstrap_value=np_b)[0]),
-                "discounted_return": (lambda: rl.discounted_returns(r, gamma=gamma, terminated=term, bootstrap_value=boot),
-                                      n * (2 * es + 1),
-                                      lambda: ref.discounted_returns(np_r, gamma=gamma, terminated=np_t, bootstrap_value=np_b)),
-                "td_lambda": (lambda: rl.td_lambda(r, nv, gamma=gamma, lambda_=lam, terminated=term),
-                              n * (3 * es + 1),
-                              lambda: ref.td_lambda(np_r, np_nv, gamma=gamma, lambda_=lam, terminated=np_t)),
-            }
-            for name, (fn, nbytes, expected) in ops.items():
+            for name in algorithms:
+                op = profile.op(name)
+                params = {k: v[2] for k, v in op.params.items()}
+                x = op.make(B, T, dtype, device, torch.Generator().manual_seed(0))
+                fn = lambda: op.run(x, "triton", params)  # noqa: E731
+                nbytes = B * T * op.bytes_per_step(es)
                 out = fn()
                 out = out[0] if isinstance(out, tuple) else out
-                err = _rel_err(out, expected()) if check else float("nan")
-                variants = [("default", None)] + ([(f"rows{c[0]}-block{c[1]}-w{c[2]}", c) for c in configs]
-                                                  if configs and name == "gae" and dtype == torch.float32 else [])
-                for label, cfg in variants:
-                    scan._config = default_config if cfg is None else (lambda *a, c=cfg: c)
+                err = float("nan")
+                if B * T <= 2**24 and T <= 131072:
+                    err = _rel_err(out, op.reference({k: v.double().cpu().numpy() for k, v in x.items()}, params))
+                rows.append(_row(name, "rltriton_lite", B, T, dtype, "fwd", do_bench(fn), nbytes, bw,
+                                 full_call_us(fn, 200 if B * T > 2**22 else 2000), err))
+                _print(rows[-1])
+                for cfg in (configs or []) if name == "gae" and dtype == torch.float32 else []:
+                    scan._config = lambda *a, c=cfg: c
                     try:
-                        ms = do_bench(fn)
+                        rows.append(_row(name, f"rltriton_lite[rows{cfg[0]}-block{cfg[1]}-w{cfg[2]}]", B, T, dtype,
+                                         "fwd", do_bench(fn), nbytes, bw))
                     finally:
                         scan._config = default_config
-                    floor = nbytes / bw * 1e3
-                    row = dict(algorithm=name, impl="rltriton_lite" if cfg is None else f"rltriton_lite[{label}]",
-                               B=B, T=T, dtype=str(dtype).replace("torch.", ""), **{"pass": "fwd"},
-                               ms=ms, floor_ms=floor, pct_floor=100 * floor / ms,
-                               full_call_us=full_call_us(fn, 200 if n > 2**22 else 2000) if cfg is None else None,
-                               max_rel_err=err)
-                    rows.append(row)
-                    _print(row)
-            # forward + backward for GAE
-            rg, vg = r.clone().requires_grad_(), v.clone().requires_grad_()
+                    _print(rows[-1])
+                if T <= 16384 and dtype == torch.float32:
+                    peer = lambda: op.loop(x, params)  # noqa: E731
+                    p_out = peer()
+                    p_out = p_out[0] if isinstance(p_out, tuple) else p_out
+                    p_err = float("nan") if p_out.dim() == 0 and out.dim() != 0 else _rel_err(p_out, out.double().cpu().numpy())
+                    rows.append(_row(name, "pytorch_" + ("loop" if name in SCANS else "eager"), B, T, dtype, "fwd",
+                                     do_bench(peer), nbytes, bw, err=p_err))
+                    _print(rows[-1])
+            # forward + backward of GAE
+            import rltriton_lite as rl
+
+            g = torch.Generator(device=device).manual_seed(1)
+            r = torch.randn(B, T, device=device, generator=g).to(dtype).requires_grad_()
+            v = torch.randn(B, T, device=device, generator=g).to(dtype).requires_grad_()
+            term = torch.rand(B, T, device=device, generator=g) < 0.01
+            boot = torch.randn(B, device=device, generator=g).to(dtype)
             w1, w2 = torch.randn_like(r), torch.randn_like(r)
 
             def fwd_bwd():
-                a, ret = rl.gae(rg, vg, gamma=gamma, lambda_=lam, terminated=term, bootstrap_value=boot)
-                torch.autograd.backward((a, ret), (w1, w2), inputs=[rg, vg])
+                a, ret = rl.gae(r, v, terminated=term, bootstrap_value=boot)
+                torch.autograd.backward((a, ret), (w1, w2), inputs=[r, v])
 
-            ms = do_bench(fwd_bwd, grad_to_none=[rg, vg])
-            nbytes = n * (4 * es + 1) + n * (4 * es + 4 * es + 1)  # fwd; bwd reads dA, dR, term, writes dr, dv
-            floor = nbytes / bw * 1e3
-            row = dict(algorithm="gae", impl="rltriton_lite", B=B, T=T, dtype=str(dtype).replace("torch.", ""),
-                       **{"pass": "fwd+bwd"}, ms=ms, floor_ms=floor, pct_floor=100 * floor / ms,
-                       full_call_us=None, max_rel_err=float("nan"))
-            rows.append(row)
-            _print(row)
-            if dtype == torch.float32 and T <= 16384:
-                loop = lambda: torch_loop_gae(r, v, boot, term, gamma, lam)  # noqa: E731
-                err = _rel_err(loop()[0], ops["gae"][2]()) if check else float("nan")
-                ms = do_bench(loop)
-                floor = ops["gae"][1] / bw * 1e3
-                row = dict(algorithm="gae", impl="torch_loop", B=B, T=T, dtype="float32", **{"pass": "fwd"},
-                           ms=ms, floor_ms=floor, pct_floor=100 * floor / ms, full_call_us=None, max_rel_err=err)
-                rows.append(row)
-                _print(row)
+            nbytes = B * T * (4 * es + 1) + B * T * (4 * es + 1)  # fwd; bwd reads dA, dR, flags, writes dr, dv
+            rows.append(_row("gae", "rltriton_lite", B, T, dtype, "fwd+bwd", do_bench(fwd_bwd, grad_to_none=[r, v]),
+                             nbytes, bw))
+            _print(rows[-1])
+
+
+SCANS = ("discounted_return", "gae", "td_lambda", "vtrace")  # their peer is a loop over time
 
 
 def _print(row):
@@ -159,6 +133,7 @@ def main(argv=None):
     parser.add_argument("--shapes", default=None, help="e.g. 16384x1024,64x16384 (default: the sweep)")
     parser.add_argument("--dtypes", default="float32,bfloat16")
     parser.add_argument("--configs", default="", help="tile variants rows:block:warps;... timed for GAE fp32")
+    parser.add_argument("--algorithms", default="discounted_return,gae,td_lambda,vtrace,sac,ppo,crr")
     parser.add_argument("--out", default=None, help="JSON file to write")
     args = parser.parse_args(argv)
     if not torch.cuda.is_available():
@@ -180,7 +155,7 @@ def main(argv=None):
     print(f"{'algorithm':<18} {'impl':<34} {'shape':<14} {'dtype':<8} {'pass':<7} {'ms':>9} {'floor ms':>9} "
           f"{'floor%':>7} {'call us':>9} {'rel err':>9}")
     rows = []
-    bench_returns(do_bench, bw, shapes, dtypes, rows, configs)
+    bench_ops(do_bench, bw, shapes, dtypes, rows, args.algorithms.split(","), configs)
     result = dict(gpu=gpu, copy_bandwidth_Bps=bw, date=datetime.date.today().isoformat(),
                   versions=dict(torch=torch.__version__, triton=triton.__version__, rltriton_lite=rltriton_lite.__version__,
                                 python=platform.python_version()),

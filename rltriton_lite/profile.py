@@ -1,8 +1,8 @@
 """Timing helpers and the interactive profiler used by the notebooks.
 
-``OPS`` maps an algorithm name to how to make random inputs for it, how to call it, what a
-plain PyTorch loop over time (the CleanRL way) computes in its place, and how many bytes it must
-move at the least. ``measure`` times the kernel, the torch path and the loop; ``profiler``
+``ops()`` maps an algorithm name to how to make random inputs for it, how to call it, the
+PyTorch code it replaces (a CleanRL-style loop over time, or the eager formula for a loss), its
+reference (``rltriton_lite.reference``), and how many bytes it must move at the least. ``measure`` times the kernel, the torch path and the loop; ``profiler``
 wraps that in ipywidgets controls and a plot; ``sweep`` runs it over sizes with a progress bar.
 
 On a GPU times are ``triton.testing.do_bench`` medians and the plot shows achieved GB/s against
@@ -59,18 +59,25 @@ class Op:
     name: str
     make: Callable  # (B, T, dtype, device, generator) -> dict of tensors
     run: Callable  # (inputs, backend, params) -> output(s)
-    loop: Callable  # (inputs, params) -> output(s): one Python iteration per time step
+    loop: Callable  # (inputs, params) -> output(s): the PyTorch code it replaces (a loop over T)
+    reference: Callable  # (inputs as float64 NumPy, params) -> the first output, from reference.py
     bytes_per_step: Callable  # (element size in bytes) -> bytes moved per (row, step) at the least
     params: dict  # name -> (low, high, default) of the float parameters
 
 
 def _rollout(B, T, dtype, device, g):
-    r = torch.randn(B, T, generator=g).to(dtype=dtype, device=device)
-    v = torch.randn(B, T, generator=g).to(dtype=dtype, device=device)
+    x = lambda scale=1.0: (torch.randn(B, T, generator=g) * scale).to(dtype=dtype, device=device)  # noqa: E731
+    r, v = x(), x()
     term = (torch.rand(B, T, generator=g) < 0.02).to(device)
     boot = torch.randn(B, generator=g).to(dtype=dtype, device=device)
     nv = torch.cat([v[:, 1:], boot[:, None]], 1)
-    return dict(rewards=r, values=v, terminated=term, bootstrap_value=boot, next_values=nv)
+    return dict(rewards=r, values=v, terminated=term, bootstrap_value=boot, next_values=nv,
+                log_rhos=x(0.5), log_probs=x(0.5) - 1.0, old_log_probs=x(0.5) - 1.0, next_log_probs=x(0.5) - 1.0,
+                q1=x(), q2=x())
+
+
+def _np(x):
+    return {k: v.double().cpu().numpy() for k, v in x.items()}
 
 
 def _loop_returns(x, p):
@@ -105,25 +112,98 @@ def _loop_td_lambda(x, p):
     return out
 
 
+def _loop_vtrace(x, p):
+    """IMPALA's loop (as in scalable_agent / torchrl): vs - V accumulated backwards."""
+    lr, r, v, nv, term = (x[k].float() for k in ("log_rhos", "rewards", "values", "next_values", "terminated"))
+    rho = torch.clamp(lr.exp(), max=1.0)
+    c = p["lambda_"] * torch.clamp(lr.exp(), max=1.0)
+    disc = p["gamma"] * (1 - term)
+    deltas = rho * (r + disc * nv - v)
+    acc, out = torch.zeros_like(r[:, 0]), torch.empty_like(r)
+    for t in reversed(range(r.shape[1])):
+        acc = deltas[:, t] + disc[:, t] * c[:, t] * acc
+        out[:, t] = acc
+    return out + v
+
+
+def _loop_sac(x, p):
+    r, q1, q2, nlp, term = (x[k].float() for k in ("rewards", "q1", "q2", "next_log_probs", "terminated"))
+    return r + p["gamma"] * (1 - term) * (torch.minimum(q1, q2) - p["alpha"] * nlp)  # CleanRL's target
+
+
+def _eager_ppo(x, p):
+    """CleanRL's PPO loss, eager PyTorch."""
+    ratio = (x["log_probs"].float() - x["old_log_probs"].float()).exp()
+    adv = x["values"].float()
+    pg = torch.max(-adv * ratio, -adv * torch.clamp(ratio, 1 - p["epsilon"], 1 + p["epsilon"]))
+    return pg.mean()
+
+
+def _eager_crr(x, p):
+    adv = x["q1"].float() - x["values"].float()
+    w = torch.clamp(torch.exp(adv / p["beta"]), max=20.0)
+    return -(w * x["log_probs"].float()).mean()
+
+
 def _ops():
     import rltriton_lite as rl
+    from rltriton_lite import reference as ref
 
+    gamma, lam = dict(gamma=(0.0, 1.0, 0.99)), dict(lambda_=(0.0, 1.0, 0.95))
     return {
         "discounted_return": Op(
             "discounted_return", _rollout,
             lambda x, be, p: rl.discounted_returns(x["rewards"], gamma=p["gamma"], terminated=x["terminated"],
                                                    bootstrap_value=x["bootstrap_value"], backend=be),
-            _loop_returns, lambda es: 2 * es + 1, dict(gamma=(0.0, 1.0, 0.99))),
+            _loop_returns,
+            lambda n, p: ref.discounted_returns(n["rewards"], gamma=p["gamma"], terminated=n["terminated"],
+                                                bootstrap_value=n["bootstrap_value"]),
+            lambda es: 2 * es + 1, gamma),
         "gae": Op(
             "gae", _rollout,
             lambda x, be, p: rl.gae(x["rewards"], x["values"], gamma=p["gamma"], lambda_=p["lambda_"],
                                     terminated=x["terminated"], bootstrap_value=x["bootstrap_value"], backend=be),
-            _loop_gae, lambda es: 4 * es + 1, dict(gamma=(0.0, 1.0, 0.99), lambda_=(0.0, 1.0, 0.95))),
+            _loop_gae,
+            lambda n, p: ref.gae(n["rewards"], n["values"], gamma=p["gamma"], lambda_=p["lambda_"],
+                                 terminated=n["terminated"], bootstrap_value=n["bootstrap_value"])[0],
+            lambda es: 4 * es + 1, gamma | lam),
         "td_lambda": Op(
             "td_lambda", _rollout,
             lambda x, be, p: rl.td_lambda(x["rewards"], x["next_values"], gamma=p["gamma"], lambda_=p["lambda_"],
                                           terminated=x["terminated"], backend=be),
-            _loop_td_lambda, lambda es: 3 * es + 1, dict(gamma=(0.0, 1.0, 0.99), lambda_=(0.0, 1.0, 0.95))),
+            _loop_td_lambda,
+            lambda n, p: ref.td_lambda(n["rewards"], n["next_values"], gamma=p["gamma"], lambda_=p["lambda_"],
+                                       terminated=n["terminated"]),
+            lambda es: 3 * es + 1, gamma | lam),
+        "vtrace": Op(
+            "vtrace", _rollout,
+            lambda x, be, p: rl.vtrace(x["log_rhos"], x["rewards"], x["values"], gamma=p["gamma"], lambda_=p["lambda_"],
+                                       terminated=x["terminated"], next_values=x["next_values"], backend=be),
+            _loop_vtrace,
+            lambda n, p: ref.vtrace(n["log_rhos"], n["rewards"], n["values"], gamma=p["gamma"], lambda_=p["lambda_"],
+                                    terminated=n["terminated"], next_values=n["next_values"])[0],
+            lambda es: 6 * es + 1, gamma | dict(lambda_=(0.0, 1.0, 1.0))),
+        "sac": Op(
+            "sac", _rollout,
+            lambda x, be, p: rl.sac_targets(x["rewards"], (x["q1"], x["q2"]), x["next_log_probs"], gamma=p["gamma"],
+                                            alpha=p["alpha"], terminated=x["terminated"], backend=be),
+            _loop_sac,
+            lambda n, p: ref.sac_targets(n["rewards"], [n["q1"], n["q2"]], n["next_log_probs"], gamma=p["gamma"],
+                                         alpha=p["alpha"], terminated=n["terminated"]),
+            lambda es: 5 * es + 1, gamma | dict(alpha=(0.0, 1.0, 0.2))),
+        "ppo": Op(
+            "ppo", _rollout,
+            lambda x, be, p: rl.ppo_clip_loss(x["log_probs"], x["old_log_probs"], x["values"], epsilon=p["epsilon"],
+                                              backend=be).loss,
+            _eager_ppo,
+            lambda n, p: ref.ppo_clip_loss(n["log_probs"], n["old_log_probs"], n["values"], epsilon=p["epsilon"])[0],
+            lambda es: 3 * es, dict(epsilon=(0.0, 0.5, 0.2))),
+        "crr": Op(
+            "crr", _rollout,
+            lambda x, be, p: rl.crr_loss(x["log_probs"], x["q1"], x["values"], beta=p["beta"], backend=be).loss,
+            _eager_crr,
+            lambda n, p: ref.crr_loss(n["log_probs"], n["q1"], n["values"], beta=p["beta"])[0],
+            lambda es: 5 * es, dict(beta=(0.1, 5.0, 1.0))),
     }
 
 

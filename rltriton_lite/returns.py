@@ -229,6 +229,19 @@ def _forward(p: _Problem):
     return tuple(outs) if n_out > 1 else outs[0]
 
 
+def _grad_buffers(p: _Problem, need):
+    """Gradient buffers for (rewards, values, next_values) and bootstrap_value, None where no
+    gradient is needed, and the O tuple of the backward kernels (returns.py's layout)."""
+    shape, _, n_rows = _checks.problem(p.rewards, p.time_dim)
+    outs = [_checks.new_output(shape, p.time_dim, x.dtype, x.device) if n and x is not None else None
+            for n, x in zip(need[:3], (p.rewards, p.values, p.next_values))]
+    d_boot = None
+    if need[3] and p.bootstrap_value is not None:
+        d_boot = torch.empty(n_rows, dtype=p.bootstrap_value.dtype, device=p.rewards.device)
+    O = [_checks.rows(o, shape, p.time_dim) for o in outs] + [None if d_boot is None else (d_boot, (1, 0))]
+    return outs, d_boot, O
+
+
 class _ReturnsFunction(torch.autograd.Function):
     @staticmethod
     def forward(ctx, p: _Problem, rewards, values, next_values, bootstrap_value):
@@ -241,19 +254,12 @@ class _ReturnsFunction(torch.autograd.Function):
         _, _, bwd_epilogue, _ = _KERNELS[p.kind]
         shape, T, n_rows = _checks.problem(p.rewards, p.time_dim)
         acc = _checks.acc_dtype(_checks.result_dtype(p.rewards, p.values, p.next_values))
-        need = ctx.needs_input_grad[1:5]
-        like = (p.rewards, p.values, p.next_values)
-        outs = [_checks.new_output(shape, p.time_dim, x.dtype, x.device) if n and x is not None else None
-                for n, x in zip(need[:3], like)]
-        d_boot = None
-        if need[3] and p.bootstrap_value is not None:
-            d_boot = torch.empty(n_rows, dtype=p.bootstrap_value.dtype, device=p.rewards.device)
+        outs, d_boot, O = _grad_buffers(p, ctx.needs_input_grad[1:5])
         X = _inputs(p, acc)
         X += [_checks.rows(g.expand(shape) if g is not None else torch.zeros_like(p.rewards), shape, p.time_dim)
               for g in grads]
         if len(grads) == 1:
             X.append(None)
-        O = [_checks.rows(o, shape, p.time_dim) for o in outs] + [None if d_boot is None else (d_boot, (1, 0))]
         launch(_bwd_prologue, bwd_epilogue, X, p.params, O, n_rows, T, reverse=False, acc_dtype=acc,
                time_contiguous=X[0][1][1] == 1)
         if d_boot is not None:

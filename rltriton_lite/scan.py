@@ -40,7 +40,7 @@ from __future__ import annotations
 import torch
 
 from . import _checks
-from ._triton import HAS_TRITON, INTERPRET, jit, tl, triton
+from ._triton import HAS_TRITON, INTERPRET, jit, tl
 
 __all__ = ["linear_scan"]
 

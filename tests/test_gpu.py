@@ -5,7 +5,6 @@ Marked ``gpu``: skipped (with the reason shown) without CUDA; run on the H200 wi
 """
 from __future__ import annotations
 
-import numpy as np
 import pytest
 import torch
 

@@ -46,9 +46,8 @@ def run(name, ro, opts, backend):
         if opts.get(flag):
             kw[flag], ref_kw[flag] = ro.flag(flag), getattr(ro, "np_" + flag)
     kw["gamma"], ref_kw["gamma"] = _coefficient(ro, opts.get("gamma", "scalar"), "gamma", 0.97)
-    lam = None
     if name != "discounted_return":
-        kw["lambda_"], ref_kw["lambda_"] = lam = _coefficient(ro, opts.get("lambda_", "scalar"), "lambda", 0.9)
+        kw["lambda_"], ref_kw["lambda_"] = _coefficient(ro, opts.get("lambda_", "scalar"), "lambda", 0.9)
     if opts.get("next_values") or name == "td_lambda":
         kw["next_values"], ref_kw["next_values"] = ro.floats("next_values")
     elif opts.get("bootstrap"):

@@ -1,0 +1,303 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 04 — V-trace: off-policy targets as one scan
+#
+# In IMPALA, actors collect experience with a behaviour policy $\mu$ that lags behind the
+# learner's policy $\pi$. V-trace (Espeholt, Soyer, Munos, Simonyan, Mnih, Ward, Doron, Firoiu,
+# Harley, Dunning, Legg, Kavukcuoglu: *IMPALA: Scalable Distributed Deep-RL with Importance
+# Weighted Actor-Learner Architectures*, ICML 2018) corrects the $n$-step return for that lag
+# with *truncated* importance weights: $\rho_t$ decides which value the target converges to
+# (the value of $\pi$ when $\bar\rho \ge 1$), $c_t$ how far back a TD error travels — the
+# product $c_s\cdots c_{t-1}$ is the trace, cut wherever $\pi$ would not have taken $\mu$'s
+# action. Written backwards it is a first-order recurrence:
+#
+# $$\rho_t = \min(\bar\rho, \tfrac{\pi}{\mu}), \quad c_t = \lambda_t \min(\bar c, \tfrac{\pi}{\mu}), \quad
+#   \delta_t = r_t + \gamma_t (1-\text{term}_t) V'_t - V_t,$$
+#
+# $$v_t = V_t + \rho_t\delta_t + \gamma_t (1-\text{done}_t)\, c_t\, (v_{t+1} - V'_t),$$
+#
+# $$A^{pg}_t = \min(\bar\rho_{pg}, \tfrac{\pi}{\mu})\big(r_t + \gamma_t(1-\text{term}_t)
+#   [\lambda_t v'_{t+1} + (1-\lambda_t) V'_t] - V_t\big), \qquad
+#   v'_{t+1} = \begin{cases} v_{t+1} & \text{not done}_t \\ V'_t & \text{done}_t \end{cases}$$
+#
+# `vs` $= v_t$ is the critic's regression target, `pg_advantages` $= A^{pg}_t$ multiplies
+# $\nabla\log\pi(a_t|s_t)$ in the policy loss. The importance ratio comes in as
+# `log_rhos` $= \log\pi(a_t|s_t) - \log\mu(a_t|s_t)$. $V'_t$, terminations, truncations and the
+# end of the window follow notebooks 01–03.
+
+# %%
+import importlib
+import inspect
+import os
+
+import numpy as np
+import torch
+
+if not torch.cuda.is_available():
+    os.environ.setdefault("TRITON_INTERPRET", "1")  # Triton kernels on the CPU
+
+import matplotlib.pyplot as plt
+
+import rltriton_lite as rl
+from rltriton_lite import profile, reference
+
+vtrace = importlib.import_module("rltriton_lite.vtrace")  # the module: `rl.vtrace` is the function
+DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
+rng = np.random.default_rng(4)
+n = lambda x: x.cpu().numpy()  # noqa: E731
+
+# %% [markdown]
+# ## 1. The loop
+#
+# The float64 ground truth: one step of time per iteration, `carry` holding $v_{t+1}$.
+
+# %%
+print(inspect.getsource(reference.vtrace))
+
+# %% [markdown]
+# By hand: three steps, $\gamma = 0.5$, $\lambda = 1$, $\bar\rho = \bar c = \bar\rho_{pg} = 1$
+# (the defaults), rewards and values all 1, a bootstrap value of 2 after the window. The learner
+# likes the first action twice as much as the actor did ($\pi/\mu = 2$, clipped to 1), the
+# second half as much ($\pi/\mu = 0.5$: it halves the trace), the third equally.
+
+# %%
+vs, pg = reference.vtrace(np.log([2.0, 0.5, 1.0]), [1.0, 1.0, 1.0], [1.0, 1.0, 1.0], gamma=0.5, bootstrap_value=2.0)
+print("vs           ", vs, "\npg_advantages", pg)
+# V' = [1, 1, 2], ρ = c = ρ_pg = [1, 0.5, 1],  δ = r + γV' − V = [0.5, 0.5, 1].
+# t=2 (window end): vs = 1 + 1·1 = 2;                          pg = 1·(1 + 0.5·V'_2 − 1) = 1.
+# t=1:              vs = 1 + 0.5·0.5 + 0.5·0.5·(2 − 1) = 1.5;   pg = 0.5·(1 + 0.5·vs_2 − 1) = 0.5.
+# t=0:              vs = 1 + 1·0.5 + 0.5·1·(1.5 − 1) = 1.75;    pg = 1·(1 + 0.5·vs_1 − 1) = 0.75.
+np.testing.assert_allclose(vs, [1.75, 1.5, 2.0])
+np.testing.assert_allclose(pg, [0.75, 0.5, 1.0])
+
+# %% [markdown]
+# ## 2. Prologue, scan, epilogue
+#
+# Move every term that does not involve $v_{t+1}$ into $b_t$:
+#
+# $$v_t = \underbrace{V_t + \rho_t\delta_t - [\lnot\text{done}_t]\,\gamma_t c_t V'_t}_{b_t}
+#   + \underbrace{\gamma_t c_t}_{a_t}\, v_{t+1}, \qquad \text{reset where done}_t .$$
+#
+# * **prologue** (per step): the three clipped weights from `log_rhos`, then $a_t$, $b_t$ and the
+#   reset;
+# * **scan**: the reverse affine scan of notebook 00, whose output is $v_t$ itself;
+# * **epilogue** (per step): `vs` $= y_t$, and the advantage, which needs $v_{t+1}$ — the value
+#   the scan carried *into* step $t$, so it costs no extra pass.
+#
+# In NumPy, against the loop on a random rollout with terminations and truncations:
+
+# %%
+def vtrace_as_scan(log_rhos, r, v, nv, gamma, lam, terminated, truncated, rho_bar, c_bar, pg_rho_bar):
+    done = terminated | truncated
+    done[..., -1] = True
+    ratio = np.exp(log_rhos)                                             # prologue
+    rho, c, rho_pg = np.minimum(rho_bar, ratio), lam * np.minimum(c_bar, ratio), np.minimum(pg_rho_bar, ratio)
+    delta = r + np.where(terminated, 0.0, gamma * nv) - v
+    a = gamma * c
+    b = v + rho * delta - np.where(done, 0.0, a * nv)
+    vs, vs_next = np.zeros_like(r), np.zeros_like(r)
+    carry = np.zeros(r.shape[:-1])
+    for t in reversed(range(r.shape[-1])):                               # scan (sequential here)
+        vs_next[..., t] = carry                                          # y_prev: v_{t+1} as carried
+        carry = np.where(done[..., t], b[..., t], b[..., t] + a[..., t] * carry)
+        vs[..., t] = carry
+    follow = np.where(done, nv, vs_next)                                 # epilogue
+    pg = rho_pg * (r + np.where(terminated, 0.0, gamma * (lam * follow + (1 - lam) * nv)) - v)
+    return vs, pg
+
+
+LR, R, V, NV = (rng.normal(size=(3, 40)) for _ in range(4))
+TERM = rng.random((3, 40)) < 0.1
+TRUNC = (rng.random((3, 40)) < 0.1) & ~TERM
+bars = dict(rho_bar=1.2, c_bar=0.9, pg_rho_bar=1.5)
+for got, want in zip(vtrace_as_scan(LR, R, V, NV, 0.97, 0.9, TERM, TRUNC, **bars),
+                     reference.vtrace(LR, R, V, gamma=0.97, lambda_=0.9, terminated=TERM, truncated=TRUNC,
+                                      next_values=NV, **bars)):
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+print("prologue + scan + epilogue == the loop")
+
+# %% [markdown]
+# ## 3. The kernel
+#
+# The hooks in `rltriton_lite/vtrace.py`. `_step` loads one step's coefficients and flags
+# (through `returns._episode`, shared with GAE and TD(λ)) and the three clipped weights; the
+# prologue and epilogue are then the two formulas above.
+
+# %%
+for fn in (vtrace._step, vtrace._vtrace_prologue, vtrace._vtrace_epilogue):
+    print(inspect.getsource(getattr(fn, "fn", fn)))
+
+# %% [markdown]
+# Points worth noticing:
+#
+# * **It scans $v_t$, not $v_t - V_t$.** IMPALA's reference code (and most ports) accumulate
+#   $v_t - V_t = \rho_t\delta_t + \gamma_t c_t (v_{t+1} - V_{t+1})$ and add $V$ at the end. That
+#   rewrite silently assumes $V'_t = V_{t+1}$ — false at a truncation with a real `next_values`,
+#   and across padding, where the next *unpadded* step is not $t+1$. Putting $V_t$ and
+#   $-\gamma_t c_t V'_t$ into $b_t$ makes the carried value $v_{t+1}$ itself, so neither
+#   assumption is needed and no value is read twice.
+# * **The advantage reads `y_prev`.** The shared scan hands the epilogue both $y_t$ and the value
+#   it combined with, $y_{t+1}$ (after padding: the next unpadded step's). $A^{pg}_t$ needs
+#   exactly $v_{t+1}$, so both outputs come out of one pass; at an episode end the select
+#   `tl.where(done, v_next, y_prev)` switches to $V'_t$.
+# * **The weights are constants for gradients.** `log_rhos` is loaded, exponentiated and clipped
+#   in the prologue, but no gradient flows back to it: `vs` is a regression target, and
+#   `pg_advantages` multiplies $\nabla\log\pi$ in the loss — as in IMPALA. The backward kernel
+#   (`_vtrace_bwd_prologue`/`_vtrace_bwd_epilogue`) is the transposed scan, forwards in time,
+#   for `rewards`, `values`, `next_values` and `bootstrap_value` only:
+
+# %%
+lr_grad = torch.zeros(2, 8, device=DEVICE, requires_grad=True)
+out = rl.vtrace(lr_grad, torch.randn(2, 8, device=DEVICE), torch.randn(2, 8, device=DEVICE))
+assert not out.vs.requires_grad and not out.pg_advantages.requires_grad  # log_rhos gets no gradient
+r_grad = torch.randn(2, 8, device=DEVICE, requires_grad=True)
+out = rl.vtrace(lr_grad, r_grad, torch.randn(2, 8, device=DEVICE))
+(d_lr,) = torch.autograd.grad(out.vs.sum(), lr_grad, allow_unused=True)
+assert d_lr is None and out.vs.requires_grad
+print("importance weights are constants")
+
+# %% [markdown]
+# ## 4. Kernel against the loop
+#
+# Random ratios with clipping on all three weights, terminations, truncations bootstrapping
+# from the true next value, left and right padding, a per-step discount and trace
+# coefficient, and a time-major buffer:
+
+# %%
+B, T = 4, 50
+lr_ = 0.5 * torch.randn(B, T, device=DEVICE)  # log π/μ: ratios from ~0.2 to ~5
+r = torch.randn(B, T, device=DEVICE)
+v = torch.randn(B, T, device=DEVICE)
+term = torch.rand(B, T, device=DEVICE) < 0.1
+trunc = (torch.rand(B, T, device=DEVICE) < 0.1) & ~term
+nv = torch.where(trunc, torch.randn(B, T, device=DEVICE), torch.cat([v[:, 1:], torch.randn(B, 1, device=DEVICE)], 1))
+mask = torch.ones(B, T, dtype=torch.bool, device=DEVICE)
+mask[0, :7] = False   # left padding
+mask[1, -5:] = False  # right padding
+gamma = torch.rand(B, T, device=DEVICE) * 0.1 + 0.9  # a per-step discount
+lam = torch.rand(B, T, device=DEVICE) * 0.5 + 0.5    # a per-step λ
+kw = dict(rho_bar=1.2, c_bar=0.9, pg_rho_bar=1.5)
+
+vs, pg = rl.vtrace(lr_, r, v, gamma=gamma, lambda_=lam, terminated=term, truncated=trunc, next_values=nv,
+                   mask=mask, **kw)
+e_vs, e_pg = reference.vtrace(n(lr_), n(r), n(v), gamma=n(gamma), lambda_=n(lam), terminated=n(term),
+                              truncated=n(trunc), next_values=n(nv), mask=n(mask), **kw)
+np.testing.assert_allclose(n(vs), e_vs, rtol=1e-5, atol=1e-5)
+np.testing.assert_allclose(n(pg), e_pg, rtol=1e-5, atol=1e-5)
+assert (vs[~mask] == 0).all() and (pg[~mask] == 0).all()
+
+# the same data as a time-major (T, B) buffer: read through strides
+tm = lambda x: x.t().contiguous()  # noqa: E731
+vs_tm, pg_tm = rl.vtrace(tm(lr_), tm(r), tm(v), gamma=tm(gamma), lambda_=tm(lam), terminated=tm(term),
+                         truncated=tm(trunc), next_values=tm(nv), mask=tm(mask), time_dim=0, **kw)
+np.testing.assert_allclose(n(vs_tm).T, e_vs, rtol=1e-5, atol=1e-5)
+np.testing.assert_allclose(n(pg_tm).T, e_pg, rtol=1e-5, atol=1e-5)
+
+# without next_values: V'_t = values[t+1], and bootstrap_value after the last step
+boot = torch.randn(B, device=DEVICE)
+vs_b, pg_b = rl.vtrace(lr_, r, v, gamma=0.95, terminated=term, bootstrap_value=boot)
+e_vs_b, e_pg_b = reference.vtrace(n(lr_), n(r), n(v), gamma=0.95, terminated=n(term), bootstrap_value=n(boot))
+np.testing.assert_allclose(n(vs_b), e_vs_b, rtol=1e-5, atol=1e-5)
+np.testing.assert_allclose(n(pg_b), e_pg_b, rtol=1e-5, atol=1e-5)
+print("kernel == loop: clipping, episodes, truncations, padding, per-step γ and λ, time-major")
+
+# %% [markdown]
+# **On-policy, V-trace is TD(λ).** With $\pi = \mu$ (`log_rhos = 0`) and clips $\ge 1$, every
+# weight is 1 and $c_t = \lambda_t$: the recurrence becomes
+# $v_t = r_t + \gamma_t[(1-\lambda_t)V'_t + \lambda_t v_{t+1}]$, the λ-return of notebook 03; with
+# $V'_t = V_{t+1}$ it is GAE's `returns`, and `pg_advantages` GAE's advantages.
+
+# %%
+zero = torch.zeros(B, T, device=DEVICE)
+vs0, pg0 = rl.vtrace(zero, r, v, gamma=gamma, lambda_=0.9, terminated=term, truncated=trunc, next_values=nv)
+torch.testing.assert_close(vs0, rl.td_lambda(r, nv, gamma=gamma, lambda_=0.9, terminated=term, truncated=trunc))
+torch.testing.assert_close(pg0, vs0 - v)
+
+adv, ret = rl.gae(r, v, gamma=gamma, lambda_=0.9, terminated=term, bootstrap_value=boot)
+vs0, pg0 = rl.vtrace(zero, r, v, gamma=gamma, lambda_=0.9, terminated=term, bootstrap_value=boot)
+torch.testing.assert_close(vs0, ret)
+torch.testing.assert_close(pg0, adv)
+print("on-policy V-trace == TD(λ) == GAE")
+
+# %% [markdown]
+# What the ratios do, on one row with a constant ratio $\pi/\mu$ (rewards 1, an imperfect
+# critic): at $\pi/\mu \ge 1$ the weights are clipped to 1 and `vs` is the on-policy return;
+# as the ratio falls, $\rho_t$ shrinks each TD correction and $c_t$ cuts the trace, so `vs`
+# slides toward the critic's own $V_t$ — reached at ratio 0.
+
+# %%
+T1 = 60
+r1 = torch.ones(1, T1, device=DEVICE)
+true_v = (1 - 0.95 ** torch.arange(T1, 0, -1, device=DEVICE, dtype=torch.float32)) / (1 - 0.95)
+v1 = 0.5 * true_v[None] + torch.randn(1, T1, device=DEVICE)  # a critic that underestimates
+fig, ax = plt.subplots(figsize=(9, 3))
+curves = {}
+for ratio in (2.0, 1.0, 0.9, 0.6, 0.0):
+    log_rho = torch.full((1, T1), float(np.log(ratio)) if ratio > 0 else -30.0, device=DEVICE)
+    curves[ratio] = rl.vtrace(log_rho, r1, v1, gamma=0.95).vs
+    ax.plot(n(curves[ratio])[0], label=f"π/μ = {ratio}", ls="--" if ratio == 2.0 else "-")
+ax.plot(n(v1)[0], "k.", ms=3, label="critic $V_t$")
+ax.plot(n(true_v), "k:", label="true value")
+ax.set_xlabel("t")
+ax.set_ylabel("vs")
+ax.legend(ncol=3, fontsize=8)
+plt.show()
+torch.testing.assert_close(curves[2.0], curves[1.0])  # ρ̄ = c̄ = 1: a ratio above 1 is clipped
+torch.testing.assert_close(curves[0.0], v1, atol=1e-5, rtol=0)  # no trace, no correction: the critic
+
+# %% [markdown]
+# Gradients reach `rewards`, `values` and `next_values` through the fused backward scan; against
+# autograd of the PyTorch path, in float64, with a loss on both outputs:
+
+# %%
+r64, v64, nv64 = (torch.randn(2, 30, dtype=torch.float64, device=DEVICE, requires_grad=True) for _ in range(3))
+lr64 = 0.5 * torch.randn(2, 30, dtype=torch.float64, device=DEVICE)
+w1, w2 = (torch.randn(2, 30, dtype=torch.float64, device=DEVICE) for _ in range(2))
+t2 = torch.rand(2, 30, device=DEVICE) < 0.1
+tr2 = (torch.rand(2, 30, device=DEVICE) < 0.1) & ~t2
+grads = {}
+for be in ("triton", "torch"):
+    o = rl.vtrace(lr64, r64, v64, lambda_=0.9, terminated=t2, truncated=tr2, next_values=nv64, backend=be)
+    grads[be] = torch.autograd.grad((o.vs * w1 + o.pg_advantages * w2).sum(), (r64, v64, nv64))
+for gk, gt in zip(grads["triton"], grads["torch"]):
+    torch.testing.assert_close(gk, gt)
+print("gradients match")
+
+# %% [markdown]
+# ## 5. Profile it
+#
+# The kernel, the PyTorch path and the loop IMPALA's code runs (accumulating $v_t - V_t$
+# backwards over time) on the same inputs. On a CPU the kernel runs in the Triton
+# interpreter, so only small sizes are offered and the times say nothing about GPU speed.
+
+# %%
+ui, rows = profile.profiler("vtrace")
+ui
+
+# %%
+assert {row["impl"] for row in rows} == {"triton", "torch", "loop"} and all(row["ms"] > 0 for row in rows)
+
+# %% [markdown]
+# ## Exercises
+#
+# 1. Set `rho_bar = c_bar = float("inf")`: `vs` becomes the importance-sampled λ-return, which
+#    is unbiased for $V^\pi$. Draw `log_rhos` from $\mathcal N(0, 1)$ 1000 times and compare the
+#    variance of `vs[0]` with and without the clips. What does $\bar\rho$ trade away?
+# 2. Build a rollout with a truncation whose `next_values` differs from `values[t+1]`, and run
+#    the "accumulate $v_t - V_t$" loop of the profiler (`profile.op("vtrace").loop`) next to
+#    `rl.vtrace`. Which steps differ, and why?
+# 3. Lower `pg_rho_bar` to 0.5 while keeping `rho_bar = 1`. Which output changes, and which
+#    does not? Why would IMPALA want separate clips for the critic's target and the policy
+#    gradient?

@@ -1,0 +1,321 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 06 — Soft Actor-Critic: soft λ-returns as one scan
+#
+# Soft Actor-Critic (Haarnoja, Zhou, Abbeel, Levine: *Soft Actor-Critic: Off-Policy Maximum
+# Entropy Deep Reinforcement Learning with a Stochastic Actor*, ICML 2018) maximises reward plus
+# $\alpha$ times the policy's entropy. Its critic regresses on a *soft* target: the next state's
+# value includes the entropy bonus $-\alpha\log\pi(a'|s')$ of an action $a' \sim \pi$ sampled
+# there, and takes the minimum over two critics against overestimation (clipped double Q,
+# Fujimoto et al., ICML 2018). The follow-up (Haarnoja et al., *Soft Actor-Critic Algorithms
+# and Applications*, arXiv 1812.05905) learns $\alpha$ itself, driving the policy's entropy
+# towards a target $\bar{\mathcal H}$.
+#
+# The one-step target generalises to a soft λ-return, a backward recurrence like notebook 03's:
+#
+# $$V^{\text{soft}\prime}_t = \min_k Q_k(s_{t+1}, a'_{t+1}) - \alpha\log\pi(a'_{t+1}|s_{t+1}),$$
+#
+# $$G_t = r_t + \gamma_t (1-\text{term}_t)\Big[(1-\lambda_t) V^{\text{soft}\prime}_t + \lambda_t
+#   \begin{cases} G_{t+1} - \alpha\log\pi(a_{t+1}|s_{t+1}) & \text{not done}_t \\
+#   V^{\text{soft}\prime}_t & \text{done}_t \end{cases}\Big]$$
+#
+# $\lambda = 0$ is SAC's target $r_t + \gamma(1-\text{term}_t)V^{\text{soft}\prime}_t$. With
+# $\lambda > 0$ the target follows the actions actually taken, each paying its entropy bonus
+# $-\alpha\log\pi(a_{t+1}|s_{t+1})$ (`log_probs`). Inputs: `next_q` (one tensor per critic,
+# evaluated at $a'_{t+1}$), `next_log_probs` $= \log\pi(a'_{t+1}|s_{t+1})$, and the flags of
+# notebooks 01–03. A truncation needs no `next_values`: `next_q` already is the real next
+# state's value.
+
+# %%
+import inspect
+import os
+
+import numpy as np
+import torch
+
+if not torch.cuda.is_available():
+    os.environ.setdefault("TRITON_INTERPRET", "1")  # Triton kernels on the CPU
+
+import matplotlib.pyplot as plt
+
+import rltriton_lite as rl
+from rltriton_lite import profile, reference, sac
+
+DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
+rng = np.random.default_rng(6)
+n = lambda x: x.cpu().numpy()  # noqa: E731
+
+# %% [markdown]
+# ## 1. The loop
+#
+# The float64 ground truth; `carry` holds $G_{t+1} - \alpha\log\pi_{t+1}$, the soft value of the
+# step that follows:
+
+# %%
+print(inspect.getsource(reference.sac_targets))
+
+# %% [markdown]
+# By hand: three steps, $\gamma = 0.5$, $\alpha = 0.5$, rewards 1, two critics, and the episode
+# terminates after step 1. First the soft next values, then the targets for $\lambda = 0$,
+# $0.5$ and $1$ (the last two need the log-probabilities of the actions taken).
+
+# %%
+r = [1.0, 1.0, 1.0]
+next_q = [[2.0, 4.0, 6.0], [3.0, 3.0, 8.0]]
+next_lp, lp, term = [-2.0, 0.0, -2.0], [-1.0, -2.0, -2.0], [0, 1, 0]
+G = {lam: reference.sac_targets(r, next_q, next_lp, gamma=0.5, alpha=0.5, lambda_=lam, log_probs=lp, terminated=term)
+     for lam in (0.0, 0.5, 1.0)}
+print(G)
+# V^soft' = min(Q1, Q2) − 0.5·next_lp = [2 + 1, 3 − 0, 6 + 1] = [3, 3, 7].
+# λ=0: G = r + 0.5·(1−term)·V^soft' = [1 + 1.5, 1 (terminal), 1 + 3.5] = [2.5, 1, 4.5].
+# λ>0: G_2 = 4.5 (window end: bootstrap), G_1 = 1 (terminal); the carry into t=0 is G_1 − 0.5·lp_1 = 1 + 1 = 2.
+#   λ=0.5: G_0 = 1 + 0.5·(0.5·3 + 0.5·2) = 2.25.    λ=1: G_0 = 1 + 0.5·2 = 2.
+np.testing.assert_allclose(G[0.0], [2.5, 1.0, 4.5])
+np.testing.assert_allclose(G[0.5], [2.25, 1.0, 4.5])
+np.testing.assert_allclose(G[1.0], [2.0, 1.0, 4.5])
+
+# %% [markdown]
+# ## 2. Prologue, scan, epilogue
+#
+# $G_t$ depends on the next step through $G_{t+1} - \alpha\log\pi_{t+1}$, not $G_{t+1}$ alone.
+# So scan that: the soft value of the step taken, $H_t = G_t - \alpha\log\pi_t$. Split $G_t$ into
+# the part that does not depend on the future,
+#
+# $$b^G_t = r_t + [\lnot\text{term}_t]\,\gamma_t w_t V^{\text{soft}\prime}_t, \qquad
+#   w_t = \begin{cases} 1 & \text{done}_t \\ 1-\lambda_t & \text{not done}_t\end{cases},$$
+#
+# and $H$ is a linear recurrence with a reset at every episode end:
+#
+# $$H_t = \underbrace{b^G_t - \alpha\log\pi_t}_{b_t} + \underbrace{\gamma_t\lambda_t}_{a_t} H_{t+1},
+#   \qquad \text{reset where done}_t .$$
+#
+# (After a termination the $\gamma$ factor is 0 anyway, so "done" covers both.)
+#
+# * **prologue** (per step): $\min_k Q_k$, $V^{\text{soft}\prime}_t$, $b^G_t$, then $a_t$, $b_t$ and
+#   the reset;
+# * **scan**: the reverse affine scan of notebook 00, producing $H_t$;
+# * **epilogue** (per step): $G_t = b^G_t + [\lnot\text{done}_t]\, a_t H_{t+1}$ from the value the
+#   scan carried into step $t$.
+#
+# In NumPy, against the loop:
+
+# %%
+def sac_as_scan(r, next_q, next_lp, lp, gamma, alpha, lam, terminated, truncated):
+    done = terminated | truncated
+    done[..., -1] = True
+    v_soft = np.min(next_q, axis=0) - alpha * next_lp                    # prologue
+    w = np.where(done, 1.0, 1.0 - lam)
+    b_g = r + np.where(terminated, 0.0, gamma * w * v_soft)
+    a, b = gamma * lam, b_g - alpha * lp
+    G, carry = np.zeros_like(r), np.zeros(r.shape[:-1])
+    for t in reversed(range(r.shape[-1])):                               # scan (sequential here)
+        G[..., t] = np.where(done[..., t], b_g[..., t], b_g[..., t] + a * carry)  # epilogue, from H_{t+1}
+        carry = np.where(done[..., t], b[..., t], b[..., t] + a * carry)  # H_t
+    return G
+
+
+R, NLP, LP = rng.normal(size=(3, 40)), rng.normal(size=(3, 40)) - 1, rng.normal(size=(3, 40)) - 1
+Q = rng.normal(size=(2, 3, 40))  # two critics
+TERM = rng.random((3, 40)) < 0.1
+TRUNC = (rng.random((3, 40)) < 0.1) & ~TERM
+np.testing.assert_allclose(sac_as_scan(R, Q, NLP, LP, 0.97, 0.2, 0.8, TERM, TRUNC),
+                           reference.sac_targets(R, list(Q), NLP, gamma=0.97, alpha=0.2, lambda_=0.8, log_probs=LP,
+                                                 terminated=TERM, truncated=TRUNC),
+                           rtol=1e-12)
+print("prologue + scan + epilogue == the loop")
+
+# %% [markdown]
+# ## 3. The kernel
+#
+# The hooks in `rltriton_lite/sac.py`: the min over critics, the prologue and the epilogue.
+
+# %%
+for fn in (sac._critic_min, sac._sac_prologue, sac._sac_epilogue):
+    print(inspect.getsource(getattr(fn, "fn", fn)))
+
+# %% [markdown]
+# Points worth noticing:
+#
+# * **The min over critics happens in the kernel.** `next_q` is a tuple of pointers, one per
+#   critic (up to `sac.MAX_CRITICS` = 16, enough for REDQ's ensembles); `tl.static_range`
+#   unrolls the loop at compile time. No `torch.min(torch.stack(...))` materialises a tensor
+#   in memory first: each critic is read once. The index $k^*$ of the smallest critic is what
+#   the backward pass uses to send the gradient to that critic only (the first one on ties). A
+#   NaN counts as the minimum, so it shows up in the target instead of hiding.
+# * **The scan carries $H = G - \alpha\log\pi$**, and the epilogue rebuilds $G_t$ from
+#   $H_{t+1}$ (`h_next`, the value the scan carried into step $t$). `log_probs` is read once, in
+#   the prologue of its own step. Because a padded step passes $H$ through unchanged, "the next
+#   step" after $t$ is the next *unpadded* one, and $G_{t'}$ and $\log\pi_{t'}$ always belong to
+#   the same step.
+# * **λ = 0 is the usual SAC target.** Then $a_t = 0$ and $w_t = 1$: nothing is carried, $G_t =
+#   b^G_t = r_t + \gamma_t(1-\text{term}_t)(\min_k Q_k - \alpha\log\pi')$, and `log_probs` is not
+#   needed. The same kernel serves CleanRL's one-step target and the multi-step one.
+#
+# ## 4. Kernel against the loop
+#
+# Random rollouts with three critics, terminations, truncations, left and right padding, a
+# per-step discount, λ = 0.8, and a time-major buffer:
+
+# %%
+B, T = 4, 50
+r = torch.randn(B, T, device=DEVICE)
+qs = [torch.randn(B, T, device=DEVICE) for _ in range(3)]
+next_lp = torch.randn(B, T, device=DEVICE) - 1.0
+lp = torch.randn(B, T, device=DEVICE) - 1.0
+term = torch.rand(B, T, device=DEVICE) < 0.1
+trunc = (torch.rand(B, T, device=DEVICE) < 0.1) & ~term
+mask = torch.ones(B, T, dtype=torch.bool, device=DEVICE)
+mask[0, :7] = False   # left padding
+mask[1, -5:] = False  # right padding
+gamma = torch.rand(B, T, device=DEVICE) * 0.1 + 0.9  # a per-step discount
+kw = dict(alpha=0.3, lambda_=0.8)
+
+G = rl.sac_targets(r, qs, next_lp, gamma=gamma, log_probs=lp, terminated=term, truncated=trunc, mask=mask, **kw)
+expected = reference.sac_targets(n(r), [n(q) for q in qs], n(next_lp), gamma=n(gamma), log_probs=n(lp),
+                                 terminated=n(term), truncated=n(trunc), mask=n(mask), **kw)
+np.testing.assert_allclose(n(G), expected, rtol=1e-5, atol=1e-5)
+assert (G[~mask] == 0).all()
+
+# the same data as a time-major (T, B) buffer: read through strides
+tm = lambda x: x.t().contiguous()  # noqa: E731
+G_tm = rl.sac_targets(tm(r), [tm(q) for q in qs], tm(next_lp), gamma=tm(gamma), log_probs=tm(lp),
+                      terminated=tm(term), truncated=tm(trunc), mask=tm(mask), time_dim=0, **kw)
+np.testing.assert_allclose(n(G_tm).T, expected, rtol=1e-5, atol=1e-5)
+print("kernel == loop: critics, episodes, truncations, padding, per-step γ, time-major")
+
+# %% [markdown]
+# **λ = 0 is CleanRL's target**, written the way CleanRL writes it:
+
+# %%
+q1, q2 = qs[:2]
+G0 = rl.sac_targets(r, (q1, q2), next_lp, gamma=0.99, alpha=0.2, terminated=term)
+cleanrl = r + 0.99 * (1 - term.float()) * (torch.minimum(q1, q2) - 0.2 * next_lp)
+torch.testing.assert_close(G0, cleanrl)
+print("λ = 0: r + γ(1 − term)(min Q − α log π')")
+
+# %% [markdown]
+# **The actor and temperature losses** are reductions, not scans, but they read the same inputs
+# (the min over critics included), so the package fuses them the same way:
+#
+# $$J_\pi = \operatorname{mean}\big(\alpha\log\pi(a|s) - \min_k Q_k(s, a)\big), \qquad
+#   J(\log\alpha) = -\operatorname{mean}\big(\log\alpha\,(\log\pi(a|s) + \bar{\mathcal H})\big),$$
+#
+# with $a \sim \pi(\cdot|s)$ reparameterised, and $\log\pi$ a constant in $J(\log\alpha)$. Their
+# gradients are simple enough to assert exactly: $\partial J_\pi/\partial\log\pi = \alpha/N$,
+# $\partial J_\pi/\partial Q_k = -1/N$ on the critic that is the min, and
+# $\partial J/\partial\log\alpha = -\operatorname{mean}(\log\pi + \bar{\mathcal H})$.
+
+# %%
+lp_a = (torch.randn(B, T, device=DEVICE) - 1.0).requires_grad_()
+q_a = [torch.randn(B, T, device=DEVICE, requires_grad=True) for _ in range(2)]
+m_a = torch.rand(B, T, device=DEVICE) > 0.2
+N = int(m_a.sum())
+
+actor = rl.sac_actor_loss(lp_a, q_a, alpha=0.2, mask=m_a)
+np.testing.assert_allclose(actor.item(), reference.sac_actor_loss(n(lp_a.detach()), [n(q.detach()) for q in q_a],
+                                                                  alpha=0.2, mask=n(m_a)), rtol=1e-5)
+d_lp, d_q1, d_q2 = torch.autograd.grad(actor, (lp_a, *q_a))
+torch.testing.assert_close(d_lp, torch.where(m_a, 0.2 / N, 0.0))
+first_is_min = q_a[0] <= q_a[1]
+torch.testing.assert_close(d_q1, torch.where(m_a & first_is_min, -1.0 / N, 0.0))
+torch.testing.assert_close(d_q2, torch.where(m_a & ~first_is_min, -1.0 / N, 0.0))
+
+log_alpha = torch.tensor([0.2], device=DEVICE).log().requires_grad_()
+target_entropy = -6.0  # -dim(A), e.g. HalfCheetah
+temp = rl.sac_temperature_loss(log_alpha, lp_a, target_entropy, mask=m_a)
+expected = reference.sac_temperature_loss(n(log_alpha.detach()), n(lp_a.detach()), target_entropy, mask=n(m_a))
+np.testing.assert_allclose(temp.item(), expected, rtol=1e-5)
+(d_log_alpha,) = torch.autograd.grad(temp, log_alpha)
+torch.testing.assert_close(d_log_alpha, -(lp_a.detach()[m_a] + target_entropy).mean().reshape(1))
+print("actor and temperature losses == the loop, gradients as derived")
+
+# %% [markdown]
+# What α and λ do to the targets, on one row with rewards 1, noisy critics and a policy whose
+# log-probabilities are around −1 (so the entropy bonus $-\alpha\log\pi$ is positive): α shifts
+# every target up by the discounted entropy bonus; λ replaces the one-step bootstrap by
+# the rewards and bonuses actually collected, and smooths out the critics' noise. At λ = 0
+# the targets sit below the dashed line on average: the min of two noisy critics
+# underestimates, the price clipped double Q pays against overestimation.
+
+# %%
+T1 = 60
+r1 = torch.ones(1, T1, device=DEVICE)
+true_q = (1 - 0.9 ** torch.arange(T1, 0, -1, device=DEVICE, dtype=torch.float32)) / (1 - 0.9)
+next_true = torch.cat([true_q[1:], torch.zeros(1, device=DEVICE)])[None]
+q_noisy = [next_true + 2 * torch.randn(1, T1, device=DEVICE) for _ in range(2)]
+lp1 = -1.0 + 0.3 * torch.randn(1, T1, device=DEVICE)
+next_lp1 = -1.0 + 0.3 * torch.randn(1, T1, device=DEVICE)
+fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 3), sharey=True)
+for alpha_ in (0.0, 0.2, 0.5, 1.0):
+    ax1.plot(n(rl.sac_targets(r1, q_noisy, next_lp1, gamma=0.9, alpha=alpha_))[0], label=f"α={alpha_}")
+ax1.set_title("λ = 0, several α")
+for lam_ in (0.0, 0.5, 0.9, 1.0):
+    ax2.plot(n(rl.sac_targets(r1, q_noisy, next_lp1, gamma=0.9, alpha=0.2, lambda_=lam_, log_probs=lp1))[0],
+             label=f"λ={lam_}")
+ax2.set_title("α = 0.2, several λ")
+for ax in (ax1, ax2):
+    ax.plot(n(true_q), "k--", label="reward-only value")
+    ax.set_xlabel("t")
+    ax.legend(fontsize=8)
+plt.show()
+
+# %% [markdown]
+# Gradients reach `rewards`, the critic that is the min, `next_log_probs` and `log_probs` through
+# the transposed scan; against autograd of the PyTorch path, in float64, with λ = 0.8:
+
+# %%
+f64 = dict(dtype=torch.float64, device=DEVICE, requires_grad=True)
+r64, nlp64, lp64, qa64, qb64 = (torch.randn(2, 30, **f64) for _ in range(5))
+w = torch.randn(2, 30, dtype=torch.float64, device=DEVICE)
+t2 = torch.rand(2, 30, device=DEVICE) < 0.1
+tr2 = (torch.rand(2, 30, device=DEVICE) < 0.1) & ~t2
+inputs = (r64, nlp64, lp64, qa64, qb64)
+grads = {}
+for be in ("triton", "torch"):
+    G64 = rl.sac_targets(r64, [qa64, qb64], nlp64, gamma=0.95, alpha=0.3, lambda_=0.8, log_probs=lp64,
+                         terminated=t2, truncated=tr2, backend=be)
+    grads[be] = torch.autograd.grad((G64 * w).sum(), inputs)
+for gk, gt in zip(grads["triton"], grads["torch"]):
+    torch.testing.assert_close(gk, gt)
+print("gradients match")
+
+# %% [markdown]
+# ## 5. Profile it
+#
+# The kernel (λ = 0, two critics), the PyTorch path and CleanRL's one-line target on the same
+# inputs. CleanRL's target is already a single expression, not a loop over time, so the kernel
+# wins here only by fusing: one read of each input and one write, instead of a temporary for
+# each of `minimum`, `-`, `*` and `+`. On a CPU the kernel runs in the Triton interpreter, so
+# the times say nothing about GPU speed.
+
+# %%
+ui, rows = profile.profiler("sac")
+ui
+
+# %%
+assert {row["impl"] for row in rows} == {"triton", "torch", "loop"} and all(row["ms"] > 0 for row in rows)
+
+# %% [markdown]
+# ## Exercises
+#
+# 1. With `alpha=0` and one critic, show that `rl.sac_targets(r, q, nlp, lambda_=λ,
+#    log_probs=lp)` equals `rl.td_lambda(r, q, lambda_=λ)` for any `nlp` and `lp`. Which of
+#    notebook 03's statements then carry over to SAC?
+# 2. REDQ (Chen et al., ICLR 2021) keeps 10 critics and takes the min over a random pair each
+#    update. Pass 10 noisy critics of the same true value and compare the mean target with a
+#    random pair, with all 10, and with one critic. How biased is each?
+# 3. Automatic temperature: take log-probabilities of a fixed Gaussian policy in 6 dimensions
+#    with σ = 1, set `target_entropy = -6`, and run a few hundred steps of SGD on
+#    `rl.sac_temperature_loss`. Which way does α move, and why does it never stop?

@@ -1,0 +1,345 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 07 — CRR: a one-step target for the critic, a weighted sum for the policy
+#
+# Critic Regularized Regression (Wang, Novikov, Żołna, Springenberg, Reed, Shahriari, Siegel,
+# Merel, Gulcehre, Heess, de Freitas: *Critic Regularized Regression*, NeurIPS 2020,
+# arXiv 2006.15134) learns a policy from a fixed dataset, without new interaction. Plain
+# behaviour cloning copies every action in the data, good or bad; off-policy actor-critic
+# methods query the critic on actions the data never tried, where it is wrong. CRR does neither:
+# it clones the dataset's actions, **weighted by how much better the critic thinks they are**
+# than what the current policy would do,
+#
+# $$A_t = Q(s_t, a_t) - b_t, \qquad
+#   w_t = \begin{cases} \min\big(e^{A_t/\beta},\ w_{\max}\big) & \text{CRR-exp} \\
+#                       [A_t > 0] & \text{CRR-binary} \end{cases}, \qquad
+#   \text{loss} = -\frac{1}{N}\sum_{t\ \text{unmasked}} w_t \log\pi(a_t|s_t),$$
+#
+# with the baseline $b_t = V(s_t)$, which the paper estimates from $K$ actions sampled from the
+# policy, $\frac{1}{K}\sum_j Q(s_t, a_j)$ (a max over the samples is a stricter filter). The
+# weights are constants — the gradient reaches only $\log\pi$. The exponential form is the
+# closed-form solution of KL-regularised policy improvement (as in AWR and MPO); the clip
+# $w_{\max} = 20$ keeps one lucky critic error from dominating a batch. The critic is trained by
+# its own TD loss towards the one-step target $r_t + \gamma\,\mathbb{E}_{a'\sim\pi} Q'(s_{t+1}, a')$.
+#
+# Two parts of this are credit assignment: the critic's target is `td_lambda` with $\lambda = 0$
+# — the degenerate scan — and the policy loss is a **sum**, an associative reduction that
+# `rl.crr_loss` fuses with the weights.
+
+# %%
+import inspect
+import os
+
+import numpy as np
+import torch
+
+if not torch.cuda.is_available():
+    os.environ.setdefault("TRITON_INTERPRET", "1")  # Triton kernels on the CPU
+
+import matplotlib.pyplot as plt
+
+import rltriton_lite as rl
+from rltriton_lite import _reduce, crr, profile, reference
+
+DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
+rng = np.random.default_rng(7)
+n = lambda x: x.detach().cpu().numpy()  # noqa: E731
+
+# %% [markdown]
+# ## 1. The loop
+
+# %%
+print(inspect.getsource(reference.crr_loss))
+
+# %% [markdown]
+# Four dataset steps, $V(s_t) = 1$, $\beta = 1$, and $Q(s_t, a_t) = 1,\ 1+\ln 2,\ 1-\ln 2,\ 6$,
+# so the advantages are $0, \ln 2, -\ln 2, 5$. The log-likelihoods of the actions are
+# $-1, -2, -1, -0.5$:
+#
+# | t | $A$ | exp weight $\min(e^{A}, 20)$ | binary weight $[A>0]$ | $\log\pi$ |
+# |---|---|---|---|---|
+# | 0 | 0 | 1 | 0 | −1 |
+# | 1 | ln 2 | 2 | 1 | −2 |
+# | 2 | −ln 2 | 0.5 | 0 | −1 |
+# | 3 | 5 | $e^5 \approx 148$ → 20 | 1 | −0.5 |
+
+# %%
+q = np.array([1.0, 1.0 + np.log(2), 1.0 - np.log(2), 6.0])
+v = np.ones(4)
+logp = np.array([-1.0, -2.0, -1.0, -0.5])
+loss_exp, w_exp, adv = reference.crr_loss(logp, q, v, beta=1.0, mode="exp")
+loss_bin, w_bin, _ = reference.crr_loss(logp, q, v, mode="binary")
+print("exp   ", loss_exp, w_exp, "\nbinary", loss_bin, w_bin)
+# by hand: exp:    −(1·(−1) + 2·(−2) + 0.5·(−1) + 20·(−0.5))/4 = 15.5/4 = 3.875
+#          binary: −(0 + 1·(−2) + 0 + 1·(−0.5))/4 = 2.5/4 = 0.625   (A = 0 is not "better": weight 0)
+np.testing.assert_allclose(adv, [0.0, np.log(2), -np.log(2), 5.0])
+np.testing.assert_allclose(w_exp, [1.0, 2.0, 0.5, 20.0])
+np.testing.assert_allclose(w_bin, [0.0, 1.0, 0.0, 1.0])
+np.testing.assert_allclose([loss_exp, loss_bin], [3.875, 0.625])
+
+# %% [markdown]
+# With a sampled baseline: $Q(s, a) = 1.5$ for the dataset action, and the critic's values of
+# three actions sampled from the policy are 0, 1, 2. Their mean is 1, so $A = 0.5$ and the
+# action is kept; their max is 2, so $A = -0.5$ and CRR-binary drops it — better than the
+# policy on average, but not better than its best sample.
+
+# %%
+samples = np.array([[0.0, 1.0, 2.0]])  # one state, K = 3 trailing
+for reduce_, expected_adv, expected_w in (("mean", 0.5, 1.0), ("max", -0.5, 0.0)):
+    _, w_, a_ = reference.crr_loss([-1.0], [1.5], samples, mode="binary", baseline_reduce=reduce_)
+    np.testing.assert_allclose([a_[0], w_[0]], [expected_adv, expected_w])
+
+# %% [markdown]
+# How the two filters weigh an advantage — the exponential for several temperatures, and the
+# binary step. The curves are the weights the kernel returns (`crr_loss(...).weights`), with
+# $Q = A$ and $V = 0$:
+
+# %%
+A_grid = torch.linspace(-3, 3, 121, device=DEVICE)
+zeros = torch.zeros_like(A_grid)
+fig, axes = plt.subplots(1, 2, figsize=(10, 3.2))
+for beta in (0.25, 0.5, 1.0, 2.0):
+    w_k = rl.crr_loss(zeros, A_grid, zeros, beta=beta).weights
+    np.testing.assert_allclose(n(w_k), np.minimum(np.exp(n(A_grid) / beta), 20.0), rtol=1e-6)
+    for ax in axes:
+        ax.plot(n(A_grid), n(w_k), label=f"exp, β={beta}")
+w_b = rl.crr_loss(zeros, A_grid, zeros, mode="binary").weights
+assert torch.equal(w_b, (A_grid > 0).float())
+for ax in axes:
+    ax.plot(n(A_grid), n(w_b), "k", lw=2, drawstyle="steps-post", label="binary")
+    ax.axhline(20, color="gray", ls=":", lw=1)
+    ax.set_xlabel("advantage A")
+axes[0].set_ylabel("weight w")
+axes[0].set_ylim(0, 21)
+axes[1].set_yscale("log")
+axes[1].set_title("log scale: the clip at $w_{max}$ = 20")
+axes[0].legend(fontsize=8)
+plt.tight_layout()
+plt.show()
+
+# %% [markdown]
+# Small β makes the exponential nearly a step that also ranks the kept actions; large β flattens
+# it towards plain behaviour cloning ($w \equiv 1$). The binary filter ignores how much better an
+# action is.
+#
+# ## 2. The credit assignment: the critic's target is a (degenerate) scan
+#
+# The critic learns $Q(s_t, a_t)$ by TD towards
+# $G_t = r_t + \gamma(1-\text{term}_t)\,\mathbb{E}_{a'\sim\pi} Q'(s_{t+1}, a')$, the expectation
+# estimated from $K$ actions sampled at the next state, $Q'$ a target network. That is
+# `td_lambda` with $\lambda = 0$ (notebook 03): the scan's coefficient $a_t = \gamma\lambda$ is 0,
+# so no step carries into the one before it and every step is its own one-step target. The
+# dataset is stored as trajectories (rows B × steps T), right-padded to a common length:
+
+# %%
+B, T, K = 4, 24, 5
+rewards = torch.randn(B, T, device=DEVICE)
+term = torch.rand(B, T, device=DEVICE) < 0.05
+mask = torch.ones(B, T, dtype=torch.bool, device=DEVICE)
+mask[1, -7:] = False  # a shorter trajectory, right-padded
+next_q_samples = torch.randn(B, T, K, device=DEVICE)   # Q'(s_{t+1}, a'_j), a'_j ~ π(·|s_{t+1})
+next_values = next_q_samples.mean(-1)
+
+target = rl.td_lambda(rewards, next_values, gamma=0.99, lambda_=0.0, terminated=term, mask=mask)
+expected = reference.td_lambda(n(rewards), n(next_values), gamma=0.99, lambda_=0.0, terminated=n(term), mask=n(mask))
+np.testing.assert_allclose(n(target), expected, rtol=1e-5, atol=1e-5)
+one_step = torch.where(mask, rewards + 0.99 * torch.where(term, 0.0, next_values), 0.0)
+torch.testing.assert_close(target, one_step)
+print("td_lambda(λ=0) == reference == r + γ(1-term)·E Q'(s', a')")
+
+# %% [markdown]
+# The same call with $\lambda > 0$ is a real scan — a multi-step target. The paper stays at one
+# step: the dataset's later actions come from the behaviour policy, not from $\pi$ (exercise 2).
+
+# %%
+target_05 = rl.td_lambda(rewards, next_values, gamma=0.99, lambda_=0.5, terminated=term, mask=mask)
+np.testing.assert_allclose(n(target_05), reference.td_lambda(n(rewards), n(next_values), gamma=0.99, lambda_=0.5,
+                                                             terminated=n(term), mask=n(mask)), rtol=1e-5, atol=1e-5)
+q_sa = torch.randn(B, T, device=DEVICE, requires_grad=True)  # the critic's Q(s_t, a_t)
+critic_loss = ((q_sa - target) ** 2)[mask].mean()          # the paper uses a distributional critic
+print("critic TD loss", critic_loss.item())
+
+# %% [markdown]
+# Then the policy loss, with the critic's $Q(s_t, a_t)$ and its values of $K$ actions sampled
+# from the policy at $s_t$ as the baseline, against the reference:
+
+# %%
+log_probs = -2.0 * torch.rand(B, T, device=DEVICE) - 0.1  # log π(a_t|s_t) of the dataset's actions
+q_samples = torch.randn(B, T, K, device=DEVICE)            # Q(s_t, a_j), a_j ~ π(·|s_t)
+out = rl.crr_loss(log_probs, q_sa.detach(), q_samples, beta=1.0, mask=mask)
+e_loss, e_w, e_adv = reference.crr_loss(n(log_probs), n(q_sa), n(q_samples), beta=1.0, mask=n(mask))
+np.testing.assert_allclose(out.loss.item(), e_loss, rtol=1e-5, atol=1e-6)
+np.testing.assert_allclose(n(out.weights), e_w, rtol=1e-5, atol=1e-6)
+np.testing.assert_allclose(n(out.advantages), e_adv, rtol=1e-5, atol=1e-6)
+print(f"policy loss {out.loss.item():.4f}; kept by the binary filter: {(n(out.advantages) > 0)[n(mask)].mean():.0%}")
+
+# %% [markdown]
+# ## 3. The loss is an associative reduction
+#
+# The loss is $-\frac1N\sum_t w_t\log\pi_t$: an elementwise product, then a sum. A sum is the
+# scan with $a_t = 1$ — $y_t = b_t + y_{t+1}$ — whose last step $y_0$ is the total:
+
+# %%
+terms = (out.weights * log_probs).double()  # w·logπ, 0 where masked
+y = rl.linear_scan(torch.ones(1, terms.numel(), dtype=torch.float64, device=DEVICE), terms.reshape(1, -1))
+np.testing.assert_allclose(-n(y)[0, 0] / n(mask).sum(), e_loss, rtol=1e-6)
+print("loss = −y_0 / N =", -n(y)[0, 0] / n(mask).sum())
+
+# %% [markdown]
+# The kernel adds it in two fixed stages (`_reduce`): each program sums its tile into a partial,
+# then one program adds the partials in program order. In NumPy, against the plain sum:
+
+# %%
+for fn in (_reduce._partials_kernel, _reduce._finish_kernel):
+    print(inspect.getsource(getattr(fn, "fn", fn)))
+
+# %%
+def two_stage_sum(x, block):
+    partials = np.array([x[i:i + block].sum() for i in range(0, len(x), block)])  # stage 1: one per program
+    total = partials.dtype.type(0)
+    for p in partials:                                                          # stage 2: a fixed order
+        total += p
+    return total
+
+
+x = rng.normal(size=3000)
+np.testing.assert_allclose(two_stage_sum(x, 256), x.sum(), rtol=1e-12)
+
+# %% [markdown]
+# Float atomics would be simpler — every program adds its partial into one number — but they
+# commit in whatever order the programs finish, and float32 addition is not associative in
+# practice: the same partials in another order give another total (notebook 05 shows it). With
+# the fixed order the loss, the weights and the gradient are bitwise identical from call to
+# call:
+
+# %%
+lp = log_probs.clone().requires_grad_()
+runs = []
+for _ in range(3):
+    o = rl.crr_loss(lp, q_sa.detach(), q_samples, mask=mask)
+    (g,) = torch.autograd.grad(o.loss, lp)
+    runs.append((o.loss, o.weights, o.advantages, g))
+for run in runs[1:]:
+    assert all(torch.equal(a, b) for a, b in zip(run, runs[0]))
+print("bitwise identical across calls")
+
+# %% [markdown]
+# ## 4. The kernel's elementwise hook
+#
+# One pass reads $\log\pi$, $Q$ and the $K$ baseline samples, writes the weights and
+# advantages, and returns the two statistics the reduction sums ($w\log\pi$ and the count). The
+# backward reads the weights the forward wrote:
+
+# %%
+for fn in (crr._crr_forward, crr._crr_backward):
+    print(inspect.getsource(getattr(fn, "fn", fn)))
+
+# %% [markdown]
+# Points worth noticing:
+#
+# * **The baseline is reduced in the kernel.** A $V(s)$ baseline is passed as $K = 1$; $K$
+#   sampled values sit in a trailing dim, read with their own stride `SX[2][2]` and folded into a
+#   running sum and max as they are loaded — the mean or max is never written to memory. `K` is
+#   a runtime loop bound (`P[2]`), not a `tl.constexpr`.
+# * **The weights are constants.** $\partial\,\text{loss}/\partial\log\pi_t = -w_t/N$, with no
+#   term through $e^{A/\beta}$: the critic is trained by its own loss, and its values enter the
+#   policy update only as weights. So the backward never recomputes the baseline: it reads $w$.
+# * `b_adv > 0` is strict: a zero advantage is not "better than the policy".
+# * `propagate_nan=tl.PropagateNan.ALL` in the max and the clip: in exp mode a NaN from a broken
+#   critic gives a NaN weight and a NaN loss (it fails loudly) instead of being clipped into a
+#   plausible $w_{\max}$. Binary mode drops it silently — `NaN > 0` is false — as the reference
+#   does. Padding is never read, so it may hold anything.
+#
+# ## 5. Kernel against the loop
+#
+# Random batches with padding that holds NaN, both modes, a small `max_weight` so the clip
+# binds, and both baseline shapes: $V(s)$, and $K$ sampled Q's reduced by mean or max. The
+# samples come from a sampler that stores them $K$-major, $(K, B, T)$; the kernel reads the
+# permuted view through its strides:
+
+# %%
+shape = (5, 29)
+lp = torch.randn(shape, device=DEVICE) - 1.0
+q = torch.randn(shape, device=DEVICE)
+v = torch.randn(shape, device=DEVICE)
+samples = torch.randn((K,) + shape, device=DEVICE).permute(1, 2, 0)  # (B, T, K), not contiguous
+mask = torch.rand(shape, device=DEVICE) > 0.2
+mask[0, :6] = False  # left padding
+lp_p, q_p, v_p = (torch.where(mask, x, torch.nan) for x in (lp, q, v))
+
+for baseline in (v_p, samples):
+    for kw in (dict(mode="exp", beta=0.5, max_weight=3.0), dict(mode="exp", beta=2.0), dict(mode="binary"),
+               dict(mode="exp", baseline_reduce="max"), dict(mode="binary", baseline_reduce="max")):
+        got = rl.crr_loss(lp_p, q_p, baseline, mask=mask, **kw)
+        want = reference.crr_loss(n(lp_p), n(q_p), n(baseline), mask=n(mask), **kw)
+        np.testing.assert_allclose(got.loss.item(), want[0], rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(n(got.weights), want[1], rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(n(got.advantages), want[2], rtol=1e-5, atol=1e-6)
+        assert (got.weights[~mask] == 0).all() and (got.advantages[~mask] == 0).all()
+    print("ok, baseline", tuple(baseline.shape))
+
+# %% [markdown]
+# With a $V(s)$ baseline `baseline_reduce` has nothing to reduce ($K = 1$: mean and max agree);
+# with samples the max is never below the mean, so it keeps fewer actions:
+
+# %%
+by_reduce = {r: rl.crr_loss(lp, q, samples, mode="binary", baseline_reduce=r).weights for r in ("mean", "max")}
+assert (by_reduce["max"] <= by_reduce["mean"]).all()
+print({r: f"{w.mean().item():.0%} kept" for r, w in by_reduce.items()})
+
+# %% [markdown]
+# Gradients in float64 against autograd of the PyTorch path (which detaches the weights), and
+# the rule $-w/N$ itself:
+
+# %%
+lp64 = lp.double().requires_grad_()
+for baseline, kw in ((v_p, dict(mode="exp", beta=0.5, max_weight=3.0)), (samples, dict(mode="binary")),
+                     (samples, dict(mode="exp", baseline_reduce="max"))):
+    grads = []
+    for backend in ("triton", "torch"):
+        o = rl.crr_loss(lp64, q_p.double(), baseline.double(), mask=mask, backend=backend, **kw)
+        grads.append(torch.autograd.grad(o.loss, lp64)[0])
+    torch.testing.assert_close(grads[0], grads[1])
+    torch.testing.assert_close(grads[0], -o.weights / mask.sum())
+print("gradients match, and equal −w/N")
+
+# %% [markdown]
+# ## 6. Profile it
+#
+# The kernel, the PyTorch path and the eager formula
+# (`-(clamp(exp((Q - V)/β), max=20) * logπ).mean()`) on the same inputs. On a CPU the kernel runs
+# in the Triton interpreter, so the times say nothing about GPU speed.
+
+# %%
+ui, rows = profile.profiler("crr")
+ui
+
+# %%
+assert {row["impl"] for row in rows} == {"triton", "torch", "loop"} and all(row["ms"] > 0 for row in rows)
+
+# %% [markdown]
+# ## Exercises
+#
+# 1. AWAC and AWR normalise the exponential weights over the batch instead of clipping them:
+#    $w = N\cdot\operatorname{softmax}(A/\beta)$. Compute them from `crr_loss(...).advantages` and
+#    compare with CRR-exp for a batch with one huge advantage. What does `max_weight` protect
+#    against that the softmax does not?
+# 2. Use the $\lambda = 0.5$ target of section 2 on an offline dataset whose actions come from a
+#    behaviour policy $\mu \ne \pi$. Which expectation does $G_t$ then estimate, and why is the
+#    one-step target unbiased for $Q^\pi$ (given $Q'$) while the multi-step one is not? How would
+#    V-trace (notebook 04) correct it?
+# 3. With i.i.d. critic values, what fraction of dataset actions does CRR-binary keep with a max
+#    baseline over $K$ samples? Measure it for $K = 1, 2, 4, \dots, 64$ and compare with
+#    $1/(K+1)$.

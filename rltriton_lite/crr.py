@@ -1,0 +1,208 @@
+r"""Critic Regularized Regression's policy loss (Wang et al., 2020): weighted behaviour cloning.
+
+The critic says how much better the taken action is than the policy's average, and the
+log-likelihood of the action is weighted by it:
+
+.. math::
+
+    A_t = Q(s_t, a_t) - b_t, \qquad
+    w_t = \begin{cases} \min\big(e^{A_t/\beta},\; w_{\max}\big) & \text{"exp"} \\
+                        [A_t > 0] & \text{"binary"} \end{cases}, \qquad
+    \text{loss} = -\frac{1}{N}\sum_{t\,\text{unmasked}} w_t \log\pi(a_t|s_t)
+
+with the baseline :math:`b_t = V(s_t)`, or from K sampled actions
+:math:`a_j \sim \pi(\cdot|s_t)`: :math:`b_t = \frac1K\sum_j Q(s_t, a_j)` ("mean") or
+:math:`\max_j Q(s_t, a_j)` ("max"), reduced in the kernel. One pass computes A and w, writes
+them, and sums :math:`w \log\pi` with the deterministic reduction of ``_reduce``.
+
+:math:`w` is a constant (the critic is trained by its own TD loss), so the loss is
+differentiable in ``log_probs`` only, with :math:`\partial\text{loss}/\partial\log\pi_t =
+-g\,w_t/N`: the fused backward reads the weights the forward wrote.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import torch
+
+from . import _checks
+from ._reduce import Layout, launch_map, param, reduce, store_grad, upstream, vector
+from ._triton import jit, tl
+from .scan import load, load_mask, store, use_triton
+
+__all__ = ["crr_loss", "CRROutput"]
+
+MODES = ("exp", "binary")
+BASELINE_REDUCES = ("mean", "max")
+
+
+class CRROutput(NamedTuple):
+    loss: torch.Tensor
+    weights: torch.Tensor
+    advantages: torch.Tensor
+
+
+# Inputs X: 0 log_probs  1 q_values  2 baseline as (rows, T, K) with strides (row, time, k)
+#           3 mask  4 (beta, max_weight) as float64 (float64 problems)  5 weights (backward)
+#           6 upstream gradient (backward)
+# Params P: (beta, max_weight, K, binary mode?, max baseline?)
+# Outputs O: forward (weights, advantages); backward (d log_probs,)
+
+
+@jit
+def _crr_forward(X, SX, P, O, SO, row, t, m, ACC: tl.constexpr):
+    """Stats (sum of w * log_probs, count); stores the weights and advantages (0 where masked)."""
+    m_valid = load_mask(X[3], SX[3], row, t, m)
+    # the baseline: V(s_t) (K = 1), or the mean or max of the K sampled Q(s_t, a_j)
+    s_k = SX[2][2]
+    b_sum = load(X[2], SX[2], row, t, m_valid, 0.0, ACC)
+    b_max = b_sum
+    for k in range(1, P[2]):
+        b_k = load(X[2] + k * s_k, SX[2], row, t, m_valid, 0.0, ACC)
+        b_sum += b_k
+        b_max = tl.maximum(b_max, b_k, propagate_nan=tl.PropagateNan.ALL)
+    if P[4] != 0:
+        b_base = b_max
+    else:
+        b_base = b_sum / P[2]
+    b_adv = load(X[1], SX[1], row, t, m_valid, 0.0, ACC) - b_base
+    if P[3] != 0:
+        b_w = (b_adv > 0).to(ACC)
+    else:
+        beta = param(X[4], 0, P[0], ACC)
+        max_weight = param(X[4], 1, P[1], ACC)
+        b_w = tl.minimum(tl.exp(b_adv / beta), max_weight, propagate_nan=tl.PropagateNan.ALL)
+    b_w = tl.where(m_valid, b_w, 0.0)
+    store(O[0], SO[0], row, t, m, b_w)
+    store(O[1], SO[1], row, t, m, tl.where(m_valid, b_adv, 0.0))
+    b_logp = load(X[0], SX[0], row, t, m_valid, 0.0, ACC)
+    return tl.where(m_valid, b_w * b_logp, 0.0), m_valid.to(ACC)
+
+
+@jit
+def _crr_backward(X, SX, P, O, SO, row, t, m, ACC: tl.constexpr):
+    """d log_probs = g * (-w), with the weights the forward stored."""
+    m_valid = load_mask(X[3], SX[3], row, t, m)
+    b_w = load(X[5], SX[5], row, t, m_valid, 0.0, ACC)
+    store_grad(X[6], SX[6], O[0], SO[0], row, t, m, m_valid, -b_w, ACC)
+
+
+class _Problem(NamedTuple):
+    """Validated inputs of one call."""
+
+    log_probs: torch.Tensor
+    q_values: torch.Tensor
+    baseline: torch.Tensor  # with a trailing dim of K samples (K = 1 for V(s))
+    mask: torch.Tensor | None
+    beta: float
+    max_weight: float
+    binary: bool
+    use_max: bool
+    dtype: torch.dtype  # of the loss
+    out_dtype: torch.dtype  # of weights and advantages
+
+    @property
+    def acc(self):
+        return _checks.acc_dtype(self.dtype)
+
+    @property
+    def params(self):
+        return (self.beta, self.max_weight, self.baseline.shape[-1], int(self.binary), int(self.use_max))
+
+
+def _inputs(p: _Problem, layout: Layout):
+    X = [layout.rows(p.log_probs), layout.rows(p.q_values), layout.rows_k(p.baseline), layout.rows(p.mask)]
+    return X + [vector((p.beta, p.max_weight), p.acc, p.log_probs.device)]
+
+
+class _CRRLoss(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, p: _Problem, log_probs):
+        layout = Layout.of(log_probs)
+        device = log_probs.device
+        weights, advantages = (layout.new(p.out_dtype, device) for _ in range(2))
+        stats = reduce(_crr_forward, 2, _inputs(p, layout), p.params,
+                       (layout.rows(weights), layout.rows(advantages)), layout.n_rows, layout.T, p.acc, device)
+        inv_n = 1.0 / stats[1].clamp(min=1)
+        loss = (-stats[0] * inv_n).to(p.dtype)
+        ctx.mark_non_differentiable(weights, advantages)
+        ctx.problem, ctx.layout = p, layout
+        ctx.save_for_backward(weights, p.mask, inv_n)
+        return loss, weights, advantages
+
+    @staticmethod
+    @torch.autograd.function.once_differentiable
+    def backward(ctx, grad, _grad_weights, _grad_advantages):
+        weights, mask, inv_n = ctx.saved_tensors
+        p, layout = ctx.problem, ctx.layout
+        X = [None, None, None, layout.rows(mask), None, layout.rows(weights), upstream(grad, "mean", inv_n, layout)]
+        d_log_probs = layout.new(p.log_probs.dtype, p.log_probs.device)
+        launch_map(_crr_backward, X, p.params, (layout.rows(d_log_probs),), layout, p.acc)
+        return None, d_log_probs
+
+
+def _baseline(baseline, q_values):
+    """The baseline with a trailing dim of samples: V(s) gets K = 1."""
+    baseline = _checks.float_tensor("baseline", baseline, like=q_values)
+    shape = tuple(q_values.shape)
+    if tuple(baseline.shape) == shape:
+        return baseline.unsqueeze(-1)
+    if baseline.dim() == q_values.dim() + 1 and tuple(baseline.shape[:-1]) == shape:
+        if baseline.shape[-1] == 0:
+            raise ValueError("baseline needs at least one sampled Q(s, a_j) in its last dim, got 0")
+        return baseline
+    raise ValueError(
+        f"baseline must have the shape of q_values {_checks._shape(shape)} (V(s)) or that shape "
+        f"plus a trailing dim of K sampled Q(s, a_j) {_checks._shape(shape + ('K',))}, "
+        f"got {_checks._shape(baseline.shape)}"
+    )
+
+
+def crr_loss(log_probs, q_values, baseline, *, beta=1.0, mode="exp", max_weight=20.0,
+             baseline_reduce="mean", mask=None, backend="auto") -> CRROutput:
+    r"""CRR's advantage-weighted policy loss (Wang et al., 2020).
+
+    .. math::
+
+        A = Q - \text{baseline}, \qquad
+        w = \min(e^{A/\beta}, w_{\max}) \;\text{("exp")} \;\text{or}\; [A > 0] \;\text{("binary")},
+        \qquad \text{loss} = -\frac{1}{N}\sum_t w_t \log\pi(a_t|s_t)
+
+    over the N unmasked elements, w a constant.
+
+    Args:
+        log_probs: log π(a_t|s_t) of the dataset's actions, float tensor of any shape.
+        q_values: Q(s_t, a_t), shape of ``log_probs``; a constant.
+        baseline: V(s_t), shape of ``q_values``; or Q(s_t, a_j) for K actions sampled from the
+            policy, shape of ``q_values`` plus a trailing dim K; a constant.
+        beta: temperature of the exponential weights, ``> 0``.
+        mode: "exp" (CRR-exp) or "binary" (CRR-binary: the indicator of A > 0).
+        max_weight: the clip of the exponential weights, ``> 0`` (20 in the paper).
+        baseline_reduce: how K sampled values become the baseline: "mean" (the paper's V
+            estimate) or "max"; ignored for a V(s) baseline.
+        mask: optional, shape of ``log_probs``; 0 marks padding, which takes no part.
+        backend: "auto", "triton" or "torch".
+
+    Returns:
+        ``CRROutput(loss, weights, advantages)``: the 0-d loss, differentiable in ``log_probs``
+        only; and, detached, the weights w and the advantages A (shape of ``q_values``, 0 where
+        masked). With no unmasked element the loss and its gradient are 0.
+    """
+    log_probs = _checks.float_tensor("log_probs", log_probs)
+    q_values = _checks.same_shape("q_values", q_values, log_probs, "log_probs")
+    baseline = _baseline(baseline, q_values)
+    mask = _checks.flag("mask", mask, log_probs, "log_probs")
+    beta = _checks.real("beta", beta, positive=True)
+    max_weight = _checks.real("max_weight", max_weight, positive=True)
+    mode = _checks.choice("mode", mode, MODES)
+    baseline_reduce = _checks.choice("baseline_reduce", baseline_reduce, BASELINE_REDUCES)
+    kernel = use_triton(_checks.backend(backend), log_probs.device)
+    p = _Problem(log_probs, q_values, baseline, mask, beta, max_weight, mode == "binary",
+                 baseline_reduce == "max", _checks.result_dtype(log_probs, q_values, baseline),
+                 _checks.result_dtype(q_values, baseline))
+    if kernel and log_probs.numel() > 0:
+        return CRROutput(*_CRRLoss.apply(p, log_probs))
+    from . import _torch_path
+
+    return CRROutput(*_torch_path.crr_loss(log_probs, q_values, baseline, mask, beta, max_weight, p.binary,
+                                           p.use_max, p.dtype, p.out_dtype))

@@ -1,0 +1,278 @@
+r"""PPO's clipped surrogate loss: an elementwise prologue and the deterministic sum of ``_reduce``.
+
+With :math:`\rho_t = e^{\log\pi_t - \log\pi^{\text{old}}_t}` and the clip range
+:math:`[l, h] = [1-\epsilon_{\text{low}},\, 1+\epsilon_{\text{high}}]`,
+
+.. math::
+
+    \ell_t = -\min\big(\rho_t \hat A_t,\; \operatorname{clip}(\rho_t, l, h)\, \hat A_t\big), \qquad
+    \text{loss} = \frac{1}{N} \sum_{t\,\text{unmasked}} \ell_t
+
+(``reduction="sum"`` drops the :math:`1/N`, ``"none"`` returns :math:`\ell_t`, 0 where masked).
+:math:`\hat A = A`, or with ``normalize_advantages`` :math:`\hat A_t = (A_t - \mu)/(\sigma + 10^{-8})`
+over the unmasked elements, :math:`\sigma` unbiased (as CleanRL's ``.std()``). CleanRL's
+statistics come out of the same pass:
+
+.. math::
+
+    \text{clip\_fraction} = \frac{1}{N}\sum_t [\rho_t \notin [l, h]], \qquad
+    \text{approx\_kl} = \frac{1}{N}\sum_t (\rho_t - 1) - \log\rho_t .
+
+The normalisation costs one extra pass (the mean): since :math:`\sigma + 10^{-8} > 0`,
+:math:`\min(\rho \hat A, c \hat A) = \min(\rho (A-\mu), c (A-\mu)) / (\sigma + 10^{-8})`, so the
+main pass sums :math:`(A-\mu)^2` alongside the loss and the scale is applied to the total. Only
+``reduction="none"`` needs :math:`\sigma` per element, and runs a second moments pass first.
+
+The loss is differentiable in ``log_probs`` only; ``old_log_probs`` and ``advantages`` are
+constants (the rollout's), as in every PPO implementation. The fused backward writes
+
+.. math::
+
+    \frac{\partial \text{loss}}{\partial \log\pi_t} = -g\, w_t\, \hat A_t\, \rho_t\,
+        [\rho_t \hat A_t \le \operatorname{clip}(\rho_t, l, h) \hat A_t]
+
+with :math:`w_t = 1/N` for a mean and 1 otherwise (0 where masked): the gradient flows where
+the unclipped term is the minimum, ties included — what ``torch.min``'s autograd gives in
+total when the two terms are equal (half to each, and the clip passes it on).
+
+The pieces the losses share (the rows × T view of an input of any shape, float64-safe scalar
+parameters, the elementwise backward kernel) live in :mod:`rltriton_lite._reduce`.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import torch
+
+from . import _checks
+from ._reduce import Layout, launch_map, param, reduce, store_grad, upstream, vector
+from ._triton import jit, tl
+from .scan import load, load_mask, store, use_triton
+
+__all__ = ["ppo_clip_loss", "PPOOutput"]
+
+REDUCTIONS = ("mean", "sum", "none")
+
+
+class PPOOutput(NamedTuple):
+    loss: torch.Tensor
+    clip_fraction: torch.Tensor
+    approx_kl: torch.Tensor
+
+
+# --------------------------------------------------------------------------------------------
+# PPO: hooks
+# --------------------------------------------------------------------------------------------
+# Inputs X: 0 log_probs  1 old_log_probs  2 advantages  3 mask  4 normalisation (mu, scale): a
+#           2-vector, None without normalisation  5 (low, high) as float64 (float64 problems)
+#           6 upstream gradient (backward)
+# Params P: (low, high) = (1 - eps_low, 1 + eps_high) as numbers, read where X[5] is None.
+# Outputs O: forward (per-element loss,) for reduction="none", else (None,); backward (d log_probs,)
+
+
+@jit
+def _scale(N, ACC: tl.constexpr):
+    """The normalisation's 1/(std + 1e-8); 1 without normalisation."""
+    if N is None:
+        return 1.0
+    else:
+        return tl.load(N + 1).to(ACC)
+
+
+@jit
+def _ppo_terms(X, SX, P, row, t, m, ACC: tl.constexpr):
+    """(valid, ratio, log ratio, low, high, centred advantage, the two surrogate terms).
+
+    The advantage is A - mu with normalisation (the scale is applied by the caller), else A.
+    """
+    m_valid = load_mask(X[3], SX[3], row, t, m)
+    b_log_ratio = load(X[0], SX[0], row, t, m_valid, 0.0, ACC) - load(X[1], SX[1], row, t, m_valid, 0.0, ACC)
+    b_ratio = tl.exp(b_log_ratio)
+    low = param(X[5], 0, P[0], ACC)
+    high = param(X[5], 1, P[1], ACC)
+    b_adv = load(X[2], SX[2], row, t, m_valid, 0.0, ACC)
+    if X[4] is not None:
+        b_adv = tl.where(m_valid, b_adv - tl.load(X[4]).to(ACC), 0.0)
+    b_unclipped = b_ratio * b_adv
+    b_clipped = tl.clamp(b_ratio, low, high, propagate_nan=tl.PropagateNan.ALL) * b_adv
+    return m_valid, b_ratio, b_log_ratio, low, high, b_adv, b_unclipped, b_clipped
+
+
+@jit
+def _adv_moments(X, SX, P, O, SO, row, t, m, ACC: tl.constexpr):
+    """(count, sum, sum of squares) of the unmasked advantages, centred on X[4][0] if given."""
+    m_valid = load_mask(X[3], SX[3], row, t, m)
+    b_adv = load(X[2], SX[2], row, t, m_valid, 0.0, ACC)
+    if X[4] is not None:
+        b_adv = tl.where(m_valid, b_adv - tl.load(X[4]).to(ACC), 0.0)
+    return m_valid.to(ACC), b_adv, b_adv * b_adv
+
+
+@jit
+def _ppo_forward(X, SX, P, O, SO, row, t, m, ACC: tl.constexpr):
+    """Stats (loss unscaled, count, clipped, kl, (A - mu)^2); stores the per-element loss if asked."""
+    m_valid, b_ratio, b_log_ratio, low, high, b_adv, b_unclipped, b_clipped = _ppo_terms(X, SX, P, row, t, m, ACC)
+    b_loss = tl.where(m_valid, -tl.minimum(b_unclipped, b_clipped, propagate_nan=tl.PropagateNan.ALL), 0.0)
+    if O[0] is not None:
+        store(O[0], SO[0], row, t, m, b_loss * _scale(X[4], ACC))
+    m_clip = m_valid & ((b_ratio < low) | (b_ratio > high))
+    b_kl = tl.where(m_valid, (b_ratio - 1.0) - b_log_ratio, 0.0)
+    return b_loss, m_valid.to(ACC), m_clip.to(ACC), b_kl, b_adv * b_adv
+
+
+@jit
+def _ppo_backward(X, SX, P, O, SO, row, t, m, ACC: tl.constexpr):
+    """d log_probs = g * (-A_hat * ratio) where the unclipped term is the min (ties included)."""
+    m_valid, b_ratio, b_log_ratio, low, high, b_adv, b_unclipped, b_clipped = _ppo_terms(X, SX, P, row, t, m, ACC)
+    b_d = tl.where(b_clipped < b_unclipped, 0.0, -b_adv * _scale(X[4], ACC) * b_ratio)
+    store_grad(X[6], SX[6], O[0], SO[0], row, t, m, m_valid, b_d, ACC)
+
+
+# --------------------------------------------------------------------------------------------
+# PPO: launchers
+# --------------------------------------------------------------------------------------------
+class _Problem(NamedTuple):
+    """Validated inputs of one call."""
+
+    log_probs: torch.Tensor
+    old_log_probs: torch.Tensor
+    advantages: torch.Tensor
+    mask: torch.Tensor | None
+    bounds: tuple  # (1 - eps_low, 1 + eps_high)
+    normalize: bool
+    reduction: str
+    dtype: torch.dtype  # of the outputs
+
+    @property
+    def acc(self):
+        return _checks.acc_dtype(self.dtype)
+
+
+def _inputs(p: _Problem, layout: Layout):
+    """The X tuple (without the normalisation and the upstream gradient)."""
+    X = [layout.rows(x) for x in (p.log_probs, p.old_log_probs, p.advantages, p.mask)]
+    return X + [None, vector(p.bounds, p.acc, p.log_probs.device)]
+
+
+def _normalisation(mu, sum_sq, count):
+    """(mu, 1/(std + 1e-8)) as a 2-vector; std unbiased, and 0 with fewer than 2 elements."""
+    std = torch.sqrt(sum_sq / (count - 1).clamp(min=1))
+    return torch.stack([mu, 1.0 / (std + 1e-8)])
+
+
+def _forward(p: _Problem, layout: Layout):
+    """Returns (loss, clip_fraction, approx_kl, normalisation or None, 1/N)."""
+    X = _inputs(p, layout)
+    device = p.log_probs.device
+
+    def run(hook, n_stats, outputs=(None,)):
+        return reduce(hook, n_stats, X, p.bounds, outputs, layout.n_rows, layout.T, p.acc, device)
+
+    norm = None
+    if p.normalize:
+        moments = run(_adv_moments, 3)
+        count = moments[0]
+        mu = moments[1] / count.clamp(min=1)
+        norm = torch.stack([mu, torch.ones_like(mu)])  # centre only: the scale comes after
+        if p.reduction == "none":  # every element needs the scale: one more (centred) pass
+            X[4] = (norm, (0, 0))
+            norm = _normalisation(mu, run(_adv_moments, 3)[2], count)
+        X[4] = (norm, (0, 0))
+    out = layout.new(p.dtype, device) if p.reduction == "none" else None
+    stats = run(_ppo_forward, 5, (layout.rows(out),))
+    inv_n = 1.0 / stats[1].clamp(min=1)
+    clip_fraction, approx_kl = (stats[2:4] * inv_n).to(p.dtype).unbind()
+    if p.reduction == "none":
+        return out, clip_fraction, approx_kl, norm, inv_n
+    total = stats[0]
+    if p.normalize:
+        norm = _normalisation(mu, stats[4], stats[1])
+        total = total * norm[1]
+    loss = total * inv_n if p.reduction == "mean" else total
+    return loss.to(p.dtype), clip_fraction, approx_kl, norm, inv_n
+
+
+class _PPOLoss(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, p: _Problem, log_probs):
+        layout = Layout.of(log_probs)
+        loss, clip_fraction, approx_kl, norm, inv_n = _forward(p, layout)
+        ctx.mark_non_differentiable(clip_fraction, approx_kl)
+        ctx.problem, ctx.layout = p, layout
+        ctx.save_for_backward(log_probs, p.old_log_probs, p.advantages, p.mask, norm, inv_n)
+        return loss, clip_fraction, approx_kl
+
+    @staticmethod
+    @torch.autograd.function.once_differentiable
+    def backward(ctx, grad, _grad_clip_fraction, _grad_approx_kl):
+        log_probs, old, adv, mask, norm, inv_n = ctx.saved_tensors
+        p = ctx.problem._replace(log_probs=log_probs, old_log_probs=old, advantages=adv, mask=mask)
+        layout = ctx.layout
+        X = _inputs(p, layout)
+        X[4] = None if norm is None else (norm, (0, 0))
+        X.append(upstream(grad, p.reduction, inv_n, layout))
+        d_log_probs = layout.new(log_probs.dtype, log_probs.device)
+        launch_map(_ppo_backward, X, p.bounds, (layout.rows(d_log_probs),), layout, p.acc)
+        return None, d_log_probs
+
+
+def _epsilon(epsilon):
+    """(eps_low, eps_high) from a number or a pair."""
+    if isinstance(epsilon, (tuple, list)):
+        if len(epsilon) != 2:
+            raise ValueError(f"epsilon must be a float or a pair (low, high), got {len(epsilon)} values")
+        return tuple(_checks.real("epsilon", e) for e in epsilon)
+    e = _checks.real("epsilon", epsilon)
+    return e, e
+
+
+def ppo_clip_loss(log_probs, old_log_probs, advantages, *, epsilon=0.2, normalize_advantages=False,
+                  mask=None, reduction="mean", backend="auto") -> PPOOutput:
+    r"""PPO's clipped surrogate objective (Schulman et al., 2017), as a loss to minimise.
+
+    .. math::
+
+        \rho_t = e^{\log\pi_t - \log\pi^{\text{old}}_t}, \qquad
+        \text{loss} = -\frac{1}{N}\sum_t \min\big(\rho_t A_t,\;
+            \operatorname{clip}(\rho_t, 1-\epsilon_{\text{low}}, 1+\epsilon_{\text{high}}) A_t\big)
+
+    over the N unmasked elements. Elementwise and reduction run in one kernel, followed by a
+    deterministic (fixed-order) sum; the backward is one fused elementwise kernel.
+
+    Args:
+        log_probs: log π(a_t|s_t) under the current policy, float tensor of any shape.
+        old_log_probs: log π_old(a_t|s_t) from the rollout, shape of ``log_probs``; a constant.
+        advantages: A_t, shape of ``log_probs`` (e.g. from :func:`gae`); a constant.
+        epsilon: the clip range: a float, or a pair ``(low, high)`` (asymmetric clipping, as in
+            DAPO's clip-higher); each ``>= 0``.
+        normalize_advantages: replace A by (A - mean)/(std + 1e-8) over the unmasked elements
+            (std unbiased, as CleanRL); with fewer than two elements std is taken as 0.
+        mask: optional, shape of ``log_probs`` (bool, integer or float); 0 marks padding, which
+            takes no part in the loss, the statistics or the normalisation.
+        reduction: "mean" over unmasked elements, "sum", or "none" (per-element loss, 0 where
+            masked).
+        backend: "auto", "triton" or "torch".
+
+    Returns:
+        ``PPOOutput(loss, clip_fraction, approx_kl)``: the loss (0-d, or per element for
+        ``reduction="none"``), differentiable in ``log_probs`` only; and CleanRL's statistics
+        over the unmasked elements, detached 0-d tensors: the fraction of ratios outside
+        ``[1-eps_low, 1+eps_high]`` and ``mean((ratio - 1) - log ratio)``. With no unmasked
+        element the loss, both statistics and the gradient are 0 (not NaN).
+    """
+    log_probs = _checks.float_tensor("log_probs", log_probs)
+    old_log_probs = _checks.same_shape("old_log_probs", old_log_probs, log_probs, "log_probs")
+    advantages = _checks.same_shape("advantages", advantages, log_probs, "log_probs")
+    mask = _checks.flag("mask", mask, log_probs, "log_probs")
+    eps_low, eps_high = _epsilon(epsilon)
+    normalize = _checks.flag_arg("normalize_advantages", normalize_advantages)
+    reduction = _checks.choice("reduction", reduction, REDUCTIONS)
+    kernel = use_triton(_checks.backend(backend), log_probs.device)
+    p = _Problem(log_probs, old_log_probs, advantages, mask, (1.0 - eps_low, 1.0 + eps_high), normalize,
+                 reduction, _checks.result_dtype(log_probs, old_log_probs, advantages))
+    if kernel and log_probs.numel() > 0:
+        return PPOOutput(*_PPOLoss.apply(p, log_probs))
+    from . import _torch_path
+
+    return PPOOutput(*_torch_path.ppo_clip_loss(log_probs, old_log_probs, advantages, mask, *p.bounds,
+                                                normalize, reduction, p.dtype, p.acc))

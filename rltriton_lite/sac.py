@@ -1,0 +1,484 @@
+r"""Soft Actor-Critic: soft λ-return critic targets on the one scan, and the actor and
+temperature losses on the deterministic reduction.
+
+**Targets.** With :math:`V^{\text{soft}\prime}_t = \min_k Q_k(s_{t+1}, a'_{t+1}) - \alpha \log\pi(a'_{t+1}|s_{t+1})`
+(``next_q``, ``next_log_probs``, a' sampled from π) and the end of an episode
+:math:`\text{done}_t = \text{term}_t \lor \text{trunc}_t \lor (t = T-1)`:
+
+.. math::
+
+    G_t = r_t + \gamma_t (1-\text{term}_t)\Big[(1-\lambda_t) V^{\text{soft}\prime}_t + \lambda_t
+          \begin{cases} G_{t+1} - \alpha \log\pi(a_{t+1}|s_{t+1}) & \text{not done}_t \\
+                        V^{\text{soft}\prime}_t & \text{done}_t \end{cases}\Big]
+
+λ = 0 is SAC's one-step target :math:`r_t + \gamma_t(1-\text{term}_t)V^{\text{soft}\prime}_t`
+(bitwise). The scan carries the soft value of the step taken, :math:`H_t = G_t - \alpha\log\pi_t`
+(``log_probs``): it is a linear recurrence with a reset at every episode end,
+
+.. math::
+
+    b^G_t = r_t + [\lnot\text{term}_t]\,\gamma_t \big([\text{done}_t] + [\lnot\text{done}_t](1-\lambda_t)\big)
+            V^{\text{soft}\prime}_t, \qquad
+    H_t = b^G_t - \alpha\log\pi_t + [\lnot\text{done}_t]\,\gamma_t\lambda_t H_{t+1},
+
+and the epilogue writes :math:`G_t = b^G_t + [\lnot\text{done}_t]\,\gamma_t\lambda_t H_{t+1}`
+from the scanned :math:`H_{t+1}`. Without padding this is the formula above, term for term. A
+padded step passes :math:`H` through, so the step after t is the next *unpadded* one and
+:math:`G_{t+1}` and :math:`\log\pi_{t+1}` always belong to the same step (padding's log-probs are
+never read).
+
+The gradients come from the transposed scan :math:`g_t = \partial L/\partial G_t +
+[\lnot\text{done}_{t-1}]\,\gamma_{t-1}\lambda_{t-1} g_{t-1}` (reset where done_{t-1}), as in
+:mod:`rltriton_lite.returns`:
+
+.. math::
+
+    \frac{\partial L}{\partial r_t} = g_t, \quad
+    \frac{\partial L}{\partial V^{\text{soft}\prime}_t} = [\lnot\text{term}_t]\gamma_t w_t g_t, \quad
+    \frac{\partial L}{\partial Q_{k,t}} = [k = k^*_t]\frac{\partial L}{\partial V^{\text{soft}\prime}_t},
+    \quad \frac{\partial L}{\partial \log\pi'_t} = -\alpha \frac{\partial L}{\partial V^{\text{soft}\prime}_t},
+    \quad \frac{\partial L}{\partial \log\pi_t} = -\alpha\,(g_t - \partial L/\partial G_t)
+
+with :math:`w_t = [\text{done}_t] + [\lnot\text{done}_t](1-\lambda_t)` and :math:`k^*_t` the
+first critic attaining the min. The last term is the part of :math:`g_t` carried from earlier
+steps, :math:`[\lnot\text{done}_{t-1}]\gamma_{t-1}\lambda_{t-1}g_{t-1}`, taken from the scan.
+
+**Losses** (no time axis; any shape; means over unmasked elements, through
+:func:`rltriton_lite._reduce.reduce`, so bitwise reproducible; over no unmasked element, 0 with
+zero gradients, as :func:`~rltriton_lite.ppo.ppo_clip_loss` and :func:`~rltriton_lite.crr.crr_loss`):
+
+.. math::
+
+    J_\pi = \operatorname{mean}\big(\alpha\log\pi - \min_k Q_k\big), \qquad
+    J(\log\alpha) = -\operatorname{mean}\big(\log\alpha\,(\log\pi + \bar{\mathcal H})\big)
+
+with :math:`\partial J_\pi/\partial\log\pi = \alpha/N`, :math:`\partial J_\pi/\partial Q_k =
+-[k = k^*]/N` (one elementwise kernel, :func:`rltriton_lite._reduce.launch_map`) and
+:math:`\partial J/\partial\log\alpha = -\operatorname{mean}(\log\pi + \bar{\mathcal H})` (log π a
+constant, as in SB3 and the SAC paper). The losses see their inputs through
+:class:`rltriton_lite._reduce.Layout`, as PPO's and CRR's do.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import torch
+
+from . import _checks, returns
+from ._reduce import Layout, launch_map, param, reduce, store_grad, upstream, vector
+from ._triton import jit, tl
+from .returns import _bwd_prologue, _episode
+from .scan import launch, load, load_mask, store, use_triton
+
+__all__ = ["sac_targets", "sac_actor_loss", "sac_temperature_loss", "MAX_CRITICS"]
+
+# Critics a call may take: each is one more pointer in the kernels' input tuple (a new
+# specialisation per count). 16 covers REDQ-style ensembles of 10.
+MAX_CRITICS = 16
+
+
+# --------------------------------------------------------------------------------------------
+# Critics: min over the ensemble, and its gradient on the critic that is the min
+# --------------------------------------------------------------------------------------------
+@jit
+def _critic_min(Q, SQ, row, t, m, ACC: tl.constexpr):
+    """(min_k Q_k, k*) at (row, t): ``Q`` a tuple of pointers, ``SQ`` their strides.
+
+    k* is the first critic attaining the min (strict ``<``); a NaN is the min, so it propagates.
+    """
+    q_min = load(Q[0], SQ[0], row, t, m, 0.0, ACC)
+    k_min = tl.zeros(q_min.shape, tl.int32)
+    for k in tl.static_range(1, len(Q)):
+        q = load(Q[k], SQ[k], row, t, m, 0.0, ACC)
+        take = (q < q_min) | ((q != q) & (q_min == q_min))
+        q_min = tl.where(take, q, q_min)
+        k_min = tl.where(take, k, k_min)
+    return q_min, k_min
+
+
+@jit
+def _store_critic_grads(Q, SQ, DQ, SDQ, row, t, m_read, m, dv, ACC: tl.constexpr):
+    """dQ_k = dv on the critic that is the min (read where ``m_read``), 0 elsewhere; ``dv`` is
+    already 0 outside ``m_read``. Stores every in-bounds element (``m``)."""
+    if len(Q) == 1:  # the only critic is the min: nothing to read
+        if DQ[0] is not None:
+            store(DQ[0], SDQ[0], row, t, m, dv)
+    else:
+        _, k_min = _critic_min(Q, SQ, row, t, m_read, ACC)
+        for k in tl.static_range(len(Q)):
+            if DQ[k] is not None:
+                store(DQ[k], SDQ[k], row, t, m, tl.where(k_min == k, dv, 0.0))
+
+
+# --------------------------------------------------------------------------------------------
+# Targets: hooks of the shared scan
+# --------------------------------------------------------------------------------------------
+# Inputs X follow returns.py's layout, so its _episode and _bwd_prologue serve unchanged:
+#   0 rewards  1 log_probs (log π(a_t|s_t), the taken actions)  2 next_log_probs
+#   3 alpha (float64 runs only: _reduce.vector)  4 terminated
+#   5 truncated  6 mask  7 gamma (tensor)  8 lambda (tensor)  9 dL/dG (backward)
+#   10 None (returns' second output gradient)  11 next_q: a tuple of critics' pointers
+# Params P: (gamma, lambda, alpha) as numbers, used where X[7], X[8], X[3] are None.
+# Outputs O: forward (G,); backward (d_rewards, d_log_probs, d_next_log_probs, (d_next_q_k, ...)).
+
+
+@jit
+def _sac_prologue(X, SX, P, row, t, m, T, ACC: tl.constexpr):
+    gamma, lam, term, done, valid = _episode(X, SX, P, row, t, m, T, ACC)
+    alpha = param(X[3], 0, P[2], ACC)
+    r = load(X[0], SX[0], row, t, valid, 0.0, ACC)
+    # V^soft'_t, read only where it is bootstrapped (not behind a terminal step)
+    boot = valid & ~term
+    q_min, _ = _critic_min(X[11], SX[11], row, t, boot, ACC)
+    v_soft = q_min - alpha * load(X[2], SX[2], row, t, boot, 0.0, ACC)
+    w = tl.where(done, 1.0, 1.0 - lam)  # an episode end bootstraps fully
+    b_g = r + tl.where(term, 0.0, gamma * w * v_soft)  # G_t without the λ-continuation
+    a = gamma * lam
+    log_pi = load(X[1], SX[1], row, t, valid, 0.0, ACC)
+    # the scan carries H_t = G_t - α log π_t; the epilogue rebuilds G_t from H_{t+1}
+    return a, b_g - alpha * log_pi, done, valid, (b_g, a, done)
+
+
+@jit
+def _sac_epilogue(X, SX, P, O, SO, row, t, m, T, ACC: tl.constexpr, valid, h, h_next, keep):
+    b_g, a, done = keep
+    g = tl.where(done, b_g, b_g + a * h_next)  # a select: nothing crosses an episode end
+    store(O[0], SO[0], row, t, m, tl.where(valid, g, 0.0))
+
+
+@jit
+def _sac_bwd_prologue(X, SX, P, row, t, m, T, ACC: tl.constexpr):
+    """returns' transposed scan (pair (a_{t-1}, dL/dG_t), reset where done_{t-1}); it also
+    keeps a_{t-1} and the reset, for the part of g_t carried from earlier steps."""
+    a_prev, dg, reset, m_scan, keep = _bwd_prologue(X, SX, P, row, t, m, T, ACC)
+    return a_prev, dg, reset, m_scan, (a_prev, reset)
+
+
+@jit
+def _sac_bwd_epilogue(X, SX, P, O, SO, row, t, m, T, ACC: tl.constexpr, m_scan, g, g_prev, keep):
+    a_prev, reset = keep
+    gamma, lam, term, done, valid = _episode(X, SX, P, row, t, m, T, ACC)
+    alpha = param(X[3], 0, P[2], ACC)
+    if O[0] is not None:  # r_t enters b^G_t (G_t) and b^H_t (H_t): dL/dr_t = g_t
+        store(O[0], SO[0], row, t, m, tl.where(valid, g, 0.0))
+    if O[1] is not None:  # log π_t enters H_t only: -α dL/dH_t, the carried part of g_t
+        dh = tl.where(reset, 0.0, a_prev * g_prev)
+        store(O[1], SO[1], row, t, m, tl.where(valid, -alpha * dh, 0.0))
+    w = tl.where(done, 1.0, 1.0 - lam)
+    boot = valid & ~term
+    dv = tl.where(boot, gamma * w * g, 0.0)  # dL/dV^soft'_t
+    if O[2] is not None:
+        store(O[2], SO[2], row, t, m, -alpha * dv)
+    _store_critic_grads(X[11], SX[11], O[3], SO[3], row, t, boot, m, dv, ACC)
+
+
+# --------------------------------------------------------------------------------------------
+# Losses: elementwise hooks of _reduce's reduction, and of launch_map for the backward
+# --------------------------------------------------------------------------------------------
+# Inputs X: 0 log_probs  1 mask  2 the coefficient (α or the target entropy) as float64
+#   (float64 problems: _reduce.vector)  3 upstream gradient (backward: _reduce.upstream)
+#   4 q: critics' tuple
+# Params P: (coefficient,). Outputs O: backward (d_log_probs, (d_q_k, ...)).
+
+
+@jit
+def _actor_elementwise(X, SX, P, O, SO, row, t, m, ACC: tl.constexpr):
+    """(α log π - min_k Q_k, 1) on unmasked elements: the loss is their ratio of sums."""
+    valid = load_mask(X[1], SX[1], row, t, m)
+    alpha = param(X[2], 0, P[0], ACC)
+    q_min, _ = _critic_min(X[4], SX[4], row, t, valid, ACC)
+    x = alpha * load(X[0], SX[0], row, t, valid, 0.0, ACC) - q_min
+    return tl.where(valid, x, 0.0), valid.to(ACC)
+
+
+@jit
+def _actor_bwd_elementwise(X, SX, P, O, SO, row, t, m, ACC: tl.constexpr):
+    """d log π = α g/N; dQ_k = -g/N on the critic that is the min; 0 where masked."""
+    valid = load_mask(X[1], SX[1], row, t, m)
+    if O[0] is not None:
+        store_grad(X[3], SX[3], O[0], SO[0], row, t, m, valid, param(X[2], 0, P[0], ACC), ACC)
+    g_n = load(X[3], SX[3], row, t, valid, 0.0, ACC)  # the upstream gradient over N
+    _store_critic_grads(X[4], SX[4], O[1], SO[1], row, t, valid, m, tl.where(valid, -g_n, 0.0), ACC)
+
+
+@jit
+def _temperature_elementwise(X, SX, P, O, SO, row, t, m, ACC: tl.constexpr):
+    """(log π + target entropy, 1) on unmasked elements: their mean is -dJ/d log α."""
+    valid = load_mask(X[1], SX[1], row, t, m)
+    target = param(X[2], 0, P[0], ACC)
+    x = load(X[0], SX[0], row, t, valid, 0.0, ACC) + target
+    return tl.where(valid, x, 0.0), valid.to(ACC)
+
+
+# --------------------------------------------------------------------------------------------
+# Validation
+# --------------------------------------------------------------------------------------------
+def _critics(name: str, q, like: torch.Tensor, like_name: str) -> tuple:
+    """One critic's tensor or a sequence of 1..MAX_CRITICS of them, each shaped like ``like``."""
+    if isinstance(q, torch.Tensor):
+        qs = (q,)
+    elif isinstance(q, (list, tuple)):
+        qs = tuple(q)
+    else:
+        raise TypeError(f"{name} must be a tensor or a list/tuple of critics' tensors, got {type(q).__name__}")
+    if not 1 <= len(qs) <= MAX_CRITICS:
+        raise ValueError(f"{name} must hold 1 to {MAX_CRITICS} critics' tensors, got {len(qs)}")
+    name_k = (lambda k: name) if len(qs) == 1 and isinstance(q, torch.Tensor) else (lambda k: f"{name}[{k}]")
+    return tuple(_checks.same_shape(name_k(k), x, like, like_name) for k, x in enumerate(qs))
+
+
+# --------------------------------------------------------------------------------------------
+# sac_targets
+# --------------------------------------------------------------------------------------------
+class _Problem(NamedTuple):
+    """Validated inputs of one sac_targets call (field names as returns._Problem where shared,
+    so the torch path's helpers serve both)."""
+
+    rewards: torch.Tensor
+    next_q: tuple
+    next_log_probs: torch.Tensor
+    log_probs: torch.Tensor | None
+    terminated: torch.Tensor | None
+    truncated: torch.Tensor | None
+    mask: torch.Tensor | None
+    gamma: torch.Tensor | None
+    lambda_: torch.Tensor | None
+    params: tuple  # (gamma, lambda, alpha) as floats
+    time_dim: int
+
+
+def _dtype(p: _Problem) -> torch.dtype:
+    return _checks.result_dtype(p.rewards, p.log_probs, p.next_log_probs, *p.next_q)
+
+
+def _inputs(p: _Problem, acc: torch.dtype, dg=None):
+    """The X tuple as (rows view, strides) pairs: returns.py's, whose slots 1 and 2 (values,
+    next_values there) carry log_probs and next_log_probs, and slot 3 α; then dL/dG and the
+    critics."""
+    shape, td = p.rewards.shape, p.time_dim
+    X = returns._inputs(returns._Problem("sac", p.rewards, p.log_probs, p.next_log_probs, None, p.terminated,
+                                         p.truncated, p.mask, p.gamma, p.lambda_, p.params[:2], td), acc)
+    X[3] = vector(p.params[2:3], acc, p.rewards.device)
+    X += [None if dg is None else _checks.rows(dg.expand(shape), shape, td), None,
+          _tuple_entry([_checks.rows(q, shape, td) for q in p.next_q])]
+    return X
+
+
+def _tuple_entry(views):
+    """Several (view, strides) pairs (or None) as one X/O entry: (views, strides) tuples."""
+    return (tuple(None if v is None else v[0] for v in views),
+            tuple((0, 0) if v is None else v[1] for v in views))
+
+
+class _TargetsFunction(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, p: _Problem, rewards, log_probs, next_log_probs, *next_q):
+        shape, T, n_rows = _checks.problem(rewards, p.time_dim)
+        acc = _checks.acc_dtype(_dtype(p))
+        out = _checks.new_output(shape, p.time_dim, _dtype(p), rewards.device)
+        X = _inputs(p, acc)
+        launch(_sac_prologue, _sac_epilogue, X, p.params, [_checks.rows(out, shape, p.time_dim)],
+               n_rows, T, reverse=True, acc_dtype=acc, time_contiguous=X[0][1][1] == 1)
+        ctx.problem = p
+        return out
+
+    @staticmethod
+    def backward(ctx, dg):
+        p = ctx.problem
+        shape, T, n_rows = _checks.problem(p.rewards, p.time_dim)
+        acc = _checks.acc_dtype(_dtype(p))
+        need = ctx.needs_input_grad[1:]
+        grad = lambda n, x: (_checks.new_output(shape, p.time_dim, x.dtype, x.device)  # noqa: E731
+                             if n and x is not None else None)
+        d_r, d_lp, d_nlp = (grad(n, x) for n, x in zip(need[:3], (p.rewards, p.log_probs, p.next_log_probs)))
+        d_q = tuple(grad(n, x) for n, x in zip(need[3:], p.next_q))
+        X = _inputs(p, acc, dg)
+        O = [_checks.rows(o, shape, p.time_dim) for o in (d_r, d_lp, d_nlp)]
+        O.append(_tuple_entry([_checks.rows(o, shape, p.time_dim) for o in d_q]))
+        launch(_sac_bwd_prologue, _sac_bwd_epilogue, X, p.params, O, n_rows, T, reverse=False,
+               acc_dtype=acc, time_contiguous=X[0][1][1] == 1)
+        return (None, d_r, d_lp, d_nlp, *d_q)
+
+
+def sac_targets(rewards, next_q, next_log_probs, *, gamma=0.99, alpha=0.2, lambda_=0.0,
+                log_probs=None, terminated=None, truncated=None, mask=None, time_dim=-1,
+                backend="auto"):
+    r"""Soft λ-returns: SAC critic targets, one-step (λ = 0) or multi-step, in one fused pass.
+
+    .. math::
+
+        V^{\text{soft}\prime}_t = \min_k Q_k(s_{t+1}, a'_{t+1}) - \alpha\log\pi(a'_{t+1}|s_{t+1})
+
+        G_t = r_t + \gamma_t (1-\text{term}_t)\Big[(1-\lambda_t) V^{\text{soft}\prime}_t + \lambda_t
+              \begin{cases} G_{t+1} - \alpha\log\pi(a_{t+1}|s_{t+1}) & \text{not done}_t \\
+              V^{\text{soft}\prime}_t & \text{done}_t \end{cases}\Big]
+
+    λ = 0 gives SAC's target :math:`r + \gamma(1-\text{term})(\min_k Q_k - \alpha\log\pi')`
+    exactly. The min over the critics is taken in the kernel.
+
+    Args:
+        rewards: float tensor; ``time_dim`` is time, every other dim is batch.
+        next_q: Q_k(s_{t+1}, a'_{t+1}) with a' ~ π(·|s_{t+1}): one tensor shaped like
+            ``rewards``, or a list/tuple of up to ``MAX_CRITICS`` of them (one per critic).
+        next_log_probs: log π(a'_{t+1}|s_{t+1}), shaped like ``rewards``.
+        gamma, lambda_: floats in [0, 1] or tensors broadcastable to ``rewards``.
+        alpha: the entropy temperature, a finite float >= 0 (a 1-element tensor is read as a
+            constant).
+        log_probs: log π(a_t|s_t) of the actions taken, shaped like ``rewards``; needed when
+            λ > 0 (the λ-continuation subtracts α log π of the next step taken).
+        terminated, truncated: flags as in :func:`rltriton_lite.td_lambda`; at a truncation
+            (and at the window's last step) the target bootstraps from V^soft'_t.
+        mask: 0 marks padding: the step is skipped (the carry passes through, so the next step
+            of step t is the next unpadded one) and its output is 0.
+        time_dim: the time axis (0 for time-major buffers, -1 for batch-major).
+        backend: "auto", "triton" or "torch".
+
+    Returns:
+        The targets, shape of ``rewards``, dtype promoted over the float inputs. Differentiable
+        in ``rewards``, ``next_q`` (the critic that is the min, the first on ties),
+        ``next_log_probs`` and ``log_probs``.
+    """
+    rewards = _checks.float_tensor("rewards", rewards)
+    time_dim = _checks.time_dim(time_dim, rewards)
+    next_q = _critics("next_q", next_q, rewards, "rewards")
+    next_log_probs = _checks.same_shape("next_log_probs", next_log_probs, rewards, "rewards")
+    if log_probs is not None:
+        log_probs = _checks.same_shape("log_probs", log_probs, rewards, "rewards")
+    terminated = _checks.flag("terminated", terminated, rewards)
+    truncated = _checks.flag("truncated", truncated, rewards)
+    mask = _checks.flag("mask", mask, rewards)
+    gamma_t, gamma_f = _checks.unit_interval("gamma", gamma, rewards)
+    lambda_t, lambda_f = _checks.unit_interval("lambda_", lambda_, rewards)
+    alpha = _checks.real("alpha", _checks.finite("alpha", alpha))
+    if log_probs is None and (lambda_f > 0 or (lambda_t is not None and bool((lambda_t > 0).any()))):
+        raise ValueError(
+            "lambda_ > 0 needs log_probs, log π(a_t|s_t) of the actions taken: the λ-continuation "
+            "is G_{t+1} - alpha * log_probs[t+1]"
+        )
+    use_kernel = use_triton(_checks.backend(backend), rewards.device)
+    p = _Problem(rewards, next_q, next_log_probs, log_probs, terminated, truncated, mask,
+                 gamma_t, lambda_t, (gamma_f, lambda_f, alpha), time_dim)
+    if rewards.numel() == 0:
+        return torch.empty(rewards.shape, dtype=_dtype(p), device=rewards.device)
+    if use_kernel:
+        return _TargetsFunction.apply(p, rewards, log_probs, next_log_probs, *next_q)
+    from . import _torch_path
+
+    return _torch_path.sac_targets(p)
+
+
+# --------------------------------------------------------------------------------------------
+# Losses
+# --------------------------------------------------------------------------------------------
+class _ActorLossFunction(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, alpha, mask, log_probs, *q):
+        layout, device = Layout.of(log_probs), log_probs.device
+        dtype = _checks.result_dtype(log_probs, *q)
+        acc = _checks.acc_dtype(dtype)
+        X = [layout.rows(log_probs), layout.rows(mask), vector((alpha,), acc, device), None,
+             _tuple_entry([layout.rows(x) for x in q])]
+        total, count = reduce(_actor_elementwise, 2, X, (alpha,), (), layout.n_rows, layout.T, acc, device)
+        inv_n = 1.0 / count.clamp(min=1)  # no unmasked element: 0, and zero gradients
+        ctx.save_for_backward(mask, inv_n, *q)
+        ctx.alpha, ctx.layout, ctx.lp_dtype = alpha, layout, log_probs.dtype
+        return (total * inv_n).to(dtype)
+
+    @staticmethod
+    @torch.autograd.function.once_differentiable
+    def backward(ctx, grad):
+        mask, inv_n, *q = ctx.saved_tensors
+        layout, acc, device = ctx.layout, inv_n.dtype, q[0].device
+        need = ctx.needs_input_grad[2:]
+        d_lp = layout.new(ctx.lp_dtype, device) if need[0] else None
+        d_q = tuple(layout.new(x.dtype, device) if n else None for n, x in zip(need[1:], q))
+        X = [None, layout.rows(mask), vector((ctx.alpha,), acc, device), upstream(grad, "mean", inv_n, layout),
+             _tuple_entry([layout.rows(x) for x in q])]
+        O = [layout.rows(d_lp), _tuple_entry([layout.rows(x) for x in d_q])]
+        launch_map(_actor_bwd_elementwise, X, (ctx.alpha,), O, layout, acc)
+        return (None, None, d_lp, *d_q)
+
+
+def _use_kernel(backend: str, like: torch.Tensor) -> bool:
+    """The kernel path, for a non-empty problem (an empty one has nothing to launch)."""
+    return use_triton(_checks.backend(backend), like.device) and like.numel() > 0
+
+
+def sac_actor_loss(log_probs, q, *, alpha=0.2, mask=None, backend="auto"):
+    r"""The SAC policy loss, a mean over unmasked elements.
+
+    .. math::
+
+        J_\pi = \frac{1}{N}\sum_{i:\,\text{mask}_i} \big(\alpha \log\pi(a_i|s_i) - \min_k Q_k(s_i, a_i)\big),
+        \qquad a_i \sim \pi(\cdot|s_i) \text{ (reparameterised)}
+
+    Args:
+        log_probs: log π(a|s) of the sampled actions, a float tensor of any shape.
+        q: Q_k(s, a) at the same actions: one tensor shaped like ``log_probs`` or a list/tuple
+            of up to ``MAX_CRITICS`` of them; the min is taken in the kernel.
+        alpha: the entropy temperature, a finite float >= 0 (a 1-element tensor is read as a
+            constant).
+        mask: optional, shape of ``log_probs``; 0 leaves an element out of the mean.
+        backend: "auto", "triton" or "torch".
+
+    Returns:
+        A 0-d tensor, bitwise reproducible. Differentiable in ``log_probs`` (α/N) and ``q``
+        (-1/N on the critic that is the min, the first on ties). With no unmasked element (all
+        masked, or empty inputs) the loss is 0 and so are its gradients (not NaN), as for
+        :func:`~rltriton_lite.ppo.ppo_clip_loss` and :func:`~rltriton_lite.crr.crr_loss`.
+    """
+    log_probs = _checks.float_tensor("log_probs", log_probs)
+    q = _critics("q", q, log_probs, "log_probs")
+    mask = _checks.flag("mask", mask, log_probs, "log_probs")
+    alpha = _checks.real("alpha", _checks.finite("alpha", alpha))
+    dtype = _checks.result_dtype(log_probs, *q)
+    if _use_kernel(backend, log_probs):
+        return _ActorLossFunction.apply(alpha, mask, log_probs, *q)
+    from . import _torch_path
+
+    return _torch_path.sac_actor_loss(log_probs, q, alpha, mask, _checks.acc_dtype(dtype)).to(dtype)
+
+
+def sac_temperature_loss(log_alpha, log_probs, target_entropy, *, mask=None, backend="auto"):
+    r"""The SAC temperature loss on log α (SB3, the SAC paper's J(α) with α = e^{log α}).
+
+    .. math::
+
+        J(\log\alpha) = -\frac{1}{N}\sum_{i:\,\text{mask}_i} \log\alpha\,\big(\log\pi(a_i|s_i)
+        + \bar{\mathcal H}\big)
+
+    ``log_probs`` is a constant here (no gradient flows to the policy).
+
+    Args:
+        log_alpha: the learnt log-temperature, a 1-element float tensor (usually requiring grad).
+        log_probs: log π(a|s) of actions sampled from the current policy, any shape.
+        target_entropy: the entropy target H̄, a finite float (commonly -dim(A)).
+        mask: optional, shape of ``log_probs``; 0 leaves an element out of the mean.
+        backend: "auto", "triton" or "torch" (the mean over ``log_probs``).
+
+    Returns:
+        A 0-d tensor, differentiable in ``log_alpha``:
+        dJ/d log α = -mean(log π + H̄). With no unmasked element (all masked, or empty
+        ``log_probs``) the mean is 0: the loss and its gradient are 0 (not NaN), as for
+        :func:`~rltriton_lite.ppo.ppo_clip_loss` and :func:`~rltriton_lite.crr.crr_loss`.
+    """
+    log_probs = _checks.float_tensor("log_probs", log_probs)
+    log_alpha = _checks.float_tensor("log_alpha", log_alpha, like=log_probs)
+    if log_alpha.numel() != 1:
+        raise ValueError(f"log_alpha must hold one value, got shape {_checks._shape(log_alpha.shape)}")
+    target_entropy = _checks.finite("target_entropy", target_entropy)
+    mask = _checks.flag("mask", mask, log_probs, "log_probs")
+    dtype = _checks.result_dtype(log_alpha, log_probs)
+    acc = _checks.acc_dtype(log_probs.dtype)
+    log_probs = log_probs.detach()
+    if _use_kernel(backend, log_probs):
+        layout, device = Layout.of(log_probs), log_probs.device
+        X = [layout.rows(log_probs), layout.rows(mask), vector((target_entropy,), acc, device)]
+        total, count = reduce(_temperature_elementwise, 2, X, (target_entropy,), (), layout.n_rows, layout.T,
+                              acc, device)
+        mean = total / count.clamp(min=1)
+    else:
+        from . import _torch_path
+
+        mean = _torch_path.sac_masked_mean(log_probs.to(acc) + target_entropy, mask)
+    return -(log_alpha.reshape(()).to(dtype) * mean.to(dtype))

@@ -1,0 +1,272 @@
+r"""V-trace (Espeholt et al., 2018, IMPALA): off-policy value targets and policy-gradient
+advantages, both from one pass of the shared scan.
+
+With the importance ratio :math:`e^{\log\rho_t} = \pi(a_t|s_t)/\mu(a_t|s_t)`, its clipped
+versions :math:`\rho_t = \min(\bar\rho, e^{\log\rho_t})`, :math:`c_t = \lambda_t \min(\bar c,
+e^{\log\rho_t})`, :math:`\rho^{pg}_t = \min(\bar\rho_{pg}, e^{\log\rho_t})`, and
+:math:`V'_t = V(s_{t+1})` as in :mod:`rltriton_lite.returns`, the targets are
+
+.. math::
+
+    \delta_t &= r_t + [\lnot\text{term}_t]\,\gamma_t V'_t - V_t \\
+    v_t &= V_t + \rho_t \delta_t + [\lnot\text{done}_t]\,\gamma_t c_t\,(v_{t+1} - V'_t) \\
+    A^{pg}_t &= \rho^{pg}_t\big(r_t + [\lnot\text{term}_t]\,\gamma_t
+        \big[\lambda_t v'_{t+1} + (1-\lambda_t) V'_t\big] - V_t\big), \qquad
+    v'_{t+1} = \begin{cases} v_{t+1} & \lnot\text{done}_t \\ V'_t & \text{done}_t \end{cases}
+
+with :math:`\text{done}_t = \text{term}_t \lor \text{trunc}_t \lor (t = T-1)`. The targets are
+the backward recurrence :math:`v_t = b_t + a_t v_{t+1}`, reset where :math:`\text{done}_t`, with
+
+.. math::
+
+    a_t = \gamma_t c_t, \qquad b_t = V_t + \rho_t \delta_t - [\lnot\text{done}_t]\,\gamma_t c_t V'_t,
+
+and the advantage is an epilogue reading :math:`v_{t+1}` as the scan carries it (``y_prev``).
+Bracketed flags are selects: a NaN behind an episode end is never read into a sum.
+
+**Gradients.** Both outputs are linear in ``rewards``, ``values``, ``next_values`` and
+``bootstrap_value`` once the ratios are fixed. ``log_rhos`` (and with it :math:`\rho`, :math:`c`
+and :math:`\rho^{pg}`) is treated as a constant, as IMPALA does: the targets are regression
+targets and the advantages multiply :math:`\nabla\log\pi` in the loss, so no gradient reaches
+``log_rhos`` through them. With upstream gradients :math:`G_t = \partial L/\partial v_t` and
+:math:`H_t = \partial L/\partial A^{pg}_t`, the transposed scan runs forwards in time,
+
+.. math::
+
+    g_t = G_t + [\lnot\text{done}_{t-1}]\,\rho^{pg}_{t-1}\gamma_{t-1}\lambda_{t-1} H_{t-1}
+          + a_{t-1}\, g_{t-1}, \qquad \text{reset where } \text{done}_{t-1},
+
+(the middle term: :math:`A^{pg}_{t-1}` read :math:`v_t`), and then
+
+.. math::
+
+    \partial L/\partial r_t &= \rho_t g_t + \rho^{pg}_t H_t, \qquad
+    \partial L/\partial V_t = (1-\rho_t) g_t - \rho^{pg}_t H_t, \\
+    \partial L/\partial V'_t &= [\lnot\text{term}_t]\,\gamma_t\big(\rho_t g_t
+        + \rho^{pg}_t w_t H_t\big) - [\lnot\text{done}_t]\,\gamma_t c_t g_t, \qquad
+    w_t = [\text{done}_t] + [\lnot\text{done}_t](1-\lambda_t).
+
+Without ``next_values``, :math:`V'_t` is ``values[t+1]`` (``bootstrap_value`` at the last step),
+so ``values[t]`` also collects :math:`\partial L/\partial V'_{t-1}`.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import torch
+
+from . import _checks
+from .returns import _episode, _grad_buffers, _inputs, _next_value, _Problem, _store_bootstrap_grad, _validate
+from .scan import coef, launch, load, load_mask, store
+from ._triton import jit, tl
+
+__all__ = ["vtrace", "VTraceOutput"]
+
+
+class VTraceOutput(NamedTuple):
+    vs: torch.Tensor
+    pg_advantages: torch.Tensor
+
+
+# Inputs X: 0-8 as in returns.py (rewards, values, next_values, bootstrap_value, terminated,
+#   truncated, mask, gamma, lambda), then
+#   9 log_rhos  10 rho_bar  11 c_bar  12 pg_rho_bar (tensors for float64 only, else None)
+#   13 dL/dvs  14 dL/dpg_advantages (backward; None where that output got no gradient)
+# Params P: (gamma, lambda, rho_bar, c_bar, pg_rho_bar) as numbers.
+# Outputs O: forward (vs, pg_advantages); backward (d_rewards, d_values, d_next_values,
+#   d_bootstrap_value), the layout returns.py's backward uses.
+
+
+@jit
+def _step(X, SX, P, row, t, m, T, ACC: tl.constexpr):
+    """(gamma, lambda, term, done, valid, rho, c, rho_pg) of step t: the episode's coefficients
+    and flags, and the three clipped importance weights."""
+    gamma, lam, term, done, valid = _episode(X, SX, P, row, t, m, T, ACC)
+    ratio = tl.exp(load(X[9], SX[9], row, t, valid, 0.0, ACC))  # pi / mu
+    rho = tl.minimum(coef(X[10], SX[10], P[2], row, t, valid, ACC), ratio)
+    c = lam * tl.minimum(coef(X[11], SX[11], P[3], row, t, valid, ACC), ratio)
+    rho_pg = tl.minimum(coef(X[12], SX[12], P[4], row, t, valid, ACC), ratio)
+    return gamma, lam, term, done, valid, rho, c, rho_pg
+
+
+# ---- forward --------------------------------------------------------------------------------
+@jit
+def _vtrace_prologue(X, SX, P, row, t, m, T, ACC: tl.constexpr):
+    """a_t = gamma_t c_t, b_t = V_t + rho_t delta_t - [not done_t] gamma_t c_t V'_t, reset at done_t."""
+    step = _step(X, SX, P, row, t, m, T, ACC)
+    gamma, lam, term, done, valid, rho, c, rho_pg = step
+    r = load(X[0], SX[0], row, t, valid, 0.0, ACC)
+    v = load(X[1], SX[1], row, t, valid, 0.0, ACC)
+    v_next = _next_value(X, SX, row, t, valid & ~term, T, ACC)  # never read after a terminal step
+    delta = r + tl.where(term, 0.0, gamma * v_next) - v
+    b = v + rho * delta - tl.where(done, 0.0, gamma * c * v_next)
+    return gamma * c, b, done, valid, (step, r, v, v_next)
+
+
+@jit
+def _vtrace_epilogue(X, SX, P, O, SO, row, t, m, T, ACC: tl.constexpr, valid, y, y_prev, keep):
+    """vs_t = y; the advantage reads vs_{t+1} as carried (y_prev), or V'_t at an episode end."""
+    step, r, v, v_next = keep
+    gamma, lam, term, done, _, _, _, rho_pg = step
+    store(O[0], SO[0], row, t, m, tl.where(valid, y, 0.0))
+    vs_next = tl.where(done, v_next, y_prev)  # vs'_{t+1}
+    target = r + tl.where(term, 0.0, gamma * (lam * vs_next + (1.0 - lam) * v_next))
+    store(O[1], SO[1], row, t, m, tl.where(valid, rho_pg * (target - v), 0.0))
+
+
+# ---- backward -------------------------------------------------------------------------------
+@jit
+def _vtrace_bwd_prologue(X, SX, P, row, t, m, T, ACC: tl.constexpr):
+    """Transposed scan, forwards in time: the pair at t is (a_{t-1}, dL/dvs_t + what A^pg_{t-1}
+    sends to vs_t), reset where done_{t-1}."""
+    m_prev = m & (t >= 1)
+    step_p = _step(X, SX, P, row, t - 1, m_prev, T, ACC)
+    gamma_p, lam_p, term_p, done_p, valid_p, rho_p, c_p, rho_pg_p = step_p
+    a = tl.where(valid_p, gamma_p * c_p, 1.0)  # a padded step t-1 passes g through
+    reset = (valid_p & done_p) | ~m_prev  # nothing flows back across an episode end (or t = 0)
+    h_p = load(X[14], SX[14], row, t - 1, valid_p, 0.0, ACC)  # dL/dA^pg_{t-1}
+    valid = load_mask(X[6], SX[6], row, t, m)
+    dy = load(X[13], SX[13], row, t, valid, 0.0, ACC)
+    # A^pg_{t-1} read vs_t as carried, which passes through padding: t itself may be padded
+    dy += tl.where(valid_p & ~done_p, rho_pg_p * gamma_p * lam_p * h_p, 0.0)
+    return a, dy, reset, m, (step_p, h_p)
+
+
+@jit
+def _d_next_value(step, g, h):
+    """dL/dV'_t of one step from g_t = dL/db_t and h_t = dL/dA^pg_t (0 for a padded step)."""
+    gamma, lam, term, done, valid, rho, c, rho_pg = step
+    w = tl.where(done, 1.0, 1.0 - lam)  # A^pg weighs V'_t by 1 - lambda, or 1 at an episode end
+    d = tl.where(term, 0.0, gamma * (rho * g + rho_pg * w * h)) - tl.where(done, 0.0, gamma * c * g)
+    return tl.where(valid, d, 0.0)
+
+
+@jit
+def _vtrace_bwd_epilogue(X, SX, P, O, SO, row, t, m, T, ACC: tl.constexpr, valid_m, g, g_prev, keep):
+    step_p, h_p = keep
+    step = _step(X, SX, P, row, t, m, T, ACC)
+    valid, rho, rho_pg = step[4], step[5], step[7]
+    g = tl.where(valid, g, 0.0)  # dL/db_t
+    h = load(X[14], SX[14], row, t, valid, 0.0, ACC)  # dL/dA^pg_t
+    if O[0] is not None:
+        store(O[0], SO[0], row, t, m, rho * g + rho_pg * h)
+    dv_next = _d_next_value(step, g, h)
+    if O[1] is not None:
+        dv = tl.where(valid, (1.0 - rho) * g - rho_pg * h, 0.0)
+        if X[2] is None:  # values[t] is V'_{t-1}, read by step t-1 even when step t is padding
+            dv += _d_next_value(step_p, g_prev, h_p)
+        store(O[1], SO[1], row, t, m, dv)
+    if O[2] is not None:
+        store(O[2], SO[2], row, t, m, dv_next)
+    _store_bootstrap_grad(X, SX, P, O, SO, row, t, m, T, dv_next)
+
+
+# --------------------------------------------------------------------------------------------
+# Launcher
+# --------------------------------------------------------------------------------------------
+def _vtrace_inputs(p: _Problem, log_rhos: torch.Tensor, acc: torch.dtype):
+    """X[0..12]. For float64 the clip thresholds travel as tensors (Triton passes Python floats
+    as float32), like gamma and lambda in returns._inputs."""
+    X = _inputs(p, acc)
+    X.append(_checks.rows(log_rhos, p.rewards.shape, p.time_dim))
+    for bar in p.params[2:]:
+        X.append((torch.tensor([bar], dtype=acc, device=p.rewards.device), (0, 0)) if acc == torch.float64 else None)
+    return X
+
+
+def _dtype(p: _Problem, log_rhos: torch.Tensor) -> torch.dtype:
+    return _checks.result_dtype(p.rewards, p.values, p.next_values, log_rhos)
+
+
+def _forward(p: _Problem, log_rhos: torch.Tensor):
+    """One kernel launch: every input read once, both outputs written once."""
+    shape, T, n_rows = _checks.problem(p.rewards, p.time_dim)
+    dtype = _dtype(p, log_rhos)
+    acc = _checks.acc_dtype(dtype)
+    outs = [_checks.new_output(shape, p.time_dim, dtype, p.rewards.device) for _ in range(2)]
+    X = _vtrace_inputs(p, log_rhos, acc)
+    launch(_vtrace_prologue, _vtrace_epilogue, X, p.params, [_checks.rows(o, shape, p.time_dim) for o in outs],
+           n_rows, T, reverse=True, acc_dtype=acc, time_contiguous=X[0][1][1] == 1)
+    return tuple(outs)
+
+
+class _VTraceFunction(torch.autograd.Function):
+    """(vs, pg_advantages) from rewards, values, next_values, bootstrap_value; log_rhos comes in
+    detached: a constant, as on the torch path."""
+
+    @staticmethod
+    def forward(ctx, p: _Problem, log_rhos, rewards, values, next_values, bootstrap_value):
+        ctx.problem, ctx.log_rhos = p, log_rhos
+        return _forward(p, log_rhos)
+
+    @staticmethod
+    def backward(ctx, d_vs, d_pg):
+        p, log_rhos = ctx.problem, ctx.log_rhos
+        shape, T, n_rows = _checks.problem(p.rewards, p.time_dim)
+        acc = _checks.acc_dtype(_dtype(p, log_rhos))
+        outs, d_boot, O = _grad_buffers(p, ctx.needs_input_grad[2:6])
+        X = _vtrace_inputs(p, log_rhos, acc)
+        X += [None if d is None else _checks.rows(d.expand(shape), shape, p.time_dim) for d in (d_vs, d_pg)]
+        launch(_vtrace_bwd_prologue, _vtrace_bwd_epilogue, X, p.params, O, n_rows, T, reverse=False,
+               acc_dtype=acc, time_contiguous=X[0][1][1] == 1)
+        if d_boot is not None:
+            d_boot = d_boot.reshape(p.bootstrap_value.shape)
+        return (None, None, *outs, d_boot)
+
+
+def vtrace(log_rhos, rewards, values, *, gamma=0.99, lambda_=1.0, rho_bar=1.0, c_bar=1.0,
+           pg_rho_bar=1.0, terminated=None, truncated=None, bootstrap_value=None, next_values=None,
+           mask=None, time_dim=-1, backend="auto"):
+    r"""V-trace targets and policy-gradient advantages (IMPALA), in one fused pass.
+
+    .. math::
+
+        v_t = V_t + \rho_t \delta_t + \gamma_t (1-\text{done}_t)\, c_t (v_{t+1} - V'_t), \qquad
+        A^{pg}_t = \rho^{pg}_t\big(r_t + \gamma_t (1-\text{term}_t)
+                   [\lambda_t v'_{t+1} + (1-\lambda_t) V'_t] - V_t\big)
+
+    with :math:`\delta_t = r_t + \gamma_t(1-\text{term}_t)V'_t - V_t`,
+    :math:`\rho_t = \min(\bar\rho, e^{\log\rho_t})`, :math:`c_t = \lambda_t\min(\bar c,
+    e^{\log\rho_t})`, :math:`\rho^{pg}_t = \min(\bar\rho_{pg}, e^{\log\rho_t})`, and
+    :math:`v'_{t+1}` = :math:`v_{t+1}` inside an episode, :math:`V'_t` at its end (a truncation
+    or the end of the window). On-policy (``log_rhos = 0``, clips ≥ 1) ``vs`` are the λ-returns
+    of :func:`~rltriton_lite.td_lambda` and ``pg_advantages = vs - values``.
+
+    Args:
+        log_rhos: log π(a_t|s_t) − log μ(a_t|s_t), float tensor shaped like ``rewards``.
+            Treated as a constant: no gradient flows to it (as in IMPALA).
+        rewards: float tensor; ``time_dim`` is time, every other dim is batch.
+        values: V(s_t) under the learner's critic, shape of ``rewards``.
+        gamma: discount, a float or a tensor broadcastable to ``rewards``.
+        lambda_: the trace coefficient λ in [0, 1] (IMPALA's λ; 1 = the paper's default),
+            a float or a tensor broadcastable to ``rewards``.
+        rho_bar: truncation ρ̄ of the importance weight in the TD term (> 0; ``inf``: none).
+        c_bar: truncation c̄ of the trace-cutting weights (> 0).
+        pg_rho_bar: truncation of the importance weight of the advantages (> 0).
+        terminated, truncated, bootstrap_value, next_values, mask, time_dim, backend: as in
+            :func:`~rltriton_lite.gae`; ``truncated`` needs ``next_values``.
+
+    Returns:
+        ``VTraceOutput(vs, pg_advantages)``, both written by one kernel, in the dtype of the
+        inputs; 0 at padded steps. Differentiable in ``rewards``, ``values``, ``next_values``
+        and ``bootstrap_value`` (a fused backward scan), not in ``log_rhos``.
+    """
+    if values is None:
+        raise TypeError("vtrace() needs values, the critic's V(s_t) (a tensor shaped like rewards)")
+    p, use_kernel = _validate("vtrace", rewards, values, next_values, bootstrap_value, gamma, lambda_,
+                              terminated, truncated, mask, time_dim, backend)
+    log_rhos = _checks.same_shape("log_rhos", log_rhos, p.rewards, "rewards")
+    bars = tuple(_checks.real(n, x, positive=True) for n, x in (("rho_bar", rho_bar), ("c_bar", c_bar),
+                                                    ("pg_rho_bar", pg_rho_bar)))
+    p = p._replace(params=p.params + bars)
+    if p.rewards.numel() == 0:
+        dtype = _dtype(p, log_rhos)
+        return VTraceOutput(*(torch.empty(p.rewards.shape, dtype=dtype, device=p.rewards.device) for _ in range(2)))
+    if use_kernel:
+        differentiable = (p.rewards, p.values, p.next_values, p.bootstrap_value)
+        if torch.is_grad_enabled() and any(x is not None and x.requires_grad for x in differentiable):
+            return VTraceOutput(*_VTraceFunction.apply(p, log_rhos.detach(), *differentiable))
+        return VTraceOutput(*_forward(p, log_rhos))  # nothing to differentiate: skip autograd's bookkeeping
+    from . import _torch_path
+
+    return VTraceOutput(*_torch_path.vtrace(p, log_rhos))
