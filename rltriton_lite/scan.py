@@ -37,6 +37,8 @@ and :math:`\partial L/\partial a_t = g_t\, y_{t+1}`. It uses the same kernel wit
 """
 from __future__ import annotations
 
+import functools
+
 import torch
 
 from . import _checks
@@ -118,9 +120,12 @@ def _scan_kernel(
     P,  # tuple of scalar parameters (gamma, lambda, ...), read by the hooks
     O,  # tuple of output pointers, written by the epilogue
     SO,  # tuple of (row stride, time stride) pairs, one per output
-    Y0,  # per-row initial carry y_init (None: zeros)
+    Y0,  # [n_rows, n_segments] carry entering each segment (None: zeros)
+    SUMMARY,  # [n_rows, n_segments, 3]: write each segment's composed map (A, B, R) instead of
+              # outputs (the first pass of a time-split scan), or None
     n_rows,  # number of independent sequences (every dim but time, flattened)
     T,  # sequence length
+    SEG,  # chunks per segment; program (i, s) scans segment s of its rows
     PROLOGUE: tl.constexpr,  # jit fn: inputs at t -> (a, b, reset, valid, keep)
     EPILOGUE: tl.constexpr,  # jit fn: (y, y_prev, keep) -> outputs stored
     REVERSE: tl.constexpr,  # True: scan from t = T-1 down to 0 (the forward pass)
@@ -129,16 +134,24 @@ def _scan_kernel(
     BLOCK: tl.constexpr,  # time steps per chunk
 ):
     pid = tl.program_id(0)
+    pid_s = tl.program_id(1)  # the segment of time this program scans
+    n_seg = tl.num_programs(1)
     o_r = pid * ROWS + tl.arange(0, ROWS)  # the rows of this program
     m_r = o_r < n_rows
     row = o_r.to(tl.int64)[:, None]  # int64: row * stride may pass 2**31
     o_i = tl.arange(0, BLOCK)[None, :]  # position inside a chunk, in scan order
+    o_seg = o_r.to(tl.int64) * n_seg + pid_s  # this program's (row, segment) entries
     if Y0 is None:
         carry = tl.zeros([ROWS], ACC)
     else:
-        carry = tl.load(Y0 + o_r, mask=m_r, other=0.0).to(ACC)
+        carry = tl.load(Y0 + o_seg, mask=m_r, other=0.0).to(ACC)
+    if SUMMARY is not None:  # the segment's composed map, starting from the identity
+        s_a = tl.full([ROWS], 1.0, ACC)
+        s_b = tl.zeros([ROWS], ACC)
+        s_r = m_r & False
 
-    for c in range(0, tl.cdiv(T, BLOCK)):
+    c_end = tl.minimum((pid_s + 1) * SEG, tl.cdiv(T, BLOCK))
+    for c in range(pid_s * SEG, c_end):
         if REVERSE:
             t = (T - 1 - c * BLOCK - o_i).to(tl.int64)
         else:
@@ -152,13 +165,41 @@ def _scan_kernel(
         reset = reset & valid
 
         b_a, b_b, b_r = tl.associative_scan((a, b, reset), 1, combine)
-        y = tl.where(b_r, b_b, b_b + b_a * carry[:, None])
-        # The value one step earlier in scan order; the first step's is the carry coming in.
-        i_prev = tl.maximum(o_i - 1, 0) + tl.zeros([ROWS, BLOCK], tl.int32)
-        y_prev = tl.where(o_i == 0, carry[:, None], tl.gather(y, i_prev, 1))
+        last = o_i == BLOCK - 1
+        if SUMMARY is not None:
+            # the chunk's composed map is its last element: fold it into the segment's
+            c_a = tl.sum(tl.where(last, b_a, 0.0), axis=1)
+            c_b = tl.sum(tl.where(last, b_b, 0.0), axis=1)
+            c_r = tl.sum(tl.where(last & b_r, 1, 0), axis=1) != 0
+            s_a, s_b, s_r = combine(s_a, s_b, s_r, c_a, c_b, c_r)
+        else:
+            y = tl.where(b_r, b_b, b_b + b_a * carry[:, None])
+            # The value one step earlier in scan order; the first step's is the carry coming in.
+            i_prev = tl.maximum(o_i - 1, 0) + tl.zeros([ROWS, BLOCK], tl.int32)
+            y_prev = tl.where(o_i == 0, carry[:, None], tl.gather(y, i_prev, 1))
+            EPILOGUE(X, SX, P, O, SO, row, t, m, T, ACC, valid, y, y_prev, keep)
+            carry = tl.sum(tl.where(last, y, 0.0), axis=1)
 
-        EPILOGUE(X, SX, P, O, SO, row, t, m, T, ACC, valid, y, y_prev, keep)
-        carry = tl.sum(tl.where(o_i == BLOCK - 1, y, 0.0), axis=1)
+    if SUMMARY is not None:
+        tl.store(SUMMARY + o_seg * 3, s_a, mask=m_r)
+        tl.store(SUMMARY + o_seg * 3 + 1, s_b, mask=m_r)
+        tl.store(SUMMARY + o_seg * 3 + 2, s_r.to(ACC), mask=m_r)
+
+
+# The carries of a time-split scan: a scan over the segments' composed maps, in scan order.
+# inputs X: 0 A, 1 B, 2 R (views of the summary); outputs O: (carry entering each segment,)
+
+
+@jit
+def _segments_prologue(X, SX, P, row, t, m, T, ACC: tl.constexpr):
+    a = load(X[0], SX[0], row, t, m, 1.0, ACC)
+    b = load(X[1], SX[1], row, t, m, 0.0, ACC)
+    return a, b, load_flag(X[2], SX[2], row, t, m), m, ()
+
+
+@jit
+def _segments_epilogue(X, SX, P, O, SO, row, t, m, T, ACC: tl.constexpr, valid, y, y_prev, keep):
+    store(O[0], SO[0], row, t, m, y_prev)
 
 
 # --------------------------------------------------------------------------------------------
@@ -236,12 +277,40 @@ def _config(n_rows: int, T: int, time_contiguous: bool):
     return 1, block, 8 if block >= 1024 else 4
 
 
+# Split time across programs when fewer than this many would run (None: twice the GPU's
+# multiprocessors; the interpreter never splits unless a test sets it).
+MIN_PROGRAMS = None
+
+
+@functools.lru_cache(maxsize=None)
+def _min_programs(device_index: int) -> int:
+    return 2 * torch.cuda.get_device_properties(device_index).multi_processor_count
+
+
+def _segments(n_programs: int, n_chunks: int, device: torch.device):
+    """(segments, chunks per segment) for a row tile walking ``n_chunks`` chunks."""
+    want = MIN_PROGRAMS
+    if want is None:
+        want = _min_programs(device.index if device.index is not None else torch.cuda.current_device()) \
+            if device.type == "cuda" else 0
+    if n_programs >= want or n_chunks < 2:
+        return 1, n_chunks
+    seg = _checks.cdiv(n_chunks, min(n_chunks, _checks.cdiv(want, n_programs)))
+    return _checks.cdiv(n_chunks, seg), seg
+
+
 def launch(prologue, epilogue, inputs, params, outputs, n_rows, T, *, reverse, acc_dtype,
            initial=None, time_contiguous=True):
     """Run the scan kernel over ``n_rows`` rows of ``T`` steps.
 
     ``inputs``/``outputs`` are sequences of ``None`` or ``(tensor, (row_stride, time_stride))``;
     ``params`` a tuple of Python scalars; ``initial`` a contiguous per-row tensor or None.
+
+    Few long rows leave the GPU idle, so time is then split across programs, in three passes
+    that reuse the same kernel: each segment's composed map (the prologue alone), a scan over
+    the segments' maps giving the carry entering each (the same recurrence, one step per
+    segment), and the segments again, each from its carry, with the epilogue. Deterministic:
+    no atomics, a fixed order.
     """
     if n_rows == 0 or T == 0:
         return
@@ -251,12 +320,21 @@ def launch(prologue, epilogue, inputs, params, outputs, n_rows, T, *, reverse, a
     SO = tuple((0, 0) if o is None else o[1] for o in outputs)
     acc = tl.float64 if acc_dtype == torch.float64 else tl.float32
     rows, block, num_warps = _config(n_rows, T, time_contiguous)
-    grid = (_checks.cdiv(n_rows, rows),)
-    _scan_kernel[grid](
-        X, SX, tuple(params), O, SO, initial, n_rows, T,
-        PROLOGUE=prologue, EPILOGUE=epilogue, REVERSE=reverse, ACC=acc,
-        ROWS=rows, BLOCK=block, num_warps=num_warps,
-    )
+    n_programs = _checks.cdiv(n_rows, rows)
+    device = next(x for x in X + O if x is not None).device
+    n_seg, seg = _segments(n_programs, _checks.cdiv(T, block), device)
+    constexprs = dict(REVERSE=reverse, ACC=acc, ROWS=rows, BLOCK=block, num_warps=num_warps)
+    if n_seg > 1:
+        summary = torch.empty(n_rows, n_seg, 3, dtype=acc_dtype, device=device)
+        _scan_kernel[(n_programs, n_seg)](X, SX, tuple(params), O, SO, None, summary, n_rows, T, seg,
+                                          PROLOGUE=prologue, EPILOGUE=epilogue, **constexprs)
+        carries = torch.empty(n_rows, n_seg, dtype=acc_dtype, device=device)
+        seg_inputs = [(summary[..., k], (3 * n_seg, 3)) for k in range(3)]
+        launch(_segments_prologue, _segments_epilogue, seg_inputs, (), [(carries, (n_seg, 1))], n_rows, n_seg,
+               reverse=False, acc_dtype=acc_dtype, initial=initial)
+        initial = carries
+    _scan_kernel[(n_programs, n_seg)](X, SX, tuple(params), O, SO, initial, None, n_rows, T, seg,
+                                      PROLOGUE=prologue, EPILOGUE=epilogue, **constexprs)
 
 
 def use_triton(backend: str, device: torch.device) -> bool:

@@ -46,14 +46,17 @@ def backend(request):
     return request.param
 
 
-@pytest.fixture(params=[("triton", 16), ("triton", None), ("torch", None)],
-                ids=["triton-block16", "triton", "torch"])
+@pytest.fixture(params=[("triton", 16, False), ("triton", None, False), ("triton", 16, True), ("torch", None, False)],
+                ids=["triton-block16", "triton", "triton-split", "torch"])
 def impl(request, monkeypatch):
-    """A backend, and for the kernel the largest chunk of time steps: small chunks exercise
-    the carry between chunks on short sequences. Yields (backend, block)."""
-    backend, block = request.param
+    """A backend and, for the kernel, a tiling: small chunks exercise the carry between chunks on
+    short sequences; "split" cuts time across programs (the long-sequence path: segment
+    summaries, a scan of their carries, a fix-up pass). Yields (backend, block)."""
+    backend, block, split = request.param
     if block is not None:
         monkeypatch.setattr(scan, "MAX_BLOCK_T", block)
+    if split:
+        monkeypatch.setattr(scan, "MIN_PROGRAMS", 1 << 20)
     return backend, scan.MAX_BLOCK_T
 
 
