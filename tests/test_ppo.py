@@ -371,7 +371,13 @@ def test_large_batch_gpu(dtype):
     for a, e in zip(out, exp):
         assert abs(a.item() - e.item()) <= tol * max(1.0, abs(e.item())), (a, e)
     n = mask.sum().item()  # the gradient is O(1/N): compare N times it
-    assert_close(grad.double() * n, numpy(grad64) * n, dtype)
+    # the gradient jumps where the ratio meets a clip bound; rounding may put an element on either
+    # side there, so compare away from the bounds (a few elements in 16M sit within 1e-6 of one)
+    ratio = (lp64.detach() - old.double()).exp()
+    near = ((ratio - 0.8).abs() < 1e-6) | ((ratio - 1.28).abs() < 1e-6)
+    assert near.float().mean().item() < 1e-5
+    keep = (~near).cpu().numpy()
+    assert_close((grad.double() * n).cpu().numpy()[keep], numpy(grad64 * n)[keep], dtype)
     # deterministic
     again = ppo_clip_loss(lp, old, adv, **kw)
     assert torch.equal(again.loss, out.loss) and torch.equal(torch.autograd.grad(again.loss, lp)[0], grad)
