@@ -169,15 +169,16 @@ def main(argv=None):
     print(f"{'algorithm':<18} {'impl':<34} {'shape':<14} {'dtype':<8} {'pass':<7} {'ms':>9} {'floor ms':>9} "
           f"{'floor%':>7} {'call us':>9} {'rel err':>9}")
     rows = []
-    bench_ops(do_bench, bw, shapes, dtypes, rows, args.algorithms.split(","), configs)
     result = dict(gpu=gpu, copy_bandwidth_Bps=bw, date=datetime.date.today().isoformat(),
                   versions=dict(torch=torch.__version__, triton=triton.__version__, rltriton_lite=rltriton_lite.__version__,
                                 python=platform.python_version()),
                   command="python -m rltriton_lite.bench " + " ".join(argv if argv is not None else sys.argv[1:]),
                   rows=rows)
-    if args.out:
-        with open(args.out, "w") as f:
-            json.dump(result, f, indent=1)
+    for shape in shapes:  # the JSON is rewritten after each shape: an interrupted run keeps its rows
+        bench_ops(do_bench, bw, [shape], dtypes, rows, args.algorithms.split(","), configs)
+        if args.out:
+            with open(args.out, "w") as f:
+                json.dump(result, f, indent=1)
     return 0
 
 
