@@ -65,15 +65,21 @@ def _coef(tensor, number, time_dim, acc):
     return number if tensor is None else _last_dim(tensor, time_dim, acc)
 
 
-def returns(p):
-    """discounted_returns / gae / td_lambda on the torch path (``p`` is returns._Problem)."""
-    dtype = _checks.result_dtype(p.rewards, p.values, p.next_values)
+def _episodes(p, *float_inputs):
+    """What every scan-based estimator starts from: output dtype, arithmetic dtype, rewards
+    (time last), zeros, the valid/terminated/done flags, gamma and lambda."""
+    dtype = _checks.result_dtype(*float_inputs)
     acc = _checks.acc_dtype(dtype)
     r = _last_dim(p.rewards, p.time_dim, acc)
-    zero = torch.zeros_like(r)
     valid, term, done = _flags(p, r)
     gamma = _coef(p.gamma, p.params[0], p.time_dim, acc)
     lam = _coef(p.lambda_, p.params[1], p.time_dim, acc)
+    return dtype, acc, r, torch.zeros_like(r), valid, term, done, gamma, lam
+
+
+def returns(p):
+    """discounted_returns / gae / td_lambda on the torch path (``p`` is returns._Problem)."""
+    dtype, acc, r, zero, valid, term, done, gamma, lam = _episodes(p, p.rewards, p.values, p.next_values)
     v = None if p.values is None else _last_dim(p.values, p.time_dim, acc)
     if p.next_values is not None:
         v_next = _last_dim(p.next_values, p.time_dim, acc)
@@ -135,13 +141,8 @@ def vtrace(p, log_rhos):
 def sac_targets(p):
     """Soft λ-returns on the torch path (``p`` is sac._Problem): the scan carries
     H_t = G_t - α log π_t through padding; G_t is rebuilt from H_{t+1} as in the kernel."""
-    dtype = _checks.result_dtype(p.rewards, p.log_probs, p.next_log_probs, *p.next_q)
-    acc = _checks.acc_dtype(dtype)
-    r = _last_dim(p.rewards, p.time_dim, acc)
-    zero = torch.zeros_like(r)
-    valid, term, done = _flags(p, r)
-    gamma = _coef(p.gamma, p.params[0], p.time_dim, acc)
-    lam = _coef(p.lambda_, p.params[1], p.time_dim, acc)
+    dtype, acc, r, zero, valid, term, done, gamma, lam = _episodes(p, p.rewards, p.log_probs, p.next_log_probs,
+                                                                   *p.next_q)
     alpha = p.params[2]
     q_min = torch.stack([_last_dim(q, p.time_dim, acc) for q in p.next_q]).min(0).values
     v_soft = q_min - alpha * _last_dim(p.next_log_probs, p.time_dim, acc)

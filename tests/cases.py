@@ -76,3 +76,19 @@ def episode_ids(done):
     ids = np.zeros(done.shape, dtype=np.int64)
     ids[..., 1:] = np.cumsum(done[..., :-1], axis=-1)
     return ids
+
+
+def assert_nan_contained(outs, expected, terminated, row, j):
+    """A NaN put at (row, j) poisons exactly the steps <= j of its own episode in ``outs``; every
+    other element matches ``expected`` (the reference with the NaN replaced by a number)."""
+    done = np.array(terminated, dtype=bool, copy=True)
+    done[..., -1] = True
+    ep = episode_ids(done)
+    T = done.shape[-1]
+    poisoned = np.zeros(done.shape, bool)
+    poisoned[row] = (ep[row] == ep[row, j]) & (np.arange(T) <= j)
+    for o, e in zip(outs, expected):
+        o = o.double().cpu().numpy()
+        assert np.isnan(o[poisoned]).all()
+        assert np.isfinite(o[~poisoned]).all()
+        np.testing.assert_allclose(o[~poisoned], e[~poisoned], rtol=1e-5, atol=1e-5)

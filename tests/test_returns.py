@@ -11,7 +11,7 @@ import torch
 import rltriton_lite as rl
 from rltriton_lite import reference as ref
 
-from cases import LAYOUTS, Rollout, episode_ids
+from cases import LAYOUTS, Rollout, assert_nan_contained
 from conftest import DEVICE, DTYPES, assert_close
 
 ESTIMATORS = ["discounted_return", "gae", "td_lambda"]
@@ -142,8 +142,8 @@ def test_empty_and_single_step(backend):
 
 @pytest.mark.parametrize("name", ESTIMATORS)
 def test_nan_stays_in_its_episode(name, impl):
-    backend, block = impl
     """A NaN reward poisons only the earlier steps of its own episode (and row)."""
+    backend, block = impl
     rng = np.random.default_rng(13)
     B, T = 3, 3 * block + 5
     ro = Rollout(rng, (B,), T, device=DEVICE, p_trunc=0.0, p_pad=0.0, p_term=0.08)
@@ -157,16 +157,7 @@ def test_nan_stays_in_its_episode(name, impl):
     np_r_clean[row, j] = 0.0
     ro._floats["rewards"] = (r, np_r_clean)
     _, expected = run(name, ro, opts, "torch")
-    done = ro.np_terminated.copy()
-    done[:, -1] = True
-    ep = episode_ids(done)
-    poisoned = np.zeros((B, T), bool)
-    poisoned[row] = (ep[row] == ep[row, j]) & (np.arange(T) <= j)
-    for o, e in zip(outs, expected):
-        o = o.double().cpu().numpy()
-        assert np.isnan(o[poisoned]).all()
-        assert np.isfinite(o[~poisoned]).all()
-        np.testing.assert_allclose(o[~poisoned], e[~poisoned], rtol=1e-5, atol=1e-5)
+    assert_nan_contained(outs, expected, ro.np_terminated, row, j)
 
 
 def test_nan_value_after_termination_is_never_read(backend):

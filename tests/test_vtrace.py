@@ -13,7 +13,7 @@ import rltriton_lite as rl
 from rltriton_lite import reference as ref
 from rltriton_lite.vtrace import VTraceOutput, vtrace
 
-from cases import LAYOUTS, Rollout, episode_ids
+from cases import LAYOUTS, Rollout, assert_nan_contained
 from conftest import DEVICE, DTYPES, assert_close
 
 # option sets; without next_values the steps bootstrap from values[t+1] (bootstrap_value at the end)
@@ -208,16 +208,7 @@ def test_nan_stays_in_its_episode(impl):
     np_r_clean[row, j] = 0.0
     ro._floats["rewards"] = (r, np_r_clean)
     _, expected = run(ro, opts, "torch")
-    done = ro.np_terminated.copy()
-    done[:, -1] = True
-    ep = episode_ids(done)
-    poisoned = np.zeros((B, T), bool)
-    poisoned[row] = (ep[row] == ep[row, j]) & (np.arange(T) <= j)
-    for o, e in zip(outs, expected):
-        o = o.double().cpu().numpy()
-        assert np.isnan(o[poisoned]).all()
-        assert np.isfinite(o[~poisoned]).all()
-        np.testing.assert_allclose(o[~poisoned], e[~poisoned], rtol=1e-5, atol=1e-5)
+    assert_nan_contained(outs, expected, ro.np_terminated, row, j)
 
 
 def test_nan_value_after_termination_is_never_read(backend):
