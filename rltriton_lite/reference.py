@@ -29,7 +29,8 @@ def _prepare(rewards, gamma, terminated, truncated, mask):
     term, trunc = flag(terminated), flag(truncated)
     valid = np.ones(r.shape, bool) if mask is None else np.asarray(mask) != 0
     done = term | trunc
-    done[..., T - 1] = True  # the end of the window is a truncation
+    if T:
+        done[..., T - 1] = True  # the end of the window is a truncation
     return r, T, gamma, term, done, valid
 
 
@@ -40,8 +41,9 @@ def _next_values(r, values, next_values, bootstrap_value):
     boot = np.zeros(r.shape[:-1]) if bootstrap_value is None else np.asarray(bootstrap_value, np.float64)
     after = np.zeros_like(r) if values is None else np.asarray(values, np.float64)
     v_next = np.empty_like(r)
-    v_next[..., :-1] = after[..., 1:]
-    v_next[..., -1] = np.broadcast_to(boot, r.shape[:-1])
+    if r.shape[-1]:
+        v_next[..., :-1] = after[..., 1:]
+        v_next[..., -1] = np.broadcast_to(boot, r.shape[:-1])
     return v_next
 
 
