@@ -12,7 +12,6 @@ import argparse
 import os
 import sys
 
-import numpy as np
 import torch
 
 
@@ -25,11 +24,6 @@ def _ensure_kernels_can_run() -> None:
         return  # no Triton on this machine: the torch path alone
     env = dict(os.environ, TRITON_INTERPRET="1")
     os.execve(sys.executable, [sys.executable, "-m", "rltriton_lite", *sys.argv[1:]], env)
-
-
-def _rel_err(out, expected) -> float:
-    out = out.detach().double().cpu().numpy()
-    return float(np.max(np.abs(out - expected)) / max(1.0, np.max(np.abs(expected))))
 
 
 def main(argv=None) -> int:
@@ -58,11 +52,11 @@ def main(argv=None) -> int:
     for name, op in profile.ops().items():
         params = {k: v[2] for k, v in op.params.items()}
         x = op.make(B, T, torch.float32, device, torch.Generator().manual_seed(0))
-        expected = op.reference({k: v.double().cpu().numpy() for k, v in x.items()}, params)
+        expected = op.reference(profile.as_numpy(x), params)
         peer_ms = profile.time_ms(lambda: op.loop(x, params), device) if device == "cuda" else None
         for be in backends:
             out = op.run(x, be, params)
-            err = _rel_err(out[0] if isinstance(out, tuple) else out, expected)
+            err = profile.rel_err(out[0] if isinstance(out, tuple) else out, expected)
             worst = max(worst, err)
             ms = profile.time_ms(lambda: op.run(x, be, params), device, rep=3)
             line = f"{name:<18} {be:<7} {err:>11.2e} {ms:>9.3f}"

@@ -21,7 +21,6 @@ import platform
 import sys
 import time
 
-import numpy as np
 import torch
 
 SHAPES = [(16, 128), (4096, 128), (1024, 1024), (16384, 1024), (64, 16384), (8, 131072)]
@@ -59,11 +58,6 @@ def kernel_ms(fn):
         return None
 
 
-def _rel_err(out, expected):
-    out = out.detach().double().cpu().numpy()
-    return float(np.max(np.abs(out - expected)) / max(1.0, np.max(np.abs(expected))))
-
-
 def _row(algorithm, impl, B, T, dtype, pass_, ms, nbytes, bw, full_call=None, err=float("nan")):
     floor = nbytes / bw * 1e3
     return dict(algorithm=algorithm, impl=impl, B=B, T=T, dtype=str(dtype).replace("torch.", ""), **{"pass": pass_},
@@ -89,7 +83,7 @@ def bench_ops(do_bench, bw, shapes, dtypes, rows, algorithms, configs=None, devi
                 out = out[0] if isinstance(out, tuple) else out
                 err = float("nan")
                 if B * T <= 2**24 and T <= 131072:
-                    err = _rel_err(out, op.reference({k: v.double().cpu().numpy() for k, v in x.items()}, params))
+                    err = profile.rel_err(out, op.reference(profile.as_numpy(x), params))
                 rows.append(_row(name, "rltriton_lite", B, T, dtype, "fwd", do_bench(fn), nbytes, bw,
                                  full_call_us(fn, 200 if B * T > 2**22 else 2000), err))
                 rows[-1]["kernel_ms"] = kernel_ms(fn)
@@ -106,7 +100,7 @@ def bench_ops(do_bench, bw, shapes, dtypes, rows, algorithms, configs=None, devi
                     peer = lambda: op.loop(x, params)  # noqa: E731
                     p_out = peer()
                     p_out = p_out[0] if isinstance(p_out, tuple) else p_out
-                    p_err = float("nan") if p_out.dim() == 0 and out.dim() != 0 else _rel_err(p_out, out.double().cpu().numpy())
+                    p_err = float("nan") if p_out.dim() == 0 and out.dim() != 0 else profile.rel_err(p_out, out.double().cpu().numpy())
                     rows.append(_row(name, "pytorch_" + ("loop" if name in SCANS else "eager"), B, T, dtype, "fwd",
                                      do_bench(peer), nbytes, bw, err=p_err))
                     _print(rows[-1])

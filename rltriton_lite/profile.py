@@ -76,8 +76,15 @@ def _rollout(B, T, dtype, device, g):
                 q1=x(), q2=x())
 
 
-def _np(x):
+def as_numpy(x: dict) -> dict:
+    """An op's inputs as float64 NumPy arrays, for its reference."""
     return {k: v.double().cpu().numpy() for k, v in x.items()}
+
+
+def rel_err(out: torch.Tensor, expected) -> float:
+    """Max absolute error against ``expected``, relative to its magnitude (at least 1)."""
+    out = out.detach().double().cpu().numpy()
+    return float(np.max(np.abs(out - expected)) / max(1.0, np.max(np.abs(expected))))
 
 
 def _loop_returns(x, p):
