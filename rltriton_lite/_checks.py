@@ -39,12 +39,12 @@ def same_device(name: str, x: torch.Tensor, like: torch.Tensor) -> None:
         raise ValueError(f"{name} is on {x.device} but the other inputs are on {like.device}")
 
 
-def time_dim(time_dim, x: torch.Tensor) -> int:
-    """Normalise ``time_dim`` for ``x``; the time axis must exist."""
+def time_dim(time_dim, x: torch.Tensor, name: str = "rewards") -> int:
+    """Normalise ``time_dim`` for ``x`` (the argument ``name``); the time axis must exist."""
     if isinstance(time_dim, bool) or not isinstance(time_dim, numbers.Integral):
         raise TypeError(f"time_dim must be an int, got {type(time_dim).__name__}")
     if x.dim() == 0:
-        raise ValueError("the inputs need a time dimension: got a 0-d tensor")
+        raise ValueError(f"{name} needs a time dimension (time_dim={time_dim}): got a 0-d tensor")
     if not -x.dim() <= time_dim < x.dim():
         raise ValueError(f"time_dim={time_dim} is out of range for a {x.dim()}-d input of shape {_shape(x.shape)}")
     return int(time_dim) % x.dim()
@@ -69,7 +69,9 @@ def flag(name: str, x, like: torch.Tensor, like_name: str = "rewards") -> torch.
     same_device(name, x, like)
     if x.shape != like.shape:
         raise ValueError(f"{name} must have the shape of {like_name} {_shape(like.shape)}, got {_shape(x.shape)}")
-    return x.view(torch.uint8) if x.dtype == torch.bool else x
+    if x.dtype == torch.bool and not torch.compiler.is_compiling():  # inductor can't lower this view:
+        return x.view(torch.uint8)  # while compiling, the custom op takes it (_ops.py)
+    return x
 
 
 def broadcast(name: str, x: torch.Tensor, shape) -> torch.Tensor:
@@ -91,8 +93,8 @@ def unit_interval(name: str, value, like: torch.Tensor):
             raise TypeError(f"{name} must be a float or a floating-point tensor, got {value.dtype}")
         same_device(name, value, like)
         value = broadcast(name, value, like.shape)
-        if value.numel() and not bool(((value >= 0) & (value <= 1)).all()):
-            raise ValueError(f"{name} must lie in [0, 1]; the tensor has values outside it")
+        if can_read(value):  # else the custom op checks at run time (_ops.py)
+            in_unit_interval(name, value)
         return value, 0.0
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a float or a tensor, got {type(value).__name__}")
@@ -100,6 +102,21 @@ def unit_interval(name: str, value, like: torch.Tensor):
     if not 0.0 <= value <= 1.0:  # also rejects NaN
         raise ValueError(f"{name} must lie in [0, 1], got {value}")
     return None, value
+
+
+def in_unit_interval(name: str, value: torch.Tensor) -> None:
+    """The values check of :func:`unit_interval` (it reads the tensor: a device sync)."""
+    if value.numel() and not bool(((value >= 0) & (value <= 1)).all()):
+        raise ValueError(f"{name} must lie in [0, 1]; the tensor has values outside it")
+
+
+def can_read(x: torch.Tensor) -> bool:
+    """Whether a check may read ``x``'s values now. Not while torch.compile traces (a read would
+    break the graph: the custom ops of ``_ops.py`` check at run time instead), nor while a CUDA
+    graph is captured (a read synchronises, which capture forbids: the check is skipped)."""
+    if torch.compiler.is_compiling():
+        return False
+    return not (x.is_cuda and torch.cuda.is_current_stream_capturing())
 
 
 def batch_shape(x: torch.Tensor, time_dim: int):
@@ -175,11 +192,12 @@ def rows(x: torch.Tensor | None, shape, time_dim: int):
 
 
 def row_vector(x: torch.Tensor | None, shape, time_dim: int):
-    """A per-row input (batch shape) as a contiguous vector and its strides (1, 0)."""
+    """A per-row input (batch shape) as a contiguous vector and its strides (1, None): the
+    kernels' ``load``/``store`` read None as "one value per row"."""
     if x is None:
         return None
     v = x if x.dim() == 1 and x.stride(0) == 1 else x.reshape(-1).contiguous()
-    return v, (1, 0)
+    return v, (1, None)
 
 
 def next_power_of_2(n: int) -> int:
@@ -225,6 +243,8 @@ def finite(name: str, value) -> float:
         if value.numel() != 1 or value.dtype not in FLOAT_DTYPES:
             raise TypeError(f"{name} must be a float or a 1-element float tensor, got a {value.dtype} "
                             f"tensor of shape {_shape(value.shape)}")
+        if value.is_meta:  # no value to read
+            raise ValueError(f"{name} must be a float or a 1-element tensor with a value, got a meta tensor")
         value = value.item()
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a float, got {type(value).__name__}")

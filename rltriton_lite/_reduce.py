@@ -118,7 +118,8 @@ class Layout(NamedTuple):
 
     @staticmethod
     def of(x: torch.Tensor) -> "Layout":
-        order = tuple(sorted(range(x.dim()), key=lambda d: (x.shape[d] > 1, -x.stride(d), d)))
+        # bool(): a plain bool also for symbolic sizes (torch.compile's dynamic shapes)
+        order = tuple(sorted(range(x.dim()), key=lambda d: (bool(x.shape[d] > 1), -x.stride(d), d)))
         T = x.shape[order[-1]] if order else 1
         return Layout(order, x.shape, x.numel() // max(T, 1), T)
 

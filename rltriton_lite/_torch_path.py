@@ -28,6 +28,9 @@ def scan(a, b, reset, valid, initial=None, reverse=True):
         a_l = F.pad(a[..., :-k], (k, 0), value=1.0)
         b_l = F.pad(b[..., :-k], (k, 0), value=0.0)
         r_l = F.pad(r[..., :-k], (k, 0), value=False)
+        # behind a reset the steps before are selected away *before* the product: a NaN or Inf
+        # there must not reach the gradient either (autograd's 0 * NaN through the unused branch)
+        a_l, b_l = torch.where(r, 1.0, a_l), torch.where(r, 0.0, b_l)
         a, b, r = torch.where(r, a, a * a_l), torch.where(r, b, b + a * b_l), r | r_l
         k *= 2
     y = b if initial is None else torch.where(r, b, b + a * initial.unsqueeze(-1))
@@ -120,7 +123,9 @@ def vtrace(p, log_rhos):
     else:
         boot = zero[..., -1] if p.bootstrap_value is None else p.bootstrap_value.to(acc)
         v_next = torch.cat([v[..., 1:], boot.unsqueeze(-1)], -1)
-    ratio = _last_dim(log_rhos.detach(), p.time_dim, acc).exp()
+    # padding's log-ratios are never read (selected away before any arithmetic, as the kernel's
+    # masked loads): NaN there must not reach the gradients through 0 * NaN
+    ratio = torch.where(valid, _last_dim(log_rhos.detach(), p.time_dim, acc), 0.0).exp()
     rho, rho_pg = ratio.clamp(max=rho_bar), ratio.clamp(max=pg_rho_bar)
     c = lam * ratio.clamp(max=c_bar)
     delta = r + torch.where(term, zero, gamma * v_next) - v

@@ -115,16 +115,30 @@ def _inputs(p: _Problem, layout: Layout):
     return X + [vector((p.beta, p.max_weight), p.acc, p.log_probs.device)]
 
 
+def _forward(p: _Problem, layout: Layout):
+    """(loss, weights, advantages, 1/N): one fused pass and the deterministic sum."""
+    device = p.log_probs.device
+    weights, advantages = (layout.new(p.out_dtype, device) for _ in range(2))
+    stats = reduce(_crr_forward, 2, _inputs(p, layout), p.params,
+                   (layout.rows(weights), layout.rows(advantages)), layout.n_rows, layout.T, p.acc, device)
+    inv_n = 1.0 / stats[1].clamp(min=1)
+    return (-stats[0] * inv_n).to(p.dtype), weights, advantages, inv_n
+
+
+def _backward(grad, weights, mask, inv_n, layout: Layout, lp_dtype, params):
+    """d log_probs = -g w / N, one elementwise kernel reading the weights the forward wrote;
+    ``layout`` is log_probs' (``Layout.of``), arithmetic in inv_n's dtype."""
+    X = [None, None, None, layout.rows(mask), None, layout.rows(weights), upstream(grad, "mean", inv_n, layout)]
+    d_log_probs = layout.new(lp_dtype, weights.device)
+    launch_map(_crr_backward, X, params, (layout.rows(d_log_probs),), layout, inv_n.dtype)
+    return d_log_probs
+
+
 class _CRRLoss(torch.autograd.Function):
     @staticmethod
     def forward(ctx, p: _Problem, log_probs):
         layout = Layout.of(log_probs)
-        device = log_probs.device
-        weights, advantages = (layout.new(p.out_dtype, device) for _ in range(2))
-        stats = reduce(_crr_forward, 2, _inputs(p, layout), p.params,
-                       (layout.rows(weights), layout.rows(advantages)), layout.n_rows, layout.T, p.acc, device)
-        inv_n = 1.0 / stats[1].clamp(min=1)
-        loss = (-stats[0] * inv_n).to(p.dtype)
+        loss, weights, advantages, inv_n = _forward(p, layout)
         ctx.mark_non_differentiable(weights, advantages)
         ctx.problem, ctx.layout = p, layout
         ctx.save_for_backward(weights, p.mask, inv_n)
@@ -134,11 +148,8 @@ class _CRRLoss(torch.autograd.Function):
     @torch.autograd.function.once_differentiable
     def backward(ctx, grad, _grad_weights, _grad_advantages):
         weights, mask, inv_n = ctx.saved_tensors
-        p, layout = ctx.problem, ctx.layout
-        X = [None, None, None, layout.rows(mask), None, layout.rows(weights), upstream(grad, "mean", inv_n, layout)]
-        d_log_probs = layout.new(p.log_probs.dtype, p.log_probs.device)
-        launch_map(_crr_backward, X, p.params, (layout.rows(d_log_probs),), layout, p.acc)
-        return None, d_log_probs
+        p = ctx.problem
+        return None, _backward(grad, weights, mask, inv_n, ctx.layout, p.log_probs.dtype, p.params)
 
 
 def _baseline(baseline, q_values):
@@ -201,7 +212,13 @@ def crr_loss(log_probs, q_values, baseline, *, beta=1.0, mode="exp", max_weight=
                  baseline_reduce == "max", _checks.result_dtype(log_probs, q_values, baseline),
                  _checks.result_dtype(q_values, baseline))
     if kernel and log_probs.numel() > 0:
-        return CRROutput(*_CRRLoss.apply(p, log_probs))
+        if torch.compiler.is_compiling():  # torch.compile: the registered custom op (_ops.py)
+            from . import _ops
+
+            return CRROutput(*_ops.crr_loss(p))
+        if torch.is_grad_enabled() and log_probs.requires_grad:
+            return CRROutput(*_CRRLoss.apply(p, log_probs))
+        return CRROutput(*_forward(p, Layout.of(log_probs))[:3])  # nothing to differentiate
     from . import _torch_path
 
     return CRROutput(*_torch_path.crr_loss(log_probs, q_values, baseline, mask, beta, max_weight, p.binary,

@@ -161,7 +161,7 @@ def _normalisation(mu, sum_sq, count):
 
 
 def _forward(p: _Problem, layout: Layout):
-    """Returns (loss, clip_fraction, approx_kl, normalisation or None, 1/N)."""
+    """Returns (loss, (clip_fraction, approx_kl) as a 2-vector, normalisation or None, 1/N)."""
     X = _inputs(p, layout)
     device = p.log_probs.device
 
@@ -181,22 +181,23 @@ def _forward(p: _Problem, layout: Layout):
     out = layout.new(p.dtype, device) if p.reduction == "none" else None
     stats = run(_ppo_forward, 5, (layout.rows(out),))
     inv_n = 1.0 / stats[1].clamp(min=1)
-    clip_fraction, approx_kl = (stats[2:4] * inv_n).to(p.dtype).unbind()
+    fractions = (stats[2:4] * inv_n).to(p.dtype)
     if p.reduction == "none":
-        return out, clip_fraction, approx_kl, norm, inv_n
+        return out, fractions, norm, inv_n
     total = stats[0]
     if p.normalize:
         norm = _normalisation(mu, stats[4], stats[1])
         total = total * norm[1]
     loss = total * inv_n if p.reduction == "mean" else total
-    return loss.to(p.dtype), clip_fraction, approx_kl, norm, inv_n
+    return loss.to(p.dtype), fractions, norm, inv_n
 
 
 class _PPOLoss(torch.autograd.Function):
     @staticmethod
     def forward(ctx, p: _Problem, log_probs):
         layout = Layout.of(log_probs)
-        loss, clip_fraction, approx_kl, norm, inv_n = _forward(p, layout)
+        loss, fractions, norm, inv_n = _forward(p, layout)
+        clip_fraction, approx_kl = fractions.unbind()
         ctx.mark_non_differentiable(clip_fraction, approx_kl)
         ctx.problem, ctx.layout = p, layout
         ctx.save_for_backward(log_probs, p.old_log_probs, p.advantages, p.mask, norm, inv_n)
@@ -207,13 +208,17 @@ class _PPOLoss(torch.autograd.Function):
     def backward(ctx, grad, _grad_clip_fraction, _grad_approx_kl):
         log_probs, old, adv, mask, norm, inv_n = ctx.saved_tensors
         p = ctx.problem._replace(log_probs=log_probs, old_log_probs=old, advantages=adv, mask=mask)
-        layout = ctx.layout
-        X = _inputs(p, layout)
-        X[4] = None if norm is None else (norm, (0, 0))
-        X.append(upstream(grad, p.reduction, inv_n, layout))
-        d_log_probs = layout.new(log_probs.dtype, log_probs.device)
-        launch_map(_ppo_backward, X, p.bounds, (layout.rows(d_log_probs),), layout, p.acc)
-        return None, d_log_probs
+        return None, _backward(p, ctx.layout, grad, norm, inv_n)
+
+
+def _backward(p: _Problem, layout: Layout, grad, norm, inv_n):
+    """d log_probs: one fused elementwise kernel; ``norm`` and ``inv_n`` as ``_forward`` gave."""
+    X = _inputs(p, layout)
+    X[4] = None if norm is None else (norm, (0, 0))
+    X.append(upstream(grad, p.reduction, inv_n, layout))
+    d_log_probs = layout.new(p.log_probs.dtype, p.log_probs.device)
+    launch_map(_ppo_backward, X, p.bounds, (layout.rows(d_log_probs),), layout, p.acc)
+    return d_log_probs
 
 
 def _epsilon(epsilon):
@@ -271,7 +276,14 @@ def ppo_clip_loss(log_probs, old_log_probs, advantages, *, epsilon=0.2, normaliz
     p = _Problem(log_probs, old_log_probs, advantages, mask, (1.0 - eps_low, 1.0 + eps_high), normalize,
                  reduction, _checks.result_dtype(log_probs, old_log_probs, advantages))
     if kernel and log_probs.numel() > 0:
-        return PPOOutput(*_PPOLoss.apply(p, log_probs))
+        if torch.compiler.is_compiling():  # torch.compile: the registered custom op (_ops.py)
+            from . import _ops
+
+            return PPOOutput(*_ops.ppo_clip_loss(p))
+        if torch.is_grad_enabled() and log_probs.requires_grad:
+            return PPOOutput(*_PPOLoss.apply(p, log_probs))
+        loss, fractions, _, _ = _forward(p, Layout.of(log_probs))  # nothing to differentiate
+        return PPOOutput(loss, *fractions.unbind())
     from . import _torch_path
 
     return PPOOutput(*_torch_path.ppo_clip_loss(log_probs, old_log_probs, advantages, mask, *p.bounds,

@@ -238,8 +238,27 @@ def _grad_buffers(p: _Problem, need):
     d_boot = None
     if need[3] and p.bootstrap_value is not None:
         d_boot = torch.empty(n_rows, dtype=p.bootstrap_value.dtype, device=p.rewards.device)
-    O = [_checks.rows(o, shape, p.time_dim) for o in outs] + [None if d_boot is None else (d_boot, (1, 0))]
+    O = [_checks.rows(o, shape, p.time_dim) for o in outs] + [None if d_boot is None else (d_boot, (1, None))]
     return outs, d_boot, O
+
+
+def _backward(p: _Problem, grads, need):
+    """The transposed scan: gradients of (rewards, values, next_values, bootstrap_value), None
+    where ``need`` (four bools) says no or the input is absent. ``grads``: one per output."""
+    _, _, bwd_epilogue, _ = _KERNELS[p.kind]
+    shape, T, n_rows = _checks.problem(p.rewards, p.time_dim)
+    acc = _checks.acc_dtype(_checks.result_dtype(p.rewards, p.values, p.next_values))
+    outs, d_boot, O = _grad_buffers(p, need)
+    X = _inputs(p, acc)
+    X += [_checks.rows(g.expand(shape) if g is not None else torch.zeros_like(p.rewards), shape, p.time_dim)
+          for g in grads]
+    if len(grads) == 1:
+        X.append(None)
+    launch(_bwd_prologue, bwd_epilogue, X, p.params, O, n_rows, T, reverse=False, acc_dtype=acc,
+           time_contiguous=X[0][1][1] == 1)
+    if d_boot is not None:
+        d_boot = d_boot.reshape(p.bootstrap_value.shape)
+    return (*outs, d_boot)
 
 
 class _ReturnsFunction(torch.autograd.Function):
@@ -250,21 +269,7 @@ class _ReturnsFunction(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, *grads):
-        p = ctx.problem
-        _, _, bwd_epilogue, _ = _KERNELS[p.kind]
-        shape, T, n_rows = _checks.problem(p.rewards, p.time_dim)
-        acc = _checks.acc_dtype(_checks.result_dtype(p.rewards, p.values, p.next_values))
-        outs, d_boot, O = _grad_buffers(p, ctx.needs_input_grad[1:5])
-        X = _inputs(p, acc)
-        X += [_checks.rows(g.expand(shape) if g is not None else torch.zeros_like(p.rewards), shape, p.time_dim)
-              for g in grads]
-        if len(grads) == 1:
-            X.append(None)
-        launch(_bwd_prologue, bwd_epilogue, X, p.params, O, n_rows, T, reverse=False, acc_dtype=acc,
-               time_contiguous=X[0][1][1] == 1)
-        if d_boot is not None:
-            d_boot = d_boot.reshape(p.bootstrap_value.shape)
-        return (None, *outs, d_boot)
+        return (None, *_backward(ctx.problem, grads, ctx.needs_input_grad[1:5]))
 
 
 def _validate(kind, rewards, values, next_values, bootstrap_value, gamma, lambda_, terminated,
@@ -304,6 +309,10 @@ def _run(p: _Problem, use_kernel: bool):
         outs = tuple(torch.empty(p.rewards.shape, dtype=dtype, device=p.rewards.device) for _ in range(n_out))
         return outs if n_out > 1 else outs[0]
     if use_kernel:
+        if torch.compiler.is_compiling():  # torch.compile: the registered custom op (_ops.py)
+            from . import _ops
+
+            return _ops.returns(p)
         differentiable = (p.rewards, p.values, p.next_values, p.bootstrap_value)
         if torch.is_grad_enabled() and any(x is not None and x.requires_grad for x in differentiable):
             return _ReturnsFunction.apply(p, *differentiable)

@@ -258,10 +258,35 @@ def _inputs(p: _Problem, acc: torch.dtype, dg=None):
     shape, td = p.rewards.shape, p.time_dim
     X = returns._inputs(returns._Problem("sac", p.rewards, p.log_probs, p.next_log_probs, None, p.terminated,
                                          p.truncated, p.mask, p.gamma, p.lambda_, p.params[:2], td), acc)
-    X[3] = vector(p.params[2:3], acc, p.rewards.device)
+    X[3] = _alpha_input(p.params[2], acc, p.rewards.device)
     X += [None if dg is None else _checks.rows(dg.expand(shape), shape, td), None,
           _tuple_entry([_checks.rows(q, shape, td) for q in p.next_q])]
     return X
+
+
+def _alpha_arg(alpha):
+    """α: a finite float >= 0, a 1-element tensor being read once (``.item()``). Where it may
+    not be read (``_checks.can_read``: while torch.compile traces, or a CUDA graph is captured)
+    a tensor stays one, detached: the kernels read it, and under torch.compile the custom op
+    checks its value at run time (``_ops.py``)."""
+    if isinstance(alpha, torch.Tensor) and not _checks.can_read(alpha):
+        if alpha.numel() != 1 or alpha.dtype not in _checks.FLOAT_DTYPES:
+            _checks.finite("alpha", alpha)  # the TypeError
+        return alpha.detach().reshape(())
+    return _checks.real("alpha", _checks.finite("alpha", alpha))
+
+
+def _alpha_input(alpha, acc: torch.dtype, device):
+    """α as a kernel input: a float64 vector for float64 problems (``_reduce.vector``), the
+    tensor itself when α is one (see ``_alpha_arg``), else None (the kernels read ``P``)."""
+    if isinstance(alpha, torch.Tensor):
+        return alpha.reshape(1).to(device=device, dtype=acc), (0, 0)
+    return vector((alpha,), acc, device)
+
+
+def _numbers(params: tuple) -> tuple:
+    """The kernels' P: the parameters with a tensor α (read from X instead) as 0."""
+    return tuple(0.0 if isinstance(x, torch.Tensor) else x for x in params)
 
 
 def _tuple_entry(views):
@@ -270,34 +295,53 @@ def _tuple_entry(views):
             tuple((0, 0) if v is None else v[1] for v in views))
 
 
+def _targets_forward(p: _Problem) -> torch.Tensor:
+    """One kernel launch: every input read once, the targets written once."""
+    shape, T, n_rows = _checks.problem(p.rewards, p.time_dim)
+    acc = _checks.acc_dtype(_dtype(p))
+    out = _checks.new_output(shape, p.time_dim, _dtype(p), p.rewards.device)
+    X = _inputs(p, acc)
+    launch(_sac_prologue, _sac_epilogue, X, _numbers(p.params), [_checks.rows(out, shape, p.time_dim)],
+           n_rows, T, reverse=True, acc_dtype=acc, time_contiguous=X[0][1][1] == 1)
+    return out
+
+
+def _targets_backward(p: _Problem, dg: torch.Tensor, need):
+    """The transposed scan: (d_rewards, d_log_probs, d_next_log_probs, (d_next_q_k, ...)), None
+    where ``need`` (a bool per input, in that order, one per critic) says no or it is absent."""
+    shape, T, n_rows = _checks.problem(p.rewards, p.time_dim)
+    acc = _checks.acc_dtype(_dtype(p))
+    grad = lambda n, x: (_checks.new_output(shape, p.time_dim, x.dtype, x.device)  # noqa: E731
+                         if n and x is not None else None)
+    d_r, d_lp, d_nlp = (grad(n, x) for n, x in zip(need[:3], (p.rewards, p.log_probs, p.next_log_probs)))
+    d_q = tuple(grad(n, x) for n, x in zip(need[3:], p.next_q))
+    X = _inputs(p, acc, dg)
+    O = [_checks.rows(o, shape, p.time_dim) for o in (d_r, d_lp, d_nlp)]
+    O.append(_tuple_entry([_checks.rows(o, shape, p.time_dim) for o in d_q]))
+    launch(_sac_bwd_prologue, _sac_bwd_epilogue, X, _numbers(p.params), O, n_rows, T, reverse=False,
+           acc_dtype=acc, time_contiguous=X[0][1][1] == 1)
+    return d_r, d_lp, d_nlp, d_q
+
+
 class _TargetsFunction(torch.autograd.Function):
     @staticmethod
     def forward(ctx, p: _Problem, rewards, log_probs, next_log_probs, *next_q):
-        shape, T, n_rows = _checks.problem(rewards, p.time_dim)
-        acc = _checks.acc_dtype(_dtype(p))
-        out = _checks.new_output(shape, p.time_dim, _dtype(p), rewards.device)
-        X = _inputs(p, acc)
-        launch(_sac_prologue, _sac_epilogue, X, p.params, [_checks.rows(out, shape, p.time_dim)],
-               n_rows, T, reverse=True, acc_dtype=acc, time_contiguous=X[0][1][1] == 1)
         ctx.problem = p
-        return out
+        return _targets_forward(p)
 
     @staticmethod
     def backward(ctx, dg):
-        p = ctx.problem
-        shape, T, n_rows = _checks.problem(p.rewards, p.time_dim)
-        acc = _checks.acc_dtype(_dtype(p))
-        need = ctx.needs_input_grad[1:]
-        grad = lambda n, x: (_checks.new_output(shape, p.time_dim, x.dtype, x.device)  # noqa: E731
-                             if n and x is not None else None)
-        d_r, d_lp, d_nlp = (grad(n, x) for n, x in zip(need[:3], (p.rewards, p.log_probs, p.next_log_probs)))
-        d_q = tuple(grad(n, x) for n, x in zip(need[3:], p.next_q))
-        X = _inputs(p, acc, dg)
-        O = [_checks.rows(o, shape, p.time_dim) for o in (d_r, d_lp, d_nlp)]
-        O.append(_tuple_entry([_checks.rows(o, shape, p.time_dim) for o in d_q]))
-        launch(_sac_bwd_prologue, _sac_bwd_epilogue, X, p.params, O, n_rows, T, reverse=False,
-               acc_dtype=acc, time_contiguous=X[0][1][1] == 1)
+        d_r, d_lp, d_nlp, d_q = _targets_backward(ctx.problem, dg, ctx.needs_input_grad[1:])
         return (None, d_r, d_lp, d_nlp, *d_q)
+
+
+def _check_log_probs(log_probs, lambda_t, lambda_f: float) -> None:
+    """λ > 0 needs log_probs (reads a λ tensor: a device sync)."""
+    if log_probs is None and (lambda_f > 0 or (lambda_t is not None and bool((lambda_t > 0).any()))):
+        raise ValueError(
+            "lambda_ > 0 needs log_probs, log π(a_t|s_t) of the actions taken: the λ-continuation "
+            "is G_{t+1} - alpha * log_probs[t+1]"
+        )
 
 
 def sac_targets(rewards, next_q, next_log_probs, *, gamma=0.99, alpha=0.2, lambda_=0.0,
@@ -323,7 +367,7 @@ def sac_targets(rewards, next_q, next_log_probs, *, gamma=0.99, alpha=0.2, lambd
         next_log_probs: log π(a'_{t+1}|s_{t+1}), shaped like ``rewards``.
         gamma, lambda_: floats in [0, 1] or tensors broadcastable to ``rewards``.
         alpha: the entropy temperature, a finite float >= 0 (a 1-element tensor is read as a
-            constant).
+            constant; under torch.compile or CUDA-graph capture the kernel reads it instead).
         log_probs: log π(a_t|s_t) of the actions taken, shaped like ``rewards``; needed when
             λ > 0 (the λ-continuation subtracts α log π of the next step taken).
         terminated, truncated: flags as in :func:`rltriton_lite.td_lambda`; at a truncation
@@ -349,19 +393,23 @@ def sac_targets(rewards, next_q, next_log_probs, *, gamma=0.99, alpha=0.2, lambd
     mask = _checks.flag("mask", mask, rewards)
     gamma_t, gamma_f = _checks.unit_interval("gamma", gamma, rewards)
     lambda_t, lambda_f = _checks.unit_interval("lambda_", lambda_, rewards)
-    alpha = _checks.real("alpha", _checks.finite("alpha", alpha))
-    if log_probs is None and (lambda_f > 0 or (lambda_t is not None and bool((lambda_t > 0).any()))):
-        raise ValueError(
-            "lambda_ > 0 needs log_probs, log π(a_t|s_t) of the actions taken: the λ-continuation "
-            "is G_{t+1} - alpha * log_probs[t+1]"
-        )
+    alpha = _alpha_arg(alpha)
+    if lambda_t is None or _checks.can_read(lambda_t):  # else the custom op checks (_ops.py)
+        _check_log_probs(log_probs, lambda_t, lambda_f)
     use_kernel = use_triton(_checks.backend(backend), rewards.device)
     p = _Problem(rewards, next_q, next_log_probs, log_probs, terminated, truncated, mask,
                  gamma_t, lambda_t, (gamma_f, lambda_f, alpha), time_dim)
     if rewards.numel() == 0:
         return torch.empty(rewards.shape, dtype=_dtype(p), device=rewards.device)
     if use_kernel:
-        return _TargetsFunction.apply(p, rewards, log_probs, next_log_probs, *next_q)
+        if torch.compiler.is_compiling():  # torch.compile: the registered custom op (_ops.py)
+            from . import _ops
+
+            return _ops.sac_targets(p)
+        differentiable = (rewards, log_probs, next_log_probs, *next_q)
+        if torch.is_grad_enabled() and any(x is not None and x.requires_grad for x in differentiable):
+            return _TargetsFunction.apply(p, *differentiable)
+        return _targets_forward(p)  # nothing to differentiate: skip autograd's bookkeeping
     from . import _torch_path
 
     return _torch_path.sac_targets(p)
@@ -370,32 +418,45 @@ def sac_targets(rewards, next_q, next_log_probs, *, gamma=0.99, alpha=0.2, lambd
 # --------------------------------------------------------------------------------------------
 # Losses
 # --------------------------------------------------------------------------------------------
+def _actor_forward(alpha: float, mask, log_probs, q):
+    """(loss, 1/N): the fused elementwise map and the deterministic sum; 1/N for the backward."""
+    layout, device = Layout.of(log_probs), log_probs.device
+    dtype = _checks.result_dtype(log_probs, *q)
+    acc = _checks.acc_dtype(dtype)
+    X = [layout.rows(log_probs), layout.rows(mask), _alpha_input(alpha, acc, device), None,
+         _tuple_entry([layout.rows(x) for x in q])]
+    total, count = reduce(_actor_elementwise, 2, X, _numbers((alpha,)), (), layout.n_rows, layout.T, acc, device)
+    inv_n = 1.0 / count.clamp(min=1)  # no unmasked element: 0, and zero gradients
+    return (total * inv_n).to(dtype), inv_n
+
+
+def _actor_backward(grad, alpha: float, mask, inv_n, q, layout: Layout, lp_dtype, need):
+    """(d_log_probs, (d_q_k, ...)), one elementwise kernel; None where ``need`` (a bool for
+    log_probs, then one per critic) says no. ``layout`` is log_probs' (``Layout.of``)."""
+    acc, device = inv_n.dtype, q[0].device
+    d_lp = layout.new(lp_dtype, device) if need[0] else None
+    d_q = tuple(layout.new(x.dtype, device) if n else None for n, x in zip(need[1:], q))
+    X = [None, layout.rows(mask), _alpha_input(alpha, acc, device), upstream(grad, "mean", inv_n, layout),
+         _tuple_entry([layout.rows(x) for x in q])]
+    O = [layout.rows(d_lp), _tuple_entry([layout.rows(x) for x in d_q])]
+    launch_map(_actor_bwd_elementwise, X, _numbers((alpha,)), O, layout, acc)
+    return d_lp, d_q
+
+
 class _ActorLossFunction(torch.autograd.Function):
     @staticmethod
     def forward(ctx, alpha, mask, log_probs, *q):
-        layout, device = Layout.of(log_probs), log_probs.device
-        dtype = _checks.result_dtype(log_probs, *q)
-        acc = _checks.acc_dtype(dtype)
-        X = [layout.rows(log_probs), layout.rows(mask), vector((alpha,), acc, device), None,
-             _tuple_entry([layout.rows(x) for x in q])]
-        total, count = reduce(_actor_elementwise, 2, X, (alpha,), (), layout.n_rows, layout.T, acc, device)
-        inv_n = 1.0 / count.clamp(min=1)  # no unmasked element: 0, and zero gradients
+        loss, inv_n = _actor_forward(alpha, mask, log_probs, q)
         ctx.save_for_backward(mask, inv_n, *q)
-        ctx.alpha, ctx.layout, ctx.lp_dtype = alpha, layout, log_probs.dtype
-        return (total * inv_n).to(dtype)
+        ctx.alpha, ctx.layout, ctx.lp_dtype = alpha, Layout.of(log_probs), log_probs.dtype
+        return loss
 
     @staticmethod
     @torch.autograd.function.once_differentiable
     def backward(ctx, grad):
         mask, inv_n, *q = ctx.saved_tensors
-        layout, acc, device = ctx.layout, inv_n.dtype, q[0].device
-        need = ctx.needs_input_grad[2:]
-        d_lp = layout.new(ctx.lp_dtype, device) if need[0] else None
-        d_q = tuple(layout.new(x.dtype, device) if n else None for n, x in zip(need[1:], q))
-        X = [None, layout.rows(mask), vector((ctx.alpha,), acc, device), upstream(grad, "mean", inv_n, layout),
-             _tuple_entry([layout.rows(x) for x in q])]
-        O = [layout.rows(d_lp), _tuple_entry([layout.rows(x) for x in d_q])]
-        launch_map(_actor_bwd_elementwise, X, (ctx.alpha,), O, layout, acc)
+        d_lp, d_q = _actor_backward(grad, ctx.alpha, mask, inv_n, q, ctx.layout, ctx.lp_dtype,
+                                    ctx.needs_input_grad[2:])
         return (None, None, d_lp, *d_q)
 
 
@@ -417,7 +478,7 @@ def sac_actor_loss(log_probs, q, *, alpha=0.2, mask=None, backend="auto"):
         q: Q_k(s, a) at the same actions: one tensor shaped like ``log_probs`` or a list/tuple
             of up to ``MAX_CRITICS`` of them; the min is taken in the kernel.
         alpha: the entropy temperature, a finite float >= 0 (a 1-element tensor is read as a
-            constant).
+            constant; under torch.compile or CUDA-graph capture the kernel reads it instead).
         mask: optional, shape of ``log_probs``; 0 leaves an element out of the mean.
         backend: "auto", "triton" or "torch".
 
@@ -430,13 +491,28 @@ def sac_actor_loss(log_probs, q, *, alpha=0.2, mask=None, backend="auto"):
     log_probs = _checks.float_tensor("log_probs", log_probs)
     q = _critics("q", q, log_probs, "log_probs")
     mask = _checks.flag("mask", mask, log_probs, "log_probs")
-    alpha = _checks.real("alpha", _checks.finite("alpha", alpha))
+    alpha = _alpha_arg(alpha)
     dtype = _checks.result_dtype(log_probs, *q)
     if _use_kernel(backend, log_probs):
-        return _ActorLossFunction.apply(alpha, mask, log_probs, *q)
+        if torch.compiler.is_compiling():  # torch.compile: the registered custom op (_ops.py)
+            from . import _ops
+
+            return _ops.sac_actor_loss(alpha, mask, log_probs, q)
+        if torch.is_grad_enabled() and any(x.requires_grad for x in (log_probs, *q)):
+            return _ActorLossFunction.apply(alpha, mask, log_probs, *q)
+        return _actor_forward(alpha, mask, log_probs, q)[0]  # nothing to differentiate
     from . import _torch_path
 
     return _torch_path.sac_actor_loss(log_probs, q, alpha, mask, _checks.acc_dtype(dtype)).to(dtype)
+
+
+def _temperature_mean(log_probs, mask, target_entropy: float):
+    """mean(log π + H̄) over the unmasked elements (0 over none), in log_probs' arithmetic dtype."""
+    layout, device, acc = Layout.of(log_probs), log_probs.device, _checks.acc_dtype(log_probs.dtype)
+    X = [layout.rows(log_probs), layout.rows(mask), vector((target_entropy,), acc, device)]
+    total, count = reduce(_temperature_elementwise, 2, X, (target_entropy,), (), layout.n_rows, layout.T,
+                          acc, device)
+    return total / count.clamp(min=1)
 
 
 def sac_temperature_loss(log_alpha, log_probs, target_entropy, *, mask=None, backend="auto"):
@@ -472,11 +548,12 @@ def sac_temperature_loss(log_alpha, log_probs, target_entropy, *, mask=None, bac
     acc = _checks.acc_dtype(log_probs.dtype)
     log_probs = log_probs.detach()
     if _use_kernel(backend, log_probs):
-        layout, device = Layout.of(log_probs), log_probs.device
-        X = [layout.rows(log_probs), layout.rows(mask), vector((target_entropy,), acc, device)]
-        total, count = reduce(_temperature_elementwise, 2, X, (target_entropy,), (), layout.n_rows, layout.T,
-                              acc, device)
-        mean = total / count.clamp(min=1)
+        if torch.compiler.is_compiling():  # torch.compile: the registered custom op (_ops.py)
+            from . import _ops
+
+            mean = _ops.sac_temperature_mean(log_probs, mask, target_entropy)
+        else:
+            mean = _temperature_mean(log_probs, mask, target_entropy)
     else:
         from . import _torch_path
 

@@ -72,10 +72,15 @@ def combine(a_l, b_l, r_l, a_r, b_r, r_r):
 def load(p, s, row, t, m, other, ACC: tl.constexpr):
     """Load a per-step input at (row, t) as ``ACC``; ``other`` where ``p`` is None or masked.
 
-    ``s`` is the pair (row stride, time stride); a broadcast input has stride 0.
+    ``s`` is the pair (row stride, time stride); a broadcast input has stride 0. A per-row input
+    (one value per row, e.g. bootstrap_value) has time stride None: it is loaded once per row
+    and broadcast along time, which keeps the tile's layout (a [rows, time] pointer tensor with
+    stride 0 in time would look contiguous across rows and force a layout conversion).
     """
     if p is None:
         return other
+    elif s[1] is None:
+        return tl.where(m, tl.load(p + row * s[0]).to(ACC), other)
     else:
         return tl.load(p + row * s[0] + t * s[1], mask=m, other=other).to(ACC)
 
@@ -109,8 +114,14 @@ def coef(p, s, scalar, row, t, m, ACC: tl.constexpr):
 
 @jit
 def store(p, s, row, t, m, value):
-    """Store ``value`` at (row, t), cast to the output's dtype."""
-    tl.store(p + row * s[0] + t * s[1], value.to(p.dtype.element_ty), mask=m)
+    """Store ``value`` at (row, t), cast to the output's dtype. For a per-row output (time stride
+    None) ``m`` selects at most one step per row, whose value is stored."""
+    if s[1] is None:
+        v = tl.sum(tl.where(m, value, 0.0), axis=1, keep_dims=True)
+        any_m = tl.max(m.to(tl.int32), axis=1, keep_dims=True) != 0
+        tl.store(p + row * s[0], v.to(p.dtype.element_ty), mask=any_m)
+    else:
+        tl.store(p + row * s[0] + t * s[1], value.to(p.dtype.element_ty), mask=m)
 
 
 @jit
@@ -138,7 +149,9 @@ def _scan_kernel(
     n_seg = tl.num_programs(1)
     o_r = pid * ROWS + tl.arange(0, ROWS)  # the rows of this program
     m_r = o_r < n_rows
-    row = o_r.to(tl.int64)[:, None]  # int64: row * stride may pass 2**31
+    # int64: row * stride may pass 2**31. Rows past the end are clamped to the last one: every
+    # per-step access is masked by m, and per-row loads then stay in bounds without a mask.
+    row = tl.minimum(o_r, n_rows - 1).to(tl.int64)[:, None]
     o_i = tl.arange(0, BLOCK)[None, :]  # position inside a chunk, in scan order
     o_seg = o_r.to(tl.int64) * n_seg + pid_s  # this program's (row, segment) entries
     if Y0 is None:
@@ -150,13 +163,28 @@ def _scan_kernel(
         s_b = tl.zeros([ROWS], ACC)
         s_r = m_r & False
 
-    c_end = tl.minimum((pid_s + 1) * SEG, tl.cdiv(T, BLOCK))
-    for c in range(pid_s * SEG, c_end):
+    # Chunks are aligned to the start of the row (chunk c holds steps c*BLOCK ... c*BLOCK+BLOCK-1),
+    # so every chunk's addresses ascend from an aligned offset and loads and stores vectorise; a
+    # reverse scan visits the chunks from the last and scans each with `reverse=True`.
+    n_chunks = tl.cdiv(T, BLOCK)
+    k_end = tl.minimum((pid_s + 1) * SEG, n_chunks)
+    if REVERSE:
+        i_first = BLOCK - 1  # the step a chunk's scan starts from ...
+        i_last = 0  # ... and ends at
+    else:
+        i_first = 0
+        i_last = BLOCK - 1
+    first = o_i == i_first
+    last = o_i == i_last
+    # the neighbour one step earlier in scan order, for y_prev (the carry at the chunk's first)
+    i_prev = tl.minimum(tl.maximum(o_i + (1 if REVERSE else -1), 0), BLOCK - 1) + tl.zeros([ROWS, BLOCK], tl.int32)
+    for k in range(pid_s * SEG, k_end):
         if REVERSE:
-            t = (T - 1 - c * BLOCK - o_i).to(tl.int64)
+            c = n_chunks - 1 - k
         else:
-            t = (c * BLOCK + o_i).to(tl.int64)
-        m = m_r[:, None] & (t >= 0) & (t < T)
+            c = k
+        t = (c * BLOCK + o_i).to(tl.int64)
+        m = m_r[:, None] & (t < T)
 
         a, b, reset, valid, keep = PROLOGUE(X, SX, P, row, t, m, T, ACC)
         # A padded (or out-of-bounds) step is the identity: the carry passes through it.
@@ -164,10 +192,9 @@ def _scan_kernel(
         b = tl.where(valid, b, 0.0)
         reset = reset & valid
 
-        b_a, b_b, b_r = tl.associative_scan((a, b, reset), 1, combine)
-        last = o_i == BLOCK - 1
+        b_a, b_b, b_r = tl.associative_scan((a, b, reset), 1, combine, reverse=REVERSE)
         if SUMMARY is not None:
-            # the chunk's composed map is its last element: fold it into the segment's
+            # the chunk's composed map is its last element in scan order: fold it into the segment's
             c_a = tl.sum(tl.where(last, b_a, 0.0), axis=1)
             c_b = tl.sum(tl.where(last, b_b, 0.0), axis=1)
             c_r = tl.sum(tl.where(last & b_r, 1, 0), axis=1) != 0
@@ -175,8 +202,7 @@ def _scan_kernel(
         else:
             y = tl.where(b_r, b_b, b_b + b_a * carry[:, None])
             # The value one step earlier in scan order; the first step's is the carry coming in.
-            i_prev = tl.maximum(o_i - 1, 0) + tl.zeros([ROWS, BLOCK], tl.int32)
-            y_prev = tl.where(o_i == 0, carry[:, None], tl.gather(y, i_prev, 1))
+            y_prev = tl.where(first, carry[:, None], tl.gather(y, i_prev, 1))
             EPILOGUE(X, SX, P, O, SO, row, t, m, T, ACC, valid, y, y_prev, keep)
             carry = tl.sum(tl.where(last, y, 0.0), axis=1)
 
@@ -248,13 +274,13 @@ def _ls_bwd_epilogue(X, SX, P, O, SO, row, t, m, T, ACC: tl.constexpr, valid, g,
     t_next = t + D
     at_end = (t_next < 0) | (t_next >= T)  # the last step of the recurrence reads `initial`
     y_next = load(X[3], SX[3], row, t_next, valid_t & ~at_end, 0.0, ACC)
-    y_next = tl.where(at_end, load(X[5], (1, 0), row, t, valid_t & at_end, 0.0, ACC), y_next)
+    y_next = tl.where(at_end, load(X[5], (1, None), row, t, valid_t & at_end, 0.0, ACC), y_next)
     store(O[0], SO[0], row, t, m, tl.where(valid_t, g * y_next, 0.0))
     store(O[1], SO[1], row, t, m, tl.where(valid_t, g, 0.0))
     if O[2] is not None:
         # dL/dy_init = a_end g_end; a masked last step passes g through unchanged
         a_end = load(X[0], SX[0], row, t, valid_t, 1.0, ACC)
-        store(O[2], (1, 0), row, t, m & at_end, a_end * g)
+        store(O[2], (1, None), row, t, m & at_end, a_end * g)
 
 
 # --------------------------------------------------------------------------------------------
@@ -263,18 +289,20 @@ def _ls_bwd_epilogue(X, SX, P, O, SO, row, t, m, T, ACC: tl.constexpr, valid, g,
 def _config(n_rows: int, T: int, time_contiguous: bool):
     """Tile shape (rows per program, time steps per chunk) and warps for a (n_rows, T) problem.
 
-    Chosen from the tile sweep in benchmarks/NOTES.md (H200): many rows want small tiles and
-    many programs; few long rows want one long row per program.
+    Chosen from the tile sweeps in benchmarks/NOTES.md (H200): many rows want small tiles and
+    many programs; few long rows want one long row per program. The chunk length depends on
+    (n_rows, T) only, never on the layout, so a time-major and a batch-major buffer are scanned
+    in the same chunks (the same carries between them).
     """
     block = min(max(_checks.next_power_of_2(T), 16), MAX_BLOCK_T)
-    if not time_contiguous:
-        # time-major buffers: neighbouring rows are neighbours in memory, so a tile spans rows
-        block = min(block, 64)
-        return max(1, min(64, _checks.next_power_of_2(n_rows))), block, 4
     if n_rows >= 1024:
         block = min(block, 256)
-        return max(1, min(1024 // block, _checks.next_power_of_2(n_rows))), block, 4
-    return 1, block, 8 if block >= 1024 else 4
+    if time_contiguous:
+        rows = max(1, min(1024 // block, _checks.next_power_of_2(n_rows))) if n_rows >= 1024 else 1
+    else:
+        # time-major: neighbouring rows are neighbours in memory, so a tile spans more rows
+        rows = max(1, min(64, 4096 // block, _checks.next_power_of_2(n_rows)))
+    return rows, block, 8 if rows * block >= 1024 and not (time_contiguous and n_rows >= 1024) else 4
 
 
 # Split time across programs when fewer than this many would run (None: twice the GPU's
@@ -322,7 +350,8 @@ def launch(prologue, epilogue, inputs, params, outputs, n_rows, T, *, reverse, a
     rows, block, num_warps = _config(n_rows, T, time_contiguous)
     n_programs = _checks.cdiv(n_rows, rows)
     device = next(x for x in X + O if x is not None).device
-    n_seg, seg = _segments(n_programs, _checks.cdiv(T, block), device)
+    # where time is split depends on the problem, not on the layout's tile (same chunks, same carries)
+    n_seg, seg = _segments(_checks.cdiv(n_rows, _config(n_rows, T, True)[0]), _checks.cdiv(T, block), device)
     constexprs = dict(REVERSE=reverse, ACC=acc, ROWS=rows, BLOCK=block, num_warps=num_warps)
     if n_seg > 1:
         summary = torch.empty(n_rows, n_seg, 3, dtype=acc_dtype, device=device)
@@ -355,23 +384,51 @@ def use_triton(backend: str, device: torch.device) -> bool:
 # --------------------------------------------------------------------------------------------
 # linear_scan
 # --------------------------------------------------------------------------------------------
+def _ls_forward(a, b, initial, mask, time_dim, reverse, keep_carried):
+    """``(y, carried)``: the forward scan; ``carried`` is y as the scan carries it (for dL/da),
+    a separate buffer when padding hides it from y (``keep_carried`` and a mask), else ``y``."""
+    shape, T, n_rows = _checks.problem(b, time_dim)
+    acc = _checks.acc_dtype(_checks.result_dtype(a, b, initial))
+    y = _checks.new_output(shape, time_dim, b.dtype, b.device)
+    carried = y
+    if mask is not None and keep_carried:
+        carried = _checks.new_output(shape, time_dim, b.dtype, b.device)
+    X = [_checks.rows(x, shape, time_dim) for x in (a, b, mask)]
+    init = _checks.row_vector(initial, shape, time_dim)
+    O = [_checks.rows(y, shape, time_dim), None if carried is y else _checks.rows(carried, shape, time_dim)]
+    launch(_ls_prologue, _ls_epilogue, X, (1 if reverse else -1,), O, n_rows, T, reverse=reverse,
+           acc_dtype=acc, initial=None if init is None else init[0], time_contiguous=X[1][1][1] == 1)
+    return y, carried
+
+
+def _ls_backward(dy, a, y, initial, mask, time_dim, reverse, need_initial):
+    """``(da, db, d_initial)``: the transposed scan; ``y`` is the forward's carried output;
+    ``d_initial`` is None unless ``need_initial`` (and an ``initial`` was given)."""
+    shape, T, n_rows = _checks.problem(y, time_dim)
+    acc = _checks.acc_dtype(_checks.result_dtype(a, y, initial))
+    da = _checks.new_output(shape, time_dim, a.dtype, a.device)
+    db = _checks.new_output(shape, time_dim, y.dtype, y.device)
+    d_init = None
+    if initial is not None and need_initial:
+        d_init = torch.empty(n_rows, dtype=initial.dtype, device=y.device)
+    X = [_checks.rows(x, shape, time_dim) for x in (a, None, mask, y, dy)]
+    X.append(_checks.row_vector(initial, shape, time_dim))
+    O = [_checks.rows(da, shape, time_dim), _checks.rows(db, shape, time_dim),
+         None if d_init is None else (d_init, (1, None))]
+    launch(_ls_bwd_prologue, _ls_bwd_epilogue, X, (1 if reverse else -1,), O, n_rows, T,
+           reverse=not reverse, acc_dtype=acc, time_contiguous=X[3][1][1] == 1)
+    if d_init is not None:
+        d_init = d_init.reshape(initial.shape)
+    return da, db, d_init
+
+
 class _LinearScan(torch.autograd.Function):
     """y = scan(a, b) along ``time_dim``; the backward is the transposed scan."""
 
     @staticmethod
     def forward(ctx, a, b, initial, mask, time_dim, reverse):
-        shape, T, n_rows = _checks.problem(b, time_dim)
-        acc = _checks.acc_dtype(_checks.result_dtype(a, b, initial))
-        y = _checks.new_output(shape, time_dim, b.dtype, b.device)
         # dL/da_t needs y_{t+1} as carried, which padded steps hide from y: keep it apart
-        carried = y
-        if mask is not None and ctx.needs_input_grad[0]:
-            carried = _checks.new_output(shape, time_dim, b.dtype, b.device)
-        X = [_checks.rows(x, shape, time_dim) for x in (a, b, mask)]
-        init = _checks.row_vector(initial, shape, time_dim)
-        O = [_checks.rows(y, shape, time_dim), None if carried is y else _checks.rows(carried, shape, time_dim)]
-        launch(_ls_prologue, _ls_epilogue, X, (1 if reverse else -1,), O, n_rows, T, reverse=reverse,
-               acc_dtype=acc, initial=None if init is None else init[0], time_contiguous=X[1][1][1] == 1)
+        y, carried = _ls_forward(a, b, initial, mask, time_dim, reverse, ctx.needs_input_grad[0])
         ctx.save_for_backward(a, carried, initial, mask)
         ctx.time_dim, ctx.reverse = time_dim, reverse
         return y
@@ -379,22 +436,7 @@ class _LinearScan(torch.autograd.Function):
     @staticmethod
     def backward(ctx, dy):
         a, y, initial, mask = ctx.saved_tensors
-        time_dim = ctx.time_dim
-        shape, T, n_rows = _checks.problem(y, time_dim)
-        acc = _checks.acc_dtype(_checks.result_dtype(a, y, initial))
-        da = _checks.new_output(shape, time_dim, a.dtype, a.device)
-        db = _checks.new_output(shape, time_dim, y.dtype, y.device)
-        d_init = None
-        if initial is not None and ctx.needs_input_grad[2]:
-            d_init = torch.empty(n_rows, dtype=initial.dtype, device=y.device)
-        X = [_checks.rows(x, shape, time_dim) for x in (a, None, mask, y, dy)]
-        X.append(_checks.row_vector(initial, shape, time_dim))
-        O = [_checks.rows(da, shape, time_dim), _checks.rows(db, shape, time_dim),
-             None if d_init is None else (d_init, (1, 0))]
-        launch(_ls_bwd_prologue, _ls_bwd_epilogue, X, (1 if ctx.reverse else -1,), O, n_rows, T,
-               reverse=not ctx.reverse, acc_dtype=acc, time_contiguous=X[3][1][1] == 1)
-        if d_init is not None:
-            d_init = d_init.reshape(initial.shape)
+        da, db, d_init = _ls_backward(dy, a, y, initial, mask, ctx.time_dim, ctx.reverse, ctx.needs_input_grad[2])
         return da, db, d_init, None, None, None
 
 
@@ -427,15 +469,25 @@ def linear_scan(a, b, *, reverse=True, initial=None, mask=None, time_dim=-1, bac
         ``y`` with the shape and dtype of ``b``; differentiable in ``a``, ``b`` and ``initial``.
     """
     b = _checks.float_tensor("b", b)
-    time_dim = _checks.time_dim(time_dim, b)
+    time_dim = _checks.time_dim(time_dim, b, "b")
     a = _checks.float_tensor("a", a, like=b)
     a = _checks.broadcast("a", a, b.shape)
     mask = _checks.flag("mask", mask, b, "b")
     initial = _checks.per_row("initial", initial, b, time_dim)
+    reverse = _checks.flag_arg("reverse", reverse)
+    backend = _checks.backend(backend)
     if b.numel() == 0:
         return torch.empty_like(b)
-    if use_triton(_checks.backend(backend), b.device):
-        return _LinearScan.apply(a, b, initial, mask, time_dim, bool(reverse))
+    if use_triton(backend, b.device):
+        reverse = bool(reverse)
+        if torch.compiler.is_compiling():  # torch.compile: the registered custom op (_ops.py)
+            from . import _ops
+
+            return _ops.linear_scan(a, b, initial, mask, time_dim, reverse)
+        if torch.is_grad_enabled() and (a.requires_grad or b.requires_grad or
+                                        (initial is not None and initial.requires_grad)):
+            return _LinearScan.apply(a, b, initial, mask, time_dim, reverse)
+        return _ls_forward(a, b, initial, mask, time_dim, reverse, False)[0]  # nothing to differentiate
     from . import _torch_path
 
     acc = _checks.acc_dtype(_checks.result_dtype(a, b, initial))

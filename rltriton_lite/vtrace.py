@@ -83,9 +83,9 @@ def _step(X, SX, P, row, t, m, T, ACC: tl.constexpr):
     and flags, and the three clipped importance weights."""
     gamma, lam, term, done, valid = _episode(X, SX, P, row, t, m, T, ACC)
     ratio = tl.exp(load(X[9], SX[9], row, t, valid, 0.0, ACC))  # pi / mu
-    rho = tl.minimum(coef(X[10], SX[10], P[2], row, t, valid, ACC), ratio)
-    c = lam * tl.minimum(coef(X[11], SX[11], P[3], row, t, valid, ACC), ratio)
-    rho_pg = tl.minimum(coef(X[12], SX[12], P[4], row, t, valid, ACC), ratio)
+    rho = tl.minimum(coef(X[10], SX[10], P[2], row, t, valid, ACC), ratio, propagate_nan=tl.PropagateNan.ALL)
+    c = lam * tl.minimum(coef(X[11], SX[11], P[3], row, t, valid, ACC), ratio, propagate_nan=tl.PropagateNan.ALL)
+    rho_pg = tl.minimum(coef(X[12], SX[12], P[4], row, t, valid, ACC), ratio, propagate_nan=tl.PropagateNan.ALL)
     return gamma, lam, term, done, valid, rho, c, rho_pg
 
 
@@ -201,17 +201,22 @@ class _VTraceFunction(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, d_vs, d_pg):
-        p, log_rhos = ctx.problem, ctx.log_rhos
-        shape, T, n_rows = _checks.problem(p.rewards, p.time_dim)
-        acc = _checks.acc_dtype(_dtype(p, log_rhos))
-        outs, d_boot, O = _grad_buffers(p, ctx.needs_input_grad[2:6])
-        X = _vtrace_inputs(p, log_rhos, acc)
-        X += [None if d is None else _checks.rows(d.expand(shape), shape, p.time_dim) for d in (d_vs, d_pg)]
-        launch(_vtrace_bwd_prologue, _vtrace_bwd_epilogue, X, p.params, O, n_rows, T, reverse=False,
-               acc_dtype=acc, time_contiguous=X[0][1][1] == 1)
-        if d_boot is not None:
-            d_boot = d_boot.reshape(p.bootstrap_value.shape)
-        return (None, None, *outs, d_boot)
+        return (None, None, *_backward(ctx.problem, ctx.log_rhos, d_vs, d_pg, ctx.needs_input_grad[2:6]))
+
+
+def _backward(p: _Problem, log_rhos: torch.Tensor, d_vs, d_pg, need):
+    """The fused backward scan: gradients of (rewards, values, next_values, bootstrap_value),
+    None where ``need`` (four bools) says no or the input is absent."""
+    shape, T, n_rows = _checks.problem(p.rewards, p.time_dim)
+    acc = _checks.acc_dtype(_dtype(p, log_rhos))
+    outs, d_boot, O = _grad_buffers(p, need)
+    X = _vtrace_inputs(p, log_rhos, acc)
+    X += [None if d is None else _checks.rows(d.expand(shape), shape, p.time_dim) for d in (d_vs, d_pg)]
+    launch(_vtrace_bwd_prologue, _vtrace_bwd_epilogue, X, p.params, O, n_rows, T, reverse=False,
+           acc_dtype=acc, time_contiguous=X[0][1][1] == 1)
+    if d_boot is not None:
+        d_boot = d_boot.reshape(p.bootstrap_value.shape)
+    return (*outs, d_boot)
 
 
 def vtrace(log_rhos, rewards, values, *, gamma=0.99, lambda_=1.0, rho_bar=1.0, c_bar=1.0,
@@ -263,6 +268,10 @@ def vtrace(log_rhos, rewards, values, *, gamma=0.99, lambda_=1.0, rho_bar=1.0, c
         dtype = _dtype(p, log_rhos)
         return VTraceOutput(*(torch.empty(p.rewards.shape, dtype=dtype, device=p.rewards.device) for _ in range(2)))
     if use_kernel:
+        if torch.compiler.is_compiling():  # torch.compile: the registered custom op (_ops.py)
+            from . import _ops
+
+            return VTraceOutput(*_ops.vtrace(p, log_rhos))
         differentiable = (p.rewards, p.values, p.next_values, p.bootstrap_value)
         if torch.is_grad_enabled() and any(x is not None and x.requires_grad for x in differentiable):
             return VTraceOutput(*_VTraceFunction.apply(p, log_rhos.detach(), *differentiable))

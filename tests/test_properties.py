@@ -158,3 +158,54 @@ def test_losses_match_reference(shape, seed, pad, dtype, backend):
     e = ref.sac_actor_loss(lp, [q, v], mask=mask)
     assert abs(loss.item() - e) <= 1e-6 * max(1.0, abs(e))
 
+
+
+def _scan_call(name, x, kw):
+    """One scan-based estimator on the inputs ``x`` (name -> tensor); its outputs as a tuple."""
+    if name == "discounted_return":
+        out = rl.discounted_returns(x["r"], next_values=x["nv"], **kw)
+    elif name == "gae":
+        out = rl.gae(x["r"], x["v"], lambda_=0.9, next_values=x["nv"], **kw)
+    elif name == "td_lambda":
+        out = rl.td_lambda(x["r"], x["nv"], lambda_=0.7, **kw)
+    elif name == "vtrace":
+        out = rl.vtrace(x["lr"], x["r"], x["v"], lambda_=0.9, next_values=x["nv"], **kw)
+    else:
+        out = rl.sac_targets(x["r"], (x["v"], x["nv"]), x["lr"], lambda_=0.6, log_probs=x["r"], **kw)
+    return tuple(out) if isinstance(out, tuple) else (out,)
+
+
+@pytest.mark.parametrize("name", ["discounted_return", "gae", "td_lambda", "vtrace", "sac"])
+@settings(SETTINGS, max_examples=6)
+@given(B=st.sampled_from([1, 3, 5]), T=st.sampled_from([1, 7, 40, 77]), seed=st.integers(0, 2**16),
+       dtype=st.sampled_from([torch.float32, torch.float64]))
+def test_time_major_and_batch_major_agree_bitwise(name, B, T, seed, dtype, impl):
+    """The same data as a (B, T) and as a (T, B) buffer: bitwise-equal outputs and gradients
+    (the chunks along time, hence the order of every sum, do not depend on the layout)."""
+    backend, _ = impl
+    g = np.random.default_rng(seed)
+    data = {k: g.standard_normal((B, T)) * (0.5 if k == "lr" else 1.0) for k in ("r", "v", "nv", "lr")}
+    flags = dict(terminated=g.random((B, T)) < 0.1, truncated=g.random((B, T)) < 0.1, mask=g.random((B, T)) > 0.1)
+    weights = [g.standard_normal((B, T)) for _ in range(2)]  # dL/d(each output)
+    results = []
+    for time_dim in (-1, 0):
+        orient = (lambda a: a) if time_dim == -1 else (lambda a: np.ascontiguousarray(a.T))  # noqa: E731
+        back = (lambda t: t) if time_dim == -1 else (lambda t: t.t())  # noqa: E731
+        x = {k: torch.tensor(orient(a), dtype=dtype, device=DEVICE, requires_grad=True) for k, a in data.items()}
+        kw = {k: torch.tensor(orient(a), device=DEVICE) for k, a in flags.items()}
+        outs = _scan_call(name, x, dict(kw, gamma=0.97, time_dim=time_dim, backend=backend))
+        w = [torch.tensor(orient(a), dtype=dtype, device=DEVICE) for a in weights[:len(outs)]]
+        grads = torch.autograd.grad(outs, [x[k] for k in ("r", "v", "nv")], w, allow_unused=True)
+        results.append(([back(o) for o in outs], [None if d is None else back(d) for d in grads]))
+    (o1, g1), (o0, g0) = results
+    for a, b in zip(o1 + g1, o0 + g0):
+        assert (a is None) == (b is None)
+        if a is None:
+            continue
+        if DEVICE == "cuda" and backend == "triton":
+            # Compiled, the order inside a chunk's scan follows the register layout, which follows
+            # the memory layout (README, Guarantees): equal to rounding, not bitwise.
+            tol = 1e-6 if dtype == torch.float32 else 1e-14
+            torch.testing.assert_close(a, b, rtol=tol, atol=tol)
+        else:
+            assert torch.equal(a, b), f"max difference {float((a - b).detach().abs().max())}"
