@@ -1,29 +1,96 @@
-"""``python -m rltriton_lite.bench``: time the kernels against the memory floor and peers.
+"""``python -m rltriton_lite.bench``: time the kernels against the memory floor and their peers.
 
-Method (DESIGN.md §6): the kernels are memory-bound, so for each op count the fewest bytes it
-must move (every input read once, every output written once); the floor is those bytes over the
-copy bandwidth measured in the same process. Each op is checked against the float64 NumPy loop
-before it is timed. Reported per row: ``triton.testing.do_bench`` median (ms), floor (ms),
-% of floor, the full-call wall time (host launch included, many back-to-back calls) and the
-max relative error.
+Method (DESIGN.md §6; benchmarks/README.md has the long form): the kernels are memory-bound, so
+for each op count the fewest bytes it must move (every input read once, every output written
+once); the floor is those bytes over the copy bandwidth measured in the same process. Each row
+reports the ``triton.testing.do_bench`` median, the floor and % of floor, the full-call wall
+time (many back-to-back calls, host work included), the GPU time alone (CUDA-graph replays)
+where the call can be captured, and the max relative error of the outputs.
 
-Every algorithm of ``rltriton_lite.profile.ops()`` runs against the PyTorch code it replaces
-(a CleanRL-style loop over time, or the eager formula of a loss), measured in the same process;
-``--configs`` also times tile variants of the scan kernel (rows per program, time block, warps),
-which is how the defaults are chosen.
+Every algorithm of ``rltriton_lite.profile.ops()`` runs forward, and forward + backward
+(gradients of fixed random weightings of its outputs), at every shape and dtype of the sweep.
+Peers run on the same inputs in the same process, each one only if it imports: the PyTorch code
+a kernel replaces (a CleanRL-style loop over time, or the eager formula), torch.compile of the
+eager formulas, torchrl's functional estimators, accelerated-scan's Triton scan, and
+``jax.lax.associative_scan``. Before a row is timed its outputs are checked: ours against the
+float64 reference, each peer's against ours; a peer that disagrees is still timed and reported,
+flagged.
+
+The JSON (``benchmarks/results/<gpu>-<date>.json`` by default) is rewritten after each shape,
+so a run that is cut short keeps its rows; the markdown table and the plots are written at the
+end, and ``--report FILE.json`` rewrites them from any result file, without a GPU.
 """
 from __future__ import annotations
 
 import argparse
 import datetime
+import importlib
+import importlib.metadata
 import json
+import math
+import os
 import platform
+import re
+import statistics
 import sys
 import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Callable
 
 import torch
 
-SHAPES = [(16, 128), (4096, 128), (1024, 1024), (16384, 1024), (64, 16384), (8, 131072)]
+# In the order they run: with --budget, the ones left out at the end are the least telling.
+SHAPES = [(16384, 1024), (4096, 128), (64, 16384), (8, 131072), (1, 1048576), (1024, 1024), (16, 128)]
+QUICK_SHAPES = [(4096, 128), (16384, 1024), (64, 16384), (1, 1048576)]
+ALGORITHMS = ("discounted_return", "gae", "td_lambda", "vtrace", "sac", "ppo", "crr")
+SCANS = ALGORITHMS[:4]  # a reverse scan over time; sac (λ = 0), ppo and crr are elementwise (+ a mean)
+PASSES = ("fwd", "fwd+bwd")
+OURS = "rltriton_lite"
+
+# Max relative error (to max(1, |expected|)) beyond which a row's outputs are flagged: ours against
+# the float64 reference, a peer's against ours. bf16 outputs round at 2^-9 relative.
+TOLERANCE = {"float32": 1e-4, "bfloat16": 2e-2, "float16": 2e-2}
+
+# Forward + backward: the inputs that get gradients (the others are constants), and the bytes the
+# two passes must move per (row, step) at the least for element size es (flags are 1 byte):
+# the forward's, then the backward's (it reads the output gradients and the few inputs its
+# coefficients need, and writes one gradient per differentiated input).
+BACKWARD = {
+    # fwd r, term → G; bwd dG, term → dr
+    "discounted_return": (("rewards",), lambda es: (2 * es + 1) + (2 * es + 1)),
+    # fwd r, V, term → A, R; bwd dA, dR, term → dr, dV
+    "gae": (("rewards", "values"), lambda es: (4 * es + 1) + (4 * es + 1)),
+    # fwd r, V', term → G; bwd dG, term → dr, dV'
+    "td_lambda": (("rewards", "next_values"), lambda es: (3 * es + 1) + (3 * es + 1)),
+    # fwd log ρ, r, V, term → vs, A_pg; bwd log ρ, dvs, dA_pg, term → dr, dV
+    "vtrace": (("rewards", "values"), lambda es: (5 * es + 1) + (5 * es + 1)),
+    # fwd r, Q1, Q2, log π', term → G; bwd dG, Q1, Q2 (which is the min), term → dr, dQ1, dQ2, d log π'
+    "sac": (("rewards", "q1", "q2", "next_log_probs"), lambda es: (5 * es + 1) + (7 * es + 1)),
+    # fwd log π, log π_old, A → loss; bwd log π, log π_old, A → d log π
+    "ppo": (("log_probs",), lambda es: 3 * es + 4 * es),
+    # fwd log π, Q, V → loss, weights, advantages; bwd weights → d log π
+    "crr": (("log_probs",), lambda es: 5 * es + 2 * es),
+}
+# For these, fwd+bwd ties the next values to the values (V'_t = V_{t+1}, bootstrap_value at the
+# window's end) so that every implementation differentiates the same function of (r, V): ours
+# shifts in the kernel (bootstrap_value), a peer gets next_values = cat(V[:, 1:], bootstrap).
+TIED = ("gae", "vtrace")
+
+
+# --------------------------------------------------------------------------------------------
+# Timing
+# --------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Timing:
+    warmup_ms: float = 10  # do_bench's warm-up and timed durations (≥ 50 calls up to 1 ms a call)
+    rep_ms: float = 50
+    graph_rep_ms: float = 10  # do_bench_cudagraph: each of its 10 replays runs about this long
+    call_s: float = 0.03  # full-call time: about this long of back-to-back calls (at least 3)
+    slow_ms: float = 50  # a call slower than this is timed by 3 wall-clock runs, not do_bench
+
+
+QUICK = Timing(warmup_ms=5, rep_ms=20, graph_rep_ms=5, call_s=0.01, slow_ms=20)
 
 
 def copy_bandwidth(do_bench, nbytes=2 << 30) -> float:
@@ -34,145 +101,842 @@ def copy_bandwidth(do_bench, nbytes=2 << 30) -> float:
     return 2 * nbytes / (ms * 1e-3)
 
 
-def full_call_us(fn, n=2000) -> float:
-    """Wall time per call of ``n`` back-to-back calls, host work included."""
-    sync = torch.cuda.synchronize if torch.cuda.is_available() else (lambda: None)
-    for _ in range(10):
-        fn()
-    sync()
+def wall_ms(fn, sync, n=1) -> float:
+    """Wall-clock ms per call of ``n`` back-to-back calls, synchronised once at the end."""
     t0 = time.perf_counter()
     for _ in range(n):
-        fn()
-    sync()
-    return (time.perf_counter() - t0) / n * 1e6
+        out = fn()
+    sync(out)
+    return (time.perf_counter() - t0) * 1e3 / n
 
 
-def kernel_ms(fn):
+def measure(fn, sync, timing: Timing, use_do_bench: bool):
+    """(ms, full_call_us, timer) of a warmed-up call. ms is the do_bench median where
+    ``use_do_bench`` (PyTorch work on a GPU), else the median of three wall-clock batches of
+    back-to-back calls (JAX, CPU); full_call_us is the wall time per call of back-to-back calls.
+    A call slower than ``timing.slow_ms`` is timed by three single wall-clock runs instead."""
+    first = wall_ms(fn, sync)
+    if first > timing.slow_ms:
+        runs = [first, wall_ms(fn, sync), wall_ms(fn, sync)]
+        return statistics.median(runs), 1e3 * statistics.fmean(runs), "wall"
+    n = max(3, min(2000, int(timing.call_s * 1e3 / max(first, 1e-3))))
+    full_us = 1e3 * wall_ms(fn, sync, n)
+    if use_do_bench:
+        import triton
+
+        ms = triton.testing.do_bench(fn, warmup=timing.warmup_ms, rep=timing.rep_ms, return_mode="median")
+        return ms, full_us, "do_bench"
+    return statistics.median(wall_ms(fn, sync, n) for _ in range(3)), full_us, "wall"
+
+
+def kernel_ms(fn, timing: Timing):
     """GPU time alone: the median of CUDA-graph replays (no host launch cost); None if the call
     cannot be captured."""
     try:
         import triton
 
-        return triton.testing.do_bench_cudagraph(fn, rep=100, return_mode="median")
+        return triton.testing.do_bench_cudagraph(fn, rep=timing.graph_rep_ms, return_mode="median")
     except Exception:  # noqa: BLE001 - capture is best effort: the row keeps its other figures
         return None
 
 
-def _row(algorithm, impl, B, T, dtype, pass_, ms, nbytes, bw, full_call=None, err=float("nan")):
-    floor = nbytes / bw * 1e3
-    return dict(algorithm=algorithm, impl=impl, B=B, T=T, dtype=str(dtype).replace("torch.", ""), **{"pass": pass_},
-                ms=ms, floor_ms=floor, pct_floor=100 * floor / ms, full_call_us=full_call, max_rel_err=err)
+# --------------------------------------------------------------------------------------------
+# Checks
+# --------------------------------------------------------------------------------------------
+def max_rel_err(outs, expected) -> float:
+    """Max |out - expected| over paired outputs, each relative to max(1, max |expected|), as
+    ``profile.rel_err`` (NaN if any output has a NaN). A gradient that a peer leaves unused
+    (None) counts as zeros."""
+    errs = []
+    for o, e in zip(outs, expected):
+        e = e.detach().double()
+        o = torch.zeros_like(e) if o is None else torch.as_tensor(o).detach().to(e.device, torch.float64)
+        scale = max(1.0, e.abs().max().item()) if e.numel() else 1.0
+        errs.append((o - e).abs().max().item() / scale if e.numel() else 0.0)
+    return float(torch.tensor(errs, dtype=torch.float64).max()) if errs else float("nan")
 
 
-def bench_ops(do_bench, bw, shapes, dtypes, rows, algorithms, configs=None, device="cuda"):
-    """Every algorithm of ``profile.ops()``: the kernel (checked against the reference first),
-    and the PyTorch code it replaces (a loop over time, or the eager formula) as a peer."""
-    from rltriton_lite import profile, scan
+def dtype_name(dtype) -> str:
+    return str(dtype).replace("torch.", "")
 
-    default_config = scan._config
-    for (B, T) in shapes:
+
+def floor_ms(nbytes: int, bandwidth: float) -> float:
+    return nbytes / bandwidth * 1e3
+
+
+def make_row(algorithm, impl, B, T, dtype, pass_, ms, nbytes, bandwidth, *, full_call_us=None, kernel=None,
+             err=float("nan"), checked_against=None, timer="do_bench"):
+    """One result row (the JSON's schema); dtype as its name, e.g. "float32"."""
+    floor = floor_ms(nbytes, bandwidth)
+    dtype = dtype_name(dtype)
+    return {"algorithm": algorithm, "impl": impl, "B": B, "T": T, "dtype": dtype, "pass": pass_, "ms": ms,
+            "floor_ms": floor, "pct_floor": 100 * floor / ms, "full_call_us": full_call_us, "kernel_ms": kernel,
+            "max_rel_err": err, "tol": TOLERANCE.get(dtype), "checked_against": checked_against, "timer": timer,
+            "bytes": nbytes}
+
+
+# --------------------------------------------------------------------------------------------
+# Peers: adapters from the bench's inputs (profile.ops()'s dict, [B, T] tensors) to each peer's
+# conventions; each returns the outputs in rltriton_lite's order
+# --------------------------------------------------------------------------------------------
+def _as_tuple(out):
+    return tuple(out) if isinstance(out, tuple) else (out,)
+
+
+def tie_next_values(name, x):
+    """``x`` with next_values = values shifted by one step, bootstrap_value at the end (for the
+    TIED algorithms; other inputs unchanged)."""
+    if name not in TIED:
+        return x
+    return dict(x, next_values=torch.cat([x["values"][:, 1:], x["bootstrap_value"][:, None]], 1))
+
+
+def vtrace_pg(vs, x, p):
+    """V-trace's policy-gradient advantages from vs (rltriton_lite's and torchrl's definition;
+    clips at 1, no truncation in the bench): ρ̄_t (r_t + γ(1-term_t)[λ vs_{t+1} + (1-λ) V'_t] - V_t),
+    with vs_T = V'_{T-1}; in float32 or wider."""
+    r, v, nv = x["rewards"], x["values"], x["next_values"]
+    cont = p["gamma"] * (~x["terminated"]).float()
+    vs_next = torch.cat([vs[:, 1:], nv[:, -1:]], 1)
+    lam = p["lambda_"]
+    return x["log_rhos"].float().exp().clamp(max=1.0) * (r + cont * (lam * vs_next + (1 - lam) * nv) - v)
+
+
+def scan_terms(name, x, p):
+    """A scan algorithm as the reverse recurrence y_t = b_t + a_t·y_{t+1}, y_T = 0, in eager
+    PyTorch, for the peers that only scan: (a, b, finish), finish(y) giving the outputs. As in
+    rltriton_lite, the arithmetic is float32 (type promotion from the float32 γ(1-term), no extra
+    pass) and the outputs come back in the inputs' dtype. The window's last step bootstraps from
+    next_values[T-1] (= bootstrap_value) through b."""
+    r, lam, dtype = x["rewards"], p.get("lambda_"), x["rewards"].dtype
+    cont = p["gamma"] * (~x["terminated"]).float()  # γ(1 - term)
+    if name == "discounted_return":
+        b = torch.cat([r[:, :-1], (r[:, -1] + cont[:, -1] * x["bootstrap_value"])[:, None]], 1)
+        return cont, b, lambda y: (y.to(dtype),)
+    if name == "gae":
+        v = x["values"]
+        return lam * cont, r + cont * x["next_values"] - v, lambda y: (y.to(dtype), (y + v).to(dtype))
+    if name == "td_lambda":
+        w = torch.full(r.shape[1:], 1 - lam, device=r.device)
+        w[-1] = 1.0  # the window's end bootstraps from V'_{T-1} in full
+        return lam * cont, r + cont * w * x["next_values"], lambda y: (y.to(dtype),)
+    if name == "vtrace":  # IMPALA's form, as torchrl and the loop: y = vs - V, clips at 1
+        v, rho = x["values"], x["log_rhos"].float().exp().clamp(max=1.0)
+        finish = lambda y: ((y + v).to(dtype), vtrace_pg(y + v, x, p).to(dtype))  # noqa: E731
+        return cont * lam * rho, rho * (r + cont * x["next_values"] - v), finish
+    raise ValueError(f"{name} is not a scan")
+
+
+def _pytorch(name, x, p):
+    """The PyTorch code each kernel replaces (profile's loop over time, or eager formula)."""
+    from rltriton_lite import profile
+
+    loop = profile.op(name).loop
+    if name != "vtrace":
+        return lambda x: _as_tuple(loop(x, p))
+
+    def vtrace(x):  # the loop returns vs; add the advantages, as ours and torchrl return both
+        vs = loop(x, p)
+        return vs, vtrace_pg(vs, x, p)
+    return vtrace
+
+
+COMPILE_BACKEND = "inductor"  # tests use "eager": the same tracing, no code generation
+_compiled: dict = {}
+
+
+def _torch_compile(name, x, p):
+    """torch.compile of the eager formula (elementwise, and a mean) with dynamic shapes: one
+    compilation per algorithm, dtype and pass, reused across the sweep's shapes (plus one for
+    B = 1: PyTorch specialises sizes 0 and 1)."""
+    key = (name, COMPILE_BACKEND)
+    if key not in _compiled:
+        import torch._dynamo
+
+        cfg = torch._dynamo.config  # never fall back to eager silently after many recompilations
+        setattr(cfg, "recompile_limit" if hasattr(cfg, "recompile_limit") else "cache_size_limit", 64)
+        _compiled[key] = torch.compile(_pytorch(name, x, p), dynamic=True, backend=COMPILE_BACKEND)
+    return _compiled[key]
+
+
+def _torchrl(name, x, p):
+    """torchrl.objectives.value.functional: tensors [B, T, 1] with time at dim -2; done =
+    terminated (the bench has no truncation; the window's end bootstraps from next_values)."""
+    F = importlib.import_module("torchrl.objectives.value.functional")
+    col = lambda t: t.unsqueeze(-1)  # noqa: E731
+    out = lambda *ts: tuple(t.squeeze(-1) for t in ts)  # noqa: E731
+    g, lam = p["gamma"], p.get("lambda_")
+    if name == "gae":
+        return lambda x: out(*F.generalized_advantage_estimate(
+            g, lam, col(x["values"]), col(x["next_values"]), col(x["rewards"]), col(x["terminated"]),
+            col(x["terminated"])))
+    if name == "vec_gae":
+        return lambda x: out(*F.vec_generalized_advantage_estimate(
+            g, lam, col(x["values"]), col(x["next_values"]), col(x["rewards"]), col(x["terminated"]),
+            col(x["terminated"])))
+    if name == "vec_td_lambda":
+        return lambda x: out(F.vec_td_lambda_return_estimate(
+            g, lam, col(x["next_values"]), col(x["rewards"]), col(x["terminated"]), col(x["terminated"])))
+    if name == "vtrace":
+        if lam != 1.0:
+            raise ValueError("torchrl's V-trace has no λ (c_t = min(c̄, ρ_t)): it matches λ = 1 only")
+        log_mu = torch.zeros_like(x["log_rhos"])  # log_pi - log_mu = log ρ
+
+        def vtrace(x):
+            adv, vs = F.vtrace_advantage_estimate(g, col(x["log_rhos"]), col(log_mu), col(x["values"]),
+                                                  col(x["next_values"]), col(x["rewards"]), col(x["terminated"]),
+                                                  col(x["terminated"]))
+            return out(vs, adv)
+        return vtrace
+    if name == "reward2go":  # no bootstrap: fold γ(1-term)·bootstrap_value into the last reward
+        def reward2go(x):
+            r, cont = x["rewards"], g * (~x["terminated"][:, -1]).to(x["rewards"].dtype)
+            r = torch.cat([r[:, :-1], (r[:, -1] + cont * x["bootstrap_value"])[:, None]], 1)
+            return out(F.reward2go(col(r), col(x["terminated"]), g))
+        return reward2go
+    raise ValueError(name)
+
+
+def _accelerated_scan(module):
+    """accelerated-scan: x_t = a_t·x_{t-1} + b_t over (B, C, T) contiguous tensors, forward in
+    time only, so the reverse recurrence is flip → scan → flip (the flips are timed with it)."""
+    def build(name, x, p):
+        scan = importlib.import_module(module).scan
+
+        def fn(x):
+            a, b, finish = scan_terms(name, x, p)
+            B, T = b.shape
+            return finish(scan(a.flip(1).view(B, 1, T), b.flip(1).view(B, 1, T)).view(B, T).flip(1))
+        return fn
+    return build
+
+
+def _jax(name, x, p):
+    """jax.lax.associative_scan over the affine maps y ↦ a·y + b, reverse=True along time, in one
+    jitted function (prologue, scan, epilogue; float32 arithmetic, outputs in the inputs' dtype,
+    as rltriton_lite). Inputs arrive through DLPack (no copy)."""
+    import jax
+    import jax.numpy as jnp
+
+    def compose(later, earlier):  # reverse=True: the first argument holds the later steps
+        return later[0] * earlier[0], earlier[0] * later[1] + earlier[1]
+
+    def rscan(a, b):
+        return jax.lax.associative_scan(compose, (a, b), reverse=True, axis=1)[1]
+
+    g, lam = p["gamma"], p.get("lambda_")
+
+    def outputs(x):
+        r, v, nv = x["rewards"], x["values"], x["next_values"]
+        cont = g * (1 - x["terminated"].astype(r.dtype))
+        if name == "discounted_return":
+            return (rscan(cont, r.at[:, -1].add(cont[:, -1] * x["bootstrap_value"])),)
+        if name == "gae":
+            adv = rscan(lam * cont, r + cont * nv - v)
+            return adv, adv + v
+        if name == "td_lambda":
+            w = jnp.full(r.shape[1:], 1 - lam, r.dtype).at[-1].set(1)
+            return (rscan(lam * cont, r + cont * w * nv),)
+        rho = jnp.minimum(jnp.exp(x["log_rhos"]), 1)  # vtrace
+        vs = v + rscan(cont * lam * rho, rho * (r + cont * nv - v))
+        vs_next = jnp.concatenate([vs[:, 1:], nv[:, -1:]], 1)
+        return vs, rho * (r + cont * (lam * vs_next + (1 - lam) * nv) - v)
+
+    def fn(x):
+        dtype = x["rewards"].dtype
+        x32 = {k: v.astype(jnp.float32) if jnp.issubdtype(v.dtype, jnp.floating) else v for k, v in x.items()}
+        return tuple(o.astype(dtype) for o in outputs(x32))
+    return jax.jit(fn)
+
+
+def _loop_limit(name, B, T, dtype, pass_):
+    """Python loops over time: float32 only (they upcast, so bf16 times the same loop), and
+    lengths that keep the sweep within minutes."""
+    if dtype != "float32":
+        return "a loop over time runs in float32 only (bf16 would time the same loop)"
+    if T > 16384:
+        return "a Python loop over more than 16384 steps (seconds a call)"
+    if pass_ == "fwd+bwd" and T > 1024:
+        return "autograd through a Python loop over more than 1024 steps (seconds a call)"
+    return None
+
+
+def _warp_limit(name, B, T, dtype, pass_):
+    if T < 32 or T > 65536 or T & (T - 1):
+        return "accelerated_scan.warp needs T a power of two in [32, 65536]"
+    return None
+
+
+@dataclass(frozen=True)
+class Peer:
+    impl: str  # the rows' impl
+    requires: str | None  # the module that must import for the peer to run (None: PyTorch)
+    algorithms: dict  # bench algorithm -> the name the builder takes
+    build: Callable  # (name, x, params) -> fn(inputs) -> outputs in rltriton_lite's order
+    backward: bool = False  # also fwd+bwd (autograd through it)
+    graph: bool = False  # capturable in a CUDA graph: also GPU time
+    jax: bool = False  # JAX arrays: inputs through DLPack, timed with block_until_ready
+    limit: Callable | None = None  # (algorithm, B, T, dtype, pass) -> why a case is skipped, or None
+    default: bool = True  # run unless --peers names the peers to run
+
+    def skip_reason(self, algorithm, B, T, dtype, pass_):
+        if pass_ == "fwd+bwd" and not self.backward:
+            return "forward only"
+        return self.limit(algorithm, B, T, dtype, pass_) if self.limit else None
+
+
+_same = lambda names: {n: n for n in names}  # noqa: E731
+PEERS = [
+    Peer("pytorch_loop", None, _same(SCANS), _pytorch, backward=True, limit=_loop_limit),
+    Peer("pytorch_eager", None, _same(("sac", "ppo", "crr")), _pytorch, backward=True, graph=True),
+    Peer("torch_compile", None, _same(("sac", "ppo", "crr")), _torch_compile, backward=True, graph=True),
+    Peer("torchrl_gae", "torchrl", {"gae": "gae"}, _torchrl, limit=_loop_limit),
+    Peer("torchrl_vec_gae", "torchrl", {"gae": "vec_gae"}, _torchrl),
+    Peer("torchrl_vec_td_lambda", "torchrl", {"td_lambda": "vec_td_lambda"}, _torchrl),
+    Peer("torchrl_vtrace", "torchrl", {"vtrace": "vtrace"}, _torchrl, limit=_loop_limit),
+    Peer("torchrl_reward2go", "torchrl", {"discounted_return": "reward2go"}, _torchrl),
+    Peer("accelerated_scan", "accelerated_scan.scalar", _same(SCANS), _accelerated_scan("accelerated_scan.scalar"),
+         backward=True, graph=True),
+    # CUDA C++ built by torch.utils.cpp_extension at import (nvcc, minutes): only when named
+    Peer("accelerated_scan_warp", "accelerated_scan.warp", _same(SCANS), _accelerated_scan("accelerated_scan.warp"),
+         backward=True, graph=True, limit=_warp_limit, default=False),
+    Peer("jax", "jax", _same(SCANS), _jax, jax=True),
+]
+PEER_DISTRIBUTIONS = ("torchrl", "tensordict", "accelerated-scan", "jax", "jaxlib")
+
+
+def find_peers(names, device):
+    """The peers to run (``names``: impls, or None for the default ones) and a status line for
+    each asked-for peer: what was found, or why it cannot run."""
+    wanted = [p for p in PEERS if (p.default if names is None else p.impl in names)]
+    unknown = set(names or ()) - {p.impl for p in PEERS}
+    if unknown:
+        raise ValueError(f"unknown peers {sorted(unknown)}; known: {', '.join(p.impl for p in PEERS)}")
+    found, status = [], {}
+    for peer in wanted:
+        if peer.requires is None:
+            found.append(peer)
+            status[peer.impl] = f"torch {torch.__version__}"
+            continue
+        if peer.jax:  # JAX must not take most of the GPU's memory at import
+            os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
+        try:
+            module = importlib.import_module(peer.requires)
+        except Exception as e:  # noqa: BLE001 - a peer that does not import is reported, not fatal
+            status[peer.impl] = f"not found ({type(e).__name__}: {e})".splitlines()[0]
+            continue
+        root = module.__name__.split(".")[0]
+        version = getattr(importlib.import_module(root), "__version__", "?")
+        if peer.jax and (module.default_backend() == "cpu") != (device == "cpu"):
+            status[peer.impl] = f"{root} {version} runs on {module.default_backend()}, not on {device}: skipped"
+            continue
+        found.append(peer)
+        status[peer.impl] = f"{root} {version}"
+    return found, status
+
+
+def versions() -> dict:
+    import rltriton_lite
+
+    out = {"python": platform.python_version(), "torch": torch.__version__, "rltriton_lite": rltriton_lite.__version__}
+    for dist in ("triton", *PEER_DISTRIBUTIONS):
+        try:
+            out[dist] = importlib.metadata.version(dist)
+        except importlib.metadata.PackageNotFoundError:
+            pass
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# The sweep
+# --------------------------------------------------------------------------------------------
+def _torch_sync(device):
+    return (lambda _out: torch.cuda.synchronize()) if device == "cuda" else (lambda _out: None)
+
+
+def _ours(name, x, p, pass_):
+    """Our call: profile's, except that V-trace's fwd+bwd takes bootstrap_value (V' tied to V)."""
+    from rltriton_lite import profile
+
+    if pass_ == "fwd+bwd" and name == "vtrace":
+        import rltriton_lite as rl
+
+        return lambda: rl.vtrace(x["log_rhos"], x["rewards"], x["values"], gamma=p["gamma"], lambda_=p["lambda_"],
+                                 terminated=x["terminated"], bootstrap_value=x["bootstrap_value"], backend="triton")
+    op = profile.op(name)
+    return lambda: _as_tuple(op.run(x, "triton", p))
+
+
+def _check_ours(name, x, p, outs, B, T, cache):
+    """Ours against the float64 NumPy reference loops where they are quick (T ≤ 16384, at most
+    2^24 elements), else against the float64 PyTorch path (Hillis–Steele, on the device).
+    Returns (max rel err of the first output, what it was checked against)."""
+    from rltriton_lite import profile
+
+    op = profile.op(name)
+    if B * T <= 2**24 and T <= 16384:
+        if "numpy" not in cache:
+            cache["numpy"] = profile.as_numpy(x)
+        return profile.rel_err(outs[0], op.reference(cache["numpy"], p)), "reference"
+    x64 = {k: v.double() if v.is_floating_point() else v for k, v in x.items()}
+    return max_rel_err(outs[:1], _as_tuple(op.run(x64, "torch", p))[:1]), "torch_f64"
+
+
+def _grad_call(fwd, leaves, weights):
+    """fwd, then the gradients of sum_k <weights_k, out_k> with respect to the leaves."""
+    return lambda: torch.autograd.grad(fwd(), leaves, weights, allow_unused=True)
+
+
+def _failure(e: Exception) -> str:
+    return f"failed: {type(e).__name__}: {e}".splitlines()[0][:300]
+
+
+def _cotangents(outs, seed=1):
+    g = torch.Generator().manual_seed(seed)
+    return [torch.randn(o.shape, generator=g).to(o.device, o.dtype) if o.dim() else torch.ones_like(o) for o in outs]
+
+
+class Sweep:
+    """Runs the cases and appends to ``result["rows"]`` and ``result["skipped"]``."""
+
+    def __init__(self, result, peers, *, device="cuda", timing=Timing(), configs=(), emit=print):
+        self.result, self.peers, self.device, self.timing = result, peers, device, timing
+        self.configs, self.emit = configs, emit
+        self.bw = result["copy_bandwidth_Bps"]
+        self.sync = _torch_sync(device)
+
+    def skip(self, algorithm, impl, B, T, dtype, pass_, reason):
+        entry = {"algorithm": algorithm, "impl": impl, "B": B, "T": T, "dtype": dtype_name(dtype),
+                 "pass": pass_, "reason": reason}
+        self.result["skipped"].append(entry)
+        self.emit(format_skip(entry))
+
+    def add(self, row):
+        self.result["rows"].append(row)
+        self.emit(format_row(row))
+
+    def timed_row(self, algorithm, impl, B, T, dtype, pass_, fn, nbytes, *, err, against, graph, jax=False):
+        """Time fn (already called once, so compiled and checked) into a row."""
+        sync = importlib.import_module("jax").block_until_ready if jax else self.sync
+        ms, full_us, timer = measure(fn, sync, self.timing, use_do_bench=self.device == "cuda" and not jax)
+        kernel = kernel_ms(fn, self.timing) if graph and self.device == "cuda" and timer == "do_bench" else None
+        self.add(make_row(algorithm, impl, B, T, dtype, pass_, ms, nbytes, self.bw, full_call_us=full_us, kernel=kernel,
+                          err=err, checked_against=against, timer=timer))
+
+    def case(self, name, pass_, x, B, T, dtype, cache):
+        """One algorithm, one pass: ours, its tile variants, then every peer that can run it."""
+        from rltriton_lite import profile
+
+        op = profile.op(name)
+        p = {k: v[2] for k, v in op.params.items()}
+        es = torch.finfo(dtype).bits // 8
+        nbytes = B * T * (op.bytes_per_step(es) if pass_ == "fwd" else BACKWARD[name][1](es))
+        xg, leaves, weights = None, [], None
+        try:
+            if pass_ == "fwd":
+                fn = _ours(name, x, p, pass_)
+                expected = fn()
+                err, against = _check_ours(name, x, p, expected, B, T, cache)
+            else:  # the peers' yardstick is our gradients; the test suite checks those
+                xg = dict(x, **{k: x[k].detach().clone().requires_grad_() for k in BACKWARD[name][0]})
+                leaves = [xg[k] for k in BACKWARD[name][0]]
+                fwd = _ours(name, xg, p, pass_)
+                weights = _cotangents(fwd())
+                fn = _grad_call(fwd, leaves, weights)
+                expected = fn()
+                err, against = float("nan"), None
+            self.timed_row(name, OURS, B, T, dtype, pass_, fn, nbytes, err=err, against=against, graph=True)
+        except Exception as e:  # noqa: BLE001 - e.g. a kernel being reworked: keep the rest of the sweep
+            self.skip(name, OURS, B, T, dtype, pass_, _failure(e) + "; its peers skipped too (nothing to check against)")
+            return
+        if pass_ == "fwd" and name == "gae" and dtype == torch.float32:
+            self.tile_variants(name, B, T, dtype, fn, nbytes)
+        for peer in self.peers:
+            if name in peer.algorithms:
+                self.peer_case(peer, name, pass_, x, p, B, T, dtype, nbytes, expected, xg, leaves, weights)
+
+    def tile_variants(self, name, B, T, dtype, fn, nbytes):
+        """--configs: GAE fp32 forward with other tiles (rows per program, time block, warps)."""
+        from rltriton_lite import scan
+
+        default_config = scan._config
+        for cfg in self.configs:
+            scan._config = lambda *a, c=cfg: c
+            try:
+                fn()  # compile this tile before timing it
+                ms, full_us, timer = measure(fn, self.sync, self.timing, use_do_bench=self.device == "cuda")
+            finally:
+                scan._config = default_config
+            self.add(make_row(name, f"{OURS}[rows{cfg[0]}-block{cfg[1]}-w{cfg[2]}]", B, T, dtype, "fwd", ms, nbytes,
+                              self.bw, full_call_us=full_us, timer=timer))
+
+    def peer_case(self, peer, name, pass_, x, p, B, T, dtype, nbytes, expected, xg, leaves, weights):
+        """Build, check against ours (outputs, or gradients for fwd+bwd), then time; a peer that
+        cannot run this case is listed in "skipped" with the reason."""
+        reason = peer.skip_reason(name, B, T, dtype_name(dtype), pass_)
+        if reason:
+            self.skip(name, peer.impl, B, T, dtype, pass_, reason)
+            return
+        try:
+            run = peer.build(peer.algorithms[name], x, p)
+            if peer.jax:
+                import jax
+
+                self.sync(None)  # the inputs are written before JAX reads them (no copy)
+                xj = {k: jax.dlpack.from_dlpack(v) for k, v in x.items()}
+                fn = lambda: run(xj)  # noqa: E731
+                got = [torch.from_dlpack(o) for o in jax.block_until_ready(fn())]
+            elif pass_ == "fwd":
+                fn = lambda: run(x)  # noqa: E731
+                got = fn()
+            else:
+                fwd = lambda: run(tie_next_values(name, xg))  # noqa: E731
+                fn = _grad_call(fwd, leaves, [w.to(o.dtype) for w, o in zip(weights, fwd())])
+                got = fn()
+            err = max_rel_err(got, expected)
+            self.timed_row(name, peer.impl, B, T, dtype, pass_, fn, nbytes, err=err, against=OURS, graph=peer.graph,
+                           jax=peer.jax)
+        except Exception as e:  # noqa: BLE001 - a failing peer is reported; the sweep goes on
+            self.skip(name, peer.impl, B, T, dtype, pass_, _failure(e))
+            if self.device == "cuda":
+                torch.cuda.empty_cache()
+
+    def shape(self, B, T, dtypes, algorithms, passes, progress):
+        """Every algorithm × pass at one shape, for each dtype, on shared inputs."""
+        from rltriton_lite import profile
+
         for dtype in dtypes:
-            es = torch.finfo(dtype).bits // 8
+            inputs, cache = {}, {}  # inputs per maker (every op uses the same rollout maker today)
             for name in algorithms:
-                op = profile.op(name)
-                params = {k: v[2] for k, v in op.params.items()}
-                x = op.make(B, T, dtype, device, torch.Generator().manual_seed(0))
-                fn = lambda: op.run(x, "triton", params)  # noqa: E731
-                nbytes = B * T * op.bytes_per_step(es)
-                out = fn()
-                out = out[0] if isinstance(out, tuple) else out
-                err = float("nan")
-                if B * T <= 2**24 and T <= 131072:
-                    err = profile.rel_err(out, op.reference(profile.as_numpy(x), params))
-                rows.append(_row(name, "rltriton_lite", B, T, dtype, "fwd", do_bench(fn), nbytes, bw,
-                                 full_call_us(fn, 200 if B * T > 2**22 else 2000), err))
-                rows[-1]["kernel_ms"] = kernel_ms(fn)
-                _print(rows[-1])
-                for cfg in (configs or []) if name == "gae" and dtype == torch.float32 else []:
-                    scan._config = lambda *a, c=cfg: c
-                    try:
-                        rows.append(_row(name, f"rltriton_lite[rows{cfg[0]}-block{cfg[1]}-w{cfg[2]}]", B, T, dtype,
-                                         "fwd", do_bench(fn), nbytes, bw))
-                    finally:
-                        scan._config = default_config
-                    _print(rows[-1])
-                if T <= 16384 and dtype == torch.float32:
-                    peer = lambda: op.loop(x, params)  # noqa: E731
-                    p_out = peer()
-                    p_out = p_out[0] if isinstance(p_out, tuple) else p_out
-                    p_err = float("nan") if p_out.dim() == 0 and out.dim() != 0 else profile.rel_err(p_out, out.double().cpu().numpy())
-                    rows.append(_row(name, "pytorch_" + ("loop" if name in SCANS else "eager"), B, T, dtype, "fwd",
-                                     do_bench(peer), nbytes, bw, err=p_err))
-                    _print(rows[-1])
-            # forward + backward of GAE
-            import rltriton_lite as rl
-
-            g = torch.Generator(device=device).manual_seed(1)
-            r = torch.randn(B, T, device=device, generator=g).to(dtype).requires_grad_()
-            v = torch.randn(B, T, device=device, generator=g).to(dtype).requires_grad_()
-            term = torch.rand(B, T, device=device, generator=g) < 0.01
-            boot = torch.randn(B, device=device, generator=g).to(dtype)
-            w1, w2 = torch.randn_like(r), torch.randn_like(r)
-
-            def fwd_bwd():
-                a, ret = rl.gae(r, v, terminated=term, bootstrap_value=boot)
-                torch.autograd.backward((a, ret), (w1, w2), inputs=[r, v])
-
-            nbytes = B * T * (4 * es + 1) + B * T * (4 * es + 1)  # fwd; bwd reads dA, dR, flags, writes dr, dv
-            rows.append(_row("gae", "rltriton_lite", B, T, dtype, "fwd+bwd", do_bench(fwd_bwd, grad_to_none=[r, v]),
-                             nbytes, bw))
-            _print(rows[-1])
+                make = profile.op(name).make
+                if make not in inputs:
+                    inputs[make] = make(B, T, dtype, self.device, torch.Generator().manual_seed(0))
+                for pass_ in passes:
+                    self.case(name, pass_, inputs[make], B, T, dtype, cache)
+                    progress(f"{B}x{T} {dtype_name(dtype)} {name} {pass_}")
+            del inputs, cache
+            if self.device == "cuda":
+                torch.cuda.empty_cache()
 
 
-SCANS = ("discounted_return", "gae", "td_lambda", "vtrace")  # their peer is a loop over time
+# --------------------------------------------------------------------------------------------
+# Console lines
+# --------------------------------------------------------------------------------------------
+HEADER = (f"{'algorithm':<18} {'impl':<24} {'shape':<15} {'dtype':<8} {'pass':<7} {'ms':>9} {'floor ms':>9} "
+          f"{'floor%':>7} {'call µs':>9} {'graph ms':>9} {'rel err':>9}")
 
 
-def _print(row):
-    full = f"{row['full_call_us']:9.1f}" if row.get("full_call_us") else f"{'':9}"
-    if row.get("kernel_ms"):
-        full += f" graph {row['kernel_ms']:8.4f} ms {100 * row['floor_ms'] / row['kernel_ms']:5.1f}%"
-    print(f"{row['algorithm']:<18} {row['impl']:<34} {row['B']:>6}x{row['T']:<7} {row['dtype']:<8} {row['pass']:<7} "
-          f"{row['ms']:9.4f} {row['floor_ms']:9.4f} {row['pct_floor']:6.1f}% {full} {row['max_rel_err']:9.1e}",
-          flush=True)
+def _num(v, fmt):
+    return format(v, fmt) if isinstance(v, (int, float)) and not math.isnan(v) else "—"
+
+
+def _sig(v, suffix=""):
+    """4 significant digits (whole numbers from 1000 up), with a unit; "—" for none."""
+    if not isinstance(v, (int, float)) or math.isnan(v):
+        return "—"
+    return (f"{v:.0f}" if abs(v) >= 1000 else f"{v:.4g}") + suffix
+
+
+def _flagged(row) -> bool:
+    """The row's outputs disagree with what they were checked against (NaN counts)."""
+    err, tol = row.get("max_rel_err"), row.get("tol") or TOLERANCE.get(row["dtype"])
+    if not isinstance(err, float) or tol is None:
+        return False
+    return bool(row.get("checked_against")) if math.isnan(err) else err > tol
+
+
+def format_row(row) -> str:
+    err = _num(row.get("max_rel_err"), "9.1e") + (" !" if _flagged(row) else "")
+    return (f"{row['algorithm']:<18} {row['impl']:<24} {row['B']:>6}x{row['T']:<8} {row['dtype']:<8} {row['pass']:<7} "
+            f"{row['ms']:9.4f} {row['floor_ms']:9.4f} {row['pct_floor']:6.1f}% {_num(row.get('full_call_us'), '9.1f')} "
+            f"{_num(row.get('kernel_ms'), '9.4f')} {err:>9}")
+
+
+def format_skip(entry) -> str:
+    return (f"{entry['algorithm']:<18} {entry['impl']:<24} {entry['B']:>6}x{entry['T']:<8} {entry['dtype']:<8} "
+            f"{entry['pass']:<7} skipped: {entry['reason']}")
+
+
+# --------------------------------------------------------------------------------------------
+# Report: markdown table and plots from a result JSON
+# --------------------------------------------------------------------------------------------
+def _shape_key(shape):
+    return shape[0] * shape[1], shape[1]
+
+
+def _algorithm_key(algorithm):
+    return (ALGORITHMS.index(algorithm) if algorithm in ALGORITHMS else len(ALGORITHMS)), algorithm
+
+
+def _dtype_key(dtype):
+    return ("float32", "bfloat16", "float16").index(dtype) if dtype in ("float32", "bfloat16", "float16") else 9, dtype
+
+
+def _row_key(r):
+    return r["pass"], _dtype_key(r["dtype"]), _shape_key((r["B"], r["T"])), _algorithm_key(r["algorithm"]), r["impl"]
+
+
+def _case(r):
+    return r["algorithm"], r["B"], r["T"], r["dtype"], r["pass"]
+
+
+def markdown(res, images=()) -> str:
+    """The result as markdown: a header (GPU, command, bandwidth, versions, peers), our rows, the
+    peers' rows with speed-ups, what was skipped and why, and the plots."""
+    rows = sorted(res["rows"], key=_row_key)
+    ours = {_case(r): r for r in rows if r["impl"] == OURS}
+    bw = res["copy_bandwidth_Bps"]
+    out = [f"# {res['gpu']}, {res['date']}", "", f"Command: `{res['command']}`", "",
+           f"Copy bandwidth {bw / 1e12:.2f} TB/s (bytes read + written). "
+           + ", ".join(f"{k} {v}" for k, v in res.get("versions", {}).items()) + "."]
+    if res.get("peers"):
+        out += ["", "Peers: " + "; ".join(f"{k}: {v}" for k, v in res["peers"].items()) + "."]
+    if res.get("timing"):
+        out += ["", "Timing: " + ", ".join(f"{k} {v}" for k, v in res["timing"].items())
+                + (f"; the run took {res['elapsed_s']:.0f} s." if res.get("elapsed_s") else ".")]
+    out += ["", "ms: `triton.testing.do_bench` median (L2 flushed between calls), or the wall-clock median "
+            "where `timer` says wall; GPU ms: CUDA-graph replays, the kernels without the host; floor: the fewest "
+            "bytes / copy bandwidth; full call: wall time per call of back-to-back calls. "
+            "! marks an error above the tolerance (rltriton_lite: against the float64 reference; peers: against "
+            "rltriton_lite's outputs, or its gradients for fwd+bwd).", "",
+            f"## {OURS}", "",
+            "| algorithm | shape | dtype | pass | ms | GPU ms (graph) | floor ms | % floor | % floor (graph) "
+            "| full call µs | max rel err |",
+            "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in ours.values():
+        graph = r.get("kernel_ms")
+        out.append(f"| {r['algorithm']} | {r['B']}×{r['T']} | {r['dtype']} | {r['pass']} | {_sig(r['ms'])} "
+                   f"| {_sig(graph)} | {_sig(r['floor_ms'])} | {_sig(r['pct_floor'], ' %')} "
+                   f"| {_sig(100 * r['floor_ms'] / graph if graph else None, ' %')} "
+                   f"| {_sig(r.get('full_call_us'))} | {_err_cell(r)} |")
+    peers = [r for r in rows if r["impl"] != OURS]
+    if peers:
+        out += ["", "## Peers", "", f"Speed-up: the peer's ms / {OURS}'s ms for the same case (> 1: ours is faster).",
+                "", "| algorithm | shape | dtype | pass | impl | ms | GPU ms (graph) | % floor | full call µs "
+                "| speed-up | max rel err |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+        for r in peers:
+            mine = ours.get(_case(r))
+            speedup = r["ms"] / mine["ms"] if mine else None
+            out.append(f"| {r['algorithm']} | {r['B']}×{r['T']} | {r['dtype']} | {r['pass']} | {r['impl']} "
+                       f"| {_sig(r['ms'])} | {_sig(r.get('kernel_ms'))} | {_sig(r['pct_floor'], ' %')} "
+                       f"| {_sig(r.get('full_call_us'))} | {_sig(speedup, '×')} | {_err_cell(r)} |")
+    if res.get("skipped"):
+        out += ["", "## Skipped", ""]
+        groups: dict = {}
+        for s in res["skipped"]:
+            groups.setdefault((s["impl"], s["reason"]), []).append(
+                f"{s['algorithm']} {s['B']}×{s['T']} {s['dtype']} {s['pass']}")
+        out += [f"- {impl}: {reason} ({len(cases)}: {', '.join(cases)})" for (impl, reason), cases in groups.items()]
+    if images:
+        out += ["", "## Plots", ""] + [f"![{Path(i).stem}]({Path(i).name})" for i in images]
+    return "\n".join(out) + "\n"
+
+
+def _err_cell(r):
+    return _num(r.get("max_rel_err"), ".1e") + (" !" if _flagged(r) else "")
+
+
+def plots(res, stem) -> list[Path]:
+    """PNGs next to the JSON: for each (dtype, pass), time per call against shape, one panel per
+    algorithm and one line per implementation; and our % of the floor (GPU time and do_bench)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = res["rows"]
+    shapes = sorted({(r["B"], r["T"]) for r in rows}, key=_shape_key)
+    labels = [f"{B}×{T}" for B, T in shapes]
+    impls = sorted({r["impl"] for r in rows}, key=lambda i: (i != OURS, i))
+    colors = {impl: "black" if impl == OURS else plt.cm.tab20(k % 20) for k, impl in enumerate(impls)}
+    algorithms = sorted({r["algorithm"] for r in rows}, key=_algorithm_key)
+    combos = sorted({(r["pass"], r["dtype"]) for r in rows}, key=lambda c: (c[0], _dtype_key(c[1])))
+
+    def series(sel, value):
+        """value(row) at each shape of the x axis, NaN where there is no row (the line breaks)."""
+        ys = [float("nan")] * len(shapes)
+        for r in sel:
+            ys[shapes.index((r["B"], r["T"]))] = value(r)
+        return ys
+
+    def x_axis(ax, ylabel):
+        ax.set_xticks(range(len(shapes)), labels, rotation=40, ha="right", fontsize=7)
+        ax.set_ylabel(ylabel, fontsize=8)
+        ax.grid(True, alpha=0.3)
+
+    files = []
+    for pass_, dtype in combos:
+        sel = [r for r in rows if r["dtype"] == dtype and r["pass"] == pass_]
+        n_cols = min(4, len(algorithms))
+        n_rows = math.ceil(len(algorithms) / n_cols)
+        fig, axes = plt.subplots(n_rows, n_cols, figsize=(4.6 * n_cols + 2.5, 3.6 * n_rows), squeeze=False)
+        for ax, algorithm in zip(axes.flat, algorithms):
+            for impl in impls:
+                mine = [r for r in sel if r["algorithm"] == algorithm and r["impl"] == impl]
+                if mine:
+                    ax.plot(series(mine, lambda r: r["ms"]), marker="o", ms=3, lw=2.5 if impl == OURS else 1.2,
+                            color=colors[impl], label=impl)
+            ax.set_yscale("log")
+            ax.set_title(algorithm, fontsize=10)
+            x_axis(ax, "ms per call (log)")
+        for ax in list(axes.flat)[len(algorithms):]:
+            ax.axis("off")
+        handles = {h.get_label(): h for ax in axes.flat for h in ax.get_lines()}
+        fig.legend(handles.values(), handles.keys(), loc="upper right", fontsize=8)
+        fig.suptitle(f"{res['gpu']} {res['date']}: time per call, {dtype}, {pass_}")
+        fig.tight_layout(rect=(0, 0, 0.85, 1))  # the legend on the right
+        files.append(Path(f"{stem}-time-{dtype}-{pass_.replace('+', '_')}.png"))
+        fig.savefig(files[-1], dpi=80)
+        plt.close(fig)
+
+    n_cols = min(2, len(combos))
+    n_rows = math.ceil(len(combos) / n_cols)
+    fig, axes = plt.subplots(n_rows, n_cols, figsize=(6.5 * n_cols, 3.8 * n_rows), squeeze=False)
+    for ax, (pass_, dtype) in zip(axes.flat, combos):
+        for k, algorithm in enumerate(algorithms):
+            mine = [r for r in rows if r["impl"] == OURS and r["algorithm"] == algorithm and r["dtype"] == dtype
+                    and r["pass"] == pass_]
+            color = plt.cm.tab10(k % 10)
+            ax.plot(series(mine, lambda r: 100 * r["floor_ms"] / r["kernel_ms"] if r.get("kernel_ms") else math.nan),
+                    "-o", ms=3, color=color, label=algorithm)
+            ax.plot(series(mine, lambda r: r["pct_floor"]), "--", color=color, alpha=0.6)
+        ax.axhline(100, color="k", lw=1, ls=":")
+        ax.set_title(f"{dtype}, {pass_}", fontsize=10)
+        x_axis(ax, "% of the memory floor")
+    for ax in list(axes.flat)[len(combos):]:
+        ax.axis("off")
+    handles = {h.get_label(): h for h in axes.flat[0].get_lines() if not h.get_label().startswith("_")}
+    fig.legend(handles.values(), handles.keys(), loc="upper right", fontsize=7,
+               title="solid: GPU time (graph)\ndashed: do_bench median", title_fontsize=7)
+    fig.suptitle(f"{OURS} on {res['gpu']} {res['date']}: (fewest bytes / copy bandwidth) / time")
+    fig.tight_layout(rect=(0, 0, 0.86, 1))
+    files.append(Path(f"{stem}-floor.png"))
+    fig.savefig(files[-1], dpi=80)
+    plt.close(fig)
+    return files
+
+
+def report(json_path) -> list[Path]:
+    """Write <stem>.md and the plots next to a result JSON; returns the paths written."""
+    json_path = Path(json_path)
+    res = json.loads(json_path.read_text())
+    stem = json_path.with_suffix("")
+    images = plots(res, stem) if res["rows"] else []
+    md = stem.with_suffix(".md")
+    md.write_text(markdown(res, images))
+    return [md, *images]
+
+
+# --------------------------------------------------------------------------------------------
+# Command line
+# --------------------------------------------------------------------------------------------
+def parse_shapes(text):
+    return [tuple(int(n) for n in s.split("x")) for s in text.split(",") if s]
+
+
+def output_path(out, gpu, date) -> Path:
+    """--out: a .json file, or a folder for <gpu>-<date>.json (with -2, -3… rather than
+    overwriting an earlier result)."""
+    path = Path(out)
+    if path.suffix == ".json":
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return path
+    tag = re.sub(r"[^A-Za-z0-9]+", "-", gpu.replace("NVIDIA", "")).strip("-") or "gpu"
+    path.mkdir(parents=True, exist_ok=True)
+    candidate, k = path / f"{tag}-{date}.json", 1
+    while candidate.exists():
+        k += 1
+        candidate = path / f"{tag}-{date}-{k}.json"
+    return candidate
+
+
+def build_parser():
+    parser = argparse.ArgumentParser(prog="python -m rltriton_lite.bench", description=__doc__.split("\n\n")[0].replace("``", ""),
+                                     epilog="Method, columns and how to re-run: benchmarks/README.md.")
+    parser.add_argument("--shapes", default=None, help="BxT,... (default: the sweep, %s)"
+                        % ",".join(f"{b}x{t}" for b, t in SHAPES))
+    parser.add_argument("--dtypes", default="float32,bfloat16")
+    parser.add_argument("--algorithms", default=",".join(ALGORITHMS))
+    parser.add_argument("--passes", default=",".join(PASSES), help="fwd, fwd+bwd or both")
+    parser.add_argument("--peers", default=None, help="comma-separated impls to compare with (default: every "
+                        "default peer that imports; 'none' for none; accelerated_scan_warp only when named): "
+                        + ", ".join(p.impl for p in PEERS))
+    parser.add_argument("--quick", action="store_true", help=f"shapes {','.join(f'{b}x{t}' for b, t in QUICK_SHAPES)} "
+                        "(unless --shapes) and shorter timing")
+    parser.add_argument("--budget", type=float, default=None, help="seconds: start no new shape after this; "
+                        "the shapes left are listed as skipped")
+    parser.add_argument("--configs", default="", help="tile variants rows:block:warps;... timed for GAE fp32 fwd")
+    parser.add_argument("--out", default="benchmarks/results", help="result JSON, or a folder for <gpu>-<date>.json "
+                        "(default: benchmarks/results); the .md and .png files go next to it")
+    parser.add_argument("--report", metavar="JSON", default=None, help="only rewrite the markdown and plots of an "
+                        "existing result (no GPU needed)")
+    return parser
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m rltriton_lite.bench", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--shapes", default=None, help="e.g. 16384x1024,64x16384 (default: the sweep)")
-    parser.add_argument("--dtypes", default="float32,bfloat16")
-    parser.add_argument("--configs", default="", help="tile variants rows:block:warps;... timed for GAE fp32")
-    parser.add_argument("--algorithms", default="discounted_return,gae,td_lambda,vtrace,sac,ppo,crr")
-    parser.add_argument("--out", default=None, help="JSON file to write")
-    args = parser.parse_args(argv)
+    args = build_parser().parse_args(argv)
+    if args.report:
+        for path in report(args.report):
+            print(path)
+        return 0
     if not torch.cuda.is_available():
-        print("bench: needs a CUDA GPU (timings of the interpreter would mean nothing)", file=sys.stderr)
+        print("bench: needs a CUDA GPU (timings of the interpreter would mean nothing); "
+              "--report works anywhere", file=sys.stderr)
         return 2
     import triton
+    from tqdm.auto import tqdm
 
-    import rltriton_lite
+    from rltriton_lite import profile
 
-    def do_bench(fn, grad_to_none=None):
-        return triton.testing.do_bench(fn, warmup=25, rep=200, grad_to_none=grad_to_none, return_mode="median")
-
-    shapes = SHAPES if not args.shapes else [tuple(int(x) for x in s.split("x")) for s in args.shapes.split(",")]
+    started = time.perf_counter()
+    timing = QUICK if args.quick else Timing()
+    shapes = parse_shapes(args.shapes) if args.shapes else (QUICK_SHAPES if args.quick else SHAPES)
     dtypes = [getattr(torch, d) for d in args.dtypes.split(",")]
-    configs = [tuple(int(x) for x in c.split(":")) for c in args.configs.split(";") if c]
-    bw = copy_bandwidth(do_bench)
+    algorithms = args.algorithms.split(",")
+    for name in algorithms:
+        profile.op(name)  # unknown names fail here, before any measurement
+    passes = args.passes.split(",")
+    if set(passes) - set(PASSES):
+        raise SystemExit(f"bench: --passes takes {', '.join(PASSES)}")
+    configs = [tuple(int(n) for n in c.split(":")) for c in args.configs.split(";") if c]
+    names = None if args.peers is None else [n for n in args.peers.split(",") if n and n != "none"]
+    peers, status = find_peers(names, "cuda")
+
+    bw = copy_bandwidth(lambda fn: triton.testing.do_bench(fn, warmup=25, rep=200, return_mode="median"))
     gpu = torch.cuda.get_device_name()
-    print(f"{gpu}; copy bandwidth {bw / 1e12:.2f} TB/s (read + write); torch {torch.__version__}, triton {triton.__version__}")
-    print(f"{'algorithm':<18} {'impl':<34} {'shape':<14} {'dtype':<8} {'pass':<7} {'ms':>9} {'floor ms':>9} "
-          f"{'floor%':>7} {'call us':>9} {'rel err':>9}")
-    rows = []
-    result = dict(gpu=gpu, copy_bandwidth_Bps=bw, date=datetime.date.today().isoformat(),
-                  versions=dict(torch=torch.__version__, triton=triton.__version__, rltriton_lite=rltriton_lite.__version__,
-                                python=platform.python_version()),
+    date = datetime.date.today().isoformat()
+    out = output_path(args.out, gpu, date)
+    print(f"{gpu}; copy bandwidth {bw / 1e12:.2f} TB/s (read + write); torch {torch.__version__}, "
+          f"triton {triton.__version__}; writing {out}")
+    for impl, line in status.items():
+        print(f"  peer {impl:<24} {line}")
+    result = dict(gpu=gpu, copy_bandwidth_Bps=bw, date=date, versions=versions(), peers=status,
+                  timing=asdict(timing),
                   command="python -m rltriton_lite.bench " + " ".join(argv if argv is not None else sys.argv[1:]),
-                  rows=rows)
-    for shape in shapes:  # the JSON is rewritten after each shape: an interrupted run keeps its rows
-        bench_ops(do_bench, bw, [shape], dtypes, rows, args.algorithms.split(","), configs)
-        if args.out:
-            with open(args.out, "w") as f:
-                json.dump(result, f, indent=1)
+                  rows=[], skipped=[])
+    print(HEADER)
+    bar = tqdm(total=len(shapes) * len(dtypes) * len(algorithms) * len(passes), unit="case", file=sys.stderr,
+               mininterval=1 if sys.stderr.isatty() else 15)
+    sweep = Sweep(result, peers, device="cuda", timing=timing, configs=configs, emit=tqdm.write)
+
+    def progress(what):
+        bar.set_postfix_str(what, refresh=False)
+        bar.update()
+
+    for B, T in shapes:
+        if args.budget is not None and time.perf_counter() - started > args.budget:
+            sweep.skip("*", "*", B, T, "*", "*", f"--budget {args.budget:.0f} s spent")
+            continue
+        sweep.shape(B, T, dtypes, algorithms, passes, progress)
+        result["elapsed_s"] = time.perf_counter() - started
+        tqdm.write(f"-- {B}x{T} done, {result['elapsed_s']:.0f} s so far")
+        out.write_text(json.dumps(result, indent=1))  # after each shape: a run cut short keeps its rows
+    bar.close()
+    result["elapsed_s"] = time.perf_counter() - started
+    out.write_text(json.dumps(result, indent=1))
+    for path in [out, *report(out)]:
+        print(path)
+    print(f"bench: {len(result['rows'])} rows, {len(result['skipped'])} skipped, {result['elapsed_s']:.0f} s")
     return 0
 
 
