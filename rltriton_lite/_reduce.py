@@ -7,7 +7,7 @@ two stages with a fixed order, so the result is bitwise reproducible (no float a
 1. ``_partials_kernel``: each program maps a tile of rows × steps through ``ELEMENTWISE``
    (which may also store per-element outputs, such as CRR's weights) and writes the tile's sums
    of the ``N_STATS`` statistics it returns to ``partials[program, k]``;
-2. ``_finish_kernel``: one program adds the partials in program order.
+2. ``_finish_kernel``: one program adds the partials, up to 1024 at a time, in a fixed order.
 
 ``ELEMENTWISE(X, SX, P, O, SO, row, t, m, ACC) -> tuple of N_STATS tensors`` sees the same
 rows × time view as the scan's hooks (``scan.load``/``scan.store`` and friends work), with
@@ -57,15 +57,16 @@ def _finish_kernel(
     OUT,  # [N_STATS] totals
     n_parts,
     N_STATS: tl.constexpr,
-    BLOCK: tl.constexpr,  # partials added per step (a power of two >= N_STATS)
+    BLOCK_P: tl.constexpr,  # partials added per step: a tile of BLOCK_P × BLOCK_K, summed as a tree
+    BLOCK_K: tl.constexpr,  # statistics, padded to a power of two
 ):
-    o_k = tl.arange(0, BLOCK)[None, :]
-    o_p = tl.arange(0, BLOCK)[:, None]
-    total = tl.zeros([BLOCK], PART.dtype.element_ty)
-    for start in range(0, n_parts, BLOCK):
+    o_p = tl.arange(0, BLOCK_P)[:, None]
+    o_k = tl.arange(0, BLOCK_K)[None, :]
+    total = tl.zeros([BLOCK_K], PART.dtype.element_ty)
+    for start in range(0, n_parts, BLOCK_P):  # few steps: BLOCK_P is up to 1024 partials
         m = (start + o_p < n_parts) & (o_k < N_STATS)
         total += tl.sum(tl.load(PART + (start + o_p) * N_STATS + o_k, mask=m, other=0.0), axis=0)
-    tl.store(OUT + tl.arange(0, BLOCK), total, mask=tl.arange(0, BLOCK) < N_STATS)
+    tl.store(OUT + tl.arange(0, BLOCK_K), total, mask=tl.arange(0, BLOCK_K) < N_STATS)
 
 
 def _tile(n_rows: int, T: int):
@@ -94,8 +95,10 @@ def reduce(elementwise, n_stats, inputs, params, outputs, n_rows, T, acc_dtype, 
     _partials_kernel[grid](X, SX, tuple(params), O, SO, partials, n_rows, T, ELEMENTWISE=elementwise,
                            N_STATS=n_stats, ACC=acc, ROWS=rows, BLOCK=block,
                            num_warps=4 if rows * block <= 2048 else 8)
-    _finish_kernel[(1,)](partials, totals, partials.shape[0], N_STATS=n_stats,
-                         BLOCK=max(_checks.next_power_of_2(n_stats), 16))
+    n_parts = grid[0] * grid[1]
+    _finish_kernel[(1,)](partials, totals, n_parts, N_STATS=n_stats,
+                         BLOCK_P=min(max(_checks.next_power_of_2(n_parts), 16), 1024),
+                         BLOCK_K=max(_checks.next_power_of_2(n_stats), 2))
     return totals
 
 

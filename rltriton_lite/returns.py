@@ -250,8 +250,8 @@ def _backward(p: _Problem, grads, need):
     acc = _checks.acc_dtype(_checks.result_dtype(p.rewards, p.values, p.next_values))
     outs, d_boot, O = _grad_buffers(p, need)
     X = _inputs(p, acc)
-    X += [_checks.rows(g.expand(shape) if g is not None else torch.zeros_like(p.rewards), shape, p.time_dim)
-          for g in grads]
+    # an output without a gradient reads as zeros in the kernel (no B × T buffer of them)
+    X += [None if g is None else _checks.rows(g.expand(shape), shape, p.time_dim) for g in grads]
     if len(grads) == 1:
         X.append(None)
     launch(_bwd_prologue, bwd_epilogue, X, p.params, O, n_rows, T, reverse=False, acc_dtype=acc,
@@ -265,6 +265,7 @@ class _ReturnsFunction(torch.autograd.Function):
     @staticmethod
     def forward(ctx, p: _Problem, rewards, values, next_values, bootstrap_value):
         ctx.problem = p
+        ctx.set_materialize_grads(False)  # an unused output's gradient stays None (read as 0)
         return _forward(p)
 
     @staticmethod

@@ -315,9 +315,8 @@ def _min_programs(device_index: int) -> int:
     return 2 * torch.cuda.get_device_properties(device_index).multi_processor_count
 
 
-def _segments(n_programs: int, n_chunks: int, device: torch.device):
+def _segments(n_programs: int, n_chunks: int, device: torch.device, want=None):
     """(segments, chunks per segment) for a row tile walking ``n_chunks`` chunks."""
-    want = MIN_PROGRAMS
     if want is None:
         want = _min_programs(device.index if device.index is not None else torch.cuda.current_device()) \
             if device.type == "cuda" else 0
@@ -325,6 +324,28 @@ def _segments(n_programs: int, n_chunks: int, device: torch.device):
         return 1, n_chunks
     seg = _checks.cdiv(n_chunks, min(n_chunks, _checks.cdiv(want, n_programs)))
     return _checks.cdiv(n_chunks, seg), seg
+
+
+@functools.lru_cache(maxsize=1024)
+def _plan(n_rows: int, T: int, time_contiguous: bool, device: torch.device, config, max_block_t: int, min_programs):
+    """Tile, warps, grid and time split of a launch: a pure function of its arguments, cached
+    (the module's tunables are arguments, so a test or a tile sweep that changes them gets a
+    fresh plan)."""
+    rows, block, num_warps = config(n_rows, T, time_contiguous)
+    # where time is split depends on the problem, not on the layout's tile (same chunks, same carries)
+    n_seg, seg = _segments(_checks.cdiv(n_rows, config(n_rows, T, True)[0]), _checks.cdiv(T, block), device,
+                           min_programs)
+    return rows, block, num_warps, _checks.cdiv(n_rows, rows), n_seg, seg
+
+
+def _unzip(items):
+    """``(tensor, strides)`` pairs (or None) as a tuple of tensors and one of strides ((0, 0)
+    for an absent input, never read: the kernels test the pointer first)."""
+    ptrs, strides = [], []
+    for x in items:
+        ptrs.append(None if x is None else x[0])
+        strides.append((0, 0) if x is None else x[1])
+    return tuple(ptrs), tuple(strides)
 
 
 def launch(prologue, epilogue, inputs, params, outputs, n_rows, T, *, reverse, acc_dtype,
@@ -342,28 +363,26 @@ def launch(prologue, epilogue, inputs, params, outputs, n_rows, T, *, reverse, a
     """
     if n_rows == 0 or T == 0:
         return
-    X = tuple(None if x is None else x[0] for x in inputs)
-    SX = tuple((0, 0) if x is None else x[1] for x in inputs)
-    O = tuple(None if o is None else o[0] for o in outputs)
-    SO = tuple((0, 0) if o is None else o[1] for o in outputs)
-    acc = tl.float64 if acc_dtype == torch.float64 else tl.float32
-    rows, block, num_warps = _config(n_rows, T, time_contiguous)
-    n_programs = _checks.cdiv(n_rows, rows)
+    X, SX = _unzip(inputs)
+    O, SO = _unzip(outputs)
     device = next(x for x in X + O if x is not None).device
-    # where time is split depends on the problem, not on the layout's tile (same chunks, same carries)
-    n_seg, seg = _segments(_checks.cdiv(n_rows, _config(n_rows, T, True)[0]), _checks.cdiv(T, block), device)
-    constexprs = dict(REVERSE=reverse, ACC=acc, ROWS=rows, BLOCK=block, num_warps=num_warps)
+    rows, block, num_warps, n_programs, n_seg, seg = _plan(n_rows, T, time_contiguous, device, _config,
+                                                           MAX_BLOCK_T, MIN_PROGRAMS)
+    acc = tl.float64 if acc_dtype == torch.float64 else tl.float32
+    P = tuple(params)
     if n_seg > 1:
         summary = torch.empty(n_rows, n_seg, 3, dtype=acc_dtype, device=device)
-        _scan_kernel[(n_programs, n_seg)](X, SX, tuple(params), O, SO, None, summary, n_rows, T, seg,
-                                          PROLOGUE=prologue, EPILOGUE=epilogue, **constexprs)
+        _scan_kernel[(n_programs, n_seg)](X, SX, P, O, SO, None, summary, n_rows, T, seg, PROLOGUE=prologue,
+                                          EPILOGUE=epilogue, REVERSE=reverse, ACC=acc, ROWS=rows, BLOCK=block,
+                                          num_warps=num_warps)
         carries = torch.empty(n_rows, n_seg, dtype=acc_dtype, device=device)
         seg_inputs = [(summary[..., k], (3 * n_seg, 3)) for k in range(3)]
         launch(_segments_prologue, _segments_epilogue, seg_inputs, (), [(carries, (n_seg, 1))], n_rows, n_seg,
                reverse=False, acc_dtype=acc_dtype, initial=initial)
         initial = carries
-    _scan_kernel[(n_programs, n_seg)](X, SX, tuple(params), O, SO, initial, None, n_rows, T, seg,
-                                      PROLOGUE=prologue, EPILOGUE=epilogue, **constexprs)
+    _scan_kernel[(n_programs, n_seg)](X, SX, P, O, SO, initial, None, n_rows, T, seg, PROLOGUE=prologue,
+                                      EPILOGUE=epilogue, REVERSE=reverse, ACC=acc, ROWS=rows, BLOCK=block,
+                                      num_warps=num_warps)
 
 
 def use_triton(backend: str, device: torch.device) -> bool:

@@ -197,6 +197,7 @@ class _VTraceFunction(torch.autograd.Function):
     @staticmethod
     def forward(ctx, p: _Problem, log_rhos, rewards, values, next_values, bootstrap_value):
         ctx.problem, ctx.log_rhos = p, log_rhos
+        ctx.set_materialize_grads(False)  # an unused output's gradient stays None (read as 0)
         return _forward(p, log_rhos)
 
     @staticmethod

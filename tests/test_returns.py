@@ -256,6 +256,24 @@ def test_kernel_gradients_match_torch_path(name, opts, small_blocks):
     assert any(g is not None and g.abs().sum() > 0 for g in grads["triton"])
 
 
+@pytest.mark.parametrize("used", [(True, False), (False, True)], ids=["advantages", "returns"])
+def test_gae_gradient_through_one_output(used, small_blocks):
+    """Only one of GAE's outputs in the loss: the other's gradient is None, read as zeros by
+    the backward kernel (no buffer of zeros); equal to the torch path."""
+    rng = np.random.default_rng(41)
+    ro = Rollout(rng, (3,), 2 * small_blocks + 3, dtype=torch.float64, device=DEVICE)
+    leaves = [ro.floats(k)[0].requires_grad_() for k in ("rewards", "values")]
+    w = torch.as_tensor(rng.standard_normal(leaves[0].shape), device=DEVICE)
+    grads = {}
+    for backend in ("triton", "torch"):
+        outs = rl.gae(*leaves, terminated=ro.flag("terminated"), mask=ro.flag("mask"), backend=backend)
+        loss = sum((o * w).sum() for o, u in zip(outs, used) if u)
+        grads[backend] = torch.autograd.grad(loss, leaves)
+    for gk, gt in zip(grads["triton"], grads["torch"]):
+        torch.testing.assert_close(gk, gt, rtol=1e-10, atol=1e-10)
+        assert gk.abs().sum() > 0
+
+
 @pytest.mark.parametrize("name", ESTIMATORS)
 def test_gradcheck(name, backend):
     """Finite differences in float64, on both backends (the kernel under the interpreter)."""
