@@ -61,6 +61,20 @@ def _u8(flag):
     return flag.view(torch.uint8) if flag is not None and flag.dtype == torch.bool else flag
 
 
+def _unaliased(*outs):
+    """A custom op's outputs may not share storage, and must match their fake's layout: a copy of
+    each output that views part of another tensor or whose storage an earlier one uses (the
+    losses' means and 1/N come back as views of one small vector)."""
+    seen, res = set(), []
+    for o in outs:
+        ptr = o.untyped_storage().data_ptr()
+        if o.numel() and (ptr in seen or o.storage_offset() or o.untyped_storage().nbytes() > o.nbytes):
+            o = o.clone()
+        seen.add(ptr)
+        res.append(o)
+    return tuple(res)
+
+
 def _empty(like: torch.Tensor) -> torch.Tensor:
     """Stands for a gradient not computed (a custom op returns tensors, not None)."""
     return like.new_empty(0)
@@ -299,7 +313,7 @@ def _ppo_op(log_probs, old_log_probs, advantages, mask, low, high, normalize, re
     """(loss, (clip_fraction, approx_kl), normalisation (empty without), 1/N)."""
     p = _ppo_problem(log_probs, old_log_probs, advantages, mask, low, high, normalize, reduction)
     loss, fractions, norm, inv_n = _ppo._forward(p, Layout.of(log_probs))
-    return loss, fractions, (_empty(inv_n) if norm is None else norm), inv_n
+    return _unaliased(loss, fractions, (_empty(inv_n) if norm is None else norm), inv_n)
 
 
 @_ppo_op.register_fake
@@ -446,7 +460,7 @@ def sac_targets(p):
 def _sac_actor_op(log_probs, q, mask, alpha, alpha_t):
     """(loss, 1/N)."""
     _check_alpha(alpha_t)
-    return _sac._actor_forward(alpha if alpha_t is None else alpha_t, _u8(mask), log_probs, tuple(q))
+    return _unaliased(*_sac._actor_forward(alpha if alpha_t is None else alpha_t, _u8(mask), log_probs, tuple(q)))
 
 
 @_sac_actor_op.register_fake
@@ -530,7 +544,7 @@ def _crr_problem(log_probs, q_values, baseline, mask, beta, max_weight, binary, 
     "-> (Tensor, Tensor, Tensor, Tensor)"))
 def _crr_op(log_probs, *args):
     """(loss, weights, advantages, 1/N); ``baseline`` has the trailing dim of K samples."""
-    return _crr._forward(_crr_problem(log_probs, *args), Layout.of(log_probs))
+    return _unaliased(*_crr._forward(_crr_problem(log_probs, *args), Layout.of(log_probs)))
 
 
 @_crr_op.register_fake

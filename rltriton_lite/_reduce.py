@@ -21,7 +21,7 @@ import torch
 
 from . import _checks
 from ._triton import jit, tl
-from .scan import load, store
+from .scan import _unzip, load, store
 
 
 @jit
@@ -54,19 +54,24 @@ def _partials_kernel(
 @jit
 def _finish_kernel(
     PART,  # [n_parts, N_STATS] partial sums
-    OUT,  # [N_STATS] totals
+    OUT,  # [N_STATS] totals, or means (see COUNT)
     n_parts,
     N_STATS: tl.constexpr,
+    COUNT: tl.constexpr,  # -1: totals; else the statistic counting a mean's elements: every other
+                          # total is divided by max(count, 1), and the count becomes 1/max(count, 1)
     BLOCK_P: tl.constexpr,  # partials added per step: a tile of BLOCK_P × BLOCK_K, summed as a tree
     BLOCK_K: tl.constexpr,  # statistics, padded to a power of two
 ):
     o_p = tl.arange(0, BLOCK_P)[:, None]
-    o_k = tl.arange(0, BLOCK_K)[None, :]
+    o_k = tl.arange(0, BLOCK_K)
     total = tl.zeros([BLOCK_K], PART.dtype.element_ty)
     for start in range(0, n_parts, BLOCK_P):  # few steps: BLOCK_P is up to 1024 partials
-        m = (start + o_p < n_parts) & (o_k < N_STATS)
-        total += tl.sum(tl.load(PART + (start + o_p) * N_STATS + o_k, mask=m, other=0.0), axis=0)
-    tl.store(OUT + tl.arange(0, BLOCK_K), total, mask=tl.arange(0, BLOCK_K) < N_STATS)
+        m = (start + o_p < n_parts) & (o_k[None, :] < N_STATS)
+        total += tl.sum(tl.load(PART + (start + o_p) * N_STATS + o_k[None, :], mask=m, other=0.0), axis=0)
+    if COUNT >= 0:
+        inv_n = 1.0 / tl.maximum(tl.sum(tl.where(o_k == COUNT, total, 0.0), axis=0), 1.0)
+        total = tl.where(o_k == COUNT, inv_n, total * inv_n)
+    tl.store(OUT + o_k, total, mask=o_k < N_STATS)
 
 
 def _tile(n_rows: int, T: int):
@@ -75,28 +80,33 @@ def _tile(n_rows: int, T: int):
     return rows, block
 
 
-def reduce(elementwise, n_stats, inputs, params, outputs, n_rows, T, acc_dtype, device):
+def reduce(elementwise, n_stats, inputs, params, outputs, n_rows, T, acc_dtype, device, count=None):
     """Run ``elementwise`` over the (n_rows, T) problem and return the ``n_stats`` sums.
 
     ``inputs``/``outputs``: sequences of None or ``(tensor, (row_stride, time_stride))`` as for
     :func:`rltriton_lite.scan.launch`. Returns a tensor of shape ``[n_stats]`` in ``acc_dtype``.
+    With ``count`` (the index of the statistic counting the elements of a mean) the sums come
+    back as means instead, each divided by max(count, 1) in the finishing kernel, and at
+    ``count`` the factor 1/max(count, 1) itself (a mean over no element is 0): a loss then needs
+    no further arithmetic on the host's side.
     """
-    X = tuple(None if x is None else x[0] for x in inputs)
-    SX = tuple((0, 0) if x is None else x[1] for x in inputs)
-    O = tuple(None if o is None else o[0] for o in outputs)
-    SO = tuple((0, 0) if o is None else o[1] for o in outputs)
+    X, SX = _unzip(inputs)
+    O, SO = _unzip(outputs)
     acc = tl.float64 if acc_dtype == torch.float64 else tl.float32
-    totals = torch.zeros(n_stats, dtype=acc_dtype, device=device)
     if n_rows == 0 or T == 0:
+        totals = torch.zeros(n_stats, dtype=acc_dtype, device=device)
+        if count is not None:
+            totals[count] = 1.0
         return totals
     rows, block = _tile(n_rows, T)
     grid = (_checks.cdiv(n_rows, rows), _checks.cdiv(T, block))
-    partials = torch.empty(grid[0] * grid[1], n_stats, dtype=acc_dtype, device=device)
+    n_parts = grid[0] * grid[1]
+    partials = torch.empty(n_parts, n_stats, dtype=acc_dtype, device=device)
     _partials_kernel[grid](X, SX, tuple(params), O, SO, partials, n_rows, T, ELEMENTWISE=elementwise,
                            N_STATS=n_stats, ACC=acc, ROWS=rows, BLOCK=block,
                            num_warps=4 if rows * block <= 2048 else 8)
-    n_parts = grid[0] * grid[1]
-    _finish_kernel[(1,)](partials, totals, n_parts, N_STATS=n_stats,
+    totals = torch.empty(n_stats, dtype=acc_dtype, device=device)
+    _finish_kernel[(1,)](partials, totals, n_parts, N_STATS=n_stats, COUNT=-1 if count is None else count,
                          BLOCK_P=min(max(_checks.next_power_of_2(n_parts), 16), 1024),
                          BLOCK_K=max(_checks.next_power_of_2(n_stats), 2))
     return totals
@@ -197,10 +207,8 @@ def launch_map(elementwise, inputs, params, outputs, layout: Layout, acc_dtype):
 
     ``inputs``/``outputs`` as for :func:`rltriton_lite._reduce.reduce`.
     """
-    X = tuple(None if x is None else x[0] for x in inputs)
-    SX = tuple((0, 0) if x is None else x[1] for x in inputs)
-    O = tuple(None if o is None else o[0] for o in outputs)
-    SO = tuple((0, 0) if o is None else o[1] for o in outputs)
+    X, SX = _unzip(inputs)
+    O, SO = _unzip(outputs)
     rows, block = _tile(layout.n_rows, layout.T)
     grid = (_checks.cdiv(layout.n_rows, rows), _checks.cdiv(layout.T, block))
     _map_kernel[grid](X, SX, tuple(params), O, SO, layout.n_rows, layout.T, ELEMENTWISE=elementwise,

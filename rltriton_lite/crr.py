@@ -76,7 +76,7 @@ def _crr_forward(X, SX, P, O, SO, row, t, m, ACC: tl.constexpr):
     store(O[0], SO[0], row, t, m, b_w)
     store(O[1], SO[1], row, t, m, tl.where(m_valid, b_adv, 0.0))
     b_logp = load(X[0], SX[0], row, t, m_valid, 0.0, ACC)
-    return tl.where(m_valid, b_w * b_logp, 0.0), m_valid.to(ACC)
+    return tl.where(m_valid, -(b_w * b_logp), 0.0), m_valid.to(ACC)  # the loss is -mean(w logπ)
 
 
 @jit
@@ -119,10 +119,10 @@ def _forward(p: _Problem, layout: Layout):
     """(loss, weights, advantages, 1/N): one fused pass and the deterministic sum."""
     device = p.log_probs.device
     weights, advantages = (layout.new(p.out_dtype, device) for _ in range(2))
-    stats = reduce(_crr_forward, 2, _inputs(p, layout), p.params,
-                   (layout.rows(weights), layout.rows(advantages)), layout.n_rows, layout.T, p.acc, device)
-    inv_n = 1.0 / stats[1].clamp(min=1)
-    return (-stats[0] * inv_n).to(p.dtype), weights, advantages, inv_n
+    # the mean of -w logπ over the unmasked elements, and 1/N (for the backward)
+    means = reduce(_crr_forward, 2, _inputs(p, layout), p.params, (layout.rows(weights), layout.rows(advantages)),
+                   layout.n_rows, layout.T, p.acc, device, count=1)
+    return means[0].to(p.dtype), weights, advantages, means[1]
 
 
 def _backward(grad, weights, mask, inv_n, layout: Layout, lp_dtype, params):

@@ -179,16 +179,19 @@ def _forward(p: _Problem, layout: Layout):
             norm = _normalisation(mu, run(_adv_moments, 3)[2], count)
         X[4] = (norm, (0, 0))
     out = layout.new(p.dtype, device) if p.reduction == "none" else None
-    stats = run(_ppo_forward, 5, (layout.rows(out),))
-    inv_n = 1.0 / stats[1].clamp(min=1)
-    fractions = (stats[2:4] * inv_n).to(p.dtype)
+    # means over the unmasked elements, and 1/N at [1]: the default call needs no host arithmetic
+    means = reduce(_ppo_forward, 5, X, p.bounds, (layout.rows(out),), layout.n_rows, layout.T, p.acc, device,
+                   count=1)
+    inv_n = means[1]
+    fractions = means[2:4].to(p.dtype)
     if p.reduction == "none":
         return out, fractions, norm, inv_n
-    total = stats[0]
+    loss = means[0]
     if p.normalize:
-        norm = _normalisation(mu, stats[4], stats[1])
-        total = total * norm[1]
-    loss = total * inv_n if p.reduction == "mean" else total
+        norm = _normalisation(mu, means[4] / inv_n, 1.0 / inv_n)
+        loss = loss * norm[1]
+    if p.reduction == "sum":
+        loss = loss / inv_n
     return loss.to(p.dtype), fractions, norm, inv_n
 
 

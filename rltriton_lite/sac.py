@@ -425,9 +425,10 @@ def _actor_forward(alpha: float, mask, log_probs, q):
     acc = _checks.acc_dtype(dtype)
     X = [layout.rows(log_probs), layout.rows(mask), _alpha_input(alpha, acc, device), None,
          _tuple_entry([layout.rows(x) for x in q])]
-    total, count = reduce(_actor_elementwise, 2, X, _numbers((alpha,)), (), layout.n_rows, layout.T, acc, device)
-    inv_n = 1.0 / count.clamp(min=1)  # no unmasked element: 0, and zero gradients
-    return (total * inv_n).to(dtype), inv_n
+    # the mean and 1/N (no unmasked element: a mean of 0, and zero gradients)
+    mean, inv_n = reduce(_actor_elementwise, 2, X, _numbers((alpha,)), (), layout.n_rows, layout.T, acc, device,
+                         count=1)
+    return mean.to(dtype), inv_n
 
 
 def _actor_backward(grad, alpha: float, mask, inv_n, q, layout: Layout, lp_dtype, need):
@@ -510,9 +511,8 @@ def _temperature_mean(log_probs, mask, target_entropy: float):
     """mean(log π + H̄) over the unmasked elements (0 over none), in log_probs' arithmetic dtype."""
     layout, device, acc = Layout.of(log_probs), log_probs.device, _checks.acc_dtype(log_probs.dtype)
     X = [layout.rows(log_probs), layout.rows(mask), vector((target_entropy,), acc, device)]
-    total, count = reduce(_temperature_elementwise, 2, X, (target_entropy,), (), layout.n_rows, layout.T,
-                          acc, device)
-    return total / count.clamp(min=1)
+    return reduce(_temperature_elementwise, 2, X, (target_entropy,), (), layout.n_rows, layout.T, acc, device,
+                  count=1)[0]
 
 
 def sac_temperature_loss(log_alpha, log_probs, target_entropy, *, mask=None, backend="auto"):

@@ -316,13 +316,17 @@ def _min_programs(device_index: int) -> int:
 
 
 def _segments(n_programs: int, n_chunks: int, device: torch.device, want=None):
-    """(segments, chunks per segment) for a row tile walking ``n_chunks`` chunks."""
+    """(segments, chunks per segment) for ``n_programs`` row tiles walking ``n_chunks`` chunks.
+
+    Time is split when fewer than ``want`` programs would run; then into segments fine enough
+    for four times that many (a program walks its chunks one after the other: short segments
+    keep each of the split's passes to about one chunk's latency)."""
     if want is None:
         want = _min_programs(device.index if device.index is not None else torch.cuda.current_device()) \
             if device.type == "cuda" else 0
     if n_programs >= want or n_chunks < 2:
         return 1, n_chunks
-    seg = _checks.cdiv(n_chunks, min(n_chunks, _checks.cdiv(want, n_programs)))
+    seg = _checks.cdiv(n_chunks, min(n_chunks, _checks.cdiv(4 * want, n_programs)))
     return _checks.cdiv(n_chunks, seg), seg
 
 

@@ -25,6 +25,9 @@ DTYPES = [torch.float32, torch.float64] + ([torch.bfloat16, torch.float16] if DE
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "gpu: needs a CUDA device (run on the H200 before resolving)")
+    # pytest-xdist's: tests of one group run in one worker (with --dist loadgroup), e.g. the
+    # ones that each take tens of GiB of GPU memory
+    config.addinivalue_line("markers", "xdist_group(name): run in the same pytest-xdist worker")
 
 
 def pytest_collection_modifyitems(config, items):

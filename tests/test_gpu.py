@@ -91,6 +91,7 @@ def test_bf16_gradients():
                                    atol=TOLERANCES[torch.bfloat16] * scale)
 
 
+@pytest.mark.xdist_group("gpu_memory")  # tens of GiB: one at a time (pytest -n 8 --dist loadgroup)
 def test_int64_offsets_many_rows():
     """Rows x stride past 2**31 bytes of offset: a (2**21, 1100) float32 time-major tensor."""
     B, T = 2**21, 1100  # 2.3e9 elements: offsets beyond int32

@@ -95,6 +95,7 @@ def test_long_rows_past_a_million_steps(name):
         torch.testing.assert_close(o, e, rtol=1e-4, atol=1e-4 * scale)
 
 
+@pytest.mark.xdist_group("gpu_memory")  # tens of GiB each: one at a time (pytest -n 8 --dist loadgroup)
 @pytest.mark.parametrize("time_major", [False, True], ids=["batch_major", "time_major"])
 @pytest.mark.parametrize("name", list(CASES))
 def test_more_than_2_31_elements(name, time_major):

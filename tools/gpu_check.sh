@@ -3,6 +3,8 @@
 # the notebooks under nbmake, the demo. Logs go to $OUT.
 # Device tool usage: carry [".whl"] (wheels of nbmake and Jupyter, see README "On a GPU") and run
 #   bash tools/gpu_check.sh [pytest args]
+# With -n 8 (pytest-xdist) add --dist loadgroup: the tests that take tens of GiB of GPU memory
+# then share one worker.
 export PYTHONUNBUFFERED=1
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
