@@ -200,6 +200,12 @@ def row_vector(x: torch.Tensor | None, shape, time_dim: int):
     return v, (1, None)
 
 
+def scalars(values, dtype: torch.dtype, device) -> torch.Tensor:
+    """Python numbers as a 1-d tensor on ``device`` made by fill kernels, not a copy from host
+    memory (which a CUDA graph could not capture): how float64 coefficients reach the kernels."""
+    return torch.cat([torch.full((1,), float(v), dtype=dtype, device=device) for v in values])
+
+
 def next_power_of_2(n: int) -> int:
     """Host-side twin of ``triton.next_power_of_2`` (a constexpr function there, slower to call)."""
     return 1 << (n - 1).bit_length() if n > 1 else 1

@@ -160,7 +160,7 @@ def vector(values, acc: torch.dtype, device):
     as float32), else None: the kernels then read the numbers in ``P``."""
     if acc != torch.float64:
         return None
-    return torch.tensor(values, dtype=acc, device=device), (0, 0)
+    return _checks.scalars(values, acc, device), (0, 0)
 
 
 def upstream(grad: torch.Tensor, reduction: str, inv_n: torch.Tensor, layout: Layout):

@@ -207,7 +207,7 @@ def _inputs(p: _Problem, acc: torch.dtype):
     shape, td = p.rewards.shape, p.time_dim
     gamma, lam = p.gamma, p.lambda_
     if acc == torch.float64:
-        full = lambda v: torch.tensor(v, dtype=acc, device=p.rewards.device).expand(shape)  # noqa: E731
+        full = lambda v: _checks.scalars((v,), acc, p.rewards.device).reshape(()).expand(shape)  # noqa: E731
         gamma = full(p.params[0]) if gamma is None else gamma
         lam = full(p.params[1]) if lam is None else lam
     X = [_checks.rows(x, shape, td) for x in

@@ -170,7 +170,7 @@ def _vtrace_inputs(p: _Problem, log_rhos: torch.Tensor, acc: torch.dtype):
     X = _inputs(p, acc)
     X.append(_checks.rows(log_rhos, p.rewards.shape, p.time_dim))
     for bar in p.params[2:]:
-        X.append((torch.tensor([bar], dtype=acc, device=p.rewards.device), (0, 0)) if acc == torch.float64 else None)
+        X.append((_checks.scalars((bar,), acc, p.rewards.device), (0, 0)) if acc == torch.float64 else None)
     return X
 
 

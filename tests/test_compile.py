@@ -483,3 +483,36 @@ def test_cuda_graph_capture_eager(case):
             assert torch.equal(x, y)
         for x, y in zip(grads, expected_grads):
             assert torch.equal(x, y)
+
+
+@pytest.mark.gpu
+def test_cuda_graph_capture_float64():
+    """float64 problems pass their coefficients (gamma, lambda, V-trace's clips, PPO's bounds)
+    as tensors made by fill kernels, so they can be captured too: replay equals eager bitwise."""
+    g = torch.Generator(device="cuda").manual_seed(0)
+    B, T = 8, 300
+    x = [torch.randn(B, T, device="cuda", dtype=torch.float64, generator=g) for _ in range(3)]
+    term = torch.rand(B, T, device="cuda", generator=g) < 0.05
+
+    def fn(r, v, lr):
+        adv, ret = rl.gae(r, v, terminated=term)
+        vs, pg = rl.vtrace(lr, r, v, terminated=term)
+        return adv, ret, vs, pg, rl.ppo_clip_loss(lr, v, r).loss
+
+    static = [t.clone() for t in x]
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        for _ in range(2):
+            fn(*static)
+    torch.cuda.current_stream().wait_stream(stream)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        outs = fn(*static)
+    fresh = [torch.randn_like(t) for t in x]
+    for s, f in zip(static, fresh):
+        s.copy_(f)
+    graph.replay()
+    torch.cuda.synchronize()
+    for o, e in zip(outs, fn(*fresh)):
+        assert torch.equal(o, e)
