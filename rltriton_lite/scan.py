@@ -69,6 +69,16 @@ def combine(a_l, b_l, r_l, a_r, b_r, r_r):
 
 
 @jit
+def _next_combine(f_l, s_l, n_l, f_r, s_r, n_r):
+    """The first two values of a run of steps in scan order: (first, second, has a second).
+
+    Scanned over a chunk's values it hands each step the value of the step before it in scan
+    order (``y_prev``): see ``PREV_BY_SCAN`` in the kernel.
+    """
+    return f_r, tl.where(n_r, s_r, f_l), n_r | True
+
+
+@jit
 def load(p, s, row, t, m, other, ACC: tl.constexpr):
     """Load a per-step input at (row, t) as ``ACC``; ``other`` where ``p`` is None or masked.
 
@@ -168,15 +178,16 @@ def _scan_kernel(
     # reverse scan visits the chunks from the last and scans each with `reverse=True`.
     n_chunks = tl.cdiv(T, BLOCK)
     k_end = tl.minimum((pid_s + 1) * SEG, n_chunks)
-    if REVERSE:
-        i_first = BLOCK - 1  # the step a chunk's scan starts from ...
-        i_last = 0  # ... and ends at
-    else:
-        i_first = 0
-        i_last = BLOCK - 1
-    first = o_i == i_first
+    i_last = 0 if REVERSE else BLOCK - 1  # the step a chunk's scan ends at
     last = o_i == i_last
-    # the neighbour one step earlier in scan order, for y_prev (the carry at the chunk's first)
+    # y_prev, the value one step earlier in scan order, comes from a neighbour in the chunk. With
+    # one row per program (few long rows: the chunk spans every warp) `tl.gather` of the neighbour
+    # compiles to a shuffle per possible source lane (sm_90 PTX, V-trace: 2349 instructions, 63
+    # barriers); a scan that hands each step its predecessor costs a fraction (917, 7). With
+    # several rows per program the gather is the cheaper (1108 against 1396 instructions).
+    PREV_BY_SCAN: tl.constexpr = ROWS == 1
+    alone = tl.zeros([ROWS, BLOCK], tl.int1)  # for that scan: a single step, no second value yet
+    first = o_i == (BLOCK - 1 if REVERSE else 0)  # for the gather: the step with no predecessor
     i_prev = tl.minimum(tl.maximum(o_i + (1 if REVERSE else -1), 0), BLOCK - 1) + tl.zeros([ROWS, BLOCK], tl.int32)
     for k in range(pid_s * SEG, k_end):
         if REVERSE:
@@ -201,8 +212,13 @@ def _scan_kernel(
             s_a, s_b, s_r = combine(s_a, s_b, s_r, c_a, c_b, c_r)
         else:
             y = tl.where(b_r, b_b, b_b + b_a * carry[:, None])
-            # The value one step earlier in scan order; the first step's is the carry coming in.
-            y_prev = tl.where(first, carry[:, None], tl.gather(y, i_prev, 1))
+            # The value one step earlier in scan order; the chunk's first step's is the carry coming
+            # in (removed by the compiler when the epilogue does not read it).
+            if PREV_BY_SCAN:
+                _, y_next, has_next = tl.associative_scan((y, y, alone), 1, _next_combine, reverse=REVERSE)
+                y_prev = tl.where(has_next, y_next, carry[:, None])
+            else:
+                y_prev = tl.where(first, carry[:, None], tl.gather(y, i_prev, 1))
             EPILOGUE(X, SX, P, O, SO, row, t, m, T, ACC, valid, y, y_prev, keep)
             carry = tl.sum(tl.where(last, y, 0.0), axis=1)
 
