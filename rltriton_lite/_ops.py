@@ -512,20 +512,25 @@ def sac_actor_loss(alpha: float, mask, log_probs, q):
 
 
 @torch.library.custom_op(f"{NS}::sac_temperature_mean", mutates_args=(), schema=(
-    "(Tensor log_probs, Tensor? mask, float target_entropy) -> Tensor"))
-def _sac_temperature_op(log_probs, mask, target_entropy):
-    """mean(log π + H̄) over the unmasked elements: no gradient (log π is a constant)."""
-    return _sac._temperature_mean(log_probs, _u8(mask), target_entropy)
+    "(Tensor log_probs, Tensor? mask, float target_entropy, Tensor? target_t) -> Tensor"))
+def _sac_temperature_op(log_probs, mask, target_entropy, target_t):
+    """mean(log π + H̄) over the unmasked elements: no gradient (log π is a constant). H̄ is
+    ``target_t`` when given (a tensor, checked here at run time), else the number."""
+    if target_t is not None and _checks.can_read(target_t):
+        _checks.finite("target_entropy", target_t)
+    return _sac._temperature_mean(log_probs, _u8(mask), target_entropy if target_t is None else target_t)
 
 
 @_sac_temperature_op.register_fake
-def _(log_probs, mask, target_entropy):
+def _(log_probs, mask, target_entropy, target_t):
     return log_probs.new_empty((), dtype=_checks.acc_dtype(log_probs.dtype))
 
 
-def sac_temperature_mean(log_probs, mask, target_entropy: float):
-    """sac_temperature_loss's kernel path (the mean) as the custom op."""
-    return _sac_temperature_op(log_probs.detach(), _const(mask), target_entropy)
+def sac_temperature_mean(log_probs, mask, target_entropy):
+    """sac_temperature_loss's kernel path (the mean) as the custom op; ``target_entropy`` a
+    float or a 0-d tensor."""
+    target_t, target = _alpha_args(target_entropy)
+    return _sac_temperature_op(log_probs.detach(), _const(mask), target, target_t)
 
 
 # --------------------------------------------------------------------------------------------

@@ -264,21 +264,28 @@ def _inputs(p: _Problem, acc: torch.dtype, dg=None):
     return X
 
 
+def _number_arg(name: str, value, nonnegative: bool):
+    """A finite float (>= 0 if asked); a 1-element tensor is read once (``.item()``). Where it
+    may not be read (``_checks.can_read``: while torch.compile traces, or a CUDA graph is
+    captured) a tensor stays one, detached: the kernels read it, and under torch.compile the
+    custom op checks its value at run time (``_ops.py``)."""
+    if isinstance(value, torch.Tensor) and not _checks.can_read(value):
+        if value.numel() != 1 or value.dtype not in _checks.FLOAT_DTYPES:
+            _checks.finite(name, value)  # the TypeError
+        return value.detach().reshape(())
+    value = _checks.finite(name, value)
+    return _checks.real(name, value) if nonnegative else value
+
+
 def _alpha_arg(alpha):
-    """α: a finite float >= 0, a 1-element tensor being read once (``.item()``). Where it may
-    not be read (``_checks.can_read``: while torch.compile traces, or a CUDA graph is captured)
-    a tensor stays one, detached: the kernels read it, and under torch.compile the custom op
-    checks its value at run time (``_ops.py``)."""
-    if isinstance(alpha, torch.Tensor) and not _checks.can_read(alpha):
-        if alpha.numel() != 1 or alpha.dtype not in _checks.FLOAT_DTYPES:
-            _checks.finite("alpha", alpha)  # the TypeError
-        return alpha.detach().reshape(())
-    return _checks.real("alpha", _checks.finite("alpha", alpha))
+    """α: a finite float >= 0, or (see :func:`_number_arg`) a tensor the kernels read."""
+    return _number_arg("alpha", alpha, nonnegative=True)
 
 
 def _alpha_input(alpha, acc: torch.dtype, device):
-    """α as a kernel input: a float64 vector for float64 problems (``_reduce.vector``), the
-    tensor itself when α is one (see ``_alpha_arg``), else None (the kernels read ``P``)."""
+    """α (or another coefficient, such as the target entropy) as a kernel input: a float64
+    vector for float64 problems (``_reduce.vector``), the tensor itself when it is one (see
+    ``_number_arg``), else None (the kernels read ``P``)."""
     if isinstance(alpha, torch.Tensor):
         return alpha.reshape(1).to(device=device, dtype=acc), (0, 0)
     return vector((alpha,), acc, device)
@@ -507,12 +514,13 @@ def sac_actor_loss(log_probs, q, *, alpha=0.2, mask=None, backend="auto"):
     return _torch_path.sac_actor_loss(log_probs, q, alpha, mask, _checks.acc_dtype(dtype)).to(dtype)
 
 
-def _temperature_mean(log_probs, mask, target_entropy: float):
-    """mean(log π + H̄) over the unmasked elements (0 over none), in log_probs' arithmetic dtype."""
+def _temperature_mean(log_probs, mask, target_entropy):
+    """mean(log π + H̄) over the unmasked elements (0 over none), in log_probs' arithmetic dtype;
+    ``target_entropy`` a float or (while compiling) a 0-d tensor."""
     layout, device, acc = Layout.of(log_probs), log_probs.device, _checks.acc_dtype(log_probs.dtype)
-    X = [layout.rows(log_probs), layout.rows(mask), vector((target_entropy,), acc, device)]
-    return reduce(_temperature_elementwise, 2, X, (target_entropy,), (), layout.n_rows, layout.T, acc, device,
-                  count=1)[0]
+    X = [layout.rows(log_probs), layout.rows(mask), _alpha_input(target_entropy, acc, device)]
+    return reduce(_temperature_elementwise, 2, X, _numbers((target_entropy,)), (), layout.n_rows, layout.T, acc,
+                  device, count=1)[0]
 
 
 def sac_temperature_loss(log_alpha, log_probs, target_entropy, *, mask=None, backend="auto"):
@@ -528,7 +536,8 @@ def sac_temperature_loss(log_alpha, log_probs, target_entropy, *, mask=None, bac
     Args:
         log_alpha: the learnt log-temperature, a 1-element float tensor (usually requiring grad).
         log_probs: log π(a|s) of actions sampled from the current policy, any shape.
-        target_entropy: the entropy target H̄, a finite float (commonly -dim(A)).
+        target_entropy: the entropy target H̄, a finite float (commonly -dim(A)), or a
+            1-element tensor (read once; under torch.compile it stays a tensor the kernel reads).
         mask: optional, shape of ``log_probs``; 0 leaves an element out of the mean.
         backend: "auto", "triton" or "torch" (the mean over ``log_probs``).
 
@@ -542,7 +551,7 @@ def sac_temperature_loss(log_alpha, log_probs, target_entropy, *, mask=None, bac
     log_alpha = _checks.float_tensor("log_alpha", log_alpha, like=log_probs)
     if log_alpha.numel() != 1:
         raise ValueError(f"log_alpha must hold one value, got shape {_checks._shape(log_alpha.shape)}")
-    target_entropy = _checks.finite("target_entropy", target_entropy)
+    target_entropy = _number_arg("target_entropy", target_entropy, nonnegative=False)
     mask = _checks.flag("mask", mask, log_probs, "log_probs")
     dtype = _checks.result_dtype(log_alpha, log_probs)
     acc = _checks.acc_dtype(log_probs.dtype)

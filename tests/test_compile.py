@@ -157,6 +157,18 @@ def _sac_temperature_loss(backend):
     return fn, (log_alpha, lp, mask), (0,)
 
 
+def _sac_temperature_loss_tensor_target(backend):
+    """The target entropy as a tensor (e.g. -prod(action shape) kept on the device): it stays
+    a tensor the kernel reads, no .item() and no graph break."""
+    g = _gen(9)
+    log_alpha, lp = _randn(g, 1), _randn(g, 4, 3)
+    target = torch.tensor(-2.0, device=DEVICE)
+
+    def fn(log_alpha, lp):
+        return (rl.sac_temperature_loss(log_alpha, lp, target, backend=backend),)
+    return fn, (log_alpha, lp), (0,)
+
+
 def _crr(backend):
     g = _gen(9)
     lp, q, base = _randn(g, 3, 4), _randn(g, 3, 4), _randn(g, 3, 4, 5)  # K = 5 sampled actions
@@ -173,7 +185,8 @@ CASES = {
     "linear_scan": _linear_scan, "discounted_returns": _discounted_returns, "gae": _gae,
     "td_lambda": _td_lambda, "vtrace": _vtrace, "ppo_clip_loss": _ppo,
     "ppo_clip_loss_none": lambda backend: _ppo(backend, "none"), "sac_targets": _sac_targets,
-    "sac_actor_loss": _sac_actor_loss, "sac_temperature_loss": _sac_temperature_loss, "crr_loss": _crr,
+    "sac_actor_loss": _sac_actor_loss, "sac_temperature_loss": _sac_temperature_loss,
+    "sac_temperature_loss_tensor_target": _sac_temperature_loss_tensor_target, "crr_loss": _crr,
 }
 
 
@@ -394,7 +407,8 @@ def _opcheck_samples():
     yield OPS.sac_actor_loss, (r, [v], None, 0.0, alpha)
     yield OPS.sac_actor_loss_backward, (torch.tensor(1.0, device=DEVICE), [v, nv], mask, inv_n, 0.2, None, [0, 1],
                                         torch.float32, [True, False, True])
-    yield OPS.sac_temperature_mean, (r, mask, -1.0)
+    yield OPS.sac_temperature_mean, (r, mask, -1.0, None)
+    yield OPS.sac_temperature_mean, (r, None, 0.0, torch.tensor(-1.5, device=DEVICE))
     yield OPS.crr_loss, (r, v, f(2, 6, 3), mask, 1.0, 20.0, False, False)
     yield OPS.crr_loss_backward, (torch.tensor(1.0, device=DEVICE), f(2, 6).exp(), mask, inv_n, [0, 1],
                                   torch.float32, 1.0, 20.0, False, False, 3)
