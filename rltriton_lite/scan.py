@@ -198,9 +198,11 @@ def _scan_kernel(
         m = m_r[:, None] & (t < T)
 
         a, b, reset, valid, keep = PROLOGUE(X, SX, P, row, t, m, T, ACC)
-        # A padded (or out-of-bounds) step is the identity: the carry passes through it.
-        a = tl.where(valid, a, 1.0)
-        b = tl.where(valid, b, 0.0)
+        # A padded (or out-of-bounds) step is the identity: the carry passes through it. The
+        # pair is cast to ACC: a hook may hand back a constant (an absent gradient is 0.0, a
+        # float32 literal), and the scan's operands must all have the accumulator's type.
+        a = tl.where(valid, a, 1.0).to(ACC)
+        b = tl.where(valid, b, 0.0).to(ACC)
         reset = reset & valid
 
         b_a, b_b, b_r = tl.associative_scan((a, b, reset), 1, combine, reverse=REVERSE)

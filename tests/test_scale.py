@@ -26,6 +26,8 @@ def _inputs(names, B, T, seed, *, time_major=False):
     for k in names:
         if k in ("terminated", "truncated"):
             x[k] = torch.rand(shape, device="cuda", generator=g) < 1e-3
+        elif k == "a":  # decay factors in [0, 1)
+            x[k] = torch.rand(shape, device="cuda", generator=g)
         elif k == "mask":
             x[k] = torch.rand(shape, device="cuda", generator=g) > 0.05
         elif k in ("log_rhos", "log_probs", "old_log_probs", "next_log_probs"):
@@ -38,7 +40,7 @@ def _inputs(names, B, T, seed, *, time_major=False):
 # name: (inputs, call(x, backend, time_dim) -> tensors to compare (per-step outputs first))
 CASES = {
     "linear_scan": (("a", "b", "mask"), lambda x, be, td: (
-        rl.linear_scan(torch.sigmoid(x["a"]), x["b"], mask=x["mask"], time_dim=td, backend=be),)),
+        rl.linear_scan(x["a"], x["b"], mask=x["mask"], time_dim=td, backend=be),)),
     "discounted_returns": (("rewards", "next_values", "terminated", "truncated", "mask"), lambda x, be, td: (
         rl.discounted_returns(x["rewards"], gamma=0.999, terminated=x["terminated"], truncated=x["truncated"],
                               next_values=x["next_values"], mask=x["mask"], time_dim=td, backend=be),)),
@@ -58,8 +60,8 @@ CASES = {
         rl.ppo_clip_loss(x["log_probs"], x["old_log_probs"], x["advantages"], mask=x["mask"], reduction="none",
                          backend=be).loss,
         rl.ppo_clip_loss(x["log_probs"], x["old_log_probs"], x["advantages"], mask=x["mask"], backend=be).loss)),
-    "crr_loss": (("log_probs", "q", "baseline", "mask"), lambda x, be, td: tuple(
-        rl.crr_loss(x["log_probs"], x["q"], x["baseline"], mask=x["mask"], backend=be)[k] for k in (1, 2, 0))),
+    "crr_loss": (("log_probs", "q", "baseline", "mask"), lambda x, be, td: (lambda out: (out[1], out[2], out[0]))(
+        rl.crr_loss(x["log_probs"], x["q"], x["baseline"], mask=x["mask"], backend=be))),
     "sac_actor_loss": (("log_probs", "q1", "q2", "mask"), lambda x, be, td: (
         rl.sac_actor_loss(x["log_probs"], (x["q1"], x["q2"]), mask=x["mask"], backend=be),)),
 }
