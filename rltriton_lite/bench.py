@@ -361,6 +361,15 @@ def _loop_limit(name, B, T, dtype, pass_):
     return None
 
 
+def _scalar_limit(name, B, T, dtype, pass_):
+    if pass_ == "fwd+bwd" and dtype in ("bfloat16", "float16"):
+        # seen on the H200 (2026-11-29): its bf16 backward at 16384x1024 hit an illegal memory
+        # access, which leaves the CUDA context unusable for the rest of the process (compare
+        # proger/accelerated-scan#12, half-precision crashes of its warp kernel)
+        return "accelerated_scan's half-precision backward crashed the process (illegal memory access)"
+    return None
+
+
 def _warp_limit(name, B, T, dtype, pass_):
     if T < 32 or T > 65536 or T & (T - 1):
         return "accelerated_scan.warp needs T a power of two in [32, 65536]"
@@ -396,7 +405,7 @@ PEERS = [
     Peer("torchrl_vtrace", "torchrl", {"vtrace": "vtrace"}, _torchrl, limit=_loop_limit),
     Peer("torchrl_reward2go", "torchrl", {"discounted_return": "reward2go"}, _torchrl),
     Peer("accelerated_scan", "accelerated_scan.scalar", _same(SCANS), _accelerated_scan("accelerated_scan.scalar"),
-         backward=True, graph=True),
+         backward=True, graph=True, limit=_scalar_limit),
     # CUDA C++ built by torch.utils.cpp_extension at import (nvcc, minutes): only when named
     Peer("accelerated_scan_warp", "accelerated_scan.warp", _same(SCANS), _accelerated_scan("accelerated_scan.warp"),
          backward=True, graph=True, limit=_warp_limit, default=False),
@@ -691,6 +700,9 @@ def markdown(res, images=()) -> str:
            + ", ".join(f"{k} {v}" for k, v in res.get("versions", {}).items()) + "."]
     if res.get("peers"):
         out += ["", "Peers: " + "; ".join(f"{k}: {v}" for k, v in res["peers"].items()) + "."]
+    if len(res.get("parts", ())) > 1:
+        out += ["", f"Merged from {len(res['parts'])} runs (`--merge`), copy bandwidth of each: "
+                + ", ".join(f"{p['copy_bandwidth_Bps'] / 1e12:.2f}" for p in res["parts"]) + " TB/s."]
     if res.get("timing"):
         out += ["", "Timing: " + ", ".join(f"{k} {v}" for k, v in res["timing"].items())
                 + (f"; the run took {res['elapsed_s']:.0f} s." if res.get("elapsed_s") else ".")]
@@ -816,6 +828,28 @@ def plots(res, stem) -> list[Path]:
     return files
 
 
+def merge(paths, out) -> Path:
+    """One result from several runs of one GPU (e.g. one process per shape, so that a peer that
+    breaks the CUDA context loses its own shape only): rows and skips concatenated, each run's
+    command, bandwidth and duration kept under "parts"; the header's bandwidth is their median."""
+    parts = [json.loads(Path(p).read_text()) for p in paths]
+    if not parts:
+        raise SystemExit("bench --merge: no result files given")
+    gpus = sorted({p["gpu"] for p in parts})
+    if len(gpus) > 1:
+        raise SystemExit(f"bench --merge: results of different GPUs ({', '.join(gpus)}) do not make one table")
+    res = dict(parts[0], rows=[r for p in parts for r in p["rows"]], skipped=[s for p in parts for s in p["skipped"]])
+    res["copy_bandwidth_Bps"] = statistics.median(p["copy_bandwidth_Bps"] for p in parts)
+    res["elapsed_s"] = sum(p.get("elapsed_s", 0.0) for p in parts)
+    res["command"] = " ; ".join(dict.fromkeys(p["command"] for p in parts))
+    res["parts"] = [dict(command=p["command"], copy_bandwidth_Bps=p["copy_bandwidth_Bps"],
+                         elapsed_s=p.get("elapsed_s")) for p in parts]
+    res["peers"] = {k: v for p in parts for k, v in p.get("peers", {}).items()}
+    out = output_path(out, res["gpu"], res["date"])
+    out.write_text(json.dumps(res, indent=1))
+    return out
+
+
 def report(json_path) -> list[Path]:
     """Write <stem>.md and the plots next to a result JSON; returns the paths written."""
     json_path = Path(json_path)
@@ -868,6 +902,8 @@ def build_parser():
     parser.add_argument("--configs", default="", help="tile variants rows:block:warps;... timed for GAE fp32 fwd")
     parser.add_argument("--out", default="benchmarks/results", help="result JSON, or a folder for <gpu>-<date>.json "
                         "(default: benchmarks/results); the .md and .png files go next to it")
+    parser.add_argument("--merge", metavar="JSON", nargs="+", default=None, help="combine result files of one GPU "
+                        "(say, one run per shape) into --out, then write its markdown and plots (no GPU needed)")
     parser.add_argument("--report", metavar="JSON", default=None, help="only rewrite the markdown and plots of an "
                         "existing result (no GPU needed)")
     return parser
@@ -875,6 +911,11 @@ def build_parser():
 
 def main(argv=None):
     args = build_parser().parse_args(argv)
+    if args.merge:
+        out = merge(args.merge, args.out)
+        for path in [out, *report(out)]:
+            print(path)
+        return 0
     if args.report:
         for path in report(args.report):
             print(path)
