@@ -74,16 +74,32 @@ for p in peers:
     for r in [r for r in res["rows"] if r["impl"] == p]:
         ours = [o for o in res["rows"] if o["impl"] == "rltriton_lite" and all(o[k] == r[k] for k in ("algorithm", "B", "T", "dtype", "pass"))]
         if ours:
-            speedups.append((p, r["algorithm"], r["B"], r["T"], r["ms"] / ours[0]["ms"]))
-for s in speedups:
+            speedups.append((p, r["algorithm"], r["B"], r["T"], r["ms"] / ours[0]["ms"], r["dtype"], r["pass"]))
+print(f"{len(speedups)} (peer, case) pairs; the first few:")
+for s in speedups[:8]:
     print(f"{s[1]:>18} {s[2]:>6}×{s[3]:<7} vs {s[0]:<14} {s[4]:10.1f}×")
 assert all(s[4] > 0 for s in speedups)
+
+# %% [markdown]
+# One panel per peer: the speed-up against the problem's size (rows × steps), one line per
+# algorithm (float32, forward). Above the dotted line ours is faster. These are `ms` ratios (do_bench: the host's
+# launch cost included), so at small sizes they compare Python launchers as much as kernels.
+
+# %%
 if speedups:
-    fig, ax = plt.subplots(figsize=(8, 3))
-    ax.bar([f"{s[1]} {s[2]}×{s[3]}\nvs {s[0]}" for s in speedups], [s[4] for s in speedups])
-    ax.set_yscale("log")
-    ax.set_ylabel("speed-up (×, log)")
-    plt.xticks(fontsize=7)
+    fig, axes = plt.subplots(1, len(peers), figsize=(2.6 * len(peers), 2.6), sharey=True, squeeze=False)
+    for ax, p in zip(axes[0], peers):
+        for alg in sorted({s[1] for s in speedups if s[0] == p}):
+            pts = sorted((s[2] * s[3], s[4]) for s in speedups
+                         if s[0] == p and s[1] == alg and s[5:] == ("float32", "fwd"))
+            ax.plot([x for x, _ in pts], [y for _, y in pts], "o-", ms=3, label=alg)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.axhline(1, color="k", ls=":", lw=1)
+        ax.set_title(p, fontsize=8)
+        ax.set_xlabel("rows × steps", fontsize=7)
+    axes[0][0].set_ylabel("speed-up (×)")
+    axes[0][-1].legend(fontsize=6)
     plt.tight_layout()
     plt.show()
 

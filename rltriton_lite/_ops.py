@@ -89,12 +89,7 @@ def _check_coefficients(gamma, lambda_) -> None:
 
 def _layout(order, shape) -> Layout:
     """``Layout.of`` of a tensor of ``shape`` whose dims ``Layout.of`` ordered as ``order``."""
-    order = tuple(order)
-    T = shape[order[-1]] if order else 1
-    n = 1
-    for s in shape:
-        n = n * s
-    return Layout(order, torch.Size(shape), n // max(T, 1), T)
+    return Layout.make(tuple(order), shape)
 
 
 # --------------------------------------------------------------------------------------------

@@ -128,28 +128,48 @@ class Layout(NamedTuple):
     shape: torch.Size
     n_rows: int
     T: int
+    natural: bool = False  # ``order`` keeps the dims of ``shape`` that have more than one element in
+                           # their order: a contiguous tensor is then its own (rows, T) view
 
     @staticmethod
     def of(x: torch.Tensor) -> "Layout":
         # bool(): a plain bool also for symbolic sizes (torch.compile's dynamic shapes)
         order = tuple(sorted(range(x.dim()), key=lambda d: (bool(x.shape[d] > 1), -x.stride(d), d)))
-        T = x.shape[order[-1]] if order else 1
-        return Layout(order, x.shape, x.numel() // max(T, 1), T)
+        return Layout.make(order, x.shape)
+
+    @staticmethod
+    def make(order: tuple, shape) -> "Layout":
+        """The layout of a tensor of ``shape`` whose dims :meth:`of` ordered as ``order``."""
+        T = shape[order[-1]] if order else 1
+        n = 1
+        for s in shape:
+            n = n * s
+        dims = [d for d in order if bool(shape[d] > 1)]
+        return Layout(order, torch.Size(shape), n // max(T, 1), T, dims == sorted(dims))
 
     def rows(self, x: torch.Tensor | None):
-        """``x`` (of ``shape``) as a (rows, T) view, or a copy if its layout differs, and its strides."""
+        """``x`` (of ``shape``) as a (rows, T) view, or a copy if its layout differs, and its
+        strides. A contiguous ``x`` in a natural layout goes as it is (the kernels read a pointer
+        and strides), with no torch call."""
         if x is None:
             return None
+        if self.natural and x.is_contiguous():
+            return x, (self.T, 1)
         v = x.permute(self.order).reshape(self.n_rows, self.T)
         return v, (v.stride(0), v.stride(1))
 
     def rows_k(self, x: torch.Tensor):
         """``x`` with one more trailing dim K as (rows, T, K) and its three strides."""
+        if self.natural and x.is_contiguous():
+            K = x.shape[-1]
+            return x, (self.T * K, K, 1)
         v = x.permute(self.order + (len(self.order),)).reshape(self.n_rows, self.T, x.shape[-1])
         return v, (v.stride(0), v.stride(1), v.stride(2))
 
     def new(self, dtype, device) -> torch.Tensor:
         """An output of ``shape`` whose (rows, T) view needs no copy."""
+        if self.natural:
+            return torch.empty(self.shape, dtype=dtype, device=device)
         buf = torch.empty([self.shape[d] for d in self.order], dtype=dtype, device=device)
         inverse = sorted(range(len(self.order)), key=lambda i: self.order[i])
         return buf.permute(inverse)
