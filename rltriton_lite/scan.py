@@ -69,6 +69,14 @@ def combine(a_l, b_l, r_l, a_r, b_r, r_r):
 
 
 @jit
+def combine_folded(a_l, b_l, a_r, b_r):
+    """``combine`` with the reset folded into ``a``: a step with a = 0 ignores the steps behind
+    it (a select, so a NaN or Inf there cannot leak in). Two operands instead of three: with
+    Triton 3.6 every operand of a reverse scan costs lane reversals (FOLD_RESETS)."""
+    return a_r * a_l, tl.where(a_r == 0.0, b_r, b_r + a_r * b_l)
+
+
+@jit
 def _next_combine(f_l, s_l, n_l, f_r, s_r, n_r):
     """The first two values of a run of steps in scan order: (first, second, has a second).
 
@@ -153,6 +161,7 @@ def _scan_kernel(
     ACC: tl.constexpr,  # accumulation dtype: tl.float32, or tl.float64 for float64 inputs
     ROWS: tl.constexpr,  # rows per program
     BLOCK: tl.constexpr,  # time steps per chunk
+    FOLD: tl.constexpr,  # scan (a, b) with resets as a = 0 (combine_folded), not (a, b, reset)
 ):
     pid = tl.program_id(0)
     pid_s = tl.program_id(1)  # the segment of time this program scans
@@ -205,7 +214,11 @@ def _scan_kernel(
         b = tl.where(valid, b, 0.0).to(ACC)
         reset = reset & valid
 
-        b_a, b_b, b_r = tl.associative_scan((a, b, reset), 1, combine, reverse=REVERSE)
+        if FOLD:
+            b_a, b_b = tl.associative_scan((tl.where(reset, 0.0, a), b), 1, combine_folded, reverse=REVERSE)
+            b_r = b_a == 0.0  # the composed map ignores the carry
+        else:
+            b_a, b_b, b_r = tl.associative_scan((a, b, reset), 1, combine, reverse=REVERSE)
         if SUMMARY is not None:
             # the chunk's composed map is its last element in scan order: fold it into the segment's
             c_a = tl.sum(tl.where(last, b_a, 0.0), axis=1)
@@ -323,6 +336,14 @@ def _config(n_rows: int, T: int, time_contiguous: bool):
     return rows, block, 8 if rows * block >= 1024 and not (time_contiguous and n_rows >= 1024) else 4
 
 
+# Scan two operands (a, b), a reset being a = 0, instead of three (a, b, reset). Same results
+# for finite values; with it, a coefficient of exactly 0 (γλ = 0, a clipped V-trace trace, a
+# product that underflows) is an episode boundary too, so a NaN or Inf behind it stays there
+# (the loops give 0 · NaN = NaN). Fewer instructions (sm_90 PTX with Triton 3.6: GAE 905 -> 672,
+# shuffles 263 -> 177); the default once timed on the H200 (benchmarks/NOTES.md, v3d).
+FOLD_RESETS = False
+
+
 # Split time across programs when fewer than this many would run (None: twice the GPU's
 # multiprocessors; the interpreter never splits unless a test sets it).
 MIN_PROGRAMS = None
@@ -396,7 +417,7 @@ def launch(prologue, epilogue, inputs, params, outputs, n_rows, T, *, reverse, a
         summary = torch.empty(n_rows, n_seg, 3, dtype=acc_dtype, device=device)
         _scan_kernel[(n_programs, n_seg)](X, SX, P, O, SO, None, summary, n_rows, T, seg, PROLOGUE=prologue,
                                           EPILOGUE=epilogue, REVERSE=reverse, ACC=acc, ROWS=rows, BLOCK=block,
-                                          num_warps=num_warps)
+                                          FOLD=FOLD_RESETS, num_warps=num_warps)
         carries = torch.empty(n_rows, n_seg, dtype=acc_dtype, device=device)
         seg_inputs = [(summary[..., k], (3 * n_seg, 3)) for k in range(3)]
         launch(_segments_prologue, _segments_epilogue, seg_inputs, (), [(carries, (n_seg, 1))], n_rows, n_seg,
@@ -404,7 +425,7 @@ def launch(prologue, epilogue, inputs, params, outputs, n_rows, T, *, reverse, a
         initial = carries
     _scan_kernel[(n_programs, n_seg)](X, SX, P, O, SO, initial, None, n_rows, T, seg, PROLOGUE=prologue,
                                       EPILOGUE=epilogue, REVERSE=reverse, ACC=acc, ROWS=rows, BLOCK=block,
-                                      num_warps=num_warps)
+                                      FOLD=FOLD_RESETS, num_warps=num_warps)
 
 
 def use_triton(backend: str, device: torch.device) -> bool:

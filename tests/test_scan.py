@@ -102,3 +102,31 @@ def test_linear_scan_nan_stops_at_a_boundary(backend):
     assert torch.isnan(y[:, 2:4]).all() and y[0, 4] == 5.0
     (g,) = torch.autograd.grad(y[:, :2].sum(), b)
     torch.testing.assert_close(g, torch.tensor([[1.0, 1.5, 0.0, 0.0, 0.0]], device=DEVICE))
+
+
+@pytest.mark.parametrize("fold", [False, True], ids=["three-operands", "folded"])
+def test_a_zero_coefficient_and_nan(fold, monkeypatch):
+    """GAE with λ = 0 (every a_t = γλ = 0) and a NaN reward at t = 3. The loops give
+    δ_t + 0·NaN = NaN at every step before it in the episode; the default kernel does the same.
+    With ``scan.FOLD_RESETS`` a zero coefficient is a boundary (a select): only t = 3 is NaN.
+    Outside NaN and Inf the two agree."""
+    from rltriton_lite import scan
+
+    monkeypatch.setattr(scan, "FOLD_RESETS", fold)
+    r = torch.tensor([[1.0, 2.0, 3.0, float("nan"), 5.0, 6.0]], device=DEVICE)
+    v = torch.tensor([[0.5, 0.25, 0.0, 1.0, 2.0, 0.5]], device=DEVICE)
+    kw = dict(gamma=0.9, lambda_=0.0, bootstrap_value=torch.zeros(1, device=DEVICE), backend="triton")
+    adv, _ = rl.gae(r, v, **kw)
+    expected = ref.gae(r.cpu().numpy(), v.cpu().numpy(), gamma=0.9, lambda_=0.0, bootstrap_value=np.zeros(1))[0]
+    assert np.isnan(expected[0, :4]).all() and np.isfinite(expected[0, 4:]).all()  # the loops
+    nan = torch.isnan(adv[0]).cpu().numpy()
+    assert list(nan) == ([True] * 4 + [False] * 2 if not fold else [False] * 3 + [True] + [False] * 2)
+    finite = ~nan & np.isfinite(expected[0])
+    np.testing.assert_allclose(adv[0].cpu().numpy()[finite], expected[0, finite], rtol=1e-6)
+    if fold:  # the steps before the NaN: δ_t alone
+        delta = (r[0, :3] + 0.9 * v[0, 1:4] - v[0, :3]).cpu().numpy()
+        np.testing.assert_allclose(adv[0, :3].cpu().numpy(), delta, rtol=1e-6)
+    r[0, 3] = 4.0  # without the NaN both modes equal the loops
+    adv, _ = rl.gae(r, v, **kw)
+    expected = ref.gae(r.cpu().numpy(), v.cpu().numpy(), gamma=0.9, lambda_=0.0, bootstrap_value=np.zeros(1))[0]
+    np.testing.assert_allclose(adv.cpu().numpy(), expected, rtol=1e-6)

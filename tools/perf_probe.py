@@ -7,6 +7,7 @@ full-call wall time; ``--tiles`` times tile variants of the scan kernel; ``--pro
 cProfile of back-to-back full calls (where host time goes).
 
     python tools/perf_probe.py --out $OUT/probe.json --tiles --profile $OUT/host_profile.txt
+    python tools/perf_probe.py --out $OUT/fold.json --fold --bwd --shapes 16384x1024,8x131072
 """
 from __future__ import annotations
 
@@ -70,6 +71,7 @@ def main():
     ap.add_argument("--bwd", action="store_true")
     ap.add_argument("--profile", default=None)
     ap.add_argument("--layouts", action="store_true", help="bitwise check: time-major vs batch-major")
+    ap.add_argument("--fold", action="store_true", help="also time scan.FOLD_RESETS = True (rows tile='folded')")
     a = ap.parse_args()
     shapes = SHAPES if not a.shapes else [tuple(int(v) for v in s.split("x")) for s in a.shapes.split(",")]
     bw = profile.copy_bandwidth("cuda")
@@ -141,6 +143,20 @@ def main():
                     f()
                     emit(alg=name, B=B, T=T, dtype=dt, pass_="fwd+bwd", tile="default",
                          gpu_ms=gpu_ms(f), floor_ms=None, call_us=call_us(f, 300), err=None)
+                if a.fold and name not in ("ppo", "crr"):
+                    scan.FOLD_RESETS = True
+                    try:
+                        out = fn()
+                        out = out[0] if isinstance(out, tuple) else out
+                        err_f = profile.rel_err(out, op.reference(profile.as_numpy(x), params)) if B * T <= 1 << 22 else None
+                        emit(alg=name, B=B, T=T, dtype=dt, pass_="fwd", tile="folded", gpu_ms=gpu_ms(fn), floor_ms=floor,
+                             call_us=None, err=err_f)
+                        if a.bwd and name != "sac":
+                            f, leaves = fwd_bwd(op, x, params)
+                            emit(alg=name, B=B, T=T, dtype=dt, pass_="fwd+bwd", tile="folded", gpu_ms=gpu_ms(f),
+                                 floor_ms=None, call_us=None, err=None)
+                    finally:
+                        scan.FOLD_RESETS = False
                 if a.tiles and B * T >= 1 << 22 and dt == "float32" and name in ("gae", "vtrace", "sac", "discounted_return"):
                     for cfg in TILES:
                         scan._config = lambda *_, c=cfg: c
