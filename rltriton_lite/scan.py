@@ -337,7 +337,7 @@ def _config(n_rows: int, T: int, time_contiguous: bool):
 
 
 # Scan two operands (a, b), a reset being a = 0, instead of three (a, b, reset). Same results
-# for finite values; with it, a coefficient of exactly 0 (γλ = 0, a clipped V-trace trace, a
+# for finite values; with it, a coefficient of exactly 0 (γλ = 0, a V-trace trace with ρ = 0, a
 # product that underflows) is an episode boundary too, so a NaN or Inf behind it stays there
 # (the loops give 0 · NaN = NaN). Fewer instructions (sm_90 PTX with Triton 3.6: GAE 905 -> 672,
 # shuffles 263 -> 177); the default once timed on the H200 (benchmarks/NOTES.md, v3d).
