@@ -132,9 +132,14 @@ def main():
                 params = {k: v[2] for k, v in op.params.items()}
                 x = op.make(B, T, dtype, "cuda", torch.Generator().manual_seed(0))
                 fn = lambda: op.run(x, "triton", params)  # noqa: E731
-                out = fn()
-                out = out[0] if isinstance(out, tuple) else out
-                err = profile.rel_err(out, op.reference(profile.as_numpy(x), params)) if B * T <= 1 << 22 else None
+
+                def err_of_call():
+                    """Run ``fn`` once; its first output's error against the loops (small shapes)."""
+                    out = fn()
+                    out = out[0] if isinstance(out, tuple) else out
+                    return profile.rel_err(out, op.reference(profile.as_numpy(x), params)) if B * T <= 1 << 22 else None
+
+                err = err_of_call()
                 floor = B * T * op.bytes_per_step(es) / bw * 1e3
                 emit(alg=name, B=B, T=T, dtype=dt, pass_="fwd", tile="default", gpu_ms=gpu_ms(fn), floor_ms=floor,
                      call_us=call_us(fn, 300 if B * T > 1 << 22 else 2000), err=err)
@@ -146,12 +151,10 @@ def main():
                 if a.fold and name not in ("ppo", "crr"):
                     scan.FOLD_RESETS = True
                     try:
-                        out = fn()
-                        out = out[0] if isinstance(out, tuple) else out
-                        err_f = profile.rel_err(out, op.reference(profile.as_numpy(x), params)) if B * T <= 1 << 22 else None
+                        err_f = err_of_call()
                         emit(alg=name, B=B, T=T, dtype=dt, pass_="fwd", tile="folded", gpu_ms=gpu_ms(fn), floor_ms=floor,
                              call_us=None, err=err_f)
-                        if a.bwd and name != "sac":
+                        if a.bwd and name not in ("sac",):
                             f, leaves = fwd_bwd(op, x, params)
                             emit(alg=name, B=B, T=T, dtype=dt, pass_="fwd+bwd", tile="folded", gpu_ms=gpu_ms(f),
                                  floor_ms=None, call_us=None, err=None)
