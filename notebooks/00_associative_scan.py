@@ -255,9 +255,43 @@ plt.show()
 #
 # `rltriton_lite/scan.py` holds the one kernel every algorithm uses. Each program owns `ROWS`
 # sequences, walks their chunks in scan order, asks the algorithm's **prologue** for the pairs
-# $(a_t, b_t)$ and reset flags of the chunk, scans them with `tl.associative_scan` and the
-# combine above, applies the carry, and hands $y_t$ (and $y$ of the step before in scan order)
-# to the algorithm's **epilogue**, which writes the outputs:
+# $(a_t, b_t)$ and reset flags of the chunk, scans them, applies the carry, and hands $y_t$ (and
+# $y$ of the step before in scan order) to the algorithm's **epilogue**, which writes the outputs.
+#
+# Inside a chunk the scan has two levels, because that is what a GPU does cheaply. A thread holds
+# a *vector* of 4 consecutive steps (one 16-byte load) and composes them itself, one `combine`
+# after another; only the vectors' composed maps travel between threads, in one
+# `tl.associative_scan`. Each vector then needs the value entering it: the end value of the
+# vector before it in scan order. The same two levels in NumPy, on one chunk:
+
+# %%
+def two_level(a, b, carry, V=4):
+    """Reverse scan of one chunk (len(a) a multiple of V): vectors composed in registers, then
+    across vectors, then the carry entering each vector applied to its steps."""
+    n = len(a) // V
+    A, B = a.reshape(n, V)[::-1, ::-1], b.reshape(n, V)[::-1, ::-1]  # scan order: the end first
+    pa, pb = A.copy(), B.copy()
+    for k in range(1, V):  # level 1: each vector alone, inside one thread
+        pa[:, k], pb[:, k] = pa[:, k - 1] * A[:, k], B[:, k] + A[:, k] * pb[:, k - 1]
+    z, ends = carry, []
+    for j in range(n):  # level 2: the vectors' maps (the kernel: one associative scan)
+        ends.append(z)  # the value entering vector j
+        z = pb[j, -1] + pa[j, -1] * z
+    y = pb + pa * np.array(ends)[:, None]
+    return y[::-1, ::-1].reshape(-1), z
+
+
+a_c, b_c = rng.uniform(0.8, 1, 32), rng.normal(size=32)
+y_c, last = two_level(a_c, b_c, carry=0.5)
+expected = reference.linear_scan(a_c[None], b_c[None], initial=np.array([0.5]))[0]
+np.testing.assert_allclose(y_c, expected, rtol=1e-12)
+assert np.isclose(last, expected[0])  # the chunk's carry for the chunk before it
+print("two levels = the loop:", np.round(y_c[:4], 4), "...")
+
+# %% [markdown]
+# In the kernel the vectors of a reverse scan are laid out from the last one down, so the
+# across-threads scan always runs forwards: Triton 3.6 reverses a scan by shuffling every register
+# across the warp before and after it (`benchmarks/NOTES.md`, v4). Here is the kernel:
 
 # %%
 print(inspect.getsource(getattr(scan._scan_kernel, "fn", scan._scan_kernel)))

@@ -565,18 +565,19 @@ class Sweep:
                 self.peer_case(peer, name, pass_, x, p, B, T, dtype, nbytes, expected, xg, leaves, weights)
 
     def tile_variants(self, name, B, T, dtype, fn, nbytes):
-        """--configs: GAE fp32 forward with other tiles (rows per program, time block, warps)."""
+        """--configs: GAE fp32 forward with other tiles (rows per program, time block, warps and
+        optionally pipeline stages, default 1)."""
         from rltriton_lite import scan
 
         default_config = scan._config
         for cfg in self.configs:
-            scan._config = lambda *a, c=cfg: c
+            scan._config = lambda *a, c=(tuple(cfg) + (1,))[:4]: c
             try:
                 fn()  # compile this tile before timing it
                 ms, full_us, timer = measure(fn, self.sync, self.timing, use_do_bench=self.device == "cuda")
             finally:
                 scan._config = default_config
-            self.add(make_row(name, f"{OURS}[rows{cfg[0]}-block{cfg[1]}-w{cfg[2]}]", B, T, dtype, "fwd", ms, nbytes,
+            self.add(make_row(name, f"{OURS}[rows{cfg[0]}-block{cfg[1]}-w{cfg[2]}" + (f"-s{cfg[3]}]" if len(cfg) > 3 else "]"), B, T, dtype, "fwd", ms, nbytes,
                               self.bw, full_call_us=full_us, timer=timer))
 
     def peer_case(self, peer, name, pass_, x, p, B, T, dtype, nbytes, expected, xg, leaves, weights):
@@ -899,7 +900,7 @@ def build_parser():
                         "(unless --shapes) and shorter timing")
     parser.add_argument("--budget", type=float, default=None, help="seconds: start no new shape after this; "
                         "the shapes left are listed as skipped")
-    parser.add_argument("--configs", default="", help="tile variants rows:block:warps;... timed for GAE fp32 fwd")
+    parser.add_argument("--configs", default="", help="tile variants rows:block:warps[:stages];... timed for GAE fp32 fwd")
     parser.add_argument("--out", default="benchmarks/results", help="result JSON, or a folder for <gpu>-<date>.json "
                         "(default: benchmarks/results); the .md and .png files go next to it")
     parser.add_argument("--merge", metavar="JSON", nargs="+", default=None, help="combine result files of one GPU "

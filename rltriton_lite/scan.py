@@ -19,8 +19,9 @@ so the recurrence is an associative scan. Two more kinds of step complete it:
 * a **masked** step (padding) is the identity: the carry passes through and the output is 0.
 
 The kernel walks the time axis in chunks of ``BLOCK`` steps, in scan order (backwards in time
-for the forward pass, forwards for the backward pass), scans each chunk with
-``tl.associative_scan`` and hands the last value of a chunk to the next one as its carry.
+for the forward pass, forwards for the backward pass), scans each chunk in two levels (each
+thread composes its own vector of steps in registers; ``tl.associative_scan`` composes the
+vectors across threads) and hands the last value of a chunk to the next one as its carry.
 An algorithm plugs in as two ``triton.jit`` hooks:
 
 ``PROLOGUE(X, SX, P, row, t, m, T, ACC) -> (a, b, reset, valid, keep)``
@@ -80,10 +81,65 @@ def combine_folded(a_l, b_l, a_r, b_r):
 def _next_combine(f_l, s_l, n_l, f_r, s_r, n_r):
     """The first two values of a run of steps in scan order: (first, second, has a second).
 
-    Scanned over a chunk's values it hands each step the value of the step before it in scan
-    order (``y_prev``): see ``PREV_BY_SCAN`` in the kernel.
+    Scanned over a chunk's vectors it hands each vector the value at the end of the vector before
+    it in scan order: the carry entering the vector.
     """
     return f_r, tl.where(n_r, s_r, f_l), n_r | True
+
+
+@jit
+def _unpack(x, ROWS: tl.constexpr, NV: tl.constexpr, V: tl.constexpr, REVERSE: tl.constexpr):
+    """The ``V`` steps of each vector of a [ROWS, NV, V] tile as ``V`` [ROWS, NV] tensors, in scan
+    order (the last step first in a reverse scan). A vector is in one thread's registers, so this
+    moves no data (``tl.split`` of a dim of size 2 that a thread holds)."""
+    if V == 1:
+        return (tl.reshape(x, [ROWS, NV]),)
+    else:  # V == 4: step 2q + r sits at (q, r) of [..., 2, 2]
+        e, o = tl.split(tl.reshape(x, [ROWS, NV, 2, 2]))
+        x0, x2 = tl.split(e)
+        x1, x3 = tl.split(o)
+        if REVERSE:
+            return x3, x2, x1, x0
+        else:
+            return x0, x1, x2, x3
+
+
+@jit
+def _pack(x, ROWS: tl.constexpr, NV: tl.constexpr, V: tl.constexpr, REVERSE: tl.constexpr):
+    """The inverse of ``_unpack``."""
+    if V == 1:
+        return tl.reshape(x[0], [ROWS, NV, 1])
+    else:
+        if REVERSE:
+            x = (x[3], x[2], x[1], x[0])
+        return tl.reshape(tl.join(tl.join(x[0], x[2]), tl.join(x[1], x[3])), [ROWS, NV, 4])
+
+
+@jit
+def _chain(a, b, r, V: tl.constexpr):
+    """Inclusive composition of ``V`` steps given in scan order (tuples of [ROWS, NV] tensors):
+    a thread's sequential scan of its vector."""
+    if V == 1:
+        return a, b, r
+    else:
+        a1, b1, r1 = combine(a[0], b[0], r[0], a[1], b[1], r[1])
+        a2, b2, r2 = combine(a1, b1, r1, a[2], b[2], r[2])
+        a3, b3, r3 = combine(a2, b2, r2, a[3], b[3], r[3])
+        return (a[0], a1, a2, a3), (b[0], b1, b2, b3), (r[0], r1, r2, r3)
+
+
+@jit
+def _values(a, b, r, c_in, V: tl.constexpr):
+    """(y, y_prev) of each step of a vector (tuples, scan order) from the carry entering it."""
+    if V == 1:
+        y0 = tl.where(r[0], b[0], b[0] + a[0] * c_in)
+        return (y0,), (c_in,)
+    else:
+        y0 = tl.where(r[0], b[0], b[0] + a[0] * c_in)
+        y1 = tl.where(r[1], b[1], b[1] + a[1] * c_in)
+        y2 = tl.where(r[2], b[2], b[2] + a[2] * c_in)
+        y3 = tl.where(r[3], b[3], b[3] + a[3] * c_in)
+        return (y0, y1, y2, y3), (c_in, y0, y1, y2)
 
 
 @jit
@@ -135,8 +191,8 @@ def store(p, s, row, t, m, value):
     """Store ``value`` at (row, t), cast to the output's dtype. For a per-row output (time stride
     None) ``m`` selects at most one step per row, whose value is stored."""
     if s[1] is None:
-        v = tl.sum(tl.where(m, value, 0.0), axis=1, keep_dims=True)
-        any_m = tl.max(m.to(tl.int32), axis=1, keep_dims=True) != 0
+        v = tl.sum(tl.sum(tl.where(m, value, 0.0), axis=2, keep_dims=True), axis=1, keep_dims=True)
+        any_m = tl.max(tl.max(m.to(tl.int32), axis=2, keep_dims=True), axis=1, keep_dims=True) != 0
         tl.store(p + row * s[0], v.to(p.dtype.element_ty), mask=any_m)
     else:
         tl.store(p + row * s[0] + t * s[1], value.to(p.dtype.element_ty), mask=m)
@@ -162,6 +218,8 @@ def _scan_kernel(
     ROWS: tl.constexpr,  # rows per program
     BLOCK: tl.constexpr,  # time steps per chunk
     FOLD: tl.constexpr,  # scan (a, b) with resets as a = 0 (combine_folded), not (a, b, reset)
+    V: tl.constexpr,  # time steps per vector: a chunk is BLOCK // V vectors of V ascending steps
+    STAGES: tl.constexpr,  # software pipelining of the chunk loop (1: none)
 ):
     pid = tl.program_id(0)
     pid_s = tl.program_id(1)  # the segment of time this program scans
@@ -170,8 +228,7 @@ def _scan_kernel(
     m_r = o_r < n_rows
     # int64: row * stride may pass 2**31. Rows past the end are clamped to the last one: every
     # per-step access is masked by m, and per-row loads then stay in bounds without a mask.
-    row = tl.minimum(o_r, n_rows - 1).to(tl.int64)[:, None]
-    o_i = tl.arange(0, BLOCK)[None, :]  # position inside a chunk, in scan order
+    row = tl.minimum(o_r, n_rows - 1).to(tl.int64)[:, None, None]
     o_seg = o_r.to(tl.int64) * n_seg + pid_s  # this program's (row, segment) entries
     if Y0 is None:
         carry = tl.zeros([ROWS], ACC)
@@ -182,29 +239,32 @@ def _scan_kernel(
         s_b = tl.zeros([ROWS], ACC)
         s_r = m_r & False
 
-    # Chunks are aligned to the start of the row (chunk c holds steps c*BLOCK ... c*BLOCK+BLOCK-1),
-    # so every chunk's addresses ascend from an aligned offset and loads and stores vectorise; a
-    # reverse scan visits the chunks from the last and scans each with `reverse=True`.
+    # A chunk is a [ROWS, NV, V] tile: NV vectors of V steps, the vectors in scan order along axis
+    # 1 and the steps of a vector ascending in time along axis 2. Chunk c holds steps c*BLOCK ...
+    # c*BLOCK+BLOCK-1, aligned to the start of the row, so a vector is one aligned, vectorised
+    # load, and a thread holds whole vectors. The scan has two levels: each thread composes its
+    # vectors' steps in registers (_unpack, _chain: no data moves), then `tl.associative_scan`
+    # composes the vectors across lanes, always forwards, because the vectors of a reverse scan are
+    # laid out from the last one down. Triton 3.6 lowers `associative_scan(reverse=True)` with a
+    # lane reversal of every operand register before and after the scan, five dependent shuffles
+    # each, even along an axis a thread holds (sm_90 PTX, GAE's chunk: 263 shuffles; this way 53;
+    # benchmarks/NOTES.md, v4). Time-major buffers get the same vectors (strided loads) so both
+    # layouts are scanned in the same order; V = 1 is the second level alone.
+    NV: tl.constexpr = BLOCK // V
+    o_j = tl.arange(0, NV)[None, :, None]  # the vector, in scan order
+    o_v = tl.arange(0, V)[None, None, :]  # the step inside its vector, ascending time
+    o_t = ((NV - 1 - o_j) if REVERSE else o_j) * V + o_v  # time inside the chunk
+    j_last = tl.arange(0, NV)[None, :] == NV - 1  # the chunk's last vector
+    alone_j = tl.zeros([ROWS, NV], tl.int1)  # for _next_combine: no second value yet
     n_chunks = tl.cdiv(T, BLOCK)
     k_end = tl.minimum((pid_s + 1) * SEG, n_chunks)
-    i_last = 0 if REVERSE else BLOCK - 1  # the step a chunk's scan ends at
-    last = o_i == i_last
-    # y_prev, the value one step earlier in scan order, comes from a neighbour in the chunk. With
-    # one row per program (few long rows: the chunk spans every warp) `tl.gather` of the neighbour
-    # compiles to a shuffle per possible source lane (sm_90 PTX, V-trace: 2349 instructions, 63
-    # barriers); a scan that hands each step its predecessor costs a fraction (917, 7). With
-    # several rows per program the gather is the cheaper (1108 against 1396 instructions).
-    PREV_BY_SCAN: tl.constexpr = ROWS == 1
-    alone = tl.zeros([ROWS, BLOCK], tl.int1)  # for that scan: a single step, no second value yet
-    first = o_i == (BLOCK - 1 if REVERSE else 0)  # for the gather: the step with no predecessor
-    i_prev = tl.minimum(tl.maximum(o_i + (1 if REVERSE else -1), 0), BLOCK - 1) + tl.zeros([ROWS, BLOCK], tl.int32)
-    for k in range(pid_s * SEG, k_end):
+    for k in tl.range(pid_s * SEG, k_end, num_stages=STAGES):
         if REVERSE:
             c = n_chunks - 1 - k
         else:
             c = k
-        t = (c * BLOCK + o_i).to(tl.int64)
-        m = m_r[:, None] & (t < T)
+        t = (c * BLOCK + o_t).to(tl.int64)
+        m = m_r[:, None, None] & (t < T)
 
         a, b, reset, valid, keep = PROLOGUE(X, SX, P, row, t, m, T, ACC)
         # A padded (or out-of-bounds) step is the identity: the carry passes through it. The
@@ -213,29 +273,36 @@ def _scan_kernel(
         a = tl.where(valid, a, 1.0).to(ACC)
         b = tl.where(valid, b, 0.0).to(ACC)
         reset = reset & valid
+        if FOLD:  # a zero coefficient is a boundary too (as the lanes' combine_folded sees it)
+            reset = reset | (a == 0.0)
 
+        # each vector's steps composed in order by its thread, up to the vector's whole map
+        p_a, p_b, p_r = _chain(_unpack(a, ROWS, NV, V, REVERSE), _unpack(b, ROWS, NV, V, REVERSE),
+                               _unpack(reset, ROWS, NV, V, REVERSE), V)
+        g_a, g_b, g_r = p_a[V - 1], p_b[V - 1], p_r[V - 1]
+        # the vectors composed across lanes, forwards in scan order: the map from the chunk's carry
+        # to the value at each vector's last step
         if FOLD:
-            b_a, b_b = tl.associative_scan((tl.where(reset, 0.0, a), b), 1, combine_folded, reverse=REVERSE)
-            b_r = b_a == 0.0  # the composed map ignores the carry
+            j_a, j_b = tl.associative_scan((tl.where(g_r, 0.0, g_a), g_b), 1, combine_folded)
+            j_r = j_a == 0.0
         else:
-            b_a, b_b, b_r = tl.associative_scan((a, b, reset), 1, combine, reverse=REVERSE)
+            j_a, j_b, j_r = tl.associative_scan((g_a, g_b, g_r), 1, combine)
         if SUMMARY is not None:
-            # the chunk's composed map is its last element in scan order: fold it into the segment's
-            c_a = tl.sum(tl.where(last, b_a, 0.0), axis=1)
-            c_b = tl.sum(tl.where(last, b_b, 0.0), axis=1)
-            c_r = tl.sum(tl.where(last & b_r, 1, 0), axis=1) != 0
+            # the chunk's composed map is its last vector's: fold it into the segment's
+            c_a = tl.sum(tl.where(j_last, j_a, 0.0), axis=1)
+            c_b = tl.sum(tl.where(j_last, j_b, 0.0), axis=1)
+            c_r = tl.max(tl.where(j_last & j_r, 1, 0), axis=1) != 0
             s_a, s_b, s_r = combine(s_a, s_b, s_r, c_a, c_b, c_r)
         else:
-            y = tl.where(b_r, b_b, b_b + b_a * carry[:, None])
-            # The value one step earlier in scan order; the chunk's first step's is the carry coming
-            # in (removed by the compiler when the epilogue does not read it).
-            if PREV_BY_SCAN:
-                _, y_next, has_next = tl.associative_scan((y, y, alone), 1, _next_combine, reverse=REVERSE)
-                y_prev = tl.where(has_next, y_next, carry[:, None])
-            else:
-                y_prev = tl.where(first, carry[:, None], tl.gather(y, i_prev, 1))
-            EPILOGUE(X, SX, P, O, SO, row, t, m, T, ACC, valid, y, y_prev, keep)
-            carry = tl.sum(tl.where(last, y, 0.0), axis=1)
+            z = tl.where(j_r, j_b, j_b + j_a * carry[:, None])  # the value at each vector's last step
+            # the carry entering each vector: the previous vector's value (the chunk's carry for
+            # the first), handed on by a scan that gives each element its predecessor
+            _, z_prev, has_prev = tl.associative_scan((z, z, alone_j), 1, _next_combine)
+            c_in = tl.where(has_prev, z_prev, carry[:, None])
+            y, y_prev = _values(p_a, p_b, p_r, c_in, V)
+            EPILOGUE(X, SX, P, O, SO, row, t, m, T, ACC, valid, _pack(y, ROWS, NV, V, REVERSE),
+                     _pack(y_prev, ROWS, NV, V, REVERSE), keep)
+            carry = tl.sum(tl.where(j_last, z, 0.0), axis=1)
 
     if SUMMARY is not None:
         tl.store(SUMMARY + o_seg * 3, s_a, mask=m_r)
@@ -318,30 +385,44 @@ def _ls_bwd_epilogue(X, SX, P, O, SO, row, t, m, T, ACC: tl.constexpr, valid, g,
 # Launch
 # --------------------------------------------------------------------------------------------
 def _config(n_rows: int, T: int, time_contiguous: bool):
-    """Tile shape (rows per program, time steps per chunk) and warps for a (n_rows, T) problem.
+    """Tile (rows per program, time steps per chunk), warps and pipeline stages for (n_rows, T).
 
-    Chosen from the tile sweeps in benchmarks/NOTES.md (H200): many rows want small tiles and
-    many programs; few long rows want one long row per program. The chunk length depends on
-    (n_rows, T) only, never on the layout, so a time-major and a batch-major buffer are scanned
-    in the same chunks (the same carries between them).
+    From the tile sweeps in benchmarks/NOTES.md (H200, v4): one warp per program, a chunk of 256
+    steps in all (2 vectors of 4 per thread), and the next chunk's loads issued while this one is
+    scanned (2 stages) wherever a program walks more than one chunk: many small programs keep
+    enough loads in flight, where wide programs wait on their warps' barriers. Many rows take
+    2 rows × 128 steps; fewer rows one row × 256 steps (more programs). The chunk length
+    depends on (n_rows, T) only, never on the layout, so a time-major and a batch-major buffer
+    are scanned in the same chunks (the same carries between them).
     """
-    block = min(max(_checks.next_power_of_2(T), 16), MAX_BLOCK_T)
-    if n_rows >= 1024:
-        block = min(block, 256)
+    block = min(max(_checks.next_power_of_2(T), 16), 128 if n_rows >= 4096 else 256, MAX_BLOCK_T)
     if time_contiguous:
-        rows = max(1, min(1024 // block, _checks.next_power_of_2(n_rows))) if n_rows >= 1024 else 1
+        rows = max(1, min(256 // block, _checks.next_power_of_2(n_rows))) if n_rows >= 1024 else 1
+        warps = 1
     else:
         # time-major: neighbouring rows are neighbours in memory, so a tile spans more rows
-        rows = max(1, min(64, 4096 // block, _checks.next_power_of_2(n_rows)))
-    return rows, block, 8 if rows * block >= 1024 and not (time_contiguous and n_rows >= 1024) else 4
+        # (pipelining measured slower here: 0.203 -> 0.374 ms for GAE 16384×1024 at 16×256×8)
+        rows = max(1, min(TIME_MAJOR_TILE[0], TIME_MAJOR_TILE[1] // block, _checks.next_power_of_2(n_rows)))
+        return rows, block, TIME_MAJOR_TILE[2], 1
+    return rows, block, warps, 2 if T > block else 1
 
 
-# Scan two operands (a, b), a reset being a = 0, instead of three (a, b, reset). Same results
-# for finite values; with it, a coefficient of exactly 0 (γλ = 0, a V-trace trace with ρ = 0, a
-# product that underflows) is an episode boundary too, so a NaN or Inf behind it stays there
-# (the loops give 0 · NaN = NaN). Fewer instructions (sm_90 PTX with Triton 3.6: GAE 905 -> 672,
-# shuffles 263 -> 177); the default once timed on the H200 (benchmarks/NOTES.md, v3d).
+# Time-major tile bounds: (most rows, most elements, warps) per program.
+TIME_MAJOR_TILE = (64, 4096, 4)
+
+
+# Scan two operands (a, b) across lanes, a reset being a = 0, instead of three (a, b, reset).
+# Same results for finite values; with it, a coefficient of exactly 0 (γλ = 0, a V-trace trace
+# with ρ = 0, a product that underflows) is an episode boundary too, so a NaN or Inf behind it
+# stays there (the loops give 0 · NaN = NaN). Fewer instructions (sm_90 PTX with Triton 3.6, GAE's
+# chunk: 690 -> 600, shuffles 53 -> 45); timed on the H200 in benchmarks/NOTES.md (v4).
 FOLD_RESETS = False
+
+
+# Time steps per vector, the scan's in-register level (see the kernel); 4 or 1 (none), the same for
+# every layout and dtype.
+VECTOR = 4
+
 
 
 # Split time across programs when fewer than this many would run (None: twice the GPU's
@@ -374,11 +455,11 @@ def _plan(n_rows: int, T: int, time_contiguous: bool, device: torch.device, conf
     """Tile, warps, grid and time split of a launch: a pure function of its arguments, cached
     (the module's tunables are arguments, so a test or a tile sweep that changes them gets a
     fresh plan)."""
-    rows, block, num_warps = config(n_rows, T, time_contiguous)
+    rows, block, num_warps, stages = config(n_rows, T, time_contiguous)
     # where time is split depends on the problem, not on the layout's tile (same chunks, same carries)
     n_seg, seg = _segments(_checks.cdiv(n_rows, config(n_rows, T, True)[0]), _checks.cdiv(T, block), device,
                            min_programs)
-    return rows, block, num_warps, _checks.cdiv(n_rows, rows), n_seg, seg
+    return rows, block, num_warps, stages, _checks.cdiv(n_rows, rows), n_seg, seg
 
 
 def _unzip(items):
@@ -409,15 +490,16 @@ def launch(prologue, epilogue, inputs, params, outputs, n_rows, T, *, reverse, a
     X, SX = _unzip(inputs)
     O, SO = _unzip(outputs)
     device = next(x for x in X + O if x is not None).device
-    rows, block, num_warps, n_programs, n_seg, seg = _plan(n_rows, T, time_contiguous, device, _config,
+    rows, block, num_warps, stages, n_programs, n_seg, seg = _plan(n_rows, T, time_contiguous, device, _config,
                                                            MAX_BLOCK_T, MIN_PROGRAMS)
     acc = tl.float64 if acc_dtype == torch.float64 else tl.float32
+    vec = min(VECTOR, block)
     P = tuple(params)
     if n_seg > 1:
         summary = torch.empty(n_rows, n_seg, 3, dtype=acc_dtype, device=device)
         _scan_kernel[(n_programs, n_seg)](X, SX, P, O, SO, None, summary, n_rows, T, seg, PROLOGUE=prologue,
                                           EPILOGUE=epilogue, REVERSE=reverse, ACC=acc, ROWS=rows, BLOCK=block,
-                                          FOLD=FOLD_RESETS, num_warps=num_warps)
+                                          FOLD=FOLD_RESETS, V=vec, STAGES=stages, num_warps=num_warps)
         carries = torch.empty(n_rows, n_seg, dtype=acc_dtype, device=device)
         seg_inputs = [(summary[..., k], (3 * n_seg, 3)) for k in range(3)]
         launch(_segments_prologue, _segments_epilogue, seg_inputs, (), [(carries, (n_seg, 1))], n_rows, n_seg,
@@ -425,7 +507,7 @@ def launch(prologue, epilogue, inputs, params, outputs, n_rows, T, *, reverse, a
         initial = carries
     _scan_kernel[(n_programs, n_seg)](X, SX, P, O, SO, initial, None, n_rows, T, seg, PROLOGUE=prologue,
                                       EPILOGUE=epilogue, REVERSE=reverse, ACC=acc, ROWS=rows, BLOCK=block,
-                                      FOLD=FOLD_RESETS, num_warps=num_warps)
+                                      FOLD=FOLD_RESETS, V=vec, STAGES=stages, num_warps=num_warps)
 
 
 def use_triton(backend: str, device: torch.device) -> bool:

@@ -85,6 +85,26 @@ def test_linear_scan_gradients(reverse, backend, small_blocks):
         (*small, init.detach().clone().requires_grad_()), eps=1e-6, atol=1e-8)
 
 
+@pytest.mark.parametrize("vector", [1, 4])
+@pytest.mark.parametrize("reverse", [True, False], ids=["reverse", "forward"])
+def test_vector_widths(vector, reverse, monkeypatch, small_blocks):
+    """The kernel's in-register level (``scan.VECTOR`` steps per thread; 1 = none) gives the loops'
+    values and the torch path's gradients, with padding, an initial carry and several chunks."""
+    from rltriton_lite import scan
+
+    monkeypatch.setattr(scan, "VECTOR", vector)
+    rng = np.random.default_rng(vector + 10 * reverse)
+    ro, (a, np_a), (b, np_b), (init, np_init) = _scan_case(rng, (3,), 3 * small_blocks + 5, -1, torch.float64)
+    y = rl.linear_scan(a, b, reverse=reverse, initial=init, mask=ro.flag("mask"), backend="triton")
+    assert_close(y, ref.linear_scan(np_a, np_b, reverse=reverse, initial=np_init, mask=ro.np_mask), torch.float64)
+    a, b = (x.detach().clone().requires_grad_() for x in (a, b))
+    w = torch.as_tensor(rng.standard_normal(b.shape), device=DEVICE)
+    g_k, g_t = (torch.autograd.grad((rl.linear_scan(a, b, reverse=reverse, initial=init, mask=ro.flag("mask"),
+                                                    backend=be) * w).sum(), (a, b)) for be in ("triton", "torch"))
+    for g, e in zip(g_k, g_t):
+        torch.testing.assert_close(g, e, rtol=1e-10, atol=1e-10)
+
+
 def test_linear_scan_zero_multiplier_is_a_boundary(backend):
     """a_t = 0 cuts the sequence: what comes after t does not reach t."""
     b = torch.tensor([[1.0, 2.0, 3.0, 4.0]], device=DEVICE)

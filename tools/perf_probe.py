@@ -68,11 +68,18 @@ def main():
     ap.add_argument("--dtypes", default="float32,bfloat16")
     ap.add_argument("--algorithms", default=",".join(profile.ops()))
     ap.add_argument("--tiles", action="store_true")
+    ap.add_argument("--tile-list", default=None,
+                    help="tiles to time instead of TILES: ROWSxBLOCKxWARPS[xSTAGES],... (implies --tiles)")
     ap.add_argument("--bwd", action="store_true")
     ap.add_argument("--profile", default=None)
     ap.add_argument("--layouts", action="store_true", help="bitwise check: time-major vs batch-major")
+    ap.add_argument("--time-major", action="store_true", help="GAE: also time time-major buffers (tile='tm-...')")
     ap.add_argument("--fold", action="store_true", help="also time scan.FOLD_RESETS = True (rows tile='folded')")
     a = ap.parse_args()
+    tiles = TILES
+    if a.tile_list:
+        a.tiles = True
+        tiles = [tuple(int(v) for v in t.split("x")) for t in a.tile_list.split(",")]
     shapes = SHAPES if not a.shapes else [tuple(int(v) for v in s.split("x")) for s in a.shapes.split(",")]
     bw = profile.copy_bandwidth("cuda")
     print(f"{torch.cuda.get_device_name()} copy {bw / 1e12:.2f} TB/s torch {torch.__version__} triton {triton.__version__}")
@@ -160,12 +167,23 @@ def main():
                                  floor_ms=None, call_us=None, err=None)
                     finally:
                         scan.FOLD_RESETS = False
-                if a.tiles and B * T >= 1 << 22 and dt == "float32" and name in ("gae", "vtrace", "sac", "discounted_return"):
-                    for cfg in TILES:
-                        scan._config = lambda *_, c=cfg: c
+                fn_tm = None
+                if a.time_major and name == "gae":
+                    import rltriton_lite as rl
+                    xt = {k: v.t().contiguous() if v.dim() == 2 else v for k, v in x.items()}
+                    fn_tm = lambda: rl.gae(xt["rewards"], xt["values"], terminated=xt["terminated"],  # noqa: E731
+                                           next_values=xt["next_values"], time_dim=0, **params)
+                    emit(alg=name, B=B, T=T, dtype=dt, pass_="fwd", tile="tm-default", gpu_ms=gpu_ms(fn_tm),
+                         floor_ms=floor, call_us=None, err=None)
+                if a.tiles and B * T >= 1 << 19 and dt == "float32" and name in ("gae", "vtrace", "sac", "discounted_return"):
+                    for cfg in tiles:
+                        scan._config = lambda *_, c=(cfg + (1,))[:4]: c
                         try:
                             emit(alg=name, B=B, T=T, dtype=dt, pass_="fwd", tile="x".join(map(str, cfg)),
                                  gpu_ms=gpu_ms(fn), floor_ms=floor, call_us=None, err=None)
+                            if fn_tm is not None:
+                                emit(alg=name, B=B, T=T, dtype=dt, pass_="fwd", tile="tm-" + "x".join(map(str, cfg)),
+                                     gpu_ms=gpu_ms(fn_tm), floor_ms=floor, call_us=None, err=None)
                             if a.bwd and name == "gae":
                                 f, leaves = fwd_bwd(op, x, params)
                                 emit(alg=name, B=B, T=T, dtype=dt, pass_="fwd+bwd", tile="x".join(map(str, cfg)),
