@@ -396,15 +396,13 @@ def _config(n_rows: int, T: int, time_contiguous: bool):
     are scanned in the same chunks (the same carries between them).
     """
     block = min(max(_checks.next_power_of_2(T), 16), 128 if n_rows >= 4096 else 256, MAX_BLOCK_T)
-    if time_contiguous:
-        rows = max(1, min(256 // block, _checks.next_power_of_2(n_rows))) if n_rows >= 1024 else 1
-        warps = 1
-    else:
-        # time-major: neighbouring rows are neighbours in memory, so a tile spans more rows
-        # (pipelining measured slower here: 0.203 -> 0.374 ms for GAE 16384×1024 at 16×256×8)
+    if not time_contiguous:
+        # time-major: neighbouring rows are neighbours in memory, so a tile spans more rows; no
+        # pipelining (measured slower here: GAE 16384×1024 at 16×256×8 warps, 0.203 -> 0.374 ms)
         rows = max(1, min(TIME_MAJOR_TILE[0], TIME_MAJOR_TILE[1] // block, _checks.next_power_of_2(n_rows)))
         return rows, block, TIME_MAJOR_TILE[2], 1
-    return rows, block, warps, 2 if T > block else 1
+    rows = max(1, min(256 // block, _checks.next_power_of_2(n_rows))) if n_rows >= 1024 else 1
+    return rows, block, 1, 2 if T > block else 1
 
 
 # Time-major tile bounds: (most rows, most elements, warps) per program.
