@@ -88,20 +88,42 @@ def _next_combine(f_l, s_l, n_l, f_r, s_r, n_r):
 
 
 @jit
+def _split4(x, ROWS: tl.constexpr, NV: tl.constexpr):
+    """The 4 elements of each vector of a [ROWS, NV, 4] tile, in order: step 2q + r sits at (q, r)
+    of [..., 2, 2]."""
+    e, o = tl.split(tl.reshape(x, [ROWS, NV, 2, 2]))
+    x0, x2 = tl.split(e)
+    x1, x3 = tl.split(o)
+    return x0, x1, x2, x3
+
+
+@jit
+def _join4(x0, x1, x2, x3, ROWS: tl.constexpr, NV: tl.constexpr):
+    """The inverse of ``_split4``."""
+    return tl.reshape(tl.join(tl.join(x0, x2), tl.join(x1, x3)), [ROWS, NV, 4])
+
+
+@jit
 def _unpack(x, ROWS: tl.constexpr, NV: tl.constexpr, V: tl.constexpr, REVERSE: tl.constexpr):
     """The ``V`` steps of each vector of a [ROWS, NV, V] tile as ``V`` [ROWS, NV] tensors, in scan
     order (the last step first in a reverse scan). A vector is in one thread's registers, so this
     moves no data (``tl.split`` of a dim of size 2 that a thread holds)."""
     if V == 1:
         return (tl.reshape(x, [ROWS, NV]),)
-    else:  # V == 4: step 2q + r sits at (q, r) of [..., 2, 2]
-        e, o = tl.split(tl.reshape(x, [ROWS, NV, 2, 2]))
-        x0, x2 = tl.split(e)
-        x1, x3 = tl.split(o)
+    elif V == 4:
+        x0, x1, x2, x3 = _split4(x, ROWS, NV)
         if REVERSE:
             return x3, x2, x1, x0
         else:
             return x0, x1, x2, x3
+    else:  # V == 8: the even steps and the odd ones, each a vector of 4
+        e, o = tl.split(tl.reshape(x, [ROWS, NV, 4, 2]))
+        x0, x2, x4, x6 = _split4(e, ROWS, NV)
+        x1, x3, x5, x7 = _split4(o, ROWS, NV)
+        if REVERSE:
+            return x7, x6, x5, x4, x3, x2, x1, x0
+        else:
+            return x0, x1, x2, x3, x4, x5, x6, x7
 
 
 @jit
@@ -109,10 +131,16 @@ def _pack(x, ROWS: tl.constexpr, NV: tl.constexpr, V: tl.constexpr, REVERSE: tl.
     """The inverse of ``_unpack``."""
     if V == 1:
         return tl.reshape(x[0], [ROWS, NV, 1])
-    else:
+    elif V == 4:
         if REVERSE:
             x = (x[3], x[2], x[1], x[0])
-        return tl.reshape(tl.join(tl.join(x[0], x[2]), tl.join(x[1], x[3])), [ROWS, NV, 4])
+        return _join4(x[0], x[1], x[2], x[3], ROWS, NV)
+    else:
+        if REVERSE:
+            x = (x[7], x[6], x[5], x[4], x[3], x[2], x[1], x[0])
+        e = _join4(x[0], x[2], x[4], x[6], ROWS, NV)
+        o = _join4(x[1], x[3], x[5], x[7], ROWS, NV)
+        return tl.reshape(tl.join(e, o), [ROWS, NV, 8])
 
 
 @jit
@@ -125,21 +153,41 @@ def _chain(a, b, r, V: tl.constexpr):
         a1, b1, r1 = combine(a[0], b[0], r[0], a[1], b[1], r[1])
         a2, b2, r2 = combine(a1, b1, r1, a[2], b[2], r[2])
         a3, b3, r3 = combine(a2, b2, r2, a[3], b[3], r[3])
-        return (a[0], a1, a2, a3), (b[0], b1, b2, b3), (r[0], r1, r2, r3)
+        if V == 4:
+            return (a[0], a1, a2, a3), (b[0], b1, b2, b3), (r[0], r1, r2, r3)
+        else:
+            a4, b4, r4 = combine(a3, b3, r3, a[4], b[4], r[4])
+            a5, b5, r5 = combine(a4, b4, r4, a[5], b[5], r[5])
+            a6, b6, r6 = combine(a5, b5, r5, a[6], b[6], r[6])
+            a7, b7, r7 = combine(a6, b6, r6, a[7], b[7], r[7])
+            return ((a[0], a1, a2, a3, a4, a5, a6, a7), (b[0], b1, b2, b3, b4, b5, b6, b7),
+                    (r[0], r1, r2, r3, r4, r5, r6, r7))
+
+
+@jit
+def _value(a, b, r, c_in):
+    """The value after the steps composed as (a, b, r), from the carry entering them."""
+    return tl.where(r, b, b + a * c_in)
 
 
 @jit
 def _values(a, b, r, c_in, V: tl.constexpr):
     """(y, y_prev) of each step of a vector (tuples, scan order) from the carry entering it."""
+    y0 = _value(a[0], b[0], r[0], c_in)
     if V == 1:
-        y0 = tl.where(r[0], b[0], b[0] + a[0] * c_in)
         return (y0,), (c_in,)
     else:
-        y0 = tl.where(r[0], b[0], b[0] + a[0] * c_in)
-        y1 = tl.where(r[1], b[1], b[1] + a[1] * c_in)
-        y2 = tl.where(r[2], b[2], b[2] + a[2] * c_in)
-        y3 = tl.where(r[3], b[3], b[3] + a[3] * c_in)
-        return (y0, y1, y2, y3), (c_in, y0, y1, y2)
+        y1 = _value(a[1], b[1], r[1], c_in)
+        y2 = _value(a[2], b[2], r[2], c_in)
+        y3 = _value(a[3], b[3], r[3], c_in)
+        if V == 4:
+            return (y0, y1, y2, y3), (c_in, y0, y1, y2)
+        else:
+            y4 = _value(a[4], b[4], r[4], c_in)
+            y5 = _value(a[5], b[5], r[5], c_in)
+            y6 = _value(a[6], b[6], r[6], c_in)
+            y7 = _value(a[7], b[7], r[7], c_in)
+            return (y0, y1, y2, y3, y4, y5, y6, y7), (c_in, y0, y1, y2, y3, y4, y5, y6)
 
 
 @jit
@@ -417,8 +465,8 @@ TIME_MAJOR_TILE = (64, 4096, 4)
 FOLD_RESETS = False
 
 
-# Time steps per vector, the scan's in-register level (see the kernel); 4 or 1 (none), the same for
-# every layout and dtype.
+# Time steps per vector, the scan's in-register level (see the kernel): 1 (none), 4 or 8, the same
+# for every layout and dtype. 8 (16-byte bf16 loads) is built and tested, not yet timed.
 VECTOR = 4
 
 

@@ -85,7 +85,7 @@ def test_linear_scan_gradients(reverse, backend, small_blocks):
         (*small, init.detach().clone().requires_grad_()), eps=1e-6, atol=1e-8)
 
 
-@pytest.mark.parametrize("vector", [1, 4])
+@pytest.mark.parametrize("vector", [1, 4, 8])
 @pytest.mark.parametrize("reverse", [True, False], ids=["reverse", "forward"])
 def test_vector_widths(vector, reverse, monkeypatch, small_blocks):
     """The kernel's in-register level (``scan.VECTOR`` steps per thread; 1 = none) gives the loops'
