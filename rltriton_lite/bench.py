@@ -571,14 +571,15 @@ class Sweep:
 
         default_config = scan._config
         for cfg in self.configs:
-            scan._config = lambda *a, c=(tuple(cfg) + (1,))[:4]: c
+            scan._config = scan.fixed_config(*cfg)
             try:
                 fn()  # compile this tile before timing it
                 ms, full_us, timer = measure(fn, self.sync, self.timing, use_do_bench=self.device == "cuda")
             finally:
                 scan._config = default_config
-            self.add(make_row(name, f"{OURS}[rows{cfg[0]}-block{cfg[1]}-w{cfg[2]}" + (f"-s{cfg[3]}]" if len(cfg) > 3 else "]"), B, T, dtype, "fwd", ms, nbytes,
-                              self.bw, full_call_us=full_us, timer=timer))
+            tile = f"rows{cfg[0]}-block{cfg[1]}-w{cfg[2]}" + (f"-s{cfg[3]}" if len(cfg) > 3 else "")
+            self.add(make_row(name, f"{OURS}[{tile}]", B, T, dtype, "fwd", ms, nbytes, self.bw,
+                              full_call_us=full_us, timer=timer))
 
     def peer_case(self, peer, name, pass_, x, p, B, T, dtype, nbytes, expected, xg, leaves, weights):
         """Build, check against ours (outputs, or gradients for fwd+bwd), then time; a peer that

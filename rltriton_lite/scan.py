@@ -342,7 +342,7 @@ def _scan_kernel(
             c_r = tl.max(tl.where(j_last & j_r, 1, 0), axis=1) != 0
             s_a, s_b, s_r = combine(s_a, s_b, s_r, c_a, c_b, c_r)
         else:
-            z = tl.where(j_r, j_b, j_b + j_a * carry[:, None])  # the value at each vector's last step
+            z = _value(j_a, j_b, j_r, carry[:, None])  # the value at each vector's last step
             # the carry entering each vector: the previous vector's value (the chunk's carry for
             # the first), handed on by a scan that gives each element its predecessor
             _, z_prev, has_prev = tl.associative_scan((z, z, alone_j), 1, _next_combine)
@@ -457,6 +457,12 @@ def _config(n_rows: int, T: int, time_contiguous: bool):
 TIME_MAJOR_TILE = (64, 4096, 4)
 
 
+def fixed_config(rows: int, block: int, warps: int, stages: int = 1):
+    """A stand-in for ``_config`` that gives every problem one tile (tile sweeps: the benchmark's
+    ``--configs``, ``tools/perf_probe.py``). Rows per program, steps per chunk, warps, stages."""
+    return lambda n_rows, T, time_contiguous: (rows, block, warps, stages)
+
+
 # Scan two operands (a, b) across lanes, a reset being a = 0, instead of three (a, b, reset).
 # Same results for finite values; with it, a coefficient of exactly 0 (γλ = 0, a V-trace trace
 # with ρ = 0, a product that underflows) is an episode boundary too, so a NaN or Inf behind it
@@ -468,7 +474,6 @@ FOLD_RESETS = False
 # Time steps per vector, the scan's in-register level (see the kernel): 1 (none), 4 or 8, the same
 # for every layout and dtype. 8 (16-byte bf16 loads) is built and tested, not yet timed.
 VECTOR = 4
-
 
 
 # Split time across programs when fewer than this many would run (None: twice the GPU's

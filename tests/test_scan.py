@@ -105,6 +105,19 @@ def test_vector_widths(vector, reverse, monkeypatch, small_blocks):
         torch.testing.assert_close(g, e, rtol=1e-10, atol=1e-10)
 
 
+@pytest.mark.parametrize("tile", [(2, 16, 1, 2), (4, 32, 4), (1, 64, 2, 3)], ids=str)
+def test_fixed_tiles(tile, monkeypatch):
+    """A tile sweep's stand-in config (``scan.fixed_config``: rows, block, warps, stages) still
+    gives the loops' values, rows past the tile and steps past the chunk included."""
+    from rltriton_lite import scan
+
+    monkeypatch.setattr(scan, "_config", scan.fixed_config(*tile))
+    rng = np.random.default_rng(sum(tile))
+    ro, (a, np_a), (b, np_b), (init, np_init) = _scan_case(rng, (5,), 3 * tile[1] + 7, -1, torch.float64)
+    y = rl.linear_scan(a, b, initial=init, mask=ro.flag("mask"), backend="triton")
+    assert_close(y, ref.linear_scan(np_a, np_b, initial=np_init, mask=ro.np_mask), torch.float64)
+
+
 def test_linear_scan_zero_multiplier_is_a_boundary(backend):
     """a_t = 0 cuts the sequence: what comes after t does not reach t."""
     b = torch.tensor([[1.0, 2.0, 3.0, 4.0]], device=DEVICE)

@@ -181,7 +181,7 @@ def main():
                          floor_ms=floor, call_us=None, err=None)
                 if a.tiles and B * T >= 1 << 19 and dt == "float32" and name in ("gae", "vtrace", "sac", "discounted_return"):
                     for cfg in tiles:
-                        scan._config = lambda *_, c=(cfg + (1,))[:4]: c
+                        scan._config = scan.fixed_config(*cfg)
                         try:
                             emit(alg=name, B=B, T=T, dtype=dt, pass_="fwd", tile="x".join(map(str, cfg)),
                                  gpu_ms=gpu_ms(fn), floor_ms=floor, call_us=None, err=None)
