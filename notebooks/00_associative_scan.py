@@ -259,8 +259,8 @@ plt.show()
 # $y$ of the step before in scan order) to the algorithm's **epilogue**, which writes the outputs.
 #
 # Inside a chunk the scan has two levels, because that is what a GPU does cheaply. A thread holds
-# a *vector* of 4 consecutive steps (one 16-byte load) and composes them itself, one `combine`
-# after another; only the vectors' composed maps travel between threads, in one
+# a *vector* of consecutive steps (one 16-byte load: 4 float32 or 8 bfloat16 steps) and composes
+# them itself, one `combine` after another; only the vectors' composed maps travel between threads, in one
 # `tl.associative_scan`. Each vector then needs the value entering it: the end value of the
 # vector before it in scan order. The same two levels in NumPy, on one chunk:
 

@@ -20,7 +20,7 @@ from typing import NamedTuple
 import torch
 
 from . import _checks
-from ._triton import jit, tl
+from ._triton import Launcher, jit, tl
 from .scan import _unzip, load, store
 
 
@@ -102,14 +102,19 @@ def reduce(elementwise, n_stats, inputs, params, outputs, n_rows, T, acc_dtype, 
     grid = (_checks.cdiv(n_rows, rows), _checks.cdiv(T, block))
     n_parts = grid[0] * grid[1]
     partials = torch.empty(n_parts, n_stats, dtype=acc_dtype, device=device)
-    _partials_kernel[grid](X, SX, tuple(params), O, SO, partials, n_rows, T, ELEMENTWISE=elementwise,
-                           N_STATS=n_stats, ACC=acc, ROWS=rows, BLOCK=block,
-                           num_warps=4 if rows * block <= 2048 else 8)
+    # ELEMENTWISE, N_STATS, ACC, ROWS, BLOCK
+    _launch_partials(grid, (X, SX, tuple(params), O, SO, partials, n_rows, T),
+                     (elementwise, n_stats, acc, rows, block), 4 if rows * block <= 2048 else 8)
     totals = torch.empty(n_stats, dtype=acc_dtype, device=device)
-    _finish_kernel[(1,)](partials, totals, n_parts, N_STATS=n_stats, COUNT=-1 if count is None else count,
-                         BLOCK_P=min(max(_checks.next_power_of_2(n_parts), 16), 1024),
-                         BLOCK_K=max(_checks.next_power_of_2(n_stats), 2))
+    # N_STATS, COUNT, BLOCK_P, BLOCK_K
+    _launch_finish((1,), (partials, totals, n_parts),
+                   (n_stats, -1 if count is None else count, min(max(_checks.next_power_of_2(n_parts), 16), 1024),
+                    max(_checks.next_power_of_2(n_stats), 2)), 4)
     return totals
+
+
+_launch_partials = Launcher(_partials_kernel, "TSPTStii")
+_launch_finish = Launcher(_finish_kernel, "tti")
 
 
 # --------------------------------------------------------------------------------------------
@@ -231,6 +236,10 @@ def launch_map(elementwise, inputs, params, outputs, layout: Layout, acc_dtype):
     O, SO = _unzip(outputs)
     rows, block = _tile(layout.n_rows, layout.T)
     grid = (_checks.cdiv(layout.n_rows, rows), _checks.cdiv(layout.T, block))
-    _map_kernel[grid](X, SX, tuple(params), O, SO, layout.n_rows, layout.T, ELEMENTWISE=elementwise,
-                      ACC=tl.float64 if acc_dtype == torch.float64 else tl.float32, ROWS=rows, BLOCK=block,
-                      num_warps=4 if rows * block <= 2048 else 8)
+    # ELEMENTWISE, ACC, ROWS, BLOCK
+    _launch_map(grid, (X, SX, tuple(params), O, SO, layout.n_rows, layout.T),
+                (elementwise, tl.float64 if acc_dtype == torch.float64 else tl.float32, rows, block),
+                4 if rows * block <= 2048 else 8)
+
+
+_launch_map = Launcher(_map_kernel, "TSPTSii")

@@ -43,7 +43,7 @@ import functools
 import torch
 
 from . import _checks
-from ._triton import HAS_TRITON, INTERPRET, jit, tl
+from ._triton import HAS_TRITON, INTERPRET, Launcher, jit, tl
 
 __all__ = ["linear_scan"]
 
@@ -432,8 +432,9 @@ def _ls_bwd_epilogue(X, SX, P, O, SO, row, t, m, T, ACC: tl.constexpr, valid, g,
 # --------------------------------------------------------------------------------------------
 # Launch
 # --------------------------------------------------------------------------------------------
-def _config(n_rows: int, T: int, time_contiguous: bool):
-    """Tile (rows per program, time steps per chunk), warps and pipeline stages for (n_rows, T).
+def _config(n_rows: int, T: int, time_contiguous: bool, itemsize: int):
+    """Tile (rows per program, time steps per chunk), warps, pipeline stages and steps per vector
+    for (n_rows, T) and the outputs' element size in bytes.
 
     From the tile sweeps in benchmarks/NOTES.md (H200, v4): one warp per program, a chunk of 256
     steps in all (2 vectors of 4 per thread), and the next chunk's loads issued while this one is
@@ -442,25 +443,39 @@ def _config(n_rows: int, T: int, time_contiguous: bool):
     2 rows × 128 steps; fewer rows one row × 256 steps (more programs). The chunk length
     depends on (n_rows, T) only, never on the layout, so a time-major and a batch-major buffer
     are scanned in the same chunks (the same carries between them).
+
+    A vector is 16 bytes: 8 steps of a 2-byte dtype, 4 otherwise (v5: bf16 at 16384×1024
+    45-63 % -> 55-74 % of the floor). A 2-byte tile of one row is not pipelined: Triton 3.6 then
+    gives the whole tile to every thread (a replicated layout: GAE's kernel 7268 instructions,
+    2.2 KB of spills, 28× slower at 8×131072; tools/compile_sm90.py now fails on any spill).
     """
+    narrow = itemsize < 4
+    vec = VECTOR if VECTOR is not None else (8 if narrow else 4)
     block = min(max(_checks.next_power_of_2(T), 16), 128 if n_rows >= 4096 else 256, MAX_BLOCK_T)
+    vec = min(vec, block)
     if not time_contiguous:
         # time-major: neighbouring rows are neighbours in memory, so a tile spans more rows; no
-        # pipelining (measured slower here: GAE 16384×1024 at 16×256×8 warps, 0.203 -> 0.374 ms)
-        rows = max(1, min(TIME_MAJOR_TILE[0], TIME_MAJOR_TILE[1] // block, _checks.next_power_of_2(n_rows)))
-        return rows, block, TIME_MAJOR_TILE[2], 1
+        # pipelining (measured slower here: GAE 16384×1024 at 16×256×8 warps, 0.203 -> 0.374 ms).
+        # Its registers bound the tile: 2048 elements of 4 bytes (4096 spilled, 1024 of 8 bytes)
+        elements = TIME_MAJOR_TILE[1] * 4 // max(itemsize, 4)
+        rows = max(1, min(TIME_MAJOR_TILE[0], elements // block, _checks.next_power_of_2(n_rows)))
+        return rows, block, TIME_MAJOR_TILE[2], 1, vec
     rows = max(1, min(256 // block, _checks.next_power_of_2(n_rows))) if n_rows >= 1024 else 1
-    return rows, block, 1, 2 if T > block else 1
+    return rows, block, 1, 2 if T > block and not (narrow and rows == 1) else 1, vec
 
 
-# Time-major tile bounds: (most rows, most elements, warps) per program.
-TIME_MAJOR_TILE = (64, 4096, 4)
+# Time-major tile bounds: (most rows, most elements of 4 bytes, warps) per program.
+TIME_MAJOR_TILE = (64, 2048, 4)
 
 
-def fixed_config(rows: int, block: int, warps: int, stages: int = 1):
+def fixed_config(rows: int, block: int, warps: int, stages: int = 1, vector: int | None = None):
     """A stand-in for ``_config`` that gives every problem one tile (tile sweeps: the benchmark's
-    ``--configs``, ``tools/perf_probe.py``). Rows per program, steps per chunk, warps, stages."""
-    return lambda n_rows, T, time_contiguous: (rows, block, warps, stages)
+    ``--configs``, ``tools/perf_probe.py``). Rows per program, steps per chunk, warps, stages and
+    steps per vector (None: 16 bytes, as ``_config``)."""
+    def config(n_rows, T, time_contiguous, itemsize):
+        vec = vector or VECTOR or (8 if itemsize < 4 else 4)
+        return rows, block, warps, stages, min(vec, block)
+    return config
 
 
 # Scan two operands (a, b) across lanes, a reset being a = 0, instead of three (a, b, reset).
@@ -471,9 +486,9 @@ def fixed_config(rows: int, block: int, warps: int, stages: int = 1):
 FOLD_RESETS = False
 
 
-# Time steps per vector, the scan's in-register level (see the kernel): 1 (none), 4 or 8, the same
-# for every layout and dtype. 8 (16-byte bf16 loads) is built and tested, not yet timed.
-VECTOR = 4
+# Time steps per vector, the scan's in-register level (see the kernel): None (16-byte vectors: 8
+# steps of a 2-byte dtype, 4 otherwise, the same for every layout), or 1 (none), 4 or 8 for all.
+VECTOR = None
 
 
 # Split time across programs when fewer than this many would run (None: twice the GPU's
@@ -502,15 +517,16 @@ def _segments(n_programs: int, n_chunks: int, device: torch.device, want=None):
 
 
 @functools.lru_cache(maxsize=1024)
-def _plan(n_rows: int, T: int, time_contiguous: bool, device: torch.device, config, max_block_t: int, min_programs):
-    """Tile, warps, grid and time split of a launch: a pure function of its arguments, cached
-    (the module's tunables are arguments, so a test or a tile sweep that changes them gets a
-    fresh plan)."""
-    rows, block, num_warps, stages = config(n_rows, T, time_contiguous)
+def _plan(n_rows: int, T: int, time_contiguous: bool, itemsize: int, device: torch.device, config, max_block_t: int,
+          min_programs, vector):
+    """Tile, warps, stages, vector, grid and time split of a launch: a pure function of its
+    arguments, cached (the module's tunables are arguments, so a test or a tile sweep that changes
+    them gets a fresh plan)."""
+    rows, block, num_warps, stages, vec = config(n_rows, T, time_contiguous, itemsize)
     # where time is split depends on the problem, not on the layout's tile (same chunks, same carries)
-    n_seg, seg = _segments(_checks.cdiv(n_rows, config(n_rows, T, True)[0]), _checks.cdiv(T, block), device,
-                           min_programs)
-    return rows, block, num_warps, stages, _checks.cdiv(n_rows, rows), n_seg, seg
+    n_seg, seg = _segments(_checks.cdiv(n_rows, config(n_rows, T, True, itemsize)[0]), _checks.cdiv(T, block),
+                           device, min_programs)
+    return rows, block, num_warps, stages, vec, _checks.cdiv(n_rows, rows), n_seg, seg
 
 
 def _unzip(items):
@@ -541,24 +557,29 @@ def launch(prologue, epilogue, inputs, params, outputs, n_rows, T, *, reverse, a
     X, SX = _unzip(inputs)
     O, SO = _unzip(outputs)
     device = next(x for x in X + O if x is not None).device
-    rows, block, num_warps, stages, n_programs, n_seg, seg = _plan(n_rows, T, time_contiguous, device, _config,
-                                                           MAX_BLOCK_T, MIN_PROGRAMS)
+    out = next((o for o in O if o is not None), None)
+    rows, block, num_warps, stages, vec, n_programs, n_seg, seg = _plan(
+        n_rows, T, time_contiguous, 4 if out is None else out.element_size(), device, _config, MAX_BLOCK_T,
+        MIN_PROGRAMS, VECTOR)
     acc = tl.float64 if acc_dtype == torch.float64 else tl.float32
-    vec = min(VECTOR, block)
     P = tuple(params)
+    grid = (n_programs, n_seg)
+    # PROLOGUE, EPILOGUE, REVERSE, ACC, ROWS, BLOCK, FOLD, V, STAGES
+    meta = (prologue, epilogue, reverse, acc, rows, block, FOLD_RESETS, vec, stages)
     if n_seg > 1:
         summary = torch.empty(n_rows, n_seg, 3, dtype=acc_dtype, device=device)
-        _scan_kernel[(n_programs, n_seg)](X, SX, P, O, SO, None, summary, n_rows, T, seg, PROLOGUE=prologue,
-                                          EPILOGUE=epilogue, REVERSE=reverse, ACC=acc, ROWS=rows, BLOCK=block,
-                                          FOLD=FOLD_RESETS, V=vec, STAGES=stages, num_warps=num_warps)
+        _launch_scan(grid, (X, SX, P, O, SO, None, summary, n_rows, T, seg), meta, num_warps)
         carries = torch.empty(n_rows, n_seg, dtype=acc_dtype, device=device)
         seg_inputs = [(summary[..., k], (3 * n_seg, 3)) for k in range(3)]
         launch(_segments_prologue, _segments_epilogue, seg_inputs, (), [(carries, (n_seg, 1))], n_rows, n_seg,
                reverse=False, acc_dtype=acc_dtype, initial=initial)
         initial = carries
-    _scan_kernel[(n_programs, n_seg)](X, SX, P, O, SO, initial, None, n_rows, T, seg, PROLOGUE=prologue,
-                                      EPILOGUE=epilogue, REVERSE=reverse, ACC=acc, ROWS=rows, BLOCK=block,
-                                      FOLD=FOLD_RESETS, V=vec, STAGES=stages, num_warps=num_warps)
+    _launch_scan(grid, (X, SX, P, O, SO, initial, None, n_rows, T, seg), meta, num_warps)
+
+
+# The scan kernel's launches, through the compiled-kernel cache (_triton.Launcher); the letters
+# name its runtime arguments: X T, SX S, P P, O T, SO S, Y0 t, SUMMARY t, n_rows i, T i, SEG i.
+_launch_scan = Launcher(_scan_kernel, "TSPTSttiii")
 
 
 def use_triton(backend: str, device: torch.device) -> bool:

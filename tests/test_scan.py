@@ -118,6 +118,24 @@ def test_fixed_tiles(tile, monkeypatch):
     assert_close(y, ref.linear_scan(np_a, np_b, initial=np_init, mask=ro.np_mask), torch.float64)
 
 
+@pytest.mark.parametrize("itemsize,vector,stages", [(4, 4, 2), (8, 4, 2), (2, 8, 1)])
+def test_config_by_element_size(itemsize, vector, stages, monkeypatch):
+    """Vectors are 16 bytes (8 steps of bf16, 4 of float32 or float64); a one-row tile of a 2-byte
+    dtype is not pipelined (Triton 3.6 replicates its layout, benchmarks/NOTES.md v5), a two-row
+    one is; time-major tiles hold half the rows for 8-byte elements. The chunk never depends on
+    the dtype's layout."""
+    from rltriton_lite import scan
+
+    monkeypatch.setattr(scan, "VECTOR", None)
+    assert scan._config(64, 4096, True, itemsize) == (1, 256, 1, stages, vector)
+    assert scan._config(16384, 1024, True, itemsize) == (2, 128, 1, 2, vector)
+    assert scan._config(64, 100, True, itemsize) == (1, 128, 1, 1, vector)
+    tm_rows = 16 * 4 // max(itemsize, 4)
+    assert scan._config(16384, 1024, False, itemsize) == (tm_rows, 128, 4, 1, vector)
+    monkeypatch.setattr(scan, "VECTOR", 1)
+    assert scan._config(64, 4096, True, itemsize)[4] == 1
+
+
 def test_linear_scan_zero_multiplier_is_a_boundary(backend):
     """a_t = 0 cuts the sequence: what comes after t does not reach t."""
     b = torch.tensor([[1.0, 2.0, 3.0, 4.0]], device=DEVICE)

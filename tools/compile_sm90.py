@@ -16,7 +16,10 @@ move between versions (checked with 3.6 and 3.9).
 from __future__ import annotations
 
 import os
+import re
+import subprocess
 import sys
+import tempfile
 
 os.environ.pop("TRITON_INTERPRET", None)
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
@@ -51,20 +54,48 @@ class _CompileOnlyDriver(CudaDriver):
 drv.set_active(_CompileOnlyDriver())
 
 import rltriton_lite as rl  # noqa: E402
-from rltriton_lite import scan  # noqa: E402
+from rltriton_lite import _triton, scan  # noqa: E402
+
+_triton.FAST_LAUNCH = False  # nothing runs here: every launch goes through JITFunction.run
 
 compiled = []
+spilled = []
 _run = triton.runtime.jit.JITFunction.run
+# A few bytes spilled are a register's worth (float64 time-major GAE backward: 4); Triton 3.6's
+# replicated bf16 layout spilled 1-16 KB (benchmarks/NOTES.md v5).
+SPILL_LIMIT = 64
+_PTXAS = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin", "ptxas")
+
+
+def _usage(kernel) -> tuple[int, int]:
+    """(registers, bytes spilled) of a compiled kernel, from ptxas -v on its PTX."""
+    with tempfile.TemporaryDirectory() as d:
+        src = os.path.join(d, "k.ptx")
+        with open(src, "w") as f:
+            f.write(kernel.asm["ptx"])
+        res = subprocess.run([_PTXAS, "-v", f"-arch=sm_{kernel.metadata.target.arch}a", src, "-o", os.path.join(d, "k.o")],
+                             capture_output=True, text=True)
+    out = res.stdout + res.stderr
+    regs = re.search(r"Used (\d+) registers", out)
+    spill = re.search(r"(\d+) bytes spill stores", out)
+    return (int(regs.group(1)) if regs else -1), (int(spill.group(1)) if spill else -1)
 
 
 def _compile_only(self, *args, grid, warmup, **kwargs):
     """Every kernel launch compiles (warmup) instead of running."""
     kernel = _run(self, *args, grid=grid, warmup=True, **kwargs)
-    hooks = [kwargs[k].__name__ for k in ("PROLOGUE", "EPILOGUE", "ELEMENTWISE") if k in kwargs]
-    tile = ",".join(f"{k}={kwargs[k]}" for k in ("ROWS", "BLOCK") if k in kwargs)
-    name = f"{self.__name__}[{'/'.join(hooks)}] {tile}"
+    named = dict(zip(self.arg_names, args), **kwargs)
+    hooks = [named[k].__name__ for k in ("PROLOGUE", "EPILOGUE", "ELEMENTWISE") if k in named]
+    tile = ",".join(f"{k}={named[k]}" for k in ("ROWS", "BLOCK", "V", "STAGES") if k in named)
+    tensors = [x for x in args if isinstance(x, torch.Tensor)] + [x for a in args if isinstance(a, tuple)
+                                                                  for x in a if isinstance(x, torch.Tensor)]
+    dtype = str(tensors[0].dtype).replace("torch.", "") if tensors else ""
+    name = f"{self.__name__}[{'/'.join(hooks)}] {tile} {dtype}"
     compiled.append(name)
-    print(f"  {name:<80} shared={kernel.metadata.shared}")
+    regs, spill = _usage(kernel) if os.path.exists(_PTXAS) else (-1, -1)
+    if spill > SPILL_LIMIT:
+        spilled.append(f"{name}: {spill} bytes")
+    print(f"  {name:<90} shared={kernel.metadata.shared} regs={regs} spills={spill}")
     return kernel
 
 
@@ -107,3 +138,6 @@ if __name__ == "__main__":
         n = len(compiled)
         runpy.run_path(script, run_name="__main__")
         print(f"OK: {len(compiled) - n} kernel launches of {script} compiled")
+    if spilled:  # a spilling kernel is a slow one (v5: Triton 3.6's replicated bf16 layout)
+        print("FAILED: register spills in\n  " + "\n  ".join(spilled))
+        sys.exit(1)
