@@ -247,46 +247,15 @@ def store(p, s, row, t, m, value):
 
 
 @jit
-def _scan_kernel(
-    X,  # tuple of input pointers (None for an absent input), read by the hooks
-    SX,  # tuple of (row stride, time stride) pairs, one per input
-    P,  # tuple of scalar parameters (gamma, lambda, ...), read by the hooks
-    O,  # tuple of output pointers, written by the epilogue
-    SO,  # tuple of (row stride, time stride) pairs, one per output
-    Y0,  # [n_rows, n_segments] carry entering each segment (None: zeros)
-    SUMMARY,  # [n_rows, n_segments, 3]: write each segment's composed map (A, B, R) instead of
-              # outputs (the first pass of a time-split scan), or None
-    n_rows,  # number of independent sequences (every dim but time, flattened)
-    T,  # sequence length
-    SEG,  # chunks per segment; program (i, s) scans segment s of its rows
-    PROLOGUE: tl.constexpr,  # jit fn: inputs at t -> (a, b, reset, valid, keep)
-    EPILOGUE: tl.constexpr,  # jit fn: (y, y_prev, keep) -> outputs stored
-    REVERSE: tl.constexpr,  # True: scan from t = T-1 down to 0 (the forward pass)
-    ACC: tl.constexpr,  # accumulation dtype: tl.float32, or tl.float64 for float64 inputs
-    ROWS: tl.constexpr,  # rows per program
-    BLOCK: tl.constexpr,  # time steps per chunk
-    FOLD: tl.constexpr,  # scan (a, b) with resets as a = 0 (combine_folded), not (a, b, reset)
-    V: tl.constexpr,  # time steps per vector: a chunk is BLOCK // V vectors of V ascending steps
-    STAGES: tl.constexpr,  # software pipelining of the chunk loop (1: none)
-):
-    pid = tl.program_id(0)
-    pid_s = tl.program_id(1)  # the segment of time this program scans
-    n_seg = tl.num_programs(1)
-    o_r = pid * ROWS + tl.arange(0, ROWS)  # the rows of this program
-    m_r = o_r < n_rows
-    # int64: row * stride may pass 2**31. Rows past the end are clamped to the last one: every
-    # per-step access is masked by m, and per-row loads then stay in bounds without a mask.
-    row = tl.minimum(o_r, n_rows - 1).to(tl.int64)[:, None, None]
-    o_seg = o_r.to(tl.int64) * n_seg + pid_s  # this program's (row, segment) entries
-    if Y0 is None:
-        carry = tl.zeros([ROWS], ACC)
-    else:
-        carry = tl.load(Y0 + o_seg, mask=m_r, other=0.0).to(ACC)
-    if SUMMARY is not None:  # the segment's composed map, starting from the identity
-        s_a = tl.full([ROWS], 1.0, ACC)
-        s_b = tl.zeros([ROWS], ACC)
-        s_r = m_r & False
+def _walk(X, SX, P, O, SO, row, m_r, carry, k_start, k_end, n_chunks, T,
+          PROLOGUE: tl.constexpr, EPILOGUE: tl.constexpr, REVERSE: tl.constexpr, ACC: tl.constexpr,
+          ROWS: tl.constexpr, BLOCK: tl.constexpr, FOLD: tl.constexpr, V: tl.constexpr, STAGES: tl.constexpr,
+          SUMMARIZE: tl.constexpr):
+    """Scan chunks ``k_start`` ... ``k_end - 1`` (in scan order) of the rows ``row``, from ``carry``.
 
+    SUMMARIZE: return the chunks' composed map (a, b, reset) and write nothing (the prologue
+    alone); else write the outputs through the epilogue and return the carry after the last chunk.
+    """
     # A chunk is a [ROWS, NV, V] tile: NV vectors of V steps, the vectors in scan order along axis
     # 1 and the steps of a vector ascending in time along axis 2. Chunk c holds steps c*BLOCK ...
     # c*BLOCK+BLOCK-1, aligned to the start of the row, so a vector is one aligned, vectorised
@@ -304,9 +273,11 @@ def _scan_kernel(
     o_t = ((NV - 1 - o_j) if REVERSE else o_j) * V + o_v  # time inside the chunk
     j_last = tl.arange(0, NV)[None, :] == NV - 1  # the chunk's last vector
     alone_j = tl.zeros([ROWS, NV], tl.int1)  # for _next_combine: no second value yet
-    n_chunks = tl.cdiv(T, BLOCK)
-    k_end = tl.minimum((pid_s + 1) * SEG, n_chunks)
-    for k in tl.range(pid_s * SEG, k_end, num_stages=STAGES):
+    if SUMMARIZE:  # the segment's composed map, starting from the identity
+        s_a = tl.full([ROWS], 1.0, ACC)
+        s_b = tl.zeros([ROWS], ACC)
+        s_r = m_r & False
+    for k in tl.range(k_start, k_end, num_stages=STAGES):
         if REVERSE:
             c = n_chunks - 1 - k
         else:
@@ -335,7 +306,7 @@ def _scan_kernel(
             j_r = j_a == 0.0
         else:
             j_a, j_b, j_r = tl.associative_scan((g_a, g_b, g_r), 1, combine)
-        if SUMMARY is not None:
+        if SUMMARIZE:
             # the chunk's composed map is its last vector's: fold it into the segment's
             c_a = tl.sum(tl.where(j_last, j_a, 0.0), axis=1)
             c_b = tl.sum(tl.where(j_last, j_b, 0.0), axis=1)
@@ -351,11 +322,112 @@ def _scan_kernel(
             EPILOGUE(X, SX, P, O, SO, row, t, m, T, ACC, valid, _pack(y, ROWS, NV, V, REVERSE),
                      _pack(y_prev, ROWS, NV, V, REVERSE), keep)
             carry = tl.sum(tl.where(j_last, z, 0.0), axis=1)
+    if SUMMARIZE:
+        return s_a, s_b, s_r
+    else:
+        return carry
 
-    if SUMMARY is not None:
+
+@jit
+def _carry_from_published(SUMMARY, WS, o_r, m_r, pid, pid_s, n_seg, carry, ACC: tl.constexpr, ROWS: tl.constexpr,
+                          BLOCK_S: tl.constexpr):
+    """The carry entering segment ``pid_s``: ``carry`` (the row's initial value) taken through the
+    composed maps the segments before it (in scan order) published, once each has.
+
+    Deterministic: the maps are composed in a fixed order (blocks of BLOCK_S, each a forward
+    ``tl.associative_scan``) whatever order the programs ran in; a block's missing tail is the
+    identity, which composes exactly.
+    """
+    o_s = tl.arange(0, BLOCK_S)
+    s_last = o_s[None, :] == BLOCK_S - 1
+    for base in range(0, pid_s, BLOCK_S):
+        m_s = base + o_s < pid_s
+        # wait until every segment of this block has published (an atomic read: acquire)
+        flags = WS + 1 + pid * n_seg + base + o_s
+        n_ready = tl.sum(tl.atomic_add(flags, 0, mask=m_s), axis=0)
+        while n_ready < tl.sum(m_s.to(tl.int32), axis=0):
+            n_ready = tl.sum(tl.atomic_add(flags, 0, mask=m_s), axis=0)
+        at = SUMMARY + (o_r.to(tl.int64)[:, None] * n_seg + base + o_s[None, :]) * 3
+        m = m_r[:, None] & m_s[None, :]
+        a = tl.load(at, mask=m, other=1.0, cache_modifier=".cg").to(ACC)
+        b = tl.load(at + 1, mask=m, other=0.0, cache_modifier=".cg").to(ACC)
+        r = tl.load(at + 2, mask=m, other=0.0, cache_modifier=".cg") != 0
+        j_a, j_b, j_r = tl.associative_scan((a, b, r), 1, combine)
+        carry = _value(tl.sum(tl.where(s_last, j_a, 0.0), axis=1), tl.sum(tl.where(s_last, j_b, 0.0), axis=1),
+                       tl.max(tl.where(s_last & j_r, 1, 0), axis=1) != 0, carry)
+    return carry
+
+
+@jit
+def _scan_kernel(
+    X,  # tuple of input pointers (None for an absent input), read by the hooks
+    SX,  # tuple of (row stride, time stride) pairs, one per input
+    P,  # tuple of scalar parameters (gamma, lambda, ...), read by the hooks
+    O,  # tuple of output pointers, written by the epilogue
+    SO,  # tuple of (row stride, time stride) pairs, one per output
+    Y0,  # carry entering each segment, [n_rows, n_segments] (per row, [n_rows], with WS); None: 0
+    SUMMARY,  # [n_rows, n_segments, 3]: each segment's composed map (A, B, R); written instead of
+              # outputs (the first pass of a three-pass split), or published (WS), or None
+    WS,  # int32 [1 + n_programs * n_segments], zeroed: one-launch split (a ticket counter, then a
+         # flag per segment: its map is published); None: no look-back
+    n_rows,  # number of independent sequences (every dim but time, flattened)
+    T,  # sequence length
+    SEG,  # chunks per segment; program (i, s) scans segment s of its rows
+    PROLOGUE: tl.constexpr,  # jit fn: inputs at t -> (a, b, reset, valid, keep)
+    EPILOGUE: tl.constexpr,  # jit fn: (y, y_prev, keep) -> outputs stored
+    REVERSE: tl.constexpr,  # True: scan from t = T-1 down to 0 (the forward pass)
+    ACC: tl.constexpr,  # accumulation dtype: tl.float32, or tl.float64 for float64 inputs
+    ROWS: tl.constexpr,  # rows per program
+    BLOCK: tl.constexpr,  # time steps per chunk
+    FOLD: tl.constexpr,  # scan (a, b) with resets as a = 0 (combine_folded), not (a, b, reset)
+    V: tl.constexpr,  # time steps per vector: a chunk is BLOCK // V vectors of V ascending steps
+    STAGES: tl.constexpr,  # software pipelining of the chunk loop (1: none)
+    BLOCK_S: tl.constexpr,  # segments' maps composed at once by the look-back (WS)
+):
+    n_seg = tl.num_programs(1)
+    if WS is None:
+        pid = tl.program_id(0)
+        pid_s = tl.program_id(1)  # the segment of time this program scans
+    else:
+        # One-launch split: programs take their segment in the order they start (a ticket), the
+        # first segment of every row tile first. A program waits only for segments of lower
+        # tickets, which started before it and never wait for it: no deadlock, whatever the
+        # number of programs resident at once.
+        ticket = tl.atomic_add(WS, 1)
+        pid = ticket % tl.num_programs(0)
+        pid_s = ticket // tl.num_programs(0)
+    o_r = pid * ROWS + tl.arange(0, ROWS)  # the rows of this program
+    m_r = o_r < n_rows
+    # int64: row * stride may pass 2**31. Rows past the end are clamped to the last one: every
+    # per-step access is masked by m, and per-row loads then stay in bounds without a mask.
+    row = tl.minimum(o_r, n_rows - 1).to(tl.int64)[:, None, None]
+    o_seg = o_r.to(tl.int64) * n_seg + pid_s  # this program's (row, segment) entries
+    if Y0 is None:
+        carry = tl.zeros([ROWS], ACC)
+    elif WS is None:
+        carry = tl.load(Y0 + o_seg, mask=m_r, other=0.0).to(ACC)
+    else:
+        carry = tl.load(Y0 + o_r, mask=m_r, other=0.0).to(ACC)
+    n_chunks = tl.cdiv(T, BLOCK)
+    k_start = pid_s * SEG
+    k_end = tl.minimum((pid_s + 1) * SEG, n_chunks)
+    if SUMMARY is None:
+        _walk(X, SX, P, O, SO, row, m_r, carry, k_start, k_end, n_chunks, T, PROLOGUE, EPILOGUE, REVERSE, ACC, ROWS,
+              BLOCK, FOLD, V, STAGES, False)
+    else:
+        s_a, s_b, s_r = _walk(X, SX, P, O, SO, row, m_r, carry, k_start, k_end, n_chunks, T, PROLOGUE, EPILOGUE,
+                              REVERSE, ACC, ROWS, BLOCK, FOLD, V, STAGES, True)
         tl.store(SUMMARY + o_seg * 3, s_a, mask=m_r)
         tl.store(SUMMARY + o_seg * 3 + 1, s_b, mask=m_r)
         tl.store(SUMMARY + o_seg * 3 + 2, s_r.to(ACC), mask=m_r)
+        if WS is not None:
+            # publish: every thread's stores done, then the flag (an atomic: release)
+            tl.debug_barrier()
+            tl.atomic_xchg(WS + 1 + pid * n_seg + pid_s, 1)
+            carry = _carry_from_published(SUMMARY, WS, o_r, m_r, pid, pid_s, n_seg, carry, ACC, ROWS, BLOCK_S)
+            # the segment again, from its carry (its inputs are in L2 from the first walk)
+            _walk(X, SX, P, O, SO, row, m_r, carry, k_start, k_end, n_chunks, T, PROLOGUE, EPILOGUE, REVERSE, ACC,
+                  ROWS, BLOCK, FOLD, V, STAGES, False)
 
 
 # The carries of a time-split scan: a scan over the segments' composed maps, in scan order.
@@ -491,6 +563,17 @@ FOLD_RESETS = False
 VECTOR = None
 
 
+# The time split in one launch instead of three: each program scans its segment's composed map,
+# publishes it (a flag per segment in a zeroed int32 workspace), composes the maps of the segments
+# before it in a fixed order once they are published, and scans its segment again from that carry
+# with the epilogue (its inputs then come from L2). Deterministic like the three passes (the same
+# maps, composed in an order fixed by the number of segments), with the same results as them up
+# to rounding. Built and tested on the interpreter; not yet timed on a GPU (benchmarks/NOTES.md, v5b).
+LOOKBACK = False
+# Segments' maps the look-back composes at once (a test lowers it to compose several blocks).
+LOOKBACK_BLOCK = 256
+
+
 # Split time across programs when fewer than this many would run (None: twice the GPU's
 # multiprocessors; the interpreter never splits unless a test sets it).
 MIN_PROGRAMS = None
@@ -550,7 +633,7 @@ def launch(prologue, epilogue, inputs, params, outputs, n_rows, T, *, reverse, a
     that reuse the same kernel: each segment's composed map (the prologue alone), a scan over
     the segments' maps giving the carry entering each (the same recurrence, one step per
     segment), and the segments again, each from its carry, with the epilogue. Deterministic:
-    no atomics, a fixed order.
+    no atomics, a fixed order. With ``LOOKBACK`` the three passes are one launch (see there).
     """
     if n_rows == 0 or T == 0:
         return
@@ -564,22 +647,27 @@ def launch(prologue, epilogue, inputs, params, outputs, n_rows, T, *, reverse, a
     acc = tl.float64 if acc_dtype == torch.float64 else tl.float32
     P = tuple(params)
     grid = (n_programs, n_seg)
-    # PROLOGUE, EPILOGUE, REVERSE, ACC, ROWS, BLOCK, FOLD, V, STAGES
-    meta = (prologue, epilogue, reverse, acc, rows, block, FOLD_RESETS, vec, stages)
+    # PROLOGUE, EPILOGUE, REVERSE, ACC, ROWS, BLOCK, FOLD, V, STAGES, BLOCK_S
+    meta = (prologue, epilogue, reverse, acc, rows, block, FOLD_RESETS, vec, stages,
+            min(_checks.next_power_of_2(n_seg), LOOKBACK_BLOCK))
     if n_seg > 1:
         summary = torch.empty(n_rows, n_seg, 3, dtype=acc_dtype, device=device)
-        _launch_scan(grid, (X, SX, P, O, SO, None, summary, n_rows, T, seg), meta, num_warps)
+        if LOOKBACK:  # one launch: each segment publishes its map and composes its predecessors'
+            ws = torch.zeros(1 + n_programs * n_seg, dtype=torch.int32, device=device)
+            _launch_scan(grid, (X, SX, P, O, SO, initial, summary, ws, n_rows, T, seg), meta, num_warps)
+            return
+        _launch_scan(grid, (X, SX, P, O, SO, None, summary, None, n_rows, T, seg), meta, num_warps)
         carries = torch.empty(n_rows, n_seg, dtype=acc_dtype, device=device)
         seg_inputs = [(summary[..., k], (3 * n_seg, 3)) for k in range(3)]
         launch(_segments_prologue, _segments_epilogue, seg_inputs, (), [(carries, (n_seg, 1))], n_rows, n_seg,
                reverse=False, acc_dtype=acc_dtype, initial=initial)
         initial = carries
-    _launch_scan(grid, (X, SX, P, O, SO, initial, None, n_rows, T, seg), meta, num_warps)
+    _launch_scan(grid, (X, SX, P, O, SO, initial, None, None, n_rows, T, seg), meta, num_warps)
 
 
 # The scan kernel's launches, through the compiled-kernel cache (_triton.Launcher); the letters
-# name its runtime arguments: X T, SX S, P P, O T, SO S, Y0 t, SUMMARY t, n_rows i, T i, SEG i.
-_launch_scan = Launcher(_scan_kernel, "TSPTSttiii")
+# name its runtime arguments: X T, SX S, P P, O T, SO S, Y0 t, SUMMARY t, WS t, n_rows i, T i, SEG i.
+_launch_scan = Launcher(_scan_kernel, "TSPTStttiii")
 
 
 def use_triton(backend: str, device: torch.device) -> bool:

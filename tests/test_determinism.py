@@ -251,13 +251,14 @@ def test_poison_stays_in_its_episode_and_row(name, arg, offset, poison, backend)
     _check_contained(name, arg, J + offset, poison, backend)
 
 
-@pytest.fixture(params=[False, True], ids=["block16", "split"])
+@pytest.fixture(params=[False, True, "lookback"], ids=["block16", "split", "lookback"])
 def small_tiles(request, monkeypatch):
-    """The kernel on 16-step chunks, or with time split across programs (the ``impl`` fixture's
-    tilings other than the default, which the test above runs)."""
+    """The kernel on 16-step chunks, or with time split across programs, in three launches or in
+    one (the ``impl`` fixture's tilings other than the default, which the test above runs)."""
     monkeypatch.setattr(scan, "MAX_BLOCK_T", 16)
     if request.param:
         monkeypatch.setattr(scan, "MIN_PROGRAMS", 1 << 20)
+        monkeypatch.setattr(scan, "LOOKBACK", request.param == "lookback")
 
 
 # one input per way into the scan: b (rewards-like), a (linear_scan's a, vtrace's c), and the
@@ -279,7 +280,7 @@ _CLEAN = {}
 
 def _clean_run(name, backend):
     """The unpoisoned run of ``name`` on its rollout, once per tiling."""
-    key = (name, backend, scan.MAX_BLOCK_T, scan.MIN_PROGRAMS)
+    key = (name, backend, scan.MAX_BLOCK_T, scan.MIN_PROGRAMS, scan.LOOKBACK)
     if key not in _CLEAN:
         _CLEAN[key] = Problem(name, _rollout_with_one_episode_around(name)).run(backend)
     return _CLEAN[key]

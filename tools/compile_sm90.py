@@ -87,8 +87,10 @@ def _compile_only(self, *args, grid, warmup, **kwargs):
     named = dict(zip(self.arg_names, args), **kwargs)
     hooks = [named[k].__name__ for k in ("PROLOGUE", "EPILOGUE", "ELEMENTWISE") if k in named]
     tile = ",".join(f"{k}={named[k]}" for k in ("ROWS", "BLOCK", "V", "STAGES") if k in named)
-    tensors = [x for x in args if isinstance(x, torch.Tensor)] + [x for a in args if isinstance(a, tuple)
-                                                                  for x in a if isinstance(x, torch.Tensor)]
+    if named.get("WS") is not None:
+        tile += ",lookback"
+    tensors = [x for a in args if isinstance(a, tuple) for x in a if isinstance(x, torch.Tensor)] + \
+        [x for x in args if isinstance(x, torch.Tensor)]  # the inputs (X) first
     dtype = str(tensors[0].dtype).replace("torch.", "") if tensors else ""
     name = f"{self.__name__}[{'/'.join(hooks)}] {tile} {dtype}"
     compiled.append(name)
@@ -127,6 +129,16 @@ def main():
                 rl.linear_scan(tr(g.to(dtype)), tr(rr), reverse=False, time_dim=td, backend="triton"),
             ]
             sum(o.float().sum() for o in outs).backward()
+    # the time split, in three launches and in one (scan.LOOKBACK), for few long rows
+    scan.MIN_PROGRAMS = 1 << 20
+    for lookback in (False, True):
+        scan.LOOKBACK = lookback
+        for dtype in (torch.float32, torch.bfloat16):
+            rr, vv = (torch.randn(8, 3000, dtype=dtype, requires_grad=True) for _ in range(2))
+            adv, ret = rl.gae(rr, vv, terminated=torch.rand(8, 3000) < 0.01, bootstrap_value=vv[:, 0].detach(),
+                              backend="triton")
+            (adv.float().sum() + ret.float().sum()).backward()
+    scan.MIN_PROGRAMS, scan.LOOKBACK = None, False
     print(f"OK: {len(compiled)} kernel launches compiled")
 
 

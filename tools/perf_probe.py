@@ -76,17 +76,19 @@ def main():
     ap.add_argument("--vector", type=int, default=None, help="scan.VECTOR for the whole run (1, 4 or 8)")
     ap.add_argument("--time-major", action="store_true", help="GAE: also time time-major buffers (tile='tm-...')")
     ap.add_argument("--fold", action="store_true", help="also time scan.FOLD_RESETS = True (rows tile='folded')")
+    ap.add_argument("--lookback", action="store_true", help="scan.LOOKBACK = True for the whole run (one-launch split)")
     a = ap.parse_args()
     tiles = TILES
     if a.vector is not None:
         scan.VECTOR = a.vector
+    scan.LOOKBACK = a.lookback
     if a.tile_list:
         a.tiles = True
         tiles = [tuple(int(v) for v in t.split("x")) for t in a.tile_list.split(",")]
     shapes = SHAPES if not a.shapes else [tuple(int(v) for v in s.split("x")) for s in a.shapes.split(",")]
     bw = profile.copy_bandwidth("cuda")
     print(f"{torch.cuda.get_device_name()} copy {bw / 1e12:.2f} TB/s torch {torch.__version__} triton {triton.__version__} "
-          f"scan.VECTOR {scan.VECTOR}")
+          f"scan.VECTOR {scan.VECTOR} scan.LOOKBACK {scan.LOOKBACK}")
     rows = []
 
     def emit(**r):
