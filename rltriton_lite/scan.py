@@ -347,6 +347,7 @@ def _carry_from_published(SUMMARY, WS, o_r, m_r, pid, pid_s, n_seg, carry, ACC: 
         n_ready = tl.sum(tl.atomic_add(flags, 0, mask=m_s), axis=0)
         while n_ready < tl.sum(m_s.to(tl.int32), axis=0):
             n_ready = tl.sum(tl.atomic_add(flags, 0, mask=m_s), axis=0)
+        tl.debug_barrier()  # every thread past the acquiring reads before any reads a map (from L2: .cg)
         at = SUMMARY + (o_r.to(tl.int64)[:, None] * n_seg + base + o_s[None, :]) * 3
         m = m_r[:, None] & m_s[None, :]
         a = tl.load(at, mask=m, other=1.0, cache_modifier=".cg").to(ACC)
@@ -519,7 +520,7 @@ def _config(n_rows: int, T: int, time_contiguous: bool, itemsize: int):
     A vector is 16 bytes: 8 steps of a 2-byte dtype, 4 otherwise (v5: bf16 at 16384×1024
     45-63 % -> 55-74 % of the floor). A 2-byte tile of one row is not pipelined: Triton 3.6 then
     gives the whole tile to every thread (a replicated layout: GAE's kernel 7268 instructions,
-    2.2 KB of spills, 28× slower at 8×131072; tools/compile_sm90.py now fails on any spill).
+    2.2 KB of spills, 34× slower at 8×131072; tools/compile_sm90.py now fails on spills).
     """
     narrow = itemsize < 4
     vec = VECTOR if VECTOR is not None else (8 if narrow else 4)

@@ -122,8 +122,8 @@ def test_fixed_tiles(tile, monkeypatch):
 def test_config_by_element_size(itemsize, vector, stages, monkeypatch):
     """Vectors are 16 bytes (8 steps of bf16, 4 of float32 or float64); a one-row tile of a 2-byte
     dtype is not pipelined (Triton 3.6 replicates its layout, benchmarks/NOTES.md v5), a two-row
-    one is; time-major tiles hold half the rows for 8-byte elements. The chunk never depends on
-    the dtype's layout."""
+    one is; time-major tiles hold half the rows for 8-byte elements. The chunk length depends on
+    (rows, T) only, never on the layout."""
     from rltriton_lite import scan
 
     monkeypatch.setattr(scan, "VECTOR", None)
