@@ -165,6 +165,14 @@ def _chain(a, b, r, V: tl.constexpr):
 
 
 @jit
+def _last(a, b, r, is_last):
+    """The composed map (a, b, reset) at the position ``is_last`` marks along axis 1 of a scan's
+    result: the whole run's map."""
+    return (tl.sum(tl.where(is_last, a, 0.0), axis=1), tl.sum(tl.where(is_last, b, 0.0), axis=1),
+            tl.max(tl.where(is_last & r, 1, 0), axis=1) != 0)
+
+
+@jit
 def _value(a, b, r, c_in):
     """The value after the steps composed as (a, b, r), from the carry entering them."""
     return tl.where(r, b, b + a * c_in)
@@ -308,9 +316,7 @@ def _walk(X, SX, P, O, SO, row, m_r, carry, k_start, k_end, n_chunks, T,
             j_a, j_b, j_r = tl.associative_scan((g_a, g_b, g_r), 1, combine)
         if SUMMARIZE:
             # the chunk's composed map is its last vector's: fold it into the segment's
-            c_a = tl.sum(tl.where(j_last, j_a, 0.0), axis=1)
-            c_b = tl.sum(tl.where(j_last, j_b, 0.0), axis=1)
-            c_r = tl.max(tl.where(j_last & j_r, 1, 0), axis=1) != 0
+            c_a, c_b, c_r = _last(j_a, j_b, j_r, j_last)
             s_a, s_b, s_r = combine(s_a, s_b, s_r, c_a, c_b, c_r)
         else:
             z = _value(j_a, j_b, j_r, carry[:, None])  # the value at each vector's last step
@@ -354,8 +360,8 @@ def _carry_from_published(SUMMARY, WS, o_r, m_r, pid, pid_s, n_seg, carry, ACC: 
         b = tl.load(at + 1, mask=m, other=0.0, cache_modifier=".cg").to(ACC)
         r = tl.load(at + 2, mask=m, other=0.0, cache_modifier=".cg") != 0
         j_a, j_b, j_r = tl.associative_scan((a, b, r), 1, combine)
-        carry = _value(tl.sum(tl.where(s_last, j_a, 0.0), axis=1), tl.sum(tl.where(s_last, j_b, 0.0), axis=1),
-                       tl.max(tl.where(s_last & j_r, 1, 0), axis=1) != 0, carry)
+        b_a, b_b, b_r = _last(j_a, j_b, j_r, s_last)
+        carry = _value(b_a, b_b, b_r, carry)
     return carry
 
 
@@ -523,9 +529,8 @@ def _config(n_rows: int, T: int, time_contiguous: bool, itemsize: int):
     2.2 KB of spills, 34× slower at 8×131072; tools/compile_sm90.py now fails on spills).
     """
     narrow = itemsize < 4
-    vec = VECTOR if VECTOR is not None else (8 if narrow else 4)
     block = min(max(_checks.next_power_of_2(T), 16), 128 if n_rows >= 4096 else 256, MAX_BLOCK_T)
-    vec = min(vec, block)
+    vec = _vector(itemsize, block)
     if not time_contiguous:
         # time-major: neighbouring rows are neighbours in memory, so a tile spans more rows; no
         # pipelining (measured slower here: GAE 16384×1024 at 16×256×8 warps, 0.203 -> 0.374 ms).
@@ -546,9 +551,14 @@ def fixed_config(rows: int, block: int, warps: int, stages: int = 1, vector: int
     ``--configs``, ``tools/perf_probe.py``). Rows per program, steps per chunk, warps, stages and
     steps per vector (None: 16 bytes, as ``_config``)."""
     def config(n_rows, T, time_contiguous, itemsize):
-        vec = vector or VECTOR or (8 if itemsize < 4 else 4)
-        return rows, block, warps, stages, min(vec, block)
+        return rows, block, warps, stages, _vector(itemsize, block, vector)
     return config
+
+
+def _vector(itemsize: int, block: int, vector: int | None = None) -> int:
+    """Steps per vector: ``vector``, else ``VECTOR``, else 16 bytes (8 steps of a 2-byte dtype,
+    4 otherwise); never more than the chunk."""
+    return min(vector or VECTOR or (8 if itemsize < 4 else 4), block)
 
 
 # Scan two operands (a, b) across lanes, a reset being a = 0, instead of three (a, b, reset).
