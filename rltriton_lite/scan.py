@@ -579,7 +579,8 @@ VECTOR = None
 # before it in a fixed order once they are published, and scans its segment again from that carry
 # with the epilogue (its inputs then come from L2). Deterministic like the three passes (the same
 # maps, composed in an order fixed by the number of segments), with the same results as them up
-# to rounding. Built and tested on the interpreter; not yet timed on a GPU (benchmarks/NOTES.md, v5b).
+# to rounding. Off: timed slower than three launches on an H200 (1.1-1.2x at 8 x 131072, 3x at
+# 1 x 2**20, where each of 1024 segments waits on all before it; benchmarks/NOTES.md, v6).
 LOOKBACK = False
 # Segments' maps the look-back composes at once (a test lowers it to compose several blocks).
 LOOKBACK_BLOCK = 256

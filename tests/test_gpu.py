@@ -111,3 +111,34 @@ def test_devices_mix_is_refused():
         rl.gae(r, r.cpu())
     with pytest.raises(ValueError, match="gamma"):
         rl.gae(r, r, gamma=torch.full((2, 5), 0.9))
+
+
+@pytest.mark.parametrize("lookback", [False, True], ids=["three-launch", "lookback"])
+@pytest.mark.parametrize("B,T", [(8, 131072), (1, 1_000_003), (64, 16384)], ids=["8x131072", "1x1000003", "64x16384"])
+def test_time_split_gpu(B, T, lookback, monkeypatch):
+    """The time split at the sizes it is for, both ways (three launches; one launch with the
+    look-back, where hundreds of programs wait on each other's published maps): values against
+    the loops, the same bits over repeated calls (a race would show here), gradients against
+    the torch path."""
+    from rltriton_lite import scan
+
+    monkeypatch.setattr(scan, "LOOKBACK", lookback)
+    (r, v, nv, term, trunc, mask), n = _rollout(B, T, torch.float32, 4)
+    adv, ret = rl.gae(r, v, lambda_=0.97, terminated=term, truncated=trunc, next_values=nv, mask=mask)
+    e_adv, e_ret = ref.gae(n["r"], n["v"], lambda_=0.97, terminated=n["term"], truncated=n["trunc"],
+                           next_values=n["nv"], mask=n["mask"])
+    assert_close(adv, e_adv, torch.float32)
+    assert_close(ret, e_ret, torch.float32)
+    for _ in range(5):
+        again, _ = rl.gae(r, v, lambda_=0.97, terminated=term, truncated=trunc, next_values=nv, mask=mask)
+        assert torch.equal(again, adv)
+    leaves = [x.double().requires_grad_() for x in (r, v)]
+    w = torch.randn(r.shape, device="cuda", dtype=torch.float64)
+
+    def grads(backend):
+        a, rt = rl.gae(*leaves, lambda_=0.97, terminated=term, truncated=trunc, next_values=nv.double(), mask=mask,
+                       backend=backend)
+        return torch.autograd.grad(((a + rt) * w).sum(), leaves)
+
+    for gk, gt in zip(grads("triton"), grads("torch")):
+        torch.testing.assert_close(gk, gt, rtol=1e-9, atol=1e-9)

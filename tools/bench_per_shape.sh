@@ -2,7 +2,7 @@
 # The benchmark harness, one process per shape, inside one device-tool call; then merged.
 # A peer that breaks the CUDA context (accelerated-scan's bf16 backward did once) costs its own
 # shape only, and a call cut at its time limit keeps every shape finished before it.
-# Device tool usage: carry [".whl"] (the peers' wheels, see benchmarks/README.md) and run
+# Device tool usage: carry [".whl"] (the peers' wheels: bash tools/fetch_wheels.sh) and run
 #   bash tools/bench_per_shape.sh SECONDS [SHAPE:DTYPES ...]
 # e.g. bash tools/bench_per_shape.sh 540 16384x1024:float32,bfloat16 4096x128:float32
 # The per-shape JSONs and their log go to $OUT/r; merge them anywhere (no GPU needed) with

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device-tool call: environment, the whole test suite on CUDA (GPU-marked tests included),
 # the notebooks under nbmake, the demo. Logs go to $OUT.
-# Device tool usage: carry [".whl"] (wheels of nbmake and Jupyter, see README "On a GPU") and run
+# Device tool usage: carry [".whl"] (wheels of nbmake, Jupyter and jupytext: bash tools/fetch_wheels.sh) and run
 #   bash tools/gpu_check.sh [pytest args]
 # With -n 8 (pytest-xdist) add --dist loadgroup: the tests that take tens of GiB of GPU memory
 # then share one worker.

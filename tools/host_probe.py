@@ -1,0 +1,81 @@
+"""The host's share of a call, on any machine: every kernel launch stubbed out.
+
+Runs each algorithm's public function on CPU tensors under the Triton interpreter with the scan
+and reduction launchers replaced by stubs that only count launches, so the time per call is the
+Python around the kernels (validation, views, output allocation, the plan, autograd's
+bookkeeping) without the interpreter's execution. A lower bound of the host part of a CUDA call,
+which adds the launcher (key and C launch, a few µs each) and the CUDA allocator.
+
+    python tools/host_probe.py                  # 4096x128
+    python tools/host_probe.py --split          # 64x16384 with the time split forced
+    python tools/host_probe.py --prof gae       # and a cProfile of GAE
+"""
+from __future__ import annotations
+
+import os
+
+os.environ["TRITON_INTERPRET"] = "1"
+
+import argparse  # noqa: E402
+import cProfile  # noqa: E402
+import pstats  # noqa: E402
+import time  # noqa: E402
+
+import torch  # noqa: E402
+
+from rltriton_lite import _reduce, profile, scan  # noqa: E402
+
+launches = []
+
+
+class Stub:
+    """Stands in for a ``_triton.Launcher``: records the launch, runs nothing."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def __call__(self, grid, args, constexprs, num_warps):
+        launches.append(self.name)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--split", action="store_true", help="64x16384 with the time split forced")
+    ap.add_argument("--calls", type=int, default=3000)
+    ap.add_argument("--prof", default=None, help="an algorithm to cProfile")
+    a = ap.parse_args()
+    scan._launch_scan = Stub("scan")
+    for name in ("_launch_partials", "_launch_finish", "_launch_map"):
+        setattr(_reduce, name, Stub(name))
+    if a.split:
+        scan.MIN_PROGRAMS = 1 << 20
+    B, T = (64, 16384) if a.split else (4096, 128)
+    print(f"host time per call, kernels stubbed, {B}x{T} float32, torch {torch.__version__}")
+    for name in profile.ops():
+        op = profile.op(name)
+        params = {k: v[2] for k, v in op.params.items()}
+        x = op.make(B, T, torch.float32, "cpu", torch.Generator().manual_seed(0))
+
+        def fn():
+            return op.run(x, "triton", params)
+
+        for _ in range(200):
+            fn()
+        t0 = time.perf_counter()
+        for _ in range(a.calls):
+            fn()
+        us = (time.perf_counter() - t0) / a.calls * 1e6
+        launches.clear()
+        fn()
+        print(f"{name:18s} {us:6.1f} us/call  {len(launches)} launches", flush=True)
+        if a.prof == name:
+            pr = cProfile.Profile()
+            pr.enable()
+            for _ in range(a.calls):
+                fn()
+            pr.disable()
+            pstats.Stats(pr).sort_stats("tottime").print_stats(25)
+
+
+if __name__ == "__main__":
+    main()
