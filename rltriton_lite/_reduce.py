@@ -227,17 +227,23 @@ def _map_kernel(
     ELEMENTWISE(X, SX, P, O, SO, row, t, m, ACC)
 
 
-def launch_map(elementwise, inputs, params, outputs, layout: Layout, acc_dtype):
-    """Run ``elementwise`` over every element once (the backward passes: no reduction).
+def launch_map(elementwise, inputs, params, outputs, n_rows: int, T: int, acc_dtype, time_contiguous=True):
+    """Run ``elementwise`` over every element of the (n_rows, T) problem once (the losses'
+    backward passes, SAC's one-step target: no reduction, no recurrence).
 
-    ``inputs``/``outputs`` as for :func:`rltriton_lite._reduce.reduce`.
+    ``inputs``/``outputs`` as for :func:`rltriton_lite._reduce.reduce`. ``time_contiguous``
+    False (rows are the contiguous axis, a time-major buffer): the tile is many rows by few
+    steps, so that a warp's loads stay contiguous.
     """
     X, SX = _unzip(inputs)
     O, SO = _unzip(outputs)
-    rows, block = _tile(layout.n_rows, layout.T)
-    grid = (_checks.cdiv(layout.n_rows, rows), _checks.cdiv(layout.T, block))
+    if time_contiguous:
+        rows, block = _tile(n_rows, T)
+    else:
+        block, rows = _tile(T, n_rows)
+    grid = (_checks.cdiv(n_rows, rows), _checks.cdiv(T, block))
     # ELEMENTWISE, ACC, ROWS, BLOCK
-    _launch_map(grid, (X, SX, tuple(params), O, SO, layout.n_rows, layout.T),
+    _launch_map(grid, (X, SX, tuple(params), O, SO, n_rows, T),
                 (elementwise, tl.float64 if acc_dtype == torch.float64 else tl.float32, rows, block),
                 4 if rows * block <= 2048 else 8)
 

@@ -130,7 +130,7 @@ def _backward(grad, weights, mask, inv_n, layout: Layout, lp_dtype, params):
     ``layout`` is log_probs' (``Layout.of``), arithmetic in inv_n's dtype."""
     X = [None, None, None, layout.rows(mask), None, layout.rows(weights), upstream(grad, "mean", inv_n, layout)]
     d_log_probs = layout.new(lp_dtype, weights.device)
-    launch_map(_crr_backward, X, params, (layout.rows(d_log_probs),), layout, inv_n.dtype)
+    launch_map(_crr_backward, X, params, (layout.rows(d_log_probs),), layout.n_rows, layout.T, inv_n.dtype)
     return d_log_probs
 
 

@@ -220,7 +220,7 @@ def _backward(p: _Problem, layout: Layout, grad, norm, inv_n):
     X[4] = None if norm is None else (norm, (0, 0))
     X.append(upstream(grad, p.reduction, inv_n, layout))
     d_log_probs = layout.new(p.log_probs.dtype, p.log_probs.device)
-    launch_map(_ppo_backward, X, p.bounds, (layout.rows(d_log_probs),), layout, p.acc)
+    launch_map(_ppo_backward, X, p.bounds, (layout.rows(d_log_probs),), layout.n_rows, layout.T, p.acc)
     return d_log_probs
 
 

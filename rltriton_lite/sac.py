@@ -12,7 +12,9 @@ temperature losses on the deterministic reduction.
                         V^{\text{soft}\prime}_t & \text{done}_t \end{cases}\Big]
 
 λ = 0 is SAC's one-step target :math:`r_t + \gamma_t(1-\text{term}_t)V^{\text{soft}\prime}_t`
-(bitwise). The scan carries the soft value of the step taken, :math:`H_t = G_t - \alpha\log\pi_t`
+(bitwise); given as a number, it runs as an elementwise kernel, without the scan's machinery or
+its time split (the same arithmetic, so the same bits for finite inputs). The scan carries the
+soft value of the step taken, :math:`H_t = G_t - \alpha\log\pi_t`
 (``log_probs``): it is a linear recurrence with a reset at every episode end,
 
 .. math::
@@ -68,7 +70,7 @@ from . import _checks, returns
 from ._reduce import Layout, launch_map, param, reduce, store_grad, upstream, vector
 from ._triton import jit, tl
 from .returns import _bwd_prologue, _episode
-from .scan import launch, load, load_mask, store, use_triton
+from .scan import coef, launch, load, load_flag, load_mask, store, use_triton
 
 __all__ = ["sac_targets", "sac_actor_loss", "sac_temperature_loss", "MAX_CRITICS"]
 
@@ -167,6 +169,44 @@ def _sac_bwd_epilogue(X, SX, P, O, SO, row, t, m, T, ACC: tl.constexpr, m_scan, 
     w = tl.where(done, 1.0, 1.0 - lam)
     boot = valid & ~term
     dv = tl.where(boot, gamma * w * g, 0.0)  # dL/dV^soft'_t
+    if O[2] is not None:
+        store(O[2], SO[2], row, t, m, -alpha * dv)
+    _store_critic_grads(X[11], SX[11], O[3], SO[3], row, t, boot, m, dv, ACC)
+
+
+# --------------------------------------------------------------------------------------------
+# λ = 0 (a number): the one-step target r_t + γ_t(1-term_t)V^soft'_t has no recurrence, so it
+# runs elementwise (launch_map, any tile, no time split) instead of through the scan. The same
+# arithmetic as the scan's hooks at λ = 0 (w = 1, the carry multiplied by γλ = 0), so the same
+# bits for finite inputs; a non-finite target then stays on its step (0 · NaN is not carried).
+# --------------------------------------------------------------------------------------------
+@jit
+def _one_step(X, SX, P, row, t, m, ACC: tl.constexpr):
+    """(γ_t, bootstrapped_t, valid_t, α): V^soft'_t enters where the step is valid and not terminal."""
+    valid = load_mask(X[6], SX[6], row, t, m)
+    term = load_flag(X[4], SX[4], row, t, valid)
+    gamma = coef(X[7], SX[7], P[0], row, t, valid, ACC)
+    return gamma, valid & ~term, valid, param(X[3], 0, P[2], ACC)
+
+
+@jit
+def _one_step_target(X, SX, P, O, SO, row, t, m, ACC: tl.constexpr):
+    gamma, boot, valid, alpha = _one_step(X, SX, P, row, t, m, ACC)
+    r = load(X[0], SX[0], row, t, valid, 0.0, ACC)
+    q_min, _ = _critic_min(X[11], SX[11], row, t, boot, ACC)
+    v_soft = q_min - alpha * load(X[2], SX[2], row, t, boot, 0.0, ACC)
+    store(O[0], SO[0], row, t, m, tl.where(valid, r + tl.where(boot, gamma * v_soft, 0.0), 0.0))
+
+
+@jit
+def _one_step_target_bwd(X, SX, P, O, SO, row, t, m, ACC: tl.constexpr):
+    gamma, boot, valid, alpha = _one_step(X, SX, P, row, t, m, ACC)
+    g = load(X[9], SX[9], row, t, valid, 0.0, ACC)  # dL/dG_t
+    if O[0] is not None:
+        store(O[0], SO[0], row, t, m, g)
+    if O[1] is not None:  # log π_t enters G only through λ
+        store(O[1], SO[1], row, t, m, tl.zeros(g.shape, ACC))
+    dv = tl.where(boot, gamma * g, 0.0)  # dL/dV^soft'_t
     if O[2] is not None:
         store(O[2], SO[2], row, t, m, -alpha * dv)
     _store_critic_grads(X[11], SX[11], O[3], SO[3], row, t, boot, m, dv, ACC)
@@ -302,14 +342,23 @@ def _tuple_entry(views):
             tuple((0, 0) if v is None else v[1] for v in views))
 
 
+def _one_step_only(p: _Problem) -> bool:
+    """λ = 0 given as a number: the target is SAC's one-step target, elementwise."""
+    return p.lambda_ is None and p.params[1] == 0.0
+
+
 def _targets_forward(p: _Problem) -> torch.Tensor:
     """One kernel launch: every input read once, the targets written once."""
     shape, T, n_rows = _checks.problem(p.rewards, p.time_dim)
     acc = _checks.acc_dtype(_dtype(p))
     out = _checks.new_output(shape, p.time_dim, _dtype(p), p.rewards.device)
     X = _inputs(p, acc)
-    launch(_sac_prologue, _sac_epilogue, X, _numbers(p.params), [_checks.rows(out, shape, p.time_dim)],
-           n_rows, T, reverse=True, acc_dtype=acc, time_contiguous=X[0][1][1] == 1)
+    O = [_checks.rows(out, shape, p.time_dim)]
+    if _one_step_only(p):
+        launch_map(_one_step_target, X, _numbers(p.params), O, n_rows, T, acc, time_contiguous=X[0][1][1] == 1)
+    else:
+        launch(_sac_prologue, _sac_epilogue, X, _numbers(p.params), O, n_rows, T, reverse=True, acc_dtype=acc,
+               time_contiguous=X[0][1][1] == 1)
     return out
 
 
@@ -325,8 +374,11 @@ def _targets_backward(p: _Problem, dg: torch.Tensor, need):
     X = _inputs(p, acc, dg)
     O = [_checks.rows(o, shape, p.time_dim) for o in (d_r, d_lp, d_nlp)]
     O.append(_tuple_entry([_checks.rows(o, shape, p.time_dim) for o in d_q]))
-    launch(_sac_bwd_prologue, _sac_bwd_epilogue, X, _numbers(p.params), O, n_rows, T, reverse=False,
-           acc_dtype=acc, time_contiguous=X[0][1][1] == 1)
+    if _one_step_only(p):
+        launch_map(_one_step_target_bwd, X, _numbers(p.params), O, n_rows, T, acc, time_contiguous=X[0][1][1] == 1)
+    else:
+        launch(_sac_bwd_prologue, _sac_bwd_epilogue, X, _numbers(p.params), O, n_rows, T, reverse=False,
+               acc_dtype=acc, time_contiguous=X[0][1][1] == 1)
     return d_r, d_lp, d_nlp, d_q
 
 
@@ -447,7 +499,7 @@ def _actor_backward(grad, alpha: float, mask, inv_n, q, layout: Layout, lp_dtype
     X = [None, layout.rows(mask), _alpha_input(alpha, acc, device), upstream(grad, "mean", inv_n, layout),
          _tuple_entry([layout.rows(x) for x in q])]
     O = [layout.rows(d_lp), _tuple_entry([layout.rows(x) for x in d_q])]
-    launch_map(_actor_bwd_elementwise, X, _numbers((alpha,)), O, layout, acc)
+    launch_map(_actor_bwd_elementwise, X, _numbers((alpha,)), O, layout.n_rows, layout.T, acc)
     return d_lp, d_q
 
 

@@ -338,7 +338,8 @@ def _walk(X, SX, P, O, SO, row, m_r, carry, k_start, k_end, n_chunks, T,
 def _carry_from_published(SUMMARY, WS, o_r, m_r, pid, pid_s, n_seg, carry, ACC: tl.constexpr, ROWS: tl.constexpr,
                           BLOCK_S: tl.constexpr):
     """The carry entering segment ``pid_s``: ``carry`` (the row's initial value) taken through the
-    composed maps the segments before it (in scan order) published, once each has.
+    composed maps of the segments before it (in scan order): with ``WS``, published by programs of
+    this launch (each waited for); without, written by an earlier launch.
 
     Deterministic: the maps are composed in a fixed order (blocks of BLOCK_S, each a forward
     ``tl.associative_scan``) whatever order the programs ran in; a block's missing tail is the
@@ -348,12 +349,13 @@ def _carry_from_published(SUMMARY, WS, o_r, m_r, pid, pid_s, n_seg, carry, ACC: 
     s_last = o_s[None, :] == BLOCK_S - 1
     for base in range(0, pid_s, BLOCK_S):
         m_s = base + o_s < pid_s
-        # wait until every segment of this block has published (an atomic read: acquire)
-        flags = WS + 1 + pid * n_seg + base + o_s
-        n_ready = tl.sum(tl.atomic_add(flags, 0, mask=m_s), axis=0)
-        while n_ready < tl.sum(m_s.to(tl.int32), axis=0):
+        if WS is not None:
+            # wait until every segment of this block has published (an atomic read: acquire)
+            flags = WS + 1 + pid * n_seg + base + o_s
             n_ready = tl.sum(tl.atomic_add(flags, 0, mask=m_s), axis=0)
-        tl.debug_barrier()  # every thread past the acquiring reads before any reads a map (from L2: .cg)
+            while n_ready < tl.sum(m_s.to(tl.int32), axis=0):
+                n_ready = tl.sum(tl.atomic_add(flags, 0, mask=m_s), axis=0)
+            tl.debug_barrier()  # every thread past the acquiring reads before any reads a map (from L2: .cg)
         at = SUMMARY + (o_r.to(tl.int64)[:, None] * n_seg + base + o_s[None, :]) * 3
         m = m_r[:, None] & m_s[None, :]
         a = tl.load(at, mask=m, other=1.0, cache_modifier=".cg").to(ACC)
@@ -372,9 +374,9 @@ def _scan_kernel(
     P,  # tuple of scalar parameters (gamma, lambda, ...), read by the hooks
     O,  # tuple of output pointers, written by the epilogue
     SO,  # tuple of (row stride, time stride) pairs, one per output
-    Y0,  # carry entering each segment, [n_rows, n_segments] (per row, [n_rows], with WS); None: 0
+    Y0,  # carry entering each segment, [n_rows, n_segments] (per row, [n_rows], with WS or COMPOSE); None: 0
     SUMMARY,  # [n_rows, n_segments, 3]: each segment's composed map (A, B, R); written instead of
-              # outputs (the first pass of a three-pass split), or published (WS), or None
+              # outputs (the first pass of a split), or published (WS), or read (COMPOSE), or None
     WS,  # int32 [1 + n_programs * n_segments], zeroed: one-launch split (a ticket counter, then a
          # flag per segment: its map is published); None: no look-back
     n_rows,  # number of independent sequences (every dim but time, flattened)
@@ -389,7 +391,9 @@ def _scan_kernel(
     FOLD: tl.constexpr,  # scan (a, b) with resets as a = 0 (combine_folded), not (a, b, reset)
     V: tl.constexpr,  # time steps per vector: a chunk is BLOCK // V vectors of V ascending steps
     STAGES: tl.constexpr,  # software pipelining of the chunk loop (1: none)
-    BLOCK_S: tl.constexpr,  # segments' maps composed at once by the look-back (WS)
+    BLOCK_S: tl.constexpr,  # segments' maps composed at once by the look-back (WS, COMPOSE)
+    COMPOSE: tl.constexpr,  # the second launch of a two-launch split: compose the maps SUMMARY holds
+                            # for the segments before this one, then scan with the epilogue
 ):
     n_seg = tl.num_programs(1)
     if WS is None:
@@ -411,7 +415,7 @@ def _scan_kernel(
     o_seg = o_r.to(tl.int64) * n_seg + pid_s  # this program's (row, segment) entries
     if Y0 is None:
         carry = tl.zeros([ROWS], ACC)
-    elif WS is None:
+    elif WS is None and not COMPOSE:
         carry = tl.load(Y0 + o_seg, mask=m_r, other=0.0).to(ACC)
     else:
         carry = tl.load(Y0 + o_r, mask=m_r, other=0.0).to(ACC)
@@ -419,6 +423,10 @@ def _scan_kernel(
     k_start = pid_s * SEG
     k_end = tl.minimum((pid_s + 1) * SEG, n_chunks)
     if SUMMARY is None:
+        _walk(X, SX, P, O, SO, row, m_r, carry, k_start, k_end, n_chunks, T, PROLOGUE, EPILOGUE, REVERSE, ACC, ROWS,
+              BLOCK, FOLD, V, STAGES, False)
+    elif COMPOSE:
+        carry = _carry_from_published(SUMMARY, WS, o_r, m_r, pid, pid_s, n_seg, carry, ACC, ROWS, BLOCK_S)
         _walk(X, SX, P, O, SO, row, m_r, carry, k_start, k_end, n_chunks, T, PROLOGUE, EPILOGUE, REVERSE, ACC, ROWS,
               BLOCK, FOLD, V, STAGES, False)
     else:
@@ -585,6 +593,13 @@ LOOKBACK = False
 # Segments' maps the look-back composes at once (a test lowers it to compose several blocks).
 LOOKBACK_BLOCK = 256
 
+# The time split in two launches: the segments' maps, then the segments again, each program
+# composing the maps of the segments before it itself (in the look-back's fixed order, read
+# from the first launch's summary: no waiting, no atomics) instead of a middle launch scanning
+# them into carries. Deterministic like the three passes, their results up to rounding. Not yet
+# timed on a GPU (benchmarks/NOTES.md, v6b); LOOKBACK takes precedence.
+COMPOSE = False
+
 
 # Split time across programs when fewer than this many would run (None: twice the GPU's
 # multiprocessors; the interpreter never splits unless a test sets it).
@@ -645,7 +660,8 @@ def launch(prologue, epilogue, inputs, params, outputs, n_rows, T, *, reverse, a
     that reuse the same kernel: each segment's composed map (the prologue alone), a scan over
     the segments' maps giving the carry entering each (the same recurrence, one step per
     segment), and the segments again, each from its carry, with the epilogue. Deterministic:
-    no atomics, a fixed order. With ``LOOKBACK`` the three passes are one launch (see there).
+    no atomics, a fixed order. With ``COMPOSE`` the last pass composes its carry itself (two
+    launches); with ``LOOKBACK`` the three passes are one launch (see there).
     """
     if n_rows == 0 or T == 0:
         return
@@ -659,9 +675,9 @@ def launch(prologue, epilogue, inputs, params, outputs, n_rows, T, *, reverse, a
     acc = tl.float64 if acc_dtype == torch.float64 else tl.float32
     P = tuple(params)
     grid = (n_programs, n_seg)
-    # PROLOGUE, EPILOGUE, REVERSE, ACC, ROWS, BLOCK, FOLD, V, STAGES, BLOCK_S
+    # PROLOGUE, EPILOGUE, REVERSE, ACC, ROWS, BLOCK, FOLD, V, STAGES, BLOCK_S, COMPOSE
     meta = (prologue, epilogue, reverse, acc, rows, block, FOLD_RESETS, vec, stages,
-            min(_checks.next_power_of_2(n_seg), LOOKBACK_BLOCK))
+            min(_checks.next_power_of_2(n_seg), LOOKBACK_BLOCK), False)
     if n_seg > 1:
         summary = torch.empty(n_rows, n_seg, 3, dtype=acc_dtype, device=device)
         if LOOKBACK:  # one launch: each segment publishes its map and composes its predecessors'
@@ -669,6 +685,10 @@ def launch(prologue, epilogue, inputs, params, outputs, n_rows, T, *, reverse, a
             _launch_scan(grid, (X, SX, P, O, SO, initial, summary, ws, n_rows, T, seg), meta, num_warps)
             return
         _launch_scan(grid, (X, SX, P, O, SO, None, summary, None, n_rows, T, seg), meta, num_warps)
+        if COMPOSE:  # two launches: the segments again, each composing its carry from the summary
+            _launch_scan(grid, (X, SX, P, O, SO, initial, summary, None, n_rows, T, seg), meta[:-1] + (True,),
+                         num_warps)
+            return
         carries = torch.empty(n_rows, n_seg, dtype=acc_dtype, device=device)
         seg_inputs = [(summary[..., k], (3 * n_seg, 3)) for k in range(3)]
         launch(_segments_prologue, _segments_epilogue, seg_inputs, (), [(carries, (n_seg, 1))], n_rows, n_seg,

@@ -251,13 +251,14 @@ def test_poison_stays_in_its_episode_and_row(name, arg, offset, poison, backend)
     _check_contained(name, arg, J + offset, poison, backend)
 
 
-@pytest.fixture(params=[False, True, "lookback"], ids=["block16", "split", "lookback"])
+@pytest.fixture(params=[False, True, "compose", "lookback"], ids=["block16", "split", "compose", "lookback"])
 def small_tiles(request, monkeypatch):
-    """The kernel on 16-step chunks, or with time split across programs, in three launches or in
-    one (the ``impl`` fixture's tilings other than the default, which the test above runs)."""
+    """The kernel on 16-step chunks, or with time split across programs, in three launches, two
+    or one (the ``impl`` fixture's tilings other than the default, which the test above runs)."""
     monkeypatch.setattr(scan, "MAX_BLOCK_T", 16)
     if request.param:
         monkeypatch.setattr(scan, "MIN_PROGRAMS", 1 << 20)
+        monkeypatch.setattr(scan, "COMPOSE", request.param == "compose")
         monkeypatch.setattr(scan, "LOOKBACK", request.param == "lookback")
 
 
@@ -280,7 +281,7 @@ _CLEAN = {}
 
 def _clean_run(name, backend):
     """The unpoisoned run of ``name`` on its rollout, once per tiling."""
-    key = (name, backend, scan.MAX_BLOCK_T, scan.MIN_PROGRAMS, scan.LOOKBACK)
+    key = (name, backend, scan.MAX_BLOCK_T, scan.MIN_PROGRAMS, scan.COMPOSE, scan.LOOKBACK)
     if key not in _CLEAN:
         _CLEAN[key] = Problem(name, _rollout_with_one_episode_around(name)).run(backend)
     return _CLEAN[key]

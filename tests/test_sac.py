@@ -315,11 +315,10 @@ def test_no_unmasked_element_gives_zero_loss_and_gradients(backend):
 
 
 # ---- gradients ------------------------------------------------------------------------------
-@pytest.mark.parametrize("opts", ["one_step_twin", "lambda", "lambda_padded_per_step", "lambda_window"])
-def test_target_gradients_match_torch_path(opts, small_blocks):
-    rng = np.random.default_rng(31)
-    ro = Rollout(rng, (3,), 3 * small_blocks + 5, dtype=torch.float64, device=DEVICE)
-    opts = dict(OPTIONS[opts], log_probs=True)  # at λ = 0 too: their gradient is then 0
+def _check_target_gradients(ro, opts, rng, tol):
+    """Gradients of every input (log_probs given, at λ = 0 too: their gradient is then 0) on
+    the kernel against the torch path, through a random weighting of the targets."""
+    opts = dict(opts, log_probs=True)
     names = ("rewards", "next_log_probs", "log_probs") + tuple(f"q{k}" for k in range(opts["critics"]))
     leaves = [ro.floats(k)[0].requires_grad_() for k in names]
     w = torch.as_tensor(rng.standard_normal(leaves[0].shape), device=DEVICE)
@@ -328,8 +327,52 @@ def test_target_gradients_match_torch_path(opts, small_blocks):
         out, _ = targets(ro, opts, backend)
         grads[backend] = torch.autograd.grad((out * w).sum(), leaves)
     for name, gk, gt in zip(names, grads["triton"], grads["torch"]):
-        torch.testing.assert_close(gk, gt, rtol=1e-10, atol=1e-10, msg=name)
+        torch.testing.assert_close(gk, gt, rtol=tol, atol=tol, msg=name)
         assert gk.abs().sum() > 0 or (name == "log_probs" and not opts.get("lambda_")), name
+
+
+@pytest.mark.parametrize("opts", ["one_step_twin", "lambda", "lambda_padded_per_step", "lambda_window"])
+def test_target_gradients_match_torch_path(opts, small_blocks):
+    rng = np.random.default_rng(31)
+    ro = Rollout(rng, (3,), 3 * small_blocks + 5, dtype=torch.float64, device=DEVICE)
+    _check_target_gradients(ro, OPTIONS[opts], rng, 1e-10)
+
+
+@pytest.mark.parametrize("layout", list(LAYOUTS) + ["strided"])
+def test_one_step_gradients_match_torch_path(layout):
+    """λ = 0 runs elementwise (no scan), forwards and backwards: gradients in every layout,
+    padding and per-step γ included."""
+    batch, time_dim = LAYOUTS.get(layout, ((3,), -1))
+    rng = np.random.default_rng(41)
+    ro = Rollout(rng, batch, 37, time_dim=time_dim, dtype=torch.float64, device=DEVICE, strided=layout == "strided")
+    _check_target_gradients(ro, OPTIONS["one_step_twin"], rng, 1e-12)
+
+
+def test_one_step_target_takes_no_scan(monkeypatch):
+    """λ = 0 (a number) is one elementwise launch forwards and one backwards, whatever the
+    length (no time split); λ > 0 or a λ tensor runs the scan."""
+    from rltriton_lite import _reduce, scan
+
+    launches = []
+    for module, name in ((scan, "_launch_scan"), (_reduce, "_launch_map")):
+        real = getattr(module, name)
+        monkeypatch.setattr(module, name, lambda *a, _real=real, _name=name: (launches.append(_name), _real(*a))[1])
+    monkeypatch.setattr(scan, "MIN_PROGRAMS", 1 << 20)  # the scan would split time
+    monkeypatch.setattr(scan, "MAX_BLOCK_T", 16)
+    rng = np.random.default_rng(43)
+    ro = Rollout(rng, (2,), 70, device=DEVICE)
+    (r, _), (nlp, _), (q, _), (lp, _) = (ro.floats(k) for k in ("rewards", "next_log_probs", "q0", "log_probs"))
+    r.requires_grad_()
+    out = sac_targets(r, q, nlp, terminated=ro.flag("terminated"), backend="triton")
+    assert launches == ["_launch_map"]
+    out.sum().backward()
+    assert launches == ["_launch_map"] * 2
+    launches.clear()
+    sac_targets(r.detach(), q, nlp, lambda_=0.5, log_probs=lp, backend="triton")
+    assert launches == ["_launch_scan"] * 3  # the time split: segment maps, their carries, the segments
+    launches.clear()
+    sac_targets(r.detach(), q, nlp, lambda_=torch.zeros_like(r), log_probs=lp, backend="triton")
+    assert launches == ["_launch_scan"] * 3
 
 
 def test_target_gradcheck(backend):

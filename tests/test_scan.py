@@ -136,17 +136,20 @@ def test_config_by_element_size(itemsize, vector, stages, monkeypatch):
     assert scan._config(64, 4096, True, itemsize)[4] == 1
 
 
+@pytest.mark.parametrize("mode", ["lookback", "compose"])
 @pytest.mark.parametrize("look_block,reverse", [(4, True), (256, False)], ids=["blocks_of_4", "one_block"])
-def test_lookback_split(look_block, reverse, monkeypatch):
-    """The one-launch time split (``scan.LOOKBACK``): 21 segments of one 16-step chunk, their
-    maps composed 4 at a time (6 blocks, the last one short) or all at once; values against the
+def test_composed_carries_split(look_block, reverse, mode, monkeypatch):
+    """The time split that composes each segment's carry from the segments' maps, in one launch
+    (``scan.LOOKBACK``) or two (``scan.COMPOSE``): 21 segments of one 16-step chunk, their maps
+    composed 4 at a time (6 blocks, the last one short) or all at once; values against the
     loops, gradients against the torch path, the same bits on a second run, and the three-launch
     split's values to rounding."""
     from rltriton_lite import scan
 
+    flag = mode.upper()
     monkeypatch.setattr(scan, "MAX_BLOCK_T", 16)
     monkeypatch.setattr(scan, "MIN_PROGRAMS", 1 << 20)
-    monkeypatch.setattr(scan, "LOOKBACK", True)
+    monkeypatch.setattr(scan, flag, True)
     monkeypatch.setattr(scan, "LOOKBACK_BLOCK", look_block)
     rng = np.random.default_rng(look_block + reverse)
     ro, (a, np_a), (b, np_b), (init, np_init) = _scan_case(rng, (2,), 21 * 16 - 5, -1, torch.float64)
@@ -155,9 +158,9 @@ def test_lookback_split(look_block, reverse, monkeypatch):
     y = run()
     assert_close(y, ref.linear_scan(np_a, np_b, reverse=reverse, initial=np_init, mask=ro.np_mask), torch.float64)
     assert torch.equal(run(), y)
-    monkeypatch.setattr(scan, "LOOKBACK", False)
+    monkeypatch.setattr(scan, flag, False)
     torch.testing.assert_close(run(), y, rtol=1e-12, atol=1e-12)
-    monkeypatch.setattr(scan, "LOOKBACK", True)
+    monkeypatch.setattr(scan, flag, True)
     a, b = (x.detach().clone().requires_grad_() for x in (a, b))
     w = torch.as_tensor(rng.standard_normal(b.shape), device=DEVICE)
     g_k, g_t = (torch.autograd.grad((rl.linear_scan(a, b, reverse=reverse, initial=init, mask=mask,

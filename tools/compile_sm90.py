@@ -89,6 +89,8 @@ def _compile_only(self, *args, grid, warmup, **kwargs):
     tile = ",".join(f"{k}={named[k]}" for k in ("ROWS", "BLOCK", "V", "STAGES") if k in named)
     if named.get("WS") is not None:
         tile += ",lookback"
+    if named.get("COMPOSE"):
+        tile += ",compose"
     tensors = [x for a in args if isinstance(a, tuple) for x in a if isinstance(x, torch.Tensor)] + \
         [x for x in args if isinstance(x, torch.Tensor)]  # the inputs (X) first
     dtype = str(tensors[0].dtype).replace("torch.", "") if tensors else ""
@@ -129,16 +131,30 @@ def main():
                 rl.linear_scan(tr(g.to(dtype)), tr(rr), reverse=False, time_dim=td, backend="triton"),
             ]
             sum(o.float().sum() for o in outs).backward()
-    # the time split, in three launches and in one (scan.LOOKBACK), for few long rows
+    # SAC (λ = 0 elementwise, λ > 0 on the scan), V-trace, and the losses, in both layouts
+    for dtype in (torch.float32, torch.bfloat16):
+        rr, q0, q1, lp, aa = (torch.randn(B, T, dtype=dtype, requires_grad=True) for _ in range(5))
+        for td in (-1, 0):
+            tr = (lambda x: x) if td == -1 else (lambda x: x.t().contiguous())
+            kw = dict(terminated=tr(d), mask=tr(~d), time_dim=td, backend="triton")
+            outs = [rl.sac_targets(tr(rr), [tr(q0), tr(q1)], tr(lp), **kw),
+                    rl.sac_targets(tr(rr), tr(q0), tr(lp), lambda_=0.9, log_probs=tr(aa), **kw),
+                    *rl.vtrace(tr(lp), tr(rr), tr(q0), bootstrap_value=q1[:, 0], **kw)]
+            sum(o.float().sum() for o in outs).backward()
+        m = ~d
+        ppo = rl.ppo_clip_loss(lp, aa.detach(), q0, mask=m, backend="triton")
+        crr = rl.crr_loss(lp, q0, q1, mask=m, backend="triton")
+        (ppo[0].float() + crr[0].float() + rl.sac_actor_loss(lp, [q0, q1], backend="triton").float()).backward()
+    # the time split, in three launches, two (scan.COMPOSE) and one (scan.LOOKBACK), for few long rows
     scan.MIN_PROGRAMS = 1 << 20
-    for lookback in (False, True):
-        scan.LOOKBACK = lookback
+    for compose, lookback in ((False, False), (True, False), (False, True)):
+        scan.COMPOSE, scan.LOOKBACK = compose, lookback
         for dtype in (torch.float32, torch.bfloat16):
             rr, vv = (torch.randn(8, 3000, dtype=dtype, requires_grad=True) for _ in range(2))
             adv, ret = rl.gae(rr, vv, terminated=torch.rand(8, 3000) < 0.01, bootstrap_value=vv[:, 0].detach(),
                               backend="triton")
             (adv.float().sum() + ret.float().sum()).backward()
-    scan.MIN_PROGRAMS, scan.LOOKBACK = None, False
+    scan.MIN_PROGRAMS, scan.COMPOSE, scan.LOOKBACK = None, False, False
     print(f"OK: {len(compiled)} kernel launches compiled")
 
 

@@ -77,6 +77,7 @@ def main():
     ap.add_argument("--time-major", action="store_true", help="GAE: also time time-major buffers (tile='tm-...')")
     ap.add_argument("--fold", action="store_true", help="also time scan.FOLD_RESETS = True (rows tile='folded')")
     ap.add_argument("--lookback", action="store_true", help="scan.LOOKBACK = True for the whole run (one-launch split)")
+    ap.add_argument("--compose", action="store_true", help="scan.COMPOSE = True for the whole run (two-launch split)")
     ap.add_argument("--min-programs", type=int, default=None,
                     help="scan.MIN_PROGRAMS for the whole run (split time when fewer programs; segments for 4x that)")
     a = ap.parse_args()
@@ -85,13 +86,14 @@ def main():
     if a.vector is not None:
         scan.VECTOR = a.vector
     scan.LOOKBACK = a.lookback
+    scan.COMPOSE = a.compose
     if a.tile_list:
         a.tiles = True
         tiles = [tuple(int(v) for v in t.split("x")) for t in a.tile_list.split(",")]
     shapes = SHAPES if not a.shapes else [tuple(int(v) for v in s.split("x")) for s in a.shapes.split(",")]
     bw = profile.copy_bandwidth("cuda")
     print(f"{torch.cuda.get_device_name()} copy {bw / 1e12:.2f} TB/s torch {torch.__version__} triton {triton.__version__} "
-          f"scan.VECTOR {scan.VECTOR} scan.LOOKBACK {scan.LOOKBACK} scan.MIN_PROGRAMS {scan.MIN_PROGRAMS}")
+          f"scan.VECTOR {scan.VECTOR} scan.LOOKBACK {scan.LOOKBACK} scan.COMPOSE {scan.COMPOSE} scan.MIN_PROGRAMS {scan.MIN_PROGRAMS}")
     rows = []
 
     def emit(**r):
