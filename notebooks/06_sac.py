@@ -161,7 +161,9 @@ for fn in (sac._critic_min, sac._sac_prologue, sac._sac_epilogue):
 #   the same step.
 # * **λ = 0 is the usual SAC target.** Then $a_t = 0$ and $w_t = 1$: nothing is carried, $G_t =
 #   b^G_t = r_t + \gamma_t(1-\text{term}_t)(\min_k Q_k - \alpha\log\pi')$, and `log_probs` is not
-#   needed. The same kernel serves CleanRL's one-step target and the multi-step one.
+#   needed. With nothing carried there is nothing to scan: given λ = 0 as a number, the package
+#   runs the same arithmetic as an elementwise kernel (no chunks, no time split; the same bits),
+#   and the scan serves λ > 0 and per-step λ.
 #
 # ## 4. Kernel against the loop
 #

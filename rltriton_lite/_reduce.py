@@ -74,9 +74,19 @@ def _finish_kernel(
     tl.store(OUT + o_k, total, mask=o_k < N_STATS)
 
 
+# Programs a partial-sum or map launch aims for: tiles of fewer rows until the grid has this many
+# (8 × 4096-element tiles of 8 × 131072 made 256 programs, 2 per H200 multiprocessor: SAC's
+# one-step target there reached 54 % of the floor, 87 % at 1 × 2**20 with 1024 programs;
+# benchmarks/NOTES.md v6b). 0: the tile's size alone decides.
+MIN_PROGRAMS = 1024
+
+
 def _tile(n_rows: int, T: int):
+    """(rows, steps) of a tile: up to 4096 elements, a row's steps contiguous."""
     block = min(max(_checks.next_power_of_2(T), 16), 1024)
     rows = max(1, min(4096 // block, _checks.next_power_of_2(n_rows)))
+    while rows > 1 and _checks.cdiv(n_rows, rows) * _checks.cdiv(T, block) < MIN_PROGRAMS:
+        rows //= 2
     return rows, block
 
 

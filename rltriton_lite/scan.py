@@ -596,9 +596,12 @@ LOOKBACK_BLOCK = 256
 # The time split in two launches: the segments' maps, then the segments again, each program
 # composing the maps of the segments before it itself (in the look-back's fixed order, read
 # from the first launch's summary: no waiting, no atomics) instead of a middle launch scanning
-# them into carries. Deterministic like the three passes, their results up to rounding. Not yet
-# timed on a GPU (benchmarks/NOTES.md, v6b); LOOKBACK takes precedence.
-COMPOSE = False
+# them into carries. Deterministic like the three passes, their results up to rounding. Taken
+# for at most COMPOSE segments (0: never), one LOOKBACK_BLOCK of maps: on an H200, GAE fp32
+# 16.0 -> 14.9 us at 8 x 131072 (128 segments) and 15.8 -> 14.1 at 64 x 16384, but 19.7 -> 23.7
+# at 1 x 2**20, whose 1024 segments compose four blocks each (benchmarks/NOTES.md, v6b).
+# LOOKBACK takes precedence.
+COMPOSE = 256
 
 
 # Split time across programs when fewer than this many would run (None: twice the GPU's
@@ -660,8 +663,8 @@ def launch(prologue, epilogue, inputs, params, outputs, n_rows, T, *, reverse, a
     that reuse the same kernel: each segment's composed map (the prologue alone), a scan over
     the segments' maps giving the carry entering each (the same recurrence, one step per
     segment), and the segments again, each from its carry, with the epilogue. Deterministic:
-    no atomics, a fixed order. With ``COMPOSE`` the last pass composes its carry itself (two
-    launches); with ``LOOKBACK`` the three passes are one launch (see there).
+    no atomics, a fixed order. Up to ``COMPOSE`` segments the last pass composes its carry
+    itself instead (two launches); with ``LOOKBACK`` the three passes are one launch (see there).
     """
     if n_rows == 0 or T == 0:
         return
@@ -685,7 +688,7 @@ def launch(prologue, epilogue, inputs, params, outputs, n_rows, T, *, reverse, a
             _launch_scan(grid, (X, SX, P, O, SO, initial, summary, ws, n_rows, T, seg), meta, num_warps)
             return
         _launch_scan(grid, (X, SX, P, O, SO, None, summary, None, n_rows, T, seg), meta, num_warps)
-        if COMPOSE:  # two launches: the segments again, each composing its carry from the summary
+        if n_seg <= COMPOSE:  # two launches: each segment composes its own carry
             _launch_scan(grid, (X, SX, P, O, SO, initial, summary, None, n_rows, T, seg), meta[:-1] + (True,),
                          num_warps)
             return

@@ -58,14 +58,14 @@ def impl(request, monkeypatch):
     """A backend and, for the kernel, a tiling: small chunks exercise the carry between chunks on
     short sequences; "split" cuts time across programs (the long-sequence path: segment
     summaries, a scan of their carries, a fix-up pass); "compose" is that split in two launches
-    (``scan.COMPOSE``), "lookback" in one (``scan.LOOKBACK``); "folded" scans resets as a = 0
+    (``scan.COMPOSE``, the default up to 256 segments), "lookback" in one (``scan.LOOKBACK``); "folded" scans resets as a = 0
     (``scan.FOLD_RESETS``). Yields (backend, block)."""
     backend, block, split, fold = request.param
     if block is not None:
         monkeypatch.setattr(scan, "MAX_BLOCK_T", block)
     if split:
         monkeypatch.setattr(scan, "MIN_PROGRAMS", 1 << 20)
-        monkeypatch.setattr(scan, "COMPOSE", split == "compose")
+        monkeypatch.setattr(scan, "COMPOSE", 1 << 20 if split == "compose" else 0)
         monkeypatch.setattr(scan, "LOOKBACK", split == "lookback")
     monkeypatch.setattr(scan, "FOLD_RESETS", fold)
     return backend, scan.MAX_BLOCK_T

@@ -258,7 +258,7 @@ def small_tiles(request, monkeypatch):
     monkeypatch.setattr(scan, "MAX_BLOCK_T", 16)
     if request.param:
         monkeypatch.setattr(scan, "MIN_PROGRAMS", 1 << 20)
-        monkeypatch.setattr(scan, "COMPOSE", request.param == "compose")
+        monkeypatch.setattr(scan, "COMPOSE", 1 << 20 if request.param == "compose" else 0)
         monkeypatch.setattr(scan, "LOOKBACK", request.param == "lookback")
 
 

@@ -122,7 +122,7 @@ def test_time_split_gpu(B, T, launches, monkeypatch):
     would show here), gradients against the torch path."""
     from rltriton_lite import scan
 
-    monkeypatch.setattr(scan, "COMPOSE", launches == 2)
+    monkeypatch.setattr(scan, "COMPOSE", 1 << 20 if launches == 2 else 0)
     monkeypatch.setattr(scan, "LOOKBACK", launches == 1)
     (r, v, nv, term, trunc, mask), n = _rollout(B, T, torch.float32, 4)
     adv, ret = rl.gae(r, v, lambda_=0.97, terminated=term, truncated=trunc, next_values=nv, mask=mask)

@@ -136,6 +136,20 @@ def test_config_by_element_size(itemsize, vector, stages, monkeypatch):
     assert scan._config(64, 4096, True, itemsize)[4] == 1
 
 
+def test_map_and_reduce_tiles_fill_the_gpu(monkeypatch):
+    """The elementwise and partial-sum kernels' tile: up to 4096 elements, a row's steps
+    contiguous, and fewer rows per tile until the grid has ``_reduce.MIN_PROGRAMS`` programs."""
+    from rltriton_lite import _reduce
+
+    assert _reduce._tile(16384, 1024) == (4, 1024)
+    assert _reduce._tile(8, 131072) == (1, 1024)
+    assert _reduce._tile(4096, 128) == (4, 128)
+    assert _reduce._tile(3, 5) == (1, 16)
+    monkeypatch.setattr(_reduce, "MIN_PROGRAMS", 0)
+    assert _reduce._tile(8, 131072) == (4, 1024)
+    assert _reduce._tile(4096, 128) == (32, 128)
+
+
 @pytest.mark.parametrize("mode", ["lookback", "compose"])
 @pytest.mark.parametrize("look_block,reverse", [(4, True), (256, False)], ids=["blocks_of_4", "one_block"])
 def test_composed_carries_split(look_block, reverse, mode, monkeypatch):
@@ -146,10 +160,12 @@ def test_composed_carries_split(look_block, reverse, mode, monkeypatch):
     split's values to rounding."""
     from rltriton_lite import scan
 
-    flag = mode.upper()
+    on, off = {"lookback": (("LOOKBACK", True), ("LOOKBACK", False)),
+               "compose": (("COMPOSE", 1 << 20), ("COMPOSE", 0))}[mode]
     monkeypatch.setattr(scan, "MAX_BLOCK_T", 16)
     monkeypatch.setattr(scan, "MIN_PROGRAMS", 1 << 20)
-    monkeypatch.setattr(scan, flag, True)
+    monkeypatch.setattr(scan, "COMPOSE", 0)  # the other split: three launches
+    monkeypatch.setattr(scan, *on)
     monkeypatch.setattr(scan, "LOOKBACK_BLOCK", look_block)
     rng = np.random.default_rng(look_block + reverse)
     ro, (a, np_a), (b, np_b), (init, np_init) = _scan_case(rng, (2,), 21 * 16 - 5, -1, torch.float64)
@@ -158,9 +174,9 @@ def test_composed_carries_split(look_block, reverse, mode, monkeypatch):
     y = run()
     assert_close(y, ref.linear_scan(np_a, np_b, reverse=reverse, initial=np_init, mask=ro.np_mask), torch.float64)
     assert torch.equal(run(), y)
-    monkeypatch.setattr(scan, flag, False)
+    monkeypatch.setattr(scan, *off)
     torch.testing.assert_close(run(), y, rtol=1e-12, atol=1e-12)
-    monkeypatch.setattr(scan, flag, True)
+    monkeypatch.setattr(scan, *on)
     a, b = (x.detach().clone().requires_grad_() for x in (a, b))
     w = torch.as_tensor(rng.standard_normal(b.shape), device=DEVICE)
     g_k, g_t = (torch.autograd.grad((rl.linear_scan(a, b, reverse=reverse, initial=init, mask=mask,

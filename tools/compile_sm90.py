@@ -146,15 +146,16 @@ def main():
         crr = rl.crr_loss(lp, q0, q1, mask=m, backend="triton")
         (ppo[0].float() + crr[0].float() + rl.sac_actor_loss(lp, [q0, q1], backend="triton").float()).backward()
     # the time split, in three launches, two (scan.COMPOSE) and one (scan.LOOKBACK), for few long rows
+    defaults = scan.MIN_PROGRAMS, scan.COMPOSE, scan.LOOKBACK
     scan.MIN_PROGRAMS = 1 << 20
-    for compose, lookback in ((False, False), (True, False), (False, True)):
+    for compose, lookback in ((0, False), (1 << 20, False), (0, True)):
         scan.COMPOSE, scan.LOOKBACK = compose, lookback
         for dtype in (torch.float32, torch.bfloat16):
             rr, vv = (torch.randn(8, 3000, dtype=dtype, requires_grad=True) for _ in range(2))
             adv, ret = rl.gae(rr, vv, terminated=torch.rand(8, 3000) < 0.01, bootstrap_value=vv[:, 0].detach(),
                               backend="triton")
             (adv.float().sum() + ret.float().sum()).backward()
-    scan.MIN_PROGRAMS, scan.COMPOSE, scan.LOOKBACK = None, False, False
+    scan.MIN_PROGRAMS, scan.COMPOSE, scan.LOOKBACK = defaults
     print(f"OK: {len(compiled)} kernel launches compiled")
 
 

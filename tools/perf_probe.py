@@ -77,7 +77,8 @@ def main():
     ap.add_argument("--time-major", action="store_true", help="GAE: also time time-major buffers (tile='tm-...')")
     ap.add_argument("--fold", action="store_true", help="also time scan.FOLD_RESETS = True (rows tile='folded')")
     ap.add_argument("--lookback", action="store_true", help="scan.LOOKBACK = True for the whole run (one-launch split)")
-    ap.add_argument("--compose", action="store_true", help="scan.COMPOSE = True for the whole run (two-launch split)")
+    ap.add_argument("--compose", type=int, default=None,
+                    help="scan.COMPOSE for the whole run: the most segments split in two launches (0: three)")
     ap.add_argument("--min-programs", type=int, default=None,
                     help="scan.MIN_PROGRAMS for the whole run (split time when fewer programs; segments for 4x that)")
     a = ap.parse_args()
@@ -86,7 +87,8 @@ def main():
     if a.vector is not None:
         scan.VECTOR = a.vector
     scan.LOOKBACK = a.lookback
-    scan.COMPOSE = a.compose
+    if a.compose is not None:
+        scan.COMPOSE = a.compose
     if a.tile_list:
         a.tiles = True
         tiles = [tuple(int(v) for v in t.split("x")) for t in a.tile_list.split(",")]
