@@ -57,7 +57,11 @@ def _episode(X, SX, P, row, t, m, T, ACC: tl.constexpr):
 
 @jit
 def _next_value(X, SX, row, t, m, T, ACC: tl.constexpr):
-    """V(s_{t+1}): next_values[t]; else values[t+1], and bootstrap_value after the last step."""
+    """V(s_{t+1}): next_values[t]; else values[t+1], and bootstrap_value after the last step.
+
+    Callers pass the step's validity as ``m`` and select where V' enters (not behind a terminal
+    step) afterwards: a mask computed from the flags would make every load of it scalar (no
+    16-byte vectors; benchmarks/NOTES.md, v6b)."""
     if X[2] is not None:
         return load(X[2], SX[2], row, t, m, 0.0, ACC)
     else:
@@ -71,7 +75,7 @@ def _next_value(X, SX, row, t, m, T, ACC: tl.constexpr):
 def _returns_prologue(X, SX, P, row, t, m, T, ACC: tl.constexpr):
     gamma, lam, term, done, valid = _episode(X, SX, P, row, t, m, T, ACC)
     r = load(X[0], SX[0], row, t, valid, 0.0, ACC)
-    v_next = _next_value(X, SX, row, t, valid & done & ~term, T, ACC)
+    v_next = _next_value(X, SX, row, t, valid, T, ACC)  # read at every step, used where it bootstraps
     b = r + tl.where(done & ~term, gamma * v_next, 0.0)
     return gamma * lam, b, done, valid, ()
 
@@ -81,7 +85,7 @@ def _gae_prologue(X, SX, P, row, t, m, T, ACC: tl.constexpr):
     gamma, lam, term, done, valid = _episode(X, SX, P, row, t, m, T, ACC)
     r = load(X[0], SX[0], row, t, valid, 0.0, ACC)
     v = load(X[1], SX[1], row, t, valid, 0.0, ACC)
-    v_next = _next_value(X, SX, row, t, valid & ~term, T, ACC)
+    v_next = _next_value(X, SX, row, t, valid, T, ACC)
     delta = r + tl.where(term, 0.0, gamma * v_next) - v
     return gamma * lam, delta, done, valid, (v,)
 
@@ -90,7 +94,7 @@ def _gae_prologue(X, SX, P, row, t, m, T, ACC: tl.constexpr):
 def _td_lambda_prologue(X, SX, P, row, t, m, T, ACC: tl.constexpr):
     gamma, lam, term, done, valid = _episode(X, SX, P, row, t, m, T, ACC)
     r = load(X[0], SX[0], row, t, valid, 0.0, ACC)
-    v_next = _next_value(X, SX, row, t, valid & ~term, T, ACC)
+    v_next = _next_value(X, SX, row, t, valid, T, ACC)
     w = tl.where(done, 1.0, 1.0 - lam)  # an episode end bootstraps fully
     b = r + tl.where(term, 0.0, gamma * w * v_next)
     return gamma * lam, b, done, valid, ()

@@ -129,10 +129,10 @@ def _sac_prologue(X, SX, P, row, t, m, T, ACC: tl.constexpr):
     gamma, lam, term, done, valid = _episode(X, SX, P, row, t, m, T, ACC)
     alpha = param(X[3], 0, P[2], ACC)
     r = load(X[0], SX[0], row, t, valid, 0.0, ACC)
-    # V^soft'_t, read only where it is bootstrapped (not behind a terminal step)
-    boot = valid & ~term
-    q_min, _ = _critic_min(X[11], SX[11], row, t, boot, ACC)
-    v_soft = q_min - alpha * load(X[2], SX[2], row, t, boot, 0.0, ACC)
+    # V^soft'_t, read at every valid step and used only where it bootstraps (not behind a
+    # terminal step): a mask from the flags would make the loads scalar
+    q_min, _ = _critic_min(X[11], SX[11], row, t, valid, ACC)
+    v_soft = q_min - alpha * load(X[2], SX[2], row, t, valid, 0.0, ACC)
     w = tl.where(done, 1.0, 1.0 - lam)  # an episode end bootstraps fully
     b_g = r + tl.where(term, 0.0, gamma * w * v_soft)  # G_t without the λ-continuation
     a = gamma * lam
@@ -171,7 +171,7 @@ def _sac_bwd_epilogue(X, SX, P, O, SO, row, t, m, T, ACC: tl.constexpr, m_scan, 
     dv = tl.where(boot, gamma * w * g, 0.0)  # dL/dV^soft'_t
     if O[2] is not None:
         store(O[2], SO[2], row, t, m, -alpha * dv)
-    _store_critic_grads(X[11], SX[11], O[3], SO[3], row, t, boot, m, dv, ACC)
+    _store_critic_grads(X[11], SX[11], O[3], SO[3], row, t, valid, m, dv, ACC)
 
 
 # --------------------------------------------------------------------------------------------

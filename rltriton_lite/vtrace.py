@@ -97,7 +97,7 @@ def _vtrace_prologue(X, SX, P, row, t, m, T, ACC: tl.constexpr):
     gamma, lam, term, done, valid, rho, c, rho_pg = step
     r = load(X[0], SX[0], row, t, valid, 0.0, ACC)
     v = load(X[1], SX[1], row, t, valid, 0.0, ACC)
-    v_next = _next_value(X, SX, row, t, valid & ~term, T, ACC)  # never read after a terminal step
+    v_next = _next_value(X, SX, row, t, valid, T, ACC)  # never used after a terminal step
     delta = r + tl.where(term, 0.0, gamma * v_next) - v
     b = v + rho * delta - tl.where(done, 0.0, gamma * c * v_next)
     return gamma * c, b, done, valid, (step, r, v, v_next)
