@@ -81,8 +81,13 @@ def main():
                     help="scan.COMPOSE for the whole run: the most segments split in two launches (0: three)")
     ap.add_argument("--min-programs", type=int, default=None,
                     help="scan.MIN_PROGRAMS for the whole run (split time when fewer programs; segments for 4x that)")
+    ap.add_argument("--map-programs", type=int, default=None,
+                    help="_reduce.MIN_PROGRAMS for the whole run (0: the elementwise/partial-sum tile alone)")
     a = ap.parse_args()
     tiles = TILES
+    if a.map_programs is not None:
+        from rltriton_lite import _reduce
+        _reduce.MIN_PROGRAMS = a.map_programs
     scan.MIN_PROGRAMS = a.min_programs
     if a.vector is not None:
         scan.VECTOR = a.vector
