@@ -50,23 +50,22 @@ def backend(request):
 
 
 @pytest.fixture(params=[("triton", 16, False, False), ("triton", None, False, False), ("triton", 16, True, False),
-                        ("triton", 16, True, True), ("triton", 16, "compose", False), ("triton", 16, "lookback", False),
-                        ("torch", None, False, False)],
-                ids=["triton-block16", "triton", "triton-split", "triton-folded-split", "triton-compose",
-                     "triton-lookback", "torch"])
+                        ("triton", 16, True, True), ("triton", 16, "compose", False), ("torch", None, False, False)],
+                ids=["triton-block16", "triton", "triton-split", "triton-folded-split", "triton-compose", "torch"])
 def impl(request, monkeypatch):
     """A backend and, for the kernel, a tiling: small chunks exercise the carry between chunks on
     short sequences; "split" cuts time across programs (the long-sequence path: segment
     summaries, a scan of their carries, a fix-up pass); "compose" is that split in two launches
-    (``scan.COMPOSE``, the default up to 256 segments), "lookback" in one (``scan.LOOKBACK``); "folded" scans resets as a = 0
-    (``scan.FOLD_RESETS``). Yields (backend, block)."""
+    (``scan.COMPOSE``, the default up to 256 segments); "folded" scans resets as a = 0
+    (``scan.FOLD_RESETS``). The one-launch split (``scan.LOOKBACK``, off: measured slower) has
+    its own tests (test_scan's composed-carries split, the NaN tilings, the GPU split test).
+    Yields (backend, block)."""
     backend, block, split, fold = request.param
     if block is not None:
         monkeypatch.setattr(scan, "MAX_BLOCK_T", block)
     if split:
         monkeypatch.setattr(scan, "MIN_PROGRAMS", 1 << 20)
         monkeypatch.setattr(scan, "COMPOSE", 1 << 20 if split == "compose" else 0)
-        monkeypatch.setattr(scan, "LOOKBACK", split == "lookback")
     monkeypatch.setattr(scan, "FOLD_RESETS", fold)
     return backend, scan.MAX_BLOCK_T
 
