@@ -359,11 +359,12 @@ def _targets_forward(p: _Problem) -> torch.Tensor:
     out = _checks.new_output(shape, p.time_dim, _dtype(p), p.rewards.device)
     X = _inputs(p, acc)
     O = [_checks.rows(out, shape, p.time_dim)]
+    tc = X[0][1][1] == 1  # time is the contiguous axis
     if _one_step_only(p):
-        launch_map(_one_step_target, X, _numbers(p.params), O, n_rows, T, acc, time_contiguous=X[0][1][1] == 1)
+        launch_map(_one_step_target, X, _numbers(p.params), O, n_rows, T, acc, time_contiguous=tc)
     else:
         launch(_sac_prologue, _sac_epilogue, X, _numbers(p.params), O, n_rows, T, reverse=True, acc_dtype=acc,
-               time_contiguous=X[0][1][1] == 1)
+               time_contiguous=tc)
     return out
 
 
@@ -379,11 +380,12 @@ def _targets_backward(p: _Problem, dg: torch.Tensor, need):
     X = _inputs(p, acc, dg)
     O = [_checks.rows(o, shape, p.time_dim) for o in (d_r, d_lp, d_nlp)]
     O.append(_tuple_entry([_checks.rows(o, shape, p.time_dim) for o in d_q]))
+    tc = X[0][1][1] == 1
     if _one_step_only(p):
-        launch_map(_one_step_target_bwd, X, _numbers(p.params), O, n_rows, T, acc, time_contiguous=X[0][1][1] == 1)
+        launch_map(_one_step_target_bwd, X, _numbers(p.params), O, n_rows, T, acc, time_contiguous=tc)
     else:
         launch(_sac_bwd_prologue, _sac_bwd_epilogue, X, _numbers(p.params), O, n_rows, T, reverse=False,
-               acc_dtype=acc, time_contiguous=X[0][1][1] == 1)
+               acc_dtype=acc, time_contiguous=tc)
     return d_r, d_lp, d_nlp, d_q
 
 
