@@ -25,11 +25,12 @@ from .scan import _unzip, load, store
 
 
 @jit
-def _tile_index(n_rows, T, ROWS: tl.constexpr, BLOCK: tl.constexpr):
-    """This program's tile of the rows × T problem: (row, t, in-bounds mask), int64 indices."""
-    o_r = tl.program_id(0) * ROWS + tl.arange(0, ROWS)
-    t = (tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)).to(tl.int64)[None, :]
-    return o_r.to(tl.int64)[:, None], t, (o_r[:, None] < n_rows) & (t < T)
+def _tile_index(tile_r, tile_t, n_rows, T, ROWS: tl.constexpr, BLOCK: tl.constexpr):
+    """Tile (tile_r, tile_t) of the rows × T problem: (row, t, in-bounds mask), int64 indices.
+    A tile past the last row is all masked."""
+    o_r = tile_r.to(tl.int64) * ROWS + tl.arange(0, ROWS)
+    t = (tile_t.to(tl.int64) * BLOCK + tl.arange(0, BLOCK))[None, :]
+    return o_r[:, None], t, (o_r[:, None] < n_rows) & (t < T)
 
 
 @jit
@@ -43,12 +44,29 @@ def _partials_kernel(
     N_STATS: tl.constexpr,
     ACC: tl.constexpr,  # accumulation dtype
     ROWS: tl.constexpr, BLOCK: tl.constexpr,  # tile: rows × time steps
+    TILES: tl.constexpr,  # consecutive tiles per program (tiles numbered row-major over the problem)
+    STAGES: tl.constexpr,  # tiles whose loads are in flight at once
 ):
-    row, t, m = _tile_index(n_rows, T, ROWS, BLOCK)
-    stats = ELEMENTWISE(X, SX, P, O, SO, row, t, m, ACC)
-    pid = tl.program_id(0) * tl.num_programs(1) + tl.program_id(1)
+    # Statistics add up element by element over the program's tiles and are summed across the
+    # tile once at the end: one tree reduction per statistic per program, not per tile
+    n_t = tl.cdiv(T, BLOCK)
+    first = tl.program_id(0) * TILES
+    row, t, m = _tile_index(first // n_t, first % n_t, n_rows, T, ROWS, BLOCK)
+    acc = ELEMENTWISE(X, SX, P, O, SO, row, t, m, ACC)
+    for i in tl.range(first + 1, first + TILES, num_stages=STAGES):
+        row, t, m = _tile_index(i // n_t, i % n_t, n_rows, T, ROWS, BLOCK)
+        acc = _add_stats(acc, ELEMENTWISE(X, SX, P, O, SO, row, t, m, ACC), N_STATS)
     for k in tl.static_range(N_STATS):
-        tl.store(PART + pid * N_STATS + k, tl.sum(tl.sum(stats[k].to(ACC), axis=1), axis=0))
+        tl.store(PART + tl.program_id(0) * N_STATS + k, tl.sum(tl.sum(acc[k].to(ACC), axis=1), axis=0))
+
+
+@jit
+def _add_stats(a, b, N_STATS: tl.constexpr):
+    """The statistics ``a + b``, one by one (a tuple of N_STATS tensors)."""
+    out = ()
+    for k in tl.static_range(N_STATS):
+        out = out + (a[k] + b[k],)
+    return out
 
 
 @jit
@@ -74,20 +92,44 @@ def _finish_kernel(
     tl.store(OUT + o_k, total, mask=o_k < N_STATS)
 
 
-# Programs a partial-sum or map launch aims for: tiles of fewer rows until the grid has this many
-# (8 × 4096-element tiles of 8 × 131072 made 256 programs, 2 per H200 multiprocessor: SAC's
-# one-step target there reached 54 % of the floor, 87 % at 1 × 2**20 with 1024 programs;
-# benchmarks/NOTES.md v6b). 0: the tile's size alone decides.
+# Programs a map launch aims for: tiles of fewer rows until the grid has this many (8 × 4096-
+# element tiles of 8 × 131072 made 256 programs, 2 per H200 multiprocessor: SAC's one-step target
+# there reached 54 % of the floor, 87 % at 1 × 2**20 with 1024 programs; benchmarks/NOTES.md v6b).
+# 0: the tile's size alone decides.
 MIN_PROGRAMS = 1024
+# A partial-sum launch whose hook only reduces (stores no per-element output) takes tiles of
+# ``REDUCE_TILE_ELEMENTS`` and, beyond ``PARTIAL_PROGRAMS`` tiles, gives each program several in
+# a loop, ``PARTIAL_STAGES`` tiles' loads in flight: each program then reduces across its threads
+# once for many bytes. Measured (H200, benchmarks/NOTES.md v7, 16384×1024): PPO's five statistics
+# 54.1 -> 52.4 µs fp32 and 48.3 -> 40.1 bf16 against one 4096-element tile per program. A hook that
+# also stores (CRR's weights, a per-element loss) keeps one tile per program: the loop made CRR
+# slower there (85.9 -> 93.0 µs fp32).
+REDUCE_TILE_ELEMENTS = 2048
+PARTIAL_PROGRAMS = 512
+PARTIAL_STAGES = 2
+# Elements of a map tile and of a storing partial-sum tile (at most; a row's steps up to a
+# quarter of them)
+TILE_ELEMENTS = 4096
 
 
-def _tile(n_rows: int, T: int):
-    """(rows, steps) of a tile: up to 4096 elements, a row's steps contiguous."""
-    block = min(max(_checks.next_power_of_2(T), 16), 1024)
-    rows = max(1, min(4096 // block, _checks.next_power_of_2(n_rows)))
-    while rows > 1 and _checks.cdiv(n_rows, rows) * _checks.cdiv(T, block) < MIN_PROGRAMS:
+def _tile(n_rows: int, T: int, min_programs: int = 0, elements: int | None = None):
+    """(rows, steps) of a tile: up to ``elements`` (``TILE_ELEMENTS``) elements, a row's steps
+    contiguous; fewer rows until the grid has ``min_programs`` tiles."""
+    elements = elements or TILE_ELEMENTS
+    block = min(max(_checks.next_power_of_2(T), 16), max(elements // 4, 16))
+    rows = max(1, min(elements // block, _checks.next_power_of_2(n_rows)))
+    while rows > 1 and _checks.cdiv(n_rows, rows) * _checks.cdiv(T, block) < min_programs:
         rows //= 2
     return rows, block
+
+
+def _partials_config(n_rows: int, T: int, stores: bool):
+    """(rows, steps, warps, tiles per program, stages) of the partial-sum launch; ``stores``:
+    the hook also writes per-element outputs."""
+    rows, block = _tile(n_rows, T, elements=None if stores else REDUCE_TILE_ELEMENTS)
+    n_tiles = _checks.cdiv(n_rows, rows) * _checks.cdiv(T, block)
+    tiles = 1 if stores else max(1, n_tiles // max(PARTIAL_PROGRAMS, 1))
+    return rows, block, 4 if rows * block <= 2048 else 8, tiles, PARTIAL_STAGES if tiles > 1 else 1
 
 
 def reduce(elementwise, n_stats, inputs, params, outputs, n_rows, T, acc_dtype, device, count=None):
@@ -108,13 +150,12 @@ def reduce(elementwise, n_stats, inputs, params, outputs, n_rows, T, acc_dtype, 
         if count is not None:
             totals[count] = 1.0
         return totals
-    rows, block = _tile(n_rows, T)
-    grid = (_checks.cdiv(n_rows, rows), _checks.cdiv(T, block))
-    n_parts = grid[0] * grid[1]
+    rows, block, warps, tiles, stages = _partials_config(n_rows, T, any(o is not None for o in O))
+    n_parts = _checks.cdiv(_checks.cdiv(n_rows, rows) * _checks.cdiv(T, block), tiles)
     partials = torch.empty(n_parts, n_stats, dtype=acc_dtype, device=device)
-    # ELEMENTWISE, N_STATS, ACC, ROWS, BLOCK
-    _launch_partials(grid, (X, SX, tuple(params), O, SO, partials, n_rows, T),
-                     (elementwise, n_stats, acc, rows, block), 4 if rows * block <= 2048 else 8)
+    # ELEMENTWISE, N_STATS, ACC, ROWS, BLOCK, TILES, STAGES
+    _launch_partials((n_parts,), (X, SX, tuple(params), O, SO, partials, n_rows, T),
+                     (elementwise, n_stats, acc, rows, block, tiles, stages), warps)
     totals = torch.empty(n_stats, dtype=acc_dtype, device=device)
     # N_STATS, COUNT, BLOCK_P, BLOCK_K
     _launch_finish((1,), (partials, totals, n_parts),
@@ -233,7 +274,7 @@ def _map_kernel(
     ACC: tl.constexpr,  # arithmetic dtype
     ROWS: tl.constexpr, BLOCK: tl.constexpr,  # tile: rows × time steps
 ):
-    row, t, m = _tile_index(n_rows, T, ROWS, BLOCK)
+    row, t, m = _tile_index(tl.program_id(0), tl.program_id(1), n_rows, T, ROWS, BLOCK)
     ELEMENTWISE(X, SX, P, O, SO, row, t, m, ACC)
 
 
@@ -248,9 +289,9 @@ def launch_map(elementwise, inputs, params, outputs, n_rows: int, T: int, acc_dt
     X, SX = _unzip(inputs)
     O, SO = _unzip(outputs)
     if time_contiguous:
-        rows, block = _tile(n_rows, T)
+        rows, block = _tile(n_rows, T, MIN_PROGRAMS)
     else:
-        block, rows = _tile(T, n_rows)
+        block, rows = _tile(T, n_rows, MIN_PROGRAMS)
     grid = (_checks.cdiv(n_rows, rows), _checks.cdiv(T, block))
     # ELEMENTWISE, ACC, ROWS, BLOCK
     _launch_map(grid, (X, SX, tuple(params), O, SO, n_rows, T),

@@ -14,7 +14,7 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 import rltriton_lite  # noqa: E402,F401
-from rltriton_lite import scan  # noqa: E402
+from rltriton_lite import _reduce, scan  # noqa: E402
 
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
 
@@ -46,6 +46,19 @@ def device():
 
 @pytest.fixture(params=["triton", "torch"])
 def backend(request):
+    return request.param
+
+
+@pytest.fixture(params=["triton", "triton-tiles", "torch"])
+def loss_backend(request, monkeypatch):
+    """The losses' backends; "triton-tiles" makes every tile small (16 steps × 4 rows) and gives
+    each program of a reduction many of them (two programs' worth: the loop of a large batch, at
+    test sizes), tiles crossing rows and a last program running past the problem's end."""
+    if request.param == "triton-tiles":
+        monkeypatch.setattr(_reduce, "TILE_ELEMENTS", 64)
+        monkeypatch.setattr(_reduce, "REDUCE_TILE_ELEMENTS", 64)
+        monkeypatch.setattr(_reduce, "PARTIAL_PROGRAMS", 2)
+        return "triton"
     return request.param
 
 

@@ -73,10 +73,10 @@ def check(batch, out, expected, kw, dtype):
 
 @pytest.mark.parametrize("size", list(SIZES))
 @pytest.mark.parametrize("opts", list(OPTIONS))
-def test_matches_reference(size, opts, backend):
+def test_matches_reference(size, opts, loss_backend):
     data, kw = split(OPTIONS[opts])
     batch = Batch(zlib.crc32(f"{size}{opts}".encode()), SIZES[size], **data)
-    out = batch.call(backend, **kw)
+    out = batch.call(loss_backend, **kw)
     expected = batch.reference(**kw)
     check(batch, out, expected, kw, torch.float32)
     if opts == "exp_v_masked" and size > 100:
@@ -86,19 +86,19 @@ def test_matches_reference(size, opts, backend):
 
 @pytest.mark.parametrize("layout", LAYOUTS)
 @pytest.mark.parametrize("K", [None, 3])
-def test_layouts(layout, K, backend):
+def test_layouts(layout, K, loss_backend):
     """Transposed, strided and permuted views of every input (the samples' dim too), 0-d."""
     shape = () if layout == "scalar" else (3, 4, 37)
     batch = Batch(5, shape, K=K, layout="contiguous" if layout == "scalar" else layout)
     for kw in (dict(beta=0.7), dict(mode="binary", baseline_reduce="max")):
-        check(batch, batch.call(backend, **kw), batch.reference(**kw), kw, torch.float32)
+        check(batch, batch.call(loss_backend, **kw), batch.reference(**kw), kw, torch.float32)
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
-def test_dtypes(dtype, backend):
+def test_dtypes(dtype, loss_backend):
     batch = Batch(7, (6, 50), K=4, dtype=dtype)
     for kw in (dict(beta=0.5, max_weight=5.0), dict(mode="binary", baseline_reduce="max")):
-        check(batch, batch.call(backend, **kw), batch.reference(**kw), kw, dtype)
+        check(batch, batch.call(loss_backend, **kw), batch.reference(**kw), kw, dtype)
 
 
 def test_by_hand(backend):
@@ -148,9 +148,9 @@ def test_gradcheck(opts, backend):
 
 
 # ---- determinism, special cases ------------------------------------------------------------
-def test_deterministic(backend):
+def test_deterministic(loss_backend):
     batch = Batch(23, SIZES[3077], K=4)
-    results = [(*out, grad) for out, grad in (_loss_and_grad(batch, backend, dict(beta=0.5)) for _ in range(2))]
+    results = [(*out, grad) for out, grad in (_loss_and_grad(batch, loss_backend, dict(beta=0.5)) for _ in range(2))]
     for a, b in zip(*results):
         assert torch.equal(a, b)
 

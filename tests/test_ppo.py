@@ -106,28 +106,28 @@ def check(batch, out, expected, kw, dtype):
 
 @pytest.mark.parametrize("size", list(SIZES))
 @pytest.mark.parametrize("opts", list(OPTIONS))
-def test_matches_reference(size, opts, backend):
+def test_matches_reference(size, opts, loss_backend):
     masked, kw = split(OPTIONS[opts])
     batch = Batch(zlib.crc32(f"{size}{opts}".encode()), SIZES[size], masked=masked)
-    check(batch, batch.call(backend, **kw), batch.reference(**kw), kw, torch.float32)
+    check(batch, batch.call(loss_backend, **kw), batch.reference(**kw), kw, torch.float32)
 
 
 @pytest.mark.parametrize("layout", LAYOUTS)
-def test_layouts(layout, backend):
+def test_layouts(layout, loss_backend):
     """Transposed (time-major), strided and permuted views, and a 0-d tensor, without copies
     of the outputs: a per-element loss comes back in the input's shape."""
     shape = () if layout == "scalar" else (3, 4, 37)
     batch = Batch(5, shape, layout="contiguous" if layout == "scalar" else layout)
     for kw in (dict(normalize_advantages=True, epsilon=(0.15, 0.25)), dict(reduction="none")):
-        out = batch.call(backend, **kw)
+        out = batch.call(loss_backend, **kw)
         check(batch, out, batch.reference(**kw), kw, torch.float32)
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
-def test_dtypes(dtype, backend):
+def test_dtypes(dtype, loss_backend):
     batch = Batch(7, (6, 50), dtype=dtype)
     for kw in (dict(normalize_advantages=True), dict(reduction="none", epsilon=(0.1, 0.2)), dict(reduction="sum")):
-        check(batch, batch.call(backend, **kw), batch.reference(**kw), kw, dtype)
+        check(batch, batch.call(loss_backend, **kw), batch.reference(**kw), kw, dtype)
 
 
 def test_statistics_and_loss_match_cleanrl(backend):
@@ -231,12 +231,12 @@ def test_asymmetric_epsilon_clips_each_side():
 
 
 # ---- determinism, special cases ------------------------------------------------------------
-def test_deterministic(backend):
+def test_deterministic(loss_backend):
     """The same call twice: bitwise-equal loss, statistics and gradient (no atomics)."""
     batch = Batch(23, SIZES[3077])
     results = []
     for _ in range(2):
-        out, grad = _loss_and_grad(batch, backend, dict(normalize_advantages=True), None)
+        out, grad = _loss_and_grad(batch, loss_backend, dict(normalize_advantages=True), None)
         results.append((*out, grad))
     for a, b in zip(*results):
         assert torch.equal(a, b)

@@ -250,13 +250,13 @@ LOSS_SHAPES = {"scalar": ((), "contiguous"), "vector": ((300,), "contiguous"), "
 @pytest.mark.parametrize("shape", list(LOSS_SHAPES))
 @pytest.mark.parametrize("critics", [1, 2, 3])
 @pytest.mark.parametrize("masked", [False, True], ids=["all", "masked"])
-def test_actor_loss(shape, critics, masked, backend):
+def test_actor_loss(shape, critics, masked, loss_backend):
     shape, layout = LOSS_SHAPES[shape]
     rng = np.random.default_rng(zlib.crc32(f"actor{shape}{critics}{masked}".encode()))
     (lp, np_lp), qs, (mask, np_mask) = _loss_inputs(rng, shape, critics, torch.float32, layout)
     q, np_q = ([x[0] for x in qs], [x[1] for x in qs]) if critics > 1 else qs[0]
     kw = dict(mask=mask) if masked else {}
-    loss = sac_actor_loss(lp, q, alpha=0.3, backend=backend, **kw)
+    loss = sac_actor_loss(lp, q, alpha=0.3, backend=loss_backend, **kw)
     expected = ref.sac_actor_loss(np_lp, np_q, alpha=0.3, mask=np_mask if masked else None)
     assert loss.shape == () and loss.dtype == torch.float32
     assert abs(loss.item() - expected) <= LOSS_TOL[torch.float32]
@@ -264,13 +264,13 @@ def test_actor_loss(shape, critics, masked, backend):
 
 @pytest.mark.parametrize("shape", ["scalar", "column", "batch3d", "strided", "large"])
 @pytest.mark.parametrize("masked", [False, True], ids=["all", "masked"])
-def test_temperature_loss(shape, masked, backend):
+def test_temperature_loss(shape, masked, loss_backend):
     shape, layout = LOSS_SHAPES[shape]
     rng = np.random.default_rng(zlib.crc32(f"temp{shape}{masked}".encode()))
     (lp, np_lp), _, (mask, np_mask) = _loss_inputs(rng, shape, 0, torch.float32, layout)
     log_alpha = torch.tensor([-1.3], device=DEVICE)
     kw = dict(mask=mask) if masked else {}
-    loss = sac_temperature_loss(log_alpha, lp, -6.0, backend=backend, **kw)
+    loss = sac_temperature_loss(log_alpha, lp, -6.0, backend=loss_backend, **kw)
     expected = ref.sac_temperature_loss(-1.3, np_lp, -6.0, mask=np_mask if masked else None)
     assert loss.shape == () and loss.dtype == torch.float32
     assert abs(loss.item() - expected) <= LOSS_TOL[torch.float32] * max(1.0, abs(expected))

@@ -137,17 +137,28 @@ def test_config_by_element_size(itemsize, vector, stages, monkeypatch):
 
 
 def test_map_and_reduce_tiles_fill_the_gpu(monkeypatch):
-    """The elementwise and partial-sum kernels' tile: up to 4096 elements, a row's steps
-    contiguous, and fewer rows per tile until the grid has ``_reduce.MIN_PROGRAMS`` programs."""
+    """The elementwise kernel's tile: up to 4096 elements, a row's steps contiguous, and fewer
+    rows per tile until the grid has ``_reduce.MIN_PROGRAMS`` programs. The partial sums keep
+    the full tile; a hook that only reduces takes smaller tiles, several per program beyond
+    ``_reduce.PARTIAL_PROGRAMS`` tiles."""
     from rltriton_lite import _reduce
 
-    assert _reduce._tile(16384, 1024) == (4, 1024)
-    assert _reduce._tile(8, 131072) == (1, 1024)
-    assert _reduce._tile(4096, 128) == (4, 128)
-    assert _reduce._tile(3, 5) == (1, 16)
-    monkeypatch.setattr(_reduce, "MIN_PROGRAMS", 0)
+    mp = _reduce.MIN_PROGRAMS
+    assert _reduce._tile(16384, 1024, mp) == (4, 1024)
+    assert _reduce._tile(8, 131072, mp) == (1, 1024)
+    assert _reduce._tile(4096, 128, mp) == (4, 128)
+    assert _reduce._tile(3, 5, mp) == (1, 16)
     assert _reduce._tile(8, 131072) == (4, 1024)
     assert _reduce._tile(4096, 128) == (32, 128)
+    # (rows, steps, warps, tiles per program, stages): a storing hook keeps one tile per program
+    assert _reduce._partials_config(16384, 1024, True) == (4, 1024, 8, 1, 1)
+    assert _reduce._partials_config(16384, 1024, False) == (4, 512, 4, 16, 2)
+    assert _reduce._partials_config(4096, 128, False) == (16, 128, 4, 1, 1)
+    assert _reduce._partials_config(3, 5, False) == (4, 16, 4, 1, 1)
+    monkeypatch.setattr(_reduce, "REDUCE_TILE_ELEMENTS", 64)
+    monkeypatch.setattr(_reduce, "PARTIAL_PROGRAMS", 2)
+    assert _reduce._partials_config(17, 181, False)[:4] == (4, 16, 4, 30)
+    assert _reduce._partials_config(17, 181, True)[:4] == (16, 256, 8, 1)
 
 
 @pytest.mark.parametrize("mode", ["lookback", "compose"])

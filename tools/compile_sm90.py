@@ -54,7 +54,7 @@ class _CompileOnlyDriver(CudaDriver):
 drv.set_active(_CompileOnlyDriver())
 
 import rltriton_lite as rl  # noqa: E402
-from rltriton_lite import _triton, scan  # noqa: E402
+from rltriton_lite import _reduce, _triton, scan  # noqa: E402
 
 _triton.FAST_LAUNCH = False  # nothing runs here: every launch goes through JITFunction.run
 
@@ -86,7 +86,7 @@ def _compile_only(self, *args, grid, warmup, **kwargs):
     kernel = _run(self, *args, grid=grid, warmup=True, **kwargs)
     named = dict(zip(self.arg_names, args), **kwargs)
     hooks = [named[k].__name__ for k in ("PROLOGUE", "EPILOGUE", "ELEMENTWISE") if k in named]
-    tile = ",".join(f"{k}={named[k]}" for k in ("ROWS", "BLOCK", "V", "STAGES") if k in named)
+    tile = ",".join(f"{k}={named[k]}" for k in ("ROWS", "BLOCK", "V", "TILES", "STAGES") if k in named)
     if named.get("WS") is not None:
         tile += ",lookback"
     if named.get("COMPOSE"):
@@ -142,9 +142,12 @@ def main():
                     *rl.vtrace(tr(lp), tr(rr), tr(q0), bootstrap_value=q1[:, 0], **kw)]
             sum(o.float().sum() for o in outs).backward()
         m = ~d
-        ppo = rl.ppo_clip_loss(lp, aa.detach(), q0, mask=m, backend="triton")
-        crr = rl.crr_loss(lp, q0, q1, mask=m, backend="triton")
-        (ppo[0].float() + crr[0].float() + rl.sac_actor_loss(lp, [q0, q1], backend="triton").float()).backward()
+        for partial_programs in (_reduce.PARTIAL_PROGRAMS, 1):  # one tile per program; all in one program's loop
+            _reduce.PARTIAL_PROGRAMS, default = partial_programs, _reduce.PARTIAL_PROGRAMS
+            ppo = rl.ppo_clip_loss(lp, aa.detach(), q0, mask=m, backend="triton")
+            crr = rl.crr_loss(lp, q0, q1, mask=m, backend="triton")
+            (ppo[0].float() + crr[0].float() + rl.sac_actor_loss(lp, [q0, q1], backend="triton").float()).backward()
+            _reduce.PARTIAL_PROGRAMS = default
     # the time split, in three launches, two (scan.COMPOSE) and one (scan.LOOKBACK), for few long rows
     defaults = scan.MIN_PROGRAMS, scan.COMPOSE, scan.LOOKBACK
     scan.MIN_PROGRAMS = 1 << 20

@@ -83,6 +83,9 @@ def main():
                     help="scan.MIN_PROGRAMS for the whole run (split time when fewer programs; segments for 4x that)")
     ap.add_argument("--map-programs", type=int, default=None,
                     help="_reduce.MIN_PROGRAMS for the whole run (0: the elementwise/partial-sum tile alone)")
+    ap.add_argument("--partials", default=None,
+                    help="partial-sum variants to time for PPO and CRR (forward): ELEMENTSxPROGRAMSxSTAGES,... "
+                         "(_reduce.REDUCE_TILE_ELEMENTS, PARTIAL_PROGRAMS, PARTIAL_STAGES; rows tile='p-...')")
     a = ap.parse_args()
     tiles = TILES
     if a.map_programs is not None:
@@ -185,6 +188,16 @@ def main():
                                  floor_ms=None, call_us=None, err=None)
                     finally:
                         scan.FOLD_RESETS = False
+                if a.partials and name in ("ppo", "crr"):
+                    from rltriton_lite import _reduce
+                    saved = _reduce.REDUCE_TILE_ELEMENTS, _reduce.PARTIAL_PROGRAMS, _reduce.PARTIAL_STAGES
+                    for cfg in a.partials.split(","):
+                        _reduce.REDUCE_TILE_ELEMENTS, _reduce.PARTIAL_PROGRAMS, _reduce.PARTIAL_STAGES = map(int, cfg.split("x"))
+                        try:
+                            emit(alg=name, B=B, T=T, dtype=dt, pass_="fwd", tile="p-" + cfg, gpu_ms=gpu_ms(fn),
+                                 floor_ms=floor, call_us=None, err=err_of_call())
+                        finally:
+                            _reduce.REDUCE_TILE_ELEMENTS, _reduce.PARTIAL_PROGRAMS, _reduce.PARTIAL_STAGES = saved
                 fn_tm = None
                 if a.time_major and name == "gae":
                     import rltriton_lite as rl
