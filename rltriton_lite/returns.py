@@ -25,7 +25,7 @@ from typing import NamedTuple
 import torch
 
 from . import _checks
-from .scan import launch, load, load_flag, load_mask, coef, store, use_triton
+from .scan import launch, load, load_and_step_after, load_flag, load_mask, coef, store, use_triton
 from ._triton import jit, tl
 
 __all__ = ["discounted_returns", "gae", "td_lambda", "GAEOutput"]
@@ -56,18 +56,23 @@ def _episode(X, SX, P, row, t, m, T, ACC: tl.constexpr):
 
 
 @jit
-def _next_value(X, SX, row, t, m, T, ACC: tl.constexpr):
-    """V(s_{t+1}): next_values[t]; else values[t+1], and bootstrap_value after the last step.
+def _values_now_and_next(X, SX, row, t, m, T, ACC: tl.constexpr):
+    """(V(s_t), V(s_{t+1})) at every step of ``m``: values[t], and next_values[t], else values[t+1]
+    (the aligned values shifted by one step) and bootstrap_value after the last step.
 
-    Callers pass the step's validity as ``m`` and select where V' enters (not behind a terminal
-    step) afterwards: a mask computed from the flags would make every load of it scalar (no
-    16-byte vectors; benchmarks/NOTES.md, v6b)."""
+    Callers pass the steps in bounds as ``m`` and select by validity and the terminal flag
+    afterwards: a mask computed from loaded data would make every load of it scalar (no 16-byte
+    vectors; benchmarks/NOTES.md, v6b)."""
     if X[2] is not None:
-        return load(X[2], SX[2], row, t, m, 0.0, ACC)
+        return load(X[1], SX[1], row, t, m, 0.0, ACC), load(X[2], SX[2], row, t, m, 0.0, ACC)
     else:
+        if X[1] is None:  # returns without values: only the bootstrap value is ever read
+            v = 0.0
+            v_after = 0.0
+        else:
+            v, v_after = load_and_step_after(X[1], SX[1], row, t, m, T, 0.0, ACC)
         last = t == T - 1
-        v_next = load(X[1], SX[1], row, t + 1, m & ~last, 0.0, ACC)
-        return tl.where(last, load(X[3], SX[3], row, t, m & last, 0.0, ACC), v_next)
+        return v, tl.where(last, load(X[3], SX[3], row, t, m & last, 0.0, ACC), v_after)
 
 
 # ---- forward prologues: (a, b, reset, valid, keep) ------------------------------------------
@@ -75,7 +80,7 @@ def _next_value(X, SX, row, t, m, T, ACC: tl.constexpr):
 def _returns_prologue(X, SX, P, row, t, m, T, ACC: tl.constexpr):
     gamma, lam, term, done, valid = _episode(X, SX, P, row, t, m, T, ACC)
     r = load(X[0], SX[0], row, t, valid, 0.0, ACC)
-    v_next = _next_value(X, SX, row, t, valid, T, ACC)  # read at every step, used where it bootstraps
+    _, v_next = _values_now_and_next(X, SX, row, t, m, T, ACC)  # read at every step, used where it bootstraps
     b = r + tl.where(done & ~term, gamma * v_next, 0.0)
     return gamma * lam, b, done, valid, ()
 
@@ -84,8 +89,7 @@ def _returns_prologue(X, SX, P, row, t, m, T, ACC: tl.constexpr):
 def _gae_prologue(X, SX, P, row, t, m, T, ACC: tl.constexpr):
     gamma, lam, term, done, valid = _episode(X, SX, P, row, t, m, T, ACC)
     r = load(X[0], SX[0], row, t, valid, 0.0, ACC)
-    v = load(X[1], SX[1], row, t, valid, 0.0, ACC)
-    v_next = _next_value(X, SX, row, t, valid, T, ACC)
+    v, v_next = _values_now_and_next(X, SX, row, t, m, T, ACC)
     delta = r + tl.where(term, 0.0, gamma * v_next) - v
     return gamma * lam, delta, done, valid, (v,)
 
@@ -94,7 +98,7 @@ def _gae_prologue(X, SX, P, row, t, m, T, ACC: tl.constexpr):
 def _td_lambda_prologue(X, SX, P, row, t, m, T, ACC: tl.constexpr):
     gamma, lam, term, done, valid = _episode(X, SX, P, row, t, m, T, ACC)
     r = load(X[0], SX[0], row, t, valid, 0.0, ACC)
-    v_next = _next_value(X, SX, row, t, valid, T, ACC)
+    _, v_next = _values_now_and_next(X, SX, row, t, m, T, ACC)
     w = tl.where(done, 1.0, 1.0 - lam)  # an episode end bootstraps fully
     b = r + tl.where(term, 0.0, gamma * w * v_next)
     return gamma * lam, b, done, valid, ()

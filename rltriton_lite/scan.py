@@ -216,6 +216,33 @@ def load(p, s, row, t, m, other, ACC: tl.constexpr):
 
 
 @jit
+def load_and_step_after(p, s, row, t, m, T, other, ACC: tl.constexpr):
+    """(x_t, x_{t+1}): a per-step input at (row, t) and one step later, ``other`` where masked
+    (``m``) or past ``T``.
+
+    ``t`` is the hooks' tile of vectors of V consecutive steps ([ROWS or 1, NV, V]). A load at t + 1
+    would be misaligned, V scalar loads per vector where an aligned vector is one 16-byte load
+    (benchmarks/NOTES.md v7); here each vector is loaded once, aligned, and shifted by one step in
+    its thread's registers, and only the step after each vector is read on its own."""
+    x = load(p, s, row, t, m, other, ACC)
+    ROWS: tl.constexpr = x.shape[0]  # t may have one row, broadcast over the tile's rows
+    NV: tl.constexpr = x.shape[1]
+    V: tl.constexpr = x.shape[2]
+    t_after = tl.max(t, axis=2, keep_dims=True) + 1  # the step after each vector
+    m_after = (tl.max(m.to(tl.int32), axis=2, keep_dims=True) != 0) & (t_after < T)
+    after = load(p, s, row, t_after, m_after, other, ACC)
+    if V == 1:
+        return x, after
+    else:
+        after = tl.sum(after, axis=2)  # [ROWS, NV] as the vectors' steps are (a reshape would move data)
+        xs = _unpack(x, ROWS, NV, V, False)
+        if V == 4:
+            return x, _pack((xs[1], xs[2], xs[3], after), ROWS, NV, V, False)
+        else:
+            return x, _pack((xs[1], xs[2], xs[3], xs[4], xs[5], xs[6], xs[7], after), ROWS, NV, V, False)
+
+
+@jit
 def load_flag(p, s, row, t, m):
     """Load a flag (bool viewed as uint8, integer or float) as int1; False where absent."""
     if p is None:

@@ -56,7 +56,7 @@ from typing import NamedTuple
 import torch
 
 from . import _checks
-from .returns import _episode, _grad_buffers, _inputs, _next_value, _Problem, _store_bootstrap_grad, _validate
+from .returns import _episode, _grad_buffers, _inputs, _Problem, _store_bootstrap_grad, _validate, _values_now_and_next
 from .scan import coef, launch, load, load_mask, store
 from ._triton import jit, tl
 
@@ -96,8 +96,7 @@ def _vtrace_prologue(X, SX, P, row, t, m, T, ACC: tl.constexpr):
     step = _step(X, SX, P, row, t, m, T, ACC)
     gamma, lam, term, done, valid, rho, c, rho_pg = step
     r = load(X[0], SX[0], row, t, valid, 0.0, ACC)
-    v = load(X[1], SX[1], row, t, valid, 0.0, ACC)
-    v_next = _next_value(X, SX, row, t, valid, T, ACC)  # never used after a terminal step
+    v, v_next = _values_now_and_next(X, SX, row, t, m, T, ACC)  # V' never used after a terminal step
     delta = r + tl.where(term, 0.0, gamma * v_next) - v
     b = v + rho * delta - tl.where(done, 0.0, gamma * c * v_next)
     return gamma * c, b, done, valid, (step, r, v, v_next)
