@@ -40,20 +40,21 @@ def _partials_kernel(
     O, SO,  # per-element outputs (None when absent) and their strides
     PART,  # float32/float64 [n_programs, N_STATS]: this program's sums
     n_rows, T,  # the rows × time problem
+    tiles,  # consecutive tiles per program (numbered row-major over the problem); a runtime
+            # number, so that a new batch size compiles nothing
     ELEMENTWISE: tl.constexpr,  # jit fn: -> tuple of N_STATS per-element statistics
     N_STATS: tl.constexpr,
     ACC: tl.constexpr,  # accumulation dtype
     ROWS: tl.constexpr, BLOCK: tl.constexpr,  # tile: rows × time steps
-    TILES: tl.constexpr,  # consecutive tiles per program (tiles numbered row-major over the problem)
     STAGES: tl.constexpr,  # tiles whose loads are in flight at once
 ):
     # Statistics add up element by element over the program's tiles and are summed across the
     # tile once at the end: one tree reduction per statistic per program, not per tile
     n_t = tl.cdiv(T, BLOCK)
-    first = tl.program_id(0) * TILES
+    first = tl.program_id(0) * tiles
     row, t, m = _tile_index(first // n_t, first % n_t, n_rows, T, ROWS, BLOCK)
     acc = ELEMENTWISE(X, SX, P, O, SO, row, t, m, ACC)
-    for i in tl.range(first + 1, first + TILES, num_stages=STAGES):
+    for i in tl.range(first + 1, first + tiles, num_stages=STAGES):
         row, t, m = _tile_index(i // n_t, i % n_t, n_rows, T, ROWS, BLOCK)
         acc = _add_stats(acc, ELEMENTWISE(X, SX, P, O, SO, row, t, m, ACC), N_STATS)
     for k in tl.static_range(N_STATS):
@@ -102,8 +103,9 @@ MIN_PROGRAMS = 1024
 # a loop, ``PARTIAL_STAGES`` tiles' loads in flight: each program then reduces across its threads
 # once for many bytes. Measured (H200, benchmarks/NOTES.md v7, 16384×1024): PPO's five statistics
 # 54.1 -> 52.4 µs fp32 and 48.3 -> 40.1 bf16 against one 4096-element tile per program. A hook that
-# also stores (CRR's weights, a per-element loss) keeps one tile per program: the loop made CRR
-# slower there (85.9 -> 93.0 µs fp32).
+# also stores (CRR's weights, a per-element loss) keeps one tile per program, as a map's (the loop
+# made CRR slower there: 85.9 -> 93.0 µs fp32; and the map's smaller tiles for few rows: CRR at
+# 8 × 131072 5.9 µs, 6.6 with 4096-element tiles).
 REDUCE_TILE_ELEMENTS = 2048
 PARTIAL_PROGRAMS = 512
 PARTIAL_STAGES = 2
@@ -126,7 +128,7 @@ def _tile(n_rows: int, T: int, min_programs: int = 0, elements: int | None = Non
 def _partials_config(n_rows: int, T: int, stores: bool):
     """(rows, steps, warps, tiles per program, stages) of the partial-sum launch; ``stores``:
     the hook also writes per-element outputs."""
-    rows, block = _tile(n_rows, T, elements=None if stores else REDUCE_TILE_ELEMENTS)
+    rows, block = _tile(n_rows, T, MIN_PROGRAMS) if stores else _tile(n_rows, T, elements=REDUCE_TILE_ELEMENTS)
     n_tiles = _checks.cdiv(n_rows, rows) * _checks.cdiv(T, block)
     tiles = 1 if stores else max(1, n_tiles // max(PARTIAL_PROGRAMS, 1))
     return rows, block, 4 if rows * block <= 2048 else 8, tiles, PARTIAL_STAGES if tiles > 1 else 1
@@ -153,9 +155,9 @@ def reduce(elementwise, n_stats, inputs, params, outputs, n_rows, T, acc_dtype, 
     rows, block, warps, tiles, stages = _partials_config(n_rows, T, any(o is not None for o in O))
     n_parts = _checks.cdiv(_checks.cdiv(n_rows, rows) * _checks.cdiv(T, block), tiles)
     partials = torch.empty(n_parts, n_stats, dtype=acc_dtype, device=device)
-    # ELEMENTWISE, N_STATS, ACC, ROWS, BLOCK, TILES, STAGES
-    _launch_partials((n_parts,), (X, SX, tuple(params), O, SO, partials, n_rows, T),
-                     (elementwise, n_stats, acc, rows, block, tiles, stages), warps)
+    # ELEMENTWISE, N_STATS, ACC, ROWS, BLOCK, STAGES
+    _launch_partials((n_parts,), (X, SX, tuple(params), O, SO, partials, n_rows, T, tiles),
+                     (elementwise, n_stats, acc, rows, block, stages), warps)
     totals = torch.empty(n_stats, dtype=acc_dtype, device=device)
     # N_STATS, COUNT, BLOCK_P, BLOCK_K
     _launch_finish((1,), (partials, totals, n_parts),
@@ -164,7 +166,7 @@ def reduce(elementwise, n_stats, inputs, params, outputs, n_rows, T, acc_dtype, 
     return totals
 
 
-_launch_partials = Launcher(_partials_kernel, "TSPTStii")
+_launch_partials = Launcher(_partials_kernel, "TSPTStiii")
 _launch_finish = Launcher(_finish_kernel, "tti")
 
 

@@ -158,7 +158,7 @@ def test_map_and_reduce_tiles_fill_the_gpu(monkeypatch):
     monkeypatch.setattr(_reduce, "REDUCE_TILE_ELEMENTS", 64)
     monkeypatch.setattr(_reduce, "PARTIAL_PROGRAMS", 2)
     assert _reduce._partials_config(17, 181, False)[:4] == (4, 16, 4, 30)
-    assert _reduce._partials_config(17, 181, True)[:4] == (16, 256, 8, 1)
+    assert _reduce._partials_config(17, 181, True)[:4] == (1, 256, 4, 1)  # as a map's tile
 
 
 @pytest.mark.parametrize("mode", ["lookback", "compose"])

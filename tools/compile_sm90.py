@@ -86,7 +86,7 @@ def _compile_only(self, *args, grid, warmup, **kwargs):
     kernel = _run(self, *args, grid=grid, warmup=True, **kwargs)
     named = dict(zip(self.arg_names, args), **kwargs)
     hooks = [named[k].__name__ for k in ("PROLOGUE", "EPILOGUE", "ELEMENTWISE") if k in named]
-    tile = ",".join(f"{k}={named[k]}" for k in ("ROWS", "BLOCK", "V", "TILES", "STAGES") if k in named)
+    tile = ",".join(f"{k}={named[k]}" for k in ("ROWS", "BLOCK", "V", "STAGES") if k in named)
     if named.get("WS") is not None:
         tile += ",lookback"
     if named.get("COMPOSE"):
