@@ -112,11 +112,15 @@ print("prologue + scan + epilogue == the loop")
 # In `rltriton_lite/returns.py` the prologue and epilogue are two `triton.jit` functions that
 # the shared scan kernel (`scan._scan_kernel`, notebook 00) calls for each chunk of steps.
 # `_episode` loads the flags and coefficients of a step — note `done` includes `t == T - 1`,
-# the end of the window — and `_next_value` reads `next_values[t]`, or `values[t+1]` and
-# `bootstrap_value` after the last step:
+# the end of the window — and `_values_now_and_next` reads $V(s_t)$ and $V(s_{t+1})$:
+# `next_values[t]`, or `values[t+1]` and `bootstrap_value` after the last step. `values[t+1]` is
+# not a second, shifted load: `load_and_step_after` loads each vector of steps once, aligned,
+# and shifts it by one step in the thread's registers (a load one step off the alignment would
+# be one scalar load per step instead of one 16-byte load per vector):
 
 # %%
-for fn in (returns._episode, returns._next_value, returns._gae_prologue, returns._gae_epilogue):
+for fn in (returns._episode, returns._values_now_and_next, returns.load_and_step_after, returns._gae_prologue,
+           returns._gae_epilogue):
     print(inspect.getsource(getattr(fn, "fn", fn)))
 
 # %% [markdown]

@@ -95,7 +95,7 @@ print(inspect.getsource(getattr(returns._td_lambda_prologue, "fn", returns._td_l
 
 # %% [markdown]
 # `w = tl.where(done, 1.0, 1.0 - lam)` is the only difference from GAE's prologue besides
-# $-V_t$: the three estimators share `_episode`, `_next_value`, the backward prologue and the
+# $-V_t$: the three estimators share `_episode`, `_values_now_and_next`, the backward prologue and the
 # whole scan.
 #
 # ## 4. Kernel against the loop
