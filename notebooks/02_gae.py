@@ -114,12 +114,12 @@ print("prologue + scan + epilogue == the loop")
 # `_episode` loads the flags and coefficients of a step — note `done` includes `t == T - 1`,
 # the end of the window — and `_values_now_and_next` reads $V(s_t)$ and $V(s_{t+1})$:
 # `next_values[t]`, or `values[t+1]` and `bootstrap_value` after the last step. `values[t+1]` is
-# not a second, shifted load: `load_and_step_after` loads each vector of steps once, aligned,
+# not a second, shifted load: `load_and_step` loads each vector of steps once, aligned,
 # and shifts it by one step in the thread's registers (a load one step off the alignment would
 # be one scalar load per step instead of one 16-byte load per vector):
 
 # %%
-for fn in (returns._episode, returns._values_now_and_next, returns.load_and_step_after, returns._gae_prologue,
+for fn in (returns._episode, returns._values_now_and_next, returns.load_and_step, returns._gae_prologue,
            returns._gae_epilogue):
     print(inspect.getsource(getattr(fn, "fn", fn)))
 

@@ -25,7 +25,7 @@ from typing import NamedTuple
 import torch
 
 from . import _checks
-from .scan import launch, load, load_and_step_after, load_flag, load_mask, coef, store, use_triton
+from .scan import launch, load, load_and_step, load_flag, load_mask, coef, store, use_triton
 from ._triton import jit, tl
 
 __all__ = ["discounted_returns", "gae", "td_lambda", "GAEOutput"]
@@ -56,6 +56,31 @@ def _episode(X, SX, P, row, t, m, T, ACC: tl.constexpr):
 
 
 @jit
+def _before(p, s, scalar, row, t, m, T, ACC: tl.constexpr):
+    """An input at step t - 1 (aligned loads shifted by a step), or ``scalar`` where ``p`` is None."""
+    if p is None:
+        return scalar
+    else:
+        return load_and_step(p, s, row, t, m, T, 0.0, ACC, -1)[1]
+
+
+@jit
+def _episode_before(X, SX, P, row, t, m, T, ACC: tl.constexpr):
+    """``_episode`` of step t - 1 at every step t of the tile (``m``: in bounds), as the
+    backward's transposed scan needs it, from aligned loads shifted by one step: a load at t - 1
+    would be one scalar load per step (benchmarks/NOTES.md v7b). Where step t - 1 is not valid
+    its coefficients are read rather than zeroed: callers select by its validity."""
+    valid = m & (t >= 1)
+    if X[6] is not None:
+        valid = valid & (_before(X[6], SX[6], 0.0, row, t, m, T, ACC) != 0)
+    term = valid & (_before(X[4], SX[4], 0.0, row, t, m, T, ACC) != 0)
+    done = term | (valid & (_before(X[5], SX[5], 0.0, row, t, m, T, ACC) != 0)) | (t - 1 == T - 1)
+    gamma = _before(X[7], SX[7], P[0], row, t, m, T, ACC)
+    lam = _before(X[8], SX[8], P[1], row, t, m, T, ACC)
+    return gamma, lam, term, done, valid
+
+
+@jit
 def _values_now_and_next(X, SX, row, t, m, T, ACC: tl.constexpr):
     """(V(s_t), V(s_{t+1})) at every step of ``m``: values[t], and next_values[t], else values[t+1]
     (the aligned values shifted by one step) and bootstrap_value after the last step.
@@ -70,7 +95,7 @@ def _values_now_and_next(X, SX, row, t, m, T, ACC: tl.constexpr):
             v = 0.0
             v_after = 0.0
         else:
-            v, v_after = load_and_step_after(X[1], SX[1], row, t, m, T, 0.0, ACC)
+            v, v_after = load_and_step(X[1], SX[1], row, t, m, T, 0.0, ACC, 1)
         last = t == T - 1
         return v, tl.where(last, load(X[3], SX[3], row, t, m & last, 0.0, ACC), v_after)
 
@@ -120,10 +145,9 @@ def _gae_epilogue(X, SX, P, O, SO, row, t, m, T, ACC: tl.constexpr, valid, y, y_
 @jit
 def _bwd_prologue(X, SX, P, row, t, m, T, ACC: tl.constexpr):
     """Transposed scan, forwards in time: the pair at t is (a_{t-1}, dL/dy_t)."""
-    m_prev = m & (t >= 1)
-    gamma_p, lam_p, term_p, done_p, valid_p = _episode(X, SX, P, row, t - 1, m_prev, T, ACC)
+    gamma_p, lam_p, term_p, done_p, valid_p = _episode_before(X, SX, P, row, t, m, T, ACC)
     a = tl.where(valid_p, gamma_p * lam_p, 1.0)  # a padded step t-1 passes g through
-    reset = (valid_p & done_p) | ~m_prev  # nothing flows back across an episode end (or t = 0)
+    reset = (valid_p & done_p) | ~(m & (t >= 1))  # nothing flows back across an episode end (or t = 0)
     valid = load_mask(X[6], SX[6], row, t, m)
     dy = load(X[9], SX[9], row, t, valid, 0.0, ACC)
     d_second = load(X[10], SX[10], row, t, valid, 0.0, ACC)  # GAE: y feeds returns too

@@ -45,6 +45,9 @@ import torch
 from . import _checks
 from ._triton import HAS_TRITON, INTERPRET, Launcher, jit, tl
 
+# For the kernels: whether they run under the interpreter (a compile-time constant)
+_INTERPRETED = tl.constexpr(INTERPRET) if HAS_TRITON else INTERPRET
+
 __all__ = ["linear_scan"]
 
 # Largest chunk of time steps one program scans at once. Tests lower it to exercise the carry
@@ -216,30 +219,59 @@ def load(p, s, row, t, m, other, ACC: tl.constexpr):
 
 
 @jit
-def load_and_step_after(p, s, row, t, m, T, other, ACC: tl.constexpr):
-    """(x_t, x_{t+1}): a per-step input at (row, t) and one step later, ``other`` where masked
-    (``m``) or past ``T``.
+def load_and_step(p, s, row, t, m, T, other, ACC: tl.constexpr, STEP: tl.constexpr):
+    """(x_t, x_{t+STEP}), STEP = 1 or -1: a per-step input at (row, t) and one step later or
+    earlier; ``other`` where masked (``m``), outside 0 ... T - 1, or where ``p`` is None.
 
-    ``t`` is the hooks' tile of vectors of V consecutive steps ([ROWS or 1, NV, V]). A load at t + 1
-    would be misaligned, V scalar loads per vector where an aligned vector is one 16-byte load
-    (benchmarks/NOTES.md v7); here each vector is loaded once, aligned, and shifted by one step in
-    its thread's registers, and only the step after each vector is read on its own."""
-    x = load(p, s, row, t, m, other, ACC)
-    ROWS: tl.constexpr = x.shape[0]  # t may have one row, broadcast over the tile's rows
-    NV: tl.constexpr = x.shape[1]
-    V: tl.constexpr = x.shape[2]
-    t_after = tl.max(t, axis=2, keep_dims=True) + 1  # the step after each vector
-    m_after = (tl.max(m.to(tl.int32), axis=2, keep_dims=True) != 0) & (t_after < T)
-    after = load(p, s, row, t_after, m_after, other, ACC)
-    if V == 1:
-        return x, after
-    else:
-        after = tl.sum(after, axis=2)  # [ROWS, NV] as the vectors' steps are (a reshape would move data)
-        xs = _unpack(x, ROWS, NV, V, False)
-        if V == 4:
-            return x, _pack((xs[1], xs[2], xs[3], after), ROWS, NV, V, False)
+    ``t`` is the hooks' tile of vectors of V consecutive steps ([ROWS or 1, NV, V]). A load at
+    t ± 1 would be misaligned, V scalar loads per vector where an aligned vector is one 16-byte
+    load (benchmarks/NOTES.md v7); here each vector is loaded once, aligned, and shifted by one
+    step in its thread's registers, and only the step just past each vector is read on its own.
+    The neighbour of an in-bounds step is read whatever ``m`` says of it: callers select. Only
+    a time-contiguous input is shifted; in a time-major buffer the neighbouring step is a strided
+    load like any other, and the shift would cost registers (the backward's tile spilled)."""
+    if p is None:
+        return other, other
+    if _INTERPRETED:  # strides are values here, not specialised
+        contiguous = s[1] == 1
+    elif isinstance(s[1], tl.tensor):  # a stride known at run time only
+        contiguous = False
+    else:  # Triton specialises an integer argument equal to 1 as a constant
+        contiguous = s[1] == 1
+    if not contiguous:  # time-major: the neighbouring step is a strided load like any other
+        if STEP == 1:
+            m_step = m & (t + 1 < T)
         else:
-            return x, _pack((xs[1], xs[2], xs[3], xs[4], xs[5], xs[6], xs[7], after), ROWS, NV, V, False)
+            m_step = m & (t >= 1)
+        return load(p, s, row, t, m, other, ACC), load(p, s, row, t + STEP, m_step, other, ACC)
+    else:
+        x = load(p, s, row, t, m, other, ACC)
+        ROWS: tl.constexpr = x.shape[0]  # t may have one row, broadcast over the tile's rows
+        NV: tl.constexpr = x.shape[1]
+        V: tl.constexpr = x.shape[2]
+        any_m = tl.max(m.to(tl.int32), axis=2, keep_dims=True) != 0
+        if STEP == 1:
+            t_edge = tl.max(t, axis=2, keep_dims=True) + 1  # the step after each vector
+            m_edge = any_m & (t_edge < T)
+        else:
+            t_edge = tl.min(t, axis=2, keep_dims=True) - 1  # the step before each vector
+            m_edge = any_m & (t_edge >= 0)
+        edge = load(p, s, row, t_edge, m_edge, other, ACC)
+        if V == 1:
+            return x, edge
+        else:
+            edge = tl.sum(edge, axis=2)  # [ROWS, NV] as the vectors' steps are (a reshape would move data)
+            xs = _unpack(x, ROWS, NV, V, False)
+            if STEP == 1:
+                if V == 4:
+                    return x, _pack((xs[1], xs[2], xs[3], edge), ROWS, NV, V, False)
+                else:
+                    return x, _pack((xs[1], xs[2], xs[3], xs[4], xs[5], xs[6], xs[7], edge), ROWS, NV, V, False)
+            else:
+                if V == 4:
+                    return x, _pack((edge, xs[0], xs[1], xs[2]), ROWS, NV, V, False)
+                else:
+                    return x, _pack((edge, xs[0], xs[1], xs[2], xs[3], xs[4], xs[5], xs[6]), ROWS, NV, V, False)
 
 
 @jit

@@ -56,7 +56,8 @@ from typing import NamedTuple
 import torch
 
 from . import _checks
-from .returns import _episode, _grad_buffers, _inputs, _Problem, _store_bootstrap_grad, _validate, _values_now_and_next
+from .returns import (_before, _episode, _episode_before, _grad_buffers, _inputs, _Problem, _store_bootstrap_grad,
+                      _validate, _values_now_and_next)
 from .scan import coef, launch, load, load_mask, store
 from ._triton import jit, tl
 
@@ -78,14 +79,36 @@ class VTraceOutput(NamedTuple):
 
 
 @jit
+def _weights(lam, log_rho, rho_bar, c_bar, pg_rho_bar):
+    """The three clipped importance weights (rho, c = lambda min(c_bar, ratio), rho_pg)."""
+    ratio = tl.exp(log_rho)  # pi / mu
+    rho = tl.minimum(rho_bar, ratio, propagate_nan=tl.PropagateNan.ALL)
+    c = lam * tl.minimum(c_bar, ratio, propagate_nan=tl.PropagateNan.ALL)
+    rho_pg = tl.minimum(pg_rho_bar, ratio, propagate_nan=tl.PropagateNan.ALL)
+    return rho, c, rho_pg
+
+
+@jit
 def _step(X, SX, P, row, t, m, T, ACC: tl.constexpr):
     """(gamma, lambda, term, done, valid, rho, c, rho_pg) of step t: the episode's coefficients
     and flags, and the three clipped importance weights."""
     gamma, lam, term, done, valid = _episode(X, SX, P, row, t, m, T, ACC)
-    ratio = tl.exp(load(X[9], SX[9], row, t, valid, 0.0, ACC))  # pi / mu
-    rho = tl.minimum(coef(X[10], SX[10], P[2], row, t, valid, ACC), ratio, propagate_nan=tl.PropagateNan.ALL)
-    c = lam * tl.minimum(coef(X[11], SX[11], P[3], row, t, valid, ACC), ratio, propagate_nan=tl.PropagateNan.ALL)
-    rho_pg = tl.minimum(coef(X[12], SX[12], P[4], row, t, valid, ACC), ratio, propagate_nan=tl.PropagateNan.ALL)
+    rho, c, rho_pg = _weights(lam, load(X[9], SX[9], row, t, valid, 0.0, ACC),
+                              coef(X[10], SX[10], P[2], row, t, valid, ACC),
+                              coef(X[11], SX[11], P[3], row, t, valid, ACC),
+                              coef(X[12], SX[12], P[4], row, t, valid, ACC))
+    return gamma, lam, term, done, valid, rho, c, rho_pg
+
+
+@jit
+def _step_before(X, SX, P, row, t, m, T, ACC: tl.constexpr):
+    """``_step`` of step t - 1 at every step t (``m``: in bounds), from aligned loads shifted by
+    one step (``returns._episode_before``); callers select by the step's validity."""
+    gamma, lam, term, done, valid = _episode_before(X, SX, P, row, t, m, T, ACC)
+    rho, c, rho_pg = _weights(lam, _before(X[9], SX[9], 0.0, row, t, m, T, ACC),
+                              _before(X[10], SX[10], P[2], row, t, m, T, ACC),
+                              _before(X[11], SX[11], P[3], row, t, m, T, ACC),
+                              _before(X[12], SX[12], P[4], row, t, m, T, ACC))
     return gamma, lam, term, done, valid, rho, c, rho_pg
 
 
@@ -118,12 +141,11 @@ def _vtrace_epilogue(X, SX, P, O, SO, row, t, m, T, ACC: tl.constexpr, valid, y,
 def _vtrace_bwd_prologue(X, SX, P, row, t, m, T, ACC: tl.constexpr):
     """Transposed scan, forwards in time: the pair at t is (a_{t-1}, dL/dvs_t + what A^pg_{t-1}
     sends to vs_t), reset where done_{t-1}."""
-    m_prev = m & (t >= 1)
-    step_p = _step(X, SX, P, row, t - 1, m_prev, T, ACC)
+    step_p = _step_before(X, SX, P, row, t, m, T, ACC)
     gamma_p, lam_p, term_p, done_p, valid_p, rho_p, c_p, rho_pg_p = step_p
     a = tl.where(valid_p, gamma_p * c_p, 1.0)  # a padded step t-1 passes g through
-    reset = (valid_p & done_p) | ~m_prev  # nothing flows back across an episode end (or t = 0)
-    h_p = load(X[14], SX[14], row, t - 1, valid_p, 0.0, ACC)  # dL/dA^pg_{t-1}
+    reset = (valid_p & done_p) | ~(m & (t >= 1))  # nothing flows back across an episode end (or t = 0)
+    h_p = _before(X[14], SX[14], 0.0, row, t, m, T, ACC)  # dL/dA^pg_{t-1}, used where step t-1 is valid
     valid = load_mask(X[6], SX[6], row, t, m)
     dy = load(X[13], SX[13], row, t, valid, 0.0, ACC)
     # A^pg_{t-1} read vs_t as carried, which passes through padding: t itself may be padded
