@@ -90,12 +90,8 @@ def _values_now_and_next(X, SX, row, t, m, T, ACC: tl.constexpr):
     vectors; benchmarks/NOTES.md, v6b)."""
     if X[2] is not None:
         return load(X[1], SX[1], row, t, m, 0.0, ACC), load(X[2], SX[2], row, t, m, 0.0, ACC)
-    else:
-        if X[1] is None:  # returns without values: only the bootstrap value is ever read
-            v = 0.0
-            v_after = 0.0
-        else:
-            v, v_after = load_and_step(X[1], SX[1], row, t, m, T, 0.0, ACC, 1)
+    else:  # (returns without values: both 0, only the bootstrap value is read)
+        v, v_after = load_and_step(X[1], SX[1], row, t, m, T, 0.0, ACC, 1)
         last = t == T - 1
         return v, tl.where(last, load(X[3], SX[3], row, t, m & last, 0.0, ACC), v_after)
 

@@ -232,6 +232,12 @@ def load_and_step(p, s, row, t, m, T, other, ACC: tl.constexpr, STEP: tl.constex
     load like any other, and the shift would cost registers (the backward's tile spilled)."""
     if p is None:
         return other, other
+    else:  # (compiled, statements after a `return` inside a constexpr `if` are still compiled)
+        return _load_and_step(p, s, row, t, m, T, other, ACC, STEP)
+
+
+@jit
+def _load_and_step(p, s, row, t, m, T, other, ACC: tl.constexpr, STEP: tl.constexpr):
     if _INTERPRETED:  # strides are values here, not specialised
         contiguous = s[1] == 1
     elif isinstance(s[1], tl.tensor):  # a stride known at run time only
@@ -261,17 +267,12 @@ def load_and_step(p, s, row, t, m, T, other, ACC: tl.constexpr, STEP: tl.constex
             return x, edge
         else:
             edge = tl.sum(edge, axis=2)  # [ROWS, NV] as the vectors' steps are (a reshape would move data)
-            xs = _unpack(x, ROWS, NV, V, False)
+            xs = _unpack(x, ROWS, NV, V, False)  # the vector's steps, ascending in time
             if STEP == 1:
-                if V == 4:
-                    return x, _pack((xs[1], xs[2], xs[3], edge), ROWS, NV, V, False)
-                else:
-                    return x, _pack((xs[1], xs[2], xs[3], xs[4], xs[5], xs[6], xs[7], edge), ROWS, NV, V, False)
+                shifted = xs[1:] + (edge,)
             else:
-                if V == 4:
-                    return x, _pack((edge, xs[0], xs[1], xs[2]), ROWS, NV, V, False)
-                else:
-                    return x, _pack((edge, xs[0], xs[1], xs[2], xs[3], xs[4], xs[5], xs[6]), ROWS, NV, V, False)
+                shifted = (edge,) + xs[:V - 1]
+            return x, _pack(shifted, ROWS, NV, V, False)
 
 
 @jit
