@@ -240,10 +240,11 @@ print("bitwise identical across calls")
 #
 # One pass reads $\log\pi$, $Q$ and the $K$ baseline samples, writes the weights and
 # advantages, and returns the two statistics the reduction sums ($w\log\pi$ and the count). The
-# backward reads the weights the forward wrote:
+# backward reads the weights the forward wrote, or, when the forward wrote none
+# (`need_weights=False`, below), computes them again with the forward's own helper:
 
 # %%
-for fn in (crr._crr_forward, crr._crr_backward):
+for fn in (crr._weights, crr._crr_forward, crr._crr_backward):
     print(inspect.getsource(getattr(fn, "fn", fn)))
 
 # %% [markdown]
@@ -255,7 +256,12 @@ for fn in (crr._crr_forward, crr._crr_backward):
 #   a runtime loop bound (`P[2]`), not a `tl.constexpr`.
 # * **The weights are constants.** $\partial\,\text{loss}/\partial\log\pi_t = -w_t/N$, with no
 #   term through $e^{A/\beta}$: the critic is trained by its own loss, and its values enter the
-#   policy update only as weights. So the backward never recomputes the baseline: it reads $w$.
+#   policy update only as weights. So the backward needs $w$ alone: it reads it, or computes
+#   it again from $Q$ and the baseline.
+# * **Outputs nobody reads cost bytes.** A training step that logs neither the weights nor the
+#   advantages passes `need_weights=False`: the forward then writes nothing per element (two of
+#   its five streams gone) and the backward reads $Q$ and the baseline instead of $w$. The
+#   `if O[0] is not None` and `if X[5] is not None` are decided when the kernel is compiled.
 # * `b_adv > 0` is strict: a zero advantage is not "better than the policy".
 # * `propagate_nan=tl.PropagateNan.ALL` in the max and the clip: in exp mode a NaN from a broken
 #   critic gives a NaN weight and a NaN loss (it fails loudly) instead of being clipped into a
@@ -316,9 +322,20 @@ for baseline, kw in ((v_p, dict(mode="exp", beta=0.5, max_weight=3.0)), (samples
 print("gradients match, and equal −w/N")
 
 # %% [markdown]
+# Without the weights: the same loss, and the same gradient from the weights computed again:
+
+# %%
+lean = rl.crr_loss(lp64, q_p.double(), samples.double(), mask=mask, need_weights=False, mode="exp",
+                   baseline_reduce="max")
+assert lean.weights is None and lean.advantages is None
+torch.testing.assert_close(lean.loss, o.loss)
+torch.testing.assert_close(torch.autograd.grad(lean.loss, lp64)[0], grads[0])
+print("need_weights=False: same loss, same gradient")
+
+# %% [markdown]
 # ## 6. Profile it
 #
-# The kernel, the PyTorch path and the eager formula
+# The kernel (the loss alone, `need_weights=False`), the PyTorch path and the eager formula
 # (`-(clamp(exp((Q - V)/β), max=20) * logπ).mean()`) on the same inputs. On a CPU the kernel runs
 # in the Triton interpreter, so the times say nothing about GPU speed.
 

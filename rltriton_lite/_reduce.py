@@ -7,7 +7,8 @@ two stages with a fixed order, so the result is bitwise reproducible (no float a
 1. ``_partials_kernel``: each program maps a tile of rows × steps through ``ELEMENTWISE``
    (which may also store per-element outputs, such as CRR's weights) and writes the tile's sums
    of the ``N_STATS`` statistics it returns to ``partials[program, k]``;
-2. ``_finish_kernel``: one program adds the partials, up to 1024 at a time, in a fixed order.
+2. ``_finish_kernel``: one program adds the partials, up to ``FINISH_BLOCK`` at a time, in a fixed
+   order.
 
 ``ELEMENTWISE(X, SX, P, O, SO, row, t, m, ACC) -> tuple of N_STATS tensors`` sees the same
 rows × time view as the scan's hooks (``scan.load``/``scan.store`` and friends work), with
@@ -84,7 +85,7 @@ def _finish_kernel(
     o_p = tl.arange(0, BLOCK_P)[:, None]
     o_k = tl.arange(0, BLOCK_K)
     total = tl.zeros([BLOCK_K], PART.dtype.element_ty)
-    for start in range(0, n_parts, BLOCK_P):  # few steps: BLOCK_P is up to 1024 partials
+    for start in range(0, n_parts, BLOCK_P):  # few steps: BLOCK_P is up to FINISH_BLOCK partials
         m = (start + o_p < n_parts) & (o_k[None, :] < N_STATS)
         total += tl.sum(tl.load(PART + (start + o_p) * N_STATS + o_k[None, :], mask=m, other=0.0), axis=0)
     if COUNT >= 0:
@@ -112,6 +113,10 @@ PARTIAL_STAGES = 2
 # Elements of a map tile and of a storing partial-sum tile (at most; a row's steps up to a
 # quarter of them)
 TILE_ELEMENTS = 4096
+# Partials the finishing program loads at once (8 warps beyond 1024): each further step is a
+# dependent round trip to memory. CRR at 16384 × 1024 has 4096 partials, which took 3.4 µs in
+# steps of 1024 where PPO's 512 took 1.5 (benchmarks/NOTES.md v8).
+FINISH_BLOCK = 4096
 
 
 def _tile(n_rows: int, T: int, min_programs: int = 0, elements: int | None = None):
@@ -160,9 +165,10 @@ def reduce(elementwise, n_stats, inputs, params, outputs, n_rows, T, acc_dtype, 
                      (elementwise, n_stats, acc, rows, block, stages), warps)
     totals = torch.empty(n_stats, dtype=acc_dtype, device=device)
     # N_STATS, COUNT, BLOCK_P, BLOCK_K
+    block_p = min(max(_checks.next_power_of_2(n_parts), 16), FINISH_BLOCK)
     _launch_finish((1,), (partials, totals, n_parts),
-                   (n_stats, -1 if count is None else count, min(max(_checks.next_power_of_2(n_parts), 16), 1024),
-                    max(_checks.next_power_of_2(n_stats), 2)), 4)
+                   (n_stats, -1 if count is None else count, block_p, max(_checks.next_power_of_2(n_stats), 2)),
+                   4 if block_p <= 1024 else 8)
     return totals
 
 
@@ -243,10 +249,12 @@ def vector(values, acc: torch.dtype, device):
 
 def upstream(grad: torch.Tensor, reduction: str, inv_n: torch.Tensor, layout: Layout):
     """The gradient flowing into a loss as a kernel input: per element for ``reduction="none"``,
-    else one number (strides (0, 0)), divided by N for a mean."""
+    else one number, divided by N for a mean. The number goes as a per-row input of row stride 0
+    (strides (0, None): ``scan.load`` reads it once per row of a tile). Strides (0, 0) would read
+    it once per element, in scalar loads: the addresses are not known to repeat."""
     if reduction == "none":
         return layout.rows(grad)
-    return (grad * inv_n if reduction == "mean" else grad), (0, 0)
+    return (grad * inv_n if reduction == "mean" else grad), (0, None)
 
 
 @jit
@@ -261,7 +269,7 @@ def param(p, i, value, ACC: tl.constexpr):
 @jit
 def store_grad(G, SG, p_out, s_out, row, t, m, m_valid, d, ACC: tl.constexpr):
     """Store the input gradient ``g * d``: ``d`` is the per-element derivative of the loss,
-    ``g`` the upstream gradient ``G`` (one number when ``SG`` is (0, 0)); 0 where not valid."""
+    ``g`` the upstream gradient ``G`` (one number when ``SG`` is (0, None)); 0 where not valid."""
     b_g = load(G, SG, row, t, m_valid, 0.0, ACC)
     store(p_out, s_out, row, t, m, tl.where(m_valid, b_g * d, 0.0))
 

@@ -69,8 +69,8 @@ BACKWARD = {
     "sac": (("rewards", "q1", "q2", "next_log_probs"), lambda es: (5 * es + 1) + (7 * es + 1)),
     # fwd log π, log π_old, A → loss; bwd log π, log π_old, A → d log π
     "ppo": (("log_probs",), lambda es: 3 * es + 4 * es),
-    # fwd log π, Q, V → loss, weights, advantages; bwd weights → d log π
-    "crr": (("log_probs",), lambda es: 5 * es + 2 * es),
+    # the loss alone (need_weights=False, as its peers): fwd log π, Q, V → loss; bwd Q, V → d log π
+    "crr": (("log_probs",), lambda es: 3 * es + 3 * es),
 }
 # For these, fwd+bwd ties the next values to the values (V'_t = V_{t+1}, bootstrap_value at the
 # window's end) so that every implementation differentiates the same function of (r, V): ours

@@ -13,11 +13,13 @@ log-likelihood of the action is weighted by it:
 with the baseline :math:`b_t = V(s_t)`, or from K sampled actions
 :math:`a_j \sim \pi(\cdot|s_t)`: :math:`b_t = \frac1K\sum_j Q(s_t, a_j)` ("mean") or
 :math:`\max_j Q(s_t, a_j)` ("max"), reduced in the kernel. One pass computes A and w, writes
-them, and sums :math:`w \log\pi` with the deterministic reduction of ``_reduce``.
+them (unless ``need_weights=False``), and sums :math:`w \log\pi` with the deterministic reduction
+of ``_reduce``.
 
 :math:`w` is a constant (the critic is trained by its own TD loss), so the loss is
 differentiable in ``log_probs`` only, with :math:`\partial\text{loss}/\partial\log\pi_t =
--g\,w_t/N`: the fused backward reads the weights the forward wrote.
+-g\,w_t/N`: the fused backward reads the weights the forward wrote, or computes them again from
+Q and the baseline where the forward wrote none.
 """
 from __future__ import annotations
 
@@ -43,16 +45,15 @@ class CRROutput(NamedTuple):
 
 
 # Inputs X: 0 log_probs  1 q_values  2 baseline as (rows, T, K) with strides (row, time, k)
-#           3 mask  4 (beta, max_weight) as float64 (float64 problems)  5 weights (backward)
-#           6 upstream gradient (backward)
+#           3 mask  4 (beta, max_weight) as float64 (float64 problems)  5 weights (backward;
+#           None: computed again from 1, 2 and 4)  6 upstream gradient (backward)
 # Params P: (beta, max_weight, K, binary mode?, max baseline?)
-# Outputs O: forward (weights, advantages); backward (d log_probs,)
+# Outputs O: forward (weights, advantages), or (None, None); backward (d log_probs,)
 
 
 @jit
-def _crr_forward(X, SX, P, O, SO, row, t, m, ACC: tl.constexpr):
-    """Stats (sum of w * log_probs, count); stores the weights and advantages (0 where masked)."""
-    m_valid = load_mask(X[3], SX[3], row, t, m)
+def _weights(X, SX, P, row, t, m_valid, ACC: tl.constexpr):
+    """(w, A) where ``m_valid``, from Q and the baseline."""
     # the baseline: V(s_t) (K = 1), or the mean or max of the K sampled Q(s_t, a_j)
     s_k = SX[2][2]
     b_sum = load(X[2], SX[2], row, t, m_valid, 0.0, ACC)
@@ -72,18 +73,31 @@ def _crr_forward(X, SX, P, O, SO, row, t, m, ACC: tl.constexpr):
         beta = param(X[4], 0, P[0], ACC)
         max_weight = param(X[4], 1, P[1], ACC)
         b_w = tl.minimum(tl.exp(b_adv / beta), max_weight, propagate_nan=tl.PropagateNan.ALL)
+    return b_w, b_adv
+
+
+@jit
+def _crr_forward(X, SX, P, O, SO, row, t, m, ACC: tl.constexpr):
+    """Stats (sum of w * log_probs, count); stores the weights and advantages (0 where masked)
+    if it is given them."""
+    m_valid = load_mask(X[3], SX[3], row, t, m)
+    b_w, b_adv = _weights(X, SX, P, row, t, m_valid, ACC)
     b_w = tl.where(m_valid, b_w, 0.0)
-    store(O[0], SO[0], row, t, m, b_w)
-    store(O[1], SO[1], row, t, m, tl.where(m_valid, b_adv, 0.0))
+    if O[0] is not None:
+        store(O[0], SO[0], row, t, m, b_w)
+        store(O[1], SO[1], row, t, m, tl.where(m_valid, b_adv, 0.0))
     b_logp = load(X[0], SX[0], row, t, m_valid, 0.0, ACC)
     return tl.where(m_valid, -(b_w * b_logp), 0.0), m_valid.to(ACC)  # the loss is -mean(w logπ)
 
 
 @jit
 def _crr_backward(X, SX, P, O, SO, row, t, m, ACC: tl.constexpr):
-    """d log_probs = g * (-w), with the weights the forward stored."""
+    """d log_probs = g * (-w), with the weights the forward stored, or computed again."""
     m_valid = load_mask(X[3], SX[3], row, t, m)
-    b_w = load(X[5], SX[5], row, t, m_valid, 0.0, ACC)
+    if X[5] is not None:
+        b_w = load(X[5], SX[5], row, t, m_valid, 0.0, ACC)
+    else:
+        b_w = _weights(X, SX, P, row, t, m_valid, ACC)[0]
     store_grad(X[6], SX[6], O[0], SO[0], row, t, m, m_valid, -b_w, ACC)
 
 
@@ -100,6 +114,7 @@ class _Problem(NamedTuple):
     use_max: bool
     dtype: torch.dtype  # of the loss
     out_dtype: torch.dtype  # of weights and advantages
+    need_weights: bool = True  # False: no weights and advantages written
 
     @property
     def acc(self):
@@ -116,20 +131,23 @@ def _inputs(p: _Problem, layout: Layout):
 
 
 def _forward(p: _Problem, layout: Layout):
-    """(loss, weights, advantages, 1/N): one fused pass and the deterministic sum."""
+    """(loss, weights, advantages, 1/N): one fused pass and the deterministic sum; weights and
+    advantages None unless ``p.need_weights`` (the pass then only reads, as PPO's)."""
     device = p.log_probs.device
-    weights, advantages = (layout.new(p.out_dtype, device) for _ in range(2))
+    weights, advantages = (layout.new(p.out_dtype, device) if p.need_weights else None for _ in range(2))
     # the mean of -w logπ over the unmasked elements, and 1/N (for the backward)
     means = reduce(_crr_forward, 2, _inputs(p, layout), p.params, (layout.rows(weights), layout.rows(advantages)),
                    layout.n_rows, layout.T, p.acc, device, count=1)
     return means[0].to(p.dtype), weights, advantages, means[1]
 
 
-def _backward(grad, weights, mask, inv_n, layout: Layout, lp_dtype, params):
-    """d log_probs = -g w / N, one elementwise kernel reading the weights the forward wrote;
-    ``layout`` is log_probs' (``Layout.of``), arithmetic in inv_n's dtype."""
-    X = [None, None, None, layout.rows(mask), None, layout.rows(weights), upstream(grad, "mean", inv_n, layout)]
-    d_log_probs = layout.new(lp_dtype, weights.device)
+def _backward(grad, weights, mask, inv_n, layout: Layout, lp_dtype, params, p: _Problem | None = None):
+    """d log_probs = -g w / N, one elementwise kernel reading the weights the forward wrote, or,
+    with ``weights`` None, computing them again from ``p``'s Q and baseline; ``layout`` is
+    log_probs' (``Layout.of``), arithmetic in inv_n's dtype."""
+    X = [None, None, None, layout.rows(mask), None] if weights is not None else [None] + _inputs(p, layout)[1:]
+    X += [layout.rows(weights), upstream(grad, "mean", inv_n, layout)]
+    d_log_probs = layout.new(lp_dtype, inv_n.device)
     launch_map(_crr_backward, X, params, (layout.rows(d_log_probs),), layout.n_rows, layout.T, inv_n.dtype)
     return d_log_probs
 
@@ -139,17 +157,24 @@ class _CRRLoss(torch.autograd.Function):
     def forward(ctx, p: _Problem, log_probs):
         layout = Layout.of(log_probs)
         loss, weights, advantages, inv_n = _forward(p, layout)
-        ctx.mark_non_differentiable(weights, advantages)
+        # no zeros for the weights' and advantages' gradients: filled by autograd, they were two
+        # full-size writes that took as long as the backward itself (benchmarks/NOTES.md v8)
+        ctx.set_materialize_grads(False)
         ctx.problem, ctx.layout = p, layout
-        ctx.save_for_backward(weights, p.mask, inv_n)
+        ctx.save_for_backward(weights, p.q_values, p.baseline, p.mask, inv_n)
+        if not p.need_weights:
+            return loss
+        ctx.mark_non_differentiable(weights, advantages)
         return loss, weights, advantages
 
     @staticmethod
     @torch.autograd.function.once_differentiable
-    def backward(ctx, grad, _grad_weights, _grad_advantages):
-        weights, mask, inv_n = ctx.saved_tensors
-        p = ctx.problem
-        return None, _backward(grad, weights, mask, inv_n, ctx.layout, p.log_probs.dtype, p.params)
+    def backward(ctx, grad, *_grad_weights_and_advantages):
+        if grad is None:  # no gradient reached the loss (gradcheck asks for the other outputs' rows)
+            return None, None
+        weights, q_values, baseline, mask, inv_n = ctx.saved_tensors
+        p = ctx.problem._replace(q_values=q_values, baseline=baseline, mask=mask)
+        return None, _backward(grad, weights, mask, inv_n, ctx.layout, p.log_probs.dtype, p.params, p)
 
 
 def _baseline(baseline, q_values):
@@ -170,7 +195,7 @@ def _baseline(baseline, q_values):
 
 
 def crr_loss(log_probs, q_values, baseline, *, beta=1.0, mode="exp", max_weight=20.0,
-             baseline_reduce="mean", mask=None, backend="auto") -> CRROutput:
+             baseline_reduce="mean", mask=None, need_weights=True, backend="auto") -> CRROutput:
     r"""CRR's advantage-weighted policy loss (Wang et al., 2020).
 
     .. math::
@@ -192,12 +217,18 @@ def crr_loss(log_probs, q_values, baseline, *, beta=1.0, mode="exp", max_weight=
         baseline_reduce: how K sampled values become the baseline: "mean" (the paper's V
             estimate) or "max"; ignored for a V(s) baseline.
         mask: optional, shape of ``log_probs``; 0 marks padding, which takes no part.
+        need_weights: False: neither weights nor advantages are written (they come back as
+            None). The kernel then only reads, and the backward computes the weights again
+            from ``q_values`` and ``baseline``: for a training step that logs neither, about a
+            third fewer bytes moved (as ``need_weights`` of ``torch.nn.MultiheadAttention``).
+            Under ``torch.compile`` they are computed anyway, and dropped.
         backend: "auto", "triton" or "torch".
 
     Returns:
         ``CRROutput(loss, weights, advantages)``: the 0-d loss, differentiable in ``log_probs``
         only; and, detached, the weights w and the advantages A (shape of ``q_values``, 0 where
-        masked). With no unmasked element the loss and its gradient are 0.
+        masked; None with ``need_weights=False``). With no unmasked element the loss and its
+        gradient are 0.
     """
     log_probs = _checks.float_tensor("log_probs", log_probs)
     q_values = _checks.same_shape("q_values", q_values, log_probs, "log_probs")
@@ -207,19 +238,24 @@ def crr_loss(log_probs, q_values, baseline, *, beta=1.0, mode="exp", max_weight=
     max_weight = _checks.real("max_weight", max_weight, positive=True)
     mode = _checks.choice("mode", mode, MODES)
     baseline_reduce = _checks.choice("baseline_reduce", baseline_reduce, BASELINE_REDUCES)
+    need_weights = _checks.flag_arg("need_weights", need_weights)
     kernel = use_triton(_checks.backend(backend), log_probs.device)
     p = _Problem(log_probs, q_values, baseline, mask, beta, max_weight, mode == "binary",
                  baseline_reduce == "max", _checks.result_dtype(log_probs, q_values, baseline),
-                 _checks.result_dtype(q_values, baseline))
+                 _checks.result_dtype(q_values, baseline), need_weights)
     if kernel and log_probs.numel() > 0:
         if torch.compiler.is_compiling():  # torch.compile: the registered custom op (_ops.py)
             from . import _ops
 
-            return CRROutput(*_ops.crr_loss(p))
-        if torch.is_grad_enabled() and log_probs.requires_grad:
-            return CRROutput(*_CRRLoss.apply(p, log_probs))
-        return CRROutput(*_forward(p, Layout.of(log_probs))[:3])  # nothing to differentiate
-    from . import _torch_path
+            out = _ops.crr_loss(p)
+        elif torch.is_grad_enabled() and log_probs.requires_grad:
+            out = _CRRLoss.apply(p, log_probs)
+            out = out if need_weights else (out, None, None)
+        else:  # nothing to differentiate
+            out = _forward(p, Layout.of(log_probs))[:3]
+    else:
+        from . import _torch_path
 
-    return CRROutput(*_torch_path.crr_loss(log_probs, q_values, baseline, mask, beta, max_weight, p.binary,
-                                           p.use_max, p.dtype, p.out_dtype))
+        out = _torch_path.crr_loss(log_probs, q_values, baseline, mask, beta, max_weight, p.binary, p.use_max,
+                                   p.dtype, p.out_dtype)
+    return CRROutput(*out) if need_weights else CRROutput(out[0], None, None)

@@ -202,6 +202,7 @@ class _PPOLoss(torch.autograd.Function):
         loss, fractions, norm, inv_n = _forward(p, layout)
         clip_fraction, approx_kl = fractions.unbind()
         ctx.mark_non_differentiable(clip_fraction, approx_kl)
+        ctx.set_materialize_grads(False)  # no zeros for their gradients: a launch each
         ctx.problem, ctx.layout = p, layout
         ctx.save_for_backward(log_probs, p.old_log_probs, p.advantages, p.mask, norm, inv_n)
         return loss, clip_fraction, approx_kl
@@ -209,6 +210,8 @@ class _PPOLoss(torch.autograd.Function):
     @staticmethod
     @torch.autograd.function.once_differentiable
     def backward(ctx, grad, _grad_clip_fraction, _grad_approx_kl):
+        if grad is None:  # no gradient reached the loss (gradcheck asks for the other outputs' rows)
+            return None, None
         log_probs, old, adv, mask, norm, inv_n = ctx.saved_tensors
         p = ctx.problem._replace(log_probs=log_probs, old_log_probs=old, advantages=adv, mask=mask)
         return None, _backward(p, ctx.layout, grad, norm, inv_n)

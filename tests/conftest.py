@@ -53,8 +53,10 @@ def backend(request):
 def loss_backend(request, monkeypatch):
     """The losses' backends; "triton-tiles" makes every tile small (16 steps × 4 rows) and gives
     each program of a reduction many of them (two programs' worth: the loop of a large batch, at
-    test sizes), tiles crossing rows and a last program running past the problem's end."""
+    test sizes), tiles crossing rows and a last program running past the problem's end; the
+    finishing program adds the partials 16 at a time (several steps, the last one partial)."""
     if request.param == "triton-tiles":
+        monkeypatch.setattr(_reduce, "FINISH_BLOCK", 16)
         monkeypatch.setattr(_reduce, "TILE_ELEMENTS", 64)
         monkeypatch.setattr(_reduce, "REDUCE_TILE_ELEMENTS", 64)
         monkeypatch.setattr(_reduce, "PARTIAL_PROGRAMS", 2)

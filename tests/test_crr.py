@@ -147,6 +147,34 @@ def test_gradcheck(opts, backend):
     assert torch.autograd.gradcheck(lambda x: batch.call(backend, log_probs=x, **kw).loss, (lp,), eps=1e-6, atol=1e-8)
 
 
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("opts", ["exp_v_masked", "exp_max_k", "binary_max_k"])
+def test_without_weights(opts, dtype, loss_backend):
+    """need_weights=False: no weights or advantages; the same loss, and the gradient with the
+    weights computed again in the backward (-w/N from the reference's w)."""
+    data, kw = split(OPTIONS[opts])
+    batch = Batch(41, (5, 67), dtype=dtype, **data)
+    lp = batch.log_probs.detach().clone().requires_grad_()
+    out = batch.call(loss_backend, log_probs=lp, need_weights=False, **kw)
+    assert isinstance(out, CRROutput) and out.weights is None and out.advantages is None
+    expected = batch.reference(**kw)
+    assert out.loss.dtype == dtype and abs(out.loss.item() - expected[0]) <= LOSS_TOL[dtype] * max(1.0, abs(expected[0]))
+    (grad,) = torch.autograd.grad(out.loss, lp)
+    n = batch.np_mask.sum() if batch.np_mask is not None else batch.log_probs.numel()
+    assert_close(grad.double() * n, -np.where(np.isnan(expected[1]), 0.0, expected[1]), dtype, str(kw))
+    with torch.no_grad():
+        assert batch.call(loss_backend, need_weights=False, **kw).weights is None
+
+
+@pytest.mark.parametrize("opts", ["exp_v_masked", "binary_max_k"])
+def test_gradcheck_without_weights(opts, backend):
+    data, kw = split(OPTIONS[opts])
+    batch = Batch(43, (3, 5), dtype=torch.float64, **data)
+    lp = batch.log_probs.detach().clone().requires_grad_()
+    assert torch.autograd.gradcheck(lambda x: batch.call(backend, log_probs=x, need_weights=False, **kw).loss, (lp,),
+                                    eps=1e-6, atol=1e-8)
+
+
 # ---- determinism, special cases ------------------------------------------------------------
 def test_deterministic(loss_backend):
     batch = Batch(23, SIZES[3077], K=4)
@@ -224,3 +252,7 @@ def test_large_batch_gpu(dtype):
     assert_close(grad.double() * n, numpy(grad64) * n, dtype)
     again = crr_loss(lp, q, base, **kw)
     assert torch.equal(again.loss, out.loss) and torch.equal(torch.autograd.grad(again.loss, lp)[0], grad)
+    lean = crr_loss(lp, q, base, need_weights=False, **kw)  # the loop of partial sums, weights computed again
+    assert lean.weights is None
+    assert abs(lean.loss.item() - exp.loss.item()) <= LOSS_TOL[dtype] * max(1.0, abs(exp.loss.item()))
+    assert_close(torch.autograd.grad(lean.loss, lp)[0].double() * n, numpy(grad64) * n, dtype)

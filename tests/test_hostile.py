@@ -156,9 +156,10 @@ SPECS = [
     Spec("crr_loss", rl.crr_loss, ("log_probs", "q_values", "baseline"),
          lambda: dict(log_probs=_x(B, T, seed=1), q_values=_x(B, T, seed=2), baseline=_x(B, T, seed=3),
                       beta=1.0, mode="exp", max_weight=20.0, baseline_reduce="mean", mask=~_flag(4),
-                      backend="auto"),
+                      need_weights=True, backend="auto"),
          ref="log_probs", per_step=("q_values", "baseline"), flags=("mask",), positive=("beta", "max_weight"),
-         choices=("mode", "baseline_reduce"), time_dim=False, required=("log_probs", "q_values", "baseline")),
+         choices=("mode", "baseline_reduce"), bools=("need_weights",), time_dim=False,
+         required=("log_probs", "q_values", "baseline")),
 ]
 
 

@@ -146,7 +146,9 @@ def main():
             _reduce.PARTIAL_PROGRAMS, default = partial_programs, _reduce.PARTIAL_PROGRAMS
             ppo = rl.ppo_clip_loss(lp, aa.detach(), q0, mask=m, backend="triton")
             crr = rl.crr_loss(lp, q0, q1, mask=m, backend="triton")
-            (ppo[0].float() + crr[0].float() + rl.sac_actor_loss(lp, [q0, q1], backend="triton").float()).backward()
+            lean = rl.crr_loss(lp, q0, q1, mask=m, need_weights=False, backend="triton")  # weights computed again
+            (ppo[0].float() + crr[0].float() + lean[0].float()
+             + rl.sac_actor_loss(lp, [q0, q1], backend="triton").float()).backward()
             _reduce.PARTIAL_PROGRAMS = default
     # the time split, in three launches, two (scan.COMPOSE) and one (scan.LOOKBACK), for few long rows
     defaults = scan.MIN_PROGRAMS, scan.COMPOSE, scan.LOOKBACK

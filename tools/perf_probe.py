@@ -61,6 +61,23 @@ def fwd_bwd(op, x, params):
     return f, list(leaves.values())
 
 
+def kernel_times(fn, n=20):
+    """{kernel name: GPU µs per call} of ``fn``, from torch.profiler over ``n`` calls."""
+    from torch.profiler import ProfilerActivity, profile as torch_profile
+
+    fn()
+    torch.cuda.synchronize()
+    with torch_profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(n):
+            fn()
+        torch.cuda.synchronize()
+    times = {}
+    for e in prof.events():
+        if e.device_type == torch.autograd.DeviceType.CUDA:
+            times[e.name] = times.get(e.name, 0.0) + e.device_time / n
+    return times
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
@@ -72,6 +89,8 @@ def main():
                     help="tiles to time instead of TILES: ROWSxBLOCKxWARPS[xSTAGES],... (implies --tiles)")
     ap.add_argument("--bwd", action="store_true")
     ap.add_argument("--profile", default=None)
+    ap.add_argument("--kernels", action="store_true",
+                    help="each call's kernels and their GPU time (torch.profiler, 20 calls; rows tile='k-<kernel>')")
     ap.add_argument("--layouts", action="store_true", help="bitwise check: time-major vs batch-major")
     ap.add_argument("--vector", type=int, default=None, help="scan.VECTOR for the whole run (1, 4 or 8)")
     ap.add_argument("--time-major", action="store_true", help="GAE: also time time-major buffers (tile='tm-...')")
@@ -176,6 +195,11 @@ def main():
                     f()
                     emit(alg=name, B=B, T=T, dtype=dt, pass_="fwd+bwd", tile="default",
                          gpu_ms=gpu_ms(f), floor_ms=None, call_us=call_us(f, 300), err=None)
+                if a.kernels:
+                    for pass_, g in (("fwd", fn),) + ((("fwd+bwd", f),) if a.bwd and name != "sac" else ()):
+                        for k, us in kernel_times(g).items():
+                            emit(alg=name, B=B, T=T, dtype=dt, pass_=pass_, tile="k-" + k[:60], gpu_ms=us / 1e3,
+                                 floor_ms=None, call_us=None, err=None)
                 if a.fold and name not in ("ppo", "crr"):
                     scan.FOLD_RESETS = True
                     try:
