@@ -166,6 +166,19 @@ def test_without_weights(opts, dtype, loss_backend):
         assert batch.call(loss_backend, need_weights=False, **kw).weights is None
 
 
+def test_written_weights_free_the_constants(backend):
+    """With the weights written, the backward needs neither Q nor the baseline: a critic update
+    between the loss and its backward (in place) changes nothing."""
+    batch = Batch(47, (4, 29), K=3)
+    lp = batch.log_probs.detach().clone().requires_grad_()
+    q, base = batch.q_values.clone(), batch.baseline.clone()
+    out = crr_loss(lp, q, base, mask=batch.mask, backend=backend)
+    q.add_(1.0)
+    base.mul_(2.0)
+    (grad,) = torch.autograd.grad(out.loss, lp)
+    torch.testing.assert_close(grad, -out.weights / batch.mask.sum())
+
+
 @pytest.mark.parametrize("opts", ["exp_v_masked", "binary_max_k"])
 def test_gradcheck_without_weights(opts, backend):
     data, kw = split(OPTIONS[opts])
