@@ -164,18 +164,17 @@ class _CRRLoss(torch.autograd.Function):
         # the backward reads the weights, or computes them again from Q and the baseline
         again = (None, None) if p.need_weights else (p.q_values, p.baseline)
         ctx.save_for_backward(weights, *again, p.mask, inv_n)
-        if not p.need_weights:
-            return loss
-        ctx.mark_non_differentiable(weights, advantages)
-        return loss, weights, advantages
+        if p.need_weights:
+            ctx.mark_non_differentiable(weights, advantages)
+        return loss, weights, advantages  # None and None without need_weights
 
     @staticmethod
     @torch.autograd.function.once_differentiable
-    def backward(ctx, grad, *_grad_weights_and_advantages):
+    def backward(ctx, grad, _grad_weights, _grad_advantages):
         if grad is None:  # no gradient reached the loss (gradcheck asks for the other outputs' rows)
             return None, None
-        weights, q_values, baseline, mask, inv_n = ctx.saved_tensors
-        p = ctx.problem if weights is not None else ctx.problem._replace(q_values=q_values, baseline=baseline)
+        weights, _, _, mask, inv_n = ctx.saved_tensors  # (unpacking checks Q and the baseline are unchanged)
+        p = ctx.problem
         return None, _backward(grad, weights, mask, inv_n, ctx.layout, p.log_probs.dtype, p.params, p)
 
 
@@ -253,7 +252,6 @@ def crr_loss(log_probs, q_values, baseline, *, beta=1.0, mode="exp", max_weight=
             out = _ops.crr_loss(p)
         elif torch.is_grad_enabled() and log_probs.requires_grad:
             out = _CRRLoss.apply(p, log_probs)
-            out = out if need_weights else (out, None, None)
         else:  # nothing to differentiate
             out = _forward(p, Layout.of(log_probs))[:3]
     else:
