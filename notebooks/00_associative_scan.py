@@ -291,7 +291,7 @@ print("two levels = the loop:", np.round(y_c[:4], 4), "...")
 # %% [markdown]
 # In the kernel the vectors of a reverse scan are laid out from the last one down, so the
 # across-threads scan always runs forwards: Triton 3.6 reverses a scan by shuffling every register
-# across the warp before and after it (`benchmarks/NOTES.md`, v4). Here is the kernel:
+# across the warp before and after it (`docs/DESIGN.md`, "The scan's tile"). Here is the kernel:
 
 # %%
 print(inspect.getsource(getattr(scan._scan_kernel, "fn", scan._scan_kernel)))

@@ -48,6 +48,7 @@ import matplotlib.pyplot as plt
 
 import rltriton_lite as rl
 from rltriton_lite import _reduce, ppo, profile, reference
+from rltriton_lite.config import Config
 
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
 rng = np.random.default_rng(5)
@@ -242,13 +243,13 @@ for run in runs[1:]:
 print("bitwise identical across calls")
 
 # %% [markdown]
-# A tile holds up to 4096 elements (`_reduce._tile`), so the small problems here are a single
-# program; a GPU-sized minibatch is many. The number of partials depends only on the shape,
-# never on timing:
+# A tile holds up to `Config().tile_elements` = 4096 elements (`_reduce._tile`), so the small
+# problems here are a single program; a GPU-sized minibatch is many. The number of partials
+# depends only on the shape, never on timing:
 
 # %%
 for shape in [(B, T), (64, 128), (4096, 1024)]:
-    rows, block = _reduce._tile(*shape)
+    rows, block = _reduce._tile(*shape, Config().tile_elements)
     n_partials = -(-shape[0] // rows) * -(-shape[1] // block)  # the grid: ceil-divisions
     print(f"{str(shape):>12}: tile {rows} rows × {block} steps → {n_partials} partials")
 

@@ -19,8 +19,8 @@
 # and writes `benchmarks/results/<gpu>-<date>.json`. This notebook reads the committed results
 # and plots them; with a GPU present it also re-runs a small part live.
 #
-# The method (DESIGN.md §6): floor = the fewest bytes an op must move ÷ the copy bandwidth
-# measured in the same run; time = `triton.testing.do_bench` median.
+# The method (docs/DESIGN.md, "Benchmark method"): floor = the fewest bytes an op must move ÷
+# the copy bandwidth measured in the same run; time = `triton.testing.do_bench` median.
 
 # %%
 import glob

@@ -7,7 +7,7 @@ two stages with a fixed order, so the result is bitwise reproducible (no float a
 1. ``_partials_kernel``: each program maps a tile of rows × steps through ``ELEMENTWISE``
    (which may also store per-element outputs, such as CRR's weights) and writes the tile's sums
    of the ``N_STATS`` statistics it returns to ``partials[program, k]``;
-2. ``_finish_kernel``: one program adds the partials, up to ``FINISH_BLOCK`` at a time, in a fixed
+2. ``_finish_kernel``: one program adds the partials, up to ``Config.finish_block`` at a time, in a fixed
    order.
 
 ``ELEMENTWISE(X, SX, P, O, SO, row, t, m, ACC) -> tuple of N_STATS tensors`` sees the same
@@ -22,6 +22,7 @@ import torch
 
 from . import _checks
 from ._triton import Launcher, jit, tl
+from .config import Config, current
 from .scan import _unzip, load, store
 
 
@@ -85,7 +86,7 @@ def _finish_kernel(
     o_p = tl.arange(0, BLOCK_P)[:, None]
     o_k = tl.arange(0, BLOCK_K)
     total = tl.zeros([BLOCK_K], PART.dtype.element_ty)
-    for start in range(0, n_parts, BLOCK_P):  # few steps: BLOCK_P is up to FINISH_BLOCK partials
+    for start in range(0, n_parts, BLOCK_P):  # few steps: BLOCK_P is up to Config.finish_block partials
         m = (start + o_p < n_parts) & (o_k[None, :] < N_STATS)
         total += tl.sum(tl.load(PART + (start + o_p) * N_STATS + o_k[None, :], mask=m, other=0.0), axis=0)
     if COUNT >= 0:
@@ -94,35 +95,9 @@ def _finish_kernel(
     tl.store(OUT + o_k, total, mask=o_k < N_STATS)
 
 
-# Programs a map launch aims for: tiles of fewer rows until the grid has this many (8 × 4096-
-# element tiles of 8 × 131072 made 256 programs, 2 per H200 multiprocessor: SAC's one-step target
-# there reached 54 % of the floor, 87 % at 1 × 2**20 with 1024 programs; benchmarks/NOTES.md v6b).
-# 0: the tile's size alone decides.
-MIN_PROGRAMS = 1024
-# A partial-sum launch whose hook only reduces (stores no per-element output) takes tiles of
-# ``REDUCE_TILE_ELEMENTS`` and, beyond ``PARTIAL_PROGRAMS`` tiles, gives each program several in
-# a loop, ``PARTIAL_STAGES`` tiles' loads in flight: each program then reduces across its threads
-# once for many bytes. Measured (H200, benchmarks/NOTES.md v7, 16384×1024): PPO's five statistics
-# 54.1 -> 52.4 µs fp32 and 48.3 -> 40.1 bf16 against one 4096-element tile per program. A hook that
-# also stores (CRR's weights, a per-element loss) keeps one tile per program, as a map's (the loop
-# made CRR slower there: 85.9 -> 93.0 µs fp32; and the map's smaller tiles for few rows: CRR at
-# 8 × 131072 5.9 µs, 6.6 with 4096-element tiles).
-REDUCE_TILE_ELEMENTS = 2048
-PARTIAL_PROGRAMS = 512
-PARTIAL_STAGES = 2
-# Elements of a map tile and of a storing partial-sum tile (at most; a row's steps up to a
-# quarter of them)
-TILE_ELEMENTS = 4096
-# Partials the finishing program loads at once (8 warps beyond 1024): each further step is a
-# dependent round trip to memory. CRR at 16384 × 1024 has 4096 partials, which took 3.4 µs in
-# steps of 1024 where PPO's 512 took 1.5 (benchmarks/NOTES.md v8).
-FINISH_BLOCK = 4096
-
-
-def _tile(n_rows: int, T: int, min_programs: int = 0, elements: int | None = None):
-    """(rows, steps) of a tile: up to ``elements`` (``TILE_ELEMENTS``) elements, a row's steps
-    contiguous; fewer rows until the grid has ``min_programs`` tiles."""
-    elements = elements or TILE_ELEMENTS
+def _tile(n_rows: int, T: int, elements: int, min_programs: int = 0):
+    """(rows, steps) of a tile: up to ``elements`` elements, a row's steps contiguous (at most a
+    quarter of them); fewer rows until the grid has ``min_programs`` tiles."""
     block = min(max(_checks.next_power_of_2(T), 16), max(elements // 4, 16))
     rows = max(1, min(elements // block, _checks.next_power_of_2(n_rows)))
     while rows > 1 and _checks.cdiv(n_rows, rows) * _checks.cdiv(T, block) < min_programs:
@@ -130,13 +105,17 @@ def _tile(n_rows: int, T: int, min_programs: int = 0, elements: int | None = Non
     return rows, block
 
 
-def _partials_config(n_rows: int, T: int, stores: bool):
+def _partials_config(n_rows: int, T: int, stores: bool, cfg: Config):
     """(rows, steps, warps, tiles per program, stages) of the partial-sum launch; ``stores``:
-    the hook also writes per-element outputs."""
-    rows, block = _tile(n_rows, T, MIN_PROGRAMS) if stores else _tile(n_rows, T, elements=REDUCE_TILE_ELEMENTS)
+    the hook also writes per-element outputs (then one tile per program, as a map's: a loop made
+    CRR slower; docs/DESIGN.md, "Reductions")."""
+    if stores:
+        rows, block = _tile(n_rows, T, cfg.tile_elements, cfg.map_min_programs)
+    else:
+        rows, block = _tile(n_rows, T, cfg.reduce_tile_elements)
     n_tiles = _checks.cdiv(n_rows, rows) * _checks.cdiv(T, block)
-    tiles = 1 if stores else max(1, n_tiles // max(PARTIAL_PROGRAMS, 1))
-    return rows, block, 4 if rows * block <= 2048 else 8, tiles, PARTIAL_STAGES if tiles > 1 else 1
+    tiles = 1 if stores else max(1, n_tiles // max(cfg.partial_programs, 1))
+    return rows, block, 4 if rows * block <= 2048 else 8, tiles, cfg.partial_stages if tiles > 1 else 1
 
 
 def reduce(elementwise, n_stats, inputs, params, outputs, n_rows, T, acc_dtype, device, count=None):
@@ -157,7 +136,8 @@ def reduce(elementwise, n_stats, inputs, params, outputs, n_rows, T, acc_dtype, 
         if count is not None:
             totals[count] = 1.0
         return totals
-    rows, block, warps, tiles, stages = _partials_config(n_rows, T, any(o is not None for o in O))
+    cfg = current()
+    rows, block, warps, tiles, stages = _partials_config(n_rows, T, any(o is not None for o in O), cfg)
     n_parts = _checks.cdiv(_checks.cdiv(n_rows, rows) * _checks.cdiv(T, block), tiles)
     partials = torch.empty(n_parts, n_stats, dtype=acc_dtype, device=device)
     # ELEMENTWISE, N_STATS, ACC, ROWS, BLOCK, STAGES
@@ -165,7 +145,7 @@ def reduce(elementwise, n_stats, inputs, params, outputs, n_rows, T, acc_dtype, 
                      (elementwise, n_stats, acc, rows, block, stages), warps)
     totals = torch.empty(n_stats, dtype=acc_dtype, device=device)
     # N_STATS, COUNT, BLOCK_P, BLOCK_K
-    block_p = min(max(_checks.next_power_of_2(n_parts), 16), FINISH_BLOCK)
+    block_p = min(max(_checks.next_power_of_2(n_parts), 16), cfg.finish_block)
     _launch_finish((1,), (partials, totals, n_parts),
                    (n_stats, -1 if count is None else count, block_p, max(_checks.next_power_of_2(n_stats), 2)),
                    4 if block_p <= 1024 else 8)
@@ -298,10 +278,11 @@ def launch_map(elementwise, inputs, params, outputs, n_rows: int, T: int, acc_dt
     """
     X, SX = _unzip(inputs)
     O, SO = _unzip(outputs)
+    cfg = current()
     if time_contiguous:
-        rows, block = _tile(n_rows, T, MIN_PROGRAMS)
+        rows, block = _tile(n_rows, T, cfg.tile_elements, cfg.map_min_programs)
     else:
-        block, rows = _tile(T, n_rows, MIN_PROGRAMS)
+        block, rows = _tile(T, n_rows, cfg.tile_elements, cfg.map_min_programs)
     grid = (_checks.cdiv(n_rows, rows), _checks.cdiv(T, block))
     # ELEMENTWISE, ACC, ROWS, BLOCK
     _launch_map(grid, (X, SX, tuple(params), O, SO, n_rows, T),

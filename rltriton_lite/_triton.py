@@ -37,7 +37,7 @@ class Launcher:
 
     Triton's own path binds and specialises every leaf argument in Python on each launch (about
     45 leaves here: a third of a GAE call at 4096×128 in a cProfile on the H200's host;
-    benchmarks/NOTES.md v5). This keys its cache on what Triton specialises on, or finer: each
+    docs/DESIGN.md, "Launch path"). This keys its cache on what Triton specialises on, or finer: each
     tensor's dtype and address mod 16, each integer's value mod 16 and whether it is 1 or fits
     32 bits, strides as they are, parameters by type (a float is never specialised, an int is),
     constexprs and warps as they are, and the current device. A first call of a key goes through

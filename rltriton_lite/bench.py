@@ -1,11 +1,11 @@
 """``python -m rltriton_lite.bench``: time the kernels against the memory floor and their peers.
 
-Method (DESIGN.md §6; benchmarks/README.md has the long form): the kernels are memory-bound, so
-for each op count the fewest bytes it must move (every input read once, every output written
-once); the floor is those bytes over the copy bandwidth measured in the same process. Each row
-reports the ``triton.testing.do_bench`` median, the floor and % of floor, the full-call wall
-time (many back-to-back calls, host work included), the GPU time alone (CUDA-graph replays)
-where the call can be captured, and the max relative error of the outputs.
+Method (docs/DESIGN.md, "Benchmark method"; benchmarks/README.md has the long form): the kernels
+are memory-bound, so for each op count the fewest bytes it must move (every input read once,
+every output written once); the floor is those bytes over the copy bandwidth measured in the same
+process. Each row reports the ``triton.testing.do_bench`` median, the floor and % of floor, the
+full-call wall time (many back-to-back calls, host work included), the GPU time alone (CUDA-graph
+replays) where the call can be captured, and the max relative error of the outputs.
 
 Every algorithm of ``rltriton_lite.profile.ops()`` runs forward, and forward + backward
 (gradients of fixed random weightings of its outputs), at every shape and dtype of the sweep.
@@ -567,16 +567,12 @@ class Sweep:
     def tile_variants(self, name, B, T, dtype, fn, nbytes):
         """--configs: GAE fp32 forward with other tiles (rows per program, time block, warps and
         optionally pipeline stages, default 1)."""
-        from rltriton_lite import scan
+        from rltriton_lite.config import Config, using
 
-        default_config = scan._config
         for cfg in self.configs:
-            scan._config = scan.fixed_config(*cfg)
-            try:
+            with using(Config(tile=cfg)):
                 fn()  # compile this tile before timing it
                 ms, full_us, timer = measure(fn, self.sync, self.timing, use_do_bench=self.device == "cuda")
-            finally:
-                scan._config = default_config
             tile = f"rows{cfg[0]}-block{cfg[1]}-w{cfg[2]}" + (f"-s{cfg[3]}" if len(cfg) > 3 else "")
             self.add(make_row(name, f"{OURS}[{tile}]", B, T, dtype, "fwd", ms, nbytes, self.bw,
                               full_call_us=full_us, timer=timer))

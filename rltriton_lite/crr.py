@@ -158,7 +158,7 @@ class _CRRLoss(torch.autograd.Function):
         layout = Layout.of(log_probs)
         loss, weights, advantages, inv_n = _forward(p, layout)
         # no zeros for the weights' and advantages' gradients: filled by autograd, they were two
-        # full-size writes that took as long as the backward itself (benchmarks/NOTES.md v8)
+        # full-size writes that took as long as the backward itself (docs/DESIGN.md, "Reductions")
         ctx.set_materialize_grads(False)
         ctx.problem, ctx.layout = p, layout
         # the backward reads the weights, or computes them again from Q and the baseline

@@ -5,7 +5,7 @@ Every function takes NumPy arrays (or anything ``np.asarray`` accepts) with **ti
 axis** and any batch axes in front, and loops ``for t in reversed(range(T))`` over time, with
 the batch handled by NumPy broadcasting. Flags (``terminated``, ``truncated``) and ``mask`` may
 be bool, integer or float; ``gamma``/``lambda_`` a number or an array broadcastable to the
-rewards. The conventions are those of ``DESIGN.md`` §2:
+rewards. The conventions are those of ``docs/DESIGN.md``, "Conventions":
 
 * ``terminated[t]``: s_{t+1} is terminal, nothing is bootstrapped after step t;
 * ``truncated[t]``: the episode was cut after step t, the return bootstraps from

@@ -68,7 +68,7 @@ def _before(p, s, scalar, row, t, m, T, ACC: tl.constexpr):
 def _episode_before(X, SX, P, row, t, m, T, ACC: tl.constexpr):
     """``_episode`` of step t - 1 at every step t of the tile (``m``: in bounds), as the
     backward's transposed scan needs it, from aligned loads shifted by one step: a load at t - 1
-    would be one scalar load per step (benchmarks/NOTES.md v7b). Where step t - 1 is not valid
+    would be one scalar load per step (docs/DESIGN.md, "Loads"). Where step t - 1 is not valid
     its coefficients are read rather than zeroed: callers select by its validity."""
     valid = m & (t >= 1)
     if X[6] is not None:
@@ -87,7 +87,7 @@ def _values_now_and_next(X, SX, row, t, m, T, ACC: tl.constexpr):
 
     Callers pass the steps in bounds as ``m`` and select by validity and the terminal flag
     afterwards: a mask computed from loaded data would make every load of it scalar (no 16-byte
-    vectors; benchmarks/NOTES.md, v6b)."""
+    vectors; docs/DESIGN.md, "Loads")."""
     if X[2] is not None:
         return load(X[1], SX[1], row, t, m, 0.0, ACC), load(X[2], SX[2], row, t, m, 0.0, ACC)
     else:  # (returns without values: both 0, only the bootstrap value is read)

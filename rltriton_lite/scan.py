@@ -44,16 +44,12 @@ import torch
 
 from . import _checks
 from ._triton import HAS_TRITON, INTERPRET, Launcher, jit, tl
+from .config import Config, current
 
 # For the kernels: whether they run under the interpreter (a compile-time constant)
 _INTERPRETED = tl.constexpr(INTERPRET) if HAS_TRITON else INTERPRET
 
 __all__ = ["linear_scan"]
-
-# Largest chunk of time steps one program scans at once. Tests lower it to exercise the carry
-# between chunks on short sequences.
-MAX_BLOCK_T = 1024
-
 
 # --------------------------------------------------------------------------------------------
 # Kernel building blocks
@@ -70,14 +66,6 @@ def combine(a_l, b_l, r_l, a_r, b_r, r_r):
     a = tl.where(r_r, a_r, a_r * a_l)
     b = tl.where(r_r, b_r, b_r + a_r * b_l)
     return a, b, r_l | r_r
-
-
-@jit
-def combine_folded(a_l, b_l, a_r, b_r):
-    """``combine`` with the reset folded into ``a``: a step with a = 0 ignores the steps behind
-    it (a select, so a NaN or Inf there cannot leak in). Two operands instead of three: with
-    Triton 3.6 every operand of a reverse scan costs lane reversals (FOLD_RESETS)."""
-    return a_r * a_l, tl.where(a_r == 0.0, b_r, b_r + a_r * b_l)
 
 
 @jit
@@ -111,9 +99,7 @@ def _unpack(x, ROWS: tl.constexpr, NV: tl.constexpr, V: tl.constexpr, REVERSE: t
     """The ``V`` steps of each vector of a [ROWS, NV, V] tile as ``V`` [ROWS, NV] tensors, in scan
     order (the last step first in a reverse scan). A vector is in one thread's registers, so this
     moves no data (``tl.split`` of a dim of size 2 that a thread holds)."""
-    if V == 1:
-        return (tl.reshape(x, [ROWS, NV]),)
-    elif V == 4:
+    if V == 4:
         x0, x1, x2, x3 = _split4(x, ROWS, NV)
         if REVERSE:
             return x3, x2, x1, x0
@@ -132,9 +118,7 @@ def _unpack(x, ROWS: tl.constexpr, NV: tl.constexpr, V: tl.constexpr, REVERSE: t
 @jit
 def _pack(x, ROWS: tl.constexpr, NV: tl.constexpr, V: tl.constexpr, REVERSE: tl.constexpr):
     """The inverse of ``_unpack``."""
-    if V == 1:
-        return tl.reshape(x[0], [ROWS, NV, 1])
-    elif V == 4:
+    if V == 4:
         if REVERSE:
             x = (x[3], x[2], x[1], x[0])
         return _join4(x[0], x[1], x[2], x[3], ROWS, NV)
@@ -150,21 +134,18 @@ def _pack(x, ROWS: tl.constexpr, NV: tl.constexpr, V: tl.constexpr, REVERSE: tl.
 def _chain(a, b, r, V: tl.constexpr):
     """Inclusive composition of ``V`` steps given in scan order (tuples of [ROWS, NV] tensors):
     a thread's sequential scan of its vector."""
-    if V == 1:
-        return a, b, r
+    a1, b1, r1 = combine(a[0], b[0], r[0], a[1], b[1], r[1])
+    a2, b2, r2 = combine(a1, b1, r1, a[2], b[2], r[2])
+    a3, b3, r3 = combine(a2, b2, r2, a[3], b[3], r[3])
+    if V == 4:
+        return (a[0], a1, a2, a3), (b[0], b1, b2, b3), (r[0], r1, r2, r3)
     else:
-        a1, b1, r1 = combine(a[0], b[0], r[0], a[1], b[1], r[1])
-        a2, b2, r2 = combine(a1, b1, r1, a[2], b[2], r[2])
-        a3, b3, r3 = combine(a2, b2, r2, a[3], b[3], r[3])
-        if V == 4:
-            return (a[0], a1, a2, a3), (b[0], b1, b2, b3), (r[0], r1, r2, r3)
-        else:
-            a4, b4, r4 = combine(a3, b3, r3, a[4], b[4], r[4])
-            a5, b5, r5 = combine(a4, b4, r4, a[5], b[5], r[5])
-            a6, b6, r6 = combine(a5, b5, r5, a[6], b[6], r[6])
-            a7, b7, r7 = combine(a6, b6, r6, a[7], b[7], r[7])
-            return ((a[0], a1, a2, a3, a4, a5, a6, a7), (b[0], b1, b2, b3, b4, b5, b6, b7),
-                    (r[0], r1, r2, r3, r4, r5, r6, r7))
+        a4, b4, r4 = combine(a3, b3, r3, a[4], b[4], r[4])
+        a5, b5, r5 = combine(a4, b4, r4, a[5], b[5], r[5])
+        a6, b6, r6 = combine(a5, b5, r5, a[6], b[6], r[6])
+        a7, b7, r7 = combine(a6, b6, r6, a[7], b[7], r[7])
+        return ((a[0], a1, a2, a3, a4, a5, a6, a7), (b[0], b1, b2, b3, b4, b5, b6, b7),
+                (r[0], r1, r2, r3, r4, r5, r6, r7))
 
 
 @jit
@@ -185,20 +166,17 @@ def _value(a, b, r, c_in):
 def _values(a, b, r, c_in, V: tl.constexpr):
     """(y, y_prev) of each step of a vector (tuples, scan order) from the carry entering it."""
     y0 = _value(a[0], b[0], r[0], c_in)
-    if V == 1:
-        return (y0,), (c_in,)
+    y1 = _value(a[1], b[1], r[1], c_in)
+    y2 = _value(a[2], b[2], r[2], c_in)
+    y3 = _value(a[3], b[3], r[3], c_in)
+    if V == 4:
+        return (y0, y1, y2, y3), (c_in, y0, y1, y2)
     else:
-        y1 = _value(a[1], b[1], r[1], c_in)
-        y2 = _value(a[2], b[2], r[2], c_in)
-        y3 = _value(a[3], b[3], r[3], c_in)
-        if V == 4:
-            return (y0, y1, y2, y3), (c_in, y0, y1, y2)
-        else:
-            y4 = _value(a[4], b[4], r[4], c_in)
-            y5 = _value(a[5], b[5], r[5], c_in)
-            y6 = _value(a[6], b[6], r[6], c_in)
-            y7 = _value(a[7], b[7], r[7], c_in)
-            return (y0, y1, y2, y3, y4, y5, y6, y7), (c_in, y0, y1, y2, y3, y4, y5, y6)
+        y4 = _value(a[4], b[4], r[4], c_in)
+        y5 = _value(a[5], b[5], r[5], c_in)
+        y6 = _value(a[6], b[6], r[6], c_in)
+        y7 = _value(a[7], b[7], r[7], c_in)
+        return (y0, y1, y2, y3, y4, y5, y6, y7), (c_in, y0, y1, y2, y3, y4, y5, y6)
 
 
 @jit
@@ -225,7 +203,7 @@ def load_and_step(p, s, row, t, m, T, other, ACC: tl.constexpr, STEP: tl.constex
 
     ``t`` is the hooks' tile of vectors of V consecutive steps ([ROWS or 1, NV, V]). A load at
     t ± 1 would be misaligned, V scalar loads per vector where an aligned vector is one 16-byte
-    load (benchmarks/NOTES.md v7); here each vector is loaded once, aligned, and shifted by one
+    load (docs/DESIGN.md, "Loads"); here each vector is loaded once, aligned, and shifted by one
     step in its thread's registers, and only the step just past each vector is read on its own.
     The neighbour of an in-bounds step is read whatever ``m`` says of it: callers select. Only
     a time-contiguous input is shifted; in a time-major buffer the neighbouring step is a strided
@@ -263,16 +241,13 @@ def _load_and_step(p, s, row, t, m, T, other, ACC: tl.constexpr, STEP: tl.conste
             t_edge = tl.min(t, axis=2, keep_dims=True) - 1  # the step before each vector
             m_edge = any_m & (t_edge >= 0)
         edge = load(p, s, row, t_edge, m_edge, other, ACC)
-        if V == 1:
-            return x, edge
+        edge = tl.sum(edge, axis=2)  # [ROWS, NV] as the vectors' steps are (a reshape would move data)
+        xs = _unpack(x, ROWS, NV, V, False)  # the vector's steps, ascending in time
+        if STEP == 1:
+            shifted = xs[1:] + (edge,)
         else:
-            edge = tl.sum(edge, axis=2)  # [ROWS, NV] as the vectors' steps are (a reshape would move data)
-            xs = _unpack(x, ROWS, NV, V, False)  # the vector's steps, ascending in time
-            if STEP == 1:
-                shifted = xs[1:] + (edge,)
-            else:
-                shifted = (edge,) + xs[:V - 1]
-            return x, _pack(shifted, ROWS, NV, V, False)
+            shifted = (edge,) + xs[:V - 1]
+        return x, _pack(shifted, ROWS, NV, V, False)
 
 
 @jit
@@ -317,7 +292,7 @@ def store(p, s, row, t, m, value):
 @jit
 def _walk(X, SX, P, O, SO, row, m_r, carry, k_start, k_end, n_chunks, T,
           PROLOGUE: tl.constexpr, EPILOGUE: tl.constexpr, REVERSE: tl.constexpr, ACC: tl.constexpr,
-          ROWS: tl.constexpr, BLOCK: tl.constexpr, FOLD: tl.constexpr, V: tl.constexpr, STAGES: tl.constexpr,
+          ROWS: tl.constexpr, BLOCK: tl.constexpr, V: tl.constexpr, STAGES: tl.constexpr,
           SUMMARIZE: tl.constexpr):
     """Scan chunks ``k_start`` ... ``k_end - 1`` (in scan order) of the rows ``row``, from ``carry``.
 
@@ -333,8 +308,8 @@ def _walk(X, SX, P, O, SO, row, m_r, carry, k_start, k_end, n_chunks, T,
     # laid out from the last one down. Triton 3.6 lowers `associative_scan(reverse=True)` with a
     # lane reversal of every operand register before and after the scan, five dependent shuffles
     # each, even along an axis a thread holds (sm_90 PTX, GAE's chunk: 263 shuffles; this way 53;
-    # benchmarks/NOTES.md, v4). Time-major buffers get the same vectors (strided loads) so both
-    # layouts are scanned in the same order; V = 1 is the second level alone.
+    # docs/DESIGN.md, "The scan's tile"). Time-major buffers get the same vectors (strided loads) so both
+    # layouts are scanned in the same order.
     NV: tl.constexpr = BLOCK // V
     o_j = tl.arange(0, NV)[None, :, None]  # the vector, in scan order
     o_v = tl.arange(0, V)[None, None, :]  # the step inside its vector, ascending time
@@ -360,8 +335,6 @@ def _walk(X, SX, P, O, SO, row, m_r, carry, k_start, k_end, n_chunks, T,
         a = tl.where(valid, a, 1.0).to(ACC)
         b = tl.where(valid, b, 0.0).to(ACC)
         reset = reset & valid
-        if FOLD:  # a zero coefficient is a boundary too (as the lanes' combine_folded sees it)
-            reset = reset | (a == 0.0)
 
         # each vector's steps composed in order by its thread, up to the vector's whole map
         p_a, p_b, p_r = _chain(_unpack(a, ROWS, NV, V, REVERSE), _unpack(b, ROWS, NV, V, REVERSE),
@@ -369,11 +342,7 @@ def _walk(X, SX, P, O, SO, row, m_r, carry, k_start, k_end, n_chunks, T,
         g_a, g_b, g_r = p_a[V - 1], p_b[V - 1], p_r[V - 1]
         # the vectors composed across lanes, forwards in scan order: the map from the chunk's carry
         # to the value at each vector's last step
-        if FOLD:
-            j_a, j_b = tl.associative_scan((tl.where(g_r, 0.0, g_a), g_b), 1, combine_folded)
-            j_r = j_a == 0.0
-        else:
-            j_a, j_b, j_r = tl.associative_scan((g_a, g_b, g_r), 1, combine)
+        j_a, j_b, j_r = tl.associative_scan((g_a, g_b, g_r), 1, combine)
         if SUMMARIZE:
             # the chunk's composed map is its last vector's: fold it into the segment's
             c_a, c_b, c_r = _last(j_a, j_b, j_r, j_last)
@@ -395,32 +364,22 @@ def _walk(X, SX, P, O, SO, row, m_r, carry, k_start, k_end, n_chunks, T,
 
 
 @jit
-def _carry_from_published(SUMMARY, WS, o_r, m_r, pid, pid_s, n_seg, carry, ACC: tl.constexpr, ROWS: tl.constexpr,
-                          BLOCK_S: tl.constexpr):
+def _composed_carry(SUMMARY, o_r, m_r, pid_s, n_seg, carry, ACC: tl.constexpr, BLOCK_S: tl.constexpr):
     """The carry entering segment ``pid_s``: ``carry`` (the row's initial value) taken through the
-    composed maps of the segments before it (in scan order): with ``WS``, published by programs of
-    this launch (each waited for); without, written by an earlier launch.
+    composed maps that the first launch wrote for the segments before it (in scan order).
 
     Deterministic: the maps are composed in a fixed order (blocks of BLOCK_S, each a forward
-    ``tl.associative_scan``) whatever order the programs ran in; a block's missing tail is the
-    identity, which composes exactly.
+    ``tl.associative_scan``); a block's missing tail is the identity, which composes exactly.
     """
     o_s = tl.arange(0, BLOCK_S)
     s_last = o_s[None, :] == BLOCK_S - 1
     for base in range(0, pid_s, BLOCK_S):
         m_s = base + o_s < pid_s
-        if WS is not None:
-            # wait until every segment of this block has published (an atomic read: acquire)
-            flags = WS + 1 + pid * n_seg + base + o_s
-            n_ready = tl.sum(tl.atomic_add(flags, 0, mask=m_s), axis=0)
-            while n_ready < tl.sum(m_s.to(tl.int32), axis=0):
-                n_ready = tl.sum(tl.atomic_add(flags, 0, mask=m_s), axis=0)
-            tl.debug_barrier()  # every thread past the acquiring reads before any reads a map (from L2: .cg)
         at = SUMMARY + (o_r.to(tl.int64)[:, None] * n_seg + base + o_s[None, :]) * 3
         m = m_r[:, None] & m_s[None, :]
-        a = tl.load(at, mask=m, other=1.0, cache_modifier=".cg").to(ACC)
-        b = tl.load(at + 1, mask=m, other=0.0, cache_modifier=".cg").to(ACC)
-        r = tl.load(at + 2, mask=m, other=0.0, cache_modifier=".cg") != 0
+        a = tl.load(at, mask=m, other=1.0).to(ACC)
+        b = tl.load(at + 1, mask=m, other=0.0).to(ACC)
+        r = tl.load(at + 2, mask=m, other=0.0) != 0
         j_a, j_b, j_r = tl.associative_scan((a, b, r), 1, combine)
         b_a, b_b, b_r = _last(j_a, j_b, j_r, s_last)
         carry = _value(b_a, b_b, b_r, carry)
@@ -434,11 +393,9 @@ def _scan_kernel(
     P,  # tuple of scalar parameters (gamma, lambda, ...), read by the hooks
     O,  # tuple of output pointers, written by the epilogue
     SO,  # tuple of (row stride, time stride) pairs, one per output
-    Y0,  # carry entering each segment, [n_rows, n_segments] (per row, [n_rows], with WS or COMPOSE); None: 0
-    SUMMARY,  # [n_rows, n_segments, 3]: each segment's composed map (A, B, R); written instead of
-              # outputs (the first pass of a split), or published (WS), or read (COMPOSE), or None
-    WS,  # int32 [1 + n_programs * n_segments], zeroed: one-launch split (a ticket counter, then a
-         # flag per segment: its map is published); None: no look-back
+    Y0,  # the carry entering each segment [n_rows, n_segments] (per row [n_rows] with COMPOSE); None: 0
+    SUMMARY,  # [n_rows, n_segments, 3]: each segment's composed map (A, B, R), written (the first
+              # launch of a time split) or read (COMPOSE); None: no split
     n_rows,  # number of independent sequences (every dim but time, flattened)
     T,  # sequence length
     SEG,  # chunks per segment; program (i, s) scans segment s of its rows
@@ -448,25 +405,15 @@ def _scan_kernel(
     ACC: tl.constexpr,  # accumulation dtype: tl.float32, or tl.float64 for float64 inputs
     ROWS: tl.constexpr,  # rows per program
     BLOCK: tl.constexpr,  # time steps per chunk
-    FOLD: tl.constexpr,  # scan (a, b) with resets as a = 0 (combine_folded), not (a, b, reset)
     V: tl.constexpr,  # time steps per vector: a chunk is BLOCK // V vectors of V ascending steps
     STAGES: tl.constexpr,  # software pipelining of the chunk loop (1: none)
-    BLOCK_S: tl.constexpr,  # segments' maps composed at once by the look-back (WS, COMPOSE)
+    BLOCK_S: tl.constexpr,  # segments' maps composed at once (COMPOSE)
     COMPOSE: tl.constexpr,  # the second launch of a two-launch split: compose the maps SUMMARY holds
                             # for the segments before this one, then scan with the epilogue
 ):
     n_seg = tl.num_programs(1)
-    if WS is None:
-        pid = tl.program_id(0)
-        pid_s = tl.program_id(1)  # the segment of time this program scans
-    else:
-        # One-launch split: programs take their segment in the order they start (a ticket), the
-        # first segment of every row tile first. A program waits only for segments of lower
-        # tickets, which started before it and never wait for it: no deadlock, whatever the
-        # number of programs resident at once.
-        ticket = tl.atomic_add(WS, 1)
-        pid = ticket % tl.num_programs(0)
-        pid_s = ticket // tl.num_programs(0)
+    pid = tl.program_id(0)
+    pid_s = tl.program_id(1)  # the segment of time this program scans
     o_r = pid * ROWS + tl.arange(0, ROWS)  # the rows of this program
     m_r = o_r < n_rows
     # int64: row * stride may pass 2**31. Rows past the end are clamped to the last one: every
@@ -475,34 +422,26 @@ def _scan_kernel(
     o_seg = o_r.to(tl.int64) * n_seg + pid_s  # this program's (row, segment) entries
     if Y0 is None:
         carry = tl.zeros([ROWS], ACC)
-    elif WS is None and not COMPOSE:
-        carry = tl.load(Y0 + o_seg, mask=m_r, other=0.0).to(ACC)
-    else:
+    elif COMPOSE:  # the row's initial value, composed below
         carry = tl.load(Y0 + o_r, mask=m_r, other=0.0).to(ACC)
+    else:  # o_seg is o_r when time is not split
+        carry = tl.load(Y0 + o_seg, mask=m_r, other=0.0).to(ACC)
     n_chunks = tl.cdiv(T, BLOCK)
     k_start = pid_s * SEG
     k_end = tl.minimum((pid_s + 1) * SEG, n_chunks)
     if SUMMARY is None:
         _walk(X, SX, P, O, SO, row, m_r, carry, k_start, k_end, n_chunks, T, PROLOGUE, EPILOGUE, REVERSE, ACC, ROWS,
-              BLOCK, FOLD, V, STAGES, False)
+              BLOCK, V, STAGES, False)
     elif COMPOSE:
-        carry = _carry_from_published(SUMMARY, WS, o_r, m_r, pid, pid_s, n_seg, carry, ACC, ROWS, BLOCK_S)
+        carry = _composed_carry(SUMMARY, o_r, m_r, pid_s, n_seg, carry, ACC, BLOCK_S)
         _walk(X, SX, P, O, SO, row, m_r, carry, k_start, k_end, n_chunks, T, PROLOGUE, EPILOGUE, REVERSE, ACC, ROWS,
-              BLOCK, FOLD, V, STAGES, False)
+              BLOCK, V, STAGES, False)
     else:
         s_a, s_b, s_r = _walk(X, SX, P, O, SO, row, m_r, carry, k_start, k_end, n_chunks, T, PROLOGUE, EPILOGUE,
-                              REVERSE, ACC, ROWS, BLOCK, FOLD, V, STAGES, True)
+                              REVERSE, ACC, ROWS, BLOCK, V, STAGES, True)
         tl.store(SUMMARY + o_seg * 3, s_a, mask=m_r)
         tl.store(SUMMARY + o_seg * 3 + 1, s_b, mask=m_r)
         tl.store(SUMMARY + o_seg * 3 + 2, s_r.to(ACC), mask=m_r)
-        if WS is not None:
-            # publish: every thread's stores done, then the flag (an atomic: release)
-            tl.debug_barrier()
-            tl.atomic_xchg(WS + 1 + pid * n_seg + pid_s, 1)
-            carry = _carry_from_published(SUMMARY, WS, o_r, m_r, pid, pid_s, n_seg, carry, ACC, ROWS, BLOCK_S)
-            # the segment again, from its carry (its inputs are in L2 from the first walk)
-            _walk(X, SX, P, O, SO, row, m_r, carry, k_start, k_end, n_chunks, T, PROLOGUE, EPILOGUE, REVERSE, ACC,
-                  ROWS, BLOCK, FOLD, V, STAGES, False)
 
 
 # The carries of a time-split scan: a scan over the segments' composed maps, in scan order.
@@ -579,109 +518,53 @@ def _ls_bwd_epilogue(X, SX, P, O, SO, row, t, m, T, ACC: tl.constexpr, valid, g,
 # --------------------------------------------------------------------------------------------
 # Launch
 # --------------------------------------------------------------------------------------------
-def _config(n_rows: int, T: int, time_contiguous: bool, itemsize: int):
-    """Tile (rows per program, time steps per chunk), warps, pipeline stages and steps per vector
-    for (n_rows, T) and the outputs' element size in bytes.
+def _tile(n_rows: int, T: int, time_contiguous: bool, itemsize: int, cfg: Config):
+    """(rows per program, time steps per chunk, warps, pipeline stages, steps per vector) for
+    (n_rows, T) and the outputs' element size in bytes.
 
-    From the tile sweeps in benchmarks/NOTES.md (H200, v4): one warp per program, a chunk of 256
-    steps in all (2 vectors of 4 per thread), and the next chunk's loads issued while this one is
-    scanned (2 stages) wherever a program walks more than one chunk: many small programs keep
-    enough loads in flight, where wide programs wait on their warps' barriers. Many rows take
-    2 rows × 128 steps; fewer rows one row × 256 steps (more programs). The chunk length
-    depends on (n_rows, T) only, never on the layout, so a time-major and a batch-major buffer
-    are scanned in the same chunks (the same carries between them).
-
-    A vector is 16 bytes: 8 steps of a 2-byte dtype, 4 otherwise (v5: bf16 at 16384×1024
-    45-63 % -> 55-74 % of the floor). A 2-byte tile of one row is not pipelined: Triton 3.6 then
-    gives the whole tile to every thread (a replicated layout: GAE's kernel 7268 instructions,
-    2.2 KB of spills, 34× slower at 8×131072; tools/compile_sm90.py now fails on spills).
+    One warp per program, 256 steps per chunk (2 vectors per thread) and the next chunk's loads in
+    flight (2 stages); many rows take 2 × 128. The chunk depends on (n_rows, T) only, never on the
+    layout, so both layouts are scanned in the same chunks (the same carries between them). A
+    vector is 16 bytes. A 2-byte tile of one row is not pipelined (Triton 3.6 replicates it into
+    every thread). Time-major tiles span more rows, unpipelined, bounded by their registers.
+    The measurements behind each choice: docs/DESIGN.md, "The scan's tile".
     """
-    narrow = itemsize < 4
-    block = min(max(_checks.next_power_of_2(T), 16), 128 if n_rows >= 4096 else 256, MAX_BLOCK_T)
-    vec = _vector(itemsize, block)
+    block = min(max(_checks.next_power_of_2(T), 16), 128 if n_rows >= 4096 else 256, cfg.max_block_t)
+    if cfg.tile is not None:
+        rows, block, warps, *rest = cfg.tile
+        return rows, block, warps, rest[0] if rest else 1, _vector(itemsize, block, rest[1] if rest[1:] else cfg.vector)
+    vec = _vector(itemsize, block, cfg.vector)
     if not time_contiguous:
-        # time-major: neighbouring rows are neighbours in memory, so a tile spans more rows; no
-        # pipelining (measured slower here: GAE 16384×1024 at 16×256×8 warps, 0.203 -> 0.374 ms).
-        # Its registers bound the tile: 2048 elements of 4 bytes (4096 spilled, 1024 of 8 bytes)
-        elements = TIME_MAJOR_TILE[1] * 4 // max(itemsize, 4)
-        rows = max(1, min(TIME_MAJOR_TILE[0], elements // block, _checks.next_power_of_2(n_rows)))
-        return rows, block, TIME_MAJOR_TILE[2], 1, vec
+        most_rows, elements, warps = cfg.time_major_tile
+        elements = elements * 4 // max(itemsize, 4)
+        rows = max(1, min(most_rows, elements // block, _checks.next_power_of_2(n_rows)))
+        return rows, block, warps, 1, vec
     rows = max(1, min(256 // block, _checks.next_power_of_2(n_rows))) if n_rows >= 1024 else 1
-    return rows, block, 1, 2 if T > block and not (narrow and rows == 1) else 1, vec
+    return rows, block, 1, 2 if T > block and not (itemsize < 4 and rows == 1) else 1, vec
 
 
-# Time-major tile bounds: (most rows, most elements of 4 bytes, warps) per program.
-TIME_MAJOR_TILE = (64, 2048, 4)
-
-
-def fixed_config(rows: int, block: int, warps: int, stages: int = 1, vector: int | None = None):
-    """A stand-in for ``_config`` that gives every problem one tile (tile sweeps: the benchmark's
-    ``--configs``, ``tools/perf_probe.py``). Rows per program, steps per chunk, warps, stages and
-    steps per vector (None: 16 bytes, as ``_config``)."""
-    def config(n_rows, T, time_contiguous, itemsize):
-        return rows, block, warps, stages, _vector(itemsize, block, vector)
-    return config
-
-
-def _vector(itemsize: int, block: int, vector: int | None = None) -> int:
-    """Steps per vector: ``vector``, else ``VECTOR``, else 16 bytes (8 steps of a 2-byte dtype,
-    4 otherwise); never more than the chunk."""
-    return min(vector or VECTOR or (8 if itemsize < 4 else 4), block)
-
-
-# Scan two operands (a, b) across lanes, a reset being a = 0, instead of three (a, b, reset).
-# Same results for finite values; with it, a coefficient of exactly 0 (γλ = 0, a V-trace trace
-# with ρ = 0, a product that underflows) is an episode boundary too, so a NaN or Inf behind it
-# stays there (the loops give 0 · NaN = NaN). Fewer instructions (sm_90 PTX with Triton 3.6, GAE's
-# chunk: 690 -> 600, shuffles 53 -> 45); timed on the H200 in benchmarks/NOTES.md (v4).
-FOLD_RESETS = False
-
-
-# Time steps per vector, the scan's in-register level (see the kernel): None (16-byte vectors: 8
-# steps of a 2-byte dtype, 4 otherwise, the same for every layout), or 1 (none), 4 or 8 for all.
-VECTOR = None
-
-
-# The time split in one launch instead of three: each program scans its segment's composed map,
-# publishes it (a flag per segment in a zeroed int32 workspace), composes the maps of the segments
-# before it in a fixed order once they are published, and scans its segment again from that carry
-# with the epilogue (its inputs then come from L2). Deterministic like the three passes (the same
-# maps, composed in an order fixed by the number of segments), with the same results as them up
-# to rounding. Off: timed slower than three launches on an H200 (1.1-1.2x at 8 x 131072, 3x at
-# 1 x 2**20, where each of 1024 segments waits on all before it; benchmarks/NOTES.md, v6).
-LOOKBACK = False
-# Segments' maps the look-back composes at once (a test lowers it to compose several blocks).
-LOOKBACK_BLOCK = 256
-
-# The time split in two launches: the segments' maps, then the segments again, each program
-# composing the maps of the segments before it itself (in the look-back's fixed order, read
-# from the first launch's summary: no waiting, no atomics) instead of a middle launch scanning
-# them into carries. Deterministic like the three passes, their results up to rounding. Taken
-# for at most COMPOSE segments (0: never), one LOOKBACK_BLOCK of maps: on an H200, GAE fp32
-# 16.0 -> 14.9 us at 8 x 131072 (128 segments) and 15.8 -> 14.1 at 64 x 16384, but 19.7 -> 23.7
-# at 1 x 2**20, whose 1024 segments compose four blocks each (benchmarks/NOTES.md, v6b).
-# LOOKBACK takes precedence.
-COMPOSE = 256
-
-
-# Split time across programs when fewer than this many would run (None: twice the GPU's
-# multiprocessors; the interpreter never splits unless a test sets it).
-MIN_PROGRAMS = None
+def _vector(itemsize: int, block: int, vector: int | None) -> int:
+    """Steps per vector: ``vector``, else 16 bytes (8 steps of a 2-byte dtype, 4 otherwise)."""
+    vec = vector or (8 if itemsize < 4 else 4)
+    if vec not in (4, 8) or vec > block:
+        raise ValueError(f"steps per vector must be 4 or 8 and at most the chunk ({block}), got {vec}")
+    return vec
 
 
 @functools.lru_cache(maxsize=None)
-def _min_programs(device_index: int) -> int:
-    return 2 * torch.cuda.get_device_properties(device_index).multi_processor_count
+def _sm_count(device_index: int) -> int:
+    return torch.cuda.get_device_properties(device_index).multi_processor_count
 
 
-def _segments(n_programs: int, n_chunks: int, device: torch.device, want=None):
+def _segments(n_programs: int, n_chunks: int, device: torch.device, min_programs):
     """(segments, chunks per segment) for ``n_programs`` row tiles walking ``n_chunks`` chunks.
 
-    Time is split when fewer than ``want`` programs would run; then into segments fine enough
-    for four times that many (a program walks its chunks one after the other: short segments
-    keep each of the split's passes to about one chunk's latency)."""
+    Time is split when fewer than ``min_programs`` programs would run (None: two per SM on CUDA,
+    never elsewhere); then into segments for four times that many (a program walks its chunks one
+    after the other: short segments keep each launch of the split to about one chunk's latency)."""
+    want = min_programs
     if want is None:
-        want = _min_programs(device.index if device.index is not None else torch.cuda.current_device()) \
+        want = 2 * _sm_count(device.index if device.index is not None else torch.cuda.current_device()) \
             if device.type == "cuda" else 0
     if n_programs >= want or n_chunks < 2:
         return 1, n_chunks
@@ -690,15 +573,13 @@ def _segments(n_programs: int, n_chunks: int, device: torch.device, want=None):
 
 
 @functools.lru_cache(maxsize=1024)
-def _plan(n_rows: int, T: int, time_contiguous: bool, itemsize: int, device: torch.device, config, max_block_t: int,
-          min_programs, vector):
+def _plan(n_rows: int, T: int, time_contiguous: bool, itemsize: int, device: torch.device, cfg: Config):
     """Tile, warps, stages, vector, grid and time split of a launch: a pure function of its
-    arguments, cached (the module's tunables are arguments, so a test or a tile sweep that changes
-    them gets a fresh plan)."""
-    rows, block, num_warps, stages, vec = config(n_rows, T, time_contiguous, itemsize)
+    arguments, cached."""
+    rows, block, num_warps, stages, vec = _tile(n_rows, T, time_contiguous, itemsize, cfg)
     # where time is split depends on the problem, not on the layout's tile (same chunks, same carries)
-    n_seg, seg = _segments(_checks.cdiv(n_rows, config(n_rows, T, True, itemsize)[0]), _checks.cdiv(T, block),
-                           device, min_programs)
+    n_seg, seg = _segments(_checks.cdiv(n_rows, _tile(n_rows, T, True, itemsize, cfg)[0]), _checks.cdiv(T, block),
+                           device, cfg.min_programs)
     return rows, block, num_warps, stages, vec, _checks.cdiv(n_rows, rows), n_seg, seg
 
 
@@ -719,50 +600,45 @@ def launch(prologue, epilogue, inputs, params, outputs, n_rows, T, *, reverse, a
     ``inputs``/``outputs`` are sequences of ``None`` or ``(tensor, (row_stride, time_stride))``;
     ``params`` a tuple of Python scalars; ``initial`` a contiguous per-row tensor or None.
 
-    Few long rows leave the GPU idle, so time is then split across programs, in three passes
-    that reuse the same kernel: each segment's composed map (the prologue alone), a scan over
-    the segments' maps giving the carry entering each (the same recurrence, one step per
-    segment), and the segments again, each from its carry, with the epilogue. Deterministic:
-    no atomics, a fixed order. Up to ``COMPOSE`` segments the last pass composes its carry
-    itself instead (two launches); with ``LOOKBACK`` the three passes are one launch (see there).
+    Few long rows leave the GPU idle, so time is then split across programs: a first launch writes
+    each segment's composed map (the prologue alone), a second scans the segments again, each
+    from its carry, with the epilogue. Up to ``Config.compose`` segments each program of the
+    second launch composes the maps before its segment itself; beyond, a launch between them
+    scans the maps into carries (the same recurrence, one step per segment). Deterministic: no
+    atomics, a fixed order.
     """
     if n_rows == 0 or T == 0:
         return
+    cfg = current()
     X, SX = _unzip(inputs)
     O, SO = _unzip(outputs)
     device = next(x for x in X + O if x is not None).device
     out = next((o for o in O if o is not None), None)
     rows, block, num_warps, stages, vec, n_programs, n_seg, seg = _plan(
-        n_rows, T, time_contiguous, 4 if out is None else out.element_size(), device, _config, MAX_BLOCK_T,
-        MIN_PROGRAMS, VECTOR)
+        n_rows, T, time_contiguous, 4 if out is None else out.element_size(), device, cfg)
     acc = tl.float64 if acc_dtype == torch.float64 else tl.float32
     P = tuple(params)
     grid = (n_programs, n_seg)
-    # PROLOGUE, EPILOGUE, REVERSE, ACC, ROWS, BLOCK, FOLD, V, STAGES, BLOCK_S, COMPOSE
-    meta = (prologue, epilogue, reverse, acc, rows, block, FOLD_RESETS, vec, stages,
-            min(_checks.next_power_of_2(n_seg), LOOKBACK_BLOCK), False)
+    # PROLOGUE, EPILOGUE, REVERSE, ACC, ROWS, BLOCK, V, STAGES, BLOCK_S, COMPOSE
+    meta = (prologue, epilogue, reverse, acc, rows, block, vec, stages,
+            min(_checks.next_power_of_2(n_seg), cfg.compose_block), False)
     if n_seg > 1:
         summary = torch.empty(n_rows, n_seg, 3, dtype=acc_dtype, device=device)
-        if LOOKBACK:  # one launch: each segment publishes its map and composes its predecessors'
-            ws = torch.zeros(1 + n_programs * n_seg, dtype=torch.int32, device=device)
-            _launch_scan(grid, (X, SX, P, O, SO, initial, summary, ws, n_rows, T, seg), meta, num_warps)
-            return
-        _launch_scan(grid, (X, SX, P, O, SO, None, summary, None, n_rows, T, seg), meta, num_warps)
-        if n_seg <= COMPOSE:  # two launches: each segment composes its own carry
-            _launch_scan(grid, (X, SX, P, O, SO, initial, summary, None, n_rows, T, seg), meta[:-1] + (True,),
-                         num_warps)
+        _launch_scan(grid, (X, SX, P, O, SO, None, summary, n_rows, T, seg), meta, num_warps)
+        if n_seg <= cfg.compose:  # two launches: each segment composes its own carry
+            _launch_scan(grid, (X, SX, P, O, SO, initial, summary, n_rows, T, seg), meta[:-1] + (True,), num_warps)
             return
         carries = torch.empty(n_rows, n_seg, dtype=acc_dtype, device=device)
         seg_inputs = [(summary[..., k], (3 * n_seg, 3)) for k in range(3)]
         launch(_segments_prologue, _segments_epilogue, seg_inputs, (), [(carries, (n_seg, 1))], n_rows, n_seg,
                reverse=False, acc_dtype=acc_dtype, initial=initial)
         initial = carries
-    _launch_scan(grid, (X, SX, P, O, SO, initial, None, None, n_rows, T, seg), meta, num_warps)
+    _launch_scan(grid, (X, SX, P, O, SO, initial, None, n_rows, T, seg), meta, num_warps)
 
 
 # The scan kernel's launches, through the compiled-kernel cache (_triton.Launcher); the letters
-# name its runtime arguments: X T, SX S, P P, O T, SO S, Y0 t, SUMMARY t, WS t, n_rows i, T i, SEG i.
-_launch_scan = Launcher(_scan_kernel, "TSPTStttiii")
+# name its runtime arguments: X T, SX S, P P, O T, SO S, Y0 t, SUMMARY t, n_rows i, T i, SEG i.
+_launch_scan = Launcher(_scan_kernel, "TSPTSttiii")
 
 
 def use_triton(backend: str, device: torch.device) -> bool:

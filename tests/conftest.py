@@ -14,26 +14,71 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 import rltriton_lite  # noqa: E402,F401
-from rltriton_lite import _reduce, scan  # noqa: E402
+from rltriton_lite.config import Config, using  # noqa: E402
 
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
 
-# (dtype, relative tolerance against the float64 reference), as in DESIGN.md §5
+
+def _patch_language_once_per_launch():
+    """Triton's interpreter patches ``triton.language`` (an ``inspect.getmembers`` over its
+    modules) at a kernel's launch, and again at every call of a ``@triton.jit`` helper inside it,
+    though the launch's patch is in force until the launch ends: about 40 % of an interpreted
+    kernel here. Skip a helper's patch when the modules it sees are patched already (tests only;
+    a launch restores the modules as before)."""
+    import inspect
+
+    import triton.language as tl
+    from triton.runtime import interpreter
+
+    patch = getattr(interpreter, "_patch_lang", None)
+    if patch is None or getattr(patch, "once_per_launch", False):
+        return
+
+    class _InForce:
+        def restore(self):
+            pass
+
+    patched = set()  # the language modules patched in the current launch
+
+    def once(fn):
+        langs = {id(v) for v in fn.__globals__.values() if inspect.ismodule(v) and v in (tl, tl.core)}
+        if patched and langs <= patched:
+            return _InForce()
+        scope = patch(fn)
+        if not patched:  # the launch's own patch: the launch restores it
+            restore = scope.restore
+
+            def restore_and_clear():
+                patched.clear()
+                restore()
+
+            scope.restore = restore_and_clear
+        patched.update(langs)
+        return scope
+
+    once.once_per_launch = True
+    interpreter._patch_lang = once
+
+
+if DEVICE == "cpu":
+    _patch_language_once_per_launch()
+
+# (dtype, relative tolerance against the float64 reference), as in docs/DESIGN.md, "Tolerances"
 TOLERANCES = {torch.float64: 1e-10, torch.float32: 1e-5, torch.bfloat16: 1e-2, torch.float16: 1e-2}
 DTYPES = [torch.float32, torch.float64] + ([torch.bfloat16, torch.float16] if DEVICE == "cuda" else [])
 
 
 def pytest_configure(config):
-    config.addinivalue_line("markers", "gpu: needs a CUDA device (run on the H200 before resolving)")
-    # pytest-xdist's: tests of one group run in one worker (with --dist loadgroup), e.g. the
-    # ones that each take tens of GiB of GPU memory
+    config.addinivalue_line("markers", "gpu: needs a CUDA device")
+    # pytest-xdist's (tools/gpu_check.sh): tests of one group run in one worker, e.g. the ones
+    # that each take tens of GiB of GPU memory
     config.addinivalue_line("markers", "xdist_group(name): run in the same pytest-xdist worker")
 
 
 def pytest_collection_modifyitems(config, items):
     if DEVICE == "cuda":
         return
-    skip = pytest.mark.skip(reason="needs a CUDA GPU; run on the H200 with `python -m pytest -m gpu`")
+    skip = pytest.mark.skip(reason="needs a CUDA GPU (on a GPU machine: python -m pytest -m gpu)")
     for item in items:
         if "gpu" in item.keywords:
             item.add_marker(skip)
@@ -49,46 +94,42 @@ def backend(request):
     return request.param
 
 
+# Configs the kernel tests run under (besides the default): several chunks per row at test sizes;
+# time split across programs (two launches, as shipped up to Config.compose segments); three launches.
+SMALL_CHUNKS = Config(max_block_t=16)
+SPLIT = Config(max_block_t=16, min_programs=1 << 20)
+SPLIT3 = Config(max_block_t=16, min_programs=1 << 20, compose=0)
+# The losses' tiles at test sizes: 16 steps × 4 rows, two programs' worth of tiles in a reducing
+# program's loop, tiles crossing rows, a last program past the end, the finish adding 16 at a time.
+SMALL_TILES = Config(finish_block=16, tile_elements=64, reduce_tile_elements=64, partial_programs=2)
+
+
 @pytest.fixture(params=["triton", "triton-tiles", "torch"])
-def loss_backend(request, monkeypatch):
-    """The losses' backends; "triton-tiles" makes every tile small (16 steps × 4 rows) and gives
-    each program of a reduction many of them (two programs' worth: the loop of a large batch, at
-    test sizes), tiles crossing rows and a last program running past the problem's end; the
-    finishing program adds the partials 16 at a time (several steps, the last one partial)."""
+def loss_backend(request):
+    """The losses' backends; "triton-tiles" runs the kernel under ``SMALL_TILES``."""
     if request.param == "triton-tiles":
-        monkeypatch.setattr(_reduce, "FINISH_BLOCK", 16)
-        monkeypatch.setattr(_reduce, "TILE_ELEMENTS", 64)
-        monkeypatch.setattr(_reduce, "REDUCE_TILE_ELEMENTS", 64)
-        monkeypatch.setattr(_reduce, "PARTIAL_PROGRAMS", 2)
-        return "triton"
-    return request.param
+        with using(SMALL_TILES):
+            yield "triton"
+    else:
+        yield request.param
 
 
-@pytest.fixture(params=[("triton", 16, False, False), ("triton", None, False, False), ("triton", 16, True, False),
-                        ("triton", 16, True, True), ("triton", 16, "compose", False), ("torch", None, False, False)],
-                ids=["triton-block16", "triton", "triton-split", "triton-folded-split", "triton-compose", "torch"])
-def impl(request, monkeypatch):
-    """A backend and, for the kernel, a tiling: small chunks exercise the carry between chunks on
-    short sequences; "split" cuts time across programs (the long-sequence path: segment
-    summaries, a scan of their carries, a fix-up pass); "compose" is that split in two launches
-    (``scan.COMPOSE``, the default up to 256 segments); "folded" scans resets as a = 0
-    (``scan.FOLD_RESETS``). The one-launch split (``scan.LOOKBACK``, off: measured slower) has
-    its own tests (test_scan's composed-carries split, the NaN tilings, the GPU split test).
-    Yields (backend, block)."""
-    backend, block, split, fold = request.param
-    if block is not None:
-        monkeypatch.setattr(scan, "MAX_BLOCK_T", block)
-    if split:
-        monkeypatch.setattr(scan, "MIN_PROGRAMS", 1 << 20)
-        monkeypatch.setattr(scan, "COMPOSE", 1 << 20 if split == "compose" else 0)
-    monkeypatch.setattr(scan, "FOLD_RESETS", fold)
-    return backend, scan.MAX_BLOCK_T
+@pytest.fixture(params=[("triton", Config()), ("triton", SPLIT), ("torch", Config())],
+                ids=["triton", "triton-split", "torch"])
+def impl(request):
+    """A backend and, for the kernel, a config: the default (several chunks per row from
+    T > 256); time split across programs in 16-step chunks (segment maps, then each segment from
+    the carry it composes). Small chunks without the split have their own tests (``small_blocks``).
+    Yields (backend, steps per chunk of a long row at test sizes)."""
+    backend, cfg = request.param
+    with using(cfg):
+        yield backend, min(cfg.max_block_t, 256)  # scan._tile: 256-step chunks for fewer than 4096 rows
 
 
 @pytest.fixture
-def small_blocks(monkeypatch):
-    monkeypatch.setattr(scan, "MAX_BLOCK_T", 16)
-    return 16
+def small_blocks():
+    with using(SMALL_CHUNKS):
+        yield 16
 
 
 def assert_close(actual, expected, dtype, what=""):

@@ -40,7 +40,7 @@ def test_row_schema_and_floor():
 
 def test_byte_counts():
     """Forward bytes come from profile.ops(); forward + backward adds the backward's own reads
-    and writes (NOTES.md: GAE fwd+bwd is 34 bytes per element in fp32)."""
+    and writes (benchmarks/README.md: GAE fwd+bwd is 34 bytes per element in fp32)."""
     assert set(bench.BACKWARD) == set(bench.ALGORITHMS) == set(profile.ops())
     per_elem = {name: bench.BACKWARD[name][1](4) for name in bench.ALGORITHMS}
     assert per_elem == {"discounted_return": 18, "gae": 34, "td_lambda": 26, "vtrace": 42, "sac": 50, "ppo": 28,
@@ -262,8 +262,8 @@ def test_report_from_a_result_json(tmp_path, capsys):
 
 
 def test_markdown_of_the_committed_result():
-    """Results written before the peers and the skipped list (no tol, no checked_against) still
-    make a table."""
+    """The committed result (benchmarks/results/, the newest file) makes a table: a header, then a
+    line a row, for rltriton_lite and for the peers."""
     committed = sorted((ROOT / "benchmarks" / "results").glob("*.json"))
     assert committed
     res = json.loads(committed[-1].read_text())

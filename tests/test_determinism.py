@@ -22,10 +22,10 @@ import pytest
 import torch
 
 import rltriton_lite as rl
-from rltriton_lite import scan
+from rltriton_lite.config import current, using
 
 from cases import LAYOUTS, Rollout, episode_ids
-from conftest import DEVICE
+from conftest import DEVICE, SMALL_CHUNKS, SPLIT, SPLIT3
 
 pytestmark = pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")  # NaN arithmetic
 # in the interpreter (NumPy), on purpose
@@ -251,15 +251,12 @@ def test_poison_stays_in_its_episode_and_row(name, arg, offset, poison, backend)
     _check_contained(name, arg, J + offset, poison, backend)
 
 
-@pytest.fixture(params=[False, True, "compose", "lookback"], ids=["block16", "split", "compose", "lookback"])
-def small_tiles(request, monkeypatch):
-    """The kernel on 16-step chunks, or with time split across programs, in three launches, two
-    or one (the ``impl`` fixture's tilings other than the default, which the test above runs)."""
-    monkeypatch.setattr(scan, "MAX_BLOCK_T", 16)
-    if request.param:
-        monkeypatch.setattr(scan, "MIN_PROGRAMS", 1 << 20)
-        monkeypatch.setattr(scan, "COMPOSE", 1 << 20 if request.param == "compose" else 0)
-        monkeypatch.setattr(scan, "LOOKBACK", request.param == "lookback")
+@pytest.fixture(params=[SMALL_CHUNKS, SPLIT, SPLIT3], ids=["block16", "split", "split3"])
+def small_tiles(request):
+    """The kernel on 16-step chunks, or with time split across programs, in two launches or three
+    (the tilings other than the default, which the test above runs)."""
+    with using(request.param):
+        yield request.param
 
 
 # one input per way into the scan: b (rewards-like), a (linear_scan's a, vtrace's c), and the
@@ -281,7 +278,7 @@ _CLEAN = {}
 
 def _clean_run(name, backend):
     """The unpoisoned run of ``name`` on its rollout, once per tiling."""
-    key = (name, backend, scan.MAX_BLOCK_T, scan.MIN_PROGRAMS, scan.COMPOSE, scan.LOOKBACK)
+    key = (name, backend, current())
     if key not in _CLEAN:
         _CLEAN[key] = Problem(name, _rollout_with_one_episode_around(name)).run(backend)
     return _CLEAN[key]

@@ -2,8 +2,8 @@
 
 A backward through one output of several (a loss without its diagnostics, GAE's advantages
 without the returns) must not make autograd fill the other outputs' gradients with zeros: on
-the H200 those fills took as long as CRR's whole backward kernel (benchmarks/NOTES.md v8). The
-torch operators a backward dispatches are recorded and none may write zeros.
+the H200 those fills took about as long as CRR's whole backward kernel (docs/DESIGN.md,
+"Reductions"). The torch operators a backward dispatches are recorded and none may write zeros.
 """
 from __future__ import annotations
 

@@ -1,13 +1,13 @@
 """Hostile input, for every public function: a ``TypeError`` or ``ValueError`` whose message names
-the argument and says what was expected (DESIGN.md §2), never a crash deep inside, a silent
-coercion or a kernel launch.
+the argument and says what was expected (docs/DESIGN.md, "Errors"), never a crash deep inside, a
+silent coercion or a kernel launch.
 
 One table, built per function from a description of its arguments (which are per-step floats,
 per-row floats, flags, coefficients in [0, 1], non-negative or positive numbers, choices, ...):
 every argument gets every kind of wrong value that applies to it. Hand-written cases follow for
 what is specific to one function (truncation without next values, the SAC critics, the CRR
 baseline, ``credit_assignment``'s names). Inputs that are not tensors (lists, NumPy arrays) are
-refused: DESIGN.md only speaks of tensors.
+refused (docs/DESIGN.md, "Errors").
 
 The former table of ``tests/test_errors.py`` lives on here, case by case (old id -> id here):
 rewards_list, rewards_int -> discounted_returns-rewards-{list,int}; values_shape, values_int,

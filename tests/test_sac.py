@@ -9,10 +9,11 @@ import pytest
 import torch
 
 from rltriton_lite import reference as ref
+from rltriton_lite.config import using
 from rltriton_lite.sac import MAX_CRITICS, sac_actor_loss, sac_targets, sac_temperature_loss
 
 from cases import LAYOUTS, Rollout, assert_nan_contained
-from conftest import DEVICE, DTYPES, TOLERANCES, assert_close
+from conftest import DEVICE, DTYPES, SPLIT, TOLERANCES, assert_close
 
 # option sets for the targets
 OPTIONS = {
@@ -357,8 +358,11 @@ def test_one_step_target_takes_no_scan(monkeypatch):
     for module, name in ((scan, "_launch_scan"), (_reduce, "_launch_map")):
         real = getattr(module, name)
         monkeypatch.setattr(module, name, lambda *a, _real=real, _name=name: (launches.append(_name), _real(*a))[1])
-    monkeypatch.setattr(scan, "MIN_PROGRAMS", 1 << 20)  # the scan would split time
-    monkeypatch.setattr(scan, "MAX_BLOCK_T", 16)
+    with using(SPLIT):  # the scan would split time
+        _check_one_step_launches(launches)
+
+
+def _check_one_step_launches(launches):
     rng = np.random.default_rng(43)
     ro = Rollout(rng, (2,), 70, device=DEVICE)
     (r, _), (nlp, _), (q, _), (lp, _) = (ro.floats(k) for k in ("rewards", "next_log_probs", "q0", "log_probs"))

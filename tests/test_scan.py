@@ -2,15 +2,18 @@
 with initial carries, padding, layouts and gradients."""
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 import torch
 
 import rltriton_lite as rl
 from rltriton_lite import reference as ref
+from rltriton_lite.config import Config, using
 
 from cases import LAYOUTS, Rollout
-from conftest import DEVICE, DTYPES, assert_close
+from conftest import DEVICE, DTYPES, SPLIT, SPLIT3, assert_close
 
 
 def _scan_case(rng, batch, T, time_dim, dtype, strided=False):
@@ -85,113 +88,103 @@ def test_linear_scan_gradients(reverse, backend, small_blocks):
         (*small, init.detach().clone().requires_grad_()), eps=1e-6, atol=1e-8)
 
 
-@pytest.mark.parametrize("vector", [1, 4, 8])
+@pytest.mark.parametrize("vector", [4, 8])
 @pytest.mark.parametrize("reverse", [True, False], ids=["reverse", "forward"])
-def test_vector_widths(vector, reverse, monkeypatch, small_blocks):
-    """The kernel's in-register level (``scan.VECTOR`` steps per thread; 1 = none) gives the loops'
-    values and the torch path's gradients, with padding, an initial carry and several chunks."""
-    from rltriton_lite import scan
-
-    monkeypatch.setattr(scan, "VECTOR", vector)
+def test_vector_widths(vector, reverse):
+    """The kernel's in-register level (``Config.vector`` steps per thread: 8 is what 2-byte dtypes
+    take, which the CPU does not run) gives the loops' values and the torch path's gradients,
+    with padding, an initial carry and several chunks."""
     rng = np.random.default_rng(vector + 10 * reverse)
-    ro, (a, np_a), (b, np_b), (init, np_init) = _scan_case(rng, (3,), 3 * small_blocks + 5, -1, torch.float64)
-    y = rl.linear_scan(a, b, reverse=reverse, initial=init, mask=ro.flag("mask"), backend="triton")
-    assert_close(y, ref.linear_scan(np_a, np_b, reverse=reverse, initial=np_init, mask=ro.np_mask), torch.float64)
-    a, b = (x.detach().clone().requires_grad_() for x in (a, b))
-    w = torch.as_tensor(rng.standard_normal(b.shape), device=DEVICE)
-    g_k, g_t = (torch.autograd.grad((rl.linear_scan(a, b, reverse=reverse, initial=init, mask=ro.flag("mask"),
-                                                    backend=be) * w).sum(), (a, b)) for be in ("triton", "torch"))
+    ro, (a, np_a), (b, np_b), (init, np_init) = _scan_case(rng, (3,), 3 * 16 + 5, -1, torch.float64)
+    with using(Config(max_block_t=16, vector=vector)):
+        y = rl.linear_scan(a, b, reverse=reverse, initial=init, mask=ro.flag("mask"), backend="triton")
+        assert_close(y, ref.linear_scan(np_a, np_b, reverse=reverse, initial=np_init, mask=ro.np_mask), torch.float64)
+        a, b = (x.detach().clone().requires_grad_() for x in (a, b))
+        w = torch.as_tensor(rng.standard_normal(b.shape), device=DEVICE)
+        g_k, g_t = (torch.autograd.grad((rl.linear_scan(a, b, reverse=reverse, initial=init, mask=ro.flag("mask"),
+                                                        backend=be) * w).sum(), (a, b)) for be in ("triton", "torch"))
     for g, e in zip(g_k, g_t):
         torch.testing.assert_close(g, e, rtol=1e-10, atol=1e-10)
 
 
 @pytest.mark.parametrize("tile", [(2, 16, 1, 2), (4, 32, 4), (1, 64, 2, 3)], ids=str)
-def test_fixed_tiles(tile, monkeypatch):
-    """A tile sweep's stand-in config (``scan.fixed_config``: rows, block, warps, stages) still
-    gives the loops' values, rows past the tile and steps past the chunk included."""
-    from rltriton_lite import scan
-
-    monkeypatch.setattr(scan, "_config", scan.fixed_config(*tile))
+def test_fixed_tiles(tile):
+    """A tile sweep's config (``Config.tile``: rows, block, warps, stages) still gives the loops'
+    values, rows past the tile and steps past the chunk included."""
     rng = np.random.default_rng(sum(tile))
     ro, (a, np_a), (b, np_b), (init, np_init) = _scan_case(rng, (5,), 3 * tile[1] + 7, -1, torch.float64)
-    y = rl.linear_scan(a, b, initial=init, mask=ro.flag("mask"), backend="triton")
+    with using(Config(tile=tile)):
+        y = rl.linear_scan(a, b, initial=init, mask=ro.flag("mask"), backend="triton")
     assert_close(y, ref.linear_scan(np_a, np_b, initial=np_init, mask=ro.np_mask), torch.float64)
 
 
 @pytest.mark.parametrize("itemsize,vector,stages", [(4, 4, 2), (8, 4, 2), (2, 8, 1)])
-def test_config_by_element_size(itemsize, vector, stages, monkeypatch):
+def test_config_by_element_size(itemsize, vector, stages):
     """Vectors are 16 bytes (8 steps of bf16, 4 of float32 or float64); a one-row tile of a 2-byte
-    dtype is not pipelined (Triton 3.6 replicates its layout, benchmarks/NOTES.md v5), a two-row
-    one is; time-major tiles hold half the rows for 8-byte elements. The chunk length depends on
-    (rows, T) only, never on the layout."""
+    dtype is not pipelined (Triton 3.6 replicates its layout), a two-row one is; time-major tiles
+    hold half the rows for 8-byte elements. The chunk length depends on (rows, T) only, never on
+    the layout. A vector other than 4 or 8 steps, or longer than the chunk, is refused."""
     from rltriton_lite import scan
 
-    monkeypatch.setattr(scan, "VECTOR", None)
-    assert scan._config(64, 4096, True, itemsize) == (1, 256, 1, stages, vector)
-    assert scan._config(16384, 1024, True, itemsize) == (2, 128, 1, 2, vector)
-    assert scan._config(64, 100, True, itemsize) == (1, 128, 1, 1, vector)
+    cfg = Config()
+    assert scan._tile(64, 4096, True, itemsize, cfg) == (1, 256, 1, stages, vector)
+    assert scan._tile(16384, 1024, True, itemsize, cfg) == (2, 128, 1, 2, vector)
+    assert scan._tile(64, 100, True, itemsize, cfg) == (1, 128, 1, 1, vector)
     tm_rows = 16 * 4 // max(itemsize, 4)
-    assert scan._config(16384, 1024, False, itemsize) == (tm_rows, 128, 4, 1, vector)
-    monkeypatch.setattr(scan, "VECTOR", 1)
-    assert scan._config(64, 4096, True, itemsize)[4] == 1
+    assert scan._tile(16384, 1024, False, itemsize, cfg) == (tm_rows, 128, 4, 1, vector)
+    assert scan._tile(64, 4096, True, itemsize, Config(vector=8))[4] == 8
+    for bad in (Config(vector=1), Config(tile=(1, 16, 1, 1, 16))):
+        with pytest.raises(ValueError, match="steps per vector"):
+            scan._tile(64, 4096, True, itemsize, bad)
 
 
-def test_map_and_reduce_tiles_fill_the_gpu(monkeypatch):
+def test_map_and_reduce_tiles_fill_the_gpu():
     """The elementwise kernel's tile: up to 4096 elements, a row's steps contiguous, and fewer
-    rows per tile until the grid has ``_reduce.MIN_PROGRAMS`` programs. The partial sums keep
+    rows per tile until the grid has ``Config.map_min_programs`` programs. The partial sums keep
     the full tile; a hook that only reduces takes smaller tiles, several per program beyond
-    ``_reduce.PARTIAL_PROGRAMS`` tiles."""
+    ``Config.partial_programs`` tiles."""
     from rltriton_lite import _reduce
 
-    mp = _reduce.MIN_PROGRAMS
-    assert _reduce._tile(16384, 1024, mp) == (4, 1024)
-    assert _reduce._tile(8, 131072, mp) == (1, 1024)
-    assert _reduce._tile(4096, 128, mp) == (4, 128)
-    assert _reduce._tile(3, 5, mp) == (1, 16)
-    assert _reduce._tile(8, 131072) == (4, 1024)
-    assert _reduce._tile(4096, 128) == (32, 128)
+    cfg = Config()
+    mp, el = cfg.map_min_programs, cfg.tile_elements
+    assert _reduce._tile(16384, 1024, el, mp) == (4, 1024)
+    assert _reduce._tile(8, 131072, el, mp) == (1, 1024)
+    assert _reduce._tile(4096, 128, el, mp) == (4, 128)
+    assert _reduce._tile(3, 5, el, mp) == (1, 16)
+    assert _reduce._tile(8, 131072, el) == (4, 1024)
+    assert _reduce._tile(4096, 128, el) == (32, 128)
     # (rows, steps, warps, tiles per program, stages): a storing hook keeps one tile per program
-    assert _reduce._partials_config(16384, 1024, True) == (4, 1024, 8, 1, 1)
-    assert _reduce._partials_config(16384, 1024, False) == (4, 512, 4, 16, 2)
-    assert _reduce._partials_config(4096, 128, False) == (16, 128, 4, 1, 1)
-    assert _reduce._partials_config(3, 5, False) == (4, 16, 4, 1, 1)
-    monkeypatch.setattr(_reduce, "REDUCE_TILE_ELEMENTS", 64)
-    monkeypatch.setattr(_reduce, "PARTIAL_PROGRAMS", 2)
-    assert _reduce._partials_config(17, 181, False)[:4] == (4, 16, 4, 30)
-    assert _reduce._partials_config(17, 181, True)[:4] == (1, 256, 4, 1)  # as a map's tile
+    assert _reduce._partials_config(16384, 1024, True, cfg) == (4, 1024, 8, 1, 1)
+    assert _reduce._partials_config(16384, 1024, False, cfg) == (4, 512, 4, 16, 2)
+    assert _reduce._partials_config(4096, 128, False, cfg) == (16, 128, 4, 1, 1)
+    assert _reduce._partials_config(3, 5, False, cfg) == (4, 16, 4, 1, 1)
+    small = Config(reduce_tile_elements=64, partial_programs=2)
+    assert _reduce._partials_config(17, 181, False, small)[:4] == (4, 16, 4, 30)
+    assert _reduce._partials_config(17, 181, True, small)[:4] == (1, 256, 4, 1)  # as a map's tile
 
 
-@pytest.mark.parametrize("mode", ["lookback", "compose"])
-@pytest.mark.parametrize("look_block,reverse", [(4, True), (256, False)], ids=["blocks_of_4", "one_block"])
-def test_composed_carries_split(look_block, reverse, mode, monkeypatch):
-    """The time split that composes each segment's carry from the segments' maps, in one launch
-    (``scan.LOOKBACK``) or two (``scan.COMPOSE``): 21 segments of one 16-step chunk, their maps
-    composed 4 at a time (6 blocks, the last one short) or all at once; values against the
-    loops, gradients against the torch path, the same bits on a second run, and the three-launch
-    split's values to rounding."""
-    from rltriton_lite import scan
-
-    on, off = {"lookback": (("LOOKBACK", True), ("LOOKBACK", False)),
-               "compose": (("COMPOSE", 1 << 20), ("COMPOSE", 0))}[mode]
-    monkeypatch.setattr(scan, "MAX_BLOCK_T", 16)
-    monkeypatch.setattr(scan, "MIN_PROGRAMS", 1 << 20)
-    monkeypatch.setattr(scan, "COMPOSE", 0)  # the other split: three launches
-    monkeypatch.setattr(scan, *on)
-    monkeypatch.setattr(scan, "LOOKBACK_BLOCK", look_block)
-    rng = np.random.default_rng(look_block + reverse)
-    ro, (a, np_a), (b, np_b), (init, np_init) = _scan_case(rng, (2,), 21 * 16 - 5, -1, torch.float64)
+@pytest.mark.parametrize("compose_block,reverse", [(4, True), (256, False)], ids=["blocks_of_4", "one_block"])
+def test_composed_carries_split(compose_block, reverse):
+    """The time split in two launches, each segment composing its own carry from the segments'
+    maps: 11 segments of one 16-step chunk, their maps composed 4 at a time (3 blocks, the last one
+    short) or all at once; values against the loops, gradients against the torch path, the same
+    bits on a second run, and the three-launch split's values to rounding."""
+    rng = np.random.default_rng(compose_block + reverse)
+    ro, (a, np_a), (b, np_b), (init, np_init) = _scan_case(rng, (2,), 11 * 16 - 5, -1, torch.float64)
     mask = ro.flag("mask")
     run = lambda: rl.linear_scan(a, b, reverse=reverse, initial=init, mask=mask, backend="triton")  # noqa: E731
-    y = run()
-    assert_close(y, ref.linear_scan(np_a, np_b, reverse=reverse, initial=np_init, mask=ro.np_mask), torch.float64)
-    assert torch.equal(run(), y)
-    monkeypatch.setattr(scan, *off)
-    torch.testing.assert_close(run(), y, rtol=1e-12, atol=1e-12)
-    monkeypatch.setattr(scan, *on)
+    with using(dataclasses.replace(SPLIT, compose_block=compose_block)):
+        y = run()
+        assert_close(y, ref.linear_scan(np_a, np_b, reverse=reverse, initial=np_init, mask=ro.np_mask),
+                     torch.float64)
+        assert torch.equal(run(), y)
+    with using(SPLIT3):
+        torch.testing.assert_close(run(), y, rtol=1e-12, atol=1e-12)
     a, b = (x.detach().clone().requires_grad_() for x in (a, b))
     w = torch.as_tensor(rng.standard_normal(b.shape), device=DEVICE)
-    g_k, g_t = (torch.autograd.grad((rl.linear_scan(a, b, reverse=reverse, initial=init, mask=mask,
-                                                    backend=be) * w).sum(), (a, b)) for be in ("triton", "torch"))
+    with using(dataclasses.replace(SPLIT, compose_block=compose_block)):
+        g_k, g_t = (torch.autograd.grad((rl.linear_scan(a, b, reverse=reverse, initial=init, mask=mask,
+                                                        backend=be) * w).sum(), (a, b)) for be in ("triton", "torch"))
     for g, e in zip(g_k, g_t):
         torch.testing.assert_close(g, e, rtol=1e-10, atol=1e-10)
 
@@ -215,15 +208,10 @@ def test_linear_scan_nan_stops_at_a_boundary(backend):
     torch.testing.assert_close(g, torch.tensor([[1.0, 1.5, 0.0, 0.0, 0.0]], device=DEVICE))
 
 
-@pytest.mark.parametrize("fold", [False, True], ids=["three-operands", "folded"])
-def test_a_zero_coefficient_and_nan(fold, monkeypatch):
+def test_a_zero_coefficient_and_nan():
     """GAE with λ = 0 (every a_t = γλ = 0) and a NaN reward at t = 3. The loops give
-    δ_t + 0·NaN = NaN at every step before it in the episode; the default kernel does the same.
-    With ``scan.FOLD_RESETS`` a zero coefficient is a boundary (a select): only t = 3 is NaN.
-    Outside NaN and Inf the two agree."""
-    from rltriton_lite import scan
-
-    monkeypatch.setattr(scan, "FOLD_RESETS", fold)
+    δ_t + 0·NaN = NaN at every step before it in the episode; the kernel does the same (a zero
+    coefficient is a product, not a reset). Outside NaN and Inf the two agree."""
     r = torch.tensor([[1.0, 2.0, 3.0, float("nan"), 5.0, 6.0]], device=DEVICE)
     v = torch.tensor([[0.5, 0.25, 0.0, 1.0, 2.0, 0.5]], device=DEVICE)
     kw = dict(gamma=0.9, lambda_=0.0, bootstrap_value=torch.zeros(1, device=DEVICE), backend="triton")
@@ -231,13 +219,9 @@ def test_a_zero_coefficient_and_nan(fold, monkeypatch):
     expected = ref.gae(r.cpu().numpy(), v.cpu().numpy(), gamma=0.9, lambda_=0.0, bootstrap_value=np.zeros(1))[0]
     assert np.isnan(expected[0, :4]).all() and np.isfinite(expected[0, 4:]).all()  # the loops
     nan = torch.isnan(adv[0]).cpu().numpy()
-    assert list(nan) == ([True] * 4 + [False] * 2 if not fold else [False] * 3 + [True] + [False] * 2)
-    finite = ~nan & np.isfinite(expected[0])
-    np.testing.assert_allclose(adv[0].cpu().numpy()[finite], expected[0, finite], rtol=1e-6)
-    if fold:  # the steps before the NaN: δ_t alone
-        delta = (r[0, :3] + 0.9 * v[0, 1:4] - v[0, :3]).cpu().numpy()
-        np.testing.assert_allclose(adv[0, :3].cpu().numpy(), delta, rtol=1e-6)
-    r[0, 3] = 4.0  # without the NaN both modes equal the loops
+    assert list(nan) == [True] * 4 + [False] * 2
+    np.testing.assert_allclose(adv[0].cpu().numpy()[~nan], expected[0, ~nan], rtol=1e-6)
+    r[0, 3] = 4.0  # without the NaN the kernel equals the loops
     adv, _ = rl.gae(r, v, **kw)
     expected = ref.gae(r.cpu().numpy(), v.cpu().numpy(), gamma=0.9, lambda_=0.0, bootstrap_value=np.zeros(1))[0]
     np.testing.assert_allclose(adv.cpu().numpy(), expected, rtol=1e-6)

@@ -54,7 +54,8 @@ class _CompileOnlyDriver(CudaDriver):
 drv.set_active(_CompileOnlyDriver())
 
 import rltriton_lite as rl  # noqa: E402
-from rltriton_lite import _reduce, _triton, scan  # noqa: E402
+from rltriton_lite import _triton, scan  # noqa: E402
+from rltriton_lite.config import Config, using  # noqa: E402
 
 _triton.FAST_LAUNCH = False  # nothing runs here: every launch goes through JITFunction.run
 
@@ -62,7 +63,7 @@ compiled = []
 spilled = []
 _run = triton.runtime.jit.JITFunction.run
 # A few bytes spilled are a register's worth (float64 time-major GAE backward: 4); Triton 3.6's
-# replicated bf16 layout spilled 1-16 KB (benchmarks/NOTES.md v5).
+# replicated bf16 layout spilled 1-16 KB (docs/DESIGN.md, "The scan's tile").
 SPILL_LIMIT = 64
 _PTXAS = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin", "ptxas")
 
@@ -87,8 +88,6 @@ def _compile_only(self, *args, grid, warmup, **kwargs):
     named = dict(zip(self.arg_names, args), **kwargs)
     hooks = [named[k].__name__ for k in ("PROLOGUE", "EPILOGUE", "ELEMENTWISE") if k in named]
     tile = ",".join(f"{k}={named[k]}" for k in ("ROWS", "BLOCK", "V", "STAGES") if k in named)
-    if named.get("WS") is not None:
-        tile += ",lookback"
     if named.get("COMPOSE"):
         tile += ",compose"
     tensors = [x for a in args if isinstance(a, tuple) for x in a if isinstance(x, torch.Tensor)] + \
@@ -142,25 +141,21 @@ def main():
                     *rl.vtrace(tr(lp), tr(rr), tr(q0), bootstrap_value=q1[:, 0], **kw)]
             sum(o.float().sum() for o in outs).backward()
         m = ~d
-        for partial_programs in (_reduce.PARTIAL_PROGRAMS, 1):  # one tile per program; all in one program's loop
-            _reduce.PARTIAL_PROGRAMS, default = partial_programs, _reduce.PARTIAL_PROGRAMS
-            ppo = rl.ppo_clip_loss(lp, aa.detach(), q0, mask=m, backend="triton")
-            crr = rl.crr_loss(lp, q0, q1, mask=m, backend="triton")
-            lean = rl.crr_loss(lp, q0, q1, mask=m, need_weights=False, backend="triton")  # weights computed again
-            (ppo[0].float() + crr[0].float() + lean[0].float()
-             + rl.sac_actor_loss(lp, [q0, q1], backend="triton").float()).backward()
-            _reduce.PARTIAL_PROGRAMS = default
-    # the time split, in three launches, two (scan.COMPOSE) and one (scan.LOOKBACK), for few long rows
-    defaults = scan.MIN_PROGRAMS, scan.COMPOSE, scan.LOOKBACK
-    scan.MIN_PROGRAMS = 1 << 20
-    for compose, lookback in ((0, False), (1 << 20, False), (0, True)):
-        scan.COMPOSE, scan.LOOKBACK = compose, lookback
-        for dtype in (torch.float32, torch.bfloat16):
-            rr, vv = (torch.randn(8, 3000, dtype=dtype, requires_grad=True) for _ in range(2))
-            adv, ret = rl.gae(rr, vv, terminated=torch.rand(8, 3000) < 0.01, bootstrap_value=vv[:, 0].detach(),
-                              backend="triton")
-            (adv.float().sum() + ret.float().sum()).backward()
-    scan.MIN_PROGRAMS, scan.COMPOSE, scan.LOOKBACK = defaults
+        for partial_programs in (Config().partial_programs, 1):  # one tile per program; all in one program's loop
+            with using(Config(partial_programs=partial_programs)):
+                ppo = rl.ppo_clip_loss(lp, aa.detach(), q0, mask=m, backend="triton")
+                crr = rl.crr_loss(lp, q0, q1, mask=m, backend="triton")
+                lean = rl.crr_loss(lp, q0, q1, mask=m, need_weights=False, backend="triton")  # weights computed again
+                (ppo[0].float() + crr[0].float() + lean[0].float()
+                 + rl.sac_actor_loss(lp, [q0, q1], backend="triton").float()).backward()
+    # the time split, in three launches and in two (Config.compose), for few long rows
+    for compose in (0, 1 << 20):
+        with using(Config(min_programs=1 << 20, compose=compose)):
+            for dtype in (torch.float32, torch.bfloat16):
+                rr, vv = (torch.randn(8, 3000, dtype=dtype, requires_grad=True) for _ in range(2))
+                adv, ret = rl.gae(rr, vv, terminated=torch.rand(8, 3000) < 0.01, bootstrap_value=vv[:, 0].detach(),
+                                  backend="triton")
+                (adv.float().sum() + ret.float().sum()).backward()
     print(f"OK: {len(compiled)} kernel launches compiled")
 
 
@@ -172,6 +167,6 @@ if __name__ == "__main__":
         n = len(compiled)
         runpy.run_path(script, run_name="__main__")
         print(f"OK: {len(compiled) - n} kernel launches of {script} compiled")
-    if spilled:  # a spilling kernel is a slow one (v5: Triton 3.6's replicated bf16 layout)
+    if spilled:  # a spilling kernel is a slow one (Triton 3.6's replicated bf16 layout, 34x slower)
         print("FAILED: register spills in\n  " + "\n  ".join(spilled))
         sys.exit(1)

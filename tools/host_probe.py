@@ -24,6 +24,7 @@ import time  # noqa: E402
 import torch  # noqa: E402
 
 from rltriton_lite import _reduce, profile, scan  # noqa: E402
+from rltriton_lite.config import Config, using  # noqa: E402
 
 launches = []
 
@@ -47,8 +48,11 @@ def main():
     scan._launch_scan = Stub("scan")
     for name in ("_launch_partials", "_launch_finish", "_launch_map"):
         setattr(_reduce, name, Stub(name))
-    if a.split:
-        scan.MIN_PROGRAMS = 1 << 20
+    with using(Config(min_programs=1 << 20) if a.split else Config()):
+        run(a)
+
+
+def run(a):
     B, T = (64, 16384) if a.split else (4096, 128)
     print(f"host time per call, kernels stubbed, {B}x{T} float32, torch {torch.__version__}")
     for name in profile.ops():

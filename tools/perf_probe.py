@@ -1,4 +1,4 @@
-"""GPU time of every kernel at the issue-5 shapes, tile variants, and a host-side profile.
+"""GPU time of every kernel at the benchmark's shapes, tile variants, and a host-side profile.
 
 A development probe for the device (the user-facing harness is ``python -m rltriton_lite.bench``):
 one process measures the copy bandwidth, then for each algorithm and shape the GPU time
@@ -7,12 +7,13 @@ full-call wall time; ``--tiles`` times tile variants of the scan kernel; ``--pro
 cProfile of back-to-back full calls (where host time goes).
 
     python tools/perf_probe.py --out $OUT/probe.json --tiles --profile $OUT/host_profile.txt
-    python tools/perf_probe.py --out $OUT/fold.json --fold --bwd --shapes 16384x1024,8x131072
+    python tools/perf_probe.py --out $OUT/kernels.json --kernels --bwd --shapes 16384x1024,8x131072
 """
 from __future__ import annotations
 
 import argparse
 import cProfile
+import dataclasses
 import io
 import json
 import pstats
@@ -22,7 +23,8 @@ import time
 import torch
 import triton
 
-from rltriton_lite import profile, scan
+from rltriton_lite import profile
+from rltriton_lite.config import Config, using
 
 SHAPES = [(16384, 1024), (4096, 128), (1024, 1024), (64, 16384), (8, 131072), (1, 1048576), (16, 128)]
 TILES = [(4, 256, 4), (8, 128, 4), (2, 512, 4), (8, 256, 8), (4, 256, 1), (4, 256, 2), (2, 256, 1), (8, 128, 1),
@@ -92,37 +94,33 @@ def main():
     ap.add_argument("--kernels", action="store_true",
                     help="each call's kernels and their GPU time (torch.profiler, 20 calls; rows tile='k-<kernel>')")
     ap.add_argument("--layouts", action="store_true", help="bitwise check: time-major vs batch-major")
-    ap.add_argument("--vector", type=int, default=None, help="scan.VECTOR for the whole run (1, 4 or 8)")
+    ap.add_argument("--vector", type=int, default=None, help="Config.vector for the whole run (4 or 8)")
     ap.add_argument("--time-major", action="store_true", help="GAE: also time time-major buffers (tile='tm-...')")
-    ap.add_argument("--fold", action="store_true", help="also time scan.FOLD_RESETS = True (rows tile='folded')")
-    ap.add_argument("--lookback", action="store_true", help="scan.LOOKBACK = True for the whole run (one-launch split)")
     ap.add_argument("--compose", type=int, default=None,
-                    help="scan.COMPOSE for the whole run: the most segments split in two launches (0: three)")
+                    help="Config.compose for the whole run: the most segments split in two launches (0: three)")
     ap.add_argument("--min-programs", type=int, default=None,
-                    help="scan.MIN_PROGRAMS for the whole run (split time when fewer programs; segments for 4x that)")
+                    help="Config.min_programs for the whole run (split time when fewer programs; segments for 4x that)")
     ap.add_argument("--map-programs", type=int, default=None,
-                    help="_reduce.MIN_PROGRAMS for the whole run (0: the elementwise/partial-sum tile alone)")
+                    help="Config.map_min_programs for the whole run (0: the elementwise/partial-sum tile alone)")
     ap.add_argument("--partials", default=None,
                     help="partial-sum variants to time for PPO and CRR (forward): ELEMENTSxPROGRAMSxSTAGES,... "
-                         "(_reduce.REDUCE_TILE_ELEMENTS, PARTIAL_PROGRAMS, PARTIAL_STAGES; rows tile='p-...')")
+                         "(Config.reduce_tile_elements, partial_programs, partial_stages; rows tile='p-...')")
     a = ap.parse_args()
     tiles = TILES
-    if a.map_programs is not None:
-        from rltriton_lite import _reduce
-        _reduce.MIN_PROGRAMS = a.map_programs
-    scan.MIN_PROGRAMS = a.min_programs
-    if a.vector is not None:
-        scan.VECTOR = a.vector
-    scan.LOOKBACK = a.lookback
-    if a.compose is not None:
-        scan.COMPOSE = a.compose
+    given = dict(vector=a.vector, compose=a.compose, min_programs=a.min_programs, map_min_programs=a.map_programs)
+    base = Config(**{k: v for k, v in given.items() if v is not None})
+    with using(base):
+        run(a, tiles, base)
+
+
+def run(a, tiles, base):
     if a.tile_list:
         a.tiles = True
         tiles = [tuple(int(v) for v in t.split("x")) for t in a.tile_list.split(",")]
     shapes = SHAPES if not a.shapes else [tuple(int(v) for v in s.split("x")) for s in a.shapes.split(",")]
     bw = profile.copy_bandwidth("cuda")
     print(f"{torch.cuda.get_device_name()} copy {bw / 1e12:.2f} TB/s torch {torch.__version__} triton {triton.__version__} "
-          f"scan.VECTOR {scan.VECTOR} scan.LOOKBACK {scan.LOOKBACK} scan.COMPOSE {scan.COMPOSE} scan.MIN_PROGRAMS {scan.MIN_PROGRAMS}")
+          f"{base}")
     rows = []
 
     def emit(**r):
@@ -169,7 +167,6 @@ def main():
         open(a.profile, "w").write(s.getvalue())
         print(s.getvalue()[:6000])
 
-    default = scan._config
     for (B, T) in shapes:
         for dt in a.dtypes.split(","):
             dtype = getattr(torch, dt)
@@ -200,28 +197,13 @@ def main():
                         for k, us in kernel_times(g).items():
                             emit(alg=name, B=B, T=T, dtype=dt, pass_=pass_, tile="k-" + k[:60], gpu_ms=us / 1e3,
                                  floor_ms=None, call_us=None, err=None)
-                if a.fold and name not in ("ppo", "crr"):
-                    scan.FOLD_RESETS = True
-                    try:
-                        err_f = err_of_call()
-                        emit(alg=name, B=B, T=T, dtype=dt, pass_="fwd", tile="folded", gpu_ms=gpu_ms(fn), floor_ms=floor,
-                             call_us=None, err=err_f)
-                        if a.bwd and name not in ("sac",):
-                            f, leaves = fwd_bwd(op, x, params)
-                            emit(alg=name, B=B, T=T, dtype=dt, pass_="fwd+bwd", tile="folded", gpu_ms=gpu_ms(f),
-                                 floor_ms=None, call_us=None, err=None)
-                    finally:
-                        scan.FOLD_RESETS = False
                 if a.partials and name in ("ppo", "crr"):
-                    from rltriton_lite import _reduce
-                    saved = _reduce.REDUCE_TILE_ELEMENTS, _reduce.PARTIAL_PROGRAMS, _reduce.PARTIAL_STAGES
                     for cfg in a.partials.split(","):
-                        _reduce.REDUCE_TILE_ELEMENTS, _reduce.PARTIAL_PROGRAMS, _reduce.PARTIAL_STAGES = map(int, cfg.split("x"))
-                        try:
+                        elements, programs, stages = map(int, cfg.split("x"))
+                        with using(dataclasses.replace(base, reduce_tile_elements=elements, partial_programs=programs,
+                                                       partial_stages=stages)):
                             emit(alg=name, B=B, T=T, dtype=dt, pass_="fwd", tile="p-" + cfg, gpu_ms=gpu_ms(fn),
                                  floor_ms=floor, call_us=None, err=err_of_call())
-                        finally:
-                            _reduce.REDUCE_TILE_ELEMENTS, _reduce.PARTIAL_PROGRAMS, _reduce.PARTIAL_STAGES = saved
                 fn_tm = None
                 if a.time_major and name == "gae":
                     import rltriton_lite as rl
@@ -232,8 +214,7 @@ def main():
                          floor_ms=floor, call_us=None, err=None)
                 if a.tiles and B * T >= 1 << 19 and dt == "float32" and name in ("gae", "vtrace", "sac", "discounted_return"):
                     for cfg in tiles:
-                        scan._config = scan.fixed_config(*cfg)
-                        try:
+                        with using(dataclasses.replace(base, tile=cfg)):
                             emit(alg=name, B=B, T=T, dtype=dt, pass_="fwd", tile="x".join(map(str, cfg)),
                                  gpu_ms=gpu_ms(fn), floor_ms=floor, call_us=None, err=None)
                             if fn_tm is not None:
@@ -243,8 +224,6 @@ def main():
                                 f, leaves = fwd_bwd(op, x, params)
                                 emit(alg=name, B=B, T=T, dtype=dt, pass_="fwd+bwd", tile="x".join(map(str, cfg)),
                                      gpu_ms=gpu_ms(f), floor_ms=None, call_us=None, err=None)
-                        finally:
-                            scan._config = default
 
 
 if __name__ == "__main__":
