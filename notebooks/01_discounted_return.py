@@ -91,7 +91,7 @@ print("prologue + scan + epilogue == the loop")
 # ## 3. The kernel's prologue and epilogue
 #
 # `_returns_prologue` returns `gamma * lam` as $a$ — plain returns are GAE's scan with
-# $\lambda = 1$, and multiplying by exactly 1.0 changes no bit. `_values_now_and_next` is read
+# $\lambda = 1$, and multiplying by exactly 1.0 changes no bit. `values_now_and_next` is read
 # at every step (one aligned vector load per few steps) but used only where the carry is cut,
 # `done & ~term`: a load masked by the flags themselves would be one scalar load per step.
 

@@ -42,7 +42,7 @@ if not torch.cuda.is_available():
 import matplotlib.pyplot as plt
 
 import rltriton_lite as rl
-from rltriton_lite import profile, reference, returns
+from rltriton_lite import episode, profile, reference, returns
 
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
 rng = np.random.default_rng(0)
@@ -111,15 +111,17 @@ print("prologue + scan + epilogue == the loop")
 #
 # In `rltriton_lite/returns.py` the prologue and epilogue are two `triton.jit` functions that
 # the shared scan kernel (`scan._scan_kernel`, notebook 00) calls for each chunk of steps.
-# `_episode` loads the flags and coefficients of a step — note `done` includes `t == T - 1`,
-# the end of the window — and `_values_now_and_next` reads $V(s_t)$ and $V(s_{t+1})$:
+# The inputs sit in named slots of the kernel's input tuple `X` (`X[REWARDS]`, `X[VALUES]`, ...:
+# `rltriton_lite/episode.py`, the layout the scan-based estimators share). `episode.step` loads
+# the flags and coefficients of a step — note `done` includes `t == T - 1`, the end of the
+# window — and `episode.values_now_and_next` reads $V(s_t)$ and $V(s_{t+1})$:
 # `next_values[t]`, or `values[t+1]` and `bootstrap_value` after the last step. `values[t+1]` is
 # not a second, shifted load: `load_and_step` loads each vector of steps once, aligned,
 # and shifts it by one step in the thread's registers (a load one step off the alignment would
 # be one scalar load per step instead of one 16-byte load per vector):
 
 # %%
-for fn in (returns._episode, returns._values_now_and_next, returns.load_and_step, returns._gae_prologue,
+for fn in (episode.step, episode.values_now_and_next, episode.load_and_step, returns._gae_prologue,
            returns._gae_epilogue):
     print(inspect.getsource(getattr(fn, "fn", fn)))
 

@@ -95,8 +95,8 @@ print(inspect.getsource(getattr(returns._td_lambda_prologue, "fn", returns._td_l
 
 # %% [markdown]
 # `w = tl.where(done, 1.0, 1.0 - lam)` is the only difference from GAE's prologue besides
-# $-V_t$: the three estimators share `_episode`, `_values_now_and_next`, the backward prologue and the
-# whole scan.
+# $-V_t$: the three estimators share `episode.step`, `episode.values_now_and_next`, the
+# backward prologue and the whole scan.
 #
 # ## 4. Kernel against the loop
 

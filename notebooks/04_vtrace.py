@@ -132,7 +132,7 @@ print("prologue + scan + epilogue == the loop")
 # ## 3. The kernel
 #
 # The hooks in `rltriton_lite/vtrace.py`. `_step` loads one step's coefficients and flags
-# (through `returns._episode`, shared with GAE and TD(λ)) and the three clipped weights; the
+# (through `episode.step`, shared with GAE and TD(λ)) and the three clipped weights; the
 # prologue and epilogue are then the two formulas above.
 
 # %%

@@ -34,14 +34,14 @@ import importlib
 import torch
 
 from . import _checks
-from . import crr as _crr, ppo as _ppo, returns as _returns, sac as _sac, scan as _scan
+from . import crr as _crr, episode as _episode, ppo as _ppo, returns as _returns, sac as _sac, scan as _scan
 from ._reduce import Layout
 
 _vtrace = importlib.import_module(".vtrace", __package__)  # the package's `vtrace` is the function
 
 NS = "rltriton_lite"
 
-# the tensor inputs of returns._Problem, in the kernels' X order, and the ops' schema for them
+# the tensor inputs of episode.Problem, in the kernels' X order, and the ops' schema for them
 _RETURNS_TENSORS = "Tensor rewards, Tensor? values, Tensor? next_values, Tensor? bootstrap_value, " \
                    "Tensor? terminated, Tensor? truncated, Tensor? mask, Tensor? gamma, Tensor? lambda_"
 
@@ -157,12 +157,12 @@ def linear_scan(a, b, initial, mask, time_dim: int, reverse: bool):
 # --------------------------------------------------------------------------------------------
 def _returns_problem(kind, tensors, gamma_f, lambda_f, time_dim):
     tensors = (*tensors[:4], *(_u8(x) for x in tensors[4:7]), *tensors[7:])  # terminated, truncated, mask
-    return _returns._Problem(kind, *tensors, (gamma_f, lambda_f), time_dim)
+    return _episode.Problem(kind, *tensors, (gamma_f, lambda_f), time_dim)
 
 
 def _grad_fakes(tensors, shape, time_dim, need):
     """Fake gradients of (rewards, values, next_values, bootstrap_value) as returns._backward
-    allocates them (``_grad_buffers``); empty where not computed."""
+    allocates them (``episode.grad_buffers``); empty where not computed."""
     rewards, boot = tensors[0], tensors[3]
     outs = [_checks.new_output(shape, time_dim, x.dtype, x.device) if n and x is not None else _empty(rewards)
             for n, x in zip(need[:3], tensors[:3])]
@@ -223,7 +223,7 @@ _RETURNS_OPS = {"discounted_return": _discounted_returns_op, "gae": _gae_op, "td
 
 
 def _returns_args(p):
-    """returns._Problem as the ops' tensor arguments (the non-differentiable ones detached)."""
+    """episode.Problem as the ops' tensor arguments (the non-differentiable ones detached)."""
     return (p.rewards, p.values, p.next_values, p.bootstrap_value, _const(p.terminated), _const(p.truncated),
             _const(p.mask), _const(p.gamma), _const(p.lambda_))
 

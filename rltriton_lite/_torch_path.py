@@ -81,7 +81,7 @@ def _episodes(p, *float_inputs):
 
 
 def returns(p):
-    """discounted_returns / gae / td_lambda on the torch path (``p`` is returns._Problem)."""
+    """discounted_returns / gae / td_lambda on the torch path (``p`` is episode.Problem)."""
     dtype, acc, r, zero, valid, term, done, gamma, lam = _episodes(p, p.rewards, p.values, p.next_values)
     v = None if p.values is None else _last_dim(p.values, p.time_dim, acc)
     if p.next_values is not None:
@@ -105,7 +105,7 @@ def returns(p):
 
 
 def vtrace(p, log_rhos):
-    """V-trace on the torch path (``p`` is returns._Problem with params (γ, λ, ρ̄, c̄, ρ̄_pg)).
+    """V-trace on the torch path (``p`` is episode.Problem with params (γ, λ, ρ̄, c̄, ρ̄_pg)).
 
     ``log_rhos`` is detached: the importance weights are constants, as in the kernel.
     """

@@ -66,10 +66,11 @@ from typing import NamedTuple
 
 import torch
 
-from . import _checks, returns
+from . import _checks, episode
 from ._reduce import Layout, launch_map, param, reduce, store_grad, upstream, vector
 from ._triton import jit, tl
-from .returns import _bwd_prologue, _episode
+from .episode import (BOOTSTRAP_VALUE, D_BOOTSTRAP_VALUE, D_NEXT_VALUES, D_OUT, D_REWARDS, D_VALUES, GAMMA, MASK,
+                      NEXT_VALUES, P_GAMMA, REWARDS, TERMINATED, VALUES, bwd_prologue, step)
 from .scan import coef, launch, load, load_flag, load_mask, store, use_triton
 
 __all__ = ["sac_targets", "sac_actor_loss", "sac_temperature_loss", "MAX_CRITICS"]
@@ -115,28 +116,33 @@ def _store_critic_grads(Q, SQ, DQ, SDQ, row, t, m_read, m, dv, ACC: tl.constexpr
 # --------------------------------------------------------------------------------------------
 # Targets: hooks of the shared scan
 # --------------------------------------------------------------------------------------------
-# Inputs X follow returns.py's layout, so its _episode and _bwd_prologue serve unchanged:
-#   0 rewards  1 log_probs (log π(a_t|s_t), the taken actions)  2 next_log_probs
-#   3 alpha (float64 runs only: _reduce.vector)  4 terminated
-#   5 truncated  6 mask  7 gamma (tensor)  8 lambda (tensor)  9 dL/dG (backward)
-#   10 None (returns' second output gradient)  11 next_q: a tuple of critics' pointers
-# Params P: (gamma, lambda, alpha) as numbers, used where X[7], X[8], X[3] are None.
-# Outputs O: forward (G,); backward (d_rewards, d_log_probs, d_next_log_probs, (d_next_q_k, ...)).
+# Inputs X: the episode layout (episode.py), so its step() and bwd_prologue() serve unchanged,
+# with three of its slots holding SAC's inputs, and the critics after it
+LOG_PROBS = VALUES  # log π(a_t|s_t) of the taken actions
+NEXT_LOG_PROBS = NEXT_VALUES  # log π(a'|s_{t+1})
+ALPHA = BOOTSTRAP_VALUE  # α as a float64 tensor (float64 problems: _reduce.vector), else None: P[P_ALPHA]
+NEXT_Q = tl.constexpr(11)  # a tuple of the critics' Q(s_{t+1}, a') pointers
+P_ALPHA = tl.constexpr(2)  # after gamma and lambda
+# Outputs O: forward (G,); backward (d_rewards, d_log_probs, d_next_log_probs, (d_next_q_k, ...))
+TARGETS = tl.constexpr(0)
+D_LOG_PROBS = D_VALUES
+D_NEXT_LOG_PROBS = D_NEXT_VALUES
+D_NEXT_Q = D_BOOTSTRAP_VALUE
 
 
 @jit
 def _sac_prologue(X, SX, P, row, t, m, T, ACC: tl.constexpr):
-    gamma, lam, term, done, valid = _episode(X, SX, P, row, t, m, T, ACC)
-    alpha = param(X[3], 0, P[2], ACC)
-    r = load(X[0], SX[0], row, t, valid, 0.0, ACC)
+    gamma, lam, term, done, valid = step(X, SX, P, row, t, m, T, ACC)
+    alpha = param(X[ALPHA], 0, P[P_ALPHA], ACC)
+    r = load(X[REWARDS], SX[REWARDS], row, t, valid, 0.0, ACC)
     # V^soft'_t, read at every valid step and used only where it bootstraps (not behind a
     # terminal step): a mask from the flags would make the loads scalar
-    q_min, _ = _critic_min(X[11], SX[11], row, t, valid, ACC)
-    v_soft = q_min - alpha * load(X[2], SX[2], row, t, valid, 0.0, ACC)
+    q_min, _ = _critic_min(X[NEXT_Q], SX[NEXT_Q], row, t, valid, ACC)
+    v_soft = q_min - alpha * load(X[NEXT_LOG_PROBS], SX[NEXT_LOG_PROBS], row, t, valid, 0.0, ACC)
     w = tl.where(done, 1.0, 1.0 - lam)  # an episode end bootstraps fully
     b_g = r + tl.where(term, 0.0, gamma * w * v_soft)  # G_t without the λ-continuation
     a = gamma * lam
-    log_pi = load(X[1], SX[1], row, t, valid, 0.0, ACC)
+    log_pi = load(X[LOG_PROBS], SX[LOG_PROBS], row, t, valid, 0.0, ACC)
     # the scan carries H_t = G_t - α log π_t; the epilogue rebuilds G_t from H_{t+1}
     return a, b_g - alpha * log_pi, done, valid, (b_g, a, done)
 
@@ -145,33 +151,33 @@ def _sac_prologue(X, SX, P, row, t, m, T, ACC: tl.constexpr):
 def _sac_epilogue(X, SX, P, O, SO, row, t, m, T, ACC: tl.constexpr, valid, h, h_next, keep):
     b_g, a, done = keep
     g = tl.where(done, b_g, b_g + a * h_next)  # a select: nothing crosses an episode end
-    store(O[0], SO[0], row, t, m, tl.where(valid, g, 0.0))
+    store(O[TARGETS], SO[TARGETS], row, t, m, tl.where(valid, g, 0.0))
 
 
 @jit
 def _sac_bwd_prologue(X, SX, P, row, t, m, T, ACC: tl.constexpr):
     """returns' transposed scan (pair (a_{t-1}, dL/dG_t), reset where done_{t-1}); it also
     keeps a_{t-1} and the reset, for the part of g_t carried from earlier steps."""
-    a_prev, dg, reset, m_scan, keep = _bwd_prologue(X, SX, P, row, t, m, T, ACC)
+    a_prev, dg, reset, m_scan, keep = bwd_prologue(X, SX, P, row, t, m, T, ACC)
     return a_prev, dg, reset, m_scan, (a_prev, reset)
 
 
 @jit
 def _sac_bwd_epilogue(X, SX, P, O, SO, row, t, m, T, ACC: tl.constexpr, m_scan, g, g_prev, keep):
     a_prev, reset = keep
-    gamma, lam, term, done, valid = _episode(X, SX, P, row, t, m, T, ACC)
-    alpha = param(X[3], 0, P[2], ACC)
-    if O[0] is not None:  # r_t enters b^G_t (G_t) and b^H_t (H_t): dL/dr_t = g_t
-        store(O[0], SO[0], row, t, m, tl.where(valid, g, 0.0))
-    if O[1] is not None:  # log π_t enters H_t only: -α dL/dH_t, the carried part of g_t
+    gamma, lam, term, done, valid = step(X, SX, P, row, t, m, T, ACC)
+    alpha = param(X[ALPHA], 0, P[P_ALPHA], ACC)
+    if O[D_REWARDS] is not None:  # r_t enters b^G_t (G_t) and b^H_t (H_t): dL/dr_t = g_t
+        store(O[D_REWARDS], SO[D_REWARDS], row, t, m, tl.where(valid, g, 0.0))
+    if O[D_LOG_PROBS] is not None:  # log π_t enters H_t only: -α dL/dH_t, the carried part of g_t
         dh = tl.where(reset, 0.0, a_prev * g_prev)
-        store(O[1], SO[1], row, t, m, tl.where(valid, -alpha * dh, 0.0))
+        store(O[D_LOG_PROBS], SO[D_LOG_PROBS], row, t, m, tl.where(valid, -alpha * dh, 0.0))
     w = tl.where(done, 1.0, 1.0 - lam)
     boot = valid & ~term
     dv = tl.where(boot, gamma * w * g, 0.0)  # dL/dV^soft'_t
-    if O[2] is not None:
-        store(O[2], SO[2], row, t, m, -alpha * dv)
-    _store_critic_grads(X[11], SX[11], O[3], SO[3], row, t, valid, m, dv, ACC)
+    if O[D_NEXT_LOG_PROBS] is not None:
+        store(O[D_NEXT_LOG_PROBS], SO[D_NEXT_LOG_PROBS], row, t, m, -alpha * dv)
+    _store_critic_grads(X[NEXT_Q], SX[NEXT_Q], O[D_NEXT_Q], SO[D_NEXT_Q], row, t, valid, m, dv, ACC)
 
 
 # --------------------------------------------------------------------------------------------
@@ -188,70 +194,76 @@ def _one_step(X, SX, P, row, t, m, ACC: tl.constexpr):
     selects: a mask computed from loaded flags would make each load scalar (no 16-byte vectors:
     61 % of the floor at 16384×1024 in the first version); a value behind a terminal step or in
     padding is read but never selected, so a NaN there reaches no output."""
-    valid = load_mask(X[6], SX[6], row, t, m)
-    term = load_flag(X[4], SX[4], row, t, m)
-    gamma = coef(X[7], SX[7], P[0], row, t, m, ACC)
-    return gamma, valid & ~term, valid, param(X[3], 0, P[2], ACC)
+    valid = load_mask(X[MASK], SX[MASK], row, t, m)
+    term = load_flag(X[TERMINATED], SX[TERMINATED], row, t, m)
+    gamma = coef(X[GAMMA], SX[GAMMA], P[P_GAMMA], row, t, m, ACC)
+    return gamma, valid & ~term, valid, param(X[ALPHA], 0, P[P_ALPHA], ACC)
 
 
 @jit
 def _one_step_target(X, SX, P, O, SO, row, t, m, ACC: tl.constexpr):
     gamma, boot, valid, alpha = _one_step(X, SX, P, row, t, m, ACC)
-    r = load(X[0], SX[0], row, t, m, 0.0, ACC)
-    q_min, _ = _critic_min(X[11], SX[11], row, t, m, ACC)
-    v_soft = q_min - alpha * load(X[2], SX[2], row, t, m, 0.0, ACC)
-    store(O[0], SO[0], row, t, m, tl.where(valid, r + tl.where(boot, gamma * v_soft, 0.0), 0.0))
+    r = load(X[REWARDS], SX[REWARDS], row, t, m, 0.0, ACC)
+    q_min, _ = _critic_min(X[NEXT_Q], SX[NEXT_Q], row, t, m, ACC)
+    v_soft = q_min - alpha * load(X[NEXT_LOG_PROBS], SX[NEXT_LOG_PROBS], row, t, m, 0.0, ACC)
+    store(O[TARGETS], SO[TARGETS], row, t, m, tl.where(valid, r + tl.where(boot, gamma * v_soft, 0.0), 0.0))
 
 
 @jit
 def _one_step_target_bwd(X, SX, P, O, SO, row, t, m, ACC: tl.constexpr):
     gamma, boot, valid, alpha = _one_step(X, SX, P, row, t, m, ACC)
-    g = tl.where(valid, load(X[9], SX[9], row, t, m, 0.0, ACC), 0.0)  # dL/dG_t
-    if O[0] is not None:
-        store(O[0], SO[0], row, t, m, g)
-    if O[1] is not None:  # log π_t enters G only through λ
-        store(O[1], SO[1], row, t, m, tl.zeros(g.shape, ACC))
+    g = tl.where(valid, load(X[D_OUT], SX[D_OUT], row, t, m, 0.0, ACC), 0.0)  # dL/dG_t
+    if O[D_REWARDS] is not None:
+        store(O[D_REWARDS], SO[D_REWARDS], row, t, m, g)
+    if O[D_LOG_PROBS] is not None:  # log π_t enters G only through λ
+        store(O[D_LOG_PROBS], SO[D_LOG_PROBS], row, t, m, tl.zeros(g.shape, ACC))
     dv = tl.where(boot, gamma * g, 0.0)  # dL/dV^soft'_t
-    if O[2] is not None:
-        store(O[2], SO[2], row, t, m, -alpha * dv)
-    _store_critic_grads(X[11], SX[11], O[3], SO[3], row, t, m, m, dv, ACC)
+    if O[D_NEXT_LOG_PROBS] is not None:
+        store(O[D_NEXT_LOG_PROBS], SO[D_NEXT_LOG_PROBS], row, t, m, -alpha * dv)
+    _store_critic_grads(X[NEXT_Q], SX[NEXT_Q], O[D_NEXT_Q], SO[D_NEXT_Q], row, t, m, m, dv, ACC)
 
 
 # --------------------------------------------------------------------------------------------
 # Losses: elementwise hooks of _reduce's reduction, and of launch_map for the backward
 # --------------------------------------------------------------------------------------------
-# Inputs X: 0 log_probs  1 mask  2 the coefficient (α or the target entropy) as float64
-#   (float64 problems: _reduce.vector)  3 upstream gradient (backward: _reduce.upstream)
-#   4 q: critics' tuple
-# Params P: (coefficient,). Outputs O: backward (d_log_probs, (d_q_k, ...)).
+# Inputs X of the losses
+LOSS_LOG_PROBS = tl.constexpr(0)
+LOSS_MASK = tl.constexpr(1)
+LOSS_COEF = tl.constexpr(2)  # α or the target entropy as float64 (float64 problems: _reduce.vector)
+LOSS_UPSTREAM = tl.constexpr(3)  # backward: the upstream gradient (_reduce.upstream)
+LOSS_Q = tl.constexpr(4)  # the critics' tuple
+P_COEF = tl.constexpr(0)  # the coefficient as a number
+# Outputs O of the losses' backward: (d_log_probs, (d_q_k, ...))
+D_LOSS_LOG_PROBS = tl.constexpr(0)
+D_LOSS_Q = tl.constexpr(1)
 
 
 @jit
 def _actor_elementwise(X, SX, P, O, SO, row, t, m, ACC: tl.constexpr):
     """(α log π - min_k Q_k, 1) on unmasked elements: the loss is their ratio of sums."""
-    valid = load_mask(X[1], SX[1], row, t, m)
-    alpha = param(X[2], 0, P[0], ACC)
-    q_min, _ = _critic_min(X[4], SX[4], row, t, valid, ACC)
-    x = alpha * load(X[0], SX[0], row, t, valid, 0.0, ACC) - q_min
+    valid = load_mask(X[LOSS_MASK], SX[LOSS_MASK], row, t, m)
+    alpha = param(X[LOSS_COEF], 0, P[P_COEF], ACC)
+    q_min, _ = _critic_min(X[LOSS_Q], SX[LOSS_Q], row, t, valid, ACC)
+    x = alpha * load(X[LOSS_LOG_PROBS], SX[LOSS_LOG_PROBS], row, t, valid, 0.0, ACC) - q_min
     return tl.where(valid, x, 0.0), valid.to(ACC)
 
 
 @jit
 def _actor_bwd_elementwise(X, SX, P, O, SO, row, t, m, ACC: tl.constexpr):
     """d log π = α g/N; dQ_k = -g/N on the critic that is the min; 0 where masked."""
-    valid = load_mask(X[1], SX[1], row, t, m)
-    if O[0] is not None:
-        store_grad(X[3], SX[3], O[0], SO[0], row, t, m, valid, param(X[2], 0, P[0], ACC), ACC)
-    g_n = load(X[3], SX[3], row, t, valid, 0.0, ACC)  # the upstream gradient over N
-    _store_critic_grads(X[4], SX[4], O[1], SO[1], row, t, valid, m, tl.where(valid, -g_n, 0.0), ACC)
+    valid = load_mask(X[LOSS_MASK], SX[LOSS_MASK], row, t, m)
+    if O[D_LOSS_LOG_PROBS] is not None:
+        store_grad(X[LOSS_UPSTREAM], SX[LOSS_UPSTREAM], O[D_LOSS_LOG_PROBS], SO[D_LOSS_LOG_PROBS], row, t, m, valid, param(X[LOSS_COEF], 0, P[P_COEF], ACC), ACC)
+    g_n = load(X[LOSS_UPSTREAM], SX[LOSS_UPSTREAM], row, t, valid, 0.0, ACC)  # the upstream gradient over N
+    _store_critic_grads(X[LOSS_Q], SX[LOSS_Q], O[D_LOSS_Q], SO[D_LOSS_Q], row, t, valid, m, tl.where(valid, -g_n, 0.0), ACC)
 
 
 @jit
 def _temperature_elementwise(X, SX, P, O, SO, row, t, m, ACC: tl.constexpr):
     """(log π + target entropy, 1) on unmasked elements: their mean is -dJ/d log α."""
-    valid = load_mask(X[1], SX[1], row, t, m)
-    target = param(X[2], 0, P[0], ACC)
-    x = load(X[0], SX[0], row, t, valid, 0.0, ACC) + target
+    valid = load_mask(X[LOSS_MASK], SX[LOSS_MASK], row, t, m)
+    target = param(X[LOSS_COEF], 0, P[P_COEF], ACC)
+    x = load(X[LOSS_LOG_PROBS], SX[LOSS_LOG_PROBS], row, t, valid, 0.0, ACC) + target
     return tl.where(valid, x, 0.0), valid.to(ACC)
 
 
@@ -276,7 +288,7 @@ def _critics(name: str, q, like: torch.Tensor, like_name: str) -> tuple:
 # sac_targets
 # --------------------------------------------------------------------------------------------
 class _Problem(NamedTuple):
-    """Validated inputs of one sac_targets call (field names as returns._Problem where shared,
+    """Validated inputs of one sac_targets call (field names as episode.Problem where shared,
     so the torch path's helpers serve both)."""
 
     rewards: torch.Tensor
@@ -297,13 +309,12 @@ def _dtype(p: _Problem) -> torch.dtype:
 
 
 def _inputs(p: _Problem, acc: torch.dtype, dg=None):
-    """The X tuple as (rows view, strides) pairs: returns.py's, whose slots 1 and 2 (values,
-    next_values there) carry log_probs and next_log_probs, and slot 3 α; then dL/dG and the
-    critics."""
+    """The X tuple as (rows view, strides) pairs: the episode layout's, whose VALUES, NEXT_VALUES
+    and BOOTSTRAP_VALUE slots carry log_probs, next_log_probs and α; then dL/dG and the critics."""
     shape, td = p.rewards.shape, p.time_dim
-    X = returns._inputs(returns._Problem("sac", p.rewards, p.log_probs, p.next_log_probs, None, p.terminated,
-                                         p.truncated, p.mask, p.gamma, p.lambda_, p.params[:2], td), acc)
-    X[3] = _alpha_input(p.params[2], acc, p.rewards.device)
+    X = episode.inputs(episode.Problem("sac", p.rewards, p.log_probs, p.next_log_probs, None, p.terminated,
+                                       p.truncated, p.mask, p.gamma, p.lambda_, p.params[:2], td), acc)
+    X[ALPHA] = _alpha_input(p.params[2], acc, p.rewards.device)
     X += [None if dg is None else _checks.rows(dg.expand(shape), shape, td), None,
           _tuple_entry([_checks.rows(q, shape, td) for q in p.next_q])]
     return X
@@ -359,7 +370,7 @@ def _targets_forward(p: _Problem) -> torch.Tensor:
     out = _checks.new_output(shape, p.time_dim, _dtype(p), p.rewards.device)
     X = _inputs(p, acc)
     O = [_checks.rows(out, shape, p.time_dim)]
-    tc = X[0][1][1] == 1  # time is the contiguous axis
+    tc = X[REWARDS][1][1] == 1  # time is the contiguous axis
     if _one_step_only(p):
         launch_map(_one_step_target, X, _numbers(p.params), O, n_rows, T, acc, time_contiguous=tc)
     else:
@@ -380,7 +391,7 @@ def _targets_backward(p: _Problem, dg: torch.Tensor, need):
     X = _inputs(p, acc, dg)
     O = [_checks.rows(o, shape, p.time_dim) for o in (d_r, d_lp, d_nlp)]
     O.append(_tuple_entry([_checks.rows(o, shape, p.time_dim) for o in d_q]))
-    tc = X[0][1][1] == 1
+    tc = X[REWARDS][1][1] == 1
     if _one_step_only(p):
         launch_map(_one_step_target_bwd, X, _numbers(p.params), O, n_rows, T, acc, time_contiguous=tc)
     else:

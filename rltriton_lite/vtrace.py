@@ -56,8 +56,9 @@ from typing import NamedTuple
 import torch
 
 from . import _checks
-from .returns import (_before, _episode, _episode_before, _grad_buffers, _inputs, _Problem, _store_bootstrap_grad,
-                      _validate, _values_now_and_next)
+from .episode import (D_REWARDS, D_VALUES, D_NEXT_VALUES, MASK, NEXT_VALUES, REWARDS, Problem,
+                      before, grad_buffers, inputs, step, step_before, store_bootstrap_grad, validate,
+                      values_now_and_next)
 from .scan import coef, launch, load, load_mask, store
 from ._triton import jit, tl
 
@@ -69,13 +70,20 @@ class VTraceOutput(NamedTuple):
     pg_advantages: torch.Tensor
 
 
-# Inputs X: 0-8 as in returns.py (rewards, values, next_values, bootstrap_value, terminated,
-#   truncated, mask, gamma, lambda), then
-#   9 log_rhos  10 rho_bar  11 c_bar  12 pg_rho_bar (tensors for float64 only, else None)
-#   13 dL/dvs  14 dL/dpg_advantages (backward; None where that output got no gradient)
-# Params P: (gamma, lambda, rho_bar, c_bar, pg_rho_bar) as numbers.
-# Outputs O: forward (vs, pg_advantages); backward (d_rewards, d_values, d_next_values,
-#   d_bootstrap_value), the layout returns.py's backward uses.
+# Inputs X: the episode layout (episode.py), then V-trace's own slots
+LOG_RHOS = tl.constexpr(9)
+RHO_BAR = tl.constexpr(10)  # the clips as float64 tensors (float64 problems), else None: P's numbers
+C_BAR = tl.constexpr(11)
+PG_RHO_BAR = tl.constexpr(12)
+D_VS = tl.constexpr(13)  # backward: dL/dvs, None where that output got no gradient
+D_PG = tl.constexpr(14)  # backward: dL/dpg_advantages
+# Params P: gamma, lambda (episode.py), then the clips as numbers
+P_RHO_BAR = tl.constexpr(2)
+P_C_BAR = tl.constexpr(3)
+P_PG_RHO_BAR = tl.constexpr(4)
+# Outputs O: forward (vs, pg_advantages); backward, the episode layout's input gradients
+VS = tl.constexpr(0)
+PG_ADVANTAGES = tl.constexpr(1)
 
 
 @jit
@@ -92,23 +100,23 @@ def _weights(lam, log_rho, rho_bar, c_bar, pg_rho_bar):
 def _step(X, SX, P, row, t, m, T, ACC: tl.constexpr):
     """(gamma, lambda, term, done, valid, rho, c, rho_pg) of step t: the episode's coefficients
     and flags, and the three clipped importance weights."""
-    gamma, lam, term, done, valid = _episode(X, SX, P, row, t, m, T, ACC)
-    rho, c, rho_pg = _weights(lam, load(X[9], SX[9], row, t, valid, 0.0, ACC),
-                              coef(X[10], SX[10], P[2], row, t, valid, ACC),
-                              coef(X[11], SX[11], P[3], row, t, valid, ACC),
-                              coef(X[12], SX[12], P[4], row, t, valid, ACC))
+    gamma, lam, term, done, valid = step(X, SX, P, row, t, m, T, ACC)
+    rho, c, rho_pg = _weights(lam, load(X[LOG_RHOS], SX[LOG_RHOS], row, t, valid, 0.0, ACC),
+                              coef(X[RHO_BAR], SX[RHO_BAR], P[P_RHO_BAR], row, t, valid, ACC),
+                              coef(X[C_BAR], SX[C_BAR], P[P_C_BAR], row, t, valid, ACC),
+                              coef(X[PG_RHO_BAR], SX[PG_RHO_BAR], P[P_PG_RHO_BAR], row, t, valid, ACC))
     return gamma, lam, term, done, valid, rho, c, rho_pg
 
 
 @jit
 def _step_before(X, SX, P, row, t, m, T, ACC: tl.constexpr):
     """``_step`` of step t - 1 at every step t (``m``: in bounds), from aligned loads shifted by
-    one step (``returns._episode_before``); callers select by the step's validity."""
-    gamma, lam, term, done, valid = _episode_before(X, SX, P, row, t, m, T, ACC)
-    rho, c, rho_pg = _weights(lam, _before(X[9], SX[9], 0.0, row, t, m, T, ACC),
-                              _before(X[10], SX[10], P[2], row, t, m, T, ACC),
-                              _before(X[11], SX[11], P[3], row, t, m, T, ACC),
-                              _before(X[12], SX[12], P[4], row, t, m, T, ACC))
+    one step (``episode.step_before``); callers select by the step's validity."""
+    gamma, lam, term, done, valid = step_before(X, SX, P, row, t, m, T, ACC)
+    rho, c, rho_pg = _weights(lam, before(X[LOG_RHOS], SX[LOG_RHOS], 0.0, row, t, m, T, ACC),
+                              before(X[RHO_BAR], SX[RHO_BAR], P[P_RHO_BAR], row, t, m, T, ACC),
+                              before(X[C_BAR], SX[C_BAR], P[P_C_BAR], row, t, m, T, ACC),
+                              before(X[PG_RHO_BAR], SX[PG_RHO_BAR], P[P_PG_RHO_BAR], row, t, m, T, ACC))
     return gamma, lam, term, done, valid, rho, c, rho_pg
 
 
@@ -118,8 +126,8 @@ def _vtrace_prologue(X, SX, P, row, t, m, T, ACC: tl.constexpr):
     """a_t = gamma_t c_t, b_t = V_t + rho_t delta_t - [not done_t] gamma_t c_t V'_t, reset at done_t."""
     step = _step(X, SX, P, row, t, m, T, ACC)
     gamma, lam, term, done, valid, rho, c, rho_pg = step
-    r = load(X[0], SX[0], row, t, valid, 0.0, ACC)
-    v, v_next = _values_now_and_next(X, SX, row, t, m, T, ACC)  # V' never used after a terminal step
+    r = load(X[REWARDS], SX[REWARDS], row, t, valid, 0.0, ACC)
+    v, v_next = values_now_and_next(X, SX, row, t, m, T, ACC)  # V' never used after a terminal step
     delta = r + tl.where(term, 0.0, gamma * v_next) - v
     b = v + rho * delta - tl.where(done, 0.0, gamma * c * v_next)
     return gamma * c, b, done, valid, (step, r, v, v_next)
@@ -130,10 +138,10 @@ def _vtrace_epilogue(X, SX, P, O, SO, row, t, m, T, ACC: tl.constexpr, valid, y,
     """vs_t = y; the advantage reads vs_{t+1} as carried (y_prev), or V'_t at an episode end."""
     step, r, v, v_next = keep
     gamma, lam, term, done, _, _, _, rho_pg = step
-    store(O[0], SO[0], row, t, m, tl.where(valid, y, 0.0))
+    store(O[VS], SO[VS], row, t, m, tl.where(valid, y, 0.0))
     vs_next = tl.where(done, v_next, y_prev)  # vs'_{t+1}
     target = r + tl.where(term, 0.0, gamma * (lam * vs_next + (1.0 - lam) * v_next))
-    store(O[1], SO[1], row, t, m, tl.where(valid, rho_pg * (target - v), 0.0))
+    store(O[PG_ADVANTAGES], SO[PG_ADVANTAGES], row, t, m, tl.where(valid, rho_pg * (target - v), 0.0))
 
 
 # ---- backward -------------------------------------------------------------------------------
@@ -145,9 +153,9 @@ def _vtrace_bwd_prologue(X, SX, P, row, t, m, T, ACC: tl.constexpr):
     gamma_p, lam_p, term_p, done_p, valid_p, rho_p, c_p, rho_pg_p = step_p
     a = tl.where(valid_p, gamma_p * c_p, 1.0)  # a padded step t-1 passes g through
     reset = (valid_p & done_p) | ~(m & (t >= 1))  # nothing flows back across an episode end (or t = 0)
-    h_p = _before(X[14], SX[14], 0.0, row, t, m, T, ACC)  # dL/dA^pg_{t-1}, used where step t-1 is valid
-    valid = load_mask(X[6], SX[6], row, t, m)
-    dy = load(X[13], SX[13], row, t, valid, 0.0, ACC)
+    h_p = before(X[D_PG], SX[D_PG], 0.0, row, t, m, T, ACC)  # dL/dA^pg_{t-1}, used where step t-1 is valid
+    valid = load_mask(X[MASK], SX[MASK], row, t, m)
+    dy = load(X[D_VS], SX[D_VS], row, t, valid, 0.0, ACC)
     # A^pg_{t-1} read vs_t as carried, which passes through padding: t itself may be padded
     dy += tl.where(valid_p & ~done_p, rho_pg_p * gamma_p * lam_p * h_p, 0.0)
     return a, dy, reset, m, (step_p, h_p)
@@ -168,38 +176,38 @@ def _vtrace_bwd_epilogue(X, SX, P, O, SO, row, t, m, T, ACC: tl.constexpr, valid
     step = _step(X, SX, P, row, t, m, T, ACC)
     valid, rho, rho_pg = step[4], step[5], step[7]
     g = tl.where(valid, g, 0.0)  # dL/db_t
-    h = load(X[14], SX[14], row, t, valid, 0.0, ACC)  # dL/dA^pg_t
-    if O[0] is not None:
-        store(O[0], SO[0], row, t, m, rho * g + rho_pg * h)
+    h = load(X[D_PG], SX[D_PG], row, t, valid, 0.0, ACC)  # dL/dA^pg_t
+    if O[D_REWARDS] is not None:
+        store(O[D_REWARDS], SO[D_REWARDS], row, t, m, rho * g + rho_pg * h)
     dv_next = _d_next_value(step, g, h)
-    if O[1] is not None:
+    if O[D_VALUES] is not None:
         dv = tl.where(valid, (1.0 - rho) * g - rho_pg * h, 0.0)
-        if X[2] is None:  # values[t] is V'_{t-1}, read by step t-1 even when step t is padding
+        if X[NEXT_VALUES] is None:  # values[t] is V'_{t-1}, read by step t-1 even when step t is padding
             dv += _d_next_value(step_p, g_prev, h_p)
-        store(O[1], SO[1], row, t, m, dv)
-    if O[2] is not None:
-        store(O[2], SO[2], row, t, m, dv_next)
-    _store_bootstrap_grad(X, SX, P, O, SO, row, t, m, T, dv_next)
+        store(O[D_VALUES], SO[D_VALUES], row, t, m, dv)
+    if O[D_NEXT_VALUES] is not None:
+        store(O[D_NEXT_VALUES], SO[D_NEXT_VALUES], row, t, m, dv_next)
+    store_bootstrap_grad(X, SX, P, O, SO, row, t, m, T, dv_next)
 
 
 # --------------------------------------------------------------------------------------------
 # Launcher
 # --------------------------------------------------------------------------------------------
-def _vtrace_inputs(p: _Problem, log_rhos: torch.Tensor, acc: torch.dtype):
-    """X[0..12]. For float64 the clip thresholds travel as tensors (Triton passes Python floats
-    as float32), like gamma and lambda in returns._inputs."""
-    X = _inputs(p, acc)
+def _vtrace_inputs(p: Problem, log_rhos: torch.Tensor, acc: torch.dtype):
+    """X up to PG_RHO_BAR. For float64 the clip thresholds travel as tensors (Triton passes Python floats
+    as float32), like gamma and lambda in episode.inputs."""
+    X = inputs(p, acc)
     X.append(_checks.rows(log_rhos, p.rewards.shape, p.time_dim))
     for bar in p.params[2:]:
         X.append((_checks.scalars((bar,), acc, p.rewards.device), (0, 0)) if acc == torch.float64 else None)
     return X
 
 
-def _dtype(p: _Problem, log_rhos: torch.Tensor) -> torch.dtype:
+def _dtype(p: Problem, log_rhos: torch.Tensor) -> torch.dtype:
     return _checks.result_dtype(p.rewards, p.values, p.next_values, log_rhos)
 
 
-def _forward(p: _Problem, log_rhos: torch.Tensor):
+def _forward(p: Problem, log_rhos: torch.Tensor):
     """One kernel launch: every input read once, both outputs written once."""
     shape, T, n_rows = _checks.problem(p.rewards, p.time_dim)
     dtype = _dtype(p, log_rhos)
@@ -207,7 +215,7 @@ def _forward(p: _Problem, log_rhos: torch.Tensor):
     outs = [_checks.new_output(shape, p.time_dim, dtype, p.rewards.device) for _ in range(2)]
     X = _vtrace_inputs(p, log_rhos, acc)
     launch(_vtrace_prologue, _vtrace_epilogue, X, p.params, [_checks.rows(o, shape, p.time_dim) for o in outs],
-           n_rows, T, reverse=True, acc_dtype=acc, time_contiguous=X[0][1][1] == 1)
+           n_rows, T, reverse=True, acc_dtype=acc, time_contiguous=X[REWARDS][1][1] == 1)
     return tuple(outs)
 
 
@@ -216,7 +224,7 @@ class _VTraceFunction(torch.autograd.Function):
     detached: a constant, as on the torch path."""
 
     @staticmethod
-    def forward(ctx, p: _Problem, log_rhos, rewards, values, next_values, bootstrap_value):
+    def forward(ctx, p: Problem, log_rhos, rewards, values, next_values, bootstrap_value):
         ctx.problem, ctx.log_rhos = p, log_rhos
         ctx.set_materialize_grads(False)  # an unused output's gradient stays None (read as 0)
         return _forward(p, log_rhos)
@@ -226,16 +234,16 @@ class _VTraceFunction(torch.autograd.Function):
         return (None, None, *_backward(ctx.problem, ctx.log_rhos, d_vs, d_pg, ctx.needs_input_grad[2:6]))
 
 
-def _backward(p: _Problem, log_rhos: torch.Tensor, d_vs, d_pg, need):
+def _backward(p: Problem, log_rhos: torch.Tensor, d_vs, d_pg, need):
     """The fused backward scan: gradients of (rewards, values, next_values, bootstrap_value),
     None where ``need`` (four bools) says no or the input is absent."""
     shape, T, n_rows = _checks.problem(p.rewards, p.time_dim)
     acc = _checks.acc_dtype(_dtype(p, log_rhos))
-    outs, d_boot, O = _grad_buffers(p, need)
+    outs, d_boot, O = grad_buffers(p, need)
     X = _vtrace_inputs(p, log_rhos, acc)
     X += [None if d is None else _checks.rows(d.expand(shape), shape, p.time_dim) for d in (d_vs, d_pg)]
     launch(_vtrace_bwd_prologue, _vtrace_bwd_epilogue, X, p.params, O, n_rows, T, reverse=False,
-           acc_dtype=acc, time_contiguous=X[0][1][1] == 1)
+           acc_dtype=acc, time_contiguous=X[REWARDS][1][1] == 1)
     if d_boot is not None:
         d_boot = d_boot.reshape(p.bootstrap_value.shape)
     return (*outs, d_boot)
@@ -280,7 +288,7 @@ def vtrace(log_rhos, rewards, values, *, gamma=0.99, lambda_=1.0, rho_bar=1.0, c
     """
     if values is None:
         raise TypeError("vtrace() needs values, the critic's V(s_t) (a tensor shaped like rewards)")
-    p, use_kernel = _validate("vtrace", rewards, values, next_values, bootstrap_value, gamma, lambda_,
+    p, use_kernel = validate("vtrace", rewards, values, next_values, bootstrap_value, gamma, lambda_,
                               terminated, truncated, mask, time_dim, backend)
     log_rhos = _checks.same_shape("log_rhos", log_rhos, p.rewards, "rewards")
     bars = tuple(_checks.real(n, x, positive=True) for n, x in (("rho_bar", rho_bar), ("c_bar", c_bar),

@@ -1,0 +1,202 @@
+r"""The episode layout shared by the scan-based estimators: its named slots, the step's flags
+and coefficients, V(s_t) and V(s_{t+1}), the shared backward hooks, and the validated problem.
+
+Every estimator on this layout (discounted returns, GAE, TD(λ), V-trace, SAC's soft targets) reads
+its inputs from the same slots of ``X``, so the helpers below serve them all; an estimator with
+more inputs appends its own slots after ``D_OUT2``. A slot an estimator does not use holds None.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import torch
+
+from . import _checks
+from ._triton import jit, tl
+from .scan import coef, load, load_and_step, load_flag, load_mask, store, use_triton
+
+# Slots of the inputs X (and of their strides SX)
+REWARDS = tl.constexpr(0)
+VALUES = tl.constexpr(1)  # V(s_t)
+NEXT_VALUES = tl.constexpr(2)  # V(s_{t+1}) per step; None: values[t+1], then BOOTSTRAP_VALUE
+BOOTSTRAP_VALUE = tl.constexpr(3)  # per row: V of the state after the window
+TERMINATED = tl.constexpr(4)
+TRUNCATED = tl.constexpr(5)
+MASK = tl.constexpr(6)
+GAMMA = tl.constexpr(7)  # a tensor of discounts; None: the number P[P_GAMMA]
+LAMBDA = tl.constexpr(8)  # a tensor of λ; None: the number P[P_LAMBDA]
+D_OUT = tl.constexpr(9)  # backward: dL/d(first output)
+D_OUT2 = tl.constexpr(10)  # backward: dL/d(second output), e.g. GAE's returns; None: 0
+# Slots of the scalar parameters P
+P_GAMMA = tl.constexpr(0)
+P_LAMBDA = tl.constexpr(1)
+# Slots of the backward's outputs O (and SO): the inputs' gradients
+D_REWARDS = tl.constexpr(0)
+D_VALUES = tl.constexpr(1)
+D_NEXT_VALUES = tl.constexpr(2)
+D_BOOTSTRAP_VALUE = tl.constexpr(3)  # per row
+
+
+@jit
+def step(X, SX, P, row, t, m, T, ACC: tl.constexpr):
+    """(gamma_t, lambda_t, terminated_t, done_t, valid_t): the step's coefficients and flags."""
+    valid = load_mask(X[MASK], SX[MASK], row, t, m)
+    term = load_flag(X[TERMINATED], SX[TERMINATED], row, t, valid)
+    done = term | load_flag(X[TRUNCATED], SX[TRUNCATED], row, t, valid) | (t == T - 1)  # the window ends: truncation
+    gamma = coef(X[GAMMA], SX[GAMMA], P[P_GAMMA], row, t, valid, ACC)
+    lam = coef(X[LAMBDA], SX[LAMBDA], P[P_LAMBDA], row, t, valid, ACC)
+    return gamma, lam, term, done, valid
+
+
+@jit
+def before(p, s, scalar, row, t, m, T, ACC: tl.constexpr):
+    """An input at step t - 1 (aligned loads shifted by a step), or ``scalar`` where ``p`` is None."""
+    if p is None:
+        return scalar
+    else:
+        return load_and_step(p, s, row, t, m, T, 0.0, ACC, -1)[1]
+
+
+@jit
+def step_before(X, SX, P, row, t, m, T, ACC: tl.constexpr):
+    """``step`` of step t - 1 at every step t of the tile (``m``: in bounds), as the
+    backward's transposed scan needs it, from aligned loads shifted by one step: a load at t - 1
+    would be one scalar load per step (docs/DESIGN.md, "Loads"). Where step t - 1 is not valid
+    its coefficients are read rather than zeroed: callers select by its validity."""
+    valid = m & (t >= 1)
+    if X[MASK] is not None:
+        valid = valid & (before(X[MASK], SX[MASK], 0.0, row, t, m, T, ACC) != 0)
+    term = valid & (before(X[TERMINATED], SX[TERMINATED], 0.0, row, t, m, T, ACC) != 0)
+    done = term | (valid & (before(X[TRUNCATED], SX[TRUNCATED], 0.0, row, t, m, T, ACC) != 0)) | (t - 1 == T - 1)
+    gamma = before(X[GAMMA], SX[GAMMA], P[P_GAMMA], row, t, m, T, ACC)
+    lam = before(X[LAMBDA], SX[LAMBDA], P[P_LAMBDA], row, t, m, T, ACC)
+    return gamma, lam, term, done, valid
+
+
+@jit
+def values_now_and_next(X, SX, row, t, m, T, ACC: tl.constexpr):
+    """(V(s_t), V(s_{t+1})) at every step of ``m``: values[t], and next_values[t], else values[t+1]
+    (the aligned values shifted by one step) and bootstrap_value after the last step.
+
+    Callers pass the steps in bounds as ``m`` and select by validity and the terminal flag
+    afterwards: a mask computed from loaded data would make every load of it scalar (no 16-byte
+    vectors; docs/DESIGN.md, "Loads")."""
+    if X[NEXT_VALUES] is not None:
+        v_next = load(X[NEXT_VALUES], SX[NEXT_VALUES], row, t, m, 0.0, ACC)
+        return load(X[VALUES], SX[VALUES], row, t, m, 0.0, ACC), v_next
+    else:  # (returns without values: both 0, only the bootstrap value is read)
+        v, v_after = load_and_step(X[VALUES], SX[VALUES], row, t, m, T, 0.0, ACC, 1)
+        last = t == T - 1
+        return v, tl.where(last, load(X[BOOTSTRAP_VALUE], SX[BOOTSTRAP_VALUE], row, t, m & last, 0.0, ACC), v_after)
+
+
+@jit
+def bwd_prologue(X, SX, P, row, t, m, T, ACC: tl.constexpr):
+    """Transposed scan, forwards in time: the pair at t is (a_{t-1}, dL/dy_t)."""
+    gamma_p, lam_p, term_p, done_p, valid_p = step_before(X, SX, P, row, t, m, T, ACC)
+    a = tl.where(valid_p, gamma_p * lam_p, 1.0)  # a padded step t-1 passes g through
+    reset = (valid_p & done_p) | ~(m & (t >= 1))  # nothing flows back across an episode end (or t = 0)
+    valid = load_mask(X[MASK], SX[MASK], row, t, m)
+    dy = load(X[D_OUT], SX[D_OUT], row, t, valid, 0.0, ACC)
+    d_second = load(X[D_OUT2], SX[D_OUT2], row, t, valid, 0.0, ACC)  # GAE: y feeds returns too
+    return a, dy + d_second, reset, m, (gamma_p, term_p, valid_p, d_second)
+
+
+@jit
+def store_bootstrap_grad(X, SX, P, O, SO, row, t, m, T, dv_next):
+    """Without next_values, V'_t is values[t+1], and bootstrap_value after the last step."""
+    if O[D_BOOTSTRAP_VALUE] is not None:
+        store(O[D_BOOTSTRAP_VALUE], SO[D_BOOTSTRAP_VALUE], row, t, m & (t == T - 1), dv_next)
+
+
+@jit
+def store_values_grad(X, SX, P, O, SO, row, t, m, T, valid, dv, dv_next, g_prev, keep):
+    """d values_t: the direct term ``dv``, plus (without next_values) what b_{t-1} read."""
+    gamma_p, term_p, valid_p, _ = keep
+    if O[D_VALUES] is not None:
+        dv = tl.where(valid, dv, 0.0)
+        if X[NEXT_VALUES] is None:  # values[t] is V'_{t-1}, read by step t-1 even when step t is padding
+            dv += tl.where(valid_p & ~term_p, gamma_p * g_prev, 0.0)
+        store(O[D_VALUES], SO[D_VALUES], row, t, m, dv)
+    if O[D_NEXT_VALUES] is not None:
+        store(O[D_NEXT_VALUES], SO[D_NEXT_VALUES], row, t, m, dv_next)
+
+
+# --------------------------------------------------------------------------------------------
+# The validated problem, its X tuple and its gradient buffers
+# --------------------------------------------------------------------------------------------
+class Problem(NamedTuple):
+    """Validated inputs of one call, in the order of the kernels' X tuple."""
+
+    kind: str
+    rewards: torch.Tensor
+    values: torch.Tensor | None
+    next_values: torch.Tensor | None
+    bootstrap_value: torch.Tensor | None
+    terminated: torch.Tensor | None
+    truncated: torch.Tensor | None
+    mask: torch.Tensor | None
+    gamma: torch.Tensor | None
+    lambda_: torch.Tensor | None
+    params: tuple
+    time_dim: int
+
+
+def inputs(p: Problem, acc: torch.dtype):
+    """The X tuple as (rows view, strides) pairs. For float64 the coefficients travel as
+    tensors, since Triton passes Python floats as float32."""
+    shape, td = p.rewards.shape, p.time_dim
+    gamma, lam = p.gamma, p.lambda_
+    if acc == torch.float64:
+        full = lambda v: _checks.scalars((v,), acc, p.rewards.device).reshape(()).expand(shape)  # noqa: E731
+        gamma = full(p.params[0]) if gamma is None else gamma
+        lam = full(p.params[1]) if lam is None else lam
+    X = [_checks.rows(x, shape, td) for x in
+         (p.rewards, p.values, p.next_values, None, p.terminated, p.truncated, p.mask, gamma, lam)]
+    X[BOOTSTRAP_VALUE] = _checks.row_vector(p.bootstrap_value, shape, td)
+    return X
+
+
+def grad_buffers(p: Problem, need):
+    """Gradient buffers for (rewards, values, next_values) and bootstrap_value, None where no
+    gradient is needed, and the O tuple of the backward kernels."""
+    shape, _, n_rows = _checks.problem(p.rewards, p.time_dim)
+    outs = [_checks.new_output(shape, p.time_dim, x.dtype, x.device) if n and x is not None else None
+            for n, x in zip(need[:3], (p.rewards, p.values, p.next_values))]
+    d_boot = None
+    if need[3] and p.bootstrap_value is not None:
+        d_boot = torch.empty(n_rows, dtype=p.bootstrap_value.dtype, device=p.rewards.device)
+    O = [_checks.rows(o, shape, p.time_dim) for o in outs] + [None if d_boot is None else (d_boot, (1, None))]
+    return outs, d_boot, O
+
+
+def validate(kind, rewards, values, next_values, bootstrap_value, gamma, lambda_, terminated,
+             truncated, mask, time_dim, backend):
+    """The arguments checked once (a TypeError or ValueError naming the argument), as a Problem,
+    and whether the Triton kernel runs them."""
+    rewards = _checks.float_tensor("rewards", rewards)
+    time_dim = _checks.time_dim(time_dim, rewards)
+    if values is not None:
+        values = _checks.same_shape("values", values, rewards, "rewards")
+    if next_values is not None:
+        next_values = _checks.same_shape("next_values", next_values, rewards, "rewards")
+        if bootstrap_value is not None:
+            raise ValueError(
+                "pass next_values or bootstrap_value, not both: bootstrap_value stands for "
+                "next_values[T-1] when next_values is omitted"
+            )
+    bootstrap_value = _checks.per_row("bootstrap_value", bootstrap_value, rewards, time_dim)
+    terminated = _checks.flag("terminated", terminated, rewards)
+    truncated = _checks.flag("truncated", truncated, rewards)
+    if truncated is not None and next_values is None:
+        raise ValueError(
+            "truncated needs next_values: at a truncation the return bootstraps from V(s_{t+1}) "
+            "of the real next state, which values[t+1] (the next episode's first state) is not"
+        )
+    mask = _checks.flag("mask", mask, rewards)
+    gamma_t, gamma_f = _checks.unit_interval("gamma", gamma, rewards)
+    lambda_t, lambda_f = _checks.unit_interval("lambda_", lambda_, rewards)
+    use_kernel = use_triton(_checks.backend(backend), rewards.device)
+    p = Problem(kind, rewards, values, next_values, bootstrap_value, terminated, truncated, mask,
+                 gamma_t, lambda_t, (gamma_f, lambda_f), time_dim)
+    return p, use_kernel
