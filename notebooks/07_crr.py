@@ -251,9 +251,9 @@ for fn in (crr._weights, crr._crr_forward, crr._crr_backward):
 # Points worth noticing:
 #
 # * **The baseline is reduced in the kernel.** A $V(s)$ baseline is passed as $K = 1$; $K$
-#   sampled values sit in a trailing dim, read with their own stride `SX[2][2]` and folded into a
+#   sampled values sit in a trailing dim, read with their own stride `SX[BASELINE][2]` and folded into a
 #   running sum and max as they are loaded — the mean or max is never written to memory. `K` is
-#   a runtime loop bound (`P[2]`), not a `tl.constexpr`.
+#   a runtime loop bound (`P[P_K]`), not a `tl.constexpr`.
 # * **The weights are constants.** $\partial\,\text{loss}/\partial\log\pi_t = -w_t/N$, with no
 #   term through $e^{A/\beta}$: the critic is trained by its own loss, and its values enter the
 #   policy update only as weights. So the backward needs $w$ alone: it reads it, or computes
@@ -261,7 +261,7 @@ for fn in (crr._weights, crr._crr_forward, crr._crr_backward):
 # * **Outputs nobody reads cost bytes.** A training step that logs neither the weights nor the
 #   advantages passes `need_weights=False`: the forward then writes nothing per element (two of
 #   its five streams gone) and the backward reads $Q$ and the baseline instead of $w$. The
-#   `if O[0] is not None` and `if X[5] is not None` are decided when the kernel is compiled.
+#   `if O[OUT_WEIGHTS] is not None` and `if X[WEIGHTS] is not None` are decided when the kernel is compiled.
 # * `b_adv > 0` is strict: a zero advantage is not "better than the policy".
 # * `propagate_nan=tl.PropagateNan.ALL` in the max and the clip: in exp mode a NaN from a broken
 #   critic gives a NaN weight and a NaN loss (it fails loudly) instead of being clipped into a

@@ -44,34 +44,47 @@ class CRROutput(NamedTuple):
     advantages: torch.Tensor
 
 
-# Inputs X: 0 log_probs  1 q_values  2 baseline as (rows, T, K) with strides (row, time, k)
-#           3 mask  4 (beta, max_weight) as float64 (float64 problems)  5 weights (backward;
-#           None: computed again from 1, 2 and 4)  6 upstream gradient (backward)
-# Params P: (beta, max_weight, K, binary mode?, max baseline?)
+# Inputs X
+LOG_PROBS = tl.constexpr(0)
+Q_VALUES = tl.constexpr(1)
+BASELINE = tl.constexpr(2)  # (rows, T, K) with strides (row, time, k)
+MASK = tl.constexpr(3)
+COEFS = tl.constexpr(4)  # (beta, max_weight) as float64 (float64 problems), else None: P's numbers
+WEIGHTS = tl.constexpr(5)  # backward: the forward's weights; None: computed again from Q and the baseline
+UPSTREAM = tl.constexpr(6)  # backward: the upstream gradient (_reduce.upstream)
+# Params P
+P_BETA = tl.constexpr(0)
+P_MAX_WEIGHT = tl.constexpr(1)
+P_K = tl.constexpr(2)  # sampled actions in the baseline
+P_BINARY = tl.constexpr(3)  # 1: w = 1[A > 0], 0: w = min(exp(A / beta), max_weight)
+P_MAX_BASELINE = tl.constexpr(4)  # 1: the baseline is the max over K, 0: the mean
 # Outputs O: forward (weights, advantages), or (None, None); backward (d log_probs,)
+OUT_WEIGHTS = tl.constexpr(0)
+OUT_ADVANTAGES = tl.constexpr(1)
+D_LOG_PROBS = tl.constexpr(0)
 
 
 @jit
 def _weights(X, SX, P, row, t, m_valid, ACC: tl.constexpr):
     """(w, A) where ``m_valid``, from Q and the baseline."""
     # the baseline: V(s_t) (K = 1), or the mean or max of the K sampled Q(s_t, a_j)
-    s_k = SX[2][2]
-    b_sum = load(X[2], SX[2], row, t, m_valid, 0.0, ACC)
+    s_k = SX[BASELINE][2]
+    b_sum = load(X[BASELINE], SX[BASELINE], row, t, m_valid, 0.0, ACC)
     b_max = b_sum
-    for k in range(1, P[2]):
-        b_k = load(X[2] + k * s_k, SX[2], row, t, m_valid, 0.0, ACC)
+    for k in range(1, P[P_K]):
+        b_k = load(X[BASELINE] + k * s_k, SX[BASELINE], row, t, m_valid, 0.0, ACC)
         b_sum += b_k
         b_max = tl.maximum(b_max, b_k, propagate_nan=tl.PropagateNan.ALL)
-    if P[4] != 0:
+    if P[P_MAX_BASELINE] != 0:
         b_base = b_max
     else:
-        b_base = b_sum / P[2]
-    b_adv = load(X[1], SX[1], row, t, m_valid, 0.0, ACC) - b_base
-    if P[3] != 0:
+        b_base = b_sum / P[P_K]
+    b_adv = load(X[Q_VALUES], SX[Q_VALUES], row, t, m_valid, 0.0, ACC) - b_base
+    if P[P_BINARY] != 0:
         b_w = (b_adv > 0).to(ACC)
     else:
-        beta = param(X[4], 0, P[0], ACC)
-        max_weight = param(X[4], 1, P[1], ACC)
+        beta = param(X[COEFS], 0, P[P_BETA], ACC)
+        max_weight = param(X[COEFS], 1, P[P_MAX_WEIGHT], ACC)
         b_w = tl.minimum(tl.exp(b_adv / beta), max_weight, propagate_nan=tl.PropagateNan.ALL)
     return b_w, b_adv
 
@@ -80,25 +93,25 @@ def _weights(X, SX, P, row, t, m_valid, ACC: tl.constexpr):
 def _crr_forward(X, SX, P, O, SO, row, t, m, ACC: tl.constexpr):
     """Stats (sum of w * log_probs, count); stores the weights and advantages (0 where masked)
     if it is given them."""
-    m_valid = load_mask(X[3], SX[3], row, t, m)
+    m_valid = load_mask(X[MASK], SX[MASK], row, t, m)
     b_w, b_adv = _weights(X, SX, P, row, t, m_valid, ACC)
     b_w = tl.where(m_valid, b_w, 0.0)
-    if O[0] is not None:
-        store(O[0], SO[0], row, t, m, b_w)
-        store(O[1], SO[1], row, t, m, tl.where(m_valid, b_adv, 0.0))
-    b_logp = load(X[0], SX[0], row, t, m_valid, 0.0, ACC)
+    if O[OUT_WEIGHTS] is not None:
+        store(O[OUT_WEIGHTS], SO[OUT_WEIGHTS], row, t, m, b_w)
+        store(O[OUT_ADVANTAGES], SO[OUT_ADVANTAGES], row, t, m, tl.where(m_valid, b_adv, 0.0))
+    b_logp = load(X[LOG_PROBS], SX[LOG_PROBS], row, t, m_valid, 0.0, ACC)
     return tl.where(m_valid, -(b_w * b_logp), 0.0), m_valid.to(ACC)  # the loss is -mean(w logπ)
 
 
 @jit
 def _crr_backward(X, SX, P, O, SO, row, t, m, ACC: tl.constexpr):
     """d log_probs = g * (-w), with the weights the forward stored, or computed again."""
-    m_valid = load_mask(X[3], SX[3], row, t, m)
-    if X[5] is not None:
-        b_w = load(X[5], SX[5], row, t, m_valid, 0.0, ACC)
+    m_valid = load_mask(X[MASK], SX[MASK], row, t, m)
+    if X[WEIGHTS] is not None:
+        b_w = load(X[WEIGHTS], SX[WEIGHTS], row, t, m_valid, 0.0, ACC)
     else:
         b_w = _weights(X, SX, P, row, t, m_valid, ACC)[0]
-    store_grad(X[6], SX[6], O[0], SO[0], row, t, m, m_valid, -b_w, ACC)
+    store_grad(X[UPSTREAM], SX[UPSTREAM], O[D_LOG_PROBS], SO[D_LOG_PROBS], row, t, m, m_valid, -b_w, ACC)
 
 
 class _Problem(NamedTuple):

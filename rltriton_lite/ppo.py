@@ -63,11 +63,20 @@ class PPOOutput(NamedTuple):
 # --------------------------------------------------------------------------------------------
 # PPO: hooks
 # --------------------------------------------------------------------------------------------
-# Inputs X: 0 log_probs  1 old_log_probs  2 advantages  3 mask  4 normalisation (mu, scale): a
-#           2-vector, None without normalisation  5 (low, high) as float64 (float64 problems)
-#           6 upstream gradient (backward)
-# Params P: (low, high) = (1 - eps_low, 1 + eps_high) as numbers, read where X[5] is None.
-# Outputs O: forward (per-element loss,) for reduction="none", else (None,); backward (d log_probs,)
+# Inputs X
+LOG_PROBS = tl.constexpr(0)
+OLD_LOG_PROBS = tl.constexpr(1)
+ADVANTAGES = tl.constexpr(2)
+MASK = tl.constexpr(3)
+NORM = tl.constexpr(4)  # the normalisation (mu, scale) as a 2-vector; None without normalisation
+BOUNDS = tl.constexpr(5)  # (low, high) as float64 (float64 problems), else None: P's numbers
+UPSTREAM = tl.constexpr(6)  # backward: the upstream gradient (_reduce.upstream)
+# Params P: (low, high) = (1 - eps_low, 1 + eps_high) as numbers
+P_LOW = tl.constexpr(0)
+P_HIGH = tl.constexpr(1)
+# Outputs O: forward (the per-element loss for reduction="none", else None); backward (d log_probs,)
+OUT_LOSS = tl.constexpr(0)
+D_LOG_PROBS = tl.constexpr(0)
 
 
 @jit
@@ -85,14 +94,14 @@ def _ppo_terms(X, SX, P, row, t, m, ACC: tl.constexpr):
 
     The advantage is A - mu with normalisation (the scale is applied by the caller), else A.
     """
-    m_valid = load_mask(X[3], SX[3], row, t, m)
-    b_log_ratio = load(X[0], SX[0], row, t, m_valid, 0.0, ACC) - load(X[1], SX[1], row, t, m_valid, 0.0, ACC)
+    m_valid = load_mask(X[MASK], SX[MASK], row, t, m)
+    b_log_ratio = load(X[LOG_PROBS], SX[LOG_PROBS], row, t, m_valid, 0.0, ACC) - load(X[OLD_LOG_PROBS], SX[OLD_LOG_PROBS], row, t, m_valid, 0.0, ACC)
     b_ratio = tl.exp(b_log_ratio)
-    low = param(X[5], 0, P[0], ACC)
-    high = param(X[5], 1, P[1], ACC)
-    b_adv = load(X[2], SX[2], row, t, m_valid, 0.0, ACC)
-    if X[4] is not None:
-        b_adv = tl.where(m_valid, b_adv - tl.load(X[4]).to(ACC), 0.0)
+    low = param(X[BOUNDS], 0, P[P_LOW], ACC)
+    high = param(X[BOUNDS], 1, P[P_HIGH], ACC)
+    b_adv = load(X[ADVANTAGES], SX[ADVANTAGES], row, t, m_valid, 0.0, ACC)
+    if X[NORM] is not None:
+        b_adv = tl.where(m_valid, b_adv - tl.load(X[NORM]).to(ACC), 0.0)
     b_unclipped = b_ratio * b_adv
     b_clipped = tl.clamp(b_ratio, low, high, propagate_nan=tl.PropagateNan.ALL) * b_adv
     return m_valid, b_ratio, b_log_ratio, low, high, b_adv, b_unclipped, b_clipped
@@ -100,11 +109,11 @@ def _ppo_terms(X, SX, P, row, t, m, ACC: tl.constexpr):
 
 @jit
 def _adv_moments(X, SX, P, O, SO, row, t, m, ACC: tl.constexpr):
-    """(count, sum, sum of squares) of the unmasked advantages, centred on X[4][0] if given."""
-    m_valid = load_mask(X[3], SX[3], row, t, m)
-    b_adv = load(X[2], SX[2], row, t, m_valid, 0.0, ACC)
-    if X[4] is not None:
-        b_adv = tl.where(m_valid, b_adv - tl.load(X[4]).to(ACC), 0.0)
+    """(count, sum, sum of squares) of the unmasked advantages, centred on X[NORM][0] if given."""
+    m_valid = load_mask(X[MASK], SX[MASK], row, t, m)
+    b_adv = load(X[ADVANTAGES], SX[ADVANTAGES], row, t, m_valid, 0.0, ACC)
+    if X[NORM] is not None:
+        b_adv = tl.where(m_valid, b_adv - tl.load(X[NORM]).to(ACC), 0.0)
     return m_valid.to(ACC), b_adv, b_adv * b_adv
 
 
@@ -113,8 +122,8 @@ def _ppo_forward(X, SX, P, O, SO, row, t, m, ACC: tl.constexpr):
     """Stats (loss unscaled, count, clipped, kl, (A - mu)^2); stores the per-element loss if asked."""
     m_valid, b_ratio, b_log_ratio, low, high, b_adv, b_unclipped, b_clipped = _ppo_terms(X, SX, P, row, t, m, ACC)
     b_loss = tl.where(m_valid, -tl.minimum(b_unclipped, b_clipped, propagate_nan=tl.PropagateNan.ALL), 0.0)
-    if O[0] is not None:
-        store(O[0], SO[0], row, t, m, b_loss * _scale(X[4], ACC))
+    if O[OUT_LOSS] is not None:
+        store(O[OUT_LOSS], SO[OUT_LOSS], row, t, m, b_loss * _scale(X[NORM], ACC))
     m_clip = m_valid & ((b_ratio < low) | (b_ratio > high))
     b_kl = tl.where(m_valid, (b_ratio - 1.0) - b_log_ratio, 0.0)
     return b_loss, m_valid.to(ACC), m_clip.to(ACC), b_kl, b_adv * b_adv
@@ -124,8 +133,8 @@ def _ppo_forward(X, SX, P, O, SO, row, t, m, ACC: tl.constexpr):
 def _ppo_backward(X, SX, P, O, SO, row, t, m, ACC: tl.constexpr):
     """d log_probs = g * (-A_hat * ratio) where the unclipped term is the min (ties included)."""
     m_valid, b_ratio, b_log_ratio, low, high, b_adv, b_unclipped, b_clipped = _ppo_terms(X, SX, P, row, t, m, ACC)
-    b_d = tl.where(b_clipped < b_unclipped, 0.0, -b_adv * _scale(X[4], ACC) * b_ratio)
-    store_grad(X[6], SX[6], O[0], SO[0], row, t, m, m_valid, b_d, ACC)
+    b_d = tl.where(b_clipped < b_unclipped, 0.0, -b_adv * _scale(X[NORM], ACC) * b_ratio)
+    store_grad(X[UPSTREAM], SX[UPSTREAM], O[D_LOG_PROBS], SO[D_LOG_PROBS], row, t, m, m_valid, b_d, ACC)
 
 
 # --------------------------------------------------------------------------------------------
@@ -175,9 +184,9 @@ def _forward(p: _Problem, layout: Layout):
         mu = moments[1] / count.clamp(min=1)
         norm = torch.stack([mu, torch.ones_like(mu)])  # centre only: the scale comes after
         if p.reduction == "none":  # every element needs the scale: one more (centred) pass
-            X[4] = (norm, (0, 0))
+            X[NORM] = (norm, (0, 0))
             norm = _normalisation(mu, run(_adv_moments, 3)[2], count)
-        X[4] = (norm, (0, 0))
+        X[NORM] = (norm, (0, 0))
     out = layout.new(p.dtype, device) if p.reduction == "none" else None
     # means over the unmasked elements, and 1/N at [1]: the default call needs no host arithmetic
     means = reduce(_ppo_forward, 5, X, p.bounds, (layout.rows(out),), layout.n_rows, layout.T, p.acc, device,
@@ -220,7 +229,7 @@ class _PPOLoss(torch.autograd.Function):
 def _backward(p: _Problem, layout: Layout, grad, norm, inv_n):
     """d log_probs: one fused elementwise kernel; ``norm`` and ``inv_n`` as ``_forward`` gave."""
     X = _inputs(p, layout)
-    X[4] = None if norm is None else (norm, (0, 0))
+    X[NORM] = None if norm is None else (norm, (0, 0))
     X.append(upstream(grad, p.reduction, inv_n, layout))
     d_log_probs = layout.new(p.log_probs.dtype, p.log_probs.device)
     launch_map(_ppo_backward, X, p.bounds, (layout.rows(d_log_probs),), layout.n_rows, layout.T, p.acc)

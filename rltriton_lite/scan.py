@@ -445,74 +445,80 @@ def _scan_kernel(
 
 
 # The carries of a time-split scan: a scan over the segments' composed maps, in scan order.
-# inputs X: 0 A, 1 B, 2 R (views of the summary); outputs O: (carry entering each segment,)
+SEG_A, SEG_B, SEG_RESET = tl.constexpr(0), tl.constexpr(1), tl.constexpr(2)  # X: views of the summary
+SEG_CARRY = tl.constexpr(0)  # O: the carry entering each segment
 
 
 @jit
 def _segments_prologue(X, SX, P, row, t, m, T, ACC: tl.constexpr):
-    a = load(X[0], SX[0], row, t, m, 1.0, ACC)
-    b = load(X[1], SX[1], row, t, m, 0.0, ACC)
-    return a, b, load_flag(X[2], SX[2], row, t, m), m, ()
+    a = load(X[SEG_A], SX[SEG_A], row, t, m, 1.0, ACC)
+    b = load(X[SEG_B], SX[SEG_B], row, t, m, 0.0, ACC)
+    return a, b, load_flag(X[SEG_RESET], SX[SEG_RESET], row, t, m), m, ()
 
 
 @jit
 def _segments_epilogue(X, SX, P, O, SO, row, t, m, T, ACC: tl.constexpr, valid, y, y_prev, keep):
-    store(O[0], SO[0], row, t, m, y_prev)
+    store(O[SEG_CARRY], SO[SEG_CARRY], row, t, m, y_prev)
 
 
 # --------------------------------------------------------------------------------------------
 # linear_scan: the primitive itself, as hooks
 # --------------------------------------------------------------------------------------------
-# The recurrence of linear_scan runs along direction D = P[0]: y_t = b_t + a_t * y_{t+D}, with
-# D = +1 for a reverse scan (returns) and -1 for a forward one.
-# inputs X: 0 a, 1 b, 2 mask, 3 y as carried (the forward's, backward only), 4 dy (backward only),
-#           5 initial (per row; backward only)
-# outputs O: forward (y, y as carried: None unless padding hides it); backward (da, db, d_initial)
+# Inputs X
+LS_A, LS_B, LS_MASK = tl.constexpr(0), tl.constexpr(1), tl.constexpr(2)
+LS_CARRIED = tl.constexpr(3)  # backward: y as the forward carried it
+LS_DY = tl.constexpr(4)  # backward: dL/dy
+LS_INITIAL = tl.constexpr(5)  # backward: the initial carry, per row
+# Params P: the direction D of y_t = b_t + a_t * y_{t+D}, +1 for a reverse scan (returns), -1 forwards
+LS_D = tl.constexpr(0)
+# Outputs O: forward (y, y as carried: None unless padding hides it); backward (da, db, d_initial)
+LS_Y, LS_Y_CARRIED = tl.constexpr(0), tl.constexpr(1)
+LS_DA, LS_DB, LS_D_INITIAL = tl.constexpr(0), tl.constexpr(1), tl.constexpr(2)
 
 
 @jit
 def _ls_prologue(X, SX, P, row, t, m, T, ACC: tl.constexpr):
-    valid = load_mask(X[2], SX[2], row, t, m)
-    a = load(X[0], SX[0], row, t, valid, 1.0, ACC)
-    b = load(X[1], SX[1], row, t, valid, 0.0, ACC)
+    valid = load_mask(X[LS_MASK], SX[LS_MASK], row, t, m)
+    a = load(X[LS_A], SX[LS_A], row, t, valid, 1.0, ACC)
+    b = load(X[LS_B], SX[LS_B], row, t, valid, 0.0, ACC)
     return a, b, a == 0.0, valid, ()  # a = 0 is a boundary: a reset, so NaN cannot cross it
 
 
 @jit
 def _ls_epilogue(X, SX, P, O, SO, row, t, m, T, ACC: tl.constexpr, valid, y, y_prev, keep):
-    store(O[0], SO[0], row, t, m, tl.where(valid, y, 0.0))
-    if O[1] is not None:  # the carry itself, which passes through padded steps (for da)
-        store(O[1], SO[1], row, t, m, y)
+    store(O[LS_Y], SO[LS_Y], row, t, m, tl.where(valid, y, 0.0))
+    if O[LS_Y_CARRIED] is not None:  # the carry itself, which passes through padded steps (for da)
+        store(O[LS_Y_CARRIED], SO[LS_Y_CARRIED], row, t, m, y)
 
 
 @jit
 def _ls_bwd_prologue(X, SX, P, row, t, m, T, ACC: tl.constexpr):
     # The transposed scan runs against D: g_t = dy_t + a_{t-D} g_{t-D}.
-    D = P[0]
+    D = P[LS_D]
     t_prev = t - D
     m_prev = m & (t_prev >= 0) & (t_prev < T)
-    valid_prev = load_mask(X[2], SX[2], row, t_prev, m_prev)
-    a_prev = load(X[0], SX[0], row, t_prev, valid_prev, 1.0, ACC)  # a masked step: a = 1
-    valid = load_mask(X[2], SX[2], row, t, m)
-    dy = load(X[4], SX[4], row, t, valid, 0.0, ACC)
+    valid_prev = load_mask(X[LS_MASK], SX[LS_MASK], row, t_prev, m_prev)
+    a_prev = load(X[LS_A], SX[LS_A], row, t_prev, valid_prev, 1.0, ACC)  # a masked step: a = 1
+    valid = load_mask(X[LS_MASK], SX[LS_MASK], row, t, m)
+    dy = load(X[LS_DY], SX[LS_DY], row, t, valid, 0.0, ACC)
     # the first step of the recurrence has nothing before it, and a = 0 is a boundary: resets
     return a_prev, dy, ~m_prev | (valid_prev & (a_prev == 0.0)), m, (valid,)
 
 
 @jit
 def _ls_bwd_epilogue(X, SX, P, O, SO, row, t, m, T, ACC: tl.constexpr, valid, g, g_prev, keep):
-    D = P[0]
+    D = P[LS_D]
     valid_t = keep[0]
     t_next = t + D
     at_end = (t_next < 0) | (t_next >= T)  # the last step of the recurrence reads `initial`
-    y_next = load(X[3], SX[3], row, t_next, valid_t & ~at_end, 0.0, ACC)
-    y_next = tl.where(at_end, load(X[5], (1, None), row, t, valid_t & at_end, 0.0, ACC), y_next)
-    store(O[0], SO[0], row, t, m, tl.where(valid_t, g * y_next, 0.0))
-    store(O[1], SO[1], row, t, m, tl.where(valid_t, g, 0.0))
-    if O[2] is not None:
+    y_next = load(X[LS_CARRIED], SX[LS_CARRIED], row, t_next, valid_t & ~at_end, 0.0, ACC)
+    y_next = tl.where(at_end, load(X[LS_INITIAL], (1, None), row, t, valid_t & at_end, 0.0, ACC), y_next)
+    store(O[LS_DA], SO[LS_DA], row, t, m, tl.where(valid_t, g * y_next, 0.0))
+    store(O[LS_DB], SO[LS_DB], row, t, m, tl.where(valid_t, g, 0.0))
+    if O[LS_D_INITIAL] is not None:
         # dL/dy_init = a_end g_end; a masked last step passes g through unchanged
-        a_end = load(X[0], SX[0], row, t, valid_t, 1.0, ACC)
-        store(O[2], (1, None), row, t, m & at_end, a_end * g)
+        a_end = load(X[LS_A], SX[LS_A], row, t, valid_t, 1.0, ACC)
+        store(O[LS_D_INITIAL], (1, None), row, t, m & at_end, a_end * g)
 
 
 # --------------------------------------------------------------------------------------------
@@ -672,7 +678,7 @@ def _ls_forward(a, b, initial, mask, time_dim, reverse, keep_carried):
     init = _checks.row_vector(initial, shape, time_dim)
     O = [_checks.rows(y, shape, time_dim), None if carried is y else _checks.rows(carried, shape, time_dim)]
     launch(_ls_prologue, _ls_epilogue, X, (1 if reverse else -1,), O, n_rows, T, reverse=reverse,
-           acc_dtype=acc, initial=None if init is None else init[0], time_contiguous=X[1][1][1] == 1)
+           acc_dtype=acc, initial=None if init is None else init[0], time_contiguous=X[LS_B][1][1] == 1)
     return y, carried
 
 
@@ -691,7 +697,7 @@ def _ls_backward(dy, a, y, initial, mask, time_dim, reverse, need_initial):
     O = [_checks.rows(da, shape, time_dim), _checks.rows(db, shape, time_dim),
          None if d_init is None else (d_init, (1, None))]
     launch(_ls_bwd_prologue, _ls_bwd_epilogue, X, (1 if reverse else -1,), O, n_rows, T,
-           reverse=not reverse, acc_dtype=acc, time_contiguous=X[3][1][1] == 1)
+           reverse=not reverse, acc_dtype=acc, time_contiguous=X[LS_CARRIED][1][1] == 1)
     if d_init is not None:
         d_init = d_init.reshape(initial.shape)
     return da, db, d_init
