@@ -7,23 +7,30 @@ process. Each row reports the ``triton.testing.do_bench`` median, the floor and 
 full-call wall time (many back-to-back calls, host work included), the GPU time alone (CUDA-graph
 replays) where the call can be captured, and the max relative error of the outputs.
 
-Every algorithm of ``rltriton_lite.profile.ops()`` runs forward, and forward + backward
-(gradients of fixed random weightings of its outputs), at every shape and dtype of the sweep.
-Peers run on the same inputs in the same process, each one only if it imports: the PyTorch code
-a kernel replaces (a CleanRL-style loop over time, or the eager formula), torch.compile of the
-eager formulas, torchrl's functional estimators, accelerated-scan's Triton scan, and
-``jax.lax.associative_scan``. Before a row is timed its outputs are checked: ours against the
-float64 reference, each peer's against ours; a peer that disagrees is still timed and reported,
-flagged.
+Every algorithm of ``rltriton_lite.profile.ops()``, and ``linear_scan`` itself, runs forward,
+and forward + backward (gradients of fixed random weightings of its outputs), at every shape and
+dtype of the sweep. Two anchors run beside them, timed the same way: ``bare_triton_launch``, a
+naive one-program-per-row GAE kernel launched as ``kernel[(B,)](...)`` (what a plain Triton call
+costs, host included), and ``minimal_autograd_fn``, PPO's clipped loss as an autograd.Function of
+one naive kernel each way (what a plain differentiable Triton op costs). Peers run on the same
+inputs in the same process, each one only if it imports: the PyTorch code a kernel replaces (a
+CleanRL-style loop over time, or the eager formula), torch.compile of the eager formulas,
+torchrl's functional estimators, accelerated-scan's Triton scan, ``jax.lax.associative_scan``
+and rl-triton (from ``--peer-path``). Before a row is timed its outputs are checked: ours against
+the float64 reference, each anchor's and peer's against ours; one that disagrees is still timed
+and reported, flagged.
 
 The JSON (``benchmarks/results/<gpu>-<date>.json`` by default) is rewritten after each shape,
 so a run that is cut short keeps its rows; the markdown table and the plots are written at the
-end, and ``--report FILE.json`` rewrites them from any result file, without a GPU.
+end, and ``--report FILE.json`` rewrites them from any result file, without a GPU. The markdown
+leads with the wall time per call at 4096×128 and 64×16384 (ours, the anchors, ours ÷ anchor, each
+peer), then the GPU time at 16384×1024.
 """
 from __future__ import annotations
 
 import argparse
 import datetime
+import functools
 import importlib
 import importlib.metadata
 import json
@@ -40,13 +47,21 @@ from typing import Callable
 
 import torch
 
+from ._triton import jit, tl, triton
+
 # In the order they run: with --budget, the ones left out at the end are the least telling.
 SHAPES = [(16384, 1024), (4096, 128), (64, 16384), (8, 131072), (1, 1048576), (1024, 1024), (16, 128)]
 QUICK_SHAPES = [(4096, 128), (16384, 1024), (64, 16384), (1, 1048576)]
-ALGORITHMS = ("discounted_return", "gae", "td_lambda", "vtrace", "sac", "ppo", "crr")
+ALGORITHMS = ("discounted_return", "gae", "td_lambda", "vtrace", "sac", "ppo", "crr", "linear_scan")
 SCANS = ALGORITHMS[:4]  # a reverse scan over time; sac (λ = 0), ppo and crr are elementwise (+ a mean)
 PASSES = ("fwd", "fwd+bwd")
 OURS = "rltriton_lite"
+# The anchors (rows beside ours, timed the same way): a plain Triton launch, and a plain autograd.Function
+BARE_LAUNCH, MINIMAL_AUTOGRAD = "bare_triton_launch", "minimal_autograd_fn"
+ANCHOR_OF_PASS = {"fwd": BARE_LAUNCH, "fwd+bwd": MINIMAL_AUTOGRAD}  # what "ours ÷ anchor" divides by
+# The report leads with the wall time per call at these shapes, then the GPU time at this one
+LEAD_WALL_SHAPES = ((4096, 128), (64, 16384))
+LEAD_GPU_SHAPE = (16384, 1024)
 
 # Max relative error (to max(1, |expected|)) beyond which a row's outputs are flagged: ours against
 # the float64 reference, a peer's against ours. bf16 outputs round at 2^-9 relative.
@@ -71,11 +86,48 @@ BACKWARD = {
     "ppo": (("log_probs",), lambda es: 3 * es + 4 * es),
     # the loss alone (need_weights=False, as its peers): fwd log π, Q, V → loss; bwd Q, V → d log π
     "crr": (("log_probs",), lambda es: 3 * es + 3 * es),
+    # fwd a, b → y; bwd dy, a, y → da, db
+    "linear_scan": (("a", "b"), lambda es: 3 * es + 5 * es),
 }
 # For these, fwd+bwd ties the next values to the values (V'_t = V_{t+1}, bootstrap_value at the
 # window's end) so that every implementation differentiates the same function of (r, V): ours
 # shifts in the kernel (bootstrap_value), a peer gets next_values = cat(V[:, 1:], bootstrap).
 TIED = ("gae", "vtrace")
+
+
+def _linear_scan_inputs(B, T, dtype, device, g):
+    """linear_scan's inputs: a = γλ(1 - term), terminations at 2 % as in profile's rollout; b random."""
+    term = torch.rand(B, T, generator=g) < 0.02
+    b = torch.randn(B, T, generator=g)
+    return dict(a=(0.99 * 0.95 * (~term).float()).to(dtype=dtype, device=device), b=b.to(dtype=dtype, device=device))
+
+
+def _linear_scan_loop(x, p):
+    a, b = x["a"].float(), x["b"].float()
+    y, out = torch.zeros_like(b[:, 0]), torch.empty_like(b)
+    for t in reversed(range(b.shape[1])):
+        y = b[:, t] + a[:, t] * y
+        out[:, t] = y
+    return out
+
+
+@functools.cache
+def _linear_scan_op():
+    import rltriton_lite as rl
+    from rltriton_lite import profile, reference
+
+    return profile.Op("linear_scan", _linear_scan_inputs, lambda x, be, p: rl.linear_scan(x["a"], x["b"], backend=be),
+                      _linear_scan_loop, lambda n, p: reference.linear_scan(n["a"], n["b"]), lambda es: 3 * es, {})
+
+
+def _op(name):
+    """An algorithm of the sweep: ``profile.op(name)``, or ``linear_scan``, the primitive itself
+    (y_t = b_t + a_t·y_{t+1}; reads a, b, writes y)."""
+    if name == "linear_scan":
+        return _linear_scan_op()
+    from rltriton_lite import profile
+
+    return profile.op(name)
 
 
 # --------------------------------------------------------------------------------------------
@@ -176,6 +228,116 @@ def make_row(algorithm, impl, B, T, dtype, pass_, ms, nbytes, bandwidth, *, full
 
 
 # --------------------------------------------------------------------------------------------
+# Anchors: what a plain Triton op costs, the yardsticks of the wall time per call. Each is the
+# naive way to write the op, launched the plain way (``kernel[grid](...)``, the output from
+# ``torch.empty_like`` inside the call): what rl-triton and every Triton peer pay per call.
+# --------------------------------------------------------------------------------------------
+@jit
+def _bare_gae_kernel(rewards, values, terminated, bootstrap_value, advantages, T, gamma, lambda_):
+    """GAE, one program per row walking time backwards one step at a time (V' = V shifted,
+    bootstrap_value after the last step; A_T = 0)."""
+    row = tl.program_id(0)
+    base = row.to(tl.int64) * T
+    next_value = tl.load(bootstrap_value + row).to(tl.float32)
+    adv = next_value * 0.0
+    for i in range(T):
+        t = base + T - 1 - i
+        r = tl.load(rewards + t).to(tl.float32)
+        v = tl.load(values + t).to(tl.float32)
+        cont = gamma * (1.0 - tl.load(terminated + t).to(tl.float32))  # γ(1 - term_t)
+        adv = r + cont * next_value - v + lambda_ * cont * adv
+        tl.store(advantages + t, adv.to(advantages.dtype.element_ty))
+        next_value = v
+
+
+def bare_gae(rewards, values, terminated, bootstrap_value, gamma, lambda_):
+    """The launch anchor's call: GAE's advantages ([B, T] contiguous inputs, ``terminated`` bool
+    or float) from one plain launch of ``_bare_gae_kernel``."""
+    advantages = torch.empty_like(rewards)
+    _bare_gae_kernel[(rewards.shape[0],)](rewards, values, terminated, bootstrap_value, advantages, rewards.shape[1],
+                                          gamma, lambda_)
+    return advantages
+
+
+_ANCHOR_BLOCK = 1024  # elements per program of the loss anchor's kernels
+
+
+@jit
+def _ppo_terms(log_probs, old_log_probs, advantages, offs, m, epsilon):
+    log_ratio = tl.load(log_probs + offs, mask=m).to(tl.float32) - tl.load(old_log_probs + offs, mask=m).to(tl.float32)
+    ratio = tl.exp(log_ratio)
+    a = tl.load(advantages + offs, mask=m).to(tl.float32)
+    return -a * ratio, -a * tl.minimum(tl.maximum(ratio, 1.0 - epsilon), 1.0 + epsilon)
+
+
+@jit
+def _ppo_anchor_forward(log_probs, old_log_probs, advantages, loss, n, epsilon, BLOCK: tl.constexpr):
+    """Per element: max(-A ρ, -A clip(ρ, 1 - ε, 1 + ε)), in float32."""
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    unclipped, clipped = _ppo_terms(log_probs, old_log_probs, advantages, offs, m, epsilon)
+    tl.store(loss + offs, tl.maximum(unclipped, clipped), mask=m)
+
+
+@jit
+def _ppo_anchor_backward(log_probs, old_log_probs, advantages, grad_loss, grad_log_probs, n, epsilon,
+                         BLOCK: tl.constexpr):
+    """d loss_i / d log π_i = -A ρ where the unclipped term is the max, else 0 (the clip is flat)."""
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    unclipped, clipped = _ppo_terms(log_probs, old_log_probs, advantages, offs, m, epsilon)
+    g = tl.load(grad_loss + offs, mask=m).to(tl.float32)
+    grad = tl.where(unclipped >= clipped, unclipped * g, 0.0)
+    tl.store(grad_log_probs + offs, grad.to(grad_log_probs.dtype.element_ty), mask=m)
+
+
+class MinimalPPOLoss(torch.autograd.Function):
+    """The autograd anchor: PPO's per-element clipped surrogate as an autograd.Function of one
+    naive elementwise kernel forwards and one backwards (contiguous inputs); the mean is PyTorch's."""
+
+    @staticmethod
+    def forward(ctx, log_probs, old_log_probs, advantages, epsilon):
+        loss = torch.empty(log_probs.shape, dtype=torch.float32, device=log_probs.device)
+        n = loss.numel()
+        _ppo_anchor_forward[(triton.cdiv(n, _ANCHOR_BLOCK),)](log_probs, old_log_probs, advantages, loss, n, epsilon,
+                                                              BLOCK=_ANCHOR_BLOCK)
+        ctx.save_for_backward(log_probs, old_log_probs, advantages)
+        ctx.epsilon = epsilon
+        return loss
+
+    @staticmethod
+    def backward(ctx, grad_loss):
+        log_probs, old_log_probs, advantages = ctx.saved_tensors
+        grad = torch.empty_like(log_probs)
+        n = grad.numel()
+        _ppo_anchor_backward[(triton.cdiv(n, _ANCHOR_BLOCK),)](log_probs, old_log_probs, advantages,
+                                                               grad_loss.contiguous(), grad, n, ctx.epsilon,
+                                                               BLOCK=_ANCHOR_BLOCK)
+        return grad, None, None, None
+
+
+def minimal_ppo_loss(log_probs, old_log_probs, advantages, epsilon=0.2):
+    """The autograd anchor's call: mean over elements of ``MinimalPPOLoss``."""
+    return MinimalPPOLoss.apply(log_probs, old_log_probs, advantages, epsilon).mean()
+
+
+def _bare_launch(name, x, p):
+    return lambda x: (bare_gae(x["rewards"], x["values"], x["terminated"], x["bootstrap_value"], p["gamma"],
+                               p["lambda_"]),)
+
+
+def _minimal_autograd(name, x, p):
+    return lambda x: (minimal_ppo_loss(x["log_probs"], x["old_log_probs"], x["values"], p["epsilon"]),)
+
+
+def _bare_launch_limit(name, B, T, dtype, pass_):
+    if T > 16384:
+        return ("one program per row walks the T > 16384 steps one at a time (the anchor of a call's cost, "
+                "not of long rows)")
+    return None
+
+
+# --------------------------------------------------------------------------------------------
 # Peers: adapters from the bench's inputs (profile.ops()'s dict, [B, T] tensors) to each peer's
 # conventions; each returns the outputs in rltriton_lite's order
 # --------------------------------------------------------------------------------------------
@@ -229,9 +391,7 @@ def scan_terms(name, x, p):
 
 def _pytorch(name, x, p):
     """The PyTorch code each kernel replaces (profile's loop over time, or eager formula)."""
-    from rltriton_lite import profile
-
-    loop = profile.op(name).loop
+    loop = _op(name).loop
     if name != "vtrace":
         return lambda x: _as_tuple(loop(x, p))
 
@@ -349,6 +509,48 @@ def _jax(name, x, p):
     return jax.jit(fn)
 
 
+def _rl_triton(name, x, p):
+    """rl-triton (github simonsays1980/rl-triton, imported from ``--peer-path``): its public ops
+    with ``truncateds=None`` (``terminateds`` gates the bootstrap and the trace, as the bench's
+    ``terminated``). Its flags are float32 (1.0 = terminated) and its discounted and λ-returns
+    take the window's bootstrap as the last column of a [B, T] ``bootstrap_values`` (zero
+    elsewhere): both made before timing, as a caller of rl-triton keeps them. GAE and V-trace
+    read V(s_{t+1}) as values[t+1] and ``last_value`` after the window: the bench's V' (V
+    shifted, bootstrap_value at the end). GAE returns the advantages: the returns A + V are added
+    in the timed call, as ours return both. V-trace has no λ (c_t = min(c̄, ρ_t)): λ = 1 only;
+    its behaviour log-probabilities are 0 (made before timing), so log π - log μ = log ρ."""
+    if name == "vtrace" and p["lambda_"] != 1.0:
+        raise ValueError("rl-triton's V-trace has no λ (c_t = min(c̄, ρ_t)): it matches λ = 1 only")
+    rl_triton = importlib.import_module("rl_triton")
+    g, lam, flags = p["gamma"], p.get("lambda_"), x["terminated"].float()
+    done = lambda x_: flags if x_["terminated"] is x["terminated"] else x_["terminated"].float()  # noqa: E731
+
+    def window_end(v):
+        out = torch.zeros_like(x["rewards"])
+        out[:, -1] = v
+        return out
+
+    if name == "gae":
+        def gae(x):
+            adv = rl_triton.compute_gae(x["rewards"], x["values"], done(x), gamma=g, lambda_=lam,
+                                        last_value=x["bootstrap_value"])
+            return adv, adv + x["values"]
+        return gae
+    if name == "discounted_returns":
+        boot = window_end(x["bootstrap_value"])
+        return lambda x: (rl_triton.compute_discounted_returns(x["rewards"], done(x), gamma=g, bootstrap_values=boot),)
+    if name == "lambda_returns":  # the window's end bootstraps from V'_{T-1} in full, as ours
+        boot = window_end(x["next_values"][:, -1])
+        return lambda x: (rl_triton.compute_lambda_returns(x["rewards"], x["next_values"], done(x), gamma=g,
+                                                           lambda_=lam, bootstrap_values=boot),)
+    if name == "vtrace":
+        log_mu = torch.zeros_like(x["log_rhos"])
+        return lambda x: tuple(rl_triton.compute_vtrace(x["log_rhos"], log_mu, x["values"], x["rewards"], done(x),
+                                                        gamma=g, rho_bar=1.0, c_bar=1.0,
+                                                        last_value=x["bootstrap_value"]))
+    raise ValueError(name)
+
+
 def _loop_limit(name, B, T, dtype, pass_):
     """Python loops over time: float32 only (they upcast, so bf16 times the same loop), and
     lengths that keep the sweep within minutes."""
@@ -367,6 +569,12 @@ def _scalar_limit(name, B, T, dtype, pass_):
         # access, which leaves the CUDA context unusable for the rest of the process (compare
         # proger/accelerated-scan#12, half-precision crashes of its warp kernel)
         return "accelerated_scan's half-precision backward crashed the process (illegal memory access)"
+    return None
+
+
+def _rl_triton_limit(name, B, T, dtype, pass_):
+    if dtype != "float32":
+        return "rl-triton takes float32 inputs only (it asserts dtype == float32)"
     return None
 
 
@@ -410,6 +618,15 @@ PEERS = [
     Peer("accelerated_scan_warp", "accelerated_scan.warp", _same(SCANS), _accelerated_scan("accelerated_scan.warp"),
          backward=True, graph=True, limit=_warp_limit, default=False),
     Peer("jax", "jax", _same(SCANS), _jax, jax=True),
+    # from --peer-path (tools/fetch_peers.sh exports its src/); no autograd: forward only
+    Peer("rl_triton", "rl_triton", {"gae": "gae", "discounted_return": "discounted_returns",
+                                    "td_lambda": "lambda_returns", "vtrace": "vtrace"}, _rl_triton, graph=True,
+         limit=_rl_triton_limit),
+]
+# Run with ours whatever --peers says (their rows are checked against ours like a peer's)
+ANCHORS = [
+    Peer(BARE_LAUNCH, "triton", {"gae": "gae"}, _bare_launch, graph=True, limit=_bare_launch_limit),
+    Peer(MINIMAL_AUTOGRAD, "triton", {"ppo": "ppo"}, _minimal_autograd, backward=True, graph=True),
 ]
 PEER_DISTRIBUTIONS = ("torchrl", "tensordict", "accelerated-scan", "jax", "jaxlib")
 
@@ -440,8 +657,33 @@ def find_peers(names, device):
             status[peer.impl] = f"{root} {version} runs on {module.default_backend()}, not on {device}: skipped"
             continue
         found.append(peer)
-        status[peer.impl] = f"{root} {version}"
+        status[peer.impl] = f"{root} {version}" + _origin(module)
     return found, status
+
+
+PEER_PATHS: list = []  # --peer-path, in order: (the folder resolved, what the result records of it)
+
+
+def add_peer_path(path) -> dict:
+    """Put a folder of peer sources (``--peer-path``) ahead of sys.path; returns what the result
+    records of it: the path and the commit that tools/fetch_peers.sh wrote beside it (or None)."""
+    folder = Path(path).resolve()
+    if not folder.is_dir():
+        raise SystemExit(f"bench: --peer-path {path}: no such folder (run tools/fetch_peers.sh first)")
+    commit = folder.parent / "COMMIT"
+    record = {"path": str(path), "commit": commit.read_text().strip() if commit.is_file() else None}
+    sys.path.insert(0, str(folder))
+    PEER_PATHS.append((folder, record))
+    return record
+
+
+def _origin(module) -> str:
+    """" (from PATH @ COMMIT)" for a module imported from a --peer-path folder, else ""."""
+    file = Path(getattr(module, "__file__", None) or ".").resolve()
+    for folder, record in PEER_PATHS:
+        if folder in file.parents:
+            return f" (from {record['path']}" + (f" @ {record['commit'][:12]}" if record["commit"] else "") + ")"
+    return ""
 
 
 def versions() -> dict:
@@ -465,14 +707,12 @@ def _torch_sync(device):
 
 def _ours(name, x, p, pass_):
     """Our call: profile's, except that V-trace's fwd+bwd takes bootstrap_value (V' tied to V)."""
-    from rltriton_lite import profile
-
     if pass_ == "fwd+bwd" and name == "vtrace":
         import rltriton_lite as rl
 
         return lambda: rl.vtrace(x["log_rhos"], x["rewards"], x["values"], gamma=p["gamma"], lambda_=p["lambda_"],
                                  terminated=x["terminated"], bootstrap_value=x["bootstrap_value"], backend="triton")
-    op = profile.op(name)
+    op = _op(name)
     return lambda: _as_tuple(op.run(x, "triton", p))
 
 
@@ -482,11 +722,12 @@ def _check_ours(name, x, p, outs, B, T, cache):
     Returns (max rel err of the first output, what it was checked against)."""
     from rltriton_lite import profile
 
-    op = profile.op(name)
+    op = _op(name)
     if B * T <= 2**24 and T <= 16384:
-        if "numpy" not in cache:
-            cache["numpy"] = profile.as_numpy(x)
-        return profile.rel_err(outs[0], op.reference(cache["numpy"], p)), "reference"
+        key = ("numpy", id(x))  # x: the inputs of this maker, alive while the cache is
+        if key not in cache:
+            cache[key] = profile.as_numpy(x)
+        return profile.rel_err(outs[0], op.reference(cache[key], p)), "reference"
     x64 = {k: v.double() if v.is_floating_point() else v for k, v in x.items()}
     return max_rel_err(outs[:1], _as_tuple(op.run(x64, "torch", p))[:1]), "torch_f64"
 
@@ -506,10 +747,11 @@ def _cotangents(outs, seed=1):
 
 
 class Sweep:
-    """Runs the cases and appends to ``result["rows"]`` and ``result["skipped"]``."""
+    """Runs the cases and appends to ``result["rows"]`` and ``result["skipped"]``. ``anchors``
+    (``ANCHORS`` in a run of the harness) run as peers do, before them."""
 
-    def __init__(self, result, peers, *, device="cuda", timing=Timing(), configs=(), emit=print):
-        self.result, self.peers, self.device, self.timing = result, peers, device, timing
+    def __init__(self, result, peers, *, anchors=(), device="cuda", timing=Timing(), configs=(), emit=print):
+        self.result, self.peers, self.device, self.timing = result, [*anchors, *peers], device, timing
         self.configs, self.emit = configs, emit
         self.bw = result["copy_bandwidth_Bps"]
         self.sync = _torch_sync(device)
@@ -533,10 +775,8 @@ class Sweep:
                           err=err, checked_against=against, timer=timer))
 
     def case(self, name, pass_, x, B, T, dtype, cache):
-        """One algorithm, one pass: ours, its tile variants, then every peer that can run it."""
-        from rltriton_lite import profile
-
-        op = profile.op(name)
+        """One algorithm, one pass: ours, its tile variants, then every anchor and peer that can run it."""
+        op = _op(name)
         p = {k: v[2] for k, v in op.params.items()}
         es = torch.finfo(dtype).bits // 8
         nbytes = B * T * (op.bytes_per_step(es) if pass_ == "fwd" else BACKWARD[name][1](es))
@@ -610,12 +850,10 @@ class Sweep:
 
     def shape(self, B, T, dtypes, algorithms, passes, progress):
         """Every algorithm × pass at one shape, for each dtype, on shared inputs."""
-        from rltriton_lite import profile
-
         for dtype in dtypes:
-            inputs, cache = {}, {}  # inputs per maker (every op uses the same rollout maker today)
+            inputs, cache = {}, {}  # inputs per maker (profile's rollout; linear_scan has its own)
             for name in algorithms:
-                make = profile.op(name).make
+                make = _op(name).make
                 if make not in inputs:
                     inputs[make] = make(B, T, dtype, self.device, torch.Generator().manual_seed(0))
                 for pass_ in passes:
@@ -687,9 +925,68 @@ def _case(r):
     return r["algorithm"], r["B"], r["T"], r["dtype"], r["pass"]
 
 
+def _us(row):
+    return _sig(row.get("full_call_us")) if row else "—"
+
+
+def lead(res) -> list[str]:
+    """The headline view, as markdown lines (none where the result has none of its shapes): at
+    each of LEAD_WALL_SHAPES, the wall time per call of ours, ours ÷ the anchor of the pass
+    (``ANCHOR_OF_PASS``) and each peer's; then the GPU time (CUDA-graph replays) at
+    LEAD_GPU_SHAPE. One table per shape and dtype."""
+    rows = sorted(res["rows"], key=_row_key)
+    anchors = set(ANCHOR_OF_PASS.values())
+
+    def tables(B, T, heading, columns, cells):
+        out = []
+        for dtype in sorted({r["dtype"] for r in rows if (r["B"], r["T"]) == (B, T)}, key=_dtype_key):
+            sel = [r for r in rows if (r["B"], r["T"], r["dtype"]) == (B, T, dtype)]
+            out += [f"### {heading} {B}×{T}, {dtype}", ""]
+            if any(r["impl"] in anchors for r in sel):
+                out += ["Anchors: " + "; ".join(f"`{r['impl']}` ({r['algorithm']}) {r['pass']} {_us(r)} µs"
+                                                + (f", GPU {_sig(r.get('kernel_ms'))} ms" if r.get("kernel_ms") else "")
+                                                for r in sel if r["impl"] in anchors) + ".", ""]
+            out += ["| algorithm | pass | " + " | ".join(columns) + " |", "|---|---|" + "---|" * len(columns)]
+            for r in sel:
+                if r["impl"] == OURS:
+                    others = [q for q in sel if _case(q) == _case(r) and q["impl"] not in anchors | {OURS}]
+                    out.append(f"| {r['algorithm']} | {r['pass']} | " + " | ".join(cells(r, sel, others)) + " |")
+            out.append("")
+        return out
+
+    def wall(r, sel, others):
+        anchor = next((a for a in sel if a["impl"] == ANCHOR_OF_PASS[r["pass"]] and a["pass"] == r["pass"]), None)
+        ratio = r["full_call_us"] / anchor["full_call_us"] if anchor and anchor.get("full_call_us") and \
+            r.get("full_call_us") else None
+        peers = ", ".join(f"{q['impl']} {_us(q)}" + (" !" if _flagged(q) else "") for q in others)
+        return [_us(r) + (" !" if _flagged(r) else ""), _sig(ratio), peers or "—"]
+
+    def gpu(r, sel, others):
+        graph = r.get("kernel_ms")
+        peers = ", ".join(f"{q['impl']} {_sig(q['kernel_ms'])}" for q in others if q.get("kernel_ms"))
+        return [_sig(graph), _sig(100 * r["floor_ms"] / graph if graph else None, " %"), peers or "—"]
+
+    out = []
+    for B, T in LEAD_WALL_SHAPES:
+        out += tables(B, T, "Wall time per call,", ["rltriton_lite µs", "÷ anchor", "peers µs"], wall)
+    if out:
+        out = ["## Wall time per call", "",
+               "µs: wall time per call of back-to-back calls with one synchronisation at the end (`full_call_us`), "
+               f"host included. ÷ anchor: ours over `{BARE_LAUNCH}` (a naive GAE kernel, one program per row, "
+               f"launched plainly) for fwd, over `{MINIMAL_AUTOGRAD}` (PPO's loss as a plain autograd.Function) for "
+               "fwd+bwd, at the same shape and dtype; below 1, our call costs less than the plain Triton one. "
+               "! marks outputs that disagree with ours.", "", *out]
+    gpu_tables = tables(*LEAD_GPU_SHAPE, "GPU time,", ["rltriton_lite GPU ms", "% floor (graph)", "peers GPU ms"], gpu)
+    if gpu_tables:
+        out += ["## GPU time", "", "GPU ms: median of CUDA-graph replays, the kernels without the host (peers that "
+                "cannot be captured have none).", "", *gpu_tables]
+    return out
+
+
 def markdown(res, images=()) -> str:
-    """The result as markdown: a header (GPU, command, bandwidth, versions, peers), our rows, the
-    peers' rows with speed-ups, what was skipped and why, and the plots."""
+    """The result as markdown: a header (GPU, command, bandwidth, versions, peers), the headline
+    view (``lead``), our rows, the anchors' and peers' rows with speed-ups, what was skipped and
+    why, and the plots."""
     rows = sorted(res["rows"], key=_row_key)
     ours = {_case(r): r for r in rows if r["impl"] == OURS}
     bw = res["copy_bandwidth_Bps"]
@@ -698,6 +995,9 @@ def markdown(res, images=()) -> str:
            + ", ".join(f"{k} {v}" for k, v in res.get("versions", {}).items()) + "."]
     if res.get("peers"):
         out += ["", "Peers: " + "; ".join(f"{k}: {v}" for k, v in res["peers"].items()) + "."]
+    for path in res.get("peer_paths", ()):
+        commit = f" (commit {path['commit']})" if path.get("commit") else ""
+        out += ["", f"Peer path: `{path['path']}`{commit}."]
     if len(res.get("parts", ())) > 1:
         out += ["", f"Merged from {len(res['parts'])} runs (`--merge`), copy bandwidth of each: "
                 + ", ".join(f"{p['copy_bandwidth_Bps'] / 1e12:.2f}" for p in res["parts"]) + " TB/s."]
@@ -708,7 +1008,7 @@ def markdown(res, images=()) -> str:
             "where `timer` says wall; GPU ms: CUDA-graph replays, the kernels without the host; floor: the fewest "
             "bytes / copy bandwidth; full call: wall time per call of back-to-back calls. "
             "! marks an error above the tolerance (rltriton_lite: against the float64 reference; peers: against "
-            "rltriton_lite's outputs, or its gradients for fwd+bwd).", "",
+            "rltriton_lite's outputs, or its gradients for fwd+bwd).", "", *lead(res),
             f"## {OURS}", "",
             "| algorithm | shape | dtype | pass | ms | GPU ms (graph) | floor ms | % floor | % floor (graph) "
             "| full call µs | max rel err |",
@@ -721,7 +1021,8 @@ def markdown(res, images=()) -> str:
                    f"| {_sig(r.get('full_call_us'))} | {_err_cell(r)} |")
     peers = [r for r in rows if r["impl"] != OURS]
     if peers:
-        out += ["", "## Peers", "", f"Speed-up: the peer's ms / {OURS}'s ms for the same case (> 1: ours is faster).",
+        out += ["", "## Anchors and peers", "",
+                f"Speed-up: the anchor's or peer's ms / {OURS}'s ms for the same case (> 1: ours is faster).",
                 "", "| algorithm | shape | dtype | pass | impl | ms | GPU ms (graph) | % floor | full call µs "
                 "| speed-up | max rel err |", "|---|---|---|---|---|---|---|---|---|---|---|"]
         for r in peers:
@@ -892,7 +1193,11 @@ def build_parser():
     parser.add_argument("--passes", default=",".join(PASSES), help="fwd, fwd+bwd or both")
     parser.add_argument("--peers", default=None, help="comma-separated impls to compare with (default: every "
                         "default peer that imports; 'none' for none; accelerated_scan_warp only when named): "
-                        + ", ".join(p.impl for p in PEERS))
+                        + ", ".join(p.impl for p in PEERS) + f"; the anchors ({', '.join(a.impl for a in ANCHORS)}) "
+                        "run whatever it says")
+    parser.add_argument("--peer-path", metavar="PATH", action="append", default=[], help="a folder of peer sources "
+                        "put ahead of sys.path, e.g. .peers/rl-triton/src from tools/fetch_peers.sh (rl_triton); "
+                        "may be repeated")
     parser.add_argument("--quick", action="store_true", help=f"shapes {','.join(f'{b}x{t}' for b, t in QUICK_SHAPES)} "
                         "(unless --shapes) and shorter timing")
     parser.add_argument("--budget", type=float, default=None, help="seconds: start no new shape after this; "
@@ -925,20 +1230,19 @@ def main(argv=None):
     import triton
     from tqdm.auto import tqdm
 
-    from rltriton_lite import profile
-
     started = time.perf_counter()
     timing = QUICK if args.quick else Timing()
     shapes = parse_shapes(args.shapes) if args.shapes else (QUICK_SHAPES if args.quick else SHAPES)
     dtypes = [getattr(torch, d) for d in args.dtypes.split(",")]
     algorithms = args.algorithms.split(",")
     for name in algorithms:
-        profile.op(name)  # unknown names fail here, before any measurement
+        _op(name)  # unknown names fail here, before any measurement
     passes = args.passes.split(",")
     if set(passes) - set(PASSES):
         raise SystemExit(f"bench: --passes takes {', '.join(PASSES)}")
     configs = [tuple(int(n) for n in c.split(":")) for c in args.configs.split(";") if c]
     names = None if args.peers is None else [n for n in args.peers.split(",") if n and n != "none"]
+    peer_paths = [add_peer_path(path) for path in args.peer_path]
     peers, status = find_peers(names, "cuda")
 
     bw = copy_bandwidth(lambda fn: triton.testing.do_bench(fn, warmup=25, rep=200, return_mode="median"))
@@ -947,16 +1251,20 @@ def main(argv=None):
     out = output_path(args.out, gpu, date)
     print(f"{gpu}; copy bandwidth {bw / 1e12:.2f} TB/s (read + write); torch {torch.__version__}, "
           f"triton {triton.__version__}; writing {out}")
+    for anchor in ANCHORS:
+        print(f"  anchor {anchor.impl:<22} {', '.join(anchor.algorithms)}")
     for impl, line in status.items():
         print(f"  peer {impl:<24} {line}")
     result = dict(gpu=gpu, copy_bandwidth_Bps=bw, date=date, versions=versions(), peers=status,
                   timing=asdict(timing),
                   command="python -m rltriton_lite.bench " + " ".join(argv if argv is not None else sys.argv[1:]),
                   rows=[], skipped=[])
+    if peer_paths:
+        result["peer_paths"] = peer_paths
     print(HEADER)
     bar = tqdm(total=len(shapes) * len(dtypes) * len(algorithms) * len(passes), unit="case", file=sys.stderr,
                mininterval=1 if sys.stderr.isatty() else 15)
-    sweep = Sweep(result, peers, device="cuda", timing=timing, configs=configs, emit=tqdm.write)
+    sweep = Sweep(result, peers, anchors=ANCHORS, device="cuda", timing=timing, configs=configs, emit=tqdm.write)
 
     def progress(what):
         bar.set_postfix_str(what, refresh=False)
@@ -973,6 +1281,7 @@ def main(argv=None):
     bar.close()
     result["elapsed_s"] = time.perf_counter() - started
     out.write_text(json.dumps(result, indent=1))
+    print("\n".join(lead(result)))  # the device call's output ends with the headline tables
     for path in [out, *report(out)]:
         print(path)
     print(f"bench: {len(result['rows'])} rows, {len(result['skipped'])} skipped, {result['elapsed_s']:.0f} s")
