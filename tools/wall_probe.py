@@ -5,10 +5,9 @@ torch.profiler table of the latter. A maintainer's probe for the launch path:
 
     PYTHONPATH=$PWD python tools/wall_probe.py > $OUT/wall_probe.txt
 """
-import cProfile, io, pstats, time, os, sys
+import cProfile, io, pstats, time
 import torch, triton, triton.language as tl
 import rltriton_lite as rl
-from rltriton_lite import bench
 
 dev = "cuda"
 def wall(fn, n=2000, reps=5):
