@@ -1,7 +1,5 @@
 """Credit assignment for reinforcement learning as one Triton primitive: a reverse scan over
 affine maps, fused with each algorithm's prologue and epilogue."""
-import importlib as _importlib
-
 from ._dispatch import credit_assignment
 from .crr import CRROutput, crr_loss
 from .ppo import PPOOutput, ppo_clip_loss
@@ -17,5 +15,3 @@ __all__ = [
     "GAEOutput", "VTraceOutput", "PPOOutput", "CRROutput",
 ]
 __version__ = "0.1.0"
-
-_importlib.import_module("._ops", __name__)  # registers the rltriton_lite:: custom ops (torch.compile)

@@ -1,6 +1,12 @@
 """``credit_assignment``: the seven algorithms behind one name-dispatched entry point."""
 from __future__ import annotations
 
+from .crr import crr_loss
+from .ppo import ppo_clip_loss
+from .returns import discounted_returns, gae, td_lambda
+from .sac import sac_targets
+from .vtrace import vtrace
+
 
 class _Default(float):
     """A default value of the unified entry point, told apart from a value the caller passed."""
@@ -23,8 +29,6 @@ def credit_assignment(algorithm="gae", *args, gamma=_Default(0.99), lambda_=_Def
     and TD(λ). V-trace (λ = 1, IMPALA) and SAC (λ = 0, the one-step soft target) keep their own
     λ unless ``lambda_`` is passed explicitly.
     """
-    import rltriton_lite as rl
-
     if algorithm not in ALGORITHMS:
         raise ValueError(f"unknown algorithm {algorithm!r}; valid: {', '.join(repr(a) for a in ALGORITHMS)}")
     plain = lambda x: float(x) if isinstance(x, _Default) else x  # noqa: E731
@@ -38,13 +42,13 @@ def credit_assignment(algorithm="gae", *args, gamma=_Default(0.99), lambda_=_Def
     if algorithm in ("gae", "td_lambda") or not isinstance(lambda_, _Default):
         kwargs["lambda_"] = plain(lambda_)
     fn = {
-        "discounted_return": rl.discounted_returns,
-        "gae": rl.gae,
-        "td_lambda": rl.td_lambda,
-        "vtrace": rl.vtrace,
-        "ppo": rl.ppo_clip_loss,
-        "sac": rl.sac_targets,
-        "crr": rl.crr_loss,
+        "discounted_return": discounted_returns,
+        "gae": gae,
+        "td_lambda": td_lambda,
+        "vtrace": vtrace,
+        "ppo": ppo_clip_loss,
+        "sac": sac_targets,
+        "crr": crr_loss,
     }[algorithm]
     if algorithm == "ppo":
         kwargs["epsilon"] = plain(epsilon)

@@ -28,6 +28,8 @@ from typing import NamedTuple
 import torch
 
 from . import _checks
+from . import _ops, _torch_path
+from ._ops import constant, route, u8, unaliased
 from ._reduce import Layout, launch_map, param, reduce, store_grad, upstream, vector
 from ._triton import jit, tl
 from .scan import load, load_mask, store, use_triton
@@ -258,18 +260,71 @@ def crr_loss(log_probs, q_values, baseline, *, beta=1.0, mode="exp", max_weight=
     p = _Problem(log_probs, q_values, baseline, mask, beta, max_weight, mode == "binary",
                  baseline_reduce == "max", _checks.result_dtype(log_probs, q_values, baseline),
                  _checks.result_dtype(q_values, baseline), need_weights)
-    if kernel and log_probs.numel() > 0:
-        if torch.compiler.is_compiling():  # torch.compile: the registered custom op (_ops.py)
-            from . import _ops
-
-            out = _ops.crr_loss(p)
-        elif torch.is_grad_enabled() and log_probs.requires_grad:
-            out = _CRRLoss.apply(p, log_probs)
-        else:  # nothing to differentiate
-            out = _forward(p, Layout.of(log_probs))[:3]
-    else:
-        from . import _torch_path
-
-        out = _torch_path.crr_loss(log_probs, q_values, baseline, mask, beta, max_weight, p.binary, p.use_max,
-                                   p.dtype, p.out_dtype)
+    out = route(kernel and log_probs.numel() > 0, (log_probs,), custom_op=lambda: _crr_custom_op(p),
+                torch_path=lambda: _torch_path.crr_loss(log_probs, q_values, baseline, mask, beta, max_weight,
+                                                        p.binary, p.use_max, p.dtype, p.out_dtype),
+                function=lambda: _CRRLoss.apply(p, log_probs), kernel=lambda: _forward(p, Layout.of(log_probs))[:3])
     return CRROutput(*out) if need_weights else CRROutput(out[0], None, None)
+
+# --------------------------------------------------------------------------------------------
+# The custom ops (torch.compile)
+# --------------------------------------------------------------------------------------------
+_CRR_SCALARS = "float beta, float max_weight, bool binary, bool use_max"
+
+
+def _crr_problem(log_probs, q_values, baseline, mask, beta, max_weight, binary, use_max):
+    return _Problem(log_probs, q_values, baseline, u8(mask), beta, max_weight, binary, use_max,
+                        _checks.result_dtype(log_probs, q_values, baseline), _checks.result_dtype(q_values, baseline))
+
+
+@torch.library.custom_op(f"{_ops.NS}::crr_loss", mutates_args=(), schema=(
+    f"(Tensor log_probs, Tensor q_values, Tensor baseline, Tensor? mask, {_CRR_SCALARS}) "
+    "-> (Tensor, Tensor, Tensor, Tensor)"))
+def _crr_op(log_probs, *args):
+    """(loss, weights, advantages, 1/N); ``baseline`` has the trailing dim of K samples."""
+    return unaliased(*_forward(_crr_problem(log_probs, *args), Layout.of(log_probs)))
+
+
+@_crr_op.register_fake
+def _(log_probs, *args):
+    p = _crr_problem(log_probs, *args)
+    layout, device = Layout.of(log_probs), log_probs.device
+    return (log_probs.new_empty((), dtype=p.dtype), layout.new(p.out_dtype, device), layout.new(p.out_dtype, device),
+            log_probs.new_empty((), dtype=p.acc))
+
+
+@torch.library.custom_op(f"{_ops.NS}::crr_loss_backward", mutates_args=(), schema=(
+    "(Tensor grad, Tensor weights, Tensor? mask, Tensor inv_n, int[] order, ScalarType lp_dtype, "
+    f"{_CRR_SCALARS}, int k) -> Tensor"))
+def _crr_backward_op(grad, weights, mask, inv_n, order, lp_dtype, beta, max_weight, binary, use_max, k):
+    params = (beta, max_weight, k, int(binary), int(use_max))  # crr._Problem.params
+    return _backward(grad, weights, u8(mask), inv_n, Layout.make(tuple(order), weights.shape), lp_dtype, params)
+
+
+@_crr_backward_op.register_fake
+def _(grad, weights, mask, inv_n, order, lp_dtype, *args):
+    return Layout.make(tuple(order), weights.shape).new(lp_dtype, weights.device)
+
+
+def _crr_op_setup(ctx, inputs, output):
+    log_probs, q_values, baseline, mask = inputs[:4]
+    _, weights, advantages, inv_n = output
+    ctx.mark_non_differentiable(weights, advantages, inv_n)
+    ctx.save_for_backward(weights, mask, inv_n)
+    ctx.order, ctx.lp_dtype = list(Layout.of(log_probs).order), log_probs.dtype
+    ctx.scalars = (*inputs[4:], baseline.shape[-1])
+
+
+def _crr_op_backward(ctx, grad, *_):
+    weights, mask, inv_n = ctx.saved_tensors
+    d_log_probs = _crr_backward_op(grad, weights, mask, inv_n, ctx.order, ctx.lp_dtype, *ctx.scalars)
+    return (d_log_probs,) + (None,) * 7
+
+
+_crr_op.register_autograd(_crr_op_backward, setup_context=_crr_op_setup)
+
+
+def _crr_custom_op(p):
+    """crr_loss's kernel path as the custom op: (loss, weights, advantages)."""
+    return _crr_op(p.log_probs, constant(p.q_values), constant(p.baseline), constant(p.mask), p.beta, p.max_weight,
+                   p.binary, p.use_max)[:3]

@@ -12,6 +12,7 @@ from typing import NamedTuple
 import torch
 
 from . import _checks
+from ._ops import constant, empty, u8
 from ._triton import jit, tl
 from .scan import coef, load, load_and_step, load_flag, load_mask, store, use_triton
 
@@ -200,3 +201,31 @@ def validate(kind, rewards, values, next_values, bootstrap_value, gamma, lambda_
     p = Problem(kind, rewards, values, next_values, bootstrap_value, terminated, truncated, mask,
                  gamma_t, lambda_t, (gamma_f, lambda_f), time_dim)
     return p, use_kernel
+
+# --------------------------------------------------------------------------------------------
+# The custom ops' arguments (torch.compile)
+# --------------------------------------------------------------------------------------------
+# the tensor inputs of Problem, in the kernels' X order, and the custom ops' schema for them
+OP_TENSORS = "Tensor rewards, Tensor? values, Tensor? next_values, Tensor? bootstrap_value, " \
+                   "Tensor? terminated, Tensor? truncated, Tensor? mask, Tensor? gamma, Tensor? lambda_"
+
+
+def op_problem(kind, tensors, gamma_f, lambda_f, time_dim):
+    tensors = (*tensors[:4], *(u8(x) for x in tensors[4:7]), *tensors[7:])  # terminated, truncated, mask
+    return Problem(kind, *tensors, (gamma_f, lambda_f), time_dim)
+
+
+def op_grad_fakes(tensors, shape, time_dim, need):
+    """Fake gradients of (rewards, values, next_values, bootstrap_value) as returns._backward
+    allocates them (``episode.grad_buffers``); empty where not computed."""
+    rewards, boot = tensors[0], tensors[3]
+    outs = [_checks.new_output(shape, time_dim, x.dtype, x.device) if n and x is not None else empty(rewards)
+            for n, x in zip(need[:3], tensors[:3])]
+    outs.append(boot.new_empty(boot.shape) if need[3] and boot is not None else empty(rewards))
+    return tuple(outs)
+
+
+def op_args(p):
+    """episode.Problem as the ops' tensor arguments (the non-differentiable ones detached)."""
+    return (p.rewards, p.values, p.next_values, p.bootstrap_value, constant(p.terminated), constant(p.truncated),
+            constant(p.mask), constant(p.gamma), constant(p.lambda_))

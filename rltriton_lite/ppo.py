@@ -45,6 +45,8 @@ from typing import NamedTuple
 import torch
 
 from . import _checks
+from . import _ops, _torch_path
+from ._ops import constant, empty, route, u8, unaliased
 from ._reduce import Layout, launch_map, param, reduce, store_grad, upstream, vector
 from ._triton import jit, tl
 from .scan import load, load_mask, store, use_triton
@@ -290,16 +292,75 @@ def ppo_clip_loss(log_probs, old_log_probs, advantages, *, epsilon=0.2, normaliz
     kernel = use_triton(_checks.backend(backend), log_probs.device)
     p = _Problem(log_probs, old_log_probs, advantages, mask, (1.0 - eps_low, 1.0 + eps_high), normalize,
                  reduction, _checks.result_dtype(log_probs, old_log_probs, advantages))
-    if kernel and log_probs.numel() > 0:
-        if torch.compiler.is_compiling():  # torch.compile: the registered custom op (_ops.py)
-            from . import _ops
+    def forward():
+        loss, fractions, _, _ = _forward(p, Layout.of(log_probs))
+        return loss, *fractions.unbind()
 
-            return PPOOutput(*_ops.ppo_clip_loss(p))
-        if torch.is_grad_enabled() and log_probs.requires_grad:
-            return PPOOutput(*_PPOLoss.apply(p, log_probs))
-        loss, fractions, _, _ = _forward(p, Layout.of(log_probs))  # nothing to differentiate
-        return PPOOutput(loss, *fractions.unbind())
-    from . import _torch_path
+    return PPOOutput(*route(kernel and log_probs.numel() > 0, (log_probs,), custom_op=lambda: _ppo_custom_op(p),
+                            torch_path=lambda: _torch_path.ppo_clip_loss(log_probs, old_log_probs, advantages, mask,
+                                                                         *p.bounds, normalize, reduction, p.dtype,
+                                                                         p.acc),
+                            function=lambda: _PPOLoss.apply(p, log_probs), kernel=forward))
 
-    return PPOOutput(*_torch_path.ppo_clip_loss(log_probs, old_log_probs, advantages, mask, *p.bounds,
-                                                normalize, reduction, p.dtype, p.acc))
+# --------------------------------------------------------------------------------------------
+# The custom ops (torch.compile)
+# --------------------------------------------------------------------------------------------
+def _ppo_problem(log_probs, old_log_probs, advantages, mask, low, high, normalize, reduction):
+    return _Problem(log_probs, old_log_probs, advantages, u8(mask), (low, high), normalize, reduction,
+                        _checks.result_dtype(log_probs, old_log_probs, advantages))
+
+
+@torch.library.custom_op(f"{_ops.NS}::ppo_clip_loss", mutates_args=(), schema=(
+    "(Tensor log_probs, Tensor old_log_probs, Tensor advantages, Tensor? mask, float low, float high, "
+    "bool normalize, str reduction) -> (Tensor, Tensor, Tensor, Tensor)"))
+def _ppo_op(log_probs, old_log_probs, advantages, mask, low, high, normalize, reduction):
+    """(loss, (clip_fraction, approx_kl), normalisation (empty without), 1/N)."""
+    p = _ppo_problem(log_probs, old_log_probs, advantages, mask, low, high, normalize, reduction)
+    loss, fractions, norm, inv_n = _forward(p, Layout.of(log_probs))
+    return unaliased(loss, fractions, (empty(inv_n) if norm is None else norm), inv_n)
+
+
+@_ppo_op.register_fake
+def _(log_probs, old_log_probs, advantages, mask, low, high, normalize, reduction):
+    dtype = _checks.result_dtype(log_probs, old_log_probs, advantages)
+    acc = _checks.acc_dtype(dtype)
+    new = log_probs.new_empty
+    loss = Layout.of(log_probs).new(dtype, log_probs.device) if reduction == "none" else new((), dtype=dtype)
+    return loss, new((2,), dtype=dtype), new((2 if normalize else 0,), dtype=acc), new((), dtype=acc)
+
+
+@torch.library.custom_op(f"{_ops.NS}::ppo_clip_loss_backward", mutates_args=(), schema=(
+    "(Tensor grad, Tensor log_probs, Tensor old_log_probs, Tensor advantages, Tensor? mask, Tensor norm, "
+    "Tensor inv_n, float low, float high, bool normalize, str reduction) -> Tensor"))
+def _ppo_backward_op(grad, log_probs, old_log_probs, advantages, mask, norm, inv_n, low, high, normalize,
+                     reduction):
+    p = _ppo_problem(log_probs, old_log_probs, advantages, mask, low, high, normalize, reduction)
+    return _backward(p, Layout.of(log_probs), grad, norm if normalize else None, inv_n)
+
+
+@_ppo_backward_op.register_fake
+def _(grad, log_probs, *args):
+    return Layout.of(log_probs).new(log_probs.dtype, log_probs.device)
+
+
+def _ppo_op_setup(ctx, inputs, output):
+    log_probs, old_log_probs, advantages, mask = inputs[:4]
+    _, fractions, norm, inv_n = output
+    ctx.mark_non_differentiable(fractions, norm, inv_n)
+    ctx.save_for_backward(log_probs, old_log_probs, advantages, mask, norm, inv_n)
+    ctx.scalars = inputs[4:]
+
+
+def _ppo_op_backward(ctx, grad, *_):
+    d_log_probs = _ppo_backward_op(grad, *ctx.saved_tensors, *ctx.scalars)
+    return (d_log_probs,) + (None,) * 7
+
+
+_ppo_op.register_autograd(_ppo_op_backward, setup_context=_ppo_op_setup)
+
+
+def _ppo_custom_op(p):
+    """ppo_clip_loss's kernel path as the custom op: (loss, clip_fraction, approx_kl)."""
+    loss, fractions, _, _ = _ppo_op(p.log_probs, constant(p.old_log_probs), constant(p.advantages), constant(p.mask),
+                                    *p.bounds, p.normalize, p.reduction)
+    return (loss, *fractions.unbind())

@@ -25,10 +25,13 @@ from typing import NamedTuple
 import torch
 
 from . import _checks
+from . import _ops, _torch_path
+from ._ops import check_coefficients, empty, grad_or_none, route
 from ._triton import jit, tl
 from .episode import (D_REWARDS, REWARDS, Problem, bwd_prologue, grad_buffers, inputs, step,
                       store_bootstrap_grad, store_values_grad, validate, values_now_and_next)
 from .scan import launch, load, store
+from .episode import OP_TENSORS, op_args, op_grad_fakes, op_problem  # noqa: E402
 
 __all__ = ["discounted_returns", "gae", "td_lambda", "GAEOutput"]
 
@@ -177,18 +180,9 @@ def _run(p: Problem, use_kernel: bool):
         dtype = _checks.result_dtype(p.rewards, p.values, p.next_values)
         outs = tuple(torch.empty(p.rewards.shape, dtype=dtype, device=p.rewards.device) for _ in range(n_out))
         return outs if n_out > 1 else outs[0]
-    if use_kernel:
-        if torch.compiler.is_compiling():  # torch.compile: the registered custom op (_ops.py)
-            from . import _ops
-
-            return _ops.returns(p)
-        differentiable = (p.rewards, p.values, p.next_values, p.bootstrap_value)
-        if torch.is_grad_enabled() and any(x is not None and x.requires_grad for x in differentiable):
-            return _ReturnsFunction.apply(p, *differentiable)
-        return _forward(p)  # nothing to differentiate: skip autograd's bookkeeping
-    from . import _torch_path
-
-    return _torch_path.returns(p)
+    leaves = (p.rewards, p.values, p.next_values, p.bootstrap_value)
+    return route(use_kernel, leaves, torch_path=lambda: _torch_path.returns(p), custom_op=lambda: _returns_custom_op(p),
+                 function=lambda: _ReturnsFunction.apply(p, *leaves), kernel=lambda: _forward(p))
 
 
 def discounted_returns(rewards, *, gamma=0.99, terminated=None, truncated=None,
@@ -269,3 +263,62 @@ def td_lambda(rewards, next_values, *, gamma=0.99, lambda_=0.95, terminated=None
     p, use_kernel = validate("td_lambda", rewards, None, next_values, None, gamma, lambda_,
                               terminated, truncated, mask, time_dim, backend)
     return _run(p, use_kernel)
+
+# --------------------------------------------------------------------------------------------
+# The custom ops (torch.compile)
+# --------------------------------------------------------------------------------------------
+def _register_returns(kind: str, name: str, n_out: int):
+    out_schema = "Tensor" if n_out == 1 else "(" + ", ".join(["Tensor"] * n_out) + ")"
+    scalars = "float gamma_f, float lambda_f, int time_dim"
+
+    @torch.library.custom_op(f"{_ops.NS}::{name}", mutates_args=(), schema=f"({OP_TENSORS}, {scalars}) -> {out_schema}")
+    def op(rewards, values, next_values, bootstrap_value, terminated, truncated, mask, gamma, lambda_,
+           gamma_f, lambda_f, time_dim):
+        check_coefficients(gamma, lambda_)
+        tensors = (rewards, values, next_values, bootstrap_value, terminated, truncated, mask, gamma, lambda_)
+        return _forward(op_problem(kind, tensors, gamma_f, lambda_f, time_dim))
+
+    @op.register_fake
+    def _(rewards, values, next_values, bootstrap_value, terminated, truncated, mask, gamma, lambda_,
+          gamma_f, lambda_f, time_dim):
+        dtype = _checks.result_dtype(rewards, values, next_values)
+        outs = tuple(_checks.new_output(rewards.shape, time_dim, dtype, rewards.device) for _ in range(n_out))
+        return outs if n_out > 1 else outs[0]
+
+    grads = ", ".join(f"Tensor grad{i}" for i in range(n_out))
+
+    @torch.library.custom_op(f"{_ops.NS}::{name}_backward", mutates_args=(), schema=(
+        f"({grads}, {OP_TENSORS}, {scalars}, bool[] need) -> (Tensor, Tensor, Tensor, Tensor)"))
+    def backward_op(*args):
+        grads, tensors, (gamma_f, lambda_f, time_dim, need) = args[:n_out], args[n_out:n_out + 9], args[n_out + 9:]
+        outs = _backward(op_problem(kind, tensors, gamma_f, lambda_f, time_dim), grads, need)
+        return tuple(empty(tensors[0]) if o is None else o for o in outs)
+
+    @backward_op.register_fake
+    def _(*args):
+        tensors, time_dim, need = args[n_out:n_out + 9], args[-2], args[-1]
+        return op_grad_fakes(tensors, tensors[0].shape, time_dim, need)
+
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(*inputs[:9])
+        ctx.scalars = inputs[9:]
+
+    def backward(ctx, *grads):
+        tensors = ctx.saved_tensors
+        need = list(ctx.needs_input_grad[:4])
+        outs = backward_op(*grads, *tensors, *ctx.scalars, need)
+        return tuple(grad_or_none(o, n and x is not None) for o, n, x in zip(outs, need, tensors)) + (None,) * 8
+
+    op.register_autograd(backward, setup_context=setup_context)
+    return op
+
+
+_discounted_returns_op = _register_returns("discounted_return", "discounted_returns", 1)
+_gae_op = _register_returns("gae", "gae", 2)
+_td_lambda_op = _register_returns("td_lambda", "td_lambda", 1)
+_RETURNS_OPS = {"discounted_return": _discounted_returns_op, "gae": _gae_op, "td_lambda": _td_lambda_op}
+
+
+def _returns_custom_op(p):
+    """returns._run's kernel path as the custom op of ``p.kind``."""
+    return _RETURNS_OPS[p.kind](*op_args(p), p.params[0], p.params[1], p.time_dim)

@@ -67,6 +67,8 @@ from typing import NamedTuple
 import torch
 
 from . import _checks, episode
+from . import _ops, _torch_path
+from ._ops import check_coefficients, constant, empty, grad_or_none, route, u8, unaliased
 from ._reduce import Layout, launch_map, param, reduce, store_grad, upstream, vector
 from ._triton import jit, tl
 from .episode import (BOOTSTRAP_VALUE, D_BOOTSTRAP_VALUE, D_NEXT_VALUES, D_OUT, D_REWARDS, D_VALUES, GAMMA, MASK,
@@ -478,18 +480,10 @@ def sac_targets(rewards, next_q, next_log_probs, *, gamma=0.99, alpha=0.2, lambd
                  gamma_t, lambda_t, (gamma_f, lambda_f, alpha), time_dim)
     if rewards.numel() == 0:
         return torch.empty(rewards.shape, dtype=_dtype(p), device=rewards.device)
-    if use_kernel:
-        if torch.compiler.is_compiling():  # torch.compile: the registered custom op (_ops.py)
-            from . import _ops
-
-            return _ops.sac_targets(p)
-        differentiable = (rewards, log_probs, next_log_probs, *next_q)
-        if torch.is_grad_enabled() and any(x is not None and x.requires_grad for x in differentiable):
-            return _TargetsFunction.apply(p, *differentiable)
-        return _targets_forward(p)  # nothing to differentiate: skip autograd's bookkeeping
-    from . import _torch_path
-
-    return _torch_path.sac_targets(p)
+    leaves = (rewards, log_probs, next_log_probs, *next_q)
+    return route(use_kernel, leaves, torch_path=lambda: _torch_path.sac_targets(p),
+                 custom_op=lambda: _sac_targets_custom_op(p), function=lambda: _TargetsFunction.apply(p, *leaves),
+                 kernel=lambda: _targets_forward(p))
 
 
 # --------------------------------------------------------------------------------------------
@@ -571,17 +565,12 @@ def sac_actor_loss(log_probs, q, *, alpha=0.2, mask=None, backend="auto"):
     mask = _checks.flag("mask", mask, log_probs, "log_probs")
     alpha = _alpha_arg(alpha)
     dtype = _checks.result_dtype(log_probs, *q)
-    if _use_kernel(backend, log_probs):
-        if torch.compiler.is_compiling():  # torch.compile: the registered custom op (_ops.py)
-            from . import _ops
-
-            return _ops.sac_actor_loss(alpha, mask, log_probs, q)
-        if torch.is_grad_enabled() and any(x.requires_grad for x in (log_probs, *q)):
-            return _ActorLossFunction.apply(alpha, mask, log_probs, *q)
-        return _actor_forward(alpha, mask, log_probs, q)[0]  # nothing to differentiate
-    from . import _torch_path
-
-    return _torch_path.sac_actor_loss(log_probs, q, alpha, mask, _checks.acc_dtype(dtype)).to(dtype)
+    return route(_use_kernel(backend, log_probs), (log_probs, *q),
+                 torch_path=lambda: _torch_path.sac_actor_loss(log_probs, q, alpha, mask,
+                                                               _checks.acc_dtype(dtype)).to(dtype),
+                 custom_op=lambda: _sac_actor_custom_op(alpha, mask, log_probs, q),
+                 function=lambda: _ActorLossFunction.apply(alpha, mask, log_probs, *q),
+                 kernel=lambda: _actor_forward(alpha, mask, log_probs, q)[0])
 
 
 def _temperature_mean(log_probs, mask, target_entropy):
@@ -626,15 +615,178 @@ def sac_temperature_loss(log_alpha, log_probs, target_entropy, *, mask=None, bac
     dtype = _checks.result_dtype(log_alpha, log_probs)
     acc = _checks.acc_dtype(log_probs.dtype)
     log_probs = log_probs.detach()
-    if _use_kernel(backend, log_probs):
-        if torch.compiler.is_compiling():  # torch.compile: the registered custom op (_ops.py)
-            from . import _ops
-
-            mean = _ops.sac_temperature_mean(log_probs, mask, target_entropy)
-        else:
-            mean = _temperature_mean(log_probs, mask, target_entropy)
-    else:
-        from . import _torch_path
-
-        mean = _torch_path.sac_masked_mean(log_probs.to(acc) + target_entropy, mask)
+    mean = route(_use_kernel(backend, log_probs), (), function=None,  # log π is a constant here
+                 torch_path=lambda: _torch_path.sac_masked_mean(log_probs.to(acc) + target_entropy, mask),
+                 custom_op=lambda: _sac_temperature_custom_op(log_probs, mask, target_entropy),
+                 kernel=lambda: _temperature_mean(log_probs, mask, target_entropy))
     return -(log_alpha.reshape(()).to(dtype) * mean.to(dtype))
+
+# --------------------------------------------------------------------------------------------
+# The custom ops (torch.compile)
+# --------------------------------------------------------------------------------------------
+_SAC_TENSORS = "Tensor rewards, Tensor[] next_q, Tensor next_log_probs, Tensor? log_probs, Tensor? terminated, " \
+               "Tensor? truncated, Tensor? mask, Tensor? gamma, Tensor? lambda_, Tensor? alpha_t"
+_SAC_SCALARS = "float gamma_f, float lambda_f, float alpha, int time_dim"
+
+
+def _alpha_args(alpha):
+    """α as the ops take it: (tensor or None, number): a tensor α (see sac._alpha_arg) travels
+    as a tensor, read by the kernels."""
+    return (alpha, 0.0) if isinstance(alpha, torch.Tensor) else (None, alpha)
+
+
+def _check_alpha(alpha_t) -> None:
+    """The values check of a tensor α, which sac._alpha_arg skips while compiling."""
+    if alpha_t is not None and _checks.can_read(alpha_t):
+        _checks.real("alpha", _checks.finite("alpha", alpha_t))
+
+
+def _sac_problem(rewards, next_q, next_log_probs, log_probs, terminated, truncated, mask, gamma, lambda_, alpha_t,
+                 gamma_f, lambda_f, alpha, time_dim):
+    return _Problem(rewards, tuple(next_q), next_log_probs, log_probs, u8(terminated), u8(truncated), u8(mask),
+                         gamma, lambda_, (gamma_f, lambda_f, alpha if alpha_t is None else alpha_t), time_dim)
+
+
+@torch.library.custom_op(f"{_ops.NS}::sac_targets", mutates_args=(), schema=(
+    f"({_SAC_TENSORS}, {_SAC_SCALARS}) -> Tensor"))
+def _sac_targets_op(*args):
+    p = _sac_problem(*args)
+    check_coefficients(p.gamma, p.lambda_)
+    _check_alpha(args[9])
+    if p.lambda_ is not None and _checks.can_read(p.lambda_):
+        _check_log_probs(p.log_probs, p.lambda_, p.params[1])
+    return _targets_forward(p)
+
+
+@_sac_targets_op.register_fake
+def _(*args):
+    p = _sac_problem(*args)
+    return _checks.new_output(p.rewards.shape, p.time_dim, _dtype(p), p.rewards.device)
+
+
+@torch.library.custom_op(f"{_ops.NS}::sac_targets_backward", mutates_args=(), schema=(
+    f"(Tensor grad, {_SAC_TENSORS}, {_SAC_SCALARS}, bool[] need) -> (Tensor, Tensor, Tensor, Tensor[])"))
+def _sac_targets_backward_op(grad, *args):
+    p = _sac_problem(*args[:-1])
+    d_r, d_lp, d_nlp, d_q = _targets_backward(p, grad, args[-1])
+    or_empty = lambda x: empty(p.rewards) if x is None else x  # noqa: E731
+    return or_empty(d_r), or_empty(d_lp), or_empty(d_nlp), [or_empty(x) for x in d_q]
+
+
+@_sac_targets_backward_op.register_fake
+def _(grad, *args):
+    p, need = _sac_problem(*args[:-1]), args[-1]
+    grad = lambda n, x: (_checks.new_output(p.rewards.shape, p.time_dim, x.dtype, x.device)  # noqa: E731
+                         if n and x is not None else empty(p.rewards))
+    d_r, d_lp, d_nlp = (grad(n, x) for n, x in zip(need[:3], (p.rewards, p.log_probs, p.next_log_probs)))
+    return d_r, d_lp, d_nlp, [grad(n, x) for n, x in zip(need[3:], p.next_q)]
+
+
+def _sac_targets_setup(ctx, inputs, output):
+    rewards, next_q, *tensors = inputs[:10]
+    ctx.n_q = len(next_q)
+    ctx.save_for_backward(rewards, *next_q, *tensors)
+    ctx.scalars = inputs[10:]
+
+
+def _sac_targets_backward(ctx, grad):
+    saved = ctx.saved_tensors
+    rewards, next_q, (next_log_probs, log_probs, *tensors) = saved[0], saved[1:1 + ctx.n_q], saved[1 + ctx.n_q:]
+    n = ctx.needs_input_grad
+    need = [n[0], n[3], n[2], *n[1]]  # (rewards, log_probs, next_log_probs, critics), as sac._targets_backward
+    d_r, d_lp, d_nlp, d_q = _sac_targets_backward_op(grad, rewards, list(next_q), next_log_probs, log_probs,
+                                                     *tensors, *ctx.scalars, need)
+    return (grad_or_none(d_r, n[0]), [grad_or_none(d, k) for d, k in zip(d_q, n[1])], grad_or_none(d_nlp, n[2]),
+            grad_or_none(d_lp, n[3] and log_probs is not None)) + (None,) * 10
+
+
+_sac_targets_op.register_autograd(_sac_targets_backward, setup_context=_sac_targets_setup)
+
+
+def _sac_targets_custom_op(p):
+    """sac_targets's kernel path as the custom op."""
+    alpha_t, alpha = _alpha_args(p.params[2])
+    return _sac_targets_op(p.rewards, list(p.next_q), p.next_log_probs, p.log_probs, constant(p.terminated),
+                           constant(p.truncated), constant(p.mask), constant(p.gamma), constant(p.lambda_), alpha_t,
+                           p.params[0], p.params[1], alpha, p.time_dim)
+
+
+# --------------------------------------------------------------------------------------------
+# sac_actor_loss, sac_temperature_loss
+# --------------------------------------------------------------------------------------------
+@torch.library.custom_op(f"{_ops.NS}::sac_actor_loss", mutates_args=(), schema=(
+    "(Tensor log_probs, Tensor[] q, Tensor? mask, float alpha, Tensor? alpha_t) -> (Tensor, Tensor)"))
+def _sac_actor_op(log_probs, q, mask, alpha, alpha_t):
+    """(loss, 1/N)."""
+    _check_alpha(alpha_t)
+    return unaliased(*_actor_forward(alpha if alpha_t is None else alpha_t, u8(mask), log_probs, tuple(q)))
+
+
+@_sac_actor_op.register_fake
+def _(log_probs, q, mask, alpha, alpha_t):
+    dtype = _checks.result_dtype(log_probs, *q)
+    return log_probs.new_empty((), dtype=dtype), log_probs.new_empty((), dtype=_checks.acc_dtype(dtype))
+
+
+@torch.library.custom_op(f"{_ops.NS}::sac_actor_loss_backward", mutates_args=(), schema=(
+    "(Tensor grad, Tensor[] q, Tensor? mask, Tensor inv_n, float alpha, Tensor? alpha_t, int[] order, "
+    "ScalarType lp_dtype, bool[] need) -> (Tensor, Tensor[])"))
+def _sac_actor_backward_op(grad, q, mask, inv_n, alpha, alpha_t, order, lp_dtype, need):
+    alpha = alpha if alpha_t is None else alpha_t
+    d_lp, d_q = _actor_backward(grad, alpha, u8(mask), inv_n, tuple(q), Layout.make(tuple(order), q[0].shape), lp_dtype,
+                                     need)
+    or_empty = lambda x: empty(inv_n) if x is None else x  # noqa: E731
+    return or_empty(d_lp), [or_empty(x) for x in d_q]
+
+
+@_sac_actor_backward_op.register_fake
+def _(grad, q, mask, inv_n, alpha, alpha_t, order, lp_dtype, need):
+    layout = Layout.make(tuple(order), q[0].shape)
+    d_lp = layout.new(lp_dtype, inv_n.device) if need[0] else empty(inv_n)
+    return d_lp, [layout.new(x.dtype, x.device) if n else empty(inv_n) for n, x in zip(need[1:], q)]
+
+
+def _sac_actor_setup(ctx, inputs, output):
+    log_probs, q, mask, alpha, alpha_t = inputs
+    ctx.mark_non_differentiable(output[1])
+    ctx.save_for_backward(mask, alpha_t, output[1], *q)
+    ctx.alpha, ctx.order, ctx.lp_dtype = alpha, list(Layout.of(log_probs).order), log_probs.dtype
+
+
+def _sac_actor_backward(ctx, grad, _d_inv_n):
+    mask, alpha_t, inv_n, *q = ctx.saved_tensors
+    n = ctx.needs_input_grad
+    need = [n[0], *n[1]]
+    d_lp, d_q = _sac_actor_backward_op(grad, q, mask, inv_n, ctx.alpha, alpha_t, ctx.order, ctx.lp_dtype, need)
+    return grad_or_none(d_lp, n[0]), [grad_or_none(d, k) for d, k in zip(d_q, n[1])], None, None, None
+
+
+_sac_actor_op.register_autograd(_sac_actor_backward, setup_context=_sac_actor_setup)
+
+
+def _sac_actor_custom_op(alpha: float, mask, log_probs, q):
+    """sac_actor_loss's kernel path as the custom op."""
+    alpha_t, alpha = _alpha_args(alpha)
+    return _sac_actor_op(log_probs, list(q), constant(mask), alpha, alpha_t)[0]
+
+
+@torch.library.custom_op(f"{_ops.NS}::sac_temperature_mean", mutates_args=(), schema=(
+    "(Tensor log_probs, Tensor? mask, float target_entropy, Tensor? target_t) -> Tensor"))
+def _sac_temperature_op(log_probs, mask, target_entropy, target_t):
+    """mean(log π + H̄) over the unmasked elements: no gradient (log π is a constant). H̄ is
+    ``target_t`` when given (a tensor, checked here at run time), else the number."""
+    if target_t is not None and _checks.can_read(target_t):
+        _checks.finite("target_entropy", target_t)
+    return _temperature_mean(log_probs, u8(mask), target_entropy if target_t is None else target_t)
+
+
+@_sac_temperature_op.register_fake
+def _(log_probs, mask, target_entropy, target_t):
+    return log_probs.new_empty((), dtype=_checks.acc_dtype(log_probs.dtype))
+
+
+def _sac_temperature_custom_op(log_probs, mask, target_entropy):
+    """sac_temperature_loss's kernel path (the mean) as the custom op; ``target_entropy`` a
+    float or a 0-d tensor."""
+    target_t, target = _alpha_args(target_entropy)
+    return _sac_temperature_op(log_probs.detach(), constant(mask), target, target_t)

@@ -43,6 +43,8 @@ import functools
 import torch
 
 from . import _checks
+from . import _ops, _torch_path
+from ._ops import constant, empty, grad_or_none, route, u8
 from ._triton import HAS_TRITON, INTERPRET, Launcher, jit, tl
 from .config import Config, current
 
@@ -759,17 +761,69 @@ def linear_scan(a, b, *, reverse=True, initial=None, mask=None, time_dim=-1, bac
     backend = _checks.backend(backend)
     if b.numel() == 0:
         return torch.empty_like(b)
-    if use_triton(backend, b.device):
-        reverse = bool(reverse)
-        if torch.compiler.is_compiling():  # torch.compile: the registered custom op (_ops.py)
-            from . import _ops
+    reverse = bool(reverse)
+    acc = lambda: _checks.acc_dtype(_checks.result_dtype(a, b, initial))  # noqa: E731
+    return route(use_triton(backend, b.device), (a, b, initial),
+                 torch_path=lambda: _torch_path.linear_scan(a, b, initial, mask, time_dim, reverse, acc()),
+                 custom_op=lambda: _linear_scan_custom_op(a, b, initial, mask, time_dim, reverse),
+                 function=lambda: _LinearScan.apply(a, b, initial, mask, time_dim, reverse),
+                 kernel=lambda: _ls_forward(a, b, initial, mask, time_dim, reverse, False)[0])
 
-            return _ops.linear_scan(a, b, initial, mask, time_dim, reverse)
-        if torch.is_grad_enabled() and (a.requires_grad or b.requires_grad or
-                                        (initial is not None and initial.requires_grad)):
-            return _LinearScan.apply(a, b, initial, mask, time_dim, reverse)
-        return _ls_forward(a, b, initial, mask, time_dim, reverse, False)[0]  # nothing to differentiate
-    from . import _torch_path
+# --------------------------------------------------------------------------------------------
+# linear_scan as a custom op (torch.compile)
+# --------------------------------------------------------------------------------------------
+@torch.library.custom_op(f"{_ops.NS}::linear_scan", mutates_args=(), schema=(
+    "(Tensor a, Tensor b, Tensor? initial, Tensor? mask, int time_dim, bool reverse, bool keep_carried) "
+    "-> (Tensor, Tensor)"))
+def _linear_scan_op(a, b, initial, mask, time_dim, reverse, keep_carried):
+    """(y, y as carried: a separate buffer if kept (padding hides it from y), else empty)."""
+    y, carried = _ls_forward(a, b, initial, u8(mask), time_dim, reverse, keep_carried)
+    return y, (empty(y) if carried is y else carried)
 
-    acc = _checks.acc_dtype(_checks.result_dtype(a, b, initial))
-    return _torch_path.linear_scan(a, b, initial, mask, time_dim, bool(reverse), acc)
+
+@_linear_scan_op.register_fake
+def _(a, b, initial, mask, time_dim, reverse, keep_carried):
+    y = _checks.new_output(b.shape, time_dim, b.dtype, b.device)
+    keep = mask is not None and keep_carried
+    return y, (_checks.new_output(b.shape, time_dim, b.dtype, b.device) if keep else empty(y))
+
+
+@torch.library.custom_op(f"{_ops.NS}::linear_scan_backward", mutates_args=(), schema=(
+    "(Tensor dy, Tensor a, Tensor y, Tensor? initial, Tensor? mask, int time_dim, bool reverse, "
+    "bool need_initial) -> (Tensor, Tensor, Tensor)"))
+def _linear_scan_backward_op(dy, a, y, initial, mask, time_dim, reverse, need_initial):
+    da, db, d_init = _ls_backward(dy, a, y, initial, u8(mask), time_dim, reverse, need_initial)
+    return da, db, (empty(y) if d_init is None else d_init)
+
+
+@_linear_scan_backward_op.register_fake
+def _(dy, a, y, initial, mask, time_dim, reverse, need_initial):
+    da = _checks.new_output(y.shape, time_dim, a.dtype, a.device)
+    db = _checks.new_output(y.shape, time_dim, y.dtype, y.device)
+    need = initial is not None and need_initial
+    return da, db, (initial.new_empty(initial.shape) if need else empty(y))
+
+
+def _linear_scan_setup(ctx, inputs, output):
+    a, b, initial, mask, time_dim, reverse, keep_carried = inputs
+    y, carried = output
+    ctx.mark_non_differentiable(carried)
+    ctx.save_for_backward(a, carried if mask is not None and keep_carried else y, initial, mask)
+    ctx.time_dim, ctx.reverse = time_dim, reverse
+
+
+def _linear_scan_backward(ctx, dy, _d_carried):
+    a, y, initial, mask = ctx.saved_tensors
+    need = ctx.needs_input_grad
+    da, db, d_init = _linear_scan_backward_op(dy, a, y, initial, mask, ctx.time_dim, ctx.reverse, need[2])
+    return grad_or_none(da, need[0]), grad_or_none(db, need[1]), grad_or_none(d_init, need[2] and initial is not None), \
+        None, None, None, None
+
+
+_linear_scan_op.register_autograd(_linear_scan_backward, setup_context=_linear_scan_setup)
+
+
+def _linear_scan_custom_op(a, b, initial, mask, time_dim: int, reverse: bool):
+    """scan.linear_scan's kernel path as the custom op (arguments validated)."""
+    keep = mask is not None and torch.is_grad_enabled() and a.requires_grad
+    return _linear_scan_op(a, b, initial, constant(mask), time_dim, reverse, keep)[0]

@@ -56,6 +56,9 @@ from typing import NamedTuple
 import torch
 
 from . import _checks
+from . import _ops, _torch_path
+from ._ops import check_coefficients, empty, grad_or_none, route
+from .episode import OP_TENSORS, op_args, op_grad_fakes, op_problem
 from .episode import (D_REWARDS, D_VALUES, D_NEXT_VALUES, MASK, NEXT_VALUES, REWARDS, Problem,
                       before, grad_buffers, inputs, step, step_before, store_bootstrap_grad, validate,
                       values_now_and_next)
@@ -297,15 +300,67 @@ def vtrace(log_rhos, rewards, values, *, gamma=0.99, lambda_=1.0, rho_bar=1.0, c
     if p.rewards.numel() == 0:
         dtype = _dtype(p, log_rhos)
         return VTraceOutput(*(torch.empty(p.rewards.shape, dtype=dtype, device=p.rewards.device) for _ in range(2)))
-    if use_kernel:
-        if torch.compiler.is_compiling():  # torch.compile: the registered custom op (_ops.py)
-            from . import _ops
+    leaves = (p.rewards, p.values, p.next_values, p.bootstrap_value)
+    return VTraceOutput(*route(use_kernel, leaves, torch_path=lambda: _torch_path.vtrace(p, log_rhos),
+                               custom_op=lambda: _vtrace_custom_op(p, log_rhos),
+                               function=lambda: _VTraceFunction.apply(p, log_rhos.detach(), *leaves),
+                               kernel=lambda: _forward(p, log_rhos)))
 
-            return VTraceOutput(*_ops.vtrace(p, log_rhos))
-        differentiable = (p.rewards, p.values, p.next_values, p.bootstrap_value)
-        if torch.is_grad_enabled() and any(x is not None and x.requires_grad for x in differentiable):
-            return VTraceOutput(*_VTraceFunction.apply(p, log_rhos.detach(), *differentiable))
-        return VTraceOutput(*_forward(p, log_rhos))  # nothing to differentiate: skip autograd's bookkeeping
-    from . import _torch_path
+# --------------------------------------------------------------------------------------------
+# The custom ops (torch.compile)
+# --------------------------------------------------------------------------------------------
+_VTRACE_SCALARS = "float gamma_f, float lambda_f, float rho_bar, float c_bar, float pg_rho_bar, int time_dim"
 
-    return VTraceOutput(*_torch_path.vtrace(p, log_rhos))
+
+def _vtrace_problem(tensors, scalars):
+    return op_problem("vtrace", tensors, 0.0, 0.0, scalars[5])._replace(params=tuple(scalars[:5]))
+
+
+@torch.library.custom_op(f"{_ops.NS}::vtrace", mutates_args=(), schema=(
+    f"(Tensor log_rhos, {OP_TENSORS}, {_VTRACE_SCALARS}) -> (Tensor, Tensor)"))
+def _vtrace_op(log_rhos, *args):
+    tensors, scalars = args[:9], args[9:]
+    check_coefficients(tensors[7], tensors[8])
+    return _forward(_vtrace_problem(tensors, scalars), log_rhos)
+
+
+@_vtrace_op.register_fake
+def _(log_rhos, *args):
+    tensors, time_dim = args[:9], args[-1]
+    dtype = _checks.result_dtype(tensors[0], tensors[1], tensors[2], log_rhos)
+    return tuple(_checks.new_output(log_rhos.shape, time_dim, dtype, log_rhos.device) for _ in range(2))
+
+
+@torch.library.custom_op(f"{_ops.NS}::vtrace_backward", mutates_args=(), schema=(
+    f"(Tensor d_vs, Tensor d_pg, Tensor log_rhos, {OP_TENSORS}, {_VTRACE_SCALARS}, bool[] need) "
+    "-> (Tensor, Tensor, Tensor, Tensor)"))
+def _vtrace_backward_op(d_vs, d_pg, log_rhos, *args):
+    tensors, scalars, need = args[:9], args[9:15], args[15]
+    outs = _backward(_vtrace_problem(tensors, scalars), log_rhos, d_vs, d_pg, need)
+    return tuple(empty(log_rhos) if o is None else o for o in outs)
+
+
+@_vtrace_backward_op.register_fake
+def _(d_vs, d_pg, log_rhos, *args):
+    tensors, time_dim, need = args[:9], args[14], args[15]
+    return op_grad_fakes(tensors, log_rhos.shape, time_dim, need)
+
+
+def _vtrace_setup(ctx, inputs, output):
+    ctx.save_for_backward(*inputs[:10])
+    ctx.scalars = inputs[10:]
+
+
+def _vtrace_backward(ctx, d_vs, d_pg):
+    log_rhos, *tensors = ctx.saved_tensors
+    need = list(ctx.needs_input_grad[1:5])
+    outs = _vtrace_backward_op(d_vs, d_pg, log_rhos, *tensors, *ctx.scalars, need)
+    return (None,) + tuple(grad_or_none(o, n and x is not None) for o, n, x in zip(outs, need, tensors)) + (None,) * 11
+
+
+_vtrace_op.register_autograd(_vtrace_backward, setup_context=_vtrace_setup)
+
+
+def _vtrace_custom_op(p, log_rhos):
+    """vtrace's kernel path as the custom op (``p.params`` = (γ, λ, ρ̄, c̄, ρ̄_pg))."""
+    return _vtrace_op(log_rhos.detach(), *op_args(p), *p.params, p.time_dim)

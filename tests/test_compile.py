@@ -1,4 +1,5 @@
-"""torch.compile, CUDA graphs and no-grad modes: the ``rltriton_lite::`` custom ops (_ops.py).
+"""torch.compile, CUDA graphs and no-grad modes: the ``rltriton_lite::`` custom ops (each registered
+beside its algorithm's autograd.Function; helpers in _ops.py).
 
 While torch.compile traces, every public function routes its kernel path through a registered
 custom op (fake implementation for shapes and strides, autograd through a backward op), so a
@@ -21,7 +22,7 @@ import rltriton_lite as rl
 
 from conftest import DEVICE
 
-OPS = torch.ops.rltriton_lite  # registered when rltriton_lite is imported (_ops.py)
+OPS = torch.ops.rltriton_lite  # registered when rltriton_lite is imported
 
 
 @pytest.fixture(autouse=True)
