@@ -537,10 +537,10 @@ def _tile(n_rows: int, T: int, time_contiguous: bool, itemsize: int, cfg: Config
     every thread). Time-major tiles span more rows, unpipelined, bounded by their registers.
     The measurements behind each choice: docs/DESIGN.md, "The scan's tile".
     """
-    block = min(max(_checks.next_power_of_2(T), 16), 128 if n_rows >= 4096 else 256, cfg.max_block_t)
     if cfg.tile is not None:
         rows, block, warps, *rest = cfg.tile
         return rows, block, warps, rest[0] if rest else 1, _vector(itemsize, block, rest[1] if rest[1:] else cfg.vector)
+    block = min(max(_checks.next_power_of_2(T), 16), 128 if n_rows >= 4096 else 256, cfg.max_block_t)
     vec = _vector(itemsize, block, cfg.vector)
     if not time_contiguous:
         most_rows, elements, warps = cfg.time_major_tile
