@@ -36,12 +36,11 @@ class Launcher:
     specialisation and its launcher called directly on later calls.
 
     Triton's own path binds and specialises every leaf argument in Python on each launch (about
-    45 leaves here: a third of a GAE call at 4096×128 in a cProfile on the H200's host;
-    docs/DESIGN.md, "Launch path"). This keys its cache on what Triton specialises on, or finer: each
-    tensor's dtype and address mod 16, each integer's value mod 16 and whether it is 1 or fits
-    32 bits, strides as they are, parameters by type (a float is never specialised, an int is),
-    constexprs and warps as they are, and the current device. A first call of a key goes through
-    Triton (compiling if needed) and stores the compiled kernel.
+    45 leaves here; docs/DESIGN.md, "Launch path"). This keys its cache on what Triton
+    specialises on, or finer: each tensor's dtype and address mod 16, each integer's value mod 16
+    and whether it is 1 or fits 32 bits, strides as they are, parameters by type (a float is never
+    specialised, an int is), constexprs and warps as they are, and the current device. A first
+    call of a key goes through Triton (compiling if needed) and stores the compiled kernel.
 
     ``kinds`` names each runtime argument: ``T`` a tuple of tensors, None or tuples of them,
     ``S`` a tuple of stride pairs, ``P`` a tuple of Python scalars, ``t`` a tensor or None, ``i``

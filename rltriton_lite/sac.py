@@ -193,9 +193,8 @@ def _one_step(X, SX, P, row, t, m, ACC: tl.constexpr):
     """(γ_t, bootstrapped_t, valid_t, α): V^soft'_t enters where the step is valid and not terminal.
 
     Every load here and in the hooks below is masked by bounds only and the steps are chosen by
-    selects: a mask computed from loaded flags would make each load scalar (no 16-byte vectors:
-    61 % of the floor at 16384×1024 in the first version); a value behind a terminal step or in
-    padding is read but never selected, so a NaN there reaches no output."""
+    selects (a mask from loaded flags makes loads scalar: docs/DESIGN.md, "Loads"); a value behind
+    a terminal step or in padding is read but never selected, so a NaN there reaches no output."""
     valid = load_mask(X[MASK], SX[MASK], row, t, m)
     term = load_flag(X[TERMINATED], SX[TERMINATED], row, t, m)
     gamma = coef(X[GAMMA], SX[GAMMA], P[P_GAMMA], row, t, m, ACC)

@@ -302,16 +302,10 @@ def _walk(X, SX, P, O, SO, row, m_r, carry, k_start, k_end, n_chunks, T,
     alone); else write the outputs through the epilogue and return the carry after the last chunk.
     """
     # A chunk is a [ROWS, NV, V] tile: NV vectors of V steps, the vectors in scan order along axis
-    # 1 and the steps of a vector ascending in time along axis 2. Chunk c holds steps c*BLOCK ...
-    # c*BLOCK+BLOCK-1, aligned to the start of the row, so a vector is one aligned, vectorised
-    # load, and a thread holds whole vectors. The scan has two levels: each thread composes its
-    # vectors' steps in registers (_unpack, _chain: no data moves), then `tl.associative_scan`
-    # composes the vectors across lanes, always forwards, because the vectors of a reverse scan are
-    # laid out from the last one down. Triton 3.6 lowers `associative_scan(reverse=True)` with a
-    # lane reversal of every operand register before and after the scan, five dependent shuffles
-    # each, even along an axis a thread holds (sm_90 PTX, GAE's chunk: 263 shuffles; this way 53;
-    # docs/DESIGN.md, "The scan's tile"). Time-major buffers get the same vectors (strided loads) so both
-    # layouts are scanned in the same order.
+    # 1 and the steps of a vector ascending in time along axis 2, aligned to the row's start (one
+    # vectorised load per vector). Two levels: each thread composes its vectors' steps in
+    # registers (_unpack, _chain), then `tl.associative_scan` composes the vectors across lanes,
+    # always forwards (a reverse lane scan costs shuffles: docs/DESIGN.md, "The scan's tile").
     NV: tl.constexpr = BLOCK // V
     o_j = tl.arange(0, NV)[None, :, None]  # the vector, in scan order
     o_v = tl.arange(0, V)[None, None, :]  # the step inside its vector, ascending time
