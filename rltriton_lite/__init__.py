@@ -5,7 +5,7 @@ from .crr import CRROutput, crr_loss
 from .ppo import PPOOutput, ppo_clip_loss
 from .returns import GAEOutput, discounted_returns, gae, td_lambda
 from .sac import sac_actor_loss, sac_targets, sac_temperature_loss
-from .scan import linear_scan
+from .primitive import linear_scan
 from .vtrace import VTraceOutput, vtrace
 
 __all__ = [

@@ -11,7 +11,7 @@ two stages with a fixed order, so the result is bitwise reproducible (no float a
    order.
 
 ``ELEMENTWISE(X, SX, P, O, SO, row, t, m, ACC) -> tuple of N_STATS tensors`` sees the same
-rows × time view as the scan's hooks (``scan.load``/``scan.store`` and friends work), with
+rows × time view as the scan's hooks (``tile.load``/``tile.store`` and friends work), with
 ``m`` the in-bounds mask; statistics must be 0 where ``m`` is False.
 """
 from __future__ import annotations
@@ -23,7 +23,8 @@ import torch
 from . import _checks
 from ._triton import Launcher, jit, tl
 from .config import Config, current
-from .scan import _unzip, load, store
+from .plan import unzip
+from .tile import load, store
 
 
 @jit
@@ -122,14 +123,14 @@ def reduce(elementwise, n_stats, inputs, params, outputs, n_rows, T, acc_dtype, 
     """Run ``elementwise`` over the (n_rows, T) problem and return the ``n_stats`` sums.
 
     ``inputs``/``outputs``: sequences of None or ``(tensor, (row_stride, time_stride))`` as for
-    :func:`rltriton_lite.scan.launch`. Returns a tensor of shape ``[n_stats]`` in ``acc_dtype``.
+    :func:`rltriton_lite.plan.launch`. Returns a tensor of shape ``[n_stats]`` in ``acc_dtype``.
     With ``count`` (the index of the statistic counting the elements of a mean) the sums come
     back as means instead, each divided by max(count, 1) in the finishing kernel, and at
     ``count`` the factor 1/max(count, 1) itself (a mean over no element is 0): a loss then needs
     no further arithmetic on the host's side.
     """
-    X, SX = _unzip(inputs)
-    O, SO = _unzip(outputs)
+    X, SX = unzip(inputs)
+    O, SO = unzip(outputs)
     acc = tl.float64 if acc_dtype == torch.float64 else tl.float32
     if n_rows == 0 or T == 0:
         totals = torch.zeros(n_stats, dtype=acc_dtype, device=device)
@@ -230,7 +231,7 @@ def vector(values, acc: torch.dtype, device):
 def upstream(grad: torch.Tensor, reduction: str, inv_n: torch.Tensor, layout: Layout):
     """The gradient flowing into a loss as a kernel input: per element for ``reduction="none"``,
     else one number, divided by N for a mean. The number goes as a per-row input of row stride 0
-    (strides (0, None): ``scan.load`` reads it once per row of a tile). Strides (0, 0) would read
+    (strides (0, None): ``tile.load`` reads it once per row of a tile). Strides (0, 0) would read
     it once per element, in scalar loads: the addresses are not known to repeat."""
     if reduction == "none":
         return layout.rows(grad)
@@ -276,8 +277,8 @@ def launch_map(elementwise, inputs, params, outputs, n_rows: int, T: int, acc_dt
     False (rows are the contiguous axis, a time-major buffer): the tile is many rows by few
     steps, so that a warp's loads stay contiguous.
     """
-    X, SX = _unzip(inputs)
-    O, SO = _unzip(outputs)
+    X, SX = unzip(inputs)
+    O, SO = unzip(outputs)
     cfg = current()
     if time_contiguous:
         rows, block = _tile(n_rows, T, cfg.tile_elements, cfg.map_min_programs)

@@ -15,7 +15,7 @@ import dataclasses
 
 @dataclasses.dataclass(frozen=True)
 class Config:
-    # the scan (scan.py)
+    # the scan (plan.py)
     max_block_t: int = 1024  # most time steps per chunk
     vector: int | None = None  # steps per thread's vector: None is 16 bytes (8 of a 2-byte dtype, else 4)
     min_programs: int | None = None  # split time when fewer programs run (None: 2 per SM on CUDA, never on CPU)

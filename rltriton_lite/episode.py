@@ -14,7 +14,8 @@ import torch
 from . import _checks
 from ._ops import constant, empty, u8
 from ._triton import jit, tl
-from .scan import coef, load, load_and_step, load_flag, load_mask, store, use_triton
+from .plan import use_triton
+from .tile import coef, load, load_and_step, load_flag, load_mask, store
 
 # Slots of the inputs X (and of their strides SX)
 REWARDS = tl.constexpr(0)

@@ -49,7 +49,8 @@ from . import _ops, _torch_path
 from ._ops import constant, empty, route, u8, unaliased
 from ._reduce import Layout, launch_map, param, reduce, store_grad, upstream, vector
 from ._triton import jit, tl
-from .scan import load, load_mask, store, use_triton
+from .plan import use_triton
+from .tile import load, load_mask, store
 
 __all__ = ["ppo_clip_loss", "PPOOutput"]
 

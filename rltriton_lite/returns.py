@@ -30,7 +30,8 @@ from ._ops import check_coefficients, empty, grad_or_none, route
 from ._triton import jit, tl
 from .episode import (D_REWARDS, REWARDS, Problem, bwd_prologue, grad_buffers, inputs, step,
                       store_bootstrap_grad, store_values_grad, validate, values_now_and_next)
-from .scan import launch, load, store
+from .plan import launch
+from .tile import load, store
 from .episode import OP_TENSORS, op_args, op_grad_fakes, op_problem  # noqa: E402
 
 __all__ = ["discounted_returns", "gae", "td_lambda", "GAEOutput"]

@@ -73,7 +73,8 @@ from ._reduce import Layout, launch_map, param, reduce, store_grad, upstream, ve
 from ._triton import jit, tl
 from .episode import (BOOTSTRAP_VALUE, D_BOOTSTRAP_VALUE, D_NEXT_VALUES, D_OUT, D_REWARDS, D_VALUES, GAMMA, MASK,
                       NEXT_VALUES, P_GAMMA, REWARDS, TERMINATED, VALUES, bwd_prologue, step)
-from .scan import coef, launch, load, load_flag, load_mask, store, use_triton
+from .plan import launch, use_triton
+from .tile import coef, load, load_flag, load_mask, store
 
 __all__ = ["sac_targets", "sac_actor_loss", "sac_temperature_loss", "MAX_CRITICS"]
 

@@ -62,7 +62,8 @@ from .episode import OP_TENSORS, op_args, op_grad_fakes, op_problem
 from .episode import (D_REWARDS, D_VALUES, D_NEXT_VALUES, MASK, NEXT_VALUES, REWARDS, Problem,
                       before, grad_buffers, inputs, step, step_before, store_bootstrap_grad, validate,
                       values_now_and_next)
-from .scan import coef, launch, load, load_mask, store
+from .plan import launch
+from .tile import coef, load, load_mask, store
 from ._triton import jit, tl
 
 __all__ = ["vtrace", "VTraceOutput"]

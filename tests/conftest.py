@@ -123,7 +123,7 @@ def impl(request):
     Yields (backend, steps per chunk of a long row at test sizes)."""
     backend, cfg = request.param
     with using(cfg):
-        yield backend, min(cfg.max_block_t, 256)  # scan._tile: 256-step chunks for fewer than 4096 rows
+        yield backend, min(cfg.max_block_t, 256)  # plan._tile: 256-step chunks for fewer than 4096 rows
 
 
 @pytest.fixture

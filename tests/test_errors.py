@@ -13,9 +13,9 @@ import rltriton_lite as rl
 
 def test_triton_backend_without_a_way_to_run_it(monkeypatch):
     """backend='triton' on CPU without the interpreter says how to enable it."""
-    from rltriton_lite import scan
+    from rltriton_lite import plan
 
-    monkeypatch.setattr(scan, "INTERPRET", False)
+    monkeypatch.setattr(plan, "INTERPRET", False)
     r = torch.randn(2, 4)
     with pytest.raises(ValueError, match="TRITON_INTERPRET"):
         rl.discounted_returns(r, backend="triton")

@@ -144,7 +144,7 @@ def test_wrong_number_of_arguments_is_refused(launcher):
 def test_fast_and_triton_paths_agree_on_gpu(dtype, monkeypatch):
     """Aligned and misaligned views, several shapes, both paths: the same bits; and the cache is
     used (a second call of a shape adds no entry)."""
-    from rltriton_lite import scan
+    from rltriton_lite import plan
 
     assert _triton.FAST_LAUNCH
     g = torch.Generator(device="cuda").manual_seed(0)
@@ -155,9 +155,9 @@ def test_fast_and_triton_paths_agree_on_gpu(dtype, monkeypatch):
         d = done[:B, off:off + T]
         monkeypatch.setattr(_triton, "FAST_LAUNCH", True)
         outs = [rl.gae(r, v, terminated=d, bootstrap_value=v[:, 0])]
-        n = len(scan._launch_scan.cache)
+        n = len(plan._launch_scan.cache)
         outs.append(rl.gae(r, v, terminated=d, bootstrap_value=v[:, 0]))  # found in the cache
-        assert len(scan._launch_scan.cache) == n
+        assert len(plan._launch_scan.cache) == n
         monkeypatch.setattr(_triton, "FAST_LAUNCH", False)
         outs.append(rl.gae(r, v, terminated=d, bootstrap_value=v[:, 0]))
         for out in outs[1:]:

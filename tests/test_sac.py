@@ -352,10 +352,10 @@ def test_one_step_gradients_match_torch_path(layout):
 def test_one_step_target_takes_no_scan(monkeypatch):
     """λ = 0 (a number) is one elementwise launch forwards and one backwards, whatever the
     length (no time split); λ > 0 or a λ tensor runs the scan."""
-    from rltriton_lite import _reduce, scan
+    from rltriton_lite import _reduce, plan
 
     launches = []
-    for module, name in ((scan, "_launch_scan"), (_reduce, "_launch_map")):
+    for module, name in ((plan, "_launch_scan"), (_reduce, "_launch_map")):
         real = getattr(module, name)
         monkeypatch.setattr(module, name, lambda *a, _real=real, _name=name: (launches.append(_name), _real(*a))[1])
     with using(SPLIT):  # the scan would split time

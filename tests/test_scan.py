@@ -124,18 +124,18 @@ def test_config_by_element_size(itemsize, vector, stages):
     dtype is not pipelined (Triton 3.6 replicates its layout), a two-row one is; time-major tiles
     hold half the rows for 8-byte elements. The chunk length depends on (rows, T) only, never on
     the layout. A vector other than 4 or 8 steps, or longer than the chunk, is refused."""
-    from rltriton_lite import scan
+    from rltriton_lite import plan
 
     cfg = Config()
-    assert scan._tile(64, 4096, True, itemsize, cfg) == (1, 256, 1, stages, vector)
-    assert scan._tile(16384, 1024, True, itemsize, cfg) == (2, 128, 1, 2, vector)
-    assert scan._tile(64, 100, True, itemsize, cfg) == (1, 128, 1, 1, vector)
+    assert plan._tile(64, 4096, True, itemsize, cfg) == (1, 256, 1, stages, vector)
+    assert plan._tile(16384, 1024, True, itemsize, cfg) == (2, 128, 1, 2, vector)
+    assert plan._tile(64, 100, True, itemsize, cfg) == (1, 128, 1, 1, vector)
     tm_rows = 16 * 4 // max(itemsize, 4)
-    assert scan._tile(16384, 1024, False, itemsize, cfg) == (tm_rows, 128, 4, 1, vector)
-    assert scan._tile(64, 4096, True, itemsize, Config(vector=8))[4] == 8
+    assert plan._tile(16384, 1024, False, itemsize, cfg) == (tm_rows, 128, 4, 1, vector)
+    assert plan._tile(64, 4096, True, itemsize, Config(vector=8))[4] == 8
     for bad in (Config(vector=1), Config(tile=(1, 16, 1, 1, 16))):
         with pytest.raises(ValueError, match="steps per vector"):
-            scan._tile(64, 4096, True, itemsize, bad)
+            plan._tile(64, 4096, True, itemsize, bad)
 
 
 def test_map_and_reduce_tiles_fill_the_gpu():

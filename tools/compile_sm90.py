@@ -54,7 +54,7 @@ class _CompileOnlyDriver(CudaDriver):
 drv.set_active(_CompileOnlyDriver())
 
 import rltriton_lite as rl  # noqa: E402
-from rltriton_lite import _triton, scan  # noqa: E402
+from rltriton_lite import _triton, plan  # noqa: E402
 from rltriton_lite.config import Config, using  # noqa: E402
 
 _triton.FAST_LAUNCH = False  # nothing runs here: every launch goes through JITFunction.run
@@ -103,7 +103,7 @@ def _compile_only(self, *args, grid, warmup, **kwargs):
 
 
 triton.runtime.jit.JITFunction.run = _compile_only
-scan.INTERPRET = True  # route CPU tensors to the kernel path
+plan.INTERPRET = True  # route CPU tensors to the kernel path
 
 
 def main():

@@ -23,7 +23,7 @@ import time  # noqa: E402
 
 import torch  # noqa: E402
 
-from rltriton_lite import _reduce, profile, scan  # noqa: E402
+from rltriton_lite import _reduce, plan, profile  # noqa: E402
 from rltriton_lite.config import Config, using  # noqa: E402
 
 launches = []
@@ -45,7 +45,7 @@ def main():
     ap.add_argument("--calls", type=int, default=3000)
     ap.add_argument("--prof", default=None, help="an algorithm to cProfile")
     a = ap.parse_args()
-    scan._launch_scan = Stub("scan")
+    plan._launch_scan = Stub("scan")
     for name in ("_launch_partials", "_launch_finish", "_launch_map"):
         setattr(_reduce, name, Stub(name))
     with using(Config(min_programs=1 << 20) if a.split else Config()):
