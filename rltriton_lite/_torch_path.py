@@ -45,7 +45,8 @@ def _last_dim(x, time_dim, dtype=None):
     return x if dtype is None else x.to(dtype)
 
 
-def linear_scan(a, b, initial, mask, time_dim, reverse, acc):
+def linear_scan(a, b, initial, mask, time_dim, reverse):
+    acc = _checks.acc_dtype(_checks.result_dtype(a, b, initial))
     a_, b_ = _last_dim(a, time_dim, acc), _last_dim(b, time_dim, acc)
     valid = torch.ones_like(b_, dtype=torch.bool) if mask is None else _last_dim(mask, time_dim) != 0
     init = None if initial is None else initial.to(acc)

@@ -166,9 +166,8 @@ def linear_scan(a, b, *, reverse=True, initial=None, mask=None, time_dim=-1, bac
     if b.numel() == 0:
         return torch.empty_like(b)
     reverse = bool(reverse)
-    acc = lambda: _checks.acc_dtype(_checks.result_dtype(a, b, initial))  # noqa: E731
     return route(use_triton(backend, b.device), (a, b, initial),
-                 torch_path=lambda: _torch_path.linear_scan(a, b, initial, mask, time_dim, reverse, acc()),
+                 torch_path=lambda: _torch_path.linear_scan(a, b, initial, mask, time_dim, reverse),
                  custom_op=lambda: _linear_scan_custom_op(a, b, initial, mask, time_dim, reverse),
                  function=lambda: _LinearScan.apply(a, b, initial, mask, time_dim, reverse),
                  kernel=lambda: _ls_forward(a, b, initial, mask, time_dim, reverse, False)[0])

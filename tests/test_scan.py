@@ -173,7 +173,8 @@ def test_composed_carries_split(compose_block, reverse):
     ro, (a, np_a), (b, np_b), (init, np_init) = _scan_case(rng, (2,), 11 * 16 - 5, -1, torch.float64)
     mask = ro.flag("mask")
     run = lambda: rl.linear_scan(a, b, reverse=reverse, initial=init, mask=mask, backend="triton")  # noqa: E731
-    with using(dataclasses.replace(SPLIT, compose_block=compose_block)):
+    split = dataclasses.replace(SPLIT, compose_block=compose_block)
+    with using(split):
         y = run()
         assert_close(y, ref.linear_scan(np_a, np_b, reverse=reverse, initial=np_init, mask=ro.np_mask),
                      torch.float64)
@@ -182,7 +183,7 @@ def test_composed_carries_split(compose_block, reverse):
         torch.testing.assert_close(run(), y, rtol=1e-12, atol=1e-12)
     a, b = (x.detach().clone().requires_grad_() for x in (a, b))
     w = torch.as_tensor(rng.standard_normal(b.shape), device=DEVICE)
-    with using(dataclasses.replace(SPLIT, compose_block=compose_block)):
+    with using(split):
         g_k, g_t = (torch.autograd.grad((rl.linear_scan(a, b, reverse=reverse, initial=init, mask=mask,
                                                         backend=be) * w).sum(), (a, b)) for be in ("triton", "torch"))
     for g, e in zip(g_k, g_t):
