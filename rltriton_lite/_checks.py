@@ -41,7 +41,7 @@ def same_device(name: str, x: torch.Tensor, like: torch.Tensor) -> None:
 
 def time_dim(time_dim, x: torch.Tensor, name: str = "rewards") -> int:
     """Normalise ``time_dim`` for ``x`` (the argument ``name``); the time axis must exist."""
-    if isinstance(time_dim, bool) or not isinstance(time_dim, numbers.Integral):
+    if type(time_dim) is not int and (isinstance(time_dim, bool) or not isinstance(time_dim, numbers.Integral)):
         raise TypeError(f"time_dim must be an int, got {type(time_dim).__name__}")
     if x.dim() == 0:
         raise ValueError(f"{name} needs a time dimension (time_dim={time_dim}): got a 0-d tensor")
@@ -69,9 +69,7 @@ def flag(name: str, x, like: torch.Tensor, like_name: str = "rewards") -> torch.
     same_device(name, x, like)
     if x.shape != like.shape:
         raise ValueError(f"{name} must have the shape of {like_name} {_shape(like.shape)}, got {_shape(x.shape)}")
-    if x.dtype == torch.bool and not torch.compiler.is_compiling():  # inductor can't lower this view:
-        return x.view(torch.uint8)  # while compiling, the custom op takes it (_ops.py)
-    return x
+    return x  # bool included: Triton loads a bool pointer as bytes
 
 
 def broadcast(name: str, x: torch.Tensor, shape) -> torch.Tensor:
@@ -88,6 +86,8 @@ def unit_interval(name: str, value, like: torch.Tensor):
     Returns ``(tensor or None, float)``: the tensor (expanded to ``like``'s shape) when the
     coefficient varies, else None and the number.
     """
+    if type(value) is float and 0.0 <= value <= 1.0:  # the common case, first
+        return None, value
     if isinstance(value, torch.Tensor):
         if value.dtype not in FLOAT_DTYPES:
             raise TypeError(f"{name} must be a float or a floating-point tensor, got {value.dtype}")
@@ -158,20 +158,20 @@ def problem(x: torch.Tensor, time_dim: int):
     """``(shape, T, n_rows)`` of the problem whose output has ``x``'s shape."""
     shape = x.shape
     T = shape[time_dim]
-    n_rows = math.prod(batch_shape(x, time_dim))
-    return shape, T, n_rows
+    return shape, T, x.numel() // T if T else math.prod(batch_shape(x, time_dim))
 
 
-def new_output(shape, time_dim: int, dtype, device) -> torch.Tensor:
-    """An output of ``shape`` laid out so that its rows × time view needs no copy.
+def new_output(like: torch.Tensor, time_dim: int, dtype) -> torch.Tensor:
+    """An output shaped like ``like`` and laid out so that its rows × time view needs no copy.
 
     Time-major (``time_dim=0``) and batch-major (time last) outputs are contiguous; an output
     with time in the middle is a contiguous (batch..., time) buffer seen through ``movedim``.
+    (``empty_like`` costs half of ``torch.empty`` with a shape, dtype and device.)
     """
-    if time_dim in (0, len(shape) - 1):
-        return torch.empty(shape, dtype=dtype, device=device)
-    moved = shape[:time_dim] + shape[time_dim + 1:] + shape[time_dim:time_dim + 1]
-    return torch.empty(moved, dtype=dtype, device=device).movedim(-1, time_dim)
+    if time_dim == 0 or time_dim == like.dim() - 1:
+        return torch.empty_like(like, dtype=dtype, memory_format=torch.contiguous_format)
+    moved = torch.empty_like(like.movedim(time_dim, -1), dtype=dtype, memory_format=torch.contiguous_format)
+    return moved.movedim(-1, time_dim)
 
 
 def rows(x: torch.Tensor | None, shape, time_dim: int):
@@ -213,6 +213,36 @@ def next_power_of_2(n: int) -> int:
 
 def cdiv(a: int, b: int) -> int:
     return -(-a // b)
+
+
+# --------------------------------------------------------------------------------------------
+# A call's signature: what its checks and its kernels' plan depend on
+# --------------------------------------------------------------------------------------------
+def signature(args):
+    """A key of ``args`` for the plans that validation and launches make once per signature:
+    each tensor's shape, strides, dtype, device and 16-byte alignment (what Triton specialises
+    on); a float's type (its value is checked on every call); None, ints, bools and strings as
+    they are; tuples and lists member by member. None if an argument is of another kind (the
+    call then validates and plans from scratch)."""
+    key = []
+    for a in args:
+        t = type(a)
+        if t is torch.Tensor or isinstance(a, torch.Tensor):
+            key.append((a.shape, a.stride(), a.dtype, a.device, a.data_ptr() % 16 == 0))
+        elif t is float:
+            key.append(float)
+        elif a is None or t is str:
+            key.append(a)
+        elif t is int or t is bool:  # (True == 1: the type tells them apart)
+            key.append((t, a))
+        elif t is tuple or t is list:
+            members = signature(a)
+            if members is None:
+                return None
+            key.append((t, members))
+        else:
+            return None
+    return tuple(key)
 
 
 # --------------------------------------------------------------------------------------------

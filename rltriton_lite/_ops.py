@@ -17,8 +17,7 @@ ops. Each op has
 Checks that read a tensor's values (a per-step gamma or lambda in [0, 1]; SAC's λ > 0 needing
 log_probs; a tensor α finite and >= 0) would break the graph: while compiling, the public
 functions skip them and the forward ops run them at run time (not during CUDA-graph capture, where
-a read cannot sync). Bool flags reach the ops as bool (inductor cannot lower ``_checks.flag``'s
-uint8 view), and the ops take the view (``u8``). Inputs that get no gradient are detached before
+a read cannot sync). Inputs that get no gradient are detached before
 the op (``constant``), so the outputs require grad exactly when the eager ones do. Gradients an op
 does not compute come back as empty tensors (a custom op returns tensors), which the autograd
 formulas turn back into None (``grad_or_none``).
@@ -40,8 +39,10 @@ def route(use_kernel: bool, leaves, *, torch_path, custom_op, function, kernel):
         return torch_path()
     if torch.compiler.is_compiling():
         return custom_op()
-    if function is not None and torch.is_grad_enabled() and any(x is not None and x.requires_grad for x in leaves):
-        return function()
+    if function is not None and torch.is_grad_enabled():
+        for x in leaves:
+            if x is not None and x.requires_grad:
+                return function()
     return kernel()
 
 
@@ -52,12 +53,6 @@ def constant(x):
 
 def grad_or_none(x, keep: bool):
     return x if keep else None
-
-
-def u8(flag):
-    """A bool flag or mask viewed as uint8, as the kernels read it (``_checks.flag`` does this
-    eagerly; while compiling it leaves bool tensors alone: inductor can't lower that view)."""
-    return flag.view(torch.uint8) if flag is not None and flag.dtype == torch.bool else flag
 
 
 def unaliased(*outs):

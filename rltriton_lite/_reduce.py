@@ -21,9 +21,9 @@ from typing import NamedTuple
 import torch
 
 from . import _checks
-from ._triton import Launcher, jit, tl
+from ._triton import Launch, jit, tl
 from .config import Config, current
-from .plan import unzip
+from .plan import bounded, param_key, unzip
 from .tile import load, store
 
 
@@ -123,38 +123,55 @@ def reduce(elementwise, n_stats, inputs, params, outputs, n_rows, T, acc_dtype, 
     """Run ``elementwise`` over the (n_rows, T) problem and return the ``n_stats`` sums.
 
     ``inputs``/``outputs``: sequences of None or ``(tensor, (row_stride, time_stride))`` as for
-    :func:`rltriton_lite.plan.launch`. Returns a tensor of shape ``[n_stats]`` in ``acc_dtype``.
+    :func:`rltriton_lite.plan.launch`. Returns a tensor of shape ``[n_stats]`` in ``acc_dtype``,
+    and the launches' plan (``_Reduction``, called with tensors as ``plan._Scan`` is).
     With ``count`` (the index of the statistic counting the elements of a mean) the sums come
     back as means instead, each divided by max(count, 1) in the finishing kernel, and at
     ``count`` the factor 1/max(count, 1) itself (a mean over no element is 0): a loss then needs
     no further arithmetic on the host's side.
     """
-    X, SX = unzip(inputs)
-    O, SO = unzip(outputs)
-    acc = tl.float64 if acc_dtype == torch.float64 else tl.float32
+    X, SX, sx = unzip(inputs)
+    O, SO, so = unzip(outputs)
     if n_rows == 0 or T == 0:
         totals = torch.zeros(n_stats, dtype=acc_dtype, device=device)
         if count is not None:
             totals[count] = 1.0
-        return totals
+        return totals, None
+    P = tuple(params)
     cfg = current()
-    rows, block, warps, tiles, stages = _partials_config(n_rows, T, any(o is not None for o in O), cfg)
-    n_parts = _checks.cdiv(_checks.cdiv(n_rows, rows) * _checks.cdiv(T, block), tiles)
-    partials = torch.empty(n_parts, n_stats, dtype=acc_dtype, device=device)
-    # ELEMENTWISE, N_STATS, ACC, ROWS, BLOCK, STAGES
-    _launch_partials((n_parts,), (X, SX, tuple(params), O, SO, partials, n_rows, T, tiles),
-                     (elementwise, n_stats, acc, rows, block, stages), warps)
-    totals = torch.empty(n_stats, dtype=acc_dtype, device=device)
-    # N_STATS, COUNT, BLOCK_P, BLOCK_K
-    block_p = min(max(_checks.next_power_of_2(n_parts), 16), cfg.finish_block)
-    _launch_finish((1,), (partials, totals, n_parts),
-                   (n_stats, -1 if count is None else count, block_p, max(_checks.next_power_of_2(n_stats), 2)),
-                   4 if block_p <= 1024 else 8)
-    return totals
+    key = (elementwise, n_stats, acc_dtype, n_rows, T, SX, SO, sx, so, param_key(P), device, count, cfg)
+    run = bounded(_REDUCTIONS, key, lambda: _Reduction(elementwise, n_stats, n_rows, T, acc_dtype, O, device, count,
+                                                       cfg))
+    return run(X, SX, P, O, SO), run
 
 
-_launch_partials = Launcher(_partials_kernel, "TSPTStiii")
-_launch_finish = Launcher(_finish_kernel, "tti")
+_REDUCTIONS = {}  # reduce()'s plans, by everything that decides them
+
+
+class _Reduction:
+    """The two launches of one reduction, planned once."""
+
+    def __init__(self, elementwise, n_stats, n_rows, T, acc_dtype, O, device, count, cfg):
+        rows, block, warps, self.tiles, stages = _partials_config(n_rows, T, any(o is not None for o in O), cfg)
+        self.n_parts = _checks.cdiv(_checks.cdiv(n_rows, rows) * _checks.cdiv(T, block), self.tiles)
+        acc = tl.float64 if acc_dtype == torch.float64 else tl.float32
+        # ELEMENTWISE, N_STATS, ACC, ROWS, BLOCK, STAGES; writes O (3) and PART (5)
+        self.partials = Launch(_partials_kernel, (self.n_parts,), (elementwise, n_stats, acc, rows, block, stages),
+                               warps, (3, 5))
+        # N_STATS, COUNT, BLOCK_P, BLOCK_K; writes OUT (1)
+        block_p = min(max(_checks.next_power_of_2(self.n_parts), 16), cfg.finish_block)
+        self.finish = Launch(_finish_kernel, (1,), (n_stats, -1 if count is None else count, block_p,
+                                                    max(_checks.next_power_of_2(n_stats), 2)),
+                             4 if block_p <= 1024 else 8, (1,))
+        self.n_rows, self.T, self.n_stats, self.acc_dtype, self.device = n_rows, T, n_stats, acc_dtype, device
+
+    def __call__(self, X, SX, P, O, SO):
+        """The sums (or means) of the statistics over the tensors ``X`` (strides ``SX``)."""
+        partials = torch.empty(self.n_parts, self.n_stats, dtype=self.acc_dtype, device=self.device)
+        self.partials(X, SX, P, O, SO, partials, self.n_rows, self.T, self.tiles)
+        totals = torch.empty(self.n_stats, dtype=self.acc_dtype, device=self.device)
+        self.finish(partials, totals, self.n_parts)
+        return totals
 
 
 # --------------------------------------------------------------------------------------------
@@ -229,13 +246,15 @@ def vector(values, acc: torch.dtype, device):
 
 
 def upstream(grad: torch.Tensor, reduction: str, inv_n: torch.Tensor, layout: Layout):
-    """The gradient flowing into a loss as a kernel input: per element for ``reduction="none"``,
-    else one number, divided by N for a mean. The number goes as a per-row input of row stride 0
-    (strides (0, None): ``tile.load`` reads it once per row of a tile). Strides (0, 0) would read
-    it once per element, in scalar loads: the addresses are not known to repeat."""
+    """The gradient flowing into a loss as a kernel input, a pair (gradient, factor): per element
+    for ``reduction="none"``, else one number, and 1/N for a mean (multiplied in the kernel: no
+    torch op). One number goes as a per-row input of row stride 0 (strides (0, None): ``tile.load``
+    reads it once per row of a tile); strides (0, 0) would read it once per element, in scalar
+    loads: the addresses are not known to repeat."""
     if reduction == "none":
-        return layout.rows(grad)
-    return (grad * inv_n if reduction == "mean" else grad), (0, None)
+        g, s = layout.rows(grad)
+        return (g, None), (s, (0, 0))
+    return (grad, inv_n if reduction == "mean" else None), ((0, None), (0, None))
 
 
 @jit
@@ -248,11 +267,19 @@ def param(p, i, value, ACC: tl.constexpr):
 
 
 @jit
+def load_upstream(G, SG, row, t, m, ACC: tl.constexpr):
+    """The upstream gradient ``upstream`` passes (a pair: the gradient, and 1/N or None)."""
+    g = load(G[0], SG[0], row, t, m, 0.0, ACC)
+    if G[1] is not None:
+        g = g * load(G[1], SG[1], row, t, m, 0.0, ACC)
+    return g
+
+
+@jit
 def store_grad(G, SG, p_out, s_out, row, t, m, m_valid, d, ACC: tl.constexpr):
-    """Store the input gradient ``g * d``: ``d`` is the per-element derivative of the loss,
-    ``g`` the upstream gradient ``G`` (one number when ``SG`` is (0, None)); 0 where not valid."""
-    b_g = load(G, SG, row, t, m_valid, 0.0, ACC)
-    store(p_out, s_out, row, t, m, tl.where(m_valid, b_g * d, 0.0))
+    """Store the input gradient ``g * d``: ``d`` is the per-element derivative of the loss, ``g``
+    the upstream gradient (``load_upstream``); 0 where not valid."""
+    store(p_out, s_out, row, t, m, tl.where(m_valid, load_upstream(G, SG, row, t, m_valid, ACC) * d, 0.0))
 
 
 @jit
@@ -275,20 +302,34 @@ def launch_map(elementwise, inputs, params, outputs, n_rows: int, T: int, acc_dt
 
     ``inputs``/``outputs`` as for :func:`rltriton_lite._reduce.reduce`. ``time_contiguous``
     False (rows are the contiguous axis, a time-major buffer): the tile is many rows by few
-    steps, so that a warp's loads stay contiguous.
+    steps, so that a warp's loads stay contiguous. Returns the launch's plan (``_Map``).
     """
-    X, SX = unzip(inputs)
-    O, SO = unzip(outputs)
+    X, SX, sx = unzip(inputs)
+    O, SO, so = unzip(outputs)
+    P = tuple(params)
     cfg = current()
-    if time_contiguous:
-        rows, block = _tile(n_rows, T, cfg.tile_elements, cfg.map_min_programs)
-    else:
-        block, rows = _tile(T, n_rows, cfg.tile_elements, cfg.map_min_programs)
-    grid = (_checks.cdiv(n_rows, rows), _checks.cdiv(T, block))
-    # ELEMENTWISE, ACC, ROWS, BLOCK
-    _launch_map(grid, (X, SX, tuple(params), O, SO, n_rows, T),
-                (elementwise, tl.float64 if acc_dtype == torch.float64 else tl.float32, rows, block),
-                4 if rows * block <= 2048 else 8)
+    key = (elementwise, acc_dtype, n_rows, T, time_contiguous, SX, SO, sx, so, param_key(P), cfg)
+    run = bounded(_MAPS, key, lambda: _Map(elementwise, n_rows, T, acc_dtype, time_contiguous, cfg))
+    run(X, SX, P, O, SO)
+    return run
 
 
-_launch_map = Launcher(_map_kernel, "TSPTSii")
+_MAPS = {}  # launch_map()'s plans
+
+
+class _Map:
+    """The launch of one map problem, planned once; called with tensors as ``plan._Scan`` is."""
+
+    def __init__(self, elementwise, n_rows, T, acc_dtype, time_contiguous, cfg):
+        if time_contiguous:
+            rows, block = _tile(n_rows, T, cfg.tile_elements, cfg.map_min_programs)
+        else:
+            block, rows = _tile(T, n_rows, cfg.tile_elements, cfg.map_min_programs)
+        grid = (_checks.cdiv(n_rows, rows), _checks.cdiv(T, block))
+        # ELEMENTWISE, ACC, ROWS, BLOCK; writes O (3)
+        self.launch = Launch(_map_kernel, grid, (elementwise, tl.float64 if acc_dtype == torch.float64 else tl.float32,
+                                                 rows, block), 4 if rows * block <= 2048 else 8, (3,))
+        self.n_rows, self.T = n_rows, T
+
+    def __call__(self, X, SX, P, O, SO):
+        self.launch(X, SX, P, O, SO, self.n_rows, self.T)

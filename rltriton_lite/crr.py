@@ -29,10 +29,10 @@ import torch
 
 from . import _checks
 from . import _ops, _torch_path
-from ._ops import constant, route, u8, unaliased
+from ._ops import constant, route, unaliased
 from ._reduce import Layout, launch_map, param, reduce, store_grad, upstream, vector
 from ._triton import jit, tl
-from .plan import use_triton
+from .plan import Plan, bounded, call_key, planned, use_triton
 from .tile import load, load_mask, store
 
 __all__ = ["crr_loss", "CRROutput"]
@@ -131,6 +131,7 @@ class _Problem(NamedTuple):
     dtype: torch.dtype  # of the loss
     out_dtype: torch.dtype  # of weights and advantages
     need_weights: bool = True  # False: no weights and advantages written
+    plan: object = None  # the call's plan.Plan
 
     @property
     def acc(self):
@@ -151,9 +152,15 @@ def _forward(p: _Problem, layout: Layout):
     advantages None unless ``p.need_weights`` (the pass then only reads, as PPO's)."""
     device = p.log_probs.device
     weights, advantages = (layout.new(p.out_dtype, device) if p.need_weights else None for _ in range(2))
+
+    def first():
+        X, O = _inputs(p, layout), (layout.rows(weights), layout.rows(advantages))
+        means, summed = reduce(_crr_forward, 2, X, p.params, O, layout.n_rows, layout.T, p.acc, device, count=1)
+        return X, O, summed, means
+
     # the mean of -w logπ over the unmasked elements, and 1/N (for the backward)
-    means = reduce(_crr_forward, 2, _inputs(p, layout), p.params, (layout.rows(weights), layout.rows(advantages)),
-                   layout.n_rows, layout.T, p.acc, device, count=1)
+    means = planned(p.plan, "forward", (p.log_probs, p.q_values, p.baseline, p.mask, None), p.params,
+                    (weights, advantages), first)
     return means[0].to(p.dtype), weights, advantages, means[1]
 
 
@@ -161,17 +168,25 @@ def _backward(grad, weights, mask, inv_n, layout: Layout, lp_dtype, params, p: _
     """d log_probs = -g w / N, one elementwise kernel reading the weights the forward wrote, or,
     with ``weights`` None, computing them again from ``p``'s Q and baseline; ``layout`` is
     log_probs' (``Layout.of``), arithmetic in inv_n's dtype."""
-    X = [None, None, None, layout.rows(mask), None] if weights is not None else [None] + _inputs(p, layout)[1:]
-    X += [layout.rows(weights), upstream(grad, "mean", inv_n, layout)]
     d_log_probs = layout.new(lp_dtype, inv_n.device)
-    launch_map(_crr_backward, X, params, (layout.rows(d_log_probs),), layout.n_rows, layout.T, inv_n.dtype)
+    g = upstream(grad, "mean", inv_n, layout)
+    again = (None, None) if weights is not None else (p.q_values, p.baseline)
+
+    def first():
+        X = [None, None, None, layout.rows(mask), None] if weights is not None else [None] + _inputs(p, layout)[1:]
+        X += [layout.rows(weights), g]
+        O = (layout.rows(d_log_probs),)
+        return X, O, launch_map(_crr_backward, X, params, O, layout.n_rows, layout.T, inv_n.dtype), None
+
+    planned(None if p is None else p.plan, ("backward", _checks.signature((grad, weights, inv_n))),
+            (None, *again, mask, None, weights, g[0]), params, (d_log_probs,), first)
     return d_log_probs
 
 
 class _CRRLoss(torch.autograd.Function):
     @staticmethod
     def forward(ctx, p: _Problem, log_probs):
-        layout = Layout.of(log_probs)
+        layout = p.plan.layout[0]
         loss, weights, advantages, inv_n = _forward(p, layout)
         # no zeros for the weights' and advantages' gradients: filled by autograd, they were two
         # full-size writes that took as long as the backward itself (docs/DESIGN.md, "Reductions")
@@ -248,24 +263,36 @@ def crr_loss(log_probs, q_values, baseline, *, beta=1.0, mode="exp", max_weight=
         masked; None with ``need_weights=False``). With no unmasked element the loss and its
         gradient are 0.
     """
-    log_probs = _checks.float_tensor("log_probs", log_probs)
-    q_values = _checks.same_shape("q_values", q_values, log_probs, "log_probs")
-    baseline = _baseline(baseline, q_values)
-    mask = _checks.flag("mask", mask, log_probs, "log_probs")
-    beta = _checks.real("beta", beta, positive=True)
+    key = call_key(("crr", log_probs, q_values, baseline, mask, mode, baseline_reduce, need_weights, backend))
+    plan = _PLANS.get(key)
+    if plan is None:
+        log_probs = _checks.float_tensor("log_probs", log_probs)
+        q_values = _checks.same_shape("q_values", q_values, log_probs, "log_probs")
+        _baseline(baseline, q_values)
+        _checks.flag("mask", mask, log_probs, "log_probs")
+        _checks.choice("mode", mode, MODES)
+        _checks.choice("baseline_reduce", baseline_reduce, BASELINE_REDUCES)
+        _checks.flag_arg("need_weights", need_weights)
+        kernel = use_triton(_checks.backend(backend), log_probs.device) and log_probs.numel() > 0
+        # the layout, and whether the baseline is V(s) (it gets a trailing dim of K = 1)
+        compiling = key is None and torch.compiler.is_compiling()  # (the custom op finds its layout)
+        plan = Plan(kernel, (None if compiling else Layout.of(log_probs), baseline.dim() == q_values.dim()))
+        if key is not None:
+            bounded(_PLANS, key, lambda: plan)
+    beta = _checks.real("beta", beta, positive=True)  # every call: its numbers
     max_weight = _checks.real("max_weight", max_weight, positive=True)
-    mode = _checks.choice("mode", mode, MODES)
-    baseline_reduce = _checks.choice("baseline_reduce", baseline_reduce, BASELINE_REDUCES)
-    need_weights = _checks.flag_arg("need_weights", need_weights)
-    kernel = use_triton(_checks.backend(backend), log_probs.device)
-    p = _Problem(log_probs, q_values, baseline, mask, beta, max_weight, mode == "binary",
-                 baseline_reduce == "max", _checks.result_dtype(log_probs, q_values, baseline),
-                 _checks.result_dtype(q_values, baseline), need_weights)
-    out = route(kernel and log_probs.numel() > 0, (log_probs,), custom_op=lambda: _crr_custom_op(p),
-                torch_path=lambda: _torch_path.crr_loss(log_probs, q_values, baseline, mask, beta, max_weight,
+    layout, v_baseline = plan.layout
+    p = _Problem(log_probs, q_values, baseline.unsqueeze(-1) if v_baseline else baseline, mask, beta, max_weight,
+                 mode == "binary", baseline_reduce == "max", _checks.result_dtype(log_probs, q_values, baseline),
+                 _checks.result_dtype(q_values, baseline), bool(need_weights), plan)
+    out = route(plan.use_kernel, (log_probs,), custom_op=lambda: _crr_custom_op(p),
+                torch_path=lambda: _torch_path.crr_loss(log_probs, q_values, p.baseline, mask, beta, max_weight,
                                                         p.binary, p.use_max, p.dtype, p.out_dtype),
-                function=lambda: _CRRLoss.apply(p, log_probs), kernel=lambda: _forward(p, Layout.of(log_probs))[:3])
+                function=lambda: _CRRLoss.apply(p, log_probs), kernel=lambda: _forward(p, layout)[:3])
     return CRROutput(*out) if need_weights else CRROutput(out[0], None, None)
+
+
+_PLANS = {}  # crr_loss's plan.Plan by signature
 
 # --------------------------------------------------------------------------------------------
 # The custom ops (torch.compile)
@@ -274,7 +301,7 @@ _CRR_SCALARS = "float beta, float max_weight, bool binary, bool use_max"
 
 
 def _crr_problem(log_probs, q_values, baseline, mask, beta, max_weight, binary, use_max):
-    return _Problem(log_probs, q_values, baseline, u8(mask), beta, max_weight, binary, use_max,
+    return _Problem(log_probs, q_values, baseline, mask, beta, max_weight, binary, use_max,
                         _checks.result_dtype(log_probs, q_values, baseline), _checks.result_dtype(q_values, baseline))
 
 
@@ -299,7 +326,7 @@ def _(log_probs, *args):
     f"{_CRR_SCALARS}, int k) -> Tensor"))
 def _crr_backward_op(grad, weights, mask, inv_n, order, lp_dtype, beta, max_weight, binary, use_max, k):
     params = (beta, max_weight, k, int(binary), int(use_max))  # crr._Problem.params
-    return _backward(grad, weights, u8(mask), inv_n, Layout.make(tuple(order), weights.shape), lp_dtype, params)
+    return _backward(grad, weights, mask, inv_n, Layout.make(tuple(order), weights.shape), lp_dtype, params)
 
 
 @_crr_backward_op.register_fake

@@ -12,9 +12,9 @@ from typing import NamedTuple
 import torch
 
 from . import _checks
-from ._ops import constant, empty, u8
+from ._ops import constant, empty
 from ._triton import jit, tl
-from .plan import use_triton
+from .plan import Plan, bounded, call_key, use_triton
 from .tile import coef, load, load_and_step, load_flag, load_mask, store
 
 # Slots of the inputs X (and of their strides SX)
@@ -142,6 +142,29 @@ class Problem(NamedTuple):
     lambda_: torch.Tensor | None
     params: tuple
     time_dim: int
+    plan: object = None  # the Plan of the call's signature, when it has one (see prepare)
+
+
+_PLANS = {}
+
+
+def prepare(kind, rewards, values, next_values, bootstrap_value, gamma, lambda_, terminated, truncated, mask,
+            time_dim, backend, extra=()):
+    """``validate``, once per signature (``_checks.signature``; ``extra``: the caller's other
+    inputs, which its forward launch reads): a known signature checks only its numbers. Calls
+    whose tensors the checks would replace (broadcast, expanded or per-step coefficients), and
+    calls while torch.compile traces, are validated every time."""
+    tensors = (rewards, values, next_values, bootstrap_value, terminated, truncated, mask)
+    key = call_key((kind, *tensors, gamma, lambda_, time_dim, backend, *extra))
+    plan = _PLANS.get(key)
+    if plan is not None and 0.0 <= gamma <= 1.0 and 0.0 <= lambda_ <= 1.0:
+        return Problem(kind, *tensors, None, None, (float(gamma), float(lambda_)), plan.layout, plan), \
+            plan.use_kernel
+    p, use_kernel = validate(kind, rewards, values, next_values, bootstrap_value, gamma, lambda_, terminated,
+                             truncated, mask, time_dim, backend)
+    if key is not None and p.gamma is None and p.lambda_ is None and all(a is b for a, b in zip(p[1:8], tensors)):
+        p = p._replace(plan=bounded(_PLANS, key, lambda: Plan(use_kernel, p.time_dim)))
+    return p, use_kernel
 
 
 def inputs(p: Problem, acc: torch.dtype):
@@ -159,17 +182,26 @@ def inputs(p: Problem, acc: torch.dtype):
     return X
 
 
+def raw(p: Problem):
+    """The X tuple's tensors as the call passed them (a Plan's forward launch takes them so)."""
+    return p.rewards, p.values, p.next_values, p.bootstrap_value, p.terminated, p.truncated, p.mask, p.gamma, p.lambda_
+
+
 def grad_buffers(p: Problem, need):
-    """Gradient buffers for (rewards, values, next_values) and bootstrap_value, None where no
-    gradient is needed, and the O tuple of the backward kernels."""
-    shape, _, n_rows = _checks.problem(p.rewards, p.time_dim)
-    outs = [_checks.new_output(shape, p.time_dim, x.dtype, x.device) if n and x is not None else None
-            for n, x in zip(need[:3], (p.rewards, p.values, p.next_values))]
+    """Gradient buffers for (rewards, values, next_values, bootstrap_value), None where no
+    gradient is needed (``need``, four bools) or the input is absent; bootstrap_value's per row."""
+    outs = tuple(_checks.new_output(p.rewards, p.time_dim, x.dtype) if n and x is not None else None
+                 for n, x in zip(need[:3], (p.rewards, p.values, p.next_values)))
     d_boot = None
     if need[3] and p.bootstrap_value is not None:
-        d_boot = torch.empty(n_rows, dtype=p.bootstrap_value.dtype, device=p.rewards.device)
-    O = [_checks.rows(o, shape, p.time_dim) for o in outs] + [None if d_boot is None else (d_boot, (1, None))]
-    return outs, d_boot, O
+        d_boot = p.rewards.new_empty(p.bootstrap_value.numel(), dtype=p.bootstrap_value.dtype)
+    return outs + (d_boot,)
+
+
+def grad_outputs(p: Problem, outs):
+    """``grad_buffers``' buffers as the backward kernels' O: (view, strides) pairs."""
+    shape = p.rewards.shape
+    return [_checks.rows(o, shape, p.time_dim) for o in outs[:3]] + [None if outs[3] is None else (outs[3], (1, None))]
 
 
 def validate(kind, rewards, values, next_values, bootstrap_value, gamma, lambda_, terminated,
@@ -212,7 +244,6 @@ OP_TENSORS = "Tensor rewards, Tensor? values, Tensor? next_values, Tensor? boots
 
 
 def op_problem(kind, tensors, gamma_f, lambda_f, time_dim):
-    tensors = (*tensors[:4], *(u8(x) for x in tensors[4:7]), *tensors[7:])  # terminated, truncated, mask
     return Problem(kind, *tensors, (gamma_f, lambda_f), time_dim)
 
 
@@ -220,7 +251,7 @@ def op_grad_fakes(tensors, shape, time_dim, need):
     """Fake gradients of (rewards, values, next_values, bootstrap_value) as returns._backward
     allocates them (``episode.grad_buffers``); empty where not computed."""
     rewards, boot = tensors[0], tensors[3]
-    outs = [_checks.new_output(shape, time_dim, x.dtype, x.device) if n and x is not None else empty(rewards)
+    outs = [_checks.new_output(rewards, time_dim, x.dtype) if n and x is not None else empty(rewards)
             for n, x in zip(need[:3], tensors[:3])]
     outs.append(boot.new_empty(boot.shape) if need[3] and boot is not None else empty(rewards))
     return tuple(outs)

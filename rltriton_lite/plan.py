@@ -7,7 +7,7 @@ import functools
 import torch
 
 from . import _checks
-from ._triton import HAS_TRITON, INTERPRET, Launcher, tl
+from ._triton import HAS_TRITON, INTERPRET, Launch, signature, tl
 from .config import Config, current
 from .scan import _scan_kernel, _segments_epilogue, _segments_prologue
 
@@ -78,13 +78,91 @@ def _plan(n_rows: int, T: int, time_contiguous: bool, itemsize: int, device: tor
 
 
 def unzip(items):
-    """``(tensor, strides)`` pairs (or None) as a tuple of tensors and one of strides ((0, 0)
-    for an absent input, never read: the kernels test the pointer first)."""
-    ptrs, strides = [], []
+    """``(tensor, strides)`` pairs (or None) as a tuple of tensors, one of strides ((0, 0) for an
+    absent input, never read: the kernels test the pointer first) and one of signatures
+    (``_triton.signature``)."""
+    ptrs, strides, sigs = [], [], []
     for x in items:
-        ptrs.append(None if x is None else x[0])
-        strides.append((0, 0) if x is None else x[1])
-    return tuple(ptrs), tuple(strides)
+        if x is None:
+            ptrs.append(None)
+            strides.append((0, 0))
+            sigs.append(None)
+        else:
+            ptrs.append(x[0])
+            strides.append(x[1])
+            sigs.append(signature(x[0]))
+    return tuple(ptrs), tuple(strides), tuple(sigs)
+
+
+def strides(items):
+    """The strides of ``(tensor, strides)`` pairs, (0, 0) for None (as ``unzip``)."""
+    return tuple((0, 0) if x is None else x[1] for x in items)
+
+
+class Plan:
+    """What a call's signature decides, made once: that its checks pass, the backend, the layout
+    (the scans' time axis, the losses' ``_reduce.Layout``), and, from the first call that
+    launches, its launches (``planned``)."""
+
+    __slots__ = ("use_kernel", "layout", "launches")
+
+    def __init__(self, use_kernel, layout):
+        self.use_kernel, self.layout, self.launches = use_kernel, layout, {}
+
+
+def planned(plan, key, raw_x, P, raw_o, first):
+    """Launch ``plan``'s launch ``key`` (e.g. "forward", or a backward's needs and gradients'
+    signature) on the tensors ``raw_x`` and ``raw_o`` as they come, with parameters ``P``.
+
+    Not known yet (or no plan): ``first()`` builds the (view, strides) pairs ``X`` and ``O``,
+    launches through ``launch``, ``_reduce.reduce`` or ``_reduce.launch_map`` and returns
+    ``(X, O, run, result)``; ``run`` (a ``_Scan``, ``_reduce._Reduction`` or ``_reduce._Map``)
+    is kept with the strides when each pair starts where its raw tensor does (no copy: the
+    kernels read a pointer and strides). Returns the launch's result (a reduction's totals)."""
+    kept = plan.launches.get(key) if plan is not None else None
+    if kept is not None:
+        SX, SO, run = kept
+        return run(raw_x, SX, P, raw_o, SO)
+    X, O, run, result = first()
+    if plan is not None and run is not None and len(X) == len(raw_x) and all(map(_starts_at, X, raw_x)) \
+            and all(map(_starts_at, O, raw_o)):
+        plan.launches[key] = (strides(X), strides(O), run)
+    return result
+
+
+def _starts_at(x, r) -> bool:
+    """Whether the (view, strides) pair ``x`` (or a pair of tuples: SAC's critics) starts at ``r``."""
+    if x is None or r is None:
+        return x is None and r is None
+    if type(r) is tuple:
+        return len(r) == len(x[0]) and all(_starts_at((v, None), t) for v, t in zip(x[0], r))
+    return x[0].data_ptr() == r.data_ptr()
+
+
+def call_key(args):
+    """The key of a call's plan: its arguments' signature (``_checks.signature``) and the config;
+    None (no plan: validate and plan from scratch) while torch.compile traces, or for arguments
+    without a signature."""
+    if torch.compiler.is_compiling():
+        return None
+    sig = _checks.signature(args)
+    return None if sig is None else (sig, current())
+
+
+def bounded(cache: dict, key, make):
+    """``cache[key]``, made by ``make()`` if missing; a cache of more than 4096 plans (a caller
+    whose shapes change with every call) starts again."""
+    value = cache.get(key)
+    if value is None:
+        if len(cache) >= 4096:
+            cache.clear()
+        value = cache[key] = make()
+    return value
+
+
+def param_key(params):
+    """What Triton specialises on in scalar parameters: an int's value, a float's type only."""
+    return tuple(None if type(p) is float else p for p in params)
 
 
 def launch(prologue, epilogue, inputs, params, outputs, n_rows, T, *, reverse, acc_dtype,
@@ -94,6 +172,9 @@ def launch(prologue, epilogue, inputs, params, outputs, n_rows, T, *, reverse, a
     ``inputs``/``outputs`` are sequences of ``None`` or ``(tensor, (row_stride, time_stride))``;
     ``params`` a tuple of Python scalars; ``initial`` a contiguous per-row tensor or None.
 
+    Returns the launches' plan (``_Scan``), which runs the same problem on other tensors of the
+    same signature (``scan(X, SX, P, O, SO, initial)``, tensors alone: no pairs to build).
+
     Few long rows leave the GPU idle, so time is then split across programs: a first launch writes
     each segment's composed map (the prologue alone), a second scans the segments again, each
     from its carry, with the epilogue. Up to ``Config.compose`` segments each program of the
@@ -102,37 +183,57 @@ def launch(prologue, epilogue, inputs, params, outputs, n_rows, T, *, reverse, a
     atomics, a fixed order.
     """
     if n_rows == 0 or T == 0:
-        return
-    cfg = current()
-    X, SX = unzip(inputs)
-    O, SO = unzip(outputs)
-    device = next(x for x in X + O if x is not None).device
-    out = next((o for o in O if o is not None), None)
-    rows, block, num_warps, stages, vec, n_programs, n_seg, seg = _plan(
-        n_rows, T, time_contiguous, 4 if out is None else out.element_size(), device, cfg)
-    acc = tl.float64 if acc_dtype == torch.float64 else tl.float32
+        return None
+    X, SX, sx = unzip(inputs)
+    O, SO, so = unzip(outputs)
     P = tuple(params)
-    grid = (n_programs, n_seg)
-    # PROLOGUE, EPILOGUE, REVERSE, ACC, ROWS, BLOCK, V, STAGES, BLOCK_S, COMPOSE
-    meta = (prologue, epilogue, reverse, acc, rows, block, vec, stages,
-            min(_checks.next_power_of_2(n_seg), cfg.compose_block), False)
-    if n_seg > 1:
-        summary = torch.empty(n_rows, n_seg, 3, dtype=acc_dtype, device=device)
-        _launch_scan(grid, (X, SX, P, O, SO, None, summary, n_rows, T, seg), meta, num_warps)
-        if n_seg <= cfg.compose:  # two launches: each segment composes its own carry
-            _launch_scan(grid, (X, SX, P, O, SO, initial, summary, n_rows, T, seg), meta[:-1] + (True,), num_warps)
+    device = next(o for o in O if o is not None).device
+    cfg = current()
+    key = (prologue, epilogue, reverse, acc_dtype, n_rows, T, time_contiguous, SX, SO, sx, so, param_key(P),
+           signature(initial), device, cfg)
+    scan = bounded(_SCANS, key, lambda: _Scan(prologue, epilogue, reverse, acc_dtype, n_rows, T, time_contiguous,
+                                              O, device, cfg))
+    scan(X, SX, P, O, SO, initial)
+    return scan
+
+
+_SCANS = {}  # launch()'s plans, by everything that decides them
+
+
+class _Scan:
+    """The launches of one scan problem (tile, grid, time split), planned once."""
+
+    def __init__(self, prologue, epilogue, reverse, acc_dtype, n_rows, T, time_contiguous, O, device, cfg):
+        out = next((o for o in O if o is not None), None)
+        rows, block, num_warps, stages, vec, n_programs, self.n_seg, self.seg = _plan(
+            n_rows, T, time_contiguous, 4 if out is None else out.element_size(), device, cfg)
+        acc = tl.float64 if acc_dtype == torch.float64 else tl.float32
+        # PROLOGUE, EPILOGUE, REVERSE, ACC, ROWS, BLOCK, V, STAGES, BLOCK_S, COMPOSE
+        meta = (prologue, epilogue, reverse, acc, rows, block, vec, stages,
+                min(_checks.next_power_of_2(self.n_seg), cfg.compose_block))
+        grid = (n_programs, self.n_seg)
+        # the scan kernel writes O (argument 3) and SUMMARY (6)
+        self.final = Launch(_scan_kernel, grid, meta + (False,), num_warps, (3,))
+        self.summarize = Launch(_scan_kernel, grid, meta + (False,), num_warps, (6,))
+        self.compose = Launch(_scan_kernel, grid, meta + (True,), num_warps, (3,))
+        self.n_rows, self.T, self.acc_dtype, self.compose_max, self.device = n_rows, T, acc_dtype, cfg.compose, device
+
+    def __call__(self, X, SX, P, O, SO, initial=None):
+        """Launch the scan over the tensors ``X`` (strides ``SX``) into ``O`` (``SO``)."""
+        n_rows, T, n_seg = self.n_rows, self.T, self.n_seg
+        if n_seg == 1:
+            self.final(X, SX, P, O, SO, initial, None, n_rows, T, self.seg)
             return
-        carries = torch.empty(n_rows, n_seg, dtype=acc_dtype, device=device)
+        summary = torch.empty(n_rows, n_seg, 3, dtype=self.acc_dtype, device=self.device)
+        self.summarize(X, SX, P, O, SO, None, summary, n_rows, T, self.seg)
+        if n_seg <= self.compose_max:  # two launches: each segment composes its own carry
+            self.compose(X, SX, P, O, SO, initial, summary, n_rows, T, self.seg)
+            return
+        carries = torch.empty(n_rows, n_seg, dtype=self.acc_dtype, device=self.device)
         seg_inputs = [(summary[..., k], (3 * n_seg, 3)) for k in range(3)]
         launch(_segments_prologue, _segments_epilogue, seg_inputs, (), [(carries, (n_seg, 1))], n_rows, n_seg,
-               reverse=False, acc_dtype=acc_dtype, initial=initial)
-        initial = carries
-    _launch_scan(grid, (X, SX, P, O, SO, initial, None, n_rows, T, seg), meta, num_warps)
-
-
-# The scan kernel's launches, through the compiled-kernel cache (_triton.Launcher); the letters
-# name its runtime arguments: X T, SX S, P P, O T, SO S, Y0 t, SUMMARY t, n_rows i, T i, SEG i.
-_launch_scan = Launcher(_scan_kernel, "TSPTSttiii")
+               reverse=False, acc_dtype=self.acc_dtype, initial=initial)
+        self.final(X, SX, P, O, SO, carries, None, n_rows, T, self.seg)
 
 
 def use_triton(backend: str, device: torch.device) -> bool:

@@ -46,10 +46,10 @@ import torch
 
 from . import _checks
 from . import _ops, _torch_path
-from ._ops import constant, empty, route, u8, unaliased
+from ._ops import constant, empty, route, unaliased
 from ._reduce import Layout, launch_map, param, reduce, store_grad, upstream, vector
 from ._triton import jit, tl
-from .plan import use_triton
+from .plan import Plan, bounded, call_key, planned, use_triton
 from .tile import load, load_mask, store
 
 __all__ = ["ppo_clip_loss", "PPOOutput"]
@@ -154,6 +154,7 @@ class _Problem(NamedTuple):
     normalize: bool
     reduction: str
     dtype: torch.dtype  # of the outputs
+    plan: object = None  # the call's plan.Plan
 
     @property
     def acc(self):
@@ -174,11 +175,11 @@ def _normalisation(mu, sum_sq, count):
 
 def _forward(p: _Problem, layout: Layout):
     """Returns (loss, (clip_fraction, approx_kl) as a 2-vector, normalisation or None, 1/N)."""
-    X = _inputs(p, layout)
     device = p.log_probs.device
+    X = None if p.plan is not None and "forward" in p.plan.launches else _inputs(p, layout)
 
     def run(hook, n_stats, outputs=(None,)):
-        return reduce(hook, n_stats, X, p.bounds, outputs, layout.n_rows, layout.T, p.acc, device)
+        return reduce(hook, n_stats, X, p.bounds, outputs, layout.n_rows, layout.T, p.acc, device)[0]
 
     norm = None
     if p.normalize:
@@ -191,9 +192,14 @@ def _forward(p: _Problem, layout: Layout):
             norm = _normalisation(mu, run(_adv_moments, 3)[2], count)
         X[NORM] = (norm, (0, 0))
     out = layout.new(p.dtype, device) if p.reduction == "none" else None
-    # means over the unmasked elements, and 1/N at [1]: the default call needs no host arithmetic
-    means = reduce(_ppo_forward, 5, X, p.bounds, (layout.rows(out),), layout.n_rows, layout.T, p.acc, device,
-                   count=1)
+
+    def first():  # means over the unmasked elements, and 1/N at [1]: the default call needs no host arithmetic
+        O = (layout.rows(out),)
+        means, summed = reduce(_ppo_forward, 5, X, p.bounds, O, layout.n_rows, layout.T, p.acc, device, count=1)
+        return X, O, summed, means
+
+    means = planned(None if p.normalize else p.plan, "forward",
+                    (p.log_probs, p.old_log_probs, p.advantages, p.mask, None, None), p.bounds, (out,), first)
     inv_n = means[1]
     fractions = means[2:4].to(p.dtype)
     if p.reduction == "none":
@@ -210,7 +216,7 @@ def _forward(p: _Problem, layout: Layout):
 class _PPOLoss(torch.autograd.Function):
     @staticmethod
     def forward(ctx, p: _Problem, log_probs):
-        layout = Layout.of(log_probs)
+        layout = p.plan.layout
         loss, fractions, norm, inv_n = _forward(p, layout)
         clip_fraction, approx_kl = fractions.unbind()
         ctx.mark_non_differentiable(clip_fraction, approx_kl)
@@ -231,11 +237,18 @@ class _PPOLoss(torch.autograd.Function):
 
 def _backward(p: _Problem, layout: Layout, grad, norm, inv_n):
     """d log_probs: one fused elementwise kernel; ``norm`` and ``inv_n`` as ``_forward`` gave."""
-    X = _inputs(p, layout)
-    X[NORM] = None if norm is None else (norm, (0, 0))
-    X.append(upstream(grad, p.reduction, inv_n, layout))
     d_log_probs = layout.new(p.log_probs.dtype, p.log_probs.device)
-    launch_map(_ppo_backward, X, p.bounds, (layout.rows(d_log_probs),), layout.n_rows, layout.T, p.acc)
+    g = upstream(grad, p.reduction, inv_n, layout)
+
+    def first():
+        X = _inputs(p, layout)
+        X[NORM] = None if norm is None else (norm, (0, 0))
+        X.append(g)
+        O = (layout.rows(d_log_probs),)
+        return X, O, launch_map(_ppo_backward, X, p.bounds, O, layout.n_rows, layout.T, p.acc), None
+
+    planned(p.plan, ("backward", _checks.signature((grad, norm, inv_n))),
+            (p.log_probs, p.old_log_probs, p.advantages, p.mask, norm, None, g[0]), p.bounds, (d_log_probs,), first)
     return d_log_probs
 
 
@@ -283,31 +296,42 @@ def ppo_clip_loss(log_probs, old_log_probs, advantages, *, epsilon=0.2, normaliz
         ``[1-eps_low, 1+eps_high]`` and ``mean((ratio - 1) - log ratio)``. With no unmasked
         element the loss, both statistics and the gradient are 0 (not NaN).
     """
-    log_probs = _checks.float_tensor("log_probs", log_probs)
-    old_log_probs = _checks.same_shape("old_log_probs", old_log_probs, log_probs, "log_probs")
-    advantages = _checks.same_shape("advantages", advantages, log_probs, "log_probs")
-    mask = _checks.flag("mask", mask, log_probs, "log_probs")
-    eps_low, eps_high = _epsilon(epsilon)
-    normalize = _checks.flag_arg("normalize_advantages", normalize_advantages)
-    reduction = _checks.choice("reduction", reduction, REDUCTIONS)
-    kernel = use_triton(_checks.backend(backend), log_probs.device)
-    p = _Problem(log_probs, old_log_probs, advantages, mask, (1.0 - eps_low, 1.0 + eps_high), normalize,
-                 reduction, _checks.result_dtype(log_probs, old_log_probs, advantages))
+    key = call_key(("ppo", log_probs, old_log_probs, advantages, mask, normalize_advantages, reduction, backend))
+    plan = _PLANS.get(key)
+    if plan is None:
+        log_probs = _checks.float_tensor("log_probs", log_probs)
+        old_log_probs = _checks.same_shape("old_log_probs", old_log_probs, log_probs, "log_probs")
+        advantages = _checks.same_shape("advantages", advantages, log_probs, "log_probs")
+        mask = _checks.flag("mask", mask, log_probs, "log_probs")
+        _checks.flag_arg("normalize_advantages", normalize_advantages)
+        _checks.choice("reduction", reduction, REDUCTIONS)
+        kernel = use_triton(_checks.backend(backend), log_probs.device) and log_probs.numel() > 0
+        plan = Plan(kernel, None if key is None and torch.compiler.is_compiling() else Layout.of(log_probs))
+        if key is not None:
+            bounded(_PLANS, key, lambda: plan)
+    eps_low, eps_high = _epsilon(epsilon)  # every call: its numbers
+    p = _Problem(log_probs, old_log_probs, advantages, mask, (1.0 - eps_low, 1.0 + eps_high),
+                 bool(normalize_advantages), reduction, _checks.result_dtype(log_probs, old_log_probs, advantages),
+                 plan)
+
     def forward():
-        loss, fractions, _, _ = _forward(p, Layout.of(log_probs))
+        loss, fractions, _, _ = _forward(p, plan.layout)
         return loss, *fractions.unbind()
 
-    return PPOOutput(*route(kernel and log_probs.numel() > 0, (log_probs,), custom_op=lambda: _ppo_custom_op(p),
+    return PPOOutput(*route(plan.use_kernel, (log_probs,), custom_op=lambda: _ppo_custom_op(p),
                             torch_path=lambda: _torch_path.ppo_clip_loss(log_probs, old_log_probs, advantages, mask,
-                                                                         *p.bounds, normalize, reduction, p.dtype,
+                                                                         *p.bounds, p.normalize, reduction, p.dtype,
                                                                          p.acc),
                             function=lambda: _PPOLoss.apply(p, log_probs), kernel=forward))
+
+
+_PLANS = {}  # ppo_clip_loss's plan.Plan by signature
 
 # --------------------------------------------------------------------------------------------
 # The custom ops (torch.compile)
 # --------------------------------------------------------------------------------------------
 def _ppo_problem(log_probs, old_log_probs, advantages, mask, low, high, normalize, reduction):
-    return _Problem(log_probs, old_log_probs, advantages, u8(mask), (low, high), normalize, reduction,
+    return _Problem(log_probs, old_log_probs, advantages, mask, (low, high), normalize, reduction,
                         _checks.result_dtype(log_probs, old_log_probs, advantages))
 
 

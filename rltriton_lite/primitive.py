@@ -6,9 +6,9 @@ from __future__ import annotations
 import torch
 
 from . import _checks, _ops, _torch_path
-from ._ops import constant, empty, grad_or_none, route, u8
+from ._ops import constant, empty, grad_or_none, route
 from ._triton import jit, tl
-from .plan import launch, use_triton
+from .plan import Plan, bounded, call_key, launch, planned, use_triton
 from .tile import load, load_mask, store
 
 __all__ = ["linear_scan"]
@@ -71,20 +71,28 @@ def _ls_bwd_epilogue(X, SX, P, O, SO, row, t, m, T, ACC: tl.constexpr, valid, g,
         store(O[LS_D_INITIAL], (1, None), row, t, m & at_end, a_end * g)
 
 
-def _ls_forward(a, b, initial, mask, time_dim, reverse, keep_carried):
+def _ls_forward(a, b, initial, mask, time_dim, reverse, keep_carried, plan=None):
     """``(y, carried)``: the forward scan; ``carried`` is y as the scan carries it (for dL/da),
-    a separate buffer when padding hides it from y (``keep_carried`` and a mask), else ``y``."""
-    shape, T, n_rows = _checks.problem(b, time_dim)
-    acc = _checks.acc_dtype(_checks.result_dtype(a, b, initial))
-    y = _checks.new_output(shape, time_dim, b.dtype, b.device)
+    a separate buffer when padding hides it from y (``keep_carried`` and a mask), else ``y``.
+    ``plan``: the call's ``plan.Plan``, whose forward launch takes the tensors as they come."""
+    y = _checks.new_output(b, time_dim, b.dtype)
     carried = y
     if mask is not None and keep_carried:
-        carried = _checks.new_output(shape, time_dim, b.dtype, b.device)
-    X = [_checks.rows(x, shape, time_dim) for x in (a, b, mask)]
-    init = _checks.row_vector(initial, shape, time_dim)
-    O = [_checks.rows(y, shape, time_dim), None if carried is y else _checks.rows(carried, shape, time_dim)]
-    launch(_ls_prologue, _ls_epilogue, X, (1 if reverse else -1,), O, n_rows, T, reverse=reverse,
-           acc_dtype=acc, initial=None if init is None else init[0], time_contiguous=X[LS_B][1][1] == 1)
+        carried = _checks.new_output(b, time_dim, b.dtype)
+    O = (y, None if carried is y else carried)
+
+    def first():
+        shape, T, n_rows = _checks.problem(b, time_dim)
+        acc = _checks.acc_dtype(_checks.result_dtype(a, b, initial))
+        X = [_checks.rows(x, shape, time_dim) for x in (a, b, mask)]
+        init = _checks.row_vector(initial, shape, time_dim)
+        pairs = [None if o is None else _checks.rows(o, shape, time_dim) for o in O]
+        return X, pairs, launch(_ls_prologue, _ls_epilogue, X, (1 if reverse else -1,), pairs, n_rows, T,
+                                reverse=reverse, acc_dtype=acc, initial=None if init is None else init[0],
+                                time_contiguous=X[LS_B][1][1] == 1), None
+
+    # (a scan from an initial carry plans every call: the plan's launch takes none)
+    planned(plan if initial is None else None, "forward", (a, b, mask), (1 if reverse else -1,), O, first)
     return y, carried
 
 
@@ -93,8 +101,8 @@ def _ls_backward(dy, a, y, initial, mask, time_dim, reverse, need_initial):
     ``d_initial`` is None unless ``need_initial`` (and an ``initial`` was given)."""
     shape, T, n_rows = _checks.problem(y, time_dim)
     acc = _checks.acc_dtype(_checks.result_dtype(a, y, initial))
-    da = _checks.new_output(shape, time_dim, a.dtype, a.device)
-    db = _checks.new_output(shape, time_dim, y.dtype, y.device)
+    da = _checks.new_output(y, time_dim, a.dtype)
+    db = _checks.new_output(y, time_dim, y.dtype)
     d_init = None
     if initial is not None and need_initial:
         d_init = torch.empty(n_rows, dtype=initial.dtype, device=y.device)
@@ -113,9 +121,9 @@ class _LinearScan(torch.autograd.Function):
     """y = scan(a, b) along ``time_dim``; the backward is the transposed scan."""
 
     @staticmethod
-    def forward(ctx, a, b, initial, mask, time_dim, reverse):
+    def forward(ctx, a, b, initial, mask, time_dim, reverse, plan):
         # dL/da_t needs y_{t+1} as carried, which padded steps hide from y: keep it apart
-        y, carried = _ls_forward(a, b, initial, mask, time_dim, reverse, ctx.needs_input_grad[0])
+        y, carried = _ls_forward(a, b, initial, mask, time_dim, reverse, ctx.needs_input_grad[0], plan)
         ctx.save_for_backward(a, carried, initial, mask)
         ctx.time_dim, ctx.reverse = time_dim, reverse
         return y
@@ -124,7 +132,7 @@ class _LinearScan(torch.autograd.Function):
     def backward(ctx, dy):
         a, y, initial, mask = ctx.saved_tensors
         da, db, d_init = _ls_backward(dy, a, y, initial, mask, ctx.time_dim, ctx.reverse, ctx.needs_input_grad[2])
-        return da, db, d_init, None, None, None
+        return da, db, d_init, None, None, None, None
 
 
 def linear_scan(a, b, *, reverse=True, initial=None, mask=None, time_dim=-1, backend="auto"):
@@ -155,6 +163,11 @@ def linear_scan(a, b, *, reverse=True, initial=None, mask=None, time_dim=-1, bac
     Returns:
         ``y`` with the shape and dtype of ``b``; differentiable in ``a``, ``b`` and ``initial``.
     """
+    key = call_key(("linear_scan", a, b, reverse, initial, mask, time_dim, backend))
+    plan = _PLANS.get(key)
+    if plan is not None:  # a known signature: nothing to check
+        return _run(a, b, initial, mask, plan.layout, reverse, plan.use_kernel, plan)
+    args = (a, initial, mask)
     b = _checks.float_tensor("b", b)
     time_dim = _checks.time_dim(time_dim, b, "b")
     a = _checks.float_tensor("a", a, like=b)
@@ -162,15 +175,24 @@ def linear_scan(a, b, *, reverse=True, initial=None, mask=None, time_dim=-1, bac
     mask = _checks.flag("mask", mask, b, "b")
     initial = _checks.per_row("initial", initial, b, time_dim)
     reverse = _checks.flag_arg("reverse", reverse)
-    backend = _checks.backend(backend)
+    use_kernel = use_triton(_checks.backend(backend), b.device)
+    plan = None
+    if key is not None and a is args[0] and initial is args[1] and mask is args[2]:
+        plan = bounded(_PLANS, key, lambda: Plan(use_kernel, time_dim))
+    return _run(a, b, initial, mask, time_dim, reverse, use_kernel, plan)
+
+
+_PLANS = {}  # linear_scan's plan.Plan by signature
+
+
+def _run(a, b, initial, mask, time_dim, reverse, use_kernel, plan):
     if b.numel() == 0:
         return torch.empty_like(b)
-    reverse = bool(reverse)
-    return route(use_triton(backend, b.device), (a, b, initial),
+    return route(use_kernel, (a, b, initial),
                  torch_path=lambda: _torch_path.linear_scan(a, b, initial, mask, time_dim, reverse),
                  custom_op=lambda: _linear_scan_custom_op(a, b, initial, mask, time_dim, reverse),
-                 function=lambda: _LinearScan.apply(a, b, initial, mask, time_dim, reverse),
-                 kernel=lambda: _ls_forward(a, b, initial, mask, time_dim, reverse, False)[0])
+                 function=lambda: _LinearScan.apply(a, b, initial, mask, time_dim, reverse, plan),
+                 kernel=lambda: _ls_forward(a, b, initial, mask, time_dim, reverse, False, plan)[0])
 
 # --------------------------------------------------------------------------------------------
 # linear_scan as a custom op (torch.compile)
@@ -180,29 +202,29 @@ def linear_scan(a, b, *, reverse=True, initial=None, mask=None, time_dim=-1, bac
     "-> (Tensor, Tensor)"))
 def _linear_scan_op(a, b, initial, mask, time_dim, reverse, keep_carried):
     """(y, y as carried: a separate buffer if kept (padding hides it from y), else empty)."""
-    y, carried = _ls_forward(a, b, initial, u8(mask), time_dim, reverse, keep_carried)
+    y, carried = _ls_forward(a, b, initial, mask, time_dim, reverse, keep_carried)
     return y, (empty(y) if carried is y else carried)
 
 
 @_linear_scan_op.register_fake
 def _(a, b, initial, mask, time_dim, reverse, keep_carried):
-    y = _checks.new_output(b.shape, time_dim, b.dtype, b.device)
+    y = _checks.new_output(b, time_dim, b.dtype)
     keep = mask is not None and keep_carried
-    return y, (_checks.new_output(b.shape, time_dim, b.dtype, b.device) if keep else empty(y))
+    return y, (_checks.new_output(b, time_dim, b.dtype) if keep else empty(y))
 
 
 @torch.library.custom_op(f"{_ops.NS}::linear_scan_backward", mutates_args=(), schema=(
     "(Tensor dy, Tensor a, Tensor y, Tensor? initial, Tensor? mask, int time_dim, bool reverse, "
     "bool need_initial) -> (Tensor, Tensor, Tensor)"))
 def _linear_scan_backward_op(dy, a, y, initial, mask, time_dim, reverse, need_initial):
-    da, db, d_init = _ls_backward(dy, a, y, initial, u8(mask), time_dim, reverse, need_initial)
+    da, db, d_init = _ls_backward(dy, a, y, initial, mask, time_dim, reverse, need_initial)
     return da, db, (empty(y) if d_init is None else d_init)
 
 
 @_linear_scan_backward_op.register_fake
 def _(dy, a, y, initial, mask, time_dim, reverse, need_initial):
-    da = _checks.new_output(y.shape, time_dim, a.dtype, a.device)
-    db = _checks.new_output(y.shape, time_dim, y.dtype, y.device)
+    da = _checks.new_output(y, time_dim, a.dtype)
+    db = _checks.new_output(y, time_dim, y.dtype)
     need = initial is not None and need_initial
     return da, db, (initial.new_empty(initial.shape) if need else empty(y))
 

@@ -28,9 +28,9 @@ from . import _checks
 from . import _ops, _torch_path
 from ._ops import check_coefficients, empty, grad_or_none, route
 from ._triton import jit, tl
-from .episode import (D_REWARDS, REWARDS, Problem, bwd_prologue, grad_buffers, inputs, step,
-                      store_bootstrap_grad, store_values_grad, validate, values_now_and_next)
-from .plan import launch
+from .episode import (D_REWARDS, REWARDS, Problem, bwd_prologue, grad_buffers, grad_outputs, inputs, prepare, raw,
+                      step, store_bootstrap_grad, store_values_grad, values_now_and_next)
+from .plan import launch, planned
 from .tile import load, store
 from .episode import OP_TENSORS, op_args, op_grad_fakes, op_problem  # noqa: E402
 
@@ -134,33 +134,38 @@ _KERNELS = {
 def _forward(p: Problem):
     """One kernel launch: every input read once, every output written once."""
     prologue, epilogue, _, n_out = _KERNELS[p.kind]
-    shape, T, n_rows = _checks.problem(p.rewards, p.time_dim)
     dtype = _checks.result_dtype(p.rewards, p.values, p.next_values)
-    acc = _checks.acc_dtype(dtype)
-    outs = [_checks.new_output(shape, p.time_dim, dtype, p.rewards.device) for _ in range(n_out)]
-    X = inputs(p, acc)
-    launch(prologue, epilogue, X, p.params, [_checks.rows(o, shape, p.time_dim) for o in outs],
-           n_rows, T, reverse=True, acc_dtype=acc, time_contiguous=X[REWARDS][1][1] == 1)
-    return tuple(outs) if n_out > 1 else outs[0]
+    outs = tuple(_checks.new_output(p.rewards, p.time_dim, dtype) for _ in range(n_out))
+
+    def first():
+        shape, T, n_rows = _checks.problem(p.rewards, p.time_dim)
+        acc = _checks.acc_dtype(dtype)
+        X, O = inputs(p, acc), [_checks.rows(o, shape, p.time_dim) for o in outs]
+        return X, O, launch(prologue, epilogue, X, p.params, O, n_rows, T, reverse=True, acc_dtype=acc,
+                            time_contiguous=X[REWARDS][1][1] == 1), None
+
+    planned(p.plan, "forward", raw(p), p.params, outs, first)
+    return outs if n_out > 1 else outs[0]
 
 
 def _backward(p: Problem, grads, need):
     """The transposed scan: gradients of (rewards, values, next_values, bootstrap_value), None
     where ``need`` (four bools) says no or the input is absent. ``grads``: one per output."""
     _, _, bwd_epilogue, _ = _KERNELS[p.kind]
-    shape, T, n_rows = _checks.problem(p.rewards, p.time_dim)
-    acc = _checks.acc_dtype(_checks.result_dtype(p.rewards, p.values, p.next_values))
-    outs, d_boot, O = grad_buffers(p, need)
-    X = inputs(p, acc)
+    outs = grad_buffers(p, need)
     # an output without a gradient reads as zeros in the kernel (no B × T buffer of them)
-    X += [None if g is None else _checks.rows(g.expand(shape), shape, p.time_dim) for g in grads]
-    if len(grads) == 1:
-        X.append(None)  # D_OUT2: one output
-    launch(bwd_prologue, bwd_epilogue, X, p.params, O, n_rows, T, reverse=False, acc_dtype=acc,
-           time_contiguous=X[REWARDS][1][1] == 1)
-    if d_boot is not None:
-        d_boot = d_boot.reshape(p.bootstrap_value.shape)
-    return (*outs, d_boot)
+    grads = tuple(grads) + (None,) * (2 - len(grads))  # D_OUT, D_OUT2
+
+    def first():
+        shape, T, n_rows = _checks.problem(p.rewards, p.time_dim)
+        acc = _checks.acc_dtype(_checks.result_dtype(p.rewards, p.values, p.next_values))
+        X = inputs(p, acc) + [None if g is None else _checks.rows(g.expand(shape), shape, p.time_dim) for g in grads]
+        O = grad_outputs(p, outs)
+        return X, O, launch(bwd_prologue, bwd_epilogue, X, p.params, O, n_rows, T, reverse=False, acc_dtype=acc,
+                            time_contiguous=X[REWARDS][1][1] == 1), None
+
+    planned(p.plan, ("backward", need, _checks.signature(grads)), raw(p) + grads, p.params, outs, first)
+    return outs[:3] + (None if outs[3] is None else outs[3].reshape(p.bootstrap_value.shape),)
 
 
 class _ReturnsFunction(torch.autograd.Function):
@@ -214,7 +219,7 @@ def discounted_returns(rewards, *, gamma=0.99, terminated=None, truncated=None,
         The returns, shape and dtype of ``rewards``. Differentiable in ``rewards``,
         ``next_values`` and ``bootstrap_value``.
     """
-    p, use_kernel = validate("discounted_return", rewards, None, next_values, bootstrap_value,
+    p, use_kernel = prepare("discounted_return", rewards, None, next_values, bootstrap_value,
                               gamma, 1.0, terminated, truncated, mask, time_dim, backend)
     return _run(p, use_kernel)
 
@@ -239,7 +244,7 @@ def gae(rewards, values, *, gamma=0.99, lambda_=0.95, terminated=None, truncated
     """
     if values is None:
         raise TypeError("gae() needs values, the critic's V(s_t) (a tensor shaped like rewards)")
-    p, use_kernel = validate("gae", rewards, values, next_values, bootstrap_value, gamma, lambda_,
+    p, use_kernel = prepare("gae", rewards, values, next_values, bootstrap_value, gamma, lambda_,
                               terminated, truncated, mask, time_dim, backend)
     return GAEOutput(*_run(p, use_kernel))
 
@@ -261,7 +266,7 @@ def td_lambda(rewards, next_values, *, gamma=0.99, lambda_=0.95, terminated=None
     """
     if next_values is None:
         raise TypeError("td_lambda() needs next_values, V(s_{t+1}) for every step")
-    p, use_kernel = validate("td_lambda", rewards, None, next_values, None, gamma, lambda_,
+    p, use_kernel = prepare("td_lambda", rewards, None, next_values, None, gamma, lambda_,
                               terminated, truncated, mask, time_dim, backend)
     return _run(p, use_kernel)
 
@@ -283,7 +288,7 @@ def _register_returns(kind: str, name: str, n_out: int):
     def _(rewards, values, next_values, bootstrap_value, terminated, truncated, mask, gamma, lambda_,
           gamma_f, lambda_f, time_dim):
         dtype = _checks.result_dtype(rewards, values, next_values)
-        outs = tuple(_checks.new_output(rewards.shape, time_dim, dtype, rewards.device) for _ in range(n_out))
+        outs = tuple(_checks.new_output(rewards, time_dim, dtype) for _ in range(n_out))
         return outs if n_out > 1 else outs[0]
 
     grads = ", ".join(f"Tensor grad{i}" for i in range(n_out))

@@ -62,18 +62,19 @@ constant, as in SB3 and the SAC paper). The losses see their inputs through
 """
 from __future__ import annotations
 
+import math
 from typing import NamedTuple
 
 import torch
 
 from . import _checks, episode
 from . import _ops, _torch_path
-from ._ops import check_coefficients, constant, empty, grad_or_none, route, u8, unaliased
-from ._reduce import Layout, launch_map, param, reduce, store_grad, upstream, vector
+from ._ops import check_coefficients, constant, empty, grad_or_none, route, unaliased
+from ._reduce import Layout, launch_map, load_upstream, param, reduce, store_grad, upstream, vector
 from ._triton import jit, tl
 from .episode import (BOOTSTRAP_VALUE, D_BOOTSTRAP_VALUE, D_NEXT_VALUES, D_OUT, D_REWARDS, D_VALUES, GAMMA, MASK,
                       NEXT_VALUES, P_GAMMA, REWARDS, TERMINATED, VALUES, bwd_prologue, step)
-from .plan import launch, use_triton
+from .plan import Plan, bounded, call_key, launch, planned, use_triton
 from .tile import coef, load, load_flag, load_mask, store
 
 __all__ = ["sac_targets", "sac_actor_loss", "sac_temperature_loss", "MAX_CRITICS"]
@@ -256,7 +257,7 @@ def _actor_bwd_elementwise(X, SX, P, O, SO, row, t, m, ACC: tl.constexpr):
     valid = load_mask(X[LOSS_MASK], SX[LOSS_MASK], row, t, m)
     if O[D_LOSS_LOG_PROBS] is not None:
         store_grad(X[LOSS_UPSTREAM], SX[LOSS_UPSTREAM], O[D_LOSS_LOG_PROBS], SO[D_LOSS_LOG_PROBS], row, t, m, valid, param(X[LOSS_COEF], 0, P[P_COEF], ACC), ACC)
-    g_n = load(X[LOSS_UPSTREAM], SX[LOSS_UPSTREAM], row, t, valid, 0.0, ACC)  # the upstream gradient over N
+    g_n = load_upstream(X[LOSS_UPSTREAM], SX[LOSS_UPSTREAM], row, t, valid, ACC)  # the upstream gradient over N
     _store_critic_grads(X[LOSS_Q], SX[LOSS_Q], O[D_LOSS_Q], SO[D_LOSS_Q], row, t, valid, m, tl.where(valid, -g_n, 0.0), ACC)
 
 
@@ -304,6 +305,7 @@ class _Problem(NamedTuple):
     lambda_: torch.Tensor | None
     params: tuple  # (gamma, lambda, alpha) as floats
     time_dim: int
+    plan: object = None  # the call's plan.Plan, when it has one
 
 
 def _dtype(p: _Problem) -> torch.dtype:
@@ -367,17 +369,21 @@ def _one_step_only(p: _Problem) -> bool:
 
 def _targets_forward(p: _Problem) -> torch.Tensor:
     """One kernel launch: every input read once, the targets written once."""
-    shape, T, n_rows = _checks.problem(p.rewards, p.time_dim)
-    acc = _checks.acc_dtype(_dtype(p))
-    out = _checks.new_output(shape, p.time_dim, _dtype(p), p.rewards.device)
-    X = _inputs(p, acc)
-    O = [_checks.rows(out, shape, p.time_dim)]
-    tc = X[REWARDS][1][1] == 1  # time is the contiguous axis
-    if _one_step_only(p):
-        launch_map(_one_step_target, X, _numbers(p.params), O, n_rows, T, acc, time_contiguous=tc)
-    else:
-        launch(_sac_prologue, _sac_epilogue, X, _numbers(p.params), O, n_rows, T, reverse=True, acc_dtype=acc,
-               time_contiguous=tc)
+    out = _checks.new_output(p.rewards, p.time_dim, _dtype(p))
+
+    def first():
+        shape, T, n_rows = _checks.problem(p.rewards, p.time_dim)
+        acc = _checks.acc_dtype(_dtype(p))
+        X, O = _inputs(p, acc), [_checks.rows(out, shape, p.time_dim)]
+        tc = X[REWARDS][1][1] == 1  # time is the contiguous axis
+        if _one_step_only(p):
+            return X, O, launch_map(_one_step_target, X, _numbers(p.params), O, n_rows, T, acc, time_contiguous=tc), None
+        return X, O, launch(_sac_prologue, _sac_epilogue, X, _numbers(p.params), O, n_rows, T, reverse=True,
+                            acc_dtype=acc, time_contiguous=tc), None
+
+    raw_x = (p.rewards, p.log_probs, p.next_log_probs, None, p.terminated, p.truncated, p.mask, p.gamma, p.lambda_,
+             None, None, p.next_q)
+    planned(p.plan, "forward", raw_x, _numbers(p.params), (out,), first)
     return out
 
 
@@ -386,7 +392,7 @@ def _targets_backward(p: _Problem, dg: torch.Tensor, need):
     where ``need`` (a bool per input, in that order, one per critic) says no or it is absent."""
     shape, T, n_rows = _checks.problem(p.rewards, p.time_dim)
     acc = _checks.acc_dtype(_dtype(p))
-    grad = lambda n, x: (_checks.new_output(shape, p.time_dim, x.dtype, x.device)  # noqa: E731
+    grad = lambda n, x: (_checks.new_output(p.rewards, p.time_dim, x.dtype)  # noqa: E731
                          if n and x is not None else None)
     d_r, d_lp, d_nlp = (grad(n, x) for n, x in zip(need[:3], (p.rewards, p.log_probs, p.next_log_probs)))
     d_q = tuple(grad(n, x) for n, x in zip(need[3:], p.next_q))
@@ -461,6 +467,16 @@ def sac_targets(rewards, next_q, next_log_probs, *, gamma=0.99, alpha=0.2, lambd
         in ``rewards``, ``next_q`` (the critic that is the min, the first on ties),
         ``next_log_probs`` and ``log_probs``.
     """
+    args = (rewards, next_q, next_log_probs, log_probs, terminated, truncated, mask)
+    # (λ = 0 as a number runs another kernel: part of the key)
+    key = call_key(("sac", *args, gamma, lambda_, alpha, time_dim, backend, type(lambda_) is float and lambda_ == 0.0))
+    plan = _PLANS.get(key)
+    if plan is not None and 0.0 <= gamma <= 1.0 and 0.0 <= lambda_ <= 1.0 and 0.0 <= alpha < math.inf \
+            and (lambda_ == 0.0 or log_probs is not None):  # a known signature: its numbers checked
+        p = _Problem(rewards, (next_q,) if isinstance(next_q, torch.Tensor) else tuple(next_q), next_log_probs,
+                     log_probs, terminated, truncated, mask, None, None, (float(gamma), float(lambda_), float(alpha)),
+                     plan.layout, plan)
+        return _run_targets(p, plan.use_kernel)
     rewards = _checks.float_tensor("rewards", rewards)
     time_dim = _checks.time_dim(time_dim, rewards)
     next_q = _critics("next_q", next_q, rewards, "rewards")
@@ -478,6 +494,16 @@ def sac_targets(rewards, next_q, next_log_probs, *, gamma=0.99, alpha=0.2, lambd
     use_kernel = use_triton(_checks.backend(backend), rewards.device)
     p = _Problem(rewards, next_q, next_log_probs, log_probs, terminated, truncated, mask,
                  gamma_t, lambda_t, (gamma_f, lambda_f, alpha), time_dim)
+    if key is not None and gamma_t is None and lambda_t is None and type(alpha) is float:
+        p = p._replace(plan=bounded(_PLANS, key, lambda: Plan(use_kernel, time_dim)))
+    return _run_targets(p, use_kernel)
+
+
+_PLANS = {}  # sac_targets' plan.Plan by signature
+
+
+def _run_targets(p: _Problem, use_kernel: bool):
+    rewards, log_probs, next_log_probs, next_q = p.rewards, p.log_probs, p.next_log_probs, p.next_q
     if rewards.numel() == 0:
         return torch.empty(rewards.shape, dtype=_dtype(p), device=rewards.device)
     leaves = (rewards, log_probs, next_log_probs, *next_q)
@@ -497,8 +523,8 @@ def _actor_forward(alpha: float, mask, log_probs, q):
     X = [layout.rows(log_probs), layout.rows(mask), _alpha_input(alpha, acc, device), None,
          _tuple_entry([layout.rows(x) for x in q])]
     # the mean and 1/N (no unmasked element: a mean of 0, and zero gradients)
-    mean, inv_n = reduce(_actor_elementwise, 2, X, _numbers((alpha,)), (), layout.n_rows, layout.T, acc, device,
-                         count=1)
+    (mean, inv_n), _ = reduce(_actor_elementwise, 2, X, _numbers((alpha,)), (), layout.n_rows, layout.T, acc, device,
+                              count=1)
     return mean.to(dtype), inv_n
 
 
@@ -579,7 +605,7 @@ def _temperature_mean(log_probs, mask, target_entropy):
     layout, device, acc = Layout.of(log_probs), log_probs.device, _checks.acc_dtype(log_probs.dtype)
     X = [layout.rows(log_probs), layout.rows(mask), _alpha_input(target_entropy, acc, device)]
     return reduce(_temperature_elementwise, 2, X, _numbers((target_entropy,)), (), layout.n_rows, layout.T, acc,
-                  device, count=1)[0]
+                  device, count=1)[0][0]
 
 
 def sac_temperature_loss(log_alpha, log_probs, target_entropy, *, mask=None, backend="auto"):
@@ -643,7 +669,7 @@ def _check_alpha(alpha_t) -> None:
 
 def _sac_problem(rewards, next_q, next_log_probs, log_probs, terminated, truncated, mask, gamma, lambda_, alpha_t,
                  gamma_f, lambda_f, alpha, time_dim):
-    return _Problem(rewards, tuple(next_q), next_log_probs, log_probs, u8(terminated), u8(truncated), u8(mask),
+    return _Problem(rewards, tuple(next_q), next_log_probs, log_probs, terminated, truncated, mask,
                          gamma, lambda_, (gamma_f, lambda_f, alpha if alpha_t is None else alpha_t), time_dim)
 
 
@@ -661,7 +687,7 @@ def _sac_targets_op(*args):
 @_sac_targets_op.register_fake
 def _(*args):
     p = _sac_problem(*args)
-    return _checks.new_output(p.rewards.shape, p.time_dim, _dtype(p), p.rewards.device)
+    return _checks.new_output(p.rewards, p.time_dim, _dtype(p))
 
 
 @torch.library.custom_op(f"{_ops.NS}::sac_targets_backward", mutates_args=(), schema=(
@@ -676,7 +702,7 @@ def _sac_targets_backward_op(grad, *args):
 @_sac_targets_backward_op.register_fake
 def _(grad, *args):
     p, need = _sac_problem(*args[:-1]), args[-1]
-    grad = lambda n, x: (_checks.new_output(p.rewards.shape, p.time_dim, x.dtype, x.device)  # noqa: E731
+    grad = lambda n, x: (_checks.new_output(p.rewards, p.time_dim, x.dtype)  # noqa: E731
                          if n and x is not None else empty(p.rewards))
     d_r, d_lp, d_nlp = (grad(n, x) for n, x in zip(need[:3], (p.rewards, p.log_probs, p.next_log_probs)))
     return d_r, d_lp, d_nlp, [grad(n, x) for n, x in zip(need[3:], p.next_q)]
@@ -719,7 +745,7 @@ def _sac_targets_custom_op(p):
 def _sac_actor_op(log_probs, q, mask, alpha, alpha_t):
     """(loss, 1/N)."""
     _check_alpha(alpha_t)
-    return unaliased(*_actor_forward(alpha if alpha_t is None else alpha_t, u8(mask), log_probs, tuple(q)))
+    return unaliased(*_actor_forward(alpha if alpha_t is None else alpha_t, mask, log_probs, tuple(q)))
 
 
 @_sac_actor_op.register_fake
@@ -733,7 +759,7 @@ def _(log_probs, q, mask, alpha, alpha_t):
     "ScalarType lp_dtype, bool[] need) -> (Tensor, Tensor[])"))
 def _sac_actor_backward_op(grad, q, mask, inv_n, alpha, alpha_t, order, lp_dtype, need):
     alpha = alpha if alpha_t is None else alpha_t
-    d_lp, d_q = _actor_backward(grad, alpha, u8(mask), inv_n, tuple(q), Layout.make(tuple(order), q[0].shape), lp_dtype,
+    d_lp, d_q = _actor_backward(grad, alpha, mask, inv_n, tuple(q), Layout.make(tuple(order), q[0].shape), lp_dtype,
                                      need)
     or_empty = lambda x: empty(inv_n) if x is None else x  # noqa: E731
     return or_empty(d_lp), [or_empty(x) for x in d_q]
@@ -777,7 +803,7 @@ def _sac_temperature_op(log_probs, mask, target_entropy, target_t):
     ``target_t`` when given (a tensor, checked here at run time), else the number."""
     if target_t is not None and _checks.can_read(target_t):
         _checks.finite("target_entropy", target_t)
-    return _temperature_mean(log_probs, u8(mask), target_entropy if target_t is None else target_t)
+    return _temperature_mean(log_probs, mask, target_entropy if target_t is None else target_t)
 
 
 @_sac_temperature_op.register_fake

@@ -138,7 +138,7 @@ def _load_and_step(p, s, row, t, m, T, other, ACC: tl.constexpr, STEP: tl.conste
 
 @jit
 def load_flag(p, s, row, t, m):
-    """Load a flag (bool viewed as uint8, integer or float) as int1; False where absent."""
+    """Load a flag (bool, integer or float) as int1; False where absent."""
     if p is None:
         return m & False
     else:

@@ -60,9 +60,9 @@ from . import _ops, _torch_path
 from ._ops import check_coefficients, empty, grad_or_none, route
 from .episode import OP_TENSORS, op_args, op_grad_fakes, op_problem
 from .episode import (D_REWARDS, D_VALUES, D_NEXT_VALUES, MASK, NEXT_VALUES, REWARDS, Problem,
-                      before, grad_buffers, inputs, step, step_before, store_bootstrap_grad, validate,
-                      values_now_and_next)
-from .plan import launch
+                      before, grad_buffers, grad_outputs, inputs, prepare, raw, step, step_before,
+                      store_bootstrap_grad, values_now_and_next)
+from .plan import launch, planned
 from .tile import coef, load, load_mask, store
 from ._triton import jit, tl
 
@@ -213,14 +213,18 @@ def _dtype(p: Problem, log_rhos: torch.Tensor) -> torch.dtype:
 
 def _forward(p: Problem, log_rhos: torch.Tensor):
     """One kernel launch: every input read once, both outputs written once."""
-    shape, T, n_rows = _checks.problem(p.rewards, p.time_dim)
     dtype = _dtype(p, log_rhos)
-    acc = _checks.acc_dtype(dtype)
-    outs = [_checks.new_output(shape, p.time_dim, dtype, p.rewards.device) for _ in range(2)]
-    X = _vtrace_inputs(p, log_rhos, acc)
-    launch(_vtrace_prologue, _vtrace_epilogue, X, p.params, [_checks.rows(o, shape, p.time_dim) for o in outs],
-           n_rows, T, reverse=True, acc_dtype=acc, time_contiguous=X[REWARDS][1][1] == 1)
-    return tuple(outs)
+    outs = tuple(_checks.new_output(p.rewards, p.time_dim, dtype) for _ in range(2))
+
+    def first():
+        shape, T, n_rows = _checks.problem(p.rewards, p.time_dim)
+        acc = _checks.acc_dtype(dtype)
+        X, O = _vtrace_inputs(p, log_rhos, acc), [_checks.rows(o, shape, p.time_dim) for o in outs]
+        return X, O, launch(_vtrace_prologue, _vtrace_epilogue, X, p.params, O, n_rows, T, reverse=True,
+                            acc_dtype=acc, time_contiguous=X[REWARDS][1][1] == 1), None
+
+    planned(p.plan, "forward", raw(p) + (log_rhos, None, None, None), p.params, outs, first)
+    return outs
 
 
 class _VTraceFunction(torch.autograd.Function):
@@ -241,16 +245,20 @@ class _VTraceFunction(torch.autograd.Function):
 def _backward(p: Problem, log_rhos: torch.Tensor, d_vs, d_pg, need):
     """The fused backward scan: gradients of (rewards, values, next_values, bootstrap_value),
     None where ``need`` (four bools) says no or the input is absent."""
-    shape, T, n_rows = _checks.problem(p.rewards, p.time_dim)
-    acc = _checks.acc_dtype(_dtype(p, log_rhos))
-    outs, d_boot, O = grad_buffers(p, need)
-    X = _vtrace_inputs(p, log_rhos, acc)
-    X += [None if d is None else _checks.rows(d.expand(shape), shape, p.time_dim) for d in (d_vs, d_pg)]
-    launch(_vtrace_bwd_prologue, _vtrace_bwd_epilogue, X, p.params, O, n_rows, T, reverse=False,
-           acc_dtype=acc, time_contiguous=X[REWARDS][1][1] == 1)
-    if d_boot is not None:
-        d_boot = d_boot.reshape(p.bootstrap_value.shape)
-    return (*outs, d_boot)
+    outs = grad_buffers(p, need)
+
+    def first():
+        shape, T, n_rows = _checks.problem(p.rewards, p.time_dim)
+        acc = _checks.acc_dtype(_dtype(p, log_rhos))
+        X = _vtrace_inputs(p, log_rhos, acc)
+        X += [None if d is None else _checks.rows(d.expand(shape), shape, p.time_dim) for d in (d_vs, d_pg)]
+        O = grad_outputs(p, outs)
+        return X, O, launch(_vtrace_bwd_prologue, _vtrace_bwd_epilogue, X, p.params, O, n_rows, T, reverse=False,
+                            acc_dtype=acc, time_contiguous=X[REWARDS][1][1] == 1), None
+
+    planned(p.plan, ("backward", need, _checks.signature((d_vs, d_pg))),
+            raw(p) + (log_rhos, None, None, None, d_vs, d_pg), p.params, outs, first)
+    return outs[:3] + (None if outs[3] is None else outs[3].reshape(p.bootstrap_value.shape),)
 
 
 def vtrace(log_rhos, rewards, values, *, gamma=0.99, lambda_=1.0, rho_bar=1.0, c_bar=1.0,
@@ -292,8 +300,8 @@ def vtrace(log_rhos, rewards, values, *, gamma=0.99, lambda_=1.0, rho_bar=1.0, c
     """
     if values is None:
         raise TypeError("vtrace() needs values, the critic's V(s_t) (a tensor shaped like rewards)")
-    p, use_kernel = validate("vtrace", rewards, values, next_values, bootstrap_value, gamma, lambda_,
-                              terminated, truncated, mask, time_dim, backend)
+    p, use_kernel = prepare("vtrace", rewards, values, next_values, bootstrap_value, gamma, lambda_,
+                            terminated, truncated, mask, time_dim, backend, (log_rhos, rho_bar, c_bar, pg_rho_bar))
     log_rhos = _checks.same_shape("log_rhos", log_rhos, p.rewards, "rewards")
     bars = tuple(_checks.real(n, x, positive=True) for n, x in (("rho_bar", rho_bar), ("c_bar", c_bar),
                                                     ("pg_rho_bar", pg_rho_bar)))
@@ -329,7 +337,7 @@ def _vtrace_op(log_rhos, *args):
 def _(log_rhos, *args):
     tensors, time_dim = args[:9], args[-1]
     dtype = _checks.result_dtype(tensors[0], tensors[1], tensors[2], log_rhos)
-    return tuple(_checks.new_output(log_rhos.shape, time_dim, dtype, log_rhos.device) for _ in range(2))
+    return tuple(_checks.new_output(log_rhos, time_dim, dtype) for _ in range(2))
 
 
 @torch.library.custom_op(f"{_ops.NS}::vtrace_backward", mutates_args=(), schema=(

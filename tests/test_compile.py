@@ -382,7 +382,7 @@ def _opcheck_samples():
     yield OPS.linear_scan_backward, (f(2, 6), a, r, f(2), mask, 1, False, True)
     tm = lambda x: x.t().contiguous()  # noqa: E731
     yield OPS.gae, (tm(r), tm(v), None, f(2), tm(term), None, tm(mask), None, None, 0.9, 0.8, 0)
-    # bool flags as the ops get them while compiling (_checks.flag leaves the uint8 view to them)
+    # bool flags, as the ops get them
     yield OPS.gae, (r, v, nv, None, term.bool(), trunc.bool(), mask.bool(), gamma, gamma, 0.0, 0.0, 1)
     yield OPS.gae_backward, (tm(r), tm(v), tm(r), tm(v), None, f(2), tm(term), None, tm(mask), None, None, 0.9, 0.8,
                              0, need4)

@@ -1,9 +1,10 @@
-"""The compiled-kernel cache in front of Triton's launch path (``_triton.Launcher``).
+"""The launch path (``_triton.Launch``) and the plans that key it.
 
-On CPU a stand-in kernel and driver check the cache's logic: a new specialisation (dtype,
-16-byte alignment, integer class, strides, parameter types, constexprs, warps, device) goes
-through ``kernel[grid]``, a known one straight to the compiled kernel's launcher with the
-arguments Triton would pass. On a GPU (marked) the two paths give the same bits.
+On CPU a stand-in kernel and driver check the logic: the first call of a plan goes through
+``kernel[grid]``, then the compiled kernel it returned is launched directly once and what it
+wrote compared with Triton's; later calls launch it directly only if the two agreed. The plans
+(``plan._SCANS``) are keyed by everything Triton specialises on. On a GPU (marked) the two paths
+give the same bits.
 """
 from __future__ import annotations
 
@@ -11,32 +12,40 @@ import pytest
 import torch
 
 import rltriton_lite as rl
-from rltriton_lite import _triton
+from rltriton_lite import _triton, plan
 from rltriton_lite import reference as ref
 
-from conftest import assert_close
+from conftest import DEVICE, assert_close
 
 
 class _Compiled:
     function, packed_metadata = "fn", "meta"
 
-    def __init__(self, log):
-        self.log = log
+    def __init__(self, log, write):
+        self.log, self.write = log, write
 
     def run(self, *args):
         self.log.append(("fast", args))
+        self.write(args[9:])
 
 
 class _Kernel:
-    """Stands in for a triton.jit function: ``kernel[grid](...)`` compiles (logged) and launches."""
+    """Stands in for a triton.jit function whose launch writes ``value`` into its first argument;
+    its compiled kernel writes ``fast_value`` (or raises, if that is an exception)."""
 
-    def __init__(self):
-        self.log = []
+    def __init__(self, value=1.0, fast_value=1.0):
+        self.log, self.value, self.fast_value = [], value, fast_value
+
+    def _write_fast(self, args):
+        if isinstance(self.fast_value, Exception):
+            raise self.fast_value
+        args[0].fill_(self.fast_value)
 
     def __getitem__(self, grid):
         def launch(*args, num_warps):
             self.log.append(("triton", grid, args, num_warps))
-            return _Compiled(self.log)
+            args[0].fill_(self.value)
+            return _Compiled(self.log, self._write_fast)
         return launch
 
 
@@ -51,101 +60,102 @@ class _Driver:
 
 
 @pytest.fixture
-def launcher(monkeypatch):
+def driver(monkeypatch):
     monkeypatch.setattr(_triton, "FAST_LAUNCH", True)
     monkeypatch.setattr(_triton, "_hooks_installed", lambda: False)
-    driver = _Driver()
-    monkeypatch.setattr(_triton, "_driver", lambda: driver)
+    monkeypatch.setattr(_triton, "_capturing", lambda: False)
+    d = _Driver()
+    monkeypatch.setattr(_triton, "_driver", lambda: d)
+    return d
+
+
+def _kinds(kernel):
+    return [e[0] for e in kernel.log]
+
+
+def test_a_checked_launch_skips_triton(driver):
     kernel = _Kernel()
-    return _triton.Launcher(kernel, "TSPti"), kernel, driver
+    launch = _triton.Launch(kernel, (5,), ("HOOK", 128), 1, (0,))
+    out = torch.zeros(4)
+    launch(out, (0.5, 1), 64)
+    assert _kinds(kernel) == ["triton", "fast"]  # Triton's launch, then the check
+    launch(out, (0.25, 1), 64)
+    assert _kinds(kernel) == ["triton", "fast", "fast"]
+    # the grid padded to 3 dims, the device's stream, the compiled function, no hooks, every argument
+    assert kernel.log[-1][1] == (5, 1, 1, 1000, "fn", "meta", None, None, None, out, (0.25, 1), 64, "HOOK", 128)
 
 
-def test_a_known_specialisation_skips_triton(launcher):
-    launch, kernel, driver = launcher
-    x, y = torch.zeros(64), torch.zeros(64, dtype=torch.float64)
-    args = ((x, None), ((64, 1), (0, 0)), (0.9, 1), y, 4096)
-    launch((3, 2), args, ("HOOK", 128), 1)
-    assert [e[0] for e in kernel.log] == ["triton"]
-    launch((5,), ((torch.zeros(64), None), ((64, 1), (0, 0)), (0.5, 1), y, 8192), ("HOOK", 128), 1)
-    assert kernel.log[-1][0] == "fast"
-    # grid padded to 3 dims, the device's stream, the compiled function, no hooks, then every argument
-    assert kernel.log[-1][1][:9] == (5, 1, 1, 1000, "fn", "meta", None, None, None)
-    assert kernel.log[-1][1][9:] == ((kernel.log[-1][1][9][0], None), ((64, 1), (0, 0)), (0.5, 1), y, 8192,
-                                     "HOOK", 128)
-    assert len(launch.cache) == 1
+@pytest.mark.parametrize("fast_value", [2.0, RuntimeError("another convention")], ids=["differs", "raises"])
+def test_a_launch_that_disagrees_keeps_triton_path(driver, fast_value):
+    kernel = _Kernel(1.0, fast_value)
+    launch = _triton.Launch(kernel, (1,), (), 1, (0,))
+    out = torch.zeros(3)
+    for _ in range(3):
+        launch(out)
+    assert _kinds(kernel) == ["triton", "fast", "triton", "triton"]
+    assert launch.compiled is False
 
 
-@pytest.mark.parametrize("change", ["dtype", "misaligned", "one", "not_div16", "int64", "stride", "param_int",
-                                    "param_type", "constexpr", "warps", "device", "none"])
-def test_a_new_specialisation_goes_through_triton(launcher, change):
-    launch, kernel, driver = launcher
-    x = torch.zeros(64)
-    base = dict(X=(x, None), S=((64, 1), (0, 0)), P=(0.9, 1), t=x, i=4096, c=("HOOK", 128), w=1)
-    launch((1,), tuple(base[k] for k in "XSPti"), base["c"], base["w"])
-    new = dict(base)
-    if change == "dtype":
-        new["X"] = (x.double(), None)
-    elif change == "misaligned":
-        new["t"] = x[1:]  # 4 bytes past a 16-byte boundary
-    elif change == "one":
-        new["i"] = 1
-    elif change == "not_div16":
-        new["i"] = 4097
-    elif change == "int64":
-        new["i"] = 2 ** 31 + 4096
-    elif change == "stride":
-        new["S"] = ((65, 1), (0, 0))
-    elif change == "param_int":
-        new["P"] = (0.9, -1)
-    elif change == "param_type":
-        new["P"] = (1, 1)  # an int is specialised, a float is not
-    elif change == "constexpr":
-        new["c"] = ("HOOK", 256)
-    elif change == "warps":
-        new["w"] = 4
-    elif change == "device":
-        driver.device = 1
-    else:
-        new["X"] = (None, None)
-    launch((1,), tuple(new[k] for k in "XSPti"), new["c"], new["w"])
-    assert [e[0] for e in kernel.log] == ["triton", "triton"]
-    assert len(launch.cache) == 2
+def test_nan_outputs_agree(driver):
+    kernel = _Kernel(float("nan"), float("nan"))
+    launch = _triton.Launch(kernel, (1,), (), 1, (0,))
+    launch(torch.zeros(3))
+    launch(torch.zeros(3))
+    assert _kinds(kernel) == ["triton", "fast", "fast"]
 
 
-def test_grouped_tensors_are_keyed_each(launcher):
-    """An X entry may group tensors (SAC's Q heads): each member's dtype and alignment count."""
-    launch, kernel, driver = launcher
-    x = torch.zeros(64)
-    for group in [(x, x), (x, torch.zeros(64)), (x, x.double()), (x, x[1:]), (x, None)]:
-        launch((1,), ((group, None), ((64, 1),), (), None, 64), (), 1)
-    assert [e[0] for e in kernel.log] == ["triton", "fast", "triton", "triton", "triton"]
-
-
-def test_hooks_and_switch_take_triton_path(launcher, monkeypatch):
-    launch, kernel, driver = launcher
-    args = ((torch.zeros(4),), ((4, 1),), (0.5,), None, 4)
-    launch((1,), args, (), 1)
+def test_hooks_capture_device_and_switch_take_triton_path(driver, monkeypatch):
+    kernel = _Kernel()
+    launch = _triton.Launch(kernel, (1,), (), 1, (0,))
+    out = torch.zeros(2)
+    launch(out)
     monkeypatch.setattr(_triton, "_hooks_installed", lambda: True)
-    launch((1,), args, (), 1)
+    launch(out)
     monkeypatch.setattr(_triton, "_hooks_installed", lambda: False)
-    monkeypatch.setattr(_triton, "FAST_LAUNCH", False)
-    launch((1,), args, (), 1)
-    assert [e[0] for e in kernel.log] == ["triton"] * 3
+    driver.device = 1  # compiled for device 0
+    launch(out)
+    assert _kinds(kernel) == ["triton", "fast", "triton", "triton"]
+    for patch in ("_capturing", "FAST_LAUNCH"):  # a new plan: no check during capture, none when off
+        kernel = _Kernel()
+        monkeypatch.setattr(_triton, patch, True if patch == "_capturing" else False)
+        if patch == "_capturing":
+            monkeypatch.setattr(_triton, patch, lambda: True)
+        launch = _triton.Launch(kernel, (1,), (), 1, (0,))
+        launch(out)
+        launch(out)
+        assert _kinds(kernel) == ["triton", "triton"]
+        monkeypatch.setattr(_triton, "_capturing", lambda: False)
 
 
-def test_wrong_number_of_arguments_is_refused(launcher):
-    launch, kernel, driver = launcher
-    with pytest.raises(TypeError, match="kinds"):
-        launch((1,), ((), (), ()), (), 1)
+def test_plans_are_keyed_by_what_triton_specialises_on():
+    """A new dtype, alignment, stride, shape, parameter type or config is a new plan; the same
+    signature with new tensors and numbers is the same plan."""
+    from rltriton_lite.config import Config, using
+
+    base = torch.randn(3, 40, device=DEVICE)
+    r = base[:, :32]
+
+    def plans(*args, **kw):
+        n = len(plan._SCANS)
+        rl.discounted_returns(*args, backend="triton", **kw)
+        return len(plan._SCANS) - n
+
+    plans(r, gamma=0.9)
+    assert plans(torch.randn(3, 40, device=DEVICE)[:, :32], gamma=0.5) == 0  # new tensors and gamma: the same plan
+    assert plans(r.double()) == 1
+    assert plans(base[:, 1:33]) == 1  # 4 bytes past a 16-byte boundary
+    assert plans(base[:, :31]) == 1  # another T
+    assert plans(r.t().contiguous().t()) == 1  # time-major
+    assert plans(r, terminated=r > 0) == 1
+    with using(Config(max_block_t=16)):
+        assert plans(r) == 1
 
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
 def test_fast_and_triton_paths_agree_on_gpu(dtype, monkeypatch):
-    """Aligned and misaligned views, several shapes, both paths: the same bits; and the cache is
-    used (a second call of a shape adds no entry)."""
-    from rltriton_lite import plan
-
+    """Aligned and misaligned views, several shapes, both paths: the same bits, and the plans
+    checked (each launch of a second call is direct)."""
     assert _triton.FAST_LAUNCH
     g = torch.Generator(device="cuda").manual_seed(0)
     base = torch.randn(9, 3001, device="cuda", generator=g).to(dtype)
@@ -154,10 +164,10 @@ def test_fast_and_triton_paths_agree_on_gpu(dtype, monkeypatch):
         r, v = base[:B, off:off + T], base[1:B + 1, off:off + T]
         d = done[:B, off:off + T]
         monkeypatch.setattr(_triton, "FAST_LAUNCH", True)
+        monkeypatch.setattr(plan, "_SCANS", {})
         outs = [rl.gae(r, v, terminated=d, bootstrap_value=v[:, 0])]
-        n = len(plan._launch_scan.cache)
-        outs.append(rl.gae(r, v, terminated=d, bootstrap_value=v[:, 0]))  # found in the cache
-        assert len(plan._launch_scan.cache) == n
+        outs.append(rl.gae(r, v, terminated=d, bootstrap_value=v[:, 0]))  # a known plan
+        assert all(s.final.compiled for s in plan._SCANS.values())
         monkeypatch.setattr(_triton, "FAST_LAUNCH", False)
         outs.append(rl.gae(r, v, terminated=d, bootstrap_value=v[:, 0]))
         for out in outs[1:]:

@@ -352,12 +352,12 @@ def test_one_step_gradients_match_torch_path(layout):
 def test_one_step_target_takes_no_scan(monkeypatch):
     """λ = 0 (a number) is one elementwise launch forwards and one backwards, whatever the
     length (no time split); λ > 0 or a λ tensor runs the scan."""
-    from rltriton_lite import _reduce, plan
+    from rltriton_lite import _triton
 
     launches = []
-    for module, name in ((plan, "_launch_scan"), (_reduce, "_launch_map")):
-        real = getattr(module, name)
-        monkeypatch.setattr(module, name, lambda *a, _real=real, _name=name: (launches.append(_name), _real(*a))[1])
+    real = _triton.Launch.__call__
+    monkeypatch.setattr(_triton.Launch, "__call__", lambda self, *a: (launches.append(self.kernel.fn.__name__),
+                                                                      real(self, *a))[1])
     with using(SPLIT):  # the scan would split time
         _check_one_step_launches(launches)
 
@@ -368,15 +368,15 @@ def _check_one_step_launches(launches):
     (r, _), (nlp, _), (q, _), (lp, _) = (ro.floats(k) for k in ("rewards", "next_log_probs", "q0", "log_probs"))
     r.requires_grad_()
     out = sac_targets(r, q, nlp, terminated=ro.flag("terminated"), backend="triton")
-    assert launches == ["_launch_map"]
+    assert launches == ["_map_kernel"]
     out.sum().backward()
-    assert launches == ["_launch_map"] * 2
+    assert launches == ["_map_kernel"] * 2
     launches.clear()
     sac_targets(r.detach(), q, nlp, lambda_=0.5, log_probs=lp, backend="triton")
-    assert launches == ["_launch_scan"] * 2  # the time split: segment maps, the segments from composed carries
+    assert launches == ["_scan_kernel"] * 2  # the time split: segment maps, the segments from composed carries
     launches.clear()
     sac_targets(r.detach(), q, nlp, lambda_=torch.zeros_like(r), log_probs=lp, backend="triton")
-    assert launches == ["_launch_scan"] * 2
+    assert launches == ["_scan_kernel"] * 2
 
 
 def test_target_gradcheck(backend):

@@ -9,6 +9,7 @@ which adds the launcher (key and C launch, a few µs each) and the CUDA allocato
     python tools/host_probe.py                  # 4096x128
     python tools/host_probe.py --split          # 64x16384 with the time split forced
     python tools/host_probe.py --prof gae       # and a cProfile of GAE
+    python tools/host_probe.py --backward       # forward + backward
 """
 from __future__ import annotations
 
@@ -23,20 +24,15 @@ import time  # noqa: E402
 
 import torch  # noqa: E402
 
-from rltriton_lite import _reduce, plan, profile  # noqa: E402
+from rltriton_lite import _triton, profile  # noqa: E402
 from rltriton_lite.config import Config, using  # noqa: E402
 
 launches = []
 
 
-class Stub:
-    """Stands in for a ``_triton.Launcher``: records the launch, runs nothing."""
-
-    def __init__(self, name):
-        self.name = name
-
-    def __call__(self, grid, args, constexprs, num_warps):
-        launches.append(self.name)
+def stub(launch, *args):
+    """Stands in for ``_triton.Launch.__call__``: records the launch, runs nothing."""
+    launches.append(launch.kernel)
 
 
 def main():
@@ -44,10 +40,9 @@ def main():
     ap.add_argument("--split", action="store_true", help="64x16384 with the time split forced")
     ap.add_argument("--calls", type=int, default=3000)
     ap.add_argument("--prof", default=None, help="an algorithm to cProfile")
+    ap.add_argument("--backward", action="store_true", help="forward + backward (autograd.grad)")
     a = ap.parse_args()
-    plan._launch_scan = Stub("scan")
-    for name in ("_launch_partials", "_launch_finish", "_launch_map"):
-        setattr(_reduce, name, Stub(name))
+    _triton.Launch.__call__ = stub
     with using(Config(min_programs=1 << 20) if a.split else Config()):
         run(a)
 
@@ -59,9 +54,16 @@ def run(a):
         op = profile.op(name)
         params = {k: v[2] for k, v in op.params.items()}
         x = op.make(B, T, torch.float32, "cpu", torch.Generator().manual_seed(0))
+        leaf = "log_probs" if "log_probs" in x and name in ("ppo", "crr") else "rewards"
+        if a.backward:
+            x = dict(x, **{leaf: x[leaf].clone().requires_grad_()})
 
         def fn():
-            return op.run(x, "triton", params)
+            out = op.run(x, "triton", params)
+            if a.backward:
+                out = out[0] if isinstance(out, tuple) else out
+                torch.autograd.grad(out, x[leaf], torch.ones_like(out))
+            return out
 
         for _ in range(200):
             fn()
