@@ -227,12 +227,12 @@ def signature(args):
     key = []
     for a in args:
         t = type(a)
-        if t is torch.Tensor or isinstance(a, torch.Tensor):
+        if a is None or t is str:
+            key.append(a)
+        elif t is torch.Tensor or (t is not float and isinstance(a, torch.Tensor)):
             key.append((a.shape, a.stride(), a.dtype, a.device, a.data_ptr() % 16 == 0))
         elif t is float:
             key.append(float)
-        elif a is None or t is str:
-            key.append(a)
         elif t is int or t is bool:  # (True == 1: the type tells them apart)
             key.append((t, a))
         elif t is tuple or t is list:
@@ -250,6 +250,8 @@ def signature(args):
 # --------------------------------------------------------------------------------------------
 def real(name: str, value, *, positive: bool = False) -> float:
     """A number ``>= 0`` (``> 0`` if ``positive``); NaN is refused."""
+    if type(value) is float and (value > 0.0 if positive else value >= 0.0):  # the common case, first
+        return value
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a float, got {type(value).__name__}")
     value = float(value)

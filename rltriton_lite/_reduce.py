@@ -163,13 +163,14 @@ class _Reduction:
         self.finish = Launch(_finish_kernel, (1,), (n_stats, -1 if count is None else count, block_p,
                                                     max(_checks.next_power_of_2(n_stats), 2)),
                              4 if block_p <= 1024 else 8, (1,))
-        self.n_rows, self.T, self.n_stats, self.acc_dtype, self.device = n_rows, T, n_stats, acc_dtype, device
+        self.n_rows, self.T, self.n_stats = n_rows, T, n_stats
+        self.like = torch.empty(0, dtype=acc_dtype, device=device)  # new_empty: cheaper than dtype and device
 
     def __call__(self, X, SX, P, O, SO):
         """The sums (or means) of the statistics over the tensors ``X`` (strides ``SX``)."""
-        partials = torch.empty(self.n_parts, self.n_stats, dtype=self.acc_dtype, device=self.device)
+        partials = self.like.new_empty((self.n_parts, self.n_stats))
         self.partials(X, SX, P, O, SO, partials, self.n_rows, self.T, self.tiles)
-        totals = torch.empty(self.n_stats, dtype=self.acc_dtype, device=self.device)
+        totals = self.like.new_empty((self.n_stats,))
         self.finish(partials, totals, self.n_parts)
         return totals
 

@@ -41,7 +41,7 @@ class Launch:
     (dtypes, 16-byte alignment, integer values, strides), so the compiled kernel never changes:
     the first call goes through Triton (which binds every argument in Python, and compiles),
     then launches the compiled kernel it got once more and compares what it wrote (the
-    arguments at ``writes``) bit for bit. If they agree, later calls launch it directly
+    arguments at ``writes``) by a checksum of the bits. If they agree, later calls launch it directly
     (``CompiledKernel.run``, as torch inductor's launchers do); if not, or under the
     interpreter, during CUDA-graph capture, with a launch hook (a profiler) or a Triton whose
     ``run`` differs, every call takes Triton's path.
@@ -72,14 +72,20 @@ class Launch:
               None, *args, *self.constexprs)
 
     def _agrees(self, compiled, args) -> bool:
-        """Launch ``compiled`` directly after Triton did: the same bits written?"""
+        """Launch ``compiled`` directly after Triton did: the same bits written (by a checksum:
+        a copy of the outputs would double a first call's memory)?"""
         written = [x for i in self.writes for x in _tensors(args[i])]
-        expected = [x.clone() for x in written]
+        expected = [_checksum(x) for x in written]
         try:
             self._run(compiled, self.device, args)
-            return all(bool(((a == b) | ((a != a) & (b != b))).all()) for a, b in zip(written, expected))
+            return all(bool(_checksum(x) == e) for x, e in zip(written, expected))
         except Exception:  # noqa: BLE001 - any surprise: keep Triton's path
             return False
+
+
+def _checksum(x):
+    """The sum of a tensor's bit patterns, as integers."""
+    return x.view({1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}[x.element_size()]).sum()
 
 
 def _tensors(x):

@@ -161,7 +161,8 @@ def _forward(p: _Problem, layout: Layout):
     # the mean of -w logπ over the unmasked elements, and 1/N (for the backward)
     means = planned(p.plan, "forward", (p.log_probs, p.q_values, p.baseline, p.mask, None), p.params,
                     (weights, advantages), first)
-    return means[0].to(p.dtype), weights, advantages, means[1]
+    loss, inv_n = means.unbind()
+    return loss.to(p.dtype), weights, advantages, inv_n
 
 
 def _backward(grad, weights, mask, inv_n, layout: Layout, lp_dtype, params, p: _Problem | None = None):

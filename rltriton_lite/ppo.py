@@ -174,7 +174,7 @@ def _normalisation(mu, sum_sq, count):
 
 
 def _forward(p: _Problem, layout: Layout):
-    """Returns (loss, (clip_fraction, approx_kl) as a 2-vector, normalisation or None, 1/N)."""
+    """Returns (loss, (clip_fraction, approx_kl), normalisation or None, 1/N)."""
     device = p.log_probs.device
     X = None if p.plan is not None and "forward" in p.plan.launches else _inputs(p, layout)
 
@@ -200,13 +200,12 @@ def _forward(p: _Problem, layout: Layout):
 
     means = planned(None if p.normalize else p.plan, "forward",
                     (p.log_probs, p.old_log_probs, p.advantages, p.mask, None, None), p.bounds, (out,), first)
-    inv_n = means[1]
-    fractions = means[2:4].to(p.dtype)
+    loss, inv_n, clip_fraction, approx_kl, sq = means.unbind()  # one op for the five (views cost host time)
+    fractions = (clip_fraction.to(p.dtype), approx_kl.to(p.dtype))
     if p.reduction == "none":
         return out, fractions, norm, inv_n
-    loss = means[0]
     if p.normalize:
-        norm = _normalisation(mu, means[4] / inv_n, 1.0 / inv_n)
+        norm = _normalisation(mu, sq / inv_n, 1.0 / inv_n)
         loss = loss * norm[1]
     if p.reduction == "sum":
         loss = loss / inv_n
@@ -217,8 +216,7 @@ class _PPOLoss(torch.autograd.Function):
     @staticmethod
     def forward(ctx, p: _Problem, log_probs):
         layout = p.plan.layout
-        loss, fractions, norm, inv_n = _forward(p, layout)
-        clip_fraction, approx_kl = fractions.unbind()
+        loss, (clip_fraction, approx_kl), norm, inv_n = _forward(p, layout)
         ctx.mark_non_differentiable(clip_fraction, approx_kl)
         ctx.set_materialize_grads(False)  # no zeros for their gradients: a launch each
         ctx.problem, ctx.layout = p, layout
@@ -316,7 +314,7 @@ def ppo_clip_loss(log_probs, old_log_probs, advantages, *, epsilon=0.2, normaliz
 
     def forward():
         loss, fractions, _, _ = _forward(p, plan.layout)
-        return loss, *fractions.unbind()
+        return loss, *fractions
 
     return PPOOutput(*route(plan.use_kernel, (log_probs,), custom_op=lambda: _ppo_custom_op(p),
                             torch_path=lambda: _torch_path.ppo_clip_loss(log_probs, old_log_probs, advantages, mask,
@@ -342,7 +340,7 @@ def _ppo_op(log_probs, old_log_probs, advantages, mask, low, high, normalize, re
     """(loss, (clip_fraction, approx_kl), normalisation (empty without), 1/N)."""
     p = _ppo_problem(log_probs, old_log_probs, advantages, mask, low, high, normalize, reduction)
     loss, fractions, norm, inv_n = _forward(p, Layout.of(log_probs))
-    return unaliased(loss, fractions, (empty(inv_n) if norm is None else norm), inv_n)
+    return unaliased(loss, torch.stack(fractions), (empty(inv_n) if norm is None else norm), inv_n)
 
 
 @_ppo_op.register_fake

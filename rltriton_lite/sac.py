@@ -468,6 +468,7 @@ def sac_targets(rewards, next_q, next_log_probs, *, gamma=0.99, alpha=0.2, lambd
         ``next_log_probs`` and ``log_probs``.
     """
     args = (rewards, next_q, next_log_probs, log_probs, terminated, truncated, mask)
+    plannable = type(alpha) is float  # (a tensor α is read, or kept as a tensor: checked every call)
     # (λ = 0 as a number runs another kernel: part of the key)
     key = call_key(("sac", *args, gamma, lambda_, alpha, time_dim, backend, type(lambda_) is float and lambda_ == 0.0))
     plan = _PLANS.get(key)
@@ -494,7 +495,7 @@ def sac_targets(rewards, next_q, next_log_probs, *, gamma=0.99, alpha=0.2, lambd
     use_kernel = use_triton(_checks.backend(backend), rewards.device)
     p = _Problem(rewards, next_q, next_log_probs, log_probs, terminated, truncated, mask,
                  gamma_t, lambda_t, (gamma_f, lambda_f, alpha), time_dim)
-    if key is not None and gamma_t is None and lambda_t is None and type(alpha) is float:
+    if key is not None and gamma_t is None and lambda_t is None and plannable:
         p = p._replace(plan=bounded(_PLANS, key, lambda: Plan(use_kernel, time_dim)))
     return _run_targets(p, use_kernel)
 
