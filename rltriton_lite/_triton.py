@@ -84,8 +84,9 @@ class Launch:
 
 
 def _checksum(x):
-    """The sum of a tensor's bit patterns, as integers."""
-    return x.view({1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}[x.element_size()]).sum()
+    """The sum of a tensor's bit patterns, as integers of its width (wrapping: no wider copy)."""
+    bits = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}[x.element_size()]
+    return x.view(bits).sum(dtype=bits)
 
 
 def _tensors(x):
