@@ -1,26 +1,7 @@
 """Helpers for the kernels as ``torch.library`` custom ops (torch.compile, and CUDA graphs
-through it). Each algorithm module registers its own ops beside its ``autograd.Function``.
-
-Eager calls never go through an op: each public function validates its arguments and launches
-its kernels directly (a custom op's dispatch costs host time). While ``torch.compile`` traces
-(``torch.compiler.is_compiling()``), the public functions validate the same way (the checks read
-only shapes, dtypes and devices, so they trace without a graph break) and call their module's
-ops. Each op has
-
-* a real implementation: the module's own launcher (``returns._forward``, ``returns._backward``,
-  ...), the very code the eager path and its ``autograd.Function`` run, so results and gradients
-  are the same bits;
-* a fake implementation: empty outputs with the real ones' shapes, dtypes and strides;
-* for the differentiable ones, autograd (``register_autograd``) whose backward calls the
-  ``*_backward`` op, so the backward graph traces too.
-
-Checks that read a tensor's values (a per-step gamma or lambda in [0, 1]; SAC's λ > 0 needing
-log_probs; a tensor α finite and >= 0) would break the graph: while compiling, the public
-functions skip them and the forward ops run them at run time (not during CUDA-graph capture, where
-a read cannot sync). Inputs that get no gradient are detached before
-the op (``constant``), so the outputs require grad exactly when the eager ones do. Gradients an op
-does not compute come back as empty tensors (a custom op returns tensors), which the autograd
-formulas turn back into None (``grad_or_none``).
+through it), and ``route``, the one place that decides how a validated call runs. Each
+algorithm module registers its ops beside its ``autograd.Function``; the conventions (fakes,
+autograd, run-time value checks) are in docs/DESIGN.md, "Custom ops".
 """
 from __future__ import annotations
 

@@ -1,25 +1,7 @@
 r"""Critic Regularized Regression's policy loss (Wang et al., 2020): weighted behaviour cloning.
 
-The critic says how much better the taken action is than the policy's average, and the
-log-likelihood of the action is weighted by it:
-
-.. math::
-
-    A_t = Q(s_t, a_t) - b_t, \qquad
-    w_t = \begin{cases} \min\big(e^{A_t/\beta},\; w_{\max}\big) & \text{"exp"} \\
-                        [A_t > 0] & \text{"binary"} \end{cases}, \qquad
-    \text{loss} = -\frac{1}{N}\sum_{t\,\text{unmasked}} w_t \log\pi(a_t|s_t)
-
-with the baseline :math:`b_t = V(s_t)`, or from K sampled actions
-:math:`a_j \sim \pi(\cdot|s_t)`: :math:`b_t = \frac1K\sum_j Q(s_t, a_j)` ("mean") or
-:math:`\max_j Q(s_t, a_j)` ("max"), reduced in the kernel. One pass computes A and w, writes
-them (unless ``need_weights=False``), and sums :math:`w \log\pi` with the deterministic reduction
-of ``_reduce``.
-
-:math:`w` is a constant (the critic is trained by its own TD loss), so the loss is
-differentiable in ``log_probs`` only, with :math:`\partial\text{loss}/\partial\log\pi_t =
--g\,w_t/N`: the fused backward reads the weights the forward wrote, or computes them again from
-Q and the baseline where the forward wrote none.
+The recurrence, its resets and its gradients are derived in docs/ALGORITHMS.md,
+"CRR".
 """
 from __future__ import annotations
 

@@ -1,42 +1,7 @@
 r"""PPO's clipped surrogate loss: an elementwise prologue and the deterministic sum of ``_reduce``.
 
-With :math:`\rho_t = e^{\log\pi_t - \log\pi^{\text{old}}_t}` and the clip range
-:math:`[l, h] = [1-\epsilon_{\text{low}},\, 1+\epsilon_{\text{high}}]`,
-
-.. math::
-
-    \ell_t = -\min\big(\rho_t \hat A_t,\; \operatorname{clip}(\rho_t, l, h)\, \hat A_t\big), \qquad
-    \text{loss} = \frac{1}{N} \sum_{t\,\text{unmasked}} \ell_t
-
-(``reduction="sum"`` drops the :math:`1/N`, ``"none"`` returns :math:`\ell_t`, 0 where masked).
-:math:`\hat A = A`, or with ``normalize_advantages`` :math:`\hat A_t = (A_t - \mu)/(\sigma + 10^{-8})`
-over the unmasked elements, :math:`\sigma` unbiased (as CleanRL's ``.std()``). CleanRL's
-statistics come out of the same pass:
-
-.. math::
-
-    \text{clip\_fraction} = \frac{1}{N}\sum_t [\rho_t \notin [l, h]], \qquad
-    \text{approx\_kl} = \frac{1}{N}\sum_t (\rho_t - 1) - \log\rho_t .
-
-The normalisation costs one extra pass (the mean): since :math:`\sigma + 10^{-8} > 0`,
-:math:`\min(\rho \hat A, c \hat A) = \min(\rho (A-\mu), c (A-\mu)) / (\sigma + 10^{-8})`, so the
-main pass sums :math:`(A-\mu)^2` alongside the loss and the scale is applied to the total. Only
-``reduction="none"`` needs :math:`\sigma` per element, and runs a second moments pass first.
-
-The loss is differentiable in ``log_probs`` only; ``old_log_probs`` and ``advantages`` are
-constants (the rollout's), as in every PPO implementation. The fused backward writes
-
-.. math::
-
-    \frac{\partial \text{loss}}{\partial \log\pi_t} = -g\, w_t\, \hat A_t\, \rho_t\,
-        [\rho_t \hat A_t \le \operatorname{clip}(\rho_t, l, h) \hat A_t]
-
-with :math:`w_t = 1/N` for a mean and 1 otherwise (0 where masked): the gradient flows where
-the unclipped term is the minimum, ties included — what ``torch.min``'s autograd gives in
-total when the two terms are equal (half to each, and the clip passes it on).
-
-The pieces the losses share (the rows × T view of an input of any shape, float64-safe scalar
-parameters, the elementwise backward kernel) live in :mod:`rltriton_lite._reduce`.
+The recurrence, its resets and its gradients are derived in docs/ALGORITHMS.md,
+"PPO's clipped surrogate".
 """
 from __future__ import annotations
 

@@ -96,22 +96,28 @@ def _ls_forward(a, b, initial, mask, time_dim, reverse, keep_carried, plan=None)
     return y, carried
 
 
-def _ls_backward(dy, a, y, initial, mask, time_dim, reverse, need_initial):
+def _ls_backward(dy, a, y, initial, mask, time_dim, reverse, need_initial, plan=None):
     """``(da, db, d_initial)``: the transposed scan; ``y`` is the forward's carried output;
-    ``d_initial`` is None unless ``need_initial`` (and an ``initial`` was given)."""
-    shape, T, n_rows = _checks.problem(y, time_dim)
-    acc = _checks.acc_dtype(_checks.result_dtype(a, y, initial))
+    ``d_initial`` is None unless ``need_initial`` (and an ``initial`` was given). ``plan``: the
+    call's ``plan.Plan``, as for ``_ls_forward``."""
     da = _checks.new_output(y, time_dim, a.dtype)
     db = _checks.new_output(y, time_dim, y.dtype)
     d_init = None
     if initial is not None and need_initial:
-        d_init = torch.empty(n_rows, dtype=initial.dtype, device=y.device)
-    X = [_checks.rows(x, shape, time_dim) for x in (a, None, mask, y, dy)]
-    X.append(_checks.row_vector(initial, shape, time_dim))
-    O = [_checks.rows(da, shape, time_dim), _checks.rows(db, shape, time_dim),
-         None if d_init is None else (d_init, (1, None))]
-    launch(_ls_bwd_prologue, _ls_bwd_epilogue, X, (1 if reverse else -1,), O, n_rows, T,
-           reverse=not reverse, acc_dtype=acc, time_contiguous=X[LS_CARRIED][1][1] == 1)
+        d_init = y.new_empty(initial.numel(), dtype=initial.dtype)
+
+    def first():
+        shape, T, n_rows = _checks.problem(y, time_dim)
+        acc = _checks.acc_dtype(_checks.result_dtype(a, y, initial))
+        X = [_checks.rows(x, shape, time_dim) for x in (a, None, mask, y, dy)]
+        X.append(_checks.row_vector(initial, shape, time_dim))
+        O = [_checks.rows(da, shape, time_dim), _checks.rows(db, shape, time_dim),
+             None if d_init is None else (d_init, (1, None))]
+        return X, O, launch(_ls_bwd_prologue, _ls_bwd_epilogue, X, (1 if reverse else -1,), O, n_rows, T,
+                            reverse=not reverse, acc_dtype=acc, time_contiguous=X[LS_CARRIED][1][1] == 1), None
+
+    planned(plan if initial is None else None, ("backward", _checks.signature((dy, y))), (a, None, mask, y, dy, None),
+            (1 if reverse else -1,), (da, db, None), first)
     if d_init is not None:
         d_init = d_init.reshape(initial.shape)
     return da, db, d_init
@@ -125,13 +131,14 @@ class _LinearScan(torch.autograd.Function):
         # dL/da_t needs y_{t+1} as carried, which padded steps hide from y: keep it apart
         y, carried = _ls_forward(a, b, initial, mask, time_dim, reverse, ctx.needs_input_grad[0], plan)
         ctx.save_for_backward(a, carried, initial, mask)
-        ctx.time_dim, ctx.reverse = time_dim, reverse
+        ctx.time_dim, ctx.reverse, ctx.plan = time_dim, reverse, plan
         return y
 
     @staticmethod
     def backward(ctx, dy):
         a, y, initial, mask = ctx.saved_tensors
-        da, db, d_init = _ls_backward(dy, a, y, initial, mask, ctx.time_dim, ctx.reverse, ctx.needs_input_grad[2])
+        da, db, d_init = _ls_backward(dy, a, y, initial, mask, ctx.time_dim, ctx.reverse, ctx.needs_input_grad[2],
+                                      ctx.plan)
         return da, db, d_init, None, None, None, None
 
 

@@ -1,22 +1,7 @@
 r"""Discounted returns, GAE and TD(λ): three prologues and epilogues on the one scan.
 
-All three are the backward recurrence :math:`y_t = b_t + a_t y_{t+1}` with
-:math:`a_t = \gamma_t \lambda_t` (λ = 1 for plain returns) and a reset at every episode end
-:math:`\text{done}_t = \text{terminated}_t \lor \text{truncated}_t \lor (t = T-1)`; only
-:math:`b_t` differs. With :math:`V'_t = V(s_{t+1})`:
-
-.. math::
-
-    \text{returns:}\quad & b_t = r_t + [\text{done}_t \land \lnot\text{term}_t]\,\gamma_t V'_t \\
-    \text{GAE:}\quad & b_t = \delta_t = r_t + [\lnot\text{term}_t]\,\gamma_t V'_t - V_t,
-        \qquad \text{returns} = A + V \\
-    \text{TD}(\lambda)\text{:}\quad & b_t = r_t + [\lnot\text{term}_t]\,\gamma_t
-        \big([\text{done}_t] + [\lnot\text{done}_t](1-\lambda_t)\big) V'_t
-
-Bracketed flags are selects, so a NaN value behind a terminal step is never read into a sum.
-The backward pass is the transposed scan :math:`g_t = \partial L/\partial y_t + a_{t-1} g_{t-1}`
-(reset where :math:`\text{done}_{t-1}`), after which every input's gradient is a multiple of
-:math:`g_t`: :math:`\partial L/\partial r_t = g_t`, and so on.
+The recurrence, its resets and its gradients are derived in docs/ALGORITHMS.md,
+"Discounted returns, GAE and TD(λ)".
 """
 from __future__ import annotations
 

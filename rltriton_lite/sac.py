@@ -1,64 +1,8 @@
 r"""Soft Actor-Critic: soft λ-return critic targets on the one scan, and the actor and
 temperature losses on the deterministic reduction.
 
-**Targets.** With :math:`V^{\text{soft}\prime}_t = \min_k Q_k(s_{t+1}, a'_{t+1}) - \alpha \log\pi(a'_{t+1}|s_{t+1})`
-(``next_q``, ``next_log_probs``, a' sampled from π) and the end of an episode
-:math:`\text{done}_t = \text{term}_t \lor \text{trunc}_t \lor (t = T-1)`:
-
-.. math::
-
-    G_t = r_t + \gamma_t (1-\text{term}_t)\Big[(1-\lambda_t) V^{\text{soft}\prime}_t + \lambda_t
-          \begin{cases} G_{t+1} - \alpha \log\pi(a_{t+1}|s_{t+1}) & \text{not done}_t \\
-                        V^{\text{soft}\prime}_t & \text{done}_t \end{cases}\Big]
-
-λ = 0 is SAC's one-step target :math:`r_t + \gamma_t(1-\text{term}_t)V^{\text{soft}\prime}_t`
-(bitwise); given as a number, it runs as an elementwise kernel, without the scan's machinery or
-its time split (the same arithmetic, so the same bits for finite inputs). The scan carries the
-soft value of the step taken, :math:`H_t = G_t - \alpha\log\pi_t`
-(``log_probs``): it is a linear recurrence with a reset at every episode end,
-
-.. math::
-
-    b^G_t = r_t + [\lnot\text{term}_t]\,\gamma_t \big([\text{done}_t] + [\lnot\text{done}_t](1-\lambda_t)\big)
-            V^{\text{soft}\prime}_t, \qquad
-    H_t = b^G_t - \alpha\log\pi_t + [\lnot\text{done}_t]\,\gamma_t\lambda_t H_{t+1},
-
-and the epilogue writes :math:`G_t = b^G_t + [\lnot\text{done}_t]\,\gamma_t\lambda_t H_{t+1}`
-from the scanned :math:`H_{t+1}`. Without padding this is the formula above, term for term. A
-padded step passes :math:`H` through, so the step after t is the next *unpadded* one and
-:math:`G_{t+1}` and :math:`\log\pi_{t+1}` always belong to the same step (padding's log-probs are
-never read).
-
-The gradients come from the transposed scan :math:`g_t = \partial L/\partial G_t +
-[\lnot\text{done}_{t-1}]\,\gamma_{t-1}\lambda_{t-1} g_{t-1}` (reset where done_{t-1}), as in
-:mod:`rltriton_lite.returns`:
-
-.. math::
-
-    \frac{\partial L}{\partial r_t} = g_t, \quad
-    \frac{\partial L}{\partial V^{\text{soft}\prime}_t} = [\lnot\text{term}_t]\gamma_t w_t g_t, \quad
-    \frac{\partial L}{\partial Q_{k,t}} = [k = k^*_t]\frac{\partial L}{\partial V^{\text{soft}\prime}_t},
-    \quad \frac{\partial L}{\partial \log\pi'_t} = -\alpha \frac{\partial L}{\partial V^{\text{soft}\prime}_t},
-    \quad \frac{\partial L}{\partial \log\pi_t} = -\alpha\,(g_t - \partial L/\partial G_t)
-
-with :math:`w_t = [\text{done}_t] + [\lnot\text{done}_t](1-\lambda_t)` and :math:`k^*_t` the
-first critic attaining the min. The last term is the part of :math:`g_t` carried from earlier
-steps, :math:`[\lnot\text{done}_{t-1}]\gamma_{t-1}\lambda_{t-1}g_{t-1}`, taken from the scan.
-
-**Losses** (no time axis; any shape; means over unmasked elements, through
-:func:`rltriton_lite._reduce.reduce`, so bitwise reproducible; over no unmasked element, 0 with
-zero gradients, as :func:`~rltriton_lite.ppo.ppo_clip_loss` and :func:`~rltriton_lite.crr.crr_loss`):
-
-.. math::
-
-    J_\pi = \operatorname{mean}\big(\alpha\log\pi - \min_k Q_k\big), \qquad
-    J(\log\alpha) = -\operatorname{mean}\big(\log\alpha\,(\log\pi + \bar{\mathcal H})\big)
-
-with :math:`\partial J_\pi/\partial\log\pi = \alpha/N`, :math:`\partial J_\pi/\partial Q_k =
--[k = k^*]/N` (one elementwise kernel, :func:`rltriton_lite._reduce.launch_map`) and
-:math:`\partial J/\partial\log\alpha = -\operatorname{mean}(\log\pi + \bar{\mathcal H})` (log π a
-constant, as in SB3 and the SAC paper). The losses see their inputs through
-:class:`rltriton_lite._reduce.Layout`, as PPO's and CRR's do.
+The recurrence, its resets and its gradients are derived in docs/ALGORITHMS.md,
+"SAC".
 """
 from __future__ import annotations
 
@@ -390,21 +334,28 @@ def _targets_forward(p: _Problem) -> torch.Tensor:
 def _targets_backward(p: _Problem, dg: torch.Tensor, need):
     """The transposed scan: (d_rewards, d_log_probs, d_next_log_probs, (d_next_q_k, ...)), None
     where ``need`` (a bool per input, in that order, one per critic) says no or it is absent."""
-    shape, T, n_rows = _checks.problem(p.rewards, p.time_dim)
-    acc = _checks.acc_dtype(_dtype(p))
     grad = lambda n, x: (_checks.new_output(p.rewards, p.time_dim, x.dtype)  # noqa: E731
                          if n and x is not None else None)
     d_r, d_lp, d_nlp = (grad(n, x) for n, x in zip(need[:3], (p.rewards, p.log_probs, p.next_log_probs)))
     d_q = tuple(grad(n, x) for n, x in zip(need[3:], p.next_q))
-    X = _inputs(p, acc, dg)
-    O = [_checks.rows(o, shape, p.time_dim) for o in (d_r, d_lp, d_nlp)]
-    O.append(_tuple_entry([_checks.rows(o, shape, p.time_dim) for o in d_q]))
-    tc = X[REWARDS][1][1] == 1
-    if _one_step_only(p):
-        launch_map(_one_step_target_bwd, X, _numbers(p.params), O, n_rows, T, acc, time_contiguous=tc)
-    else:
-        launch(_sac_bwd_prologue, _sac_bwd_epilogue, X, _numbers(p.params), O, n_rows, T, reverse=False,
-               acc_dtype=acc, time_contiguous=tc)
+
+    def first():
+        shape, T, n_rows = _checks.problem(p.rewards, p.time_dim)
+        acc = _checks.acc_dtype(_dtype(p))
+        X = _inputs(p, acc, dg)
+        O = [_checks.rows(o, shape, p.time_dim) for o in (d_r, d_lp, d_nlp)]
+        O.append(_tuple_entry([_checks.rows(o, shape, p.time_dim) for o in d_q]))
+        tc = X[REWARDS][1][1] == 1
+        if _one_step_only(p):
+            return X, O, launch_map(_one_step_target_bwd, X, _numbers(p.params), O, n_rows, T, acc,
+                                    time_contiguous=tc), None
+        return X, O, launch(_sac_bwd_prologue, _sac_bwd_epilogue, X, _numbers(p.params), O, n_rows, T,
+                            reverse=False, acc_dtype=acc, time_contiguous=tc), None
+
+    raw_x = (p.rewards, p.log_probs, p.next_log_probs, None, p.terminated, p.truncated, p.mask, p.gamma, p.lambda_,
+             dg, None, p.next_q)
+    planned(p.plan, ("backward", need, _checks.signature((dg,))), raw_x, _numbers(p.params), (d_r, d_lp, d_nlp, d_q),
+            first)
     return d_r, d_lp, d_nlp, d_q
 
 

@@ -1,53 +1,8 @@
 r"""V-trace (Espeholt et al., 2018, IMPALA): off-policy value targets and policy-gradient
 advantages, both from one pass of the shared scan.
 
-With the importance ratio :math:`e^{\log\rho_t} = \pi(a_t|s_t)/\mu(a_t|s_t)`, its clipped
-versions :math:`\rho_t = \min(\bar\rho, e^{\log\rho_t})`, :math:`c_t = \lambda_t \min(\bar c,
-e^{\log\rho_t})`, :math:`\rho^{pg}_t = \min(\bar\rho_{pg}, e^{\log\rho_t})`, and
-:math:`V'_t = V(s_{t+1})` as in :mod:`rltriton_lite.returns`, the targets are
-
-.. math::
-
-    \delta_t &= r_t + [\lnot\text{term}_t]\,\gamma_t V'_t - V_t \\
-    v_t &= V_t + \rho_t \delta_t + [\lnot\text{done}_t]\,\gamma_t c_t\,(v_{t+1} - V'_t) \\
-    A^{pg}_t &= \rho^{pg}_t\big(r_t + [\lnot\text{term}_t]\,\gamma_t
-        \big[\lambda_t v'_{t+1} + (1-\lambda_t) V'_t\big] - V_t\big), \qquad
-    v'_{t+1} = \begin{cases} v_{t+1} & \lnot\text{done}_t \\ V'_t & \text{done}_t \end{cases}
-
-with :math:`\text{done}_t = \text{term}_t \lor \text{trunc}_t \lor (t = T-1)`. The targets are
-the backward recurrence :math:`v_t = b_t + a_t v_{t+1}`, reset where :math:`\text{done}_t`, with
-
-.. math::
-
-    a_t = \gamma_t c_t, \qquad b_t = V_t + \rho_t \delta_t - [\lnot\text{done}_t]\,\gamma_t c_t V'_t,
-
-and the advantage is an epilogue reading :math:`v_{t+1}` as the scan carries it (``y_prev``).
-Bracketed flags are selects: a NaN behind an episode end is never read into a sum.
-
-**Gradients.** Both outputs are linear in ``rewards``, ``values``, ``next_values`` and
-``bootstrap_value`` once the ratios are fixed. ``log_rhos`` (and with it :math:`\rho`, :math:`c`
-and :math:`\rho^{pg}`) is treated as a constant, as IMPALA does: the targets are regression
-targets and the advantages multiply :math:`\nabla\log\pi` in the loss, so no gradient reaches
-``log_rhos`` through them. With upstream gradients :math:`G_t = \partial L/\partial v_t` and
-:math:`H_t = \partial L/\partial A^{pg}_t`, the transposed scan runs forwards in time,
-
-.. math::
-
-    g_t = G_t + [\lnot\text{done}_{t-1}]\,\rho^{pg}_{t-1}\gamma_{t-1}\lambda_{t-1} H_{t-1}
-          + a_{t-1}\, g_{t-1}, \qquad \text{reset where } \text{done}_{t-1},
-
-(the middle term: :math:`A^{pg}_{t-1}` read :math:`v_t`), and then
-
-.. math::
-
-    \partial L/\partial r_t &= \rho_t g_t + \rho^{pg}_t H_t, \qquad
-    \partial L/\partial V_t = (1-\rho_t) g_t - \rho^{pg}_t H_t, \\
-    \partial L/\partial V'_t &= [\lnot\text{term}_t]\,\gamma_t\big(\rho_t g_t
-        + \rho^{pg}_t w_t H_t\big) - [\lnot\text{done}_t]\,\gamma_t c_t g_t, \qquad
-    w_t = [\text{done}_t] + [\lnot\text{done}_t](1-\lambda_t).
-
-Without ``next_values``, :math:`V'_t` is ``values[t+1]`` (``bootstrap_value`` at the last step),
-so ``values[t]`` also collects :math:`\partial L/\partial V'_{t-1}`.
+The recurrence, its resets and its gradients are derived in docs/ALGORITHMS.md,
+"V-trace".
 """
 from __future__ import annotations
 
