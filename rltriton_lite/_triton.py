@@ -96,16 +96,6 @@ def _tensors(x):
     return [] if x is None else [x]
 
 
-def signature(x):
-    """What Triton specialises on in a tensor argument: dtype and 16-byte alignment (of each
-    member of a tuple of tensors, such as SAC's critics); None passes."""
-    if x is None:
-        return None
-    if type(x) is tuple:
-        return tuple(signature(y) for y in x)
-    return x.dtype, x.data_ptr() % 16 == 0
-
-
 def _capturing() -> bool:
     return torch.cuda.is_current_stream_capturing()
 

@@ -7,7 +7,7 @@ import functools
 import torch
 
 from . import _checks
-from ._triton import HAS_TRITON, INTERPRET, Launch, signature, tl
+from ._triton import HAS_TRITON, INTERPRET, Launch, tl
 from .config import Config, current
 from .scan import _scan_kernel, _segments_epilogue, _segments_prologue
 
@@ -79,19 +79,10 @@ def _plan(n_rows: int, T: int, time_contiguous: bool, itemsize: int, device: tor
 
 def unzip(items):
     """``(tensor, strides)`` pairs (or None) as a tuple of tensors, one of strides ((0, 0) for an
-    absent input, never read: the kernels test the pointer first) and one of signatures
-    (``_triton.signature``)."""
-    ptrs, strides, sigs = [], [], []
-    for x in items:
-        if x is None:
-            ptrs.append(None)
-            strides.append((0, 0))
-            sigs.append(None)
-        else:
-            ptrs.append(x[0])
-            strides.append(x[1])
-            sigs.append(signature(x[0]))
-    return tuple(ptrs), tuple(strides), tuple(sigs)
+    absent input, never read: the kernels test the pointer first) and the tensors' signature
+    (``_checks.signature``: what Triton specialises on among the rest)."""
+    ptrs = tuple(None if x is None else x[0] for x in items)
+    return ptrs, strides(items), _checks.signature(ptrs)
 
 
 def strides(items):
@@ -190,7 +181,7 @@ def launch(prologue, epilogue, inputs, params, outputs, n_rows, T, *, reverse, a
     device = next(o for o in O if o is not None).device
     cfg = current()
     key = (prologue, epilogue, reverse, acc_dtype, n_rows, T, time_contiguous, SX, SO, sx, so, param_key(P),
-           signature(initial), device, cfg)
+           _checks.signature((initial,)), device, cfg)
     scan = bounded(_SCANS, key, lambda: _Scan(prologue, epilogue, reverse, acc_dtype, n_rows, T, time_contiguous,
                                               O, device, cfg))
     scan(X, SX, P, O, SO, initial)
