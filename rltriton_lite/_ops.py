@@ -1,58 +1,200 @@
-"""Helpers for the kernels as ``torch.library`` custom ops (torch.compile, and CUDA graphs
-through it), and ``route``, the one place that decides how a validated call runs. Each
-algorithm module registers its ops beside its ``autograd.Function``; the conventions (fakes,
-autograd, run-time value checks) are in docs/DESIGN.md, "Custom ops".
+"""How a validated call runs: ``Kernels`` makes, from an algorithm's one forward and one
+backward, the three ways its kernel path runs, and ``Kernels.__call__`` is the one place that
+picks: the kernels alone when no gradient is needed, an ``autograd.Function`` when one is, and a
+``torch.library`` custom op while torch.compile traces. docs/DESIGN.md, "Custom ops", has the
+conventions.
+
+A problem is an algorithm's validated call: a NamedTuple whose fields are tensors (or None),
+tuples of tensors (SAC's critics) or of numbers, and numbers or strings, and whose last field
+is its ``plan.Plan``.
 """
 from __future__ import annotations
 
+import ast
+import math
+
 import torch
 
-from . import _checks
+from . import _checks, _triton
 
 NS = "rltriton_lite"
 
 
-def route(use_kernel: bool, leaves, *, torch_path, custom_op, function, kernel):
-    """The one place that decides how a validated call runs: the PyTorch path without a kernel;
-    the custom op while torch.compile traces; the autograd Function when a leaf needs a
-    gradient; else the kernels alone, with no autograd bookkeeping. Each is a thunk."""
-    if not use_kernel:
-        return torch_path()
-    if torch.compiler.is_compiling():
-        return custom_op()
-    if function is not None and torch.is_grad_enabled():
-        for x in leaves:
-            if x is not None and x.requires_grad:
-                return function()
-    return kernel()
+class Kernels:
+    """An algorithm's kernel path, registered as the custom ops ``rltriton_lite::name`` (and
+    ``name_backward``) when made.
+
+    - ``forward(p) -> (outputs, saved)``: the outputs (None where not computed), the first
+      ``differentiable`` of them differentiable (default: all), and the tensors the backward
+      needs beside ``p``;
+    - ``backward(p, saved, grads, need) -> {field: gradient}``: ``saved`` the forward's (after
+      its outputs with ``saves_outputs``), ``grads`` one per differentiable output (None: zero),
+      ``need`` {field: bool, or a tuple of them} for the fields in ``wrt``, the only ones with
+      gradients (every other tensor is a constant);
+    - ``check(p)``: the values checks the validation skips while compiling, run by the op.
+    """
+
+    def __init__(self, name, problem, forward, backward=None, *, wrt=(), differentiable=None, saves_outputs=False,
+                 check=None):
+        self.problem, self.forward, self.backward, self.wrt = problem, forward, backward, frozenset(wrt)
+        self._wrt = [i for i, f in enumerate(problem._fields) if f in self.wrt]
+        self.differentiable, self.saves_outputs, self.check = differentiable, saves_outputs, check
+        self.op = torch.library.custom_op(f"{NS}::{name}", self._op, mutates_args=(),
+                                          schema="(Tensor[] tensors, str static) -> (Tensor[], Tensor[])")
+        self.op.register_fake(self._fake)
+        if backward is not None:
+            self.backward_op = torch.library.custom_op(
+                f"{NS}::{name}_backward", self._backward_op, mutates_args=(),
+                schema="(Tensor?[] grads, Tensor[] tensors, Tensor[] saved, str static, bool[] need) -> Tensor[]")
+            self.backward_op.register_fake(self._fake_backward)
+            self.op.register_autograd(self._op_autograd, setup_context=self._op_setup)
+
+    def __call__(self, p, use_kernel: bool, torch_path):
+        """The call's outputs: ``torch_path()`` without a kernel; else the op while torch.compile
+        traces, the Function when an input in ``wrt`` needs a gradient, else the kernels alone."""
+        if not use_kernel:
+            return torch_path()
+        if torch.compiler.is_compiling():
+            tensors, static = self.split(p)
+            return tuple(self.op(tensors, static)[0])
+        if self.backward is not None and torch.is_grad_enabled():
+            leaves = []
+            for i in self._wrt:  # (the order of _leaves)
+                x = p[i]
+                if type(x) is tuple:
+                    leaves += x
+                elif x is not None:
+                    leaves.append(x)
+            if any(x.requires_grad for x in leaves):
+                return _Function.apply(self, p, *leaves)
+        return self.forward(p)[0]
+
+    # ---- the problem as the ops' arguments: its tensors, and the rest as a literal ------------
+    def split(self, p):
+        """(tensors, static): ``p``'s tensors in field order (the constants detached), and its
+        other fields as a Python literal (``ast.literal_eval``), a tensor written ``{'t': index}``
+        (a literal of our own: torch.compile traces neither json nor pickle)."""
+        tensors, fields = [], []
+        for name, value in zip(p._fields[:-1], p[:-1]):
+            def entry(x):
+                if isinstance(x, torch.Tensor):
+                    tensors.append(x if name in self.wrt else x.detach())
+                    return "{'t': %d}" % (len(tensors) - 1)
+                if type(x) is float and not math.isfinite(x):
+                    return "1e999" if x > 0 else "-1e999"  # (inf is no literal; NaN is refused before)
+                return repr(x)
+            fields.append("(" + "".join(entry(x) + ", " for x in value) + ")" if type(value) is tuple else entry(value))
+        return tensors, "[" + ", ".join(fields) + "]"
+
+    def join(self, tensors, static):
+        """The problem ``split`` took apart (without a plan)."""
+        entry = lambda x: tensors[x["t"]] if isinstance(x, dict) else x  # noqa: E731
+        return self.problem(*(tuple(map(entry, f)) if type(f) is tuple else entry(f)
+                              for f in ast.literal_eval(static)))
+
+    # ---- the forward op ---------------------------------------------------------------------
+    def _op(self, tensors, static):
+        p = self.join(tensors, static)
+        if self.check is not None and not _triton.is_faking():
+            self.check(p)
+        outs, saved = self.forward(p)
+        return _unaliased([tensors[0].new_empty(0) if o is None else o for o in outs] + list(saved), len(outs))
+
+    def _fake(self, tensors, static):
+        with _triton.faking():  # the same code, its launches skipped: the same shapes and strides
+            return self._op(tensors, static)
+
+    def _op_setup(self, ctx, inputs, output):
+        tensors, static = inputs
+        outs, saved = output
+        n = len(outs) if self.differentiable is None else self.differentiable
+        ctx.set_materialize_grads(False)  # an unused output's gradient stays None (read as 0)
+        ctx.mark_non_differentiable(*outs[n:], *saved)
+        ctx.save_for_backward(*tensors, *(outs if self.saves_outputs else ()), *saved)
+        ctx.static, ctx.n_tensors, ctx.n_outputs = static, len(tensors), n
+
+    def _op_autograd(self, ctx, d_outs, _d_saved):
+        saved = ctx.saved_tensors
+        tensors, rest = list(saved[:ctx.n_tensors]), list(saved[ctx.n_tensors:])
+        need = list(ctx.needs_input_grad[0])
+        grads = self.backward_op(list(d_outs[:ctx.n_outputs]), tensors, rest, ctx.static, need)
+        return [g if n else None for g, n in zip(grads, need)], None
+
+    # ---- the backward op --------------------------------------------------------------------
+    def _backward_op(self, grads, tensors, saved, static, need):
+        p = self.join(tensors, static)
+        flags = iter(need)
+        need = {}
+        for name, i, _ in _leaves(p):
+            flag = next(flags) and name in self.wrt
+            need[name] = flag if i is None else need.get(name, ()) + (flag,)
+        out = self.backward(p, tuple(saved), tuple(grads), need)
+        # (an op returns tensors: an empty one for a gradient not computed)
+        return _unaliased([_pick(out.get(name), i, tensors[0]) for name, i, _ in _leaves(p)], 0)
+
+    def _fake_backward(self, grads, tensors, saved, static, need):
+        with _triton.faking():
+            return self._backward_op(grads, tensors, saved, static, need)
 
 
-def constant(x):
-    """An input that gets no gradient, detached (None passes)."""
-    return None if x is None else x.detach()
+def _pick(grad, i, like=None):
+    """Entry ``i`` of a field's gradient (the field's own if None); None, or with ``like`` an
+    empty tensor, where there is none."""
+    g = grad if i is None or grad is None else grad[i]
+    return like.new_empty(0) if g is None and like is not None else g
 
 
-def grad_or_none(x, keep: bool):
-    return x if keep else None
+def _leaves(p):
+    """(field, index in the field's tuple or None, tensor) for each tensor of the problem ``p``."""
+    out = []
+    for name, value in zip(p._fields[:-1], p[:-1]):
+        if isinstance(value, torch.Tensor):
+            out.append((name, None, value))
+        elif type(value) is tuple:
+            out.extend((name, i, x) for i, x in enumerate(value) if isinstance(x, torch.Tensor))
+    return out
 
 
-def unaliased(*outs):
-    """A custom op's outputs may not share storage, and must match their fake's layout: a copy of
-    each output that views part of another tensor or whose storage an earlier one uses (the
-    losses' means and 1/N come back as views of one small vector)."""
+def _unaliased(tensors, n_outputs):
+    """The op's outputs, each in storage of its own (a custom op's outputs may not alias each
+    other or an input): a copy of a tensor seen before and of one that is part of a larger
+    storage (the losses' means come back as views of one vector). The first ``n_outputs``
+    form the first list."""
     seen, res = set(), []
-    for o in outs:
-        ptr = o.untyped_storage().data_ptr()
-        if o.numel() and (ptr in seen or o.storage_offset() or o.untyped_storage().nbytes() > o.nbytes):
-            o = o.clone()
-        seen.add(ptr)
-        res.append(o)
-    return tuple(res)
+    for x in tensors:
+        if id(x) in seen or x.storage_offset() or x.untyped_storage().nbytes() > x.numel() * x.element_size():
+            x = x.clone()
+        seen.add(id(x))
+        res.append(x)
+    return (res[:n_outputs], res[n_outputs:]) if n_outputs else res
 
 
-def empty(like: torch.Tensor) -> torch.Tensor:
-    """Stands for a gradient not computed (a custom op returns tensors, not None)."""
-    return like.new_empty(0)
+class _Function(torch.autograd.Function):
+    """The eager autograd path of a ``Kernels``: its forward, and its backward once (the kernels
+    are not differentiable themselves)."""
+
+    @staticmethod
+    def forward(ctx, kernels, p, *leaves):
+        outs, saved = kernels.forward(p)
+        n = len(outs) if kernels.differentiable is None else kernels.differentiable
+        ctx.set_materialize_grads(False)  # an unused output's gradient stays None (read as 0)
+        ctx.mark_non_differentiable(*(o for o in outs[n:] if o is not None))
+        ctx.save_for_backward(*(outs if kernels.saves_outputs else ()), *saved)
+        ctx.kernels, ctx.p, ctx.n_outputs = kernels, p, n
+        return outs
+
+    @staticmethod
+    @torch.autograd.function.once_differentiable
+    def backward(ctx, *d_outs):
+        k, p = ctx.kernels, ctx.p
+        flags, need, where = iter(ctx.needs_input_grad[2:]), {}, []
+        for name, i, _ in _leaves(p):
+            if name in k.wrt:
+                flag = next(flags)
+                need[name] = flag if i is None else need.get(name, ()) + (flag,)
+                where.append((name, i))
+        grads = k.backward(p, ctx.saved_tensors, d_outs[:ctx.n_outputs], need)
+        return (None, None, *(_pick(grads.get(name), i) for name, i in where))
 
 
 def check_coefficients(gamma, lambda_) -> None:

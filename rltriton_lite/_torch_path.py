@@ -102,15 +102,15 @@ def returns(p):
     out = lambda x: x.movedim(-1, p.time_dim).to(dtype)  # noqa: E731
     if p.kind == "gae":
         return out(y), out(torch.where(valid, y + v, zero))
-    return out(y)
+    return (out(y),)
 
 
-def vtrace(p, log_rhos):
+def vtrace(p):
     """V-trace on the torch path (``p`` is episode.Problem with params (γ, λ, ρ̄, c̄, ρ̄_pg)).
 
     ``log_rhos`` is detached: the importance weights are constants, as in the kernel.
     """
-    dtype = _checks.result_dtype(p.rewards, p.values, p.next_values, log_rhos)
+    dtype = _checks.result_dtype(p.rewards, p.values, p.next_values, p.log_rhos)
     acc = _checks.acc_dtype(dtype)
     r = _last_dim(p.rewards, p.time_dim, acc)
     v = _last_dim(p.values, p.time_dim, acc)
@@ -126,7 +126,7 @@ def vtrace(p, log_rhos):
         v_next = torch.cat([v[..., 1:], boot.unsqueeze(-1)], -1)
     # padding's log-ratios are never read (selected away before any arithmetic, as the kernel's
     # masked loads): NaN there must not reach the gradients through 0 * NaN
-    ratio = torch.where(valid, _last_dim(log_rhos.detach(), p.time_dim, acc), 0.0).exp()
+    ratio = torch.where(valid, _last_dim(p.log_rhos.detach(), p.time_dim, acc), 0.0).exp()
     rho, rho_pg = ratio.clamp(max=rho_bar), ratio.clamp(max=pg_rho_bar)
     c = lam * ratio.clamp(max=c_bar)
     delta = r + torch.where(term, zero, gamma * v_next) - v

@@ -5,6 +5,8 @@ Triton has no wheels for macOS or Windows; there the package still imports and e
 runs its PyTorch path. ``INTERPRET`` is read once, at import, because ``triton.jit`` decides
 at decoration time whether a kernel is compiled or interpreted.
 """
+import contextlib
+import contextvars
 import os
 
 import torch
@@ -32,6 +34,24 @@ except ImportError:  # pragma: no cover - exercised on machines without a Triton
 
     def jit(fn):
         return fn
+
+
+_FAKING = contextvars.ContextVar("rltriton_lite_faking", default=False)
+
+
+@contextlib.contextmanager
+def faking():
+    """Run the launchers without launching: a custom op's fake runs its real code so (its
+    outputs' shapes, dtypes and strides are then the real ones)."""
+    token = _FAKING.set(True)
+    try:
+        yield
+    finally:
+        _FAKING.reset(token)
+
+
+def is_faking() -> bool:
+    return _FAKING.get()
 
 
 class Launch:

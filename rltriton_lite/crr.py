@@ -9,9 +9,8 @@ from typing import NamedTuple
 
 import torch
 
-from . import _checks
-from . import _ops, _torch_path
-from ._ops import constant, route, unaliased
+from . import _checks, _torch_path
+from ._ops import Kernels
 from ._reduce import Layout, launch_map, param, reduce, store_grad, upstream, vector
 from ._triton import jit, tl
 from .plan import Plan, bounded, call_key, planned, use_triton
@@ -110,86 +109,72 @@ class _Problem(NamedTuple):
     max_weight: float
     binary: bool
     use_max: bool
-    dtype: torch.dtype  # of the loss
-    out_dtype: torch.dtype  # of weights and advantages
-    need_weights: bool = True  # False: no weights and advantages written
+    need_weights: bool  # False: no weights and advantages written
     plan: object = None  # the call's plan.Plan
 
     @property
-    def acc(self):
-        return _checks.acc_dtype(self.dtype)
+    def dtype(self):  # of the loss
+        return _checks.result_dtype(self.log_probs, self.q_values, self.baseline)
 
     @property
     def params(self):
         return (self.beta, self.max_weight, self.baseline.shape[-1], int(self.binary), int(self.use_max))
 
+    @property
+    def layout(self) -> Layout:
+        return Layout.of(self.log_probs) if self.plan is None else self.plan.layout[0]
+
 
 def _inputs(p: _Problem, layout: Layout):
     X = [layout.rows(p.log_probs), layout.rows(p.q_values), layout.rows_k(p.baseline), layout.rows(p.mask)]
-    return X + [vector((p.beta, p.max_weight), p.acc, p.log_probs.device)]
+    return X + [vector((p.beta, p.max_weight), _checks.acc_dtype(p.dtype), p.log_probs.device)]
 
 
-def _forward(p: _Problem, layout: Layout):
-    """(loss, weights, advantages, 1/N): one fused pass and the deterministic sum; weights and
-    advantages None unless ``p.need_weights`` (the pass then only reads, as PPO's)."""
-    device = p.log_probs.device
-    weights, advantages = (layout.new(p.out_dtype, device) if p.need_weights else None for _ in range(2))
+def _forward(p: _Problem):
+    """((loss, weights, advantages), (1/N,)): one fused pass and the deterministic sum; weights
+    and advantages None unless ``p.need_weights`` (the pass then only reads, as PPO's)."""
+    layout, device, acc = p.layout, p.log_probs.device, _checks.acc_dtype(p.dtype)
+    out_dtype = _checks.result_dtype(p.q_values, p.baseline)
+    weights, advantages = (layout.new(out_dtype, device) if p.need_weights else None for _ in range(2))
 
     def first():
         X, O = _inputs(p, layout), (layout.rows(weights), layout.rows(advantages))
-        means, summed = reduce(_crr_forward, 2, X, p.params, O, layout.n_rows, layout.T, p.acc, device, count=1)
+        means, summed = reduce(_crr_forward, 2, X, p.params, O, layout.n_rows, layout.T, acc, device, count=1)
         return X, O, summed, means
 
     # the mean of -w logπ over the unmasked elements, and 1/N (for the backward)
     means = planned(p.plan, "forward", (p.log_probs, p.q_values, p.baseline, p.mask, None), p.params,
                     (weights, advantages), first)
     loss, inv_n = means.unbind()
-    return loss.to(p.dtype), weights, advantages, inv_n
+    return (loss.to(p.dtype), weights, advantages), (inv_n,)
 
 
-def _backward(grad, weights, mask, inv_n, layout: Layout, lp_dtype, params, p: _Problem | None = None):
+def _backward(p: _Problem, saved, grads, need):
     """d log_probs = -g w / N, one elementwise kernel reading the weights the forward wrote, or,
-    with ``weights`` None, computing them again from ``p``'s Q and baseline; ``layout`` is
-    log_probs' (``Layout.of``), arithmetic in inv_n's dtype."""
-    d_log_probs = layout.new(lp_dtype, inv_n.device)
+    without them, computing them again from Q and the baseline."""
+    grad = grads[0]
+    if grad is None:  # no gradient reached the loss (gradcheck asks for the other outputs' rows)
+        return {}
+    _, weights, _, inv_n = saved
+    weights = weights if p.need_weights else None
+    layout = p.layout
+    d_log_probs = layout.new(p.log_probs.dtype, inv_n.device)
     g = upstream(grad, "mean", inv_n, layout)
     again = (None, None) if weights is not None else (p.q_values, p.baseline)
 
     def first():
-        X = [None, None, None, layout.rows(mask), None] if weights is not None else [None] + _inputs(p, layout)[1:]
+        X = [None, None, None, layout.rows(p.mask), None] if weights is not None else [None] + _inputs(p, layout)[1:]
         X += [layout.rows(weights), g]
         O = (layout.rows(d_log_probs),)
-        return X, O, launch_map(_crr_backward, X, params, O, layout.n_rows, layout.T, inv_n.dtype), None
+        return X, O, launch_map(_crr_backward, X, p.params, O, layout.n_rows, layout.T, inv_n.dtype), None
 
-    planned(None if p is None else p.plan, ("backward", _checks.signature((grad, weights, inv_n))),
-            (None, *again, mask, None, weights, g[0]), params, (d_log_probs,), first)
-    return d_log_probs
+    planned(p.plan, "backward", (None, *again, p.mask, None, weights, g[0]), p.params, (d_log_probs,), first,
+            sign=(grad, weights, inv_n))
+    return {"log_probs": d_log_probs}
 
 
-class _CRRLoss(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, p: _Problem, log_probs):
-        layout = p.plan.layout[0]
-        loss, weights, advantages, inv_n = _forward(p, layout)
-        # no zeros for the weights' and advantages' gradients: filled by autograd, they were two
-        # full-size writes that took as long as the backward itself (docs/DESIGN.md, "Reductions")
-        ctx.set_materialize_grads(False)
-        ctx.problem, ctx.layout = p, layout
-        # the backward reads the weights, or computes them again from Q and the baseline
-        again = (None, None) if p.need_weights else (p.q_values, p.baseline)
-        ctx.save_for_backward(weights, *again, p.mask, inv_n)
-        if p.need_weights:
-            ctx.mark_non_differentiable(weights, advantages)
-        return loss, weights, advantages  # None and None without need_weights
-
-    @staticmethod
-    @torch.autograd.function.once_differentiable
-    def backward(ctx, grad, _grad_weights, _grad_advantages):
-        if grad is None:  # no gradient reached the loss (gradcheck asks for the other outputs' rows)
-            return None, None
-        weights, _, _, mask, inv_n = ctx.saved_tensors  # (unpacking checks Q and the baseline are unchanged)
-        p = ctx.problem
-        return None, _backward(grad, weights, mask, inv_n, ctx.layout, p.log_probs.dtype, p.params, p)
+# the backward reads the weights the forward wrote (saved with the outputs)
+KERNELS = Kernels("crr_loss", _Problem, _forward, _backward, wrt=("log_probs",), differentiable=1, saves_outputs=True)
 
 
 def _baseline(baseline, q_values):
@@ -237,7 +222,6 @@ def crr_loss(log_probs, q_values, baseline, *, beta=1.0, mode="exp", max_weight=
             the backward computes the weights again from ``q_values`` and ``baseline``: for a
             training step that logs neither (as ``need_weights`` of
             ``torch.nn.MultiheadAttention``).
-            Under ``torch.compile`` they are computed anyway, and dropped.
         backend: "auto", "triton" or "torch".
 
     Returns:
@@ -264,78 +248,12 @@ def crr_loss(log_probs, q_values, baseline, *, beta=1.0, mode="exp", max_weight=
             bounded(_PLANS, key, lambda: plan)
     beta = _checks.real("beta", beta, positive=True)  # every call: its numbers
     max_weight = _checks.real("max_weight", max_weight, positive=True)
-    layout, v_baseline = plan.layout
-    p = _Problem(log_probs, q_values, baseline.unsqueeze(-1) if v_baseline else baseline, mask, beta, max_weight,
-                 mode == "binary", baseline_reduce == "max", _checks.result_dtype(log_probs, q_values, baseline),
-                 _checks.result_dtype(q_values, baseline), bool(need_weights), plan)
-    out = route(plan.use_kernel, (log_probs,), custom_op=lambda: _crr_custom_op(p),
-                torch_path=lambda: _torch_path.crr_loss(log_probs, q_values, p.baseline, mask, beta, max_weight,
-                                                        p.binary, p.use_max, p.dtype, p.out_dtype),
-                function=lambda: _CRRLoss.apply(p, log_probs), kernel=lambda: _forward(p, layout)[:3])
+    p = _Problem(log_probs, q_values, baseline.unsqueeze(-1) if plan.layout[1] else baseline, mask, beta,
+                 max_weight, mode == "binary", baseline_reduce == "max", bool(need_weights), plan)
+    out = KERNELS(p, plan.use_kernel, lambda: _torch_path.crr_loss(
+        log_probs, q_values, p.baseline, mask, beta, max_weight, p.binary, p.use_max, p.dtype,
+        _checks.result_dtype(q_values, baseline)))
     return CRROutput(*out) if need_weights else CRROutput(out[0], None, None)
 
 
 _PLANS = {}  # crr_loss's plan.Plan by signature
-
-# --------------------------------------------------------------------------------------------
-# The custom ops (torch.compile)
-# --------------------------------------------------------------------------------------------
-_CRR_SCALARS = "float beta, float max_weight, bool binary, bool use_max"
-
-
-def _crr_problem(log_probs, q_values, baseline, mask, beta, max_weight, binary, use_max):
-    return _Problem(log_probs, q_values, baseline, mask, beta, max_weight, binary, use_max,
-                        _checks.result_dtype(log_probs, q_values, baseline), _checks.result_dtype(q_values, baseline))
-
-
-@torch.library.custom_op(f"{_ops.NS}::crr_loss", mutates_args=(), schema=(
-    f"(Tensor log_probs, Tensor q_values, Tensor baseline, Tensor? mask, {_CRR_SCALARS}) "
-    "-> (Tensor, Tensor, Tensor, Tensor)"))
-def _crr_op(log_probs, *args):
-    """(loss, weights, advantages, 1/N); ``baseline`` has the trailing dim of K samples."""
-    return unaliased(*_forward(_crr_problem(log_probs, *args), Layout.of(log_probs)))
-
-
-@_crr_op.register_fake
-def _(log_probs, *args):
-    p = _crr_problem(log_probs, *args)
-    layout, device = Layout.of(log_probs), log_probs.device
-    return (log_probs.new_empty((), dtype=p.dtype), layout.new(p.out_dtype, device), layout.new(p.out_dtype, device),
-            log_probs.new_empty((), dtype=p.acc))
-
-
-@torch.library.custom_op(f"{_ops.NS}::crr_loss_backward", mutates_args=(), schema=(
-    "(Tensor grad, Tensor weights, Tensor? mask, Tensor inv_n, int[] order, ScalarType lp_dtype, "
-    f"{_CRR_SCALARS}, int k) -> Tensor"))
-def _crr_backward_op(grad, weights, mask, inv_n, order, lp_dtype, beta, max_weight, binary, use_max, k):
-    params = (beta, max_weight, k, int(binary), int(use_max))  # crr._Problem.params
-    return _backward(grad, weights, mask, inv_n, Layout.make(tuple(order), weights.shape), lp_dtype, params)
-
-
-@_crr_backward_op.register_fake
-def _(grad, weights, mask, inv_n, order, lp_dtype, *args):
-    return Layout.make(tuple(order), weights.shape).new(lp_dtype, weights.device)
-
-
-def _crr_op_setup(ctx, inputs, output):
-    log_probs, q_values, baseline, mask = inputs[:4]
-    _, weights, advantages, inv_n = output
-    ctx.mark_non_differentiable(weights, advantages, inv_n)
-    ctx.save_for_backward(weights, mask, inv_n)
-    ctx.order, ctx.lp_dtype = list(Layout.of(log_probs).order), log_probs.dtype
-    ctx.scalars = (*inputs[4:], baseline.shape[-1])
-
-
-def _crr_op_backward(ctx, grad, *_):
-    weights, mask, inv_n = ctx.saved_tensors
-    d_log_probs = _crr_backward_op(grad, weights, mask, inv_n, ctx.order, ctx.lp_dtype, *ctx.scalars)
-    return (d_log_probs,) + (None,) * 7
-
-
-_crr_op.register_autograd(_crr_op_backward, setup_context=_crr_op_setup)
-
-
-def _crr_custom_op(p):
-    """crr_loss's kernel path as the custom op: (loss, weights, advantages)."""
-    return _crr_op(p.log_probs, constant(p.q_values), constant(p.baseline), constant(p.mask), p.beta, p.max_weight,
-                   p.binary, p.use_max)[:3]

@@ -12,7 +12,6 @@ from typing import NamedTuple
 import torch
 
 from . import _checks
-from ._ops import constant, empty
 from ._triton import jit, tl
 from .plan import Plan, bounded, call_key, use_triton
 from .tile import coef, load, load_and_step, load_flag, load_mask, store
@@ -140,9 +139,13 @@ class Problem(NamedTuple):
     mask: torch.Tensor | None
     gamma: torch.Tensor | None
     lambda_: torch.Tensor | None
+    log_rhos: torch.Tensor | None  # V-trace's
     params: tuple
     time_dim: int
     plan: object = None  # the Plan of the call's signature, when it has one (see prepare)
+
+
+WRT = ("rewards", "values", "next_values", "bootstrap_value")  # the inputs with gradients
 
 
 _PLANS = {}
@@ -158,7 +161,7 @@ def prepare(kind, rewards, values, next_values, bootstrap_value, gamma, lambda_,
     key = call_key((kind, *tensors, gamma, lambda_, time_dim, backend, *extra))
     plan = _PLANS.get(key)
     if plan is not None and 0.0 <= gamma <= 1.0 and 0.0 <= lambda_ <= 1.0:
-        return Problem(kind, *tensors, None, None, (float(gamma), float(lambda_)), plan.layout, plan), \
+        return Problem(kind, *tensors, None, None, None, (float(gamma), float(lambda_)), plan.layout, plan), \
             plan.use_kernel
     p, use_kernel = validate(kind, rewards, values, next_values, bootstrap_value, gamma, lambda_, terminated,
                              truncated, mask, time_dim, backend)
@@ -187,15 +190,21 @@ def raw(p: Problem):
     return p.rewards, p.values, p.next_values, p.bootstrap_value, p.terminated, p.truncated, p.mask, p.gamma, p.lambda_
 
 
-def grad_buffers(p: Problem, need):
-    """Gradient buffers for (rewards, values, next_values, bootstrap_value), None where no
-    gradient is needed (``need``, four bools) or the input is absent; bootstrap_value's per row."""
-    outs = tuple(_checks.new_output(p.rewards, p.time_dim, x.dtype) if n and x is not None else None
-                 for n, x in zip(need[:3], (p.rewards, p.values, p.next_values)))
+def grad_buffers(p: Problem, need: dict):
+    """Gradient buffers for the fields of ``WRT``, None where ``need`` (``_ops.Kernels``'s) says
+    no or the input is absent; bootstrap_value's per row."""
+    outs = tuple(_checks.new_output(p.rewards, p.time_dim, x.dtype) if need.get(f) else None
+                 for f, x in zip(WRT[:3], (p.rewards, p.values, p.next_values)))
     d_boot = None
-    if need[3] and p.bootstrap_value is not None:
+    if need.get("bootstrap_value"):
         d_boot = p.rewards.new_empty(p.bootstrap_value.numel(), dtype=p.bootstrap_value.dtype)
     return outs + (d_boot,)
+
+
+def gradients(p: Problem, outs) -> dict:
+    """``grad_buffers``' buffers by field, bootstrap_value's in its shape."""
+    d_boot = None if outs[3] is None else outs[3].reshape(p.bootstrap_value.shape)
+    return dict(zip(WRT, outs[:3] + (d_boot,)))
 
 
 def grad_outputs(p: Problem, outs):
@@ -232,32 +241,5 @@ def validate(kind, rewards, values, next_values, bootstrap_value, gamma, lambda_
     lambda_t, lambda_f = _checks.unit_interval("lambda_", lambda_, rewards)
     use_kernel = use_triton(_checks.backend(backend), rewards.device)
     p = Problem(kind, rewards, values, next_values, bootstrap_value, terminated, truncated, mask,
-                 gamma_t, lambda_t, (gamma_f, lambda_f), time_dim)
+                gamma_t, lambda_t, None, (gamma_f, lambda_f), time_dim)
     return p, use_kernel
-
-# --------------------------------------------------------------------------------------------
-# The custom ops' arguments (torch.compile)
-# --------------------------------------------------------------------------------------------
-# the tensor inputs of Problem, in the kernels' X order, and the custom ops' schema for them
-OP_TENSORS = "Tensor rewards, Tensor? values, Tensor? next_values, Tensor? bootstrap_value, " \
-                   "Tensor? terminated, Tensor? truncated, Tensor? mask, Tensor? gamma, Tensor? lambda_"
-
-
-def op_problem(kind, tensors, gamma_f, lambda_f, time_dim):
-    return Problem(kind, *tensors, (gamma_f, lambda_f), time_dim)
-
-
-def op_grad_fakes(tensors, shape, time_dim, need):
-    """Fake gradients of (rewards, values, next_values, bootstrap_value) as returns._backward
-    allocates them (``episode.grad_buffers``); empty where not computed."""
-    rewards, boot = tensors[0], tensors[3]
-    outs = [_checks.new_output(rewards, time_dim, x.dtype) if n and x is not None else empty(rewards)
-            for n, x in zip(need[:3], tensors[:3])]
-    outs.append(boot.new_empty(boot.shape) if need[3] and boot is not None else empty(rewards))
-    return tuple(outs)
-
-
-def op_args(p):
-    """episode.Problem as the ops' tensor arguments (the non-differentiable ones detached)."""
-    return (p.rewards, p.values, p.next_values, p.bootstrap_value, constant(p.terminated), constant(p.truncated),
-            constant(p.mask), constant(p.gamma), constant(p.lambda_))

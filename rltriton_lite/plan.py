@@ -7,7 +7,7 @@ import functools
 import torch
 
 from . import _checks
-from ._triton import HAS_TRITON, INTERPRET, Launch, tl
+from ._triton import HAS_TRITON, INTERPRET, Launch, is_faking, tl
 from .config import Config, current
 from .scan import _scan_kernel, _segments_epilogue, _segments_prologue
 
@@ -66,10 +66,9 @@ def _segments(n_programs: int, n_chunks: int, device: torch.device, min_programs
     return _checks.cdiv(n_chunks, seg), seg
 
 
-@functools.lru_cache(maxsize=1024)
 def _plan(n_rows: int, T: int, time_contiguous: bool, itemsize: int, device: torch.device, cfg: Config):
     """Tile, warps, stages, vector, grid and time split of a launch: a pure function of its
-    arguments, cached."""
+    arguments (``_Scan`` keeps it)."""
     rows, block, num_warps, stages, vec = _tile(n_rows, T, time_contiguous, itemsize, cfg)
     # where time is split depends on the problem, not on the layout's tile (same chunks, same carries)
     n_seg, seg = _segments(_checks.cdiv(n_rows, _tile(n_rows, T, True, itemsize, cfg)[0]), _checks.cdiv(T, block),
@@ -101,21 +100,26 @@ class Plan:
         self.use_kernel, self.layout, self.launches = use_kernel, layout, {}
 
 
-def planned(plan, key, raw_x, P, raw_o, first):
-    """Launch ``plan``'s launch ``key`` (e.g. "forward", or a backward's needs and gradients'
-    signature) on the tensors ``raw_x`` and ``raw_o`` as they come, with parameters ``P``.
+def planned(plan, key, raw_x, P, raw_o, first, sign=()):
+    """Launch ``plan``'s launch ``key`` (e.g. "forward", or a backward's) on the tensors ``raw_x``
+    and ``raw_o`` as they come, with parameters ``P``; the signature of the tensors ``sign``
+    (a backward's gradients) joins the key.
 
     Not known yet (or no plan): ``first()`` builds the (view, strides) pairs ``X`` and ``O``,
     launches through ``launch``, ``_reduce.reduce`` or ``_reduce.launch_map`` and returns
     ``(X, O, run, result)``; ``run`` (a ``_Scan``, ``_reduce._Reduction`` or ``_reduce._Map``)
     is kept with the strides when each pair starts where its raw tensor does (no copy: the
     kernels read a pointer and strides). Returns the launch's result (a reduction's totals)."""
-    kept = plan.launches.get(key) if plan is not None else None
+    if plan is None:
+        return first()[3]
+    if sign:
+        key = (key, _checks.signature(sign))
+    kept = plan.launches.get(key)
     if kept is not None:
         SX, SO, run = kept
         return run(raw_x, SX, P, raw_o, SO)
     X, O, run, result = first()
-    if plan is not None and run is not None and len(X) == len(raw_x) and all(map(_starts_at, X, raw_x)) \
+    if run is not None and len(X) == len(raw_x) and all(map(_starts_at, X, raw_x)) \
             and all(map(_starts_at, O, raw_o)):
         plan.launches[key] = (strides(X), strides(O), run)
     return result
@@ -173,7 +177,7 @@ def launch(prologue, epilogue, inputs, params, outputs, n_rows, T, *, reverse, a
     scans the maps into carries (the same recurrence, one step per segment). Deterministic: no
     atomics, a fixed order.
     """
-    if n_rows == 0 or T == 0:
+    if n_rows == 0 or T == 0 or is_faking():
         return None
     X, SX, sx = unzip(inputs)
     O, SO, so = unzip(outputs)

@@ -9,9 +9,8 @@ from typing import NamedTuple
 
 import torch
 
-from . import _checks
-from . import _ops, _torch_path
-from ._ops import constant, empty, route, unaliased
+from . import _checks, _torch_path
+from ._ops import Kernels
 from ._reduce import Layout, launch_map, param, reduce, store_grad, upstream, vector
 from ._triton import jit, tl
 from .plan import Plan, bounded, call_key, planned, use_triton
@@ -118,18 +117,21 @@ class _Problem(NamedTuple):
     bounds: tuple  # (1 - eps_low, 1 + eps_high)
     normalize: bool
     reduction: str
-    dtype: torch.dtype  # of the outputs
     plan: object = None  # the call's plan.Plan
 
     @property
-    def acc(self):
-        return _checks.acc_dtype(self.dtype)
+    def dtype(self):  # of the outputs
+        return _checks.result_dtype(self.log_probs, self.old_log_probs, self.advantages)
+
+    @property
+    def layout(self) -> Layout:
+        return Layout.of(self.log_probs) if self.plan is None else self.plan.layout
 
 
 def _inputs(p: _Problem, layout: Layout):
     """The X tuple (without the normalisation and the upstream gradient)."""
     X = [layout.rows(x) for x in (p.log_probs, p.old_log_probs, p.advantages, p.mask)]
-    return X + [None, vector(p.bounds, p.acc, p.log_probs.device)]
+    return X + [None, vector(p.bounds, _checks.acc_dtype(p.dtype), p.log_probs.device)]
 
 
 def _normalisation(mu, sum_sq, count):
@@ -138,13 +140,14 @@ def _normalisation(mu, sum_sq, count):
     return torch.stack([mu, 1.0 / (std + 1e-8)])
 
 
-def _forward(p: _Problem, layout: Layout):
-    """Returns (loss, (clip_fraction, approx_kl), normalisation or None, 1/N)."""
-    device = p.log_probs.device
+def _forward(p: _Problem):
+    """((loss, clip_fraction, approx_kl), (1/N, and the normalisation if any))."""
+    layout, device, dtype = p.layout, p.log_probs.device, p.dtype
+    acc = _checks.acc_dtype(dtype)
     X = None if p.plan is not None and "forward" in p.plan.launches else _inputs(p, layout)
 
     def run(hook, n_stats, outputs=(None,)):
-        return reduce(hook, n_stats, X, p.bounds, outputs, layout.n_rows, layout.T, p.acc, device)[0]
+        return reduce(hook, n_stats, X, p.bounds, outputs, layout.n_rows, layout.T, acc, device)[0]
 
     norm = None
     if p.normalize:
@@ -156,50 +159,33 @@ def _forward(p: _Problem, layout: Layout):
             X[NORM] = (norm, (0, 0))
             norm = _normalisation(mu, run(_adv_moments, 3)[2], count)
         X[NORM] = (norm, (0, 0))
-    out = layout.new(p.dtype, device) if p.reduction == "none" else None
+    out = layout.new(dtype, device) if p.reduction == "none" else None
 
     def first():  # means over the unmasked elements, and 1/N at [1]: the default call needs no host arithmetic
         O = (layout.rows(out),)
-        means, summed = reduce(_ppo_forward, 5, X, p.bounds, O, layout.n_rows, layout.T, p.acc, device, count=1)
+        means, summed = reduce(_ppo_forward, 5, X, p.bounds, O, layout.n_rows, layout.T, acc, device, count=1)
         return X, O, summed, means
 
     means = planned(None if p.normalize else p.plan, "forward",
                     (p.log_probs, p.old_log_probs, p.advantages, p.mask, None, None), p.bounds, (out,), first)
     loss, inv_n, clip_fraction, approx_kl, sq = means.unbind()  # one op for the five (views cost host time)
-    fractions = (clip_fraction.to(p.dtype), approx_kl.to(p.dtype))
-    if p.reduction == "none":
-        return out, fractions, norm, inv_n
-    if p.normalize:
-        norm = _normalisation(mu, sq / inv_n, 1.0 / inv_n)
-        loss = loss * norm[1]
-    if p.reduction == "sum":
-        loss = loss / inv_n
-    return loss.to(p.dtype), fractions, norm, inv_n
+    if p.reduction != "none":
+        if p.normalize:
+            norm = _normalisation(mu, sq / inv_n, 1.0 / inv_n)
+            loss = loss * norm[1]
+        loss = (loss if p.reduction == "mean" else loss / inv_n).to(dtype)
+    else:
+        loss = out
+    return (loss, clip_fraction.to(dtype), approx_kl.to(dtype)), (inv_n,) if norm is None else (inv_n, norm)
 
 
-class _PPOLoss(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, p: _Problem, log_probs):
-        layout = p.plan.layout
-        loss, (clip_fraction, approx_kl), norm, inv_n = _forward(p, layout)
-        ctx.mark_non_differentiable(clip_fraction, approx_kl)
-        ctx.set_materialize_grads(False)  # no zeros for their gradients: a launch each
-        ctx.problem, ctx.layout = p, layout
-        ctx.save_for_backward(log_probs, p.old_log_probs, p.advantages, p.mask, norm, inv_n)
-        return loss, clip_fraction, approx_kl
-
-    @staticmethod
-    @torch.autograd.function.once_differentiable
-    def backward(ctx, grad, _grad_clip_fraction, _grad_approx_kl):
-        if grad is None:  # no gradient reached the loss (gradcheck asks for the other outputs' rows)
-            return None, None
-        log_probs, old, adv, mask, norm, inv_n = ctx.saved_tensors
-        p = ctx.problem._replace(log_probs=log_probs, old_log_probs=old, advantages=adv, mask=mask)
-        return None, _backward(p, ctx.layout, grad, norm, inv_n)
-
-
-def _backward(p: _Problem, layout: Layout, grad, norm, inv_n):
-    """d log_probs: one fused elementwise kernel; ``norm`` and ``inv_n`` as ``_forward`` gave."""
+def _backward(p: _Problem, saved, grads, need):
+    """d log_probs: one fused elementwise kernel, with 1/N and the normalisation ``_forward`` saved."""
+    grad = grads[0]
+    if grad is None:  # no gradient reached the loss (gradcheck asks for the other outputs' rows)
+        return {}
+    inv_n, norm = saved[0], saved[1] if len(saved) > 1 else None
+    layout = p.layout
     d_log_probs = layout.new(p.log_probs.dtype, p.log_probs.device)
     g = upstream(grad, p.reduction, inv_n, layout)
 
@@ -208,11 +194,14 @@ def _backward(p: _Problem, layout: Layout, grad, norm, inv_n):
         X[NORM] = None if norm is None else (norm, (0, 0))
         X.append(g)
         O = (layout.rows(d_log_probs),)
-        return X, O, launch_map(_ppo_backward, X, p.bounds, O, layout.n_rows, layout.T, p.acc), None
+        return X, O, launch_map(_ppo_backward, X, p.bounds, O, layout.n_rows, layout.T, inv_n.dtype), None
 
-    planned(p.plan, ("backward", _checks.signature((grad, norm, inv_n))),
-            (p.log_probs, p.old_log_probs, p.advantages, p.mask, norm, None, g[0]), p.bounds, (d_log_probs,), first)
-    return d_log_probs
+    planned(p.plan, "backward", (p.log_probs, p.old_log_probs, p.advantages, p.mask, norm, None, g[0]), p.bounds,
+            (d_log_probs,), first, sign=(grad, norm, inv_n))
+    return {"log_probs": d_log_probs}
+
+
+KERNELS = Kernels("ppo_clip_loss", _Problem, _forward, _backward, wrt=("log_probs",), differentiable=1)
 
 
 def _epsilon(epsilon):
@@ -274,81 +263,10 @@ def ppo_clip_loss(log_probs, old_log_probs, advantages, *, epsilon=0.2, normaliz
             bounded(_PLANS, key, lambda: plan)
     eps_low, eps_high = _epsilon(epsilon)  # every call: its numbers
     p = _Problem(log_probs, old_log_probs, advantages, mask, (1.0 - eps_low, 1.0 + eps_high),
-                 bool(normalize_advantages), reduction, _checks.result_dtype(log_probs, old_log_probs, advantages),
-                 plan)
-
-    def forward():
-        loss, fractions, _, _ = _forward(p, plan.layout)
-        return loss, *fractions
-
-    return PPOOutput(*route(plan.use_kernel, (log_probs,), custom_op=lambda: _ppo_custom_op(p),
-                            torch_path=lambda: _torch_path.ppo_clip_loss(log_probs, old_log_probs, advantages, mask,
-                                                                         *p.bounds, p.normalize, reduction, p.dtype,
-                                                                         p.acc),
-                            function=lambda: _PPOLoss.apply(p, log_probs), kernel=forward))
+                 bool(normalize_advantages), reduction, plan)
+    return PPOOutput(*KERNELS(p, plan.use_kernel, lambda: _torch_path.ppo_clip_loss(
+        log_probs, old_log_probs, advantages, mask, *p.bounds, p.normalize, reduction, p.dtype,
+        _checks.acc_dtype(p.dtype))))
 
 
 _PLANS = {}  # ppo_clip_loss's plan.Plan by signature
-
-# --------------------------------------------------------------------------------------------
-# The custom ops (torch.compile)
-# --------------------------------------------------------------------------------------------
-def _ppo_problem(log_probs, old_log_probs, advantages, mask, low, high, normalize, reduction):
-    return _Problem(log_probs, old_log_probs, advantages, mask, (low, high), normalize, reduction,
-                        _checks.result_dtype(log_probs, old_log_probs, advantages))
-
-
-@torch.library.custom_op(f"{_ops.NS}::ppo_clip_loss", mutates_args=(), schema=(
-    "(Tensor log_probs, Tensor old_log_probs, Tensor advantages, Tensor? mask, float low, float high, "
-    "bool normalize, str reduction) -> (Tensor, Tensor, Tensor, Tensor)"))
-def _ppo_op(log_probs, old_log_probs, advantages, mask, low, high, normalize, reduction):
-    """(loss, (clip_fraction, approx_kl), normalisation (empty without), 1/N)."""
-    p = _ppo_problem(log_probs, old_log_probs, advantages, mask, low, high, normalize, reduction)
-    loss, fractions, norm, inv_n = _forward(p, Layout.of(log_probs))
-    return unaliased(loss, torch.stack(fractions), (empty(inv_n) if norm is None else norm), inv_n)
-
-
-@_ppo_op.register_fake
-def _(log_probs, old_log_probs, advantages, mask, low, high, normalize, reduction):
-    dtype = _checks.result_dtype(log_probs, old_log_probs, advantages)
-    acc = _checks.acc_dtype(dtype)
-    new = log_probs.new_empty
-    loss = Layout.of(log_probs).new(dtype, log_probs.device) if reduction == "none" else new((), dtype=dtype)
-    return loss, new((2,), dtype=dtype), new((2 if normalize else 0,), dtype=acc), new((), dtype=acc)
-
-
-@torch.library.custom_op(f"{_ops.NS}::ppo_clip_loss_backward", mutates_args=(), schema=(
-    "(Tensor grad, Tensor log_probs, Tensor old_log_probs, Tensor advantages, Tensor? mask, Tensor norm, "
-    "Tensor inv_n, float low, float high, bool normalize, str reduction) -> Tensor"))
-def _ppo_backward_op(grad, log_probs, old_log_probs, advantages, mask, norm, inv_n, low, high, normalize,
-                     reduction):
-    p = _ppo_problem(log_probs, old_log_probs, advantages, mask, low, high, normalize, reduction)
-    return _backward(p, Layout.of(log_probs), grad, norm if normalize else None, inv_n)
-
-
-@_ppo_backward_op.register_fake
-def _(grad, log_probs, *args):
-    return Layout.of(log_probs).new(log_probs.dtype, log_probs.device)
-
-
-def _ppo_op_setup(ctx, inputs, output):
-    log_probs, old_log_probs, advantages, mask = inputs[:4]
-    _, fractions, norm, inv_n = output
-    ctx.mark_non_differentiable(fractions, norm, inv_n)
-    ctx.save_for_backward(log_probs, old_log_probs, advantages, mask, norm, inv_n)
-    ctx.scalars = inputs[4:]
-
-
-def _ppo_op_backward(ctx, grad, *_):
-    d_log_probs = _ppo_backward_op(grad, *ctx.saved_tensors, *ctx.scalars)
-    return (d_log_probs,) + (None,) * 7
-
-
-_ppo_op.register_autograd(_ppo_op_backward, setup_context=_ppo_op_setup)
-
-
-def _ppo_custom_op(p):
-    """ppo_clip_loss's kernel path as the custom op: (loss, clip_fraction, approx_kl)."""
-    loss, fractions, _, _ = _ppo_op(p.log_probs, constant(p.old_log_probs), constant(p.advantages), constant(p.mask),
-                                    *p.bounds, p.normalize, p.reduction)
-    return (loss, *fractions.unbind())

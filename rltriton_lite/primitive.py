@@ -3,10 +3,12 @@ scan kernel, its transposed scan for gradients, the autograd Function, the publi
 custom op."""
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import torch
 
-from . import _checks, _ops, _torch_path
-from ._ops import constant, empty, grad_or_none, route
+from . import _checks, _torch_path
+from ._ops import Kernels
 from ._triton import jit, tl
 from .plan import Plan, bounded, call_key, launch, planned, use_triton
 from .tile import load, load_mask, store
@@ -71,40 +73,50 @@ def _ls_bwd_epilogue(X, SX, P, O, SO, row, t, m, T, ACC: tl.constexpr, valid, g,
         store(O[LS_D_INITIAL], (1, None), row, t, m & at_end, a_end * g)
 
 
-def _ls_forward(a, b, initial, mask, time_dim, reverse, keep_carried, plan=None):
-    """``(y, carried)``: the forward scan; ``carried`` is y as the scan carries it (for dL/da),
-    a separate buffer when padding hides it from y (``keep_carried`` and a mask), else ``y``.
-    ``plan``: the call's ``plan.Plan``, whose forward launch takes the tensors as they come."""
+class _Problem(NamedTuple):
+    """Validated inputs of one call."""
+
+    a: torch.Tensor
+    b: torch.Tensor
+    initial: torch.Tensor | None
+    mask: torch.Tensor | None
+    time_dim: int
+    reverse: bool
+    keep_carried: bool  # a gradient for ``a`` will be asked for (see _forward)
+    plan: object = None  # the call's plan.Plan
+
+
+def _forward(p: _Problem):
+    """``((y,), saved)``: the forward scan. dL/da needs y as the scan carries it, which passes
+    through padded steps where y is 0: with a mask and ``keep_carried``, a second buffer saved."""
+    a, b, initial, mask, time_dim = p.a, p.b, p.initial, p.mask, p.time_dim
     y = _checks.new_output(b, time_dim, b.dtype)
-    carried = y
-    if mask is not None and keep_carried:
-        carried = _checks.new_output(b, time_dim, b.dtype)
-    O = (y, None if carried is y else carried)
+    carried = _checks.new_output(b, time_dim, b.dtype) if mask is not None and p.keep_carried else None
+    D = (1 if p.reverse else -1,)
 
     def first():
         shape, T, n_rows = _checks.problem(b, time_dim)
         acc = _checks.acc_dtype(_checks.result_dtype(a, b, initial))
         X = [_checks.rows(x, shape, time_dim) for x in (a, b, mask)]
         init = _checks.row_vector(initial, shape, time_dim)
-        pairs = [None if o is None else _checks.rows(o, shape, time_dim) for o in O]
-        return X, pairs, launch(_ls_prologue, _ls_epilogue, X, (1 if reverse else -1,), pairs, n_rows, T,
-                                reverse=reverse, acc_dtype=acc, initial=None if init is None else init[0],
+        pairs = [None if o is None else _checks.rows(o, shape, time_dim) for o in (y, carried)]
+        return X, pairs, launch(_ls_prologue, _ls_epilogue, X, D, pairs, n_rows, T, reverse=p.reverse,
+                                acc_dtype=acc, initial=None if init is None else init[0],
                                 time_contiguous=X[LS_B][1][1] == 1), None
 
     # (a scan from an initial carry plans every call: the plan's launch takes none)
-    planned(plan if initial is None else None, "forward", (a, b, mask), (1 if reverse else -1,), O, first)
-    return y, carried
+    planned(p.plan if initial is None else None, "forward", (a, b, mask), D, (y, carried), first)
+    return (y,), () if carried is None else (carried,)
 
 
-def _ls_backward(dy, a, y, initial, mask, time_dim, reverse, need_initial, plan=None):
-    """``(da, db, d_initial)``: the transposed scan; ``y`` is the forward's carried output;
-    ``d_initial`` is None unless ``need_initial`` (and an ``initial`` was given). ``plan``: the
-    call's ``plan.Plan``, as for ``_ls_forward``."""
+def _backward(p: _Problem, saved, grads, need):
+    """(da, db, d_initial): the transposed scan, over y as the forward carried it."""
+    a, initial, mask, time_dim, (dy,) = p.a, p.initial, p.mask, p.time_dim, grads
+    y = saved[-1]  # (y, then the carried buffer if kept)
     da = _checks.new_output(y, time_dim, a.dtype)
     db = _checks.new_output(y, time_dim, y.dtype)
-    d_init = None
-    if initial is not None and need_initial:
-        d_init = y.new_empty(initial.numel(), dtype=initial.dtype)
+    d_init = y.new_empty(initial.numel(), dtype=initial.dtype) if need.get("initial") else None
+    D = (1 if p.reverse else -1,)
 
     def first():
         shape, T, n_rows = _checks.problem(y, time_dim)
@@ -113,33 +125,15 @@ def _ls_backward(dy, a, y, initial, mask, time_dim, reverse, need_initial, plan=
         X.append(_checks.row_vector(initial, shape, time_dim))
         O = [_checks.rows(da, shape, time_dim), _checks.rows(db, shape, time_dim),
              None if d_init is None else (d_init, (1, None))]
-        return X, O, launch(_ls_bwd_prologue, _ls_bwd_epilogue, X, (1 if reverse else -1,), O, n_rows, T,
-                            reverse=not reverse, acc_dtype=acc, time_contiguous=X[LS_CARRIED][1][1] == 1), None
+        return X, O, launch(_ls_bwd_prologue, _ls_bwd_epilogue, X, D, O, n_rows, T, reverse=not p.reverse,
+                            acc_dtype=acc, time_contiguous=X[LS_CARRIED][1][1] == 1), None
 
-    planned(plan if initial is None else None, ("backward", _checks.signature((dy, y))), (a, None, mask, y, dy, None),
-            (1 if reverse else -1,), (da, db, None), first)
-    if d_init is not None:
-        d_init = d_init.reshape(initial.shape)
-    return da, db, d_init
+    planned(p.plan if initial is None else None, "backward", (a, None, mask, y, dy, None), D, (da, db, None), first,
+            sign=(dy, y))
+    return {"a": da, "b": db, "initial": None if d_init is None else d_init.reshape(initial.shape)}
 
 
-class _LinearScan(torch.autograd.Function):
-    """y = scan(a, b) along ``time_dim``; the backward is the transposed scan."""
-
-    @staticmethod
-    def forward(ctx, a, b, initial, mask, time_dim, reverse, plan):
-        # dL/da_t needs y_{t+1} as carried, which padded steps hide from y: keep it apart
-        y, carried = _ls_forward(a, b, initial, mask, time_dim, reverse, ctx.needs_input_grad[0], plan)
-        ctx.save_for_backward(a, carried, initial, mask)
-        ctx.time_dim, ctx.reverse, ctx.plan = time_dim, reverse, plan
-        return y
-
-    @staticmethod
-    def backward(ctx, dy):
-        a, y, initial, mask = ctx.saved_tensors
-        da, db, d_init = _ls_backward(dy, a, y, initial, mask, ctx.time_dim, ctx.reverse, ctx.needs_input_grad[2],
-                                      ctx.plan)
-        return da, db, d_init, None, None, None, None
+KERNELS = Kernels("linear_scan", _Problem, _forward, _backward, wrt=("a", "b", "initial"), saves_outputs=True)
 
 
 def linear_scan(a, b, *, reverse=True, initial=None, mask=None, time_dim=-1, backend="auto"):
@@ -172,90 +166,24 @@ def linear_scan(a, b, *, reverse=True, initial=None, mask=None, time_dim=-1, bac
     """
     key = call_key(("linear_scan", a, b, reverse, initial, mask, time_dim, backend))
     plan = _PLANS.get(key)
-    if plan is not None:  # a known signature: nothing to check
-        return _run(a, b, initial, mask, plan.layout, reverse, plan.use_kernel, plan)
-    args = (a, initial, mask)
-    b = _checks.float_tensor("b", b)
-    time_dim = _checks.time_dim(time_dim, b, "b")
-    a = _checks.float_tensor("a", a, like=b)
-    a = _checks.broadcast("a", a, b.shape)
-    mask = _checks.flag("mask", mask, b, "b")
-    initial = _checks.per_row("initial", initial, b, time_dim)
-    reverse = _checks.flag_arg("reverse", reverse)
-    use_kernel = use_triton(_checks.backend(backend), b.device)
-    plan = None
-    if key is not None and a is args[0] and initial is args[1] and mask is args[2]:
-        plan = bounded(_PLANS, key, lambda: Plan(use_kernel, time_dim))
-    return _run(a, b, initial, mask, time_dim, reverse, use_kernel, plan)
+    if plan is None:
+        args = (a, initial, mask)
+        b = _checks.float_tensor("b", b)
+        time_dim = _checks.time_dim(time_dim, b, "b")
+        a = _checks.float_tensor("a", a, like=b)
+        a = _checks.broadcast("a", a, b.shape)
+        mask = _checks.flag("mask", mask, b, "b")
+        initial = _checks.per_row("initial", initial, b, time_dim)
+        reverse = _checks.flag_arg("reverse", reverse)
+        plan = Plan(use_triton(_checks.backend(backend), b.device), time_dim)
+        if key is not None and a is args[0] and initial is args[1] and mask is args[2]:
+            bounded(_PLANS, key, lambda: plan)  # (else a plan for this call alone)
+    if b.numel() == 0:
+        return torch.empty_like(b)
+    keep = mask is not None and torch.is_grad_enabled() and a.requires_grad
+    p = _Problem(a, b, initial, mask, plan.layout, bool(reverse), keep, plan)
+    return KERNELS(p, plan.use_kernel,
+                   lambda: (_torch_path.linear_scan(a, b, initial, mask, plan.layout, reverse),))[0]
 
 
 _PLANS = {}  # linear_scan's plan.Plan by signature
-
-
-def _run(a, b, initial, mask, time_dim, reverse, use_kernel, plan):
-    if b.numel() == 0:
-        return torch.empty_like(b)
-    return route(use_kernel, (a, b, initial),
-                 torch_path=lambda: _torch_path.linear_scan(a, b, initial, mask, time_dim, reverse),
-                 custom_op=lambda: _linear_scan_custom_op(a, b, initial, mask, time_dim, reverse),
-                 function=lambda: _LinearScan.apply(a, b, initial, mask, time_dim, reverse, plan),
-                 kernel=lambda: _ls_forward(a, b, initial, mask, time_dim, reverse, False, plan)[0])
-
-# --------------------------------------------------------------------------------------------
-# linear_scan as a custom op (torch.compile)
-# --------------------------------------------------------------------------------------------
-@torch.library.custom_op(f"{_ops.NS}::linear_scan", mutates_args=(), schema=(
-    "(Tensor a, Tensor b, Tensor? initial, Tensor? mask, int time_dim, bool reverse, bool keep_carried) "
-    "-> (Tensor, Tensor)"))
-def _linear_scan_op(a, b, initial, mask, time_dim, reverse, keep_carried):
-    """(y, y as carried: a separate buffer if kept (padding hides it from y), else empty)."""
-    y, carried = _ls_forward(a, b, initial, mask, time_dim, reverse, keep_carried)
-    return y, (empty(y) if carried is y else carried)
-
-
-@_linear_scan_op.register_fake
-def _(a, b, initial, mask, time_dim, reverse, keep_carried):
-    y = _checks.new_output(b, time_dim, b.dtype)
-    keep = mask is not None and keep_carried
-    return y, (_checks.new_output(b, time_dim, b.dtype) if keep else empty(y))
-
-
-@torch.library.custom_op(f"{_ops.NS}::linear_scan_backward", mutates_args=(), schema=(
-    "(Tensor dy, Tensor a, Tensor y, Tensor? initial, Tensor? mask, int time_dim, bool reverse, "
-    "bool need_initial) -> (Tensor, Tensor, Tensor)"))
-def _linear_scan_backward_op(dy, a, y, initial, mask, time_dim, reverse, need_initial):
-    da, db, d_init = _ls_backward(dy, a, y, initial, mask, time_dim, reverse, need_initial)
-    return da, db, (empty(y) if d_init is None else d_init)
-
-
-@_linear_scan_backward_op.register_fake
-def _(dy, a, y, initial, mask, time_dim, reverse, need_initial):
-    da = _checks.new_output(y, time_dim, a.dtype)
-    db = _checks.new_output(y, time_dim, y.dtype)
-    need = initial is not None and need_initial
-    return da, db, (initial.new_empty(initial.shape) if need else empty(y))
-
-
-def _linear_scan_setup(ctx, inputs, output):
-    a, b, initial, mask, time_dim, reverse, keep_carried = inputs
-    y, carried = output
-    ctx.mark_non_differentiable(carried)
-    ctx.save_for_backward(a, carried if mask is not None and keep_carried else y, initial, mask)
-    ctx.time_dim, ctx.reverse = time_dim, reverse
-
-
-def _linear_scan_backward(ctx, dy, _d_carried):
-    a, y, initial, mask = ctx.saved_tensors
-    need = ctx.needs_input_grad
-    da, db, d_init = _linear_scan_backward_op(dy, a, y, initial, mask, ctx.time_dim, ctx.reverse, need[2])
-    return grad_or_none(da, need[0]), grad_or_none(db, need[1]), grad_or_none(d_init, need[2] and initial is not None), \
-        None, None, None, None
-
-
-_linear_scan_op.register_autograd(_linear_scan_backward, setup_context=_linear_scan_setup)
-
-
-def _linear_scan_custom_op(a, b, initial, mask, time_dim: int, reverse: bool):
-    """scan.linear_scan's kernel path as the custom op (arguments validated)."""
-    keep = mask is not None and torch.is_grad_enabled() and a.requires_grad
-    return _linear_scan_op(a, b, initial, constant(mask), time_dim, reverse, keep)[0]

@@ -9,15 +9,13 @@ from typing import NamedTuple
 
 import torch
 
-from . import _checks
-from . import _ops, _torch_path
-from ._ops import check_coefficients, empty, grad_or_none, route
+from . import _checks, _torch_path
+from ._ops import Kernels, check_coefficients
 from ._triton import jit, tl
-from .episode import (D_REWARDS, REWARDS, Problem, bwd_prologue, grad_buffers, grad_outputs, inputs, prepare, raw,
-                      step, store_bootstrap_grad, store_values_grad, values_now_and_next)
+from .episode import (D_REWARDS, REWARDS, WRT, Problem, bwd_prologue, grad_buffers, grad_outputs, gradients, inputs,
+                      prepare, raw, step, store_bootstrap_grad, store_values_grad, values_now_and_next)
 from .plan import launch, planned
 from .tile import load, store
-from .episode import OP_TENSORS, op_args, op_grad_fakes, op_problem  # noqa: E402
 
 __all__ = ["discounted_returns", "gae", "td_lambda", "GAEOutput"]
 
@@ -130,12 +128,11 @@ def _forward(p: Problem):
                             time_contiguous=X[REWARDS][1][1] == 1), None
 
     planned(p.plan, "forward", raw(p), p.params, outs, first)
-    return outs if n_out > 1 else outs[0]
+    return outs, ()
 
 
-def _backward(p: Problem, grads, need):
-    """The transposed scan: gradients of (rewards, values, next_values, bootstrap_value), None
-    where ``need`` (four bools) says no or the input is absent. ``grads``: one per output."""
+def _backward(p: Problem, saved, grads, need):
+    """The transposed scan: the gradients of the fields in ``need`` (``_ops.Kernels``)."""
     _, _, bwd_epilogue, _ = _KERNELS[p.kind]
     outs = grad_buffers(p, need)
     # an output without a gradient reads as zeros in the kernel (no B × T buffer of them)
@@ -149,31 +146,26 @@ def _backward(p: Problem, grads, need):
         return X, O, launch(bwd_prologue, bwd_epilogue, X, p.params, O, n_rows, T, reverse=False, acc_dtype=acc,
                             time_contiguous=X[REWARDS][1][1] == 1), None
 
-    planned(p.plan, ("backward", need, _checks.signature(grads)), raw(p) + grads, p.params, outs, first)
-    return outs[:3] + (None if outs[3] is None else outs[3].reshape(p.bootstrap_value.shape),)
+    planned(p.plan, ("backward", tuple(o is not None for o in outs)), raw(p) + grads, p.params, outs, first,
+            sign=grads)
+    return gradients(p, outs)
 
 
-class _ReturnsFunction(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, p: Problem, rewards, values, next_values, bootstrap_value):
-        ctx.problem = p
-        ctx.set_materialize_grads(False)  # an unused output's gradient stays None (read as 0)
-        return _forward(p)
+def _check(p: Problem):
+    check_coefficients(p.gamma, p.lambda_)
 
-    @staticmethod
-    def backward(ctx, *grads):
-        return (None, *_backward(ctx.problem, grads, ctx.needs_input_grad[1:5]))
+
+# one op per algorithm, so that a compiled graph names it
+KERNELS = {kind: Kernels(name, Problem, _forward, _backward, wrt=WRT, check=_check)
+           for kind, name in (("discounted_return", "discounted_returns"), ("gae", "gae"), ("td_lambda", "td_lambda"))}
 
 
 def _run(p: Problem, use_kernel: bool):
     if p.rewards.numel() == 0:
-        n_out = _KERNELS[p.kind][3]
         dtype = _checks.result_dtype(p.rewards, p.values, p.next_values)
-        outs = tuple(torch.empty(p.rewards.shape, dtype=dtype, device=p.rewards.device) for _ in range(n_out))
-        return outs if n_out > 1 else outs[0]
-    leaves = (p.rewards, p.values, p.next_values, p.bootstrap_value)
-    return route(use_kernel, leaves, torch_path=lambda: _torch_path.returns(p), custom_op=lambda: _returns_custom_op(p),
-                 function=lambda: _ReturnsFunction.apply(p, *leaves), kernel=lambda: _forward(p))
+        return tuple(torch.empty(p.rewards.shape, dtype=dtype, device=p.rewards.device)
+                     for _ in range(_KERNELS[p.kind][3]))
+    return KERNELS[p.kind](p, use_kernel, lambda: _torch_path.returns(p))
 
 
 def discounted_returns(rewards, *, gamma=0.99, terminated=None, truncated=None,
@@ -206,7 +198,7 @@ def discounted_returns(rewards, *, gamma=0.99, terminated=None, truncated=None,
     """
     p, use_kernel = prepare("discounted_return", rewards, None, next_values, bootstrap_value,
                               gamma, 1.0, terminated, truncated, mask, time_dim, backend)
-    return _run(p, use_kernel)
+    return _run(p, use_kernel)[0]
 
 
 def gae(rewards, values, *, gamma=0.99, lambda_=0.95, terminated=None, truncated=None,
@@ -253,63 +245,4 @@ def td_lambda(rewards, next_values, *, gamma=0.99, lambda_=0.95, terminated=None
         raise TypeError("td_lambda() needs next_values, V(s_{t+1}) for every step")
     p, use_kernel = prepare("td_lambda", rewards, None, next_values, None, gamma, lambda_,
                               terminated, truncated, mask, time_dim, backend)
-    return _run(p, use_kernel)
-
-# --------------------------------------------------------------------------------------------
-# The custom ops (torch.compile)
-# --------------------------------------------------------------------------------------------
-def _register_returns(kind: str, name: str, n_out: int):
-    out_schema = "Tensor" if n_out == 1 else "(" + ", ".join(["Tensor"] * n_out) + ")"
-    scalars = "float gamma_f, float lambda_f, int time_dim"
-
-    @torch.library.custom_op(f"{_ops.NS}::{name}", mutates_args=(), schema=f"({OP_TENSORS}, {scalars}) -> {out_schema}")
-    def op(rewards, values, next_values, bootstrap_value, terminated, truncated, mask, gamma, lambda_,
-           gamma_f, lambda_f, time_dim):
-        check_coefficients(gamma, lambda_)
-        tensors = (rewards, values, next_values, bootstrap_value, terminated, truncated, mask, gamma, lambda_)
-        return _forward(op_problem(kind, tensors, gamma_f, lambda_f, time_dim))
-
-    @op.register_fake
-    def _(rewards, values, next_values, bootstrap_value, terminated, truncated, mask, gamma, lambda_,
-          gamma_f, lambda_f, time_dim):
-        dtype = _checks.result_dtype(rewards, values, next_values)
-        outs = tuple(_checks.new_output(rewards, time_dim, dtype) for _ in range(n_out))
-        return outs if n_out > 1 else outs[0]
-
-    grads = ", ".join(f"Tensor grad{i}" for i in range(n_out))
-
-    @torch.library.custom_op(f"{_ops.NS}::{name}_backward", mutates_args=(), schema=(
-        f"({grads}, {OP_TENSORS}, {scalars}, bool[] need) -> (Tensor, Tensor, Tensor, Tensor)"))
-    def backward_op(*args):
-        grads, tensors, (gamma_f, lambda_f, time_dim, need) = args[:n_out], args[n_out:n_out + 9], args[n_out + 9:]
-        outs = _backward(op_problem(kind, tensors, gamma_f, lambda_f, time_dim), grads, need)
-        return tuple(empty(tensors[0]) if o is None else o for o in outs)
-
-    @backward_op.register_fake
-    def _(*args):
-        tensors, time_dim, need = args[n_out:n_out + 9], args[-2], args[-1]
-        return op_grad_fakes(tensors, tensors[0].shape, time_dim, need)
-
-    def setup_context(ctx, inputs, output):
-        ctx.save_for_backward(*inputs[:9])
-        ctx.scalars = inputs[9:]
-
-    def backward(ctx, *grads):
-        tensors = ctx.saved_tensors
-        need = list(ctx.needs_input_grad[:4])
-        outs = backward_op(*grads, *tensors, *ctx.scalars, need)
-        return tuple(grad_or_none(o, n and x is not None) for o, n, x in zip(outs, need, tensors)) + (None,) * 8
-
-    op.register_autograd(backward, setup_context=setup_context)
-    return op
-
-
-_discounted_returns_op = _register_returns("discounted_return", "discounted_returns", 1)
-_gae_op = _register_returns("gae", "gae", 2)
-_td_lambda_op = _register_returns("td_lambda", "td_lambda", 1)
-_RETURNS_OPS = {"discounted_return": _discounted_returns_op, "gae": _gae_op, "td_lambda": _td_lambda_op}
-
-
-def _returns_custom_op(p):
-    """returns._run's kernel path as the custom op of ``p.kind``."""
-    return _RETURNS_OPS[p.kind](*op_args(p), p.params[0], p.params[1], p.time_dim)
+    return _run(p, use_kernel)[0]

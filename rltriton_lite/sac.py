@@ -11,9 +11,8 @@ from typing import NamedTuple
 
 import torch
 
-from . import _checks, episode
-from . import _ops, _torch_path
-from ._ops import check_coefficients, constant, empty, grad_or_none, route, unaliased
+from . import _checks, _torch_path, episode
+from ._ops import Kernels, check_coefficients
 from ._reduce import Layout, launch_map, load_upstream, param, reduce, store_grad, upstream, vector
 from ._triton import jit, tl
 from .episode import (BOOTSTRAP_VALUE, D_BOOTSTRAP_VALUE, D_NEXT_VALUES, D_OUT, D_REWARDS, D_VALUES, GAMMA, MASK,
@@ -239,15 +238,15 @@ class _Problem(NamedTuple):
     so the torch path's helpers serve both)."""
 
     rewards: torch.Tensor
-    next_q: tuple
-    next_log_probs: torch.Tensor
     log_probs: torch.Tensor | None
+    next_log_probs: torch.Tensor
+    next_q: tuple
     terminated: torch.Tensor | None
     truncated: torch.Tensor | None
     mask: torch.Tensor | None
     gamma: torch.Tensor | None
     lambda_: torch.Tensor | None
-    params: tuple  # (gamma, lambda, alpha) as floats
+    params: tuple  # (gamma, lambda, alpha) as floats; alpha may be a tensor (see _number_arg)
     time_dim: int
     plan: object = None  # the call's plan.Plan, when it has one
 
@@ -261,7 +260,7 @@ def _inputs(p: _Problem, acc: torch.dtype, dg=None):
     and BOOTSTRAP_VALUE slots carry log_probs, next_log_probs and α; then dL/dG and the critics."""
     shape, td = p.rewards.shape, p.time_dim
     X = episode.inputs(episode.Problem("sac", p.rewards, p.log_probs, p.next_log_probs, None, p.terminated,
-                                       p.truncated, p.mask, p.gamma, p.lambda_, p.params[:2], td), acc)
+                                       p.truncated, p.mask, p.gamma, p.lambda_, None, p.params[:2], td), acc)
     X[ALPHA] = _alpha_input(p.params[2], acc, p.rewards.device)
     X += [None if dg is None else _checks.rows(dg.expand(shape), shape, td), None,
           _tuple_entry([_checks.rows(q, shape, td) for q in p.next_q])]
@@ -311,7 +310,13 @@ def _one_step_only(p: _Problem) -> bool:
     return p.lambda_ is None and p.params[1] == 0.0
 
 
-def _targets_forward(p: _Problem) -> torch.Tensor:
+def _raw(p: _Problem, dg=None):
+    """The X tuple's tensors as the call passed them (see plan.planned)."""
+    return (p.rewards, p.log_probs, p.next_log_probs, None, p.terminated, p.truncated, p.mask, p.gamma, p.lambda_,
+            dg, None, p.next_q)
+
+
+def _targets_forward(p: _Problem):
     """One kernel launch: every input read once, the targets written once."""
     out = _checks.new_output(p.rewards, p.time_dim, _dtype(p))
 
@@ -325,19 +330,17 @@ def _targets_forward(p: _Problem) -> torch.Tensor:
         return X, O, launch(_sac_prologue, _sac_epilogue, X, _numbers(p.params), O, n_rows, T, reverse=True,
                             acc_dtype=acc, time_contiguous=tc), None
 
-    raw_x = (p.rewards, p.log_probs, p.next_log_probs, None, p.terminated, p.truncated, p.mask, p.gamma, p.lambda_,
-             None, None, p.next_q)
-    planned(p.plan, "forward", raw_x, _numbers(p.params), (out,), first)
-    return out
+    planned(p.plan, "forward", _raw(p), _numbers(p.params), (out,), first)
+    return (out,), ()
 
 
-def _targets_backward(p: _Problem, dg: torch.Tensor, need):
-    """The transposed scan: (d_rewards, d_log_probs, d_next_log_probs, (d_next_q_k, ...)), None
-    where ``need`` (a bool per input, in that order, one per critic) says no or it is absent."""
-    grad = lambda n, x: (_checks.new_output(p.rewards, p.time_dim, x.dtype)  # noqa: E731
-                         if n and x is not None else None)
-    d_r, d_lp, d_nlp = (grad(n, x) for n, x in zip(need[:3], (p.rewards, p.log_probs, p.next_log_probs)))
-    d_q = tuple(grad(n, x) for n, x in zip(need[3:], p.next_q))
+def _targets_backward(p: _Problem, saved, grads, need):
+    """The transposed scan: the gradients of the fields in ``need`` (``_ops.Kernels``)."""
+    dg = grads[0]
+    new = lambda x: _checks.new_output(p.rewards, p.time_dim, x.dtype)  # noqa: E731
+    d_r, d_lp, d_nlp = (new(x) if need.get(f) else None for f, x in zip(TARGETS_WRT, (p.rewards, p.log_probs,
+                                                                                       p.next_log_probs)))
+    d_q = tuple(new(x) if n else None for n, x in zip(need.get("next_q", ()), p.next_q))
 
     def first():
         shape, T, n_rows = _checks.problem(p.rewards, p.time_dim)
@@ -352,23 +355,26 @@ def _targets_backward(p: _Problem, dg: torch.Tensor, need):
         return X, O, launch(_sac_bwd_prologue, _sac_bwd_epilogue, X, _numbers(p.params), O, n_rows, T,
                             reverse=False, acc_dtype=acc, time_contiguous=tc), None
 
-    raw_x = (p.rewards, p.log_probs, p.next_log_probs, None, p.terminated, p.truncated, p.mask, p.gamma, p.lambda_,
-             dg, None, p.next_q)
-    planned(p.plan, ("backward", need, _checks.signature((dg,))), raw_x, _numbers(p.params), (d_r, d_lp, d_nlp, d_q),
-            first)
-    return d_r, d_lp, d_nlp, d_q
+    planned(p.plan, ("backward", tuple(o is not None for o in (d_r, d_lp, d_nlp, *d_q))), _raw(p, dg),
+            _numbers(p.params), (d_r, d_lp, d_nlp, d_q), first, sign=(dg,))
+    return {"rewards": d_r, "log_probs": d_lp, "next_log_probs": d_nlp, "next_q": d_q}
 
 
-class _TargetsFunction(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, p: _Problem, rewards, log_probs, next_log_probs, *next_q):
-        ctx.problem = p
-        return _targets_forward(p)
+def _check_alpha(alpha) -> None:
+    """The values check of a tensor α (or target entropy), which _number_arg skips while compiling."""
+    if isinstance(alpha, torch.Tensor) and _checks.can_read(alpha):
+        _checks.real("alpha", _checks.finite("alpha", alpha))
 
-    @staticmethod
-    def backward(ctx, dg):
-        d_r, d_lp, d_nlp, d_q = _targets_backward(ctx.problem, dg, ctx.needs_input_grad[1:])
-        return (None, d_r, d_lp, d_nlp, *d_q)
+
+def _check_targets(p: _Problem) -> None:
+    check_coefficients(p.gamma, p.lambda_)
+    _check_alpha(p.params[2])
+    if p.lambda_ is not None and _checks.can_read(p.lambda_):
+        _check_log_probs(p.log_probs, p.lambda_, p.params[1])
+
+
+TARGETS_WRT = ("rewards", "log_probs", "next_log_probs", "next_q")
+TARGET_KERNELS = Kernels("sac_targets", _Problem, _targets_forward, _targets_backward, wrt=TARGETS_WRT, check=_check_targets)
 
 
 def _check_log_probs(log_probs, lambda_t, lambda_f: float) -> None:
@@ -425,8 +431,8 @@ def sac_targets(rewards, next_q, next_log_probs, *, gamma=0.99, alpha=0.2, lambd
     plan = _PLANS.get(key)
     if plan is not None and 0.0 <= gamma <= 1.0 and 0.0 <= lambda_ <= 1.0 and 0.0 <= alpha < math.inf \
             and (lambda_ == 0.0 or log_probs is not None):  # a known signature: its numbers checked
-        p = _Problem(rewards, (next_q,) if isinstance(next_q, torch.Tensor) else tuple(next_q), next_log_probs,
-                     log_probs, terminated, truncated, mask, None, None, (float(gamma), float(lambda_), float(alpha)),
+        p = _Problem(rewards, log_probs, next_log_probs, (next_q,) if isinstance(next_q, torch.Tensor) else tuple(next_q),
+                     terminated, truncated, mask, None, None, (float(gamma), float(lambda_), float(alpha)),
                      plan.layout, plan)
         return _run_targets(p, plan.use_kernel)
     rewards = _checks.float_tensor("rewards", rewards)
@@ -444,7 +450,7 @@ def sac_targets(rewards, next_q, next_log_probs, *, gamma=0.99, alpha=0.2, lambd
     if lambda_t is None or _checks.can_read(lambda_t):  # else the custom op checks (_ops.py)
         _check_log_probs(log_probs, lambda_t, lambda_f)
     use_kernel = use_triton(_checks.backend(backend), rewards.device)
-    p = _Problem(rewards, next_q, next_log_probs, log_probs, terminated, truncated, mask,
+    p = _Problem(rewards, log_probs, next_log_probs, next_q, terminated, truncated, mask,
                  gamma_t, lambda_t, (gamma_f, lambda_f, alpha), time_dim)
     if key is not None and gamma_t is None and lambda_t is None and plannable:
         p = p._replace(plan=bounded(_PLANS, key, lambda: Plan(use_kernel, time_dim)))
@@ -455,59 +461,52 @@ _PLANS = {}  # sac_targets' plan.Plan by signature
 
 
 def _run_targets(p: _Problem, use_kernel: bool):
-    rewards, log_probs, next_log_probs, next_q = p.rewards, p.log_probs, p.next_log_probs, p.next_q
-    if rewards.numel() == 0:
-        return torch.empty(rewards.shape, dtype=_dtype(p), device=rewards.device)
-    leaves = (rewards, log_probs, next_log_probs, *next_q)
-    return route(use_kernel, leaves, torch_path=lambda: _torch_path.sac_targets(p),
-                 custom_op=lambda: _sac_targets_custom_op(p), function=lambda: _TargetsFunction.apply(p, *leaves),
-                 kernel=lambda: _targets_forward(p))
+    if p.rewards.numel() == 0:
+        return torch.empty(p.rewards.shape, dtype=_dtype(p), device=p.rewards.device)
+    return TARGET_KERNELS(p, use_kernel, lambda: (_torch_path.sac_targets(p),))[0]
 
 
 # --------------------------------------------------------------------------------------------
 # Losses
 # --------------------------------------------------------------------------------------------
-def _actor_forward(alpha: float, mask, log_probs, q):
-    """(loss, 1/N): the fused elementwise map and the deterministic sum; 1/N for the backward."""
-    layout, device = Layout.of(log_probs), log_probs.device
-    dtype = _checks.result_dtype(log_probs, *q)
-    acc = _checks.acc_dtype(dtype)
-    X = [layout.rows(log_probs), layout.rows(mask), _alpha_input(alpha, acc, device), None,
-         _tuple_entry([layout.rows(x) for x in q])]
+class _Loss(NamedTuple):
+    """Validated inputs of sac_actor_loss (``q``: the critics) or of sac_temperature_loss's
+    mean (``q`` empty; ``coef``: the target entropy)."""
+
+    log_probs: torch.Tensor
+    q: tuple
+    mask: torch.Tensor | None
+    coef: object  # α, or the target entropy: a float, or a 0-d tensor (see _number_arg)
+    plan: object = None
+
+
+def _actor_forward(p: _Loss):
+    """((loss,), (1/N,)): the fused elementwise map and the deterministic sum."""
+    layout, device = Layout.of(p.log_probs), p.log_probs.device
+    acc = _checks.acc_dtype(_checks.result_dtype(p.log_probs, *p.q))
+    X = [layout.rows(p.log_probs), layout.rows(p.mask), _alpha_input(p.coef, acc, device), None,
+         _tuple_entry([layout.rows(x) for x in p.q])]
     # the mean and 1/N (no unmasked element: a mean of 0, and zero gradients)
-    (mean, inv_n), _ = reduce(_actor_elementwise, 2, X, _numbers((alpha,)), (), layout.n_rows, layout.T, acc, device,
+    (mean, inv_n), _ = reduce(_actor_elementwise, 2, X, _numbers((p.coef,)), (), layout.n_rows, layout.T, acc, device,
                               count=1)
-    return mean.to(dtype), inv_n
+    return (mean.to(_checks.result_dtype(p.log_probs, *p.q)),), (inv_n,)
 
 
-def _actor_backward(grad, alpha: float, mask, inv_n, q, layout: Layout, lp_dtype, need):
-    """(d_log_probs, (d_q_k, ...)), one elementwise kernel; None where ``need`` (a bool for
-    log_probs, then one per critic) says no. ``layout`` is log_probs' (``Layout.of``)."""
-    acc, device = inv_n.dtype, q[0].device
-    d_lp = layout.new(lp_dtype, device) if need[0] else None
-    d_q = tuple(layout.new(x.dtype, device) if n else None for n, x in zip(need[1:], q))
-    X = [None, layout.rows(mask), _alpha_input(alpha, acc, device), upstream(grad, "mean", inv_n, layout),
-         _tuple_entry([layout.rows(x) for x in q])]
+def _actor_backward(p: _Loss, saved, grads, need):
+    """(d_log_probs, (d_q_k, ...)), one elementwise kernel."""
+    (inv_n,), (grad,) = saved, grads
+    layout, acc, device = Layout.of(p.log_probs), inv_n.dtype, p.log_probs.device
+    d_lp = layout.new(p.log_probs.dtype, device) if need.get("log_probs") else None
+    d_q = tuple(layout.new(x.dtype, device) if n else None for n, x in zip(need.get("q", ()), p.q))
+    X = [None, layout.rows(p.mask), _alpha_input(p.coef, acc, device), upstream(grad, "mean", inv_n, layout),
+         _tuple_entry([layout.rows(x) for x in p.q])]
     O = [layout.rows(d_lp), _tuple_entry([layout.rows(x) for x in d_q])]
-    launch_map(_actor_bwd_elementwise, X, _numbers((alpha,)), O, layout.n_rows, layout.T, acc)
-    return d_lp, d_q
+    launch_map(_actor_bwd_elementwise, X, _numbers((p.coef,)), O, layout.n_rows, layout.T, acc)
+    return {"log_probs": d_lp, "q": d_q}
 
 
-class _ActorLossFunction(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, alpha, mask, log_probs, *q):
-        loss, inv_n = _actor_forward(alpha, mask, log_probs, q)
-        ctx.save_for_backward(mask, inv_n, *q)
-        ctx.alpha, ctx.layout, ctx.lp_dtype = alpha, Layout.of(log_probs), log_probs.dtype
-        return loss
-
-    @staticmethod
-    @torch.autograd.function.once_differentiable
-    def backward(ctx, grad):
-        mask, inv_n, *q = ctx.saved_tensors
-        d_lp, d_q = _actor_backward(grad, ctx.alpha, mask, inv_n, q, ctx.layout, ctx.lp_dtype,
-                                    ctx.needs_input_grad[2:])
-        return (None, None, d_lp, *d_q)
+ACTOR_KERNELS = Kernels("sac_actor_loss", _Loss, _actor_forward, _actor_backward, wrt=("log_probs", "q"),
+                check=lambda p: _check_alpha(p.coef))
 
 
 def _use_kernel(backend: str, like: torch.Tensor) -> bool:
@@ -542,22 +541,25 @@ def sac_actor_loss(log_probs, q, *, alpha=0.2, mask=None, backend="auto"):
     q = _critics("q", q, log_probs, "log_probs")
     mask = _checks.flag("mask", mask, log_probs, "log_probs")
     alpha = _alpha_arg(alpha)
-    dtype = _checks.result_dtype(log_probs, *q)
-    return route(_use_kernel(backend, log_probs), (log_probs, *q),
-                 torch_path=lambda: _torch_path.sac_actor_loss(log_probs, q, alpha, mask,
-                                                               _checks.acc_dtype(dtype)).to(dtype),
-                 custom_op=lambda: _sac_actor_custom_op(alpha, mask, log_probs, q),
-                 function=lambda: _ActorLossFunction.apply(alpha, mask, log_probs, *q),
-                 kernel=lambda: _actor_forward(alpha, mask, log_probs, q)[0])
+    acc = _checks.acc_dtype(_checks.result_dtype(log_probs, *q))
+    return ACTOR_KERNELS(_Loss(log_probs, q, mask, alpha), _use_kernel(backend, log_probs), lambda: (
+        _torch_path.sac_actor_loss(log_probs, q, alpha, mask, acc).to(_checks.result_dtype(log_probs, *q)),))[0]
 
 
-def _temperature_mean(log_probs, mask, target_entropy):
-    """mean(log π + H̄) over the unmasked elements (0 over none), in log_probs' arithmetic dtype;
-    ``target_entropy`` a float or (while compiling) a 0-d tensor."""
-    layout, device, acc = Layout.of(log_probs), log_probs.device, _checks.acc_dtype(log_probs.dtype)
-    X = [layout.rows(log_probs), layout.rows(mask), _alpha_input(target_entropy, acc, device)]
-    return reduce(_temperature_elementwise, 2, X, _numbers((target_entropy,)), (), layout.n_rows, layout.T, acc,
-                  device, count=1)[0][0]
+def _temperature_forward(p: _Loss):
+    """mean(log π + H̄) over the unmasked elements (0 over none), in log_probs' arithmetic dtype."""
+    layout, device, acc = Layout.of(p.log_probs), p.log_probs.device, _checks.acc_dtype(p.log_probs.dtype)
+    X = [layout.rows(p.log_probs), layout.rows(p.mask), _alpha_input(p.coef, acc, device)]
+    return (reduce(_temperature_elementwise, 2, X, _numbers((p.coef,)), (), layout.n_rows, layout.T, acc, device,
+                   count=1)[0][0],), ()
+
+
+def _check_target(p: _Loss) -> None:
+    if isinstance(p.coef, torch.Tensor) and _checks.can_read(p.coef):
+        _checks.finite("target_entropy", p.coef)
+
+
+TEMPERATURE_KERNELS = Kernels("sac_temperature_mean", _Loss, _temperature_forward, check=_check_target)
 
 
 def sac_temperature_loss(log_alpha, log_probs, target_entropy, *, mask=None, backend="auto"):
@@ -592,179 +594,7 @@ def sac_temperature_loss(log_alpha, log_probs, target_entropy, *, mask=None, bac
     mask = _checks.flag("mask", mask, log_probs, "log_probs")
     dtype = _checks.result_dtype(log_alpha, log_probs)
     acc = _checks.acc_dtype(log_probs.dtype)
-    log_probs = log_probs.detach()
-    mean = route(_use_kernel(backend, log_probs), (), function=None,  # log π is a constant here
-                 torch_path=lambda: _torch_path.sac_masked_mean(log_probs.to(acc) + target_entropy, mask),
-                 custom_op=lambda: _sac_temperature_custom_op(log_probs, mask, target_entropy),
-                 kernel=lambda: _temperature_mean(log_probs, mask, target_entropy))
+    log_probs = log_probs.detach()  # a constant here
+    mean = TEMPERATURE_KERNELS(_Loss(log_probs, (), mask, target_entropy), _use_kernel(backend, log_probs), lambda: (
+        _torch_path.sac_masked_mean(log_probs.to(acc) + target_entropy, mask),))[0]
     return -(log_alpha.reshape(()).to(dtype) * mean.to(dtype))
-
-# --------------------------------------------------------------------------------------------
-# The custom ops (torch.compile)
-# --------------------------------------------------------------------------------------------
-_SAC_TENSORS = "Tensor rewards, Tensor[] next_q, Tensor next_log_probs, Tensor? log_probs, Tensor? terminated, " \
-               "Tensor? truncated, Tensor? mask, Tensor? gamma, Tensor? lambda_, Tensor? alpha_t"
-_SAC_SCALARS = "float gamma_f, float lambda_f, float alpha, int time_dim"
-
-
-def _alpha_args(alpha):
-    """α as the ops take it: (tensor or None, number): a tensor α (see sac._alpha_arg) travels
-    as a tensor, read by the kernels."""
-    return (alpha, 0.0) if isinstance(alpha, torch.Tensor) else (None, alpha)
-
-
-def _check_alpha(alpha_t) -> None:
-    """The values check of a tensor α, which sac._alpha_arg skips while compiling."""
-    if alpha_t is not None and _checks.can_read(alpha_t):
-        _checks.real("alpha", _checks.finite("alpha", alpha_t))
-
-
-def _sac_problem(rewards, next_q, next_log_probs, log_probs, terminated, truncated, mask, gamma, lambda_, alpha_t,
-                 gamma_f, lambda_f, alpha, time_dim):
-    return _Problem(rewards, tuple(next_q), next_log_probs, log_probs, terminated, truncated, mask,
-                         gamma, lambda_, (gamma_f, lambda_f, alpha if alpha_t is None else alpha_t), time_dim)
-
-
-@torch.library.custom_op(f"{_ops.NS}::sac_targets", mutates_args=(), schema=(
-    f"({_SAC_TENSORS}, {_SAC_SCALARS}) -> Tensor"))
-def _sac_targets_op(*args):
-    p = _sac_problem(*args)
-    check_coefficients(p.gamma, p.lambda_)
-    _check_alpha(args[9])
-    if p.lambda_ is not None and _checks.can_read(p.lambda_):
-        _check_log_probs(p.log_probs, p.lambda_, p.params[1])
-    return _targets_forward(p)
-
-
-@_sac_targets_op.register_fake
-def _(*args):
-    p = _sac_problem(*args)
-    return _checks.new_output(p.rewards, p.time_dim, _dtype(p))
-
-
-@torch.library.custom_op(f"{_ops.NS}::sac_targets_backward", mutates_args=(), schema=(
-    f"(Tensor grad, {_SAC_TENSORS}, {_SAC_SCALARS}, bool[] need) -> (Tensor, Tensor, Tensor, Tensor[])"))
-def _sac_targets_backward_op(grad, *args):
-    p = _sac_problem(*args[:-1])
-    d_r, d_lp, d_nlp, d_q = _targets_backward(p, grad, args[-1])
-    or_empty = lambda x: empty(p.rewards) if x is None else x  # noqa: E731
-    return or_empty(d_r), or_empty(d_lp), or_empty(d_nlp), [or_empty(x) for x in d_q]
-
-
-@_sac_targets_backward_op.register_fake
-def _(grad, *args):
-    p, need = _sac_problem(*args[:-1]), args[-1]
-    grad = lambda n, x: (_checks.new_output(p.rewards, p.time_dim, x.dtype)  # noqa: E731
-                         if n and x is not None else empty(p.rewards))
-    d_r, d_lp, d_nlp = (grad(n, x) for n, x in zip(need[:3], (p.rewards, p.log_probs, p.next_log_probs)))
-    return d_r, d_lp, d_nlp, [grad(n, x) for n, x in zip(need[3:], p.next_q)]
-
-
-def _sac_targets_setup(ctx, inputs, output):
-    rewards, next_q, *tensors = inputs[:10]
-    ctx.n_q = len(next_q)
-    ctx.save_for_backward(rewards, *next_q, *tensors)
-    ctx.scalars = inputs[10:]
-
-
-def _sac_targets_backward(ctx, grad):
-    saved = ctx.saved_tensors
-    rewards, next_q, (next_log_probs, log_probs, *tensors) = saved[0], saved[1:1 + ctx.n_q], saved[1 + ctx.n_q:]
-    n = ctx.needs_input_grad
-    need = [n[0], n[3], n[2], *n[1]]  # (rewards, log_probs, next_log_probs, critics), as sac._targets_backward
-    d_r, d_lp, d_nlp, d_q = _sac_targets_backward_op(grad, rewards, list(next_q), next_log_probs, log_probs,
-                                                     *tensors, *ctx.scalars, need)
-    return (grad_or_none(d_r, n[0]), [grad_or_none(d, k) for d, k in zip(d_q, n[1])], grad_or_none(d_nlp, n[2]),
-            grad_or_none(d_lp, n[3] and log_probs is not None)) + (None,) * 10
-
-
-_sac_targets_op.register_autograd(_sac_targets_backward, setup_context=_sac_targets_setup)
-
-
-def _sac_targets_custom_op(p):
-    """sac_targets's kernel path as the custom op."""
-    alpha_t, alpha = _alpha_args(p.params[2])
-    return _sac_targets_op(p.rewards, list(p.next_q), p.next_log_probs, p.log_probs, constant(p.terminated),
-                           constant(p.truncated), constant(p.mask), constant(p.gamma), constant(p.lambda_), alpha_t,
-                           p.params[0], p.params[1], alpha, p.time_dim)
-
-
-# --------------------------------------------------------------------------------------------
-# sac_actor_loss, sac_temperature_loss
-# --------------------------------------------------------------------------------------------
-@torch.library.custom_op(f"{_ops.NS}::sac_actor_loss", mutates_args=(), schema=(
-    "(Tensor log_probs, Tensor[] q, Tensor? mask, float alpha, Tensor? alpha_t) -> (Tensor, Tensor)"))
-def _sac_actor_op(log_probs, q, mask, alpha, alpha_t):
-    """(loss, 1/N)."""
-    _check_alpha(alpha_t)
-    return unaliased(*_actor_forward(alpha if alpha_t is None else alpha_t, mask, log_probs, tuple(q)))
-
-
-@_sac_actor_op.register_fake
-def _(log_probs, q, mask, alpha, alpha_t):
-    dtype = _checks.result_dtype(log_probs, *q)
-    return log_probs.new_empty((), dtype=dtype), log_probs.new_empty((), dtype=_checks.acc_dtype(dtype))
-
-
-@torch.library.custom_op(f"{_ops.NS}::sac_actor_loss_backward", mutates_args=(), schema=(
-    "(Tensor grad, Tensor[] q, Tensor? mask, Tensor inv_n, float alpha, Tensor? alpha_t, int[] order, "
-    "ScalarType lp_dtype, bool[] need) -> (Tensor, Tensor[])"))
-def _sac_actor_backward_op(grad, q, mask, inv_n, alpha, alpha_t, order, lp_dtype, need):
-    alpha = alpha if alpha_t is None else alpha_t
-    d_lp, d_q = _actor_backward(grad, alpha, mask, inv_n, tuple(q), Layout.make(tuple(order), q[0].shape), lp_dtype,
-                                     need)
-    or_empty = lambda x: empty(inv_n) if x is None else x  # noqa: E731
-    return or_empty(d_lp), [or_empty(x) for x in d_q]
-
-
-@_sac_actor_backward_op.register_fake
-def _(grad, q, mask, inv_n, alpha, alpha_t, order, lp_dtype, need):
-    layout = Layout.make(tuple(order), q[0].shape)
-    d_lp = layout.new(lp_dtype, inv_n.device) if need[0] else empty(inv_n)
-    return d_lp, [layout.new(x.dtype, x.device) if n else empty(inv_n) for n, x in zip(need[1:], q)]
-
-
-def _sac_actor_setup(ctx, inputs, output):
-    log_probs, q, mask, alpha, alpha_t = inputs
-    ctx.mark_non_differentiable(output[1])
-    ctx.save_for_backward(mask, alpha_t, output[1], *q)
-    ctx.alpha, ctx.order, ctx.lp_dtype = alpha, list(Layout.of(log_probs).order), log_probs.dtype
-
-
-def _sac_actor_backward(ctx, grad, _d_inv_n):
-    mask, alpha_t, inv_n, *q = ctx.saved_tensors
-    n = ctx.needs_input_grad
-    need = [n[0], *n[1]]
-    d_lp, d_q = _sac_actor_backward_op(grad, q, mask, inv_n, ctx.alpha, alpha_t, ctx.order, ctx.lp_dtype, need)
-    return grad_or_none(d_lp, n[0]), [grad_or_none(d, k) for d, k in zip(d_q, n[1])], None, None, None
-
-
-_sac_actor_op.register_autograd(_sac_actor_backward, setup_context=_sac_actor_setup)
-
-
-def _sac_actor_custom_op(alpha: float, mask, log_probs, q):
-    """sac_actor_loss's kernel path as the custom op."""
-    alpha_t, alpha = _alpha_args(alpha)
-    return _sac_actor_op(log_probs, list(q), constant(mask), alpha, alpha_t)[0]
-
-
-@torch.library.custom_op(f"{_ops.NS}::sac_temperature_mean", mutates_args=(), schema=(
-    "(Tensor log_probs, Tensor? mask, float target_entropy, Tensor? target_t) -> Tensor"))
-def _sac_temperature_op(log_probs, mask, target_entropy, target_t):
-    """mean(log π + H̄) over the unmasked elements: no gradient (log π is a constant). H̄ is
-    ``target_t`` when given (a tensor, checked here at run time), else the number."""
-    if target_t is not None and _checks.can_read(target_t):
-        _checks.finite("target_entropy", target_t)
-    return _temperature_mean(log_probs, mask, target_entropy if target_t is None else target_t)
-
-
-@_sac_temperature_op.register_fake
-def _(log_probs, mask, target_entropy, target_t):
-    return log_probs.new_empty((), dtype=_checks.acc_dtype(log_probs.dtype))
-
-
-def _sac_temperature_custom_op(log_probs, mask, target_entropy):
-    """sac_temperature_loss's kernel path (the mean) as the custom op; ``target_entropy`` a
-    float or a 0-d tensor."""
-    target_t, target = _alpha_args(target_entropy)
-    return _sac_temperature_op(log_probs.detach(), constant(mask), target, target_t)

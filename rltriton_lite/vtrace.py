@@ -10,12 +10,10 @@ from typing import NamedTuple
 
 import torch
 
-from . import _checks
-from . import _ops, _torch_path
-from ._ops import check_coefficients, empty, grad_or_none, route
-from .episode import OP_TENSORS, op_args, op_grad_fakes, op_problem
-from .episode import (D_REWARDS, D_VALUES, D_NEXT_VALUES, MASK, NEXT_VALUES, REWARDS, Problem,
-                      before, grad_buffers, grad_outputs, inputs, prepare, raw, step, step_before,
+from . import _checks, _torch_path
+from ._ops import Kernels, check_coefficients
+from .episode import (D_REWARDS, D_VALUES, D_NEXT_VALUES, MASK, NEXT_VALUES, REWARDS, WRT, Problem,
+                      before, grad_buffers, grad_outputs, gradients, inputs, prepare, raw, step, step_before,
                       store_bootstrap_grad, values_now_and_next)
 from .plan import launch, planned
 from .tile import coef, load, load_mask, store
@@ -152,68 +150,57 @@ def _vtrace_bwd_epilogue(X, SX, P, O, SO, row, t, m, T, ACC: tl.constexpr, valid
 # --------------------------------------------------------------------------------------------
 # Launcher
 # --------------------------------------------------------------------------------------------
-def _vtrace_inputs(p: Problem, log_rhos: torch.Tensor, acc: torch.dtype):
+def _vtrace_inputs(p: Problem, acc: torch.dtype):
     """X up to PG_RHO_BAR. For float64 the clip thresholds travel as tensors (Triton passes Python floats
     as float32), like gamma and lambda in episode.inputs."""
     X = inputs(p, acc)
-    X.append(_checks.rows(log_rhos, p.rewards.shape, p.time_dim))
+    X.append(_checks.rows(p.log_rhos, p.rewards.shape, p.time_dim))
     for bar in p.params[2:]:
         X.append((_checks.scalars((bar,), acc, p.rewards.device), (0, 0)) if acc == torch.float64 else None)
     return X
 
 
-def _dtype(p: Problem, log_rhos: torch.Tensor) -> torch.dtype:
-    return _checks.result_dtype(p.rewards, p.values, p.next_values, log_rhos)
+def _dtype(p: Problem) -> torch.dtype:
+    return _checks.result_dtype(p.rewards, p.values, p.next_values, p.log_rhos)
 
 
-def _forward(p: Problem, log_rhos: torch.Tensor):
+def _forward(p: Problem):
     """One kernel launch: every input read once, both outputs written once."""
-    dtype = _dtype(p, log_rhos)
+    dtype = _dtype(p)
     outs = tuple(_checks.new_output(p.rewards, p.time_dim, dtype) for _ in range(2))
 
     def first():
         shape, T, n_rows = _checks.problem(p.rewards, p.time_dim)
         acc = _checks.acc_dtype(dtype)
-        X, O = _vtrace_inputs(p, log_rhos, acc), [_checks.rows(o, shape, p.time_dim) for o in outs]
+        X, O = _vtrace_inputs(p, acc), [_checks.rows(o, shape, p.time_dim) for o in outs]
         return X, O, launch(_vtrace_prologue, _vtrace_epilogue, X, p.params, O, n_rows, T, reverse=True,
                             acc_dtype=acc, time_contiguous=X[REWARDS][1][1] == 1), None
 
-    planned(p.plan, "forward", raw(p) + (log_rhos, None, None, None), p.params, outs, first)
-    return outs
+    planned(p.plan, "forward", raw(p) + (p.log_rhos, None, None, None), p.params, outs, first)
+    return outs, ()
 
 
-class _VTraceFunction(torch.autograd.Function):
-    """(vs, pg_advantages) from rewards, values, next_values, bootstrap_value; log_rhos comes in
-    detached: a constant, as on the torch path."""
-
-    @staticmethod
-    def forward(ctx, p: Problem, log_rhos, rewards, values, next_values, bootstrap_value):
-        ctx.problem, ctx.log_rhos = p, log_rhos
-        ctx.set_materialize_grads(False)  # an unused output's gradient stays None (read as 0)
-        return _forward(p, log_rhos)
-
-    @staticmethod
-    def backward(ctx, d_vs, d_pg):
-        return (None, None, *_backward(ctx.problem, ctx.log_rhos, d_vs, d_pg, ctx.needs_input_grad[2:6]))
-
-
-def _backward(p: Problem, log_rhos: torch.Tensor, d_vs, d_pg, need):
-    """The fused backward scan: gradients of (rewards, values, next_values, bootstrap_value),
-    None where ``need`` (four bools) says no or the input is absent."""
+def _backward(p: Problem, saved, grads, need):
+    """The fused backward scan: the gradients of the fields in ``need`` (``_ops.Kernels``)."""
     outs = grad_buffers(p, need)
+    d_vs, d_pg = grads
 
     def first():
         shape, T, n_rows = _checks.problem(p.rewards, p.time_dim)
-        acc = _checks.acc_dtype(_dtype(p, log_rhos))
-        X = _vtrace_inputs(p, log_rhos, acc)
+        acc = _checks.acc_dtype(_dtype(p))
+        X = _vtrace_inputs(p, acc)
         X += [None if d is None else _checks.rows(d.expand(shape), shape, p.time_dim) for d in (d_vs, d_pg)]
         O = grad_outputs(p, outs)
         return X, O, launch(_vtrace_bwd_prologue, _vtrace_bwd_epilogue, X, p.params, O, n_rows, T, reverse=False,
                             acc_dtype=acc, time_contiguous=X[REWARDS][1][1] == 1), None
 
-    planned(p.plan, ("backward", need, _checks.signature((d_vs, d_pg))),
-            raw(p) + (log_rhos, None, None, None, d_vs, d_pg), p.params, outs, first)
-    return outs[:3] + (None if outs[3] is None else outs[3].reshape(p.bootstrap_value.shape),)
+    planned(p.plan, ("backward", tuple(o is not None for o in outs)), raw(p) + (p.log_rhos, None, None, None, d_vs, d_pg),
+            p.params, outs, first, sign=(d_vs, d_pg))
+    return gradients(p, outs)
+
+
+KERNELS = Kernels("vtrace", Problem, _forward, _backward, wrt=WRT,
+                  check=lambda p: check_coefficients(p.gamma, p.lambda_))
 
 
 def vtrace(log_rhos, rewards, values, *, gamma=0.99, lambda_=1.0, rho_bar=1.0, c_bar=1.0,
@@ -260,71 +247,7 @@ def vtrace(log_rhos, rewards, values, *, gamma=0.99, lambda_=1.0, rho_bar=1.0, c
     log_rhos = _checks.same_shape("log_rhos", log_rhos, p.rewards, "rewards")
     bars = tuple(_checks.real(n, x, positive=True) for n, x in (("rho_bar", rho_bar), ("c_bar", c_bar),
                                                     ("pg_rho_bar", pg_rho_bar)))
-    p = p._replace(params=p.params + bars)
+    p = p._replace(log_rhos=log_rhos, params=p.params + bars)
     if p.rewards.numel() == 0:
-        dtype = _dtype(p, log_rhos)
-        return VTraceOutput(*(torch.empty(p.rewards.shape, dtype=dtype, device=p.rewards.device) for _ in range(2)))
-    leaves = (p.rewards, p.values, p.next_values, p.bootstrap_value)
-    return VTraceOutput(*route(use_kernel, leaves, torch_path=lambda: _torch_path.vtrace(p, log_rhos),
-                               custom_op=lambda: _vtrace_custom_op(p, log_rhos),
-                               function=lambda: _VTraceFunction.apply(p, log_rhos.detach(), *leaves),
-                               kernel=lambda: _forward(p, log_rhos)))
-
-# --------------------------------------------------------------------------------------------
-# The custom ops (torch.compile)
-# --------------------------------------------------------------------------------------------
-_VTRACE_SCALARS = "float gamma_f, float lambda_f, float rho_bar, float c_bar, float pg_rho_bar, int time_dim"
-
-
-def _vtrace_problem(tensors, scalars):
-    return op_problem("vtrace", tensors, 0.0, 0.0, scalars[5])._replace(params=tuple(scalars[:5]))
-
-
-@torch.library.custom_op(f"{_ops.NS}::vtrace", mutates_args=(), schema=(
-    f"(Tensor log_rhos, {OP_TENSORS}, {_VTRACE_SCALARS}) -> (Tensor, Tensor)"))
-def _vtrace_op(log_rhos, *args):
-    tensors, scalars = args[:9], args[9:]
-    check_coefficients(tensors[7], tensors[8])
-    return _forward(_vtrace_problem(tensors, scalars), log_rhos)
-
-
-@_vtrace_op.register_fake
-def _(log_rhos, *args):
-    tensors, time_dim = args[:9], args[-1]
-    dtype = _checks.result_dtype(tensors[0], tensors[1], tensors[2], log_rhos)
-    return tuple(_checks.new_output(log_rhos, time_dim, dtype) for _ in range(2))
-
-
-@torch.library.custom_op(f"{_ops.NS}::vtrace_backward", mutates_args=(), schema=(
-    f"(Tensor d_vs, Tensor d_pg, Tensor log_rhos, {OP_TENSORS}, {_VTRACE_SCALARS}, bool[] need) "
-    "-> (Tensor, Tensor, Tensor, Tensor)"))
-def _vtrace_backward_op(d_vs, d_pg, log_rhos, *args):
-    tensors, scalars, need = args[:9], args[9:15], args[15]
-    outs = _backward(_vtrace_problem(tensors, scalars), log_rhos, d_vs, d_pg, need)
-    return tuple(empty(log_rhos) if o is None else o for o in outs)
-
-
-@_vtrace_backward_op.register_fake
-def _(d_vs, d_pg, log_rhos, *args):
-    tensors, time_dim, need = args[:9], args[14], args[15]
-    return op_grad_fakes(tensors, log_rhos.shape, time_dim, need)
-
-
-def _vtrace_setup(ctx, inputs, output):
-    ctx.save_for_backward(*inputs[:10])
-    ctx.scalars = inputs[10:]
-
-
-def _vtrace_backward(ctx, d_vs, d_pg):
-    log_rhos, *tensors = ctx.saved_tensors
-    need = list(ctx.needs_input_grad[1:5])
-    outs = _vtrace_backward_op(d_vs, d_pg, log_rhos, *tensors, *ctx.scalars, need)
-    return (None,) + tuple(grad_or_none(o, n and x is not None) for o, n, x in zip(outs, need, tensors)) + (None,) * 11
-
-
-_vtrace_op.register_autograd(_vtrace_backward, setup_context=_vtrace_setup)
-
-
-def _vtrace_custom_op(p, log_rhos):
-    """vtrace's kernel path as the custom op (``p.params`` = (γ, λ, ρ̄, c̄, ρ̄_pg))."""
-    return _vtrace_op(log_rhos.detach(), *op_args(p), *p.params, p.time_dim)
+        return VTraceOutput(*(torch.empty(p.rewards.shape, dtype=_dtype(p), device=p.rewards.device) for _ in range(2)))
+    return VTraceOutput(*KERNELS(p, use_kernel, lambda: _torch_path.vtrace(p)))

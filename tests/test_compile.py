@@ -14,11 +14,14 @@ replayed on new inputs, all bitwise against eager.
 """
 from __future__ import annotations
 
+from unittest.mock import patch
+
 import pytest
 import torch
 import torch._dynamo
 
 import rltriton_lite as rl
+from rltriton_lite import _ops
 
 from conftest import DEVICE
 
@@ -368,78 +371,79 @@ def test_grad_mode_saves_for_backward():
 # --------------------------------------------------------------------------------------------
 # opcheck: schema, fake tensors, autograd registration, AOT dispatch (static and dynamic shapes)
 # --------------------------------------------------------------------------------------------
-def _opcheck_samples():
-    """(op, args): each op with inputs exercising its optional tensors."""
+def _opcheck_calls():
+    """Public calls exercising each op's optional tensors: (name, call), ``call()`` making one
+    kernel call, its differentiable inputs requiring grad."""
     g = _gen(10)
-    f = lambda *s: _randn(g, *s)  # noqa: E731
+    f = lambda *s: _randn(g, *s).requires_grad_()  # noqa: E731
     flag = lambda *s: _flags(g, *s).view(torch.uint8)  # noqa: E731
-    r, v, nv, lr = f(2, 6), f(2, 6), f(2, 6), f(2, 6)
+    r, v, nv, lr = f(2, 6), f(2, 6), f(2, 6), _randn(g, 2, 6)
     term, trunc, mask = flag(2, 6), flag(2, 6), (~_flags(g, 2, 6, p=0.1)).view(torch.uint8)
     gamma = torch.full((2, 6), 0.9, device=DEVICE)
-    a = (torch.rand(2, 6, generator=g) * 0.5 + 0.5).to(DEVICE)
-    need4 = [True, True, True, True]
-    yield OPS.linear_scan, (a, r, f(2), mask, 1, True, True)
-    yield OPS.linear_scan_backward, (f(2, 6), a, r, f(2), mask, 1, False, True)
-    tm = lambda x: x.t().contiguous()  # noqa: E731
-    yield OPS.gae, (tm(r), tm(v), None, f(2), tm(term), None, tm(mask), None, None, 0.9, 0.8, 0)
-    # bool flags, as the ops get them
-    yield OPS.gae, (r, v, nv, None, term.bool(), trunc.bool(), mask.bool(), gamma, gamma, 0.0, 0.0, 1)
-    yield OPS.gae_backward, (tm(r), tm(v), tm(r), tm(v), None, f(2), tm(term), None, tm(mask), None, None, 0.9, 0.8,
-                             0, need4)
-    yield OPS.discounted_returns, (r, None, nv, None, term, trunc, mask, gamma, None, 0.0, 1.0, 1)
-    yield OPS.discounted_returns_backward, (v, r, None, nv, None, term, trunc, mask, gamma, None, 0.0, 1.0, 1, need4)
-    yield OPS.td_lambda, (r, None, nv, None, term, trunc, None, None, gamma, 0.9, 0.0, 1)
-    yield OPS.td_lambda_backward, (v, r, None, nv, None, term, trunc, None, None, gamma, 0.9, 0.0, 1,
-                                   [True, False, True, False])
-    yield OPS.vtrace, (lr, r, v, None, f(2), term, None, mask, None, None, 0.9, 1.0, 1.0, 1.0, 1.0, 1)
-    yield OPS.vtrace_backward, (r, v, lr, r, v, nv, None, term, trunc, mask, None, None, 0.9, 0.9, 1.0, 1.0, 1.0, 1,
-                                [True, True, True, False])
-    yield OPS.ppo_clip_loss, (lr * 0.1, r * 0.1, v, mask, 0.8, 1.2, True, "mean")
-    yield OPS.ppo_clip_loss, (lr * 0.1, r * 0.1, v, None, 0.8, 1.2, False, "none")
-    inv_n = torch.tensor(1 / 12, device=DEVICE)
-    yield OPS.ppo_clip_loss_backward, (torch.tensor(1.0, device=DEVICE), lr * 0.1, r * 0.1, v, mask,
-                                       torch.tensor([0.1, 2.0], device=DEVICE), inv_n, 0.8, 1.2, True, "mean")
+    a = (torch.rand(2, 6, generator=g) * 0.5 + 0.5).to(DEVICE).requires_grad_()
+    tm = lambda x: x.t()  # noqa: E731 (time-major)
     alpha = torch.tensor(0.3, device=DEVICE)
-    yield OPS.sac_targets, (r, [v, nv], lr, f(2, 6), term, None, mask, None, None, None, 0.9, 0.5, 0.2, 1)
-    yield OPS.sac_targets, (r, [v], lr, None, None, trunc, None, gamma, None, alpha, 0.0, 0.0, 0.0, 1)
-    yield OPS.sac_targets_backward, (f(2, 6), r, [v, nv], lr, f(2, 6), term, None, mask, None, None, alpha, 0.9, 0.5,
-                                     0.0, 1, [True, True, False, True, True])
-    yield OPS.sac_actor_loss, (r, [v, nv], mask, 0.2, None)
-    yield OPS.sac_actor_loss, (r, [v], None, 0.0, alpha)
-    yield OPS.sac_actor_loss_backward, (torch.tensor(1.0, device=DEVICE), [v, nv], mask, inv_n, 0.2, None, [0, 1],
-                                        torch.float32, [True, False, True])
-    yield OPS.sac_temperature_mean, (r, mask, -1.0, None)
-    yield OPS.sac_temperature_mean, (r, None, 0.0, torch.tensor(-1.5, device=DEVICE))
-    yield OPS.crr_loss, (r, v, f(2, 6, 3), mask, 1.0, 20.0, False, False)
-    yield OPS.crr_loss_backward, (torch.tensor(1.0, device=DEVICE), f(2, 6).exp(), mask, inv_n, [0, 1],
-                                  torch.float32, 1.0, 20.0, False, False, 3)
+    yield "linear_scan", lambda: rl.linear_scan(a, r, initial=f(2), mask=mask)
+    yield "gae", lambda: rl.gae(tm(r), tm(v), bootstrap_value=f(2), terminated=tm(term), mask=tm(mask), gamma=0.9,
+                                lambda_=0.8, time_dim=0)
+    yield "gae", lambda: rl.gae(r, v, next_values=nv, terminated=term.bool(), truncated=trunc.bool(),
+                                mask=mask.bool(), gamma=gamma, lambda_=gamma)
+    yield "discounted_returns", lambda: rl.discounted_returns(r, next_values=nv, terminated=term, truncated=trunc,
+                                                              mask=mask, gamma=gamma)
+    yield "td_lambda", lambda: rl.td_lambda(r, nv, terminated=term, truncated=trunc, lambda_=gamma, gamma=0.9)
+    yield "vtrace", lambda: rl.vtrace(lr, r, v, bootstrap_value=f(2), terminated=term, mask=mask, gamma=0.9)
+    yield "ppo_clip_loss", lambda: rl.ppo_clip_loss(lr * 0.1, r.detach() * 0.1, v.detach(), mask=mask,
+                                                    normalize_advantages=True)
+    yield "ppo_clip_loss", lambda: rl.ppo_clip_loss(f(2, 6), r.detach() * 0.1, v.detach(), reduction="none")
+    yield "sac_targets", lambda: rl.sac_targets(r, [v, nv], f(2, 6), log_probs=f(2, 6), terminated=term, mask=mask,
+                                                gamma=0.9, lambda_=0.5)
+    yield "sac_targets", lambda: rl.sac_targets(r, [v], f(2, 6), truncated=trunc, gamma=gamma, alpha=alpha,
+                                                lambda_=0.0)
+    yield "sac_actor_loss", lambda: rl.sac_actor_loss(r, [v, nv], mask=mask, alpha=0.2)
+    yield "sac_actor_loss", lambda: rl.sac_actor_loss(r, [v], alpha=alpha)
+    log_alpha = torch.zeros(1, device=DEVICE)
+    yield "sac_temperature_mean", lambda: rl.sac_temperature_loss(log_alpha, r, -1.0, mask=mask)
+    yield "sac_temperature_mean", lambda: rl.sac_temperature_loss(log_alpha, r, torch.tensor(-1.5, device=DEVICE))
+    yield "crr_loss", lambda: rl.crr_loss(f(2, 6), v.detach(), _randn(g, 2, 6, 3), mask=mask)
+    yield "crr_loss", lambda: rl.crr_loss(f(2, 6), v.detach(), _randn(g, 2, 6), need_weights=False)
 
 
-def _differentiable(op, args):
-    """Inputs that take gradients through the op: float tensors of the forward ops' inputs."""
-    name = op._qualified_op_name.split("::")[1]
-    if name.endswith("_backward") or name == "sac_temperature_mean":
-        return args
-    diff = {"linear_scan": (0, 1, 2), "gae": (0, 1, 2, 3), "discounted_returns": (0, 1, 2, 3), "td_lambda": (0, 2),
-            "vtrace": (1, 2, 3, 4), "ppo_clip_loss": (0,), "sac_targets": (0, 1, 2, 3), "sac_actor_loss": (0, 1),
-            "crr_loss": (0,)}[name]
+def _opcheck_samples():
+    """(op, args) for each op: the forward op with the call's tensors and static fields, and the
+    backward op with gradients for its differentiable outputs."""
+    for name, call in _opcheck_calls():
+        seen = []
+        run = _ops.Kernels.__call__
 
-    def req(x):
-        return x.detach().clone().requires_grad_() if isinstance(x, torch.Tensor) else [req(y) for y in x]
-    return tuple(req(x) if i in diff and x is not None else x for i, x in enumerate(args))
+        def record(kernels, p, *args):
+            seen.append((kernels, p))
+            return run(kernels, p, *args)
+        with patch.object(_ops.Kernels, "__call__", record):
+            call()
+        (kernels, p), = seen
+        tensors, static = kernels.split(p)
+        yield kernels.op, (tensors, static)
+        if kernels.backward is not None:
+            outs, saved = kernels.forward(p)
+            n = len(outs) if kernels.differentiable is None else kernels.differentiable
+            grads = [torch.randn_like(o) for o in outs[:n]]
+            saved = list(outs if kernels.saves_outputs else ()) + list(saved)
+            saved = [tensors[0].new_empty(0) if x is None else x.detach() for x in saved]  # as the op returns them
+            need = [x.requires_grad for x in tensors]
+            yield kernels.backward_op, (grads, [x.detach() for x in tensors], saved, static, need)
 
 
 SAMPLES = list(_opcheck_samples())
 
 
-@pytest.mark.parametrize("op, args", SAMPLES, ids=[f"{op._qualified_op_name.split('::')[1]}-{i}"
-                                                  for i, (op, _) in enumerate(SAMPLES)])
+@pytest.mark.parametrize("op, args", SAMPLES, ids=[f"{op._qualname.split('::')[1]}-{i}" for i, (op, _) in
+                                                  enumerate(SAMPLES)])
 def test_opcheck(op, args):
-    torch.library.opcheck(op, _differentiable(op, args))
+    torch.library.opcheck(op, args)
 
 
 def test_every_op_checked():
-    checked = {op._qualified_op_name for op, _ in SAMPLES}
+    checked = {op._qualname for op, _ in SAMPLES}
     registered = {f"rltriton_lite::{name}" for name in dir(OPS) if not name.startswith("_") and name != "name"}
     assert checked == registered
 
