@@ -37,7 +37,7 @@ class Kernels:
     def __init__(self, name, problem, forward, backward=None, *, wrt=(), differentiable=None, saves_outputs=False,
                  check=None):
         self.problem, self.forward, self.backward, self.wrt = problem, forward, backward, frozenset(wrt)
-        self._wrt = [i for i, f in enumerate(problem._fields) if f in self.wrt]
+        self._wrt = [i for i, f in enumerate(problem._fields) if f in self.wrt]  # (for _needs_grad)
         self.differentiable, self.saves_outputs, self.check = differentiable, saves_outputs, check
         self.op = torch.library.custom_op(f"{NS}::{name}", self._op, mutates_args=(),
                                           schema="(Tensor[] tensors, str static) -> (Tensor[], Tensor[])")
@@ -57,17 +57,16 @@ class Kernels:
         if torch.compiler.is_compiling():
             tensors, static = self.split(p)
             return tuple(self.op(tensors, static)[0])
-        if self.backward is not None and torch.is_grad_enabled():
-            leaves = []
-            for i in self._wrt:  # (the order of _leaves)
-                x = p[i]
-                if type(x) is tuple:
-                    leaves += x
-                elif x is not None:
-                    leaves.append(x)
-            if any(x.requires_grad for x in leaves):
-                return _Function.apply(self, p, *leaves)
+        if self.backward is not None and torch.is_grad_enabled() and self._needs_grad(p):
+            return _Function.apply(self, p, *(x for _, _, x in _leaves(p, self.wrt)))
         return self.forward(p)[0]
+
+    def _needs_grad(self, p) -> bool:
+        for i in self._wrt:
+            x = p[i]
+            if x is not None and (any(q.requires_grad for q in x) if type(x) is tuple else x.requires_grad):
+                return True
+        return False
 
     # ---- the problem as the ops' arguments: its tensors, and the rest as a literal ------------
     def split(self, p):
@@ -123,12 +122,9 @@ class Kernels:
     # ---- the backward op --------------------------------------------------------------------
     def _backward_op(self, grads, tensors, saved, static, need):
         p = self.join(tensors, static)
-        flags = iter(need)
-        need = {}
-        for name, i, _ in _leaves(p):
-            flag = next(flags) and name in self.wrt
-            need[name] = flag if i is None else need.get(name, ()) + (flag,)
-        out = self.backward(p, tuple(saved), tuple(grads), need)
+        leaves = _leaves(p)
+        out = self.backward(p, tuple(saved), tuple(grads),
+                            _need(leaves, [n and name in self.wrt for n, (name, _, _) in zip(need, leaves)]))
         # (an op returns tensors: an empty one for a gradient not computed)
         return _unaliased([_pick(out.get(name), i, tensors[0]) for name, i, _ in _leaves(p)], 0)
 
@@ -144,15 +140,26 @@ def _pick(grad, i, like=None):
     return like.new_empty(0) if g is None and like is not None else g
 
 
-def _leaves(p):
-    """(field, index in the field's tuple or None, tensor) for each tensor of the problem ``p``."""
+def _leaves(p, fields=None):
+    """(field, index in the field's tuple or None, tensor) for each tensor of the problem ``p``
+    (of its ``fields`` if given)."""
     out = []
     for name, value in zip(p._fields[:-1], p[:-1]):
+        if fields is not None and name not in fields:
+            continue
         if isinstance(value, torch.Tensor):
             out.append((name, None, value))
         elif type(value) is tuple:
             out.extend((name, i, x) for i, x in enumerate(value) if isinstance(x, torch.Tensor))
     return out
+
+
+def _need(leaves, flags) -> dict:
+    """``flags`` (one per leaf) as {field: bool, or a tuple of bools for a tuple field}."""
+    need = {}
+    for (name, i, _), flag in zip(leaves, flags):
+        need[name] = flag if i is None else need.get(name, ()) + (flag,)
+    return need
 
 
 def _unaliased(tensors, n_outputs):
@@ -187,14 +194,10 @@ class _Function(torch.autograd.Function):
     @torch.autograd.function.once_differentiable
     def backward(ctx, *d_outs):
         k, p = ctx.kernels, ctx.p
-        flags, need, where = iter(ctx.needs_input_grad[2:]), {}, []
-        for name, i, _ in _leaves(p):
-            if name in k.wrt:
-                flag = next(flags)
-                need[name] = flag if i is None else need.get(name, ()) + (flag,)
-                where.append((name, i))
+        leaves = _leaves(p, k.wrt)
+        need = _need(leaves, ctx.needs_input_grad[2:])
         grads = k.backward(p, ctx.saved_tensors, d_outs[:ctx.n_outputs], need)
-        return (None, None, *(_pick(grads.get(name), i) for name, i in where))
+        return (None, None, *(_pick(grads.get(name), i) for name, i, _ in leaves))
 
 
 def check_coefficients(gamma, lambda_) -> None:

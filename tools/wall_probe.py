@@ -1,14 +1,14 @@
-"""Wall time per call on a GPU, host included, in one process: the bare-launch anchor (a naive
-GAE kernel through ``kernel[grid]`` and ``torch.empty_like``), an empty kernel, ``torch.add``,
-every public function forwards and forwards + backwards beside the minimal autograd.Function, then
-a cProfile of the calls. A maintainer's probe for the launch path:
+"""Wall time per call on a GPU, host included, in one process: every public function forwards,
+and forwards + backwards, against the bare-launch anchor (a naive GAE kernel through
+``kernel[grid]`` and ``torch.empty_like``) and the minimal autograd.Function. The host of a
+shared machine drifts by tens of percent within a minute, so the candidates are timed in
+interleaved rounds, and each ratio is the median of the ratios within a round:
 
     PYTHONPATH=$PWD python tools/wall_probe.py > $OUT/wall_probe.txt
 """
-import cProfile
-import io
-import pstats
+import os
 import statistics
+import sys
 import time
 
 import torch
@@ -21,19 +21,35 @@ from rltriton_lite.bench import bare_gae, minimal_ppo_loss
 dev = "cuda"
 
 
-def wall(fn, n=300, reps=7):
-    """Median over ``reps`` loops of ``n`` back-to-back calls (one sync each) of µs per call."""
-    for _ in range(20):
-        fn()
-    torch.cuda.synchronize()
-    out = []
-    for _ in range(reps):
-        t = time.perf_counter()
-        for _ in range(n):
+try:  # the peer, from tools/fetch_peers.sh
+    sys.path.insert(0, os.environ.get("RL_TRITON_SRC", ".peers/rl-triton/src"))
+    import rl_triton
+except ImportError:
+    rl_triton = None
+
+
+def rounds(fns, n, reps=15):
+    """{name: [µs per call in each round]}: ``reps`` rounds, each timing ``n`` back-to-back calls
+    (one sync) of every function in turn."""
+    for fn in fns.values():
+        for _ in range(10):
             fn()
-        torch.cuda.synchronize()
-        out.append((time.perf_counter() - t) / n * 1e6)
-    return statistics.median(out)
+    torch.cuda.synchronize()
+    out = {name: [] for name in fns}
+    for _ in range(reps):
+        for name, fn in fns.items():
+            t = time.perf_counter()
+            for _ in range(n):
+                fn()
+            torch.cuda.synchronize()
+            out[name].append((time.perf_counter() - t) / n * 1e6)
+    return out
+
+
+def report(label, times, anchor):
+    for name, us in times.items():
+        ratio = statistics.median(u / a for u, a in zip(us, times[anchor]))
+        print(f"{label:8s} {name:20s} {statistics.median(us):8.1f} µs  {ratio:6.3f}x {anchor}")
 
 
 @triton.jit
@@ -61,37 +77,40 @@ def cases(B, T):
         "linear_scan": lambda: rl.linear_scan(a, r),
         "minimal_fn fwd": lambda: minimal_ppo_loss(lp, old, adv),
     }
-    rg, lpg = r.clone().requires_grad_(), lp.clone().requires_grad_()
+    if rl_triton is not None:  # as bench._rl_triton calls it: float flags and bootstraps made before
+        f, zero = d.float(), torch.zeros_like(lr)
+        end = torch.zeros_like(r)
+        end[:, -1] = boot
+        fwd["rl_triton discounted_return"] = lambda: rl_triton.compute_discounted_returns(r, f, gamma=0.99,
+                                                                                          bootstrap_values=end)
+        fwd["rl_triton gae"] = lambda: rl_triton.compute_gae(r, v, f, gamma=0.99, lambda_=0.95, last_value=boot)
+        fwd["rl_triton vtrace"] = lambda: rl_triton.compute_vtrace(lr, zero, v, r, f, gamma=0.99, rho_bar=1.0,
+                                                                   c_bar=1.0, last_value=boot)
+    rg, vg, nvg, lpg = (x.clone().requires_grad_() for x in (r, v, nv, lp))
+    qg, nlpg = q.clone().requires_grad_(), nlp.clone().requires_grad_()
     w = torch.randn(B, T, device=dev, generator=g)
     one = torch.ones((), device=dev)
-    bwd = {
-        "minimal_fn": lambda: torch.autograd.grad(minimal_ppo_loss(lpg, old, adv), (lpg,), one),
-        "ppo": lambda: torch.autograd.grad(rl.ppo_clip_loss(lpg, old, adv).loss, (lpg,), one),
-        "crr": lambda: torch.autograd.grad(rl.crr_loss(lpg, q, base).loss, (lpg,), one),
-        "sac_actor": lambda: torch.autograd.grad(rl.sac_actor_loss(lpg, q), (lpg,), one),
-        "discounted_return": lambda: torch.autograd.grad(rl.discounted_returns(rg, terminated=d), (rg,), w),
-        "gae": lambda: torch.autograd.grad(rl.gae(rg, v, terminated=d).advantages, (rg,), w),
-        "linear_scan": lambda: torch.autograd.grad(rl.linear_scan(a, rg), (rg,), w),
+    grad = torch.autograd.grad
+    bwd = {  # the harness's leaves (bench.BACKWARD)
+        "minimal_fn": lambda: grad(minimal_ppo_loss(lpg, old, adv), (lpg,), one),
+        "discounted_return": lambda: grad(rl.discounted_returns(rg, terminated=d), (rg,), w),
+        "gae": lambda: grad(rl.gae(rg, vg, terminated=d, bootstrap_value=boot).advantages, (rg, vg), w),
+        "td_lambda": lambda: grad(rl.td_lambda(rg, nvg, terminated=d), (rg, nvg), w),
+        "vtrace": lambda: grad(rl.vtrace(lr, rg, vg, terminated=d, bootstrap_value=boot).vs, (rg, vg), w),
+        "sac": lambda: grad(rl.sac_targets(rg, (qg, nvg), nlpg, terminated=d), (rg, qg, nvg, nlpg), w),
+        "ppo": lambda: grad(rl.ppo_clip_loss(lpg, old, adv).loss, (lpg,), one),
+        "crr": lambda: grad(rl.crr_loss(lpg, q, base, need_weights=False).loss, (lpg,), one),
+        "linear_scan": lambda: grad(rl.linear_scan(a, rg), (rg,), w),
     }
     return fwd, bwd
 
 
-for B, T in [(16, 128), (4096, 128), (64, 16384)]:
+for B, T in [(16, 128), (4096, 128), (1024, 1024), (64, 16384)]:
     fwd, bwd = cases(B, T)
-    print(f"== {B}x{T}: µs per call (median of 7 loops of 300)")
-    for name, fn in fwd.items():
-        print(f"fwd      {name:20s} {wall(fn):8.1f}")
-    for name, fn in bwd.items():
-        print(f"fwd+bwd  {name:20s} {wall(fn, 100):8.1f}")
-    if (B, T) == (16, 128):
-        for name, fn in [("gae fwd", fwd["gae"]), ("ppo fwd", fwd["ppo"]), ("ppo fwd+bwd", bwd["ppo"])]:
-            pr = cProfile.Profile()
-            pr.enable()
-            for _ in range(500):
-                fn()
-            torch.cuda.synchronize()
-            pr.disable()
-            s = io.StringIO()
-            pstats.Stats(pr, stream=s).sort_stats("tottime").print_stats(25)
-            print(f"-- cProfile {name} {B}x{T} (500 calls)")
-            print(s.getvalue()[-6000:])
+    print(f"== {B}x{T}: median over 15 interleaved rounds; ratio: median of the rounds' ratios")
+    times = rounds(fwd, 100)
+    report("fwd", times, "bare_launch")
+    for name in ("discounted_return", "gae", "vtrace"):
+        if f"rl_triton {name}" in times:
+            report("fwd", {name: times[name], f"rl_triton {name}": times[f"rl_triton {name}"]}, f"rl_triton {name}")
+    report("fwd+bwd", rounds(bwd, 50), "minimal_fn")
