@@ -50,17 +50,19 @@ def _sm_count(device_index: int) -> int:
     return torch.cuda.get_device_properties(device_index).multi_processor_count
 
 
-def _segments(n_programs: int, n_chunks: int, device: torch.device, min_programs):
+def _segments(n_programs: int, n_chunks: int, device: torch.device, cfg: Config):
     """(segments, chunks per segment) for ``n_programs`` row tiles walking ``n_chunks`` chunks.
 
-    Time is split when fewer than ``min_programs`` programs would run (None: two per SM on CUDA,
-    never elsewhere); then into segments for four times that many (a program walks its chunks one
-    after the other: short segments keep each launch of the split to about one chunk's latency)."""
-    want = min_programs
+    Time is split when fewer than ``cfg.min_programs`` programs would run (None: two per SM on
+    CUDA, never elsewhere) and a row has ``cfg.split_min_chunks`` chunks or more (fewer cost a
+    one-launch call less wall time than a split call); then into segments for four times that
+    many programs (a program walks its chunks one after the other: short segments keep each
+    launch of the split to about one chunk's latency)."""
+    want = cfg.min_programs
     if want is None:
         want = 2 * _sm_count(device.index if device.index is not None else torch.cuda.current_device()) \
             if device.type == "cuda" else 0
-    if n_programs >= want or n_chunks < 2:
+    if n_programs >= want or n_chunks < max(cfg.split_min_chunks, 2):
         return 1, n_chunks
     seg = _checks.cdiv(n_chunks, min(n_chunks, _checks.cdiv(4 * want, n_programs)))
     return _checks.cdiv(n_chunks, seg), seg
@@ -72,7 +74,7 @@ def _plan(n_rows: int, T: int, time_contiguous: bool, itemsize: int, device: tor
     rows, block, num_warps, stages, vec = _tile(n_rows, T, time_contiguous, itemsize, cfg)
     # where time is split depends on the problem, not on the layout's tile (same chunks, same carries)
     n_seg, seg = _segments(_checks.cdiv(n_rows, _tile(n_rows, T, True, itemsize, cfg)[0]), _checks.cdiv(T, block),
-                           device, cfg.min_programs)
+                           device, cfg)
     return rows, block, num_warps, stages, vec, _checks.cdiv(n_rows, rows), n_seg, seg
 
 

@@ -97,8 +97,8 @@ def backend(request):
 # Configs the kernel tests run under (besides the default): several chunks per row at test sizes;
 # time split across programs (two launches, as shipped up to Config.compose segments); three launches.
 SMALL_CHUNKS = Config(max_block_t=16)
-SPLIT = Config(max_block_t=16, min_programs=1 << 20)
-SPLIT3 = Config(max_block_t=16, min_programs=1 << 20, compose=0)
+SPLIT = Config(max_block_t=16, min_programs=1 << 20, split_min_chunks=2)
+SPLIT3 = Config(max_block_t=16, min_programs=1 << 20, split_min_chunks=2, compose=0)
 # The losses' tiles at test sizes: 16 steps × 4 rows, two programs' worth of tiles in a reducing
 # program's loop, tiles crossing rows, a last program past the end, the finish adding 16 at a time.
 SMALL_TILES = Config(finish_block=16, tile_elements=64, reduce_tile_elements=64, partial_programs=2)

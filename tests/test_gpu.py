@@ -120,7 +120,7 @@ def test_time_split_gpu(B, T, launches):
     """The time split at the sizes it is for, both ways (three launches; two, the carries
     composed by the last): values against the loops, the same bits over repeated calls (a race
     would show here), gradients against the torch path."""
-    with using(Config(compose=1 << 20 if launches == 2 else 0)):
+    with using(Config(compose=1 << 20 if launches == 2 else 0, split_min_chunks=2)):  # (64x16384 too)
         _check_time_split(B, T)
 
 

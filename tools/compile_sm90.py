@@ -150,7 +150,7 @@ def main():
                  + rl.sac_actor_loss(lp, [q0, q1], backend="triton").float()).backward()
     # the time split, in three launches and in two (Config.compose), for few long rows
     for compose in (0, 1 << 20):
-        with using(Config(min_programs=1 << 20, compose=compose)):
+        with using(Config(min_programs=1 << 20, split_min_chunks=2, compose=compose)):
             for dtype in (torch.float32, torch.bfloat16):
                 rr, vv = (torch.randn(8, 3000, dtype=dtype, requires_grad=True) for _ in range(2))
                 adv, ret = rl.gae(rr, vv, terminated=torch.rand(8, 3000) < 0.01, bootstrap_value=vv[:, 0].detach(),

@@ -43,7 +43,7 @@ def main():
     ap.add_argument("--backward", action="store_true", help="forward + backward (autograd.grad)")
     a = ap.parse_args()
     _triton.Launch.__call__ = stub
-    with using(Config(min_programs=1 << 20) if a.split else Config()):
+    with using(Config(min_programs=1 << 20, split_min_chunks=2) if a.split else Config()):
         run(a)
 
 

@@ -5,6 +5,7 @@ shared machine drifts by tens of percent within a minute, so the candidates are 
 interleaved rounds, and each ratio is the median of the ratios within a round:
 
     PYTHONPATH=$PWD python tools/wall_probe.py > $OUT/wall_probe.txt
+    PYTHONPATH=$PWD python tools/wall_probe.py --split    # the time split alone
 """
 import os
 import statistics
@@ -105,7 +106,7 @@ def cases(B, T):
     return fwd, bwd
 
 
-for B, T in [(16, 128), (4096, 128), (1024, 1024), (64, 16384)]:
+for B, T in [] if "--split" in sys.argv else [(16, 128), (4096, 128), (1024, 1024), (64, 16384)]:
     fwd, bwd = cases(B, T)
     print(f"== {B}x{T}: median over 15 interleaved rounds; ratio: median of the rounds' ratios")
     times = rounds(fwd, 100)
@@ -114,3 +115,26 @@ for B, T in [(16, 128), (4096, 128), (1024, 1024), (64, 16384)]:
         if f"rl_triton {name}" in times:
             report("fwd", {name: times[name], f"rl_triton {name}": times[f"rl_triton {name}"]}, f"rl_triton {name}")
     report("fwd+bwd", rounds(bwd, 50), "minimal_fn")
+
+# The time split by wall time: few long rows, the default plan (split when fewer than two programs
+# per SM run) against one launch walking every chunk (Config(min_programs=0)); alone with --split.
+from rltriton_lite.config import Config, using  # noqa: E402
+
+NO_SPLIT = Config(min_programs=0)
+
+for B, T in [(256, 4096), (128, 8192), (64, 16384), (32, 32768), (16, 65536), (8, 131072)]:
+    g = torch.Generator(device=dev).manual_seed(0)
+    r, v = (torch.randn(B, T, device=dev, generator=g) for _ in range(2))
+    d = torch.rand(B, T, device=dev, generator=g) < 0.02
+
+    def unsplit(fn):
+        def run():
+            with using(NO_SPLIT):
+                return fn()
+        return run
+    fns = {"gae": lambda: rl.gae(r, v, terminated=d), "discounted_return": lambda: rl.discounted_returns(r, terminated=d)}
+    fns.update({f"{k} unsplit": unsplit(f) for k, f in list(fns.items())})
+    print(f"== split {B}x{T}")
+    times = rounds(fns, 50, reps=9)
+    for name in ("gae", "discounted_return"):
+        report("fwd", {name: times[name], f"{name} unsplit": times[f"{name} unsplit"]}, name)
