@@ -12,13 +12,14 @@ from .config import Config, current
 from .scan import _scan_kernel, _segments_epilogue, _segments_prologue
 
 
-def _tile(n_rows: int, T: int, time_contiguous: bool, itemsize: int, cfg: Config):
+def _tile(n_rows: int, T: int, time_contiguous: bool, itemsize: int, cfg: Config, wide: bool = False):
     """(rows per program, time steps per chunk, warps, pipeline stages, steps per vector) for
     (n_rows, T) and the outputs' element size in bytes.
 
     One warp per program, 256 steps per chunk (2 vectors per thread) and the next chunk's loads in
-    flight (2 stages); many rows take 2 × 128. The chunk depends on (n_rows, T) only, never on the
-    layout, so both layouts are scanned in the same chunks (the same carries between them). A
+    flight (2 stages); many rows take 2 × 128; ``wide`` (few long rows, see ``_plan``) chunks of
+    up to ``cfg.wide_block`` steps, a warp per 256. The chunk depends on the problem only, never on
+    the layout, so both layouts are scanned in the same chunks (the same carries between them). A
     vector is 16 bytes. A 2-byte tile of one row is not pipelined (Triton 3.6 replicates it into
     every thread). Time-major tiles span more rows, unpipelined, bounded by their registers.
     The measurements behind each choice: docs/DESIGN.md, "The scan's tile".
@@ -26,15 +27,16 @@ def _tile(n_rows: int, T: int, time_contiguous: bool, itemsize: int, cfg: Config
     if cfg.tile is not None:
         rows, block, warps, *rest = cfg.tile
         return rows, block, warps, rest[0] if rest else 1, _vector(itemsize, block, rest[1] if rest[1:] else cfg.vector)
-    block = min(max(_checks.next_power_of_2(T), 16), 128 if n_rows >= 4096 else 256, cfg.max_block_t)
+    most = cfg.wide_block if wide else 128 if n_rows >= 4096 else 256
+    block = min(max(_checks.next_power_of_2(T), 16), most, cfg.max_block_t)
     vec = _vector(itemsize, block, cfg.vector)
     if not time_contiguous:
         most_rows, elements, warps = cfg.time_major_tile
         elements = elements * 4 // max(itemsize, 4)
         rows = max(1, min(most_rows, elements // block, _checks.next_power_of_2(n_rows)))
         return rows, block, warps, 1, vec
-    rows = max(1, min(256 // block, _checks.next_power_of_2(n_rows))) if n_rows >= 1024 else 1
-    return rows, block, 1, 2 if T > block and not (itemsize < 4 and rows == 1) else 1, vec
+    rows = max(1, min(256 // block, _checks.next_power_of_2(n_rows))) if n_rows >= 1024 and not wide else 1
+    return rows, block, max(1, block // 256), 2 if T > block and not (itemsize < 4 and rows == 1) else 1, vec
 
 
 def _vector(itemsize: int, block: int, vector: int | None) -> int:
@@ -50,31 +52,30 @@ def _sm_count(device_index: int) -> int:
     return torch.cuda.get_device_properties(device_index).multi_processor_count
 
 
-def _segments(n_programs: int, n_chunks: int, device: torch.device, cfg: Config):
-    """(segments, chunks per segment) for ``n_programs`` row tiles walking ``n_chunks`` chunks.
+def _plan(n_rows: int, T: int, time_contiguous: bool, itemsize: int, device: torch.device, cfg: Config):
+    """Tile, warps, stages, vector, grid and time split of a launch: a pure function of its
+    arguments (``_Scan`` keeps it).
 
-    Time is split when fewer than ``cfg.min_programs`` programs would run (None: two per SM on
-    CUDA, never elsewhere) and a row has ``cfg.split_min_chunks`` chunks or more (fewer cost a
-    one-launch call less wall time than a split call); then into segments for four times that
-    many programs (a program walks its chunks one after the other: short segments keep each
-    launch of the split to about one chunk's latency)."""
+    Fewer programs than ``cfg.min_programs`` (None: two per SM on CUDA, never elsewhere) leave
+    the GPU idle while each walks its row. Rows of fewer than ``cfg.split_min_chunks`` wide
+    chunks are then walked in wide chunks (``_tile``); longer ones are split in time: segments
+    for four times that many programs, a launch writing each segment's composed map and one
+    scanning each segment from its carry (short segments keep each launch to about one chunk's
+    latency). Both choices by wall time per call: docs/DESIGN.md, "The time split"."""
     want = cfg.min_programs
     if want is None:
         want = 2 * _sm_count(device.index if device.index is not None else torch.cuda.current_device()) \
             if device.type == "cuda" else 0
-    if n_programs >= want or n_chunks < max(cfg.split_min_chunks, 2):
-        return 1, n_chunks
-    seg = _checks.cdiv(n_chunks, min(n_chunks, _checks.cdiv(4 * want, n_programs)))
-    return _checks.cdiv(n_chunks, seg), seg
-
-
-def _plan(n_rows: int, T: int, time_contiguous: bool, itemsize: int, device: torch.device, cfg: Config):
-    """Tile, warps, stages, vector, grid and time split of a launch: a pure function of its
-    arguments (``_Scan`` keeps it)."""
-    rows, block, num_warps, stages, vec = _tile(n_rows, T, time_contiguous, itemsize, cfg)
-    # where time is split depends on the problem, not on the layout's tile (same chunks, same carries)
-    n_seg, seg = _segments(_checks.cdiv(n_rows, _tile(n_rows, T, True, itemsize, cfg)[0]), _checks.cdiv(T, block),
-                           device, cfg)
+    # (decided on the problem, not on the layout's tile: the same chunks, the same carries)
+    n_programs = _checks.cdiv(n_rows, _tile(n_rows, T, True, itemsize, cfg)[0])
+    few = n_programs < want
+    wide = few and _checks.cdiv(T, min(cfg.wide_block, cfg.max_block_t)) < cfg.split_min_chunks
+    rows, block, num_warps, stages, vec = _tile(n_rows, T, time_contiguous, itemsize, cfg, wide)
+    n_chunks = _checks.cdiv(T, block)
+    n_seg, seg = 1, n_chunks
+    if few and not wide and n_chunks >= 2:
+        seg = _checks.cdiv(n_chunks, min(n_chunks, _checks.cdiv(4 * want, n_programs)))
+        n_seg = _checks.cdiv(n_chunks, seg)
     return rows, block, num_warps, stages, vec, _checks.cdiv(n_rows, rows), n_seg, seg
 
 

@@ -6,6 +6,7 @@ interleaved rounds, and each ratio is the median of the ratios within a round:
 
     PYTHONPATH=$PWD python tools/wall_probe.py > $OUT/wall_probe.txt
     PYTHONPATH=$PWD python tools/wall_probe.py --split    # the time split alone
+    PYTHONPATH=$PWD python tools/wall_probe.py --tiles    # wider tiles for few long rows
 """
 import os
 import statistics
@@ -106,7 +107,8 @@ def cases(B, T):
     return fwd, bwd
 
 
-for B, T in [] if "--split" in sys.argv else [(16, 128), (4096, 128), (1024, 1024), (64, 16384)]:
+SHAPES = os.environ.get("WALL_PROBE_SHAPES", "16x128,4096x128,1024x1024,64x16384")
+for B, T in [] if len(sys.argv) > 1 else [tuple(map(int, s.split("x"))) for s in SHAPES.split(",")]:
     fwd, bwd = cases(B, T)
     print(f"== {B}x{T}: median over 15 interleaved rounds; ratio: median of the rounds' ratios")
     times = rounds(fwd, 100)
@@ -123,6 +125,8 @@ from rltriton_lite.config import Config, using  # noqa: E402
 NO_SPLIT = Config(min_programs=0)
 
 for B, T in [(256, 4096), (128, 8192), (64, 16384), (32, 32768), (16, 65536), (8, 131072)]:
+    if "--tiles" in sys.argv:
+        break
     g = torch.Generator(device=dev).manual_seed(0)
     r, v = (torch.randn(B, T, device=dev, generator=g) for _ in range(2))
     d = torch.rand(B, T, device=dev, generator=g) < 0.02
@@ -138,3 +142,28 @@ for B, T in [(256, 4096), (128, 8192), (64, 16384), (32, 32768), (16, 65536), (8
     times = rounds(fns, 50, reps=9)
     for name in ("gae", "discounted_return"):
         report("fwd", {name: times[name], f"{name} unsplit": times[f"{name} unsplit"]}, name)
+
+# Few long rows: one program of more warps and longer chunks per row (Config.tile), against the
+# default plan, each under its own config (the same cost of using() for all); alone with --tiles.
+TILES = {"default": Config(), "1x512 w2": Config(tile=(1, 512, 2, 2)), "1x1024 w4": Config(tile=(1, 1024, 4, 2)),
+         "1x2048 w8": Config(tile=(1, 2048, 8, 2)), "1x4096 w8": Config(tile=(1, 4096, 8, 2))}
+for B, T in [(256, 4096), (128, 8192), (64, 16384), (32, 32768), (16, 65536)] if "--tiles" in sys.argv else []:
+    g = torch.Generator(device=dev).manual_seed(0)
+    r, v, lr = (torch.randn(B, T, device=dev, generator=g) for _ in range(3))
+    d = torch.rand(B, T, device=dev, generator=g) < 0.02
+
+    def under(cfg, fn):
+        def run():
+            with using(cfg):
+                return fn()
+        return run
+    base = {"gae": lambda: rl.gae(r, v, terminated=d), "vtrace": lambda: rl.vtrace(lr, r, v, terminated=d)}
+    fns = {f"{k} {t}": under(cfg, f) for k, f in base.items() for t, cfg in TILES.items()}
+    for name, fn in fns.items():  # the same values under every tile
+        for k in base:
+            if name.startswith(k):
+                torch.testing.assert_close(fn()[0], base[k]()[0], rtol=1e-5, atol=1e-5)
+    print(f"== tiles {B}x{T}")
+    times = rounds(fns, 50, reps=9)
+    for k in base:
+        report("fwd", {n: t for n, t in times.items() if n.startswith(k)}, f"{k} default")
