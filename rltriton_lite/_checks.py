@@ -151,9 +151,7 @@ def acc_dtype(dtype: torch.dtype) -> torch.dtype:
     return torch.float64 if dtype == torch.float64 else torch.float32
 
 
-# --------------------------------------------------------------------------------------------
-# The rows × time view
-# --------------------------------------------------------------------------------------------
+# ---- The rows × time view --------------------------------------------------------------------------
 def problem(x: torch.Tensor, time_dim: int):
     """``(shape, T, n_rows)`` of the problem whose output has ``x``'s shape."""
     shape = x.shape
@@ -215,9 +213,7 @@ def cdiv(a: int, b: int) -> int:
     return -(-a // b)
 
 
-# --------------------------------------------------------------------------------------------
-# A call's signature: what its checks and its kernels' plan depend on
-# --------------------------------------------------------------------------------------------
+# ---- A call's signature: what its checks and its kernels' plan depend on ---------------------------
 def signature(args):
     """A key of ``args`` for the plans that validation and launches make once per signature:
     each tensor's shape, strides, dtype, device and 16-byte alignment (what Triton specialises
@@ -245,9 +241,7 @@ def signature(args):
     return tuple(key)
 
 
-# --------------------------------------------------------------------------------------------
-# Scalar arguments
-# --------------------------------------------------------------------------------------------
+# ---- Scalar arguments ------------------------------------------------------------------------------
 def real(name: str, value, *, positive: bool = False) -> float:
     """A number ``>= 0`` (``> 0`` if ``positive``); NaN is refused."""
     if type(value) is float and (value > 0.0 if positive else value >= 0.0):  # the common case, first

@@ -8,7 +8,7 @@ two stages with a fixed order, so the result is bitwise reproducible (no float a
    (which may also store per-element outputs, such as CRR's weights) and writes the tile's sums
    of the ``N_STATS`` statistics it returns to ``partials[program, k]``;
 2. ``_finish_kernel``: one program adds the partials, up to ``Config.finish_block`` at a time, in a fixed
-   order.
+   order. A problem of one tile-program (a small loss) skips it: that program finishes itself.
 
 ``ELEMENTWISE(X, SX, P, O, SO, row, t, m, ACC) -> tuple of N_STATS tensors`` sees the same
 rows × time view as the scan's hooks (``tile.load``/``tile.store`` and friends work), with
@@ -50,6 +50,8 @@ def _partials_kernel(
     ACC: tl.constexpr,  # accumulation dtype
     ROWS: tl.constexpr, BLOCK: tl.constexpr,  # tile: rows × time steps
     STAGES: tl.constexpr,  # tiles whose loads are in flight at once
+    COUNT: tl.constexpr,  # as _finish_kernel's, for FINISH
+    FINISH: tl.constexpr,  # one program: it writes the totals (or means) itself, no finishing launch
 ):
     # Statistics add up element by element over the program's tiles and are summed across the
     # tile once at the end: one tree reduction per statistic per program, not per tile
@@ -60,8 +62,16 @@ def _partials_kernel(
     for i in tl.range(first + 1, first + tiles, num_stages=STAGES):
         row, t, m = _tile_index(i // n_t, i % n_t, n_rows, T, ROWS, BLOCK)
         acc = _add_stats(acc, ELEMENTWISE(X, SX, P, O, SO, row, t, m, ACC), N_STATS)
+    if FINISH and COUNT >= 0:  # as _finish_kernel does
+        inv_n = 1.0 / tl.maximum(tl.sum(tl.sum(acc[COUNT].to(ACC), axis=1), axis=0), 1.0)
     for k in tl.static_range(N_STATS):
-        tl.store(PART + tl.program_id(0) * N_STATS + k, tl.sum(tl.sum(acc[k].to(ACC), axis=1), axis=0))
+        total = tl.sum(tl.sum(acc[k].to(ACC), axis=1), axis=0)
+        if FINISH and COUNT >= 0:
+            if k == COUNT:
+                total = inv_n
+            else:
+                total = total * inv_n
+        tl.store(PART + tl.program_id(0) * N_STATS + k, total)
 
 
 @jit
@@ -151,35 +161,36 @@ _REDUCTIONS = {}  # reduce()'s plans, by everything that decides them
 
 
 class _Reduction:
-    """The two launches of one reduction, planned once."""
+    """The two launches of one reduction (one if a single program takes every tile), planned once."""
 
     def __init__(self, elementwise, n_stats, n_rows, T, acc_dtype, O, device, count, cfg):
         rows, block, warps, self.tiles, stages = _partials_config(n_rows, T, any(o is not None for o in O), cfg)
         self.n_parts = _checks.cdiv(_checks.cdiv(n_rows, rows) * _checks.cdiv(T, block), self.tiles)
         acc = tl.float64 if acc_dtype == torch.float64 else tl.float32
-        # ELEMENTWISE, N_STATS, ACC, ROWS, BLOCK, STAGES; writes O (3) and PART (5)
-        self.partials = Launch(_partials_kernel, (self.n_parts,), (elementwise, n_stats, acc, rows, block, stages),
-                               warps, (3, 5))
+        count = -1 if count is None else count
+        # ELEMENTWISE, N_STATS, ACC, ROWS, BLOCK, STAGES, COUNT, FINISH; writes O (3) and PART (5)
+        self.partials = Launch(_partials_kernel, (self.n_parts,), (elementwise, n_stats, acc, rows, block, stages,
+                                                                   count, self.n_parts == 1), warps, (3, 5))
         # N_STATS, COUNT, BLOCK_P, BLOCK_K; writes OUT (1)
         block_p = min(max(_checks.next_power_of_2(self.n_parts), 16), cfg.finish_block)
-        self.finish = Launch(_finish_kernel, (1,), (n_stats, -1 if count is None else count, block_p,
-                                                    max(_checks.next_power_of_2(n_stats), 2)),
+        self.finish = Launch(_finish_kernel, (1,), (n_stats, count, block_p, max(_checks.next_power_of_2(n_stats), 2)),
                              4 if block_p <= 1024 else 8, (1,))
         self.n_rows, self.T, self.n_stats = n_rows, T, n_stats
         self.like = torch.empty(0, dtype=acc_dtype, device=device)  # new_empty: cheaper than dtype and device
 
     def __call__(self, X, SX, P, O, SO):
         """The sums (or means) of the statistics over the tensors ``X`` (strides ``SX``)."""
+        totals = self.like.new_empty((self.n_stats,))
+        if self.n_parts == 1:  # the one program finishes (small losses: a launch less of host time)
+            self.partials(X, SX, P, O, SO, totals, self.n_rows, self.T, self.tiles)
+            return totals
         partials = self.like.new_empty((self.n_parts, self.n_stats))
         self.partials(X, SX, P, O, SO, partials, self.n_rows, self.T, self.tiles)
-        totals = self.like.new_empty((self.n_stats,))
         self.finish(partials, totals, self.n_parts)
         return totals
 
 
-# --------------------------------------------------------------------------------------------
-# Shared by the losses: the rows × T view of any shape, float64-safe scalars, the backward map
-# --------------------------------------------------------------------------------------------
+# ---- Shared by the losses: the rows × T view of any shape, float64-safe scalars, the backward map ----
 class Layout(NamedTuple):
     """How an input of any shape is seen as the kernels' rows × T problem.
 

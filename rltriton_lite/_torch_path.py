@@ -141,9 +141,7 @@ def vtrace(p):
     return out(vs), out(pg)
 
 
-# --------------------------------------------------------------------------------------------
-# SAC
-# --------------------------------------------------------------------------------------------
+# ---- SAC -------------------------------------------------------------------------------------------
 def sac_targets(p):
     """Soft λ-returns on the torch path (``p`` is sac._Problem): the scan carries
     H_t = G_t - α log π_t through padding; G_t is rebuilt from H_{t+1} as in the kernel."""
@@ -177,9 +175,7 @@ def sac_actor_loss(log_probs, q, alpha, mask, acc):
     return sac_masked_mean(alpha * log_probs.to(acc) - q_min, mask)
 
 
-# --------------------------------------------------------------------------------------------
-# Losses: PPO's clipped surrogate and CRR (ppo.py, crr.py)
-# --------------------------------------------------------------------------------------------
+# ---- Losses: PPO's clipped surrogate and CRR (ppo.py, crr.py) --------------------------------------
 def _unmasked(mask, like):
     """The unmasked elements, as bool."""
     return torch.ones_like(like, dtype=torch.bool) if mask is None else mask != 0

@@ -123,9 +123,7 @@ def store_values_grad(X, SX, P, O, SO, row, t, m, T, valid, dv, dv_next, g_prev,
         store(O[D_NEXT_VALUES], SO[D_NEXT_VALUES], row, t, m, dv_next)
 
 
-# --------------------------------------------------------------------------------------------
-# The validated problem, its X tuple and its gradient buffers
-# --------------------------------------------------------------------------------------------
+# ---- The validated problem, its X tuple and its gradient buffers -----------------------------------
 class Problem(NamedTuple):
     """Validated inputs of one call, in the order of the kernels' X tuple."""
 

@@ -27,9 +27,7 @@ __all__ = ["sac_targets", "sac_actor_loss", "sac_temperature_loss", "MAX_CRITICS
 MAX_CRITICS = 16
 
 
-# --------------------------------------------------------------------------------------------
-# Critics: min over the ensemble, and its gradient on the critic that is the min
-# --------------------------------------------------------------------------------------------
+# ---- Critics: min over the ensemble, and its gradient on the critic that is the min ----------------
 @jit
 def _critic_min(Q, SQ, row, t, m, ACC: tl.constexpr):
     """(min_k Q_k, k*) at (row, t): ``Q`` a tuple of pointers, ``SQ`` their strides.
@@ -60,9 +58,7 @@ def _store_critic_grads(Q, SQ, DQ, SDQ, row, t, m_read, m, dv, ACC: tl.constexpr
                 store(DQ[k], SDQ[k], row, t, m, tl.where(k_min == k, dv, 0.0))
 
 
-# --------------------------------------------------------------------------------------------
-# Targets: hooks of the shared scan
-# --------------------------------------------------------------------------------------------
+# ---- Targets: hooks of the shared scan -------------------------------------------------------------
 # Inputs X: the episode layout (episode.py), so its step() and bwd_prologue() serve unchanged,
 # with three of its slots holding SAC's inputs, and the critics after it
 LOG_PROBS = VALUES  # log π(a_t|s_t) of the taken actions
@@ -169,9 +165,7 @@ def _one_step_target_bwd(X, SX, P, O, SO, row, t, m, ACC: tl.constexpr):
     _store_critic_grads(X[NEXT_Q], SX[NEXT_Q], O[D_NEXT_Q], SO[D_NEXT_Q], row, t, m, m, dv, ACC)
 
 
-# --------------------------------------------------------------------------------------------
-# Losses: elementwise hooks of _reduce's reduction, and of launch_map for the backward
-# --------------------------------------------------------------------------------------------
+# ---- Losses: elementwise hooks of _reduce's reduction, and of launch_map for the backward ----------
 # Inputs X of the losses
 LOSS_LOG_PROBS = tl.constexpr(0)
 LOSS_MASK = tl.constexpr(1)
@@ -213,9 +207,7 @@ def _temperature_elementwise(X, SX, P, O, SO, row, t, m, ACC: tl.constexpr):
     return tl.where(valid, x, 0.0), valid.to(ACC)
 
 
-# --------------------------------------------------------------------------------------------
-# Validation
-# --------------------------------------------------------------------------------------------
+# ---- Validation ------------------------------------------------------------------------------------
 def _critics(name: str, q, like: torch.Tensor, like_name: str) -> tuple:
     """One critic's tensor or a sequence of 1..MAX_CRITICS of them, each shaped like ``like``."""
     if isinstance(q, torch.Tensor):
@@ -230,9 +222,7 @@ def _critics(name: str, q, like: torch.Tensor, like_name: str) -> tuple:
     return tuple(_checks.same_shape(name_k(k), x, like, like_name) for k, x in enumerate(qs))
 
 
-# --------------------------------------------------------------------------------------------
-# sac_targets
-# --------------------------------------------------------------------------------------------
+# ---- sac_targets -----------------------------------------------------------------------------------
 class _Problem(NamedTuple):
     """Validated inputs of one sac_targets call (field names as episode.Problem where shared,
     so the torch path's helpers serve both)."""
@@ -466,9 +456,7 @@ def _run_targets(p: _Problem, use_kernel: bool):
     return TARGET_KERNELS(p, use_kernel, lambda: (_torch_path.sac_targets(p),))[0]
 
 
-# --------------------------------------------------------------------------------------------
-# Losses
-# --------------------------------------------------------------------------------------------
+# ---- Losses ----------------------------------------------------------------------------------------
 class _Loss(NamedTuple):
     """Validated inputs of sac_actor_loss (``q``: the critics) or of sac_temperature_loss's
     mean (``q`` empty; ``coef``: the target entropy)."""

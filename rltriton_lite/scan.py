@@ -42,9 +42,7 @@ from ._triton import jit, tl
 from .tile import load, load_flag, pack, store, unpack
 
 
-# --------------------------------------------------------------------------------------------
-# Composing affine steps
-# --------------------------------------------------------------------------------------------
+# ---- Composing affine steps ------------------------------------------------------------------------
 @jit
 def combine(a_l, b_l, r_l, a_r, b_r, r_r):
     """Compose two affine steps in scan order.
@@ -118,9 +116,7 @@ def _values(a, b, r, c_in, V: tl.constexpr):
         return (y0, y1, y2, y3, y4, y5, y6, y7), (c_in, y0, y1, y2, y3, y4, y5, y6)
 
 
-# --------------------------------------------------------------------------------------------
-# The kernel
-# --------------------------------------------------------------------------------------------
+# ---- The kernel ------------------------------------------------------------------------------------
 @jit
 def _walk(X, SX, P, O, SO, row, m_r, carry, k_start, k_end, n_chunks, T,
           PROLOGUE: tl.constexpr, EPILOGUE: tl.constexpr, REVERSE: tl.constexpr, ACC: tl.constexpr,

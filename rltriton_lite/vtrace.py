@@ -147,9 +147,7 @@ def _vtrace_bwd_epilogue(X, SX, P, O, SO, row, t, m, T, ACC: tl.constexpr, valid
     store_bootstrap_grad(X, SX, P, O, SO, row, t, m, T, dv_next)
 
 
-# --------------------------------------------------------------------------------------------
-# Launcher
-# --------------------------------------------------------------------------------------------
+# ---- Launcher --------------------------------------------------------------------------------------
 def _vtrace_inputs(p: Problem, acc: torch.dtype):
     """X up to PG_RHO_BAR. For float64 the clip thresholds travel as tensors (Triton passes Python floats
     as float32), like gamma and lambda in episode.inputs."""
