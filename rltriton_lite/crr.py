@@ -133,9 +133,12 @@ def _inputs(p: _Problem, layout: Layout):
 def _forward(p: _Problem):
     """((loss, weights, advantages), (1/N,)): one fused pass and the deterministic sum; weights
     and advantages None unless ``p.need_weights`` (the pass then only reads, as PPO's)."""
-    layout, device, acc = p.layout, p.log_probs.device, _checks.acc_dtype(p.dtype)
-    out_dtype = _checks.result_dtype(p.q_values, p.baseline)
-    weights, advantages = (layout.new(out_dtype, device) if p.need_weights else None for _ in range(2))
+    layout, device, dtype = p.layout, p.log_probs.device, p.dtype
+    acc = _checks.acc_dtype(dtype)
+    weights = advantages = None
+    if p.need_weights:
+        out_dtype = _checks.result_dtype(p.q_values, p.baseline)
+        weights, advantages = layout.new(out_dtype, p.q_values), layout.new(out_dtype, p.q_values)
 
     def first():
         X, O = _inputs(p, layout), (layout.rows(weights), layout.rows(advantages))
@@ -146,7 +149,7 @@ def _forward(p: _Problem):
     means = planned(p.plan, "forward", (p.log_probs, p.q_values, p.baseline, p.mask, None), p.params,
                     (weights, advantages), first)
     loss, inv_n = means.unbind()
-    return (loss.to(p.dtype), weights, advantages), (inv_n,)
+    return (loss.to(dtype), weights, advantages), (inv_n,)
 
 
 def _backward(p: _Problem, saved, grads, need):
@@ -158,7 +161,7 @@ def _backward(p: _Problem, saved, grads, need):
     _, weights, _, inv_n = saved
     weights = weights if p.need_weights else None
     layout = p.layout
-    d_log_probs = layout.new(p.log_probs.dtype, inv_n.device)
+    d_log_probs = layout.new(p.log_probs.dtype, p.log_probs)
     g = upstream(grad, "mean", inv_n, layout)
     again = (None, None) if weights is not None else (p.q_values, p.baseline)
 

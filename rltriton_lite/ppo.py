@@ -155,7 +155,7 @@ def _forward(p: _Problem):
             X[NORM] = (norm, (0, 0))
             norm = _normalisation(mu, run(_adv_moments, 3)[2], count)
         X[NORM] = (norm, (0, 0))
-    out = layout.new(dtype, device) if p.reduction == "none" else None
+    out = layout.new(dtype, p.log_probs) if p.reduction == "none" else None
 
     def first():  # means over the unmasked elements, and 1/N at [1]: the default call needs no host arithmetic
         O = (layout.rows(out),)
@@ -182,7 +182,7 @@ def _backward(p: _Problem, saved, grads, need):
         return {}
     inv_n, norm = saved[0], saved[1] if len(saved) > 1 else None
     layout = p.layout
-    d_log_probs = layout.new(p.log_probs.dtype, p.log_probs.device)
+    d_log_probs = layout.new(p.log_probs.dtype, p.log_probs)
     g = upstream(grad, p.reduction, inv_n, layout)
 
     def first():

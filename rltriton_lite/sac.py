@@ -484,8 +484,8 @@ def _actor_backward(p: _Loss, saved, grads, need):
     """(d_log_probs, (d_q_k, ...)), one elementwise kernel."""
     (inv_n,), (grad,) = saved, grads
     layout, acc, device = Layout.of(p.log_probs), inv_n.dtype, p.log_probs.device
-    d_lp = layout.new(p.log_probs.dtype, device) if need.get("log_probs") else None
-    d_q = tuple(layout.new(x.dtype, device) if n else None for n, x in zip(need.get("q", ()), p.q))
+    d_lp = layout.new(p.log_probs.dtype, p.log_probs) if need.get("log_probs") else None
+    d_q = tuple(layout.new(x.dtype, p.log_probs) if n else None for n, x in zip(need.get("q", ()), p.q))
     X = [None, layout.rows(p.mask), _alpha_input(p.coef, acc, device), upstream(grad, "mean", inv_n, layout),
          _tuple_entry([layout.rows(x) for x in p.q])]
     O = [layout.rows(d_lp), _tuple_entry([layout.rows(x) for x in d_q])]
