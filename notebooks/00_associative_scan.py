@@ -5,6 +5,8 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3
 #     language: python
@@ -93,10 +95,10 @@ def scan_blelloch(x, op, identity):
             t[i] = op(t[i - d], t[i])
         d *= 2
     t[n - 1] = identity
-    while d > 1:  # down-sweep
+    while d > 1:  # down-sweep: the left child gets the prefix, the right one prefix ⊕ left
         d //= 2
         for i in range(2 * d - 1, n, 2 * d):
-            t[i - d], t[i] = t[i], op(t[i - d], t[i])
+            t[i - d], t[i] = t[i], op(t[i], t[i - d])
     return [op(e, v) for e, v in zip(t, x)]
 
 
@@ -104,6 +106,18 @@ x = rng.integers(0, 10, 13).tolist()
 add = lambda u, v: u + v  # noqa: E731
 assert scan_sequential(x, add) == scan_hillis_steele(x, add) == scan_blelloch(x, add, 0) == np.cumsum(x).tolist()
 print(x, "->", scan_sequential(x, add))
+
+# %% [markdown]
+# Sums commute, so they cannot catch an operator applied in the wrong order. Joining strings
+# is associative but not commutative: every scan must give the prefixes in order.
+
+# %%
+letters = list("abcdefghijklm")
+join = lambda u, v: u + v  # noqa: E731
+prefixes = ["".join(letters[:i + 1]) for i in range(len(letters))]
+assert scan_sequential(letters, join) == scan_hillis_steele(letters, join) == scan_blelloch(letters, join, "") \
+    == prefixes
+print(prefixes[-1])
 
 # %% [markdown]
 # ## 2. One step of the loop is an affine map
@@ -153,9 +167,13 @@ for t in reversed(range(T)):
     loop[t] = y
 
 # scan order is reverse time; an accumulated map on the left, the next (earlier) step on the right
-composed = scan_hillis_steele(list(zip(a, b))[::-1], lambda acc, step: compose(step, acc))[::-1]
+after = lambda acc, step: compose(step, acc)  # noqa: E731
+composed = scan_hillis_steele(list(zip(a, b))[::-1], after)[::-1]
 from_scan = np.array([A * y_end + B for A, B in composed])
 np.testing.assert_allclose(from_scan, loop, rtol=1e-12)
+# Blelloch's scan too: the operator is not commutative, so this checks its order of combination
+blelloch = scan_blelloch(list(zip(a, b))[::-1], after, (1.0, 0.0))[::-1]
+np.testing.assert_allclose(np.array([A * y_end + B for A, B in blelloch]), loop, rtol=1e-12)
 np.testing.assert_allclose(reference.linear_scan(a, b, initial=y_end), loop, rtol=1e-12)
 print(np.round(loop, 3))
 
