@@ -5,6 +5,8 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3
 #     language: python
@@ -183,7 +185,8 @@ print("a sum is a scan: y_0 =", n(y)[0, 0])
 # Associativity lets the sum be split: each program adds its own tile, then the partial sums
 # are added. `_reduce.reduce` does it in two stages — `_partials_kernel` runs the elementwise
 # hook over a tile of rows × steps and writes one partial per statistic, and `_finish_kernel`,
-# a single program, adds the partials **in program order**:
+# a single program, adds the partials **in program order** (when one program took every tile,
+# it finishes the sum itself: `FINISH`):
 
 # %%
 for fn in (_reduce._partials_kernel, _reduce._finish_kernel):
