@@ -5,6 +5,8 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3
 #     language: python
@@ -274,6 +276,21 @@ for be in ("triton", "torch"):
 for gk, gt in zip(grads["triton"], grads["torch"]):
     torch.testing.assert_close(gk, gt)
 print("gradients match")
+
+# %% [markdown]
+# The rows above fit in one chunk of the kernel (256 steps). A row of 1,000 steps spans four,
+# so the carry handed from chunk to chunk is checked too, on the profiler's rollout (episode
+# ends included):
+
+# %%
+long_op = profile.op("vtrace")
+long_params = {k: v[2] for k, v in long_op.params.items()}
+long_x = long_op.make(3, 1000, torch.float32, DEVICE, torch.Generator().manual_seed(1))
+long_out = long_op.run(long_x, "triton", long_params)
+long_first = long_out[0] if isinstance(long_out, tuple) else long_out
+long_err = profile.rel_err(long_first, long_op.reference(profile.as_numpy(long_x), long_params))
+assert long_err < 1e-5, long_err
+print(f"3 x 1000: relative error {long_err:.1e}")
 
 # %% [markdown]
 # ## 5. Profile it

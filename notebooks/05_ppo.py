@@ -377,6 +377,21 @@ for kw in (dict(normalize_advantages=True), dict(reduction="sum", epsilon=(0.1, 
 print("gradients match")
 
 # %% [markdown]
+# The batches above fit in one tile of the reduction. 3 × 1,000 elements take several, whose
+# partial sums are added in a second stage: that path is checked too, on the profiler's
+# inputs:
+
+# %%
+long_op = profile.op("ppo")
+long_params = {k: v[2] for k, v in long_op.params.items()}
+long_x = long_op.make(3, 1000, torch.float32, DEVICE, torch.Generator().manual_seed(1))
+long_out = long_op.run(long_x, "triton", long_params)
+long_first = long_out[0] if isinstance(long_out, tuple) else long_out
+long_err = profile.rel_err(long_first, long_op.reference(profile.as_numpy(long_x), long_params))
+assert long_err < 1e-5, long_err
+print(f"3 x 1000: relative error {long_err:.1e}")
+
+# %% [markdown]
 # ## 6. Profile it
 #
 # The controls below time the kernel, the PyTorch path and CleanRL's eager formula on the same

@@ -5,6 +5,8 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3
 #     language: python
@@ -331,6 +333,21 @@ assert lean.weights is None and lean.advantages is None
 torch.testing.assert_close(lean.loss, o.loss)
 torch.testing.assert_close(torch.autograd.grad(lean.loss, lp64)[0], grads[0])
 print("need_weights=False: same loss, same gradient")
+
+# %% [markdown]
+# The batches above fit in one tile of the reduction. 3 × 1,000 elements take several, whose
+# partial sums are added in a second stage: that path is checked too, on the profiler's
+# inputs:
+
+# %%
+long_op = profile.op("crr")
+long_params = {k: v[2] for k, v in long_op.params.items()}
+long_x = long_op.make(3, 1000, torch.float32, DEVICE, torch.Generator().manual_seed(1))
+long_out = long_op.run(long_x, "triton", long_params)
+long_first = long_out[0] if isinstance(long_out, tuple) else long_out
+long_err = profile.rel_err(long_first, long_op.reference(profile.as_numpy(long_x), long_params))
+assert long_err < 1e-5, long_err
+print(f"3 x 1000: relative error {long_err:.1e}")
 
 # %% [markdown]
 # ## 6. Profile it
