@@ -21,7 +21,8 @@
 # Harley, Dunning, Legg, Kavukcuoglu: *IMPALA: Scalable Distributed Deep-RL with Importance
 # Weighted Actor-Learner Architectures*, ICML 2018) corrects the $n$-step return for that lag
 # with *truncated* importance weights: $\rho_t$ decides which value the target converges to
-# (the value of $\pi$ when $\bar\rho \ge 1$), $c_t$ how far back a TD error travels — the
+# (the value of $\pi_{\bar\rho} \propto \min(\bar\rho\,\mu, \pi)$, which is $V^\pi$ only when
+# $\bar\rho \ge \max \pi/\mu$: section 5), $c_t$ how far back a TD error travels — the
 # product $c_s\cdots c_{t-1}$ is the trace, cut wherever $\pi$ would not have taken $\mu$'s
 # action. Written backwards it is a first-order recurrence:
 #
@@ -278,6 +279,59 @@ for gk, gt in zip(grads["triton"], grads["torch"]):
 print("gradients match")
 
 # %% [markdown]
+# ## 5. Which value the target converges to
+#
+# The critic is trained towards `vs`; it stops moving where the mean correction vanishes,
+# $E_\mu[\rho_t\,\delta_t] = 0$ (the traces $c$ only scale how far it travels). With
+# $\rho = \min(\bar\rho, \pi/\mu)$ that is $\sum_a \mu(a)\min(\bar\rho, \tfrac{\pi(a)}{\mu(a)})
+# \,\delta(a) = \sum_a \min(\bar\rho\,\mu(a), \pi(a))\,\delta(a) = 0$: the expected TD error
+# under the policy $\pi_{\bar\rho}(a) \propto \min(\bar\rho\,\mu(a), \pi(a))$. So V-trace learns
+# $V^{\pi_{\bar\rho}}$, which is $V^\pi$ only when no weight is clipped, $\bar\rho \ge
+# \max_a \pi(a)/\mu(a)$ (the IMPALA paper's analysis lets $\bar\rho \to \infty$; its experiments
+# use $\bar\rho = 1$, a policy between $\mu$ and $\pi$).
+#
+# One state that returns to itself, two actions, so that every value has a closed form,
+# $V^\nu = E_\nu[r] / (1 - \gamma)$. Action 0 pays 1; $\mu$ rarely takes it, $\pi$ mostly does
+# ($\pi/\mu = 4$ and $1/4$). At the right fixed point the mean of `vs` − V is 0; elsewhere it
+# points towards it. (The PyTorch path of `rl.vtrace`, the same function: this section is about
+# the algorithm, and the interpreter would take seconds per call here.)
+
+# %%
+g1, r_a = 0.9, np.array([1.0, 0.0])
+mu, pi = np.array([0.2, 0.8]), np.array([0.8, 0.2])
+value_of = lambda nu: float(nu @ r_a) / (1 - g1)  # noqa: E731
+
+
+def pi_clipped(rho_bar):
+    w = np.minimum(rho_bar * mu, pi)
+    return w / w.sum()
+
+
+actions = rng.random((1024, 100)) < mu[1]  # μ's actions: True is action 1
+r_mu = torch.tensor(r_a[actions.astype(int)], device=DEVICE)
+log_rhos_mu = torch.tensor(np.log(pi / mu)[actions.astype(int)], device=DEVICE)
+
+
+def mean_correction(V, rho_bar):
+    """The mean of vs − V when the critic says V everywhere (one state: V' = V too)."""
+    v = torch.full_like(r_mu, V)
+    vs = rl.vtrace(log_rhos_mu, r_mu, v, next_values=v, gamma=g1, rho_bar=rho_bar, backend="torch").vs
+    return float((vs - v).mean())
+
+
+print(f"V^pi = {value_of(pi):.2f}, V^mu = {value_of(mu):.2f}")
+for rho_bar in (1.0, 4.0):
+    target = value_of(pi_clipped(rho_bar))
+    at_target, at_v_pi = mean_correction(target, rho_bar), mean_correction(value_of(pi), rho_bar)
+    print(f"rho_bar = {rho_bar}: V^pi_rho_bar = {target:.2f}; mean(vs - V) there {at_target:+.3f}, "
+          f"at V^pi {at_v_pi:+.3f}")
+    assert abs(at_target) < 0.03  # the fixed point
+    if rho_bar == 1.0:
+        assert target < value_of(pi) - 2 and at_v_pi < -0.1  # V^pi is not it: vs pulls the critic below
+    else:
+        assert abs(target - value_of(pi)) < 1e-12  # rho_bar >= max pi/mu: nothing clipped, V^pi
+
+# %% [markdown]
 # The rows above fit in one chunk of the kernel (256 steps). A row of 1,000 steps spans four,
 # so the carry handed from chunk to chunk is checked too, on the profiler's rollout (episode
 # ends included):
@@ -293,7 +347,7 @@ assert long_err < 1e-5, long_err
 print(f"3 x 1000: relative error {long_err:.1e}")
 
 # %% [markdown]
-# ## 5. Profile it
+# ## 6. Profile it
 #
 # The kernel, the PyTorch path and the loop IMPALA's code runs (accumulating $v_t - V_t$
 # backwards over time) on the same inputs. On a CPU the kernel runs in the Triton
