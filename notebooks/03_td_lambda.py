@@ -148,12 +148,7 @@ plt.show()
 # ends included):
 
 # %%
-long_op = profile.op("td_lambda")
-long_params = {k: v[2] for k, v in long_op.params.items()}
-long_x = long_op.make(3, 1000, torch.float32, DEVICE, torch.Generator().manual_seed(1))
-long_out = long_op.run(long_x, "triton", long_params)
-long_first = long_out[0] if isinstance(long_out, tuple) else long_out
-long_err = profile.rel_err(long_first, long_op.reference(profile.as_numpy(long_x), long_params))
+long_err = profile.rollout_error("td_lambda", 3, 1000, DEVICE)
 assert long_err < 1e-5, long_err
 print(f"3 x 1000: relative error {long_err:.1e}")
 

@@ -55,8 +55,7 @@ def main(argv=None) -> int:
         expected = op.reference(profile.as_numpy(x), params)
         peer_ms = profile.time_ms(lambda: op.loop(x, params), device) if device == "cuda" else None
         for be in backends:
-            out = op.run(x, be, params)
-            err = profile.rel_err(out[0] if isinstance(out, tuple) else out, expected)
+            err = profile.error(op, x, be, params, expected)
             worst = max(worst, err)
             ms = profile.time_ms(lambda: op.run(x, be, params), device, rep=3)
             line = f"{name:<18} {be:<7} {err:>11.2e} {ms:>9.3f}"

@@ -87,6 +87,23 @@ def rel_err(out: torch.Tensor, expected) -> float:
     return float(np.max(np.abs(out - expected)) / max(1.0, np.max(np.abs(expected))))
 
 
+def error(op_: Op, x: dict, backend: str, params: dict, expected=None) -> float:
+    """``rel_err`` of ``op_``'s first output on ``x`` against its reference (``expected``, if
+    already computed)."""
+    out = op_.run(x, backend, params)
+    if expected is None:
+        expected = op_.reference(as_numpy(x), params)
+    return rel_err(out[0] if isinstance(out, tuple) else out, expected)
+
+
+def rollout_error(name: str, B: int, T: int, device, backend="triton", seed=1) -> float:
+    """``error`` of the algorithm ``name`` on the profiler's float32 rollout of B rows × T steps
+    (episode ends included), with its default parameters."""
+    op_ = op(name)
+    params = {k: v[2] for k, v in op_.params.items()}
+    return error(op_, op_.make(B, T, torch.float32, device, torch.Generator().manual_seed(seed)), backend, params)
+
+
 def _loop_returns(x, p):
     r, nv, term = x["rewards"].float(), x["next_values"].float(), x["terminated"].float()
     out, carry = torch.empty_like(r), torch.zeros_like(r[:, 0])
