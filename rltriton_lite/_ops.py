@@ -126,7 +126,7 @@ class Kernels:
         out = self.backward(p, tuple(saved), tuple(grads),
                             _need(leaves, [n and name in self.wrt for n, (name, _, _) in zip(need, leaves)]))
         # (an op returns tensors: an empty one for a gradient not computed)
-        return _unaliased([_pick(out.get(name), i, tensors[0]) for name, i, _ in _leaves(p)], 0)
+        return _unaliased([_pick(out.get(name), i, tensors[0]) for name, i, _ in leaves], 0)
 
     def _fake_backward(self, grads, tensors, saved, static, need):
         with _triton.faking():

@@ -15,6 +15,7 @@ from ._ops import Kernels, check_coefficients
 from .episode import (D_REWARDS, D_VALUES, D_NEXT_VALUES, MASK, NEXT_VALUES, REWARDS, WRT, Problem,
                       before, grad_buffers, grad_outputs, gradients, inputs, prepare, raw, step, step_before,
                       store_bootstrap_grad, values_now_and_next)
+from ._reduce import vector
 from .plan import launch, planned
 from .tile import coef, load, load_mask, store
 from ._triton import jit, tl
@@ -153,8 +154,7 @@ def _vtrace_inputs(p: Problem, acc: torch.dtype):
     as float32), like gamma and lambda in episode.inputs."""
     X = inputs(p, acc)
     X.append(_checks.rows(p.log_rhos, p.rewards.shape, p.time_dim))
-    for bar in p.params[2:]:
-        X.append((_checks.scalars((bar,), acc, p.rewards.device), (0, 0)) if acc == torch.float64 else None)
+    X += [vector((bar,), acc, p.rewards.device) for bar in p.params[2:]]
     return X
 
 
