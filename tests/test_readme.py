@@ -79,3 +79,18 @@ def test_links_stay_inside_the_repository():
         path = target.split("#", 1)[0]
         if path:
             assert (root / path).exists(), f"README.md links to a missing file: {target}"
+
+
+def test_demo_prints_every_algorithm_checked(capsys):
+    """The getting-started demo (``python -m rltriton_lite``), at an odd small size: one row per
+    algorithm and backend, each error within tolerance, and the OK line."""
+    from rltriton_lite import profile
+    from rltriton_lite._triton import HAS_TRITON
+
+    assert profile.demo(["--batch", "3", "--steps", "37"]) == 0
+    out = capsys.readouterr().out
+    rows = [line.split() for line in out.splitlines() if line.split()[:1] and line.split()[0] in profile.ops()]
+    backends = ["triton", "torch"] if HAS_TRITON else ["torch"]
+    assert [(r[0], r[1]) for r in rows] == [(name, be) for name in profile.ops() for be in backends]
+    assert all(float(r[2]) < 1e-5 for r in rows)
+    assert "OK: worst relative error" in out
