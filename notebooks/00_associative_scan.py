@@ -43,7 +43,7 @@ if not torch.cuda.is_available():
 import matplotlib.pyplot as plt
 
 import rltriton_lite as rl
-from rltriton_lite import reference, scan
+from rltriton_lite import exercises, reference, scan
 
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
 rng = np.random.default_rng(0)
@@ -305,50 +305,14 @@ plt.show()
 # %% [markdown]
 # ## 6. The kernel
 #
-# `rltriton_lite/scan.py` holds the one kernel every algorithm uses. Each program owns `ROWS`
-# sequences, walks their chunks in scan order, asks the algorithm's **prologue** for the pairs
+# `rltriton_lite/scan.py` holds the one kernel every algorithm uses. Each program owns a few
+# rows, walks their chunks in scan order, asks the algorithm's **prologue** for the pairs
 # $(a_t, b_t)$ and reset flags of the chunk, scans them, applies the carry, and hands $y_t$ (and
 # $y$ of the step before in scan order) to the algorithm's **epilogue**, which writes the outputs.
+# Notebook 00b has you write that kernel yourself, step by step; how the package makes it fast
+# (several steps per thread, vector loads, long rows split across programs) is the optional
+# appendix, notebook 10.
 #
-# Inside a chunk the scan has two levels, because that is what a GPU does cheaply. A thread holds
-# a *vector* of consecutive steps (one 16-byte load: 4 float32 or 8 bfloat16 steps) and composes
-# them itself, one `combine` after another; only the vectors' composed maps travel between threads, in one
-# `tl.associative_scan`. Each vector then needs the value entering it: the end value of the
-# vector before it in scan order. The same two levels in NumPy, on one chunk:
-
-# %%
-def two_level(a, b, carry, V=4):
-    """Reverse scan of one chunk (len(a) a multiple of V): vectors composed in registers, then
-    across vectors, then the carry entering each vector applied to its steps."""
-    n = len(a) // V
-    A, B = a.reshape(n, V)[::-1, ::-1], b.reshape(n, V)[::-1, ::-1]  # scan order: the end first
-    pa, pb = A.copy(), B.copy()
-    for k in range(1, V):  # level 1: each vector alone, inside one thread
-        pa[:, k], pb[:, k] = pa[:, k - 1] * A[:, k], B[:, k] + A[:, k] * pb[:, k - 1]
-    z, ends = carry, []
-    for j in range(n):  # level 2: the vectors' maps (the kernel: one associative scan)
-        ends.append(z)  # the value entering vector j
-        z = pb[j, -1] + pa[j, -1] * z
-    y = pb + pa * np.array(ends)[:, None]
-    return y[::-1, ::-1].reshape(-1), z
-
-
-a_c, b_c = rng.uniform(0.8, 1, 32), rng.normal(size=32)
-y_c, last = two_level(a_c, b_c, carry=0.5)
-expected = reference.linear_scan(a_c[None], b_c[None], initial=np.array([0.5]))[0]
-np.testing.assert_allclose(y_c, expected, rtol=1e-12)
-assert np.isclose(last, expected[0])  # the chunk's carry for the chunk before it
-print("two levels = the loop:", np.round(y_c[:4], 4), "...")
-
-# %% [markdown]
-# In the kernel the vectors of a reverse scan are laid out from the last one down, so the
-# across-threads scan always runs forwards: Triton 3.6 reverses a scan by shuffling every register
-# across the warp before and after it (`docs/DESIGN.md`, "The scan's tile"). Here is the kernel:
-
-# %%
-print(inspect.getsource(getattr(scan._scan_kernel, "fn", scan._scan_kernel)))
-
-# %% [markdown]
 # The primitive itself is `rl.linear_scan`, whose prologue just loads `a` and `b`. Checked
 # against the loop on random rows, with padding and an initial carry, backwards and forwards in
 # time:
@@ -387,8 +351,28 @@ print("kernel gradients match autograd")
 # %% [markdown]
 # ## Exercises
 #
-# 1. Write `compose` for maps $y \mapsto a\,y + b$ with matrix $a$ and vector $b$ (a linear
-#    system run backwards). Is it still associative? What does the identity become?
+# The exercise with a checker: write the function, run the cell; `exercises.attempt` prints
+# "not attempted yet" while the starter raises `NotImplementedError`, then either "correct on
+# every case" or an `AssertionError` naming the case that failed. `print(exercises.task(name))`
+# restates the task; the solution is in `notebooks/solutions/<name>.py`.
+#
+# **`matrix_compose`.** Write `compose` for maps $y \mapsto A\,y + b$ with a matrix $A$ and a
+# vector $b$ (a linear system run backwards): `matrix_compose(p, q)` applies `q` first, then `p`.
+
+# %%
+def matrix_compose(p, q):
+    (A1, b1), (A2, b2) = p, q
+    # YOUR CODE: return the pair (A, b) of "q first, then p"
+    raise NotImplementedError
+
+
+exercises.attempt("matrix_compose", matrix_compose)
+
+# %% [markdown]
+# Without a checker:
+#
+# 1. Is `matrix_compose` still associative? What does the identity become? Why does the order
+#    of the operands now matter even for the $A$ part?
 # 2. Count the multiplications of `scan_hillis_steele` and `scan_blelloch` for $n = 1024$. Which
 #    would you choose for a GPU warp of 32 threads, and which for $10^6$ elements?
 # 3. In `chunked`, what happens to accuracy in float32 when all $a_t$ are close to 1 and

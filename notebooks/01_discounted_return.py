@@ -40,7 +40,7 @@ if not torch.cuda.is_available():
 import matplotlib.pyplot as plt
 
 import rltriton_lite as rl
-from rltriton_lite import profile, reference, returns
+from rltriton_lite import exercises, profile, reference, returns
 
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
 rng = np.random.default_rng(1)
@@ -164,6 +164,28 @@ assert {row["impl"] for row in rows} == {"triton", "torch", "loop"} and all(row[
 
 # %% [markdown]
 # ## Exercises
+#
+# The exercise with a checker: write the function, run the cell; `exercises.attempt` prints
+# "not attempted yet" while the starter raises `NotImplementedError`, then either "correct on
+# every case" or an `AssertionError` naming the case that failed. `print(exercises.task(name))`
+# restates the task; the solution is in `notebooks/solutions/<name>.py`.
+#
+# **`n_step_returns`.** The $n$-step return
+# $G^{(n)}_t = \sum_{k<m} \gamma^k r_{t+k} + \gamma^m V(s_{t+m})$, where $m = n$ unless the
+# episode terminates first (then no bootstrap) or the window ends first (then bootstrap from
+# `next_values` at its last step). It is not one scan, but it is a difference of two values of
+# one: write it with `rl.linear_scan` and tensor ops, no Python loop over time.
+
+# %%
+def n_step_returns(rewards, next_values, terminated, gamma, n):
+    # YOUR CODE
+    raise NotImplementedError
+
+
+exercises.attempt("n_step_returns", n_step_returns)
+
+# %% [markdown]
+# Without a checker:
 #
 # 1. Make $\gamma$ a per-step tensor that is $\gamma^{\Delta t}$ for irregular time steps
 #    $\Delta t$ (semi-MDPs). Check against the loop.

@@ -44,7 +44,7 @@ if not torch.cuda.is_available():
 import matplotlib.pyplot as plt
 
 import rltriton_lite as rl
-from rltriton_lite import episode, profile, reference, returns
+from rltriton_lite import episode, exercises, profile, reference, returns
 
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
 rng = np.random.default_rng(0)
@@ -118,9 +118,8 @@ print("prologue + scan + epilogue == the loop")
 # the flags and coefficients of a step — note `done` includes `t == T - 1`, the end of the
 # window — and `episode.values_now_and_next` reads $V(s_t)$ and $V(s_{t+1})$:
 # `next_values[t]`, or `values[t+1]` and `bootstrap_value` after the last step. `values[t+1]` is
-# not a second, shifted load: `load_and_step` loads each vector of steps once, aligned,
-# and shifts it by one step in the thread's registers (a load one step off the alignment would
-# be one scalar load per step instead of one 16-byte load per vector):
+# not a second, shifted load: `load_and_step` reads each step once and shifts the values by one
+# step inside the kernel (why that is faster than a second load: notebook 10, the appendix):
 
 # %%
 for fn in (episode.step, episode.values_now_and_next, episode.load_and_step, returns._gae_prologue,
@@ -227,6 +226,27 @@ assert {row["impl"] for row in rows} == {"triton", "torch", "loop"} and all(row[
 
 # %% [markdown]
 # ## Exercises
+#
+# The exercise with a checker: write the function, run the cell; `exercises.attempt` prints
+# "not attempted yet" while the starter raises `NotImplementedError`, then either "correct on
+# every case" or an `AssertionError` naming the case that failed. `print(exercises.task(name))`
+# restates the task; the solution is in `notebooks/solutions/<name>.py`.
+#
+# **`gae_pairs`.** GAE's prologue: return the pairs $(a_t, b_t)$ whose reverse scan
+# $y_t = b_t + a_t y_{t+1}$ (`rl.linear_scan`, run by the checker) is the advantage $A_t$, with
+# both kinds of episode end: `terminated` (no bootstrap, trace cut) and `truncated` (bootstrap
+# from `next_values`, trace cut).
+
+# %%
+def gae_pairs(rewards, values, next_values, terminated, truncated, gamma, lam):
+    # YOUR CODE: return (a, b), tensors shaped like rewards
+    raise NotImplementedError
+
+
+exercises.attempt("gae_pairs", gae_pairs)
+
+# %% [markdown]
+# Without a checker:
 #
 # 1. Set $\lambda = 1$: show that `returns` equals `rl.discounted_returns` when `next_values`
 #    is `values[t+1]` inside episodes. Why does it fail for arbitrary `next_values`?

@@ -40,7 +40,7 @@ if not torch.cuda.is_available():
 import matplotlib.pyplot as plt
 
 import rltriton_lite as rl
-from rltriton_lite import profile, reference, returns
+from rltriton_lite import exercises, profile, reference, returns
 
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
 rng = np.random.default_rng(3)
@@ -127,22 +127,6 @@ torch.testing.assert_close(full, rl.discounted_returns(r, gamma=0.9, terminated=
 print("kernel == loop; λ=0 is one-step TD, λ=1 the discounted return")
 
 # %% [markdown]
-# How λ trades bias for variance, on one row with a noisy critic: the λ-returns for several λ.
-
-# %%
-T1 = 60
-r1 = torch.ones(1, T1, device=DEVICE)
-true_v = (1 - 0.9 ** torch.arange(T1, 0, -1, device=DEVICE, dtype=torch.float32)) / (1 - 0.9)
-noisy_next = torch.cat([true_v[1:], torch.zeros(1, device=DEVICE)])[None] + 2 * torch.randn(1, T1, device=DEVICE)
-fig, ax = plt.subplots(figsize=(9, 3))
-for lam_ in (0.0, 0.5, 0.9, 1.0):
-    ax.plot(n(rl.td_lambda(r1, noisy_next, gamma=0.9, lambda_=lam_))[0], label=f"λ={lam_}")
-ax.plot(n(true_v), "k--", label="true value")
-ax.set_xlabel("t")
-ax.legend()
-plt.show()
-
-# %% [markdown]
 # The rows above fit in one chunk of the kernel (256 steps). A row of 1,000 steps spans four,
 # so the carry handed from chunk to chunk is checked too, on the profiler's rollout (episode
 # ends included):
@@ -153,7 +137,84 @@ assert long_err < 1e-5, long_err
 print(f"3 x 1000: relative error {long_err:.1e}")
 
 # %% [markdown]
-# ## 5. Profile it
+# ## 5. How λ trades bias for variance
+#
+# $G_t$ is an estimate of the true value $v(s_t)$, and a random one: the rewards are random, and
+# so are the critic's errors. Two things can be wrong with it — its mean can be off (bias), and
+# it can scatter around its mean (variance) — and $\mathrm{MSE} = \mathrm{bias}^2 +
+# \mathrm{variance}$. λ moves weight between two sources:
+#
+# * **the critic**, through $V'$: at λ = 0, $G_t = r_t + \gamma V'_t$ inherits its error almost
+#   whole ($\gamma$ times it);
+# * **the sampled rewards**: at λ = 1, $G_0 = \sum_{k<T} \gamma^k r_k + \gamma^T V'_{T-1}$ (a window
+#   of $T$ steps) adds up the noise of every reward it sums.
+#
+# With deterministic rewards, summing more of them adds no noise and λ = 1 wins everywhere; with
+# a critic that is right on average, there is no bias for a larger λ to remove. A trade-off
+# needs random rewards *and* a critic that is wrong on average. So take a chain that never ends, with
+# random rewards $r_t \sim \mathcal N(\mu, \sigma_r^2)$, so that every state has the same true
+# value $v = \mu/(1-\gamma)$; a critic that overestimates by $b$ and is noisy,
+# $V'_t = v + b + \sigma_c\,\xi_t$; windows of $T$ steps, bootstrapped at the end. Bias and
+# variance are properties of the *distribution* of $G_0$, which one rollout cannot show: we draw
+# 20,000 rollouts (each with its own critic error), as the rows of one batch, and compute $G_0$
+# for 21 values of λ — one `reference.td_lambda` call per λ (NumPy, float64).
+#
+# $G_0$ is linear in the rewards and the next values, $G_0 = \sum_t \alpha_t r_t + \sum_t \beta_t V'_t$
+# with $\alpha_t = (\gamma\lambda)^t$, $\beta_t = \gamma(1-\lambda)(\gamma\lambda)^t$ for $t < T-1$
+# and $\beta_{T-1} = \gamma(\gamma\lambda)^{T-1}$. So the Monte-Carlo estimates have exact values
+# to be checked against: $\mathrm{bias} = b\sum_t\beta_t$ (with $b = 0$ and no noise, the λ-return
+# of the true values is $v$ exactly) and $\mathrm{variance} = \sigma_r^2\sum_t\alpha_t^2 + \sigma_c^2\sum_t\beta_t^2$. At
+# λ = 0 that is bias $\gamma b$, variance $\sigma_r^2 + \gamma^2\sigma_c^2$; at λ = 1 bias
+# $\gamma^T b$, variance $\sigma_r^2(1-\gamma^{2T})/(1-\gamma^2) + \gamma^{2T}\sigma_c^2$.
+
+# %%
+gamma_, T_mc, mu_r, sigma_r, b_critic, sigma_c, N_mc = 0.8, 20, 1.0, 2.0, 3.0, 0.25, 20_000
+v_true = mu_r / (1 - gamma_)
+lams = np.linspace(0.0, 1.0, 21)
+mc = np.random.default_rng(0)  # its own generator: the result does not depend on the cells above
+r_mc = mu_r + sigma_r * mc.standard_normal((N_mc, T_mc))           # one rollout per row
+nv_mc = v_true + b_critic + sigma_c * mc.standard_normal((N_mc, T_mc))  # a biased, noisy critic
+G0 = np.stack([reference.td_lambda(r_mc, nv_mc, gamma=gamma_, lambda_=lam_)[:, 0] for lam_ in lams])  # (λ, rows)
+bias2, var, mse = (G0.mean(1) - v_true) ** 2, G0.var(1), ((G0 - v_true) ** 2).mean(1)
+np.testing.assert_allclose(mse, bias2 + var)  # the decomposition, exact for the sample moments too
+
+# the exact values, from the weights α_t and β_t
+k = np.arange(T_mc)
+alpha_w = (gamma_ * lams[:, None]) ** k
+beta_w = gamma_ * (1 - lams[:, None]) * alpha_w
+beta_w[:, -1] = gamma_ * alpha_w[:, -1]
+exact_bias2 = (b_critic * beta_w.sum(1)) ** 2
+exact_var = sigma_r**2 * (alpha_w**2).sum(1) + sigma_c**2 * (beta_w**2).sum(1)
+np.testing.assert_allclose(var, exact_var, rtol=0.05)            # Monte Carlo agrees with the formulas
+np.testing.assert_allclose(mse, exact_bias2 + exact_var, rtol=0.05)
+np.testing.assert_allclose(exact_bias2[[0, -1]], [(gamma_ * b_critic) ** 2, (gamma_**T_mc * b_critic) ** 2])
+
+fig, ax = plt.subplots(figsize=(7, 3.5))
+ax.plot(lams, bias2, "o-", ms=3, label="bias²")
+ax.plot(lams, var, "o-", ms=3, label="variance")
+ax.plot(lams, mse, "ko-", ms=3, lw=2, label="MSE = bias² + variance")
+ax.plot(lams, exact_bias2 + exact_var, "k:", lw=1, label="MSE, exact")
+best = int(mse.argmin())
+ax.axvline(lams[best], color="gray", ls="--", lw=1)
+ax.set_xlabel("λ")
+ax.set_title(f"$G_0$ against the true value, {N_mc:,} rollouts")
+ax.legend(fontsize=8)
+plt.show()
+print(f"MSE: λ=0 {mse[0]:.2f}, λ={lams[best]:.2f} {mse[best]:.2f}, λ=1 {mse[-1]:.2f}")
+
+assert var[-1] > 2 * var[0] and np.all(np.diff(bias2) < 0)  # variance grows with λ, bias² falls
+assert 0 < best < len(lams) - 1 and mse[best] < 0.95 * min(mse[0], mse[-1])  # an interior λ beats both ends
+
+# %% [markdown]
+# The best λ here is around 0.7: it cuts most of the critic's bias (which λ = 0 keeps) without
+# summing the noise of every reward (which λ = 1 pays for). Where the optimum lies depends on how
+# wrong the critic is relative to how noisy the rewards are: a perfect critic ($b = \sigma_c =
+# 0$) puts it at λ = 0, noiseless rewards ($\sigma_r = 0$) at λ = 1. Notice also that the
+# variance at λ = 0 is not the critic's noise but mostly the one reward $r_0$ (here $\sigma_r >
+# \sigma_c$); with a noisier critic it can first *fall* as λ grows from 0.
+
+# %% [markdown]
+# ## 6. Profile it
 
 # %%
 ui, rows = profile.profiler("td_lambda")
@@ -165,9 +226,31 @@ assert {row["impl"] for row in rows} == {"triton", "torch", "loop"} and all(row[
 # %% [markdown]
 # ## Exercises
 #
+# The exercise with a checker: write the function, run the cell; `exercises.attempt` prints
+# "not attempted yet" while the starter raises `NotImplementedError`, then either "correct on
+# every case" or an `AssertionError` naming the case that failed. `print(exercises.task(name))`
+# restates the task; the solution is in `notebooks/solutions/<name>.py`.
+#
+# **`q_lambda`.** Watkins's Q(λ) is TD(λ) on $\max_a Q$ whose trace is cut wherever the next
+# action taken is not greedy: $G_t = r_t + \gamma(1-\text{term}_t)\big[(1-\ell_t)\max_a Q(s_{t+1}, a)
+# + \ell_t G_{t+1}\big]$ with $\ell_t = \lambda$ if $a_{t+1}$ is greedy and 0 otherwise (and 0 at
+# the window's last step). Return the pairs $(a_t, b_t)$; the checker runs `rl.linear_scan`.
+
+# %%
+def q_lambda(rewards, next_max_q, next_greedy, terminated, gamma, lam):
+    # YOUR CODE: return (a, b)
+    raise NotImplementedError
+
+
+exercises.attempt("q_lambda", q_lambda)
+
+# %% [markdown]
+# Without a checker:
+#
 # 1. Show numerically that `td_lambda(r, values[t+1], λ)` equals `gae(r, values, λ).returns`
 #    inside episodes. Which of the two would you use as a critic target, and why are they the
 #    same thing?
 # 2. Dreamer uses λ-returns of imagined rollouts with a learned, per-step `discount`
 #    (continuation probability). Pass it as `gamma` and check the result against the loop.
-# 3. Measure the variance of $G_0$ over 1000 noisy critics for λ ∈ {0, 0.5, 0.9, 1}.
+# 3. In section 5, make the critic unbiased (keep its noise). Which λ minimises the MSE now, and
+#    why? Then make the rewards deterministic: what is left of the trade-off?

@@ -36,7 +36,8 @@
 #   v'_{t+1} = \begin{cases} v_{t+1} & \text{not done}_t \\ V'_t & \text{done}_t \end{cases}$$
 #
 # `vs` $= v_t$ is the critic's regression target, `pg_advantages` $= A^{pg}_t$ multiplies
-# $\nabla\log\pi(a_t|s_t)$ in the policy loss. The importance ratio comes in as
+# $\nabla\log\pi(a_t|s_t)$ in the policy loss (the λ-mix in $A^{pg}_t$ is rlax's convention; at
+# λ = 1 it is the paper's advantage — section 4 compares the two). The importance ratio comes in as
 # `log_rhos` $= \log\pi(a_t|s_t) - \log\mu(a_t|s_t)$. $V'_t$, terminations, truncations and the
 # end of the window follow notebooks 01–03.
 
@@ -54,7 +55,7 @@ if not torch.cuda.is_available():
 import matplotlib.pyplot as plt
 
 import rltriton_lite as rl
-from rltriton_lite import profile, reference
+from rltriton_lite import exercises, profile, reference
 
 vtrace = importlib.import_module("rltriton_lite.vtrace")  # the module: `rl.vtrace` is the function
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
@@ -235,6 +236,59 @@ torch.testing.assert_close(pg0, adv)
 print("on-policy V-trace == TD(λ) == GAE")
 
 # %% [markdown]
+# **Which policy-gradient advantage.** The IMPALA paper's policy gradient weighs
+# $\nabla\log\pi(a_s|x_s)$ by $\rho_s\big(r_s + \gamma v_{s+1} - V(x_s)\big)$, with $v_{s+1}$ the
+# V-trace target at $s+1$ — no λ in it (the paper clips this $\rho_s$ with the same $\bar\rho$;
+# like rlax, the package gives it its own $\bar\rho_{pg}$). The package follows rlax
+# (`vtrace_td_error_and_advantage`), which mixes
+# the next target with the critic's next value by the same λ that cuts the traces:
+# $r_t + \gamma_t[\lambda_t v_{t+1} + (1-\lambda_t)V'_t] - V_t$ inside an episode (at its end both
+# read $V'_t$). So
+#
+# * at **λ = 1** the two are the same formula;
+# * at **λ < 1** the package's advantage differs from the paper's, computed from the same `vs`,
+#   by $\rho^{pg}_t\gamma_t(1-\lambda_t)(V'_t - v_{t+1})$ at every step that does not end an
+#   episode.
+#
+# Why rlax's: λ is then one knob for both outputs. On-policy, `pg_advantages` $=$ `vs` $- V$ is
+# GAE(λ) (above), the advantage that matches the critic's λ-return target, with notebook 03's
+# bias–variance trade-off. The paper's formula at λ < 1 pairs a full step with the λ-return that
+# follows it: at λ = 0, on-policy, it is the two-step advantage
+# $r_t + \gamma r_{t+1} + \gamma^2 V'_{t+1} - V_t$ while the critic's target is one step. On the
+# rollout of this section (with its per-step γ and clips; `vs` read from the same call):
+
+# %%
+def paper_pg(vs, log_rhos, r, v, nv, gamma, term, trunc, pg_rho_bar):
+    """IMPALA's advantage ρ_pg (r_t + γ v_{t+1} − V_t), v_{t+1} from `vs` (V'_t at an episode end)."""
+    done = term | trunc
+    done[:, -1] = True
+    vs_next = torch.where(done, nv, torch.roll(vs, -1, dims=1))
+    rho_pg = torch.clamp(log_rhos.exp(), max=pg_rho_bar)
+    return rho_pg * (r + gamma * torch.where(term, 0.0, vs_next) - v), rho_pg, vs_next, done
+
+
+for lam_ in (1.0, 0.5):
+    vs_l, pg_l = rl.vtrace(lr_, r, v, gamma=gamma, lambda_=lam_, terminated=term, truncated=trunc, next_values=nv,
+                           **kw)
+    paper, rho_pg, vs_next, done = paper_pg(vs_l, lr_, r, v, nv, gamma, term, trunc, kw["pg_rho_bar"])
+    gap = torch.where(done, 0.0, rho_pg * gamma * (1 - lam_) * (nv - vs_next))
+    torch.testing.assert_close(pg_l - paper, gap, rtol=1e-5, atol=1e-5)
+    print(f"λ = {lam_}: largest |package − paper| = {(pg_l - paper).abs().max().item():.3f}")
+    if lam_ == 1.0:
+        torch.testing.assert_close(pg_l, paper, rtol=1e-5, atol=1e-5)  # the same advantage
+    else:
+        assert gap.abs().max() > 0.1  # a real difference, exactly the (1 − λ) term
+
+# on-policy, λ = 0: the package's advantage is the one-step TD error, the paper's a two-step one
+on = rl.vtrace(zero, r, v, gamma=0.9, lambda_=0.0, next_values=nv)  # no episode ends but the window's
+one_step = r + 0.9 * nv - v
+two_step = torch.cat([r[:, :-1] + 0.9 * r[:, 1:] + 0.81 * nv[:, 1:] - v[:, :-1], one_step[:, -1:]], 1)
+torch.testing.assert_close(on.pg_advantages, one_step)
+no_end = torch.zeros_like(term)
+torch.testing.assert_close(paper_pg(on.vs, zero, r, v, nv, 0.9, no_end, no_end, 1.0)[0], two_step)
+print("λ = 1: package == paper; λ < 1: they differ by ρ_pg γ (1 − λ)(V' − v_{t+1})")
+
+# %% [markdown]
 # What the ratios do, on one row with a constant ratio $\pi/\mu$ (rewards 1, an imperfect
 # critic): at $\pi/\mu \ge 1$ the weights are clipped to 1 and `vs` is the on-policy return;
 # as the ratio falls, $\rho_t$ shrinks each TD correction and $c_t$ cuts the trace, so `vs`
@@ -357,6 +411,28 @@ assert {row["impl"] for row in rows} == {"triton", "torch", "loop"} and all(row[
 
 # %% [markdown]
 # ## Exercises
+#
+# The exercise with a checker: write the function, run the cell; `exercises.attempt` prints
+# "not attempted yet" while the starter raises `NotImplementedError`, then either "correct on
+# every case" or an `AssertionError` naming the case that failed. `print(exercises.task(name))`
+# restates the task; the solution is in `notebooks/solutions/<name>.py`.
+#
+# **`retrace`.** Retrace(λ) (Munos et al., 2016) is V-trace's counterpart for *action* values:
+# $G_t = r_t + \gamma(1-\text{term}_t)\big[\mathbb E_\pi Q(s_{t+1}, \cdot) + c_{t+1}\big(G_{t+1}
+# - Q(s_{t+1}, a_{t+1})\big)\big]$ with $c_{t+1} = \lambda \min(1, \pi/\mu)$ at step $t+1$, and
+# $c = 0$ at the window's last step. Return the pairs $(a_t, b_t)$; the checker runs
+# `rl.linear_scan`.
+
+# %%
+def retrace(rewards, next_expected_q, next_q, next_log_ratio, terminated, gamma, lam):
+    # YOUR CODE: return (a, b)
+    raise NotImplementedError
+
+
+exercises.attempt("retrace", retrace)
+
+# %% [markdown]
+# Without a checker:
 #
 # 1. Set `rho_bar = c_bar = float("inf")`: `vs` becomes the importance-sampled λ-return, which
 #    is unbiased for $V^\pi$. Draw `log_rhos` from $\mathcal N(0, 1)$ 1000 times and compare the

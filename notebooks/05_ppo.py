@@ -49,7 +49,7 @@ if not torch.cuda.is_available():
 import matplotlib.pyplot as plt
 
 import rltriton_lite as rl
-from rltriton_lite import _reduce, ppo, profile, reference
+from rltriton_lite import _reduce, exercises, ppo, profile, reference
 from rltriton_lite.config import Config
 
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
@@ -404,10 +404,30 @@ assert {row["impl"] for row in rows} == {"triton", "torch", "loop"} and all(row[
 # %% [markdown]
 # ## Exercises
 #
-# 1. Dual-clip PPO (Ye et al., 2020) adds a floor for negative advantages:
-#    $\max(\min(\rho A, \operatorname{clip}(\rho) A), cA)$ with $c = 3$ when $A < 0$. Compute it
-#    from `reduction="none"` for the inputs of section 5, and find the elements where it differs.
-#    Which way does their gradient change?
+# The exercise with a checker: write the function, run the cell; `exercises.attempt` prints
+# "not attempted yet" while the starter raises `NotImplementedError`, then either "correct on
+# every case" or an `AssertionError` naming the case that failed. `print(exercises.task(name))`
+# restates the task; the solution is in `notebooks/solutions/<name>.py`.
+#
+# **`dual_clip`.** Dual-clip PPO (Ye et al., 2020) bounds the loss of a negative advantage at a
+# large ratio: the objective is $\max\big(\min(\rho A, \operatorname{clip}(\rho, 1-\epsilon, 1+\epsilon) A),
+# cA\big)$ where $A < 0$ (with $c > 1$, e.g. 3) and PPO's $\min(\rho A, \operatorname{clip}(\rho) A)$
+# where $A \ge 0$. Write the per-element loss (minus the objective): the elementwise hook that the
+# reduction of section 3 sums.
+
+# %%
+def dual_clip(ratio, advantages, epsilon, c):
+    # YOUR CODE
+    raise NotImplementedError
+
+
+exercises.attempt("dual_clip", dual_clip)
+
+# %% [markdown]
+# Without a checker:
+#
+# 1. Compute dual-clip PPO from `reduction="none"` for the inputs of section 5 and find the
+#    elements where it differs from PPO. Which way does their gradient change?
 # 2. Token-level RL for language models averages over tokens (`mask` over a (B, T) batch), but
 #    GRPO averages each sequence first and then the sequences. Build the second from
 #    `reduction="none"` and the mask, and find a batch where the two losses differ in sign.

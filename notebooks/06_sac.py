@@ -39,6 +39,21 @@
 # evaluated at $a'_{t+1}$), `next_log_probs` $= \log\pi(a'_{t+1}|s_{t+1})$, and the flags of
 # notebooks 01–03. A truncation needs no `next_values`: `next_q` already is the real next
 # state's value.
+#
+# Two things the formula leaves to the caller:
+#
+# * **Target critics.** In SAC, `next_q` comes from the *target* critics $\bar Q_k$:
+#   Polyak-averaged copies of the critics, $\bar\theta_k \leftarrow \tau\theta_k +
+#   (1-\tau)\bar\theta_k$ after every update ($\tau = 0.005$ in the paper), so that the regression
+#   target does not move with every step of the critic it trains. The package never sees a
+#   network: it takes whatever Q tensors you pass — evaluate the target networks (under
+#   `torch.no_grad()`, as usual) and pass their outputs.
+# * **λ > 0 is off-policy and uncorrected.** SAC learns from a replay buffer: the actions
+#   $a_{t+1}, a_{t+2}, \dots$ that a multi-step target follows were taken by older policies, not
+#   by the current $\pi$. So the target estimates the soft return of *that* behaviour, and nothing
+#   here reweights it (no importance weights, unlike V-trace in notebook 04): it is biased for
+#   $Q^\pi$, more so the larger λ and the older the data. λ = 0 is free of this: the only action it
+#   needs, $a'_{t+1}$, is sampled from the current $\pi$. Section 4 measures the bias.
 
 # %%
 import inspect
@@ -53,7 +68,7 @@ if not torch.cuda.is_available():
 import matplotlib.pyplot as plt
 
 import rltriton_lite as rl
-from rltriton_lite import profile, reference, sac
+from rltriton_lite import exercises, profile, reference, sac
 
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
 rng = np.random.default_rng(6)
@@ -210,6 +225,37 @@ torch.testing.assert_close(G0, cleanrl)
 print("λ = 0: r + γ(1 − term)(min Q − α log π')")
 
 # %% [markdown]
+# **λ > 0 follows the buffer's actions, not π's.** One state that returns to itself (as in
+# notebook 04, section 5), two actions paying 1 and 0. The current policy is $\pi = (0.8, 0.2)$;
+# the buffer was filled by an older one, $\mu = (0.2, 0.8)$. The critic is exact — the soft
+# $Q^\pi(a) = r(a) + \gamma V^\pi$, $V^\pi = \mathbb{E}_\pi[r - \alpha\log\pi]/(1-\gamma)$ — so any
+# bias is the target's own. Each replayed step after the first pays the soft reward
+# $r - \alpha\log\pi$ of $\mu$'s action where $Q^\pi$ counts $\pi$'s; with
+# $\Delta = \mathbb{E}_\mu[r - \alpha\log\pi] - \mathbb{E}_\pi[r - \alpha\log\pi]$, the λ-return
+# sums that difference with weights $(\gamma\lambda)^k$, $k \ge 1$: the bias of $G_0$ is
+# $\Delta\sum_{k=1}^{T-1}(\gamma\lambda)^k$ in a window of $T$ steps, $\gamma\lambda\Delta/(1-\gamma\lambda)$
+# as $T \to \infty$, and 0 at λ = 0. Measured over 4,000 replayed windows of 60 steps (NumPy,
+# `reference.sac_targets`):
+
+# %%
+g_, alpha_ = 0.9, 0.2
+r_of, pi_, mu_ = np.array([1.0, 0.0]), np.array([0.8, 0.2]), np.array([0.2, 0.8])
+soft = lambda nu: float(nu @ (r_of - alpha_ * np.log(pi_)))  # noqa: E731  E_ν[r − α log π]
+Q_pi = r_of + g_ * soft(pi_) / (1 - g_)                       # the exact soft Q^π of each action
+delta = soft(mu_) - soft(pi_)
+mc = np.random.default_rng(1)
+acts = (mc.random((4000, 60)) < mu_[1]).astype(int)  # replayed actions a_t ~ μ
+nxt = (mc.random((4000, 60)) < pi_[1]).astype(int)   # a'_{t+1} ~ π, sampled fresh by the learner
+for lam_ in (0.0, 0.5, 1.0):
+    G_mc = reference.sac_targets(r_of[acts], [Q_pi[nxt]], np.log(pi_)[nxt], gamma=g_, alpha=alpha_, lambda_=lam_,
+                                 log_probs=np.log(pi_)[acts])
+    bias = (G_mc[:, 0] - Q_pi[acts[:, 0]]).mean()
+    exact = delta * sum((g_ * lam_) ** k for k in range(1, 60)) + 0.0
+    print(f"λ = {lam_}: mean(G_0 − Q^π(a_0)) = {bias:+.3f}   (exact {exact:+.3f})")
+    assert abs(bias - exact) < 0.05
+    assert abs(bias) < 0.05 if lam_ == 0.0 else bias < -0.3  # unbiased at λ = 0, biased (towards μ) above
+
+# %% [markdown]
 # **The actor and temperature losses** are reductions, not scans, but they read the same inputs
 # (the min over critics included), so the package fuses them the same way:
 #
@@ -220,6 +266,20 @@ print("λ = 0: r + γ(1 − term)(min Q − α log π')")
 # gradients are simple enough to assert exactly: $\partial J_\pi/\partial\log\pi = \alpha/N$,
 # $\partial J_\pi/\partial Q_k = -1/N$ on the critic that is the min, and
 # $\partial J/\partial\log\alpha = -\operatorname{mean}(\log\pi + \bar{\mathcal H})$.
+#
+# **Why log α.** The paper's temperature objective is in α,
+# $J(\alpha) = \mathbb{E}\big[-\alpha\log\pi(a|s) - \alpha\bar{\mathcal H}\big]$, with gradient
+# $\partial J/\partial\alpha = -\operatorname{mean}(\log\pi + \bar{\mathcal H})$. Implementations
+# learn $\log\alpha$ instead: $\alpha = e^{\log\alpha}$ stays positive without a constraint or a
+# projection, and a step on $\log\alpha$ changes α by a *factor*. SB3 (like the authors'
+# softlearning code) writes the loss above: the paper's $J$ with $\log\alpha$ in place of α, whose
+# gradient in $\log\alpha$ is exactly the paper's $\partial J/\partial\alpha$ — it does not depend
+# on α, so a gradient step changes α by the same factor whether α is 1 or $10^{-3}$: one learning
+# rate serves every scale. CleanRL writes
+# $J(e^{\log\alpha})$ instead, whose gradient in $\log\alpha$ is $\alpha$ times that (the chain
+# rule, $d\alpha/d\log\alpha = \alpha$). As $\alpha > 0$ the sign is the same either way: α rises
+# while the policy's entropy $-\operatorname{mean}\log\pi$ is below the target $\bar{\mathcal H}$
+# and falls while it is above. The package follows SB3.
 
 # %%
 lp_a = (torch.randn(B, T, device=DEVICE) - 1.0).requires_grad_()
@@ -243,6 +303,14 @@ expected = reference.sac_temperature_loss(n(log_alpha.detach()), n(lp_a.detach()
 np.testing.assert_allclose(temp.item(), expected, rtol=1e-5)
 (d_log_alpha,) = torch.autograd.grad(temp, log_alpha)
 torch.testing.assert_close(d_log_alpha, -(lp_a.detach()[m_a] + target_entropy).mean().reshape(1))
+tiny = torch.tensor([1e-3], device=DEVICE).log().requires_grad_()  # α = 0.001: the same gradient, scale-free
+torch.testing.assert_close(torch.autograd.grad(rl.sac_temperature_loss(tiny, lp_a, target_entropy, mask=m_a), tiny)[0],
+                           d_log_alpha)
+# CleanRL's form, J(e^{log α}): the same sign, α times the step
+cleanrl_temp = (-log_alpha.exp() * (lp_a.detach()[m_a] + target_entropy)).mean()
+(d_cleanrl,) = torch.autograd.grad(cleanrl_temp, log_alpha)
+torch.testing.assert_close(d_cleanrl, log_alpha.detach().exp() * d_log_alpha)
+assert torch.sign(d_cleanrl) == torch.sign(d_log_alpha)
 print("actor and temperature losses == the loop, gradients as derived")
 
 # %% [markdown]
@@ -323,6 +391,29 @@ assert {row["impl"] for row in rows} == {"triton", "torch", "loop"} and all(row[
 
 # %% [markdown]
 # ## Exercises
+#
+# The exercise with a checker: write the function, run the cell; `exercises.attempt` prints
+# "not attempted yet" while the starter raises `NotImplementedError`, then either "correct on
+# every case" or an `AssertionError` naming the case that failed. `print(exercises.task(name))`
+# restates the task; the solution is in `notebooks/solutions/<name>.py`.
+#
+# **`soft_lambda_targets`.** SAC's soft λ-return as pairs for the scan: with
+# $V'_t = \min(Q_1, Q_2)(s_{t+1}, a') - \alpha \log\pi(a'|s_{t+1})$,
+# $G_t = r_t + \gamma(1-\text{term}_t)\big[(1-\lambda)V'_t + \lambda\big(G_{t+1} - \alpha\log\pi(a_{t+1}|s_{t+1})\big)\big]$,
+# and $V'_t$ alone at the window's last step. Return $(a_t, b_t)$: the continuation's
+# $-\alpha\log\pi$ of the *next* step belongs in $b_t$. The checker compares with
+# `reference.sac_targets`.
+
+# %%
+def soft_lambda_targets(rewards, next_q1, next_q2, next_log_probs, log_probs, terminated, gamma, alpha, lam):
+    # YOUR CODE: return (a, b)
+    raise NotImplementedError
+
+
+exercises.attempt("soft_lambda_targets", soft_lambda_targets)
+
+# %% [markdown]
+# Without a checker:
 #
 # 1. With `alpha=0` and one critic, show that `rl.sac_targets(r, q, nlp, lambda_=λ,
 #    log_probs=lp)` equals `rl.td_lambda(r, q, lambda_=λ)` for any `nlp` and `lp`. Which of

@@ -33,7 +33,8 @@
 # policy, $\frac{1}{K}\sum_j Q(s_t, a_j)$ (a max over the samples is a stricter filter). The
 # weights are constants — the gradient reaches only $\log\pi$. The exponential form is the
 # closed-form solution of KL-regularised policy improvement (as in AWR and MPO); the clip
-# $w_{\max} = 20$ keeps one lucky critic error from dominating a batch. The critic is trained by
+# $w_{\max} = 20$ — AWR's (Peng et al., 2019), which clips its weights $e^{A/\beta}$ at 20 — keeps
+# one lucky critic error from dominating a batch. The critic is trained by
 # its own TD loss towards the one-step target $r_t + \gamma\,\mathbb{E}_{a'\sim\pi} Q'(s_{t+1}, a')$.
 #
 # Two parts of this are credit assignment: the critic's target is `td_lambda` with $\lambda = 0$
@@ -53,7 +54,7 @@ if not torch.cuda.is_available():
 import matplotlib.pyplot as plt
 
 import rltriton_lite as rl
-from rltriton_lite import _reduce, crr, profile, reference
+from rltriton_lite import crr, exercises, profile, reference
 
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
 rng = np.random.default_rng(7)
@@ -190,43 +191,17 @@ print(f"policy loss {out.loss.item():.4f}; kept by the binary filter: {(n(out.ad
 # %% [markdown]
 # ## 3. The loss is an associative reduction
 #
-# The loss is $-\frac1N\sum_t w_t\log\pi_t$: an elementwise product, then a sum. A sum is the
-# scan with $a_t = 1$ — $y_t = b_t + y_{t+1}$ — whose last step $y_0$ is the total:
+# As PPO's: the same deterministic two-stage sum of `_reduce` — why a sum is a scan, why the
+# partials are added in a fixed order rather than by float atomics, and how the tiles are cut
+# are in notebook 05, section 3. What differs for CRR is only what is summed: two statistics,
+# $w_t\log\pi_t$ (0 where masked) and the count $N$ of unmasked steps, and the loss is
+# $-\sum_t w_t\log\pi_t / N$. Against the plain sum, and bitwise identical from call to call
+# (the loss, the weights, the advantages and the gradient):
 
 # %%
 terms = (out.weights * log_probs).double()  # w·logπ, 0 where masked
-y = rl.linear_scan(torch.ones(1, terms.numel(), dtype=torch.float64, device=DEVICE), terms.reshape(1, -1))
-np.testing.assert_allclose(-n(y)[0, 0] / n(mask).sum(), e_loss, rtol=1e-6)
-print("loss = −y_0 / N =", -n(y)[0, 0] / n(mask).sum())
+np.testing.assert_allclose(-n(terms).sum() / n(mask).sum(), e_loss, rtol=1e-6)
 
-# %% [markdown]
-# The kernel adds it in two fixed stages (`_reduce`): each program sums its tile into a partial,
-# then one program adds the partials in program order. In NumPy, against the plain sum:
-
-# %%
-for fn in (_reduce._partials_kernel, _reduce._finish_kernel):
-    print(inspect.getsource(getattr(fn, "fn", fn)))
-
-# %%
-def two_stage_sum(x, block):
-    partials = np.array([x[i:i + block].sum() for i in range(0, len(x), block)])  # stage 1: one per program
-    total = partials.dtype.type(0)
-    for p in partials:                                                          # stage 2: a fixed order
-        total += p
-    return total
-
-
-x = rng.normal(size=3000)
-np.testing.assert_allclose(two_stage_sum(x, 256), x.sum(), rtol=1e-12)
-
-# %% [markdown]
-# Float atomics would be simpler — every program adds its partial into one number — but they
-# commit in whatever order the programs finish, and float32 addition is not associative in
-# practice: the same partials in another order give another total (notebook 05 shows it). With
-# the fixed order the loss, the weights and the gradient are bitwise identical from call to
-# call:
-
-# %%
 lp = log_probs.clone().requires_grad_()
 runs = []
 for _ in range(3):
@@ -235,7 +210,7 @@ for _ in range(3):
     runs.append((o.loss, o.weights, o.advantages, g))
 for run in runs[1:]:
     assert all(torch.equal(a, b) for a, b in zip(run, runs[0]))
-print("bitwise identical across calls")
+print("loss = −Σ w·logπ / N; bitwise identical across calls")
 
 # %% [markdown]
 # ## 4. The kernel's elementwise hook
@@ -361,14 +336,40 @@ assert {row["impl"] for row in rows} == {"triton", "torch", "loop"} and all(row[
 # %% [markdown]
 # ## Exercises
 #
-# 1. AWAC and AWR normalise the exponential weights over the batch instead of clipping them:
-#    $w = N\cdot\operatorname{softmax}(A/\beta)$. Compute them from `crr_loss(...).advantages` and
-#    compare with CRR-exp for a batch with one huge advantage. What does `max_weight` protect
-#    against that the softmax does not?
+# The exercise with a checker: write the function, run the cell; `exercises.attempt` prints
+# "not attempted yet" while the starter raises `NotImplementedError`, then either "correct on
+# every case" or an `AssertionError` naming the case that failed. `print(exercises.task(name))`
+# restates the task; the solution is in `notebooks/solutions/<name>.py`.
+#
+# **`awr_weights`.** AWR's weights (Peng et al., 2019), where CRR's come from: $\exp(A/\beta)$,
+# clipped at `max_weight` (20 in both papers). The elementwise hook of the weighted sum.
+
+# %%
+def awr_weights(advantages, beta, max_weight):
+    # YOUR CODE
+    raise NotImplementedError
+
+
+exercises.attempt("awr_weights", awr_weights)
+
+# %% [markdown]
+# Without a checker:
+#
+# 1. CRR's clip at 20 comes from AWR (Peng et al., 2019), which clips its weights $e^{A/\beta}$ at
+#    a maximum of 20. AWAC's implementation (Nair et al., 2020) does something else: it normalises the
+#    weights over the batch, $w = N\cdot\operatorname{softmax}(A/\beta)$ (the softmax over the $N$
+#    elements of the batch), and clips nothing. Compute these weights from
+#    `crr_loss(...).advantages` and compare them with CRR-exp's for a batch with one huge
+#    advantage. What does `max_weight` protect against that the softmax does not?
 # 2. Use the $\lambda = 0.5$ target of section 2 on an offline dataset whose actions come from a
 #    behaviour policy $\mu \ne \pi$. Which expectation does $G_t$ then estimate, and why is the
-#    one-step target unbiased for $Q^\pi$ (given $Q'$) while the multi-step one is not? How would
-#    V-trace (notebook 04) correct it?
+#    one-step target unbiased for $Q^\pi$ (given $Q'$) while the multi-step one is not? Correcting
+#    a multi-step *Q* target is Retrace's job (Munos, Stepleton, Harutyunyan, Bellemare, NeurIPS
+#    2016): Retrace(λ) cuts the trace with the truncated importance weights
+#    $c_s = \lambda\min\big(1, \pi(a_s|s_s)/\mu(a_s|s_s)\big)$. (V-trace, notebook 04, corrects
+#    *state-value* targets the same way.) Notebook 04's exercise `retrace` writes its target as a
+#    reverse scan; with it, check on a small example that with an exact $Q' = Q^\pi$ its mean is
+#    $Q^\pi$ although $\mu \ne \pi$, where the uncorrected λ = 0.5 target's is not.
 # 3. With i.i.d. critic values, what fraction of dataset actions does CRR-binary keep with a max
 #    baseline over $K$ samples? Measure it for $K = 1, 2, 4, \dots, 64$ and compare with
 #    $1/(K+1)$.

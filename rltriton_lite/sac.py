@@ -551,7 +551,8 @@ TEMPERATURE_KERNELS = Kernels("sac_temperature_mean", _Loss, _temperature_forwar
 
 
 def sac_temperature_loss(log_alpha, log_probs, target_entropy, *, mask=None, backend="auto"):
-    r"""The SAC temperature loss on log α (SB3, the SAC paper's J(α) with α = e^{log α}).
+    r"""The SAC temperature loss, linear in log α as in SB3 (the paper's J(α) = -α(log π + H̄) with
+    α replaced by log α: its gradient in log α is the paper's dJ/dα, and α = e^{log α} stays > 0).
 
     .. math::
 

@@ -1,0 +1,313 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 00b — Triton from zero: from a first kernel to the package's scan
+#
+# Notebook 00 showed that every algorithm in this course is a reverse scan over affine maps.
+# Here you write that scan as a GPU kernel, in four steps, each one an exercise that checks
+# itself:
+#
+# 1. a first kernel: programs, blocks of indices, masks, loads and stores;
+# 2. a scan of one block with `tl.associative_scan`;
+# 3. rows longer than a block: a loop over chunks with a carry;
+# 4. hooks: the algorithm's prologue and epilogue as functions the kernel calls.
+#
+# Then you read the package's own kernel, which is these four steps plus the engineering that
+# makes them fast (that part is optional: notebook 10, the appendix).
+#
+# **No GPU needed.** Without one, Triton's interpreter runs the kernels on the CPU, one program
+# at a time, with NumPy. It is slow, but it runs the same code and catches the same indexing
+# mistakes; the variable `TRITON_INTERPRET=1` must be set before `triton` is imported.
+#
+# **How the exercises work.** Each one gives you a starter function that raises
+# `NotImplementedError` and a cell that checks it with `exercises.attempt(name, fn)`: it prints
+# "not attempted yet" until you write the function, then either "correct on every case" or an
+# `AssertionError` that names the case (the simplest first), the first wrong element, what was
+# expected and what you returned. `print(exercises.task(name))` restates the task. Solutions:
+# `notebooks/solutions/<name>.py` (in Jupyter, `%load solutions/<name>.py`).
+
+# %%
+import os
+
+import torch
+
+if not torch.cuda.is_available():
+    os.environ.setdefault("TRITON_INTERPRET", "1")
+
+import inspect
+
+import numpy as np
+import triton
+import triton.language as tl
+
+import rltriton_lite as rl
+from rltriton_lite import exercises, reference
+
+DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
+print("device:", DEVICE, "(Triton interpreter)" if os.environ.get("TRITON_INTERPRET") == "1" else "")
+
+# %% [markdown]
+# ## 1. A first kernel
+#
+# A Triton kernel is a function that many **programs** run at once, each on its own **block** of
+# data. You launch it on a grid, `kernel[(n_programs,)](args...)`; inside, `tl.program_id(0)`
+# says which program this is. A program works on whole blocks: `tl.arange(0, BLOCK)` is the
+# vector $0, 1, \dots, \text{BLOCK}-1$ (BLOCK a power of two, a `tl.constexpr`: fixed when the
+# kernel is compiled), so `offs = pid * BLOCK + tl.arange(0, BLOCK)` are the indices this
+# program owns. Tensors arrive as pointers to their first element: `tl.load(X + offs)` reads
+# the block, `tl.store(Y + offs, y)` writes it.
+#
+# The last block usually runs past the end of the tensor. A **mask** says which lanes are real:
+# `tl.load(X + offs, mask=offs < n, other=0.0)` reads 0 where the mask is off, and a masked
+# store writes nothing there. Forgetting the mask reads and writes memory that is not yours.
+#
+# Here is a complete kernel: discount each reward by $\gamma^t$.
+
+# %%
+@triton.jit
+def discount_kernel(R, OUT, gamma, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)  # the indices this program owns
+    m = offs < n  # lanes past the end are off
+    r = tl.load(R + offs, mask=m, other=0.0)
+    tl.store(OUT + offs, r * tl.exp(offs.to(tl.float32) * tl.log(gamma)), mask=m)
+
+
+def discount(rewards, gamma, BLOCK=64):
+    out = torch.empty_like(rewards)  # the kernel writes every element: no need to zero it
+    n = rewards.numel()
+    discount_kernel[(triton.cdiv(n, BLOCK),)](rewards, out, gamma, n, BLOCK=BLOCK)
+    return out
+
+
+r = torch.randn(100, device=DEVICE)  # 100 is not a multiple of 64: the second block is masked
+np.testing.assert_allclose(discount(r, 0.9).cpu(), r.cpu() * 0.9 ** np.arange(100), rtol=1e-5)
+print("discount: 2 programs of 64 lanes, 28 of them masked off, matches NumPy")
+
+# %% [markdown]
+# **Exercise `td_target_kernel`.** Write a kernel for the one-step TD target
+# $y_t = r_t + \gamma\,(1 - d_t)\,V(s_{t+1})$ on 1-D tensors of any length (`dones` is a bool
+# tensor: load it and compare with 0, `tl.where(done, 0.0, ...)` selects). The checker tries 8,
+# 1 and 1000 elements.
+
+# %%
+print(exercises.task("td_target_kernel"))
+
+
+# %%
+def td_target_kernel(rewards, next_values, dones, gamma):
+    # YOUR CODE: a @triton.jit kernel above this function, launched here on a 1-D grid
+    raise NotImplementedError
+
+
+exercises.attempt("td_target_kernel", td_target_kernel)
+
+# %% [markdown]
+# ## 2. A scan of one block
+#
+# `tl.associative_scan(x, axis, combine_fn)` computes all prefixes of a block under an
+# associative operator, in about $\log_2(\text{BLOCK})$ parallel steps (notebook 00, section 1).
+# `combine_fn` is itself a `@triton.jit` function of two elements; for a tuple of blocks it
+# takes two tuples' worth of arguments, `combine(a1, b1, a2, b2)`, and returns a tuple.
+#
+# **The order of the arguments matters**, because the affine operator is not commutative. In a
+# forward scan, `(a1, b1)` is everything before the element and `(a2, b2)` the element itself.
+# With `reverse=True` the scan runs from the end: `(a1, b1)` is everything *after* the element
+# (already composed) and `(a2, b2)` the element — exactly the order of a return, where step $t$
+# is applied to the value that comes after it.
+#
+# A forward example first: the running state of $y_t = a_t y_{t-1} + b_t$ (an exponential
+# moving average with $a_t = 0.5$, $b_t = 0.5 x_t$):
+
+# %%
+@triton.jit
+def forward_combine(a1, b1, a2, b2):
+    # (a1, b1): the steps before, applied first; then this step: y -> a2 * y + b2
+    return a2 * a1, b2 + a2 * b1
+
+
+@triton.jit
+def ema_kernel(X, Y, T, BLOCK: tl.constexpr):
+    t = tl.arange(0, BLOCK)
+    m = t < T
+    x = tl.load(X + t, mask=m, other=0.0)
+    a = tl.where(m, 0.5, 1.0)  # past the end: the identity (1, 0), harmless to the scan
+    _, y = tl.associative_scan((a, 0.5 * x), 0, forward_combine)
+    tl.store(Y + t, y, mask=m)
+
+
+x = torch.randn(37, device=DEVICE)
+y = torch.empty_like(x)
+ema_kernel[(1,)](x, y, 37, BLOCK=64)
+expected = reference.linear_scan(np.full((1, 37), 0.5), 0.5 * x.cpu().numpy()[None], reverse=False)[0]
+np.testing.assert_allclose(y.cpu(), expected, rtol=1e-5, atol=1e-6)
+print("EMA by one forward associative scan == the loop")
+
+# %% [markdown]
+# Swap the two halves of `forward_combine` (`a1 * a2, b1 + a1 * b2`) and run the cell again:
+# the check fails, because the composition is applied in the wrong order.
+#
+# **Exercise `block_scan`.** The discounted return of one row of at most 1024 steps,
+# $G_t = r_t + \gamma(1 - d_t)\,G_{t+1}$, in one program: build the pairs
+# $(a_t, b_t) = (\gamma(1-d_t), r_t)$, pad with the identity, and scan with `reverse=True` and the
+# right combine. The block size must be a power of two: `triton.next_power_of_2(T)`.
+
+# %%
+def block_scan(rewards, dones, gamma):
+    # YOUR CODE
+    raise NotImplementedError
+
+
+exercises.attempt("block_scan", block_scan)
+
+# %% [markdown]
+# ## 3. Rows longer than a block: chunks and a carry
+#
+# A block cannot hold $10^5$ steps. So a program walks its row in **chunks** of `CHUNK` steps,
+# from the last chunk to the first, and hands each chunk the value that enters it from the
+# right, the **carry** $G_{t_{\text{end}}+1}$ (notebook 00, section 5). After the scan of a chunk,
+# each step holds its composed map $(A_t, B_t)$ from $t$ to the chunk's end, so
+# $G_t = B_t + A_t \cdot \text{carry}$, and the new carry is $G$ at the chunk's first step.
+#
+# Two Triton points: `for i in range(0, n_chunks)` with a run-time bound is an ordinary loop
+# in the kernel (count up, and take chunk `n_chunks - 1 - i` to walk backwards); and to take one element of a block (the first step's $G$), sum
+# the block where the index matches: `tl.sum(tl.where(t == first, g, 0.0), 0)`.
+#
+# The worked example is the forward version, a running sum over chunks:
+
+# %%
+@triton.jit
+def add(x, y):
+    return x + y
+
+
+@triton.jit
+def chunked_cumsum_kernel(X, Y, T, CHUNK: tl.constexpr):
+    row = tl.program_id(0)  # one program per row
+    carry = 0.0
+    for c in range(0, tl.cdiv(T, CHUNK)):
+        t = c * CHUNK + tl.arange(0, CHUNK)
+        m = t < T
+        s = tl.associative_scan(tl.load(X + row * T + t, mask=m, other=0.0), 0, add) + carry
+        tl.store(Y + row * T + t, s, mask=m)
+        carry = tl.sum(tl.where(t == c * CHUNK + CHUNK - 1, s, 0.0), 0)  # the sum so far
+
+
+x = torch.randn(3, 300, device=DEVICE)
+y = torch.empty_like(x)
+chunked_cumsum_kernel[(3,)](x, y, 300, CHUNK=128)
+torch.testing.assert_close(y, x.cumsum(1), rtol=1e-5, atol=1e-4)
+print("3 rows x 300 steps in chunks of 128 == cumsum")
+
+# %% [markdown]
+# **Exercise `chunked_scan`.** Discounted returns for a `(B, T)` batch of any `T`: one program
+# per row, chunks from the end, the carry through the composed maps. The checker's cases have
+# rows of 300 and 700 steps with episode ends, so a carry that is not applied, or not reset by
+# an episode end inside the chunk, shows.
+
+# %%
+def chunked_scan(rewards, dones, gamma):
+    # YOUR CODE
+    raise NotImplementedError
+
+
+exercises.attempt("chunked_scan", chunked_scan)
+
+# %% [markdown]
+# ## 4. Hooks: the algorithm around the scan
+#
+# Every algorithm of the course is the same chunk loop with different arithmetic before and
+# after the scan. So the loop stays one kernel, and each algorithm supplies two small
+# `@triton.jit` functions that the kernel calls (Triton inlines them at compile time):
+#
+# * a **prologue** loads a chunk of the algorithm's inputs and returns the pairs $(a_t, b_t)$;
+# * an **epilogue** takes the scanned values and stores the outputs.
+#
+# **Exercise `gae_kernel`.** GAE as your chunked scan with a prologue that computes
+# $\delta_t = r_t + \gamma(1-d_t)V(s_{t+1}) - V(s_t)$ and $a_t = \gamma\lambda(1-d_t)$, and an
+# epilogue that stores $A_t$. Write the two hooks as separate `@triton.jit` functions and call
+# them from the kernel. (In the package, the kernel takes the hooks as `tl.constexpr` arguments,
+# so one compiled loop serves every algorithm.)
+
+# %%
+def gae_kernel(rewards, values, next_values, dones, gamma, lam):
+    # YOUR CODE
+    raise NotImplementedError
+
+
+exercises.attempt("gae_kernel", gae_kernel)
+
+# %% [markdown]
+# ## 5. The package's kernel, read through its names
+#
+# `rltriton_lite/scan.py` is your `gae_kernel` grown up. What you wrote maps onto it one to one:
+#
+# | your kernel | the package |
+# | --- | --- |
+# | `combine(a1, b1, a2, b2)` | `scan.combine`, with a third element: a **reset** flag, so an episode end is a select (`tl.where`) and a NaN after it cannot leak in through a multiplication by 0 |
+# | one program per row | `ROWS` rows per program (a 2-D tile), and very long rows split across programs |
+# | the chunk loop and its carry | `scan._walk` |
+# | the prologue and epilogue | `PROLOGUE` / `EPILOGUE`, `tl.constexpr` arguments of the kernel |
+# | `R + row * T + t` | a strided load, `tile.load(ptr, strides, row, t, mask, other, ACC)`, so time-major and batch-major buffers both work without a copy |
+#
+# The hooks receive the inputs as a tuple of pointers `X` with their strides `SX`, the numbers
+# `P` (γ, λ, ...) and the output pointers `O`. Named indices say what each slot holds. GAE's
+# prologue, for one:
+
+# %%
+from rltriton_lite import returns, scan  # noqa: E402
+
+print(inspect.getsource(getattr(returns._gae_prologue, "fn", returns._gae_prologue)))
+
+# %% [markdown]
+# `REWARDS`, `VALUES`, `NEXT_VALUES`, ... are `tl.constexpr` indices into `X` (defined in
+# `rltriton_lite/episode.py`, shared by the algorithms that read an episode), and `step(...)`
+# loads γ, λ and the episode flags once for every algorithm. The kernel's signature lists what
+# it is compiled for:
+
+# %%
+kernel = getattr(scan._scan_kernel, "fn", scan._scan_kernel)
+print("_scan_kernel" + str(inspect.signature(kernel)))
+
+# %% [markdown]
+# And it computes what yours does — the package's `gae` against the loop, on a batch with
+# episode ends and rows that span several chunks:
+
+# %%
+rng = np.random.default_rng(0)
+r_, v_, nv_ = rng.normal(size=(3, 2, 600))
+d_ = rng.random((2, 600)) < 0.05
+as_t = lambda x: torch.tensor(x, dtype=torch.float32, device=DEVICE)  # noqa: E731
+adv = rl.gae(as_t(r_), as_t(v_), next_values=as_t(nv_), terminated=torch.tensor(d_, device=DEVICE),
+             gamma=0.9, lambda_=0.8).advantages
+expected, _ = reference.gae(r_, v_, next_values=nv_, terminated=d_, gamma=0.9, lambda_=0.8)
+np.testing.assert_allclose(adv.cpu().numpy(), expected, rtol=1e-4, atol=1e-5)
+print("rl.gae == the loop on 2 x 600")
+
+# %% [markdown]
+# What the package adds beyond your kernel — several steps per thread composed in registers,
+# aligned vector loads, the layout that keeps a reverse scan running forwards across threads,
+# the time split of long rows across programs — changes speed, not results. It is the subject
+# of the optional appendix, notebook 10.
+#
+# ## Exercises
+#
+# The four exercises above (`td_target_kernel`, `block_scan`, `chunked_scan`, `gae_kernel`).
+# Then, without a checker:
+#
+# 1. Change `chunked_scan` to take `time_dim=0` tensors (shape `(T, B)`) without a copy: which
+#    offsets change? (Strides: `x.stride()`.)
+# 2. Make `CHUNK` 16 and 1024 and time both on a GPU at `(4096, 128)` and `(8, 100000)`. Why do
+#    the best chunk sizes differ?

@@ -1,0 +1,29 @@
+"""Solution: block_scan (notebook 00b). The pairs (a_t, b_t) = (gamma (1 - done_t), r_t), composed
+by one reverse tl.associative_scan; the padding past T is the identity (1, 0)."""
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _combine(a1, b1, a2, b2):
+    # a reverse scan hands the steps after t first: (a1, b1) is applied first, then step (a2, b2)
+    return a2 * a1, b2 + a2 * b1
+
+
+@triton.jit
+def _block_scan(R, D, G, gamma, T, BLOCK: tl.constexpr):
+    t = tl.arange(0, BLOCK)
+    m = t < T
+    r = tl.load(R + t, mask=m, other=0.0)
+    done = tl.load(D + t, mask=m, other=0) != 0
+    a = tl.where(m, tl.where(done, 0.0, gamma), 1.0)
+    _, g = tl.associative_scan((a, r), 0, _combine, reverse=True)
+    tl.store(G + t, g, mask=m)
+
+
+def solution(rewards, dones, gamma):
+    out = torch.empty_like(rewards)
+    T = rewards.numel()
+    _block_scan[(1,)](rewards, dones, out, gamma, T, BLOCK=triton.next_power_of_2(T))
+    return out

@@ -1,0 +1,36 @@
+"""Solution: chunked_scan (notebook 00b). One program per row; chunks from the last one down, the
+carry G_{t+1} applied to each chunk's composed maps: y = b + a * carry."""
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _combine(a1, b1, a2, b2):
+    return a2 * a1, b2 + a2 * b1  # (a1, b1): the steps after, applied first
+
+
+@triton.jit
+def _chunked_scan(R, D, G, gamma, T, CHUNK: tl.constexpr):
+    row = tl.program_id(0)
+    carry = 0.0
+    n_chunks = tl.cdiv(T, CHUNK)
+    for i in range(0, n_chunks):
+        c = n_chunks - 1 - i  # the chunks from the last one down
+        t = c * CHUNK + tl.arange(0, CHUNK)
+        m = t < T
+        r = tl.load(R + row * T + t, mask=m, other=0.0)
+        done = tl.load(D + row * T + t, mask=m, other=0) != 0
+        a = tl.where(m, tl.where(done, 0.0, gamma), 1.0)
+        a_s, b_s = tl.associative_scan((a, r), 0, _combine, reverse=True)
+        g = b_s + a_s * carry
+        tl.store(G + row * T + t, g, mask=m)
+        carry = tl.sum(tl.where(t == c * CHUNK, g, 0.0), 0)  # G at the chunk's first step
+
+
+def solution(rewards, dones, gamma):
+    rewards, dones = rewards.contiguous(), dones.contiguous()
+    out = torch.empty_like(rewards)
+    B, T = rewards.shape
+    _chunked_scan[(B,)](rewards, dones, out, gamma, T, CHUNK=128)
+    return out

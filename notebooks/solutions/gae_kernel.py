@@ -1,0 +1,50 @@
+"""Solution: gae_kernel (notebook 00b). The chunked scan of chunked_scan with its prologue and
+epilogue as functions: the prologue turns a chunk of inputs into pairs, the epilogue stores."""
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _combine(a1, b1, a2, b2):
+    return a2 * a1, b2 + a2 * b1  # (a1, b1): the steps after, applied first
+
+
+@triton.jit
+def _gae_prologue(R, V, NV, D, offs, m, gamma, lam):
+    r = tl.load(R + offs, mask=m, other=0.0)
+    v = tl.load(V + offs, mask=m, other=0.0)
+    nv = tl.load(NV + offs, mask=m, other=0.0)
+    done = tl.load(D + offs, mask=m, other=0) != 0
+    delta = r + tl.where(done, 0.0, gamma * nv) - v
+    a = tl.where(m, tl.where(done, 0.0, gamma * lam), 1.0)
+    return a, delta
+
+
+@triton.jit
+def _gae_epilogue(OUT, offs, m, y):
+    tl.store(OUT + offs, y, mask=m)
+
+
+@triton.jit
+def _gae(R, V, NV, D, OUT, gamma, lam, T, CHUNK: tl.constexpr):
+    row = tl.program_id(0)
+    carry = 0.0
+    n_chunks = tl.cdiv(T, CHUNK)
+    for i in range(0, n_chunks):
+        c = n_chunks - 1 - i  # the chunks from the last one down
+        t = c * CHUNK + tl.arange(0, CHUNK)
+        m = t < T
+        a, b = _gae_prologue(R, V, NV, D, row * T + t, m, gamma, lam)
+        a_s, b_s = tl.associative_scan((a, b), 0, _combine, reverse=True)
+        y = b_s + a_s * carry
+        _gae_epilogue(OUT, row * T + t, m, y)
+        carry = tl.sum(tl.where(t == c * CHUNK, y, 0.0), 0)
+
+
+def solution(rewards, values, next_values, dones, gamma, lam):
+    x = [t.contiguous() for t in (rewards, values, next_values, dones)]
+    out = torch.empty_like(x[0])
+    B, T = x[0].shape
+    _gae[(B,)](*x, out, gamma, lam, T, CHUNK=128)
+    return out

@@ -1,0 +1,381 @@
+"""Self-checking exercises for the notebooks.
+
+Each exercise asks for a function; its checker runs it on a few small cases, simplest first,
+against a float64 NumPy loop, and says which case failed, where, what it expected and what it
+got. The solutions are in ``notebooks/solutions/<name>.py``.
+
+    from rltriton_lite import exercises
+    exercises.catalog()                  # (name, notebook, kind) for every exercise
+    print(exercises.task("gae_pairs"))   # what to write, and the function's signature
+    exercises.check("gae_pairs", fn)     # None when right, else an AssertionError that says why
+    exercises.attempt("gae_pairs", fn)   # the notebooks' form: a starter that raises
+                                         # NotImplementedError only prints that it is not done
+
+Kinds: "kernel" (a Triton kernel and the function that launches it), "hook" (an algorithm's
+prologue or epilogue around the scan, in tensor ops: the checker runs the scan, ``linear_scan``),
+"numpy" (a NumPy function), "concept" (a number worked out by hand).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+import torch
+
+from . import reference
+from .primitive import linear_scan
+
+__all__ = ["names", "catalog", "task", "check", "attempt"]
+
+KINDS = ("kernel", "hook", "numpy", "concept")
+
+
+@dataclass(frozen=True)
+class _Exercise:
+    name: str
+    notebook: str
+    kind: str
+    task: str  # what to write: the signature and what it returns
+    cases: Callable  # () -> [(case description, args, kwargs, expected)]
+    run: Callable  # (fn, args, kwargs) -> what to compare with expected
+
+
+_EXERCISES: dict[str, _Exercise] = {}
+
+
+def _exercise(name, notebook, kind, task, run=lambda fn, args, kw: fn(*args, **kw)):
+    def register(cases):
+        _EXERCISES[name] = _Exercise(name, notebook, kind, task.strip(), cases, run)
+        return cases
+    return register
+
+
+def names() -> list[str]:
+    """Every exercise, in course order."""
+    return list(_EXERCISES)
+
+
+def catalog() -> list[tuple[str, str, str]]:
+    """(name, notebook, kind) for every exercise, in course order."""
+    return [(e.name, e.notebook, e.kind) for e in _EXERCISES.values()]
+
+
+def task(name: str) -> str:
+    """What the exercise asks for."""
+    return _get(name).task
+
+
+def check(name: str, fn: Callable) -> None:
+    """Run ``fn`` on every case of exercise ``name``: None when all are right, else an
+    ``AssertionError`` naming the case, the first wrong element, the expected and the got."""
+    ex = _get(name)
+    if not callable(fn):
+        raise TypeError(f"check({name!r}, fn): fn must be a function, got {type(fn).__name__}")
+    for case, args, kwargs, expected in ex.cases():
+        _compare(name, case, ex.run(fn, args, kwargs), expected)
+
+
+def attempt(name: str, fn: Callable) -> bool:
+    """:func:`check` for a notebook cell: prints the verdict; True when right, False while ``fn``
+    still raises ``NotImplementedError`` (the starter code); a wrong answer raises."""
+    try:
+        check(name, fn)
+    except NotImplementedError:
+        print(f"{name}: not attempted yet (the starter raises NotImplementedError)")
+        return False
+    print(f"{name}: correct on every case")
+    return True
+
+
+def _get(name: str) -> _Exercise:
+    if name not in _EXERCISES:
+        raise ValueError(f"unknown exercise {name!r}; exercises.names() lists {names()}")
+    return _EXERCISES[name]
+
+
+def _compare(name, case, got, expected, rtol=1e-5, atol=1e-5):
+    if isinstance(expected, tuple):
+        if not isinstance(got, (tuple, list)) or len(got) != len(expected):
+            raise AssertionError(f"{name}, {case}: expected {len(expected)} results, got {_describe(got)}")
+        for i, (g, e) in enumerate(zip(got, expected)):
+            _compare(name, f"{case}, result {i}", g, e, rtol, atol)
+        return
+    if isinstance(got, torch.Tensor):
+        got = got.detach().cpu().double().numpy()
+    got, expected = np.asarray(got, dtype=np.float64), np.asarray(expected, dtype=np.float64)
+    if got.shape != expected.shape:
+        raise AssertionError(f"{name}, {case}: expected shape {expected.shape}, got {got.shape}")
+    bad = ~np.isclose(got, expected, rtol=rtol, atol=atol, equal_nan=True)
+    if bad.any():
+        at = tuple(int(i) for i in np.argwhere(bad)[0])
+        raise AssertionError(f"{name}, {case}: at index {at} expected {expected[at]:.6g}, got {got[at]:.6g} "
+                             f"({int(bad.sum())} of {bad.size} elements wrong)")
+
+
+def _describe(x) -> str:
+    return f"a {type(x).__name__} of {len(x)}" if isinstance(x, (tuple, list)) else type(x).__name__
+
+
+def _device() -> str:
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def _t(x, dtype=torch.float32):
+    return torch.as_tensor(np.asarray(x), device=_device()).to(dtype)
+
+
+def _flags(rng, shape, p):
+    return rng.random(shape) < p
+
+
+def _scan(fn, args, kw):
+    """A hook's (a, b) through the scan: y_t = b_t + a_t y_{t+1}."""
+    pair = fn(*args, **kw)
+    if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+        raise AssertionError(f"{fn.__name__} must return the pair (a, b) for linear_scan, got {_describe(pair)}")
+    return linear_scan(*pair)
+
+
+# ---- 00: the associative scan ---------------------------------------------------------------------
+@_exercise("matrix_compose", "00_associative_scan", "numpy", """
+matrix_compose(p, q) -> (A, b): the composition "q first, then p" of two affine maps
+y -> A_i @ y + b_i, with p = (A1, b1) and q = (A2, b2) NumPy arrays (n x n, n).
+""")
+def _matrix_compose_cases():
+    rng = np.random.default_rng(0)
+    out = []
+    for n in (1, 3):
+        A1, A2 = rng.normal(size=(2, n, n))
+        b1, b2 = rng.normal(size=(2, n))
+        out.append((f"n={n}", ((A1, b1), (A2, b2)), {}, (A1 @ A2, b1 + A1 @ b2)))
+    return out
+
+
+# ---- 00b: Triton from zero ------------------------------------------------------------------------
+@_exercise("td_target_kernel", "00b_triton_from_zero", "kernel", """
+td_target_kernel(rewards, next_values, dones, gamma) -> targets: r_t + gamma * (1 - done_t) * V(s_{t+1})
+elementwise, computed by your Triton kernel. Inputs are 1-D tensors of any length (float32
+rewards and next_values, bool dones); gamma a float.
+""")
+def _td_target_cases():
+    rng = np.random.default_rng(1)
+    out = []
+    for n in (8, 1, 1000):
+        r, v = rng.normal(size=(2, n))
+        d = _flags(rng, n, 0.2)
+        out.append((f"{n} elements", (_t(r), _t(v), _t(d, torch.bool), 0.9), {}, r + 0.9 * (1 - d) * v))
+    return out
+
+
+def _returns_cases(shapes, seed):
+    rng = np.random.default_rng(seed)
+    out = []
+    for shape, p_done, what in shapes:
+        r = rng.normal(size=shape)
+        d = _flags(rng, shape, p_done)
+        expected = reference.discounted_returns(r, gamma=0.9, terminated=d)
+        out.append((f"{what}, shape {shape}", (_t(r), _t(d, torch.bool), 0.9), {}, expected))
+    return out
+
+
+@_exercise("block_scan", "00b_triton_from_zero", "kernel", """
+block_scan(rewards, dones, gamma) -> returns: G_t = r_t + gamma * (1 - done_t) * G_{t+1} for one
+row (1-D tensors of length T <= 1024), in one program with tl.associative_scan (reverse=True).
+""")
+def _block_scan_cases():
+    return _returns_cases([((5,), 0.0, "no episode end"), ((64,), 0.1, "episode ends"),
+                           ((1,), 0.0, "one step"), ((1000,), 0.05, "episode ends")], 2)
+
+
+@_exercise("chunked_scan", "00b_triton_from_zero", "kernel", """
+chunked_scan(rewards, dones, gamma) -> returns, for a (B, T) batch of any T: one program per row
+walking CHUNK-step chunks from the end, the carry G_{t+1} handed from chunk to chunk.
+""")
+def _chunked_scan_cases():
+    return _returns_cases([((2, 5), 0.0, "one chunk"), ((3, 300), 0.0, "chunks, no episode end"),
+                           ((3, 700), 0.05, "chunks and episode ends")], 3)
+
+
+@_exercise("gae_kernel", "00b_triton_from_zero", "kernel", """
+gae_kernel(rewards, values, next_values, dones, gamma, lam) -> advantages, (B, T) float32 and bool
+dones (terminations): your chunked scan with GAE's prologue (a_t, b_t) = (gamma*lam*(1-done_t),
+delta_t) and its epilogue storing A_t.
+""", )
+def _gae_kernel_cases():
+    rng = np.random.default_rng(4)
+    out = []
+    for shape, p in (((2, 7), 0.0), ((3, 600), 0.05)):
+        r, v, nv = rng.normal(size=(3, *shape))
+        d = _flags(rng, shape, p)
+        adv, _ = reference.gae(r, v, next_values=nv, terminated=d, gamma=0.9, lambda_=0.8)
+        out.append((f"shape {shape}" + (", episode ends" if p else ""),
+                    (_t(r), _t(v), _t(nv), _t(d, torch.bool), 0.9, 0.8), {}, adv))
+    return out
+
+
+# ---- 01: returns -----------------------------------------------------------------------------------
+def _n_step_reference(r, nv, term, gamma, n):
+    G = np.zeros_like(r)
+    T = r.shape[-1]
+    for row in np.ndindex(r.shape[:-1]):
+        for t in range(T):
+            g, disc = 0.0, 1.0
+            for s in range(t, min(t + n, T)):
+                g += disc * r[row + (s,)]
+                disc *= gamma
+                if term[row + (s,)]:
+                    break
+                if s == t + n - 1 or s == T - 1:
+                    g += disc * nv[row + (s,)]
+            G[row + (t,)] = g
+    return G
+
+
+@_exercise("n_step_returns", "01_discounted_return", "hook", """
+n_step_returns(rewards, next_values, terminated, gamma, n) -> G, (B, T) tensors:
+G_t = sum_{k<m} gamma^k r_{t+k} + gamma^m V(s_{t+m}), m = n steps or fewer: an episode that
+terminates inside the n steps adds no bootstrap; the window's end bootstraps from next_values.
+Write it with rltriton_lite.linear_scan (the n-step sum is a difference of two discounted sums).
+""")
+def _n_step_cases():
+    rng = np.random.default_rng(5)
+    out = []
+    for shape, p, n in (((1, 6), 0.0, 1), ((2, 9), 0.0, 3), ((3, 40), 0.1, 4), ((2, 30), 0.1, 50)):
+        r, nv = rng.normal(size=(2, *shape))
+        d = _flags(rng, shape, p)
+        what = f"n={n}, shape {shape}" + (", terminations" if p else "")
+        out.append((what, (_t(r), _t(nv), _t(d, torch.bool), 0.9, n), {}, _n_step_reference(r, nv, d, 0.9, n)))
+    return out
+
+
+# ---- 02: GAE ---------------------------------------------------------------------------------------
+@_exercise("gae_pairs", "02_gae", "hook", """
+gae_pairs(rewards, values, next_values, terminated, truncated, gamma, lam) -> (a, b): GAE's
+prologue. The checker runs linear_scan(a, b) (y_t = b_t + a_t y_{t+1}) and compares y with the
+advantages: terminated cuts the bootstrap and the trace, truncated only the trace.
+""", run=_scan)
+def _gae_pairs_cases():
+    rng = np.random.default_rng(6)
+    out = []
+    for shape, p_term, p_trunc in (((1, 5), 0.0, 0.0), ((2, 40), 0.1, 0.0), ((3, 50), 0.05, 0.1)):
+        r, v, nv = rng.normal(size=(3, *shape))
+        term = _flags(rng, shape, p_term)
+        trunc = _flags(rng, shape, p_trunc) & ~term
+        adv, _ = reference.gae(r, v, next_values=nv, terminated=term, truncated=trunc, gamma=0.9, lambda_=0.8)
+        what = f"shape {shape}" + (", terminations" if p_term else "") + (", truncations" if p_trunc else "")
+        out.append((what, (_t(r), _t(v), _t(nv), _t(term, torch.bool), _t(trunc, torch.bool), 0.9, 0.8), {}, adv))
+    return out
+
+
+# ---- 03: TD(λ) -------------------------------------------------------------------------------------
+def _q_lambda_reference(r, next_max_q, next_greedy, term, gamma, lam):
+    G = np.zeros_like(r)
+    carry = np.zeros(r.shape[:-1])
+    T = r.shape[-1]
+    for t in reversed(range(T)):
+        lam_t = lam * next_greedy[..., t] * (t < T - 1)  # the trace follows only greedy actions
+        g = r[..., t] + gamma * (1 - term[..., t]) * ((1 - lam_t) * next_max_q[..., t] + lam_t * carry)
+        G[..., t] = carry = g
+    return G
+
+
+@_exercise("q_lambda", "03_td_lambda", "hook", """
+q_lambda(rewards, next_max_q, next_greedy, terminated, gamma, lam) -> (a, b): Watkins's Q(lambda)
+targets G_t = r_t + gamma (1 - term_t) [(1 - l_t) max_a Q(s_{t+1}, a) + l_t G_{t+1}], with
+l_t = lam if the action taken at t+1 is greedy (next_greedy_t) and 0 otherwise or at the window's
+last step. The checker runs linear_scan(a, b).
+""", run=_scan)
+def _q_lambda_cases():
+    rng = np.random.default_rng(7)
+    out = []
+    for shape, p_greedy, p_term in (((1, 5), 1.0, 0.0), ((2, 30), 0.7, 0.0), ((3, 40), 0.7, 0.1)):
+        r, q = rng.normal(size=(2, *shape))
+        greedy = _flags(rng, shape, p_greedy)
+        term = _flags(rng, shape, p_term)
+        what = f"shape {shape}" + (", non-greedy actions" if p_greedy < 1 else "") + (", terminations" if p_term else "")
+        out.append((what, (_t(r), _t(q), _t(greedy, torch.bool), _t(term, torch.bool), 0.9, 0.8), {},
+                    _q_lambda_reference(r, q, greedy, term, 0.9, 0.8)))
+    return out
+
+
+# ---- 04: V-trace -----------------------------------------------------------------------------------
+def _retrace_reference(r, next_expected_q, next_q, next_log_ratio, term, gamma, lam):
+    G = np.zeros_like(r)
+    carry = np.zeros(r.shape[:-1])
+    T = r.shape[-1]
+    for t in reversed(range(T)):
+        c = lam * np.minimum(1.0, np.exp(next_log_ratio[..., t])) * (t < T - 1)
+        g = r[..., t] + gamma * (1 - term[..., t]) * (next_expected_q[..., t] + c * (carry - next_q[..., t]))
+        G[..., t] = carry = g
+    return G
+
+
+@_exercise("retrace", "04_vtrace", "hook", """
+retrace(rewards, next_expected_q, next_q, next_log_ratio, terminated, gamma, lam) -> (a, b):
+Retrace(lambda) targets for Q(s_t, a_t): G_t = r_t + gamma (1 - term_t) [E_pi Q(s_{t+1}, .)
++ c_{t+1} (G_{t+1} - Q(s_{t+1}, a_{t+1}))], c_{t+1} = lam min(1, pi/mu at t+1) =
+lam min(1, exp(next_log_ratio_t)), and c = 0 at the window's last step. The checker runs
+linear_scan(a, b).
+""", run=_scan)
+def _retrace_cases():
+    rng = np.random.default_rng(8)
+    out = []
+    for shape, spread, p_term in (((1, 5), 0.0, 0.0), ((2, 30), 1.0, 0.0), ((3, 40), 1.0, 0.1)):
+        r, eq, q = rng.normal(size=(3, *shape))
+        log_ratio = rng.normal(scale=spread, size=shape)
+        term = _flags(rng, shape, p_term)
+        what = f"shape {shape}" + (", pi != mu" if spread else ", on-policy") + (", terminations" if p_term else "")
+        out.append((what, (_t(r), _t(eq), _t(q), _t(log_ratio), _t(term, torch.bool), 0.9, 0.8), {},
+                    _retrace_reference(r, eq, q, log_ratio, term, 0.9, 0.8)))
+    return out
+
+
+# ---- 05: PPO ---------------------------------------------------------------------------------------
+@_exercise("dual_clip", "05_ppo", "hook", """
+dual_clip(ratio, advantages, epsilon, c) -> per-element loss: dual-clip PPO's elementwise term,
+-max(min(r A, clip(r, 1-eps, 1+eps) A), c A) where A < 0, and PPO's -min(r A, clip(r) A) where
+A >= 0 (c > 1 bounds the loss of a negative advantage at a large ratio).
+""")
+def _dual_clip_cases():
+    r = np.array([0.5, 0.9, 1.0, 1.1, 1.5, 5.0, 0.5, 0.9, 1.0, 1.1, 1.5, 5.0])
+    A = np.array([1.0] * 6 + [-1.0] * 6)
+    out = []
+    for what, ratio, adv in (("positive advantages", r[:6], A[:6]), ("negative advantages", r[6:], A[6:]),
+                             ("both", r, A * np.linspace(0.5, 2, 12))):
+        obj = np.minimum(ratio * adv, np.clip(ratio, 0.8, 1.2) * adv)
+        obj = np.where(adv < 0, np.maximum(obj, 3.0 * adv), obj)
+        out.append((what, (_t(ratio), _t(adv), 0.2, 3.0), {}, -obj))
+    return out
+
+
+# ---- 06: SAC ---------------------------------------------------------------------------------------
+@_exercise("soft_lambda_targets", "06_sac", "hook", """
+soft_lambda_targets(rewards, next_q1, next_q2, next_log_probs, log_probs, terminated, gamma,
+alpha, lam) -> (a, b): the soft lambda-return (rltriton_lite.sac_targets with two critics) as
+pairs for linear_scan. V'_t = min(Q1, Q2)(s_{t+1}) - alpha log pi(a'|s_{t+1}); G_t = r_t +
+gamma (1 - term_t)[(1 - lam) V'_t + lam (G_{t+1} - alpha log_probs_{t+1})], and V'_t alone at a
+termination or the window's last step.
+""", run=_scan)
+def _soft_lambda_cases():
+    rng = np.random.default_rng(9)
+    out = []
+    for shape, lam, p_term in (((1, 5), 0.0, 0.0), ((2, 30), 0.8, 0.0), ((3, 40), 0.8, 0.1)):
+        r, q1, q2, nlp, lp = rng.normal(size=(5, *shape))
+        term = _flags(rng, shape, p_term)
+        expected = reference.sac_targets(r, [q1, q2], nlp, gamma=0.9, alpha=0.3, lambda_=lam, log_probs=lp,
+                                         terminated=term)
+        what = f"lambda={lam}, shape {shape}" + (", terminations" if p_term else "")
+        out.append((what, (_t(r), _t(q1), _t(q2), _t(nlp), _t(lp), _t(term, torch.bool), 0.9, 0.3, lam), {},
+                    expected))
+    return out
+
+
+# ---- 07: CRR ---------------------------------------------------------------------------------------
+@_exercise("awr_weights", "07_crr", "hook", """
+awr_weights(advantages, beta, max_weight) -> weights: AWR's exponential weights exp(A / beta),
+clipped at max_weight (AWR and CRR use 20), elementwise.
+""")
+def _awr_cases():
+    A = np.array([-3.0, -0.5, 0.0, 0.5, 2.0, 4.0])
+    return [(f"beta={beta}", (_t(A), beta, 20.0), {}, np.minimum(np.exp(A / beta), 20.0)) for beta in (1.0, 0.5)]
