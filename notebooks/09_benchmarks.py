@@ -324,3 +324,16 @@ if torch.cuda.is_available():
     assert live == 0
 else:
     print("no GPU: the live run is skipped; the charts above show the committed results only")
+
+# %% [markdown]
+# ## Exercises
+#
+# 1. From the committed JSON, find the shape where each algorithm's wall time per call first
+#    exceeds twice its GPU time. Below that size, what would you optimise first in a training
+#    loop that calls it once per update?
+# 2. The floor chart can pass 100 % (SAC at small shapes). Which assumption of the floor model
+#    (notebook 08) fails there? Hint: how large is the L2 cache of an H200, and how many bytes
+#    does SAC move at 64×16384?
+# 3. Pick one peer from chart 2 that is within 1.5× of this library somewhere. Read its
+#    implementation (the harness's peer list is in `rltriton_lite/bench.py`) and say where the
+#    difference comes from: the kernel, or the host.

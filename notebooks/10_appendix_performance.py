@@ -195,3 +195,15 @@ print("the time split gives the same returns")
 
 # %%
 print(inspect.getsource(getattr(scan._scan_kernel, "fn", scan._scan_kernel)))
+
+# %% [markdown]
+# ## Exercises
+#
+# 1. In `two_level`, make the vector length `V` 8 and 16 (and the chunk 64). The results do not
+#    change; on a GPU, what does a longer vector buy, and what does it cost in registers?
+# 2. `split_scan` makes two passes over the inputs and composes the segment summaries in one
+#    sequential loop. With $S$ segments of $n$ steps, count the loads of each pass. When is a
+#    third pass, which scans the summaries in parallel, worth its launch?
+# 3. On a GPU: compile GAE's kernel (`rl.gae` once, then look in `~/.triton/cache` for the
+#    `.ptx`) and count `shfl.sync` and `ld.global.v4`. Change `Config(vector=...)` and count
+#    again.

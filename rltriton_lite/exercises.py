@@ -379,3 +379,14 @@ clipped at max_weight (AWR and CRR use 20), elementwise.
 def _awr_cases():
     A = np.array([-3.0, -0.5, 0.0, 0.5, 2.0, 4.0])
     return [(f"beta={beta}", (_t(A), beta, 20.0), {}, np.minimum(np.exp(A / beta), 20.0)) for beta in (1.0, 0.5)]
+
+
+# ---- 08: profiling ---------------------------------------------------------------------------------
+@_exercise("vtrace_floor_bytes", "08_profiling", "concept", """
+vtrace_floor_bytes(B, T, elem_bytes) -> bytes: the fewest bytes V-trace's forward must move for a
+(B, T) rollout as the profiler calls it: it reads log_rhos, rewards, values, next_values (elements
+of elem_bytes bytes) and one flag byte per step (terminated), and writes vs and pg_advantages.
+""")
+def _vtrace_floor_cases():
+    return [(f"B={B}, T={T}, {e}-byte elements", (B, T, e), {}, B * T * (6 * e + 1))
+            for B, T, e in ((1, 1, 4), (16384, 1024, 4), (4096, 128, 2))]

@@ -7,8 +7,10 @@ wraps that in ipywidgets controls and a plot; ``sweep`` runs it over sizes with 
 
 On a GPU times are ``triton.testing.do_bench`` medians and the plot shows achieved GB/s against
 the measured copy bandwidth (the memory floor). On a CPU the kernels run under the Triton
-interpreter, whose times say nothing about GPU speed: the profiler then times small sizes and
-says so.
+interpreter, whose times say nothing about GPU speed: the profiler then times small sizes, shows
+no bandwidth, and labels every time ``INTERPRETER_LABEL``. ``table`` prints rows as plain text
+(for a normal cell output, which a static render of a notebook shows: the widget's does not), and
+``read_wall_probe`` reads the committed wall-time probe (``tools/wall_probe.py``'s output).
 """
 from __future__ import annotations
 
@@ -19,6 +21,9 @@ from typing import Callable
 
 import numpy as np
 import torch
+
+
+INTERPRETER_LABEL = "Triton interpreter — not performance"
 
 
 def default_device() -> str:
@@ -253,7 +258,8 @@ def op(name: str) -> Op:
 def measure(name: str, B: int, T: int, dtype=torch.float32, device: str | None = None,
             impls=("triton", "torch", "loop"), seed: int = 0, **params):
     """Time each implementation once on the same random inputs. Returns a list of dicts with
-    impl, ms, and on a GPU gbps (bytes moved at the least / time) and pct_floor."""
+    impl, B, T, ms, and on a GPU gbps (bytes moved at the least / time), floor_ms and pct_floor.
+    On a CPU (the Triton interpreter) there is no bandwidth to report: the rows have no gbps."""
     device = device or default_device()
     o = op(name)
     p = {k: v[2] for k, v in o.params.items()} | params
@@ -265,8 +271,9 @@ def measure(name: str, B: int, T: int, dtype=torch.float32, device: str | None =
     for impl in impls:
         fn = (lambda: o.loop(x, p)) if impl == "loop" else (lambda impl=impl: o.run(x, impl, p))
         ms = time_ms(fn, device, rep=3 if device == "cpu" else 5)
-        row = dict(impl=impl, B=B, T=T, ms=ms, gbps=nbytes / (ms * 1e-3) / 1e9)
+        row = dict(impl=impl, B=B, T=T, ms=ms)
         if bw is not None:
+            row["gbps"] = nbytes / (ms * 1e-3) / 1e9
             row["floor_ms"] = nbytes / bw * 1e3
             row["pct_floor"] = 100 * row["floor_ms"] / ms
         rows.append(row)
@@ -274,7 +281,8 @@ def measure(name: str, B: int, T: int, dtype=torch.float32, device: str | None =
 
 
 def plot(rows, ax_time, ax_bw, title=""):
-    """Bar chart of times and of achieved GB/s (with the copy bandwidth as the ceiling)."""
+    """Bar chart of times and of achieved GB/s (with the copy bandwidth as the ceiling). On a CPU
+    the times are labelled ``INTERPRETER_LABEL`` and the bandwidth panel says n/a."""
     names = [r["impl"] for r in rows]
     colors = [{"triton": "tab:green", "torch": "tab:blue", "loop": "tab:red"}.get(n, "gray") for n in names]
     ax_time.clear()
@@ -282,16 +290,19 @@ def plot(rows, ax_time, ax_bw, title=""):
     ax_time.bar(names, [r["ms"] for r in rows], color=colors)
     ax_time.set_yscale("log")
     ax_time.set_ylabel("ms per call (log)")
-    ax_time.set_title(title)
-    ax_bw.bar(names, [r["gbps"] for r in rows], color=colors)
-    ax_bw.set_ylabel("GB/s moved (at the least)")
     bw = copy_bandwidth(default_device())
-    if bw is not None:
+    if bw is not None and all("gbps" in r for r in rows):
+        ax_time.set_title(title)
+        ax_bw.bar(names, [r["gbps"] for r in rows], color=colors)
+        ax_bw.set_ylabel("GB/s moved (at the least)")
         ax_bw.axhline(bw / 1e9, color="k", ls="--", lw=1)
         ax_bw.text(0, bw / 1e9, " copy bandwidth: the floor", va="bottom")
         ax_bw.set_title("achieved bandwidth")
     else:
-        ax_bw.set_title("CPU: interpreter timings, not GPU speed")
+        ax_time.set_title(f"{title}\n{INTERPRETER_LABEL}".strip())
+        ax_bw.set_axis_off()
+        ax_bw.text(0.5, 0.5, f"bandwidth: n/a on a CPU\n({INTERPRETER_LABEL})", ha="center", va="center",
+                   transform=ax_bw.transAxes)
 
 
 def profiler(name: str, B: int | None = None, T: int | None = None):
@@ -329,15 +340,83 @@ def profiler(name: str, B: int | None = None, T: int | None = None):
             plot(rows, a1, a2, f"{name}: {B_}×{T_} {dtype}".replace("torch.", ""))
             plt.tight_layout()
             plt.show()
-            for r in rows:
-                extra = f", {r['pct_floor']:.0f}% of floor" if "pct_floor" in r else ""
-                print(f"{r['impl']:>7}: {r['ms']:9.3f} ms, {r['gbps']:8.2f} GB/s{extra}")
+            print(table(rows, _PROFILER_COLUMNS if device == "cuda" else _PROFILER_COLUMNS_CPU))
             if device == "cpu":
-                print("(CPU: the kernel runs in the Triton interpreter; these times are not GPU times)")
+                print(f"({INTERPRETER_LABEL}: these times check the kernels, they say nothing about a GPU)")
 
     ui = w.interactive(run, {"manual": True, "manual_name": "run"}, **controls)
     run(**{k: c.value for k, c in controls.items()})
     return w.VBox([ui, out]), last_rows
+
+
+_PROFILER_COLUMNS = dict(impl="impl", B="B", T="T", ms="ms", gbps="GB/s", floor_ms="floor ms", pct_floor="% floor")
+_PROFILER_COLUMNS_CPU = dict(impl="impl", B="B", T="T", ms=f"ms ({INTERPRETER_LABEL})")
+
+
+def _cell(v, digits: int) -> str:
+    if v is None:
+        return "n/a"
+    if isinstance(v, float):
+        if v == 0 or not np.isfinite(v):
+            return "0" if v == 0 else str(v)
+        mag = int(np.floor(np.log10(abs(v))))
+        if -3 <= mag < 6:  # plain decimals: 0.08038, 27.68, 12123
+            return f"{v:.{max(0, digits - 1 - mag)}f}"
+        return f"{v:.{digits - 1}e}"
+    return str(v)
+
+
+def table(rows, columns=None, digits: int = 4) -> str:
+    """``rows`` (dicts) as a plain-text table: a header, a rule, one line per row. ``columns``:
+    the keys to show, in order, as a list, or a dict of key -> header (default: every key of the
+    rows, first seen first). Floats get ``digits`` significant digits, a missing key or None
+    shows as n/a; numbers are right-aligned, text left-aligned. Print it in a notebook cell of
+    its own: a widget's output does not survive a static render."""
+    if columns is None:
+        columns = list(dict.fromkeys(k for r in rows for k in r))
+    if not columns:
+        return ""
+    headers = dict(columns) if isinstance(columns, dict) else {c: str(c) for c in columns}
+    keys = list(headers)
+    cells = [[_cell(r.get(k), digits) for k in keys] for r in rows]
+    numeric = [all(isinstance(r.get(k), (int, float, type(None))) and not isinstance(r.get(k), bool) for r in rows)
+               for k in keys]
+    widths = [max([len(headers[k])] + [len(c[i]) for c in cells]) for i, k in enumerate(keys)]
+
+    def line(values):
+        return "  ".join(v.rjust(w) if num else v.ljust(w) for v, w, num in zip(values, widths, numeric)).rstrip()
+
+    return "\n".join([line([headers[k] for k in keys]), "  ".join("-" * w for w in widths)] + [line(c) for c in cells])
+
+
+def read_wall_probe(path) -> list[dict]:
+    """The sections of a committed wall-time probe (``tools/wall_probe.py``'s output, e.g.
+    ``benchmarks/results/H200-2026-12-01d-wall.txt``) that time one shape: a list of dicts with
+    B, T, the section's header and its rows, each a dict of pass, name, us (wall time per call of
+    back-to-back calls, host included), ratio and anchor (what the ratio divides by: the median
+    of the interleaved rounds' ratios). A name timed twice in a section keeps its first row. The
+    split sections (one call against its unsplit twin) and the comment lines are left out."""
+    import re
+
+    head = re.compile(r"^== (\d+)x(\d+): (.*)$")
+    row = re.compile(r"^(fwd\+bwd|fwd)\s+(.+?)\s+([\d.]+) µs\s+([\d.]+)x (.+)$")
+    sections: list[dict] = []
+    current = None
+    with open(path, encoding="utf-8") as f:
+        for text in f:
+            text = text.rstrip("\n")
+            if text.startswith("=="):
+                m = head.match(text)
+                current = dict(B=int(m[1]), T=int(m[2]), header=m[3], rows=[]) if m else None
+                if current is not None:
+                    sections.append(current)
+            elif current is not None and (m := row.match(text)):
+                if not any(r["pass"] == m[1] and r["name"] == m[2] for r in current["rows"]):
+                    current["rows"].append({"pass": m[1], "name": m[2], "us": float(m[3]), "ratio": float(m[4]),
+                                            "anchor": m[5]})
+            elif text.startswith("#"):
+                current = None
+    return sections
 
 
 def sweep(name: str, sizes, dtype=torch.float32, impls=("triton", "torch"), **params):

@@ -82,6 +82,10 @@ def wrong_answers(name: str):
              lambda r, q1, q2, nlp, lp, term, g, al, lam: s(r, q1, q2, nlp, torch.cat([lp[..., :1], lp[..., :-1]], -1),
                                                             term, g, al, lam)),
         ],
+        "vtrace_floor_bytes": [
+            ("no flag byte", lambda B, T, e: B * T * 6 * e),
+            ("outputs not counted", lambda B, T, e: B * T * (4 * e + 1)),
+        ],
         "awr_weights": [
             ("no clip", lambda A, beta, w: s(A, beta, float("inf"))),
             ("exp(A * beta)", lambda A, beta, w: s(A * beta * beta, beta, w)),

@@ -1,0 +1,6 @@
+"""Solution: vtrace_floor_bytes (notebook 08). Per step: four inputs and two outputs of elem_bytes
+each, and one byte of flag; every one moved exactly once."""
+
+
+def solution(B, T, elem_bytes):
+    return B * T * (6 * elem_bytes + 1)

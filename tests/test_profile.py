@@ -1,0 +1,78 @@
+"""rltriton_lite.profile's plain-text helpers (``table``, ``read_wall_probe``) on the committed H200
+results, and the interpreter's rows and labels: no bandwidth from a CPU (notebook 08 prints
+these outside the widget, so a static render shows them)."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from rltriton_lite import profile
+
+from conftest import DEVICE
+
+RESULTS = Path(__file__).parent.parent / "benchmarks" / "results"
+
+
+def _rows(algorithms, B, T):
+    res = json.loads((RESULTS / "H200-2026-12-01c.json").read_text())
+    return [r for r in res["rows"] if r["impl"] == "rltriton_lite" and (r["B"], r["T"]) == (B, T)
+            and r["algorithm"] in algorithms]
+
+
+def test_table_of_committed_rows():
+    """Headers from a dict, numbers right-aligned to 4 significant digits, text left-aligned."""
+    rows = _rows(("gae", "ppo"), 16384, 1024)
+    text = profile.table(rows, {"algorithm": "algorithm", "pass": "pass", "bytes": "bytes", "floor_ms": "floor ms",
+                                "kernel_ms": "GPU ms", "full_call_us": "wall µs"})
+    assert text == "\n".join([
+        "algorithm  pass         bytes  floor ms   GPU ms  wall µs",
+        "---------  -------  ---------  --------  -------  -------",
+        "gae        fwd      285212672   0.06715  0.08038    84.37",
+        "gae        fwd+bwd  570425344    0.1343   0.1604    349.2",
+        "ppo        fwd      201326592   0.04740  0.05129    57.58",
+        "ppo        fwd+bwd  469762048    0.1106   0.1160    225.0",
+    ])
+
+
+def test_table_columns_digits_and_missing_values():
+    rows = [dict(impl="loop", ms=12123.4, floor_ms=4.339050462931482e-06), dict(impl="triton", ms=0.0)]
+    assert profile.table(rows, digits=3) == "\n".join([
+        "impl       ms  floor_ms",
+        "------  -----  --------",
+        "loop    12123  4.34e-06",
+        "triton      0       n/a",
+    ])
+    assert profile.table(rows, ["ms"]).splitlines()[2:] == ["12123", "    0"]
+    assert profile.table([]) == ""
+
+
+def test_read_wall_probe():
+    """The committed probe's one-shape sections, in file order; the split sections left out; a
+    name timed twice in a section (beside each anchor) keeps its first row."""
+    sections = profile.read_wall_probe(RESULTS / "H200-2026-12-01d-wall.txt")
+    assert [(s["B"], s["T"]) for s in sections] == [(16, 128), (4096, 128), (1024, 1024), (64, 16384)]
+    rows = {(r["pass"], r["name"]): r for r in sections[1]["rows"]}
+    assert rows["fwd", "gae"] == {"pass": "fwd", "name": "gae", "us": 38.0, "ratio": 0.544, "anchor": "bare_launch"}
+    assert rows["fwd", "noop kernel[grid]"]["us"] == 16.4
+    assert rows["fwd", "rl_triton discounted_return"]["us"] == 56.0
+    assert rows["fwd+bwd", "ppo"] == {"pass": "fwd+bwd", "name": "ppo", "us": 255.1, "ratio": 0.913,
+                                      "anchor": "minimal_fn"}
+    assert len(rows) == len(sections[1]["rows"]) == 24
+    assert sections[3]["rows"][2] == {"pass": "fwd", "name": "torch.add", "us": 11.4, "ratio": 0.013,
+                                      "anchor": "bare_launch"}
+    assert not any("unsplit" in r["name"] for s in sections for r in s["rows"])
+
+
+@pytest.mark.skipif(DEVICE == "cuda", reason="the interpreter's rows")
+def test_interpreter_rows_have_no_bandwidth(capsys):
+    """On a CPU: times only, and the profiler's printout says they are not performance."""
+    rows = profile.measure("gae", 2, 16, impls=("triton", "torch"))
+    assert [r["impl"] for r in rows] == ["triton", "torch"]
+    assert all(set(r) == {"impl", "B", "T", "ms"} and r["ms"] > 0 for r in rows)
+    _, last = profile.profiler("ppo", B=2, T=16)
+    printed = capsys.readouterr().out
+    assert profile.INTERPRETER_LABEL in printed and "GB/s" not in printed
+    assert {r["impl"] for r in last} == {"triton", "torch", "loop"}
+    assert profile.table(last).splitlines()[0].split() == ["impl", "B", "T", "ms"]
