@@ -26,7 +26,7 @@
 # 4. hooks: the algorithm's prologue and epilogue as functions the kernel calls.
 #
 # Then you read the package's own kernel, which is these four steps plus the engineering that
-# makes them fast (that part is optional: notebook 10, the appendix).
+# makes them fast (that part is optional: notebook 11, the appendix).
 #
 # **No GPU needed.** Without one, Triton's interpreter runs the kernels on the CPU, one program
 # at a time, with NumPy. It is slow, but it runs the same code and catches the same indexing
@@ -300,7 +300,7 @@ print("rl.gae == the loop on 2 x 600")
 # What the package adds beyond your kernel — several steps per thread composed in registers,
 # aligned vector loads, the layout that keeps a reverse scan running forwards across threads,
 # the time split of long rows across programs — changes speed, not results. It is the subject
-# of the optional appendix, notebook 10.
+# of the optional appendix, notebook 11.
 #
 # ## Exercises
 #

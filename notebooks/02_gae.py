@@ -119,7 +119,7 @@ print("prologue + scan + epilogue == the loop")
 # window — and `episode.values_now_and_next` reads $V(s_t)$ and $V(s_{t+1})$:
 # `next_values[t]`, or `values[t+1]` and `bootstrap_value` after the last step. `values[t+1]` is
 # not a second, shifted load: `load_and_step` reads each step once and shifts the values by one
-# step inside the kernel (why that is faster than a second load: notebook 10, the appendix):
+# step inside the kernel (why that is faster than a second load: notebook 11, the appendix):
 
 # %%
 for fn in (episode.step, episode.values_now_and_next, episode.load_and_step, returns._gae_prologue,
