@@ -196,7 +196,8 @@ print(np.round(loop, 3))
 # At an episode end nothing flows back from the next episode: $y_t = b_t$, i.e. $a_t = 0$.
 # Multiplying by zero is *not* the same as ignoring the value: $0 \cdot \text{NaN} = \text{NaN}$,
 # so one bad reward would poison every earlier episode. The kernels therefore carry a reset flag
-# and **select** instead of multiplying. In the combine, a step that resets discards what is
+# and **select** instead of multiplying. (The function below is the package's Triton code:
+# read `tl.where` as `np.where`; notebook 00b teaches Triton.) In the combine, a step that resets discards what is
 # behind it:
 
 # %%
@@ -354,7 +355,8 @@ print("kernel gradients match autograd")
 # The exercise with a checker: write the function, run the cell; `exercises.attempt` prints
 # "not attempted yet" while the starter raises `NotImplementedError`, then either "correct on
 # every case" or an `AssertionError` naming the case that failed. `print(exercises.task(name))`
-# restates the task; the solution is in `notebooks/solutions/<name>.py`.
+# restates the task; the solution is in `notebooks/solutions/<name>.py` (`%load solutions/<name>.py`
+# in the starter's cell replaces the starter with it).
 #
 # **`matrix_compose`.** Write `compose` for maps $y \mapsto A\,y + b$ with a matrix $A$ and a
 # vector $b$ (a linear system run backwards): `matrix_compose(p, q)` applies `q` first, then `p`.

@@ -122,11 +122,13 @@ exercises.attempt("td_target_kernel", td_target_kernel)
 # `combine_fn` is itself a `@triton.jit` function of two elements; for a tuple of blocks it
 # takes two tuples' worth of arguments, `combine(a1, b1, a2, b2)`, and returns a tuple.
 #
-# **The order of the arguments matters**, because the affine operator is not commutative. In a
-# forward scan, `(a1, b1)` is everything before the element and `(a2, b2)` the element itself.
-# With `reverse=True` the scan runs from the end: `(a1, b1)` is everything *after* the element
-# (already composed) and `(a2, b2)` the element — exactly the order of a return, where step $t$
-# is applied to the value that comes after it.
+# **The order of the arguments matters**, because the affine operator is not commutative. The
+# scan works on a tree, so both arguments are composed runs of consecutive elements; what is
+# fixed is their order. In a forward scan `(a1, b1)` is the run that comes first in the block and
+# `(a2, b2)` the run right after it. With `reverse=True` the scan runs from the end: `(a1, b1)`
+# is the run that comes *later* in the block (already composed) and `(a2, b2)` the run just
+# before it — exactly the order of a return, where step $t$ is applied to the value that comes
+# after it. In both cases `combine` applies `(a1, b1)` first.
 #
 # A forward example first: the running state of $y_t = a_t y_{t-1} + b_t$ (an exponential
 # moving average with $a_t = 0.5$, $b_t = 0.5 x_t$):
@@ -218,6 +220,18 @@ print("3 rows x 300 steps in chunks of 128 == cumsum")
 # an episode end inside the chunk, shows.
 
 # %%
+# A skeleton, if you want one (the kernel goes above the function):
+#
+# @triton.jit
+# def chunked_kernel(R, D, G, gamma, T, CHUNK: tl.constexpr):
+#     row = tl.program_id(0)
+#     carry = 0.0                          # G after the row's last step
+#     n_chunks = tl.cdiv(T, CHUNK)
+#     for i in range(0, n_chunks):
+#         c = n_chunks - 1 - i             # the chunks from the last one down
+#         t = c * CHUNK + tl.arange(0, CHUNK)
+#         ...                              # load, pairs, reverse scan, G = B + A * carry, store
+#         carry = ...                      # G at the chunk's first step, c * CHUNK
 def chunked_scan(rewards, dones, gamma):
     # YOUR CODE
     raise NotImplementedError

@@ -92,6 +92,19 @@ print("prologue + scan + epilogue == the loop")
 # %% [markdown]
 # ## 3. The kernel's prologue and epilogue
 #
+# The package's hooks are the prologue and epilogue of notebook 00b's `gae_kernel`, with a fixed
+# signature so that one kernel serves every algorithm. What the names mean:
+#
+# | name | what it is |
+# | --- | --- |
+# | `X`, `SX` | the input tensors (pointers) and their strides, a tuple each; `X[REWARDS]` is the rewards, `SX[REWARDS]` their (row, time) strides; the slot names live in `rltriton_lite/episode.py` |
+# | `P` | the numbers: γ, λ, ... when they are constants (`P[P_GAMMA]`) |
+# | `O`, `SO` | the output tensors and their strides |
+# | `row`, `t`, `m` | the tile's row and time indices and the mask of in-bounds elements |
+# | `ACC` | the arithmetic dtype (float32, or float64 for float64 inputs) |
+# | `keep` | values the prologue hands to the epilogue, so nothing is loaded twice |
+# | `y`, `y_prev` | the scanned value at $t$ and at the step before in scan order ($t+1$) |
+#
 # `_returns_prologue` returns `gamma * lam` as $a$ — plain returns are GAE's scan with
 # $\lambda = 1$, and multiplying by exactly 1.0 changes no bit. `values_now_and_next` is read
 # at every step (one aligned vector load per few steps) but used only where the carry is cut,
@@ -143,8 +156,9 @@ print(G_nan)
 assert torch.isfinite(G_nan[0, :4]).all() and torch.isnan(G_nan[0, 4:7]).all() and torch.isfinite(G_nan[0, 7:]).all()
 
 # %% [markdown]
-# The rows above fit in one chunk of the kernel (256 steps). A row of 1,000 steps spans four,
-# so the carry handed from chunk to chunk is checked too, on the profiler's rollout (episode
+# The rows above fit in one chunk of the kernel. `rollout_error` runs the kernel with chunks of
+# 256 steps (on any device), so a row of 1,000 steps spans four and the carry handed from chunk
+# to chunk is checked too, on the profiler's rollout (episode
 # ends included):
 
 # %%
@@ -168,13 +182,32 @@ assert {row["impl"] for row in rows} == {"triton", "torch", "loop"} and all(row[
 # The exercise with a checker: write the function, run the cell; `exercises.attempt` prints
 # "not attempted yet" while the starter raises `NotImplementedError`, then either "correct on
 # every case" or an `AssertionError` naming the case that failed. `print(exercises.task(name))`
-# restates the task; the solution is in `notebooks/solutions/<name>.py`.
+# restates the task; the solution is in `notebooks/solutions/<name>.py` (`%load solutions/<name>.py`
+# in the starter's cell replaces the starter with it).
 #
 # **`n_step_returns`.** The $n$-step return
 # $G^{(n)}_t = \sum_{k<m} \gamma^k r_{t+k} + \gamma^m V(s_{t+m})$, where $m = n$ unless the
 # episode terminates first (then no bootstrap) or the window ends first (then bootstrap from
 # `next_values` at its last step). It is not one scan, but it is a difference of two values of
 # one: write it with `rl.linear_scan` and tensor ops, no Python loop over time.
+#
+# The idea first, on one row without episode ends: with $S_t = \sum_{k \ge 0} \gamma^k r_{t+k}$
+# (one reverse scan), the first $n$ terms of $S_t$ are $S_t - \gamma^n S_{t+n}$, so
+# $G^{(n)}_t = S_t - \gamma^n S_{t+n} + \gamma^n V(s_{t+n})$ wherever $t + n < T$:
+
+# %%
+r1, v1, n_ = torch.randn(1, 12, device=DEVICE), torch.randn(1, 12, device=DEVICE), 3
+S = rl.linear_scan(torch.full_like(r1, 0.9), r1)  # S_t, with nothing after the window
+t0 = 4
+by_hand = sum(0.9 ** k * r1[0, t0 + k] for k in range(n_)) + 0.9 ** n_ * v1[0, t0 + n_ - 1]  # V(s_{t+n})
+from_scan = S[0, t0] - 0.9 ** n_ * S[0, t0 + n_] + 0.9 ** n_ * v1[0, t0 + n_ - 1]
+assert torch.isclose(by_hand, from_scan, atol=1e-5)
+print(f"G^(3)_4 = {by_hand.item():.4f} by hand, {from_scan.item():.4f} from the scan")
+
+# %% [markdown]
+# Your function must also handle the window's end ($t + n \ge T$: bootstrap from the last
+# step's `next_values`) and a termination inside the $n$ steps (the sum stops, no bootstrap;
+# counting the terminations in each window with `torch.cumsum` is one way).
 
 # %%
 def n_step_returns(rewards, next_values, terminated, gamma, n):

@@ -200,8 +200,9 @@ for gk, gt in zip(grads["triton"], grads["torch"]):
 print("gradients match")
 
 # %% [markdown]
-# The rows above fit in one chunk of the kernel (256 steps). A row of 1,000 steps spans four,
-# so the carry handed from chunk to chunk is checked too, on the profiler's rollout (episode
+# The rows above fit in one chunk of the kernel. `rollout_error` runs the kernel with chunks of
+# 256 steps (on any device), so a row of 1,000 steps spans four and the carry handed from chunk
+# to chunk is checked too, on the profiler's rollout (episode
 # ends included):
 
 # %%
@@ -230,7 +231,8 @@ assert {row["impl"] for row in rows} == {"triton", "torch", "loop"} and all(row[
 # The exercise with a checker: write the function, run the cell; `exercises.attempt` prints
 # "not attempted yet" while the starter raises `NotImplementedError`, then either "correct on
 # every case" or an `AssertionError` naming the case that failed. `print(exercises.task(name))`
-# restates the task; the solution is in `notebooks/solutions/<name>.py`.
+# restates the task; the solution is in `notebooks/solutions/<name>.py` (`%load solutions/<name>.py`
+# in the starter's cell replaces the starter with it).
 #
 # **`gae_pairs`.** GAE's prologue: return the pairs $(a_t, b_t)$ whose reverse scan
 # $y_t = b_t + a_t y_{t+1}$ (`rl.linear_scan`, run by the checker) is the advantage $A_t$, with

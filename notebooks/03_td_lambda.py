@@ -18,7 +18,7 @@
 #
 # The λ-return mixes all $n$-step returns with weights $(1-\lambda)\lambda^{n-1}$ (Sutton,
 # *Learning to predict by the methods of temporal differences*, Machine Learning 1988; Sutton &
-# Barto 2nd ed., §12.1). It is the usual critic target (DQN variants, Dreamer, CRR with λ=0) and
+# Barto 2nd ed., §12.1). It is the critic target of Dreamer, of Q(λ) and of Retrace-style methods (CRR uses λ = 0) and
 # has a backward form, as in rlax's `lambda_returns`:
 #
 # $$G_t = r_t + \gamma_t (1-\text{term}_t)\Big[(1-\lambda_t) V'_t + \lambda_t
@@ -127,8 +127,9 @@ torch.testing.assert_close(full, rl.discounted_returns(r, gamma=0.9, terminated=
 print("kernel == loop; λ=0 is one-step TD, λ=1 the discounted return")
 
 # %% [markdown]
-# The rows above fit in one chunk of the kernel (256 steps). A row of 1,000 steps spans four,
-# so the carry handed from chunk to chunk is checked too, on the profiler's rollout (episode
+# The rows above fit in one chunk of the kernel. `rollout_error` runs the kernel with chunks of
+# 256 steps (on any device), so a row of 1,000 steps spans four and the carry handed from chunk
+# to chunk is checked too, on the profiler's rollout (episode
 # ends included):
 
 # %%
@@ -229,7 +230,8 @@ assert {row["impl"] for row in rows} == {"triton", "torch", "loop"} and all(row[
 # The exercise with a checker: write the function, run the cell; `exercises.attempt` prints
 # "not attempted yet" while the starter raises `NotImplementedError`, then either "correct on
 # every case" or an `AssertionError` naming the case that failed. `print(exercises.task(name))`
-# restates the task; the solution is in `notebooks/solutions/<name>.py`.
+# restates the task; the solution is in `notebooks/solutions/<name>.py` (`%load solutions/<name>.py`
+# in the starter's cell replaces the starter with it).
 #
 # **`q_lambda`.** Watkins's Q(λ) is TD(λ) on $\max_a Q$ whose trace is cut wherever the next
 # action taken is not greedy: $G_t = r_t + \gamma(1-\text{term}_t)\big[(1-\ell_t)\max_a Q(s_{t+1}, a)

@@ -386,8 +386,9 @@ for rho_bar in (1.0, 4.0):
         assert abs(target - value_of(pi)) < 1e-12  # rho_bar >= max pi/mu: nothing clipped, V^pi
 
 # %% [markdown]
-# The rows above fit in one chunk of the kernel (256 steps). A row of 1,000 steps spans four,
-# so the carry handed from chunk to chunk is checked too, on the profiler's rollout (episode
+# The rows above fit in one chunk of the kernel. `rollout_error` runs the kernel with chunks of
+# 256 steps (on any device), so a row of 1,000 steps spans four and the carry handed from chunk
+# to chunk is checked too, on the profiler's rollout (episode
 # ends included):
 
 # %%
@@ -415,7 +416,8 @@ assert {row["impl"] for row in rows} == {"triton", "torch", "loop"} and all(row[
 # The exercise with a checker: write the function, run the cell; `exercises.attempt` prints
 # "not attempted yet" while the starter raises `NotImplementedError`, then either "correct on
 # every case" or an `AssertionError` naming the case that failed. `print(exercises.task(name))`
-# restates the task; the solution is in `notebooks/solutions/<name>.py`.
+# restates the task; the solution is in `notebooks/solutions/<name>.py` (`%load solutions/<name>.py`
+# in the starter's cell replaces the starter with it).
 #
 # **`retrace`.** Retrace(λ) (Munos et al., 2016) is V-trace's counterpart for *action* values:
 # $G_t = r_t + \gamma(1-\text{term}_t)\big[\mathbb E_\pi Q(s_{t+1}, \cdot) + c_{t+1}\big(G_{t+1}
@@ -434,8 +436,9 @@ exercises.attempt("retrace", retrace)
 # %% [markdown]
 # Without a checker:
 #
-# 1. Set `rho_bar = c_bar = float("inf")`: `vs` becomes the importance-sampled λ-return, which
-#    is unbiased for $V^\pi$. Draw `log_rhos` from $\mathcal N(0, 1)$ 1000 times and compare the
+# 1. Set `rho_bar = c_bar = float("inf")`: `vs` becomes the importance-sampled λ-return: its mean
+#    is π's λ-return built on the current critic (equal to $V^\pi$ only when $V = V^\pi$), with
+#    no clipping bias. Draw `log_rhos` from $\mathcal N(0, 1)$ 1000 times and compare the
 #    variance of `vs[0]` with and without the clips. What does $\bar\rho$ trade away?
 # 2. Build a rollout with a truncation whose `next_values` differs from `values[t+1]`, and run
 #    the "accumulate $v_t - V_t$" loop of the profiler (`profile.op("vtrace").loop`) next to

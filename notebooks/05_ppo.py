@@ -309,7 +309,9 @@ print("ρ = 1: the gradient is the policy gradient -A/N, on both backends")
 # ## 5. Kernel against the loop
 #
 # Random minibatches with padding that holds NaN (it must never be read), asymmetric clipping
-# (DAPO's "clip-higher"), advantage normalisation and the three reductions:
+# (DAPO's "clip-higher": a larger upper clip $1+\epsilon_{\text{high}}$ than lower, so unlikely tokens
+# can gain probability; DAPO is a PPO variant for LLM reasoning, Yu et al. 2025), advantage
+# normalisation and the three reductions:
 
 # %%
 shape = (6, 37)
@@ -407,7 +409,8 @@ assert {row["impl"] for row in rows} == {"triton", "torch", "loop"} and all(row[
 # The exercise with a checker: write the function, run the cell; `exercises.attempt` prints
 # "not attempted yet" while the starter raises `NotImplementedError`, then either "correct on
 # every case" or an `AssertionError` naming the case that failed. `print(exercises.task(name))`
-# restates the task; the solution is in `notebooks/solutions/<name>.py`.
+# restates the task; the solution is in `notebooks/solutions/<name>.py` (`%load solutions/<name>.py`
+# in the starter's cell replaces the starter with it).
 #
 # **`dual_clip`.** Dual-clip PPO (Ye et al., 2020) bounds the loss of a negative advantage at a
 # large ratio: the objective is $\max\big(\min(\rho A, \operatorname{clip}(\rho, 1-\epsilon, 1+\epsilon) A),
@@ -429,7 +432,9 @@ exercises.attempt("dual_clip", dual_clip)
 # 1. Compute dual-clip PPO from `reduction="none"` for the inputs of section 5 and find the
 #    elements where it differs from PPO. Which way does their gradient change?
 # 2. Token-level RL for language models averages over tokens (`mask` over a (B, T) batch), but
-#    GRPO averages each sequence first and then the sequences. Build the second from
+#    GRPO (Shao et al. 2024: PPO without a critic, the advantage of a sampled answer taken
+#    relative to the other answers to the same prompt) averages each sequence first and then the
+#    sequences. Build the second from
 #    `reduction="none"` and the mask, and find a batch where the two losses differ in sign.
 # 3. Simulate several epochs on one rollout: starting from $\log\pi = \log\pi_{\text{old}}$, take
 #    gradient steps on `log_probs` directly and plot `clip_fraction` and `approx_kl` per step.

@@ -364,8 +364,9 @@ for gk, gt in zip(grads["triton"], grads["torch"]):
 print("gradients match")
 
 # %% [markdown]
-# The rows above fit in one chunk of the kernel (256 steps). A row of 1,000 steps spans four,
-# so the carry handed from chunk to chunk is checked too, on the profiler's rollout (episode
+# The rows above fit in one chunk of the kernel. `rollout_error` runs the kernel with chunks of
+# 256 steps (on any device), so a row of 1,000 steps spans four and the carry handed from chunk
+# to chunk is checked too, on the profiler's rollout (episode
 # ends included):
 
 # %%
@@ -395,7 +396,8 @@ assert {row["impl"] for row in rows} == {"triton", "torch", "loop"} and all(row[
 # The exercise with a checker: write the function, run the cell; `exercises.attempt` prints
 # "not attempted yet" while the starter raises `NotImplementedError`, then either "correct on
 # every case" or an `AssertionError` naming the case that failed. `print(exercises.task(name))`
-# restates the task; the solution is in `notebooks/solutions/<name>.py`.
+# restates the task; the solution is in `notebooks/solutions/<name>.py` (`%load solutions/<name>.py`
+# in the starter's cell replaces the starter with it).
 #
 # **`soft_lambda_targets`.** SAC's soft λ-return as pairs for the scan: with
 # $V'_t = \min(Q_1, Q_2)(s_{t+1}, a') - \alpha \log\pi(a'|s_{t+1})$,

@@ -339,7 +339,8 @@ assert {row["impl"] for row in rows} == {"triton", "torch", "loop"} and all(row[
 # The exercise with a checker: write the function, run the cell; `exercises.attempt` prints
 # "not attempted yet" while the starter raises `NotImplementedError`, then either "correct on
 # every case" or an `AssertionError` naming the case that failed. `print(exercises.task(name))`
-# restates the task; the solution is in `notebooks/solutions/<name>.py`.
+# restates the task; the solution is in `notebooks/solutions/<name>.py` (`%load solutions/<name>.py`
+# in the starter's cell replaces the starter with it).
 #
 # **`awr_weights`.** AWR's weights (Peng et al., 2019), where CRR's come from: $\exp(A/\beta)$,
 # clipped at `max_weight` (20 in both papers). The elementwise hook of the weighted sum.

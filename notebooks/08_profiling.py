@@ -499,12 +499,15 @@ assert {r["algorithm"] for r in live} == set(profile.ops())
 # The exercise with a checker: write the function, run the cell; `exercises.attempt` prints
 # "not attempted yet" while the starter raises `NotImplementedError`, then either "correct on
 # every case" or an `AssertionError` naming the case that failed. `print(exercises.task(name))`
-# restates the task; the solution is in `notebooks/solutions/<name>.py`.
+# restates the task; the solution is in `notebooks/solutions/<name>.py` (`%load solutions/<name>.py`
+# in the starter's cell replaces the starter with it).
 #
 # **`vtrace_floor_bytes`.** Work out V-trace's floor as section 1 did for GAE: the fewest bytes
 # its forward must move for a `(B, T)` rollout as the profiler calls it (inputs `log_rhos`,
 # `rewards`, `values`, `next_values` and the `terminated` flags; outputs `vs` and the policy-gradient
-# advantages), for elements of `elem_bytes` bytes.
+# advantages), for elements of `elem_bytes` bytes. Unlike GAE in section 1, the profiler passes
+# V-trace a separate `next_values` tensor (as a target network would give it), so it is read, not
+# taken from the neighbouring element of `values`.
 
 # %%
 def vtrace_floor_bytes(B, T, elem_bytes):

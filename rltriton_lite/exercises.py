@@ -11,9 +11,12 @@ got. The solutions are in ``notebooks/solutions/<name>.py``.
     exercises.attempt("gae_pairs", fn)   # the notebooks' form: a starter that raises
                                          # NotImplementedError only prints that it is not done
 
-Kinds: "kernel" (a Triton kernel and the function that launches it), "hook" (an algorithm's
-prologue or epilogue around the scan, in tensor ops: the checker runs the scan, ``linear_scan``),
-"numpy" (a NumPy function), "concept" (a number worked out by hand).
+Kinds: "kernel" (a Triton kernel and the function that launches it), "hook" (the arithmetic an
+algorithm adds around the package's primitives, in tensor ops: the pairs (a, b) that the checker
+scans with ``linear_scan``, an elementwise term of a loss, or the epilogue around a scan),
+"numpy" (a NumPy function), "concept" (a number worked out by hand). Each solution file defines
+the exercise's function under its own name (so ``%load`` in a notebook replaces the starter) and
+``solution``, the same function.
 """
 from __future__ import annotations
 
@@ -129,6 +132,12 @@ def _flags(rng, shape, p):
     return rng.random(shape) < p
 
 
+SCAN_RULES = """
+Tensors are (B, T), float32, flags bool (write ~flag or flag.to(x.dtype), not 1 - flag).
+linear_scan(a, b) computes y_t = b_t + a_t y_{t+1} backwards in time from y_T = 0: a bootstrap
+at the window's last step goes into b, and a_t = 0 cuts the trace."""
+
+
 def _scan(fn, args, kw):
     """A hook's (a, b) through the scan: y_t = b_t + a_t y_{t+1}."""
     pair = fn(*args, **kw)
@@ -189,8 +198,9 @@ def _block_scan_cases():
 
 
 @_exercise("chunked_scan", "00b_triton_from_zero", "kernel", """
-chunked_scan(rewards, dones, gamma) -> returns, for a (B, T) batch of any T: one program per row
-walking CHUNK-step chunks from the end, the carry G_{t+1} handed from chunk to chunk.
+chunked_scan(rewards, dones, gamma) -> returns, for a contiguous (B, T) batch of any T (float32
+rewards, bool dones): one program per row walking chunks of CHUNK steps (your choice, a power of
+two) from the end, the carry G_{t+1} handed from chunk to chunk.
 """)
 def _chunked_scan_cases():
     return _returns_cases([((2, 5), 0.0, "one chunk"), ((3, 300), 0.0, "chunks, no episode end"),
@@ -200,8 +210,8 @@ def _chunked_scan_cases():
 @_exercise("gae_kernel", "00b_triton_from_zero", "kernel", """
 gae_kernel(rewards, values, next_values, dones, gamma, lam) -> advantages, (B, T) float32 and bool
 dones (terminations): your chunked scan with GAE's prologue (a_t, b_t) = (gamma*lam*(1-done_t),
-delta_t) and its epilogue storing A_t.
-""", )
+delta_t) and its epilogue storing A_t. Contiguous inputs.
+""")
 def _gae_kernel_cases():
     rng = np.random.default_rng(4)
     out = []
@@ -236,8 +246,10 @@ def _n_step_reference(r, nv, term, gamma, n):
 n_step_returns(rewards, next_values, terminated, gamma, n) -> G, (B, T) tensors:
 G_t = sum_{k<m} gamma^k r_{t+k} + gamma^m V(s_{t+m}), m = n steps or fewer: an episode that
 terminates inside the n steps adds no bootstrap; the window's end bootstraps from next_values.
-Write it with rltriton_lite.linear_scan (the n-step sum is a difference of two discounted sums).
-""")
+Write it with rltriton_lite.linear_scan and tensor ops: without terminations the n-step sum is a
+difference of two values of one discounted sum, S_t - gamma^n S_{t+n}; a termination inside the
+n steps ends the sum there instead. Returns G itself.
+""" + SCAN_RULES)
 def _n_step_cases():
     rng = np.random.default_rng(5)
     out = []
@@ -252,9 +264,9 @@ def _n_step_cases():
 # ---- 02: GAE ---------------------------------------------------------------------------------------
 @_exercise("gae_pairs", "02_gae", "hook", """
 gae_pairs(rewards, values, next_values, terminated, truncated, gamma, lam) -> (a, b): GAE's
-prologue. The checker runs linear_scan(a, b) (y_t = b_t + a_t y_{t+1}) and compares y with the
-advantages: terminated cuts the bootstrap and the trace, truncated only the trace.
-""", run=_scan)
+prologue. The checker runs linear_scan(a, b) and compares y with the advantages: terminated
+cuts the bootstrap and the trace, truncated only the trace (it bootstraps from next_values).
+""" + SCAN_RULES, run=_scan)
 def _gae_pairs_cases():
     rng = np.random.default_rng(6)
     out = []
@@ -285,7 +297,7 @@ q_lambda(rewards, next_max_q, next_greedy, terminated, gamma, lam) -> (a, b): Wa
 targets G_t = r_t + gamma (1 - term_t) [(1 - l_t) max_a Q(s_{t+1}, a) + l_t G_{t+1}], with
 l_t = lam if the action taken at t+1 is greedy (next_greedy_t) and 0 otherwise or at the window's
 last step. The checker runs linear_scan(a, b).
-""", run=_scan)
+""" + SCAN_RULES, run=_scan)
 def _q_lambda_cases():
     rng = np.random.default_rng(7)
     out = []
@@ -317,7 +329,7 @@ Retrace(lambda) targets for Q(s_t, a_t): G_t = r_t + gamma (1 - term_t) [E_pi Q(
 + c_{t+1} (G_{t+1} - Q(s_{t+1}, a_{t+1}))], c_{t+1} = lam min(1, pi/mu at t+1) =
 lam min(1, exp(next_log_ratio_t)), and c = 0 at the window's last step. The checker runs
 linear_scan(a, b).
-""", run=_scan)
+""" + SCAN_RULES, run=_scan)
 def _retrace_cases():
     rng = np.random.default_rng(8)
     out = []
@@ -354,9 +366,9 @@ def _dual_clip_cases():
 soft_lambda_targets(rewards, next_q1, next_q2, next_log_probs, log_probs, terminated, gamma,
 alpha, lam) -> (a, b): the soft lambda-return (rltriton_lite.sac_targets with two critics) as
 pairs for linear_scan. V'_t = min(Q1, Q2)(s_{t+1}) - alpha log pi(a'|s_{t+1}); G_t = r_t +
-gamma (1 - term_t)[(1 - lam) V'_t + lam (G_{t+1} - alpha log_probs_{t+1})], and V'_t alone at a
-termination or the window's last step.
-""", run=_scan)
+gamma (1 - term_t)[(1 - lam) V'_t + lam (G_{t+1} - alpha log_probs_{t+1})], with V'_t alone in
+the bracket at the window's last step (a termination zeroes the bracket: G_t = r_t).
+""" + SCAN_RULES, run=_scan)
 def _soft_lambda_cases():
     rng = np.random.default_rng(9)
     out = []

@@ -101,12 +101,16 @@ def error(op_: Op, x: dict, backend: str, params: dict, expected=None) -> float:
     return rel_err(out[0] if isinstance(out, tuple) else out, expected)
 
 
-def rollout_error(name: str, B: int, T: int, device, backend="triton", seed=1) -> float:
+def rollout_error(name: str, B: int, T: int, device, backend="triton", seed=1, chunk=256) -> float:
     """``error`` of the algorithm ``name`` on the profiler's float32 rollout of B rows × T steps
-    (episode ends included), with its default parameters."""
+    (episode ends included), with its default parameters; the scans walk chunks of at most
+    ``chunk`` steps, so that a long row crosses chunks on any device."""
+    from .config import Config, using
+
     op_ = op(name)
     params = {k: v[2] for k, v in op_.params.items()}
-    return error(op_, op_.make(B, T, torch.float32, device, torch.Generator().manual_seed(seed)), backend, params)
+    with using(Config(max_block_t=chunk)):
+        return error(op_, op_.make(B, T, torch.float32, device, torch.Generator().manual_seed(seed)), backend, params)
 
 
 def _loop_returns(x, p):

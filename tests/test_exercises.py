@@ -46,7 +46,7 @@ def wrong_answers(name: str):
             ("a forward scan", lambda r, d, g: s(r.flip(0), d.flip(0), g).flip(0)),
         ],
         "chunked_scan": [
-            ("no carry between chunks", lambda r, d, g: s(r, d | (torch.arange(r.shape[-1]) % 128 == 127), g)),
+            ("no carry between chunks", lambda r, d, g: s(r, d | (torch.arange(r.shape[-1], device=d.device) % 128 == 127), g)),
             ("ignores dones", lambda r, d, g: s(r, no_flags(d), g)),
         ],
         "gae_kernel": [

@@ -6,7 +6,7 @@ Python around the kernels (validation, views, output allocation, the plan, autog
 bookkeeping) without the interpreter's execution. A lower bound of the host part of a CUDA call,
 which adds the launcher (key and C launch, a few µs each) and the CUDA allocator.
 
-    python tools/host_probe.py                  # 4096x128
+    python tools/host_probe.py                  # 4096x128 (HOST_PROBE_SHAPE=16x128 for another)
     python tools/host_probe.py --split          # 64x16384 with the time split forced
     python tools/host_probe.py --prof gae       # and a cProfile of GAE
     python tools/host_probe.py --backward       # forward + backward
@@ -48,7 +48,7 @@ def main():
 
 
 def run(a):
-    B, T = (64, 16384) if a.split else (4096, 128)
+    B, T = (64, 16384) if a.split else tuple(int(x) for x in os.environ.get("HOST_PROBE_SHAPE", "4096x128").split("x"))
     print(f"host time per call, kernels stubbed, {B}x{T} float32, torch {torch.__version__}")
     for name in profile.ops():
         op = profile.op(name)

@@ -2,5 +2,8 @@
 import torch
 
 
-def solution(advantages, beta, max_weight):
+def awr_weights(advantages, beta, max_weight):
     return torch.clamp(torch.exp(advantages / beta), max=max_weight)
+
+
+solution = awr_weights

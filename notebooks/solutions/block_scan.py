@@ -22,8 +22,11 @@ def _block_scan(R, D, G, gamma, T, BLOCK: tl.constexpr):
     tl.store(G + t, g, mask=m)
 
 
-def solution(rewards, dones, gamma):
+def block_scan(rewards, dones, gamma):
     out = torch.empty_like(rewards)
     T = rewards.numel()
     _block_scan[(1,)](rewards, dones, out, gamma, T, BLOCK=triton.next_power_of_2(T))
     return out
+
+
+solution = block_scan

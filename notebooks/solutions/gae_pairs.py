@@ -2,7 +2,10 @@
 any episode end (terminated or truncated)."""
 
 
-def solution(rewards, values, next_values, terminated, truncated, gamma, lam):
+def gae_pairs(rewards, values, next_values, terminated, truncated, gamma, lam):
     delta = rewards + gamma * (~terminated) * next_values - values
     a = gamma * lam * (~(terminated | truncated)).to(rewards.dtype)
     return a, delta
+
+
+solution = gae_pairs

@@ -3,8 +3,11 @@
 import torch
 
 
-def solution(rewards, next_expected_q, next_q, next_log_ratio, terminated, gamma, lam):
+def retrace(rewards, next_expected_q, next_q, next_log_ratio, terminated, gamma, lam):
     c = lam * torch.clamp(next_log_ratio.exp(), max=1.0)
     c[..., -1] = 0.0
     boot = gamma * (~terminated).to(rewards.dtype)
     return boot * c, rewards + boot * (next_expected_q - c * next_q)
+
+
+solution = retrace

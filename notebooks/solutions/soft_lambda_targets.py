@@ -3,7 +3,7 @@ into a_t G_{t+1} and a term of b_t that reads log_probs one step ahead."""
 import torch
 
 
-def solution(rewards, next_q1, next_q2, next_log_probs, log_probs, terminated, gamma, alpha, lam):
+def soft_lambda_targets(rewards, next_q1, next_q2, next_log_probs, log_probs, terminated, gamma, alpha, lam):
     v_soft = torch.minimum(next_q1, next_q2) - alpha * next_log_probs
     cont = lam * (~terminated).to(rewards.dtype)
     cont[..., -1] = 0.0  # the window's last step bootstraps fully
@@ -11,3 +11,6 @@ def solution(rewards, next_q1, next_q2, next_log_probs, log_probs, terminated, g
     boot = gamma * (~terminated).to(rewards.dtype)
     b = rewards + boot * ((1 - cont) * v_soft - cont * alpha * lp_next)
     return gamma * cont, b
+
+
+solution = soft_lambda_targets

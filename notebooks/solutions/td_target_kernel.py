@@ -15,8 +15,11 @@ def _td_target(R, V, D, OUT, gamma, n, BLOCK: tl.constexpr):
     tl.store(OUT + i, r + tl.where(done, 0.0, gamma * v), mask=m)
 
 
-def solution(rewards, next_values, dones, gamma):
+def td_target_kernel(rewards, next_values, dones, gamma):
     out = torch.empty_like(rewards)
     n = rewards.numel()
     _td_target[(triton.cdiv(n, 128),)](rewards, next_values, dones, out, gamma, n, BLOCK=128)
     return out
+
+
+solution = td_target_kernel

@@ -2,5 +2,8 @@
 each, and one byte of flag; every one moved exactly once."""
 
 
-def solution(B, T, elem_bytes):
+def vtrace_floor_bytes(B, T, elem_bytes):
     return B * T * (6 * elem_bytes + 1)
+
+
+solution = vtrace_floor_bytes
