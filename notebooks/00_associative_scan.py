@@ -28,7 +28,10 @@
 # `assert`.
 #
 # Without a GPU the Triton kernels run on the CPU under the Triton interpreter, which must be
-# switched on before the package is imported:
+# switched on before the package is imported. Every function's default, `backend="auto"`, picks
+# the Triton kernel on a GPU and the PyTorch path on a CPU (the interpreter checks the kernels, it
+# is never the fast path), so wherever these notebooks mean the kernel they pass `backend=KERNEL`,
+# which runs it on any machine:
 
 # %%
 import inspect
@@ -46,6 +49,8 @@ import rltriton_lite as rl
 from rltriton_lite import exercises, reference, scan
 
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
+# the Triton kernels: compiled on a GPU, in the interpreter on a CPU (backend="auto" takes the PyTorch path on a CPU)
+KERNEL = "triton"
 rng = np.random.default_rng(0)
 print("kernels run", "compiled on " + torch.cuda.get_device_name() if DEVICE == "cuda" else "in the Triton interpreter")
 
@@ -238,7 +243,7 @@ assert np.isnan(2.0 + 0.0 * nan_later[2])
 b = torch.tensor([[1.0, 2.0, 3.0, float("nan"), 5.0, 6.0]], device=DEVICE)
 a = torch.tensor([[0.9, 0.0, 0.9, 0.9, 0.9, 0.9]], device=DEVICE)  # a = 0 after step 1: an episode end
 mask = torch.tensor([[1, 1, 1, 1, 0, 1]], device=DEVICE)          # step 4 is padding
-y = rl.linear_scan(a, b, mask=mask)
+y = rl.linear_scan(a, b, mask=mask, backend=KERNEL)
 print(y)
 expected = reference.linear_scan(a.cpu().numpy(), np.nan_to_num(b.cpu().numpy(), nan=0.0), mask=mask.cpu().numpy())
 assert torch.isfinite(y[0, :2]).all() and torch.isnan(y[0, 2:4]).all()
@@ -325,7 +330,7 @@ b = torch.randn(B, T, device=DEVICE)
 init = torch.randn(B, device=DEVICE)
 mask = torch.rand(B, T, device=DEVICE) > 0.2
 for reverse in (True, False):
-    y = rl.linear_scan(a, b, initial=init, mask=mask, reverse=reverse)
+    y = rl.linear_scan(a, b, initial=init, mask=mask, reverse=reverse, backend=KERNEL)
     expected = reference.linear_scan(a.cpu().numpy(), b.cpu().numpy(), initial=init.cpu().numpy(),
                                      mask=mask.cpu().numpy(), reverse=reverse)
     np.testing.assert_allclose(y.cpu().numpy(), expected, rtol=1e-5, atol=1e-5)
@@ -343,7 +348,7 @@ print("linear_scan matches the loop, reverse and forward")
 a64 = torch.rand(2, 30, dtype=torch.float64, device=DEVICE, requires_grad=True)
 b64 = torch.randn(2, 30, dtype=torch.float64, device=DEVICE, requires_grad=True)
 w = torch.randn(2, 30, dtype=torch.float64, device=DEVICE)
-g_kernel = torch.autograd.grad((rl.linear_scan(a64, b64) * w).sum(), (a64, b64))
+g_kernel = torch.autograd.grad((rl.linear_scan(a64, b64, backend=KERNEL) * w).sum(), (a64, b64))
 g_torch = torch.autograd.grad((rl.linear_scan(a64, b64, backend="torch") * w).sum(), (a64, b64))
 for gk, gt in zip(g_kernel, g_torch):
     torch.testing.assert_close(gk, gt)

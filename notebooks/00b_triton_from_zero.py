@@ -57,6 +57,8 @@ import rltriton_lite as rl
 from rltriton_lite import exercises, reference
 
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
+# the Triton kernels: compiled on a GPU, in the interpreter on a CPU (backend="auto" takes the PyTorch path on a CPU)
+KERNEL = "triton"
 print("device:", DEVICE, "(Triton interpreter)" if os.environ.get("TRITON_INTERPRET") == "1" else "")
 
 # %% [markdown]
@@ -305,7 +307,7 @@ r_, v_, nv_ = rng.normal(size=(3, 2, 600))
 d_ = rng.random((2, 600)) < 0.05
 as_t = lambda x: torch.tensor(x, dtype=torch.float32, device=DEVICE)  # noqa: E731
 adv = rl.gae(as_t(r_), as_t(v_), next_values=as_t(nv_), terminated=torch.tensor(d_, device=DEVICE),
-             gamma=0.9, lambda_=0.8).advantages
+             gamma=0.9, lambda_=0.8, backend=KERNEL).advantages
 expected, _ = reference.gae(r_, v_, next_values=nv_, terminated=d_, gamma=0.9, lambda_=0.8)
 np.testing.assert_allclose(adv.cpu().numpy(), expected, rtol=1e-4, atol=1e-5)
 print("rl.gae == the loop on 2 x 600")

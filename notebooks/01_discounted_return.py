@@ -43,6 +43,8 @@ import rltriton_lite as rl
 from rltriton_lite import exercises, profile, reference, returns
 
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
+# the Triton kernels: compiled on a GPU, in the interpreter on a CPU (backend="auto" takes the PyTorch path on a CPU)
+KERNEL = "triton"
 rng = np.random.default_rng(1)
 n = lambda x: x.cpu().numpy()  # noqa: E731
 
@@ -125,19 +127,20 @@ term = torch.rand(B, T, device=DEVICE) < 0.1
 trunc = (torch.rand(B, T, device=DEVICE) < 0.1) & ~term
 mask = torch.rand(B, T, device=DEVICE) > 0.1
 gamma = torch.rand(B, T, device=DEVICE) * 0.2 + 0.8
-G = rl.discounted_returns(r, gamma=gamma, terminated=term, truncated=trunc, next_values=nv, mask=mask)
+G = rl.discounted_returns(r, gamma=gamma, terminated=term, truncated=trunc, next_values=nv, mask=mask,
+                          backend=KERNEL)
 expected = reference.discounted_returns(n(r), gamma=n(gamma), terminated=n(term), truncated=n(trunc),
                                         next_values=n(nv), mask=n(mask))
 np.testing.assert_allclose(n(G), expected, rtol=1e-5, atol=1e-5)
 
 G_tm = rl.discounted_returns(r.t().contiguous(), gamma=gamma.t().contiguous(), terminated=term.t().contiguous(),
                              truncated=trunc.t().contiguous(), next_values=nv.t().contiguous(),
-                             mask=mask.t().contiguous(), time_dim=0)
+                             mask=mask.t().contiguous(), time_dim=0, backend=KERNEL)
 np.testing.assert_allclose(n(G_tm).T, expected, rtol=1e-5, atol=1e-5)
 
 # without next_values: the window's last step bootstraps from bootstrap_value, terminations only
 boot = torch.randn(B, device=DEVICE)
-G2 = rl.discounted_returns(r, gamma=0.99, terminated=term, bootstrap_value=boot)
+G2 = rl.discounted_returns(r, gamma=0.99, terminated=term, bootstrap_value=boot, backend=KERNEL)
 np.testing.assert_allclose(n(G2), reference.discounted_returns(n(r), gamma=0.99, terminated=n(term), bootstrap_value=n(boot)),
                            rtol=1e-5, atol=1e-5)
 print("kernel == loop")
@@ -151,7 +154,7 @@ r_nan = torch.ones(1, 10, device=DEVICE)
 r_nan[0, 6] = float("nan")
 t_nan = torch.zeros(1, 10, dtype=torch.bool, device=DEVICE)
 t_nan[0, 3] = True  # the episode of steps 4..9 holds the NaN
-G_nan = rl.discounted_returns(r_nan, gamma=0.9, terminated=t_nan)
+G_nan = rl.discounted_returns(r_nan, gamma=0.9, terminated=t_nan, backend=KERNEL)
 print(G_nan)
 assert torch.isfinite(G_nan[0, :4]).all() and torch.isnan(G_nan[0, 4:7]).all() and torch.isfinite(G_nan[0, 7:]).all()
 
@@ -197,7 +200,7 @@ assert {row["impl"] for row in rows} == {"triton", "torch", "loop"} and all(row[
 
 # %%
 r1, v1, n_ = torch.randn(1, 12, device=DEVICE), torch.randn(1, 12, device=DEVICE), 3
-S = rl.linear_scan(torch.full_like(r1, 0.9), r1)  # S_t, with nothing after the window
+S = rl.linear_scan(torch.full_like(r1, 0.9), r1, backend=KERNEL)  # S_t, with nothing after the window
 t0 = 4
 by_hand = sum(0.9 ** k * r1[0, t0 + k] for k in range(n_)) + 0.9 ** n_ * v1[0, t0 + n_ - 1]  # V(s_{t+n})
 from_scan = S[0, t0] - 0.9 ** n_ * S[0, t0 + n_] + 0.9 ** n_ * v1[0, t0 + n_ - 1]

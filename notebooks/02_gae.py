@@ -47,6 +47,8 @@ import rltriton_lite as rl
 from rltriton_lite import episode, exercises, profile, reference, returns
 
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
+# the Triton kernels: compiled on a GPU, in the interpreter on a CPU (backend="auto" takes the PyTorch path on a CPU)
+KERNEL = "triton"
 rng = np.random.default_rng(0)
 
 # %% [markdown]
@@ -155,7 +157,8 @@ mask[1, -5:] = False  # right padding
 gamma = torch.rand(B, T, device=DEVICE) * 0.1 + 0.9  # a per-step discount
 n = lambda x: x.cpu().numpy()  # noqa: E731
 
-adv, ret = rl.gae(r, v, gamma=gamma, lambda_=0.95, terminated=term, truncated=trunc, next_values=nv, mask=mask)
+adv, ret = rl.gae(r, v, gamma=gamma, lambda_=0.95, terminated=term, truncated=trunc, next_values=nv, mask=mask,
+                  backend=KERNEL)
 e_adv, e_ret = reference.gae(n(r), n(v), gamma=n(gamma), lambda_=0.95, terminated=n(term), truncated=n(trunc),
                              next_values=n(nv), mask=n(mask))
 np.testing.assert_allclose(n(adv), e_adv, rtol=1e-5, atol=1e-5)
@@ -165,7 +168,7 @@ assert (adv[~mask] == 0).all()
 # the same data as a time-major (T, B) buffer, as CleanRL and SB3 store it: read through strides
 adv_tm, _ = rl.gae(r.t().contiguous(), v.t().contiguous(), gamma=gamma.t().contiguous(), lambda_=0.95,
                    terminated=term.t().contiguous(), truncated=trunc.t().contiguous(),
-                   next_values=nv.t().contiguous(), mask=mask.t().contiguous(), time_dim=0)
+                   next_values=nv.t().contiguous(), mask=mask.t().contiguous(), time_dim=0, backend=KERNEL)
 np.testing.assert_allclose(n(adv_tm).T, e_adv, rtol=1e-5, atol=1e-5)
 print("kernel == loop: episodes, truncations, padding, per-step gamma, time-major")
 

@@ -43,6 +43,8 @@ import rltriton_lite as rl
 from rltriton_lite import exercises, profile, reference, returns
 
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
+# the Triton kernels: compiled on a GPU, in the interpreter on a CPU (backend="auto" takes the PyTorch path on a CPU)
+KERNEL = "triton"
 rng = np.random.default_rng(3)
 n = lambda x: x.cpu().numpy()  # noqa: E731
 
@@ -110,20 +112,21 @@ trunc = (torch.rand(B, T, device=DEVICE) < 0.1) & ~term
 mask = torch.rand(B, T, device=DEVICE) > 0.1
 lam = torch.rand(B, T, device=DEVICE)  # a per-step lambda
 gamma = torch.rand(B, T, device=DEVICE) * 0.2 + 0.8
-G = rl.td_lambda(r, nv, gamma=gamma, lambda_=lam, terminated=term, truncated=trunc, mask=mask)
+G = rl.td_lambda(r, nv, gamma=gamma, lambda_=lam, terminated=term, truncated=trunc, mask=mask, backend=KERNEL)
 expected = reference.td_lambda(n(r), n(nv), gamma=n(gamma), lambda_=n(lam), terminated=n(term), truncated=n(trunc),
                                mask=n(mask))
 np.testing.assert_allclose(n(G), expected, rtol=1e-5, atol=1e-5)
 G_tm = rl.td_lambda(r.t().contiguous(), nv.t().contiguous(), gamma=gamma.t().contiguous(), lambda_=lam.t().contiguous(),
                     terminated=term.t().contiguous(), truncated=trunc.t().contiguous(), mask=mask.t().contiguous(),
-                    time_dim=0)
+                    time_dim=0, backend=KERNEL)
 np.testing.assert_allclose(n(G_tm).T, expected, rtol=1e-5, atol=1e-5)
 
 # the two ends of the family
-one_step = rl.td_lambda(r, nv, gamma=0.9, lambda_=0.0, terminated=term)
+one_step = rl.td_lambda(r, nv, gamma=0.9, lambda_=0.0, terminated=term, backend=KERNEL)
 torch.testing.assert_close(one_step, r + 0.9 * torch.where(term, 0.0, nv))
-full = rl.td_lambda(r, nv, gamma=0.9, lambda_=1.0, terminated=term, truncated=trunc)
-torch.testing.assert_close(full, rl.discounted_returns(r, gamma=0.9, terminated=term, truncated=trunc, next_values=nv))
+full = rl.td_lambda(r, nv, gamma=0.9, lambda_=1.0, terminated=term, truncated=trunc, backend=KERNEL)
+torch.testing.assert_close(full, rl.discounted_returns(r, gamma=0.9, terminated=term, truncated=trunc, next_values=nv,
+                                                      backend=KERNEL))
 print("kernel == loop; λ=0 is one-step TD, λ=1 the discounted return")
 
 # %% [markdown]

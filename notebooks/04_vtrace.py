@@ -59,6 +59,8 @@ from rltriton_lite import exercises, profile, reference
 
 vtrace = importlib.import_module("rltriton_lite.vtrace")  # the module: `rl.vtrace` is the function
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
+# the Triton kernels: compiled on a GPU, in the interpreter on a CPU (backend="auto" takes the PyTorch path on a CPU)
+KERNEL = "triton"
 rng = np.random.default_rng(4)
 n = lambda x: x.cpu().numpy()  # noqa: E731
 
@@ -164,10 +166,10 @@ for fn in (vtrace._step, vtrace._vtrace_prologue, vtrace._vtrace_epilogue):
 
 # %%
 lr_grad = torch.zeros(2, 8, device=DEVICE, requires_grad=True)
-out = rl.vtrace(lr_grad, torch.randn(2, 8, device=DEVICE), torch.randn(2, 8, device=DEVICE))
+out = rl.vtrace(lr_grad, torch.randn(2, 8, device=DEVICE), torch.randn(2, 8, device=DEVICE), backend=KERNEL)
 assert not out.vs.requires_grad and not out.pg_advantages.requires_grad  # log_rhos gets no gradient
 r_grad = torch.randn(2, 8, device=DEVICE, requires_grad=True)
-out = rl.vtrace(lr_grad, r_grad, torch.randn(2, 8, device=DEVICE))
+out = rl.vtrace(lr_grad, r_grad, torch.randn(2, 8, device=DEVICE), backend=KERNEL)
 (d_lr,) = torch.autograd.grad(out.vs.sum(), lr_grad, allow_unused=True)
 assert d_lr is None and out.vs.requires_grad
 print("importance weights are constants")
@@ -195,7 +197,7 @@ lam = torch.rand(B, T, device=DEVICE) * 0.5 + 0.5    # a per-step λ
 kw = dict(rho_bar=1.2, c_bar=0.9, pg_rho_bar=1.5)
 
 vs, pg = rl.vtrace(lr_, r, v, gamma=gamma, lambda_=lam, terminated=term, truncated=trunc, next_values=nv,
-                   mask=mask, **kw)
+                   mask=mask, backend=KERNEL, **kw)
 e_vs, e_pg = reference.vtrace(n(lr_), n(r), n(v), gamma=n(gamma), lambda_=n(lam), terminated=n(term),
                               truncated=n(trunc), next_values=n(nv), mask=n(mask), **kw)
 np.testing.assert_allclose(n(vs), e_vs, rtol=1e-5, atol=1e-5)
@@ -205,13 +207,14 @@ assert (vs[~mask] == 0).all() and (pg[~mask] == 0).all()
 # the same data as a time-major (T, B) buffer: read through strides
 tm = lambda x: x.t().contiguous()  # noqa: E731
 vs_tm, pg_tm = rl.vtrace(tm(lr_), tm(r), tm(v), gamma=tm(gamma), lambda_=tm(lam), terminated=tm(term),
-                         truncated=tm(trunc), next_values=tm(nv), mask=tm(mask), time_dim=0, **kw)
+                         truncated=tm(trunc), next_values=tm(nv), mask=tm(mask), time_dim=0, backend=KERNEL,
+                         **kw)
 np.testing.assert_allclose(n(vs_tm).T, e_vs, rtol=1e-5, atol=1e-5)
 np.testing.assert_allclose(n(pg_tm).T, e_pg, rtol=1e-5, atol=1e-5)
 
 # without next_values: V'_t = values[t+1], and bootstrap_value after the last step
 boot = torch.randn(B, device=DEVICE)
-vs_b, pg_b = rl.vtrace(lr_, r, v, gamma=0.95, terminated=term, bootstrap_value=boot)
+vs_b, pg_b = rl.vtrace(lr_, r, v, gamma=0.95, terminated=term, bootstrap_value=boot, backend=KERNEL)
 e_vs_b, e_pg_b = reference.vtrace(n(lr_), n(r), n(v), gamma=0.95, terminated=n(term), bootstrap_value=n(boot))
 np.testing.assert_allclose(n(vs_b), e_vs_b, rtol=1e-5, atol=1e-5)
 np.testing.assert_allclose(n(pg_b), e_pg_b, rtol=1e-5, atol=1e-5)
@@ -225,12 +228,14 @@ print("kernel == loop: clipping, episodes, truncations, padding, per-step γ and
 
 # %%
 zero = torch.zeros(B, T, device=DEVICE)
-vs0, pg0 = rl.vtrace(zero, r, v, gamma=gamma, lambda_=0.9, terminated=term, truncated=trunc, next_values=nv)
-torch.testing.assert_close(vs0, rl.td_lambda(r, nv, gamma=gamma, lambda_=0.9, terminated=term, truncated=trunc))
+vs0, pg0 = rl.vtrace(zero, r, v, gamma=gamma, lambda_=0.9, terminated=term, truncated=trunc, next_values=nv,
+                     backend=KERNEL)
+torch.testing.assert_close(vs0, rl.td_lambda(r, nv, gamma=gamma, lambda_=0.9, terminated=term, truncated=trunc,
+                                             backend=KERNEL))
 torch.testing.assert_close(pg0, vs0 - v)
 
-adv, ret = rl.gae(r, v, gamma=gamma, lambda_=0.9, terminated=term, bootstrap_value=boot)
-vs0, pg0 = rl.vtrace(zero, r, v, gamma=gamma, lambda_=0.9, terminated=term, bootstrap_value=boot)
+adv, ret = rl.gae(r, v, gamma=gamma, lambda_=0.9, terminated=term, bootstrap_value=boot, backend=KERNEL)
+vs0, pg0 = rl.vtrace(zero, r, v, gamma=gamma, lambda_=0.9, terminated=term, bootstrap_value=boot, backend=KERNEL)
 torch.testing.assert_close(vs0, ret)
 torch.testing.assert_close(pg0, adv)
 print("on-policy V-trace == TD(λ) == GAE")
@@ -269,7 +274,7 @@ def paper_pg(vs, log_rhos, r, v, nv, gamma, term, trunc, pg_rho_bar):
 
 for lam_ in (1.0, 0.5):
     vs_l, pg_l = rl.vtrace(lr_, r, v, gamma=gamma, lambda_=lam_, terminated=term, truncated=trunc, next_values=nv,
-                           **kw)
+                           backend=KERNEL, **kw)
     paper, rho_pg, vs_next, done = paper_pg(vs_l, lr_, r, v, nv, gamma, term, trunc, kw["pg_rho_bar"])
     gap = torch.where(done, 0.0, rho_pg * gamma * (1 - lam_) * (nv - vs_next))
     torch.testing.assert_close(pg_l - paper, gap, rtol=1e-5, atol=1e-5)
@@ -280,7 +285,7 @@ for lam_ in (1.0, 0.5):
         assert gap.abs().max() > 0.1  # a real difference, exactly the (1 − λ) term
 
 # on-policy, λ = 0: the package's advantage is the one-step TD error, the paper's a two-step one
-on = rl.vtrace(zero, r, v, gamma=0.9, lambda_=0.0, next_values=nv)  # no episode ends but the window's
+on = rl.vtrace(zero, r, v, gamma=0.9, lambda_=0.0, next_values=nv, backend=KERNEL)  # no episode ends but the window's
 one_step = r + 0.9 * nv - v
 two_step = torch.cat([r[:, :-1] + 0.9 * r[:, 1:] + 0.81 * nv[:, 1:] - v[:, :-1], one_step[:, -1:]], 1)
 torch.testing.assert_close(on.pg_advantages, one_step)
@@ -303,7 +308,7 @@ fig, ax = plt.subplots(figsize=(9, 3))
 curves = {}
 for ratio in (2.0, 1.0, 0.9, 0.6, 0.0):
     log_rho = torch.full((1, T1), float(np.log(ratio)) if ratio > 0 else -30.0, device=DEVICE)
-    curves[ratio] = rl.vtrace(log_rho, r1, v1, gamma=0.95).vs
+    curves[ratio] = rl.vtrace(log_rho, r1, v1, gamma=0.95, backend=KERNEL).vs
     ax.plot(n(curves[ratio])[0], label=f"π/μ = {ratio}", ls="--" if ratio == 2.0 else "-")
 ax.plot(n(v1)[0], "k.", ms=3, label="critic $V_t$")
 ax.plot(n(true_v), "k:", label="true value")

@@ -53,6 +53,8 @@ from rltriton_lite import _reduce, exercises, ppo, profile, reference
 from rltriton_lite.config import Config
 
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
+# the Triton kernels: compiled on a GPU, in the interpreter on a CPU (backend="auto" takes the PyTorch path on a CPU)
+KERNEL = "triton"
 rng = np.random.default_rng(5)
 n = lambda x: x.detach().cpu().numpy()  # noqa: E731
 
@@ -104,7 +106,7 @@ fig, axes = plt.subplots(1, 2, figsize=(10, 3.2), sharey=True)
 for ax, sign in zip(axes, (+1.0, -1.0)):
     log_rho = rho.log().requires_grad_()
     per_step = rl.ppo_clip_loss(log_rho, torch.zeros_like(rho), torch.full_like(rho, sign), epsilon=0.2,
-                                reduction="none").loss
+                                reduction="none", backend=KERNEL).loss
     (grad,) = torch.autograd.grad(per_step.sum(), log_rho)
     np.testing.assert_allclose(-n(per_step), np.minimum(n(rho) * sign, np.clip(n(rho), 0.8, 1.2) * sign))
     ax.plot(n(rho), n(rho) * sign, "--", color="gray", lw=1, label=r"$\rho A$")
@@ -129,7 +131,8 @@ plt.show()
 
 # %%
 lp = torch.log(torch.tensor([0.5, 1.5], dtype=torch.float64, device=DEVICE)).requires_grad_()
-out = rl.ppo_clip_loss(lp, torch.zeros_like(lp), torch.tensor([1.0, -1.0], dtype=torch.float64, device=DEVICE))
+out = rl.ppo_clip_loss(lp, torch.zeros_like(lp), torch.tensor([1.0, -1.0], dtype=torch.float64, device=DEVICE),
+                       backend=KERNEL)
 (g,) = torch.autograd.grad(out.loss, lp)
 assert out.clip_fraction == 1.0 and (g != 0).all()
 print("both ratios outside the range, both gradients non-zero:", g)
@@ -152,8 +155,10 @@ boot = torch.randn(B, device=DEVICE)
 old_log_probs = -2.0 * torch.rand(B, T, device=DEVICE) - 0.1         # recorded during the rollout
 log_probs = old_log_probs + 0.2 * torch.randn(B, T, device=DEVICE)   # the policy a few minibatch steps later
 
-adv, ret = rl.gae(rewards, values, gamma=0.99, lambda_=0.95, terminated=term, bootstrap_value=boot)  # the scan
-out = rl.ppo_clip_loss(log_probs, old_log_probs, adv, epsilon=0.2, normalize_advantages=True)      # the reduction
+adv, ret = rl.gae(rewards, values, gamma=0.99, lambda_=0.95, terminated=term, bootstrap_value=boot,
+                  backend=KERNEL)                                                  # the scan
+out = rl.ppo_clip_loss(log_probs, old_log_probs, adv, epsilon=0.2, normalize_advantages=True,
+                       backend=KERNEL)                                             # the reduction
 print(out)
 
 e_adv, e_ret = reference.gae(n(rewards), n(values), gamma=0.99, lambda_=0.95, terminated=n(term),
@@ -177,7 +182,8 @@ print("rollout → gae → ppo_clip_loss == reference.gae → reference.ppo_clip
 # %%
 x = rng.normal(size=50)
 assert np.isclose(np.cumsum(x)[-1], x.sum())
-y = rl.linear_scan(torch.ones(1, 50, dtype=torch.float64, device=DEVICE), torch.tensor(x[None], device=DEVICE))
+y = rl.linear_scan(torch.ones(1, 50, dtype=torch.float64, device=DEVICE), torch.tensor(x[None], device=DEVICE),
+                   backend=KERNEL)
 np.testing.assert_allclose(n(y)[0, 0], x.sum(), rtol=1e-12)
 print("a sum is a scan: y_0 =", n(y)[0, 0])
 
@@ -238,7 +244,7 @@ assert len(orders) > 1
 lp = log_probs.clone().requires_grad_()
 runs = []
 for _ in range(3):
-    o = rl.ppo_clip_loss(lp, old_log_probs, adv, normalize_advantages=True)
+    o = rl.ppo_clip_loss(lp, old_log_probs, adv, normalize_advantages=True, backend=KERNEL)
     (g,) = torch.autograd.grad(o.loss, lp)
     runs.append((o.loss, o.clip_fraction, o.approx_kl, g))
 for run in runs[1:]:
@@ -294,7 +300,7 @@ for fn in (ppo._ppo_terms, ppo._ppo_forward, ppo._ppo_backward):
 
 # %%
 lp = torch.tensor(logp, device=DEVICE, requires_grad=True)
-loss = rl.ppo_clip_loss(lp, torch.tensor(old_logp, device=DEVICE), torch.tensor(A, device=DEVICE)).loss
+loss = rl.ppo_clip_loss(lp, torch.tensor(old_logp, device=DEVICE), torch.tensor(A, device=DEVICE), backend=KERNEL).loss
 (g,) = torch.autograd.grad(loss, lp)
 np.testing.assert_allclose(n(g), [-0.275, 0.0, 0.225, 0.0])
 
@@ -325,12 +331,12 @@ old_p, lp_p, advs_p = (torch.where(mask, x, torch.nan) for x in (old, lp, advs))
 
 for kw in (dict(), dict(epsilon=(0.2, 0.28)), dict(normalize_advantages=True),
            dict(reduction="sum", epsilon=0.1), dict(reduction="none", normalize_advantages=True, epsilon=(0.1, 0.3))):
-    got = rl.ppo_clip_loss(lp_p, old_p, advs_p, mask=mask, **kw)
+    got = rl.ppo_clip_loss(lp_p, old_p, advs_p, mask=mask, backend=KERNEL, **kw)
     want = reference.ppo_clip_loss(n(lp_p), n(old_p), n(advs_p), mask=n(mask), **kw)
     if kw.get("reduction") == "none":
         np.testing.assert_allclose(n(got.loss), want, rtol=1e-5, atol=1e-5)
         assert (got.loss[~mask] == 0).all()
-        total = rl.ppo_clip_loss(lp_p, old_p, advs_p, mask=mask, **(kw | dict(reduction="sum"))).loss
+        total = rl.ppo_clip_loss(lp_p, old_p, advs_p, mask=mask, backend=KERNEL, **(kw | dict(reduction="sum"))).loss
         torch.testing.assert_close(got.loss.sum(), total)  # "none" sums to "sum"
     else:
         np.testing.assert_allclose(got.loss.item(), want[0], rtol=1e-5, atol=1e-5)
@@ -355,7 +361,7 @@ def cleanrl_ppo(newlogprob, b_logprobs, mb_advantages, clip_coef):
     return torch.max(pg_loss1, pg_loss2).mean(), clipfrac, approx_kl
 
 
-got = rl.ppo_clip_loss(lp_p, old_p, advs_p, mask=mask, epsilon=0.2, normalize_advantages=True)
+got = rl.ppo_clip_loss(lp_p, old_p, advs_p, mask=mask, epsilon=0.2, normalize_advantages=True, backend=KERNEL)
 want = cleanrl_ppo(lp[mask], old[mask], advs[mask], 0.2)
 for a, b in zip(got, want):
     torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-6)

@@ -71,6 +71,8 @@ import rltriton_lite as rl
 from rltriton_lite import exercises, profile, reference, sac
 
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
+# the Triton kernels: compiled on a GPU, in the interpreter on a CPU (backend="auto" takes the PyTorch path on a CPU)
+KERNEL = "triton"
 rng = np.random.default_rng(6)
 n = lambda x: x.cpu().numpy()  # noqa: E731
 
@@ -201,7 +203,8 @@ mask[1, -5:] = False  # right padding
 gamma = torch.rand(B, T, device=DEVICE) * 0.1 + 0.9  # a per-step discount
 kw = dict(alpha=0.3, lambda_=0.8)
 
-G = rl.sac_targets(r, qs, next_lp, gamma=gamma, log_probs=lp, terminated=term, truncated=trunc, mask=mask, **kw)
+G = rl.sac_targets(r, qs, next_lp, gamma=gamma, log_probs=lp, terminated=term, truncated=trunc, mask=mask,
+                   backend=KERNEL, **kw)
 expected = reference.sac_targets(n(r), [n(q) for q in qs], n(next_lp), gamma=n(gamma), log_probs=n(lp),
                                  terminated=n(term), truncated=n(trunc), mask=n(mask), **kw)
 np.testing.assert_allclose(n(G), expected, rtol=1e-5, atol=1e-5)
@@ -210,7 +213,7 @@ assert (G[~mask] == 0).all()
 # the same data as a time-major (T, B) buffer: read through strides
 tm = lambda x: x.t().contiguous()  # noqa: E731
 G_tm = rl.sac_targets(tm(r), [tm(q) for q in qs], tm(next_lp), gamma=tm(gamma), log_probs=tm(lp),
-                      terminated=tm(term), truncated=tm(trunc), mask=tm(mask), time_dim=0, **kw)
+                      terminated=tm(term), truncated=tm(trunc), mask=tm(mask), time_dim=0, backend=KERNEL, **kw)
 np.testing.assert_allclose(n(G_tm).T, expected, rtol=1e-5, atol=1e-5)
 print("kernel == loop: critics, episodes, truncations, padding, per-step γ, time-major")
 
@@ -219,7 +222,7 @@ print("kernel == loop: critics, episodes, truncations, padding, per-step γ, tim
 
 # %%
 q1, q2 = qs[:2]
-G0 = rl.sac_targets(r, (q1, q2), next_lp, gamma=0.99, alpha=0.2, terminated=term)
+G0 = rl.sac_targets(r, (q1, q2), next_lp, gamma=0.99, alpha=0.2, terminated=term, backend=KERNEL)
 cleanrl = r + 0.99 * (1 - term.float()) * (torch.minimum(q1, q2) - 0.2 * next_lp)
 torch.testing.assert_close(G0, cleanrl)
 print("λ = 0: r + γ(1 − term)(min Q − α log π')")
@@ -287,7 +290,7 @@ q_a = [torch.randn(B, T, device=DEVICE, requires_grad=True) for _ in range(2)]
 m_a = torch.rand(B, T, device=DEVICE) > 0.2
 N = int(m_a.sum())
 
-actor = rl.sac_actor_loss(lp_a, q_a, alpha=0.2, mask=m_a)
+actor = rl.sac_actor_loss(lp_a, q_a, alpha=0.2, mask=m_a, backend=KERNEL)
 np.testing.assert_allclose(actor.item(), reference.sac_actor_loss(n(lp_a.detach()), [n(q.detach()) for q in q_a],
                                                                   alpha=0.2, mask=n(m_a)), rtol=1e-5)
 d_lp, d_q1, d_q2 = torch.autograd.grad(actor, (lp_a, *q_a))
@@ -298,14 +301,14 @@ torch.testing.assert_close(d_q2, torch.where(m_a & ~first_is_min, -1.0 / N, 0.0)
 
 log_alpha = torch.tensor([0.2], device=DEVICE).log().requires_grad_()
 target_entropy = -6.0  # -dim(A), e.g. HalfCheetah
-temp = rl.sac_temperature_loss(log_alpha, lp_a, target_entropy, mask=m_a)
+temp = rl.sac_temperature_loss(log_alpha, lp_a, target_entropy, mask=m_a, backend=KERNEL)
 expected = reference.sac_temperature_loss(n(log_alpha.detach()), n(lp_a.detach()), target_entropy, mask=n(m_a))
 np.testing.assert_allclose(temp.item(), expected, rtol=1e-5)
 (d_log_alpha,) = torch.autograd.grad(temp, log_alpha)
 torch.testing.assert_close(d_log_alpha, -(lp_a.detach()[m_a] + target_entropy).mean().reshape(1))
 tiny = torch.tensor([1e-3], device=DEVICE).log().requires_grad_()  # α = 0.001: the same gradient, scale-free
-torch.testing.assert_close(torch.autograd.grad(rl.sac_temperature_loss(tiny, lp_a, target_entropy, mask=m_a), tiny)[0],
-                           d_log_alpha)
+d_tiny = rl.sac_temperature_loss(tiny, lp_a, target_entropy, mask=m_a, backend=KERNEL)
+torch.testing.assert_close(torch.autograd.grad(d_tiny, tiny)[0], d_log_alpha)
 # CleanRL's form, J(e^{log α}): the same sign, α times the step
 cleanrl_temp = (-log_alpha.exp() * (lp_a.detach()[m_a] + target_entropy)).mean()
 (d_cleanrl,) = torch.autograd.grad(cleanrl_temp, log_alpha)
@@ -331,10 +334,11 @@ lp1 = -1.0 + 0.3 * torch.randn(1, T1, device=DEVICE)
 next_lp1 = -1.0 + 0.3 * torch.randn(1, T1, device=DEVICE)
 fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 3), sharey=True)
 for alpha_ in (0.0, 0.2, 0.5, 1.0):
-    ax1.plot(n(rl.sac_targets(r1, q_noisy, next_lp1, gamma=0.9, alpha=alpha_))[0], label=f"α={alpha_}")
+    ax1.plot(n(rl.sac_targets(r1, q_noisy, next_lp1, gamma=0.9, alpha=alpha_, backend=KERNEL))[0], label=f"α={alpha_}")
 ax1.set_title("λ = 0, several α")
 for lam_ in (0.0, 0.5, 0.9, 1.0):
-    ax2.plot(n(rl.sac_targets(r1, q_noisy, next_lp1, gamma=0.9, alpha=0.2, lambda_=lam_, log_probs=lp1))[0],
+    ax2.plot(n(rl.sac_targets(r1, q_noisy, next_lp1, gamma=0.9, alpha=0.2, lambda_=lam_, log_probs=lp1,
+                              backend=KERNEL))[0],
              label=f"λ={lam_}")
 ax2.set_title("α = 0.2, several λ")
 for ax in (ax1, ax2):

@@ -57,6 +57,8 @@ import rltriton_lite as rl
 from rltriton_lite import crr, exercises, profile, reference
 
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
+# the Triton kernels: compiled on a GPU, in the interpreter on a CPU (backend="auto" takes the PyTorch path on a CPU)
+KERNEL = "triton"
 rng = np.random.default_rng(7)
 n = lambda x: x.detach().cpu().numpy()  # noqa: E731
 
@@ -114,11 +116,11 @@ A_grid = torch.linspace(-3, 3, 121, device=DEVICE)
 zeros = torch.zeros_like(A_grid)
 fig, axes = plt.subplots(1, 2, figsize=(10, 3.2))
 for beta in (0.25, 0.5, 1.0, 2.0):
-    w_k = rl.crr_loss(zeros, A_grid, zeros, beta=beta).weights
+    w_k = rl.crr_loss(zeros, A_grid, zeros, beta=beta, backend=KERNEL).weights
     np.testing.assert_allclose(n(w_k), np.minimum(np.exp(n(A_grid) / beta), 20.0), rtol=1e-6)
     for ax in axes:
         ax.plot(n(A_grid), n(w_k), label=f"exp, β={beta}")
-w_b = rl.crr_loss(zeros, A_grid, zeros, mode="binary").weights
+w_b = rl.crr_loss(zeros, A_grid, zeros, mode="binary", backend=KERNEL).weights
 assert torch.equal(w_b, (A_grid > 0).float())
 for ax in axes:
     ax.plot(n(A_grid), n(w_b), "k", lw=2, drawstyle="steps-post", label="binary")
@@ -155,7 +157,7 @@ mask[1, -7:] = False  # a shorter trajectory, right-padded
 next_q_samples = torch.randn(B, T, K, device=DEVICE)   # Q'(s_{t+1}, a'_j), a'_j ~ π(·|s_{t+1})
 next_values = next_q_samples.mean(-1)
 
-target = rl.td_lambda(rewards, next_values, gamma=0.99, lambda_=0.0, terminated=term, mask=mask)
+target = rl.td_lambda(rewards, next_values, gamma=0.99, lambda_=0.0, terminated=term, mask=mask, backend=KERNEL)
 expected = reference.td_lambda(n(rewards), n(next_values), gamma=0.99, lambda_=0.0, terminated=n(term), mask=n(mask))
 np.testing.assert_allclose(n(target), expected, rtol=1e-5, atol=1e-5)
 one_step = torch.where(mask, rewards + 0.99 * torch.where(term, 0.0, next_values), 0.0)
@@ -167,7 +169,8 @@ print("td_lambda(λ=0) == reference == r + γ(1-term)·E Q'(s', a')")
 # step: the dataset's later actions come from the behaviour policy, not from $\pi$ (exercise 2).
 
 # %%
-target_05 = rl.td_lambda(rewards, next_values, gamma=0.99, lambda_=0.5, terminated=term, mask=mask)
+target_05 = rl.td_lambda(rewards, next_values, gamma=0.99, lambda_=0.5, terminated=term, mask=mask,
+                         backend=KERNEL)
 np.testing.assert_allclose(n(target_05), reference.td_lambda(n(rewards), n(next_values), gamma=0.99, lambda_=0.5,
                                                              terminated=n(term), mask=n(mask)), rtol=1e-5, atol=1e-5)
 q_sa = torch.randn(B, T, device=DEVICE, requires_grad=True)  # the critic's Q(s_t, a_t)
@@ -181,7 +184,7 @@ print("critic TD loss", critic_loss.item())
 # %%
 log_probs = -2.0 * torch.rand(B, T, device=DEVICE) - 0.1  # log π(a_t|s_t) of the dataset's actions
 q_samples = torch.randn(B, T, K, device=DEVICE)            # Q(s_t, a_j), a_j ~ π(·|s_t)
-out = rl.crr_loss(log_probs, q_sa.detach(), q_samples, beta=1.0, mask=mask)
+out = rl.crr_loss(log_probs, q_sa.detach(), q_samples, beta=1.0, mask=mask, backend=KERNEL)
 e_loss, e_w, e_adv = reference.crr_loss(n(log_probs), n(q_sa), n(q_samples), beta=1.0, mask=n(mask))
 np.testing.assert_allclose(out.loss.item(), e_loss, rtol=1e-5, atol=1e-6)
 np.testing.assert_allclose(n(out.weights), e_w, rtol=1e-5, atol=1e-6)
@@ -205,7 +208,7 @@ np.testing.assert_allclose(-n(terms).sum() / n(mask).sum(), e_loss, rtol=1e-6)
 lp = log_probs.clone().requires_grad_()
 runs = []
 for _ in range(3):
-    o = rl.crr_loss(lp, q_sa.detach(), q_samples, mask=mask)
+    o = rl.crr_loss(lp, q_sa.detach(), q_samples, mask=mask, backend=KERNEL)
     (g,) = torch.autograd.grad(o.loss, lp)
     runs.append((o.loss, o.weights, o.advantages, g))
 for run in runs[1:]:
@@ -265,7 +268,7 @@ lp_p, q_p, v_p = (torch.where(mask, x, torch.nan) for x in (lp, q, v))
 for baseline in (v_p, samples):
     for kw in (dict(mode="exp", beta=0.5, max_weight=3.0), dict(mode="exp", beta=2.0), dict(mode="binary"),
                dict(mode="exp", baseline_reduce="max"), dict(mode="binary", baseline_reduce="max")):
-        got = rl.crr_loss(lp_p, q_p, baseline, mask=mask, **kw)
+        got = rl.crr_loss(lp_p, q_p, baseline, mask=mask, backend=KERNEL, **kw)
         want = reference.crr_loss(n(lp_p), n(q_p), n(baseline), mask=n(mask), **kw)
         np.testing.assert_allclose(got.loss.item(), want[0], rtol=1e-5, atol=1e-6)
         np.testing.assert_allclose(n(got.weights), want[1], rtol=1e-5, atol=1e-6)
@@ -278,7 +281,8 @@ for baseline in (v_p, samples):
 # with samples the max is never below the mean, so it keeps fewer actions:
 
 # %%
-by_reduce = {r: rl.crr_loss(lp, q, samples, mode="binary", baseline_reduce=r).weights for r in ("mean", "max")}
+by_reduce = {r: rl.crr_loss(lp, q, samples, mode="binary", baseline_reduce=r, backend=KERNEL).weights
+             for r in ("mean", "max")}
 assert (by_reduce["max"] <= by_reduce["mean"]).all()
 print({r: f"{w.mean().item():.0%} kept" for r, w in by_reduce.items()})
 
@@ -303,7 +307,7 @@ print("gradients match, and equal −w/N")
 
 # %%
 lean = rl.crr_loss(lp64, q_p.double(), samples.double(), mask=mask, need_weights=False, mode="exp",
-                   baseline_reduce="max")
+                   baseline_reduce="max", backend=KERNEL)
 assert lean.weights is None and lean.advantages is None
 torch.testing.assert_close(lean.loss, o.loss)
 torch.testing.assert_close(torch.autograd.grad(lean.loss, lp64)[0], grads[0])

@@ -49,6 +49,8 @@ import rltriton_lite as rl
 from rltriton_lite import exercises, profile
 
 DEVICE = profile.default_device()
+# the Triton kernels: compiled on a GPU, in the interpreter on a CPU (backend="auto" takes the PyTorch path on a CPU)
+KERNEL = "triton"
 LIVE = "live, this GPU" if DEVICE == "cuda" else profile.INTERPRETER_LABEL
 print(f"device: {DEVICE}; times measured here: {LIVE}")
 
@@ -353,8 +355,8 @@ def recording_backend(gm, example_inputs):
 
 
 def step(rewards, values, log_probs, old_log_probs):
-    adv, _ = rl.gae(rewards, values, gamma=0.99, lambda_=0.95)
-    return rl.ppo_clip_loss(log_probs, old_log_probs, adv).loss
+    adv, _ = rl.gae(rewards, values, gamma=0.99, lambda_=0.95, backend=KERNEL)
+    return rl.ppo_clip_loss(log_probs, old_log_probs, adv, backend=KERNEL).loss
 
 
 g = torch.Generator().manual_seed(0)

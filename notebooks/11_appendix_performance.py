@@ -45,6 +45,8 @@ from rltriton_lite import reference, scan
 from rltriton_lite.config import Config
 
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
+# the Triton kernels: compiled on a GPU, in the interpreter on a CPU (backend="auto" takes the PyTorch path on a CPU)
+KERNEL = "triton"
 rng = np.random.default_rng(0)
 
 # %% [markdown]
@@ -177,9 +179,9 @@ from rltriton_lite.config import using  # noqa: E402
 
 r = torch.randn(2, 700, device=DEVICE)
 d = torch.rand(2, 700, device=DEVICE) < 0.02
-plain = rl.discounted_returns(r, gamma=0.99, terminated=d)
+plain = rl.discounted_returns(r, gamma=0.99, terminated=d, backend=KERNEL)
 with using(Config(max_block_t=64, min_programs=1 << 20, split_min_chunks=2)):  # force a split
-    split = rl.discounted_returns(r, gamma=0.99, terminated=d)
+    split = rl.discounted_returns(r, gamma=0.99, terminated=d, backend=KERNEL)
 torch.testing.assert_close(split, plain, rtol=1e-5, atol=1e-5)
 print("the time split gives the same returns")
 

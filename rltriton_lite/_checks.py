@@ -6,14 +6,43 @@ expected. Nothing here copies an input unless its layout cannot be viewed as row
 """
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 
+import numpy as np
 import torch
 
 FLOAT_DTYPES = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
 FLAG_DTYPES = (torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64) + FLOAT_DTYPES
 BACKENDS = ("auto", "triton", "torch")
+
+
+def numpy_io(fn):
+    """Let a public function take NumPy arrays (SB3 keeps its buffers as arrays): they become CPU
+    tensors without a copy, and tensors in the result come back as arrays."""
+    @functools.wraps(fn)
+    def call(*args, **kwargs):
+        for a in (*args, *kwargs.values()):
+            if type(a) is np.ndarray or (type(a) in (list, tuple) and any(type(x) is np.ndarray for x in a)):
+                break
+        else:  # no array: the common case, one loop over the arguments
+            return fn(*args, **kwargs)
+        return _to_numpy(fn(*_from_numpy(args), **dict(zip(kwargs, _from_numpy(kwargs.values())))))
+    return call
+
+
+def _from_numpy(values):
+    return [torch.from_numpy(v) if type(v) is np.ndarray else
+            type(v)(_from_numpy(v)) if type(v) in (list, tuple) else v for v in values]
+
+
+def _to_numpy(out):
+    if isinstance(out, torch.Tensor):
+        return out.detach().numpy()
+    if isinstance(out, tuple):  # the NamedTuple outputs
+        return type(out)(*map(_to_numpy, out)) if hasattr(out, "_fields") else tuple(map(_to_numpy, out))
+    return out
 
 
 def _shape(shape) -> str:
@@ -58,8 +87,10 @@ def same_shape(name: str, x, like: torch.Tensor, like_name: str) -> torch.Tensor
     return x
 
 
-def flag(name: str, x, like: torch.Tensor, like_name: str = "rewards") -> torch.Tensor | None:
-    """A per-step flag or mask (bool, integer or float), same shape as ``like``; None passes."""
+def flag(name: str, x, like: torch.Tensor, like_name: str = "rewards", broadcast_: bool = True):
+    """A per-step flag or mask (bool, integer or float) broadcastable to ``like`` (of its shape if
+    not ``broadcast_``); None passes. A float flag must hold 0 or 1, checked where that costs no
+    device sync (CPU tensors): then a bool copy is returned."""
     if x is None:
         return None
     if not isinstance(x, torch.Tensor):
@@ -68,7 +99,13 @@ def flag(name: str, x, like: torch.Tensor, like_name: str = "rewards") -> torch.
         raise TypeError(f"{name} must be bool, integer or float, got {x.dtype}")
     same_device(name, x, like)
     if x.shape != like.shape:
-        raise ValueError(f"{name} must have the shape of {like_name} {_shape(like.shape)}, got {_shape(x.shape)}")
+        if not broadcast_:
+            raise ValueError(f"{name} must have the shape of {like_name} {_shape(like.shape)}, got {_shape(x.shape)}")
+        x = broadcast(name, x, like.shape)
+    if x.is_floating_point() and x.device.type == "cpu" and can_read(x):
+        if not bool(((x == 0) | (x == 1)).all()):
+            raise ValueError(f"{name} must hold 0 or 1 (a float flag); it has other values (NaN, 0.5, ...)")
+        return x != 0  # a new tensor: the call is not planned, so every call checks its values
     return x  # bool included: Triton loads a bool pointer as bytes
 
 
@@ -124,11 +161,16 @@ def batch_shape(x: torch.Tensor, time_dim: int):
 
 
 def per_row(name: str, x, like: torch.Tensor, time_dim: int) -> torch.Tensor | None:
-    """A per-sequence input such as ``bootstrap_value``: broadcastable to the batch shape."""
+    """A per-sequence input such as ``bootstrap_value``: broadcastable to the batch shape, or the
+    batch shape with size-1 dims added (SB3's (N, 1), CleanRL's (1, N))."""
     if x is None:
         return None
     x = float_tensor(name, x, like=like)
-    return broadcast(name, x, batch_shape(like, time_dim))
+    batch = batch_shape(like, time_dim)
+    if x.shape != batch and x.numel() == math.prod(batch) and [n for n in x.shape if n != 1] == \
+            [n for n in batch if n != 1]:
+        return x.reshape(batch)
+    return broadcast(name, x, batch)
 
 
 def backend(name: str) -> str:

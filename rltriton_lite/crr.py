@@ -197,6 +197,7 @@ def _baseline(baseline, q_values):
     )
 
 
+@_checks.numpy_io
 def crr_loss(log_probs, q_values, baseline, *, beta=1.0, mode="exp", max_weight=20.0,
              baseline_reduce="mean", mask=None, need_weights=True, backend="auto") -> CRROutput:
     r"""CRR's advantage-weighted policy loss (Wang et al., 2020).
@@ -239,7 +240,7 @@ def crr_loss(log_probs, q_values, baseline, *, beta=1.0, mode="exp", max_weight=
         log_probs = _checks.float_tensor("log_probs", log_probs)
         q_values = _checks.same_shape("q_values", q_values, log_probs, "log_probs")
         _baseline(baseline, q_values)
-        _checks.flag("mask", mask, log_probs, "log_probs")
+        given_mask, mask = mask, _checks.flag("mask", mask, log_probs, "log_probs", broadcast_=False)
         _checks.choice("mode", mode, MODES)
         _checks.choice("baseline_reduce", baseline_reduce, BASELINE_REDUCES)
         _checks.flag_arg("need_weights", need_weights)
@@ -247,7 +248,7 @@ def crr_loss(log_probs, q_values, baseline, *, beta=1.0, mode="exp", max_weight=
         # the layout, and whether the baseline is V(s) (it gets a trailing dim of K = 1)
         compiling = key is None and torch.compiler.is_compiling()  # (the custom op finds its layout)
         plan = Plan(kernel, (None if compiling else Layout.of(log_probs), baseline.dim() == q_values.dim()))
-        if key is not None:
+        if key is not None and mask is given_mask:  # (a mask the check replaced: validated every call)
             bounded(_PLANS, key, lambda: plan)
     beta = _checks.real("beta", beta, positive=True)  # every call: its numbers
     max_weight = _checks.real("max_weight", max_weight, positive=True)

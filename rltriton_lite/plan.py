@@ -238,8 +238,10 @@ def use_triton(backend: str, device: torch.device) -> bool:
     """Resolve ``backend`` ("auto" | "triton" | "torch") for tensors on ``device``."""
     if backend == "torch":
         return False
+    if backend == "auto":  # the interpreter is never the fast path: on a CPU, the torch path is
+        return HAS_TRITON and device.type == "cuda"
     runs = HAS_TRITON and (device.type == "cuda" or (device.type == "cpu" and INTERPRET))
-    if backend == "triton" and not runs:
+    if not runs:
         if not HAS_TRITON:
             raise ValueError("backend='triton' needs the triton package, which is not installed")
         raise ValueError(

@@ -210,6 +210,7 @@ def _epsilon(epsilon):
     return e, e
 
 
+@_checks.numpy_io
 def ppo_clip_loss(log_probs, old_log_probs, advantages, *, epsilon=0.2, normalize_advantages=False,
                   mask=None, reduction="mean", backend="auto") -> PPOOutput:
     r"""PPO's clipped surrogate objective (Schulman et al., 2017), as a loss to minimise.
@@ -247,15 +248,16 @@ def ppo_clip_loss(log_probs, old_log_probs, advantages, *, epsilon=0.2, normaliz
     key = call_key(("ppo", log_probs, old_log_probs, advantages, mask, normalize_advantages, reduction, backend))
     plan = _PLANS.get(key)
     if plan is None:
+        given_mask = mask
         log_probs = _checks.float_tensor("log_probs", log_probs)
         old_log_probs = _checks.same_shape("old_log_probs", old_log_probs, log_probs, "log_probs")
         advantages = _checks.same_shape("advantages", advantages, log_probs, "log_probs")
-        mask = _checks.flag("mask", mask, log_probs, "log_probs")
+        mask = _checks.flag("mask", mask, log_probs, "log_probs", broadcast_=False)
         _checks.flag_arg("normalize_advantages", normalize_advantages)
         _checks.choice("reduction", reduction, REDUCTIONS)
         kernel = use_triton(_checks.backend(backend), log_probs.device) and log_probs.numel() > 0
         plan = Plan(kernel, None if key is None and torch.compiler.is_compiling() else Layout.of(log_probs))
-        if key is not None:
+        if key is not None and mask is given_mask:  # (a mask the check replaced: validated every call)
             bounded(_PLANS, key, lambda: plan)
     eps_low, eps_high = _epsilon(epsilon)  # every call: its numbers
     p = _Problem(log_probs, old_log_probs, advantages, mask, (1.0 - eps_low, 1.0 + eps_high),

@@ -136,6 +136,7 @@ def _backward(p: _Problem, saved, grads, need):
 KERNELS = Kernels("linear_scan", _Problem, _forward, _backward, wrt=("a", "b", "initial"), saves_outputs=True)
 
 
+@_checks.numpy_io
 def linear_scan(a, b, *, reverse=True, initial=None, mask=None, time_dim=-1, backend="auto"):
     r"""Solve :math:`y_t = b_t + a_t\,y_{t+1}` (``reverse=True``) for every row at once.
 
@@ -158,8 +159,8 @@ def linear_scan(a, b, *, reverse=True, initial=None, mask=None, time_dim=-1, bac
         mask: optional, shape of ``b``; 0 marks padding: the step is the identity (the carry
             passes through it) and its output is 0.
         time_dim: the time axis of ``b`` (default -1).
-        backend: "auto" (Triton on CUDA, or on CPU under ``TRITON_INTERPRET=1``; PyTorch
-            otherwise), "triton" or "torch".
+        backend: "auto" (Triton on CUDA, PyTorch on CPU), "triton" (on CPU: the interpreter,
+            under ``TRITON_INTERPRET=1``) or "torch".
 
     Returns:
         ``y`` with the shape and dtype of ``b``; differentiable in ``a``, ``b`` and ``initial``.

@@ -166,6 +166,7 @@ def _run(p: Problem, use_kernel: bool):
     return KERNELS[p.kind](p, use_kernel, lambda: _torch_path.returns(p))
 
 
+@_checks.numpy_io
 def discounted_returns(rewards, *, gamma=0.99, terminated=None, truncated=None,
                        bootstrap_value=None, next_values=None, mask=None, time_dim=-1,
                        backend="auto"):
@@ -199,6 +200,7 @@ def discounted_returns(rewards, *, gamma=0.99, terminated=None, truncated=None,
     return _run(p, use_kernel)[0]
 
 
+@_checks.numpy_io
 def gae(rewards, values, *, gamma=0.99, lambda_=0.95, terminated=None, truncated=None,
         bootstrap_value=None, next_values=None, mask=None, time_dim=-1, backend="auto"):
     r"""Generalized advantage estimation (Schulman et al., 2016) in one fused pass.
@@ -224,6 +226,7 @@ def gae(rewards, values, *, gamma=0.99, lambda_=0.95, terminated=None, truncated
     return GAEOutput(*_run(p, use_kernel))
 
 
+@_checks.numpy_io
 def td_lambda(rewards, next_values, *, gamma=0.99, lambda_=0.95, terminated=None, truncated=None,
               mask=None, time_dim=-1, backend="auto"):
     r"""λ-returns (rlax ``lambda_returns`` semantics), e.g. critic targets.

@@ -376,6 +376,7 @@ def _check_log_probs(log_probs, lambda_t, lambda_f: float) -> None:
         )
 
 
+@_checks.numpy_io
 def sac_targets(rewards, next_q, next_log_probs, *, gamma=0.99, alpha=0.2, lambda_=0.0,
                 log_probs=None, terminated=None, truncated=None, mask=None, time_dim=-1,
                 backend="auto"):
@@ -442,7 +443,8 @@ def sac_targets(rewards, next_q, next_log_probs, *, gamma=0.99, alpha=0.2, lambd
     use_kernel = use_triton(_checks.backend(backend), rewards.device)
     p = _Problem(rewards, log_probs, next_log_probs, next_q, terminated, truncated, mask,
                  gamma_t, lambda_t, (gamma_f, lambda_f, alpha), time_dim)
-    if key is not None and gamma_t is None and lambda_t is None and plannable:
+    if key is not None and gamma_t is None and lambda_t is None and plannable and \
+            all(a is b for a, b in zip((terminated, truncated, mask), args[4:])):  # (no flag replaced)
         p = p._replace(plan=bounded(_PLANS, key, lambda: Plan(use_kernel, time_dim)))
     return _run_targets(p, use_kernel)
 
@@ -502,6 +504,7 @@ def _use_kernel(backend: str, like: torch.Tensor) -> bool:
     return use_triton(_checks.backend(backend), like.device) and like.numel() > 0
 
 
+@_checks.numpy_io
 def sac_actor_loss(log_probs, q, *, alpha=0.2, mask=None, backend="auto"):
     r"""The SAC policy loss, a mean over unmasked elements.
 
@@ -527,7 +530,7 @@ def sac_actor_loss(log_probs, q, *, alpha=0.2, mask=None, backend="auto"):
     """
     log_probs = _checks.float_tensor("log_probs", log_probs)
     q = _critics("q", q, log_probs, "log_probs")
-    mask = _checks.flag("mask", mask, log_probs, "log_probs")
+    mask = _checks.flag("mask", mask, log_probs, "log_probs", broadcast_=False)
     alpha = _alpha_arg(alpha)
     acc = _checks.acc_dtype(_checks.result_dtype(log_probs, *q))
     return ACTOR_KERNELS(_Loss(log_probs, q, mask, alpha), _use_kernel(backend, log_probs), lambda: (
@@ -550,6 +553,7 @@ def _check_target(p: _Loss) -> None:
 TEMPERATURE_KERNELS = Kernels("sac_temperature_mean", _Loss, _temperature_forward, check=_check_target)
 
 
+@_checks.numpy_io
 def sac_temperature_loss(log_alpha, log_probs, target_entropy, *, mask=None, backend="auto"):
     r"""The SAC temperature loss, linear in log α as in SB3 (the paper's J(α) = -α(log π + H̄) with
     α replaced by log α: its gradient in log α is the paper's dJ/dα, and α = e^{log α} stays > 0).
@@ -580,7 +584,7 @@ def sac_temperature_loss(log_alpha, log_probs, target_entropy, *, mask=None, bac
     if log_alpha.numel() != 1:
         raise ValueError(f"log_alpha must hold one value, got shape {_checks._shape(log_alpha.shape)}")
     target_entropy = _number_arg("target_entropy", target_entropy, nonnegative=False)
-    mask = _checks.flag("mask", mask, log_probs, "log_probs")
+    mask = _checks.flag("mask", mask, log_probs, "log_probs", broadcast_=False)
     dtype = _checks.result_dtype(log_alpha, log_probs)
     acc = _checks.acc_dtype(log_probs.dtype)
     log_probs = log_probs.detach()  # a constant here

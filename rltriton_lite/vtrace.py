@@ -201,6 +201,7 @@ KERNELS = Kernels("vtrace", Problem, _forward, _backward, wrt=WRT,
                   check=lambda p: check_coefficients(p.gamma, p.lambda_))
 
 
+@_checks.numpy_io
 def vtrace(log_rhos, rewards, values, *, gamma=0.99, lambda_=1.0, rho_bar=1.0, c_bar=1.0,
            pg_rho_bar=1.0, terminated=None, truncated=None, bootstrap_value=None, next_values=None,
            mask=None, time_dim=-1, backend="auto"):

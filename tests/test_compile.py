@@ -273,9 +273,10 @@ def test_one_graph_per_function():
 
 
 def test_tensor_gamma_checked_at_run_time():
-    """The range check of a gamma tensor reads values: while compiling it moves into the op."""
+    """The range check of a gamma tensor reads values: while compiling it moves into the op (the
+    kernel path; on a CPU "auto" would trace the torch path, which has no op)."""
     def fn(r, gamma):
-        return rl.discounted_returns(r, gamma=gamma)
+        return rl.discounted_returns(r, gamma=gamma, backend="triton")
     compiled = torch.compile(fn, fullgraph=True, backend="aot_eager")
     r = torch.randn(2, 5, device=DEVICE)
     gamma = torch.full((2, 5), 0.9, device=DEVICE)
@@ -287,8 +288,8 @@ def test_tensor_gamma_checked_at_run_time():
 @pytest.mark.parametrize("fn", ["sac_targets", "sac_actor_loss"])
 def test_tensor_alpha_checked_at_run_time(fn):
     """A tensor α is read by the kernel (no .item(), no graph break); its check runs in the op."""
-    call = {"sac_targets": lambda x, alpha: rl.sac_targets(x, x, x, alpha=alpha),
-            "sac_actor_loss": lambda x, alpha: rl.sac_actor_loss(x, x, alpha=alpha)}[fn]
+    call = {"sac_targets": lambda x, alpha: rl.sac_targets(x, x, x, alpha=alpha, backend="triton"),
+            "sac_actor_loss": lambda x, alpha: rl.sac_actor_loss(x, x, alpha=alpha, backend="triton")}[fn]
     compiled = torch.compile(call, fullgraph=True, backend="aot_eager")
     x = torch.randn(2, 5, device=DEVICE)
     alpha = torch.tensor(0.25, device=DEVICE)
@@ -301,7 +302,7 @@ def test_tensor_alpha_checked_at_run_time(fn):
 
 def test_sac_lambda_tensor_needs_log_probs_at_run_time():
     def fn(r, q, nlp, lam):
-        return rl.sac_targets(r, q, nlp, lambda_=lam)
+        return rl.sac_targets(r, q, nlp, lambda_=lam, backend="triton")
     compiled = torch.compile(fn, fullgraph=True, backend="aot_eager")
     r, q, nlp = (torch.randn(2, 5, device=DEVICE) for _ in range(3))
     zero = torch.zeros(2, 5, device=DEVICE)

@@ -217,7 +217,6 @@ TENSOR_TYPES = [
     ("bool", lambda x: x > 0, TypeError),
     ("complex", lambda x: x.to(torch.complex64), TypeError),
     ("list", lambda x: x.tolist(), TypeError),
-    ("numpy", lambda x: x.cpu().numpy(), TypeError),
     ("float", lambda x: 0.5, TypeError),
 ]
 DEVICE_CASE = ("device", lambda x: x.to(OTHER), ValueError)
@@ -232,13 +231,13 @@ PER_ROW_SHAPES = [
     ("shape_batch", lambda x: torch.zeros(B + 2, device=DEVICE), ValueError),
     ("shape_per_step", lambda x: torch.zeros(B, T, device=DEVICE), ValueError),
 ]
-FLAG_CASES = PER_STEP_SHAPES + [
+FLAG_CASES = [c for c in PER_STEP_SHAPES if c[0] != "shape_row"] + [  # (a flag broadcasts, as gamma does)
     ("complex", lambda x: x.to(torch.complex64), TypeError),
     ("list", lambda x: x.tolist(), TypeError),
-    ("numpy", lambda x: x.cpu().numpy(), TypeError),
     ("python_bool", lambda x: True, TypeError),
     DEVICE_CASE,
-]
+] + ([("float_half", lambda x: torch.full(x.shape, 0.5), ValueError),  # read where it costs no sync
+      ("float_nan", lambda x: torch.full(x.shape, NAN), ValueError)] if DEVICE == "cpu" else [])
 UNIT_CASES = [
     ("above_one", 1.01, ValueError),
     ("1.5", 1.5, ValueError),
@@ -251,7 +250,6 @@ UNIT_CASES = [
     ("none", None, TypeError),
     ("complex", 0.5 + 0j, TypeError),
     ("list", [0.9] * T, TypeError),
-    ("numpy", lambda: torch.full((B, T), 0.9).numpy(), TypeError),
     ("tensor_above_one", lambda: torch.full((B, T), 1.2, device=DEVICE), ValueError),
     ("tensor_negative", lambda: torch.full((T,), -0.5, device=DEVICE), ValueError),
     ("tensor_nan", lambda: _with_nan(torch.full((B, T), 0.9, device=DEVICE)), ValueError),

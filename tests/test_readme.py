@@ -1,9 +1,9 @@
 """The README's examples run as pasted, and its getting-started commands are the ones CI runs.
 
 Every ```python block of README.md is self-contained (its own imports, its own made-up tensors)
-and runs here on its own, in a fresh namespace, on CPU tensors. Without a GPU ``conftest.py``
-sets ``TRITON_INTERPRET=1`` before ``rltriton_lite`` is imported, so ``backend="auto"`` runs the
-Triton kernels in the interpreter: keep the README's sizes small (16×128 is fine).
+and runs here on its own, in a fresh namespace, on CPU tensors, where ``backend="auto"`` runs the
+PyTorch path (a block that passes ``backend="triton"`` runs the kernels in the interpreter, which
+``conftest.py`` switches on: keep the README's sizes small, 16×128 is fine).
 """
 from __future__ import annotations
 

@@ -512,7 +512,7 @@ BAD_CALLS = [
     ("backend_name", lambda r, q: sac_targets(r, q, q, backend="cuda"), ValueError, "backend"),
     ("actor_q_shape", lambda r, q: sac_actor_loss(r, [q, q[0]]), ValueError, "q"),
     ("actor_log_probs_list", lambda r, q: sac_actor_loss([0.0], q), TypeError, "log_probs"),
-    ("actor_mask_shape", lambda r, q: sac_actor_loss(r, q, mask=torch.ones(T, device=DEVICE)), ValueError, "mask"),
+    ("actor_mask_shape", lambda r, q: sac_actor_loss(r, q, mask=torch.ones(T + 1, device=DEVICE)), ValueError, "mask"),
     ("actor_q_device", lambda r, q: sac_actor_loss(r, q.to("meta")), ValueError, "q"),
     ("temperature_log_alpha_shape", lambda r, q: sac_temperature_loss(torch.zeros(2, device=DEVICE), r, -1.0),
      ValueError, "log_alpha"),

@@ -325,7 +325,7 @@ BAD_CALLS = [
     ("bootstrap_and_next_values",
      lambda lr, r, v: vtrace(lr, r, v, next_values=v, bootstrap_value=torch.zeros(3, device=DEVICE)),
      ValueError, "bootstrap_value"),
-    ("mask_shape", lambda lr, r, v: vtrace(lr, r, v, mask=torch.ones(8, device=DEVICE)), ValueError, "mask"),
+    ("mask_shape", lambda lr, r, v: vtrace(lr, r, v, mask=torch.ones(9, device=DEVICE)), ValueError, "mask"),
     ("time_dim_range", lambda lr, r, v: vtrace(lr, r, v, time_dim=2), ValueError, "time_dim"),
     ("backend_name", lambda lr, r, v: vtrace(lr, r, v, backend="cuda"), ValueError, "backend"),
 ]
