@@ -29,8 +29,10 @@
 # makes them fast (that part is optional: notebook 11, the appendix).
 #
 # **No GPU needed.** Without one, Triton's interpreter runs the kernels on the CPU, one program
-# at a time, with NumPy. It is slow, but it runs the same code and catches the same indexing
-# mistakes; the variable `TRITON_INTERPRET=1` must be set before `triton` is imported.
+# at a time, with NumPy. It is slow, but it runs the same code, so a kernel that is right there
+# is right on a GPU. It does not guard memory: a load past the end without a mask reads garbage,
+# and a store without one can corrupt memory and crash the Python kernel (restart it and add the
+# mask). The variable `TRITON_INTERPRET=1` must be set before `triton` is imported.
 #
 # **How the exercises work.** Each one gives you a starter function that raises
 # `NotImplementedError` and a cell that checks it with `exercises.attempt(name, fn)`: it prints
@@ -217,7 +219,8 @@ print("3 rows x 300 steps in chunks of 128 == cumsum")
 
 # %% [markdown]
 # **Exercise `chunked_scan`.** Discounted returns for a `(B, T)` batch of any `T`: one program
-# per row, chunks from the end, the carry through the composed maps. The checker's cases have
+# per row, chunks of `chunk` steps (the checker picks 64 or 128; pass it as the `CHUNK`
+# constexpr) from the end, the carry through the composed maps. The checker's cases have
 # rows of 300 and 700 steps with episode ends, so a carry that is not applied, or not reset by
 # an episode end inside the chunk, shows.
 
@@ -234,7 +237,7 @@ print("3 rows x 300 steps in chunks of 128 == cumsum")
 #         t = c * CHUNK + tl.arange(0, CHUNK)
 #         ...                              # load, pairs, reverse scan, G = B + A * carry, store
 #         carry = ...                      # G at the chunk's first step, c * CHUNK
-def chunked_scan(rewards, dones, gamma):
+def chunked_scan(rewards, dones, gamma, chunk):
     # YOUR CODE
     raise NotImplementedError
 
@@ -253,12 +256,14 @@ exercises.attempt("chunked_scan", chunked_scan)
 #
 # **Exercise `gae_kernel`.** GAE as your chunked scan with a prologue that computes
 # $\delta_t = r_t + \gamma(1-d_t)V(s_{t+1}) - V(s_t)$ and $a_t = \gamma\lambda(1-d_t)$, and an
-# epilogue that stores $A_t$. Write the two hooks as separate `@triton.jit` functions and call
-# them from the kernel. (In the package, the kernel takes the hooks as `tl.constexpr` arguments,
-# so one compiled loop serves every algorithm.)
+# epilogue that stores $A_t$, in chunks of `chunk` steps as in `chunked_scan`. Write the two
+# hooks as separate `@triton.jit` functions and call them from the kernel. (In the package, and
+# in the harness `exercises.scan_hook` that notebooks 03–06 use for their Triton exercises, the
+# kernel takes the prologue as a `tl.constexpr` argument, so one compiled loop serves every
+# algorithm.)
 
 # %%
-def gae_kernel(rewards, values, next_values, dones, gamma, lam):
+def gae_kernel(rewards, values, next_values, dones, gamma, lam, chunk):
     # YOUR CODE
     raise NotImplementedError
 

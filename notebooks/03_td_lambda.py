@@ -39,6 +39,9 @@ if not torch.cuda.is_available():
 
 import matplotlib.pyplot as plt
 
+import triton
+import triton.language as tl
+
 import rltriton_lite as rl
 from rltriton_lite import exercises, profile, reference, returns
 
@@ -210,7 +213,7 @@ assert var[-1] > 2 * var[0] and np.all(np.diff(bias2) < 0)  # variance grows wit
 assert 0 < best < len(lams) - 1 and mse[best] < 0.95 * min(mse[0], mse[-1])  # an interior λ beats both ends
 
 # %% [markdown]
-# The best λ here is around 0.7: it cuts most of the critic's bias (which λ = 0 keeps) without
+# The best λ here is around 0.75: it cuts most of the critic's bias (which λ = 0 keeps) without
 # summing the noise of every reward (which λ = 1 pays for). Where the optimum lies depends on how
 # wrong the critic is relative to how noisy the rewards are: a perfect critic ($b = \sigma_c =
 # 0$) puts it at λ = 0, noiseless rewards ($\sigma_r = 0$) at λ = 1. Notice also that the
@@ -236,16 +239,30 @@ assert {row["impl"] for row in rows} == {"triton", "torch", "loop"} and all(row[
 # restates the task; the solution is in `notebooks/solutions/<name>.py` (`%load solutions/<name>.py`
 # in the starter's cell replaces the starter with it).
 #
-# **`q_lambda`.** Watkins's Q(λ) is TD(λ) on $\max_a Q$ whose trace is cut wherever the next
-# action taken is not greedy: $G_t = r_t + \gamma(1-\text{term}_t)\big[(1-\ell_t)\max_a Q(s_{t+1}, a)
+# **`q_lambda`** (a Triton prologue). Watkins's Q(λ) is TD(λ) on $\max_a Q$ whose trace is cut
+# wherever the next action taken is not greedy: $G_t = r_t + \gamma(1-\text{term}_t)\big[(1-\ell_t)\max_a Q(s_{t+1}, a)
 # + \ell_t G_{t+1}\big]$ with $\ell_t = \lambda$ if $a_{t+1}$ is greedy and 0 otherwise (and 0 at
-# the window's last step). Return the pairs $(a_t, b_t)$; the checker runs `rl.linear_scan`.
+# the window's last step). Write its prologue in Triton: `exercises.scan_hook(q_lambda, inputs,
+# params)` runs it inside the chunked reverse scan of notebook 00b, whose hooks get the input
+# pointers `X` (here rewards, next_max_q, next_greedy, terminated), the chunk's flat offsets
+# `offs`, its time indices `t`, the row length `T`, the in-bounds mask `m` and the numbers `P`
+# (γ, λ), and return the pairs $(a_t, b_t)$ of $y_t = b_t + a_t y_{t+1}$.
+#
+# A template:
+#
+# ```python
+# @triton.jit
+# def q_lambda(X, offs, t, T, m, P):
+#     gamma, lam = P[0], P[1]
+#     r = tl.load(X[0] + offs, mask=m, other=0.0)            # rewards
+#     greedy = tl.load(X[2] + offs, mask=m, other=0) != 0    # a bool flag
+#     ...
+#     return a, b
+# ```
 
 # %%
-def q_lambda(rewards, next_max_q, next_greedy, terminated, gamma, lam):
-    # YOUR CODE: return (a, b)
-    raise NotImplementedError
-
+# YOUR CODE: replace the next line by your @triton.jit def q_lambda(X, offs, t, T, m, P)
+q_lambda = None
 
 exercises.attempt("q_lambda", q_lambda)
 

@@ -54,6 +54,9 @@ if not torch.cuda.is_available():
 
 import matplotlib.pyplot as plt
 
+import triton
+import triton.language as tl
+
 import rltriton_lite as rl
 from rltriton_lite import exercises, profile, reference
 
@@ -346,8 +349,8 @@ print("gradients match")
 # \,\delta(a) = \sum_a \min(\bar\rho\,\mu(a), \pi(a))\,\delta(a) = 0$: the expected TD error
 # under the policy $\pi_{\bar\rho}(a) \propto \min(\bar\rho\,\mu(a), \pi(a))$. So V-trace learns
 # $V^{\pi_{\bar\rho}}$, which is $V^\pi$ only when no weight is clipped, $\bar\rho \ge
-# \max_a \pi(a)/\mu(a)$ (the IMPALA paper's analysis lets $\bar\rho \to \infty$; its experiments
-# use $\bar\rho = 1$, a policy between $\mu$ and $\pi$).
+# \max_a \pi(a)/\mu(a)$ (the IMPALA paper's analysis derives exactly this $\pi_{\bar\rho}$ for a
+# finite $\bar\rho$; its experiments use $\bar\rho = 1$, a policy between $\mu$ and $\pi$).
 #
 # One state that returns to itself, two actions, so that every value has a closed form,
 # $V^\nu = E_\nu[r] / (1 - \gamma)$. Action 0 pays 1; $\mu$ rarely takes it, $\pi$ mostly does
@@ -424,17 +427,28 @@ assert {row["impl"] for row in rows} == {"triton", "torch", "loop"} and all(row[
 # restates the task; the solution is in `notebooks/solutions/<name>.py` (`%load solutions/<name>.py`
 # in the starter's cell replaces the starter with it).
 #
-# **`retrace`.** Retrace(λ) (Munos et al., 2016) is V-trace's counterpart for *action* values:
-# $G_t = r_t + \gamma(1-\text{term}_t)\big[\mathbb E_\pi Q(s_{t+1}, \cdot) + c_{t+1}\big(G_{t+1}
+# **`retrace`** (a Triton prologue). Retrace(λ) (Munos et al., 2016) is V-trace's counterpart for
+# *action* values: $G_t = r_t + \gamma(1-\text{term}_t)\big[\mathbb E_\pi Q(s_{t+1}, \cdot) + c_{t+1}\big(G_{t+1}
 # - Q(s_{t+1}, a_{t+1})\big)\big]$ with $c_{t+1} = \lambda \min(1, \pi/\mu)$ at step $t+1$, and
-# $c = 0$ at the window's last step. Return the pairs $(a_t, b_t)$; the checker runs
-# `rl.linear_scan`.
+# $c = 0$ at the window's last step. Write its prologue in Triton for `exercises.scan_hook` (the
+# chunked reverse scan of notebook 00b with hooks, as in notebook 03's `q_lambda`): `X` holds
+# rewards, next_expected_q, next_q, next_log_ratio ($\log \pi/\mu$ at $t+1$) and terminated;
+# `P` holds (γ, λ).
+#
+# A template:
+#
+# ```python
+# @triton.jit
+# def retrace(X, offs, t, T, m, P):
+#     gamma, lam = P[0], P[1]
+#     r = tl.load(X[0] + offs, mask=m, other=0.0)
+#     ...
+#     return a, b
+# ```
 
 # %%
-def retrace(rewards, next_expected_q, next_q, next_log_ratio, terminated, gamma, lam):
-    # YOUR CODE: return (a, b)
-    raise NotImplementedError
-
+# YOUR CODE: replace the next line by your @triton.jit def retrace(X, offs, t, T, m, P)
+retrace = None
 
 exercises.attempt("retrace", retrace)
 

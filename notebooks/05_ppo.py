@@ -48,6 +48,9 @@ if not torch.cuda.is_available():
 
 import matplotlib.pyplot as plt
 
+import triton
+import triton.language as tl
+
 import rltriton_lite as rl
 from rltriton_lite import _reduce, exercises, ppo, profile, reference
 from rltriton_lite.config import Config
@@ -418,17 +421,28 @@ assert {row["impl"] for row in rows} == {"triton", "torch", "loop"} and all(row[
 # restates the task; the solution is in `notebooks/solutions/<name>.py` (`%load solutions/<name>.py`
 # in the starter's cell replaces the starter with it).
 #
-# **`dual_clip`.** Dual-clip PPO (Ye et al., 2020) bounds the loss of a negative advantage at a
-# large ratio: the objective is $\max\big(\min(\rho A, \operatorname{clip}(\rho, 1-\epsilon, 1+\epsilon) A),
+# **`dual_clip`** (a Triton elementwise hook). Dual-clip PPO (Ye et al., 2020) bounds the loss of a
+# negative advantage at a large ratio: the objective is $\max\big(\min(\rho A, \operatorname{clip}(\rho, 1-\epsilon, 1+\epsilon) A),
 # cA\big)$ where $A < 0$ (with $c > 1$, e.g. 3) and PPO's $\min(\rho A, \operatorname{clip}(\rho) A)$
-# where $A \ge 0$. Write the per-element loss (minus the objective): the elementwise hook that the
-# reduction of section 3 sums.
+# where $A \ge 0$. Write the per-element loss (minus the objective) as the elementwise hook that
+# the reduction of section 3 sums: `exercises.map_hook(dual_clip, (ratio, advantages), (epsilon, c))`
+# calls it on blocks of elements, with the pointers `X`, the block's offsets `offs`, its mask `m`
+# and the numbers `P`.
+#
+# A template:
+#
+# ```python
+# @triton.jit
+# def dual_clip(X, offs, m, P):
+#     epsilon, c = P[0], P[1]
+#     ratio = tl.load(X[0] + offs, mask=m, other=1.0)
+#     ...
+#     return loss
+# ```
 
 # %%
-def dual_clip(ratio, advantages, epsilon, c):
-    # YOUR CODE
-    raise NotImplementedError
-
+# YOUR CODE: replace the next line by your @triton.jit def dual_clip(X, offs, m, P)
+dual_clip = None
 
 exercises.attempt("dual_clip", dual_clip)
 

@@ -67,6 +67,9 @@ if not torch.cuda.is_available():
 
 import matplotlib.pyplot as plt
 
+import triton
+import triton.language as tl
+
 import rltriton_lite as rl
 from rltriton_lite import exercises, profile, reference, sac
 
@@ -403,18 +406,29 @@ assert {row["impl"] for row in rows} == {"triton", "torch", "loop"} and all(row[
 # restates the task; the solution is in `notebooks/solutions/<name>.py` (`%load solutions/<name>.py`
 # in the starter's cell replaces the starter with it).
 #
-# **`soft_lambda_targets`.** SAC's soft λ-return as pairs for the scan: with
+# **`soft_lambda_targets`** (a Triton prologue). SAC's soft λ-return as pairs for the scan: with
 # $V'_t = \min(Q_1, Q_2)(s_{t+1}, a') - \alpha \log\pi(a'|s_{t+1})$,
 # $G_t = r_t + \gamma(1-\text{term}_t)\big[(1-\lambda)V'_t + \lambda\big(G_{t+1} - \alpha\log\pi(a_{t+1}|s_{t+1})\big)\big]$,
-# and $V'_t$ alone at the window's last step. Return $(a_t, b_t)$: the continuation's
-# $-\alpha\log\pi$ of the *next* step belongs in $b_t$. The checker compares with
+# and $V'_t$ alone at the window's last step. The continuation's $-\alpha\log\pi$ of the *next*
+# step belongs in $b_t$: load `log_probs` at `offs + 1` (masked where `t + 1 < T`). For
+# `exercises.scan_hook` (as notebook 03's `q_lambda`): `X` holds rewards, next_q1, next_q2,
+# next_log_probs, log_probs, terminated; `P` holds (γ, α, λ). The checker compares with
 # `reference.sac_targets`.
+#
+# A template:
+#
+# ```python
+# @triton.jit
+# def soft_lambda_targets(X, offs, t, T, m, P):
+#     gamma, alpha, lam = P[0], P[1], P[2]
+#     log_pi_next = tl.load(X[4] + offs + 1, mask=m & (t + 1 < T), other=0.0)
+#     ...
+#     return a, b
+# ```
 
 # %%
-def soft_lambda_targets(rewards, next_q1, next_q2, next_log_probs, log_probs, terminated, gamma, alpha, lam):
-    # YOUR CODE: return (a, b)
-    raise NotImplementedError
-
+# YOUR CODE: replace the next line by your @triton.jit def soft_lambda_targets(X, offs, t, T, m, P)
+soft_lambda_targets = None
 
 exercises.attempt("soft_lambda_targets", soft_lambda_targets)
 

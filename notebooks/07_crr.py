@@ -53,6 +53,9 @@ if not torch.cuda.is_available():
 
 import matplotlib.pyplot as plt
 
+import triton
+import triton.language as tl
+
 import rltriton_lite as rl
 from rltriton_lite import crr, exercises, profile, reference
 
@@ -346,14 +349,24 @@ assert {row["impl"] for row in rows} == {"triton", "torch", "loop"} and all(row[
 # restates the task; the solution is in `notebooks/solutions/<name>.py` (`%load solutions/<name>.py`
 # in the starter's cell replaces the starter with it).
 #
-# **`awr_weights`.** AWR's weights (Peng et al., 2019), where CRR's come from: $\exp(A/\beta)$,
-# clipped at `max_weight` (20 in both papers). The elementwise hook of the weighted sum.
+# **`awr_weights`** (a Triton elementwise hook). AWR's weights (Peng et al., 2019), where CRR's come
+# from: $\exp(A/\beta)$, clipped at `max_weight` (20 in both papers), the elementwise hook of the
+# weighted sum: `exercises.map_hook(awr_weights, (advantages,), (beta, max_weight))` (as notebook
+# 05's `dual_clip`).
+#
+# A template:
+#
+# ```python
+# @triton.jit
+# def awr_weights(X, offs, m, P):
+#     beta, max_weight = P[0], P[1]
+#     ...
+#     return weight
+# ```
 
 # %%
-def awr_weights(advantages, beta, max_weight):
-    # YOUR CODE
-    raise NotImplementedError
-
+# YOUR CODE: replace the next line by your @triton.jit def awr_weights(X, offs, m, P)
+awr_weights = None
 
 exercises.attempt("awr_weights", awr_weights)
 

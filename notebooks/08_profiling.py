@@ -302,7 +302,7 @@ assert all(s["host time removed %"] > 85 for s in saving)
 
 # %% [markdown]
 # One caution about small-shape GPU times: the graph timing replays the call back to back without
-# flushing the L2 cache (60 MB on the H200), and at these sizes the inputs fit in it. SAC at
+# flushing the L2 cache (50 MB on the H200), and at these sizes the inputs fit in it. SAC at
 # 64×16384 even "beats" its DRAM floor (4.4 µs against 5.2 µs). Small-shape GPU times are best
 # cases; only the big shape's % floor is a statement about memory bandwidth.
 

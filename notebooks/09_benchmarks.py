@@ -228,7 +228,7 @@ for x, a, q, s, p in slower:
 # %% [markdown]
 # These ratios come from one run of the harness on a shared host, where the same call's wall time
 # can move 1.2–2.9× between runs; the README's rl-triton ratios come from
-# `benchmarks/results/H200-2026-12-01c-wall.txt`, which times the candidates in interleaved rounds
+# `benchmarks/results/H200-2026-12-01d-wall.txt`, which times the candidates in interleaved rounds
 # and is the steadier source for close calls (ratios near 1×).
 
 # %% [markdown]

@@ -17,7 +17,7 @@
 # # 11 — Appendix: what makes the scan fast (optional)
 #
 # The kernel you wrote in notebook 00b computes the right numbers. The package's kernel
-# computes the same numbers, at 80–95 % of the memory floor on an H200 for large batches
+# computes the same numbers, the scans at 80–95 % of the memory floor on an H200 for large batches
 # (notebook 09). This appendix is for readers who want to know what separates the two; nothing
 # in notebooks 01–09 depends on it. Each section states the idea, checks it in NumPy, and cites
 # the measurement that decided it (`docs/DESIGN.md`, "Decisions", where every figure comes

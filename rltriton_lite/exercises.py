@@ -11,7 +11,8 @@ got. The solutions are in ``notebooks/solutions/<name>.py``.
     exercises.attempt("gae_pairs", fn)   # the notebooks' form: a starter that raises
                                          # NotImplementedError only prints that it is not done
 
-Kinds: "kernel" (a Triton kernel and the function that launches it), "hook" (the arithmetic an
+Kinds: "kernel" (Triton: a kernel and the function that launches it, or a ``@triton.jit`` hook
+that a fixed kernel calls, :func:`scan_hook` or :func:`map_hook`), "hook" (the arithmetic an
 algorithm adds around the package's primitives, in tensor ops: the pairs (a, b) that the checker
 scans with ``linear_scan``, an elementwise term of a loss, or the epilogue around a scan),
 "numpy" (a NumPy function), "concept" (a number worked out by hand). Each solution file defines
@@ -27,9 +28,10 @@ import numpy as np
 import torch
 
 from . import reference
+from ._triton import jit, tl
 from .primitive import linear_scan
 
-__all__ = ["names", "catalog", "task", "check", "attempt"]
+__all__ = ["names", "catalog", "task", "check", "attempt", "scan_hook", "map_hook"]
 
 KINDS = ("kernel", "hook", "numpy", "concept")
 
@@ -79,9 +81,13 @@ def check(name: str, fn: Callable) -> None:
         _compare(name, case, ex.run(fn, args, kwargs), expected)
 
 
-def attempt(name: str, fn: Callable) -> bool:
+def attempt(name: str, fn: Callable | None) -> bool:
     """:func:`check` for a notebook cell: prints the verdict; True when right, False while ``fn``
-    still raises ``NotImplementedError`` (the starter code); a wrong answer raises."""
+    is a starter (it raises ``NotImplementedError``, or is None where a Triton function is to be
+    written); a wrong answer raises."""
+    if fn is None:
+        print(f"{name}: not attempted yet (assign your @triton.jit function to {name})")
+        return False
     try:
         check(name, fn)
     except NotImplementedError:
@@ -146,6 +152,74 @@ def _scan(fn, args, kw):
     return linear_scan(*pair)
 
 
+# ---- Harnesses for Triton hooks: your @triton.jit function inside a fixed kernel ------------------
+@jit
+def _combine(a1, b1, a2, b2):
+    return a2 * a1, b2 + a2 * b1  # (a1, b1): the steps after, applied first
+
+
+@jit
+def _scan_hook_kernel(X, O, P, T, PROLOGUE: tl.constexpr, CHUNK: tl.constexpr):
+    row = tl.program_id(0)
+    carry = 0.0
+    n_chunks = tl.cdiv(T, CHUNK)
+    for i in range(0, n_chunks):
+        c = n_chunks - 1 - i
+        t = c * CHUNK + tl.arange(0, CHUNK)
+        m = t < T
+        offs = row * T + t
+        a, b = PROLOGUE(X, offs, t, T, m, P)
+        a_s, b_s = tl.associative_scan((tl.where(m, a, 1.0), tl.where(m, b, 0.0)), 0, _combine, reverse=True)
+        y = b_s + a_s * carry
+        tl.store(O + offs, y, mask=m)
+        carry = tl.sum(tl.where(t == c * CHUNK, y, 0.0), 0)
+
+
+@jit
+def _map_hook_kernel(X, O, P, n, HOOK: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    tl.store(O + offs, HOOK(X, offs, m, P), mask=m)
+
+
+def scan_hook(prologue, inputs, params, chunk: int = 64) -> torch.Tensor:
+    """The reverse scan y_t = b_t + a_t y_{t+1} (y_T = 0) of the pairs that your ``@triton.jit``
+    ``prologue(X, offs, t, T, m, P) -> (a, b)`` returns for each chunk of ``chunk`` steps.
+
+    ``X``: the pointers of ``inputs`` ((B, T) tensors, in order); ``offs``: the chunk's flat
+    offsets into them (``tl.load(X[0] + offs, mask=m, other=0.0)``); ``t``: the time indices; ``T``:
+    the row length; ``m``: the in-bounds mask; ``P``: ``params`` as floats. One program per row.
+    """
+    X = tuple(x.contiguous() for x in inputs)
+    B, T = X[0].shape
+    out = torch.empty(B, T, dtype=torch.float32, device=X[0].device)
+    _scan_hook_kernel[(B,)](X, out, tuple(float(p) for p in params), T, PROLOGUE=prologue, CHUNK=chunk)
+    return out
+
+
+def map_hook(hook, inputs, params, block: int = 64) -> torch.Tensor:
+    """Your ``@triton.jit`` ``hook(X, offs, m, P) -> value`` applied elementwise: ``X`` the pointers
+    of ``inputs`` (same shape), ``offs`` a block of flat offsets, ``m`` its mask, ``P`` ``params``."""
+    X = tuple(x.contiguous() for x in inputs)
+    out = torch.empty(X[0].shape, dtype=torch.float32, device=X[0].device)
+    n = out.numel()
+    _map_hook_kernel[(-(-n // block),)](X, out, tuple(float(p) for p in params), n, HOOK=hook, BLOCK=block)
+    return out
+
+
+def _scan_with(n_inputs):
+    return lambda fn, args, kw: scan_hook(fn, args[:n_inputs], args[n_inputs:])
+
+
+def _map_with(n_inputs):
+    return lambda fn, args, kw: map_hook(fn, args[:n_inputs], args[n_inputs:])
+
+
+HOOK_RULES = """
+Inputs are float32 except the flags (bool: tl.load(...) != 0 gives the flag). Load one input as
+tl.load(X[i] + offs, mask=m, other=0.0); the step after t is offs + 1 (mask it with t + 1 < T)."""
+
+
 # ---- 00: the associative scan ---------------------------------------------------------------------
 @_exercise("matrix_compose", "00_associative_scan", "numpy", """
 matrix_compose(p, q) -> (A, b): the composition "q first, then p" of two affine maps
@@ -180,11 +254,12 @@ def _td_target_cases():
 def _returns_cases(shapes, seed):
     rng = np.random.default_rng(seed)
     out = []
-    for shape, p_done, what in shapes:
+    for shape, p_done, what, *chunk in shapes:
         r = rng.normal(size=shape)
         d = _flags(rng, shape, p_done)
         expected = reference.discounted_returns(r, gamma=0.9, terminated=d)
-        out.append((f"{what}, shape {shape}", (_t(r), _t(d, torch.bool), 0.9), {}, expected))
+        what = f"{what}, shape {shape}" + (f", chunk {chunk[0]}" if chunk else "")
+        out.append((what, (_t(r), _t(d, torch.bool), 0.9, *chunk), {}, expected))
     return out
 
 
@@ -198,18 +273,18 @@ def _block_scan_cases():
 
 
 @_exercise("chunked_scan", "00b_triton_from_zero", "kernel", """
-chunked_scan(rewards, dones, gamma) -> returns, for a contiguous (B, T) batch of any T (float32
-rewards, bool dones): one program per row walking chunks of CHUNK steps (your choice, a power of
-two) from the end, the carry G_{t+1} handed from chunk to chunk.
+chunked_scan(rewards, dones, gamma, chunk) -> returns, for a contiguous (B, T) batch of any T
+(float32 rewards, bool dones): one program per row walking chunks of `chunk` steps (a power of
+two, a tl.constexpr) from the end, the carry G_{t+1} handed from chunk to chunk.
 """)
 def _chunked_scan_cases():
-    return _returns_cases([((2, 5), 0.0, "one chunk"), ((3, 300), 0.0, "chunks, no episode end"),
-                           ((3, 700), 0.05, "chunks and episode ends")], 3)
+    return _returns_cases([((2, 5), 0.0, "one chunk", 64), ((3, 300), 0.0, "chunks, no episode end", 64),
+                           ((3, 700), 0.05, "chunks and episode ends", 128)], 3)
 
 
 @_exercise("gae_kernel", "00b_triton_from_zero", "kernel", """
-gae_kernel(rewards, values, next_values, dones, gamma, lam) -> advantages, (B, T) float32 and bool
-dones (terminations): your chunked scan with GAE's prologue (a_t, b_t) = (gamma*lam*(1-done_t),
+gae_kernel(rewards, values, next_values, dones, gamma, lam, chunk) -> advantages, (B, T) float32 and
+bool dones (terminations): your chunked scan (chunks of `chunk` steps) with GAE's prologue (a_t, b_t) = (gamma*lam*(1-done_t),
 delta_t) and its epilogue storing A_t. Contiguous inputs.
 """)
 def _gae_kernel_cases():
@@ -219,8 +294,8 @@ def _gae_kernel_cases():
         r, v, nv = rng.normal(size=(3, *shape))
         d = _flags(rng, shape, p)
         adv, _ = reference.gae(r, v, next_values=nv, terminated=d, gamma=0.9, lambda_=0.8)
-        out.append((f"shape {shape}" + (", episode ends" if p else ""),
-                    (_t(r), _t(v), _t(nv), _t(d, torch.bool), 0.9, 0.8), {}, adv))
+        out.append((f"shape {shape}, chunk 64" + (", episode ends" if p else ""),
+                    (_t(r), _t(v), _t(nv), _t(d, torch.bool), 0.9, 0.8, 64), {}, adv))
     return out
 
 
@@ -292,12 +367,13 @@ def _q_lambda_reference(r, next_max_q, next_greedy, term, gamma, lam):
     return G
 
 
-@_exercise("q_lambda", "03_td_lambda", "hook", """
-q_lambda(rewards, next_max_q, next_greedy, terminated, gamma, lam) -> (a, b): Watkins's Q(lambda)
+@_exercise("q_lambda", "03_td_lambda", "kernel", """
+q_lambda: a @triton.jit prologue q_lambda(X, offs, t, T, m, P) -> (a, b) for exercises.scan_hook,
+with X = (rewards, next_max_q, next_greedy, terminated) and P = (gamma, lam): Watkins's Q(lambda)
 targets G_t = r_t + gamma (1 - term_t) [(1 - l_t) max_a Q(s_{t+1}, a) + l_t G_{t+1}], with
 l_t = lam if the action taken at t+1 is greedy (next_greedy_t) and 0 otherwise or at the window's
-last step. The checker runs linear_scan(a, b).
-""" + SCAN_RULES, run=_scan)
+last step (t == T - 1). The harness scans y_t = b_t + a_t y_{t+1} from y_T = 0.
+""" + HOOK_RULES, run=_scan_with(4))
 def _q_lambda_cases():
     rng = np.random.default_rng(7)
     out = []
@@ -323,13 +399,13 @@ def _retrace_reference(r, next_expected_q, next_q, next_log_ratio, term, gamma, 
     return G
 
 
-@_exercise("retrace", "04_vtrace", "hook", """
-retrace(rewards, next_expected_q, next_q, next_log_ratio, terminated, gamma, lam) -> (a, b):
+@_exercise("retrace", "04_vtrace", "kernel", """
+retrace: a @triton.jit prologue retrace(X, offs, t, T, m, P) -> (a, b) for exercises.scan_hook,
+with X = (rewards, next_expected_q, next_q, next_log_ratio, terminated) and P = (gamma, lam):
 Retrace(lambda) targets for Q(s_t, a_t): G_t = r_t + gamma (1 - term_t) [E_pi Q(s_{t+1}, .)
 + c_{t+1} (G_{t+1} - Q(s_{t+1}, a_{t+1}))], c_{t+1} = lam min(1, pi/mu at t+1) =
-lam min(1, exp(next_log_ratio_t)), and c = 0 at the window's last step. The checker runs
-linear_scan(a, b).
-""" + SCAN_RULES, run=_scan)
+lam min(1, exp(next_log_ratio_t)), and c = 0 at the window's last step (t == T - 1).
+""" + HOOK_RULES, run=_scan_with(5))
 def _retrace_cases():
     rng = np.random.default_rng(8)
     out = []
@@ -344,11 +420,12 @@ def _retrace_cases():
 
 
 # ---- 05: PPO ---------------------------------------------------------------------------------------
-@_exercise("dual_clip", "05_ppo", "hook", """
-dual_clip(ratio, advantages, epsilon, c) -> per-element loss: dual-clip PPO's elementwise term,
+@_exercise("dual_clip", "05_ppo", "kernel", """
+dual_clip: a @triton.jit elementwise hook dual_clip(X, offs, m, P) -> loss for exercises.map_hook,
+with X = (ratio, advantages) and P = (epsilon, c): dual-clip PPO's per-element loss,
 -max(min(r A, clip(r, 1-eps, 1+eps) A), c A) where A < 0, and PPO's -min(r A, clip(r) A) where
 A >= 0 (c > 1 bounds the loss of a negative advantage at a large ratio).
-""")
+""" + HOOK_RULES, run=_map_with(2))
 def _dual_clip_cases():
     r = np.array([0.5, 0.9, 1.0, 1.1, 1.5, 5.0, 0.5, 0.9, 1.0, 1.1, 1.5, 5.0])
     A = np.array([1.0] * 6 + [-1.0] * 6)
@@ -362,13 +439,14 @@ def _dual_clip_cases():
 
 
 # ---- 06: SAC ---------------------------------------------------------------------------------------
-@_exercise("soft_lambda_targets", "06_sac", "hook", """
-soft_lambda_targets(rewards, next_q1, next_q2, next_log_probs, log_probs, terminated, gamma,
-alpha, lam) -> (a, b): the soft lambda-return (rltriton_lite.sac_targets with two critics) as
-pairs for linear_scan. V'_t = min(Q1, Q2)(s_{t+1}) - alpha log pi(a'|s_{t+1}); G_t = r_t +
+@_exercise("soft_lambda_targets", "06_sac", "kernel", """
+soft_lambda_targets: a @triton.jit prologue soft_lambda_targets(X, offs, t, T, m, P) -> (a, b) for
+exercises.scan_hook, with X = (rewards, next_q1, next_q2, next_log_probs, log_probs, terminated)
+and P = (gamma, alpha, lam): the soft lambda-return (rltriton_lite.sac_targets with two critics).
+V'_t = min(Q1, Q2)(s_{t+1}) - alpha log pi(a'|s_{t+1}); G_t = r_t +
 gamma (1 - term_t)[(1 - lam) V'_t + lam (G_{t+1} - alpha log_probs_{t+1})], with V'_t alone in
 the bracket at the window's last step (a termination zeroes the bracket: G_t = r_t).
-""" + SCAN_RULES, run=_scan)
+""" + HOOK_RULES, run=_scan_with(6))
 def _soft_lambda_cases():
     rng = np.random.default_rng(9)
     out = []
@@ -384,10 +462,11 @@ def _soft_lambda_cases():
 
 
 # ---- 07: CRR ---------------------------------------------------------------------------------------
-@_exercise("awr_weights", "07_crr", "hook", """
-awr_weights(advantages, beta, max_weight) -> weights: AWR's exponential weights exp(A / beta),
-clipped at max_weight (AWR and CRR use 20), elementwise.
-""")
+@_exercise("awr_weights", "07_crr", "kernel", """
+awr_weights: a @triton.jit elementwise hook awr_weights(X, offs, m, P) -> weight for
+exercises.map_hook, with X = (advantages,) and P = (beta, max_weight): AWR's exponential weights
+exp(A / beta), clipped at max_weight (AWR and CRR use 20).
+""" + HOOK_RULES, run=_map_with(1))
 def _awr_cases():
     A = np.array([-3.0, -0.5, 0.0, 0.5, 2.0, 4.0])
     return [(f"beta={beta}", (_t(A), beta, 20.0), {}, np.minimum(np.exp(A / beta), 20.0)) for beta in (1.0, 0.5)]

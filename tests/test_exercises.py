@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 import torch
+import triton
+import triton.language as tl
 
 from rltriton_lite import exercises
 
@@ -46,12 +48,13 @@ def wrong_answers(name: str):
             ("a forward scan", lambda r, d, g: s(r.flip(0), d.flip(0), g).flip(0)),
         ],
         "chunked_scan": [
-            ("no carry between chunks", lambda r, d, g: s(r, d | (torch.arange(r.shape[-1], device=d.device) % 128 == 127), g)),
-            ("ignores dones", lambda r, d, g: s(r, no_flags(d), g)),
+            ("no carry between chunks",
+             lambda r, d, g, c: s(r, d | (torch.arange(r.shape[-1], device=d.device) % c == c - 1), g, c)),
+            ("ignores dones", lambda r, d, g, c: s(r, no_flags(d), g, c)),
         ],
         "gae_kernel": [
-            ("bootstraps at terminations", lambda r, v, nv, d, g, lam: s(r + g * d * nv, v, nv, d, g, lam)),
-            ("lambda = 1", lambda r, v, nv, d, g, lam: s(r, v, nv, d, g, 1.0)),
+            ("bootstraps at terminations", lambda r, v, nv, d, g, lam, c: s(r + g * d * nv, v, nv, d, g, lam, c)),
+            ("lambda = 1", lambda r, v, nv, d, g, lam, c: s(r, v, nv, d, g, 1.0, c)),
         ],
         "n_step_returns": [
             ("one step too many", lambda r, nv, d, g, n: s(r, nv, d, g, n + 1)),
@@ -61,45 +64,116 @@ def wrong_answers(name: str):
             ("truncation ignored", lambda r, v, nv, term, trunc, g, lam: s(r, v, nv, term, no_flags(trunc), g, lam)),
             ("values for next_values", lambda r, v, nv, term, trunc, g, lam: s(r, v, v, term, trunc, g, lam)),
         ],
-        "q_lambda": [
-            ("trace never cut", lambda r, q, gr, term, g, lam: s(r, q, torch.ones_like(gr), term, g, lam)),
-            ("greedy flag of step t, not t+1",
-             lambda r, q, gr, term, g, lam: s(r, q, torch.cat([gr[..., :1], gr[..., :-1]], -1), term, g, lam)),
-        ],
-        "retrace": [
-            ("c not truncated at 1", _retrace_untruncated),
-            ("Q of the taken action for the expectation", lambda r, eq, q, lr, term, g, lam: s(r, q, q, lr, term, g, lam)),
-        ],
-        "dual_clip": [
-            ("dual clip on positive advantages too",
-             lambda ratio, adv, eps, c: -torch.maximum(-s(ratio, adv, eps, c), c * adv)),
-            ("plain PPO", lambda ratio, adv, eps, c: s(ratio, adv, eps, float("-inf"))),
-        ],
-        "soft_lambda_targets": [
-            ("no entropy on the continuation",
-             lambda r, q1, q2, nlp, lp, term, g, al, lam: s(r, q1, q2, nlp, torch.zeros_like(lp), term, g, al, lam)),
-            ("log pi of step t, not t+1",
-             lambda r, q1, q2, nlp, lp, term, g, al, lam: s(r, q1, q2, nlp, torch.cat([lp[..., :1], lp[..., :-1]], -1),
-                                                            term, g, al, lam)),
-        ],
+        "q_lambda": [("trace never cut", _q_lambda_never_cut), ("no cut at the window's end", _q_lambda_no_window_cut)],
+        "retrace": [("c not truncated at 1", _retrace_untruncated),
+                    ("Q of the taken action for the expectation", _retrace_taken_q)],
+        "dual_clip": [("plain PPO", _plain_ppo), ("dual clip on positive advantages too", _dual_clip_both)],
+        "soft_lambda_targets": [("no entropy on the continuation", _soft_no_entropy),
+                                ("log pi of step t, not t+1", _soft_same_step)],
         "vtrace_floor_bytes": [
             ("no flag byte", lambda B, T, e: B * T * 6 * e),
             ("outputs not counted", lambda B, T, e: B * T * (4 * e + 1)),
         ],
-        "awr_weights": [
-            ("no clip", lambda A, beta, w: s(A, beta, float("inf"))),
-            ("exp(A * beta)", lambda A, beta, w: s(A * beta * beta, beta, w)),
-        ],
+        "awr_weights": [("no clip", _awr_no_clip), ("exp(A * beta)", _awr_times_beta)],
     }
     return W[name]
 
 
-def _retrace_untruncated(r, eq, q, lr, term, g, lam):
-    """Retrace with c = lam pi/mu (no truncation): the pairs built by hand."""
-    c = lam * lr.exp()
-    c[..., -1] = 0.0
-    boot = g * (~term).to(r.dtype)
-    return boot * c, r + boot * (eq - c * q)
+# The Triton exercises' wrong answers: hooks, as a student writes them
+@triton.jit
+def _q_lambda_no_window_cut(X, offs, t, T, m, P):
+    r = tl.load(X[0] + offs, mask=m, other=0.0)
+    max_q = tl.load(X[1] + offs, mask=m, other=0.0)
+    greedy = tl.load(X[2] + offs, mask=m, other=0) != 0
+    boot = tl.where(tl.load(X[3] + offs, mask=m, other=0) != 0, 0.0, P[0])
+    lam_t = tl.where(greedy, P[1], 0.0)
+    return boot * lam_t, r + boot * (1.0 - lam_t) * max_q
+
+
+@triton.jit
+def _q_lambda_never_cut(X, offs, t, T, m, P):
+    r = tl.load(X[0] + offs, mask=m, other=0.0)
+    max_q = tl.load(X[1] + offs, mask=m, other=0.0)
+    boot = tl.where(tl.load(X[3] + offs, mask=m, other=0) != 0, 0.0, P[0])
+    lam_t = tl.where(t < T - 1, P[1], 0.0)
+    return boot * lam_t, r + boot * (1.0 - lam_t) * max_q
+
+
+@triton.jit
+def _retrace(X, offs, t, T, m, P, TRUNCATE: tl.constexpr, EXPECTATION: tl.constexpr):
+    r = tl.load(X[0] + offs, mask=m, other=0.0)
+    ratio = tl.exp(tl.load(X[3] + offs, mask=m, other=0.0))
+    if TRUNCATE:
+        ratio = tl.minimum(ratio, 1.0)
+    c = tl.where(t < T - 1, P[1] * ratio, 0.0)
+    boot = tl.where(tl.load(X[4] + offs, mask=m, other=0) != 0, 0.0, P[0])
+    q = tl.load(X[2] + offs, mask=m, other=0.0)
+    return boot * c, r + boot * (tl.load(X[EXPECTATION] + offs, mask=m, other=0.0) - c * q)
+
+
+@triton.jit
+def _retrace_untruncated(X, offs, t, T, m, P):
+    return _retrace(X, offs, t, T, m, P, False, 1)
+
+
+@triton.jit
+def _retrace_taken_q(X, offs, t, T, m, P):
+    return _retrace(X, offs, t, T, m, P, True, 2)
+
+
+@triton.jit
+def _ppo(X, offs, m, P, DUAL: tl.constexpr):
+    ratio = tl.load(X[0] + offs, mask=m, other=1.0)
+    adv = tl.load(X[1] + offs, mask=m, other=0.0)
+    clipped = tl.minimum(tl.maximum(ratio, 1.0 - P[0]), 1.0 + P[0])
+    obj = tl.minimum(ratio * adv, clipped * adv)
+    if DUAL:  # the mistake: on every advantage
+        obj = tl.maximum(obj, P[1] * adv)
+    return -obj
+
+
+@triton.jit
+def _plain_ppo(X, offs, m, P):
+    return _ppo(X, offs, m, P, False)
+
+
+@triton.jit
+def _dual_clip_both(X, offs, m, P):
+    return _ppo(X, offs, m, P, True)
+
+
+@triton.jit
+def _soft(X, offs, t, T, m, P, NEXT: tl.constexpr, ENTROPY: tl.constexpr):
+    gamma, alpha, lam = P[0], P[1], P[2]
+    r = tl.load(X[0] + offs, mask=m, other=0.0)
+    q_min = tl.minimum(tl.load(X[1] + offs, mask=m, other=0.0), tl.load(X[2] + offs, mask=m, other=0.0))
+    v_soft = q_min - alpha * tl.load(X[3] + offs, mask=m, other=0.0)
+    has_next = m & (t + 1 < T)
+    log_pi = tl.load(X[4] + offs + NEXT, mask=has_next, other=0.0) * ENTROPY
+    term = tl.load(X[5] + offs, mask=m, other=0) != 0
+    cont = tl.where(has_next & ~term, lam, 0.0)
+    boot = tl.where(term, 0.0, gamma)
+    return gamma * cont, r + boot * ((1.0 - cont) * v_soft - cont * alpha * log_pi)
+
+
+@triton.jit
+def _soft_no_entropy(X, offs, t, T, m, P):
+    return _soft(X, offs, t, T, m, P, 1, 0.0)
+
+
+@triton.jit
+def _soft_same_step(X, offs, t, T, m, P):
+    return _soft(X, offs, t, T, m, P, 0, 1.0)
+
+
+@triton.jit
+def _awr_no_clip(X, offs, m, P):
+    return tl.exp(tl.load(X[0] + offs, mask=m, other=0.0) / P[0])
+
+
+@triton.jit
+def _awr_times_beta(X, offs, m, P):
+    return tl.minimum(tl.exp(tl.load(X[0] + offs, mask=m, other=0.0) * P[0]), P[1])
 
 
 def test_catalog():
@@ -134,11 +208,12 @@ def test_attempt_tells_a_starter_from_a_wrong_answer(capsys):
     def starter(*args):
         raise NotImplementedError
 
-    assert exercises.attempt("awr_weights", starter) is False
-    assert "not attempted yet" in capsys.readouterr().out
-    assert exercises.attempt("awr_weights", solution("awr_weights")) is True
-    with pytest.raises(AssertionError, match="awr_weights, beta=1.0: at index"):
-        exercises.attempt("awr_weights", lambda A, beta, w: A)
+    assert exercises.attempt("gae_pairs", starter) is False
+    assert exercises.attempt("awr_weights", None) is False  # a Triton exercise's starter
+    assert capsys.readouterr().out.count("not attempted yet") == 2
+    assert exercises.attempt("gae_pairs", solution("gae_pairs")) is True
+    with pytest.raises(AssertionError, match=r"gae_pairs, shape \(1, 5\): at index"):
+        exercises.attempt("gae_pairs", lambda r, v, nv, term, trunc, g, lam: (r * 0, r))
 
 
 def test_bad_arguments():
@@ -146,6 +221,8 @@ def test_bad_arguments():
         exercises.check("nope", print)
     with pytest.raises(TypeError, match="fn must be a function"):
         exercises.check("awr_weights", 3)
+    with pytest.raises(TypeError, match="fn must be a function"):
+        exercises.check("awr_weights", None)
     with pytest.raises(AssertionError, match="must return the pair"):
         exercises.check("gae_pairs", lambda *a: a[0])
 
@@ -154,4 +231,4 @@ def test_bad_arguments():
 def test_notebook_has_the_starter(name, notebook):
     """Each exercise is set in its notebook: a starter function of its name and the checking cell."""
     text = (SOLUTIONS.parent / f"{notebook}.py").read_text()
-    assert f"def {name}(" in text and f'exercises.attempt("{name}", {name})' in text
+    assert (f"def {name}(" in text or f"\n{name} = None\n" in text) and f'exercises.attempt("{name}", {name})' in text

@@ -1,9 +1,13 @@
 """Solution: awr_weights (notebook 07)."""
-import torch
+import triton
+import triton.language as tl
 
 
-def awr_weights(advantages, beta, max_weight):
-    return torch.clamp(torch.exp(advantages / beta), max=max_weight)
+@triton.jit
+def awr_weights(X, offs, m, P):
+    beta, max_weight = P[0], P[1]
+    adv = tl.load(X[0] + offs, mask=m, other=0.0)
+    return tl.minimum(tl.exp(adv / beta), max_weight)
 
 
 solution = awr_weights

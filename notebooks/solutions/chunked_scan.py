@@ -28,11 +28,11 @@ def _chunked_scan(R, D, G, gamma, T, CHUNK: tl.constexpr):
         carry = tl.sum(tl.where(t == c * CHUNK, g, 0.0), 0)  # G at the chunk's first step
 
 
-def chunked_scan(rewards, dones, gamma):
+def chunked_scan(rewards, dones, gamma, chunk):
     rewards, dones = rewards.contiguous(), dones.contiguous()
     out = torch.empty_like(rewards)
     B, T = rewards.shape
-    _chunked_scan[(B,)](rewards, dones, out, gamma, T, CHUNK=128)
+    _chunked_scan[(B,)](rewards, dones, out, gamma, T, CHUNK=chunk)
     return out
 
 

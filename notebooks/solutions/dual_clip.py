@@ -1,10 +1,16 @@
 """Solution: dual_clip (notebook 05)."""
-import torch
+import triton
+import triton.language as tl
 
 
-def dual_clip(ratio, advantages, epsilon, c):
-    obj = torch.minimum(ratio * advantages, ratio.clamp(1 - epsilon, 1 + epsilon) * advantages)
-    obj = torch.where(advantages < 0, torch.maximum(obj, c * advantages), obj)
+@triton.jit
+def dual_clip(X, offs, m, P):
+    epsilon, c = P[0], P[1]
+    ratio = tl.load(X[0] + offs, mask=m, other=1.0)
+    adv = tl.load(X[1] + offs, mask=m, other=0.0)
+    clipped = tl.minimum(tl.maximum(ratio, 1.0 - epsilon), 1.0 + epsilon)
+    obj = tl.minimum(ratio * adv, clipped * adv)
+    obj = tl.where(adv < 0, tl.maximum(obj, c * adv), obj)
     return -obj
 
 

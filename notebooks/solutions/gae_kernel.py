@@ -42,11 +42,11 @@ def _gae(R, V, NV, D, OUT, gamma, lam, T, CHUNK: tl.constexpr):
         carry = tl.sum(tl.where(t == c * CHUNK, y, 0.0), 0)
 
 
-def gae_kernel(rewards, values, next_values, dones, gamma, lam):
+def gae_kernel(rewards, values, next_values, dones, gamma, lam, chunk):
     x = [t.contiguous() for t in (rewards, values, next_values, dones)]
     out = torch.empty_like(x[0])
     B, T = x[0].shape
-    _gae[(B,)](*x, out, gamma, lam, T, CHUNK=128)
+    _gae[(B,)](*x, out, gamma, lam, T, CHUNK=chunk)
     return out
 
 

@@ -1,13 +1,20 @@
 """Solution: retrace (notebook 04). a_t = gamma (1 - term_t) c_{t+1}, b_t = r_t + gamma (1 - term_t)
-(E_pi Q_{t+1} - c_{t+1} Q_{t+1})."""
-import torch
+(E_pi Q_{t+1} - c_{t+1} Q_{t+1}), with c = 0 at the window's last step."""
+import triton
+import triton.language as tl
 
 
-def retrace(rewards, next_expected_q, next_q, next_log_ratio, terminated, gamma, lam):
-    c = lam * torch.clamp(next_log_ratio.exp(), max=1.0)
-    c[..., -1] = 0.0
-    boot = gamma * (~terminated).to(rewards.dtype)
-    return boot * c, rewards + boot * (next_expected_q - c * next_q)
+@triton.jit
+def retrace(X, offs, t, T, m, P):
+    gamma, lam = P[0], P[1]
+    r = tl.load(X[0] + offs, mask=m, other=0.0)
+    expected_q = tl.load(X[1] + offs, mask=m, other=0.0)
+    q = tl.load(X[2] + offs, mask=m, other=0.0)
+    log_ratio = tl.load(X[3] + offs, mask=m, other=0.0)
+    term = tl.load(X[4] + offs, mask=m, other=0) != 0
+    c = tl.where(t < T - 1, lam * tl.minimum(tl.exp(log_ratio), 1.0), 0.0)
+    boot = tl.where(term, 0.0, gamma)
+    return boot * c, r + boot * (expected_q - c * q)
 
 
 solution = retrace

@@ -1,16 +1,21 @@
 """Solution: soft_lambda_targets (notebook 06). The continuation G_{t+1} - alpha log pi_{t+1} splits
-into a_t G_{t+1} and a term of b_t that reads log_probs one step ahead."""
-import torch
+into a_t G_{t+1} and a term of b_t that reads log_probs one step ahead (offs + 1)."""
+import triton
+import triton.language as tl
 
 
-def soft_lambda_targets(rewards, next_q1, next_q2, next_log_probs, log_probs, terminated, gamma, alpha, lam):
-    v_soft = torch.minimum(next_q1, next_q2) - alpha * next_log_probs
-    cont = lam * (~terminated).to(rewards.dtype)
-    cont[..., -1] = 0.0  # the window's last step bootstraps fully
-    lp_next = torch.cat([log_probs[..., 1:], torch.zeros_like(log_probs[..., :1])], -1)
-    boot = gamma * (~terminated).to(rewards.dtype)
-    b = rewards + boot * ((1 - cont) * v_soft - cont * alpha * lp_next)
-    return gamma * cont, b
+@triton.jit
+def soft_lambda_targets(X, offs, t, T, m, P):
+    gamma, alpha, lam = P[0], P[1], P[2]
+    r = tl.load(X[0] + offs, mask=m, other=0.0)
+    q_min = tl.minimum(tl.load(X[1] + offs, mask=m, other=0.0), tl.load(X[2] + offs, mask=m, other=0.0))
+    v_soft = q_min - alpha * tl.load(X[3] + offs, mask=m, other=0.0)
+    has_next = m & (t + 1 < T)
+    log_pi_next = tl.load(X[4] + offs + 1, mask=has_next, other=0.0)
+    term = tl.load(X[5] + offs, mask=m, other=0) != 0
+    cont = tl.where(has_next & ~term, lam, 0.0)  # the window's last step bootstraps fully
+    boot = tl.where(term, 0.0, gamma)
+    return gamma * cont, r + boot * ((1.0 - cont) * v_soft - cont * alpha * log_pi_next)
 
 
 solution = soft_lambda_targets
