@@ -357,11 +357,12 @@ print("kernel gradients match autograd")
 # %% [markdown]
 # ## Exercises
 #
-# The exercise with a checker: write the function, run the cell; `exercises.attempt` prints
-# "not attempted yet" while the starter raises `NotImplementedError`, then either "correct on
-# every case" or an `AssertionError` naming the case that failed. `print(exercises.task(name))`
-# restates the task; the solution is in `notebooks/solutions/<name>.py` (`%load solutions/<name>.py`
-# in the starter's cell replaces the starter with it).
+# The exercise with a checker: write the function in the starter's cell, then run the cell after
+# it: `exercises.attempt` prints "not attempted yet" while the starter is untouched (it raises
+# `NotImplementedError`, or is `None` where a Triton function is asked for), then either "correct
+# on every case" or an `AssertionError` naming the case that failed. `print(exercises.task(name))`
+# restates the task; the solution is in `notebooks/solutions/<name>.py` (`%load
+# solutions/<name>.py` in the starter's cell replaces the starter with it).
 #
 # **`matrix_compose`.** Write `compose` for maps $y \mapsto A\,y + b$ with a matrix $A$ and a
 # vector $b$ (a linear system run backwards): `matrix_compose(p, q)` applies `q` first, then `p`.
@@ -372,7 +373,7 @@ def matrix_compose(p, q):
     # YOUR CODE: return the pair (A, b) of "q first, then p"
     raise NotImplementedError
 
-
+# %%
 exercises.attempt("matrix_compose", matrix_compose)
 
 # %% [markdown]

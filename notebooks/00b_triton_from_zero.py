@@ -29,10 +29,13 @@
 # makes them fast (that part is optional: notebook 11, the appendix).
 #
 # **No GPU needed.** Without one, Triton's interpreter runs the kernels on the CPU, one program
-# at a time, with NumPy. It is slow, but it runs the same code, so a kernel that is right there
-# is right on a GPU. It does not guard memory: a load past the end without a mask reads garbage,
-# and a store without one can corrupt memory and crash the Python kernel (restart it and add the
-# mask). The variable `TRITON_INTERPRET=1` must be set before `triton` is imported.
+# at a time, with NumPy. It is slow, but it runs the same code, and most mistakes in indexing or
+# arithmetic show the same way. Three do not: it does not guard memory (a load past the end
+# without a mask reads garbage, and a store without one can corrupt memory and crash the Python
+# kernel: restart it and add the mask); it runs programs one after another, so programs that race
+# on the same memory look fine; and its `tl.associative_scan` is a sequential fold, so a combine
+# that is not associative can pass there and fail on a GPU's tree of combines (the checkers test
+# what that would break). The variable `TRITON_INTERPRET=1` must be set before `triton` is imported.
 #
 # **How the exercises work.** Each one gives you a starter function that raises
 # `NotImplementedError` and a cell that checks it with `exercises.attempt(name, fn)`: it prints
@@ -115,7 +118,7 @@ def td_target_kernel(rewards, next_values, dones, gamma):
     # YOUR CODE: a @triton.jit kernel above this function, launched here on a 1-D grid
     raise NotImplementedError
 
-
+# %%
 exercises.attempt("td_target_kernel", td_target_kernel)
 
 # %% [markdown]
@@ -166,16 +169,18 @@ print("EMA by one forward associative scan == the loop")
 # the check fails, because the composition is applied in the wrong order.
 #
 # **Exercise `block_scan`.** The discounted return of one row of at most 1024 steps,
-# $G_t = r_t + \gamma(1 - d_t)\,G_{t+1}$, in one program: build the pairs
-# $(a_t, b_t) = (\gamma(1-d_t), r_t)$, pad with the identity, and scan with `reverse=True` and the
-# right combine. The block size must be a power of two: `triton.next_power_of_2(T)`.
+# $G_t = r_t + \gamma(1 - d_t)\,G_{t+1}$ with $G_T$ = `last_value`, in one program: build the
+# pairs $(a_t, b_t) = (\gamma(1-d_t), r_t)$, pad with the identity, and scan with `reverse=True`
+# and `forward_combine` itself (it applies `(a1, b1)` first in both directions). The scan gives
+# each step its composed map $(A_t, B_t)$ from $t$ to the end, so $G_t = B_t + A_t \cdot$
+# `last_value`. The block size must be a power of two: `triton.next_power_of_2(T)`.
 
 # %%
-def block_scan(rewards, dones, gamma):
+def block_scan(rewards, dones, gamma, last_value):
     # YOUR CODE
     raise NotImplementedError
 
-
+# %%
 exercises.attempt("block_scan", block_scan)
 
 # %% [markdown]
@@ -241,7 +246,7 @@ def chunked_scan(rewards, dones, gamma, chunk):
     # YOUR CODE
     raise NotImplementedError
 
-
+# %%
 exercises.attempt("chunked_scan", chunked_scan)
 
 # %% [markdown]
@@ -258,7 +263,7 @@ exercises.attempt("chunked_scan", chunked_scan)
 # $\delta_t = r_t + \gamma(1-d_t)V(s_{t+1}) - V(s_t)$ and $a_t = \gamma\lambda(1-d_t)$, and an
 # epilogue that stores $A_t$, in chunks of `chunk` steps as in `chunked_scan`. Write the two
 # hooks as separate `@triton.jit` functions and call them from the kernel. (In the package, and
-# in the harness `exercises.scan_hook` that notebooks 03–06 use for their Triton exercises, the
+# in the harness `exercises.scan_hook` that notebooks 03, 04 and 06 use for their Triton exercises, the
 # kernel takes the prologue as a `tl.constexpr` argument, so one compiled loop serves every
 # algorithm.)
 
@@ -267,7 +272,7 @@ def gae_kernel(rewards, values, next_values, dones, gamma, lam, chunk):
     # YOUR CODE
     raise NotImplementedError
 
-
+# %%
 exercises.attempt("gae_kernel", gae_kernel)
 
 # %% [markdown]

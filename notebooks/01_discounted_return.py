@@ -182,11 +182,12 @@ assert {row["impl"] for row in rows} == {"triton", "torch", "loop"} and all(row[
 # %% [markdown]
 # ## Exercises
 #
-# The exercise with a checker: write the function, run the cell; `exercises.attempt` prints
-# "not attempted yet" while the starter raises `NotImplementedError`, then either "correct on
-# every case" or an `AssertionError` naming the case that failed. `print(exercises.task(name))`
-# restates the task; the solution is in `notebooks/solutions/<name>.py` (`%load solutions/<name>.py`
-# in the starter's cell replaces the starter with it).
+# The exercise with a checker: write the function in the starter's cell, then run the cell after
+# it: `exercises.attempt` prints "not attempted yet" while the starter is untouched (it raises
+# `NotImplementedError`, or is `None` where a Triton function is asked for), then either "correct
+# on every case" or an `AssertionError` naming the case that failed. `print(exercises.task(name))`
+# restates the task; the solution is in `notebooks/solutions/<name>.py` (`%load
+# solutions/<name>.py` in the starter's cell replaces the starter with it).
 #
 # **`n_step_returns`.** The $n$-step return
 # $G^{(n)}_t = \sum_{k<m} \gamma^k r_{t+k} + \gamma^m V(s_{t+m})$, where $m = n$ unless the
@@ -217,7 +218,7 @@ def n_step_returns(rewards, next_values, terminated, gamma, n):
     # YOUR CODE
     raise NotImplementedError
 
-
+# %%
 exercises.attempt("n_step_returns", n_step_returns)
 
 # %% [markdown]

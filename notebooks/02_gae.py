@@ -231,11 +231,12 @@ assert {row["impl"] for row in rows} == {"triton", "torch", "loop"} and all(row[
 # %% [markdown]
 # ## Exercises
 #
-# The exercise with a checker: write the function, run the cell; `exercises.attempt` prints
-# "not attempted yet" while the starter raises `NotImplementedError`, then either "correct on
-# every case" or an `AssertionError` naming the case that failed. `print(exercises.task(name))`
-# restates the task; the solution is in `notebooks/solutions/<name>.py` (`%load solutions/<name>.py`
-# in the starter's cell replaces the starter with it).
+# The exercise with a checker: write the function in the starter's cell, then run the cell after
+# it: `exercises.attempt` prints "not attempted yet" while the starter is untouched (it raises
+# `NotImplementedError`, or is `None` where a Triton function is asked for), then either "correct
+# on every case" or an `AssertionError` naming the case that failed. `print(exercises.task(name))`
+# restates the task; the solution is in `notebooks/solutions/<name>.py` (`%load
+# solutions/<name>.py` in the starter's cell replaces the starter with it).
 #
 # **`gae_pairs`.** GAE's prologue: return the pairs $(a_t, b_t)$ whose reverse scan
 # $y_t = b_t + a_t y_{t+1}$ (`rl.linear_scan`, run by the checker) is the advantage $A_t$, with
@@ -247,7 +248,7 @@ def gae_pairs(rewards, values, next_values, terminated, truncated, gamma, lam):
     # YOUR CODE: return (a, b), tensors shaped like rewards
     raise NotImplementedError
 
-
+# %%
 exercises.attempt("gae_pairs", gae_pairs)
 
 # %% [markdown]

@@ -218,7 +218,8 @@ assert 0 < best < len(lams) - 1 and mse[best] < 0.95 * min(mse[0], mse[-1])  # a
 # wrong the critic is relative to how noisy the rewards are: a perfect critic ($b = \sigma_c =
 # 0$) puts it at λ = 0, noiseless rewards ($\sigma_r = 0$) at λ = 1. Notice also that the
 # variance at λ = 0 is not the critic's noise but mostly the one reward $r_0$ (here $\sigma_r >
-# \sigma_c$); with a noisier critic it can first *fall* as λ grows from 0.
+# \sigma_c$). It still falls at first as λ grows from 0 (its slope there is $-2\gamma^2\sigma_c^2$),
+# by too little to see on this grid; with a noisier critic the dip is visible.
 
 # %% [markdown]
 # ## 6. Profile it
@@ -233,20 +234,56 @@ assert {row["impl"] for row in rows} == {"triton", "torch", "loop"} and all(row[
 # %% [markdown]
 # ## Exercises
 #
-# The exercise with a checker: write the function, run the cell; `exercises.attempt` prints
-# "not attempted yet" while the starter raises `NotImplementedError`, then either "correct on
-# every case" or an `AssertionError` naming the case that failed. `print(exercises.task(name))`
-# restates the task; the solution is in `notebooks/solutions/<name>.py` (`%load solutions/<name>.py`
-# in the starter's cell replaces the starter with it).
+# The exercise with a checker: write the function in the starter's cell, then run the cell after
+# it: `exercises.attempt` prints "not attempted yet" while the starter is untouched (it raises
+# `NotImplementedError`, or is `None` where a Triton function is asked for), then either "correct
+# on every case" or an `AssertionError` naming the case that failed. `print(exercises.task(name))`
+# restates the task; the solution is in `notebooks/solutions/<name>.py` (`%load
+# solutions/<name>.py` in the starter's cell replaces the starter with it).
 #
-# **`q_lambda`** (a Triton prologue). Watkins's Q(λ) is TD(λ) on $\max_a Q$ whose trace is cut
+# **The harness for Triton prologues.** `exercises.scan_hook(prologue, inputs, params, chunk=64)`
+# runs a `@triton.jit` prologue inside the chunked reverse scan you wrote in notebook 00b, one
+# program per row. Three things to know, all visible in its kernel below: `t` is the global time
+# index (0 to T-1), not the index inside the chunk; lanes past the end (`m` false) are replaced
+# by the identity (1, 0), so what the prologue returns there does not matter; and the scan starts
+# from $y_T = 0$, so a bootstrap at the window's last step belongs in $b$.
+
+# %%
+print(inspect.getsource(getattr(exercises._scan_hook_kernel, "fn", exercises._scan_hook_kernel)))
+
+# %% [markdown]
+# A worked prologue first: TD(λ) with terminations, $a_t = \gamma(1-\text{term}_t)\lambda_t$ and
+# $b_t = r_t + \gamma(1-\text{term}_t)(1-\lambda_t)V(s_{t+1})$, with $\lambda_t = 0$ at the last
+# step. Against the package's `td_lambda`:
+
+# %%
+@triton.jit
+def td_lambda_prologue(X, offs, t, T, m, P):
+    gamma, lam = P[0], P[1]
+    r = tl.load(X[0] + offs, mask=m, other=0.0)  # rewards
+    v_next = tl.load(X[1] + offs, mask=m, other=0.0)  # V(s_{t+1})
+    term = tl.load(X[2] + offs, mask=m, other=0) != 0  # a bool flag
+    lam_t = tl.where(t < T - 1, lam, 0.0)  # the window's last step bootstraps fully
+    boot = tl.where(term, 0.0, gamma)
+    return boot * lam_t, r + boot * (1.0 - lam_t) * v_next
+
+
+g_h = torch.Generator().manual_seed(5)
+r_h, v_h = (torch.randn(2, 150, generator=g_h).to(DEVICE) for _ in range(2))
+term_h = (torch.rand(2, 150, generator=g_h) < 0.05).to(DEVICE)
+G_hook = exercises.scan_hook(td_lambda_prologue, (r_h, v_h, term_h), (0.9, 0.8))  # 150 steps: 3 chunks
+torch.testing.assert_close(G_hook, rl.td_lambda(r_h, v_h, gamma=0.9, lambda_=0.8, terminated=term_h, backend=KERNEL),
+                           rtol=1e-5, atol=1e-5)
+print("a 9-line Triton prologue == rl.td_lambda")
+
+# %% [markdown]
+# **`q_lambda`** (a Triton prologue): the worked prologue with $\ell_t$ in place of $\lambda$. Watkins's Q(λ) is TD(λ) on $\max_a Q$ whose trace is cut
 # wherever the next action taken is not greedy: $G_t = r_t + \gamma(1-\text{term}_t)\big[(1-\ell_t)\max_a Q(s_{t+1}, a)
 # + \ell_t G_{t+1}\big]$ with $\ell_t = \lambda$ if $a_{t+1}$ is greedy and 0 otherwise (and 0 at
-# the window's last step). Write its prologue in Triton: `exercises.scan_hook(q_lambda, inputs,
-# params)` runs it inside the chunked reverse scan of notebook 00b, whose hooks get the input
+# the window's last step). Write its prologue for `exercises.scan_hook`: it gets the input
 # pointers `X` (here rewards, next_max_q, next_greedy, terminated), the chunk's flat offsets
 # `offs`, its time indices `t`, the row length `T`, the in-bounds mask `m` and the numbers `P`
-# (γ, λ), and return the pairs $(a_t, b_t)$ of $y_t = b_t + a_t y_{t+1}$.
+# (γ, λ), and returns the pairs $(a_t, b_t)$ of $y_t = b_t + a_t y_{t+1}$.
 #
 # A template:
 #
@@ -264,6 +301,7 @@ assert {row["impl"] for row in rows} == {"triton", "torch", "loop"} and all(row[
 # YOUR CODE: replace the next line by your @triton.jit def q_lambda(X, offs, t, T, m, P)
 q_lambda = None
 
+# %%
 exercises.attempt("q_lambda", q_lambda)
 
 # %% [markdown]

@@ -415,19 +415,42 @@ assert {row["impl"] for row in rows} == {"triton", "torch", "loop"} and all(row[
 # %% [markdown]
 # ## Exercises
 #
-# The exercise with a checker: write the function, run the cell; `exercises.attempt` prints
-# "not attempted yet" while the starter raises `NotImplementedError`, then either "correct on
-# every case" or an `AssertionError` naming the case that failed. `print(exercises.task(name))`
-# restates the task; the solution is in `notebooks/solutions/<name>.py` (`%load solutions/<name>.py`
-# in the starter's cell replaces the starter with it).
+# The exercise with a checker: write the function in the starter's cell, then run the cell after
+# it: `exercises.attempt` prints "not attempted yet" while the starter is untouched (it raises
+# `NotImplementedError`, or is `None` where a Triton function is asked for), then either "correct
+# on every case" or an `AssertionError` naming the case that failed. `print(exercises.task(name))`
+# restates the task; the solution is in `notebooks/solutions/<name>.py` (`%load
+# solutions/<name>.py` in the starter's cell replaces the starter with it).
 #
+# **The harness for Triton elementwise hooks.** `exercises.map_hook(hook, inputs, params)` calls a
+# `@triton.jit` `hook(X, offs, m, P)` on blocks of elements and stores what it returns (the
+# per-element values; the loss is their mean, the reduction of section 3). A worked hook first,
+# PPO's own clipped loss per element; `tl.minimum`, `tl.maximum` (and `tl.clamp`) are Triton's
+# elementwise min, max and clip:
+
+# %%
+@triton.jit
+def ppo_clip_hook(X, offs, m, P):
+    eps = P[0]
+    ratio = tl.load(X[0] + offs, mask=m, other=1.0)
+    adv = tl.load(X[1] + offs, mask=m, other=0.0)
+    clipped = tl.minimum(tl.maximum(ratio, 1.0 - eps), 1.0 + eps)
+    return -tl.minimum(ratio * adv, clipped * adv)
+
+
+g_h = torch.Generator().manual_seed(5)
+lp_h, adv_h = (torch.randn(300, generator=g_h).to(DEVICE) for _ in range(2))
+per_element = exercises.map_hook(ppo_clip_hook, (lp_h.exp(), adv_h), (0.2,))
+torch.testing.assert_close(per_element, rl.ppo_clip_loss(lp_h, torch.zeros_like(lp_h), adv_h, epsilon=0.2,
+                                                         reduction="none", backend=KERNEL).loss, rtol=1e-5, atol=1e-6)
+print("a 6-line Triton hook == ppo_clip_loss(reduction='none')")
+
+# %% [markdown]
 # **`dual_clip`** (a Triton elementwise hook). Dual-clip PPO (Ye et al., 2020) bounds the loss of a
 # negative advantage at a large ratio: the objective is $\max\big(\min(\rho A, \operatorname{clip}(\rho, 1-\epsilon, 1+\epsilon) A),
 # cA\big)$ where $A < 0$ (with $c > 1$, e.g. 3) and PPO's $\min(\rho A, \operatorname{clip}(\rho) A)$
-# where $A \ge 0$. Write the per-element loss (minus the objective) as the elementwise hook that
-# the reduction of section 3 sums: `exercises.map_hook(dual_clip, (ratio, advantages), (epsilon, c))`
-# calls it on blocks of elements, with the pointers `X`, the block's offsets `offs`, its mask `m`
-# and the numbers `P`.
+# where $A \ge 0$. Write the per-element loss (minus the objective) as a hook like `ppo_clip_hook`:
+# `exercises.map_hook(dual_clip, (ratio, advantages), (epsilon, c))`.
 #
 # A template:
 #
@@ -444,6 +467,7 @@ assert {row["impl"] for row in rows} == {"triton", "torch", "loop"} and all(row[
 # YOUR CODE: replace the next line by your @triton.jit def dual_clip(X, offs, m, P)
 dual_clip = None
 
+# %%
 exercises.attempt("dual_clip", dual_clip)
 
 # %% [markdown]

@@ -400,11 +400,12 @@ assert {row["impl"] for row in rows} == {"triton", "torch", "loop"} and all(row[
 # %% [markdown]
 # ## Exercises
 #
-# The exercise with a checker: write the function, run the cell; `exercises.attempt` prints
-# "not attempted yet" while the starter raises `NotImplementedError`, then either "correct on
-# every case" or an `AssertionError` naming the case that failed. `print(exercises.task(name))`
-# restates the task; the solution is in `notebooks/solutions/<name>.py` (`%load solutions/<name>.py`
-# in the starter's cell replaces the starter with it).
+# The exercise with a checker: write the function in the starter's cell, then run the cell after
+# it: `exercises.attempt` prints "not attempted yet" while the starter is untouched (it raises
+# `NotImplementedError`, or is `None` where a Triton function is asked for), then either "correct
+# on every case" or an `AssertionError` naming the case that failed. `print(exercises.task(name))`
+# restates the task; the solution is in `notebooks/solutions/<name>.py` (`%load
+# solutions/<name>.py` in the starter's cell replaces the starter with it).
 #
 # **`soft_lambda_targets`** (a Triton prologue). SAC's soft λ-return as pairs for the scan: with
 # $V'_t = \min(Q_1, Q_2)(s_{t+1}, a') - \alpha \log\pi(a'|s_{t+1})$,
@@ -430,6 +431,7 @@ assert {row["impl"] for row in rows} == {"triton", "torch", "loop"} and all(row[
 # YOUR CODE: replace the next line by your @triton.jit def soft_lambda_targets(X, offs, t, T, m, P)
 soft_lambda_targets = None
 
+# %%
 exercises.attempt("soft_lambda_targets", soft_lambda_targets)
 
 # %% [markdown]

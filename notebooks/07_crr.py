@@ -343,11 +343,12 @@ assert {row["impl"] for row in rows} == {"triton", "torch", "loop"} and all(row[
 # %% [markdown]
 # ## Exercises
 #
-# The exercise with a checker: write the function, run the cell; `exercises.attempt` prints
-# "not attempted yet" while the starter raises `NotImplementedError`, then either "correct on
-# every case" or an `AssertionError` naming the case that failed. `print(exercises.task(name))`
-# restates the task; the solution is in `notebooks/solutions/<name>.py` (`%load solutions/<name>.py`
-# in the starter's cell replaces the starter with it).
+# The exercise with a checker: write the function in the starter's cell, then run the cell after
+# it: `exercises.attempt` prints "not attempted yet" while the starter is untouched (it raises
+# `NotImplementedError`, or is `None` where a Triton function is asked for), then either "correct
+# on every case" or an `AssertionError` naming the case that failed. `print(exercises.task(name))`
+# restates the task; the solution is in `notebooks/solutions/<name>.py` (`%load
+# solutions/<name>.py` in the starter's cell replaces the starter with it).
 #
 # **`awr_weights`** (a Triton elementwise hook). AWR's weights (Peng et al., 2019), where CRR's come
 # from: $\exp(A/\beta)$, clipped at `max_weight` (20 in both papers), the elementwise hook of the
@@ -368,6 +369,7 @@ assert {row["impl"] for row in rows} == {"triton", "torch", "loop"} and all(row[
 # YOUR CODE: replace the next line by your @triton.jit def awr_weights(X, offs, m, P)
 awr_weights = None
 
+# %%
 exercises.attempt("awr_weights", awr_weights)
 
 # %% [markdown]

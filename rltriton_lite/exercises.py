@@ -264,12 +264,19 @@ def _returns_cases(shapes, seed):
 
 
 @_exercise("block_scan", "00b_triton_from_zero", "kernel", """
-block_scan(rewards, dones, gamma) -> returns: G_t = r_t + gamma * (1 - done_t) * G_{t+1} for one
-row (1-D tensors of length T <= 1024), in one program with tl.associative_scan (reverse=True).
+block_scan(rewards, dones, gamma, last_value) -> returns: G_t = r_t + gamma * (1 - done_t) * G_{t+1}
+for one row (1-D tensors of length T <= 1024), G_T = last_value (a float), in one program with
+tl.associative_scan (reverse=True): G_t = B_t + A_t * last_value from the composed maps (A_t, B_t).
 """)
 def _block_scan_cases():
-    return _returns_cases([((5,), 0.0, "no episode end"), ((64,), 0.1, "episode ends"),
-                           ((1,), 0.0, "one step"), ((1000,), 0.05, "episode ends")], 2)
+    rng = np.random.default_rng(2)
+    out = []
+    for T, p_done, what in ((5, 0.0, "no episode end"), (64, 0.1, "episode ends"), (1, 0.0, "one step"),
+                            (1000, 0.05, "episode ends")):
+        r, d = rng.normal(size=T), _flags(rng, T, p_done)
+        expected = reference.discounted_returns(r, gamma=0.9, terminated=d, bootstrap_value=np.float64(1.5))
+        out.append((f"{what}, T={T}, last_value 1.5", (_t(r), _t(d, torch.bool), 0.9, 1.5), {}, expected))
+    return out
 
 
 @_exercise("chunked_scan", "00b_triton_from_zero", "kernel", """

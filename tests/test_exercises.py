@@ -44,8 +44,10 @@ def wrong_answers(name: str):
             ("gamma on the reward", lambda r, v, d, g: s(g * r, v, d, g)),
         ],
         "block_scan": [
-            ("ignores dones", lambda r, d, g: s(r, no_flags(d), g)),
-            ("a forward scan", lambda r, d, g: s(r.flip(0), d.flip(0), g).flip(0)),
+            ("ignores dones", lambda r, d, g, v: s(r, no_flags(d), g, v)),
+            ("a forward scan", lambda r, d, g, v: s(r.flip(0), d.flip(0), g, v).flip(0)),
+            ("a combine that drops a1 (right for a sequential fold: only A shows it)",
+             lambda r, d, g, v: s(r, d, g, 0.0) + v * g * (~d)),  # A_t = a_t alone
         ],
         "chunked_scan": [
             ("no carry between chunks",
