@@ -1,0 +1,8 @@
+"""Drop-ins for the RL libraries that call GAE and its kin in a Python loop.
+
+Each submodule imports its library only when it is imported itself:
+
+* ``rltriton_lite.integrations.cleanrl``: ``gae`` with CleanRL ppo.py's names, shapes and done
+  convention;
+* ``rltriton_lite.integrations.sb3``: ``RolloutBuffer`` for ``PPO(..., rollout_buffer_class=...)``.
+"""

@@ -1,0 +1,94 @@
+"""The drop-ins against the libraries they replace, on random rollouts with episode ends: CleanRL's
+GAE loop (written out here as ppo.py has it) and Stable-Baselines3's own RolloutBuffer."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from rltriton_lite.integrations import cleanrl
+
+from conftest import DEVICE
+
+
+def cleanrl_gae(rewards, values, dones, next_value, next_done, gamma, gae_lambda):
+    """CleanRL ppo.py's loop, verbatim in substance."""
+    num_steps = rewards.shape[0]
+    advantages = torch.zeros_like(rewards)
+    lastgaelam = 0
+    for t in reversed(range(num_steps)):
+        if t == num_steps - 1:
+            nextnonterminal = 1.0 - next_done
+            nextvalues = next_value
+        else:
+            nextnonterminal = 1.0 - dones[t + 1]
+            nextvalues = values[t + 1]
+        delta = rewards[t] + gamma * nextvalues * nextnonterminal - values[t]
+        advantages[t] = lastgaelam = delta + gamma * gae_lambda * nextnonterminal * lastgaelam
+    return advantages, advantages + values
+
+
+@pytest.mark.parametrize("dtype,tol", [(torch.float32, 2e-5), (torch.float64, 1e-12)])
+@pytest.mark.parametrize("num_steps,num_envs", [(1, 1), (128, 4), (37, 3)])
+def test_cleanrl_gae(dtype, tol, num_steps, num_envs):
+    g = torch.Generator().manual_seed(num_steps)
+    rewards, values = (torch.randn(num_steps, num_envs, generator=g, dtype=dtype).to(DEVICE) for _ in range(2))
+    dones = (torch.rand(num_steps, num_envs, generator=g) < 0.1).to(DEVICE, dtype)
+    next_value = torch.randn(1, num_envs, generator=g, dtype=dtype).to(DEVICE)
+    next_done = (torch.rand(num_envs, generator=g) < 0.3).to(DEVICE, dtype)
+    want = cleanrl_gae(rewards, values, dones, next_value, next_done, 0.99, 0.95)
+    for backend_value in (next_value, next_value.reshape(-1)):
+        got = cleanrl.gae(rewards, values, dones, backend_value, next_done, gamma=0.99, gae_lambda=0.95)
+        for g_, w_ in zip(got, want):
+            torch.testing.assert_close(g_, w_.reshape(g_.shape), rtol=tol, atol=tol)
+
+
+def test_cleanrl_gae_refuses_what_cleanrl_does_not_make():
+    r = torch.randn(5, 2)
+    with pytest.raises(TypeError, match="dones and next_done must be torch tensors"):
+        cleanrl.gae(r, r, np.zeros((5, 2)), torch.zeros(1, 2), torch.zeros(2))
+    with pytest.raises(ValueError, match="next_done"):
+        cleanrl.gae(r, r, torch.zeros(5, 2), torch.zeros(1, 2), torch.zeros(3))
+
+
+def _buffers(n_steps, n_envs, seed):
+    import gymnasium as gym
+    from stable_baselines3.common.buffers import RolloutBuffer as SB3Buffer
+
+    from rltriton_lite.integrations.sb3 import RolloutBuffer
+
+    rng = np.random.default_rng(seed)
+    obs, act = gym.spaces.Box(-1, 1, (3,)), gym.spaces.Discrete(2)
+    made = [cls(n_steps, obs, act, gae_lambda=0.9, gamma=0.97, n_envs=n_envs) for cls in (SB3Buffer, RolloutBuffer)]
+    rewards, values = rng.normal(size=(2, n_steps, n_envs)).astype(np.float32)
+    starts = (rng.random((n_steps, n_envs)) < 0.1).astype(np.float32)
+    for b in made:
+        b.rewards[:], b.values[:], b.episode_starts[:] = rewards, values, starts
+    return made, torch.from_numpy(rng.normal(size=(n_envs, 1)).astype(np.float32)), rng.random(n_envs) < 0.5
+
+
+@pytest.mark.parametrize("n_steps,n_envs", [(1, 1), (64, 4), (2048, 1)])
+def test_sb3_rollout_buffer_matches_sb3(n_steps, n_envs):
+    (theirs, ours), last_values, dones = _buffers(n_steps, n_envs, n_steps)
+    rewards = ours.rewards.copy()
+    theirs.compute_returns_and_advantage(last_values.clone(), dones.copy())
+    ours.compute_returns_and_advantage(last_values.clone(), dones.copy())
+    np.testing.assert_allclose(ours.advantages, theirs.advantages, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(ours.returns, theirs.returns, rtol=1e-5, atol=1e-5)
+    assert ours.advantages.dtype == theirs.advantages.dtype == np.float32
+    np.testing.assert_array_equal(ours.rewards, rewards)  # inputs untouched
+
+
+def test_sb3_ppo_learns_the_same_with_either_buffer():
+    """Two PPO updates on CartPole from one seed: the same policy, either buffer class."""
+    from stable_baselines3 import PPO
+
+    from rltriton_lite.integrations.sb3 import RolloutBuffer
+
+    params = []
+    for cls in (None, RolloutBuffer):
+        kw = {} if cls is None else {"rollout_buffer_class": cls}
+        model = PPO("MlpPolicy", "CartPole-v1", n_steps=64, batch_size=64, n_epochs=1, seed=3, device="cpu", **kw)
+        model.learn(total_timesteps=128)
+        params.append(torch.nn.utils.parameters_to_vector(model.policy.parameters()).detach())
+    torch.testing.assert_close(params[1], params[0], rtol=1e-4, atol=1e-5)
