@@ -210,7 +210,7 @@ print(inspect.getsource(getattr(scan.combine, "fn", scan.combine)))
 
 # %% [markdown]
 # Is the combine with the flag still associative? Read a triple $(a, b, r)$ as the map
-# $y \mapsto b$ if $r$, else $a y + b$. `combine(l, r)` returns the triple of "apply the
+# $y \mapsto b$ if $r$, else $a y + b$. `combine(left, right)` returns the triple of "apply the
 # accumulated map $l$, then the new step": if the new step resets, its own triple (it ignores
 # its input); else $a_r(\cdot) + b_r$ applied to $l$'s map, which is $(a_r a_l,\ b_r + a_r b_l)$
 # and resets exactly when $l$ did. So `combine` is composition of maps, and composition is

@@ -122,6 +122,37 @@ def td_target_kernel(rewards, next_values, dones, gamma):
 exercises.attempt("td_target_kernel", td_target_kernel)
 
 # %% [markdown]
+# **Python operators on blocks: the traps.** Inside a kernel, a value like `r` is a block, not a
+# number. Python's `and`, `or`, `not`, `min`, `max` and `if` act on one truth value, so on a block
+# they are wrong: on a GPU the compiler refuses most of them, but the interpreter may run them
+# and return a wrong block without a word. Use the elementwise forms:
+#
+# | not this | but this |
+# | --- | --- |
+# | `a and b`, `a or b`, `not a` | `a & b`, `a \| b`, `~a` (on bool blocks, e.g. `flag != 0`) |
+# | `min(x, y)`, `max(x, y)` | `tl.minimum(x, y)`, `tl.maximum(x, y)` (`tl.clamp(x, lo, hi)`) |
+# | `if cond: x else: y` | `tl.where(cond, x, y)` |
+# | `bool_tensor` loaded as is | `tl.load(...) != 0`, a bool block |
+#
+# To see inside a kernel under the interpreter, `print(x)` prints a block as NumPy (on a GPU,
+# `tl.device_print("x", x)`). And test on a case small enough to check by hand first: one row of
+# five steps.
+
+# %%
+@triton.jit
+def both_kernel(X, OUT, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(X + offs, mask=offs < n, other=0.0)
+    tl.store(OUT + offs, ((x > 0) & (offs < 3)).to(tl.float32), mask=offs < n)  # elementwise "and"
+
+
+x = torch.tensor([1.0, -1.0, 2.0, 3.0, -2.0], device=DEVICE)
+out = torch.empty_like(x)
+both_kernel[(1,)](x, out, 5, BLOCK=8)
+assert out.tolist() == [1.0, 0.0, 1.0, 0.0, 0.0]
+print("x > 0 and index < 3, elementwise:", out.tolist())
+
+# %% [markdown]
 # ## 2. A scan of one block
 #
 # `tl.associative_scan(x, axis, combine_fn)` computes all prefixes of a block under an

@@ -195,23 +195,32 @@ assert {row["impl"] for row in rows} == {"triton", "torch", "loop"} and all(row[
 # `next_values` at its last step). It is not one scan, but it is a difference of two values of
 # one: write it with `rl.linear_scan` and tensor ops, no Python loop over time.
 #
-# The idea first, on one row without episode ends: with $S_t = \sum_{k \ge 0} \gamma^k r_{t+k}$
-# (one reverse scan), the first $n$ terms of $S_t$ are $S_t - \gamma^n S_{t+n}$, so
-# $G^{(n)}_t = S_t - \gamma^n S_{t+n} + \gamma^n V(s_{t+n})$ wherever $t + n < T$:
+# The idea first. Let $S_t$ be the discounted sum to the episode's end: a termination adds no
+# bootstrap, and the window's last step bootstraps from `next_values` there. It is one reverse
+# scan, $a_t = \gamma(1-\text{term}_t)$, $b_t = r_t$ plus the bootstrap at $t = T-1$. Where the
+# episode runs on past the $n$ steps ($t + n < T$, no termination in $[t, t+n)$), the first $n$
+# terms of $S_t$ are $S_t - \gamma^n S_{t+n}$, so $G^{(n)}_t = S_t - \gamma^n S_{t+n} + \gamma^n
+# V(s_{t+n})$; elsewhere the sum stops by itself and $G^{(n)}_t = S_t$. Both cases, on one row:
 
 # %%
-r1, v1, n_ = torch.randn(1, 12, device=DEVICE), torch.randn(1, 12, device=DEVICE), 3
-S = rl.linear_scan(torch.full_like(r1, 0.9), r1, backend=KERNEL)  # S_t, with nothing after the window
-t0 = 4
+r1, v1, n_ = torch.randn(1, 12, device=DEVICE), torch.randn(1, 12, device=DEVICE), 3  # v1: next_values
+term1 = torch.zeros(1, 12, dtype=torch.bool, device=DEVICE)
+term1[0, 9] = True  # an episode ends after step 9
+last = torch.zeros_like(r1)
+last[0, -1] = 1.0
+S = rl.linear_scan(0.9 * (~term1).float(), r1 + 0.9 * last * v1, backend=KERNEL)  # S_t
+t0 = 4  # the episode runs on past t0 + n: the difference of two values of S
 by_hand = sum(0.9 ** k * r1[0, t0 + k] for k in range(n_)) + 0.9 ** n_ * v1[0, t0 + n_ - 1]  # V(s_{t+n})
 from_scan = S[0, t0] - 0.9 ** n_ * S[0, t0 + n_] + 0.9 ** n_ * v1[0, t0 + n_ - 1]
 assert torch.isclose(by_hand, from_scan, atol=1e-5)
-print(f"G^(3)_4 = {by_hand.item():.4f} by hand, {from_scan.item():.4f} from the scan")
+t1 = 8  # step 9 terminates inside [8, 11): the sum stops there, no bootstrap
+assert torch.isclose(S[0, t1], r1[0, 8] + 0.9 * r1[0, 9], atol=1e-5)
+print(f"G^(3)_4 = {by_hand.item():.4f} by hand, {from_scan.item():.4f} from the scan; G^(3)_8 = S_8")
 
 # %% [markdown]
-# Your function must also handle the window's end ($t + n \ge T$: bootstrap from the last
-# step's `next_values`) and a termination inside the $n$ steps (the sum stops, no bootstrap;
-# counting the terminations in each window with `torch.cumsum` is one way).
+# Your function does this for every $t$ at once: decide per step which case holds (counting the
+# terminations in each window $[t, t+n)$ is one way: differences of a `torch.cumsum`), and
+# gather $S_{t+n}$ and $V(s_{t+n})$ with indices clamped to the row (`n` may exceed `T`).
 
 # %%
 def n_step_returns(rewards, next_values, terminated, gamma, n):

@@ -90,7 +90,8 @@ def make_envs(n, seed):
 # ## 2. The training loop, with the two pieces as parameters
 #
 # `advantages_fn` computes advantages and returns from the rollout; `policy_loss_fn` the clipped
-# surrogate of a minibatch. CleanRL's versions first, verbatim in substance:
+# surrogate of a minibatch. CleanRL's versions first, verbatim in substance. (One simplification
+# from `ppo.py`: the value loss is not clipped, `clip_vloss=False`; both runs share it.)
 
 # %%
 def cleanrl_gae(rewards, values, dones, next_value, next_done, gamma, gae_lambda):
@@ -208,7 +209,8 @@ print(f"median ms per update: CleanRL loops {1e3 * np.median(t_a):.1f}, rltriton
 # %% [markdown]
 # On a CPU with a 64-unit network the update is the optimiser's: GAE over 128 × 4 steps is a small
 # part of it either way. The per-call savings that matter are on a GPU, where CleanRL's loop
-# launches a few kernels per time step (notebook 09: 322–1420× at 16384 × 1024).
+# launches a few kernels per time step (the README's Performance section: 322–1420× per call at
+# 16384 × 1024, results 11-30d).
 #
 # ## Exercises
 #
