@@ -27,7 +27,7 @@ def scan(a, b, reset, valid, initial=None, reverse=True):
     while k < T:
         a_l = F.pad(a[..., :-k], (k, 0), value=1.0)
         b_l = F.pad(b[..., :-k], (k, 0), value=0.0)
-        r_l = F.pad(r[..., :-k], (k, 0), value=False)
+        r_l = torch.cat([torch.zeros_like(r[..., :k]), r[..., :-k]], -1)  # (F.pad of a bool: inductor's CPU C++ fails)
         # behind a reset the steps before are selected away *before* the product: a NaN or Inf
         # there must not reach the gradient either (autograd's 0 * NaN through the unused branch)
         a_l, b_l = torch.where(r, 1.0, a_l), torch.where(r, 0.0, b_l)

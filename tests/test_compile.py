@@ -536,3 +536,23 @@ def test_cuda_graph_capture_float64():
     torch.cuda.synchronize()
     for o, e in zip(outs, fn(*fresh)):
         assert torch.equal(o, e)
+
+
+def test_inductor_compiles_the_torch_scan_time_major():
+    """The default backend (inductor; C++ on a CPU) on a time-major rollout wide enough to
+    vectorize. Every scan-based function runs the torch path's one ``scan``, which once held an
+    F.pad of a bool tensor that inductor's CPU code generation failed to compile (gae and
+    linear_scan here; the losses have no scan; compiling all eight took 43 s)."""
+    T, N = 40, 16
+    g = torch.Generator().manual_seed(0)
+    r, v, nv = (torch.randn(T, N, generator=g).to(DEVICE) for _ in range(3))
+    term, trunc, mask = ((torch.rand(T, N, generator=g) < p).to(DEVICE) for p in (0.1, 0.1, 0.9))
+
+    def scans(r, v, nv, term, trunc, mask):
+        return (rl.gae(r, v, next_values=nv, terminated=term, truncated=trunc, mask=mask, time_dim=0).advantages,
+                rl.linear_scan(v.abs(), r, mask=mask, time_dim=0))
+
+    torch._dynamo.reset()
+    compiled = torch.compile(scans, fullgraph=True)
+    for got, want in zip(compiled(r, v, nv, term, trunc, mask), scans(r, v, nv, term, trunc, mask)):
+        torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)

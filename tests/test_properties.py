@@ -15,7 +15,7 @@ from rltriton_lite import reference as ref
 from cases import Rollout
 from conftest import DEVICE, assert_close
 
-SETTINGS = settings(max_examples=30, deadline=None, derandomize=True,
+SETTINGS = settings(max_examples=15, deadline=None, derandomize=True,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                            HealthCheck.function_scoped_fixture])
 
