@@ -78,7 +78,17 @@ def check(name: str, fn: Callable) -> None:
     if not callable(fn):
         raise TypeError(f"check({name!r}, fn): fn must be a function, got {type(fn).__name__}")
     for case, args, kwargs, expected in ex.cases():
-        _compare(name, case, ex.run(fn, args, kwargs), expected)
+        try:
+            _compare(name, case, ex.run(fn, args, kwargs), expected)
+        except AssertionError as e:
+            if ex.kind != "kernel":
+                raise
+            raise AssertionError(f"{e}\n{TRITON_HINT}") from None
+
+
+TRITON_HINT = ("(In Triton, on blocks: &, |, ~ rather than and, or, not; tl.minimum, tl.maximum rather than "
+               "min, max; tl.where rather than if; flags as tl.load(...) != 0. Under the interpreter print(x) "
+               "shows a block.)")
 
 
 def attempt(name: str, fn: Callable | None) -> bool:

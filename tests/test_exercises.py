@@ -204,6 +204,7 @@ def test_wrong_answers_fail_with_a_message(name):
         with pytest.raises(AssertionError, match=rf"^{name}, .*(expected|got)") as e:
             exercises.check(name, fn)
         assert "elements wrong" in str(e.value) or "shape" in str(e.value), (what, str(e.value))
+        assert ("tl.minimum" in str(e.value)) == (exercises.catalog()[exercises.names().index(name)][2] == "kernel")
 
 
 def test_attempt_tells_a_starter_from_a_wrong_answer(capsys):
