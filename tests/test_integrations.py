@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 import torch
 
+from rltriton_lite import reference
 from rltriton_lite.integrations import cleanrl
 
 from conftest import DEVICE
@@ -92,3 +93,77 @@ def test_sb3_ppo_learns_the_same_with_either_buffer():
         model.learn(total_timesteps=128)
         params.append(torch.nn.utils.parameters_to_vector(model.policy.parameters()).detach())
     torch.testing.assert_close(params[1], params[0], rtol=1e-4, atol=1e-5)
+
+
+# ---- torchrl's functionals ---------------------------------------------------------------------
+from torchrl.objectives.value import functional as trl  # noqa: E402
+
+from rltriton_lite.integrations import torchrl as rlt  # noqa: E402
+
+
+def _torchrl_rollout(B, T, dtype, seed, one_network=True):
+    """[B, T, 1] tensors as torchrl keeps them; ``done`` true at terminations and truncations."""
+    g = torch.Generator().manual_seed(seed)
+    value = torch.randn(B, T + 1, 1, generator=g, dtype=dtype)
+    reward = torch.randn(B, T, 1, generator=g, dtype=dtype)
+    terminated = torch.rand(B, T, 1, generator=g) < 0.1
+    done = terminated | (torch.rand(B, T, 1, generator=g) < 0.1)
+    next_value = value[:, 1:].clone()
+    # at an episode end the next state is the episode's last, not the next row entry
+    next_value = torch.where(done, torch.randn(B, T, 1, generator=g, dtype=dtype), next_value)
+    if not one_network:
+        next_value = next_value + 0.1 * torch.randn(B, T, 1, generator=g, dtype=dtype)
+    return [x.to(DEVICE) for x in (value[:, :-1].contiguous(), next_value, reward, done, terminated)]
+
+
+# torchrl's float64 results carry float32 roundings (its discounts become float32 tensors): 1e-7
+# off the float64 loop, where ours is 1e-15 off (checked below against reference.py)
+@pytest.mark.parametrize("dtype,tol", [(torch.float32, 2e-5), (torch.float64, 2e-6)])
+def test_torchrl_gae_and_td_lambda(dtype, tol):
+    value, next_value, reward, done, terminated = _torchrl_rollout(3, 37, dtype, 1)
+    leaves = [x.requires_grad_() for x in (value, next_value, reward)]
+    ours = rlt.generalized_advantage_estimate(0.97, 0.9, value, next_value, reward, done, terminated)
+    theirs = trl.vec_generalized_advantage_estimate(0.97, 0.9, value, next_value, reward, done, terminated)
+    for a, b in zip(ours, theirs):
+        torch.testing.assert_close(a, b, rtol=tol, atol=tol)
+    if dtype == torch.float64:
+        n = lambda x: x.detach()[..., 0].cpu().numpy()  # noqa: E731
+        want, _ = reference.gae(n(reward), n(value), next_values=n(next_value), terminated=n(terminated),
+                                truncated=n(done & ~terminated), gamma=0.97, lambda_=0.9)
+        np.testing.assert_allclose(n(ours[0]), want, rtol=1e-12, atol=1e-12)
+    w = torch.randn_like(reward)
+    g_ours = torch.autograd.grad((ours[1] * w).sum(), leaves)
+    g_theirs = torch.autograd.grad((theirs[1] * w).sum(), leaves)
+    for a, b in zip(g_ours, g_theirs):
+        torch.testing.assert_close(a, b, rtol=tol, atol=tol)
+    ours = rlt.td_lambda_return_estimate(0.97, 0.9, next_value, reward, done, terminated)
+    theirs = trl.vec_td_lambda_return_estimate(0.97, 0.9, next_value, reward, done, terminated)
+    torch.testing.assert_close(ours, theirs, rtol=tol, atol=tol)
+    g_ours = torch.autograd.grad((ours * w).sum(), leaves[1:])
+    g_theirs = torch.autograd.grad((theirs * w).sum(), leaves[1:])
+    for a, b in zip(g_ours, g_theirs):
+        torch.testing.assert_close(a, b, rtol=tol, atol=tol)
+
+
+def test_torchrl_vtrace_with_one_network():
+    """Equal to torchrl's when next values are the values one step on, within episodes."""
+    value, next_value, reward, done, terminated = _torchrl_rollout(3, 37, torch.float64, 2)
+    g = torch.Generator().manual_seed(3)
+    log_pi, log_mu = (0.5 * torch.randn(3, 37, 1, generator=g, dtype=torch.float64).to(DEVICE) for _ in range(2))
+    ours = rlt.vtrace_advantage_estimate(0.97, log_pi, log_mu, value, next_value, reward, done, terminated,
+                                         rho_thresh=1.0, c_thresh=0.9)
+    theirs = trl.vtrace_advantage_estimate(0.97, log_pi, log_mu, value, next_value, reward, done, terminated,
+                                           rho_thresh=1.0, c_thresh=0.9)
+    for a, b in zip(ours, theirs):
+        torch.testing.assert_close(a, b, rtol=2e-6, atol=2e-6)
+
+
+def test_torchrl_vtrace_with_a_target_network_differs_by_design():
+    """With next values from another network the c-correction reads V'_t here, V_{t+1} there."""
+    value, next_value, reward, done, terminated = _torchrl_rollout(2, 20, torch.float64, 4, one_network=False)
+    zero = torch.zeros_like(reward)
+    ours = rlt.vtrace_advantage_estimate(0.97, zero, zero, value, next_value, reward, done, terminated)
+    theirs = trl.vtrace_advantage_estimate(0.97, zero, zero, value, next_value, reward, done, terminated)
+    assert not torch.allclose(ours[1], theirs[1])
+    # on-policy with lambda = 1 ours is the TD(1) return on next_value: what the docstring says
+    torch.testing.assert_close(ours[1], rlt.td_lambda_return_estimate(0.97, 1.0, next_value, reward, done, terminated))

@@ -4,5 +4,7 @@ Each submodule imports its library only when it is imported itself:
 
 * ``rltriton_lite.integrations.cleanrl``: ``gae`` with CleanRL ppo.py's names, shapes and done
   convention;
-* ``rltriton_lite.integrations.sb3``: ``RolloutBuffer`` for ``PPO(..., rollout_buffer_class=...)``.
+* ``rltriton_lite.integrations.sb3``: ``RolloutBuffer`` for ``PPO(..., rollout_buffer_class=...)``;
+* ``rltriton_lite.integrations.torchrl``: torchrl's value functionals (GAE, TD(λ), V-trace),
+  same signatures and results.
 """
