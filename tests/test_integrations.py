@@ -167,3 +167,39 @@ def test_torchrl_vtrace_with_a_target_network_differs_by_design():
     assert not torch.allclose(ours[1], theirs[1])
     # on-policy with lambda = 1 ours is the TD(1) return on next_value: what the docstring says
     torch.testing.assert_close(ours[1], rlt.td_lambda_return_estimate(0.97, 1.0, next_value, reward, done, terminated))
+
+
+def _tensordict_rollout(B=4, T=50, seed=5):
+    from tensordict import TensorDict
+
+    g = torch.Generator().manual_seed(seed)
+    terminated = torch.rand(B, T, 1, generator=g) < 0.05
+    done = terminated | (torch.rand(B, T, 1, generator=g) < 0.05)
+    return TensorDict({"obs": torch.randn(B, T, 3, generator=g),
+                       "next": {"obs": torch.randn(B, T, 3, generator=g), "reward": torch.randn(B, T, 1, generator=g),
+                                "done": done, "terminated": terminated}}, [B, T])
+
+
+@pytest.mark.parametrize("name", ["GAE", "TDLambdaEstimator"])
+def test_torchrl_estimators_replace_torchrl_s(name, monkeypatch):
+    """Same constructor arguments and keys, the same advantage and value target, in the module
+    a torchrl PPO loop calls, computed by the drop-in; torchrl's own module is untouched after."""
+    from tensordict.nn import TensorDictModule
+    from torchrl.objectives import value as trv
+
+    calls = []
+    for key, fn in list(rlt._DROP_INS.items()):
+        monkeypatch.setitem(rlt._DROP_INS, key, lambda *a, _fn=fn, **k: calls.append(1) or _fn(*a, **k))
+
+    torch.manual_seed(0)
+    critic = TensorDictModule(torch.nn.Linear(3, 1), in_keys=["obs"], out_keys=["state_value"])
+    kw = dict(gamma=0.98, lmbda=0.94, value_network=critic)
+    data = _tensordict_rollout()
+    ours, theirs = getattr(rlt, name)(**kw)(data.clone()), getattr(trv, name)(**kw)(data.clone())
+    keys = ["advantage", "value_target"] if name == "GAE" else ["value_target"]
+    for k in keys:
+        torch.testing.assert_close(ours[k], theirs[k], rtol=2e-5, atol=2e-5)
+    assert len(calls) == 1  # the drop-in computed ours
+    assert trl.vec_generalized_advantage_estimate.__module__.startswith("torchrl")
+    from torchrl.objectives.value import advantages
+    assert advantages.vec_generalized_advantage_estimate is trl.vec_generalized_advantage_estimate

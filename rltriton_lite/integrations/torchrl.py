@@ -1,8 +1,11 @@
-"""torchrl's value functionals, same signatures and results, each one call::
+"""torchrl's value functionals, same signatures and results, each one call, and its GAE and TD(λ)
+estimator modules with their recursions replaced by those calls::
 
     from rltriton_lite.integrations import torchrl as rlt
     advantage, value_target = rlt.generalized_advantage_estimate(gamma, lmbda, value, next_value,
                                                                  reward, done, terminated)
+    advantage_module = rlt.GAE(gamma=0.99, lmbda=0.95, value_network=critic)  # torchrl's arguments
+    advantage_module(tensordict_data)                                        # torchrl's keys
 
 torchrl's conventions: tensors are ``[*B, T, *F]`` with time at ``time_dim`` (-2); ``done`` and
 ``terminated`` are the *next* step's flags (the episode ended after step t), ``done`` also true
@@ -18,18 +21,27 @@ episodes (values from one network), and differ by design with a target network's
 """
 from __future__ import annotations
 
+import contextlib
+import threading
+
 import torch
+from torchrl.objectives.value import advantages as _advantages
 
 from ..returns import gae, td_lambda
 from ..vtrace import vtrace
 
 __all__ = ["generalized_advantage_estimate", "vec_generalized_advantage_estimate", "td_lambda_return_estimate",
-           "vec_td_lambda_return_estimate", "vtrace_advantage_estimate"]
+           "vec_td_lambda_return_estimate", "vtrace_advantage_estimate", "GAE", "TDLambdaEstimator"]
 
 
 def _flags(done, terminated):
     terminated = done if terminated is None else terminated
     return terminated, done & ~terminated
+
+
+def _number(x):
+    """torchrl keeps gamma and lambda as one-element tensors: read once, as numbers."""
+    return float(x) if isinstance(x, torch.Tensor) and x.numel() == 1 else x
 
 
 def generalized_advantage_estimate(gamma, lmbda, state_value, next_state_value, reward, done, terminated=None, *,
@@ -38,7 +50,7 @@ def generalized_advantage_estimate(gamma, lmbda, state_value, next_state_value, 
     broadcastable to ``reward``."""
     term, trunc = _flags(done, terminated)
     out = gae(reward, state_value, next_values=next_state_value, terminated=term, truncated=trunc,
-              gamma=gamma, lambda_=lmbda, time_dim=time_dim)
+              gamma=_number(gamma), lambda_=_number(lmbda), time_dim=time_dim)
     return out.advantages, out.returns
 
 
@@ -52,8 +64,8 @@ def td_lambda_return_estimate(gamma, lmbda, next_state_value, reward, done, term
     if rolling_gamma is False:
         raise ValueError("rolling_gamma=False is not supported: a gamma tensor is each step's own discount")
     term, trunc = _flags(done, terminated)
-    return td_lambda(reward, next_state_value, gamma=gamma, lambda_=lmbda, terminated=term, truncated=trunc,
-                     time_dim=time_dim)
+    return td_lambda(reward, next_state_value, gamma=_number(gamma), lambda_=_number(lmbda), terminated=term,
+                     truncated=trunc, time_dim=time_dim)
 
 
 vec_td_lambda_return_estimate = td_lambda_return_estimate
@@ -66,6 +78,49 @@ def vtrace_advantage_estimate(gamma, log_pi, log_mu, state_value, next_state_val
     term, trunc = _flags(done, terminated)
     rho_bar, c_bar = (float(x) if isinstance(x, torch.Tensor) else x for x in (rho_thresh, c_thresh))
     out = vtrace((log_pi - log_mu).detach(), reward, state_value, next_values=next_state_value, terminated=term,
-                 truncated=trunc, gamma=gamma, lambda_=1.0, rho_bar=rho_bar, c_bar=c_bar, pg_rho_bar=rho_bar,
+                 truncated=trunc, gamma=_number(gamma), lambda_=1.0, rho_bar=rho_bar, c_bar=c_bar, pg_rho_bar=rho_bar,
                  time_dim=time_dim)
     return out.pg_advantages, out.vs
+
+
+# torchrl's estimators call its functionals by their module-level names: while one of these
+# modules runs, the names point at the drop-ins above (whose results are torchrl's).
+_DROP_INS = {"generalized_advantage_estimate": generalized_advantage_estimate,
+             "vec_generalized_advantage_estimate": generalized_advantage_estimate,
+             "td_lambda_return_estimate": td_lambda_return_estimate,
+             "vec_td_lambda_return_estimate": td_lambda_return_estimate}
+_LOCK = threading.RLock()
+
+
+@contextlib.contextmanager
+def _drop_ins():
+    with _LOCK:
+        saved = {name: getattr(_advantages, name) for name in _DROP_INS}
+        for name, fn in _DROP_INS.items():
+            setattr(_advantages, name, fn)
+        try:
+            yield
+        finally:
+            for name, fn in saved.items():
+                setattr(_advantages, name, fn)
+
+
+class GAE(_advantages.GAE):
+    """torchrl's ``GAE`` (same constructor, keys and options), its recursion one call of
+    :func:`rltriton_lite.gae`."""
+
+    def forward(self, *args, **kwargs):
+        with _drop_ins():
+            return super().forward(*args, **kwargs)
+
+    def value_estimate(self, *args, **kwargs):
+        with _drop_ins():
+            return super().value_estimate(*args, **kwargs)
+
+
+class TDLambdaEstimator(_advantages.TDLambdaEstimator):
+    """torchrl's ``TDLambdaEstimator``, its recursion one call of :func:`rltriton_lite.td_lambda`."""
+
+    def value_estimate(self, *args, **kwargs):
+        with _drop_ins():
+            return super().value_estimate(*args, **kwargs)
