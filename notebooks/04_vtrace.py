@@ -126,7 +126,11 @@ def vtrace_as_scan(log_rhos, r, v, nv, gamma, lam, terminated, truncated, rho_ba
     pg = rho_pg * (r + np.where(terminated, 0.0, gamma * (lam * follow + (1 - lam) * nv)) - v)
     return vs, pg
 
+# %% [markdown]
+# The check, on 3 rows × 40 random steps with terminations, truncations and all three clips
+# ($\bar\rho = 1.2$, $\bar c = 0.9$, $\bar\rho_{pg} = 1.5$):
 
+# %%
 LR, R, V, NV = (rng.normal(size=(3, 40)) for _ in range(4))
 TERM = rng.random((3, 40)) < 0.1
 TRUNC = (rng.random((3, 40)) < 0.1) & ~TERM
@@ -199,6 +203,10 @@ gamma = torch.rand(B, T, device=DEVICE) * 0.1 + 0.9  # a per-step discount
 lam = torch.rand(B, T, device=DEVICE) * 0.5 + 0.5    # a per-step λ
 kw = dict(rho_bar=1.2, c_bar=0.9, pg_rho_bar=1.5)
 
+# %% [markdown]
+# The kernel and the loop on that rollout; padded steps must come out as 0:
+
+# %%
 vs, pg = rl.vtrace(lr_, r, v, gamma=gamma, lambda_=lam, terminated=term, truncated=trunc, next_values=nv,
                    mask=mask, backend=KERNEL, **kw)
 e_vs, e_pg = reference.vtrace(n(lr_), n(r), n(v), gamma=n(gamma), lambda_=n(lam), terminated=n(term),
@@ -207,7 +215,10 @@ np.testing.assert_allclose(n(vs), e_vs, rtol=1e-5, atol=1e-5)
 np.testing.assert_allclose(n(pg), e_pg, rtol=1e-5, atol=1e-5)
 assert (vs[~mask] == 0).all() and (pg[~mask] == 0).all()
 
-# the same data as a time-major (T, B) buffer: read through strides
+# %% [markdown]
+# The same data as a time-major (T, B) buffer, which the kernel reads through strides:
+
+# %%
 tm = lambda x: x.t().contiguous()  # noqa: E731
 vs_tm, pg_tm = rl.vtrace(tm(lr_), tm(r), tm(v), gamma=tm(gamma), lambda_=tm(lam), terminated=tm(term),
                          truncated=tm(trunc), next_values=tm(nv), mask=tm(mask), time_dim=0, backend=KERNEL,
@@ -215,7 +226,10 @@ vs_tm, pg_tm = rl.vtrace(tm(lr_), tm(r), tm(v), gamma=tm(gamma), lambda_=tm(lam)
 np.testing.assert_allclose(n(vs_tm).T, e_vs, rtol=1e-5, atol=1e-5)
 np.testing.assert_allclose(n(pg_tm).T, e_pg, rtol=1e-5, atol=1e-5)
 
-# without next_values: V'_t = values[t+1], and bootstrap_value after the last step
+# %% [markdown]
+# Without `next_values`: $V'_t$ is `values[t+1]`, and `bootstrap_value` follows the last step:
+
+# %%
 boot = torch.randn(B, device=DEVICE)
 vs_b, pg_b = rl.vtrace(lr_, r, v, gamma=0.95, terminated=term, bootstrap_value=boot, backend=KERNEL)
 e_vs_b, e_pg_b = reference.vtrace(n(lr_), n(r), n(v), gamma=0.95, terminated=n(term), bootstrap_value=n(boot))
@@ -274,7 +288,10 @@ def paper_pg(vs, log_rhos, r, v, nv, gamma, term, trunc, pg_rho_bar):
     rho_pg = torch.clamp(log_rhos.exp(), max=pg_rho_bar)
     return rho_pg * (r + gamma * torch.where(term, 0.0, vs_next) - v), rho_pg, vs_next, done
 
+# %% [markdown]
+# At λ = 1 and λ = 0.5, the package's advantage minus the paper's against the predicted gap:
 
+# %%
 for lam_ in (1.0, 0.5):
     vs_l, pg_l = rl.vtrace(lr_, r, v, gamma=gamma, lambda_=lam_, terminated=term, truncated=trunc, next_values=nv,
                            backend=KERNEL, **kw)
@@ -287,7 +304,11 @@ for lam_ in (1.0, 0.5):
     else:
         assert gap.abs().max() > 0.1  # a real difference, exactly the (1 − λ) term
 
-# on-policy, λ = 0: the package's advantage is the one-step TD error, the paper's a two-step one
+# %% [markdown]
+# On-policy at λ = 0 the gap is a whole step: the package's advantage is the one-step TD error,
+# the paper's a two-step one:
+
+# %%
 on = rl.vtrace(zero, r, v, gamma=0.9, lambda_=0.0, next_values=nv, backend=KERNEL)  # no episode ends but the window's
 one_step = r + 0.9 * nv - v
 two_step = torch.cat([r[:, :-1] + 0.9 * r[:, 1:] + 0.81 * nv[:, 1:] - v[:, :-1], one_step[:, -1:]], 1)
@@ -368,7 +389,11 @@ def pi_clipped(rho_bar):
     w = np.minimum(rho_bar * mu, pi)
     return w / w.sum()
 
+# %% [markdown]
+# A batch of μ's rollouts (1024 rows × 100 steps), and the mean correction `vs` − V that V-trace
+# applies to a critic that says V everywhere:
 
+# %%
 actions = rng.random((1024, 100)) < mu[1]  # μ's actions: True is action 1
 r_mu = torch.tensor(r_a[actions.astype(int)], device=DEVICE)
 log_rhos_mu = torch.tensor(np.log(pi / mu)[actions.astype(int)], device=DEVICE)
@@ -380,7 +405,10 @@ def mean_correction(V, rho_bar):
     vs = rl.vtrace(log_rhos_mu, r_mu, v, next_values=v, gamma=g1, rho_bar=rho_bar, backend="torch").vs
     return float((vs - v).mean())
 
+# %% [markdown]
+# For $\bar\rho = 1$ and $\bar\rho = 4$: where the correction vanishes, and what it does at $V^\pi$:
 
+# %%
 print(f"V^pi = {value_of(pi):.2f}, V^mu = {value_of(mu):.2f}")
 for rho_bar in (1.0, 4.0):
     target = value_of(pi_clipped(rho_bar))

@@ -164,6 +164,10 @@ out = rl.ppo_clip_loss(log_probs, old_log_probs, adv, epsilon=0.2, normalize_adv
                        backend=KERNEL)                                             # the reduction
 print(out)
 
+# %% [markdown]
+# The same pipeline in float64 NumPy, `reference.gae` then `reference.ppo_clip_loss`, must agree:
+
+# %%
 e_adv, e_ret = reference.gae(n(rewards), n(values), gamma=0.99, lambda_=0.95, terminated=n(term),
                              bootstrap_value=n(boot))
 e_loss, e_clip, e_kl = reference.ppo_clip_loss(n(log_probs), n(old_log_probs), e_adv, epsilon=0.2,
@@ -332,6 +336,11 @@ mask[0, :9] = False   # left padding (a prompt)
 mask[1, -6:] = False  # right padding
 old_p, lp_p, advs_p = (torch.where(mask, x, torch.nan) for x in (old, lp, advs))
 
+# %% [markdown]
+# Five settings against the reference; for `reduction="none"` the per-element losses must also be
+# 0 on padding and sum to the `"sum"` reduction:
+
+# %%
 for kw in (dict(), dict(epsilon=(0.2, 0.28)), dict(normalize_advantages=True),
            dict(reduction="sum", epsilon=0.1), dict(reduction="none", normalize_advantages=True, epsilon=(0.1, 0.3))):
     got = rl.ppo_clip_loss(lp_p, old_p, advs_p, mask=mask, backend=KERNEL, **kw)

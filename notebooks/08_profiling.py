@@ -430,7 +430,11 @@ SIZES = ([(16, 128), (4096, 128), (1024, 1024), (16384, 1024), (64, 16384)] if D
          else [(2, 16), (4, 32), (8, 64)])
 GPU = DEVICE == "cuda"
 
+# %% [markdown]
+# `show` plots one sweep: time per call against the number of elements, and on a GPU the achieved
+# bandwidth and the % of the floor beside it:
 
+# %%
 def show(rows, title):
     fig, axes = plt.subplots(1, 3 if GPU else 1, figsize=(14 if GPU else 5, 3.2), squeeze=False)
     axes = axes[0]
@@ -454,7 +458,10 @@ def show(rows, title):
     plt.tight_layout()
     plt.show()
 
+# %% [markdown]
+# `run` sweeps and redraws into one output area, keeping the rows it timed in `last`:
 
+# %%
 out = w.Output()
 last = {}
 
@@ -466,7 +473,11 @@ def run(algorithm, dtype, impls):
         out.clear_output(wait=True)
         show(rows, f"{algorithm}, {dtype}, {DEVICE}")
 
+# %% [markdown]
+# The dashboard: pick an algorithm, a dtype and the implementations, then press "sweep". It runs
+# once with the defaults:
 
+# %%
 controls = dict(
     algorithm=w.Dropdown(options=list(profile.ops()), value="gae"),
     dtype=w.Dropdown(options=["float32", "bfloat16"] if GPU else ["float32"], value="float32"),

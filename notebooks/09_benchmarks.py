@@ -44,6 +44,10 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.ticker import FuncFormatter
 
+# %% [markdown]
+# The committed results, one line each:
+
+# %%
 ROOT = os.path.abspath(os.path.join(os.getcwd(), "..")) if os.path.basename(os.getcwd()) == "notebooks" else os.getcwd()
 files = sorted(glob.glob(os.path.join(ROOT, "benchmarks", "results", "*.json")))
 assert files, "no committed benchmark results"
@@ -52,12 +56,21 @@ for f, res in zip(files, results):
     print(f"{os.path.basename(f)}: {res['gpu']}, {res['date']}, copy bandwidth {res['copy_bandwidth_Bps'] / 1e12:.2f} TB/s")
     print(f"   {res['command']}  ({len(res['rows'])} rows)")
 
+# %% [markdown]
+# The newest is the one this notebook plots; every row's % floor is checked against its definition:
+
+# %%
 newest = max(range(len(files)), key=lambda i: (results[i]["date"], files[i]))
 res, RUN = results[newest], os.path.basename(files[newest])[:-len(".json")]
 rows = res["rows"]
 for r in rows:  # the harness's % floor is floor / do_bench ms, for every row
     assert r["floor_ms"] > 0 and r["ms"] > 0 and abs(r["pct_floor"] - 100 * r["floor_ms"] / r["ms"]) < 1e-6, r
 
+# %% [markdown]
+# What the three charts share: the dtype, the passes and shapes in the run, one colour per shape,
+# and our rows indexed by case:
+
+# %%
 DTYPE = "float32"
 PASSES = [p for p in ("fwd", "fwd+bwd") if any(r["pass"] == p for r in rows)]
 OURS = [r for r in rows if r["impl"] == "rltriton_lite" and r["dtype"] == DTYPE]
@@ -71,6 +84,7 @@ key = lambda r: (r["algorithm"], r["B"], r["T"], r["dtype"], r["pass"])
 ours_by = {key(r): r for r in OURS}
 figures = {}  # question -> figure, checked at the end
 
+# %%
 print(f"\nplotting {RUN}: {len(rows)} rows, dtypes {sorted({r['dtype'] for r in rows})}, passes {PASSES}, "
       f"shapes {[shape_name(s) for s in SHAPES]}")
 missing = [s for s in res.get("command", "").replace(",", " ").split() if "x" in s and s.replace("x", "").isdigit()
@@ -78,7 +92,11 @@ missing = [s for s in res.get("command", "").replace(",", " ").split() if "x" in
 if missing:
     print(f"shapes in the command with no rows in the file (not plotted): {missing}")
 
+# %% [markdown]
+# Every figure is checked before it is shown (at most 1,200 px wide; every axis names the dtype,
+# the pass and its units, and has a legend); `finish_figure` titles, checks and shows it:
 
+# %%
 def check_figure(fig, *needles):
     """≤ 1,200 px wide, and every axis states the dtype and the pass, units and a legend."""
     width_px = fig.get_size_inches()[0] * fig.dpi
@@ -93,6 +111,41 @@ def check_figure(fig, *needles):
     print(f"figure: {width_px:.0f} × {fig.get_size_inches()[1] * fig.dpi:.0f} px")
 
 
+def finish_figure(fig, name, title, needle):
+    """Title the figure, keep it for the final check, check it and show it."""
+    fig.suptitle(title)
+    figures[name] = fig
+    check_figure(fig, needle, DTYPE)
+    plt.show()
+
+# %% [markdown]
+# The styling the charts repeat: bars grouped by shape, a log axis labelled in % or ×, and a
+# panel's title, axis labels and legend.
+
+# %%
+def shape_bars(ax, slots, values, j, shapes, labels, horizontal=False, **label_kw):
+    """Bar j of len(shapes) in each slot's group, coloured and named by shape j, each labelled."""
+    size = 0.8 / len(shapes)
+    pos = [i + (j - (len(shapes) - 1) / 2) * size for i in slots]
+    draw = ax.barh if horizontal else ax.bar
+    bars = draw(pos, values, size, color=SHAPE_COLOR[shapes[j]], label=shape_name(shapes[j]))
+    ax.bar_label(bars, labels=labels, **label_kw)
+
+
+def log_axis(ax, which, unit):
+    """A log scale whose ticks read 100 %, 10×, ..."""
+    getattr(ax, f"set_{which}scale")("log")
+    getattr(ax, f"{which}axis").set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}{unit}"))
+
+
+def label_panel(ax, title, xlabel, ylabel, legend=None):
+    """A panel's title and axis labels, and its legend when `legend` holds its options."""
+    ax.set_title(title)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    if legend is not None:
+        ax.legend(**legend)
+
 # %% [markdown]
 # ## 1. How close to the memory floor?
 #
@@ -102,36 +155,34 @@ def check_figure(fig, *needles):
 # far below the floor; the dashed line is 100 %.
 
 # %%
-fig, axes = plt.subplots(len(PASSES), 1, figsize=(11, 3.6 * len(PASSES)), dpi=100, squeeze=False,
-                         layout="constrained")
 pct = {}  # (algorithm, shape, pass) -> % floor by GPU time
-width = 0.8 / len(SHAPES)
-for ax, p in zip(axes[:, 0], PASSES):
-    for j, s in enumerate(SHAPES):
-        xs, ys = [], []
-        for i, a in enumerate(ALGS):
+for p in PASSES:
+    for s in SHAPES:
+        for a in ALGS:
             r = ours_by.get((a, *s, DTYPE, p))
             if r is not None and r["kernel_ms"]:
                 pct[a, s, p] = 100 * r["floor_ms"] / r["kernel_ms"]
-                xs.append(i + (j - (len(SHAPES) - 1) / 2) * width)
-                ys.append(pct[a, s, p])
-        bars = ax.bar(xs, ys, width, color=SHAPE_COLOR[s], label=shape_name(s))
-        ax.bar_label(bars, labels=[f"{v:.0f}" if v >= 10 else f"{v:.2g}" for v in ys], fontsize=7, padding=1)
+
+# %% [markdown]
+# Drawn from `pct`, one panel per pass:
+
+# %%
+fig, axes = plt.subplots(len(PASSES), 1, figsize=(11, 3.6 * len(PASSES)), dpi=100, squeeze=False,
+                         layout="constrained")
+for ax, p in zip(axes[:, 0], PASSES):
+    for j, s in enumerate(SHAPES):
+        slots = [i for i, a in enumerate(ALGS) if (a, s, p) in pct]
+        ys = [pct[ALGS[i], s, p] for i in slots]
+        shape_bars(ax, slots, ys, j, SHAPES, [f"{v:.0f}" if v >= 10 else f"{v:.2g}" for v in ys], fontsize=7, padding=1)
     ax.axhline(100, color="k", ls="--", lw=1, label="the floor (100 %)")
-    ax.set_yscale("log")
+    log_axis(ax, "y", " %")
     ax.set_ylim(min(pct.values()) / 3, max(200, *pct.values()) * 3)
-    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g} %"))
     ax.set_xticks(range(len(ALGS)), ALGS)
-    ax.set_ylabel("% of memory floor (floor ÷ GPU time, %)")
-    ax.set_xlabel("algorithm (shape = rows × steps)")
-    ax.set_title(f"{DTYPE}, {p}")
+    label_panel(ax, f"{DTYPE}, {p}", "algorithm (shape = rows × steps)", "% of memory floor (floor ÷ GPU time, %)")
 fig.legend(*axes[0, 0].get_legend_handles_labels(), title="shape (rows × steps)", fontsize=8,
            ncols=len(SHAPES) + 1, loc="outside lower center")
-fig.suptitle(f"How close to the memory floor? rltriton_lite, {DTYPE}, {' and '.join(PASSES)} "
-             f"({res['gpu']}, {res['date']}, copy {res['copy_bandwidth_Bps'] / 1e12:.2f} TB/s)")
-figures["floor"] = fig
-check_figure(fig, "floor", DTYPE)
-plt.show()
+finish_figure(fig, "floor", f"How close to the memory floor? rltriton_lite, {DTYPE}, {' and '.join(PASSES)} "
+              f"({res['gpu']}, {res['date']}, copy {res['copy_bandwidth_Bps'] / 1e12:.2f} TB/s)", "floor")
 
 # %%
 assert pct and all(v > 0 for v in pct.values())
@@ -175,44 +226,44 @@ print(f"{len(speedups)} (peer, case) pairs, {unmatched} peer rows without a matc
       f"peers with no GPU time in some rows: {no_gpu}")
 assert speedups and all(np.isfinite(s["x"]) and s["x"] > 0 for s in speedups)
 
+# %% [markdown]
+# One row per (algorithm, peer) pair with a case in the pass, and in each row one bar per shape
+# that has a speed-up:
+
+# %%
 pairs = {p: [(a, q) for a in ALGS for q in peers if any(s["algorithm"] == a and s["peer"] == q and s["pass_"] == p
                                                          for s in speedups)] for p in PASSES}
 PEER_SHAPES = [s for s in SHAPES if any(x["shape"] == s for x in speedups)]
+peer_bars = {}  # (pass, shape) -> (the rows of pairs[pass] with a speed-up at that shape, the speed-ups)
+for p in PASSES:
+    for s in PEER_SHAPES:
+        hits = [(i, [x["x"] for x in speedups if (x["algorithm"], x["peer"], x["shape"], x["pass_"]) == (a, q, s, p)])
+                for i, (a, q) in enumerate(pairs[p])]
+        peer_bars[p, s] = ([i for i, hit in hits if hit], [hit[0] for _, hit in hits if hit])
+
+# %%
 fig, axes = plt.subplots(len(PASSES), 1, figsize=(11, 1.2 + 0.27 * sum(len(v) for v in pairs.values()) + 1.2 * len(PASSES)),
                          dpi=100, squeeze=False, layout="constrained",
                          gridspec_kw=dict(height_ratios=[max(len(pairs[p]), 1) + 3 for p in PASSES]))
-height = 0.8 / len(PEER_SHAPES)
 n_bars = 0
 for ax, p in zip(axes[:, 0], PASSES):
     for j, s in enumerate(PEER_SHAPES):
-        ys, xs = [], []
-        for i, (a, q) in enumerate(pairs[p]):
-            hit = [x["x"] for x in speedups if (x["algorithm"], x["peer"], x["shape"], x["pass_"]) == (a, q, s, p)]
-            if hit:
-                ys.append(i + (j - (len(PEER_SHAPES) - 1) / 2) * height)
-                xs.append(hit[0])
-        bars = ax.barh(ys, xs, height, color=SHAPE_COLOR[s], label=shape_name(s))
-        ax.bar_label(bars, labels=[fmt_x(x) for x in xs], fontsize=6, padding=2)
+        ys, xs = peer_bars[p, s]
+        shape_bars(ax, ys, xs, j, PEER_SHAPES, [fmt_x(x) for x in xs], horizontal=True, fontsize=6, padding=2)
         n_bars += len(xs)
     for i in range(1, len(pairs[p])):  # a rule between algorithms
         if pairs[p][i][0] != pairs[p][i - 1][0]:
             ax.axhline(i - 0.5, color="0.8", lw=0.8)
     ax.axvline(1, color="k", ls="--", lw=1, label="1× (as fast)")
-    ax.set_xscale("log")
+    log_axis(ax, "x", "×")
     ax.set_xlim(0.3, 8 * max(x["x"] for x in speedups if x["pass_"] == p))
-    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}×"))
     ax.set_yticks(range(len(pairs[p])), [f"{a} vs {q}" for a, q in pairs[p]], fontsize=8)
     ax.set_ylim(len(pairs[p]) - 0.5, -0.5)
-    ax.set_xlabel("speed-up = peer's wall time per call ÷ ours (×, log scale)")
-    ax.set_ylabel("algorithm vs peer")
-    ax.set_title(f"{DTYPE}, {p}")
-    ax.legend(title="shape", fontsize=8, loc="lower right")
-fig.suptitle(f"How much faster than each peer? Wall time per call, host included, {DTYPE} "
-             f"({res['gpu']}, {res['date']})")
-figures["peers"] = fig
+    label_panel(ax, f"{DTYPE}, {p}", "speed-up = peer's wall time per call ÷ ours (×, log scale)",
+                "algorithm vs peer", legend=dict(title="shape", fontsize=8, loc="lower right"))
 assert n_bars == sum(1 for s in speedups if s["shape"] in PEER_SHAPES)  # every pair drawn, nothing else
-check_figure(fig, "faster", DTYPE)
-plt.show()
+finish_figure(fig, "peers", f"How much faster than each peer? Wall time per call, host included, {DTYPE} "
+              f"({res['gpu']}, {res['date']})", "faster")
 
 # %%
 for p in PASSES:
@@ -246,43 +297,52 @@ RL_SHAPES = [s for s in [(4096, 128), (64, 16384)] if s in SHAPES]
 assert RL_SHAPES, "the result has none of the RL shapes"
 anchor_rows = {(r["impl"], r["B"], r["T"], r["pass"]): r for r in rows if r["impl"] in ANCHORS and r["dtype"] == DTYPE}
 HEAD_ANCHOR = {"fwd": "bare_triton_launch", "fwd+bwd": "minimal_autograd_fn"}
-fig, axes = plt.subplots(len(PASSES), len(RL_SHAPES), figsize=(11, 3.9 * len(PASSES)), dpi=100, squeeze=False,
-                         sharey=True, layout="constrained")
+panels = {}  # (pass, shape) -> the panel's (label, row)s: our algorithms, then the anchors
 wall_gpu = {}  # (algorithm, shape, pass) -> (wall µs, GPU µs)
-for row, p in enumerate(PASSES):
-    for col, s in enumerate(RL_SHAPES):
-        ax = axes[row, col]
+for p in PASSES:
+    for s in RL_SHAPES:
         cases = [(a, ours_by[(a, *s, DTYPE, p)]) for a in ALGS if (a, *s, DTYPE, p) in ours_by]
         cases += [(f"{ANCHORS[i]}\n({anchor_rows[(i, *s, p)]['algorithm']})", anchor_rows[(i, *s, p)])
                   for i in ANCHORS if (i, *s, p) in anchor_rows]
-        n_ours = sum(1 for a, _ in cases if a in ALGS)
-        wall = [r["full_call_us"] for _, r in cases]
-        gpu = [1e3 * r["kernel_ms"] for _, r in cases]
-        for a, w, g in zip([a for a, _ in cases][:n_ours], wall, gpu):
-            wall_gpu[a, s, p] = (w, g)
-        x = np.arange(len(cases))
-        hatch = [None] * n_ours + ["//"] * (len(cases) - n_ours)
-        for dx, vals, color, label in [(-0.2, wall, "tab:orange", "wall time per call (host included)"),
-                                       (0.2, gpu, "tab:blue", "GPU time (CUDA-graph replay)")]:
-            bars = ax.bar(x + dx, vals, 0.4, color=color, label=label, hatch=hatch, edgecolor="white")
-            ax.bar_label(bars, fmt="%.3g", fontsize=7, padding=2, rotation=90)
-        head = anchor_rows.get((HEAD_ANCHOR.get(p), *s, p))
-        if head is not None:
-            ax.axhline(head["full_call_us"], color="k", ls="--", lw=1,
-                       label=f"{ANCHORS[HEAD_ANCHOR[p]]}, wall ({head['full_call_us']:.3g} µs)")
-        ax.set_yscale("log")
-        ax.set_xticks(x, [a for a, _ in cases], rotation=35, ha="right", fontsize=7)
-        ax.set_title(f"{shape_name(s)}, {DTYPE}, {p}")
-        ax.set_ylabel("time per call (µs, log scale)" if col == 0 else "")
-        ax.set_xlabel("algorithm (hatched: anchors)")
-        ax.legend(fontsize=7, loc="upper left")
+        panels[p, s] = cases
+        for a, r in cases:
+            if a in ALGS:
+                wall_gpu[a, s, p] = (r["full_call_us"], 1e3 * r["kernel_ms"])
+
+# %% [markdown]
+# `wall_and_gpu_bars` draws one panel: a wall-time and a GPU-time bar per case, the anchors hatched,
+# and the dashed line at the anchor's wall time.
+
+# %%
+def wall_and_gpu_bars(ax, cases, head, head_name):
+    n_ours = sum(1 for a, _ in cases if a in ALGS)
+    x = np.arange(len(cases))
+    wall = [r["full_call_us"] for _, r in cases]
+    gpu = [1e3 * r["kernel_ms"] for _, r in cases]
+    hatch = [None] * n_ours + ["//"] * (len(cases) - n_ours)
+    for dx, vals, color, label in [(-0.2, wall, "tab:orange", "wall time per call (host included)"),
+                                   (0.2, gpu, "tab:blue", "GPU time (CUDA-graph replay)")]:
+        bars = ax.bar(x + dx, vals, 0.4, color=color, label=label, hatch=hatch, edgecolor="white")
+        ax.bar_label(bars, fmt="%.3g", fontsize=7, padding=2, rotation=90)
+    if head is not None:
+        ax.axhline(head["full_call_us"], color="k", ls="--", lw=1,
+                   label=f"{head_name}, wall ({head['full_call_us']:.3g} µs)")
+    ax.set_yscale("log")
+    ax.set_xticks(x, [a for a, _ in cases], rotation=35, ha="right", fontsize=7)
+
+# %%
+fig, axes = plt.subplots(len(PASSES), len(RL_SHAPES), figsize=(11, 3.9 * len(PASSES)), dpi=100, squeeze=False,
+                         sharey=True, layout="constrained")
+for row, p in enumerate(PASSES):
+    for col, s in enumerate(RL_SHAPES):
+        ax, head = axes[row, col], anchor_rows.get((HEAD_ANCHOR.get(p), *s, p))
+        wall_and_gpu_bars(ax, panels[p, s], head, ANCHORS.get(HEAD_ANCHOR.get(p)))
+        label_panel(ax, f"{shape_name(s)}, {DTYPE}, {p}", "algorithm (hatched: anchors)",
+                    "time per call (µs, log scale)" if col == 0 else "", legend=dict(fontsize=7, loc="upper left"))
 top = max(v for ax in axes.flat for c in ax.containers for v in c.datavalues)
 axes[0, 0].set_ylim(top=top * 12)  # room for the legends
-fig.suptitle(f"Wall versus GPU time per call, rltriton_lite, {DTYPE}, {' and '.join(PASSES)} "
-             f"({res['gpu']}, {res['date']})")
-figures["wall"] = fig
-check_figure(fig, "Wall versus GPU", DTYPE)
-plt.show()
+finish_figure(fig, "wall", f"Wall versus GPU time per call, rltriton_lite, {DTYPE}, {' and '.join(PASSES)} "
+              f"({res['gpu']}, {res['date']})", "Wall versus GPU")
 
 # %%
 assert wall_gpu and all(w > 0 and g > 0 for w, g in wall_gpu.values())

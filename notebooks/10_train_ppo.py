@@ -76,7 +76,10 @@ class Agent(nn.Module):
             action = probs.sample()
         return action, probs.log_prob(action), probs.entropy(), self.critic(x)
 
+# %% [markdown]
+# `n` CartPoles stepped together (four in the runs below), resetting as CleanRL expects:
 
+# %%
 def make_envs(n, seed):
     # gymnasium 1.x: SAME_STEP autoreset gives CleanRL's semantics (the observation after an
     # episode's end is the next episode's first)
@@ -116,6 +119,10 @@ def cleanrl_policy_loss(newlogprob, oldlogprob, mb_advantages, clip_coef):
     return torch.max(pg_loss1, pg_loss2).mean()
 
 
+# %% [markdown]
+# The package's two replacements, with the same signatures:
+
+# %%
 def rltriton_gae(rewards, values, dones, next_value, next_done, gamma, gae_lambda):
     return cleanrl.gae(rewards, values, dones, next_value, next_done, gamma=gamma, gae_lambda=gae_lambda)
 
@@ -123,53 +130,78 @@ def rltriton_gae(rewards, values, dones, next_value, next_done, gamma, gae_lambd
 def rltriton_policy_loss(newlogprob, oldlogprob, mb_advantages, clip_coef):
     return rl.ppo_clip_loss(newlogprob, oldlogprob, mb_advantages, epsilon=clip_coef, normalize_advantages=True).loss
 
+# %% [markdown]
+# Each iteration of CleanRL's loop has two phases. The first, `collect_rollout`, steps every
+# environment `num_steps` times with the current policy, fills the rollout buffers
+# `buf = (obs, actions, logprobs, rewards, dones, values)` in place, appends the returns of
+# finished episodes to `episodes`, and hands back where the environments stopped:
 
+# %%
+def collect_rollout(agent, envs, buf, next_obs, next_done, episodes):
+    obs, actions, logprobs, rewards, dones, values = buf
+    for step in range(len(obs)):
+        obs[step], dones[step] = next_obs, next_done
+        with torch.no_grad():
+            action, logprob, _, value = agent.get_action_and_value(next_obs)
+        values[step], actions[step], logprobs[step] = value.flatten(), action, logprob
+        next_obs, reward, terminations, truncations, infos = envs.step(action.numpy())
+        rewards[step] = torch.tensor(reward).view(-1)
+        next_obs, next_done = torch.Tensor(next_obs), torch.Tensor(np.logical_or(terminations, truncations))
+        if "episode" in infos:
+            episodes += [float(r) for r, done in zip(infos["episode"]["r"], infos["_episode"]) if done]
+    return next_obs, next_done
+
+# %% [markdown]
+# The second, `update`, is where the two pieces enter: `advantages_fn` once on the rollout, then
+# `policy_loss_fn` on every minibatch of `update_epochs` shuffled passes over it:
+
+# %%
+def update(agent, optimizer, buf, next_obs, next_done, advantages_fn, policy_loss_fn, iteration, a):
+    obs, actions, logprobs, rewards, dones, values = buf
+    batch_size = rewards.numel()
+    minibatch_size = batch_size // a["num_minibatches"]
+    with torch.no_grad():
+        next_value = agent.get_value(next_obs).reshape(1, -1)
+        advantages, returns = advantages_fn(rewards, values, dones, next_value, next_done, a["gamma"], a["gae_lambda"])
+    b_obs = obs.reshape((-1,) + obs.shape[2:])
+    b_logprobs, b_actions, b_advantages, b_returns = (x.reshape(-1) for x in (logprobs, actions, advantages, returns))
+    b_inds = np.arange(batch_size)
+    for epoch in range(a["update_epochs"]):
+        np.random.default_rng(iteration * 100 + epoch).shuffle(b_inds)
+        for start in range(0, batch_size, minibatch_size):
+            mb = b_inds[start:start + minibatch_size]
+            _, newlogprob, entropy, newvalue = agent.get_action_and_value(b_obs[mb], b_actions.long()[mb])
+            pg_loss = policy_loss_fn(newlogprob, b_logprobs[mb], b_advantages[mb], a["clip_coef"])
+            v_loss = 0.5 * ((newvalue.view(-1) - b_returns[mb]) ** 2).mean()
+            loss = pg_loss - a["ent_coef"] * entropy.mean() + v_loss * a["vf_coef"]
+            optimizer.zero_grad()
+            loss.backward()
+            nn.utils.clip_grad_norm_(agent.parameters(), a["max_grad_norm"])
+            optimizer.step()
+
+# %% [markdown]
+# `train` sets up the agent, the optimiser and the buffers from the seed, then alternates the two
+# phases with CleanRL's linearly annealed learning rate, timing each update:
+
+# %%
 def train(advantages_fn, policy_loss_fn, a=ARGS):
     torch.manual_seed(a["seed"])
     envs = make_envs(a["num_envs"], a["seed"])
     agent = Agent(envs)
     optimizer = torch.optim.Adam(agent.parameters(), lr=a["learning_rate"], eps=1e-5)
     N, T = a["num_envs"], a["num_steps"]
-    batch_size = N * T
-    minibatch_size = batch_size // a["num_minibatches"]
-    num_iterations = a["total_timesteps"] // batch_size
+    num_iterations = a["total_timesteps"] // (N * T)
     obs = torch.zeros((T, N) + envs.single_observation_space.shape)
     actions, logprobs, rewards, dones, values = (torch.zeros((T, N)) for _ in range(5))
+    buf = (obs, actions, logprobs, rewards, dones, values)
     next_obs, _ = envs.reset(seed=a["seed"])
     next_obs, next_done = torch.Tensor(next_obs), torch.zeros(N)
     episodes, update_s = [], []
     for iteration in range(1, num_iterations + 1):
         optimizer.param_groups[0]["lr"] = (1.0 - (iteration - 1.0) / num_iterations) * a["learning_rate"]
-        for step in range(T):
-            obs[step], dones[step] = next_obs, next_done
-            with torch.no_grad():
-                action, logprob, _, value = agent.get_action_and_value(next_obs)
-            values[step], actions[step], logprobs[step] = value.flatten(), action, logprob
-            next_obs, reward, terminations, truncations, infos = envs.step(action.numpy())
-            rewards[step] = torch.tensor(reward).view(-1)
-            next_obs, next_done = torch.Tensor(next_obs), torch.Tensor(np.logical_or(terminations, truncations))
-            if "episode" in infos:
-                episodes += [float(r) for r, done in zip(infos["episode"]["r"], infos["_episode"]) if done]
+        next_obs, next_done = collect_rollout(agent, envs, buf, next_obs, next_done, episodes)
         t0 = time.perf_counter()
-        with torch.no_grad():
-            next_value = agent.get_value(next_obs).reshape(1, -1)
-            advantages, returns = advantages_fn(rewards, values, dones, next_value, next_done, a["gamma"],
-                                                a["gae_lambda"])
-        b_obs = obs.reshape((-1,) + envs.single_observation_space.shape)
-        b_logprobs, b_actions, b_advantages, b_returns = (x.reshape(-1) for x in (logprobs, actions, advantages, returns))
-        b_inds = np.arange(batch_size)
-        for epoch in range(a["update_epochs"]):
-            np.random.default_rng(iteration * 100 + epoch).shuffle(b_inds)
-            for start in range(0, batch_size, minibatch_size):
-                mb = b_inds[start:start + minibatch_size]
-                _, newlogprob, entropy, newvalue = agent.get_action_and_value(b_obs[mb], b_actions.long()[mb])
-                pg_loss = policy_loss_fn(newlogprob, b_logprobs[mb], b_advantages[mb], a["clip_coef"])
-                v_loss = 0.5 * ((newvalue.view(-1) - b_returns[mb]) ** 2).mean()
-                loss = pg_loss - a["ent_coef"] * entropy.mean() + v_loss * a["vf_coef"]
-                optimizer.zero_grad()
-                loss.backward()
-                nn.utils.clip_grad_norm_(agent.parameters(), a["max_grad_norm"])
-                optimizer.step()
+        update(agent, optimizer, buf, next_obs, next_done, advantages_fn, policy_loss_fn, iteration, a)
         update_s.append(time.perf_counter() - t0)
     envs.close()
     return np.array(episodes), np.array(update_s)
