@@ -34,8 +34,9 @@
 # without a mask reads garbage, and a store without one can corrupt memory and crash the Python
 # kernel: restart it and add the mask); it runs programs one after another, so programs that race
 # on the same memory look fine; and its `tl.associative_scan` is a sequential fold, so a combine
-# that is not associative can pass there and fail on a GPU's tree of combines (the checkers test
-# what that would break). The variable `TRITON_INTERPRET=1` must be set before `triton` is imported.
+# that is not associative can pass there and fail on a GPU's tree of combines (the checkers cannot
+# see the order of combination either; their cases make the composed multipliers count, which the
+# usual wrong combines get wrong). The variable `TRITON_INTERPRET=1` must be set before `triton` is imported.
 #
 # **How the exercises work.** Each one gives you a starter function that raises
 # `NotImplementedError` and a cell that checks it with `exercises.attempt(name, fn)`: it prints

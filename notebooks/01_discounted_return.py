@@ -39,6 +39,9 @@ if not torch.cuda.is_available():
 
 import matplotlib.pyplot as plt
 
+import triton
+import triton.language as tl
+
 import rltriton_lite as rl
 from rltriton_lite import exercises, profile, reference, returns
 
@@ -189,6 +192,31 @@ assert {row["impl"] for row in rows} == {"triton", "torch", "loop"} and all(row[
 # restates the task; the solution is in `notebooks/solutions/<name>.py` (`%load
 # solutions/<name>.py` in the starter's cell replaces the starter with it).
 #
+# **`transposed_scan`** (a Triton prologue). The returns' gradient. Notebook 00, section 7: for
+# $y = \mathrm{scan}(a, b)$ run backwards in time, $\partial L/\partial b_t = g_t$ with
+# $g_t = \partial L/\partial y_t + a_{t-1} g_{t-1}$, a scan run *forwards*. Write its prologue for
+# `exercises.scan_hook(transposed_scan, (a, dy), (), reverse=False)`: the harness runs your chunked
+# scan of notebook 00b forwards, and your function returns the pairs $(a_{t-1}, dy_t)$ of each
+# chunk (`X[0]` is `a`, `X[1]` is $\partial L/\partial y$; `t` is the time index, `T` the row
+# length, `m` the in-bounds mask). The step before $t$ is at `offs - 1`, to be masked where
+# `t >= 1`. The checker compares with autograd's gradient of `rl.linear_scan`.
+#
+# ```python
+# @triton.jit
+# def transposed_scan(X, offs, t, T, m, P):
+#     dy = tl.load(X[1] + offs, mask=m, other=0.0)
+#     ...
+#     return a_prev, dy
+# ```
+
+# %%
+# YOUR CODE: replace the next line by your @triton.jit def transposed_scan(X, offs, t, T, m, P)
+transposed_scan = None
+
+# %%
+exercises.attempt("transposed_scan", transposed_scan)
+
+# %% [markdown]
 # **`n_step_returns`.** The $n$-step return
 # $G^{(n)}_t = \sum_{k<m} \gamma^k r_{t+k} + \gamma^m V(s_{t+m})$, where $m = n$ unless the
 # episode terminates first (then no bootstrap) or the window ends first (then bootstrap from

@@ -286,8 +286,9 @@ for fn in (ppo._ppo_terms, ppo._ppo_forward, ppo._ppo_backward):
 # * **The gradient rule.** $\partial\ell_t/\partial\log\pi_t = -\hat A_t \rho_t$ where the
 #   unclipped term is the minimum, else 0: `tl.where(b_clipped < b_unclipped, 0.0, ...)`.
 #   Ties go to the unclipped branch. A tie is the common case, not a corner: inside the clip
-#   range both terms are equal, and on the first minibatch of every PPO update
-#   $\log\pi = \log\pi_{\text{old}}$ exactly, so $\rho = 1$ everywhere. `torch.min`'s autograd
+#   range both terms are equal, and on the first minibatch of an update's first epoch
+#   $\log\pi = \log\pi_{\text{old}}$ (up to the last bits, when the log-probabilities are
+#   recomputed in other batch sizes), so $\rho = 1$ nearly everywhere. `torch.min`'s autograd
 #   gives half of the gradient to each term at a tie and the clamp passes its half on inside the
 #   range, so the total is the same; the kernel gets there with one select.
 # * **CleanRL's statistics** come from the same pass: `clip_fraction` counts
@@ -478,6 +479,22 @@ dual_clip = None
 
 # %%
 exercises.attempt("dual_clip", dual_clip)
+
+# %% [markdown]
+# **`two_stage_mean`** (a Triton kernel and its launcher). The loss's reduction of section 3,
+# written by you: one program per block of `BLOCK` elements writes its partial sum (masked, so
+# padding adds 0), then a second launch of one program adds the partials in block order and
+# divides by `n`. Because the order is fixed, two calls give the same bits: the checker calls it
+# twice on each input and compares the bits as well as the value. (`tl.sum(block, 0)` sums a
+# block; a loop `for start in range(0, n_partials, BLOCK)` covers many partials.)
+
+# %%
+def two_stage_mean(x):
+    # YOUR CODE: two @triton.jit kernels above this function and their two launches here
+    raise NotImplementedError
+
+# %%
+exercises.attempt("two_stage_mean", two_stage_mean)
 
 # %% [markdown]
 # Without a checker:

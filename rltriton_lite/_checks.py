@@ -87,9 +87,9 @@ def same_shape(name: str, x, like: torch.Tensor, like_name: str) -> torch.Tensor
     return x
 
 
-def flag(name: str, x, like: torch.Tensor, like_name: str = "rewards", broadcast_: bool = True):
+def flag(name: str, x, like: torch.Tensor, like_name: str = "rewards", exact: bool = False):
     """A per-step flag or mask (bool, integer or float) broadcastable to ``like`` (of its shape if
-    not ``broadcast_``); None passes. A float flag must hold 0 or 1, checked where that costs no
+    ``exact``: the losses' masks); None passes. A float flag must hold 0 or 1, checked where that costs no
     device sync (CPU tensors): then a bool copy is returned."""
     if x is None:
         return None
@@ -99,7 +99,7 @@ def flag(name: str, x, like: torch.Tensor, like_name: str = "rewards", broadcast
         raise TypeError(f"{name} must be bool, integer or float, got {x.dtype}")
     same_device(name, x, like)
     if x.shape != like.shape:
-        if not broadcast_:
+        if exact:
             raise ValueError(f"{name} must have the shape of {like_name} {_shape(like.shape)}, got {_shape(x.shape)}")
         x = broadcast(name, x, like.shape)
     if x.is_floating_point() and x.device.type == "cpu" and can_read(x):

@@ -240,7 +240,7 @@ def crr_loss(log_probs, q_values, baseline, *, beta=1.0, mode="exp", max_weight=
         log_probs = _checks.float_tensor("log_probs", log_probs)
         q_values = _checks.same_shape("q_values", q_values, log_probs, "log_probs")
         _baseline(baseline, q_values)
-        given_mask, mask = mask, _checks.flag("mask", mask, log_probs, "log_probs", broadcast_=False)
+        given_mask, mask = mask, _checks.flag("mask", mask, log_probs, "log_probs", exact=True)
         _checks.choice("mode", mode, MODES)
         _checks.choice("baseline_reduce", baseline_reduce, BASELINE_REDUCES)
         _checks.flag_arg("need_weights", need_weights)

@@ -252,7 +252,7 @@ def ppo_clip_loss(log_probs, old_log_probs, advantages, *, epsilon=0.2, normaliz
         log_probs = _checks.float_tensor("log_probs", log_probs)
         old_log_probs = _checks.same_shape("old_log_probs", old_log_probs, log_probs, "log_probs")
         advantages = _checks.same_shape("advantages", advantages, log_probs, "log_probs")
-        mask = _checks.flag("mask", mask, log_probs, "log_probs", broadcast_=False)
+        mask = _checks.flag("mask", mask, log_probs, "log_probs", exact=True)
         _checks.flag_arg("normalize_advantages", normalize_advantages)
         _checks.choice("reduction", reduction, REDUCTIONS)
         kernel = use_triton(_checks.backend(backend), log_probs.device) and log_probs.numel() > 0

@@ -530,7 +530,7 @@ def sac_actor_loss(log_probs, q, *, alpha=0.2, mask=None, backend="auto"):
     """
     log_probs = _checks.float_tensor("log_probs", log_probs)
     q = _critics("q", q, log_probs, "log_probs")
-    mask = _checks.flag("mask", mask, log_probs, "log_probs", broadcast_=False)
+    mask = _checks.flag("mask", mask, log_probs, "log_probs", exact=True)
     alpha = _alpha_arg(alpha)
     acc = _checks.acc_dtype(_checks.result_dtype(log_probs, *q))
     return ACTOR_KERNELS(_Loss(log_probs, q, mask, alpha), _use_kernel(backend, log_probs), lambda: (
@@ -584,7 +584,7 @@ def sac_temperature_loss(log_alpha, log_probs, target_entropy, *, mask=None, bac
     if log_alpha.numel() != 1:
         raise ValueError(f"log_alpha must hold one value, got shape {_checks._shape(log_alpha.shape)}")
     target_entropy = _number_arg("target_entropy", target_entropy, nonnegative=False)
-    mask = _checks.flag("mask", mask, log_probs, "log_probs", broadcast_=False)
+    mask = _checks.flag("mask", mask, log_probs, "log_probs", exact=True)
     dtype = _checks.result_dtype(log_alpha, log_probs)
     acc = _checks.acc_dtype(log_probs.dtype)
     log_probs = log_probs.detach()  # a constant here

@@ -62,6 +62,7 @@ def wrong_answers(name: str):
             ("one step too many", lambda r, nv, d, g, n: s(r, nv, d, g, n + 1)),
             ("ignores terminations", lambda r, nv, d, g, n: s(r, nv, no_flags(d), g, n)),
         ],
+        "transposed_scan": [("a_t, not a_{t-1}", _transposed_no_shift), ("a_{t+1}", _transposed_wrong_shift)],
         "gae_pairs": [
             ("truncation ignored", lambda r, v, nv, term, trunc, g, lam: s(r, v, nv, term, no_flags(trunc), g, lam)),
             ("values for next_values", lambda r, v, nv, term, trunc, g, lam: s(r, v, v, term, trunc, g, lam)),
@@ -70,6 +71,11 @@ def wrong_answers(name: str):
         "retrace": [("c not truncated at 1", _retrace_untruncated),
                     ("Q of the taken action for the expectation", _retrace_taken_q)],
         "dual_clip": [("plain PPO", _plain_ppo), ("dual clip on positive advantages too", _dual_clip_both)],
+        "two_stage_mean": [
+            ("padding counted in n", lambda x: s(x) * x.numel() / (1024 * -(-x.numel() // 1024))),
+            ("padding loaded as 1", lambda x: s(x) + (1024 * -(-x.numel() // 1024) - x.numel()) / x.numel()),
+            ("not deterministic", lambda x, _calls=[]: _calls.append(1) or s(x) * (1 + 1e-7 * (len(_calls) % 2))),
+        ],
         "soft_lambda_targets": [("no entropy on the continuation", _soft_no_entropy),
                                 ("log pi of step t, not t+1", _soft_same_step)],
         "vtrace_floor_bytes": [
@@ -82,6 +88,16 @@ def wrong_answers(name: str):
 
 
 # The Triton exercises' wrong answers: hooks, as a student writes them
+@triton.jit
+def _transposed_no_shift(X, offs, t, T, m, P):
+    return tl.load(X[0] + offs, mask=m, other=0.0), tl.load(X[1] + offs, mask=m, other=0.0)
+
+
+@triton.jit
+def _transposed_wrong_shift(X, offs, t, T, m, P):
+    return tl.load(X[0] + offs + 1, mask=m & (t + 1 < T), other=0.0), tl.load(X[1] + offs, mask=m, other=0.0)
+
+
 @triton.jit
 def _q_lambda_no_window_cut(X, offs, t, T, m, P):
     r = tl.load(X[0] + offs, mask=m, other=0.0)
@@ -201,9 +217,9 @@ def test_wrong_answers_fail_with_a_message(name):
     wrong = wrong_answers(name)
     assert len(wrong) >= 2
     for what, fn in wrong:
-        with pytest.raises(AssertionError, match=rf"^{name}, .*(expected|got)") as e:
+        with pytest.raises(AssertionError, match=rf"^{name}, .*(expected|got|different bits)") as e:
             exercises.check(name, fn)
-        assert "elements wrong" in str(e.value) or "shape" in str(e.value), (what, str(e.value))
+        assert any(w in str(e.value) for w in ("elements wrong", "shape", "different bits")), (what, str(e.value))
         assert ("tl.minimum" in str(e.value)) == (exercises.catalog()[exercises.names().index(name)][2] == "kernel")
 
 
@@ -235,3 +251,13 @@ def test_notebook_has_the_starter(name, notebook):
     """Each exercise is set in its notebook: a starter function of its name and the checking cell."""
     text = (SOLUTIONS.parent / f"{notebook}.py").read_text()
     assert (f"def {name}(" in text or f"\n{name} = None\n" in text) and f'exercises.attempt("{name}", {name})' in text
+
+
+@triton.jit
+def _does_not_compile(X, offs, m, P):
+    return tl.load(X[0] + offs, mask=m, other=0.0) * undefined_name  # noqa: F821
+
+
+def test_a_hook_that_fails_to_compile_gets_the_hint():
+    with pytest.raises(RuntimeError, match=r"(?s)awr_weights, beta=1.0: _does_not_compile failed to compile or run.*tl\.minimum"):
+        exercises.check("awr_weights", _does_not_compile)

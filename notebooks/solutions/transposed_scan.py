@@ -1,0 +1,14 @@
+"""Solution: transposed_scan (notebook 01). The forward scan of (a_{t-1}, dy_t): the first step has
+nothing before it, and its a is never used (the carry entering the row is 0)."""
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def transposed_scan(X, offs, t, T, m, P):
+    a_prev = tl.load(X[0] + offs - 1, mask=m & (t >= 1), other=0.0)
+    dy = tl.load(X[1] + offs, mask=m, other=0.0)
+    return a_prev, dy
+
+
+solution = transposed_scan
