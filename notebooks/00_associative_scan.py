@@ -358,11 +358,10 @@ print("kernel gradients match autograd")
 # ## Exercises
 #
 # The exercise with a checker: write the function in the starter's cell, then run the cell after
-# it: `exercises.attempt` prints "not attempted yet" while the starter is untouched (it raises
-# `NotImplementedError`, or is `None` where a Triton function is asked for), then either "correct
-# on every case" or an `AssertionError` naming the case that failed. `print(exercises.task(name))`
-# restates the task; the solution is in `notebooks/solutions/<name>.py` (`%load
-# solutions/<name>.py` in the starter's cell replaces the starter with it).
+# it: `exercises.attempt` prints "not attempted yet" while the starter is untouched, then either
+# "correct on every case" or an `AssertionError` naming the case that failed.
+# `print(exercises.task(name))` restates the task; the solution is in
+# `notebooks/solutions/<name>.py` (`%load solutions/<name>.py` in the starter's cell loads it).
 #
 # **`matrix_compose`.** Write `compose` for maps $y \mapsto A\,y + b$ with a matrix $A$ and a
 # vector $b$ (a linear system run backwards): `matrix_compose(p, q)` applies `q` first, then `p`.

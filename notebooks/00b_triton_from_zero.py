@@ -38,12 +38,13 @@
 # see the order of combination either; their cases make the composed multipliers count, which the
 # usual wrong combines get wrong). The variable `TRITON_INTERPRET=1` must be set before `triton` is imported.
 #
-# **How the exercises work.** Each one gives you a starter function that raises
-# `NotImplementedError` and a cell that checks it with `exercises.attempt(name, fn)`: it prints
-# "not attempted yet" until you write the function, then either "correct on every case" or an
-# `AssertionError` that names the case (the simplest first), the first wrong element, what was
-# expected and what you returned. `print(exercises.task(name))` restates the task. Solutions:
-# `notebooks/solutions/<name>.py` (in Jupyter, `%load solutions/<name>.py`).
+# **How the exercises work** (here and in every later notebook). Each one gives you a starter, a
+# function that raises `NotImplementedError` (or `None` where a `@triton.jit` function is asked
+# for), and in the next cell `exercises.attempt(name, fn)`: it prints "not attempted yet" until
+# you write the function, then either "correct on every case" or an `AssertionError` that names the
+# case (the simplest first), the first wrong element, what was expected and what you returned (for
+# Triton, with the usual causes). `print(exercises.task(name))` restates the task. Solutions:
+# `notebooks/solutions/<name>.py` (in Jupyter, `%load solutions/<name>.py` in the starter's cell).
 
 # %%
 import os

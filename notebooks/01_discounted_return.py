@@ -173,7 +173,7 @@ assert long_err < 1e-5, long_err
 print(f"3 x 1000: relative error {long_err:.1e}")
 
 # %% [markdown]
-# ## 5. Profile it
+# ## 5. Optional: profile it
 
 # %%
 ui, rows = profile.profiler("discounted_return")
@@ -185,12 +185,8 @@ assert {row["impl"] for row in rows} == {"triton", "torch", "loop"} and all(row[
 # %% [markdown]
 # ## Exercises
 #
-# The exercise with a checker: write the function in the starter's cell, then run the cell after
-# it: `exercises.attempt` prints "not attempted yet" while the starter is untouched (it raises
-# `NotImplementedError`, or is `None` where a Triton function is asked for), then either "correct
-# on every case" or an `AssertionError` naming the case that failed. `print(exercises.task(name))`
-# restates the task; the solution is in `notebooks/solutions/<name>.py` (`%load
-# solutions/<name>.py` in the starter's cell replaces the starter with it).
+# Checked exercises work as in notebook 00b: write the starter's function, run the cell after it
+# (`print(exercises.task(name))` restates the task; solutions in `notebooks/solutions/`).
 #
 # **`transposed_scan`** (a Triton prologue). The returns' gradient. Notebook 00, section 7: for
 # $y = \mathrm{scan}(a, b)$ run backwards in time, $\partial L/\partial b_t = g_t$ with

@@ -214,7 +214,7 @@ assert long_err < 1e-5, long_err
 print(f"3 x 1000: relative error {long_err:.1e}")
 
 # %% [markdown]
-# ## 5. Profile it
+# ## 5. Optional: profile it
 #
 # The controls below time the kernel, the PyTorch path and a CleanRL-style Python loop on the
 # same inputs. On a GPU the right plot compares achieved bandwidth with the copy bandwidth —
@@ -231,12 +231,8 @@ assert {row["impl"] for row in rows} == {"triton", "torch", "loop"} and all(row[
 # %% [markdown]
 # ## Exercises
 #
-# The exercise with a checker: write the function in the starter's cell, then run the cell after
-# it: `exercises.attempt` prints "not attempted yet" while the starter is untouched (it raises
-# `NotImplementedError`, or is `None` where a Triton function is asked for), then either "correct
-# on every case" or an `AssertionError` naming the case that failed. `print(exercises.task(name))`
-# restates the task; the solution is in `notebooks/solutions/<name>.py` (`%load
-# solutions/<name>.py` in the starter's cell replaces the starter with it).
+# Checked exercises work as in notebook 00b: write the starter's function, run the cell after it
+# (`print(exercises.task(name))` restates the task; solutions in `notebooks/solutions/`).
 #
 # **`gae_pairs`.** GAE's prologue: return the pairs $(a_t, b_t)$ whose reverse scan
 # $y_t = b_t + a_t y_{t+1}$ (`rl.linear_scan`, run by the checker) is the advantage $A_t$, with

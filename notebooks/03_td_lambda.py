@@ -222,7 +222,7 @@ assert 0 < best < len(lams) - 1 and mse[best] < 0.95 * min(mse[0], mse[-1])  # a
 # by too little to see on this grid; with a noisier critic the dip is visible.
 
 # %% [markdown]
-# ## 6. Profile it
+# ## 6. Optional: profile it
 
 # %%
 ui, rows = profile.profiler("td_lambda")
@@ -234,12 +234,8 @@ assert {row["impl"] for row in rows} == {"triton", "torch", "loop"} and all(row[
 # %% [markdown]
 # ## Exercises
 #
-# The exercise with a checker: write the function in the starter's cell, then run the cell after
-# it: `exercises.attempt` prints "not attempted yet" while the starter is untouched (it raises
-# `NotImplementedError`, or is `None` where a Triton function is asked for), then either "correct
-# on every case" or an `AssertionError` naming the case that failed. `print(exercises.task(name))`
-# restates the task; the solution is in `notebooks/solutions/<name>.py` (`%load
-# solutions/<name>.py` in the starter's cell replaces the starter with it).
+# Checked exercises work as in notebook 00b: write the starter's function, run the cell after it
+# (`print(exercises.task(name))` restates the task; solutions in `notebooks/solutions/`).
 #
 # **The harness for Triton prologues.** `exercises.scan_hook(prologue, inputs, params, chunk=64)`
 # runs a `@triton.jit` prologue inside the chunked reverse scan you wrote in notebook 00b, one

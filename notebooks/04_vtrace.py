@@ -433,7 +433,7 @@ assert long_err < 1e-5, long_err
 print(f"3 x 1000: relative error {long_err:.1e}")
 
 # %% [markdown]
-# ## 6. Profile it
+# ## 6. Optional: profile it
 #
 # The kernel, the PyTorch path and the loop IMPALA's code runs (accumulating $v_t - V_t$
 # backwards over time) on the same inputs. On a CPU the kernel runs in the Triton
@@ -449,12 +449,8 @@ assert {row["impl"] for row in rows} == {"triton", "torch", "loop"} and all(row[
 # %% [markdown]
 # ## Exercises
 #
-# The exercise with a checker: write the function in the starter's cell, then run the cell after
-# it: `exercises.attempt` prints "not attempted yet" while the starter is untouched (it raises
-# `NotImplementedError`, or is `None` where a Triton function is asked for), then either "correct
-# on every case" or an `AssertionError` naming the case that failed. `print(exercises.task(name))`
-# restates the task; the solution is in `notebooks/solutions/<name>.py` (`%load
-# solutions/<name>.py` in the starter's cell replaces the starter with it).
+# Checked exercises work as in notebook 00b: write the starter's function, run the cell after it
+# (`print(exercises.task(name))` restates the task; solutions in `notebooks/solutions/`).
 #
 # **`retrace`** (a Triton prologue). Retrace(λ) (Munos et al., 2016) is V-trace's counterpart for
 # *action* values: $G_t = r_t + \gamma(1-\text{term}_t)\big[\mathbb E_\pi Q(s_{t+1}, \cdot) + c_{t+1}\big(G_{t+1}

@@ -408,7 +408,7 @@ assert long_err < 1e-5, long_err
 print(f"3 x 1000: relative error {long_err:.1e}")
 
 # %% [markdown]
-# ## 6. Profile it
+# ## 6. Optional: profile it
 #
 # The controls below time the kernel, the PyTorch path and CleanRL's eager formula on the same
 # inputs. A loss is a handful of elementwise ops and a sum: eager PyTorch launches one kernel
@@ -425,12 +425,8 @@ assert {row["impl"] for row in rows} == {"triton", "torch", "loop"} and all(row[
 # %% [markdown]
 # ## Exercises
 #
-# The exercise with a checker: write the function in the starter's cell, then run the cell after
-# it: `exercises.attempt` prints "not attempted yet" while the starter is untouched (it raises
-# `NotImplementedError`, or is `None` where a Triton function is asked for), then either "correct
-# on every case" or an `AssertionError` naming the case that failed. `print(exercises.task(name))`
-# restates the task; the solution is in `notebooks/solutions/<name>.py` (`%load
-# solutions/<name>.py` in the starter's cell replaces the starter with it).
+# Checked exercises work as in notebook 00b: write the starter's function, run the cell after it
+# (`print(exercises.task(name))` restates the task; solutions in `notebooks/solutions/`).
 #
 # **The harness for Triton elementwise hooks.** `exercises.map_hook(hook, inputs, params)` calls a
 # `@triton.jit` `hook(X, offs, m, P)` on blocks of elements and stores what it returns (the

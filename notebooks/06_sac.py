@@ -393,7 +393,7 @@ assert long_err < 1e-5, long_err
 print(f"3 x 1000: relative error {long_err:.1e}")
 
 # %% [markdown]
-# ## 5. Profile it
+# ## 5. Optional: profile it
 #
 # The kernel (λ = 0, two critics), the PyTorch path and CleanRL's one-line target on the same
 # inputs. CleanRL's target is already a single expression, not a loop over time, so the kernel
@@ -411,12 +411,8 @@ assert {row["impl"] for row in rows} == {"triton", "torch", "loop"} and all(row[
 # %% [markdown]
 # ## Exercises
 #
-# The exercise with a checker: write the function in the starter's cell, then run the cell after
-# it: `exercises.attempt` prints "not attempted yet" while the starter is untouched (it raises
-# `NotImplementedError`, or is `None` where a Triton function is asked for), then either "correct
-# on every case" or an `AssertionError` naming the case that failed. `print(exercises.task(name))`
-# restates the task; the solution is in `notebooks/solutions/<name>.py` (`%load
-# solutions/<name>.py` in the starter's cell replaces the starter with it).
+# Checked exercises work as in notebook 00b: write the starter's function, run the cell after it
+# (`print(exercises.task(name))` restates the task; solutions in `notebooks/solutions/`).
 #
 # **`soft_lambda_targets`** (a Triton prologue). SAC's soft λ-return as pairs for the scan: with
 # $V'_t = \min(Q_1, Q_2)(s_{t+1}, a') - \alpha \log\pi(a'|s_{t+1})$,

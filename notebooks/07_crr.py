@@ -327,7 +327,7 @@ assert long_err < 1e-5, long_err
 print(f"3 x 1000: relative error {long_err:.1e}")
 
 # %% [markdown]
-# ## 6. Profile it
+# ## 6. Optional: profile it
 #
 # The kernel (the loss alone, `need_weights=False`), the PyTorch path and the eager formula
 # (`-(clamp(exp((Q - V)/β), max=20) * logπ).mean()`) on the same inputs. On a CPU the kernel runs
@@ -343,12 +343,8 @@ assert {row["impl"] for row in rows} == {"triton", "torch", "loop"} and all(row[
 # %% [markdown]
 # ## Exercises
 #
-# The exercise with a checker: write the function in the starter's cell, then run the cell after
-# it: `exercises.attempt` prints "not attempted yet" while the starter is untouched (it raises
-# `NotImplementedError`, or is `None` where a Triton function is asked for), then either "correct
-# on every case" or an `AssertionError` naming the case that failed. `print(exercises.task(name))`
-# restates the task; the solution is in `notebooks/solutions/<name>.py` (`%load
-# solutions/<name>.py` in the starter's cell replaces the starter with it).
+# Checked exercises work as in notebook 00b: write the starter's function, run the cell after it
+# (`print(exercises.task(name))` restates the task; solutions in `notebooks/solutions/`).
 #
 # **`awr_weights`** (a Triton elementwise hook). AWR's weights (Peng et al., 2019), where CRR's come
 # from: $\exp(A/\beta)$, clipped at `max_weight` (20 in both papers), the elementwise hook of the

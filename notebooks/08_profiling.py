@@ -509,12 +509,8 @@ assert {r["algorithm"] for r in live} == set(profile.ops())
 # %% [markdown]
 # ## Exercises
 #
-# The exercise with a checker: write the function in the starter's cell, then run the cell after
-# it: `exercises.attempt` prints "not attempted yet" while the starter is untouched (it raises
-# `NotImplementedError`, or is `None` where a Triton function is asked for), then either "correct
-# on every case" or an `AssertionError` naming the case that failed. `print(exercises.task(name))`
-# restates the task; the solution is in `notebooks/solutions/<name>.py` (`%load
-# solutions/<name>.py` in the starter's cell replaces the starter with it).
+# Checked exercises work as in notebook 00b: write the starter's function, run the cell after it
+# (`print(exercises.task(name))` restates the task; solutions in `notebooks/solutions/`).
 #
 # **`vtrace_floor_bytes`.** Work out V-trace's floor as section 1 did for GAE: the fewest bytes
 # its forward must move for a `(B, T)` rollout as the profiler calls it (inputs `log_rhos`,
