@@ -31,7 +31,7 @@ from . import reference
 from ._triton import jit, tl
 from .primitive import linear_scan
 
-__all__ = ["names", "catalog", "task", "check", "attempt", "scan_hook", "map_hook"]
+__all__ = ["names", "catalog", "task", "check", "attempt", "scan_hook", "map_hook", "vtrace_prologue"]
 
 KINDS = ("kernel", "hook", "numpy", "concept")
 
@@ -179,7 +179,8 @@ def _combine(a1, b1, a2, b2):
 
 
 @jit
-def _scan_hook_kernel(X, O, P, T, PROLOGUE: tl.constexpr, CHUNK: tl.constexpr, REVERSE: tl.constexpr):
+def _scan_hook_kernel(X, O, P, T, PROLOGUE: tl.constexpr, CHUNK: tl.constexpr, REVERSE: tl.constexpr,
+                      EPILOGUE: tl.constexpr):
     row = tl.program_id(0)
     carry = 0.0
     n_chunks = tl.cdiv(T, CHUNK)
@@ -193,7 +194,14 @@ def _scan_hook_kernel(X, O, P, T, PROLOGUE: tl.constexpr, CHUNK: tl.constexpr, R
         a, b = PROLOGUE(X, offs, t, T, m, P)
         a_s, b_s = tl.associative_scan((tl.where(m, a, 1.0), tl.where(m, b, 0.0)), 0, _combine, reverse=REVERSE)
         y = b_s + a_s * carry
-        tl.store(O + offs, y, mask=m)
+        out = y
+        if EPILOGUE is not None:  # (reverse scans) y_{t+1}: the same scan of the pairs one step on
+            m_n = m & (t + 1 < T) & (t + 1 < c * CHUNK + CHUNK)  # past the chunk: the carry itself
+            a_n, b_n = PROLOGUE(X, offs + 1, t + 1, T, m_n, P)
+            an_s, bn_s = tl.associative_scan((tl.where(m_n, a_n, 1.0), tl.where(m_n, b_n, 0.0)), 0, _combine,
+                                             reverse=REVERSE)
+            out = EPILOGUE(X, offs, t, T, m, P, y, bn_s + an_s * carry)
+        tl.store(O + offs, out, mask=m)
         last = c * CHUNK + CHUNK - 1  # the carry for the next chunk in scan order: y at this one's end
         if REVERSE:
             last = c * CHUNK
@@ -207,20 +215,24 @@ def _map_hook_kernel(X, O, P, n, HOOK: tl.constexpr, BLOCK: tl.constexpr):
     tl.store(O + offs, HOOK(X, offs, m, P), mask=m)
 
 
-def scan_hook(prologue, inputs, params, chunk: int = 64, reverse: bool = True) -> torch.Tensor:
+def scan_hook(prologue, inputs, params, chunk: int = 64, reverse: bool = True, epilogue=None) -> torch.Tensor:
     """The reverse scan y_t = b_t + a_t y_{t+1} (y_T = 0) of the pairs that your ``@triton.jit``
     ``prologue(X, offs, t, T, m, P) -> (a, b)`` returns for each chunk of ``chunk`` steps
-    (``reverse=False``: the forward scan y_t = b_t + a_t y_{t-1}, y_{-1} = 0).
+    (``reverse=False``: the forward scan y_t = b_t + a_t y_{t-1}, y_{-1} = 0). With an
+    ``epilogue(X, offs, t, T, m, P, y, y_next) -> out`` (reverse scans), what it returns is stored
+    instead of y; ``y_next`` is y_{t+1} (0 after the row's last step).
 
     ``X``: the pointers of ``inputs`` ((B, T) tensors, in order); ``offs``: the chunk's flat
     offsets into them (``tl.load(X[0] + offs, mask=m, other=0.0)``); ``t``: the time indices; ``T``:
     the row length; ``m``: the in-bounds mask; ``P``: ``params`` as floats. One program per row.
     """
+    if epilogue is not None and not reverse:
+        raise ValueError("scan_hook: an epilogue goes with a reverse scan")
     X = tuple(x.contiguous() for x in inputs)
     B, T = X[0].shape
     out = torch.empty(B, T, dtype=torch.float32, device=X[0].device)
     _scan_hook_kernel[(B,)](X, out, tuple(float(p) for p in params), T, PROLOGUE=prologue, CHUNK=chunk,
-                            REVERSE=reverse)
+                            REVERSE=reverse, EPILOGUE=epilogue)
     return out
 
 
@@ -469,6 +481,47 @@ def _retrace_cases():
         what = f"shape {shape}" + (", pi != mu" if spread else ", on-policy") + (", terminations" if p_term else "")
         out.append((what, (_t(r), _t(eq), _t(q), _t(log_ratio), _t(term, torch.bool), 0.9, 0.8), {},
                     _retrace_reference(r, eq, q, log_ratio, term, 0.9, 0.8)))
+    return out
+
+
+@jit
+def vtrace_prologue(X, offs, t, T, m, P):
+    """V-trace's vs as a reverse scan (λ = 1): X = (log_rhos, rewards, values, next_values,
+    terminated), P = (gamma, rho_bar, c_bar). Inside an episode V(s_{t+1}) = next_values[t], so
+    vs_t = V_t + δ_t + γ_t c_t (vs_{t+1} - V'_t): a_t = γ_t c_t, b_t = V_t + δ_t - γ_t c_t V'_t; the
+    window's last step bootstraps (vs_T = V'): a = 0, b = V + δ."""
+    gamma, rho_bar, c_bar = P[0], P[1], P[2]
+    rho = tl.exp(tl.load(X[0] + offs, mask=m, other=0.0))
+    r = tl.load(X[1] + offs, mask=m, other=0.0)
+    v = tl.load(X[2] + offs, mask=m, other=0.0)
+    v_next = tl.load(X[3] + offs, mask=m, other=0.0)
+    g = tl.where(tl.load(X[4] + offs, mask=m, other=0) != 0, 0.0, gamma)
+    delta = tl.minimum(rho, rho_bar) * (r + g * v_next - v)
+    a = tl.where(t < T - 1, g * tl.minimum(rho, c_bar), 0.0)
+    return a, v + delta - a * v_next
+
+
+@_exercise("vtrace_pg", "04_vtrace", "kernel", """
+vtrace_pg: a @triton.jit epilogue vtrace_pg(X, offs, t, T, m, P, y, y_next) -> pg for
+exercises.scan_hook(exercises.vtrace_prologue, X, P, epilogue=vtrace_pg), with X = (log_rhos,
+rewards, values, next_values, terminated) and P = (gamma, rho_bar, c_bar): the scan gives y = vs_t
+and y_next = vs_{t+1}; return the policy-gradient advantage min(rho_bar, rho_t) (r_t + gamma
+(1 - term_t) v_next - V_t), where v_next is vs_{t+1} inside the window and next_values at its last
+step (t == T - 1).
+""" + HOOK_RULES, run=lambda fn, args, kw: scan_hook(vtrace_prologue, args[:5], args[5:], epilogue=fn))
+def _vtrace_pg_cases():
+    rng = np.random.default_rng(12)
+    out = []
+    for shape, p_term, spread in (((1, 5), 0.0, 0.0), ((2, 100), 0.0, 1.0), ((3, 150), 0.05, 1.0)):
+        log_rhos = rng.normal(scale=spread, size=shape)
+        r, v = rng.normal(size=(2, *shape))
+        nv = np.concatenate([v[:, 1:], rng.normal(size=(shape[0], 1))], 1)  # one network: V' = V one step on
+        term = _flags(rng, shape, p_term)
+        nv = np.where(term, rng.normal(size=shape), nv)  # a terminal step's next value is never used
+        _, pg = reference.vtrace(log_rhos, r, v, gamma=0.9, rho_bar=1.0, c_bar=0.9, pg_rho_bar=1.0,
+                                 next_values=nv, terminated=term)
+        what = f"shape {shape}" + (", terminations" if p_term else "") + (", off-policy" if spread else "")
+        out.append((what, (_t(log_rhos), _t(r), _t(v), _t(nv), _t(term, torch.bool), 0.9, 1.0, 0.9), {}, pg))
     return out
 
 

@@ -70,6 +70,7 @@ def wrong_answers(name: str):
         "q_lambda": [("trace never cut", _q_lambda_never_cut), ("no cut at the window's end", _q_lambda_no_window_cut)],
         "retrace": [("c not truncated at 1", _retrace_untruncated),
                     ("Q of the taken action for the expectation", _retrace_taken_q)],
+        "vtrace_pg": [("vs_t for vs_{t+1}", _pg_same_step), ("no bootstrap at the window's end", _pg_no_window_end)],
         "dual_clip": [("plain PPO", _plain_ppo), ("dual clip on positive advantages too", _dual_clip_both)],
         "two_stage_mean": [
             ("padding counted in n", lambda x: s(x) * x.numel() / (1024 * -(-x.numel() // 1024))),
@@ -137,6 +138,27 @@ def _retrace_untruncated(X, offs, t, T, m, P):
 @triton.jit
 def _retrace_taken_q(X, offs, t, T, m, P):
     return _retrace(X, offs, t, T, m, P, True, 2)
+
+
+@triton.jit
+def _pg(X, offs, t, T, m, P, y, y_next, NEXT: tl.constexpr, WINDOW: tl.constexpr):
+    rho = tl.exp(tl.load(X[0] + offs, mask=m, other=0.0))
+    v = tl.load(X[2] + offs, mask=m, other=0.0)
+    v_next = y_next if NEXT else y
+    if WINDOW:
+        v_next = tl.where(t == T - 1, tl.load(X[3] + offs, mask=m, other=0.0), v_next)
+    g = tl.where(tl.load(X[4] + offs, mask=m, other=0) != 0, 0.0, P[0])
+    return tl.minimum(rho, P[1]) * (tl.load(X[1] + offs, mask=m, other=0.0) + g * v_next - v)
+
+
+@triton.jit
+def _pg_same_step(X, offs, t, T, m, P, y, y_next):
+    return _pg(X, offs, t, T, m, P, y, y_next, False, True)
+
+
+@triton.jit
+def _pg_no_window_end(X, offs, t, T, m, P, y, y_next):
+    return _pg(X, offs, t, T, m, P, y, y_next, True, False)
 
 
 @triton.jit
