@@ -778,7 +778,7 @@ class Sweep:
     def case(self, name, pass_, x, B, T, dtype, cache):
         """One algorithm, one pass: ours, its tile variants, then every anchor and peer that can run it."""
         op = _op(name)
-        p = {k: v[2] for k, v in op.params.items()}
+        p = op.defaults
         es = torch.finfo(dtype).bits // 8
         nbytes = B * T * (op.bytes_per_step(es) if pass_ == "fwd" else BACKWARD[name][1](es))
         xg, leaves, weights = None, [], None

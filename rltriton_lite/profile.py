@@ -69,6 +69,11 @@ class Op:
     bytes_per_step: Callable  # (element size in bytes) -> bytes moved per (row, step) at the least
     params: dict  # name -> (low, high, default) of the float parameters
 
+    @property
+    def defaults(self) -> dict:
+        """The parameters' default values, by name."""
+        return {k: v[2] for k, v in self.params.items()}
+
 
 def _rollout(B, T, dtype, device, g):
     x = lambda scale=1.0: (torch.randn(B, T, generator=g) * scale).to(dtype=dtype, device=device)  # noqa: E731
@@ -108,7 +113,7 @@ def rollout_error(name: str, B: int, T: int, device, backend="triton", seed=1, c
     from .config import Config, using
 
     op_ = op(name)
-    params = {k: v[2] for k, v in op_.params.items()}
+    params = op_.defaults
     with using(Config(max_block_t=chunk)):
         return error(op_, op_.make(B, T, torch.float32, device, torch.Generator().manual_seed(seed)), backend, params)
 
@@ -266,7 +271,7 @@ def measure(name: str, B: int, T: int, dtype=torch.float32, device: str | None =
     On a CPU (the Triton interpreter) there is no bandwidth to report: the rows have no gbps."""
     device = device or default_device()
     o = op(name)
-    p = {k: v[2] for k, v in o.params.items()} | params
+    p = o.defaults | params
     x = o.make(B, T, dtype, device, torch.Generator().manual_seed(seed))
     es = torch.finfo(dtype).bits // 8
     nbytes = B * T * o.bytes_per_step(es)
@@ -459,7 +464,7 @@ def demo(argv=None) -> int:
     print("-" * len(header))
     worst = 0.0
     for name, op_ in ops().items():
-        params = {k: v[2] for k, v in op_.params.items()}
+        params = op_.defaults
         x = op_.make(B, T, torch.float32, device, torch.Generator().manual_seed(0))
         expected = op_.reference(as_numpy(x), params)
         peer_ms = time_ms(lambda: op_.loop(x, params), device) if device == "cuda" else None

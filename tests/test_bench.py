@@ -24,7 +24,7 @@ ROW_KEYS = {"algorithm", "impl", "B", "T", "dtype", "pass", "ms", "floor_ms", "p
 
 def inputs(name, B=3, T=40, device="cpu"):
     op = bench._op(name)
-    return op.make(B, T, torch.float32, device, torch.Generator().manual_seed(0)), {k: v[2] for k, v in op.params.items()}
+    return op.make(B, T, torch.float32, device, torch.Generator().manual_seed(0)), op.defaults
 
 
 def peer(impl):

@@ -52,7 +52,7 @@ def run(a):
     print(f"host time per call, kernels stubbed, {B}x{T} float32, torch {torch.__version__}")
     for name in profile.ops():
         op = profile.op(name)
-        params = {k: v[2] for k, v in op.params.items()}
+        params = op.defaults
         x = op.make(B, T, torch.float32, "cpu", torch.Generator().manual_seed(0))
         leaf = "log_probs" if "log_probs" in x and name in ("ppo", "crr") else "rewards"
         if a.backward:

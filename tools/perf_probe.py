@@ -151,7 +151,7 @@ def run(a, tiles, base):
         s = io.StringIO()
         for name in ("gae", "gae+bwd", "ppo", "vtrace"):
             op = profile.op(name.split("+")[0])
-            params = {k: v[2] for k, v in op.params.items()}
+            params = op.defaults
             x = op.make(4096, 128, torch.float32, "cuda", torch.Generator().manual_seed(0))
             fn = lambda: op.run(x, "triton", params)  # noqa: E731
             if name.endswith("+bwd"):
@@ -173,7 +173,7 @@ def run(a, tiles, base):
             es = torch.finfo(dtype).bits // 8
             for name in a.algorithms.split(","):
                 op = profile.op(name)
-                params = {k: v[2] for k, v in op.params.items()}
+                params = op.defaults
                 x = op.make(B, T, dtype, "cuda", torch.Generator().manual_seed(0))
                 fn = lambda: op.run(x, "triton", params)  # noqa: E731
 
