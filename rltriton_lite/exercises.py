@@ -290,18 +290,6 @@ def _td_target_cases():
     return out
 
 
-def _returns_cases(shapes, seed):
-    rng = np.random.default_rng(seed)
-    out = []
-    for shape, p_done, what, *chunk in shapes:
-        r = rng.normal(size=shape)
-        d = _flags(rng, shape, p_done)
-        expected = reference.discounted_returns(r, gamma=0.9, terminated=d)
-        what = f"{what}, shape {shape}" + (f", chunk {chunk[0]}" if chunk else "")
-        out.append((what, (_t(r), _t(d, torch.bool), 0.9, *chunk), {}, expected))
-    return out
-
-
 @_exercise("block_scan", "00b_triton_from_zero", "kernel", """
 block_scan(rewards, dones, gamma, last_value) -> returns: G_t = r_t + gamma * (1 - done_t) * G_{t+1}
 for one row (1-D tensors of length T <= 1024), G_T = last_value (a float), in one program with
@@ -324,8 +312,14 @@ chunked_scan(rewards, dones, gamma, chunk) -> returns, for a contiguous (B, T) b
 two, a tl.constexpr) from the end, the carry G_{t+1} handed from chunk to chunk.
 """)
 def _chunked_scan_cases():
-    return _returns_cases([((2, 5), 0.0, "one chunk", 64), ((3, 300), 0.0, "chunks, no episode end", 64),
-                           ((3, 700), 0.05, "chunks and episode ends", 128)], 3)
+    rng = np.random.default_rng(3)
+    out = []
+    for shape, p_done, what, chunk in (((2, 5), 0.0, "one chunk", 64), ((3, 300), 0.0, "chunks, no episode end", 64),
+                                       ((3, 700), 0.05, "chunks and episode ends", 128)):
+        r, d = rng.normal(size=shape), _flags(rng, shape, p_done)
+        out.append((f"{what}, shape {shape}, chunk {chunk}", (_t(r), _t(d, torch.bool), 0.9, chunk), {},
+                    reference.discounted_returns(r, gamma=0.9, terminated=d)))
+    return out
 
 
 @_exercise("gae_kernel", "00b_triton_from_zero", "kernel", """
