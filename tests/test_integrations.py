@@ -170,21 +170,28 @@ def test_torchrl_vtrace_with_a_target_network_differs_by_design():
 
 
 def _tensordict_rollout(B=4, T=50, seed=5):
+    """A rollout as a torchrl collector leaves it: ``("next", "obs")[t]`` is ``obs[t + 1]`` within
+    an episode and the episode's last observation at its end."""
     from tensordict import TensorDict
 
     g = torch.Generator().manual_seed(seed)
     terminated = torch.rand(B, T, 1, generator=g) < 0.05
     done = terminated | (torch.rand(B, T, 1, generator=g) < 0.05)
-    return TensorDict({"obs": torch.randn(B, T, 3, generator=g),
-                       "next": {"obs": torch.randn(B, T, 3, generator=g), "reward": torch.randn(B, T, 1, generator=g),
+    obs = torch.randn(B, T + 1, 3, generator=g)
+    next_obs = torch.where(done, torch.randn(B, T, 3, generator=g), obs[:, 1:])
+    return TensorDict({"obs": obs[:, :-1], "action_log_prob": 0.3 * torch.randn(B, T, 1, generator=g) - 1.4,
+                       "action": torch.nn.functional.one_hot(torch.randint(0, 4, (B, T), generator=g), 4),
+                       "next": {"obs": next_obs, "reward": torch.randn(B, T, 1, generator=g),
                                 "done": done, "terminated": terminated}}, [B, T])
 
 
-@pytest.mark.parametrize("name", ["GAE", "TDLambdaEstimator"])
+@pytest.mark.parametrize("name", ["GAE", "TDLambdaEstimator", "VTrace"])
 def test_torchrl_estimators_replace_torchrl_s(name, monkeypatch):
     """Same constructor arguments and keys, the same advantage and value target, in the module
-    a torchrl PPO loop calls, computed by the drop-in; torchrl's own module is untouched after."""
+    a torchrl PPO or IMPALA loop calls, computed by the drop-in; torchrl's own module is untouched
+    after."""
     from tensordict.nn import TensorDictModule
+    from torchrl.modules import ProbabilisticActor
     from torchrl.objectives import value as trv
 
     calls = []
@@ -193,10 +200,16 @@ def test_torchrl_estimators_replace_torchrl_s(name, monkeypatch):
 
     torch.manual_seed(0)
     critic = TensorDictModule(torch.nn.Linear(3, 1), in_keys=["obs"], out_keys=["state_value"])
-    kw = dict(gamma=0.98, lmbda=0.94, value_network=critic)
+    if name == "VTrace":
+        logits = TensorDictModule(torch.nn.Linear(3, 4), in_keys=["obs"], out_keys=["logits"])
+        actor = ProbabilisticActor(logits, in_keys=["logits"], out_keys=["action"], return_log_prob=True,
+                                   distribution_class=torch.distributions.OneHotCategorical)
+        kw = dict(gamma=0.98, value_network=critic, actor_network=actor, c_thresh=0.9)
+    else:
+        kw = dict(gamma=0.98, lmbda=0.94, value_network=critic)
     data = _tensordict_rollout()
     ours, theirs = getattr(rlt, name)(**kw)(data.clone()), getattr(trv, name)(**kw)(data.clone())
-    keys = ["advantage", "value_target"] if name == "GAE" else ["value_target"]
+    keys = ["value_target"] if name == "TDLambdaEstimator" else ["advantage", "value_target"]
     for k in keys:
         torch.testing.assert_close(ours[k], theirs[k], rtol=2e-5, atol=2e-5)
     assert len(calls) == 1  # the drop-in computed ours

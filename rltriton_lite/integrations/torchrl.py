@@ -7,6 +7,8 @@ estimator modules with their recursions replaced by those calls::
     advantage_module = rlt.GAE(gamma=0.99, lmbda=0.95, value_network=critic)  # torchrl's arguments
     advantage_module(tensordict_data)                                        # torchrl's keys
 
+``VTrace`` likewise takes torchrl's ``VTrace`` arguments (``actor_network`` and all).
+
 torchrl's conventions: tensors are ``[*B, T, *F]`` with time at ``time_dim`` (-2); ``done`` and
 ``terminated`` are the *next* step's flags (the episode ended after step t), ``done`` also true
 at a truncation, where the target bootstraps from ``next_state_value``. Those are this package's
@@ -31,7 +33,7 @@ from ..returns import gae, td_lambda
 from ..vtrace import vtrace
 
 __all__ = ["generalized_advantage_estimate", "vec_generalized_advantage_estimate", "td_lambda_return_estimate",
-           "vec_td_lambda_return_estimate", "vtrace_advantage_estimate", "GAE", "TDLambdaEstimator"]
+           "vec_td_lambda_return_estimate", "vtrace_advantage_estimate", "GAE", "TDLambdaEstimator", "VTrace"]
 
 
 def _flags(done, terminated):
@@ -88,7 +90,8 @@ def vtrace_advantage_estimate(gamma, log_pi, log_mu, state_value, next_state_val
 _DROP_INS = {"generalized_advantage_estimate": generalized_advantage_estimate,
              "vec_generalized_advantage_estimate": generalized_advantage_estimate,
              "td_lambda_return_estimate": td_lambda_return_estimate,
-             "vec_td_lambda_return_estimate": td_lambda_return_estimate}
+             "vec_td_lambda_return_estimate": td_lambda_return_estimate,
+             "vtrace_advantage_estimate": vtrace_advantage_estimate}
 _LOCK = threading.RLock()
 
 
@@ -124,3 +127,12 @@ class TDLambdaEstimator(_advantages.TDLambdaEstimator):
     def value_estimate(self, *args, **kwargs):
         with _drop_ins():
             return super().value_estimate(*args, **kwargs)
+
+
+class VTrace(_advantages.VTrace):
+    """torchrl's ``VTrace``, its recursion one call of :func:`rltriton_lite.vtrace` (equal to
+    torchrl's with one value network; see the module's note for a target network)."""
+
+    def forward(self, *args, **kwargs):
+        with _drop_ins():
+            return super().forward(*args, **kwargs)
