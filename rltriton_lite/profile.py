@@ -11,6 +11,8 @@ interpreter, whose times say nothing about GPU speed: the profiler then times sm
 no bandwidth, and labels every time ``INTERPRETER_LABEL``. ``table`` prints rows as plain text
 (for a normal cell output, which a static render of a notebook shows: the widget's does not), and
 ``read_wall_probe`` reads the committed wall-time probe (``tools/wall_probe.py``'s output).
+The last section draws the charts of the committed benchmark results (notebook 09):
+``floor_chart``, ``peers_chart`` and ``wall_gpu_chart``, with the data behind each.
 """
 from __future__ import annotations
 
@@ -485,3 +487,258 @@ def demo(argv=None) -> int:
     print(f"\n{'OK' if ok else 'FAILED'}: worst relative error {worst:.2e} against the float64 NumPy loops "
           "(tolerance 1e-5)")
     return 0 if ok else 1
+
+
+# --------------------------------------------------------------------------------------------
+# Charts of the committed results (notebook 09; tests/test_charts.py checks every figure)
+# --------------------------------------------------------------------------------------------
+# A results file is what ``python -m rltriton_lite.bench`` writes to benchmarks/results/: a dict
+# with "gpu", "date", "copy_bandwidth_Bps" and "rows", one row per (algorithm, impl, B, T, dtype,
+# pass) with floor_ms, kernel_ms (GPU time: CUDA-graph replays; None where a peer has none) and
+# full_call_us (wall time per back-to-back eager call). The helpers below read one dtype of it:
+# the data behind each chart (``floor_pct``, ``peer_speedups``, ``wall_vs_gpu``) and the three
+# charts (``floor_chart``, ``peers_chart``, ``wall_gpu_chart``), each a matplotlib figure at most
+# ``CHART_MAX_WIDTH_PX`` wide whose axes name the dtype, the pass and their units.
+
+CHART_MAX_WIDTH_PX = 1200
+OURS_IMPL = "rltriton_lite"
+# the harness's anchors: baselines for wall time, not peers
+ANCHORS = {"bare_triton_launch": "bare Triton launch", "minimal_autograd_fn": "minimal autograd.Function"}
+# the anchor each pass's wall time is held against
+HEAD_ANCHOR = {"fwd": "bare_triton_launch", "fwd+bwd": "minimal_autograd_fn"}
+RL_SHAPES = ((4096, 128), (64, 16384))  # the shapes RL code uses: many short rollouts, a few long ones
+
+
+def newest_results(folder) -> tuple[str, dict]:
+    """The newest results file in ``folder`` (latest "date", then file name): its name without
+    ``.json``, and its contents."""
+    import glob
+    import json
+    import os
+
+    files = sorted(glob.glob(os.path.join(folder, "*.json")))
+    if not files:
+        raise FileNotFoundError(f"no benchmark results (*.json) in {folder}")
+    loaded = [(json.load(open(f, encoding="utf-8")), f) for f in files]
+    res, path = max(loaded, key=lambda rf: (rf[0]["date"], rf[1]))
+    return os.path.basename(path)[:-len(".json")], res
+
+
+def shape_name(shape) -> str:
+    """(4096, 128) -> '4096×128' (rows × steps)."""
+    return f"{shape[0]}×{shape[1]}"
+
+
+def speedup_text(x: float) -> str:
+    """A speed-up as text: 3 significant digits, thousands separated: 1.52×, 12.1×, 1,630×."""
+    return f"{x:.3g}×" if x < 1000 else f"{x:,.0f}×"
+
+
+def _case(r) -> tuple:
+    return r["algorithm"], r["B"], r["T"], r["dtype"], r["pass"]
+
+
+def result_passes(res) -> list[str]:
+    """The passes in the results, forward first."""
+    return [p for p in ("fwd", "fwd+bwd") if any(r["pass"] == p for r in res["rows"])]
+
+
+def our_rows(res, dtype="float32") -> dict:
+    """This library's rows of ``dtype``, by (algorithm, B, T, dtype, pass)."""
+    ours = {_case(r): r for r in res["rows"] if r["impl"] == OURS_IMPL and r["dtype"] == dtype}
+    if not ours:
+        raise ValueError(f"no {OURS_IMPL} {dtype} rows in the results")
+    return ours
+
+
+def result_algorithms(res, dtype="float32") -> list[str]:
+    """Our algorithms, in the harness's order."""
+    return list(dict.fromkeys(k[0] for k in our_rows(res, dtype)))
+
+
+def result_shapes(res, dtype="float32") -> list[tuple]:
+    """Our shapes (B, T), smallest first."""
+    return sorted({k[1:3] for k in our_rows(res, dtype)}, key=lambda s: (s[0] * s[1], s))
+
+
+def result_peers(res) -> list[str]:
+    """The peers in the results: every impl but ours and the anchors."""
+    return sorted({r["impl"] for r in res["rows"]} - {OURS_IMPL} - set(ANCHORS))
+
+
+def floor_pct(res, dtype="float32") -> dict:
+    """(algorithm, (B, T), pass) -> % of the memory floor by GPU time: 100 × floor ÷ GPU time."""
+    return {(k[0], k[1:3], k[4]): 100 * r["floor_ms"] / r["kernel_ms"]
+            for k, r in our_rows(res, dtype).items() if r["kernel_ms"]}
+
+
+def peer_speedups(res, dtype="float32") -> list[dict]:
+    """One dict per peer row of ``dtype`` with a matching row of ours: peer, algorithm, shape,
+    pass_ and x = the peer's wall time per call ÷ ours (wall time: the one timing every peer
+    has; JAX, torchrl and the Python loops have no CUDA-graph GPU time)."""
+    ours, peers = our_rows(res, dtype), set(result_peers(res))
+    return [dict(peer=r["impl"], algorithm=r["algorithm"], shape=(r["B"], r["T"]), pass_=r["pass"],
+                 x=r["full_call_us"] / ours[_case(r)]["full_call_us"])
+            for r in res["rows"] if r["impl"] in peers and r["dtype"] == dtype and _case(r) in ours]
+
+
+def anchor_rows(res, dtype="float32") -> dict:
+    """The anchors' rows of ``dtype``, by (impl, B, T, pass)."""
+    return {(r["impl"], r["B"], r["T"], r["pass"]): r for r in res["rows"]
+            if r["impl"] in ANCHORS and r["dtype"] == dtype}
+
+
+def wall_vs_gpu(res, dtype="float32", shapes=RL_SHAPES) -> dict:
+    """(algorithm, (B, T), pass) -> (wall µs per call, GPU µs per call) of ours at ``shapes``."""
+    return {(k[0], k[1:3], k[4]): (r["full_call_us"], 1e3 * r["kernel_ms"])
+            for k, r in our_rows(res, dtype).items() if k[1:3] in set(shapes) and r["kernel_ms"]}
+
+
+def _shape_colors(shapes) -> dict:
+    import matplotlib.pyplot as plt
+
+    return dict(zip(shapes, plt.cm.viridis(np.linspace(0.1, 0.85, len(shapes)))))
+
+
+def _shape_bars(ax, slots, values, j, shapes, colors, labels, horizontal=False, **label_kw):
+    """Bar j of len(shapes) in each slot's group, coloured and named by shape j, each labelled."""
+    size = 0.8 / len(shapes)
+    pos = [i + (j - (len(shapes) - 1) / 2) * size for i in slots]
+    draw = ax.barh if horizontal else ax.bar
+    bars = draw(pos, values, size, color=colors[shapes[j]], label=shape_name(shapes[j]))
+    ax.bar_label(bars, labels=labels, **label_kw)
+
+
+def _log_axis(ax, which, unit):
+    """A log scale whose ticks read 100 %, 10×, ..."""
+    from matplotlib.ticker import FuncFormatter
+
+    getattr(ax, f"set_{which}scale")("log")
+    getattr(ax, f"{which}axis").set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}{unit}"))
+
+
+def _label_panel(ax, title, xlabel, ylabel, legend=None):
+    """A panel's title and axis labels, and its legend when ``legend`` holds its options."""
+    ax.set_title(title)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    if legend is not None:
+        ax.legend(**legend)
+
+
+def floor_chart(res, dtype="float32"):
+    """How close to the memory floor? One panel per pass, one group per algorithm, one bar per
+    shape: % of the floor by GPU time on a log axis, with a dashed line at 100 %."""
+    import matplotlib.pyplot as plt
+
+    pct, passes = floor_pct(res, dtype), result_passes(res)
+    algs, shapes = result_algorithms(res, dtype), result_shapes(res, dtype)
+    colors = _shape_colors(shapes)
+    fig, axes = plt.subplots(len(passes), 1, figsize=(11, 3.6 * len(passes)), dpi=100, squeeze=False,
+                             layout="constrained")
+    for ax, p in zip(axes[:, 0], passes):
+        for j, s in enumerate(shapes):
+            slots = [i for i, a in enumerate(algs) if (a, s, p) in pct]
+            ys = [pct[algs[i], s, p] for i in slots]
+            _shape_bars(ax, slots, ys, j, shapes, colors, [f"{v:.0f}" if v >= 10 else f"{v:.2g}" for v in ys],
+                        fontsize=7, padding=1)
+        ax.axhline(100, color="k", ls="--", lw=1, label="the floor (100 %)")
+        _log_axis(ax, "y", " %")
+        ax.set_ylim(min(pct.values()) / 3, max(200, *pct.values()) * 3)
+        ax.set_xticks(range(len(algs)), algs)
+        _label_panel(ax, f"{dtype}, {p}", "algorithm (shape = rows × steps)",
+                     "% of memory floor (floor ÷ GPU time, %)")
+    fig.legend(*axes[0, 0].get_legend_handles_labels(), title="shape (rows × steps)", fontsize=8,
+               ncols=len(shapes) + 1, loc="outside lower center")
+    fig.suptitle(f"How close to the memory floor? {OURS_IMPL}, {dtype}, {' and '.join(passes)} "
+                 f"({res['gpu']}, {res['date']}, copy {res['copy_bandwidth_Bps'] / 1e12:.2f} TB/s)")
+    return fig
+
+
+def peers_chart(res, dtype="float32"):
+    """How much faster than each peer? One panel per pass, one row per (algorithm, peer) pair, one
+    bar per shape: the peer's wall time per call ÷ ours on a log axis, with a dashed line at 1×."""
+    import matplotlib.pyplot as plt
+
+    speedups, passes, algs = peer_speedups(res, dtype), result_passes(res), result_algorithms(res, dtype)
+    if not speedups:
+        raise ValueError(f"no peer rows of {dtype} with a matching {OURS_IMPL} row")
+    peers = result_peers(res)
+    pairs = {p: [(a, q) for a in algs for q in peers
+                 if any((s["algorithm"], s["peer"], s["pass_"]) == (a, q, p) for s in speedups)] for p in passes}
+    shapes = [s for s in result_shapes(res, dtype) if any(x["shape"] == s for x in speedups)]
+    colors = _shape_colors(result_shapes(res, dtype))  # the floor chart's colours
+    height = 1.2 + 0.27 * sum(len(v) for v in pairs.values()) + 1.2 * len(passes)  # inches: 0.27 a pair
+    fig, axes = plt.subplots(len(passes), 1, figsize=(11, height),
+                             dpi=100, squeeze=False, layout="constrained",
+                             gridspec_kw=dict(height_ratios=[max(len(pairs[p]), 1) + 3 for p in passes]))
+    for ax, p in zip(axes[:, 0], passes):
+        for j, s in enumerate(shapes):
+            hits = [(i, [x["x"] for x in speedups
+                         if (x["algorithm"], x["peer"], x["shape"], x["pass_"]) == (a, q, s, p)])
+                    for i, (a, q) in enumerate(pairs[p])]
+            xs = [hit[0] for _, hit in hits if hit]
+            _shape_bars(ax, [i for i, hit in hits if hit], xs, j, shapes, colors, [speedup_text(x) for x in xs],
+                        horizontal=True, fontsize=6, padding=2)
+        for i in range(1, len(pairs[p])):  # a rule between algorithms
+            if pairs[p][i][0] != pairs[p][i - 1][0]:
+                ax.axhline(i - 0.5, color="0.8", lw=0.8)
+        ax.axvline(1, color="k", ls="--", lw=1, label="1× (as fast)")
+        _log_axis(ax, "x", "×")
+        ax.set_xlim(0.3, 8 * max((x["x"] for x in speedups if x["pass_"] == p), default=1))
+        ax.set_yticks(range(len(pairs[p])), [f"{a} vs {q}" for a, q in pairs[p]], fontsize=8)
+        ax.set_ylim(len(pairs[p]) - 0.5, -0.5)
+        _label_panel(ax, f"{dtype}, {p}", "speed-up = peer's wall time per call ÷ ours (×, log scale)",
+                     "algorithm vs peer", legend=dict(title="shape", fontsize=8, loc="lower right"))
+    fig.suptitle(f"How much faster than each peer? Wall time per call, host included, {dtype} "
+                 f"({res['gpu']}, {res['date']})")
+    return fig
+
+
+def _wall_and_gpu_bars(ax, cases, algs, head, head_name):
+    """One panel: a wall-time and a GPU-time bar per (label, row) case, the anchors hatched, and a
+    dashed line at the ``head`` anchor's wall time."""
+    n_ours = sum(1 for a, _ in cases if a in algs)
+    x = np.arange(len(cases))
+    wall = [r["full_call_us"] for _, r in cases]
+    gpu = [1e3 * r["kernel_ms"] for _, r in cases]
+    hatch = [None] * n_ours + ["//"] * (len(cases) - n_ours)
+    for dx, vals, color, label in [(-0.2, wall, "tab:orange", "wall time per call (host included)"),
+                                   (0.2, gpu, "tab:blue", "GPU time (CUDA-graph replay)")]:
+        bars = ax.bar(x + dx, vals, 0.4, color=color, label=label, hatch=hatch, edgecolor="white")
+        ax.bar_label(bars, fmt="%.3g", fontsize=7, padding=2, rotation=90)
+    if head is not None:
+        ax.axhline(head["full_call_us"], color="k", ls="--", lw=1,
+                   label=f"{head_name}, wall ({head['full_call_us']:.3g} µs)")
+    ax.set_yscale("log")
+    ax.set_xticks(x, [a for a, _ in cases], rotation=35, ha="right", fontsize=7)
+
+
+def wall_gpu_chart(res, dtype="float32", shapes=RL_SHAPES):
+    """Wall versus GPU time: one panel per (pass, shape), our algorithms then the anchors (hatched),
+    each a wall-time and a GPU-time bar in µs on a log axis; the dashed line is the pass's anchor's
+    wall time (bare launch for fwd, minimal autograd.Function for fwd+bwd)."""
+    import matplotlib.pyplot as plt
+
+    ours, anchors = our_rows(res, dtype), anchor_rows(res, dtype)
+    passes, algs = result_passes(res), result_algorithms(res, dtype)
+    shapes = [s for s in shapes if s in result_shapes(res, dtype)]
+    if not shapes:
+        raise ValueError("the results have none of the shapes asked for")
+    fig, axes = plt.subplots(len(passes), len(shapes), figsize=(11, 3.9 * len(passes)), dpi=100, squeeze=False,
+                             sharey=True, layout="constrained")
+    for i, p in enumerate(passes):
+        for j, s in enumerate(shapes):
+            cases = [(a, ours[(a, *s, dtype, p)]) for a in algs if (a, *s, dtype, p) in ours]
+            cases += [(f"{ANCHORS[k]}\n({anchors[(k, *s, p)]['algorithm']})", anchors[(k, *s, p)])
+                      for k in ANCHORS if (k, *s, p) in anchors]
+            cases = [(a, r) for a, r in cases if r["kernel_ms"]]
+            head = anchors.get((HEAD_ANCHOR.get(p), *s, p))
+            _wall_and_gpu_bars(axes[i, j], cases, algs, head, ANCHORS.get(HEAD_ANCHOR.get(p)))
+            _label_panel(axes[i, j], f"{shape_name(s)}, {dtype}, {p}", "algorithm (hatched: anchors)",
+                         "time per call (µs, log scale)" if j == 0 else "", legend=dict(fontsize=7, loc="upper left"))
+    top = max(v for ax in axes.flat for c in ax.containers for v in c.datavalues)
+    axes[0, 0].set_ylim(top=top * 12)  # room for the legends
+    fig.suptitle(f"Wall versus GPU time per call, {OURS_IMPL}, {dtype}, {' and '.join(passes)} "
+                 f"({res['gpu']}, {res['date']})")
+    return fig

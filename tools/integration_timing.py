@@ -8,7 +8,6 @@ rounds of back-to-back calls, one sync per round.
     PYTHONPATH=$PWD python tools/integration_timing.py
 """
 import statistics
-import sys
 import time
 
 import gymnasium as gym
@@ -19,8 +18,7 @@ from stable_baselines3.common.buffers import RolloutBuffer as SB3Buffer
 from rltriton_lite.integrations import cleanrl
 from rltriton_lite.integrations.sb3 import RolloutBuffer
 
-sys.path.insert(0, "tests")
-from test_integrations import cleanrl_gae  # noqa: E402  (CleanRL's loop, as the tests have it)
+cleanrl_gae = cleanrl.loop  # CleanRL's own loop
 
 
 def per_call_us(fn, device, n=50, rounds=7):

@@ -16,7 +16,7 @@ import torch
 
 from ..returns import gae as _gae
 
-__all__ = ["gae"]
+__all__ = ["gae", "loop"]
 
 
 def gae(rewards, values, dones, next_value, next_done, *, gamma=0.99, gae_lambda=0.95):
@@ -42,3 +42,21 @@ def gae(rewards, values, dones, next_value, next_done, *, gamma=0.99, gae_lambda
     out = _gae(rewards, values, gamma=gamma, lambda_=gae_lambda, terminated=terminated,
                bootstrap_value=next_value, time_dim=0)
     return out.advantages, out.returns
+
+
+def loop(rewards, values, dones, next_value, next_done, gamma=0.99, gae_lambda=0.95):
+    """CleanRL ppo.py's own advantage loop, verbatim in substance: what :func:`gae` replaces, kept
+    as the oracle of its tests and the timings (one Python iteration, about 15 small ops, per step)."""
+    num_steps = rewards.shape[0]
+    advantages = torch.zeros_like(rewards)
+    lastgaelam = 0
+    for t in reversed(range(num_steps)):
+        if t == num_steps - 1:
+            nextnonterminal = 1.0 - next_done
+            nextvalues = next_value
+        else:
+            nextnonterminal = 1.0 - dones[t + 1]
+            nextvalues = values[t + 1]
+        delta = rewards[t] + gamma * nextvalues * nextnonterminal - values[t]
+        advantages[t] = lastgaelam = delta + gamma * gae_lambda * nextnonterminal * lastgaelam
+    return advantages, advantages + values
