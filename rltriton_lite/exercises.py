@@ -21,6 +21,7 @@ the exercise's function under its own name (so ``%load`` in a notebook replaces 
 """
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 from typing import Callable
 
@@ -28,7 +29,7 @@ import numpy as np
 import torch
 
 from . import reference
-from ._triton import jit, tl
+from ._triton import INTERPRET, jit, tl
 from .primitive import linear_scan
 
 __all__ = ["names", "catalog", "task", "check", "attempt", "scan_hook", "map_hook", "vtrace_prologue"]
@@ -42,16 +43,17 @@ class _Exercise:
     notebook: str
     kind: str
     task: str  # what to write: the signature and what it returns
-    cases: Callable  # () -> [(case description, args, kwargs, expected)]
+    cases: Callable  # () -> [(case description, args, kwargs, expected[, marks])]
     run: Callable  # (fn, args, kwargs) -> what to compare with expected
+    scan: str | None  # "reverse" or "forward": where an error starts (see _where)
 
 
 _EXERCISES: dict[str, _Exercise] = {}
 
 
-def _exercise(name, notebook, kind, task, run=lambda fn, args, kw: fn(*args, **kw)):
+def _exercise(name, notebook, kind, task, run=lambda fn, args, kw: fn(*args, **kw), scan="reverse"):
     def register(cases):
-        _EXERCISES[name] = _Exercise(name, notebook, kind, task.strip(), cases, run)
+        _EXERCISES[name] = _Exercise(name, notebook, kind, task.strip(), cases, run, scan)
         return cases
     return register
 
@@ -73,27 +75,29 @@ def task(name: str) -> str:
 
 def check(name: str, fn: Callable) -> None:
     """Run ``fn`` on every case of exercise ``name``: None when all are right, else an
-    ``AssertionError`` naming the case, the first wrong element, the expected and the got."""
+    ``AssertionError`` naming the case, the step where the error starts, what was expected there
+    and what came out, and what is special about that step (an episode end, the window's last
+    step, a chunk boundary) as a hint."""
     ex = _get(name)
     if not callable(fn):
         raise TypeError(f"check({name!r}, fn): fn must be a function, got {type(fn).__name__}")
-    for case, args, kwargs, expected in ex.cases():
-        if ex.kind != "kernel":
-            _compare(name, case, ex.run(fn, args, kwargs), expected)
-            continue
-        try:
-            got = ex.run(fn, args, kwargs)
-        except (NotImplementedError, TypeError, ValueError):
-            raise
-        except AssertionError as e:  # the runner's own check (two_stage_mean's bits)
-            raise AssertionError(f"{name}, {case}: {e}\n{TRITON_HINT}") from None
-        except Exception as e:  # a Triton compile or run error inside the student's code
-            raise RuntimeError(f"{name}, {case}: {getattr(fn, '__name__', 'your function')} failed to compile or "
-                               f"run: {type(e).__name__}: {e}\n{TRITON_HINT}") from e
-        try:
-            _compare(name, case, got, expected)
-        except AssertionError as e:
-            raise AssertionError(f"{e}\n{TRITON_HINT}") from None
+    for case, args, kwargs, expected, *marks in ex.cases():
+        with _watch():
+            try:
+                got = ex.run(fn, args, kwargs)
+            except (NotImplementedError, TypeError, ValueError):
+                raise
+            except AssertionError as e:  # the runner's own checks (two_stage_mean's launches and bits)
+                raise AssertionError(f"{name}, {case}: {e}") from None
+            except Exception as e:  # a Triton compile or run error inside the student's code
+                stray = _cause(e, _OutOfBounds)
+                if stray is not None:
+                    raise AssertionError(f"{name}, {case}: {stray}") from None
+                if ex.kind != "kernel":
+                    raise
+                raise RuntimeError(f"{name}, {case}: {getattr(fn, '__name__', 'your function')} failed to compile or "
+                                   f"run: {type(e).__name__}: {e}\n{TRITON_HINT}") from e
+        _compare(ex, case, got, expected, marks[0] if marks else {})
 
 
 TRITON_HINT = ("(In Triton, on blocks: &, |, ~ rather than and, or, not; tl.minimum, tl.maximum rather than "
@@ -123,23 +127,144 @@ def _get(name: str) -> _Exercise:
     return _EXERCISES[name]
 
 
-def _compare(name, case, got, expected, rtol=1e-5, atol=1e-5):
+def _compare(ex, case, got, expected, marks, rtol=1e-5, atol=1e-5):
     if isinstance(expected, tuple):
         if not isinstance(got, (tuple, list)) or len(got) != len(expected):
-            raise AssertionError(f"{name}, {case}: expected {len(expected)} results, got {_describe(got)}")
+            raise AssertionError(f"{ex.name}, {case}: expected {len(expected)} results, got {_describe(got)}")
         for i, (g, e) in enumerate(zip(got, expected)):
-            _compare(name, f"{case}, result {i}", g, e, rtol, atol)
+            _compare(ex, f"{case}, result {i}", g, e, marks, rtol, atol)
         return
     if isinstance(got, torch.Tensor):
         got = got.detach().cpu().double().numpy()
     got, expected = np.asarray(got, dtype=np.float64), np.asarray(expected, dtype=np.float64)
     if got.shape != expected.shape:
-        raise AssertionError(f"{name}, {case}: expected shape {expected.shape}, got {got.shape}")
+        raise AssertionError(f"{ex.name}, {case}: expected shape {expected.shape}, got {got.shape}")
     bad = ~np.isclose(got, expected, rtol=rtol, atol=atol, equal_nan=True)
     if bad.any():
-        at = tuple(int(i) for i in np.argwhere(bad)[0])
-        raise AssertionError(f"{name}, {case}: at index {at} expected {expected[at]:.6g}, got {got[at]:.6g} "
-                             f"({int(bad.sum())} of {bad.size} elements wrong)")
+        at, where = _where(bad, ex.scan)
+        hint = _hint(bad, at, marks, ex.scan, got[at])
+        raise AssertionError(f"{ex.name}, {case}: {where} {at} expected {expected[at]:.6g}, got {got[at]:.6g} "
+                             f"({int(bad.sum())} of {bad.size} elements wrong)" + (f"\n{hint}" if hint else ""))
+
+
+def _where(bad, scan):
+    """The wrong element to show: in a scan, the one an error starts from (the latest step of the
+    first wrong row for a reverse scan, the earliest for a forward one): every step the scan
+    reaches after it inherits the error, so the first wrong element by index may be far from it."""
+    at = tuple(int(i) for i in np.argwhere(bad)[0])
+    if scan is None or bad.ndim == 0:
+        return at, "at index"
+    steps = np.flatnonzero(bad[at[:-1]])
+    at = at[:-1] + (int(steps[-1] if scan == "reverse" else steps[0]),)
+    return at, "the error starts (in scan order) at index"
+
+
+def _hint(bad, at, marks, scan, got):
+    """What is special about the step where the error starts, from the case's marks (each a bool
+    array of the output's shape) and its position: where to look first."""
+    if not np.isfinite(got):
+        return ("Hint: a NaN or inf where the answer is finite: an unmasked load past the end of a row, or a "
+                "value multiplied by 0 that should have been selected away (0 * inf = NaN).")
+    said = [f"{what}" for what, m in marks.items() if np.asarray(m)[at]]
+    if scan is not None and at[-1] == bad.shape[-1] - 1:
+        said.append("the window's last step (t = T - 1: what does it bootstrap from?)")
+    hints = ["that step is " + "; and ".join(said) + "."] if said else []
+    if bad.all():
+        hints.append("Every element is wrong: check the formula itself on the simplest case first.")
+    elif scan is not None and not said:
+        hints.append("An ordinary step, the steps the scan reached before it right: check the pair (a_t, b_t) there, or the order in "
+                     "which your combine applies the two maps.")
+    return "Hint: " + " ".join(hints) if hints else None
+
+
+class _OutOfBounds(Exception):
+    pass
+
+
+SEEN = {"launches": 0, "atomics": 0}  # under the interpreter, while a check runs
+
+
+@contextlib.contextmanager
+def _watch():
+    """Under the Triton interpreter: every load and store a kernel makes must fall inside a tensor
+    passed to its launch, checked before the access (a stray store would corrupt the Python
+    process's heap and kill the notebook's kernel, where on a GPU it would read garbage or fault);
+    and the launches and atomic operations are counted in ``SEEN``. Compiled on a GPU: nothing."""
+    try:
+        from triton.runtime import interpreter as ti
+        executor, builder = ti.GridExecutor, type(ti.interpreter_builder)
+        saved = {(executor, "_init_args_hst"): executor._init_args_hst,
+                 **{(builder, k): getattr(builder, k) for k in ("create_masked_load", "create_masked_store",
+                                                                "create_atomic_rmw", "create_atomic_cas")}}
+        np_dtype = ti._get_np_dtype
+    except (ImportError, AttributeError):  # compiled, or an interpreter of another shape
+        yield
+        return
+    spans = []
+
+    def init_args(self, args, kwargs):
+        args_hst, kwargs_hst = saved[executor, "_init_args_hst"](self, args, kwargs)
+        spans.clear()
+        SEEN["launches"] += 1
+        for x in _leaves((args_hst, kwargs_hst)):
+            start = x.untyped_storage().data_ptr()
+            spans.append((start, start + x.untyped_storage().nbytes()))
+        return args_hst, kwargs_hst
+
+    def inside(ptrs, mask, what):
+        p = ptrs.data[np.broadcast_to(mask.data, ptrs.data.shape).astype(bool)].astype(np.uint64)
+        size = np.dtype(np_dtype(ptrs.get_element_ty())).itemsize
+        ok = np.zeros(p.shape, dtype=bool)
+        for lo, hi in spans:
+            ok |= (p >= lo) & (p + size <= hi)
+        if not ok.all():
+            raise _OutOfBounds(
+                f"a tl.{what} touched memory outside every tensor passed to the kernel ({int((~ok).sum())} of "
+                f"{ok.size} active lanes): a tl.{what} without mask=, or with a mask that lets lanes past the end "
+                "of the row through. (Stopped before the access: on a GPU it would read garbage or fault.)")
+
+    def load(self, ptrs, mask, *rest):
+        inside(ptrs, mask, "load")
+        return saved[builder, "create_masked_load"](self, ptrs, mask, *rest)
+
+    def store(self, ptrs, value, mask, *rest):
+        inside(ptrs, mask, "store")
+        return saved[builder, "create_masked_store"](self, ptrs, value, mask, *rest)
+
+    def atomic(key):
+        def counted(self, *args, **kwargs):
+            SEEN["atomics"] += 1
+            return saved[builder, key](self, *args, **kwargs)
+        return counted
+
+    patches = {(executor, "_init_args_hst"): init_args, (builder, "create_masked_load"): load,
+               (builder, "create_masked_store"): store, (builder, "create_atomic_rmw"): atomic("create_atomic_rmw"),
+               (builder, "create_atomic_cas"): atomic("create_atomic_cas")}
+    for (owner, key), fn in patches.items():
+        setattr(owner, key, fn)
+    try:
+        yield
+    finally:
+        for (owner, key), fn in saved.items():
+            setattr(owner, key, fn)
+
+
+def _leaves(x):
+    if isinstance(x, torch.Tensor):
+        yield x
+    elif isinstance(x, (tuple, list)):
+        for y in x:
+            yield from _leaves(y)
+    elif isinstance(x, dict):
+        for y in x.values():
+            yield from _leaves(y)
+
+
+def _cause(e, kind):
+    """The exception of ``kind`` in ``e``'s chain (the interpreter wraps what a kernel raises)."""
+    while e is not None and not isinstance(e, kind):
+        e = e.__cause__ or e.__context__
+    return e
 
 
 def _describe(x) -> str:
@@ -156,6 +281,20 @@ def _t(x, dtype=torch.float32):
 
 def _flags(rng, shape, p):
     return rng.random(shape) < p
+
+
+# What a case marks at each step, for the hint where an error starts (_hint):
+DONE, TERM, TRUNC = "an episode end", "a termination (no bootstrap)", "a truncation (it bootstraps from next_values)"
+
+
+def _carry_steps(shape, chunk=64, reverse=True):
+    """The steps where a chunk's scan meets the carry of the chunk before it in scan order."""
+    t = np.arange(shape[-1])
+    at = (t % chunk == chunk - 1) & (t < shape[-1] - 1) if reverse else (t % chunk == 0) & (t > 0)
+    label = ("the last step of a chunk, where the carry from the chunk after enters (is the carry applied, and "
+             "taken from the right end of that chunk?)" if reverse else
+             "the first step of a chunk, where the carry from the chunk before enters")
+    return {label: np.broadcast_to(at, shape)}
 
 
 SCAN_RULES = """
@@ -263,7 +402,7 @@ tl.load(X[i] + offs, mask=m, other=0.0); the step after t is offs + 1 (mask it w
 @_exercise("matrix_compose", "00_associative_scan", "numpy", """
 matrix_compose(p, q) -> (A, b): the composition "q first, then p" of two affine maps
 y -> A_i @ y + b_i, with p = (A1, b1) and q = (A2, b2) NumPy arrays (n x n, n).
-""")
+""", scan=None)
 def _matrix_compose_cases():
     rng = np.random.default_rng(0)
     out = []
@@ -279,7 +418,7 @@ def _matrix_compose_cases():
 td_target_kernel(rewards, next_values, dones, gamma) -> targets: r_t + gamma * (1 - done_t) * V(s_{t+1})
 elementwise, computed by your Triton kernel. Inputs are 1-D tensors of any length (float32
 rewards and next_values, bool dones); gamma a float.
-""")
+""", scan=None)
 def _td_target_cases():
     rng = np.random.default_rng(1)
     out = []
@@ -302,7 +441,7 @@ def _block_scan_cases():
                             (1000, 0.05, "episode ends")):
         r, d = rng.normal(size=T), _flags(rng, T, p_done)
         expected = reference.discounted_returns(r, gamma=0.9, terminated=d, bootstrap_value=np.float64(1.5))
-        out.append((f"{what}, T={T}, last_value 1.5", (_t(r), _t(d, torch.bool), 0.9, 1.5), {}, expected))
+        out.append((f"{what}, T={T}, last_value 1.5", (_t(r), _t(d, torch.bool), 0.9, 1.5), {}, expected, {DONE: d}))
     return out
 
 
@@ -318,7 +457,7 @@ def _chunked_scan_cases():
                                        ((3, 700), 0.05, "chunks and episode ends", 128)):
         r, d = rng.normal(size=shape), _flags(rng, shape, p_done)
         out.append((f"{what}, shape {shape}, chunk {chunk}", (_t(r), _t(d, torch.bool), 0.9, chunk), {},
-                    reference.discounted_returns(r, gamma=0.9, terminated=d)))
+                    reference.discounted_returns(r, gamma=0.9, terminated=d), {DONE: d, **_carry_steps(shape, chunk)}))
     return out
 
 
@@ -335,7 +474,7 @@ def _gae_kernel_cases():
         d = _flags(rng, shape, p)
         adv, _ = reference.gae(r, v, next_values=nv, terminated=d, gamma=0.9, lambda_=0.8)
         out.append((f"shape {shape}, chunk 64" + (", episode ends" if p else ""),
-                    (_t(r), _t(v), _t(nv), _t(d, torch.bool), 0.9, 0.8, 64), {}, adv))
+                    (_t(r), _t(v), _t(nv), _t(d, torch.bool), 0.9, 0.8, 64), {}, adv, {DONE: d, **_carry_steps(shape)}))
     return out
 
 
@@ -372,7 +511,8 @@ def _n_step_cases():
         r, nv = rng.normal(size=(2, *shape))
         d = _flags(rng, shape, p)
         what = f"n={n}, shape {shape}" + (", terminations" if p else "")
-        out.append((what, (_t(r), _t(nv), _t(d, torch.bool), 0.9, n), {}, _n_step_reference(r, nv, d, 0.9, n)))
+        out.append((what, (_t(r), _t(nv), _t(d, torch.bool), 0.9, n), {}, _n_step_reference(r, nv, d, 0.9, n),
+                    {TERM: d}))
     return out
 
 
@@ -381,7 +521,7 @@ transposed_scan: a @triton.jit prologue transposed_scan(X, offs, t, T, m, P) -> 
 exercises.scan_hook(..., reverse=False), with X = (a, dy): the gradient of y = linear_scan(a, b)
 (y_t = b_t + a_t y_{t+1}) with respect to b, g_t = dy_t + a_{t-1} g_{t-1} (g_0 = dy_0), as a
 forward scan of the pairs (a_{t-1}, dy_t): load a one step back (offs - 1, masked by t >= 1).
-""" + HOOK_RULES, run=lambda fn, args, kw: scan_hook(fn, args, (), reverse=False))
+""" + HOOK_RULES, run=lambda fn, args, kw: scan_hook(fn, args, (), reverse=False), scan="forward")
 def _transposed_scan_cases():
     rng = np.random.default_rng(10)
     out = []
@@ -391,7 +531,7 @@ def _transposed_scan_cases():
         b_t = torch.zeros(shape, dtype=torch.float64, requires_grad=True)
         (g,) = torch.autograd.grad((linear_scan(a_t, b_t, backend="torch") * torch.tensor(dy)).sum(), b_t)
         out.append((f"shape {shape}" + (", several chunks" if shape[1] > 64 else ""), (_t(a), _t(dy)), {},
-                    g.numpy()))
+                    g.numpy(), _carry_steps(shape, reverse=False)))
     return out
 
 
@@ -410,7 +550,8 @@ def _gae_pairs_cases():
         trunc = _flags(rng, shape, p_trunc) & ~term
         adv, _ = reference.gae(r, v, next_values=nv, terminated=term, truncated=trunc, gamma=0.9, lambda_=0.8)
         what = f"shape {shape}" + (", terminations" if p_term else "") + (", truncations" if p_trunc else "")
-        out.append((what, (_t(r), _t(v), _t(nv), _t(term, torch.bool), _t(trunc, torch.bool), 0.9, 0.8), {}, adv))
+        out.append((what, (_t(r), _t(v), _t(nv), _t(term, torch.bool), _t(trunc, torch.bool), 0.9, 0.8), {}, adv,
+                    {TERM: term, TRUNC: trunc}))
     return out
 
 
@@ -442,7 +583,8 @@ def _q_lambda_cases():
         term = _flags(rng, shape, p_term)
         what = f"shape {shape}" + (", non-greedy actions" if p_greedy < 1 else "") + (", terminations" if p_term else "")
         out.append((what, (_t(r), _t(q), _t(greedy, torch.bool), _t(term, torch.bool), 0.9, 0.8), {},
-                    _q_lambda_reference(r, q, greedy, term, 0.9, 0.8)))
+                    _q_lambda_reference(r, q, greedy, term, 0.9, 0.8),
+                    {TERM: term, "followed by a non-greedy action (the trace is cut)": ~greedy, **_carry_steps(shape)}))
     return out
 
 
@@ -474,7 +616,7 @@ def _retrace_cases():
         term = _flags(rng, shape, p_term)
         what = f"shape {shape}" + (", pi != mu" if spread else ", on-policy") + (", terminations" if p_term else "")
         out.append((what, (_t(r), _t(eq), _t(q), _t(log_ratio), _t(term, torch.bool), 0.9, 0.8), {},
-                    _retrace_reference(r, eq, q, log_ratio, term, 0.9, 0.8)))
+                    _retrace_reference(r, eq, q, log_ratio, term, 0.9, 0.8), {TERM: term, **_carry_steps(shape)}))
     return out
 
 
@@ -515,7 +657,8 @@ def _vtrace_pg_cases():
         _, pg = reference.vtrace(log_rhos, r, v, gamma=0.9, rho_bar=1.0, c_bar=0.9, pg_rho_bar=1.0,
                                  next_values=nv, terminated=term)
         what = f"shape {shape}" + (", terminations" if p_term else "") + (", off-policy" if spread else "")
-        out.append((what, (_t(log_rhos), _t(r), _t(v), _t(nv), _t(term, torch.bool), 0.9, 1.0, 0.9), {}, pg))
+        out.append((what, (_t(log_rhos), _t(r), _t(v), _t(nv), _t(term, torch.bool), 0.9, 1.0, 0.9), {}, pg,
+                    {TERM: term, **_carry_steps(shape)}))
     return out
 
 
@@ -525,7 +668,7 @@ dual_clip: a @triton.jit elementwise hook dual_clip(X, offs, m, P) -> loss for e
 with X = (ratio, advantages) and P = (epsilon, c): dual-clip PPO's per-element loss,
 -max(min(r A, clip(r, 1-eps, 1+eps) A), c A) where A < 0, and PPO's -min(r A, clip(r) A) where
 A >= 0 (c > 1 bounds the loss of a negative advantage at a large ratio).
-""" + HOOK_RULES, run=_map_with(2))
+""" + HOOK_RULES, run=_map_with(2), scan=None)
 def _dual_clip_cases():
     r = np.array([0.5, 0.9, 1.0, 1.1, 1.5, 5.0, 0.5, 0.9, 1.0, 1.1, 1.5, 5.0])
     A = np.array([1.0] * 6 + [-1.0] * 6)
@@ -539,7 +682,21 @@ def _dual_clip_cases():
 
 
 def _twice(fn, args, kw):
-    first, second = fn(*args), fn(*args)
+    """Two calls, the same bits; under the interpreter (programs run one after another, so a race
+    never shows) also at least two launches and no atomics."""
+    before = dict(SEEN)
+    first = fn(*args)
+    if INTERPRET:
+        if SEEN["atomics"] > before["atomics"]:
+            raise AssertionError("your kernel uses an atomic (tl.atomic_add): atomics commit in the order the "
+                                 "programs finish, so on a GPU the bits change from run to run (the interpreter "
+                                 "runs programs one after another and cannot show it); write each program's "
+                                 "partial sum and add them in a second launch")
+        if SEEN["launches"] - before["launches"] < 2:
+            raise AssertionError(f"{SEEN['launches'] - before['launches']} kernel launch: a one-program sum walks "
+                                 "the whole input alone (one SM of a GPU); split it over programs, then add their "
+                                 "partials in a second launch")
+    second = fn(*args)
     if not torch.equal(torch.as_tensor(first), torch.as_tensor(second)):
         raise AssertionError("two calls on the same input gave different bits (a sum in a fixed order gives the "
                              "same bits every time)")
@@ -551,7 +708,7 @@ two_stage_mean(x) -> a 0-d tensor: the mean of a 1-D float32 tensor by the loss'
 launches: one program per BLOCK elements writes its partial sum (masked: padding adds 0), then one
 program adds the partials in a fixed order and divides by n. The checker calls it twice on each
 input: the two results must be the same bits.
-""", run=_twice)
+""", run=_twice, scan=None)
 def _two_stage_cases():
     rng = np.random.default_rng(11)
     return [(f"n={n}", (_t(x),), {}, np.float64(x.mean())) for n in (1, 777, 20000)
@@ -577,7 +734,7 @@ def _soft_lambda_cases():
                                          terminated=term)
         what = f"lambda={lam}, shape {shape}" + (", terminations" if p_term else "")
         out.append((what, (_t(r), _t(q1), _t(q2), _t(nlp), _t(lp), _t(term, torch.bool), 0.9, 0.3, lam), {},
-                    expected))
+                    expected, {TERM: term, **_carry_steps(shape)}))
     return out
 
 
@@ -586,7 +743,7 @@ def _soft_lambda_cases():
 awr_weights: a @triton.jit elementwise hook awr_weights(X, offs, m, P) -> weight for
 exercises.map_hook, with X = (advantages,) and P = (beta, max_weight): AWR's exponential weights
 exp(A / beta), clipped at max_weight (AWR and CRR use 20).
-""" + HOOK_RULES, run=_map_with(1))
+""" + HOOK_RULES, run=_map_with(1), scan=None)
 def _awr_cases():
     A = np.array([-3.0, -0.5, 0.0, 0.5, 2.0, 4.0])
     return [(f"beta={beta}", (_t(A), beta, 20.0), {}, np.minimum(np.exp(A / beta), 20.0)) for beta in (1.0, 0.5)]
@@ -597,7 +754,7 @@ def _awr_cases():
 vtrace_floor_bytes(B, T, elem_bytes) -> bytes: the fewest bytes V-trace's forward must move for a
 (B, T) rollout as the profiler calls it: it reads log_rhos, rewards, values, next_values (elements
 of elem_bytes bytes) and one flag byte per step (terminated), and writes vs and pg_advantages.
-""")
+""", scan=None)
 def _vtrace_floor_cases():
     return [(f"B={B}, T={T}, {e}-byte elements", (B, T, e), {}, B * T * (6 * e + 1))
             for B, T, e in ((1, 1, 4), (16384, 1024, 4), (4096, 128, 2))]
