@@ -17,22 +17,24 @@
 # # 00b — Triton from zero: from a first kernel to the package's scan
 #
 # Notebook 00 showed that every algorithm in this course is a reverse scan over affine maps.
-# Here you write that scan as a GPU kernel, in four steps, each one an exercise that checks
+# Here you write that scan as a GPU kernel, in five steps, each one an exercise that checks
 # itself:
 #
 # 1. a first kernel: programs, blocks of indices, masks, loads and stores;
 # 2. a scan of one block with `tl.associative_scan`;
 # 3. rows longer than a block: a loop over chunks with a carry;
-# 4. hooks: the algorithm's prologue and epilogue as functions the kernel calls.
+# 4. episode ends as a select: the reset flag, so a NaN never crosses an episode end;
+# 5. hooks: the algorithm's prologue and epilogue as functions the kernel calls.
 #
-# Then you read the package's own kernel, which is these four steps plus the engineering that
+# Then you read the package's own kernel, which is these five steps plus the engineering that
 # makes them fast (that part is optional: notebook 11, the appendix).
 #
 # **No GPU needed.** Without one, Triton's interpreter runs the kernels on the CPU, one program
 # at a time, with NumPy. It is slow, but it runs the same code, and most mistakes in indexing or
 # arithmetic show the same way. Three do not: it does not guard memory (a load past the end
 # without a mask reads garbage, and a store without one can corrupt memory and crash the Python
-# kernel: restart it and add the mask); it runs programs one after another, so programs that race
+# kernel; the checkers guard it for you: they stop a stray access before it happens and say which
+# `tl.load` or `tl.store` needs a mask); it runs programs one after another, so programs that race
 # on the same memory look fine; and its `tl.associative_scan` is a sequential fold, so a combine
 # that is not associative can pass there and fail on a GPU's tree of combines (the checkers cannot
 # see the order of combination either; their cases make the composed multipliers count, which the
@@ -42,8 +44,10 @@
 # function that raises `NotImplementedError` (or `None` where a `@triton.jit` function is asked
 # for), and in the next cell `exercises.attempt(name, fn)`: it prints "not attempted yet" until
 # you write the function, then either "correct on every case" or an `AssertionError` that names the
-# case (the simplest first), the first wrong element, what was expected and what you returned (for
-# Triton, with the usual causes). `print(exercises.task(name))` restates the task. Solutions:
+# case (the simplest first), the element where the error starts (in a reverse scan, the latest
+# wrong step: every earlier step inherits the error), what was expected and what you returned,
+# and a hint from what is special about that step (an episode end, a chunk's carry, the window's
+# last step). `print(exercises.task(name))` restates the task. Solutions:
 # `notebooks/solutions/<name>.py` (in Jupyter, `%load solutions/<name>.py` in the starter's cell).
 
 # %%
@@ -283,7 +287,73 @@ def chunked_scan(rewards, dones, gamma, chunk):
 exercises.attempt("chunked_scan", chunked_scan)
 
 # %% [markdown]
-# ## 4. Hooks: the algorithm around the scan
+# ## 4. Episode ends as a select: the reset
+#
+# Your scans so far end an episode by a multiplier $a_t = 0$: the step after it is multiplied
+# away. That is exact for finite numbers, but not for the values a real rollout can hold: a
+# reward of `inf` from a diverged environment, or a `NaN` from a value head, multiplied by 0 is
+# `NaN`, so one bad number in a later episode poisons every earlier one (notebook 00, section 4):
+
+# %%
+print("0 * inf =", 0 * float("inf"), "   0 * nan =", 0 * float("nan"))
+
+
+def returns_by_multiplying(r, d, gamma):
+    """Your chunked_scan's arithmetic as a loop: G_t = r_t + gamma (1 - d_t) G_{t+1}."""
+    G, out = torch.zeros(()), []
+    for t in reversed(range(len(r))):
+        G = r[t] + gamma * (~d[t]) * G
+        out.append(G)
+    return torch.stack(out[::-1])
+
+
+r_bad = torch.tensor([1.0, 2.0, 3.0, float("nan"), 5.0])
+d_bad = torch.tensor([False, True, False, False, False])  # the first episode ends at t = 1
+print("multiplying by 0:", returns_by_multiplying(r_bad, d_bad, 0.9).tolist())
+print("the loop's answer:", reference.discounted_returns(r_bad.numpy(), gamma=0.9, terminated=d_bad.numpy()).tolist())
+
+
+# %% [markdown]
+# The fix is to carry the episode end as a third element, a **reset** flag $
+# ho_t$, and
+# *select* instead of multiply. A step's map becomes "$y = b$ if it resets, else $y = b + a\,y'$".
+# Composing "the later run $(a_1, b_1, 
+# ho_1)$ first, then step $(a_2, b_2, 
+# ho_2)$":
+#
+# $$(a, b, 
+# ho) = egin{cases} (a_2,\ b_2,\ 	ext{true}) & 	ext{if } 
+# ho_2 \ (a_2 a_1,\ b_2 + a_2 b_1,\ 
+# ho_1) & 	ext{otherwise} \end{cases}$$
+#
+# It is still composition of maps, so still associative (notebook 00 proves it in two lines).
+# In Triton the cases are `tl.where`, which picks one value and never computes $0 \cdot \infty$:
+#
+# ```python
+# @triton.jit
+# def reset_combine(a1, b1, r1, a2, b2, r2):
+#     return tl.where(r2, a2, a2 * a1), tl.where(r2, b2, b2 + a2 * b1), r1 | r2
+# ```
+#
+# After the scan each step holds its composed map $(A_t, B_t, R_t)$ to the chunk's end, and the
+# carry must be selected too: $G_t = B_t$ where $R_t$ (an episode ends inside the chunk after $t$),
+# else $B_t + A_t \cdot 	ext{carry}$. Padding past the row's end is $(1, 0, 	ext{false})$.
+#
+# **Exercise `reset_scan`.** `chunked_scan` with resets: the same arguments and results, and a
+# `NaN` or `inf` reward must stay inside its own episode, whether the episode end is in the same
+# chunk or the bad value arrives through the carry from a later chunk. Start from your
+# `chunked_scan` (or its solution).
+
+# %%
+def reset_scan(rewards, dones, gamma, chunk):
+    # YOUR CODE
+    raise NotImplementedError
+
+# %%
+exercises.attempt("reset_scan", reset_scan)
+
+# %% [markdown]
+# ## 5. Hooks: the algorithm around the scan
 #
 # Every algorithm of the course is the same chunk loop with different arithmetic before and
 # after the scan. So the loop stays one kernel, and each algorithm supplies two small
@@ -309,13 +379,13 @@ def gae_kernel(rewards, values, next_values, dones, gamma, lam, chunk):
 exercises.attempt("gae_kernel", gae_kernel)
 
 # %% [markdown]
-# ## 5. The package's kernel, read through its names
+# ## 6. The package's kernel, read through its names
 #
 # `rltriton_lite/scan.py` is your `gae_kernel` grown up. What you wrote maps onto it one to one:
 #
 # | your kernel | the package |
 # | --- | --- |
-# | `combine(a1, b1, a2, b2)` | `scan.combine`, with a third element: a **reset** flag, so an episode end is a select (`tl.where`) and a NaN after it cannot leak in through a multiplication by 0 |
+# | `reset_combine(a1, b1, r1, a2, b2, r2)` | `scan.combine`, the same select |
 # | one program per row | `ROWS` rows per program (a 2-D tile), and very long rows split across programs |
 # | the chunk loop and its carry | `scan._walk` |
 # | the prologue and epilogue | `PROLOGUE` / `EPILOGUE`, `tl.constexpr` arguments of the kernel |
@@ -333,12 +403,19 @@ print(inspect.getsource(getattr(returns._gae_prologue, "fn", returns._gae_prolog
 # %% [markdown]
 # `REWARDS`, `VALUES`, `NEXT_VALUES`, ... are `tl.constexpr` indices into `X` (defined in
 # `rltriton_lite/episode.py`, shared by the algorithms that read an episode), and `step(...)`
-# loads γ, λ and the episode flags once for every algorithm. The kernel's signature lists what
-# it is compiled for:
+# loads γ, λ and the episode flags once for every algorithm. A package prologue returns five
+# things where yours returned two: `(a, b, reset, valid, keep)`, your triple plus `valid` (the
+# step is not padding: a padded step is the identity) and `keep`, values the epilogue needs
+# again (GAE keeps $V_t$ to add to the advantage, so `values` is read once).
+#
+# The kernel's arguments, each with its comment from the source. The first ten and `PROLOGUE`,
+# `EPILOGUE`, `REVERSE`, `BLOCK` are what you wrote; `ROWS`, `V`, `STAGES` are speed (notebook 11);
+# `Y0`, `SUMMARY`, `SEG`, `BLOCK_S`, `COMPOSE` split one very long row across programs, each
+# scanning a segment of time from the carry composed from the segments after it (notebook 11):
 
 # %%
-kernel = getattr(scan._scan_kernel, "fn", scan._scan_kernel)
-print("_scan_kernel" + str(inspect.signature(kernel)))
+kernel_source = inspect.getsource(getattr(scan._scan_kernel, "fn", scan._scan_kernel))
+print(kernel_source[:kernel_source.index("):") + 2])
 
 # %% [markdown]
 # And it computes what yours does — the package's `gae` against the loop, on a batch with
@@ -363,7 +440,7 @@ print("rl.gae == the loop on 2 x 600")
 #
 # ## Exercises
 #
-# The four exercises above (`td_target_kernel`, `block_scan`, `chunked_scan`, `gae_kernel`).
+# The five exercises above (`td_target_kernel`, `block_scan`, `chunked_scan`, `reset_scan`, `gae_kernel`).
 # Then, without a checker:
 #
 # 1. Change `chunked_scan` to take `time_dim=0` tensors (shape `(T, B)`) without a copy: which

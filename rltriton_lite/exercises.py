@@ -82,7 +82,7 @@ def check(name: str, fn: Callable) -> None:
     if not callable(fn):
         raise TypeError(f"check({name!r}, fn): fn must be a function, got {type(fn).__name__}")
     for case, args, kwargs, expected, *marks in ex.cases():
-        with _watch():
+        with _watch(), np.errstate(all="ignore"):  # the interpreter's NumPy warns at the NaN cases' arithmetic
             try:
                 got = ex.run(fn, args, kwargs)
             except (NotImplementedError, TypeError, ValueError):
@@ -162,13 +162,13 @@ def _where(bad, scan):
 def _hint(bad, at, marks, scan, got):
     """What is special about the step where the error starts, from the case's marks (each a bool
     array of the output's shape) and its position: where to look first."""
-    if not np.isfinite(got):
-        return ("Hint: a NaN or inf where the answer is finite: an unmasked load past the end of a row, or a "
-                "value multiplied by 0 that should have been selected away (0 * inf = NaN).")
     said = [f"{what}" for what, m in marks.items() if np.asarray(m)[at]]
     if scan is not None and at[-1] == bad.shape[-1] - 1:
         said.append("the window's last step (t = T - 1: what does it bootstrap from?)")
     hints = ["that step is " + "; and ".join(said) + "."] if said else []
+    if not np.isfinite(got):
+        hints.append("A NaN or inf where the answer is finite: an unmasked load past the end of a row, or a value "
+                     "multiplied by 0 that should have been selected away (0 * inf = NaN).")
     if bad.all():
         hints.append("Every element is wrong: check the formula itself on the simplest case first.")
     elif scan is not None and not said:
@@ -456,6 +456,28 @@ def _chunked_scan_cases():
     for shape, p_done, what, chunk in (((2, 5), 0.0, "one chunk", 64), ((3, 300), 0.0, "chunks, no episode end", 64),
                                        ((3, 700), 0.05, "chunks and episode ends", 128)):
         r, d = rng.normal(size=shape), _flags(rng, shape, p_done)
+        out.append((f"{what}, shape {shape}, chunk {chunk}", (_t(r), _t(d, torch.bool), 0.9, chunk), {},
+                    reference.discounted_returns(r, gamma=0.9, terminated=d), {DONE: d, **_carry_steps(shape, chunk)}))
+    return out
+
+
+@_exercise("reset_scan", "00b_triton_from_zero", "kernel", """
+reset_scan(rewards, dones, gamma, chunk) -> returns: chunked_scan with episode ends as resets: the
+combine takes triples (a, b, reset) and selects with tl.where where a reset ends the episode, and
+the carry is selected away the same way, so a NaN or inf reward stays inside its own episode
+(within a chunk and across chunks). Same arguments and results as chunked_scan otherwise.
+""")
+def _reset_scan_cases():
+    rng = np.random.default_rng(13)
+    out = []
+    for shape, chunk, what in (((1, 8), 64, "a NaN after an episode end, one chunk"),
+                               ((2, 300), 64, "NaN and inf after episode ends, within and across chunks")):
+        r, d = rng.normal(size=shape), _flags(rng, shape, 0.02)
+        d[:, 3] = True  # an episode end in the first chunk, and bad rewards after it
+        r[:, 6] = np.nan
+        if shape[1] > 64:
+            d[:, [100, 190]] = True  # an episode ends at 100, then a NaN in the next chunk, an inf in a later one
+            r[0, 130], r[1, 260] = np.nan, np.inf
         out.append((f"{what}, shape {shape}, chunk {chunk}", (_t(r), _t(d, torch.bool), 0.9, chunk), {},
                     reference.discounted_returns(r, gamma=0.9, terminated=d), {DONE: d, **_carry_steps(shape, chunk)}))
     return out

@@ -31,6 +31,34 @@ def no_flags(flags):
     return torch.zeros_like(flags)
 
 
+@triton.jit
+def _reset_combine(a1, b1, r1, a2, b2, r2):
+    return tl.where(r2, a2, a2 * a1), tl.where(r2, b2, b2 + a2 * b1), r1 | r2
+
+
+@triton.jit
+def _reset_scan_multiplied_carry(R, D, G, gamma, T, CHUNK: tl.constexpr):
+    row = tl.program_id(0)
+    carry = 0.0
+    n_chunks = tl.cdiv(T, CHUNK)
+    for i in range(0, n_chunks):
+        c = n_chunks - 1 - i
+        t = c * CHUNK + tl.arange(0, CHUNK)
+        m = t < T
+        r = tl.load(R + row * T + t, mask=m, other=0.0)
+        done = (tl.load(D + row * T + t, mask=m, other=0) != 0) & m
+        a_s, b_s, r_s = tl.associative_scan((tl.where(m, gamma, 1.0), r, done), 0, _reset_combine, reverse=True)
+        g = b_s + tl.where(r_s, 0.0, a_s) * carry  # 0 * NaN: a NaN carried in from a later chunk leaks
+        tl.store(G + row * T + t, g, mask=m)
+        carry = tl.sum(tl.where(t == c * CHUNK, g, 0.0), 0)
+
+
+def _reset_scan_carry_multiplied(rewards, dones, gamma, chunk):
+    out = torch.empty_like(rewards)
+    _reset_scan_multiplied_carry[(rewards.shape[0],)](rewards, dones, out, gamma, rewards.shape[1], CHUNK=chunk)
+    return out
+
+
 def wrong_answers(name: str):
     """(what is wrong, fn): at least two per exercise, each a mistake a student makes."""
     s = solution(name)
@@ -53,6 +81,10 @@ def wrong_answers(name: str):
             ("no carry between chunks",
              lambda r, d, g, c: s(r, d | (torch.arange(r.shape[-1], device=d.device) % c == c - 1), g, c)),
             ("ignores dones", lambda r, d, g, c: s(r, no_flags(d), g, c)),
+        ],
+        "reset_scan": [
+            ("multiplies by 0 (chunked_scan's arithmetic)", solution("chunked_scan")),
+            ("the carry multiplied by 0 at a reset, not selected away", _reset_scan_carry_multiplied),
         ],
         "gae_kernel": [
             ("bootstraps at terminations", lambda r, v, nv, d, g, lam, c: s(r + g * d * nv, v, nv, d, g, lam, c)),
