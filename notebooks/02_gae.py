@@ -114,30 +114,52 @@ print("prologue + scan + epilogue == the loop")
 # ## 3. The kernel
 #
 # In `rltriton_lite/returns.py` the prologue and epilogue are two `triton.jit` functions that
-# the shared scan kernel (`scan._scan_kernel`, notebook 00) calls for each chunk of steps.
-# The inputs sit in named slots of the kernel's input tuple `X` (`X[REWARDS]`, `X[VALUES]`, ...:
-# `rltriton_lite/episode.py`, the layout the scan-based estimators share). `episode.step` loads
-# the flags and coefficients of a step — note `done` includes `t == T - 1`, the end of the
-# window — and `episode.values_now_and_next` reads $V(s_t)$ and $V(s_{t+1})$:
-# `next_values[t]`, or `values[t+1]` and `bootstrap_value` after the last step. `values[t+1]` is
-# not a second, shifted load: `load_and_step` reads each step once and shifts the values by one
-# step inside the kernel (why that is faster than a second load: notebook 11, the appendix):
+# the shared scan kernel (`scan._scan_kernel`, notebook 00b, section 6) calls for each chunk of
+# steps. They are the hooks you wrote in 00b, with the package's conventions:
+#
+# * The inputs sit in named slots of the kernel's input tuple `X` (`X[REWARDS]`, `X[VALUES]`, ...:
+#   `rltriton_lite/episode.py`, the layout the scan-based estimators share), each with its
+#   strides in `SX`, so time-major and batch-major buffers are read alike; `tile.load(X[REWARDS],
+#   SX[REWARDS], row, t, valid, 0.0, ACC)` loads a tile of rewards as the accumulation type `ACC`.
+# * `episode.step` loads the step's γ, λ and flags: `terminated`, `done` (terminated, truncated,
+#   or `t == T - 1`, the end of the window) and `valid` (not padding).
+# * `episode.values_now_and_next` reads $V(s_t)$ and $V(s_{t+1})$: `next_values[t]`, or
+#   `values[t+1]` and `bootstrap_value` after the last step. `values[t+1]` is not a second,
+#   shifted load: `load_and_step` reads each step once and shifts the values by one step inside
+#   the kernel (why that is faster: notebook 11, the appendix).
+# * A prologue returns `(a, b, reset, valid, keep)`: your 00b triple, `valid`, and `keep`, values
+#   the epilogue needs again. The epilogue gets the scanned `y` and `keep`, and stores.
 
 # %%
-for fn in (episode.step, episode.values_now_and_next, episode.load_and_step, returns._gae_prologue,
-           returns._gae_epilogue):
+for fn in (episode.step, episode.values_now_and_next, returns._gae_epilogue):
     print(inspect.getsource(getattr(fn, "fn", fn)))
 
 # %% [markdown]
-# Points worth noticing:
-#
-# * `tl.where(term, 0.0, gamma * v_next)` is a select: a NaN value behind a terminal state is
-#   never read into a sum.
-# * The prologue returns `(v,)` as `keep`, so the epilogue adds $V_t$ to the advantage without
-#   reading `values` a second time: each input is read once, advantages and returns are written
-#   in the same pass.
-# * Nothing here knows about chunks, carries or threads: that is the shared kernel's job, which
-#   is why every estimator is ~20 lines.
+# **Exercise `gae_prologue`.** Write GAE's prologue in these slots; the checker runs `rl.gae`
+# with yours in place of the package's (`exercises.package_prologue`), on rollouts with
+# terminations, truncations, padding masks, a per-step γ, time-major inputs and no
+# `next_values`, all of which your prologue handles through `step` and `values_now_and_next`.
+# Three things to get right: no bootstrap at a termination (a select, `tl.where`, so a NaN
+# value behind a terminal state is never read into a sum); a reset at every episode end,
+# truncations and the window's end included (`done`); and `keep = (v,)`, so the epilogue adds
+# $V_t$ to the advantage without reading `values` again.
+
+# %%
+import triton  # noqa: E402
+import triton.language as tl  # noqa: E402
+
+from rltriton_lite.episode import REWARDS, step, values_now_and_next  # noqa: E402
+from rltriton_lite.tile import load  # noqa: E402
+
+# your @triton.jit function gae_prologue(X, SX, P, row, t, m, T, ACC: tl.constexpr) replaces this:
+gae_prologue = None
+
+# %%
+exercises.attempt("gae_prologue", gae_prologue)
+
+# %% [markdown]
+# Nothing in the prologue knows about chunks, carries or threads: that is the shared kernel's
+# job, which is why every estimator is about 20 lines.
 #
 # ## 4. Kernel against the loop
 #
@@ -232,7 +254,8 @@ assert {row["impl"] for row in rows} == {"triton", "torch", "loop"} and all(row[
 # ## Exercises
 #
 # Checked exercises work as in notebook 00b: write the starter's function, run the cell after it
-# (`print(exercises.task(name))` restates the task; solutions in `notebooks/solutions/`).
+# (`print(exercises.task(name))` restates the task; solutions in `notebooks/solutions/`). The
+# first, `gae_prologue`, is in section 3.
 #
 # **`gae_pairs`.** GAE's prologue: return the pairs $(a_t, b_t)$ whose reverse scan
 # $y_t = b_t + a_t y_{t+1}$ (`rl.linear_scan`, run by the checker) is the advantage $A_t$, with

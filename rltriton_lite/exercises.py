@@ -32,7 +32,8 @@ from . import reference
 from ._triton import INTERPRET, jit, tl
 from .primitive import linear_scan
 
-__all__ = ["names", "catalog", "task", "check", "attempt", "scan_hook", "map_hook", "vtrace_prologue"]
+__all__ = ["names", "catalog", "task", "check", "attempt", "scan_hook", "map_hook", "vtrace_prologue",
+           "package_prologue"]
 
 KINDS = ("kernel", "hook", "numpy", "concept")
 
@@ -558,6 +559,77 @@ def _transposed_scan_cases():
 
 
 # ---- 02: GAE ---------------------------------------------------------------------------------------
+@contextlib.contextmanager
+def package_prologue(kind: str, prologue):
+    """The package's own kernel for ``kind`` ("discounted_return", "gae" or "td_lambda") with
+    ``prologue`` in place of its forward prologue, while the block runs."""
+    from . import episode, returns
+
+    saved = returns._KERNELS[kind]
+    returns._KERNELS[kind] = (prologue,) + saved[1:]
+    episode._PLANS.clear()  # a call's plan keeps the launch it made, prologue and all
+    try:
+        yield
+    finally:
+        returns._KERNELS[kind] = saved
+        episode._PLANS.clear()
+
+
+def _package_gae(fn, args, kw):
+    from .returns import gae
+
+    with package_prologue("gae", fn):
+        out = gae(*args, backend="triton", **kw)
+    if kw.get("time_dim") == 0:
+        return out.advantages.T, out.returns.T
+    return tuple(out)
+
+
+@_exercise("gae_prologue", "02_gae", "kernel", """
+gae_prologue: GAE's forward prologue in the package's own slots, a @triton.jit function
+gae_prologue(X, SX, P, row, t, m, T, ACC) -> (a, b, reset, valid, keep) that rltriton_lite.gae
+runs in its kernel instead of its own (exercises.package_prologue). Use episode.step(X, SX, P,
+row, t, m, T, ACC) -> (gamma, lam, terminated, done, valid), tile.load(X[REWARDS], SX[REWARDS],
+row, t, valid, 0.0, ACC) and episode.values_now_and_next(X, SX, row, t, m, T, ACC) -> (V(s_t),
+V(s_{t+1})); a = gamma * lam, b = delta_t (no bootstrap at a termination), reset where the
+episode ends (done: terminated, truncated or the window's last step), valid as step gives it,
+and keep = (v,): the epilogue stores advantages y and returns y + keep[0]. The checker calls
+rl.gae with masks, truncations, a per-step gamma, time-major inputs and no next_values.
+""", run=_package_gae)
+def _gae_prologue_cases():
+    rng = np.random.default_rng(14)
+    out = []
+    B, T = 3, 90
+    r, v, nv = rng.normal(size=(3, B, T))
+    term, trunc = _flags(rng, (B, T), 0.05), _flags(rng, (B, T), 0.05)
+    trunc &= ~term
+    gamma = rng.uniform(0.9, 1.0, size=(B, T))
+    mask = np.ones((B, T), dtype=bool)
+    mask[0, :7], mask[1, -5:], mask[2, 40:44] = False, False, False  # left, right and mid-row padding
+    boot = rng.normal(size=B)
+    marks = {TERM: term, TRUNC: trunc}
+    for what, kw, ref in (
+            ("no episode ends", {}, {}),
+            ("terminations and truncations, next_values", dict(terminated=term, truncated=trunc, next_values=nv),
+             dict(terminated=term, truncated=trunc, next_values=nv)),
+            ("a per-step gamma and padding masks", dict(gamma=gamma, terminated=term, mask=mask),
+             dict(gamma=gamma, terminated=term, mask=mask)),
+            ("no next_values: values[t+1] and bootstrap_value", dict(terminated=term, bootstrap_value=boot),
+             dict(terminated=term, bootstrap_value=boot))):
+        kw = {k: (_t(x, torch.bool) if x.dtype == bool else _t(x)) for k, x in kw.items()}
+        kw.setdefault("gamma", 0.97)
+        ref.setdefault("gamma", 0.97)
+        expected = reference.gae(r, v, lambda_=0.9, **ref)
+        padded = {"a padded step (mask false: it must be the identity, not a step)": ~mask} if "mask" in ref else {}
+        out.append((f"{what}, shape ({B}, {T})", (_t(r), _t(v)), dict(kw, lambda_=0.9), tuple(expected),
+                    {**marks, **padded}))
+    kw = dict(terminated=_t(term.T, torch.bool), truncated=_t(trunc.T, torch.bool), next_values=_t(nv.T), gamma=0.97,
+              lambda_=0.9, time_dim=0)
+    expected = reference.gae(r, v, next_values=nv, terminated=term, truncated=trunc, gamma=0.97, lambda_=0.9)
+    out.append(("time-major (T, B) inputs, time_dim=0", (_t(r.T), _t(v.T)), kw, tuple(expected), marks))
+    return out
+
+
 @_exercise("gae_pairs", "02_gae", "hook", """
 gae_pairs(rewards, values, next_values, terminated, truncated, gamma, lam) -> (a, b): GAE's
 prologue. The checker runs linear_scan(a, b) and compares y with the advantages: terminated

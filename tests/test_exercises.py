@@ -11,6 +11,8 @@ import triton
 import triton.language as tl
 
 from rltriton_lite import exercises
+from rltriton_lite.episode import REWARDS, step, values_now_and_next
+from rltriton_lite.tile import load as tile_load
 
 SOLUTIONS = Path(__file__).resolve().parent.parent / "notebooks" / "solutions"
 
@@ -59,6 +61,30 @@ def _reset_scan_carry_multiplied(rewards, dones, gamma, chunk):
     return out
 
 
+@triton.jit
+def _gae_prologue_bootstraps_at_terminations(X, SX, P, row, t, m, T, ACC: tl.constexpr):
+    gamma, lam, term, done, valid = step(X, SX, P, row, t, m, T, ACC)
+    v, v_next = values_now_and_next(X, SX, row, t, m, T, ACC)
+    delta = tile_load(X[REWARDS], SX[REWARDS], row, t, valid, 0.0, ACC) + gamma * v_next - v
+    return gamma * lam, delta, done, valid, (v,)
+
+
+@triton.jit
+def _gae_prologue_resets_at_terminations(X, SX, P, row, t, m, T, ACC: tl.constexpr):
+    gamma, lam, term, done, valid = step(X, SX, P, row, t, m, T, ACC)
+    v, v_next = values_now_and_next(X, SX, row, t, m, T, ACC)
+    delta = tile_load(X[REWARDS], SX[REWARDS], row, t, valid, 0.0, ACC) + tl.where(term, 0.0, gamma * v_next) - v
+    return gamma * lam, delta, term, valid, (v,)
+
+
+@triton.jit
+def _gae_prologue_reads_padding(X, SX, P, row, t, m, T, ACC: tl.constexpr):
+    gamma, lam, term, done, valid = step(X, SX, P, row, t, m, T, ACC)
+    v, v_next = values_now_and_next(X, SX, row, t, m, T, ACC)
+    delta = tile_load(X[REWARDS], SX[REWARDS], row, t, m, 0.0, ACC) + tl.where(term, 0.0, gamma * v_next) - v
+    return gamma * lam, delta, done, m, (v,)
+
+
 def wrong_answers(name: str):
     """(what is wrong, fn): at least two per exercise, each a mistake a student makes."""
     s = solution(name)
@@ -86,6 +112,9 @@ def wrong_answers(name: str):
             ("multiplies by 0 (chunked_scan's arithmetic)", solution("chunked_scan")),
             ("the carry multiplied by 0 at a reset, not selected away", _reset_scan_carry_multiplied),
         ],
+        "gae_prologue": [("bootstraps at terminations", _gae_prologue_bootstraps_at_terminations),
+                         ("resets only at terminations", _gae_prologue_resets_at_terminations),
+                         ("padding read as steps (valid = m)", _gae_prologue_reads_padding)],
         "gae_kernel": [
             ("bootstraps at terminations", lambda r, v, nv, d, g, lam, c: s(r + g * d * nv, v, nv, d, g, lam, c)),
             ("lambda = 1", lambda r, v, nv, d, g, lam, c: s(r, v, nv, d, g, 1.0, c)),
