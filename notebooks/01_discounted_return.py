@@ -109,11 +109,14 @@ print("prologue + scan + epilogue == the loop")
 # | `ACC` | the arithmetic dtype (float32, or float64 for float64 inputs) |
 # | `keep` | values the prologue hands to the epilogue, so nothing is loaded twice |
 # | `y`, `y_prev` | the scanned value at $t$ and at the step before in scan order ($t+1$) |
+# | returns `(a, b, reset, valid, keep)` | your `reset_scan` triple (00b, section 4); `valid`, false on padding (a padded step is the identity); `keep` |
 #
 # `_returns_prologue` returns `gamma * lam` as $a$ — plain returns are GAE's scan with
-# $\lambda = 1$, and multiplying by exactly 1.0 changes no bit. `values_now_and_next` is read
-# at every step (one aligned vector load per few steps) but used only where the carry is cut,
-# `done & ~term`: a load masked by the flags themselves would be one scalar load per step.
+# $\lambda = 1$, and multiplying by exactly 1.0 changes no bit. `done` is an episode end of
+# either kind or the window's last step: the reset. The bootstrap value is added to $b$ only
+# where the return is cut without a termination, `done & ~term` (a truncation or the window's
+# end). `values_now_and_next` is read at every step though only used there, because reading it
+# everywhere is faster than a load masked by the flags (notebook 11 says why).
 
 # %%
 for fn in (returns._returns_prologue, returns._one_output_epilogue):

@@ -225,10 +225,7 @@ for gk, gt in zip(grads["triton"], grads["torch"]):
 print("gradients match")
 
 # %% [markdown]
-# The rows above fit in one chunk of the kernel. `rollout_error` runs the kernel with chunks of
-# 256 steps (on any device), so a row of 1,000 steps spans four and the carry handed from chunk
-# to chunk is checked too, on the profiler's rollout (episode
-# ends included):
+# The same at 3 × 1,000 steps, four chunks of 256 per row: the carry between chunks (notebook 01).
 
 # %%
 long_err = profile.rollout_error("gae", 3, 1000, DEVICE)

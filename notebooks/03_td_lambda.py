@@ -133,10 +133,7 @@ torch.testing.assert_close(full, rl.discounted_returns(r, gamma=0.9, terminated=
 print("kernel == loop; λ=0 is one-step TD, λ=1 the discounted return")
 
 # %% [markdown]
-# The rows above fit in one chunk of the kernel. `rollout_error` runs the kernel with chunks of
-# 256 steps (on any device), so a row of 1,000 steps spans four and the carry handed from chunk
-# to chunk is checked too, on the profiler's rollout (episode
-# ends included):
+# The same at 3 × 1,000 steps, four chunks of 256 per row: the carry between chunks (notebook 01).
 
 # %%
 long_err = profile.rollout_error("td_lambda", 3, 1000, DEVICE)

@@ -422,10 +422,7 @@ for rho_bar in (1.0, 4.0):
         assert abs(target - value_of(pi)) < 1e-12  # rho_bar >= max pi/mu: nothing clipped, V^pi
 
 # %% [markdown]
-# The rows above fit in one chunk of the kernel. `rollout_error` runs the kernel with chunks of
-# 256 steps (on any device), so a row of 1,000 steps spans four and the carry handed from chunk
-# to chunk is checked too, on the profiler's rollout (episode
-# ends included):
+# The same at 3 × 1,000 steps, four chunks of 256 per row: the carry between chunks (notebook 01).
 
 # %%
 long_err = profile.rollout_error("vtrace", 3, 1000, DEVICE)

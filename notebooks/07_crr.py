@@ -317,9 +317,7 @@ torch.testing.assert_close(torch.autograd.grad(lean.loss, lp64)[0], grads[0])
 print("need_weights=False: same loss, same gradient")
 
 # %% [markdown]
-# The batches above fit in one tile of the reduction. 3 × 1,000 elements take several, whose
-# partial sums are added in a second stage: that path is checked too, on the profiler's
-# inputs:
+# The same at 3 × 1,000 elements, several tiles whose partial sums a second stage adds (notebook 05).
 
 # %%
 long_err = profile.rollout_error("crr", 3, 1000, DEVICE)
