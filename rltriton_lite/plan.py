@@ -242,6 +242,9 @@ def use_triton(backend: str, device: torch.device) -> bool:
         return HAS_TRITON and device.type == "cuda"
     runs = HAS_TRITON and (device.type == "cuda" or (device.type == "cpu" and INTERPRET))
     if not runs:
+        if device.type not in ("cpu", "cuda"):
+            raise ValueError(f"backend='triton' runs on CUDA tensors (or CPU ones under TRITON_INTERPRET=1), "
+                             f"got {device.type} tensors; backend='torch' or 'auto' runs them on the PyTorch path")
         if not HAS_TRITON:
             raise ValueError("backend='triton' needs the triton package, which is not installed")
         raise ValueError(

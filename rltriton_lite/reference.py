@@ -11,7 +11,11 @@ rewards. The conventions are those of ``docs/DESIGN.md``, "Conventions":
 * ``truncated[t]``: the episode was cut after step t, the return bootstraps from
   ``next_values[t]`` = V(s_{t+1});
 * the last step of the window acts as a truncation;
-* ``mask[t] == 0``: padding, the step is skipped (the carry passes through) and outputs 0.
+* ``mask[t] == 0``: the step is removed from the sequence, as if deleted: nothing of it is read,
+  the carry passes through it, the step before it bootstraps from the next unmasked step
+  (``values`` of that step; ``bootstrap_value`` after the last unmasked step, which ends the
+  window), and its outputs are 0. ``next_values``, when given, is V(s_{t+1}) of each step as
+  passed (by position).
 
 "Multiply by (1 - terminated)" is written as a select (``np.where``), as the kernels do, so a
 NaN behind an episode end stays there.
@@ -27,23 +31,27 @@ def _prepare(rewards, gamma, terminated, truncated, mask):
     gamma = np.broadcast_to(np.asarray(gamma, dtype=np.float64), r.shape)
     flag = lambda x: np.zeros(r.shape, bool) if x is None else np.asarray(x) != 0  # noqa: E731
     term, trunc = flag(terminated), flag(truncated)
-    valid = np.ones(r.shape, bool) if mask is None else np.asarray(mask) != 0
+    valid = np.broadcast_to(True if mask is None else np.asarray(mask) != 0, r.shape)
     done = term | trunc
-    if T:
-        done[..., T - 1] = True  # the end of the window is a truncation
+    later = np.zeros(r.shape[:-1], bool)  # an unmasked step after t
+    for t in reversed(range(T)):
+        done[..., t] |= valid[..., t] & ~later  # the last unmasked step ends the window: a truncation
+        later |= valid[..., t]
     return r, T, gamma, term, done, valid
 
 
-def _next_values(r, values, next_values, bootstrap_value):
-    """V(s_{t+1}): next_values, else values[t+1] with bootstrap_value after the last step."""
+def _next_values(r, values, next_values, bootstrap_value, valid):
+    """V(s_{t+1}): next_values, else values of the next unmasked step, bootstrap_value after the
+    last one."""
     if next_values is not None:
         return np.asarray(next_values, dtype=np.float64)
     boot = np.zeros(r.shape[:-1]) if bootstrap_value is None else np.asarray(bootstrap_value, np.float64)
     after = np.zeros_like(r) if values is None else np.asarray(values, np.float64)
     v_next = np.empty_like(r)
-    if r.shape[-1]:
-        v_next[..., :-1] = after[..., 1:]
-        v_next[..., -1] = np.broadcast_to(boot, r.shape[:-1])
+    following = np.broadcast_to(boot, r.shape[:-1])  # V of the next unmasked step
+    for t in reversed(range(r.shape[-1])):
+        v_next[..., t] = following
+        following = np.where(valid[..., t], after[..., t], following)
     return v_next
 
 
@@ -51,7 +59,7 @@ def discounted_returns(rewards, *, gamma=0.99, terminated=None, truncated=None,
                        bootstrap_value=None, next_values=None, mask=None):
     r"""G_t = r_t + γ_t (1-term_t) · (G_{t+1} if not done_t else V'_t)."""
     r, T, gamma, term, done, valid = _prepare(rewards, gamma, terminated, truncated, mask)
-    v_next = _next_values(r, None, next_values, bootstrap_value)
+    v_next = _next_values(r, None, next_values, bootstrap_value, valid)
     G = np.zeros_like(r)
     carry = np.zeros(r.shape[:-1])  # G_{t+1}
     for t in reversed(range(T)):
@@ -71,7 +79,7 @@ def gae(rewards, values, *, gamma=0.99, lambda_=0.95, terminated=None, truncated
     r, T, gamma, term, done, valid = _prepare(rewards, gamma, terminated, truncated, mask)
     lam = np.broadcast_to(np.asarray(lambda_, dtype=np.float64), r.shape)
     v = np.asarray(values, dtype=np.float64)
-    v_next = _next_values(r, v, next_values, bootstrap_value)
+    v_next = _next_values(r, v, next_values, bootstrap_value, valid)
     adv = np.zeros_like(r)
     carry = np.zeros(r.shape[:-1])  # A_{t+1}
     for t in reversed(range(T)):
@@ -129,7 +137,7 @@ def vtrace(log_rhos, rewards, values, *, gamma=0.99, lambda_=1.0, rho_bar=1.0, c
     lam = np.broadcast_to(np.asarray(lambda_, dtype=np.float64), r.shape)
     ratio = np.exp(np.asarray(log_rhos, dtype=np.float64))  # π / μ
     v = np.asarray(values, dtype=np.float64)
-    v_next = _next_values(r, v, next_values, bootstrap_value)
+    v_next = _next_values(r, v, next_values, bootstrap_value, valid)
     vs, pg = np.zeros_like(r), np.zeros_like(r)
     carry = np.zeros(r.shape[:-1])  # vs_{t+1}
     for t in reversed(range(T)):

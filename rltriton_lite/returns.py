@@ -184,10 +184,12 @@ def discounted_returns(rewards, *, gamma=0.99, terminated=None, truncated=None,
         truncated: flags: the episode was cut after step t; the return bootstraps from
             ``next_values[t]``, which must then be given.
         bootstrap_value: V of the state after the window, shape = batch shape (default 0);
-            used when ``next_values`` is omitted.
+            it stands for ``next_values`` at the last step, so passing both is a ValueError.
         next_values: V(s_{t+1}) for every step, shape of ``rewards``: read at truncations and
             at the window's last step.
-        mask: 0 marks padding: the step is skipped (the carry passes through) and its output is 0.
+        mask: 0 removes the step, as if deleted (padding, or a hole): nothing of it is read, the
+            step before it bootstraps from the next unmasked step (``next_values``, if given, by
+            position), and its output and gradients are 0.
         time_dim: the time axis (0 for time-major buffers, -1 for batch-major).
         backend: "auto", "triton" or "torch".
 

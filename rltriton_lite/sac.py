@@ -405,8 +405,9 @@ def sac_targets(rewards, next_q, next_log_probs, *, gamma=0.99, alpha=0.2, lambd
             λ > 0 (the λ-continuation subtracts α log π of the next step taken).
         terminated, truncated: flags as in :func:`rltriton_lite.td_lambda`; at a truncation
             (and at the window's last step) the target bootstraps from V^soft'_t.
-        mask: 0 marks padding: the step is skipped (the carry passes through, so the next step
-            of step t is the next unpadded one) and its output is 0.
+        mask: 0 removes the step, as if deleted (padding, or a hole): nothing of it is read, the
+            next step of step t is the next unmasked one, the last unmasked step ends the window,
+            and its output and gradients are 0.
         time_dim: the time axis (0 for time-major buffers, -1 for batch-major).
         backend: "auto", "triton" or "torch".
 
@@ -435,6 +436,8 @@ def sac_targets(rewards, next_q, next_log_probs, *, gamma=0.99, alpha=0.2, lambd
     terminated = _checks.flag("terminated", terminated, rewards)
     truncated = _checks.flag("truncated", truncated, rewards)
     mask = _checks.flag("mask", mask, rewards)
+    if mask is not None:
+        _, truncated = episode.without_masked_steps(mask, truncated, time_dim, rewards)
     gamma_t, gamma_f = _checks.unit_interval("gamma", gamma, rewards)
     lambda_t, lambda_f = _checks.unit_interval("lambda_", lambda_, rewards)
     alpha = _alpha_arg(alpha)
