@@ -129,9 +129,12 @@ exercises.attempt("td_target_kernel", td_target_kernel)
 
 # %% [markdown]
 # **Python operators on blocks: the traps.** Inside a kernel, a value like `r` is a block, not a
-# number. Python's `and`, `or`, `not`, `min`, `max` and `if` act on one truth value, so on a block
-# they are wrong: on a GPU the compiler refuses most of them, but the interpreter may run them
-# and return a wrong block without a word. Use the elementwise forms:
+# number. Python's `and`, `or`, `not`, `min`, `max` and `if` act on one truth value. Compiled for
+# a GPU, Triton turns `min`, `max`, `and` and `or` on blocks into the elementwise forms (with a
+# deprecation warning) and refuses `if` on a block; the interpreter runs Python's own operators,
+# so `min(x, y)` returns one of the two blocks whole and `(x > 0) and (y > 0)` returns `y > 0`,
+# without a word: code that is right on a GPU is silently wrong on the CPU. Use the elementwise
+# forms, which are right on both:
 #
 # | not this | but this |
 # | --- | --- |
@@ -314,17 +317,11 @@ print("the loop's answer:", reference.discounted_returns(r_bad.numpy(), gamma=0.
 
 
 # %% [markdown]
-# The fix is to carry the episode end as a third element, a **reset** flag $
-# ho_t$, and
+# The fix is to carry the episode end as a third element, a **reset** flag $\rho_t$, and
 # *select* instead of multiply. A step's map becomes "$y = b$ if it resets, else $y = b + a\,y'$".
-# Composing "the later run $(a_1, b_1, 
-# ho_1)$ first, then step $(a_2, b_2, 
-# ho_2)$":
+# Composing "the later run $(a_1, b_1, \rho_1)$ first, then step $(a_2, b_2, \rho_2)$":
 #
-# $$(a, b, 
-# ho) = egin{cases} (a_2,\ b_2,\ 	ext{true}) & 	ext{if } 
-# ho_2 \ (a_2 a_1,\ b_2 + a_2 b_1,\ 
-# ho_1) & 	ext{otherwise} \end{cases}$$
+# $$(a, b, \rho) = \begin{cases} (a_2,\ b_2,\ \text{true}) & \text{if } \rho_2 \\ (a_2 a_1,\ b_2 + a_2 b_1,\ \rho_1) & \text{otherwise} \end{cases}$$
 #
 # It is still composition of maps, so still associative (notebook 00 proves it in two lines).
 # In Triton the cases are `tl.where`, which picks one value and never computes $0 \cdot \infty$:
@@ -337,7 +334,7 @@ print("the loop's answer:", reference.discounted_returns(r_bad.numpy(), gamma=0.
 #
 # After the scan each step holds its composed map $(A_t, B_t, R_t)$ to the chunk's end, and the
 # carry must be selected too: $G_t = B_t$ where $R_t$ (an episode ends inside the chunk after $t$),
-# else $B_t + A_t \cdot 	ext{carry}$. Padding past the row's end is $(1, 0, 	ext{false})$.
+# else $B_t + A_t \cdot \text{carry}$. Padding past the row's end is $(1, 0, \text{false})$.
 #
 # **Exercise `reset_scan`.** `chunked_scan` with resets: the same arguments and results, and a
 # `NaN` or `inf` reward must stay inside its own episode, whether the episode end is in the same
@@ -362,15 +359,32 @@ exercises.attempt("reset_scan", reset_scan)
 # * a **prologue** loads a chunk of the algorithm's inputs and returns the pairs $(a_t, b_t)$;
 # * an **epilogue** takes the scanned values and stores the outputs.
 #
-# **Exercise `gae_kernel`.** GAE as your chunked scan with a prologue that computes
-# $\delta_t = r_t + \gamma(1-d_t)V(s_{t+1}) - V(s_t)$ and $a_t = \gamma\lambda(1-d_t)$, and an
-# epilogue that stores $A_t$, in chunks of `chunk` steps as in `chunked_scan`. Write the two
-# hooks as separate `@triton.jit` functions and call them from the kernel. (In the package, and
-# in the harness `exercises.scan_hook` that notebooks 03, 04 and 06 use for their Triton exercises, the
+# **Exercise `gae_kernel`.** GAE as your `reset_scan` with a prologue that computes
+# $\delta_t = r_t + \gamma(1-d_t)V(s_{t+1}) - V(s_t)$ and the triple
+# $(a_t, b_t, \rho_t) = (\gamma\lambda, \delta_t, d_t)$, and an epilogue that stores $A_t$, in
+# chunks of `chunk` steps. Write "$(1 - d_t)$" as a select, `tl.where(done, 0.0, gamma * v_next)`:
+# the checker puts NaN in `next_values` behind terminations, where a value is never needed (a
+# terminal state has none), and a NaN reward in a later episode. Write the two hooks as separate
+# `@triton.jit` functions and call them from the kernel. (In the package, and in the harness
+# `exercises.scan_hook` that notebooks 01, 03, 04 and 06 use for their Triton exercises, the
 # kernel takes the prologue as a `tl.constexpr` argument, so one compiled loop serves every
 # algorithm.)
 
 # %%
+# A skeleton, if you want one:
+#
+# @triton.jit
+# def gae_prologue(R, V, NV, D, offs, m, gamma, lam):   # a chunk of inputs -> its triples
+#     ...                                                 # loads (masked), delta, padding as (1, 0, False)
+#     return a, b, reset
+#
+# @triton.jit
+# def gae_epilogue(OUT, offs, m, y):                     # the scanned values -> stored advantages
+#     tl.store(OUT + offs, y, mask=m)
+#
+# @triton.jit
+# def gae_chunked(R, V, NV, D, OUT, gamma, lam, T, CHUNK: tl.constexpr):
+#     ...                                                 # reset_scan's loop, calling the two hooks
 def gae_kernel(rewards, values, next_values, dones, gamma, lam, chunk):
     # YOUR CODE
     raise NotImplementedError
@@ -392,13 +406,13 @@ exercises.attempt("gae_kernel", gae_kernel)
 # | `R + row * T + t` | a strided load, `tile.load(ptr, strides, row, t, mask, other, ACC)`, so time-major and batch-major buffers both work without a copy |
 #
 # The hooks receive the inputs as a tuple of pointers `X` with their strides `SX`, the numbers
-# `P` (γ, λ, ...) and the output pointers `O`. Named indices say what each slot holds. GAE's
-# prologue, for one:
+# `P` (γ, λ, ...) and the output pointers `O`. Named indices say what each slot holds. TD(λ)'s
+# prologue, for one (GAE's is an exercise of notebook 02):
 
 # %%
 from rltriton_lite import returns, scan  # noqa: E402
 
-print(inspect.getsource(getattr(returns._gae_prologue, "fn", returns._gae_prologue)))
+print(inspect.getsource(getattr(returns._td_lambda_prologue, "fn", returns._td_lambda_prologue)))
 
 # %% [markdown]
 # `REWARDS`, `VALUES`, `NEXT_VALUES`, ... are `tl.constexpr` indices into `X` (defined in

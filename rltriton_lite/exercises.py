@@ -170,7 +170,7 @@ def _hint(bad, at, marks, scan, got):
     if not np.isfinite(got):
         hints.append("A NaN or inf where the answer is finite: an unmasked load past the end of a row, or a value "
                      "multiplied by 0 that should have been selected away (0 * inf = NaN).")
-    if bad.all():
+    if bad.all() and not said:
         hints.append("Every element is wrong: check the formula itself on the simplest case first.")
     elif scan is not None and not said:
         hints.append("An ordinary step, the steps the scan reached before it right: check the pair (a_t, b_t) there, or the order in "
@@ -292,8 +292,8 @@ def _carry_steps(shape, chunk=64, reverse=True):
     """The steps where a chunk's scan meets the carry of the chunk before it in scan order."""
     t = np.arange(shape[-1])
     at = (t % chunk == chunk - 1) & (t < shape[-1] - 1) if reverse else (t % chunk == 0) & (t > 0)
-    label = ("the last step of a chunk, where the carry from the chunk after enters (is the carry applied, and "
-             "taken from the right end of that chunk?)" if reverse else
+    label = ("the last step of a chunk, where the carry from the chunk after enters (is it applied, and is it "
+             "G at the first step in time of the chunk after, t = c * CHUNK?)" if reverse else
              "the first step of a chunk, where the carry from the chunk before enters")
     return {label: np.broadcast_to(at, shape)}
 
@@ -486,17 +486,25 @@ def _reset_scan_cases():
 
 @_exercise("gae_kernel", "00b_triton_from_zero", "kernel", """
 gae_kernel(rewards, values, next_values, dones, gamma, lam, chunk) -> advantages, (B, T) float32 and
-bool dones (terminations): your chunked scan (chunks of `chunk` steps) with GAE's prologue (a_t, b_t) = (gamma*lam*(1-done_t),
-delta_t) and its epilogue storing A_t. Contiguous inputs.
+bool dones (terminations): your reset_scan (chunks of `chunk` steps) with GAE's prologue, the
+triple (a_t, b_t, reset_t) = (gamma*lam, delta_t, done_t) with delta_t = r_t + gamma (1 - done_t)
+V(s_{t+1}) - V(s_t) written as a select (next_values behind a termination may be NaN), and its
+epilogue storing A_t. Contiguous inputs.
 """)
 def _gae_kernel_cases():
     rng = np.random.default_rng(4)
     out = []
-    for shape, p in (((2, 7), 0.0), ((3, 600), 0.05)):
+    for shape, p in (((2, 7), 0.0), ((3, 600), 0.05), ((2, 300), 0.05)):
         r, v, nv = rng.normal(size=(3, *shape))
         d = _flags(rng, shape, p)
+        what = f"shape {shape}, chunk 64" + (", episode ends" if p else "")
+        if shape == (2, 300):  # NaN where nothing may read it: behind terminations, and in later episodes
+            d[:, 100] = True
+            nv, r = np.where(d, np.nan, nv), r.copy()
+            r[:, 150] = np.nan
+            what += ", NaN next values behind terminations and a NaN reward after one"
         adv, _ = reference.gae(r, v, next_values=nv, terminated=d, gamma=0.9, lambda_=0.8)
-        out.append((f"shape {shape}, chunk 64" + (", episode ends" if p else ""),
+        out.append((what,
                     (_t(r), _t(v), _t(nv), _t(d, torch.bool), 0.9, 0.8, 64), {}, adv, {DONE: d, **_carry_steps(shape)}))
     return out
 
@@ -607,11 +615,13 @@ def _gae_prologue_cases():
     mask = np.ones((B, T), dtype=bool)
     mask[0, :7], mask[1, -5:], mask[2, 40:44] = False, False, False  # left, right and mid-row padding
     boot = rng.normal(size=B)
+    nv_nan = np.where(term, np.nan, nv)
     marks = {TERM: term, TRUNC: trunc}
     for what, kw, ref in (
             ("no episode ends", {}, {}),
-            ("terminations and truncations, next_values", dict(terminated=term, truncated=trunc, next_values=nv),
-             dict(terminated=term, truncated=trunc, next_values=nv)),
+            ("terminations and truncations, next_values (NaN behind terminations: never to be read)",
+             dict(terminated=term, truncated=trunc, next_values=nv_nan), dict(terminated=term, truncated=trunc,
+                                                                                next_values=nv_nan)),
             ("a per-step gamma and padding masks", dict(gamma=gamma, terminated=term, mask=mask),
              dict(gamma=gamma, terminated=term, mask=mask)),
             ("no next_values: values[t+1] and bootstrap_value", dict(terminated=term, bootstrap_value=boot),

@@ -26,6 +26,15 @@ def test_saved_without_outputs(path):
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_no_control_characters(path):
+    """A backslash read as an escape ("\\rho" written in a plain string) leaves a control
+    character where LaTeX was, and the formula does not render."""
+    for cell in jupytext.read(path).cells:
+        bad = sorted({hex(ord(c)) for c in cell.source if ord(c) < 0x20 and c not in "\n"})
+        assert not bad, f"{path.name}: control characters {bad} in a cell starting {cell.source[:60]!r}"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
 def test_in_sync_with_percent_script(path):
     script = path.with_suffix(".py")
     assert script.exists(), f"{script.name} missing: jupytext --set-formats ipynb,py:percent {path}"

@@ -1,13 +1,14 @@
-"""Solution: gae_kernel (notebook 00b). The chunked scan of chunked_scan with its prologue and
-epilogue as functions: the prologue turns a chunk of inputs into pairs, the epilogue stores."""
+"""Solution: gae_kernel (notebook 00b). reset_scan's chunk loop with GAE's prologue and epilogue as
+functions: the prologue turns a chunk of inputs into (a, b, reset) triples, the epilogue stores."""
 import torch
 import triton
 import triton.language as tl
 
 
 @triton.jit
-def _combine(a1, b1, a2, b2):
-    return a2 * a1, b2 + a2 * b1  # (a1, b1): the steps after, applied first
+def _reset_combine(a1, b1, r1, a2, b2, r2):
+    # (a1, b1, r1): the steps after, applied first; a step that resets ignores them
+    return tl.where(r2, a2, a2 * a1), tl.where(r2, b2, b2 + a2 * b1), r1 | r2
 
 
 @triton.jit
@@ -15,10 +16,9 @@ def _gae_prologue(R, V, NV, D, offs, m, gamma, lam):
     r = tl.load(R + offs, mask=m, other=0.0)
     v = tl.load(V + offs, mask=m, other=0.0)
     nv = tl.load(NV + offs, mask=m, other=0.0)
-    done = tl.load(D + offs, mask=m, other=0) != 0
-    delta = r + tl.where(done, 0.0, gamma * nv) - v
-    a = tl.where(m, tl.where(done, 0.0, gamma * lam), 1.0)
-    return a, delta
+    done = (tl.load(D + offs, mask=m, other=0) != 0) & m
+    delta = r + tl.where(done, 0.0, gamma * nv) - v  # a select: a NaN behind a terminal state is never read
+    return tl.where(m, gamma * lam, 1.0), tl.where(m, delta, 0.0), done
 
 
 @triton.jit
@@ -35,9 +35,9 @@ def _gae(R, V, NV, D, OUT, gamma, lam, T, CHUNK: tl.constexpr):
         c = n_chunks - 1 - i  # the chunks from the last one down
         t = c * CHUNK + tl.arange(0, CHUNK)
         m = t < T
-        a, b = _gae_prologue(R, V, NV, D, row * T + t, m, gamma, lam)
-        a_s, b_s = tl.associative_scan((a, b), 0, _combine, reverse=True)
-        y = b_s + a_s * carry
+        a, b, reset = _gae_prologue(R, V, NV, D, row * T + t, m, gamma, lam)
+        a_s, b_s, r_s = tl.associative_scan((a, b, reset), 0, _reset_combine, reverse=True)
+        y = tl.where(r_s, b_s, b_s + a_s * carry)
         _gae_epilogue(OUT, row * T + t, m, y)
         carry = tl.sum(tl.where(t == c * CHUNK, y, 0.0), 0)
 
