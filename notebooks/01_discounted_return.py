@@ -191,6 +191,18 @@ assert {row["impl"] for row in rows} == {"triton", "torch", "loop"} and all(row[
 # Checked exercises work as in notebook 00b: write the starter's function, run the cell after it
 # (`print(exercises.task(name))` restates the task; solutions in `notebooks/solutions/`).
 #
+# **The harness for Triton prologues.** `exercises.scan_hook(prologue, inputs, params, chunk=64,
+# reverse=True)` runs a `@triton.jit` prologue inside the chunked scan you wrote in notebook 00b,
+# one program per row, and returns the scanned `y`. Three things to know, all visible in its
+# kernel below: `t` is the global time index (0 to T-1), not the index inside the chunk; lanes
+# past the end (`m` false) are replaced by the identity (1, 0), so what the prologue returns there
+# does not matter; and the scan starts from $y_T = 0$ (from $y_{-1} = 0$ with `reverse=False`), so
+# a bootstrap at the window's last step belongs in $b$. Notebooks 03, 04 and 06 use it too.
+
+# %%
+print(inspect.getsource(getattr(exercises._scan_hook_kernel, "fn", exercises._scan_hook_kernel)))
+
+# %% [markdown]
 # **`transposed_scan`** (a Triton prologue). The returns' gradient. Notebook 00, section 7: for
 # $y = \mathrm{scan}(a, b)$ run backwards in time, $\partial L/\partial b_t = g_t$ with
 # $g_t = \partial L/\partial y_t + a_{t-1} g_{t-1}$, a scan run *forwards*. Write its prologue for

@@ -234,18 +234,10 @@ assert {row["impl"] for row in rows} == {"triton", "torch", "loop"} and all(row[
 # Checked exercises work as in notebook 00b: write the starter's function, run the cell after it
 # (`print(exercises.task(name))` restates the task; solutions in `notebooks/solutions/`).
 #
-# **The harness for Triton prologues.** `exercises.scan_hook(prologue, inputs, params, chunk=64)`
-# runs a `@triton.jit` prologue inside the chunked reverse scan you wrote in notebook 00b, one
-# program per row. Three things to know, all visible in its kernel below: `t` is the global time
-# index (0 to T-1), not the index inside the chunk; lanes past the end (`m` false) are replaced
-# by the identity (1, 0), so what the prologue returns there does not matter; and the scan starts
-# from $y_T = 0$, so a bootstrap at the window's last step belongs in $b$.
-
-# %%
-print(inspect.getsource(getattr(exercises._scan_hook_kernel, "fn", exercises._scan_hook_kernel)))
-
-# %% [markdown]
-# A worked prologue first: TD(λ) with terminations, $a_t = \gamma(1-\text{term}_t)\lambda_t$ and
+# The Triton exercises here run in `exercises.scan_hook`, the harness of notebook 01's
+# `transposed_scan` (its rules and kernel are printed there): `t` is the global time index, lanes
+# past the end are the identity, and the reverse scan starts from $y_T = 0$, so a bootstrap at
+# the window's last step belongs in $b$. A worked prologue first: TD(λ) with terminations, $a_t = \gamma(1-\text{term}_t)\lambda_t$ and
 # $b_t = r_t + \gamma(1-\text{term}_t)(1-\lambda_t)V(s_{t+1})$, with $\lambda_t = 0$ at the last
 # step. Against the package's `td_lambda`:
 
