@@ -18,6 +18,7 @@ import torch
 from . import _checks, _triton
 
 NS = "rltriton_lite"
+COEFFICIENTS = ("gamma", "lambda_")  # a problem's coefficient fields: gradients from the torch path
 
 
 class Kernels:
@@ -31,13 +32,19 @@ class Kernels:
       its outputs with ``saves_outputs``), ``grads`` one per differentiable output (None: zero),
       ``need`` {field: bool, or a tuple of them} for the fields in ``wrt``, the only ones with
       gradients (every other tensor is a constant);
-    - ``check(p)``: the values checks the validation skips while compiling, run by the op.
+    - ``check(p)``: the values checks the validation skips while compiling, run by the op;
+    - ``torch_path(p) -> outputs``: the algorithm on the PyTorch path. A coefficient tensor
+      (``gamma``, ``lambda_``) that requires grad gets its gradient from that path's adjoint,
+      recomputed in the backward only then (docs/DESIGN.md, "Gradients of the coefficients").
     """
 
     def __init__(self, name, problem, forward, backward=None, *, wrt=(), differentiable=None, saves_outputs=False,
-                 check=None):
+                 check=None, torch_path=None):
         self.problem, self.forward, self.backward, self.wrt = problem, forward, backward, frozenset(wrt)
-        self._wrt = [i for i, f in enumerate(problem._fields) if f in self.wrt]  # (for _needs_grad)
+        self.torch_path = torch_path
+        self.coefficients = frozenset(COEFFICIENTS if torch_path is not None else ()) & set(problem._fields)
+        self.grad_fields = self.wrt | self.coefficients
+        self._wrt = [i for i, f in enumerate(problem._fields) if f in self.grad_fields]  # (for _needs_grad)
         self.differentiable, self.saves_outputs, self.check = differentiable, saves_outputs, check
         self.op = torch.library.custom_op(f"{NS}::{name}", self._op, mutates_args=(),
                                           schema="(Tensor[] tensors, str static) -> (Tensor[], Tensor[])")
@@ -58,7 +65,7 @@ class Kernels:
             tensors, static = self.split(p)
             return tuple(self.op(tensors, static)[0])
         if self.backward is not None and torch.is_grad_enabled() and self._needs_grad(p):
-            return _Function.apply(self, p, *(x for _, _, x in _leaves(p, self.wrt)))
+            return _Function.apply(self, p, *(x for _, _, x in _leaves(p, self.grad_fields)))
         return self.forward(p)[0]
 
     def _needs_grad(self, p) -> bool:
@@ -77,7 +84,7 @@ class Kernels:
         for name, value in zip(p._fields[:-1], p[:-1]):
             def entry(x):
                 if isinstance(x, torch.Tensor):
-                    tensors.append(x if name in self.wrt else x.detach())
+                    tensors.append(x if name in self.grad_fields else x.detach())
                     return "{'t': %d}" % (len(tensors) - 1)
                 if type(x) is float and not math.isfinite(x):
                     return "1e999" if x > 0 else "-1e999"  # (inf is no literal; NaN is refused before)
@@ -123,14 +130,42 @@ class Kernels:
     def _backward_op(self, grads, tensors, saved, static, need):
         p = self.join(tensors, static)
         leaves = _leaves(p)
-        out = self.backward(p, tuple(saved), tuple(grads),
-                            _need(leaves, [n and name in self.wrt for n, (name, _, _) in zip(need, leaves)]))
+        need = _need(leaves, [n and name in self.grad_fields for n, (name, _, _) in zip(need, leaves)])
+        out = self.gradients(p, tuple(saved), tuple(grads), need)
         # (an op returns tensors: an empty one for a gradient not computed)
         return _unaliased([_pick(out.get(name), i, tensors[0]) for name, i, _ in leaves], 0)
 
     def _fake_backward(self, grads, tensors, saved, static, need):
         with _triton.faking():
             return self._backward_op(grads, tensors, saved, static, need)
+
+    # ---- gradients: the kernels' backward, and the coefficients' from the torch path -------------
+    def gradients(self, p, saved, grads, need) -> dict:
+        out = self.backward(p, saved, grads, need) if any(_any(need.get(f)) for f in self.wrt) else {}
+        wanted = [name for name in self.coefficients if need.get(name)]
+        if wanted:
+            out = dict(out, **self._coefficient_gradients(p, grads, wanted))
+        return out
+
+    def _coefficient_gradients(self, p, grads, names) -> dict:
+        """d(loss)/d(gamma, lambda_) through the torch path's adjoint: the same scan run backwards,
+        which carries ∂L/∂a_t = ḡ_t·y_{t+1} into the coefficients through the prologue."""
+        if _triton.is_faking():
+            return {name: torch.empty_like(getattr(p, name)) for name in names}
+        base = {f: (x.detach() if isinstance(x, torch.Tensor) else x) for f, x in zip(p._fields, p)}
+
+        def outputs(*coefficients):
+            return tuple(self.torch_path(self.problem(**dict(base, **dict(zip(names, coefficients))))))
+
+        # torch.func, not autograd.grad: a custom op's backward runs below autograd, where
+        # autograd records nothing
+        outs, pullback = torch.func.vjp(outputs, *(base[name] for name in names))
+        return dict(zip(names, pullback(tuple(torch.zeros_like(o) if g is None else g
+                                              for o, g in zip(outs, tuple(grads) + (None,) * len(outs))))))
+
+
+def _any(flag) -> bool:
+    return any(flag) if type(flag) is tuple else bool(flag)
 
 
 def _pick(grad, i, like=None):
@@ -194,9 +229,9 @@ class _Function(torch.autograd.Function):
     @torch.autograd.function.once_differentiable
     def backward(ctx, *d_outs):
         k, p = ctx.kernels, ctx.p
-        leaves = _leaves(p, k.wrt)
+        leaves = _leaves(p, k.grad_fields)
         need = _need(leaves, ctx.needs_input_grad[2:])
-        grads = k.backward(p, ctx.saved_tensors, d_outs[:ctx.n_outputs], need)
+        grads = k.gradients(p, ctx.saved_tensors, d_outs[:ctx.n_outputs], need)
         return (None, None, *(_pick(grads.get(name), i) for name, i, _ in leaves))
 
 

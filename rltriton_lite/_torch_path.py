@@ -38,6 +38,30 @@ def scan(a, b, reset, valid, initial=None, reverse=True):
     return y.flip(-1) if reverse else y
 
 
+def carried(y, valid, initial=None, reverse=True):
+    """The value entering each step of a scan: ``y`` of the next valid step in scan order (a
+    padded step passes it on), ``initial`` (or 0) past the end."""
+    z = scan(torch.ones_like(y), torch.where(valid, y, 0.0), valid, torch.ones_like(valid), initial, reverse)
+    end = torch.zeros_like(y[..., :1]) if initial is None else initial.unsqueeze(-1).to(y.dtype)
+    return torch.cat([z[..., 1:], end], -1) if reverse else torch.cat([end, z[..., :-1]], -1)
+
+
+class _AtBoundary(torch.autograd.Function):
+    """0, whose gradient in ``a`` is ``grad * y_next``: added to b_t at a boundary (a_t = 0),
+    where y_t = b_t is a select that hides dy_t/da_t = y_{t+1}, it gives a_t the kernel's
+    ḡ_t·y_{t+1} (ḡ_t = dL/db_t, every later use of y_t included); no NaN enters the value."""
+
+    @staticmethod
+    def forward(ctx, a, y_next):
+        ctx.save_for_backward(y_next)
+        return torch.zeros_like(a)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (y_next,) = ctx.saved_tensors
+        return grad * y_next, None
+
+
 def _last_dim(x, time_dim, dtype=None):
     if x is None:
         return None
@@ -50,7 +74,12 @@ def linear_scan(a, b, initial, mask, time_dim, reverse):
     a_, b_ = _last_dim(a, time_dim, acc), _last_dim(b, time_dim, acc)
     valid = torch.ones_like(b_, dtype=torch.bool) if mask is None else _last_dim(mask, time_dim) != 0
     init = None if initial is None else initial.to(acc)
-    y = scan(a_, b_, a_ == 0, valid, init, reverse)  # a = 0: a boundary (reset)
+    boundary = a_ == 0  # a boundary (reset): y_t = b_t, selected, so NaN cannot cross it
+    if a.requires_grad and torch.is_grad_enabled():  # dy_t/da_t = y_{t+1} there too: enter it through b
+        with torch.no_grad():
+            y_next = carried(scan(a_, b_, boundary, valid, init, reverse), valid, init, reverse)
+        b_ = b_ + torch.where(valid & boundary, _AtBoundary.apply(a_, y_next), 0.0)
+    y = scan(a_, b_, boundary, valid, init, reverse)
     return y.movedim(-1, time_dim).to(b.dtype)
 
 
@@ -132,9 +161,7 @@ def vtrace(p):
     delta = r + torch.where(term, zero, gamma * v_next) - v
     b = v + rho * delta - torch.where(done, zero, gamma * c * v_next)
     vs = scan(gamma * c, b, done, valid)
-    # vs_{t+1} as the scan carries it: the next unpadded step's value (0 past the window)
-    carried = scan(torch.ones_like(r), vs, valid, torch.ones_like(valid))
-    vs_next = torch.where(done, v_next, torch.cat([carried[..., 1:], zero[..., :1]], -1))
+    vs_next = torch.where(done, v_next, carried(vs, valid))  # vs_{t+1}: the next unpadded step's (0 past the end)
     target = r + torch.where(term, zero, gamma * (lam * vs_next + (1.0 - lam) * v_next))
     pg = torch.where(valid, rho_pg * (target - v), zero)
     out = lambda x: x.movedim(-1, p.time_dim).to(dtype)  # noqa: E731

@@ -154,7 +154,7 @@ def _check(p: Problem):
 
 
 # one op per algorithm, so that a compiled graph names it
-KERNELS = {kind: Kernels(name, Problem, _forward, _backward, wrt=WRT, check=_check)
+KERNELS = {kind: Kernels(name, Problem, _forward, _backward, wrt=WRT, check=_check, torch_path=_torch_path.returns)
            for kind, name in (("discounted_return", "discounted_returns"), ("gae", "gae"), ("td_lambda", "td_lambda"))}
 
 

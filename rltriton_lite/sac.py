@@ -364,7 +364,8 @@ def _check_targets(p: _Problem) -> None:
 
 
 TARGETS_WRT = ("rewards", "log_probs", "next_log_probs", "next_q")
-TARGET_KERNELS = Kernels("sac_targets", _Problem, _targets_forward, _targets_backward, wrt=TARGETS_WRT, check=_check_targets)
+TARGET_KERNELS = Kernels("sac_targets", _Problem, _targets_forward, _targets_backward, wrt=TARGETS_WRT,
+                         check=_check_targets, torch_path=lambda p: (_torch_path.sac_targets(p),))
 
 
 def _check_log_probs(log_probs, lambda_t, lambda_f: float) -> None:

@@ -198,7 +198,7 @@ def _backward(p: Problem, saved, grads, need):
 
 
 KERNELS = Kernels("vtrace", Problem, _forward, _backward, wrt=WRT,
-                  check=lambda p: check_coefficients(p.gamma, p.lambda_))
+                  check=lambda p: check_coefficients(p.gamma, p.lambda_), torch_path=_torch_path.vtrace)
 
 
 @_checks.numpy_io

@@ -423,6 +423,8 @@ def _opcheck_samples():
             call()
         (kernels, p), = seen
         tensors, static = kernels.split(p)
+        # leaves: validation may derive an input (a mask's gathered next_values) from another
+        tensors = [x.detach().requires_grad_(x.requires_grad) for x in tensors]
         yield kernels.op, (tensors, static)
         if kernels.backward is not None:
             outs, saved = kernels.forward(p)
