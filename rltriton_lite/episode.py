@@ -11,7 +11,7 @@ from typing import NamedTuple
 
 import torch
 
-from . import _checks
+from . import _checks, masks
 from ._triton import jit, tl
 from .plan import Plan, bounded, call_key, use_triton
 from .tile import coef, load, load_and_step, load_flag, load_mask, store
@@ -211,29 +211,6 @@ def grad_outputs(p: Problem, outs):
     return [_checks.rows(o, shape, p.time_dim) for o in outs[:3]] + [None if outs[3] is None else (outs[3], (1, None))]
 
 
-def without_masked_steps(mask, truncated, time_dim, like, values=None, bootstrap_value=None, derive_next=False):
-    """Masked steps as if deleted (docs/DESIGN.md, "Masks"): the last unmasked step of each row
-    ends the window, a truncation; with ``derive_next``, V(s_{t+1}) is ``values`` of the next
-    unmasked step, ``bootstrap_value`` (or 0) after the last one, gathered so that no masked
-    element is read. Returns ``(next_values or None, truncated)``; the kernels then read nothing
-    of a masked step but its flag."""
-    valid = mask.movedim(time_dim, -1) != 0
-    T = valid.shape[-1]
-    pos = torch.arange(T, device=valid.device)
-    # the next unmasked step after t (T: none): a running minimum of unmasked positions, from the end
-    after = torch.where(valid, pos, T).flip(-1).cummin(-1).values.flip(-1)
-    after = torch.cat([after[..., 1:], torch.full_like(after[..., :1], T)], -1)
-    last = valid & (after == T)
-    truncated = last if truncated is None else (truncated.movedim(time_dim, -1) != 0) | last
-    next_values = None
-    if derive_next:
-        zeros = torch.zeros(valid.shape, dtype=like.dtype, device=like.device)
-        v = zeros if values is None else values.movedim(time_dim, -1)
-        boot = zeros[..., 0] if bootstrap_value is None else bootstrap_value.to(v.dtype).expand(valid.shape[:-1])
-        next_values = torch.cat([v, boot.unsqueeze(-1)], -1).gather(-1, after).movedim(-1, time_dim)
-    return next_values, truncated.movedim(-1, time_dim)
-
-
 def validate(kind, rewards, values, next_values, bootstrap_value, gamma, lambda_, terminated,
              truncated, mask, time_dim, backend):
     """The arguments checked once (a TypeError or ValueError naming the argument), as a Problem,
@@ -258,14 +235,16 @@ def validate(kind, rewards, values, next_values, bootstrap_value, gamma, lambda_
             "of the real next state, which values[t+1] (the next episode's first state) is not"
         )
     mask = _checks.flag("mask", mask, rewards)
-    if mask is not None:
+    use_kernel = use_triton(_checks.backend(backend), rewards.device)
+    if mask is not None:  # masked steps as if deleted (masks.py)
         derive = next_values is None and kind != "td_lambda"  # (td_lambda takes V(s_{t+1}) per step)
-        derived, truncated = without_masked_steps(mask, truncated, time_dim, rewards, values, bootstrap_value, derive)
+        truncated, derived = masks.without_masked_steps(
+            mask, truncated, time_dim, use_kernel, _checks.result_dtype(rewards, values) if derive else None, values,
+            bootstrap_value)
         if derive:
             next_values, bootstrap_value = derived, None
     gamma_t, gamma_f = _checks.unit_interval("gamma", gamma, rewards)
     lambda_t, lambda_f = _checks.unit_interval("lambda_", lambda_, rewards)
-    use_kernel = use_triton(_checks.backend(backend), rewards.device)
     p = Problem(kind, rewards, values, next_values, bootstrap_value, terminated, truncated, mask,
                 gamma_t, lambda_t, None, (gamma_f, lambda_f), time_dim)
     return p, use_kernel

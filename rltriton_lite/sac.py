@@ -11,7 +11,7 @@ from typing import NamedTuple
 
 import torch
 
-from . import _checks, _torch_path, episode
+from . import _checks, _torch_path, episode, masks
 from ._ops import Kernels, check_coefficients
 from ._reduce import Layout, launch_map, load_upstream, param, reduce, store_grad, upstream, vector
 from ._triton import jit, tl
@@ -437,14 +437,14 @@ def sac_targets(rewards, next_q, next_log_probs, *, gamma=0.99, alpha=0.2, lambd
     terminated = _checks.flag("terminated", terminated, rewards)
     truncated = _checks.flag("truncated", truncated, rewards)
     mask = _checks.flag("mask", mask, rewards)
-    if mask is not None:
-        _, truncated = episode.without_masked_steps(mask, truncated, time_dim, rewards)
+    use_kernel = use_triton(_checks.backend(backend), rewards.device)
+    if mask is not None:  # masked steps as if deleted (masks.py)
+        truncated, _ = masks.without_masked_steps(mask, truncated, time_dim, use_kernel)
     gamma_t, gamma_f = _checks.unit_interval("gamma", gamma, rewards)
     lambda_t, lambda_f = _checks.unit_interval("lambda_", lambda_, rewards)
     alpha = _alpha_arg(alpha)
     if lambda_t is None or _checks.can_read(lambda_t):  # else the custom op checks (_ops.py)
         _check_log_probs(log_probs, lambda_t, lambda_f)
-    use_kernel = use_triton(_checks.backend(backend), rewards.device)
     p = _Problem(rewards, log_probs, next_log_probs, next_q, terminated, truncated, mask,
                  gamma_t, lambda_t, (gamma_f, lambda_f, alpha), time_dim)
     if key is not None and gamma_t is None and lambda_t is None and plannable and \
