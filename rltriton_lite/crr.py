@@ -9,7 +9,7 @@ from typing import NamedTuple
 
 import torch
 
-from . import _checks, _torch_path
+from . import _checks, _torch_path, distributed
 from ._ops import Kernels
 from ._reduce import Layout, launch_map, param, reduce, store_grad, upstream, vector
 from ._triton import jit, tl
@@ -199,7 +199,7 @@ def _baseline(baseline, q_values):
 
 @_checks.numpy_io
 def crr_loss(log_probs, q_values, baseline, *, beta=1.0, mode="exp", max_weight=20.0,
-             baseline_reduce="mean", mask=None, need_weights=True, backend="auto") -> CRROutput:
+             baseline_reduce="mean", mask=None, need_weights=True, backend="auto", group=None) -> CRROutput:
     r"""CRR's advantage-weighted policy loss (Wang et al., 2020).
 
     .. math::
@@ -227,6 +227,12 @@ def crr_loss(log_probs, q_values, baseline, *, beta=1.0, mode="exp", max_weight=
             training step that logs neither (as ``need_weights`` of
             ``torch.nn.MultiheadAttention``).
         backend: "auto", "triton" or "torch".
+        group: a ``torch.distributed`` process group (e.g. ``dist.group.WORLD``): the mean over
+            the unmasked elements of every rank, each rank passing its own. Every rank gets the
+            global value; its gradient is the global loss's for its own elements. Under DDP,
+            which averages gradients over ranks, backpropagate ``loss * world_size`` so that the
+            average is the global loss's gradient. One small collective per call; ranks that
+            disagree on the call (loss, dtype) all raise the same ValueError.
 
     Returns:
         ``CRROutput(loss, weights, advantages)``: the 0-d loss, differentiable in ``log_probs``
@@ -234,6 +240,10 @@ def crr_loss(log_probs, q_values, baseline, *, beta=1.0, mode="exp", max_weight=
         masked; None with ``need_weights=False``). With no unmasked element the loss and its
         gradient are 0.
     """
+    if group is not None:  # the mean over every rank's elements (distributed.py)
+        out = crr_loss(log_probs, q_values, baseline, beta=beta, mode=mode, max_weight=max_weight,
+                       baseline_reduce=baseline_reduce, mask=mask, need_weights=need_weights, backend=backend)
+        return out._replace(loss=distributed.mean_loss("crr_loss", out.loss, log_probs, mask, group))
     key = call_key(("crr", log_probs, q_values, baseline, mask, mode, baseline_reduce, need_weights, backend))
     plan = _PLANS.get(key)
     if plan is None:

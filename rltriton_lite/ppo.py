@@ -9,7 +9,7 @@ from typing import NamedTuple
 
 import torch
 
-from . import _checks, _torch_path
+from . import _checks, _torch_path, distributed
 from ._ops import Kernels
 from ._reduce import Layout, launch_map, param, reduce, store_grad, upstream, vector
 from ._triton import jit, tl
@@ -212,7 +212,7 @@ def _epsilon(epsilon):
 
 @_checks.numpy_io
 def ppo_clip_loss(log_probs, old_log_probs, advantages, *, epsilon=0.2, normalize_advantages=False,
-                  mask=None, reduction="mean", backend="auto") -> PPOOutput:
+                  mask=None, reduction="mean", backend="auto", group=None) -> PPOOutput:
     r"""PPO's clipped surrogate objective (Schulman et al., 2017), as a loss to minimise.
 
     .. math::
@@ -237,6 +237,13 @@ def ppo_clip_loss(log_probs, old_log_probs, advantages, *, epsilon=0.2, normaliz
         reduction: "mean" over unmasked elements, "sum", or "none" (per-element loss, 0 where
             masked).
         backend: "auto", "triton" or "torch".
+        group: a ``torch.distributed`` process group (e.g. ``dist.group.WORLD``): the loss, the advantage normalisation, clip_fraction and approx_kl
+            over the unmasked elements of every rank, each rank passing its own. Every rank gets
+            the global value; its gradient is the global loss's for its own elements. Under DDP,
+            which averages gradients over ranks, backpropagate ``loss * world_size`` so that the
+            average is the global loss's gradient. One small collective per call (two with
+            normalisation: its mean and variance first); ranks
+            that disagree on the call (loss, dtype) all raise the same ValueError.
 
     Returns:
         ``PPOOutput(loss, clip_fraction, approx_kl)``: the loss (0-d, or per element for
@@ -245,6 +252,14 @@ def ppo_clip_loss(log_probs, old_log_probs, advantages, *, epsilon=0.2, normaliz
         ``[1-eps_low, 1+eps_high]`` and ``mean((ratio - 1) - log ratio)``. With no unmasked
         element the loss, both statistics and the gradient are 0 (not NaN).
     """
+    if group is not None:  # the statistics over every rank's elements (distributed.py)
+        log_probs = _checks.float_tensor("log_probs", log_probs)
+        advantages = _checks.same_shape("advantages", advantages, log_probs, "log_probs")
+        mask = _checks.flag("mask", mask, log_probs, "log_probs", exact=True)
+        return distributed.ppo_clip_loss(
+            lambda adv, norm, red: ppo_clip_loss(log_probs, old_log_probs, adv, epsilon=epsilon, normalize_advantages=norm,
+                                                 mask=mask, reduction=red, backend=backend),
+            log_probs, old_log_probs, advantages, mask, normalize_advantages, reduction, group)
     key = call_key(("ppo", log_probs, old_log_probs, advantages, mask, normalize_advantages, reduction, backend))
     plan = _PLANS.get(key)
     if plan is None:

@@ -11,7 +11,7 @@ from typing import NamedTuple
 
 import torch
 
-from . import _checks, _torch_path, episode, masks
+from . import _checks, _torch_path, distributed, episode, masks
 from ._ops import Kernels, check_coefficients
 from ._reduce import Layout, launch_map, load_upstream, param, reduce, store_grad, upstream, vector
 from ._triton import jit, tl
@@ -509,7 +509,7 @@ def _use_kernel(backend: str, like: torch.Tensor) -> bool:
 
 
 @_checks.numpy_io
-def sac_actor_loss(log_probs, q, *, alpha=0.2, mask=None, backend="auto"):
+def sac_actor_loss(log_probs, q, *, alpha=0.2, mask=None, backend="auto", group=None):
     r"""The SAC policy loss, a mean over unmasked elements.
 
     .. math::
@@ -525,6 +525,12 @@ def sac_actor_loss(log_probs, q, *, alpha=0.2, mask=None, backend="auto"):
             constant; under torch.compile or CUDA-graph capture the kernel reads it instead).
         mask: optional, shape of ``log_probs``; 0 leaves an element out of the mean.
         backend: "auto", "triton" or "torch".
+        group: a ``torch.distributed`` process group (e.g. ``dist.group.WORLD``): the mean over
+            the unmasked elements of every rank, each rank passing its own. Every rank gets the
+            global value; its gradient is the global loss's for its own elements. Under DDP,
+            which averages gradients over ranks, backpropagate ``loss * world_size`` so that the
+            average is the global loss's gradient. One small collective per call; ranks that
+            disagree on the call (loss, dtype) all raise the same ValueError.
 
     Returns:
         A 0-d tensor, bitwise reproducible. Differentiable in ``log_probs`` (α/N) and ``q``
@@ -537,8 +543,9 @@ def sac_actor_loss(log_probs, q, *, alpha=0.2, mask=None, backend="auto"):
     mask = _checks.flag("mask", mask, log_probs, "log_probs", exact=True)
     alpha = _alpha_arg(alpha)
     acc = _checks.acc_dtype(_checks.result_dtype(log_probs, *q))
-    return ACTOR_KERNELS(_Loss(log_probs, q, mask, alpha), _use_kernel(backend, log_probs), lambda: (
+    loss = ACTOR_KERNELS(_Loss(log_probs, q, mask, alpha), _use_kernel(backend, log_probs), lambda: (
         _torch_path.sac_actor_loss(log_probs, q, alpha, mask, acc).to(_checks.result_dtype(log_probs, *q)),))[0]
+    return loss if group is None else distributed.mean_loss("sac_actor_loss", loss, log_probs, mask, group)
 
 
 def _temperature_forward(p: _Loss):
