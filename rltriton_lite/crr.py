@@ -227,12 +227,9 @@ def crr_loss(log_probs, q_values, baseline, *, beta=1.0, mode="exp", max_weight=
             training step that logs neither (as ``need_weights`` of
             ``torch.nn.MultiheadAttention``).
         backend: "auto", "triton" or "torch".
-        group: a ``torch.distributed`` process group (e.g. ``dist.group.WORLD``): the mean over
-            the unmasked elements of every rank, each rank passing its own. Every rank gets the
-            global value; its gradient is the global loss's for its own elements. Under DDP,
-            which averages gradients over ranks, backpropagate ``loss * world_size`` so that the
-            average is the global loss's gradient. One small collective per call; ranks that
-            disagree on the call (loss, dtype) all raise the same ValueError.
+        group: a ``torch.distributed`` process group: the loss is the mean over every rank's
+            unmasked elements, as :func:`~rltriton_lite.sac.sac_actor_loss` says (under DDP,
+            backpropagate ``loss * world_size``); the weights and advantages stay this rank's.
 
     Returns:
         ``CRROutput(loss, weights, advantages)``: the 0-d loss, differentiable in ``log_probs``
