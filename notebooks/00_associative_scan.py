@@ -65,7 +65,7 @@ print("kernels run", "compiled on " + torch.cuda.get_device_name() if DEVICE == 
 # |---|---|---|
 # | sequential loop | $n - 1$ | $n - 1$ |
 # | Hillis–Steele (1986) | about $n \log_2 n$ | $\log_2 n$ |
-# | Blelloch (1990): up-sweep, down-sweep | about $2n$ | $2 \log_2 n$ |
+# | Blelloch (1990): up-sweep, down-sweep | about $2n$ for the exclusive scan ($3n$ with the last pass below, which makes it inclusive) | $2 \log_2 n$ |
 #
 # Both parallel versions regroup the operations — $(x_0 \oplus x_1) \oplus (x_2 \oplus x_3)$
 # instead of $((x_0 \oplus x_1) \oplus x_2) \oplus x_3$ — which is allowed exactly when

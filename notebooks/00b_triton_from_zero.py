@@ -80,8 +80,9 @@ print("device:", DEVICE, "(Triton interpreter)" if os.environ.get("TRITON_INTERP
 # says which program this is. A program works on whole blocks: `tl.arange(0, BLOCK)` is the
 # vector $0, 1, \dots, \text{BLOCK}-1$ (BLOCK a power of two, a `tl.constexpr`: fixed when the
 # kernel is compiled), so `offs = pid * BLOCK + tl.arange(0, BLOCK)` are the indices this
-# program owns. Tensors arrive as pointers to their first element: `tl.load(X + offs)` reads
-# the block, `tl.store(Y + offs, y)` writes it.
+# program owns. Tensors arrive as pointers to their first element, and pointer arithmetic counts
+# elements, not bytes: `tl.load(X + offs)` reads the block, `tl.store(Y + offs, y)` writes it,
+# and element `(row, t)` of a contiguous `(B, T)` tensor is at `X + row * T + t`.
 #
 # The last block usually runs past the end of the tensor. A **mask** says which lanes are real:
 # `tl.load(X + offs, mask=offs < n, other=0.0)` reads 0 where the mask is off, and a masked
@@ -208,6 +209,40 @@ print("EMA by one forward associative scan == the loop")
 # Swap the two halves of `forward_combine` (`a1 * a2, b1 + a1 * b2`) and run the cell again:
 # the check fails, because the composition is applied in the wrong order.
 #
+# Notebook 00's `compose(p, q)` reads "q first, then p"; a Triton combine reads its *first*
+# argument first. So `forward_combine(*q, *p)` is `compose(p, q)`, the same map with the
+# arguments in the order the scan hands them over:
+#
+# | notebook 00 | this notebook |
+# | --- | --- |
+# | `compose(p, q)`: q first, then p | `forward_combine(a1, b1, a2, b2)`: `(a1, b1)` first, then `(a2, b2)` |
+#
+# And to see what a reverse scan hands back, four steps with $a_t = 0.5$: each step gets its map
+# composed from itself to the block's end, $(A_t, B_t)$, which the hand computation below
+# matches ($A_t = 0.5^{4-t}$, $B_t = b_t + 0.5\,B_{t+1}$).
+
+# %%
+@triton.jit
+def reverse_maps_kernel(B_IN, A_OUT, B_OUT, T, BLOCK: tl.constexpr):
+    t = tl.arange(0, BLOCK)
+    m = t < T
+    a = tl.where(m, 0.5, 1.0)
+    b = tl.load(B_IN + t, mask=m, other=0.0)
+    a_s, b_s = tl.associative_scan((a, b), 0, forward_combine, reverse=True)
+    tl.store(A_OUT + t, a_s, mask=m)
+    tl.store(B_OUT + t, b_s, mask=m)
+
+
+b_in = torch.tensor([1.0, 2.0, 3.0, 4.0], device=DEVICE)
+A_s, B_s = torch.empty_like(b_in), torch.empty_like(b_in)
+reverse_maps_kernel[(1,)](b_in, A_s, B_s, 4, BLOCK=4)
+B_hand = [0.0] * 5
+for t in reversed(range(4)):
+    B_hand[t] = b_in[t].item() + 0.5 * B_hand[t + 1]
+assert A_s.tolist() == [0.5 ** (4 - t) for t in range(4)] and np.allclose(B_s.cpu(), B_hand[:4])
+print("A_t:", A_s.tolist(), " B_t:", B_s.tolist())
+
+# %% [markdown]
 # **Exercise `block_scan`.** The discounted return of one row of at most 1024 steps,
 # $G_t = r_t + \gamma(1 - d_t)\,G_{t+1}$ with $G_T$ = `last_value`, in one program: build the
 # pairs $(a_t, b_t) = (\gamma(1-d_t), r_t)$, pad with the identity, and scan with `reverse=True`
