@@ -122,3 +122,36 @@ def test_a_meta_gradient_step_on_gamma():
         assert abs(dg.item() - fd.item()) < 1e-6 * max(1.0, abs(fd.item()))
         stepped = torch.clamp(gamma - 1e-3 * dg, 0.0, 1.0)
         assert loss(stepped) < loss(gamma)
+
+
+def _data_cases():
+    g = torch.Generator().manual_seed(6)
+    mk = lambda *s: torch.randn(*s, generator=g, dtype=torch.float64).to(DEVICE).requires_grad_()  # noqa: E731
+    r, v, nv, boot, lr = mk(2, 37), mk(2, 37), mk(2, 37), mk(2), torch.randn(2, 37, generator=g, dtype=torch.float64)
+    term = (torch.rand(2, 37, generator=g) < 0.1).to(DEVICE)
+    trunc = (torch.rand(2, 37, generator=g) < 0.1).to(DEVICE) & ~term
+    mask = (torch.rand(2, 37, generator=g) > 0.15).to(DEVICE)
+    kw = dict(terminated=term, mask=mask)
+    return {
+        "discounted_returns": (lambda be, r, b: rl.discounted_returns(r, gamma=0.9, bootstrap_value=b, backend=be, **kw),
+                               (r, boot)),
+        "gae": (lambda be, r, v, b: rl.gae(r, v, gamma=0.9, lambda_=0.8, bootstrap_value=b, backend=be, **kw),
+                (r, v, boot)),
+        "gae, next_values": (lambda be, r, v, n: rl.gae(r, v, next_values=n, truncated=trunc, gamma=0.9, lambda_=0.8,
+                                                          backend=be, **kw), (r, v, nv)),
+        "td_lambda": (lambda be, r, n: rl.td_lambda(r, n, gamma=0.9, lambda_=0.8, truncated=trunc, backend=be, **kw),
+                      (r, nv)),
+        "vtrace": (lambda be, r, v, b: rl.vtrace(0.5 * lr.to(DEVICE), r, v, gamma=0.9, lambda_=0.9, bootstrap_value=b,
+                                                 backend=be, **kw), (r, v, boot)),
+        "sac_targets": (lambda be, r, q, n: rl.sac_targets(r, [q, n], 0.1 * lr.to(DEVICE), log_probs=0.2 * lr.to(DEVICE),
+                                                           gamma=0.9, lambda_=0.8, backend=be, **kw), (r, v, nv)),
+    }
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("name", list(_data_cases()))
+def test_every_data_input_gradcheck(name, backend):
+    """The data inputs too, on every backend, with a mask and rows across chunks and a split."""
+    call, args = _data_cases()[name]
+    with using(SPLIT):
+        assert torch.autograd.gradcheck(_on(backend, call), args, fast_mode=True)
