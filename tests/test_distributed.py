@@ -59,19 +59,22 @@ def _share(x, bounds, rank):
     return {k: v[lo:hi].clone() for k, v in x.items()}
 
 
-def _worker(rank, world, init, name, backend, bounds, out_dir, disagree):
+def _worker(rank, world, init, backend, bounds, out_dir, disagree):
+    """Every loss of LOSSES on this rank's share (one process start for all of them)."""
     import torch.distributed as dist
     try:
         dist.init_process_group("gloo", init_method=init, rank=rank, world_size=world,
                                 timeout=datetime.timedelta(seconds=60))
-        x = _share(_batch(), bounds, rank)
-        if disagree and rank == 1:
-            x = {k: (v.float() if v.is_floating_point() else v) for k, v in x.items()}
-        x["log_probs"].requires_grad_()
-        loss, stats = _loss_and_stats(LOSSES[name](x, backend, group=dist.group.WORLD))
-        (g,) = torch.autograd.grad(loss, x["log_probs"])
-        torch.save({"loss": loss.detach(), "stats": [s.detach() for s in stats], "grad": g},
-                   os.path.join(out_dir, f"{rank}.pt"))
+        results = {}
+        for name in (["ppo"] if disagree else LOSSES):
+            x = _share(_batch(), bounds, rank)
+            if disagree and rank == 1:
+                x = {k: (v.float() if v.is_floating_point() else v) for k, v in x.items()}
+            x["log_probs"].requires_grad_()
+            loss, stats = _loss_and_stats(LOSSES[name](x, backend, group=dist.group.WORLD))
+            (g,) = torch.autograd.grad(loss, x["log_probs"])
+            results[name] = {"loss": loss.detach(), "stats": [s.detach() for s in stats], "grad": g}
+        torch.save(results, os.path.join(out_dir, f"{rank}.pt"))
     except Exception as e:  # every rank reports what it raised
         torch.save({"error": f"{type(e).__name__}: {e}", "trace": traceback.format_exc()},
                    os.path.join(out_dir, f"{rank}.pt"))
@@ -80,10 +83,9 @@ def _worker(rank, world, init, name, backend, bounds, out_dir, disagree):
             dist.destroy_process_group()
 
 
-def _run(world, name, backend, bounds, tmp_path, disagree=False):
+def _run(world, backend, bounds, tmp_path, disagree=False):
     init = f"file://{tmp_path / 'rendezvous'}"
-    ctx = mp.spawn(_worker, args=(world, init, name, backend, bounds, str(tmp_path), disagree), nprocs=world,
-                   join=False)
+    ctx = mp.spawn(_worker, args=(world, init, backend, bounds, str(tmp_path), disagree), nprocs=world, join=False)
     deadline = datetime.datetime.now() + datetime.timedelta(seconds=DEADLINE_S)
     while not ctx.join(timeout=5):
         if datetime.datetime.now() > deadline:
@@ -96,29 +98,30 @@ def _run(world, name, backend, bounds, tmp_path, disagree=False):
 @pytest.mark.parametrize("backend", ["triton", "torch"])
 @pytest.mark.parametrize("world,bounds", [(2, [0, 15, 37]), (3, [0, 20, 20, 37])],
                          ids=["2 ranks", "3 ranks, one empty"])
-@pytest.mark.parametrize("name", list(LOSSES))
-def test_a_loss_over_ranks_is_the_one_process_loss(name, world, bounds, backend, tmp_path):
+def test_a_loss_over_ranks_is_the_one_process_loss(world, bounds, backend, tmp_path):
     if DEVICE != "cpu":
         pytest.skip("gloo on the CPU here; NCCL runs on the 2-GPU machine (its own issue)")
-    results = _run(world, name, backend, bounds, tmp_path)
+    results = _run(world, backend, bounds, tmp_path)
     for r in results:
         assert "error" not in r, r.get("trace")
-    x = _batch()
-    x["log_probs"].requires_grad_()
-    loss, stats = _loss_and_stats(LOSSES[name](x, backend))
-    (g,) = torch.autograd.grad(loss, x["log_probs"])
-    for r in results:  # every rank has the global loss and statistics
-        torch.testing.assert_close(r["loss"], loss.detach(), rtol=1e-12, atol=1e-12)
-        for s, e in zip(r["stats"], stats):
-            torch.testing.assert_close(s, e.detach(), rtol=1e-12, atol=1e-12)
-    # each rank's gradient is the global loss's, for its own elements
-    torch.testing.assert_close(torch.cat([r["grad"] for r in results]), g, rtol=1e-12, atol=1e-12)
+    for name, call in LOSSES.items():
+        x = _batch()
+        x["log_probs"].requires_grad_()
+        loss, stats = _loss_and_stats(call(x, backend))
+        (g,) = torch.autograd.grad(loss, x["log_probs"])
+        for r in results:  # every rank has the global loss and statistics
+            torch.testing.assert_close(r[name]["loss"], loss.detach(), rtol=1e-12, atol=1e-12, msg=name)
+            for s, e in zip(r[name]["stats"], stats):
+                torch.testing.assert_close(s, e.detach(), rtol=1e-12, atol=1e-12, msg=name)
+        # each rank's gradient is the global loss's, for its own elements
+        torch.testing.assert_close(torch.cat([r[name]["grad"] for r in results]), g, rtol=1e-12, atol=1e-12,
+                                   msg=name)
 
 
 def test_ranks_that_disagree_get_the_same_error(tmp_path):
     if DEVICE != "cpu":
         pytest.skip("gloo on the CPU here")
-    results = _run(2, "ppo", "torch", [0, 15, 37], tmp_path, disagree=True)
+    results = _run(2, "torch", [0, 15, 37], tmp_path, disagree=True)
     errors = [r.get("error", "") for r in results]
     assert all(e.startswith("ValueError: group: the ranks disagree on the call") for e in errors), errors
     assert "float64" in errors[0] and "float32" in errors[0]

@@ -61,10 +61,10 @@ def test_linear_scan_gradcheck_with_zeros_in_a(backend, reverse):
 
 def _coefficient_cases():
     g = torch.Generator().manual_seed(5)
-    r, v, nv, lr = (torch.randn(2, 37, generator=g, dtype=torch.float64).to(DEVICE) for _ in range(4))
-    term = (torch.rand(2, 37, generator=g) < 0.1).to(DEVICE)
-    trunc = (torch.rand(2, 37, generator=g) < 0.1).to(DEVICE) & ~term
-    mask = (torch.rand(2, 37, generator=g) > 0.15).to(DEVICE)
+    r, v, nv, lr = (torch.randn(2, 20, generator=g, dtype=torch.float64).to(DEVICE) for _ in range(4))
+    term = (torch.rand(2, 20, generator=g) < 0.1).to(DEVICE)
+    trunc = (torch.rand(2, 20, generator=g) < 0.1).to(DEVICE) & ~term
+    mask = (torch.rand(2, 20, generator=g) > 0.15).to(DEVICE)
     kw = dict(terminated=term, mask=mask)
     return {
         "discounted_returns": lambda be, gm, lm: rl.discounted_returns(r, gamma=gm, truncated=trunc, next_values=nv,
@@ -84,7 +84,7 @@ def test_gamma_and_lambda_get_gradients(name, backend):
     the same gradient from each."""
     call = _coefficient_cases()[name]
     gamma = torch.tensor([[0.9], [0.95]], **F64, requires_grad=True)
-    lam = torch.linspace(0.5, 0.95, 74, **F64).reshape(2, 37).requires_grad_()
+    lam = torch.linspace(0.5, 0.95, 40, **F64).reshape(2, 20).requires_grad_()
     fn = _on(backend, lambda be, gm, lm: call(be, gm, lm))
     with using(SPLIT):
         assert torch.autograd.gradcheck(fn, (gamma, lam), fast_mode=True)
@@ -127,18 +127,16 @@ def test_a_meta_gradient_step_on_gamma():
 def _data_cases():
     g = torch.Generator().manual_seed(6)
     mk = lambda *s: torch.randn(*s, generator=g, dtype=torch.float64).to(DEVICE).requires_grad_()  # noqa: E731
-    r, v, nv, boot, lr = mk(2, 37), mk(2, 37), mk(2, 37), mk(2), torch.randn(2, 37, generator=g, dtype=torch.float64)
-    term = (torch.rand(2, 37, generator=g) < 0.1).to(DEVICE)
-    trunc = (torch.rand(2, 37, generator=g) < 0.1).to(DEVICE) & ~term
-    mask = (torch.rand(2, 37, generator=g) > 0.15).to(DEVICE)
+    r, v, nv, boot, lr = mk(2, 20), mk(2, 20), mk(2, 20), mk(2), torch.randn(2, 20, generator=g, dtype=torch.float64)
+    term = (torch.rand(2, 20, generator=g) < 0.1).to(DEVICE)
+    trunc = (torch.rand(2, 20, generator=g) < 0.1).to(DEVICE) & ~term
+    mask = (torch.rand(2, 20, generator=g) > 0.15).to(DEVICE)
     kw = dict(terminated=term, mask=mask)
     return {
         "discounted_returns": (lambda be, r, b: rl.discounted_returns(r, gamma=0.9, bootstrap_value=b, backend=be, **kw),
                                (r, boot)),
         "gae": (lambda be, r, v, b: rl.gae(r, v, gamma=0.9, lambda_=0.8, bootstrap_value=b, backend=be, **kw),
                 (r, v, boot)),
-        "gae, next_values": (lambda be, r, v, n: rl.gae(r, v, next_values=n, truncated=trunc, gamma=0.9, lambda_=0.8,
-                                                          backend=be, **kw), (r, v, nv)),
         "td_lambda": (lambda be, r, n: rl.td_lambda(r, n, gamma=0.9, lambda_=0.8, truncated=trunc, backend=be, **kw),
                       (r, nv)),
         "vtrace": (lambda be, r, v, b: rl.vtrace(0.5 * lr.to(DEVICE), r, v, gamma=0.9, lambda_=0.9, bootstrap_value=b,
@@ -148,10 +146,10 @@ def _data_cases():
     }
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("name", list(_data_cases()))
-def test_every_data_input_gradcheck(name, backend):
-    """The data inputs too, on every backend, with a mask and rows across chunks and a split."""
+def test_every_data_input_gradcheck_on_the_custom_op(name):
+    """The data inputs through the custom op, with a mask and rows across chunks and a split (the
+    kernel's and the torch path's gradchecks of them are in test_returns, test_vtrace, test_sac)."""
     call, args = _data_cases()[name]
     with using(SPLIT):
-        assert torch.autograd.gradcheck(_on(backend, call), args, fast_mode=True)
+        assert torch.autograd.gradcheck(_on("custom op", call), args, fast_mode=True)
