@@ -489,10 +489,26 @@ print("rl.gae == the loop on 2 x 600")
 #
 # ## Exercises
 #
-# The five exercises above (`td_target_kernel`, `block_scan`, `chunked_scan`, `reset_scan`, `gae_kernel`).
-# Then, without a checker:
+# The five exercises above (`td_target_kernel`, `block_scan`, `chunked_scan`, `reset_scan`,
+# `gae_kernel`), and one more that the package's table above calls "a strided load":
 #
-# 1. Change `chunked_scan` to take `time_dim=0` tensors (shape `(T, B)`) without a copy: which
-#    offsets change? (Strides: `x.stride()`.)
-# 2. Make `CHUNK` 16 and 1024 and time both on a GPU at `(4096, 128)` and `(8, 100000)`. Why do
+# **Exercise `strided_scan`.** `reset_scan` for rollouts stored time-major, as CleanRL and SB3
+# keep them: `rewards` and `dones` of shape `(T, B)`, and any strides, a transposed or sliced
+# view included, read in place (no `.contiguous()`, which would copy). Element `(t, b)` of a
+# tensor `x` is at `X + t * x.stride(0) + b * x.stride(1)`: pass the strides to the kernel as
+# integers. The returns come back in a new `(T, B)` tensor (`torch.empty_like` keeps the input's
+# layout, so give the output's own strides too). One program per column `b`.
+
+# %%
+def strided_scan(rewards, dones, gamma, chunk):
+    # YOUR CODE
+    raise NotImplementedError
+
+# %%
+exercises.attempt("strided_scan", strided_scan)
+
+# %% [markdown]
+# Without a checker:
+#
+# 1. Make `CHUNK` 16 and 1024 and time both on a GPU at `(4096, 128)` and `(8, 100000)`. Why do
 #    the best chunk sizes differ?

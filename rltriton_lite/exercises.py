@@ -47,14 +47,15 @@ class _Exercise:
     cases: Callable  # () -> [(case description, args, kwargs, expected[, marks])]
     run: Callable  # (fn, args, kwargs) -> what to compare with expected
     scan: str | None  # "reverse" or "forward": where an error starts (see _where)
+    time_dim: int  # the outputs' time axis
 
 
 _EXERCISES: dict[str, _Exercise] = {}
 
 
-def _exercise(name, notebook, kind, task, run=lambda fn, args, kw: fn(*args, **kw), scan="reverse"):
+def _exercise(name, notebook, kind, task, run=lambda fn, args, kw: fn(*args, **kw), scan="reverse", time_dim=-1):
     def register(cases):
-        _EXERCISES[name] = _Exercise(name, notebook, kind, task.strip(), cases, run, scan)
+        _EXERCISES[name] = _Exercise(name, notebook, kind, task.strip(), cases, run, scan, time_dim)
         return cases
     return register
 
@@ -142,8 +143,12 @@ def _compare(ex, case, got, expected, marks, rtol=1e-5, atol=1e-5):
         raise AssertionError(f"{ex.name}, {case}: expected shape {expected.shape}, got {got.shape}")
     bad = ~np.isclose(got, expected, rtol=rtol, atol=atol, equal_nan=True)
     if bad.any():
-        at, where = _where(bad, ex.scan)
-        hint = _hint(bad, at, marks, ex.scan, got[at])
+        td = ex.time_dim % bad.ndim if bad.ndim else 0  # looked at with time last
+        bad_l = np.moveaxis(bad, td, -1) if bad.ndim else bad
+        marks_l = {k: np.moveaxis(np.broadcast_to(np.asarray(v), bad.shape), td, -1) for k, v in marks.items()}
+        at_l, where = _where(bad_l, ex.scan)
+        at = at_l[:-1][:td] + at_l[-1:] + at_l[:-1][td:] if bad.ndim else at_l
+        hint = _hint(bad_l, at_l, marks_l, ex.scan, got[at])
         raise AssertionError(f"{ex.name}, {case}: {where} {at} expected {expected[at]:.6g}, got {got[at]:.6g} "
                              f"({int(bad.sum())} of {bad.size} elements wrong)" + (f"\n{hint}" if hint else ""))
 
@@ -506,6 +511,31 @@ def _gae_kernel_cases():
         adv, _ = reference.gae(r, v, next_values=nv, terminated=d, gamma=0.9, lambda_=0.8)
         out.append((what,
                     (_t(r), _t(v), _t(nv), _t(d, torch.bool), 0.9, 0.8, 64), {}, adv, {DONE: d, **_carry_steps(shape)}))
+    return out
+
+
+@_exercise("strided_scan", "00b_triton_from_zero", "kernel", """
+strided_scan(rewards, dones, gamma, chunk) -> returns: reset_scan for time-major (T, B) tensors of
+any strides (a transposed or sliced view included), read in place: element (t, b) of x is at
+X + t * x.stride(0) + b * x.stride(1). Returns a (T, B) tensor; one program per column b.
+""", time_dim=0)
+def _strided_scan_cases():
+    rng = np.random.default_rng(15)
+    out = []
+    for what, T, B in (("contiguous (T, B)", 50, 3), ("a transposed (B, T) buffer", 150, 4),
+                       ("every other column of a wider buffer", 90, 3)):
+        r, d = rng.normal(size=(T, B)), _flags(rng, (T, B), 0.05)
+        expected = reference.discounted_returns(r.T, gamma=0.9, terminated=d.T).T
+        rt, dt = _t(r), _t(d, torch.bool)
+        if what.startswith("a transposed"):
+            rt, dt = _t(r.T.copy()).t(), _t(d.T.copy(), torch.bool).t()  # strides (1, T)
+        elif what.startswith("every other"):
+            wide_r, wide_d = torch.zeros(T, 2 * B, device=rt.device), torch.zeros(T, 2 * B, dtype=torch.bool,
+                                                                                 device=rt.device)
+            wide_r[:, ::2], wide_d[:, ::2] = rt, dt
+            rt, dt = wide_r[:, ::2], wide_d[:, ::2]  # strides (2B, 2)
+        out.append((f"{what}, T={T}, B={B}, strides {tuple(rt.stride())}, chunk 64", (rt, dt, 0.9, 64), {},
+                    expected, {DONE: d, **_carry_steps((T, B), 64)}))
     return out
 
 

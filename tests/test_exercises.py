@@ -112,6 +112,11 @@ def wrong_answers(name: str):
             ("multiplies by 0 (chunked_scan's arithmetic)", solution("chunked_scan")),
             ("the carry multiplied by 0 at a reset, not selected away", _reset_scan_carry_multiplied),
         ],
+        "strided_scan": [
+            ("addresses as if contiguous, t * B + b", lambda r, d, g, c: s(r.as_strided(r.shape, (r.shape[1], 1)),
+                                                                            d.as_strided(d.shape, (d.shape[1], 1)), g, c)),
+            ("reads rows as columns (the strides swapped)", lambda r, d, g, c: s(r.t(), d.t(), g, c).t()),
+        ],
         "gae_prologue": [("bootstraps at terminations", _gae_prologue_bootstraps_at_terminations),
                          ("resets only at terminations", _gae_prologue_resets_at_terminations),
                          ("padding read as steps (valid = m)", _gae_prologue_reads_padding)],
