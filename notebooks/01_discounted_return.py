@@ -228,6 +228,36 @@ transposed_scan = None
 exercises.attempt("transposed_scan", transposed_scan)
 
 # %% [markdown]
+# **`returns_autograd`** (two Triton prologues and an `autograd.Function`). Now put both scans
+# behind PyTorch's autograd, as the package does for every algorithm: a
+# `torch.autograd.Function` whose `forward` runs the returns' reverse scan (`exercises.scan_hook`
+# with your prologue for $a_t = \gamma(1 - d_t)$, $b_t = r_t$) and whose `backward` gets
+# $\partial L/\partial G$ and runs the transposed scan forwards in time, with the flags of the
+# step *before*: $g_t = \partial L/\partial G_t + \gamma(1 - d_{t-1})\, g_{t-1}$. It returns one
+# gradient per input of `forward` (`None` for `dones` and `gamma`). Keep what the backward needs
+# with `ctx.save_for_backward(dones)` and `ctx.gamma = gamma`. The checker differentiates a
+# weighted sum of your returns and compares both the returns and the gradient.
+#
+# ```python
+# class Returns(torch.autograd.Function):
+#     @staticmethod
+#     def forward(ctx, rewards, dones, gamma):
+#         ...
+#     @staticmethod
+#     def backward(ctx, grad):
+#         ...
+#         return d_rewards, None, None
+# ```
+
+# %%
+def returns_autograd(rewards, dones, gamma):
+    # YOUR CODE: return Returns.apply(rewards, dones, gamma)
+    raise NotImplementedError
+
+# %%
+exercises.attempt("returns_autograd", returns_autograd)
+
+# %% [markdown]
 # **`n_step_returns`.** The $n$-step return
 # $G^{(n)}_t = \sum_{k<m} \gamma^k r_{t+k} + \gamma^m V(s_{t+m})$, where $m = n$ unless the
 # episode terminates first (then no bootstrap) or the window ends first (then bootstrap from

@@ -22,6 +22,7 @@ the exercise's function under its own name (so ``%load`` in a notebook replaces 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from dataclasses import dataclass
 from typing import Callable
 
@@ -46,7 +47,7 @@ class _Exercise:
     task: str  # what to write: the signature and what it returns
     cases: Callable  # () -> [(case description, args, kwargs, expected[, marks])]
     run: Callable  # (fn, args, kwargs) -> what to compare with expected
-    scan: str | None  # "reverse" or "forward": where an error starts (see _where)
+    scan: str | tuple | None  # "reverse" or "forward": where an error starts (see _where); one per result
     time_dim: int  # the outputs' time axis
 
 
@@ -134,7 +135,8 @@ def _compare(ex, case, got, expected, marks, rtol=1e-5, atol=1e-5):
         if not isinstance(got, (tuple, list)) or len(got) != len(expected):
             raise AssertionError(f"{ex.name}, {case}: expected {len(expected)} results, got {_describe(got)}")
         for i, (g, e) in enumerate(zip(got, expected)):
-            _compare(ex, f"{case}, result {i}", g, e, marks, rtol, atol)
+            each = dataclasses.replace(ex, scan=ex.scan[i]) if isinstance(ex.scan, tuple) else ex
+            _compare(each, f"{case}, result {i}", g, e, marks, rtol, atol)
         return
     if isinstance(got, torch.Tensor):
         got = got.detach().cpu().double().numpy()
@@ -593,6 +595,40 @@ def _transposed_scan_cases():
         (g,) = torch.autograd.grad((linear_scan(a_t, b_t, backend="torch") * torch.tensor(dy)).sum(), b_t)
         out.append((f"shape {shape}" + (", several chunks" if shape[1] > 64 else ""), (_t(a), _t(dy)), {},
                     g.numpy(), _carry_steps(shape, reverse=False)))
+    return out
+
+
+def _with_gradient(fn, args, kw):
+    """(returns, dL/drewards) for L = sum(w * returns): the forward and the backward of ``fn``."""
+    r, d, gamma, w = args
+    r = r.detach().clone().requires_grad_()
+    y = fn(r, d, gamma)
+    if not isinstance(y, torch.Tensor) or not y.requires_grad:
+        raise AssertionError("the returns do not require grad: apply your autograd.Function (Returns.apply(...)), "
+                             "not its forward")
+    (g,) = torch.autograd.grad((y * w).sum(), r)
+    return y.detach(), g
+
+
+@_exercise("returns_autograd", "01_discounted_return", "kernel", """
+returns_autograd(rewards, dones, gamma) -> returns, differentiable in rewards: a
+torch.autograd.Function whose forward runs the reverse scan G_t = r_t + gamma (1 - done_t) G_{t+1}
+(exercises.scan_hook with your Triton prologue) and whose backward runs the transposed scan,
+forwards in time: dL/dr_t = g_t, g_t = dL/dG_t + gamma (1 - done_{t-1}) g_{t-1} (scan_hook with
+reverse=False and a second prologue; the step before t = 0 has no done flag: cut there). Save
+what the backward needs with ctx.save_for_backward. (B, T) float32 rewards, bool dones.
+""", run=_with_gradient, scan=("reverse", "forward"))
+def _returns_autograd_cases():
+    rng = np.random.default_rng(16)
+    out = []
+    for shape, p in (((1, 6), 0.0), ((2, 40), 0.1), ((3, 150), 0.05)):
+        r, w = rng.normal(size=(2, *shape))
+        d = _flags(rng, shape, p)
+        G = reference.discounted_returns(r, gamma=0.9, terminated=d)
+        a_prev = np.concatenate([np.zeros((shape[0], 1)), 0.9 * (1 - d[:, :-1])], 1)  # gamma (1 - done_{t-1})
+        g = reference.linear_scan(a_prev, w, reverse=False)
+        what = f"shape {shape}" + (", episode ends" if p else "") + (", several chunks" if shape[1] > 64 else "")
+        out.append((what, (_t(r), _t(d, torch.bool), 0.9, _t(w)), {}, (G, g), {DONE: d}))
     return out
 
 

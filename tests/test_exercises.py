@@ -85,6 +85,33 @@ def _gae_prologue_reads_padding(X, SX, P, row, t, m, T, ACC: tl.constexpr):
     return gamma * lam, delta, done, m, (v,)
 
 
+@triton.jit
+def _returns_fwd(X, offs, t, T, m, P):
+    done = tl.load(X[1] + offs, mask=m, other=0) != 0
+    return tl.where(done, 0.0, P[0]), tl.load(X[0] + offs, mask=m, other=0.0)
+
+
+@triton.jit
+def _transposed_same_step(X, offs, t, T, m, P):  # done_t where the recursion needs done_{t-1}
+    done = tl.load(X[1] + offs, mask=m, other=0) != 0
+    return tl.where(done, 0.0, P[0]), tl.load(X[0] + offs, mask=m, other=0.0)
+
+
+def _returns_autograd_with(backward):
+    class Returns(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, rewards, dones, gamma):
+            ctx.save_for_backward(dones)
+            ctx.gamma = gamma
+            return exercises.scan_hook(_returns_fwd, (rewards, dones), (gamma,))
+
+        @staticmethod
+        def backward(ctx, grad):
+            return backward(ctx, grad), None, None
+
+    return lambda r, d, g: Returns.apply(r, d, g)
+
+
 def wrong_answers(name: str):
     """(what is wrong, fn): at least two per exercise, each a mistake a student makes."""
     s = solution(name)
@@ -116,6 +143,11 @@ def wrong_answers(name: str):
             ("addresses as if contiguous, t * B + b", lambda r, d, g, c: s(r.as_strided(r.shape, (r.shape[1], 1)),
                                                                             d.as_strided(d.shape, (d.shape[1], 1)), g, c)),
             ("reads rows as columns (the strides swapped)", lambda r, d, g, c: s(r.t(), d.t(), g, c).t()),
+        ],
+        "returns_autograd": [
+            ("backward returns the incoming gradient (no transposed scan)", _returns_autograd_with(lambda ctx, g: g)),
+            ("done_t for done_{t-1} in the backward", _returns_autograd_with(lambda ctx, g: exercises.scan_hook(
+                _transposed_same_step, (g.contiguous(), ctx.saved_tensors[0]), (ctx.gamma,), reverse=False))),
         ],
         "gae_prologue": [("bootstraps at terminations", _gae_prologue_bootstraps_at_terminations),
                          ("resets only at terminations", _gae_prologue_resets_at_terminations),
