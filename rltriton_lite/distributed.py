@@ -84,10 +84,8 @@ def ppo_clip_loss(call, log_probs, old_log_probs, advantages, mask, normalize, r
     sums = _gathered(group, "ppo_clip_loss", log_probs, (n, local.loss.detach(), local.clip_fraction * n,
                                                           local.approx_kl * n)).sum(0)
     n_all = sums[0].clamp(min=1)
-    if reduction == "mean":
-        loss = _global_mean(local.loss, torch.ones((), dtype=torch.float64, device=n.device), sums[1], sums[0])
-    else:  # "sum": the sum over every rank's elements
-        loss = (local.loss.to(torch.float64) + (sums[1] - local.loss.detach())).to(local.loss.dtype)
+    total = local.loss.to(torch.float64) + (sums[1] - local.loss.detach())  # every rank's sum, this rank's gradient
+    loss = (total / n_all if reduction == "mean" else total).to(local.loss.dtype)
     return local._replace(loss=loss, clip_fraction=(sums[2] / n_all).to(local.clip_fraction.dtype),
                           approx_kl=(sums[3] / n_all).to(local.approx_kl.dtype))
 

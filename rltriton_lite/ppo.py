@@ -237,13 +237,14 @@ def ppo_clip_loss(log_probs, old_log_probs, advantages, *, epsilon=0.2, normaliz
         reduction: "mean" over unmasked elements, "sum", or "none" (per-element loss, 0 where
             masked).
         backend: "auto", "triton" or "torch".
-        group: a ``torch.distributed`` process group (e.g. ``dist.group.WORLD``): the loss, the advantage normalisation, clip_fraction and approx_kl
-            over the unmasked elements of every rank, each rank passing its own. Every rank gets
-            the global value; its gradient is the global loss's for its own elements. Under DDP,
-            which averages gradients over ranks, backpropagate ``loss * world_size`` so that the
-            average is the global loss's gradient. One small collective per call (two with
-            normalisation: its mean and variance first); ranks
-            that disagree on the call (loss, dtype) all raise the same ValueError.
+        group: a ``torch.distributed`` process group (e.g. ``dist.group.WORLD``): the loss, the
+            advantage normalisation, clip_fraction and approx_kl over the unmasked elements of
+            every rank, each rank passing its own. Every rank gets the global value; its gradient
+            is the global loss's for its own elements. Under DDP, which averages gradients over
+            ranks, backpropagate ``loss * world_size`` so that the average is the global loss's
+            gradient. One small collective per call (two with normalisation: its mean and
+            variance first); ranks that disagree on the call (loss, dtype) all raise the same
+            ValueError.
 
     Returns:
         ``PPOOutput(loss, clip_fraction, approx_kl)``: the loss (0-d, or per element for
