@@ -13,16 +13,16 @@ import torch.nn.functional as F
 from . import _checks
 
 
-def scan(a, b, reset, valid, initial=None, reverse=True):
-    """y_t = b_t + a_t y_{t±1} along the last dim, with resets (selects) and padded identities.
-
-    ``a``, ``b``: float (..., T); ``reset``, ``valid``: bool (..., T); ``initial``: (...) or None.
-    """
+def _prepared(a, b, reset, valid, reverse):
+    """The steps in scan order, a padded step as the identity."""
     a = torch.where(valid, a, torch.ones_like(a))
     b = torch.where(valid, b, torch.zeros_like(b))
     r = reset & valid
-    if reverse:
-        a, b, r = a.flip(-1), b.flip(-1), r.flip(-1)
+    return (a.flip(-1), b.flip(-1), r.flip(-1)) if reverse else (a, b, r)
+
+
+def _inclusive(a, b, r):
+    """Hillis–Steele: the composed map (a, b, reset) of every prefix of the last dim, in scan order."""
     T, k = a.shape[-1], 1
     while k < T:
         a_l = F.pad(a[..., :-k], (k, 0), value=1.0)
@@ -33,9 +33,34 @@ def scan(a, b, reset, valid, initial=None, reverse=True):
         a_l, b_l = torch.where(r, 1.0, a_l), torch.where(r, 0.0, b_l)
         a, b, r = torch.where(r, a, a * a_l), torch.where(r, b, b + a * b_l), r | r_l
         k *= 2
+    return a, b, r
+
+
+def scan(a, b, reset, valid, initial=None, reverse=True, with_end=False):
+    """y_t = b_t + a_t y_{t±1} along the last dim, with resets (selects) and padded identities.
+
+    ``a``, ``b``: float (..., T); ``reset``, ``valid``: bool (..., T); ``initial``: (...) or None.
+    ``with_end``: also the value after the last step in scan order, as carried (the kernel's ``end``).
+    """
+    a, b, r = _inclusive(*_prepared(a, b, reset, valid, reverse))
     y = b if initial is None else torch.where(r, b, b + a * initial.unsqueeze(-1))
+    end = y[..., -1]
     y = torch.where(valid.flip(-1) if reverse else valid, y, torch.zeros_like(y))
-    return y.flip(-1) if reverse else y
+    y = y.flip(-1) if reverse else y
+    return (y, end) if with_end else y
+
+
+def compose(a, b, reset, valid=None, reverse=True):
+    """(A, B, reset): the whole last dim's composed map, as ``plan.summarize``'s."""
+    valid = torch.ones_like(reset) if valid is None else valid
+    a, b, r = _inclusive(*_prepared(a, b, reset, valid, reverse))
+    return a[..., -1], b[..., -1], r[..., -1]
+
+
+def entering(maps, carry):
+    """The value a composed map (A, B, reset) hands on from ``carry`` (a select at a reset)."""
+    a, b, r = maps
+    return torch.where(r, b, b + a * carry)
 
 
 def carried(y, valid, initial=None, reverse=True):
@@ -69,18 +94,23 @@ def _last_dim(x, time_dim, dtype=None):
     return x if dtype is None else x.to(dtype)
 
 
-def linear_scan(a, b, initial, mask, time_dim, reverse):
+def linear_scan(a, b, initial, mask, time_dim, reverse, window=False, summary=False):
+    """``window``: also the value entering the first step in scan order, per row (the kernel's
+    ``end``); ``summary``: each row's composed map instead (plan.summarize's)."""
     acc = _checks.acc_dtype(_checks.result_dtype(a, b, initial))
     a_, b_ = _last_dim(a, time_dim, acc), _last_dim(b, time_dim, acc)
     valid = torch.ones_like(b_, dtype=torch.bool) if mask is None else _last_dim(mask, time_dim) != 0
     init = None if initial is None else initial.to(acc)
     boundary = a_ == 0  # a boundary (reset): y_t = b_t, selected, so NaN cannot cross it
+    if summary:
+        return compose(a_, b_, boundary, valid, reverse)
     if a.requires_grad and torch.is_grad_enabled():  # dy_t/da_t = y_{t+1} there too: enter it through b
         with torch.no_grad():
             y_next = carried(scan(a_, b_, boundary, valid, init, reverse), valid, init, reverse)
         b_ = b_ + torch.where(valid & boundary, _AtBoundary.apply(a_, y_next), 0.0)
-    y = scan(a_, b_, boundary, valid, init, reverse)
-    return y.movedim(-1, time_dim).to(b.dtype)
+    y, end = scan(a_, b_, boundary, valid, init, reverse, with_end=True)
+    y = y.movedim(-1, time_dim).to(b.dtype)
+    return (y, end.reshape(-1).to(b.dtype)) if window else y
 
 
 def _flags(p, shape_like):
@@ -90,8 +120,18 @@ def _flags(p, shape_like):
     term = false if p.terminated is None else _last_dim(p.terminated, p.time_dim) != 0
     trunc = false if p.truncated is None else _last_dim(p.truncated, p.time_dim) != 0
     last = false.clone()
-    last[..., -1] = True  # the end of the window acts as a truncation
+    last[..., -1] = p.params[2] == 0  # the end of the window acts as a truncation, unless the row goes on (P_OPEN)
     return valid, term, term | trunc | last
+
+
+def _window(p, acc, shape):
+    """An open window's carry in the shape of a row's batch dims (the scan's initial value), else None."""
+    return None if p.carry is None else p.carry.to(acc).reshape(shape)
+
+
+def _ended(p, outs, end):
+    """The outputs, and an open window's value entering its first step (per row, as the kernels')."""
+    return outs if p.carry is None else outs + (end.reshape(-1),)
 
 
 def _coef(tensor, number, time_dim, acc):
@@ -110,8 +150,9 @@ def _episodes(p, *float_inputs):
     return dtype, acc, r, torch.zeros_like(r), valid, term, done, gamma, lam
 
 
-def returns(p):
-    """discounted_returns / gae / td_lambda on the torch path (``p`` is episode.Problem)."""
+def returns(p, summary=False):
+    """discounted_returns / gae / td_lambda on the torch path (``p`` is episode.Problem);
+    ``summary``: each row's composed map instead (plan.summarize's)."""
     dtype, acc, r, zero, valid, term, done, gamma, lam = _episodes(p, p.rewards, p.values, p.next_values)
     v = None if p.values is None else _last_dim(p.values, p.time_dim, acc)
     if p.next_values is not None:
@@ -127,15 +168,18 @@ def returns(p):
     else:  # td_lambda: inside an episode V' carries weight 1 - lambda, at its end 1
         w = torch.where(done, torch.ones_like(r), 1.0 - lam + zero)
         b = r + torch.where(term, zero, gamma * w * v_next)
-    y = scan(gamma * lam + zero, b, done, valid)
+    if summary:
+        return compose(gamma * lam + zero, b, done, valid)
+    y, end = scan(gamma * lam + zero, b, done, valid, _window(p, acc, r.shape[:-1]), with_end=True)
     out = lambda x: x.movedim(-1, p.time_dim).to(dtype)  # noqa: E731
     if p.kind == "gae":
-        return out(y), out(torch.where(valid, y + v, zero))
-    return (out(y),)
+        return _ended(p, (out(y), out(torch.where(valid, y + v, zero))), end.to(dtype))
+    return _ended(p, (out(y),), end.to(dtype))
 
 
-def vtrace(p):
-    """V-trace on the torch path (``p`` is episode.Problem with params (γ, λ, ρ̄, c̄, ρ̄_pg)).
+def vtrace(p, summary=False):
+    """V-trace on the torch path (``p`` is episode.Problem with params (γ, λ, open, ρ̄, c̄, ρ̄_pg));
+    ``summary``: each row's composed map instead (plan.summarize's).
 
     ``log_rhos`` is detached: the importance weights are constants, as in the kernel.
     """
@@ -147,7 +191,7 @@ def vtrace(p):
     valid, term, done = _flags(p, r)
     gamma = _coef(p.gamma, p.params[0], p.time_dim, acc) + zero
     lam = _coef(p.lambda_, p.params[1], p.time_dim, acc) + zero
-    rho_bar, c_bar, pg_rho_bar = p.params[2:]
+    rho_bar, c_bar, pg_rho_bar = p.params[3:]
     if p.next_values is not None:
         v_next = _last_dim(p.next_values, p.time_dim, acc)
     else:
@@ -160,21 +204,26 @@ def vtrace(p):
     c = lam * ratio.clamp(max=c_bar)
     delta = r + torch.where(term, zero, gamma * v_next) - v
     b = v + rho * delta - torch.where(done, zero, gamma * c * v_next)
-    vs = scan(gamma * c, b, done, valid)
-    vs_next = torch.where(done, v_next, carried(vs, valid))  # vs_{t+1}: the next unpadded step's (0 past the end)
+    if summary:
+        return compose(gamma * c, b, done, valid)
+    carry = _window(p, acc, r.shape[:-1])
+    vs, end = scan(gamma * c, b, done, valid, carry, with_end=True)
+    # vs_{t+1}: the next unpadded step's (past the end: 0, or an open window's carry)
+    vs_next = torch.where(done, v_next, carried(vs, valid, carry))
     target = r + torch.where(term, zero, gamma * (lam * vs_next + (1.0 - lam) * v_next))
     pg = torch.where(valid, rho_pg * (target - v), zero)
     out = lambda x: x.movedim(-1, p.time_dim).to(dtype)  # noqa: E731
-    return out(vs), out(pg)
+    return _ended(p, (out(vs), out(pg)), end.to(dtype))
 
 
 # ---- SAC -------------------------------------------------------------------------------------------
-def sac_targets(p):
+def sac_targets(p, summary=False):
     """Soft λ-returns on the torch path (``p`` is sac._Problem): the scan carries
-    H_t = G_t - α log π_t through padding; G_t is rebuilt from H_{t+1} as in the kernel."""
+    H_t = G_t - α log π_t through padding; G_t is rebuilt from H_{t+1} as in the kernel.
+    ``summary``: each row's composed map of H instead (plan.summarize's)."""
     dtype, acc, r, zero, valid, term, done, gamma, lam = _episodes(p, p.rewards, p.log_probs, p.next_log_probs,
                                                                    *p.next_q)
-    alpha = p.params[2]
+    alpha = p.params[3]
     q_min = torch.stack([_last_dim(q, p.time_dim, acc) for q in p.next_q]).min(0).values
     v_soft = q_min - alpha * _last_dim(p.next_log_probs, p.time_dim, acc)
     w = torch.where(done, torch.ones_like(r), 1.0 - lam + zero)  # an episode end bootstraps fully
@@ -182,11 +231,15 @@ def sac_targets(p):
     log_pi = zero if p.log_probs is None else _last_dim(p.log_probs, p.time_dim, acc)
     a = gamma * lam + zero
     # padded steps as explicit identities, so that H is kept (carried) there too
-    h = scan(torch.where(valid, a, 1.0), torch.where(valid, b_g - alpha * log_pi, zero), done & valid,
+    pairs = (torch.where(valid, a, 1.0), torch.where(valid, b_g - alpha * log_pi, zero), done & valid,
              torch.ones_like(valid))
-    h_next = F.pad(h[..., 1:], (0, 1))
+    if summary:
+        return compose(*pairs)
+    carry = _window(p, acc, r.shape[:-1])
+    h, end = scan(*pairs, carry, with_end=True)
+    h_next = torch.cat([h[..., 1:], (zero[..., :1] if carry is None else carry.unsqueeze(-1))], -1)
     g = torch.where(done, b_g, b_g + a * h_next)
-    return torch.where(valid, g, zero).movedim(-1, p.time_dim).to(dtype)
+    return _ended(p, (torch.where(valid, g, zero).movedim(-1, p.time_dim).to(dtype),), end.to(dtype))
 
 
 def sac_masked_mean(x, mask):

@@ -31,11 +31,14 @@ D_OUT2 = tl.constexpr(10)  # backward: dL/d(second output), e.g. GAE's returns; 
 # Slots of the scalar parameters P
 P_GAMMA = tl.constexpr(0)
 P_LAMBDA = tl.constexpr(1)
+P_OPEN = tl.constexpr(2)  # 1: the window is part of a longer row (distributed.py): its last step ends nothing,
+                          # the scan's initial carry is the value after it; 0: the window's last step ends it
 # Slots of the backward's outputs O (and SO): the inputs' gradients
 D_REWARDS = tl.constexpr(0)
 D_VALUES = tl.constexpr(1)
 D_NEXT_VALUES = tl.constexpr(2)
 D_BOOTSTRAP_VALUE = tl.constexpr(3)  # per row
+D_CARRY = tl.constexpr(4)  # per row: an open window's initial carry
 
 
 @jit
@@ -43,7 +46,8 @@ def step(X, SX, P, row, t, m, T, ACC: tl.constexpr):
     """(gamma_t, lambda_t, terminated_t, done_t, valid_t): the step's coefficients and flags."""
     valid = load_mask(X[MASK], SX[MASK], row, t, m)
     term = load_flag(X[TERMINATED], SX[TERMINATED], row, t, valid)
-    done = term | load_flag(X[TRUNCATED], SX[TRUNCATED], row, t, valid) | (t == T - 1)  # the window ends: truncation
+    # the window's end is a truncation, unless the row goes on after it
+    done = term | load_flag(X[TRUNCATED], SX[TRUNCATED], row, t, valid) | ((t == T - 1) & (P[P_OPEN] == 0))
     gamma = coef(X[GAMMA], SX[GAMMA], P[P_GAMMA], row, t, valid, ACC)
     lam = coef(X[LAMBDA], SX[LAMBDA], P[P_LAMBDA], row, t, valid, ACC)
     return gamma, lam, term, done, valid
@@ -95,8 +99,10 @@ def values_now_and_next(X, SX, row, t, m, T, ACC: tl.constexpr):
 def bwd_prologue(X, SX, P, row, t, m, T, ACC: tl.constexpr):
     """Transposed scan, forwards in time: the pair at t is (a_{t-1}, dL/dy_t)."""
     gamma_p, lam_p, term_p, done_p, valid_p = step_before(X, SX, P, row, t, m, T, ACC)
-    a = tl.where(valid_p, gamma_p * lam_p, 1.0)  # a padded step t-1 passes g through
-    reset = (valid_p & done_p) | ~(m & (t >= 1))  # nothing flows back across an episode end (or t = 0)
+    # a padded step t-1 passes g through, and so does t = 0: the scan's initial carry (0, or what
+    # enters an open window from before it) is the gradient flowing in
+    a = tl.where(valid_p, gamma_p * lam_p, 1.0)
+    reset = valid_p & done_p  # nothing flows back across an episode end
     valid = load_mask(X[MASK], SX[MASK], row, t, m)
     dy = load(X[D_OUT], SX[D_OUT], row, t, valid, 0.0, ACC)
     d_second = load(X[D_OUT2], SX[D_OUT2], row, t, valid, 0.0, ACC)  # GAE: y feeds returns too
@@ -108,6 +114,13 @@ def store_bootstrap_grad(X, SX, P, O, SO, row, t, m, T, dv_next):
     """Without next_values, V'_t is values[t+1], and bootstrap_value after the last step."""
     if O[D_BOOTSTRAP_VALUE] is not None:
         store(O[D_BOOTSTRAP_VALUE], SO[D_BOOTSTRAP_VALUE], row, t, m & (t == T - 1), dv_next)
+
+
+@jit
+def store_carry_grad(X, SX, P, O, SO, row, t, m, T, d_carry):
+    """An open window's carry enters its last step (P_OPEN): dL/dcarry, stored per row there."""
+    if O[D_CARRY] is not None:
+        store(O[D_CARRY], SO[D_CARRY], row, t, m & (t == T - 1), d_carry)
 
 
 @jit
@@ -138,28 +151,32 @@ class Problem(NamedTuple):
     gamma: torch.Tensor | None
     lambda_: torch.Tensor | None
     log_rhos: torch.Tensor | None  # V-trace's
+    carry: torch.Tensor | None  # [rows]: the value after an open window (P_OPEN), else None
     params: tuple
     time_dim: int
     plan: object = None  # the Plan of the call's signature, when it has one (see prepare)
 
 
-WRT = ("rewards", "values", "next_values", "bootstrap_value")  # the inputs with gradients
+WRT = ("rewards", "values", "next_values", "bootstrap_value", "carry")  # the inputs with gradients
 
 
 _PLANS = {}
 
 
 def prepare(kind, rewards, values, next_values, bootstrap_value, gamma, lambda_, terminated, truncated, mask,
-            time_dim, backend, extra=()):
+            time_dim, backend, extra=(), window=None):
     """``validate``, once per signature (``_checks.signature``; ``extra``: the caller's other
     inputs, which its forward launch reads): a known signature checks only its numbers. Calls
-    whose tensors the checks would replace (broadcast, expanded or per-step coefficients), and
-    calls while torch.compile traces, are validated every time."""
+    whose tensors the checks would replace (broadcast, expanded or per-step coefficients), calls
+    while torch.compile traces, and windows of a longer row (``window``: distributed.py) are
+    validated every time."""
     tensors = (rewards, values, next_values, bootstrap_value, terminated, truncated, mask)
+    if window is not None:
+        return validate(kind, *tensors[:4], gamma, lambda_, *tensors[4:], time_dim, backend, window)
     key = call_key((kind, *tensors, gamma, lambda_, time_dim, backend, *extra))
     plan = _PLANS.get(key)
     if plan is not None and 0.0 <= gamma <= 1.0 and 0.0 <= lambda_ <= 1.0:
-        return Problem(kind, *tensors, None, None, None, (float(gamma), float(lambda_)), plan.layout, plan), \
+        return Problem(kind, *tensors, None, None, None, None, (float(gamma), float(lambda_), 0), plan.layout, plan), \
             plan.use_kernel
     p, use_kernel = validate(kind, rewards, values, next_values, bootstrap_value, gamma, lambda_, terminated,
                              truncated, mask, time_dim, backend)
@@ -193,28 +210,37 @@ def grad_buffers(p: Problem, need: dict):
     no or the input is absent; bootstrap_value's per row."""
     outs = tuple(_checks.new_output(p.rewards, p.time_dim, x.dtype) if need.get(f) else None
                  for f, x in zip(WRT[:3], (p.rewards, p.values, p.next_values)))
-    d_boot = None
-    if need.get("bootstrap_value"):
-        d_boot = p.rewards.new_empty(p.bootstrap_value.numel(), dtype=p.bootstrap_value.dtype)
-    return outs + (d_boot,)
+    per_row = tuple(p.rewards.new_empty(x.numel(), dtype=x.dtype) if need.get(f) else None
+                    for f, x in zip(WRT[3:], (p.bootstrap_value, p.carry)))
+    return outs + per_row
 
 
 def gradients(p: Problem, outs) -> dict:
-    """``grad_buffers``' buffers by field, bootstrap_value's in its shape."""
-    d_boot = None if outs[3] is None else outs[3].reshape(p.bootstrap_value.shape)
-    return dict(zip(WRT, outs[:3] + (d_boot,)))
+    """``grad_buffers``' buffers by field, the per-row ones in their fields' shapes."""
+    per_row = tuple(None if g is None else g.reshape(x.shape) for g, x in zip(outs[3:], (p.bootstrap_value, p.carry)))
+    return dict(zip(WRT, outs[:3] + per_row))
 
 
 def grad_outputs(p: Problem, outs):
     """``grad_buffers``' buffers as the backward kernels' O: (view, strides) pairs."""
     shape = p.rewards.shape
-    return [_checks.rows(o, shape, p.time_dim) for o in outs[:3]] + [None if outs[3] is None else (outs[3], (1, None))]
+    return [_checks.rows(o, shape, p.time_dim) for o in outs[:3]] + [None if g is None else (g, (1, None))
+                                                                      for g in outs[3:]]
+
+
+def window_carry(p, dtype):
+    """An open window's (initial, end): its carry as the scan's initial value, and the buffer
+    that gets the value entering its first step (distributed.py); (None, None) otherwise."""
+    if p.carry is None:
+        return None, None
+    return p.carry.reshape(-1).contiguous(), p.rewards.new_empty(p.carry.numel(), dtype=dtype)
 
 
 def validate(kind, rewards, values, next_values, bootstrap_value, gamma, lambda_, terminated,
-             truncated, mask, time_dim, backend):
+             truncated, mask, time_dim, backend, window=None):
     """The arguments checked once (a TypeError or ValueError naming the argument), as a Problem,
-    and whether the Triton kernel runs them."""
+    and whether the Triton kernel runs them. ``window``: (open, open_rows) of a window of a
+    longer row (distributed.py), else None."""
     rewards = _checks.float_tensor("rewards", rewards)
     time_dim = _checks.time_dim(time_dim, rewards)
     if values is not None:
@@ -240,11 +266,11 @@ def validate(kind, rewards, values, next_values, bootstrap_value, gamma, lambda_
         derive = next_values is None and kind != "td_lambda"  # (td_lambda takes V(s_{t+1}) per step)
         truncated, derived = masks.without_masked_steps(
             mask, truncated, time_dim, use_kernel, _checks.result_dtype(rewards, values) if derive else None, values,
-            bootstrap_value)
+            bootstrap_value, None if window is None else window[1])
         if derive:
             next_values, bootstrap_value = derived, None
     gamma_t, gamma_f = _checks.unit_interval("gamma", gamma, rewards)
     lambda_t, lambda_f = _checks.unit_interval("lambda_", lambda_, rewards)
     p = Problem(kind, rewards, values, next_values, bootstrap_value, terminated, truncated, mask,
-                gamma_t, lambda_t, None, (gamma_f, lambda_f), time_dim)
+                gamma_t, lambda_t, None, None, (gamma_f, lambda_f, int(window is not None and window[0])), time_dim)
     return p, use_kernel

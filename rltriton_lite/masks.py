@@ -22,6 +22,7 @@ from .tile import load, load_flag, load_mask, store
 
 # Inputs X
 M_MASK, M_VALUES, M_BOOT, M_TRUNC, M_D_NEXT = (tl.constexpr(i) for i in range(5))
+M_OPEN = tl.constexpr(5)  # per row: the row goes on after the window (distributed.py); None: no row does
 # Outputs O: forward (the window's ends, the next values); backward (d values, d bootstrap_value)
 M_ENDS, M_NEXT = tl.constexpr(0), tl.constexpr(1)
 M_D_VALUES, M_D_BOOT = tl.constexpr(0), tl.constexpr(1)
@@ -37,7 +38,10 @@ def _ahead_prologue(X, SX, P, row, t, m, T, ACC: tl.constexpr):
 def _ahead_epilogue(X, SX, P, O, SO, row, t, m, T, ACC: tl.constexpr, valid, y, y_prev, keep):
     unmasked = keep[0]
     after = y_prev.to(tl.int64)  # the next unmasked step after t; T past the last one
-    ends = load_flag(X[M_TRUNC], SX[M_TRUNC], row, t, unmasked) | (unmasked & (after >= T))
+    last = unmasked & (after >= T)
+    if X[M_OPEN] is not None:  # the row's next unmasked step is after the window
+        last = last & (load(X[M_OPEN], (1, None), row, t, m, 0.0, ACC) == 0.0)
+    ends = load_flag(X[M_TRUNC], SX[M_TRUNC], row, t, unmasked) | last
     store(O[M_ENDS], SO[M_ENDS], row, t, m, ends)
     if O[M_NEXT] is not None:
         v = load(X[M_VALUES], SX[M_VALUES], row, after, m & (after < T), 0.0, ACC)
@@ -70,13 +74,14 @@ class _Ahead(torch.autograd.Function):
     ``values``, V of the next unmasked step; differentiable in values and bootstrap_value."""
 
     @staticmethod
-    def forward(ctx, mask, truncated, values, boot, time_dim, next_dtype):
+    def forward(ctx, mask, truncated, values, boot, time_dim, next_dtype, open_rows):
         shape, T, n_rows = _checks.problem(mask, time_dim)
         ends = _checks.new_output(mask, time_dim, torch.bool)
         nxt = None if next_dtype is None else _checks.new_output(mask, time_dim, next_dtype)
         acc = _acc(T, next_dtype)
         X = [_checks.rows(x, shape, time_dim) for x in (mask, values)] + \
-            [_checks.row_vector(boot, shape, time_dim), _checks.rows(truncated, shape, time_dim)]
+            [_checks.row_vector(boot, shape, time_dim), _checks.rows(truncated, shape, time_dim), None,
+             None if open_rows is None else (open_rows.reshape(-1).to(acc).contiguous(), (1, None))]
         O = [_checks.rows(ends, shape, time_dim), None if nxt is None else _checks.rows(nxt, shape, time_dim)]
         launch(_ahead_prologue, _ahead_epilogue, X, (), O, n_rows, T, reverse=True, acc_dtype=acc,
                initial=torch.full((n_rows,), float(T), dtype=acc, device=mask.device),
@@ -92,7 +97,7 @@ class _Ahead(torch.autograd.Function):
     def backward(ctx, _d_ends, d_next):
         (mask,) = ctx.saved_tensors
         if d_next is None:
-            return None, None, None, None, None, None
+            return None, None, None, None, None, None, None
         td = ctx.time_dim
         shape, T, n_rows = _checks.problem(mask, td)
         d_values = None if not ctx.needs_input_grad[2] else _checks.new_output(mask, td, d_next.dtype)
@@ -101,13 +106,13 @@ class _Ahead(torch.autograd.Function):
         O = [None if d_values is None else _checks.rows(d_values, shape, td),
              None if d_boot is None else (d_boot, (1, None))]
         if all(o is None for o in O):
-            return None, None, None, None, None, None
+            return None, None, None, None, None, None, None
         launch(_behind_prologue, _behind_epilogue, X, (), O, n_rows, T, reverse=False, acc_dtype=_acc(0, d_next.dtype),
                time_contiguous=X[M_MASK][1][1] == 1)
-        return None, None, d_values, None if d_boot is None else d_boot.reshape(ctx.boot_shape), None, None
+        return None, None, d_values, None if d_boot is None else d_boot.reshape(ctx.boot_shape), None, None, None
 
 
-def torch_ahead(mask, truncated, time_dim, next_dtype=None, values=None, bootstrap_value=None):
+def torch_ahead(mask, truncated, time_dim, next_dtype=None, values=None, bootstrap_value=None, open_rows=None):
     """``_Ahead`` with tensor ops (the PyTorch path, and torch.compile's trace): the next unmasked
     step is a running minimum of unmasked positions from the end, and next values a gather, so
     that no masked element is read."""
@@ -117,6 +122,8 @@ def torch_ahead(mask, truncated, time_dim, next_dtype=None, values=None, bootstr
     after = torch.where(valid, pos, T).flip(-1).cummin(-1).values.flip(-1)
     after = torch.cat([after[..., 1:], torch.full_like(after[..., :1], T)], -1)
     ends = valid & (after == T)
+    if open_rows is not None:  # the row goes on after the window: its last unmasked step ends nothing
+        ends = ends & ~open_rows.reshape(valid.shape[:-1]).unsqueeze(-1)
     if truncated is not None:
         ends = ends | (truncated.movedim(time_dim, -1) != 0)
     nxt = None
@@ -128,10 +135,12 @@ def torch_ahead(mask, truncated, time_dim, next_dtype=None, values=None, bootstr
     return ends.movedim(-1, time_dim), nxt
 
 
-def without_masked_steps(mask, truncated, time_dim, use_kernel, next_dtype=None, values=None, bootstrap_value=None):
+def without_masked_steps(mask, truncated, time_dim, use_kernel, next_dtype=None, values=None, bootstrap_value=None,
+                         open_rows=None):
     """``(ends, next_values)``: the flags that end an episode's window (``truncated`` and each
-    row's last unmasked step), and, with ``next_dtype``, V(s_{t+1}) of the next unmasked step
-    (of ``values``, 0 without; ``bootstrap_value`` after the last) in that dtype, else None."""
+    row's last unmasked step, but in the rows ``open_rows`` (bool, per row) marks as going on
+    after the window), and, with ``next_dtype``, V(s_{t+1}) of the next unmasked step (of
+    ``values``, 0 without; ``bootstrap_value`` after the last) in that dtype, else None."""
     if use_kernel and mask.numel() and not torch.compiler.is_compiling():
-        return _Ahead.apply(mask, truncated, values, bootstrap_value, time_dim, next_dtype)
-    return torch_ahead(mask, truncated, time_dim, next_dtype, values, bootstrap_value)
+        return _Ahead.apply(mask, truncated, values, bootstrap_value, time_dim, next_dtype, open_rows)
+    return torch_ahead(mask, truncated, time_dim, next_dtype, values, bootstrap_value, open_rows)

@@ -164,11 +164,13 @@ def param_key(params):
 
 
 def launch(prologue, epilogue, inputs, params, outputs, n_rows, T, *, reverse, acc_dtype,
-           initial=None, time_contiguous=True):
+           initial=None, time_contiguous=True, end=None):
     """Run the scan kernel over ``n_rows`` rows of ``T`` steps.
 
     ``inputs``/``outputs`` are sequences of ``None`` or ``(tensor, (row_stride, time_stride))``;
-    ``params`` a tuple of Python scalars; ``initial`` a contiguous per-row tensor or None.
+    ``params`` a tuple of Python scalars; ``initial`` a contiguous per-row tensor or None;
+    ``end`` a contiguous per-row tensor that gets the carry after each row's last step in scan
+    order (a window of a longer row hands it on: distributed.py), or None.
 
     Returns the launches' plan (``_Scan``), which runs the same problem on other tensors of the
     same signature (``scan(X, SX, P, O, SO, initial)``, tensors alone: no pairs to build).
@@ -191,8 +193,32 @@ def launch(prologue, epilogue, inputs, params, outputs, n_rows, T, *, reverse, a
            _checks.signature((initial,)), device, cfg)
     scan = bounded(_SCANS, key, lambda: _Scan(prologue, epilogue, reverse, acc_dtype, n_rows, T, time_contiguous,
                                               O, device, cfg))
-    scan(X, SX, P, O, SO, initial)
+    scan(X, SX, P, O, SO, initial, end)
     return scan
+
+
+def summarize(prologue, epilogue, inputs, params, n_rows, T, *, reverse, acc_dtype, device, time_contiguous=True):
+    """Each row's composed map: [n_rows, 3] of (A, B, reset) in ``acc_dtype``, the value entering
+    the row's first step in scan order being B where reset, else B + A·carry. The prologue alone
+    runs (``epilogue`` only names the launch); a time split's segment maps are composed here."""
+    X, SX, sx = unzip(inputs)
+    P = tuple(params)
+    cfg = current()
+    key = (prologue, epilogue, reverse, acc_dtype, n_rows, T, time_contiguous, SX, (), sx, None, param_key(P),
+           None, device, cfg)
+    scan = bounded(_SCANS, key, lambda: _Scan(prologue, epilogue, reverse, acc_dtype, n_rows, T, time_contiguous,
+                                              (), device, cfg))
+    maps = torch.empty(n_rows, scan.n_seg, 3, dtype=acc_dtype, device=device)
+    if n_rows and T and not is_faking():
+        scan.summarize(X, SX, P, (), (), None, maps, None, n_rows, T, scan.seg)
+    else:
+        maps.copy_(torch.tensor([1.0, 0.0, 0.0], dtype=acc_dtype))  # the identity
+    if scan.n_seg == 1:
+        return maps[:, 0]
+    from ._torch_path import compose  # (the segments in scan order, composed)
+
+    a, b, r = compose(maps[..., 0], maps[..., 1], maps[..., 2] != 0, reverse=False)
+    return torch.stack([a, b, r.to(acc_dtype)], -1)
 
 
 _SCANS = {}  # launch()'s plans, by everything that decides them
@@ -211,27 +237,27 @@ class _Scan:
                 min(_checks.next_power_of_2(self.n_seg), cfg.compose_block))
         grid = (n_programs, self.n_seg)
         # the scan kernel writes O (argument 3) and SUMMARY (6)
-        self.final = Launch(_scan_kernel, grid, meta + (False,), num_warps, (3,))
+        self.final = Launch(_scan_kernel, grid, meta + (False,), num_warps, (3, 7))
         self.summarize = Launch(_scan_kernel, grid, meta + (False,), num_warps, (6,))
-        self.compose = Launch(_scan_kernel, grid, meta + (True,), num_warps, (3,))
+        self.compose = Launch(_scan_kernel, grid, meta + (True,), num_warps, (3, 7))
         self.n_rows, self.T, self.acc_dtype, self.compose_max, self.device = n_rows, T, acc_dtype, cfg.compose, device
 
-    def __call__(self, X, SX, P, O, SO, initial=None):
+    def __call__(self, X, SX, P, O, SO, initial=None, end=None):
         """Launch the scan over the tensors ``X`` (strides ``SX``) into ``O`` (``SO``)."""
         n_rows, T, n_seg = self.n_rows, self.T, self.n_seg
         if n_seg == 1:
-            self.final(X, SX, P, O, SO, initial, None, n_rows, T, self.seg)
+            self.final(X, SX, P, O, SO, initial, None, end, n_rows, T, self.seg)
             return
         summary = torch.empty(n_rows, n_seg, 3, dtype=self.acc_dtype, device=self.device)
-        self.summarize(X, SX, P, O, SO, None, summary, n_rows, T, self.seg)
+        self.summarize(X, SX, P, O, SO, None, summary, None, n_rows, T, self.seg)
         if n_seg <= self.compose_max:  # two launches: each segment composes its own carry
-            self.compose(X, SX, P, O, SO, initial, summary, n_rows, T, self.seg)
+            self.compose(X, SX, P, O, SO, initial, summary, end, n_rows, T, self.seg)
             return
         carries = torch.empty(n_rows, n_seg, dtype=self.acc_dtype, device=self.device)
         seg_inputs = [(summary[..., k], (3 * n_seg, 3)) for k in range(3)]
         launch(_segments_prologue, _segments_epilogue, seg_inputs, (), [(carries, (n_seg, 1))], n_rows, n_seg,
                reverse=False, acc_dtype=self.acc_dtype, initial=initial)
-        self.final(X, SX, P, O, SO, carries, None, n_rows, T, self.seg)
+        self.final(X, SX, P, O, SO, carries, None, end, n_rows, T, self.seg)
 
 
 def use_triton(backend: str, device: torch.device) -> bool:

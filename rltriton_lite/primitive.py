@@ -10,7 +10,7 @@ import torch
 from . import _checks, _torch_path
 from ._ops import Kernels
 from ._triton import jit, tl
-from .plan import Plan, bounded, call_key, launch, planned, use_triton
+from .plan import Plan, bounded, call_key, launch, planned, summarize, use_triton
 from .tile import load, load_mask, store
 
 __all__ = ["linear_scan"]
@@ -53,8 +53,9 @@ def _ls_bwd_prologue(X, SX, P, row, t, m, T, ACC: tl.constexpr):
     a_prev = load(X[LS_A], SX[LS_A], row, t_prev, valid_prev, 1.0, ACC)  # a masked step: a = 1
     valid = load_mask(X[LS_MASK], SX[LS_MASK], row, t, m)
     dy = load(X[LS_DY], SX[LS_DY], row, t, valid, 0.0, ACC)
-    # the first step of the recurrence has nothing before it, and a = 0 is a boundary: resets
-    return a_prev, dy, ~m_prev | (valid_prev & (a_prev == 0.0)), m, (valid,)
+    # a = 0 is a boundary: a reset; the first step of the recurrence (a_prev = 1) takes the scan's
+    # initial carry: 0, or what flows into a window of a longer row (distributed.py)
+    return a_prev, dy, valid_prev & (a_prev == 0.0), m, (valid,)
 
 
 @jit
@@ -83,6 +84,7 @@ class _Problem(NamedTuple):
     time_dim: int
     reverse: bool
     keep_carried: bool  # a gradient for ``a`` will be asked for (see _forward)
+    window: bool = False  # a window of a longer row: the outputs end with the value entering its first step
     plan: object = None  # the call's plan.Plan
 
 
@@ -92,6 +94,7 @@ def _forward(p: _Problem):
     a, b, initial, mask, time_dim = p.a, p.b, p.initial, p.mask, p.time_dim
     y = _checks.new_output(b, time_dim, b.dtype)
     carried = _checks.new_output(b, time_dim, b.dtype) if mask is not None and p.keep_carried else None
+    end = b.new_empty(b.numel() // b.shape[time_dim], dtype=b.dtype) if p.window else None
     D = (1 if p.reverse else -1,)
 
     def first():
@@ -102,17 +105,27 @@ def _forward(p: _Problem):
         pairs = [None if o is None else _checks.rows(o, shape, time_dim) for o in (y, carried)]
         return X, pairs, launch(_ls_prologue, _ls_epilogue, X, D, pairs, n_rows, T, reverse=p.reverse,
                                 acc_dtype=acc, initial=None if init is None else init[0],
-                                time_contiguous=X[LS_B][1][1] == 1), None
+                                time_contiguous=X[LS_B][1][1] == 1, end=end), None
 
     # (a scan from an initial carry plans every call: the plan's launch takes none)
     planned(p.plan if initial is None else None, "forward", (a, b, mask), D, (y, carried), first)
-    return (y,), () if carried is None else (carried,)
+    return (y,) + (() if end is None else (end,)), () if carried is None else (carried,)
+
+
+def _summary(p: _Problem):
+    """(A, B, reset), each [rows]: each row's composed map (distributed.py)."""
+    shape, T, n_rows = _checks.problem(p.b, p.time_dim)
+    acc = _checks.acc_dtype(_checks.result_dtype(p.a, p.b))
+    X = [_checks.rows(x, shape, p.time_dim) for x in (p.a, p.b, p.mask)]
+    return summarize(_ls_prologue, _ls_epilogue, X, (1 if p.reverse else -1,), n_rows, T, reverse=p.reverse,
+                     acc_dtype=acc, device=p.b.device, time_contiguous=X[LS_B][1][1] == 1).unbind(-1)
 
 
 def _backward(p: _Problem, saved, grads, need):
     """(da, db, d_initial): the transposed scan, over y as the forward carried it."""
-    a, initial, mask, time_dim, (dy,) = p.a, p.initial, p.mask, p.time_dim, grads
-    y = saved[-1]  # (y, then the carried buffer if kept)
+    a, initial, mask, time_dim, dy = p.a, p.initial, p.mask, p.time_dim, grads[0]
+    d_end = grads[1] if p.window else None  # what flows into a window's first step (_forward's end)
+    y = saved[-1] if len(saved) > 1 + p.window else saved[0]  # (the outputs, then the carried buffer if kept)
     da = _checks.new_output(y, time_dim, a.dtype)
     db = _checks.new_output(y, time_dim, y.dtype)
     d_init = y.new_empty(initial.numel(), dtype=initial.dtype) if need.get("initial") else None
@@ -126,9 +139,10 @@ def _backward(p: _Problem, saved, grads, need):
         O = [_checks.rows(da, shape, time_dim), _checks.rows(db, shape, time_dim),
              None if d_init is None else (d_init, (1, None))]
         return X, O, launch(_ls_bwd_prologue, _ls_bwd_epilogue, X, D, O, n_rows, T, reverse=not p.reverse,
-                            acc_dtype=acc, time_contiguous=X[LS_CARRIED][1][1] == 1), None
+                            acc_dtype=acc, time_contiguous=X[LS_CARRIED][1][1] == 1,
+                            initial=None if d_end is None else d_end.contiguous()), None
 
-    planned(p.plan if initial is None else None, "backward", (a, None, mask, y, dy, None), D, (da, db, None), first,
+    planned(p.plan if initial is None and d_end is None else None, "backward", (a, None, mask, y, dy, None), D, (da, db, None), first,
             sign=(dy, y))
     return {"a": da, "b": db, "initial": None if d_init is None else d_init.reshape(initial.shape)}
 
@@ -137,7 +151,7 @@ KERNELS = Kernels("linear_scan", _Problem, _forward, _backward, wrt=("a", "b", "
 
 
 @_checks.numpy_io
-def linear_scan(a, b, *, reverse=True, initial=None, mask=None, time_dim=-1, backend="auto"):
+def linear_scan(a, b, *, reverse=True, initial=None, mask=None, time_dim=-1, backend="auto", time_group=None):
     r"""Solve :math:`y_t = b_t + a_t\,y_{t+1}` (``reverse=True``) for every row at once.
 
     .. math::
@@ -161,10 +175,17 @@ def linear_scan(a, b, *, reverse=True, initial=None, mask=None, time_dim=-1, bac
         time_dim: the time axis of ``b`` (default -1).
         backend: "auto" (Triton on CUDA, PyTorch on CPU), "triton" (on CPU: the interpreter,
             under ``TRITON_INTERPRET=1``) or "torch".
+        time_group: a ``torch.distributed`` process group whose ranks hold the rows' steps in
+            rank order, this rank its own (any number, 0 included): the call returns this rank's
+            share of the one-process result (README, "Across processes"). ``initial`` is read
+            on the rank that holds the row's end in scan order (the last rank for a reverse
+            scan, the first for a forward one). None: one process.
 
     Returns:
         ``y`` with the shape and dtype of ``b``; differentiable in ``a``, ``b`` and ``initial``.
     """
+    if time_group is not None:
+        return _sharded(a, b, reverse, initial, mask, time_dim, backend, time_group)
     key = call_key(("linear_scan", a, b, reverse, initial, mask, time_dim, backend))
     plan = _PLANS.get(key)
     if plan is None:
@@ -182,9 +203,38 @@ def linear_scan(a, b, *, reverse=True, initial=None, mask=None, time_dim=-1, bac
     if b.numel() == 0:
         return torch.empty_like(b)
     keep = mask is not None and torch.is_grad_enabled() and a.requires_grad
-    p = _Problem(a, b, initial, mask, plan.layout, bool(reverse), keep, plan)
+    p = _Problem(a, b, initial, mask, plan.layout, bool(reverse), keep, False, plan)
     return KERNELS(p, plan.use_kernel,
                    lambda: (_torch_path.linear_scan(a, b, initial, mask, plan.layout, reverse),))[0]
 
 
 _PLANS = {}  # linear_scan's plan.Plan by signature
+
+
+def _sharded(a, b, reverse, initial, mask, time_dim, backend, group):
+    """linear_scan over rows whose steps the ranks of ``group`` hold in rank order (distributed.py)."""
+    from . import distributed
+
+    b = _checks.float_tensor("b", b)
+    time_dim = _checks.time_dim(time_dim, b, "b")
+    reverse = bool(_checks.flag_arg("reverse", reverse))
+
+    def prepare(x, window, boundary):  # (no window ends, no boundary value: padding is the identity)
+        bb = x["b"]
+        aa = _checks.broadcast("a", _checks.float_tensor("a", x["a"], like=bb), bb.shape)
+        m = _checks.flag("mask", x["mask"], bb, "b")
+        p = _Problem(aa, bb, None, m, time_dim, reverse, m is not None and aa.requires_grad, True)
+        return p, use_triton(_checks.backend(backend), bb.device)
+
+    def summary(p, use_kernel):
+        return _summary(p) if use_kernel else _torch_path.linear_scan(p.a, p.b, None, p.mask, p.time_dim, p.reverse,
+                                                                     summary=True)
+
+    def run(p, use_kernel, carry):
+        p = p._replace(initial=carry.reshape(p.b.movedim(p.time_dim, -1).shape[:-1]))
+        return KERNELS(p, use_kernel, lambda: _torch_path.linear_scan(p.a, p.b, p.initial, p.mask, p.time_dim,
+                                                                      p.reverse, window=True))
+
+    w = distributed.Window("linear_scan", dict(a=a, b=b, mask=mask, initial=initial), time_dim, b, prepare, summary,
+                           run, lambda: (torch.empty_like(b),), initial="initial", reverse=reverse)
+    return distributed.time_sharded(w, group)[0]

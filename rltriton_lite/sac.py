@@ -16,8 +16,8 @@ from ._ops import Kernels, check_coefficients
 from ._reduce import Layout, launch_map, load_upstream, param, reduce, store_grad, upstream, vector
 from ._triton import jit, tl
 from .episode import (BOOTSTRAP_VALUE, D_BOOTSTRAP_VALUE, D_NEXT_VALUES, D_OUT, D_REWARDS, D_VALUES, GAMMA, MASK,
-                      NEXT_VALUES, P_GAMMA, REWARDS, TERMINATED, VALUES, bwd_prologue, step)
-from .plan import Plan, bounded, call_key, launch, planned, use_triton
+                      NEXT_VALUES, P_GAMMA, REWARDS, TERMINATED, VALUES, bwd_prologue, step, store_carry_grad)
+from .plan import Plan, bounded, call_key, launch, planned, summarize, use_triton
 from .tile import coef, load, load_flag, load_mask, store
 
 __all__ = ["sac_targets", "sac_actor_loss", "sac_temperature_loss", "MAX_CRITICS"]
@@ -65,7 +65,7 @@ LOG_PROBS = VALUES  # log π(a_t|s_t) of the taken actions
 NEXT_LOG_PROBS = NEXT_VALUES  # log π(a'|s_{t+1})
 ALPHA = BOOTSTRAP_VALUE  # α as a float64 tensor (float64 problems: _reduce.vector), else None: P[P_ALPHA]
 NEXT_Q = tl.constexpr(11)  # a tuple of the critics' Q(s_{t+1}, a') pointers
-P_ALPHA = tl.constexpr(2)  # after gamma and lambda
+P_ALPHA = tl.constexpr(3)  # after episode.py's gamma, lambda and open
 # Outputs O: forward (G,); backward (d_rewards, d_log_probs, d_next_log_probs, (d_next_q_k, ...))
 TARGETS = tl.constexpr(0)
 D_LOG_PROBS = D_VALUES
@@ -110,6 +110,7 @@ def _sac_bwd_epilogue(X, SX, P, O, SO, row, t, m, T, ACC: tl.constexpr, m_scan, 
     a_prev, reset = keep
     gamma, lam, term, done, valid = step(X, SX, P, row, t, m, T, ACC)
     alpha = param(X[ALPHA], 0, P[P_ALPHA], ACC)
+    store_carry_grad(X, SX, P, O, SO, row, t, m, T, tl.where(valid, tl.where(done, 0.0, gamma * lam), 1.0) * g)
     if O[D_REWARDS] is not None:  # r_t enters b^G_t (G_t) and b^H_t (H_t): dL/dr_t = g_t
         store(O[D_REWARDS], SO[D_REWARDS], row, t, m, tl.where(valid, g, 0.0))
     if O[D_LOG_PROBS] is not None:  # log π_t enters H_t only: -α dL/dH_t, the carried part of g_t
@@ -236,7 +237,8 @@ class _Problem(NamedTuple):
     mask: torch.Tensor | None
     gamma: torch.Tensor | None
     lambda_: torch.Tensor | None
-    params: tuple  # (gamma, lambda, alpha) as floats; alpha may be a tensor (see _number_arg)
+    carry: torch.Tensor | None  # [rows]: H after an open window (episode.P_OPEN), else None
+    params: tuple  # (gamma, lambda, open, alpha): floats, episode.P_OPEN, alpha may be a tensor (see _number_arg)
     time_dim: int
     plan: object = None  # the call's plan.Plan, when it has one
 
@@ -250,8 +252,8 @@ def _inputs(p: _Problem, acc: torch.dtype, dg=None):
     and BOOTSTRAP_VALUE slots carry log_probs, next_log_probs and α; then dL/dG and the critics."""
     shape, td = p.rewards.shape, p.time_dim
     X = episode.inputs(episode.Problem("sac", p.rewards, p.log_probs, p.next_log_probs, None, p.terminated,
-                                       p.truncated, p.mask, p.gamma, p.lambda_, None, p.params[:2], td), acc)
-    X[ALPHA] = _alpha_input(p.params[2], acc, p.rewards.device)
+                                       p.truncated, p.mask, p.gamma, p.lambda_, None, None, p.params[:3], td), acc)
+    X[ALPHA] = _alpha_input(p.params[3], acc, p.rewards.device)
     X += [None if dg is None else _checks.rows(dg.expand(shape), shape, td), None,
           _tuple_entry([_checks.rows(q, shape, td) for q in p.next_q])]
     return X
@@ -297,7 +299,7 @@ def _tuple_entry(views):
 
 def _one_step_only(p: _Problem) -> bool:
     """λ = 0 given as a number: the target is SAC's one-step target, elementwise."""
-    return p.lambda_ is None and p.params[1] == 0.0
+    return p.lambda_ is None and p.params[1] == 0.0 and p.carry is None
 
 
 def _raw(p: _Problem, dg=None):
@@ -307,8 +309,10 @@ def _raw(p: _Problem, dg=None):
 
 
 def _targets_forward(p: _Problem):
-    """One kernel launch: every input read once, the targets written once."""
+    """One kernel launch: every input read once, the targets written once (an open window's
+    outputs end with the value entering its first step)."""
     out = _checks.new_output(p.rewards, p.time_dim, _dtype(p))
+    initial, end = episode.window_carry(p, _dtype(p))
 
     def first():
         shape, T, n_rows = _checks.problem(p.rewards, p.time_dim)
@@ -318,19 +322,30 @@ def _targets_forward(p: _Problem):
         if _one_step_only(p):
             return X, O, launch_map(_one_step_target, X, _numbers(p.params), O, n_rows, T, acc, time_contiguous=tc), None
         return X, O, launch(_sac_prologue, _sac_epilogue, X, _numbers(p.params), O, n_rows, T, reverse=True,
-                            acc_dtype=acc, time_contiguous=tc), None
+                            acc_dtype=acc, time_contiguous=tc, initial=initial, end=end), None
 
     planned(p.plan, "forward", _raw(p), _numbers(p.params), (out,), first)
-    return (out,), ()
+    return (out,) + (() if end is None else (end,)), ()
+
+
+def _targets_summary(p: _Problem):
+    """(A, B, reset), each [rows]: each row's composed map of H (distributed.py)."""
+    shape, T, n_rows = _checks.problem(p.rewards, p.time_dim)
+    acc = _checks.acc_dtype(_dtype(p))
+    X = _inputs(p, acc)
+    return summarize(_sac_prologue, _sac_epilogue, X, _numbers(p.params), n_rows, T, reverse=True, acc_dtype=acc,
+                     device=p.rewards.device, time_contiguous=X[REWARDS][1][1] == 1).unbind(-1)
 
 
 def _targets_backward(p: _Problem, saved, grads, need):
     """The transposed scan: the gradients of the fields in ``need`` (``_ops.Kernels``)."""
     dg = grads[0]
+    d_end = grads[1] if len(grads) > 1 else None  # what flows into an open window's first step (_targets_forward)
     new = lambda x: _checks.new_output(p.rewards, p.time_dim, x.dtype)  # noqa: E731
     d_r, d_lp, d_nlp = (new(x) if need.get(f) else None for f, x in zip(TARGETS_WRT, (p.rewards, p.log_probs,
                                                                                        p.next_log_probs)))
     d_q = tuple(new(x) if n else None for n, x in zip(need.get("next_q", ()), p.next_q))
+    d_c = p.rewards.new_empty(p.carry.numel(), dtype=p.carry.dtype) if need.get("carry") else None
 
     def first():
         shape, T, n_rows = _checks.problem(p.rewards, p.time_dim)
@@ -338,16 +353,18 @@ def _targets_backward(p: _Problem, saved, grads, need):
         X = _inputs(p, acc, dg)
         O = [_checks.rows(o, shape, p.time_dim) for o in (d_r, d_lp, d_nlp)]
         O.append(_tuple_entry([_checks.rows(o, shape, p.time_dim) for o in d_q]))
+        O.append(None if d_c is None else (d_c, (1, None)))  # episode.D_CARRY
         tc = X[REWARDS][1][1] == 1
         if _one_step_only(p):
             return X, O, launch_map(_one_step_target_bwd, X, _numbers(p.params), O, n_rows, T, acc,
                                     time_contiguous=tc), None
         return X, O, launch(_sac_bwd_prologue, _sac_bwd_epilogue, X, _numbers(p.params), O, n_rows, T,
-                            reverse=False, acc_dtype=acc, time_contiguous=tc), None
+                            reverse=False, acc_dtype=acc, time_contiguous=tc,
+                            initial=None if d_end is None else d_end.reshape(-1).contiguous()), None
 
     planned(p.plan, ("backward", tuple(o is not None for o in (d_r, d_lp, d_nlp, *d_q))), _raw(p, dg),
             _numbers(p.params), (d_r, d_lp, d_nlp, d_q), first, sign=(dg,))
-    return {"rewards": d_r, "log_probs": d_lp, "next_log_probs": d_nlp, "next_q": d_q}
+    return {"rewards": d_r, "log_probs": d_lp, "next_log_probs": d_nlp, "next_q": d_q, "carry": d_c}
 
 
 def _check_alpha(alpha) -> None:
@@ -358,14 +375,14 @@ def _check_alpha(alpha) -> None:
 
 def _check_targets(p: _Problem) -> None:
     check_coefficients(p.gamma, p.lambda_)
-    _check_alpha(p.params[2])
+    _check_alpha(p.params[3])
     if p.lambda_ is not None and _checks.can_read(p.lambda_):
         _check_log_probs(p.log_probs, p.lambda_, p.params[1])
 
 
-TARGETS_WRT = ("rewards", "log_probs", "next_log_probs", "next_q")
+TARGETS_WRT = ("rewards", "log_probs", "next_log_probs", "next_q", "carry")
 TARGET_KERNELS = Kernels("sac_targets", _Problem, _targets_forward, _targets_backward, wrt=TARGETS_WRT,
-                         check=_check_targets, torch_path=lambda p: (_torch_path.sac_targets(p),))
+                         check=_check_targets, torch_path=_torch_path.sac_targets)
 
 
 def _check_log_probs(log_probs, lambda_t, lambda_f: float) -> None:
@@ -380,7 +397,7 @@ def _check_log_probs(log_probs, lambda_t, lambda_f: float) -> None:
 @_checks.numpy_io
 def sac_targets(rewards, next_q, next_log_probs, *, gamma=0.99, alpha=0.2, lambda_=0.0,
                 log_probs=None, terminated=None, truncated=None, mask=None, time_dim=-1,
-                backend="auto"):
+                backend="auto", time_group=None):
     r"""Soft λ-returns: SAC critic targets, one-step (λ = 0) or multi-step, in one fused pass.
 
     .. math::
@@ -411,12 +428,18 @@ def sac_targets(rewards, next_q, next_log_probs, *, gamma=0.99, alpha=0.2, lambd
             and its output and gradients are 0.
         time_dim: the time axis (0 for time-major buffers, -1 for batch-major).
         backend: "auto", "triton" or "torch".
+        time_group: a ``torch.distributed`` process group whose ranks hold the rows' steps in
+            rank order, as in :func:`rltriton_lite.gae`. None: one process.
 
     Returns:
         The targets, shape of ``rewards``, dtype promoted over the float inputs. Differentiable
         in ``rewards``, ``next_q`` (the critic that is the min, the first on ties),
         ``next_log_probs`` and ``log_probs``.
     """
+    if time_group is not None:
+        return _sharded_targets(time_group, dict(
+            rewards=rewards, next_q=next_q, next_log_probs=next_log_probs, log_probs=log_probs, terminated=terminated,
+            truncated=truncated, mask=mask, gamma=gamma, lambda_=lambda_), alpha, time_dim, backend)
     args = (rewards, next_q, next_log_probs, log_probs, terminated, truncated, mask)
     plannable = type(alpha) is float  # (a tensor α is read, or kept as a tensor: checked every call)
     # (λ = 0 as a number runs another kernel: part of the key)
@@ -425,9 +448,21 @@ def sac_targets(rewards, next_q, next_log_probs, *, gamma=0.99, alpha=0.2, lambd
     if plan is not None and 0.0 <= gamma <= 1.0 and 0.0 <= lambda_ <= 1.0 and 0.0 <= alpha < math.inf \
             and (lambda_ == 0.0 or log_probs is not None):  # a known signature: its numbers checked
         p = _Problem(rewards, log_probs, next_log_probs, (next_q,) if isinstance(next_q, torch.Tensor) else tuple(next_q),
-                     terminated, truncated, mask, None, None, (float(gamma), float(lambda_), float(alpha)),
+                     terminated, truncated, mask, None, None, None, (float(gamma), float(lambda_), 0, float(alpha)),
                      plan.layout, plan)
         return _run_targets(p, plan.use_kernel)
+    p, use_kernel = _prepare_targets(rewards, next_q, next_log_probs, log_probs, terminated, truncated, mask, gamma,
+                                     lambda_, alpha, time_dim, backend)
+    if key is not None and p.gamma is None and p.lambda_ is None and plannable and \
+            all(a is b for a, b in zip((p.terminated, p.truncated, p.mask), args[4:])):  # (no flag replaced)
+        p = p._replace(plan=bounded(_PLANS, key, lambda: Plan(use_kernel, p.time_dim)))
+    return _run_targets(p, use_kernel)
+
+
+def _prepare_targets(rewards, next_q, next_log_probs, log_probs, terminated, truncated, mask, gamma, lambda_, alpha,
+                     time_dim, backend, window=None):
+    """The arguments checked (a TypeError or ValueError naming the argument), as a _Problem, and
+    whether the Triton kernel runs them; ``window``: distributed.py's, else None."""
     rewards = _checks.float_tensor("rewards", rewards)
     time_dim = _checks.time_dim(time_dim, rewards)
     next_q = _critics("next_q", next_q, rewards, "rewards")
@@ -439,18 +474,43 @@ def sac_targets(rewards, next_q, next_log_probs, *, gamma=0.99, alpha=0.2, lambd
     mask = _checks.flag("mask", mask, rewards)
     use_kernel = use_triton(_checks.backend(backend), rewards.device)
     if mask is not None:  # masked steps as if deleted (masks.py)
-        truncated, _ = masks.without_masked_steps(mask, truncated, time_dim, use_kernel)
+        truncated, _ = masks.without_masked_steps(mask, truncated, time_dim, use_kernel,
+                                                  open_rows=None if window is None else window[1])
     gamma_t, gamma_f = _checks.unit_interval("gamma", gamma, rewards)
     lambda_t, lambda_f = _checks.unit_interval("lambda_", lambda_, rewards)
     alpha = _alpha_arg(alpha)
     if lambda_t is None or _checks.can_read(lambda_t):  # else the custom op checks (_ops.py)
         _check_log_probs(log_probs, lambda_t, lambda_f)
     p = _Problem(rewards, log_probs, next_log_probs, next_q, terminated, truncated, mask,
-                 gamma_t, lambda_t, (gamma_f, lambda_f, alpha), time_dim)
-    if key is not None and gamma_t is None and lambda_t is None and plannable and \
-            all(a is b for a, b in zip((terminated, truncated, mask), args[4:])):  # (no flag replaced)
-        p = p._replace(plan=bounded(_PLANS, key, lambda: Plan(use_kernel, time_dim)))
-    return _run_targets(p, use_kernel)
+                 gamma_t, lambda_t, None, (gamma_f, lambda_f, int(window is not None and window[0]), alpha), time_dim)
+    return p, use_kernel
+
+
+def _sharded_targets(group, inputs, alpha, time_dim, backend):
+    """sac_targets over rows whose steps the ranks of ``group`` hold in rank order (distributed.py):
+    the windows hand on H = G - α log π."""
+    rewards = _checks.float_tensor("rewards", inputs["rewards"])
+    time_dim = _checks.time_dim(time_dim, rewards)
+    q = inputs.pop("next_q")
+    q = (q,) if isinstance(q, torch.Tensor) else tuple(q)
+    inputs.update({f"next_q{k}": x for k, x in enumerate(q)})
+
+    def prepare_(x, window, boundary):
+        return _prepare_targets(x["rewards"], [x[f"next_q{k}"] for k in range(len(q))], x["next_log_probs"],
+                                x["log_probs"], x["terminated"], x["truncated"], x["mask"], x["gamma"], x["lambda_"],
+                                alpha, time_dim, backend, window)
+
+    def summary(p, use_kernel):
+        return _targets_summary(p) if use_kernel else _torch_path.sac_targets(p, summary=True)
+
+    def run(p, use_kernel, carry):
+        p = p._replace(carry=carry)
+        return TARGET_KERNELS(p, use_kernel, lambda: _torch_path.sac_targets(p))
+
+    w = distributed.Window("sac_targets", dict(inputs, rewards=rewards), time_dim, rewards, prepare_, summary, run,
+                           lambda: (torch.empty(rewards.shape, dtype=_checks.result_dtype(rewards, *q),
+                                                device=rewards.device),))
+    return distributed.time_sharded(w, group)[0]
 
 
 _PLANS = {}  # sac_targets' plan.Plan by signature
@@ -459,7 +519,7 @@ _PLANS = {}  # sac_targets' plan.Plan by signature
 def _run_targets(p: _Problem, use_kernel: bool):
     if p.rewards.numel() == 0:
         return torch.empty(p.rewards.shape, dtype=_dtype(p), device=p.rewards.device)
-    return TARGET_KERNELS(p, use_kernel, lambda: (_torch_path.sac_targets(p),))[0]
+    return TARGET_KERNELS(p, use_kernel, lambda: _torch_path.sac_targets(p))[0]
 
 
 # ---- Losses ----------------------------------------------------------------------------------------

@@ -218,6 +218,7 @@ def _scan_kernel(
     Y0,  # the carry entering each segment [n_rows, n_segments] (per row [n_rows] with COMPOSE); None: 0
     SUMMARY,  # [n_rows, n_segments, 3]: each segment's composed map (A, B, R), written (the first
               # launch of a time split) or read (COMPOSE); None: no split
+    Y_END,  # [n_rows]: the carry after the row's last step in scan order, written; None: not kept
     n_rows,  # number of independent sequences (every dim but time, flattened)
     T,  # sequence length
     SEG,  # chunks per segment; program (i, s) scans segment s of its rows
@@ -252,12 +253,16 @@ def _scan_kernel(
     k_start = pid_s * SEG
     k_end = tl.minimum((pid_s + 1) * SEG, n_chunks)
     if SUMMARY is None:
-        _walk(X, SX, P, O, SO, row, m_r, carry, k_start, k_end, n_chunks, T, PROLOGUE, EPILOGUE, REVERSE, ACC, ROWS,
-              BLOCK, V, STAGES, False)
+        carry = _walk(X, SX, P, O, SO, row, m_r, carry, k_start, k_end, n_chunks, T, PROLOGUE, EPILOGUE, REVERSE, ACC,
+                      ROWS, BLOCK, V, STAGES, False)
+        if Y_END is not None:  # (the last segment's program holds the row's end)
+            tl.store(Y_END + o_r, carry, mask=m_r & (o_r * 0 + pid_s == n_seg - 1))
     elif COMPOSE:
         carry = _composed_carry(SUMMARY, o_r, m_r, pid_s, n_seg, carry, ACC, BLOCK_S)
-        _walk(X, SX, P, O, SO, row, m_r, carry, k_start, k_end, n_chunks, T, PROLOGUE, EPILOGUE, REVERSE, ACC, ROWS,
-              BLOCK, V, STAGES, False)
+        carry = _walk(X, SX, P, O, SO, row, m_r, carry, k_start, k_end, n_chunks, T, PROLOGUE, EPILOGUE, REVERSE, ACC,
+                      ROWS, BLOCK, V, STAGES, False)
+        if Y_END is not None:
+            tl.store(Y_END + o_r, carry, mask=m_r & (o_r * 0 + pid_s == n_seg - 1))
     else:
         s_a, s_b, s_r = _walk(X, SX, P, O, SO, row, m_r, carry, k_start, k_end, n_chunks, T, PROLOGUE, EPILOGUE,
                               REVERSE, ACC, ROWS, BLOCK, V, STAGES, True)

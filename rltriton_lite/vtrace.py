@@ -14,9 +14,9 @@ from . import _checks, _torch_path
 from ._ops import Kernels, check_coefficients
 from .episode import (D_REWARDS, D_VALUES, D_NEXT_VALUES, MASK, NEXT_VALUES, REWARDS, WRT, Problem,
                       before, grad_buffers, grad_outputs, gradients, inputs, prepare, raw, step, step_before,
-                      store_bootstrap_grad, values_now_and_next)
+                      store_bootstrap_grad, store_carry_grad, values_now_and_next, window_carry)
 from ._reduce import vector
-from .plan import launch, planned
+from .plan import launch, planned, summarize
 from .tile import coef, load, load_mask, store
 from ._triton import jit, tl
 
@@ -36,9 +36,9 @@ PG_RHO_BAR = tl.constexpr(12)
 D_VS = tl.constexpr(13)  # backward: dL/dvs, None where that output got no gradient
 D_PG = tl.constexpr(14)  # backward: dL/dpg_advantages
 # Params P: gamma, lambda (episode.py), then the clips as numbers
-P_RHO_BAR = tl.constexpr(2)
-P_C_BAR = tl.constexpr(3)
-P_PG_RHO_BAR = tl.constexpr(4)
+P_RHO_BAR = tl.constexpr(3)  # after episode.py's gamma, lambda and open
+P_C_BAR = tl.constexpr(4)
+P_PG_RHO_BAR = tl.constexpr(5)
 # Outputs O: forward (vs, pg_advantages); backward, the episode layout's input gradients
 VS = tl.constexpr(0)
 PG_ADVANTAGES = tl.constexpr(1)
@@ -109,8 +109,8 @@ def _vtrace_bwd_prologue(X, SX, P, row, t, m, T, ACC: tl.constexpr):
     sends to vs_t), reset where done_{t-1}."""
     step_p = _step_before(X, SX, P, row, t, m, T, ACC)
     gamma_p, lam_p, term_p, done_p, valid_p, rho_p, c_p, rho_pg_p = step_p
-    a = tl.where(valid_p, gamma_p * c_p, 1.0)  # a padded step t-1 passes g through
-    reset = (valid_p & done_p) | ~(m & (t >= 1))  # nothing flows back across an episode end (or t = 0)
+    a = tl.where(valid_p, gamma_p * c_p, 1.0)  # a padded step t-1 (or t = 0: the initial carry) passes g through
+    reset = valid_p & done_p  # nothing flows back across an episode end
     h_p = before(X[D_PG], SX[D_PG], 0.0, row, t, m, T, ACC)  # dL/dA^pg_{t-1}, used where step t-1 is valid
     valid = load_mask(X[MASK], SX[MASK], row, t, m)
     dy = load(X[D_VS], SX[D_VS], row, t, valid, 0.0, ACC)
@@ -132,9 +132,12 @@ def _d_next_value(step, g, h):
 def _vtrace_bwd_epilogue(X, SX, P, O, SO, row, t, m, T, ACC: tl.constexpr, valid_m, g, g_prev, keep):
     step_p, h_p = keep
     step = _step(X, SX, P, row, t, m, T, ACC)
-    valid, rho, rho_pg = step[4], step[5], step[7]
-    g = tl.where(valid, g, 0.0)  # dL/db_t
+    gamma, lam, done, valid, rho, c, rho_pg = step[0], step[1], step[3], step[4], step[5], step[6], step[7]
     h = load(X[D_PG], SX[D_PG], row, t, valid, 0.0, ACC)  # dL/dA^pg_t
+    # an open window's carry is vs after its last step: read by vs_t and A^pg_t (padding passes g)
+    store_carry_grad(X, SX, P, O, SO, row, t, m, T,
+                     tl.where(valid, tl.where(done, 0.0, gamma * (c * g + rho_pg * lam * h)), g))
+    g = tl.where(valid, g, 0.0)  # dL/db_t
     if O[D_REWARDS] is not None:
         store(O[D_REWARDS], SO[D_REWARDS], row, t, m, rho * g + rho_pg * h)
     dv_next = _d_next_value(step, g, h)
@@ -154,7 +157,7 @@ def _vtrace_inputs(p: Problem, acc: torch.dtype):
     as float32), like gamma and lambda in episode.inputs."""
     X = inputs(p, acc)
     X.append(_checks.rows(p.log_rhos, p.rewards.shape, p.time_dim))
-    X += [vector((bar,), acc, p.rewards.device) for bar in p.params[2:]]
+    X += [vector((bar,), acc, p.rewards.device) for bar in p.params[3:]]
     return X
 
 
@@ -163,25 +166,37 @@ def _dtype(p: Problem) -> torch.dtype:
 
 
 def _forward(p: Problem):
-    """One kernel launch: every input read once, both outputs written once."""
+    """One kernel launch: every input read once, both outputs written once (an open window's
+    outputs end with the value entering its first step)."""
     dtype = _dtype(p)
     outs = tuple(_checks.new_output(p.rewards, p.time_dim, dtype) for _ in range(2))
+    initial, end = window_carry(p, dtype)
 
     def first():
         shape, T, n_rows = _checks.problem(p.rewards, p.time_dim)
         acc = _checks.acc_dtype(dtype)
         X, O = _vtrace_inputs(p, acc), [_checks.rows(o, shape, p.time_dim) for o in outs]
         return X, O, launch(_vtrace_prologue, _vtrace_epilogue, X, p.params, O, n_rows, T, reverse=True,
-                            acc_dtype=acc, time_contiguous=X[REWARDS][1][1] == 1), None
+                            acc_dtype=acc, time_contiguous=X[REWARDS][1][1] == 1, initial=initial, end=end), None
 
     planned(p.plan, "forward", raw(p) + (p.log_rhos, None, None, None), p.params, outs, first)
-    return outs, ()
+    return outs + (() if end is None else (end,)), ()
+
+
+def _summary(p: Problem):
+    """(A, B, reset), each [rows]: each row's composed map (distributed.py)."""
+    shape, T, n_rows = _checks.problem(p.rewards, p.time_dim)
+    acc = _checks.acc_dtype(_dtype(p))
+    X = _vtrace_inputs(p, acc)
+    return summarize(_vtrace_prologue, _vtrace_epilogue, X, p.params, n_rows, T, reverse=True, acc_dtype=acc,
+                     device=p.rewards.device, time_contiguous=X[REWARDS][1][1] == 1).unbind(-1)
 
 
 def _backward(p: Problem, saved, grads, need):
     """The fused backward scan: the gradients of the fields in ``need`` (``_ops.Kernels``)."""
     outs = grad_buffers(p, need)
-    d_vs, d_pg = grads
+    d_vs, d_pg = grads[:2]
+    d_end = grads[2] if len(grads) > 2 else None  # what flows into an open window's first step (_forward)
 
     def first():
         shape, T, n_rows = _checks.problem(p.rewards, p.time_dim)
@@ -190,7 +205,8 @@ def _backward(p: Problem, saved, grads, need):
         X += [None if d is None else _checks.rows(d.expand(shape), shape, p.time_dim) for d in (d_vs, d_pg)]
         O = grad_outputs(p, outs)
         return X, O, launch(_vtrace_bwd_prologue, _vtrace_bwd_epilogue, X, p.params, O, n_rows, T, reverse=False,
-                            acc_dtype=acc, time_contiguous=X[REWARDS][1][1] == 1), None
+                            acc_dtype=acc, time_contiguous=X[REWARDS][1][1] == 1,
+                            initial=None if d_end is None else d_end.reshape(-1).contiguous()), None
 
     planned(p.plan, ("backward", tuple(o is not None for o in outs)), raw(p) + (p.log_rhos, None, None, None, d_vs, d_pg),
             p.params, outs, first, sign=(d_vs, d_pg))
@@ -204,7 +220,7 @@ KERNELS = Kernels("vtrace", Problem, _forward, _backward, wrt=WRT,
 @_checks.numpy_io
 def vtrace(log_rhos, rewards, values, *, gamma=0.99, lambda_=1.0, rho_bar=1.0, c_bar=1.0,
            pg_rho_bar=1.0, terminated=None, truncated=None, bootstrap_value=None, next_values=None,
-           mask=None, time_dim=-1, backend="auto"):
+           mask=None, time_dim=-1, backend="auto", time_group=None):
     r"""V-trace targets and policy-gradient advantages (IMPALA), in one fused pass.
 
     .. math::
@@ -231,8 +247,8 @@ def vtrace(log_rhos, rewards, values, *, gamma=0.99, lambda_=1.0, rho_bar=1.0, c
         rho_bar: truncation ρ̄ of the importance weight in the TD term (> 0; ``inf``: none).
         c_bar: truncation c̄ of the trace-cutting weights (> 0).
         pg_rho_bar: truncation of the importance weight of the advantages (> 0).
-        terminated, truncated, bootstrap_value, next_values, mask, time_dim, backend: as in
-            :func:`~rltriton_lite.gae`; ``truncated`` needs ``next_values``.
+        terminated, truncated, bootstrap_value, next_values, mask, time_dim, backend, time_group:
+            as in :func:`~rltriton_lite.gae`; ``truncated`` needs ``next_values``.
 
     Returns:
         ``VTraceOutput(vs, pg_advantages)``, both written by one kernel, in the dtype of the
@@ -241,12 +257,50 @@ def vtrace(log_rhos, rewards, values, *, gamma=0.99, lambda_=1.0, rho_bar=1.0, c
     """
     if values is None:
         raise TypeError("vtrace() needs values, the critic's V(s_t) (a tensor shaped like rewards)")
-    p, use_kernel = prepare("vtrace", rewards, values, next_values, bootstrap_value, gamma, lambda_,
-                            terminated, truncated, mask, time_dim, backend, (log_rhos, rho_bar, c_bar, pg_rho_bar))
-    log_rhos = _checks.same_shape("log_rhos", log_rhos, p.rewards, "rewards")
-    bars = tuple(_checks.real(n, x, positive=True) for n, x in (("rho_bar", rho_bar), ("c_bar", c_bar),
-                                                    ("pg_rho_bar", pg_rho_bar)))
-    p = p._replace(log_rhos=log_rhos, params=p.params + bars)
+    if time_group is not None:
+        return VTraceOutput(*_sharded(time_group, dict(
+            log_rhos=log_rhos, rewards=rewards, values=values, next_values=next_values,
+            bootstrap_value=bootstrap_value, gamma=gamma, lambda_=lambda_, terminated=terminated, truncated=truncated,
+            mask=mask), (rho_bar, c_bar, pg_rho_bar), time_dim, backend))
+    p, use_kernel = _prepare(log_rhos, rewards, values, next_values, bootstrap_value, gamma, lambda_, terminated,
+                             truncated, mask, (rho_bar, c_bar, pg_rho_bar), time_dim, backend)
     if p.rewards.numel() == 0:
         return VTraceOutput(*(torch.empty(p.rewards.shape, dtype=_dtype(p), device=p.rewards.device) for _ in range(2)))
     return VTraceOutput(*KERNELS(p, use_kernel, lambda: _torch_path.vtrace(p)))
+
+
+def _prepare(log_rhos, rewards, values, next_values, bootstrap_value, gamma, lambda_, terminated, truncated, mask,
+             bars, time_dim, backend, window=None):
+    """The validated problem (``window``: distributed.py's, else None) and whether a kernel runs it."""
+    p, use_kernel = prepare("vtrace", rewards, values, next_values, bootstrap_value, gamma, lambda_,
+                            terminated, truncated, mask, time_dim, backend, (log_rhos, *bars), window)
+    log_rhos = _checks.same_shape("log_rhos", log_rhos, p.rewards, "rewards")
+    bars = tuple(_checks.real(n, x, positive=True) for n, x in zip(("rho_bar", "c_bar", "pg_rho_bar"), bars))
+    return p._replace(log_rhos=log_rhos, params=p.params + bars), use_kernel
+
+
+def _sharded(group, inputs, bars, time_dim, backend):
+    """vtrace over rows whose steps the ranks of ``group`` hold in rank order (distributed.py)."""
+    from . import distributed
+
+    rewards = _checks.float_tensor("rewards", inputs["rewards"])
+    time_dim = _checks.time_dim(time_dim, rewards)
+
+    def prepare_(x, window, boundary):
+        return _prepare(x["log_rhos"], x["rewards"], x["values"], x["next_values"], boundary, x["gamma"], x["lambda_"],
+                        x["terminated"], x["truncated"], x["mask"], bars, time_dim, backend, window)
+
+    def summary(p, use_kernel):
+        return _summary(p) if use_kernel else _torch_path.vtrace(p, summary=True)
+
+    def run(p, use_kernel, carry):
+        p = p._replace(carry=carry)
+        return KERNELS(p, use_kernel, lambda: _torch_path.vtrace(p))
+
+    def empty():
+        dtype = _checks.result_dtype(rewards, inputs["values"], inputs["next_values"], inputs["log_rhos"])
+        return tuple(torch.empty(rewards.shape, dtype=dtype, device=rewards.device) for _ in range(2))
+
+    w = distributed.Window("vtrace", dict(inputs, rewards=rewards), time_dim, rewards, prepare_, summary, run, empty,
+                           boundary="bootstrap_value" if inputs["next_values"] is None else None)
+    return distributed.time_sharded(w, group)
