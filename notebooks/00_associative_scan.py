@@ -317,7 +317,7 @@ plt.show()
 # $y$ of the step before in scan order) to the algorithm's **epilogue**, which writes the outputs.
 # Notebook 00b has you write that kernel yourself, step by step; how the package makes it fast
 # (several steps per thread, vector loads, long rows split across programs) is the optional
-# appendix, notebook 11.
+# appendix, notebook 13.
 #
 # The primitive itself is `rl.linear_scan`, whose prologue just loads `a` and `b`. Checked
 # against the loop on random rows, with padding and an initial carry, backwards and forwards in

@@ -27,7 +27,7 @@
 # 5. hooks: the algorithm's prologue and epilogue as functions the kernel calls.
 #
 # Then you read the package's own kernel, which is these five steps plus the engineering that
-# makes them fast (that part is optional: notebook 11, the appendix).
+# makes them fast (that part is optional: notebook 13, the appendix).
 #
 # **No GPU needed.** Without one, Triton's interpreter runs the kernels on the CPU, one program
 # at a time, with NumPy. It is slow, but it runs the same code, and most mistakes in indexing or
@@ -458,9 +458,9 @@ print(inspect.getsource(getattr(returns._td_lambda_prologue, "fn", returns._td_l
 # again (GAE keeps $V_t$ to add to the advantage, so `values` is read once).
 #
 # The kernel's arguments, each with its comment from the source. The first ten and `PROLOGUE`,
-# `EPILOGUE`, `REVERSE`, `BLOCK` are what you wrote; `ROWS`, `V`, `STAGES` are speed (notebook 11);
+# `EPILOGUE`, `REVERSE`, `BLOCK` are what you wrote; `ROWS`, `V`, `STAGES` are speed (notebook 13);
 # `Y0`, `SUMMARY`, `SEG`, `BLOCK_S`, `COMPOSE` split one very long row across programs, each
-# scanning a segment of time from the carry composed from the segments after it (notebook 11):
+# scanning a segment of time from the carry composed from the segments after it (notebook 13):
 
 # %%
 kernel_source = inspect.getsource(getattr(scan._scan_kernel, "fn", scan._scan_kernel))
@@ -485,7 +485,7 @@ print("rl.gae == the loop on 2 x 600")
 # What the package adds beyond your kernel — several steps per thread composed in registers,
 # aligned vector loads, the layout that keeps a reverse scan running forwards across threads,
 # the time split of long rows across programs — changes speed, not results. It is the subject
-# of the optional appendix, notebook 11.
+# of the optional appendix, notebook 13.
 #
 # ## Exercises
 #

@@ -14,7 +14,7 @@
 # ---
 
 # %% [markdown]
-# # 11 — Appendix: what makes the scan fast (optional)
+# # 13 — Appendix: what makes the scan fast (optional)
 #
 # The kernel you wrote in notebook 00b computes the right numbers. The package's kernel
 # computes the same numbers, the scans at 80–95 % of the memory floor on an H200 for large batches
