@@ -215,10 +215,10 @@ def summarize(prologue, epilogue, inputs, params, n_rows, T, *, reverse, acc_dty
         maps.copy_(torch.tensor([1.0, 0.0, 0.0], dtype=acc_dtype))  # the identity
     if scan.n_seg == 1:
         return maps[:, 0]
-    from ._torch_path import compose  # (the segments in scan order, composed)
-
-    a, b, r = compose(maps[..., 0], maps[..., 1], maps[..., 2] != 0, reverse=False)
-    return torch.stack([a, b, r.to(acc_dtype)], -1)
+    n_seg = scan.n_seg  # the segments' maps, in scan order: their map is one more summary
+    seg_inputs = [(maps[..., k], (3 * n_seg, 3)) for k in range(3)]
+    return summarize(_segments_prologue, _segments_epilogue, seg_inputs, (), n_rows, n_seg, reverse=False,
+                     acc_dtype=acc_dtype, device=device)
 
 
 _SCANS = {}  # launch()'s plans, by everything that decides them

@@ -363,7 +363,7 @@ def _targets_backward(p: _Problem, saved, grads, need):
                             initial=None if d_end is None else d_end.reshape(-1).contiguous()), None
 
     planned(p.plan, ("backward", tuple(o is not None for o in (d_r, d_lp, d_nlp, *d_q))), _raw(p, dg),
-            _numbers(p.params), (d_r, d_lp, d_nlp, d_q), first, sign=(dg,))
+            _numbers(p.params), (d_r, d_lp, d_nlp, d_q, d_c), first, sign=(dg,))
     return {"rewards": d_r, "log_probs": d_lp, "next_log_probs": d_nlp, "next_q": d_q, "carry": d_c}
 
 

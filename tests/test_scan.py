@@ -226,3 +226,23 @@ def test_a_zero_coefficient_and_nan():
     adv, _ = rl.gae(r, v, **kw)
     expected = ref.gae(r.cpu().numpy(), v.cpu().numpy(), gamma=0.9, lambda_=0.0, bootstrap_value=np.zeros(1))[0]
     np.testing.assert_allclose(adv.cpu().numpy(), expected, rtol=1e-6)
+
+
+@pytest.mark.parametrize("cfg", [Config(), SPLIT, SPLIT3], ids=["one segment", "split", "split, three launches"])
+@pytest.mark.parametrize("reverse", [True, False], ids=["reverse", "forward"])
+def test_a_rows_map_is_its_steps_composed(cfg, reverse):
+    """plan.summarize (a time split's segments composed by one more summary) against the torch
+    path's composition: the map (A, B, reset) that distributed.py's windows exchange."""
+    from rltriton_lite import _torch_path, primitive
+
+    g = torch.Generator().manual_seed(3)
+    a = torch.rand(3, 200, generator=g, dtype=torch.float64, device="cpu").to(DEVICE) * 0.2 + 0.85
+    b = torch.randn(3, 200, generator=g, dtype=torch.float64).to(DEVICE)
+    a[1, 150 if reverse else 40] = 0.0  # a reset in row 1
+    p = primitive._Problem(a, b, None, None, 1, reverse, False, True)
+    with using(cfg):
+        got = primitive._summary(p)
+    want = _torch_path.compose(a, b, a == 0, reverse=reverse)
+    torch.testing.assert_close(got[0][[0, 2]], want[0][[0, 2]], rtol=1e-10, atol=1e-300)  # A (row 1's: unused)
+    torch.testing.assert_close(got[1], want[1], rtol=1e-12, atol=1e-12)
+    assert got[2].tolist() == [0.0, 1.0, 0.0] and want[2].tolist() == [False, True, False]
