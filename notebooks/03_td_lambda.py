@@ -220,13 +220,54 @@ assert 0 < best < len(lams) - 1 and mse[best] < 0.95 * min(mse[0], mse[-1])  # a
 
 # %% [markdown]
 # ## 6. Optional: profile it
+#
+# Two questions about speed, and a CPU can answer only the second.
+#
+# **How fast is it on a GPU?** `profile.committed("td_lambda")` reads the newest committed
+# benchmark run (an H200, in `benchmarks/results/`: read here, not re-measured) and prints, per
+# shape and pass (`fwd`: the call; `fwd+bwd`: the call and its backward), three figures for the
+# Triton kernel, the CleanRL-style loop over time it replaces and the other implementations
+# (torchrl's vectorised TD(λ), accelerated-scan, JAX, rl-triton): the **wall time** per call, which
+# a training step pays (Python, argument checks and the launch included); the **GPU time**, the
+# kernels alone; and the **% of the memory floor**, how close that GPU time is to the fastest any
+# kernel could move the bytes the call must read and write. The plot shows the same numbers; the
+# table is there for viewers that show no plots.
+
+# %%
+h200 = profile.committed("td_lambda")
+
+# %%
+facts = profile.committed_facts(h200)
+assert facts.ours >= 4 and facts.replaced_x > 100  # the loop over time: over 100× our wall time per call, every shape
+assert facts.host_x > 5  # at 4096×128 our wall time is over 5× the GPU time: the host is most of the call
+assert facts.floor_pct > 75  # at the largest shape, over 75 % of the memory floor
+
+# %% [markdown]
+# Read it shape by shape. At 4096×128 (4096 environments × 128 steps), our wall time per call is
+# many times the GPU time: the call is mostly host work, and what wins is launching few kernels.
+# The loop launches several small kernels per step, one per tensor op, which is why each of its
+# calls costs over 100 times ours. At the largest shape the GPU time nears the floor: there the
+# kernel is about as fast as the memory lets it be.
+
+# %% [markdown]
+# **What does this machine measure?** On a GPU, the controls below time the kernel, the package's
+# PyTorch path (`backend="torch"`) and the CleanRL-style loop over time live, and plot the
+# bandwidth they achieve against the copy bandwidth. On a CPU, a Triton kernel runs only in the
+# Triton interpreter, which executes the GPU program step by step in Python, so its time says
+# nothing about speed. There the profiler times what a CPU really runs, the PyTorch path against
+# that code, in wall-clock time at the shapes RL code uses, and runs the kernel once in the
+# interpreter to check its output, untimed. Expect the PyTorch path to win on a few long rollouts
+# and the loop to match or beat it on many short ones; the printout under the plot says why.
 
 # %%
 ui, rows = profile.profiler("td_lambda")
 ui
 
 # %%
-assert {row["impl"] for row in rows} == {"triton", "torch", "loop"} and all(row["ms"] > 0 for row in rows)
+print(profile.live_table(rows))  # the rows again as text: a static render does not show the widget's output
+timed = [r for r in rows if r["ms"] is not None]  # on a CPU the kernel is checked, not timed
+assert {r["impl"] for r in rows} == {"triton", "torch", "loop"} and {r["impl"] for r in timed} >= {"torch", "loop"}
+assert all(r["ms"] > 0 for r in timed) and all(r["rel_err"] < 1e-5 for r in rows)  # all three correct
 
 # %% [markdown]
 # ## Exercises
@@ -262,25 +303,62 @@ torch.testing.assert_close(G_hook, rl.td_lambda(r_h, v_h, gamma=0.9, lambda_=0.8
 print("a 9-line Triton prologue == rl.td_lambda")
 
 # %% [markdown]
-# **`q_lambda`** (a Triton prologue): the worked prologue with $\ell_t$ in place of $\lambda$. Watkins's Q(λ) is TD(λ) on $\max_a Q$ whose trace is cut
-# wherever the next action taken is not greedy: $G_t = r_t + \gamma(1-\text{term}_t)\big[(1-\ell_t)\max_a Q(s_{t+1}, a)
-# + \ell_t G_{t+1}\big]$ with $\ell_t = \lambda$ if $a_{t+1}$ is greedy and 0 otherwise (and 0 at
-# the window's last step). Write its prologue for `exercises.scan_hook`: it gets the input
-# pointers `X` (here rewards, next_max_q, next_greedy, terminated), the chunk's flat offsets
-# `offs`, its time indices `t`, the row length `T`, the in-bounds mask `m` and the numbers `P`
-# (γ, λ), and returns the pairs $(a_t, b_t)$ of $y_t = b_t + a_t y_{t+1}$.
+# **`q_lambda`** (a Triton prologue). Watkins's Q(λ) (Watkins, *Learning from delayed rewards*,
+# 1989; Sutton & Barto 2nd ed., §12.10) learns $Q$ off-policy for the greedy policy while the
+# data comes from an exploring one. Its λ-return follows the rollout only while the rollout does
+# what the greedy policy would do:
+#
+# $$G_t = r_t + \gamma(1-\text{term}_t)\Big[(1-\ell_t)\max_a Q(s_{t+1}, a) + \ell_t G_{t+1}\Big],
+# \qquad \ell_t = \begin{cases} \lambda & a_{t+1} \text{ greedy} \\ 0 & \text{otherwise, or } t = T-1 \end{cases}$$
+#
+# Where the next action taken is exploratory, the rest of the rollout shows what the behaviour
+# policy did, not the greedy one: the trace is cut there and $G_t$ bootstraps from
+# $\max_a Q(s_{t+1}, a)$ alone. It is TD(λ) on $\max_a Q$ with a per-step λ, the worked prologue
+# above, but the max and the greediness are the prologue's to compute, from all the actions' Q:
+#
+# * `X = (rewards, next_q, next_action, terminated)`. `next_q` is a (B, T, A) float32 tensor,
+#   $Q(s_{t+1}, a)$ for the A actions, contiguous with the actions last: step `offs`'s action `a`
+#   is at `X[1] + offs * A + a`, a strided load, one per action, in a loop `for a in range(A)`.
+#   `next_action` (B, T, int64) is $a_{t+1}$, the action taken at $s_{t+1}$.
+# * `P = (γ, λ, A)`, A an int.
+# * $a_{t+1}$ is greedy where $Q(s_{t+1}, a_{t+1}) = \max_a Q(s_{t+1}, a)$: **a tie for the max
+#   counts as greedy** (every tied action is a greedy one; an argmax that picks the first of them
+#   would cut the trace where it should go on).
+# * After a termination there is no $s_{t+1}$: `next_q` there may be NaN, and the target is $r_t$.
+#   Select it away with `tl.where`; the worked prologue's `boot * (...)` gives $0 \cdot \text{NaN} =
+#   \text{NaN}$.
+#
+# The checker runs your prologue in `exercises.scan_hook` on a row where every next action is
+# greedy (TD(λ) on the max), rows with non-greedy actions, Q-values on a grid of integers (ties
+# everywhere), and terminations with NaN behind them across several chunks, with 3 to 5 actions,
+# against a float64 NumPy loop; a failure names the case and the step where the error starts.
+# `exercises.check("q_lambda", q_lambda, seed=1)` draws other cases of the same kinds.
 #
 # A template:
 #
 # ```python
 # @triton.jit
 # def q_lambda(X, offs, t, T, m, P):
-#     gamma, lam = P[0], P[1]
-#     r = tl.load(X[0] + offs, mask=m, other=0.0)            # rewards
-#     greedy = tl.load(X[2] + offs, mask=m, other=0) != 0    # a bool flag
-#     ...
-#     return a, b
+#     gamma, lam, A = P[0], P[1], P[2]
+#     r = tl.load(X[0] + offs, mask=m, other=0.0)                 # rewards
+#     next_action = tl.load(X[2] + offs, mask=m, other=0)         # a_{t+1}, an int
+#     term = tl.load(X[3] + offs, mask=m, other=0) != 0           # a bool flag
+#     max_q = tl.load(X[1] + offs * A, mask=m, other=0.0)         # Q(s_{t+1}, 0)
+#     q_taken = max_q                                             # Q(s_{t+1}, a_{t+1}) so far
+#     for a in range(1, A):
+#         ...
+#     return a_t, b_t
 # ```
+#
+# One case of the checker's, to try your function on by hand:
+
+# %%
+case_q, (r_q, next_q, next_action_q, term_q, *P_q), _, G_q, *_ = exercises.cases("q_lambda")[1]
+print(f"{case_q}\nnext_q {tuple(next_q.shape)} {next_q.dtype}, next_action {tuple(next_action_q.shape)} "
+      f"{next_action_q.dtype}, P = {tuple(P_q)}")
+print("next_q[0, :3]:", next_q[0, :3].cpu().numpy().round(2).tolist(), " next_action[0, :3]:",
+      next_action_q[0, :3].tolist())
+# exercises.scan_hook(q_lambda, (r_q, next_q, next_action_q, term_q), P_q) should give G_q
 
 # %%
 # YOUR CODE: replace the next line by your @triton.jit def q_lambda(X, offs, t, T, m, P)

@@ -28,11 +28,12 @@
 # 3. **What does a training step pay per call?** At the sizes RL code uses, far more than the
 #    kernel's GPU time: the **wall time** of a call from Python is mostly host work. We put both
 #    side by side, and say what a CUDA graph and `torch.compile(mode="reduce-overhead")` change.
-# 4. **Live, on this machine:** first a real measurement that needs no GPU: the wall time of
-#    this package's PyTorch path against CleanRL's Python loop over time, on this CPU. Then the
-#    profiler and a sweep of the Triton kernels; on a CPU those run in the Triton interpreter, so
-#    every kernel time is labelled *Triton interpreter — not performance*: those times check that
-#    the code runs, and say nothing about a GPU.
+# 4. **Live, on this machine:** on a GPU, the profiler and a sweep time the Triton kernels
+#    themselves. On a CPU a Triton kernel runs only in the Triton interpreter, which executes the
+#    GPU program in Python, so its time means nothing; there every live figure is a real
+#    measurement of what a CPU runs, this package's PyTorch path against the PyTorch code it
+#    replaces (CleanRL's Python loop over time, the eager loss formulas), and the kernels are
+#    run in the interpreter only to check their outputs, untimed.
 
 # %%
 import json
@@ -53,7 +54,8 @@ from rltriton_lite import exercises, profile
 DEVICE = profile.default_device()
 # the Triton kernels: compiled on a GPU, in the interpreter on a CPU (backend="auto" takes the PyTorch path on a CPU)
 KERNEL = "triton"
-LIVE = "live, this GPU" if DEVICE == "cuda" else profile.INTERPRETER_LABEL
+LIVE = ("live, this GPU" if DEVICE == "cuda" else
+        "this CPU, one thread: real wall-clock times of PyTorch code; the Triton kernels checked, not timed")
 print(f"device: {DEVICE}; times measured here: {LIVE}")
 
 # %% [markdown]
@@ -304,7 +306,7 @@ assert all(s["host time removed %"] > 85 for s in saving)
 
 # %% [markdown]
 # One caution about small-shape GPU times: the graph timing replays the call back to back without
-# flushing the L2 cache (50 MB on the H200), and at these sizes the inputs fit in it. SAC at
+# flushing the L2 cache (60 MiB on the H200), and at these sizes the inputs fit in it. SAC at
 # 64×16384 even "beats" its DRAM floor (4.4 µs against 5.2 µs). Small-shape GPU times are best
 # cases; only the big shape's % floor is a statement about memory bandwidth.
 
@@ -403,8 +405,8 @@ else:
 # %% [markdown]
 # ## 5. A real measurement on this CPU: one call against CleanRL's loop over time
 #
-# Unlike the interpreter times in the sections after this one, these are real: plain wall-clock
-# time of two pieces of PyTorch code that compute the same advantages on this machine's CPU. The
+# A real measurement on any machine: plain wall-clock time of two pieces of PyTorch code that
+# compute the same advantages on this machine's CPU. The
 # first is the loop from CleanRL's `ppo.py`, one Python iteration per step. The second is this
 # package's PyTorch path, which `rl.gae` runs on CPU tensors (`backend="auto"` never picks the
 # interpreter): it replaces the loop over T with ⌈log₂ T⌉ rounds of
@@ -429,7 +431,9 @@ package_gae = cleanrl.gae
 # %% [markdown]
 # Three rollout sizes: CleanRL's default (128 steps × 4 environments), SB3's (2048 steps × 1
 # environment), and SB3's steps with 64 environments. Each time is the median of 5 calls after
-# one warm-up (`profile.time_ms`), and both functions get the same random rollout:
+# one warm-up (`profile.time_ms`), and both functions get the same random rollout. PyTorch gets
+# one thread (`profile.cpu_threads(1)`): on a busy or shared machine a multi-threaded op waits for
+# its slowest thread, and one paused thread can make a call 100× slower than the next.
 
 # %%
 CPU_SIZES = [(128, 4, "CleanRL default"), (2048, 1, "SB3 default"), (2048, 64, "SB3 steps, 64 envs")]
@@ -439,12 +443,13 @@ for T_, N_, who in CPU_SIZES:
     rollout = (torch.randn(T_, N_, generator=g), torch.randn(T_, N_, generator=g),  # rewards, values
                (torch.rand(T_, N_, generator=g) < 0.02).float(), torch.randn(N_, generator=g),  # dones, next_value
                (torch.rand(N_, generator=g) < 0.02).float())  # next_done
-    loop_ms = profile.time_ms(lambda: cleanrl_gae(*rollout), "cpu", rep=5)
-    torch_ms = profile.time_ms(lambda: package_gae(*rollout), "cpu", rep=5)
+    with profile.cpu_threads(1):
+        loop_ms = profile.time_ms(lambda: cleanrl_gae(*rollout), "cpu", rep=5)
+        torch_ms = profile.time_ms(lambda: package_gae(*rollout), "cpu", rep=5)
     err = profile.rel_err(package_gae(*rollout)[0], cleanrl_gae(*rollout)[0].double().numpy())
     cpu_rows.append({"T × N": f"{T_}×{N_}", "who": who, "loop ms": loop_ms, "torch path ms": torch_ms,
                      "loop µs/step": 1e3 * loop_ms / T_, "loop ÷ torch path": loop_ms / torch_ms, "rel. error": err})
-print(f"GAE, float32, wall time per call on this CPU ({torch.get_num_threads()} threads), median of 5: real timing")
+print("GAE, float32, wall time per call on this CPU (one thread), median of 5: real timing")
 print(profile.table(cpu_rows, digits=3))
 
 # %%
@@ -463,7 +468,7 @@ ax.set_ylim(top=10 * max(r["loop ms"] for r in cpu_rows))  # room for the labels
 ax.set_xticks(list(x), [f"{r['T × N']}\n({r['who']})" for r in cpu_rows])
 ax.set_xlabel("rollout (steps T × environments N)")
 ax.set_ylabel("ms per call (log scale)")
-ax.set_title("GAE on this CPU: wall time per call, median of 5 (real timing)", fontsize=10)
+ax.set_title("GAE on this CPU (one thread): wall time per call, median of 5 (real timing)", fontsize=10)
 ax.legend(fontsize=8, loc="upper left")
 plt.tight_layout()
 plt.show()
@@ -487,11 +492,13 @@ assert loop_h200["full_call_us"] > 100 * ours_h200["full_call_us"]
 # %% [markdown]
 # ## 6. Live on this machine: the profiler
 #
-# `profile.profiler(name)` builds controls (shape, dtype, the algorithm's parameters) that time
-# the Triton kernel, the PyTorch path and the Python loop it replaces, and runs once with the
-# defaults. Its plot and table go into the widget's output, which a static render of the notebook
-# (GitHub, nbviewer) does not show, so the next cell prints the rows it returns with
-# `profile.table`. On a CPU: the Triton interpreter, tiny sizes, no bandwidth (n/a), and the label.
+# `profile.profiler(name)`, the tool of notebooks 01–07, builds controls and runs once with the
+# defaults. On a GPU it times the Triton kernel, the PyTorch path and the Python loop it replaces
+# (shape, dtype and the algorithm's parameters as controls) and plots the achieved bandwidth. On a
+# CPU it times the PyTorch path against the loop at the shapes RL code uses, as section 5 did
+# for CleanRL's code, and runs the kernel once in the interpreter to check it, untimed. Its plot
+# and table go into the widget's output, which a static render of the notebook (GitHub,
+# nbviewer) does not show, so the next cell prints the rows it returns with `profile.live_table`.
 
 # %%
 ui, prof_rows = profile.profiler("gae")
@@ -499,47 +506,57 @@ ui
 
 # %%
 print(f"gae, profiler rows ({LIVE})")
-print(profile.table(prof_rows))
-assert {r["impl"] for r in prof_rows} == {"triton", "torch", "loop"} and all(r["ms"] > 0 for r in prof_rows)
-assert all(("gbps" in r) == (DEVICE == "cuda") for r in prof_rows)  # no bandwidth from the interpreter
+print(profile.live_table(prof_rows))
+timed = [r for r in prof_rows if r["ms"] is not None]  # on a CPU the kernel is checked, not timed
+assert {r["impl"] for r in prof_rows} == {"triton", "torch", "loop"} and {r["impl"] for r in timed} >= {"torch", "loop"}
+assert all(r["ms"] > 0 for r in timed) and all(r["rel_err"] < 1e-5 for r in prof_rows)  # all three correct
+assert all(("gbps" in r) == (DEVICE == "cuda") for r in prof_rows)  # a bandwidth only from a GPU
 
 # %% [markdown]
 # ## Sweep
 #
 # `profile.sweep` times each implementation over a list of shapes with a progress bar. The
 # dashboard re-runs it for the algorithm, dtype and implementations you pick; it runs once with
-# the defaults so that a headless run exercises it. On a GPU it also plots achieved bandwidth and
-# % of floor; on a CPU only the (interpreter) times.
+# the defaults so that a headless run exercises it. On a GPU it sweeps the Triton kernel and the
+# PyTorch path and also plots the achieved bandwidth and % of the floor. On a CPU it offers only
+# what a CPU can time for real, the PyTorch path and the loop (the interpreter's time would say
+# nothing), over RL shapes: watch the loop's time follow the number of steps T, and the PyTorch
+# path's the number of elements B × T.
 
 # %%
-SIZES = ([(16, 128), (4096, 128), (1024, 1024), (16384, 1024), (64, 16384)] if DEVICE == "cuda"
-         else [(2, 16), (4, 32), (8, 64)])
 GPU = DEVICE == "cuda"
+SIZES = ([(16, 128), (4096, 128), (1024, 1024), (16384, 1024), (64, 16384)] if GPU
+         else [(16, 128), (256, 128), (4096, 128), (64, 2048), (256, 1024)])
+IMPLS = ("triton", "torch", "loop") if GPU else ("torch", "loop")  # a CPU: no interpreter times
 
 # %% [markdown]
-# `show` plots one sweep: time per call against the number of elements, and on a GPU the achieved
-# bandwidth and the % of the floor beside it:
+# `show` plots one sweep: time per call at each shape (in the order swept), and on a GPU the
+# achieved bandwidth and the % of the floor beside it:
 
 # %%
 def show(rows, title):
-    fig, axes = plt.subplots(1, 3 if GPU else 1, figsize=(14 if GPU else 5, 3.2), squeeze=False)
+    fig, axes = plt.subplots(1, 3 if GPU else 1, figsize=(12 if GPU else 7, 3.4), dpi=100, squeeze=False)
     axes = axes[0]
-    for impl in sorted({r["impl"] for r in rows}):
-        sel = [r for r in rows if r["impl"] == impl]
-        x = [r["B"] * r["T"] for r in sel]
-        axes[0].loglog(x, [r["ms"] for r in sel], "o-", label=impl)
+    shapes = list(dict.fromkeys((r["B"], r["T"]) for r in rows))
+    for impl in [i for i in IMPLS if any(r["impl"] == i for r in rows)]:
+        sel = {(r["B"], r["T"]): r for r in rows if r["impl"] == impl}
+        x = [i for i, s in enumerate(shapes) if s in sel]
+        style = dict(marker="o", color=profile.IMPL_COLORS[impl], label=f"{impl}: {profile.IMPL_ROLES[impl]}")
+        axes[0].plot(x, [sel[shapes[i]]["ms"] for i in x], **style)
         if GPU:
-            axes[1].semilogx(x, [r["gbps"] for r in sel], "o-", label=impl)
-            axes[2].semilogx(x, [r["pct_floor"] for r in sel], "o-", label=impl)
-    axes[0].set_ylabel("ms per call")
+            axes[1].plot(x, [sel[shapes[i]]["gbps"] for i in x], **style)
+            axes[2].plot(x, [sel[shapes[i]]["pct_floor"] for i in x], **style)
+    axes[0].set_yscale("log")
+    axes[0].set_ylabel("ms per call (log scale)")
     if GPU:
-        axes[1].set_ylabel("GB/s")
-        axes[1].axhline(profile.copy_bandwidth(DEVICE) / 1e9, color="k", ls="--", lw=1)
+        axes[1].set_ylabel("GB/s moved (at the least)")
+        axes[1].axhline(profile.copy_bandwidth(DEVICE) / 1e9, color="k", ls="--", lw=1, label="copy bandwidth")
         axes[2].set_ylabel("% of memory floor")
-        axes[2].axhline(100, color="k", ls="--", lw=1)
+        axes[2].axhline(100, color="k", ls="--", lw=1, label="the floor")
     for ax in axes:
-        ax.set_xlabel("elements (B × T)")
-        ax.legend()
+        ax.set_xticks(range(len(shapes)), [profile.shape_name(s) for s in shapes])
+        ax.set_xlabel("shape (rows B × steps T)")
+        ax.legend(fontsize=7)
     fig.suptitle(f"{title}: {LIVE}", fontsize=9)
     plt.tight_layout()
     plt.show()
@@ -567,30 +584,55 @@ def run(algorithm, dtype, impls):
 controls = dict(
     algorithm=w.Dropdown(options=list(profile.ops()), value="gae"),
     dtype=w.Dropdown(options=["float32", "bfloat16"] if GPU else ["float32"], value="float32"),
-    impls=w.SelectMultiple(options=["triton", "torch", "loop"], value=("triton", "torch")),
+    impls=w.SelectMultiple(options=list(IMPLS), value=IMPLS[:2]),
 )
 ui = w.interactive(run, {"manual": True, "manual_name": "sweep"}, **controls)
-run("gae", "float32", ("triton", "torch"))
+run("gae", "float32", IMPLS[:2])
 w.VBox([ui, out])
 
 # %%
 rows = last["rows"]
 print(f"gae sweep ({LIVE})")
-print(profile.table(rows))
+print(profile.live_table(rows))
 assert len(rows) == 2 * len(SIZES) and all(r["ms"] > 0 for r in rows)
+if not GPU:  # the loop's time follows T: 16 times the steps, several times the time
+    loop_ms = {(r["B"], r["T"]): r["ms"] for r in rows if r["impl"] == "loop"}
+    assert loop_ms[64, 2048] > 4 * loop_ms[16, 128]
 
 # %% [markdown]
-# ## All algorithms at one size
+# ## All algorithms side by side
 #
-# One shape for every algorithm, kernel against the PyTorch path (and on a GPU, the floor):
+# On a GPU: the kernel against the PyTorch path, with the floor, at 16384×1024. On a CPU: the
+# PyTorch path against the code it replaces at two shapes, many short rollouts (4096×128) and a
+# few long ones (64×2048), timed for real (`profile.cpu_rows`, without the kernels' interpreter
+# check: notebooks 01–07 run it); the committed H200 figures for every algorithm are in section 2.
 
 # %%
-B_live, T_live = (16384, 1024) if GPU else (4, 32)
-live = [dict(algorithm=name, **r) for name in profile.ops() for r in profile.measure(name, B_live, T_live,
-                                                                                      impls=("triton", "torch"))]
-print(f"every algorithm at {B_live}×{T_live} ({LIVE})")
-print(profile.table(live))
+if GPU:
+    B_live, T_live = 16384, 1024
+    live = [dict(algorithm=name, **r) for name in profile.ops()
+            for r in profile.measure(name, B_live, T_live, impls=("triton", "torch"), check=True)]
+    print(f"every algorithm at {B_live}×{T_live} ({LIVE})")
+    print(profile.table(live))
+else:
+    live = [dict(algorithm=name, **r) for name in profile.ops()  # the kernels: checked in notebooks 01-07
+            for r in profile.cpu_rows(name, [(4096, 128), (64, 2048)], rep=3, check=False)]
+    print(f"every algorithm at 4096×128 and 64×2048 ({LIVE})")
+    print(profile.table(live, dict(algorithm="algorithm", **profile.CPU_COLUMNS), digits=3))
+    print(f"ms: {profile.cpu_timing(1, 3)}.")
 assert {r["algorithm"] for r in live} == set(profile.ops())
+assert all(r["rel_err"] < 1e-5 for r in live) and all(r["ms"] > 0 for r in live if r["ms"] is not None)
+
+# %% [markdown]
+# On a CPU, read the "loop ÷ this" column of the torch rows (above 1: the PyTorch path is the
+# faster one). Expect the scans' PyTorch path to lose at 4096×128 and win at 64×2048: it replaces
+# T Python iterations of small ops by ⌈log₂ T⌉ rounds of whole-tensor ops, which pays off when
+# the per-op fixed cost (T of them) outweighs the extra passes over memory (⌈log₂ T⌉ of them), so
+# with few rows and many steps. Expect the losses' and SAC's PyTorch path to lose at both: the
+# code they replace has no loop over time, and the package's path does more (masks, diagnostics;
+# for SAC the general λ-return's scan). None of this carries over to a GPU, where every small op
+# is also a kernel launch: there the fused kernel wins (the end of section 5: on the H200 the
+# loop's call costs over a hundred times ours at 4096×128).
 
 # %% [markdown]
 # ## Exercises
@@ -622,5 +664,6 @@ exercises.attempt("vtrace_floor_bytes", vtrace_floor_bytes)
 # 2. Compare float32 and bfloat16 at 16384×1024 in `FULL["rows"]`: by how much should bfloat16 be
 #    faster if the kernel is at the floor (count the bytes: the flag does not shrink)? Is it?
 # 3. A PPO update calls GAE once per rollout and the loss once per minibatch. With the 4096×128
-#    figures above, estimate the host time per update of 4 epochs × 32 minibatches, eager, and
-#    with the loss's forward captured in a CUDA graph.
+#    figures above (the loss's forward only, as if each minibatch were that size), estimate the
+#    host time per update of 4 epochs × 32 minibatches, eager, and with the loss's forward
+#    captured in a CUDA graph. What changes if you count the backward too?

@@ -220,9 +220,8 @@ else:
 # ## Exercises
 #
 # 1. From the committed JSON, find for each algorithm the largest shape at which its wall time
-#    per call is still more than twice its GPU time (the ratio falls as the shape grows). At and
-#    below that size, what would you optimise first in a training loop that calls it once per
-#    update?
+#    per call is still more than twice its GPU time. At and below that size, what would you
+#    optimise first in a training loop that calls it once per update?
 # 2. The floor chart can pass 100 % (SAC at small shapes). Which assumption of the floor model
 #    (notebook 08) fails there? Hint: how large is the L2 cache of an H200, and how many bytes
 #    does SAC move at 64×16384?

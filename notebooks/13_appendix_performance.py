@@ -207,5 +207,5 @@ print(inspect.getsource(getattr(scan._scan_kernel, "fn", scan._scan_kernel)))
 #    sequential loop. With $S$ segments of $n$ steps, count the loads of each pass. When is a
 #    third pass, which scans the summaries in parallel, worth its launch?
 # 3. On a GPU: compile GAE's kernel (`rl.gae` once, then look in `~/.triton/cache` for the
-#    `.ptx`) and count `shfl.sync` and `ld.global.v4`. Change `Config(vector=...)` and count
-#    again.
+#    `.ptx`) and count `shfl.sync`, `ld.global.v4` and `cp.async` (a pipelined tile's loads go
+#    through it). Change `Config(vector=...)` and count again.

@@ -18,6 +18,19 @@ scans with ``linear_scan``, an elementwise term of a loss, or the epilogue aroun
 "numpy" (a NumPy function), "concept" (a number worked out by hand). Each solution file defines
 the exercise's function under its own name (so ``%load`` in a notebook replaces the starter) and
 ``solution``, the same function.
+
+Unseen cases, for grading: ``check(name, fn, seed=s)`` (and ``attempt``) with an integer ``s >= 0``
+runs cases of the same structure as the fixed ones but drawn afresh: the same edge cases (episode
+ends, truncations, padding, NaN and inf behind terminations, chunk boundaries, odd lengths,
+time-major layouts, per-step gamma, ties ...) with other random values and, where a case allows,
+other shapes, lengths, parameters (gamma, lambda, ...) and positions of the special steps, from
+small ranges that keep the interpreter fast. ``seed=None`` (the default) runs the fixed cases that
+the notebooks show, the same every time. A seed gives the same cases on every machine (NumPy's
+generator), so a teacher grades with a seed the students never saw; ``cases(name, seed)`` lists
+them. Every exercise takes the seed, the concept one (``vtrace_floor_bytes``, a number worked by
+hand) included: there it draws the rollout's size.
+
+    exercises.check("gae_pairs", fn, seed=2024)   # cases the notebook never showed
 """
 from __future__ import annotations
 
@@ -33,7 +46,7 @@ from . import reference
 from ._triton import INTERPRET, jit, tl
 from .primitive import linear_scan
 
-__all__ = ["names", "catalog", "task", "check", "attempt", "scan_hook", "map_hook", "vtrace_prologue",
+__all__ = ["names", "catalog", "task", "check", "attempt", "cases", "scan_hook", "map_hook", "vtrace_prologue",
            "package_prologue"]
 
 KINDS = ("kernel", "hook", "numpy", "concept")
@@ -45,20 +58,50 @@ class _Exercise:
     notebook: str
     kind: str
     task: str  # what to write: the signature and what it returns
-    cases: Callable  # () -> [(case description, args, kwargs, expected[, marks])]
+    cases: Callable  # (Draw) -> [(case description, args, kwargs, expected[, marks])]
     run: Callable  # (fn, args, kwargs) -> what to compare with expected
     scan: str | tuple | None  # "reverse" or "forward": where an error starts (see _where); one per result
     time_dim: int  # the outputs' time axis
+    stream: int  # the builder's own random stream (Draw)
 
 
 _EXERCISES: dict[str, _Exercise] = {}
 
 
-def _exercise(name, notebook, kind, task, run=lambda fn, args, kw: fn(*args, **kw), scan="reverse", time_dim=-1):
+def _exercise(name, notebook, kind, task, stream, run=lambda fn, args, kw: fn(*args, **kw), scan="reverse",
+              time_dim=-1):
     def register(cases):
-        _EXERCISES[name] = _Exercise(name, notebook, kind, task.strip(), cases, run, scan, time_dim)
+        _EXERCISES[name] = _Exercise(name, notebook, kind, task.strip(), cases, run, scan, time_dim, stream)
         return cases
     return register
+
+
+class Draw:
+    """What a case builder draws its cases from, one mechanism for every exercise.
+
+    ``rng``: the values, a ``numpy.random.Generator``: ``default_rng(stream)`` for the fixed cases
+    (``seed=None``), ``default_rng([seed, stream])`` for a seed (each exercise its own stream).
+    ``int``, ``real``, ``choice``, ``pick``: a shape, a length, the position of a special step, a
+    parameter: ``default`` for the fixed cases (nothing drawn, so the fixed cases' values are the
+    ones they always were), else drawn from the range given (ints inclusive)."""
+
+    def __init__(self, seed: int | None, stream: int):
+        self.fixed = seed is None
+        self.rng = np.random.default_rng(stream if seed is None else [seed, stream])
+
+    def pick(self, default, draw: Callable):
+        """``default`` for the fixed cases, else ``draw(rng)``."""
+        return default if self.fixed else draw(self.rng)
+
+    def int(self, default: int, lo: int, hi: int) -> int:
+        return self.pick(default, lambda rng: int(rng.integers(lo, hi + 1)))
+
+    def real(self, default: float, lo: float, hi: float) -> float:
+        """Rounded to 3 decimals: the value a case's description shows is the one it uses."""
+        return self.pick(default, lambda rng: round(float(rng.uniform(lo, hi)), 3))
+
+    def choice(self, default, options):
+        return self.pick(default, lambda rng: options[int(rng.integers(len(options)))])
 
 
 def names() -> list[str]:
@@ -76,15 +119,34 @@ def task(name: str) -> str:
     return _get(name).task
 
 
-def check(name: str, fn: Callable) -> None:
+def cases(name: str, seed: int | None = None) -> list[tuple]:
+    """The cases that ``check(name, fn, seed)`` runs, in order: (description, args, kwargs,
+    expected[, marks]), ``marks`` the special steps that a failure's hint names."""
+    ex = _get(name)
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0):
+        raise TypeError(f"seed must be None or an int >= 0, got {seed!r}")
+    out = ex.cases(Draw(None if seed is None else int(seed), ex.stream))
+    if seed is not None:
+        out = [(f"{case} (seed={seed})", *rest) for case, *rest in out]
+    return out
+
+
+def check(name: str, fn: Callable, seed: int | None = None) -> None:
     """Run ``fn`` on every case of exercise ``name``: None when all are right, else an
     ``AssertionError`` naming the case, the step where the error starts, what was expected there
     and what came out, and what is special about that step (an episode end, the window's last
-    step, a chunk boundary) as a hint."""
+    step, a chunk boundary) as a hint.
+
+    ``seed``: None (the default) runs the fixed cases, those the notebooks show. An int >= 0 runs
+    cases drawn from it: the same edge cases, the same simplest-first order, but other random
+    values and, where a case allows, other shapes, lengths, parameters and positions of the
+    special steps; the same seed gives the same cases, so a teacher can grade with cases the
+    students never saw (a failing case's name ends in ``(seed=...)``). The concept exercise
+    (``vtrace_floor_bytes``) takes it too: it draws the sizes."""
     ex = _get(name)
     if not callable(fn):
         raise TypeError(f"check({name!r}, fn): fn must be a function, got {type(fn).__name__}")
-    for case, args, kwargs, expected, *marks in ex.cases():
+    for case, args, kwargs, expected, *marks in cases(name, seed):
         with _watch(), np.errstate(all="ignore"):  # the interpreter's NumPy warns at the NaN cases' arithmetic
             try:
                 got = ex.run(fn, args, kwargs)
@@ -108,19 +170,19 @@ TRITON_HINT = ("(In Triton, on blocks: &, |, ~ rather than and, or, not; tl.mini
                "shows a block.)")
 
 
-def attempt(name: str, fn: Callable | None) -> bool:
+def attempt(name: str, fn: Callable | None, seed: int | None = None) -> bool:
     """:func:`check` for a notebook cell: prints the verdict; True when right, False while ``fn``
     is a starter (it raises ``NotImplementedError``, or is None where a Triton function is to be
-    written); a wrong answer raises."""
+    written); a wrong answer raises. ``seed`` as in :func:`check`."""
     if fn is None:
         print(f"{name}: not attempted yet (assign your @triton.jit function to {name})")
         return False
     try:
-        check(name, fn)
+        check(name, fn, seed=seed)
     except NotImplementedError:
         print(f"{name}: not attempted yet (the starter raises NotImplementedError)")
         return False
-    print(f"{name}: correct on every case")
+    print(f"{name}: correct on every case" + ("" if seed is None else f" (seed={seed})"))
     return True
 
 
@@ -371,14 +433,17 @@ def scan_hook(prologue, inputs, params, chunk: int = 64, reverse: bool = True, e
 
     ``X``: the pointers of ``inputs`` ((B, T) tensors, in order); ``offs``: the chunk's flat
     offsets into them (``tl.load(X[0] + offs, mask=m, other=0.0)``); ``t``: the time indices; ``T``:
-    the row length; ``m``: the in-bounds mask; ``P``: ``params`` as floats. One program per row.
+    the row length; ``m``: the in-bounds mask; ``P``: ``params``, ints (a count: ``for a in
+    range(P[2])``) as ints, the rest as floats. One program per row; an input may have trailing axes
+    (a (B, T, A) tensor: step ``offs``'s element ``a`` is at ``offs * A + a``).
     """
     if epilogue is not None and not reverse:
         raise ValueError("scan_hook: an epilogue goes with a reverse scan")
     X = tuple(x.contiguous() for x in inputs)
     B, T = X[0].shape
     out = torch.empty(B, T, dtype=torch.float32, device=X[0].device)
-    _scan_hook_kernel[(B,)](X, out, tuple(float(p) for p in params), T, PROLOGUE=prologue, CHUNK=chunk,
+    P = tuple(int(p) if isinstance(p, (int, np.integer)) and not isinstance(p, bool) else float(p) for p in params)
+    _scan_hook_kernel[(B,)](X, out, P, T, PROLOGUE=prologue, CHUNK=chunk,
                             REVERSE=reverse, EPILOGUE=epilogue)
     return out
 
@@ -407,14 +472,14 @@ tl.load(X[i] + offs, mask=m, other=0.0); the step after t is offs + 1 (mask it w
 
 
 # ---- 00: the associative scan ---------------------------------------------------------------------
-@_exercise("matrix_compose", "00_associative_scan", "numpy", """
+@_exercise("matrix_compose", "00_associative_scan", "numpy", stream=0, task="""
 matrix_compose(p, q) -> (A, b): the composition "q first, then p" of two affine maps
 y -> A_i @ y + b_i, with p = (A1, b1) and q = (A2, b2) NumPy arrays (n x n, n).
 """, scan=None)
-def _matrix_compose_cases():
-    rng = np.random.default_rng(0)
+def _matrix_compose_cases(d):
+    rng = d.rng
     out = []
-    for n in (1, 3):
+    for n in (1, d.int(3, 2, 5)):
         A1, A2 = rng.normal(size=(2, n, n))
         b1, b2 = rng.normal(size=(2, n))
         out.append((f"n={n}", ((A1, b1), (A2, b2)), {}, (A1 @ A2, b1 + A1 @ b2)))
@@ -422,122 +487,135 @@ def _matrix_compose_cases():
 
 
 # ---- 00b: Triton from zero ------------------------------------------------------------------------
-@_exercise("td_target_kernel", "00b_triton_from_zero", "kernel", """
+@_exercise("td_target_kernel", "00b_triton_from_zero", "kernel", stream=1, task="""
 td_target_kernel(rewards, next_values, dones, gamma) -> targets: r_t + gamma * (1 - done_t) * V(s_{t+1})
 elementwise, computed by your Triton kernel. Inputs are 1-D tensors of any length (float32
 rewards and next_values, bool dones); gamma a float.
 """, scan=None)
-def _td_target_cases():
-    rng = np.random.default_rng(1)
+def _td_target_cases(d):
+    rng, gamma = d.rng, d.real(0.9, 0.8, 0.99)
     out = []
-    for n in (8, 1, 1000):
+    for n in (d.int(8, 2, 16), 1, d.int(1000, 300, 1500)):
         r, v = rng.normal(size=(2, n))
-        d = _flags(rng, n, 0.2)
-        out.append((f"{n} elements", (_t(r), _t(v), _t(d, torch.bool), 0.9), {}, r + 0.9 * (1 - d) * v))
+        done = _flags(rng, n, 0.2)
+        out.append((f"{n} elements", (_t(r), _t(v), _t(done, torch.bool), gamma), {}, r + gamma * (1 - done) * v))
     return out
 
 
-@_exercise("block_scan", "00b_triton_from_zero", "kernel", """
+@_exercise("block_scan", "00b_triton_from_zero", "kernel", stream=2, task="""
 block_scan(rewards, dones, gamma, last_value) -> returns: G_t = r_t + gamma * (1 - done_t) * G_{t+1}
 for one row (1-D tensors of length T <= 1024), G_T = last_value (a float), in one program with
 tl.associative_scan (reverse=True): G_t = B_t + A_t * last_value from the composed maps (A_t, B_t).
 """)
-def _block_scan_cases():
-    rng = np.random.default_rng(2)
+def _block_scan_cases(d):
+    rng, gamma, last = d.rng, d.real(0.9, 0.8, 0.99), d.real(1.5, -2.0, 2.0)
     out = []
-    for T, p_done, what in ((5, 0.0, "no episode end"), (64, 0.1, "episode ends"), (1, 0.0, "one step"),
-                            (1000, 0.05, "episode ends")):
-        r, d = rng.normal(size=T), _flags(rng, T, p_done)
-        expected = reference.discounted_returns(r, gamma=0.9, terminated=d, bootstrap_value=np.float64(1.5))
-        out.append((f"{what}, T={T}, last_value 1.5", (_t(r), _t(d, torch.bool), 0.9, 1.5), {}, expected, {DONE: d}))
+    for T, p_done, what in ((d.int(5, 2, 9), 0.0, "no episode end"), (d.int(64, 20, 100), 0.1, "episode ends"),
+                            (1, 0.0, "one step"), (d.int(1000, 600, 1024), 0.05, "episode ends")):
+        r, done = rng.normal(size=T), _flags(rng, T, p_done)
+        expected = reference.discounted_returns(r, gamma=gamma, terminated=done, bootstrap_value=np.float64(last))
+        out.append((f"{what}, T={T}, last_value {last}", (_t(r), _t(done, torch.bool), gamma, last), {}, expected,
+                    {DONE: done}))
     return out
 
 
-@_exercise("chunked_scan", "00b_triton_from_zero", "kernel", """
+@_exercise("chunked_scan", "00b_triton_from_zero", "kernel", stream=3, task="""
 chunked_scan(rewards, dones, gamma, chunk) -> returns, for a contiguous (B, T) batch of any T
 (float32 rewards, bool dones): one program per row walking chunks of `chunk` steps (a power of
 two, a tl.constexpr) from the end, the carry G_{t+1} handed from chunk to chunk.
 """)
-def _chunked_scan_cases():
-    rng = np.random.default_rng(3)
+def _chunked_scan_cases(d):
+    rng, gamma = d.rng, d.real(0.9, 0.8, 0.99)
     out = []
-    for shape, p_done, what, chunk in (((2, 5), 0.0, "one chunk", 64), ((3, 300), 0.0, "chunks, no episode end", 64),
-                                       ((3, 700), 0.05, "chunks and episode ends", 128)):
-        r, d = rng.normal(size=shape), _flags(rng, shape, p_done)
-        out.append((f"{what}, shape {shape}, chunk {chunk}", (_t(r), _t(d, torch.bool), 0.9, chunk), {},
-                    reference.discounted_returns(r, gamma=0.9, terminated=d), {DONE: d, **_carry_steps(shape, chunk)}))
+    for shape, p_done, what, chunk in (((d.int(2, 1, 3), d.int(5, 2, 64)), 0.0, "one chunk", 64),
+                                       ((d.int(3, 2, 4), d.int(300, 129, 330)), 0.0, "chunks, no episode end", 64),
+                                       ((d.int(3, 2, 3), d.int(700, 400, 720)), 0.05, "chunks and episode ends", 128)):
+        r, done = rng.normal(size=shape), _flags(rng, shape, p_done)
+        out.append((f"{what}, shape {shape}, chunk {chunk}", (_t(r), _t(done, torch.bool), gamma, chunk), {},
+                    reference.discounted_returns(r, gamma=gamma, terminated=done),
+                    {DONE: done, **_carry_steps(shape, chunk)}))
     return out
 
 
-@_exercise("reset_scan", "00b_triton_from_zero", "kernel", """
+@_exercise("reset_scan", "00b_triton_from_zero", "kernel", stream=13, task="""
 reset_scan(rewards, dones, gamma, chunk) -> returns: chunked_scan with episode ends as resets: the
 combine takes triples (a, b, reset) and selects with tl.where where a reset ends the episode, and
 the carry is selected away the same way, so a NaN or inf reward stays inside its own episode
 (within a chunk and across chunks). Same arguments and results as chunked_scan otherwise.
 """)
-def _reset_scan_cases():
-    rng = np.random.default_rng(13)
+def _reset_scan_cases(d):
+    rng, gamma = d.rng, d.real(0.9, 0.8, 0.99)
     out = []
-    for shape, chunk, what in (((1, 8), 64, "a NaN after an episode end, one chunk"),
-                               ((2, 300), 64, "NaN and inf after episode ends, within and across chunks")):
-        r, d = rng.normal(size=shape), _flags(rng, shape, 0.02)
-        d[:, 3] = True  # an episode end in the first chunk, and bad rewards after it
-        r[:, 6] = np.nan
-        if shape[1] > 64:
-            d[:, [100, 190]] = True  # an episode ends at 100, then a NaN in the next chunk, an inf in a later one
-            r[0, 130], r[1, 260] = np.nan, np.inf
-        out.append((f"{what}, shape {shape}, chunk {chunk}", (_t(r), _t(d, torch.bool), 0.9, chunk), {},
-                    reference.discounted_returns(r, gamma=0.9, terminated=d), {DONE: d, **_carry_steps(shape, chunk)}))
+    for shape, chunk, what in (
+            ((1, d.int(8, 6, 16)), 64, "a NaN after an episode end, one chunk"),
+            ((2, d.int(300, 270, 330)), 64, "NaN and inf after episode ends, within and across chunks")):
+        r, done = rng.normal(size=shape), _flags(rng, shape, 0.02)
+        end = d.int(3, 0, min(shape[1], 64) - 3)  # an episode end in the first chunk, and a bad reward after it
+        done[:, end] = True
+        r[:, d.int(6, end + 1, min(shape[1], 64) - 1)] = np.nan
+        if shape[1] > 64:  # an end in chunk 1, then a NaN in a later chunk; another end, then an inf in chunk 4
+            end1 = d.int(100, 64, 120)
+            nan1 = d.int(130, 128, 180)
+            end2, inf1 = d.int(190, nan1 + 1, 250), d.int(260, 256, shape[1] - 1)
+            done[:, [end1, end2]] = True
+            done[0, 128:nan1], done[1, 256:inf1] = False, False  # their episodes reach the chunks' first steps: the
+            r[0, nan1], r[1, inf1] = np.nan, np.inf                # carries into the chunks before are NaN and inf
+        out.append((f"{what}, shape {shape}, chunk {chunk}", (_t(r), _t(done, torch.bool), gamma, chunk), {},
+                    reference.discounted_returns(r, gamma=gamma, terminated=done),
+                    {DONE: done, **_carry_steps(shape, chunk)}))
     return out
 
 
-@_exercise("gae_kernel", "00b_triton_from_zero", "kernel", """
+@_exercise("gae_kernel", "00b_triton_from_zero", "kernel", stream=4, task="""
 gae_kernel(rewards, values, next_values, dones, gamma, lam, chunk) -> advantages, (B, T) float32 and
 bool dones (terminations): your reset_scan (chunks of `chunk` steps) with GAE's prologue, the
 triple (a_t, b_t, reset_t) = (gamma*lam, delta_t, done_t) with delta_t = r_t + gamma (1 - done_t)
 V(s_{t+1}) - V(s_t) written as a select (next_values behind a termination may be NaN), and its
 epilogue storing A_t. Contiguous inputs.
 """)
-def _gae_kernel_cases():
-    rng = np.random.default_rng(4)
+def _gae_kernel_cases(d):
+    rng, gamma, lam = d.rng, d.real(0.9, 0.8, 0.99), d.real(0.8, 0.5, 0.95)
     out = []
-    for shape, p in (((2, 7), 0.0), ((3, 600), 0.05), ((2, 300), 0.05)):
+    for i, (shape, p) in enumerate((((d.int(2, 1, 3), d.int(7, 2, 20)), 0.0),
+                                    ((d.int(3, 2, 3), d.int(600, 300, 640)), 0.05),
+                                    ((2, d.int(300, 200, 330)), 0.05))):
         r, v, nv = rng.normal(size=(3, *shape))
-        d = _flags(rng, shape, p)
+        done = _flags(rng, shape, p)
         what = f"shape {shape}, chunk 64" + (", episode ends" if p else "")
-        if shape == (2, 300):  # NaN where nothing may read it: behind terminations, and in later episodes
-            d[:, 100] = True
-            nv, r = np.where(d, np.nan, nv), r.copy()
-            r[:, 150] = np.nan
+        if i == 2:  # NaN where nothing may read it: behind terminations, and in later episodes (later chunks)
+            done[:, d.int(100, 64, 127)] = True
+            nv, r = np.where(done, np.nan, nv), r.copy()
+            r[:, d.int(150, 128, shape[1] - 1)] = np.nan
             what += ", NaN next values behind terminations and a NaN reward after one"
-        adv, _ = reference.gae(r, v, next_values=nv, terminated=d, gamma=0.9, lambda_=0.8)
-        out.append((what,
-                    (_t(r), _t(v), _t(nv), _t(d, torch.bool), 0.9, 0.8, 64), {}, adv, {DONE: d, **_carry_steps(shape)}))
+        adv, _ = reference.gae(r, v, next_values=nv, terminated=done, gamma=gamma, lambda_=lam)
+        out.append((what, (_t(r), _t(v), _t(nv), _t(done, torch.bool), gamma, lam, 64), {}, adv,
+                    {DONE: done, **_carry_steps(shape)}))
     return out
 
 
-@_exercise("strided_scan", "00b_triton_from_zero", "kernel", """
+@_exercise("strided_scan", "00b_triton_from_zero", "kernel", stream=15, task="""
 strided_scan(rewards, dones, gamma, chunk) -> returns: reset_scan for time-major (T, B) tensors of
 any strides (a transposed or sliced view included), read in place: element (t, b) of x is at
 X + t * x.stride(0) + b * x.stride(1). Returns a (T, B) tensor; one program per column b.
 """, time_dim=0)
-def _strided_scan_cases():
-    rng = np.random.default_rng(15)
+def _strided_scan_cases(d):
+    rng, gamma = d.rng, d.real(0.9, 0.8, 0.99)
     out = []
-    for what, T, B in (("contiguous (T, B)", 50, 3), ("a transposed (B, T) buffer", 150, 4),
-                       ("every other column of a wider buffer", 90, 3)):
-        r, d = rng.normal(size=(T, B)), _flags(rng, (T, B), 0.05)
-        expected = reference.discounted_returns(r.T, gamma=0.9, terminated=d.T).T
-        rt, dt = _t(r), _t(d, torch.bool)
+    for what, T, B in (("contiguous (T, B)", d.int(50, 5, 64), d.int(3, 2, 4)),
+                       ("a transposed (B, T) buffer", d.int(150, 65, 200), d.int(4, 2, 5)),
+                       ("every other column of a wider buffer", d.int(90, 40, 130), d.int(3, 2, 4))):
+        r, done = rng.normal(size=(T, B)), _flags(rng, (T, B), 0.05)
+        expected = reference.discounted_returns(r.T, gamma=gamma, terminated=done.T).T
+        rt, dt = _t(r), _t(done, torch.bool)
         if what.startswith("a transposed"):
-            rt, dt = _t(r.T.copy()).t(), _t(d.T.copy(), torch.bool).t()  # strides (1, T)
+            rt, dt = _t(r.T.copy()).t(), _t(done.T.copy(), torch.bool).t()  # strides (1, T)
         elif what.startswith("every other"):
             wide_r, wide_d = torch.zeros(T, 2 * B, device=rt.device), torch.zeros(T, 2 * B, dtype=torch.bool,
                                                                                  device=rt.device)
             wide_r[:, ::2], wide_d[:, ::2] = rt, dt
             rt, dt = wide_r[:, ::2], wide_d[:, ::2]  # strides (2B, 2)
-        out.append((f"{what}, T={T}, B={B}, strides {tuple(rt.stride())}, chunk 64", (rt, dt, 0.9, 64), {},
-                    expected, {DONE: d, **_carry_steps((T, B), 64)}))
+        out.append((f"{what}, T={T}, B={B}, strides {tuple(rt.stride())}, chunk 64", (rt, dt, gamma, 64), {},
+                    expected, {DONE: done, **_carry_steps((T, B), 64)}))
     return out
 
 
@@ -559,7 +637,7 @@ def _n_step_reference(r, nv, term, gamma, n):
     return G
 
 
-@_exercise("n_step_returns", "01_discounted_return", "hook", """
+@_exercise("n_step_returns", "01_discounted_return", "hook", stream=5, task="""
 n_step_returns(rewards, next_values, terminated, gamma, n) -> G, (B, T) tensors:
 G_t = sum_{k<m} gamma^k r_{t+k} + gamma^m V(s_{t+m}), m = n steps or fewer: an episode that
 terminates inside the n steps adds no bootstrap; the window's end bootstraps from next_values.
@@ -567,28 +645,30 @@ Write it with rltriton_lite.linear_scan and tensor ops: without terminations the
 difference of two values of one discounted sum, S_t - gamma^n S_{t+n}; a termination inside the
 n steps ends the sum there instead. Returns G itself.
 """ + SCAN_RULES)
-def _n_step_cases():
-    rng = np.random.default_rng(5)
+def _n_step_cases(d):
+    rng, gamma = d.rng, d.real(0.9, 0.8, 0.99)
     out = []
-    for shape, p, n in (((1, 6), 0.0, 1), ((2, 9), 0.0, 3), ((3, 40), 0.1, 4), ((2, 30), 0.1, 50)):
+    T_long = d.int(30, 10, 40)  # n larger than the window
+    for shape, p, n in (((1, d.int(6, 3, 10)), 0.0, 1), ((2, d.int(9, 5, 15)), 0.0, d.int(3, 2, 4)),
+                        ((3, d.int(40, 20, 50)), 0.1, d.int(4, 3, 8)), ((2, T_long), 0.1, d.int(50, T_long + 1, 60))):
         r, nv = rng.normal(size=(2, *shape))
-        d = _flags(rng, shape, p)
+        done = _flags(rng, shape, p)
         what = f"n={n}, shape {shape}" + (", terminations" if p else "")
-        out.append((what, (_t(r), _t(nv), _t(d, torch.bool), 0.9, n), {}, _n_step_reference(r, nv, d, 0.9, n),
-                    {TERM: d}))
+        out.append((what, (_t(r), _t(nv), _t(done, torch.bool), gamma, n), {},
+                    _n_step_reference(r, nv, done, gamma, n), {TERM: done}))
     return out
 
 
-@_exercise("transposed_scan", "01_discounted_return", "kernel", """
+@_exercise("transposed_scan", "01_discounted_return", "kernel", stream=10, task="""
 transposed_scan: a @triton.jit prologue transposed_scan(X, offs, t, T, m, P) -> (a, b) for
 exercises.scan_hook(..., reverse=False), with X = (a, dy): the gradient of y = linear_scan(a, b)
 (y_t = b_t + a_t y_{t+1}) with respect to b, g_t = dy_t + a_{t-1} g_{t-1} (g_0 = dy_0), as a
 forward scan of the pairs (a_{t-1}, dy_t): load a one step back (offs - 1, masked by t >= 1).
 """ + HOOK_RULES, run=lambda fn, args, kw: scan_hook(fn, args, (), reverse=False), scan="forward")
-def _transposed_scan_cases():
-    rng = np.random.default_rng(10)
+def _transposed_scan_cases(d):
+    rng = d.rng
     out = []
-    for shape in ((1, 5), (2, 100), (3, 40)):
+    for shape in ((1, d.int(5, 2, 9)), (2, d.int(100, 65, 140)), (3, d.int(40, 10, 64))):
         a, dy = rng.uniform(0.5, 1.0, size=shape), rng.normal(size=shape)
         a_t = torch.tensor(a, requires_grad=False)
         b_t = torch.zeros(shape, dtype=torch.float64, requires_grad=True)
@@ -610,7 +690,7 @@ def _with_gradient(fn, args, kw):
     return y.detach(), g
 
 
-@_exercise("returns_autograd", "01_discounted_return", "kernel", """
+@_exercise("returns_autograd", "01_discounted_return", "kernel", stream=16, task="""
 returns_autograd(rewards, dones, gamma) -> returns, differentiable in rewards: a
 torch.autograd.Function whose forward runs the reverse scan G_t = r_t + gamma (1 - done_t) G_{t+1}
 (exercises.scan_hook with your Triton prologue) and whose backward runs the transposed scan,
@@ -618,17 +698,17 @@ forwards in time: dL/dr_t = g_t, g_t = dL/dG_t + gamma (1 - done_{t-1}) g_{t-1} 
 reverse=False and a second prologue; the step before t = 0 has no done flag: cut there). Save
 what the backward needs with ctx.save_for_backward. (B, T) float32 rewards, bool dones.
 """, run=_with_gradient, scan=("reverse", "forward"))
-def _returns_autograd_cases():
-    rng = np.random.default_rng(16)
+def _returns_autograd_cases(d):
+    rng, gamma = d.rng, d.real(0.9, 0.8, 0.99)
     out = []
-    for shape, p in (((1, 6), 0.0), ((2, 40), 0.1), ((3, 150), 0.05)):
+    for shape, p in (((1, d.int(6, 2, 9)), 0.0), ((2, d.int(40, 10, 64)), 0.1), ((3, d.int(150, 65, 200)), 0.05)):
         r, w = rng.normal(size=(2, *shape))
-        d = _flags(rng, shape, p)
-        G = reference.discounted_returns(r, gamma=0.9, terminated=d)
-        a_prev = np.concatenate([np.zeros((shape[0], 1)), 0.9 * (1 - d[:, :-1])], 1)  # gamma (1 - done_{t-1})
+        done = _flags(rng, shape, p)
+        G = reference.discounted_returns(r, gamma=gamma, terminated=done)
+        a_prev = np.concatenate([np.zeros((shape[0], 1)), gamma * (1 - done[:, :-1])], 1)  # gamma (1 - done_{t-1})
         g = reference.linear_scan(a_prev, w, reverse=False)
         what = f"shape {shape}" + (", episode ends" if p else "") + (", several chunks" if shape[1] > 64 else "")
-        out.append((what, (_t(r), _t(d, torch.bool), 0.9, _t(w)), {}, (G, g), {DONE: d}))
+        out.append((what, (_t(r), _t(done, torch.bool), gamma, _t(w)), {}, (G, g), {DONE: done}))
     return out
 
 
@@ -659,7 +739,7 @@ def _package_gae(fn, args, kw):
     return tuple(out)
 
 
-@_exercise("gae_prologue", "02_gae", "kernel", """
+@_exercise("gae_prologue", "02_gae", "kernel", stream=14, task="""
 gae_prologue: GAE's forward prologue in the package's own slots, a @triton.jit function
 gae_prologue(X, SX, P, row, t, m, T, ACC) -> (a, b, reset, valid, keep) that rltriton_lite.gae
 runs in its kernel instead of its own (exercises.package_prologue). Use episode.step(X, SX, P,
@@ -670,16 +750,17 @@ episode ends (done: terminated, truncated or the window's last step), valid as s
 and keep = (v,): the epilogue stores advantages y and returns y + keep[0]. The checker calls
 rl.gae with masks, truncations, a per-step gamma, time-major inputs and no next_values.
 """, run=_package_gae)
-def _gae_prologue_cases():
-    rng = np.random.default_rng(14)
+def _gae_prologue_cases(d):
+    rng, g, lam = d.rng, d.real(0.97, 0.9, 0.99), d.real(0.9, 0.7, 0.97)
     out = []
-    B, T = 3, 90
+    B, T = d.int(3, 3, 4), d.int(90, 65, 130)
     r, v, nv = rng.normal(size=(3, B, T))
     term, trunc = _flags(rng, (B, T), 0.05), _flags(rng, (B, T), 0.05)
     trunc &= ~term
     gamma = rng.uniform(0.9, 1.0, size=(B, T))
     mask = np.ones((B, T), dtype=bool)
-    mask[0, :7], mask[1, -5:], mask[2, 40:44] = False, False, False  # left, right and mid-row padding
+    left, right, mid, width = d.int(7, 1, 10), d.int(5, 1, 10), d.int(40, 12, T - 20), d.int(4, 1, 8)
+    mask[0, :left], mask[1, -right:], mask[2, mid:mid + width] = False, False, False  # left, right and mid-row padding
     boot = rng.normal(size=B)
     nv_nan = np.where(term, np.nan, nv)
     marks = {TERM: term, TRUNC: trunc}
@@ -693,68 +774,108 @@ def _gae_prologue_cases():
             ("no next_values: values[t+1] and bootstrap_value", dict(terminated=term, bootstrap_value=boot),
              dict(terminated=term, bootstrap_value=boot))):
         kw = {k: (_t(x, torch.bool) if x.dtype == bool else _t(x)) for k, x in kw.items()}
-        kw.setdefault("gamma", 0.97)
-        ref.setdefault("gamma", 0.97)
-        expected = reference.gae(r, v, lambda_=0.9, **ref)
+        kw.setdefault("gamma", g)
+        ref.setdefault("gamma", g)
+        expected = reference.gae(r, v, lambda_=lam, **ref)
         padded = {"a padded step (mask false: it must be the identity, not a step)": ~mask} if "mask" in ref else {}
-        out.append((f"{what}, shape ({B}, {T})", (_t(r), _t(v)), dict(kw, lambda_=0.9), tuple(expected),
+        out.append((f"{what}, shape ({B}, {T})", (_t(r), _t(v)), dict(kw, lambda_=lam), tuple(expected),
                     {**marks, **padded}))
-    kw = dict(terminated=_t(term.T, torch.bool), truncated=_t(trunc.T, torch.bool), next_values=_t(nv.T), gamma=0.97,
-              lambda_=0.9, time_dim=0)
-    expected = reference.gae(r, v, next_values=nv, terminated=term, truncated=trunc, gamma=0.97, lambda_=0.9)
+    kw = dict(terminated=_t(term.T, torch.bool), truncated=_t(trunc.T, torch.bool), next_values=_t(nv.T), gamma=g,
+              lambda_=lam, time_dim=0)
+    expected = reference.gae(r, v, next_values=nv, terminated=term, truncated=trunc, gamma=g, lambda_=lam)
     out.append(("time-major (T, B) inputs, time_dim=0", (_t(r.T), _t(v.T)), kw, tuple(expected), marks))
     return out
 
 
-@_exercise("gae_pairs", "02_gae", "hook", """
+@_exercise("gae_pairs", "02_gae", "hook", stream=6, task="""
 gae_pairs(rewards, values, next_values, terminated, truncated, gamma, lam) -> (a, b): GAE's
 prologue. The checker runs linear_scan(a, b) and compares y with the advantages: terminated
 cuts the bootstrap and the trace, truncated only the trace (it bootstraps from next_values).
 """ + SCAN_RULES, run=_scan)
-def _gae_pairs_cases():
-    rng = np.random.default_rng(6)
+def _gae_pairs_cases(d):
+    rng, gamma, lam = d.rng, d.real(0.9, 0.8, 0.99), d.real(0.8, 0.5, 0.95)
     out = []
-    for shape, p_term, p_trunc in (((1, 5), 0.0, 0.0), ((2, 40), 0.1, 0.0), ((3, 50), 0.05, 0.1)):
+    for shape, p_term, p_trunc in (((1, d.int(5, 2, 9)), 0.0, 0.0), ((2, d.int(40, 20, 64)), 0.1, 0.0),
+                                   ((3, d.int(50, 30, 70)), 0.05, 0.1)):
         r, v, nv = rng.normal(size=(3, *shape))
         term = _flags(rng, shape, p_term)
         trunc = _flags(rng, shape, p_trunc) & ~term
-        adv, _ = reference.gae(r, v, next_values=nv, terminated=term, truncated=trunc, gamma=0.9, lambda_=0.8)
+        adv, _ = reference.gae(r, v, next_values=nv, terminated=term, truncated=trunc, gamma=gamma, lambda_=lam)
         what = f"shape {shape}" + (", terminations" if p_term else "") + (", truncations" if p_trunc else "")
-        out.append((what, (_t(r), _t(v), _t(nv), _t(term, torch.bool), _t(trunc, torch.bool), 0.9, 0.8), {}, adv,
+        out.append((what, (_t(r), _t(v), _t(nv), _t(term, torch.bool), _t(trunc, torch.bool), gamma, lam), {}, adv,
                     {TERM: term, TRUNC: trunc}))
     return out
 
 
 # ---- 03: TD(λ) -------------------------------------------------------------------------------------
-def _q_lambda_reference(r, next_max_q, next_greedy, term, gamma, lam):
-    G = np.zeros_like(r)
-    carry = np.zeros(r.shape[:-1])
-    T = r.shape[-1]
-    for t in reversed(range(T)):
-        lam_t = lam * next_greedy[..., t] * (t < T - 1)  # the trace follows only greedy actions
-        g = r[..., t] + gamma * (1 - term[..., t]) * ((1 - lam_t) * next_max_q[..., t] + lam_t * carry)
-        G[..., t] = carry = g
+def _q_lambda_reference(r, next_q, next_action, term, gamma, lam):
+    """Watkins's Q(lambda), one step at a time in float64: a tie for the max counts as greedy."""
+    G = np.zeros(r.shape)
+    B, T = r.shape
+    for row in range(B):
+        g_next = 0.0
+        for t in reversed(range(T)):
+            if term[row, t]:
+                g = r[row, t]  # no bootstrap, and the trace ends (Q behind a termination is never read)
+            else:
+                q = next_q[row, t]
+                max_q = q.max()
+                greedy = q[next_action[row, t]] == max_q
+                trace = lam if greedy and t < T - 1 else 0.0
+                g = r[row, t] + gamma * ((1 - trace) * max_q + trace * g_next)
+            G[row, t] = g_next = g
     return G
 
 
-@_exercise("q_lambda", "03_td_lambda", "kernel", """
+def _next_actions(rng, q, p_greedy):
+    """The action taken at s_{t+1}: with probability p_greedy one of the greedy actions (ties drawn
+    uniformly among them), else one of the others (greedy after all where every action ties)."""
+    is_max = q == q.max(-1, keepdims=True)
+    want = rng.random(q.shape[:-1]) < p_greedy
+    allowed = np.where(want[..., None], is_max, ~is_max)
+    allowed |= is_max & ~allowed.any(-1, keepdims=True)
+    return np.argmax(np.where(allowed, rng.random(q.shape), -1.0), -1)
+
+
+@_exercise("q_lambda", "03_td_lambda", "kernel", stream=7, task="""
 q_lambda: a @triton.jit prologue q_lambda(X, offs, t, T, m, P) -> (a, b) for exercises.scan_hook,
-with X = (rewards, next_max_q, next_greedy, terminated) and P = (gamma, lam): Watkins's Q(lambda)
-targets G_t = r_t + gamma (1 - term_t) [(1 - l_t) max_a Q(s_{t+1}, a) + l_t G_{t+1}], with
-l_t = lam if the action taken at t+1 is greedy (next_greedy_t) and 0 otherwise or at the window's
-last step (t == T - 1). The harness scans y_t = b_t + a_t y_{t+1} from y_T = 0.
+with X = (rewards, next_q, next_action, terminated) and P = (gamma, lam, A): Watkins's Q(lambda)
+targets. next_q is (B, T, A) float32, Q(s_{t+1}, .) for the A actions (step offs's action a is at
+offs * A + a); next_action (B, T) int64, the action a_{t+1} taken at s_{t+1}; A an int. With a
+loop over the actions (for a in range(A)) compute max_q = max_a Q(s_{t+1}, a) and whether the
+action taken is greedy, Q(s_{t+1}, a_{t+1}) == max_q (a tie for the max counts as greedy). Then
+G_t = r_t + gamma (1 - term_t) [(1 - l_t) max_q + l_t G_{t+1}], l_t = lam where a_{t+1} is greedy
+and 0 where it is not (the trace is cut) or at the window's last step (t == T - 1). next_q behind a
+termination may be NaN: select it away (tl.where), do not multiply it by 0. The harness scans
+y_t = b_t + a_t y_{t+1} from y_T = 0.
 """ + HOOK_RULES, run=_scan_with(4))
-def _q_lambda_cases():
-    rng = np.random.default_rng(7)
+def _q_lambda_cases(d):
+    rng, gamma, lam = d.rng, d.real(0.9, 0.8, 0.99), d.real(0.8, 0.5, 0.95)
     out = []
-    for shape, p_greedy, p_term in (((1, 5), 1.0, 0.0), ((2, 30), 0.7, 0.0), ((3, 40), 0.7, 0.1)):
-        r, q = rng.normal(size=(2, *shape))
-        greedy = _flags(rng, shape, p_greedy)
+    for what, shape, A, p_greedy, p_term, grid in (
+            ("every next action greedy", (1, d.int(5, 2, 9)), d.int(3, 2, 4), 1.0, 0.0, False),
+            ("non-greedy actions", (2, d.int(30, 10, 64)), d.int(4, 3, 6), 0.6, 0.0, False),
+            ("ties (Q on a grid of integers: an action tied for the max is greedy)", (3, d.int(40, 20, 64)),
+             d.int(4, 3, 6), 0.6, 0.0, True),
+            ("non-greedy actions and terminations (NaN Q-values behind them: never to be read), several chunks",
+             (3, d.int(150, 65, 200)), d.int(5, 3, 6), 0.7, 0.08, False)):
+        r = rng.normal(size=shape)
+        if grid:
+            q = rng.integers(-2, 3, size=(*shape, A)).astype(np.float64)
+        else:  # float32 values: the kernel's comparisons see the same numbers as this loop
+            q = rng.normal(size=(*shape, A)).astype(np.float32).astype(np.float64)
+        action = _next_actions(rng, q, p_greedy)
         term = _flags(rng, shape, p_term)
-        what = f"shape {shape}" + (", non-greedy actions" if p_greedy < 1 else "") + (", terminations" if p_term else "")
-        out.append((what, (_t(r), _t(q), _t(greedy, torch.bool), _t(term, torch.bool), 0.9, 0.8), {},
-                    _q_lambda_reference(r, q, greedy, term, 0.9, 0.8),
-                    {TERM: term, "followed by a non-greedy action (the trace is cut)": ~greedy, **_carry_steps(shape)}))
+        q = np.where(term[..., None], np.nan, q)
+        q_taken = np.take_along_axis(q, action[..., None], -1)[..., 0]
+        greedy = q_taken == q.max(-1)
+        ties = greedy & ((q == q_taken[..., None]).sum(-1) > 1)
+        marks = {TERM: term, "followed by a non-greedy action (the trace is cut)": ~greedy & ~term,
+                 "followed by a greedy action tied with another for the max (greedy: the trace goes on)": ties,
+                 **_carry_steps(shape)}
+        out.append((f"{what}, shape {shape}, {A} actions",
+                    (_t(r), _t(q), _t(action, torch.int64), _t(term, torch.bool), gamma, lam, A), {},
+                    _q_lambda_reference(r, q, action, term, gamma, lam), marks))
     return out
 
 
@@ -770,23 +891,24 @@ def _retrace_reference(r, next_expected_q, next_q, next_log_ratio, term, gamma, 
     return G
 
 
-@_exercise("retrace", "04_vtrace", "kernel", """
+@_exercise("retrace", "04_vtrace", "kernel", stream=8, task="""
 retrace: a @triton.jit prologue retrace(X, offs, t, T, m, P) -> (a, b) for exercises.scan_hook,
 with X = (rewards, next_expected_q, next_q, next_log_ratio, terminated) and P = (gamma, lam):
 Retrace(lambda) targets for Q(s_t, a_t): G_t = r_t + gamma (1 - term_t) [E_pi Q(s_{t+1}, .)
 + c_{t+1} (G_{t+1} - Q(s_{t+1}, a_{t+1}))], c_{t+1} = lam min(1, pi/mu at t+1) =
 lam min(1, exp(next_log_ratio_t)), and c = 0 at the window's last step (t == T - 1).
 """ + HOOK_RULES, run=_scan_with(5))
-def _retrace_cases():
-    rng = np.random.default_rng(8)
+def _retrace_cases(d):
+    rng, gamma, lam = d.rng, d.real(0.9, 0.8, 0.99), d.real(0.8, 0.5, 0.95)
     out = []
-    for shape, spread, p_term in (((1, 5), 0.0, 0.0), ((2, 30), 1.0, 0.0), ((3, 40), 1.0, 0.1)):
+    for shape, spread, p_term in (((1, d.int(5, 2, 9)), 0.0, 0.0), ((2, d.int(30, 10, 64)), 1.0, 0.0),
+                                  ((3, d.int(40, 30, 140)), 1.0, 0.1)):
         r, eq, q = rng.normal(size=(3, *shape))
         log_ratio = rng.normal(scale=spread, size=shape)
         term = _flags(rng, shape, p_term)
         what = f"shape {shape}" + (", pi != mu" if spread else ", on-policy") + (", terminations" if p_term else "")
-        out.append((what, (_t(r), _t(eq), _t(q), _t(log_ratio), _t(term, torch.bool), 0.9, 0.8), {},
-                    _retrace_reference(r, eq, q, log_ratio, term, 0.9, 0.8), {TERM: term, **_carry_steps(shape)}))
+        out.append((what, (_t(r), _t(eq), _t(q), _t(log_ratio), _t(term, torch.bool), gamma, lam), {},
+                    _retrace_reference(r, eq, q, log_ratio, term, gamma, lam), {TERM: term, **_carry_steps(shape)}))
     return out
 
 
@@ -807,7 +929,7 @@ def vtrace_prologue(X, offs, t, T, m, P):
     return a, v + delta - a * v_next
 
 
-@_exercise("vtrace_pg", "04_vtrace", "kernel", """
+@_exercise("vtrace_pg", "04_vtrace", "kernel", stream=12, task="""
 vtrace_pg: a @triton.jit epilogue vtrace_pg(X, offs, t, T, m, P, y, y_next) -> pg for
 exercises.scan_hook(exercises.vtrace_prologue, X, P, epilogue=vtrace_pg), with X = (log_rhos,
 rewards, values, next_values, terminated) and P = (gamma, rho_bar, c_bar): the scan gives y = vs_t
@@ -815,39 +937,50 @@ and y_next = vs_{t+1}; return the policy-gradient advantage min(rho_bar, rho_t) 
 (1 - term_t) v_next - V_t), where v_next is vs_{t+1} inside the window and next_values at its last
 step (t == T - 1).
 """ + HOOK_RULES, run=lambda fn, args, kw: scan_hook(vtrace_prologue, args[:5], args[5:], epilogue=fn))
-def _vtrace_pg_cases():
-    rng = np.random.default_rng(12)
+def _vtrace_pg_cases(d):
+    rng, gamma, rho_bar, c_bar = d.rng, d.real(0.9, 0.8, 0.99), d.real(1.0, 0.8, 1.5), d.real(0.9, 0.6, 1.0)
     out = []
-    for shape, p_term, spread in (((1, 5), 0.0, 0.0), ((2, 100), 0.0, 1.0), ((3, 150), 0.05, 1.0)):
+    for shape, p_term, spread in (((1, d.int(5, 2, 9)), 0.0, 0.0), ((2, d.int(100, 65, 140)), 0.0, 1.0),
+                                  ((3, d.int(150, 65, 200)), 0.05, 1.0)):
         log_rhos = rng.normal(scale=spread, size=shape)
         r, v = rng.normal(size=(2, *shape))
         nv = np.concatenate([v[:, 1:], rng.normal(size=(shape[0], 1))], 1)  # one network: V' = V one step on
         term = _flags(rng, shape, p_term)
         nv = np.where(term, rng.normal(size=shape), nv)  # a terminal step's next value is never used
-        _, pg = reference.vtrace(log_rhos, r, v, gamma=0.9, rho_bar=1.0, c_bar=0.9, pg_rho_bar=1.0,
+        _, pg = reference.vtrace(log_rhos, r, v, gamma=gamma, rho_bar=rho_bar, c_bar=c_bar, pg_rho_bar=rho_bar,
                                  next_values=nv, terminated=term)
         what = f"shape {shape}" + (", terminations" if p_term else "") + (", off-policy" if spread else "")
-        out.append((what, (_t(log_rhos), _t(r), _t(v), _t(nv), _t(term, torch.bool), 0.9, 1.0, 0.9), {}, pg,
+        out.append((what, (_t(log_rhos), _t(r), _t(v), _t(nv), _t(term, torch.bool), gamma, rho_bar, c_bar), {}, pg,
                     {TERM: term, **_carry_steps(shape)}))
     return out
 
 
 # ---- 05: PPO ---------------------------------------------------------------------------------------
-@_exercise("dual_clip", "05_ppo", "kernel", """
+@_exercise("dual_clip", "05_ppo", "kernel", stream=17, task="""
 dual_clip: a @triton.jit elementwise hook dual_clip(X, offs, m, P) -> loss for exercises.map_hook,
 with X = (ratio, advantages) and P = (epsilon, c): dual-clip PPO's per-element loss,
 -max(min(r A, clip(r, 1-eps, 1+eps) A), c A) where A < 0, and PPO's -min(r A, clip(r) A) where
 A >= 0 (c > 1 bounds the loss of a negative advantage at a large ratio).
 """ + HOOK_RULES, run=_map_with(2), scan=None)
-def _dual_clip_cases():
+def _dual_clip_cases(d):
+    eps, c = d.real(0.2, 0.1, 0.3), d.real(3.0, 2.0, 4.0)
     r = np.array([0.5, 0.9, 1.0, 1.1, 1.5, 5.0, 0.5, 0.9, 1.0, 1.1, 1.5, 5.0])
     A = np.array([1.0] * 6 + [-1.0] * 6)
+    bands = ((0.2, 1 - eps), (1 - eps, 1 + eps), (1 + eps, c), (c, 2 * c))  # below the clip, inside, above, above c
+
+    def ratios(rng):
+        return rng.permutation(np.concatenate([rng.uniform(lo, hi, size=2) for lo, hi in bands]))
+
+    r_pos, r_neg = d.pick(r[:6], ratios), d.pick(r[6:], ratios)
+    a_pos = d.pick(A[:6], lambda rng: rng.uniform(0.1, 2.0, 8))
+    a_neg = d.pick(A[6:], lambda rng: -rng.uniform(0.1, 2.0, 8))
+    scale = d.pick(np.linspace(0.5, 2, 12), lambda rng: rng.uniform(0.5, 2.0, 16))
     out = []
-    for what, ratio, adv in (("positive advantages", r[:6], A[:6]), ("negative advantages", r[6:], A[6:]),
-                             ("both", r, A * np.linspace(0.5, 2, 12))):
-        obj = np.minimum(ratio * adv, np.clip(ratio, 0.8, 1.2) * adv)
-        obj = np.where(adv < 0, np.maximum(obj, 3.0 * adv), obj)
-        out.append((what, (_t(ratio), _t(adv), 0.2, 3.0), {}, -obj))
+    for what, ratio, adv in (("positive advantages", r_pos, a_pos), ("negative advantages", r_neg, a_neg),
+                             ("both", np.concatenate([r_pos, r_neg]), np.concatenate([a_pos, a_neg]) * scale)):
+        obj = np.minimum(ratio * adv, np.clip(ratio, 1 - eps, 1 + eps) * adv)
+        obj = np.where(adv < 0, np.maximum(obj, c * adv), obj)
+        out.append((what, (_t(ratio), _t(adv), eps, c), {}, -obj))
     return out
 
 
@@ -873,20 +1006,21 @@ def _twice(fn, args, kw):
     return first
 
 
-@_exercise("two_stage_mean", "05_ppo", "kernel", """
+@_exercise("two_stage_mean", "05_ppo", "kernel", stream=11, task="""
 two_stage_mean(x) -> a 0-d tensor: the mean of a 1-D float32 tensor by the loss's reduction in two
 launches: one program per BLOCK elements writes its partial sum (masked: padding adds 0), then one
 program adds the partials in a fixed order and divides by n. The checker calls it twice on each
 input: the two results must be the same bits.
 """, run=_twice, scan=None)
-def _two_stage_cases():
-    rng = np.random.default_rng(11)
-    return [(f"n={n}", (_t(x),), {}, np.float64(x.mean())) for n in (1, 777, 20000)
-            for x in (rng.normal(size=n) + 0.5,)]
+def _two_stage_cases(d):
+    rng = d.rng
+    ns = (1, d.int(777, 300, 1500), d.int(20000, 3000, 20000))
+    ns = tuple(n + (n % 1024 == 0) for n in ns)  # never a whole number of blocks: padding to get right
+    return [(f"n={n}", (_t(x),), {}, np.float64(x.mean())) for n in ns for x in (rng.normal(size=n) + 0.5,)]
 
 
 # ---- 06: SAC ---------------------------------------------------------------------------------------
-@_exercise("soft_lambda_targets", "06_sac", "kernel", """
+@_exercise("soft_lambda_targets", "06_sac", "kernel", stream=9, task="""
 soft_lambda_targets: a @triton.jit prologue soft_lambda_targets(X, offs, t, T, m, P) -> (a, b) for
 exercises.scan_hook, with X = (rewards, next_q1, next_q2, next_log_probs, log_probs, terminated)
 and P = (gamma, alpha, lam): the soft lambda-return (rltriton_lite.sac_targets with two critics).
@@ -894,37 +1028,41 @@ V'_t = min(Q1, Q2)(s_{t+1}) - alpha log pi(a'|s_{t+1}); G_t = r_t +
 gamma (1 - term_t)[(1 - lam) V'_t + lam (G_{t+1} - alpha log_probs_{t+1})], with V'_t alone in
 the bracket at the window's last step (a termination zeroes the bracket: G_t = r_t).
 """ + HOOK_RULES, run=_scan_with(6))
-def _soft_lambda_cases():
-    rng = np.random.default_rng(9)
+def _soft_lambda_cases(d):
+    rng, gamma, alpha, lam = d.rng, d.real(0.9, 0.8, 0.99), d.real(0.3, 0.1, 0.5), d.real(0.8, 0.5, 0.95)
     out = []
-    for shape, lam, p_term in (((1, 5), 0.0, 0.0), ((2, 30), 0.8, 0.0), ((3, 40), 0.8, 0.1)):
+    for shape, lam, p_term in (((1, d.int(5, 2, 9)), 0.0, 0.0), ((2, d.int(30, 10, 64)), lam, 0.0),
+                               ((3, d.int(40, 30, 140)), lam, 0.1)):
         r, q1, q2, nlp, lp = rng.normal(size=(5, *shape))
         term = _flags(rng, shape, p_term)
-        expected = reference.sac_targets(r, [q1, q2], nlp, gamma=0.9, alpha=0.3, lambda_=lam, log_probs=lp,
+        expected = reference.sac_targets(r, [q1, q2], nlp, gamma=gamma, alpha=alpha, lambda_=lam, log_probs=lp,
                                          terminated=term)
         what = f"lambda={lam}, shape {shape}" + (", terminations" if p_term else "")
-        out.append((what, (_t(r), _t(q1), _t(q2), _t(nlp), _t(lp), _t(term, torch.bool), 0.9, 0.3, lam), {},
+        out.append((what, (_t(r), _t(q1), _t(q2), _t(nlp), _t(lp), _t(term, torch.bool), gamma, alpha, lam), {},
                     expected, {TERM: term, **_carry_steps(shape)}))
     return out
 
 
 # ---- 07: CRR ---------------------------------------------------------------------------------------
-@_exercise("awr_weights", "07_crr", "kernel", """
+@_exercise("awr_weights", "07_crr", "kernel", stream=18, task="""
 awr_weights: a @triton.jit elementwise hook awr_weights(X, offs, m, P) -> weight for
 exercises.map_hook, with X = (advantages,) and P = (beta, max_weight): AWR's exponential weights
 exp(A / beta), clipped at max_weight (AWR and CRR use 20).
 """ + HOOK_RULES, run=_map_with(1), scan=None)
-def _awr_cases():
-    A = np.array([-3.0, -0.5, 0.0, 0.5, 2.0, 4.0])
-    return [(f"beta={beta}", (_t(A), beta, 20.0), {}, np.minimum(np.exp(A / beta), 20.0)) for beta in (1.0, 0.5)]
+def _awr_cases(d):
+    A = d.pick(np.array([-3.0, -0.5, 0.0, 0.5, 2.0, 4.0]), lambda rng: rng.permutation(np.concatenate(
+        [rng.uniform(-3, 0, 3), rng.uniform(0, 2, 3), rng.uniform(4.5, 6, 1)])))  # one above the clip
+    return [(f"beta={beta}", (_t(A), beta, 20.0), {}, np.minimum(np.exp(A / beta), 20.0))
+            for beta in (d.real(1.0, 0.7, 1.3), d.real(0.5, 0.3, 0.7))]
 
 
 # ---- 08: profiling ---------------------------------------------------------------------------------
-@_exercise("vtrace_floor_bytes", "08_profiling", "concept", """
+@_exercise("vtrace_floor_bytes", "08_profiling", "concept", stream=19, task="""
 vtrace_floor_bytes(B, T, elem_bytes) -> bytes: the fewest bytes V-trace's forward must move for a
 (B, T) rollout as the profiler calls it: it reads log_rhos, rewards, values, next_values (elements
 of elem_bytes bytes) and one flag byte per step (terminated), and writes vs and pg_advantages.
 """, scan=None)
-def _vtrace_floor_cases():
+def _vtrace_floor_cases(d):
     return [(f"B={B}, T={T}, {e}-byte elements", (B, T, e), {}, B * T * (6 * e + 1))
-            for B, T, e in ((1, 1, 4), (16384, 1024, 4), (4096, 128, 2))]
+            for B, T, e in ((1, 1, 4), (d.int(16384, 1000, 65536), d.int(1024, 16, 4096), d.choice(4, (4, 8))),
+                            (d.int(4096, 1, 8192), d.int(128, 1, 1024), 2))]

@@ -2,24 +2,30 @@
 
 ``ops()`` maps an algorithm name to how to make random inputs for it, how to call it, the
 PyTorch code it replaces (a CleanRL-style loop over time, or the eager formula for a loss), its
-reference (``rltriton_lite.reference``), and how many bytes it must move at the least. ``measure`` times the kernel, the torch path and the loop; ``profiler``
-wraps that in ipywidgets controls and a plot; ``sweep`` runs it over sizes with a progress bar.
+reference (``rltriton_lite.reference``), and how many bytes it must move at the least.
+``measure`` times the kernel, the torch path and the loop; ``profiler`` wraps that in ipywidgets
+controls and a plot; ``sweep`` runs it over sizes with a progress bar.
 
 On a GPU times are ``triton.testing.do_bench`` medians and the plot shows achieved GB/s against
 the measured copy bandwidth (the memory floor). On a CPU the kernels run under the Triton
-interpreter, whose times say nothing about GPU speed: the profiler then times small sizes, shows
-no bandwidth, and labels every time ``INTERPRETER_LABEL``. ``table`` prints rows as plain text
-(for a normal cell output, which a static render of a notebook shows: the widget's does not), and
+interpreter, whose times say nothing about GPU speed: there the profiler times what a CPU can
+time for real (``cpu_rows``: the package's PyTorch path against the code it replaces, wall clock,
+at the shapes RL code uses) and runs the kernel once in the interpreter as a correctness check,
+untimed; ``committed`` shows what a GPU measured, from the newest results file in
+benchmarks/results/ (a table and ``committed_chart``). ``table`` prints rows as plain text (for a
+normal cell output, which a static render of a notebook shows: the widget's does not), and
 ``read_wall_probe`` reads the committed wall-time probe (``tools/wall_probe.py``'s output).
-The last section draws the charts of the committed benchmark results (notebook 09):
-``floor_chart``, ``peers_chart`` and ``wall_gpu_chart``, with the data behind each.
+The charts of notebook 09 come last: ``floor_chart``, ``peers_chart`` and ``wall_gpu_chart``,
+with the data behind each, then one algorithm's: ``committed_rows``, ``committed_table`` and
+``committed_chart``.
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import time
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, NamedTuple
 
 import numpy as np
 import torch
@@ -266,11 +272,24 @@ def op(name: str) -> Op:
     return OPS[name]
 
 
+def _call(o: Op, x: dict, impl: str, p: dict):
+    """One call of ``impl`` ("triton", "torch" or "loop": the PyTorch code it replaces)."""
+    return o.loop(x, p) if impl == "loop" else o.run(x, impl, p)
+
+
+def _first(out):
+    return out[0] if isinstance(out, tuple) else out
+
+
 def measure(name: str, B: int, T: int, dtype=torch.float32, device: str | None = None,
-            impls=("triton", "torch", "loop"), seed: int = 0, **params):
+            impls=("triton", "torch", "loop"), seed: int = 0, check: bool = False, **params):
     """Time each implementation once on the same random inputs. Returns a list of dicts with
-    impl, B, T, ms, and on a GPU gbps (bytes moved at the least / time), floor_ms and pct_floor.
-    On a CPU (the Triton interpreter) there is no bandwidth to report: the rows have no gbps."""
+    impl, B, T, ms, and on a GPU gbps (bytes moved at the least / time), floor_ms and pct_floor;
+    with ``check``, also rel_err: the first output's ``rel_err`` against the float64 reference.
+    On a CPU there is no bandwidth to report (the rows have no gbps, and say how they were timed
+    in timing: one PyTorch thread, see ``cpu_threads``), and "triton" times the Triton
+    interpreter, which says nothing about speed: ``cpu_rows`` times the PyTorch code instead and
+    only checks the kernel."""
     device = device or default_device()
     o = op(name)
     p = o.defaults | params
@@ -278,24 +297,140 @@ def measure(name: str, B: int, T: int, dtype=torch.float32, device: str | None =
     es = torch.finfo(dtype).bits // 8
     nbytes = B * T * o.bytes_per_step(es)
     bw = copy_bandwidth(device)
+    expected = o.reference(as_numpy(x), p) if check else None
     rows = []
     for impl in impls:
-        fn = (lambda: o.loop(x, p)) if impl == "loop" else (lambda impl=impl: o.run(x, impl, p))
-        ms = time_ms(fn, device, rep=3 if device == "cpu" else 5)
+        with cpu_threads(1 if device == "cpu" else None):
+            ms = time_ms(lambda impl=impl: _call(o, x, impl, p), device, rep=3 if device == "cpu" else 5)
         row = dict(impl=impl, B=B, T=T, ms=ms)
+        if device == "cpu":
+            row["timing"] = INTERPRETER_LABEL if impl == "triton" else cpu_timing(1, 3)
         if bw is not None:
             row["gbps"] = nbytes / (ms * 1e-3) / 1e9
             row["floor_ms"] = nbytes / bw * 1e3
             row["pct_floor"] = 100 * row["floor_ms"] / ms
+        if check:
+            row["rel_err"] = rel_err(_first(_call(o, x, impl, p)), expected)
         rows.append(row)
     return rows
 
 
+# --------------------------------------------------------------------------------------------
+# On a CPU: real timings of the PyTorch code, and the kernel checked (not timed) in the interpreter
+# --------------------------------------------------------------------------------------------
+# The shapes RL code uses: a few short rollouts and many short ones (as in the committed results),
+# and a few long ones (2048 steps, SB3's default; the results' 64×16384 is offered in the
+# profiler, where the Python loop takes about a second per call).
+CPU_SHAPES = ((16, 128), (4096, 128), (64, 2048))
+CPU_REP = 5  # timed calls per median on a CPU (after one warm-up)
+# The kernel's correctness run in the interpreter: 4 rows × 64 steps in 16-step chunks, so that
+# each row crosses three chunk boundaries (the carry between chunks is checked too).
+CHECK_SHAPE, CHECK_CHUNK = (4, 64), 16
+CHECK_LABEL = "not timed: a correctness run of the Triton interpreter (its times are not performance)"
+IMPL_ROLES = {"loop": "the PyTorch code it replaces", "torch": "rltriton_lite's PyTorch path",
+              "triton": "rltriton_lite's Triton kernel"}
+SCANS = ("discounted_return", "gae", "td_lambda", "vtrace")
+
+
+def cpu_timing(threads: int, rep: int = CPU_REP) -> str:
+    """How a CPU's times were taken, in words."""
+    return (f"wall clock on this CPU, {threads} PyTorch thread{'s' if threads > 1 else ''}, median of {rep} "
+            f"call{'s' if rep > 1 else ''} after a warm-up: real timing")
+
+
+def impl_role(name: str, impl: str) -> str:
+    """What ``impl`` is for the algorithm ``name``, in words ("loop": the code the kernel replaces)."""
+    if impl != "loop":
+        return IMPL_ROLES[impl]
+    if name in SCANS:
+        return "the Python loop over time it replaces (CleanRL-style)"
+    return "CleanRL's one-line target it replaces" if name == "sac" else "the eager PyTorch formula it replaces"
+
+
+@contextlib.contextmanager
+def cpu_threads(n: int | None):
+    """Run the block with ``n`` PyTorch CPU threads (None: as set), then restore the setting. On a
+    shared or busy machine, one thread gives steady times: a multi-threaded op waits for its
+    slowest thread, and a thread the OS pauses can make one call 100× slower than the next."""
+    before = torch.get_num_threads()
+    if n:
+        torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
+def cpu_rows(name: str, shapes=CPU_SHAPES, seed: int = 0, threads: int | None = 1, rep: int = CPU_REP,
+             check: bool = True, **params) -> list[dict]:
+    """What a CPU can say about ``name``: at each of ``shapes``, the wall time per call of the
+    PyTorch code the kernel replaces ("loop": the Python loop over time, or the eager formula)
+    and of the package's PyTorch path ("torch"), on the same float32 inputs, each checked
+    against the float64 reference (rel_err); then one "triton" row, the kernel run once in the
+    Triton interpreter at ``CHECK_SHAPE`` and checked, with no time (ms None): the interpreter
+    runs each GPU program in Python, so its times say nothing about a GPU. Every row has impl,
+    role, B, T, ms, loop_x (the loop's time ÷ this row's), rel_err and timing (how it was
+    measured, in words). Times are medians of ``rep`` calls with ``threads`` PyTorch threads
+    (default one: steady on a busy machine, see ``cpu_threads``; None: as set). ``check=False``
+    leaves the kernel's row out (its first run in the interpreter takes a second or two)."""
+    from .config import Config, using
+
+    o = op(name)
+    p = o.defaults | params
+    rows = []
+    for B, T in shapes:
+        x = o.make(B, T, torch.float32, "cpu", torch.Generator().manual_seed(seed))
+        expected = o.reference(as_numpy(x), p)
+        pair = []
+        for impl in ("loop", "torch"):
+            with cpu_threads(threads):
+                ms = time_ms(lambda impl=impl: _call(o, x, impl, p), "cpu", rep=rep)
+            pair.append(dict(impl=impl, role=impl_role(name, impl), B=B, T=T, ms=ms,
+                             rel_err=rel_err(_first(_call(o, x, impl, p)), expected),
+                             timing=cpu_timing(threads or torch.get_num_threads(), rep)))
+        for row in pair:
+            row["loop_x"] = pair[0]["ms"] / row["ms"]
+        rows += pair
+    if not check:
+        return rows
+    B, T = CHECK_SHAPE
+    x = o.make(B, T, torch.float32, "cpu", torch.Generator().manual_seed(seed))
+    with using(Config(max_block_t=CHECK_CHUNK)):
+        err = error(o, x, "triton", p)
+    rows.append(dict(impl="triton", role=impl_role(name, "triton"), B=B, T=T, ms=None, loop_x=None, rel_err=err,
+                     timing=CHECK_LABEL))
+    return rows
+
+
+def cpu_why(name: str) -> str:
+    """Why the loop's time ÷ the PyTorch path's is what it is on a CPU, for ``name``, in words."""
+    if name in SCANS:
+        return ("Why: the loop runs T Python iterations of about ten small tensor ops, each with a fixed cost of a "
+                "few µs; the PyTorch path runs ⌈log₂ T⌉ rounds of about ten whole-tensor ops (a scan), so it pays "
+                "the fixed costs far less often but passes over all B×T elements ⌈log₂ T⌉ times. Few rows and "
+                "many steps: the fixed costs dominate and the PyTorch path wins; many rows and few steps: memory "
+                "passes dominate and the loop can win. A CPU has no launch to save: on a GPU each small op is "
+                "also a kernel launch, and the fused kernel passes over memory once.")
+    if name == "sac":
+        what = ("CleanRL's target is one expression (a few whole-tensor ops, no loop over time); the PyTorch path "
+                "is the general soft λ-return, which runs the scan (⌈log₂ T⌉ rounds) even at λ = 0")
+    else:
+        extra = {"ppo": "two diagnostics (the clip fraction and the approximate KL)",
+                 "crr": "the weights and advantages it can return"}.get(name, "what it returns besides the loss")
+        what = ("both are a few whole-tensor ops (no loop over time), but the PyTorch path also selects masked "
+                f"steps away and computes {extra}")
+    return (f"Why: {what}: more passes over memory, and at small shapes the package function's fixed cost per "
+            "call (argument checks, the custom op's dispatch) shows too, so on a CPU it is the slower one. On a "
+            "GPU each of those ops is also a kernel launch and a pass over memory, which the fused kernel "
+            "replaces with one: see the GPU figures.")
+
+
 def plot(rows, ax_time, ax_bw, title=""):
-    """Bar chart of times and of achieved GB/s (with the copy bandwidth as the ceiling). On a CPU
-    the times are labelled ``INTERPRETER_LABEL`` and the bandwidth panel says n/a."""
+    """Bar chart of times and of achieved GB/s (with the copy bandwidth as the ceiling): the GPU
+    profiler's plot. Rows without bandwidth (a CPU's) get no bandwidth panel, and their times
+    are labelled ``INTERPRETER_LABEL``: use ``cpu_plot`` for ``cpu_rows``."""
     names = [r["impl"] for r in rows]
-    colors = [{"triton": "tab:green", "torch": "tab:blue", "loop": "tab:red"}.get(n, "gray") for n in names]
+    colors = [IMPL_COLORS.get(n, "gray") for n in names]
     ax_time.clear()
     ax_bw.clear()
     ax_time.bar(names, [r["ms"] for r in rows], color=colors)
@@ -316,63 +451,155 @@ def plot(rows, ax_time, ax_bw, title=""):
                    transform=ax_bw.transAxes)
 
 
+IMPL_COLORS = {"triton": "tab:green", "torch": "tab:blue", "loop": "tab:red"}
+
+
+def _ms_text(v: float) -> str:
+    return f"{v:,.0f}" if v >= 1000 else f"{v:.3g}"
+
+
+def cpu_plot(rows, name: str):
+    """``cpu_rows``' timings as a figure at most ``CHART_MAX_WIDTH_PX`` wide: per shape, the
+    loop's and the PyTorch path's ms per call on a log axis, each bar labelled, and the loop ÷
+    PyTorch path ratio under each shape. The kernel's check (no time) is in the title."""
+    import matplotlib.pyplot as plt
+
+    timed = [r for r in rows if r["ms"] is not None]
+    shapes = list(dict.fromkeys((r["B"], r["T"]) for r in timed))
+    width = min(CHART_MAX_WIDTH_PX / 100 - 0.5, max(7.0, 1.9 * len(shapes) + 3))  # inches at 100 dpi
+    fig, ax = plt.subplots(figsize=(width, 3.8), dpi=100, layout="constrained")
+    for dx, impl in [(-0.2, "loop"), (0.2, "torch")]:
+        sel = {(r["B"], r["T"]): r for r in timed if r["impl"] == impl}
+        xs = [i for i, s in enumerate(shapes) if s in sel]
+        if not xs:
+            continue
+        vals = [sel[shapes[i]]["ms"] for i in xs]
+        bars = ax.bar([i + dx for i in xs], vals, 0.4, color=IMPL_COLORS[impl],
+                      label=f"{impl}: {sel[shapes[xs[0]]]['role']}")
+        ax.bar_label(bars, labels=[_ms_text(v) for v in vals], fontsize=8, padding=2)
+    ratio = {(r["B"], r["T"]): r["loop_x"] for r in timed if r["impl"] == "torch"}
+    ax.set_xticks(range(len(shapes)), [shape_name(s) + (f"\nloop ÷ torch path: {ratio[s]:.2g}×" if s in ratio else "")
+                                       for s in shapes])
+    ax.set_yscale("log")
+    lo, hi = min(r["ms"] for r in timed), max(r["ms"] for r in timed)
+    ax.set_ylim(lo / 3, hi * 40)  # room for the labels and the legend
+    ax.set_xlabel("shape (rows B × steps T), float32")
+    ax.set_ylabel("ms per call (log scale)")
+    ax.legend(fontsize=8, loc="upper left")
+    checks = [r for r in rows if r["ms"] is None]
+    note = "".join(f"\n{r['impl']} kernel: rel. error {r['rel_err']:.1e} at {shape_name((r['B'], r['T']))}, "
+                   "a correctness run of the Triton interpreter, not timed (not performance)" for r in checks)
+    ax.set_title(f"{name}: {timed[0]['timing']}{note}", fontsize=9)
+    return fig
+
+
 def profiler(name: str, B: int | None = None, T: int | None = None):
-    """ipywidgets controls (B, T, dtype and the algorithm's parameters) driving ``measure`` and
-    ``plot``. The callback runs once with the defaults, so headless execution covers it.
-    Returns ``(widget, last_rows)``; ``last_rows`` is a list updated on every run."""
+    """Live profiling of ``name`` on this machine, as ipywidgets controls and a plot; the
+    callback runs once with the defaults, so headless execution covers it. Returns
+    ``(widget, last_rows)``; ``last_rows`` is a list updated on every run, each row with a
+    rel_err against the float64 reference.
+
+    On a GPU: controls for B, T, dtype and the algorithm's parameters drive ``measure`` (the
+    Triton kernel, the PyTorch path and the PyTorch code it replaces, timed with do_bench) and
+    ``plot`` (time and achieved bandwidth against the copy bandwidth). On a CPU: ``cpu_rows`` at
+    the shapes picked (``CPU_SHAPES``, or B×T if given) and ``cpu_plot``: the PyTorch path against
+    the code it replaces, in real wall-clock time, and the kernel checked, not timed, in the
+    Triton interpreter. For the GPU's figures on a CPU, see ``committed``."""
+    import textwrap
+
     import ipywidgets as w
     import matplotlib.pyplot as plt
 
     device = default_device()
     o = op(name)
-    B = B or (4096 if device == "cuda" else 4)
-    T = T or (1024 if device == "cuda" else 32)
-    sizes_B = [4, 16, 256, 4096, 16384] if device == "cuda" else [2, 4, 8]
-    sizes_T = [16, 128, 1024, 4096] if device == "cuda" else [16, 32, 64]
-    controls = dict(
-        B=w.Dropdown(options=sorted(set(sizes_B + [B])), value=B, description="rows B"),
-        T=w.Dropdown(options=sorted(set(sizes_T + [T])), value=T, description="steps T"),
-        dtype=w.Dropdown(options=["float32", "bfloat16"] if device == "cuda" else ["float32"], value="float32",
-                         description="dtype"),
-    )
+    controls = {}
+    if device == "cuda":
+        B = B or 4096
+        T = T or 1024
+        controls.update(
+            B=w.Dropdown(options=sorted({4, 16, 256, 4096, 16384, B}), value=B, description="rows B"),
+            T=w.Dropdown(options=sorted({16, 128, 1024, 4096, T}), value=T, description="steps T"),
+            dtype=w.Dropdown(options=["float32", "bfloat16"], value="float32", description="dtype"),
+        )
+    else:
+        picked = [(B or 4096, T or 128)] if B or T else list(CPU_SHAPES)
+        options = list(dict.fromkeys(list(CPU_SHAPES) + [(256, 1024), (64, 16384)] + picked))
+        controls["shapes"] = w.SelectMultiple(options=[(shape_name(s), s) for s in options], value=picked,
+                                              description="B × T", rows=len(options))
     for k, (lo, hi, default) in o.params.items():
         controls[k] = w.FloatSlider(min=lo, max=hi, step=0.01, value=default, description=k)
     out = w.Output()
     last_rows: list = []
 
     def run(**kw):
-        dtype = getattr(torch, kw.pop("dtype"))
-        B_, T_ = kw.pop("B"), kw.pop("T")
-        rows = measure(name, B_, T_, dtype, device, **kw)
+        if device == "cuda":
+            dtype = getattr(torch, kw.pop("dtype"))
+            B_, T_ = kw.pop("B"), kw.pop("T")
+            rows = measure(name, B_, T_, dtype, device, check=True, **kw)
+        else:
+            rows = cpu_rows(name, list(kw.pop("shapes")) or [CPU_SHAPES[0]], **kw)
         last_rows[:] = rows
         with out:
             out.clear_output(wait=True)
-            fig, (a1, a2) = plt.subplots(1, 2, figsize=(10, 3.2))
-            plot(rows, a1, a2, f"{name}: {B_}×{T_} {dtype}".replace("torch.", ""))
-            plt.tight_layout()
-            plt.show()
-            print(table(rows, _PROFILER_COLUMNS if device == "cuda" else _PROFILER_COLUMNS_CPU))
-            if device == "cpu":
-                print(f"({INTERPRETER_LABEL}: these times check the kernels, they say nothing about a GPU)")
+            if device == "cuda":
+                fig, (a1, a2) = plt.subplots(1, 2, figsize=(10, 3.2))
+                plot(rows, a1, a2, f"{name}: {B_}×{T_} {dtype}".replace("torch.", ""))
+                plt.tight_layout()
+                plt.show()
+                print(live_table(rows))
+            else:
+                cpu_plot(rows, name)
+                plt.show()
+                print(live_table(rows))
+                print(textwrap.fill(cpu_why(name), 110))
 
     ui = w.interactive(run, {"manual": True, "manual_name": "run"}, **controls)
     run(**{k: c.value for k, c in controls.items()})
     return w.VBox([ui, out]), last_rows
 
 
-_PROFILER_COLUMNS = dict(impl="impl", B="B", T="T", ms="ms", gbps="GB/s", floor_ms="floor ms", pct_floor="% floor")
-_PROFILER_COLUMNS_CPU = dict(impl="impl", B="B", T="T", ms=f"ms ({INTERPRETER_LABEL})")
+_PROFILER_COLUMNS = dict(impl="impl", B="B", T="T", ms="ms", gbps="GB/s", floor_ms="floor ms", pct_floor="% floor",
+                         rel_err="rel. error")
+# ``cpu_rows``' columns for ``table``
+CPU_COLUMNS = dict(impl="impl", B="B", T="T", ms="ms per call", loop_x="loop ÷ this", rel_err="rel. error")
+
+
+def live_table(rows) -> str:
+    """The profiler's rows (``measure``'s or ``cpu_rows``') as a plain-text table, with a line
+    under it saying what each impl is and how it was timed."""
+    import textwrap
+
+    roles = "; ".join(f"{r['impl']}: {r.get('role', IMPL_ROLES.get(r['impl'], r['impl']))}"
+                      for r in {r["impl"]: r for r in rows}.values())
+    if any("timing" in r for r in rows):  # a CPU's rows
+        timings: dict = {}
+        for r in rows:
+            where = "" if r["ms"] is not None else f" at {shape_name((r['B'], r['T']))}"
+            timings.setdefault(r["timing"], []).append(r["impl"] + where)
+        notes = [roles + "."] + [f"{', '.join(dict.fromkeys(v))}: {k}." for k, v in timings.items()]
+        text = table(rows, {k: v for k, v in CPU_COLUMNS.items() if any(k in r for r in rows)}, digits=3)
+    else:
+        gpu = "gbps" in rows[0] if rows else False
+        how = ("live on this GPU: do_bench medians; GB/s and % floor count the fewest bytes the call must move" if gpu
+               else f"{INTERPRETER_LABEL}: these times check the kernels, they say nothing about a GPU")
+        notes = [roles + ".", f"ms: {how}."]
+        text = table(rows, {k: v for k, v in _PROFILER_COLUMNS.items() if any(k in r for r in rows)})
+    return "\n".join([text] + [textwrap.fill(n, 110) for n in notes])
 
 
 def _cell(v, digits: int) -> str:
     if v is None:
         return "n/a"
+    if isinstance(v, str):
+        return v
     if isinstance(v, float):
         if v == 0 or not np.isfinite(v):
             return "0" if v == 0 else str(v)
         mag = int(np.floor(np.log10(abs(v))))
         if -3 <= mag < 6:  # plain decimals: 0.08038, 27.68, 12123
             return f"{v:.{max(0, digits - 1 - mag)}f}"
+        if 6 <= mag < 9:  # whole numbers, thousands separated: 1,629,911
+            return f"{v:,.0f}"
         return f"{v:.{digits - 1}e}"
     return str(v)
 
@@ -380,8 +607,9 @@ def _cell(v, digits: int) -> str:
 def table(rows, columns=None, digits: int = 4) -> str:
     """``rows`` (dicts) as a plain-text table: a header, a rule, one line per row. ``columns``:
     the keys to show, in order, as a list, or a dict of key -> header (default: every key of the
-    rows, first seen first). Floats get ``digits`` significant digits, a missing key or None
-    shows as n/a; numbers are right-aligned, text left-aligned. Print it in a notebook cell of
+    rows, first seen first). Floats get ``digits`` significant digits (from a million up to a
+    billion: whole, thousands separated), a missing key or None shows as n/a, "" as a blank;
+    numbers are right-aligned, text left-aligned. Print it in a notebook cell of
     its own: a widget's output does not survive a static render."""
     if columns is None:
         columns = list(dict.fromkeys(k for r in rows for k in r))
@@ -390,8 +618,8 @@ def table(rows, columns=None, digits: int = 4) -> str:
     headers = dict(columns) if isinstance(columns, dict) else {c: str(c) for c in columns}
     keys = list(headers)
     cells = [[_cell(r.get(k), digits) for k in keys] for r in rows]
-    numeric = [all(isinstance(r.get(k), (int, float, type(None))) and not isinstance(r.get(k), bool) for r in rows)
-               for k in keys]
+    numeric = [all((isinstance(r.get(k), (int, float, type(None))) and not isinstance(r.get(k), bool))
+                   or r.get(k) == "" for r in rows) for k in keys]
     widths = [max([len(headers[k])] + [len(c[i]) for c in cells]) for i, k in enumerate(keys)]
 
     def line(values):
@@ -742,3 +970,202 @@ def wall_gpu_chart(res, dtype="float32", shapes=RL_SHAPES):
     fig.suptitle(f"Wall versus GPU time per call, {OURS_IMPL}, {dtype}, {' and '.join(passes)} "
                  f"({res['gpu']}, {res['date']})")
     return fig
+
+
+# --------------------------------------------------------------------------------------------
+# One algorithm's committed results (the notebooks' "profile it" sections; on a CPU, the GPU's
+# figures come from here: a CPU cannot time a GPU kernel)
+# --------------------------------------------------------------------------------------------
+# Every figure below is read from a results file: nothing is estimated. Implementations in the
+# order shown: ours, the PyTorch code it replaces, torch.compile of it, the peers, the anchors.
+IMPL_NAMES = {OURS_IMPL: "rltriton_lite (Triton kernel)", "pytorch_loop": "PyTorch loop over time",
+              "pytorch_eager": "eager PyTorch formula", "torch_compile": "torch.compile (eager formula)"}
+IMPL_NAMES.update({k: f"anchor: {v}" for k, v in ANCHORS.items()})
+_PEER_COLORS = ["tab:blue", "tab:purple", "tab:brown", "tab:pink", "tab:cyan", "tab:olive", "gold", "navy"]
+COMMITTED_COLUMNS = {"shape": "shape", "pass": "pass", "floor": "floor µs", "name": "implementation",
+                     "wall_us": "wall µs/call", "gpu_us": "GPU µs", "pct_floor": "% floor", "vs_ours": "wall ÷ ours"}
+
+
+def results_folder() -> str:
+    """benchmarks/results/ of this checkout (beside the package), else under the working
+    directory or its parent (a notebook runs in notebooks/)."""
+    import os
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    for root in (os.path.dirname(here), os.getcwd(), os.path.dirname(os.getcwd())):
+        folder = os.path.join(root, "benchmarks", "results")
+        if os.path.isdir(folder):
+            return folder
+    raise FileNotFoundError("no benchmarks/results/ beside the package or in the working directory")
+
+
+def impl_name(impl: str) -> str:
+    """A results row's impl in words ("pytorch_loop" -> "PyTorch loop over time"); peers by name."""
+    return IMPL_NAMES.get(impl, impl)
+
+
+def _impl_key(impl: str):
+    order = list(IMPL_NAMES)
+    return (order.index(impl) if impl in order[:4] else 4 if impl not in ANCHORS else 5, impl)
+
+
+def flagged(row) -> bool:
+    """The row's outputs disagreed with what the harness checked them against (NaN counts), as
+    the results' .md marks with "!"."""
+    err, tol = row.get("max_rel_err"), row.get("tol")
+    if not isinstance(err, float) or tol is None:
+        return False
+    return bool(row.get("checked_against")) if err != err else err > tol
+
+
+def committed_rows(res, name: str, dtype: str = "float32") -> list[dict]:
+    """Every row of algorithm ``name`` and ``dtype`` in the results, as one dict each: impl, name
+    (``impl_name``), B, T, pass, wall_us (wall time per call, host included), gpu_us (GPU time,
+    CUDA-graph replay; None where the impl has none), floor_us (the fewest bytes at copy
+    speed), pct_floor (100 × floor ÷ GPU time; None without GPU time), vs_ours (wall time ÷ ours
+    at the same case; None where ours is missing) and flagged. Sorted by pass, shape (fewest
+    elements first), then ours, the code it replaces, torch.compile, the peers, the anchors."""
+    sel = [r for r in res["rows"] if r["algorithm"] == name and r["dtype"] == dtype]
+    if not sel:
+        raise ValueError(f"no {dtype} rows of {name!r} in the results")
+    ours = {_case(r): r for r in sel if r["impl"] == OURS_IMPL}
+    rows = []
+    for r in sel:
+        gpu = r["kernel_ms"]
+        mine = ours.get(_case(r))
+        rows.append(dict(impl=r["impl"], name=impl_name(r["impl"]), B=r["B"], T=r["T"], **{"pass": r["pass"]},
+                         wall_us=r["full_call_us"], gpu_us=1e3 * gpu if gpu else None, floor_us=1e3 * r["floor_ms"],
+                         pct_floor=100 * r["floor_ms"] / gpu if gpu else None,
+                         vs_ours=r["full_call_us"] / mine["full_call_us"] if mine else None, flagged=flagged(r)))
+    passes = ("fwd", "fwd+bwd")
+    rows.sort(key=lambda r: (passes.index(r["pass"]) if r["pass"] in passes else 2, r["B"] * r["T"], r["B"],
+                             _impl_key(r["impl"])))
+    return rows
+
+
+class Facts(NamedTuple):
+    """What the notebooks assert of ``committed_rows``: ``ours``, our rows with positive wall and
+    GPU times; ``replaced_x``, the smallest ratio, over the cases, of the replaced code's time to
+    ours (wall time for the loop over time, GPU time for the eager formula; None without it);
+    ``host_x``, the smallest wall ÷ GPU time of ours at 4096×128; ``floor_pct``, the smallest %
+    of the floor of ours at the largest shape."""
+
+    ours: int
+    replaced_x: float | None
+    host_x: float
+    floor_pct: float
+
+
+def committed_facts(rows) -> Facts:
+    """``Facts`` of ``committed_rows``' rows."""
+    ours = {(r["B"], r["T"], r["pass"]): r for r in rows if r["impl"] == OURS_IMPL}
+    replaced = [r["vs_ours"] for r in rows if r["impl"] == "pytorch_loop"] or \
+        [r["gpu_us"] / ours[r["B"], r["T"], r["pass"]]["gpu_us"] for r in rows if r["impl"] == "pytorch_eager"]
+    biggest = max(b * t for b, t, _ in ours)
+    return Facts(sum(r["wall_us"] > 0 and (r["gpu_us"] or 0) > 0 for r in ours.values()),
+                 min(replaced) if replaced else None,
+                 min(r["wall_us"] / r["gpu_us"] for (b, t, _), r in ours.items() if (b, t) == (4096, 128)),
+                 min(r["pct_floor"] for (b, t, _), r in ours.items() if b * t == biggest))
+
+
+def committed_table(rows) -> str:
+    """``committed_rows`` as a plain-text table: one line per implementation, the shape, pass
+    and floor written once per case; "!" after a name whose outputs disagreed with ours."""
+    lines, case = [], None
+    for r in rows:
+        first = (r["B"], r["T"], r["pass"]) != case
+        case = (r["B"], r["T"], r["pass"])
+        lines.append({"shape": shape_name((r["B"], r["T"])) if first else "", "pass": r["pass"] if first else "",
+                      "floor": r["floor_us"] if first else "", "name": r["name"] + (" !" if r["flagged"] else ""),
+                      "wall_us": r["wall_us"], "gpu_us": r["gpu_us"], "pct_floor": r["pct_floor"],
+                      "vs_ours": r["vs_ours"]})
+    return table(lines, COMMITTED_COLUMNS, digits=3)
+
+
+def _impl_colors(res) -> dict:
+    colors = {OURS_IMPL: "tab:green", "pytorch_loop": "tab:red", "pytorch_eager": "tab:red",
+              "torch_compile": "tab:orange"}
+    peers = [q for q in result_peers(res) if q not in colors]
+    colors.update(zip(peers, _PEER_COLORS * (1 + len(peers) // len(_PEER_COLORS))))
+    colors.update({k: "0.6" for k in ANCHORS})
+    return colors
+
+
+def committed_chart(res, name: str, dtype: str = "float32", source: str = ""):
+    """One algorithm's committed results as a figure at most ``CHART_MAX_WIDTH_PX`` wide: a row
+    of two panels per pass, wall time per call (host included) and GPU time (CUDA-graph replay),
+    each a group of bars per shape, one bar per implementation, in µs on a log axis. The GPU
+    panel marks each shape's memory floor and labels our bars with their % of it; our wall bars
+    carry their µs. ``source``: the results file's name, for the title."""
+    import matplotlib.pyplot as plt
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
+    rows = committed_rows(res, name, dtype)
+    passes = list(dict.fromkeys(r["pass"] for r in rows))
+    colors = _impl_colors(res)
+    fig, axes = plt.subplots(len(passes), 2, figsize=(11, 1.3 + 3.3 * len(passes)), dpi=100, squeeze=False,
+                             layout="constrained")
+    for i, p in enumerate(passes):
+        sel = [r for r in rows if r["pass"] == p]
+        shapes = list(dict.fromkeys((r["B"], r["T"]) for r in sel))
+        for ax, key, what in [(axes[i, 0], "wall_us", "wall time per call (host included)"),
+                              (axes[i, 1], "gpu_us", "GPU time (CUDA-graph replay)")]:
+            impls = sorted({r["impl"] for r in sel if r[key]}, key=_impl_key)
+            size = 0.84 / max(len(impls), 1)
+            for j, impl in enumerate(impls):
+                hits = {(r["B"], r["T"]): r for r in sel if r["impl"] == impl and r[key]}
+                xs = [k for k, s in enumerate(shapes) if s in hits]
+                pos = [k + (j - (len(impls) - 1) / 2) * size for k in xs]
+                bars = ax.bar(pos, [hits[shapes[k]][key] for k in xs], size, color=colors.get(impl, "gray"),
+                              hatch="//" if impl in ANCHORS else None, edgecolor="white", linewidth=0.3)
+                if impl == OURS_IMPL:
+                    labels = ([f"{hits[shapes[k]]['pct_floor']:.2g} %" for k in xs] if key == "gpu_us"
+                              else [f"{hits[shapes[k]][key]:.3g}" for k in xs])
+                    ax.bar_label(bars, labels=labels, fontsize=7, padding=1, rotation=90)
+            if key == "gpu_us":
+                floors = {(r["B"], r["T"]): r["floor_us"] for r in sel}
+                for k, s in enumerate(shapes):
+                    ax.hlines(floors[s], k - 0.45, k + 0.45, color="k", ls="--", lw=1)
+            ax.set_yscale("log")
+            values = [r[key] for r in sel if r[key]] + ([r["floor_us"] for r in sel] if key == "gpu_us" else [])
+            ax.set_ylim(min(values) / 3, max(values) * 15)  # room for the labels
+            ax.set_xticks(range(len(shapes)), [shape_name(s) for s in shapes])
+            _label_panel(ax, f"{dtype}, {p}: {what}", "shape (rows B × steps T)", "µs per call (log scale)")
+    present = sorted({r["impl"] for r in rows}, key=_impl_key)
+    handles = [Patch(facecolor=colors.get(q, "gray"), hatch="//" if q in ANCHORS else None, edgecolor="white",
+                     label=impl_name(q)) for q in present]
+    handles.append(Line2D([], [], color="k", ls="--", lw=1, label="memory floor: fewest bytes ÷ copy bandwidth"))
+    fig.legend(handles=handles, fontsize=8, ncols=min(4, len(handles)), loc="outside lower center")
+    fig.suptitle(f"{name}, {dtype}: committed benchmark results, {res['gpu']}, {res['date']}"
+                 + (f" ({source})" if source else "") + "; measured there, not on this machine"
+                 + "\nour bars: wall µs per call (left), % of the memory floor (right)", fontsize=10)
+    return fig
+
+
+def committed(name: str, folder=None, dtype: str = "float32", show: bool = True) -> list[dict]:
+    """What a GPU measured for ``name``, on any machine: the newest results file in ``folder``
+    (default ``results_folder()``) printed as ``committed_table`` under a line naming the GPU,
+    the file and its date, then drawn as ``committed_chart`` (``plt.show()`` unless ``show`` is
+    False). Returns ``committed_rows``."""
+    import textwrap
+
+    import matplotlib.pyplot as plt
+
+    run, res = newest_results(folder or results_folder())
+    rows = committed_rows(res, name, dtype)
+    print(f"{name}, {dtype}: committed benchmark results of an {res['gpu']}, {run}.json ({res['date']}), "
+          "measured there, not on this machine.")
+    print(committed_table(rows))
+    print(textwrap.fill(
+        "wall µs/call: back-to-back eager calls, host included. GPU µs: CUDA-graph replay, the kernels alone (n/a: "
+        "none measured; JAX, torchrl and the Python loops are not captured in a CUDA graph). floor µs: the fewest "
+        "bytes the call must move ÷ the copy bandwidth; % floor: floor ÷ GPU time. wall ÷ ours: its wall time ÷ "
+        "rltriton_lite's." + (" !: its outputs disagreed with ours." if any(r["flagged"] for r in rows) else ""),
+        width=110))
+    fig = committed_chart(res, name, dtype, f"{run}.json")
+    if show:
+        plt.show()
+    else:
+        plt.close(fig)
+    return rows

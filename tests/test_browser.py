@@ -1,6 +1,7 @@
 """The profiling notebook in a real browser: JupyterLab on 127.0.0.1, headless Chromium driven by
 Selenium, every cell run, the profiler's controls changed and its button pressed; its plot and
-its table must appear in the page. Screenshots go to the test's tmp_path (printed).
+its table must appear in the page (on a CPU: the PyTorch path and the loop timed, the kernel
+checked, each labelled). Screenshots go to the test's tmp_path (printed).
 
 Needs Debian's ``chromium`` and ``chromium-driver`` (``/usr/bin``) and selenium. ``.ci/run``
 installs the browser when it is missing and sets ``RLT_BROWSER_TEST=required``, so in CI a missing
@@ -19,6 +20,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+import torch
 
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM, CHROMEDRIVER = Path("/usr/bin/chromium"), Path("/usr/bin/chromedriver")
@@ -110,6 +112,7 @@ def test_profiler_runs_in_a_browser(lab, tmp_path):
     from selenium.webdriver.support.ui import Select
 
     url, token = lab
+    gpu = torch.cuda.is_available()  # the notebook's kernel runs on this machine too
     options = Options()
     options.binary_location = str(CHROMIUM)
     for flag in CHROMIUM_FLAGS + [f"--user-data-dir={tmp_path / 'chromium'}"]:
@@ -146,22 +149,36 @@ def test_profiler_runs_in_a_browser(lab, tmp_path):
         run = _wait("the profiler's run button", 30, lambda: [
             b for b in driver.find_elements(By.CSS_SELECTOR, "button.jupyter-button") if b.text == "run"])[0]
         widget = run.find_element(By.XPATH, "ancestor::div[contains(@class, 'widget-vbox')][last()]")
-        steps = [s for s in widget.find_elements(By.TAG_NAME, "select")
-                 if "steps T" in s.find_element(By.XPATH, "..").text]
-        assert steps, "no 'steps T' control in the profiler"
-        Select(steps[0]).select_by_visible_text("16")  # a shape the first run did not use
+
+        def control(label):
+            return [s for s in widget.find_elements(By.TAG_NAME, "select")
+                    if label in s.find_element(By.XPATH, "..").text]
+
+        if gpu:  # B × T from two dropdowns; T = 16, a shape the first run did not use
+            steps = control("steps T")
+            assert steps, "no 'steps T' control in the profiler"
+            Select(steps[0]).select_by_visible_text("16")
+            wanted = [rf"^{impl}\s+\d+\s+16\s+[\d.e+-]+\s" for impl in ("triton", "torch", "loop")]
+        else:  # the shapes to time, a list; 256×1024 alone, a shape the first run did not use
+            shapes = control("B × T")
+            assert shapes, "no 'B × T' control in the profiler"
+            Select(shapes[0]).deselect_all()
+            Select(shapes[0]).select_by_visible_text("256×1024")
+            wanted = [rf"^{impl}\s+256\s+1024\s+[\d.e+-]+\s" for impl in ("loop", "torch")]
+            wanted.append(r"^triton\s+\d+\s+\d+\s+n/a\s")  # the kernel: checked, not timed
         driver.execute_script("arguments[0].scrollIntoView({block: 'center'});", run)
         run.click()
 
-        def table():  # the rows the button's run printed: impl, B, T = 16, ms
+        def table():  # the rows the button's run printed
             text = "\n".join(e.text for e in widget.find_elements(By.CSS_SELECTOR, ".jp-OutputArea-output pre"))
-            rows = re.findall(r"^(triton|torch|loop)\s+\d+\s+16\s+[\d.e+-]+\s*$", text, re.M)
-            return sorted(rows) == ["loop", "torch", "triton"] and text
+            return all(re.search(w, text, re.M) for w in wanted) and text
 
-        text = _wait("the profiler's table for T = 16", 120, table)
+        text = _wait("the profiler's table for the shape picked", 120, table)
         plots = widget.find_elements(By.CSS_SELECTOR, ".jp-OutputArea-output img")
         assert plots and all(p.size["width"] > 300 and p.size["height"] > 100 for p in plots), "no plot in the widget"
-        assert "Triton interpreter" in text  # the CPU label travels with the times
+        if not gpu:  # the CPU's labels travel with the rows: real timings, the kernel's correctness run
+            flat = " ".join(text.split())
+            assert "real timing" in flat and "correctness run of the Triton interpreter" in flat, text
         shot("3-profiler-after-run")
     finally:
         print("screenshots:", *shots)

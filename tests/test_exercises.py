@@ -1,10 +1,12 @@
 """The exercises' checkers: each accepts its solution (notebooks/solutions/<name>.py) and rejects
-at least two plausible wrong answers, with a message that names the case."""
+at least two plausible wrong answers, with a message that names the case, on the fixed cases and
+on cases drawn from a seed (the grading with unseen cases)."""
 from __future__ import annotations
 
 import importlib.util
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 import triton
@@ -165,7 +167,12 @@ def wrong_answers(name: str):
             ("truncation ignored", lambda r, v, nv, term, trunc, g, lam: s(r, v, nv, term, no_flags(trunc), g, lam)),
             ("values for next_values", lambda r, v, nv, term, trunc, g, lam: s(r, v, v, term, trunc, g, lam)),
         ],
-        "q_lambda": [("trace never cut", _q_lambda_never_cut), ("no cut at the window's end", _q_lambda_no_window_cut)],
+        "q_lambda": [("trace not cut at non-greedy actions", _q_lambda_never_cut),
+                     ("no cut at the window's end", _q_lambda_no_window_cut),
+                     ("bootstraps from the action taken (SARSA)", _q_lambda_sarsa),
+                     ("a tie for the max counted as non-greedy (first argmax)", _q_lambda_argmax_ties),
+                     ("next_q's action stride forgotten", _q_lambda_no_stride),
+                     ("the termination multiplied by 0 (0 * NaN)", _q_lambda_multiplied)],
         "retrace": [("c not truncated at 1", _retrace_untruncated),
                     ("Q of the taken action for the expectation", _retrace_taken_q)],
         "vtrace_pg": [("vs_t for vs_{t+1}", _pg_same_step), ("no bootstrap at the window's end", _pg_no_window_end)],
@@ -198,22 +205,68 @@ def _transposed_wrong_shift(X, offs, t, T, m, P):
 
 
 @triton.jit
-def _q_lambda_no_window_cut(X, offs, t, T, m, P):
+def _q_lambda(X, offs, t, T, m, P, GREEDY_CUT: tl.constexpr, WINDOW_CUT: tl.constexpr, BOOTSTRAP_MAX: tl.constexpr,
+              TIES_GREEDY: tl.constexpr, STRIDE_A: tl.constexpr, SELECT: tl.constexpr):
+    gamma, lam, A = P[0], P[1], P[2]
+    stride = A
+    if not STRIDE_A:  # action a of step offs read at offs + a
+        stride = 1
     r = tl.load(X[0] + offs, mask=m, other=0.0)
-    max_q = tl.load(X[1] + offs, mask=m, other=0.0)
-    greedy = tl.load(X[2] + offs, mask=m, other=0) != 0
-    boot = tl.where(tl.load(X[3] + offs, mask=m, other=0) != 0, 0.0, P[0])
-    lam_t = tl.where(greedy, P[1], 0.0)
-    return boot * lam_t, r + boot * (1.0 - lam_t) * max_q
+    next_action = tl.load(X[2] + offs, mask=m, other=0)
+    term = tl.load(X[3] + offs, mask=m, other=0) != 0
+    max_q = tl.load(X[1] + offs * stride, mask=m, other=0.0)
+    q_taken = max_q
+    argmax = next_action * 0
+    for a in range(1, A):
+        q_a = tl.load(X[1] + offs * stride + a, mask=m, other=0.0)
+        argmax = tl.where(q_a > max_q, a, argmax)  # the first action of the max, as np.argmax
+        max_q = tl.maximum(max_q, q_a)
+        q_taken = tl.where(next_action == a, q_a, q_taken)
+    greedy = q_taken == max_q
+    if not TIES_GREEDY:
+        greedy = next_action == argmax
+    lam_t = tl.where(t >= 0, lam, 0.0)
+    if GREEDY_CUT:
+        lam_t = tl.where(greedy, lam_t, 0.0)
+    if WINDOW_CUT:
+        lam_t = tl.where(t < T - 1, lam_t, 0.0)
+    q_next = max_q
+    if not BOOTSTRAP_MAX:
+        q_next = q_taken
+    if SELECT:
+        return tl.where(term, 0.0, gamma * lam_t), r + tl.where(term, 0.0, gamma * (1.0 - lam_t) * q_next)
+    boot = tl.where(term, 0.0, gamma)
+    return boot * lam_t, r + boot * (1.0 - lam_t) * q_next
 
 
 @triton.jit
-def _q_lambda_never_cut(X, offs, t, T, m, P):
-    r = tl.load(X[0] + offs, mask=m, other=0.0)
-    max_q = tl.load(X[1] + offs, mask=m, other=0.0)
-    boot = tl.where(tl.load(X[3] + offs, mask=m, other=0) != 0, 0.0, P[0])
-    lam_t = tl.where(t < T - 1, P[1], 0.0)
-    return boot * lam_t, r + boot * (1.0 - lam_t) * max_q
+def _q_lambda_never_cut(X, offs, t, T, m, P):  # TD(lambda) on the max: the trace goes on past non-greedy actions
+    return _q_lambda(X, offs, t, T, m, P, False, True, True, True, True, True)
+
+
+@triton.jit
+def _q_lambda_no_window_cut(X, offs, t, T, m, P):
+    return _q_lambda(X, offs, t, T, m, P, True, False, True, True, True, True)
+
+
+@triton.jit
+def _q_lambda_sarsa(X, offs, t, T, m, P):  # bootstraps from Q(s_{t+1}, a_{t+1}): SARSA(lambda)'s target
+    return _q_lambda(X, offs, t, T, m, P, True, True, False, True, True, True)
+
+
+@triton.jit
+def _q_lambda_argmax_ties(X, offs, t, T, m, P):  # greedy only if a_{t+1} is the first argmax: a tie cuts
+    return _q_lambda(X, offs, t, T, m, P, True, True, True, False, True, True)
+
+
+@triton.jit
+def _q_lambda_no_stride(X, offs, t, T, m, P):  # action a of step offs at offs + a: the stride A forgotten
+    return _q_lambda(X, offs, t, T, m, P, True, True, True, True, False, True)
+
+
+@triton.jit
+def _q_lambda_multiplied(X, offs, t, T, m, P):  # the worked prologue's boot * ...: 0 * NaN behind a termination
+    return _q_lambda(X, offs, t, T, m, P, True, True, True, True, True, False)
 
 
 @triton.jit
@@ -341,6 +394,91 @@ def test_wrong_answers_fail_with_a_message(name):
             exercises.check(name, fn)
         assert any(w in str(e.value) for w in ("elements wrong", "shape", "different bits")), (what, str(e.value))
         assert "tl.minimum" not in str(e.value)  # Triton's syntax hint is for code that fails to compile
+
+
+SEEDS = (1, 2)  # every seed runs all of an exercise's cases again: a few
+
+
+@pytest.mark.parametrize("name", exercises.names())
+def test_solution_passes_unseen_cases(name):
+    for seed in SEEDS:
+        assert exercises.check(name, solution(name), seed=seed) is None
+
+
+@pytest.mark.parametrize("name", exercises.names())
+def test_wrong_answers_fail_on_unseen_cases(name):
+    for what, fn in wrong_answers(name):
+        with pytest.raises(AssertionError, match=rf"^{name}, .*\(seed=3\)[:,] .*(expected|got|different bits)"):
+            exercises.check(name, fn, seed=3)
+
+
+def _values(x):
+    """A case's arguments, expected values and marks as plain data, to compare cases with."""
+    if isinstance(x, torch.Tensor):
+        return ("tensor", str(x.dtype), tuple(x.stride()), x.detach().cpu().numpy())
+    if isinstance(x, np.ndarray):
+        return ("array", x)
+    if isinstance(x, (tuple, list)):
+        return tuple(_values(y) for y in x)
+    if isinstance(x, dict):
+        return tuple((k, _values(v)) for k, v in x.items())
+    return x
+
+
+def _same(x, y):
+    if isinstance(x, np.ndarray) or isinstance(y, np.ndarray):
+        return (isinstance(x, np.ndarray) and isinstance(y, np.ndarray) and x.shape == y.shape and x.dtype == y.dtype
+                and np.array_equal(x, y, equal_nan=x.dtype.kind == "f"))
+    if isinstance(x, tuple) and isinstance(y, tuple):
+        return len(x) == len(y) and all(_same(a, b) for a, b in zip(x, y))
+    return type(x) is type(y) and x == y
+
+
+def _structure(x):
+    """What a seed keeps: the types, dtypes and number of axes, not the values or the sizes."""
+    if isinstance(x, torch.Tensor):
+        return ("tensor", x.dtype, x.dim())
+    if isinstance(x, np.ndarray):
+        return ("array", x.dtype.kind, x.ndim)
+    if isinstance(x, (tuple, list)):
+        return tuple(_structure(y) for y in x)
+    if isinstance(x, dict):
+        return tuple((k, _structure(v)) for k, v in x.items())
+    return type(x).__name__
+
+
+@pytest.mark.parametrize("name", exercises.names())
+def test_a_seed_draws_other_cases_of_the_same_structure(name):
+    fixed, one, two = (exercises.cases(name, seed) for seed in (None, 1, 2))
+    assert _same(_values(fixed), _values(exercises.cases(name)))  # the notebooks' cases, the same every time
+    assert _same(_values(one), _values(exercises.cases(name, 1)))  # a seed gives the same cases every time
+    assert len(one) == len(two) == len(fixed)
+    for f, a, b in zip(fixed, one, two):
+        assert _structure(a[1:]) == _structure(b[1:]) == _structure(f[1:]), (name, f[0])
+        assert a[0].endswith("(seed=1)") and b[0].endswith("(seed=2)")
+    # other values in every case (the concept exercise keeps its 1 x 1 rollout), and other sizes
+    differ = [not _same(_values(a[1:]), _values(b[1:])) for a, b in zip(one, two)]
+    kind = {n: k for n, _, k in exercises.catalog()}[name]
+    assert all(differ) if kind != "concept" else any(differ), differ
+    assert any(not _same(_values(a[1:]), _values(f[1:])) for a, f in zip(one, fixed))
+    assert _sizes([c[1] for c in one]) != _sizes([c[1] for c in two]) or name in ("dual_clip", "awr_weights"), name  # these two: values, not sizes
+
+
+def _sizes(x):
+    """The shapes of a case's arrays and its ints (a length, a chunk, a count of actions)."""
+    if isinstance(x, (torch.Tensor, np.ndarray)):
+        return [tuple(x.shape)]
+    if isinstance(x, (tuple, list)):
+        return [s for y in x for s in _sizes(y)]
+    if isinstance(x, dict):
+        return _sizes(list(x.values()))
+    return [x] if isinstance(x, int) and not isinstance(x, bool) else []
+
+
+def test_seed_must_be_a_non_negative_int():
+    for seed in (-1, 1.5, "3", True):
+        with pytest.raises(TypeError, match="seed must be None or an int"):
+            exercises.check("awr_weights", solution("awr_weights"), seed=seed)
 
 
 def test_attempt_tells_a_starter_from_a_wrong_answer(capsys):

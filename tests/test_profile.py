@@ -1,6 +1,7 @@
 """rltriton_lite.profile's plain-text helpers (``table``, ``read_wall_probe``) on the committed H200
-results, and the interpreter's rows and labels: no bandwidth from a CPU (notebook 08 prints
-these outside the widget, so a static render shows them)."""
+results, and a CPU's rows and labels: no bandwidth, the interpreter's times labelled (notebook 08
+prints these outside the widget, so a static render shows them). tests/test_profile_committed.py
+covers ``committed`` and ``cpu_rows``."""
 from __future__ import annotations
 
 import json
@@ -67,12 +68,20 @@ def test_read_wall_probe():
 
 @pytest.mark.skipif(DEVICE == "cuda", reason="the interpreter's rows")
 def test_interpreter_rows_have_no_bandwidth(capsys):
-    """On a CPU: times only, and the profiler's printout says they are not performance."""
+    """On a CPU, ``measure``: times only, each saying how it was taken (the kernel's: the
+    interpreter, not performance). The profiler times the PyTorch code for real and only checks
+    the kernel: its printout says so, and shows no bandwidth."""
     rows = profile.measure("gae", 2, 16, impls=("triton", "torch"))
     assert [r["impl"] for r in rows] == ["triton", "torch"]
-    assert all(set(r) == {"impl", "B", "T", "ms"} and r["ms"] > 0 for r in rows)
+    assert all(set(r) == {"impl", "B", "T", "ms", "timing"} and r["ms"] > 0 for r in rows)
+    assert rows[0]["timing"] == profile.INTERPRETER_LABEL and "real timing" in rows[1]["timing"]
+    text = profile.live_table(rows)
+    assert profile.INTERPRETER_LABEL in text and "GB/s" not in text
     _, last = profile.profiler("ppo", B=2, T=16)
     printed = capsys.readouterr().out
-    assert profile.INTERPRETER_LABEL in printed and "GB/s" not in printed
-    assert {r["impl"] for r in last} == {"triton", "torch", "loop"}
-    assert profile.table(last).splitlines()[0].split() == ["impl", "B", "T", "ms"]
+    assert "correctness run of the Triton interpreter" in printed and "real timing" in printed
+    assert "GB/s" not in printed and "Why:" in printed
+    assert [(r["impl"], r["B"], r["T"]) for r in last] == [("loop", 2, 16), ("torch", 2, 16),
+                                                           ("triton", *profile.CHECK_SHAPE)]
+    assert all(r["rel_err"] < 1e-5 for r in last) and last[2]["ms"] is None
+    assert profile.table(last, profile.CPU_COLUMNS).splitlines()[0].split()[:4] == ["impl", "B", "T", "ms"]

@@ -1,19 +1,29 @@
-"""Solution: q_lambda (notebook 03). TD(lambda) with a per-step lambda: lam where the next action
-is greedy, 0 where it is not and at the window's last step."""
+"""Solution: q_lambda (notebook 03). Watkins's Q(lambda): a loop over the A actions of next_q (a
+(B, T, A) tensor: step offs's action a at offs * A + a) gives max_a Q(s_{t+1}, a) and the Q of the
+action taken; that action is greedy where its Q equals the max (a tie counts as greedy). Then
+TD(lambda) on the max with lambda_t = lam where greedy, 0 where not (the trace is cut) and at the
+window's last step; a termination is selected away (next_q may be NaN there)."""
 import triton
 import triton.language as tl
 
 
 @triton.jit
 def q_lambda(X, offs, t, T, m, P):
-    gamma, lam = P[0], P[1]
+    gamma, lam, A = P[0], P[1], P[2]
     r = tl.load(X[0] + offs, mask=m, other=0.0)
-    max_q = tl.load(X[1] + offs, mask=m, other=0.0)
-    greedy = tl.load(X[2] + offs, mask=m, other=0) != 0
+    next_action = tl.load(X[2] + offs, mask=m, other=0)
     term = tl.load(X[3] + offs, mask=m, other=0) != 0
+    max_q = tl.load(X[1] + offs * A, mask=m, other=0.0)  # action 0
+    q_taken = max_q
+    for a in range(1, A):
+        q_a = tl.load(X[1] + offs * A + a, mask=m, other=0.0)
+        max_q = tl.maximum(max_q, q_a)
+        q_taken = tl.where(next_action == a, q_a, q_taken)
+    greedy = q_taken == max_q  # a tie for the max is greedy
     lam_t = tl.where(greedy & (t < T - 1), lam, 0.0)
-    boot = tl.where(term, 0.0, gamma)
-    return boot * lam_t, r + boot * (1.0 - lam_t) * max_q
+    a_t = tl.where(term, 0.0, gamma * lam_t)
+    b_t = r + tl.where(term, 0.0, gamma * (1.0 - lam_t) * max_q)
+    return a_t, b_t
 
 
 solution = q_lambda

@@ -1,0 +1,231 @@
+"""What the notebooks' "profile it" sections show: ``profile.committed`` (one algorithm's figures
+from the newest committed results file: a table and a chart, every value read back from the
+JSON, labelled with the GPU, the file and its date) and, on a CPU, ``profile.cpu_rows`` (the
+PyTorch path against the code it replaces, timed for real; the kernel checked, not timed, in the
+interpreter) with ``cpu_plot`` and ``live_table``. Charts use matplotlib's Agg backend."""
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+matplotlib = pytest.importorskip("matplotlib")
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import torch  # noqa: E402
+
+from rltriton_lite import profile  # noqa: E402
+
+from conftest import DEVICE  # noqa: E402
+
+RESULTS = Path(__file__).parent.parent / "benchmarks" / "results"
+FILES = sorted(RESULTS.glob("*.json"))
+CASES = [(f, dtype, name) for f in FILES
+         for dtype, name in sorted({(r["dtype"], r["algorithm"]) for r in json.loads(f.read_text())["rows"]
+                                    if r["impl"] == profile.OURS_IMPL})]
+NEWEST = profile.newest_results(RESULTS)
+
+
+@pytest.fixture
+def close_figures():
+    yield
+    plt.close("all")
+
+
+def _ids(c):
+    return c.stem if isinstance(c, Path) else c
+
+
+def test_results_folder_is_the_committed_one():
+    assert Path(profile.results_folder()).resolve() == RESULTS.resolve()
+
+
+@pytest.mark.parametrize("name", sorted(profile.ops()))
+def test_every_profiled_algorithm_has_committed_rows(name):
+    """The notebooks call ``committed(name)`` for each: the newest file has our rows for it at both
+    passes, and rows of the code it replaces."""
+    rows = profile.committed_rows(NEWEST[1], name)
+    assert {r["pass"] for r in rows if r["impl"] == profile.OURS_IMPL} == {"fwd", "fwd+bwd"}
+    replaced = "pytorch_loop" if name in profile.SCANS else "pytorch_eager"
+    assert any(r["impl"] == replaced for r in rows)
+
+
+@pytest.mark.parametrize("path,dtype,name", CASES, ids=_ids)
+def test_committed_rows_read_back_the_json(path, dtype, name):
+    """One row per JSON row of the algorithm and dtype, each value the JSON's (µs from ms, % floor =
+    floor ÷ GPU time, wall ÷ ours at the same case), in order: pass, shape, then ours first."""
+    res = json.loads(path.read_text())
+    src = {(r["impl"], r["B"], r["T"], r["pass"]): r for r in res["rows"]
+           if r["algorithm"] == name and r["dtype"] == dtype}
+    rows = profile.committed_rows(res, name, dtype)
+    assert len(rows) == len(src)
+    for r in rows:
+        j = src[r["impl"], r["B"], r["T"], r["pass"]]
+        ours = src[profile.OURS_IMPL, r["B"], r["T"], r["pass"]]
+        assert r["wall_us"] == j["full_call_us"] > 0
+        assert r["floor_us"] == pytest.approx(1e3 * j["floor_ms"], rel=1e-12)
+        if j["kernel_ms"]:
+            assert r["gpu_us"] == pytest.approx(1e3 * j["kernel_ms"], rel=1e-12) and r["gpu_us"] > 0
+            assert r["pct_floor"] == pytest.approx(100 * j["floor_ms"] / j["kernel_ms"], rel=1e-12)
+        else:
+            assert r["gpu_us"] is None and r["pct_floor"] is None
+        assert r["vs_ours"] == pytest.approx(j["full_call_us"] / ours["full_call_us"], rel=1e-12)
+        assert r["flagged"] == (j["max_rel_err"] is not None and j["max_rel_err"] > j["tol"])
+        assert r["name"] == profile.impl_name(r["impl"])
+    keys = [(("fwd", "fwd+bwd").index(r["pass"]), r["B"] * r["T"], r["B"]) for r in rows]
+    assert keys == sorted(keys)
+    firsts = {}
+    for r in rows:
+        firsts.setdefault((r["B"], r["T"], r["pass"]), r["impl"])
+    assert set(firsts.values()) == {profile.OURS_IMPL}
+
+
+def test_committed_rows_spot_values():
+    """GAE at 4096×128, forward, in the 2026-12-01 results (its .md's table): ours 27.68 µs per call,
+    the Python loop 12,123 µs; and torchrl_vec_gae's outputs flagged there (its '!')."""
+    res = json.loads((RESULTS / "H200-2026-12-01c.json").read_text())
+    rows = {(r["impl"], r["B"], r["T"], r["pass"]): r for r in profile.committed_rows(res, "gae")}
+    ours, loop = rows["rltriton_lite", 4096, 128, "fwd"], rows["pytorch_loop", 4096, 128, "fwd"]
+    assert round(ours["wall_us"], 2) == 27.68 and round(loop["wall_us"]) == 12123
+    assert round(ours["gpu_us"], 2) == 3.32 and 60 < ours["pct_floor"] < 65 and loop["gpu_us"] is None
+    assert round(loop["vs_ours"]) == 438
+    assert rows["torchrl_vec_gae", 4096, 128, "fwd"]["flagged"] and not ours["flagged"]
+    with pytest.raises(ValueError, match="no float32 rows of 'nope'"):
+        profile.committed_rows(res, "nope")
+
+
+def test_committed_table_shows_every_row():
+    """A header, a rule, one line per row: the case (shape, pass, floor) written on its first
+    line only, the impl's name ('!' where flagged) and its numbers as profile.table formats them."""
+    res = json.loads((RESULTS / "H200-2026-12-01c.json").read_text())
+    rows = profile.committed_rows(res, "gae")
+    lines = profile.committed_table(rows).splitlines()
+    assert lines[0].split("  ")[0] == "shape" and all(h in lines[0] for h in profile.COMMITTED_COLUMNS.values())
+    assert set(lines[1]) <= {"-", " "} and len(lines) == 2 + len(rows)
+    for line, r in zip(lines[2:], rows):
+        assert (r["name"] + (" !" if r["flagged"] else "")) in line
+        assert profile._cell(r["wall_us"], 3) in line
+    first = lines[2]
+    assert first.startswith("16×128") and "fwd" in first and "rltriton_lite (Triton kernel)" in first
+    assert lines[3].startswith(" ") and "PyTorch loop over time" in lines[3]  # same case: no shape repeated
+    assert sum("torchrl_vec_gae !" in line for line in lines) == 2  # flagged at 16×128 and 4096×128
+
+
+@pytest.mark.parametrize("path,dtype,name", CASES, ids=_ids)
+def test_committed_chart_is_narrow_labelled_and_complete(path, dtype, name, close_figures):
+    """At most 1,200 px wide; the title names the algorithm, dtype, GPU, date and file; each panel
+    names the dtype, the pass and what it times, and labels its value axis in µs; a legend names
+    every implementation and the floor; one bar per value in the rows (wall and GPU), one floor
+    mark per case."""
+    res = json.loads(path.read_text())
+    fig = profile.committed_chart(res, name, dtype, path.name)
+    fig.canvas.draw()
+    width_px, height_px = fig.get_size_inches() * fig.dpi
+    assert width_px <= profile.CHART_MAX_WIDTH_PX and height_px <= 1200, (width_px, height_px)
+    title = fig.get_suptitle()
+    for text in (name, dtype, res["gpu"], res["date"], path.name, "not on this machine"):
+        assert text in title, (text, title)
+    rows = profile.committed_rows(res, name, dtype)
+    passes = list(dict.fromkeys(r["pass"] for r in rows))
+    assert len(fig.axes) == 2 * len(passes)
+    for ax in fig.axes:
+        assert dtype in ax.get_title() and any(f", {p}:" in ax.get_title() for p in passes)
+        assert "(log scale)" in ax.get_ylabel() and "µs" in ax.get_ylabel() and ax.get_xlabel()
+    (legend,) = fig.legends
+    labels = [t.get_text() for t in legend.get_texts()]
+    assert {profile.impl_name(r["impl"]) for r in rows} <= set(labels) and any("floor" in x for x in labels)
+    n_bars = sum(len(c) for ax in fig.axes for c in ax.containers)
+    assert n_bars == sum(1 for r in rows for k in ("wall_us", "gpu_us") if r[k])
+    n_floors = sum(len(c.get_segments()) for ax in fig.axes[1::2] for c in ax.collections)
+    assert n_floors == len({(r["B"], r["T"], r["pass"]) for r in rows})
+
+
+def test_committed_prints_the_source_and_returns_the_rows(capsys, close_figures):
+    run, res = NEWEST
+    rows = profile.committed("gae", show=False)
+    out = capsys.readouterr().out
+    assert f"{run}.json" in out and res["gpu"] in out and res["date"] in out and "not on this machine" in out
+    assert profile.committed_table(rows) in out
+    assert rows == profile.committed_rows(res, "gae")
+    assert not plt.get_fignums()  # show=False closes the figure
+
+
+def test_table_blank_cells_and_millions():
+    """'' is a blank that keeps a numeric column right-aligned; a float from a million up is whole,
+    thousands separated (the Python loop's µs per call), from a billion up in e-notation."""
+    assert profile.table([dict(us=1629910.5), dict(us=2.5e9)], digits=3).split("\n")[2:] == ["1,629,910",
+                                                                                            " 2.50e+09"]
+    text = profile.table([dict(a="x", n=1.5), dict(a="", n=""), dict(a="y", n=12.25)], ["a", "n"], digits=3)
+    assert text.split("\n") == ["a     n", "-  ----", "x  1.50", "", "y  12.2"]
+
+
+def test_cpu_threads_restores_the_setting():
+    before = torch.get_num_threads()
+    with profile.cpu_threads(1):
+        assert torch.get_num_threads() == 1
+    assert torch.get_num_threads() == before
+    with profile.cpu_threads(None):
+        assert torch.get_num_threads() == before
+
+
+@pytest.mark.parametrize("name", sorted(profile.ops()))
+def test_cpu_words(name):
+    """Every algorithm's roles and its 'why' name what they compare, in words."""
+    assert "replaces" in profile.impl_role(name, "loop")
+    why = profile.cpu_why(name)
+    assert why.startswith("Why:") and "GPU" in why
+    assert ("log₂ T" in why) == (name in profile.SCANS or name == "sac")
+
+
+@pytest.mark.skipif(DEVICE == "cuda", reason="a CPU's rows")
+@pytest.mark.parametrize("name", ["gae", "ppo"])
+def test_cpu_rows_time_the_pytorch_code_and_check_the_kernel(name, close_figures):
+    shapes = [(4, 32), (16, 64)]
+    rows = profile.cpu_rows(name, shapes)
+    timed = [r for r in rows if r["ms"] is not None]
+    assert [(r["impl"], r["B"], r["T"]) for r in timed] == [(i, *s) for s in shapes for i in ("loop", "torch")]
+    assert all(r["ms"] > 0 and math.isfinite(r["ms"]) and "real timing" in r["timing"] for r in timed)
+    for loop, torch_row in zip(timed[::2], timed[1::2]):
+        assert torch_row["loop_x"] == pytest.approx(loop["ms"] / torch_row["ms"]) and loop["loop_x"] == 1
+    (check,) = [r for r in rows if r["ms"] is None]
+    assert (check["impl"], check["B"], check["T"]) == ("triton", *profile.CHECK_SHAPE)
+    assert "not performance" in check["timing"] and "correctness" in check["timing"]
+    assert all(r["rel_err"] < 1e-5 for r in rows)
+    text = profile.live_table(rows)
+    assert "real timing" in text and "correctness run of the Triton interpreter" in text and "GB/s" not in text
+    assert text.splitlines()[0].split()[:4] == ["impl", "B", "T", "ms"]
+    unchecked = profile.cpu_rows(name, shapes[:1], rep=1, check=False)
+    assert [r["impl"] for r in unchecked] == ["loop", "torch"] and "median of 1 call after" in unchecked[0]["timing"]
+    fig = profile.cpu_plot(rows, name)
+    fig.canvas.draw()
+    (ax,) = fig.axes
+    assert fig.get_size_inches()[0] * fig.dpi <= profile.CHART_MAX_WIDTH_PX
+    assert name in ax.get_title() and "real timing" in ax.get_title() and "not performance" in ax.get_title()
+    assert "ms" in ax.get_ylabel() and "float32" in ax.get_xlabel() and ax.get_legend() is not None
+    assert sum(len(c) for c in ax.containers) == len(timed)
+    assert [t.get_text().split("\n")[0] for t in ax.get_xticklabels()] == [profile.shape_name(s) for s in shapes]
+
+
+def test_cpu_plot_stays_narrow_with_every_shape(close_figures):
+    """The profiler offers five shapes on a CPU; picked together, the figure stays ≤ 1,200 px."""
+    shapes = [(16, 128), (4096, 128), (64, 2048), (256, 1024), (64, 16384)]
+    rows = [dict(impl=impl, role=profile.impl_role("gae", impl), B=b, T=t, ms=ms, loop_x=2.0 / ms, rel_err=1e-7,
+                 timing=profile.cpu_timing(1)) for b, t in shapes for impl, ms in (("loop", 2.0), ("torch", 1.0))]
+    fig = profile.cpu_plot(rows, "gae")
+    fig.canvas.draw()
+    assert fig.get_size_inches()[0] * fig.dpi <= profile.CHART_MAX_WIDTH_PX
+    assert sum(len(c) for c in fig.axes[0].containers) == 2 * len(shapes)
+
+
+@pytest.mark.parametrize("name,replaced", [("gae", 100), ("ppo", 2)])
+def test_committed_facts_are_read_from_the_rows(name, replaced):
+    rows = profile.committed_rows(profile.newest_results(profile.results_folder())[1], name)
+    facts = profile.committed_facts(rows)
+    ours = [r for r in rows if r["impl"] == profile.OURS_IMPL]
+    assert facts.ours == len(ours) >= 4 and facts.replaced_x > replaced
+    at_rl = [r["wall_us"] / r["gpu_us"] for r in ours if (r["B"], r["T"]) == (4096, 128)]
+    assert facts.host_x == min(at_rl) > 5
+    biggest = max(r["B"] * r["T"] for r in ours)
+    assert facts.floor_pct == min(r["pct_floor"] for r in ours if r["B"] * r["T"] == biggest) > 75
