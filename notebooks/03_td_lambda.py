@@ -18,8 +18,9 @@
 #
 # The λ-return mixes all $n$-step returns with weights $(1-\lambda)\lambda^{n-1}$ (Sutton,
 # *Learning to predict by the methods of temporal differences*, Machine Learning 1988; Sutton &
-# Barto 2nd ed., §12.1). It is the critic target of Dreamer, of Q(λ) and of Retrace-style methods (CRR uses λ = 0) and
-# has a backward form, as in rlax's `lambda_returns`:
+# Barto 2nd ed., §12.1). It is the critic target of Dreamer and of many actor-critics (Watkins's
+# Q(λ) cuts its trace and Retrace reweights it: this notebook's exercise and notebook 04; CRR uses
+# λ = 0) and has a backward form, as in rlax's `lambda_returns`:
 #
 # $$G_t = r_t + \gamma_t (1-\text{term}_t)\Big[(1-\lambda_t) V'_t + \lambda_t
 #   \begin{cases} G_{t+1} & \text{not done}_t \\ V'_t & \text{done}_t \end{cases}\Big]$$

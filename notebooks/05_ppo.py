@@ -539,8 +539,9 @@ exercises.attempt("two_stage_mean", two_stage_mean)
 # 2. Token-level RL for language models averages over tokens (`mask` over a (B, T) batch), but
 #    GRPO (Shao et al. 2024: PPO without a critic, the advantage of a sampled answer taken
 #    relative to the other answers to the same prompt) averages each sequence first and then the
-#    sequences. Build the second from
-#    `reduction="none"` and the mask, and find a batch where the two losses differ in sign.
+#    sequences. Build the second from `reduction="none"` and the mask, and find a batch where the
+#    two losses differ in sign. Does a loss's sign say whether a policy step helped? Compare
+#    instead how much of the gradient each answer gets under each averaging.
 # 3. Simulate several epochs on one rollout: starting from $\log\pi = \log\pi_{\text{old}}$, take
 #    gradient steps on `log_probs` directly and plot `clip_fraction` and `approx_kl` per step.
 #    Why does the loss stop decreasing although `log_probs` is unconstrained?

@@ -16,9 +16,11 @@
 # %% [markdown]
 # # 11 — Across devices: one scan, its steps on several processes
 #
-# A language model's response of 128K tokens is an episode, and its GAE runs along all of it. When
-# no single GPU holds the sequence (context or sequence parallelism), each GPU holds a stretch of
-# its steps: rank 0 the first, rank 1 the next, and so on. The recurrence
+# A language model's response of 128K tokens is an episode, and its GAE runs along all of it. In a
+# context- or sequence-parallel stack each GPU holds a stretch of the sequence (its activations are
+# what does not fit on one GPU): rank 0 the first steps, rank 1 the next, and so on. Gathering every
+# rank's rewards and values onto each GPU would move O(steps) per rank; the scan across ranks moves
+# O(rows × ranks). The recurrence
 # $y_t = b_t + a_t\,y_{t+1}$ looks as if it needed the whole sequence in order, rank after rank.
 #
 # Notebook 00 showed why it does not: affine maps compose associatively, so any stretch of steps
@@ -102,7 +104,9 @@ print("three segments scanned from their composed carries = the one-process scan
 #
 # Each rank computes its segment's map (one read of its steps), the ranks swap their maps (an
 # `all_gather` of three numbers per row per rank, whatever the length), and each composes the
-# maps of the ranks after it into its carry, then scans its own steps from it.
+# maps of the ranks after it into its carry, then scans its own steps from it. (The package's
+# gather carries a fourth number per row, a flag that lets every rank raise the same error when
+# one rank's arguments were refused.)
 
 # %%
 fig, ax = plt.subplots(figsize=(10, 3.4))
@@ -123,7 +127,7 @@ ax.set_xlim(-0.5, T + 0.5)
 ax.set_ylim(-0.8, 3.0)
 ax.set_xlabel("time step")
 ax.set_yticks([])
-ax.set_title("A reverse scan across three ranks: maps up, carries back (no rank waits for another)")
+ax.set_title("A reverse scan across three ranks: maps up, carries back (no rank waits for another's scan)")
 plt.tight_layout()
 plt.show()
 

@@ -97,8 +97,9 @@ print(inspect.getsource(getattr(scan._chain, "fn", scan._chain)))
 # `tl.associative_scan(..., reverse=True)` is correct, but Triton 3.6 implements it by reversing
 # the lanes of every operand before and after a forward scan, and each reversal is a round of
 # shuffles. The package lays a reverse scan's vectors out from the last one down, so the scan
-# across threads always runs forwards: in the compiled code of GAE's chunk this took the
-# shuffles from 263 to 53 (`docs/DESIGN.md`, "The scan's tile"). In NumPy the layout is just an
+# across threads always runs forwards: in the compiled code of GAE's chunk (8 steps per vector)
+# this took the shuffles from 263 to 53, although the time alone barely moved (`docs/DESIGN.md`,
+# "The scan's tile": fewer instructions, the same memory traffic). In NumPy the layout is just an
 # index map from (vector in scan order, step in vector) to time:
 
 # %%

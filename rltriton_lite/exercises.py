@@ -242,8 +242,9 @@ def _hint(bad, at, marks, scan, got):
     if bad.all() and not said:
         hints.append("Every element is wrong: check the formula itself on the simplest case first.")
     elif scan is not None and not said:
-        hints.append("An ordinary step, the steps the scan reached before it right: check the pair (a_t, b_t) there, or the order in "
-                     "which your combine applies the two maps.")
+        hints.append("An ordinary step, the steps the scan reached before it right: check what your code computes at that step "
+                     "(the terms it reads: which step's value, which discount, its pair (a_t, b_t)) or, in a combine, the order "
+                     "in which it applies the two maps.")
     return "Hint: " + " ".join(hints) if hints else None
 
 

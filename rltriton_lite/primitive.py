@@ -178,8 +178,8 @@ def linear_scan(a, b, *, reverse=True, initial=None, mask=None, time_dim=-1, bac
         time_group: a ``torch.distributed`` process group whose ranks hold the rows' steps in
             rank order, this rank its own (any number, 0 included): the call returns this rank's
             share of the one-process result (README, "Across processes"). ``initial`` is read
-            on the rank that holds the row's end in scan order (the last rank for a reverse
-            scan, the first for a forward one). None: one process.
+            on the rank where the scan starts (the last rank for a reverse scan, the first for a
+            forward one). None: one process.
 
     Returns:
         ``y`` with the shape and dtype of ``b``; differentiable in ``a``, ``b`` and ``initial``.
