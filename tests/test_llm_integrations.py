@@ -7,8 +7,21 @@ The loops are float64 NumPy transcriptions of verl 0.9.1's ``compute_gae_advanta
 ``compute_reinforce_plus_plus_outcome_advantage`` and ``masked_whiten`` and of OpenRLHF's
 ``get_advantages_and_returns`` / ``get_cumulative_returns`` (OpenRLHF's module imports vLLM and
 Ray, so its loop is checked here as written from its semantics).
+
+verl's own functions are checked too: ``pip install --no-deps verl==0.9.1`` (CI does; importing
+``verl`` itself pulls in Ray, and ``core_algos`` Ray, transformers and more through modules these
+functions never use), then the functions' source is read from the installed package and run in
+a namespace of torch alone: verl's code, none of its imports. Without verl installed those tests
+skip, except where ``RLT_VERL_TEST=required`` (CI), where they fail.
 """
 from __future__ import annotations
+
+import ast
+import importlib.metadata
+import importlib.util
+import os
+import types
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -170,3 +183,57 @@ def test_a_long_response():
     want_adv, want_ret = _verl_gae(*_np(r, v, m), 0.999, 0.95)
     np.testing.assert_allclose(_np(ret)[0], want_ret, rtol=1e-12, atol=1e-11)
     np.testing.assert_allclose(_np(adv)[0], want_adv, rtol=1e-12, atol=1e-11)
+
+
+def _verl():
+    """verl 0.9.1's compute_gae_advantage_return, compute_reinforce_plus_plus_outcome_advantage and
+    the masked_* helpers they call, from the installed package's source (see the module docstring)."""
+    spec = importlib.util.find_spec("verl")
+    if spec is None or importlib.metadata.version("verl") != "0.9.1":
+        why = "verl 0.9.1 is not installed: pip install --no-deps verl==0.9.1"
+        if os.environ.get("RLT_VERL_TEST") == "required":
+            pytest.fail(why)
+        pytest.skip(why)
+    root = Path(spec.submodule_search_locations[0])
+
+    def functions(path, names, namespace):
+        for node in ast.parse((root / path).read_text()).body:
+            if isinstance(node, ast.FunctionDef) and node.name in names:
+                node.decorator_list = []  # (verl's estimator registry)
+                exec(compile(ast.Module([node], []), str(root / path), "exec"), namespace)
+        missing = [n for n in names if n not in namespace]
+        assert not missing, f"verl 0.9.1's {path} has no {missing}"
+        return namespace
+
+    verl_F = types.SimpleNamespace(**{k: v for k, v in functions(
+        "utils/torch_functional.py", ("masked_sum", "masked_mean", "masked_var", "masked_whiten"),
+        {"torch": torch}).items() if k.startswith("masked_")})
+    return types.SimpleNamespace(**{k: v for k, v in functions(
+        "trainer/ppo/core_algos.py", ("compute_gae_advantage_return", "compute_reinforce_plus_plus_outcome_advantage"),
+        {"torch": torch, "verl_F": verl_F, "Optional": __import__("typing").Optional, "AlgoConfig": object}).items()
+        if k.startswith("compute_")})
+
+
+@pytest.mark.parametrize("holes", [False, True], ids=["right padding", "multi-turn holes"])
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32], ids=["float64", "float32"])
+def test_equal_to_verls_own_functions(holes, dtype):
+    real = _verl()
+    for B, T in ((1, 1), (5, 33), (16, 1000)):
+        r, v, m = _batch(B, T, seed=B + T, holes=holes)
+        r, v = r.to(dtype), v.to(dtype)
+        tol = dict(rtol=1e-12, atol=1e-12) if dtype == torch.float64 else dict(rtol=1e-5, atol=1e-5)
+        if int(m.sum()) < 2:
+            continue  # (verl's whitening refuses fewer than two elements: so does ours, tested above)
+        got, want = verl.compute_gae_advantage_return(r, v, m, 0.99, 0.95), \
+            real.compute_gae_advantage_return(r, v, m, 0.99, 0.95)
+        for g, w in zip(got, want):
+            assert g.dtype == w.dtype
+            torch.testing.assert_close(g, w, **tol)
+
+        class Config:
+            gamma = 0.97
+
+        got = verl.compute_reinforce_plus_plus_outcome_advantage(r, m, config=Config())
+        want = real.compute_reinforce_plus_plus_outcome_advantage(r, m, config=Config())
+        for g, w in zip(got, want):
+            torch.testing.assert_close(g, w, **tol)
