@@ -215,9 +215,10 @@ class _TimeSharded(torch.autograd.Function):
             # 2. what the windows' ends read: which rows have an unmasked step, the first one's value
             has = torch.zeros(rows, dtype=torch.bool, device=w.like.device)
             first = torch.zeros(rows, dtype=torch.long, device=w.like.device)
-            if steps:
-                unmasked = torch.ones(rows, steps, dtype=torch.bool, device=w.like.device) if mask is None \
-                    else _rows(mask, w) != 0
+            if steps and mask is None:
+                has = torch.ones(rows, dtype=torch.bool, device=w.like.device)
+            elif steps:
+                unmasked = _rows(mask, w) != 0
                 has, first = unmasked.any(-1), unmasked.to(torch.int8).argmax(-1)
             v_first = torch.zeros(rows, dtype=torch.float64, device=w.like.device)
             if values is not None and steps:

@@ -169,20 +169,36 @@ def prepare(kind, rewards, values, next_values, bootstrap_value, gamma, lambda_,
     inputs, which its forward launch reads): a known signature checks only its numbers. Calls
     whose tensors the checks would replace (broadcast, expanded or per-step coefficients), calls
     while torch.compile traces, and windows of a longer row (``window``: distributed.py) are
-    validated every time."""
+    validated every time. A mask's flags and next values are derived on every call
+    (``without_masked_steps``), after the checks."""
     tensors = (rewards, values, next_values, bootstrap_value, terminated, truncated, mask)
     if window is not None:
-        return validate(kind, *tensors[:4], gamma, lambda_, *tensors[4:], time_dim, backend, window)
+        p, use_kernel = validate(kind, *tensors[:4], gamma, lambda_, *tensors[4:], time_dim, backend, window)
+        return without_masked_steps(p, use_kernel, window[1]), use_kernel
     key = call_key((kind, *tensors, gamma, lambda_, time_dim, backend, *extra))
     plan = _PLANS.get(key)
     if plan is not None and 0.0 <= gamma <= 1.0 and 0.0 <= lambda_ <= 1.0:
-        return Problem(kind, *tensors, None, None, None, None, (float(gamma), float(lambda_), 0), plan.layout, plan), \
-            plan.use_kernel
+        p = Problem(kind, *tensors, None, None, None, None, (float(gamma), float(lambda_), 0), plan.layout, plan)
+        return without_masked_steps(p, plan.use_kernel), plan.use_kernel
     p, use_kernel = validate(kind, rewards, values, next_values, bootstrap_value, gamma, lambda_, terminated,
                              truncated, mask, time_dim, backend)
     if key is not None and p.gamma is None and p.lambda_ is None and all(a is b for a, b in zip(p[1:8], tensors)):
         p = p._replace(plan=bounded(_PLANS, key, lambda: Plan(use_kernel, p.time_dim)))
-    return p, use_kernel
+    return without_masked_steps(p, use_kernel), use_kernel
+
+
+def without_masked_steps(p: Problem, use_kernel: bool, open_rows=None) -> Problem:
+    """Masked steps as if deleted (masks.py): the window's ends as truncations and, where the call
+    reads values[t+1], the next unmasked step's value as next_values (``open_rows``: the rows a
+    window of distributed.py hands on after its end)."""
+    if p.mask is None:
+        return p
+    derive = p.next_values is None and p.kind != "td_lambda"  # (td_lambda takes V(s_{t+1}) per step)
+    truncated, derived = masks.without_masked_steps(
+        p.mask, p.truncated, p.time_dim, use_kernel, _checks.result_dtype(p.rewards, p.values) if derive else None,
+        p.values, p.bootstrap_value, open_rows)
+    p = p._replace(truncated=truncated)
+    return p._replace(next_values=derived, bootstrap_value=None) if derive else p
 
 
 def inputs(p: Problem, acc: torch.dtype):
@@ -239,8 +255,8 @@ def window_carry(p, dtype):
 def validate(kind, rewards, values, next_values, bootstrap_value, gamma, lambda_, terminated,
              truncated, mask, time_dim, backend, window=None):
     """The arguments checked once (a TypeError or ValueError naming the argument), as a Problem,
-    and whether the Triton kernel runs them. ``window``: (open, open_rows) of a window of a
-    longer row (distributed.py), else None."""
+    and whether the Triton kernel runs them (a mask's consequences not derived yet: ``prepare``).
+    ``window``: (open, open_rows) of a window of a longer row (distributed.py), else None."""
     rewards = _checks.float_tensor("rewards", rewards)
     time_dim = _checks.time_dim(time_dim, rewards)
     if values is not None:
@@ -262,13 +278,6 @@ def validate(kind, rewards, values, next_values, bootstrap_value, gamma, lambda_
         )
     mask = _checks.flag("mask", mask, rewards)
     use_kernel = use_triton(_checks.backend(backend), rewards.device)
-    if mask is not None:  # masked steps as if deleted (masks.py)
-        derive = next_values is None and kind != "td_lambda"  # (td_lambda takes V(s_{t+1}) per step)
-        truncated, derived = masks.without_masked_steps(
-            mask, truncated, time_dim, use_kernel, _checks.result_dtype(rewards, values) if derive else None, values,
-            bootstrap_value, None if window is None else window[1])
-        if derive:
-            next_values, bootstrap_value = derived, None
     gamma_t, gamma_f = _checks.unit_interval("gamma", gamma, rewards)
     lambda_t, lambda_f = _checks.unit_interval("lambda_", lambda_, rewards)
     p = Problem(kind, rewards, values, next_values, bootstrap_value, terminated, truncated, mask,
