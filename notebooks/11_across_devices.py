@@ -25,9 +25,10 @@
 #
 # Notebook 00 showed why it does not: affine maps compose associatively, so any stretch of steps
 # is *one* map, $y_{\text{first}} = B + A\,y_{\text{after}}$, and maps can be composed in any
-# grouping. This notebook splits a scan across processes by hand, then runs the package's
-# `time_group=` on two real processes started from here, and checks both against the
-# one-process call.
+# grouping. This notebook splits a scan across processes by hand (an episode end at the
+# boundary included), then runs the package's `time_group=` on two real processes started from
+# here, and checks both against the one-process call: the forward, GAE's boundary step, and the
+# backward. The exercise at the end composes the carries of any number of ranks.
 
 # %%
 import os
@@ -37,9 +38,11 @@ import tempfile
 import textwrap
 
 import matplotlib.pyplot as plt
+import numpy as np
 import torch
 
 import rltriton_lite as rl
+from rltriton_lite import exercises
 
 torch.manual_seed(0)
 
@@ -95,12 +98,67 @@ assert torch.allclose(torch.cat(pieces, -1), whole)
 print("three segments scanned from their composed carries = the one-process scan")
 
 # %% [markdown]
+# ## 3. An episode end at the boundary, by hand
+#
 # An episode end makes a step a *reset*: $y_t = b_t$, whatever comes after. A segment with a reset
 # hands on nothing from its carry, so its map is "$B$, whatever the carry" — a select, not
 # $A = 0$, so that a NaN in a later episode cannot leak backwards through $0 \cdot \text{NaN}$.
 # The package's maps are triples $(A, B, \text{reset})$ for that reason.
 #
-# ## 3. The exchange, drawn
+# The hardest place for it is a rank's last step. One row of 12 steps on two ranks (steps 0–5 and
+# 6–11): the episode ends at step 5, exactly at the boundary, and the reward at step 8, in the
+# next episode, is NaN (a failed environment step, say). Each step is a triple
+# $(a_t, b_t, r_t) = (\gamma, \text{reward}_t, \text{done}_t)$ of the discounted return. A
+# segment's triple composes its steps from its end, with the rule of notebook 00b's `reset_scan`:
+# a step that resets ignores the steps after it.
+
+# %%
+gamma = 0.9
+reward = torch.randn(12, dtype=torch.float64)
+reward[8] = float("nan")  # rank 1's second episode
+done = torch.zeros(12, dtype=torch.bool)
+done[5] = True  # rank 0's last step: the episode ends exactly at the boundary
+
+
+def compose(after, step):
+    """The triple of (one step, then the steps after it): a reset selects the step alone."""
+    (A, B, R), (a, b, r) = after, step
+    return (a, b, True) if r else (a * A, b + a * B, R)
+
+
+def segment_triple(lo, hi):
+    triple = (1.0, 0.0, False)  # the identity: no steps
+    for t in reversed(range(lo, hi)):
+        triple = compose(triple, (gamma, float(reward[t]), bool(done[t])))
+    return triple
+
+
+triples = [segment_triple(0, 6), segment_triple(6, 12)]
+for rank, (A, B, R) in enumerate(triples):
+    print(f"rank {rank}: A = {A:.4f}{' (not read: a reset)' if R else ''}, B = {B:.4f}, reset = {R}")
+
+# %% [markdown]
+# Rank 1's $B$ is NaN: its first value depends on the NaN reward, rightly, since both lie in its
+# first episode. That NaN is the carry rank 0 receives. Rank 0's triple has reset = True, so its
+# first value is $B_0$ alone, the carry selected away; every step of rank 0 is in the episode
+# that ended at step 5, so the same select holds at each of them. Written as a product, with
+# $A_0 = 0$ standing for the reset, the NaN crosses the boundary: $0 \cdot \text{NaN} =
+# \text{NaN}$.
+
+# %%
+(A0, B0, R0), (A1, B1, R1) = triples
+carry = B1 if R1 else B1 + A1 * 0.0  # into rank 0: rank 1's first value (initial = 0 after it)
+first_select = B0 if R0 else B0 + A0 * carry
+first_product = B0 + 0.0 * carry  # the reset as A = 0, multiplied
+one_process = rl.discounted_returns(reward[None], gamma=gamma, terminated=done[None])[0]
+print(f"carry into rank 0: {carry}; rank 0's first value: select {first_select:.6f}, "
+      f"product {first_product}, one process {float(one_process[0]):.6f}")
+assert np.isnan(carry) and np.isnan(first_product)
+assert np.isclose(first_select, float(one_process[0]))
+assert torch.isfinite(one_process[:6]).all() and torch.isnan(one_process[6:9]).all()  # the NaN stays on rank 1
+
+# %% [markdown]
+# ## 4. The exchange, drawn
 #
 # Each rank computes its segment's map (one read of its steps), the ranks swap their maps (an
 # `all_gather` of three numbers per row per rank, whatever the length), and each composes the
@@ -132,7 +190,7 @@ plt.tight_layout()
 plt.show()
 
 # %% [markdown]
-# ## 4. Two processes, started from this notebook
+# ## 5. Two processes, started from this notebook
 #
 # `torchrun --nproc-per-node 2 train.py` starts two processes and tells each its rank through
 # environment variables. Here the notebook does the same by hand, so that it runs anywhere: it
@@ -194,11 +252,65 @@ for key, expected in (("adv", adv), ("ret", ret), ("d_values", values.grad)):
     print(f"{key:9s} max difference {float((got - expected).abs().max()):.1e}")
 
 # %% [markdown]
-# The gradient crosses the boundary the other way: $V$ at rank 1's first step was read by rank 0's
-# last $\delta$, so part of its gradient is computed on rank 0 and sent back. The backward pass
-# is the mirror of the forward: maps of the gradients composed over the ranks *before* each one.
+# GAE needs one exchange more than a bare scan. Rank 0's last step, $t = 16$, has
+# $\delta_{16} = r_{16} + \gamma V(s_{17}) - V(s_{16})$, and $V(s_{17})$ is rank 1's first value:
+# the package gathers each rank's first values (the "first values" exchange), then the maps. By
+# hand: $\delta_{16}$ from rank 1's first value, then $A_{16} = \delta_{16} + \gamma\lambda
+# A_{17}$ with $A_{17}$ the carry (rank 1's first advantage), selected away in row 0, whose
+# episode ends at step 16. Without the first values (rank 0 taking $V(s_{17})$ as 0) every row
+# whose episode goes on past step 16 would be wrong; row 0 reads neither.
+
+# %%
+r_, v_, term_ = rollout["rewards"], rollout["values"], rollout["terminated"]
+t = rollout["bounds"][1] - 1  # rank 0's last step
+first_values = v_[:, t + 1]  # what rank 1 sends: V at its first step
+delta = r_[:, t] + torch.where(term_[:, t], 0.0, 0.99 * first_values) - v_[:, t]
+carry_adv = shares[1]["adv"][:, 0].detach()  # the advantage at rank 1's first step
+by_hand = torch.where(term_[:, t], delta, delta + 0.99 * 0.95 * carry_adv)
+without = torch.where(term_[:, t], delta, r_[:, t] - v_[:, t] + 0.99 * 0.95 * carry_adv)  # V(s_17) taken as 0
+one = adv[:, t].detach()
+print("A at step 16, by hand:", by_hand.numpy().round(4), " one process:", one.numpy().round(4))
+print("without the first values:", without.numpy().round(4))
+assert torch.allclose(by_hand, one) and torch.allclose(by_hand, shares[0]["adv"][:, -1].detach())
+live = ~term_[:, t]  # rows whose episode goes on past step 16
+assert (without[~live] == by_hand[~live]).all() and not torch.isclose(without[live], by_hand[live]).any()
+
+# %% [markdown]
+# ## 6. The backward: the same exchange, the other way
 #
-# ## 5. What it costs
+# The gradient crosses the boundary the other way: $V$ at rank 1's first step was read by rank
+# 0's last $\delta$, so part of its gradient is computed on rank 0 and sent back.
+#
+# For a bare scan the backward is the transposed scan of notebook 01's exercise: with
+# $y = $ `linear_scan(a, b)` and $g_t = \partial L/\partial b_t$, $g_t = \partial L/\partial y_t
+# + a_{t-1} g_{t-1}$, a *forward* scan of the pairs $(a_{t-1}, \partial L/\partial y_t)$. So each
+# rank's segment is again one map, now from the gradient entering at its first step to the one
+# at its last, and a rank's carry is composed from the maps of the ranks *before* it, rank 0's
+# carry being 0. The pair at a rank's first step reads $a_{t-1}$, the last $a$ of the rank before:
+# one number per row, the backward's own "first values". (The gradient with respect to $a$,
+# $g_t\,y_{t+1}$, reads the forward's $y$ one step on, at a rank's last step the next rank's first
+# output.) The sections 1–2 example, by hand against autograd on one process:
+
+# %%
+b_leaf = b.clone().requires_grad_()
+dy = torch.randn(rows, T, dtype=torch.float64)
+(rl.linear_scan(a, b_leaf) * dy).sum().backward()
+a_before = torch.cat([torch.zeros(rows, 1, dtype=torch.float64), a[:, :-1]], -1)  # a_{t-1}; none before t = 0
+spans = list(zip(bounds, bounds[1:]))
+grad_maps = [(a_before[:, lo:hi].prod(-1), rl.linear_scan(a_before[:, lo:hi], dy[:, lo:hi], reverse=False)[:, -1])
+             for lo, hi in spans]  # (A, B): the gradient at the segment's last step = B + A * what enters it
+grad_carries, c = [], torch.zeros(rows, dtype=torch.float64)
+for A, B in grad_maps:  # ranks 0, 1, 2: each carry composed from the ranks before
+    grad_carries.append(c)
+    c = B + A * c
+pieces = [rl.linear_scan(a_before[:, lo:hi], dy[:, lo:hi], reverse=False, initial=cg)
+          for (lo, hi), cg in zip(spans, grad_carries)]
+assert torch.allclose(torch.cat(pieces, -1), b_leaf.grad)
+print("the gradient from carries composed over the ranks before = autograd's, max difference",
+      f"{float((torch.cat(pieces, -1) - b_leaf.grad).abs().max()):.1e}")
+
+# %% [markdown]
+# ## 7. What it costs
 #
 # Per call, forwards, each rank reads its steps twice (the map, then the scan from its carry) and
 # the ranks exchange O(rows × ranks) numbers three times (a header so that ranks that disagree all
@@ -207,6 +319,28 @@ for key, expected in (("adv", adv), ("ret", ret), ("d_values", values.grad)):
 # share of that on a GPU; `benchmarks/results/checks/` has the figures.
 #
 # ## Exercises
+#
+# Checked, as in notebook 00b (write the starter's function and run the cell after it;
+# `print(exercises.task("segment_carries"))` restates the task, the solution is in
+# `notebooks/solutions/`):
+#
+# **`segment_carries`.** The composition of section 2 for any number of segments, with resets as
+# in section 3: given each segment's map as arrays `A`, `B`, `reset` of shape (rows, S), in time
+# order, and `initial` (rows,), the value after the last segment, return the carry entering each
+# segment, (rows, S): `initial` for the last one, and for segment s the map of segment s + 1
+# applied to the carry entering s + 1, `B` alone where that segment resets. Select, do not
+# multiply: the checker puts a NaN and an inf in later episodes.
+
+# %%
+def segment_carries(A, B, reset, initial):
+    # YOUR CODE: return carries, a NumPy array of shape (rows, S)
+    raise NotImplementedError
+
+# %%
+exercises.attempt("segment_carries", segment_carries)
+
+# %% [markdown]
+# Without a checker:
 #
 # 1. How many bytes does the maps' `all_gather` move into each rank for 4096 rows on 8 ranks
 #    (three float64 numbers per row per rank)? Compare with one input tensor of the rank's own

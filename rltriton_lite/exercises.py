@@ -31,20 +31,33 @@ them. Every exercise takes the seed, the concept one (``vtrace_floor_bytes``, a 
 hand) included: there it draws the rollout's size.
 
     exercises.check("gae_pairs", fn, seed=2024)   # cases the notebook never showed
+
+Write it yourself: while ``check`` runs the function, the package's own answers (``rltriton_lite``'s
+compute functions, ``rltriton_lite.reference``, the package's prologues and epilogues, and
+``scan_hook``/``map_hook`` where the kernel itself is asked for) raise an AssertionError, but for
+what the exercise's task gives (``may_use``: ``linear_scan`` in the tensor-op hooks, ``scan_hook``
+in ``returns_autograd``); a function that is one, or imports one by name, is refused too. Under
+the interpreter, a chunked exercise's ``tl.associative_scan`` may be no wider than its chunk.
 """
 from __future__ import annotations
 
+import ast
 import contextlib
 import dataclasses
+import functools
+import inspect
+import sys
+import textwrap
 from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
 import torch
 
-from . import reference
+from . import _triton, reference
 from ._triton import INTERPRET, jit, tl
 from .primitive import linear_scan
+from .returns import gae as _harness_gae
 
 __all__ = ["names", "catalog", "task", "check", "attempt", "cases", "scan_hook", "map_hook", "vtrace_prologue",
            "package_prologue"]
@@ -63,15 +76,20 @@ class _Exercise:
     scan: str | tuple | None  # "reverse" or "forward": where an error starts (see _where); one per result
     time_dim: int  # the outputs' time axis
     stream: int  # the builder's own random stream (Draw)
+    results: tuple | None = None  # what each result is, where the function returns several
+    may_use: tuple = ()  # the package's functions it may call (by their name in rltriton_lite or exercises)
+    last_step: str | None = None  # said when the error starts at the window's last step
+    window_end: str = "the window's last step (t = T - 1: what does it bootstrap from?)"  # what that step is
 
 
 _EXERCISES: dict[str, _Exercise] = {}
 
 
 def _exercise(name, notebook, kind, task, stream, run=lambda fn, args, kw: fn(*args, **kw), scan="reverse",
-              time_dim=-1):
+              time_dim=-1, results=None, may_use=(), last_step=None, **more):
     def register(cases):
-        _EXERCISES[name] = _Exercise(name, notebook, kind, task.strip(), cases, run, scan, time_dim, stream)
+        _EXERCISES[name] = _Exercise(name, notebook, kind, task.strip(), cases, run, scan, time_dim, stream, results,
+                                     tuple(may_use), last_step, **more)
         return cases
     return register
 
@@ -125,7 +143,7 @@ def cases(name: str, seed: int | None = None) -> list[tuple]:
     ex = _get(name)
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0):
         raise TypeError(f"seed must be None or an int >= 0, got {seed!r}")
-    out = ex.cases(Draw(None if seed is None else int(seed), ex.stream))
+    out = [_window_end_marks(ex, c) for c in ex.cases(Draw(None if seed is None else int(seed), ex.stream))]
     if seed is not None:
         out = [(f"{case} (seed={seed})", *rest) for case, *rest in out]
     return out
@@ -142,27 +160,44 @@ def check(name: str, fn: Callable, seed: int | None = None) -> None:
     values and, where a case allows, other shapes, lengths, parameters and positions of the
     special steps; the same seed gives the same cases, so a teacher can grade with cases the
     students never saw (a failing case's name ends in ``(seed=...)``). The concept exercise
-    (``vtrace_floor_bytes``) takes it too: it draws the sizes."""
+    (``vtrace_floor_bytes``) takes it too: it draws the sizes.
+
+    Write it yourself: while ``fn`` runs, the package's answers (``rltriton_lite``'s compute
+    functions, ``rltriton_lite.reference``, the package's own prologues and epilogues, and
+    ``scan_hook``/``map_hook`` where the exercise asks for the kernel itself) raise an
+    AssertionError, except what the exercise's task allows (``rltriton_lite.linear_scan`` in the
+    tensor-op hooks, ``scan_hook`` in ``returns_autograd``); a function that imports one by
+    name, or is one, is refused the same way."""
     ex = _get(name)
     if not callable(fn):
         raise TypeError(f"check({name!r}, fn): fn must be a function, got {type(fn).__name__}")
+    code = None  # what fn's code shows (read once, after its first run: a starter is only a starter)
     for case, args, kwargs, expected, *marks in cases(name, seed):
-        with _watch(), np.errstate(all="ignore"):  # the interpreter's NumPy warns at the NaN cases' arithmetic
+        with _watch(), np.errstate(all="ignore"), _refusing(ex) as refused:  # (NumPy warns at the NaN cases)
             try:
                 got = ex.run(fn, args, kwargs)
-            except (NotImplementedError, TypeError, ValueError):
+            except NotImplementedError:
                 raise
-            except AssertionError as e:  # the runner's own checks (two_stage_mean's launches and bits)
-                raise AssertionError(f"{name}, {case}: {e}") from None
-            except Exception as e:  # a Triton compile or run error inside the student's code
-                stray = _cause(e, _OutOfBounds)
+            except Exception as e:
+                code = code or _Code(fn)
+                _refuse(ex, case, code, refused, e)  # the package's answer called: that first
+                if isinstance(e, (TypeError, ValueError)):
+                    raise
+                if isinstance(e, AssertionError):  # the runner's own checks (launches, bits, chunks)
+                    raise AssertionError(f"{name}, {case}: {e}" + code.slips()) from None
+                stray = _cause(e, _OutOfBounds)  # a Triton compile or run error inside the student's code
                 if stray is not None:
                     raise AssertionError(f"{name}, {case}: {stray}") from None
                 if ex.kind != "kernel":
                     raise
                 raise RuntimeError(f"{name}, {case}: {getattr(fn, '__name__', 'your function')} failed to compile or "
                                    f"run: {type(e).__name__}: {e}\n{TRITON_HINT}") from e
-        _compare(ex, case, got, expected, marks[0] if marks else {})
+        code = code or _Code(fn)
+        _refuse(ex, case, code, refused)
+        try:
+            _compare(ex, case, got, expected, marks[0] if marks else {})
+        except AssertionError as e:
+            raise AssertionError(str(e) + code.slips()) from None
 
 
 TRITON_HINT = ("(In Triton, on blocks: &, |, ~ rather than and, or, not; tl.minimum, tl.maximum rather than "
@@ -192,14 +227,22 @@ def _get(name: str) -> _Exercise:
     return _EXERCISES[name]
 
 
-def _compare(ex, case, got, expected, marks, rtol=1e-5, atol=1e-5):
+def _compare(ex, case, got, expected, marks, rtol=1e-5, atol=1e-5, top=True):
+    said = "your function returned" if top else "got"
     if isinstance(expected, tuple):
+        names = f" ({', '.join(ex.results)})" if ex.results else ""
         if not isinstance(got, (tuple, list)) or len(got) != len(expected):
-            raise AssertionError(f"{ex.name}, {case}: expected {len(expected)} results, got {_describe(got)}")
+            raise AssertionError(f"{ex.name}, {case}: expected {len(expected)} results{names}, {said} {_describe(got)}")
         for i, (g, e) in enumerate(zip(got, expected)):
             each = dataclasses.replace(ex, scan=ex.scan[i]) if isinstance(ex.scan, tuple) else ex
-            _compare(each, f"{case}, result {i}", g, e, marks, rtol, atol)
+            label = f"result {i}" + (f" ({ex.results[i]})" if ex.results else "")
+            _compare(each, f"{case}, {label}", g, e, marks, rtol, atol, top=False)
         return
+    if not isinstance(got, (torch.Tensor, np.ndarray, np.generic, int, float, list, tuple)) or isinstance(got, bool):
+        want = "a number (or a 0-d tensor)" if np.ndim(expected) == 0 else \
+            f"a tensor (or array) of shape {np.shape(expected)}"
+        raise AssertionError(f"{ex.name}, {case}: {said} {_describe(got)}, not {want}"
+                             + (" (a missing return?)" if got is None else ""))
     if isinstance(got, torch.Tensor):
         got = got.detach().cpu().double().numpy()
     got, expected = np.asarray(got, dtype=np.float64), np.asarray(expected, dtype=np.float64)
@@ -212,7 +255,7 @@ def _compare(ex, case, got, expected, marks, rtol=1e-5, atol=1e-5):
         marks_l = {k: np.moveaxis(np.broadcast_to(np.asarray(v), bad.shape), td, -1) for k, v in marks.items()}
         at_l, where = _where(bad_l, ex.scan)
         at = at_l[:-1][:td] + at_l[-1:] + at_l[:-1][td:] if bad.ndim else at_l
-        hint = _hint(bad_l, at_l, marks_l, ex.scan, got[at])
+        hint = _hint(bad_l, at_l, marks_l, ex.scan, got[at], ex.last_step, ex.window_end)
         raise AssertionError(f"{ex.name}, {case}: {where} {at} expected {expected[at]:.6g}, got {got[at]:.6g} "
                              f"({int(bad.sum())} of {bad.size} elements wrong)" + (f"\n{hint}" if hint else ""))
 
@@ -229,13 +272,17 @@ def _where(bad, scan):
     return at, "the error starts (in scan order) at index"
 
 
-def _hint(bad, at, marks, scan, got):
+def _hint(bad, at, marks, scan, got, last_step=None, window_end=_Exercise.window_end):
     """What is special about the step where the error starts, from the case's marks (each a bool
     array of the output's shape) and its position: where to look first."""
     said = [f"{what}" for what, m in marks.items() if np.asarray(m)[at]]
-    if scan is not None and at[-1] == bad.shape[-1] - 1:
-        said.append("the window's last step (t = T - 1: what does it bootstrap from?)")
+    said = [what for what in said if AT_WINDOW_END.get(what) not in said]  # the window-end mark says it all
+    at_end = scan is not None and at[-1] == bad.shape[-1] - 1
+    if at_end and not set(said) & set(AT_WINDOW_END.values()):
+        said.append(window_end)
     hints = ["that step is " + "; and ".join(said) + "."] if said else []
+    if at_end and last_step:
+        hints.append(last_step)
     if not np.isfinite(got):
         hints.append("A NaN or inf where the answer is finite: an unmasked load past the end of a row, or a value "
                      "multiplied by 0 that should have been selected away (0 * inf = NaN).")
@@ -252,7 +299,7 @@ class _OutOfBounds(Exception):
     pass
 
 
-SEEN = {"launches": 0, "atomics": 0}  # under the interpreter, while a check runs
+SEEN = {"launches": 0, "atomics": 0, "widest_scan": 0}  # under the interpreter, while a check runs
 
 
 @contextlib.contextmanager
@@ -260,11 +307,13 @@ def _watch():
     """Under the Triton interpreter: every load and store a kernel makes must fall inside a tensor
     passed to its launch, checked before the access (a stray store would corrupt the Python
     process's heap and kill the notebook's kernel, where on a GPU it would read garbage or fault);
-    and the launches and atomic operations are counted in ``SEEN``. Compiled on a GPU: nothing."""
+    the launches and atomic operations are counted in ``SEEN``, and the widest
+    ``tl.associative_scan`` (its length along the scanned axis) is kept there. Compiled on a GPU:
+    nothing."""
     try:
         from triton.runtime import interpreter as ti
-        executor, builder = ti.GridExecutor, type(ti.interpreter_builder)
-        saved = {(executor, "_init_args_hst"): executor._init_args_hst,
+        executor, builder, scans = ti.GridExecutor, type(ti.interpreter_builder), ti.ScanOps
+        saved = {(executor, "_init_args_hst"): executor._init_args_hst, (scans, "apply"): scans.apply,
                  **{(builder, k): getattr(builder, k) for k in ("create_masked_load", "create_masked_store",
                                                                 "create_atomic_rmw", "create_atomic_cas")}}
         np_dtype = ti._get_np_dtype
@@ -308,7 +357,12 @@ def _watch():
             return saved[builder, key](self, *args, **kwargs)
         return counted
 
-    patches = {(executor, "_init_args_hst"): init_args, (builder, "create_masked_load"): load,
+    def scan(self, input):
+        first = input[0] if isinstance(input, tuple) else input
+        SEEN["widest_scan"] = max(SEEN["widest_scan"], int(np.shape(first.handle.data)[self.axis]))
+        return saved[scans, "apply"](self, input)
+
+    patches = {(executor, "_init_args_hst"): init_args, (scans, "apply"): scan, (builder, "create_masked_load"): load,
                (builder, "create_masked_store"): store, (builder, "create_atomic_rmw"): atomic("create_atomic_rmw"),
                (builder, "create_atomic_cas"): atomic("create_atomic_cas")}
     for (owner, key), fn in patches.items():
@@ -339,7 +393,262 @@ def _cause(e, kind):
 
 
 def _describe(x) -> str:
-    return f"a {type(x).__name__} of {len(x)}" if isinstance(x, (tuple, list)) else type(x).__name__
+    if x is None:
+        return "None"
+    if isinstance(x, (tuple, list)):
+        return f"a {type(x).__name__} of {len(x)}"
+    name = type(x).__name__
+    return f"an {name}" if name[:1].lower() in "aeiou" else f"a {name}"
+
+
+# ---- Write it yourself: the package's answers, refused while a student's function runs --------------
+class _PackageAnswer(AssertionError):
+    """Raised where a student's code called one of the package's answers during a check."""
+
+
+def _is_jit(obj) -> bool:
+    """A ``@triton.jit`` function, compiled or interpreted (it keeps its Python function as ``.fn``)."""
+    return (_triton.HAS_TRITON and isinstance(obj, _triton.triton.runtime.jit.KernelInterface)
+            and inspect.isfunction(getattr(obj, "fn", None)))
+
+
+def _package_modules():
+    return [(n, m) for n, m in list(sys.modules.items())
+            if m is not None and (n == "rltriton_lite" or n.startswith("rltriton_lite."))]
+
+
+def _code_names(code) -> set:
+    """Every global and attribute name a code object reads, nested functions' included."""
+    names = set(code.co_names)
+    for c in code.co_consts:
+        if inspect.iscode(c):
+            names |= _code_names(c)
+    return names
+
+
+def _names_used(mod) -> set:
+    """The names the module's own functions, classes and kernels read: the package's code reaches
+    these through the module's attributes, so they stay as they are while a check runs."""
+    names, todo, seen = set(), list(vars(mod).values()), set()
+    while todo:
+        obj = todo.pop()
+        if id(obj) in seen:
+            continue
+        seen.add(id(obj))
+        obj = obj.fn if _is_jit(obj) else getattr(obj, "__func__", obj)
+        if isinstance(obj, property):
+            todo += [obj.fget, obj.fset, obj.fdel]
+        elif inspect.isfunction(obj) and obj.__module__ == mod.__name__:
+            names |= _code_names(obj.__code__)
+            todo.append(getattr(obj, "__wrapped__", None))
+        elif inspect.isclass(obj) and obj.__module__ == mod.__name__:
+            todo += list(vars(obj).values())
+    return names
+
+
+@functools.lru_cache(maxsize=None)
+def _answers():
+    """The package's answers, ``{id: (object, name shown)}``: rltriton_lite's compute functions,
+    every function of rltriton_lite.reference, the package's prologues and epilogues, and the
+    exercises' scan_hook and map_hook; and ``[(module, attribute, object)]``, the module
+    attributes a student's code reaches them through, but for those the package's own code reads
+    (reference's are all of them: nothing the checker runs calls it)."""
+    import rltriton_lite as rl
+
+    found = {}
+
+    def add(obj, shown):
+        found.setdefault(id(obj), (obj, shown))
+
+    for n in rl.__all__:
+        if inspect.isfunction(getattr(rl, n)):
+            add(getattr(rl, n), f"rltriton_lite.{n}")
+    for n, obj in vars(reference).items():
+        if inspect.isfunction(obj) and obj.__module__ == reference.__name__ and not n.startswith("_"):
+            add(obj, f"rltriton_lite.reference.{n}")
+    for mname, mod in _package_modules():
+        for n, obj in vars(mod).items():
+            if (mname != __name__ and _is_jit(obj) and obj.fn.__module__ == mname
+                    and n.endswith(("_prologue", "_epilogue"))):
+                add(obj, f"{mname}.{n}")
+    add(scan_hook, f"{__name__}.scan_hook")
+    add(map_hook, f"{__name__}.map_hook")
+    holders = []
+    for mname, mod in _package_modules():
+        used = set() if mod is reference else _names_used(mod)
+        holders += [(mod, n, obj) for n, obj in vars(mod).items() if id(obj) in found and n not in used]
+    return found, holders
+
+
+def _allowed(ex) -> set:
+    """The ids of the package's functions that the exercise's task lets the student call."""
+    found, _ = _answers()
+    wanted = {f"rltriton_lite.{n}" for n in ex.may_use} | {f"{__name__}.{n}" for n in ex.may_use}
+    return {i for i, (_, shown) in found.items() if shown in wanted}
+
+
+def _refusal(ex, what: str) -> str:
+    found, _ = _answers()
+    may = [shown for i, (_, shown) in found.items() if i in _allowed(ex)]
+    return (f"write it yourself: {what} the package's answer " + (
+        f"(of the package's functions, {ex.name} may call only {' and '.join(may)}, as its task says)" if may else
+        f"({ex.name}'s task is to write it without the package's functions)"))
+
+
+@contextlib.contextmanager
+def _refusing(ex):
+    """While the block runs, each package answer that ``ex`` may not use raises a
+    ``_PackageAnswer`` when called through a module attribute (``rl.gae``,
+    ``rltriton_lite.reference.discounted_returns``, ``returns._gae_prologue`` ...); yields the list
+    of those called (a student's ``try`` cannot hide one)."""
+    found, holders = _answers()
+    allowed, refused, saved = _allowed(ex), [], []
+
+    def refuser(shown):
+        def refuse(*args, **kwargs):
+            refused.append(shown)
+            raise _PackageAnswer(_refusal(ex, f"{shown} is"))
+        refuse.__name__ = refuse.__qualname__ = shown.rsplit(".", 1)[-1]
+        return refuse
+
+    try:
+        for mod, n, obj in holders:
+            if id(obj) not in allowed:
+                saved.append((mod, n, obj))
+                setattr(mod, n, refuser(found[id(obj)][1]))
+        yield refused
+    finally:
+        for mod, n, obj in saved:
+            setattr(mod, n, obj)
+
+
+def _refuse(ex, case, code, refused, error=None):
+    """An AssertionError if the student's function called, named or is one of the package's answers."""
+    called = _cause(error, _PackageAnswer) if error is not None else None
+    why = (_refusal(ex, f"{refused[0]} is") if refused else str(called) if called is not None
+           else code.answer(ex))
+    if why:
+        raise AssertionError(f"{ex.name}, {case}: {why}") from None
+
+
+_LIBRARIES = {"rltriton_lite", "triton", "torch", "numpy"}
+
+
+def _library(obj) -> bool:
+    top = (getattr(obj, "__module__", None) or "").split(".")[0]
+    return top in _LIBRARIES or top in sys.stdlib_module_names
+
+
+def _python_on_blocks(py) -> list:
+    """Where a ``@triton.jit`` function's source applies Python's min, max, and, or, not, if or
+    while to what may be a block (anything but its tl.constexpr parameters and globals): it may
+    run under the interpreter and still be wrong, or fail to compile on a GPU."""
+    try:
+        src = textwrap.dedent(inspect.getsource(py))
+        tree = ast.parse(src)
+    except (OSError, TypeError, SyntaxError):
+        return []
+    fdef = next((n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))), None)
+    if fdef is None:
+        return []
+    params = [*fdef.args.posonlyargs, *fdef.args.args, *fdef.args.kwonlyargs]
+    static = {a.arg for a in params if a.annotation is not None and "constexpr" in ast.unparse(a.annotation)}
+    runtime = ({a.arg for a in params} - static) | {
+        n.id for n in ast.walk(fdef) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+
+    def on_block(node):
+        return any(isinstance(n, ast.Name) and n.id in runtime for n in ast.walk(node))
+
+    found = []
+    for n in ast.walk(fdef):
+        word = None
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in ("min", "max"):
+            word = f"{n.func.id}("
+        elif isinstance(n, ast.BoolOp) and on_block(n):
+            word = "and" if isinstance(n.op, ast.And) else "or"
+        elif isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.Not) and on_block(n.operand):
+            word = "not"
+        elif isinstance(n, (ast.If, ast.IfExp, ast.While)) and on_block(n.test):
+            word = "while" if isinstance(n, ast.While) else "if"
+        if word:
+            found.append((n.lineno, word))
+    lines = src.splitlines()
+    out = []
+    for lineno in sorted({ln for ln, _ in found}):
+        line = lines[lineno - 1].strip()
+        words = ", ".join(f"`{w}`" for w in sorted({w for ln, w in found if ln == lineno}))
+        out.append(f"{words} in `{line if len(line) <= 60 else line[:57] + '...'}`")
+    return out
+
+
+class _Code:
+    """What the student's code shows, read once per check: their own functions reachable from
+    ``fn`` (through the globals and closure variables each reads, the methods of their classes,
+    the Python of their ``@triton.jit`` functions; never into a library's), what those read, and
+    their ``@triton.jit`` functions."""
+
+    def __init__(self, fn):
+        self.fn, self.refs, self.jits = fn, [], []
+        todo, seen = [fn], set()
+        while todo:
+            f = todo.pop()
+            if id(f) in seen:
+                continue
+            seen.add(id(f))
+            if isinstance(f, functools.partial):
+                todo += [f.func, *f.args, *f.keywords.values()]
+                continue
+            if isinstance(f, (staticmethod, classmethod)):
+                todo.append(f.__func__)
+                continue
+            if inspect.ismethod(f):  # Returns.apply: torch's, but Returns is theirs
+                todo += [f.__func__, f.__self__ if inspect.isclass(f.__self__) else type(f.__self__)]
+                continue
+            jit_fn = _is_jit(f)
+            py = f.fn if jit_fn else f
+            if _library(py):
+                continue
+            if inspect.isclass(py):
+                todo += list(vars(py).values())
+                continue
+            if not inspect.isfunction(py):
+                if callable(py) and not inspect.isbuiltin(py):
+                    todo.append(type(py))  # an object with a __call__ of theirs
+                continue
+            if jit_fn:
+                self.jits.append(py)
+            for n in sorted(_code_names(py.__code__)):
+                if n in py.__globals__:
+                    self.refs.append((py.__name__, n, py.__globals__[n]))
+                    todo.append(py.__globals__[n])
+            for n, cell in zip(py.__code__.co_freevars, py.__closure__ or ()):
+                try:
+                    obj = cell.cell_contents
+                except ValueError:  # not yet assigned
+                    continue
+                self.refs.append((py.__name__, n, obj))
+                todo.append(obj)
+
+    def answer(self, ex):
+        """Why the code is the package's answer (it is one, or reads one by name), or None."""
+        found, _ = _answers()
+        allowed = _allowed(ex)
+        if id(self.fn) in found and id(self.fn) not in allowed:
+            return _refusal(ex, f"the function you passed is {found[id(self.fn)][1]},")
+        for where, name, obj in self.refs:
+            if id(obj) in found and id(obj) not in allowed:
+                shown = found[id(obj)][1]
+                return _refusal(ex, f"your {where} reads {shown}" + ("" if shown.endswith(f".{name}") else
+                                                                       f" (as {name})") + ", which is")
+        return None  # (a copy of a prologue's source is not looked for: a right answer is often the same text)
+
+    def slips(self) -> str:
+        """The Triton hint, where their @triton.jit code applies Python to what may be a block."""
+        said = [f"{py.__name__}: {', '.join(where)}" for py in self.jits for where in [_python_on_blocks(py)] if where]
+        if not said:
+            return ""
+        return ("\nYour @triton.jit code uses Python where a block may be (" + "; ".join(said) + "): it ran, but on "
+                "a block these do not act element by element. " + TRITON_HINT)
 
 
 def _device() -> str:
@@ -356,6 +665,26 @@ def _flags(rng, shape, p):
 
 # What a case marks at each step, for the hint where an error starts (_hint):
 DONE, TERM, TRUNC = "an episode end", "a termination (no bootstrap)", "a truncation (it bootstraps from next_values)"
+AT_WINDOW_END = {  # each derived from the mark it names, at the window's last step (cases() adds them)
+    DONE: "an episode end at the window's last step (no bootstrap: nothing after the window is read there)",
+    TERM: "a termination at the window's last step (no bootstrap)",
+    TRUNC: "a truncation at the window's last step (it bootstraps from next_values there)"}
+
+
+def _window_end_marks(ex, case):
+    """The case with, for each of its episode-end marks, the same mark at the window's last step
+    alone, under its own name: a bootstrap at a terminal last step is a mistake of its own."""
+    if len(case) < 5:
+        return case
+    marks = dict(case[4])
+    for base, label in AT_WINDOW_END.items():
+        if base in marks:
+            m = np.asarray(marks[base], dtype=bool)
+            last = (slice(None),) * (ex.time_dim % m.ndim) + (-1,)
+            end = np.zeros_like(m)
+            end[last] = m[last]
+            marks[label] = end
+    return (*case[:4], marks)
 
 
 def _carry_steps(shape, chunk=64, reverse=True):
@@ -379,6 +708,9 @@ def _scan(fn, args, kw):
     pair = fn(*args, **kw)
     if not isinstance(pair, (tuple, list)) or len(pair) != 2:
         raise AssertionError(f"{fn.__name__} must return the pair (a, b) for linear_scan, got {_describe(pair)}")
+    if pair[1] is None or pair[0] is None:
+        raise AssertionError(f"{fn.__name__} returned None for {'a' if pair[0] is None else 'b'}: the pair (a, b) "
+                             "for linear_scan is two tensors (a may be a number)")
     return linear_scan(*pair)
 
 
@@ -459,12 +791,34 @@ def map_hook(hook, inputs, params, block: int = 64) -> torch.Tensor:
     return out
 
 
+# The runners reach the harnesses by these names: while a check runs, the public names scan_hook
+# and map_hook refuse to serve an exercise that asks for the kernel itself (_refusing).
+_harness_scan, _harness_map = scan_hook, map_hook
+
+
 def _scan_with(n_inputs):
-    return lambda fn, args, kw: scan_hook(fn, args[:n_inputs], args[n_inputs:])
+    return lambda fn, args, kw: _harness_scan(fn, args[:n_inputs], args[n_inputs:])
 
 
 def _map_with(n_inputs):
-    return lambda fn, args, kw: map_hook(fn, args[:n_inputs], args[n_inputs:])
+    return lambda fn, args, kw: _harness_map(fn, args[:n_inputs], args[n_inputs:])
+
+
+def _in_chunks(chunk_at):
+    """The runner of an exercise that walks rows in chunks: under the interpreter, no
+    ``tl.associative_scan`` of the student's may be wider than the case's chunk (one scan over a
+    whole row needs no chunks and no carry: the exercise's point)."""
+    def run(fn, args, kw):
+        SEEN["widest_scan"] = 0
+        out = fn(*args, **kw)
+        chunk, widest = args[chunk_at], SEEN["widest_scan"]
+        if INTERPRET and widest > chunk:
+            raise AssertionError(
+                f"your kernel ran a tl.associative_scan over {widest} steps at once where this case asks for chunks "
+                f"of {chunk} steps: walk each row in chunks of `chunk` steps (a loop from the last chunk down, one "
+                "tl.associative_scan of CHUNK lanes each), the carry from each chunk handed to the one before it")
+        return out
+    return run
 
 
 HOOK_RULES = """
@@ -476,7 +830,7 @@ tl.load(X[i] + offs, mask=m, other=0.0); the step after t is offs + 1 (mask it w
 @_exercise("matrix_compose", "00_associative_scan", "numpy", stream=0, task="""
 matrix_compose(p, q) -> (A, b): the composition "q first, then p" of two affine maps
 y -> A_i @ y + b_i, with p = (A1, b1) and q = (A2, b2) NumPy arrays (n x n, n).
-""", scan=None)
+""", scan=None, results=("A", "b"))
 def _matrix_compose_cases(d):
     rng = d.rng
     out = []
@@ -488,6 +842,11 @@ def _matrix_compose_cases(d):
 
 
 # ---- 00b: Triton from zero ------------------------------------------------------------------------
+_PADDING_IDENTITY = ("Check the padding too: in a block wider than the row, the lanes past T must be the identity "
+                     "(1, 0), a = tl.where(m, a, 1.0) and b loaded with other=0.0, else their maps compose into "
+                     "the last step's.")
+
+
 @_exercise("td_target_kernel", "00b_triton_from_zero", "kernel", stream=1, task="""
 td_target_kernel(rewards, next_values, dones, gamma) -> targets: r_t + gamma * (1 - done_t) * V(s_{t+1})
 elementwise, computed by your Triton kernel. Inputs are 1-D tensors of any length (float32
@@ -507,13 +866,15 @@ def _td_target_cases(d):
 block_scan(rewards, dones, gamma, last_value) -> returns: G_t = r_t + gamma * (1 - done_t) * G_{t+1}
 for one row (1-D tensors of length T <= 1024), G_T = last_value (a float), in one program with
 tl.associative_scan (reverse=True): G_t = B_t + A_t * last_value from the composed maps (A_t, B_t).
-""")
+""", last_step=_PADDING_IDENTITY)
 def _block_scan_cases(d):
     rng, gamma, last = d.rng, d.real(0.9, 0.8, 0.99), d.real(1.5, -2.0, 2.0)
     out = []
-    for T, p_done, what in ((d.int(5, 2, 9), 0.0, "no episode end"), (d.int(64, 20, 100), 0.1, "episode ends"),
+    for T, p_done, what in ((d.int(5, 2, 9), 0.0, "no episode end"),
+                            (d.int(64, 20, 100), 0.1, "episode ends, one at the window's last step"),
                             (1, 0.0, "one step"), (d.int(1000, 600, 1024), 0.05, "episode ends")):
         r, done = rng.normal(size=T), _flags(rng, T, p_done)
+        done[-1] |= what.endswith("last step")  # G_{T-1} = r_{T-1}: last_value is not read
         expected = reference.discounted_returns(r, gamma=gamma, terminated=done, bootstrap_value=np.float64(last))
         out.append((f"{what}, T={T}, last_value {last}", (_t(r), _t(done, torch.bool), gamma, last), {}, expected,
                     {DONE: done}))
@@ -524,7 +885,7 @@ def _block_scan_cases(d):
 chunked_scan(rewards, dones, gamma, chunk) -> returns, for a contiguous (B, T) batch of any T
 (float32 rewards, bool dones): one program per row walking chunks of `chunk` steps (a power of
 two, a tl.constexpr) from the end, the carry G_{t+1} handed from chunk to chunk.
-""")
+""", run=_in_chunks(3), last_step=_PADDING_IDENTITY)
 def _chunked_scan_cases(d):
     rng, gamma = d.rng, d.real(0.9, 0.8, 0.99)
     out = []
@@ -532,6 +893,7 @@ def _chunked_scan_cases(d):
                                        ((d.int(3, 2, 4), d.int(300, 129, 330)), 0.0, "chunks, no episode end", 64),
                                        ((d.int(3, 2, 3), d.int(700, 400, 720)), 0.05, "chunks and episode ends", 128)):
         r, done = rng.normal(size=shape), _flags(rng, shape, p_done)
+        done[-1, -1] |= p_done > 0  # an episode end at the window's last step
         out.append((f"{what}, shape {shape}, chunk {chunk}", (_t(r), _t(done, torch.bool), gamma, chunk), {},
                     reference.discounted_returns(r, gamma=gamma, terminated=done),
                     {DONE: done, **_carry_steps(shape, chunk)}))
@@ -543,7 +905,7 @@ reset_scan(rewards, dones, gamma, chunk) -> returns: chunked_scan with episode e
 combine takes triples (a, b, reset) and selects with tl.where where a reset ends the episode, and
 the carry is selected away the same way, so a NaN or inf reward stays inside its own episode
 (within a chunk and across chunks). Same arguments and results as chunked_scan otherwise.
-""")
+""", run=_in_chunks(3))
 def _reset_scan_cases(d):
     rng, gamma = d.rng, d.real(0.9, 0.8, 0.99)
     out = []
@@ -561,6 +923,7 @@ def _reset_scan_cases(d):
             done[:, [end1, end2]] = True
             done[0, 128:nan1], done[1, 256:inf1] = False, False  # their episodes reach the chunks' first steps: the
             r[0, nan1], r[1, inf1] = np.nan, np.inf                # carries into the chunks before are NaN and inf
+            done[0, -1] = True  # and an episode end at the window's last step
         out.append((f"{what}, shape {shape}, chunk {chunk}", (_t(r), _t(done, torch.bool), gamma, chunk), {},
                     reference.discounted_returns(r, gamma=gamma, terminated=done),
                     {DONE: done, **_carry_steps(shape, chunk)}))
@@ -573,7 +936,7 @@ bool dones (terminations): your reset_scan (chunks of `chunk` steps) with GAE's 
 triple (a_t, b_t, reset_t) = (gamma*lam, delta_t, done_t) with delta_t = r_t + gamma (1 - done_t)
 V(s_{t+1}) - V(s_t) written as a select (next_values behind a termination may be NaN), and its
 epilogue storing A_t. Contiguous inputs.
-""")
+""", run=_in_chunks(6))
 def _gae_kernel_cases(d):
     rng, gamma, lam = d.rng, d.real(0.9, 0.8, 0.99), d.real(0.8, 0.5, 0.95)
     out = []
@@ -582,6 +945,7 @@ def _gae_kernel_cases(d):
                                     ((2, d.int(300, 200, 330)), 0.05))):
         r, v, nv = rng.normal(size=(3, *shape))
         done = _flags(rng, shape, p)
+        done[-1, -1] |= i == 1  # a termination at the window's last step: delta = r - V there
         what = f"shape {shape}, chunk 64" + (", episode ends" if p else "")
         if i == 2:  # NaN where nothing may read it: behind terminations, and in later episodes (later chunks)
             done[:, d.int(100, 64, 127)] = True
@@ -598,7 +962,7 @@ def _gae_kernel_cases(d):
 strided_scan(rewards, dones, gamma, chunk) -> returns: reset_scan for time-major (T, B) tensors of
 any strides (a transposed or sliced view included), read in place: element (t, b) of x is at
 X + t * x.stride(0) + b * x.stride(1). Returns a (T, B) tensor; one program per column b.
-""", time_dim=0)
+""", time_dim=0, run=_in_chunks(3))
 def _strided_scan_cases(d):
     rng, gamma = d.rng, d.real(0.9, 0.8, 0.99)
     out = []
@@ -606,6 +970,7 @@ def _strided_scan_cases(d):
                        ("a transposed (B, T) buffer", d.int(150, 65, 200), d.int(4, 2, 5)),
                        ("every other column of a wider buffer", d.int(90, 40, 130), d.int(3, 2, 4))):
         r, done = rng.normal(size=(T, B)), _flags(rng, (T, B), 0.05)
+        done[-1, -1] |= what.startswith("contiguous")  # an episode end at the window's last step (time-major)
         expected = reference.discounted_returns(r.T, gamma=gamma, terminated=done.T).T
         rt, dt = _t(r), _t(done, torch.bool)
         if what.startswith("a transposed"):
@@ -645,7 +1010,7 @@ terminates inside the n steps adds no bootstrap; the window's end bootstraps fro
 Write it with rltriton_lite.linear_scan and tensor ops: without terminations the n-step sum is a
 difference of two values of one discounted sum, S_t - gamma^n S_{t+n}; a termination inside the
 n steps ends the sum there instead. Returns G itself.
-""" + SCAN_RULES)
+""" + SCAN_RULES, may_use=("linear_scan",))
 def _n_step_cases(d):
     rng, gamma = d.rng, d.real(0.9, 0.8, 0.99)
     out = []
@@ -654,6 +1019,7 @@ def _n_step_cases(d):
                         ((3, d.int(40, 20, 50)), 0.1, d.int(4, 3, 8)), ((2, T_long), 0.1, d.int(50, T_long + 1, 60))):
         r, nv = rng.normal(size=(2, *shape))
         done = _flags(rng, shape, p)
+        done[-1, -1] |= p > 0 and n < shape[1]  # a termination at the window's last step (the third case)
         what = f"n={n}, shape {shape}" + (", terminations" if p else "")
         out.append((what, (_t(r), _t(nv), _t(done, torch.bool), gamma, n), {},
                     _n_step_reference(r, nv, done, gamma, n), {TERM: done}))
@@ -665,7 +1031,7 @@ transposed_scan: a @triton.jit prologue transposed_scan(X, offs, t, T, m, P) -> 
 exercises.scan_hook(..., reverse=False), with X = (a, dy): the gradient of y = linear_scan(a, b)
 (y_t = b_t + a_t y_{t+1}) with respect to b, g_t = dy_t + a_{t-1} g_{t-1} (g_0 = dy_0), as a
 forward scan of the pairs (a_{t-1}, dy_t): load a one step back (offs - 1, masked by t >= 1).
-""" + HOOK_RULES, run=lambda fn, args, kw: scan_hook(fn, args, (), reverse=False), scan="forward")
+""" + HOOK_RULES, run=lambda fn, args, kw: _harness_scan(fn, args, (), reverse=False), scan="forward")
 def _transposed_scan_cases(d):
     rng = d.rng
     out = []
@@ -698,13 +1064,15 @@ torch.autograd.Function whose forward runs the reverse scan G_t = r_t + gamma (1
 forwards in time: dL/dr_t = g_t, g_t = dL/dG_t + gamma (1 - done_{t-1}) g_{t-1} (scan_hook with
 reverse=False and a second prologue; the step before t = 0 has no done flag: cut there). Save
 what the backward needs with ctx.save_for_backward. (B, T) float32 rewards, bool dones.
-""", run=_with_gradient, scan=("reverse", "forward"))
+""", run=_with_gradient, scan=("reverse", "forward"), results=("the returns G", "dL/drewards"),
+   may_use=("scan_hook",))
 def _returns_autograd_cases(d):
     rng, gamma = d.rng, d.real(0.9, 0.8, 0.99)
     out = []
     for shape, p in (((1, d.int(6, 2, 9)), 0.0), ((2, d.int(40, 10, 64)), 0.1), ((3, d.int(150, 65, 200)), 0.05)):
         r, w = rng.normal(size=(2, *shape))
         done = _flags(rng, shape, p)
+        done[-1, -1] |= p == 0.1  # an episode end at the window's last step
         G = reference.discounted_returns(r, gamma=gamma, terminated=done)
         a_prev = np.concatenate([np.zeros((shape[0], 1)), gamma * (1 - done[:, :-1])], 1)  # gamma (1 - done_{t-1})
         g = reference.linear_scan(a_prev, w, reverse=False)
@@ -731,10 +1099,8 @@ def package_prologue(kind: str, prologue):
 
 
 def _package_gae(fn, args, kw):
-    from .returns import gae
-
     with package_prologue("gae", fn):
-        out = gae(*args, backend="triton", **kw)
+        out = _harness_gae(*args, backend="triton", **kw)
     if kw.get("time_dim") == 0:
         return out.advantages.T, out.returns.T
     return tuple(out)
@@ -750,13 +1116,14 @@ V(s_{t+1})); a = gamma * lam, b = delta_t (no bootstrap at a termination), reset
 episode ends (done: terminated, truncated or the window's last step), valid as step gives it,
 and keep = (v,): the epilogue stores advantages y and returns y + keep[0]. The checker calls
 rl.gae with masks, truncations, a per-step gamma, time-major inputs and no next_values.
-""", run=_package_gae)
+""", run=_package_gae, results=("advantages", "returns"))
 def _gae_prologue_cases(d):
     rng, g, lam = d.rng, d.real(0.97, 0.9, 0.99), d.real(0.9, 0.7, 0.97)
     out = []
     B, T = d.int(3, 3, 4), d.int(90, 65, 130)
     r, v, nv = rng.normal(size=(3, B, T))
     term, trunc = _flags(rng, (B, T), 0.05), _flags(rng, (B, T), 0.05)
+    term[-1, -1], term[0, -1], trunc[0, -1] = True, False, True  # both kinds of end at the window's last step
     trunc &= ~term
     gamma = rng.uniform(0.9, 1.0, size=(B, T))
     mask = np.ones((B, T), dtype=bool)
@@ -792,7 +1159,7 @@ def _gae_prologue_cases(d):
 gae_pairs(rewards, values, next_values, terminated, truncated, gamma, lam) -> (a, b): GAE's
 prologue. The checker runs linear_scan(a, b) and compares y with the advantages: terminated
 cuts the bootstrap and the trace, truncated only the trace (it bootstraps from next_values).
-""" + SCAN_RULES, run=_scan)
+""" + SCAN_RULES, run=_scan, may_use=("linear_scan",))
 def _gae_pairs_cases(d):
     rng, gamma, lam = d.rng, d.real(0.9, 0.8, 0.99), d.real(0.8, 0.5, 0.95)
     out = []
@@ -800,7 +1167,10 @@ def _gae_pairs_cases(d):
                                    ((3, d.int(50, 30, 70)), 0.05, 0.1)):
         r, v, nv = rng.normal(size=(3, *shape))
         term = _flags(rng, shape, p_term)
-        trunc = _flags(rng, shape, p_trunc) & ~term
+        trunc = _flags(rng, shape, p_trunc)
+        if p_trunc:  # both kinds of episode end at the window's last step
+            term[-1, -1], term[0, -1], trunc[0, -1] = True, False, True
+        trunc &= ~term
         adv, _ = reference.gae(r, v, next_values=nv, terminated=term, truncated=trunc, gamma=gamma, lambda_=lam)
         what = f"shape {shape}" + (", terminations" if p_term else "") + (", truncations" if p_trunc else "")
         out.append((what, (_t(r), _t(v), _t(nv), _t(term, torch.bool), _t(trunc, torch.bool), gamma, lam), {}, adv,
@@ -867,6 +1237,7 @@ def _q_lambda_cases(d):
             q = rng.normal(size=(*shape, A)).astype(np.float32).astype(np.float64)
         action = _next_actions(rng, q, p_greedy)
         term = _flags(rng, shape, p_term)
+        term[-1, -1] |= p_term > 0  # a termination at the window's last step
         q = np.where(term[..., None], np.nan, q)
         q_taken = np.take_along_axis(q, action[..., None], -1)[..., 0]
         greedy = q_taken == q.max(-1)
@@ -903,10 +1274,11 @@ def _retrace_cases(d):
     rng, gamma, lam = d.rng, d.real(0.9, 0.8, 0.99), d.real(0.8, 0.5, 0.95)
     out = []
     for shape, spread, p_term in (((1, d.int(5, 2, 9)), 0.0, 0.0), ((2, d.int(30, 10, 64)), 1.0, 0.0),
-                                  ((3, d.int(40, 30, 140)), 1.0, 0.1)):
+                                  ((3, d.int(100, 30, 140)), 1.0, 0.1)):
         r, eq, q = rng.normal(size=(3, *shape))
         log_ratio = rng.normal(scale=spread, size=shape)
         term = _flags(rng, shape, p_term)
+        term[-1, -1] |= p_term > 0  # a termination at the window's last step
         what = f"shape {shape}" + (", pi != mu" if spread else ", on-policy") + (", terminations" if p_term else "")
         out.append((what, (_t(r), _t(eq), _t(q), _t(log_ratio), _t(term, torch.bool), gamma, lam), {},
                     _retrace_reference(r, eq, q, log_ratio, term, gamma, lam), {TERM: term, **_carry_steps(shape)}))
@@ -937,7 +1309,7 @@ rewards, values, next_values, terminated) and P = (gamma, rho_bar, c_bar): the s
 and y_next = vs_{t+1}; return the policy-gradient advantage min(rho_bar, rho_t) (r_t + gamma
 (1 - term_t) v_next - V_t), where v_next is vs_{t+1} inside the window and next_values at its last
 step (t == T - 1).
-""" + HOOK_RULES, run=lambda fn, args, kw: scan_hook(vtrace_prologue, args[:5], args[5:], epilogue=fn))
+""" + HOOK_RULES, run=lambda fn, args, kw: _harness_scan(vtrace_prologue, args[:5], args[5:], epilogue=fn))
 def _vtrace_pg_cases(d):
     rng, gamma, rho_bar, c_bar = d.rng, d.real(0.9, 0.8, 0.99), d.real(1.0, 0.8, 1.5), d.real(0.9, 0.6, 1.0)
     out = []
@@ -947,6 +1319,7 @@ def _vtrace_pg_cases(d):
         r, v = rng.normal(size=(2, *shape))
         nv = np.concatenate([v[:, 1:], rng.normal(size=(shape[0], 1))], 1)  # one network: V' = V one step on
         term = _flags(rng, shape, p_term)
+        term[-1, -1] |= p_term > 0  # a termination at the window's last step
         nv = np.where(term, rng.normal(size=shape), nv)  # a terminal step's next value is never used
         _, pg = reference.vtrace(log_rhos, r, v, gamma=gamma, rho_bar=rho_bar, c_bar=c_bar, pg_rho_bar=rho_bar,
                                  next_values=nv, terminated=term)
@@ -1033,9 +1406,10 @@ def _soft_lambda_cases(d):
     rng, gamma, alpha, lam = d.rng, d.real(0.9, 0.8, 0.99), d.real(0.3, 0.1, 0.5), d.real(0.8, 0.5, 0.95)
     out = []
     for shape, lam, p_term in (((1, d.int(5, 2, 9)), 0.0, 0.0), ((2, d.int(30, 10, 64)), lam, 0.0),
-                               ((3, d.int(40, 30, 140)), lam, 0.1)):
+                               ((3, d.int(100, 30, 140)), lam, 0.1)):
         r, q1, q2, nlp, lp = rng.normal(size=(5, *shape))
         term = _flags(rng, shape, p_term)
+        term[-1, -1] |= p_term > 0  # a termination at the window's last step
         expected = reference.sac_targets(r, [q1, q2], nlp, gamma=gamma, alpha=alpha, lambda_=lam, log_probs=lp,
                                          terminated=term)
         what = f"lambda={lam}, shape {shape}" + (", terminations" if p_term else "")
@@ -1067,3 +1441,45 @@ def _vtrace_floor_cases(d):
     return [(f"B={B}, T={T}, {e}-byte elements", (B, T, e), {}, B * T * (6 * e + 1))
             for B, T, e in ((1, 1, 4), (d.int(16384, 1000, 65536), d.int(1024, 16, 4096), d.choice(4, (4, 8))),
                             (d.int(4096, 1, 8192), d.int(128, 1, 1024), 2))]
+
+
+# ---- 11: across devices ----------------------------------------------------------------------------
+def _segment_carries_reference(A, B, reset, initial):
+    """The carries one segment at a time, from the last back, in float64."""
+    rows, S = B.shape
+    out = np.empty((rows, S))
+    for i in range(rows):
+        c = initial[i]
+        for s in reversed(range(S)):
+            out[i, s] = c
+            c = B[i, s] if reset[i, s] else B[i, s] + A[i, s] * c
+    return out
+
+
+@_exercise("segment_carries", "11_across_devices", "numpy", stream=20, task="""
+segment_carries(A, B, reset, initial) -> carries: the carry that enters each segment (a rank's
+steps) of a reverse scan y_t = b_t + a_t y_{t+1}, from the segments' maps. A, B: (rows, S) float64
+NumPy arrays, reset: (rows, S) bool, initial: (rows,) float64, the value after the last segment.
+Segment s (S segments in time order) maps the value after it, c, to the value at its first step:
+B[:, s] where reset[:, s] (an episode ends inside it: the carry is not read), else
+B[:, s] + A[:, s] * c. Return carries, (rows, S): carries[:, s] is the value that enters segment s,
+y at the first step of segment s + 1 (initial for the last segment). Write the reset as a select
+(np.where), not as A = 0: a NaN or inf in a later episode must not reach an earlier one.
+""", window_end="the last segment (its carry is initial, the value after every segment)")
+def _segment_carries_cases(d):
+    rng = d.rng
+    out = []
+    for what, rows, S in (("one row, no resets", 1, d.int(3, 2, 5)), ("resets", d.int(4, 2, 6), d.int(5, 3, 8)),
+                          ("a NaN and an inf in later episodes, behind resets", d.int(3, 2, 4), d.int(6, 4, 8))):
+        A, B = rng.uniform(0.2, 1.0, size=(rows, S)), rng.normal(size=(rows, S))
+        initial = rng.normal(size=rows)
+        reset = _flags(rng, (rows, S), 0.0 if what.startswith("one") else 0.3)
+        if what.startswith("a NaN"):
+            k = d.int(2, 1, S - 3)  # segment k resets and k + 1, after it, holds a NaN: the carry into k is NaN
+            reset[0, k], reset[0, k + 1], B[0, k + 1] = True, False, np.nan
+            reset[-1, -1], initial[-1] = True, np.inf  # the last segment resets: initial (inf) is not read
+        after = np.concatenate([reset[:, 1:], np.zeros((rows, 1), dtype=bool)], 1)
+        out.append((f"{what}, {rows} rows, {S} segments", (A, B, reset, initial), {},
+                    _segment_carries_reference(A, B, reset, initial),
+                    {"the carry from a segment that resets (its B alone: nothing after it is read)": after}))
+    return out

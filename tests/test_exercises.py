@@ -12,11 +12,16 @@ import torch
 import triton
 import triton.language as tl
 
+import rltriton_lite as rl
+import rltriton_lite.reference  # noqa: F401 (rl.reference)
+import rltriton_lite.returns as rl_returns
 from rltriton_lite import exercises
+from rltriton_lite import gae as package_gae
 from rltriton_lite.episode import REWARDS, step, values_now_and_next
 from rltriton_lite.tile import load as tile_load
 
 SOLUTIONS = Path(__file__).resolve().parent.parent / "notebooks" / "solutions"
+_PACKAGE_GAE_PROLOGUE = rl_returns._gae_prologue
 
 
 def solution(name: str):
@@ -33,6 +38,13 @@ def shift_left(x):
 
 def no_flags(flags):
     return torch.zeros_like(flags)
+
+
+def not_at_the_end(flags):
+    """The flags with the window's last step cleared: a bootstrap at a terminal last step."""
+    flags = flags.clone()
+    flags[..., -1] = False
+    return flags
 
 
 @triton.jit
@@ -131,6 +143,7 @@ def wrong_answers(name: str):
             ("a forward scan", lambda r, d, g, v: s(r.flip(0), d.flip(0), g, v).flip(0)),
             ("a combine that drops a1 (right for a sequential fold: only A shows it)",
              lambda r, d, g, v: s(r, d, g, 0.0) + v * g * (~d)),  # A_t = a_t alone
+            ("bootstraps last_value at a terminal last step", lambda r, d, g, v: s(r, not_at_the_end(d), g, v)),
         ],
         "chunked_scan": [
             ("no carry between chunks",
@@ -166,6 +179,8 @@ def wrong_answers(name: str):
         "gae_pairs": [
             ("truncation ignored", lambda r, v, nv, term, trunc, g, lam: s(r, v, nv, term, no_flags(trunc), g, lam)),
             ("values for next_values", lambda r, v, nv, term, trunc, g, lam: s(r, v, v, term, trunc, g, lam)),
+            ("bootstraps at a termination on the window's last step",
+             lambda r, v, nv, term, trunc, g, lam: s(r, v, nv, not_at_the_end(term), trunc, g, lam)),
         ],
         "q_lambda": [("trace not cut at non-greedy actions", _q_lambda_never_cut),
                      ("no cut at the window's end", _q_lambda_no_window_cut),
@@ -189,8 +204,35 @@ def wrong_answers(name: str):
             ("outputs not counted", lambda B, T, e: B * T * (4 * e + 1)),
         ],
         "awr_weights": [("no clip", _awr_no_clip), ("exp(A * beta)", _awr_times_beta)],
+        "segment_carries": [("composed from the segments before (the forward scan's order)", _carries_from_before),
+                            ("a reset multiplied by 0 (0 * NaN leaks)", _carries_multiplied),
+                            ("each segment's own map applied (one segment off)", _carries_own_map)],
     }
     return W[name]
+
+
+def _carries_from_before(A, B, reset, initial):
+    carries, c = np.empty_like(B), np.asarray(initial, dtype=float)
+    for s in range(B.shape[1]):
+        carries[:, s] = c
+        c = np.where(reset[:, s], B[:, s], B[:, s] + A[:, s] * c)
+    return carries
+
+
+def _carries_multiplied(A, B, reset, initial):
+    carries, c = np.empty_like(B), np.asarray(initial, dtype=float)
+    for s in reversed(range(B.shape[1])):
+        carries[:, s] = c
+        c = B[:, s] + (~reset[:, s]) * A[:, s] * c
+    return carries
+
+
+def _carries_own_map(A, B, reset, initial):
+    carries, c = np.empty_like(B), np.asarray(initial, dtype=float)
+    for s in reversed(range(B.shape[1])):
+        c = np.where(reset[:, s], B[:, s], B[:, s] + A[:, s] * c)
+        carries[:, s] = c
+    return carries
 
 
 # The Triton exercises' wrong answers: hooks, as a student writes them
@@ -589,3 +631,175 @@ def test_two_stage_mean_refuses_atomics_and_a_single_launch():
         exercises.check("two_stage_mean", atomic)
     with pytest.raises(AssertionError, match=r"two_stage_mean, n=1: 1 kernel launch"):
         exercises.check("two_stage_mean", one_program)
+
+
+# ---- The special steps: what a seed can draw, the fixed cases show ----------------------------------
+def _mark_kinds(name, seed):
+    """The names of the marks that some step of some case of ``cases(name, seed)`` carries."""
+    return {k for case in exercises.cases(name, seed) if len(case) > 4 for k, m in case[4].items() if np.any(m)}
+
+
+@pytest.mark.parametrize("name", exercises.names())
+def test_every_kind_of_special_step_a_seed_draws_is_in_the_fixed_cases(name):
+    """Seeds are no lottery: a mistake at a kind of step (an episode end at the window's last
+    step, a chunk boundary ...) that grading with a seed can meet, the notebook's checks meet too."""
+    fixed = _mark_kinds(name, None)
+    for seed in range(1, 6):
+        missing = _mark_kinds(name, seed) - fixed
+        assert not missing, f"{name}, seed {seed} marks steps the fixed cases never show: {sorted(missing)}"
+    for base, at_end in exercises.AT_WINDOW_END.items():  # every episode-end flag, also on the last step
+        assert base not in fixed or at_end in fixed, (name, at_end)
+
+
+def test_a_bootstrap_at_a_terminal_last_step_is_named():
+    s = solution("block_scan")
+    with pytest.raises(AssertionError, match=r"block_scan, episode ends, one at the window's last step, T=64.*index "
+                                             r"\(63,\)(?s:.*)Hint: that step is an episode end at the window's last step"):
+        exercises.check("block_scan", lambda r, d, g, v: s(r, not_at_the_end(d), g, v))
+
+
+# ---- Write it yourself: the package's answers are refused ------------------------------------------
+def _gae_pairs_by_the_package(rewards, values, next_values, terminated, truncated, gamma, lam):
+    return 0, rl.gae(rewards, values, next_values=next_values, terminated=terminated, truncated=truncated,
+                     gamma=gamma, lambda_=lam).advantages
+
+
+def _block_scan_by_the_reference(rewards, dones, gamma, last_value):
+    return torch.as_tensor(rl.reference.discounted_returns(rewards.cpu().numpy(), gamma=gamma,
+                                                           terminated=dones.cpu().numpy(),
+                                                           bootstrap_value=last_value))
+
+
+def _reset_scan_by_the_package(rewards, dones, gamma, chunk):
+    return rl.discounted_returns(rewards, gamma=gamma, terminated=dones, backend="triton")
+
+
+def _returns_autograd_by_the_package(rewards, dones, gamma):
+    return rl.discounted_returns(rewards, gamma=gamma, terminated=dones)
+
+
+@triton.jit
+def _combine(a1, b1, a2, b2):
+    return a2 * a1, b2 + a2 * b1
+
+
+@triton.jit
+def _whole_row(R, D, G, gamma, T, BLOCK: tl.constexpr):  # one block per row: no chunks, no carry
+    row = tl.program_id(0)
+    t = tl.arange(0, BLOCK)
+    m = t < T
+    done = tl.load(D + row * T + t, mask=m, other=0) != 0
+    a_s, b_s = tl.associative_scan((tl.where(m, tl.where(done, 0.0, gamma), 1.0),
+                                    tl.load(R + row * T + t, mask=m, other=0.0)), 0, _combine, reverse=True)
+    tl.store(G + row * T + t, b_s, mask=m)
+
+
+def _chunked_scan_in_one_block(rewards, dones, gamma, chunk):
+    out = torch.empty_like(rewards)
+    _whole_row[(rewards.shape[0],)](rewards, dones, out, gamma, rewards.shape[1],
+                                    BLOCK=triton.next_power_of_2(rewards.shape[1]))
+    return out
+
+
+BYPASSES = [
+    ("gae_pairs", _gae_pairs_by_the_package, r"write it yourself: rltriton_lite\.gae is the package's answer "
+                                             r"\(of the package's functions, gae_pairs may call only "
+                                             r"rltriton_lite\.linear_scan"),
+    ("block_scan", _block_scan_by_the_reference, r"write it yourself: rltriton_lite\.reference\.discounted_returns is "
+                                                 r"the package's answer"),
+    ("reset_scan", _reset_scan_by_the_package, r"write it yourself: rltriton_lite\.discounted_returns is"),
+    ("returns_autograd", _returns_autograd_by_the_package, r"write it yourself: rltriton_lite\.discounted_returns "
+                                                           r"is.*may call only rltriton_lite\.exercises\.scan_hook"),
+    ("gae_prologue", rl_returns._gae_prologue, r"write it yourself: the function you passed is "
+                                               r"rltriton_lite\.returns\._gae_prologue"),
+    ("chunked_scan", _chunked_scan_in_one_block, r"chunks, no episode end.*: your kernel ran a tl\.associative_scan "
+                                                 r"over 512 steps at once where this case asks for chunks of 64"),
+]
+
+
+@pytest.mark.parametrize("name,fn,why", BYPASSES, ids=[b[0] for b in BYPASSES])
+def test_the_package_s_own_answer_is_refused(name, fn, why):
+    with pytest.raises(AssertionError, match=rf"^{name}, .*{why}"):
+        exercises.check(name, fn)
+    assert rl.gae is rl_returns.gae and rl.reference.discounted_returns.__name__ == "discounted_returns"  # restored
+    assert rl_returns._gae_prologue is _PACKAGE_GAE_PROLOGUE and exercises.scan_hook.__name__ == "scan_hook"
+
+
+def _reset_scan_that_hides_the_refusal(rewards, dones, gamma, chunk):
+    try:
+        return rl.discounted_returns(rewards, gamma=gamma, terminated=dones)
+    except AssertionError:
+        return solution("reset_scan")(rewards, dones, gamma, chunk)
+
+
+def _gae_pairs_imported_by_name(rewards, values, next_values, terminated, truncated, gamma, lam):
+    return 0, package_gae(rewards, values, next_values=next_values, terminated=terminated, truncated=truncated,
+                          gamma=gamma, lambda_=lam).advantages
+
+
+@triton.jit
+def _gae_prologue_calling_the_package(X, SX, P, row, t, m, T, ACC: tl.constexpr):
+    return rl_returns._gae_prologue(X, SX, P, row, t, m, T, ACC)
+
+
+def test_other_ways_to_the_package_s_answer_are_refused():
+    with pytest.raises(AssertionError, match=r"^reset_scan, .*rltriton_lite\.discounted_returns is the package's"):
+        exercises.check("reset_scan", _reset_scan_that_hides_the_refusal)  # a try does not hide it
+    with pytest.raises(AssertionError, match=r"^gae_pairs, .*your _gae_pairs_imported_by_name reads rltriton_lite\.gae "
+                                             r"\(as package_gae\), which is the package's answer"):
+        exercises.check("gae_pairs", _gae_pairs_imported_by_name)  # imported by name before the check
+    with pytest.raises(AssertionError, match=r"^gae_prologue, .*rltriton_lite\.returns\._gae_prologue is the package's"):
+        exercises.check("gae_prologue", _gae_prologue_calling_the_package)  # called inside a @triton.jit
+    with pytest.raises(AssertionError, match=r"^chunked_scan, .*exercises\.scan_hook is the package's answer"):
+        exercises.check("chunked_scan", lambda r, d, g, c: exercises.scan_hook(_returns_fwd, (r, d), (g,), chunk=c))
+
+
+# ---- Messages that know the exercise ----------------------------------------------------------------
+def test_results_are_named_and_a_missing_return_is_said():
+    s = solution("returns_autograd")
+    with pytest.raises(AssertionError, match=r"returns_autograd, shape \(1, 6\), result 1 \(dL/drewards\): the error"):
+        exercises.check("returns_autograd", _returns_autograd_with(lambda ctx, g: g * 1.5))
+    with pytest.raises(AssertionError, match=r"returns_autograd, shape \(1, 6\), result 0 \(the returns G\)"):
+        exercises.check("returns_autograd", lambda r, d, g: s(r, d, g) * 1.5)
+    with pytest.raises(AssertionError, match=r"block_scan, no episode end, T=\d+, last_value 1.5: your function returned "
+                                             r"None, not a tensor \(or array\) of shape \(\d+,\) \(a missing return\?\)"):
+        exercises.check("block_scan", lambda r, d, g, v: None)
+    with pytest.raises(AssertionError, match=r"vtrace_floor_bytes, .*: your function returned a str, not a number"):
+        exercises.check("vtrace_floor_bytes", lambda B, T, e: "24")
+    with pytest.raises(AssertionError, match=r"matrix_compose, n=1: expected 2 results \(A, b\), your function "
+                                             r"returned None"):
+        exercises.check("matrix_compose", lambda p, q: None)
+
+
+@triton.jit
+def _block_scan_padding_not_identity(R, D, G, gamma, last_value, T, BLOCK: tl.constexpr):
+    t = tl.arange(0, BLOCK)
+    m = t < T
+    a = tl.where(tl.load(D + t, mask=m, other=0) != 0, 0.0, gamma)  # lanes past T: (gamma, 0), not (1, 0)
+    a_s, b_s = tl.associative_scan((a, tl.load(R + t, mask=m, other=0.0)), 0, _combine, reverse=True)
+    tl.store(G + t, b_s + a_s * last_value, mask=m)
+
+
+def test_an_error_at_the_last_step_of_a_block_points_at_the_padding():
+    def block_scan(rewards, dones, gamma, last_value):
+        out = torch.empty_like(rewards)
+        _block_scan_padding_not_identity[(1,)](rewards, dones, out, gamma, last_value, rewards.numel(),
+                                               BLOCK=triton.next_power_of_2(rewards.numel()))
+        return out
+
+    with pytest.raises(AssertionError, match=r"(?s)block_scan, no episode end, T=5.*index \(4,\).*the window's last "
+                                             r"step.*lanes past T must be the identity \(1, 0\)"):
+        exercises.check("block_scan", block_scan)
+
+
+@triton.jit
+def _awr_with_python(X, offs, m, P):
+    a = tl.load(X[0] + offs, mask=m, other=0.0)
+    return min(tl.exp(a / P[0]), P[1]) if P[0] > 0 and not P[1] < 0 else a
+
+
+def test_python_on_blocks_gets_the_triton_hint_even_when_it_runs():
+    with pytest.raises(AssertionError, match=r"(?s)awr_weights, beta=1.0: at index.*elements wrong.*Your @triton\.jit "
+                                             r"code uses Python where a block may be \(_awr_with_python: `and`, `if`, "
+                                             r"`min\(`, `not` in `return min.*tl\.minimum"):
+        exercises.check("awr_weights", _awr_with_python)

@@ -1,0 +1,274 @@
+"""The teachers' tools: tools/grade.py (grades students' notebooks with the exercises' checkers,
+one process per notebook, with time limits) and tools/student_build.py (the notebooks without
+their solutions). Cheap exercises only (numpy, hook, concept kinds): the whole file takes seconds."""
+from __future__ import annotations
+
+import collections
+import csv
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
+
+from rltriton_lite import exercises
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOKS = ROOT / "notebooks"
+
+
+def _tool(name):
+    spec = importlib.util.spec_from_file_location(f"_tools_{name}", ROOT / "tools" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+grade = _tool("grade")
+student_build = _tool("student_build")
+
+HEADER = ("import os\n\nimport torch\n\nif not torch.cuda.is_available():\n"
+          "    os.environ.setdefault(\"TRITON_INTERPRET\", \"1\")\n\n"
+          "import triton\nimport triton.language as tl\n\nfrom rltriton_lite import exercises")
+STARTER = {
+    "matrix_compose": "def matrix_compose(p, q):\n    (A1, b1), (A2, b2) = p, q\n"
+                      "    # YOUR CODE: return the pair (A, b) of \"q first, then p\"\n    raise NotImplementedError\n",
+    "gae_pairs": "def gae_pairs(rewards, values, next_values, terminated, truncated, gamma, lam):\n"
+                 "    # YOUR CODE: return (a, b), tensors shaped like rewards\n    raise NotImplementedError\n",
+    "vtrace_floor_bytes": "def vtrace_floor_bytes(B, T, elem_bytes):\n    # YOUR CODE\n    raise NotImplementedError\n",
+    "q_lambda": "# YOUR CODE: replace the next line by your @triton.jit def q_lambda(X, offs, t, T, m, P)\n"
+                "q_lambda = None\n",
+}
+CORRECT = {name: (NOTEBOOKS / "solutions" / f"{name}.py").read_text() for name in STARTER}
+WRONG_GAE_PAIRS = ("def gae_pairs(rewards, values, next_values, terminated, truncated, gamma, lam):\n"
+                   "    delta = rewards + gamma * (~terminated) * next_values - values\n"
+                   "    # the trace runs on past a truncation\n"
+                   "    return gamma * lam * (~terminated).to(rewards.dtype), delta\n")
+LOOPS = "def matrix_compose(p, q):\n    while True:\n        pass\n"
+RAISES = "def vtrace_floor_bytes(B, T, elem_bytes):\n    return B * T // 0\n"
+NO_COLON = "@triton.jit\ndef q_lambda(X, offs, t, T, m, P)\n    return 0.0, 0.0\n"
+
+
+def _notebook(path: Path, *cells):
+    """A student's notebook: markdown for strings starting with '## ', code for the others; each
+    exercise's cell followed by its exercises.attempt cell, as in the course."""
+    nb = new_notebook()
+    nb.cells.append(new_code_cell(HEADER))
+    for cell in cells:
+        if cell.startswith("## "):
+            nb.cells.append(new_markdown_cell(cell))
+            continue
+        nb.cells.append(new_code_cell(cell, execution_count=3, outputs=[new_output("stream", text="hi\n")]))
+        for name in STARTER:
+            if f"def {name}(" in cell or f"{name} = None" in cell:
+                nb.cells.append(new_code_cell(f"exercises.attempt({name!r}, {name})"))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, str(path))
+    return path
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    """Four students, one process per notebook, 2 at a time, 3 s per check, 4 s for the cells."""
+    sub = tmp_path_factory.mktemp("submissions")
+    _notebook(sub / "alice" / "week1" / "course.ipynb",
+              "## Exercises", CORRECT["matrix_compose"], "1 / 0  # an exploratory cell that fails",
+              "## 6. Optional: profile it", "import time\ntime.sleep(60)  # skipped, or alice's cells time out",
+              "## 7. Exercises, continued",
+              WRONG_GAE_PAIRS, STARTER["vtrace_floor_bytes"], STARTER["q_lambda"],
+              "while True:  # after the last exercise: never run\n    pass")
+    _notebook(sub / "bob.ipynb", LOOPS, CORRECT["gae_pairs"], RAISES, NO_COLON)
+    _notebook(sub / "carol" / "course.ipynb", "while True:  # the cells never finish\n    pass",
+              CORRECT["matrix_compose"], CORRECT["gae_pairs"])
+    _notebook(sub / "carol" / ".ipynb_checkpoints" / "course-checkpoint.ipynb", CORRECT["matrix_compose"])
+    dave = sub / "dave" / "00_associative_scan-dave.ipynb"  # the course notebook, the starter deleted
+    _notebook(dave, "x = 1")
+    out = sub / "grades.csv"
+    code = grade.main(["--out", str(out), "--timeout", "3", "--setup-timeout", "4", "--jobs", "2", "-q",
+                       str(sub)])
+    with open(out, newline="") as f:
+        rows = list(csv.DictReader(f))
+    return code, {(r["student"], r["exercise"]): (r["status"], r["message"]) for r in rows}, rows
+
+
+def test_grades(graded):
+    code, g, rows = graded
+    assert code == 0  # a grader: students failing is no error
+    status = {k: v[0] for k, v in g.items()}
+    assert status == {
+        ("alice", "matrix_compose"): "correct",
+        ("alice", "gae_pairs"): "wrong",
+        ("alice", "vtrace_floor_bytes"): "not attempted",  # the starter raises NotImplementedError
+        ("alice", "q_lambda"): "not attempted",            # the starter is None
+        ("bob", "matrix_compose"): "timeout",              # an infinite loop: killed, the rest in a new process
+        ("bob", "gae_pairs"): "correct",
+        ("bob", "vtrace_floor_bytes"): "error",
+        ("bob", "q_lambda"): "error",                      # its cell does not compile
+        ("carol", "matrix_compose"): "timeout",            # the cells never finish
+        ("carol", "gae_pairs"): "timeout",
+        ("dave", "matrix_compose"): "not attempted",       # named by the file: notebook 00's exercise
+    }, rows
+    assert len(rows) == len(g)  # the checkpoint copy is not a notebook of its own
+    assert g["alice", "gae_pairs"][1].startswith("gae_pairs, ")  # the checker's message: the case that failed
+    assert "NotImplementedError" in g["alice", "vtrace_floor_bytes"][1]
+    assert "still None" in g["alice", "q_lambda"][1]
+    assert "within 3 s" in g["bob", "matrix_compose"][1]
+    assert g["bob", "vtrace_floor_bytes"][1].startswith("ZeroDivisionError")
+    assert "SyntaxError" in g["bob", "q_lambda"][1] and "cell 8" in g["bob", "q_lambda"][1]
+    assert "cells did not finish within 4 s (stuck in cell 2)" in g["carol", "matrix_compose"][1]
+    assert "does not define matrix_compose" in g["dave", "matrix_compose"][1]
+    assert all("\n" not in m for _, m in g.values())
+    assert {Path(r["notebook"]).relative_to(Path(r["notebook"]).parents[2]).as_posix()
+            for r in rows if r["student"] == "alice"} == {"alice/week1/course.ipynb"}
+
+
+def test_summary_counts(graded):
+    _, _, rows = graded
+    table = grade.summary([(r["student"], r["notebook"], r["exercise"], r["status"], r["message"]) for r in rows])
+    lines = {line.split()[0]: line.split()[1:] for line in table.splitlines() if line and line[0].isalpha()}
+    assert lines["alice"] == ["1", "1", "2", "0", "0"]  # correct, wrong, not attempted, error, timeout
+    assert lines["bob"] == ["1", "0", "0", "2", "1"]
+    assert lines["matrix_compose"] == ["1", "0", "1", "0", "2"]
+
+
+def test_usage_errors(tmp_path, capsys):
+    for argv in ([], [str(tmp_path / "missing.ipynb")], [str(tmp_path)], ["--seed", "-1", str(tmp_path)],
+                 [str(Path(__file__))]):
+        with pytest.raises(SystemExit) as e:
+            grade.main(argv)
+        assert e.value.code == 2, argv
+    capsys.readouterr()
+
+
+def test_plan_of_the_course_notebooks():
+    """On the course's own notebooks: every exercise of the catalog is found, bound by its starter
+    cell, and the optional profiling sections are skipped."""
+    course = collections.defaultdict(list)
+    for name, stem, _ in exercises.catalog():
+        course[stem].append(name)
+    skipped = 0
+    for stem, names in course.items():
+        nb = nbformat.read(str(NOTEBOOKS / f"{stem}.ipynb"), as_version=4)
+        plan = grade.plan_notebook(nb, exercises.names(), course, f"{stem}.ipynb")
+        assert plan.exercises == names
+        missing = set(names) - set(plan.defined_in)
+        assert not missing, f"{stem}: no starter cell binds {missing}"
+        for name, number in plan.defined_in.items():
+            source = nb.cells[number - 1].source
+            assert "NotImplementedError" in source or f"{name} = None" in source, (stem, name, source)
+        ran = {n for n, _ in plan.cells}
+        assert set(plan.defined_in.values()) <= ran and not ran & set(plan.skipped)
+        profiler = [n for n, c in enumerate(nb.cells, 1) if c.cell_type == "code" and "profile.profiler(" in c.source]
+        skipped += bool(profiler) and set(profiler) <= set(plan.skipped)
+    assert skipped >= 7  # 01-07: "Optional: profile it" (08, on profiling, runs its cells)
+
+
+def test_bound_names():
+    assert grade.bound_names("@triton.jit\ndef q_lambda(X):\n    return X\n") == {"q_lambda"}
+    cell = "q_lambda = None\nfrom x import y as gae_pairs\n%matplotlib inline\na, (b, *c) = 1, (2, 3)"
+    assert grade.bound_names(cell) >= {"q_lambda", "gae_pairs", "a", "b", "c"}
+    assert grade.bound_names("def f():\n    q_lambda = 1\n") == {"f"}
+    assert grade.bound_names("def q_lambda(X)\n    pass\nretrace = 3") == {"q_lambda", "retrace"}  # no colon
+
+
+# --------------------------------------------------------------------------- student_build.py
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    out = tmp_path_factory.mktemp("students")
+    assert student_build.main([str(out), "--force"]) == 0
+    return out
+
+
+def _code_cells(path):
+    return [c.source for c in nbformat.read(str(path), as_version=4).cells if c.cell_type == "code"]
+
+
+def test_student_build_leaves_out_the_solutions(built):
+    nbs = built / "notebooks"
+    assert not (nbs / "solutions").exists() and not (nbs / "ANSWERS.md").exists()
+    assert sorted(p.name for p in nbs.iterdir()) == sorted(p.name for p in NOTEBOOKS.glob("*.ipynb"))
+    for path in nbs.rglob("*"):
+        text = path.read_text()
+        assert "solutions/" not in text and "%load" not in text and "ANSWERS" not in text, path.name
+    assert (built / "benchmarks" / "results").is_dir()  # what notebooks 08 and 09 read
+
+
+def test_student_build_code_cells_unchanged_outputs_empty(built):
+    replaced = 0
+    for original in sorted(NOTEBOOKS.glob("*.ipynb")):
+        copy = built / "notebooks" / original.name
+        assert _code_cells(copy) == _code_cells(original), original.name
+        nb, src = (nbformat.read(str(p), as_version=4) for p in (copy, original))
+        nbformat.validate(nb)
+        assert len(nb.cells) == len(src.cells)
+        for c, s in zip(nb.cells, src.cells):
+            assert c.cell_type == s.cell_type and c.get("id") == s.get("id")
+            if c.cell_type == "code":
+                assert c.outputs == [] and c.execution_count is None
+            elif c.source != s.source:
+                replaced += 1
+                assert "solutions/" in s.source or "its solution" in s.source
+                assert "your teacher" in c.source
+    assert replaced >= 8  # the notebooks with checked exercises say where the solutions are
+
+
+def test_student_build_clears_outputs_and_refuses_leaks(tmp_path):
+    src = tmp_path / "course" / "notebooks"
+    nb = new_notebook(metadata={"widgets": {"state": {}}, "jupytext": {"formats": "ipynb,py:percent"}})
+    nb.cells = [new_markdown_cell("Write it (`print(exercises.task(name))` restates the task; solutions in "
+                                  "`notebooks/solutions/`).\nSolutions: `notebooks/solutions/<name>.py` "
+                                  "(in Jupyter, `%load solutions/<name>.py` in the starter's cell). Or its "
+                                  "answer (or its solution)."),
+                new_code_cell("# see solutions/gae_pairs.py\nx = 1", execution_count=4,
+                              outputs=[new_output("execute_result", data={"text/plain": "1"}, execution_count=4)],
+                              metadata={"collapsed": True, "scrolled": True, "tags": ["keep"]})]
+    src.mkdir(parents=True)
+    nbformat.write(nb, str(src / "a.ipynb"))
+    (src / "a.py").write_text("# solutions/ twin\n")
+    (src / "ANSWERS.md").write_text("key")
+    (src / "solutions").mkdir()
+    (src / "solutions" / "x.py").write_text("solution = 1")
+    (src / "data.txt").write_text("kept")
+    out = tmp_path / "out"
+    assert student_build.main([str(out), "--src", str(src)]) == 0
+    assert sorted(p.name for p in (out / "notebooks").iterdir()) == ["a.ipynb", "data.txt"]
+    built_nb = json.loads((out / "notebooks" / "a.ipynb").read_text())
+    md, code = built_nb["cells"]
+    assert "".join(md["source"]) == (
+        "Write it (`print(exercises.task(name))` restates the task; ask your teacher for the solutions).\n"
+        "Ask your teacher for the solutions. Or its answer (or the solution your teacher gives you).")
+    assert code["outputs"] == [] and code["execution_count"] is None and code["metadata"] == {"tags": ["keep"]}
+    assert "".join(code["source"]) == "# (ask your teacher for the solutions)\nx = 1"
+    assert "widgets" not in built_nb["metadata"] and "jupytext" not in built_nb["metadata"]
+
+    with pytest.raises(SystemExit) as e:  # not empty: --force needed
+        student_build.main([str(out), "--src", str(src)])
+    assert e.value.code == 2
+    nb.cells.append(new_code_cell("%load solutions/gae_pairs.py"))  # code a pointer would change: refused
+    nbformat.write(nb, str(src / "a.ipynb"))
+    (out / "notebooks" / "a.ipynb").unlink()
+    assert student_build.main([str(out), "--src", str(src), "--force"]) == 1
+    assert not (out / "notebooks" / "a.ipynb").exists()  # nothing written
+
+
+def test_a_built_notebook_runs_and_grades(built, tmp_path):
+    """Notebook 00 from the students' build, its starter replaced by the solution: its cells run
+    in the grader's process without an error, and the exercise is correct on unseen cases."""
+    nb = nbformat.read(str(built / "notebooks" / "00_associative_scan.ipynb"), as_version=4)
+    starters = [c for c in nb.cells if c.cell_type == "code" and c.source.startswith("def matrix_compose")]
+    assert len(starters) == 1
+    starters[0].source = CORRECT["matrix_compose"]
+    student = built / "notebooks" / "00_associative_scan-erin.ipynb"  # where the students run it
+    nbformat.write(nb, str(student))
+    try:
+        g = grade.Grader(seed=5, timeout=60, setup_timeout=120)
+        rows = g.grade([("erin", student)])
+    finally:
+        student.unlink()
+    assert [r[2:4] for r in rows] == [("matrix_compose", "correct")], rows
+    assert g.graded[0].cell_errors == {}

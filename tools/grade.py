@@ -1,0 +1,633 @@
+#!/usr/bin/env python
+"""Grade students' notebooks with the exercises' own checkers (``rltriton_lite.exercises``).
+
+    python tools/grade.py [--seed S] [--out grades.csv] STUDENT_NOTEBOOK_OR_FOLDER...
+
+Writes one CSV row per (student, notebook, exercise): ``student, notebook, exercise, status,
+message``, the status one of ``correct``, ``wrong`` (the checker's verdict: a wrong value), ``not
+attempted`` (the starter is untouched: it raises ``NotImplementedError``, is still ``None``, or the
+notebook does not define the name), ``error`` (the function raised, did not compile, or its cell
+did not run) or ``timeout``, and the message the first line of what the checker said. Prints a
+summary per student and per exercise. The exit code is 0 whatever the students scored; 2 on a usage
+error (no such file, no notebook found, a bad option).
+
+**Students.** A notebook given as a file is one student, named by the file's name without
+``.ipynb``. A folder is searched recursively for ``*.ipynb`` (hidden folders and
+``.ipynb_checkpoints`` left out): each subfolder directly in it is one student, named by the
+subfolder, with every notebook below it; each notebook directly in the folder is a student of
+its own, named by the file. So ``grade.py submissions/`` grades ``submissions/alice/*.ipynb`` as
+alice and ``submissions/bob.ipynb`` as bob. Every notebook is graded on its own (two copies of one
+notebook give two sets of rows, told apart by the ``notebook`` column).
+
+**Which exercises.** Those whose name a code cell binds at its top level (``def gae_pairs(...)``,
+``q_lambda = None``, ``@triton.jit def q_lambda(...)``, an import ``as`` the name) or passes to
+``exercises.attempt``/``exercises.check``, and those of the course notebook that the file's name
+starts with (``02_gae-alice.ipynb``: notebook 02's), so a deleted starter counts as not attempted.
+Notebooks with none (09, 10, ...) are left out.
+
+**Which cells run.** In a fresh Python process per notebook (forked from this one, which has
+imported torch, Triton and the package once; a fresh interpreter where fork is not available or
+CUDA is initialised), with the notebook's folder as the working directory, an IPython shell runs
+the notebook's code cells in order, from the first up to and including the last cell that binds
+one of its exercises' names (the last binding is the one a top-to-bottom run of the notebook would
+check), except the cells of an optional profiling section (under a markdown heading that says
+"optional" and "profil...", up to the next heading of the same or a higher level) unless such a
+cell binds an exercise's name. While these cells run, ``exercises.attempt`` and
+``exercises.check`` do nothing (the grader checks once, afterwards, with its seed), shell commands
+(``!cmd``, ``%pip``) are not run, and an error in a cell is recorded and the next cell runs (as
+``jupyter nbconvert --allow-errors``): a broken exploratory cell costs only what depends on it.
+An exercise whose defining cell raised and left the name undefined or the starter in place is an
+``error`` with the cell's exception. Then each exercise is checked in turn with
+``exercises.check(name, fn, seed=S)``.
+
+**Time limits.** ``--timeout`` (default 120 s) per exercise's check, ``--setup-timeout`` (default
+300 s) for the cells. A check past its limit is a ``timeout``: the process is killed (with any
+processes it started) and a fresh one runs the cells again and checks the remaining exercises; cells
+past theirs make every exercise of the notebook a ``timeout``. A process that dies (a crash, out of
+memory) makes the exercise being checked an ``error``, and the rest are checked in a fresh one.
+``--seed S`` (an int >= 0) checks with cases drawn from S, which the notebooks never showed; without
+it, the fixed cases that the notebooks show. ``--jobs N`` grades N notebooks at a time.
+``--log-dir DIR`` keeps what each notebook printed (``DIR/<student>__<notebook>.log``).
+
+**Trust.** The students' code runs with your permissions, in the process that checks it: the
+grader survives accidents (an infinite loop, a crash, a broken cell), not a notebook written to
+tamper with the checker or the machine. Grade work you do not trust in a container.
+"""
+from __future__ import annotations
+
+import argparse
+import ast
+import collections
+import csv
+import os
+import re
+import shutil
+import signal
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+STATUSES = ("correct", "wrong", "not attempted", "error", "timeout")
+ROOT = Path(__file__).resolve().parent.parent
+MESSAGE_CHARS = 500
+
+
+class UsageError(Exception):
+    pass
+
+
+# --------------------------------------------------------------------------- students and notebooks
+
+def _notebooks_under(folder: Path) -> list[Path]:
+    found = []
+    for dirpath, dirnames, filenames in os.walk(folder):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))  # .ipynb_checkpoints, .git, ...
+        found += [Path(dirpath) / f for f in sorted(filenames) if f.endswith(".ipynb") and not f.startswith(".")]
+    return found
+
+
+def collect(paths) -> list[tuple[str, Path]]:
+    """(student, notebook) for every notebook the arguments name (the rule in the module's doc)."""
+    out = []
+    for arg in paths:
+        p = Path(arg)
+        if p.is_file():
+            if p.suffix != ".ipynb":
+                raise UsageError(f"{arg}: not a notebook (.ipynb)")
+            out.append((p.stem, p))
+        elif p.is_dir():
+            found = [(nb.relative_to(p).parts[0] if len(nb.relative_to(p).parts) > 1 else nb.stem, nb)
+                     for nb in _notebooks_under(p)]
+            if not found:
+                raise UsageError(f"{arg}: no .ipynb notebook in this folder")
+            out += found
+        else:
+            raise UsageError(f"{arg}: no such file or folder")
+    return out
+
+
+# --------------------------------------------------------------------------- what to run (no torch)
+
+@dataclass
+class Plan:
+    exercises: list[str]                    # in course order
+    cells: list[tuple[int, str]]            # (cell number, 1-based over all cells; source) to run
+    defined_in: dict[str, int]              # exercise -> the last cell that binds it
+    skipped: list[int] = field(default_factory=list)  # optional profiling cells left out
+
+
+_HEADING = re.compile(r"^ {0,3}(#{1,6})\s+(.*)$")
+_FENCE = re.compile(r"^ {0,3}(```|~~~)")
+_MENTION = re.compile(r"exercises\s*\.\s*(?:attempt|check)\s*\(\s*(?:name\s*=\s*)?[\"'](\w+)[\"']")
+_DEF_LINE = re.compile(r"^(?:async\s+def|def|class)\s+(\w+)|^(\w+)\s*(?::[^=\n]*)?=(?!=)", re.M)
+
+
+def _headings(markdown: str):
+    """(level, text) of the markdown's headings, fenced code blocks left out."""
+    fenced = False
+    for line in markdown.splitlines():
+        if _FENCE.match(line):
+            fenced = not fenced
+        elif not fenced and (m := _HEADING.match(line)):
+            yield len(m.group(1)), m.group(2)
+
+
+def _is_optional_profiling(text: str) -> bool:
+    text = text.lower()
+    return "optional" in text and "profil" in text
+
+
+def _python(source: str) -> str:
+    """The cell as Python: IPython's transformation of magics and shell escapes."""
+    from IPython.core.inputtransformer2 import TransformerManager
+    return TransformerManager().transform_cell(source)
+
+
+def _targets(node) -> set[str]:
+    if isinstance(node, ast.Name):
+        return {node.id}
+    if isinstance(node, (ast.Tuple, ast.List)):
+        return set().union(*(_targets(e) for e in node.elts)) if node.elts else set()
+    if isinstance(node, ast.Starred):
+        return _targets(node.value)
+    return set()
+
+
+def _bound(statements) -> set[str]:
+    """The names that these statements bind at module level (not inside functions or classes)."""
+    names = set()
+    for s in statements:
+        if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(s.name)
+        elif isinstance(s, ast.Assign):
+            for t in s.targets:
+                names |= _targets(t)
+        elif isinstance(s, (ast.AnnAssign, ast.AugAssign)):
+            names |= _targets(s.target)
+        elif isinstance(s, (ast.Import, ast.ImportFrom)):
+            names |= {a.asname or a.name.split(".")[0] for a in s.names}
+        elif isinstance(s, (ast.For, ast.AsyncFor)):
+            names |= _targets(s.target) | _bound(s.body) | _bound(s.orelse)
+        elif isinstance(s, (ast.With, ast.AsyncWith)):
+            names |= set().union(*(_targets(i.optional_vars) for i in s.items if i.optional_vars)) | _bound(s.body)
+        elif isinstance(s, (ast.If, ast.While)):
+            names |= _bound(s.body) | _bound(s.orelse)
+        elif isinstance(s, ast.Try) or type(s).__name__ == "TryStar":
+            names |= _bound(s.body) | _bound(s.orelse) | _bound(s.finalbody)
+            for h in s.handlers:
+                names |= _bound(h.body)
+    return names
+
+
+def bound_names(source: str) -> set[str]:
+    """Names a code cell binds at its top level; for a cell that does not parse (the student's
+    syntax error), the names that a line at column 0 defines or assigns."""
+    try:
+        return _bound(ast.parse(_python(source)).body)
+    except (SyntaxError, ValueError):
+        return {a or b for a, b in _DEF_LINE.findall(source)}
+
+
+def plan_notebook(nb, exercise_names, course_notebooks: dict[str, list[str]], filename: str = "") -> Plan:
+    """What to check and which cells to run (the rules in the module's doc). ``nb``: an nbformat
+    notebook; ``exercise_names``: every exercise, in course order; ``course_notebooks``: notebook
+    stem -> its exercises."""
+    known = set(exercise_names)
+    stem = Path(filename).stem
+    wanted = {n for nb_stem, ns in course_notebooks.items() if nb_stem and stem.startswith(nb_stem) for n in ns}
+    defined_in, optional, level = {}, set(), None  # level: the optional section's heading level, if in one
+    for number, cell in enumerate(nb.cells, 1):
+        source = cell.source if isinstance(cell.source, str) else "".join(cell.source)
+        if cell.cell_type == "markdown":
+            for lvl, text in _headings(source):
+                if level is not None and lvl <= level:
+                    level = None
+                if level is None and _is_optional_profiling(text):
+                    level = lvl
+        elif cell.cell_type == "code":
+            if level is not None:
+                optional.add(number)
+            for name in bound_names(source) & known:
+                defined_in[name] = number
+            wanted |= set(_MENTION.findall(source)) & known
+    wanted |= set(defined_in)
+    exercises = [n for n in exercise_names if n in wanted]
+    cells, skipped = [], []
+    last = max((defined_in[n] for n in exercises if n in defined_in), default=0)
+    defining = set(defined_in.values())
+    for number, cell in enumerate(nb.cells[:last], 1):
+        if cell.cell_type != "code":
+            continue
+        if number in optional and number not in defining:
+            skipped.append(number)
+            continue
+        cells.append((number, cell.source if isinstance(cell.source, str) else "".join(cell.source)))
+    return Plan(exercises, cells, {n: defined_in[n] for n in exercises if n in defined_in}, skipped)
+
+
+# --------------------------------------------------------------------------- the worker process
+
+def _first_line(text: str) -> str:
+    lines = [ln.strip() for ln in str(text).splitlines() if ln.strip()]
+    line = lines[0] if lines else ""
+    return line if len(line) <= MESSAGE_CHARS else line[:MESSAGE_CHARS - 3] + "..."
+
+
+def _describe(exc: BaseException) -> str:
+    return _first_line(f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__)
+
+
+def _quiet(*args, **kwargs):
+    return None
+
+
+def _shell():
+    from IPython.core.interactiveshell import InteractiveShell
+    from traitlets.config import Config
+
+    cfg = Config()
+    cfg.HistoryManager.enabled = False  # no sqlite file, no history thread
+    if InteractiveShell.initialized():
+        InteractiveShell.clear_instance()
+    shell = InteractiveShell.instance(config=cfg)
+
+    def no_shell_command(cmd, *args, **kwargs):
+        print(f"[grade.py] shell command not run: {cmd}")
+        return ""
+    shell.system = no_shell_command  # !cmd, %pip, %conda
+    shell.system_piped = shell.system_raw = shell.getoutput = no_shell_command
+    return shell
+
+
+def grade_function(name, fn, check, seed, cell_error=None) -> tuple[str, str]:
+    """(status, message) of one exercise's function. ``cell_error``: what its defining cell raised
+    ("cell 14 raised SyntaxError: ..."), the verdict where the name is missing or still the starter."""
+    def starter(why):
+        return ("error", cell_error) if cell_error else ("not attempted", why)
+    if fn is _MISSING:
+        return starter(f"the notebook does not define {name}")
+    if fn is None:
+        return starter(f"{name} is still None (the starter)")
+    try:
+        check(name, fn, seed=seed)
+    except NotImplementedError:
+        return starter("the starter is untouched (it raises NotImplementedError)")
+    except AssertionError as e:
+        return "wrong", _first_line(e) or "AssertionError"
+    except BaseException as e:  # noqa: BLE001 -- anything the student's code raises, SystemExit included
+        return "error", _describe(e)
+    return "correct", ""
+
+
+_MISSING = object()
+
+
+def _worker(conn, notebook, cells, exercises, defined_in, seed, log_path, ipython_dir):
+    """The child: run the cells, then check each exercise, reporting on ``conn``."""
+    try:
+        os.setsid()  # its own process group: killed with whatever it starts
+    except OSError:
+        pass
+    log = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    os.dup2(log, 1), os.dup2(log, 2)  # what the notebook prints, its subprocesses' too, goes to the log
+    sys.stdout = sys.stderr = open(log, "w", buffering=1, errors="replace", closefd=False)
+    os.environ["MPLBACKEND"] = "Agg"
+    os.environ["IPYTHONDIR"] = ipython_dir  # the shell's profile folder: the grader's, removed afterwards
+    os.chdir(Path(notebook).resolve().parent)
+    from rltriton_lite import exercises as ex
+
+    check, attempt = ex.check, ex.attempt
+    ex.check = ex.attempt = _quiet  # the notebook's own checks do nothing while its cells run
+    shell = _shell()
+    errors = {}
+    for number, source in cells:
+        conn.send(("cell", number))
+        print(f"\n[grade.py] cell {number}", flush=True)
+        result = shell.run_cell(source, silent=True, store_history=False)
+        err = result.error_before_exec or result.error_in_exec
+        if err is not None:
+            errors[number] = _describe(err)
+        sys.stdout.flush(), sys.stderr.flush()
+    ex.check, ex.attempt = check, attempt
+    conn.send(("setup", errors))
+    for name in exercises:
+        conn.send(("start", name))
+        print(f"\n[grade.py] checking {name}", flush=True)
+        cell_error = errors.get(defined_in.get(name))
+        status, message = grade_function(name, shell.user_ns.get(name, _MISSING), check, seed,
+                                         f"cell {defined_in[name]} raised {cell_error}" if cell_error else None)
+        sys.stdout.flush(), sys.stderr.flush()
+        conn.send(("result", name, status, message))
+    conn.send(("done",))
+    conn.close()
+
+
+# --------------------------------------------------------------------------- the grader
+
+@dataclass
+class Job:
+    student: str
+    notebook: Path
+    plan: Plan | None
+    results: dict = field(default_factory=dict)     # exercise -> (status, message)
+    cell_errors: dict = field(default_factory=dict)  # cell number -> "Type: message", as the cells ran
+    pending: list = field(default_factory=list)
+    log_path: str = ""
+    proc: object = None
+    conn: object = None
+    phase: str = ""            # "cells" or "check"
+    cell: int = 0              # the cell running
+    current: str | None = None
+    deadline: float = 0.0
+
+
+class Grader:
+    def __init__(self, seed=None, timeout=120.0, setup_timeout=300.0, jobs=1, log_dir=None, progress=None):
+        self.seed, self.timeout, self.setup_timeout, self.jobs = seed, timeout, setup_timeout, jobs
+        self.log_dir = log_dir
+        self.progress = progress or (lambda line: None)
+        self.ctx = None
+        self._logs = set()  # the log files' names, told apart
+
+    def _context(self):
+        import multiprocessing as mp
+        if self.ctx is None:
+            import torch
+            fork = "fork" in mp.get_all_start_methods() and not torch.cuda.is_initialized()
+            self.ctx = mp.get_context("fork" if fork else "spawn")
+        return self.ctx
+
+    def grade(self, students: list[tuple[str, Path]]) -> list[tuple[str, str, str, str, str]]:
+        import nbformat
+        from rltriton_lite import exercises as ex
+
+        names = ex.names()
+        course = collections.defaultdict(list)
+        for name, nb_stem, _kind in ex.catalog():
+            course[nb_stem].append(name)
+        self._tmp = tmp = tempfile.mkdtemp(prefix="grade-")
+        self.graded = jobs = []  # kept for a look afterwards (cell_errors)
+        try:
+            for i, (student, path) in enumerate(students):
+                job = Job(student, path, None)
+                try:
+                    job.plan = plan_notebook(nbformat.read(str(path), as_version=4), names, course, path.name)
+                except Exception as e:  # noqa: BLE001 -- not JSON, not a notebook
+                    stem_exercises = [n for s, ns in course.items() if path.stem.startswith(s) for n in ns]
+                    for name in stem_exercises or [""]:
+                        job.results[name] = ("error", f"cannot read the notebook: {_describe(e)}")
+                    self.progress(f"{student} {path.name}: cannot read the notebook: {_describe(e)}")
+                    jobs.append(job)
+                    continue
+                if job.plan.exercises:
+                    job.pending = list(job.plan.exercises)
+                    job.log_path = self._log_path(tmp, i, student, path)
+                    jobs.append(job)
+            self._run(jobs)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+        rows = []
+        for job in jobs:
+            order = job.plan.exercises if job.plan else list(job.results)
+            for name in order:
+                status, message = job.results[name]
+                rows.append((job.student, str(job.notebook), name, status, message))
+        return rows
+
+    def _log_path(self, tmp, i, student, path):
+        if self.log_dir is None:
+            return os.path.join(tmp, f"{i}.log")
+        os.makedirs(self.log_dir, exist_ok=True)
+        safe = re.sub(r"[^\w.-]+", "_", f"{student}__{path.stem}")
+        name, k = safe, 1
+        while name in self._logs:
+            k += 1
+            name = f"{safe}-{k}"
+        self._logs.add(name)
+        log = os.path.join(self.log_dir, f"{name}.log")
+        if os.path.exists(log):
+            os.remove(log)  # this run's output only
+        return log
+
+    # the event loop: at most self.jobs children at a time, one per notebook
+    def _run(self, jobs):
+        from multiprocessing.connection import wait
+
+        queue = collections.deque(j for j in jobs if j.pending)
+        running = []
+        try:
+            while queue or running:
+                while queue and len(running) < self.jobs:
+                    job = queue.popleft()
+                    self._start(job)
+                    running.append(job)
+                now = time.monotonic()
+                ready = wait([j.conn for j in running], timeout=max(0.0, min(j.deadline for j in running) - now))
+                for job in running:
+                    if job.conn in ready:
+                        self._receive(job)
+                for job in running:
+                    if job.proc is not None and time.monotonic() > job.deadline:
+                        self._receive(job)  # what arrived meanwhile first
+                        if job.proc is not None and time.monotonic() > job.deadline:
+                            self._timed_out(job)
+                for job in [j for j in running if j.proc is None]:
+                    running.remove(job)
+                    if job.pending:
+                        queue.appendleft(job)  # a fresh process for the rest
+        finally:  # an interrupt (Ctrl-C): no process left behind
+            for job in running:
+                self._stop(job)
+
+    def _start(self, job):
+        ctx = self._context()
+        receive, send = ctx.Pipe(duplex=False)
+        p = job.plan
+        job.proc = ctx.Process(target=_worker, daemon=True,
+                               args=(send, str(job.notebook), p.cells, job.pending, p.defined_in, self.seed,
+                                     job.log_path, os.path.join(self._tmp, "ipython")))
+        job.proc.start()
+        send.close()
+        job.conn, job.phase, job.current, job.cell = receive, "cells", None, 0
+        job.deadline = time.monotonic() + self.setup_timeout
+
+    def _receive(self, job):
+        try:
+            while job.conn.poll():
+                msg = job.conn.recv()
+                kind = msg[0]
+                if kind == "cell":
+                    job.cell = msg[1]
+                elif kind == "setup":
+                    job.phase = "check"
+                    job.cell_errors = msg[1]
+                    job.deadline = time.monotonic() + self.timeout
+                elif kind == "start":
+                    job.current = msg[1]
+                    job.deadline = time.monotonic() + self.timeout
+                elif kind == "result":
+                    _, name, status, message = msg
+                    self._record(job, name, status, message)
+                    job.current = None
+                    job.deadline = time.monotonic() + self.timeout  # until the next "start"
+                elif kind == "done":
+                    self._stop(job)
+                    return
+        except (EOFError, OSError):
+            self._died(job)
+
+    def _record(self, job, name, status, message):
+        job.results[name] = (status, message)
+        if name in job.pending:
+            job.pending.remove(name)
+        self.progress(f"{job.student} {job.notebook.name} {name}: {status}" + (f" ({message})" if message else ""))
+
+    def _exit(self, job) -> str:
+        job.proc.join(2)
+        code = job.proc.exitcode
+        if code is None:
+            return "did not exit"
+        if code < 0:
+            try:
+                return f"killed by {signal.Signals(-code).name}"
+            except ValueError:
+                return f"killed by signal {-code}"
+        return f"exit code {code}"
+
+    def _tail(self, job) -> str:
+        try:
+            with open(job.log_path, errors="replace") as f:
+                lines = [ln.strip() for ln in f.read()[-4000:].splitlines() if ln.strip()]
+            return f"; it printed last: {lines[-1][:200]}" if lines else ""
+        except OSError:
+            return ""
+
+    def _died(self, job):
+        how = self._exit(job) if job.proc is not None else "died"
+        tail = self._tail(job)
+        if job.phase == "cells":
+            for name in list(job.pending):
+                self._record(job, name, "error", f"the Python process running the notebook's cells died in cell "
+                                                 f"{job.cell} ({how}){tail}")
+        elif job.current is not None:
+            self._record(job, job.current, "error", f"the Python process died while checking {job.current} ({how})"
+                                                   f"{tail}")
+        elif job.pending:  # between two checks: should not happen; do not loop on it
+            self._record(job, job.pending[0], "error", f"the Python process died ({how}){tail}")
+        self._stop(job)
+
+    def _timed_out(self, job):
+        if job.phase == "cells":
+            for name in list(job.pending):
+                self._record(job, name, "timeout", f"the notebook's cells did not finish within "
+                                                   f"{self.setup_timeout:g} s (stuck in cell {job.cell})")
+        else:
+            name = job.current or job.pending[0]
+            self._record(job, name, "timeout", f"the check of {name} did not finish within {self.timeout:g} s")
+        self._stop(job)
+
+    def _stop(self, job):
+        if job.proc is not None:
+            if job.proc.is_alive():
+                try:
+                    os.killpg(job.proc.pid, signal.SIGKILL)  # the child and whatever it started
+                except (ProcessLookupError, PermissionError):
+                    pass
+                job.proc.kill()
+            job.proc.join(5)
+            if job.proc.exitcode is not None:
+                job.proc.close()  # its pipe's file descriptor
+        if job.conn is not None:
+            job.conn.close()
+        job.proc = job.conn = None
+
+
+# --------------------------------------------------------------------------- the command line
+
+def _table(title, rows_by, key_order):
+    width = max([len(title)] + [len(k) for k in key_order])
+    head = f"{title:<{width}}  " + "  ".join(f"{s:>{max(len(s), 7)}}" for s in STATUSES)
+    lines = [head, "-" * len(head)]
+    for key in key_order:
+        c = rows_by[key]
+        lines.append(f"{key:<{width}}  " + "  ".join(f"{c[s]:>{max(len(s), 7)}}" for s in STATUSES))
+    return "\n".join(lines)
+
+
+def summary(rows) -> str:
+    by_student, by_exercise = collections.defaultdict(collections.Counter), collections.defaultdict(collections.Counter)
+    for student, _nb, exercise, status, _msg in rows:
+        by_student[student][status] += 1
+        by_exercise[exercise or "(unreadable)"][status] += 1
+    return (_table("student", by_student, list(dict.fromkeys(r[0] for r in rows))) + "\n\n"
+            + _table("exercise", by_exercise, list(dict.fromkeys(r[2] or "(unreadable)" for r in rows))))
+
+
+def _parser():
+    p = argparse.ArgumentParser(prog="grade.py", description=__doc__.split("\n\n")[0],
+                                epilog="The rules (students, exercises, cells, time limits): the module's docstring.")
+    p.add_argument("paths", nargs="+", metavar="STUDENT_NOTEBOOK_OR_FOLDER")
+    p.add_argument("--seed", type=int, default=None, help="draw unseen cases from this int >= 0 (default: the "
+                                                          "notebooks' fixed cases)")
+    p.add_argument("--out", default="grades.csv", help="the CSV to write (default grades.csv)")
+    p.add_argument("--timeout", type=float, default=120.0, help="seconds per exercise's check (default 120)")
+    p.add_argument("--setup-timeout", type=float, default=300.0,
+                   help="seconds for a notebook's cells (default 300)")
+    p.add_argument("--jobs", "-j", type=int, default=1, help="notebooks graded at a time (default 1)")
+    p.add_argument("--log-dir", default=None, help="keep what each notebook printed here")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress lines on stderr")
+    return p
+
+
+def main(argv=None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if args.seed is not None and args.seed < 0:
+        parser.error("--seed must be an int >= 0")
+    if args.timeout <= 0 or args.setup_timeout <= 0 or args.jobs < 1:
+        parser.error("--timeout and --setup-timeout must be > 0, --jobs >= 1")
+    try:
+        students = collect(args.paths)
+    except UsageError as e:
+        parser.error(str(e))
+    out_dir = Path(args.out).resolve().parent
+    if not out_dir.is_dir():
+        parser.error(f"--out {args.out}: no folder {out_dir}")
+
+    # Before torch and the package are imported (the children inherit both): CUDA left uninitialised
+    # in this process, and the Triton interpreter where there is no GPU (as the notebooks do).
+    os.environ.setdefault("PYTORCH_NVML_BASED_CUDA_CHECK", "1")
+    import torch
+    if not torch.cuda.is_available():
+        os.environ.setdefault("TRITON_INTERPRET", "1")
+    try:
+        import rltriton_lite  # noqa: F401
+    except ImportError:
+        sys.path.insert(0, str(ROOT))
+    import rltriton_lite.exercises  # noqa: F401
+    import nbformat  # noqa: F401
+    from IPython.core.interactiveshell import InteractiveShell  # noqa: F401
+
+    progress = (lambda line: None) if args.quiet else (lambda line: print(line, file=sys.stderr, flush=True))
+    grader = Grader(seed=args.seed, timeout=args.timeout, setup_timeout=args.setup_timeout, jobs=args.jobs,
+                    log_dir=args.log_dir, progress=progress)
+    t0 = time.monotonic()
+    rows = grader.grade(students)
+    with open(args.out, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["student", "notebook", "exercise", "status", "message"])
+        w.writerows(rows)
+    notebooks = len({r[1] for r in rows})
+    print(f"{len({r[0] for r in rows})} students, {notebooks} notebooks with exercises "
+          f"(of {len(students)} found), {len(rows)} grades, "
+          + ("the notebooks' fixed cases" if args.seed is None else f"cases drawn from seed {args.seed}")
+          + f", {time.monotonic() - t0:.0f} s -> {args.out}\n")
+    if rows:
+        print(summary(rows))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
