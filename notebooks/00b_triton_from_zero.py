@@ -24,7 +24,8 @@
 # 2. a scan of one block with `tl.associative_scan`;
 # 3. rows longer than a block: a loop over chunks with a carry;
 # 4. episode ends as a select: the reset flag, so a NaN never crosses an episode end;
-# 5. hooks: the algorithm's prologue and epilogue as functions the kernel calls.
+# 5. hooks: the algorithm's prologue and epilogue as functions the kernel calls, then passed to
+#    it as arguments.
 #
 # Then you read the package's own kernel, which is these five steps plus the engineering that
 # makes them fast (that part is optional: notebook 13, the appendix).
@@ -402,8 +403,8 @@ exercises.attempt("reset_scan", reset_scan)
 # terminal state has none), and a NaN reward in a later episode. Write the two hooks as separate
 # `@triton.jit` functions and call them from the kernel. (In the package, and in the harness
 # `exercises.scan_hook` that notebooks 01, 03, 04 and 06 use for their Triton exercises, the
-# kernel takes the prologue as a `tl.constexpr` argument, so one compiled loop serves every
-# algorithm.)
+# kernel takes the prologue as a `tl.constexpr` argument, so one loop's source serves every
+# algorithm: the subsection after the exercise shows how.)
 
 # %%
 # A skeleton, if you want one:
@@ -426,6 +427,82 @@ def gae_kernel(rewards, values, next_values, dones, gamma, lam, chunk):
 
 # %%
 exercises.attempt("gae_kernel", gae_kernel)
+
+# %% [markdown]
+# ### Before the package: a hook as an argument, tuples of pointers, loops unrolled
+#
+# Your `gae_kernel` calls its hooks by name, so a second algorithm would need a second copy of
+# the loop. The package's kernel, and the harness `exercises.scan_hook` that notebook 01 uses for
+# its Triton exercises, take the hook *as an argument* instead. Four pieces of Triton make that
+# work:
+#
+# * **A `@triton.jit` function passed as a `tl.constexpr` argument** (`HOOK=square` below). Like
+#   `BLOCK`, a `tl.constexpr` is fixed when the kernel is compiled: Triton compiles one kernel
+#   per hook passed, the hook's body inlined where it is called, as if you had written it there.
+# * **`if FLAG:` on a `tl.constexpr`** is decided at compile time: the branch not taken is not in
+#   the compiled kernel at all. This is not section 1's trap: there `if` tested a *block* of
+#   run-time values, which Triton refuses; a constexpr is one value, known before the kernel
+#   runs. `if EPILOGUE is not None:` is the same kind of test.
+# * **A tuple of tensors as one argument** (`X = (x0, x1, x2)`): inside the kernel `X[i]` is the
+#   pointer to the `i`-th tensor's first element, used like any pointer (`tl.load(X[i] + offs)`).
+#   A tuple of numbers works the same way: `P[i]` is a number. The index must be known when the
+#   kernel is compiled: a literal such as `X[0]`, or the variable of a `tl.static_range` loop.
+# * **`tl.static_range(n)`** is a loop the compiler unrolls: `n` must be known at compile time
+#   (`len(X)` is: the tuple's length is part of what the kernel is compiled for), and each copy of
+#   the body gets its own constant `i`. The `i` of a plain `range` loop is a run-time value, which
+#   cannot index a tuple when the kernel is compiled for a GPU (the interpreter, running Python,
+#   would let it pass: one more reason to write `tl.static_range`).
+#
+# A ten-line kernel with all four: each input passed through the hook, weighted by its number in
+# `P`, summed, and capped at 1 when `CAP` is set.
+
+# %%
+@triton.jit
+def square(x):
+    return x * x
+
+
+@triton.jit
+def absolute(x):
+    return tl.abs(x)
+
+
+@triton.jit
+def weighted_sum_kernel(X, P, OUT, n, HOOK: tl.constexpr, CAP: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    total = tl.zeros((BLOCK,), dtype=tl.float32)
+    for i in tl.static_range(len(X)):  # unrolled: one copy of the body per input, i a constant
+        total += P[i] * HOOK(tl.load(X[i] + offs, mask=m, other=0.0))  # X[i]: the i-th input's pointer
+    if CAP:  # decided at compile time: with CAP=False this line is not in the kernel
+        total = tl.minimum(total, 1.0)
+    tl.store(OUT + offs, total, mask=m)
+
+# %% [markdown]
+# The same source, launched twice: three inputs squared, weighted and summed; then two inputs'
+# absolute values summed and capped. Each launch compiles its own kernel (another hook, another
+# `CAP`, another tuple length), and each is checked against PyTorch:
+
+# %%
+xs = tuple(torch.randn(100, device=DEVICE) for _ in range(3))
+out = torch.empty(100, device=DEVICE)
+weighted_sum_kernel[(2,)](xs, (0.5, 2.0, -1.0), out, 100, HOOK=square, CAP=False, BLOCK=64)
+torch.testing.assert_close(out, 0.5 * xs[0] ** 2 + 2.0 * xs[1] ** 2 - xs[2] ** 2)
+weighted_sum_kernel[(2,)](xs[:2], (1.0, 1.0), out, 100, HOOK=absolute, CAP=True, BLOCK=64)
+torch.testing.assert_close(out, (xs[0].abs() + xs[1].abs()).clamp(max=1.0))
+assert out.max() <= 1.0 and (out == 1.0).any()  # the cap was compiled in, and it bit
+print("one source, two compiled kernels: 0.5 x0² + 2 x1² − x2², and min(|x0| + |x1|, 1)")
+
+# %% [markdown]
+# Now the harness of notebook 01 reads line by line. `exercises._scan_hook_kernel(X, O, P, T,
+# PROLOGUE, CHUNK, REVERSE, EPILOGUE)` is your `chunked_scan` with: `PROLOGUE` a hook passed as a
+# `tl.constexpr` and called as `PROLOGUE(X, offs, t, T, m, P)`, where `X` is the tuple of the
+# input tensors you pass it (your prologue loads `X[0]`, `X[1]`, ...) and `P` the tuple of your
+# numbers (`P[0]` is γ if you pass `(gamma,)`); `if REVERSE:`, the chunk order chosen at compile
+# time; and `if EPILOGUE is not None:`, the epilogue's lines compiled in only when you pass one.
+# The package's kernel below works the same way, with more slots; SAC's hooks, for one, take the
+# critics as a tuple `Q` and find their minimum in a `tl.static_range(1, len(Q))` loop
+# (`sac._critic_min`).
 
 # %% [markdown]
 # ## 6. The package's kernel, read through its names

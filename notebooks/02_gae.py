@@ -235,17 +235,14 @@ print(f"3 x 1000: relative error {long_err:.1e}")
 # %% [markdown]
 # ## 5. Optional: profile it
 #
-# Two questions about speed, and a CPU can answer only the second.
-#
-# **How fast is it on a GPU?** `profile.committed("gae")` reads the newest committed benchmark run
-# (an H200, in `benchmarks/results/`: read here, not re-measured) and prints, per shape and pass
-# (`fwd`: the call; `fwd+bwd`: the call and its backward), three figures for the Triton kernel,
-# CleanRL's loop over time it replaces and the other GAE implementations (torchrl's two,
-# accelerated-scan, JAX, rl-triton): the **wall time** per call, which a training step pays
-# (Python, argument checks and the launch included); the **GPU time**, the kernels alone; and the
-# **% of the memory floor**, how close that GPU time is to the fastest any kernel could move the
-# bytes the call must read and write. The plot shows the same numbers; the table is there for
-# viewers that show no plots.
+# How to read this section (the H200 table's columns, wall versus GPU time, and why on a CPU the
+# kernel is checked in the interpreter, not timed) is explained once, in
+# [notebook 08, section 6](08_profiling.ipynb).
+# For GAE: it has two outputs, the advantages and the returns $A_t + V_t$, and its floor counts
+# both writes (17 B per step in float32, notebook 08, section 1). The kernel writes both in its
+# one pass over the rollout, adding the $V_t$ its prologue kept (the `keep` slot, 00b, section 6)
+# instead of reading the values again; CleanRL's loop costs over 100× our call at every shape
+# measured.
 
 # %%
 h200 = profile.committed("gae")
@@ -257,21 +254,8 @@ assert facts.host_x > 5  # at 4096×128 our wall time is over 5× the GPU time: 
 assert facts.floor_pct > 75  # at the largest shape, over 75 % of the memory floor
 
 # %% [markdown]
-# Read it shape by shape. At 4096×128 (4096 environments × 128 steps), our wall time per call is
-# many times the GPU time: the call is mostly host work, and what wins is launching few kernels.
-# The loop launches several small kernels per step, one per tensor op, which is why each of its
-# calls costs over 100 times ours. At the largest shape the GPU time nears the floor: there the
-# kernel is about as fast as the memory lets it be.
-
-# %% [markdown]
-# **What does this machine measure?** On a GPU, the controls below time the kernel, the package's
-# PyTorch path (`backend="torch"`) and CleanRL's loop over time live, and plot the bandwidth they
-# achieve against the copy bandwidth. On a CPU, a Triton kernel runs only in the Triton
-# interpreter, which executes the GPU program step by step in Python, so its time says nothing
-# about speed. There the profiler times what a CPU really runs, the PyTorch path against that code,
-# in wall-clock time at the shapes RL code uses, and runs the kernel once in the interpreter to
-# check its output, untimed. Expect the PyTorch path to win on a few long rollouts and the loop to
-# match or beat it on many short ones; the printout under the plot says why.
+# On this machine (on a CPU: the PyTorch path timed against the loop over time, the kernel
+# checked in the interpreter, untimed):
 
 # %%
 ui, rows = profile.profiler("gae")

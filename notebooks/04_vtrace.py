@@ -432,17 +432,13 @@ print(f"3 x 1000: relative error {long_err:.1e}")
 # %% [markdown]
 # ## 6. Optional: profile it
 #
-# Two questions about speed, and a CPU can answer only the second.
-#
-# **How fast is it on a GPU?** `profile.committed("vtrace")` reads the newest committed benchmark
-# run (an H200, in `benchmarks/results/`: read here, not re-measured) and prints, per shape and
-# pass (`fwd`: the call; `fwd+bwd`: the call and its backward), three figures for the Triton
-# kernel, the loop IMPALA's code runs (accumulating $v_t - V_t$ backwards over time) and the other
-# implementations (torchrl's V-trace, accelerated-scan, JAX, rl-triton): the **wall time** per
-# call, which a training step pays (Python, argument checks and the launch included); the **GPU
-# time**, the kernels alone; and the **% of the memory floor**, how close that GPU time is to the
-# fastest any kernel could move the bytes the call must read and write. The plot shows the same
-# numbers; the table is there for viewers that show no plots.
+# How to read this section (the H200 table's columns, wall versus GPU time, and why on a CPU the
+# kernel is checked in the interpreter, not timed) is explained once, in
+# [notebook 08, section 6](08_profiling.ipynb).
+# For V-trace: the code it replaces is the loop IMPALA's code runs, the clipped importance
+# weights and the TD errors as whole-tensor ops, then $v_t - V_t$ accumulated backwards over time.
+# The kernel computes the clipped weights in its prologue, in registers, and never writes them to
+# memory; how many bytes it must move is notebook 08's exercise `vtrace_floor_bytes`.
 
 # %%
 h200 = profile.committed("vtrace")
@@ -454,22 +450,8 @@ assert facts.host_x > 5  # at 4096×128 our wall time is over 5× the GPU time: 
 assert facts.floor_pct > 75  # at the largest shape, over 75 % of the memory floor
 
 # %% [markdown]
-# Read it shape by shape. At 4096×128 (4096 environments × 128 steps), our wall time per call is
-# many times the GPU time: the call is mostly host work, and what wins is launching few kernels.
-# The loop launches several small kernels per step, one per tensor op, which is why each of its
-# calls costs over 50 times ours. At the largest shape the GPU time nears the floor: there the
-# kernel is about as fast as the memory lets it be.
-
-# %% [markdown]
-# **What does this machine measure?** On a GPU, the controls below time the kernel, the package's
-# PyTorch path (`backend="torch"`) and the loop IMPALA's code runs (accumulating $v_t - V_t$
-# backwards over time) live, and plot the bandwidth they achieve against the copy bandwidth. On a
-# CPU, a Triton kernel runs only in the Triton interpreter, which executes the GPU program step by
-# step in Python, so its time says nothing about speed. There the profiler times what a CPU really
-# runs, the PyTorch path against that code, in wall-clock time at the shapes RL code uses, and runs
-# the kernel once in the interpreter to check its output, untimed. Expect the PyTorch path to win
-# on a few long rollouts and the loop to match or beat it on many short ones; the printout under
-# the plot says why.
+# On this machine (on a CPU: the PyTorch path timed against the loop over time, the kernel
+# checked in the interpreter, untimed):
 
 # %%
 ui, rows = profile.profiler("vtrace")

@@ -1,10 +1,11 @@
 """Timing helpers and the interactive profiler used by the notebooks.
 
 ``ops()`` maps an algorithm name to how to make random inputs for it, how to call it, the
-PyTorch code it replaces (a CleanRL-style loop over time, or the eager formula for a loss), its
-reference (``rltriton_lite.reference``), and how many bytes it must move at the least.
-``measure`` times the kernel, the torch path and the loop; ``profiler`` wraps that in ipywidgets
-controls and a plot; ``sweep`` runs it over sizes with a progress bar.
+PyTorch code it replaces (a CleanRL-style loop over time, or the eager formula for a loss and for
+SAC's one-step target), its reference (``rltriton_lite.reference``), and how many bytes it must
+move at the least. ``measure`` times the kernel, the torch path and the code it replaces (labelled
+"loop" for the scans, "eager" for the formulas: ``replaced_impl``); ``profiler`` wraps that in
+ipywidgets controls and a plot; ``sweep`` runs it over sizes with a progress bar.
 
 On a GPU times are ``triton.testing.do_bench`` medians and the plot shows achieved GB/s against
 the measured copy bandwidth (the memory floor). On a CPU the kernels run under the Triton
@@ -191,6 +192,9 @@ def _eager_crr(x, p):
     return -(w * x["log_probs"].float()).mean()
 
 
+SCANS = ("discounted_return", "gae", "td_lambda", "vtrace")  # a loop over time is what they replace
+
+
 def _ops():
     import rltriton_lite as rl
     from rltriton_lite import reference as ref
@@ -272,9 +276,20 @@ def op(name: str) -> Op:
     return OPS[name]
 
 
+# The PyTorch code a kernel replaces, as an impl: "loop" (a Python loop over time, the scans') or
+# "eager" (an eager formula: PPO's and CRR's losses, SAC's one-step target); either name runs it.
+REPLACED = ("loop", "eager")
+
+
+def replaced_impl(name: str) -> str:
+    """The impl label of the code that the algorithm ``name``'s kernel replaces: "loop" for the
+    scans (a Python loop over time), "eager" for the others (an eager formula, no loop)."""
+    return "loop" if name in SCANS else "eager"
+
+
 def _call(o: Op, x: dict, impl: str, p: dict):
-    """One call of ``impl`` ("triton", "torch" or "loop": the PyTorch code it replaces)."""
-    return o.loop(x, p) if impl == "loop" else o.run(x, impl, p)
+    """One call of ``impl`` ("triton", "torch", or "loop"/"eager": the PyTorch code it replaces)."""
+    return o.loop(x, p) if impl in REPLACED else o.run(x, impl, p)
 
 
 def _first(out):
@@ -283,7 +298,8 @@ def _first(out):
 
 def measure(name: str, B: int, T: int, dtype=torch.float32, device: str | None = None,
             impls=("triton", "torch", "loop"), seed: int = 0, check: bool = False, **params):
-    """Time each implementation once on the same random inputs. Returns a list of dicts with
+    """Time each implementation once on the same random inputs ("loop" or "eager": the code the
+    kernel replaces, whose rows carry ``replaced_impl(name)``). Returns a list of dicts with
     impl, B, T, ms, and on a GPU gbps (bytes moved at the least / time), floor_ms and pct_floor;
     with ``check``, also rel_err: the first output's ``rel_err`` against the float64 reference.
     On a CPU there is no bandwidth to report (the rows have no gbps, and say how they were timed
@@ -302,7 +318,7 @@ def measure(name: str, B: int, T: int, dtype=torch.float32, device: str | None =
     for impl in impls:
         with cpu_threads(1 if device == "cpu" else None):
             ms = time_ms(lambda impl=impl: _call(o, x, impl, p), device, rep=3 if device == "cpu" else 5)
-        row = dict(impl=impl, B=B, T=T, ms=ms)
+        row = dict(impl=replaced_impl(name) if impl in REPLACED else impl, B=B, T=T, ms=ms)
         if device == "cpu":
             row["timing"] = INTERPRETER_LABEL if impl == "triton" else cpu_timing(1, 3)
         if bw is not None:
@@ -327,9 +343,8 @@ CPU_REP = 5  # timed calls per median on a CPU (after one warm-up)
 # each row crosses three chunk boundaries (the carry between chunks is checked too).
 CHECK_SHAPE, CHECK_CHUNK = (4, 64), 16
 CHECK_LABEL = "not timed: a correctness run of the Triton interpreter (its times are not performance)"
-IMPL_ROLES = {"loop": "the PyTorch code it replaces", "torch": "rltriton_lite's PyTorch path",
-              "triton": "rltriton_lite's Triton kernel"}
-SCANS = ("discounted_return", "gae", "td_lambda", "vtrace")
+IMPL_ROLES = {"loop": "the Python loop over time it replaces", "eager": "the eager PyTorch formula it replaces",
+              "torch": "rltriton_lite's PyTorch path", "triton": "rltriton_lite's Triton kernel"}
 
 
 def cpu_timing(threads: int, rep: int = CPU_REP) -> str:
@@ -339,12 +354,15 @@ def cpu_timing(threads: int, rep: int = CPU_REP) -> str:
 
 
 def impl_role(name: str, impl: str) -> str:
-    """What ``impl`` is for the algorithm ``name``, in words ("loop": the code the kernel replaces)."""
-    if impl != "loop":
+    """What ``impl`` is for the algorithm ``name``, in words ("loop" or "eager": the code the kernel
+    replaces, named as ``replaced_impl(name)`` says it is)."""
+    if impl not in REPLACED:
         return IMPL_ROLES[impl]
     if name in SCANS:
         return "the Python loop over time it replaces (CleanRL-style)"
-    return "CleanRL's one-line target it replaces" if name == "sac" else "the eager PyTorch formula it replaces"
+    if name == "sac":
+        return "the eager formula it replaces (CleanRL's one-line target)"
+    return "the eager PyTorch formula it replaces"
 
 
 @contextlib.contextmanager
@@ -364,13 +382,13 @@ def cpu_threads(n: int | None):
 def cpu_rows(name: str, shapes=CPU_SHAPES, seed: int = 0, threads: int | None = 1, rep: int = CPU_REP,
              check: bool = True, **params) -> list[dict]:
     """What a CPU can say about ``name``: at each of ``shapes``, the wall time per call of the
-    PyTorch code the kernel replaces ("loop": the Python loop over time, or the eager formula)
-    and of the package's PyTorch path ("torch"), on the same float32 inputs, each checked
-    against the float64 reference (rel_err); then one "triton" row, the kernel run once in the
-    Triton interpreter at ``CHECK_SHAPE`` and checked, with no time (ms None): the interpreter
-    runs each GPU program in Python, so its times say nothing about a GPU. Every row has impl,
-    role, B, T, ms, loop_x (the loop's time ÷ this row's), rel_err and timing (how it was
-    measured, in words). Times are medians of ``rep`` calls with ``threads`` PyTorch threads
+    PyTorch code the kernel replaces (impl ``replaced_impl(name)``: "loop", the Python loop over
+    time, for the scans; "eager", the eager formula, for PPO, SAC and CRR) and of the package's
+    PyTorch path ("torch"), on the same float32 inputs, each checked against the float64
+    reference (rel_err); then one "triton" row, the kernel run once in the Triton interpreter at
+    ``CHECK_SHAPE`` and checked, with no time (ms None): the interpreter runs each GPU program in
+    Python, so its times say nothing about a GPU. Every row has impl, role, B, T, ms, replaced_x
+    (the replaced code's time ÷ this row's), rel_err and timing (how it was measured, in words). Times are medians of ``rep`` calls with ``threads`` PyTorch threads
     (default one: steady on a busy machine, see ``cpu_threads``; None: as set). ``check=False``
     leaves the kernel's row out (its first run in the interpreter takes a second or two)."""
     from .config import Config, using
@@ -382,14 +400,14 @@ def cpu_rows(name: str, shapes=CPU_SHAPES, seed: int = 0, threads: int | None = 
         x = o.make(B, T, torch.float32, "cpu", torch.Generator().manual_seed(seed))
         expected = o.reference(as_numpy(x), p)
         pair = []
-        for impl in ("loop", "torch"):
+        for impl in (replaced_impl(name), "torch"):
             with cpu_threads(threads):
                 ms = time_ms(lambda impl=impl: _call(o, x, impl, p), "cpu", rep=rep)
             pair.append(dict(impl=impl, role=impl_role(name, impl), B=B, T=T, ms=ms,
                              rel_err=rel_err(_first(_call(o, x, impl, p)), expected),
                              timing=cpu_timing(threads or torch.get_num_threads(), rep)))
         for row in pair:
-            row["loop_x"] = pair[0]["ms"] / row["ms"]
+            row["replaced_x"] = pair[0]["ms"] / row["ms"]
         rows += pair
     if not check:
         return rows
@@ -397,13 +415,14 @@ def cpu_rows(name: str, shapes=CPU_SHAPES, seed: int = 0, threads: int | None = 
     x = o.make(B, T, torch.float32, "cpu", torch.Generator().manual_seed(seed))
     with using(Config(max_block_t=CHECK_CHUNK)):
         err = error(o, x, "triton", p)
-    rows.append(dict(impl="triton", role=impl_role(name, "triton"), B=B, T=T, ms=None, loop_x=None, rel_err=err,
+    rows.append(dict(impl="triton", role=impl_role(name, "triton"), B=B, T=T, ms=None, replaced_x=None, rel_err=err,
                      timing=CHECK_LABEL))
     return rows
 
 
 def cpu_why(name: str) -> str:
-    """Why the loop's time ÷ the PyTorch path's is what it is on a CPU, for ``name``, in words."""
+    """Why the replaced code's time ÷ the PyTorch path's (the loop's, or the eager formula's) is
+    what it is on a CPU, for ``name``, in words."""
     if name in SCANS:
         return ("Why: the loop runs T Python iterations of about ten small tensor ops, each with a fixed cost of a "
                 "few µs; the PyTorch path runs ⌈log₂ T⌉ rounds of about ten whole-tensor ops (a scan), so it pays "
@@ -451,7 +470,7 @@ def plot(rows, ax_time, ax_bw, title=""):
                    transform=ax_bw.transAxes)
 
 
-IMPL_COLORS = {"triton": "tab:green", "torch": "tab:blue", "loop": "tab:red"}
+IMPL_COLORS = {"triton": "tab:green", "torch": "tab:blue", "loop": "tab:red", "eager": "tab:red"}
 
 
 def _ms_text(v: float) -> str:
@@ -460,15 +479,19 @@ def _ms_text(v: float) -> str:
 
 def cpu_plot(rows, name: str):
     """``cpu_rows``' timings as a figure at most ``CHART_MAX_WIDTH_PX`` wide: per shape, the
-    loop's and the PyTorch path's ms per call on a log axis, each bar labelled, and the loop ÷
-    PyTorch path ratio under each shape. The kernel's check (no time) is in the title."""
+    replaced code's ("loop" or "eager") and the PyTorch path's ms per call on a log axis, each bar
+    labelled, and the replaced ÷ PyTorch path ratio under each shape ("loop ÷ torch path", or
+    "eager formula ÷ torch path"). The kernel's check (no time) is in the title."""
+    import textwrap
+
     import matplotlib.pyplot as plt
 
     timed = [r for r in rows if r["ms"] is not None]
     shapes = list(dict.fromkeys((r["B"], r["T"]) for r in timed))
     width = min(CHART_MAX_WIDTH_PX / 100 - 0.5, max(7.0, 1.9 * len(shapes) + 3))  # inches at 100 dpi
     fig, ax = plt.subplots(figsize=(width, 3.8), dpi=100, layout="constrained")
-    for dx, impl in [(-0.2, "loop"), (0.2, "torch")]:
+    replaced = next((r["impl"] for r in timed if r["impl"] in REPLACED), replaced_impl(name))
+    for dx, impl in [(-0.2, replaced), (0.2, "torch")]:
         sel = {(r["B"], r["T"]): r for r in timed if r["impl"] == impl}
         xs = [i for i, s in enumerate(shapes) if s in sel]
         if not xs:
@@ -477,8 +500,9 @@ def cpu_plot(rows, name: str):
         bars = ax.bar([i + dx for i in xs], vals, 0.4, color=IMPL_COLORS[impl],
                       label=f"{impl}: {sel[shapes[xs[0]]]['role']}")
         ax.bar_label(bars, labels=[_ms_text(v) for v in vals], fontsize=8, padding=2)
-    ratio = {(r["B"], r["T"]): r["loop_x"] for r in timed if r["impl"] == "torch"}
-    ax.set_xticks(range(len(shapes)), [shape_name(s) + (f"\nloop ÷ torch path: {ratio[s]:.2g}×" if s in ratio else "")
+    ratio = {(r["B"], r["T"]): r["replaced_x"] for r in timed if r["impl"] == "torch"}
+    what = RATIO_WORDS[replaced]
+    ax.set_xticks(range(len(shapes)), [shape_name(s) + (f"\n{what} ÷ torch path: {ratio[s]:.2g}×" if s in ratio else "")
                                        for s in shapes])
     ax.set_yscale("log")
     lo, hi = min(r["ms"] for r in timed), max(r["ms"] for r in timed)
@@ -489,7 +513,9 @@ def cpu_plot(rows, name: str):
     checks = [r for r in rows if r["ms"] is None]
     note = "".join(f"\n{r['impl']} kernel: rel. error {r['rel_err']:.1e} at {shape_name((r['B'], r['T']))}, "
                    "a correctness run of the Triton interpreter, not timed (not performance)" for r in checks)
-    ax.set_title(f"{name}: {timed[0]['timing']}{note}", fontsize=9)
+    chars = int(width * 100 / 6.4)  # characters of 9-point text that fit the figure's width
+    title = "\n".join(textwrap.fill(line, chars) for line in f"{name}: {timed[0]['timing']}{note}".split("\n"))
+    ax.set_title(title, fontsize=9)
     return fig
 
 
@@ -560,8 +586,19 @@ def profiler(name: str, B: int | None = None, T: int | None = None):
 
 _PROFILER_COLUMNS = dict(impl="impl", B="B", T="T", ms="ms", gbps="GB/s", floor_ms="floor ms", pct_floor="% floor",
                          rel_err="rel. error")
-# ``cpu_rows``' columns for ``table``
-CPU_COLUMNS = dict(impl="impl", B="B", T="T", ms="ms per call", loop_x="loop ÷ this", rel_err="rel. error")
+# the replaced code in a ratio's words: the loop over time, or the eager formula
+RATIO_WORDS = {"loop": "loop", "eager": "eager formula"}
+# ``cpu_rows``' columns for ``table``, whatever the algorithms (the ratio: the replaced code's time ÷ this row's)
+CPU_COLUMNS = dict(impl="impl", B="B", T="T", ms="ms per call", replaced_x="replaced ÷ this", rel_err="rel. error")
+
+
+def cpu_columns(name: str | None = None) -> dict:
+    """``cpu_rows``' columns for ``table``, the ratio's header naming what the algorithm ``name``
+    replaces ("loop ÷ this" for the scans, "eager ÷ this" for PPO, SAC and CRR); without a name,
+    ``CPU_COLUMNS`` ("replaced ÷ this", for rows of several algorithms)."""
+    if name is None:
+        return dict(CPU_COLUMNS)
+    return CPU_COLUMNS | dict(replaced_x=f"{replaced_impl(name)} ÷ this")
 
 
 def live_table(rows) -> str:
@@ -577,7 +614,9 @@ def live_table(rows) -> str:
             where = "" if r["ms"] is not None else f" at {shape_name((r['B'], r['T']))}"
             timings.setdefault(r["timing"], []).append(r["impl"] + where)
         notes = [roles + "."] + [f"{', '.join(dict.fromkeys(v))}: {k}." for k, v in timings.items()]
-        text = table(rows, {k: v for k, v in CPU_COLUMNS.items() if any(k in r for r in rows)}, digits=3)
+        replaced = {r["impl"] for r in rows if r["impl"] in REPLACED}
+        columns = CPU_COLUMNS | (dict(replaced_x=f"{replaced.pop()} ÷ this") if len(replaced) == 1 else {})
+        text = table(rows, {k: v for k, v in columns.items() if any(k in r for r in rows)}, digits=3)
     else:
         gpu = "gbps" in rows[0] if rows else False
         how = ("live on this GPU: do_bench medians; GB/s and % floor count the fewest bytes the call must move" if gpu
@@ -981,6 +1020,16 @@ def wall_gpu_chart(res, dtype="float32", shapes=RL_SHAPES):
 IMPL_NAMES = {OURS_IMPL: "rltriton_lite (Triton kernel)", "pytorch_loop": "PyTorch loop over time",
               "pytorch_eager": "eager PyTorch formula", "torch_compile": "torch.compile (eager formula)"}
 IMPL_NAMES.update({k: f"anchor: {v}" for k, v in ANCHORS.items()})
+# What each anchor is (rltriton_lite/bench.py, "Anchors"): a yardstick of what a plain Triton op
+# costs per call, timed beside ours, not a peer. Neither is an empty kernel.
+ANCHOR_NOTES = {
+    "bare_triton_launch": "a naive GAE kernel, one program per row walking its steps one at a time, launched "
+                          "plainly (kernel[(B,)](...), its output from torch.empty_like): what a plain Triton call "
+                          "costs, host included; at large shapes its naive kernel's GPU time dominates",
+    "minimal_autograd_fn": "PPO's clipped loss as a plain torch.autograd.Function, one naive elementwise Triton "
+                           "kernel forwards and one backwards, the mean taken by PyTorch: what a plain "
+                           "differentiable Triton op costs",
+}
 _PEER_COLORS = ["tab:blue", "tab:purple", "tab:brown", "tab:pink", "tab:cyan", "tab:olive", "gold", "navy"]
 COMMITTED_COLUMNS = {"shape": "shape", "pass": "pass", "floor": "floor µs", "name": "implementation",
                      "wall_us": "wall µs/call", "gpu_us": "GPU µs", "pct_floor": "% floor", "vs_ours": "wall ÷ ours"}
@@ -1143,13 +1192,29 @@ def committed_chart(res, name: str, dtype: str = "float32", source: str = ""):
     return fig
 
 
+def committed_legend(rows) -> str:
+    """What ``committed_table``'s columns mean, and each anchor in ``rows`` (``ANCHOR_NOTES``), as
+    lines of at most 110 characters."""
+    import textwrap
+
+    text = ("wall µs/call: back-to-back eager calls, host included. GPU µs: CUDA-graph replay, the kernels alone "
+            "(n/a: none measured; JAX, torchrl and the Python loops are not captured in a CUDA graph). floor µs: "
+            "the fewest bytes the call must move ÷ the copy bandwidth; % floor: floor ÷ GPU time. wall ÷ ours: its "
+            "wall time ÷ rltriton_lite's." + (" !: its outputs disagreed with ours." if any(r["flagged"] for r in rows)
+                                              else ""))
+    anchors = [k for k in ANCHORS if any(r["impl"] == k for r in rows)]
+    notes = [f"{impl_name(k)}: {ANCHOR_NOTES[k]}." for k in anchors]
+    if anchors:
+        notes.append("Anchors are yardsticks timed beside ours, not peers.")
+    return "\n".join(textwrap.fill(t, width=110) for t in [text, *notes])
+
+
 def committed(name: str, folder=None, dtype: str = "float32", show: bool = True) -> list[dict]:
     """What a GPU measured for ``name``, on any machine: the newest results file in ``folder``
     (default ``results_folder()``) printed as ``committed_table`` under a line naming the GPU,
-    the file and its date, then drawn as ``committed_chart`` (``plt.show()`` unless ``show`` is
-    False). Returns ``committed_rows``."""
-    import textwrap
-
+    the file and its date, with ``committed_legend`` under it (the columns, and the anchors in
+    the rows), then drawn as ``committed_chart`` (``plt.show()`` unless ``show`` is False).
+    Returns ``committed_rows``."""
     import matplotlib.pyplot as plt
 
     run, res = newest_results(folder or results_folder())
@@ -1157,12 +1222,7 @@ def committed(name: str, folder=None, dtype: str = "float32", show: bool = True)
     print(f"{name}, {dtype}: committed benchmark results of an {res['gpu']}, {run}.json ({res['date']}), "
           "measured there, not on this machine.")
     print(committed_table(rows))
-    print(textwrap.fill(
-        "wall µs/call: back-to-back eager calls, host included. GPU µs: CUDA-graph replay, the kernels alone (n/a: "
-        "none measured; JAX, torchrl and the Python loops are not captured in a CUDA graph). floor µs: the fewest "
-        "bytes the call must move ÷ the copy bandwidth; % floor: floor ÷ GPU time. wall ÷ ours: its wall time ÷ "
-        "rltriton_lite's." + (" !: its outputs disagreed with ours." if any(r["flagged"] for r in rows) else ""),
-        width=110))
+    print(committed_legend(rows))
     fig = committed_chart(res, name, dtype, f"{run}.json")
     if show:
         plt.show()

@@ -81,7 +81,8 @@ def test_interpreter_rows_have_no_bandwidth(capsys):
     printed = capsys.readouterr().out
     assert "correctness run of the Triton interpreter" in printed and "real timing" in printed
     assert "GB/s" not in printed and "Why:" in printed
-    assert [(r["impl"], r["B"], r["T"]) for r in last] == [("loop", 2, 16), ("torch", 2, 16),
+    assert [(r["impl"], r["B"], r["T"]) for r in last] == [("eager", 2, 16), ("torch", 2, 16),  # PPO: a formula
                                                            ("triton", *profile.CHECK_SHAPE)]
     assert all(r["rel_err"] < 1e-5 for r in last) and last[2]["ms"] is None
     assert profile.table(last, profile.CPU_COLUMNS).splitlines()[0].split()[:4] == ["impl", "B", "T", "ms"]
+    assert "eager ÷ this" in printed and "loop ÷ this" not in printed

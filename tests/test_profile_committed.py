@@ -147,9 +147,42 @@ def test_committed_prints_the_source_and_returns_the_rows(capsys, close_figures)
     rows = profile.committed("gae", show=False)
     out = capsys.readouterr().out
     assert f"{run}.json" in out and res["gpu"] in out and res["date"] in out and "not on this machine" in out
-    assert profile.committed_table(rows) in out
+    assert profile.committed_table(rows) in out and profile.committed_legend(rows) in out
     assert rows == profile.committed_rows(res, "gae")
     assert not plt.get_fignums()  # show=False closes the figure
+
+
+@pytest.mark.parametrize("name", sorted(profile.ops()))
+def test_committed_legend_explains_the_columns_and_the_anchors_shown(name):
+    """Every column in words; each anchor in the rows explained (what bench.py runs: the bare
+    launch a naive GAE kernel, the autograd anchor PPO's loss), and no anchor that is not."""
+    rows = profile.committed_rows(NEWEST[1], name)
+    legend = profile.committed_legend(rows)
+    assert all(len(line) <= 110 for line in legend.splitlines())
+    flat = " ".join(legend.split())
+    for words in ("wall µs/call:", "GPU µs:", "floor µs:", "% floor:", "wall ÷ ours:"):
+        assert words in flat
+    shown = {r["impl"] for r in rows} & set(profile.ANCHORS)
+    for impl in profile.ANCHORS:
+        assert (f"{profile.impl_name(impl)}:" in flat) == (impl in shown)
+    assert ("yardsticks" in flat) == bool(shown)
+    if "bare_triton_launch" in shown:
+        assert "naive GAE kernel, one program per row" in flat and "launched plainly" in flat
+    if "minimal_autograd_fn" in shown:
+        assert "PPO's clipped loss as a plain torch.autograd.Function" in flat
+
+
+def test_anchor_notes_say_what_the_harness_runs():
+    """The notes name what bench.py's anchors are: the launch anchor is GAE's naive kernel (not an
+    empty one), the autograd anchor PPO's loss; the committed rows file them under those algorithms."""
+    from rltriton_lite import bench
+
+    assert set(profile.ANCHOR_NOTES) == set(profile.ANCHORS) == {bench.BARE_LAUNCH, bench.MINIMAL_AUTOGRAD}
+    algorithms = {a.impl: set(a.algorithms) for a in bench.ANCHORS}
+    assert algorithms == {bench.BARE_LAUNCH: {"gae"}, bench.MINIMAL_AUTOGRAD: {"ppo"}}
+    assert "GAE" in profile.ANCHOR_NOTES[bench.BARE_LAUNCH] and "PPO" in profile.ANCHOR_NOTES[bench.MINIMAL_AUTOGRAD]
+    in_results = {(r["impl"], r["algorithm"]) for r in NEWEST[1]["rows"] if r["impl"] in profile.ANCHORS}
+    assert in_results == {(bench.BARE_LAUNCH, "gae"), (bench.MINIMAL_AUTOGRAD, "ppo")}
 
 
 def test_table_blank_cells_and_millions():
@@ -172,23 +205,30 @@ def test_cpu_threads_restores_the_setting():
 
 @pytest.mark.parametrize("name", sorted(profile.ops()))
 def test_cpu_words(name):
-    """Every algorithm's roles and its 'why' name what they compare, in words."""
-    assert "replaces" in profile.impl_role(name, "loop")
+    """Every algorithm's roles and its 'why' name what they compare, in words: a loop over time for
+    the scans, an eager formula for PPO, SAC and CRR (labelled "eager", never "loop")."""
+    replaced = profile.replaced_impl(name)
+    assert replaced == ("loop" if name in profile.SCANS else "eager")
+    role = profile.impl_role(name, replaced)
+    assert "replaces" in role and ("loop over time" in role) == (name in profile.SCANS)
+    assert ("eager" in role) == (name not in profile.SCANS)
+    assert profile.cpu_columns(name)["replaced_x"] == f"{replaced} ÷ this"
+    assert profile.cpu_columns()["replaced_x"] == profile.CPU_COLUMNS["replaced_x"] == "replaced ÷ this"
     why = profile.cpu_why(name)
     assert why.startswith("Why:") and "GPU" in why
     assert ("log₂ T" in why) == (name in profile.SCANS or name == "sac")
 
 
 @pytest.mark.skipif(DEVICE == "cuda", reason="a CPU's rows")
-@pytest.mark.parametrize("name", ["gae", "ppo"])
-def test_cpu_rows_time_the_pytorch_code_and_check_the_kernel(name, close_figures):
+@pytest.mark.parametrize("name,replaced", [("gae", "loop"), ("ppo", "eager"), ("sac", "eager")])
+def test_cpu_rows_time_the_pytorch_code_and_check_the_kernel(name, replaced, close_figures):
     shapes = [(4, 32), (16, 64)]
     rows = profile.cpu_rows(name, shapes)
     timed = [r for r in rows if r["ms"] is not None]
-    assert [(r["impl"], r["B"], r["T"]) for r in timed] == [(i, *s) for s in shapes for i in ("loop", "torch")]
+    assert [(r["impl"], r["B"], r["T"]) for r in timed] == [(i, *s) for s in shapes for i in (replaced, "torch")]
     assert all(r["ms"] > 0 and math.isfinite(r["ms"]) and "real timing" in r["timing"] for r in timed)
-    for loop, torch_row in zip(timed[::2], timed[1::2]):
-        assert torch_row["loop_x"] == pytest.approx(loop["ms"] / torch_row["ms"]) and loop["loop_x"] == 1
+    for old, torch_row in zip(timed[::2], timed[1::2]):
+        assert torch_row["replaced_x"] == pytest.approx(old["ms"] / torch_row["ms"]) and old["replaced_x"] == 1
     (check,) = [r for r in rows if r["ms"] is None]
     assert (check["impl"], check["B"], check["T"]) == ("triton", *profile.CHECK_SHAPE)
     assert "not performance" in check["timing"] and "correctness" in check["timing"]
@@ -196,22 +236,31 @@ def test_cpu_rows_time_the_pytorch_code_and_check_the_kernel(name, close_figures
     text = profile.live_table(rows)
     assert "real timing" in text and "correctness run of the Triton interpreter" in text and "GB/s" not in text
     assert text.splitlines()[0].split()[:4] == ["impl", "B", "T", "ms"]
+    assert f"{replaced} ÷ this" in text.splitlines()[0]
+    if replaced == "eager":  # PPO's and SAC's comparison is an eager formula: no row or header says "loop"
+        assert "loop" not in text.split("\n\n")[0] and not any(line.startswith("loop") for line in text.splitlines())
     unchecked = profile.cpu_rows(name, shapes[:1], rep=1, check=False)
-    assert [r["impl"] for r in unchecked] == ["loop", "torch"] and "median of 1 call after" in unchecked[0]["timing"]
+    assert [r["impl"] for r in unchecked] == [replaced, "torch"] and "median of 1 call after" in unchecked[0]["timing"]
     fig = profile.cpu_plot(rows, name)
     fig.canvas.draw()
     (ax,) = fig.axes
     assert fig.get_size_inches()[0] * fig.dpi <= profile.CHART_MAX_WIDTH_PX
-    assert name in ax.get_title() and "real timing" in ax.get_title() and "not performance" in ax.get_title()
+    title = " ".join(ax.get_title().split())  # wrapped to the figure's width
+    assert name in title and "real timing" in title and "not performance" in title
+    assert all(len(line) <= fig.get_size_inches()[0] * 100 / 6.4 for line in ax.get_title().splitlines())
     assert "ms" in ax.get_ylabel() and "float32" in ax.get_xlabel() and ax.get_legend() is not None
     assert sum(len(c) for c in ax.containers) == len(timed)
-    assert [t.get_text().split("\n")[0] for t in ax.get_xticklabels()] == [profile.shape_name(s) for s in shapes]
+    ticks = [t.get_text().split("\n") for t in ax.get_xticklabels()]
+    assert [t[0] for t in ticks] == [profile.shape_name(s) for s in shapes]
+    what = "loop" if replaced == "loop" else "eager formula"
+    assert all(t[1].startswith(f"{what} ÷ torch path:") for t in ticks)
+    assert ax.get_legend().get_texts()[0].get_text().startswith(f"{replaced}: ")
 
 
 def test_cpu_plot_stays_narrow_with_every_shape(close_figures):
     """The profiler offers five shapes on a CPU; picked together, the figure stays ≤ 1,200 px."""
     shapes = [(16, 128), (4096, 128), (64, 2048), (256, 1024), (64, 16384)]
-    rows = [dict(impl=impl, role=profile.impl_role("gae", impl), B=b, T=t, ms=ms, loop_x=2.0 / ms, rel_err=1e-7,
+    rows = [dict(impl=impl, role=profile.impl_role("gae", impl), B=b, T=t, ms=ms, replaced_x=2.0 / ms, rel_err=1e-7,
                  timing=profile.cpu_timing(1)) for b, t in shapes for impl, ms in (("loop", 2.0), ("torch", 1.0))]
     fig = profile.cpu_plot(rows, "gae")
     fig.canvas.draw()
