@@ -188,13 +188,19 @@ def launch(prologue, epilogue, inputs, params, outputs, n_rows, T, *, reverse, a
     O, SO, so = unzip(outputs)
     P = tuple(params)
     device = next(o for o in O if o is not None).device
+    scan = _scan_of(prologue, epilogue, reverse, acc_dtype, n_rows, T, time_contiguous, SX, sx, O, SO, so, P, initial,
+                    device)
+    scan(X, SX, P, O, SO, initial, end)
+    return scan
+
+
+def _scan_of(prologue, epilogue, reverse, acc_dtype, n_rows, T, time_contiguous, SX, sx, O, SO, so, P, initial, device):
+    """The ``_Scan`` of a problem, planned once for everything that decides it (``_SCANS``)."""
     cfg = current()
     key = (prologue, epilogue, reverse, acc_dtype, n_rows, T, time_contiguous, SX, SO, sx, so, param_key(P),
            _checks.signature((initial,)), device, cfg)
-    scan = bounded(_SCANS, key, lambda: _Scan(prologue, epilogue, reverse, acc_dtype, n_rows, T, time_contiguous,
+    return bounded(_SCANS, key, lambda: _Scan(prologue, epilogue, reverse, acc_dtype, n_rows, T, time_contiguous,
                                               O, device, cfg))
-    scan(X, SX, P, O, SO, initial, end)
-    return scan
 
 
 def summarize(prologue, epilogue, inputs, params, n_rows, T, *, reverse, acc_dtype, device, time_contiguous=True):
@@ -203,11 +209,8 @@ def summarize(prologue, epilogue, inputs, params, n_rows, T, *, reverse, acc_dty
     runs (``epilogue`` only names the launch); a time split's segment maps are composed here."""
     X, SX, sx = unzip(inputs)
     P = tuple(params)
-    cfg = current()
-    key = (prologue, epilogue, reverse, acc_dtype, n_rows, T, time_contiguous, SX, (), sx, None, param_key(P),
-           None, device, cfg)
-    scan = bounded(_SCANS, key, lambda: _Scan(prologue, epilogue, reverse, acc_dtype, n_rows, T, time_contiguous,
-                                              (), device, cfg))
+    scan = _scan_of(prologue, epilogue, reverse, acc_dtype, n_rows, T, time_contiguous, SX, sx, (), (), None, P, None,
+                    device)
     maps = torch.empty(n_rows, scan.n_seg, 3, dtype=acc_dtype, device=device)
     if n_rows and T and not is_faking():
         scan.summarize(X, SX, P, (), (), None, maps, None, n_rows, T, scan.seg)
