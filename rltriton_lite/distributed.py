@@ -14,6 +14,7 @@ collective, and every rank raises the same ValueError when they differ (no rank 
 """
 from __future__ import annotations
 
+import functools
 import math
 from typing import NamedTuple
 
@@ -167,12 +168,22 @@ def _owners(has, world: int) -> torch.Tensor:
     return torch.stack(out[::-1])
 
 
-@torch.compiler.disable  # (collectives and their host-side composition: run eagerly inside a compiled graph)
 def time_sharded(w: Window, group):
     """The outputs of ``w``'s call over the rows of every rank's steps in rank order: this rank's
     share, differentiable as the one-process call (docs/DESIGN.md, "Across processes")."""
+    return _eager()(w, group)
+
+
+def _time_sharded(w: Window, group):
     names = [k for k, v in w.inputs.items() if isinstance(v, torch.Tensor)]
     return _TimeSharded.apply(w, group, names, *(w.inputs[k] for k in names))
+
+
+@functools.cache
+def _eager():
+    # collectives and their host-side composition run eagerly inside a compiled graph; made at the
+    # first call, since torch.compiler.disable imports torch._dynamo (a second; calls without a group never pay it)
+    return torch.compiler.disable(_time_sharded)
 
 
 class _TimeSharded(torch.autograd.Function):

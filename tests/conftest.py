@@ -19,50 +19,6 @@ from rltriton_lite.config import Config, using  # noqa: E402
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
 
 
-def _patch_language_once_per_launch():
-    """Triton's interpreter patches ``triton.language`` (an ``inspect.getmembers`` over its
-    modules) at a kernel's launch, and again at every call of a ``@triton.jit`` helper inside it,
-    though the launch's patch is in force until the launch ends: about 40 % of an interpreted
-    kernel here. Skip a helper's patch when the modules it sees are patched already (tests only;
-    a launch restores the modules as before)."""
-    import inspect
-
-    import triton.language as tl
-    from triton.runtime import interpreter
-
-    patch = getattr(interpreter, "_patch_lang", None)
-    if patch is None or getattr(patch, "once_per_launch", False):
-        return
-
-    class _InForce:
-        def restore(self):
-            pass
-
-    patched = set()  # the language modules patched in the current launch
-
-    def once(fn):
-        langs = {id(v) for v in fn.__globals__.values() if inspect.ismodule(v) and v in (tl, tl.core)}
-        if patched and langs <= patched:
-            return _InForce()
-        scope = patch(fn)
-        if not patched:  # the launch's own patch: the launch restores it
-            restore = scope.restore
-
-            def restore_and_clear():
-                patched.clear()
-                restore()
-
-            scope.restore = restore_and_clear
-        patched.update(langs)
-        return scope
-
-    once.once_per_launch = True
-    interpreter._patch_lang = once
-
-
-if DEVICE == "cpu":
-    _patch_language_once_per_launch()
-
 # (dtype, relative tolerance against the float64 reference), as in docs/DESIGN.md, "Tolerances"
 TOLERANCES = {torch.float64: 1e-10, torch.float32: 1e-5, torch.bfloat16: 1e-2, torch.float16: 1e-2}
 DTYPES = [torch.float32, torch.float64] + ([torch.bfloat16, torch.float16] if DEVICE == "cuda" else [])
