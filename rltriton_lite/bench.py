@@ -1164,6 +1164,94 @@ def report(json_path) -> list[Path]:
 # --------------------------------------------------------------------------------------------
 # Command line
 # --------------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------------
+# Token-level GAE (--tokens): LLM RL's shapes, the per-token loop its stacks run, and the
+# γ = λ = 1 shortcut some of them take instead
+# --------------------------------------------------------------------------------------------
+TOKEN_SHAPES = ((256, 1024), (256, 4096), (64, 32768), (8, 131072), (4, 1048576))
+TOKEN_IMPLS = ("per-token loop", "cumsum shortcut (γ = λ = 1)", "rl.gae(mask=)", "integrations.verl")
+
+
+def token_gae_loop(rewards, values, mask, gamma, lam):
+    """GAE over response tokens as verl's ``compute_gae_advantage_return`` computes it (0.9.1,
+    written here from its semantics, its whitening left out): one reverse step per token, the
+    values and advantages carried through masked tokens. ``(advantages, returns)``."""
+    nextvalues = lastgaelam = torch.zeros_like(values[:, 0])
+    advantages = []
+    for t in reversed(range(rewards.shape[-1])):
+        m = mask[:, t]
+        delta = rewards[:, t] + gamma * nextvalues - values[:, t]
+        nextvalues = values[:, t] * m + (1 - m) * nextvalues
+        lastgaelam = (delta + gamma * lam * lastgaelam) * m + (1 - m) * lastgaelam
+        advantages.append(lastgaelam)
+    advantages = torch.stack(advantages[::-1], dim=1)
+    return advantages, advantages + values
+
+
+def token_cumsum(rewards, values, mask):
+    """The γ = λ = 1 shortcut: returns are a reversed cumulative sum, advantages returns - V."""
+    returns = (rewards * mask).flip(-1).cumsum(-1).flip(-1)
+    return returns - values, returns
+
+
+def token_inputs(B, T, device, seed=0):
+    """Responses right-padded to T (lengths T/2 to T), a span of tool output masked inside every
+    other one; an outcome reward at each response's last token plus a per-token KL penalty."""
+    g = torch.Generator(device=device).manual_seed(seed)
+    pos = torch.arange(T, device=device)
+    lengths = torch.randint(T // 2, T + 1, (B, 1), device=device, generator=g)
+    mask = pos < lengths
+    start = torch.randint(0, T // 4 + 1, (B, 1), device=device, generator=g)
+    tool = (pos >= start) & (pos < start + T // 8) & (torch.arange(B, device=device)[:, None] % 2 == 1)
+    mask = (mask & ~tool).float()
+    rewards = -0.01 * torch.rand(B, T, device=device, generator=g) * mask  # the KL penalty per token
+    rewards = rewards + (pos == lengths - 1) * torch.randn(B, 1, device=device, generator=g)  # the outcome
+    values = torch.randn(B, T, device=device, generator=g) * mask
+    return rewards, values, mask
+
+
+def tokens(out: Path, shapes=TOKEN_SHAPES, gamma=0.99, lam=0.95, rounds=7) -> dict:
+    """Wall time per call (back-to-back calls, one sync, interleaved rounds) of TOKEN_IMPLS at
+    ``shapes``, and GPU time (CUDA-graph replay) but for the loop; ours checked against the loop."""
+    from . import gae
+    from .integrations import verl
+
+    sync = lambda _: torch.cuda.synchronize()  # noqa: E731
+    result = dict(gpu=torch.cuda.get_device_name(), date=datetime.date.today().isoformat(), versions=versions(),
+                  gamma=gamma, lam=lam, command="python -m rltriton_lite.bench --tokens", rows=[])
+    print(f"{'B x T':>14} {'impl':<28} {'wall µs':>12} {'GPU µs':>9} {'÷ ours':>9}  max |A - loop's|")
+    for B, T in shapes:
+        r, v, m = token_inputs(B, T, "cuda")
+        fns = {TOKEN_IMPLS[0]: lambda: token_gae_loop(r, v, m, gamma, lam),
+               TOKEN_IMPLS[1]: lambda: token_cumsum(r, v, m),
+               TOKEN_IMPLS[2]: lambda: gae(r, v, gamma=gamma, lambda_=lam, mask=m),
+               TOKEN_IMPLS[3]: lambda: verl.compute_gae_advantage_return(r, v, m, gamma, lam)}
+        want = fns[TOKEN_IMPLS[0]]()[0]  # (the loop's first call: its warm-up)
+        loop_s = [wall_ms(fns[TOKEN_IMPLS[0]], sync) / 1e3]
+        if loop_s[0] < 1.0:  # a loop of seconds is timed once
+            loop_s += [wall_ms(fns[TOKEN_IMPLS[0]], sync) / 1e3 for _ in range(2)]
+        err = (fns[TOKEN_IMPLS[2]]().advantages - want).abs().mul(m).max().item()
+        fast = TOKEN_IMPLS[1:]
+        per = {k: [] for k in fast}
+        for k in fast:
+            fns[k]()
+        n = {k: max(3, min(1000, int(0.02 / max(wall_ms(fns[k], sync) / 1e3, 1e-6)))) for k in fast}
+        for _ in range(rounds):
+            for k in fast:
+                per[k].append(wall_ms(fns[k], sync, n[k]) * 1e3)
+        wall = {TOKEN_IMPLS[0]: 1e6 * statistics.median(loop_s), **{k: statistics.median(per[k]) for k in fast}}
+        for k in TOKEN_IMPLS:
+            gpu = None if k == TOKEN_IMPLS[0] else kernel_ms(fns[k], QUICK)
+            row = dict(B=B, T=T, impl=k, wall_us=wall[k], gpu_us=None if gpu is None else 1e3 * gpu,
+                       max_abs_err_vs_loop=err if k == TOKEN_IMPLS[2] else None)
+            result["rows"].append(row)
+            print(f"{B:>5} x {T:<7} {k:<28} {wall[k]:>12.1f} {_num(row['gpu_us'], '.1f'):>9} "
+                  f"{wall[k] / wall[TOKEN_IMPLS[2]]:>8.1f}x  {'' if row['max_abs_err_vs_loop'] is None else f'{err:.1e}'}")
+        out.write_text(json.dumps(result, indent=1))  # after each shape: a run cut short keeps its rows
+        del r, v, m, want
+    return result
+
+
 def parse_shapes(text):
     return [tuple(int(n) for n in s.split("x")) for s in text.split(",") if s]
 
@@ -1208,6 +1296,9 @@ def build_parser():
                         "(default: benchmarks/results); the .md and .png files go next to it")
     parser.add_argument("--merge", metavar="JSON", nargs="+", default=None, help="combine result files of one GPU "
                         "(say, one run per shape) into --out, then write its markdown and plots (no GPU needed)")
+    parser.add_argument("--tokens", action="store_true", help="instead of the sweep: GAE over LLM response tokens, "
+                        "the per-token loop, the γ = λ = 1 cumsum shortcut, rl.gae(mask=) and integrations.verl at "
+                        + ", ".join(f"{b}x{t}" for b, t in TOKEN_SHAPES) + " (or --shapes); wall and GPU time")
     parser.add_argument("--report", metavar="JSON", default=None, help="only rewrite the markdown and plots of an "
                         "existing result (no GPU needed)")
     return parser
@@ -1228,6 +1319,13 @@ def main(argv=None):
         print("bench: needs a CUDA GPU (timings of the interpreter would mean nothing); "
               "--report works anywhere", file=sys.stderr)
         return 2
+    if args.tokens:
+        gpu, date = torch.cuda.get_device_name(), datetime.date.today().isoformat()
+        out = output_path(args.out, gpu + " tokens", date)
+        print(f"{gpu}; torch {torch.__version__}; writing {out}")
+        tokens(out, parse_shapes(args.shapes) if args.shapes else TOKEN_SHAPES)
+        print(out)
+        return 0
     import triton
     from tqdm.auto import tqdm
 

@@ -196,7 +196,7 @@ def without_masked_steps(p: Problem, use_kernel: bool, open_rows=None) -> Proble
     derive = p.next_values is None and p.kind != "td_lambda"  # (td_lambda takes V(s_{t+1}) per step)
     truncated, derived = masks.without_masked_steps(
         p.mask, p.truncated, p.time_dim, use_kernel, _checks.result_dtype(p.rewards, p.values) if derive else None,
-        p.values, p.bootstrap_value, open_rows)
+        p.values, p.bootstrap_value, open_rows, p.plan)
     p = p._replace(truncated=truncated)
     return p._replace(next_values=derived, bootstrap_value=None) if derive else p
 

@@ -17,7 +17,7 @@ import torch
 
 from . import _checks
 from ._triton import jit, tl
-from .plan import launch
+from .plan import launch, planned
 from .tile import load, load_flag, load_mask, store
 
 # Inputs X
@@ -31,13 +31,15 @@ M_D_VALUES, M_D_BOOT = tl.constexpr(0), tl.constexpr(1)
 @jit
 def _ahead_prologue(X, SX, P, row, t, m, T, ACC: tl.constexpr):
     unmasked = load_mask(X[M_MASK], SX[M_MASK], row, t, m)
-    return 1.0, tl.where(unmasked, t.to(ACC), 0.0), unmasked, m, (unmasked,)  # y_t = t where unmasked, else y_{t+1}
+    # y_t = t where unmasked, else y_{t+1}; T after the last step (no initial carry to allocate)
+    reset = unmasked | (t == T - 1)
+    return 1.0, tl.where(unmasked, t, tl.where(reset, T, 0)).to(ACC), reset, m, (unmasked,)
 
 
 @jit
 def _ahead_epilogue(X, SX, P, O, SO, row, t, m, T, ACC: tl.constexpr, valid, y, y_prev, keep):
     unmasked = keep[0]
-    after = y_prev.to(tl.int64)  # the next unmasked step after t; T past the last one
+    after = tl.where(t == T - 1, T, y_prev.to(tl.int64))  # the next unmasked step after t; T past the last one
     last = unmasked & (after >= T)
     if X[M_OPEN] is not None:  # the row's next unmasked step is after the window
         last = last & (load(X[M_OPEN], (1, None), row, t, m, 0.0, ACC) == 0.0)
@@ -69,23 +71,31 @@ def _acc(T, dtype):
     return torch.float64 if T >= 1 << 24 or dtype == torch.float64 else torch.float32
 
 
-class _Ahead(torch.autograd.Function):
-    """(ends, next_values): the window's ends (``truncated`` | the last unmasked step) and, with
-    ``values``, V of the next unmasked step; differentiable in values and bootstrap_value."""
+def _ahead(mask, truncated, values, boot, time_dim, next_dtype, open_rows, plan=None):
+    """(ends, next_values) by one launch (the call's ``plan`` keeps it: plan.planned)."""
+    shape, T, n_rows = _checks.problem(mask, time_dim)
+    ends = _checks.new_output(mask, time_dim, torch.bool)
+    nxt = None if next_dtype is None else _checks.new_output(mask, time_dim, next_dtype)
 
-    @staticmethod
-    def forward(ctx, mask, truncated, values, boot, time_dim, next_dtype, open_rows):
-        shape, T, n_rows = _checks.problem(mask, time_dim)
-        ends = _checks.new_output(mask, time_dim, torch.bool)
-        nxt = None if next_dtype is None else _checks.new_output(mask, time_dim, next_dtype)
+    def first():
         acc = _acc(T, next_dtype)
         X = [_checks.rows(x, shape, time_dim) for x in (mask, values)] + \
             [_checks.row_vector(boot, shape, time_dim), _checks.rows(truncated, shape, time_dim), None,
              None if open_rows is None else (open_rows.reshape(-1).to(acc).contiguous(), (1, None))]
         O = [_checks.rows(ends, shape, time_dim), None if nxt is None else _checks.rows(nxt, shape, time_dim)]
-        launch(_ahead_prologue, _ahead_epilogue, X, (), O, n_rows, T, reverse=True, acc_dtype=acc,
-               initial=torch.full((n_rows,), float(T), dtype=acc, device=mask.device),
-               time_contiguous=X[M_MASK][1][1] == 1)
+        return X, O, launch(_ahead_prologue, _ahead_epilogue, X, (), O, n_rows, T, reverse=True, acc_dtype=acc,
+                            time_contiguous=X[M_MASK][1][1] == 1), None
+
+    planned(plan, ("ahead", next_dtype), (mask, values, boot, truncated, None, open_rows), (), (ends, nxt), first)
+    return ends, nxt
+
+
+class _Ahead(torch.autograd.Function):
+    """``_ahead``, differentiable in values and bootstrap_value (the next values' gradient)."""
+
+    @staticmethod
+    def forward(ctx, mask, truncated, values, boot, time_dim, next_dtype, open_rows, plan):
+        ends, nxt = _ahead(mask, truncated, values, boot, time_dim, next_dtype, open_rows, plan)
         ctx.save_for_backward(mask)
         ctx.time_dim, ctx.boot_shape = time_dim, None if boot is None else boot.shape
         ctx.mark_non_differentiable(ends)
@@ -97,7 +107,7 @@ class _Ahead(torch.autograd.Function):
     def backward(ctx, _d_ends, d_next):
         (mask,) = ctx.saved_tensors
         if d_next is None:
-            return None, None, None, None, None, None, None
+            return None, None, None, None, None, None, None, None
         td = ctx.time_dim
         shape, T, n_rows = _checks.problem(mask, td)
         d_values = None if not ctx.needs_input_grad[2] else _checks.new_output(mask, td, d_next.dtype)
@@ -106,10 +116,10 @@ class _Ahead(torch.autograd.Function):
         O = [None if d_values is None else _checks.rows(d_values, shape, td),
              None if d_boot is None else (d_boot, (1, None))]
         if all(o is None for o in O):
-            return None, None, None, None, None, None, None
+            return None, None, None, None, None, None, None, None
         launch(_behind_prologue, _behind_epilogue, X, (), O, n_rows, T, reverse=False, acc_dtype=_acc(0, d_next.dtype),
                time_contiguous=X[M_MASK][1][1] == 1)
-        return None, None, d_values, None if d_boot is None else d_boot.reshape(ctx.boot_shape), None, None, None
+        return None, None, d_values, None if d_boot is None else d_boot.reshape(ctx.boot_shape), None, None, None, None
 
 
 def torch_ahead(mask, truncated, time_dim, next_dtype=None, values=None, bootstrap_value=None, open_rows=None):
@@ -136,11 +146,14 @@ def torch_ahead(mask, truncated, time_dim, next_dtype=None, values=None, bootstr
 
 
 def without_masked_steps(mask, truncated, time_dim, use_kernel, next_dtype=None, values=None, bootstrap_value=None,
-                         open_rows=None):
+                         open_rows=None, plan=None):
     """``(ends, next_values)``: the flags that end an episode's window (``truncated`` and each
     row's last unmasked step, but in the rows ``open_rows`` (bool, per row) marks as going on
     after the window), and, with ``next_dtype``, V(s_{t+1}) of the next unmasked step (of
     ``values``, 0 without; ``bootstrap_value`` after the last) in that dtype, else None."""
     if use_kernel and mask.numel() and not torch.compiler.is_compiling():
-        return _Ahead.apply(mask, truncated, values, bootstrap_value, time_dim, next_dtype, open_rows)
+        if next_dtype is not None and torch.is_grad_enabled() and any(
+                x is not None and x.requires_grad for x in (values, bootstrap_value)):
+            return _Ahead.apply(mask, truncated, values, bootstrap_value, time_dim, next_dtype, open_rows, plan)
+        return _ahead(mask, truncated, values, bootstrap_value, time_dim, next_dtype, open_rows, plan)
     return torch_ahead(mask, truncated, time_dim, next_dtype, values, bootstrap_value, open_rows)

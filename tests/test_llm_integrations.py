@@ -237,3 +237,23 @@ def test_equal_to_verls_own_functions(holes, dtype):
         want = real.compute_reinforce_plus_plus_outcome_advantage(r, m, config=Config())
         for g, w in zip(got, want):
             torch.testing.assert_close(g, w, **tol)
+
+
+def test_the_harness_loop_and_shortcut():
+    """``python -m rltriton_lite.bench --tokens`` times bench.token_gae_loop as the per-token loop
+    and bench.token_cumsum as the γ = λ = 1 shortcut: the loop is verl's (its returns equal verl's
+    own function's), the shortcut is GAE with γ = λ = 1 at the response tokens, and the harness's
+    inputs have padding and holes."""
+    from rltriton_lite import bench, gae
+
+    r, v, m = bench.token_inputs(6, 64, DEVICE)
+    assert (m[1::2].diff(dim=-1) > 0).any() and not m.all(), "every other row has a hole, rows are padded"
+    r, v = r.double(), v.double()
+    adv, ret = bench.token_gae_loop(r, v, m, 0.99, 0.95)
+    torch.testing.assert_close(ret, _verl().compute_gae_advantage_return(r, v, m, 0.99, 0.95)[1], rtol=1e-12, atol=1e-12)
+    ours = gae(r, v, gamma=0.99, lambda_=0.95, mask=m)
+    torch.testing.assert_close(ours.advantages * m, adv * m, rtol=1e-12, atol=1e-12)
+    cum_adv, cum_ret = bench.token_cumsum(r, v, m)
+    one = gae(r, v, gamma=1.0, lambda_=1.0, mask=m)
+    torch.testing.assert_close(cum_ret * m, one.returns, rtol=1e-12, atol=1e-12)
+    torch.testing.assert_close(cum_adv * m, one.advantages, rtol=1e-12, atol=1e-12)

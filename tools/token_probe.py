@@ -1,0 +1,58 @@
+"""Wide chunks or the time split for few long rows, with and without a mask: GAE's wall time per
+call (back-to-back calls, one sync, configs interleaved in rounds) and GPU time (CUDA-graph
+replay) at LLM-token shapes, beside the γ = λ = 1 cumsum shortcut (bench.token_cumsum).
+
+    PYTHONPATH=$PWD python tools/token_probe.py > $OUT/token_probe.txt
+"""
+import statistics
+import time
+
+import torch
+
+import rltriton_lite as rl
+from rltriton_lite.bench import kernel_ms, QUICK, token_cumsum, token_inputs
+from rltriton_lite.config import Config, using
+
+SHAPES = [(256, 1024), (256, 4096), (128, 8192), (64, 16384), (64, 32768), (32, 32768), (16, 65536), (8, 131072),
+          (4, 1048576)]
+CONFIGS = {"default": Config(), "split": Config(split_min_chunks=2), "wide": Config(split_min_chunks=1 << 30)}
+
+
+def wall_us(fn, n):
+    torch.cuda.synchronize()
+    t = time.perf_counter()
+    for _ in range(n):
+        fn()
+    torch.cuda.synchronize()
+    return (time.perf_counter() - t) / n * 1e6
+
+
+def under(cfg, fn):
+    def run():
+        with using(cfg):
+            return fn()
+    return run
+
+
+print(f"{torch.cuda.get_device_name()}, torch {torch.__version__}; gae float32 γ=0.99 λ=0.95, µs per call "
+      "(wall: median of 9 interleaved rounds; GPU: CUDA-graph replay)")
+for B, T in SHAPES:
+    r, v, m = token_inputs(B, T, "cuda")
+    cands = {"cumsum": lambda: token_cumsum(r, v, m)}
+    for name, cfg in CONFIGS.items():
+        cands[f"{name}"] = under(cfg, lambda: rl.gae(r, v, gamma=0.99, lambda_=0.95))
+        cands[f"{name}+mask"] = under(cfg, lambda: rl.gae(r, v, gamma=0.99, lambda_=0.95, mask=m))
+    want = rl.gae(r, v, gamma=0.99, lambda_=0.95, mask=m).advantages
+    for name, fn in cands.items():
+        fn()
+        if name.endswith("mask"):
+            torch.testing.assert_close(fn().advantages, want, rtol=1e-5, atol=1e-5, msg=name)  # every plan agrees
+    n = {k: max(5, min(500, int(2e4 / max(wall_us(f, 3), 1.0)))) for k, f in cands.items()}
+    rounds = {k: [] for k in cands}
+    for _ in range(9):
+        for k, f in cands.items():
+            rounds[k].append(wall_us(f, n[k]))
+    print(f"== {B}x{T}")
+    for k, f in cands.items():
+        g = kernel_ms(f, QUICK)
+        print(f"   {k:<14} wall {statistics.median(rounds[k]):8.1f}   GPU {'—' if g is None else f'{1e3 * g:8.1f}'}")
