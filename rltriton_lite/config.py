@@ -20,7 +20,7 @@ class Config:
     vector: int | None = None  # steps per thread's vector: None is 16 bytes (8 of a 2-byte dtype, else 4)
     min_programs: int | None = None  # fewer programs leave the GPU idle (None: 2 per SM on CUDA, never on CPU)
     wide_block: int = 1024  # ... then a row walks chunks of up to this many steps, a warp per 256
-    split_min_chunks: int = 40  # ... unless it has this many of them: then time is split (plan._plan)
+    split_min_chunks: int = 32  # ... unless it has this many of them: then time is split (plan._plan)
     compose: int = 256  # a time split of at most this many segments runs in two launches, else three
     compose_block: int = 256  # segments' maps a program composes at once (more: several blocks in turn)
     time_major_tile: tuple = (64, 2048, 4)  # a time-major tile's most rows, most 4-byte elements, warps

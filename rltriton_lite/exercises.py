@@ -1483,3 +1483,107 @@ def _segment_carries_cases(d):
                     _segment_carries_reference(A, B, reset, initial),
                     {"the carry from a segment that resets (its B alone: nothing after it is read)": after}))
     return out
+
+
+# ---- 12: tokens ------------------------------------------------------------------------------------
+def _token_gae_reference(r, v, mask, gamma, lam):
+    """verl's GAE over response tokens (0.9.1's loop, its whitening left out), in float64: a masked
+    token is skipped, the next value and the advantage carried through it."""
+    B, T = r.shape
+    adv, next_v, last = np.zeros((B, T)), np.zeros(B), np.zeros(B)
+    for t in reversed(range(T)):
+        delta = r[:, t] + gamma * next_v - v[:, t]
+        next_v = np.where(mask[:, t], v[:, t], next_v)
+        last = np.where(mask[:, t], delta + gamma * lam * last, last)
+        adv[:, t] = last
+    return adv
+
+
+@_exercise("token_gae_pairs", "12_llm_tokens", "hook", stream=21, task="""
+token_gae_pairs(rewards, values, mask, gamma, lam) -> (a, b): verl's GAE over a batch of responses
+as the pairs of one reverse scan. rewards, values: (B, T) float32; mask: (B, T) bool, True at the
+policy's tokens, False at tool output inside a response and at the padding after it (what rewards
+and values hold there is never to be read). The checker runs linear_scan(a, b) and compares y with
+verl's advantages before its whitening, at every position. A masked token is as if deleted: the
+identity (a, b) = (1, 0), so y there is the advantage carried back from the next response token (0
+after the last). At a response token a = gamma * lam and b = r_t + gamma * V_next - V_t, V_next
+the value at the next response token, across any hole (0 after the response's last token). V_next
+is itself a reverse scan of the values: linear_scan may be called.
+""" + SCAN_RULES, run=_scan, may_use=("linear_scan",),
+    window_end="the window's last position (no token after it: V_next = 0 there)")
+def _token_gae_cases(d):
+    rng, gamma, lam = d.rng, d.real(0.99, 0.9, 0.999), d.real(0.95, 0.7, 0.99)
+    out = []
+    T1, T2, T3 = d.int(8, 5, 12), d.int(40, 20, 64), d.int(60, 30, 80)
+    L1, L2, L3 = d.int(45, 15, T3 - 1), d.int(50, 20, T3 - 1), d.int(20, 8, T3 - 1)
+    w1 = d.int(3, 1, 4)
+    for what, T, lengths, holes in (
+            ("one response, right-padded", T1, [d.int(5, 2, T1 - 1)], [[]]),
+            ("right padding: a response as long as the window, a one-token response", T2,
+             [T2, d.int(25, 2, T2 - 1), 1], [[], [], []]),
+            ("tool output inside responses (multi-turn) and right padding", T3,
+             [T3, L1, L2, L3],
+             [[(d.int(20, 3, T3 - 10), d.int(5, 1, 6))],  # the whole window, one hole
+              [(L1 - 1 - w1, w1)],  # a hole just before the response's last token
+              [(d.int(5, 2, 6), 2), (d.int(30, 12, L2 - 6), d.int(4, 1, 4))],  # two holes
+              [(d.int(10, 2, L3 - 3), 1)]])):  # a one-token hole
+        B = len(lengths)
+        pos = np.arange(T)
+        mask = pos[None, :] < np.array(lengths)[:, None]
+        for row, spans in enumerate(holes):
+            for start, width in spans:
+                mask[row, start:start + width] = False
+        last = mask & ~np.concatenate([np.cumsum(mask[:, ::-1], 1)[:, ::-1][:, 1:] > 0,
+                                       np.zeros((B, 1), dtype=bool)], 1)  # no response token after it
+        r = -0.05 * np.abs(rng.normal(size=(B, T)))  # a KL penalty per token (at masked ones too: not read)
+        r[last] += rng.normal(size=B)  # the outcome reward, at each response's last token
+        v = rng.normal(size=(B, T))  # the critic's values (at masked tokens too: not read)
+        before_hole = mask & ~np.roll(mask, -1, 1) & ~last
+        marks = {"a masked token (tool output or padding: as if deleted, the identity (1, 0))": ~mask,
+                 "the last policy token before a hole (V_next: the value at the first token after the hole)":
+                     before_hole,
+                 "a response's last token (no response token after it: V_next = 0)": last}
+        out.append((f"{what}, shape ({B}, {T})", (_t(r), _t(v), _t(mask, torch.bool), gamma, lam), {},
+                    _token_gae_reference(r, v, mask, gamma, lam), marks))
+    return out
+
+
+# ---- 13: performance (the appendix) ----------------------------------------------------------------
+SECTOR = 32  # bytes: the unit in which a GPU reads global memory (a 128-byte cache line is 4 sectors)
+
+
+def _sectors_reference(addresses, nbytes):
+    """The distinct sectors that the bytes address ... address + nbytes - 1 of every lane fall in."""
+    first, last = addresses // SECTOR, (addresses + nbytes - 1) // SECTOR
+    return len({int(s) for f, l in zip(first, last) for s in range(f, l + 1)})
+
+
+@_exercise("warp_sectors", "13_appendix_performance", "numpy", stream=22, task="""
+warp_sectors(addresses, nbytes) -> int: how many distinct 32-byte sectors one load instruction of a
+warp touches. addresses: a 1-D int64 NumPy array, the byte address where each active lane's load
+starts (a masked-off lane is left out, so there may be fewer than 32). Every lane loads nbytes
+bytes (an int: 2, 4 or 16), the bytes address, address + 1, ..., address + nbytes - 1. Sector k
+holds the bytes 32 k to 32 k + 31. A sector counts once however many lanes read from it, and a
+load whose bytes cross a sector boundary touches both sectors.
+""", scan=None)
+def _warp_sectors_cases(d):
+    rng, lane = d.rng, np.arange(32)
+    base = 128 * d.int(8, 1, 4096)  # where a tensor starts: PyTorch's allocations are aligned
+    at = base + 4 * d.int(5, 0, 31)
+    B, n = d.int(1000, 16, 8192), d.int(20, 1, 31)
+    size = d.int(64, 40, 256)
+    cases = [
+        (f"float32, contiguous: lane i at {base} + 4 i", base + 4 * lane, 4),
+        (f"float32, one per-row value read by every lane (stride 0): all 32 lanes at {at}",
+         np.full(32, at), 4),
+        (f"float32, one column of a time-major (T, B={B}) buffer: lane i at {base} + {4 * B} i (step i of "
+         "one environment)", base + 4 * B * lane, 4),
+        (f"bfloat16, contiguous, the last block of a row: {n} active lanes at {base} + 2 i", base + 2 * lane[:n], 2),
+        (f"16-byte vectors (4 float32 steps a lane), aligned: lane i at {base} + 16 i", base + 16 * lane, 16),
+        (f"16-byte vectors one step off the alignment (values[t+1] loaded as vectors): lane i at {base + 4} + 16 i",
+         base + 4 + 16 * lane, 16),
+        (f"float32 gather: 32 lanes at random elements of a {size}-element tensor at {base} (some lanes share "
+         "an element)", base + 4 * rng.integers(0, size, 32), 4),
+    ]
+    return [(what, (np.asarray(addresses, dtype=np.int64), nbytes), {}, _sectors_reference(addresses, nbytes))
+            for what, addresses, nbytes in cases]

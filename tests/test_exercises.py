@@ -207,8 +207,38 @@ def wrong_answers(name: str):
         "segment_carries": [("composed from the segments before (the forward scan's order)", _carries_from_before),
                             ("a reset multiplied by 0 (0 * NaN leaks)", _carries_multiplied),
                             ("each segment's own map applied (one segment off)", _carries_own_map)],
+        "token_gae_pairs": [("plain GAE over every position (the padding's values read)", _token_plain_gae),
+                            ("OpenRLHF's: values zeroed by the mask, V(s_{t+1}) read at t + 1", _token_openrlhf),
+                            ("a masked token as a reset (0, 0): the trace cut at every hole", _token_reset_at_holes),
+                            ("masked tokens the identity, but V_next read at t + 1 (zero in a hole)",
+                             _token_next_by_position)],
+        "warp_sectors": [("one sector per lane (lanes counted, not sectors)", lambda a, n: len(a)),
+                         ("the bytes asked for ÷ 32, as if every load were contiguous",
+                          lambda a, n: -(-len(a) * n // 32)),
+                         ("only the sector of each load's first byte (a load across a boundary counted once)",
+                          lambda a, n: len(np.unique(a // 32))),
+                         ("distinct addresses, not sectors", lambda a, n: len(np.unique(a)))],
     }
     return W[name]
+
+
+def _token_plain_gae(r, v, m, gamma, lam):
+    return torch.full_like(r, gamma * lam), r + gamma * shift_left(v) - v
+
+
+def _token_openrlhf(r, v, m, gamma, lam):
+    r, v = r * m, v * m
+    return torch.full_like(r, gamma * lam), r + gamma * shift_left(v) - v
+
+
+def _token_reset_at_holes(r, v, m, gamma, lam):
+    a, b = solution("token_gae_pairs")(r, v, m, gamma, lam)
+    return torch.where(m, a, 0.0), b
+
+
+def _token_next_by_position(r, v, m, gamma, lam):
+    delta = r + gamma * shift_left(torch.where(m, v, 0.0)) - v
+    return torch.where(m, gamma * lam, 1.0), torch.where(m, delta, 0.0)
 
 
 def _carries_from_before(A, B, reset, initial):
@@ -694,6 +724,11 @@ def _whole_row(R, D, G, gamma, T, BLOCK: tl.constexpr):  # one block per row: no
     tl.store(G + row * T + t, b_s, mask=m)
 
 
+def _token_gae_pairs_by_the_package(rewards, values, mask, gamma, lam):  # integrations.verl's own two scans
+    adv = rl.gae(rewards, values, gamma=gamma, lambda_=lam, mask=mask).advantages
+    return (~mask).to(adv.dtype), adv
+
+
 def _chunked_scan_in_one_block(rewards, dones, gamma, chunk):
     out = torch.empty_like(rewards)
     _whole_row[(rewards.shape[0],)](rewards, dones, out, gamma, rewards.shape[1],
@@ -714,6 +749,9 @@ BYPASSES = [
                                                r"rltriton_lite\.returns\._gae_prologue"),
     ("chunked_scan", _chunked_scan_in_one_block, r"chunks, no episode end.*: your kernel ran a tl\.associative_scan "
                                                  r"over 512 steps at once where this case asks for chunks of 64"),
+    ("token_gae_pairs", _token_gae_pairs_by_the_package, r"write it yourself: rltriton_lite\.gae is the package's "
+                                                         r"answer \(of the package's functions, token_gae_pairs may "
+                                                         r"call only rltriton_lite\.linear_scan"),
 ]
 
 
