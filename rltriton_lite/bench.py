@@ -1226,10 +1226,13 @@ def tokens(out: Path, shapes=TOKEN_SHAPES, gamma=0.99, lam=0.95, rounds=7) -> di
                TOKEN_IMPLS[1]: lambda: token_cumsum(r, v, m),
                TOKEN_IMPLS[2]: lambda: gae(r, v, gamma=gamma, lambda_=lam, mask=m),
                TOKEN_IMPLS[3]: lambda: verl.compute_gae_advantage_return(r, v, m, gamma, lam)}
-        want = fns[TOKEN_IMPLS[0]]()[0]  # (the loop's first call: its warm-up)
-        loop_s = [wall_ms(fns[TOKEN_IMPLS[0]], sync) / 1e3]
-        if loop_s[0] < 1.0:  # a loop of seconds is timed once
-            loop_s += [wall_ms(fns[TOKEN_IMPLS[0]], sync) / 1e3 for _ in range(2)]
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        want = fns[TOKEN_IMPLS[0]]()[0]  # (a loop of seconds is timed by this one call: torch ops need no warm-up)
+        torch.cuda.synchronize()
+        loop_s = [time.perf_counter() - t0]
+        if loop_s[0] < 1.0:
+            loop_s = [wall_ms(fns[TOKEN_IMPLS[0]], sync) / 1e3 for _ in range(3)]
         err = (fns[TOKEN_IMPLS[2]]().advantages - want).abs().mul(m).max().item()
         fast = TOKEN_IMPLS[1:]
         per = {k: [] for k in fast}
