@@ -25,7 +25,8 @@
 # independent pieces of work. This notebook shows why the loop can nevertheless be run in
 # parallel — the steps are *affine maps*, and composing affine maps is associative — and how
 # `rltriton_lite` turns that into one Triton kernel. Everything claimed here is checked with an
-# `assert`.
+# `assert`. New words (scan, carry, chunk, warp, ...) are in the glossary, [`GLOSSARY.md`](GLOSSARY.md),
+# each with the notebook that introduces it.
 #
 # Without a GPU the Triton kernels run on the CPU under the Triton interpreter, which must be
 # switched on before the package is imported. Every function's default, `backend="auto"`, picks

@@ -28,7 +28,9 @@
 #    it as arguments.
 #
 # Then you read the package's own kernel, which is these five steps plus the engineering that
-# makes them fast (that part is optional: notebook 13, the appendix).
+# makes them fast (that part is optional: notebook 13, the appendix). Words you meet here for the
+# first time (program, block, mask, carry, hook, warp, ...) are in the glossary,
+# [`GLOSSARY.md`](GLOSSARY.md).
 #
 # **No GPU needed.** Without one, Triton's interpreter runs the kernels on the CPU, one program
 # at a time, with NumPy. It is slow, but it runs the same code, and most mistakes in indexing or

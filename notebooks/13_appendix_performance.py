@@ -27,6 +27,11 @@
 # **memory-bound**. The fastest possible run reads each input once and writes each output once
 # at the copy bandwidth of the GPU (the *floor*, notebook 08). Everything below is about keeping
 # enough bytes in flight and not wasting any.
+#
+# If you have only written the kernels of notebook 00b, start with section 0, a primer on the three
+# ideas the rest builds on: coalesced loads, bytes in flight, enough programs. With a GPU, section 7
+# times your own kernel against the package's. New words are in the glossary,
+# [`GLOSSARY.md`](GLOSSARY.md).
 
 # %%
 import os
@@ -37,17 +42,225 @@ if not torch.cuda.is_available():
     os.environ.setdefault("TRITON_INTERPRET", "1")
 
 import inspect
+import json
 
 import numpy as np
+import triton
+import triton.language as tl
 
 import rltriton_lite as rl
-from rltriton_lite import reference, scan
+from rltriton_lite import bench, exercises, plan, profile, reference, scan
 from rltriton_lite.config import Config
 
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
+GPU = DEVICE == "cuda"
 # the Triton kernels: compiled on a GPU, in the interpreter on a CPU (backend="auto" takes the PyTorch path on a CPU)
 KERNEL = "triton"
 rng = np.random.default_rng(0)
+RESULTS = profile.results_folder()  # benchmarks/results/: what an H200 measured (notebooks 08 and 09)
+RES = json.load(open(f"{RESULTS}/H200-2026-12-01c.json"))  # the latest committed run, as notebook 08 reads it
+
+# %% [markdown]
+# ## 0. A primer: what makes a memory-bound kernel fast
+#
+# Your kernels in notebook 00b are correct. Whether a kernel is also fast depends on how it meets
+# the memory system. Three ideas say most of it. First, some words.
+#
+# * A GPU is made of **streaming multiprocessors** (SMs). An H200 has 132 (`docs/DESIGN.md`, "The
+#   time split": the planner wants two programs per SM, 264 on the H200).
+# * Each program of a launch runs on one SM, as one or more **warps**. A warp is 32 threads, its
+#   **lanes**, that run each instruction together. The package's scans mostly use one warp per
+#   program (section 4).
+# * When a warp runs a load instruction, each lane asks for a few bytes at its own address.
+#
+# ### 0.1 Coalescing: a warp reads memory in 32-byte sectors
+#
+# Memory is not read one number at a time. For a warp's load, the hardware collects the 32 lanes'
+# addresses and fetches the aligned 32-byte **sectors** that hold them (four sectors make a 128-byte
+# cache line). Each sector is fetched once, however many lanes read from it (NVIDIA's *CUDA C++ Best
+# Practices Guide*, "Coalesced Access to Global Memory"). So a load costs the sectors it touches,
+# and it delivers the bytes the lanes use.
+#
+# When adjacent lanes read adjacent addresses, the load is **coalesced**: 32 lanes × 4 bytes = 128
+# bytes = 4 sectors, and every byte fetched is used.
+#
+# Now take a rollout stored **time-major**, `(T, B)`, as CleanRL and SB3 keep it, scanned with one
+# program per environment (your `strided_scan` in 00b). The lanes hold consecutive steps of one
+# environment. Step $t+1$ sits `B` elements after step $t$, so each lane lands in a sector of its
+# own: 32 sectors fetched for 128 bytes used. Give the lanes neighbouring *environments* at one step
+# instead, and they are adjacent in memory again.
+#
+# Counting in NumPy, with byte addresses from the start of the buffer. A float32 element starts at a
+# multiple of 4, so each lane's 4 bytes sit inside one sector, and a lane's sector is just
+# `address // 32`:
+
+# %%
+SECTOR = 32  # bytes
+lane = np.arange(32)  # the 32 lanes of a warp
+B_ENVS = 1000  # environments in a time-major (T, B) float32 buffer
+patterns = {
+    "contiguous: lane i reads step i of a row": 4 * lane,
+    "time-major, lanes along time: lane i reads step i of one environment": 4 * B_ENVS * lane,
+    "time-major, lanes along environments: lane i reads environment i at one step": 4 * lane + 4 * B_ENVS * 7,
+}
+sector_table = []
+for what, addresses in patterns.items():
+    sectors = np.unique(addresses // SECTOR).size
+    sector_table.append({"load of 32 float32": what, "sectors": sectors, "bytes fetched": SECTOR * sectors,
+                         "bytes used": 4 * 32, "% used": 100 * 4 * 32 / (SECTOR * sectors)})
+print(profile.table(sector_table, digits=3))
+assert [t["sectors"] for t in sector_table] == [4, 32, 4]
+assert [t["% used"] for t in sector_table] == [100, 12.5, 100]  # strided: 8 times the traffic
+
+# %% [markdown]
+# This is why the package's time-major tiles span up to 64 rows (`Config.time_major_tile`,
+# `docs/DESIGN.md`, "The scan's tile"): a tile holds neighbouring environments at each step. (Caches
+# soften a strided pattern when other programs soon read the rest of the same sectors. Nothing
+# guarantees that timing, and the traffic into the SM is still 8 times what is used.)
+#
+# A lane can also load up to 16 bytes in one instruction, a **vector**: 4 float32 steps (section
+# 1). Then 32 lanes × 16 bytes = 512 bytes = 16 sectors, all used, in one instruction instead of
+# four. But a vector load must start at a multiple of 16 bytes. The next step's value,
+# `values[t+1]`, starts 4 bytes later: its 16 bytes cannot be one vector load (the compiler issues
+# four 4-byte loads instead: section 3), and they spread over one more sector. Counting sectors
+# for loads like these, which may cross a sector boundary, is this notebook's checked exercise,
+# `warp_sectors`.
+#
+# ### 0.2 Bytes in flight: Little's law, and occupancy
+#
+# A load takes a long time to come back: its **latency**. Until then, the warp that asked can go on
+# only with work that does not need the loaded value. So the memory delivers its full bandwidth only
+# if, at every moment, enough bytes have been asked for and not yet delivered: enough bytes **in
+# flight**. Little's law (from queueing theory) says how many:
+#
+# $$\text{bytes in flight} = \text{bandwidth} \times \text{latency}.$$
+#
+# A toy memory checks it. Each cycle it accepts new requests up to a peak number of bytes, and it
+# answers each request `latency` cycles later. The program keeps `in_flight` bytes asked for and not
+# yet answered:
+
+# %%
+def delivered(in_flight, latency, peak, cycles=20_000):
+    """Bytes per cycle that the toy memory delivers, once it runs steadily (the second half)."""
+    answered = np.zeros(cycles + latency)  # bytes that arrive at each cycle
+    waiting = 0.0  # bytes asked for, not yet answered
+    for c in range(cycles):
+        waiting -= answered[c]
+        new = min(peak, in_flight - waiting)  # ask for more, up to the peak, keeping in_flight out
+        answered[c + latency] += new
+        waiting += new
+    return answered[cycles // 2:cycles].mean()
+
+
+LATENCY, PEAK = 500, 64  # cycles, bytes per cycle: a toy's numbers
+for in_flight in (1_000, 8_000, 32_000, 64_000):
+    rate = delivered(in_flight, LATENCY, PEAK)
+    print(f"{in_flight:6d} bytes in flight: {rate:5.1f} bytes per cycle of a peak {PEAK}")
+    assert np.isclose(rate, min(PEAK, in_flight / LATENCY))  # Little's law, until the peak
+assert PEAK * LATENCY == 32_000  # the fewest bytes in flight that reach the peak
+
+# %% [markdown]
+# Now an H200. The bandwidth is the copy bandwidth that the committed results measured
+# (notebook 08). The latency has not been measured anywhere in this repository. **Assume**
+# 600 ns, a round number for illustration only; change it and the conclusions below keep their
+# shape.
+
+# %%
+BW = RES["copy_bandwidth_Bps"]  # bytes per second: measured on the H200 (committed results)
+H200_SMS = 132  # docs/DESIGN.md
+LATENCY_S = 600e-9  # an ASSUMED latency, for illustration: not measured here
+in_flight_gpu = BW * LATENCY_S
+per_sm = in_flight_gpu / H200_SMS
+print(f"{BW / 1e12:.2f} TB/s × {LATENCY_S * 1e9:.0f} ns (assumed) = {in_flight_gpu / 1e6:.2f} MB in flight, "
+      f"{per_sm / 1e3:.1f} KB per SM")
+assert 2e6 < in_flight_gpu < 3e6
+
+# %% [markdown]
+# Where do those 19 KB per SM come from? Two ways:
+#
+# * **More warps at once on each SM.** An SM holds many warps at a time, up to a limit. Each warp's
+#   registers and shared memory come out of a fixed budget per SM, so a kernel that needs more of
+#   them fits fewer warps. The warps an SM holds, against the most it could hold, is its
+#   **occupancy**.
+# * **More bytes per warp.** Wide loads (16-byte vectors), and the next chunk's loads issued before
+#   this chunk is scanned (**pipelining**, the package's `STAGES = 2`: section 4).
+#
+# The package leans on the second. One of its GAE programs at 16384×1024 owns 2 rows × 128 steps
+# per chunk and reads 9 bytes per step (reward and value, 4 bytes each, and a 1-byte flag); with
+# the next chunk's loads in flight that is about one chunk's bytes per program. The step-by-step
+# walk (notebook 08's "bare launch" anchor: one program per row, one step at a time) asks for one
+# step's 9 bytes and waits.
+
+# %%
+GAE_READ = 4 + 4 + 1  # bytes read per step: reward, value, flag
+package_program = 2 * 128 * GAE_READ  # one chunk of 2 rows x 128 steps in flight
+step_program = GAE_READ  # one step in flight
+print(f"programs per SM to keep {per_sm / 1e3:.1f} KB in flight: the package's {per_sm / package_program:.0f}, "
+      f"a step-by-step walk {per_sm / step_program:,.0f}")
+assert per_sm / step_program > 200 * (per_sm / package_program)
+
+# %% [markdown]
+# No SM holds thousands of warps, so the step-by-step walk cannot fill the memory system, whatever
+# the latency is exactly. It also fails the coalescing test of 0.1: each of its loads asks for one
+# 4-byte element, so a sector is fetched for 4 bytes used (the rest may wait in a cache for the next
+# steps). The committed H200 results show the outcome at 16384×1024 (`% floor` = the floor ÷ the
+# GPU time):
+
+# %%
+def committed(algorithm, B, T, impl="rltriton_lite"):
+    """The committed H200 row of this case (float32, forward)."""
+    (r,) = [r for r in RES["rows"] if (r["algorithm"], r["impl"], r["B"], r["T"], r["dtype"], r["pass"])
+            == (algorithm, impl, B, T, "float32", "fwd")]
+    return r
+
+
+walk, ours = committed("gae", 16384, 1024, impl="bare_triton_launch"), committed("gae", 16384, 1024)
+for what, r in [("step-by-step walk (anchor)", walk), ("rltriton_lite", ours)]:
+    pct = 100 * r["floor_ms"] / r["kernel_ms"]
+    print(f"GAE 16384×1024, {what}: GPU {1e3 * r['kernel_ms']:7.1f} µs, {pct:4.1f} % of the floor")
+assert 100 * walk["floor_ms"] / walk["kernel_ms"] < 5 and 100 * ours["floor_ms"] / ours["kernel_ms"] > 80
+
+# %% [markdown]
+# ### 0.3 Enough programs: why a few long rows leave the GPU idle
+#
+# The SMs share nothing but memory, and each program runs on one SM. A launch of P programs keeps
+# at most P SMs busy. To hide latency, each SM also wants several programs at once (0.2).
+#
+# One program per row is natural for a scan. The steps of a row depend on each other through the
+# carry, so a program walks its chunks one after another. With 16384 rows that is plenty of
+# programs. With 8 rows of 131,072 steps it is 8 programs: 8 of 132 SMs have any work, and each
+# program walks 512 chunks of 256 steps in series while the other SMs wait.
+#
+# The **time split** (section 5) fixes it: cut each row into segments and give each segment a
+# program. Here is what the package's planner (`plan._plan`) decides with an H200's threshold of
+# 264 programs (`Config.min_programs`; on a CPU it never splits):
+
+# %%
+ON_H200 = Config(min_programs=2 * H200_SMS)  # two programs per SM, as the planner has it on an H200
+plans = []
+for B_, T_ in [(16384, 1024), (8, 131072), (64, 16384)]:
+    rows, block, warps, stages, vector, row_programs, segments, seg = plan._plan(B_, T_, True, 4, torch.device("cpu"),
+                                                                                ON_H200)
+    plans.append({"B × T": f"{B_}×{T_}", "one per row: programs": B_,
+                  "SMs with work %": 100 * min(B_, H200_SMS) / H200_SMS,
+                  "chunks of 256 in series": T_ // 256, "planner: programs": row_programs * segments,
+                  "its chunk (steps)": block, "its chunks in series": seg if segments > 1 else -(-T_ // block),
+                  "time split": segments > 1})
+print(profile.table(plans, digits=3))
+by_shape = {p["B × T"]: p for p in plans}
+assert not by_shape["16384×1024"]["time split"]  # many rows: enough programs already
+long = by_shape["8×131072"]
+assert long["time split"] and long["planner: programs"] == 1024 and long["its chunks in series"] == 4
+assert not by_shape["64×16384"]["time split"] and by_shape["64×16384"]["its chunk (steps)"] == 1024
+
+# %% [markdown]
+# At 8×131072 the planner runs 1024 programs of 4 chunks each instead of 8 programs of 512. The
+# price is a second pass over the inputs and a second launch (section 5). GAE there went from
+# 1.86 ms to 0.033 ms (`docs/DESIGN.md`, "The time split"). At 64×16384 the planner walks wider
+# chunks (1024 steps, 4 warps) without splitting, because there the second launch's host time
+# costs more than it saves (section 5).
+#
+# The rest of this notebook is these three ideas inside the package's kernel.
 
 # %% [markdown]
 # ## 1. Two levels inside a chunk: registers, then threads
@@ -200,7 +413,140 @@ print("the time split gives the same returns")
 print(inspect.getsource(getattr(scan._scan_kernel, "fn", scan._scan_kernel)))
 
 # %% [markdown]
+# ## 7. On a GPU: time your own kernel (optional profiling)
+#
+# With a GPU you can watch the primer at work on a kernel of your own. The kernel below is the
+# simplest correct one for discounted returns: one program per row, one step at a time, no scan (the
+# same idea as notebook 08's "bare launch" anchor). It takes the arguments of your `reset_scan` from
+# notebook 00b. **To time yours**, paste your `reset_scan` (its kernel and its function) into a new
+# cell after this one, add `my_returns = reset_scan`, and run the cells that follow again.
+
+# %%
+@triton.jit
+def step_by_step_kernel(R, D, G, gamma, T):
+    """Discounted returns of one row per program, walking its steps from the last one, one at a time."""
+    base = tl.program_id(0).to(tl.int64) * T
+    g = 0.0
+    for i in range(0, T):
+        t = base + T - 1 - i
+        done = tl.load(D + t) != 0
+        g = tl.load(R + t) + tl.where(done, 0.0, gamma * g)
+        tl.store(G + t, g)
+
+
+def my_returns(rewards, dones, gamma, chunk):
+    """G_t = r_t + gamma (1 - done_t) G_{t+1}, G_T = 0, for contiguous (B, T) float32 rewards and bool
+    dones: the arguments of 00b's reset_scan (this kernel has no chunks: it ignores chunk)."""
+    out = torch.empty_like(rewards)
+    step_by_step_kernel[(rewards.shape[0],)](rewards, dones, out, gamma, rewards.shape[1])
+    return out
+
+# %% [markdown]
+# First the kernel must be right. On a CPU this runs it in the Triton interpreter: a check, not a
+# timing.
+
+# %%
+r_small = torch.randn(3, 50, device=DEVICE)
+d_small = torch.rand(3, 50, device=DEVICE) < 0.1
+torch.testing.assert_close(my_returns(r_small, d_small, 0.99, 16),
+                           rl.discounted_returns(r_small, gamma=0.99, terminated=d_small, backend=KERNEL))
+print("my_returns == rl.discounted_returns on 3 × 50:", "compiled" if GPU else "in the interpreter, checked, not timed")
+
+# %% [markdown]
+# Then, on a GPU, each call is timed the way the benchmark harness times it (`rltriton_lite/bench.py`):
+#
+# * **wall time** per call: back-to-back calls, one synchronisation at the end, the host's work
+#   included (what an eager training step pays; notebook 08, section 3), by `bench.measure`;
+# * **GPU time**: the median of CUDA-graph replays, the kernels alone (notebook 08, section 4), by
+#   `bench.kernel_ms`;
+# * **% floor**: the floor ÷ the GPU time. The floor is the fewest bytes, 9 per step (the reward and
+#   the flag read, the return written), over the copy bandwidth of *your* GPU
+#   (`profile.copy_bandwidth`).
+#
+# Two shapes of the committed results, so you can compare: many short rows (4096×128, where a call
+# is mostly host time) and a large batch (16384×1024, where the GPU time is the call). Without a GPU
+# the cell times nothing: the interpreter runs the programs one after another in Python, and its
+# time says nothing about a GPU.
+
+# %%
+LAB_SHAPES = [(4096, 128), (16384, 1024)]
+STEP_BYTES = profile.op("discounted_return").bytes_per_step(4)  # 4 + 1 read, 4 written
+assert STEP_BYTES == 9
+lab = []
+if GPU:
+    bandwidth = profile.copy_bandwidth("cuda")  # bytes read + written per second by a device-to-device copy
+    sync = lambda _out: torch.cuda.synchronize()  # noqa: E731
+    for B_, T_ in LAB_SHAPES:
+        g = torch.Generator(device="cuda").manual_seed(0)
+        r_ = torch.randn(B_, T_, device="cuda", generator=g)
+        d_ = torch.rand(B_, T_, device="cuda", generator=g) < 0.02
+        floor_ms = bench.floor_ms(B_ * T_ * STEP_BYTES, bandwidth)
+        calls = {"yours (my_returns)": lambda: my_returns(r_, d_, 0.99, 256),
+                 "rl.discounted_returns": lambda: rl.discounted_returns(r_, gamma=0.99, terminated=d_)}
+        expected = calls["rl.discounted_returns"]()
+        for name, fn in calls.items():
+            torch.testing.assert_close(fn(), expected, rtol=1e-4, atol=1e-4)  # right before it is timed
+            ms, wall_us, _ = bench.measure(fn, sync, bench.QUICK, use_do_bench=True)
+            gpu_ms = bench.kernel_ms(fn, bench.QUICK) or ms  # None if it cannot be captured: do_bench's median
+            lab.append({"kernel": name, "B × T": f"{B_}×{T_}", "wall µs/call": wall_us, "GPU µs": 1e3 * gpu_ms,
+                        "floor µs": 1e3 * floor_ms, "% floor": 100 * floor_ms / gpu_ms})
+    print(f"{torch.cuda.get_device_name()}, copy bandwidth {bandwidth / 1e12:.2f} TB/s: measured now, on this GPU")
+    print(profile.table(lab, digits=3))
+    assert len(lab) == 2 * len(LAB_SHAPES) and all(r["GPU µs"] > 0 and r["wall µs/call"] > 0 for r in lab)
+else:
+    print("No GPU here, so nothing is timed: the Triton interpreter's times say nothing about a GPU.\n"
+          "What an H200 measured is committed in benchmarks/results/: the next cell shows the rows to compare\n"
+          "with, and notebook 08 (sections 2 and 3) and notebook 09 explain and chart all of them.")
+
+# %% [markdown]
+# What the H200 measured at the same shapes (committed results, the same method): the package's
+# `rl.discounted_returns`, and the step-by-step walk of 0.2 for GAE, the closest committed kernel to
+# `my_returns`. Compare `% floor`, which does not depend on the algorithm's bytes per step.
+
+# %%
+h200 = []
+for B_, T_ in LAB_SHAPES:
+    for what, r in [("rl.discounted_returns", committed("discounted_return", B_, T_)),
+                    ("step-by-step walk (GAE, anchor)", committed("gae", B_, T_, impl="bare_triton_launch"))]:
+        h200.append({"kernel": what, "B × T": f"{B_}×{T_}", "wall µs/call": r["full_call_us"],
+                     "GPU µs": 1e3 * r["kernel_ms"], "floor µs": 1e3 * r["floor_ms"],
+                     "% floor": 100 * r["floor_ms"] / r["kernel_ms"]})
+print(f"{RES['gpu']}, committed results H200-2026-12-01c.json ({RES['date']}): measured there, not on this machine")
+print(profile.table(h200, digits=3))
+big = {t["kernel"]: t for t in h200 if t["B × T"] == "16384×1024"}
+assert big["rl.discounted_returns"]["% floor"] > 80 and big["step-by-step walk (GAE, anchor)"]["% floor"] < 5
+assert h200[0]["B × T"] == "4096×128" and h200[0]["wall µs/call"] > 3 * h200[0]["GPU µs"]  # host-bound
+
+# %% [markdown]
+# At 16384×1024 the package moves its bytes at over 80 % of copy speed, the step-by-step walk at
+# about 3 %: its loads fail both tests of the primer (0.1 and 0.2). At 4096×128 the package's
+# wall time is several times its GPU time: the host's work is most of the call (notebook 08,
+# section 3). Where does your `reset_scan` land? Each pass of its loop loads a whole chunk, coalesced,
+# so it keeps far more bytes in flight than the walk. But it does not load the next chunk while it
+# scans this one, as the package does (section 4). Time it and see.
+
+# %% [markdown]
 # ## Exercises
+#
+# Checked exercises work as in notebook 00b: write the starter's function, run the cell after it
+# (`print(exercises.task(name))` restates the task; solutions in `notebooks/solutions/`).
+#
+# **`warp_sectors`.** Count the 32-byte sectors that one load instruction of a warp touches, as
+# section 0.1 did, but for any load. `addresses` holds the byte address where each active lane's
+# load starts (masked-off lanes are left out), and every lane loads `nbytes` bytes. Section 0.1's
+# count assumed that each lane's bytes sit inside one sector. Here a load may cross a sector
+# boundary (16 bytes one step off the alignment), and lanes may share a sector, or an address.
+
+# %%
+def warp_sectors(addresses, nbytes):
+    # YOUR CODE
+    raise NotImplementedError
+
+# %%
+exercises.attempt("warp_sectors", warp_sectors)
+
+# %% [markdown]
+# Without a checker:
 #
 # 1. In `two_level`, make the vector length `V` 8 and 16 (and the chunk 64). The results do not
 #    change; on a GPU, what does a longer vector buy, and what does it cost in registers?

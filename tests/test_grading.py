@@ -191,7 +191,9 @@ def _code_cells(path):
 def test_student_build_leaves_out_the_solutions(built):
     nbs = built / "notebooks"
     assert not (nbs / "solutions").exists() and not (nbs / "ANSWERS.md").exists()
-    assert sorted(p.name for p in nbs.iterdir()) == sorted(p.name for p in NOTEBOOKS.glob("*.ipynb"))
+    # the notebooks, and the glossary they link to
+    expected = [p.name for p in NOTEBOOKS.glob("*.ipynb")] + ["GLOSSARY.md"]
+    assert sorted(p.name for p in nbs.iterdir()) == sorted(expected)
     for path in nbs.rglob("*"):
         text = path.read_text()
         assert "solutions/" not in text and "%load" not in text and "ANSWERS" not in text, path.name
