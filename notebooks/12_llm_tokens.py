@@ -1,0 +1,572 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 12 — Credit assignment over tokens: GAE for language models
+#
+# When a language model is trained with PPO (RLHF, or RL from verifiable rewards), the policy
+# is the model, and each sampled response is an episode whose steps are its tokens. The
+# stacks that train them (verl, OpenRLHF, TRL, NeMo-RL) compute the advantages with a Python loop
+# over the response's tokens: one reverse step per token, a few small GPU kernels each, so
+# thousands of launches for a response of a few thousand tokens. This notebook, section by
+# section:
+#
+# 1. sets up the token-level MDP: what a state, an action and a reward are, and why
+#    $\gamma = \lambda = 1$ is common and $\gamma, \lambda < 1$ wanted;
+# 2. says what each mask means: the prompt, the padding after the end of a response, and the
+#    tool output inside a multi-turn response;
+# 3. runs verl's loop on a batch with padding and tool output;
+# 4. runs one masked scan (`rl.gae(..., mask=)`) beside it and asserts they agree at every
+#    response token, then checks the verl drop-in (`integrations.verl`) against verl's loop plus
+#    its whitening;
+# 5. shows where OpenRLHF's semantics agree with verl's (right padding) and where they do not
+#    (a hole inside a response);
+# 6. checks the $\gamma = \lambda = 1$ shortcut, a cumulative sum;
+# 7. reads the H200 timings of the loop, the shortcut and the scan from the committed results.
+
+# %%
+import glob
+import inspect
+import json
+import os
+import re
+
+import numpy as np
+import torch
+
+if not torch.cuda.is_available():
+    os.environ.setdefault("TRITON_INTERPRET", "1")  # Triton kernels on the CPU
+
+import matplotlib.pyplot as plt
+from matplotlib.colors import ListedColormap
+from matplotlib.patches import Patch
+
+import rltriton_lite as rl
+from rltriton_lite import bench, exercises, profile
+from rltriton_lite.integrations import openrlhf, verl
+
+DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
+# the Triton kernels: compiled on a GPU, in the interpreter on a CPU (backend="auto" takes the PyTorch path on a CPU)
+KERNEL = "triton"
+GAMMA, LAM = 0.99, 0.95
+
+# %% [markdown]
+# ## 1. A response is an episode
+#
+# Write the prompt as $x$ and the response as tokens $y_0, y_1, \dots, y_{T-1}$, the last one
+# the end-of-sequence token (EOS). As an MDP:
+#
+# * **state** $s_t = (x, y_0, \dots, y_{t-1})$: the prompt and the tokens generated so far;
+# * **action** $a_t = y_t$, the next token, sampled from $\pi_\theta(\cdot \mid s_t)$;
+# * **transition**: deterministic, the token is appended; the episode ends after EOS (or when
+#   the response reaches its maximum length);
+# * **reward**: a per-token KL penalty that keeps the policy near a frozen reference model,
+#   $r_t = -\beta\,\big(\log \pi_\theta(y_t \mid s_t) - \log \pi_{\text{ref}}(y_t \mid s_t)\big)$,
+#   plus, at the last token only, the outcome score of the whole response (a reward model's,
+#   or a verifier's 1 for a correct answer); stacks that put the KL term in the loss instead
+#   leave the outcome alone;
+# * **value**: the critic $V(s_t)$, one number per token (a value head on a copy of the model).
+#
+# GAE (notebook 02) runs backwards along the response, from $V = 0$ after its last token:
+#
+# $$\delta_t = r_t + \gamma V(s_{t+1}) - V(s_t), \qquad A_t = \delta_t + \gamma\lambda A_{t+1},
+#   \qquad \text{returns}_t = A_t + V(s_t).$$
+#
+# **Why $\gamma = \lambda = 1$ is common.** A response is short and always ends, so nothing needs a
+# discount to stay finite, and the outcome score should reach the first token undiminished.
+# With $\gamma = \lambda = 1$ the recurrence telescopes to $A_t = \sum_{k \ge t} r_k - V(s_t)$: a
+# reversed cumulative sum, one library call, no loop (section 6). verl's default configuration
+# (0.9.1) sets both to 1.
+#
+# **Why people want $\gamma, \lambda < 1$.** With $\lambda = 1$ the advantage of an early token
+# carries the noise of every later token's sampling and of the outcome: unbiased, high
+# variance. $\lambda < 1$ lets the critic's $V(s_{t+k})$ stand in for that noisy tail (notebook
+# 03's bias–variance trade-off), which is why PPO keeps a critic at all; $\gamma < 1$ makes a
+# reward reached in fewer tokens worth more, a pressure against padding a response with
+# reasoning that does not help. As soon as $\gamma\lambda \ne 1$ the cumulative sum no longer
+# applies, and the stacks run the per-token loop.
+
+# %% [markdown]
+# ## 2. What the masks mean
+#
+# A batch of responses is a rectangle, `(batch, response_length)`, and not every position in it
+# is an action of the policy. Three kinds of position are not:
+#
+# * **the prompt.** It is the first state $s_0$, not an action. verl keeps prompts and responses
+#   in separate tensors (prompts padded on the left, responses on the right) and computes the
+#   advantages on the response tensor alone, so the prompt is not in it at all; OpenRLHF's
+#   `action_mask` likewise covers only the generated part.
+# * **padding after EOS.** The episode is over; these positions exist only because other
+#   responses in the batch are longer. Their rewards are 0 and whatever the critic wrote there
+#   must never be read.
+# * **tool output inside a multi-turn response.** The model writes a tool call, the environment
+#   appends the tool's output (a search result, a program's output), and the model continues.
+#   Those tokens were not chosen by the policy: they are part of the transition from the state
+#   before them to the state after them, not actions. The loss skips them (no probability
+#   ratio), and so must credit assignment: the policy token before the output leads, through the
+#   environment, to the state at the next policy token.
+#
+# The response mask (verl's `response_mask`, OpenRLHF's `action_mask`) is 1 at the policy's
+# tokens and 0 at the other two. A small batch, drawn: each row is one prompt and its response.
+
+# %%
+POLICY, TOOL, PAD = 0, 1, 2  # what a position of the response tensor holds
+
+
+def make_batch(B, T, seed=0, holes=True, dtype=torch.float64):
+    """A batch of responses, right-padded to T: ``kind`` (B, T) (POLICY, TOOL or PAD), and the
+    rewards, values and mask (True at the policy's tokens) as tensors. A response is T/3 to T
+    tokens; with ``holes``, most of them hold a span of tool output."""
+    rng = np.random.default_rng(seed)
+    kind = np.full((B, T), PAD)
+    for b in range(B):
+        n = T if b == 0 else int(rng.integers(T // 3, T + 1))  # the first response fills the window
+        kind[b, :n] = POLICY
+        if holes and n > 12 and rng.random() < 0.7:
+            start = int(rng.integers(2, n - 8))
+            kind[b, start:start + int(rng.integers(2, 7))] = TOOL  # ends before the response's last token
+    mask = kind == POLICY
+    last = np.array([np.flatnonzero(m)[-1] for m in mask])  # the EOS token of each response
+    rewards = np.where(mask, -0.05 * np.abs(rng.normal(size=(B, T))), 0.0)  # the KL penalty, per token
+    rewards[np.arange(B), last] += rng.normal(size=B)  # the outcome score, at EOS
+    values = rng.normal(size=(B, T))  # the critic's output at every position: read at the policy's tokens only
+    as_tensor = lambda x, dt=dtype: torch.tensor(x, dtype=dt, device=DEVICE)  # noqa: E731
+    return kind, as_tensor(rewards), as_tensor(values), as_tensor(mask, torch.bool)
+
+
+# %%
+PROMPT_LEN = 10  # the prompt tensor's width: prompts are left-padded to it
+kind, _, _, small_mask = make_batch(6, 40, seed=3)
+rng = np.random.default_rng(3)
+prompt = np.where(np.arange(PROMPT_LEN)[None, :] >= PROMPT_LEN - rng.integers(3, PROMPT_LEN + 1, size=(6, 1)), 3, 4)
+picture = np.concatenate([prompt, kind], 1)  # 0 policy, 1 tool, 2 padding after EOS, 3 prompt, 4 prompt padding
+colors = ["tab:blue", "tab:orange", "0.9", "tab:green", "0.75"]
+names = ["policy token (an action)", "tool output (the environment's)", "padding after EOS", "prompt (the first state)",
+         "prompt padding"]
+fig, (top, bottom) = plt.subplots(2, 1, figsize=(11, 4.6), dpi=100, layout="constrained")
+top.imshow(picture, cmap=ListedColormap(colors), vmin=-0.5, vmax=4.5, aspect="auto", interpolation="nearest")
+top.set_title("One batch: prompts (left-padded) and responses (right-padded); the response tensor starts at the line")
+top.set_xlabel("position in the sequence (tokens)")
+bottom.imshow(small_mask.cpu().numpy(), cmap=ListedColormap(["white", "black"]), aspect="auto", interpolation="nearest",
+              extent=(PROMPT_LEN - 0.5, PROMPT_LEN + 39.5, 5.5, -0.5))
+bottom.text(PROMPT_LEN / 2 - 0.5, 2.5, "not in the\nresponse tensor", ha="center", va="center", fontsize=9)
+bottom.set_title("The response mask (black = 1): what verl's response_mask and OpenRLHF's action_mask hold")
+bottom.set_xticks(PROMPT_LEN + np.arange(0, 40, 5), [f"{t}" for t in range(0, 40, 5)])
+bottom.set_xlabel("response token t")
+for ax in (top, bottom):
+    ax.axvline(PROMPT_LEN - 0.5, color="k", lw=2)
+    ax.set_xlim(-0.5, PROMPT_LEN + 39.5)
+    ax.set_ylabel("response")
+top.legend(handles=[Patch(color=c, label=n) for c, n in zip(colors, names)], loc="upper left",
+           bbox_to_anchor=(1.01, 1.0), fontsize=9)
+plt.show()
+
+# %% [markdown]
+# The same batch as numbers: the mask is 1 exactly at the policy's tokens, the tool output is
+# inside the responses (a policy token after it), and every response ends with a policy token.
+
+# %%
+assert torch.equal(small_mask.cpu(), torch.tensor(kind == POLICY))
+tool_rows = [b for b in range(6) if (kind[b] == TOOL).any()]
+assert tool_rows and all((kind[b, np.flatnonzero(kind[b] == TOOL).max() + 1:] == POLICY).any() for b in tool_rows)
+print("tokens per response:", (kind != PAD).sum(1), " of which tool output:", (kind == TOOL).sum(1))
+
+# %% [markdown]
+# ## 3. The loop: verl's GAE
+#
+# verl 0.9.1's `compute_gae_advantage_return`, line for line but for its whitening (section 4).
+# The two masked lines are the whole treatment of the masks: at a masked token `nextvalues`
+# and `lastgaelam` pass through unchanged, so the policy token before a span of tool output
+# bootstraps from the value at the first policy token after it, and its advantage continues
+# from that token's. The masked tokens are skipped as if deleted from the response. verl's own
+# comment on those lines reads "skip values and TD-error on observation tokens".
+
+# %%
+def verl_gae_loop(token_level_rewards, values, response_mask, gamma, lam):
+    """verl 0.9.1's compute_gae_advantage_return before its whitening: (advantages, returns)."""
+    nextvalues = 0
+    lastgaelam = 0
+    advantages_reversed = []
+    for t in reversed(range(token_level_rewards.shape[-1])):
+        delta = token_level_rewards[:, t] + gamma * nextvalues - values[:, t]
+        lastgaelam_ = delta + gamma * lam * lastgaelam
+        # skip values and TD-error on observation tokens
+        nextvalues = values[:, t] * response_mask[:, t] + (1 - response_mask[:, t]) * nextvalues
+        lastgaelam = lastgaelam_ * response_mask[:, t] + (1 - response_mask[:, t]) * lastgaelam
+        advantages_reversed.append(lastgaelam)
+    advantages = torch.stack(advantages_reversed[::-1], dim=1)
+    return advantages, advantages + values
+
+
+# %% [markdown]
+# A batch to check against: 8 responses of up to 200 tokens in float64, right padding, tool
+# output inside most of them, a KL penalty at every token and the outcome at EOS. verl's masks
+# are 0/1 numbers (`keep` below); ours is the same mask as booleans.
+
+# %%
+B, T = 8, 200
+kind, rewards, values, mask = make_batch(B, T, seed=0)
+keep = mask.to(torch.float64)
+adv_loop, ret_loop = verl_gae_loop(rewards, values, keep, GAMMA, LAM)
+print(f"{B} responses of {T} positions: {int(mask.sum())} policy tokens, {int((kind == TOOL).sum())} tool tokens "
+      f"in {int((kind == TOOL).any(1).sum())} responses, {int((kind == PAD).sum())} padding")
+assert (kind == TOOL).any(1).sum() >= 3 and mask[0, -1] and (kind == PAD).any()
+
+# %% [markdown]
+# The benchmark harness times this same loop on the GPU (`bench.token_gae_loop`, section 7):
+
+# %%
+adv_bench, _ = bench.token_gae_loop(rewards, values, keep, GAMMA, LAM)
+assert torch.allclose(adv_bench, adv_loop, rtol=0, atol=1e-12)
+print(inspect.getsource(bench.token_gae_loop))
+
+# %% [markdown]
+# "As if deleted", literally: cut each response down to its policy tokens, run plain GAE on the
+# shorter row (no mask; $V = 0$ after its last token), and put the advantages back where the
+# tokens came from. The loop's advantages at the policy tokens are exactly those.
+
+# %%
+deleted = torch.zeros_like(rewards)
+for b in range(B):
+    idx = mask[b].nonzero()[:, 0]
+    short = rl.gae(rewards[b, idx][None], values[b, idx][None], gamma=GAMMA, lambda_=LAM)
+    deleted[b, idx] = short.advantages[0]
+err = (deleted - adv_loop)[mask].abs().max().item()
+print(f"max |deleted-and-compacted GAE − verl's loop| at the policy tokens: {err:.1e}")
+assert err < 1e-12
+
+# %% [markdown]
+# ## 4. The scan beside the loop
+#
+# The package's `mask=` means exactly that: a masked step is removed, as if deleted, and the step
+# before it bootstraps from the next unmasked step. So verl's loop is one call,
+#
+# ```python
+# rl.gae(rewards, values, gamma=gamma, lambda_=lam, mask=mask)
+# ```
+#
+# one reverse scan of the affine maps $A \mapsto \delta_t + \gamma\lambda A$ over the policy tokens,
+# a masked token being the identity map. Below, both backends: `backend="auto"` on a CPU takes
+# the PyTorch path, and `backend="triton"` runs the Triton kernel, here in the interpreter (on a
+# GPU, compiled). The check is at every policy token, to 1e-12 in float64.
+
+# %%
+for backend in ("auto", KERNEL):
+    out = rl.gae(rewards, values, gamma=GAMMA, lambda_=LAM, mask=mask, backend=backend)
+    err_adv = (out.advantages - adv_loop)[mask].abs().max().item()
+    err_ret = (out.returns - ret_loop)[mask].abs().max().item()
+    print(f"backend={backend!r}: max |scan − loop| at the policy tokens: advantages {err_adv:.1e}, "
+          f"returns {err_ret:.1e}; at masked tokens the scan writes {out.advantages[~mask].abs().max().item():g}")
+    assert err_adv < 1e-12 and err_ret < 1e-12
+    assert torch.all(out.advantages[~mask] == 0)  # a deleted step has no output
+
+# %% [markdown]
+# On this CPU nothing here is timed: the interpreter runs the kernel's Python one program after
+# another, and its times say nothing about a GPU. The GPU's numbers are in section 7.
+#
+# **The drop-in.** At the masked tokens verl's loop does not write 0: it leaves the advantage it
+# carries, that of the next policy token (0 after the last), and `returns = advantages + values`
+# there too. Then verl whitens the advantages over the mask (mean 0, variance 1 over the policy
+# tokens). `integrations.verl.compute_gae_advantage_return` gives all of it, element for element:
+# the masked `gae` call, then one `linear_scan` that hands each masked token the next policy
+# token's advantage (a reset, $a = 0$, at every policy token; $a = 1$ at the masked ones), then
+# verl's whitening.
+
+# %%
+print(inspect.getsource(verl.compute_gae_advantage_return))
+
+# %% [markdown]
+# Checked against the loop followed by verl's `masked_whiten`, written out (with verl's
+# $10^{-8}$ terms and the unbiased variance), at every position, masked ones included:
+
+# %%
+def whiten(x, m):
+    """verl's masked_whiten: (x - mean) / sqrt(var + 1e-8), mean and unbiased variance over the mask."""
+    n = m.sum()
+    mean = (x * m).sum() / (n + 1e-8)
+    var = ((x - mean) ** 2 * m).sum() / (n + 1e-8) * (n / (n - 1))
+    return (x - mean) * torch.rsqrt(var + 1e-8)
+
+
+adv_drop, ret_drop = verl.compute_gae_advantage_return(rewards, values, keep, GAMMA, LAM)
+want = whiten(adv_loop, keep)
+err_adv, err_ret = (adv_drop - want).abs().max().item(), (ret_drop - ret_loop).abs().max().item()
+print(f"integrations.verl against verl's loop + whitening, every position: advantages {err_adv:.1e}, "
+      f"returns {err_ret:.1e}")
+assert err_adv < 1e-12 and err_ret < 1e-12
+assert abs(adv_drop[mask].mean().item()) < 1e-9 and abs(adv_drop[mask].std().item() - 1) < 1e-6
+
+# %% [markdown]
+# (With verl's integer masks its whitening rounds the token count through float32, and the
+# drop-in rounds the same way; `tests/test_llm_integrations.py` checks that, and checks the
+# drop-in against verl's own function read from the installed package.)
+#
+# ## 5. OpenRLHF's semantics: the same on right padding, not on holes
+#
+# OpenRLHF, like trlx, DeepSpeed-Chat and TRL before it, multiplies the values and rewards by the
+# mask and then runs plain GAE over every position: $V(s_{t+1})$ is read at position $t + 1$,
+# whatever the mask says there. `integrations.openrlhf.get_advantages_and_returns` is that, as
+# one scan. On right padding it is verl's answer at every policy token: the padding comes after
+# the last token, whose next value is then 0 either way, and the reverse scan never carries
+# anything from the padding's zeros. On a hole inside a response it is not.
+
+# %%
+def advantages_both(holes, gamma=GAMMA, lam=LAM, seed=0):
+    """verl's and OpenRLHF's advantages (before verl's whitening) on one batch, and its mask."""
+    _, r, v, m = make_batch(8, 200, seed=seed, holes=holes)
+    a_verl = rl.gae(r, v, gamma=gamma, lambda_=lam, mask=m).advantages
+    a_orl, _ = openrlhf.get_advantages_and_returns(v, r, m.to(r.dtype), gamma, lam)
+    return a_verl, a_orl, m
+
+
+for holes in (False, True):
+    a_verl, a_orl, m = advantages_both(holes)
+    gap = (a_verl - a_orl)[m].abs().max().item()
+    print(f"{'tool output inside responses' if holes else 'right padding only':>30}: "
+          f"max |verl − OpenRLHF| at the policy tokens {gap:.2e}")
+    assert (gap < 1e-12) if not holes else (gap > 1e-2)
+
+# %% [markdown]
+# Where a hole makes the difference: one response of 60 tokens with a correct answer (outcome
+# score 1) and a fair critic (its values are the discounted return to come, shrunk a little, plus
+# noise), drawn without and with 10 tokens of tool output at positions 20–29.
+
+# %%
+T1 = 60
+rng = np.random.default_rng(5)
+r1 = -0.01 * np.abs(rng.normal(size=T1))  # the KL penalty
+r1[-1] += 1.0  # the outcome score
+to_come = rl.discounted_returns(torch.tensor(r1)[None], gamma=GAMMA)[0].numpy()
+v1 = 0.8 * to_come + 0.05 * rng.normal(size=T1)
+r1, v1 = torch.tensor(r1)[None], torch.tensor(v1)[None]
+m_full = torch.ones(1, T1, dtype=torch.bool)
+m_hole = m_full.clone()
+m_hole[0, 20:30] = False  # the tool's output
+curves = {}
+for label, m in (("no hole", m_full), ("a hole at 20–29", m_hole)):
+    a_v = rl.gae(r1, v1, gamma=GAMMA, lambda_=LAM, mask=m).advantages
+    a_o, _ = openrlhf.get_advantages_and_returns(v1, r1, m.double(), GAMMA, LAM)
+    curves[label] = (m[0], a_v[0], a_o[0])
+
+fig, axes = plt.subplots(1, 2, figsize=(11, 3.8), dpi=100, sharey=True, layout="constrained")
+for ax, (label, (m, a_v, a_o)) in zip(axes, curves.items()):
+    t = np.arange(T1)
+    ax.plot(t[m], a_v[m], "o-", ms=3, label="verl (the hole deleted)", color="tab:blue")
+    ax.plot(t[m], a_o[m], "x--", ms=4, label="OpenRLHF (values × mask, V read at t + 1)", color="tab:red")
+    if not m.all():
+        ax.axvspan(19.5, 29.5, color="tab:orange", alpha=0.2, label="tool output (masked)")
+    ax.set_title(f"one response, {label}; γ = {GAMMA}, λ = {LAM}")
+    ax.set_xlabel("response token t")
+    ax.legend(fontsize=8, loc="lower right")
+axes[0].set_ylabel("advantage $A_t$ at the policy tokens")
+plt.show()
+
+# %% [markdown]
+# Left, the two lines are one. Right, they part at the token before the hole and stay apart
+# before it. At token 19 OpenRLHF bootstraps from the hole's zeroed value, $V = 0$ instead of
+# $V(s_{30})$; the hole's last position gets a TD error of its own, $\gamma V(s_{30})$, and the
+# advantage from after the hole reaches token 19 discounted by $(\gamma\lambda)^{10}$ more than in
+# verl's. For a state in the middle of an episode a value of 0 is simply wrong: here, after a
+# correct answer, every token before the tool call gets a lower advantage than it earned, as
+# if calling the tool had cost something. Which to use: verl's treats the tool output as part
+# of the transition, as the MDP of section 2 says; if your trainer's other code (its loss, its
+# value targets) was written for OpenRLHF's, keep the two consistent.
+
+# %%
+m, a_v, a_o = curves["a hole at 20–29"]
+assert torch.allclose(a_v[30:], a_o[30:], rtol=0, atol=1e-12)  # after the hole: the same
+assert (a_v[:20] - a_o[:20]).min() > 1e-3  # before it: every token lower in OpenRLHF's
+m0, a_v0, a_o0 = curves["no hole"]
+assert torch.allclose(a_v0, a_o0, rtol=0, atol=1e-12)
+
+# %% [markdown]
+# ## 6. The shortcut: $\gamma = \lambda = 1$ as a cumulative sum
+#
+# With $\gamma = \lambda = 1$ GAE's returns are the rewards summed from each token to the end, a
+# reversed cumulative sum that PyTorch computes in one call, and the advantages are returns minus
+# values. The masks cost nothing here: masked rewards are 0, and a sum does not care where its
+# zeros sit. It is the shortcut a stack can take when $\gamma = \lambda = 1$, and the harness's
+# "cumsum shortcut" below:
+
+# %%
+print(inspect.getsource(bench.token_cumsum))
+adv_cum, ret_cum = bench.token_cumsum(rewards, values, keep)
+one = rl.gae(rewards, values, gamma=1.0, lambda_=1.0, mask=mask)
+err = max((adv_cum - one.advantages)[mask].abs().max().item(), (ret_cum - one.returns)[mask].abs().max().item())
+print(f"cumsum shortcut against rl.gae(gamma=1, lambda_=1, mask=) at the policy tokens: {err:.1e}")
+assert err < 1e-12
+assert (adv_cum - adv_loop)[mask].abs().max() > 0.1  # and it is not GAE with λ = 0.95
+
+# %% [markdown]
+# ## 7. On an H200: the loop, the shortcut and the scan
+#
+# `python -m rltriton_lite.bench --tokens` times four implementations on a GPU at LLM shapes
+# (batch × response length, from 256 responses of 1,024 tokens to 4 of a million), on inputs
+# like section 3's (right padding, a span of tool output in every other response):
+#
+# * **per-token loop**: section 3's loop (`bench.token_gae_loop`), on the GPU;
+# * **cumsum shortcut (γ = λ = 1)**: section 6's, which computes something else whenever
+#   $\gamma\lambda \ne 1$: a yardstick, the one PyTorch call that would do if
+#   $\gamma = \lambda = 1$;
+# * **rl.gae(mask=)**: section 4's one call;
+# * **integrations.verl**: the drop-in, with its second scan and the whitening.
+#
+# The times are wall time per call: calls back to back, one synchronisation at the end, host
+# included (the loop: the median of three calls, or one call where it takes a second or more);
+# float32. **These are the committed H200 numbers, read from the file below, not measured in this
+# notebook**: on a CPU the notebook measures nothing.
+
+# %%
+ROOT = os.path.abspath(os.path.join(os.getcwd(), "..")) if os.path.basename(os.getcwd()) == "notebooks" else os.getcwd()
+
+
+def newest(files):
+    """The newest result by name: its date, then the harness's -2, -3 … for a later run that day."""
+    def key(path):
+        m = re.search(r"(\d{4}-\d{2}-\d{2})(?:-(\d+))?\.json$", os.path.basename(path))
+        return (m.group(1), int(m.group(2) or 1)) if m else ("", 0)
+    return max(files, key=key)
+
+
+found = glob.glob(os.path.join(ROOT, "benchmarks", "results", "*tokens*.json"))
+assert found, "no committed token results (python -m rltriton_lite.bench --tokens, on a GPU, writes one)"
+TOKENS_FILE = newest(found)
+res = json.load(open(TOKENS_FILE, encoding="utf-8"))
+print(f"{os.path.relpath(TOKENS_FILE, ROOT)}: {res['gpu']}, {res['date']}, γ = {res['gamma']}, λ = {res['lam']}")
+print(f"   {res['command']}; torch {res['versions'].get('torch')}, triton {res['versions'].get('triton')}")
+
+# %%
+LOOP, CUMSUM, OURS, DROP_IN = bench.TOKEN_IMPLS
+rows = res["rows"]
+wall = {(r["B"], r["T"], r["impl"]): r["wall_us"] for r in rows}
+gpu = {(r["B"], r["T"], r["impl"]): r["gpu_us"] for r in rows}
+shapes = sorted({(r["B"], r["T"]) for r in rows}, key=lambda s: (s[0] * s[1], s[1]))
+assert {r["impl"] for r in rows} == set(bench.TOKEN_IMPLS)
+assert all((B_, T_, k) in wall for B_, T_ in shapes for k in bench.TOKEN_IMPLS), "a shape with an impl missing"
+errs = [r["max_abs_err_vs_loop"] for r in rows if r["impl"] == OURS]
+lines = [{"B × T": profile.shape_name(s), "tokens": s[0] * s[1], "loop ms": wall[(*s, LOOP)] / 1e3,
+          "loop µs/token": wall[(*s, LOOP)] / s[1], "cumsum µs": wall[(*s, CUMSUM)], "rl.gae µs": wall[(*s, OURS)],
+          "rl.gae GPU µs": gpu[(*s, OURS)], "verl drop-in µs": wall[(*s, DROP_IN)],
+          "loop ÷ rl.gae": profile.speedup_text(wall[(*s, LOOP)] / wall[(*s, OURS)]),
+          "rl.gae ÷ cumsum": wall[(*s, OURS)] / wall[(*s, CUMSUM)]} for s in shapes]
+print(f"{res['gpu']}, {res['date']}: wall time per call (GPU time: CUDA-graph replay), γ = {res['gamma']}, "
+      f"λ = {res['lam']}, float32; read from the committed file, not measured here\n")
+print(profile.table(lines, digits=3))
+print(f"\nrl.gae's largest |A − loop's A| over the policy tokens, float32: {max(errs):.1e}")
+
+# %% [markdown]
+# The same, drawn on log–log axes: wall time per call against the tokens in the batch (left) and
+# against the response length $T$ (right). The loop's time follows $T$, the number of its
+# iterations, whatever the batch.
+
+# %%
+styles = {LOOP: ("tab:red", "o"), CUMSUM: ("tab:gray", "s"), OURS: ("tab:blue", "^"), DROP_IN: ("tab:cyan", "v")}
+fig, axes = plt.subplots(1, 2, figsize=(11.5, 4.4), dpi=100, layout="constrained")
+for ax, (x_of, xlabel) in zip(axes, ((lambda s: s[0] * s[1], "tokens per batch (B × T)"),
+                                      (lambda s: s[1], "response length T (tokens)"))):
+    for k in bench.TOKEN_IMPLS:
+        pts = sorted((x_of(s), wall[(*s, k)], s) for s in shapes)
+        color, marker = styles[k]
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker=marker, color=color, label=k,
+                ls="-" if k != CUMSUM else "--")
+    for s in shapes:  # name each shape at the loop's point
+        ax.annotate(profile.shape_name(s), (x_of(s), wall[(*s, LOOP)]), textcoords="offset points", xytext=(4, 4),
+                    fontsize=7, color="tab:red")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ticks = sorted({x_of(s) for s in shapes})
+    ax.set_xticks(ticks, [f"{x >> 20}M" if x >= 1 << 20 else f"{x >> 10}K" for x in ticks])
+    ax.xaxis.set_minor_formatter(plt.NullFormatter())
+    ax.set_xlabel(xlabel + ", K = 1,024, M = 1,024²")
+    ax.set_ylabel("wall time per call (µs, log scale)")
+    ax.grid(True, which="major", alpha=0.3)
+    ax.margins(x=0.1)
+axes[0].legend(fontsize=8, loc="center right")
+fig.suptitle(f"Token-level GAE on an {res['gpu']}: committed results ({os.path.basename(TOKENS_FILE)}), "
+             f"not measured here; γ = {res['gamma']}, λ = {res['lam']}", fontsize=10)
+plt.show()
+
+# %% [markdown]
+# What to read off the table and the chart:
+#
+# * **The loop pays per token of response length.** Its column of µs per token is nearly the
+#   same at every shape, from 256 responses to 4: each iteration is a dozen small kernels launched
+#   one by one from Python (question 3 counts them), and at these sizes a launch costs the same
+#   whatever the batch. A response of a million tokens takes minutes.
+# * **The scan pays per call.** Its wall time hardly moves from a quarter of a million tokens to
+#   four million, and at the smaller shapes it is mostly host time (its GPU time is a fraction
+#   of its wall time): launching, not moving bytes.
+# * **Against the shortcut.** The scan is within a small factor of the cumulative sum where the
+#   sum is fastest (many short responses), and faster than it on a few very long ones: the
+#   cumulative sum's GPU time grows with the response length even at the same number of tokens
+#   (compare 256×4096 with 8×131072, a million tokens each), where the scan's does not. With the
+#   scan, choosing $\lambda < 1$ is no longer a choice about speed.
+# * **The drop-in** adds verl's whitening to the scan: a few reductions and one synchronisation
+#   with the host (verl's own function has it too: the whitening checks the mask's sum on the
+#   host). That is its extra wall time, and why it has no CUDA-graph time.
+
+# %%
+per_token = [wall[(*s, LOOP)] / s[1] for s in shapes]
+assert max(per_token) < 2 * min(per_token)  # the loop's time per token of length, whatever the batch
+for s in shapes:
+    assert wall[(*s, LOOP)] > 100 * wall[(*s, OURS)], s  # the scan, far faster than the loop at every shape
+    assert wall[(*s, OURS)] < 3 * wall[(*s, CUMSUM)], s  # and near the shortcut, or faster
+    assert wall[(*s, DROP_IN)] > wall[(*s, OURS)] and gpu[(*s, DROP_IN)] is None, s  # the whitening's host sync
+    assert gpu[(*s, OURS)] < wall[(*s, OURS)], s
+by_tokens = {}
+for s in shapes:
+    by_tokens.setdefault(s[0] * s[1], []).append(s)
+same = [sorted(v, key=lambda s: s[1]) for v in by_tokens.values() if len(v) > 1]  # shapes of equal tokens
+assert same and all(gpu[(*long, CUMSUM)] > 2 * gpu[(*short, CUMSUM)] and gpu[(*long, OURS)] < 2 * gpu[(*short, OURS)]
+                    for short, long in (v[::len(v) - 1] for v in same))
+assert max(errs) < 1e-4  # float32 on the GPU against the loop in float32
+
+# %% [markdown]
+# ## Exercises
+#
+# Checked, as in notebook 00b (write the starter's function and run the cell after it;
+# `print(exercises.task("token_gae_pairs"))` restates the task, the solution is in
+# `notebooks/solutions/`):
+#
+# **`token_gae_pairs`.** verl's GAE as the pairs $(a_t, b_t)$ of one reverse scan
+# $y_t = b_t + a_t y_{t+1}$ (`rl.linear_scan`, run by the checker), with the mask as a boolean
+# tensor: $y$ must be verl's advantages before its whitening at every position, masked tokens
+# included. A masked token is as if deleted: the identity, $(a, b) = (1, 0)$. At a policy
+# token $a = \gamma\lambda$ and $b = \delta_t$, whose $V(s_{t+1})$ is the value at the next
+# policy token, across any hole. That value is itself a reverse scan of the values: you may
+# call `rl.linear_scan` for it. The checker fills the masked positions of `rewards` and `values`
+# with numbers that must not be read.
+
+# %%
+def token_gae_pairs(rewards, values, mask, gamma, lam):
+    # YOUR CODE: return (a, b), tensors shaped like rewards
+    raise NotImplementedError
+
+# %%
+exercises.attempt("token_gae_pairs", token_gae_pairs)
+
+# %% [markdown]
+# Without a checker:
+#
+# 1. Rerun section 5's comparison with $\gamma = \lambda = 1$, holes included. Do verl's and
+#    OpenRLHF's advantages still differ at the policy tokens? Explain the answer from the
+#    recurrence, without running it.
+# 2. A response cut at the maximum length has no EOS: its episode was truncated, not ended.
+#    What does verl's loop bootstrap from after its last token? Write the `rl.gae` call that
+#    bootstraps a truncated response from a value `v_after` and ends the others at their EOS,
+#    masks included, and check it against a loop.
+# 3. Count the kernels `bench.token_gae_loop` launches per response token (the tensor operations
+#    of one iteration). For $T = 4096$, how many launches is one call, and what does that say
+#    about the loop's wall time per token in section 7's table?
