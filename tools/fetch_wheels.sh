@@ -19,6 +19,7 @@ get() {  # get [--no-deps] SPEC...
 get --no-deps torchrl==0.14.1 tensordict==0.14.3 pyvers==0.2.3 hoptorch==0.1.4 accelerated-scan==0.3.1
 get nbmake==1.5.5 ipywidgets==8.1.9 jupytext==1.19.6
 get --no-deps stable-baselines3==2.9.2 gymnasium==1.4.0 cloudpickle==3.1.3 farama-notifications==0.0.6  # the drop-ins' oracles
+get --no-deps verl==0.9.1  # integrations.verl's oracle: its source is read, the package never imported
 for image_has in attrs iniconfig packaging pluggy psutil pygments pytest python_dateutil typing_extensions tzdata \
                  markdown_it_py mdurl pyyaml PyYAML; do
     rm -f "$dest/$image_has"-[0-9]*.whl
