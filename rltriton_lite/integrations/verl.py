@@ -34,9 +34,10 @@ def masked_whiten(values, mask):
     mean = (torch.where(valid, values, 0.0) * m).sum() / (n + 1e-8)
     centred = values - mean
     var = (torch.where(valid, centred**2, 0.0) * m).sum() / (n + 1e-8)
-    if n == 0:
+    count = n.item()  # the host reads the count once (verl's reads it twice): its errors need it
+    if count == 0:
         raise ValueError("At least one element in the mask has to be 1.")
-    if n == 1:
+    if count == 1:
         raise ValueError("The sum of the mask is one, which can cause a division by zero.")
     var = var * (n / (n - 1))
     return centred * torch.rsqrt(var + 1e-8)
