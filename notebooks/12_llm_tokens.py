@@ -440,7 +440,7 @@ def newest(files):
     return max(files, key=key)
 
 
-found = glob.glob(os.path.join(ROOT, "benchmarks", "results", "*tokens*.json"))
+found = glob.glob(os.path.join(ROOT, "benchmarks", "results", "tokens", "*.json"))
 assert found, "no committed token results (python -m rltriton_lite.bench --tokens, on a GPU, writes one)"
 TOKENS_FILE = newest(found)
 res = json.load(open(TOKENS_FILE, encoding="utf-8"))

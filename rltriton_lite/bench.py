@@ -1324,7 +1324,8 @@ def main(argv=None):
         return 2
     if args.tokens:
         gpu, date = torch.cuda.get_device_name(), datetime.date.today().isoformat()
-        out = output_path(args.out, gpu + " tokens", date)
+        # (a folder of their own: the notebooks read the sweep's results from benchmarks/results/)
+        out = output_path(args.out if args.out.endswith(".json") else str(Path(args.out) / "tokens"), gpu, date)
         print(f"{gpu}; torch {torch.__version__}; writing {out}")
         tokens(out, parse_shapes(args.shapes) if args.shapes else TOKEN_SHAPES)
         print(out)
