@@ -16,6 +16,14 @@
 # %% [markdown]
 # # 00 — Credit assignment is an associative scan
 #
+# * **You will learn:** why a loop that runs backwards in time can run in parallel (affine maps
+#   compose associatively, proved); three scans (sequential, Hillis–Steele, Blelloch); resets,
+#   padding, and chunks joined by a carry.
+# * **Time:** 2.5–3.5 h with the three open questions; 1–1.5 h for the reading and the checked
+#   exercise.
+# * **Needs:** Python, NumPy and PyTorch tensors. No GPU: on a CPU the kernels run in the Triton
+#   interpreter.
+#
 # Every algorithm in this collection — discounted returns, GAE, TD(λ), V-trace, the soft
 # λ-returns of SAC — is a loop that runs **backwards in time**:
 #

@@ -16,6 +16,14 @@
 # %% [markdown]
 # # 00b — Triton from zero: from a first kernel to the package's scan
 #
+# * **You will learn:** to write Triton kernels from zero: programs, masks, loads and stores;
+#   `tl.associative_scan`; a chunk loop with a carry; episode ends as selects; hooks passed as
+#   `tl.constexpr` arguments; then to read the package's kernel.
+# * **Time:** 3–6 h for a Triton newcomer, in two sessions (sections 1–3; then 4–6 and
+#   `strided_scan`); its one open question, on a GPU, another 30–45 min.
+# * **Needs:** notebook 00. No GPU: Triton's interpreter runs every kernel on a CPU (the open
+#   question needs one).
+#
 # Notebook 00 showed that every algorithm in this course is a reverse scan over affine maps.
 # Here you write that scan as a GPU kernel, in five steps, each one an exercise that checks
 # itself:
@@ -50,7 +58,10 @@
 # case (the simplest first), the element where the error starts (in a reverse scan, the latest
 # wrong step: every earlier step inherits the error), what was expected and what you returned,
 # and a hint from what is special about that step (an episode end, a chunk's carry, the window's
-# last step). `print(exercises.task(name))` restates the task. Solutions:
+# last step). The checker also checks that you did what the exercise asks: a kernel exercise
+# must launch a `@triton.jit` kernel of yours (the same numbers from PyTorch are refused), a scan
+# must run `tl.associative_scan`, and while it runs the package's own functions refuse to be
+# called. `print(exercises.task(name))` restates the task. Solutions:
 # `notebooks/solutions/<name>.py` (in Jupyter, `%load solutions/<name>.py` in the starter's cell).
 
 # %%
@@ -179,7 +190,28 @@ print("x > 0 and index < 3, elementwise:", out.tolist())
 # `(a2, b2)` the run right after it. With `reverse=True` the scan runs from the end: `(a1, b1)`
 # is the run that comes *later* in the block (already composed) and `(a2, b2)` the run just
 # before it — exactly the order of a return, where step $t$ is applied to the value that comes
-# after it. In both cases `combine` applies `(a1, b1)` first.
+# after it. In both cases `combine` applies `(a1, b1)` first. On a block of 8 steps, at the last
+# level of the tree:
+#
+# ```text
+# forward scan (reverse=False): y_t = a_t·y_{t-1} + b_t; the carry moves left to right →
+#
+#   step:  0     1     2     3     4     5     6     7
+#          └────(a1, b1)─────┘     └────(a2, b2)─────┘
+#          earlier run:            later run:
+#          applied first           applied second
+#   the result at t: the map of steps 0..t,   y_t = B_t + A_t·(the carry before step 0)
+#
+# reverse scan (reverse=True): y_t = a_t·y_{t+1} + b_t; the carry moves right to left ←
+#
+#   step:  0     1     2     3     4     5     6     7
+#          └────(a2, b2)─────┘     └────(a1, b1)─────┘
+#          earlier run:            later run, already composed:
+#          applied second          applied first
+#   the result at t: the map of steps t..end, y_t = B_t + A_t·(the carry after the end)
+#
+# in both: combine(a1, b1, a2, b2) = (a2·a1, b2 + a2·b1), the map y ↦ a2·(a1·y + b1) + b2
+# ```
 #
 # A forward example first: the running state of $y_t = a_t y_{t-1} + b_t$ (an exponential
 # moving average with $a_t = 0.5$, $b_t = 0.5 x_t$):
@@ -371,7 +403,7 @@ print("the loop's answer:", reference.discounted_returns(r_bad.numpy(), gamma=0.
 # ```
 #
 # After the scan each step holds its composed map $(A_t, B_t, R_t)$ to the chunk's end, and the
-# carry must be selected too: $G_t = B_t$ where $R_t$ (an episode ends inside the chunk after $t$),
+# carry must be selected too: $G_t = B_t$ where $R_t$ (an episode ends inside the chunk at or after $t$),
 # else $B_t + A_t \cdot \text{carry}$. Padding past the row's end is $(1, 0, \text{false})$.
 #
 # **Exercise `reset_scan`.** `chunked_scan` with resets: the same arguments and results, and a
@@ -536,10 +568,16 @@ print(inspect.getsource(getattr(returns._td_lambda_prologue, "fn", returns._td_l
 # step is not padding: a padded step is the identity) and `keep`, values the epilogue needs
 # again (GAE keeps $V_t$ to add to the advantage, so `values` is read once).
 #
-# The kernel's arguments, each with its comment from the source. The first ten and `PROLOGUE`,
-# `EPILOGUE`, `REVERSE`, `BLOCK` are what you wrote; `ROWS`, `V`, `STAGES` are speed (notebook 13);
-# `Y0`, `SUMMARY`, `SEG`, `BLOCK_S`, `COMPOSE` split one very long row across programs, each
-# scanning a segment of time from the carry composed from the segments after it (notebook 13):
+# The kernel's arguments, each with its comment from the source, in three groups:
+#
+# * **what you wrote**: the inputs and outputs `X`, `SX`, `P`, `O`, `SO`, the sizes `n_rows`, `T`,
+#   and `PROLOGUE`, `EPILOGUE`, `REVERSE`, `ACC` (the accumulation dtype), `BLOCK`;
+# * **carries in and out of a row**: `Y0`, the carry entering each row (each segment of a split; 0 if
+#   absent), and `Y_END`,
+#   where the carry after each row's last step is written (notebook 11 hands it between processes);
+# * **speed** (notebook 13): `ROWS`, `V`, `STAGES`, and the time split, which cuts one very long row
+#   into segments each scanned by its own program from the carry composed from the segments after
+#   it: `SUMMARY`, `SEG`, `BLOCK_S`, `COMPOSE`.
 
 # %%
 kernel_source = inspect.getsource(getattr(scan._scan_kernel, "fn", scan._scan_kernel))

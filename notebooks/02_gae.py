@@ -16,6 +16,11 @@
 # %% [markdown]
 # # 02 — Generalized advantage estimation as one scan
 #
+# * **You will learn:** generalized advantage estimation as one reverse scan; the package's named
+#   hook slots, and GAE's prologue written in them.
+# * **Time:** 2–3 h with the open questions; 1–1.5 h for the reading and the checked exercises.
+# * **Needs:** notebook 01. No GPU.
+#
 # PPO, A2C and most actor-critic methods weight each action by an **advantage**: how much better
 # the return after it was than the critic expected. Generalized advantage estimation
 # (Schulman, Moritz, Levine, Jordan, Abbeel: *High-Dimensional Continuous Control Using
@@ -125,8 +130,8 @@ print("prologue + scan + epilogue == the loop")
 #   or `t == T - 1`, the end of the window) and `valid` (not padding).
 # * `episode.values_now_and_next` reads $V(s_t)$ and $V(s_{t+1})$: `next_values[t]`, or
 #   `values[t+1]` and `bootstrap_value` after the last step. `values[t+1]` is not a second,
-#   shifted load: `load_and_step` reads each step once and shifts the values by one step inside
-#   the kernel (why that is faster: notebook 13, the appendix).
+#   shifted load: a helper (`tile.load_and_step`) reads each step once and shifts the values by
+#   one step inside the kernel (how, and why that is faster: notebook 13, section 3).
 # * A prologue returns `(a, b, reset, valid, keep)`: your 00b triple, `valid`, and `keep`, values
 #   the epilogue needs again. The epilogue gets the scanned `y` and `keep`, and stores.
 
@@ -235,37 +240,24 @@ print(f"3 x 1000: relative error {long_err:.1e}")
 # %% [markdown]
 # ## 5. Optional: profile it
 #
-# How to read this section (the H200 table's columns, wall versus GPU time, and why on a CPU the
-# kernel is checked in the interpreter, not timed) is explained once, in
-# [notebook 08, section 6](08_profiling.ipynb).
 # For GAE: it has two outputs, the advantages and the returns $A_t + V_t$, and its floor counts
 # both writes (17 B per step in float32, notebook 08, section 1). The kernel writes both in its
 # one pass over the rollout, adding the $V_t$ its prologue kept (the `keep` slot, 00b, section 6)
 # instead of reading the values again; CleanRL's loop costs over 100× our call at every shape
 # measured.
+#
+# The cell below shows the committed H200 table and chart, and asserts the claims above and the
+# two that every algorithm shares (the host is most of a call at 4096×128; over 75 % of the floor
+# at the largest shape). [Notebook 08, section 6](08_profiling.ipynb) explains the columns once
+# and runs the profiler on this machine; `ui, rows = profile.profiler("gae"); ui` in a new
+# cell runs it for this algorithm.
 
 # %%
-h200 = profile.committed("gae")
-
-# %%
+h200 = profile.committed("gae")  # the H200's table and chart, read by name: not measured here
 facts = profile.committed_facts(h200)
 assert facts.ours >= 4 and facts.replaced_x > 100  # the loop over time: over 100× our wall time per call, every shape
 assert facts.host_x > 5  # at 4096×128 our wall time is over 5× the GPU time: the host is most of the call
 assert facts.floor_pct > 75  # at the largest shape, over 75 % of the memory floor
-
-# %% [markdown]
-# On this machine (on a CPU: the PyTorch path timed against the loop over time, the kernel
-# checked in the interpreter, untimed):
-
-# %%
-ui, rows = profile.profiler("gae")
-ui
-
-# %%
-print(profile.live_table(rows))  # the rows again as text: a static render does not show the widget's output
-timed = [r for r in rows if r["ms"] is not None]  # on a CPU the kernel is checked, not timed
-assert {r["impl"] for r in rows} == {"triton", "torch", "loop"} and {r["impl"] for r in timed} >= {"torch", "loop"}
-assert all(r["ms"] > 0 for r in timed) and all(r["rel_err"] < 1e-5 for r in rows)  # all three correct
 
 # %% [markdown]
 # ## Exercises

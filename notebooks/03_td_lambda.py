@@ -16,6 +16,11 @@
 # %% [markdown]
 # # 03 — TD(λ) returns
 #
+# * **You will learn:** λ-returns from one-step TD to Monte Carlo; the bias–variance trade-off of
+#   λ, measured; Watkins's Q(λ) as a Triton prologue.
+# * **Time:** 2.5–3.5 h with the open questions; 1–1.5 h for the reading and the checked exercise.
+# * **Needs:** notebooks 01 and 02; the bias and variance of an estimator. No GPU.
+#
 # The λ-return mixes all $n$-step returns with weights $(1-\lambda)\lambda^{n-1}$ (Sutton,
 # *Learning to predict by the methods of temporal differences*, Machine Learning 1988; Sutton &
 # Barto 2nd ed., §12.1). It is the critic target of Dreamer and of many actor-critics (Watkins's
@@ -222,36 +227,23 @@ assert 0 < best < len(lams) - 1 and mse[best] < 0.95 * min(mse[0], mse[-1])  # a
 # %% [markdown]
 # ## 6. Optional: profile it
 #
-# How to read this section (the H200 table's columns, wall versus GPU time, and why on a CPU the
-# kernel is checked in the interpreter, not timed) is explained once, in
-# [notebook 08, section 6](08_profiling.ipynb).
 # For TD(λ): the kernel's cost does not depend on λ. Every λ of section 5 is the same scan over
 # the same bytes (13 B per step in float32: the reward, the next value and the flag in, the return
 # out), so on a GPU moving along the bias–variance trade-off is free; the loop over time it
 # replaces costs over 100× our call at every shape measured.
+#
+# The cell below shows the committed H200 table and chart, and asserts the claims above and the
+# two that every algorithm shares (the host is most of a call at 4096×128; over 75 % of the floor
+# at the largest shape). [Notebook 08, section 6](08_profiling.ipynb) explains the columns once
+# and runs the profiler on this machine; `ui, rows = profile.profiler("td_lambda"); ui` in a new
+# cell runs it for this algorithm.
 
 # %%
-h200 = profile.committed("td_lambda")
-
-# %%
+h200 = profile.committed("td_lambda")  # the H200's table and chart, read by name: not measured here
 facts = profile.committed_facts(h200)
 assert facts.ours >= 4 and facts.replaced_x > 100  # the loop over time: over 100× our wall time per call, every shape
 assert facts.host_x > 5  # at 4096×128 our wall time is over 5× the GPU time: the host is most of the call
 assert facts.floor_pct > 75  # at the largest shape, over 75 % of the memory floor
-
-# %% [markdown]
-# On this machine (on a CPU: the PyTorch path timed against the loop over time, the kernel
-# checked in the interpreter, untimed):
-
-# %%
-ui, rows = profile.profiler("td_lambda")
-ui
-
-# %%
-print(profile.live_table(rows))  # the rows again as text: a static render does not show the widget's output
-timed = [r for r in rows if r["ms"] is not None]  # on a CPU the kernel is checked, not timed
-assert {r["impl"] for r in rows} == {"triton", "torch", "loop"} and {r["impl"] for r in timed} >= {"torch", "loop"}
-assert all(r["ms"] > 0 for r in timed) and all(r["rel_err"] < 1e-5 for r in rows)  # all three correct
 
 # %% [markdown]
 # ## Exercises

@@ -16,6 +16,12 @@
 # %% [markdown]
 # # 05 — PPO: a scan for the advantages, a reduction for the loss
 #
+# * **You will learn:** PPO's clipped surrogate: GAE is the scan, the loss a deterministic
+#   two-stage reduction; dual-clip PPO as an elementwise Triton hook.
+# * **Time:** 3.5–5 h with the open questions; 1.25–2 h for the reading and the two checked
+#   exercises.
+# * **Needs:** notebook 02. No GPU.
+#
 # Proximal Policy Optimization (Schulman, Wolski, Dhariwal, Radford, Klimov: *Proximal Policy
 # Optimization Algorithms*, arXiv 1707.06347, 2017) improves the policy that collected a rollout
 # with several epochs of minibatch steps on the same data. Its starting point is the
@@ -410,37 +416,24 @@ print(f"3 x 1000: relative error {long_err:.1e}")
 # %% [markdown]
 # ## 6. Optional: profile it
 #
-# How to read this section (the H200 table's columns, wall versus GPU time, and why on a CPU the
-# kernel is checked in the interpreter, not timed) is explained once, in
-# [notebook 08, section 6](08_profiling.ipynb).
 # For PPO: the loss is a reduction, one number written per call, so its floor counts the reads
 # alone (12 B per step in float32, notebook 08, section 1). The code it replaces is CleanRL's
 # eager formula, not a loop, so the first assert compares GPU times: the fused kernel reads each
 # input once and takes under half the formula's GPU time at every shape measured, while the wall
 # times, mostly host work, differ far less.
+#
+# The cell below shows the committed H200 table and chart, and asserts the claims above and the
+# two that every algorithm shares (the host is most of a call at 4096×128; over 75 % of the floor
+# at the largest shape). [Notebook 08, section 6](08_profiling.ipynb) explains the columns once
+# and runs the profiler on this machine; `ui, rows = profile.profiler("ppo"); ui` in a new
+# cell runs it for this algorithm.
 
 # %%
-h200 = profile.committed("ppo")
-
-# %%
+h200 = profile.committed("ppo")  # the H200's table and chart, read by name: not measured here
 facts = profile.committed_facts(h200)
 assert facts.ours >= 4 and facts.replaced_x > 2  # the eager formula: over 2× our GPU time (ours is fused), every shape
 assert facts.host_x > 5  # at 4096×128 our wall time is over 5× the GPU time: the host is most of the call
 assert facts.floor_pct > 75  # at the largest shape, over 75 % of the memory floor
-
-# %% [markdown]
-# On this machine (on a CPU: the PyTorch path timed against the eager formula, the kernel
-# checked in the interpreter, untimed):
-
-# %%
-ui, rows = profile.profiler("ppo")
-ui
-
-# %%
-print(profile.live_table(rows))  # the rows again as text: a static render does not show the widget's output
-timed = [r for r in rows if r["ms"] is not None]  # on a CPU the kernel is checked, not timed
-assert {r["impl"] for r in rows} == {"triton", "torch", "eager"} and {r["impl"] for r in timed} >= {"torch", "eager"}
-assert all(r["ms"] > 0 for r in timed) and all(r["rel_err"] < 1e-5 for r in rows)  # all three correct
 
 # %% [markdown]
 # ## Exercises

@@ -16,6 +16,11 @@
 # %% [markdown]
 # # 06 — Soft Actor-Critic: soft λ-returns as one scan
 #
+# * **You will learn:** soft λ-returns with a min over critics; SAC's actor and temperature
+#   losses; soft λ-targets as a Triton prologue; the bias of multi-step targets on replayed data.
+# * **Time:** 2.5–3 h with the open questions; 1–1.5 h for the reading and the checked exercise.
+# * **Needs:** notebooks 03 and 04 (section 4 reuses 04's one-state problem). No GPU.
+#
 # Soft Actor-Critic (Haarnoja, Zhou, Abbeel, Levine: *Soft Actor-Critic: Off-Policy Maximum
 # Entropy Deep Reinforcement Learning with a Stochastic Actor*, ICML 2018) maximises reward plus
 # $\alpha$ times the policy's entropy. Its critic regresses on a *soft* target: the next state's
@@ -392,39 +397,27 @@ print(f"3 x 1000: relative error {long_err:.1e}")
 # %% [markdown]
 # ## 5. Optional: profile it
 #
-# How to read this section (the H200 table's columns, wall versus GPU time, and why on a CPU the
-# kernel is checked in the interpreter, not timed) is explained once, in
-# [notebook 08, section 6](08_profiling.ipynb).
 # For SAC: the code it replaces is CleanRL's one-line target, an eager formula. The package's
 # PyTorch path is the general soft λ-return: it runs the scan (⌈log₂ T⌉ rounds of whole-tensor
 # ops) whatever λ is, even at λ = 0, where the target has no recurrence (λ may be a tensor that
-# varies per step, which only a scan handles), so on a CPU the one line is the faster. The kernel,
-# given λ = 0 as a number, runs elementwise; on the H200 it takes under half the formula's GPU
-# time at every shape measured, and passes 100 % of its floor at some shapes (notebook 09,
-# section 1, says why).
+# varies per step, which only a scan handles), so on a CPU the one line is the faster (notebook 08,
+# "All algorithms side by side", times both). The kernel, given λ = 0 as a number, runs
+# elementwise; on the H200 it takes under half the formula's GPU time at every shape measured, and
+# passes 100 % of its floor at some shapes (notebook 09, section 1, says why).
+#
+# The cell below shows the committed H200 table and chart, and asserts the claims above and the
+# two that every algorithm shares (the host is most of a call at 4096×128; over 75 % of the floor
+# at the largest shape). [Notebook 08, section 6](08_profiling.ipynb) explains the columns once
+# and runs the profiler on this machine; `ui, rows = profile.profiler("sac"); ui` in a new
+# cell runs it for this algorithm.
 
 # %%
-h200 = profile.committed("sac")
-
-# %%
+h200 = profile.committed("sac")  # the H200's table and chart, read by name: not measured here
 facts = profile.committed_facts(h200)
 assert facts.ours >= 4 and facts.replaced_x > 2  # the eager formula: over 2× our GPU time (ours is fused), every shape
 assert facts.host_x > 5  # at 4096×128 our wall time is over 5× the GPU time: the host is most of the call
 assert facts.floor_pct > 75  # at the largest shape, over 75 % of the memory floor
-
-# %% [markdown]
-# On this machine (on a CPU: the PyTorch path timed against the eager formula, the kernel
-# checked in the interpreter, untimed):
-
-# %%
-ui, rows = profile.profiler("sac")
-ui
-
-# %%
-print(profile.live_table(rows))  # the rows again as text: a static render does not show the widget's output
-timed = [r for r in rows if r["ms"] is not None]  # on a CPU the kernel is checked, not timed
-assert {r["impl"] for r in rows} == {"triton", "torch", "eager"} and {r["impl"] for r in timed} >= {"torch", "eager"}
-assert all(r["ms"] > 0 for r in timed) and all(r["rel_err"] < 1e-5 for r in rows)  # all three correct
+assert any(r["pct_floor"] > 100 for r in h200 if r["impl"] == "rltriton_lite")  # over 100 % somewhere (09 says why)
 
 # %% [markdown]
 # ## Exercises

@@ -16,6 +16,12 @@
 # %% [markdown]
 # # 07 — CRR: a one-step target for the critic, a weighted sum for the policy
 #
+# * **You will learn:** critic-regularized regression: advantage weights, sampled-Q baselines, the
+#   loss as an associative reduction; AWR's weights as a Triton hook.
+# * **Time:** 2.5–3 h with the open questions; 45 min–1 h for the reading and the checked
+#   exercise.
+# * **Needs:** notebook 05 (and 04's Retrace for the second open question). No GPU.
+#
 # Critic Regularized Regression (Wang, Novikov, Żołna, Springenberg, Reed, Shahriari, Siegel,
 # Merel, Gulcehre, Heess, de Freitas: *Critic Regularized Regression*, NeurIPS 2020,
 # arXiv 2006.15134) learns a policy from a fixed dataset, without new interaction. Plain
@@ -327,38 +333,27 @@ print(f"3 x 1000: relative error {long_err:.1e}")
 # %% [markdown]
 # ## 6. Optional: profile it
 #
-# How to read this section (the H200 table's columns, wall versus GPU time, and why on a CPU the
-# kernel is checked in the interpreter, not timed) is explained once, in
-# [notebook 08, section 6](08_profiling.ipynb).
 # For CRR: the code it replaces is the eager formula
 # `-(clamp(exp((Q - V)/β), max=20) * logπ).mean()`, so the first assert compares GPU times: the
 # fused kernel's is under half the formula's at every shape measured. The wall times tell another
 # story: with the backward, the formula's call costs less than ours at every shape measured,
 # because at these shapes either call is mostly host work, and ours pays the package's fixed cost
 # per call (argument checks, the custom op's dispatch).
+#
+# The cell below shows the committed H200 table and chart, and asserts the claims above and the
+# two that every algorithm shares (the host is most of a call at 4096×128; over 75 % of the floor
+# at the largest shape). [Notebook 08, section 6](08_profiling.ipynb) explains the columns once
+# and runs the profiler on this machine; `ui, rows = profile.profiler("crr"); ui` in a new
+# cell runs it for this algorithm.
 
 # %%
-h200 = profile.committed("crr")
-
-# %%
+h200 = profile.committed("crr")  # the H200's table and chart, read by name: not measured here
 facts = profile.committed_facts(h200)
 assert facts.ours >= 4 and facts.replaced_x > 2  # the eager formula: over 2× our GPU time (ours is fused), every shape
 assert facts.host_x > 5  # at 4096×128 our wall time is over 5× the GPU time: the host is most of the call
 assert facts.floor_pct > 75  # at the largest shape, over 75 % of the memory floor
-
-# %% [markdown]
-# On this machine (on a CPU: the PyTorch path timed against the eager formula, the kernel
-# checked in the interpreter, untimed):
-
-# %%
-ui, rows = profile.profiler("crr")
-ui
-
-# %%
-print(profile.live_table(rows))  # the rows again as text: a static render does not show the widget's output
-timed = [r for r in rows if r["ms"] is not None]  # on a CPU the kernel is checked, not timed
-assert {r["impl"] for r in rows} == {"triton", "torch", "eager"} and {r["impl"] for r in timed} >= {"torch", "eager"}
-assert all(r["ms"] > 0 for r in timed) and all(r["rel_err"] < 1e-5 for r in rows)  # all three correct
+wall = {(r["impl"], r["B"], r["T"]): r["wall_us"] for r in h200 if r["pass"] == "fwd+bwd"}
+assert all(wall[i, b, t] < wall["rltriton_lite", b, t] for i, b, t in wall if i == "pytorch_eager")  # with the backward
 
 # %% [markdown]
 # ## Exercises

@@ -16,6 +16,13 @@
 # %% [markdown]
 # # 08 — Profiling: bytes, floors, and wall time versus GPU time
 #
+# * **You will learn:** the memory floor counted by hand; GPU time against wall time; what CUDA
+#   graphs and `torch.compile(mode="reduce-overhead")` remove; how to read the committed H200
+#   table and the profiler.
+# * **Time:** 2–3 h with the open questions; 45–75 min for the reading and the checked exercise.
+# * **Needs:** any of notebooks 01–07. No GPU: the GPU's figures are the committed H200 results;
+#   with one, the profiler times the kernels live.
+#
 # Three questions a practitioner asks of a kernel, and one this notebook adds:
 #
 # 1. **How fast could it be?** These kernels do a handful of flops per byte, so they are
@@ -36,7 +43,6 @@
 #    run in the interpreter only to check their outputs, untimed.
 
 # %%
-import json
 import math
 import os
 
@@ -59,7 +65,9 @@ LIVE = ("live, this GPU" if DEVICE == "cuda" else
 print(f"device: {DEVICE}; times measured here: {LIVE}")
 
 # %% [markdown]
-# The committed results: `H200-2026-12-01c.json` is the latest run (float32, the shapes below),
+# The committed results, read by name (`profile.COMMITTED_RUN` and `profile.COMMITTED_SWEEP`, so
+# that a results file of another GPU in the same folder changes nothing here):
+# `H200-2026-12-01c.json` is the latest run (float32, the shapes below),
 # `H200-2026-11-30d.json` the previous full sweep (bfloat16 too). Each row is one
 # (algorithm, implementation, shape, dtype, pass) with these fields, among others:
 #
@@ -74,8 +82,8 @@ print(f"device: {DEVICE}; times measured here: {LIVE}")
 # %%
 ROOT = os.path.abspath("..") if os.path.basename(os.getcwd()) == "notebooks" else os.getcwd()
 RESULTS = os.path.join(ROOT, "benchmarks", "results")
-RES = json.load(open(os.path.join(RESULTS, "H200-2026-12-01c.json")))
-FULL = json.load(open(os.path.join(RESULTS, "H200-2026-11-30d.json")))
+RES = profile.committed_results(RESULTS)[1]  # H200-2026-12-01c.json (profile.COMMITTED_RUN)
+FULL = profile.committed_results(RESULTS, profile.COMMITTED_SWEEP)[1]  # H200-2026-11-30d.json
 BW = RES["copy_bandwidth_Bps"]  # bytes read + written per second, device-to-device copy
 print(f"{RES['gpu']}, {RES['date']}, torch {RES['versions']['torch']}, triton {RES['versions']['triton']}: "
       f"copy bandwidth {BW / 1e12:.3f} TB/s, {len(RES['rows'])} rows")
@@ -176,7 +184,7 @@ assert r_gae["floor_ms"] == r_gae["bytes"] / big["copy_bandwidth_Bps"] * 1e3
 # ## 2. The committed H200 results: GPU time against the floor
 #
 # Every algorithm at 16384×1024, float32, forward. **% floor** is the floor ÷ the GPU time
-# (CUDA-graph replays), as in the README's performance section; 100 % would be a kernel that
+# (CUDA-graph replays); 100 % would be a kernel that
 # moves its bytes as fast as a plain copy. The last column is the wall time per eager call.
 
 # %%
@@ -194,8 +202,7 @@ print(profile.table(gpu_table))
 
 # %%
 pct = {t["algorithm"]: t["% floor"] for t in gpu_table}
-assert round(pct["gae"], 1) == 83.5  # the README's figure
-assert all(80 < p < 101 for p in pct.values())
+assert all(80 < p < 101 for p in pct.values())  # every kernel at 80-100 % of copy speed
 assert all(t["wall µs/call"] < 1.25 * t["GPU µs"] for t in gpu_table)  # big: the GPU time is the call
 
 # %% [markdown]
@@ -255,10 +262,16 @@ plt.show()
 # their 2–6 µs floors: few long rows give the GPU little parallel work) hides the host, while
 # the elementwise losses stay host-bound. Only at 16384×1024 is every call GPU-bound.
 #
+# One caution before the next table, which puts a later run's wall times beside these GPU times.
+# After this sweep the planner changed how it runs few long rows: since commit e714ed6 a row of
+# 64×16384 is walked in 1024-step chunks by four warps, not in 256-step chunks by one. The wall
+# probe ran after that change, so at 64×16384 its wall times (29–44 µs for the scans) are *below*
+# the GPU times of this older sweep. That is no paradox, only two commits: GAE's GPU time there
+# is now 27.7 µs (`benchmarks/results/checks/H200-2026-12-01g-token-probe.txt`).
+#
 # How much of that host time is just *a launch from Python*? The interleaved wall-time probe
-# (`tools/wall_probe.py`, committed as `H200-2026-12-01d-wall.txt`, the README's "Performance"
-# source) times our calls in 15 interleaved rounds, all shapes in one run, beside three
-# yardsticks:
+# (`tools/wall_probe.py`, its output committed as `benchmarks/results/H200-2026-12-01d-wall.txt`)
+# times our calls in 15 interleaved rounds, all shapes in one run, beside three yardsticks:
 #
 # * `noop kernel[grid]`: an **empty** Triton kernel, one program per row: the launch alone;
 # * `torch.add`: one PyTorch op, PyTorch's own launch path;
@@ -278,8 +291,8 @@ probe_table = [{"shape": f"{b}×{t}", "noop kernel[grid]": probe[b, t]["noop ker
                for b, t in [(16, 128), (4096, 128), (64, 16384)]]
 print(f"H200 wall-time probe, µs per forward call (host included), {PROBE}")
 print(profile.table(probe_table, digits=3))
-assert probe[4096, 128]["gae"] == 38.0  # the README's table quotes this row
-assert probe[16, 128]["crr"] == 86.6 and round(row(RES, "crr", 16, 128)["full_call_us"], 1) == 44.1  # see below
+crr_two_runs = probe[16, 128]["crr"] / row(RES, "crr", 16, 128)["full_call_us"]  # the same call, two runs
+assert 1.5 < crr_two_runs <= 2  # the host is shared: up to 2x apart (the caveat below)
 assert all(probe[s]["noop kernel[grid]"] > 3 * 1e3 * row(RES, "gae", *s)["kernel_ms"] for s in [(16, 128), (4096, 128)])
 assert all(probe[s]["bare_launch"] > probe[s]["noop kernel[grid]"] for s in probe)  # the anchor is not empty
 assert all(probe[s]["gae"] < probe[s]["bare_launch"] for s in [(4096, 128), (64, 16384)])
@@ -319,8 +332,8 @@ assert 5 < 1e3 * bare["kernel_ms"] < bare["full_call_us"]  # a real kernel: GPU 
 # and addresses are frozen (copy new data into the captured input tensors, `static.copy_(fresh)`),
 # outputs are overwritten by the next replay, and nothing inside may synchronise with the host
 # (`.item()`, printing a tensor) or take a data-dependent Python branch. Every public function of
-# this package can be captured; `tests/test_compile.py` checks replays against eager calls on the
-# H200.
+# this package can be captured; the repository's GPU tests (`tests/test_compile.py`) check replays
+# against eager calls on the H200.
 
 # %%
 saving = [{"algorithm": t["algorithm"], "eager wall µs": t["4096×128 wall"],
@@ -518,13 +531,16 @@ assert loop_h200["full_call_us"] > 100 * ours_h200["full_call_us"]
 # %% [markdown]
 # ## 6. The "profile it" sections of notebooks 01–07, read once
 #
-# Each of notebooks 01–07 ends its lesson with a short "profile it" section: the committed H200
-# figures of its algorithm, then the profiler on this machine. This section explains both once,
-# on GAE; those sections link here and keep only what is particular to their algorithm.
+# Each of notebooks 01–07 ends its lesson with a short "profile it" section: one cell that shows
+# the committed H200 figures of its algorithm and asserts what its text says of them. This section
+# explains that table once, on GAE, then runs the profiler on this machine (`profile.profiler(name)`
+# takes any of the seven algorithms); those sections link here and keep only what is particular
+# to their algorithm.
 #
-# **The committed H200 table.** `profile.committed(name)` reads the newest results file in
-# `benchmarks/results/` (a GPU measured it; nothing is re-measured here) and prints one line per
-# implementation, for each shape (rows B × steps T) and pass (`fwd`: the call; `fwd+bwd`: the
+# **The committed H200 table.** `profile.committed(name)` reads the committed H200 results file
+# in `benchmarks/results/` by its name, `profile.COMMITTED_RUN` (a GPU measured it; nothing is
+# re-measured here, and a results file of another GPU in that folder is not read), and prints one
+# line per implementation, for each shape (rows B × steps T) and pass (`fwd`: the call; `fwd+bwd`: the
 # call and its backward), then draws the same numbers as a chart. The implementations, in order:
 # ours (the Triton kernel); the PyTorch code it replaces (the CleanRL-style "PyTorch loop over
 # time" for the four scans, the "eager PyTorch formula" for PPO, SAC and CRR); `torch.compile`
@@ -553,10 +569,10 @@ gae_rows = profile.committed("gae")
 # the loop at 4096×128, forward:
 
 # %%
-RUN, NEWEST = profile.newest_results(RESULTS)
+RUN, COMMITTED = profile.committed_results(RESULTS)  # by name: H200-2026-12-01c
 by_case = {(r["impl"], r["B"], r["T"], r["pass"]): r for r in gae_rows}
 ours_line, loop_line = by_case["rltriton_lite", 4096, 128, "fwd"], by_case["pytorch_loop", 4096, 128, "fwd"]
-j = row(NEWEST, "gae", 4096, 128)
+j = row(COMMITTED, "gae", 4096, 128)
 assert ours_line["wall_us"] == j["full_call_us"] and ours_line["gpu_us"] == 1e3 * j["kernel_ms"]
 assert ours_line["pct_floor"] == 100 * j["floor_ms"] / j["kernel_ms"] and ours_line["floor_us"] == 1e3 * j["floor_ms"]
 assert loop_line["gpu_us"] is None and loop_line["vs_ours"] == loop_line["wall_us"] / ours_line["wall_us"]
@@ -721,7 +737,8 @@ if not GPU:  # the loop's time follows T: 16 times the steps, several times the 
 # On a GPU: the kernel against the PyTorch path, with the floor, at 16384×1024. On a CPU: the
 # PyTorch path against the code it replaces at two shapes, many short rollouts (4096×128) and a
 # few long ones (64×2048), timed for real (`profile.cpu_rows`, without the kernels' interpreter
-# check: notebooks 01–07 run it); the committed H200 figures for every algorithm are in section 2.
+# check: each of notebooks 01–07 checks its kernel against the loop); the committed H200 figures
+# for every algorithm are in section 2.
 
 # %%
 if GPU:

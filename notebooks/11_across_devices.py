@@ -16,6 +16,13 @@
 # %% [markdown]
 # # 11 — Across devices: one scan, its steps on several processes
 #
+# * **You will learn:** one scan with its steps on several processes: a segment is one affine map,
+#   maps are exchanged and carries composed; the package's `time_group=` on two processes.
+# * **Time:** 1.5–2 h with the open questions; 45 min–1 h for the reading and the checked
+#   exercise.
+# * **Needs:** notebook 00; the basics of `torch.distributed`. No GPU: the two processes run on
+#   the CPU.
+#
 # A language model's response of 128K tokens is an episode, and its GAE runs along all of it. In a
 # context- or sequence-parallel stack each GPU holds a stretch of the sequence (its activations are
 # what does not fit on one GPU): rank 0 the first steps, rank 1 the next, and so on. Gathering every

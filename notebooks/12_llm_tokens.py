@@ -16,6 +16,12 @@
 # %% [markdown]
 # # 12 — Credit assignment over tokens: GAE for language models
 #
+# * **You will learn:** credit assignment over a language model's response tokens: the token-level
+#   MDP, what each mask means, verl's loop against one masked scan, OpenRLHF's semantics on holes,
+#   the H200 timings.
+# * **Time:** 3–3.5 h with the open questions; 1–1.5 h for the reading and the checked exercise.
+# * **Needs:** notebooks 01 and 02. No GPU.
+#
 # When a language model is trained with PPO (RLHF, or RL from verifiable rewards), the policy
 # is the model, and each sampled response is an episode whose steps are its tokens. The
 # stacks that train them (verl, OpenRLHF, TRL, NeMo-RL) compute the advantages with a Python loop
@@ -41,7 +47,6 @@ import glob
 import inspect
 import json
 import os
-import re
 
 import numpy as np
 import torch
@@ -310,8 +315,8 @@ assert abs(adv_drop[mask].mean().item()) < 1e-9 and abs(adv_drop[mask].std().ite
 
 # %% [markdown]
 # (With verl's integer masks its whitening rounds the token count through float32, and the
-# drop-in rounds the same way; `tests/test_llm_integrations.py` checks that, and checks the
-# drop-in against verl's own function read from the installed package.)
+# drop-in rounds the same way; the repository's `tests/test_llm_integrations.py` checks that, and
+# checks the drop-in against verl's own function read from the installed package.)
 #
 # ## 5. OpenRLHF's semantics: the same on right padding, not on holes
 #
@@ -432,17 +437,13 @@ assert (adv_cum - adv_loop)[mask].abs().max() > 0.1  # and it is not GAE with λ
 ROOT = os.path.abspath(os.path.join(os.getcwd(), "..")) if os.path.basename(os.getcwd()) == "notebooks" else os.getcwd()
 
 
-def newest(files):
-    """The newest result by name: its date, then the harness's -2, -3 … for a later run that day."""
-    def key(path):
-        m = re.search(r"(\d{4}-\d{2}-\d{2})(?:-(\d+))?\.json$", os.path.basename(path))
-        return (m.group(1), int(m.group(2) or 1)) if m else ("", 0)
-    return max(files, key=key)
-
-
-found = glob.glob(os.path.join(ROOT, "benchmarks", "results", "tokens", "*.json"))
-assert found, "no committed token results (python -m rltriton_lite.bench --tokens, on a GPU, writes one)"
-TOKENS_FILE = newest(found)
+# The committed H200 run, read by its name: a run of another GPU written into the same folder
+# (python -m rltriton_lite.bench --tokens writes one there) is listed, and changes nothing below.
+TOKENS_FILE = os.path.join(ROOT, "benchmarks", "results", "tokens", "H200-2026-12-02.json")
+others = sorted(os.path.basename(f) for f in glob.glob(os.path.join(os.path.dirname(TOKENS_FILE), "*.json"))
+                if os.path.basename(f) != os.path.basename(TOKENS_FILE))
+assert os.path.isfile(TOKENS_FILE), "the committed token results are missing"
+print("other token results in that folder, not read here:", ", ".join(others) or "none")
 res = json.load(open(TOKENS_FILE, encoding="utf-8"))
 print(f"{os.path.relpath(TOKENS_FILE, ROOT)}: {res['gpu']}, {res['date']}, γ = {res['gamma']}, λ = {res['lam']}")
 print(f"   {res['command']}; torch {res['versions'].get('torch')}, triton {res['versions'].get('triton')}")

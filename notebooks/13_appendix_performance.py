@@ -16,6 +16,13 @@
 # %% [markdown]
 # # 13 — Appendix: what makes the scan fast (optional)
 #
+# * **You will learn:** what makes a memory-bound kernel fast: coalesced loads and 32-byte
+#   sectors, bytes in flight, enough programs; vectors, shuffles, tiles and the time split; on a
+#   GPU, your own kernel timed against the package's.
+# * **Time:** 2.5–4 h with the open questions; 1–2 h for the reading and the checked exercise.
+#   Optional.
+# * **Needs:** notebooks 00b and 08. A GPU only for section 7 and open questions 1 and 3.
+#
 # The kernel you wrote in notebook 00b computes the right numbers. The package's kernel
 # computes the same numbers, the scans at 80–95 % of the memory floor on an H200 for large batches
 # (notebook 09). This appendix is for readers who want to know what separates the two; nothing
@@ -463,6 +470,9 @@ print("my_returns == rl.discounted_returns on 3 × 50:", "compiled" if GPU else 
 #   the flag read, the return written), over the copy bandwidth of *your* GPU
 #   (`profile.copy_bandwidth`).
 #
+# A call that cannot be captured in a CUDA graph (one that synchronises with the host, say) has no
+# GPU time: its `GPU µs` and `% floor` show `n/a`, never a time with the host in it.
+#
 # Two shapes of the committed results, so you can compare: many short rows (4096×128, where a call
 # is mostly host time) and a large batch (16384×1024, where the GPU time is the call). Without a GPU
 # the cell times nothing: the interpreter runs the programs one after another in Python, and its
@@ -486,13 +496,15 @@ if GPU:
         expected = calls["rl.discounted_returns"]()
         for name, fn in calls.items():
             torch.testing.assert_close(fn(), expected, rtol=1e-4, atol=1e-4)  # right before it is timed
-            ms, wall_us, _ = bench.measure(fn, sync, bench.QUICK, use_do_bench=True)
-            gpu_ms = bench.kernel_ms(fn, bench.QUICK) or ms  # None if it cannot be captured: do_bench's median
-            lab.append({"kernel": name, "B × T": f"{B_}×{T_}", "wall µs/call": wall_us, "GPU µs": 1e3 * gpu_ms,
-                        "floor µs": 1e3 * floor_ms, "% floor": 100 * floor_ms / gpu_ms})
+            _, wall_us, _ = bench.measure(fn, sync, bench.QUICK, use_do_bench=True)
+            gpu_ms = bench.kernel_ms(fn, bench.QUICK)  # None if the call cannot be captured in a CUDA graph
+            lab.append({"kernel": name, "B × T": f"{B_}×{T_}", "wall µs/call": wall_us,
+                        "GPU µs": 1e3 * gpu_ms if gpu_ms else None, "floor µs": 1e3 * floor_ms,
+                        "% floor": 100 * floor_ms / gpu_ms if gpu_ms else None})  # None shows as n/a
     print(f"{torch.cuda.get_device_name()}, copy bandwidth {bandwidth / 1e12:.2f} TB/s: measured now, on this GPU")
     print(profile.table(lab, digits=3))
-    assert len(lab) == 2 * len(LAB_SHAPES) and all(r["GPU µs"] > 0 and r["wall µs/call"] > 0 for r in lab)
+    assert len(lab) == 2 * len(LAB_SHAPES) and all(r["wall µs/call"] > 0 for r in lab)
+    assert all(r["GPU µs"] is None or r["GPU µs"] > 0 for r in lab)
 else:
     print("No GPU here, so nothing is timed: the Triton interpreter's times say nothing about a GPU.\n"
           "What an H200 measured is committed in benchmarks/results/: the next cell shows the rows to compare\n"

@@ -32,12 +32,42 @@ hand) included: there it draws the rollout's size.
 
     exercises.check("gae_pairs", fn, seed=2024)   # cases the notebook never showed
 
-Write it yourself: while ``check`` runs the function, the package's own answers (``rltriton_lite``'s
-compute functions, ``rltriton_lite.reference``, the package's prologues and epilogues, and
-``scan_hook``/``map_hook`` where the kernel itself is asked for) raise an AssertionError, but for
-what the exercise's task gives (``may_use``: ``linear_scan`` in the tensor-op hooks, ``scan_hook``
-in ``returns_autograd``); a function that is one, or imports one by name, is refused too. Under
-the interpreter, a chunked exercise's ``tl.associative_scan`` may be no wider than its chunk.
+What a check enforces, beyond the values:
+
+* **Kernel exercises need a kernel.** Where the exercise asks for a kernel and its launcher (00b's
+  six, ``two_stage_mean``), every call must launch a ``@triton.jit`` kernel of the student's own
+  (one defined outside ``rltriton_lite``; launches are counted at ``JITFunction.run``, compiled or
+  interpreted), and the scan exercises must run a ``tl.associative_scan`` (counted under the
+  interpreter; compiled, the launched kernel's code must call one); under the interpreter, a
+  chunked exercise's ``tl.associative_scan`` may be no wider than its chunk. Where the exercise
+  asks for a hook, prologue or epilogue (the harness's kind), the function passed must be a
+  ``@triton.jit`` function (the package's own prologues refused). ``strided_scan`` must read its
+  inputs in place: a launch must receive a tensor of the input view's own storage, not a copy.
+  ``returns_autograd`` must call a ``torch.autograd.Function`` subclass's ``apply`` and launch
+  Triton code of the student's in its forward and in its backward. ``two_stage_mean``: two
+  launches and no atomics (the interpreter counts atomics; compiled, the kernels' code must not
+  call one). ``n_step_returns``: no Python loop over time (the student's Python lines and calls,
+  counted with ``sys.settrace``, must not grow from a (2, 16) rollout to a (2, 64) one).
+* **Write it yourself.** While ``check`` runs the function, the package's answers raise an
+  AssertionError when the student's code calls them: ``rltriton_lite``'s compute functions and
+  every module's public ones, ``rltriton_lite.reference``, ``rltriton_lite._torch_path``, the
+  integrations' drop-ins (``integrations.cleanrl``, ``openrlhf``, ``verl``, and ``torchrl`` and
+  ``sb3`` once imported), the package's prologues and epilogues, ``scan_hook``/``map_hook`` where
+  the kernel itself is asked for, and the checker's own ``cases``, case builders and
+  ``_*_reference`` helpers; but for what the exercise's task gives (``may_use``: ``linear_scan``
+  in the tensor-op hooks, ``scan_hook`` in ``returns_autograd``). A call through a module
+  attribute is refused, whichever module of the package holds it (``rl.gae``,
+  ``rltriton_lite.reference.gae``, ``integrations.torchrl.generalized_advantage_estimate``), and
+  the checker's own helpers refuse however they are reached; the package's own code still calls
+  them. The student's code is also read (their functions, the globals, closure variables and
+  defaults these read, the dicts, lists, tuples and objects among them, and the attributes they
+  read of their own modules) for a package answer held by name. The expected values are computed
+  after the student's function returns, from the case's seed.
+
+Limits: the checks run in the student's Python process. Code written to defeat them can (it can
+read the checker's frames and module state, call the package's private modules, or unpatch what
+the check patched); what a check refuses is the plausible shortcut, not a determined attack.
+``tools/grade.py`` keeps each graded function's source for a teacher's spot review.
 """
 from __future__ import annotations
 
@@ -46,7 +76,10 @@ import contextlib
 import dataclasses
 import functools
 import inspect
+import os
+import site
 import sys
+import sysconfig
 import textwrap
 from dataclasses import dataclass
 from typing import Callable
@@ -54,7 +87,7 @@ from typing import Callable
 import numpy as np
 import torch
 
-from . import _triton, reference
+from . import _torch_path, _triton, reference
 from ._triton import INTERPRET, jit, tl
 from .primitive import linear_scan
 from .returns import gae as _harness_gae
@@ -80,6 +113,12 @@ class _Exercise:
     may_use: tuple = ()  # the package's functions it may call (by their name in rltriton_lite or exercises)
     last_step: str | None = None  # said when the error starts at the window's last step
     window_end: str = "the window's last step (t = T - 1: what does it bootstrap from?)"  # what that step is
+    # What the function must do besides the values (_require): "kernel" (launch a @triton.jit kernel of the
+    # student's own on every call), "scan" (and run a tl.associative_scan), "hook" (fn is the student's own
+    # @triton.jit function, run by a harness), "autograd" (an autograd.Function, Triton in forward and backward)
+    needs: str | None = None
+    in_place: tuple = ()  # (argument index, name): inputs a launch must receive themselves, not a copy
+    probe: Callable | None = None  # (ex, fn) -> None or raises: a last check after every case is right
 
 
 _EXERCISES: dict[str, _Exercise] = {}
@@ -88,10 +127,15 @@ _EXERCISES: dict[str, _Exercise] = {}
 def _exercise(name, notebook, kind, task, stream, run=lambda fn, args, kw: fn(*args, **kw), scan="reverse",
               time_dim=-1, results=None, may_use=(), last_step=None, **more):
     def register(cases):
+        cases = _checker_only(cases)  # the case builders compute expected values: not while a student's code runs
         _EXERCISES[name] = _Exercise(name, notebook, kind, task.strip(), cases, run, scan, time_dim, stream, results,
                                      tuple(may_use), last_step, **more)
+        assert (kind == "kernel") == (_EXERCISES[name].needs in _KERNEL_NEEDS), name  # every kernel says what it needs
         return cases
     return register
+
+
+_KERNEL_NEEDS = ("kernel", "scan", "hook", "autograd")
 
 
 class Draw:
@@ -162,42 +206,84 @@ def check(name: str, fn: Callable, seed: int | None = None) -> None:
     students never saw (a failing case's name ends in ``(seed=...)``). The concept exercise
     (``vtrace_floor_bytes``) takes it too: it draws the sizes.
 
-    Write it yourself: while ``fn`` runs, the package's answers (``rltriton_lite``'s compute
-    functions, ``rltriton_lite.reference``, the package's own prologues and epilogues, and
-    ``scan_hook``/``map_hook`` where the exercise asks for the kernel itself) raise an
-    AssertionError, except what the exercise's task allows (``rltriton_lite.linear_scan`` in the
-    tensor-op hooks, ``scan_hook`` in ``returns_autograd``); a function that imports one by
-    name, or is one, is refused the same way."""
+    Besides the values, a check enforces what the task asks for (the module's doc lists it): a
+    kernel exercise's call must launch a ``@triton.jit`` kernel of the student's own (and run a
+    ``tl.associative_scan`` where it is a scan), a hook exercise's function must be a
+    ``@triton.jit`` function, ``strided_scan`` must read its input in place, ``returns_autograd``
+    must go through a ``torch.autograd.Function`` with Triton in both passes, ``n_step_returns``
+    must not loop over time in Python. Write it yourself: while ``fn`` runs, the package's answers
+    (its compute functions, ``reference``, ``_torch_path``, the integrations' drop-ins, its
+    prologues and epilogues, ``scan_hook``/``map_hook`` where the kernel itself is asked for, and
+    the checker's own cases and references) raise an AssertionError, except what the exercise's
+    task allows (``rltriton_lite.linear_scan`` in the tensor-op hooks, ``scan_hook`` in
+    ``returns_autograd``); a function that reads one by name, or is one, is refused the same way.
+    The expected values are computed after ``fn`` returns."""
     ex = _get(name)
     if not callable(fn):
         raise TypeError(f"check({name!r}, fn): fn must be a function, got {type(fn).__name__}")
+    # The inputs only: each case's expected values are drawn again after fn has returned (_expected),
+    # so that while fn runs they are nowhere in the process.
+    inputs = [(case, args, kwargs) for case, args, kwargs, *_ in cases(name, seed)]
     code = None  # what fn's code shows (read once, after its first run: a starter is only a starter)
-    for case, args, kwargs, expected, *marks in cases(name, seed):
-        with _watch(), np.errstate(all="ignore"), _refusing(ex) as refused:  # (NumPy warns at the NaN cases)
-            try:
-                got = ex.run(fn, args, kwargs)
-            except NotImplementedError:
-                raise
-            except Exception as e:
-                code = code or _Code(fn)
-                _refuse(ex, case, code, refused, e)  # the package's answer called: that first
-                if isinstance(e, (TypeError, ValueError)):
-                    raise
-                if isinstance(e, AssertionError):  # the runner's own checks (launches, bits, chunks)
-                    raise AssertionError(f"{name}, {case}: {e}" + code.slips()) from None
-                stray = _cause(e, _OutOfBounds)  # a Triton compile or run error inside the student's code
-                if stray is not None:
-                    raise AssertionError(f"{name}, {case}: {stray}") from None
-                if ex.kind != "kernel":
-                    raise
-                raise RuntimeError(f"{name}, {case}: {getattr(fn, '__name__', 'your function')} failed to compile or "
-                                   f"run: {type(e).__name__}: {e}\n{TRITON_HINT}") from e
-        code = code or _Code(fn)
-        _refuse(ex, case, code, refused)
+    if ex.needs == "hook" and not _is_jit(fn):
+        code = _Code(fn)
+        _refuse(ex, inputs[0][0], code, [])
+        raise AssertionError(
+            f"{name}: {getattr(fn, '__name__', 'your function')} is not a @triton.jit function: this exercise asks "
+            "for the Triton function that the harness runs inside its kernel: write it with tl.load and tl "
+            "operations and decorate it with @triton.jit (a plain Python function, or the result computed in "
+            "PyTorch, is not one)")
+    for i, (case, args, kwargs) in enumerate(inputs):
+        got, launched, widest, functions, code = _run(ex, case, fn, args, kwargs, code)
+        expected, marks = _expected(ex, seed, i)
         try:
-            _compare(ex, case, got, expected, marks[0] if marks else {})
+            _compare(ex, case, got, expected, marks)
         except AssertionError as e:
-            raise AssertionError(str(e) + code.slips()) from None
+            raise AssertionError(str(e) + code.slips() + _no_kernel_note(ex, launched)) from None
+        del expected
+        _require(ex, case, fn, args, launched, widest, functions)
+    if ex.probe is not None:
+        ex.probe(ex, fn, code)
+
+
+def _run(ex, case, fn, args, kwargs, code):
+    """One call of the student's function, watched: (what it returned, the launches it made, the
+    widest tl.associative_scan under the interpreter, the autograd.Functions it applied, _Code)."""
+    LAUNCHES.clear()
+    SEEN["widest_scan"], _PHASE[0] = 0, "forward"
+    with _watch(), np.errstate(all="ignore"), _refusing(ex) as refused, \
+            _applying_functions(ex.needs == "autograd") as functions:  # (NumPy warns at the NaN cases)
+        try:
+            got = ex.run(fn, args, kwargs)
+        except NotImplementedError:
+            raise
+        except Exception as e:
+            code = code or _Code(fn)
+            _refuse(ex, case, code, refused, e)  # the package's answer called: that first
+            if isinstance(e, (TypeError, ValueError)):
+                raise
+            if isinstance(e, AssertionError):  # the runner's own checks (launches, bits, chunks)
+                raise AssertionError(f"{ex.name}, {case}: {e}" + code.slips()) from None
+            stray = _cause(e, _OutOfBounds)  # a Triton compile or run error inside the student's code
+            if stray is not None:
+                raise AssertionError(f"{ex.name}, {case}: {stray}") from None
+            if ex.kind != "kernel":
+                raise
+            raise RuntimeError(f"{ex.name}, {case}: {getattr(fn, '__name__', 'your function')} failed to compile or "
+                               f"run: {type(e).__name__}: {e}\n{TRITON_HINT}") from e
+        finally:
+            _PHASE[0] = "forward"
+    launched, widest = list(LAUNCHES), SEEN["widest_scan"]
+    LAUNCHES.clear()
+    code = code or _Code(fn)
+    _refuse(ex, case, code, refused)
+    return got, launched, widest, list(functions), code
+
+
+def _expected(ex, seed, i):
+    """Case ``i``'s expected values and marks, drawn again from the seed (the same every time)."""
+    case = cases(ex.name, seed)[i]
+    return case[3], (case[4] if len(case) > 4 else {})
 
 
 TRITON_HINT = ("(In Triton, on blocks: &, |, ~ rather than and, or, not; tl.minimum, tl.maximum rather than "
@@ -302,8 +388,118 @@ class _OutOfBounds(Exception):
 SEEN = {"launches": 0, "atomics": 0, "widest_scan": 0}  # under the interpreter, while a check runs
 
 
+@dataclass(frozen=True)
+class _Launch:
+    """One launch of a ``@triton.jit`` kernel while a student's function ran."""
+    kernel: object  # the launched JITFunction (an InterpretedFunction under the interpreter)
+    mine: bool  # the kernel is the student's own: defined outside rltriton_lite and the libraries
+    hooks: tuple  # the student's @triton.jit functions passed to it (a harness's prologue, hook or epilogue)
+    storages: frozenset  # the storage (its data_ptr) of every tensor passed to it
+    phase: str  # "forward", or "backward" while the checker differentiates (returns_autograd)
+
+    @property
+    def theirs(self) -> bool:
+        """It runs the student's Triton code: their kernel, or a harness with their function in it."""
+        return self.mine or bool(self.hooks)
+
+
+LAUNCHES: list = []  # the launches of the student's call that a check is watching (_run)
+_PHASE = ["forward"]
+
+
+def _the_student_s(obj) -> bool:
+    """Defined by the student: not in rltriton_lite, Triton, torch or NumPy, nor in a file of the
+    standard library or site-packages (a function's by its code's file; a module of theirs may
+    share a name with the standard library's: their profile.py)."""
+    module = getattr(obj, "__module__", None) or ""
+    top = module.split(".")[0]
+    if top in _LIBRARIES:
+        return False
+    code = getattr(obj, "__code__", None)
+    if code is not None:
+        filename = code.co_filename
+    elif top not in sys.stdlib_module_names:
+        return True  # a class or an object of theirs (a notebook's __main__ included)
+    else:
+        filename = getattr(sys.modules.get(module), "__file__", None)
+        if not filename:
+            return False  # built in
+    return not (filename.startswith("<frozen") or os.path.realpath(filename).startswith(_LIBRARY_DIRS))
+
+
+def _launch_of(kernel, args, kwargs) -> _Launch:
+    fn = getattr(kernel, "fn", None)
+    values = [*args, *kwargs.values()]
+    return _Launch(kernel, inspect.isfunction(fn) and _the_student_s(fn),
+                   tuple(v for v in values if _is_jit(v) and _the_student_s(v.fn)),
+                   frozenset(x.untyped_storage().data_ptr() for x in _leaves(values)), _PHASE[0])
+
+
+@contextlib.contextmanager
+def _recording_launches():
+    """Every launch of a ``@triton.jit`` kernel (``kernel[grid](...)``, an autotuner's too) while
+    the block runs, appended to ``LAUNCHES``: ``JITFunction.run``, and the interpreter's
+    ``InterpretedFunction.run``, are wrapped. Compiled or interpreted alike."""
+    if not _triton.HAS_TRITON:
+        yield
+        return
+    classes = [_triton.triton.runtime.jit.JITFunction]
+    try:
+        from triton.runtime.interpreter import InterpretedFunction
+        classes.append(InterpretedFunction)
+    except ImportError:  # pragma: no cover - a Triton without an interpreter
+        pass
+    saved = [(c, c.__dict__["run"]) for c in classes if "run" in c.__dict__]
+
+    def recording(run):
+        def run_recorded(self, *args, **kwargs):
+            if not kwargs.get("warmup", False):
+                LAUNCHES.append(_launch_of(self, args, kwargs))
+            return run(self, *args, **kwargs)
+        return run_recorded
+
+    for c, run in saved:
+        setattr(c, "run", recording(run))
+    try:
+        yield
+    finally:
+        for c, run in saved:
+            setattr(c, "run", run)
+
+
+@contextlib.contextmanager
+def _applying_functions(watch: bool):
+    """The ``torch.autograd.Function`` subclasses of the student's whose ``apply`` runs while the
+    block runs (``watch`` False: none looked for)."""
+    applied = []
+    if not watch:
+        yield applied
+        return
+    Function = torch.autograd.Function
+    saved = Function.__dict__["apply"]
+
+    def apply(cls, *args, **kwargs):
+        if _the_student_s(cls):
+            applied.append(cls)
+        return saved.__func__(cls, *args, **kwargs)
+
+    Function.apply = classmethod(apply)
+    try:
+        yield applied
+    finally:
+        Function.apply = saved
+
+
 @contextlib.contextmanager
 def _watch():
+    """The launches recorded (``_recording_launches``), and under the interpreter its watch
+    (``_interpreting``)."""
+    with _recording_launches(), _interpreting():
+        yield
+
+
+@contextlib.contextmanager
+def _interpreting():
     """Under the Triton interpreter: every load and store a kernel makes must fall inside a tensor
     passed to its launch, checked before the access (a stray store would corrupt the Python
     process's heap and kill the notebook's kernel, where on a GPU it would read garbage or fault);
@@ -446,13 +642,59 @@ def _names_used(mod) -> set:
     return names
 
 
-@functools.lru_cache(maxsize=None)
+_ACTIVE: list = []  # (exercise, the refused calls' list) while a student's function runs (_refusing)
+_CHECKER_ONLY: dict = {}  # id -> the checker's own functions that compute expected values (_checker_only)
+_INTEGRATIONS = ("cleanrl", "openrlhf", "verl")  # the drop-ins that need no other library: imported to be refused
+
+
+def _checker_only(fn):
+    """``fn`` (the checker's own: ``cases``, a case builder, a ``_*_reference`` helper), refusing
+    to run while a student's function runs, however the student's code reached it."""
+    shown = f"{__name__}.{fn.__name__}"
+
+    def guarded(*args, **kwargs):
+        if _ACTIVE:
+            ex, refused = _ACTIVE[-1]
+            refused.append(shown)
+            raise _PackageAnswer(_refusal(ex, f"{shown} is", shown))
+        return fn(*args, **kwargs)
+
+    guarded.__name__, guarded.__qualname__, guarded.__doc__ = fn.__name__, fn.__qualname__, fn.__doc__
+    guarded.__signature__ = inspect.signature(fn)
+    _CHECKER_ONLY[id(guarded)] = (guarded, shown)
+    return guarded
+
+
+cases = _checker_only(cases)
+
+
 def _answers():
-    """The package's answers, ``{id: (object, name shown)}``: rltriton_lite's compute functions,
-    every function of rltriton_lite.reference, the package's prologues and epilogues, and the
-    exercises' scan_hook and map_hook; and ``[(module, attribute, object)]``, the module
-    attributes a student's code reaches them through, but for those the package's own code reads
-    (reference's are all of them: nothing the checker runs calls it)."""
+    """The package's answers, ``{id: (object, name shown)}``: rltriton_lite's compute functions and
+    every package module's public functions, every function of rltriton_lite.reference and
+    rltriton_lite._torch_path, the integrations' drop-ins (functions and classes), the package's
+    prologues and epilogues, the exercises' scan_hook and map_hook, and the checker's own
+    functions that compute expected values; and ``[(module, attribute, object)]``, the module
+    attributes a student's code reaches them through (a ``@triton.jit`` one but where the package's
+    own code reads that name: its kernels look it up there). Recomputed when the package's loaded
+    modules change (an integration imported)."""
+    if not _ANSWERS:
+        import importlib
+
+        for name in _INTEGRATIONS:
+            with contextlib.suppress(ImportError):
+                importlib.import_module(f"rltriton_lite.integrations.{name}")
+    if _ANSWERS.get("modules") != len(sys.modules):  # (a module imported since: which?)
+        key = tuple(sorted(n for n, _ in _package_modules()))
+        if _ANSWERS.get("key") != key:
+            _ANSWERS.update(key=key, answers=_find_answers())
+        _ANSWERS["modules"] = len(sys.modules)
+    return _ANSWERS["answers"]
+
+
+_ANSWERS: dict = {}  # "key": the package's modules loaded, "answers": what _find_answers found for them
+
+
+def _find_answers():
     import rltriton_lite as rl
 
     found = {}
@@ -463,20 +705,33 @@ def _answers():
     for n in rl.__all__:
         if inspect.isfunction(getattr(rl, n)):
             add(getattr(rl, n), f"rltriton_lite.{n}")
-    for n, obj in vars(reference).items():
-        if inspect.isfunction(obj) and obj.__module__ == reference.__name__ and not n.startswith("_"):
-            add(obj, f"rltriton_lite.reference.{n}")
-    for mname, mod in _package_modules():
+    modules = _package_modules()
+    for mname, mod in modules:
+        public = getattr(mod, "__all__", ())
+        if mname == __name__:
+            continue
+        for n, obj in vars(mod).items():
+            if getattr(obj, "__module__", None) != mname:
+                continue
+            if mname.startswith("rltriton_lite.integrations.") and n in public and (
+                    inspect.isfunction(obj) or inspect.isclass(obj)):
+                add(obj, f"{mname}.{n}")  # a drop-in: the package's answer under another library's names
+            elif inspect.isfunction(obj) and (n in public or (mod in (reference, _torch_path) and n[:1] != "_")):
+                add(obj, f"{mname}.{n}")
+    for mname, mod in modules:
         for n, obj in vars(mod).items():
             if (mname != __name__ and _is_jit(obj) and obj.fn.__module__ == mname
                     and n.endswith(("_prologue", "_epilogue"))):
                 add(obj, f"{mname}.{n}")
     add(scan_hook, f"{__name__}.scan_hook")
     add(map_hook, f"{__name__}.map_hook")
+    for i, (obj, shown) in _CHECKER_ONLY.items():
+        add(obj, shown)
     holders = []
-    for mname, mod in _package_modules():
+    for mname, mod in modules:
         used = set() if mod is reference else _names_used(mod)
-        holders += [(mod, n, obj) for n, obj in vars(mod).items() if id(obj) in found and n not in used]
+        holders += [(mod, n, obj) for n, obj in vars(mod).items()
+                    if id(obj) in found and id(obj) not in _CHECKER_ONLY and (not _is_jit(obj) or n not in used)]
     return found, holders
 
 
@@ -487,7 +742,10 @@ def _allowed(ex) -> set:
     return {i for i, (_, shown) in found.items() if shown in wanted}
 
 
-def _refusal(ex, what: str) -> str:
+def _refusal(ex, what: str, shown: str = "") -> str:
+    if any(shown == s for _, s in _CHECKER_ONLY.values()):
+        return (f"write it yourself: {what} the checker's own (it computes the expected values, and refuses to "
+                "while your function runs)")
     found, _ = _answers()
     may = [shown for i, (_, shown) in found.items() if i in _allowed(ex)]
     return (f"write it yourself: {what} the package's answer " + (
@@ -495,29 +753,51 @@ def _refusal(ex, what: str) -> str:
         f"({ex.name}'s task is to write it without the package's functions)"))
 
 
+def _called_by_the_package() -> bool:
+    """Whether the Python code that called the function calling this one (the libraries' frames
+    passed over: torch's, functools', ...) is the package's own."""
+    f = sys._getframe(2)
+    while f is not None:
+        top = (f.f_globals.get("__name__") or "").split(".")[0]
+        if top == "rltriton_lite":
+            return True
+        if top not in _LIBRARIES and top not in sys.stdlib_module_names:
+            return False
+        f = f.f_back
+    return False
+
+
 @contextlib.contextmanager
 def _refusing(ex):
     """While the block runs, each package answer that ``ex`` may not use raises a
-    ``_PackageAnswer`` when called through a module attribute (``rl.gae``,
-    ``rltriton_lite.reference.discounted_returns``, ``returns._gae_prologue`` ...); yields the list
-    of those called (a student's ``try`` cannot hide one)."""
+    ``_PackageAnswer`` when the student's code calls it through a module attribute (``rl.gae``,
+    ``rltriton_lite.reference.discounted_returns``, ``returns._gae_prologue``,
+    ``integrations.torchrl.generalized_advantage_estimate`` ...), and the checker's own helpers
+    refuse however they are reached; the package's own code still calls them (a function is
+    refused only where the code that calls it is not the package's). Yields the list of those
+    refused (a student's ``try`` cannot hide one)."""
     found, holders = _answers()
     allowed, refused, saved = _allowed(ex), [], []
 
-    def refuser(shown):
+    def refuser(shown, obj):
         def refuse(*args, **kwargs):
+            if obj is not None and _called_by_the_package():
+                return obj(*args, **kwargs)
             refused.append(shown)
             raise _PackageAnswer(_refusal(ex, f"{shown} is"))
         refuse.__name__ = refuse.__qualname__ = shown.rsplit(".", 1)[-1]
         return refuse
 
+    token = (ex, refused)
+    _ACTIVE.append(token)
     try:
         for mod, n, obj in holders:
             if id(obj) not in allowed:
                 saved.append((mod, n, obj))
-                setattr(mod, n, refuser(found[id(obj)][1]))
+                setattr(mod, n, refuser(found[id(obj)][1], None if _is_jit(obj) else obj))
         yield refused
     finally:
+        _ACTIVE[:] = [a for a in _ACTIVE if a is not token]
         for mod, n, obj in saved:
             setattr(mod, n, obj)
 
@@ -525,18 +805,13 @@ def _refusing(ex):
 def _refuse(ex, case, code, refused, error=None):
     """An AssertionError if the student's function called, named or is one of the package's answers."""
     called = _cause(error, _PackageAnswer) if error is not None else None
-    why = (_refusal(ex, f"{refused[0]} is") if refused else str(called) if called is not None
+    why = (_refusal(ex, f"{refused[0]} is", refused[0]) if refused else str(called) if called is not None
            else code.answer(ex))
     if why:
         raise AssertionError(f"{ex.name}, {case}: {why}") from None
 
 
 _LIBRARIES = {"rltriton_lite", "triton", "torch", "numpy"}
-
-
-def _library(obj) -> bool:
-    top = (getattr(obj, "__module__", None) or "").split(".")[0]
-    return top in _LIBRARIES or top in sys.stdlib_module_names
 
 
 def _python_on_blocks(py) -> list:
@@ -581,65 +856,114 @@ def _python_on_blocks(py) -> list:
     return out
 
 
+_ATOMS = (int, float, complex, str, bytes, bool, type(None), np.ndarray, np.generic, torch.Tensor)
+_HEAVY = {"torch", "numpy", "triton", "rltriton_lite"}  # libraries whose objects are not walked into
+
+
 class _Code:
     """What the student's code shows, read once per check: their own functions reachable from
-    ``fn`` (through the globals and closure variables each reads, the methods of their classes,
-    the Python of their ``@triton.jit`` functions; never into a library's), what those read, and
-    their ``@triton.jit`` functions."""
+    ``fn`` (through the globals, closure variables and defaults each reads, the methods of their
+    classes, the Python of their ``@triton.jit`` functions, the items of the dicts, lists, tuples
+    and sets and the attributes of the objects among these, and the attributes each reads of
+    their own modules; never into a library's), what those read, their ``@triton.jit`` functions,
+    and their functions and classes themselves (``defs``, for a teacher's review)."""
+
+    BUDGET = 20000  # objects looked at, at most
 
     def __init__(self, fn):
-        self.fn, self.refs, self.jits = fn, [], []
-        todo, seen = [fn], set()
-        while todo:
-            f = todo.pop()
+        self.fn, self.refs, self.jits, self.defs = fn, [], [], []
+        todo, seen, budget = [(fn, None, None)], set(), self.BUDGET
+
+        def push(obj, where, via):
+            if not isinstance(obj, _ATOMS):
+                todo.append((obj, where, via))
+                if where is not None:
+                    self.refs.append((where, via, obj))
+
+        while todo and budget > 0:
+            f, where, via = todo.pop()
             if id(f) in seen:
                 continue
             seen.add(id(f))
+            budget -= 1
+            if isinstance(f, dict):
+                for k, v in list(f.items())[:1000]:
+                    push(v, where, f"{via}[{k!r}]")
+                continue
+            if isinstance(f, (list, tuple, set, frozenset)):
+                for j, v in enumerate(list(f)[:1000]):
+                    push(v, where, f"{via}[{j}]")
+                continue
             if isinstance(f, functools.partial):
-                todo += [f.func, *f.args, *f.keywords.values()]
+                for v in (f.func, *f.args, *f.keywords.values()):
+                    push(v, where, via)
                 continue
             if isinstance(f, (staticmethod, classmethod)):
-                todo.append(f.__func__)
+                push(f.__func__, where, via)
                 continue
             if inspect.ismethod(f):  # Returns.apply: torch's, but Returns is theirs
-                todo += [f.__func__, f.__self__ if inspect.isclass(f.__self__) else type(f.__self__)]
+                push(f.__func__, where, via)
+                push(f.__self__ if inspect.isclass(f.__self__) else type(f.__self__), where, via)
                 continue
+            if inspect.ismodule(f):
+                continue  # a module's attributes: those a function reads (below)
             jit_fn = _is_jit(f)
             py = f.fn if jit_fn else f
-            if _library(py):
+            if not _the_student_s(py):
                 continue
             if inspect.isclass(py):
-                todo += list(vars(py).values())
+                self.defs.append(py)
+                for k, v in vars(py).items():
+                    push(v, where, f"{via}.{k}" if via else k)
                 continue
             if not inspect.isfunction(py):
+                wrapped = getattr(py, "__wrapped__", None)
+                if wrapped is not None:
+                    push(wrapped, where, via)
                 if callable(py) and not inspect.isbuiltin(py):
-                    todo.append(type(py))  # an object with a __call__ of theirs
+                    push(type(py), where, via)  # an object with a __call__ of theirs
+                if hasattr(py, "__dict__") and type(py).__module__.split(".")[0] not in _HEAVY:
+                    for k, v in list(vars(py).items())[:1000]:
+                        push(v, where, f"{via}.{k}")
                 continue
+            self.defs.append(py)
             if jit_fn:
                 self.jits.append(py)
-            for n in sorted(_code_names(py.__code__)):
-                if n in py.__globals__:
-                    self.refs.append((py.__name__, n, py.__globals__[n]))
-                    todo.append(py.__globals__[n])
+            names = _code_names(py.__code__)
+            for n in sorted(names):
+                obj = py.__globals__.get(n, sys.modules.get(n))  # (a module: imported at the top, or in the function)
+                if n in py.__globals__ or obj is not None:
+                    push(obj, py.__name__, n)
+                    if inspect.ismodule(obj) and not _library_module(obj):  # their own module: what they read of it
+                        for a in sorted(names):
+                            if a in vars(obj):
+                                push(vars(obj)[a], py.__name__, f"{n}.{a}")
             for n, cell in zip(py.__code__.co_freevars, py.__closure__ or ()):
                 try:
                     obj = cell.cell_contents
                 except ValueError:  # not yet assigned
                     continue
-                self.refs.append((py.__name__, n, obj))
-                todo.append(obj)
+                push(obj, py.__name__, n)
+            for j, v in enumerate(py.__defaults__ or ()):
+                push(v, py.__name__, f"a default ({j})")
+            for k, v in (py.__kwdefaults__ or {}).items():
+                push(v, py.__name__, f"the default of {k}")
+            wrapped = getattr(py, "__wrapped__", None)
+            if wrapped is not None:
+                push(wrapped, py.__name__, "__wrapped__")
 
     def answer(self, ex):
         """Why the code is the package's answer (it is one, or reads one by name), or None."""
         found, _ = _answers()
         allowed = _allowed(ex)
         if id(self.fn) in found and id(self.fn) not in allowed:
-            return _refusal(ex, f"the function you passed is {found[id(self.fn)][1]},")
-        for where, name, obj in self.refs:
+            shown = found[id(self.fn)][1]
+            return _refusal(ex, f"the function you passed is {shown},", shown)
+        for where, via, obj in self.refs:
             if id(obj) in found and id(obj) not in allowed:
                 shown = found[id(obj)][1]
-                return _refusal(ex, f"your {where} reads {shown}" + ("" if shown.endswith(f".{name}") else
-                                                                       f" (as {name})") + ", which is")
+                return _refusal(ex, f"your {where} reads {shown}" + ("" if shown.endswith(f".{via}") else
+                                                                       f" (as {via})") + ", which is", shown)
         return None  # (a copy of a prologue's source is not looked for: a right answer is often the same text)
 
     def slips(self) -> str:
@@ -649,6 +973,157 @@ class _Code:
             return ""
         return ("\nYour @triton.jit code uses Python where a block may be (" + "; ".join(said) + "): it ran, but on "
                 "a block these do not act element by element. " + TRITON_HINT)
+
+    def sources(self) -> str:
+        """The source of their functions and classes reachable from ``fn`` (each once; a method or
+        a nested function inside one already shown is not shown again), for a teacher's review."""
+        out, shown = [], set()
+        for obj in self.defs:
+            if id(obj) in shown:
+                continue
+            src = _source(obj)
+            if src is None and inspect.isclass(obj):  # (a class of a notebook's cell: its methods' sources)
+                methods = [m for m in (getattr(v, "__func__", v) for v in vars(obj).values()) if inspect.isfunction(m)]
+                bases = ", ".join(f"{b.__module__}.{b.__qualname__}" if b.__module__ != obj.__module__ else
+                                  b.__qualname__ for b in obj.__bases__)
+                src = f"class {obj.__name__}({bases}):\n" + "\n".join(
+                    textwrap.indent(m_src, "    ") for m in methods for m_src in [_source(m)] if m_src)
+                shown |= {id(m) for m in methods}
+            if src is None:
+                continue
+            shown.add(id(obj))
+            if not any(src.strip() in o for o in out):
+                out = [o for o in out if o.strip() not in src] + [src]
+        return "\n\n".join(o.rstrip() + "\n" for o in out)
+
+
+def _source(obj):
+    try:
+        return textwrap.dedent(inspect.getsource(obj))
+    except (OSError, TypeError):
+        return None
+
+
+def _library_module(mod) -> bool:
+    top = mod.__name__.split(".")[0]
+    return top in _LIBRARIES or top in sys.stdlib_module_names
+
+
+# ---- What a task asks for besides the values ---------------------------------------------------
+_NO_KERNEL = ("no Triton kernel of yours ran: this exercise asks you to write the kernel (a @triton.jit function, "
+              "launched as kernel[grid](...)) and {fn} to launch it, not to compute the result in PyTorch or NumPy")
+
+
+def _kernel_reads(launched) -> set:
+    """Every name the code of the student's launched kernels reads, their @triton.jit helpers' too."""
+    names = set()
+    for launch in launched:
+        for py in _Code(launch.kernel).jits:
+            names |= _code_names(py.__code__)
+    return names
+
+
+def _no_kernel_note(ex, launched) -> str:
+    if ex.needs in ("kernel", "scan") and not any(launch.mine for launch in launched):
+        return "\n(And " + _NO_KERNEL.format(fn="your function") + ".)"
+    return ""
+
+
+def _require(ex, case, fn, args, launched, widest, functions):
+    """What the exercise's task asks for besides the values, for one call (``ex.needs``): an
+    AssertionError that says what is missing."""
+    name = getattr(fn, "__name__", "your function")
+    mine = [launch for launch in launched if launch.mine]
+    if ex.needs in ("kernel", "scan") and not mine:
+        raise AssertionError(f"{ex.name}, {case}: " + _NO_KERNEL.format(fn=name))
+    if ex.needs == "scan":
+        scanned = widest > 0 if INTERPRET else bool(_kernel_reads(mine) & {"associative_scan", "cumsum", "cumprod"})
+        if not scanned:
+            raise AssertionError(
+                f"{ex.name}, {case}: your kernel ran no tl.associative_scan: this exercise asks for the returns as a "
+                "scan of the pairs (a_t, b_t) in Triton (tl.associative_scan with your combine), not for a loop over "
+                "the steps or a result worked out elsewhere")
+    for i, what in ex.in_place:
+        storage = args[i].untyped_storage().data_ptr()
+        if not any(storage in launch.storages for launch in mine):
+            raise AssertionError(
+                f"{ex.name}, {case}: your kernel read a copy of {what}, not {what} itself (no launch received a tensor "
+                f"of its storage: .contiguous(), .t().contiguous(), .clone() or torch.tensor(...) copies a strided "
+                f"view): pass the (T, B) view itself to the kernel with its strides, and read element (t, b) at "
+                f"X + t * x.stride(0) + b * x.stride(1)")
+    if ex.needs == "autograd":
+        if not functions:
+            raise AssertionError(
+                f"{ex.name}, {case}: no torch.autograd.Function of yours ran: this exercise asks for a subclass of "
+                "torch.autograd.Function (class Returns(torch.autograd.Function) with a forward and a backward) called "
+                "as Returns.apply(rewards, dones, gamma), not for autograd through PyTorch operations")
+        for phase, what in (("forward", "the reverse scan, exercises.scan_hook with your prologue"),
+                            ("backward", "the transposed scan, exercises.scan_hook with your second prologue and "
+                                         "reverse=False")):
+            if not any(launch.theirs and launch.phase == phase for launch in launched):
+                raise AssertionError(f"{ex.name}, {case}: your {phase} launched no Triton code of yours: it is {what}")
+
+
+_THEIR_LIBRARIES = _LIBRARIES | {"IPython", "ipykernel", "traitlets", "_pytest", "pytest", "pluggy", "xdist", "execnet"}
+_LIBRARY_DIRS = tuple(sorted({os.path.join(os.path.realpath(p), "") for p in (
+    *(p for k, p in sysconfig.get_paths().items() if k in ("stdlib", "platstdlib", "purelib", "platlib")),
+    *(p for p in [getattr(site, "getusersitepackages", lambda: None)()] if p))}))
+
+
+def _theirs(frame) -> bool:
+    """Whether the frame runs the student's code: not a library's, the standard library's or the package's."""
+    top = (frame.f_globals.get("__name__") or "").split(".")[0]
+    if top in _THEIR_LIBRARIES or top in sys.stdlib_module_names:
+        return False
+    filename = frame.f_code.co_filename  # (<string>: code a library generates, a dataclass's __init__ ...)
+    return not (filename.startswith(("<frozen", "<string>")) or os.path.realpath(filename).startswith(_LIBRARY_DIRS))
+
+
+@contextlib.contextmanager
+def _counting_their_steps():
+    """The Python lines and calls that the student's code runs while the block runs (``sys.settrace``;
+    the tracer in force before is put back)."""
+    count = [0]
+
+    def line(frame, event, arg):
+        if event == "line":
+            count[0] += 1
+        return line
+
+    def call(frame, event, arg):
+        if event == "call" and _theirs(frame):
+            count[0] += 1
+            return line
+        return None
+
+    before = sys.gettrace()
+    sys.settrace(call)
+    try:
+        yield count
+    finally:
+        sys.settrace(before)
+
+
+def _no_loop_over_time(inputs, small, large):
+    """A probe (``_Exercise.probe``): the student's Python steps (lines and calls) on ``inputs(T)``
+    must not grow from T = ``small`` to T = ``large`` (the same batch, parameters and flags): a
+    Python loop over time runs at least one line a step. Vectorised code runs the same lines."""
+    def probe(ex, fn, code):
+        steps = []
+        for T in (small, large):
+            args = inputs(T)
+            with _watch(), np.errstate(all="ignore"), _refusing(ex) as refused:
+                with _counting_their_steps() as count:
+                    ex.run(fn, args, {})
+            _refuse(ex, f"T={T}", code, refused)
+            steps.append(count[0])
+        if steps[1] - steps[0] >= (large - small) // 4:
+            raise AssertionError(
+                f"{ex.name}: a Python loop over time: your code ran {steps[0]} Python lines and calls on a rollout "
+                f"of {small} steps and {steps[1]} on one of {large} (the same rows, n, gamma and flags): the task "
+                "asks for linear_scan and tensor ops, whose Python does not grow with T (shift with slicing or "
+                "torch.cat, gather with an index tensor, and let the scan walk the steps)")
+    return probe
 
 
 def _device() -> str:
@@ -851,7 +1326,7 @@ _PADDING_IDENTITY = ("Check the padding too: in a block wider than the row, the 
 td_target_kernel(rewards, next_values, dones, gamma) -> targets: r_t + gamma * (1 - done_t) * V(s_{t+1})
 elementwise, computed by your Triton kernel. Inputs are 1-D tensors of any length (float32
 rewards and next_values, bool dones); gamma a float.
-""", scan=None)
+""", needs="kernel", scan=None)
 def _td_target_cases(d):
     rng, gamma = d.rng, d.real(0.9, 0.8, 0.99)
     out = []
@@ -866,7 +1341,7 @@ def _td_target_cases(d):
 block_scan(rewards, dones, gamma, last_value) -> returns: G_t = r_t + gamma * (1 - done_t) * G_{t+1}
 for one row (1-D tensors of length T <= 1024), G_T = last_value (a float), in one program with
 tl.associative_scan (reverse=True): G_t = B_t + A_t * last_value from the composed maps (A_t, B_t).
-""", last_step=_PADDING_IDENTITY)
+""", needs="scan", last_step=_PADDING_IDENTITY)
 def _block_scan_cases(d):
     rng, gamma, last = d.rng, d.real(0.9, 0.8, 0.99), d.real(1.5, -2.0, 2.0)
     out = []
@@ -885,7 +1360,7 @@ def _block_scan_cases(d):
 chunked_scan(rewards, dones, gamma, chunk) -> returns, for a contiguous (B, T) batch of any T
 (float32 rewards, bool dones): one program per row walking chunks of `chunk` steps (a power of
 two, a tl.constexpr) from the end, the carry G_{t+1} handed from chunk to chunk.
-""", run=_in_chunks(3), last_step=_PADDING_IDENTITY)
+""", needs="scan", run=_in_chunks(3), last_step=_PADDING_IDENTITY)
 def _chunked_scan_cases(d):
     rng, gamma = d.rng, d.real(0.9, 0.8, 0.99)
     out = []
@@ -905,7 +1380,7 @@ reset_scan(rewards, dones, gamma, chunk) -> returns: chunked_scan with episode e
 combine takes triples (a, b, reset) and selects with tl.where where a reset ends the episode, and
 the carry is selected away the same way, so a NaN or inf reward stays inside its own episode
 (within a chunk and across chunks). Same arguments and results as chunked_scan otherwise.
-""", run=_in_chunks(3))
+""", needs="scan", run=_in_chunks(3))
 def _reset_scan_cases(d):
     rng, gamma = d.rng, d.real(0.9, 0.8, 0.99)
     out = []
@@ -936,7 +1411,7 @@ bool dones (terminations): your reset_scan (chunks of `chunk` steps) with GAE's 
 triple (a_t, b_t, reset_t) = (gamma*lam, delta_t, done_t) with delta_t = r_t + gamma (1 - done_t)
 V(s_{t+1}) - V(s_t) written as a select (next_values behind a termination may be NaN), and its
 epilogue storing A_t. Contiguous inputs.
-""", run=_in_chunks(6))
+""", needs="scan", run=_in_chunks(6))
 def _gae_kernel_cases(d):
     rng, gamma, lam = d.rng, d.real(0.9, 0.8, 0.99), d.real(0.8, 0.5, 0.95)
     out = []
@@ -961,8 +1436,10 @@ def _gae_kernel_cases(d):
 @_exercise("strided_scan", "00b_triton_from_zero", "kernel", stream=15, task="""
 strided_scan(rewards, dones, gamma, chunk) -> returns: reset_scan for time-major (T, B) tensors of
 any strides (a transposed or sliced view included), read in place: element (t, b) of x is at
-X + t * x.stride(0) + b * x.stride(1). Returns a (T, B) tensor; one program per column b.
-""", time_dim=0, run=_in_chunks(3))
+X + t * x.stride(0) + b * x.stride(1). Returns a (T, B) tensor; one program per column b. The
+checker requires that your kernel receives the views themselves (a copy, .contiguous() of a
+transposed view, fails).
+""", needs="scan", in_place=((0, "rewards"), (1, "dones")), time_dim=0, run=_in_chunks(3))
 def _strided_scan_cases(d):
     rng, gamma = d.rng, d.real(0.9, 0.8, 0.99)
     out = []
@@ -986,6 +1463,7 @@ def _strided_scan_cases(d):
 
 
 # ---- 01: returns -----------------------------------------------------------------------------------
+@_checker_only
 def _n_step_reference(r, nv, term, gamma, n):
     G = np.zeros_like(r)
     T = r.shape[-1]
@@ -1003,14 +1481,23 @@ def _n_step_reference(r, nv, term, gamma, n):
     return G
 
 
+def _n_step_probe_inputs(T):
+    """Two rows of T steps, a termination at step 5, n = 3: the same but for T (the loop probe)."""
+    r, nv = np.random.default_rng(5).normal(size=(2, 2, T))
+    term = np.zeros((2, T), dtype=bool)
+    term[:, 5] = True
+    return _t(r), _t(nv), _t(term, torch.bool), 0.9, 3
+
+
 @_exercise("n_step_returns", "01_discounted_return", "hook", stream=5, task="""
 n_step_returns(rewards, next_values, terminated, gamma, n) -> G, (B, T) tensors:
 G_t = sum_{k<m} gamma^k r_{t+k} + gamma^m V(s_{t+m}), m = n steps or fewer: an episode that
 terminates inside the n steps adds no bootstrap; the window's end bootstraps from next_values.
 Write it with rltriton_lite.linear_scan and tensor ops: without terminations the n-step sum is a
 difference of two values of one discounted sum, S_t - gamma^n S_{t+n}; a termination inside the
-n steps ends the sum there instead. Returns G itself.
-""" + SCAN_RULES, may_use=("linear_scan",))
+n steps ends the sum there instead. Returns G itself. No Python loop over time: the checker runs
+it on 16 and 64 steps, and your code's Python lines must not grow with T.
+""" + SCAN_RULES, may_use=("linear_scan",), probe=_no_loop_over_time(_n_step_probe_inputs, 16, 64))
 def _n_step_cases(d):
     rng, gamma = d.rng, d.real(0.9, 0.8, 0.99)
     out = []
@@ -1031,7 +1518,7 @@ transposed_scan: a @triton.jit prologue transposed_scan(X, offs, t, T, m, P) -> 
 exercises.scan_hook(..., reverse=False), with X = (a, dy): the gradient of y = linear_scan(a, b)
 (y_t = b_t + a_t y_{t+1}) with respect to b, g_t = dy_t + a_{t-1} g_{t-1} (g_0 = dy_0), as a
 forward scan of the pairs (a_{t-1}, dy_t): load a one step back (offs - 1, masked by t >= 1).
-""" + HOOK_RULES, run=lambda fn, args, kw: _harness_scan(fn, args, (), reverse=False), scan="forward")
+""" + HOOK_RULES, needs="hook", run=lambda fn, args, kw: _harness_scan(fn, args, (), reverse=False), scan="forward")
 def _transposed_scan_cases(d):
     rng = d.rng
     out = []
@@ -1053,7 +1540,9 @@ def _with_gradient(fn, args, kw):
     if not isinstance(y, torch.Tensor) or not y.requires_grad:
         raise AssertionError("the returns do not require grad: apply your autograd.Function (Returns.apply(...)), "
                              "not its forward")
+    _PHASE[0] = "backward"  # the launches from here on are the backward's (_require)
     (g,) = torch.autograd.grad((y * w).sum(), r)
+    _PHASE[0] = "forward"
     return y.detach(), g
 
 
@@ -1063,8 +1552,10 @@ torch.autograd.Function whose forward runs the reverse scan G_t = r_t + gamma (1
 (exercises.scan_hook with your Triton prologue) and whose backward runs the transposed scan,
 forwards in time: dL/dr_t = g_t, g_t = dL/dG_t + gamma (1 - done_{t-1}) g_{t-1} (scan_hook with
 reverse=False and a second prologue; the step before t = 0 has no done flag: cut there). Save
-what the backward needs with ctx.save_for_backward. (B, T) float32 rewards, bool dones.
-""", run=_with_gradient, scan=("reverse", "forward"), results=("the returns G", "dL/drewards"),
+what the backward needs with ctx.save_for_backward. (B, T) float32 rewards, bool dones. The checker
+requires the autograd.Function's apply, and Triton code of yours launched in the forward and in the
+backward.
+""", needs="autograd", run=_with_gradient, scan=("reverse", "forward"), results=("the returns G", "dL/drewards"),
    may_use=("scan_hook",))
 def _returns_autograd_cases(d):
     rng, gamma = d.rng, d.real(0.9, 0.8, 0.99)
@@ -1116,7 +1607,7 @@ V(s_{t+1})); a = gamma * lam, b = delta_t (no bootstrap at a termination), reset
 episode ends (done: terminated, truncated or the window's last step), valid as step gives it,
 and keep = (v,): the epilogue stores advantages y and returns y + keep[0]. The checker calls
 rl.gae with masks, truncations, a per-step gamma, time-major inputs and no next_values.
-""", run=_package_gae, results=("advantages", "returns"))
+""", needs="hook", run=_package_gae, results=("advantages", "returns"))
 def _gae_prologue_cases(d):
     rng, g, lam = d.rng, d.real(0.97, 0.9, 0.99), d.real(0.9, 0.7, 0.97)
     out = []
@@ -1179,6 +1670,7 @@ def _gae_pairs_cases(d):
 
 
 # ---- 03: TD(λ) -------------------------------------------------------------------------------------
+@_checker_only
 def _q_lambda_reference(r, next_q, next_action, term, gamma, lam):
     """Watkins's Q(lambda), one step at a time in float64: a tie for the max counts as greedy."""
     G = np.zeros(r.shape)
@@ -1219,7 +1711,7 @@ G_t = r_t + gamma (1 - term_t) [(1 - l_t) max_q + l_t G_{t+1}], l_t = lam where 
 and 0 where it is not (the trace is cut) or at the window's last step (t == T - 1). next_q behind a
 termination may be NaN: select it away (tl.where), do not multiply it by 0. The harness scans
 y_t = b_t + a_t y_{t+1} from y_T = 0.
-""" + HOOK_RULES, run=_scan_with(4))
+""" + HOOK_RULES, needs="hook", run=_scan_with(4))
 def _q_lambda_cases(d):
     rng, gamma, lam = d.rng, d.real(0.9, 0.8, 0.99), d.real(0.8, 0.5, 0.95)
     out = []
@@ -1252,6 +1744,7 @@ def _q_lambda_cases(d):
 
 
 # ---- 04: V-trace -----------------------------------------------------------------------------------
+@_checker_only
 def _retrace_reference(r, next_expected_q, next_q, next_log_ratio, term, gamma, lam):
     G = np.zeros_like(r)
     carry = np.zeros(r.shape[:-1])
@@ -1269,7 +1762,7 @@ with X = (rewards, next_expected_q, next_q, next_log_ratio, terminated) and P = 
 Retrace(lambda) targets for Q(s_t, a_t): G_t = r_t + gamma (1 - term_t) [E_pi Q(s_{t+1}, .)
 + c_{t+1} (G_{t+1} - Q(s_{t+1}, a_{t+1}))], c_{t+1} = lam min(1, pi/mu at t+1) =
 lam min(1, exp(next_log_ratio_t)), and c = 0 at the window's last step (t == T - 1).
-""" + HOOK_RULES, run=_scan_with(5))
+""" + HOOK_RULES, needs="hook", run=_scan_with(5))
 def _retrace_cases(d):
     rng, gamma, lam = d.rng, d.real(0.9, 0.8, 0.99), d.real(0.8, 0.5, 0.95)
     out = []
@@ -1309,7 +1802,8 @@ rewards, values, next_values, terminated) and P = (gamma, rho_bar, c_bar): the s
 and y_next = vs_{t+1}; return the policy-gradient advantage min(rho_bar, rho_t) (r_t + gamma
 (1 - term_t) v_next - V_t), where v_next is vs_{t+1} inside the window and next_values at its last
 step (t == T - 1).
-""" + HOOK_RULES, run=lambda fn, args, kw: _harness_scan(vtrace_prologue, args[:5], args[5:], epilogue=fn))
+""" + HOOK_RULES, needs="hook",
+   run=lambda fn, args, kw: _harness_scan(vtrace_prologue, args[:5], args[5:], epilogue=fn))
 def _vtrace_pg_cases(d):
     rng, gamma, rho_bar, c_bar = d.rng, d.real(0.9, 0.8, 0.99), d.real(1.0, 0.8, 1.5), d.real(0.9, 0.6, 1.0)
     out = []
@@ -1335,7 +1829,7 @@ dual_clip: a @triton.jit elementwise hook dual_clip(X, offs, m, P) -> loss for e
 with X = (ratio, advantages) and P = (epsilon, c): dual-clip PPO's per-element loss,
 -max(min(r A, clip(r, 1-eps, 1+eps) A), c A) where A < 0, and PPO's -min(r A, clip(r) A) where
 A >= 0 (c > 1 bounds the loss of a negative advantage at a large ratio).
-""" + HOOK_RULES, run=_map_with(2), scan=None)
+""" + HOOK_RULES, needs="hook", run=_map_with(2), scan=None)
 def _dual_clip_cases(d):
     eps, c = d.real(0.2, 0.1, 0.3), d.real(3.0, 2.0, 4.0)
     r = np.array([0.5, 0.9, 1.0, 1.1, 1.5, 5.0, 0.5, 0.9, 1.0, 1.1, 1.5, 5.0])
@@ -1359,20 +1853,22 @@ def _dual_clip_cases(d):
 
 
 def _twice(fn, args, kw):
-    """Two calls, the same bits; under the interpreter (programs run one after another, so a race
-    never shows) also at least two launches and no atomics."""
-    before = dict(SEEN)
+    """Two calls, the same bits; the first with at least two launches of the student's kernels and
+    no atomics (counted under the interpreter, where programs run one after another, so a race
+    never shows; compiled, looked for in the kernels' code)."""
+    before, atomics = len(LAUNCHES), SEEN["atomics"]
     first = fn(*args)
-    if INTERPRET:
-        if SEEN["atomics"] > before["atomics"]:
-            raise AssertionError("your kernel uses an atomic (tl.atomic_add): atomics commit in the order the "
-                                 "programs finish, so on a GPU the bits change from run to run (the interpreter "
-                                 "runs programs one after another and cannot show it); write each program's "
-                                 "partial sum and add them in a second launch")
-        if SEEN["launches"] - before["launches"] < 2:
-            raise AssertionError(f"{SEEN['launches'] - before['launches']} kernel launch: a one-program sum walks "
-                                 "the whole input alone (one SM of a GPU); split it over programs, then add their "
-                                 "partials in a second launch")
+    mine = [launch for launch in LAUNCHES[before:] if launch.mine]
+    if not mine:
+        raise AssertionError(_NO_KERNEL.format(fn=getattr(fn, "__name__", "your function")))
+    if SEEN["atomics"] > atomics or (not INTERPRET and any(n.startswith("atomic_") for n in _kernel_reads(mine))):
+        raise AssertionError("your kernel uses an atomic (tl.atomic_add): atomics commit in the order the "
+                             "programs finish, so on a GPU the bits change from run to run (the interpreter "
+                             "runs programs one after another and cannot show it); write each program's "
+                             "partial sum and add them in a second launch")
+    if len(mine) < 2:
+        raise AssertionError(f"{len(mine)} kernel launch: a one-program sum walks the whole input alone (one SM of a "
+                             "GPU); split it over programs, then add their partials in a second launch")
     second = fn(*args)
     if not torch.equal(torch.as_tensor(first), torch.as_tensor(second)):
         raise AssertionError("two calls on the same input gave different bits (a sum in a fixed order gives the "
@@ -1385,7 +1881,7 @@ two_stage_mean(x) -> a 0-d tensor: the mean of a 1-D float32 tensor by the loss'
 launches: one program per BLOCK elements writes its partial sum (masked: padding adds 0), then one
 program adds the partials in a fixed order and divides by n. The checker calls it twice on each
 input: the two results must be the same bits.
-""", run=_twice, scan=None)
+""", needs="kernel", run=_twice, scan=None)
 def _two_stage_cases(d):
     rng = d.rng
     ns = (1, d.int(777, 300, 1500), d.int(20000, 3000, 20000))
@@ -1401,7 +1897,7 @@ and P = (gamma, alpha, lam): the soft lambda-return (rltriton_lite.sac_targets w
 V'_t = min(Q1, Q2)(s_{t+1}) - alpha log pi(a'|s_{t+1}); G_t = r_t +
 gamma (1 - term_t)[(1 - lam) V'_t + lam (G_{t+1} - alpha log_probs_{t+1})], with V'_t alone in
 the bracket at the window's last step (a termination zeroes the bracket: G_t = r_t).
-""" + HOOK_RULES, run=_scan_with(6))
+""" + HOOK_RULES, needs="hook", run=_scan_with(6))
 def _soft_lambda_cases(d):
     rng, gamma, alpha, lam = d.rng, d.real(0.9, 0.8, 0.99), d.real(0.3, 0.1, 0.5), d.real(0.8, 0.5, 0.95)
     out = []
@@ -1423,7 +1919,7 @@ def _soft_lambda_cases(d):
 awr_weights: a @triton.jit elementwise hook awr_weights(X, offs, m, P) -> weight for
 exercises.map_hook, with X = (advantages,) and P = (beta, max_weight): AWR's exponential weights
 exp(A / beta), clipped at max_weight (AWR and CRR use 20).
-""" + HOOK_RULES, run=_map_with(1), scan=None)
+""" + HOOK_RULES, needs="hook", run=_map_with(1), scan=None)
 def _awr_cases(d):
     A = d.pick(np.array([-3.0, -0.5, 0.0, 0.5, 2.0, 4.0]), lambda rng: rng.permutation(np.concatenate(
         [rng.uniform(-3, 0, 3), rng.uniform(0, 2, 3), rng.uniform(4.5, 6, 1)])))  # one above the clip
@@ -1444,6 +1940,7 @@ def _vtrace_floor_cases(d):
 
 
 # ---- 11: across devices ----------------------------------------------------------------------------
+@_checker_only
 def _segment_carries_reference(A, B, reset, initial):
     """The carries one segment at a time, from the last back, in float64."""
     rows, S = B.shape
@@ -1486,6 +1983,7 @@ def _segment_carries_cases(d):
 
 
 # ---- 12: tokens ------------------------------------------------------------------------------------
+@_checker_only
 def _token_gae_reference(r, v, mask, gamma, lam):
     """verl's GAE over response tokens (0.9.1's loop, its whitening left out), in float64: a masked
     token is skipped, the next value and the advantage carried through it."""
@@ -1552,6 +2050,7 @@ def _token_gae_cases(d):
 SECTOR = 32  # bytes: the unit in which a GPU reads global memory (a 128-byte cache line is 4 sectors)
 
 
+@_checker_only
 def _sectors_reference(addresses, nbytes):
     """The distinct sectors that the bytes address ... address + nbytes - 1 of every lane fall in."""
     first, last = addresses // SECTOR, (addresses + nbytes - 1) // SECTOR

@@ -12,8 +12,8 @@ the measured copy bandwidth (the memory floor). On a CPU the kernels run under t
 interpreter, whose times say nothing about GPU speed: there the profiler times what a CPU can
 time for real (``cpu_rows``: the package's PyTorch path against the code it replaces, wall clock,
 at the shapes RL code uses) and runs the kernel once in the interpreter as a correctness check,
-untimed; ``committed`` shows what a GPU measured, from the newest results file in
-benchmarks/results/ (a table and ``committed_chart``). ``table`` prints rows as plain text (for a
+untimed; ``committed`` shows what a GPU measured, from the committed H200 results file
+``COMMITTED_RUN`` in benchmarks/results/, read by name (a table and ``committed_chart``). ``table`` prints rows as plain text (for a
 normal cell output, which a static render of a notebook shows: the widget's does not), and
 ``read_wall_probe`` reads the committed wall-time probe (``tools/wall_probe.py``'s output).
 The charts of notebook 09 come last: ``floor_chart``, ``peers_chart`` and ``wall_gpu_chart``,
@@ -776,6 +776,28 @@ HEAD_ANCHOR = {"fwd": "bare_triton_launch", "fwd+bwd": "minimal_autograd_fn"}
 RL_SHAPES = ((4096, 128), (64, 16384))  # the shapes RL code uses: many short rollouts, a few long ones
 
 
+# The H200 runs committed with the course, by name. The notebooks read these files, never "the
+# newest": a results file that a TA writes into the same folder for their own GPU (``python -m
+# rltriton_lite.bench --out benchmarks/results/mygpu.json``) is listed by notebook 09, and changes
+# nothing that the notebooks show or assert.
+COMMITTED_RUN = "H200-2026-12-01c"    # float32 at the shapes RL code uses: notebooks 01-09 and 13
+COMMITTED_SWEEP = "H200-2026-11-30d"  # the previous full sweep, bfloat16 too: notebook 08
+
+
+def committed_results(folder=None, run: str = COMMITTED_RUN) -> tuple[str, dict]:
+    """The results file ``run`` (its name without ``.json``; default ``COMMITTED_RUN``, the H200 run
+    the notebooks assert facts of) in ``folder`` (default ``results_folder()``): its name and its
+    contents. Pass another name to read your own GPU's run."""
+    import json
+    import os
+
+    path = os.path.join(folder or results_folder(), f"{run}.json")
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"no results file {run}.json in {folder or results_folder()}")
+    with open(path, encoding="utf-8") as f:
+        return run, json.load(f)
+
+
 def newest_results(folder) -> tuple[str, dict]:
     """The newest results file in ``folder`` (latest "date", then file name): its name without
     ``.json``, and its contents."""
@@ -1209,15 +1231,17 @@ def committed_legend(rows) -> str:
     return "\n".join(textwrap.fill(t, width=110) for t in [text, *notes])
 
 
-def committed(name: str, folder=None, dtype: str = "float32", show: bool = True) -> list[dict]:
-    """What a GPU measured for ``name``, on any machine: the newest results file in ``folder``
-    (default ``results_folder()``) printed as ``committed_table`` under a line naming the GPU,
-    the file and its date, with ``committed_legend`` under it (the columns, and the anchors in
-    the rows), then drawn as ``committed_chart`` (``plt.show()`` unless ``show`` is False).
-    Returns ``committed_rows``."""
+def committed(name: str, folder=None, dtype: str = "float32", show: bool = True,
+              run: str = COMMITTED_RUN) -> list[dict]:
+    """What a GPU measured for ``name``, on any machine: the results file ``run`` (default
+    ``COMMITTED_RUN``, the committed H200 run, read by name) in ``folder`` (default
+    ``results_folder()``) printed as ``committed_table`` under a line naming the GPU, the file and
+    its date, with ``committed_legend`` under it (the columns, and the anchors in the rows), then
+    drawn as ``committed_chart`` (``plt.show()`` unless ``show`` is False). Returns
+    ``committed_rows``."""
     import matplotlib.pyplot as plt
 
-    run, res = newest_results(folder or results_folder())
+    run, res = committed_results(folder, run)
     rows = committed_rows(res, name, dtype)
     print(f"{name}, {dtype}: committed benchmark results of an {res['gpu']}, {run}.json ({res['date']}), "
           "measured there, not on this machine.")

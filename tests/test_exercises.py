@@ -1,9 +1,16 @@
 """The exercises' checkers: each accepts its solution (notebooks/solutions/<name>.py) and rejects
 at least two plausible wrong answers, with a message that names the case, on the fixed cases and
-on cases drawn from a seed (the grading with unseen cases)."""
+on cases drawn from a seed (the grading with unseen cases). A right answer that is not what the
+task asks for is rejected too, with a message that says what is missing: every kernel exercise
+written in PyTorch (or a hook without @triton.jit), a scan without tl.associative_scan, a copy
+where strided_scan reads in place, returns_autograd without its autograd.Function or with a
+PyTorch backward, n_step_returns with a Python loop over time; and the shortcuts to the
+package's answers (its functions reached through a module, a name, a dict, an integration,
+_torch_path, the checker's own cases and references)."""
 from __future__ import annotations
 
 import importlib.util
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -18,6 +25,7 @@ import rltriton_lite.returns as rl_returns
 from rltriton_lite import exercises
 from rltriton_lite import gae as package_gae
 from rltriton_lite.episode import REWARDS, step, values_now_and_next
+from rltriton_lite.integrations.verl import compute_gae_advantage_return as verl_gae
 from rltriton_lite.tile import load as tile_load
 
 SOLUTIONS = Path(__file__).resolve().parent.parent / "notebooks" / "solutions"
@@ -841,3 +849,208 @@ def test_python_on_blocks_gets_the_triton_hint_even_when_it_runs():
                                              r"code uses Python where a block may be \(_awr_with_python: `and`, `if`, "
                                              r"`min\(`, `not` in `return min.*tl\.minimum"):
         exercises.check("awr_weights", _awr_with_python)
+
+
+# ---- What a task asks for besides the values ----------------------------------------------------
+def _torch_returns(r, d, gamma, last=0.0):
+    """The returns in PyTorch, a loop over time (time last, a reset selected, NaN-safe): no kernel."""
+    G, carry = torch.empty_like(r), torch.full(r.shape[:-1], float(last), dtype=r.dtype, device=r.device)
+    for t in reversed(range(r.shape[-1])):
+        carry = torch.where(d[..., t], r[..., t], r[..., t] + gamma * carry)
+        G[..., t] = carry
+    return G
+
+
+PURE_TORCH = {  # the same functions in PyTorch, right on every case: a Triton newcomer's likeliest answer
+    "td_target_kernel": lambda r, v, d, g: r + torch.where(d, 0.0, g * v),
+    "block_scan": lambda r, d, g, last: _torch_returns(r, d, g, last),
+    "chunked_scan": lambda r, d, g, c: _torch_returns(r, d, g),
+    "reset_scan": lambda r, d, g, c: _torch_returns(r, d, g),
+    "gae_kernel": lambda r, v, nv, d, g, lam, c: _torch_returns(r + torch.where(d, 0.0, g * nv) - v, d, g * lam),
+    "strided_scan": lambda r, d, g, c: _torch_returns(r.t(), d.t(), g).t(),
+    "two_stage_mean": lambda x: x.mean(),
+    "returns_autograd": lambda r, d, g: _torch_returns(r, d, g),  # autograd through the loop
+}
+
+
+def pure_python(name):
+    """A kernel exercise's answer without Triton: PURE_TORCH's, or for a hook the solution's own
+    Python without its @triton.jit."""
+    return PURE_TORCH.get(name) or solution(name).fn
+
+
+KERNELS = [n for n, _, kind in exercises.catalog() if kind == "kernel"]
+
+
+@pytest.mark.parametrize("name", KERNELS)
+def test_a_kernel_exercise_needs_a_kernel(name):
+    """Every kind="kernel" exercise refuses an answer with no Triton of the student's in it, even
+    a right one: the launcher exercises ask for a launch of their own kernel on every call, the
+    hook exercises for a @triton.jit function, returns_autograd for an autograd.Function."""
+    with pytest.raises(AssertionError, match=rf"^{name}(, [^:]*)?: (no Triton kernel of yours ran: this exercise asks "
+                                             rf"you to write the kernel|.* is not a @triton\.jit function: this "
+                                             rf"exercise asks for the Triton function|no torch\.autograd\.Function "
+                                             rf"of yours ran)"):
+        exercises.check(name, pure_python(name))
+
+
+@triton.jit
+def _returns_one_step_at_a_time(R, D, G, gamma, T):  # a Triton kernel, but a loop over the steps: no scan
+    row = tl.program_id(0)
+    carry = 0.0
+    for i in range(0, T):
+        t = T - 1 - i
+        done = tl.load(D + row * T + t) != 0
+        carry = tl.load(R + row * T + t) + tl.where(done, 0.0, gamma * carry)
+        tl.store(G + row * T + t, carry)
+
+
+def _chunked_scan_step_by_step(rewards, dones, gamma, chunk):
+    out = torch.empty_like(rewards)
+    _returns_one_step_at_a_time[(rewards.shape[0],)](rewards, dones, out, gamma, rewards.shape[1])
+    return out
+
+
+def _torch_backward(ctx, grad):  # Triton forwards, PyTorch backwards
+    (dones,) = ctx.saved_tensors
+    a = torch.cat([torch.zeros_like(grad[:, :1]), ctx.gamma * (~dones[:, :-1]).to(grad.dtype)], 1)
+    g, out = torch.zeros_like(grad[:, 0]), torch.empty_like(grad)
+    for t in range(grad.shape[1]):
+        g = grad[:, t] + a[:, t] * g
+        out[:, t] = g
+    return out
+
+
+def _n_step_with_a_loop_over_time(rewards, next_values, terminated, gamma, n):
+    B, T = rewards.shape
+    G = torch.zeros_like(rewards)
+    for t in range(T):
+        g, disc = torch.zeros(B, device=rewards.device), 1.0
+        alive = torch.ones(B, dtype=torch.bool, device=rewards.device)
+        for s in range(t, min(t + n, T)):
+            g = g + alive * disc * rewards[:, s]
+            disc *= gamma
+            alive = alive & ~terminated[:, s]
+            if s == t + n - 1 or s == T - 1:
+                g = g + alive * disc * next_values[:, s]
+        G[:, t] = g
+    return G
+
+
+MISSING_REQUIREMENTS = [
+    ("chunked_scan", "a loop over the steps in the kernel", _chunked_scan_step_by_step,
+     r"your kernel ran no tl\.associative_scan"),
+    ("strided_scan", "a contiguous copy, then the scan", lambda r, d, g, c: solution("strided_scan")(
+        r.contiguous(), d.contiguous(), g, c), r"a transposed .*: your kernel read a copy of rewards, not rewards "
+                                               r"itself"),
+    ("strided_scan", "transposed to (B, T) and copied, then reset_scan", lambda r, d, g, c: solution("reset_scan")(
+        r.t().contiguous(), d.t().contiguous(), g, c).t(), r"your kernel read a copy of rewards"),
+    ("returns_autograd", "no autograd.Function: autograd through a loop", PURE_TORCH["returns_autograd"],
+     r"no torch\.autograd\.Function of yours ran: this exercise asks for a subclass of torch\.autograd\.Function"),
+    ("returns_autograd", "an autograd.Function whose backward is PyTorch",
+     _returns_autograd_with(_torch_backward), r"your backward launched no Triton code of yours: it is the "
+                                                    r"transposed scan"),
+    ("n_step_returns", "a Python loop over time", _n_step_with_a_loop_over_time,
+     r"a Python loop over time: your code ran \d+ Python lines and calls on a rollout of 16 steps and \d+ on one "
+     r"of 64"),
+]
+
+
+@pytest.mark.parametrize("name,what,fn,why", MISSING_REQUIREMENTS,
+                         ids=[f"{m[0]}: {m[1]}" for m in MISSING_REQUIREMENTS])
+def test_what_the_task_asks_for_is_enforced(name, what, fn, why):
+    """Right values, but not what the task asks for: refused, with a message that says what."""
+    with pytest.raises(AssertionError, match=rf"^{name}[,:] .*{why}"):
+        exercises.check(name, fn)
+
+
+def test_the_static_checks_for_a_compiled_kernel():
+    """Compiled on a GPU there is no interpreter to count scans and atomics: the launched
+    kernels' code (with the @triton.jit functions it calls) is read for them instead."""
+    import types
+    launch = types.SimpleNamespace
+    assert "associative_scan" in exercises._kernel_reads([launch(kernel=_whole_row)])
+    assert "associative_scan" in exercises._kernel_reads([launch(kernel=_reset_scan_multiplied_carry)])
+    assert "associative_scan" not in exercises._kernel_reads([launch(kernel=_returns_one_step_at_a_time)])
+    assert "atomic_add" in exercises._kernel_reads([launch(kernel=_atomic_sum)])
+    assert not {n for n in exercises._kernel_reads([launch(kernel=_one_program_sum)]) if n.startswith("atomic_")}
+
+
+# ---- More ways to the package's answer, refused ---------------------------------------------------
+CHEAT = {"returns": rl.reference.discounted_returns}
+
+
+def _reset_scan_from_a_dict(rewards, dones, gamma, chunk):
+    return torch.as_tensor(CHEAT["returns"](rewards.cpu().numpy(), gamma=gamma, terminated=dones.cpu().numpy()))
+
+
+def _gae_pairs_by_an_integration(rewards, values, next_values, terminated, truncated, gamma, lam):
+    import rltriton_lite.integrations.openrlhf as openrlhf
+    return 0, openrlhf.get_advantages_and_returns(values, rewards, torch.ones_like(terminated), gamma, lam)[0]
+
+
+def _token_gae_pairs_by_verl_s_drop_in(rewards, values, mask, gamma, lam):
+    adv, _ = verl_gae(rewards, values, mask, gamma, lam)
+    return (~mask).to(adv.dtype), adv
+
+
+def _gae_pairs_by_the_torch_path(rewards, values, next_values, terminated, truncated, gamma, lam):
+    from rltriton_lite import _torch_path
+    a = gamma * lam * (~(terminated | truncated)).to(rewards.dtype)
+    b = rewards + gamma * (~terminated) * next_values - values
+    return 0, _torch_path.linear_scan(a, b, None, None, -1, True)
+
+
+def _vtrace_floor_bytes_from_the_cases(B, T, elem_bytes):
+    return next(c[3] for seed in (None, 1, 2) for c in exercises.cases("vtrace_floor_bytes", seed)
+                if c[1] == (B, T, elem_bytes))
+
+
+MORE_BYPASSES = [
+    ("reset_scan", _reset_scan_from_a_dict, r"write it yourself: your _reset_scan_from_a_dict reads "
+                                            r"rltriton_lite\.reference\.discounted_returns \(as CHEAT\['returns'\]\), "
+                                            r"which is the package's answer"),
+    ("gae_pairs", _gae_pairs_by_an_integration, r"write it yourself: rltriton_lite\.integrations\.openrlhf\."
+                                                r"get_advantages_and_returns is the package's answer"),
+    ("token_gae_pairs", _token_gae_pairs_by_verl_s_drop_in, r"write it yourself: your "
+                                                            r"_token_gae_pairs_by_verl_s_drop_in reads rltriton_lite\."
+                                                            r"integrations\.verl\.compute_gae_advantage_return"),
+    ("gae_pairs", _gae_pairs_by_the_torch_path, r"write it yourself: rltriton_lite\._torch_path\.linear_scan is the "
+                                                r"package's answer \(of the package's functions, gae_pairs may call "
+                                                r"only rltriton_lite\.linear_scan"),
+    ("n_step_returns", lambda r, nv, term, g, n: torch.as_tensor(exercises._n_step_reference(
+        r.cpu().numpy(), nv.cpu().numpy(), term.cpu().numpy(), g, n)),
+     r"write it yourself: rltriton_lite\.exercises\._n_step_reference is the checker's own \(it computes the "
+     r"expected values"),
+    ("warp_sectors", exercises._sectors_reference,
+     r"rltriton_lite\.exercises\._sectors_reference is the checker's own"),
+    ("segment_carries", lambda *args: exercises._segment_carries_reference(*args),
+     r"rltriton_lite\.exercises\._segment_carries_reference is the checker's own"),
+    ("vtrace_floor_bytes", _vtrace_floor_bytes_from_the_cases, r"rltriton_lite\.exercises\.cases is the checker's own"),
+]
+
+
+@pytest.mark.parametrize("name,fn,why", MORE_BYPASSES, ids=[f"{b[0]}-{i}" for i, b in enumerate(MORE_BYPASSES)])
+def test_more_ways_to_the_package_s_answer_are_refused(name, fn, why):
+    with pytest.raises(AssertionError, match=rf"^{name}, .*{why}"):
+        exercises.check(name, fn)
+    from rltriton_lite import _torch_path  # (restored after the check)
+    from rltriton_lite.integrations import openrlhf
+    assert _torch_path.linear_scan.__module__ == "rltriton_lite._torch_path" and not exercises._ACTIVE
+    assert openrlhf.get_advantages_and_returns.__module__ == "rltriton_lite.integrations.openrlhf"
+
+
+def test_the_expected_values_are_not_in_the_checker_s_frames():
+    """While the student's function runs, no frame above it holds the case's expected value: the
+    checker draws it again after the function returns."""
+    names = []
+
+    def vtrace_floor_bytes(B, T, elem_bytes):
+        f = sys._getframe(1)
+        while f is not None:
+            names.extend(k for k, v in f.f_locals.items() if k == "expected" or isinstance(v, (np.ndarray, np.integer)))
+            f = f.f_back
+        return B * T * (6 * elem_bytes + 1)
+
+    assert exercises.check("vtrace_floor_bytes", vtrace_floor_bytes) is None
+    assert names == []

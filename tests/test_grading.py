@@ -21,11 +21,11 @@ NOTEBOOKS = ROOT / "notebooks"
 
 
 def _tool(name):
-    spec = importlib.util.spec_from_file_location(f"_tools_{name}", ROOT / "tools" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
+    # imported by its own name from tools/ (on sys.path, which multiprocessing hands to a spawned
+    # child: with CUDA initialised the grader spawns rather than forks, and the child imports it)
+    if str(ROOT / "tools") not in sys.path:
+        sys.path.insert(0, str(ROOT / "tools"))
+    return importlib.import_module(name)
 
 
 grade = _tool("grade")
@@ -92,11 +92,11 @@ def graded(tmp_path_factory):
                        str(sub)])
     with open(out, newline="") as f:
         rows = list(csv.DictReader(f))
-    return code, {(r["student"], r["exercise"]): (r["status"], r["message"]) for r in rows}, rows
+    return code, {(r["student"], r["exercise"]): (r["status"], r["message"]) for r in rows}, rows, out
 
 
 def test_grades(graded):
-    code, g, rows = graded
+    code, g, rows, _ = graded
     assert code == 0  # a grader: students failing is no error
     status = {k: v[0] for k, v in g.items()}
     assert status == {
@@ -126,8 +126,49 @@ def test_grades(graded):
             for r in rows if r["student"] == "alice"} == {"alice/week1/course.ipynb"}
 
 
+def test_the_graded_sources_are_kept_for_review(graded):
+    """Beside the CSV, <csv stem>-sources/<student>/<exercise>.py: the graded function's source
+    (and the student's code it reaches), for every exercise whose function the notebook defines
+    but an untouched starter; the CSV's source column names the file."""
+    _, g, rows, out = graded
+    folder = out.parent / "grades-sources"
+    source = {(r["student"], r["exercise"]): r["source"] for r in rows}
+    written = {p.relative_to(folder).as_posix() for p in folder.rglob("*.py")}
+    assert written == {"alice/matrix_compose.py", "alice/gae_pairs.py",  # not alice's two starters
+                       "bob/matrix_compose.py", "bob/gae_pairs.py", "bob/vtrace_floor_bytes.py"}, written
+    # (bob's q_lambda cell does not compile: no function; carol's cells never finish: nothing to read)
+    for (student, exercise), path in source.items():
+        assert path == (f"grades-sources/{student}/{exercise}.py"
+                        if f"{student}/{exercise}.py" in written else ""), (student, exercise, path)
+    wrong = (folder / "alice" / "gae_pairs.py").read_text()
+    assert "# verdict: wrong (gae_pairs, " in wrong and "# exercise: gae_pairs" in wrong
+    assert WRONG_GAE_PAIRS.strip() in wrong  # the student's code, as written
+    assert CORRECT["matrix_compose"].split("solution =")[0].strip().splitlines()[-1] in \
+        (folder / "alice" / "matrix_compose.py").read_text()
+    assert LOOPS.strip() in (folder / "bob" / "matrix_compose.py").read_text()  # a timeout's code too
+    assert "# verdict: timeout" in (folder / "bob" / "matrix_compose.py").read_text()
+
+
+def test_graded_source_reaches_the_student_s_helpers_and_kernels():
+    ns = {}
+    exec(compile("def f(x):\n    return x + 1\n", "<cell 7>", "exec"), ns)
+    text = grade.graded_source(ns["f"], 7, "the cell's text")
+    assert "the cell's text" in text and "cell 7" in text  # <cell 7> is no file: the defining cell instead
+    text = grade.graded_source(solution_fn("returns_autograd"))
+    for part in ("def returns_autograd(", "class Returns(", "def forward(ctx", "def backward(ctx",
+                 "def _returns_prologue(", "def _transposed_prologue("):
+        assert text.count(part) == 1, (part, text)
+
+
+def solution_fn(name):
+    spec = importlib.util.spec_from_file_location(f"solution_{name}", NOTEBOOKS / "solutions" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.solution
+
+
 def test_summary_counts(graded):
-    _, _, rows = graded
+    _, _, rows, _ = graded
     table = grade.summary([(r["student"], r["notebook"], r["exercise"], r["status"], r["message"]) for r in rows])
     lines = {line.split()[0]: line.split()[1:] for line in table.splitlines() if line and line[0].isalpha()}
     assert lines["alice"] == ["1", "1", "2", "0", "0"]  # correct, wrong, not attempted, error, timeout
@@ -162,7 +203,7 @@ def test_plan_of_the_course_notebooks():
             assert "NotImplementedError" in source or f"{name} = None" in source, (stem, name, source)
         ran = {n for n, _ in plan.cells}
         assert set(plan.defined_in.values()) <= ran and not ran & set(plan.skipped)
-        profiler = [n for n, c in enumerate(nb.cells, 1) if c.cell_type == "code" and "profile.profiler(" in c.source]
+        profiler = [n for n, c in enumerate(nb.cells, 1) if c.cell_type == "code" and "profile.committed(" in c.source]
         skipped += bool(profiler) and set(profiler) <= set(plan.skipped)
     assert skipped >= 7  # 01-07: "Optional: profile it" (08, on profiling, runs its cells)
 
@@ -198,6 +239,13 @@ def test_student_build_leaves_out_the_solutions(built):
         text = path.read_text()
         assert "solutions/" not in text and "%load" not in text and "ANSWERS" not in text, path.name
     assert (built / "benchmarks" / "results").is_dir()  # what notebooks 08 and 09 read
+    # the repository's files that the notebooks link to or name, and what they need beside the package
+    for extra in ("docs/DESIGN.md", "benchmarks/README.md", "tools/wall_probe.py", "tools/time_group_cost.py",
+                  "tools/compile_sm90.py", "requirements.txt"):
+        assert (built / extra).is_file(), extra
+    requirements = (built / "requirements.txt").read_text()
+    assert "torch==" in requirements and "gymnasium==" in requirements
+    assert "pytest" not in requirements and "-e ." not in requirements and "ANSWERS" not in requirements
 
 
 def test_student_build_code_cells_unchanged_outputs_empty(built):

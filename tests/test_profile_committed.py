@@ -1,5 +1,5 @@
 """What the notebooks' "profile it" sections show: ``profile.committed`` (one algorithm's figures
-from the newest committed results file: a table and a chart, every value read back from the
+from the committed H200 results file, read by name: a table and a chart, every value read back from the
 JSON, labelled with the GPU, the file and its date) and, on a CPU, ``profile.cpu_rows`` (the
 PyTorch path against the code it replaces, timed for real; the kernel checked, not timed, in the
 interpreter) with ``cpu_plot`` and ``live_table``. Charts use matplotlib's Agg backend."""
@@ -25,7 +25,7 @@ FILES = sorted(RESULTS.glob("*.json"))
 CASES = [(f, dtype, name) for f in FILES
          for dtype, name in sorted({(r["dtype"], r["algorithm"]) for r in json.loads(f.read_text())["rows"]
                                     if r["impl"] == profile.OURS_IMPL})]
-NEWEST = profile.newest_results(RESULTS)
+COMMITTED = profile.committed_results(RESULTS)  # the H200 run the notebooks read, by name
 
 
 @pytest.fixture
@@ -44,9 +44,9 @@ def test_results_folder_is_the_committed_one():
 
 @pytest.mark.parametrize("name", sorted(profile.ops()))
 def test_every_profiled_algorithm_has_committed_rows(name):
-    """The notebooks call ``committed(name)`` for each: the newest file has our rows for it at both
+    """The notebooks call ``committed(name)`` for each: the committed H200 file has our rows for it at both
     passes, and rows of the code it replaces."""
-    rows = profile.committed_rows(NEWEST[1], name)
+    rows = profile.committed_rows(COMMITTED[1], name)
     assert {r["pass"] for r in rows if r["impl"] == profile.OURS_IMPL} == {"fwd", "fwd+bwd"}
     replaced = "pytorch_loop" if name in profile.SCANS else "pytorch_eager"
     assert any(r["impl"] == replaced for r in rows)
@@ -143,7 +143,7 @@ def test_committed_chart_is_narrow_labelled_and_complete(path, dtype, name, clos
 
 
 def test_committed_prints_the_source_and_returns_the_rows(capsys, close_figures):
-    run, res = NEWEST
+    run, res = COMMITTED
     rows = profile.committed("gae", show=False)
     out = capsys.readouterr().out
     assert f"{run}.json" in out and res["gpu"] in out and res["date"] in out and "not on this machine" in out
@@ -152,11 +152,47 @@ def test_committed_prints_the_source_and_returns_the_rows(capsys, close_figures)
     assert not plt.get_fignums()  # show=False closes the figure
 
 
+def test_committed_reads_the_h200_file_by_name_not_the_newest(tmp_path, capsys, close_figures):
+    """A TA who benchmarks their own GPU into the results folder (bench's default --out) adds a
+    newer file: ``newest_results`` finds it, but ``committed`` and ``committed_results``, which the
+    notebooks use, still read the committed H200 run by name; another run is read by its name."""
+    import shutil
+
+    for run in (profile.COMMITTED_RUN, profile.COMMITTED_SWEEP):
+        shutil.copy(RESULTS / f"{run}.json", tmp_path)
+    mine = json.loads((RESULTS / f"{profile.COMMITTED_RUN}.json").read_text())
+    mine.update(gpu="NVIDIA GeForce RTX 4090", date="2099-01-01")
+    (tmp_path / "RTX-4090-2099-01-01.json").write_text(json.dumps(mine))
+    assert profile.newest_results(tmp_path)[0] == "RTX-4090-2099-01-01"
+    run, res = profile.committed_results(tmp_path)
+    assert run == profile.COMMITTED_RUN and "H200" in res["gpu"] and res == COMMITTED[1]
+    assert profile.committed_results(tmp_path, "RTX-4090-2099-01-01")[1]["gpu"] == "NVIDIA GeForce RTX 4090"
+    profile.committed("gae", folder=tmp_path, show=False)
+    out = capsys.readouterr().out
+    assert f"{profile.COMMITTED_RUN}.json" in out and "H200" in out and "4090" not in out
+    with pytest.raises(FileNotFoundError, match="no results file nope.json"):
+        profile.committed_results(tmp_path, "nope")
+
+
+def test_committed_figures_the_readme_and_notebook_08_quote():
+    """Regression checks on the committed H200 files, moved out of notebook 08 (which asserts the
+    lesson's inequalities instead): the README's Performance tables quote these exact figures."""
+    res = json.loads((RESULTS / f"{profile.COMMITTED_RUN}.json").read_text())
+    row = {(r["algorithm"], r["impl"], r["B"], r["T"], r["dtype"], r["pass"]): r for r in res["rows"]}
+    gae = row["gae", profile.OURS_IMPL, 16384, 1024, "float32", "fwd"]
+    assert round(100 * gae["floor_ms"] / gae["kernel_ms"], 1) == 83.5  # GPU time: GAE's % floor
+    assert round(row["crr", profile.OURS_IMPL, 16, 128, "float32", "fwd"]["full_call_us"], 1) == 44.1
+    probe = {(sec["B"], sec["T"]): {r["name"]: r["us"] for r in sec["rows"] if r["pass"] == "fwd"}
+             for sec in profile.read_wall_probe(RESULTS / "H200-2026-12-01d-wall.txt")}
+    assert probe[4096, 128]["gae"] == 38.0  # the README's wall-time table
+    assert probe[16, 128]["crr"] == 86.6 and probe[16, 128]["gae"] == 47.1
+
+
 @pytest.mark.parametrize("name", sorted(profile.ops()))
 def test_committed_legend_explains_the_columns_and_the_anchors_shown(name):
     """Every column in words; each anchor in the rows explained (what bench.py runs: the bare
     launch a naive GAE kernel, the autograd anchor PPO's loss), and no anchor that is not."""
-    rows = profile.committed_rows(NEWEST[1], name)
+    rows = profile.committed_rows(COMMITTED[1], name)
     legend = profile.committed_legend(rows)
     assert all(len(line) <= 110 for line in legend.splitlines())
     flat = " ".join(legend.split())
@@ -181,7 +217,7 @@ def test_anchor_notes_say_what_the_harness_runs():
     algorithms = {a.impl: set(a.algorithms) for a in bench.ANCHORS}
     assert algorithms == {bench.BARE_LAUNCH: {"gae"}, bench.MINIMAL_AUTOGRAD: {"ppo"}}
     assert "GAE" in profile.ANCHOR_NOTES[bench.BARE_LAUNCH] and "PPO" in profile.ANCHOR_NOTES[bench.MINIMAL_AUTOGRAD]
-    in_results = {(r["impl"], r["algorithm"]) for r in NEWEST[1]["rows"] if r["impl"] in profile.ANCHORS}
+    in_results = {(r["impl"], r["algorithm"]) for r in COMMITTED[1]["rows"] if r["impl"] in profile.ANCHORS}
     assert in_results == {(bench.BARE_LAUNCH, "gae"), (bench.MINIMAL_AUTOGRAD, "ppo")}
 
 
@@ -270,7 +306,7 @@ def test_cpu_plot_stays_narrow_with_every_shape(close_figures):
 
 @pytest.mark.parametrize("name,replaced", [("gae", 100), ("ppo", 2)])
 def test_committed_facts_are_read_from_the_rows(name, replaced):
-    rows = profile.committed_rows(profile.newest_results(profile.results_folder())[1], name)
+    rows = profile.committed_rows(profile.committed_results()[1], name)
     facts = profile.committed_facts(rows)
     ours = [r for r in rows if r["impl"] == profile.OURS_IMPL]
     assert facts.ours == len(ours) >= 4 and facts.replaced_x > replaced

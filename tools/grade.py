@@ -4,12 +4,14 @@
     python tools/grade.py [--seed S] [--out grades.csv] STUDENT_NOTEBOOK_OR_FOLDER...
 
 Writes one CSV row per (student, notebook, exercise): ``student, notebook, exercise, status,
-message``, the status one of ``correct``, ``wrong`` (the checker's verdict: a wrong value), ``not
-attempted`` (the starter is untouched: it raises ``NotImplementedError``, is still ``None``, or the
-notebook does not define the name), ``error`` (the function raised, did not compile, or its cell
-did not run) or ``timeout``, and the message the first line of what the checker said. Prints a
-summary per student and per exercise. The exit code is 0 whatever the students scored; 2 on a usage
-error (no such file, no notebook found, a bad option).
+message, source``, the status one of ``correct``, ``wrong`` (the checker's verdict: a wrong
+value, what the task requires not done, such as no Triton kernel of the student's launched, or
+a package answer called), ``not attempted`` (the starter is untouched: it raises
+``NotImplementedError``, is still ``None``, or the notebook does not define the name), ``error``
+(the function raised, did not compile, or its cell did not run) or ``timeout``, the message the
+first line of what the checker said, and source the file that keeps the graded code for review
+(below). Prints a summary per student and per exercise. The exit code is 0 whatever the students
+scored; 2 on a usage error (no such file, no notebook found, a bad option).
 
 **Students.** A notebook given as a file is one student, named by the file's name without
 ``.ipynb``. A folder is searched recursively for ``*.ipynb`` (hidden folders and
@@ -49,9 +51,25 @@ memory) makes the exercise being checked an ``error``, and the rest are checked 
 it, the fixed cases that the notebooks show. ``--jobs N`` grades N notebooks at a time.
 ``--log-dir DIR`` keeps what each notebook printed (``DIR/<student>__<notebook>.log``).
 
+**Sources, for review.** Next to the CSV, the folder ``<csv stem>-sources/`` (replaced on each
+run) gets ``<student>/<exercise>.py`` for every exercise whose function the notebook defines (a
+starter left untouched excepted): the source of the graded function and of the student's code it
+reaches (their functions, classes and ``@triton.jit`` kernels, as the checker reads them), or the
+defining cell where that cannot be read. The CSV's ``source`` column names the file. A second
+notebook of one student with the same exercise gets ``<exercise>-<notebook stem>.py`` (then
+``-2``, ``-3`` ...).
+
+**What a verdict means.** ``correct``: the values are right on every case and the checker's
+requirements hold (a kernel exercise launched a ``@triton.jit`` kernel of the student's own, a
+scan ran ``tl.associative_scan``, a hook is a ``@triton.jit`` function, the package's own answers
+were not called: ``rltriton_lite.exercises``' doc lists them). It does not prove the student wrote
+the code: a checker runs in the student's process and code written to defeat it can (read the
+checker's frames, unpatch it); the sources are there to spot-check.
+
 **Trust.** The students' code runs with your permissions, in the process that checks it: the
 grader survives accidents (an infinite loop, a crash, a broken cell), not a notebook written to
-tamper with the checker or the machine. Grade work you do not trust in a container.
+tamper with the checker or the machine (a verdict of ``correct`` included). Grade work you do not
+trust in a container, and look at the sources.
 """
 from __future__ import annotations
 
@@ -284,6 +302,22 @@ def grade_function(name, fn, check, seed, cell_error=None) -> tuple[str, str]:
 _MISSING = object()
 
 
+def graded_source(fn, cell_number=None, cell_source=None) -> str:
+    """What a teacher reviews: the source of ``fn`` and of the student's code it reaches (their
+    functions, classes and @triton.jit kernels, as the checker reads them: ``exercises._Code``);
+    where none can be read, the cell that defines it."""
+    from rltriton_lite import exercises as ex
+
+    try:
+        text = ex._Code(fn).sources()
+    except Exception:  # noqa: BLE001 -- whatever the student bound to the name
+        text = ""
+    if not text.strip():
+        text = (f"# (no source could be read from the function: the cell that defines it, cell {cell_number})\n"
+                + (cell_source or "")) if cell_source else f"# (no source could be read: {fn!r})\n"
+    return text
+
+
 def _worker(conn, notebook, cells, exercises, defined_in, seed, log_path, ipython_dir):
     """The child: run the cells, then check each exercise, reporting on ``conn``."""
     try:
@@ -312,11 +346,15 @@ def _worker(conn, notebook, cells, exercises, defined_in, seed, log_path, ipytho
         sys.stdout.flush(), sys.stderr.flush()
     ex.check, ex.attempt = check, attempt
     conn.send(("setup", errors))
+    cell_sources = dict(cells)
     for name in exercises:
         conn.send(("start", name))
         print(f"\n[grade.py] checking {name}", flush=True)
+        fn = shell.user_ns.get(name, _MISSING)
+        if fn is not _MISSING and fn is not None:
+            conn.send(("source", name, graded_source(fn, defined_in.get(name), cell_sources.get(defined_in.get(name)))))
         cell_error = errors.get(defined_in.get(name))
-        status, message = grade_function(name, shell.user_ns.get(name, _MISSING), check, seed,
+        status, message = grade_function(name, fn, check, seed,
                                          f"cell {defined_in[name]} raised {cell_error}" if cell_error else None)
         sys.stdout.flush(), sys.stderr.flush()
         conn.send(("result", name, status, message))
@@ -332,6 +370,7 @@ class Job:
     notebook: Path
     plan: Plan | None
     results: dict = field(default_factory=dict)     # exercise -> (status, message)
+    sources: dict = field(default_factory=dict)     # exercise -> the graded code's source (graded_source)
     cell_errors: dict = field(default_factory=dict)  # cell number -> "Type: message", as the cells ran
     pending: list = field(default_factory=list)
     log_path: str = ""
@@ -467,6 +506,8 @@ class Grader:
                 elif kind == "start":
                     job.current = msg[1]
                     job.deadline = time.monotonic() + self.timeout
+                elif kind == "source":
+                    job.sources[msg[1]] = msg[2]
                 elif kind == "result":
                     _, name, status, message = msg
                     self._record(job, name, status, message)
@@ -544,6 +585,39 @@ class Grader:
         job.proc = job.conn = None
 
 
+# --------------------------------------------------------------------------- the sources, for review
+
+def _safe(name: str) -> str:
+    return re.sub(r"[^\w.-]+", "_", name).lstrip(".") or "_"
+
+
+def write_sources(folder: Path, jobs) -> dict:
+    """Write ``folder/<student>/<exercise>.py`` for each graded function (the rule in the module's
+    doc; the folder replaced); returns ``{(student, notebook, exercise): path}``."""
+    if folder.is_dir():
+        shutil.rmtree(folder)
+    paths, taken = {}, set()
+    for job in jobs:
+        for name, text in job.sources.items():
+            status, message = job.results.get(name, ("", ""))
+            if status == "not attempted":
+                continue
+            student, stem = _safe(job.student), _safe(job.notebook.stem)
+            path, k = folder / student / f"{name}.py", 1
+            while path in taken:  # another notebook of the student's with this exercise
+                k += 1
+                path = folder / student / (f"{name}-{stem}.py" if k == 2 else f"{name}-{stem}-{k}.py")
+            taken.add(path)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            head = (f"# student: {job.student}\n# notebook: {job.notebook}\n# exercise: {name}\n"
+                    f"# verdict: {status}" + (f" ({message})" if message else "") + "\n"
+                    "# What the grader checked: the function bound to the exercise's name and the student's code it "
+                    "reaches.\n\n")
+            path.write_text(head + text)
+            paths[job.student, str(job.notebook), name] = path
+    return paths
+
+
 # --------------------------------------------------------------------------- the command line
 
 def _table(title, rows_by, key_order):
@@ -567,11 +641,14 @@ def summary(rows) -> str:
 
 def _parser():
     p = argparse.ArgumentParser(prog="grade.py", description=__doc__.split("\n\n")[0],
-                                epilog="The rules (students, exercises, cells, time limits): the module's docstring.")
+                                epilog="The rules (students, exercises, cells, time limits, the sources kept for "
+                                       "review, what a verdict means): the module's docstring.")
     p.add_argument("paths", nargs="+", metavar="STUDENT_NOTEBOOK_OR_FOLDER")
     p.add_argument("--seed", type=int, default=None, help="draw unseen cases from this int >= 0 (default: the "
                                                           "notebooks' fixed cases)")
-    p.add_argument("--out", default="grades.csv", help="the CSV to write (default grades.csv)")
+    p.add_argument("--out", default="grades.csv", help="the CSV to write (default grades.csv); each graded "
+                                                          "function's source goes to the folder <csv stem>-sources/ "
+                                                          "beside it (<student>/<exercise>.py), for review")
     p.add_argument("--timeout", type=float, default=120.0, help="seconds per exercise's check (default 120)")
     p.add_argument("--setup-timeout", type=float, default=300.0,
                    help="seconds for a notebook's cells (default 300)")
@@ -615,10 +692,14 @@ def main(argv=None) -> int:
                     log_dir=args.log_dir, progress=progress)
     t0 = time.monotonic()
     rows = grader.grade(students)
+    out = Path(args.out).resolve()
+    sources = write_sources(out.parent / f"{out.stem}-sources", grader.graded)
     with open(args.out, "w", newline="") as f:
         w = csv.writer(f)
-        w.writerow(["student", "notebook", "exercise", "status", "message"])
-        w.writerows(rows)
+        w.writerow(["student", "notebook", "exercise", "status", "message", "source"])
+        for row in rows:
+            path = sources.get((row[0], row[1], row[2]))
+            w.writerow([*row, path.relative_to(out.parent).as_posix() if path else ""])
     notebooks = len({r[1] for r in rows})
     print(f"{len({r[0] for r in rows})} students, {notebooks} notebooks with exercises "
           f"(of {len(students)} found), {len(rows)} grades, "

@@ -12,12 +12,23 @@ Writes
   other files of ``notebooks/`` as they are;
 * ``OUT_DIR/benchmarks/results/``: the committed benchmark results that notebooks 08 and 09 read
   (they look for ``../benchmarks/results`` when run from a folder named ``notebooks``), copied from
-  ``benchmarks/results/`` next to the source folder.
+  ``benchmarks/results/`` next to the source folder;
+* the other files of the repository that the notebooks link to or name, at the same relative
+  paths: ``docs/DESIGN.md`` (13 cites it, 09 links it), ``benchmarks/README.md``, and every
+  ``docs/…``, ``tools/…`` or ``benchmarks/…`` file a notebook or a copied markdown file names
+  (``tools/wall_probe.py``, say);
+* ``OUT_DIR/requirements.txt``: what the notebooks need beside the package (torch, triton, numpy,
+  matplotlib, ipywidgets, jupyterlab, tqdm, gymnasium), pinned as the repository's
+  ``requirements.txt`` pins them, without its test, lint and integration tools.
 
-Left out: ``solutions/`` (the exercises' solutions), ``ANSWERS.md`` (the answer key), the
-py:percent twins (``<name>.py`` beside ``<name>.ipynb``: the maintainers' reviewable form, with the
-same pointers), hidden files and folders (``.ipynb_checkpoints``) and ``__pycache__``. The students
-still need the package itself (``pip install`` the repository or its wheel): it holds no solution.
+Left out: ``solutions/`` (the exercises' solutions), ``ANSWERS.md`` (the answer key and its
+rubrics), the py:percent twins (``<name>.py`` beside ``<name>.ipynb``: the maintainers' reviewable
+form, with the same pointers), hidden files and folders (``.ipynb_checkpoints``) and
+``__pycache__``. The students still need the package itself: give them its wheel, ``python -m pip
+wheel . --no-deps -w dist/`` in the repository (the package's modules only, no notebook, no
+solution), and have them ``pip install rltriton_lite-*.whl -r requirements.txt`` (README, "Using
+this in a course"), not ``pip install`` of the repository, which would hand them its
+``notebooks/solutions/`` and ``ANSWERS.md``.
 
 **Pointers.** In markdown, a clause that sends the reader to the solutions' files ("the solution is
 in `notebooks/solutions/<name>.py` (`%load solutions/<name>.py` ...)", "Solutions:
@@ -28,13 +39,20 @@ solutions)``; no other code is touched. Then every text of the build is searched
 ``solutions/`` and ``ANSWERS.md``: if one is left (a new wording), nothing is written and the build
 fails (exit code 1) naming the notebook, the cell and the line, to add its wording here.
 
-Exit codes: 0 built; 1 a pointer left; 2 a usage error (OUT_DIR not empty without ``--force``, which
-replaces ``OUT_DIR/notebooks`` and ``OUT_DIR/benchmarks/results`` and nothing else).
+**Links.** Every relative link of a notebook's markdown (``[notebook 08](08_profiling.ipynb)``,
+``[DESIGN](../docs/DESIGN.md#…)``) and of a copied markdown file must reach a file of the build,
+and every ``docs/``, ``tools/`` or ``benchmarks/`` file a notebook names must exist in the
+repository: otherwise nothing is written and the build fails (exit code 1), naming the link.
+
+Exit codes: 0 built; 1 a pointer left, or a link or a named file missing; 2 a usage error (OUT_DIR
+not empty without ``--force``, which replaces ``OUT_DIR/notebooks``, ``OUT_DIR/benchmarks/results``,
+the copied files and ``OUT_DIR/requirements.txt``, and nothing else).
 """
 from __future__ import annotations
 
 import argparse
 import copy
+import os
 import re
 import shutil
 import sys
@@ -46,6 +64,21 @@ ROOT = Path(__file__).resolve().parent.parent
 ASK = "ask your teacher for the solutions"
 LEFT_OUT_NAMES = {"solutions", "ANSWERS.md", "__pycache__"}
 CLEARED_CELL_METADATA = ("execution", "collapsed", "scrolled")
+# files of the repository copied into every build (when the repository has them), beside those named
+ALWAYS = ("docs/DESIGN.md", "benchmarks/README.md")
+# a file of the repository named in a notebook's text: `tools/wall_probe.py`, docs/DESIGN.md, ...
+NAMED = re.compile(r"(?<![\w./~-])((?:docs|tools|benchmarks)/[\w./-]*\w\.(?:md|py|sh|txt|json))\b")
+LINK = re.compile(r"\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")  # a markdown link's target
+CODE_SPAN = re.compile(r"```.*?```|`[^`\n]*`", re.S)  # code, where "](" is not a link
+# what the notebooks import beside the package: the students' requirements.txt keeps these lines
+STUDENT_PACKAGES = ("torch", "triton", "numpy", "matplotlib", "ipywidgets", "jupyterlab", "tqdm", "gymnasium")
+REQUIREMENTS_HEADER = """\
+# What the course's notebooks need beside rltriton_lite, pinned as the course was tested.
+# Install:  pip install rltriton_lite-*.whl -r requirements.txt   (the wheel your teacher gives you)
+# Without a GPU, first: pip install torch==<the pin below> --index-url https://download.pytorch.org/whl/cpu
+# With a GPU, first a CUDA build of torch (it brings its own triton), then this file without the
+# torch and triton lines.
+"""
 
 # "; the solution is in `notebooks/solutions/<name>.py` (`%load solutions/<name>.py` in ...)",
 # ". Solutions: `notebooks/solutions/<name>.py` (in Jupyter, `%load ...`)", "; solutions in `notebooks/solutions/`"
@@ -115,6 +148,67 @@ def _left_out(path: Path, src: Path) -> bool:
     return path.suffix == ".py" and path.with_suffix(".ipynb").exists()  # a notebook's py:percent twin
 
 
+def _texts(what) -> list[tuple[str, str]]:
+    """(kind, text) of a planned notebook's cells, or of a text file (kind "markdown" for .md)."""
+    if isinstance(what, Path):
+        try:
+            text = what.read_text()
+        except (UnicodeDecodeError, OSError):
+            return []
+        return [("markdown" if what.suffix == ".md" else "text", text)]
+    return [(cell.cell_type, cell.source) for cell in what.cells]
+
+
+def named_files(files: dict, root: Path) -> tuple[list[str], list[str]]:
+    """The repository files (relative to ``root``) that the planned notebooks and markdown files
+    name, outside ``benchmarks/results/`` (copied whole), plus ``ALWAYS``; and the problems: a
+    named file the repository does not have."""
+    named, problems = {p for p in ALWAYS if (root / p).is_file()}, []
+    for rel, what in files.items():
+        for _, text in _texts(what):
+            for name in NAMED.findall(text):
+                if name.startswith("benchmarks/results/"):
+                    continue
+                if (root / name).is_file():
+                    named.add(name)
+                else:
+                    problems.append(f"{rel}: names {name}, which {root} does not have")
+    return sorted(named), problems
+
+
+def dangling_links(files: dict, extras: list[str], results: list[str], root: Path) -> list[str]:
+    """The relative links, in the notebooks' markdown and the copied markdown files, that reach no
+    file of the build (paths relative to OUT_DIR: notebooks/..., the extras, the results)."""
+    built = {f"notebooks/{rel.as_posix()}" for rel in files} | set(extras) | set(results)
+    folders = {str(Path(b).parent.as_posix()) for b in built}
+    texts = [(f"notebooks/{rel.as_posix()}", what) for rel, what in files.items()]
+    texts += [(extra, root / extra) for extra in extras if extra.endswith(".md")]
+    problems = []
+    for where, what in texts:
+        for kind, text in _texts(what):
+            if kind != "markdown":
+                continue
+            for target in LINK.findall(CODE_SPAN.sub("", text)):
+                if re.match(r"^[a-z][a-z0-9+.-]*:|^#", target, re.I):
+                    continue  # a URL, a mail address, an anchor in the same file
+                path = target.split("#", 1)[0]
+                resolved = os.path.normpath(os.path.join(os.path.dirname(where), path)).replace(os.sep, "/")
+                if resolved not in built and resolved.rstrip("/") not in folders:
+                    problems.append(f"{where}: a link to {target}, which the build does not have")
+    return problems
+
+
+def student_requirements(requirements: Path) -> str:
+    """The students' requirements.txt: ``REQUIREMENTS_HEADER``, then the lines of the repository's
+    ``requirements.txt`` that pin ``STUDENT_PACKAGES``."""
+    keep = []
+    for line in requirements.read_text().splitlines():
+        name = re.match(r"\s*([A-Za-z0-9_.-]+)", line)
+        if name and not line.lstrip().startswith(("#", "-")) and name.group(1).lower() in STUDENT_PACKAGES:
+            keep.append(line.split("#", 1)[0].rstrip())
+    return REQUIREMENTS_HEADER + "\n".join(keep) + "\n"
+
+
 def plan(src: Path) -> dict[Path, object]:
     """relative path -> the students' notebook (nbformat) or the source file to copy; raises Leak."""
     out, problems = {}, []
@@ -147,9 +241,20 @@ def build(out_dir, src=None, force=False) -> dict:
     if out_dir == src or src.is_relative_to(out_dir) or out_dir.is_relative_to(src):
         raise ValueError(f"{out_dir}: must be outside {src}, and not a folder above it")
     if out_dir.exists() and any(out_dir.iterdir()) and not force:
-        raise ValueError(f"{out_dir} is not empty (--force replaces its notebooks/ and benchmarks/results/)")
+        raise ValueError(f"{out_dir} is not empty (--force replaces its notebooks/, benchmarks/results/, the "
+                         "copied files and requirements.txt)")
+    root = src.parent
     files = plan(src)  # before anything is written
-    results = src.parent / "benchmarks" / "results"
+    results = root / "benchmarks" / "results"
+    result_files = ([p.relative_to(root).as_posix() for p in results.rglob("*") if p.is_file()]
+                    if results.is_dir() else [])
+    extras, problems = named_files(files, root)
+    problems += leaks_in_files([root / e for e in extras], root)
+    problems += dangling_links(files, extras, result_files, root)
+    if problems:
+        raise Leak("the build would not stand alone (a pointer to the solutions, a link or a named file "
+                   "missing):\n  " + "\n  ".join(problems))
+    requirements = root / "requirements.txt"
     notebooks_out, results_out = out_dir / "notebooks", out_dir / "benchmarks" / "results"
     for old in (notebooks_out, results_out):
         if old.exists():
@@ -163,16 +268,32 @@ def build(out_dir, src=None, force=False) -> dict:
             nbformat.write(what, str(target))
     if results.is_dir():
         shutil.copytree(results, results_out)
+    for extra in extras:
+        (out_dir / extra).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(root / extra, out_dir / extra)
+    if requirements.is_file():
+        (out_dir / "requirements.txt").write_text(student_requirements(requirements))
     return {"notebooks": sorted(str(r) for r, w in files.items() if not isinstance(w, Path)),
             "files": sorted(str(r) for r, w in files.items() if isinstance(w, Path)),
-            "results": results.is_dir()}
+            "results": results.is_dir(), "extras": extras, "requirements": requirements.is_file()}
+
+
+def leaks_in_files(paths, root: Path) -> list[str]:
+    """Lines of the copied repository files that point to the solutions or the answer key."""
+    found = []
+    for path in paths:
+        for k, line in enumerate(path.read_text().splitlines(), 1):
+            if LEAKS.search(line):
+                found.append(f"{path.relative_to(root)}, line {k}: {line.strip()[:120]}")
+    return found
 
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="student_build.py", description=__doc__.split("\n\n")[0])
     p.add_argument("out_dir", metavar="OUT_DIR")
     p.add_argument("--src", default=None, help="the course's notebooks folder (default: this repository's)")
-    p.add_argument("--force", action="store_true", help="replace OUT_DIR/notebooks and OUT_DIR/benchmarks/results")
+    p.add_argument("--force", action="store_true", help="replace OUT_DIR/notebooks, OUT_DIR/benchmarks/results, "
+                   "the copied files and OUT_DIR/requirements.txt")
     args = p.parse_args(argv)
     try:
         done = build(args.out_dir, args.src, args.force)
@@ -185,7 +306,10 @@ def main(argv=None) -> int:
     print(f"{len(done['notebooks'])} notebooks -> {out / 'notebooks'} (outputs cleared, solutions' pointers "
           f"replaced; solutions/, ANSWERS.md and the .py twins left out)"
           + (f", {len(done['files'])} other files" if done["files"] else "")
-          + (f"; benchmark results -> {out / 'benchmarks' / 'results'}" if done["results"] else ""))
+          + (f"; benchmark results -> {out / 'benchmarks' / 'results'}" if done["results"] else "")
+          + (f"; the files they name: {', '.join(done['extras'])}" if done["extras"] else "")
+          + ("; requirements.txt" if done["requirements"] else ""))
+    print("Give the students this folder and the package's wheel (python -m pip wheel . --no-deps -w dist/).")
     return 0
 
 
