@@ -581,6 +581,13 @@ def _leaves(x):
             yield from _leaves(y)
 
 
+def _chain(e):
+    """``e`` and the exceptions it was raised from."""
+    while e is not None:
+        yield e
+        e = e.__cause__ or e.__context__
+
+
 def _cause(e, kind):
     """The exception of ``kind`` in ``e``'s chain (the interpreter wraps what a kernel raises)."""
     while e is not None and not isinstance(e, kind):
@@ -643,6 +650,7 @@ def _names_used(mod) -> set:
 
 
 _ACTIVE: list = []  # (exercise, the refused calls' list) while a student's function runs (_refusing)
+_REFUSERS: dict = {}  # id of each stand-in for a refused function -> its name (_refusing)
 _CHECKER_ONLY: dict = {}  # id -> the checker's own functions that compute expected values (_checker_only)
 _INTEGRATIONS = ("cleanrl", "openrlhf", "verl")  # the drop-ins that need no other library: imported to be refused
 
@@ -786,6 +794,7 @@ def _refusing(ex):
             refused.append(shown)
             raise _PackageAnswer(_refusal(ex, f"{shown} is"))
         refuse.__name__ = refuse.__qualname__ = shown.rsplit(".", 1)[-1]
+        _REFUSERS[id(refuse)] = shown
         return refuse
 
     token = (ex, refused)
@@ -798,6 +807,7 @@ def _refusing(ex):
         yield refused
     finally:
         _ACTIVE[:] = [a for a in _ACTIVE if a is not token]
+        _REFUSERS.clear()
         for mod, n, obj in saved:
             setattr(mod, n, obj)
 
@@ -805,8 +815,11 @@ def _refusing(ex):
 def _refuse(ex, case, code, refused, error=None):
     """An AssertionError if the student's function called, named or is one of the package's answers."""
     called = _cause(error, _PackageAnswer) if error is not None else None
+    # compiled, a @triton.jit function that names a refused one fails to compile, naming it
+    compiled = next((shown for e in _chain(error) for i, shown in _REFUSERS.items()
+                     if "Unsupported function referenced" in str(e) and f"{i:#x}" in str(e)), None)
     why = (_refusal(ex, f"{refused[0]} is", refused[0]) if refused else str(called) if called is not None
-           else code.answer(ex))
+           else _refusal(ex, f"{compiled} is", compiled) if compiled else code.answer(ex))
     if why:
         raise AssertionError(f"{ex.name}, {case}: {why}") from None
 
