@@ -59,9 +59,14 @@
 # wrong step: every earlier step inherits the error), what was expected and what you returned,
 # and a hint from what is special about that step (an episode end, a chunk's carry, the window's
 # last step). The checker also checks that you did what the exercise asks: a kernel exercise
-# must launch a `@triton.jit` kernel of yours (the same numbers from PyTorch are refused), a scan
-# must run `tl.associative_scan`, and while it runs the package's own functions refuse to be
-# called. `print(exercises.task(name))` restates the task. Solutions:
+# must launch a `@triton.jit` kernel of yours and return the tensor that kernel wrote (a view of
+# it is fine): one passed to your kernel's launch and not changed by PyTorch after it, and under
+# the interpreter every element of it stored by your kernel's `tl.store`, so the same numbers
+# computed or patched up in PyTorch are refused; a scan must run `tl.associative_scan` (under the
+# interpreter, in the chunked exercises, no wider than a chunk); and while it runs the package's
+# own functions refuse to be called. Some of these checks are the interpreter's only, and grading
+# runs in the interpreter: on a GPU, run your checks under `TRITON_INTERPRET=1` before you hand
+# in. `print(exercises.task(name))` restates the task. Solutions:
 # `notebooks/solutions/<name>.py` (in Jupyter, `%load solutions/<name>.py` in the starter's cell).
 
 # %%

@@ -287,8 +287,10 @@ exercises.attempt("returns_autograd", returns_autograd)
 # it at two lengths and counts your Python lines).
 #
 # The idea first. Let $S_t$ be the discounted sum to the episode's end: a termination adds no
-# bootstrap, and the window's last step bootstraps from `next_values` there. It is one reverse
-# scan, $a_t = \gamma(1-\text{term}_t)$, $b_t = r_t$ plus the bootstrap at $t = T-1$. Where the
+# bootstrap, and the window's last step bootstraps from `next_values` there unless it
+# terminates. It is one reverse scan, $a_t = \gamma(1-\text{term}_t)$, $b_t = r_t$ plus, at
+# $t = T-1$ only, $\gamma(1-\text{term}_{T-1}) V'_{T-1}$, written as a select (`torch.where`), so
+# that a NaN value behind a termination is never read into the sum. Where the
 # episode runs on past the $n$ steps ($t + n < T$, no termination in $[t, t+n)$), the first $n$
 # terms of $S_t$ are $S_t - \gamma^n S_{t+n}$, so $G^{(n)}_t = S_t - \gamma^n S_{t+n} + \gamma^n
 # V(s_{t+n})$; elsewhere the sum stops by itself and $G^{(n)}_t = S_t$. Both cases, on one row:
@@ -297,9 +299,17 @@ exercises.attempt("returns_autograd", returns_autograd)
 r1, v1, n_ = torch.randn(1, 12, device=DEVICE), torch.randn(1, 12, device=DEVICE), 3  # v1: next_values
 term1 = torch.zeros(1, 12, dtype=torch.bool, device=DEVICE)
 term1[0, 9] = True  # an episode ends after step 9
-last = torch.zeros_like(r1)
-last[0, -1] = 1.0
-S = rl.linear_scan(0.9 * (~term1).float(), r1 + 0.9 * last * v1, backend=KERNEL)  # S_t
+last = torch.zeros_like(term1)
+last[0, -1] = True  # the window's last step
+
+
+def S_of(r, v, term):
+    """S_t: a reverse scan; the bootstrap only at the window's last step, and only if it does not terminate."""
+    boot = torch.where(last & ~term, 0.9 * v, 0.0)  # a select: a NaN behind a termination is not read
+    return rl.linear_scan(0.9 * (~term).float(), r + boot, backend=KERNEL)
+
+
+S = S_of(r1, v1, term1)  # S_t
 t0 = 4  # the episode runs on past t0 + n: the difference of two values of S
 by_hand = sum(0.9 ** k * r1[0, t0 + k] for k in range(n_)) + 0.9 ** n_ * v1[0, t0 + n_ - 1]  # V(s_{t+n})
 from_scan = S[0, t0] - 0.9 ** n_ * S[0, t0 + n_] + 0.9 ** n_ * v1[0, t0 + n_ - 1]
@@ -307,6 +317,10 @@ assert torch.isclose(by_hand, from_scan, atol=1e-5)
 t1 = 8  # step 9 terminates inside [8, 11): the sum stops there, no bootstrap
 assert torch.isclose(S[0, t1], r1[0, 8] + 0.9 * r1[0, 9], atol=1e-5)
 print(f"G^(3)_4 = {by_hand.item():.4f} by hand, {from_scan.item():.4f} from the scan; G^(3)_8 = S_8")
+term_end, v_nan = term1.clone(), v1.clone()
+term_end[0, -1], v_nan[0, -1] = True, float("nan")  # the last step terminates; the value behind it is NaN
+S_end = S_of(r1, v_nan, term_end)
+assert torch.isfinite(S_end).all() and torch.isclose(S_end[0, -1], r1[0, -1])  # no bootstrap, no NaN
 
 # %% [markdown]
 # Your function does this for every $t$ at once: decide per step which case holds (counting the

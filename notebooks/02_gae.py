@@ -116,6 +116,23 @@ for got, want in zip(gae_as_scan(R, V, 0.97, 0.9, TERM, BOOT),
 print("prologue + scan + epilogue == the loop")
 
 # %% [markdown]
+# Your turn, in tensor ops first (checked exercises work as in notebook 00b: write the starter's
+# function, run the cell after it; `print(exercises.task(name))` restates the task).
+#
+# **`gae_pairs`.** GAE's prologue: return the pairs $(a_t, b_t)$ whose reverse scan
+# $y_t = b_t + a_t y_{t+1}$ (`rl.linear_scan`, run by the checker) is the advantage $A_t$, with
+# both kinds of episode end: `terminated` (no bootstrap, trace cut) and `truncated` (bootstrap
+# from `next_values`, trace cut).
+
+# %%
+def gae_pairs(rewards, values, next_values, terminated, truncated, gamma, lam):
+    # YOUR CODE: return (a, b), tensors shaped like rewards
+    raise NotImplementedError
+
+# %%
+exercises.attempt("gae_pairs", gae_pairs)
+
+# %% [markdown]
 # ## 3. The kernel
 #
 # In `rltriton_lite/returns.py` the prologue and epilogue are two `triton.jit` functions that
@@ -140,8 +157,9 @@ for fn in (episode.step, episode.values_now_and_next, returns._gae_epilogue):
     print(inspect.getsource(getattr(fn, "fn", fn)))
 
 # %% [markdown]
-# **Exercise `gae_prologue`.** Write GAE's prologue in these slots; the checker runs `rl.gae`
-# with yours in place of the package's (`exercises.package_prologue`), on rollouts with
+# **Exercise `gae_prologue`.** Section 2's `gae_pairs` as a Triton hook: write GAE's prologue in
+# these slots; the checker runs `rl.gae` with yours in place of the package's
+# (`exercises.package_prologue`), on rollouts with
 # terminations, truncations, padding masks, a per-step γ, time-major inputs and no
 # `next_values`, all of which your prologue handles through `step` and `values_now_and_next`.
 # Three things to get right: no bootstrap at a termination (a select, `tl.where`, so a NaN
@@ -264,22 +282,9 @@ assert facts.floor_pct > 75  # at the largest shape, over 75 % of the memory flo
 #
 # Checked exercises work as in notebook 00b: write the starter's function, run the cell after it
 # (`print(exercises.task(name))` restates the task; solutions in `notebooks/solutions/`). The
-# first, `gae_prologue`, is in section 3.
+# two checked exercises are in the lesson: `gae_pairs` (tensor ops) at the end of section 2,
+# then `gae_prologue` (the same prologue as a Triton hook) in section 3.
 #
-# **`gae_pairs`.** GAE's prologue: return the pairs $(a_t, b_t)$ whose reverse scan
-# $y_t = b_t + a_t y_{t+1}$ (`rl.linear_scan`, run by the checker) is the advantage $A_t$, with
-# both kinds of episode end: `terminated` (no bootstrap, trace cut) and `truncated` (bootstrap
-# from `next_values`, trace cut).
-
-# %%
-def gae_pairs(rewards, values, next_values, terminated, truncated, gamma, lam):
-    # YOUR CODE: return (a, b), tensors shaped like rewards
-    raise NotImplementedError
-
-# %%
-exercises.attempt("gae_pairs", gae_pairs)
-
-# %% [markdown]
 # Without a checker:
 #
 # 1. Set $\lambda = 1$: show that `returns` equals `rl.discounted_returns` when `next_values`

@@ -22,16 +22,20 @@
 #   exercises (for a student new to Triton).
 # * **Needs:** notebooks 01–03; importance sampling. No GPU.
 #
-# In IMPALA, actors collect experience with a behaviour policy $\mu$ that lags behind the
+# In IMPALA, actors collect experience with a behaviour policy $\mu$. That policy lags behind the
 # learner's policy $\pi$. V-trace (Espeholt, Soyer, Munos, Simonyan, Mnih, Ward, Doron, Firoiu,
 # Harley, Dunning, Legg, Kavukcuoglu: *IMPALA: Scalable Distributed Deep-RL with Importance
-# Weighted Actor-Learner Architectures*, ICML 2018) corrects the $n$-step return for that lag
-# with *truncated* importance weights: $\rho_t$ decides which value the target converges to
-# (the value of $\pi_{\bar\rho} \propto \min(\bar\rho\,\mu, \pi)$, which is $V^\pi$ exactly when
-# $\pi_{\bar\rho} = \pi$, e.g. if no weight is clipped, $\bar\rho \ge \max \pi/\mu$, or on-policy:
-# section 5), $c_t$ how far back a TD error travels — the
-# product $c_s\cdots c_{t-1}$ is the trace, cut wherever $\pi$ would not have taken $\mu$'s
-# action. Written backwards it is a first-order recurrence:
+# Weighted Actor-Learner Architectures*, ICML 2018) corrects the $n$-step return for the lag. It
+# uses *truncated* importance weights, of two kinds:
+#
+# * $\rho_t$ decides which value the target converges to: the value of the policy
+#   $\pi_{\bar\rho} \propto \min(\bar\rho\,\mu, \pi)$. That is $V^\pi$ exactly when
+#   $\pi_{\bar\rho} = \pi$: for example when no weight is clipped ($\bar\rho \ge \max \pi/\mu$), or
+#   on-policy. Section 5 derives this.
+# * $c_t$ decides how far back a TD error travels. The product $c_s\cdots c_{t-1}$ is the trace.
+#   It is cut wherever $\pi$ would not have taken $\mu$'s action.
+#
+# Written backwards, V-trace is a first-order recurrence:
 #
 # $$\rho_t = \min(\bar\rho, \tfrac{\pi}{\mu}), \quad c_t = \lambda_t \min(\bar c, \tfrac{\pi}{\mu}), \quad
 #   \delta_t = r_t + \gamma_t (1-\text{term}_t) V'_t - V_t,$$

@@ -51,15 +51,20 @@ import numpy as np
 from rltriton_lite import profile
 
 # %% [markdown]
-# The committed results, one line each:
+# **Where these numbers come from.** The charts read `benchmarks/results/H200-2026-12-01c.json`,
+# measured on one NVIDIA H200 with **torch 2.11 and Triton 3.6** (the wall-time probe cited in
+# section 2, `H200-2026-12-01d-wall.txt`, with the same). `requirements.txt` pins newer versions
+# (torch 2.13, Triton 3.9): a GPU of yours with them may give other figures, so compare ratios
+# (% of the floor, speed-ups), not microseconds. The committed results, one line each:
 
 # %%
 ROOT = os.path.abspath(os.path.join(os.getcwd(), "..")) if os.path.basename(os.getcwd()) == "notebooks" else os.getcwd()
 RESULTS = os.path.join(ROOT, "benchmarks", "results")
 for f in sorted(glob.glob(os.path.join(RESULTS, "*.json"))):
     r = json.load(open(f))
-    print(f"{os.path.basename(f)}: {r['gpu']}, {r['date']}, copy bandwidth {r['copy_bandwidth_Bps'] / 1e12:.2f} TB/s")
-    print(f"   {r['command']}  ({len(r['rows'])} rows)")
+    v = r.get("versions", {})
+    print(f"{os.path.basename(f)}: {r['gpu']}, {r['date']}, copy bandwidth {r['copy_bandwidth_Bps'] / 1e12:.2f} TB/s, "
+          f"torch {v.get('torch', '?')}, triton {v.get('triton', '?')} ({len(r['rows'])} rows)")
 
 # %% [markdown]
 # The notebook plots the committed H200 run, read by its name (`profile.COMMITTED_RUN`), not the
@@ -71,6 +76,7 @@ for f in sorted(glob.glob(os.path.join(RESULTS, "*.json"))):
 # %%
 RUN, res = profile.committed_results(RESULTS)  # by name: H200-2026-12-01c.json
 rows = res["rows"]
+assert res["versions"]["torch"].startswith("2.11") and res["versions"]["triton"].startswith("3.6")  # as stated above
 for r in rows:  # the harness's % floor is floor / do_bench ms, for every row
     assert r["floor_ms"] > 0 and r["ms"] > 0 and abs(r["pct_floor"] - 100 * r["floor_ms"] / r["ms"]) < 1e-6, r
 
@@ -200,8 +206,9 @@ for x, a, q, s, p in slower:
 assert max(s["x"] for s in speedups if s["peer"] == "pytorch_loop") > 1000  # the loops: thousands of times slower
 
 # %% [markdown]
-# These ratios come from one run of the harness on a shared host, where the same call's wall time
-# can move 1.2–2.9× between runs. For close calls (ratios near 1×) the steadier source is
+# These ratios come from one run of the harness. A wall time is mostly the host CPU's work, and
+# the host that measured them also ran other work, so the same call's wall time can move
+# 1.2–2.9× between runs. For close calls (ratios near 1×) the steadier source is
 # `benchmarks/results/H200-2026-12-01d-wall.txt`, which times the candidates in interleaved rounds
 # (notebook 08, section 3).
 

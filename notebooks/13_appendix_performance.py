@@ -39,6 +39,13 @@
 # ideas the rest builds on: coalesced loads, bytes in flight, enough programs. With a GPU, section 7
 # times your own kernel against the package's. New words are in the glossary,
 # [`GLOSSARY.md`](GLOSSARY.md).
+#
+# **Where the GPU numbers come from.** Every GPU figure here is either in the committed
+# `benchmarks/results/H200-2026-12-01c.json` or cited from `docs/DESIGN.md`, "Decisions"; both
+# were measured on an NVIDIA H200 with **torch 2.11 and Triton 3.6**. `requirements.txt` pins
+# newer versions (torch 2.13, Triton 3.9). What this appendix says of Triton's compiled code
+# (section 2's reverse scan, section 6's counts) is what Triton 3.6 did; a newer Triton may
+# compile the same source differently, and section 7 times yours with whatever you installed.
 
 # %%
 import os
@@ -66,6 +73,9 @@ KERNEL = "triton"
 rng = np.random.default_rng(0)
 RESULTS = profile.results_folder()  # benchmarks/results/: what an H200 measured (notebooks 08 and 09)
 RES = json.load(open(f"{RESULTS}/H200-2026-12-01c.json"))  # the latest committed run, as notebook 08 reads it
+assert RES["versions"]["torch"].startswith("2.11") and RES["versions"]["triton"].startswith("3.6")  # as the text says
+print(f"committed GPU figures: {RES['gpu']}, torch {RES['versions']['torch']}, triton {RES['versions']['triton']}; "
+      f"installed here: torch {torch.__version__}, triton {triton.__version__}")
 
 # %% [markdown]
 # ## 0. A primer: what makes a memory-bound kernel fast
@@ -314,9 +324,9 @@ print(inspect.getsource(getattr(scan._chain, "fn", scan._chain)))
 # %% [markdown]
 # ## 2. A reverse scan that runs forwards
 #
-# `tl.associative_scan(..., reverse=True)` is correct, but Triton 3.6 implements it by reversing
-# the lanes of every operand before and after a forward scan, and each reversal is a round of
-# shuffles. The package lays a reverse scan's vectors out from the last one down, so the scan
+# `tl.associative_scan(..., reverse=True)` is correct, but in Triton 3.6 (the version the package
+# was measured with; a later one may differ) it is implemented by reversing the lanes of every
+# operand before and after a forward scan, and each reversal is a round of shuffles. The package lays a reverse scan's vectors out from the last one down, so the scan
 # across threads always runs forwards: in the compiled code of GAE's chunk (8 steps per vector)
 # this took the shuffles from 263 to 53, although the time alone barely moved (`docs/DESIGN.md`,
 # "The scan's tile": fewer instructions, the same memory traffic). In NumPy the layout is just an
@@ -422,6 +432,12 @@ print(inspect.getsource(getattr(scan._scan_kernel, "fn", scan._scan_kernel)))
 # %% [markdown]
 # ## 7. On a GPU: time your own kernel (optional profiling)
 #
+# **The lab's target:** your `reset_scan` from notebook 00b at **≥ 50 % of the memory floor at
+# 16384×1024** (float32, GPU time), on a GPU. The section gives you a baseline kernel, a timing
+# cell, the committed H200 figures to compare with, a list of variants to try, one
+# `torch.profiler` pass and a rubric in points. The lab needs a GPU; on a CPU every cell still
+# runs, checks the kernel in the interpreter and says what it skipped.
+#
 # With a GPU you can watch the primer at work on a kernel of your own. The kernel below is the
 # simplest correct one for discounted returns: one program per row, one step at a time, no scan (the
 # same idea as notebook 08's "bare launch" anchor). It takes the arguments of your `reset_scan` from
@@ -480,6 +496,7 @@ print("my_returns == rl.discounted_returns on 3 × 50:", "compiled" if GPU else 
 
 # %%
 LAB_SHAPES = [(4096, 128), (16384, 1024)]
+LAB_CHUNK = 256  # the chunk passed to my_returns: one of the variants below
 STEP_BYTES = profile.op("discounted_return").bytes_per_step(4)  # 4 + 1 read, 4 written
 assert STEP_BYTES == 9
 lab = []
@@ -491,7 +508,7 @@ if GPU:
         r_ = torch.randn(B_, T_, device="cuda", generator=g)
         d_ = torch.rand(B_, T_, device="cuda", generator=g) < 0.02
         floor_ms = bench.floor_ms(B_ * T_ * STEP_BYTES, bandwidth)
-        calls = {"yours (my_returns)": lambda: my_returns(r_, d_, 0.99, 256),
+        calls = {"yours (my_returns)": lambda: my_returns(r_, d_, 0.99, LAB_CHUNK),
                  "rl.discounted_returns": lambda: rl.discounted_returns(r_, gamma=0.99, terminated=d_)}
         expected = calls["rl.discounted_returns"]()
         for name, fn in calls.items():
@@ -536,6 +553,74 @@ assert h200[0]["B × T"] == "4096×128" and h200[0]["wall µs/call"] > 3 * h200[
 # section 3). Where does your `reset_scan` land? Each pass of its loop loads a whole chunk, coalesced,
 # so it keeps far more bytes in flight than the walk. But it does not load the next chunk while it
 # scans this one, as the package does (section 4). Time it and see.
+
+# %%
+TARGET_PCT = 50  # the lab's target: >= 50 % of the floor at 16384×1024, by GPU time
+if GPU:
+    (yours,) = [r for r in lab if r["kernel"] == "yours (my_returns)" and r["B × T"] == "16384×1024"]
+    got = yours["% floor"]
+    print(f"my_returns at 16384×1024, chunk {LAB_CHUNK}: "
+          + ("no GPU time (the call could not be captured)" if got is None else f"{got:.1f} % of the floor")
+          + f"; target {TARGET_PCT} %: " + ("met" if got is not None and got >= TARGET_PCT else "not yet"))
+else:
+    print(f"the target (>= {TARGET_PCT} % of the floor at 16384×1024) is measured on a GPU: nothing to time here")
+
+# %% [markdown]
+# **Variants to try.** Change one knob at a time, re-run the timing cell and the one above, and
+# note the GPU µs and % floor at 16384×1024 of each:
+#
+# * **Chunk size**: `LAB_CHUNK` = 64, 128, 256, 512, 1024. A longer chunk is more bytes per load
+#   instruction and fewer trips round the loop, but more registers per thread (section 0.2).
+# * **`num_warps`**: a launch option, `_reset_scan[(B,)](..., CHUNK=chunk, num_warps=w)`, with
+#   w = 1, 2, 4, 8: how many warps share one chunk, and so how many threads issue its loads.
+# * **Pipelining**: loop over the chunks with `tl.range(0, n_chunks, num_stages=2)` (or 3)
+#   instead of `range`, so that the compiler issues the next chunk's loads while this one is
+#   scanned: section 0.2's "more bytes per warp", what the package's `STAGES = 2` does. The loads
+#   do not depend on the carry, so they can run ahead; the carry still passes chunk to chunk.
+# * Optional: several rows per program (a 2-D tile, section 4), which the planner uses when
+#   rows are short.
+#
+# **Rubric (10 points).**
+#
+# * **Correct (2 points):** your `reset_scan` passes its check in notebook 00b, and the
+#   `assert_close` of the timing cell above, at every variant you report.
+# * **Target (3 points):** ≥ 50 % of the floor at 16384×1024 by GPU time: 3 points; 25–50 %:
+#   1 point.
+# * **Variants (3 points):** a table of at least three variants (one knob changed each), with
+#   GPU µs and % floor at 16384×1024, and one sentence each on why the time moved or did not,
+#   in the primer's terms (sectors, bytes in flight, programs per SM).
+# * **Profiler (2 points):** the table of the next cell for your best variant: name your
+#   kernel, give its CUDA time, and say whether it agrees with the timing cell's GPU µs (and if
+#   not, why not).
+#
+# **One `torch.profiler` pass.** The profiler records what one call launches on the GPU: each
+# kernel's name and its CUDA time, without the host's share. On a CPU there is no CUDA kernel to
+# record, and the cell says so.
+
+# %%
+if GPU:
+    from torch.profiler import ProfilerActivity
+    from torch.profiler import profile as torch_profile
+
+    B_, T_ = 16384, 1024
+    g = torch.Generator(device="cuda").manual_seed(0)
+    r_ = torch.randn(B_, T_, device="cuda", generator=g)
+    d_ = torch.rand(B_, T_, device="cuda", generator=g) < 0.02
+    my_returns(r_, d_, 0.99, LAB_CHUNK)  # compile and warm up outside the recording
+    torch.cuda.synchronize()
+    with torch_profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        my_returns(r_, d_, 0.99, LAB_CHUNK)
+        torch.cuda.synchronize()
+    kernels = [{"CUDA kernel": e.name, "CUDA µs": e.device_time_total} for e in prof.events()
+               if e.device_type == torch.autograd.DeviceType.CUDA]
+    print(f"torch.profiler, one call of my_returns at {B_}×{T_}, chunk {LAB_CHUNK}, "
+          f"{torch.cuda.get_device_name()}: measured now")
+    print(profile.table(kernels, digits=3))
+    assert kernels, "the profiler recorded no CUDA kernel"
+    print(prof.key_averages().table(sort_by="cuda_time_total", row_limit=8))  # the profiler's own summary
+else:
+    print("torch.profiler needs a GPU: on a CPU the kernel runs in the Triton interpreter and launches "
+          "no CUDA kernel to record")
 
 # %% [markdown]
 # ## Exercises

@@ -48,6 +48,17 @@ What a check enforces, beyond the values:
   launches and no atomics (the interpreter counts atomics; compiled, the kernels' code must not
   call one). ``n_step_returns``: no Python loop over time (the student's Python lines and calls,
   counted with ``sys.settrace``, must not grow from a (2, 16) rollout to a (2, 64) one).
+* **The answer is the kernel's.** Where the answer is tensors the student's kernel writes (00b's
+  six, ``two_stage_mean``, and ``returns_autograd``'s returns and gradient, written by
+  ``scan_hook`` with their prologues in the forward and the backward), each returned value must be
+  a tensor whose storage was passed to a launch of the student's kernel (a view of that buffer,
+  ``.view()``, ``.t()``, a slice, is the same storage), and PyTorch must not have written it after
+  the last such launch: its ``_version``, which in-place ops, ``x[...] = ...`` and ``copy_`` bump
+  and a kernel's stores do not, must be the one recorded at that launch (compiled or interpreted).
+  Under the interpreter, the kernel's ``tl.store`` (and atomic) writes are recorded too, and every
+  element of the returned tensor must have been written by them: a PyTorch result handed to a
+  kernel that stores nothing, or only part of it, is refused. Compiled, that last part is not
+  checked. A Python number (``.item()``) or an array is refused: the kernel's tensor is asked for.
 * **Write it yourself.** While ``check`` runs the function, the package's answers raise an
   AssertionError when the student's code calls them: ``rltriton_lite``'s compute functions and
   every module's public ones, ``rltriton_lite.reference``, ``rltriton_lite._torch_path``, the
@@ -208,7 +219,9 @@ def check(name: str, fn: Callable, seed: int | None = None) -> None:
 
     Besides the values, a check enforces what the task asks for (the module's doc lists it): a
     kernel exercise's call must launch a ``@triton.jit`` kernel of the student's own (and run a
-    ``tl.associative_scan`` where it is a scan), a hook exercise's function must be a
+    ``tl.associative_scan`` where it is a scan) and return the tensor that kernel wrote (passed to
+    its launch, not written by PyTorch afterwards, under the interpreter every element stored by
+    it), a hook exercise's function must be a
     ``@triton.jit`` function, ``strided_scan`` must read its input in place, ``returns_autograd``
     must go through a ``torch.autograd.Function`` with Triton in both passes, ``n_step_returns``
     must not loop over time in Python. Write it yourself: while ``fn`` runs, the package's answers
@@ -241,9 +254,11 @@ def check(name: str, fn: Callable, seed: int | None = None) -> None:
         except AssertionError as e:
             raise AssertionError(str(e) + code.slips() + _no_kernel_note(ex, launched)) from None
         del expected
-        _require(ex, case, fn, args, launched, widest, functions)
+        _require(ex, case, fn, args, launched, widest, functions, got)
+        del got, launched
     if ex.probe is not None:
         ex.probe(ex, fn, code)
+        LAUNCHES.clear()  # (the probe's: they hold its tensors)
 
 
 def _run(ex, case, fn, args, kwargs, code):
@@ -388,7 +403,7 @@ class _OutOfBounds(Exception):
 SEEN = {"launches": 0, "atomics": 0, "widest_scan": 0}  # under the interpreter, while a check runs
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class _Launch:
     """One launch of a ``@triton.jit`` kernel while a student's function ran."""
     kernel: object  # the launched JITFunction (an InterpretedFunction under the interpreter)
@@ -396,6 +411,12 @@ class _Launch:
     hooks: tuple  # the student's @triton.jit functions passed to it (a harness's prologue, hook or epilogue)
     storages: frozenset  # the storage (its data_ptr) of every tensor passed to it
     phase: str  # "forward", or "backward" while the checker differentiates (returns_autograd)
+    # (tensor, its _version at the launch) for every tensor passed to it: PyTorch's in-place writes bump a
+    # tensor's _version (its views share the counter), a kernel's stores do not. Held until the case's checks
+    # are done, so that no storage it names is freed and its address reused by another tensor meanwhile.
+    tensors: tuple = ()
+    # Under the interpreter, what its tl.store calls wrote: storage (data_ptr) -> [byte offsets into it]
+    written: dict = dataclasses.field(default_factory=dict)
 
     @property
     def theirs(self) -> bool:
@@ -404,6 +425,7 @@ class _Launch:
 
 
 LAUNCHES: list = []  # the launches of the student's call that a check is watching (_run)
+_RUNNING: list = []  # the launch whose kernel runs now (its stores are recorded in it, under the interpreter)
 _PHASE = ["forward"]
 
 
@@ -430,9 +452,19 @@ def _the_student_s(obj) -> bool:
 def _launch_of(kernel, args, kwargs) -> _Launch:
     fn = getattr(kernel, "fn", None)
     values = [*args, *kwargs.values()]
+    tensors = list(_leaves(values))
     return _Launch(kernel, inspect.isfunction(fn) and _the_student_s(fn),
                    tuple(v for v in values if _is_jit(v) and _the_student_s(v.fn)),
-                   frozenset(x.untyped_storage().data_ptr() for x in _leaves(values)), _PHASE[0])
+                   frozenset(x.untyped_storage().data_ptr() for x in tensors), _PHASE[0],
+                   tuple((x, _version(x)) for x in tensors))
+
+
+def _version(x):
+    """``x._version`` (None for an inference-mode tensor, which keeps no counter)."""
+    try:
+        return x._version
+    except RuntimeError:
+        return None
 
 
 @contextlib.contextmanager
@@ -453,9 +485,15 @@ def _recording_launches():
 
     def recording(run):
         def run_recorded(self, *args, **kwargs):
-            if not kwargs.get("warmup", False):
-                LAUNCHES.append(_launch_of(self, args, kwargs))
-            return run(self, *args, **kwargs)
+            if kwargs.get("warmup", False):
+                return run(self, *args, **kwargs)
+            launch = _launch_of(self, args, kwargs)
+            LAUNCHES.append(launch)
+            _RUNNING.append(launch)
+            try:
+                return run(self, *args, **kwargs)
+            finally:
+                _RUNNING.pop()
         return run_recorded
 
     for c, run in saved:
@@ -504,8 +542,9 @@ def _interpreting():
     passed to its launch, checked before the access (a stray store would corrupt the Python
     process's heap and kill the notebook's kernel, where on a GPU it would read garbage or fault);
     the launches and atomic operations are counted in ``SEEN``, and the widest
-    ``tl.associative_scan`` (its length along the scanned axis) is kept there. Compiled on a GPU:
-    nothing."""
+    ``tl.associative_scan`` (its length along the scanned axis) is kept there; what each
+    ``tl.store`` (and atomic read-modify-write) writes is recorded in the running launch's
+    ``written`` (a storage's byte offsets). Compiled on a GPU: nothing."""
     try:
         from triton.runtime import interpreter as ti
         executor, builder, scans = ti.GridExecutor, type(ti.interpreter_builder), ti.ScanOps
@@ -522,34 +561,48 @@ def _interpreting():
         args_hst, kwargs_hst = saved[executor, "_init_args_hst"](self, args, kwargs)
         spans.clear()
         SEEN["launches"] += 1
-        for x in _leaves((args_hst, kwargs_hst)):
+        # (the host copies' spans, each with the storage of the tensor passed: the same one on the CPU)
+        hst, dev = list(_leaves((args_hst, kwargs_hst))), list(_leaves((args, kwargs)))
+        for x, dev in zip(hst, dev if len(dev) == len(hst) else hst):
             start = x.untyped_storage().data_ptr()
-            spans.append((start, start + x.untyped_storage().nbytes()))
+            spans.append((start, start + x.untyped_storage().nbytes(), dev.untyped_storage().data_ptr()))
         return args_hst, kwargs_hst
 
     def inside(ptrs, mask, what):
         p = ptrs.data[np.broadcast_to(mask.data, ptrs.data.shape).astype(bool)].astype(np.uint64)
         size = np.dtype(np_dtype(ptrs.get_element_ty())).itemsize
         ok = np.zeros(p.shape, dtype=bool)
-        for lo, hi in spans:
+        for lo, hi, _ in spans:
             ok |= (p >= lo) & (p + size <= hi)
         if not ok.all():
             raise _OutOfBounds(
                 f"a tl.{what} touched memory outside every tensor passed to the kernel ({int((~ok).sum())} of "
                 f"{ok.size} active lanes): a tl.{what} without mask=, or with a mask that lets lanes past the end "
                 "of the row through. (Stopped before the access: on a GPU it would read garbage or fault.)")
+        return p
+
+    def wrote(p):
+        if _RUNNING:
+            written = _RUNNING[-1].written
+            for lo, hi, storage in spans:
+                here = p[(p >= lo) & (p < hi)]
+                if here.size:
+                    written.setdefault(storage, []).append(here - np.uint64(lo))
 
     def load(self, ptrs, mask, *rest):
         inside(ptrs, mask, "load")
         return saved[builder, "create_masked_load"](self, ptrs, mask, *rest)
 
     def store(self, ptrs, value, mask, *rest):
-        inside(ptrs, mask, "store")
+        wrote(inside(ptrs, mask, "store"))
         return saved[builder, "create_masked_store"](self, ptrs, value, mask, *rest)
 
     def atomic(key):
         def counted(self, *args, **kwargs):
             SEEN["atomics"] += 1
+            if key == "create_atomic_rmw" and len(args) >= 4:  # (op, ptr, val, mask, ...): a write too
+                ptr, mask = args[1], args[3]
+                wrote(ptr.data[np.broadcast_to(mask.data, ptr.data.shape).astype(bool)].astype(np.uint64))
             return saved[builder, key](self, *args, **kwargs)
         return counted
 
@@ -1042,9 +1095,10 @@ def _no_kernel_note(ex, launched) -> str:
     return ""
 
 
-def _require(ex, case, fn, args, launched, widest, functions):
+def _require(ex, case, fn, args, launched, widest, functions, got=None):
     """What the exercise's task asks for besides the values, for one call (``ex.needs``): an
-    AssertionError that says what is missing."""
+    AssertionError that says what is missing. Last, that the answer is the student's kernel's
+    (``_written_by_their_kernel``)."""
     name = getattr(fn, "__name__", "your function")
     mine = [launch for launch in launched if launch.mine]
     if ex.needs in ("kernel", "scan") and not mine:
@@ -1075,6 +1129,72 @@ def _require(ex, case, fn, args, launched, widest, functions):
                                          "reverse=False")):
             if not any(launch.theirs and launch.phase == phase for launch in launched):
                 raise AssertionError(f"{ex.name}, {case}: your {phase} launched no Triton code of yours: it is {what}")
+    _written_by_their_kernel(ex, case, got, launched)
+
+
+def _element_offsets(t) -> np.ndarray:
+    """The byte offset of each of ``t``'s elements in its storage, in ``t``'s shape."""
+    offs = np.asarray(t.storage_offset(), dtype=np.int64)
+    for size, stride in zip(t.shape, t.stride()):
+        offs = offs[..., None] + np.arange(size, dtype=np.int64) * stride
+    return offs * t.element_size()
+
+
+_WRITE_IT = ("allocate the output (torch.empty), pass it to your kernel, tl.store every element of the answer into "
+             "it, and return it (a view of it, .view(), .t() or a slice, is fine)")
+
+
+def _written_by_their_kernel(ex, case, got, launched):
+    """The answer is what the student's kernel wrote, for the exercises whose answer is tensors
+    their kernel writes: each returned tensor's storage was passed to a launch of their kernel
+    (for ``returns_autograd``, of their Triton code: the forward's for the returns, the
+    backward's for the gradient), PyTorch did not write it after the last such launch (its
+    ``_version``, which in-place ops, ``x[...] = ...`` and ``copy_`` bump and a kernel's stores do
+    not, is the one recorded at that launch), and, under the interpreter, their kernels'
+    ``tl.store`` calls wrote every one of its elements."""
+    if ex.needs in ("kernel", "scan"):
+        results = [("", got, lambda launch: launch.mine)]
+    elif ex.needs == "autograd" and isinstance(got, (tuple, list)) and len(got) == 2:
+        results = [(f" ({ex.results[i]})", got[i], lambda launch, phase=phase: launch.theirs and launch.phase == phase)
+                   for i, phase in enumerate(("forward", "backward"))]
+    else:
+        return
+    for label, value, whose in results:
+        said = f"{ex.name}, {case}: the " + ("result" if not isinstance(value, torch.Tensor) else "tensor") + \
+            f" you returned{label} was not written by your kernel: "
+        if not isinstance(value, torch.Tensor):
+            one = " (one number is a 0-d tensor: not .item())" if isinstance(value, (int, float, np.generic)) else ""
+            raise AssertionError(said + f"it is {_describe(value)}, not the tensor your kernel stored into{one}; "
+                                 + _WRITE_IT)
+        if value.numel() == 0:
+            continue
+        storage = value.untyped_storage().data_ptr()
+        theirs = [launch for launch in launched if whose(launch) and storage in launch.storages]
+        if not theirs:
+            raise AssertionError(said + "no launch of your kernel received its storage: PyTorch made it (a result "
+                                        "worked out with tensor ops, or a copy of your kernel's output: .contiguous(), "
+                                        ".clone(), .to(...), torch.stack/cat); " + _WRITE_IT)
+        same = [(x, v) for x, v in theirs[-1].tensors if x.untyped_storage().data_ptr() == storage]
+        now = _version(value)
+        if now is not None and (any(_version(x) != v for x, v in same) or all(now != v for _, v in same)):
+            raise AssertionError(
+                f"{ex.name}, {case}: the tensor you returned{label} was changed by PyTorch after your kernel wrote it "
+                "(an in-place op after the last launch that received it: out[...] = ..., out.copy_(...), out += ..., "
+                "torch.where(..., out=out)): the kernel must write the whole answer itself, nothing patched up after "
+                "the launch")
+        if INTERPRET:
+            stored = [o for launch in theirs for o in launch.written.get(storage, [])]
+            offsets = _element_offsets(value)
+            missing = ~np.isin(offsets, np.concatenate(stored).astype(np.int64)) if stored else \
+                np.ones(offsets.shape, dtype=bool)
+            if missing.any():
+                first = f"the first one never stored: index {tuple(int(i) for i in np.argwhere(missing)[0])}" \
+                    if missing.ndim else "a 0-d tensor"
+                raise AssertionError(
+                    said + f"its tl.store calls wrote {int((~missing).sum())} of its {missing.size} elements "
+                    f"({first}); the rest is what PyTorch put there before the launch "
+                    "(torch.zeros, torch.empty, or values worked out in PyTorch). Store every element: a grid that "
+                    "covers the whole tensor, a mask that lets every valid lane through")
 
 
 _THEIR_LIBRARIES = _LIBRARIES | {"IPython", "ipykernel", "traitlets", "_pytest", "pytest", "pluggy", "xdist", "execnet"}

@@ -4,7 +4,9 @@ on cases drawn from a seed (the grading with unseen cases). A right answer that 
 task asks for is rejected too, with a message that says what is missing: every kernel exercise
 written in PyTorch (or a hook without @triton.jit), a scan without tl.associative_scan, a copy
 where strided_scan reads in place, returns_autograd without its autograd.Function or with a
-PyTorch backward, n_step_returns with a Python loop over time; and the shortcuts to the
+PyTorch backward, n_step_returns with a Python loop over time, a kernel exercise whose returned
+tensor is not what the student's kernel wrote (a do-nothing launch and PyTorch's result, a kernel's
+output patched up in PyTorch afterwards); and the shortcuts to the
 package's answers (its functions reached through a module, a name, a dict, an integration,
 _torch_path, the checker's own cases and references)."""
 from __future__ import annotations
@@ -981,6 +983,165 @@ def test_the_static_checks_for_a_compiled_kernel():
     assert "associative_scan" not in exercises._kernel_reads([launch(kernel=_returns_one_step_at_a_time)])
     assert "atomic_add" in exercises._kernel_reads([launch(kernel=_atomic_sum)])
     assert not {n for n in exercises._kernel_reads([launch(kernel=_one_program_sum)]) if n.startswith("atomic_")}
+
+
+# ---- The answer is the kernel's: what it returns is what the student's kernel wrote ----------------
+@triton.jit
+def _does_nothing(X, OUT):
+    pass
+
+
+@triton.jit
+def _one_scan(X, OUT, BLOCK: tl.constexpr):  # a tl.associative_scan whose result goes nowhere
+    i = tl.arange(0, BLOCK)
+    tl.associative_scan(tl.load(X + i, mask=i < 1, other=0.0), 0, _add)
+
+
+@triton.jit
+def _add(a, b):
+    return a + b
+
+
+@triton.jit
+def _copy_first_half(SRC, OUT, n, BLOCK: tl.constexpr):
+    i = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(OUT + i, tl.load(SRC + i, mask=i < n // 2, other=0.0), mask=i < n // 2)
+
+
+def _td_torch(r, v, d, g):
+    return r + torch.where(d, 0.0, g * v)
+
+
+def _td_launch_that_does_nothing(r, v, d, g):
+    out = torch.empty_like(r)
+    _does_nothing[(1,)](r, out)
+    return _td_torch(r, v, d, g)
+
+
+def _td_kernel_then_copied_over(r, v, d, g):
+    out = torch.empty_like(r)
+    _does_nothing[(1,)](r, out)
+    out.copy_(_td_torch(r, v, d, g))
+    return out
+
+
+def _td_half_a_kernel_then_patched_up(r, v, d, g):  # the kernel writes the first half, PyTorch the rest after
+    right, out, n = _td_torch(r, v, d, g), torch.empty_like(r), r.numel()
+    _copy_first_half[(triton.cdiv(n, 128),)](right, out, n, BLOCK=128)
+    out[n // 2:] = right[n // 2:]
+    return out
+
+
+def _td_filled_by_torch_then_half_a_kernel(r, v, d, g):  # PyTorch writes first, the kernel half of it after
+    out, n = _td_torch(r, v, d, g), r.numel()
+    _copy_first_half[(triton.cdiv(n, 128),)](out.clone(), out, n, BLOCK=128)
+    return out
+
+
+def _td_filled_by_torch_then_a_launch(r, v, d, g):  # PyTorch's tensor passed to a kernel that stores nothing
+    out = _td_torch(r, v, d, g)
+    _does_nothing[(1,)](r, out)
+    return out
+
+
+def _reset_scan_torch_and_a_dummy_scan(r, d, g, c):
+    _one_scan[(1,)](r, torch.empty_like(r), BLOCK=16)
+    return _torch_returns(r, d, g)
+
+
+def _two_stage_mean_two_launches_and_torch(x):
+    out = torch.empty((), device=x.device)
+    _does_nothing[(1,)](x, out)
+    _does_nothing[(1,)](x, out)
+    return x.double().mean()
+
+
+def _two_stage_mean_item(x):
+    return solution("two_stage_mean")(x).item()
+
+
+def _returns_autograd_forward_in_torch(r, d, gamma):  # scan_hook launched, its result dropped
+    class Returns(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, rewards, dones, gamma):
+            ctx.save_for_backward(dones)
+            ctx.gamma = gamma
+            exercises.scan_hook(_returns_fwd, (rewards, dones), (gamma,))
+            return _torch_returns(rewards, dones, gamma)
+
+        @staticmethod
+        def backward(ctx, grad):
+            return solution_backward(ctx, grad), None, None
+
+    return Returns.apply(r, d, gamma)
+
+
+def solution_backward(ctx, grad):
+    return exercises.scan_hook(_transposed_right, (grad.contiguous(), ctx.saved_tensors[0]), (ctx.gamma,),
+                               reverse=False)
+
+
+@triton.jit
+def _transposed_right(X, offs, t, T, m, P):
+    dy = tl.load(X[0] + offs, mask=m, other=0.0)
+    done_before = tl.load(X[1] + offs - 1, mask=m & (t >= 1), other=1) != 0
+    return tl.where(done_before, 0.0, P[0]), dy
+
+
+_NOT_WRITTEN = r"the (tensor|result) you returned( \(the returns G\))? was not written by your kernel: "
+_CHANGED = r"the tensor you returned was changed by PyTorch after your kernel wrote it"
+NOT_THE_KERNEL_S = [  # right values, a kernel of the student's launched, but the answer is PyTorch's
+    ("td_target_kernel", "a launch that does nothing, the result in PyTorch", _td_launch_that_does_nothing,
+     _NOT_WRITTEN + "no launch of your kernel received its storage: PyTorch made it"),
+    ("td_target_kernel", "a launch, then out.copy_(PyTorch's result)", _td_kernel_then_copied_over, _CHANGED),
+    ("td_target_kernel", "half of it by the kernel, the rest patched up in PyTorch", _td_half_a_kernel_then_patched_up,
+     _CHANGED),
+    ("reset_scan", "a PyTorch loop and a dummy kernel running one tl.associative_scan",
+     _reset_scan_torch_and_a_dummy_scan, _NOT_WRITTEN + "no launch of your kernel received its storage"),
+    ("two_stage_mean", "two do-nothing launches, then x.double().mean()", _two_stage_mean_two_launches_and_torch,
+     _NOT_WRITTEN + "no launch of your kernel received its storage"),
+    ("two_stage_mean", "the kernel's result as a Python float (.item())", _two_stage_mean_item,
+     _NOT_WRITTEN + r"it is a float, not the tensor your kernel stored into \(one number is a 0-d tensor"),
+    ("returns_autograd", "a forward that launches scan_hook and returns PyTorch's returns",
+     _returns_autograd_forward_in_torch, _NOT_WRITTEN + "no launch of your kernel received its storage"),
+]
+if exercises.INTERPRET:  # what the kernel's tl.store wrote is seen by the interpreter only
+    NOT_THE_KERNEL_S += [
+        ("td_target_kernel", "PyTorch's result passed to a kernel that stores nothing",
+         _td_filled_by_torch_then_a_launch, _NOT_WRITTEN + r"its tl\.store calls wrote 0 of its 8 elements"),
+        ("td_target_kernel", "PyTorch's result, half of it overwritten by a kernel",
+         _td_filled_by_torch_then_half_a_kernel, _NOT_WRITTEN + r"its tl\.store calls wrote 4 of its 8 elements "
+                                                                r"\(the first one never stored: index \(4,\)\)"),
+    ]
+
+
+@pytest.mark.parametrize("name,what,fn,why", NOT_THE_KERNEL_S, ids=[f"{m[0]}: {m[1]}" for m in NOT_THE_KERNEL_S])
+def test_the_answer_must_be_what_the_student_s_kernel_wrote(name, what, fn, why):
+    with pytest.raises(AssertionError, match=rf"^{name}, [^:]*: {why}"):
+        exercises.check(name, fn)
+
+
+def test_a_view_of_what_the_kernel_wrote_is_its_answer():
+    """A view (a slice, .view(), .t()) of the buffer the kernel wrote is still the kernel's."""
+    s = solution("td_target_kernel")
+
+    def wider_buffer(r, v, d, g):  # the kernel writes a buffer of 2n; the answer is its first half
+        return s(torch.cat([r, r]), torch.cat([v, v]), torch.cat([d, d]), g)[: r.numel()]
+
+    def reshaped(r, v, d, g):
+        return s(r, v, d, g).view(1, -1).t().reshape(-1)
+
+    assert exercises.check("td_target_kernel", wider_buffer) is None
+    assert exercises.check("td_target_kernel", reshaped) is None
+
+
+PROVENANCE = ["td_target_kernel", "block_scan", "chunked_scan", "reset_scan", "gae_kernel", "strided_scan",
+              "two_stage_mean", "returns_autograd"]
+
+
+@pytest.mark.parametrize("name", PROVENANCE)
+def test_the_solutions_are_their_kernels_answers_on_another_seed(name):
+    assert exercises.check(name, solution(name), seed=5) is None
 
 
 # ---- More ways to the package's answer, refused ---------------------------------------------------

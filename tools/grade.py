@@ -1,7 +1,18 @@
 #!/usr/bin/env python
 """Grade students' notebooks with the exercises' own checkers (``rltriton_lite.exercises``).
 
-    python tools/grade.py [--seed S] [--out grades.csv] STUDENT_NOTEBOOK_OR_FOLDER...
+    python tools/grade.py [--seed S] [--out grades.csv] [--compiled] STUDENT_NOTEBOOK_OR_FOLDER...
+
+**In the Triton interpreter, by default**, on a GPU machine too: grade.py sets
+``TRITON_INTERPRET=1`` before torch, Triton or the package is imported, and the notebooks' processes
+inherit it (a notebook's ``os.environ.setdefault("TRITON_INTERPRET", ...)`` leaves it as set). Some
+of the checkers' verdicts are the interpreter's alone: the width of a ``tl.associative_scan`` in the
+chunked exercises, the Python ``min``/``and``/``if`` on blocks that compiled Triton takes silently
+elementwise, the bounds of every load and store, the atomics counted, and which elements a kernel's
+``tl.store`` wrote. So a verdict does not depend on the machine, and a kernel that is only right on
+a GPU is not graded correct. ``--compiled`` grades with compiled kernels instead (it needs a CUDA
+GPU): faster, but those checks are then skipped or done from the kernels' code. Students on a GPU
+should run their checks under ``TRITON_INTERPRET=1`` before they hand in.
 
 Writes one CSV row per (student, notebook, exercise): ``student, notebook, exercise, status,
 message, source``, the status one of ``correct``, ``wrong`` (the checker's verdict: a wrong
@@ -60,9 +71,9 @@ notebook of one student with the same exercise gets ``<exercise>-<notebook stem>
 ``-2``, ``-3`` ...).
 
 **What a verdict means.** ``correct``: the values are right on every case and the checker's
-requirements hold (a kernel exercise launched a ``@triton.jit`` kernel of the student's own, a
-scan ran ``tl.associative_scan``, a hook is a ``@triton.jit`` function, the package's own answers
-were not called: ``rltriton_lite.exercises``' doc lists them). It does not prove the student wrote
+requirements hold (a kernel exercise launched a ``@triton.jit`` kernel of the student's own and
+returned what that kernel wrote, a scan ran ``tl.associative_scan``, a hook is a ``@triton.jit``
+function, the package's own answers were not called: ``rltriton_lite.exercises``' doc lists them). It does not prove the student wrote
 the code: a checker runs in the student's process and code written to defeat it can (read the
 checker's frames, unpatch it); the sources are there to spot-check.
 
@@ -318,6 +329,9 @@ def graded_source(fn, cell_number=None, cell_source=None) -> str:
     return text
 
 
+_START_S = 120.0  # what a notebook's process may take to start, before the setup's time limit
+
+
 def _worker(conn, notebook, cells, exercises, defined_in, seed, log_path, ipython_dir):
     """The child: run the cells, then check each exercise, reporting on ``conn``."""
     try:
@@ -335,6 +349,7 @@ def _worker(conn, notebook, cells, exercises, defined_in, seed, log_path, ipytho
     check, attempt = ex.check, ex.attempt
     ex.check = ex.attempt = _quiet  # the notebook's own checks do nothing while its cells run
     shell = _shell()
+    conn.send(("ready",))  # imports done: the setup's time limit starts now
     errors = {}
     for number, source in cells:
         conn.send(("cell", number))
@@ -490,14 +505,17 @@ class Grader:
         job.proc.start()
         send.close()
         job.conn, job.phase, job.current, job.cell = receive, "cells", None, 0
-        job.deadline = time.monotonic() + self.setup_timeout
+        # a spawned process imports torch, Triton and the package first (seconds, more on a busy machine)
+        job.deadline = time.monotonic() + self.setup_timeout + _START_S
 
     def _receive(self, job):
         try:
             while job.conn.poll():
                 msg = job.conn.recv()
                 kind = msg[0]
-                if kind == "cell":
+                if kind == "ready":
+                    job.deadline = time.monotonic() + self.setup_timeout
+                elif kind == "cell":
                     job.cell = msg[1]
                 elif kind == "setup":
                     job.phase = "check"
@@ -641,7 +659,7 @@ def summary(rows) -> str:
 
 def _parser():
     p = argparse.ArgumentParser(prog="grade.py", description=__doc__.split("\n\n")[0],
-                                epilog="The rules (students, exercises, cells, time limits, the sources kept for "
+                                epilog="The rules (the interpreter by default, students, exercises, cells, time limits, the sources kept for "
                                        "review, what a verdict means): the module's docstring.")
     p.add_argument("paths", nargs="+", metavar="STUDENT_NOTEBOOK_OR_FOLDER")
     p.add_argument("--seed", type=int, default=None, help="draw unseen cases from this int >= 0 (default: the "
@@ -655,6 +673,12 @@ def _parser():
     p.add_argument("--jobs", "-j", type=int, default=1, help="notebooks graded at a time (default 1)")
     p.add_argument("--log-dir", default=None, help="keep what each notebook printed here")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress lines on stderr")
+    p.add_argument("--compiled", action="store_true",
+                   help="grade with compiled Triton kernels (needs a CUDA GPU). Default: the Triton interpreter "
+                        "(TRITON_INTERPRET=1, set for the graded notebooks' processes), on a GPU machine too, because "
+                        "some checks are the interpreter's only (a chunked scan's width, Python min/and on blocks, "
+                        "out-of-bounds accesses, atomics, which elements a kernel stored): the same verdict on every "
+                        "machine")
     return p
 
 
@@ -673,17 +697,26 @@ def main(argv=None) -> int:
     if not out_dir.is_dir():
         parser.error(f"--out {args.out}: no folder {out_dir}")
 
-    # Before torch and the package are imported (the children inherit both): CUDA left uninitialised
-    # in this process, and the Triton interpreter where there is no GPU (as the notebooks do).
+    # Before torch, Triton and the package are imported (the children inherit all three and the
+    # environment): CUDA left uninitialised in this process, and the Triton interpreter unless
+    # --compiled (the module's doc says why).
+    if args.compiled:
+        os.environ.pop("TRITON_INTERPRET", None)
+    else:
+        os.environ["TRITON_INTERPRET"] = "1"
     os.environ.setdefault("PYTORCH_NVML_BASED_CUDA_CHECK", "1")
     import torch
-    if not torch.cuda.is_available():
-        os.environ.setdefault("TRITON_INTERPRET", "1")
+    if args.compiled and not torch.cuda.is_available():
+        parser.error("--compiled grades with compiled Triton kernels: it needs a CUDA GPU (without it, leave it "
+                     "out: the interpreter grades on a CPU)")
     try:
         import rltriton_lite  # noqa: F401
     except ImportError:
         sys.path.insert(0, str(ROOT))
-    import rltriton_lite.exercises  # noqa: F401
+    import rltriton_lite.exercises
+    if rltriton_lite.exercises.INTERPRET == args.compiled:  # imported before main() could set it
+        parser.error("rltriton_lite was imported " + ("with" if args.compiled else "without")
+                     + " TRITON_INTERPRET=1 before grade.py could set it: run grade.py as a script")
     import nbformat  # noqa: F401
     from IPython.core.interactiveshell import InteractiveShell  # noqa: F401
 
@@ -704,6 +737,7 @@ def main(argv=None) -> int:
     print(f"{len({r[0] for r in rows})} students, {notebooks} notebooks with exercises "
           f"(of {len(students)} found), {len(rows)} grades, "
           + ("the notebooks' fixed cases" if args.seed is None else f"cases drawn from seed {args.seed}")
+          + (", compiled kernels" if args.compiled else ", in the Triton interpreter")
           + f", {time.monotonic() - t0:.0f} s -> {args.out}\n")
     if rows:
         print(summary(rows))

@@ -22,7 +22,8 @@ Writes
   ``requirements.txt`` pins them, without its test, lint and integration tools.
 
 Left out: ``solutions/`` (the exercises' solutions), ``ANSWERS.md`` (the answer key and its
-rubrics), the py:percent twins (``<name>.py`` beside ``<name>.ipynb``: the maintainers' reviewable
+rubrics), ``WRONG_ANSWERS.md`` (the TAs' list of common wrong answers and the checkers' messages
+for them), the py:percent twins (``<name>.py`` beside ``<name>.ipynb``: the maintainers' reviewable
 form, with the same pointers), hidden files and folders (``.ipynb_checkpoints``) and
 ``__pycache__``. The students still need the package itself: give them its wheel, ``python -m pip
 wheel . --no-deps -w dist/`` in the repository (the package's modules only, no notebook, no
@@ -62,7 +63,7 @@ import nbformat
 
 ROOT = Path(__file__).resolve().parent.parent
 ASK = "ask your teacher for the solutions"
-LEFT_OUT_NAMES = {"solutions", "ANSWERS.md", "__pycache__"}
+LEFT_OUT_NAMES = {"solutions", "ANSWERS.md", "WRONG_ANSWERS.md", "__pycache__"}
 CLEARED_CELL_METADATA = ("execution", "collapsed", "scrolled")
 # files of the repository copied into every build (when the repository has them), beside those named
 ALWAYS = ("docs/DESIGN.md", "benchmarks/README.md")
@@ -304,7 +305,7 @@ def main(argv=None) -> int:
         return 1
     out = Path(args.out_dir)
     print(f"{len(done['notebooks'])} notebooks -> {out / 'notebooks'} (outputs cleared, solutions' pointers "
-          f"replaced; solutions/, ANSWERS.md and the .py twins left out)"
+          f"replaced; solutions/, ANSWERS.md, WRONG_ANSWERS.md and the .py twins left out)"
           + (f", {len(done['files'])} other files" if done["files"] else "")
           + (f"; benchmark results -> {out / 'benchmarks' / 'results'}" if done["results"] else "")
           + (f"; the files they name: {', '.join(done['extras'])}" if done["extras"] else "")

@@ -1,5 +1,6 @@
 """Solution: retrace (notebook 04). a_t = gamma (1 - term_t) c_{t+1}, b_t = r_t + gamma (1 - term_t)
-(E_pi Q_{t+1} - c_{t+1} Q_{t+1}), with c = 0 at the window's last step."""
+(E_pi Q_{t+1} - c_{t+1} Q_{t+1}), with c = 0 at the window's last step; each (1 - term_t) is a
+select (tl.where), never a multiplication by 0."""
 import triton
 import triton.language as tl
 
@@ -12,9 +13,12 @@ def retrace(X, offs, t, T, m, P):
     q = tl.load(X[2] + offs, mask=m, other=0.0)
     log_ratio = tl.load(X[3] + offs, mask=m, other=0.0)
     term = tl.load(X[4] + offs, mask=m, other=0) != 0
-    c = tl.where(t < T - 1, lam * tl.minimum(tl.exp(log_ratio), 1.0), 0.0)
-    boot = tl.where(term, 0.0, gamma)
-    return boot * c, r + boot * (expected_q - c * q)
+    more = t < T - 1  # c = 0 at the window's last step: the trace stops there
+    c = tl.where(more, lam * tl.minimum(tl.exp(log_ratio), 1.0), 0.0)
+    # selects, not a multiplication by (1 - term): a NaN behind a termination is never read into a sum
+    a = tl.where(term, 0.0, gamma * c)
+    b = r + tl.where(term, 0.0, gamma * (expected_q - tl.where(more, c * q, 0.0)))
+    return a, b
 
 
 solution = retrace

@@ -13,9 +13,11 @@ def soft_lambda_targets(X, offs, t, T, m, P):
     has_next = m & (t + 1 < T)
     log_pi_next = tl.load(X[4] + offs + 1, mask=has_next, other=0.0)
     term = tl.load(X[5] + offs, mask=m, other=0) != 0
-    cont = tl.where(has_next & ~term, lam, 0.0)  # the window's last step bootstraps fully
-    boot = tl.where(term, 0.0, gamma)
-    return gamma * cont, r + boot * ((1.0 - cont) * v_soft - cont * alpha * log_pi_next)
+    going_on = has_next & ~term  # the lambda-trace runs on to t + 1 (the window's last step bootstraps fully)
+    cont = tl.where(going_on, lam, 0.0)
+    soft_next = (1.0 - cont) * v_soft - tl.where(going_on, cont * alpha * log_pi_next, 0.0)
+    # a select, not a multiplication by (1 - term): a NaN behind a termination is never read into a sum
+    return gamma * cont, r + tl.where(term, 0.0, gamma * soft_next)
 
 
 solution = soft_lambda_targets
