@@ -7,14 +7,13 @@ launch takes the direct path (``_triton.Launch.compiled``), and a cProfile of th
 import cProfile
 import pstats
 import sys
-import time
 
 import torch
 
 import rltriton_lite as rl
 from rltriton_lite import plan
 from rltriton_lite._triton import jit
-from rltriton_lite.bench import token_inputs
+from rltriton_lite.bench import token_inputs, wall_ms
 
 
 @jit
@@ -26,11 +25,7 @@ def per_call_us(fn, n=2000):
     for _ in range(50):
         fn()
     torch.cuda.synchronize()
-    t = time.perf_counter()
-    for _ in range(n):
-        fn()
-    torch.cuda.synchronize()
-    return (time.perf_counter() - t) / n * 1e6
+    return 1e3 * wall_ms(fn, lambda _: torch.cuda.synchronize(), n)
 
 
 for shape in sys.argv[1:] or ["256x1024"]:

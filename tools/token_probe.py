@@ -5,12 +5,11 @@ replay) at LLM-token shapes, beside the γ = λ = 1 cumsum shortcut (bench.token
     PYTHONPATH=$PWD python tools/token_probe.py > $OUT/token_probe.txt
 """
 import statistics
-import time
 
 import torch
 
 import rltriton_lite as rl
-from rltriton_lite.bench import kernel_ms, QUICK, token_cumsum, token_inputs
+from rltriton_lite.bench import QUICK, kernel_ms, token_cumsum, token_inputs, wall_ms
 from rltriton_lite.config import Config, using
 
 SHAPES = [(256, 1024), (256, 4096), (128, 8192), (64, 16384), (64, 32768), (32, 32768), (16, 65536), (8, 131072),
@@ -19,12 +18,9 @@ CONFIGS = {"default": Config(), "split": Config(split_min_chunks=2), "wide": Con
 
 
 def wall_us(fn, n):
+    """µs per call of ``n`` back-to-back calls, one sync (bench.wall_ms, from an idle GPU)."""
     torch.cuda.synchronize()
-    t = time.perf_counter()
-    for _ in range(n):
-        fn()
-    torch.cuda.synchronize()
-    return (time.perf_counter() - t) / n * 1e6
+    return 1e3 * wall_ms(fn, lambda _: torch.cuda.synchronize(), n)
 
 
 def under(cfg, fn):
