@@ -643,9 +643,7 @@ def _chain(e):
 
 def _cause(e, kind):
     """The exception of ``kind`` in ``e``'s chain (the interpreter wraps what a kernel raises)."""
-    while e is not None and not isinstance(e, kind):
-        e = e.__cause__ or e.__context__
-    return e
+    return next((x for x in _chain(e) if isinstance(x, kind)), None)
 
 
 def _describe(x) -> str:
@@ -860,8 +858,8 @@ def _refusing(ex):
         yield refused
     finally:
         _ACTIVE[:] = [a for a in _ACTIVE if a is not token]
-        _REFUSERS.clear()
         for mod, n, obj in saved:
+            _REFUSERS.pop(id(getattr(mod, n)), None)  # this block's stand-ins only (an outer one keeps its own)
             setattr(mod, n, obj)
 
 
