@@ -122,7 +122,8 @@ print("prologue + scan + epilogue == the loop")
 # **`gae_pairs`.** GAE's prologue: return the pairs $(a_t, b_t)$ whose reverse scan
 # $y_t = b_t + a_t y_{t+1}$ (`rl.linear_scan`, run by the checker) is the advantage $A_t$, with
 # both kinds of episode end: `terminated` (no bootstrap, trace cut) and `truncated` (bootstrap
-# from `next_values`, trace cut).
+# from `next_values`, trace cut). `next_values` behind a termination may be NaN: select it away
+# (`torch.where`), do not multiply it by `~terminated`.
 
 # %%
 def gae_pairs(rewards, values, next_values, terminated, truncated, gamma, lam):

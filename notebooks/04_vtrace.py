@@ -502,16 +502,17 @@ exercises.attempt("retrace", retrace)
 
 # %% [markdown]
 # **`vtrace_pg`** (a Triton epilogue). The policy-gradient advantage needs $v_{s+1}$, the *next*
-# step's V-trace target: what the package's epilogues get as `y_prev`. `exercises.scan_hook` takes
-# an `epilogue(X, offs, t, T, m, P, y, y_next)` too: it is called after the scan with
-# `y` = $v_s$ and `y_next` = $v_{s+1}$, and what it returns is stored. The prologue is given,
+# step's V-trace target: what the package's epilogues get as `y_prev` (the step before in scan
+# order, which runs backwards in time). `exercises.scan_hook` takes an
+# `epilogue(X, offs, t, T, m, P, y, y_prev)` too, with the same name: it is called after the scan
+# with `y` = $v_s$ and `y_prev` = $v_{s+1}$, and what it returns is stored. The prologue is given,
 # `exercises.vtrace_prologue` (λ = 1; print its source with `inspect.getsource`). Write the
 # epilogue: $\min(\bar\rho, \rho_s)\big(r_s + \gamma(1-\text{term}_s)\,v_{s+1} - V(x_s)\big)$, with
 # $v_{s+1}$ = `next_values` at the window's last step. `X` holds log_rhos, rewards, values,
 # next_values, terminated; `P` holds (γ, ρ̄, c̄).
 
 # %%
-# YOUR CODE: replace the next line by your @triton.jit def vtrace_pg(X, offs, t, T, m, P, y, y_next)
+# YOUR CODE: replace the next line by your @triton.jit def vtrace_pg(X, offs, t, T, m, P, y, y_prev)
 vtrace_pg = None
 
 # %%

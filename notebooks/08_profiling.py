@@ -22,8 +22,9 @@
 # * **Time:** 2–3 h with the open questions; 45–75 min for the reading and the checked exercise.
 # * **Needs:** any of notebooks 01–07. No GPU: the GPU's figures are the committed H200 results;
 #   with one, the profiler times the kernels live.
-#
-# Three questions a practitioner asks of a kernel, and one this notebook adds:
+
+# %% [markdown]
+# **Four questions.** Three a practitioner asks of a kernel, and one this notebook adds:
 #
 # 1. **How fast could it be?** These kernels do a handful of flops per byte, so they are
 #    memory-bound: the fastest possible run moves the fewest bytes the algorithm needs (each input
@@ -32,6 +33,10 @@
 # 2. **How fast is it?** The data are the committed H200 results of the benchmark harness
 #    (`python -m rltriton_lite.bench`), in `benchmarks/results/`. This notebook does not need a GPU
 #    to read them.
+
+# %% [markdown]
+# **The last two questions** are about the time a call really costs, and what this machine can time.
+#
 # 3. **What does a training step pay per call?** At the sizes RL code uses, far more than the
 #    kernel's GPU time: the **wall time** of a call from Python is mostly host work. We put both
 #    side by side, and say what a CUDA graph and `torch.compile(mode="reduce-overhead")` change.
@@ -111,7 +116,7 @@ def row(res, algorithm, B, T, impl="rltriton_lite", dtype="float32", pass_="fwd"
 # GAE, per (row, step): read the reward $r_t$, the value $V(s_t)$ and the episode-end flag;
 # write the advantage $A_t$ and the return $A_t + V(s_t)$. The next value $V(s_{t+1})$ is the
 # neighbouring element of the same values tensor, so a kernel that reads each element once gets
-# it for free; the running carry lives in registers; the bootstrap value $V(s_T)$ is one number
+# it for free; the running carry never leaves the kernel; the bootstrap value $V(s_T)$ is one number
 # per row, 1/T of a step's traffic, so it is not counted. float32 is 4 bytes, a bool flag 1 byte.
 
 # %%
@@ -541,7 +546,8 @@ assert loop_h200["full_call_us"] > 100 * ours_h200["full_call_us"]
 # explains that table once, on GAE, then runs the profiler on this machine (`profile.profiler(name)`
 # takes any of the seven algorithms); those sections link here and keep only what is particular
 # to their algorithm.
-#
+
+# %% [markdown]
 # **The committed H200 table.** `profile.committed(name)` reads the committed H200 results file
 # in `benchmarks/results/` by its name, `profile.COMMITTED_RUN` (a GPU measured it; nothing is
 # re-measured here, and a results file of another GPU in that folder is not read), and prints one
@@ -550,6 +556,9 @@ assert loop_h200["full_call_us"] > 100 * ours_h200["full_call_us"]
 # ours (the Triton kernel); the PyTorch code it replaces (the CleanRL-style "PyTorch loop over
 # time" for the four scans, the "eager PyTorch formula" for PPO, SAC and CRR); `torch.compile`
 # of the formula; the peers by name (torchrl, accelerated-scan, JAX, rl-triton); the anchors.
+
+# %% [markdown]
+# **The table's columns**, and where this notebook explains each:
 #
 # | column | what it is | explained in |
 # |---|---|---|
@@ -559,7 +568,8 @@ assert loop_h200["full_call_us"] > 100 * ours_h200["full_call_us"]
 # | `% floor` | floor ÷ GPU time: 100 % moves the bytes at copy speed | section 2, and section 4's caution about small shapes |
 # | `wall ÷ ours` | the row's wall time ÷ ours in the same case: above 1, ours is faster | |
 # | `!` after a name | its outputs disagreed with ours | |
-#
+
+# %% [markdown]
 # **The anchors** are yardsticks, not peers, and neither is an empty kernel: "anchor: bare Triton
 # launch" (in GAE's rows) is section 3's `bare_launch`, a naive GAE kernel launched plainly;
 # "anchor: minimal autograd.Function" (in PPO's rows) is PPO's clipped loss as a plain
@@ -611,8 +621,9 @@ assert facts.host_x > 5 and facts.floor_pct > 75
 # (`backend="torch"`) and the code the kernel replaces with `do_bench` (shape, dtype and the
 # algorithm's parameters as controls), and plots the bandwidth achieved against the copy
 # bandwidth.
-#
-# On a CPU a Triton kernel runs only in the **Triton interpreter**, which runs each program of
+
+# %% [markdown]
+# **On a CPU, the Triton row is a correctness run.** A Triton kernel runs only in the **Triton interpreter**, which runs each program of
 # the grid one after another, in Python, with NumPy: its time measures Python, not a GPU. So the
 # profiler does not time it. It runs the kernel once (4 rows × 64 steps in 16-step chunks, so
 # that the carry between chunks is exercised) and checks it against the float64 reference: the
@@ -621,15 +632,17 @@ assert facts.host_x > 5 and facts.floor_pct > 75
 # scans (a Python loop over time) and `eager` for PPO, SAC and CRR (an eager formula, no loop),
 # wall clock, one thread, at the shapes RL code uses; the `loop ÷ this` (or `eager ÷ this`)
 # column is that code's time over each row's.
-#
-# Why none of this predicts a GPU: a CPU has no kernel launches to save and no HBM. Its fixed cost
+
+# %% [markdown]
+# **Why none of this predicts a GPU:** a CPU has no kernel launches to save and no HBM. Its fixed cost
 # per op is a microsecond or two of PyTorch dispatch, so it measures the trade of section 5, T
 # Python iterations against ⌈log₂ T⌉ whole-tensor rounds. On a GPU every small op is also a kernel
 # launch of several µs of host time and a pass over memory, and the fused kernel is one launch
 # that reads each byte once. The CPU figures answer "is the PyTorch path a good CPU fallback?";
 # the committed table answers "how fast is the kernel?".
-#
-# The profiler's plot and table go into the widget's output, which a static render of the
+
+# %% [markdown]
+# **Printed, not only drawn.** The profiler's plot and table go into the widget's output, which a static render of the
 # notebook (GitHub, nbviewer) does not show, so the next cell prints the rows it returns with
 # `profile.live_table`.
 

@@ -11,11 +11,13 @@ got. The solutions are in ``notebooks/solutions/<name>.py``.
     exercises.attempt("gae_pairs", fn)   # the notebooks' form: a starter that raises
                                          # NotImplementedError only prints that it is not done
 
-Kinds: "kernel" (Triton: a kernel and the function that launches it, or a ``@triton.jit`` hook
-that a fixed kernel calls, :func:`scan_hook` or :func:`map_hook`), "hook" (the arithmetic an
-algorithm adds around the package's primitives, in tensor ops: the pairs (a, b) that the checker
-scans with ``linear_scan``, an elementwise term of a loss, or the epilogue around a scan),
-"numpy" (a NumPy function), "concept" (a number worked out by hand). Each solution file defines
+Kinds (``catalog()``'s third field): "kernel" (you write a ``@triton.jit`` kernel and the function
+that launches it, ``kernel[grid](...)``: 00b's six, ``two_stage_mean``), "hook" (you write
+``@triton.jit`` functions, a prologue, an elementwise hook or an epilogue, that a kernel you did
+not write runs: :func:`scan_hook`, :func:`map_hook`, or the package's own kernel through
+:func:`package_prologue`; ``returns_autograd`` wraps two prologues in a ``torch.autograd.Function``),
+"numpy" (plain NumPy or PyTorch code, no Triton: the pairs (a, b) that the checker scans with
+``linear_scan``, or a NumPy function), "concept" (a number worked out by hand). Each solution file defines
 the exercise's function under its own name (so ``%load`` in a notebook replaces the starter) and
 ``solution``, the same function.
 
@@ -122,8 +124,10 @@ class _Exercise:
     stream: int  # the builder's own random stream (Draw)
     results: tuple | None = None  # what each result is, where the function returns several
     may_use: tuple = ()  # the package's functions it may call (by their name in rltriton_lite or exercises)
-    last_step: str | None = None  # said when the error starts at the window's last step
     window_end: str = "the window's last step (t = T - 1: what does it bootstrap from?)"  # what that step is
+    # The hint for an error that starts at an ordinary step (no mark, not the scan's first step); None: the
+    # default, which names a combine only where the student writes one (needs == "scan")
+    ordinary: str | None = None
     # What the function must do besides the values (_require): "kernel" (launch a @triton.jit kernel of the
     # student's own on every call), "scan" (and run a tl.associative_scan), "hook" (fn is the student's own
     # @triton.jit function, run by a harness), "autograd" (an autograd.Function, Triton in forward and backward)
@@ -136,17 +140,18 @@ _EXERCISES: dict[str, _Exercise] = {}
 
 
 def _exercise(name, notebook, kind, task, stream, run=lambda fn, args, kw: fn(*args, **kw), scan="reverse",
-              time_dim=-1, results=None, may_use=(), last_step=None, **more):
+              time_dim=-1, results=None, may_use=(), **more):
     def register(cases):
         cases = _checker_only(cases)  # the case builders compute expected values: not while a student's code runs
         _EXERCISES[name] = _Exercise(name, notebook, kind, task.strip(), cases, run, scan, time_dim, stream, results,
-                                     tuple(may_use), last_step, **more)
-        assert (kind == "kernel") == (_EXERCISES[name].needs in _KERNEL_NEEDS), name  # every kernel says what it needs
+                                     tuple(may_use), **more)
+        needs = _EXERCISES[name].needs  # every kind says what it needs: a kernel launched, a Triton hook run
+        assert kind in KINDS and (kind == "kernel") == (needs in ("kernel", "scan")), name
+        assert (kind == "hook") == (needs in ("hook", "autograd")), name
         return cases
     return register
 
 
-_KERNEL_NEEDS = ("kernel", "scan", "hook", "autograd")
 
 
 class Draw:
@@ -282,7 +287,7 @@ def _run(ex, case, fn, args, kwargs, code):
             stray = _cause(e, _OutOfBounds)  # a Triton compile or run error inside the student's code
             if stray is not None:
                 raise AssertionError(f"{ex.name}, {case}: {stray}") from None
-            if ex.kind != "kernel":
+            if ex.kind not in ("kernel", "hook"):  # no Triton code of theirs: their own error as it is
                 raise
             raise RuntimeError(f"{ex.name}, {case}: {getattr(fn, '__name__', 'your function')} failed to compile or "
                                f"run: {type(e).__name__}: {e}\n{TRITON_HINT}") from e
@@ -356,7 +361,7 @@ def _compare(ex, case, got, expected, marks, rtol=1e-5, atol=1e-5, top=True):
         marks_l = {k: np.moveaxis(np.broadcast_to(np.asarray(v), bad.shape), td, -1) for k, v in marks.items()}
         at_l, where = _where(bad_l, ex.scan)
         at = at_l[:-1][:td] + at_l[-1:] + at_l[:-1][td:] if bad.ndim else at_l
-        hint = _hint(bad_l, at_l, marks_l, ex.scan, got[at], ex.last_step, ex.window_end)
+        hint = _hint(ex, bad_l, at_l, marks_l, got[at], expected[at])
         raise AssertionError(f"{ex.name}, {case}: {where} {at} expected {expected[at]:.6g}, got {got[at]:.6g} "
                              f"({int(bad.sum())} of {bad.size} elements wrong)" + (f"\n{hint}" if hint else ""))
 
@@ -373,26 +378,41 @@ def _where(bad, scan):
     return at, "the error starts (in scan order) at index"
 
 
-def _hint(bad, at, marks, scan, got, last_step=None, window_end=_Exercise.window_end):
+FIRST_STEP = "the first step (t = 0: the forward scan starts there, nothing before it is read)"
+_ORDINARY = ("An ordinary step, the steps the scan reached before it right: check what your code computes at that "
+             "step (the terms it reads: which step's value, which discount, its pair (a_t, b_t)){combine}.")
+
+
+def _hint(ex, bad, at, marks, got, expected):
     """What is special about the step where the error starts, from the case's marks (each a bool
-    array of the output's shape) and its position: where to look first."""
+    array of the output's shape) and its position: where to look first. Each part is said only
+    where it is true of that step and that output: the window's end only at the step a reverse
+    scan starts from (t = 0 for a forward one), "every element" only for an output of several
+    elements, the NaN hint only where the answer there is finite (and its unmasked-load part only
+    for Triton code), the ordinary-step hint only for a scan, with a combine only where the
+    student writes one."""
+    scan = ex.scan
     said = [f"{what}" for what, m in marks.items() if np.asarray(m)[at]]
     said = [what for what in said if AT_WINDOW_END.get(what) not in said]  # the window-end mark says it all
-    at_end = scan is not None and at[-1] == bad.shape[-1] - 1
-    if at_end and not set(said) & set(AT_WINDOW_END.values()):
-        said.append(window_end)
+    start = bad.shape[-1] - 1 if scan == "reverse" else 0  # the step a scan starts from
+    first = scan is not None and bad.ndim > 0 and at[-1] == start
+    if first and not set(said) & set(AT_WINDOW_END.values()):
+        said.insert(0, ex.window_end if scan == "reverse" else FIRST_STEP)
     hints = ["that step is " + "; and ".join(said) + "."] if said else []
-    if at_end and last_step:
-        hints.append(last_step)
-    if not np.isfinite(got):
-        hints.append("A NaN or inf where the answer is finite: an unmasked load past the end of a row, or a value "
-                     "multiplied by 0 that should have been selected away (0 * inf = NaN).")
-    if bad.all() and not said:
+    if not np.isfinite(got) and np.isfinite(expected):
+        if any(word in what for what in said for word in ("episode end", "termination", "resets")):
+            hints.append("A NaN or inf where the answer is finite, at an episode end: what lies behind it (a NaN "
+                         "next value, a later episode) leaked in: a reset must select (tl.where, torch.where, "
+                         "np.where), not multiply by zero (0 * NaN = NaN).")
+        else:
+            hints.append("A NaN or inf where the answer is finite: "
+                         + ("an unmasked load past the end of a row, or " if ex.kind in ("kernel", "hook") else "")
+                         + "a value multiplied by 0 that should have been selected away (0 * inf = NaN).")
+    if bad.size > 1 and bad.all() and not said:
         hints.append("Every element is wrong: check the formula itself on the simplest case first.")
-    elif scan is not None and not said:
-        hints.append("An ordinary step, the steps the scan reached before it right: check what your code computes at that step "
-                     "(the terms it reads: which step's value, which discount, its pair (a_t, b_t)) or, in a combine, the order "
-                     "in which it applies the two maps.")
+    elif scan is not None and bad.size > 1 and not said:
+        hints.append(ex.ordinary or _ORDINARY.format(
+            combine=" or, in your combine, the order in which it applies the two maps" if ex.needs == "scan" else ""))
     return "Hint: " + " ".join(hints) if hints else None
 
 
@@ -417,6 +437,7 @@ class _Launch:
     tensors: tuple = ()
     # Under the interpreter, what its tl.store calls wrote: storage (data_ptr) -> [byte offsets into it]
     written: dict = dataclasses.field(default_factory=dict)
+    call: tuple = ((), {})  # the launch's own (args, kwargs), grid included: to run it again (_rerun_poisoned)
 
     @property
     def theirs(self) -> bool:
@@ -456,7 +477,7 @@ def _launch_of(kernel, args, kwargs) -> _Launch:
     return _Launch(kernel, inspect.isfunction(fn) and _the_student_s(fn),
                    tuple(v for v in values if _is_jit(v) and _the_student_s(v.fn)),
                    frozenset(x.untyped_storage().data_ptr() for x in tensors), _PHASE[0],
-                   tuple((x, _version(x)) for x in tensors))
+                   tuple((x, _version(x)) for x in tensors), call=(tuple(args), dict(kwargs)))
 
 
 def _version(x):
@@ -1193,6 +1214,52 @@ def _written_by_their_kernel(ex, case, got, launched):
                     f"({first}); the rest is what PyTorch put there before the launch "
                     "(torch.zeros, torch.empty, or values worked out in PyTorch). Store every element: a grid that "
                     "covers the whole tensor, a mask that lets every valid lane through")
+        if not INTERPRET or value.numel() <= _POISON_UNDER_INTERPRETER:
+            _rerun_poisoned(theirs[-1], value, said)
+
+
+# Under the interpreter the stores are recorded (above), so the poisoned re-run is a second guard that
+# CI exercises on the small cases only (each re-run interprets the launch again); compiled, every case.
+_POISON_UNDER_INTERPRETER = 256
+
+
+def _rerun_poisoned(launch, value, said):
+    """Run the last launch of the student's kernel that received ``value``'s storage again, with
+    that storage replaced by a copy filled with NaN (0xFF bytes for an integer tensor): the kernel
+    itself must write the values returned. A PyTorch result put into the buffer before a kernel that
+    stores nothing (or only part of it) comes back NaN. Compiled or interpreted alike: the launch's
+    own arguments and grid, the other tensors as they are now (inputs, and the partials an earlier
+    launch wrote)."""
+    storage = value.untyped_storage().data_ptr()
+    nbytes = value.untyped_storage().nbytes()
+    poison = torch.empty(nbytes, dtype=torch.uint8, device=value.device).fill_(255)  # 0xFF..: NaN as float
+
+    def swap(x):
+        if isinstance(x, torch.Tensor) and x.untyped_storage().data_ptr() == storage:
+            flat = poison[:nbytes - nbytes % x.element_size()].view(x.dtype)
+            return flat.as_strided(x.shape, x.stride(), x.storage_offset())
+        if isinstance(x, (tuple, list)):
+            return type(x)(swap(y) for y in x)
+        return x
+
+    args, kwargs = launch.call
+    kernel = launch.kernel
+    try:
+        type(kernel).run(kernel, *swap(args), **{k: swap(v) for k, v in kwargs.items()})
+    except Exception:  # (a launch that cannot run twice: say nothing rather than refuse a right answer)
+        return
+    again = swap(value).detach()
+    if again.dtype.is_floating_point:
+        same = torch.isclose(again, value.detach(), rtol=0.0, atol=0.0, equal_nan=True)
+    else:
+        same = again == value.detach()
+    if not bool(same.all()):
+        bad = (~same).cpu().numpy()
+        first = f"index {tuple(int(i) for i in np.argwhere(bad)[0])}" if bad.ndim else "its one element"
+        raise AssertionError(
+            said + f"run again on a NaN-filled copy of that buffer, your kernel's launch left {int(bad.sum())} of its "
+            f"{bad.size} elements different (the first: {first}): their values came from PyTorch, put in the buffer "
+            "before the launch, or your kernel reads the buffer before it writes it. " + _WRITE_IT)
 
 
 _THEIR_LIBRARIES = _LIBRARIES | {"IPython", "ipykernel", "traitlets", "_pytest", "pytest", "pluggy", "xdist", "execnet"}
@@ -1343,7 +1410,7 @@ def _scan_hook_kernel(X, O, P, T, PROLOGUE: tl.constexpr, CHUNK: tl.constexpr, R
         a_s, b_s = tl.associative_scan((tl.where(m, a, 1.0), tl.where(m, b, 0.0)), 0, _combine, reverse=REVERSE)
         y = b_s + a_s * carry
         out = y
-        if EPILOGUE is not None:  # (reverse scans) y_{t+1}: the same scan of the pairs one step on
+        if EPILOGUE is not None:  # (reverse scans) y_prev = y_{t+1}: the same scan of the pairs one step on
             m_n = m & (t + 1 < T) & (t + 1 < c * CHUNK + CHUNK)  # past the chunk: the carry itself
             a_n, b_n = PROLOGUE(X, offs + 1, t + 1, T, m_n, P)
             an_s, bn_s = tl.associative_scan((tl.where(m_n, a_n, 1.0), tl.where(m_n, b_n, 0.0)), 0, _combine,
@@ -1367,8 +1434,9 @@ def scan_hook(prologue, inputs, params, chunk: int = 64, reverse: bool = True, e
     """The reverse scan y_t = b_t + a_t y_{t+1} (y_T = 0) of the pairs that your ``@triton.jit``
     ``prologue(X, offs, t, T, m, P) -> (a, b)`` returns for each chunk of ``chunk`` steps
     (``reverse=False``: the forward scan y_t = b_t + a_t y_{t-1}, y_{-1} = 0). With an
-    ``epilogue(X, offs, t, T, m, P, y, y_next) -> out`` (reverse scans), what it returns is stored
-    instead of y; ``y_next`` is y_{t+1} (0 after the row's last step).
+    ``epilogue(X, offs, t, T, m, P, y, y_prev) -> out`` (reverse scans), what it returns is stored
+    instead of y; ``y_prev`` is the value of the step before in scan order, y_{t+1} in a reverse scan
+    (0 after the row's last step): the package's epilogues' name for it.
 
     ``X``: the pointers of ``inputs`` ((B, T) tensors, in order); ``offs``: the chunk's flat
     offsets into them (``tl.load(X[0] + offs, mask=m, other=0.0)``); ``t``: the time indices; ``T``:
@@ -1429,7 +1497,8 @@ def _in_chunks(chunk_at):
 
 HOOK_RULES = """
 Inputs are float32 except the flags (bool: tl.load(...) != 0 gives the flag). Load one input as
-tl.load(X[i] + offs, mask=m, other=0.0); the step after t is offs + 1 (mask it with t + 1 < T)."""
+tl.load(X[i] + offs, mask=m, other=0.0)."""
+NEXT_STEP = """ The step after t is offs + 1 (mask it with m & (t + 1 < T))."""
 
 
 # ---- 00: the associative scan ---------------------------------------------------------------------
@@ -1448,23 +1517,43 @@ def _matrix_compose_cases(d):
 
 
 # ---- 00b: Triton from zero ------------------------------------------------------------------------
-_PADDING_IDENTITY = ("Check the padding too: in a block wider than the row, the lanes past T must be the identity "
+_DONE_ELEMENTWISE = "an episode end (done: V(s_{t+1}) is not read there)"
+_PADDING_IDENTITY = ("the row's last step, with padding lanes after it in its block where the block is wider than "
+                     "what is left of the row: the lanes past T must be the identity "
                      "(1, 0), a = tl.where(m, a, 1.0) and b loaded with other=0.0, else their maps compose into "
                      "the last step's.")
+
+
+def _padded_last_step(done, block):
+    """The mark for the row's last step where padding lanes may follow it in its block (the row's
+    length not a multiple of ``block``, None: any block, a one-block scan's own choice) and no
+    episode end cuts what they would compose into it."""
+    T = done.shape[-1]
+    at = np.zeros(done.shape, dtype=bool)
+    if block is None or T % block:
+        at[..., -1] = ~done[..., -1]
+    return {_PADDING_IDENTITY: at}
 
 
 @_exercise("td_target_kernel", "00b_triton_from_zero", "kernel", stream=1, task="""
 td_target_kernel(rewards, next_values, dones, gamma) -> targets: r_t + gamma * (1 - done_t) * V(s_{t+1})
 elementwise, computed by your Triton kernel. Inputs are 1-D tensors of any length (float32
-rewards and next_values, bool dones); gamma a float.
+rewards and next_values, bool dones); gamma a float. Where done_t, V(s_{t+1}) is never to be read
+(it may be NaN: the next episode's first state, or none): select it away with tl.where, do not
+multiply it by (1 - done), as 0 * NaN = NaN.
 """, needs="kernel", scan=None)
 def _td_target_cases(d):
     rng, gamma = d.rng, d.real(0.9, 0.8, 0.99)
     out = []
-    for n in (d.int(8, 2, 16), 1, d.int(1000, 300, 1500)):
+    for n, nan in ((d.int(8, 2, 16), False), (1, False), (d.int(1000, 300, 1500), False), (d.int(16, 4, 32), True)):
         r, v = rng.normal(size=(2, n))
         done = _flags(rng, n, 0.2)
-        out.append((f"{n} elements", (_t(r), _t(v), _t(done, torch.bool), gamma), {}, r + gamma * (1 - done) * v))
+        expected = r + gamma * (1 - done) * v
+        if nan:  # the value behind an episode end: never read
+            done[d.int(5, 0, n - 1)] = True
+            v, expected = np.where(done, np.nan, v), np.where(done, r, expected)
+        out.append((f"{n} elements" + (", NaN next values behind the episode ends" if nan else ""),
+                    (_t(r), _t(v), _t(done, torch.bool), gamma), {}, expected, {_DONE_ELEMENTWISE: done}))
     return out
 
 
@@ -1472,7 +1561,7 @@ def _td_target_cases(d):
 block_scan(rewards, dones, gamma, last_value) -> returns: G_t = r_t + gamma * (1 - done_t) * G_{t+1}
 for one row (1-D tensors of length T <= 1024), G_T = last_value (a float), in one program with
 tl.associative_scan (reverse=True): G_t = B_t + A_t * last_value from the composed maps (A_t, B_t).
-""", needs="scan", last_step=_PADDING_IDENTITY)
+""", needs="scan")
 def _block_scan_cases(d):
     rng, gamma, last = d.rng, d.real(0.9, 0.8, 0.99), d.real(1.5, -2.0, 2.0)
     out = []
@@ -1483,7 +1572,7 @@ def _block_scan_cases(d):
         done[-1] |= what.endswith("last step")  # G_{T-1} = r_{T-1}: last_value is not read
         expected = reference.discounted_returns(r, gamma=gamma, terminated=done, bootstrap_value=np.float64(last))
         out.append((f"{what}, T={T}, last_value {last}", (_t(r), _t(done, torch.bool), gamma, last), {}, expected,
-                    {DONE: done}))
+                    {DONE: done, **_padded_last_step(done, None if T < 1024 else 1024)}))
     return out
 
 
@@ -1491,7 +1580,7 @@ def _block_scan_cases(d):
 chunked_scan(rewards, dones, gamma, chunk) -> returns, for a contiguous (B, T) batch of any T
 (float32 rewards, bool dones): one program per row walking chunks of `chunk` steps (a power of
 two, a tl.constexpr) from the end, the carry G_{t+1} handed from chunk to chunk.
-""", needs="scan", run=_in_chunks(3), last_step=_PADDING_IDENTITY)
+""", needs="scan", run=_in_chunks(3))
 def _chunked_scan_cases(d):
     rng, gamma = d.rng, d.real(0.9, 0.8, 0.99)
     out = []
@@ -1502,7 +1591,7 @@ def _chunked_scan_cases(d):
         done[-1, -1] |= p_done > 0  # an episode end at the window's last step
         out.append((f"{what}, shape {shape}, chunk {chunk}", (_t(r), _t(done, torch.bool), gamma, chunk), {},
                     reference.discounted_returns(r, gamma=gamma, terminated=done),
-                    {DONE: done, **_carry_steps(shape, chunk)}))
+                    {DONE: done, **_carry_steps(shape, chunk), **_padded_last_step(done, chunk)}))
     return out
 
 
@@ -1620,7 +1709,7 @@ def _n_step_probe_inputs(T):
     return _t(r), _t(nv), _t(term, torch.bool), 0.9, 3
 
 
-@_exercise("n_step_returns", "01_discounted_return", "hook", stream=5, task="""
+@_exercise("n_step_returns", "01_discounted_return", "numpy", stream=5, task="""
 n_step_returns(rewards, next_values, terminated, gamma, n) -> G, (B, T) tensors:
 G_t = sum_{k<m} gamma^k r_{t+k} + gamma^m V(s_{t+m}), m = n steps or fewer: an episode that
 terminates inside the n steps adds no bootstrap; the window's end bootstraps from next_values.
@@ -1644,7 +1733,7 @@ def _n_step_cases(d):
     return out
 
 
-@_exercise("transposed_scan", "01_discounted_return", "kernel", stream=10, task="""
+@_exercise("transposed_scan", "01_discounted_return", "hook", stream=10, task="""
 transposed_scan: a @triton.jit prologue transposed_scan(X, offs, t, T, m, P) -> (a, b) for
 exercises.scan_hook(..., reverse=False), with X = (a, dy): the gradient of y = linear_scan(a, b)
 (y_t = b_t + a_t y_{t+1}) with respect to b, g_t = dy_t + a_{t-1} g_{t-1} (g_0 = dy_0), as a
@@ -1677,7 +1766,7 @@ def _with_gradient(fn, args, kw):
     return y.detach(), g
 
 
-@_exercise("returns_autograd", "01_discounted_return", "kernel", stream=16, task="""
+@_exercise("returns_autograd", "01_discounted_return", "hook", stream=16, task="""
 returns_autograd(rewards, dones, gamma) -> returns, differentiable in rewards: a
 torch.autograd.Function whose forward runs the reverse scan G_t = r_t + gamma (1 - done_t) G_{t+1}
 (exercises.scan_hook with your Triton prologue) and whose backward runs the transposed scan,
@@ -1728,7 +1817,7 @@ def _package_gae(fn, args, kw):
     return tuple(out)
 
 
-@_exercise("gae_prologue", "02_gae", "kernel", stream=14, task="""
+@_exercise("gae_prologue", "02_gae", "hook", stream=14, task="""
 gae_prologue: GAE's forward prologue in the package's own slots, a @triton.jit function
 gae_prologue(X, SX, P, row, t, m, T, ACC) -> (a, b, reset, valid, keep) that rltriton_lite.gae
 runs in its kernel instead of its own (exercises.package_prologue). Use episode.step(X, SX, P,
@@ -1753,7 +1842,6 @@ def _gae_prologue_cases(d):
     mask[0, :left], mask[1, -right:], mask[2, mid:mid + width] = False, False, False  # left, right and mid-row padding
     boot = rng.normal(size=B)
     nv_nan = np.where(term, np.nan, nv)
-    marks = {TERM: term, TRUNC: trunc}
     for what, kw, ref in (
             ("no episode ends", {}, {}),
             ("terminations and truncations, next_values (NaN behind terminations: never to be read)",
@@ -1768,19 +1856,24 @@ def _gae_prologue_cases(d):
         ref.setdefault("gamma", g)
         expected = reference.gae(r, v, lambda_=lam, **ref)
         padded = {"a padded step (mask false: it must be the identity, not a step)": ~mask} if "mask" in ref else {}
+        marks = {TERM: term} if "terminated" in ref else {}  # only the ends this case passes: a case without
+        marks.update({TRUNC: trunc} if "truncated" in ref else {})  # truncations has no step that is one
         out.append((f"{what}, shape ({B}, {T})", (_t(r), _t(v)), dict(kw, lambda_=lam), tuple(expected),
                     {**marks, **padded}))
     kw = dict(terminated=_t(term.T, torch.bool), truncated=_t(trunc.T, torch.bool), next_values=_t(nv.T), gamma=g,
               lambda_=lam, time_dim=0)
     expected = reference.gae(r, v, next_values=nv, terminated=term, truncated=trunc, gamma=g, lambda_=lam)
-    out.append(("time-major (T, B) inputs, time_dim=0", (_t(r.T), _t(v.T)), kw, tuple(expected), marks))
+    out.append(("time-major (T, B) inputs, time_dim=0", (_t(r.T), _t(v.T)), kw, tuple(expected),
+                {TERM: term, TRUNC: trunc}))
     return out
 
 
-@_exercise("gae_pairs", "02_gae", "hook", stream=6, task="""
+@_exercise("gae_pairs", "02_gae", "numpy", stream=6, task="""
 gae_pairs(rewards, values, next_values, terminated, truncated, gamma, lam) -> (a, b): GAE's
 prologue. The checker runs linear_scan(a, b) and compares y with the advantages: terminated
 cuts the bootstrap and the trace, truncated only the trace (it bootstraps from next_values).
+next_values behind a termination is never to be read (it may be NaN): select it away
+(torch.where), do not multiply it by ~terminated, as 0 * NaN = NaN.
 """ + SCAN_RULES, run=_scan, may_use=("linear_scan",))
 def _gae_pairs_cases(d):
     rng, gamma, lam = d.rng, d.real(0.9, 0.8, 0.99), d.real(0.8, 0.5, 0.95)
@@ -1795,6 +1888,9 @@ def _gae_pairs_cases(d):
         trunc &= ~term
         adv, _ = reference.gae(r, v, next_values=nv, terminated=term, truncated=trunc, gamma=gamma, lambda_=lam)
         what = f"shape {shape}" + (", terminations" if p_term else "") + (", truncations" if p_trunc else "")
+        if p_trunc:  # the next state's value behind a termination: NaN, never to be read
+            nv = np.where(term, np.nan, nv)
+            what += ", NaN next values behind the terminations"
         out.append((what, (_t(r), _t(v), _t(nv), _t(term, torch.bool), _t(trunc, torch.bool), gamma, lam), {}, adv,
                     {TERM: term, TRUNC: trunc}))
     return out
@@ -1831,7 +1927,7 @@ def _next_actions(rng, q, p_greedy):
     return np.argmax(np.where(allowed, rng.random(q.shape), -1.0), -1)
 
 
-@_exercise("q_lambda", "03_td_lambda", "kernel", stream=7, task="""
+@_exercise("q_lambda", "03_td_lambda", "hook", stream=7, task="""
 q_lambda: a @triton.jit prologue q_lambda(X, offs, t, T, m, P) -> (a, b) for exercises.scan_hook,
 with X = (rewards, next_q, next_action, terminated) and P = (gamma, lam, A): Watkins's Q(lambda)
 targets. next_q is (B, T, A) float32, Q(s_{t+1}, .) for the A actions (step offs's action a is at
@@ -1887,12 +1983,14 @@ def _retrace_reference(r, next_expected_q, next_q, next_log_ratio, term, gamma, 
     return G
 
 
-@_exercise("retrace", "04_vtrace", "kernel", stream=8, task="""
+@_exercise("retrace", "04_vtrace", "hook", stream=8, task="""
 retrace: a @triton.jit prologue retrace(X, offs, t, T, m, P) -> (a, b) for exercises.scan_hook,
 with X = (rewards, next_expected_q, next_q, next_log_ratio, terminated) and P = (gamma, lam):
 Retrace(lambda) targets for Q(s_t, a_t): G_t = r_t + gamma (1 - term_t) [E_pi Q(s_{t+1}, .)
 + c_{t+1} (G_{t+1} - Q(s_{t+1}, a_{t+1}))], c_{t+1} = lam min(1, pi/mu at t+1) =
-lam min(1, exp(next_log_ratio_t)), and c = 0 at the window's last step (t == T - 1).
+lam min(1, exp(next_log_ratio_t)), and c = 0 at the window's last step (t == T - 1). Behind a
+termination the next_* inputs are never to be read (they may be NaN): select them away
+(tl.where), do not multiply them by (1 - term).
 """ + HOOK_RULES, needs="hook", run=_scan_with(5))
 def _retrace_cases(d):
     rng, gamma, lam = d.rng, d.real(0.9, 0.8, 0.99), d.real(0.8, 0.5, 0.95)
@@ -1904,8 +2002,12 @@ def _retrace_cases(d):
         term = _flags(rng, shape, p_term)
         term[-1, -1] |= p_term > 0  # a termination at the window's last step
         what = f"shape {shape}" + (", pi != mu" if spread else ", on-policy") + (", terminations" if p_term else "")
+        expected = _retrace_reference(r, eq, q, log_ratio, term, gamma, lam)
+        if p_term:  # the next state's values behind a termination: NaN, never to be read
+            eq, q, log_ratio = (np.where(term, np.nan, x) for x in (eq, q, log_ratio))
+            what += " (NaN next values behind them)"
         out.append((what, (_t(r), _t(eq), _t(q), _t(log_ratio), _t(term, torch.bool), gamma, lam), {},
-                    _retrace_reference(r, eq, q, log_ratio, term, gamma, lam), {TERM: term, **_carry_steps(shape)}))
+                    expected, {TERM: term, **_carry_steps(shape)}))
     return out
 
 
@@ -1926,15 +2028,18 @@ def vtrace_prologue(X, offs, t, T, m, P):
     return a, v + delta - a * v_next
 
 
-@_exercise("vtrace_pg", "04_vtrace", "kernel", stream=12, task="""
-vtrace_pg: a @triton.jit epilogue vtrace_pg(X, offs, t, T, m, P, y, y_next) -> pg for
+@_exercise("vtrace_pg", "04_vtrace", "hook", stream=12, task="""
+vtrace_pg: a @triton.jit epilogue vtrace_pg(X, offs, t, T, m, P, y, y_prev) -> pg for
 exercises.scan_hook(exercises.vtrace_prologue, X, P, epilogue=vtrace_pg), with X = (log_rhos,
 rewards, values, next_values, terminated) and P = (gamma, rho_bar, c_bar): the scan gives y = vs_t
-and y_next = vs_{t+1}; return the policy-gradient advantage min(rho_bar, rho_t) (r_t + gamma
+and y_prev = vs_{t+1} (the value of the step before in scan order, which runs backwards in time:
+the package's name, as in its own epilogues); return the policy-gradient advantage min(rho_bar, rho_t) (r_t + gamma
 (1 - term_t) v_next - V_t), where v_next is vs_{t+1} inside the window and next_values at its last
 step (t == T - 1).
 """ + HOOK_RULES, needs="hook",
-   run=lambda fn, args, kw: _harness_scan(vtrace_prologue, args[:5], args[5:], epilogue=fn))
+   run=lambda fn, args, kw: _harness_scan(vtrace_prologue, args[:5], args[5:], epilogue=fn),
+   ordinary="An ordinary step, and the scan (given) is right there: check what your epilogue computes at that "
+            "step (the terms it reads: vs_{t+1} is y_prev, not y; the reward, V_t, the clip of rho).")
 def _vtrace_pg_cases(d):
     rng, gamma, rho_bar, c_bar = d.rng, d.real(0.9, 0.8, 0.99), d.real(1.0, 0.8, 1.5), d.real(0.9, 0.6, 1.0)
     out = []
@@ -1955,7 +2060,7 @@ def _vtrace_pg_cases(d):
 
 
 # ---- 05: PPO ---------------------------------------------------------------------------------------
-@_exercise("dual_clip", "05_ppo", "kernel", stream=17, task="""
+@_exercise("dual_clip", "05_ppo", "hook", stream=17, task="""
 dual_clip: a @triton.jit elementwise hook dual_clip(X, offs, m, P) -> loss for exercises.map_hook,
 with X = (ratio, advantages) and P = (epsilon, c): dual-clip PPO's per-element loss,
 -max(min(r A, clip(r, 1-eps, 1+eps) A), c A) where A < 0, and PPO's -min(r A, clip(r) A) where
@@ -2021,14 +2126,16 @@ def _two_stage_cases(d):
 
 
 # ---- 06: SAC ---------------------------------------------------------------------------------------
-@_exercise("soft_lambda_targets", "06_sac", "kernel", stream=9, task="""
+@_exercise("soft_lambda_targets", "06_sac", "hook", stream=9, task="""
 soft_lambda_targets: a @triton.jit prologue soft_lambda_targets(X, offs, t, T, m, P) -> (a, b) for
 exercises.scan_hook, with X = (rewards, next_q1, next_q2, next_log_probs, log_probs, terminated)
 and P = (gamma, alpha, lam): the soft lambda-return (rltriton_lite.sac_targets with two critics).
 V'_t = min(Q1, Q2)(s_{t+1}) - alpha log pi(a'|s_{t+1}); G_t = r_t +
 gamma (1 - term_t)[(1 - lam) V'_t + lam (G_{t+1} - alpha log_probs_{t+1})], with V'_t alone in
-the bracket at the window's last step (a termination zeroes the bracket: G_t = r_t).
-""" + HOOK_RULES, needs="hook", run=_scan_with(6))
+the bracket at the window's last step (a termination zeroes the bracket: G_t = r_t; next_q1,
+next_q2 and next_log_probs behind it may be NaN: select them away with tl.where, do not multiply
+by (1 - term)).
+""" + HOOK_RULES + NEXT_STEP, needs="hook", run=_scan_with(6))
 def _soft_lambda_cases(d):
     rng, gamma, alpha, lam = d.rng, d.real(0.9, 0.8, 0.99), d.real(0.3, 0.1, 0.5), d.real(0.8, 0.5, 0.95)
     out = []
@@ -2040,13 +2147,16 @@ def _soft_lambda_cases(d):
         expected = reference.sac_targets(r, [q1, q2], nlp, gamma=gamma, alpha=alpha, lambda_=lam, log_probs=lp,
                                          terminated=term)
         what = f"lambda={lam}, shape {shape}" + (", terminations" if p_term else "")
+        if p_term:  # the next state's values behind a termination: NaN, never to be read
+            q1, q2, nlp = (np.where(term, np.nan, x) for x in (q1, q2, nlp))
+            what += " (NaN next values behind them)"
         out.append((what, (_t(r), _t(q1), _t(q2), _t(nlp), _t(lp), _t(term, torch.bool), gamma, alpha, lam), {},
                     expected, {TERM: term, **_carry_steps(shape)}))
     return out
 
 
 # ---- 07: CRR ---------------------------------------------------------------------------------------
-@_exercise("awr_weights", "07_crr", "kernel", stream=18, task="""
+@_exercise("awr_weights", "07_crr", "hook", stream=18, task="""
 awr_weights: a @triton.jit elementwise hook awr_weights(X, offs, m, P) -> weight for
 exercises.map_hook, with X = (advantages,) and P = (beta, max_weight): AWR's exponential weights
 exp(A / beta), clipped at max_weight (AWR and CRR use 20).
@@ -2093,7 +2203,9 @@ B[:, s] where reset[:, s] (an episode ends inside it: the carry is not read), el
 B[:, s] + A[:, s] * c. Return carries, (rows, S): carries[:, s] is the value that enters segment s,
 y at the first step of segment s + 1 (initial for the last segment). Write the reset as a select
 (np.where), not as A = 0: a NaN or inf in a later episode must not reach an earlier one.
-""", window_end="the last segment (its carry is initial, the value after every segment)")
+""", window_end="the last segment (its carry is initial, the value after every segment)",
+   ordinary="An ordinary segment, the segments after it right: check the map that takes the carry into it "
+            "(which segment's (A, B) composes with the carry, and in which order).")
 def _segment_carries_cases(d):
     rng = d.rng
     out = []
@@ -2128,7 +2240,7 @@ def _token_gae_reference(r, v, mask, gamma, lam):
     return adv
 
 
-@_exercise("token_gae_pairs", "12_llm_tokens", "hook", stream=21, task="""
+@_exercise("token_gae_pairs", "12_llm_tokens", "numpy", stream=21, task="""
 token_gae_pairs(rewards, values, mask, gamma, lam) -> (a, b): verl's GAE over a batch of responses
 as the pairs of one reverse scan. rewards, values: (B, T) float32; mask: (B, T) bool, True at the
 policy's tokens, False at tool output inside a response and at the padding after it (what rewards

@@ -12,6 +12,7 @@ _torch_path, the checker's own cases and references)."""
 from __future__ import annotations
 
 import importlib.util
+import re
 import sys
 from pathlib import Path
 
@@ -374,10 +375,10 @@ def _retrace_taken_q(X, offs, t, T, m, P):
 
 
 @triton.jit
-def _pg(X, offs, t, T, m, P, y, y_next, NEXT: tl.constexpr, WINDOW: tl.constexpr):
+def _pg(X, offs, t, T, m, P, y, y_prev, NEXT: tl.constexpr, WINDOW: tl.constexpr):
     rho = tl.exp(tl.load(X[0] + offs, mask=m, other=0.0))
     v = tl.load(X[2] + offs, mask=m, other=0.0)
-    v_next = y_next if NEXT else y
+    v_next = y_prev if NEXT else y
     if WINDOW:
         v_next = tl.where(t == T - 1, tl.load(X[3] + offs, mask=m, other=0.0), v_next)
     g = tl.where(tl.load(X[4] + offs, mask=m, other=0) != 0, 0.0, P[0])
@@ -385,13 +386,13 @@ def _pg(X, offs, t, T, m, P, y, y_next, NEXT: tl.constexpr, WINDOW: tl.constexpr
 
 
 @triton.jit
-def _pg_same_step(X, offs, t, T, m, P, y, y_next):
-    return _pg(X, offs, t, T, m, P, y, y_next, False, True)
+def _pg_same_step(X, offs, t, T, m, P, y, y_prev):
+    return _pg(X, offs, t, T, m, P, y, y_prev, False, True)
 
 
 @triton.jit
-def _pg_no_window_end(X, offs, t, T, m, P, y, y_next):
-    return _pg(X, offs, t, T, m, P, y, y_next, True, False)
+def _pg_no_window_end(X, offs, t, T, m, P, y, y_prev):
+    return _pg(X, offs, t, T, m, P, y, y_prev, True, False)
 
 
 @triton.jit
@@ -459,6 +460,46 @@ def test_catalog():
     nb_dir = SOLUTIONS.parent
     assert all((nb_dir / f"{nb}.py").exists() for nb in notebooks), notebooks
     assert sorted(p.stem for p in SOLUTIONS.glob("*.py")) == sorted(exercises.names())
+
+
+def _solution_nature(name):
+    """What the solution file does, read from its code: the @triton.jit functions it defines, whether it
+    launches one of them (kernel[grid](...)), whether it imports Triton at all, and whether the
+    exercise's function is itself a @triton.jit function or hands one to a harness."""
+    import ast
+    tree = ast.parse((SOLUTIONS / f"{name}.py").read_text())
+    jits = {f.name for f in ast.walk(tree) if isinstance(f, ast.FunctionDef)
+            and any("jit" in ast.unparse(d) for d in f.decorator_list)}
+    launched = {ast.unparse(c.func.value) for c in ast.walk(tree)
+                if isinstance(c, ast.Call) and isinstance(c.func, ast.Subscript)} & jits
+    harness = {c.func.attr for c in ast.walk(tree) if isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute)
+               and c.func.attr in ("scan_hook", "map_hook")}
+    modules = [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names] + \
+        [n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module]
+    triton_imported = any(m == "triton" or m.startswith("triton.") for m in modules)
+    return jits, launched, harness, triton_imported
+
+
+@pytest.mark.parametrize("name", exercises.names())
+def test_catalog_kind_matches_the_solution(name):
+    """The kind says what the student writes: "kernel", a @triton.jit kernel of theirs and its launch;
+    "hook", @triton.jit functions that a kernel they did not write runs (no launch of their own);
+    "numpy", plain NumPy/PyTorch, no Triton; "concept", a number, no Triton and no tensors."""
+    kind = dict((n, k) for n, _, k in exercises.catalog())[name]
+    jits, launched, harness, triton_imported = _solution_nature(name)
+    fn = solution(name)
+    if kind == "kernel":
+        assert launched, (name, "a kernel exercise's solution launches a @triton.jit kernel it defines")
+        assert not exercises._is_jit(fn) and not harness, name
+    elif kind == "hook":
+        assert jits and not launched, (name, "a hook exercise's solution defines @triton.jit functions, launches none")
+        assert exercises._is_jit(fn) or harness, (name, "the hook is the answer, or handed to a given kernel")
+    elif kind == "numpy":
+        assert not triton_imported and not jits, (name, "a numpy exercise's solution is plain NumPy/PyTorch")
+    else:
+        assert kind == "concept" and not triton_imported, name
+        src = (SOLUTIONS / f"{name}.py").read_text()
+        assert "torch" not in src and "numpy" not in src, name
 
 
 @pytest.mark.parametrize("name", exercises.names())
@@ -611,7 +652,8 @@ def test_the_message_points_where_the_error_starts():
     with pytest.raises(AssertionError, match=r"starts \(in scan order\) at index \(0, 255\).*\n.*last step of a chunk"):
         exercises.check("chunked_scan", no_carry)
     g = solution("gae_pairs")
-    with pytest.raises(AssertionError, match=r"(?s)truncations: the error starts.*Hint: that step is a truncation"):
+    with pytest.raises(AssertionError, match=r"(?s)truncations(, NaN next values behind the terminations)?: "
+                                             r"the error starts.*Hint: that step is a truncation"):
         exercises.check("gae_pairs", lambda r, v, nv, term, trunc, gm, lam: g(r, v, nv, term, no_flags(trunc), gm, lam))
     with pytest.raises(AssertionError, match=r"Hint: that step is the window's last step"):
         exercises.check("q_lambda", _q_lambda_no_window_cut)
@@ -1121,6 +1163,21 @@ def test_the_answer_must_be_what_the_student_s_kernel_wrote(name, what, fn, why)
         exercises.check(name, fn)
 
 
+@pytest.mark.parametrize("fn, wrong", [(_td_filled_by_torch_then_a_launch, "8 of its 8"),
+                                       (_td_filled_by_torch_then_half_a_kernel, "4 of its 8")])
+def test_a_result_poured_into_the_kernel_s_buffer_is_refused_as_compiled(monkeypatch, fn, wrong):
+    """Compiled, no tl.store is recorded: the check runs the student's last launch again on a NaN-filled
+    copy of the returned buffer, and the kernel itself must write the answer. Checked here under the
+    interpreter with its store record switched off (INTERPRET False: what a compiled check sees)."""
+    monkeypatch.setattr(exercises, "INTERPRET", False)
+    with pytest.raises(AssertionError, match=rf"^td_target_kernel, 8 elements: the tensor you returned was not written "
+                                             rf"by your kernel: run again on a NaN-filled copy of that buffer, your "
+                                             rf"kernel's launch left {wrong} elements different"):
+        exercises.check("td_target_kernel", fn)
+    for name in ("td_target_kernel", "two_stage_mean"):
+        assert exercises.check(name, solution(name)) is None  # every case re-run, poisoned: the solutions pass
+
+
 def test_a_view_of_what_the_kernel_wrote_is_its_answer():
     """A view (a slice, .view(), .t()) of the buffer the kernel wrote is still the kernel's."""
     s = solution("td_target_kernel")
@@ -1222,3 +1279,138 @@ def test_the_expected_values_are_not_in_the_checker_s_frames():
 
     assert exercises.check("vtrace_floor_bytes", vtrace_floor_bytes) is None
     assert names == []
+
+
+# ---- Hints: each part said only where it is true of the failing step --------------------------------
+def _failure(name, fn):
+    with pytest.raises(AssertionError) as e:
+        exercises.check(name, fn)
+    return str(e.value)
+
+
+_WRONG_HINTS = ("Every element is wrong", "a truncation", "the window's last step", "in your combine",
+                "the step after t", "at an episode end", "unmasked load")
+
+
+def test_a_hint_at_an_ordinary_middle_step_names_only_that():
+    s = solution("gae_pairs")
+
+    def off_at_step_2(*args):
+        a, b = s(*args)
+        b = b.clone()
+        b[..., 2] += 1.0  # one ordinary step wrong: the scan carries it to the steps before
+        return a, b
+
+    msg = _failure("gae_pairs", off_at_step_2)
+    assert re.search(r"shape \(1, 5\): the error starts \(in scan order\) at index \(0, 2\)", msg), msg
+    assert "Hint: An ordinary step" in msg and "its pair (a_t, b_t)" in msg, msg
+    assert not [w for w in _WRONG_HINTS if w in msg.split("Hint:")[1]], msg  # gae_pairs has no combine
+
+
+def test_a_hint_at_a_truncation_names_the_truncation_and_nothing_else():
+    s = solution("gae_pairs")
+
+    def trace_on_past_truncations(rewards, values, next_values, terminated, truncated, gamma, lam):
+        return s(rewards, values, next_values, terminated, torch.zeros_like(truncated), gamma, lam)  # not cut
+
+    msg = _failure("gae_pairs", trace_on_past_truncations)
+    assert "truncations" in msg and "Hint: that step is a truncation (it bootstraps from next_values)." in msg, msg
+    hint = msg.split("Hint:")[1]
+    assert not [w for w in ("Every element", "An ordinary step", "termination", "in your combine") if w in hint], msg
+
+
+def test_only_the_ends_a_case_passes_are_marked():
+    """gae_prologue's cases without truncations (or terminations) mark no step as one: a failure there
+    must not be hinted as a truncation."""
+    for case, args, kw, expected, marks in exercises.cases("gae_prologue"):
+        for flag, label in (("terminated", exercises.TERM), ("truncated", exercises.TRUNC)):
+            assert (flag in kw) == (label in marks), (case, label)
+
+
+def test_no_every_element_hint_for_a_one_number_output():
+    msg = _failure("vtrace_floor_bytes", lambda B, T, e: B * T * 6 * e)  # the flags forgotten: a scalar
+    assert "expected 25, got 24" in msg and "Every element" not in msg and "ordinary" not in msg, msg
+    msg = _failure("matrix_compose", lambda p, q: (p[0] @ q[0], q[1] + p[0] @ q[1]))  # b wrong, n = 1: size 1
+    assert "n=1, result 1 (b)" in msg and "(1 of 1 elements wrong)" in msg and "Every element" not in msg, msg
+    msg = _failure("matrix_compose", lambda p, q: (q[0] @ p[0], q[1] + q[0] @ p[1]))  # p first: n = 1 still
+    assert "Every element" not in msg, msg
+
+
+@triton.jit
+def _awr_doubled(X, offs, m, P):
+    return 2.0 * tl.minimum(tl.exp(tl.load(X[0] + offs, mask=m, other=0.0) / P[0]), P[1])
+
+
+def test_every_element_hint_where_every_element_of_several_is_wrong():
+    msg = _failure("awr_weights", _awr_doubled)
+    assert "Every element is wrong" in msg, msg
+
+
+def test_the_padding_hint_only_where_padding_follows_the_last_step():
+    """block_scan's T=64 case ends in an episode end: the padding lanes would compose into a step whose
+    reset cuts them, so the padding hint is not given there (it is for T=5: test above)."""
+    s = solution("block_scan")
+    msg = _failure("block_scan", lambda r, d, g, v: s(r, not_at_the_end(d), g, v))
+    assert "T=64" in msg and "an episode end at the window's last step" in msg and "padding" not in msg, msg
+
+
+def test_a_nan_at_an_episode_end_says_select_not_multiply_for_numpy_code():
+    def reset_multiplied(A, B, reset, initial):
+        out, c = np.empty_like(B), initial.copy()
+        for s in reversed(range(B.shape[1])):
+            out[:, s] = c
+            c = B[:, s] + A[:, s] * (1 - reset[:, s]) * c  # 0 * NaN leaks
+        return out
+
+    msg = _failure("segment_carries", reset_multiplied)
+    assert "a reset must select" in msg and "not multiply by zero" in msg and "unmasked load" not in msg, msg
+
+
+# ---- A reset selects: a NaN behind an episode end must not leak into the answer ---------------------
+@triton.jit
+def _td_target_multiplied(R, V, D, OUT, gamma, n, BLOCK: tl.constexpr):
+    i = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = i < n
+    done = (tl.load(D + i, mask=m, other=0) != 0).to(tl.float32)
+    tl.store(OUT + i, tl.load(R + i, mask=m, other=0.0) + gamma * (1.0 - done) * tl.load(V + i, mask=m, other=0.0),
+             mask=m)
+
+
+def _td_target_by_multiplying(rewards, next_values, dones, gamma):
+    out = torch.empty_like(rewards)
+    _td_target_multiplied[(triton.cdiv(rewards.numel(), 128),)](rewards, next_values, dones, out, gamma,
+                                                                 rewards.numel(), BLOCK=128)
+    return out
+
+
+@triton.jit
+def _retrace_multiplied(X, offs, t, T, m, P):
+    gamma, lam = P[0], P[1]
+    more = t < T - 1
+    c = tl.where(more, lam * tl.minimum(tl.exp(tl.load(X[3] + offs, mask=m, other=0.0)), 1.0), 0.0)
+    keep = 1.0 - (tl.load(X[4] + offs, mask=m, other=0) != 0).to(tl.float32)  # the multiply form
+    q = tl.load(X[2] + offs, mask=m, other=0.0)
+    b = tl.load(X[0] + offs, mask=m, other=0.0) + gamma * keep * (tl.load(X[1] + offs, mask=m, other=0.0)
+                                                                   - tl.where(more, c * q, 0.0))
+    return gamma * keep * c, b
+
+
+@triton.jit
+def _soft_multiplied(X, offs, t, T, m, P):
+    return _soft(X, offs, t, T, m, P, 1, 1.0)  # right but for its multiply by (1 - term)
+
+
+def _gae_pairs_multiplied(rewards, values, next_values, terminated, truncated, gamma, lam):
+    delta = rewards + gamma * (~terminated) * next_values - values
+    return gamma * lam * (~(terminated | truncated)).to(rewards.dtype), delta
+
+
+@pytest.mark.parametrize("name, fn", [("td_target_kernel", _td_target_by_multiplying), ("retrace", _retrace_multiplied),
+                                      ("soft_lambda_targets", _soft_multiplied), ("gae_pairs", _gae_pairs_multiplied)])
+def test_a_reset_multiplied_by_zero_fails_at_a_nan_behind_the_end(name, fn):
+    """The course's rule: a reset selects (tl.where), it does not multiply by (1 - done): the answers right
+    but for that fail on the case with NaN next values behind the episode ends, and say why."""
+    msg = _failure(name, fn)
+    assert "NaN next values behind" in msg.split(":")[0] + msg.split(":")[1], msg
+    assert "got nan" in msg and "a reset must select" in msg and "not multiply by zero" in msg, msg
+    assert exercises.check(name, solution(name)) is None

@@ -1,9 +1,11 @@
 """Solution: gae_pairs (notebook 02). delta_t bootstraps unless terminated; the trace stops at
 any episode end (terminated or truncated)."""
+import torch
 
 
 def gae_pairs(rewards, values, next_values, terminated, truncated, gamma, lam):
-    delta = rewards + gamma * (~terminated) * next_values - values
+    # a select, not a multiplication by ~terminated: next_values behind a termination may be NaN
+    delta = rewards + torch.where(terminated, 0.0, gamma * next_values) - values
     a = gamma * lam * (~(terminated | truncated)).to(rewards.dtype)
     return a, delta
 
