@@ -42,12 +42,25 @@ D_CARRY = tl.constexpr(4)  # per row: an open window's initial carry
 
 
 @jit
-def step(X, SX, P, row, t, m, T, ACC: tl.constexpr):
-    """(gamma_t, lambda_t, terminated_t, done_t, valid_t): the step's coefficients and flags."""
+def ahead_hook(X, SX, P, row, t, m, T, ACC: tl.constexpr):
+    """A masked call's look-ahead (scan._look_ahead): an unmasked step is present and hands the
+    steps before it V(s_t), where the call reads values[t+1] for V(s_{t+1})."""
+    present = load_mask(X[MASK], SX[MASK], row, t, m)
+    if X[NEXT_VALUES] is None:
+        return present, load(X[VALUES], SX[VALUES], row, t, present, 0.0, ACC)
+    else:
+        return present, tl.zeros(present.shape, ACC)
+
+
+@jit
+def step(X, SX, P, row, t, m, T, ACC: tl.constexpr, ahead=None):
+    """(gamma_t, lambda_t, terminated_t, done_t, valid_t): the step's coefficients and flags.
+    ``ahead``: the look-ahead's (value, found) of a masked call, else None."""
     valid = load_mask(X[MASK], SX[MASK], row, t, m)
     term = load_flag(X[TERMINATED], SX[TERMINATED], row, t, valid)
-    # the window's end is a truncation, unless the row goes on after it
-    done = term | load_flag(X[TRUNCATED], SX[TRUNCATED], row, t, valid) | ((t == T - 1) & (P[P_OPEN] == 0))
+    # the window's (last unmasked) step is a truncation, unless the row goes on after it
+    last = (t == T - 1) if ahead is None else ~ahead[1]
+    done = term | load_flag(X[TRUNCATED], SX[TRUNCATED], row, t, valid) | (last & (P[P_OPEN] == 0))
     gamma = coef(X[GAMMA], SX[GAMMA], P[P_GAMMA], row, t, valid, ACC)
     lam = coef(X[LAMBDA], SX[LAMBDA], P[P_LAMBDA], row, t, valid, ACC)
     return gamma, lam, term, done, valid
@@ -79,9 +92,10 @@ def step_before(X, SX, P, row, t, m, T, ACC: tl.constexpr):
 
 
 @jit
-def values_now_and_next(X, SX, row, t, m, T, ACC: tl.constexpr):
+def values_now_and_next(X, SX, row, t, m, T, ACC: tl.constexpr, ahead=None):
     """(V(s_t), V(s_{t+1})) at every step of ``m``: values[t], and next_values[t], else values[t+1]
-    (the aligned values shifted by one step) and bootstrap_value after the last step.
+    (the aligned values shifted by one step; with ``ahead``, a masked call's look-ahead, the next
+    unmasked step's) and bootstrap_value after the last step.
 
     Callers pass the steps in bounds as ``m`` and select by validity and the terminal flag
     afterwards: a mask computed from loaded data would make every load of it scalar (no 16-byte
@@ -89,6 +103,10 @@ def values_now_and_next(X, SX, row, t, m, T, ACC: tl.constexpr):
     if X[NEXT_VALUES] is not None:
         v_next = load(X[NEXT_VALUES], SX[NEXT_VALUES], row, t, m, 0.0, ACC)
         return load(X[VALUES], SX[VALUES], row, t, m, 0.0, ACC), v_next
+    elif ahead is not None:
+        found = ahead[1]
+        boot = load(X[BOOTSTRAP_VALUE], SX[BOOTSTRAP_VALUE], row, t, m & ~found, 0.0, ACC)
+        return load(X[VALUES], SX[VALUES], row, t, m, 0.0, ACC), tl.where(found, ahead[0], boot)
     else:  # (returns without values: both 0, only the bootstrap value is read)
         v, v_after = load_and_step(X[VALUES], SX[VALUES], row, t, m, T, 0.0, ACC, 1)
         last = t == T - 1
@@ -154,6 +172,7 @@ class Problem(NamedTuple):
     carry: torch.Tensor | None  # [rows]: the value after an open window (P_OPEN), else None
     params: tuple
     time_dim: int
+    look_ahead: bool = False  # a mask read by the forward kernel's look-ahead (``ahead_hook``), nothing derived
     plan: object = None  # the Plan of the call's signature, when it has one (see prepare)
 
 
@@ -174,11 +193,11 @@ def prepare(kind, rewards, values, next_values, bootstrap_value, gamma, lambda_,
     tensors = (rewards, values, next_values, bootstrap_value, terminated, truncated, mask)
     if window is not None:
         p, use_kernel = validate(kind, *tensors[:4], gamma, lambda_, *tensors[4:], time_dim, backend, window)
-        return without_masked_steps(p, use_kernel, window[1]), use_kernel
+        return without_masked_steps(p, use_kernel, window[1], look_ahead=False), use_kernel
     key = call_key((kind, *tensors, gamma, lambda_, time_dim, backend, *extra))
     plan = _PLANS.get(key)
     if plan is not None and 0.0 <= gamma <= 1.0 and 0.0 <= lambda_ <= 1.0:
-        p = Problem(kind, *tensors, None, None, None, None, (float(gamma), float(lambda_), 0), plan.layout, plan)
+        p = Problem(kind, *tensors, None, None, None, None, (float(gamma), float(lambda_), 0), plan.layout, plan=plan)
         return without_masked_steps(p, plan.use_kernel), plan.use_kernel
     p, use_kernel = validate(kind, rewards, values, next_values, bootstrap_value, gamma, lambda_, terminated,
                              truncated, mask, time_dim, backend)
@@ -187,12 +206,26 @@ def prepare(kind, rewards, values, next_values, bootstrap_value, gamma, lambda_,
     return without_masked_steps(p, use_kernel), use_kernel
 
 
-def without_masked_steps(p: Problem, use_kernel: bool, open_rows=None) -> Problem:
-    """Masked steps as if deleted (masks.py): the window's ends as truncations and, where the call
-    reads values[t+1], the next unmasked step's value as next_values (``open_rows``: the rows a
-    window of distributed.py hands on after its end)."""
+def kernel_alone(p, use_kernel: bool) -> bool:
+    """Whether the problem ``p`` (a NamedTuple of tensors, tuples of them and numbers) runs its
+    forward kernel alone: no gradient to keep for, no torch.compile trace (``_ops.Kernels``)."""
+    if not use_kernel or torch.compiler.is_compiling():
+        return False
+    return not torch.is_grad_enabled() or not any(
+        x.requires_grad if isinstance(x, torch.Tensor) else type(x) is tuple and any(
+            isinstance(y, torch.Tensor) and y.requires_grad for y in x) for x in p)
+
+
+def without_masked_steps(p: Problem, use_kernel: bool, open_rows=None, look_ahead=True) -> Problem:
+    """Masked steps as if deleted: the forward kernel looks ahead itself (``ahead_hook``) when it runs
+    alone (no gradient, no trace, ``look_ahead``); else, derived by masks.py, the window's ends as
+    truncations and, where the call reads values[t+1], the next unmasked step's value as
+    next_values (``open_rows``: the rows a window of distributed.py hands on after its end),
+    which the backward reads too."""
     if p.mask is None:
         return p
+    if look_ahead and kernel_alone(p, use_kernel):
+        return p._replace(look_ahead=True)
     derive = p.next_values is None and p.kind != "td_lambda"  # (td_lambda takes V(s_{t+1}) per step)
     truncated, derived = masks.without_masked_steps(
         p.mask, p.truncated, p.time_dim, use_kernel, _checks.result_dtype(p.rewards, p.values) if derive else None,

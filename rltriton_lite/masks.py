@@ -1,4 +1,7 @@
-"""Masked steps as if deleted (docs/DESIGN.md, "Masks"), prepared on the device by one scan.
+"""Masked steps as if deleted (docs/DESIGN.md, "The primitive"), derived as tensors by one scan.
+
+A forward kernel that runs alone looks ahead itself (``scan._look_ahead``); this module serves the
+calls that keep their inputs for a backward pass, are traced, or are windows of ``time_group=``.
 
 A masked step is removed from its row: the last unmasked step ends the window (a truncation), and
 V(s_{t+1}) is V of the next unmasked step, ``bootstrap_value`` after the last one. Both need to

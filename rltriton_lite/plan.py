@@ -164,13 +164,14 @@ def param_key(params):
 
 
 def launch(prologue, epilogue, inputs, params, outputs, n_rows, T, *, reverse, acc_dtype,
-           initial=None, time_contiguous=True, end=None):
+           initial=None, time_contiguous=True, end=None, ahead=None):
     """Run the scan kernel over ``n_rows`` rows of ``T`` steps.
 
     ``inputs``/``outputs`` are sequences of ``None`` or ``(tensor, (row_stride, time_stride))``;
     ``params`` a tuple of Python scalars; ``initial`` a contiguous per-row tensor or None;
     ``end`` a contiguous per-row tensor that gets the carry after each row's last step in scan
-    order (a window of a longer row hands it on: distributed.py), or None.
+    order (a window of a longer row hands it on: distributed.py), or None; ``ahead`` a hook whose
+    look-ahead the prologue reads (``scan._look_ahead``: masks as if deleted, in one launch), or None.
 
     Returns the launches' plan (``_Scan``), which runs the same problem on other tensors of the
     same signature (``scan(X, SX, P, O, SO, initial)``, tensors alone: no pairs to build).
@@ -189,18 +190,19 @@ def launch(prologue, epilogue, inputs, params, outputs, n_rows, T, *, reverse, a
     P = tuple(params)
     device = next(o for o in O if o is not None).device
     scan = _scan_of(prologue, epilogue, reverse, acc_dtype, n_rows, T, time_contiguous, SX, sx, O, SO, so, P, initial,
-                    device)
+                    device, ahead)
     scan(X, SX, P, O, SO, initial, end)
     return scan
 
 
-def _scan_of(prologue, epilogue, reverse, acc_dtype, n_rows, T, time_contiguous, SX, sx, O, SO, so, P, initial, device):
+def _scan_of(prologue, epilogue, reverse, acc_dtype, n_rows, T, time_contiguous, SX, sx, O, SO, so, P, initial, device,
+             ahead=None):
     """The ``_Scan`` of a problem, planned once for everything that decides it (``_SCANS``)."""
     cfg = current()
     key = (prologue, epilogue, reverse, acc_dtype, n_rows, T, time_contiguous, SX, SO, sx, so, param_key(P),
-           _checks.signature((initial,)), device, cfg)
+           _checks.signature((initial,)), device, cfg, ahead)
     return bounded(_SCANS, key, lambda: _Scan(prologue, epilogue, reverse, acc_dtype, n_rows, T, time_contiguous,
-                                              O, device, cfg))
+                                              O, device, cfg, ahead))
 
 
 def summarize(prologue, epilogue, inputs, params, n_rows, T, *, reverse, acc_dtype, device, time_contiguous=True):
@@ -230,19 +232,19 @@ _SCANS = {}  # launch()'s plans, by everything that decides them
 class _Scan:
     """The launches of one scan problem (tile, grid, time split), planned once."""
 
-    def __init__(self, prologue, epilogue, reverse, acc_dtype, n_rows, T, time_contiguous, O, device, cfg):
+    def __init__(self, prologue, epilogue, reverse, acc_dtype, n_rows, T, time_contiguous, O, device, cfg, ahead=None):
         out = next((o for o in O if o is not None), None)
         rows, block, num_warps, stages, vec, n_programs, self.n_seg, self.seg = _plan(
             n_rows, T, time_contiguous, 4 if out is None else out.element_size(), device, cfg)
         acc = tl.float64 if acc_dtype == torch.float64 else tl.float32
-        # PROLOGUE, EPILOGUE, REVERSE, ACC, ROWS, BLOCK, V, STAGES, BLOCK_S, COMPOSE
+        # PROLOGUE, EPILOGUE, REVERSE, ACC, ROWS, BLOCK, V, STAGES, BLOCK_S, COMPOSE, AHEAD
         meta = (prologue, epilogue, reverse, acc, rows, block, vec, stages,
                 min(_checks.next_power_of_2(self.n_seg), cfg.compose_block))
         grid = (n_programs, self.n_seg)
         # the scan kernel writes O (argument 3) and SUMMARY (6)
-        self.final = Launch(_scan_kernel, grid, meta + (False,), num_warps, (3, 7))
-        self.summarize = Launch(_scan_kernel, grid, meta + (False,), num_warps, (6,))
-        self.compose = Launch(_scan_kernel, grid, meta + (True,), num_warps, (3, 7))
+        self.final = Launch(_scan_kernel, grid, meta + (False, ahead), num_warps, (3, 7))
+        self.summarize = Launch(_scan_kernel, grid, meta + (False, ahead), num_warps, (6,))
+        self.compose = Launch(_scan_kernel, grid, meta + (True, ahead), num_warps, (3, 7))
         self.n_rows, self.T, self.acc_dtype, self.compose_max, self.device = n_rows, T, acc_dtype, cfg.compose, device
 
     def __call__(self, X, SX, P, O, SO, initial=None, end=None):

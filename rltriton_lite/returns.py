@@ -12,7 +12,7 @@ import torch
 from . import _checks, _torch_path
 from ._ops import Kernels, check_coefficients
 from ._triton import jit, tl
-from .episode import (D_REWARDS, REWARDS, WRT, Problem, bwd_prologue, grad_buffers, grad_outputs, gradients, inputs,
+from .episode import (D_REWARDS, REWARDS, WRT, Problem, ahead_hook, bwd_prologue, grad_buffers, grad_outputs, gradients, inputs,
                       prepare, raw, step, store_bootstrap_grad, store_carry_grad, store_values_grad, values_now_and_next,
                       window_carry)
 from .plan import launch, planned, summarize
@@ -33,28 +33,28 @@ RETURNS = tl.constexpr(1)  # GAE's returns (advantages + values)
 
 # ---- forward prologues: (a, b, reset, valid, keep) ------------------------------------------
 @jit
-def _returns_prologue(X, SX, P, row, t, m, T, ACC: tl.constexpr):
-    gamma, lam, term, done, valid = step(X, SX, P, row, t, m, T, ACC)
+def _returns_prologue(X, SX, P, row, t, m, T, ACC: tl.constexpr, ahead=None):
+    gamma, lam, term, done, valid = step(X, SX, P, row, t, m, T, ACC, ahead)
     r = load(X[REWARDS], SX[REWARDS], row, t, valid, 0.0, ACC)
-    _, v_next = values_now_and_next(X, SX, row, t, m, T, ACC)  # read at every step, used where it bootstraps
+    _, v_next = values_now_and_next(X, SX, row, t, m, T, ACC, ahead)  # read at every step, used where it bootstraps
     b = r + tl.where(done & ~term, gamma * v_next, 0.0)
     return gamma * lam, b, done, valid, ()
 
 
 @jit
-def _gae_prologue(X, SX, P, row, t, m, T, ACC: tl.constexpr):
-    gamma, lam, term, done, valid = step(X, SX, P, row, t, m, T, ACC)
+def _gae_prologue(X, SX, P, row, t, m, T, ACC: tl.constexpr, ahead=None):
+    gamma, lam, term, done, valid = step(X, SX, P, row, t, m, T, ACC, ahead)
     r = load(X[REWARDS], SX[REWARDS], row, t, valid, 0.0, ACC)
-    v, v_next = values_now_and_next(X, SX, row, t, m, T, ACC)
+    v, v_next = values_now_and_next(X, SX, row, t, m, T, ACC, ahead)
     delta = r + tl.where(term, 0.0, gamma * v_next) - v
     return gamma * lam, delta, done, valid, (v,)
 
 
 @jit
-def _td_lambda_prologue(X, SX, P, row, t, m, T, ACC: tl.constexpr):
-    gamma, lam, term, done, valid = step(X, SX, P, row, t, m, T, ACC)
+def _td_lambda_prologue(X, SX, P, row, t, m, T, ACC: tl.constexpr, ahead=None):
+    gamma, lam, term, done, valid = step(X, SX, P, row, t, m, T, ACC, ahead)
     r = load(X[REWARDS], SX[REWARDS], row, t, valid, 0.0, ACC)
-    _, v_next = values_now_and_next(X, SX, row, t, m, T, ACC)
+    _, v_next = values_now_and_next(X, SX, row, t, m, T, ACC, ahead)
     w = tl.where(done, 1.0, 1.0 - lam)  # an episode end bootstraps fully
     b = r + tl.where(term, 0.0, gamma * w * v_next)
     return gamma * lam, b, done, valid, ()
@@ -129,9 +129,10 @@ def _forward(p: Problem):
         acc = _checks.acc_dtype(dtype)
         X, O = inputs(p, acc), [_checks.rows(o, shape, p.time_dim) for o in outs]
         return X, O, launch(prologue, epilogue, X, p.params, O, n_rows, T, reverse=True, acc_dtype=acc,
-                            time_contiguous=X[REWARDS][1][1] == 1, initial=initial, end=end), None
+                            time_contiguous=X[REWARDS][1][1] == 1, initial=initial, end=end,
+                            ahead=ahead_hook if p.look_ahead else None), None
 
-    planned(p.plan, "forward", raw(p), p.params, outs, first)
+    planned(p.plan, ("forward", p.look_ahead), raw(p), p.params, outs, first)
     return outs + (() if end is None else (end,)), ()
 
 

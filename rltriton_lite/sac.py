@@ -74,8 +74,8 @@ D_NEXT_Q = D_BOOTSTRAP_VALUE
 
 
 @jit
-def _sac_prologue(X, SX, P, row, t, m, T, ACC: tl.constexpr):
-    gamma, lam, term, done, valid = step(X, SX, P, row, t, m, T, ACC)
+def _sac_prologue(X, SX, P, row, t, m, T, ACC: tl.constexpr, ahead=None):
+    gamma, lam, term, done, valid = step(X, SX, P, row, t, m, T, ACC, ahead)
     alpha = param(X[ALPHA], 0, P[P_ALPHA], ACC)
     r = load(X[REWARDS], SX[REWARDS], row, t, valid, 0.0, ACC)
     # V^soft'_t, read at every valid step and used only where it bootstraps (not behind a
@@ -240,6 +240,7 @@ class _Problem(NamedTuple):
     carry: torch.Tensor | None  # [rows]: H after an open window (episode.P_OPEN), else None
     params: tuple  # (gamma, lambda, open, alpha): floats, episode.P_OPEN, alpha may be a tensor (see _number_arg)
     time_dim: int
+    look_ahead: bool = False  # a mask read by the forward kernel's look-ahead (episode.without_masked_steps)
     plan: object = None  # the call's plan.Plan, when it has one
 
 
@@ -322,9 +323,10 @@ def _targets_forward(p: _Problem):
         if _one_step_only(p):
             return X, O, launch_map(_one_step_target, X, _numbers(p.params), O, n_rows, T, acc, time_contiguous=tc), None
         return X, O, launch(_sac_prologue, _sac_epilogue, X, _numbers(p.params), O, n_rows, T, reverse=True,
-                            acc_dtype=acc, time_contiguous=tc, initial=initial, end=end), None
+                            acc_dtype=acc, time_contiguous=tc, initial=initial, end=end,
+                            ahead=episode.ahead_hook if p.look_ahead else None), None
 
-    planned(p.plan, "forward", _raw(p), _numbers(p.params), (out,), first)
+    planned(p.plan, ("forward", p.look_ahead), _raw(p), _numbers(p.params), (out,), first)
     return (out,) + (() if end is None else (end,)), ()
 
 
@@ -449,8 +451,8 @@ def sac_targets(rewards, next_q, next_log_probs, *, gamma=0.99, alpha=0.2, lambd
             and (lambda_ == 0.0 or log_probs is not None):  # a known signature: its numbers checked
         p = _Problem(rewards, log_probs, next_log_probs, (next_q,) if isinstance(next_q, torch.Tensor) else tuple(next_q),
                      terminated, truncated, mask, None, None, None, (float(gamma), float(lambda_), 0, float(alpha)),
-                     plan.layout, plan)
-        return _run_targets(p, plan.use_kernel)
+                     plan.layout, plan=plan)
+        return _run_targets(_without_masked_steps(p, plan.use_kernel), plan.use_kernel)
     p, use_kernel = _prepare_targets(rewards, next_q, next_log_probs, log_probs, terminated, truncated, mask, gamma,
                                      lambda_, alpha, time_dim, backend)
     if key is not None and p.gamma is None and p.lambda_ is None and plannable and \
@@ -473,9 +475,6 @@ def _prepare_targets(rewards, next_q, next_log_probs, log_probs, terminated, tru
     truncated = _checks.flag("truncated", truncated, rewards)
     mask = _checks.flag("mask", mask, rewards)
     use_kernel = use_triton(_checks.backend(backend), rewards.device)
-    if mask is not None:  # masked steps as if deleted (masks.py)
-        truncated, _ = masks.without_masked_steps(mask, truncated, time_dim, use_kernel,
-                                                  open_rows=None if window is None else window[1])
     gamma_t, gamma_f = _checks.unit_interval("gamma", gamma, rewards)
     lambda_t, lambda_f = _checks.unit_interval("lambda_", lambda_, rewards)
     alpha = _alpha_arg(alpha)
@@ -483,7 +482,19 @@ def _prepare_targets(rewards, next_q, next_log_probs, log_probs, terminated, tru
         _check_log_probs(log_probs, lambda_t, lambda_f)
     p = _Problem(rewards, log_probs, next_log_probs, next_q, terminated, truncated, mask,
                  gamma_t, lambda_t, None, (gamma_f, lambda_f, int(window is not None and window[0]), alpha), time_dim)
-    return p, use_kernel
+    return _without_masked_steps(p, use_kernel, window), use_kernel
+
+
+def _without_masked_steps(p: _Problem, use_kernel: bool, window=None) -> _Problem:
+    """Masked steps as if deleted (episode.without_masked_steps): the forward kernel looks ahead
+    itself, or masks.py derives the window's ends (the next values are given per step)."""
+    if p.mask is None:
+        return p
+    if window is None and episode.kernel_alone(p, use_kernel):
+        return p._replace(look_ahead=True)
+    truncated, _ = masks.without_masked_steps(p.mask, p.truncated, p.time_dim, use_kernel,
+                                              open_rows=None if window is None else window[1])
+    return p._replace(truncated=truncated)
 
 
 def _sharded_targets(group, inputs, alpha, time_dim, backend):

@@ -118,30 +118,96 @@ def _values(a, b, r, c_in, V: tl.constexpr):
 
 # ---- The kernel ------------------------------------------------------------------------------------
 @jit
+def _scan_chunk(a, b, r, carry, ROWS: tl.constexpr, NV: tl.constexpr, V: tl.constexpr, REVERSE: tl.constexpr):
+    """One chunk's steps ([ROWS, NV, V] tiles) scanned from ``carry`` ([ROWS]): (y, y_prev, the
+    carry after the chunk, the chunk's composed map (a, b, reset)).
+
+    Two levels: each thread composes its vectors' steps in registers (``unpack``, ``_chain``), then
+    ``tl.associative_scan`` composes the vectors across lanes, always forwards (a reverse lane
+    scan costs shuffles: docs/DESIGN.md, "The scan's tile"). What a caller leaves unused is not
+    computed (the compiler drops it)."""
+    p_a, p_b, p_r = _chain(unpack(a, ROWS, NV, V, REVERSE), unpack(b, ROWS, NV, V, REVERSE),
+                           unpack(r, ROWS, NV, V, REVERSE), V)
+    # the vectors composed across lanes, forwards in scan order: the map from the chunk's carry
+    # to the value at each vector's last step
+    j_a, j_b, j_r = tl.associative_scan((p_a[V - 1], p_b[V - 1], p_r[V - 1]), 1, combine)
+    j_last = tl.arange(0, NV)[None, :] == NV - 1  # the chunk's last vector
+    z = _value(j_a, j_b, j_r, carry[:, None])  # the value at each vector's last step
+    # the carry entering each vector: the previous vector's value (the chunk's carry for the
+    # first), handed on by a scan that gives each element its predecessor
+    _, z_prev, has_prev = tl.associative_scan((z, z, tl.zeros([ROWS, NV], tl.int1)), 1, _next_combine)
+    y, y_prev = _values(p_a, p_b, p_r, tl.where(has_prev, z_prev, carry[:, None]), V)
+    c_a, c_b, c_r = _last(j_a, j_b, j_r, j_last)
+    return (pack(y, ROWS, NV, V, REVERSE), pack(y_prev, ROWS, NV, V, REVERSE), tl.sum(tl.where(j_last, z, 0.0), axis=1),
+            c_a, c_b, c_r)
+
+
+@jit
+def _look_ahead(X, SX, P, row, t, m, T, v_seen, f_seen, AHEAD: tl.constexpr, ACC: tl.constexpr, ROWS: tl.constexpr,
+                NV: tl.constexpr, V: tl.constexpr):
+    """Masked steps as if deleted, inside the scan (docs/DESIGN.md, "Masks"): at each step of a
+    chunk, the value ``AHEAD`` gives at the nearest present step after it in time, and whether
+    there is one; (``v_seen``, ``f_seen``): the same for the steps after the chunk. "The last
+    present value seen" is itself a scan: a present step resets it to its value, an absent one
+    passes it on. Returns (value, found) per step and (v_seen, f_seen) after the chunk."""
+    present, value = AHEAD(X, SX, P, row, t, m, T, ACC)
+    present = present & m
+    one = tl.full(present.shape, 1.0, ACC)
+    _, v, v_seen, _, _, _ = _scan_chunk(one, tl.where(present, value, 0.0).to(ACC), present, v_seen, ROWS, NV, V, True)
+    _, f, f_seen, _, _, _ = _scan_chunk(one, tl.where(present, one, 0.0), present, f_seen, ROWS, NV, V, True)
+    return v, f > 0.5, v_seen, f_seen
+
+
+@jit
+def _seen_after(X, SX, P, row, m_r, t_end, T, AHEAD: tl.constexpr, ACC: tl.constexpr, ROWS: tl.constexpr,
+                BLOCK: tl.constexpr):
+    """``_look_ahead``'s (value, found) entering a segment of a time split that ends at ``t_end``:
+    the first present step at or after ``t_end``, searched chunk by chunk until every row has one
+    (usually the first chunk) or the row ends."""
+    o_t = tl.arange(0, BLOCK)[None, None, :]
+    v_seen = tl.zeros([ROWS], ACC)
+    f_seen = tl.zeros([ROWS], ACC)
+    start = t_end
+    while (start < T) & (tl.min(tl.where(m_r, f_seen, 1.0), axis=0) == 0.0):
+        t = (start + o_t).to(tl.int64)
+        m = m_r[:, None, None] & (t < T)
+        present, value = AHEAD(X, SX, P, row, t, m, T, ACC)
+        present = present & m
+        first = tl.min(tl.where(present, t, T), axis=2)  # [ROWS, 1]
+        v_first = tl.sum(tl.where(t == first[:, :, None], value, 0.0).to(ACC), axis=2)
+        new = (f_seen == 0.0) & (tl.reshape(first, [ROWS]) < T)
+        v_seen = tl.where(new, tl.reshape(v_first, [ROWS]), v_seen)
+        f_seen = tl.where(new, 1.0, f_seen)
+        start += BLOCK
+    return v_seen, f_seen
+
+
+@jit
 def _walk(X, SX, P, O, SO, row, m_r, carry, k_start, k_end, n_chunks, T,
           PROLOGUE: tl.constexpr, EPILOGUE: tl.constexpr, REVERSE: tl.constexpr, ACC: tl.constexpr,
           ROWS: tl.constexpr, BLOCK: tl.constexpr, V: tl.constexpr, STAGES: tl.constexpr,
-          SUMMARIZE: tl.constexpr):
+          SUMMARIZE: tl.constexpr, AHEAD: tl.constexpr):
     """Scan chunks ``k_start`` ... ``k_end - 1`` (in scan order) of the rows ``row``, from ``carry``.
 
     SUMMARIZE: return the chunks' composed map (a, b, reset) and write nothing (the prologue
     alone); else write the outputs through the epilogue and return the carry after the last chunk.
+    AHEAD (a hook, or None): the prologue also gets ``_look_ahead``'s (value, found) per step.
     """
     # A chunk is a [ROWS, NV, V] tile: NV vectors of V steps, the vectors in scan order along axis
     # 1 and the steps of a vector ascending in time along axis 2, aligned to the row's start (one
-    # vectorised load per vector). Two levels: each thread composes its vectors' steps in
-    # registers (_unpack, _chain), then `tl.associative_scan` composes the vectors across lanes,
-    # always forwards (a reverse lane scan costs shuffles: docs/DESIGN.md, "The scan's tile").
+    # vectorised load per vector).
     NV: tl.constexpr = BLOCK // V
     o_j = tl.arange(0, NV)[None, :, None]  # the vector, in scan order
     o_v = tl.arange(0, V)[None, None, :]  # the step inside its vector, ascending time
     o_t = ((NV - 1 - o_j) if REVERSE else o_j) * V + o_v  # time inside the chunk
-    j_last = tl.arange(0, NV)[None, :] == NV - 1  # the chunk's last vector
-    alone_j = tl.zeros([ROWS, NV], tl.int1)  # for _next_combine: no second value yet
     if SUMMARIZE:  # the segment's composed map, starting from the identity
         s_a = tl.full([ROWS], 1.0, ACC)
         s_b = tl.zeros([ROWS], ACC)
         s_r = m_r & False
+    if AHEAD is not None:  # (a reverse scan's look-ahead: the steps after this segment)
+        tl.static_assert(REVERSE, "a look-ahead runs in reverse scans")
+        # the segment ends (in time) where its first chunk in scan order does
+        v_seen, f_seen = _seen_after(X, SX, P, row, m_r, (n_chunks - k_start) * BLOCK, T, AHEAD, ACC, ROWS, BLOCK)
     for k in tl.range(k_start, k_end, num_stages=STAGES):
         if REVERSE:
             c = n_chunks - 1 - k
@@ -150,35 +216,23 @@ def _walk(X, SX, P, O, SO, row, m_r, carry, k_start, k_end, n_chunks, T,
         t = (c * BLOCK + o_t).to(tl.int64)
         m = m_r[:, None, None] & (t < T)
 
-        a, b, reset, valid, keep = PROLOGUE(X, SX, P, row, t, m, T, ACC)
+        if AHEAD is None:
+            a, b, reset, valid, keep = PROLOGUE(X, SX, P, row, t, m, T, ACC)
+        else:
+            v_next, found, v_seen, f_seen = _look_ahead(X, SX, P, row, t, m, T, v_seen, f_seen, AHEAD, ACC, ROWS, NV, V)
+            a, b, reset, valid, keep = PROLOGUE(X, SX, P, row, t, m, T, ACC, (v_next, found))
         # A padded (or out-of-bounds) step is the identity: the carry passes through it. The
         # pair is cast to ACC: a hook may hand back a constant (an absent gradient is 0.0, a
         # float32 literal), and the scan's operands must all have the accumulator's type.
         a = tl.where(valid, a, 1.0).to(ACC)
         b = tl.where(valid, b, 0.0).to(ACC)
         reset = reset & valid
-
-        # each vector's steps composed in order by its thread, up to the vector's whole map
-        p_a, p_b, p_r = _chain(unpack(a, ROWS, NV, V, REVERSE), unpack(b, ROWS, NV, V, REVERSE),
-                               unpack(reset, ROWS, NV, V, REVERSE), V)
-        g_a, g_b, g_r = p_a[V - 1], p_b[V - 1], p_r[V - 1]
-        # the vectors composed across lanes, forwards in scan order: the map from the chunk's carry
-        # to the value at each vector's last step
-        j_a, j_b, j_r = tl.associative_scan((g_a, g_b, g_r), 1, combine)
-        if SUMMARIZE:
-            # the chunk's composed map is its last vector's: fold it into the segment's
-            c_a, c_b, c_r = _last(j_a, j_b, j_r, j_last)
+        y, y_prev, after, c_a, c_b, c_r = _scan_chunk(a, b, reset, carry, ROWS, NV, V, REVERSE)
+        if SUMMARIZE:  # fold the chunk's composed map into the segment's
             s_a, s_b, s_r = combine(s_a, s_b, s_r, c_a, c_b, c_r)
         else:
-            z = _value(j_a, j_b, j_r, carry[:, None])  # the value at each vector's last step
-            # the carry entering each vector: the previous vector's value (the chunk's carry for
-            # the first), handed on by a scan that gives each element its predecessor
-            _, z_prev, has_prev = tl.associative_scan((z, z, alone_j), 1, _next_combine)
-            c_in = tl.where(has_prev, z_prev, carry[:, None])
-            y, y_prev = _values(p_a, p_b, p_r, c_in, V)
-            EPILOGUE(X, SX, P, O, SO, row, t, m, T, ACC, valid, pack(y, ROWS, NV, V, REVERSE),
-                     pack(y_prev, ROWS, NV, V, REVERSE), keep)
-            carry = tl.sum(tl.where(j_last, z, 0.0), axis=1)
+            EPILOGUE(X, SX, P, O, SO, row, t, m, T, ACC, valid, y, y_prev, keep)
+            carry = after
     if SUMMARIZE:
         return s_a, s_b, s_r
     else:
@@ -233,6 +287,7 @@ def _scan_kernel(
     BLOCK_S: tl.constexpr,  # segments' maps composed at once (COMPOSE)
     COMPOSE: tl.constexpr,  # the second launch of a two-launch split: compose the maps SUMMARY holds
                             # for the segments before this one, then scan with the epilogue
+    AHEAD: tl.constexpr = None,  # jit fn: inputs at t -> (present, value), for the prologue's look-ahead
 ):
     n_seg = tl.num_programs(1)
     pid = tl.program_id(0)
@@ -254,18 +309,18 @@ def _scan_kernel(
     k_end = tl.minimum((pid_s + 1) * SEG, n_chunks)
     if SUMMARY is None:
         carry = _walk(X, SX, P, O, SO, row, m_r, carry, k_start, k_end, n_chunks, T, PROLOGUE, EPILOGUE, REVERSE, ACC,
-                      ROWS, BLOCK, V, STAGES, False)
+                      ROWS, BLOCK, V, STAGES, False, AHEAD)
         if Y_END is not None:  # (the last segment's program holds the row's end)
             tl.store(Y_END + o_r, carry, mask=m_r & (o_r * 0 + pid_s == n_seg - 1))
     elif COMPOSE:
         carry = _composed_carry(SUMMARY, o_r, m_r, pid_s, n_seg, carry, ACC, BLOCK_S)
         carry = _walk(X, SX, P, O, SO, row, m_r, carry, k_start, k_end, n_chunks, T, PROLOGUE, EPILOGUE, REVERSE, ACC,
-                      ROWS, BLOCK, V, STAGES, False)
+                      ROWS, BLOCK, V, STAGES, False, AHEAD)
         if Y_END is not None:
             tl.store(Y_END + o_r, carry, mask=m_r & (o_r * 0 + pid_s == n_seg - 1))
     else:
         s_a, s_b, s_r = _walk(X, SX, P, O, SO, row, m_r, carry, k_start, k_end, n_chunks, T, PROLOGUE, EPILOGUE,
-                              REVERSE, ACC, ROWS, BLOCK, V, STAGES, True)
+                              REVERSE, ACC, ROWS, BLOCK, V, STAGES, True, AHEAD)
         tl.store(SUMMARY + o_seg * 3, s_a, mask=m_r)
         tl.store(SUMMARY + o_seg * 3 + 1, s_b, mask=m_r)
         tl.store(SUMMARY + o_seg * 3 + 2, s_r.to(ACC), mask=m_r)

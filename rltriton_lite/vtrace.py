@@ -13,7 +13,7 @@ import torch
 from . import _checks, _torch_path
 from ._ops import Kernels, check_coefficients
 from .episode import (D_REWARDS, D_VALUES, D_NEXT_VALUES, MASK, NEXT_VALUES, REWARDS, WRT, Problem,
-                      before, grad_buffers, grad_outputs, gradients, inputs, prepare, raw, step, step_before,
+                      ahead_hook, before, grad_buffers, grad_outputs, gradients, inputs, prepare, raw, step, step_before,
                       store_bootstrap_grad, store_carry_grad, values_now_and_next, window_carry)
 from ._reduce import vector
 from .plan import launch, planned, summarize
@@ -55,10 +55,10 @@ def _weights(lam, log_rho, rho_bar, c_bar, pg_rho_bar):
 
 
 @jit
-def _step(X, SX, P, row, t, m, T, ACC: tl.constexpr):
+def _step(X, SX, P, row, t, m, T, ACC: tl.constexpr, ahead=None):
     """(gamma, lambda, term, done, valid, rho, c, rho_pg) of step t: the episode's coefficients
-    and flags, and the three clipped importance weights."""
-    gamma, lam, term, done, valid = step(X, SX, P, row, t, m, T, ACC)
+    and flags, and the three clipped importance weights (``ahead``: as ``episode.step``'s)."""
+    gamma, lam, term, done, valid = step(X, SX, P, row, t, m, T, ACC, ahead)
     rho, c, rho_pg = _weights(lam, load(X[LOG_RHOS], SX[LOG_RHOS], row, t, valid, 0.0, ACC),
                               coef(X[RHO_BAR], SX[RHO_BAR], P[P_RHO_BAR], row, t, valid, ACC),
                               coef(X[C_BAR], SX[C_BAR], P[P_C_BAR], row, t, valid, ACC),
@@ -80,12 +80,12 @@ def _step_before(X, SX, P, row, t, m, T, ACC: tl.constexpr):
 
 # ---- forward --------------------------------------------------------------------------------
 @jit
-def _vtrace_prologue(X, SX, P, row, t, m, T, ACC: tl.constexpr):
+def _vtrace_prologue(X, SX, P, row, t, m, T, ACC: tl.constexpr, ahead=None):
     """a_t = gamma_t c_t, b_t = V_t + rho_t delta_t - [not done_t] gamma_t c_t V'_t, reset at done_t."""
-    step = _step(X, SX, P, row, t, m, T, ACC)
+    step = _step(X, SX, P, row, t, m, T, ACC, ahead)
     gamma, lam, term, done, valid, rho, c, rho_pg = step
     r = load(X[REWARDS], SX[REWARDS], row, t, valid, 0.0, ACC)
-    v, v_next = values_now_and_next(X, SX, row, t, m, T, ACC)  # V' never used after a terminal step
+    v, v_next = values_now_and_next(X, SX, row, t, m, T, ACC, ahead)  # V' never used after a terminal step
     delta = r + tl.where(term, 0.0, gamma * v_next) - v
     b = v + rho * delta - tl.where(done, 0.0, gamma * c * v_next)
     return gamma * c, b, done, valid, (step, r, v, v_next)
@@ -177,9 +177,10 @@ def _forward(p: Problem):
         acc = _checks.acc_dtype(dtype)
         X, O = _vtrace_inputs(p, acc), [_checks.rows(o, shape, p.time_dim) for o in outs]
         return X, O, launch(_vtrace_prologue, _vtrace_epilogue, X, p.params, O, n_rows, T, reverse=True,
-                            acc_dtype=acc, time_contiguous=X[REWARDS][1][1] == 1, initial=initial, end=end), None
+                            acc_dtype=acc, time_contiguous=X[REWARDS][1][1] == 1, initial=initial, end=end,
+                            ahead=ahead_hook if p.look_ahead else None), None
 
-    planned(p.plan, "forward", raw(p) + (p.log_rhos, None, None, None), p.params, outs, first)
+    planned(p.plan, ("forward", p.look_ahead), raw(p) + (p.log_rhos, None, None, None), p.params, outs, first)
     return outs + (() if end is None else (end,)), ()
 
 

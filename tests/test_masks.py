@@ -9,7 +9,9 @@ import pytest
 import torch
 
 import rltriton_lite as rl
-from rltriton_lite import reference
+from rltriton_lite import config, reference
+from rltriton_lite import masks as masks_module
+from rltriton_lite.config import Config
 
 from conftest import DEVICE
 
@@ -206,3 +208,47 @@ def test_a_call_of_a_known_signature_reads_its_own_mask(name, dtype, tol):
                                   bootstrap_value=boot[i:i + 1].numpy())[0])
             np.testing.assert_allclose(out[i][keep].numpy(), want[0], rtol=tol, atol=tol * max(1, np.abs(want).max()))
             assert (out[i][~keep] == 0).all()
+
+
+LOOK_AHEAD_PLANS = {  # chunks of 16 steps: rows of several chunks, walked whole or split in time
+    "whole rows": Config(max_block_t=16),
+    "time split": Config(max_block_t=16, wide_block=16, min_programs=1 << 20, split_min_chunks=2),
+    "time split, carries scanned": Config(max_block_t=16, wide_block=16, min_programs=1 << 20, split_min_chunks=2,
+                                          compose=2),
+}
+
+
+@pytest.mark.parametrize("plan", LOOK_AHEAD_PLANS)
+@pytest.mark.parametrize("name", list(ALGORITHMS))
+def test_without_gradients_the_kernel_looks_ahead_itself(name, plan, monkeypatch):
+    """With no gradient to compute, one launch: the estimator's kernel finds each step's next
+    unmasked step itself (``scan._look_ahead``, across chunks and a time split's segments), so
+    masks.py derives nothing. The outputs equal those of the call with gradients (which derives
+    them) and of each row with its masked steps deleted."""
+    rng = np.random.default_rng(sum(map(ord, name + plan)))
+    B, T = len(PATTERNS) + 2, 70
+    masks = np.stack([_mask(p, T, rng) for p in PATTERNS] + [np.arange(T) < 3, np.arange(T) >= T - 2])
+    x = _inputs(name, rng, B, T, masks)
+    call = ALGORITHMS[name][0]
+    with config.using(LOOK_AHEAD_PLANS[plan]):
+        derived, _ = _run(name, x, masks, "triton", _weights(B, T))
+        t = _tensors(x, ())
+        with monkeypatch.context() as m:
+            m.setattr(masks_module, "without_masked_steps", _refused)
+            got = [o.cpu().numpy() for o in _outputs(call(t, terminated=t["terminated"], backend="triton",
+                                                          mask=torch.tensor(masks, device=DEVICE)))]
+    for o, e in zip(got, derived):
+        np.testing.assert_allclose(o, e, rtol=1e-12, atol=1e-12, err_msg=f"{name}: look-ahead vs derived")
+    for i in range(B):
+        keep = masks[i]
+        for o in got:
+            assert (o[i][~keep] == 0).all(), (name, i, "a masked step's output is not 0")
+        if keep.any():
+            row = {k: (v[i][keep][None] if np.ndim(v) == 2 else v[i:i + 1]) for k, v in x.items()}
+            t_row = _tensors(row, ())
+            for o, e in zip(got, _outputs(call(t_row, terminated=t_row["terminated"], backend="triton"))):
+                np.testing.assert_allclose(o[i][keep], e[0].cpu().numpy(), rtol=1e-10, atol=1e-10, err_msg=f"{name}, row {i}")
+
+
+def _refused(*args, **kwargs):
+    raise AssertionError("a call without gradients derived the mask's flags with a second launch")
