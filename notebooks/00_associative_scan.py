@@ -137,51 +137,60 @@ print(prefixes[-1])
 # ## 2. One step of the loop is an affine map
 #
 # Step $t$ maps the value after it to the value at it: $f_t(y) = a_t\,y + b_t$. Applying step
-# $t$ after step $t+1$ is again affine:
+# $t+1$ first, then step $t$, is again affine:
 #
-# $$f_t(f_{t+1}(y)) = a_t(a_{t+1} y + b_{t+1}) + b_t = (a_t a_{t+1})\,y + (b_t + a_t b_{t+1}),$$
+# $$f_t(f_{t+1}(y)) = a_t(a_{t+1} y + b_{t+1}) + b_t = (a_t a_{t+1})\,y + (b_t + a_t b_{t+1}).$$
 #
-# so on pairs $(a, b)$ the operator is $(a_1, b_1) \circ (a_2, b_2) = (a_1 a_2,\; b_1 + a_1 b_2)$,
-# with identity $(1, 0)$. It is not commutative — order matters — but it is associative, which
-# is all a scan needs. A numeric check on random pairs:
+# So on pairs $(a, b)$ the operator, written **in the order the maps are applied** (the left
+# operand first), is
+#
+# $$(a_1, b_1) \oplus (a_2, b_2) = (a_2 a_1,\; b_2 + a_2 b_1), \qquad \text{the map } y \mapsto a_2(a_1 y + b_1) + b_2,$$
+#
+# with identity $(1, 0)$. This is the order of every scan in this course and of Triton's
+# `tl.associative_scan` (notebook 00b): the first argument is the run of steps that comes first
+# in scan order, and it is applied first. It is not commutative — order matters — but it is
+# associative, which is all a scan needs. A numeric check on random pairs:
 
 # %%
-def compose(p, q):
-    """(a1, b1) ∘ (a2, b2): apply q first, then p."""
-    (a1, b1), (a2, b2) = p, q
-    return (a1 * a2, b1 + a1 * b2)
+def combine(first, then):
+    """(a1, b1) ⊕ (a2, b2): apply `first`, then `then`."""
+    (a1, b1), (a2, b2) = first, then
+    return (a2 * a1, b2 + a2 * b1)
 
 
 pairs = rng.normal(size=(1000, 3, 2))
 for x_, y_, z_ in pairs:
-    left = compose(compose(x_, y_), z_)
-    right = compose(x_, compose(y_, z_))
+    left = combine(combine(x_, y_), z_)
+    right = combine(x_, combine(y_, z_))
     np.testing.assert_allclose(left, right, rtol=1e-12)
 identity = (1.0, 0.0)
 for p in pairs[:, 0]:
-    np.testing.assert_allclose(compose(identity, p), p)
-    np.testing.assert_allclose(compose(p, identity), p)
+    np.testing.assert_allclose(combine(identity, p), p)
+    np.testing.assert_allclose(combine(p, identity), p)
 print("associative on 1000 random triples; (1, 0) is the identity")
 
 # %% [markdown]
 # The numbers only check it; two lines of algebra prove it. Grouping either way gives the same
 # pair:
 #
-# $$\big((a_1, b_1) \circ (a_2, b_2)\big) \circ (a_3, b_3) = (a_1 a_2,\; b_1 + a_1 b_2) \circ (a_3, b_3)
-#   = (a_1 a_2 a_3,\; b_1 + a_1 b_2 + a_1 a_2 b_3),$$
+# $$\big((a_1, b_1) \oplus (a_2, b_2)\big) \oplus (a_3, b_3) = (a_2 a_1,\; b_2 + a_2 b_1) \oplus (a_3, b_3)
+#   = (a_3 a_2 a_1,\; b_3 + a_3 b_2 + a_3 a_2 b_1),$$
 #
-# $$(a_1, b_1) \circ \big((a_2, b_2) \circ (a_3, b_3)\big) = (a_1, b_1) \circ (a_2 a_3,\; b_2 + a_2 b_3)
-#   = (a_1 a_2 a_3,\; b_1 + a_1 b_2 + a_1 a_2 b_3).$$
+# $$(a_1, b_1) \oplus \big((a_2, b_2) \oplus (a_3, b_3)\big) = (a_1, b_1) \oplus (a_3 a_2,\; b_3 + a_3 b_2)
+#   = (a_3 a_2 a_1,\; b_3 + a_3 b_2 + a_3 a_2 b_1).$$
 #
-# (Shorter still: a pair *is* the map $y \mapsto a y + b$, $\circ$ is composition of maps, and
+# (Shorter still: a pair *is* the map $y \mapsto a y + b$, $\oplus$ is composition of maps
+# — $p \oplus q = q \circ p$ in the mathematician's notation, which reads right to left — and
 # composing functions is associative.)
 
 # %% [markdown]
 # ## 3. The backward recurrence as a reverse scan
 #
-# Compose the maps from the end: $y_t = (f_t \circ f_{t+1} \circ \dots \circ f_{T-1})(y_T)$.
-# That is a scan of the pairs taken in reverse order. With the affine pairs the Hillis–Steele
-# scan above reproduces the loop:
+# Compose the maps from the end: $y_t = f_t(f_{t+1}(\cdots f_{T-1}(y_T)))$, i.e. $f_{T-1}$ first,
+# then $f_{T-2}$, ..., then $f_t$. That is a scan of the pairs taken in reverse order, **scan
+# order** being reverse time: its prefix ending at step $t$ is $f_{T-1} \oplus f_{T-2} \oplus
+# \dots \oplus f_t$, the map from $y_T$ to $y_t$. So `combine` goes into the scans as it is, and
+# the Hillis–Steele scan above reproduces the loop:
 
 # %%
 T = 12
@@ -193,13 +202,12 @@ for t in reversed(range(T)):
     y = b[t] + a[t] * y
     loop[t] = y
 
-# scan order is reverse time; an accumulated map on the left, the next (earlier) step on the right
-after = lambda acc, step: compose(step, acc)  # noqa: E731
-composed = scan_hillis_steele(list(zip(a, b))[::-1], after)[::-1]
+# scan order is reverse time: reverse the pairs, scan, reverse the composed maps back
+composed = scan_hillis_steele(list(zip(a, b))[::-1], combine)[::-1]
 from_scan = np.array([A * y_end + B for A, B in composed])
 np.testing.assert_allclose(from_scan, loop, rtol=1e-12)
 # Blelloch's scan too: the operator is not commutative, so this checks its order of combination
-blelloch = scan_blelloch(list(zip(a, b))[::-1], after, (1.0, 0.0))[::-1]
+blelloch = scan_blelloch(list(zip(a, b))[::-1], combine, (1.0, 0.0))[::-1]
 np.testing.assert_allclose(np.array([A * y_end + B for A, B in blelloch]), loop, rtol=1e-12)
 np.testing.assert_allclose(reference.linear_scan(a, b, initial=y_end), loop, rtol=1e-12)
 print(np.round(loop, 3))
@@ -218,16 +226,23 @@ print(np.round(loop, 3))
 print(inspect.getsource(getattr(scan.combine, "fn", scan.combine)))
 
 # %% [markdown]
-# Is the combine with the flag still associative? Read a triple $(a, b, r)$ as the map
-# $y \mapsto b$ if $r$, else $a y + b$. `combine(left, right)` returns the triple of "apply the
-# accumulated map $l$, then the new step": if the new step resets, its own triple (it ignores
-# its input); else $a_r(\cdot) + b_r$ applied to $l$'s map, which is $(a_r a_l,\ b_r + a_r b_l)$
-# and resets exactly when $l$ did. So `combine` is composition of maps, and composition is
-# associative: the flag changes nothing in the argument. A check in NumPy, flags included:
+# The same order as `combine`: `(a_l, b_l, r_l)` is the run scanned so far, applied first, and
+# `(a_r, b_r, r_r)` the step after it in scan order. Is the combine with the flag still
+# associative? Read a triple $(a, b, r)$ as the map $y \mapsto b$ if $r$, else $a y + b$: the
+# combine is composition of these maps. But the argument "composition is associative" is not
+# enough here, because two triples can be the same map ($a$ is ignored when $r$ is set), so
+# the combine has to be associative on the triples themselves. Directly: write $p \oplus q$ with
+# $r = r_p \lor r_q$, $a = \mathrm{sel}(r_q, a_q, a_q a_p)$, $b = \mathrm{sel}(r_q, b_q, b_q + a_q b_p)$.
+# The $r$ part is an OR, associative. For $a$ and $b$, both groupings of $p \oplus q \oplus s$ give,
+# case by case ($r_s$ set; $r_s$ clear and $r_q$ set; neither),
+# $\mathrm{sel}(r_s, a_s, \mathrm{sel}(r_q, a_s a_q, a_s a_q a_p))$ and
+# $\mathrm{sel}(r_s, b_s, \mathrm{sel}(r_q, b_s + a_s b_q, b_s + a_s b_q + a_s a_q b_p))$: the latest
+# step that resets wins, and without a reset it is the affine combine of section 2. A check in
+# NumPy, flags included:
 
 # %%
-def combine_np(left, right):
-    (a_l, b_l, r_l), (a_r, b_r, r_r) = left, right
+def combine_np(first, then):
+    (a_l, b_l, r_l), (a_r, b_r, r_r) = first, then
     return (a_r if r_r else a_r * a_l, b_r if r_r else b_r + a_r * b_l, r_l or r_r)
 
 
@@ -277,7 +292,7 @@ def chunked(a, b, block):
     for end in range(len(b), 0, -block):  # chunks from the end of time
         start = max(0, end - block)
         pairs = list(zip(a[start:end], b[start:end]))[::-1]
-        comp = scan_hillis_steele(pairs, lambda acc, step: compose(step, acc))[::-1]
+        comp = scan_hillis_steele(pairs, combine)[::-1]
         y[start:end] = [A * carry + B for A, B in comp]
         carry = y[start]
     return y
@@ -372,8 +387,11 @@ print("kernel gradients match autograd")
 # `print(exercises.task(name))` restates the task; the solution is in
 # `notebooks/solutions/<name>.py` (`%load solutions/<name>.py` in the starter's cell loads it).
 #
-# **`matrix_compose`.** Write `compose` for maps $y \mapsto A\,y + b$ with a matrix $A$ and a
-# vector $b$ (a linear system run backwards): `matrix_compose(p, q)` applies `q` first, then `p`.
+# **`matrix_compose`.** Write the composition of maps $y \mapsto A\,y + b$ with a matrix $A$ and
+# a vector $b$ (a linear system run backwards). This one is named and ordered as mathematics
+# writes it: `matrix_compose(p, q)` is $p \circ q$, `q` applied first, then `p` — the reverse of
+# `combine`'s order, so `matrix_compose(p, q)` is `combine(q, p)` for matrices. Reading an
+# operator's order off its definition is the skill this exercise checks.
 
 # %%
 def matrix_compose(p, q):

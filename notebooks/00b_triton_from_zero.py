@@ -19,8 +19,8 @@
 # * **You will learn:** to write Triton kernels from zero: programs, masks, loads and stores;
 #   `tl.associative_scan`; a chunk loop with a carry; episode ends as selects; hooks passed as
 #   `tl.constexpr` arguments; then to read the package's kernel.
-# * **Time:** 3–6 h for a Triton newcomer, in two sessions (sections 1–3; then 4–6 and
-#   `strided_scan`); its one open question, on a GPU, another 30–45 min.
+# * **Time:** 5–10 h for a Triton newcomer, in two or three sessions (sections 1–3; then 4–6
+#   and `strided_scan`); its one open question, on a GPU, another 30–45 min.
 # * **Needs:** notebook 00. No GPU: Triton's interpreter runs every kernel on a CPU (the open
 #   question needs one).
 #
@@ -40,34 +40,15 @@
 # first time (program, block, mask, carry, hook, warp, ...) are in the glossary,
 # [`GLOSSARY.md`](GLOSSARY.md).
 #
-# **No GPU needed.** Without one, Triton's interpreter runs the kernels on the CPU, one program
-# at a time, with NumPy. It is slow, but it runs the same code, and most mistakes in indexing or
-# arithmetic show the same way. Three do not: it does not guard memory (a load past the end
-# without a mask reads garbage, and a store without one can corrupt memory and crash the Python
-# kernel; the checkers guard it for you: they stop a stray access before it happens and say which
-# `tl.load` or `tl.store` needs a mask); it runs programs one after another, so programs that race
-# on the same memory look fine; and its `tl.associative_scan` is a sequential fold, so a combine
-# that is not associative can pass there and fail on a GPU's tree of combines (the checkers cannot
-# see the order of combination either; their cases make the composed multipliers count, which the
-# usual wrong combines get wrong). The variable `TRITON_INTERPRET=1` must be set before `triton` is imported.
+# **No GPU needed**: Triton's interpreter runs every kernel on the CPU (`TRITON_INTERPRET=1`,
+# set before `triton` is imported: the next cell does it). What the interpreter cannot show you
+# is in notebook 13, section 6.
 #
-# **How the exercises work** (here and in every later notebook). Each one gives you a starter, a
-# function that raises `NotImplementedError` (or `None` where a `@triton.jit` function is asked
-# for), and in the next cell `exercises.attempt(name, fn)`: it prints "not attempted yet" until
-# you write the function, then either "correct on every case" or an `AssertionError` that names the
-# case (the simplest first), the element where the error starts (in a reverse scan, the latest
-# wrong step: every earlier step inherits the error), what was expected and what you returned,
-# and a hint from what is special about that step (an episode end, a chunk's carry, the window's
-# last step). The checker also checks that you did what the exercise asks: a kernel exercise
-# must launch a `@triton.jit` kernel of yours and return the tensor that kernel wrote (a view of
-# it is fine): one passed to your kernel's launch and not changed by PyTorch after it, and under
-# the interpreter every element of it stored by your kernel's `tl.store`, so the same numbers
-# computed or patched up in PyTorch are refused; a scan must run `tl.associative_scan` (under the
-# interpreter, in the chunked exercises, no wider than a chunk); and while it runs the package's
-# own functions refuse to be called. Some of these checks are the interpreter's only, and grading
-# runs in the interpreter: on a GPU, run your checks under `TRITON_INTERPRET=1` before you hand
-# in. `print(exercises.task(name))` restates the task. Solutions:
-# `notebooks/solutions/<name>.py` (in Jupyter, `%load solutions/<name>.py` in the starter's cell).
+# **How the exercises work** (here and in every later notebook): write the starter's function;
+# run the `exercises.attempt` cell after it; a failure names the case, the element where the
+# error starts and a hint. Your kernel must write the answer itself (numbers computed or patched
+# up in PyTorch are refused). `print(exercises.task(name))` restates a task; solutions are in
+# `notebooks/solutions/<name>.py`.
 
 # %%
 import os
@@ -132,8 +113,9 @@ print("discount: 2 programs of 64 lanes, 28 of them masked off, matches NumPy")
 # %% [markdown]
 # **Exercise `td_target_kernel`.** Write a kernel for the one-step TD target
 # $y_t = r_t + \gamma\,(1 - d_t)\,V(s_{t+1})$ on 1-D tensors of any length (`dones` is a bool
-# tensor: load it and compare with 0, `tl.where(done, 0.0, ...)` selects). The checker tries 8,
-# 1 and 1000 elements.
+# tensor: load it and compare with 0). The checker tries 8, 1 and 1000 elements, and 16 with
+# NaN in `next_values` behind the episode ends, where no next value exists: select, don't
+# multiply, `tl.where(done, 0.0, gamma * v_next)`, because $0 \cdot \text{NaN} = \text{NaN}$.
 
 # %%
 print(exercises.task("td_target_kernel"))
@@ -215,7 +197,8 @@ print("x > 0 and index < 3, elementwise:", out.tolist())
 #          applied second          applied first
 #   the result at t: the map of steps t..end, y_t = B_t + A_t·(the carry after the end)
 #
-# in both: combine(a1, b1, a2, b2) = (a2·a1, b2 + a2·b1), the map y ↦ a2·(a1·y + b1) + b2
+# in both: combine(a1, b1, a2, b2) = (a2·a1, b2 + a2·b1), the map y ↦ a2·(a1·y + b1) + b2,
+#          which is notebook 00's combine((a1, b1), (a2, b2))
 # ```
 #
 # A forward example first: the running state of $y_t = a_t y_{t-1} + b_t$ (an exponential
@@ -249,13 +232,8 @@ print("EMA by one forward associative scan == the loop")
 # Swap the two halves of `forward_combine` (`a1 * a2, b1 + a1 * b2`) and run the cell again:
 # the check fails, because the composition is applied in the wrong order.
 #
-# Notebook 00's `compose(p, q)` reads "q first, then p"; a Triton combine reads its *first*
-# argument first. So `forward_combine(*q, *p)` is `compose(p, q)`, the same map with the
-# arguments in the order the scan hands them over:
-#
-# | notebook 00 | this notebook |
-# | --- | --- |
-# | `compose(p, q)`: q first, then p | `forward_combine(a1, b1, a2, b2)`: `(a1, b1)` first, then `(a2, b2)` |
+# `forward_combine` is notebook 00's `combine` with the pairs unpacked: `forward_combine(*p, *q)`
+# is `combine(p, q)`, `p` applied first, the same order.
 #
 # And to see what a reverse scan hands back, four steps with $a_t = 0.5$: each step gets its map
 # composed from itself to the block's end, $(A_t, B_t)$, which the hand computation below
@@ -541,7 +519,10 @@ print("one source, two compiled kernels: 0.5 x0² + 2 x1² − x2², and min(|x0
 # time; and `if EPILOGUE is not None:`, the epilogue's lines compiled in only when you pass one.
 # The package's kernel below works the same way, with more slots; SAC's hooks, for one, take the
 # critics as a tuple `Q` and find their minimum in a `tl.static_range(1, len(Q))` loop
-# (`sac._critic_min`).
+# (`sac._critic_min`). Its source (`_combine` is `forward_combine`):
+
+# %%
+print(inspect.getsource(getattr(exercises._scan_hook_kernel, "fn", exercises._scan_hook_kernel)))
 
 # %% [markdown]
 # ## 6. The package's kernel, read through its names
@@ -561,7 +542,7 @@ print("one source, two compiled kernels: 0.5 x0² + 2 x1² − x2², and min(|x0
 # prologue, for one (GAE's is an exercise of notebook 02):
 
 # %%
-from rltriton_lite import returns, scan  # noqa: E402
+from rltriton_lite import returns  # noqa: E402
 
 print(inspect.getsource(getattr(returns._td_lambda_prologue, "fn", returns._td_lambda_prologue)))
 
@@ -573,22 +554,9 @@ print(inspect.getsource(getattr(returns._td_lambda_prologue, "fn", returns._td_l
 # step is not padding: a padded step is the identity) and `keep`, values the epilogue needs
 # again (GAE keeps $V_t$ to add to the advantage, so `values` is read once).
 #
-# The kernel's arguments, each with its comment from the source, in three groups:
+# The kernel's other arguments are carries in and out of a row and knobs for speed; notebook 13,
+# section 6, prints its signature and explains each group.
 #
-# * **what you wrote**: the inputs and outputs `X`, `SX`, `P`, `O`, `SO`, the sizes `n_rows`, `T`,
-#   and `PROLOGUE`, `EPILOGUE`, `REVERSE`, `ACC` (the accumulation dtype), `BLOCK`;
-# * **carries in and out of a row**: `Y0`, the carry entering each row (each segment of a split; 0 if
-#   absent), and `Y_END`,
-#   where the carry after each row's last step is written (notebook 11 hands it between processes);
-# * **speed** (notebook 13): `ROWS`, `V`, `STAGES`, and the time split, which cuts one very long row
-#   into segments each scanned by its own program from the carry composed from the segments after
-#   it: `SUMMARY`, `SEG`, `BLOCK_S`, `COMPOSE`.
-
-# %%
-kernel_source = inspect.getsource(getattr(scan._scan_kernel, "fn", scan._scan_kernel))
-print(kernel_source[:kernel_source.index("):") + 2])
-
-# %% [markdown]
 # And it computes what yours does — the package's `gae` against the loop, on a batch with
 # episode ends and rows that span several chunks:
 
@@ -634,3 +602,17 @@ exercises.attempt("strided_scan", strided_scan)
 #
 # 1. Time your `reset_scan` with `CHUNK` 16 and 1024 on a GPU, at 4096 rows × 128 steps and at
 #    8 rows × 100,000 steps. Why do the best chunk sizes differ?
+
+# %% [markdown]
+# ## What you now know
+#
+# * A Triton kernel: programs, each owning a block of indices (`tl.program_id`, `tl.arange`),
+#   with a mask on every load and store that can run past the end.
+# * `tl.associative_scan` with a combine whose first argument is applied first, `reverse=True`
+#   for returns, and the identity $(1, 0)$ as padding.
+# * Rows of any length: a loop over chunks, each finished by one multiply-add with the carry,
+#   $y_t = B_t + A_t \cdot \text{carry}$.
+# * Episode ends as a reset flag and `tl.where`: select, never multiply by 0, so a NaN or `inf`
+#   stays in its own episode.
+# * Hooks passed as `tl.constexpr` arguments, with tuples of pointers and `tl.static_range`: one
+#   loop for every algorithm. The package's `scan.py` is this plus speed (notebook 13).

@@ -416,24 +416,11 @@ print(f"3 x 1000: relative error {long_err:.1e}")
 # %% [markdown]
 # ## 6. Optional: profile it
 #
-# For PPO: the loss is a reduction, one number written per call, so its floor counts the reads
-# alone (12 B per step in float32, notebook 08, section 1). The code it replaces is CleanRL's
-# eager formula, not a loop, so the first assert compares GPU times: the fused kernel reads each
-# input once and takes under half the formula's GPU time at every shape measured, while the wall
-# times, mostly host work, differ far less.
-#
-# The cell below shows the committed H200 table and chart, and asserts the claims above and the
-# two that every algorithm shares (the host is most of a call at 4096×128; over 75 % of the floor
-# at the largest shape). [Notebook 08, section 6](08_profiling.ipynb) explains the columns once
-# and runs the profiler on this machine; `ui, rows = profile.profiler("ppo"); ui` in a new
-# cell runs it for this algorithm.
+# The committed H200 figures of every algorithm are read, explained and checked once in
+# [notebook 08, section 6](08_profiling.ipynb); this cell shows this one's table and chart.
 
 # %%
 h200 = profile.committed("ppo")  # the H200's table and chart, read by name: not measured here
-facts = profile.committed_facts(h200)
-assert facts.ours >= 4 and facts.replaced_x > 2  # the eager formula: over 2× our GPU time (ours is fused), every shape
-assert facts.host_x > 5  # at 4096×128 our wall time is over 5× the GPU time: the host is most of the call
-assert facts.floor_pct > 75  # at the largest shape, over 75 % of the memory floor
 
 # %% [markdown]
 # ## Exercises

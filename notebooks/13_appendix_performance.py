@@ -423,11 +423,51 @@ print("the time split gives the same returns")
 # (Triton's GPU dialect, with the layouts), `compiled.asm["ptx"]` (NVIDIA's assembly). Counting
 # `shfl.sync` in the PTX counts the shuffles of section 2; `.local` memory in the PTX means
 # registers spilled. `tools/compile_sm90.py` compiles the package's kernels for an H100/H200
-# without a GPU and fails on spills, so a change that spills is caught on a CPU. The kernel
-# itself, for reference:
+# without a GPU and fails on spills, so a change that spills is caught on a CPU.
+#
+# **What the interpreter does not show.** Without a GPU, `TRITON_INTERPRET=1` runs the kernels
+# one program at a time, with NumPy. It runs the same code, and most mistakes in indexing or
+# arithmetic show the same way there. Three do not:
+#
+# * it does not guard memory: a load past the end without a mask reads garbage, and a store
+#   without one can corrupt memory and crash the Python kernel (the course's checkers stop a
+#   stray access before it happens and name the `tl.load` or `tl.store` that needs a mask);
+# * it runs programs one after another, so programs that race on the same memory look fine;
+# * its `tl.associative_scan` is a sequential fold, so a combine that is not associative can pass
+#   there and fail on a GPU's tree of combines (the checkers cannot see the order of combination
+#   either; their cases make the composed multipliers count, which the usual wrong combines get
+#   wrong).
+#
+# Conversely, some of the checkers' checks run only in the interpreter (a chunked scan's width,
+# Python's `min` and `and` on blocks, which elements a kernel stored), and grading runs there: on
+# a GPU, run your checks under `TRITON_INTERPRET=1` before you hand in.
+#
+# **The kernel's arguments.** `scan._scan_kernel`'s signature, each argument with its comment
+# from the source:
 
 # %%
-print(inspect.getsource(getattr(scan._scan_kernel, "fn", scan._scan_kernel)))
+kernel_source = inspect.getsource(getattr(scan._scan_kernel, "fn", scan._scan_kernel))
+print(kernel_source[:kernel_source.index("):") + 2])
+
+# %% [markdown]
+# They fall in three groups:
+#
+# * **what you wrote in notebook 00b**: the inputs and outputs `X`, `SX`, `P`, `O`, `SO`, the
+#   sizes `n_rows`, `T`, and `PROLOGUE`, `EPILOGUE`, `REVERSE`, `ACC` (the accumulation dtype),
+#   `BLOCK`;
+# * **carries in and out of a row**: `Y0`, the carry entering each row (each segment of a split;
+#   0 if absent), and `Y_END`, where the carry after each row's last step is written (notebook 11
+#   hands it between processes);
+# * **speed** (this notebook): `ROWS` and `V` (section 4, section 1), `STAGES`; the time split
+#   (section 5), which cuts one very long row into segments each scanned by its own program from
+#   the carry composed from the segments after it: `SUMMARY`, `SEG`, `BLOCK_S`, `COMPOSE`; and
+#   `AHEAD`, a hook whose look-ahead the prologue reads: masked steps as if deleted, in the same
+#   launch.
+#
+# The whole kernel, for reference:
+
+# %%
+print(kernel_source)
 
 # %% [markdown]
 # ## 7. On a GPU: time your own kernel (optional profiling)

@@ -61,6 +61,21 @@ What a check enforces, beyond the values:
   element of the returned tensor must have been written by them: a PyTorch result handed to a
   kernel that stores nothing, or only part of it, is refused. Compiled, that last part is not
   checked. A Python number (``.item()``) or an array is refused: the kernel's tensor is asked for.
+* **The kernel computes it.** Then every launch of the call is run again, in order, as it was (its
+  own arguments and grid; the student's Python is not run again), with a second draw of the case
+  written into the input tensors in place (new float values; the same shapes, flags and NaN/inf
+  positions) and each returned tensor's storage replaced by a NaN-filled copy; the inputs are put
+  back afterwards. The returned tensors must then hold the checker's reference on the new inputs
+  (the case's tolerance): an answer worked out in PyTorch or a Python loop and copied into the
+  output by a kernel of the student's (with a ``tl.associative_scan`` on zeros beside it, or the
+  inputs passed to it unused) comes back stale, "your kernel's launches, run again on new inputs,
+  did not recompute the answer: the values came from outside the kernel"; an element no kernel
+  stores comes back NaN. A copy of an input made before the launch (``.clone()``, ``.double()``:
+  a tensor of the input's shape and values) gets the new values too. For ``returns_autograd`` the
+  launches are ``scan_hook``'s with the student's prologues, and the new inputs are the rewards and
+  the gradient into the returns, the Function's own: what scan_hook scans must come from them.
+  Compiled, every case; under the interpreter the cases of at most 256 elements (each replay
+  interprets every launch again), which every such exercise has.
 * **Write it yourself.** While ``check`` runs the function, the package's answers raise an
   AssertionError when the student's code calls them: ``rltriton_lite``'s compute functions and
   every module's public ones, ``rltriton_lite.reference``, ``rltriton_lite._torch_path``, the
@@ -134,6 +149,13 @@ class _Exercise:
     needs: str | None = None
     in_place: tuple = ()  # (argument index, name): inputs a launch must receive themselves, not a copy
     probe: Callable | None = None  # (ex, fn) -> None or raises: a last check after every case is right
+    # The checker's reference on the case's arguments as NumPy (float64, flags bool; the other arguments as they
+    # are): what the replay on new inputs must give (_replay). Every exercise whose answer is its kernel's has one.
+    recompute: Callable | None = None
+    # An exercise's own hint: (the case's args, the result's index or None, bad, got, expected: the result's
+    # arrays) -> a hint or None, said before the others where it is true (the "every element" and ordinary-step
+    # hints left out then)
+    hint: Callable | None = None
 
 
 _EXERCISES: dict[str, _Exercise] = {}
@@ -148,6 +170,7 @@ def _exercise(name, notebook, kind, task, stream, run=lambda fn, args, kw: fn(*a
         needs = _EXERCISES[name].needs  # every kind says what it needs: a kernel launched, a Triton hook run
         assert kind in KINDS and (kind == "kernel") == (needs in ("kernel", "scan")), name
         assert (kind == "hook") == (needs in ("hook", "autograd")), name
+        assert (needs in ("kernel", "scan", "autograd")) == (_EXERCISES[name].recompute is not None), name
         return cases
     return register
 
@@ -226,7 +249,8 @@ def check(name: str, fn: Callable, seed: int | None = None) -> None:
     kernel exercise's call must launch a ``@triton.jit`` kernel of the student's own (and run a
     ``tl.associative_scan`` where it is a scan) and return the tensor that kernel wrote (passed to
     its launch, not written by PyTorch afterwards, under the interpreter every element stored by
-    it), a hook exercise's function must be a
+    it) and that its launches, run again on new inputs, recompute (``_replay``; ``returns_autograd``
+    too, through its scan_hook launches), a hook exercise's function must be a
     ``@triton.jit`` function, ``strided_scan`` must read its input in place, ``returns_autograd``
     must go through a ``torch.autograd.Function`` with Triton in both passes, ``n_step_returns``
     must not loop over time in Python. Write it yourself: while ``fn`` runs, the package's answers
@@ -255,9 +279,10 @@ def check(name: str, fn: Callable, seed: int | None = None) -> None:
         got, launched, widest, functions, code = _run(ex, case, fn, args, kwargs, code)
         expected, marks = _expected(ex, seed, i)
         try:
-            _compare(ex, case, got, expected, marks)
+            _compare(ex, case, got, expected, marks, args=args)
         except AssertionError as e:
-            raise AssertionError(str(e) + code.slips() + _no_kernel_note(ex, launched)) from None
+            raise AssertionError(str(e) + code.slips() + _no_kernel_note(ex, launched)
+                                 + _unstored_note(ex, got, launched)) from None
         del expected
         _require(ex, case, fn, args, launched, widest, functions, got)
         del got, launched
@@ -333,7 +358,7 @@ def _get(name: str) -> _Exercise:
     return _EXERCISES[name]
 
 
-def _compare(ex, case, got, expected, marks, rtol=1e-5, atol=1e-5, top=True):
+def _compare(ex, case, got, expected, marks, rtol=1e-5, atol=1e-5, top=True, args=(), index=None):
     said = "your function returned" if top else "got"
     if isinstance(expected, tuple):
         names = f" ({', '.join(ex.results)})" if ex.results else ""
@@ -342,7 +367,7 @@ def _compare(ex, case, got, expected, marks, rtol=1e-5, atol=1e-5, top=True):
         for i, (g, e) in enumerate(zip(got, expected)):
             each = dataclasses.replace(ex, scan=ex.scan[i]) if isinstance(ex.scan, tuple) else ex
             label = f"result {i}" + (f" ({ex.results[i]})" if ex.results else "")
-            _compare(each, f"{case}, {label}", g, e, marks, rtol, atol, top=False)
+            _compare(each, f"{case}, {label}", g, e, marks, rtol, atol, top=False, args=args, index=i)
         return
     if not isinstance(got, (torch.Tensor, np.ndarray, np.generic, int, float, list, tuple)) or isinstance(got, bool):
         want = "a number (or a 0-d tensor)" if np.ndim(expected) == 0 else \
@@ -361,7 +386,8 @@ def _compare(ex, case, got, expected, marks, rtol=1e-5, atol=1e-5, top=True):
         marks_l = {k: np.moveaxis(np.broadcast_to(np.asarray(v), bad.shape), td, -1) for k, v in marks.items()}
         at_l, where = _where(bad_l, ex.scan)
         at = at_l[:-1][:td] + at_l[-1:] + at_l[:-1][td:] if bad.ndim else at_l
-        hint = _hint(ex, bad_l, at_l, marks_l, got[at], expected[at])
+        own = ex.hint(args, index, bad, got, expected) if ex.hint is not None else None
+        hint = _hint(ex, bad_l, at_l, marks_l, got[at], expected[at], own)
         raise AssertionError(f"{ex.name}, {case}: {where} {at} expected {expected[at]:.6g}, got {got[at]:.6g} "
                              f"({int(bad.sum())} of {bad.size} elements wrong)" + (f"\n{hint}" if hint else ""))
 
@@ -383,14 +409,15 @@ _ORDINARY = ("An ordinary step, the steps the scan reached before it right: chec
              "step (the terms it reads: which step's value, which discount, its pair (a_t, b_t)){combine}.")
 
 
-def _hint(ex, bad, at, marks, got, expected):
+def _hint(ex, bad, at, marks, got, expected, own=None):
     """What is special about the step where the error starts, from the case's marks (each a bool
     array of the output's shape) and its position: where to look first. Each part is said only
     where it is true of that step and that output: the window's end only at the step a reverse
     scan starts from (t = 0 for a forward one), "every element" only for an output of several
     elements, the NaN hint only where the answer there is finite (and its unmasked-load part only
     for Triton code), the ordinary-step hint only for a scan, with a combine only where the
-    student writes one."""
+    student writes one. ``own``: the exercise's own hint (``_Exercise.hint``) where it is true: said
+    after the step's marks, in place of the "every element" and ordinary-step hints."""
     scan = ex.scan
     said = [f"{what}" for what, m in marks.items() if np.asarray(m)[at]]
     said = [what for what in said if AT_WINDOW_END.get(what) not in said]  # the window-end mark says it all
@@ -399,6 +426,8 @@ def _hint(ex, bad, at, marks, got, expected):
     if first and not set(said) & set(AT_WINDOW_END.values()):
         said.insert(0, ex.window_end if scan == "reverse" else FIRST_STEP)
     hints = ["that step is " + "; and ".join(said) + "."] if said else []
+    if own:
+        hints.append(own)
     if not np.isfinite(got) and np.isfinite(expected):
         if any(word in what for what in said for word in ("episode end", "termination", "resets")):
             hints.append("A NaN or inf where the answer is finite, at an episode end: what lies behind it (a NaN "
@@ -408,7 +437,9 @@ def _hint(ex, bad, at, marks, got, expected):
             hints.append("A NaN or inf where the answer is finite: "
                          + ("an unmasked load past the end of a row, or " if ex.kind in ("kernel", "hook") else "")
                          + "a value multiplied by 0 that should have been selected away (0 * inf = NaN).")
-    if bad.size > 1 and bad.all() and not said:
+    if own:  # the exercise's own hint says where to look: not the generic ones
+        pass
+    elif bad.size > 1 and bad.all() and not said:
         hints.append("Every element is wrong: check the formula itself on the simplest case first.")
     elif scan is not None and bad.size > 1 and not said:
         hints.append(ex.ordinary or _ORDINARY.format(
@@ -437,7 +468,7 @@ class _Launch:
     tensors: tuple = ()
     # Under the interpreter, what its tl.store calls wrote: storage (data_ptr) -> [byte offsets into it]
     written: dict = dataclasses.field(default_factory=dict)
-    call: tuple = ((), {})  # the launch's own (args, kwargs), grid included: to run it again (_rerun_poisoned)
+    call: tuple = ((), {})  # the launch's own (args, kwargs), grid included: to run it again (_replay)
 
     @property
     def theirs(self) -> bool:
@@ -1148,7 +1179,7 @@ def _require(ex, case, fn, args, launched, widest, functions, got=None):
                                          "reverse=False")):
             if not any(launch.theirs and launch.phase == phase for launch in launched):
                 raise AssertionError(f"{ex.name}, {case}: your {phase} launched no Triton code of yours: it is {what}")
-    _written_by_their_kernel(ex, case, got, launched)
+    _written_by_their_kernel(ex, case, got, launched, args)
 
 
 def _element_offsets(t) -> np.ndarray:
@@ -1159,18 +1190,51 @@ def _element_offsets(t) -> np.ndarray:
     return offs * t.element_size()
 
 
+def _never_stored(value, theirs) -> np.ndarray:
+    """Under the interpreter: which of ``value``'s elements no ``tl.store`` of the launches ``theirs``
+    wrote (a bool array of its shape)."""
+    storage = value.untyped_storage().data_ptr()
+    stored = [o for launch in theirs for o in launch.written.get(storage, [])]
+    offsets = _element_offsets(value)
+    return ~np.isin(offsets, np.concatenate(stored).astype(np.int64)) if stored else np.ones(offsets.shape, dtype=bool)
+
+
+def _unstored_note(ex, got, launched) -> str:
+    """For a wrong answer, under the interpreter: where the returned tensor's elements were not all
+    stored by the launches of the student's code that received it (a chunk never visited, a grid too
+    small), a note that says so: the values there are whatever the buffer held."""
+    if not INTERPRET or ex.needs not in ("kernel", "scan", "autograd"):
+        return ""
+    values = list(got) if ex.needs == "autograd" and isinstance(got, (tuple, list)) else [got]
+    for value in values:
+        if not isinstance(value, torch.Tensor) or value.numel() == 0:
+            continue
+        theirs = [launch for launch in launched if launch.theirs
+                  and value.untyped_storage().data_ptr() in launch.storages]
+        missing = _never_stored(value, theirs) if theirs else None
+        if missing is not None and missing.any():
+            first = f"index {tuple(int(i) for i in np.argwhere(missing)[0])}" if missing.ndim else "its one element"
+            return (f"\n(And your kernel's tl.store calls wrote only {int((~missing).sum())} of the {missing.size} "
+                    f"elements of the tensor you returned ({int(missing.sum())} never stored, the first at {first}): "
+                    "those hold whatever the buffer held before the launch (torch.empty: anything), so the hint above "
+                    "may point elsewhere. Store every element: a grid, and a loop over the chunks, that cover the "
+                    "whole tensor.)")
+    return ""
+
+
 _WRITE_IT = ("allocate the output (torch.empty), pass it to your kernel, tl.store every element of the answer into "
              "it, and return it (a view of it, .view(), .t() or a slice, is fine)")
 
 
-def _written_by_their_kernel(ex, case, got, launched):
+def _written_by_their_kernel(ex, case, got, launched, args=()):
     """The answer is what the student's kernel wrote, for the exercises whose answer is tensors
     their kernel writes: each returned tensor's storage was passed to a launch of their kernel
     (for ``returns_autograd``, of their Triton code: the forward's for the returns, the
     backward's for the gradient), PyTorch did not write it after the last such launch (its
     ``_version``, which in-place ops, ``x[...] = ...`` and ``copy_`` bump and a kernel's stores do
     not, is the one recorded at that launch), and, under the interpreter, their kernels'
-    ``tl.store`` calls wrote every one of its elements."""
+    ``tl.store`` calls wrote every one of its elements. Last, their launches run again on new
+    inputs (``_replay``): the kernel must compute the answer from its inputs."""
     if ex.needs in ("kernel", "scan"):
         results = [("", got, lambda launch: launch.mine)]
     elif ex.needs == "autograd" and isinstance(got, (tuple, list)) and len(got) == 2:
@@ -1178,6 +1242,7 @@ def _written_by_their_kernel(ex, case, got, launched):
                    for i, phase in enumerate(("forward", "backward"))]
     else:
         return
+    checked = []  # (label, the returned tensor, the message's start): what the replay checks
     for label, value, whose in results:
         said = f"{ex.name}, {case}: the " + ("result" if not isinstance(value, torch.Tensor) else "tensor") + \
             f" you returned{label} was not written by your kernel: "
@@ -1202,10 +1267,7 @@ def _written_by_their_kernel(ex, case, got, launched):
                 "torch.where(..., out=out)): the kernel must write the whole answer itself, nothing patched up after "
                 "the launch")
         if INTERPRET:
-            stored = [o for launch in theirs for o in launch.written.get(storage, [])]
-            offsets = _element_offsets(value)
-            missing = ~np.isin(offsets, np.concatenate(stored).astype(np.int64)) if stored else \
-                np.ones(offsets.shape, dtype=bool)
+            missing = _never_stored(value, theirs)
             if missing.any():
                 first = f"the first one never stored: index {tuple(int(i) for i in np.argwhere(missing)[0])}" \
                     if missing.ndim else "a 0-d tensor"
@@ -1214,52 +1276,135 @@ def _written_by_their_kernel(ex, case, got, launched):
                     f"({first}); the rest is what PyTorch put there before the launch "
                     "(torch.zeros, torch.empty, or values worked out in PyTorch). Store every element: a grid that "
                     "covers the whole tensor, a mask that lets every valid lane through")
-        if not INTERPRET or value.numel() <= _POISON_UNDER_INTERPRETER:
-            _rerun_poisoned(theirs[-1], value, said)
+        checked.append((label, value, said))
+    if checked and (not INTERPRET or max(v.numel() for _, v, _ in checked) <= _REPLAY_UNDER_INTERPRETER):
+        _replay(ex, case, args, launched, checked)
 
 
-# Under the interpreter the stores are recorded (above), so the poisoned re-run is a second guard that
-# CI exercises on the small cases only (each re-run interprets the launch again); compiled, every case.
-_POISON_UNDER_INTERPRETER = 256
+# Under the interpreter the stores are recorded (above), and each replay interprets every launch again: CI
+# replays the cases up to this many elements (each kernel exercise has some); compiled, every case.
+_REPLAY_UNDER_INTERPRETER = 256
 
 
-def _rerun_poisoned(launch, value, said):
-    """Run the last launch of the student's kernel that received ``value``'s storage again, with
-    that storage replaced by a copy filled with NaN (0xFF bytes for an integer tensor): the kernel
-    itself must write the values returned. A PyTorch result put into the buffer before a kernel that
-    stores nothing (or only part of it) comes back NaN. Compiled or interpreted alike: the launch's
-    own arguments and grid, the other tensors as they are now (inputs, and the partials an earlier
-    launch wrote)."""
-    storage = value.untyped_storage().data_ptr()
-    nbytes = value.untyped_storage().nbytes()
-    poison = torch.empty(nbytes, dtype=torch.uint8, device=value.device).fill_(255)  # 0xFF..: NaN as float
+def _as_numpy(x):
+    """The case's arguments as the checker's references take them: a tensor as a NumPy array (float64,
+    flags bool), the rest as they are."""
+    if isinstance(x, torch.Tensor):
+        x = x.detach().cpu()
+        return x.numpy() if x.dtype == torch.bool else x.double().numpy()
+    if isinstance(x, (tuple, list)):
+        return type(x)(_as_numpy(y) for y in x)
+    return x
+
+
+def _a_second_draw(x, rng):
+    """New values for a float input, in ``x``'s shape, dtype and device: where ``x`` is finite, its
+    finite values' mean plus a standard normal draw; where it is NaN or inf (behind an episode end, in a
+    later episode), the same NaN or inf, so the case stays what it was."""
+    old = x.detach().cpu().double().numpy()
+    finite = np.isfinite(old)
+    shift = float(old[finite].mean()) if finite.any() else 0.0
+    return torch.as_tensor(np.where(finite, shift + rng.normal(size=old.shape), old), dtype=x.dtype, device=x.device)
+
+
+def _replay(ex, case, args, launched, checked):
+    """Every launch the student's call made, run again in order as it was (its own arguments and
+    grid; their Python is not run again), with the case's float inputs overwritten in place by a
+    second draw (``_a_second_draw``: the same shapes, flags and NaN/inf positions, new values) and
+    each returned tensor's storage replaced by a NaN-filled copy (0xFF bytes; 0xFF.. is NaN as a
+    float); the inputs are put back afterwards. The returned tensors must then hold the checker's
+    reference on the new inputs (``ex.recompute``, the case's tolerance). A result worked out in
+    PyTorch or Python and copied into the output by a kernel comes back with the old inputs' values;
+    an element the kernels do not store (or read before they store it) comes back NaN. A tensor
+    that a launch received and that is a copy of an input (the input's shape and values: .clone(),
+    .to(...), .double() before the launch) gets the new values too. Compiled or interpreted alike
+    (under the interpreter, the accesses are bounds-checked as in the student's call)."""
+    inputs = [x for x in _leaves(args) if x.dtype.is_floating_point and x.numel()]
+    if not inputs or ex.recompute is None:
+        return
+    rng = np.random.default_rng([ex.stream, sum(map(ord, case)), 7])
+    mine = {x.untyped_storage().data_ptr() for x in inputs}
+    outs = {v.untyped_storage().data_ptr() for _, v, _ in checked}
+    copies, seen = [], set()
+    for launch in launched:
+        for t, _ in launch.tensors:
+            where = t.untyped_storage().data_ptr()
+            if where in mine or where in outs or id(t) in seen or not t.dtype.is_floating_point:
+                continue
+            seen.add(id(t))
+            k = next((k for k, x in enumerate(inputs) if t.shape == x.shape and t.device == x.device and torch.equal(
+                torch.nan_to_num(t.detach().to(x.dtype)), torch.nan_to_num(x.detach()))), None)
+            if k is not None:
+                copies.append((t, k))
+    poison = {}
+    for _, value, _ in checked:
+        store = value.untyped_storage()
+        poison.setdefault(store.data_ptr(), torch.empty(store.nbytes(), dtype=torch.uint8,
+                                                        device=value.device).fill_(255))
 
     def swap(x):
-        if isinstance(x, torch.Tensor) and x.untyped_storage().data_ptr() == storage:
-            flat = poison[:nbytes - nbytes % x.element_size()].view(x.dtype)
+        if isinstance(x, torch.Tensor) and x.untyped_storage().data_ptr() in poison:
+            buf = poison[x.untyped_storage().data_ptr()]
+            flat = buf[:buf.numel() - buf.numel() % x.element_size()].view(x.dtype)
             return flat.as_strided(x.shape, x.stride(), x.storage_offset())
         if isinstance(x, (tuple, list)):
             return type(x)(swap(y) for y in x)
         return x
 
-    args, kwargs = launch.call
-    kernel = launch.kernel
+    before = [(x, x.detach().clone()) for x in inputs] + [(t, t.detach().clone()) for t, _ in copies]
     try:
-        type(kernel).run(kernel, *swap(args), **{k: swap(v) for k, v in kwargs.items()})
-    except Exception:  # (a launch that cannot run twice: say nothing rather than refuse a right answer)
-        return
-    again = swap(value).detach()
-    if again.dtype.is_floating_point:
-        same = torch.isclose(again, value.detach(), rtol=0.0, atol=0.0, equal_nan=True)
-    else:
-        same = again == value.detach()
-    if not bool(same.all()):
-        bad = (~same).cpu().numpy()
-        first = f"index {tuple(int(i) for i in np.argwhere(bad)[0])}" if bad.ndim else "its one element"
+        with torch.no_grad():
+            new = [_a_second_draw(x, rng) for x in inputs]
+            for x, n in zip(inputs, new):
+                x.detach().copy_(n)
+            for t, k in copies:
+                t.detach().copy_(new[k])
+        with np.errstate(all="ignore"):
+            expected = ex.recompute(*_as_numpy(tuple(args)))
+        try:
+            with _interpreting(), np.errstate(all="ignore"):
+                for launch in launched:
+                    call_args, call_kwargs = launch.call
+                    type(launch.kernel).run(launch.kernel, *swap(call_args),
+                                            **{k: swap(v) for k, v in call_kwargs.items()})
+        except Exception:  # (a launch that cannot run twice: say nothing rather than refuse a right answer)
+            return
+        again = [swap(value).detach().cpu().double().numpy() for _, value, _ in checked]
+    finally:
+        with torch.no_grad():
+            for x, old in before:
+                x.detach().copy_(old)
+    for i, ((label, value, said), got) in enumerate(zip(checked, again)):
+        want = np.asarray(expected[i] if isinstance(expected, tuple) else expected, dtype=np.float64)
+        bad = ~np.isclose(got, want, rtol=1e-5, atol=1e-5, equal_nan=True)
+        if not bad.any():
+            continue
+        at = tuple(int(j) for j in np.argwhere(bad)[0]) if bad.ndim else ()
+        where = f"index {at}" if bad.ndim else "its one element"
+        if np.isnan(got[bad]).any():
+            unwritten = bad & np.isnan(got)
+            first = tuple(int(j) for j in np.argwhere(unwritten)[0]) if bad.ndim else ()
+            raise AssertionError(
+                said + f"run again on new inputs with that buffer replaced by a NaN-filled copy, your kernel's "
+                f"launches left {int(unwritten.sum())} of its {bad.size} elements NaN (the first: "
+                f"{f'index {first}' if bad.ndim else 'its one element'}): their values came from PyTorch, put in "
+                "the buffer before the launch, or your kernel reads the buffer before it writes it. " + _WRITE_IT)
+        old = value.detach().cpu().double().numpy()
+        stale = ", what it returned for the case's own inputs" if np.isclose(got[at], old[at], rtol=1e-5, atol=1e-5) \
+            else ""
+        whose = ("your Triton code's launches (scan_hook with your prologues)" if ex.needs == "autograd" else
+                 "your kernel's launches")
+        fix = ("the pairs your prologues return must be loaded from what scan_hook is given, and scan_hook given "
+               "the Function's own inputs (rewards and dones in the forward, the incoming gradient in the backward), "
+               "not values worked out in PyTorch or Python" if ex.needs == "autograd" else
+               "compute the answer in your kernel from the inputs it loads (tl.load of the tensors passed to it), "
+               "not in PyTorch or Python before the launch, and pass it the inputs themselves")
         raise AssertionError(
-            said + f"run again on a NaN-filled copy of that buffer, your kernel's launch left {int(bad.sum())} of its "
-            f"{bad.size} elements different (the first: {first}): their values came from PyTorch, put in the buffer "
-            "before the launch, or your kernel reads the buffer before it writes it. " + _WRITE_IT)
+            f"{ex.name}, {case}: {whose}, run again on new inputs, did not recompute the answer: the values came "
+            f"from outside the kernel (the tensor you returned{label}: {int(bad.sum())} of its {bad.size} elements "
+            f"wrong, the first at {where}: expected {want[at]:.6g} for the new inputs, got {got[at]:.6g}{stale}). "
+            "The checker wrote a second draw of the case (new values, the same shapes and flags) into your input "
+            "tensors and ran your launches again as they were, the same arguments and grids: " + fix)
 
 
 _THEIR_LIBRARIES = _LIBRARIES | {"IPython", "ipykernel", "traitlets", "_pytest", "pytest", "pluggy", "xdist", "execnet"}
@@ -1443,6 +1588,10 @@ def scan_hook(prologue, inputs, params, chunk: int = 64, reverse: bool = True, e
     the row length; ``m``: the in-bounds mask; ``P``: ``params``, ints (a count: ``for a in
     range(P[2])``) as ints, the rest as floats. One program per row; an input may have trailing axes
     (a (B, T, A) tensor: step ``offs``'s element ``a`` is at ``offs * A + a``).
+
+    No reset flag: the pairs are (a, b), composed as ``_combine`` does, so an episode end is a = 0,
+    which multiplies what lies after the step by zero; a NaN or inf there (0 * NaN = NaN) must be
+    selected away (tl.where) before it reaches b. Every scan_hook task says so (``NO_RESET``).
     """
     if epilogue is not None and not reverse:
         raise ValueError("scan_hook: an epilogue goes with a reverse scan")
@@ -1499,13 +1648,23 @@ HOOK_RULES = """
 Inputs are float32 except the flags (bool: tl.load(...) != 0 gives the flag). Load one input as
 tl.load(X[i] + offs, mask=m, other=0.0)."""
 NEXT_STEP = """ The step after t is offs + 1 (mask it with m & (t + 1 < T))."""
+# scan_hook's protocol: pairs (a, b), no reset flag (the 00b kernels' triples have one). Every scan_hook task says so.
+NO_RESET = """
+This harness has no reset: a = 0 ends the trace; select NaN-able inputs away in b. (a = 0 multiplies
+what lies after the step by zero, and 0 * NaN = NaN: every b must stay finite, so a NaN or inf
+that may sit behind an episode end is selected away with tl.where before it reaches b.)"""
+
+
+_COMPOSE_ORDER = ("A is right, the b part is wrong: is q applied first? (\"q first, then p\": y goes through q, "
+                  "then what q gives through p)")
 
 
 # ---- 00: the associative scan ---------------------------------------------------------------------
 @_exercise("matrix_compose", "00_associative_scan", "numpy", stream=0, task="""
 matrix_compose(p, q) -> (A, b): the composition "q first, then p" of two affine maps
 y -> A_i @ y + b_i, with p = (A1, b1) and q = (A2, b2) NumPy arrays (n x n, n).
-""", scan=None, results=("A", "b"))
+""", scan=None, results=("A", "b"),
+   hint=lambda args, i, bad, got, expected: _COMPOSE_ORDER if i == 1 else None)
 def _matrix_compose_cases(d):
     rng = d.rng
     out = []
@@ -1535,13 +1694,19 @@ def _padded_last_step(done, block):
     return {_PADDING_IDENTITY: at}
 
 
+@_checker_only
+def _td_target_reference(r, v, done, gamma):
+    """r_t + gamma V(s_{t+1}), r_t alone where done_t (V behind it never read)."""
+    return r + np.where(done, 0.0, gamma * np.where(done, 0.0, v))
+
+
 @_exercise("td_target_kernel", "00b_triton_from_zero", "kernel", stream=1, task="""
 td_target_kernel(rewards, next_values, dones, gamma) -> targets: r_t + gamma * (1 - done_t) * V(s_{t+1})
 elementwise, computed by your Triton kernel. Inputs are 1-D tensors of any length (float32
 rewards and next_values, bool dones); gamma a float. Where done_t, V(s_{t+1}) is never to be read
 (it may be NaN: the next episode's first state, or none): select it away with tl.where, do not
 multiply it by (1 - done), as 0 * NaN = NaN.
-""", needs="kernel", scan=None)
+""", needs="kernel", scan=None, recompute=lambda r, v, done, gamma: _td_target_reference(r, v, done, gamma))
 def _td_target_cases(d):
     rng, gamma = d.rng, d.real(0.9, 0.8, 0.99)
     out = []
@@ -1561,7 +1726,8 @@ def _td_target_cases(d):
 block_scan(rewards, dones, gamma, last_value) -> returns: G_t = r_t + gamma * (1 - done_t) * G_{t+1}
 for one row (1-D tensors of length T <= 1024), G_T = last_value (a float), in one program with
 tl.associative_scan (reverse=True): G_t = B_t + A_t * last_value from the composed maps (A_t, B_t).
-""", needs="scan")
+""", needs="scan", recompute=lambda r, done, gamma, last: reference.discounted_returns(
+    r, gamma=gamma, terminated=done, bootstrap_value=np.float64(last)))
 def _block_scan_cases(d):
     rng, gamma, last = d.rng, d.real(0.9, 0.8, 0.99), d.real(1.5, -2.0, 2.0)
     out = []
@@ -1580,7 +1746,8 @@ def _block_scan_cases(d):
 chunked_scan(rewards, dones, gamma, chunk) -> returns, for a contiguous (B, T) batch of any T
 (float32 rewards, bool dones): one program per row walking chunks of `chunk` steps (a power of
 two, a tl.constexpr) from the end, the carry G_{t+1} handed from chunk to chunk.
-""", needs="scan", run=_in_chunks(3))
+""", needs="scan", run=_in_chunks(3), recompute=lambda r, done, gamma, chunk: reference.discounted_returns(
+    r, gamma=gamma, terminated=done))
 def _chunked_scan_cases(d):
     rng, gamma = d.rng, d.real(0.9, 0.8, 0.99)
     out = []
@@ -1600,7 +1767,8 @@ reset_scan(rewards, dones, gamma, chunk) -> returns: chunked_scan with episode e
 combine takes triples (a, b, reset) and selects with tl.where where a reset ends the episode, and
 the carry is selected away the same way, so a NaN or inf reward stays inside its own episode
 (within a chunk and across chunks). Same arguments and results as chunked_scan otherwise.
-""", needs="scan", run=_in_chunks(3))
+""", needs="scan", run=_in_chunks(3), recompute=lambda r, done, gamma, chunk: reference.discounted_returns(
+    r, gamma=gamma, terminated=done))
 def _reset_scan_cases(d):
     rng, gamma = d.rng, d.real(0.9, 0.8, 0.99)
     out = []
@@ -1621,8 +1789,22 @@ def _reset_scan_cases(d):
             done[0, -1] = True  # and an episode end at the window's last step
         out.append((f"{what}, shape {shape}, chunk {chunk}", (_t(r), _t(done, torch.bool), gamma, chunk), {},
                     reference.discounted_returns(r, gamma=gamma, terminated=done),
-                    {DONE: done, **_carry_steps(shape, chunk)}))
+                    {DONE: done, **_carry_steps(shape, chunk), **_reset_before_the_carry(done, chunk)}))
     return out
+
+
+def _reset_before_the_carry(done, chunk):
+    """The steps whose composed reset flag is set (an episode end at or after the step, in its chunk)
+    in a chunk that a carry enters (every chunk but a row's last): G_t there must not read the carry."""
+    flag = np.zeros(done.shape, dtype=bool)
+    T = done.shape[-1]
+    for start in range(0, T, chunk):
+        seg = done[..., start:start + chunk]
+        flag[..., start:start + chunk] = np.flip(np.logical_or.accumulate(np.flip(seg, -1), -1), -1)
+    flag[..., (T - 1) // chunk * chunk:] = False  # the last chunk: no carry enters it
+    return {"in a chunk that a carry enters, with the composed reset flag set (an episode end at or after it in "
+            "its chunk): where the composed reset flag is set, G_t must not read the carry (G_t = B_t there, "
+            "selected with tl.where, not B_t + A_t * carry)": flag}
 
 
 @_exercise("gae_kernel", "00b_triton_from_zero", "kernel", stream=4, task="""
@@ -1631,7 +1813,8 @@ bool dones (terminations): your reset_scan (chunks of `chunk` steps) with GAE's 
 triple (a_t, b_t, reset_t) = (gamma*lam, delta_t, done_t) with delta_t = r_t + gamma (1 - done_t)
 V(s_{t+1}) - V(s_t) written as a select (next_values behind a termination may be NaN), and its
 epilogue storing A_t. Contiguous inputs.
-""", needs="scan", run=_in_chunks(6))
+""", needs="scan", run=_in_chunks(6), recompute=lambda r, v, nv, done, gamma, lam, chunk: reference.gae(
+    r, v, next_values=nv, terminated=done, gamma=gamma, lambda_=lam)[0])
 def _gae_kernel_cases(d):
     rng, gamma, lam = d.rng, d.real(0.9, 0.8, 0.99), d.real(0.8, 0.5, 0.95)
     out = []
@@ -1659,7 +1842,8 @@ any strides (a transposed or sliced view included), read in place: element (t, b
 X + t * x.stride(0) + b * x.stride(1). Returns a (T, B) tensor; one program per column b. The
 checker requires that your kernel receives the views themselves (a copy, .contiguous() of a
 transposed view, fails).
-""", needs="scan", in_place=((0, "rewards"), (1, "dones")), time_dim=0, run=_in_chunks(3))
+""", needs="scan", in_place=((0, "rewards"), (1, "dones")), time_dim=0, run=_in_chunks(3),
+   recompute=lambda r, done, gamma, chunk: reference.discounted_returns(r.T, gamma=gamma, terminated=done.T).T)
 def _strided_scan_cases(d):
     rng, gamma = d.rng, d.real(0.9, 0.8, 0.99)
     out = []
@@ -1738,7 +1922,8 @@ transposed_scan: a @triton.jit prologue transposed_scan(X, offs, t, T, m, P) -> 
 exercises.scan_hook(..., reverse=False), with X = (a, dy): the gradient of y = linear_scan(a, b)
 (y_t = b_t + a_t y_{t+1}) with respect to b, g_t = dy_t + a_{t-1} g_{t-1} (g_0 = dy_0), as a
 forward scan of the pairs (a_{t-1}, dy_t): load a one step back (offs - 1, masked by t >= 1).
-""" + HOOK_RULES, needs="hook", run=lambda fn, args, kw: _harness_scan(fn, args, (), reverse=False), scan="forward")
+""" + HOOK_RULES + NO_RESET, needs="hook", run=lambda fn, args, kw: _harness_scan(fn, args, (), reverse=False),
+   scan="forward")
 def _transposed_scan_cases(d):
     rng = d.rng
     out = []
@@ -1752,16 +1937,29 @@ def _transposed_scan_cases(d):
     return out
 
 
+@_checker_only
+def _returns_and_gradient(r, done, gamma, w):
+    """(G, dL/dr) for L = sum(w * G): the returns, and the transposed scan of w, forwards in time."""
+    G = reference.discounted_returns(r, gamma=gamma, terminated=done)
+    a_prev = np.concatenate([np.zeros((r.shape[0], 1)), gamma * (1 - done[:, :-1])], 1)  # gamma (1 - done_{t-1})
+    return G, reference.linear_scan(a_prev, w, reverse=False)
+
+
 def _with_gradient(fn, args, kw):
-    """(returns, dL/drewards) for L = sum(w * returns): the forward and the backward of ``fn``."""
+    """(returns, dL/drewards) for L = sum(w * returns): the forward and the backward of ``fn``. The
+    rewards passed share the case's tensor's storage, and the gradient into the returns is the case's
+    ``w`` itself: the replay (``_replay``) writes new values into both."""
     r, d, gamma, w = args
-    r = r.detach().clone().requires_grad_()
+    r = r.detach().requires_grad_()
     y = fn(r, d, gamma)
     if not isinstance(y, torch.Tensor) or not y.requires_grad:
         raise AssertionError("the returns do not require grad: apply your autograd.Function (Returns.apply(...)), "
                              "not its forward")
     _PHASE[0] = "backward"  # the launches from here on are the backward's (_require)
-    (g,) = torch.autograd.grad((y * w).sum(), r)
+    if y.shape == w.shape and y.dtype == w.dtype:
+        (g,) = torch.autograd.grad(y, r, grad_outputs=w)  # dL/dy = w, the case's tensor itself
+    else:  # (a wrong shape or dtype: the comparison says so)
+        (g,) = torch.autograd.grad((y * w).sum(), r)
     _PHASE[0] = "forward"
     return y.detach(), g
 
@@ -1775,8 +1973,9 @@ reverse=False and a second prologue; the step before t = 0 has no done flag: cut
 what the backward needs with ctx.save_for_backward. (B, T) float32 rewards, bool dones. The checker
 requires the autograd.Function's apply, and Triton code of yours launched in the forward and in the
 backward.
-""", needs="autograd", run=_with_gradient, scan=("reverse", "forward"), results=("the returns G", "dL/drewards"),
-   may_use=("scan_hook",))
+""" + NO_RESET, needs="autograd", run=_with_gradient, scan=("reverse", "forward"),
+   results=("the returns G", "dL/drewards"),
+   may_use=("scan_hook",), recompute=lambda r, done, gamma, w: _returns_and_gradient(r, done, gamma, w))
 def _returns_autograd_cases(d):
     rng, gamma = d.rng, d.real(0.9, 0.8, 0.99)
     out = []
@@ -1784,11 +1983,9 @@ def _returns_autograd_cases(d):
         r, w = rng.normal(size=(2, *shape))
         done = _flags(rng, shape, p)
         done[-1, -1] |= p == 0.1  # an episode end at the window's last step
-        G = reference.discounted_returns(r, gamma=gamma, terminated=done)
-        a_prev = np.concatenate([np.zeros((shape[0], 1)), gamma * (1 - done[:, :-1])], 1)  # gamma (1 - done_{t-1})
-        g = reference.linear_scan(a_prev, w, reverse=False)
         what = f"shape {shape}" + (", episode ends" if p else "") + (", several chunks" if shape[1] > 64 else "")
-        out.append((what, (_t(r), _t(done, torch.bool), gamma, _t(w)), {}, (G, g), {DONE: done}))
+        out.append((what, (_t(r), _t(done, torch.bool), gamma, _t(w)), {}, _returns_and_gradient(r, done, gamma, w),
+                    {DONE: done}))
     return out
 
 
@@ -1796,14 +1993,16 @@ def _returns_autograd_cases(d):
 @contextlib.contextmanager
 def package_prologue(kind: str, prologue):
     """The package's own kernel for ``kind`` ("discounted_return", "gae" or "td_lambda") with
-    ``prologue`` in place of its forward prologue, while the block runs."""
-    from . import episode, returns
+    ``prologue`` in place of its forward prologue, while the block runs. A mask's look-ahead is
+    derived first (masks.py), as for a call with gradients: the prologue takes no ``ahead``."""
+    from . import config, episode, returns
 
     saved = returns._KERNELS[kind]
     returns._KERNELS[kind] = (prologue,) + saved[1:]
     episode._PLANS.clear()  # a call's plan keeps the launch it made, prologue and all
     try:
-        yield
+        with config.using(dataclasses.replace(config.current(), look_ahead=False)):
+            yield
     finally:
         returns._KERNELS[kind] = saved
         episode._PLANS.clear()
@@ -1938,7 +2137,7 @@ G_t = r_t + gamma (1 - term_t) [(1 - l_t) max_q + l_t G_{t+1}], l_t = lam where 
 and 0 where it is not (the trace is cut) or at the window's last step (t == T - 1). next_q behind a
 termination may be NaN: select it away (tl.where), do not multiply it by 0. The harness scans
 y_t = b_t + a_t y_{t+1} from y_T = 0.
-""" + HOOK_RULES, needs="hook", run=_scan_with(4))
+""" + HOOK_RULES + NO_RESET, needs="hook", run=_scan_with(4))
 def _q_lambda_cases(d):
     rng, gamma, lam = d.rng, d.real(0.9, 0.8, 0.99), d.real(0.8, 0.5, 0.95)
     out = []
@@ -1991,7 +2190,7 @@ Retrace(lambda) targets for Q(s_t, a_t): G_t = r_t + gamma (1 - term_t) [E_pi Q(
 lam min(1, exp(next_log_ratio_t)), and c = 0 at the window's last step (t == T - 1). Behind a
 termination the next_* inputs are never to be read (they may be NaN): select them away
 (tl.where), do not multiply them by (1 - term).
-""" + HOOK_RULES, needs="hook", run=_scan_with(5))
+""" + HOOK_RULES + NO_RESET, needs="hook", run=_scan_with(5))
 def _retrace_cases(d):
     rng, gamma, lam = d.rng, d.real(0.9, 0.8, 0.99), d.real(0.8, 0.5, 0.95)
     out = []
@@ -2036,7 +2235,7 @@ and y_prev = vs_{t+1} (the value of the step before in scan order, which runs ba
 the package's name, as in its own epilogues); return the policy-gradient advantage min(rho_bar, rho_t) (r_t + gamma
 (1 - term_t) v_next - V_t), where v_next is vs_{t+1} inside the window and next_values at its last
 step (t == T - 1).
-""" + HOOK_RULES, needs="hook",
+""" + HOOK_RULES + NO_RESET, needs="hook",
    run=lambda fn, args, kw: _harness_scan(vtrace_prologue, args[:5], args[5:], epilogue=fn),
    ordinary="An ordinary step, and the scan (given) is right there: check what your epilogue computes at that "
             "step (the terms it reads: vs_{t+1} is y_prev, not y; the reward, V_t, the clip of rho).")
@@ -2065,7 +2264,7 @@ dual_clip: a @triton.jit elementwise hook dual_clip(X, offs, m, P) -> loss for e
 with X = (ratio, advantages) and P = (epsilon, c): dual-clip PPO's per-element loss,
 -max(min(r A, clip(r, 1-eps, 1+eps) A), c A) where A < 0, and PPO's -min(r A, clip(r) A) where
 A >= 0 (c > 1 bounds the loss of a negative advantage at a large ratio).
-""" + HOOK_RULES, needs="hook", run=_map_with(2), scan=None)
+""" + HOOK_RULES, needs="hook", run=_map_with(2), scan=None, hint=lambda *a: _dual_clip_hint(*a))
 def _dual_clip_cases(d):
     eps, c = d.real(0.2, 0.1, 0.3), d.real(3.0, 2.0, 4.0)
     r = np.array([0.5, 0.9, 1.0, 1.1, 1.5, 5.0, 0.5, 0.9, 1.0, 1.1, 1.5, 5.0])
@@ -2086,6 +2285,24 @@ def _dual_clip_cases(d):
         obj = np.where(adv < 0, np.maximum(obj, c * adv), obj)
         out.append((what, (_t(ratio), _t(adv), eps, c), {}, -obj))
     return out
+
+
+def _dual_clip_hint(args, i, bad, got, expected):
+    """Where the wrong elements all have A >= 0 and hold the dual clip's value (applied where it must
+    not be), or all have A < 0 and hold PPO's plain loss (the dual clip left out): which side is wrong."""
+    ratio, adv, eps, c = _as_numpy(tuple(args[:4]))
+    if np.shape(adv) != bad.shape:
+        return None
+    ppo = -np.minimum(ratio * adv, np.clip(ratio, 1 - eps, 1 + eps) * adv)
+    dual = np.minimum(ppo, -c * adv)  # -max(min(...), c A)
+    if (adv[bad] >= 0).all() and np.allclose(got[bad], dual[bad], rtol=1e-5, atol=1e-5):
+        return ("The wrong elements are those with A >= 0, and they hold the dual clip's value: for A ≥ 0 the dual "
+                "clip must not apply (there the loss is PPO's -min(r A, clip(r, 1-eps, 1+eps) A) alone; select "
+                "with tl.where(adv < 0, ...)).")
+    if (adv[bad] < 0).all() and np.allclose(got[bad], ppo[bad], rtol=1e-5, atol=1e-5):
+        return ("The wrong elements are those with A < 0, and they hold PPO's plain loss: for A < 0 the dual clip "
+                "applies, -max(min(r A, clip(r) A), c A) (it bounds the loss where the ratio is large).")
+    return None
 
 
 def _twice(fn, args, kw):
@@ -2117,7 +2334,7 @@ two_stage_mean(x) -> a 0-d tensor: the mean of a 1-D float32 tensor by the loss'
 launches: one program per BLOCK elements writes its partial sum (masked: padding adds 0), then one
 program adds the partials in a fixed order and divides by n. The checker calls it twice on each
 input: the two results must be the same bits.
-""", needs="kernel", run=_twice, scan=None)
+""", needs="kernel", run=_twice, scan=None, recompute=lambda x: np.float64(x.mean()))
 def _two_stage_cases(d):
     rng = d.rng
     ns = (1, d.int(777, 300, 1500), d.int(20000, 3000, 20000))
@@ -2135,7 +2352,7 @@ gamma (1 - term_t)[(1 - lam) V'_t + lam (G_{t+1} - alpha log_probs_{t+1})], with
 the bracket at the window's last step (a termination zeroes the bracket: G_t = r_t; next_q1,
 next_q2 and next_log_probs behind it may be NaN: select them away with tl.where, do not multiply
 by (1 - term)).
-""" + HOOK_RULES + NEXT_STEP, needs="hook", run=_scan_with(6))
+""" + HOOK_RULES + NEXT_STEP + NO_RESET, needs="hook", run=_scan_with(6))
 def _soft_lambda_cases(d):
     rng, gamma, alpha, lam = d.rng, d.real(0.9, 0.8, 0.99), d.real(0.3, 0.1, 0.5), d.real(0.8, 0.5, 0.95)
     out = []

@@ -6,7 +6,9 @@ written in PyTorch (or a hook without @triton.jit), a scan without tl.associativ
 where strided_scan reads in place, returns_autograd without its autograd.Function or with a
 PyTorch backward, n_step_returns with a Python loop over time, a kernel exercise whose returned
 tensor is not what the student's kernel wrote (a do-nothing launch and PyTorch's result, a kernel's
-output patched up in PyTorch afterwards); and the shortcuts to the
+output patched up in PyTorch afterwards), an answer computed outside the kernel and copied into the
+output by one (its launches replayed on a second draw of the case written into the inputs); and the
+shortcuts to the
 package's answers (its functions reached through a module, a name, a dict, an integration,
 _torch_path, the checker's own cases and references)."""
 from __future__ import annotations
@@ -64,7 +66,58 @@ def _reset_combine(a1, b1, r1, a2, b2, r2):
 
 
 @triton.jit
-def _reset_scan_multiplied_carry(R, D, G, gamma, T, CHUNK: tl.constexpr):
+def _combine_swapped(a1, b1, a2, b2):  # the operands' order swapped: (a2, b2) applied first
+    return a1 * a2, b1 + a1 * b2
+
+
+@triton.jit
+def _combine_right(a1, b1, a2, b2):
+    return a2 * a1, b2 + a2 * b1
+
+
+@triton.jit
+def _chunked_variant(R, D, G, gamma, T, CHUNK: tl.constexpr, SWAPPED: tl.constexpr, CARRY_AT_END: tl.constexpr,
+                     CHUNK_OFF_BY_ONE: tl.constexpr):
+    """chunked_scan's solution with one of 00b's mistakes switched on."""
+    row = tl.program_id(0)
+    carry = 0.0
+    n_chunks = tl.cdiv(T, CHUNK)
+    for i in range(0, n_chunks):
+        c = n_chunks - 1 - i
+        if CHUNK_OFF_BY_ONE:
+            c = n_chunks - i  # one chunk past the end first, and chunk 0 never
+        t = c * CHUNK + tl.arange(0, CHUNK)
+        m = t < T
+        r = tl.load(R + row * T + t, mask=m, other=0.0)
+        done = tl.load(D + row * T + t, mask=m, other=0) != 0
+        a = tl.where(m, tl.where(done, 0.0, gamma), 1.0)
+        if SWAPPED:
+            a_s, b_s = tl.associative_scan((a, r), 0, _combine_swapped, reverse=True)
+        else:
+            a_s, b_s = tl.associative_scan((a, r), 0, _combine_right, reverse=True)
+        g = b_s + a_s * carry
+        tl.store(G + row * T + t, g, mask=m)
+        if CARRY_AT_END:
+            carry = tl.sum(tl.where(t == c * CHUNK + CHUNK - 1, g, 0.0), 0)  # the chunk's last step, not its first
+        else:
+            carry = tl.sum(tl.where(t == c * CHUNK, g, 0.0), 0)
+
+
+def _chunked_with(**mistake):
+    def chunked_scan(rewards, dones, gamma, chunk):
+        # zeros, not torch.empty: a student's torch.empty may hold anything, a freed right answer included, and
+        # the message (and whether the values fail before the store record does) would depend on it
+        out = torch.zeros_like(rewards)
+        flags = {**dict(SWAPPED=False, CARRY_AT_END=False, CHUNK_OFF_BY_ONE=False), **mistake}
+        _chunked_variant[(rewards.shape[0],)](rewards, dones, out, gamma, rewards.shape[1], CHUNK=chunk, **flags)
+        return out
+    return chunked_scan
+
+
+@triton.jit
+def _reset_scan_variant(R, D, G, gamma, T, CHUNK: tl.constexpr, CARRY_BY_PRODUCT: tl.constexpr,
+                        CARRY_READ: tl.constexpr, CARRY_MULTIPLIED: tl.constexpr):
+    """reset_scan's solution with one of 00b's mistakes switched on."""
     row = tl.program_id(0)
     carry = 0.0
     n_chunks = tl.cdiv(T, CHUNK)
@@ -75,15 +128,26 @@ def _reset_scan_multiplied_carry(R, D, G, gamma, T, CHUNK: tl.constexpr):
         r = tl.load(R + row * T + t, mask=m, other=0.0)
         done = (tl.load(D + row * T + t, mask=m, other=0) != 0) & m
         a_s, b_s, r_s = tl.associative_scan((tl.where(m, gamma, 1.0), r, done), 0, _reset_combine, reverse=True)
-        g = b_s + tl.where(r_s, 0.0, a_s) * carry  # 0 * NaN: a NaN carried in from a later chunk leaks
+        if CARRY_READ:
+            g = b_s + a_s * carry  # the carry read where the composed reset flag is set
+        elif CARRY_MULTIPLIED:
+            g = b_s + tl.where(r_s, 0.0, a_s) * carry  # 0 * NaN: a NaN carried in from a later chunk leaks
+        else:
+            g = tl.where(r_s, b_s, b_s + a_s * carry)
         tl.store(G + row * T + t, g, mask=m)
-        carry = tl.sum(tl.where(t == c * CHUNK, g, 0.0), 0)
+        if CARRY_BY_PRODUCT:
+            carry = tl.sum(g * (t == c * CHUNK), 0)  # one element picked by a product, not tl.where: 0 * NaN
+        else:
+            carry = tl.sum(tl.where(t == c * CHUNK, g, 0.0), 0)
 
 
-def _reset_scan_carry_multiplied(rewards, dones, gamma, chunk):
-    out = torch.empty_like(rewards)
-    _reset_scan_multiplied_carry[(rewards.shape[0],)](rewards, dones, out, gamma, rewards.shape[1], CHUNK=chunk)
-    return out
+def _reset_scan_with(**mistake):
+    def reset_scan(rewards, dones, gamma, chunk):
+        out = torch.empty_like(rewards)
+        flags = {**dict(CARRY_BY_PRODUCT=False, CARRY_READ=False, CARRY_MULTIPLIED=False), **mistake}
+        _reset_scan_variant[(rewards.shape[0],)](rewards, dones, out, gamma, rewards.shape[1], CHUNK=chunk, **flags)
+        return out
+    return reset_scan
 
 
 @triton.jit
@@ -160,10 +224,19 @@ def wrong_answers(name: str):
             ("no carry between chunks",
              lambda r, d, g, c: s(r, d | (torch.arange(r.shape[-1], device=d.device) % c == c - 1), g, c)),
             ("ignores dones", lambda r, d, g, c: s(r, no_flags(d), g, c)),
+            ("the carry taken at the chunk's last step (t == c * CHUNK + CHUNK - 1), not its first",
+             _chunked_with(CARRY_AT_END=True)),
+            ("the combine's operands in the wrong order ((a2, b2) applied first)", _chunked_with(SWAPPED=True)),
+            ("off by one in the reversed chunk index (c = n_chunks - i): chunk 0 never stored",
+             _chunked_with(CHUNK_OFF_BY_ONE=True)),
         ],
         "reset_scan": [
             ("multiplies by 0 (chunked_scan's arithmetic)", solution("chunked_scan")),
-            ("the carry multiplied by 0 at a reset, not selected away", _reset_scan_carry_multiplied),
+            ("the carry multiplied by 0 at a reset, not selected away", _reset_scan_with(CARRY_MULTIPLIED=True)),
+            ("the carry read where the composed reset flag is set (g = b + a * carry, no tl.where)",
+             _reset_scan_with(CARRY_READ=True)),
+            ("the carry picked by tl.sum(g * (t == c * CHUNK)), not tl.where: 0 * NaN",
+             _reset_scan_with(CARRY_BY_PRODUCT=True)),
         ],
         "strided_scan": [
             ("addresses as if contiguous, t * B + b", lambda r, d, g, c: s(r.as_strided(r.shape, (r.shape[1], 1)),
@@ -438,6 +511,14 @@ def _soft_no_entropy(X, offs, t, T, m, P):
 @triton.jit
 def _soft_same_step(X, offs, t, T, m, P):
     return _soft(X, offs, t, T, m, P, 0, 1.0)
+
+
+@triton.jit
+def _dual_clip_negated(X, offs, m, P):  # the objective returned, not the loss: every element's sign wrong
+    ratio = tl.load(X[0] + offs, mask=m, other=1.0)
+    adv = tl.load(X[1] + offs, mask=m, other=0.0)
+    obj = tl.minimum(ratio * adv, tl.minimum(tl.maximum(ratio, 1.0 - P[0]), 1.0 + P[0]) * adv)
+    return tl.where(adv < 0, tl.maximum(obj, P[1] * adv), obj)
 
 
 @triton.jit
@@ -1166,30 +1247,181 @@ def test_the_answer_must_be_what_the_student_s_kernel_wrote(name, what, fn, why)
 @pytest.mark.parametrize("fn, wrong", [(_td_filled_by_torch_then_a_launch, "8 of its 8"),
                                        (_td_filled_by_torch_then_half_a_kernel, "4 of its 8")])
 def test_a_result_poured_into_the_kernel_s_buffer_is_refused_as_compiled(monkeypatch, fn, wrong):
-    """Compiled, no tl.store is recorded: the check runs the student's last launch again on a NaN-filled
-    copy of the returned buffer, and the kernel itself must write the answer. Checked here under the
-    interpreter with its store record switched off (INTERPRET False: what a compiled check sees)."""
+    """Compiled, no tl.store is recorded: the check runs the student's launches again (on new inputs)
+    with the returned buffer replaced by a NaN-filled copy, and the kernel itself must write the
+    answer. Checked here under the interpreter with its store record switched off (INTERPRET False:
+    what a compiled check sees)."""
     monkeypatch.setattr(exercises, "INTERPRET", False)
     with pytest.raises(AssertionError, match=rf"^td_target_kernel, 8 elements: the tensor you returned was not written "
-                                             rf"by your kernel: run again on a NaN-filled copy of that buffer, your "
-                                             rf"kernel's launch left {wrong} elements different"):
+                                             rf"by your kernel: run again on new inputs with that buffer replaced by a "
+                                             rf"NaN-filled copy, your kernel's launches left {wrong} elements NaN"):
         exercises.check("td_target_kernel", fn)
-    for name in ("td_target_kernel", "two_stage_mean"):
-        assert exercises.check(name, solution(name)) is None  # every case re-run, poisoned: the solutions pass
+
+
+@pytest.mark.parametrize("name", ["td_target_kernel", "block_scan", "chunked_scan", "reset_scan", "gae_kernel",
+                                  "strided_scan", "two_stage_mean", "returns_autograd"])
+def test_every_solution_passes_the_replay_on_every_case_as_compiled(monkeypatch, name):
+    """Compiled, every case is replayed on new inputs (the NaN and inf cases, the transposed and sliced
+    views, the two launches of two_stage_mean, both passes of returns_autograd): the solutions pass.
+    Under the interpreter (test_solution_passes) only the cases of at most 256 elements are."""
+    monkeypatch.setattr(exercises, "INTERPRET", False)
+    assert exercises.check(name, solution(name)) is None
 
 
 def test_a_view_of_what_the_kernel_wrote_is_its_answer():
     """A view (a slice, .view(), .t()) of the buffer the kernel wrote is still the kernel's."""
     s = solution("td_target_kernel")
+    kernel = s.__globals__["_td_target"]
 
-    def wider_buffer(r, v, d, g):  # the kernel writes a buffer of 2n; the answer is its first half
-        return s(torch.cat([r, r]), torch.cat([v, v]), torch.cat([d, d]), g)[: r.numel()]
+    def wider_buffer(r, v, d, g):  # the kernel writes into a buffer of 2n; the answer is its first half
+        out, n = torch.empty(2 * r.numel(), dtype=r.dtype, device=r.device), r.numel()
+        kernel[(triton.cdiv(n, 128),)](r, v, d, out, g, n, BLOCK=128)
+        return out[:n]
 
     def reshaped(r, v, d, g):
         return s(r, v, d, g).view(1, -1).t().reshape(-1)
 
     assert exercises.check("td_target_kernel", wider_buffer) is None
     assert exercises.check("td_target_kernel", reshaped) is None
+
+
+# ---- The kernel computes it: its launches, run again on new inputs, must recompute the answer --------
+@triton.jit
+def _copy(SRC, OUT, n, BLOCK: tl.constexpr):  # the 3-line copy kernel
+    i = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(OUT + i, tl.load(SRC + i, mask=i < n), mask=i < n)
+
+
+@triton.jit
+def _copy_and_scan_zeros(SRC, OUT, n, BLOCK: tl.constexpr):  # a copy, and a tl.associative_scan of zeros beside it
+    i = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    zeros = tl.associative_scan(tl.zeros([BLOCK], tl.float32), 0, _add)
+    tl.store(OUT + i, tl.load(SRC + i, mask=i < n) + zeros, mask=i < n)
+
+
+@triton.jit
+def _copy_and_scan_zeros_with_the_views(SRC, OUT, R, D, n, BLOCK: tl.constexpr):  # R, D: received, never read
+    i = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    zeros = tl.associative_scan(tl.zeros([BLOCK], tl.float32), 0, _add)
+    tl.store(OUT + i, tl.load(SRC + i, mask=i < n) + zeros, mask=i < n)
+
+
+def _through(answer, kernel, block, *unused):
+    """``answer`` copied into a fresh buffer by the student's own kernel."""
+    answer = answer.contiguous()
+    out, n = torch.empty_like(answer), answer.numel()
+    kernel[(triton.cdiv(n, block),)](answer, out, *unused, n, BLOCK=block)
+    return out
+
+
+def _td_target_in_torch_through_a_copy_kernel(r, v, d, g):
+    return _through(r + torch.where(d, 0.0, g * v), _copy, 128)
+
+
+def _reset_scan_loop_through_a_copy_kernel(r, d, g, c):
+    return _through(_torch_returns(r, d, g), _copy_and_scan_zeros, c)
+
+
+def _gae_kernel_loop_through_a_copy_kernel(r, v, nv, d, g, lam, c):
+    delta = r + torch.where(d, 0.0, g * torch.where(d, 0.0, nv)) - v
+    return _through(_torch_returns(delta, d, g * lam), _copy_and_scan_zeros, c)
+
+
+def _strided_scan_loop_through_a_copy_kernel(r, d, g, c):  # the views passed to the kernel: read in place, unused
+    return _through(_torch_returns(r.t(), d.t(), g).t(), _copy_and_scan_zeros_with_the_views, c, r, d)
+
+
+def _two_stage_mean_in_torch_through_two_copies(x):
+    answer = x.double().mean()
+    partial, out = torch.empty(1, dtype=torch.float64, device=x.device), torch.empty((), device=x.device)
+    _copy[(1,)](answer, partial, 1, BLOCK=2)
+    _copy[(1,)](partial, out, 1, BLOCK=2)
+    return out
+
+
+@triton.jit
+def _passed_through(X, offs, t, T, m, P):  # the pairs (0 * y, y): y_t = y, whatever y is
+    y = tl.load(X[0] + offs, mask=m, other=0.0)
+    return 0.0 * y, y
+
+
+def _returns_autograd_loops_through_scan_hook(torch_forward=True, torch_backward=True):
+    class Returns(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, rewards, dones, gamma):
+            ctx.save_for_backward(dones)
+            ctx.gamma = gamma
+            if not torch_forward:
+                return exercises.scan_hook(_returns_fwd, (rewards, dones), (gamma,))
+            return exercises.scan_hook(_passed_through, (_torch_returns(rewards, dones, gamma),), ())
+
+        @staticmethod
+        def backward(ctx, grad):
+            if not torch_backward:
+                return solution_backward(ctx, grad), None, None
+            return exercises.scan_hook(_passed_through, (_torch_backward(ctx, grad),), (), reverse=False), None, None
+
+    return lambda r, d, g: Returns.apply(r, d, g)
+
+
+_STALE = (r"your kernel's launches, run again on new inputs, did not recompute the answer: the values came from "
+          r"outside the kernel \(the tensor you returned: \d+ of its \d+ elements wrong, the first at [^:]*: expected "
+          r"\S+ for the new inputs, got \S+, what it returned for the case's own inputs\)")
+_STALE_HOOK = (r"your Triton code's launches \(scan_hook with your prologues\), run again on new inputs, did not "
+               r"recompute the answer: the values came from outside the kernel \(the tensor you returned \({}\)")
+COPIED_THROUGH_A_KERNEL = [  # the answer in PyTorch or a Python loop, copied into the output by a kernel of theirs
+    ("td_target_kernel", "the answer in PyTorch, a 3-line copy kernel", _td_target_in_torch_through_a_copy_kernel,
+     _STALE),
+    ("reset_scan", "a Python loop with torch.where, a copy kernel that scans zeros",
+     _reset_scan_loop_through_a_copy_kernel, _STALE),
+    ("gae_kernel", "a Python loop with torch.where, a copy kernel that scans zeros",
+     _gae_kernel_loop_through_a_copy_kernel, _STALE),
+    ("strided_scan", "a Python loop, a copy kernel that scans zeros and receives the views unused",
+     _strided_scan_loop_through_a_copy_kernel, _STALE),
+    ("two_stage_mean", "x.double().mean(), then two copy launches", _two_stage_mean_in_torch_through_two_copies,
+     _STALE),
+    ("returns_autograd", "loops in PyTorch, fed to scan_hook through a prologue returning (0 * y, y)",
+     _returns_autograd_loops_through_scan_hook(), _STALE_HOOK.format(r"the returns G")),
+    ("returns_autograd", "the forward right, the backward's loop fed to scan_hook as (0 * g, g)",
+     _returns_autograd_loops_through_scan_hook(torch_forward=False), _STALE_HOOK.format(r"dL/drewards")),
+]
+
+
+@pytest.mark.parametrize("compiled", [False, True], ids=["interpreted", "as compiled"])
+@pytest.mark.parametrize("name,what,fn,why", COPIED_THROUGH_A_KERNEL,
+                         ids=[f"{m[0]}: {m[1]}" for m in COPIED_THROUGH_A_KERNEL])
+def test_an_answer_copied_through_a_kernel_is_refused(monkeypatch, compiled, name, what, fn, why):
+    """Right values, a kernel of the student's that stores every element (and runs a
+    tl.associative_scan, receives the inputs): all the earlier checks pass. Replayed on a second
+    draw of the case written into the inputs, the copy kernel returns the old answer: refused, on the
+    first case, interpreted and as compiled (INTERPRET False: no store record, every case replayed)."""
+    monkeypatch.setattr(exercises, "INTERPRET", not compiled and exercises.INTERPRET)
+    for seed in (None, 3):
+        with pytest.raises(AssertionError, match=rf"^{name}, [^:]*: {why}"):
+            exercises.check(name, fn, seed=seed)
+
+
+def test_the_replay_puts_the_inputs_back_and_refreshes_copies_of_them():
+    """The replay writes the new draw into the student's inputs in place and puts them back after;
+    a copy of an input made before the launch (.clone(), .double()) is the input too: a right
+    kernel that reads copies passes."""
+    s = solution("td_target_kernel")
+    seen = []
+
+    def keeps_its_inputs(r, v, d, g):
+        seen.append([(x, x.clone()) for x in (r, v, d)])
+        return s(r, v, d, g)
+
+    def reads_copies(r, v, d, g):
+        out = torch.empty_like(r)
+        s.__globals__["_td_target"][(triton.cdiv(r.numel(), 128),)](r.clone(), v.double(), d.clone(), out, g,
+                                                                    r.numel(), BLOCK=128)
+        return out
+
+    assert exercises.check("td_target_kernel", keeps_its_inputs) is None
+    assert len(seen) == len(exercises.cases("td_target_kernel"))
+    assert all(torch.equal(torch.nan_to_num(x), torch.nan_to_num(before)) for case in seen for x, before in case)
+    assert exercises.check("td_target_kernel", reads_copies) is None
 
 
 PROVENANCE = ["td_target_kernel", "block_scan", "chunked_scan", "reset_scan", "gae_kernel", "strided_scan",
@@ -1283,8 +1515,12 @@ def test_the_expected_values_are_not_in_the_checker_s_frames():
 
 # ---- Hints: each part said only where it is true of the failing step --------------------------------
 def _failure(name, fn):
+    return _failure_seeded(name, fn, None)
+
+
+def _failure_seeded(name, fn, seed):
     with pytest.raises(AssertionError) as e:
-        exercises.check(name, fn)
+        exercises.check(name, fn, seed=seed)
     return str(e.value)
 
 
@@ -1352,6 +1588,57 @@ def test_the_padding_hint_only_where_padding_follows_the_last_step():
     s = solution("block_scan")
     msg = _failure("block_scan", lambda r, d, g, v: s(r, not_at_the_end(d), g, v))
     assert "T=64" in msg and "an episode end at the window's last step" in msg and "padding" not in msg, msg
+
+
+def test_matrix_compose_names_the_order_where_a_is_right_and_b_wrong():
+    order = "Hint: A is right, the b part is wrong: is q applied first?"
+    for seed in (None, 3):
+        for fn in (lambda p, q: (q[0] @ p[0], q[1] + q[0] @ p[1]),  # p first, then q (A commutes at n = 1)
+                   lambda p, q: (p[0] @ q[0], p[1] + q[0] @ q[1])):  # b1 + A2 b2
+            msg = _failure_seeded("matrix_compose", fn, seed)
+            assert "result 1 (b)" in msg and order in msg, msg
+    msg = _failure("matrix_compose", lambda p, q: (q[0] @ p[0] + 1.0, p[1] + p[0] @ q[1]))  # A wrong: not said
+    assert "result 0 (A)" in msg and order not in msg, msg
+
+
+def test_dual_clip_says_which_side_of_the_advantage_is_wrong():
+    msg = _failure("dual_clip", _dual_clip_both)
+    assert "positive advantages" in msg and "for A ≥ 0 the dual clip must not apply" in msg, msg
+    assert "Every element" not in msg, msg
+    msg = _failure("dual_clip", _plain_ppo)
+    assert "negative advantages" in msg and "for A < 0 the dual clip applies" in msg, msg
+    msg = _failure("dual_clip", _dual_clip_negated)  # every element wrong, not by the dual clip: no side named
+    assert "dual clip" not in msg.split("Hint:")[1] and "Every element is wrong" in msg, msg
+
+
+def test_reset_scan_says_the_carry_is_not_read_where_the_composed_reset_flag_is_set():
+    for seed in (None, 3):
+        msg = _failure_seeded("reset_scan", _reset_scan_with(CARRY_READ=True), seed)
+        assert "within and across chunks" in msg and "where the composed reset flag is set, G_t must not read the " \
+            "carry" in msg, msg
+    msg = _failure("reset_scan", solution("chunked_scan"))  # one chunk: no carry, not said
+    assert "one chunk" in msg and "composed reset flag" not in msg, msg
+
+
+def test_a_chunk_never_stored_is_said_under_the_values():
+    msg = _failure("chunked_scan", _chunked_with(CHUNK_OFF_BY_ONE=True))
+    if exercises.INTERPRET:
+        assert "(And your kernel's tl.store calls wrote only 0 of the 10 elements of the tensor you returned (10 " \
+            "never stored, the first at index (0, 0))" in msg, msg
+    msg = _failure("chunked_scan", _chunked_with(SWAPPED=True))
+    assert "never stored" not in msg and "the order in which it applies the two maps" in msg, msg
+
+
+SCAN_HOOK_EXERCISES = ["transposed_scan", "returns_autograd", "q_lambda", "retrace", "vtrace_pg", "soft_lambda_targets"]
+
+
+def test_every_scan_hook_task_says_the_harness_has_no_reset():
+    """scan_hook scans pairs (a, b) without a reset flag: each task run through it says so plainly."""
+    for name in SCAN_HOOK_EXERCISES:
+        assert "This harness has no reset: a = 0 ends the trace; select NaN-able inputs away in b." in \
+            " ".join(exercises.task(name).split()), name
+    for name in set(exercises.names()) - set(SCAN_HOOK_EXERCISES):
+        assert "This harness has no reset" not in exercises.task(name), name
 
 
 def test_a_nan_at_an_episode_end_says_select_not_multiply_for_numpy_code():

@@ -114,7 +114,10 @@ def test_grades(graded):
         ("dave", "matrix_compose"): "not attempted",       # named by the file: notebook 00's exercise
     }, rows
     assert len(rows) == len(g)  # the checkpoint copy is not a notebook of its own
+    seeds = {r["seed"] for r in rows}  # no --seed, no --fixed: one seed drawn for the run, in every row
+    assert len(seeds) == 1 and seeds.pop().isdigit(), rows
     assert g["alice", "gae_pairs"][1].startswith("gae_pairs, ")  # the checker's message: the case that failed
+    assert f"(seed={rows[0]['seed']})" in g["alice", "gae_pairs"][1]  # on the unseen cases of that seed
     assert "NotImplementedError" in g["alice", "vtrace_floor_bytes"][1]
     assert "still None" in g["alice", "q_lambda"][1]
     assert "within 3 s" in g["bob", "matrix_compose"][1]
@@ -185,11 +188,43 @@ def _grade_script(*argv, env=None):
 
 def test_usage_errors(tmp_path, capsys):
     for argv in ([], [str(tmp_path / "missing.ipynb")], [str(tmp_path)], ["--seed", "-1", str(tmp_path)],
-                 [str(Path(__file__))]):
+                 [str(Path(__file__))], ["--seed", "3", "--fixed", str(tmp_path)]):
         with pytest.raises(SystemExit) as e:
             grade.main(argv)
         assert e.value.code == 2, argv
     capsys.readouterr()
+
+
+WRONG_COMPOSE = "def matrix_compose(p, q):\n    (A1, b1), (A2, b2) = p, q\n    return A2 @ A1, b2 + A2 @ b1\n"
+
+
+def test_unseen_cases_by_default_from_a_seed_in_the_csv(tmp_path, capsys):
+    """Without --seed, a run draws its own seed: the CSV's seed column and the printed line say which,
+    and the failing case's name carries it; --seed S grades those cases again; --fixed grades on the
+    notebooks' own cases (seed column "fixed"). --help says so."""
+    nb = _notebook(tmp_path / "frank.ipynb", WRONG_COMPOSE)
+
+    def run(*argv):
+        out = tmp_path / "g.csv"
+        assert grade.main(["--out", str(out), "-q", *argv, str(nb)]) == 0
+        with open(out, newline="") as f:
+            (row,) = list(csv.DictReader(f))
+        return row, capsys.readouterr().out
+
+    row, printed = run()
+    seed = row["seed"]
+    assert seed.isdigit() and 0 <= int(seed) < grade.SEEDS and row["status"] == "wrong", row
+    assert f"(seed={seed})" in row["message"], row
+    assert f"cases drawn from seed {seed} (drawn for this run: --seed {seed} grades the same cases again)" in printed
+    again, printed = run("--seed", seed)
+    assert again["seed"] == seed and again["message"] == row["message"], (row, again)
+    assert "drawn for this run" not in printed
+    fixed, printed = run("--fixed")
+    assert fixed["seed"] == "fixed" and "(seed=" not in fixed["message"] and "fixed cases" in printed, fixed
+    assert len({grade.draw_seed() for _ in range(4)}) > 1  # a fresh seed each run
+    help_text = " ".join(grade._parser().format_help().split())
+    assert "--fixed" in help_text and "default: a seed drawn for this run" in help_text, help_text
+    assert "On unseen cases, by default" in grade.__doc__
 
 
 def test_grading_is_in_the_interpreter_unless_compiled(tmp_path, monkeypatch, capsys):

@@ -1,7 +1,15 @@
 #!/usr/bin/env python
 """Grade students' notebooks with the exercises' own checkers (``rltriton_lite.exercises``).
 
-    python tools/grade.py [--seed S] [--out grades.csv] [--compiled] STUDENT_NOTEBOOK_OR_FOLDER...
+    python tools/grade.py [--seed S | --fixed] [--out grades.csv] [--compiled] STUDENT_NOTEBOOK_OR_FOLDER...
+
+**On unseen cases, by default**: each run draws a fresh seed (an int from 0 to 999999) and checks
+every exercise with ``exercises.check(name, fn, seed=S)``, cases of the same structure as the
+notebooks' but with other values, sizes and positions, which the students never saw; the seed is
+written into the CSV (its ``seed`` column) and printed, and ``--seed S`` grades the same cases again
+(to reproduce a verdict, or to grade a second batch like the first). ``--fixed`` grades on the
+fixed cases the notebooks show instead (the students' own checks: practice, not grading; the
+``seed`` column then reads ``fixed``).
 
 **In the Triton interpreter, by default**, on a GPU machine too: grade.py sets
 ``TRITON_INTERPRET=1`` before torch, Triton or the package is imported, and the notebooks' processes
@@ -15,14 +23,15 @@ GPU): faster, but those checks are then skipped or done from the kernels' code. 
 should run their checks under ``TRITON_INTERPRET=1`` before they hand in.
 
 Writes one CSV row per (student, notebook, exercise): ``student, notebook, exercise, status,
-message, source``, the status one of ``correct``, ``wrong`` (the checker's verdict: a wrong
+message, source, seed``, the status one of ``correct``, ``wrong`` (the checker's verdict: a wrong
 value, what the task requires not done, such as no Triton kernel of the student's launched, or
 a package answer called), ``not attempted`` (the starter is untouched: it raises
 ``NotImplementedError``, is still ``None``, or the notebook does not define the name), ``error``
 (the function raised, did not compile, or its cell did not run) or ``timeout``, the message the
-first line of what the checker said, and source the file that keeps the graded code for review
-(below). Prints a summary per student and per exercise. The exit code is 0 whatever the students
-scored; 2 on a usage error (no such file, no notebook found, a bad option).
+first line of what the checker said, source the file that keeps the graded code for review
+(below), and seed the cases' seed (``fixed`` with ``--fixed``). Prints a summary per student and
+per exercise. The exit code is 0 whatever the students scored; 2 on a usage error (no such file, no
+notebook found, a bad option, ``--seed`` with ``--fixed``).
 
 **Students.** A notebook given as a file is one student, named by the file's name without
 ``.ipynb``. A folder is searched recursively for ``*.ipynb`` (hidden folders and
@@ -58,8 +67,8 @@ An exercise whose defining cell raised and left the name undefined or the starte
 processes it started) and a fresh one runs the cells again and checks the remaining exercises; cells
 past theirs make every exercise of the notebook a ``timeout``. A process that dies (a crash, out of
 memory) makes the exercise being checked an ``error``, and the rest are checked in a fresh one.
-``--seed S`` (an int >= 0) checks with cases drawn from S, which the notebooks never showed; without
-it, the fixed cases that the notebooks show. ``--jobs N`` grades N notebooks at a time.
+``--seed S`` (an int >= 0) checks with cases drawn from S; without it, from a seed drawn for the run
+(above); ``--fixed``, the fixed cases that the notebooks show. ``--jobs N`` grades N notebooks at a time.
 ``--log-dir DIR`` keeps what each notebook printed (``DIR/<student>__<notebook>.log``).
 
 **Sources, for review.** Next to the CSV, the folder ``<csv stem>-sources/`` (replaced on each
@@ -70,12 +79,14 @@ defining cell where that cannot be read. The CSV's ``source`` column names the f
 notebook of one student with the same exercise gets ``<exercise>-<notebook stem>.py`` (then
 ``-2``, ``-3`` ...).
 
-**What a verdict means.** ``correct``: the values are right on every case and the checker's
-requirements hold (a kernel exercise launched a ``@triton.jit`` kernel of the student's own and
-returned what that kernel wrote, a scan ran ``tl.associative_scan``, a hook is a ``@triton.jit``
-function, the package's own answers were not called: ``rltriton_lite.exercises``' doc lists them). It does not prove the student wrote
-the code: a checker runs in the student's process and code written to defeat it can (read the
-checker's frames, unpatch it); the sources are there to spot-check.
+**What a verdict means.** ``correct``: the values are right on every case (unseen ones unless
+``--fixed``) and the checker's requirements hold (a kernel exercise launched a ``@triton.jit``
+kernel of the student's own and returned what that kernel wrote, and its launches, run again on a
+second draw of the case written into the inputs, recomputed the answer; a scan ran
+``tl.associative_scan``, a hook is a ``@triton.jit`` function, the package's own answers were not
+called: ``rltriton_lite.exercises``' doc lists them). It does not prove the student wrote the code:
+a checker runs in the student's process and code written to defeat it can (read the checker's
+frames, unpatch it); the sources are there to spot-check.
 
 **Trust.** The students' code runs with your permissions, in the process that checks it: the
 grader survives accidents (an infinite loop, a crash, a broken cell), not a notebook written to
@@ -90,6 +101,7 @@ import collections
 import csv
 import os
 import re
+import secrets
 import shutil
 import signal
 import sys
@@ -99,6 +111,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 STATUSES = ("correct", "wrong", "not attempted", "error", "timeout")
+SEEDS = 1_000_000  # a run's own seed is drawn from 0 .. SEEDS - 1 (short enough to type back as --seed)
 ROOT = Path(__file__).resolve().parent.parent
 MESSAGE_CHARS = 500
 
@@ -657,13 +670,27 @@ def summary(rows) -> str:
             + _table("exercise", by_exercise, list(dict.fromkeys(r[2] or "(unreadable)" for r in rows))))
 
 
+def draw_seed() -> int:
+    """A seed for one run: the grading's cases, unseen by the students (the module's doc)."""
+    return secrets.randbelow(SEEDS)
+
+
 def _parser():
-    p = argparse.ArgumentParser(prog="grade.py", description=__doc__.split("\n\n")[0],
-                                epilog="The rules (the interpreter by default, students, exercises, cells, time limits, the sources kept for "
-                                       "review, what a verdict means): the module's docstring.")
+    p = argparse.ArgumentParser(prog="grade.py", description=__doc__.split("\n\n")[0] + " By default on unseen "
+                                "cases, drawn from a seed of the run's own (written into the CSV; --seed S to "
+                                "reproduce, --fixed for the notebooks' own cases).",
+                                epilog="The rules (unseen cases and the interpreter by default, students, exercises, "
+                                       "cells, time limits, the sources kept for review, what a verdict means): the "
+                                       "module's docstring.")
     p.add_argument("paths", nargs="+", metavar="STUDENT_NOTEBOOK_OR_FOLDER")
-    p.add_argument("--seed", type=int, default=None, help="draw unseen cases from this int >= 0 (default: the "
-                                                          "notebooks' fixed cases)")
+    which = p.add_mutually_exclusive_group()
+    which.add_argument("--seed", type=int, default=None,
+                       help="draw the unseen cases from this int >= 0 (default: a seed drawn for this run, from 0 to "
+                            "999999, written into the CSV's seed column and printed: --seed with it grades the same "
+                            "cases again)")
+    which.add_argument("--fixed", action="store_true",
+                       help="grade on the fixed cases the notebooks show (the students' own checks) instead of unseen "
+                            "ones; the CSV's seed column reads 'fixed'")
     p.add_argument("--out", default="grades.csv", help="the CSV to write (default grades.csv); each graded "
                                                           "function's source goes to the folder <csv stem>-sources/ "
                                                           "beside it (<student>/<exercise>.py), for review")
@@ -720,8 +747,9 @@ def main(argv=None) -> int:
     import nbformat  # noqa: F401
     from IPython.core.interactiveshell import InteractiveShell  # noqa: F401
 
+    seed = None if args.fixed else args.seed if args.seed is not None else draw_seed()
     progress = (lambda line: None) if args.quiet else (lambda line: print(line, file=sys.stderr, flush=True))
-    grader = Grader(seed=args.seed, timeout=args.timeout, setup_timeout=args.setup_timeout, jobs=args.jobs,
+    grader = Grader(seed=seed, timeout=args.timeout, setup_timeout=args.setup_timeout, jobs=args.jobs,
                     log_dir=args.log_dir, progress=progress)
     t0 = time.monotonic()
     rows = grader.grade(students)
@@ -729,14 +757,16 @@ def main(argv=None) -> int:
     sources = write_sources(out.parent / f"{out.stem}-sources", grader.graded)
     with open(args.out, "w", newline="") as f:
         w = csv.writer(f)
-        w.writerow(["student", "notebook", "exercise", "status", "message", "source"])
+        w.writerow(["student", "notebook", "exercise", "status", "message", "source", "seed"])
         for row in rows:
             path = sources.get((row[0], row[1], row[2]))
-            w.writerow([*row, path.relative_to(out.parent).as_posix() if path else ""])
+            w.writerow([*row, path.relative_to(out.parent).as_posix() if path else "",
+                        "fixed" if seed is None else seed])
     notebooks = len({r[1] for r in rows})
     print(f"{len({r[0] for r in rows})} students, {notebooks} notebooks with exercises "
           f"(of {len(students)} found), {len(rows)} grades, "
-          + ("the notebooks' fixed cases" if args.seed is None else f"cases drawn from seed {args.seed}")
+          + ("the notebooks' fixed cases (--fixed)" if seed is None else f"cases drawn from seed {seed}"
+             + (f" (drawn for this run: --seed {seed} grades the same cases again)" if args.seed is None else ""))
           + (", compiled kernels" if args.compiled else ", in the Triton interpreter")
           + f", {time.monotonic() - t0:.0f} s -> {args.out}\n")
     if rows:
