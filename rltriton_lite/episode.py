@@ -13,7 +13,8 @@ import torch
 
 from . import _checks, masks
 from ._triton import jit, tl
-from .plan import Plan, bounded, call_key, use_triton
+from .config import current
+from .plan import Plan, bounded, call_key, splits_time, use_triton
 from .tile import coef, load, load_and_step, load_flag, load_mask, store
 
 # Slots of the inputs X (and of their strides SX)
@@ -206,25 +207,30 @@ def prepare(kind, rewards, values, next_values, bootstrap_value, gamma, lambda_,
     return without_masked_steps(p, use_kernel), use_kernel
 
 
-def kernel_alone(p, use_kernel: bool) -> bool:
-    """Whether the problem ``p`` (a NamedTuple of tensors, tuples of them and numbers) runs its
-    forward kernel alone: no gradient to keep for, no torch.compile trace (``_ops.Kernels``)."""
-    if not use_kernel or torch.compiler.is_compiling():
+def looks_ahead(use_kernel: bool, x: torch.Tensor, time_dim: int, itemsize: int, tensors) -> bool:
+    """Whether a masked call's forward kernel looks ahead itself (``ahead_hook``): it runs alone (no
+    input in ``tensors`` needs a gradient, so no backward reads the ends; no torch.compile trace)
+    and walks whole rows (the time split's segments would need what lies after them first); else
+    masks.py derives the look-ahead as tensors. ``x``: an input of the problem's shape."""
+    if not use_kernel or torch.compiler.is_compiling() or not current().look_ahead:
         return False
-    return not torch.is_grad_enabled() or not any(
-        x.requires_grad if isinstance(x, torch.Tensor) else type(x) is tuple and any(
-            isinstance(y, torch.Tensor) and y.requires_grad for y in x) for x in p)
+    if torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in tensors):
+        return False
+    _, T, n_rows = _checks.problem(x, time_dim)
+    return not splits_time(n_rows, T, itemsize, x.device)
 
 
 def without_masked_steps(p: Problem, use_kernel: bool, open_rows=None, look_ahead=True) -> Problem:
-    """Masked steps as if deleted: the forward kernel looks ahead itself (``ahead_hook``) when it runs
-    alone (no gradient, no trace, ``look_ahead``); else, derived by masks.py, the window's ends as
+    """Masked steps as if deleted: the forward kernel looks ahead itself (``ahead_hook``) where
+    ``looks_ahead`` says so (and ``look_ahead``); else, derived by masks.py, the window's ends as
     truncations and, where the call reads values[t+1], the next unmasked step's value as
     next_values (``open_rows``: the rows a window of distributed.py hands on after its end),
     which the backward reads too."""
     if p.mask is None:
         return p
-    if look_ahead and kernel_alone(p, use_kernel):
+    if look_ahead and looks_ahead(use_kernel, p.rewards, p.time_dim, _checks.result_dtype(
+            p.rewards, p.values, p.next_values).itemsize, (p.rewards, p.values, p.next_values, p.bootstrap_value,
+                                                          p.gamma, p.lambda_, p.log_rhos, p.carry)):
         return p._replace(look_ahead=True)
     derive = p.next_values is None and p.kind != "td_lambda"  # (td_lambda takes V(s_{t+1}) per step)
     truncated, derived = masks.without_masked_steps(

@@ -52,6 +52,7 @@ def _sm_count(device_index: int) -> int:
     return torch.cuda.get_device_properties(device_index).multi_processor_count
 
 
+@functools.lru_cache(maxsize=4096)
 def _plan(n_rows: int, T: int, time_contiguous: bool, itemsize: int, device: torch.device, cfg: Config):
     """Tile, warps, stages, vector, grid and time split of a launch: a pure function of its
     arguments (``_Scan`` keeps it).
@@ -77,6 +78,12 @@ def _plan(n_rows: int, T: int, time_contiguous: bool, itemsize: int, device: tor
         seg = _checks.cdiv(n_chunks, min(n_chunks, _checks.cdiv(4 * want, n_programs)))
         n_seg = _checks.cdiv(n_chunks, seg)
     return rows, block, num_warps, stages, vec, _checks.cdiv(n_rows, rows), n_seg, seg
+
+
+def splits_time(n_rows: int, T: int, itemsize: int, device: torch.device) -> bool:
+    """Whether a scan of ``n_rows`` rows of ``T`` steps (outputs of ``itemsize`` bytes) splits time
+    (the split depends on the problem, never on the layout)."""
+    return _plan(n_rows, T, True, itemsize, device, current())[6] > 1
 
 
 def unzip(items):
@@ -246,6 +253,8 @@ class _Scan:
         self.summarize = Launch(_scan_kernel, grid, meta + (False, ahead), num_warps, (6,))
         self.compose = Launch(_scan_kernel, grid, meta + (True, ahead), num_warps, (3, 7))
         self.n_rows, self.T, self.acc_dtype, self.compose_max, self.device = n_rows, T, acc_dtype, cfg.compose, device
+        if ahead is not None and self.n_seg > 1:
+            raise ValueError("a look-ahead scans whole rows: a time split derives it first (episode.looks_ahead)")
 
     def __call__(self, X, SX, P, O, SO, initial=None, end=None):
         """Launch the scan over the tensors ``X`` (strides ``SX``) into ``O`` (``SO``)."""

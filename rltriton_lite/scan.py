@@ -159,30 +159,6 @@ def _look_ahead(X, SX, P, row, t, m, T, v_seen, f_seen, AHEAD: tl.constexpr, ACC
 
 
 @jit
-def _seen_after(X, SX, P, row, m_r, t_end, T, AHEAD: tl.constexpr, ACC: tl.constexpr, ROWS: tl.constexpr,
-                BLOCK: tl.constexpr):
-    """``_look_ahead``'s (value, found) entering a segment of a time split that ends at ``t_end``:
-    the first present step at or after ``t_end``, searched chunk by chunk until every row has one
-    (usually the first chunk) or the row ends."""
-    o_t = tl.arange(0, BLOCK)[None, None, :]
-    v_seen = tl.zeros([ROWS], ACC)
-    f_seen = tl.zeros([ROWS], ACC)
-    start = t_end
-    while (start < T) & (tl.min(tl.where(m_r, f_seen, 1.0), axis=0) == 0.0):
-        t = (start + o_t).to(tl.int64)
-        m = m_r[:, None, None] & (t < T)
-        present, value = AHEAD(X, SX, P, row, t, m, T, ACC)
-        present = present & m
-        first = tl.min(tl.where(present, t, T), axis=2)  # [ROWS, 1]
-        v_first = tl.sum(tl.where(t == first[:, :, None], value, 0.0).to(ACC), axis=2)
-        new = (f_seen == 0.0) & (tl.reshape(first, [ROWS]) < T)
-        v_seen = tl.where(new, tl.reshape(v_first, [ROWS]), v_seen)
-        f_seen = tl.where(new, 1.0, f_seen)
-        start += BLOCK
-    return v_seen, f_seen
-
-
-@jit
 def _walk(X, SX, P, O, SO, row, m_r, carry, k_start, k_end, n_chunks, T,
           PROLOGUE: tl.constexpr, EPILOGUE: tl.constexpr, REVERSE: tl.constexpr, ACC: tl.constexpr,
           ROWS: tl.constexpr, BLOCK: tl.constexpr, V: tl.constexpr, STAGES: tl.constexpr,
@@ -191,7 +167,8 @@ def _walk(X, SX, P, O, SO, row, m_r, carry, k_start, k_end, n_chunks, T,
 
     SUMMARIZE: return the chunks' composed map (a, b, reset) and write nothing (the prologue
     alone); else write the outputs through the epilogue and return the carry after the last chunk.
-    AHEAD (a hook, or None): the prologue also gets ``_look_ahead``'s (value, found) per step.
+    AHEAD (a hook, or None; whole rows only): the prologue also gets ``_look_ahead``'s (value,
+    found) per step.
     """
     # A chunk is a [ROWS, NV, V] tile: NV vectors of V steps, the vectors in scan order along axis
     # 1 and the steps of a vector ascending in time along axis 2, aligned to the row's start (one
@@ -204,10 +181,10 @@ def _walk(X, SX, P, O, SO, row, m_r, carry, k_start, k_end, n_chunks, T,
         s_a = tl.full([ROWS], 1.0, ACC)
         s_b = tl.zeros([ROWS], ACC)
         s_r = m_r & False
-    if AHEAD is not None:  # (a reverse scan's look-ahead: the steps after this segment)
+    if AHEAD is not None:  # a reverse scan of whole rows (a time split derives the look-ahead first)
         tl.static_assert(REVERSE, "a look-ahead runs in reverse scans")
-        # the segment ends (in time) where its first chunk in scan order does
-        v_seen, f_seen = _seen_after(X, SX, P, row, m_r, (n_chunks - k_start) * BLOCK, T, AHEAD, ACC, ROWS, BLOCK)
+        v_seen = tl.zeros([ROWS], ACC)
+        f_seen = tl.zeros([ROWS], ACC)
     for k in tl.range(k_start, k_end, num_stages=STAGES):
         if REVERSE:
             c = n_chunks - 1 - k
@@ -287,7 +264,7 @@ def _scan_kernel(
     BLOCK_S: tl.constexpr,  # segments' maps composed at once (COMPOSE)
     COMPOSE: tl.constexpr,  # the second launch of a two-launch split: compose the maps SUMMARY holds
                             # for the segments before this one, then scan with the epilogue
-    AHEAD: tl.constexpr = None,  # jit fn: inputs at t -> (present, value), for the prologue's look-ahead
+    AHEAD: tl.constexpr = None,  # jit fn: inputs at t -> (present, value), the prologue's look-ahead (no split)
 ):
     n_seg = tl.num_programs(1)
     pid = tl.program_id(0)

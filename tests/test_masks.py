@@ -11,6 +11,7 @@ import torch
 import rltriton_lite as rl
 from rltriton_lite import config, reference
 from rltriton_lite import masks as masks_module
+from rltriton_lite.masks import without_masked_steps
 from rltriton_lite.config import Config
 
 from conftest import DEVICE
@@ -210,45 +211,43 @@ def test_a_call_of_a_known_signature_reads_its_own_mask(name, dtype, tol):
             assert (out[i][~keep] == 0).all()
 
 
-LOOK_AHEAD_PLANS = {  # chunks of 16 steps: rows of several chunks, walked whole or split in time
-    "whole rows": Config(max_block_t=16),
-    "time split": Config(max_block_t=16, wide_block=16, min_programs=1 << 20, split_min_chunks=2),
-    "time split, carries scanned": Config(max_block_t=16, wide_block=16, min_programs=1 << 20, split_min_chunks=2,
-                                          compose=2),
+LOOK_AHEAD_PLANS = {  # chunks of 16 steps: rows of several chunks, walked whole (in chunks of 16 or wide ones) or split
+    "whole rows": (Config(max_block_t=16), True),
+    "wide chunks": (Config(max_block_t=32, wide_block=32, min_programs=1 << 20), True),
+    "time split": (Config(max_block_t=16, wide_block=16, min_programs=1 << 20, split_min_chunks=2), False),
+    "look_ahead=False": (Config(max_block_t=16, look_ahead=False), False),
 }
 
 
-@pytest.mark.parametrize("plan", LOOK_AHEAD_PLANS)
-@pytest.mark.parametrize("name", list(ALGORITHMS))
+@pytest.mark.parametrize("name,plan", [(n, "whole rows") for n in ALGORITHMS] + [
+    ("gae", p) for p in LOOK_AHEAD_PLANS if p != "whole rows"])
 def test_without_gradients_the_kernel_looks_ahead_itself(name, plan, monkeypatch):
     """With no gradient to compute, one launch: the estimator's kernel finds each step's next
-    unmasked step itself (``scan._look_ahead``, across chunks and a time split's segments), so
-    masks.py derives nothing. The outputs equal those of the call with gradients (which derives
-    them) and of each row with its masked steps deleted."""
+    unmasked step itself (``scan._look_ahead``, across chunks), and masks.py derives nothing; a
+    time split (or ``Config(look_ahead=False)``) derives first. The outputs equal those of the
+    call with gradients, which derives (and equals the rows with their masked steps deleted:
+    test_a_masked_step_is_as_if_deleted)."""
+    cfg, looks = LOOK_AHEAD_PLANS[plan]
     rng = np.random.default_rng(sum(map(ord, name + plan)))
-    B, T = len(PATTERNS) + 2, 70
+    B, T = len(PATTERNS) + 2, 41
     masks = np.stack([_mask(p, T, rng) for p in PATTERNS] + [np.arange(T) < 3, np.arange(T) >= T - 2])
     x = _inputs(name, rng, B, T, masks)
-    call = ALGORITHMS[name][0]
-    with config.using(LOOK_AHEAD_PLANS[plan]):
+    derived_calls = []
+
+    def derive(*args, **kwargs):
+        derived_calls.append(1)
+        return without_masked_steps(*args, **kwargs)
+
+    with config.using(cfg):
         derived, _ = _run(name, x, masks, "triton", _weights(B, T))
         t = _tensors(x, ())
         with monkeypatch.context() as m:
-            m.setattr(masks_module, "without_masked_steps", _refused)
-            got = [o.cpu().numpy() for o in _outputs(call(t, terminated=t["terminated"], backend="triton",
-                                                          mask=torch.tensor(masks, device=DEVICE)))]
+            m.setattr(masks_module, "without_masked_steps", derive)
+            got = _outputs(ALGORITHMS[name][0](t, terminated=t["terminated"], backend="triton",
+                                               mask=torch.tensor(masks, device=DEVICE)))
+    assert bool(derived_calls) != looks, f"{plan}: the look-ahead {'derived' if looks else 'was not derived'}"
+    assert len(got) == len(derived)
     for o, e in zip(got, derived):
+        o = o.cpu().numpy()
         np.testing.assert_allclose(o, e, rtol=1e-12, atol=1e-12, err_msg=f"{name}: look-ahead vs derived")
-    for i in range(B):
-        keep = masks[i]
-        for o in got:
-            assert (o[i][~keep] == 0).all(), (name, i, "a masked step's output is not 0")
-        if keep.any():
-            row = {k: (v[i][keep][None] if np.ndim(v) == 2 else v[i:i + 1]) for k, v in x.items()}
-            t_row = _tensors(row, ())
-            for o, e in zip(got, _outputs(call(t_row, terminated=t_row["terminated"], backend="triton"))):
-                np.testing.assert_allclose(o[i][keep], e[0].cpu().numpy(), rtol=1e-10, atol=1e-10, err_msg=f"{name}, row {i}")
-
-
-def _refused(*args, **kwargs):
-    raise AssertionError("a call without gradients derived the mask's flags with a second launch")
+        assert (o[~masks] == 0).all(), (name, "a masked step's output is not 0")

@@ -2,9 +2,10 @@
 call (back-to-back calls, one sync, configs interleaved in rounds) and GPU time (CUDA-graph
 replay) at LLM-token shapes, beside the γ = λ = 1 cumsum shortcut (bench.token_cumsum).
 
-    PYTHONPATH=$PWD python tools/token_probe.py > $OUT/token_probe.txt
+    PYTHONPATH=$PWD python tools/token_probe.py [BxT ...] > $OUT/token_probe.txt
 """
 import statistics
+import sys
 
 import torch
 
@@ -14,7 +15,8 @@ from rltriton_lite.config import Config, using
 
 SHAPES = [(256, 1024), (256, 4096), (128, 8192), (64, 16384), (64, 32768), (32, 32768), (16, 65536), (8, 131072),
           (4, 1048576)]
-CONFIGS = {"default": Config(), "split": Config(split_min_chunks=2), "wide": Config(split_min_chunks=1 << 30)}
+CONFIGS = {"default": Config(), "split": Config(split_min_chunks=2), "wide": Config(split_min_chunks=1 << 30),
+           "derived": Config(look_ahead=False)}  # (derived: a mask's look-ahead by masks.py's launch first)
 
 
 def wall_us(fn, n):
@@ -32,7 +34,7 @@ def under(cfg, fn):
 
 print(f"{torch.cuda.get_device_name()}, torch {torch.__version__}; gae float32 γ=0.99 λ=0.95, µs per call "
       "(wall: median of 9 interleaved rounds; GPU: CUDA-graph replay)")
-for B, T in SHAPES:
+for B, T in [tuple(map(int, a.split("x"))) for a in sys.argv[1:]] or SHAPES:
     r, v, m = token_inputs(B, T, "cuda")
     cands = {"cumsum": lambda: token_cumsum(r, v, m)}
     for name, cfg in CONFIGS.items():
