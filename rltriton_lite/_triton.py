@@ -62,6 +62,9 @@ def _patch_language_once_per_launch():
         if patched and langs <= patched:
             return _InForce()
         scope = patch(fn)
+        # a program id is a 1-element array: Triton 3.6 reads one as a range's bound with int(),
+        # which refuses it (3.9 squeezes it first, as here)
+        scope.set_attr(tl.core.tensor, "__index__", _index)
         if not patched:  # the launch's own patch: the launch restores it
             restore = scope.restore
 
@@ -75,6 +78,10 @@ def _patch_language_once_per_launch():
 
     once.once_per_launch = True
     interpreter._patch_lang = once
+
+
+def _index(self):
+    return int(self.handle.data.squeeze())
 
 
 if HAS_TRITON and INTERPRET:

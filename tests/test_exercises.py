@@ -1102,7 +1102,7 @@ def test_the_static_checks_for_a_compiled_kernel():
     import types
     launch = types.SimpleNamespace
     assert "associative_scan" in exercises._kernel_reads([launch(kernel=_whole_row)])
-    assert "associative_scan" in exercises._kernel_reads([launch(kernel=_reset_scan_multiplied_carry)])
+    assert "associative_scan" in exercises._kernel_reads([launch(kernel=_reset_scan_variant)])
     assert "associative_scan" not in exercises._kernel_reads([launch(kernel=_returns_one_step_at_a_time)])
     assert "atomic_add" in exercises._kernel_reads([launch(kernel=_atomic_sum)])
     assert not {n for n in exercises._kernel_reads([launch(kernel=_one_program_sum)]) if n.startswith("atomic_")}

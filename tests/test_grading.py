@@ -90,7 +90,8 @@ def graded(tmp_path_factory):
     dave = sub / "dave" / "00_associative_scan-dave.ipynb"  # the course notebook, the starter deleted
     _notebook(dave, "x = 1")
     out = sub / "grades.csv"
-    code = _grade_script("--out", str(out), "--timeout", "3", "--setup-timeout", "4", "--jobs", "2", "-q", str(sub))
+    code = _grade_script("--out", str(out), "--timeout", "3", "--setup-timeout", "4", "--jobs", "2", "-q",
+                         str(sub)).returncode
     with open(out, newline="") as f:
         rows = list(csv.DictReader(f))
     return code, {(r["student"], r["exercise"]): (r["status"], r["message"]) for r in rows}, rows, out
@@ -182,8 +183,10 @@ def test_summary_counts(graded):
 
 def _grade_script(*argv, env=None):
     """``python tools/grade.py ARGV``: as a teacher runs it, so that it sets the kernels' mode before
-    anything imports Triton (this process has imported the package already, compiled on a GPU)."""
-    return subprocess.run([sys.executable, str(ROOT / "tools" / "grade.py"), *argv], env=env, timeout=600).returncode
+    anything imports Triton (this process has imported the package already, compiled on a GPU, and
+    keeps its environment). The finished process, its output captured."""
+    return subprocess.run([sys.executable, str(ROOT / "tools" / "grade.py"), *argv], env=env, timeout=600,
+                          capture_output=True, text=True)
 
 
 def test_usage_errors(tmp_path, capsys):
@@ -198,7 +201,7 @@ def test_usage_errors(tmp_path, capsys):
 WRONG_COMPOSE = "def matrix_compose(p, q):\n    (A1, b1), (A2, b2) = p, q\n    return A2 @ A1, b2 + A2 @ b1\n"
 
 
-def test_unseen_cases_by_default_from_a_seed_in_the_csv(tmp_path, capsys):
+def test_unseen_cases_by_default_from_a_seed_in_the_csv(tmp_path):
     """Without --seed, a run draws its own seed: the CSV's seed column and the printed line say which,
     and the failing case's name carries it; --seed S grades those cases again; --fixed grades on the
     notebooks' own cases (seed column "fixed"). --help says so."""
@@ -206,10 +209,11 @@ def test_unseen_cases_by_default_from_a_seed_in_the_csv(tmp_path, capsys):
 
     def run(*argv):
         out = tmp_path / "g.csv"
-        assert grade.main(["--out", str(out), "-q", *argv, str(nb)]) == 0
+        done = _grade_script("--out", str(out), "-q", *argv, str(nb))
+        assert done.returncode == 0, done.stderr
         with open(out, newline="") as f:
             (row,) = list(csv.DictReader(f))
-        return row, capsys.readouterr().out
+        return row, done.stdout
 
     row, printed = run()
     seed = row["seed"]
@@ -247,6 +251,8 @@ def test_grading_is_in_the_interpreter_unless_compiled(tmp_path, monkeypatch, ca
     assert "In the Triton interpreter, by default" in grade.__doc__
     import torch
     if not torch.cuda.is_available():
+        # (in this process: grade.main sets TRITON_INTERPRET, which Triton reads at every launch)
+        monkeypatch.setenv("TRITON_INTERPRET", os.environ.get("TRITON_INTERPRET", "1"))
         with pytest.raises(SystemExit) as e:
             grade.main(["--compiled", "--out", str(tmp_path / "g.csv"), "-q", str(nb)])
         assert e.value.code == 2 and "it needs a CUDA GPU" in capsys.readouterr().err
