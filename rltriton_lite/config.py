@@ -25,7 +25,8 @@ class Config:
     compose_block: int = 256  # segments' maps a program composes at once (more: several blocks in turn)
     time_major_tile: tuple = (64, 2048, 4)  # a time-major tile's most rows, most 4-byte elements, warps
     tile: tuple | None = None  # (rows, block, warps[, stages[, vector]]) for every scan: tile sweeps
-    look_ahead: bool = True  # a masked call that runs its kernel alone looks ahead in it (False: masks.py first)
+    look_ahead: bool | None = None  # a masked call's kernel looks ahead itself (False: masks.py's launch first;
+                                    # None: on CUDA, where launches cost; interpreted, the arithmetic does)
     # the maps and reductions (_reduce.py)
     map_min_programs: int = 1024  # a map launch takes tiles of fewer rows until it has this many programs
     tile_elements: int = 4096  # elements of a map tile (and of a reduction whose hook also stores)

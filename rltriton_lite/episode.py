@@ -210,9 +210,13 @@ def prepare(kind, rewards, values, next_values, bootstrap_value, gamma, lambda_,
 def looks_ahead(use_kernel: bool, x: torch.Tensor, time_dim: int, itemsize: int, tensors) -> bool:
     """Whether a masked call's forward kernel looks ahead itself (``ahead_hook``): it runs alone (no
     input in ``tensors`` needs a gradient, so no backward reads the ends; no torch.compile trace)
-    and walks whole rows (the time split's segments would need what lies after them first); else
-    masks.py derives the look-ahead as tensors. ``x``: an input of the problem's shape."""
-    if not use_kernel or torch.compiler.is_compiling() or not current().look_ahead:
+    and walks whole rows (the time split's segments would need what lies after them first), on
+    CUDA unless ``Config.look_ahead`` says otherwise; else masks.py derives the look-ahead as
+    tensors. ``x``: an input of the problem's shape."""
+    if not use_kernel or torch.compiler.is_compiling():
+        return False
+    look = current().look_ahead
+    if not (x.device.type == "cuda" if look is None else look):
         return False
     if torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in tensors):
         return False

@@ -75,7 +75,8 @@ def _notebook(path: Path, *cells):
 
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
-    """Four students, one process per notebook, 2 at a time, 3 s per check, 4 s for the cells."""
+    """Four students, one process per notebook, 2 at a time, 3 s per check, 8 s for the cells (a loaded CI
+    machine took more than 4)."""
     sub = tmp_path_factory.mktemp("submissions")
     _notebook(sub / "alice" / "week1" / "course.ipynb",
               "## Exercises", CORRECT["matrix_compose"], "1 / 0  # an exploratory cell that fails",
@@ -90,7 +91,7 @@ def graded(tmp_path_factory):
     dave = sub / "dave" / "00_associative_scan-dave.ipynb"  # the course notebook, the starter deleted
     _notebook(dave, "x = 1")
     out = sub / "grades.csv"
-    code = _grade_script("--out", str(out), "--timeout", "3", "--setup-timeout", "4", "--jobs", "2", "-q",
+    code = _grade_script("--out", str(out), "--timeout", "3", "--setup-timeout", "8", "--jobs", "2", "-q",
                          str(sub)).returncode
     with open(out, newline="") as f:
         rows = list(csv.DictReader(f))
@@ -124,7 +125,7 @@ def test_grades(graded):
     assert "within 3 s" in g["bob", "matrix_compose"][1]
     assert g["bob", "vtrace_floor_bytes"][1].startswith("ZeroDivisionError")
     assert "SyntaxError" in g["bob", "q_lambda"][1] and "cell 8" in g["bob", "q_lambda"][1]
-    assert "cells did not finish within 4 s (stuck in cell 2)" in g["carol", "matrix_compose"][1]
+    assert "cells did not finish within 8 s (stuck in cell 2)" in g["carol", "matrix_compose"][1]
     assert "does not define matrix_compose" in g["dave", "matrix_compose"][1]
     assert all("\n" not in m for _, m in g.values())
     assert {Path(r["notebook"]).relative_to(Path(r["notebook"]).parents[2]).as_posix()

@@ -212,10 +212,12 @@ def test_a_call_of_a_known_signature_reads_its_own_mask(name, dtype, tol):
 
 
 LOOK_AHEAD_PLANS = {  # chunks of 16 steps: rows of several chunks, walked whole (in chunks of 16 or wide ones) or split
-    "whole rows": (Config(max_block_t=16), True),
-    "wide chunks": (Config(max_block_t=32, wide_block=32, min_programs=1 << 20), True),
-    "time split": (Config(max_block_t=16, wide_block=16, min_programs=1 << 20, split_min_chunks=2), False),
+    "whole rows": (Config(max_block_t=16, look_ahead=True), True),
+    "wide chunks": (Config(max_block_t=32, wide_block=32, min_programs=1 << 20, look_ahead=True), True),
+    "time split": (Config(max_block_t=16, wide_block=16, min_programs=1 << 20, split_min_chunks=2, look_ahead=True),
+                   False),
     "look_ahead=False": (Config(max_block_t=16, look_ahead=False), False),
+    "look_ahead=None": (Config(max_block_t=16), DEVICE == "cuda"),  # (the interpreter derives: its arithmetic costs)
 }
 
 
