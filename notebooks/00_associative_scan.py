@@ -408,7 +408,7 @@ exercises.attempt("matrix_compose", matrix_compose)
 # 1. Is `matrix_compose` still associative? What does the identity become? Why does the order
 #    of the operands now matter even for the $A$ part?
 # 2. Count the combines of `scan_hillis_steele` and `scan_blelloch` for $n = 1024$ (with the
-#    affine operator, two multiplications each). Which would you choose for a GPU warp of 32
-#    threads, and which for $10^6$ elements?
+#    affine operator, two multiplications each). Which would you choose for a GPU warp (a group
+#    of 32 threads that run in lockstep), and which for $10^6$ elements?
 # 3. In `chunked`, what happens to accuracy in float32 when all $a_t$ are close to 1 and
 #    $T = 10^6$? Try it with `np.float32`.

@@ -111,25 +111,6 @@ np.testing.assert_allclose(discount(r, 0.9).cpu(), r.cpu() * 0.9 ** np.arange(10
 print("discount: 2 programs of 64 lanes, 28 of them masked off, matches NumPy")
 
 # %% [markdown]
-# **Exercise `td_target_kernel`.** Write a kernel for the one-step TD target
-# $y_t = r_t + \gamma\,(1 - d_t)\,V(s_{t+1})$ on 1-D tensors of any length (`dones` is a bool
-# tensor: load it and compare with 0). The checker tries 8, 1 and 1000 elements, and 16 with
-# NaN in `next_values` behind the episode ends, where no next value exists: select, don't
-# multiply, `tl.where(done, 0.0, gamma * v_next)`, because $0 \cdot \text{NaN} = \text{NaN}$.
-
-# %%
-print(exercises.task("td_target_kernel"))
-
-
-# %%
-def td_target_kernel(rewards, next_values, dones, gamma):
-    # YOUR CODE: a @triton.jit kernel above this function, launched here on a 1-D grid
-    raise NotImplementedError
-
-# %%
-exercises.attempt("td_target_kernel", td_target_kernel)
-
-# %% [markdown]
 # **Python operators on blocks: the traps.** Inside a kernel, a value like `r` is a block, not a
 # number. Python's `and`, `or`, `not`, `min`, `max` and `if` act on one truth value. Compiled for
 # a GPU, Triton turns `min`, `max`, `and` and `or` on blocks into the elementwise forms (with a
@@ -143,7 +124,7 @@ exercises.attempt("td_target_kernel", td_target_kernel)
 # | `a and b`, `a or b`, `not a` | `a & b`, `a \| b`, `~a` (on bool blocks, e.g. `flag != 0`) |
 # | `min(x, y)`, `max(x, y)` | `tl.minimum(x, y)`, `tl.maximum(x, y)` (`tl.clamp(x, lo, hi)`) |
 # | `if cond: x else: y` | `tl.where(cond, x, y)` |
-# | `bool_tensor` loaded as is | `tl.load(...) != 0`, a bool block |
+# | integer arithmetic on a loaded bool tensor (an `int1` block: `d + d` is 0 where `d` is true) | `tl.where(d, x, y)`, or `d.to(tl.float32)` first |
 #
 # To see inside a kernel under the interpreter, `print(x)` prints a block as NumPy (on a GPU,
 # `tl.device_print("x", x)`). And test on a case small enough to check by hand first: one row of
@@ -162,6 +143,25 @@ out = torch.empty_like(x)
 both_kernel[(1,)](x, out, 5, BLOCK=8)
 assert out.tolist() == [1.0, 0.0, 1.0, 0.0, 0.0]
 print("x > 0 and index < 3, elementwise:", out.tolist())
+
+# %% [markdown]
+# **Exercise `td_target_kernel`.** Write a kernel for the one-step TD target
+# $y_t = r_t + \gamma\,(1 - d_t)\,V(s_{t+1})$ on 1-D tensors of any length (`dones` is a bool
+# tensor: load it and compare with 0). The checker tries 8, 1 and 1000 elements, and 16 with
+# NaN in `next_values` behind the episode ends, where no next value exists: select, don't
+# multiply, `tl.where(done, 0.0, gamma * v_next)`, because $0 \cdot \text{NaN} = \text{NaN}$.
+
+# %%
+print(exercises.task("td_target_kernel"))
+
+
+# %%
+def td_target_kernel(rewards, next_values, dones, gamma):
+    # YOUR CODE: a @triton.jit kernel above this function, launched here on a 1-D grid
+    raise NotImplementedError
+
+# %%
+exercises.attempt("td_target_kernel", td_target_kernel)
 
 # %% [markdown]
 # ## 2. A scan of one block
@@ -376,7 +376,10 @@ print("the loop's answer:", reference.discounted_returns(r_bad.numpy(), gamma=0.
 #
 # $$(a, b, \rho) = \begin{cases} (a_2,\ b_2,\ \text{true}) & \text{if } \rho_2 \\ (a_2 a_1,\ b_2 + a_2 b_1,\ \rho_1) & \text{otherwise} \end{cases}$$
 #
-# It is still composition of maps, so still associative (notebook 00 proves it in two lines).
+# Is it still associative? Not just because it composes maps: a triple is not just a map ($a$ is
+# ignored when the reset flag is set, so two different triples can be the same map), and
+# composition alone does not settle it. Notebook 00, section 4, proves it on the triples
+# themselves, case by case; it holds.
 # In Triton the cases are `tl.where`, which picks one value and never computes $0 \cdot \infty$:
 #
 # ```python

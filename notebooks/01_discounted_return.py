@@ -125,8 +125,8 @@ print("prologue + scan + epilogue == the loop")
 # $\lambda = 1$, and multiplying by exactly 1.0 changes no bit. `done` is an episode end of
 # either kind or the window's last step: the reset. The bootstrap value is added to $b$ only
 # where the return is cut without a termination, `done & ~term` (a truncation or the window's
-# end). `values_now_and_next` is read at every step though only used there (cheaper than a load
-# masked by the flags: notebook 13, section 3).
+# end). `values_now_and_next` is read at every step though only used there, for speed (a load
+# masked by the flags would also be correct, but slower: notebook 13, section 3).
 
 # %%
 for fn in (returns._returns_prologue, returns._one_output_epilogue):
@@ -276,7 +276,8 @@ exercises.attempt("returns_autograd", returns_autograd)
 # episode terminates first (then no bootstrap) or the window ends first (then bootstrap from
 # `next_values` at its last step). It is not one scan, but it is a difference of two values of
 # one: write it with `rl.linear_scan` and tensor ops, no Python loop over time (the checker runs
-# it at two lengths and counts your Python lines).
+# it at two lengths and counts the Python lines your code executes: a loop over time runs more
+# of them on the longer rollout).
 #
 # The idea first. Let $S_t$ be the discounted sum to the episode's end: a termination adds no
 # bootstrap, and the window's last step bootstraps from `next_values` there unless it

@@ -151,6 +151,10 @@ exercises.attempt("gae_pairs", gae_pairs)
 #   shifted by one step inside the kernel (notebook 13, section 3).
 # * A prologue returns `(a, b, reset, valid, keep)`: your 00b triple, `valid`, and `keep`, values
 #   the epilogue needs again. The epilogue gets the scanned `y` and `keep`, and stores.
+# * On first reading, skip what the sources below do with `ahead` (a masked call's look-ahead)
+#   and `P_OPEN` (the flag of a window that is part of a longer row, split across processes):
+#   both are explained in notebook 13 and `docs/DESIGN.md`. `load_mask` loads `valid` (in bounds
+#   and not padding) and `coef` a coefficient such as γ, per step or one number.
 
 # %%
 for fn in (episode.step, episode.values_now_and_next, returns._gae_epilogue):
@@ -165,10 +169,11 @@ for fn in (episode.step, episode.values_now_and_next, returns._gae_epilogue):
 # Three things to get right: no bootstrap at a termination (a select, `tl.where`, so a NaN
 # value behind a terminal state is never read into a sum); a reset at every episode end,
 # truncations and the window's end included (`done`); and `keep = (v,)`, so the epilogue adds
-# $V_t$ to the advantage without reading `values` again. Pass `values_now_and_next` the bounds
-# mask `m`, not `valid`: loads masked by bounds only stay 16-byte vectors (which its one-step
-# shift of `values` relies on), and padding is selected away afterwards, since `valid` makes a
-# padded step the identity; the rewards' load takes `valid`, as the package's prologue does.
+# $V_t$ to the advantage without reading `values` again. The package passes
+# `values_now_and_next` the bounds mask `m` for speed (loads masked by bounds only stay 16-byte
+# vectors: notebook 13, section 3); `valid` is also correct, since padding is selected away
+# afterwards either way (`valid` makes a padded step the identity). The rewards' load takes
+# `valid`, as the package's prologue does.
 
 # %%
 import triton  # noqa: E402

@@ -226,7 +226,7 @@ print(f"unbiased critic, σ_c = 3: best λ = {best_unbiased:.2f}, MSE {mse_unbia
       f"(λ=0 {mse_unbiased[0]:.2f}, λ=1 {mse_unbiased[-1]:.2f})")
 
 # %% [markdown]
-# The best λ here is around 0.75: it cuts most of the critic's bias (which λ = 0 keeps) without
+# The best λ here is about 0.73 (the exact curve's minimum; the grid's steps are 0.05): it cuts most of the critic's bias (which λ = 0 keeps) without
 # summing the noise of every reward (which λ = 1 pays for). Where the optimum lies depends on how
 # wrong the critic is relative to how noisy the rewards are: a perfect critic ($b = \sigma_c =
 # 0$) puts it at λ = 0, noiseless rewards ($\sigma_r = 0$) at λ = 1. Notice also that the
@@ -257,7 +257,8 @@ h200 = profile.committed("td_lambda")  # the H200's table and chart, read by nam
 # past the end are the identity, and the reverse scan starts from $y_T = 0$, so a bootstrap at
 # the window's last step belongs in $b$. A worked prologue first: TD(λ) with terminations, $a_t = \gamma(1-\text{term}_t)\lambda_t$ and
 # $b_t = r_t + \gamma(1-\text{term}_t)(1-\lambda_t)V(s_{t+1})$, with $\lambda_t = 0$ at the last
-# step. Against the package's `td_lambda`:
+# step; the factor $(1-\text{term}_t)$ is written as a select, since $V(s_{t+1})$ may be NaN
+# behind a termination. Against the package's `td_lambda`:
 
 # %%
 @triton.jit
@@ -267,8 +268,8 @@ def td_lambda_prologue(X, offs, t, T, m, P):
     v_next = tl.load(X[1] + offs, mask=m, other=0.0)  # V(s_{t+1})
     term = tl.load(X[2] + offs, mask=m, other=0) != 0  # a bool flag
     lam_t = tl.where(t < T - 1, lam, 0.0)  # the window's last step bootstraps fully
-    boot = tl.where(term, 0.0, gamma)
-    return boot * lam_t, r + boot * (1.0 - lam_t) * v_next
+    a = tl.where(term, 0.0, gamma * lam_t)  # select, never multiply by 0: v_next may be NaN
+    return a, r + tl.where(term, 0.0, gamma * (1.0 - lam_t) * v_next)  # behind a termination
 
 
 g_h = torch.Generator().manual_seed(5)
@@ -302,8 +303,8 @@ print("a 9-line Triton prologue == rl.td_lambda")
 #   counts as greedy** (every tied action is a greedy one; an argmax that picks the first of them
 #   would cut the trace where it should go on).
 # * After a termination there is no $s_{t+1}$: `next_q` there may be NaN, and the target is $r_t$.
-#   Select it away with `tl.where`; the worked prologue's `boot * (...)` gives $0 \cdot \text{NaN} =
-#   \text{NaN}$.
+#   Select it away with `tl.where`, as the worked prologue does: a product with a zero factor,
+#   such as $\gamma(1-\text{term}_t)\max_a Q$, gives $0 \cdot \text{NaN} = \text{NaN}$.
 #
 # The checker runs your prologue in `exercises.scan_hook` on a row where every next action is
 # greedy (TD(λ) on the max), rows with non-greedy actions, Q-values on a grid of integers (ties
@@ -352,5 +353,7 @@ exercises.attempt("q_lambda", q_lambda)
 #    same thing?
 # 2. Dreamer uses λ-returns of imagined rollouts with a learned, per-step `discount`
 #    (continuation probability). Pass it as `gamma` and check the result against the loop.
-# 3. In section 5, make the critic unbiased (keep its noise). Which λ minimises the MSE now, and
-#    why? Then make the rewards deterministic: what is left of the trade-off?
+# 3. In section 5's setting, make the critic unbiased: $b = 0$, keeping its noise
+#    $\sigma_c = 0.25$ and $\sigma_r = 2$ (not the $\sigma_c = 3$ of the section's last check).
+#    Which λ minimises the MSE now, and why? Then make the rewards deterministic
+#    ($\sigma_r = 0$): what is left of the trade-off?

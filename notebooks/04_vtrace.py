@@ -33,7 +33,9 @@
 #   $\pi_{\bar\rho} = \pi$: for example when no weight is clipped ($\bar\rho \ge \max \pi/\mu$), or
 #   on-policy. Section 5 derives this.
 # * $c_t$ decides how far back a TD error travels. The product $c_s\cdots c_{t-1}$ is the trace.
-#   It is cut wherever $\pi$ would not have taken $\mu$'s action.
+#   It shrinks wherever $\pi/\mu < \bar c$ (with $\bar c = 1$: wherever $\pi$ is less likely
+#   than $\mu$ to take the action taken), and is cut to 0 only where $\pi$ would never take it,
+#   $\pi(a_t \mid x_t) = 0$ (or where $\lambda_t = 0$).
 #
 # Written backwards, V-trace is a first-order recurrence:
 #
@@ -499,9 +501,10 @@ exercises.attempt("retrace", retrace)
 # `epilogue(X, offs, t, T, m, P, y, y_prev)` too, with the same name: it is called after the scan
 # with `y` = $v_s$ and `y_prev` = $v_{s+1}$, and what it returns is stored. The prologue is given,
 # `exercises.vtrace_prologue` (λ = 1; print its source with `inspect.getsource`). Write the
-# epilogue: $\min(\bar\rho, \rho_s)\big(r_s + \gamma(1-\text{term}_s)\,v_{s+1} - V(x_s)\big)$, with
-# $v_{s+1}$ = `next_values` at the window's last step. `X` holds log_rhos, rewards, values,
-# next_values, terminated; `P` holds (γ, ρ̄, c̄).
+# epilogue: $\min(\bar\rho, \pi_s/\mu_s)\big(r_s + \gamma(1-\text{term}_s)\,v_{s+1} - V(x_s)\big)$, with
+# $v_{s+1}$ = `next_values` at the window's last step (the weight is the introduction's clipped
+# $\rho_s$, with $\pi_s/\mu_s$ = `exp(log_rhos)`; the factor $1-\text{term}_s$ a select). `X`
+# holds log_rhos, rewards, values, next_values, terminated; `P` holds (γ, ρ̄, c̄).
 
 # %%
 # YOUR CODE: replace the next line by your @triton.jit def vtrace_pg(X, offs, t, T, m, P, y, y_prev)

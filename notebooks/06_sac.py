@@ -231,6 +231,7 @@ print("kernel == loop: critics, episodes, truncations, padding, per-step γ, tim
 # %%
 q1, q2 = qs[:2]
 G0 = rl.sac_targets(r, (q1, q2), next_lp, gamma=0.99, alpha=0.2, terminated=term, backend=KERNEL)
+# CleanRL's multiply-by-(1 - term) is safe only because these Q-values are finite after terminations too
 cleanrl = r + 0.99 * (1 - term.float()) * (torch.minimum(q1, q2) - 0.2 * next_lp)
 torch.testing.assert_close(G0, cleanrl)
 print("λ = 0: r + γ(1 − term)(min Q − α log π')")

@@ -279,12 +279,9 @@ plt.show()
 #   launched plainly (`kernel[(B,)](...)`, the output from `torch.empty_like`). It is what a
 #   plain Triton call of the same algorithm costs, its own GPU work included.
 #
-# **Do not subtract the columns at 64×16384.** The probe and the results file were measured on
-# different versions of the package. In the later one, the probe's, the planner walks a row of
-# 64×16384 in wider chunks (1024 steps by four warps, not 256 steps by one warp), so its scans
-# run faster there. At 64×16384 the probe's wall times for the scans (29–56 µs) are therefore
-# *below* the results file's GPU times: not a paradox, two versions of the kernel. The change
-# concerns few long rows only; at 16×128 and 4096×128 wall minus GPU time is the host's share.
+# The probe ran a later package whose scans walk few long rows in wider chunks, so at 64×16384
+# its wall times fall below the results file's GPU times; subtract the two only at 16×128 and
+# 4096×128, where the difference is the host's share.
 
 # %%
 PROBE = "H200-2026-12-01d-wall.txt"
@@ -304,7 +301,7 @@ assert 1.5 < crr_two_runs <= 2  # a busy host: up to 2x apart (the caveat below)
 assert all(probe[s]["noop kernel[grid]"] > 3 * 1e3 * row(RES, "gae", *s)["kernel_ms"] for s in [(16, 128), (4096, 128)])
 assert all(probe[s]["bare_launch"] > probe[s]["noop kernel[grid]"] for s in probe)  # the anchor is not empty
 assert all(probe[s]["gae"] < probe[s]["bare_launch"] for s in [(4096, 128), (64, 16384)])
-# 64×16384, two package versions: the probe's wall time below the older file's GPU time, every scan
+# 64×16384: the later package's wall time below the results file's GPU time, every scan
 assert all(probe[64, 16384][a] < 1e3 * row(RES, a, 64, 16384)["kernel_ms"] for a in scans)
 
 # %% [markdown]
@@ -324,9 +321,8 @@ print(f"anchor: bare Triton launch, GAE 16×128, results file: wall {bare['full_
 assert 5 < 1e3 * bare["kernel_ms"] < bare["full_call_us"]  # a real kernel: GPU time of its own
 
 # %% [markdown]
-# A caveat about every wall time here: a wall time is mostly the host CPU's work, and the host
-# that measured them also ran other work, so the same call varies by up to 2× from one minute to
-# the next (CRR at 16×128: 86.6 µs in the probe, 44.1 µs in the results file, another run). That is why the probe interleaves its candidates and
+# A caveat about every wall time here: it is mostly the host CPU's work, and the same call varied
+# by up to 2× between runs on the shared host. That is why the probe interleaves its candidates and
 # reports ratios to anchors timed in the same rounds (`bare_launch` forward, `minimal_fn`,
 # the "anchor: minimal autograd.Function", forward + backward); quote wall times as "tens of
 # µs", GPU times to a few per cent.

@@ -52,10 +52,10 @@ from rltriton_lite import profile
 
 # %% [markdown]
 # **Where these numbers come from.** The charts read `benchmarks/results/H200-2026-12-01c.json`,
-# measured on one NVIDIA H200 with **torch 2.11 and Triton 3.6** (the wall-time probe cited in
-# section 2, `H200-2026-12-01d-wall.txt`, with the same). `requirements.txt` pins newer versions
-# (torch 2.13, Triton 3.9): a GPU of yours with them may give other figures, so compare ratios
-# (% of the floor, speed-ups), not microseconds. The committed results, one line each:
+# the committed H200 run of notebook 08 (its "Where these numbers come from" says which torch and
+# Triton measured it, and why to compare ratios, not microseconds, on your own GPU; the wall-time
+# probe cited in section 2, `H200-2026-12-01d-wall.txt`, is the same stack). The committed
+# results, one line each:
 
 # %%
 ROOT = os.path.abspath(os.path.join(os.getcwd(), "..")) if os.path.basename(os.getcwd()) == "notebooks" else os.getcwd()
@@ -76,7 +76,7 @@ for f in sorted(glob.glob(os.path.join(RESULTS, "*.json"))):
 # %%
 RUN, res = profile.committed_results(RESULTS)  # by name: H200-2026-12-01c.json
 rows = res["rows"]
-assert res["versions"]["torch"].startswith("2.11") and res["versions"]["triton"].startswith("3.6")  # as stated above
+assert res["versions"]["torch"].startswith("2.11") and res["versions"]["triton"].startswith("3.6")  # the stack notebook 08 names
 for r in rows:  # the harness's % floor is floor / do_bench ms, for every row
     assert r["floor_ms"] > 0 and r["ms"] > 0 and abs(r["pct_floor"] - 100 * r["floor_ms"] / r["ms"]) < 1e-6, r
 

@@ -9,10 +9,11 @@ import rltriton_lite as rl
 
 def n_step_returns(rewards, next_values, terminated, gamma, n):
     B, T = rewards.shape
-    last = torch.zeros_like(rewards)
-    last[:, -1] = 1.0
-    # S_t = r_t + gamma (1 - term_t) S_{t+1}, and at the window's last step r + gamma V(s_T)
-    b = rewards + gamma * last * (~terminated) * next_values
+    last = torch.zeros_like(rewards, dtype=torch.bool)
+    last[:, -1] = True
+    # S_t = r_t + gamma (1 - term_t) S_{t+1}, and at the window's last step r + gamma V(s_T) (a select:
+    # V behind a termination may be anything)
+    b = rewards + torch.where(last & ~terminated, gamma * next_values, 0.0)
     S = rl.linear_scan(gamma * (~terminated).to(rewards.dtype), b)
     # an episode that terminates in [t, t+n) ends the sum: count terminations in each window
     ends = torch.cumsum(torch.cat([torch.zeros(B, 1, device=rewards.device), terminated.to(rewards.dtype)], 1), 1)
