@@ -47,10 +47,16 @@ def _need_browser():
 
 
 def _wait(what: str, timeout: float, probe):
-    """``probe()`` until it returns something truthy; a clear failure, never a hang."""
+    """``probe()`` until it returns something truthy; a clear failure, never a hang. An element
+    that the page re-rendered while the probe read it (stale) is a "not yet"."""
+    from selenium.common.exceptions import StaleElementReferenceException
+
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        got = probe()
+        try:
+            got = probe()
+        except StaleElementReferenceException:
+            got = None
         if got:
             return got
         time.sleep(0.25)
