@@ -145,7 +145,7 @@ def _scan_chunk(a, b, r, carry, ROWS: tl.constexpr, NV: tl.constexpr, V: tl.cons
 @jit
 def _look_ahead(X, SX, P, row, t, m, T, v_seen, f_seen, AHEAD: tl.constexpr, ACC: tl.constexpr, ROWS: tl.constexpr,
                 NV: tl.constexpr, V: tl.constexpr):
-    """Masked steps as if deleted, inside the scan (docs/DESIGN.md, "Masks"): at each step of a
+    """Masked steps as if deleted, inside the scan (docs/DESIGN.md, "The primitive"): at each step of a
     chunk, the value ``AHEAD`` gives at the nearest present step after it in time, and whether
     there is one; (``v_seen``, ``f_seen``): the same for the steps after the chunk. "The last
     present value seen" is itself a scan: a present step resets it to its value, an absent one
