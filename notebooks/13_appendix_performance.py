@@ -256,7 +256,7 @@ assert 100 * walk["floor_ms"] / walk["kernel_ms"] < 5 and 100 * ours["floor_ms"]
 ON_H200 = Config(min_programs=2 * H200_SMS)  # two programs per SM, as the planner has it on an H200
 plans = []
 for B_, T_ in [(16384, 1024), (8, 131072), (64, 16384)]:
-    rows, block, warps, stages, vector, row_programs, segments, seg = plan._plan(B_, T_, True, 4, torch.device("cpu"),
+    rows, block, warps, stages, vector, row_programs, segments, seg = plan._plan(B_, T_, True, 4, torch.device("cuda"),
                                                                                 ON_H200)
     plans.append({"B × T": f"{B_}×{T_}", "one per row: programs": B_,
                   "SMs with work %": 100 * min(B_, H200_SMS) / H200_SMS,

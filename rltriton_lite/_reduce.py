@@ -21,7 +21,7 @@ from typing import NamedTuple
 import torch
 
 from . import _checks
-from ._triton import Launch, is_faking, jit, tl
+from ._triton import INTERPRET, Launch, _tensors, is_faking, jit, tl
 from .config import Config, current
 from .plan import bounded, param_key, unzip
 from .tile import load, store
@@ -116,12 +116,18 @@ def _tile(n_rows: int, T: int, elements: int, min_programs: int = 0):
     return rows, block
 
 
-def _partials_config(n_rows: int, T: int, stores: bool, cfg: Config):
+def _min_programs(cfg: Config, device: torch.device) -> int:
+    """Programs a map's tiles shrink for: none where an interpreted program costs its operations
+    whatever its width (a CPU)."""
+    return 0 if INTERPRET and device.type == "cpu" else cfg.map_min_programs
+
+
+def _partials_config(n_rows: int, T: int, stores: bool, cfg: Config, device=torch.device("cuda")):
     """(rows, steps, warps, tiles per program, stages) of the partial-sum launch; ``stores``:
     the hook also writes per-element outputs (then one tile per program, as a map's: a loop made
     CRR slower; docs/DESIGN.md, "Reductions")."""
     if stores:
-        rows, block = _tile(n_rows, T, cfg.tile_elements, cfg.map_min_programs)
+        rows, block = _tile(n_rows, T, cfg.tile_elements, _min_programs(cfg, device))
     else:
         rows, block = _tile(n_rows, T, cfg.reduce_tile_elements)
     n_tiles = _checks.cdiv(n_rows, rows) * _checks.cdiv(T, block)
@@ -164,7 +170,8 @@ class _Reduction:
     """The two launches of one reduction (one if a single program takes every tile), planned once."""
 
     def __init__(self, elementwise, n_stats, n_rows, T, acc_dtype, O, device, count, cfg):
-        rows, block, warps, self.tiles, stages = _partials_config(n_rows, T, any(o is not None for o in O), cfg)
+        rows, block, warps, self.tiles, stages = _partials_config(n_rows, T, any(o is not None for o in O), cfg,
+                                                                  device)
         self.n_parts = _checks.cdiv(_checks.cdiv(n_rows, rows) * _checks.cdiv(T, block), self.tiles)
         acc = tl.float64 if acc_dtype == torch.float64 else tl.float32
         count = -1 if count is None else count
@@ -324,8 +331,9 @@ def launch_map(elementwise, inputs, params, outputs, n_rows: int, T: int, acc_dt
     O, SO, so = unzip(outputs)
     P = tuple(params)
     cfg = current()
-    key = (elementwise, acc_dtype, n_rows, T, time_contiguous, SX, SO, sx, so, param_key(P), cfg)
-    run = bounded(_MAPS, key, lambda: _Map(elementwise, n_rows, T, acc_dtype, time_contiguous, cfg))
+    device = _tensors(O)[0].device
+    key = (elementwise, acc_dtype, n_rows, T, time_contiguous, SX, SO, sx, so, param_key(P), device, cfg)
+    run = bounded(_MAPS, key, lambda: _Map(elementwise, n_rows, T, acc_dtype, time_contiguous, cfg, device))
     run(X, SX, P, O, SO)
     return run
 
@@ -336,11 +344,11 @@ _MAPS = {}  # launch_map()'s plans
 class _Map:
     """The launch of one map problem, planned once; called with tensors as ``plan._Scan`` is."""
 
-    def __init__(self, elementwise, n_rows, T, acc_dtype, time_contiguous, cfg):
+    def __init__(self, elementwise, n_rows, T, acc_dtype, time_contiguous, cfg, device):
         if time_contiguous:
-            rows, block = _tile(n_rows, T, cfg.tile_elements, cfg.map_min_programs)
+            rows, block = _tile(n_rows, T, cfg.tile_elements, _min_programs(cfg, device))
         else:
-            block, rows = _tile(T, n_rows, cfg.tile_elements, cfg.map_min_programs)
+            block, rows = _tile(T, n_rows, cfg.tile_elements, _min_programs(cfg, device))
         grid = (_checks.cdiv(n_rows, rows), _checks.cdiv(T, block))
         # ELEMENTWISE, ACC, ROWS, BLOCK; writes O (3)
         self.launch = Launch(_map_kernel, grid, (elementwise, tl.float64 if acc_dtype == torch.float64 else tl.float32,

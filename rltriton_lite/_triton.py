@@ -56,9 +56,12 @@ def _patch_language_once_per_launch():
             pass
 
     patched = set()  # the language modules patched in the current launch
+    seen = {}  # a helper's language modules (its module's imports), by helper
 
     def once(fn):
-        langs = {id(v) for v in fn.__globals__.values() if inspect.ismodule(v) and v in (tl, tl.core)}
+        langs = seen.get(fn)
+        if langs is None:
+            langs = seen[fn] = {id(v) for v in fn.__globals__.values() if inspect.ismodule(v) and v in (tl, tl.core)}
         if patched and langs <= patched:
             return _InForce()
         scope = patch(fn)
@@ -84,8 +87,66 @@ def _index(self):
     return int(self.handle.data.squeeze())
 
 
+def _scan_whole_arrays():
+    """The interpreter runs a ``tl.associative_scan`` whose combine is not a sum or a product one
+    element at a time, a Python call of the combine per element: half of an interpreted scan
+    kernel's time here. Run it as a Hillis-Steele scan instead: log2(n) calls of the combine on
+    whole arrays (element i takes combine(element i - k, element i) for k = 1, 2, 4, ...), the
+    same result for an associative combine up to rounding, as a GPU's scan (a tree too). A
+    combine that cannot take arrays (Python control flow on its values, where the interpreter
+    reads an array as True) gets the element loop."""
+    import numpy as np
+    import triton.language as tl
+    from triton.runtime import interpreter
+
+    class _Branches(Exception):
+        pass
+
+    def scalar_bool(x):
+        if x.handle.data.size != 1:
+            raise _Branches
+        return bool(x.handle.data)
+
+    scans = getattr(interpreter, "ScanOps", None)
+    one_by_one = getattr(scans, "generic_scan", None)
+    if one_by_one is None or getattr(one_by_one, "whole_arrays", False):
+        return
+
+    def generic_scan(self, input):
+        data = [np.array(x.handle.data) for x in input]
+        n, axis = data[0].shape[self.axis], self.axis
+
+        def part(lo, hi):
+            return (slice(None),) * axis + (slice(lo, hi),)
+
+        read_as_bool = tl.core.tensor.__bool__
+        tl.core.tensor.__bool__ = scalar_bool
+        try:
+            k = 1
+            while k < n:
+                # whole blocks (a block's length is a power of 2): element i's earlier one is i - k; the
+                # first k combine with themselves, and are dropped
+                earlier = [self.to_tensor(np.concatenate((d[part(0, k)], d[part(0, n - k)]), axis), x.dtype)
+                           for d, x in zip(data, input)]
+                out = self.combine_fn.fn(*earlier, *(self.to_tensor(d, x.dtype) for d, x in zip(data, input)))
+                for d, o in zip(data, out if isinstance(out, tuple) else (out,)):
+                    d[part(k, n)] = o.handle.data[part(k, n)]  # (new arrays: no aliasing)
+                k *= 2
+        except Exception:  # noqa: BLE001 - a combine for scalars only
+            data = None
+        finally:
+            tl.core.tensor.__bool__ = read_as_bool
+        if data is None:  # the interpreter's own loop
+            return one_by_one(self, input)
+        return [self.to_tensor(d, x.dtype) for d, x in zip(data, input)]
+
+    generic_scan.whole_arrays = True
+    scans.generic_scan = generic_scan
+
+
 if HAS_TRITON and INTERPRET:
     _patch_language_once_per_launch()
+    _scan_whole_arrays()
 
 
 _FAKING = contextvars.ContextVar("rltriton_lite_faking", default=False)

@@ -62,7 +62,8 @@ def _plan(n_rows: int, T: int, time_contiguous: bool, itemsize: int, device: tor
     chunks are then walked in wide chunks (``_tile``); longer ones are split in time: segments
     for four times that many programs, a launch writing each segment's composed map and one
     scanning each segment from its carry (short segments keep each launch to about one chunk's
-    latency). Both choices by wall time per call: docs/DESIGN.md, "The time split"."""
+    latency). Both choices by wall time per call: docs/DESIGN.md, "The time split". Interpreted on
+    a CPU, a program takes more rows (docs/DESIGN.md, "The scan's tile")."""
     want = cfg.min_programs
     if want is None:
         want = 2 * _sm_count(device.index if device.index is not None else torch.cuda.current_device()) \
@@ -72,6 +73,9 @@ def _plan(n_rows: int, T: int, time_contiguous: bool, itemsize: int, device: tor
     few = n_programs < want
     wide = few and _checks.cdiv(T, min(cfg.wide_block, cfg.max_block_t)) < cfg.split_min_chunks
     rows, block, num_warps, stages, vec = _tile(n_rows, T, time_contiguous, itemsize, cfg, wide)
+    if INTERPRET and device.type == "cpu" and time_contiguous and cfg.tile is None:
+        # interpreted, a program costs its operations whatever its lanes: fewer programs, of more rows
+        rows = max(rows, min(4096 // block, _checks.next_power_of_2(n_rows)))
     n_chunks = _checks.cdiv(T, block)
     n_seg, seg = 1, n_chunks
     if few and not wide and n_chunks >= 2:
@@ -101,13 +105,14 @@ def strides(items):
 
 class Plan:
     """What a call's signature decides, made once: that its checks pass, the backend, the layout
-    (the scans' time axis, the losses' ``_reduce.Layout``), and, from the first call that
+    (the scans' time axis, the losses' ``_reduce.Layout``), whether a masked call's kernel may
+    look ahead itself (``episode.looks_ahead``; None until asked), and, from the first call that
     launches, its launches (``planned``)."""
 
-    __slots__ = ("use_kernel", "layout", "launches")
+    __slots__ = ("use_kernel", "layout", "ahead", "launches")
 
     def __init__(self, use_kernel, layout):
-        self.use_kernel, self.layout, self.launches = use_kernel, layout, {}
+        self.use_kernel, self.layout, self.ahead, self.launches = use_kernel, layout, None, {}
 
 
 def planned(plan, key, raw_x, P, raw_o, first, sign=()):

@@ -14,6 +14,7 @@ import torch
 import rltriton_lite as rl
 from rltriton_lite import _triton, plan
 from rltriton_lite import reference as ref
+from rltriton_lite._triton import jit, tl
 
 from conftest import DEVICE, assert_close
 
@@ -178,3 +179,61 @@ def test_fast_and_triton_paths_agree_on_gpu(dtype, monkeypatch):
         e_adv, _ = ref.gae(r.double().cpu().numpy(), v.double().cpu().numpy(), terminated=d.cpu().numpy(),
                            bootstrap_value=v[:, 0].double().cpu().numpy())
         assert_close(outs[0][0], e_adv, dtype)
+
+
+# ---- the interpreter's tl.associative_scan on whole arrays (_triton._scan_whole_arrays) ---------------
+COMBINE_CALLS = []
+
+
+@jit
+def _compose(a1, b1, a2, b2):
+    COMBINE_CALLS.append(1)  # (interpreted, the combine is plain Python)
+    return a1 * a2, b1 * a2 + b2  # apply (a1, b1) first: not commutative
+
+
+@jit
+def _max_by_branch(x, y):
+    COMBINE_CALLS.append(1)
+    if x > y:  # Python control flow on the values: scalars only
+        return x
+    return y
+
+
+@jit
+def _scan_rows(A, B, OUT_A, OUT_B, N: tl.constexpr, REVERSE: tl.constexpr, BRANCH: tl.constexpr):
+    offs = tl.arange(0, 2)[:, None] * N + tl.arange(0, N)[None, :]
+    a, b = tl.load(A + offs), tl.load(B + offs)
+    if BRANCH:
+        tl.store(OUT_B + offs, tl.associative_scan(b, 1, _max_by_branch, reverse=REVERSE))
+    else:
+        sa, sb = tl.associative_scan((a, b), 1, _compose, reverse=REVERSE)
+        tl.store(OUT_A + offs, sa)
+        tl.store(OUT_B + offs, sb)
+
+
+@pytest.mark.skipif(not _triton.INTERPRET, reason="the interpreter's scan (compiled kernels scan on the GPU)")
+@pytest.mark.parametrize("reverse", [False, True])
+def test_interpreted_scan_takes_whole_arrays(reverse):
+    """An associative combine runs on whole arrays, log2(n) calls for n lanes (the interpreter's
+    own loop: one per element), and gives the sequential loop's values, in order (the combine
+    does not commute); a combine that branches on its values gets the interpreter's loop."""
+    import numpy as np
+
+    rng = np.random.default_rng(3)
+    a, b = (torch.as_tensor(rng.uniform(0.5, 1.5, (2, 64))) for _ in range(2))
+    out_a, out_b = torch.zeros_like(a), torch.zeros_like(b)
+    COMBINE_CALLS.clear()
+    _scan_rows[(1,)](a, b, out_a, out_b, 64, reverse, False)
+    assert len(COMBINE_CALLS) == 6
+    want_a, want_b = a.clone(), b.clone()
+    steps = range(62, -1, -1) if reverse else range(1, 64)
+    for t in steps:  # the sequential loop: element t after its predecessor in scan order
+        p = t + 1 if reverse else t - 1
+        want_a[:, t], want_b[:, t] = want_a[:, p] * a[:, t], want_b[:, p] * a[:, t] + b[:, t]
+    torch.testing.assert_close(out_a, want_a, rtol=1e-12, atol=1e-12)
+    torch.testing.assert_close(out_b, want_b, rtol=1e-12, atol=1e-12)
+    COMBINE_CALLS.clear()
+    _scan_rows[(1,)](a, b, out_a, out_b, 64, reverse, True)
+    assert len(COMBINE_CALLS) > 64  # the whole-array try, then one call per element
+    flip = (lambda x: x.flip(1)) if reverse else (lambda x: x)
+    torch.testing.assert_close(out_b, flip(torch.cummax(flip(b), 1).values))

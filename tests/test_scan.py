@@ -138,12 +138,28 @@ def test_config_by_element_size(itemsize, vector, stages):
             plan._tile(64, 4096, True, itemsize, bad)
 
 
+def test_interpreted_programs_take_more_rows():
+    """Interpreted on a CPU, a program walks up to 4096 elements of rows (the interpreter's cost
+    is its operations, not their width); the chunk and the time split are a GPU's, so the
+    carries are the same. A GPU's plan, and a fixed tile, keep a program per row."""
+    from rltriton_lite import _triton, plan
+
+    cpu, cuda = torch.device("cpu"), torch.device("cuda")
+    interpreted = _triton.INTERPRET
+    assert plan._plan(3, 21, True, 4, cpu, Config()) == ((4 if interpreted else 1), 32, 1, 1, 4, 1, 1, 1)
+    assert plan._plan(40, 300, True, 4, cpu, Config())[:2] == ((16 if interpreted else 1), 256)
+    assert plan._plan(40, 300, True, 4, cuda, Config(min_programs=0))[0] == 1
+    assert plan._plan(40, 300, True, 4, cpu, Config(tile=(2, 64, 1)))[0] == 2
+    split = Config(min_programs=64, split_min_chunks=2)  # 8 rows of 16 chunks: split in time everywhere
+    assert plan._plan(8, 4096, True, 4, cpu, split)[6:] == plan._plan(8, 4096, True, 4, cuda, split)[6:] == (16, 1)
+
+
 def test_map_and_reduce_tiles_fill_the_gpu():
     """The elementwise kernel's tile: up to 4096 elements, a row's steps contiguous, and fewer
     rows per tile until the grid has ``Config.map_min_programs`` programs. The partial sums keep
     the full tile; a hook that only reduces takes smaller tiles, several per program beyond
     ``Config.partial_programs`` tiles."""
-    from rltriton_lite import _reduce
+    from rltriton_lite import _reduce, _triton
 
     cfg = Config()
     mp, el = cfg.map_min_programs, cfg.tile_elements
@@ -158,6 +174,9 @@ def test_map_and_reduce_tiles_fill_the_gpu():
     assert _reduce._partials_config(16384, 1024, False, cfg) == (4, 512, 4, 16, 2)
     assert _reduce._partials_config(4096, 128, False, cfg) == (16, 128, 4, 1, 1)
     assert _reduce._partials_config(3, 5, False, cfg) == (4, 16, 4, 1, 1)
+    # interpreted on a CPU a program costs its operations: a map's tiles do not shrink for more programs
+    cpu_rows = _reduce._partials_config(8, 131072, True, cfg, torch.device("cpu"))[0]
+    assert cpu_rows == (4 if _triton.INTERPRET else 1)
     small = Config(reduce_tile_elements=64, partial_programs=2)
     assert _reduce._partials_config(17, 181, False, small)[:4] == (4, 16, 4, 30)
     assert _reduce._partials_config(17, 181, True, small)[:4] == (1, 256, 4, 1)  # as a map's tile
