@@ -207,18 +207,28 @@ def prepare(kind, rewards, values, next_values, bootstrap_value, gamma, lambda_,
     return without_masked_steps(p, use_kernel), use_kernel
 
 
-def looks_ahead(use_kernel: bool, x: torch.Tensor, time_dim: int, itemsize: int, tensors) -> bool:
+def looks_ahead(use_kernel: bool, x: torch.Tensor, time_dim: int, itemsize: int, tensors, plan=None) -> bool:
     """Whether a masked call's forward kernel looks ahead itself (``ahead_hook``): it runs alone (no
     input in ``tensors`` needs a gradient, so no backward reads the ends; no torch.compile trace)
     and walks whole rows (the time split's segments would need what lies after them first), on
     CUDA unless ``Config.look_ahead`` says otherwise; else masks.py derives the look-ahead as
-    tensors. ``x``: an input of the problem's shape."""
+    tensors. ``x``: an input of the problem's shape. What the call's signature decides is kept
+    in its ``plan`` (a host-side cost of every call otherwise)."""
+    if torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in tensors):
+        return False
+    if plan is not None and plan.ahead is not None:
+        return plan.ahead
+    ahead = _whole_rows_on_the_device(use_kernel, x, time_dim, itemsize)
+    if plan is not None:
+        plan.ahead = ahead
+    return ahead
+
+
+def _whole_rows_on_the_device(use_kernel: bool, x: torch.Tensor, time_dim: int, itemsize: int) -> bool:
     if not use_kernel or torch.compiler.is_compiling():
         return False
     look = current().look_ahead
     if not (x.device.type == "cuda" if look is None else look):
-        return False
-    if torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in tensors):
         return False
     _, T, n_rows = _checks.problem(x, time_dim)
     return not splits_time(n_rows, T, itemsize, x.device)
@@ -234,7 +244,7 @@ def without_masked_steps(p: Problem, use_kernel: bool, open_rows=None, look_ahea
         return p
     if look_ahead and looks_ahead(use_kernel, p.rewards, p.time_dim, _checks.result_dtype(
             p.rewards, p.values, p.next_values).itemsize, (p.rewards, p.values, p.next_values, p.bootstrap_value,
-                                                          p.gamma, p.lambda_, p.log_rhos, p.carry)):
+                                                          p.gamma, p.lambda_, p.log_rhos, p.carry), p.plan):
         return p._replace(look_ahead=True)
     derive = p.next_values is None and p.kind != "td_lambda"  # (td_lambda takes V(s_{t+1}) per step)
     truncated, derived = masks.without_masked_steps(

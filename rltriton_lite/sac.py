@@ -491,7 +491,7 @@ def _without_masked_steps(p: _Problem, use_kernel: bool, window=None) -> _Proble
     if p.mask is None:
         return p
     if window is None and episode.looks_ahead(use_kernel, p.rewards, p.time_dim, _dtype(p).itemsize, (
-            p.rewards, p.log_probs, p.next_log_probs, *p.next_q, p.gamma, p.lambda_, p.carry)):
+            p.rewards, p.log_probs, p.next_log_probs, *p.next_q, p.gamma, p.lambda_, p.carry), p.plan):
         return p._replace(look_ahead=True)
     truncated, _ = masks.without_masked_steps(p.mask, p.truncated, p.time_dim, use_kernel,
                                               open_rows=None if window is None else window[1])

@@ -13,7 +13,7 @@ import torch
 import rltriton_lite as rl
 from rltriton_lite import plan
 from rltriton_lite._triton import jit
-from rltriton_lite.bench import token_inputs, wall_ms
+from rltriton_lite.bench import token_cumsum, token_inputs, wall_ms
 
 
 @jit
@@ -36,13 +36,15 @@ for shape in sys.argv[1:] or ["256x1024"]:
     for name, fn in {"torch.empty": lambda: torch.empty(B, T, device="cuda"),
                      "torch.add": lambda: r + v,
                      "noop kernel[(1,)]": lambda: _noop[(1,)](r),
+                     "cumsum shortcut": lambda: token_cumsum(r, v, m),
                      "gae": lambda: rl.gae(r, v, gamma=0.99, lambda_=0.95),
                      "gae, float mask": lambda: rl.gae(r, v, gamma=0.99, lambda_=0.95, mask=m),
                      "gae, bool mask": lambda: rl.gae(r, v, gamma=0.99, lambda_=0.95, mask=mb)}.items():
         print(f"   {name:<20} {per_call_us(fn):8.1f}")
     for key, scan in plan._SCANS.items():
         if key[4:6] == (B, T):
-            print(f"   {key[0].fn.__name__:<24} n_seg {scan.n_seg:>4}  direct launch: final {bool(scan.final.compiled)}, "
+            print(f"   {key[0].fn.__name__:<24} n_seg {scan.n_seg:>4}  look-ahead {key[-1] is not None!s:<5}  "
+                  f"direct launch: final {bool(scan.final.compiled)}, "
                   f"summarize {bool(scan.summarize.compiled)}, compose {bool(scan.compose.compiled)}")
     pr = cProfile.Profile()
     pr.enable()
