@@ -32,6 +32,9 @@ def _tool(name):
 
 grade = _tool("grade")
 student_build = _tool("student_build")
+# one worker, the file's tests in a row: its module fixtures (the graded submissions, the student
+# build) are made once, not again after another module's tests
+pytestmark = pytest.mark.xdist_group("grading")
 
 HEADER = ("import os\n\nimport torch\n\nif not torch.cuda.is_available():\n"
           "    os.environ.setdefault(\"TRITON_INTERPRET\", \"1\")\n\n"
