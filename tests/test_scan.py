@@ -146,7 +146,8 @@ def test_interpreted_programs_take_more_rows():
 
     cpu, cuda = torch.device("cpu"), torch.device("cuda")
     interpreted = _triton.INTERPRET
-    assert plan._plan(3, 21, True, 4, cpu, Config()) == ((4 if interpreted else 1), 32, 1, 1, 4, 1, 1, 1)
+    assert plan._plan(3, 21, True, 4, cpu, Config()) == ((4, 32, 1, 1, 4, 1, 1, 1) if interpreted else
+                                                         (1, 32, 1, 1, 4, 3, 1, 1))  # (rows, ..., programs, ...)
     assert plan._plan(40, 300, True, 4, cpu, Config())[:2] == ((16 if interpreted else 1), 256)
     assert plan._plan(40, 300, True, 4, cuda, Config(min_programs=0))[0] == 1
     assert plan._plan(40, 300, True, 4, cpu, Config(tile=(2, 64, 1)))[0] == 2
