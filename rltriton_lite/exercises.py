@@ -41,14 +41,16 @@ What a check enforces, beyond the values:
   (one defined outside ``rltriton_lite``; launches are counted at ``JITFunction.run``, compiled or
   interpreted), and the scan exercises must run a ``tl.associative_scan`` (counted under the
   interpreter; compiled, the launched kernel's code must call one); under the interpreter, a
-  chunked exercise's ``tl.associative_scan`` may be no wider than its chunk. Where the exercise
+  chunked exercise's ``tl.associative_scan`` may be no wider than its chunk, and the scan's result
+  must reach the answer (the launches run again with every scan's result NaN must write other
+  values: ``_scan_reaches_the_output``). Where the exercise
   asks for a hook, prologue or epilogue (the harness's kind), the function passed must be a
   ``@triton.jit`` function (the package's own prologues refused). ``strided_scan`` must read its
   inputs in place: a launch must receive a tensor of the input view's own storage, not a copy.
   ``returns_autograd`` must call a ``torch.autograd.Function`` subclass's ``apply`` and launch
   Triton code of the student's in its forward and in its backward. ``two_stage_mean``: two
   launches and no atomics (the interpreter counts atomics; compiled, the kernels' code must not
-  call one). ``n_step_returns``: no Python loop over time (the student's Python lines and calls,
+  call one), and on 8192 elements or more not every launch one program. ``n_step_returns``: no Python loop over time (the student's Python lines and calls,
   counted with ``sys.settrace``, must not grow from a (2, 16) rollout to a (2, 64) one).
 * **The answer is the kernel's.** Where the answer is tensors the student's kernel writes (00b's
   six, ``two_stage_mean``, and ``returns_autograd``'s returns and gradient, written by
@@ -104,6 +106,7 @@ import contextlib
 import dataclasses
 import functools
 import inspect
+import math
 import os
 import site
 import sys
@@ -589,14 +592,15 @@ def _watch():
 
 
 @contextlib.contextmanager
-def _interpreting():
+def _interpreting(poison_scans=False):
     """Under the Triton interpreter: every load and store a kernel makes must fall inside a tensor
     passed to its launch, checked before the access (a stray store would corrupt the Python
     process's heap and kill the notebook's kernel, where on a GPU it would read garbage or fault);
     the launches and atomic operations are counted in ``SEEN``, and the widest
     ``tl.associative_scan`` (its length along the scanned axis) is kept there; what each
     ``tl.store`` (and atomic read-modify-write) writes is recorded in the running launch's
-    ``written`` (a storage's byte offsets). Compiled on a GPU: nothing."""
+    ``written`` (a storage's byte offsets). ``poison_scans``: every float a ``tl.associative_scan``
+    returns is NaN (``_scan_reaches_the_output``). Compiled on a GPU: nothing."""
     try:
         from triton.runtime import interpreter as ti
         executor, builder, scans = ti.GridExecutor, type(ti.interpreter_builder), ti.ScanOps
@@ -661,7 +665,12 @@ def _interpreting():
     def scan(self, input):
         first = input[0] if isinstance(input, tuple) else input
         SEEN["widest_scan"] = max(SEEN["widest_scan"], int(np.shape(first.handle.data)[self.axis]))
-        return saved[scans, "apply"](self, input)
+        result = saved[scans, "apply"](self, input)
+        if poison_scans:
+            for r in result if isinstance(result, tuple) else (result,):
+                if np.issubdtype(r.handle.data.dtype, np.floating):
+                    r.handle.data = np.full_like(r.handle.data, np.nan)
+        return result
 
     patches = {(executor, "_init_args_hst"): init_args, (scans, "apply"): scan, (builder, "create_masked_load"): load,
                (builder, "create_masked_store"): store, (builder, "create_atomic_rmw"): atomic("create_atomic_rmw"),
@@ -1279,6 +1288,37 @@ def _written_by_their_kernel(ex, case, got, launched, args=()):
         checked.append((label, value, said))
     if checked and (not INTERPRET or max(v.numel() for _, v, _ in checked) <= _REPLAY_UNDER_INTERPRETER):
         _replay(ex, case, args, launched, checked)
+        _scan_reaches_the_output(ex, case, launched, checked)
+
+
+def _scan_reaches_the_output(ex, case, launched, checked):
+    """Under the interpreter, for a scan exercise: the student's launches run again on the same
+    inputs with every ``tl.associative_scan``'s result NaN; if the returned tensors come out the
+    same, the scan's result never reached them (a loop over the steps beside a scan whose result is
+    dropped). A launch that cannot run twice, or outputs that change anyway, pass."""
+    if not INTERPRET or ex.needs != "scan":
+        return
+    before = [(value, value.detach().clone()) for _, value, _ in checked]
+    try:
+        try:
+            with _interpreting(poison_scans=True), np.errstate(all="ignore"):
+                for launch in launched:
+                    call_args, call_kwargs = launch.call
+                    type(launch.kernel).run(launch.kernel, *call_args, **call_kwargs)
+        except Exception:  # (say nothing rather than refuse a right answer)
+            return
+        same = all(torch.equal(torch.nan_to_num(value.detach(), nan=1e300), torch.nan_to_num(old, nan=1e300))
+                   for value, old in before)
+    finally:
+        with torch.no_grad():
+            for value, old in before:
+                value.detach().copy_(old)
+    if same:
+        raise AssertionError(
+            f"{ex.name}, {case}: your kernel ran a tl.associative_scan, but its result never reaches the answer: run "
+            "again with every tl.associative_scan's result replaced by NaN, your kernel wrote the same values. The "
+            "answer must come from the scan of the pairs (a_t, b_t) (store what tl.associative_scan returns, or "
+            "values computed from it), not from a loop over the steps beside it")
 
 
 # Under the interpreter the stores are recorded (above), and each replay interprets every launch again: CI
@@ -2305,6 +2345,17 @@ def _dual_clip_hint(args, i, bad, got, expected):
     return None
 
 
+_ONE_PROGRAM_AT_MOST = 8192  # elements: more in one program is no block of a reduction (two_stage_mean)
+
+
+def _programs(launch):
+    """The programs of a launch whose grid was a tuple (None for a grid function: not known here)."""
+    grid = launch.call[1].get("grid")
+    if isinstance(grid, (tuple, list)) and all(isinstance(g, int) for g in grid):
+        return math.prod(grid)
+    return None
+
+
 def _twice(fn, args, kw):
     """Two calls, the same bits; the first with at least two launches of the student's kernels and
     no atomics (counted under the interpreter, where programs run one after another, so a race
@@ -2322,6 +2373,11 @@ def _twice(fn, args, kw):
     if len(mine) < 2:
         raise AssertionError(f"{len(mine)} kernel launch: a one-program sum walks the whole input alone (one SM of a "
                              "GPU); split it over programs, then add their partials in a second launch")
+    n, most = args[0].numel(), max((_programs(launch) for launch in mine), default=None)
+    if most == 1 and n >= _ONE_PROGRAM_AT_MOST:
+        raise AssertionError(f"every launch of yours ran one program, on {n} elements: the first one walks the whole "
+                             "input alone (one SM of a GPU) and the second has nothing to add; give the first a "
+                             "program per BLOCK elements, grid = (triton.cdiv(n, BLOCK),)")
     second = fn(*args)
     if not torch.equal(torch.as_tensor(first), torch.as_tensor(second)):
         raise AssertionError("two calls on the same input gave different bits (a sum in a fixed order gives the "

@@ -795,6 +795,16 @@ def test_two_stage_mean_refuses_atomics_and_a_single_launch():
     with pytest.raises(AssertionError, match=r"two_stage_mean, n=1: 1 kernel launch"):
         exercises.check("two_stage_mean", one_program)
 
+    def one_program_twice(x):  # two launches, but the first walks the whole input alone
+        part, out = torch.zeros((), device=x.device), torch.zeros((), device=x.device)
+        _one_program_sum[(1,)](x, part, x.numel(), BLOCK=1024)
+        _one_program_sum[(1,)](part, out, 1, BLOCK=16)
+        return out
+
+    with pytest.raises(AssertionError, match=r"two_stage_mean, n=\d+: every launch of yours ran one program, on "
+                                             r"\d+ elements"):
+        exercises.check("two_stage_mean", one_program_twice)
+
 
 # ---- The special steps: what a seed can draw, the fixed cases show ----------------------------------
 def _mark_kinds(name, seed):
@@ -1037,6 +1047,25 @@ def _returns_one_step_at_a_time(R, D, G, gamma, T):  # a Triton kernel, but a lo
         tl.store(G + row * T + t, carry)
 
 
+@triton.jit
+def _add(x, y):
+    return x + y
+
+
+@triton.jit
+def _returns_beside_a_dropped_scan(R, D, G, gamma, T, BLOCK: tl.constexpr):  # a scan runs; the loop answers
+    row = tl.program_id(0)
+    lanes = tl.arange(0, BLOCK)
+    tl.associative_scan(tl.load(R + row * T + lanes, mask=lanes < T, other=0.0), 0, _add)
+    _returns_one_step_at_a_time(R, D, G, gamma, T)
+
+
+def _chunked_scan_loop_beside_a_scan(rewards, dones, gamma, chunk):
+    out = torch.empty_like(rewards)
+    _returns_beside_a_dropped_scan[(rewards.shape[0],)](rewards, dones, out, gamma, rewards.shape[1], BLOCK=chunk)
+    return out
+
+
 def _chunked_scan_step_by_step(rewards, dones, gamma, chunk):
     out = torch.empty_like(rewards)
     _returns_one_step_at_a_time[(rewards.shape[0],)](rewards, dones, out, gamma, rewards.shape[1])
@@ -1094,6 +1123,16 @@ def test_what_the_task_asks_for_is_enforced(name, what, fn, why):
     """Right values, but not what the task asks for: refused, with a message that says what."""
     with pytest.raises(AssertionError, match=rf"^{name}[,:] .*{why}"):
         exercises.check(name, fn)
+
+
+@pytest.mark.skipif(not exercises.INTERPRET, reason="the interpreter runs the kernel again with the scans' results "
+                                                   "NaN (compiled, the kernel's code is read for a scan)")
+def test_a_scan_whose_result_is_dropped_is_no_scan():
+    """A kernel that runs a tl.associative_scan and answers with a loop over the steps beside it:
+    run again with the scans' results NaN, it writes the same values, so it is refused."""
+    with pytest.raises(AssertionError, match=r"^chunked_scan, .*your kernel ran a tl\.associative_scan, but its "
+                                             r"result never reaches the answer"):
+        exercises.check("chunked_scan", _chunked_scan_loop_beside_a_scan)
 
 
 def test_the_static_checks_for_a_compiled_kernel():
