@@ -541,13 +541,14 @@ print(inspect.getsource(getattr(exercises._scan_hook_kernel, "fn", exercises._sc
 # | `R + row * T + t` | a strided load, `tile.load(ptr, strides, row, t, mask, other, ACC)`, so time-major and batch-major buffers both work without a copy |
 #
 # The hooks receive the inputs as a tuple of pointers `X` with their strides `SX`, the numbers
-# `P` (γ, λ, ...) and the output pointers `O`. Named indices say what each slot holds. TD(λ)'s
-# prologue, for one (GAE's is an exercise of notebook 02):
+# `P` (γ, λ, ...) and the output pointers `O`. Named indices say what each slot holds. The
+# discounted return's prologue, for one (notebook 01 reads it line by line; GAE's is an exercise
+# of notebook 02, TD(λ)'s is printed in notebook 03):
 
 # %%
 from rltriton_lite import returns  # noqa: E402
 
-print(inspect.getsource(getattr(returns._td_lambda_prologue, "fn", returns._td_lambda_prologue)))
+print(inspect.getsource(getattr(returns._returns_prologue, "fn", returns._returns_prologue)))
 
 # %% [markdown]
 # `REWARDS`, `VALUES`, `NEXT_VALUES`, ... are `tl.constexpr` indices into `X` (defined in
