@@ -118,7 +118,7 @@ print("prologue + scan + epilogue == the loop")
 # | `row`, `t`, `m` | the tile's row and time indices and the mask of in-bounds elements |
 # | `ACC` | the arithmetic dtype (float32, or float64 for float64 inputs) |
 # | `keep` | values the prologue hands to the epilogue, so nothing is loaded twice |
-# | `y`, `y_prev` | the scanned value at $t$ and at the step before in scan order ($t+1$) |
+# | `y`, `y_in` | the scanned value at $t$, and the value that entered step $t$ ($y_t = b_t + a_t y_{in}$: $y_{t+1}$ in a reverse scan) |
 # | returns `(a, b, reset, valid, keep)` | your `reset_scan` triple (00b, section 4); `valid`, false on padding (a padded step is the identity); `keep` |
 #
 # `_returns_prologue` returns `gamma * lam` as $a$ — plain returns are GAE's scan with

@@ -132,7 +132,7 @@ def vtrace_as_scan(log_rhos, r, v, nv, gamma, lam, terminated, truncated, rho_ba
     vs, vs_next = np.zeros_like(r), np.zeros_like(r)
     carry = np.zeros(r.shape[:-1])
     for t in reversed(range(r.shape[-1])):                               # scan (sequential here)
-        vs_next[..., t] = carry                                          # y_prev: v_{t+1} as carried
+        vs_next[..., t] = carry                                          # y_in: v_{t+1} as carried
         carry = np.where(done[..., t], b[..., t], b[..., t] + a[..., t] * carry)
         vs[..., t] = carry
     follow = np.where(done, nv, vs_next)                                 # epilogue
@@ -174,10 +174,10 @@ for fn in (vtrace._step, vtrace._vtrace_prologue, vtrace._vtrace_epilogue):
 #   and across padding, where the next *unpadded* step is not $t+1$. Putting $V_t$ and
 #   $-\gamma_t c_t V'_t$ into $b_t$ makes the carried value $v_{t+1}$ itself, so neither
 #   assumption is needed and no value is read twice.
-# * **The advantage reads `y_prev`.** The shared scan hands the epilogue both $y_t$ and the value
+# * **The advantage reads `y_in`.** The shared scan hands the epilogue both $y_t$ and the value
 #   it combined with, $y_{t+1}$ (after padding: the next unpadded step's). $A^{pg}_t$ needs
 #   exactly $v_{t+1}$, so both outputs come out of one pass; at an episode end the select
-#   `tl.where(done, v_next, y_prev)` switches to $V'_t$.
+#   `tl.where(done, v_next, y_in)` switches to $V'_t$.
 # * **The weights are constants for gradients.** `log_rhos` is loaded, exponentiated and clipped
 #   in the prologue, but no gradient flows back to it: `vs` is a regression target, and
 #   `pg_advantages` multiplies $\nabla\log\pi$ in the loss — as in IMPALA. The backward kernel
@@ -496,10 +496,10 @@ exercises.attempt("retrace", retrace)
 
 # %% [markdown]
 # **`vtrace_pg`** (a Triton epilogue). The policy-gradient advantage needs $v_{s+1}$, the *next*
-# step's V-trace target: what the package's epilogues get as `y_prev` (the step before in scan
-# order, which runs backwards in time). `exercises.scan_hook` takes an
-# `epilogue(X, offs, t, T, m, P, y, y_prev)` too, with the same name: it is called after the scan
-# with `y` = $v_s$ and `y_prev` = $v_{s+1}$, and what it returns is stored. The prologue is given,
+# step's V-trace target: what the package's epilogues get as `y_in`, the value that entered the
+# step ($y_t = b_t + a_t\,y_{in}$; the scan runs backwards in time). `exercises.scan_hook` takes an
+# `epilogue(X, offs, t, T, m, P, y, y_in)` too, with the same name: it is called after the scan
+# with `y` = $v_s$ and `y_in` = $v_{s+1}$, and what it returns is stored. The prologue is given,
 # `exercises.vtrace_prologue` (λ = 1; print its source with `inspect.getsource`). Write the
 # epilogue: $\min(\bar\rho, \pi_s/\mu_s)\big(r_s + \gamma(1-\text{term}_s)\,v_{s+1} - V(x_s)\big)$, with
 # $v_{s+1}$ = `next_values` at the window's last step (the weight is the introduction's clipped
@@ -507,7 +507,7 @@ exercises.attempt("retrace", retrace)
 # holds log_rhos, rewards, values, next_values, terminated; `P` holds (γ, ρ̄, c̄).
 
 # %%
-# YOUR CODE: replace the next line by your @triton.jit def vtrace_pg(X, offs, t, T, m, P, y, y_prev)
+# YOUR CODE: replace the next line by your @triton.jit def vtrace_pg(X, offs, t, T, m, P, y, y_in)
 vtrace_pg = None
 
 # %%

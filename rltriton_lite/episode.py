@@ -143,13 +143,13 @@ def store_carry_grad(X, SX, P, O, SO, row, t, m, T, d_carry):
 
 
 @jit
-def store_values_grad(X, SX, P, O, SO, row, t, m, T, valid, dv, dv_next, g_prev, keep):
+def store_values_grad(X, SX, P, O, SO, row, t, m, T, valid, dv, dv_next, g_in, keep):
     """d values_t: the direct term ``dv``, plus (without next_values) what b_{t-1} read."""
     gamma_p, term_p, valid_p, _ = keep
     if O[D_VALUES] is not None:
         dv = tl.where(valid, dv, 0.0)
         if X[NEXT_VALUES] is None:  # values[t] is V'_{t-1}, read by step t-1 even when step t is padding
-            dv += tl.where(valid_p & ~term_p, gamma_p * g_prev, 0.0)
+            dv += tl.where(valid_p & ~term_p, gamma_p * g_in, 0.0)
         store(O[D_VALUES], SO[D_VALUES], row, t, m, dv)
     if O[D_NEXT_VALUES] is not None:
         store(O[D_NEXT_VALUES], SO[D_NEXT_VALUES], row, t, m, dv_next)

@@ -1595,7 +1595,7 @@ def _scan_hook_kernel(X, O, P, T, PROLOGUE: tl.constexpr, CHUNK: tl.constexpr, R
         a_s, b_s = tl.associative_scan((tl.where(m, a, 1.0), tl.where(m, b, 0.0)), 0, _combine, reverse=REVERSE)
         y = b_s + a_s * carry
         out = y
-        if EPILOGUE is not None:  # (reverse scans) y_prev = y_{t+1}: the same scan of the pairs one step on
+        if EPILOGUE is not None:  # (reverse scans) y_in = y_{t+1}: the same scan of the pairs one step on
             m_n = m & (t + 1 < T) & (t + 1 < c * CHUNK + CHUNK)  # past the chunk: the carry itself
             a_n, b_n = PROLOGUE(X, offs + 1, t + 1, T, m_n, P)
             an_s, bn_s = tl.associative_scan((tl.where(m_n, a_n, 1.0), tl.where(m_n, b_n, 0.0)), 0, _combine,
@@ -1619,9 +1619,9 @@ def scan_hook(prologue, inputs, params, chunk: int = 64, reverse: bool = True, e
     """The reverse scan y_t = b_t + a_t y_{t+1} (y_T = 0) of the pairs that your ``@triton.jit``
     ``prologue(X, offs, t, T, m, P) -> (a, b)`` returns for each chunk of ``chunk`` steps
     (``reverse=False``: the forward scan y_t = b_t + a_t y_{t-1}, y_{-1} = 0). With an
-    ``epilogue(X, offs, t, T, m, P, y, y_prev) -> out`` (reverse scans), what it returns is stored
-    instead of y; ``y_prev`` is the value of the step before in scan order, y_{t+1} in a reverse scan
-    (0 after the row's last step): the package's epilogues' name for it.
+    ``epilogue(X, offs, t, T, m, P, y, y_in) -> out`` (reverse scans), what it returns is stored
+    instead of y; ``y_in`` is the value that entered the step (y_t = b_t + a_t y_in), y_{t+1} in a
+    reverse scan (0 after the row's last step): the package's epilogues' name for it.
 
     ``X``: the pointers of ``inputs`` ((B, T) tensors, in order); ``offs``: the chunk's flat
     offsets into them (``tl.load(X[0] + offs, mask=m, other=0.0)``); ``t``: the time indices; ``T``:
@@ -2268,17 +2268,17 @@ def vtrace_prologue(X, offs, t, T, m, P):
 
 
 @_exercise("vtrace_pg", "04_vtrace", "hook", stream=12, task="""
-vtrace_pg: a @triton.jit epilogue vtrace_pg(X, offs, t, T, m, P, y, y_prev) -> pg for
+vtrace_pg: a @triton.jit epilogue vtrace_pg(X, offs, t, T, m, P, y, y_in) -> pg for
 exercises.scan_hook(exercises.vtrace_prologue, X, P, epilogue=vtrace_pg), with X = (log_rhos,
 rewards, values, next_values, terminated) and P = (gamma, rho_bar, c_bar): the scan gives y = vs_t
-and y_prev = vs_{t+1} (the value of the step before in scan order, which runs backwards in time:
-the package's name, as in its own epilogues); return the policy-gradient advantage min(rho_bar, rho_t) (r_t + gamma
+and y_in = vs_{t+1} (the value that entered step t: the scan runs backwards in time, y_t = b_t +
+a_t y_in; the package's name, as in its own epilogues); return the policy-gradient advantage min(rho_bar, rho_t) (r_t + gamma
 (1 - term_t) v_next - V_t), where v_next is vs_{t+1} inside the window and next_values at its last
 step (t == T - 1).
 """ + HOOK_RULES + NO_RESET, needs="hook",
    run=lambda fn, args, kw: _harness_scan(vtrace_prologue, args[:5], args[5:], epilogue=fn),
    ordinary="An ordinary step, and the scan (given) is right there: check what your epilogue computes at that "
-            "step (the terms it reads: vs_{t+1} is y_prev, not y; the reward, V_t, the clip of rho).")
+            "step (the terms it reads: vs_{t+1} is y_in, not y; the reward, V_t, the clip of rho).")
 def _vtrace_pg_cases(d):
     rng, gamma, rho_bar, c_bar = d.rng, d.real(0.9, 0.8, 0.99), d.real(1.0, 0.8, 1.5), d.real(0.9, 0.6, 1.0)
     out = []

@@ -40,9 +40,9 @@ def _ahead_prologue(X, SX, P, row, t, m, T, ACC: tl.constexpr):
 
 
 @jit
-def _ahead_epilogue(X, SX, P, O, SO, row, t, m, T, ACC: tl.constexpr, valid, y, y_prev, keep):
+def _ahead_epilogue(X, SX, P, O, SO, row, t, m, T, ACC: tl.constexpr, valid, y, y_in, keep):
     unmasked = keep[0]
-    after = tl.where(t == T - 1, T, y_prev.to(tl.int64))  # the next unmasked step after t; T past the last one
+    after = tl.where(t == T - 1, T, y_in.to(tl.int64))  # the next unmasked step after t; T past the last one
     last = unmasked & (after >= T)
     if X[M_OPEN] is not None:  # the row's next unmasked step is after the window
         last = last & (load(X[M_OPEN], (1, None), row, t, m, 0.0, ACC) == 0.0)
@@ -62,9 +62,9 @@ def _behind_prologue(X, SX, P, row, t, m, T, ACC: tl.constexpr):
 
 
 @jit
-def _behind_epilogue(X, SX, P, O, SO, row, t, m, T, ACC: tl.constexpr, valid, y, y_prev, keep):
+def _behind_epilogue(X, SX, P, O, SO, row, t, m, T, ACC: tl.constexpr, valid, y, y_in, keep):
     if O[M_D_VALUES] is not None:
-        store(O[M_D_VALUES], SO[M_D_VALUES], row, t, m, tl.where(keep[0], y_prev, 0.0))
+        store(O[M_D_VALUES], SO[M_D_VALUES], row, t, m, tl.where(keep[0], y_in, 0.0))
     if O[M_D_BOOT] is not None:  # after the last step: the last unmasked step's, which bootstraps
         store(O[M_D_BOOT], SO[M_D_BOOT], row, t, m & (t == T - 1), y)
 

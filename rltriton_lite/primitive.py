@@ -37,7 +37,7 @@ def _ls_prologue(X, SX, P, row, t, m, T, ACC: tl.constexpr):
 
 
 @jit
-def _ls_epilogue(X, SX, P, O, SO, row, t, m, T, ACC: tl.constexpr, valid, y, y_prev, keep):
+def _ls_epilogue(X, SX, P, O, SO, row, t, m, T, ACC: tl.constexpr, valid, y, y_in, keep):
     store(O[LS_Y], SO[LS_Y], row, t, m, tl.where(valid, y, 0.0))
     if O[LS_Y_CARRIED] is not None:  # the carry itself, which passes through padded steps (for da)
         store(O[LS_Y_CARRIED], SO[LS_Y_CARRIED], row, t, m, y)
@@ -59,7 +59,7 @@ def _ls_bwd_prologue(X, SX, P, row, t, m, T, ACC: tl.constexpr):
 
 
 @jit
-def _ls_bwd_epilogue(X, SX, P, O, SO, row, t, m, T, ACC: tl.constexpr, valid, g, g_prev, keep):
+def _ls_bwd_epilogue(X, SX, P, O, SO, row, t, m, T, ACC: tl.constexpr, valid, g, g_in, keep):
     D = P[LS_D]
     valid_t = keep[0]
     t_next = t + D

@@ -62,48 +62,48 @@ def _td_lambda_prologue(X, SX, P, row, t, m, T, ACC: tl.constexpr, ahead=None):
 
 # ---- forward epilogues ----------------------------------------------------------------------
 @jit
-def _one_output_epilogue(X, SX, P, O, SO, row, t, m, T, ACC: tl.constexpr, valid, y, y_prev, keep):
+def _one_output_epilogue(X, SX, P, O, SO, row, t, m, T, ACC: tl.constexpr, valid, y, y_in, keep):
     store(O[OUT], SO[OUT], row, t, m, tl.where(valid, y, 0.0))
 
 
 @jit
-def _gae_epilogue(X, SX, P, O, SO, row, t, m, T, ACC: tl.constexpr, valid, y, y_prev, keep):
+def _gae_epilogue(X, SX, P, O, SO, row, t, m, T, ACC: tl.constexpr, valid, y, y_in, keep):
     store(O[OUT], SO[OUT], row, t, m, tl.where(valid, y, 0.0))
     store(O[RETURNS], SO[RETURNS], row, t, m, tl.where(valid, y + keep[0], 0.0))
 
 
 # ---- backward -------------------------------------------------------------------------------
 @jit
-def _returns_bwd_epilogue(X, SX, P, O, SO, row, t, m, T, ACC: tl.constexpr, valid_m, g, g_prev, keep):
+def _returns_bwd_epilogue(X, SX, P, O, SO, row, t, m, T, ACC: tl.constexpr, valid_m, g, g_in, keep):
     gamma, lam, term, done, valid = step(X, SX, P, row, t, m, T, ACC)
     if O[D_REWARDS] is not None:
         store(O[D_REWARDS], SO[D_REWARDS], row, t, m, tl.where(valid, g, 0.0))
     dv_next = tl.where(valid & done & ~term, gamma * g, 0.0)
-    store_values_grad(X, SX, P, O, SO, row, t, m, T, valid, 0.0, dv_next, g_prev, keep)
+    store_values_grad(X, SX, P, O, SO, row, t, m, T, valid, 0.0, dv_next, g_in, keep)
     store_bootstrap_grad(X, SX, P, O, SO, row, t, m, T, dv_next)
     store_carry_grad(X, SX, P, O, SO, row, t, m, T, tl.where(valid, tl.where(done, 0.0, gamma * lam), 1.0) * g)
 
 
 @jit
-def _gae_bwd_epilogue(X, SX, P, O, SO, row, t, m, T, ACC: tl.constexpr, valid_m, g, g_prev, keep):
+def _gae_bwd_epilogue(X, SX, P, O, SO, row, t, m, T, ACC: tl.constexpr, valid_m, g, g_in, keep):
     gamma, lam, term, done, valid = step(X, SX, P, row, t, m, T, ACC)
     if O[D_REWARDS] is not None:
         store(O[D_REWARDS], SO[D_REWARDS], row, t, m, tl.where(valid, g, 0.0))
     d_ret = keep[3]
     dv_next = tl.where(valid & ~term, gamma * g, 0.0)
-    store_values_grad(X, SX, P, O, SO, row, t, m, T, valid, d_ret - g, dv_next, g_prev, keep)
+    store_values_grad(X, SX, P, O, SO, row, t, m, T, valid, d_ret - g, dv_next, g_in, keep)
     store_bootstrap_grad(X, SX, P, O, SO, row, t, m, T, dv_next)
     store_carry_grad(X, SX, P, O, SO, row, t, m, T, tl.where(valid, tl.where(done, 0.0, gamma * lam), 1.0) * g)
 
 
 @jit
-def _td_lambda_bwd_epilogue(X, SX, P, O, SO, row, t, m, T, ACC: tl.constexpr, valid_m, g, g_prev, keep):
+def _td_lambda_bwd_epilogue(X, SX, P, O, SO, row, t, m, T, ACC: tl.constexpr, valid_m, g, g_in, keep):
     gamma, lam, term, done, valid = step(X, SX, P, row, t, m, T, ACC)
     if O[D_REWARDS] is not None:
         store(O[D_REWARDS], SO[D_REWARDS], row, t, m, tl.where(valid, g, 0.0))
     w = tl.where(done, 1.0, 1.0 - lam)
     dv_next = tl.where(valid & ~term, gamma * w * g, 0.0)
-    store_values_grad(X, SX, P, O, SO, row, t, m, T, valid, 0.0, dv_next, g_prev, keep)
+    store_values_grad(X, SX, P, O, SO, row, t, m, T, valid, 0.0, dv_next, g_in, keep)
     store_carry_grad(X, SX, P, O, SO, row, t, m, T, tl.where(valid, tl.where(done, 0.0, gamma * lam), 1.0) * g)
 
 

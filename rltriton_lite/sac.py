@@ -106,7 +106,7 @@ def _sac_bwd_prologue(X, SX, P, row, t, m, T, ACC: tl.constexpr):
 
 
 @jit
-def _sac_bwd_epilogue(X, SX, P, O, SO, row, t, m, T, ACC: tl.constexpr, m_scan, g, g_prev, keep):
+def _sac_bwd_epilogue(X, SX, P, O, SO, row, t, m, T, ACC: tl.constexpr, m_scan, g, g_in, keep):
     a_prev, reset = keep
     gamma, lam, term, done, valid = step(X, SX, P, row, t, m, T, ACC)
     alpha = param(X[ALPHA], 0, P[P_ALPHA], ACC)
@@ -114,7 +114,7 @@ def _sac_bwd_epilogue(X, SX, P, O, SO, row, t, m, T, ACC: tl.constexpr, m_scan, 
     if O[D_REWARDS] is not None:  # r_t enters b^G_t (G_t) and b^H_t (H_t): dL/dr_t = g_t
         store(O[D_REWARDS], SO[D_REWARDS], row, t, m, tl.where(valid, g, 0.0))
     if O[D_LOG_PROBS] is not None:  # log π_t enters H_t only: -α dL/dH_t, the carried part of g_t
-        dh = tl.where(reset, 0.0, a_prev * g_prev)
+        dh = tl.where(reset, 0.0, a_prev * g_in)
         store(O[D_LOG_PROBS], SO[D_LOG_PROBS], row, t, m, tl.where(valid, -alpha * dh, 0.0))
     w = tl.where(done, 1.0, 1.0 - lam)
     boot = valid & ~term

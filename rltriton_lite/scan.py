@@ -27,8 +27,8 @@ An algorithm plugs in as two ``triton.jit`` hooks:
 ``PROLOGUE(X, SX, P, row, t, m, T, ACC) -> (a, b, reset, valid, keep)``
     loads the algorithm's inputs at time ``t`` and returns the affine step; ``keep`` is a tuple
     of values the epilogue wants (so nothing is read twice).
-``EPILOGUE(X, SX, P, O, SO, row, t, m, T, ACC, valid, y, y_prev, keep)``
-    writes the outputs from the scanned value ``y`` and ``y_prev``, the value of the step before
+``EPILOGUE(X, SX, P, O, SO, row, t, m, T, ACC, valid, y, y_in, keep)``
+    writes the outputs from the scanned value ``y`` and ``y_in``, the value of the step before
     in scan order (``y_{t+1}`` for a reverse scan, ``y_{t-1}`` for a forward one).
 
 The backward pass of :math:`y = \operatorname{scan}(a, b)` is the same scan run the other way:
@@ -101,7 +101,7 @@ def _value(a, b, r, c_in):
 
 @jit
 def _values(a, b, r, c_in, V: tl.constexpr):
-    """(y, y_prev) of each step of a vector (tuples, scan order) from the carry entering it."""
+    """(y, y_in) of each step of a vector (tuples, scan order) from the carry entering it."""
     y0 = _value(a[0], b[0], r[0], c_in)
     y1 = _value(a[1], b[1], r[1], c_in)
     y2 = _value(a[2], b[2], r[2], c_in)
@@ -119,7 +119,7 @@ def _values(a, b, r, c_in, V: tl.constexpr):
 # ---- The kernel ------------------------------------------------------------------------------------
 @jit
 def _scan_chunk(a, b, r, carry, ROWS: tl.constexpr, NV: tl.constexpr, V: tl.constexpr, REVERSE: tl.constexpr):
-    """One chunk's steps ([ROWS, NV, V] tiles) scanned from ``carry`` ([ROWS]): (y, y_prev, the
+    """One chunk's steps ([ROWS, NV, V] tiles) scanned from ``carry`` ([ROWS]): (y, y_in, the
     carry after the chunk, the chunk's composed map (a, b, reset)).
 
     Two levels: each thread composes its vectors' steps in registers (``unpack``, ``_chain``), then
@@ -136,9 +136,9 @@ def _scan_chunk(a, b, r, carry, ROWS: tl.constexpr, NV: tl.constexpr, V: tl.cons
     # the carry entering each vector: the previous vector's value (the chunk's carry for the
     # first), handed on by a scan that gives each element its predecessor
     _, z_prev, has_prev = tl.associative_scan((z, z, tl.zeros([ROWS, NV], tl.int1)), 1, _next_combine)
-    y, y_prev = _values(p_a, p_b, p_r, tl.where(has_prev, z_prev, carry[:, None]), V)
+    y, y_in = _values(p_a, p_b, p_r, tl.where(has_prev, z_prev, carry[:, None]), V)
     c_a, c_b, c_r = _last(j_a, j_b, j_r, j_last)
-    return (pack(y, ROWS, NV, V, REVERSE), pack(y_prev, ROWS, NV, V, REVERSE), tl.sum(tl.where(j_last, z, 0.0), axis=1),
+    return (pack(y, ROWS, NV, V, REVERSE), pack(y_in, ROWS, NV, V, REVERSE), tl.sum(tl.where(j_last, z, 0.0), axis=1),
             c_a, c_b, c_r)
 
 
@@ -204,11 +204,11 @@ def _walk(X, SX, P, O, SO, row, m_r, carry, k_start, k_end, n_chunks, T,
         a = tl.where(valid, a, 1.0).to(ACC)
         b = tl.where(valid, b, 0.0).to(ACC)
         reset = reset & valid
-        y, y_prev, after, c_a, c_b, c_r = _scan_chunk(a, b, reset, carry, ROWS, NV, V, REVERSE)
+        y, y_in, after, c_a, c_b, c_r = _scan_chunk(a, b, reset, carry, ROWS, NV, V, REVERSE)
         if SUMMARIZE:  # fold the chunk's composed map into the segment's
             s_a, s_b, s_r = combine(s_a, s_b, s_r, c_a, c_b, c_r)
         else:
-            EPILOGUE(X, SX, P, O, SO, row, t, m, T, ACC, valid, y, y_prev, keep)
+            EPILOGUE(X, SX, P, O, SO, row, t, m, T, ACC, valid, y, y_in, keep)
             carry = after
     if SUMMARIZE:
         return s_a, s_b, s_r
@@ -254,7 +254,7 @@ def _scan_kernel(
     T,  # sequence length
     SEG,  # chunks per segment; program (i, s) scans segment s of its rows
     PROLOGUE: tl.constexpr,  # jit fn: inputs at t -> (a, b, reset, valid, keep)
-    EPILOGUE: tl.constexpr,  # jit fn: (y, y_prev, keep) -> outputs stored
+    EPILOGUE: tl.constexpr,  # jit fn: (y, y_in, keep) -> outputs stored
     REVERSE: tl.constexpr,  # True: scan from t = T-1 down to 0 (the forward pass)
     ACC: tl.constexpr,  # accumulation dtype: tl.float32, or tl.float64 for float64 inputs
     ROWS: tl.constexpr,  # rows per program
@@ -316,5 +316,5 @@ def _segments_prologue(X, SX, P, row, t, m, T, ACC: tl.constexpr):
 
 
 @jit
-def _segments_epilogue(X, SX, P, O, SO, row, t, m, T, ACC: tl.constexpr, valid, y, y_prev, keep):
-    store(O[SEG_CARRY], SO[SEG_CARRY], row, t, m, y_prev)
+def _segments_epilogue(X, SX, P, O, SO, row, t, m, T, ACC: tl.constexpr, valid, y, y_in, keep):
+    store(O[SEG_CARRY], SO[SEG_CARRY], row, t, m, y_in)

@@ -92,12 +92,12 @@ def _vtrace_prologue(X, SX, P, row, t, m, T, ACC: tl.constexpr, ahead=None):
 
 
 @jit
-def _vtrace_epilogue(X, SX, P, O, SO, row, t, m, T, ACC: tl.constexpr, valid, y, y_prev, keep):
-    """vs_t = y; the advantage reads vs_{t+1} as carried (y_prev), or V'_t at an episode end."""
+def _vtrace_epilogue(X, SX, P, O, SO, row, t, m, T, ACC: tl.constexpr, valid, y, y_in, keep):
+    """vs_t = y; the advantage reads vs_{t+1} as carried (y_in), or V'_t at an episode end."""
     step, r, v, v_next = keep
     gamma, lam, term, done, _, _, _, rho_pg = step
     store(O[VS], SO[VS], row, t, m, tl.where(valid, y, 0.0))
-    vs_next = tl.where(done, v_next, y_prev)  # vs'_{t+1}
+    vs_next = tl.where(done, v_next, y_in)  # vs'_{t+1}
     target = r + tl.where(term, 0.0, gamma * (lam * vs_next + (1.0 - lam) * v_next))
     store(O[PG_ADVANTAGES], SO[PG_ADVANTAGES], row, t, m, tl.where(valid, rho_pg * (target - v), 0.0))
 
@@ -129,7 +129,7 @@ def _d_next_value(step, g, h):
 
 
 @jit
-def _vtrace_bwd_epilogue(X, SX, P, O, SO, row, t, m, T, ACC: tl.constexpr, valid_m, g, g_prev, keep):
+def _vtrace_bwd_epilogue(X, SX, P, O, SO, row, t, m, T, ACC: tl.constexpr, valid_m, g, g_in, keep):
     step_p, h_p = keep
     step = _step(X, SX, P, row, t, m, T, ACC)
     gamma, lam, done, valid, rho, c, rho_pg = step[0], step[1], step[3], step[4], step[5], step[6], step[7]
@@ -144,7 +144,7 @@ def _vtrace_bwd_epilogue(X, SX, P, O, SO, row, t, m, T, ACC: tl.constexpr, valid
     if O[D_VALUES] is not None:
         dv = tl.where(valid, (1.0 - rho) * g - rho_pg * h, 0.0)
         if X[NEXT_VALUES] is None:  # values[t] is V'_{t-1}, read by step t-1 even when step t is padding
-            dv += _d_next_value(step_p, g_prev, h_p)
+            dv += _d_next_value(step_p, g_in, h_p)
         store(O[D_VALUES], SO[D_VALUES], row, t, m, dv)
     if O[D_NEXT_VALUES] is not None:
         store(O[D_NEXT_VALUES], SO[D_NEXT_VALUES], row, t, m, dv_next)

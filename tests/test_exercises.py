@@ -448,10 +448,10 @@ def _retrace_taken_q(X, offs, t, T, m, P):
 
 
 @triton.jit
-def _pg(X, offs, t, T, m, P, y, y_prev, NEXT: tl.constexpr, WINDOW: tl.constexpr):
+def _pg(X, offs, t, T, m, P, y, y_in, NEXT: tl.constexpr, WINDOW: tl.constexpr):
     rho = tl.exp(tl.load(X[0] + offs, mask=m, other=0.0))
     v = tl.load(X[2] + offs, mask=m, other=0.0)
-    v_next = y_prev if NEXT else y
+    v_next = y_in if NEXT else y
     if WINDOW:
         v_next = tl.where(t == T - 1, tl.load(X[3] + offs, mask=m, other=0.0), v_next)
     g = tl.where(tl.load(X[4] + offs, mask=m, other=0) != 0, 0.0, P[0])
@@ -459,13 +459,13 @@ def _pg(X, offs, t, T, m, P, y, y_prev, NEXT: tl.constexpr, WINDOW: tl.constexpr
 
 
 @triton.jit
-def _pg_same_step(X, offs, t, T, m, P, y, y_prev):
-    return _pg(X, offs, t, T, m, P, y, y_prev, False, True)
+def _pg_same_step(X, offs, t, T, m, P, y, y_in):
+    return _pg(X, offs, t, T, m, P, y, y_in, False, True)
 
 
 @triton.jit
-def _pg_no_window_end(X, offs, t, T, m, P, y, y_prev):
-    return _pg(X, offs, t, T, m, P, y, y_prev, True, False)
+def _pg_no_window_end(X, offs, t, T, m, P, y, y_in):
+    return _pg(X, offs, t, T, m, P, y, y_in, True, False)
 
 
 @triton.jit
