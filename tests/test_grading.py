@@ -235,6 +235,23 @@ def test_unseen_cases_by_default_from_a_seed_in_the_csv(tmp_path):
     assert "On unseen cases, by default" in grade.__doc__
 
 
+def test_a_notebook_that_changes_the_checker_is_not_graded(tmp_path):
+    """A cell that swaps a check of the checker's module for one that passes everything: every
+    exercise of the notebook is an error naming the cell and what it changed, not a pass."""
+    tamper = ("from rltriton_lite import exercises, reference\n"
+              "exercises._compare = lambda *args, **kwargs: None\n"
+              "reference.gae.__code__ = (lambda *args, **kwargs: None).__code__")
+    nb = _notebook(tmp_path / "mallory.ipynb", tamper, WRONG_COMPOSE)
+    out = tmp_path / "g.csv"
+    done = _grade_script("--out", str(out), "-q", "--fixed", str(nb))
+    assert done.returncode == 0, done.stderr
+    with open(out, newline="") as f:
+        (row,) = list(csv.DictReader(f))
+    assert row["exercise"] == "matrix_compose" and row["status"] == "error", row
+    assert row["message"].startswith("cell ") and "changed the checker (rltriton_lite.exercises._compare, " \
+        "rltriton_lite.reference.gae)" in row["message"], row
+
+
 def test_grading_is_in_the_interpreter_unless_compiled(tmp_path, monkeypatch, capsys):
     """The graded notebook's process runs with TRITON_INTERPRET=1 (set by grade.py before anything
     imports Triton, over what the teacher's shell says), so the verdict is the same on every machine;

@@ -59,8 +59,11 @@ cell binds an exercise's name. While these cells run, ``exercises.attempt`` and
 (``!cmd``, ``%pip``) are not run, and an error in a cell is recorded and the next cell runs (as
 ``jupyter nbconvert --allow-errors``): a broken exploratory cell costs only what depends on it.
 An exercise whose defining cell raised and left the name undefined or the starter in place is an
-``error`` with the cell's exception. Then each exercise is checked in turn with
-``exercises.check(name, fn, seed=S)``.
+``error`` with the cell's exception. A cell that rebinds a name of the checker's modules
+(``rltriton_lite.exercises``, ``rltriton_lite.reference``) or changes one of their functions
+(``exercises._compare = ...``) makes every exercise of the notebook an ``error`` that names the
+cell and what it changed (the grader puts it back after each cell). Then each exercise is checked
+in turn with ``exercises.check(name, fn, seed=S)``.
 
 **Time limits.** ``--timeout`` (default 120 s) per exercise's check, ``--setup-timeout`` (default
 300 s) for the cells. A check past its limit is a ``timeout``: the process is killed (with any
@@ -345,6 +348,29 @@ def graded_source(fn, cell_number=None, cell_source=None) -> str:
 _START_S = 120.0  # what a notebook's process may take to start, before the setup's time limit
 
 
+def _checker_state(modules) -> dict:
+    """What a notebook's cells must leave as it is in the checker's modules (the checks and the
+    references they compare with): each name's object, and each function's code and defaults."""
+    return {(m, k): (v, getattr(v, "__code__", None), getattr(v, "__defaults__", None),
+                     getattr(v, "__kwdefaults__", None)) for m in modules for k, v in vars(m).items()}
+
+
+def _changed_and_put_back(state) -> list[str]:
+    """The names of ``state`` that the cells rebound or whose function they changed (its code or
+    defaults), each put back as it was."""
+    changed = []
+    for (module, name), (obj, code, defaults, kwdefaults) in state.items():
+        now = vars(module).get(name, _MISSING)
+        if now is obj and getattr(obj, "__code__", None) is code and getattr(obj, "__defaults__", None) is defaults \
+                and getattr(obj, "__kwdefaults__", None) is kwdefaults:
+            continue
+        changed.append(f"{module.__name__}.{name}")
+        setattr(module, name, obj)
+        if code is not None:
+            obj.__code__, obj.__defaults__, obj.__kwdefaults__ = code, defaults, kwdefaults
+    return changed
+
+
 def _worker(conn, notebook, cells, exercises, defined_in, seed, log_path, ipython_dir):
     """The child: run the cells, then check each exercise, reporting on ``conn``."""
     try:
@@ -358,12 +384,14 @@ def _worker(conn, notebook, cells, exercises, defined_in, seed, log_path, ipytho
     os.environ["IPYTHONDIR"] = ipython_dir  # the shell's profile folder: the grader's, removed afterwards
     os.chdir(Path(notebook).resolve().parent)
     from rltriton_lite import exercises as ex
+    from rltriton_lite import reference
 
     check, attempt = ex.check, ex.attempt
     ex.check = ex.attempt = _quiet  # the notebook's own checks do nothing while its cells run
+    checker = _checker_state((ex, reference))
     shell = _shell()
     conn.send(("ready",))  # imports done: the setup's time limit starts now
-    errors = {}
+    errors, tampered = {}, None
     for number, source in cells:
         conn.send(("cell", number))
         print(f"\n[grade.py] cell {number}", flush=True)
@@ -371,6 +399,10 @@ def _worker(conn, notebook, cells, exercises, defined_in, seed, log_path, ipytho
         err = result.error_before_exec or result.error_in_exec
         if err is not None:
             errors[number] = _describe(err)
+        changed = _changed_and_put_back(checker)
+        if changed and tampered is None:
+            tampered = (f"cell {number} changed the checker ({', '.join(changed)}): a notebook may call the checks, "
+                        "not change them; nothing of this notebook is graded")
         sys.stdout.flush(), sys.stderr.flush()
     ex.check, ex.attempt = check, attempt
     conn.send(("setup", errors))
@@ -382,8 +414,8 @@ def _worker(conn, notebook, cells, exercises, defined_in, seed, log_path, ipytho
         if fn is not _MISSING and fn is not None:
             conn.send(("source", name, graded_source(fn, defined_in.get(name), cell_sources.get(defined_in.get(name)))))
         cell_error = errors.get(defined_in.get(name))
-        status, message = grade_function(name, fn, check, seed,
-                                         f"cell {defined_in[name]} raised {cell_error}" if cell_error else None)
+        status, message = ("error", tampered) if tampered else grade_function(
+            name, fn, check, seed, f"cell {defined_in[name]} raised {cell_error}" if cell_error else None)
         sys.stdout.flush(), sys.stderr.flush()
         conn.send(("result", name, status, message))
     conn.send(("done",))
