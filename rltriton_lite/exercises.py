@@ -1908,7 +1908,9 @@ def _strided_scan_cases(d):
 
 # ---- 01: returns -----------------------------------------------------------------------------------
 @_checker_only
-def _n_step_reference(r, nv, term, gamma, n):
+def _n_step_reference(r, nv, term, gamma, n, stops=True, bootstraps=True, window_end=True):
+    """The loop. The hint's slips: ``stops`` False sums past a termination, ``bootstraps`` False
+    adds no gamma^m V(s_{t+m}) after n steps, ``window_end`` False none at the window's end either."""
     G = np.zeros_like(r)
     T = r.shape[-1]
     for row in np.ndindex(r.shape[:-1]):
@@ -1917,12 +1919,33 @@ def _n_step_reference(r, nv, term, gamma, n):
             for s in range(t, min(t + n, T)):
                 g += disc * r[row + (s,)]
                 disc *= gamma
-                if term[row + (s,)]:
+                if term[row + (s,)] and stops:
                     break
-                if s == t + n - 1 or s == T - 1:
+                if (s == t + n - 1 and bootstraps) or (s == T - 1 and s != t + n - 1 and window_end):
                     g += disc * nv[row + (s,)]
             G[row + (t,)] = g
     return G
+
+
+_N_STEP_SLIPS = {  # what the answer is, where it is the n-step return with a slip
+    "the sums run on past a termination: an episode that terminates at step s < t + n ends the sum at r_s, with "
+    "no bootstrap (the next episode's rewards are not this one's)": dict(stops=False),
+    "no bootstrap after the n steps: G_t adds gamma^n V(s_{t+n}), next_values at step t + n - 1": dict(
+        bootstraps=False),
+    "no bootstrap at the window's end: a sum cut short by the end of the rollout (t + n > T) adds gamma^m "
+    "next_values at the last step, T - 1": dict(window_end=False),
+}
+
+
+def _n_step_hint(args, i, bad, got, expected):
+    r, nv, term, gamma, n = _as_numpy(tuple(args[:5]))
+    for what, slip in _N_STEP_SLIPS.items():
+        with np.errstate(all="ignore"):
+            other = _n_step_reference(r, nv, term, gamma, n, **slip)
+        if other.shape == got.shape and not np.allclose(other, expected, rtol=1e-5, atol=1e-5) \
+                and np.allclose(got, other, rtol=1e-5, atol=1e-5, equal_nan=True):
+            return f"This is the n-step return with a slip: {what}."
+    return None
 
 
 def _n_step_probe_inputs(T):
@@ -1941,7 +1964,8 @@ Write it with rltriton_lite.linear_scan and tensor ops: without terminations the
 difference of two values of one discounted sum, S_t - gamma^n S_{t+n}; a termination inside the
 n steps ends the sum there instead. Returns G itself. No Python loop over time: the checker runs
 it on 16 and 64 steps, and your code's Python lines must not grow with T.
-""" + SCAN_RULES, may_use=("linear_scan",), probe=_no_loop_over_time(_n_step_probe_inputs, 16, 64))
+""" + SCAN_RULES, may_use=("linear_scan",), probe=_no_loop_over_time(_n_step_probe_inputs, 16, 64),
+   hint=lambda *a: _n_step_hint(*a))
 def _n_step_cases(d):
     rng, gamma = d.rng, d.real(0.9, 0.8, 0.99)
     out = []
@@ -2211,15 +2235,41 @@ def _q_lambda_cases(d):
 
 # ---- 04: V-trace -----------------------------------------------------------------------------------
 @_checker_only
-def _retrace_reference(r, next_expected_q, next_q, next_log_ratio, term, gamma, lam):
+def _retrace_reference(r, next_expected_q, next_q, next_log_ratio, term, gamma, lam,
+                       trace=lambda lam, log_ratio, t, T: lam * np.minimum(1.0, np.exp(log_ratio[..., t])) * (t < T - 1)):
+    """The loop; ``trace``: c_{t+1} from (lam, next_log_ratio, t, T) (the hint's wrong traces)."""
     G = np.zeros_like(r)
     carry = np.zeros(r.shape[:-1])
     T = r.shape[-1]
     for t in reversed(range(T)):
-        c = lam * np.minimum(1.0, np.exp(next_log_ratio[..., t])) * (t < T - 1)
-        g = r[..., t] + gamma * (1 - term[..., t]) * (next_expected_q[..., t] + c * (carry - next_q[..., t]))
-        G[..., t] = carry = g
+        c = trace(lam, next_log_ratio, t, T)
+        bracket = np.where(term[..., t], 0.0, next_expected_q[..., t] + c * (carry - next_q[..., t]))
+        G[..., t] = carry = r[..., t] + gamma * bracket
     return G
+
+
+_RETRACE_SLIPS = {  # a wrong trace c_{t+1}, and what to say where the answer is the targets with it
+    "the ratio is not cut at 1: c_{t+1} = lam * min(1, exp(next_log_ratio_t)) (Retrace truncates pi/mu, so "
+    "that the product of traces never grows)": lambda lam, lr, t, T: lam * np.exp(lr[..., t]) * (t < T - 1),
+    "the trace lacks lambda: c_{t+1} = lam * min(1, exp(next_log_ratio_t))":
+        lambda lam, lr, t, T: np.minimum(1.0, np.exp(lr[..., t])) * (t < T - 1),
+    "the ratio of the wrong step: next_log_ratio_t is already log(pi/mu) at t+1 (the action the trace "
+    "weighs); read it at t, at the prologue's own offs, not one step further":
+        lambda lam, lr, t, T: lam * np.minimum(1.0, np.exp(lr[..., min(t + 1, T - 1)])) * (t < T - 1),
+    "the trace is not 0 at the window's last step (t == T - 1): there is no G_{t+1} to weigh there, so the "
+    "target is r_t + gamma E_pi Q(s_{t+1}, .)": lambda lam, lr, t, T: lam * np.minimum(1.0, np.exp(lr[..., t])),
+}
+
+
+def _retrace_hint(args, i, bad, got, expected):
+    """Where the answer is Retrace's targets with a wrong trace (``_RETRACE_SLIPS``): which slip."""
+    r, eq, q, lr, term, gamma, lam = _as_numpy(tuple(args[:7]))
+    for what, trace in _RETRACE_SLIPS.items():
+        with np.errstate(all="ignore"):
+            slip = _retrace_reference(r, eq, q, lr, term, gamma, lam, trace)
+        if slip.shape == got.shape and np.allclose(got, slip, rtol=1e-5, atol=1e-5, equal_nan=True):
+            return f"These are Retrace's targets with a wrong trace: {what}."
+    return None
 
 
 @_exercise("retrace", "04_vtrace", "hook", stream=8, task="""
@@ -2230,7 +2280,7 @@ Retrace(lambda) targets for Q(s_t, a_t): G_t = r_t + gamma (1 - term_t) [E_pi Q(
 lam min(1, exp(next_log_ratio_t)), and c = 0 at the window's last step (t == T - 1). Behind a
 termination the next_* inputs are never to be read (they may be NaN): select them away
 (tl.where), do not multiply them by (1 - term).
-""" + HOOK_RULES + NO_RESET, needs="hook", run=_scan_with(5))
+""" + HOOK_RULES + NO_RESET, needs="hook", run=_scan_with(5), hint=lambda *a: _retrace_hint(*a))
 def _retrace_cases(d):
     rng, gamma, lam = d.rng, d.real(0.9, 0.8, 0.99), d.real(0.8, 0.5, 0.95)
     out = []

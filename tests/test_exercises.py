@@ -1650,6 +1650,82 @@ def test_dual_clip_says_which_side_of_the_advantage_is_wrong():
     assert "dual clip" not in msg.split("Hint:")[1] and "Every element is wrong" in msg, msg
 
 
+@triton.jit
+def _retrace_with(X, offs, t, T, m, P, CUT: tl.constexpr, LAM: tl.constexpr, SHIFT: tl.constexpr,
+                  LAST: tl.constexpr):
+    """retrace's solution with one slip: CUT False (no min(1, .)), LAM False (no lambda), SHIFT (the
+    ratio read one step on), LAST False (c not 0 at the window's last step)."""
+    gamma, lam = P[0], P[1]
+    r = tl.load(X[0] + offs, mask=m, other=0.0)
+    expected_q = tl.load(X[1] + offs, mask=m, other=0.0)
+    q = tl.load(X[2] + offs, mask=m, other=0.0)
+    on = m & (t + SHIFT < T)
+    ratio = tl.exp(tl.load(X[3] + offs + SHIFT, mask=on, other=0.0))
+    term = tl.load(X[4] + offs, mask=m, other=0) != 0
+    if LAST:
+        more = t < T - 1
+    else:
+        more = t >= 0
+    c = tl.where(more, (lam if LAM else 1.0) * (tl.minimum(ratio, 1.0) if CUT else ratio), 0.0)
+    a = tl.where(term, 0.0, gamma * c)
+    b = r + tl.where(term, 0.0, gamma * (expected_q - tl.where(more, c * q, 0.0)))
+    return a, b
+
+
+@triton.jit
+def _retrace_uncut(X, offs, t, T, m, P):
+    return _retrace_with(X, offs, t, T, m, P, False, True, 0, True)
+
+
+@triton.jit
+def _retrace_without_lambda(X, offs, t, T, m, P):
+    return _retrace_with(X, offs, t, T, m, P, True, False, 0, True)
+
+
+@triton.jit
+def _retrace_one_step_on(X, offs, t, T, m, P):
+    return _retrace_with(X, offs, t, T, m, P, True, True, 1, True)
+
+
+@triton.jit
+def _retrace_on_at_the_end(X, offs, t, T, m, P):
+    return _retrace_with(X, offs, t, T, m, P, True, True, 0, False)
+
+
+@pytest.mark.parametrize("slip,said", [(_retrace_uncut, "the ratio is not cut at 1"),
+                                       (_retrace_without_lambda, "the trace lacks lambda"),
+                                       (_retrace_one_step_on, "the ratio of the wrong step"),
+                                       (_retrace_on_at_the_end, "the trace is not 0 at the window's last step")],
+                         ids=["uncut", "without lambda", "one step on", "on at the end"])
+def test_retrace_names_the_slip_in_its_trace(slip, said):
+    msg = _failure("retrace", slip)
+    assert f"These are Retrace's targets with a wrong trace: {said}" in msg, msg
+
+
+@pytest.mark.parametrize("slip,said", [(dict(stops=False), "the sums run on past a termination"),
+                                       (dict(bootstraps=False), "no bootstrap after the n steps"),
+                                       (dict(window_end=False), "no bootstrap at the window's end")], ids=str)
+def test_n_step_returns_names_the_slip(slip, said):
+    stops, bootstraps, window_end = (slip.get(k, True) for k in ("stops", "bootstraps", "window_end"))
+
+    def n_step_returns(rewards, next_values, terminated, gamma, n):  # a loop (refused later), with the slip
+        r, nv, term = (x.detach().cpu().double().numpy() for x in (rewards, next_values, terminated))
+        G = np.zeros_like(r)
+        T = r.shape[-1]
+        for row, t in np.ndindex(r.shape):
+            disc = 1.0
+            for s in range(t, min(t + n, T)):
+                G[row, t] += disc * r[row, s]
+                disc *= gamma
+                if term[row, s] and stops:
+                    break
+                if (s == t + n - 1 and bootstraps) or (s == T - 1 and s != t + n - 1 and window_end):
+                    G[row, t] += disc * nv[row, s]
+        return torch.as_tensor(G, dtype=rewards.dtype, device=rewards.device)
+    msg = _failure("n_step_returns", n_step_returns)
+    assert f"This is the n-step return with a slip: {said}" in msg, msg
+
+
 def test_reset_scan_says_the_carry_is_not_read_where_the_composed_reset_flag_is_set():
     for seed in (None, 3):
         msg = _failure_seeded("reset_scan", _reset_scan_with(CARRY_READ=True), seed)
