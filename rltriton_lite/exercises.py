@@ -318,7 +318,7 @@ def _run(ex, case, fn, args, kwargs, code):
             if ex.kind not in ("kernel", "hook"):  # no Triton code of theirs: their own error as it is
                 raise
             raise RuntimeError(f"{ex.name}, {case}: {getattr(fn, '__name__', 'your function')} failed to compile or "
-                               f"run: {type(e).__name__}: {e}\n{TRITON_HINT}") from e
+                               f"run: {type(e).__name__}: {e}\n{_error_hint(e, code)}") from e
         finally:
             _PHASE[0] = "forward"
     launched, widest = list(LAUNCHES), SEEN["widest_scan"]
@@ -337,6 +337,30 @@ def _expected(ex, seed, i):
 TRITON_HINT = ("(In Triton, on blocks: &, |, ~ rather than and, or, not; tl.minimum, tl.maximum rather than "
                "min, max; tl.where rather than if; flags as tl.load(...) != 0. Under the interpreter print(x) "
                "shows a block.)")
+
+
+_ERROR_HINTS = (  # (what the error says, where to look): the first that the error's text holds
+    ("power of 2", "(A block's length, tl.arange(0, N)'s N, must be a power of 2: round it up with "
+                   "triton.next_power_of_2 on the host and mask the lanes past the end.)"),
+    ("tuple index out of range", "(An index past the end of a tuple: X, P and keep hold only the slots the task "
+                                 "lists, in its order; count them.)"),
+    ("is not defined", "(A name your @triton.jit code uses is not defined where it runs: a kernel reads its "
+                       "arguments and module-level names (tl.constexpr ones when compiled), not a cell's local "
+                       "variables.)"),
+    ("loop-carried variable", "(A loop's carry changed type: started as an integer, carry = 0, then made a float; "
+                              "start it as 0.0.)"),
+)
+
+
+def _error_hint(e: BaseException, code) -> str:
+    """Where to look for an error raised by the student's Triton code: the error's own kind where
+    it is known (``_ERROR_HINTS``), else Python applied to a block where their code does so, else
+    the operators' reminder (``TRITON_HINT``)."""
+    text = f"{type(e).__name__}: {e}".lower()
+    for said, hint in _ERROR_HINTS:
+        if said in text:
+            return hint
+    return code.slips().lstrip("\n") or TRITON_HINT
 
 
 def attempt(name: str, fn: Callable | None, seed: int | None = None) -> bool:
@@ -821,6 +845,9 @@ def _find_answers():
 
     def add(obj, shown):
         found.setdefault(id(obj), (obj, shown))
+        inner = inspect.unwrap(obj) if inspect.isfunction(obj) else obj  # (rl.gae.__wrapped__: the same answer)
+        if inner is not obj:
+            found.setdefault(id(inner), (inner, shown))
 
     for n in rl.__all__:
         if inspect.isfunction(getattr(rl, n)):
@@ -1162,6 +1189,13 @@ def _require(ex, case, fn, args, launched, widest, functions, got=None):
     mine = [launch for launch in launched if launch.mine]
     if ex.needs in ("kernel", "scan") and not mine:
         raise AssertionError(f"{ex.name}, {case}: " + _NO_KERNEL.format(fn=name))
+    package = next((launch for launch in launched if not launch.theirs and _kernel_module(launch.kernel).split(".")[0]
+                    == __name__.split(".")[0]), None) if ex.needs in ("kernel", "scan") else None
+    if package is not None:
+        raise AssertionError(
+            f"{ex.name}, {case}: your function launched the package's own kernel "
+            f"({_kernel_module(package.kernel)}.{getattr(getattr(package.kernel, 'fn', None), '__name__', '?')}): "
+            "this exercise asks for the answer from your kernel alone, not from rltriton_lite's kernels")
     if ex.needs == "scan":
         scanned = widest > 0 if INTERPRET else bool(_kernel_reads(mine) & {"associative_scan", "cumsum", "cumprod"})
         if not scanned:
@@ -1189,6 +1223,11 @@ def _require(ex, case, fn, args, launched, widest, functions, got=None):
             if not any(launch.theirs and launch.phase == phase for launch in launched):
                 raise AssertionError(f"{ex.name}, {case}: your {phase} launched no Triton code of yours: it is {what}")
     _written_by_their_kernel(ex, case, got, launched, args)
+
+
+def _kernel_module(kernel) -> str:
+    """The module that defines a launched @triton.jit kernel ('' where it cannot be told)."""
+    return getattr(getattr(kernel, "fn", None), "__module__", None) or ""
 
 
 def _element_offsets(t) -> np.ndarray:

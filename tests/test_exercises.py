@@ -720,9 +720,21 @@ def _does_not_compile(X, offs, m, P):
     return tl.load(X[0] + offs, mask=m, other=0.0) * undefined_name  # noqa: F821
 
 
-def test_a_hook_that_fails_to_compile_gets_the_hint():
-    with pytest.raises(RuntimeError, match=r"(?s)awr_weights, beta=1.0: _does_not_compile failed to compile or run.*tl\.minimum"):
+@triton.jit
+def _past_the_tuple(X, offs, m, P):
+    return tl.load(X[0] + offs, mask=m, other=0.0) / P[2]  # awr_weights' P is (beta, max_weight)
+
+
+def test_a_hook_that_fails_to_compile_gets_the_hint_for_its_error():
+    """The hint says what the error is about (a name not defined, an index past a tuple), not
+    the reminder of the operators on blocks."""
+    with pytest.raises(RuntimeError, match=r"(?s)awr_weights, beta=1.0: _does_not_compile failed to compile or run"
+                                           r".*A name your @triton\.jit code uses is not defined") as e:
         exercises.check("awr_weights", _does_not_compile)
+    assert "tl.minimum" not in str(e.value)
+    with pytest.raises(RuntimeError, match=r"(?s)_past_the_tuple failed to compile or run.*An index past the end of "
+                                           r"a tuple: X, P and keep hold only the slots the task lists"):
+        exercises.check("awr_weights", _past_the_tuple)
 
 
 def test_the_message_points_where_the_error_starts():
@@ -1368,6 +1380,32 @@ def _gae_kernel_loop_through_a_copy_kernel(r, v, nv, d, g, lam, c):
 
 def _strided_scan_loop_through_a_copy_kernel(r, d, g, c):  # the views passed to the kernel: read in place, unused
     return _through(_torch_returns(r.t(), d.t(), g).t(), _copy_and_scan_zeros_with_the_views, c, r, d)
+
+
+_UNWRAPPED = rl.discounted_returns.__wrapped__  # bound in a cell, before the check: the package's answer still
+
+
+def _reset_scan_by_the_unwrapped_package(r, d, g, c):
+    return _through(_UNWRAPPED(r, gamma=g, terminated=d, backend="triton"), _copy_and_scan_zeros, c)
+
+
+def _reset_scan_by_the_package_s_kernel(r, d, g, c):  # its internals, named by no answer
+    p, _ = rl_returns.prepare("discounted_return", r, None, None, None, g, 1.0, d, None, None, -1, "triton")
+    return _through(rl_returns._run(p, True)[0], _copy_and_scan_zeros, c)
+
+
+@pytest.mark.parametrize("fn,why", [
+    (_reset_scan_by_the_unwrapped_package, r"reads rltriton_lite\.discounted_returns \(as _UNWRAPPED\), which is "
+                                           r"the package's answer"),
+    (_reset_scan_by_the_package_s_kernel, r"your function launched the package's own kernel \(rltriton_lite\.scan\."
+                                          r"_scan_kernel\)")], ids=["__wrapped__", "its internals"])
+def test_the_package_s_answer_through_a_copy_kernel_is_refused(fn, why):
+    """The package's answer copied out by a kernel of the student's that scans zeros, reached by
+    rl.discounted_returns.__wrapped__ bound before the check, or by the package's internals
+    (episode.prepare, returns._run): refused, by name where the code names an answer, else because
+    the package's kernel ran."""
+    with pytest.raises(AssertionError, match=rf"^reset_scan, [^:]*: .*{why}"):
+        exercises.check("reset_scan", fn)
 
 
 def _two_stage_mean_in_torch_through_two_copies(x):
