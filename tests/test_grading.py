@@ -236,11 +236,14 @@ def test_unseen_cases_by_default_from_a_seed_in_the_csv(tmp_path):
 
 
 def test_a_notebook_that_changes_the_checker_is_not_graded(tmp_path):
-    """A cell that swaps a check of the checker's module for one that passes everything: every
-    exercise of the notebook is an error naming the cell and what it changed, not a pass."""
+    """A cell that swaps a check of the checker's module, a reference's code and NumPy's isclose for
+    ones that pass everything: every exercise of the notebook is an error naming the cell and what
+    it changed, not a pass."""
     tamper = ("from rltriton_lite import exercises, reference\n"
               "exercises._compare = lambda *args, **kwargs: None\n"
-              "reference.gae.__code__ = (lambda *args, **kwargs: None).__code__")
+              "reference.gae.__code__ = (lambda *args, **kwargs: None).__code__\n"
+              "import numpy as np\n"
+              "np.isclose = lambda a, b, **kwargs: np.ones(np.broadcast(a, b).shape, dtype=bool)")
     nb = _notebook(tmp_path / "mallory.ipynb", tamper, WRONG_COMPOSE)
     out = tmp_path / "g.csv"
     done = _grade_script("--out", str(out), "-q", "--fixed", str(nb))
@@ -249,7 +252,7 @@ def test_a_notebook_that_changes_the_checker_is_not_graded(tmp_path):
         (row,) = list(csv.DictReader(f))
     assert row["exercise"] == "matrix_compose" and row["status"] == "error", row
     assert row["message"].startswith("cell ") and "changed the checker (rltriton_lite.exercises._compare, " \
-        "rltriton_lite.reference.gae)" in row["message"], row
+        "rltriton_lite.reference.gae, numpy.isclose)" in row["message"], row
 
 
 def test_grading_is_in_the_interpreter_unless_compiled(tmp_path, monkeypatch, capsys):

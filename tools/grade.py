@@ -60,9 +60,11 @@ cell binds an exercise's name. While these cells run, ``exercises.attempt`` and
 ``jupyter nbconvert --allow-errors``): a broken exploratory cell costs only what depends on it.
 An exercise whose defining cell raised and left the name undefined or the starter in place is an
 ``error`` with the cell's exception. A cell that rebinds a name of the checker's modules
-(``rltriton_lite.exercises``, ``rltriton_lite.reference``) or changes one of their functions
-(``exercises._compare = ...``) makes every exercise of the notebook an ``error`` that names the
-cell and what it changed (the grader puts it back after each cell). Then each exercise is checked
+(``rltriton_lite.exercises``, ``rltriton_lite.reference``) or of what their comparisons call
+(``numpy``, ``numpy.testing``, ``torch``, ``torch.testing``, ``math``, ``builtins``), or changes
+one of their functions (``exercises._compare = ...``, ``np.isclose = ...``), makes every exercise
+of the notebook an ``error`` that names the cell and what it changed (the grader puts it back
+after each cell). Then each exercise is checked
 in turn with ``exercises.check(name, fn, seed=S)``.
 
 **Time limits.** ``--timeout`` (default 120 s) per exercise's check, ``--setup-timeout`` (default
@@ -388,7 +390,14 @@ def _worker(conn, notebook, cells, exercises, defined_in, seed, log_path, ipytho
 
     check, attempt = ex.check, ex.attempt
     ex.check = ex.attempt = _quiet  # the notebook's own checks do nothing while its cells run
-    checker = _checker_state((ex, reference))
+    import builtins
+    import math
+
+    import numpy
+    import numpy.testing
+    import torch.testing
+    # the checker's modules, and what its comparisons call (np.isclose = ... would pass anything)
+    checker = _checker_state((ex, reference, numpy, numpy.testing, torch, torch.testing, math, builtins))
     shell = _shell()
     conn.send(("ready",))  # imports done: the setup's time limit starts now
     errors, tampered = {}, None
