@@ -1561,11 +1561,12 @@ def _flags(rng, shape, p):
 
 
 # What a case marks at each step, for the hint where an error starts (_hint):
-DONE, TERM, TRUNC = "an episode end", "a termination (no bootstrap)", "a truncation (it bootstraps from next_values)"
+DONE, TERM, TRUNC = ("an episode end", "a termination (no bootstrap; the trace is cut: a reset)",
+                     "a truncation (it bootstraps from next_values, and the trace is cut: a reset)")
 AT_WINDOW_END = {  # each derived from the mark it names, at the window's last step (cases() adds them)
     DONE: "an episode end at the window's last step (no bootstrap: nothing after the window is read there)",
     TERM: "a termination at the window's last step (no bootstrap)",
-    TRUNC: "a truncation at the window's last step (it bootstraps from next_values there)"}
+    TRUNC: "a truncation at the window's last step (it bootstraps from next_values there, and the trace is cut)"}
 
 
 def _window_end_marks(ex, case):

@@ -1627,7 +1627,8 @@ def test_a_hint_at_a_truncation_names_the_truncation_and_nothing_else():
         return s(rewards, values, next_values, terminated, torch.zeros_like(truncated), gamma, lam)  # not cut
 
     msg = _failure("gae_pairs", trace_on_past_truncations)
-    assert "truncations" in msg and "Hint: that step is a truncation (it bootstraps from next_values)." in msg, msg
+    assert "truncations" in msg and ("Hint: that step is a truncation (it bootstraps from next_values, and the trace "
+                                     "is cut: a reset).") in msg, msg
     hint = msg.split("Hint:")[1]
     assert not [w for w in ("Every element", "An ordinary step", "termination", "in your combine") if w in hint], msg
 
