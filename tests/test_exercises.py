@@ -1855,3 +1855,16 @@ def test_a_reset_multiplied_by_zero_fails_at_a_nan_behind_the_end(name, fn):
     assert "NaN next values behind" in msg.split(":")[0] + msg.split(":")[1], msg
     assert "got nan" in msg and "a reset must select" in msg and "not multiply by zero" in msg, msg
     assert exercises.check(name, solution(name)) is None
+
+
+def test_attempt_compiled_says_the_interpreter_s_checks_did_not_run(monkeypatch, capsys):
+    """Compiled on a GPU, a right kernel or hook is told that the interpreter's checks (bounds,
+    stores, scan widths) did not run and the grader runs them; a NumPy exercise is not."""
+    monkeypatch.setattr(exercises, "check", lambda name, fn, seed=None: None)  # (the verdict only)
+    for interpreted in (True, False):
+        monkeypatch.setattr(exercises, "INTERPRET", interpreted)
+        assert exercises.attempt("td_target_kernel", lambda *a: None) and exercises.attempt("gae_pairs", lambda *a: None)
+        out = capsys.readouterr().out.splitlines()
+        assert out[0] == "td_target_kernel: correct on every case" and "gae_pairs: correct on every case" in out
+        warned = [line for line in out if "re-check with TRITON_INTERPRET=1" in line]
+        assert len(warned) == (0 if interpreted else 1) and out.index("gae_pairs: correct on every case") == len(out) - 1
