@@ -103,15 +103,22 @@ def _chunked_variant(R, D, G, gamma, T, CHUNK: tl.constexpr, SWAPPED: tl.constex
             carry = tl.sum(tl.where(t == c * CHUNK, g, 0.0), 0)
 
 
-def _chunked_with(**mistake):
-    def chunked_scan(rewards, dones, gamma, chunk):
-        # zeros, not torch.empty: a student's torch.empty may hold anything, a freed right answer included, and
-        # the message (and whether the values fail before the store record does) would depend on it
-        out = torch.zeros_like(rewards)
-        flags = {**dict(SWAPPED=False, CARRY_AT_END=False, CHUNK_OFF_BY_ONE=False), **mistake}
-        _chunked_variant[(rewards.shape[0],)](rewards, dones, out, gamma, rewards.shape[1], CHUNK=chunk, **flags)
+def _variant(name, kernel, new_output, flags):
+    """The launcher ``name``(rewards, dones, gamma, chunk) of a one-program-per-row variant kernel with
+    ``flags`` (its mistakes switched on or off)."""
+    def launch(rewards, dones, gamma, chunk):
+        out = new_output(rewards)
+        kernel[(rewards.shape[0],)](rewards, dones, out, gamma, rewards.shape[1], CHUNK=chunk, **flags)
         return out
-    return chunked_scan
+    launch.__name__ = launch.__qualname__ = name
+    return launch
+
+
+def _chunked_with(**mistake):
+    # zeros, not torch.empty: a student's torch.empty may hold anything, a freed right answer included, and
+    # the message (and whether the values fail before the store record does) would depend on it
+    return _variant("chunked_scan", _chunked_variant, torch.zeros_like,
+                    {**dict(SWAPPED=False, CARRY_AT_END=False, CHUNK_OFF_BY_ONE=False), **mistake})
 
 
 @triton.jit
@@ -142,12 +149,8 @@ def _reset_scan_variant(R, D, G, gamma, T, CHUNK: tl.constexpr, CARRY_BY_PRODUCT
 
 
 def _reset_scan_with(**mistake):
-    def reset_scan(rewards, dones, gamma, chunk):
-        out = torch.empty_like(rewards)
-        flags = {**dict(CARRY_BY_PRODUCT=False, CARRY_READ=False, CARRY_MULTIPLIED=False), **mistake}
-        _reset_scan_variant[(rewards.shape[0],)](rewards, dones, out, gamma, rewards.shape[1], CHUNK=chunk, **flags)
-        return out
-    return reset_scan
+    return _variant("reset_scan", _reset_scan_variant, torch.empty_like,
+                    {**dict(CARRY_BY_PRODUCT=False, CARRY_READ=False, CARRY_MULTIPLIED=False), **mistake})
 
 
 @triton.jit
