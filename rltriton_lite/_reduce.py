@@ -21,7 +21,7 @@ from typing import NamedTuple
 import torch
 
 from . import _checks
-from ._triton import INTERPRET, Launch, _tensors, is_faking, jit, tl
+from ._triton import Launch, _tensors, interpreted_on, is_faking, jit, tl
 from .config import Config, current
 from .plan import bounded, param_key, unzip
 from .tile import load, store
@@ -119,10 +119,10 @@ def _tile(n_rows: int, T: int, elements: int, min_programs: int = 0):
 def _min_programs(cfg: Config, device: torch.device) -> int:
     """Programs a map's tiles shrink for: none where an interpreted program costs its operations
     whatever its width (a CPU)."""
-    return 0 if INTERPRET and device.type == "cpu" else cfg.map_min_programs
+    return 0 if interpreted_on(device) else cfg.map_min_programs
 
 
-def _partials_config(n_rows: int, T: int, stores: bool, cfg: Config, device=torch.device("cuda")):
+def _partials_config(n_rows: int, T: int, stores: bool, cfg: Config, device: torch.device):
     """(rows, steps, warps, tiles per program, stages) of the partial-sum launch; ``stores``:
     the hook also writes per-element outputs (then one tile per program, as a map's: a loop made
     CRR slower; docs/DESIGN.md, "Reductions")."""

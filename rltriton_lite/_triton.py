@@ -149,6 +149,12 @@ if HAS_TRITON and INTERPRET:
     _scan_whole_arrays()
 
 
+def interpreted_on(device) -> bool:
+    """Whether kernels on ``device`` run in the interpreter, where a program costs its operations
+    whatever its width (the planners then take fewer, wider programs)."""
+    return INTERPRET and device.type == "cpu"
+
+
 _FAKING = contextvars.ContextVar("rltriton_lite_faking", default=False)
 
 

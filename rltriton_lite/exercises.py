@@ -1333,6 +1333,16 @@ def _written_by_their_kernel(ex, case, got, launched, args=()):
         _scan_reaches_the_output(ex, case, launched, checked)
 
 
+def _run_again(launched, swap=lambda x: x, poison_scans=False):
+    """Every launch of ``launched`` run again in order as it was (its own grid and arguments, each
+    through ``swap``; their Python not run again), the accesses checked as in the student's call
+    (``_interpreting``)."""
+    with _interpreting(poison_scans), np.errstate(all="ignore"):
+        for launch in launched:
+            call_args, call_kwargs = launch.call
+            type(launch.kernel).run(launch.kernel, *swap(call_args), **{k: swap(v) for k, v in call_kwargs.items()})
+
+
 def _scan_reaches_the_output(ex, case, launched, checked):
     """Under the interpreter, for a scan exercise: the student's launches run again on the same
     inputs with every ``tl.associative_scan``'s result NaN; if the returned tensors come out the
@@ -1343,10 +1353,7 @@ def _scan_reaches_the_output(ex, case, launched, checked):
     before = [(value, value.detach().clone()) for _, value, _ in checked]
     try:
         try:
-            with _interpreting(poison_scans=True), np.errstate(all="ignore"):
-                for launch in launched:
-                    call_args, call_kwargs = launch.call
-                    type(launch.kernel).run(launch.kernel, *call_args, **call_kwargs)
+            _run_again(launched, poison_scans=True)
         except Exception:  # (say nothing rather than refuse a right answer)
             return
         same = all(torch.equal(torch.nan_to_num(value.detach(), nan=1e300), torch.nan_to_num(old, nan=1e300))
@@ -1444,11 +1451,7 @@ def _replay(ex, case, args, launched, checked):
         with np.errstate(all="ignore"):
             expected = ex.recompute(*_as_numpy(tuple(args)))
         try:
-            with _interpreting(), np.errstate(all="ignore"):
-                for launch in launched:
-                    call_args, call_kwargs = launch.call
-                    type(launch.kernel).run(launch.kernel, *swap(call_args),
-                                            **{k: swap(v) for k, v in call_kwargs.items()})
+            _run_again(launched, swap)
         except Exception:  # (a launch that cannot run twice: say nothing rather than refuse a right answer)
             return
         again = [swap(value).detach().cpu().double().numpy() for _, value, _ in checked]

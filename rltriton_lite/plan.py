@@ -7,7 +7,7 @@ import functools
 import torch
 
 from . import _checks
-from ._triton import HAS_TRITON, INTERPRET, Launch, is_faking, tl
+from ._triton import HAS_TRITON, Launch, interpreted_on, is_faking, tl
 from .config import Config, current
 from .scan import _scan_kernel, _segments_epilogue, _segments_prologue
 
@@ -73,7 +73,7 @@ def _plan(n_rows: int, T: int, time_contiguous: bool, itemsize: int, device: tor
     few = n_programs < want
     wide = few and _checks.cdiv(T, min(cfg.wide_block, cfg.max_block_t)) < cfg.split_min_chunks
     rows, block, num_warps, stages, vec = _tile(n_rows, T, time_contiguous, itemsize, cfg, wide)
-    if INTERPRET and device.type == "cpu" and time_contiguous and cfg.tile is None:
+    if interpreted_on(device) and time_contiguous and cfg.tile is None:
         # interpreted, a program costs its operations whatever its lanes: fewer programs, of more rows
         rows = max(rows, min(4096 // block, _checks.next_power_of_2(n_rows)))
     n_chunks = _checks.cdiv(T, block)
@@ -285,7 +285,7 @@ def use_triton(backend: str, device: torch.device) -> bool:
         return False
     if backend == "auto":  # the interpreter is never the fast path: on a CPU, the torch path is
         return HAS_TRITON and device.type == "cuda"
-    runs = HAS_TRITON and (device.type == "cuda" or (device.type == "cpu" and INTERPRET))
+    runs = HAS_TRITON and (device.type == "cuda" or interpreted_on(device))
     if not runs:
         if device.type not in ("cpu", "cuda"):
             raise ValueError(f"backend='triton' runs on CUDA tensors (or CPU ones under TRITON_INTERPRET=1), "

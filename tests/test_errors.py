@@ -15,9 +15,9 @@ from conftest import DEVICE
 
 def test_triton_backend_without_a_way_to_run_it(monkeypatch):
     """backend='triton' on CPU without the interpreter says how to enable it."""
-    from rltriton_lite import plan
+    from rltriton_lite import _triton
 
-    monkeypatch.setattr(plan, "INTERPRET", False)
+    monkeypatch.setattr(_triton, "INTERPRET", False)
     r = torch.randn(2, 4)
     with pytest.raises(ValueError, match="TRITON_INTERPRET"):
         rl.discounted_returns(r, backend="triton")

@@ -162,7 +162,7 @@ def test_map_and_reduce_tiles_fill_the_gpu():
     ``Config.partial_programs`` tiles."""
     from rltriton_lite import _reduce, _triton
 
-    cfg = Config()
+    cfg, cuda = Config(), torch.device("cuda")
     mp, el = cfg.map_min_programs, cfg.tile_elements
     assert _reduce._tile(16384, 1024, el, mp) == (4, 1024)
     assert _reduce._tile(8, 131072, el, mp) == (1, 1024)
@@ -171,16 +171,16 @@ def test_map_and_reduce_tiles_fill_the_gpu():
     assert _reduce._tile(8, 131072, el) == (4, 1024)
     assert _reduce._tile(4096, 128, el) == (32, 128)
     # (rows, steps, warps, tiles per program, stages): a storing hook keeps one tile per program
-    assert _reduce._partials_config(16384, 1024, True, cfg) == (4, 1024, 8, 1, 1)
-    assert _reduce._partials_config(16384, 1024, False, cfg) == (4, 512, 4, 16, 2)
-    assert _reduce._partials_config(4096, 128, False, cfg) == (16, 128, 4, 1, 1)
-    assert _reduce._partials_config(3, 5, False, cfg) == (4, 16, 4, 1, 1)
+    assert _reduce._partials_config(16384, 1024, True, cfg, cuda) == (4, 1024, 8, 1, 1)
+    assert _reduce._partials_config(16384, 1024, False, cfg, cuda) == (4, 512, 4, 16, 2)
+    assert _reduce._partials_config(4096, 128, False, cfg, cuda) == (16, 128, 4, 1, 1)
+    assert _reduce._partials_config(3, 5, False, cfg, cuda) == (4, 16, 4, 1, 1)
     # interpreted on a CPU a program costs its operations: a map's tiles do not shrink for more programs
     cpu_rows = _reduce._partials_config(8, 131072, True, cfg, torch.device("cpu"))[0]
     assert cpu_rows == (4 if _triton.INTERPRET else 1)
     small = Config(reduce_tile_elements=64, partial_programs=2)
-    assert _reduce._partials_config(17, 181, False, small)[:4] == (4, 16, 4, 30)
-    assert _reduce._partials_config(17, 181, True, small)[:4] == (1, 256, 4, 1)  # as a map's tile
+    assert _reduce._partials_config(17, 181, False, small, cuda)[:4] == (4, 16, 4, 30)
+    assert _reduce._partials_config(17, 181, True, small, cuda)[:4] == (1, 256, 4, 1)  # as a map's tile
 
 
 @pytest.mark.parametrize("compose_block,reverse", [(4, True), (256, False)], ids=["blocks_of_4", "one_block"])
