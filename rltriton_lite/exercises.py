@@ -317,8 +317,9 @@ def _run(ex, case, fn, args, kwargs, code):
                 raise AssertionError(f"{ex.name}, {case}: {stray}") from None
             if ex.kind not in ("kernel", "hook"):  # no Triton code of theirs: their own error as it is
                 raise
+            inner = _raised_from(e)  # compiled, the error at the hook's call wraps the one in the hook
             raise RuntimeError(f"{ex.name}, {case}: {getattr(fn, '__name__', 'your function')} failed to compile or "
-                               f"run: {type(e).__name__}: {e}\n{_error_hint(e, code)}") from e
+                               f"run: {type(inner).__name__}: {inner}\n{_error_hint(e, code)}") from e
         finally:
             _PHASE[0] = "forward"
     launched, widest = list(LAUNCHES), SEEN["widest_scan"]
@@ -356,7 +357,7 @@ def _error_hint(e: BaseException, code) -> str:
     """Where to look for an error raised by the student's Triton code: the error's own kind where
     it is known (``_ERROR_HINTS``), else Python applied to a block where their code does so, else
     the operators' reminder (``TRITON_HINT``)."""
-    text = f"{type(e).__name__}: {e}".lower()
+    text = " ".join(f"{type(x).__name__}: {x}" for x in _chain(e)).lower()
     for said, hint in _ERROR_HINTS:
         if said in text:
             return hint
@@ -727,6 +728,13 @@ def _chain(e):
     while e is not None:
         yield e
         e = e.__cause__ or e.__context__
+
+
+def _raised_from(e):
+    """The first error of ``e``'s explicit chain (``raise ... from``)."""
+    while e.__cause__ is not None:
+        e = e.__cause__
+    return e
 
 
 def _cause(e, kind):
