@@ -14,7 +14,7 @@ import torch
 from . import _checks, masks
 from ._triton import jit, tl
 from .config import current
-from .plan import Plan, bounded, call_key, splits_time, use_triton
+from .plan import Plan, bounded, call_key, looks_ahead_in_the_scan, use_triton
 from .tile import coef, load, load_and_step, load_flag, load_mask, store
 
 # Slots of the inputs X (and of their strides SX)
@@ -210,7 +210,7 @@ def prepare(kind, rewards, values, next_values, bootstrap_value, gamma, lambda_,
 def looks_ahead(use_kernel: bool, x: torch.Tensor, time_dim: int, itemsize: int, tensors, plan=None) -> bool:
     """Whether a masked call's forward kernel looks ahead itself (``ahead_hook``): it runs alone (no
     input in ``tensors`` needs a gradient, so no backward reads the ends; no torch.compile trace)
-    and walks whole rows (the time split's segments would need what lies after them first), on
+    and its scan can (``plan.looks_ahead_in_the_scan``: whole rows, or a time split of two launches), on
     CUDA unless ``Config.look_ahead`` says otherwise; else masks.py derives the look-ahead as
     tensors. ``x``: an input of the problem's shape. What the call's signature decides is kept
     in its ``plan`` (a host-side cost of every call otherwise)."""
@@ -218,20 +218,20 @@ def looks_ahead(use_kernel: bool, x: torch.Tensor, time_dim: int, itemsize: int,
         return False
     if plan is not None and plan.ahead is not None:
         return plan.ahead
-    ahead = _whole_rows_on_the_device(use_kernel, x, time_dim, itemsize)
+    ahead = _kernel_looks_ahead(use_kernel, x, time_dim, itemsize)
     if plan is not None:
         plan.ahead = ahead
     return ahead
 
 
-def _whole_rows_on_the_device(use_kernel: bool, x: torch.Tensor, time_dim: int, itemsize: int) -> bool:
+def _kernel_looks_ahead(use_kernel: bool, x: torch.Tensor, time_dim: int, itemsize: int) -> bool:
     if not use_kernel or torch.compiler.is_compiling():
         return False
     look = current().look_ahead
     if not (x.device.type == "cuda" if look is None else look):
         return False
     _, T, n_rows = _checks.problem(x, time_dim)
-    return not splits_time(n_rows, T, itemsize, x.device)
+    return looks_ahead_in_the_scan(n_rows, T, itemsize, x.device)
 
 
 def without_masked_steps(p: Problem, use_kernel: bool, open_rows=None, look_ahead=True) -> Problem:

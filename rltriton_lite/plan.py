@@ -84,10 +84,20 @@ def _plan(n_rows: int, T: int, time_contiguous: bool, itemsize: int, device: tor
     return rows, block, num_warps, stages, vec, _checks.cdiv(n_rows, rows), n_seg, seg
 
 
-def splits_time(n_rows: int, T: int, itemsize: int, device: torch.device) -> bool:
-    """Whether a scan of ``n_rows`` rows of ``T`` steps (outputs of ``itemsize`` bytes) splits time
-    (the split depends on the problem, never on the layout)."""
-    return _plan(n_rows, T, True, itemsize, device, current())[6] > 1
+def looks_ahead_in_the_scan(n_rows: int, T: int, itemsize: int, device: torch.device) -> bool:
+    """Whether a scan of ``n_rows`` rows of ``T`` steps (outputs of ``itemsize`` bytes) can look
+    ahead itself (``launch``'s ``ahead``): whole rows, or a time split of two launches (the plan
+    depends on the problem, never on the layout)."""
+    cfg = current()
+    plan = _plan(n_rows, T, True, itemsize, device, cfg)
+    return ahead_fits(plan[6], plan[7] * plan[1], cfg)
+
+
+def ahead_fits(n_seg: int, seg_steps: int, cfg: Config) -> bool:
+    """A look-ahead inside a time split: the second launch puts back each segment's last present
+    step (scan._composed_carry), which a middle launch would not; its offset in the segment is
+    kept exactly in a float32 summary."""
+    return n_seg == 1 or (n_seg <= cfg.compose and seg_steps <= 1 << 24)
 
 
 def unzip(items):
@@ -258,8 +268,9 @@ class _Scan:
         self.summarize = Launch(_scan_kernel, grid, meta + (False, ahead), num_warps, (6,))
         self.compose = Launch(_scan_kernel, grid, meta + (True, ahead), num_warps, (3, 7))
         self.n_rows, self.T, self.acc_dtype, self.compose_max, self.device = n_rows, T, acc_dtype, cfg.compose, device
-        if ahead is not None and self.n_seg > 1:
-            raise ValueError("a look-ahead scans whole rows: a time split derives it first (episode.looks_ahead)")
+        self.width = 3 if ahead is None else 5  # a segment's summary (scan._walk)
+        if ahead is not None and not ahead_fits(self.n_seg, self.seg * block, cfg):
+            raise ValueError("a look-ahead splits time in two launches only: episode.looks_ahead derives it first")
 
     def __call__(self, X, SX, P, O, SO, initial=None, end=None):
         """Launch the scan over the tensors ``X`` (strides ``SX``) into ``O`` (``SO``)."""
@@ -267,7 +278,7 @@ class _Scan:
         if n_seg == 1:
             self.final(X, SX, P, O, SO, initial, None, end, n_rows, T, self.seg)
             return
-        summary = torch.empty(n_rows, n_seg, 3, dtype=self.acc_dtype, device=self.device)
+        summary = torch.empty(n_rows, n_seg, self.width, dtype=self.acc_dtype, device=self.device)
         self.summarize(X, SX, P, O, SO, None, summary, None, n_rows, T, self.seg)
         if n_seg <= self.compose_max:  # two launches: each segment composes its own carry
             self.compose(X, SX, P, O, SO, initial, summary, end, n_rows, T, self.seg)

@@ -159,7 +159,7 @@ def _look_ahead(X, SX, P, row, t, m, T, v_seen, f_seen, AHEAD: tl.constexpr, ACC
 
 
 @jit
-def _walk(X, SX, P, O, SO, row, m_r, carry, k_start, k_end, n_chunks, T,
+def _walk(X, SX, P, O, SO, row, m_r, carry, v_seen, f_seen, k_start, k_end, n_chunks, T,
           PROLOGUE: tl.constexpr, EPILOGUE: tl.constexpr, REVERSE: tl.constexpr, ACC: tl.constexpr,
           ROWS: tl.constexpr, BLOCK: tl.constexpr, V: tl.constexpr, STAGES: tl.constexpr,
           SUMMARIZE: tl.constexpr, AHEAD: tl.constexpr):
@@ -167,8 +167,11 @@ def _walk(X, SX, P, O, SO, row, m_r, carry, k_start, k_end, n_chunks, T,
 
     SUMMARIZE: return the chunks' composed map (a, b, reset) and write nothing (the prologue
     alone); else write the outputs through the epilogue and return the carry after the last chunk.
-    AHEAD (a hook, or None; whole rows only): the prologue also gets ``_look_ahead``'s (value,
-    found) per step.
+    AHEAD (a hook, or None; reverse scans): the prologue also gets ``_look_ahead``'s (value, found)
+    per step, from (``v_seen``, ``f_seen``), the look-ahead after the chunks. Summarized, these
+    start as "none" and the map leaves out the one step that reads past them, the segment's last
+    present one: the map returned is that of the steps before it, with its time (-1: none) and
+    the look-ahead the segment hands on (``_composed_carry`` puts the step back).
     """
     # A chunk is a [ROWS, NV, V] tile: NV vectors of V steps, the vectors in scan order along axis
     # 1 and the steps of a vector ascending in time along axis 2, aligned to the row's start (one
@@ -181,10 +184,9 @@ def _walk(X, SX, P, O, SO, row, m_r, carry, k_start, k_end, n_chunks, T,
         s_a = tl.full([ROWS], 1.0, ACC)
         s_b = tl.zeros([ROWS], ACC)
         s_r = m_r & False
-    if AHEAD is not None:  # a reverse scan of whole rows (a time split derives the look-ahead first)
+        s_p = tl.full([ROWS], -1, tl.int64)
+    if AHEAD is not None:
         tl.static_assert(REVERSE, "a look-ahead runs in reverse scans")
-        v_seen = tl.zeros([ROWS], ACC)
-        f_seen = tl.zeros([ROWS], ACC)
     for k in tl.range(k_start, k_end, num_stages=STAGES):
         if REVERSE:
             c = n_chunks - 1 - k
@@ -201,6 +203,10 @@ def _walk(X, SX, P, O, SO, row, m_r, carry, k_start, k_end, n_chunks, T,
         # A padded (or out-of-bounds) step is the identity: the carry passes through it. The
         # pair is cast to ACC: a hook may hand back a constant (an absent gradient is 0.0, a
         # float32 literal), and the scan's operands must all have the accumulator's type.
+        if SUMMARIZE and AHEAD is not None:  # the segment's last present step: left for the compose launch
+            lone = valid & ~found
+            s_p = tl.maximum(s_p, tl.max(tl.max(tl.where(lone, t, -1), axis=2), axis=1))
+            valid = valid & ~lone
         a = tl.where(valid, a, 1.0).to(ACC)
         b = tl.where(valid, b, 0.0).to(ACC)
         reset = reset & valid
@@ -211,32 +217,67 @@ def _walk(X, SX, P, O, SO, row, m_r, carry, k_start, k_end, n_chunks, T,
             EPILOGUE(X, SX, P, O, SO, row, t, m, T, ACC, valid, y, y_in, keep)
             carry = after
     if SUMMARIZE:
-        return s_a, s_b, s_r
+        return s_a, s_b, s_r, s_p, v_seen, f_seen
     else:
         return carry
 
 
 @jit
-def _composed_carry(SUMMARY, o_r, m_r, pid_s, n_seg, carry, ACC: tl.constexpr, BLOCK_S: tl.constexpr):
+def _composed_carry(SUMMARY, X, SX, P, row, o_r, m_r, pid_s, n_seg, carry, n_chunks, T, SEG,
+                    PROLOGUE: tl.constexpr, AHEAD: tl.constexpr, ACC: tl.constexpr, BLOCK: tl.constexpr,
+                    BLOCK_S: tl.constexpr):
     """The carry entering segment ``pid_s``: ``carry`` (the row's initial value) taken through the
-    composed maps that the first launch wrote for the segments before it (in scan order).
+    composed maps that the first launch wrote for the segments before it (in scan order), and the
+    look-ahead (value, found) entering it (zeros without ``AHEAD``).
 
-    Deterministic: the maps are composed in a fixed order (blocks of BLOCK_S, each a forward
-    ``tl.associative_scan``); a block's missing tail is the identity, which composes exactly.
+    With ``AHEAD`` a segment's map leaves out its last present step, the one that reads past the
+    segment (``_walk``): walking from the row's end, the look-ahead entering each segment is the
+    first present value of the nearest segment after it in time, and the prologue runs again at
+    that one step with it. Deterministic: the maps are composed in a fixed order (blocks of
+    BLOCK_S, each a forward ``tl.associative_scan``); a block's missing tail is the identity,
+    which composes exactly.
     """
+    W: tl.constexpr = 3 if AHEAD is None else 5  # (A, B, R[, the last present step, the first present value])
     o_s = tl.arange(0, BLOCK_S)
     s_last = o_s[None, :] == BLOCK_S - 1
+    v_seen = tl.zeros(carry.shape, ACC)
+    f_seen = tl.zeros(carry.shape, ACC)
     for base in range(0, pid_s, BLOCK_S):
-        m_s = base + o_s < pid_s
-        at = SUMMARY + (o_r.to(tl.int64)[:, None] * n_seg + base + o_s[None, :]) * 3
-        m = m_r[:, None] & m_s[None, :]
+        j = base + o_s[None, :]  # the segments, in scan order
+        m = m_r[:, None] & (j < pid_s)
+        at = SUMMARY + (o_r.to(tl.int64)[:, None] * n_seg + j) * W
         a = tl.load(at, mask=m, other=1.0).to(ACC)
         b = tl.load(at + 1, mask=m, other=0.0).to(ACC)
         r = tl.load(at + 2, mask=m, other=0.0) != 0
+        if AHEAD is not None:
+            p_off = tl.load(at + 3, mask=m, other=-1.0).to(ACC)
+            has = p_off >= 0
+            one = tl.full(a.shape, 1.0, ACC)
+            # the look-ahead after each segment (its first present value, else the one after it) ...
+            l_a, l_v, l_r = tl.associative_scan((one, tl.where(has, tl.load(at + 4, mask=m, other=0.0).to(ACC), 0.0),
+                                                 has), 1, combine)
+            z_v = _value(l_a, l_v, l_r, v_seen[:, None])
+            z_f = tl.where(l_r, 1.0, f_seen[:, None])
+            # ... and entering it: the segment's predecessor's in scan order
+            _, in_v, has_prev = tl.associative_scan((z_v, z_v, tl.zeros(a.shape, tl.int1)), 1, _next_combine)
+            _, in_f, _ = tl.associative_scan((z_f, z_f, tl.zeros(a.shape, tl.int1)), 1, _next_combine)
+            in_v = tl.where(has_prev, in_v, v_seen[:, None])
+            in_f = tl.where(has_prev, in_f, f_seen[:, None])
+            # the segment's last present step, with its look-ahead; then the steps before it
+            c_lo = n_chunks - tl.minimum((j + 1) * SEG, n_chunks)  # the segment's first chunk in time
+            t = (c_lo.to(tl.int64) * BLOCK + p_off.to(tl.int64))[:, :, None]
+            m_p = (m & has)[:, :, None]
+            p_a, p_b, p_r, p_valid, _ = PROLOGUE(X, SX, P, row, t, m_p, T, ACC, (in_v[:, :, None], in_f[:, :, None] > 0.5))
+            p_a = tl.sum(tl.where(p_valid, p_a, 1.0).to(ACC), axis=2)
+            p_b = tl.sum(tl.where(p_valid, p_b, 0.0).to(ACC), axis=2)
+            p_r = tl.max((p_r & p_valid).to(tl.int32), axis=2) != 0
+            a, b, r = combine(p_a, p_b, p_r, a, b, r)
+            v_seen = tl.sum(tl.where(s_last, z_v, 0.0), axis=1)
+            f_seen = tl.sum(tl.where(s_last, z_f, 0.0), axis=1)
         j_a, j_b, j_r = tl.associative_scan((a, b, r), 1, combine)
         b_a, b_b, b_r = _last(j_a, j_b, j_r, s_last)
         carry = _value(b_a, b_b, b_r, carry)
-    return carry
+    return carry, v_seen, f_seen
 
 
 @jit
@@ -248,7 +289,7 @@ def _scan_kernel(
     SO,  # tuple of (row stride, time stride) pairs, one per output
     Y0,  # the carry entering each segment [n_rows, n_segments] (per row [n_rows] with COMPOSE); None: 0
     SUMMARY,  # [n_rows, n_segments, 3]: each segment's composed map (A, B, R), written (the first
-              # launch of a time split) or read (COMPOSE); None: no split
+              # launch of a time split) or read (COMPOSE); None: no split. With AHEAD [.., 5]: see _walk
     Y_END,  # [n_rows]: the carry after the row's last step in scan order, written; None: not kept
     n_rows,  # number of independent sequences (every dim but time, flattened)
     T,  # sequence length
@@ -264,7 +305,8 @@ def _scan_kernel(
     BLOCK_S: tl.constexpr,  # segments' maps composed at once (COMPOSE)
     COMPOSE: tl.constexpr,  # the second launch of a two-launch split: compose the maps SUMMARY holds
                             # for the segments before this one, then scan with the epilogue
-    AHEAD: tl.constexpr = None,  # jit fn: inputs at t -> (present, value), the prologue's look-ahead (no split)
+    AHEAD: tl.constexpr = None,  # jit fn: inputs at t -> (present, value), the prologue's look-ahead (a split
+                                 # of it composes in two launches); the prologue's valid steps are its present ones
 ):
     n_seg = tl.num_programs(1)
     pid = tl.program_id(0)
@@ -284,23 +326,31 @@ def _scan_kernel(
     n_chunks = tl.cdiv(T, BLOCK)
     k_start = pid_s * SEG
     k_end = tl.minimum((pid_s + 1) * SEG, n_chunks)
+    v_seen = tl.zeros([ROWS], ACC)  # the look-ahead after the segment (AHEAD): none
+    f_seen = tl.zeros([ROWS], ACC)
     if SUMMARY is None:
-        carry = _walk(X, SX, P, O, SO, row, m_r, carry, k_start, k_end, n_chunks, T, PROLOGUE, EPILOGUE, REVERSE, ACC,
-                      ROWS, BLOCK, V, STAGES, False, AHEAD)
+        carry = _walk(X, SX, P, O, SO, row, m_r, carry, v_seen, f_seen, k_start, k_end, n_chunks, T, PROLOGUE, EPILOGUE,
+                      REVERSE, ACC, ROWS, BLOCK, V, STAGES, False, AHEAD)
         if Y_END is not None:  # (the last segment's program holds the row's end)
             tl.store(Y_END + o_r, carry, mask=m_r & (o_r * 0 + pid_s == n_seg - 1))
     elif COMPOSE:
-        carry = _composed_carry(SUMMARY, o_r, m_r, pid_s, n_seg, carry, ACC, BLOCK_S)
-        carry = _walk(X, SX, P, O, SO, row, m_r, carry, k_start, k_end, n_chunks, T, PROLOGUE, EPILOGUE, REVERSE, ACC,
-                      ROWS, BLOCK, V, STAGES, False, AHEAD)
+        carry, v_seen, f_seen = _composed_carry(SUMMARY, X, SX, P, row, o_r, m_r, pid_s, n_seg, carry, n_chunks, T, SEG,
+                                                PROLOGUE, AHEAD, ACC, BLOCK, BLOCK_S)
+        carry = _walk(X, SX, P, O, SO, row, m_r, carry, v_seen, f_seen, k_start, k_end, n_chunks, T, PROLOGUE, EPILOGUE,
+                      REVERSE, ACC, ROWS, BLOCK, V, STAGES, False, AHEAD)
         if Y_END is not None:
             tl.store(Y_END + o_r, carry, mask=m_r & (o_r * 0 + pid_s == n_seg - 1))
     else:
-        s_a, s_b, s_r = _walk(X, SX, P, O, SO, row, m_r, carry, k_start, k_end, n_chunks, T, PROLOGUE, EPILOGUE,
-                              REVERSE, ACC, ROWS, BLOCK, V, STAGES, True, AHEAD)
-        tl.store(SUMMARY + o_seg * 3, s_a, mask=m_r)
-        tl.store(SUMMARY + o_seg * 3 + 1, s_b, mask=m_r)
-        tl.store(SUMMARY + o_seg * 3 + 2, s_r.to(ACC), mask=m_r)
+        s_a, s_b, s_r, s_p, v_seen, f_seen = _walk(X, SX, P, O, SO, row, m_r, carry, v_seen, f_seen, k_start, k_end,
+                                                   n_chunks, T, PROLOGUE, EPILOGUE, REVERSE, ACC, ROWS, BLOCK, V,
+                                                   STAGES, True, AHEAD)
+        W: tl.constexpr = 3 if AHEAD is None else 5
+        tl.store(SUMMARY + o_seg * W, s_a, mask=m_r)
+        tl.store(SUMMARY + o_seg * W + 1, s_b, mask=m_r)
+        tl.store(SUMMARY + o_seg * W + 2, s_r.to(ACC), mask=m_r)
+        if AHEAD is not None:  # the last present step's offset in the segment (-1: none), the first present value
+            tl.store(SUMMARY + o_seg * W + 3, tl.where(s_p >= 0, s_p - (n_chunks - k_end) * BLOCK, -1).to(ACC), mask=m_r)
+            tl.store(SUMMARY + o_seg * W + 4, v_seen, mask=m_r)
 
 
 # The carries of a time-split scan: a scan over the segments' composed maps, in scan order.

@@ -215,14 +215,19 @@ LOOK_AHEAD_PLANS = {  # chunks of 16 steps: rows of several chunks, walked whole
     "whole rows": (Config(max_block_t=16, look_ahead=True), True),
     "wide chunks": (Config(max_block_t=32, wide_block=32, min_programs=1 << 20, look_ahead=True), True),
     "time split": (Config(max_block_t=16, wide_block=16, min_programs=1 << 20, split_min_chunks=2, look_ahead=True),
-                   False),
+                   True),
+    # six segments of 8 steps, their maps composed two at a time
+    "time split, maps in blocks": (Config(max_block_t=8, wide_block=8, min_programs=1 << 20, split_min_chunks=2,
+                                          compose_block=2, look_ahead=True), True),
+    "time split of three launches": (Config(max_block_t=8, wide_block=8, min_programs=1 << 20, split_min_chunks=2,
+                                            compose=2, look_ahead=True), False),
     "look_ahead=False": (Config(max_block_t=16, look_ahead=False), False),
     "look_ahead=None": (Config(max_block_t=16), DEVICE == "cuda"),  # (the interpreter derives: its arithmetic costs)
 }
 
 
-@pytest.mark.parametrize("name,plan", [(n, "whole rows") for n in ALGORITHMS] + [
-    ("gae", p) for p in LOOK_AHEAD_PLANS if p != "whole rows"])
+@pytest.mark.parametrize("name,plan", [(n, p) for n in ALGORITHMS for p in ("whole rows", "time split, maps in blocks")]
+                         + [("gae", p) for p in LOOK_AHEAD_PLANS if p not in ("whole rows", "time split, maps in blocks")])
 def test_without_gradients_the_kernel_looks_ahead_itself(name, plan, monkeypatch):
     """With no gradient to compute, one launch: the estimator's kernel finds each step's next
     unmasked step itself (``scan._look_ahead``, across chunks), and masks.py derives nothing; a
@@ -231,8 +236,9 @@ def test_without_gradients_the_kernel_looks_ahead_itself(name, plan, monkeypatch
     test_a_masked_step_is_as_if_deleted)."""
     cfg, looks = LOOK_AHEAD_PLANS[plan]
     rng = np.random.default_rng(sum(map(ord, name + plan)))
-    B, T = len(PATTERNS) + 2, 41
-    masks = np.stack([_mask(p, T, rng) for p in PATTERNS] + [np.arange(T) < 3, np.arange(T) >= T - 2])
+    B, T = len(PATTERNS) + 3, 41
+    span = (np.arange(T) < 5) | (np.arange(T) > 30)  # whole segments masked between present steps
+    masks = np.stack([_mask(p, T, rng) for p in PATTERNS] + [np.arange(T) < 3, np.arange(T) >= T - 2, span])
     x = _inputs(name, rng, B, T, masks)
     derived_calls = []
 
