@@ -343,7 +343,7 @@ TRITON_HINT = ("(In Triton, on blocks: &, |, ~ rather than and, or, not; tl.mini
 _ERROR_HINTS = (  # (what the error says, where to look): the first that the error's text holds
     ("power of 2", "(A block's length, tl.arange(0, N)'s N, must be a power of 2: round it up with "
                    "triton.next_power_of_2 on the host and mask the lanes past the end.)"),
-    ("tuple index out of range", "(An index past the end of a tuple: X, P and keep hold only the slots the task "
+    ("index out of range", "(An index past the end of a tuple: X, P and keep hold only the slots the task "
                                  "lists, in its order; count them.)"),
     ("is not defined", "(A name your @triton.jit code uses is not defined where it runs: a kernel reads its "
                        "arguments and module-level names (tl.constexpr ones when compiled), not a cell's local "
@@ -731,10 +731,9 @@ def _chain(e):
 
 
 def _raised_from(e):
-    """The first error of ``e``'s explicit chain (``raise ... from``)."""
-    while e.__cause__ is not None:
-        e = e.__cause__
-    return e
+    """The innermost of Triton's compile errors in ``e``'s chain, the one at the student's line
+    (compiled, each call wraps its callee's), else ``e``."""
+    return ([x for x in _chain(e) if type(x).__name__ == "CompilationError"] or [e])[-1]
 
 
 def _cause(e, kind):

@@ -743,12 +743,13 @@ def test_a_hook_that_fails_to_compile_gets_the_hint_for_its_error():
 def test_the_hint_reads_the_error_a_compile_wraps():
     """Compiled, Triton reports the hook's error at the hook's call site and chains the error in
     the hook (``raise ... from``): the hint and the message are the inner error's."""
-    class _Compile(Exception):
+    class CompilationError(Exception):  # (Triton's, by name)
         pass
-    outer = _Compile("at 4:23:\n    tl.store(O + offs, HOOK(X, offs, m, P), mask=m)")
-    outer.__cause__ = NameError("at 1:58:\n    ... * undefined_name\nname 'undefined_name' is not defined")
-    assert "A name your @triton.jit code uses is not defined" in exercises._error_hint(outer, None)
-    assert exercises._raised_from(outer) is outer.__cause__
+    outer = CompilationError("at 4:23:\n    tl.store(O + offs, HOOK(X, offs, m, P), mask=m)")
+    outer.__cause__ = inner = CompilationError("at 2:53:\n    ... / P[2]\nlist index out of range")
+    inner.__cause__ = IndexError("list index out of range")  # (what Triton 3.6 says of P[2] compiled)
+    assert "An index past the end of a tuple" in exercises._error_hint(outer, None)
+    assert exercises._raised_from(outer) is inner
 
 
 def test_the_message_points_where_the_error_starts():
