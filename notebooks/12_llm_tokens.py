@@ -439,7 +439,7 @@ ROOT = os.path.abspath(os.path.join(os.getcwd(), "..")) if os.path.basename(os.g
 
 # The committed H200 run, read by its name: a run of another GPU written into the same folder
 # (python -m rltriton_lite.bench --tokens writes one there) is listed, and changes nothing below.
-TOKENS_FILE = os.path.join(ROOT, "benchmarks", "results", "tokens", "H200-2026-12-02.json")
+TOKENS_FILE = os.path.join(ROOT, "benchmarks", "results", "tokens", "H200-2026-12-02e.json")
 others = sorted(os.path.basename(f) for f in glob.glob(os.path.join(os.path.dirname(TOKENS_FILE), "*.json"))
                 if os.path.basename(f) != os.path.basename(TOKENS_FILE))
 assert os.path.isfile(TOKENS_FILE), "the committed token results are missing"
