@@ -125,7 +125,7 @@ print("discount: 2 programs of 64 lanes, 28 of them masked off, matches NumPy")
 # | `min(x, y)`, `max(x, y)` | `tl.minimum(x, y)`, `tl.maximum(x, y)` (`tl.clamp(x, lo, hi)`) |
 # | `if cond: x else: y` | `tl.where(cond, x, y)` |
 # | integer arithmetic on a loaded bool tensor (an `int1` block: `d + d` is 0 where `d` is true) | `tl.where(d, x, y)`, or `d.to(tl.float32)` first |
-# | a loop's carry started as an integer, `carry = 0`, then made a float in the loop | `carry = 0.0`: a GPU compile refuses a loop variable whose type changes (int32 to fp32); the interpreter runs it |
+# | a loop's carry started as an integer, `carry = 0`, then made a float in the loop | `carry = 0.0`: a GPU compile refuses a loop variable whose type changes (int32 to fp32); the interpreter runs it (the checks compile your kernel for a GPU too, and say so) |
 #
 # To see inside a kernel under the interpreter, `print(x)` prints a block as NumPy (on a GPU,
 # `tl.device_print("x", x)`). And test on a case small enough to check by hand first: one row of

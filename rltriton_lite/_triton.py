@@ -40,8 +40,11 @@ def _patch_language_once_per_launch():
     """Triton's interpreter patches ``triton.language`` (an ``inspect.getmembers`` over its
     modules) at a kernel's launch, and again at every call of a ``@triton.jit`` helper inside it,
     though the launch's patch is in force until the launch ends: about 40 % of an interpreted
-    kernel here. Skip a helper's patch when the modules it sees are patched already (a launch
-    restores the modules as before). Interpreted runs (tests, notebooks, the demo) only."""
+    kernel here. Skip a helper's patch when the modules it sees are patched already; a helper that
+    sees others (Triton's own, which see ``triton.language.core``) patches them, and the launch's
+    end restores those too (Triton's helper call never does: the modules stayed patched after the
+    launch, and a compile of the kernel then read the interpreter's operations: exercises'
+    compile check). Interpreted runs (tests, notebooks, the demo) only."""
     import inspect
 
     import triton.language as tl
@@ -56,6 +59,7 @@ def _patch_language_once_per_launch():
             pass
 
     patched = set()  # the language modules patched in the current launch
+    helpers = []  # the scopes of the helpers' patches in it, restored at its end
     seen = {}  # a helper's language modules (its module's imports), by helper
 
     def once(fn):
@@ -73,9 +77,13 @@ def _patch_language_once_per_launch():
 
             def restore_and_clear():
                 patched.clear()
+                while helpers:
+                    helpers.pop().restore()
                 restore()
 
             scope.restore = restore_and_clear
+        else:
+            helpers.append(scope)
         patched.update(langs)
         return scope
 

@@ -78,6 +78,12 @@ What a check enforces, beyond the values:
   the gradient into the returns, the Function's own: what scan_hook scans must come from them.
   Compiled, every case; under the interpreter the cases of at most 256 elements (each replay
   interprets every launch again), which every such exercise has.
+* **It compiles for a GPU.** The interpreter runs Python and lets through code Triton's compiler
+  refuses (a loop's carry started as ``0`` and made a float). Under the interpreter each launch of
+  the student's Triton code in a right case (their kernel, or the harness with their hook) is
+  also compiled for an H100/H200 (sm_90) by Triton's front end, to Triton IR, which needs no GPU:
+  a refusal fails the check with the compiler's message (``_compiles_for_a_gpu``; once per
+  kernel, hooks and argument types). Compiled on a GPU, the launch itself compiles.
 * **Write it yourself.** While ``check`` runs the function, the package's answers raise an
   AssertionError when the student's code calls them: ``rltriton_lite``'s compute functions and
   every module's public ones, ``rltriton_lite.reference``, ``rltriton_lite._torch_path``, the
@@ -112,6 +118,8 @@ import site
 import sys
 import sysconfig
 import textwrap
+import types
+import warnings
 from dataclasses import dataclass
 from typing import Callable
 
@@ -146,6 +154,7 @@ class _Exercise:
     # The hint for an error that starts at an ordinary step (no mark, not the scan's first step); None: the
     # default, which names a combine only where the student writes one (needs == "scan")
     ordinary: str | None = None
+    local: bool = False  # the student's code only maps the scan's values (an epilogue): its errors stay at their step
     # What the function must do besides the values (_require): "kernel" (launch a @triton.jit kernel of the
     # student's own on every call), "scan" (and run a tl.associative_scan), "hook" (fn is the student's own
     # @triton.jit function, run by a harness), "autograd" (an autograd.Function, Triton in forward and backward)
@@ -288,10 +297,188 @@ def check(name: str, fn: Callable, seed: int | None = None) -> None:
                                  + _unstored_note(ex, got, launched)) from None
         del expected
         _require(ex, case, fn, args, launched, widest, functions, got)
+        _compiles_for_a_gpu(ex, case, launched, code)
         del got, launched
     if ex.probe is not None:
         ex.probe(ex, fn, code)
         LAUNCHES.clear()  # (the probe's: they hold its tensors)
+
+
+# ---- Compiled for a GPU, without one ----------------------------------------------------------------
+# The interpreter runs a kernel as NumPy and takes code that Triton's compiler refuses (a loop's carry
+# made a float after starting as an integer, ...). So an accepted kernel or hook is compiled too: its
+# launch, by Triton's front end for an H100/H200 (sm_90) into Triton IR, which needs no GPU (a stand-in
+# driver answers Triton's questions about the device). Once per kernel, hooks and argument types.
+_LANG_CLASSES = ("tensor", "dtype", "condition", "tensor_descriptor_base")
+
+
+def _lang_state():
+    """The attributes of triton.language that the interpreter patches while a kernel runs (and, for a
+    @triton.jit function called from a kernel, leaves patched: Triton 3.6 to 3.9); None if they are
+    patched already."""
+    if not _triton.HAS_TRITON:
+        return None
+    lang = _triton.triton.language
+    holders = [lang, lang.core, lang.math] + [getattr(lang.core, c) for c in _LANG_CLASSES if hasattr(lang.core, c)]
+    state = {id(h): (h, dict(vars(h))) for h in holders}
+    patched = any(isinstance(v, (types.FunctionType, functools.partial, property))
+                  and getattr(getattr(v, "func", v), "__module__", None) == "triton.runtime.interpreter"
+                  for _, d in state.values() for v in d.values())
+    return None if patched else state
+
+
+_LANG_AT_IMPORT = _lang_state()
+_FRONTEND_SEEN: dict = {}  # (kernel's and hooks' code, argument types) -> the compile error's text, or None
+
+
+def _sm90_driver():
+    """A stand-in CUDA driver of an H100/H200 (sm_90) for Triton to compile against on a machine
+    without a GPU (no libcuda is loaded: nothing can run). ``tools/compile_sm90.py`` uses it too."""
+    from triton.backends.compiler import GPUTarget
+    from triton.backends.nvidia.driver import CudaDriver
+
+    class Sm90(CudaDriver):
+        def __init__(self):
+            self.target = GPUTarget("cuda", 90, 32)
+
+        def get_current_target(self):
+            return self.target
+
+        def get_current_device(self):
+            return 0
+
+        def get_current_stream(self, device=None):
+            return 0
+
+        def get_device_interface(self):
+            return torch.cuda
+
+        def get_active_torch_device(self):
+            return torch.device("cpu")
+
+    return Sm90()
+
+
+@contextlib.contextmanager
+def _compiling_for_sm90(as_jit):
+    """The language as imported, its @triton.jit functions (tl.max, tl.cdiv, ...) made ``as_jit``'s,
+    and a stand-in CUDA driver of an sm_90 device, while the block runs; what was there is put back
+    after it."""
+    import triton.runtime.driver as driver
+
+    modules = [m for name, m in list(sys.modules.items()) if name.startswith("triton.language") and m is not None]
+    now = {id(h): (h, dict(vars(h))) for h in [h for h, _ in _LANG_AT_IMPORT.values()] + modules}
+    saved = driver._active
+
+    def put(state):
+        for h, d in state.values():
+            for k in set(vars(h)) - set(d):
+                delattr(h, k)
+            for k, v in d.items():
+                if vars(h).get(k, d) is not v:
+                    setattr(h, k, v)
+    put(_LANG_AT_IMPORT)
+    for m in modules:
+        for k, v in list(vars(m).items()):
+            if _is_jit(v):
+                setattr(m, k, as_jit(v))
+    driver.set_active(_sm90_driver())
+    try:
+        yield
+    finally:
+        driver._active = saved
+        put(now)
+
+
+def _frontend_jit():
+    """A JITFunction that reaches the @triton.jit functions it calls as JITFunctions too (under the
+    interpreter each is an InterpretedFunction) and stops its compile at Triton IR."""
+    from triton.runtime.jit import JITFunction
+    from triton._C.libtriton import ir
+    from triton.compiler.compiler import make_backend
+
+    made = {}
+
+    def as_jit(v):
+        if isinstance(v, tuple):
+            return tuple(as_jit(x) for x in v)
+        if not _is_jit(v) or isinstance(v, JITFunction):
+            return v
+        if id(v) not in made:
+            made[id(v)] = (v, Frontend(v.fn))  # (v kept: its id stays its own)
+        return made[id(v)][1]
+
+    def to_ir(src, target, options, **_):
+        backend = make_backend(target)
+        opts = backend.parse_options(options)
+        context = ir.context()
+        ir.load_dialects(context)
+        backend.load_dialects(context)
+        src.make_ir(target, opts, backend.get_codegen_implementation(opts), backend.get_module_map(), context)
+        return object()  # (nothing to launch)
+
+    class Frontend(JITFunction):
+        @property
+        def __globals__(self):
+            if self._scope is None:
+                self._scope = {k: as_jit(v) for k, v in self._raw.items()}
+            return self._scope
+
+        @__globals__.setter
+        def __globals__(self, g):
+            self._raw, self._scope = g, None
+
+        def get_capture_scope(self):
+            return {k: as_jit(v) for k, v in super().get_capture_scope().items()}
+
+    def compile_launch(kernel, args, kwargs):
+        k = as_jit(kernel)
+        k.compile = to_ir
+        with _compiling_for_sm90(as_jit), warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # (Triton's own, about its defaults)
+            k.run(*as_jit(tuple(args)), grid=(1,), warmup=True, **{n: as_jit(v) for n, v in kwargs.items()})
+    return compile_launch
+
+
+def _arg_types(values) -> tuple:
+    """What Triton specialises a launch on, roughly: tensors' dtypes, ints' values, the rest by type
+    (a @triton.jit function by its code)."""
+    def one(v):
+        if isinstance(v, torch.Tensor):
+            return str(v.dtype)
+        if isinstance(v, (tuple, list)):
+            return tuple(map(one, v))
+        if _is_jit(v):
+            return v.fn.__code__
+        return v if isinstance(v, (int, bool, str, type(None))) else type(v).__name__
+    return tuple(map(one, values))
+
+
+def _compiles_for_a_gpu(ex, case, launched, code):
+    """Under the interpreter: each launch of the student's Triton code (``launched``, one case's)
+    compiled for sm_90 by Triton's front end; a refusal raises with the compiler's message."""
+    if not (INTERPRET and _triton.HAS_TRITON):
+        return
+    for launch in [x for x in launched if x.theirs]:
+        args, kwargs = launch.call
+        kwargs = {k: v for k, v in kwargs.items() if k not in ("grid", "warmup")}
+        key = (launch.kernel.fn.__code__, _arg_types(args), _arg_types(kwargs.values()), tuple(kwargs))
+        if key not in _FRONTEND_SEEN:
+            if _LANG_AT_IMPORT is None:
+                raise RuntimeError(f"{ex.name}: right under the interpreter, but not compiled for a GPU: import "
+                                   "rltriton_lite.exercises before the first kernel runs (the interpreter leaves "
+                                   "triton.language changed), then check again")
+            try:
+                _frontend_jit()(launch.kernel, args, kwargs)
+                _FRONTEND_SEEN[key] = None
+            except Exception as e:
+                inner = _raised_from(e)
+                _FRONTEND_SEEN[key] = (f"{type(inner).__name__}: {inner}", _error_hint(e, code))
+        if _FRONTEND_SEEN[key] is not None:
+            error, hint = _FRONTEND_SEEN[key]
+            raise AssertionError(
+                f"{ex.name}, {case}: right under the interpreter, but Triton's compiler refuses it for a GPU "
+                f"(sm_90, an H100/H200; the interpreter runs Python and lets this through):\n{error}\n{hint}")
 
 
 def _run(ex, case, fn, args, kwargs, code):
@@ -450,10 +637,12 @@ def _hint(ex, bad, at, marks, got, expected, own=None):
     student writes one. ``own``: the exercise's own hint (``_Exercise.hint``) where it is true: said
     after the step's marks, in place of the "every element" and ordinary-step hints."""
     scan = ex.scan
-    said = [f"{what}" for what, m in marks.items() if np.asarray(m)[at]]
+    everywhere = bad.size > 1 and bad.all()
+    # an error that stays at its step (ex.local) and is everywhere is in the formula, not at one step
+    said = [] if ex.local and everywhere else [f"{what}" for what, m in marks.items() if np.asarray(m)[at]]
     said = [what for what in said if AT_WINDOW_END.get(what) not in said]  # the window-end mark says it all
     start = bad.shape[-1] - 1 if scan == "reverse" else 0  # the step a scan starts from
-    first = scan is not None and bad.ndim > 0 and at[-1] == start
+    first = scan is not None and bad.ndim > 0 and at[-1] == start and not (ex.local and everywhere)
     if first and not set(said) & set(AT_WINDOW_END.values()):
         said.insert(0, ex.window_end if scan == "reverse" else FIRST_STEP)
     hints = ["that step is " + "; and ".join(said) + "."] if said else []
@@ -470,7 +659,7 @@ def _hint(ex, bad, at, marks, got, expected, own=None):
                          + "a value multiplied by 0 that should have been selected away (0 * inf = NaN).")
     if own:  # the exercise's own hint says where to look: not the generic ones
         pass
-    elif bad.size > 1 and bad.all() and not said:
+    elif everywhere and not said:
         hints.append("Every element is wrong: check the formula itself on the simplest case first.")
     elif scan is not None and bad.size > 1 and not said:
         hints.append(ex.ordinary or _ORDINARY.format(
@@ -1627,8 +1816,22 @@ def _scan(fn, args, kw):
 
 # ---- Harnesses for Triton hooks: your @triton.jit function inside a fixed kernel ------------------
 @jit
-def _combine(a1, b1, a2, b2):
-    return a2 * a1, b2 + a2 * b1  # (a1, b1): the steps after, applied first
+def _combine(a1, b1, r1, a2, b2, r2):
+    """(a1, b1, r1): the steps after, applied first; a reset r2 selects them away (00b's triples)."""
+    return tl.where(r2, a2, a2 * a1), tl.where(r2, b2, b2 + a2 * b1), r1 | r2
+
+
+@jit
+def _scan_steps(step, m, carry, REVERSE: tl.constexpr):
+    """The scanned values of a chunk's steps from the carry entering it: ``step`` is the prologue's
+    (a, b) or (a, b, reset); a step outside ``m`` is the identity."""
+    if len(step) == 3:
+        r = m & (step[2] != 0)
+    else:
+        r = m & False
+    a_s, b_s, r_s = tl.associative_scan((tl.where(m, step[0], 1.0), tl.where(m, step[1], 0.0), r), 0, _combine,
+                                        reverse=REVERSE)
+    return tl.where(r_s, b_s, b_s + a_s * carry)
 
 
 @jit
@@ -1644,16 +1847,12 @@ def _scan_hook_kernel(X, O, P, T, PROLOGUE: tl.constexpr, CHUNK: tl.constexpr, R
         t = c * CHUNK + tl.arange(0, CHUNK)
         m = t < T
         offs = row * T + t
-        a, b = PROLOGUE(X, offs, t, T, m, P)
-        a_s, b_s = tl.associative_scan((tl.where(m, a, 1.0), tl.where(m, b, 0.0)), 0, _combine, reverse=REVERSE)
-        y = b_s + a_s * carry
+        y = _scan_steps(PROLOGUE(X, offs, t, T, m, P), m, carry, REVERSE)
         out = y
-        if EPILOGUE is not None:  # (reverse scans) y_in = y_{t+1}: the same scan of the pairs one step on
+        if EPILOGUE is not None:  # (reverse scans) y_in = y_{t+1}: the same scan of the steps one step on
             m_n = m & (t + 1 < T) & (t + 1 < c * CHUNK + CHUNK)  # past the chunk: the carry itself
-            a_n, b_n = PROLOGUE(X, offs + 1, t + 1, T, m_n, P)
-            an_s, bn_s = tl.associative_scan((tl.where(m_n, a_n, 1.0), tl.where(m_n, b_n, 0.0)), 0, _combine,
-                                             reverse=REVERSE)
-            out = EPILOGUE(X, offs, t, T, m, P, y, bn_s + an_s * carry)
+            out = EPILOGUE(X, offs, t, T, m, P, y, _scan_steps(PROLOGUE(X, offs + 1, t + 1, T, m_n, P), m_n, carry,
+                                                                REVERSE))
         tl.store(O + offs, out, mask=m)
         last = c * CHUNK + CHUNK - 1  # the carry for the next chunk in scan order: y at this one's end
         if REVERSE:
@@ -1670,7 +1869,8 @@ def _map_hook_kernel(X, O, P, n, HOOK: tl.constexpr, BLOCK: tl.constexpr):
 
 def scan_hook(prologue, inputs, params, chunk: int = 64, reverse: bool = True, epilogue=None) -> torch.Tensor:
     """The reverse scan y_t = b_t + a_t y_{t+1} (y_T = 0) of the pairs that your ``@triton.jit``
-    ``prologue(X, offs, t, T, m, P) -> (a, b)`` returns for each chunk of ``chunk`` steps
+    ``prologue(X, offs, t, T, m, P) -> (a, b)`` returns for each chunk of ``chunk`` steps, or of
+    the triples ``(a, b, reset)`` (00b's: where ``reset`` is true, y_t = b_t, the carry selected away)
     (``reverse=False``: the forward scan y_t = b_t + a_t y_{t-1}, y_{-1} = 0). With an
     ``epilogue(X, offs, t, T, m, P, y, y_in) -> out`` (reverse scans), what it returns is stored
     instead of y; ``y_in`` is the value that entered the step (y_t = b_t + a_t y_in), y_{t+1} in a
@@ -1682,9 +1882,9 @@ def scan_hook(prologue, inputs, params, chunk: int = 64, reverse: bool = True, e
     range(P[2])``) as ints, the rest as floats. One program per row; an input may have trailing axes
     (a (B, T, A) tensor: step ``offs``'s element ``a`` is at ``offs * A + a``).
 
-    No reset flag: the pairs are (a, b), composed as ``_combine`` does, so an episode end is a = 0,
-    which multiplies what lies after the step by zero; a NaN or inf there (0 * NaN = NaN) must be
-    selected away (tl.where) before it reaches b. Every scan_hook task says so (``NO_RESET``).
+    With pairs an episode end is a = 0, which multiplies what lies after the step by zero; a NaN or
+    inf there (0 * NaN = NaN) must then be selected away (tl.where) before it reaches b. Every
+    scan_hook task says so (``NO_RESET``); a reset flag selects it away itself.
     """
     if epilogue is not None and not reverse:
         raise ValueError("scan_hook: an epilogue goes with a reverse scan")
@@ -1743,9 +1943,10 @@ tl.load(X[i] + offs, mask=m, other=0.0)."""
 NEXT_STEP = """ The step after t is offs + 1 (mask it with m & (t + 1 < T))."""
 # scan_hook's protocol: pairs (a, b), no reset flag (the 00b kernels' triples have one). Every scan_hook task says so.
 NO_RESET = """
-This harness has no reset: a = 0 ends the trace; select NaN-able inputs away in b. (a = 0 multiplies
-what lies after the step by zero, and 0 * NaN = NaN: every b must stay finite, so a NaN or inf
-that may sit behind an episode end is selected away with tl.where before it reaches b.)"""
+Pairs (a, b): a = 0 ends the trace; select NaN-able inputs away in b. (a = 0 multiplies what lies
+after the step by zero, and 0 * NaN = NaN: every b must stay finite, so a NaN or inf that may sit
+behind an episode end is selected away with tl.where before it reaches b.) Or return 00b's triple
+(a, b, reset): where reset is true, the harness selects what lies after the step away (y_t = b_t)."""
 
 
 _COMPOSE_ORDER = ("A is right, the b part is wrong: is q applied first? (\"q first, then p\": y goes through q, "
@@ -2379,7 +2580,7 @@ a_t y_in; the package's name, as in its own epilogues); return the policy-gradie
 (1 - term_t) v_next - V_t), where v_next is vs_{t+1} inside the window and next_values at its last
 step (t == T - 1).
 """ + HOOK_RULES + NO_RESET, needs="hook",
-   run=lambda fn, args, kw: _harness_scan(vtrace_prologue, args[:5], args[5:], epilogue=fn),
+   run=lambda fn, args, kw: _harness_scan(vtrace_prologue, args[:5], args[5:], epilogue=fn), local=True,
    ordinary="An ordinary step, and the scan (given) is right there: check what your epilogue computes at that "
             "step (the terms it reads: vs_{t+1} is y_in, not y; the reward, V_t, the clip of rho).")
 def _vtrace_pg_cases(d):

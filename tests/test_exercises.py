@@ -23,6 +23,7 @@ import pytest
 import torch
 import triton
 import triton.language as tl
+from conftest import DEVICE
 
 import rltriton_lite as rl
 import rltriton_lite.reference  # noqa: F401 (rl.reference)
@@ -77,10 +78,13 @@ def _combine_right(a1, b1, a2, b2):
 
 @triton.jit
 def _chunked_variant(R, D, G, gamma, T, CHUNK: tl.constexpr, SWAPPED: tl.constexpr, CARRY_AT_END: tl.constexpr,
-                     CHUNK_OFF_BY_ONE: tl.constexpr):
+                     CHUNK_OFF_BY_ONE: tl.constexpr, INT_CARRY: tl.constexpr):
     """chunked_scan's solution with one of 00b's mistakes switched on."""
     row = tl.program_id(0)
-    carry = 0.0
+    if INT_CARRY:
+        carry = 0  # made a float by the loop: the interpreter runs it, a GPU compile refuses it
+    else:
+        carry = 0.0
     n_chunks = tl.cdiv(T, CHUNK)
     for i in range(0, n_chunks):
         c = n_chunks - 1 - i
@@ -118,7 +122,7 @@ def _chunked_with(**mistake):
     # zeros, not torch.empty: a student's torch.empty may hold anything, a freed right answer included, and
     # the message (and whether the values fail before the store record does) would depend on it
     return _variant("chunked_scan", _chunked_variant, torch.zeros_like,
-                    {**dict(SWAPPED=False, CARRY_AT_END=False, CHUNK_OFF_BY_ONE=False), **mistake})
+                    {**dict(SWAPPED=False, CARRY_AT_END=False, CHUNK_OFF_BY_ONE=False, INT_CARRY=False), **mistake})
 
 
 @triton.jit
@@ -277,7 +281,8 @@ def wrong_answers(name: str):
                      ("the termination multiplied by 0 (0 * NaN)", _q_lambda_multiplied)],
         "retrace": [("c not truncated at 1", _retrace_untruncated),
                     ("Q of the taken action for the expectation", _retrace_taken_q)],
-        "vtrace_pg": [("vs_t for vs_{t+1}", _pg_same_step), ("no bootstrap at the window's end", _pg_no_window_end)],
+        "vtrace_pg": [("vs_t for vs_{t+1}", _pg_same_step), ("no bootstrap at the window's end", _pg_no_window_end),
+                      ("the advantage's sign flipped (a formula wrong at every step)", _pg_negated)],
         "dual_clip": [("plain PPO", _plain_ppo), ("dual clip on positive advantages too", _dual_clip_both)],
         "two_stage_mean": [
             ("padding counted in n", lambda x: s(x) * x.numel() / (1024 * -(-x.numel() // 1024))),
@@ -469,6 +474,21 @@ def _pg_same_step(X, offs, t, T, m, P, y, y_in):
 @triton.jit
 def _pg_no_window_end(X, offs, t, T, m, P, y, y_in):
     return _pg(X, offs, t, T, m, P, y, y_in, True, False)
+
+
+@triton.jit
+def _pg_negated(X, offs, t, T, m, P, y, y_in):
+    return -_pg(X, offs, t, T, m, P, y, y_in, True, True)
+
+
+def test_an_epilogue_wrong_everywhere_is_told_the_formula():
+    """vtrace_pg's epilogue maps the scan's values: a wrong formula is wrong at every step, and
+    the hint says so rather than naming the window's last step, where a reverse scan's error would
+    start (and spread from)."""
+    msg = _failure("vtrace_pg", _pg_negated)
+    assert "Every element is wrong: check the formula itself" in msg and "window's last step" not in msg, msg
+    msg = _failure("vtrace_pg", _pg_no_window_end)  # wrong at the window's end only: that step is named
+    assert "window's last step" in msg and "Every element is wrong" not in msg, msg
 
 
 @triton.jit
@@ -1789,6 +1809,23 @@ def test_reset_scan_says_the_carry_is_not_read_where_the_composed_reset_flag_is_
     assert "one chunk" in msg and "composed reset flag" not in msg, msg
 
 
+def test_a_kernel_a_gpu_compile_refuses_is_refused():
+    """An integer carry that the loop makes a float: the interpreter runs it and the values are
+    right; Triton's compiler refuses it. Under the interpreter the checker compiles each accepted
+    launch for sm_90 (Triton's front end, no GPU) and says so, once per kernel and argument types;
+    compiled, the launch itself fails. Either way the hint is the carry's."""
+    with pytest.raises((AssertionError, RuntimeError)) as e:
+        exercises.check("chunked_scan", _chunked_with(INT_CARRY=True))
+    msg = str(e.value)
+    assert "Loop-carried variable carry has initial type int32" in msg and "A loop's carry changed type" in msg, msg
+    if exercises.INTERPRET:
+        assert "right under the interpreter, but Triton's compiler refuses it for a GPU (sm_90" in msg, msg
+        seen = len(exercises._FRONTEND_SEEN)
+        exercises.check("chunked_scan", solution("chunked_scan"))
+        exercises.check("chunked_scan", solution("chunked_scan"))  # (its compiles kept)
+        assert len(exercises._FRONTEND_SEEN) in (seen, seen + 1)
+
+
 def test_a_chunk_never_stored_is_said_under_the_values():
     msg = _failure("chunked_scan", _chunked_with(CHUNK_OFF_BY_ONE=True))
     if exercises.INTERPRET:
@@ -1801,13 +1838,62 @@ def test_a_chunk_never_stored_is_said_under_the_values():
 SCAN_HOOK_EXERCISES = ["transposed_scan", "returns_autograd", "q_lambda", "retrace", "vtrace_pg", "soft_lambda_targets"]
 
 
-def test_every_scan_hook_task_says_the_harness_has_no_reset():
-    """scan_hook scans pairs (a, b) without a reset flag: each task run through it says so plainly."""
+def test_every_scan_hook_task_says_pairs_or_triples():
+    """scan_hook scans pairs (a, b), where a = 0 multiplies, or 00b's triples (a, b, reset), where a
+    reset selects: each task run through it says both plainly."""
     for name in SCAN_HOOK_EXERCISES:
-        assert "This harness has no reset: a = 0 ends the trace; select NaN-able inputs away in b." in \
-            " ".join(exercises.task(name).split()), name
+        text = " ".join(exercises.task(name).split())
+        assert "Pairs (a, b): a = 0 ends the trace; select NaN-able inputs away in b." in text, name
+        assert "Or return 00b's triple (a, b, reset)" in text, name
     for name in set(exercises.names()) - set(SCAN_HOOK_EXERCISES):
-        assert "This harness has no reset" not in exercises.task(name), name
+        assert "Or return 00b's triple" not in exercises.task(name), name
+
+
+@triton.jit
+def _returns_step(X, offs, t, T, m, P, TRIPLE: tl.constexpr):
+    r = tl.load(X[0] + offs, mask=m, other=0.0)
+    done = tl.load(X[1] + offs, mask=m, other=0) != 0
+    if TRIPLE:
+        return tl.zeros_like(r) + P[0], r, done
+    else:
+        return tl.where(done, 0.0, P[0]), tl.where(done, r, r), tl.zeros_like(r)
+
+
+@triton.jit
+def _returns_triple(X, offs, t, T, m, P):
+    return _returns_step(X, offs, t, T, m, P, True)
+
+
+@triton.jit
+def _returns_pair(X, offs, t, T, m, P):
+    a, b, _ = _returns_step(X, offs, t, T, m, P, False)
+    return a, b
+
+
+def test_scan_hook_takes_triples_with_a_reset():
+    """A prologue may return 00b's (a, b, reset): the reset selects the carry away, so a NaN reward
+    just after an episode end stays in its own episode (pairs would multiply it by a = 0), across
+    chunks of 8; on finite rewards the triples and the pairs agree."""
+    rng = np.random.default_rng(5)
+    r = rng.standard_normal((2, 37)).astype(np.float32)
+    d = rng.random((2, 37)) < 0.2
+    d[:, [6, 15, 16]] = True  # episode ends at and next to chunk boundaries
+    r_nan = r.copy()
+    r_nan[:, 7] = np.nan  # just after an episode end
+    want = np.zeros_like(r, dtype=np.float64)
+    for i in range(2):
+        g = 0.0
+        for t in reversed(range(37)):
+            g = r_nan[i, t] if d[i, t] else r_nan[i, t] + 0.9 * g
+            want[i, t] = g
+    x = [torch.tensor(a, device=DEVICE) for a in (r_nan, d)]
+    got = exercises.scan_hook(_returns_triple, x, (0.9,), chunk=8).cpu().numpy()
+    np.testing.assert_allclose(got[:, 7:], want[:, 7:], rtol=1e-5, atol=1e-5)
+    assert np.isnan(got[:, 7]).all() and np.isfinite(got[:, :7]).all()
+    np.testing.assert_allclose(got[:, :7], want[:, :7], rtol=1e-5, atol=1e-5)
+    x = [torch.tensor(a, device=DEVICE) for a in (r, d)]
+    np.testing.assert_allclose(exercises.scan_hook(_returns_triple, x, (0.9,), chunk=8).cpu().numpy(),
+                               exercises.scan_hook(_returns_pair, x, (0.9,), chunk=8).cpu().numpy(), rtol=1e-6, atol=1e-6)
 
 
 def test_a_nan_at_an_episode_end_says_select_not_multiply_for_numpy_code():

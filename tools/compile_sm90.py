@@ -27,37 +27,21 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 import torch  # noqa: E402
 import triton  # noqa: E402
 import triton.runtime.driver as drv  # noqa: E402
-from triton.backends.compiler import GPUTarget  # noqa: E402
-from triton.backends.nvidia.driver import CudaDriver  # noqa: E402
 
+from rltriton_lite.exercises import _sm90_driver  # noqa: E402
 
-class _CompileOnlyDriver(CudaDriver):
-    def __init__(self):  # no libcuda: nothing to load
-        self.target = GPUTarget("cuda", 90, 32)
-
-    def get_current_target(self):
-        return self.target
-
-    def get_current_device(self):
-        return 0
-
-    def get_current_stream(self, device=None):
-        return 0
-
-    def get_device_interface(self):
-        return torch.cuda
-
-    def get_active_torch_device(self):
-        return torch.device("cpu")
-
-
-drv.set_active(_CompileOnlyDriver())
+drv.set_active(_sm90_driver())  # (importing the package launches nothing)
 
 import rltriton_lite as rl  # noqa: E402
 from rltriton_lite import _triton, plan  # noqa: E402
 from rltriton_lite.config import Config, using  # noqa: E402
 
 _triton.FAST_LAUNCH = False  # nothing runs here: every launch goes through JITFunction.run
+# CPU tensors stand for the GPU's: backend="triton" takes the kernels (not the interpreter's plans)
+_use_triton = plan.use_triton
+for _m in [m for name, m in sys.modules.items() if name.startswith("rltriton_lite") and m is not None]:
+    if getattr(_m, "use_triton", None) is _use_triton:
+        _m.use_triton = lambda backend, device: backend != "torch"
 
 compiled = []
 spilled = []
