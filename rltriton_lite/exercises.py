@@ -131,7 +131,7 @@ from ._triton import INTERPRET, jit, tl
 from .primitive import linear_scan
 from .returns import gae as _harness_gae
 
-__all__ = ["names", "catalog", "task", "check", "attempt", "cases", "scan_hook", "map_hook", "vtrace_prologue",
+__all__ = ["names", "catalog", "task", "check", "score", "attempt", "cases", "scan_hook", "map_hook", "vtrace_prologue",
            "package_prologue"]
 
 KINDS = ("kernel", "hook", "numpy", "concept")
@@ -272,6 +272,44 @@ def check(name: str, fn: Callable, seed: int | None = None) -> None:
     task allows (``rltriton_lite.linear_scan`` in the tensor-op hooks, ``scan_hook`` in
     ``returns_autograd``); a function that reads one by name, or is one, is refused the same way.
     The expected values are computed after ``fn`` returns."""
+    code = None
+    for code, _ in _verdicts(name, fn, seed):  # (it raises at the first wrong case)
+        pass
+    ex = _get(name)
+    if ex.probe is not None:
+        ex.probe(ex, fn, code)
+        LAUNCHES.clear()  # (the probe's: they hold its tensors)
+
+
+def score(name: str, fn: Callable, seed: int | None = None) -> tuple[int, int]:
+    """(checks passed, checks) of ``fn`` on exercise ``name``, for partial credit (``tools/grade.py``):
+    each of :func:`check`'s cases checked on its own whatever the others gave, and, where ``check``
+    ends with a probe of the whole function (``n_step_returns``: no Python loop over time), that
+    probe as one more. ``check`` passes exactly when all do. A hook that is not a ``@triton.jit``
+    function passes none; an error other than the checker's (the function raised, did not compile)
+    propagates, as from ``check``."""
+    ex = _get(name)
+    n = len(cases(name, seed)) + (ex.probe is not None)
+    try:
+        right, code = 0, None
+        for code, wrong in _verdicts(name, fn, seed, go_on=True):
+            right += wrong is None
+    except AssertionError:  # before any case: not a hook
+        return 0, n
+    if ex.probe is not None:
+        try:
+            ex.probe(ex, fn, code or _Code(fn))
+            right += 1
+        except AssertionError:
+            pass
+        finally:
+            LAUNCHES.clear()
+    return right, n
+
+
+def _verdicts(name, fn, seed, go_on=False):
+    """(what fn's code shows, None or the AssertionError) for each case of ``name`` in turn; with
+    ``go_on`` every case runs, else the cases stop at the first wrong one."""
     ex = _get(name)
     if not callable(fn):
         raise TypeError(f"check({name!r}, fn): fn must be a function, got {type(fn).__name__}")
@@ -288,20 +326,24 @@ def check(name: str, fn: Callable, seed: int | None = None) -> None:
             "operations and decorate it with @triton.jit (a plain Python function, or the result computed in "
             "PyTorch, is not one)")
     for i, (case, args, kwargs) in enumerate(inputs):
-        got, launched, widest, functions, code = _run(ex, case, fn, args, kwargs, code)
-        expected, marks = _expected(ex, seed, i)
         try:
-            _compare(ex, case, got, expected, marks, args=args)
+            got, launched, widest, functions, code = _run(ex, case, fn, args, kwargs, code)
+            expected, marks = _expected(ex, seed, i)
+            try:
+                _compare(ex, case, got, expected, marks, args=args)
+            except AssertionError as e:
+                raise AssertionError(str(e) + code.slips() + _no_kernel_note(ex, launched)
+                                     + _unstored_note(ex, got, launched)) from None
+            del expected
+            _require(ex, case, fn, args, launched, widest, functions, got)
+            _compiles_for_a_gpu(ex, case, launched, code)
+            del got, launched
         except AssertionError as e:
-            raise AssertionError(str(e) + code.slips() + _no_kernel_note(ex, launched)
-                                 + _unstored_note(ex, got, launched)) from None
-        del expected
-        _require(ex, case, fn, args, launched, widest, functions, got)
-        _compiles_for_a_gpu(ex, case, launched, code)
-        del got, launched
-    if ex.probe is not None:
-        ex.probe(ex, fn, code)
-        LAUNCHES.clear()  # (the probe's: they hold its tensors)
+            if not go_on:
+                raise
+            yield code, e
+            continue
+        yield code, None
 
 
 # ---- Compiled for a GPU, without one ----------------------------------------------------------------

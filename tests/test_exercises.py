@@ -1809,6 +1809,23 @@ def test_reset_scan_says_the_carry_is_not_read_where_the_composed_reset_flag_is_
     assert "one chunk" in msg and "composed reset flag" not in msg, msg
 
 
+def test_score_counts_the_checks_passed():
+    """exercises.score, for partial credit: a right answer passes every check, a wrong one fewer
+    (gae_pairs ignoring truncations is right on the case without one), and a probe of the whole
+    function is one more check (n_step_returns' Python loop over time: every case right, the probe
+    not)."""
+    n = len(exercises.cases("gae_pairs"))
+    assert exercises.score("gae_pairs", solution("gae_pairs")) == (n, n)
+    (what, ignores), = [(w, f) for w, f in wrong_answers("gae_pairs") if w == "truncation ignored"]
+    right, total = exercises.score("gae_pairs", ignores)
+    assert total == n and 0 < right < n
+    n = len(exercises.cases("n_step_returns")) + 1  # its cases and the probe
+    assert exercises.score("n_step_returns", solution("n_step_returns")) == (n, n)
+    assert exercises.score("n_step_returns", _n_step_with_a_loop_over_time) == (n - 1, n)
+    with pytest.raises(AssertionError):
+        exercises.check("n_step_returns", _n_step_with_a_loop_over_time)
+
+
 def test_a_kernel_a_gpu_compile_refuses_is_refused():
     """An integer carry that the loop makes a float: the interpreter runs it and the values are
     right; Triton's compiler refuses it. Under the interpreter the checker compiles each accepted

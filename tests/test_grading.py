@@ -94,8 +94,10 @@ def graded(tmp_path_factory):
     dave = sub / "dave" / "00_associative_scan-dave.ipynb"  # the course notebook, the starter deleted
     _notebook(dave, "x = 1")
     out = sub / "grades.csv"
+    roster = sub.parent / "roster.txt"  # (outside the submissions)
+    roster.write_text("# the course\nalice\nbob\ncarol\ndave\nerin\n")
     code = _grade_script("--out", str(out), "--timeout", "3", "--setup-timeout", "8", "--jobs", "2", "-q",
-                         str(sub)).returncode
+                         "--roster", str(roster), str(sub)).returncode
     with open(out, newline="") as f:
         rows = list(csv.DictReader(f))
     return code, {(r["student"], r["exercise"]): (r["status"], r["message"]) for r in rows}, rows, out
@@ -133,6 +135,30 @@ def test_grades(graded):
     assert all("\n" not in m for _, m in g.values())
     assert {Path(r["notebook"]).relative_to(Path(r["notebook"]).parents[2]).as_posix()
             for r in rows if r["student"] == "alice"} == {"alice/week1/course.ipynb"}
+
+
+def test_partial_credit_and_a_row_per_student(graded):
+    """Each grade counts the checks passed (the cases, each on its own, and a last probe where the
+    exercise has one): all for a correct answer, some for alice's wrong gae_pairs (it is right
+    where no truncation is), none for a timeout. Beside the CSV, <stem>-students.csv: a row per
+    student of the roster, in its order, points 1 per correct exercise plus a wrong one's share of
+    checks; erin, on the roster without a notebook, 0 and "no notebook"."""
+    _, _, rows, out = graded
+    r = {(row["student"], row["exercise"]): row for row in rows}
+    checks = int(r["alice", "gae_pairs"]["checks"])
+    assert checks >= 2 and 0 < int(r["alice", "gae_pairs"]["checks_passed"]) < checks, r["alice", "gae_pairs"]
+    assert r["alice", "matrix_compose"]["checks_passed"] == r["alice", "matrix_compose"]["checks"] != "0"
+    assert r["bob", "matrix_compose"]["checks_passed"] == "0"  # a timeout
+    with open(out.parent / "grades-students.csv", newline="") as f:
+        students = {row["student"]: row for row in csv.DictReader(f)}
+    assert list(students) == ["alice", "bob", "carol", "dave", "erin"]
+    alice = students["alice"]
+    share = int(r["alice", "gae_pairs"]["checks_passed"]) / checks
+    assert alice["correct"] == "1" and alice["wrong"] == "1" and alice["not attempted"] == "2", alice
+    assert float(alice["points"]) == pytest.approx(1 + share, abs=0.005), alice
+    assert students["bob"]["points"] == "1.00" and students["dave"]["points"] == "0.00"
+    assert students["erin"]["note"] == "no notebook" and students["erin"]["points"] == "0.00"
+    assert all(row["note"] == "" for name, row in students.items() if name != "erin")
 
 
 def test_the_graded_sources_are_kept_for_review(graded):

@@ -29,8 +29,15 @@ a package answer called), ``not attempted`` (the starter is untouched: it raises
 ``NotImplementedError``, is still ``None``, or the notebook does not define the name), ``error``
 (the function raised, did not compile, or its cell did not run) or ``timeout``, the message the
 first line of what the checker said, source the file that keeps the graded code for review
-(below), and seed the cases' seed (``fixed`` with ``--fixed``). Prints a summary per student and
-per exercise. The exit code is 0 whatever the students scored; 2 on a usage error (no such file, no
+(below), seed the cases' seed (``fixed`` with ``--fixed``), and ``checks_passed`` of ``checks``:
+partial credit, ``exercises.score``'s count of the checker's cases each checked on its own (and its
+last probe where the exercise has one), all of them for ``correct``, some for a ``wrong`` answer
+right on part of the cases, 0 otherwise. Beside it, ``<csv stem>-students.csv`` has a row per
+student: the exercises of each status, the checks passed, and ``points``, 1 per correct exercise
+plus each other one's checks passed over its checks. ``--roster FILE`` (one student name per line,
+``#`` comments) lists the course there in its order: a student without a notebook gets 0 points
+and the note ``no notebook``, one graded but not on it ``not on the roster``. Prints a summary per
+student and per exercise. The exit code is 0 whatever the students scored; 2 on a usage error (no such file, no
 notebook found, a bad option, ``--seed`` with ``--fixed``).
 
 **Students.** A notebook given as a file is one student, named by the file's name without
@@ -308,11 +315,12 @@ def _shell():
     return shell
 
 
-def grade_function(name, fn, check, seed, cell_error=None) -> tuple[str, str]:
-    """(status, message) of one exercise's function. ``cell_error``: what its defining cell raised
-    ("cell 14 raised SyntaxError: ..."), the verdict where the name is missing or still the starter."""
+def grade_function(name, fn, check, seed, cell_error=None, score=None) -> tuple[str, str, int]:
+    """(status, message, cases right) of one exercise's function. ``cell_error``: what its defining
+    cell raised ("cell 14 raised SyntaxError: ..."), the verdict where the name is missing or still
+    the starter. ``score``: ``exercises.score``, which counts a wrong answer's right cases (else 0)."""
     def starter(why):
-        return ("error", cell_error) if cell_error else ("not attempted", why)
+        return ("error", cell_error, 0) if cell_error else ("not attempted", why, 0)
     if fn is _MISSING:
         return starter(f"the notebook does not define {name}")
     if fn is None:
@@ -322,13 +330,23 @@ def grade_function(name, fn, check, seed, cell_error=None) -> tuple[str, str]:
     except NotImplementedError:
         return starter("the starter is untouched (it raises NotImplementedError)")
     except AssertionError as e:
-        return "wrong", _first_line(e) or "AssertionError"
+        try:  # partial credit: the cases it gets right, each checked on its own
+            right = score(name, fn, seed=seed)[0] if score else 0
+        except BaseException:  # noqa: BLE001 -- a case the check never reached raised
+            right = 0
+        return "wrong", _first_line(e) or "AssertionError", right
     except BaseException as e:  # noqa: BLE001 -- anything the student's code raises, SystemExit included
-        return "error", _describe(e)
-    return "correct", ""
+        return "error", _describe(e), 0
+    return "correct", "", checks(name, seed)
 
 
 _MISSING = object()
+
+
+def checks(name, seed) -> int:
+    """How many checks ``exercises.score`` counts for ``name``: its cases, and its last probe."""
+    from rltriton_lite import exercises as ex
+    return len(ex.cases(name, seed)) + (ex._get(name).probe is not None)
 
 
 def graded_source(fn, cell_number=None, cell_source=None) -> str:
@@ -388,7 +406,7 @@ def _worker(conn, notebook, cells, exercises, defined_in, seed, log_path, ipytho
     from rltriton_lite import exercises as ex
     from rltriton_lite import reference
 
-    check, attempt = ex.check, ex.attempt
+    check, attempt, score = ex.check, ex.attempt, ex.score
     ex.check = ex.attempt = _quiet  # the notebook's own checks do nothing while its cells run
     import builtins
     import math
@@ -423,10 +441,10 @@ def _worker(conn, notebook, cells, exercises, defined_in, seed, log_path, ipytho
         if fn is not _MISSING and fn is not None:
             conn.send(("source", name, graded_source(fn, defined_in.get(name), cell_sources.get(defined_in.get(name)))))
         cell_error = errors.get(defined_in.get(name))
-        status, message = ("error", tampered) if tampered else grade_function(
-            name, fn, check, seed, f"cell {defined_in[name]} raised {cell_error}" if cell_error else None)
+        status, message, right = ("error", tampered, 0) if tampered else grade_function(
+            name, fn, check, seed, f"cell {defined_in[name]} raised {cell_error}" if cell_error else None, score)
         sys.stdout.flush(), sys.stderr.flush()
-        conn.send(("result", name, status, message))
+        conn.send(("result", name, status, message, right))
     conn.send(("done",))
     conn.close()
 
@@ -438,7 +456,7 @@ class Job:
     student: str
     notebook: Path
     plan: Plan | None
-    results: dict = field(default_factory=dict)     # exercise -> (status, message)
+    results: dict = field(default_factory=dict)     # exercise -> (status, message, cases right)
     sources: dict = field(default_factory=dict)     # exercise -> the graded code's source (graded_source)
     cell_errors: dict = field(default_factory=dict)  # cell number -> "Type: message", as the cells ran
     pending: list = field(default_factory=list)
@@ -467,7 +485,7 @@ class Grader:
             self.ctx = mp.get_context("fork" if fork else "spawn")
         return self.ctx
 
-    def grade(self, students: list[tuple[str, Path]]) -> list[tuple[str, str, str, str, str]]:
+    def grade(self, students: list[tuple[str, Path]]) -> list[tuple[str, str, str, str, str, int]]:
         import nbformat
         from rltriton_lite import exercises as ex
 
@@ -485,7 +503,7 @@ class Grader:
                 except Exception as e:  # noqa: BLE001 -- not JSON, not a notebook
                     stem_exercises = [n for s, ns in course.items() if path.stem.startswith(s) for n in ns]
                     for name in stem_exercises or [""]:
-                        job.results[name] = ("error", f"cannot read the notebook: {_describe(e)}")
+                        job.results[name] = ("error", f"cannot read the notebook: {_describe(e)}", 0)
                     self.progress(f"{student} {path.name}: cannot read the notebook: {_describe(e)}")
                     jobs.append(job)
                     continue
@@ -500,8 +518,8 @@ class Grader:
         for job in jobs:
             order = job.plan.exercises if job.plan else list(job.results)
             for name in order:
-                status, message = job.results[name]
-                rows.append((job.student, str(job.notebook), name, status, message))
+                status, message, right = job.results[name]
+                rows.append((job.student, str(job.notebook), name, status, message, right))
         return rows
 
     def _log_path(self, tmp, i, student, path):
@@ -581,8 +599,8 @@ class Grader:
                 elif kind == "source":
                     job.sources[msg[1]] = msg[2]
                 elif kind == "result":
-                    _, name, status, message = msg
-                    self._record(job, name, status, message)
+                    _, name, status, message, right = msg
+                    self._record(job, name, status, message, right)
                     job.current = None
                     job.deadline = time.monotonic() + self.timeout  # until the next "start"
                 elif kind == "done":
@@ -591,8 +609,8 @@ class Grader:
         except (EOFError, OSError):
             self._died(job)
 
-    def _record(self, job, name, status, message):
-        job.results[name] = (status, message)
+    def _record(self, job, name, status, message, right=0):
+        job.results[name] = (status, message, right)
         if name in job.pending:
             job.pending.remove(name)
         self.progress(f"{job.student} {job.notebook.name} {name}: {status}" + (f" ({message})" if message else ""))
@@ -671,7 +689,7 @@ def write_sources(folder: Path, jobs) -> dict:
     paths, taken = {}, set()
     for job in jobs:
         for name, text in job.sources.items():
-            status, message = job.results.get(name, ("", ""))
+            status, message, _ = job.results.get(name, ("", "", 0))
             if status == "not attempted":
                 continue
             student, stem = _safe(job.student), _safe(job.notebook.stem)
@@ -704,11 +722,43 @@ def _table(title, rows_by, key_order):
 
 def summary(rows) -> str:
     by_student, by_exercise = collections.defaultdict(collections.Counter), collections.defaultdict(collections.Counter)
-    for student, _nb, exercise, status, _msg in rows:
+    for student, _nb, exercise, status, *_ in rows:
         by_student[student][status] += 1
         by_exercise[exercise or "(unreadable)"][status] += 1
     return (_table("student", by_student, list(dict.fromkeys(r[0] for r in rows))) + "\n\n"
             + _table("exercise", by_exercise, list(dict.fromkeys(r[2] or "(unreadable)" for r in rows))))
+
+
+def read_roster(path) -> list[str]:
+    """The students of a course, one name per line (as grade.py names them: a subfolder's name or
+    a notebook's stem); blank lines and lines starting with # left out."""
+    names = [ln.strip() for ln in Path(path).read_text().splitlines()]
+    return list(dict.fromkeys(n for n in names if n and not n.startswith("#")))
+
+
+def write_students(path: Path, rows, n_checks: dict, roster=None) -> None:
+    """One row per student: how many exercises of each status, the checks passed of those graded,
+    and ``points``: 1 per correct exercise, and for any other its checks passed over its checks
+    (partial credit; 0 where not attempted). With a ``roster``, its students in its order, one
+    without a notebook with 0 points and the note "no notebook", and those graded but not on it
+    after them, noted "not on the roster"."""
+    by = collections.defaultdict(list)
+    for student, _nb, exercise, status, _msg, right in rows:
+        by[student].append((exercise, status, right))
+    order = list(dict.fromkeys((roster or []) + list(by)))
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["student", "exercises", *STATUSES, "checks_passed", "checks", "points", "note"])
+        for student in order:
+            graded = by.get(student, [])
+            counts = collections.Counter(status for _, status, _ in graded)
+            passed = sum(right for _, _, right in graded)
+            total = sum(n_checks.get(ex, 0) for ex, _, _ in graded)
+            points = sum(1.0 if status == "correct" else right / n_checks[ex] if n_checks.get(ex) else 0.0
+                         for ex, status, right in graded)
+            note = ("no notebook" if student not in by else
+                    "not on the roster" if roster is not None and student not in roster else "")
+            w.writerow([student, len(graded), *(counts[s] for s in STATUSES), passed, total, f"{points:.2f}", note])
 
 
 def draw_seed() -> int:
@@ -740,6 +790,9 @@ def _parser():
                    help="seconds for a notebook's cells (default 300)")
     p.add_argument("--jobs", "-j", type=int, default=1, help="notebooks graded at a time (default 1)")
     p.add_argument("--log-dir", default=None, help="keep what each notebook printed here")
+    p.add_argument("--roster", default=None, help="a file of the course's students, one name per line: the "
+                                                  "per-student CSV lists each (0 points and 'no notebook' for one "
+                                                  "without) and notes the graded ones not on it")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress lines on stderr")
     p.add_argument("--compiled", action="store_true",
                    help="grade with compiled Triton kernels (needs a CUDA GPU). Default: the Triton interpreter "
@@ -764,6 +817,10 @@ def main(argv=None) -> int:
     out_dir = Path(args.out).resolve().parent
     if not out_dir.is_dir():
         parser.error(f"--out {args.out}: no folder {out_dir}")
+    try:
+        roster = read_roster(args.roster) if args.roster else None
+    except (OSError, UnicodeDecodeError) as e:
+        parser.error(f"--roster {args.roster}: {e}")
 
     # Before torch, Triton and the package are imported (the children inherit all three and the
     # environment): CUDA left uninitialised in this process, and the Triton interpreter unless
@@ -796,20 +853,24 @@ def main(argv=None) -> int:
     rows = grader.grade(students)
     out = Path(args.out).resolve()
     sources = write_sources(out.parent / f"{out.stem}-sources", grader.graded)
+    n_checks = {name: checks(name, seed) for name in {r[2] for r in rows} if name}
     with open(args.out, "w", newline="") as f:
         w = csv.writer(f)
-        w.writerow(["student", "notebook", "exercise", "status", "message", "source", "seed"])
-        for row in rows:
+        w.writerow(["student", "notebook", "exercise", "status", "message", "source", "seed", "checks_passed",
+                    "checks"])
+        for *row, right in rows:
             path = sources.get((row[0], row[1], row[2]))
             w.writerow([*row, path.relative_to(out.parent).as_posix() if path else "",
-                        "fixed" if seed is None else seed])
+                        "fixed" if seed is None else seed, right, n_checks.get(row[2], "")])
+    per_student = out.parent / f"{out.stem}-students.csv"
+    write_students(per_student, rows, n_checks, roster)
     notebooks = len({r[1] for r in rows})
     print(f"{len({r[0] for r in rows})} students, {notebooks} notebooks with exercises "
           f"(of {len(students)} found), {len(rows)} grades, "
           + ("the notebooks' fixed cases (--fixed)" if seed is None else f"cases drawn from seed {seed}"
              + (f" (drawn for this run: --seed {seed} grades the same cases again)" if args.seed is None else ""))
           + (", compiled kernels" if args.compiled else ", in the Triton interpreter")
-          + f", {time.monotonic() - t0:.0f} s -> {args.out}\n")
+          + f", {time.monotonic() - t0:.0f} s -> {args.out}, per student {per_student.name}\n")
     if rows:
         print(summary(rows))
     return 0
