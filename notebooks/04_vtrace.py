@@ -17,8 +17,9 @@
 # # 04 — V-trace: off-policy targets as one scan
 #
 # * **You will learn:** IMPALA's off-policy correction as one scan; which value V-trace converges
-#   to; Retrace as a Triton prologue, and V-trace's policy-gradient epilogue.
-# * **Time:** 3–4.5 h with the open questions; 1.5–2.5 h for the reading and the two checked
+#   to; Retrace as a Triton prologue, V-trace's policy-gradient epilogue, and V-trace as a whole
+#   kernel of your own.
+# * **Time:** 4–6 h with the open questions; 2.5–4 h for the reading and the three checked
 #   exercises (for a student new to Triton).
 # * **Needs:** notebooks 01–03; importance sampling. No GPU.
 #
@@ -512,6 +513,27 @@ vtrace_pg = None
 
 # %%
 exercises.attempt("vtrace_pg", vtrace_pg)
+
+# %% [markdown]
+# **`vtrace_kernel`** (the capstone: a whole kernel, as in notebook 00b). V-trace end to end in
+# Triton, no harness: your `reset_scan` from 00b, one program per row walking chunks of `chunk`
+# steps from the last, with section 2's step in place of the discounted return's, writing `vs`;
+# then the policy-gradient advantage of `vtrace_pg`, which reads $v_{s+1}$ one step on (a second
+# kernel that loads `vs` at $t + 1$ is the simple way: the first has finished when it starts).
+# Inputs are (B, T) float32, terminations bool, λ = 1 and the policy gradient clipped at ρ̄. Two
+# places to think before writing: what the window's last step must do (section 2's equation has
+# $v_T$ in it, and there is no $v_T$), and what a terminal step may read (`next_values` behind a
+# termination may be NaN here). The checker compares both outputs with `reference.vtrace` on
+# rows longer than a chunk, with terminations.
+
+# %%
+# YOUR CODE: your kernel(s), and this launcher returning (vs, pg)
+def vtrace_kernel(log_rhos, rewards, values, next_values, terminated, gamma, rho_bar, c_bar, chunk):
+    raise NotImplementedError
+
+
+# %%
+exercises.attempt("vtrace_kernel", vtrace_kernel)
 
 # %% [markdown]
 # Without a checker:

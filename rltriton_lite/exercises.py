@@ -12,7 +12,7 @@ got. The solutions are in ``notebooks/solutions/<name>.py``.
                                          # NotImplementedError only prints that it is not done
 
 Kinds (``catalog()``'s third field): "kernel" (you write a ``@triton.jit`` kernel and the function
-that launches it, ``kernel[grid](...)``: 00b's six, ``two_stage_mean``), "hook" (you write
+that launches it, ``kernel[grid](...)``: 00b's six, ``two_stage_mean``, ``vtrace_kernel``), "hook" (you write
 ``@triton.jit`` functions, a prologue, an elementwise hook or an epilogue, that a kernel you did
 not write runs: :func:`scan_hook`, :func:`map_hook`, or the package's own kernel through
 :func:`package_prologue`; ``returns_autograd`` wraps two prologues in a ``torch.autograd.Function``),
@@ -37,7 +37,7 @@ hand) included: there it draws the rollout's size.
 What a check enforces, beyond the values:
 
 * **Kernel exercises need a kernel.** Where the exercise asks for a kernel and its launcher (00b's
-  six, ``two_stage_mean``), every call must launch a ``@triton.jit`` kernel of the student's own
+  six, ``two_stage_mean``, ``vtrace_kernel``), every call must launch a ``@triton.jit`` kernel of the student's own
   (one defined outside ``rltriton_lite``; launches are counted at ``JITFunction.run``, compiled or
   interpreted), and the scan exercises must run a ``tl.associative_scan`` (counted under the
   interpreter; compiled, the launched kernel's code must call one); under the interpreter, a
@@ -53,7 +53,7 @@ What a check enforces, beyond the values:
   call one), and on 8192 elements or more not every launch one program. ``n_step_returns``: no Python loop over time (the student's Python lines and calls,
   counted with ``sys.settrace``, must not grow from a (2, 16) rollout to a (2, 64) one).
 * **The answer is the kernel's.** Where the answer is tensors the student's kernel writes (00b's
-  six, ``two_stage_mean``, and ``returns_autograd``'s returns and gradient, written by
+  six, ``two_stage_mean``, ``vtrace_kernel``'s two outputs, and ``returns_autograd``'s returns and gradient, written by
   ``scan_hook`` with their prologues in the forward and the backward), each returned value must be
   a tensor whose storage was passed to a launch of the student's kernel (a view of that buffer,
   ``.view()``, ``.t()``, a slice, is the same storage), and PyTorch must not have written it after
@@ -1524,7 +1524,9 @@ def _written_by_their_kernel(ex, case, got, launched, args=()):
     not, is the one recorded at that launch), and, under the interpreter, their kernels'
     ``tl.store`` calls wrote every one of its elements. Last, their launches run again on new
     inputs (``_replay``): the kernel must compute the answer from its inputs."""
-    if ex.needs in ("kernel", "scan"):
+    if ex.needs in ("kernel", "scan") and ex.results and isinstance(got, (tuple, list)) and len(got) == len(ex.results):
+        results = [(f" ({name})", value, lambda launch: launch.mine) for name, value in zip(ex.results, got)]
+    elif ex.needs in ("kernel", "scan"):
         results = [("", got, lambda launch: launch.mine)]
     elif ex.needs == "autograd" and isinstance(got, (tuple, list)) and len(got) == 2:
         results = [(f" ({ex.results[i]})", got[i], lambda launch, phase=phase: launch.theirs and launch.phase == phase)
@@ -2379,13 +2381,14 @@ def _package_gae(fn, args, kw):
 @_exercise("gae_prologue", "02_gae", "hook", stream=14, task="""
 gae_prologue: GAE's forward prologue in the package's own slots, a @triton.jit function
 gae_prologue(X, SX, P, row, t, m, T, ACC) -> (a, b, reset, valid, keep) that rltriton_lite.gae
-runs in its kernel instead of its own (exercises.package_prologue). Use episode.step(X, SX, P,
-row, t, m, T, ACC) -> (gamma, lam, terminated, done, valid), tile.load(X[REWARDS], SX[REWARDS],
-row, t, valid, 0.0, ACC) and episode.values_now_and_next(X, SX, row, t, m, T, ACC) -> (V(s_t),
-V(s_{t+1})); a = gamma * lam, b = delta_t (no bootstrap at a termination), reset where the
-episode ends (done: terminated, truncated or the window's last step), valid as step gives it,
-and keep = (v,): the epilogue stores advantages y and returns y + keep[0]. The checker calls
-rl.gae with masks, truncations, a per-step gamma, time-major inputs and no next_values.
+runs in its kernel instead of its own (exercises.package_prologue). The package's helpers read
+the inputs: episode.step(X, SX, P, row, t, m, T, ACC) -> (gamma, lam, terminated, done, valid),
+tile.load(X[REWARDS], SX[REWARDS], row, t, valid, 0.0, ACC) and episode.values_now_and_next(X, SX,
+row, t, m, T, ACC) -> (V(s_t), V(s_{t+1})). The step (a, b) that makes y_t = b_t + a_t y_{t+1}
+GAE's advantage, where it resets, and what keep must hold are yours (your gae_pairs has the
+pair); the epilogue stores the advantages y and the returns y + keep[0], and valid is step's.
+The checker calls rl.gae with masks, truncations, a per-step gamma, time-major inputs and no
+next_values.
 """, needs="hook", run=_package_gae, results=("advantages", "returns"))
 def _gae_prologue_cases(d):
     rng, g, lam = d.rng, d.real(0.97, 0.9, 0.99), d.real(0.9, 0.7, 0.97)
@@ -2613,6 +2616,32 @@ def vtrace_prologue(X, offs, t, T, m, P):
     return a, v + delta - a * v_next
 
 
+def _vtrace_rollouts(d, behind_termination):
+    """V-trace's rollouts for its exercises, simplest first: (what, the checker's arguments as
+    NumPy, terminated, shape); ``behind_termination(shape)``: the next values at terminal steps,
+    which nothing may read."""
+    rng, gamma, rho_bar, c_bar = d.rng, d.real(0.9, 0.8, 0.99), d.real(1.0, 0.8, 1.5), d.real(0.9, 0.6, 1.0)
+    for shape, p_term, spread in (((1, d.int(5, 2, 9)), 0.0, 0.0), ((2, d.int(100, 65, 140)), 0.0, 1.0),
+                                  ((3, d.int(150, 65, 200)), 0.05, 1.0)):
+        log_rhos = rng.normal(scale=spread, size=shape)
+        r, v = rng.normal(size=(2, *shape))
+        nv = np.concatenate([v[:, 1:], rng.normal(size=(shape[0], 1))], 1)  # one network: V' = V one step on
+        term = _flags(rng, shape, p_term)
+        term[-1, -1] |= p_term > 0  # a termination at the window's last step
+        nv = np.where(term, behind_termination(shape), nv)
+        what = f"shape {shape}" + (", terminations" if p_term else "") + (", off-policy" if spread else "")
+        yield what, (log_rhos, r, v, nv, term, gamma, rho_bar, c_bar), term, shape
+
+
+def _vtrace_reference(log_rhos, r, v, nv, term, gamma, rho_bar, c_bar, chunk=None):
+    return reference.vtrace(log_rhos, r, v, gamma=gamma, rho_bar=rho_bar, c_bar=c_bar, pg_rho_bar=rho_bar,
+                            next_values=nv, terminated=term)
+
+
+def _vtrace_tensors(args):
+    return (*map(_t, args[:4]), _t(args[4], torch.bool), *args[5:])
+
+
 @_exercise("vtrace_pg", "04_vtrace", "hook", stream=12, task="""
 vtrace_pg: a @triton.jit epilogue vtrace_pg(X, offs, t, T, m, P, y, y_in) -> pg for
 exercises.scan_hook(exercises.vtrace_prologue, X, P, epilogue=vtrace_pg), with X = (log_rhos,
@@ -2626,21 +2655,25 @@ step (t == T - 1).
    ordinary="An ordinary step, and the scan (given) is right there: check what your epilogue computes at that "
             "step (the terms it reads: vs_{t+1} is y_in, not y; the reward, V_t, the clip of rho).")
 def _vtrace_pg_cases(d):
-    rng, gamma, rho_bar, c_bar = d.rng, d.real(0.9, 0.8, 0.99), d.real(1.0, 0.8, 1.5), d.real(0.9, 0.6, 1.0)
+    return [(what, _vtrace_tensors(args), {}, _vtrace_reference(*args)[1], {TERM: term, **_carry_steps(shape)})
+            for what, args, term, shape in _vtrace_rollouts(d, lambda shape: d.rng.normal(size=shape))]
+
+
+@_exercise("vtrace_kernel", "04_vtrace", "kernel", stream=23, task="""
+vtrace_kernel(log_rhos, rewards, values, next_values, terminated, gamma, rho_bar, c_bar, chunk) ->
+(vs, pg): V-trace end to end in Triton, on (B, T) float32 inputs and bool terminations (lambda = 1,
+the policy gradient's clip is rho_bar). Your reset_scan (chunks of `chunk` steps, one program per
+row) over the affine step of vs that this notebook derives, then the policy-gradient advantage
+pg_t = min(rho_bar, rho_t) (r_t + gamma (1 - term_t) vs'_{t+1} - V_t), vs'_{t+1} being vs_{t+1}
+inside the window and next_values at its last step. Both outputs written by kernels of yours (one
+kernel, or the scan and then a kernel that reads vs one step on). next_values behind a termination
+may be NaN: select it away. Contiguous inputs.
+""", needs="scan", run=_in_chunks(8), results=("vs", "pg_advantages"), recompute=_vtrace_reference)
+def _vtrace_kernel_cases(d):
     out = []
-    for shape, p_term, spread in (((1, d.int(5, 2, 9)), 0.0, 0.0), ((2, d.int(100, 65, 140)), 0.0, 1.0),
-                                  ((3, d.int(150, 65, 200)), 0.05, 1.0)):
-        log_rhos = rng.normal(scale=spread, size=shape)
-        r, v = rng.normal(size=(2, *shape))
-        nv = np.concatenate([v[:, 1:], rng.normal(size=(shape[0], 1))], 1)  # one network: V' = V one step on
-        term = _flags(rng, shape, p_term)
-        term[-1, -1] |= p_term > 0  # a termination at the window's last step
-        nv = np.where(term, rng.normal(size=shape), nv)  # a terminal step's next value is never used
-        _, pg = reference.vtrace(log_rhos, r, v, gamma=gamma, rho_bar=rho_bar, c_bar=c_bar, pg_rho_bar=rho_bar,
-                                 next_values=nv, terminated=term)
-        what = f"shape {shape}" + (", terminations" if p_term else "") + (", off-policy" if spread else "")
-        out.append((what, (_t(log_rhos), _t(r), _t(v), _t(nv), _t(term, torch.bool), gamma, rho_bar, c_bar), {}, pg,
-                    {TERM: term, **_carry_steps(shape)}))
+    for what, args, term, shape in _vtrace_rollouts(d, lambda shape: np.full(shape, np.nan)):
+        what += ", chunk 64" + (", NaN next values behind the terminations" if term.any() else "")
+        out.append((what, _vtrace_tensors(args) + (64,), {}, _vtrace_reference(*args), {TERM: term, **_carry_steps(shape)}))
     return out
 
 

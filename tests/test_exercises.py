@@ -208,6 +208,62 @@ def _returns_autograd_with(backward):
     return lambda r, d, g: Returns.apply(r, d, g)
 
 
+@triton.jit
+def _vtrace_variant(LR, R, V, NV, D, VS, PG, gamma, rho_bar, c_bar, T, CHUNK: tl.constexpr,
+                    WINDOW_END: tl.constexpr, NEXT: tl.constexpr):
+    """vtrace_kernel's solution in one kernel, one program per row, with a mistake switched off or on:
+    WINDOW_END (the window's last step resets), NEXT (pg reads vs_{t+1}, else vs_t)."""
+    row = tl.program_id(0)
+    carry = 0.0
+    n_chunks = tl.cdiv(T, CHUNK)
+    for i in range(0, n_chunks):
+        c = n_chunks - 1 - i
+        t = c * CHUNK + tl.arange(0, CHUNK)
+        m = t < T
+        ratio = tl.exp(tl.load(LR + row * T + t, mask=m, other=0.0))
+        v = tl.load(V + row * T + t, mask=m, other=0.0)
+        term = (tl.load(D + row * T + t, mask=m, other=0) != 0) & m
+        v_next = tl.where(term, 0.0, tl.load(NV + row * T + t, mask=m, other=0.0))
+        cs = gamma * tl.minimum(ratio, c_bar)
+        delta = tl.load(R + row * T + t, mask=m, other=0.0) + gamma * v_next - v
+        reset = term
+        if WINDOW_END:
+            reset = reset | (t == T - 1)
+        b = v + tl.minimum(ratio, rho_bar) * delta - tl.where(reset, 0.0, cs * v_next)
+        a_s, b_s, r_s = tl.associative_scan((tl.where(m, cs, 1.0), tl.where(m, b, 0.0), reset), 0,
+                                            _reset_combine_right, reverse=True)
+        vs = tl.where(r_s, b_s, b_s + a_s * carry)
+        tl.store(VS + row * T + t, vs, mask=m)
+        carry = tl.sum(tl.where(t == c * CHUNK, vs, 0.0), 0)
+    tl.debug_barrier()  # (vs of the whole row stored: pg reads it one step on)
+    for i in range(0, n_chunks):
+        t = i * CHUNK + tl.arange(0, CHUNK)
+        m = t < T
+        last = t == T - 1
+        vs = tl.load(VS + row * T + t + 1, mask=m & ~last, other=0.0)
+        if not NEXT:
+            vs = tl.load(VS + row * T + t, mask=m, other=0.0)
+        after = tl.where(last, tl.load(NV + row * T + t, mask=m & last, other=0.0), vs)
+        after = tl.where(tl.load(D + row * T + t, mask=m, other=0) != 0, 0.0, after)
+        rho = tl.minimum(tl.exp(tl.load(LR + row * T + t, mask=m, other=0.0)), rho_bar)
+        pg = rho * (tl.load(R + row * T + t, mask=m, other=0.0) + gamma * after - tl.load(V + row * T + t, mask=m))
+        tl.store(PG + row * T + t, pg, mask=m)
+
+
+@triton.jit
+def _reset_combine_right(a1, b1, r1, a2, b2, r2):
+    return tl.where(r2, a2, a2 * a1), tl.where(r2, b2, b2 + a2 * b1), r1 | r2
+
+
+def _vtrace_with(**flags):
+    def vtrace_kernel(log_rhos, rewards, values, next_values, terminated, gamma, rho_bar, c_bar, chunk):
+        vs, pg = torch.empty_like(rewards), torch.empty_like(rewards)
+        _vtrace_variant[(rewards.shape[0],)](log_rhos, rewards, values, next_values, terminated, vs, pg, gamma,
+                                             rho_bar, c_bar, rewards.shape[1], CHUNK=chunk, **flags)
+        return vs, pg
+    return vtrace_kernel
+
+
 def wrong_answers(name: str):
     """(what is wrong, fn): at least two per exercise, each a mistake a student makes."""
     s = solution(name)
@@ -258,6 +314,12 @@ def wrong_answers(name: str):
         "gae_prologue": [("bootstraps at terminations", _gae_prologue_bootstraps_at_terminations),
                          ("resets only at terminations", _gae_prologue_resets_at_terminations),
                          ("padding read as steps (valid = m)", _gae_prologue_reads_padding)],
+        "vtrace_kernel": [
+            ("c not clipped (c_t = rho_t)", lambda lr, r, v, nv, d, g, rb, cb, c: s(lr, r, v, nv, d, g, rb, 1e9, c)),
+            ("rho_bar and c_bar swapped", lambda lr, r, v, nv, d, g, rb, cb, c: s(lr, r, v, nv, d, g, cb, rb, c)),
+            ("no reset at the window's last step", _vtrace_with(WINDOW_END=False, NEXT=True)),
+            ("pg reads vs_t, not vs_{t+1}", _vtrace_with(WINDOW_END=True, NEXT=False)),
+        ],
         "gae_kernel": [
             ("bootstraps at terminations", lambda r, v, nv, d, g, lam, c: s(r + g * d * nv, v, nv, d, g, lam, c)),
             ("lambda = 1", lambda r, v, nv, d, g, lam, c: s(r, v, nv, d, g, 1.0, c)),
@@ -1050,6 +1112,21 @@ def _torch_returns(r, d, gamma, last=0.0):
     return G
 
 
+def _torch_vtrace(log_rhos, r, v, nv, term, gamma, rho_bar, c_bar, chunk):
+    """V-trace's (vs, pg) in PyTorch, a loop over time with selects (NaN-safe): no kernel."""
+    ratio = log_rhos.exp()
+    rho, cs = ratio.clamp(max=rho_bar), gamma * ratio.clamp(max=c_bar)
+    nv0 = torch.where(term, 0.0, nv)
+    b = v + rho * (r + gamma * nv0 - v)
+    vs, carry = torch.empty_like(r), torch.zeros_like(r[:, 0])
+    for t in reversed(range(r.shape[1])):
+        end = term[:, t] | (t == r.shape[1] - 1)
+        carry = torch.where(end, b[:, t], b[:, t] + cs[:, t] * (carry - nv0[:, t]))
+        vs[:, t] = carry
+    after = torch.where(term, 0.0, torch.cat([vs[:, 1:], nv[:, -1:]], 1))
+    return vs, rho * (r + gamma * after - v)
+
+
 PURE_TORCH = {  # the same functions in PyTorch, right on every case: a Triton newcomer's likeliest answer
     "td_target_kernel": lambda r, v, d, g: r + torch.where(d, 0.0, g * v),
     "block_scan": lambda r, d, g, last: _torch_returns(r, d, g, last),
@@ -1058,6 +1135,7 @@ PURE_TORCH = {  # the same functions in PyTorch, right on every case: a Triton n
     "gae_kernel": lambda r, v, nv, d, g, lam, c: _torch_returns(r + torch.where(d, 0.0, g * nv) - v, d, g * lam),
     "strided_scan": lambda r, d, g, c: _torch_returns(r.t(), d.t(), g).t(),
     "two_stage_mean": lambda x: x.mean(),
+    "vtrace_kernel": _torch_vtrace,
     "returns_autograd": lambda r, d, g: _torch_returns(r, d, g),  # autograd through the loop
 }
 
