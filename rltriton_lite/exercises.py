@@ -370,7 +370,7 @@ def _lang_state():
 
 
 _LANG_AT_IMPORT = _lang_state()
-_FRONTEND_SEEN: dict = {}  # (kernel's and hooks' code, argument types) -> the compile error's text, or None
+_FRONTEND_SEEN: dict = {}  # (what Triton compiles: _frontend_jit's key) -> None, or (the error, its hint)
 
 
 def _sm90_driver():
@@ -433,8 +433,10 @@ def _compiling_for_sm90(as_jit):
 
 
 def _frontend_jit():
-    """A JITFunction that reaches the @triton.jit functions it calls as JITFunctions too (under the
-    interpreter each is an InterpretedFunction) and stops its compile at Triton IR."""
+    """(key, compile_launch) for launches of @triton.jit kernels under the interpreter, each made a
+    JITFunction that reaches the functions it calls as JITFunctions too (under the interpreter each
+    is an InterpretedFunction) and stops its compile at Triton IR. ``key``: what Triton compiles,
+    its cache key (the kernel's source and every function's it calls) and the arguments' types."""
     from triton.runtime.jit import JITFunction
     from triton._C.libtriton import ir
     from triton.compiler.compiler import make_backend
@@ -473,27 +475,30 @@ def _frontend_jit():
         def get_capture_scope(self):
             return {k: as_jit(v) for k, v in super().get_capture_scope().items()}
 
+    def types(values) -> tuple:
+        """What Triton specialises a launch on, roughly: tensors' dtypes, ints' values, the rest by
+        type (a @triton.jit function by its cache key)."""
+        def one(v):
+            if isinstance(v, torch.Tensor):
+                return str(v.dtype)
+            if isinstance(v, (tuple, list)):
+                return tuple(map(one, v))
+            if _is_jit(v):
+                return as_jit(v).cache_key
+            return v if isinstance(v, (int, bool, str, type(None))) else type(v).__name__
+        return tuple(map(one, values))
+
+    def key(kernel, args, kwargs):
+        with _compiling_for_sm90(as_jit):  # (the language's own functions made JITFunctions, to be hashed)
+            return types((kernel, *args)), types(kwargs.values()), tuple(kwargs)
+
     def compile_launch(kernel, args, kwargs):
         k = as_jit(kernel)
         k.compile = to_ir
         with _compiling_for_sm90(as_jit), warnings.catch_warnings():
             warnings.simplefilter("ignore")  # (Triton's own, about its defaults)
             k.run(*as_jit(tuple(args)), grid=(1,), warmup=True, **{n: as_jit(v) for n, v in kwargs.items()})
-    return compile_launch
-
-
-def _arg_types(values) -> tuple:
-    """What Triton specialises a launch on, roughly: tensors' dtypes, ints' values, the rest by type
-    (a @triton.jit function by its code)."""
-    def one(v):
-        if isinstance(v, torch.Tensor):
-            return str(v.dtype)
-        if isinstance(v, (tuple, list)):
-            return tuple(map(one, v))
-        if _is_jit(v):
-            return v.fn.__code__
-        return v if isinstance(v, (int, bool, str, type(None))) else type(v).__name__
-    return tuple(map(one, values))
+    return key, compile_launch
 
 
 def _compiles_for_a_gpu(ex, case, launched, code):
@@ -501,17 +506,18 @@ def _compiles_for_a_gpu(ex, case, launched, code):
     compiled for sm_90 by Triton's front end; a refusal raises with the compiler's message."""
     if not (INTERPRET and _triton.HAS_TRITON):
         return
+    if _LANG_AT_IMPORT is None:
+        raise RuntimeError(f"{ex.name}: right under the interpreter, but not compiled for a GPU: import "
+                           "rltriton_lite.exercises before the first kernel runs (the interpreter leaves "
+                           "triton.language changed), then check again")
     for launch in [x for x in launched if x.theirs]:
         args, kwargs = launch.call
         kwargs = {k: v for k, v in kwargs.items() if k not in ("grid", "warmup")}
-        key = (launch.kernel.fn.__code__, _arg_types(args), _arg_types(kwargs.values()), tuple(kwargs))
+        key_of, compile_launch = _frontend_jit()
+        key = key_of(launch.kernel, args, kwargs)
         if key not in _FRONTEND_SEEN:
-            if _LANG_AT_IMPORT is None:
-                raise RuntimeError(f"{ex.name}: right under the interpreter, but not compiled for a GPU: import "
-                                   "rltriton_lite.exercises before the first kernel runs (the interpreter leaves "
-                                   "triton.language changed), then check again")
             try:
-                _frontend_jit()(launch.kernel, args, kwargs)
+                compile_launch(launch.kernel, args, kwargs)
                 _FRONTEND_SEEN[key] = None
             except Exception as e:
                 inner = _raised_from(e)
