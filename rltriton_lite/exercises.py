@@ -288,8 +288,7 @@ def score(name: str, fn: Callable, seed: int | None = None) -> tuple[int, int]:
     probe as one more. ``check`` passes exactly when all do. A hook that is not a ``@triton.jit``
     function passes none; an error other than the checker's (the function raised, did not compile)
     propagates, as from ``check``."""
-    ex = _get(name)
-    n = len(cases(name, seed)) + (ex.probe is not None)
+    ex, n = _get(name), _n_checks(name, seed)
     try:
         right, code = 0, None
         for code, wrong in _verdicts(name, fn, seed, go_on=True):
@@ -305,6 +304,11 @@ def score(name: str, fn: Callable, seed: int | None = None) -> tuple[int, int]:
         finally:
             LAUNCHES.clear()
     return right, n
+
+
+def _n_checks(name, seed=None) -> int:
+    """How many checks :func:`score` counts for ``name``: its cases, and its last probe if any."""
+    return len(cases(name, seed)) + (_get(name).probe is not None)
 
 
 def _verdicts(name, fn, seed, go_on=False):

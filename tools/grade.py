@@ -315,10 +315,11 @@ def _shell():
     return shell
 
 
-def grade_function(name, fn, check, seed, cell_error=None, score=None) -> tuple[str, str, int]:
-    """(status, message, cases right) of one exercise's function. ``cell_error``: what its defining
-    cell raised ("cell 14 raised SyntaxError: ..."), the verdict where the name is missing or still
-    the starter. ``score``: ``exercises.score``, which counts a wrong answer's right cases (else 0)."""
+def grade_function(name, fn, check, seed, cell_error=None, score=None) -> tuple[str, str, int | None]:
+    """(status, message, checks passed) of one exercise's function, the checks passed None for a
+    correct one (all of them). ``cell_error``: what its defining cell raised ("cell 14 raised
+    SyntaxError: ..."), the verdict where the name is missing or still the starter. ``score``:
+    ``exercises.score``, which counts a wrong answer's checks passed (else 0)."""
     def starter(why):
         return ("error", cell_error, 0) if cell_error else ("not attempted", why, 0)
     if fn is _MISSING:
@@ -337,16 +338,10 @@ def grade_function(name, fn, check, seed, cell_error=None, score=None) -> tuple[
         return "wrong", _first_line(e) or "AssertionError", right
     except BaseException as e:  # noqa: BLE001 -- anything the student's code raises, SystemExit included
         return "error", _describe(e), 0
-    return "correct", "", checks(name, seed)
+    return "correct", "", None
 
 
 _MISSING = object()
-
-
-def checks(name, seed) -> int:
-    """How many checks ``exercises.score`` counts for ``name``: its cases, and its last probe."""
-    from rltriton_lite import exercises as ex
-    return len(ex.cases(name, seed)) + (ex._get(name).probe is not None)
 
 
 def graded_source(fn, cell_number=None, cell_source=None) -> str:
@@ -456,7 +451,7 @@ class Job:
     student: str
     notebook: Path
     plan: Plan | None
-    results: dict = field(default_factory=dict)     # exercise -> (status, message, cases right)
+    results: dict = field(default_factory=dict)     # exercise -> (status, message, checks passed or None: all)
     sources: dict = field(default_factory=dict)     # exercise -> the graded code's source (graded_source)
     cell_errors: dict = field(default_factory=dict)  # cell number -> "Type: message", as the cells ran
     pending: list = field(default_factory=list)
@@ -853,7 +848,8 @@ def main(argv=None) -> int:
     rows = grader.grade(students)
     out = Path(args.out).resolve()
     sources = write_sources(out.parent / f"{out.stem}-sources", grader.graded)
-    n_checks = {name: checks(name, seed) for name in {r[2] for r in rows} if name}
+    n_checks = {name: rltriton_lite.exercises._n_checks(name, seed) for name in {r[2] for r in rows} if name}
+    rows = [(*row, n_checks[row[2]] if right is None else right) for *row, right in rows]  # correct: every check
     with open(args.out, "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["student", "notebook", "exercise", "status", "message", "source", "seed", "checks_passed",
