@@ -9,7 +9,7 @@ import torch
 from . import _checks
 from ._triton import HAS_TRITON, Launch, interpreted_on, is_faking, tl
 from .config import Config, current
-from .scan import _scan_kernel, _segments_epilogue, _segments_prologue
+from .scan import SUMMARY_WIDTH, _scan_kernel, _segments_epilogue, _segments_prologue
 
 
 def _tile(n_rows: int, T: int, time_contiguous: bool, itemsize: int, cfg: Config, wide: bool = False):
@@ -235,15 +235,16 @@ def summarize(prologue, epilogue, inputs, params, n_rows, T, *, reverse, acc_dty
     P = tuple(params)
     scan = _scan_of(prologue, epilogue, reverse, acc_dtype, n_rows, T, time_contiguous, SX, sx, (), (), None, P, None,
                     device)
-    maps = torch.empty(n_rows, scan.n_seg, 3, dtype=acc_dtype, device=device)
+    W = SUMMARY_WIDTH.value
+    maps = torch.empty(n_rows, scan.n_seg, W, dtype=acc_dtype, device=device)
     if n_rows and T and not is_faking():
         scan.summarize(X, SX, P, (), (), None, maps, None, n_rows, T, scan.seg)
     else:
-        maps.copy_(torch.tensor([1.0, 0.0, 0.0], dtype=acc_dtype))  # the identity
+        maps[..., :3].copy_(torch.tensor([1.0, 0.0, 0.0], dtype=acc_dtype))  # the identity
     if scan.n_seg == 1:
-        return maps[:, 0]
+        return maps[:, 0, :3]
     n_seg = scan.n_seg  # the segments' maps, in scan order: their map is one more summary
-    seg_inputs = [(maps[..., k], (3 * n_seg, 3)) for k in range(3)]
+    seg_inputs = [(maps[..., k], (W * n_seg, W)) for k in range(3)]
     return summarize(_segments_prologue, _segments_epilogue, seg_inputs, (), n_rows, n_seg, reverse=False,
                      acc_dtype=acc_dtype, device=device)
 
@@ -268,7 +269,6 @@ class _Scan:
         self.summarize = Launch(_scan_kernel, grid, meta + (False, ahead), num_warps, (6,))
         self.compose = Launch(_scan_kernel, grid, meta + (True, ahead), num_warps, (3, 7))
         self.n_rows, self.T, self.acc_dtype, self.compose_max, self.device = n_rows, T, acc_dtype, cfg.compose, device
-        self.width = 3 if ahead is None else 5  # a segment's summary (scan._walk)
         if ahead is not None and not ahead_fits(self.n_seg, self.seg * block, cfg):
             raise ValueError("a look-ahead splits time in two launches only: episode.looks_ahead derives it first")
 
@@ -278,13 +278,14 @@ class _Scan:
         if n_seg == 1:
             self.final(X, SX, P, O, SO, initial, None, end, n_rows, T, self.seg)
             return
-        summary = torch.empty(n_rows, n_seg, self.width, dtype=self.acc_dtype, device=self.device)
+        W = SUMMARY_WIDTH.value
+        summary = torch.empty(n_rows, n_seg, W, dtype=self.acc_dtype, device=self.device)
         self.summarize(X, SX, P, O, SO, None, summary, None, n_rows, T, self.seg)
         if n_seg <= self.compose_max:  # two launches: each segment composes its own carry
             self.compose(X, SX, P, O, SO, initial, summary, end, n_rows, T, self.seg)
             return
         carries = torch.empty(n_rows, n_seg, dtype=self.acc_dtype, device=self.device)
-        seg_inputs = [(summary[..., k], (3 * n_seg, 3)) for k in range(3)]
+        seg_inputs = [(summary[..., k], (W * n_seg, W)) for k in range(3)]
         launch(_segments_prologue, _segments_epilogue, seg_inputs, (), [(carries, (n_seg, 1))], n_rows, n_seg,
                reverse=False, acc_dtype=self.acc_dtype, initial=initial)
         self.final(X, SX, P, O, SO, carries, None, end, n_rows, T, self.seg)

@@ -117,6 +117,11 @@ def _values(a, b, r, c_in, V: tl.constexpr):
 
 
 # ---- The kernel ------------------------------------------------------------------------------------
+# What the first launch of a time split writes per (row, segment): the segment's composed map
+# (A, B, R) and, with a look-ahead, its last present step and first present value (``_walk``)
+SUMMARY_WIDTH = tl.constexpr(5)
+
+
 @jit
 def _scan_chunk(a, b, r, carry, ROWS: tl.constexpr, NV: tl.constexpr, V: tl.constexpr, REVERSE: tl.constexpr):
     """One chunk's steps ([ROWS, NV, V] tiles) scanned from ``carry`` ([ROWS]): (y, y_in, the
@@ -143,19 +148,41 @@ def _scan_chunk(a, b, r, carry, ROWS: tl.constexpr, NV: tl.constexpr, V: tl.cons
 
 
 @jit
-def _look_ahead(X, SX, P, row, t, m, T, v_seen, f_seen, AHEAD: tl.constexpr, ACC: tl.constexpr, ROWS: tl.constexpr,
-                NV: tl.constexpr, V: tl.constexpr):
+def _latest(v_l, f_l, v_r, f_r):
+    """The value of the newest present step in scan order, and whether there is one: (value, found),
+    where r is the newer of the two runs."""
+    return tl.where(f_r, v_r, v_l), f_l | f_r
+
+
+@jit
+def _look_ahead(X, SX, P, row, t, m, m_r, T, v_seen, f_seen, AHEAD: tl.constexpr, ACC: tl.constexpr,
+                ROWS: tl.constexpr, NV: tl.constexpr, V: tl.constexpr):
     """Masked steps as if deleted, inside the scan (docs/DESIGN.md, "The primitive"): at each step of a
-    chunk, the value ``AHEAD`` gives at the nearest present step after it in time, and whether
-    there is one; (``v_seen``, ``f_seen``): the same for the steps after the chunk. "The last
-    present value seen" is itself a scan: a present step resets it to its value, an absent one
-    passes it on. Returns (value, found) per step and (v_seen, f_seen) after the chunk."""
+    (reverse) chunk, the value ``AHEAD`` gives at the nearest present step after it in time, and
+    whether there is one; (``v_seen``, ``f_seen``): the same for the steps after the chunk. "The
+    last present value seen" is itself a scan, of the pair (1, value) with a reset where present,
+    in two levels like ``_scan_chunk``'s. Returns (value, found) per step and (v_seen, f_seen)
+    after the chunk."""
     present, value = AHEAD(X, SX, P, row, t, m, T, ACC)
     present = present & m
-    one = tl.full(present.shape, 1.0, ACC)
-    _, v, v_seen, _, _, _ = _scan_chunk(one, tl.where(present, value, 0.0).to(ACC), present, v_seen, ROWS, NV, V, True)
-    _, f, f_seen, _, _, _ = _scan_chunk(one, tl.where(present, one, 0.0), present, f_seen, ROWS, NV, V, True)
-    return v, f > 0.5, v_seen, f_seen
+    value = tl.where(present, value, 0.0).to(ACC)
+    p_a, p_b, p_r = _chain(unpack(tl.full(value.shape, 1.0, ACC), ROWS, NV, V, True), unpack(value, ROWS, NV, V, True),
+                           unpack(present, ROWS, NV, V, True), V)
+    # across the vectors: the value each one hands on (its first present step's, else what entered
+    # it), and, handed on by one more scan, the value entering each vector
+    z_v, z_f = tl.associative_scan((p_b[V - 1], p_r[V - 1]), 1, _latest)
+    z_v = tl.where(z_f, z_v, v_seen[:, None])
+    _, c_v, has_prev = tl.associative_scan((z_v, z_v, tl.zeros(z_v.shape, tl.int1)), 1, _next_combine)
+    y, y_in = _values(p_a, p_b, p_r, tl.where(has_prev, c_v, v_seen[:, None]), V)
+    # found: a present step later in the vector, or in the vectors after it (a count: no second scan)
+    n_p = tl.sum(present.to(tl.int32), axis=2)
+    c_f = (tl.cumsum(n_p, axis=1) - n_p > 0) | f_seen[:, None]
+    o_v = tl.arange(0, V)[None, None, :]  # the step inside its vector, ascending time
+    found = c_f[:, :, None] | (o_v < tl.max(tl.where(present, o_v, -1), axis=2, keep_dims=True))
+    # after the chunk: the value after its first step in time (the last vector's last in scan order)
+    v_seen = tl.sum(tl.where(tl.arange(0, NV)[None, :] == NV - 1, y[V - 1], 0.0), axis=1)
+    f_seen = f_seen | (tl.max(tl.max(present.to(tl.int32), axis=2), axis=1) != 0)
+    return pack(y_in, ROWS, NV, V, True), found, v_seen, f_seen
 
 
 @jit
@@ -198,7 +225,8 @@ def _walk(X, SX, P, O, SO, row, m_r, carry, v_seen, f_seen, k_start, k_end, n_ch
         if AHEAD is None:
             a, b, reset, valid, keep = PROLOGUE(X, SX, P, row, t, m, T, ACC)
         else:
-            v_next, found, v_seen, f_seen = _look_ahead(X, SX, P, row, t, m, T, v_seen, f_seen, AHEAD, ACC, ROWS, NV, V)
+            v_next, found, v_seen, f_seen = _look_ahead(X, SX, P, row, t, m, m_r, T, v_seen, f_seen, AHEAD, ACC, ROWS,
+                                                        NV, V)
             a, b, reset, valid, keep = PROLOGUE(X, SX, P, row, t, m, T, ACC, (v_next, found))
         # A padded (or out-of-bounds) step is the identity: the carry passes through it. The
         # pair is cast to ACC: a hook may hand back a constant (an absent gradient is 0.0, a
@@ -228,7 +256,7 @@ def _composed_carry(SUMMARY, X, SX, P, row, o_r, m_r, pid_s, n_seg, carry, n_chu
                     BLOCK_S: tl.constexpr):
     """The carry entering segment ``pid_s``: ``carry`` (the row's initial value) taken through the
     composed maps that the first launch wrote for the segments before it (in scan order), and the
-    look-ahead (value, found) entering it (zeros without ``AHEAD``).
+    look-ahead (value, found) entering it (none without ``AHEAD``).
 
     With ``AHEAD`` a segment's map leaves out its last present step, the one that reads past the
     segment (``_walk``): walking from the row's end, the look-ahead entering each segment is the
@@ -237,11 +265,11 @@ def _composed_carry(SUMMARY, X, SX, P, row, o_r, m_r, pid_s, n_seg, carry, n_chu
     BLOCK_S, each a forward ``tl.associative_scan``); a block's missing tail is the identity,
     which composes exactly.
     """
-    W: tl.constexpr = 3 if AHEAD is None else 5  # (A, B, R[, the last present step, the first present value])
+    W: tl.constexpr = SUMMARY_WIDTH
     o_s = tl.arange(0, BLOCK_S)
     s_last = o_s[None, :] == BLOCK_S - 1
     v_seen = tl.zeros(carry.shape, ACC)
-    f_seen = tl.zeros(carry.shape, ACC)
+    f_seen = m_r & False
     for base in range(0, pid_s, BLOCK_S):
         j = base + o_s[None, :]  # the segments, in scan order
         m = m_r[:, None] & (j < pid_s)
@@ -257,7 +285,7 @@ def _composed_carry(SUMMARY, X, SX, P, row, o_r, m_r, pid_s, n_seg, carry, n_chu
             l_a, l_v, l_r = tl.associative_scan((one, tl.where(has, tl.load(at + 4, mask=m, other=0.0).to(ACC), 0.0),
                                                  has), 1, combine)
             z_v = _value(l_a, l_v, l_r, v_seen[:, None])
-            z_f = tl.where(l_r, 1.0, f_seen[:, None])
+            z_f = l_r | f_seen[:, None]
             # ... and entering it: the segment's predecessor's in scan order
             _, in_v, has_prev = tl.associative_scan((z_v, z_v, tl.zeros(a.shape, tl.int1)), 1, _next_combine)
             _, in_f, _ = tl.associative_scan((z_f, z_f, tl.zeros(a.shape, tl.int1)), 1, _next_combine)
@@ -267,13 +295,13 @@ def _composed_carry(SUMMARY, X, SX, P, row, o_r, m_r, pid_s, n_seg, carry, n_chu
             c_lo = n_chunks - tl.minimum((j + 1) * SEG, n_chunks)  # the segment's first chunk in time
             t = (c_lo.to(tl.int64) * BLOCK + p_off.to(tl.int64))[:, :, None]
             m_p = (m & has)[:, :, None]
-            p_a, p_b, p_r, p_valid, _ = PROLOGUE(X, SX, P, row, t, m_p, T, ACC, (in_v[:, :, None], in_f[:, :, None] > 0.5))
+            p_a, p_b, p_r, p_valid, _ = PROLOGUE(X, SX, P, row, t, m_p, T, ACC, (in_v[:, :, None], in_f[:, :, None]))
             p_a = tl.sum(tl.where(p_valid, p_a, 1.0).to(ACC), axis=2)
             p_b = tl.sum(tl.where(p_valid, p_b, 0.0).to(ACC), axis=2)
             p_r = tl.max((p_r & p_valid).to(tl.int32), axis=2) != 0
             a, b, r = combine(p_a, p_b, p_r, a, b, r)
             v_seen = tl.sum(tl.where(s_last, z_v, 0.0), axis=1)
-            f_seen = tl.sum(tl.where(s_last, z_f, 0.0), axis=1)
+            f_seen = tl.max((s_last & z_f).to(tl.int32), axis=1) != 0
         j_a, j_b, j_r = tl.associative_scan((a, b, r), 1, combine)
         b_a, b_b, b_r = _last(j_a, j_b, j_r, s_last)
         carry = _value(b_a, b_b, b_r, carry)
@@ -288,8 +316,8 @@ def _scan_kernel(
     O,  # tuple of output pointers, written by the epilogue
     SO,  # tuple of (row stride, time stride) pairs, one per output
     Y0,  # the carry entering each segment [n_rows, n_segments] (per row [n_rows] with COMPOSE); None: 0
-    SUMMARY,  # [n_rows, n_segments, 3]: each segment's composed map (A, B, R), written (the first
-              # launch of a time split) or read (COMPOSE); None: no split. With AHEAD [.., 5]: see _walk
+    SUMMARY,  # [n_rows, n_segments, SUMMARY_WIDTH]: each segment's composed map (A, B, R), written (the
+              # first launch of a time split) or read (COMPOSE); None: no split. With AHEAD two more: see _walk
     Y_END,  # [n_rows]: the carry after the row's last step in scan order, written; None: not kept
     n_rows,  # number of independent sequences (every dim but time, flattened)
     T,  # sequence length
@@ -327,7 +355,7 @@ def _scan_kernel(
     k_start = pid_s * SEG
     k_end = tl.minimum((pid_s + 1) * SEG, n_chunks)
     v_seen = tl.zeros([ROWS], ACC)  # the look-ahead after the segment (AHEAD): none
-    f_seen = tl.zeros([ROWS], ACC)
+    f_seen = m_r & False
     if SUMMARY is None:
         carry = _walk(X, SX, P, O, SO, row, m_r, carry, v_seen, f_seen, k_start, k_end, n_chunks, T, PROLOGUE, EPILOGUE,
                       REVERSE, ACC, ROWS, BLOCK, V, STAGES, False, AHEAD)
@@ -344,7 +372,7 @@ def _scan_kernel(
         s_a, s_b, s_r, s_p, v_seen, f_seen = _walk(X, SX, P, O, SO, row, m_r, carry, v_seen, f_seen, k_start, k_end,
                                                    n_chunks, T, PROLOGUE, EPILOGUE, REVERSE, ACC, ROWS, BLOCK, V,
                                                    STAGES, True, AHEAD)
-        W: tl.constexpr = 3 if AHEAD is None else 5
+        W: tl.constexpr = SUMMARY_WIDTH
         tl.store(SUMMARY + o_seg * W, s_a, mask=m_r)
         tl.store(SUMMARY + o_seg * W + 1, s_b, mask=m_r)
         tl.store(SUMMARY + o_seg * W + 2, s_r.to(ACC), mask=m_r)

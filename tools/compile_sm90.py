@@ -140,6 +140,14 @@ def main():
                 adv, ret = rl.gae(rr, vv, terminated=torch.rand(8, 3000) < 0.01, bootstrap_value=vv[:, 0].detach(),
                                   backend="triton")
                 (adv.float().sum() + ret.float().sum()).backward()
+    # a masked call without gradients looks ahead in its own kernel: rows walked whole, and a time split
+    for split in (Config(look_ahead=True), Config(look_ahead=True, min_programs=1 << 20, split_min_chunks=2)):
+        with using(split):
+            for dtype in (torch.float32, torch.bfloat16, torch.float64):
+                rr, vv = (torch.randn(8, 3000, dtype=dtype) for _ in range(2))
+                mask = torch.rand(8, 3000) < 0.7
+                rl.gae(rr, vv, mask=mask, backend="triton")
+                rl.vtrace(rr, rr, vv, bootstrap_value=vv[:, 0], mask=mask, backend="triton")
     print(f"OK: {len(compiled)} kernel launches compiled")
 
 

@@ -2,10 +2,17 @@
 call (back-to-back calls, one sync, configs interleaved in rounds) and GPU time (CUDA-graph
 replay) at LLM-token shapes, beside the γ = λ = 1 cumsum shortcut (bench.token_cumsum).
 
-    PYTHONPATH=$PWD python tools/token_probe.py [BxT ...] > $OUT/token_probe.txt
+    PYTHONPATH=$PWD python tools/token_probe.py [--configs default,...] [--old DIR] [BxT ...] > $OUT/token_probe.txt
+
+--old DIR (repeatable) adds the default config of another version of the package, kept in DIR under
+another name, rltriton_<label> (its imports are relative), e.g. an earlier commit's:
+    git archive <commit> rltriton_lite | tar -x -C DIR && mv DIR/rltriton_lite DIR/rltriton_old
 """
+import argparse
+import importlib
 import statistics
 import sys
+from pathlib import Path
 
 import torch
 
@@ -32,14 +39,28 @@ def under(cfg, fn):
     return run
 
 
+parser = argparse.ArgumentParser()
+parser.add_argument("shapes", nargs="*")
+parser.add_argument("--configs", default=",".join(CONFIGS))
+parser.add_argument("--old", action="append", default=[])
+args = parser.parse_args()
+configs = {k: CONFIGS[k] for k in args.configs.split(",")}
+others = {}
+for folder in args.old:
+    sys.path.insert(0, folder)
+    name = next(p.name for p in Path(folder).iterdir() if p.name.startswith("rltriton_"))
+    others[name.removeprefix("rltriton_")] = importlib.import_module(name)
 print(f"{torch.cuda.get_device_name()}, torch {torch.__version__}; gae float32 γ=0.99 λ=0.95, µs per call "
       "(wall: median of 9 interleaved rounds; GPU: CUDA-graph replay)")
-for B, T in [tuple(map(int, a.split("x"))) for a in sys.argv[1:]] or SHAPES:
+for B, T in [tuple(map(int, a.split("x"))) for a in args.shapes] or SHAPES:
     r, v, m = token_inputs(B, T, "cuda")
     cands = {"cumsum": lambda: token_cumsum(r, v, m)}
-    for name, cfg in CONFIGS.items():
+    for name, cfg in configs.items():
         cands[f"{name}"] = under(cfg, lambda: rl.gae(r, v, gamma=0.99, lambda_=0.95))
         cands[f"{name}+mask"] = under(cfg, lambda: rl.gae(r, v, gamma=0.99, lambda_=0.95, mask=m))
+    for label, pkg in others.items():
+        cands[label] = lambda pkg=pkg: pkg.gae(r, v, gamma=0.99, lambda_=0.95)
+        cands[f"{label}+mask"] = lambda pkg=pkg: pkg.gae(r, v, gamma=0.99, lambda_=0.95, mask=m)
     want = rl.gae(r, v, gamma=0.99, lambda_=0.95, mask=m).advantages
     for name, fn in cands.items():
         fn()
