@@ -431,9 +431,8 @@ def test_student_build_clears_outputs_and_refuses_leaks(tmp_path):
     assert not (out / "notebooks" / "a.ipynb").exists()  # nothing written
 
 
-def test_a_built_notebook_runs_and_grades(built, tmp_path):
-    """Notebook 00 from the students' build, its starter replaced by the solution: its cells run
-    in the grader's process without an error, and the exercise is correct on unseen cases."""
+def _grade_built_00(built):
+    """Notebook 00 of the students' build, its starter replaced by the solution, graded: (rows, grader)."""
     nb = nbformat.read(str(built / "notebooks" / "00_associative_scan.ipynb"), as_version=4)
     starters = [c for c in nb.cells if c.cell_type == "code" and c.source.startswith("def matrix_compose")]
     assert len(starters) == 1
@@ -442,8 +441,26 @@ def test_a_built_notebook_runs_and_grades(built, tmp_path):
     nbformat.write(nb, str(student))
     try:
         g = grade.Grader(seed=5, timeout=60, setup_timeout=120)
-        rows = g.grade([("erin", student)])
+        return g.grade([("erin", student)]), g
     finally:
         student.unlink()
+
+
+def test_a_built_notebook_runs_and_grades(built, tmp_path):
+    """Notebook 00 from the students' build, its starter replaced by the solution: its cells run
+    in the grader's process without an error, and the exercise is correct on unseen cases."""
+    rows, g = _grade_built_00(built)
+    assert [r[2:4] for r in rows] == [("matrix_compose", "correct")], rows
+    assert g.graded[0].cell_errors == {}
+
+
+def test_on_a_machine_with_a_gpu_a_notebook_runs_in_a_fresh_interpreter(built, monkeypatch):
+    """Where a GPU is present the grader spawns rather than forks: a forked child cannot use CUDA
+    once its parent has looked for it (torch.cuda.is_available() is enough; the H200 showed it)."""
+    import torch
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    rows, g = _grade_built_00(built)
+    assert g.ctx.get_start_method() == "spawn"
     assert [r[2:4] for r in rows] == [("matrix_compose", "correct")], rows
     assert g.graded[0].cell_errors == {}

@@ -55,9 +55,9 @@ starts with (``02_gae-alice.ipynb``: notebook 02's), so a deleted starter counts
 Notebooks with none (09, 10, ...) are left out.
 
 **Which cells run.** In a fresh Python process per notebook (forked from this one, which has
-imported torch, Triton and the package once; a fresh interpreter where fork is not available or
-CUDA is initialised), with the notebook's folder as the working directory, an IPython shell runs
-the notebook's code cells in order, from the first up to and including the last cell that binds
+imported torch, Triton and the package once; a fresh interpreter where fork is not available or a
+GPU is present: a forked child cannot use CUDA once its parent has even counted the devices), with
+the notebook's folder as the working directory, an IPython shell runs the notebook's code cells in order, from the first up to and including the last cell that binds
 one of its exercises' names (the last binding is the one a top-to-bottom run of the notebook would
 check), except the cells of an optional profiling section (under a markdown heading that says
 "optional" and "profil...", up to the next heading of the same or a higher level) unless such a
@@ -476,7 +476,8 @@ class Grader:
         import multiprocessing as mp
         if self.ctx is None:
             import torch
-            fork = "fork" in mp.get_all_start_methods() and not torch.cuda.is_initialized()
+            # (torch.cuda.is_initialized() is not enough: torch.cuda.is_available() alone poisons a fork)
+            fork = "fork" in mp.get_all_start_methods() and not torch.cuda.is_available()
             self.ctx = mp.get_context("fork" if fork else "spawn")
         return self.ctx
 
