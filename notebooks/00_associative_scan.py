@@ -405,6 +405,9 @@ exercises.attempt("matrix_compose", matrix_compose)
 # %% [markdown]
 # Without a checker:
 #
+# *(Answer each in its cell below: `tools/grade.py --collect-answers` gathers the answers for your
+# teacher.)*
+#
 # 1. Is `matrix_compose` still associative? What does the identity become? Why does the order
 #    of the operands now matter even for the $A$ part?
 # 2. Count the combines of `scan_hillis_steele` and `scan_blelloch` for $n = 1024$ (with the
@@ -412,3 +415,12 @@ exercises.attempt("matrix_compose", matrix_compose)
 #    of 32 threads that run in lockstep), and which for $10^6$ elements?
 # 3. In `chunked`, what happens to accuracy in float32 when all $a_t$ are close to 1 and
 #    $T = 10^6$? Try it with `np.float32`.
+
+# %% [markdown] tags=["answer-1"]
+# **Answer 1.** *Your answer here (code for it: in cells under this one).*
+
+# %% [markdown] tags=["answer-2"]
+# **Answer 2.** *Your answer here (code for it: in cells under this one).*
+
+# %% [markdown] tags=["answer-3"]
+# **Answer 3.** *Your answer here (code for it: in cells under this one).*

@@ -605,8 +605,14 @@ exercises.attempt("strided_scan", strided_scan)
 # %% [markdown]
 # Without a checker:
 #
+# *(Answer each in its cell below: `tools/grade.py --collect-answers` gathers the answers for your
+# teacher.)*
+#
 # 1. Time your `reset_scan` with `CHUNK` 16 and 1024 on a GPU, at 4096 rows × 128 steps and at
 #    8 rows × 100,000 steps. Why do the best chunk sizes differ?
+
+# %% [markdown] tags=["answer-1"]
+# **Answer 1.** *Your answer here (code for it: in cells under this one).*
 
 # %% [markdown]
 # ## What you now know

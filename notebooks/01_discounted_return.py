@@ -331,9 +331,21 @@ exercises.attempt("n_step_returns", n_step_returns)
 # %% [markdown]
 # Without a checker:
 #
+# *(Answer each in its cell below: `tools/grade.py --collect-answers` gathers the answers for your
+# teacher.)*
+#
 # 1. Make $\gamma$ a per-step tensor that is $\gamma^{\Delta t}$ for irregular time steps
 #    $\Delta t$ (semi-MDPs). Check against the loop.
 # 2. Drop `truncated` but keep time limits in the data: how large is the bias of treating a
 #    time limit as a termination, on a rollout where every episode is cut?
 # 3. Plot $G_t$ for $\gamma \in \{0.9, 0.99, 0.999\}$ on one long episode of constant reward 1.
 #    Where does each curve flatten, and why ($1/(1-\gamma)$)?
+
+# %% [markdown] tags=["answer-1"]
+# **Answer 1.** *Your answer here (code for it: in cells under this one).*
+
+# %% [markdown] tags=["answer-2"]
+# **Answer 2.** *Your answer here (code for it: in cells under this one).*
+
+# %% [markdown] tags=["answer-3"]
+# **Answer 3.** *Your answer here (code for it: in cells under this one).*

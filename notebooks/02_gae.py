@@ -277,11 +277,23 @@ h200 = profile.committed("gae")  # the H200's table and chart, read by name: not
 #
 # Without a checker:
 #
+# *(Answer each in its cell below: `tools/grade.py --collect-answers` gathers the answers for your
+# teacher.)*
+#
 # 1. Set $\lambda = 1$: show that `returns` equals `rl.discounted_returns` when `next_values`
 #    is `values[t+1]` inside episodes. Why does it fail for arbitrary `next_values`?
 # 2. Set $\lambda = 0$: what is the advantage then? Check it against $\delta_t$.
 # 3. Pass `lambda_` as a per-step tensor that is 0 on the first step of every episode. What does
 #    that do to the estimator's bias?
+
+# %% [markdown] tags=["answer-1"]
+# **Answer 1.** *Your answer here (code for it: in cells under this one).*
+
+# %% [markdown] tags=["answer-2"]
+# **Answer 2.** *Your answer here (code for it: in cells under this one).*
+
+# %% [markdown] tags=["answer-3"]
+# **Answer 3.** *Your answer here (code for it: in cells under this one).*
 
 # %% [markdown]
 # ## What you now know

@@ -348,6 +348,9 @@ exercises.attempt("q_lambda", q_lambda)
 # %% [markdown]
 # Without a checker:
 #
+# *(Answer each in its cell below: `tools/grade.py --collect-answers` gathers the answers for your
+# teacher.)*
+#
 # 1. Show numerically that `td_lambda(r, values[t+1], λ)` equals `gae(r, values, λ).returns`
 #    inside episodes. Which of the two would you use as a critic target, and why are they the
 #    same thing?
@@ -357,3 +360,12 @@ exercises.attempt("q_lambda", q_lambda)
 #    $\sigma_c = 0.25$ and $\sigma_r = 2$ (not the $\sigma_c = 3$ of the section's last check).
 #    Which λ minimises the MSE now, and why? Then make the rewards deterministic
 #    ($\sigma_r = 0$): what is left of the trade-off?
+
+# %% [markdown] tags=["answer-1"]
+# **Answer 1.** *Your answer here (code for it: in cells under this one).*
+
+# %% [markdown] tags=["answer-2"]
+# **Answer 2.** *Your answer here (code for it: in cells under this one).*
+
+# %% [markdown] tags=["answer-3"]
+# **Answer 3.** *Your answer here (code for it: in cells under this one).*

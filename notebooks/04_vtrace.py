@@ -538,6 +538,9 @@ exercises.attempt("vtrace_kernel", vtrace_kernel)
 # %% [markdown]
 # Without a checker:
 #
+# *(Answer each in its cell below: `tools/grade.py --collect-answers` gathers the answers for your
+# teacher.)*
+#
 # 1. Set `rho_bar = c_bar = float("inf")`: `vs` becomes the importance-sampled λ-return: its mean
 #    is π's λ-return built on the current critic (equal to $V^\pi$ only when $V = V^\pi$), with
 #    no clipping bias. Take 1000 rows of $T = 20$ steps, γ = 0.9, λ = 1, every reward 1, a
@@ -551,3 +554,12 @@ exercises.attempt("vtrace_kernel", vtrace_kernel)
 # 3. Lower `pg_rho_bar` to 0.5 while keeping `rho_bar = 1`. Which output changes, and which
 #    does not? Why would IMPALA want separate clips for the critic's target and the policy
 #    gradient?
+
+# %% [markdown] tags=["answer-1"]
+# **Answer 1.** *Your answer here (code for it: in cells under this one).*
+
+# %% [markdown] tags=["answer-2"]
+# **Answer 2.** *Your answer here (code for it: in cells under this one).*
+
+# %% [markdown] tags=["answer-3"]
+# **Answer 3.** *Your answer here (code for it: in cells under this one).*

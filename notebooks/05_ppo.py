@@ -495,6 +495,9 @@ exercises.attempt("two_stage_mean", two_stage_mean)
 # %% [markdown]
 # Without a checker:
 #
+# *(Answer each in its cell below: `tools/grade.py --collect-answers` gathers the answers for your
+# teacher.)*
+#
 # 1. Compute dual-clip PPO (c = 3) from `reduction="none"` for section 5's inputs, but with the
 #    new log-probabilities spread wider (`old + torch.randn(...)`: at section 5's 0.3 a ratio
 #    above 3 is rare), and find the elements where it differs from PPO. Which way does their
@@ -508,3 +511,12 @@ exercises.attempt("two_stage_mean", two_stage_mean)
 # 3. Simulate several epochs on one rollout: starting from $\log\pi = \log\pi_{\text{old}}$, take
 #    gradient steps on `log_probs` directly and plot `clip_fraction` and `approx_kl` per step.
 #    Why does the loss stop decreasing although `log_probs` is unconstrained?
+
+# %% [markdown] tags=["answer-1"]
+# **Answer 1.** *Your answer here (code for it: in cells under this one).*
+
+# %% [markdown] tags=["answer-2"]
+# **Answer 2.** *Your answer here (code for it: in cells under this one).*
+
+# %% [markdown] tags=["answer-3"]
+# **Answer 3.** *Your answer here (code for it: in cells under this one).*

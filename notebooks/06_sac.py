@@ -435,6 +435,9 @@ exercises.attempt("soft_lambda_targets", soft_lambda_targets)
 # %% [markdown]
 # Without a checker:
 #
+# *(Answer each in its cell below: `tools/grade.py --collect-answers` gathers the answers for your
+# teacher.)*
+#
 # 1. With `alpha=0` and one critic, show that `rl.sac_targets(r, q, nlp, lambda_=λ,
 #    log_probs=lp)` equals `rl.td_lambda(r, q, lambda_=λ)` for any `nlp` and `lp`. Which of
 #    notebook 03's statements then carry over to SAC?
@@ -444,3 +447,12 @@ exercises.attempt("soft_lambda_targets", soft_lambda_targets)
 # 3. Automatic temperature: take log-probabilities of a fixed Gaussian policy in 6 dimensions
 #    with σ = 1, set `target_entropy = -6`, and run a few hundred steps of SGD on
 #    `rl.sac_temperature_loss`. Which way does α move, and why does it never stop?
+
+# %% [markdown] tags=["answer-1"]
+# **Answer 1.** *Your answer here (code for it: in cells under this one).*
+
+# %% [markdown] tags=["answer-2"]
+# **Answer 2.** *Your answer here (code for it: in cells under this one).*
+
+# %% [markdown] tags=["answer-3"]
+# **Answer 3.** *Your answer here (code for it: in cells under this one).*

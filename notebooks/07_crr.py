@@ -365,6 +365,9 @@ exercises.attempt("awr_weights", awr_weights)
 # %% [markdown]
 # Without a checker:
 #
+# *(Answer each in its cell below: `tools/grade.py --collect-answers` gathers the answers for your
+# teacher.)*
+#
 # 1. CRR's clip at 20 comes from AWR (Peng et al., 2019), which clips its weights $e^{A/\beta}$ at
 #    a maximum of 20. AWAC's implementation (Nair et al., 2020) does something else: it normalises the
 #    weights over the batch, $w = N\cdot\operatorname{softmax}(A/\beta)$ (the softmax over the $N$
@@ -385,3 +388,12 @@ exercises.attempt("awr_weights", awr_weights)
 # 3. With i.i.d. critic values, what fraction of dataset actions does CRR-binary keep with a max
 #    baseline over $K$ samples? Measure it for $K = 1, 2, 4, \dots, 64$ and compare with
 #    $1/(K+1)$.
+
+# %% [markdown] tags=["answer-1"]
+# **Answer 1.** *Your answer here (code for it: in cells under this one).*
+
+# %% [markdown] tags=["answer-2"]
+# **Answer 2.** *Your answer here (code for it: in cells under this one).*
+
+# %% [markdown] tags=["answer-3"]
+# **Answer 3.** *Your answer here (code for it: in cells under this one).*

@@ -831,6 +831,9 @@ exercises.attempt("vtrace_floor_bytes", vtrace_floor_bytes)
 # %% [markdown]
 # Without a checker:
 #
+# *(Answer each in its cell below: `tools/grade.py --collect-answers` gathers the answers for your
+# teacher.)*
+#
 # 1. From `RES["rows"]`, find for each algorithm the smallest shape at which the forward call's
 #    wall time is within 1.5× of its GPU time. What is the host time per call you would need for
 #    16×128 to be GPU-bound?
@@ -840,3 +843,12 @@ exercises.attempt("vtrace_floor_bytes", vtrace_floor_bytes)
 #    figures above (the loss's forward only, as if each minibatch were that size), estimate the
 #    host time per update of 4 epochs × 32 minibatches, eager, and with the loss's forward
 #    captured in a CUDA graph. What changes if you count the backward too?
+
+# %% [markdown] tags=["answer-1"]
+# **Answer 1.** *Your answer here (code for it: in cells under this one).*
+
+# %% [markdown] tags=["answer-2"]
+# **Answer 2.** *Your answer here (code for it: in cells under this one).*
+
+# %% [markdown] tags=["answer-3"]
+# **Answer 3.** *Your answer here (code for it: in cells under this one).*

@@ -349,6 +349,9 @@ exercises.attempt("segment_carries", segment_carries)
 # %% [markdown]
 # Without a checker:
 #
+# *(Answer each in its cell below: `tools/grade.py --collect-answers` gathers the answers for your
+# teacher.)*
+#
 # 1. How many bytes does the maps' `all_gather` move into each rank for 4096 rows on 8 ranks
 #    (three float64 numbers per row per rank)? Compare with one input tensor of the rank's own
 #    steps, 4096 rows of 16,384 steps in float32.
@@ -356,3 +359,12 @@ exercises.attempt("segment_carries", segment_carries)
 #    rank compose, and where does `initial` enter?
 # 3. Why not send each rank's *first output* to the rank before it instead of its map? Count the
 #    rounds of messages each way for 8 ranks.
+
+# %% [markdown] tags=["answer-1"]
+# **Answer 1.** *Your answer here (code for it: in cells under this one).*
+
+# %% [markdown] tags=["answer-2"]
+# **Answer 2.** *Your answer here (code for it: in cells under this one).*
+
+# %% [markdown] tags=["answer-3"]
+# **Answer 3.** *Your answer here (code for it: in cells under this one).*

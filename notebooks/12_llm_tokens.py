@@ -561,6 +561,9 @@ exercises.attempt("token_gae_pairs", token_gae_pairs)
 # %% [markdown]
 # Without a checker:
 #
+# *(Answer each in its cell below: `tools/grade.py --collect-answers` gathers the answers for your
+# teacher.)*
+#
 # 1. Rerun section 5's comparison with $\gamma = \lambda = 1$, holes included. Do verl's and
 #    OpenRLHF's advantages still differ at the policy tokens? Explain the answer from the
 #    recurrence, without running it.
@@ -571,3 +574,12 @@ exercises.attempt("token_gae_pairs", token_gae_pairs)
 # 3. Count the kernels `bench.token_gae_loop` launches per response token (the tensor operations
 #    of one iteration). For $T = 4096$, how many launches is one call, and what does that say
 #    about the loop's wall time per token in section 7's table?
+
+# %% [markdown] tags=["answer-1"]
+# **Answer 1.** *Your answer here (code for it: in cells under this one).*
+
+# %% [markdown] tags=["answer-2"]
+# **Answer 2.** *Your answer here (code for it: in cells under this one).*
+
+# %% [markdown] tags=["answer-3"]
+# **Answer 3.** *Your answer here (code for it: in cells under this one).*

@@ -685,6 +685,9 @@ exercises.attempt("warp_sectors", warp_sectors)
 # %% [markdown]
 # Without a checker:
 #
+# *(Answer each in its cell below: `tools/grade.py --collect-answers` gathers the answers for your
+# teacher.)*
+#
 # 1. In `two_level`, make the vector length `V` 8 and 16 (and the chunk 64). The results do not
 #    change; on a GPU, what does a longer vector buy, and what does it cost in registers?
 # 2. `split_scan` makes two passes over the inputs and composes the segment summaries in one
@@ -693,3 +696,12 @@ exercises.attempt("warp_sectors", warp_sectors)
 # 3. On a GPU: compile GAE's kernel (`rl.gae` once, then look in `~/.triton/cache` for the
 #    `.ptx`) and count `shfl.sync`, `ld.global.v4` and `cp.async` (a pipelined tile's loads go
 #    through it). Change `Config(vector=...)` and count again.
+
+# %% [markdown] tags=["answer-1"]
+# **Answer 1.** *Your answer here (code for it: in cells under this one).*
+
+# %% [markdown] tags=["answer-2"]
+# **Answer 2.** *Your answer here (code for it: in cells under this one).*
+
+# %% [markdown] tags=["answer-3"]
+# **Answer 3.** *Your answer here (code for it: in cells under this one).*

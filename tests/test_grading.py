@@ -464,3 +464,51 @@ def test_on_a_machine_with_a_gpu_a_notebook_runs_in_a_fresh_interpreter(built, m
     assert g.ctx.get_start_method() == "spawn"
     assert [r[2:4] for r in rows] == [("matrix_compose", "correct")], rows
     assert g.graded[0].cell_errors == {}
+
+
+def test_every_question_without_a_checker_has_an_answer_cell():
+    """Each course notebook's questions without a checker (the numbered list) have one answer cell
+    each, tagged answer-N, holding the placeholder that --collect-answers reads as not answered."""
+    asking = 0
+    for path in sorted(NOTEBOOKS.glob("*.ipynb")):
+        nb = nbformat.read(str(path), as_version=4)
+        asked, cells = grade.questions(nb), grade.answers(nb)
+        assert sorted(asked) == sorted(cells), path.name
+        assert all(grade._answer_text(cells[q]) is None for q in cells), path.name  # nothing answered
+        asking += bool(asked)
+    assert asking >= 13
+
+
+def test_answers_without_a_checker_are_collected(tmp_path):
+    """--collect-answers: per notebook, each question without a checker and every student's answer
+    (the answer cell and the cells under it, up to the next answer cell or a heading, code fenced),
+    "(not answered)" where the placeholder is left."""
+    import copy
+
+    course = nbformat.read(str(NOTEBOOKS / "03_td_lambda.ipynb"), as_version=4)
+    asked = next(c for c in course.cells if "Without a checker" in c.source)
+    answer_cells = [c for c in course.cells if any(t.startswith("answer-") for t in c.metadata.get("tags", []))]
+    assert len(answer_cells) == 3
+
+    def student(name, cells):
+        nb = new_notebook(cells=[copy.deepcopy(asked)] + cells)
+        (tmp_path / "sub" / name).mkdir(parents=True)
+        nbformat.write(nb, str(tmp_path / "sub" / name / "03_td_lambda.ipynb"))
+
+    alice = copy.deepcopy(answer_cells)
+    alice[0].source = "**Answer 1.** The same recursion: G_t = A_t + V_t inside episodes."
+    alice[2].source = "**Answer 3.** λ = 1 wins once the critic is unbiased."
+    student("alice", [alice[0], new_code_cell("print(td - gae_returns)  # 0 inside episodes"), alice[1], alice[2],
+                      new_markdown_cell("## Notes to self"), new_markdown_cell("not an answer")])
+    student("bob", copy.deepcopy(answer_cells))
+    done = _grade_script("--out", str(tmp_path / "g.csv"), "--fixed", "-q", "--collect-answers", str(tmp_path / "sub"))
+    assert done.returncode == 0, done.stderr
+    text = (tmp_path / "g-answers" / "03_td_lambda.md").read_text(encoding="utf-8")
+    q1, q2, q3 = text.split("\n## ")[1:]
+    assert q1.startswith("1. Show numerically that `td_lambda(r, values[t+1], λ)` equals"), q1
+    assert q2.startswith("2. Dreamer") and q3.startswith("3. In section 5"), text
+    assert ("### alice\n\n**Answer 1.** The same recursion: G_t = A_t + V_t inside episodes.\n\n"
+            "```python\nprint(td - gae_returns)  # 0 inside episodes\n```") in q1, q1
+    assert "### alice\n\n(not answered)" in q2 and "### alice\n\n**Answer 3.** λ = 1 wins" in q3, text
+    assert all("### bob\n\n(not answered)" in q for q in (q1, q2, q3)), text
+    assert "not an answer" not in text and "Notes to self" not in text

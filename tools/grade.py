@@ -54,6 +54,12 @@ notebook give two sets of rows, told apart by the ``notebook`` column).
 starts with (``02_gae-alice.ipynb``: notebook 02's), so a deleted starter counts as not attempted.
 Notebooks with none (09, 10, ...) are left out.
 
+**Answers without a checker.** Each question a notebook asks without a checker has an answer cell
+(tagged ``answer-N``). ``--collect-answers`` writes ``<csv stem>-answers/<notebook>.md``: each
+question (from the course's copy in notebooks/), then every student's answer cell and the cells
+under it, up to the next answer cell or a heading (code fenced), or "(not answered)" where the
+placeholder is left. They are for the teacher to read: nothing in them is graded.
+
 **Which cells run.** In a fresh Python process per notebook (forked from this one, which has
 imported torch, Triton and the package once; a fresh interpreter where fork is not available or a
 GPU is present: a forked child cannot use CUDA once its parent has even counted the devices), with
@@ -757,6 +763,78 @@ def write_students(path: Path, rows, n_checks: dict, roster=None) -> None:
             w.writerow([student, len(graded), *(counts[s] for s in STATUSES), passed, total, f"{points:.2f}", note])
 
 
+_ANSWER_TAG = re.compile(r"answer-(\d+)")  # a notebook's cell for its question N without a checker
+_QUESTION = re.compile(r"^(\d+)\. ", re.M)
+
+
+def answers(nb) -> dict[int, list]:
+    """A notebook's answers to its questions without a checker: question number -> its answer cell
+    (tagged ``answer-N``) and the cells under it, up to the next answer cell or a heading."""
+    found, current = {}, None
+    for cell in nb.cells:
+        tag = next((m for t in cell.get("metadata", {}).get("tags", []) if (m := _ANSWER_TAG.fullmatch(t))), None)
+        if tag is not None:
+            current = int(tag.group(1))
+            found[current] = [cell]
+        elif cell.cell_type == "markdown" and cell.source.lstrip().startswith("#"):
+            current = None
+        elif current is not None:
+            found[current].append(cell)
+    return found
+
+
+def questions(nb) -> dict[int, str]:
+    """The questions without a checker of a notebook (the numbered list after "Without a checker")."""
+    cell = next((c for c in nb.cells if c.cell_type == "markdown" and "Without a checker" in c.source), None)
+    if cell is None:
+        return {}
+    parts = _QUESTION.split(cell.source)  # [before, "1", text, "2", text, ...]
+    return {int(n): " ".join(text.split()) for n, text in zip(parts[1::2], parts[2::2])}
+
+
+def _answer_text(cells) -> str | None:
+    """An answer as markdown (code cells fenced), or None where the student left the placeholder."""
+    first, rest = cells[0], [c for c in cells[1:] if c.source.strip()]
+    if "*Your answer here" in first.source and not rest:
+        return None
+    return "\n\n".join(f"```python\n{c.source.strip()}\n```" if c.cell_type == "code" else c.source.strip()
+                       for c in cells)
+
+
+def write_answers(folder: Path, students: list[tuple[str, Path]]) -> list[Path]:
+    """``--collect-answers``: per course notebook, ``<folder>/<notebook>.md`` with each question without
+    a checker (from the course's copy in notebooks/) and every student's answer to it, "(not
+    answered)" where the placeholder is left. Returns the files written."""
+    import nbformat
+
+    course = sorted((p.stem for p in (ROOT / "notebooks").glob("*.ipynb")), key=len, reverse=True)
+    by_notebook = collections.defaultdict(list)
+    for student, path in students:
+        try:
+            nb = nbformat.read(str(path), as_version=4)
+        except Exception:  # noqa: BLE001 -- not a notebook: grading reports it
+            continue
+        got = answers(nb)
+        if got:
+            stem = next((c for c in course if path.stem.startswith(c)), path.stem)
+            by_notebook[stem].append((student, got))
+    folder.mkdir(parents=True, exist_ok=True)
+    written = []
+    for stem, got in sorted(by_notebook.items()):
+        source = ROOT / "notebooks" / f"{stem}.ipynb"
+        asked = questions(nbformat.read(str(source), as_version=4)) if source.exists() else {}
+        lines = [f"# {stem}: the answers to the questions without a checker", ""]
+        for q in sorted(set(asked) | {q for _, a in got for q in a}):
+            lines += [f"## {q}. {asked.get(q, '')}".rstrip(), ""]
+            for student, a in got:
+                text = _answer_text(a[q]) if q in a else None
+                lines += [f"### {student}", "", text if text is not None else "(not answered)", ""]
+        path = folder / f"{stem}.md"
+        path.write_text("\n".join(lines), encoding="utf-8")
+        written.append(path)
+    return written
+
+
 def draw_seed() -> int:
     """A seed for one run: the grading's cases, unseen by the students (the module's doc)."""
     return secrets.randbelow(SEEDS)
@@ -789,6 +867,9 @@ def _parser():
     p.add_argument("--roster", default=None, help="a file of the course's students, one name per line: the "
                                                   "per-student CSV lists each (0 points and 'no notebook' for one "
                                                   "without) and notes the graded ones not on it")
+    p.add_argument("--collect-answers", action="store_true",
+                   help="also write the students' answers to the questions without a checker (their answer "
+                        "cells, tagged answer-N, and the cells under them), one file per notebook in <csv stem>-answers/")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress lines on stderr")
     p.add_argument("--compiled", action="store_true",
                    help="grade with compiled Triton kernels (needs a CUDA GPU). Default: the Triton interpreter "
@@ -861,6 +942,9 @@ def main(argv=None) -> int:
                         "fixed" if seed is None else seed, right, n_checks.get(row[2], "")])
     per_student = out.parent / f"{out.stem}-students.csv"
     write_students(per_student, rows, n_checks, roster)
+    if args.collect_answers:
+        for path in write_answers(out.parent / f"{out.stem}-answers", students):
+            print(f"answers -> {path}")
     notebooks = len({r[1] for r in rows})
     print(f"{len({r[0] for r in rows})} students, {notebooks} notebooks with exercises "
           f"(of {len(students)} found), {len(rows)} grades, "
