@@ -1870,22 +1870,20 @@ def _scan(fn, args, kw):
 
 # ---- Harnesses for Triton hooks: your @triton.jit function inside a fixed kernel ------------------
 @jit
-def _combine(a1, b1, r1, a2, b2, r2):
-    """(a1, b1, r1): the steps after, applied first; a reset r2 selects them away (00b's triples)."""
-    return tl.where(r2, a2, a2 * a1), tl.where(r2, b2, b2 + a2 * b1), r1 | r2
+def _combine(a1, b1, a2, b2):
+    return a2 * a1, b2 + a2 * b1  # (a1, b1): the steps after, applied first
 
 
 @jit
 def _scan_steps(step, m, carry, REVERSE: tl.constexpr):
     """The scanned values of a chunk's steps from the carry entering it: ``step`` is the prologue's
-    (a, b) or (a, b, reset); a step outside ``m`` is the identity."""
-    if len(step) == 3:
-        r = m & (step[2] != 0)
-    else:
-        r = m & False
-    a_s, b_s, r_s = tl.associative_scan((tl.where(m, step[0], 1.0), tl.where(m, step[1], 0.0), r), 0, _combine,
-                                        reverse=REVERSE)
-    return tl.where(r_s, b_s, b_s + a_s * carry)
+    pair (a, b); a step outside ``m`` is the identity."""
+    # (a reset flag is 00b's reset_scan to write: the harness does not carry one)
+    tl.static_assert(len(step) == 2, "scan_hook's prologue returns a pair (a, b), not a triple: a = 0 ends the "
+                                     "trace, and NaN-able inputs are selected away in b with tl.where")
+    a_s, b_s = tl.associative_scan((tl.where(m, step[0], 1.0), tl.where(m, step[1], 0.0)), 0, _combine,
+                                   reverse=REVERSE)
+    return b_s + a_s * carry
 
 
 @jit
@@ -1923,8 +1921,7 @@ def _map_hook_kernel(X, O, P, n, HOOK: tl.constexpr, BLOCK: tl.constexpr):
 
 def scan_hook(prologue, inputs, params, chunk: int = 64, reverse: bool = True, epilogue=None) -> torch.Tensor:
     """The reverse scan y_t = b_t + a_t y_{t+1} (y_T = 0) of the pairs that your ``@triton.jit``
-    ``prologue(X, offs, t, T, m, P) -> (a, b)`` returns for each chunk of ``chunk`` steps, or of
-    the triples ``(a, b, reset)`` (00b's: where ``reset`` is true, y_t = b_t, the carry selected away)
+    ``prologue(X, offs, t, T, m, P) -> (a, b)`` returns for each chunk of ``chunk`` steps
     (``reverse=False``: the forward scan y_t = b_t + a_t y_{t-1}, y_{-1} = 0). With an
     ``epilogue(X, offs, t, T, m, P, y, y_in) -> out`` (reverse scans), what it returns is stored
     instead of y; ``y_in`` is the value that entered the step (y_t = b_t + a_t y_in), y_{t+1} in a
@@ -1995,12 +1992,11 @@ HOOK_RULES = """
 Inputs are float32 except the flags (bool: tl.load(...) != 0 gives the flag). Load one input as
 tl.load(X[i] + offs, mask=m, other=0.0)."""
 NEXT_STEP = """ The step after t is offs + 1 (mask it with m & (t + 1 < T))."""
-# scan_hook's protocol: pairs (a, b), no reset flag (the 00b kernels' triples have one). Every scan_hook task says so.
+# scan_hook's protocol: pairs (a, b), no reset flag (00b's reset_scan is an exercise). Every scan_hook task says so.
 NO_RESET = """
 Pairs (a, b): a = 0 ends the trace; select NaN-able inputs away in b. (a = 0 multiplies what lies
 after the step by zero, and 0 * NaN = NaN: every b must stay finite, so a NaN or inf that may sit
-behind an episode end is selected away with tl.where before it reaches b.) Or return 00b's triple
-(a, b, reset): where reset is true, the harness selects what lies after the step away (y_t = b_t)."""
+behind an episode end is selected away with tl.where before it reaches b.)"""
 
 
 _COMPOSE_ORDER = ("A is right, the b part is wrong: is q applied first? (\"q first, then p\": y goes through q, "
@@ -2614,16 +2610,17 @@ def vtrace_prologue(X, offs, t, T, m, P):
     """V-trace's vs as a reverse scan (λ = 1): X = (log_rhos, rewards, values, next_values,
     terminated), P = (gamma, rho_bar, c_bar). Inside an episode V(s_{t+1}) = next_values[t], so
     vs_t = V_t + δ_t + γ_t c_t (vs_{t+1} - V'_t): a_t = γ_t c_t, b_t = V_t + δ_t - γ_t c_t V'_t; the
-    window's last step bootstraps (vs_T = V'): a = 0, b = V + δ."""
+    window's last step bootstraps (vs_T = V'): a = 0, b = V + δ. Behind a termination V'_t is never
+    read, only selected away (it may be NaN: 0 · NaN is NaN)."""
     gamma, rho_bar, c_bar = P[0], P[1], P[2]
     rho = tl.exp(tl.load(X[0] + offs, mask=m, other=0.0))
     r = tl.load(X[1] + offs, mask=m, other=0.0)
     v = tl.load(X[2] + offs, mask=m, other=0.0)
     v_next = tl.load(X[3] + offs, mask=m, other=0.0)
-    g = tl.where(tl.load(X[4] + offs, mask=m, other=0) != 0, 0.0, gamma)
-    delta = tl.minimum(rho, rho_bar) * (r + g * v_next - v)
-    a = tl.where(t < T - 1, g * tl.minimum(rho, c_bar), 0.0)
-    return a, v + delta - a * v_next
+    term = tl.load(X[4] + offs, mask=m, other=0) != 0
+    delta = tl.minimum(rho, rho_bar) * (r + tl.where(term, 0.0, gamma * v_next) - v)
+    a = tl.where(term | (t == T - 1), 0.0, gamma * tl.minimum(rho, c_bar))
+    return a, v + delta - tl.where(term, 0.0, a * v_next)
 
 
 def _vtrace_rollouts(d, behind_termination):

@@ -1969,62 +1969,31 @@ def test_a_chunk_never_stored_is_said_under_the_values():
 SCAN_HOOK_EXERCISES = ["transposed_scan", "returns_autograd", "q_lambda", "retrace", "vtrace_pg", "soft_lambda_targets"]
 
 
-def test_every_scan_hook_task_says_pairs_or_triples():
-    """scan_hook scans pairs (a, b), where a = 0 multiplies, or 00b's triples (a, b, reset), where a
-    reset selects: each task run through it says both plainly."""
+def test_every_scan_hook_task_says_pairs():
+    """scan_hook scans pairs (a, b), where a = 0 multiplies: each task run through it says so
+    plainly, and none offers a reset flag (00b's reset_scan, an exercise, is the kernel with one)."""
     for name in SCAN_HOOK_EXERCISES:
         text = " ".join(exercises.task(name).split())
         assert "Pairs (a, b): a = 0 ends the trace; select NaN-able inputs away in b." in text, name
-        assert "Or return 00b's triple (a, b, reset)" in text, name
-    for name in set(exercises.names()) - set(SCAN_HOOK_EXERCISES):
-        assert "Or return 00b's triple" not in exercises.task(name), name
-
-
-@triton.jit
-def _returns_step(X, offs, t, T, m, P, TRIPLE: tl.constexpr):
-    r = tl.load(X[0] + offs, mask=m, other=0.0)
-    done = tl.load(X[1] + offs, mask=m, other=0) != 0
-    if TRIPLE:
-        return tl.zeros_like(r) + P[0], r, done
-    else:
-        return tl.where(done, 0.0, P[0]), tl.where(done, r, r), tl.zeros_like(r)
+    for name in exercises.names():
+        assert "(a, b, reset)" not in exercises.task(name) or name in ("reset_scan", "gae_kernel", "vtrace_kernel",
+                                                                       "strided_scan"), name
 
 
 @triton.jit
 def _returns_triple(X, offs, t, T, m, P):
-    return _returns_step(X, offs, t, T, m, P, True)
+    r = tl.load(X[0] + offs, mask=m, other=0.0)
+    done = tl.load(X[1] + offs, mask=m, other=0) != 0
+    return tl.zeros_like(r) + P[0], r, done
 
 
-@triton.jit
-def _returns_pair(X, offs, t, T, m, P):
-    a, b, _ = _returns_step(X, offs, t, T, m, P, False)
-    return a, b
-
-
-def test_scan_hook_takes_triples_with_a_reset():
-    """A prologue may return 00b's (a, b, reset): the reset selects the carry away, so a NaN reward
-    just after an episode end stays in its own episode (pairs would multiply it by a = 0), across
-    chunks of 8; on finite rewards the triples and the pairs agree."""
-    rng = np.random.default_rng(5)
-    r = rng.standard_normal((2, 37)).astype(np.float32)
-    d = rng.random((2, 37)) < 0.2
-    d[:, [6, 15, 16]] = True  # episode ends at and next to chunk boundaries
-    r_nan = r.copy()
-    r_nan[:, 7] = np.nan  # just after an episode end
-    want = np.zeros_like(r, dtype=np.float64)
-    for i in range(2):
-        g = 0.0
-        for t in reversed(range(37)):
-            g = r_nan[i, t] if d[i, t] else r_nan[i, t] + 0.9 * g
-            want[i, t] = g
-    x = [torch.tensor(a, device=DEVICE) for a in (r_nan, d)]
-    got = exercises.scan_hook(_returns_triple, x, (0.9,), chunk=8).cpu().numpy()
-    np.testing.assert_allclose(got[:, 7:], want[:, 7:], rtol=1e-5, atol=1e-5)
-    assert np.isnan(got[:, 7]).all() and np.isfinite(got[:, :7]).all()
-    np.testing.assert_allclose(got[:, :7], want[:, :7], rtol=1e-5, atol=1e-5)
-    x = [torch.tensor(a, device=DEVICE) for a in (r, d)]
-    np.testing.assert_allclose(exercises.scan_hook(_returns_triple, x, (0.9,), chunk=8).cpu().numpy(),
-                               exercises.scan_hook(_returns_pair, x, (0.9,), chunk=8).cpu().numpy(), rtol=1e-6, atol=1e-6)
+def test_scan_hook_refuses_a_triple_by_name():
+    """The harness carries no reset flag (its kernel would be reset_scan's answer, in every student's
+    wheel): a prologue returning (a, b, reset) is stopped with a message that says pairs."""
+    x = [torch.zeros(2, 37, device=DEVICE), torch.zeros(2, 37, dtype=torch.bool, device=DEVICE)]
+    with pytest.raises(Exception, match="returns a pair") as e:
+        exercises.scan_hook(_returns_triple, x, (0.9,), chunk=8)
+    assert "not a triple" in str(e.value)
 
 
 def test_a_nan_at_an_episode_end_says_select_not_multiply_for_numpy_code():
@@ -2100,3 +2069,23 @@ def test_attempt_compiled_says_the_interpreter_s_checks_did_not_run(monkeypatch,
         assert out[0] == "td_target_kernel: correct on every case" and "gae_pairs: correct on every case" in out
         warned = [line for line in out if "re-check with TRITON_INTERPRET=1" in line]
         assert len(warned) == (0 if interpreted else 1) and out.index("gae_pairs: correct on every case") == len(out) - 1
+
+
+def test_the_given_vtrace_prologue_selects_behind_a_termination():
+    """exercises.vtrace_prologue, the model 04's students read, never multiplies V(s_{t+1}) by a
+    zero factor: with NaN behind every termination, across chunks, its vs equal reference.vtrace's
+    (which reads nothing there) and are finite."""
+    rng = np.random.default_rng(7)
+    B, T = 2, 150
+    log_rhos, r, v = (rng.standard_normal((B, T)) * s for s in (0.5, 1.0, 1.0))
+    nv = np.concatenate([v[:, 1:], rng.standard_normal((B, 1))], axis=1)
+    term = rng.random((B, T)) < 0.05
+    term[:, [63, 64, 100]] = True  # at and next to a chunk boundary
+    nv_nan = np.where(term, np.nan, nv)
+    want = rl.reference.vtrace(log_rhos, r, v, gamma=0.9, rho_bar=1.2, c_bar=0.8, terminated=term,
+                               next_values=nv)[0]
+    x = [torch.tensor(a, dtype=torch.float32, device=DEVICE) for a in (log_rhos, r, v, nv_nan)]
+    got = exercises.scan_hook(exercises.vtrace_prologue, x + [torch.tensor(term, device=DEVICE)], (0.9, 1.2, 0.8),
+                              chunk=64).cpu().numpy()
+    assert np.isfinite(got).all()
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
