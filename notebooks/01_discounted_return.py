@@ -286,7 +286,9 @@ exercises.attempt("returns_autograd", returns_autograd)
 # that a NaN value behind a termination is never read into the sum. Where the
 # episode runs on past the $n$ steps ($t + n < T$, no termination in $[t, t+n)$), the first $n$
 # terms of $S_t$ are $S_t - \gamma^n S_{t+n}$, so $G^{(n)}_t = S_t - \gamma^n S_{t+n} + \gamma^n
-# V(s_{t+n})$; elsewhere the sum stops by itself and $G^{(n)}_t = S_t$. Both cases, on one row:
+# V(s_{t+n})$, where $V(s_{t+n})$ is `next_values[t + n - 1]` (next_values[t] is $V(s_{t+1})$: the
+# likeliest slip is one step off); elsewhere the sum stops by itself and $G^{(n)}_t = S_t$. Both
+# cases, on one row:
 
 # %%
 r1, v1, n_ = torch.randn(1, 12, device=DEVICE), torch.randn(1, 12, device=DEVICE), 3  # v1: next_values

@@ -505,7 +505,10 @@ exercises.attempt("retrace", retrace)
 # epilogue: $\min(\bar\rho, \pi_s/\mu_s)\big(r_s + \gamma(1-\text{term}_s)\,v_{s+1} - V(x_s)\big)$, with
 # $v_{s+1}$ = `next_values` at the window's last step (the weight is the introduction's clipped
 # $\rho_s$, with $\pi_s/\mu_s$ = `exp(log_rhos)`; the factor $1-\text{term}_s$ a select). `X`
-# holds log_rhos, rewards, values, next_values, terminated; `P` holds (γ, ρ̄, c̄).
+# holds log_rhos, rewards, values, next_values, terminated; `P` holds (γ, ρ̄, c̄). Two things this
+# exercise fixes: the policy gradient is clipped at ρ̄ itself (the package's `pg_rho_bar` set to
+# `rho_bar`, as the paper does), and λ = 1, where rlax's form (section 4, "Which policy-gradient
+# advantage") and the paper's are the same advantage.
 
 # %%
 # YOUR CODE: replace the next line by your @triton.jit def vtrace_pg(X, offs, t, T, m, P, y, y_in)

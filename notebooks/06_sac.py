@@ -409,7 +409,8 @@ h200 = profile.committed("sac")  # the H200's table and chart, read by name: not
 # $V'_t = \min(Q_1, Q_2)(s_{t+1}, a') - \alpha \log\pi(a'|s_{t+1})$,
 # $G_t = r_t + \gamma(1-\text{term}_t)\big[(1-\lambda)V'_t + \lambda\big(G_{t+1} - \alpha\log\pi(a_{t+1}|s_{t+1})\big)\big]$,
 # and $V'_t$ alone at the window's last step. The continuation's $-\alpha\log\pi$ of the *next*
-# step belongs in $b_t$: load `log_probs` at `offs + 1` (masked where `t + 1 < T`). For
+# step belongs in $b_t$: load `log_probs` at `offs + 1`, only where `t + 1 < T` (the mask
+# `m & (t + 1 < T)`). For
 # `exercises.scan_hook` (as notebook 03's `q_lambda`): `X` holds rewards, next_q1, next_q2,
 # next_log_probs, log_probs, terminated; `P` holds (γ, α, λ). The checker compares with
 # `reference.sac_targets`.

@@ -104,7 +104,8 @@ print(f"committed GPU figures: {RES['gpu']}, torch {RES['versions']['torch']}, t
 # Now take a rollout stored **time-major**, `(T, B)`, as CleanRL and SB3 keep it, scanned with one
 # program per environment (your `strided_scan` in 00b). The lanes hold consecutive steps of one
 # environment. Step $t+1$ sits `B` elements after step $t$, so each lane lands in a sector of its
-# own: 32 sectors fetched for 128 bytes used. Give the lanes neighbouring *environments* at one step
+# own (once `B` ≥ 8, a step is 32 bytes or more from the last): 32 sectors fetched for 128 bytes used.
+# Give the lanes neighbouring *environments* at one step
 # instead, and they are adjacent in memory again.
 #
 # Counting in NumPy, with byte addresses from the start of the buffer. A float32 element starts at a
