@@ -8,6 +8,7 @@ import csv
 import importlib.util
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -512,3 +513,29 @@ def test_answers_without_a_checker_are_collected(tmp_path):
     assert "### alice\n\n(not answered)" in q2 and "### alice\n\n**Answer 3.** λ = 1 wins" in q3, text
     assert all("### bob\n\n(not answered)" in q for q in (q1, q2, q3)), text
     assert "not an answer" not in text and "Notes to self" not in text
+
+
+def test_only_the_exercises_named_are_graded(tmp_path):
+    """--exercises: the rows (and the per-student points) are those exercises' alone; a name that
+    is no exercise is a usage error."""
+    nb = _notebook(tmp_path / "gina.ipynb", CORRECT["matrix_compose"], WRONG_GAE_PAIRS)
+    out = tmp_path / "g.csv"
+    done = _grade_script("--out", str(out), "--fixed", "-q", "--exercises", "matrix_compose", str(nb))
+    assert done.returncode == 0, done.stderr
+    with open(out, newline="") as f:
+        rows = [(r["exercise"], r["status"]) for r in csv.DictReader(f)]
+    assert rows == [("matrix_compose", "correct")], rows
+    with open(tmp_path / "g-students.csv", newline="") as f:
+        (student,) = list(csv.DictReader(f))
+    assert (student["exercises"], student["points"]) == ("1", "1.00"), student
+    bad = _grade_script("--out", str(out), "-q", "--exercises", "matrix_compose,no_such", str(nb))
+    assert bad.returncode == 2 and "no exercise named no_such" in bad.stderr, bad.stderr
+
+
+def test_the_readme_s_summative_command_grades_the_exercises_it_calls_safe():
+    """The README's --exercises list is its "safe to grade" bullet's exercises, no more, no fewer."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    safe = text[text.index("* safe to grade"):text.index("So for a summative grade")]
+    named = {n for n in re.findall(r"`(\w+)`", safe) if n in exercises.names()}
+    listed = set(re.search(r"--exercises ([\w,]+)", text).group(1).split(","))
+    assert named == listed and len(listed) == 8, (named, listed)

@@ -52,7 +52,9 @@ notebook give two sets of rows, told apart by the ``notebook`` column).
 ``q_lambda = None``, ``@triton.jit def q_lambda(...)``, an import ``as`` the name) or passes to
 ``exercises.attempt``/``exercises.check``, and those of the course notebook that the file's name
 starts with (``02_gae-alice.ipynb``: notebook 02's), so a deleted starter counts as not attempted.
-Notebooks with none (09, 10, ...) are left out.
+Notebooks with none (09, 10, ...) are left out. ``--exercises NAME,...`` grades those alone (the
+README's "Graded or practice" lists the ones that are evidence for a summative grade), and the
+per-student points then count them only.
 
 **Answers without a checker.** Each question a notebook asks without a checker has an answer cell
 (tagged ``answer-N``). ``--collect-answers`` writes ``<csv stem>-answers/<notebook>.md``: each
@@ -471,8 +473,10 @@ class Job:
 
 
 class Grader:
-    def __init__(self, seed=None, timeout=120.0, setup_timeout=300.0, jobs=1, log_dir=None, progress=None):
+    def __init__(self, seed=None, timeout=120.0, setup_timeout=300.0, jobs=1, log_dir=None, progress=None,
+                 only=None):
         self.seed, self.timeout, self.setup_timeout, self.jobs = seed, timeout, setup_timeout, jobs
+        self.only = None if only is None else frozenset(only)  # the exercises graded (None: all)
         self.log_dir = log_dir
         self.progress = progress or (lambda line: None)
         self.ctx = None
@@ -491,10 +495,11 @@ class Grader:
         import nbformat
         from rltriton_lite import exercises as ex
 
-        names = ex.names()
+        names = [n for n in ex.names() if self.only is None or n in self.only]
         course = collections.defaultdict(list)
         for name, nb_stem, _kind in ex.catalog():
-            course[nb_stem].append(name)
+            if name in names:
+                course[nb_stem].append(name)
         self._tmp = tmp = tempfile.mkdtemp(prefix="grade-")
         self.graded = jobs = []  # kept for a look afterwards (cell_errors)
         try:
@@ -867,6 +872,9 @@ def _parser():
     p.add_argument("--roster", default=None, help="a file of the course's students, one name per line: the "
                                                   "per-student CSV lists each (0 points and 'no notebook' for one "
                                                   "without) and notes the graded ones not on it")
+    p.add_argument("--exercises", default=None, metavar="NAME,...",
+                   help="grade only these exercises (comma-separated), e.g. the ones the README lists as safe to "
+                        "grade for a summative grade: the points then count those alone")
     p.add_argument("--collect-answers", action="store_true",
                    help="also write the students' answers to the questions without a checker (their answer "
                         "cells, tagged answer-N, and the cells under them), one file per notebook in <csv stem>-answers/")
@@ -922,10 +930,17 @@ def main(argv=None) -> int:
     import nbformat  # noqa: F401
     from IPython.core.interactiveshell import InteractiveShell  # noqa: F401
 
+    only = None
+    if args.exercises is not None:
+        only = [n.strip() for n in args.exercises.split(",") if n.strip()]
+        unknown = sorted(set(only) - set(rltriton_lite.exercises.names()))
+        if unknown or not only:
+            parser.error(f"--exercises: no exercise named {', '.join(unknown) or 'in it'} "
+                         f"(rltriton_lite.exercises.names() lists them)")
     seed = None if args.fixed else args.seed if args.seed is not None else draw_seed()
     progress = (lambda line: None) if args.quiet else (lambda line: print(line, file=sys.stderr, flush=True))
     grader = Grader(seed=seed, timeout=args.timeout, setup_timeout=args.setup_timeout, jobs=args.jobs,
-                    log_dir=args.log_dir, progress=progress)
+                    log_dir=args.log_dir, progress=progress, only=only)
     t0 = time.monotonic()
     rows = grader.grade(students)
     out = Path(args.out).resolve()
