@@ -2001,6 +2001,15 @@ behind an episode end is selected away with tl.where before it reaches b.)"""
 
 _COMPOSE_ORDER = ("A is right, the b part is wrong: is q applied first? (\"q first, then p\": y goes through q, "
                   "then what q gives through p)")
+_COMPOSE_A = ("1 x 1 matrices commute and n x n ones do not: the product's order is A1 @ A2 (y goes through "
+              "A2 first), not A2 @ A1")
+
+
+def _swapped_a(args, got) -> bool:
+    """matrix_compose's A is the product in the other order (right at n = 1, where the two agree)."""
+    (A1, _), (A2, _) = args
+    got = np.asarray(got)
+    return got.shape == A1.shape and A1.shape[0] > 1 and np.allclose(got, A2 @ A1)
 
 
 # ---- 00: the associative scan ---------------------------------------------------------------------
@@ -2008,7 +2017,7 @@ _COMPOSE_ORDER = ("A is right, the b part is wrong: is q applied first? (\"q fir
 matrix_compose(p, q) -> (A, b): the composition "q first, then p" of two affine maps
 y -> A_i @ y + b_i, with p = (A1, b1) and q = (A2, b2) NumPy arrays (n x n, n).
 """, scan=None, results=("A", "b"),
-   hint=lambda args, i, bad, got, expected: _COMPOSE_ORDER if i == 1 else None)
+   hint=lambda args, i, bad, got, expected: _COMPOSE_ORDER if i == 1 else _COMPOSE_A if _swapped_a(args, got) else None)
 def _matrix_compose_cases(d):
     rng = d.rng
     out = []

@@ -271,6 +271,7 @@ def wrong_answers(name: str):
         "matrix_compose": [
             ("p first, then q", lambda p, q: s(q, p)),
             ("b1 + A2 b2", lambda p, q: (p[0] @ q[0], p[1] + q[0] @ q[1])),
+            ("A2 A1 (b right)", lambda p, q: (q[0] @ p[0], p[1] + p[0] @ q[1])),
         ],
         "td_target_kernel": [
             ("ignores dones", lambda r, v, d, g: s(r, v, no_flags(d), g)),
@@ -1790,6 +1791,9 @@ def test_matrix_compose_names_the_order_where_a_is_right_and_b_wrong():
             assert "result 1 (b)" in msg and order in msg, msg
     msg = _failure("matrix_compose", lambda p, q: (q[0] @ p[0] + 1.0, p[1] + p[0] @ q[1]))  # A wrong: not said
     assert "result 0 (A)" in msg and order not in msg, msg
+    for seed in (None, 3):  # A's product in the other order, b right: n = 1 passes, then A is wrong
+        msg = _failure_seeded("matrix_compose", lambda p, q: (q[0] @ p[0], p[1] + p[0] @ q[1]), seed)
+        assert "result 0 (A)" in msg and "matrices commute" in msg and "A1 @ A2" in msg, msg
 
 
 def test_dual_clip_says_which_side_of_the_advantage_is_wrong():
