@@ -2841,11 +2841,24 @@ def _awr_cases(d):
 vtrace_floor_bytes(B, T, elem_bytes) -> bytes: the fewest bytes V-trace's forward must move for a
 (B, T) rollout as the profiler calls it: it reads log_rhos, rewards, values, next_values (elements
 of elem_bytes bytes) and one flag byte per step (terminated), and writes vs and pg_advantages.
-""", scan=None)
+""", scan=None, hint=lambda args, i, bad, got, expected: _floor_hint(*args, got))
 def _vtrace_floor_cases(d):
     return [(f"B={B}, T={T}, {e}-byte elements", (B, T, e), {}, B * T * (6 * e + 1))
             for B, T, e in ((1, 1, 4), (d.int(16384, 1000, 65536), d.int(1024, 16, 4096), d.choice(4, (4, 8))),
                             (d.int(4096, 1, 8192), d.int(128, 1, 1024), 2))]
+
+
+def _floor_hint(B, T, e, got):
+    """What a wrong count of vtrace_floor_bytes left out, where it is one of the usual slips."""
+    per_step = {6 * e: "the terminated flag's byte per step is left out",
+                4 * e + 1: "the writes are left out: vs and pg_advantages, elem_bytes each per step",
+                5 * e + 1: "one of the two outputs is left out (vs and pg_advantages are both written)",
+                7 * e: "the flag is one byte per step, not elem_bytes"}
+    try:
+        slip = per_step.get(int(got) // (B * T)) if int(got) % (B * T) == 0 else None
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return slip or "count per step, then times B * T: each input read once, each output written once, in bytes"
 
 
 # ---- 11: across devices ----------------------------------------------------------------------------

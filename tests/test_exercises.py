@@ -1758,6 +1758,15 @@ def test_only_the_ends_a_case_passes_are_marked():
 def test_no_every_element_hint_for_a_one_number_output():
     msg = _failure("vtrace_floor_bytes", lambda B, T, e: B * T * 6 * e)  # the flags forgotten: a scalar
     assert "expected 25, got 24" in msg and "Every element" not in msg and "ordinary" not in msg, msg
+    assert "flag's byte per step is left out" in msg, msg
+
+
+@pytest.mark.parametrize("fn,said", [(lambda B, T, e: B * T * (4 * e + 1), "the writes are left out"),
+                                     (lambda B, T, e: B * T * (5 * e + 1), "one of the two outputs"),
+                                     (lambda B, T, e: B * T * 7 * e, "not elem_bytes"),
+                                     (lambda B, T, e: B * T * 6 * e + 3, "count per step")])
+def test_vtrace_floor_bytes_names_what_the_count_left_out(fn, said):
+    assert said in _failure("vtrace_floor_bytes", fn)
     msg = _failure("matrix_compose", lambda p, q: (p[0] @ q[0], q[1] + p[0] @ q[1]))  # b wrong, n = 1: size 1
     assert "n=1, result 1 (b)" in msg and "(1 of 1 elements wrong)" in msg and "Every element" not in msg, msg
     msg = _failure("matrix_compose", lambda p, q: (q[0] @ p[0], q[1] + q[0] @ p[1]))  # p first: n = 1 still
