@@ -1854,7 +1854,8 @@ def _carry_steps(shape, chunk=64, reverse=True):
 SCAN_RULES = """
 Tensors are (B, T), float32, flags bool (write ~flag or flag.to(x.dtype), not 1 - flag).
 linear_scan(a, b) computes y_t = b_t + a_t y_{t+1} backwards in time from y_T = 0: a bootstrap
-at the window's last step goes into b, and a_t = 0 cuts the trace."""
+at the window's last step goes into b, and a_t = 0 cuts the trace. linear_scan takes a_t = 0 as a
+reset (y_t = b_t: a NaN after it never reaches y_t); exercises.scan_hook's harness multiplies."""
 
 
 def _scan(fn, args, kw):

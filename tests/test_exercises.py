@@ -2102,3 +2102,19 @@ def test_the_given_vtrace_prologue_selects_behind_a_termination():
                               chunk=64).cpu().numpy()
     assert np.isfinite(got).all()
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_what_the_scan_rules_say_of_a_zero_a_is_what_each_scan_does():
+    """SCAN_RULES (in the tasks of gae_pairs, n_step_returns, token_gae_pairs): linear_scan takes
+    a = 0 as a reset, so a NaN after it stays out; scan_hook's harness multiplies, so it leaks."""
+    assert "linear_scan takes a_t = 0 as a\nreset" in exercises.SCAN_RULES
+    a, b = torch.tensor([[0.9, 0.0, 0.9]], device=DEVICE), torch.tensor([[1.0, 2.0, float("nan")]], device=DEVICE)
+    y = rl.linear_scan(a, b).cpu()
+    assert torch.isfinite(y[0, :2]).all() and torch.isnan(y[0, 2])
+    hook = exercises.scan_hook(_ab_prologue, [a, b], (), chunk=8).cpu()
+    assert torch.isnan(hook).all()  # 0 * NaN = NaN: the harness's a = 0 does not stop it
+
+
+@triton.jit
+def _ab_prologue(X, offs, t, T, m, P):
+    return tl.load(X[0] + offs, mask=m, other=1.0), tl.load(X[1] + offs, mask=m, other=0.0)
