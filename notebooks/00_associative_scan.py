@@ -424,3 +424,17 @@ exercises.attempt("matrix_compose", matrix_compose)
 
 # %% [markdown] tags=["answer-3"]
 # **Answer 3.** *Your answer here (code for it: in cells under this one).*
+
+# %% [markdown]
+# ## What you now know
+#
+# * Each step of $y_t = b_t + a_t y_{t+1}$ is an affine map; maps compose as $(a_1, b_1) \oplus
+#   (a_2, b_2) = (a_2 a_1,\; b_2 + a_2 b_1)$, left first, identity $(1, 0)$.
+# * That operator is associative but not commutative: Hillis–Steele and Blelloch may regroup it
+#   but must keep its order, and a return is this scan taken in reverse time.
+# * An episode end is a reset flag and a select, not $a_t = 0$: $0 \cdot \text{NaN} =
+#   \text{NaN}$ would poison earlier episodes. A padded step is the identity $(1, 0)$.
+# * Rows of any length: chunks scanned in parallel, each finished by one multiply-add with the
+#   carry from the chunk after it, $y_t = B_t + A_t \cdot \text{carry}$.
+# * `rl.linear_scan(a, b, initial=, mask=, reverse=)` runs all of this in one kernel, and its
+#   gradient is the same recurrence run the other way in time.

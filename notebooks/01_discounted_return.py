@@ -351,3 +351,19 @@ exercises.attempt("n_step_returns", n_step_returns)
 
 # %% [markdown] tags=["answer-3"]
 # **Answer 3.** *Your answer here (code for it: in cells under this one).*
+
+# %% [markdown]
+# ## What you now know
+#
+# * The discounted return is one reverse scan: $a_t = \gamma_t$, $b_t = r_t$, and a reset at
+#   every episode end (done: a termination, a truncation, or the window's last step).
+# * Only a termination drops the bootstrap: after a truncation or at the window's end, $\gamma_t
+#   V'_t$ with $V'_t = V(s_{t+1})$ is added to $b_t$, where `done & ~term`.
+# * A prologue turns the inputs into `(a, b, reset, valid, keep)`, the shared scan does the
+#   rest, and an epilogue writes $y_t$ (0 on padding): that is `rl.discounted_returns`.
+# * The gradient is a forward scan, $g_t = \partial L/\partial G_t +
+#   \gamma(1-d_{t-1})\,g_{t-1}$; both scans fit in one `torch.autograd.Function`.
+# * Pairs without a reset flag end a trace by multiplying by 0, so a value that may be NaN
+#   behind a termination must be selected away with `tl.where`.
+# * The $n$-step return is $S_t - \gamma^n S_{t+n} + \gamma^n V(s_{t+n})$ from one scan $S$
+#   while the episode runs on, else $S_t$; $V(s_{t+n})$ is `next_values[t + n - 1]`.

@@ -369,3 +369,17 @@ exercises.attempt("q_lambda", q_lambda)
 
 # %% [markdown] tags=["answer-3"]
 # **Answer 3.** *Your answer here (code for it: in cells under this one).*
+
+# %% [markdown]
+# ## What you now know
+#
+# * The λ-return is one reverse scan: $a_t = \gamma_t\lambda_t$, $b_t = r_t + \gamma_t w_t
+#   V'_t$, $w_t = 1-\lambda_t$ inside an episode, 1 at its end; no $V'_t$ after a termination.
+# * Its two ends: λ = 0 is the one-step TD target $r_t + \gamma V'_t$, λ = 1 the discounted
+#   return bootstrapped at episode ends; `rl.td_lambda` also takes γ and λ per step.
+# * λ trades the critic's error for the rewards' noise: in the notebook's chain, MSE = bias² +
+#   variance is lowest near λ = 0.73, not at either end.
+# * Bias is not needed for that trade-off: an unbiased but noisy critic has one too, in the
+#   variance alone.
+# * Watkins's Q(λ) is TD(λ) on $\max_a Q(s_{t+1}, a)$, the trace cut where the next action is
+#   not greedy (a tie for the max counts as greedy).

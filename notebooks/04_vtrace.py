@@ -566,3 +566,18 @@ exercises.attempt("vtrace_kernel", vtrace_kernel)
 
 # %% [markdown] tags=["answer-3"]
 # **Answer 3.** *Your answer here (code for it: in cells under this one).*
+
+# %% [markdown]
+# ## What you now know
+#
+# * V-trace is one reverse scan of $v_t$ itself: $a_t = \gamma_t c_t$, $b_t = V_t +
+#   \rho_t\delta_t - [\lnot\text{done}_t]\,\gamma_t c_t V'_t$, reset at episode ends.
+# * From `log_rhos`, two clipped weights: $\rho_t = \min(\bar\rho, \pi/\mu)$ sets which value
+#   `vs` converges to, $c_t = \lambda_t\min(\bar c, \pi/\mu)$ how far a TD error travels.
+# * That value is $V^{\pi_{\bar\rho}}$, $\pi_{\bar\rho} \propto \min(\bar\rho\,\mu, \pi)$: it is
+#   $V^\pi$ only when no weight is clipped, or all are clipped by the same factor.
+# * Scanning $v_t - V_t$, as IMPALA's code does, assumes $V'_t = V_{t+1}$: wrong at a truncation
+#   with real `next_values` and across padding.
+# * `pg_advantages` come from the same pass (the epilogue reads $v_{t+1}$ as `y_in`) and follow
+#   rlax: the IMPALA paper's advantage at λ = 1, another below it. `log_rhos` gets no gradient.
+# * On-policy (`log_rhos = 0`, clips ≥ 1) V-trace is TD(λ), and with $V'_t = V_{t+1}$ it is GAE.

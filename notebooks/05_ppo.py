@@ -520,3 +520,16 @@ exercises.attempt("two_stage_mean", two_stage_mean)
 
 # %% [markdown] tags=["answer-3"]
 # **Answer 3.** *Your answer here (code for it: in cells under this one).*
+
+# %% [markdown]
+# ## What you now know
+#
+# * PPO's loss is $-\operatorname{mean}\min(\rho_t A_t, \operatorname{clip}(\rho_t, 1-\epsilon,
+#   1+\epsilon) A_t)$, $\rho_t = \pi/\pi_{\text{old}}$ of the action taken; GAE gives $A_t$.
+# * Where the clipped term is the minimum the gradient is 0; a ratio that moved the wrong way
+#   keeps its gradient, so `clip_fraction` is not the share of elements without one.
+# * At $\rho = 1$ (an update's first minibatch) the gradient is the policy gradient $-A_t/N$.
+# * A sum is an associative reduction: tile partials added in a fixed order give the same bits
+#   on every call; atomics add in any order, and a float sum depends on the order.
+# * `rl.ppo_clip_loss` also returns `clip_fraction` and `approx_kl` ($(\rho-1) - \log\rho$), can
+#   normalise advantages, never reads padding, takes `epsilon=(low, high)`.

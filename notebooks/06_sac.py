@@ -457,3 +457,19 @@ exercises.attempt("soft_lambda_targets", soft_lambda_targets)
 
 # %% [markdown] tags=["answer-3"]
 # **Answer 3.** *Your answer here (code for it: in cells under this one).*
+
+# %% [markdown]
+# ## What you now know
+#
+# * SAC's soft next value is $\min_k Q_k(s_{t+1}, a'_{t+1}) - \alpha\log\pi(a'_{t+1}|s_{t+1})$;
+#   at λ = 0 the target is $r_t + \gamma(1-\text{term}_t)$ times it, CleanRL's target.
+# * The soft λ-return is one reverse scan of $H_t = G_t - \alpha\log\pi_t$ ($a_t =
+#   \gamma_t\lambda_t$, reset at episode ends); the epilogue rebuilds $G_t$ from $H_{t+1}$.
+# * `rl.sac_targets` takes the min over critics inside the kernel and sends the gradient to the
+#   critic that is the min; you pass the target critics' outputs yourself.
+# * λ > 0 on replayed data follows the buffer's actions, not π's, and nothing reweights them:
+#   the target is biased for $Q^\pi$, more so as λ grows; λ = 0 is not.
+# * The min of noisy critics underestimates: the price clipped double Q pays against
+#   overestimation.
+# * Learning $\log\alpha$ with SB3's loss gives the gradient $-\operatorname{mean}(\log\pi +
+#   \bar{\mathcal H})$ whatever α is: α rises while the entropy is below the target.

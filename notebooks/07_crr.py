@@ -397,3 +397,18 @@ exercises.attempt("awr_weights", awr_weights)
 
 # %% [markdown] tags=["answer-3"]
 # **Answer 3.** *Your answer here (code for it: in cells under this one).*
+
+# %% [markdown]
+# ## What you now know
+#
+# * CRR clones the dataset's actions weighted by $A_t = Q(s_t, a_t) - b_t$: $\min(e^{A_t/\beta},
+#   w_{\max})$ or $[A_t > 0]$, with loss $-\frac{1}{N}\sum_t w_t \log\pi(a_t|s_t)$.
+# * Small β makes the exponential nearly a step that still ranks actions, large β tends to plain
+#   behaviour cloning; the clip keeps one lucky critic error from dominating a batch.
+# * The baseline is $V(s_t)$ or the critic's values of $K$ actions sampled from the policy,
+#   reduced by mean or max; the max keeps fewer actions. CRR-binary drops a zero advantage.
+# * The weights are constants: the gradient is $-w_t/N$ on $\log\pi$ alone, so
+#   `need_weights=False` gives the same loss and gradient without writing the weights.
+# * The critic's target is `rl.td_lambda` with λ = 0, a scan that carries nothing; λ > 0 on a
+#   dataset would follow the behaviour policy's actions.
+# * In exp mode a NaN critic value gives a NaN loss (it fails loudly); binary mode drops it.

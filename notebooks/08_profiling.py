@@ -852,3 +852,17 @@ exercises.attempt("vtrace_floor_bytes", vtrace_floor_bytes)
 
 # %% [markdown] tags=["answer-3"]
 # **Answer 3.** *Your answer here (code for it: in cells under this one).*
+
+# %% [markdown]
+# ## What you now know
+#
+# * The floor is $B \cdot T$ times the fewest bytes per step (GAE 17 in float32, PPO's loss 12)
+#   over the copy bandwidth: the time a memory-bound kernel aims at.
+# * Wall time (an eager call, host included) is not GPU time (graph replays): at 16×128 and
+#   4096×128 a call costs 7–34× its GPU time; only at 16384×1024 is it GPU-bound.
+# * On the H200 every kernel moves its bytes at 80–100 % of copy speed at 16384×1024; a small
+#   shape's % floor is a best case, since its data fit in the L2 cache.
+# * A CUDA graph removes the host's share (over 85 % of a call at 4096×128) but freezes shapes
+#   and addresses; `torch.compile(mode="reduce-overhead")` captures for you.
+# * On a CPU the Triton interpreter's time means nothing: there the kernels are only checked,
+#   and the real timing is the PyTorch path against CleanRL's loop, whose cost grows with T.

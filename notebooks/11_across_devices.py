@@ -368,3 +368,17 @@ exercises.attempt("segment_carries", segment_carries)
 
 # %% [markdown] tags=["answer-3"]
 # **Answer 3.** *Your answer here (code for it: in cells under this one).*
+
+# %% [markdown]
+# ## What you now know
+#
+# * A stretch of steps is one affine map, $y_{\text{first}} = B + A\,y_{\text{after}}$: $A$ the
+#   product of its $a_t$, $B$ its scan from a carry of 0.
+# * Across ranks: each rank computes its map, the maps are gathered (a few numbers per row per
+#   rank), and each rank composes those after it into its carry, then scans from it.
+# * A reset makes a segment's map "$B$, whatever the carry": a select, not $A = 0$, or a NaN on
+#   the next rank crosses the boundary through $0 \cdot \text{NaN}$.
+# * GAE needs one exchange more: a rank's last $\delta_t$ reads $V(s_{t+1})$, the next rank's
+#   first value. `rl.gae(..., time_group=)` does both and matches the one-process call.
+# * The backward is the transposed scan, forwards in time: a rank's gradient carry is composed
+#   from the ranks before it, rank 0's being 0.

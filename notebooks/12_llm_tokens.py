@@ -583,3 +583,19 @@ exercises.attempt("token_gae_pairs", token_gae_pairs)
 
 # %% [markdown] tags=["answer-3"]
 # **Answer 3.** *Your answer here (code for it: in cells under this one).*
+
+# %% [markdown]
+# ## What you now know
+#
+# * A response is an episode: the state is the prompt and the tokens so far, the action the next
+#   token, the reward a per-token KL penalty plus the outcome score at the last token.
+# * The response mask is 1 at the policy's tokens only; the prompt, the padding after EOS and
+#   tool output are not actions. A masked token is as if deleted: the identity map.
+# * verl's per-token loop is one call, `rl.gae(rewards, values, gamma=, lambda_=, mask=)`;
+#   `integrations.verl` adds what verl writes at masked tokens, and its whitening.
+# * OpenRLHF agrees with verl on right padding but not on a hole inside a response: it
+#   bootstraps from the hole's zeroed value, lowering every advantage before the tool call.
+# * With $\gamma = \lambda = 1$ GAE is a reversed cumulative sum, $A_t = \sum_{k \ge t} r_k -
+#   V(s_t)$; for $\gamma\lambda \ne 1$ the stacks loop, and the scan makes λ < 1 cost no speed.
+# * On the committed H200 results the loop's time grows with the response length, whatever the
+#   batch; the scan pays per call and is over 100× faster in wall time at every shape.

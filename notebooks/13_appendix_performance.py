@@ -706,3 +706,17 @@ exercises.attempt("warp_sectors", warp_sectors)
 
 # %% [markdown] tags=["answer-3"]
 # **Answer 3.** *Your answer here (code for it: in cells under this one).*
+
+# %% [markdown]
+# ## What you now know
+#
+# * A warp's load costs the 32-byte sectors it touches: lanes at adjacent addresses use every
+#   byte; lanes along time in a `(T, B)` buffer fetch 8 times what they use ($B \ge 8$).
+# * Little's law, bytes in flight = bandwidth × latency: asking for one step at a time cannot
+#   fill the memory system (the step-by-step walk: under 5 % of the floor at 16384×1024).
+# * A few long rows give a few programs and idle SMs; the time split cuts rows into segments,
+#   composes their maps into carries and rescans each segment from its carry.
+# * Inside a chunk, each thread composes a vector of consecutive steps in registers, and only
+#   the vectors' maps go through `tl.associative_scan`.
+# * The interpreter does not guard memory, runs programs one after another and folds scans in
+#   order: a race, or a combine that is not associative, can pass there and fail on a GPU.
