@@ -65,9 +65,9 @@ placeholder is left. They are for the teacher to read: nothing in them is graded
 **Which cells run.** In a fresh Python process per notebook (forked from this one, which has
 imported torch, Triton and the package once; a fresh interpreter where fork is not available or a
 GPU is present: a forked child cannot use CUDA once its parent has even counted the devices), with
-the notebook's folder as the working directory, an IPython shell runs the notebook's code cells in order, from the first up to and including the last cell that binds
-one of its exercises' names (the last binding is the one a top-to-bottom run of the notebook would
-check), except the cells of an optional profiling section (under a markdown heading that says
+the notebook's folder as the working directory, an IPython shell runs the notebook's code cells in
+order, from the first up to and including the last cell that binds one of its exercises' names (the
+last binding is the one a top-to-bottom run of the notebook would check), except the cells of an optional profiling section (under a markdown heading that says
 "optional" and "profil...", up to the next heading of the same or a higher level) unless such a
 cell binds an exercise's name. While these cells run, ``exercises.attempt`` and
 ``exercises.check`` do nothing (the grader checks once, afterwards, with its seed), shell commands
@@ -877,7 +877,8 @@ def _parser():
                         "grade for a summative grade: the points then count those alone")
     p.add_argument("--collect-answers", action="store_true",
                    help="also write the students' answers to the questions without a checker (their answer "
-                        "cells, tagged answer-N, and the cells under them), one file per notebook in <csv stem>-answers/")
+                        "cells, tagged answer-N, and the cells under them), one file per notebook in "
+                        "<csv stem>-answers/")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress lines on stderr")
     p.add_argument("--compiled", action="store_true",
                    help="grade with compiled Triton kernels (needs a CUDA GPU). Default: the Triton interpreter "
