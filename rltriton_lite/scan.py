@@ -280,17 +280,15 @@ def _composed_carry(SUMMARY, X, SX, P, row, o_r, m_r, pid_s, n_seg, carry, n_chu
         if AHEAD is not None:
             p_off = tl.load(at + 3, mask=m, other=-1.0).to(ACC)
             has = p_off >= 0
-            one = tl.full(a.shape, 1.0, ACC)
             # the look-ahead after each segment (its first present value, else the one after it) ...
-            l_a, l_v, l_r = tl.associative_scan((one, tl.where(has, tl.load(at + 4, mask=m, other=0.0).to(ACC), 0.0),
-                                                 has), 1, combine)
-            z_v = _value(l_a, l_v, l_r, v_seen[:, None])
-            z_f = l_r | f_seen[:, None]
-            # ... and entering it: the segment's predecessor's in scan order
+            z_v, z_f = tl.associative_scan((tl.load(at + 4, mask=m, other=0.0).to(ACC), has), 1, _latest)
+            z_v = tl.where(z_f, z_v, v_seen[:, None])
+            z_f = z_f | f_seen[:, None]
+            # ... and entering it: the segment's predecessor's in scan order (found: a count, as in _look_ahead)
             _, in_v, has_prev = tl.associative_scan((z_v, z_v, tl.zeros(a.shape, tl.int1)), 1, _next_combine)
-            _, in_f, _ = tl.associative_scan((z_f, z_f, tl.zeros(a.shape, tl.int1)), 1, _next_combine)
             in_v = tl.where(has_prev, in_v, v_seen[:, None])
-            in_f = tl.where(has_prev, in_f, f_seen[:, None])
+            n_has = has.to(tl.int32)
+            in_f = (tl.cumsum(n_has, axis=1) - n_has > 0) | f_seen[:, None]
             # the segment's last present step, with its look-ahead; then the steps before it
             c_lo = n_chunks - tl.minimum((j + 1) * SEG, n_chunks)  # the segment's first chunk in time
             t = (c_lo.to(tl.int64) * BLOCK + p_off.to(tl.int64))[:, :, None]
