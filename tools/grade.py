@@ -67,13 +67,13 @@ imported torch, Triton and the package once; a fresh interpreter where fork is n
 GPU is present: a forked child cannot use CUDA once its parent has even counted the devices), with
 the notebook's folder as the working directory, an IPython shell runs the notebook's code cells in
 order, from the first up to and including the last cell that binds one of its exercises' names (the
-last binding is the one a top-to-bottom run of the notebook would check), except the cells of an optional profiling section (under a markdown heading that says
-"optional" and "profil...", up to the next heading of the same or a higher level) unless such a
-cell binds an exercise's name. While these cells run, ``exercises.attempt`` and
-``exercises.check`` do nothing (the grader checks once, afterwards, with its seed), shell commands
-(``!cmd``, ``%pip``) are not run, and an error in a cell is recorded and the next cell runs (as
-``jupyter nbconvert --allow-errors``): a broken exploratory cell costs only what depends on it.
-An exercise whose defining cell raised and left the name undefined or the starter in place is an
+last binding is the one a top-to-bottom run of the notebook would check), except the cells of an
+optional profiling section (under a markdown heading that says "optional" and "profil...", up to
+the next heading of the same or a higher level) unless such a cell binds an exercise's name.
+While these cells run, ``exercises.attempt`` and ``exercises.check`` do nothing (the grader checks
+once, afterwards, with its seed), shell commands (``!cmd``, ``%pip``) are not run, and an error in
+a cell is recorded and the next cell runs (as ``jupyter nbconvert --allow-errors``): a broken
+exploratory cell costs only what depends on it. An exercise whose defining cell raised and left the name undefined or the starter in place is an
 ``error`` with the cell's exception. A cell that rebinds a name of the checker's modules
 (``rltriton_lite.exercises``, ``rltriton_lite.reference``) or of what their comparisons call
 (``numpy``, ``numpy.testing``, ``torch``, ``torch.testing``, ``math``, ``builtins``), or changes
