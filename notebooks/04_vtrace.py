@@ -34,9 +34,10 @@
 #   $\pi_{\bar\rho} = \pi$: for example when no weight is clipped ($\bar\rho \ge \max \pi/\mu$), or
 #   on-policy. Section 5 derives this.
 # * $c_t$ decides how far back a TD error travels. The product $c_s\cdots c_{t-1}$ is the trace.
-#   It shrinks wherever $\pi/\mu < \bar c$ (with $\bar c = 1$: wherever $\pi$ is less likely
-#   than $\mu$ to take the action taken), and is cut to 0 only where $\pi$ would never take it,
-#   $\pi(a_t \mid x_t) = 0$ (or where $\lambda_t = 0$).
+#   It shrinks wherever $c_t = \lambda_t \min(\bar c, \pi/\mu) < 1$ (with $\lambda = \bar c = 1$:
+#   wherever $\pi$ is less likely than $\mu$ to take the action taken; with $\bar c < 1$: at every
+#   step), and is cut to 0 only where $\pi$ would never take it, $\pi(a_t \mid x_t) = 0$ (or where
+#   $\lambda_t = 0$).
 #
 # Written backwards, V-trace is a first-order recurrence:
 #
