@@ -117,12 +117,14 @@ class Plan:
     """What a call's signature decides, made once: that its checks pass, the backend, the layout
     (the scans' time axis, the losses' ``_reduce.Layout``), whether a masked call's kernel may
     look ahead itself (``episode.looks_ahead``; None until asked), and, from the first call that
-    launches, its launches (``planned``)."""
+    launches, its launches (``planned``) and, where the call is one launch on its own tensors,
+    ``replay``: ``replay(tensors, params)`` allocates the outputs and runs that launch (a later
+    call without gradients goes straight there: ``episode.replayed``)."""
 
-    __slots__ = ("use_kernel", "layout", "ahead", "launches")
+    __slots__ = ("use_kernel", "layout", "ahead", "launches", "replay")
 
     def __init__(self, use_kernel, layout):
-        self.use_kernel, self.layout, self.ahead, self.launches = use_kernel, layout, None, {}
+        self.use_kernel, self.layout, self.ahead, self.launches, self.replay = use_kernel, layout, None, {}, None
 
 
 def planned(plan, key, raw_x, P, raw_o, first, sign=()):

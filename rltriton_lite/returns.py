@@ -13,8 +13,8 @@ from . import _checks, _torch_path
 from ._ops import Kernels, check_coefficients
 from ._triton import jit, tl
 from .episode import (D_REWARDS, REWARDS, WRT, Problem, ahead_hook, bwd_prologue, grad_buffers, grad_outputs, gradients, inputs,
-                      prepare, raw, step, store_bootstrap_grad, store_carry_grad, store_values_grad, values_now_and_next,
-                      window_carry)
+                      prepare, raw, replayed, set_replay, step, store_bootstrap_grad, store_carry_grad, store_values_grad,
+                      values_now_and_next, window_carry)
 from .plan import launch, planned, summarize
 from .tile import load, store
 
@@ -133,6 +133,7 @@ def _forward(p: Problem):
                             ahead=ahead_hook if p.look_ahead else None), None
 
     planned(p.plan, ("forward", p.look_ahead), raw(p), p.params, outs, first)
+    set_replay(p, ("forward", p.look_ahead), n_out, dtype)
     return outs + (() if end is None else (end,)), ()
 
 
@@ -203,6 +204,16 @@ def _sharded(kind, group, inputs):
     return distributed.time_sharded(w, group)
 
 
+def _call(kind, rewards, values, next_values, bootstrap_value, gamma, lambda_, terminated, truncated, mask, time_dim,
+          backend):
+    """A call's outputs: replayed from its plan (``episode.replayed``), else prepared and run."""
+    tensors = (rewards, values, next_values, bootstrap_value, terminated, truncated, mask)
+    outs, key = replayed(kind, tensors, gamma, lambda_, time_dim, backend)
+    if outs is not None:
+        return outs
+    return _run(*prepare(kind, *tensors[:4], gamma, lambda_, *tensors[4:], time_dim, backend, key=key))
+
+
 def _run(p: Problem, use_kernel: bool):
     if p.rewards.numel() == 0:
         dtype = _checks.result_dtype(p.rewards, p.values, p.next_values)
@@ -250,9 +261,8 @@ def discounted_returns(rewards, *, gamma=0.99, terminated=None, truncated=None,
         return _sharded("discounted_return", time_group, dict(
             rewards=rewards, next_values=next_values, bootstrap_value=bootstrap_value, gamma=gamma, lambda_=1.0,
             terminated=terminated, truncated=truncated, mask=mask, time_dim=time_dim, backend=backend))[0]
-    p, use_kernel = prepare("discounted_return", rewards, None, next_values, bootstrap_value,
-                              gamma, 1.0, terminated, truncated, mask, time_dim, backend)
-    return _run(p, use_kernel)[0]
+    return _call("discounted_return", rewards, None, next_values, bootstrap_value, gamma, 1.0, terminated, truncated,
+                 mask, time_dim, backend)[0]
 
 
 @_checks.numpy_io
@@ -281,9 +291,8 @@ def gae(rewards, values, *, gamma=0.99, lambda_=0.95, terminated=None, truncated
             rewards=rewards, values=values, next_values=next_values, bootstrap_value=bootstrap_value, gamma=gamma,
             lambda_=lambda_, terminated=terminated, truncated=truncated, mask=mask, time_dim=time_dim,
             backend=backend)))
-    p, use_kernel = prepare("gae", rewards, values, next_values, bootstrap_value, gamma, lambda_,
-                              terminated, truncated, mask, time_dim, backend)
-    return GAEOutput(*_run(p, use_kernel))
+    return GAEOutput(*_call("gae", rewards, values, next_values, bootstrap_value, gamma, lambda_, terminated, truncated,
+                            mask, time_dim, backend))
 
 
 @_checks.numpy_io
@@ -309,6 +318,5 @@ def td_lambda(rewards, next_values, *, gamma=0.99, lambda_=0.95, terminated=None
         return _sharded("td_lambda", time_group, dict(
             rewards=rewards, next_values=next_values, gamma=gamma, lambda_=lambda_, terminated=terminated,
             truncated=truncated, mask=mask, time_dim=time_dim, backend=backend))[0]
-    p, use_kernel = prepare("td_lambda", rewards, None, next_values, None, gamma, lambda_,
-                              terminated, truncated, mask, time_dim, backend)
-    return _run(p, use_kernel)[0]
+    return _call("td_lambda", rewards, None, next_values, None, gamma, lambda_, terminated, truncated, mask, time_dim,
+                 backend)[0]
