@@ -18,7 +18,7 @@
 #
 # * **You will learn:** why a loop that runs backwards in time can run in parallel (affine maps
 #   compose associatively, proved); three scans (sequential, Hillis–Steele, Blelloch); resets,
-#   padding, and chunks joined by a carry.
+#   padding, and chunks joined by a carry; and why the gradient is a scan run the other way.
 # * **Time:** 2.5–3.5 h with the three open questions; 1–1.5 h for the reading and the checked
 #   exercise.
 # * **Needs:** Python, NumPy and PyTorch tensors. No GPU: on a CPU the kernels run in the Triton
@@ -363,10 +363,79 @@ print("linear_scan matches the loop, reverse and forward")
 # %% [markdown]
 # ## 7. Gradients are a scan too
 #
-# The backward pass of $y = \mathrm{scan}(a, b)$ is the same recurrence run the other way:
-# $g_t = \partial L/\partial y_t + a_{t-1} g_{t-1}$, then $\partial L/\partial b_t = g_t$ and
-# $\partial L/\partial a_t = g_t\, y_{t+1}$. The package runs it with the same kernel; here it is
-# against PyTorch's autograd of the torch path:
+# Notebook 01 asks you to write the backward pass of the returns as a scan. Here is where that
+# scan comes from. Take the reverse scan $y_t = b_t + a_t\,y_{t+1}$ with $y_T$ given, and a loss
+# $L$ of all the $y_t$. Autograd hands the backward pass `dy`, with $dy_t = \partial L/\partial y_t$.
+# That is the direct effect of $y_t$ on $L$ only, as if the other $y$ were fixed.
+#
+# But $y_t$ also feeds the step before it, $y_{t-1} = b_{t-1} + a_{t-1}\,y_t$. So write $g_t$ for
+# the *total* gradient of $L$ with respect to $y_t$, both paths counted. Three lines of chain rule:
+#
+# * $y_t$ reaches $L$ directly and through $y_{t-1}$, so $g_t = dy_t + a_{t-1}\,g_{t-1}$, with
+#   $g_0 = dy_0$ (no step comes before step 0).
+# * $b_t$ enters only $y_t$, with $\partial y_t / \partial b_t = 1$, so $\partial L/\partial b_t = g_t$.
+# * $a_t$ enters only $y_t$, with $\partial y_t / \partial a_t = y_{t+1}$, so
+#   $\partial L/\partial a_t = g_t\,y_{t+1}$ (and $y_T$ is the given end value).
+#
+# The first line is the same recurrence with time flipped. It runs *forwards*, from $t = 0$ up,
+# and its multiplier at step $t$ is $a_{t-1}$, the one of the step before. So the gradient is a
+# forward scan of the pairs $(a_{t-1}, dy_t)$: the **transposed scan**. The package runs it with
+# the same kernel, `reverse=False`.
+#
+# **By hand, $T = 3$.** Unroll the loop and read off the coefficients:
+#
+# $$y_2 = b_2 + a_2 y_3, \qquad y_1 = b_1 + a_1 b_2 + a_1 a_2 y_3, \qquad y_0 = b_0 + a_0 b_1 + a_0 a_1 b_2 + a_0 a_1 a_2 y_3.$$
+#
+# Take $L = y_0 + y_1 + y_2$, so every $dy_t = 1$. Then $\partial L/\partial b_2 = 1 + a_1 + a_0 a_1
+# = 1 + a_1(1 + a_0)$, which is $dy_2 + a_1 g_1$ with $g_1 = 1 + a_0$: the recurrence above. With
+# $a = (0.5, 2, 3)$, $b = (1, 1, 1)$ and $y_3 = 1$:
+#
+# * the loop, from the end: $y_2 = 1 + 3 = 4$, $y_1 = 1 + 2 \cdot 4 = 9$,
+#   $y_0 = 1 + 0.5 \cdot 9 = 5.5$;
+# * the transposed scan (from the start): $g_0 = 1$, $g_1 = 1 + 0.5 \cdot 1 = 1.5$,
+#   $g_2 = 1 + 2 \cdot 1.5 = 4$, so $\partial L/\partial b = (1, 1.5, 4)$;
+# * $\partial L/\partial a = (g_0 y_1,\ g_1 y_2,\ g_2 y_3) = (9,\ 6,\ 4)$.
+#
+# Note that $a_2$, the last multiplier, never enters $g$. It multiplies $y_3$, and nothing comes
+# after. PyTorch's autograd on the plain loop agrees:
+
+# %%
+a3 = torch.tensor([0.5, 2.0, 3.0], dtype=torch.float64, requires_grad=True)
+b3 = torch.tensor([1.0, 1.0, 1.0], dtype=torch.float64, requires_grad=True)
+y_next, ys = torch.tensor(1.0, dtype=torch.float64), [None] * 3  # y_3 = 1
+for t in reversed(range(3)):
+    y_next = b3[t] + a3[t] * y_next
+    ys[t] = y_next
+L = ys[0] + ys[1] + ys[2]
+dL_da, dL_db = torch.autograd.grad(L, (a3, b3))
+assert [y.item() for y in ys] == [5.5, 9.0, 4.0]
+assert dL_db.tolist() == [1.0, 1.5, 4.0]
+assert dL_da.tolist() == [9.0, 6.0, 4.0]
+print("dL/db =", dL_db.tolist(), " dL/da =", dL_da.tolist())
+
+# %% [markdown]
+# The same on a random row, with a random weight on each $y_t$ (so $dy$ is not all ones). The
+# gradient of $b$ is a forward scan of $(a_{t-1}, dy_t)$, here by the loop of `reference`. The
+# multiplier at $t = 0$ is never used, since the scan starts from 0, so any value will do there:
+
+# %%
+T = 8
+a_r = torch.rand(T, dtype=torch.float64, requires_grad=True)
+b_r = torch.randn(T, dtype=torch.float64, requires_grad=True)
+dy = torch.randn(T, dtype=torch.float64)  # L = sum_t dy_t * y_t, so dL/dy_t = dy_t
+y_r = rl.linear_scan(a_r, b_r, backend="torch")
+grad_a, grad_b = torch.autograd.grad((y_r * dy).sum(), (a_r, b_r))
+
+a_prev = np.concatenate([[0.0], a_r.detach().numpy()[:-1]])  # a_{t-1}, shifted one step right
+g = reference.linear_scan(a_prev, dy.numpy(), reverse=False)  # g_t = dy_t + a_{t-1} g_{t-1}
+y_after = np.concatenate([y_r.detach().numpy()[1:], [0.0]])  # y_{t+1}, and y_T = 0
+np.testing.assert_allclose(grad_b.numpy(), g, rtol=1e-12)
+np.testing.assert_allclose(grad_a.numpy(), g * y_after, rtol=1e-12)
+print("dL/db is the forward scan of (a_{t-1}, dy_t); dL/da_t = dL/db_t * y_{t+1}")
+
+# %% [markdown]
+# The package's kernel computes its gradient this way. Here it is against PyTorch's autograd of
+# the torch path, on a batch:
 
 # %%
 a64 = torch.rand(2, 30, dtype=torch.float64, device=DEVICE, requires_grad=True)
@@ -436,5 +505,7 @@ exercises.attempt("matrix_compose", matrix_compose)
 #   \text{NaN}$ would poison earlier episodes. A padded step is the identity $(1, 0)$.
 # * Rows of any length: chunks scanned in parallel, each finished by one multiply-add with the
 #   carry from the chunk after it, $y_t = B_t + A_t \cdot \text{carry}$.
-# * `rl.linear_scan(a, b, initial=, mask=, reverse=)` runs all of this in one kernel, and its
-#   gradient is the same recurrence run the other way in time.
+# * `rl.linear_scan(a, b, initial=, mask=, reverse=)` runs all of this in one kernel.
+# * Its gradient is the transposed scan, the same recurrence run the other way in time:
+#   $\partial L/\partial b$ is a forward scan of $(a_{t-1}, dy_t)$, and $\partial L/\partial a_t =
+#   \partial L/\partial b_t \cdot y_{t+1}$.

@@ -44,11 +44,14 @@
 # set before `triton` is imported: the next cell does it). What the interpreter cannot show you
 # is in notebook 13, section 6.
 #
-# **How the exercises work** (here and in every later notebook): write the starter's function;
-# run the `exercises.attempt` cell after it; a failure names the case, the element where the
-# error starts and a hint. Your kernel must write the answer itself (numbers computed or patched
-# up in PyTorch are refused). `print(exercises.task(name))` restates a task; solutions are in
-# `notebooks/solutions/<name>.py`.
+# **How the exercises work** (here and in every later notebook):
+#
+# * Write the function in the starter's cell, then run the `exercises.attempt` cell after it.
+# * A failure names the case, the element where the error starts, and a hint.
+# * Your kernel must write the answer itself. Numbers computed or patched up in PyTorch are refused.
+# * `print(exercises.task(name))` restates a task. Solutions are in `notebooks/solutions/<name>.py`.
+# * Each task lists its **Inputs**, what it **Returns**, the **Edge cases** the checker tries,
+#   and a **Hint**.
 
 # %%
 import os
@@ -147,10 +150,15 @@ print("x > 0 and index < 3, elementwise:", out.tolist())
 
 # %% [markdown]
 # **Exercise `td_target_kernel`.** Write a kernel for the one-step TD target
-# $y_t = r_t + \gamma\,(1 - d_t)\,V(s_{t+1})$ on 1-D tensors of any length (`dones` is a bool
-# tensor: load it and compare with 0). The checker tries 8, 1 and 1000 elements, and 16 with
-# NaN in `next_values` behind the episode ends, where no next value exists: select, don't
-# multiply, `tl.where(done, 0.0, gamma * v_next)`, because $0 \cdot \text{NaN} = \text{NaN}$.
+# $y_t = r_t + \gamma\,(1 - d_t)\,V(s_{t+1})$.
+#
+# * **Inputs:** `rewards` and `next_values` (float32) and `dones` (bool), 1-D tensors of any
+#   length, and `gamma`, a float.
+# * **Returns:** the targets $y_t$, a new tensor of the same length, written by your kernel.
+# * **Edge cases:** the checker tries 8, 1 and 1000 elements. Then 16, with NaN in `next_values`
+#   behind the episode ends, where no next value exists.
+# * **Hint:** `dones` is a bool tensor. Load it and compare with 0. Select, don't multiply:
+#   `tl.where(done, 0.0, gamma * v_next)`, because $0 \cdot \text{NaN} = \text{NaN}$.
 
 # %%
 print(exercises.task("td_target_kernel"))
@@ -202,13 +210,16 @@ exercises.attempt("td_target_kernel", td_target_kernel)
 #          which is notebook 00's combine((a1, b1), (a2, b2))
 # ```
 #
-# A forward example first: the running state of $y_t = a_t y_{t-1} + b_t$ (an exponential
-# moving average with $a_t = 0.5$, $b_t = 0.5 x_t$):
+# The combine is the same function in both directions. It composes two affine maps, so the code
+# calls it `affine_combine`: the name says what it does, not which way the scan runs. A forward
+# example first: the running state of $y_t = a_t y_{t-1} + b_t$ (an exponential moving average
+# with $a_t = 0.5$, $b_t = 0.5 x_t$):
 
 # %%
 @triton.jit
-def forward_combine(a1, b1, a2, b2):
-    # (a1, b1): the steps before, applied first; then this step: y -> a2 * y + b2
+def affine_combine(a1, b1, a2, b2):
+    # (a1, b1): the run applied first (in a forward scan the steps before, in a reverse scan
+    # the steps after); then (a2, b2): y -> a2 * y + b2
     return a2 * a1, b2 + a2 * b1
 
 
@@ -218,7 +229,7 @@ def ema_kernel(X, Y, T, BLOCK: tl.constexpr):
     m = t < T
     x = tl.load(X + t, mask=m, other=0.0)
     a = tl.where(m, 0.5, 1.0)  # past the end: the identity (1, 0), harmless to the scan
-    _, y = tl.associative_scan((a, 0.5 * x), 0, forward_combine)
+    _, y = tl.associative_scan((a, 0.5 * x), 0, affine_combine)
     tl.store(Y + t, y, mask=m)
 
 
@@ -230,15 +241,16 @@ np.testing.assert_allclose(y.cpu(), expected, rtol=1e-5, atol=1e-6)
 print("EMA by one forward associative scan == the loop")
 
 # %% [markdown]
-# Swap the two halves of `forward_combine` (`a1 * a2, b1 + a1 * b2`) and run the cell again:
-# the check fails, because the composition is applied in the wrong order.
+# Swap the two halves of `affine_combine` (`a1 * a2, b1 + a1 * b2`) and run the cell again.
+# The check fails, because the composition is applied in the wrong order.
 #
-# `forward_combine` is notebook 00's `combine` with the pairs unpacked: `forward_combine(*p, *q)`
+# `affine_combine` is notebook 00's `combine` with the pairs unpacked: `affine_combine(*p, *q)`
 # is `combine(p, q)`, `p` applied first, the same order.
 #
-# And to see what a reverse scan hands back, four steps with $a_t = 0.5$: each step gets its map
-# composed from itself to the block's end, $(A_t, B_t)$, which the hand computation below
-# matches ($A_t = 0.5^{4-t}$, $B_t = b_t + 0.5\,B_{t+1}$).
+# Now the same `affine_combine` with `reverse=True`. To see what a reverse scan hands back, take
+# four steps with $a_t = 0.5$. Each step gets its map composed from itself to the block's end,
+# $(A_t, B_t)$. The hand computation below matches it: $A_t = 0.5^{4-t}$ and
+# $B_t = b_t + 0.5\,B_{t+1}$.
 
 # %%
 @triton.jit
@@ -247,7 +259,7 @@ def reverse_maps_kernel(B_IN, A_OUT, B_OUT, T, BLOCK: tl.constexpr):
     m = t < T
     a = tl.where(m, 0.5, 1.0)
     b = tl.load(B_IN + t, mask=m, other=0.0)
-    a_s, b_s = tl.associative_scan((a, b), 0, forward_combine, reverse=True)
+    a_s, b_s = tl.associative_scan((a, b), 0, affine_combine, reverse=True)
     tl.store(A_OUT + t, a_s, mask=m)
     tl.store(B_OUT + t, b_s, mask=m)
 
@@ -262,12 +274,19 @@ assert A_s.tolist() == [0.5 ** (4 - t) for t in range(4)] and np.allclose(B_s.cp
 print("A_t:", A_s.tolist(), " B_t:", B_s.tolist())
 
 # %% [markdown]
-# **Exercise `block_scan`.** The discounted return of one row of at most 1024 steps,
-# $G_t = r_t + \gamma(1 - d_t)\,G_{t+1}$ with $G_T$ = `last_value`, in one program: build the
-# pairs $(a_t, b_t) = (\gamma(1-d_t), r_t)$, pad with the identity, and scan with `reverse=True`
-# and `forward_combine` itself (it applies `(a1, b1)` first in both directions). The scan gives
-# each step its composed map $(A_t, B_t)$ from $t$ to the end, so $G_t = B_t + A_t \cdot$
-# `last_value`. The block size must be a power of two: `triton.next_power_of_2(T)`.
+# **Exercise `block_scan`.** The discounted return of one row,
+# $G_t = r_t + \gamma(1 - d_t)\,G_{t+1}$, in one program.
+#
+# * **Inputs:** `rewards` (float32) and `dones` (bool), 1-D tensors of $T \le 1024$ steps,
+#   `gamma`, and `last_value`, a float: $G_T$, the value after the row's last step.
+# * **Returns:** the returns $G_t$, a tensor of length $T$.
+# * **Edge cases:** rows of 1, 5, 64 and 1000 steps. The two longer rows have episode ends, one
+#   of them at the row's last step. $T$ need not be a power of two, but the block size must be:
+#   `triton.next_power_of_2(T)`, the lanes past $T$ padded with the identity $(1, 0)$.
+# * **Hint:** build the pairs $(a_t, b_t) = (\gamma(1-d_t), r_t)$ and scan them with
+#   `reverse=True` and `affine_combine` itself (it applies `(a1, b1)` first in both directions).
+#   The scan gives each step its composed map $(A_t, B_t)$ from $t$ to the end, so
+#   $G_t = B_t + A_t \cdot$ `last_value`.
 
 # %%
 def block_scan(rewards, dones, gamma, last_value):
@@ -286,11 +305,15 @@ exercises.attempt("block_scan", block_scan)
 # each step holds its composed map $(A_t, B_t)$ from $t$ to the chunk's end, so
 # $G_t = B_t + A_t \cdot \text{carry}$, and the new carry is $G$ at the chunk's first step.
 #
-# Two Triton points: `for i in range(0, n_chunks)` with a run-time bound is an ordinary loop
-# in the kernel (count up, and take chunk `n_chunks - 1 - i` to walk backwards); and to take one element of a block (the first step's $G$), sum
-# the block where the index matches: `tl.sum(tl.where(t == first, g, 0.0), 0)`.
+# Two Triton points:
 #
-# The worked example is the forward version, a running sum over chunks:
+# * `for i in range(0, n_chunks)` with a run-time bound is an ordinary loop in the kernel. Count
+#   up, and take chunk `n_chunks - 1 - i` to walk backwards.
+# * To take one element of a block (the first step's $G$), sum the block where the index
+#   matches: `tl.sum(tl.where(t == first, g, 0.0), 0)`.
+#
+# The first worked example runs forwards, a running sum over chunks. Its carry is the sum at a
+# chunk's *last* step, and it feeds the chunk *after*:
 
 # %%
 @triton.jit
@@ -317,11 +340,80 @@ torch.testing.assert_close(y, x.cumsum(1), rtol=1e-5, atol=1e-4)
 print("3 rows x 300 steps in chunks of 128 == cumsum")
 
 # %% [markdown]
-# **Exercise `chunked_scan`.** Discounted returns for a `(B, T)` batch of any `T`: one program
-# per row, chunks of `chunk` steps (the checker picks 64 or 128; pass it as the `CHUNK`
-# constexpr) from the end, the carry through the composed maps. The checker's cases have
-# rows of 300 and 700 steps with episode ends, so a carry that is not applied, or not reset by
-# an episode end inside the chunk, shows.
+# **The carry in reverse.** Returns run the other way. Take the simplest reverse case first: a
+# discounted sum with a constant $\gamma$ and no episode ends, $y_t = x_t + \gamma\,y_{t+1}$, with
+# $y_T = 0$. Compared with the running sum, the carry changes direction:
+#
+# | | running sum (above) | discounted sum (below) |
+# | --- | --- | --- |
+# | the chunks, in the order they are done | the first one first | the last one first |
+# | the carry is read at | the chunk's last step | the chunk's **first** step |
+# | it enters | the chunk after | the chunk **before** |
+# | finishing step $t$ | $s_t + \text{carry}$ | $B_t + A_t \cdot \text{carry}$ |
+#
+# On 10 steps in chunks of 4:
+#
+# ```text
+#   t:       0  1  2  3 │ 4  5  6  7 │ 8  9
+#            chunk 0    │ chunk 1    │ chunk 2
+#   order:   3rd        │ 2nd        │ 1st        ← carry 0 enters chunk 2 (nothing after the row)
+#                         ▲            ▲
+#                         │            └─ y_8, chunk 2's first step, is the carry into chunk 1
+#                         └─ y_4, chunk 1's first step, is the carry into chunk 0
+# ```
+#
+# Inside a chunk, $B_t$ is the discounted sum up to the chunk's end, as if nothing came after
+# it. $A_t$ is what the carry gets multiplied by. With a constant $\gamma$ it is a power,
+# $A_t = \gamma^{n_t}$, where $n_t$ counts the steps from $t$ to the chunk's end, $t$ included.
+# Here it is in plain NumPy, one chunk at a time, the way one program walks its row:
+
+# %%
+def chunked_discounted_sum(x, gamma, chunk, show=False):
+    """y_t = x_t + gamma * y_{t+1}, with y_T = 0, one chunk at a time from the end."""
+    T = len(x)
+    y = np.zeros(T)
+    carry = 0.0  # y_T: nothing comes after the row
+    for c in reversed(range(-(-T // chunk))):  # the last chunk first
+        start, end = c * chunk, min(c * chunk + chunk, T)
+        B, acc = np.zeros(end - start), 0.0
+        for k in reversed(range(end - start)):  # the chunk alone (in a kernel: one reverse scan)
+            acc = x[start + k] + gamma * acc
+            B[k] = acc
+        A = gamma ** (end - start - np.arange(end - start))  # gamma^(steps from t to the chunk's end)
+        y[start:end] = B + A * carry
+        if show:
+            print(f"chunk {c}: steps {start}..{end - 1}, carry in {carry:6.3f}, carry out y_{start} = {y[start]:6.3f}")
+        carry = y[start]  # read at the chunk's FIRST step: it enters the chunk before
+    return y
+
+
+x_np = np.arange(1.0, 11.0)  # 10 steps: 1, 2, ..., 10
+y_np = chunked_discounted_sum(x_np, 0.5, 4, show=True)
+np.testing.assert_allclose(y_np, reference.linear_scan(np.full(10, 0.5), x_np), rtol=1e-12)
+for T_, chunk_ in [(10, 1), (10, 3), (37, 8), (37, 64)]:
+    x_ = np.random.default_rng(T_ + chunk_).normal(size=T_)
+    np.testing.assert_allclose(chunked_discounted_sum(x_, 0.9, chunk_), reference.linear_scan(np.full(T_, 0.9), x_),
+                               rtol=1e-12)
+print("chunks from the end, the carry read at each chunk's first step == the loop")
+
+# %% [markdown]
+# Your kernel does the same walk, with two changes. Episode ends make $a_t$ vary, so $A_t$ is no
+# longer a power of $\gamma$. A reverse scan with `affine_combine` gives you each $(A_t, B_t)$,
+# as in `block_scan`, with the carry in place of `last_value`. And `y[start]` becomes the
+# `tl.sum(tl.where(...))` trick at the chunk's first step.
+
+# %% [markdown]
+# **Exercise `chunked_scan`.** Discounted returns, $G_t = r_t + \gamma(1 - d_t)\,G_{t+1}$, for a
+# batch of rows of any length.
+#
+# * **Inputs:** `rewards` (float32) and `dones` (bool), contiguous, of shape `(B, T)`, any `T`.
+#   Then `gamma`, and `chunk`, the chunk size (the checker picks 64 or 128).
+# * **Returns:** the returns $G_t$, a `(B, T)` tensor, with $G_T = 0$.
+# * **Edge cases:** rows shorter than a chunk (5 steps), rows of 300 steps, then rows of 700
+#   steps with episode ends. So a carry that is not applied, or not reset by an episode end
+#   inside the chunk, shows.
+# * **Hint:** one program per row. Pass `chunk` as the `CHUNK` constexpr. Walk the chunks as
+#   `chunked_discounted_sum` does, with the two changes just above.
 
 # %%
 # A skeleton, if you want one (the kernel goes above the function):
@@ -393,10 +485,15 @@ print("the loop's answer:", reference.discounted_returns(r_bad.numpy(), gamma=0.
 # carry must be selected too: $G_t = B_t$ where $R_t$ (an episode ends inside the chunk at or after $t$),
 # else $B_t + A_t \cdot \text{carry}$. Padding past the row's end is $(1, 0, \text{false})$.
 #
-# **Exercise `reset_scan`.** `chunked_scan` with resets: the same arguments and results, and a
-# `NaN` or `inf` reward must stay inside its own episode, whether the episode end is in the same
-# chunk or the bad value arrives through the carry from a later chunk. Start from your
-# `chunked_scan` (or its solution).
+# **Exercise `reset_scan`.** `chunked_scan` with resets.
+#
+# * **Inputs:** the same as `chunked_scan`'s.
+# * **Returns:** the same returns, a `(B, T)` tensor.
+# * **Edge cases:** a `NaN` or `inf` reward must stay inside its own episode. That holds whether
+#   the episode end is in the same chunk, or the bad value arrives through the carry from a
+#   later chunk.
+# * **Hint:** start from your `chunked_scan` (or its solution). Scan triples with
+#   `reset_combine`, and select the carry as above.
 
 # %%
 def reset_scan(rewards, dones, gamma, chunk):
@@ -416,16 +513,22 @@ exercises.attempt("reset_scan", reset_scan)
 # * a **prologue** loads a chunk of the algorithm's inputs and returns the pairs $(a_t, b_t)$;
 # * an **epilogue** takes the scanned values and stores the outputs.
 #
-# **Exercise `gae_kernel`.** GAE as your `reset_scan` with a prologue that computes
-# $\delta_t = r_t + \gamma(1-d_t)V(s_{t+1}) - V(s_t)$ and the triple
-# $(a_t, b_t, \rho_t) = (\gamma\lambda, \delta_t, d_t)$, and an epilogue that stores $A_t$, in
-# chunks of `chunk` steps. Write "$(1 - d_t)$" as a select, `tl.where(done, 0.0, gamma * v_next)`:
-# the checker puts NaN in `next_values` behind terminations, where a value is never needed (a
-# terminal state has none), and a NaN reward in a later episode. Write the two hooks as separate
-# `@triton.jit` functions and call them from the kernel. (In the package, and in the harness
-# `exercises.scan_hook` that notebooks 01, 03, 04 and 06 use for their Triton exercises, the
-# kernel takes the prologue as a `tl.constexpr` argument, so one loop's source serves every
-# algorithm: the subsection after the exercise shows how.)
+# **Exercise `gae_kernel`.** GAE as your `reset_scan`, in chunks of `chunk` steps, with two hooks.
+# The prologue computes $\delta_t = r_t + \gamma(1-d_t)V(s_{t+1}) - V(s_t)$ and the triple
+# $(a_t, b_t, \rho_t) = (\gamma\lambda, \delta_t, d_t)$. The epilogue stores $A_t$.
+#
+# * **Inputs:** `rewards`, `values`, `next_values` (float32) and `dones` (bool, the
+#   terminations), contiguous, of shape `(B, T)`. Then `gamma`, `lam`, and `chunk`.
+# * **Returns:** the advantages $A_t$, a `(B, T)` tensor.
+# * **Edge cases:** rows of 7, 600 and 300 steps, with episode ends. The checker puts NaN in
+#   `next_values` behind terminations, where a value is never needed (a terminal state has
+#   none), and a NaN reward in a later episode.
+# * **Hint:** write "$(1 - d_t)$" as a select, `tl.where(done, 0.0, gamma * v_next)`. Write the
+#   two hooks as separate `@triton.jit` functions and call them from the kernel.
+#
+# In the package, and in the harness `exercises.scan_hook` that notebooks 01, 03, 04 and 06 use
+# for their Triton exercises, the kernel takes the prologue as a `tl.constexpr` argument. So one
+# loop's source serves every algorithm. The subsection after the exercise shows how.
 
 # %%
 # A skeleton, if you want one:
@@ -523,7 +626,7 @@ print("one source, two compiled kernels: 0.5 x0² + 2 x1² − x2², and min(|x0
 # time; and `if EPILOGUE is not None:`, the epilogue's lines compiled in only when you pass one.
 # The package's kernel below works the same way, with more slots; SAC's hooks, for one, take the
 # critics as a tuple `Q` and find their minimum in a `tl.static_range(1, len(Q))` loop
-# (`sac._critic_min`). Its source (`_combine` is `forward_combine`):
+# (`sac._critic_min`). Its source (`_combine` is `affine_combine`):
 
 # %%
 print(inspect.getsource(getattr(exercises._scan_hook_kernel, "fn", exercises._scan_hook_kernel)))
@@ -543,8 +646,8 @@ print(inspect.getsource(getattr(exercises._scan_hook_kernel, "fn", exercises._sc
 #
 # The hooks receive the inputs as a tuple of pointers `X` with their strides `SX`, the numbers
 # `P` (γ, λ, ...) and the output pointers `O`. Named indices say what each slot holds. The
-# discounted return's prologue, for one (notebook 01 reads it line by line; GAE's is an exercise
-# of notebook 02, TD(λ)'s is printed in notebook 03):
+# discounted return's prologue, for one (notebook 02, section 3, reads it line by line; GAE's is an
+# exercise there, TD(λ)'s is printed in notebook 03):
 
 # %%
 from rltriton_lite import returns  # noqa: E402
@@ -588,11 +691,17 @@ print("rl.gae == the loop on 2 x 600")
 # `gae_kernel`), and one more that the package's table above calls "a strided load":
 #
 # **Exercise `strided_scan`.** `reset_scan` for rollouts stored time-major, as CleanRL and SB3
-# keep them: `rewards` and `dones` of shape `(T, B)`, and any strides, a transposed or sliced
-# view included, read in place (no `.contiguous()`, which would copy). Element `(t, b)` of a
-# tensor `x` is at `X + t * x.stride(0) + b * x.stride(1)`: pass the strides to the kernel as
-# integers. The returns come back in a new `(T, B)` tensor (`torch.empty_like` keeps the input's
-# layout, so give the output's own strides too). One program per column `b`.
+# keep them.
+#
+# * **Inputs:** `rewards` (float32) and `dones` (bool) of shape `(T, B)`, with any strides.
+#   Then `gamma` and `chunk`.
+# * **Returns:** the returns in a new `(T, B)` tensor.
+# * **Edge cases:** a contiguous `(T, B)` tensor, a transposed `(B, T)` buffer and every other
+#   column of a wider one. Each is read in place: no `.contiguous()`, which would copy (the
+#   checker refuses a copy).
+# * **Hint:** element `(t, b)` of a tensor `x` is at `X + t * x.stride(0) + b * x.stride(1)`.
+#   Pass the strides to the kernel as integers. `torch.empty_like` keeps the input's layout, so
+#   give the output's own strides too. One program per column `b`.
 
 # %%
 def strided_scan(rewards, dones, gamma, chunk):
@@ -619,10 +728,12 @@ exercises.attempt("strided_scan", strided_scan)
 #
 # * A Triton kernel: programs, each owning a block of indices (`tl.program_id`, `tl.arange`),
 #   with a mask on every load and store that can run past the end.
-# * `tl.associative_scan` with a combine whose first argument is applied first, `reverse=True`
-#   for returns, and the identity $(1, 0)$ as padding.
+# * `tl.associative_scan` with a combine whose first argument is applied first (`affine_combine`,
+#   the same function in both directions), `reverse=True` for returns, and the identity $(1, 0)$
+#   as padding.
 # * Rows of any length: a loop over chunks, each finished by one multiply-add with the carry,
-#   $y_t = B_t + A_t \cdot \text{carry}$.
+#   $y_t = B_t + A_t \cdot \text{carry}$. For a return the chunks go from the end, and the carry
+#   is $y$ at the first step of the chunk after.
 # * Episode ends as a reset flag and `tl.where`: select, never multiply by 0, so a NaN or `inf`
 #   stays in its own episode.
 # * Hooks passed as `tl.constexpr` arguments, with tuples of pointers and `tl.static_range`: one
