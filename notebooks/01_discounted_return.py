@@ -53,7 +53,7 @@ import triton
 import triton.language as tl
 
 import rltriton_lite as rl
-from rltriton_lite import exercises, profile, reference, returns
+from rltriton_lite import exercises, profile, reference
 
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
 # the Triton kernels: compiled on a GPU, in the interpreter on a CPU (backend="auto" takes the PyTorch path on a CPU)
@@ -105,32 +105,21 @@ np.testing.assert_allclose(returns_as_scan(R, 0.9, TERM, TRUNC, NV),
 print("prologue + scan + epilogue == the loop")
 
 # %% [markdown]
-# ## 3. The kernel's prologue and epilogue
+# ## 3. The kernel
 #
-# The package's hooks are the prologue and epilogue of notebook 00b's `gae_kernel`, with a fixed
-# signature so that one kernel serves every algorithm. What the names mean:
+# `rl.discounted_returns` runs section 2's three pieces as one Triton kernel: the shared scan
+# kernel of notebook 00b (section 6), with a prologue and an epilogue for the return.
 #
-# | name | what it is |
-# | --- | --- |
-# | `X`, `SX` | the input tensors (pointers) and their strides, a tuple each; `X[REWARDS]` is the rewards, `SX[REWARDS]` their (row, time) strides; the slot names live in `rltriton_lite/episode.py` |
-# | `P` | the numbers: γ, λ, ... when they are constants (`P[P_GAMMA]`) |
-# | `O`, `SO` | the output tensors and their strides |
-# | `row`, `t`, `m` | the tile's row and time indices and the mask of in-bounds elements |
-# | `ACC` | the arithmetic dtype (float32, or float64 for float64 inputs) |
-# | `keep` | values the prologue hands to the epilogue, so nothing is loaded twice |
-# | `y`, `y_in` | the scanned value at $t$, and the value that entered step $t$ ($y_t = b_t + a_t y_{in}$: $y_{t+1}$ in a reverse scan) |
-# | returns `(a, b, reset, valid, keep)` | your `reset_scan` triple (00b, section 4); `valid`, false on padding (a padded step is the identity); `keep` |
+# * The **prologue** turns each step's inputs into section 2's pair $(a_t, b_t)$ and a reset
+#   flag. $a_t = \gamma_t$, the reset is done$_t$, and the bootstrap $\gamma_t V'_t$ enters $b_t$
+#   only where `done & ~term` (a truncation, or the window's end).
+# * The **scan** composes the steps with the reset of notebook 00b (section 4), chunk by chunk.
+# * The **epilogue** writes $y_t$, and 0 on padding.
 #
-# `_returns_prologue` returns `gamma * lam` as $a$ — plain returns are GAE's scan with
-# $\lambda = 1$, and multiplying by exactly 1.0 changes no bit. `done` is an episode end of
-# either kind or the window's last step: the reset. The bootstrap value is added to $b$ only
-# where the return is cut without a termination, `done & ~term` (a truncation or the window's
-# end). `values_now_and_next` is read at every step though only used there, for speed (a load
-# masked by the flags would also be correct, but slower: notebook 13, section 3).
-
-# %%
-for fn in (returns._returns_prologue, returns._one_output_epilogue):
-    print(inspect.getsource(getattr(fn, "fn", fn)))
+# The package's hooks take more arguments than that: strides, the row, the arithmetic dtype,
+# values handed from prologue to epilogue. You read them in notebook 02, section 3, where you
+# write GAE's prologue in them. The exercises of this notebook use a smaller harness with fewer
+# arguments, described under "The harness for Triton prologues" in the Exercises.
 
 # %% [markdown]
 # ## 4. Kernel against the loop
@@ -200,17 +189,39 @@ h200 = profile.committed("discounted_return")  # the H200's table and chart, rea
 # Checked exercises work as in notebook 00b: write the starter's function, run the cell after it
 # (`print(exercises.task(name))` restates the task; solutions in `notebooks/solutions/`).
 #
-# **The harness for Triton prologues.** `exercises.scan_hook(prologue, inputs, params, chunk=64,
-# reverse=True)` runs a `@triton.jit` prologue inside the chunked scan you wrote in notebook 00b,
-# one program per row, and returns the scanned `y`. Four things to know, all visible in its
-# kernel below: `t` is the global time index (0 to T-1), not the index inside the chunk; lanes
-# past the end (`m` false) are replaced by the identity (1, 0), so what the prologue returns there
-# does not matter; the scan starts from $y_T = 0$ (from $y_{-1} = 0$ with `reverse=False`), so
-# a bootstrap at the window's last step belongs in $b$; and it has **no reset flag**: your
-# prologue returns pairs, and $a = 0$ ends the trace by multiplying, so an input that may be NaN
-# (a next value behind a termination) must be selected away in $b$ with `tl.where`, or
-# $0 \cdot \text{NaN}$ leaks across the episode end. That leak is why the package carries
-# triples (00b, section 4). Notebooks 03, 04 and 06 use the harness too.
+# ### The harness for Triton prologues
+#
+# `exercises.scan_hook(prologue, inputs, params, chunk=64, reverse=True)` runs a `@triton.jit`
+# prologue inside the chunked scan you wrote in notebook 00b, one program per row, and returns the
+# scanned `y`. Notebooks 03, 04 and 06 use the harness too, and their exercises point back here.
+# The prologue you write has this signature (the epilogue comes in notebook 04):
+#
+# | where | prologue | epilogue |
+# | --- | --- | --- |
+# | the harness, `exercises.scan_hook` (01, 03, 04, 06) | `(X, offs, t, T, m, P) -> (a, b)` | `(X, offs, t, T, m, P, y, y_in) -> out` (reverse scans only) |
+#
+# What the arguments are:
+#
+# | name | what it is |
+# | --- | --- |
+# | `X` | the tuple of input tensors you pass (`inputs`), as pointers: `tl.load(X[0] + offs, mask=m, other=0.0)` loads a chunk of the first |
+# | `offs` | the chunk's flat offsets into each (B, T) input |
+# | `t` | the time index of each step of the chunk |
+# | `T` | the row length |
+# | `m` | the in-bounds mask |
+# | `P` | the tuple of your numbers (`params`): `P[0]` is γ if you pass `(gamma,)` |
+#
+# Four rules, all visible in the harness's kernel below:
+#
+# * `t` is the global time index (0 to T-1), not the index inside the chunk.
+# * Lanes past the end (`m` false) are replaced by the identity (1, 0). What the prologue returns
+#   there does not matter.
+# * The scan starts from $y_T = 0$ (from $y_{-1} = 0$ with `reverse=False`). So a bootstrap at
+#   the window's last step belongs in $b$.
+# * **No reset flag: the prologue returns a pair $(a, b)$.** $a = 0$ cuts the trace by
+#   multiplying. So an input that may be NaN (a next value behind a termination) must be kept out
+#   of $b$ with `tl.where`, or $0 \cdot \text{NaN}$ leaks across the episode end. That leak is why
+#   the package carries triples (00b, section 4).
 
 # %%
 print(inspect.getsource(getattr(exercises._scan_hook_kernel, "fn", exercises._scan_hook_kernel)))
@@ -220,10 +231,18 @@ print(inspect.getsource(getattr(exercises._scan_hook_kernel, "fn", exercises._sc
 # $y = \mathrm{scan}(a, b)$ run backwards in time, $\partial L/\partial b_t = g_t$ with
 # $g_t = \partial L/\partial y_t + a_{t-1} g_{t-1}$, a scan run *forwards*. Write its prologue for
 # `exercises.scan_hook(transposed_scan, (a, dy), (), reverse=False)`: the harness runs your chunked
-# scan of notebook 00b forwards, and your function returns the pairs $(a_{t-1}, dy_t)$ of each
-# chunk (`X[0]` is `a`, `X[1]` is $\partial L/\partial y$; `t` is the time index, `T` the row
-# length, `m` the in-bounds mask). The step before $t$ is at `offs - 1`, to be masked where
-# `t >= 1`. The checker compares with autograd's gradient of `rl.linear_scan`.
+# scan of notebook 00b forwards.
+#
+# | where | prologue | epilogue |
+# | --- | --- | --- |
+# | the harness, `exercises.scan_hook` (01, 03, 04, 06) | `(X, offs, t, T, m, P) -> (a, b)` | `(X, offs, t, T, m, P, y, y_in) -> out` (reverse scans only) |
+#
+# * **Inputs:** `X[0]` is `a`, `X[1]` is $\partial L/\partial y$ (`dy`), both (B, T) float32.
+#   `P` is empty, `()`.
+# * **Returns:** the pairs $(a_{t-1}, dy_t)$ of each chunk. Their forward scan is $g_t$, which the
+#   checker compares with autograd's gradient of `rl.linear_scan`.
+# * **Edge cases:** at $t = 0$ there is no step before, and $g_0 = dy_0$.
+# * **Hint:** the step before $t$ is at `offs - 1`, to be masked where `t >= 1`.
 #
 # ```python
 # @triton.jit
@@ -243,13 +262,27 @@ exercises.attempt("transposed_scan", transposed_scan)
 # %% [markdown]
 # **`returns_autograd`** (two Triton prologues and an `autograd.Function`). Now put both scans
 # behind PyTorch's autograd, as the package does for every algorithm: a
-# `torch.autograd.Function` whose `forward` runs the returns' reverse scan (`exercises.scan_hook`
-# with your prologue for $a_t = \gamma(1 - d_t)$, $b_t = r_t$) and whose `backward` gets
-# $\partial L/\partial G$ and runs the transposed scan forwards in time, with the flags of the
-# step *before*: $g_t = \partial L/\partial G_t + \gamma(1 - d_{t-1})\, g_{t-1}$. It returns one
-# gradient per input of `forward` (`None` for `dones` and `gamma`). Keep what the backward needs
-# with `ctx.save_for_backward(dones)` and `ctx.gamma = gamma`. The checker differentiates a
-# weighted sum of your returns and compares both the returns and the gradient.
+# `torch.autograd.Function` with a `forward` and a `backward`, each running `exercises.scan_hook`
+# with a prologue of yours.
+#
+# | where | prologue | epilogue |
+# | --- | --- | --- |
+# | the harness, `exercises.scan_hook` (01, 03, 04, 06) | `(X, offs, t, T, m, P) -> (a, b)` | `(X, offs, t, T, m, P, y, y_in) -> out` (reverse scans only) |
+#
+# * **Inputs:** `rewards` (B, T) float32, `dones` (B, T) bool, `gamma` a number.
+# * **Returns:** `Returns.apply(rewards, dones, gamma)`, the returns, differentiable in
+#   `rewards`. The checker differentiates a weighted sum of your returns and compares both the
+#   returns and the gradient. It needs Triton code of yours launched in both passes.
+#   * `forward` runs the returns' reverse scan, with your prologue for $a_t = \gamma(1 - d_t)$,
+#     $b_t = r_t$.
+#   * `backward` gets $\partial L/\partial G$ and runs the transposed scan forwards in time
+#     (`reverse=False`), with the flags of the step *before*:
+#     $g_t = \partial L/\partial G_t + \gamma(1 - d_{t-1})\, g_{t-1}$. It returns one gradient per
+#     input of `forward` (`None` for `dones` and `gamma`).
+# * **Edge cases:** the step before $t = 0$ has no done flag: cut the trace there.
+# * **Hint:** keep what the backward needs with `ctx.save_for_backward(dones)` and
+#   `ctx.gamma = gamma`. The backward's prologue is your `transposed_scan` with
+#   $a_{t-1} = \gamma(1 - d_{t-1})$.
 #
 # ```python
 # class Returns(torch.autograd.Function):
@@ -271,24 +304,34 @@ def returns_autograd(rewards, dones, gamma):
 exercises.attempt("returns_autograd", returns_autograd)
 
 # %% [markdown]
-# **`n_step_returns`.** The $n$-step return
-# $G^{(n)}_t = \sum_{k<m} \gamma^k r_{t+k} + \gamma^m V(s_{t+m})$, where $m = n$ unless the
-# episode terminates first (then no bootstrap) or the window ends first (then bootstrap from
-# `next_values` at its last step). It is not one scan, but it is a difference of two values of
-# one: write it with `rl.linear_scan` and tensor ops, no Python loop over time (the checker runs
-# it at two lengths and counts the Python lines your code executes: a loop over time runs more
-# of them on the longer rollout).
+# **`n_step_returns`.** The $n$-step return, in tensor ops. It is not one scan, but it is a
+# difference of two values of one: write it with `rl.linear_scan` and tensor ops, no Python loop
+# over time (the checker runs it at two lengths and counts the Python lines your code executes: a
+# loop over time runs more of them on the longer rollout).
 #
-# The idea first. Let $S_t$ be the discounted sum to the episode's end: a termination adds no
-# bootstrap, and the window's last step bootstraps from `next_values` there unless it
-# terminates. It is one reverse scan, $a_t = \gamma(1-\text{term}_t)$, $b_t = r_t$ plus, at
-# $t = T-1$ only, $\gamma(1-\text{term}_{T-1}) V'_{T-1}$, written as a select (`torch.where`), so
-# that a NaN value behind a termination is never read into the sum. Where the
-# episode runs on past the $n$ steps ($t + n < T$, no termination in $[t, t+n)$), the first $n$
-# terms of $S_t$ are $S_t - \gamma^n S_{t+n}$, so $G^{(n)}_t = S_t - \gamma^n S_{t+n} + \gamma^n
-# V(s_{t+n})$, where $V(s_{t+n})$ is `next_values[t + n - 1]` (next_values[t] is $V(s_{t+1})$: the
-# likeliest slip is one step off); elsewhere the sum stops by itself and $G^{(n)}_t = S_t$. Both
-# cases, on one row:
+# * **Inputs:** `rewards`, `next_values` ($V(s_{t+1})$ at step $t$) and `terminated` (bool), all
+#   (B, T); `gamma` a number; `n` an int, which may exceed `T`.
+# * **Returns:** $G^{(n)}_t = \sum_{k<m} \gamma^k r_{t+k} + \gamma^m V(s_{t+m})$ for every $t$, a
+#   (B, T) tensor, where $m = n$ unless the episode or the window ends first.
+# * **Edge cases:** an episode that terminates inside the $n$ steps stops the sum there, with no
+#   bootstrap. The window's end stops it too, bootstrapping from `next_values` at its last step.
+# * **Hint:** the idea is worked below on one row, and the cell after it says how to do every $t$
+#   at once.
+#
+# The idea first. Let $S_t$ be the discounted sum to the episode's end. A termination adds no
+# bootstrap, and the window's last step bootstraps from `next_values` there unless it terminates.
+# It is one reverse scan: $a_t = \gamma(1-\text{term}_t)$, and $b_t = r_t$ plus, at $t = T-1$
+# only, $\gamma(1-\text{term}_{T-1}) V'_{T-1}$. That bootstrap is written as a select
+# (`torch.where`), so that a NaN value behind a termination is never read into the sum. Then two
+# cases:
+#
+# * Where the episode runs on past the $n$ steps ($t + n < T$, no termination in $[t, t+n)$), the
+#   first $n$ terms of $S_t$ are $S_t - \gamma^n S_{t+n}$. So $G^{(n)}_t = S_t - \gamma^n S_{t+n}
+#   + \gamma^n V(s_{t+n})$, where $V(s_{t+n})$ is `next_values[t + n - 1]` (next_values[t] is
+#   $V(s_{t+1})$: the likeliest slip is one step off).
+# * Elsewhere the sum stops by itself, and $G^{(n)}_t = S_t$.
+#
+# Both cases, on one row:
 
 # %%
 r1, v1, n_ = torch.randn(1, 12, device=DEVICE), torch.randn(1, 12, device=DEVICE), 3  # v1: next_values
@@ -359,11 +402,13 @@ exercises.attempt("n_step_returns", n_step_returns)
 #   every episode end (done: a termination, a truncation, or the window's last step).
 # * Only a termination drops the bootstrap: after a truncation or at the window's end, $\gamma_t
 #   V'_t$ with $V'_t = V(s_{t+1})$ is added to $b_t$, where `done & ~term`.
-# * A prologue turns the inputs into `(a, b, reset, valid, keep)`, the shared scan does the
-#   rest, and an epilogue writes $y_t$ (0 on padding): that is `rl.discounted_returns`.
+# * A prologue turns each step's inputs into the pair $(a_t, b_t)$ and a reset, the shared scan
+#   does the rest, and an epilogue writes $y_t$ (0 on padding): that is `rl.discounted_returns`.
+#   The package's own hook slots come in notebook 02.
 # * The gradient is a forward scan, $g_t = \partial L/\partial G_t +
 #   \gamma(1-d_{t-1})\,g_{t-1}$; both scans fit in one `torch.autograd.Function`.
-# * Pairs without a reset flag end a trace by multiplying by 0, so a value that may be NaN
-#   behind a termination must be selected away with `tl.where`.
+# * The harness `exercises.scan_hook` runs a prologue `(X, offs, t, T, m, P) -> (a, b)`. Pairs
+#   without a reset flag end a trace by multiplying by 0, so a value that may be NaN behind a
+#   termination must be selected away with `tl.where`.
 # * The $n$-step return is $S_t - \gamma^n S_{t+n} + \gamma^n V(s_{t+n})$ from one scan $S$
 #   while the episode runs on, else $S_t$; $V(s_{t+n})$ is `next_values[t + n - 1]`.

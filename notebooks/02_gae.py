@@ -119,11 +119,17 @@ print("prologue + scan + epilogue == the loop")
 # Your turn, in tensor ops first (checked exercises work as in notebook 00b: write the starter's
 # function, run the cell after it; `print(exercises.task(name))` restates the task).
 #
-# **`gae_pairs`.** GAE's prologue: return the pairs $(a_t, b_t)$ whose reverse scan
-# $y_t = b_t + a_t y_{t+1}$ (`rl.linear_scan`, run by the checker) is the advantage $A_t$, with
-# both kinds of episode end: `terminated` (no bootstrap, trace cut) and `truncated` (bootstrap
-# from `next_values`, trace cut). `next_values` behind a termination may be NaN: select it away
-# (`torch.where`), do not multiply it by `~terminated`.
+# **`gae_pairs`.** GAE's prologue, in tensor ops: the pairs whose reverse scan is the advantage.
+#
+# * **Inputs:** `rewards`, `values`, `next_values` ($V(s_{t+1})$), `terminated` and `truncated`
+#   (bool), all (B, T) tensors; `gamma` and `lam` numbers.
+# * **Returns:** `(a, b)`, tensors shaped like `rewards`, whose reverse scan
+#   $y_t = b_t + a_t y_{t+1}$ (`rl.linear_scan`, run by the checker) is the advantage $A_t$.
+# * **Edge cases:** both kinds of episode end. `terminated`: no bootstrap, trace cut.
+#   `truncated`: bootstrap from `next_values`, trace cut. `next_values` behind a termination may
+#   be NaN: select it away (`torch.where`), do not multiply it by `~terminated`.
+# * **Hint:** section 2's `gae_as_scan` is this prologue in NumPy. Here $a_t = 0$ cuts the trace
+#   (`rl.linear_scan` takes it as a reset).
 
 # %%
 def gae_pairs(rewards, values, next_values, terminated, truncated, gamma, lam):
@@ -138,42 +144,86 @@ exercises.attempt("gae_pairs", gae_pairs)
 #
 # In `rltriton_lite/returns.py` the prologue and epilogue are two `triton.jit` functions that
 # the shared scan kernel (`scan._scan_kernel`, notebook 00b, section 6) calls for each chunk of
-# steps. They are the hooks you wrote in 00b, with the package's conventions:
+# steps. They are the hooks you wrote in 00b, with a fixed signature of named slots, so that one
+# kernel serves every algorithm. Notebook 01's exercises used a smaller harness; this section is
+# where the package's own slots come in. What the names mean:
 #
-# * The inputs sit in named slots of the kernel's input tuple `X` (`X[REWARDS]`, `X[VALUES]`, ...:
-#   `rltriton_lite/episode.py`, the layout the scan-based estimators share), each with its
-#   strides in `SX`, so time-major and batch-major buffers are read alike; `tile.load(X[REWARDS],
-#   SX[REWARDS], row, t, valid, 0.0, ACC)` loads a tile of rewards as the accumulation type `ACC`.
+# | name | what it is |
+# | --- | --- |
+# | `X`, `SX` | the input tensors (pointers) and their strides, a tuple each; `X[REWARDS]` is the rewards, `SX[REWARDS]` their (row, time) strides; the slot names live in `rltriton_lite/episode.py` |
+# | `P` | the numbers: γ, λ, ... when they are constants (`P[P_GAMMA]`) |
+# | `O`, `SO` | the output tensors and their strides (the epilogue's) |
+# | `row`, `t`, `m` | the tile's row and time indices and the mask of in-bounds elements |
+# | `T` | the row length |
+# | `ACC` | the arithmetic dtype (float32, or float64 for float64 inputs) |
+# | `keep` | values the prologue hands to the epilogue, so nothing is loaded twice |
+# | `y`, `y_in` | the scanned value at $t$, and the value that entered step $t$ ($y_t = b_t + a_t y_{in}$: $y_{t+1}$ in a reverse scan) |
+# | `ahead` | an optional last argument: a masked call's look-ahead; skip it on first reading |
+# | a prologue returns `(a, b, reset, valid, keep)` | your `reset_scan` triple (00b, section 4); `valid`, false on padding (a padded step is the identity); `keep` |
+#
+# The package's helpers read the inputs through these slots:
+#
+# * `tile.load(X[REWARDS], SX[REWARDS], row, t, valid, 0.0, ACC)` loads a tile of rewards as the
+#   accumulation type `ACC`. The strides let time-major and batch-major buffers be read alike.
 # * `episode.step` loads the step's γ, λ and flags: `terminated`, `done` (terminated, truncated,
 #   or `t == T - 1`, the end of the window) and `valid` (not padding).
 # * `episode.values_now_and_next` reads $V(s_t)$ and $V(s_{t+1})$: `next_values[t]`, or
-#   `values[t+1]` and `bootstrap_value` after the last step; `values[t+1]` is the same load
+#   `values[t+1]` and `bootstrap_value` after the last step. `values[t+1]` is the same load
 #   shifted by one step inside the kernel (notebook 13, section 3).
-# * A prologue returns `(a, b, reset, valid, keep)`: your 00b triple, `valid`, and `keep`, values
-#   the epilogue needs again. The epilogue gets the scanned `y` and `keep`, and stores.
-# * On first reading, skip what the sources below do with `ahead` (a masked call's look-ahead)
-#   and `P_OPEN` (the flag of a window that is part of a longer row, split across processes):
-#   both are explained in notebook 13 and `docs/DESIGN.md`. `load_mask` loads `valid` (in bounds
-#   and not padding) and `coef` a coefficient such as γ, per step or one number.
+# * On first reading, skip what the sources below do with `ahead` and with `P_OPEN` (the flag of
+#   a window that is part of a longer row, split across processes). Both are explained in
+#   notebook 13 and `docs/DESIGN.md`. `load_mask` loads `valid` (in bounds and not padding) and
+#   `coef` a coefficient such as γ, per step or one number.
 
 # %%
-for fn in (episode.step, episode.values_now_and_next, returns._gae_epilogue):
+for fn in (episode.step, episode.values_now_and_next):
     print(inspect.getsource(getattr(fn, "fn", fn)))
 
 # %% [markdown]
+# Notebook 01's discounted return, written in these slots. `_returns_prologue` returns
+# `gamma * lam` as $a$: plain returns are GAE's scan with $\lambda = 1$, and multiplying by
+# exactly 1.0 changes no bit. `done` is the reset. The bootstrap value is added to $b$ only where
+# the return is cut without a termination, `done & ~term` (a truncation or the window's end).
+# `values_now_and_next` is read at every step though only used there, for speed (a load masked
+# by the flags would also be correct, but slower: notebook 13, section 3). The epilogue stores
+# $y_t$, 0 on padding.
+
+# %%
+for fn in (returns._returns_prologue, returns._one_output_epilogue):
+    print(inspect.getsource(getattr(fn, "fn", fn)))
+
+# %% [markdown]
+# GAE's epilogue stores two outputs: the advantages $y_t$, and the returns $y_t + V_t$ with $V_t$
+# taken from `keep`.
+
+# %%
+print(inspect.getsource(getattr(returns._gae_epilogue, "fn", returns._gae_epilogue)))
+
+# %% [markdown]
 # **Exercise `gae_prologue`.** Section 2's `gae_pairs` as a Triton hook: write GAE's prologue in
-# these slots; the checker runs `rl.gae` with yours in place of the package's
-# (`exercises.package_prologue`), on rollouts with
-# terminations, truncations, padding masks, a per-step γ, time-major inputs and no
-# `next_values`, all of which your prologue handles through `step` and `values_now_and_next`.
-# Three things to get right: no bootstrap at a termination (a select, `tl.where`, so a NaN
-# value behind a terminal state is never read into a sum); a reset at every episode end,
-# truncations and the window's end included (`done`); and `keep = (v,)`, so the epilogue adds
-# $V_t$ to the advantage without reading `values` again. The package passes
-# `values_now_and_next` the bounds mask `m` for speed (loads masked by bounds only stay 16-byte
-# vectors: notebook 13, section 3); `valid` is also correct, since padding is selected away
-# afterwards either way (`valid` makes a padded step the identity). The rewards' load takes
-# `valid`, as the package's prologue does.
+# the package's slots. The checker runs `rl.gae` with yours in place of the package's
+# (`exercises.package_prologue`).
+#
+# | where | prologue | epilogue |
+# | --- | --- | --- |
+# | the package, `scan.py` (02's `gae_prologue`) | `(X, SX, P, row, t, m, T, ACC) -> (a, b, reset, valid, keep)` | `(X, SX, P, O, SO, row, t, m, T, ACC, valid, y, y_in, keep)` |
+#
+# * **Inputs:** the slots above, read with the helpers. `step(X, SX, P, row, t, m, T, ACC)` gives
+#   `(gamma, lam, terminated, done, valid)`. The rewards' load takes `valid`, as the package's
+#   prologue does. `values_now_and_next(X, SX, row, t, m, T, ACC)` gives $V(s_t)$ and
+#   $V(s_{t+1})$.
+# * **Returns:** `(a, b, reset, valid, keep)`. `a` and `b` are section 2's, $\gamma_t\lambda_t$
+#   and $\delta_t$. The reset is `done`, every episode end, truncations and the window's end
+#   included. `valid` is `step`'s.
+#   `keep = (v,)`, so the epilogue adds $V_t$ to the advantage without reading `values` again.
+# * **Edge cases:** the checker's rollouts have terminations, truncations, padding masks, a
+#   per-step γ, time-major inputs and no `next_values`. Your prologue handles all of them through
+#   `step` and `values_now_and_next`. At a termination there is no bootstrap: write it as a
+#   select, `tl.where`, so a NaN value behind a terminal state is never read into a sum.
+# * **Hint:** `_returns_prologue` above has the same shape. The package passes
+#   `values_now_and_next` the bounds mask `m` for speed (loads masked by bounds only stay 16-byte
+#   vectors: notebook 13, section 3). `valid` is also correct, since padding is selected away
+#   afterwards either way (`valid` makes a padded step the identity).
 
 # %%
 import triton  # noqa: E402
@@ -303,7 +353,8 @@ h200 = profile.committed("gae")  # the H200's table and chart, read by name: not
 # * A termination is a select, not a multiplication: no bootstrap, and a NaN value behind it is
 #   never read; a truncation, or the window's end, resets the trace but bootstraps from
 #   `next_values`.
-# * The package's hooks work through named slots: `episode.step` gives γ, λ and the flags,
+# * The package's hooks work through named slots: a prologue `(X, SX, P, row, t, m, T, ACC)`
+#   returns `(a, b, reset, valid, keep)`. `episode.step` gives γ, λ and the flags,
 #   `values_now_and_next` the two values, and `keep` hands $V_t$ to the epilogue.
 # * A prologue knows nothing of chunks, carries or threads: every estimator is a short prologue
 #   and epilogue around one shared kernel.

@@ -252,13 +252,12 @@ h200 = profile.committed("td_lambda")  # the H200's table and chart, read by nam
 # Checked exercises work as in notebook 00b: write the starter's function, run the cell after it
 # (`print(exercises.task(name))` restates the task; solutions in `notebooks/solutions/`).
 #
-# The Triton exercises here run in `exercises.scan_hook`, the harness of notebook 01's
-# `transposed_scan` (its rules and kernel are printed there): `t` is the global time index, lanes
-# past the end are the identity, and the reverse scan starts from $y_T = 0$, so a bootstrap at
-# the window's last step belongs in $b$. A worked prologue first: TD(λ) with terminations, $a_t = \gamma(1-\text{term}_t)\lambda_t$ and
+# The Triton exercise here runs in `exercises.scan_hook`, notebook 01's harness. A worked
+# prologue first: TD(λ) with terminations, $a_t = \gamma(1-\text{term}_t)\lambda_t$ and
 # $b_t = r_t + \gamma(1-\text{term}_t)(1-\lambda_t)V(s_{t+1})$, with $\lambda_t = 0$ at the last
-# step; the factor $(1-\text{term}_t)$ is written as a select, since $V(s_{t+1})$ may be NaN
-# behind a termination. Against the package's `td_lambda`:
+# step (the scan starts from $y_T = 0$, so the window's bootstrap is all in $b$). The factor
+# $(1-\text{term}_t)$ is written as a select, since $V(s_{t+1})$ may be NaN behind a termination.
+# Against the package's `td_lambda`:
 
 # %%
 @triton.jit
@@ -292,24 +291,34 @@ print("a 9-line Triton prologue == rl.td_lambda")
 # Where the next action taken is exploratory, the rest of the rollout shows what the behaviour
 # policy did, not the greedy one: the trace is cut there and $G_t$ bootstraps from
 # $\max_a Q(s_{t+1}, a)$ alone. It is TD(λ) on $\max_a Q$ with a per-step λ, the worked prologue
-# above, but the max and the greediness are the prologue's to compute, from all the actions' Q:
+# above, but the max and the greediness are the prologue's to compute, from all the actions' Q.
 #
-# * `X = (rewards, next_q, next_action, terminated)`. `next_q` is a (B, T, A) float32 tensor,
-#   $Q(s_{t+1}, a)$ for the A actions, contiguous with the actions last: step `offs`'s action `a`
-#   is at `X[1] + offs * A + a`, a strided load, one per action, in a loop `for a in range(A)`.
-#   `next_action` (B, T, int64) is $a_{t+1}$, the action taken at $s_{t+1}$.
-# * `P = (γ, λ, A)`, A an int.
-# * $a_{t+1}$ is greedy where $Q(s_{t+1}, a_{t+1}) = \max_a Q(s_{t+1}, a)$: **a tie for the max
-#   counts as greedy** (every tied action is a greedy one; an argmax that picks the first of them
-#   would cut the trace where it should go on).
-# * After a termination there is no $s_{t+1}$: `next_q` there may be NaN, and the target is $r_t$.
-#   Select it away with `tl.where`, as the worked prologue does: a product with a zero factor,
-#   such as $\gamma(1-\text{term}_t)\max_a Q$, gives $0 \cdot \text{NaN} = \text{NaN}$.
+# | where | prologue | epilogue |
+# | --- | --- | --- |
+# | the harness, `exercises.scan_hook` (01, 03, 04, 06) | `(X, offs, t, T, m, P) -> (a, b)` | `(X, offs, t, T, m, P, y, y_in) -> out` (reverse scans only) |
+#
+# The harness's rules (pairs, no reset flag): notebook 01, "The harness for Triton prologues".
+#
+# * **Inputs:** `X = (rewards, next_q, next_action, terminated)` and `P = (γ, λ, A)`, A an int.
+#   * `next_q` is a (B, T, A) float32 tensor, $Q(s_{t+1}, a)$ for the A actions, contiguous with
+#     the actions last.
+#   * `next_action` (B, T, int64) is $a_{t+1}$, the action taken at $s_{t+1}$.
+# * **Returns:** the pair $(a_t, b_t)$ whose reverse scan is $G_t$ above.
+# * **Edge cases:**
+#   * $a_{t+1}$ is greedy where $Q(s_{t+1}, a_{t+1}) = \max_a Q(s_{t+1}, a)$. **A tie for the max
+#     counts as greedy**: every tied action is a greedy one. An argmax that picks the first of
+#     them would cut the trace where it should go on.
+#   * After a termination there is no $s_{t+1}$: `next_q` there may be NaN, and the target is
+#     $r_t$. Select it away with `tl.where`, as the worked prologue does (a product such as
+#     $\gamma(1-\text{term}_t)\max_a Q$ would give $0 \cdot \text{NaN} = \text{NaN}$).
+#   * At the window's last step $\ell_t = 0$.
+# * **Hint:** step `offs`'s action `a` is at `X[1] + offs * A + a`: a strided load, one per
+#   action, in a loop `for a in range(A)`.
 #
 # The checker runs your prologue in `exercises.scan_hook` on a row where every next action is
 # greedy (TD(λ) on the max), rows with non-greedy actions, Q-values on a grid of integers (ties
 # everywhere), and terminations with NaN behind them across several chunks, with 3 to 5 actions,
-# against a float64 NumPy loop; a failure names the case and the step where the error starts.
+# against a float64 NumPy loop. A failure names the case and the step where the error starts.
 # `exercises.check("q_lambda", q_lambda, seed=1)` draws other cases of the same kinds.
 #
 # A template:

@@ -465,18 +465,35 @@ h200 = profile.committed("vtrace")  # the H200's table and chart, read by name: 
 # (`print(exercises.task(name))` restates the task; solutions in `notebooks/solutions/`).
 #
 # **`retrace`** (a Triton prologue). Retrace(λ) (Munos et al., 2016) is V-trace's counterpart for
-# *action* values: $G_t = r_t + \gamma(1-\text{term}_t)\big[\mathbb E_\pi Q(s_{t+1}, \cdot) + c_{t+1}\big(G_{t+1}
-# - Q(s_{t+1}, a_{t+1})\big)\big]$ with $c_{t+1} = \lambda \min(1, \pi/\mu)$ at step $t+1$, and
-# $c = 0$ at the window's last step. Write its prologue in Triton for `exercises.scan_hook` (the
-# chunked reverse scan of notebook 00b with hooks, as in notebook 03's `q_lambda`): `P` holds
-# (γ, λ) and `X` five (B, T) tensors, each one number per step, loaded at `offs`:
+# *action* values:
 #
-# * `rewards`, $r_t$; `terminated`, a bool flag;
-# * `next_expected_q`, $\mathbb E_\pi Q(s_{t+1}, \cdot)$;
-# * `next_q`, $Q(s_{t+1}, a_{t+1})$, the value of the action taken next: shape (B, T), not
-#   `q_lambda`'s (B, T, A) of every action's value;
-# * `next_log_ratio`, $\log \pi/\mu$ of $a_{t+1}$, already indexed at $t$: entry $t$ is step
-#   $t+1$'s ratio, so load it at `offs`, with no shift.
+# $$G_t = r_t + \gamma(1-\text{term}_t)\big[\mathbb E_\pi Q(s_{t+1}, \cdot) + c_{t+1}\big(G_{t+1}
+#   - Q(s_{t+1}, a_{t+1})\big)\big], \qquad c_{t+1} = \lambda \min(1, \pi/\mu) \text{ at step } t+1.$$
+#
+# Write its prologue in Triton for `exercises.scan_hook` (the chunked reverse scan of notebook 00b
+# with hooks, as in notebook 03's `q_lambda`).
+#
+# | where | prologue | epilogue |
+# | --- | --- | --- |
+# | the harness, `exercises.scan_hook` (01, 03, 04, 06) | `(X, offs, t, T, m, P) -> (a, b)` | `(X, offs, t, T, m, P, y, y_in) -> out` (reverse scans only) |
+#
+# The harness's rules (pairs, no reset flag): notebook 01, "The harness for Triton prologues".
+#
+# * **Inputs:** `P` holds (γ, λ). `X` holds five (B, T) tensors, each one number per step, loaded
+#   at `offs`, in this order:
+#   * `X[0]`, `rewards`, $r_t$;
+#   * `X[1]`, `next_expected_q`, $\mathbb E_\pi Q(s_{t+1}, \cdot)$;
+#   * `X[2]`, `next_q`, $Q(s_{t+1}, a_{t+1})$, the value of the action taken next: shape (B, T),
+#     not `q_lambda`'s (B, T, A) of every action's value;
+#   * `X[3]`, `next_log_ratio`, $\log \pi/\mu$ of $a_{t+1}$, already indexed at $t$: entry $t$ is
+#     step $t+1$'s ratio, so load it at `offs`, with no shift;
+#   * `X[4]`, `terminated`, a bool flag.
+# * **Returns:** the pair $(a_t, b_t)$ whose reverse scan is $G_t$ above.
+# * **Edge cases:** $c = 0$ at the window's last step. Behind a termination the `next_*` inputs
+#   are never to be read (they may be NaN): select them away with `tl.where`, do not multiply them
+#   by $(1-\text{term}_t)$.
+# * **Hint:** expand the bracket. What multiplies $G_{t+1}$ is $a_t$, everything else is $b_t$.
+#   $\pi/\mu$ is `exp(next_log_ratio)`.
 #
 # A template:
 #
@@ -500,16 +517,27 @@ exercises.attempt("retrace", retrace)
 # **`vtrace_pg`** (a Triton epilogue). The policy-gradient advantage needs $v_{s+1}$, the *next*
 # step's V-trace target: what the package's epilogues get as `y_in`, the value that entered the
 # step ($y_t = b_t + a_t\,y_{in}$; the scan runs backwards in time). `exercises.scan_hook` takes an
-# `epilogue(X, offs, t, T, m, P, y, y_in)` too, with the same name: it is called after the scan
-# with `y` = $v_s$ and `y_in` = $v_{s+1}$, and what it returns is stored. The prologue is given,
-# `exercises.vtrace_prologue` (λ = 1; print its source with `inspect.getsource`). Write the
-# epilogue: $\min(\bar\rho, \pi_s/\mu_s)\big(r_s + \gamma(1-\text{term}_s)\,v_{s+1} - V(x_s)\big)$, with
-# $v_{s+1}$ = `next_values` at the window's last step (the weight is the introduction's clipped
-# $\rho_s$, with $\pi_s/\mu_s$ = `exp(log_rhos)`; the factor $1-\text{term}_s$ a select). `X`
-# holds log_rhos, rewards, values, next_values, terminated; `P` holds (γ, ρ̄, c̄). Two things this
-# exercise fixes: the policy gradient is clipped at ρ̄ itself (the package's `pg_rho_bar` set to
-# `rho_bar`, as the paper does), and λ = 1, where rlax's form (section 4, "Which policy-gradient
-# advantage") and the paper's are the same advantage.
+# epilogue too, with the same name: it is called after the scan, and what it returns is stored.
+# The prologue is given, `exercises.vtrace_prologue` (λ = 1; print its source with
+# `inspect.getsource`). You write the epilogue, the last column:
+#
+# | where | prologue | epilogue |
+# | --- | --- | --- |
+# | the harness, `exercises.scan_hook` (01, 03, 04, 06) | `(X, offs, t, T, m, P) -> (a, b)` | `(X, offs, t, T, m, P, y, y_in) -> out` (reverse scans only) |
+#
+# The harness's rules (pairs, no reset flag): notebook 01, "The harness for Triton prologues".
+#
+# * **Inputs:** `X` holds log_rhos, rewards, values, next_values, terminated; `P` holds
+#   (γ, ρ̄, c̄). `y` is $v_s$ and `y_in` is $v_{s+1}$.
+# * **Returns:** $\min(\bar\rho, \pi_s/\mu_s)\big(r_s + \gamma(1-\text{term}_s)\,v_{s+1} -
+#   V(x_s)\big)$. The weight is the introduction's clipped $\rho_s$, with $\pi_s/\mu_s$ =
+#   `exp(log_rhos)`. Two things this exercise fixes: the policy gradient is clipped at ρ̄ itself
+#   (the package's `pg_rho_bar` set to `rho_bar`, as the paper does), and λ = 1, where rlax's form
+#   (section 4, "Which policy-gradient advantage") and the paper's are the same advantage.
+# * **Edge cases:** $v_{s+1}$ is `next_values` at the window's last step (there `y_in` is 0: no
+#   step follows). The factor $1-\text{term}_s$ is a select.
+# * **Hint:** section 3's `_vtrace_epilogue` makes the same switch, `tl.where(done, v_next, y_in)`.
+#   Here only the window's last step switches.
 
 # %%
 # YOUR CODE: replace the next line by your @triton.jit def vtrace_pg(X, offs, t, T, m, P, y, y_in)
@@ -522,13 +550,18 @@ exercises.attempt("vtrace_pg", vtrace_pg)
 # **`vtrace_kernel`** (the capstone: a whole kernel, as in notebook 00b). V-trace end to end in
 # Triton, no harness: your `reset_scan` from 00b, one program per row walking chunks of `chunk`
 # steps from the last, with section 2's step in place of the discounted return's, writing `vs`;
-# then the policy-gradient advantage of `vtrace_pg`, which reads $v_{s+1}$ one step on (a second
-# kernel that loads `vs` at $t + 1$ is the simple way: the first has finished when it starts).
-# Inputs are (B, T) float32, terminations bool, λ = 1 and the policy gradient clipped at ρ̄. Two
-# places to think before writing: what the window's last step must do (section 2's equation has
-# $v_T$ in it, and there is no $v_T$), and what a terminal step may read (`next_values` behind a
-# termination may be NaN here). The checker compares both outputs with `reference.vtrace` on
-# rows longer than a chunk, with terminations.
+# then the policy-gradient advantage of `vtrace_pg`, which reads $v_{s+1}$ one step on.
+#
+# * **Inputs:** `log_rhos`, `rewards`, `values`, `next_values`, (B, T) float32 and contiguous;
+#   `terminated`, bool; `gamma`, `rho_bar`, `c_bar` numbers; `chunk` the chunk length. λ = 1.
+# * **Returns:** `(vs, pg)`, both written by kernels of yours. The policy gradient is clipped at
+#   ρ̄. The checker compares both outputs with `reference.vtrace` on rows longer than a chunk,
+#   with terminations.
+# * **Edge cases:** two places to think before writing. What the window's last step must do
+#   (section 2's equation has $v_T$ in it, and there is no $v_T$). And what a terminal step may
+#   read (`next_values` behind a termination may be NaN here).
+# * **Hint:** a second kernel that loads `vs` at $t + 1$ is the simple way to get $v_{s+1}$: the
+#   first has finished when it starts.
 
 # %%
 # YOUR CODE: your kernel(s), and this launcher returning (vs, pg)

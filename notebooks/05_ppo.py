@@ -428,11 +428,16 @@ h200 = profile.committed("ppo")  # the H200's table and chart, read by name: not
 # Checked exercises work as in notebook 00b: write the starter's function, run the cell after it
 # (`print(exercises.task(name))` restates the task; solutions in `notebooks/solutions/`).
 #
-# **The harness for Triton elementwise hooks.** `exercises.map_hook(hook, inputs, params)` calls a
-# `@triton.jit` `hook(X, offs, m, P)` on blocks of elements and stores what it returns (the
-# per-element values; the loss is their mean, the reduction of section 3). A worked hook first,
-# PPO's own clipped loss per element; `tl.minimum`, `tl.maximum` (and `tl.clamp`) are Triton's
-# elementwise min, max and clip:
+# ### The harness for Triton elementwise hooks
+#
+# `exercises.map_hook(hook, inputs, params)` calls a `@triton.jit` `hook(X, offs, m, P)` on blocks
+# of elements and stores what it returns (the per-element values; the loss is their mean, the
+# reduction of section 3). `X` is the tuple of your input tensors (as pointers), `offs` a block of
+# flat offsets into them, `m` its mask, and `P` the tuple of your numbers. No scan, so no pairs:
+# the hook returns one value per element. Notebook 07 uses the harness too.
+#
+# A worked hook first, PPO's own clipped loss per element. `tl.minimum`, `tl.maximum` (and
+# `tl.clamp`) are Triton's elementwise min, max and clip:
 
 # %%
 @triton.jit
@@ -453,10 +458,22 @@ print("a 6-line Triton hook == ppo_clip_loss(reduction='none')")
 
 # %% [markdown]
 # **`dual_clip`** (a Triton elementwise hook). Dual-clip PPO (Ye et al., 2020) bounds the loss of a
-# negative advantage at a large ratio: the objective is $\max\big(\min(\rho A, \operatorname{clip}(\rho, 1-\epsilon, 1+\epsilon) A),
-# cA\big)$ where $A < 0$ (with $c > 1$, e.g. 3) and PPO's $\min(\rho A, \operatorname{clip}(\rho) A)$
-# where $A \ge 0$. Write the per-element loss (minus the objective) as a hook like `ppo_clip_hook`:
-# `exercises.map_hook(dual_clip, (ratio, advantages), (epsilon, c))`.
+# negative advantage at a large ratio. Write its per-element loss as a hook like `ppo_clip_hook`,
+# for `exercises.map_hook(dual_clip, (ratio, advantages), (epsilon, c))`.
+#
+# | where | prologue | epilogue |
+# | --- | --- | --- |
+# | the harness, `exercises.map_hook` (05, 07) | `(X, offs, m, P) -> value`, elementwise, no scan | none |
+#
+# * **Inputs:** `X = (ratio, advantages)`, one number per element; `P = (epsilon, c)`, with
+#   $c > 1$ (e.g. 3).
+# * **Returns:** the per-element loss, minus the objective. The objective is
+#   $\max\big(\min(\rho A, \operatorname{clip}(\rho, 1-\epsilon, 1+\epsilon) A), cA\big)$ where
+#   $A < 0$, and PPO's $\min(\rho A, \operatorname{clip}(\rho) A)$ where $A \ge 0$.
+# * **Edge cases:** the max with $cA$ applies only where $A < 0$. Where $A \ge 0$ it would replace
+#   PPO's objective by $cA$ whenever $cA$ is larger.
+# * **Hint:** `ppo_clip_hook` above is most of it. `tl.where(adv < 0, ..., ...)` picks the branch
+#   per element.
 #
 # A template:
 #
@@ -478,11 +495,17 @@ exercises.attempt("dual_clip", dual_clip)
 
 # %% [markdown]
 # **`two_stage_mean`** (a Triton kernel and its launcher). The loss's reduction of section 3,
-# written by you: one program per block of `BLOCK` elements writes its partial sum (masked, so
-# padding adds 0), then a second launch of one program adds the partials in block order and
-# divides by `n`. Because the order is fixed, two calls give the same bits: the checker calls it
-# twice on each input and compares the bits as well as the value. (`tl.sum(block, 0)` sums a
-# block; a loop `for start in range(0, n_partials, BLOCK)` covers many partials.)
+# written by you, in two launches.
+#
+# * **Inputs:** `x`, a 1-D float32 tensor of `n` elements.
+# * **Returns:** the mean, a 0-d tensor. One program per block of `BLOCK` elements writes its
+#   partial sum. Then a second launch of one program adds the partials in block order and divides
+#   by `n`.
+# * **Edge cases:** the last block is partly past the end: mask it, so padding adds 0. Because the
+#   order is fixed, two calls give the same bits: the checker calls it twice on each input and
+#   compares the bits as well as the value.
+# * **Hint:** `tl.sum(block, 0)` sums a block; a loop `for start in range(0, n_partials, BLOCK)`
+#   covers many partials.
 
 # %%
 def two_stage_mean(x):

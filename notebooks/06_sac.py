@@ -407,13 +407,26 @@ h200 = profile.committed("sac")  # the H200's table and chart, read by name: not
 #
 # **`soft_lambda_targets`** (a Triton prologue). SAC's soft λ-return as pairs for the scan: with
 # $V'_t = \min(Q_1, Q_2)(s_{t+1}, a') - \alpha \log\pi(a'|s_{t+1})$,
-# $G_t = r_t + \gamma(1-\text{term}_t)\big[(1-\lambda)V'_t + \lambda\big(G_{t+1} - \alpha\log\pi(a_{t+1}|s_{t+1})\big)\big]$,
-# and $V'_t$ alone at the window's last step. The continuation's $-\alpha\log\pi$ of the *next*
-# step belongs in $b_t$: load `log_probs` at `offs + 1`, only where `t + 1 < T` (the mask
-# `m & (t + 1 < T)`). For
-# `exercises.scan_hook` (as notebook 03's `q_lambda`): `X` holds rewards, next_q1, next_q2,
-# next_log_probs, log_probs, terminated; `P` holds (γ, α, λ). The checker compares with
-# `reference.sac_targets`.
+#
+# $$G_t = r_t + \gamma(1-\text{term}_t)\big[(1-\lambda)V'_t + \lambda\big(G_{t+1} - \alpha\log\pi(a_{t+1}|s_{t+1})\big)\big].$$
+#
+# Write its prologue for `exercises.scan_hook` (as notebook 03's `q_lambda`).
+#
+# | where | prologue | epilogue |
+# | --- | --- | --- |
+# | the harness, `exercises.scan_hook` (01, 03, 04, 06) | `(X, offs, t, T, m, P) -> (a, b)` | `(X, offs, t, T, m, P, y, y_in) -> out` (reverse scans only) |
+#
+# The harness's rules (pairs, no reset flag): notebook 01, "The harness for Triton prologues".
+#
+# * **Inputs:** `X` holds rewards, next_q1, next_q2, next_log_probs, log_probs, terminated; `P`
+#   holds (γ, α, λ).
+# * **Returns:** the pair $(a_t, b_t)$ whose reverse scan is $G_t$. The checker compares it with
+#   `reference.sac_targets`.
+# * **Edge cases:** $V'_t$ alone in the bracket at the window's last step. A termination zeroes
+#   the bracket, $G_t = r_t$: `next_q1`, `next_q2` and `next_log_probs` behind it may be NaN, so
+#   select them away with `tl.where`.
+# * **Hint:** the continuation's $-\alpha\log\pi$ of the *next* step belongs in $b_t$: load
+#   `log_probs` at `offs + 1`, only where `t + 1 < T` (the mask `m & (t + 1 < T)`).
 #
 # A template:
 #

@@ -340,10 +340,23 @@ h200 = profile.committed("crr")  # the H200's table and chart, read by name: not
 # Checked exercises work as in notebook 00b: write the starter's function, run the cell after it
 # (`print(exercises.task(name))` restates the task; solutions in `notebooks/solutions/`).
 #
-# **`awr_weights`** (a Triton elementwise hook). AWR's weights (Peng et al., 2019), where CRR's come
-# from: $\exp(A/\beta)$, clipped at `max_weight` (20 in both papers), the elementwise hook of the
-# weighted sum: `exercises.map_hook(awr_weights, (advantages,), (beta, max_weight))` (as notebook
-# 05's `dual_clip`).
+# **`awr_weights`** (a Triton elementwise hook). AWR's weights (Peng et al., 2019), where CRR's
+# come from: the elementwise hook of the weighted sum, for
+# `exercises.map_hook(awr_weights, (advantages,), (beta, max_weight))` (as notebook 05's
+# `dual_clip`).
+#
+# | where | prologue | epilogue |
+# | --- | --- | --- |
+# | the harness, `exercises.map_hook` (05, 07) | `(X, offs, m, P) -> value`, elementwise, no scan | none |
+#
+# The harness: notebook 05, "The harness for Triton elementwise hooks".
+#
+# * **Inputs:** `X = (advantages,)`; `P = (beta, max_weight)`.
+# * **Returns:** the weight $\exp(A/\beta)$ of each element, clipped at `max_weight` (20 in both
+#   papers).
+# * **Edge cases:** every advantage above $\beta \ln w_{\max}$ ($w_{\max}$ = `max_weight`) gives
+#   exactly `max_weight`, even where $\exp(A/\beta)$ overflows to infinity in float32.
+# * **Hint:** `tl.exp` and `tl.minimum`.
 #
 # A template:
 #
