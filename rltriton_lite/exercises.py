@@ -114,6 +114,7 @@ import functools
 import inspect
 import math
 import os
+import re
 import site
 import sys
 import sysconfig
@@ -168,6 +169,9 @@ class _Exercise:
     # arrays) -> a hint or None, said before the others where it is true (the "every element" and ordinary-step
     # hints left out then)
     hint: Callable | None = None
+    # A hook's contract, (n, what): its @triton.jit function returns n values, ``what`` names them; the verdict
+    # where the kernel that runs it cannot unpack what it returned (_returned_count)
+    hook_returns: tuple | None = None
 
 
 _EXERCISES: dict[str, _Exercise] = {}
@@ -556,6 +560,9 @@ def _run(ex, case, fn, args, kwargs, code):
                 raise AssertionError(f"{ex.name}, {case}: {stray}") from None
             if ex.kind not in ("kernel", "hook"):  # no Triton code of theirs: their own error as it is
                 raise
+            count = _returned_count(ex, e, fn)
+            if count is not None:  # a verdict on the answer, as a wrong count of results is (_compare)
+                raise AssertionError(f"{ex.name}, {case}: {count}") from None
             inner = _raised_from(e)  # compiled, the error at the hook's call wraps the one in the hook
             raise RuntimeError(f"{ex.name}, {case}: {getattr(fn, '__name__', 'your function')} failed to compile or "
                                f"run: {type(inner).__name__}: {inner}\n{_error_hint(e, code)}") from e
@@ -590,6 +597,39 @@ _ERROR_HINTS = (  # (what the error says, where to look): the first that the err
     ("loop-carried variable", "(A loop's carry changed type: started as an integer, carry = 0, then made a float; "
                               "start it as 0.0.)"),
 )
+
+
+def _returned_count(ex, e, fn) -> str | None:
+    """Where ``ex`` has a hook contract (``hook_returns``) and ``e`` is the kernel unpacking what the
+    student's hook returned: what it should return, and what it did where that is knowable (the
+    hook's return statements, else the error's "expected n, got k", the interpreter's and the
+    compiler's alike). A lone value is "not iterable": said only where the source shows it."""
+    if ex.hook_returns is None:
+        return None
+    n, what = ex.hook_returns
+    text = " ".join(str(x) for x in _chain(e))
+    src = _source(getattr(fn, "fn", fn))
+    returned = []
+    with contextlib.suppress(SyntaxError, TypeError):
+        returned = [x.value for x in ast.walk(ast.parse(src)) if isinstance(x, ast.Return) and x.value is not None]
+    counts = {len(v.elts) if isinstance(v, ast.Tuple) and not any(isinstance(y, ast.Starred) for y in v.elts)
+              else 1 if not isinstance(v, (ast.Tuple, ast.Name, ast.Call, ast.Subscript, ast.IfExp)) else None
+              for v in returned}  # None: a name or call, whose length the source does not show
+    shown = counts - {None}
+    said = re.search(rf"values to unpack \(expected {n}(?:, got (\d+))?\)", text)
+    if len(shown) == 1 and None not in counts:
+        k = shown.pop()
+        if k == n or not (said or any(w in text for w in ("values to unpack", "iterable"))):
+            return None
+        line = ast.unparse(returned[0])
+        line = line[1:-1] if isinstance(returned[0], ast.Tuple) and line[:1] == "(" else line
+        got = f"{k} value{'s' * (k != 1)}" + (f" (return {line})" if len(line) <= 80 else "")
+    elif said:
+        got = f"{said.group(1)} values" if said.group(1) else f"more than {n} values"
+    else:
+        return None
+    name = getattr(fn, "__name__", "your function")
+    return f"{name} returned {got}, expected {n}: {what}"
 
 
 def _error_hint(e: BaseException, code) -> str:
@@ -1145,7 +1185,8 @@ def _refusal(ex, what: str, shown: str = "") -> str:
         return (f"write it yourself: {what} the checker's own (it computes the expected values, and refuses to "
                 "while your function runs)")
     found, _ = _answers()
-    may = [shown for i, (_, shown) in found.items() if i in _allowed(ex)]
+    # each name once: a decorated answer and the function it wraps are found under one name (linear_scan)
+    may = list(dict.fromkeys(shown for i, (_, shown) in found.items() if i in _allowed(ex)))
     return (f"write it yourself: {what} the package's answer " + (
         f"(of the package's functions, {ex.name} may call only {' and '.join(may)}, as its task says)" if may else
         f"({ex.name}'s task is to write it without the package's functions)"))
@@ -2221,6 +2262,93 @@ def _strided_scan_cases(d):
 
 
 # ---- 01: returns -----------------------------------------------------------------------------------
+@_exercise("transposed_scan", "01_discounted_return", "hook", stream=10, task="""
+transposed_scan: a @triton.jit prologue transposed_scan(X, offs, t, T, m, P) -> (a, b) for
+exercises.scan_hook(..., reverse=False), with X = (a, dy): the gradient of y = linear_scan(a, b)
+(y_t = b_t + a_t y_{t+1}) with respect to b, g_t = dy_t + a_{t-1} g_{t-1} (g_0 = dy_0), as a
+forward scan of the pairs (a_{t-1}, dy_t): load a one step back (offs - 1, masked by t >= 1).
+""" + HOOK_RULES + NO_RESET, needs="hook", run=lambda fn, args, kw: _harness_scan(fn, args, (), reverse=False),
+   scan="forward")
+def _transposed_scan_cases(d):
+    rng = d.rng
+    out = []
+    for shape in ((1, d.int(5, 2, 9)), (2, d.int(100, 65, 140)), (3, d.int(40, 10, 64))):
+        a, dy = rng.uniform(0.5, 1.0, size=shape), rng.normal(size=shape)
+        a_t = torch.tensor(a, requires_grad=False)
+        b_t = torch.zeros(shape, dtype=torch.float64, requires_grad=True)
+        (g,) = torch.autograd.grad((linear_scan(a_t, b_t, backend="torch") * torch.tensor(dy)).sum(), b_t)
+        out.append((f"shape {shape}" + (", several chunks" if shape[1] > 64 else ""), (_t(a), _t(dy)), {},
+                    g.numpy(), _carry_steps(shape, reverse=False)))
+    return out
+
+
+@_checker_only
+def _returns_and_gradient(r, done, gamma, w):
+    """(G, dL/dr) for L = sum(w * G): the returns, and the transposed scan of w, forwards in time."""
+    G = reference.discounted_returns(r, gamma=gamma, terminated=done)
+    a_prev = np.concatenate([np.zeros((r.shape[0], 1)), gamma * (1 - done[:, :-1])], 1)  # gamma (1 - done_{t-1})
+    return G, reference.linear_scan(a_prev, w, reverse=False)
+
+
+def _with_gradient(fn, args, kw):
+    """(returns, dL/drewards) for L = sum(w * returns): the forward and the backward of ``fn``. The
+    rewards passed share the case's tensor's storage, and the gradient into the returns is the case's
+    ``w`` itself: the replay (``_replay``) writes new values into both."""
+    r, d, gamma, w = args
+    r = r.detach().requires_grad_()
+    y = fn(r, d, gamma)
+    if not isinstance(y, torch.Tensor) or not y.requires_grad:
+        raise AssertionError("the returns do not require grad: apply your autograd.Function (Returns.apply(...)), "
+                             "not its forward")
+    _PHASE[0] = "backward"  # the launches from here on are the backward's (_require)
+    if y.shape == w.shape and y.dtype == w.dtype:
+        (g,) = torch.autograd.grad(y, r, grad_outputs=w)  # dL/dy = w, the case's tensor itself
+    else:  # (a wrong shape or dtype: the comparison says so)
+        (g,) = torch.autograd.grad((y * w).sum(), r)
+    _PHASE[0] = "forward"
+    return y.detach(), g
+
+
+def _returns_autograd_hint(args, i, bad, got, expected):
+    """The backward's off-by-one: dL/drewards from step t's own flag where the transposed scan takes step t - 1's."""
+    if i != 1:
+        return None
+    r, done, gamma, w = _as_numpy(tuple(args))
+    same_step = reference.linear_scan(gamma * (1.0 - done), w, reverse=False)  # gamma (1 - done_t), not done_{t-1}
+    if same_step.shape == got.shape and not np.allclose(same_step, expected, rtol=1e-5, atol=1e-5) \
+            and np.allclose(got, same_step, rtol=1e-5, atol=1e-5, equal_nan=True):
+        return ("Your backward is off by one step: in the transposed scan (forwards in time) step t's multiplier is "
+                "step t - 1's flag and discount, g_t = dL/dG_t + gamma (1 - done_{t-1}) g_{t-1}, loaded one step "
+                "back (offs - 1, masked by t >= 1); yours uses step t's own done_t.")
+    return None
+
+
+@_exercise("returns_autograd", "01_discounted_return", "hook", stream=16, task="""
+returns_autograd(rewards, dones, gamma) -> returns, differentiable in rewards: a
+torch.autograd.Function whose forward runs the reverse scan G_t = r_t + gamma (1 - done_t) G_{t+1}
+(exercises.scan_hook with your Triton prologue) and whose backward runs the transposed scan,
+forwards in time: dL/dr_t = g_t, g_t = dL/dG_t + gamma (1 - done_{t-1}) g_{t-1} (scan_hook with
+reverse=False and a second prologue; the step before t = 0 has no done flag: cut there). Save
+what the backward needs with ctx.save_for_backward. (B, T) float32 rewards, bool dones. The checker
+requires the autograd.Function's apply, and Triton code of yours launched in the forward and in the
+backward.
+""" + NO_RESET, needs="autograd", run=_with_gradient, scan=("reverse", "forward"),
+   results=("the returns G", "dL/drewards"),
+   may_use=("scan_hook",), recompute=lambda r, done, gamma, w: _returns_and_gradient(r, done, gamma, w),
+   hint=lambda *a: _returns_autograd_hint(*a))
+def _returns_autograd_cases(d):
+    rng, gamma = d.rng, d.real(0.9, 0.8, 0.99)
+    out = []
+    for shape, p in (((1, d.int(6, 2, 9)), 0.0), ((2, d.int(40, 10, 64)), 0.1), ((3, d.int(150, 65, 200)), 0.05)):
+        r, w = rng.normal(size=(2, *shape))
+        done = _flags(rng, shape, p)
+        done[-1, -1] |= p == 0.1  # an episode end at the window's last step
+        what = f"shape {shape}" + (", episode ends" if p else "") + (", several chunks" if shape[1] > 64 else "")
+        out.append((what, (_t(r), _t(done, torch.bool), gamma, _t(w)), {}, _returns_and_gradient(r, done, gamma, w),
+                    {DONE: done}))
+    return out
+
+
 @_checker_only
 def _n_step_reference(r, nv, term, gamma, n, stops=True, bootstraps=True, window_end=True):
     """The loop. The hint's slips: ``stops`` False sums past a termination, ``bootstraps`` False
@@ -2295,78 +2423,6 @@ def _n_step_cases(d):
     return out
 
 
-@_exercise("transposed_scan", "01_discounted_return", "hook", stream=10, task="""
-transposed_scan: a @triton.jit prologue transposed_scan(X, offs, t, T, m, P) -> (a, b) for
-exercises.scan_hook(..., reverse=False), with X = (a, dy): the gradient of y = linear_scan(a, b)
-(y_t = b_t + a_t y_{t+1}) with respect to b, g_t = dy_t + a_{t-1} g_{t-1} (g_0 = dy_0), as a
-forward scan of the pairs (a_{t-1}, dy_t): load a one step back (offs - 1, masked by t >= 1).
-""" + HOOK_RULES + NO_RESET, needs="hook", run=lambda fn, args, kw: _harness_scan(fn, args, (), reverse=False),
-   scan="forward")
-def _transposed_scan_cases(d):
-    rng = d.rng
-    out = []
-    for shape in ((1, d.int(5, 2, 9)), (2, d.int(100, 65, 140)), (3, d.int(40, 10, 64))):
-        a, dy = rng.uniform(0.5, 1.0, size=shape), rng.normal(size=shape)
-        a_t = torch.tensor(a, requires_grad=False)
-        b_t = torch.zeros(shape, dtype=torch.float64, requires_grad=True)
-        (g,) = torch.autograd.grad((linear_scan(a_t, b_t, backend="torch") * torch.tensor(dy)).sum(), b_t)
-        out.append((f"shape {shape}" + (", several chunks" if shape[1] > 64 else ""), (_t(a), _t(dy)), {},
-                    g.numpy(), _carry_steps(shape, reverse=False)))
-    return out
-
-
-@_checker_only
-def _returns_and_gradient(r, done, gamma, w):
-    """(G, dL/dr) for L = sum(w * G): the returns, and the transposed scan of w, forwards in time."""
-    G = reference.discounted_returns(r, gamma=gamma, terminated=done)
-    a_prev = np.concatenate([np.zeros((r.shape[0], 1)), gamma * (1 - done[:, :-1])], 1)  # gamma (1 - done_{t-1})
-    return G, reference.linear_scan(a_prev, w, reverse=False)
-
-
-def _with_gradient(fn, args, kw):
-    """(returns, dL/drewards) for L = sum(w * returns): the forward and the backward of ``fn``. The
-    rewards passed share the case's tensor's storage, and the gradient into the returns is the case's
-    ``w`` itself: the replay (``_replay``) writes new values into both."""
-    r, d, gamma, w = args
-    r = r.detach().requires_grad_()
-    y = fn(r, d, gamma)
-    if not isinstance(y, torch.Tensor) or not y.requires_grad:
-        raise AssertionError("the returns do not require grad: apply your autograd.Function (Returns.apply(...)), "
-                             "not its forward")
-    _PHASE[0] = "backward"  # the launches from here on are the backward's (_require)
-    if y.shape == w.shape and y.dtype == w.dtype:
-        (g,) = torch.autograd.grad(y, r, grad_outputs=w)  # dL/dy = w, the case's tensor itself
-    else:  # (a wrong shape or dtype: the comparison says so)
-        (g,) = torch.autograd.grad((y * w).sum(), r)
-    _PHASE[0] = "forward"
-    return y.detach(), g
-
-
-@_exercise("returns_autograd", "01_discounted_return", "hook", stream=16, task="""
-returns_autograd(rewards, dones, gamma) -> returns, differentiable in rewards: a
-torch.autograd.Function whose forward runs the reverse scan G_t = r_t + gamma (1 - done_t) G_{t+1}
-(exercises.scan_hook with your Triton prologue) and whose backward runs the transposed scan,
-forwards in time: dL/dr_t = g_t, g_t = dL/dG_t + gamma (1 - done_{t-1}) g_{t-1} (scan_hook with
-reverse=False and a second prologue; the step before t = 0 has no done flag: cut there). Save
-what the backward needs with ctx.save_for_backward. (B, T) float32 rewards, bool dones. The checker
-requires the autograd.Function's apply, and Triton code of yours launched in the forward and in the
-backward.
-""" + NO_RESET, needs="autograd", run=_with_gradient, scan=("reverse", "forward"),
-   results=("the returns G", "dL/drewards"),
-   may_use=("scan_hook",), recompute=lambda r, done, gamma, w: _returns_and_gradient(r, done, gamma, w))
-def _returns_autograd_cases(d):
-    rng, gamma = d.rng, d.real(0.9, 0.8, 0.99)
-    out = []
-    for shape, p in (((1, d.int(6, 2, 9)), 0.0), ((2, d.int(40, 10, 64)), 0.1), ((3, d.int(150, 65, 200)), 0.05)):
-        r, w = rng.normal(size=(2, *shape))
-        done = _flags(rng, shape, p)
-        done[-1, -1] |= p == 0.1  # an episode end at the window's last step
-        what = f"shape {shape}" + (", episode ends" if p else "") + (", several chunks" if shape[1] > 64 else "")
-        out.append((what, (_t(r), _t(done, torch.bool), gamma, _t(w)), {}, _returns_and_gradient(r, done, gamma, w),
-                    {DONE: done}))
-    return out
-
-
 # ---- 02: GAE ---------------------------------------------------------------------------------------
 @contextlib.contextmanager
 def package_prologue(kind: str, prologue):
@@ -2394,6 +2450,34 @@ def _package_gae(fn, args, kw):
     return tuple(out)
 
 
+@_exercise("gae_pairs", "02_gae", "numpy", stream=6, task="""
+gae_pairs(rewards, values, next_values, terminated, truncated, gamma, lam) -> (a, b): GAE's
+prologue. The checker runs linear_scan(a, b) and compares y with the advantages: terminated
+cuts the bootstrap and the trace, truncated only the trace (it bootstraps from next_values).
+next_values behind a termination is never to be read (it may be NaN): select it away
+(torch.where), do not multiply it by ~terminated, as 0 * NaN = NaN.
+""" + SCAN_RULES, run=_scan, may_use=("linear_scan",))
+def _gae_pairs_cases(d):
+    rng, gamma, lam = d.rng, d.real(0.9, 0.8, 0.99), d.real(0.8, 0.5, 0.95)
+    out = []
+    for shape, p_term, p_trunc in (((1, d.int(5, 2, 9)), 0.0, 0.0), ((2, d.int(40, 20, 64)), 0.1, 0.0),
+                                   ((3, d.int(50, 30, 70)), 0.05, 0.1)):
+        r, v, nv = rng.normal(size=(3, *shape))
+        term = _flags(rng, shape, p_term)
+        trunc = _flags(rng, shape, p_trunc)
+        if p_trunc:  # both kinds of episode end at the window's last step
+            term[-1, -1], term[0, -1], trunc[0, -1] = True, False, True
+        trunc &= ~term
+        adv, _ = reference.gae(r, v, next_values=nv, terminated=term, truncated=trunc, gamma=gamma, lambda_=lam)
+        what = f"shape {shape}" + (", terminations" if p_term else "") + (", truncations" if p_trunc else "")
+        if p_trunc:  # the next state's value behind a termination: NaN, never to be read
+            nv = np.where(term, np.nan, nv)
+            what += ", NaN next values behind the terminations"
+        out.append((what, (_t(r), _t(v), _t(nv), _t(term, torch.bool), _t(trunc, torch.bool), gamma, lam), {}, adv,
+                    {TERM: term, TRUNC: trunc}))
+    return out
+
+
 @_exercise("gae_prologue", "02_gae", "hook", stream=14, task="""
 gae_prologue: GAE's forward prologue in the package's own slots, a @triton.jit function
 gae_prologue(X, SX, P, row, t, m, T, ACC) -> (a, b, reset, valid, keep) that rltriton_lite.gae
@@ -2405,7 +2489,10 @@ GAE's advantage, where it resets, and what keep must hold are yours (your gae_pa
 pair); the epilogue stores the advantages y and the returns y + keep[0], and valid is step's.
 The checker calls rl.gae with masks, truncations, a per-step gamma, time-major inputs and no
 next_values.
-""", needs="hook", run=_package_gae, results=("advantages", "returns"))
+""", needs="hook", run=_package_gae, results=("advantages", "returns"),
+   hook_returns=(5, "a package prologue returns the 5-tuple (a, b, reset, valid, keep): the step's pair (a, b), "
+                    "reset (where the trace is cut), valid (false on padding: episode.step's) and keep, a tuple "
+                    "of what the epilogue reads (it stores the returns y + keep[0])"))
 def _gae_prologue_cases(d):
     rng, g, lam = d.rng, d.real(0.97, 0.9, 0.99), d.real(0.9, 0.7, 0.97)
     out = []
@@ -2443,34 +2530,6 @@ def _gae_prologue_cases(d):
     expected = reference.gae(r, v, next_values=nv, terminated=term, truncated=trunc, gamma=g, lambda_=lam)
     out.append(("time-major (T, B) inputs, time_dim=0", (_t(r.T), _t(v.T)), kw, tuple(expected),
                 {TERM: term, TRUNC: trunc}))
-    return out
-
-
-@_exercise("gae_pairs", "02_gae", "numpy", stream=6, task="""
-gae_pairs(rewards, values, next_values, terminated, truncated, gamma, lam) -> (a, b): GAE's
-prologue. The checker runs linear_scan(a, b) and compares y with the advantages: terminated
-cuts the bootstrap and the trace, truncated only the trace (it bootstraps from next_values).
-next_values behind a termination is never to be read (it may be NaN): select it away
-(torch.where), do not multiply it by ~terminated, as 0 * NaN = NaN.
-""" + SCAN_RULES, run=_scan, may_use=("linear_scan",))
-def _gae_pairs_cases(d):
-    rng, gamma, lam = d.rng, d.real(0.9, 0.8, 0.99), d.real(0.8, 0.5, 0.95)
-    out = []
-    for shape, p_term, p_trunc in (((1, d.int(5, 2, 9)), 0.0, 0.0), ((2, d.int(40, 20, 64)), 0.1, 0.0),
-                                   ((3, d.int(50, 30, 70)), 0.05, 0.1)):
-        r, v, nv = rng.normal(size=(3, *shape))
-        term = _flags(rng, shape, p_term)
-        trunc = _flags(rng, shape, p_trunc)
-        if p_trunc:  # both kinds of episode end at the window's last step
-            term[-1, -1], term[0, -1], trunc[0, -1] = True, False, True
-        trunc &= ~term
-        adv, _ = reference.gae(r, v, next_values=nv, terminated=term, truncated=trunc, gamma=gamma, lambda_=lam)
-        what = f"shape {shape}" + (", terminations" if p_term else "") + (", truncations" if p_trunc else "")
-        if p_trunc:  # the next state's value behind a termination: NaN, never to be read
-            nv = np.where(term, np.nan, nv)
-            what += ", NaN next values behind the terminations"
-        out.append((what, (_t(r), _t(v), _t(nv), _t(term, torch.bool), _t(trunc, torch.bool), gamma, lam), {}, adv,
-                    {TERM: term, TRUNC: trunc}))
     return out
 
 

@@ -182,6 +182,14 @@ def _gae_prologue_reads_padding(X, SX, P, row, t, m, T, ACC: tl.constexpr):
 
 
 @triton.jit
+def _gae_prologue_returns_three(X, SX, P, row, t, m, T, ACC: tl.constexpr):  # 00b's triple, not the package's 5
+    gamma, lam, term, done, valid = step(X, SX, P, row, t, m, T, ACC)
+    v, v_next = values_now_and_next(X, SX, row, t, m, T, ACC)
+    delta = tile_load(X[REWARDS], SX[REWARDS], row, t, valid, 0.0, ACC) + tl.where(term, 0.0, gamma * v_next) - v
+    return gamma * lam, delta, done
+
+
+@triton.jit
 def _returns_fwd(X, offs, t, T, m, P):
     done = tl.load(X[1] + offs, mask=m, other=0) != 0
     return tl.where(done, 0.0, P[0]), tl.load(X[0] + offs, mask=m, other=0.0)
@@ -314,7 +322,8 @@ def wrong_answers(name: str):
         ],
         "gae_prologue": [("bootstraps at terminations", _gae_prologue_bootstraps_at_terminations),
                          ("resets only at terminations", _gae_prologue_resets_at_terminations),
-                         ("padding read as steps (valid = m)", _gae_prologue_reads_padding)],
+                         ("padding read as steps (valid = m)", _gae_prologue_reads_padding),
+                         ("returns 00b's triple (a, b, reset): no valid, no keep", _gae_prologue_returns_three)],
         "vtrace_kernel": [
             ("c not clipped (c_t = rho_t)", lambda lr, r, v, nv, d, g, rb, cb, c: s(lr, r, v, nv, d, g, rb, 1e9, c)),
             ("rho_bar and c_bar swapped", lambda lr, r, v, nv, d, g, rb, cb, c: s(lr, r, v, nv, d, g, cb, rb, c)),
@@ -375,6 +384,29 @@ def wrong_answers(name: str):
                          ("distinct addresses, not sectors", lambda a, n: len(np.unique(a)))],
     }
     return W[name]
+
+
+# What the message says to some of the wrong answers above, (exercise, mistake) -> a fragment of it: where the
+# generic hints would not say what is wrong
+W_SAYS = {
+    ("returns_autograd", "done_t for done_{t-1} in the backward"):
+        "Hint: that step is an episode end. Your backward is off by one step: in the transposed scan (forwards in "
+        "time) step t's multiplier is step t - 1's flag and discount, g_t = dL/dG_t + gamma (1 - done_{t-1}) "
+        "g_{t-1}, loaded one step back (offs - 1, masked by t >= 1); yours uses step t's own done_t.",
+    ("gae_prologue", "returns 00b's triple (a, b, reset): no valid, no keep"):
+        "gae_prologue, no episode ends, shape (3, 90): _gae_prologue_returns_three returned 3 values (return "
+        "gamma * lam, delta, done), expected 5: a package prologue returns the 5-tuple (a, b, reset, valid, keep): "
+        "the step's pair (a, b), reset (where the trace is cut), valid (false on padding: episode.step's) and keep, "
+        "a tuple of what the epilogue reads (it stores the returns y + keep[0])",
+}
+
+
+@pytest.mark.parametrize("name,what", list(W_SAYS), ids=[n for n, _ in W_SAYS])
+def test_wrong_answers_are_told_what_is_wrong(name, what):
+    (fn,) = [f for w, f in wrong_answers(name) if w == what]
+    with pytest.raises(AssertionError) as e:
+        exercises.check(name, fn)
+    assert W_SAYS[name, what] in str(e.value)
 
 
 def _token_plain_gae(r, v, m, gamma, lam):
@@ -629,6 +661,18 @@ def test_catalog():
     assert sorted(p.stem for p in SOLUTIONS.glob("*.py")) == sorted(exercises.names())
 
 
+def test_catalog_follows_the_notebooks():
+    """catalog() and names() (a grading CSV's rows) list the exercises notebook by notebook, each notebook's
+    in the order its exercise cells (exercises.attempt("name", ...)) come in its .py."""
+    cat = exercises.catalog()
+    notebooks = [nb for _, nb, _ in cat]
+    assert notebooks == sorted(notebooks), notebooks
+    for nb in dict.fromkeys(notebooks):
+        text = (SOLUTIONS.parent / f"{nb}.py").read_text()
+        cells = list(dict.fromkeys(re.findall(r'exercises\.attempt\("(\w+)"', text)))
+        assert [n for n, b, _ in cat if b == nb] == cells, nb
+
+
 def _solution_nature(name):
     """What the solution file does, read from its code: the @triton.jit functions it defines, whether it
     launches one of them (kernel[grid](...)), whether it imports Triton at all, and whether the
@@ -682,7 +726,9 @@ def test_wrong_answers_fail_with_a_message(name):
     for what, fn in wrong:
         with pytest.raises(AssertionError, match=rf"^{name}, .*(expected|got|different bits)") as e:
             exercises.check(name, fn)
-        assert any(w in str(e.value) for w in ("elements wrong", "shape", "different bits")), (what, str(e.value))
+        # "values, expected": a hook that returned the wrong count of values (its contract), a verdict like a shape's
+        assert any(w in str(e.value) for w in ("elements wrong", "shape", "different bits", "values, expected")), \
+            (what, str(e.value))
         assert "tl.minimum" not in str(e.value)  # Triton's syntax hint is for code that fails to compile
 
 
@@ -992,7 +1038,7 @@ def _chunked_scan_in_one_block(rewards, dones, gamma, chunk):
 BYPASSES = [
     ("gae_pairs", _gae_pairs_by_the_package, r"write it yourself: rltriton_lite\.gae is the package's answer "
                                              r"\(of the package's functions, gae_pairs may call only "
-                                             r"rltriton_lite\.linear_scan"),
+                                             r"rltriton_lite\.linear_scan, as its task says\)"),
     ("block_scan", _block_scan_by_the_reference, r"write it yourself: rltriton_lite\.reference\.discounted_returns is "
                                                  r"the package's answer"),
     ("reset_scan", _reset_scan_by_the_package, r"write it yourself: rltriton_lite\.discounted_returns is"),
@@ -1006,7 +1052,8 @@ BYPASSES = [
                  marks=pytest.mark.skipif(not exercises.INTERPRET, reason="a scan's width is the interpreter's to see")),
     ("token_gae_pairs", _token_gae_pairs_by_the_package, r"write it yourself: rltriton_lite\.gae is the package's "
                                                          r"answer \(of the package's functions, token_gae_pairs may "
-                                                         r"call only rltriton_lite\.linear_scan"),
+                                                         r"call only rltriton_lite\.linear_scan, as its task "
+                                                         r"says\)"),
 ]
 
 
