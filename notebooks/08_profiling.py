@@ -99,8 +99,6 @@ BW = RES["copy_bandwidth_Bps"]  # bytes read + written per second, device-to-dev
 print(f"{RES['gpu']}, {RES['date']}, torch {RES['versions']['torch']}, triton {RES['versions']['triton']}: "
       f"copy bandwidth {BW / 1e12:.3f} TB/s, {len(RES['rows'])} rows")
 print(f"installed here: torch {torch.__version__}, triton {triton.__version__}")
-for measured in (RES, FULL):  # the stack the text names, not the one requirements.txt pins
-    assert measured["versions"]["torch"].startswith("2.11") and measured["versions"]["triton"].startswith("3.6")
 
 
 def row(res, algorithm, B, T, impl="rltriton_lite", dtype="float32", pass_="fwd"):
@@ -285,8 +283,8 @@ plt.show()
 
 # %%
 PROBE = "H200-2026-12-01d-wall.txt"
-with open(os.path.join(RESULTS, PROBE)) as f:
-    assert "torch 2.11, Triton 3.6" in f.readline()  # the same stack as the JSON files
+with open(os.path.join(RESULTS, PROBE), encoding="utf-8") as f:
+    print(f.readline().strip("# \n"))  # its first line: the GPU, the date and the stack (the JSON files')
 probe = {(sec["B"], sec["T"]): {r["name"]: r["us"] for r in sec["rows"] if r["pass"] == "fwd"}
          for sec in profile.read_wall_probe(os.path.join(RESULTS, PROBE))}
 probe_table = [{"shape": f"{b}×{t}", "noop kernel[grid]": probe[b, t]["noop kernel[grid]"],
@@ -482,12 +480,13 @@ package_gae = cleanrl.gae
 
 # %%
 CPU_SIZES = [(128, 4, "CleanRL default"), (2048, 1, "SB3 default"), (2048, 64, "SB3 steps, 64 envs")]
-cpu_rows = []
+cpu_rows, rollouts = [], {}
 for T_, N_, who in CPU_SIZES:
     g = torch.Generator().manual_seed(0)
     rollout = (torch.randn(T_, N_, generator=g), torch.randn(T_, N_, generator=g),  # rewards, values
                (torch.rand(T_, N_, generator=g) < 0.02).float(), torch.randn(N_, generator=g),  # dones, next_value
                (torch.rand(N_, generator=g) < 0.02).float())  # next_done
+    rollouts[T_, N_] = rollout  # kept: the op counts below use the same rollouts
     with profile.cpu_threads(1):
         loop_ms = profile.time_ms(lambda: cleanrl_gae(*rollout), "cpu", rep=5)
         torch_ms = profile.time_ms(lambda: package_gae(*rollout), "cpu", rep=5)
@@ -497,9 +496,16 @@ for T_, N_, who in CPU_SIZES:
 print("GAE, float32, wall time per call on this CPU (one thread), median of 5: real timing")
 print(profile.table(cpu_rows, digits=3))
 
+# %% [markdown]
+# Both compute the same advantages; that holds on any machine, so it is asserted. The times are
+# wall clock, so they are printed, not asserted: on a busy laptop one median can come out slow.
+# What to expect: SB3's default has 16 times the steps of CleanRL's, so the loop should take
+# about 16 times longer there; on a busy machine the ratio can come out well off that.
+
 # %%
 assert all(r["rel. error"] < 1e-5 for r in cpu_rows)  # the same advantages
-assert cpu_rows[1]["loop ms"] > 4 * cpu_rows[0]["loop ms"]  # 16× the steps: the loop's time grows with T
+growth = cpu_rows[1]["loop ms"] / cpu_rows[0]["loop ms"]
+print(f"the loop at 2048×1 ÷ at 128×4: {growth:.3g}× the time, for 16× the steps (expected: about 16×)")
 
 # %%
 fig, ax = plt.subplots(figsize=(7, 3.2), dpi=100)
@@ -519,14 +525,70 @@ plt.tight_layout()
 plt.show()
 
 # %% [markdown]
-# Why the loop costs what it does: each step runs about 15 tiny tensor ops (index, multiply,
-# add, a write), and each op pays PyTorch's fixed cost of a microsecond or two however few numbers
-# it touches, so the loop's time is set by T (its µs per step barely moves with N). The scan pays
-# those fixed costs per round instead of per step, 11 rounds at T = 2048, but does log₂ T times
-# more arithmetic per element, so its lead narrows as N grows. On a GPU every small op is also a
-# kernel launch with several µs of host time: the loop costs about 15 × T launches per call
-# whatever the GPU's speed, where the fused kernel costs one. The committed H200 results at
-# 4096×128:
+# **Why the loop costs what it does.** Every tensor op pays PyTorch's fixed cost of a
+# microsecond or two, however few numbers it touches. So what sets a call's time is how many ops
+# it runs, and that count is the same on every machine. PyTorch can count them: a
+# `TorchDispatchMode` sees each op (`aten.mul`, `aten.add`, ...) that runs inside its `with` block.
+
+# %%
+import collections  # noqa: E402
+
+from torch.utils._python_dispatch import TorchDispatchMode  # noqa: E402
+
+
+class CountOps(TorchDispatchMode):
+    """Counts the ATen ops run inside the `with` block, by name."""
+
+    def __init__(self):
+        super().__init__()
+        self.ops = collections.Counter()
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        self.ops[str(func)] += 1
+        return func(*args, **(kwargs or {}))
+
+
+def ops_of(fn, rollout):
+    with CountOps() as counter:
+        fn(*rollout)
+    return counter.ops
+
+# %% [markdown]
+# The loop's ops, per step, at CleanRL's size:
+
+# %%
+loop_ops = ops_of(cleanrl_gae, rollouts[128, 4])
+print({name: round(n / 128, 2) for name, n in loop_ops.items()})
+
+# %% [markdown]
+# Each step runs the same short list: five indexings (`select`, a view that computes nothing),
+# four multiplications, two additions, two subtractions and one write (`copy_`); the one
+# `zeros_like` is for the whole call. The count at every size, for both functions:
+
+# %%
+op_rows = [{"T × N": f"{T_}×{N_}", "loop ops": sum(ops_of(cleanrl_gae, rollouts[T_, N_]).values()),
+            "torch path ops": sum(ops_of(package_gae, rollouts[T_, N_]).values())} for T_, N_, _ in CPU_SIZES]
+for r, (T_, _, _) in zip(op_rows, CPU_SIZES):
+    r["loop ops per step"] = r["loop ops"] / T_
+print("GAE: ATen ops per call (the same on every machine)")
+print(profile.table(op_rows, digits=3))
+
+# %%
+per_step = [r["loop ops per step"] for r in op_rows]
+assert 10 <= min(per_step) and max(per_step) <= 20  # a dozen or so ops per step
+assert max(per_step) < 1.01 * min(per_step)  # the same at every size: T times a constant, whatever N
+counts = [r["torch path ops"] for r in op_rows]
+assert counts[1] == counts[2]  # the scan's count does not depend on N either
+assert counts[1] < 2 * counts[0]  # 16× the steps: 4 more rounds, not 16× the ops
+assert all(r["torch path ops"] < r["loop ops"] / 5 for r in op_rows)
+
+# %% [markdown]
+# So the loop's time is set by T (its µs per step barely moves with N). The scan pays its fixed
+# costs per round instead of per step (7 rounds at T = 128, 11 at T = 2048), but does log₂ T times
+# more arithmetic per element, so its lead narrows as N grows. On a GPU every op that computes is
+# also a kernel launch with several µs of host time: the loop costs about 9 × T launches per call
+# (the indexings are views and launch nothing) whatever the GPU's speed, where the fused kernel
+# costs one. The committed H200 results at 4096×128:
 
 # %%
 loop_h200, ours_h200 = row(RES, "gae", 4096, 128, impl="pytorch_loop"), row(RES, "gae", 4096, 128)
@@ -676,7 +738,8 @@ print(f"gae, profiler rows ({LIVE})")
 print(profile.live_table(prof_rows))
 timed = [r for r in prof_rows if r["ms"] is not None]  # on a CPU the kernel is checked, not timed
 assert {r["impl"] for r in prof_rows} == {"triton", "torch", "loop"} and {r["impl"] for r in timed} >= {"torch", "loop"}
-assert all(r["ms"] > 0 for r in timed) and all(r["rel_err"] < 1e-5 for r in prof_rows)  # all three correct
+assert all(r["ms"] > 0 and math.isfinite(r["ms"]) for r in timed)  # a time, whatever the load
+assert all(r["rel_err"] < 1e-5 for r in prof_rows)  # all three correct
 assert all(("gbps" in r) == (DEVICE == "cuda") for r in prof_rows)  # a bandwidth only from a GPU
 if DEVICE == "cpu":
     (check,) = [r for r in prof_rows if r["impl"] == "triton"]
@@ -759,16 +822,19 @@ controls = dict(
 )
 ui = w.interactive(run, {"manual": True, "manual_name": "sweep"}, **controls)
 run("gae", "float32", IMPLS[:2])
+default_rows = last["rows"]  # the cell below reads these, whatever you sweep next
 w.VBox([ui, out])
 
 # %%
-rows = last["rows"]
-print(f"gae sweep ({LIVE})")
+rows = default_rows
+print(f"gae sweep, float32, the defaults ({LIVE})")
 print(profile.live_table(rows))
-assert len(rows) == 2 * len(SIZES) and all(r["ms"] > 0 for r in rows)
-if not GPU:  # the loop's time follows T: 16 times the steps, several times the time
+assert sorted((r["impl"], r["B"], r["T"]) for r in rows) == sorted((i, *s) for i in IMPLS[:2] for s in SIZES)
+assert all(r["ms"] > 0 and math.isfinite(r["ms"]) for r in rows)  # a time, not a verdict: load can move it
+if not GPU:  # the loop's time follows T: printed, not asserted (section 5 counts its ops instead)
     loop_ms = {(r["B"], r["T"]): r["ms"] for r in rows if r["impl"] == "loop"}
-    assert loop_ms[64, 2048] > 4 * loop_ms[16, 128]
+    print(f"the loop at 64×2048 ÷ at 16×128: {loop_ms[64, 2048] / loop_ms[16, 128]:.3g}× the time, "
+          "for 16× the steps (expected: about 16×)")
 
 # %% [markdown]
 # ## All algorithms side by side
@@ -793,7 +859,8 @@ else:
     print(profile.table(live, dict(algorithm="algorithm", **profile.CPU_COLUMNS), digits=3))
     print(f"ms: {profile.cpu_timing(1, 3)}.")
 assert {r["algorithm"] for r in live} == set(profile.ops())
-assert all(r["rel_err"] < 1e-5 for r in live) and all(r["ms"] > 0 for r in live if r["ms"] is not None)
+assert all(r["rel_err"] < 1e-5 for r in live)
+assert all(r["ms"] > 0 and math.isfinite(r["ms"]) for r in live if r["ms"] is not None)
 
 # %% [markdown]
 # On a CPU, read the "replaced ÷ this" column of the torch rows: the replaced code's time (the
