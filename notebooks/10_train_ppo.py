@@ -249,11 +249,23 @@ print(f"median ms per update: CleanRL loops {1e3 * np.median(t_a):.1f}, rltriton
 # launches a few kernels per time step (in the committed full sweep on the H200,
 # `benchmarks/results/H200-2026-11-30d.md`, our forward call is 322–1420× faster, by the harness's
 # `ms`, than torchrl's estimators and CleanRL-style loops at 16384 × 1024).
-#
+
+# %% [markdown]
 # ## Exercises
+#
+# Without a checker:
+#
+# *(Answer each in its cell below: `tools/grade.py --collect-answers` gathers the answers for your
+# teacher.)*
 #
 # 1. Make the run longer (`total_timesteps=50_000`) and find the first episode where the two runs
 #    differ, if any. What decided it?
 # 2. Replace the value loss's returns by `rl.td_lambda(rewards, next_values, ...)` with
 #    CleanRL's done convention handled by hand (shift `dones` as `cleanrl.gae` does). Does the
 #    agent still learn as fast?
+
+# %% [markdown] tags=["answer-1"]
+# **Answer 1.** *Your answer here (code for it: in cells under this one).*
+
+# %% [markdown] tags=["answer-2"]
+# **Answer 2.** *Your answer here (code for it: in cells under this one).*

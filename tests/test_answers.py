@@ -10,7 +10,7 @@ holding. Blocks fenced ```python no-run (training runs, GPU scripts) are only co
 The questions come from the notebooks' py:percent twins (``notebooks/NN_*.py``; a test keeps
 them in sync with the ``.ipynb``): the top-level numbered items (``# 1. ...``) of the markdown
 cells of the ``## Exercises`` section that follow its "Without a checker:" line, or, in a section
-with no exercise that has a checker (09, 10, 13), all of its numbered items.
+without that line and without a checked exercise, all of its numbered items.
 """
 from __future__ import annotations
 

@@ -282,6 +282,20 @@ def test_a_notebook_that_changes_the_checker_is_not_graded(tmp_path):
         "rltriton_lite.reference.gae, numpy.isclose)" in row["message"], row
 
 
+def test_a_notebook_that_calls_torch_compile_is_graded(tmp_path):
+    """torch.compile's first call imports torch._dynamo, which wraps torch.manual_seed in place (08
+    does it in section 4): that is torch's doing, not a cell that changes the checker."""
+    compiles = ("import torch\nstep = torch.compile(lambda x: x * 2 + 1, backend='eager')\n"
+                "print(step(torch.ones(3)))")
+    nb = _notebook(tmp_path / "hana.ipynb", compiles, CORRECT["matrix_compose"])
+    out = tmp_path / "g.csv"
+    done = _grade_script("--out", str(out), "-q", "--fixed", str(nb))
+    assert done.returncode == 0, done.stderr
+    with open(out, newline="") as f:
+        assert [(r["exercise"], r["status"], r["message"]) for r in csv.DictReader(f)] == [
+            ("matrix_compose", "correct", "")]
+
+
 def test_grading_is_in_the_interpreter_unless_compiled(tmp_path, monkeypatch, capsys):
     """The graded notebook's process runs with TRITON_INTERPRET=1 (set by grade.py before anything
     imports Triton, over what the teacher's shell says), so the verdict is the same on every machine;
@@ -515,6 +529,51 @@ def test_answers_without_a_checker_are_collected(tmp_path):
     assert "not an answer" not in text and "Notes to self" not in text
 
 
+def test_answers_are_collected_from_a_notebook_without_checked_exercises(tmp_path):
+    """Notebook 10 has no checked exercise, so nothing of it is graded, but --collect-answers still
+    files its answers; a copy without the tagged answer cells (an older handout) is listed with a
+    note, not left out."""
+    import copy
+
+    course = nbformat.read(str(NOTEBOOKS / "10_train_ppo.ipynb"), as_version=4)
+    mine = copy.deepcopy(course)
+    first = next(c for c in mine.cells if "answer-1" in c.metadata.get("tags", []))
+    first.source = "**Answer 1.** They never differ: the same seed gives the same episodes."
+    mine.cells.insert(mine.cells.index(first) + 1, new_code_cell("print(first_difference)  # None"))
+    (tmp_path / "sub" / "alice").mkdir(parents=True)
+    nbformat.write(mine, str(tmp_path / "sub" / "alice" / "10_train_ppo.ipynb"))
+    old = copy.deepcopy(course)
+    old.cells = [c for c in old.cells if not c.metadata.get("tags")]
+    nbformat.write(old, str(tmp_path / "sub" / "10_train_ppo-bob.ipynb"))
+    done = _grade_script("--out", str(tmp_path / "g.csv"), "-q", "--collect-answers", str(tmp_path / "sub"))
+    assert done.returncode == 0, done.stderr
+    assert "0 notebooks with exercises (of 2 found), 0 grades" in done.stdout, done.stdout
+    text = (tmp_path / "g-answers" / "10_train_ppo.md").read_text(encoding="utf-8")
+    q1, q2 = text.split("\n## ")[1:]
+    assert q1.startswith("1. Make the run longer (`total_timesteps=50_000`)") and q2.startswith("2. Replace"), text
+    assert ("### alice\n\n**Answer 1.** They never differ: the same seed gives the same episodes.\n\n"
+            "```python\nprint(first_difference)  # None\n```") in q1, q1
+    assert "### alice\n\n(not answered)" in q2, q2
+    assert "### 10_train_ppo-bob\n\n(no answer cell tagged answer-1 in this notebook" in q1, q1
+    assert "### 10_train_ppo-bob\n\n(no answer cell tagged answer-2 in this notebook" in q2, q2
+
+
+def test_out_makes_its_folder(tmp_path):
+    """--out in a folder that does not exist yet: the folder is made, with the CSVs and the sources
+    beside each other in it; a file in the way is a usage error."""
+    nb = _notebook(tmp_path / "gina.ipynb", CORRECT["matrix_compose"])
+    out = tmp_path / "runs" / "2024-06" / "grades.csv"
+    done = _grade_script("--out", str(out), "--fixed", "-q", str(nb))
+    assert done.returncode == 0, done.stderr
+    with open(out, newline="") as f:
+        assert [(r["exercise"], r["status"]) for r in csv.DictReader(f)] == [("matrix_compose", "correct")]
+    assert (out.parent / "grades-students.csv").exists()
+    assert (out.parent / "grades-sources" / "gina" / "matrix_compose.py").exists()
+    (tmp_path / "a_file").write_text("")
+    bad = _grade_script("--out", str(tmp_path / "a_file" / "grades.csv"), "-q", str(nb))
+    assert bad.returncode == 2 and "cannot make the folder" in bad.stderr, bad.stderr
+
+
 def test_only_the_exercises_named_are_graded(tmp_path):
     """--exercises: the rows (and the per-student points) are those exercises' alone; a name that
     is no exercise is a usage error."""
@@ -532,10 +591,62 @@ def test_only_the_exercises_named_are_graded(tmp_path):
     assert bad.returncode == 2 and "no exercise named no_such" in bad.stderr, bad.stderr
 
 
-def test_the_readme_s_summative_command_grades_the_exercises_it_calls_safe():
-    """The README's --exercises list is its "safe to grade" bullet's exercises, no more, no fewer."""
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+TEACHING = ROOT / "docs" / "TEACHING.md"
+
+
+def test_the_guide_s_summative_command_grades_the_exercises_it_calls_safe():
+    """The teacher's guide's --exercises list is its "safe to grade" bullet's exercises, no more,
+    no fewer."""
+    text = TEACHING.read_text(encoding="utf-8")
     safe = text[text.index("* safe to grade"):text.index("So for a summative grade")]
     named = {n for n in re.findall(r"`(\w+)`", safe) if n in exercises.names()}
-    listed = set(re.search(r"--exercises ([\w,]+)", text).group(1).split(","))
-    assert named == listed and len(listed) == 8, (named, listed)
+    (listed,) = {m for m in re.findall(r"--exercises ([\w,]+)", text)}
+    assert named == set(listed.split(",")) and len(named) == 8, (named, listed)
+
+
+def _table(text, header):
+    """The rows of the markdown table whose header row starts with ``header``: first cell -> cells."""
+    lines = text[text.index(header):].splitlines()
+    rows = {}
+    for line in lines[2:]:
+        if not line.startswith("|"):
+            break
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        rows[cells[0].strip("`")] = cells[1:]
+    return rows
+
+
+def test_the_guide_s_table_agrees_with_the_readme_and_the_notebooks():
+    """docs/TEACHING.md's order table: every course notebook, with the README's hours, the
+    exercises that rltriton_lite.exercises checks in it, and its number of questions without a
+    checker (the ones tests/test_answers.py counts)."""
+    from test_answers import unchecked_questions
+
+    guide = _table(TEACHING.read_text(encoding="utf-8"), "| notebook | needs | checked | all |")
+    readme = _table((ROOT / "README.md").read_text(encoding="utf-8"), "| notebook | what it teaches |")
+    course = sorted(p.stem for p in NOTEBOOKS.glob("*.ipynb"))
+    assert sorted(guide) == sorted(readme) == course, (sorted(guide), sorted(readme))
+    checked = collections.defaultdict(list)
+    for name, notebook, _kind in exercises.catalog():
+        checked[notebook].append(name)
+    for nb, (_needs, hours, all_hours, names, asked) in guide.items():
+        assert [hours.split(",")[0], all_hours] == [readme[nb][1].split(",")[0], readme[nb][2]], nb
+        listed = [] if names == "none" else re.findall(r"`(\w+)`", names)
+        assert listed == checked[nb], (nb, listed)
+        assert int(asked.split()[0]) == len(unchecked_questions(NOTEBOOKS / f"{nb}.py")), nb
+
+
+def test_the_guide_s_code_runs_and_its_links_stay_in_the_repository():
+    """docs/TEACHING.md's python blocks run as pasted; its links reach files of the repository."""
+    from test_readme import fenced_blocks
+
+    text = TEACHING.read_text(encoding="utf-8")
+    blocks = [code for lang, _line, code in fenced_blocks(text) if lang == "python"]
+    assert blocks
+    for code in blocks:
+        exec(compile(code, str(TEACHING), "exec"), {})
+    targets = re.findall(r"\]\(([^)\s]+)\)", text)
+    assert targets
+    for target in targets:
+        assert "://" not in target, target
+        assert (TEACHING.parent / target.split("#")[0]).exists(), target

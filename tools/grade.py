@@ -22,23 +22,24 @@ a GPU is not graded correct. ``--compiled`` grades with compiled kernels instead
 GPU): faster, but those checks are then skipped or done from the kernels' code. Students on a GPU
 should run their checks under ``TRITON_INTERPRET=1`` before they hand in.
 
-Writes one CSV row per (student, notebook, exercise): ``student, notebook, exercise, status,
-message, source, seed``, the status one of ``correct``, ``wrong`` (the checker's verdict: a wrong
-value, what the task requires not done, such as no Triton kernel of the student's launched, or
-a package answer called), ``not attempted`` (the starter is untouched: it raises
-``NotImplementedError``, is still ``None``, or the notebook does not define the name), ``error``
-(the function raised, did not compile, or its cell did not run) or ``timeout``, the message the
-first line of what the checker said, source the file that keeps the graded code for review
-(below), seed the cases' seed (``fixed`` with ``--fixed``), and ``checks_passed`` of ``checks``:
-partial credit, ``exercises.score``'s count of the checker's cases each checked on its own (and its
-last probe where the exercise has one), all of them for ``correct``, some for a ``wrong`` answer
-right on part of the cases, 0 otherwise. Beside it, ``<csv stem>-students.csv`` has a row per
-student: the exercises of each status, the checks passed, and ``points``, 1 per correct exercise
-plus each other one's checks passed over its checks. ``--roster FILE`` (one student name per line,
-``#`` comments) lists the course there in its order: a student without a notebook gets 0 points
-and the note ``no notebook``, one graded but not on it ``not on the roster``. Prints a summary per
-student and per exercise. The exit code is 0 whatever the students scored; 2 on a usage error (no such file, no
-notebook found, a bad option, ``--seed`` with ``--fixed``).
+Writes one CSV row per (student, notebook, exercise) into ``--out`` (its folder made if missing):
+``student, notebook, exercise, status, message, source, seed``, the status one of ``correct``,
+``wrong`` (the checker's verdict: a wrong value, what the task requires not done, such as no Triton
+kernel of the student's launched, or a package answer called), ``not attempted`` (the starter is
+untouched: it raises ``NotImplementedError``, is still ``None``, or the notebook does not define the
+name), ``error`` (the function raised, did not compile, or its cell did not run) or ``timeout``, the
+message the first line of what the checker said, source the file that keeps the graded code for
+review (below), seed the cases' seed (``fixed`` with ``--fixed``), and ``checks_passed`` of
+``checks``: partial credit, ``exercises.score``'s count of the checker's cases each checked on its
+own (and its last probe where the exercise has one), all of them for ``correct``, some for a
+``wrong`` answer right on part of the cases, 0 otherwise. Beside it, ``<csv stem>-students.csv`` has
+a row per student: the exercises of each status, the checks passed, and ``points``, 1 per correct
+exercise plus each other one's checks passed over its checks. ``--roster FILE`` (one student name
+per line, ``#`` comments) lists the course there in its order: a student without a notebook gets 0
+points and the note ``no notebook``, one graded but not on it ``not on the roster``. Prints a
+summary per student and per exercise. The exit code is 0 whatever the students scored; 2 on a usage
+error (no such file, no notebook found, a bad option, ``--seed`` with ``--fixed``, an ``--out``
+folder that cannot be made).
 
 **Students.** A notebook given as a file is one student, named by the file's name without
 ``.ipynb``. A folder is searched recursively for ``*.ipynb`` (hidden folders and
@@ -52,15 +53,20 @@ notebook give two sets of rows, told apart by the ``notebook`` column).
 ``q_lambda = None``, ``@triton.jit def q_lambda(...)``, an import ``as`` the name) or passes to
 ``exercises.attempt``/``exercises.check``, and those of the course notebook that the file's name
 starts with (``02_gae-alice.ipynb``: notebook 02's), so a deleted starter counts as not attempted.
-Notebooks with none (09, 10, ...) are left out. ``--exercises NAME,...`` grades those alone (the
-README's "Graded or practice" lists the ones that are evidence for a summative grade), and the
-per-student points then count them only.
+Notebooks with none (09, 10) are not graded; their answers are still collected (below).
+``--exercises NAME,...`` grades those alone (the "Graded or practice" section of docs/TEACHING.md
+lists the ones that are evidence for a summative grade), and the per-student points then count
+them only.
 
 **Answers without a checker.** Each question a notebook asks without a checker has an answer cell
-(tagged ``answer-N``). ``--collect-answers`` writes ``<csv stem>-answers/<notebook>.md``: each
-question (from the course's copy in notebooks/), then every student's answer cell and the cells
-under it, up to the next answer cell or a heading (code fenced), or "(not answered)" where the
-placeholder is left. They are for the teacher to read: nothing in them is graded.
+(tagged ``answer-N``, under the numbered questions): the student types the answer into it and
+adds code cells under it if needed. ``--collect-answers`` writes ``<csv stem>-answers/<notebook>.md``
+for every notebook found that asks such questions (its name starts with a course notebook's that
+does, or it has answer cells), whether or not it has checked exercises: each question (from the
+course's copy in notebooks/), then every student's answer cell and the cells under it, up to the
+next answer cell or a heading (code fenced), "(not answered)" where the placeholder is left, or a
+note where the student's notebook has no cell tagged for the question. A cell added above the
+first answer cell is not collected. They are for the teacher to read: nothing in them is graded.
 
 **Which cells run.** In a fresh Python process per notebook (forked from this one, which has
 imported torch, Triton and the package once; a fresh interpreter where fork is not available or a
@@ -68,19 +74,21 @@ GPU is present: a forked child cannot use CUDA once its parent has even counted 
 the notebook's folder as the working directory, an IPython shell runs the notebook's code cells in
 order, from the first up to and including the last cell that binds one of its exercises' names (the
 last binding is the one a top-to-bottom run of the notebook would check), except the cells of an
-optional profiling section (under a markdown heading that says "optional" and "profil...", up to
-the next heading of the same or a higher level) unless such a cell binds an exercise's name.
-While these cells run, ``exercises.attempt`` and ``exercises.check`` do nothing (the grader checks
-once, afterwards, with its seed), shell commands (``!cmd``, ``%pip``) are not run, and an error in
-a cell is recorded and the next cell runs (as ``jupyter nbconvert --allow-errors``): a broken
-exploratory cell costs only what depends on it. An exercise whose defining cell raised and left the name undefined or the starter in place is an
-``error`` with the cell's exception. A cell that rebinds a name of the checker's modules
-(``rltriton_lite.exercises``, ``rltriton_lite.reference``) or of what their comparisons call
-(``numpy``, ``numpy.testing``, ``torch``, ``torch.testing``, ``math``, ``builtins``), or changes
-one of their functions (``exercises._compare = ...``, ``np.isclose = ...``), makes every exercise
-of the notebook an ``error`` that names the cell and what it changed (the grader puts it back
-after each cell). Then each exercise is checked
-in turn with ``exercises.check(name, fn, seed=S)``.
+optional profiling section (under a markdown heading that says "optional" and "profil...", up to the
+next heading of the same or a higher level) unless such a cell binds an exercise's name. While these
+cells run, ``exercises.attempt`` and ``exercises.check`` do nothing (the grader checks once,
+afterwards, with its seed), shell commands (``!cmd``, ``%pip``) are not run, and an error in a cell
+is recorded and the next cell runs (as ``jupyter nbconvert --allow-errors``): a broken exploratory
+cell costs only what depends on it. An exercise whose defining cell raised and left the name
+undefined or the starter in place is an ``error`` with the cell's exception. A cell that rebinds a
+name of the checker's modules (``rltriton_lite.exercises``, ``rltriton_lite.reference``) or of what
+their comparisons call (``numpy``, ``numpy.testing``, ``torch``, ``torch.testing``, ``math``,
+``builtins``), or changes one of their functions (``exercises._compare = ...``, ``np.isclose =
+...``), makes every exercise of the notebook an ``error`` that names the cell and what it changed
+(the grader puts it back after each cell). Torch's own wrapping of ``torch.manual_seed``, when a
+cell's ``torch.compile`` imports ``torch._dynamo``, is not such a change: the grader imports it
+before the cells run. Then each exercise is checked in turn with ``exercises.check(name, fn,
+seed=S)``.
 
 **Time limits.** ``--timeout`` (default 120 s) per exercise's check, ``--setup-timeout`` (default
 300 s) for the cells. A check past its limit is a ``timeout``: the process is killed (with any
@@ -394,6 +402,16 @@ def _changed_and_put_back(state) -> list[str]:
     return changed
 
 
+def _import_dynamo():
+    """Import torch._dynamo, as a notebook's first ``torch.compile`` does (08's): the import wraps
+    ``torch.manual_seed`` in place, which the checks of the checker's state would take for a cell
+    that changed the checker. Imported once in the grader's process, a forked child has it already."""
+    try:
+        import torch._dynamo  # noqa: F401
+    except ImportError:  # a torch without it: no notebook can compile either
+        pass
+
+
 def _worker(conn, notebook, cells, exercises, defined_in, seed, log_path, ipython_dir):
     """The child: run the cells, then check each exercise, reporting on ``conn``."""
     try:
@@ -417,6 +435,7 @@ def _worker(conn, notebook, cells, exercises, defined_in, seed, log_path, ipytho
     import numpy
     import numpy.testing
     import torch.testing
+    _import_dynamo()  # before the snapshot: its import rebinds torch.manual_seed, which is no tampering
     # the checker's modules, and what its comparisons call (np.isclose = ... would pass anything)
     checker = _checker_state((ex, reference, numpy, numpy.testing, torch, torch.testing, math, builtins))
     shell = _shell()
@@ -489,6 +508,8 @@ class Grader:
             # (torch.cuda.is_initialized() is not enough: torch.cuda.is_available() alone poisons a fork)
             fork = "fork" in mp.get_all_start_methods() and not torch.cuda.is_available()
             self.ctx = mp.get_context("fork" if fork else "spawn")
+            if fork:
+                _import_dynamo()  # once here, not in every child (seconds each)
         return self.ctx
 
     def grade(self, students: list[tuple[str, Path]]) -> list[tuple[str, str, str, str, str, int]]:
@@ -807,12 +828,21 @@ def _answer_text(cells) -> str | None:
 
 
 def write_answers(folder: Path, students: list[tuple[str, Path]]) -> list[Path]:
-    """``--collect-answers``: per course notebook, ``<folder>/<notebook>.md`` with each question without
-    a checker (from the course's copy in notebooks/) and every student's answer to it, "(not
-    answered)" where the placeholder is left. Returns the files written."""
+    """``--collect-answers``: per course notebook that asks questions without a checker (checked
+    exercises or not), ``<folder>/<notebook>.md`` with each question (from the course's copy in
+    notebooks/) and every student's answer to it, "(not answered)" where the placeholder is left.
+    Returns the files written."""
     import nbformat
 
     course = sorted((p.stem for p in (ROOT / "notebooks").glob("*.ipynb")), key=len, reverse=True)
+    asked = {}  # course notebook -> its questions without a checker, read once
+
+    def asked_in(stem):
+        if stem not in asked:
+            source = ROOT / "notebooks" / f"{stem}.ipynb"
+            asked[stem] = questions(nbformat.read(str(source), as_version=4)) if source.exists() else {}
+        return asked[stem]
+
     by_notebook = collections.defaultdict(list)
     for student, path in students:
         try:
@@ -820,19 +850,19 @@ def write_answers(folder: Path, students: list[tuple[str, Path]]) -> list[Path]:
         except Exception:  # noqa: BLE001 -- not a notebook: grading reports it
             continue
         got = answers(nb)
-        if got:
-            stem = next((c for c in course if path.stem.startswith(c)), path.stem)
+        stem = next((c for c in course if path.stem.startswith(c)), path.stem)
+        # every notebook that asks such questions, with checked exercises or without (09, 10)
+        if got or asked_in(stem):
             by_notebook[stem].append((student, got))
     folder.mkdir(parents=True, exist_ok=True)
     written = []
     for stem, got in sorted(by_notebook.items()):
-        source = ROOT / "notebooks" / f"{stem}.ipynb"
-        asked = questions(nbformat.read(str(source), as_version=4)) if source.exists() else {}
         lines = [f"# {stem}: the answers to the questions without a checker", ""]
-        for q in sorted(set(asked) | {q for _, a in got for q in a}):
-            lines += [f"## {q}. {asked.get(q, '')}".rstrip(), ""]
+        for q in sorted(set(asked_in(stem)) | {q for _, a in got for q in a}):
+            lines += [f"## {q}. {asked_in(stem).get(q, '')}".rstrip(), ""]
             for student, a in got:
-                text = _answer_text(a[q]) if q in a else None
+                text = (_answer_text(a[q]) if q in a else
+                        f"(no answer cell tagged answer-{q} in this notebook: read the notebook itself)")
                 lines += [f"### {student}", "", text if text is not None else "(not answered)", ""]
         path = folder / f"{stem}.md"
         path.write_text("\n".join(lines), encoding="utf-8")
@@ -861,7 +891,8 @@ def _parser():
     which.add_argument("--fixed", action="store_true",
                        help="grade on the fixed cases the notebooks show (the students' own checks) instead of unseen "
                             "ones; the CSV's seed column reads 'fixed'")
-    p.add_argument("--out", default="grades.csv", help="the CSV to write (default grades.csv); each graded "
+    p.add_argument("--out", default="grades.csv", help="the CSV to write (default grades.csv; its folder is made "
+                                                          "if missing); each graded "
                                                           "function's source goes to the folder <csv stem>-sources/ "
                                                           "beside it (<student>/<exercise>.py), for review")
     p.add_argument("--timeout", type=float, default=120.0, help="seconds per exercise's check (default 120)")
@@ -873,8 +904,8 @@ def _parser():
                                                   "per-student CSV lists each (0 points and 'no notebook' for one "
                                                   "without) and notes the graded ones not on it")
     p.add_argument("--exercises", default=None, metavar="NAME,...",
-                   help="grade only these exercises (comma-separated), e.g. the ones the README lists as safe to "
-                        "grade for a summative grade: the points then count those alone")
+                   help="grade only these exercises (comma-separated), e.g. the ones docs/TEACHING.md lists as safe "
+                        "to grade for a summative grade: the points then count those alone")
     p.add_argument("--collect-answers", action="store_true",
                    help="also write the students' answers to the questions without a checker (their answer "
                         "cells, tagged answer-N, and the cells under them), one file per notebook in "
@@ -901,8 +932,10 @@ def main(argv=None) -> int:
     except UsageError as e:
         parser.error(str(e))
     out_dir = Path(args.out).resolve().parent
-    if not out_dir.is_dir():
-        parser.error(f"--out {args.out}: no folder {out_dir}")
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)  # a fresh folder per run: --out results/2024-06/grades.csv
+    except OSError as e:
+        parser.error(f"--out {args.out}: cannot make the folder {out_dir}: {e}")
     try:
         roster = read_roster(args.roster) if args.roster else None
     except (OSError, UnicodeDecodeError) as e:
