@@ -344,6 +344,7 @@ def wrong_answers(name: str):
             ("values for next_values", lambda r, v, nv, term, trunc, g, lam: s(r, v, v, term, trunc, g, lam)),
             ("bootstraps at a termination on the window's last step",
              lambda r, v, nv, term, trunc, g, lam: s(r, v, nv, not_at_the_end(term), trunc, g, lam)),
+            ("the termination multiplied by 0 (0 * NaN)", _gae_pairs_multiplied),
         ],
         "q_lambda": [("trace not cut at non-greedy actions", _q_lambda_never_cut),
                      ("no cut at the window's end", _q_lambda_no_window_cut),
@@ -521,6 +522,12 @@ def _q_lambda_argmax_ties(X, offs, t, T, m, P):  # greedy only if a_{t+1} is the
 @triton.jit
 def _q_lambda_no_stride(X, offs, t, T, m, P):  # action a of step offs at offs + a: the stride A forgotten
     return _q_lambda(X, offs, t, T, m, P, True, True, True, True, False, True)
+
+
+def _gae_pairs_multiplied(rewards, values, next_values, terminated, truncated, gamma, lam):
+    # the course's first bug: gamma * V' * (1 - term) reads the NaN behind a termination (0 * NaN = NaN)
+    delta = rewards + gamma * next_values * (~terminated).to(rewards.dtype) - values
+    return gamma * lam * (~(terminated | truncated)).to(rewards.dtype), delta
 
 
 @triton.jit

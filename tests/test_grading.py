@@ -636,6 +636,24 @@ def test_the_guide_s_table_agrees_with_the_readme_and_the_notebooks():
         assert int(asked.split()[0]) == len(unchecked_questions(NOTEBOOKS / f"{nb}.py")), nb
 
 
+def _hours(cell):
+    """A table cell's range of hours ("1–1.5 h", "45 min–1 h", "20–30 min") as (low, high)."""
+    low, lu, high, hu = re.match(r"([\d.]+)\s*(min|h)?\s*–\s*([\d.]+)\s*(min|h)", cell).groups()
+    hours = lambda x, unit: float(x) / 60 if unit == "min" else float(x)  # noqa: E731
+    return hours(low, lu or hu), hours(high, hu)
+
+
+def test_the_total_hours_are_the_table_s_sums():
+    """The README's and the guide's "00 to 12 take about A–B hours checked and C–D hours with every
+    question" are the order table's sums (13 is optional), each end rounded to the hour."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    rows = {nb: cells for nb, cells in _table(readme, "| notebook | what it teaches |").items() if nb[:2] != "13"}
+    sums = [[round(sum(_hours(cells[k])[end] for cells in rows.values())) for end in (0, 1)] for k in (1, 2)]
+    want = "take about {}–{} hours checked and {}–{} hours with every question".format(*sums[0], *sums[1])
+    for text in (readme, TEACHING.read_text(encoding="utf-8")):
+        assert want in " ".join(text.split()), want
+
+
 def test_the_guide_s_code_runs_and_its_links_stay_in_the_repository():
     """docs/TEACHING.md's python blocks run as pasted; its links reach files of the repository."""
     from test_readme import fenced_blocks
