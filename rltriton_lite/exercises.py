@@ -2041,8 +2041,9 @@ after the step by zero, and 0 * NaN = NaN: every b must stay finite, so a NaN or
 behind an episode end is selected away with tl.where before it reaches b.)"""
 
 
-_COMPOSE_ORDER = ("A is right, the b part is wrong: is q applied first? (\"q first, then p\": y goes through q, "
+_COMPOSE_ORDER = ("the b part is wrong{}: is q applied first? (\"q first, then p\": y goes through q, "
                   "then what q gives through p)")
+_COMPOSE_N1 = " (A passes here only because 1 x 1 matrices commute: check its order too)"
 _COMPOSE_A = ("1 x 1 matrices commute and n x n ones do not: the product's order is A1 @ A2 (y goes through "
               "A2 first), not A2 @ A1")
 
@@ -2059,7 +2060,8 @@ def _swapped_a(args, got) -> bool:
 matrix_compose(p, q) -> (A, b): the composition "q first, then p" of two affine maps
 y -> A_i @ y + b_i, with p = (A1, b1) and q = (A2, b2) NumPy arrays (n x n, n).
 """, scan=None, results=("A", "b"),
-   hint=lambda args, i, bad, got, expected: _COMPOSE_ORDER if i == 1 else _COMPOSE_A if _swapped_a(args, got) else None)
+   hint=lambda args, i, bad, got, expected: _COMPOSE_ORDER.format(_COMPOSE_N1 if args[0][0].shape[0] == 1 else "")
+   if i == 1 else _COMPOSE_A if _swapped_a(args, got) else None)
 def _matrix_compose_cases(d):
     rng = d.rng
     out = []
@@ -2266,7 +2268,8 @@ def _strided_scan_cases(d):
 transposed_scan: a @triton.jit prologue transposed_scan(X, offs, t, T, m, P) -> (a, b) for
 exercises.scan_hook(..., reverse=False), with X = (a, dy): the gradient of y = linear_scan(a, b)
 (y_t = b_t + a_t y_{t+1}) with respect to b, g_t = dy_t + a_{t-1} g_{t-1} (g_0 = dy_0), as a
-forward scan of the pairs (a_{t-1}, dy_t): load a one step back (offs - 1, masked by t >= 1).
+forward scan of the pairs (a_{t-1}, dy_t): load a from one step back, offs - 1, only where t >= 1
+(other=0: step 0 has no step before it).
 """ + HOOK_RULES + NO_RESET, needs="hook", run=lambda fn, args, kw: _harness_scan(fn, args, (), reverse=False),
    scan="forward")
 def _transposed_scan_cases(d):
@@ -2319,7 +2322,7 @@ def _returns_autograd_hint(args, i, bad, got, expected):
             and np.allclose(got, same_step, rtol=1e-5, atol=1e-5, equal_nan=True):
         return ("Your backward is off by one step: in the transposed scan (forwards in time) step t's multiplier is "
                 "step t - 1's flag and discount, g_t = dL/dG_t + gamma (1 - done_{t-1}) g_{t-1}, loaded one step "
-                "back (offs - 1, masked by t >= 1); yours uses step t's own done_t.")
+                "back (offs - 1, only where t >= 1); yours uses step t's own done_t.")
     return None
 
 

@@ -393,7 +393,7 @@ W_SAYS = {
     ("returns_autograd", "done_t for done_{t-1} in the backward"):
         "Hint: that step is an episode end. Your backward is off by one step: in the transposed scan (forwards in "
         "time) step t's multiplier is step t - 1's flag and discount, g_t = dL/dG_t + gamma (1 - done_{t-1}) "
-        "g_{t-1}, loaded one step back (offs - 1, masked by t >= 1); yours uses step t's own done_t.",
+        "g_{t-1}, loaded one step back (offs - 1, only where t >= 1); yours uses step t's own done_t.",
     ("gae_prologue", "returns 00b's triple (a, b, reset): no valid, no keep"):
         "gae_prologue, no episode ends, shape (3, 90): _gae_prologue_returns_three returned 3 values (return "
         "gamma * lam, delta, done), expected 5: a package prologue returns the 5-tuple (a, b, reset, valid, keep): "
@@ -1846,12 +1846,14 @@ def test_the_padding_hint_only_where_padding_follows_the_last_step():
 
 
 def test_matrix_compose_names_the_order_where_a_is_right_and_b_wrong():
-    order = "Hint: A is right, the b part is wrong: is q applied first?"
+    """At n = 1 A passes whatever its order (1 x 1 matrices commute): the hint says so, never that A is right."""
+    order = "Hint: the b part is wrong (A passes here only because 1 x 1 matrices commute: check its order too): " \
+            "is q applied first?"
     for seed in (None, 3):
         for fn in (lambda p, q: (q[0] @ p[0], q[1] + q[0] @ p[1]),  # p first, then q (A commutes at n = 1)
                    lambda p, q: (p[0] @ q[0], p[1] + q[0] @ q[1])):  # b1 + A2 b2
             msg = _failure_seeded("matrix_compose", fn, seed)
-            assert "result 1 (b)" in msg and order in msg, msg
+            assert "result 1 (b)" in msg and order in msg and "A is right" not in msg, msg
     msg = _failure("matrix_compose", lambda p, q: (q[0] @ p[0] + 1.0, p[1] + p[0] @ q[1]))  # A wrong: not said
     assert "result 0 (A)" in msg and order not in msg, msg
     for seed in (None, 3):  # A's product in the other order, b right: n = 1 passes, then A is wrong

@@ -591,6 +591,20 @@ def test_only_the_exercises_named_are_graded(tmp_path):
     assert bad.returncode == 2 and "no exercise named no_such" in bad.stderr, bad.stderr
 
 
+def test_an_exercise_named_but_not_handed_in_is_noted_missing(tmp_path):
+    """With --exercises, an exercise a student handed in no notebook for is named in the per-student
+    note (its 0 points would otherwise be silent: a teacher dividing by "exercises" would inflate)."""
+    nb = _notebook(tmp_path / "gina.ipynb", CORRECT["matrix_compose"])
+    out = tmp_path / "g.csv"
+    done = _grade_script("--out", str(out), "--fixed", "-q", "--exercises", "matrix_compose,reset_scan,gae_pairs",
+                         str(nb))
+    assert done.returncode == 0, done.stderr
+    with open(tmp_path / "g-students.csv", newline="") as f:
+        (student,) = list(csv.DictReader(f))
+    assert (student["exercises"], student["points"], student["note"]) == (
+        "1", "1.00", "missing: reset_scan, gae_pairs"), student
+
+
 TEACHING = ROOT / "docs" / "TEACHING.md"
 
 

@@ -56,7 +56,8 @@ starts with (``02_gae-alice.ipynb``: notebook 02's), so a deleted starter counts
 Notebooks with none (09, 10) are not graded; their answers are still collected (below).
 ``--exercises NAME,...`` grades those alone (the "Graded or practice" section of docs/TEACHING.md
 lists the ones that are evidence for a summative grade), and the per-student points then count
-them only.
+them only; one that a student handed in no notebook for is named in the per-student note
+(``missing: ...``, 0 points).
 
 **Answers without a checker.** Each question a notebook asks without a checker has an answer cell
 (tagged ``answer-N``, under the numbered questions): the student types the answer into it and
@@ -764,12 +765,13 @@ def read_roster(path) -> list[str]:
     return list(dict.fromkeys(n for n in names if n and not n.startswith("#")))
 
 
-def write_students(path: Path, rows, n_checks: dict, roster=None) -> None:
+def write_students(path: Path, rows, n_checks: dict, roster=None, expected=None) -> None:
     """One row per student: how many exercises of each status, the checks passed of those graded,
     and ``points``: 1 per correct exercise, and for any other its checks passed over its checks
     (partial credit; 0 where not attempted). With a ``roster``, its students in its order, one
     without a notebook with 0 points and the note "no notebook", and those graded but not on it
-    after them, noted "not on the roster"."""
+    after them, noted "not on the roster". With ``expected`` (``--exercises``' names), those a
+    student handed in no notebook for are noted "missing: ..." (0 points each)."""
     by = collections.defaultdict(list)
     for student, _nb, exercise, status, _msg, right in rows:
         by[student].append((exercise, status, right))
@@ -786,6 +788,9 @@ def write_students(path: Path, rows, n_checks: dict, roster=None) -> None:
                          for ex, status, right in graded)
             note = ("no notebook" if student not in by else
                     "not on the roster" if roster is not None and student not in roster else "")
+            missing = [ex for ex in expected or () if ex not in {e for e, _, _ in graded}]
+            if missing and student in by:
+                note = "; ".join(filter(None, (note, "missing: " + ", ".join(missing))))
             w.writerow([student, len(graded), *(counts[s] for s in STATUSES), passed, total, f"{points:.2f}", note])
 
 
@@ -990,7 +995,7 @@ def main(argv=None) -> int:
             w.writerow([*row, path.relative_to(out.parent).as_posix() if path else "",
                         "fixed" if seed is None else seed, right, n_checks.get(row[2], "")])
     per_student = out.parent / f"{out.stem}-students.csv"
-    write_students(per_student, rows, n_checks, roster)
+    write_students(per_student, rows, n_checks, roster, only)
     if args.collect_answers:
         for path in write_answers(out.parent / f"{out.stem}-answers", students):
             print(f"answers -> {path}")
