@@ -227,8 +227,8 @@ print(inspect.getsource(getattr(scan.combine, "fn", scan.combine)))
 
 # %% [markdown]
 # The same order as `combine`: `(a_l, b_l, r_l)` is the run scanned so far, applied first, and
-# `(a_r, b_r, r_r)` the step after it in scan order. Is the combine with the flag still
-# associative? Read a triple $(a, b, r)$ as the map $y \mapsto b$ if $r$, else $a y + b$: the
+# `(a_r, b_r, r_r)` the run after it in scan order (one step or several, in a tree scan). Is the
+# combine with the flag still associative? Read a triple $(a, b, r)$ as the map $y \mapsto b$ if $r$, else $a y + b$: the
 # combine is composition of these maps. But the argument "composition is associative" is not
 # enough here, because two triples can be the same map ($a$ is ignored when $r$ is set), so
 # the combine has to be associative on the triples themselves. Directly: write $p \oplus q$ with
@@ -265,7 +265,7 @@ assert np.isnan(2.0 + 0.0 * nan_later[2])
 
 # %%
 b = torch.tensor([[1.0, 2.0, 3.0, float("nan"), 5.0, 6.0]], device=DEVICE)
-a = torch.tensor([[0.9, 0.0, 0.9, 0.9, 0.9, 0.9]], device=DEVICE)  # a = 0 after step 1: an episode end
+a = torch.tensor([[0.9, 0.0, 0.9, 0.9, 0.9, 0.9]], device=DEVICE)  # a = 0 at step 1: the episode ends there
 mask = torch.tensor([[1, 1, 1, 1, 0, 1]], device=DEVICE)          # step 4 is padding
 y = rl.linear_scan(a, b, mask=mask, backend=KERNEL)
 print(y)

@@ -59,7 +59,7 @@ DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
 # the Triton kernels: compiled on a GPU, in the interpreter on a CPU (backend="auto" takes the PyTorch path on a CPU)
 KERNEL = "triton"
 rng = np.random.default_rng(1)
-n = lambda x: x.cpu().numpy()  # noqa: E731
+to_numpy = lambda x: x.cpu().numpy()  # noqa: E731
 
 # %% [markdown]
 # ## 1. The loop
@@ -134,20 +134,21 @@ mask = torch.rand(B, T, device=DEVICE) > 0.1
 gamma = torch.rand(B, T, device=DEVICE) * 0.2 + 0.8
 G = rl.discounted_returns(r, gamma=gamma, terminated=term, truncated=trunc, next_values=nv, mask=mask,
                           backend=KERNEL)
-expected = reference.discounted_returns(n(r), gamma=n(gamma), terminated=n(term), truncated=n(trunc),
-                                        next_values=n(nv), mask=n(mask))
-np.testing.assert_allclose(n(G), expected, rtol=1e-5, atol=1e-5)
+expected = reference.discounted_returns(to_numpy(r), gamma=to_numpy(gamma), terminated=to_numpy(term),
+                                        truncated=to_numpy(trunc), next_values=to_numpy(nv), mask=to_numpy(mask))
+np.testing.assert_allclose(to_numpy(G), expected, rtol=1e-5, atol=1e-5)
 
 G_tm = rl.discounted_returns(r.t().contiguous(), gamma=gamma.t().contiguous(), terminated=term.t().contiguous(),
                              truncated=trunc.t().contiguous(), next_values=nv.t().contiguous(),
                              mask=mask.t().contiguous(), time_dim=0, backend=KERNEL)
-np.testing.assert_allclose(n(G_tm).T, expected, rtol=1e-5, atol=1e-5)
+np.testing.assert_allclose(to_numpy(G_tm).T, expected, rtol=1e-5, atol=1e-5)
 
 # without next_values: the window's last step bootstraps from bootstrap_value, terminations only
 boot = torch.randn(B, device=DEVICE)
 G2 = rl.discounted_returns(r, gamma=0.99, terminated=term, bootstrap_value=boot, backend=KERNEL)
-np.testing.assert_allclose(n(G2), reference.discounted_returns(n(r), gamma=0.99, terminated=n(term), bootstrap_value=n(boot)),
-                           rtol=1e-5, atol=1e-5)
+expected2 = reference.discounted_returns(to_numpy(r), gamma=0.99, terminated=to_numpy(term),
+                                         bootstrap_value=to_numpy(boot))
+np.testing.assert_allclose(to_numpy(G2), expected2, rtol=1e-5, atol=1e-5)
 print("kernel == loop")
 
 # %% [markdown]
@@ -222,6 +223,18 @@ h200 = profile.committed("discounted_return")  # the H200's table and chart, rea
 #   multiplying. So an input that may be NaN (a next value behind a termination) must be kept out
 #   of $b$ with `tl.where`, or $0 \cdot \text{NaN}$ leaks across the episode end. That leak is why
 #   the package carries triples (00b, section 4).
+#
+# **How an episode end is made, tool by tool.** In a reverse scan, "behind the end" is later in
+# time: the next episode, or the carry from a later chunk.
+#
+# | tool | how it ends an episode | can a NaN behind the end leak in? |
+# | --- | --- | --- |
+# | 00's `combine` (section 4; the package's `scan.combine`) | a reset flag: `tl.where` selects $b$ and drops what is behind | no |
+# | 00b's `block_scan` and `chunked_scan` | $a_t = \gamma(1 - d_t) = 0$: the later value is multiplied by 0 | yes: $0 \cdot \text{NaN} = \text{NaN}$, so a NaN or `inf` in a later episode (or in `last_value`, or the carry) reaches every earlier step (00b, section 4) |
+# | 00b's `reset_scan` | a reset flag: a select, in the combine and on the carry | no |
+# | the harness, `exercises.scan_hook` (01, 03, 04, 06) | pairs only: $a = 0$ cuts the trace by multiplying | yes: a NaN in a later $b$ leaks; keep NaN-able inputs (a next value behind a termination) out of $b$ with `tl.where` |
+# | `rl.linear_scan` | $a_t = 0$ is taken as a reset (its prologue returns `a == 0` as the flag): a select | no: a NaN after it cannot reach the steps before it (00, section 4) |
+# | the package's prologues (`scan.py`; 02's `gae_prologue`) | a reset flag returned by the prologue (`done`): a select | no |
 
 # %%
 print(inspect.getsource(getattr(exercises._scan_hook_kernel, "fn", exercises._scan_hook_kernel)))
@@ -242,7 +255,7 @@ print(inspect.getsource(getattr(exercises._scan_hook_kernel, "fn", exercises._sc
 # * **Returns:** the pairs $(a_{t-1}, dy_t)$ of each chunk. Their forward scan is $g_t$, which the
 #   checker compares with autograd's gradient of `rl.linear_scan`.
 # * **Edge cases:** at $t = 0$ there is no step before, and $g_0 = dy_0$.
-# * **Hint:** the step before $t$ is at `offs - 1`, to be masked where `t >= 1`.
+# * **Hint:** the step before $t$ is at `offs - 1`, loaded only where `t >= 1` (`other=0`: step 0 has no step before it).
 #
 # ```python
 # @triton.jit

@@ -200,6 +200,14 @@ for fn in (returns._returns_prologue, returns._one_output_epilogue):
 print(inspect.getsource(getattr(returns._gae_epilogue, "fn", returns._gae_epilogue)))
 
 # %% [markdown]
+# **Warning: this is not 01's hook signature. `T` and `m` swap places, and the package's hook
+# also takes the strides `SX` and the `row`.**
+#
+# ```
+# 01's harness (exercises.scan_hook):  (X, offs, t, T, m, P)
+# the package (scan.py):               (X, SX, P, row, t, m, T, ACC)
+# ```
+#
 # **Exercise `gae_prologue`.** Section 2's `gae_pairs` as a Triton hook: write GAE's prologue in
 # the package's slots. The checker runs `rl.gae` with yours in place of the package's
 # (`exercises.package_prologue`).
