@@ -617,19 +617,34 @@ def _returned_count(ex, e, fn) -> str | None:
               for v in returned}  # None: a name or call, whose length the source does not show
     shown = counts - {None}
     said = re.search(rf"values to unpack \(expected {n}(?:, got (\d+))?\)", text)
+    short = _unpacked_short(e)
     if len(shown) == 1 and None not in counts:
         k = shown.pop()
-        if k == n or not (said or any(w in text for w in ("values to unpack", "iterable"))):
+        if k == n or not (said or short or any(w in text for w in ("values to unpack", "iterable"))):
             return None
         line = ast.unparse(returned[0])
         line = line[1:-1] if isinstance(returned[0], ast.Tuple) and line[:1] == "(" else line
         got = f"{k} value{'s' * (k != 1)}" + (f" (return {line})" if len(line) <= 80 else "")
     elif said:
         got = f"{said.group(1)} values" if said.group(1) else f"more than {n} values"
+    elif short:
+        got = f"fewer than {n} values"
     else:
         return None
     name = getattr(fn, "__name__", "your function")
     return f"{name} returned {got}, expected {n}: {what}"
+
+
+def _unpacked_short(e) -> bool:
+    """Compiled by Triton 3.6, a kernel's ``a, b, ... = HOOK(...)`` of a hook that returned fewer
+    values fails as an IndexError at that line (the interpreter and later Tritons say "values to
+    unpack")."""
+    for x in _chain(e):
+        node = getattr(x, "node", None)
+        if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Tuple) \
+                and isinstance(node.value, ast.Call) and "index out of range" in str(getattr(x, "error_message", "")):
+            return True
+    return False
 
 
 def _error_hint(e: BaseException, code) -> str:
@@ -835,7 +850,8 @@ def _version(x):
 def _recording_launches():
     """Every launch of a ``@triton.jit`` kernel (``kernel[grid](...)``, an autotuner's too) while
     the block runs, appended to ``LAUNCHES``: ``JITFunction.run``, and the interpreter's
-    ``InterpretedFunction.run``, are wrapped. Compiled or interpreted alike."""
+    ``InterpretedFunction.run``, are wrapped. Compiled or interpreted alike; the package's planned
+    launches (``_triton.Launch``) take Triton's path meanwhile, as under a profiler's hook."""
     if not _triton.HAS_TRITON:
         yield
         return
@@ -846,6 +862,7 @@ def _recording_launches():
     except ImportError:  # pragma: no cover - a Triton without an interpreter
         pass
     saved = [(c, c.__dict__["run"]) for c in classes if "run" in c.__dict__]
+    hooks_installed = _triton._hooks_installed
 
     def recording(run):
         def run_recorded(self, *args, **kwargs):
@@ -862,11 +879,13 @@ def _recording_launches():
 
     for c, run in saved:
         setattr(c, "run", recording(run))
+    _triton._hooks_installed = lambda: True  # as for a profiler: the package's launches go through run too
     try:
         yield
     finally:
         for c, run in saved:
             setattr(c, "run", run)
+        _triton._hooks_installed = hooks_installed
 
 
 @contextlib.contextmanager

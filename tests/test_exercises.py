@@ -13,6 +13,7 @@ package's answers (its functions reached through a module, a name, a dict, an in
 _torch_path, the checker's own cases and references)."""
 from __future__ import annotations
 
+import ast
 import importlib.util
 import re
 import sys
@@ -27,6 +28,7 @@ from conftest import DEVICE
 
 import rltriton_lite as rl
 import rltriton_lite.reference  # noqa: F401 (rl.reference)
+import rltriton_lite._triton as rl_triton
 import rltriton_lite.returns as rl_returns
 from rltriton_lite import exercises
 from rltriton_lite import gae as package_gae
@@ -408,6 +410,33 @@ def test_wrong_answers_are_told_what_is_wrong(name, what):
     with pytest.raises(AssertionError) as e:
         exercises.check(name, fn)
     assert W_SAYS[name, what] in str(e.value)
+
+
+def test_a_short_return_compiled_by_triton_3_6_is_counted():
+    """Compiled, Triton 3.6 fails the kernel's 5-way unpacking of a 3-tuple as an IndexError at that
+    line (no "values to unpack"): the verdict is still the count, as under the interpreter."""
+    from triton.compiler.errors import CompilationError
+    src = "def k(X):\n    a, b, reset, valid, keep = PROLOGUE(X)\n"
+    at = CompilationError(src, ast.parse(src).body[0].body[0], "IndexError('list index out of range')")
+    ex = exercises._get("gae_prologue")
+    assert exercises._returned_count(ex, at, _gae_prologue_returns_three) == W_SAYS[
+        "gae_prologue", "returns 00b's triple (a, b, reset): no valid, no keep"].split(": ", 1)[1]
+    assert exercises._returned_count(ex, at, lambda *a: a).startswith("<lambda> returned fewer than 5 values")
+    elsewhere = CompilationError(src, ast.parse("x = y[9]").body[0], "IndexError('list index out of range')")
+    assert exercises._returned_count(ex, elsewhere, _gae_prologue_returns_three) is None
+
+
+def test_the_package_s_fast_launches_are_watched():
+    """A planned launch of the package's that skips Triton (_triton.Launch's checked compiled
+    kernel) takes Triton's path while the checker records launches, so it is seen."""
+    seen = []
+    kernel = type("K", (), {"__getitem__": lambda self, grid: lambda *a, **kw: seen.append(grid)})()
+    launch = rl_triton.Launch(kernel, (2,), (), 1, ())
+    launch.compiled = object()  # as after a first call that agreed
+    before = rl_triton._hooks_installed
+    with exercises._recording_launches():
+        launch(1.0)
+    assert seen == [(2, 1, 1)] and rl_triton._hooks_installed is before
 
 
 def _token_plain_gae(r, v, m, gamma, lam):
