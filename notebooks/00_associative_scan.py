@@ -339,9 +339,9 @@ plt.show()
 # rows, walks their chunks in scan order, asks the algorithm's **prologue** for the pairs
 # $(a_t, b_t)$ and reset flags of the chunk, scans them, applies the carry, and hands $y_t$ (and
 # $y$ of the step before in scan order) to the algorithm's **epilogue**, which writes the outputs.
-# Notebook 00b has you write that kernel yourself, step by step; how the package makes it fast
-# (several steps per thread, vector loads, long rows split across programs) is the optional
-# appendix, notebook 13.
+# Notebooks 00b and 00c have you write that kernel yourself, step by step; how the package makes
+# it fast (several steps per thread, vector loads, long rows split across programs) is the
+# optional appendix, notebook 13.
 #
 # The primitive itself is `rl.linear_scan`, whose prologue just loads `a` and `b`. Checked
 # against the loop on random rows, with padding and an initial carry, backwards and forwards in

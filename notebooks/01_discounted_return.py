@@ -20,7 +20,7 @@
 #   and epilogue; its gradient as a forward scan, in Triton, behind a `torch.autograd.Function`.
 # * **Time:** 3–4 h with the open questions; 2–3 h for the reading and the three checked exercises
 #   (for a student new to Triton).
-# * **Needs:** notebooks 00 and 00b; writing a `torch.autograd.Function`. No GPU.
+# * **Needs:** notebooks 00, 00b and 00c; writing a `torch.autograd.Function`. No GPU.
 #
 # The return is what policy-gradient methods weight a log-probability by (REINFORCE:
 # Williams, *Simple statistical gradient-following algorithms for connectionist reinforcement
@@ -33,9 +33,9 @@
 # After a termination nothing follows; after a truncation (a time limit, or the end of the
 # rollout window) the return bootstraps from $V'_t = V(s_{t+1})$ of the real next state.
 #
-# A word that changes meaning here: in 00b, `dones` meant a termination (nothing after it). From
-# now on **done** means any episode end, $\text{done}_t = \text{term}_t \lor \text{trunc}_t$,
-# or the window's last step; only a termination drops the bootstrap, through $(1-\text{term}_t)$.
+# A word that changes meaning here: in 00b and 00c, `dones` meant a termination (nothing after
+# it). From now on **done** means any episode end,
+# $\text{done}_t = \text{term}_t \lor \text{trunc}_t$, or the window's last step; only a termination drops the bootstrap, through $(1-\text{term}_t)$.
 
 # %%
 import inspect
@@ -108,12 +108,12 @@ print("prologue + scan + epilogue == the loop")
 # ## 3. The kernel
 #
 # `rl.discounted_returns` runs section 2's three pieces as one Triton kernel: the shared scan
-# kernel of notebook 00b (section 6), with a prologue and an epilogue for the return.
+# kernel of notebook 00c (section 3), with a prologue and an epilogue for the return.
 #
 # * The **prologue** turns each step's inputs into section 2's pair $(a_t, b_t)$ and a reset
 #   flag. $a_t = \gamma_t$, the reset is done$_t$, and the bootstrap $\gamma_t V'_t$ enters $b_t$
 #   only where `done & ~term` (a truncation, or the window's end).
-# * The **scan** composes the steps with the reset of notebook 00b (section 4), chunk by chunk.
+# * The **scan** composes the steps with the reset of notebook 00c (section 1), chunk by chunk.
 # * The **epilogue** writes $y_t$, and 0 on padding.
 #
 # The package's hooks take more arguments than that: strides, the row, the arithmetic dtype,
@@ -222,7 +222,7 @@ h200 = profile.committed("discounted_return")  # the H200's table and chart, rea
 # * **No reset flag: the prologue returns a pair $(a, b)$.** $a = 0$ cuts the trace by
 #   multiplying. So an input that may be NaN (a next value behind a termination) must be kept out
 #   of $b$ with `tl.where`, or $0 \cdot \text{NaN}$ leaks across the episode end. That leak is why
-#   the package carries triples (00b, section 4).
+#   the package carries triples (00c, section 1).
 #
 # **How an episode end is made, tool by tool.** In a reverse scan, "behind the end" is later in
 # time: the next episode, or the carry from a later chunk.
@@ -230,8 +230,8 @@ h200 = profile.committed("discounted_return")  # the H200's table and chart, rea
 # | tool | how it ends an episode | can a NaN behind the end leak in? |
 # | --- | --- | --- |
 # | 00's `combine` (section 4; the package's `scan.combine`) | a reset flag: `tl.where` selects $b$ and drops what is behind | no |
-# | 00b's `block_scan` and `chunked_scan` | $a_t = \gamma(1 - d_t) = 0$: the later value is multiplied by 0 | yes: $0 \cdot \text{NaN} = \text{NaN}$, so a NaN or `inf` in a later episode (or in `last_value`, or the carry) reaches every earlier step (00b, section 4) |
-# | 00b's `reset_scan` | a reset flag: a select, in the combine and on the carry | no |
+# | 00b's `block_scan` and `chunked_scan` | $a_t = \gamma(1 - d_t) = 0$: the later value is multiplied by 0 | yes: $0 \cdot \text{NaN} = \text{NaN}$, so a NaN or `inf` in a later episode (or in `last_value`, or the carry) reaches every earlier step (00c, section 1) |
+# | 00c's `reset_scan` | a reset flag: a select, in the combine and on the carry | no |
 # | the harness, `exercises.scan_hook` (01, 03, 04, 06) | pairs only: $a = 0$ cuts the trace by multiplying | yes: a NaN in a later $b$ leaks; keep NaN-able inputs (a next value behind a termination) out of $b$ with `tl.where` |
 # | `rl.linear_scan` | $a_t = 0$ is taken as a reset (its prologue returns `a == 0` as the flag): a select | no: a NaN after it cannot reach the steps before it (00, section 4) |
 # | the package's prologues (`scan.py`; 02's `gae_prologue`) | a reset flag returned by the prologue (`done`): a select | no |

@@ -143,8 +143,8 @@ exercises.attempt("gae_pairs", gae_pairs)
 # ## 3. The kernel
 #
 # In `rltriton_lite/returns.py` the prologue and epilogue are two `triton.jit` functions that
-# the shared scan kernel (`scan._scan_kernel`, notebook 00b, section 6) calls for each chunk of
-# steps. They are the hooks you wrote in 00b, with a fixed signature of named slots, so that one
+# the shared scan kernel (`scan._scan_kernel`, notebook 00c, section 3) calls for each chunk of
+# steps. They are the hooks you wrote in 00c, with a fixed signature of named slots, so that one
 # kernel serves every algorithm. Notebook 01's exercises used a smaller harness; this section is
 # where the package's own slots come in. What the names mean:
 #
@@ -159,7 +159,7 @@ exercises.attempt("gae_pairs", gae_pairs)
 # | `keep` | values the prologue hands to the epilogue, so nothing is loaded twice |
 # | `y`, `y_in` | the scanned value at $t$, and the value that entered step $t$ ($y_t = b_t + a_t y_{in}$: $y_{t+1}$ in a reverse scan) |
 # | `ahead` | an optional last argument: a masked call's look-ahead; skip it on first reading |
-# | a prologue returns `(a, b, reset, valid, keep)` | your `reset_scan` triple (00b, section 4); `valid`, false on padding (a padded step is the identity); `keep` |
+# | a prologue returns `(a, b, reset, valid, keep)` | your `reset_scan` triple (00c, section 1); `valid`, false on padding (a padded step is the identity); `keep` |
 #
 # The package's helpers read the inputs through these slots:
 #

@@ -471,7 +471,7 @@ h200 = profile.committed("vtrace")  # the H200's table and chart, read by name: 
 #   - Q(s_{t+1}, a_{t+1})\big)\big], \qquad c_{t+1} = \lambda \min(1, \pi/\mu) \text{ at step } t+1.$$
 #
 # Write its prologue in Triton for `exercises.scan_hook` (the chunked reverse scan of notebook 00b
-# with hooks, as in notebook 03's `q_lambda`).
+# with the hooks of 00c, as in notebook 03's `q_lambda`).
 #
 # | where | prologue | epilogue |
 # | --- | --- | --- |
@@ -547,10 +547,10 @@ vtrace_pg = None
 exercises.attempt("vtrace_pg", vtrace_pg)
 
 # %% [markdown]
-# **`vtrace_kernel`** (the capstone: a whole kernel, as in notebook 00b). V-trace end to end in
-# Triton, no harness: your `reset_scan` from 00b, one program per row walking chunks of `chunk`
-# steps from the last, with section 2's step in place of the discounted return's, writing `vs`;
-# then the policy-gradient advantage of `vtrace_pg`, which reads $v_{s+1}$ one step on.
+# **`vtrace_kernel`** (the capstone: a whole kernel, as in notebooks 00b and 00c). V-trace end to
+# end in Triton, no harness: your `reset_scan` from 00c, one program per row walking chunks of
+# `chunk` steps from the last, with section 2's step in place of the discounted return's, writing
+# `vs`; then the policy-gradient advantage of `vtrace_pg`, which reads $v_{s+1}$ one step on.
 #
 # * **Inputs:** `log_rhos`, `rewards`, `values`, `next_values`, (B, T) float32 and contiguous;
 #   `terminated`, bool; `gamma`, `rho_bar`, `c_bar` numbers; `chunk` the chunk length. λ = 1.

@@ -21,9 +21,9 @@
 #   GPU, your own kernel timed against the package's.
 # * **Time:** 2.5–4 h with the open questions; 1–2 h for the reading and the checked exercise.
 #   Optional.
-# * **Needs:** notebooks 00b and 08. A GPU only for section 7 and open questions 1 and 3.
+# * **Needs:** notebooks 00c and 08. A GPU only for section 7 and open questions 1 and 3.
 #
-# The kernel you wrote in notebook 00b computes the right numbers. The package's kernel
+# The kernels you wrote in notebooks 00b and 00c compute the right numbers. The package's kernel
 # computes the same numbers, the scans at 80–95 % of the memory floor on an H200 for large batches
 # (notebook 09). This appendix is for readers who want to know what separates the two; nothing
 # in notebooks 01–09 depends on it. Each section states the idea, checks it in NumPy, and cites
@@ -35,9 +35,9 @@
 # at the copy bandwidth of the GPU (the *floor*, notebook 08). Everything below is about keeping
 # enough bytes in flight and not wasting any.
 #
-# If you have only written the kernels of notebook 00b, start with section 0, a primer on the three
-# ideas the rest builds on: coalesced loads, bytes in flight, enough programs. With a GPU, section 7
-# times your own kernel against the package's. New words are in the glossary,
+# If you have only written the kernels of notebooks 00b and 00c, start with section 0, a primer on
+# the three ideas the rest builds on: coalesced loads, bytes in flight, enough programs. With a
+# GPU, section 7 times your own kernel against the package's. New words are in the glossary,
 # [`GLOSSARY.md`](GLOSSARY.md).
 #
 # **Where the GPU numbers come from.** Every GPU figure here is either in the committed
@@ -80,8 +80,8 @@ print(f"committed GPU figures: {RES['gpu']}, torch {RES['versions']['torch']}, t
 # %% [markdown]
 # ## 0. A primer: what makes a memory-bound kernel fast
 #
-# Your kernels in notebook 00b are correct. Whether a kernel is also fast depends on how it meets
-# the memory system. Three ideas say most of it. First, some words.
+# Your kernels in notebooks 00b and 00c are correct. Whether a kernel is also fast depends on how
+# it meets the memory system. Three ideas say most of it. First, some words.
 #
 # * A GPU is made of **streaming multiprocessors** (SMs). An H200 has 132 (`docs/DESIGN.md`, "The
 #   time split": the planner wants two programs per SM, 264 on the H200).
@@ -102,7 +102,7 @@ print(f"committed GPU figures: {RES['gpu']}, torch {RES['versions']['torch']}, t
 # bytes = 4 sectors, and every byte fetched is used.
 #
 # Now take a rollout stored **time-major**, `(T, B)`, as CleanRL and SB3 keep it, scanned with one
-# program per environment (your `strided_scan` in 00b). The lanes hold consecutive steps of one
+# program per environment (your `strided_scan` in 00c). The lanes hold consecutive steps of one
 # environment. Step $t+1$ sits `B` elements after step $t$, so each lane lands in a sector of its
 # own (once `B` ≥ 8, a step is 32 bytes or more from the last): 32 sectors fetched for 128 bytes used.
 # Give the lanes neighbouring *environments* at one step
@@ -453,9 +453,9 @@ print(kernel_source[:kernel_source.index("):") + 2])
 # %% [markdown]
 # They fall in three groups:
 #
-# * **what you wrote in notebook 00b**: the inputs and outputs `X`, `SX`, `P`, `O`, `SO`, the
-#   sizes `n_rows`, `T`, and `PROLOGUE`, `EPILOGUE`, `REVERSE`, `ACC` (the accumulation dtype),
-#   `BLOCK`;
+# * **what you wrote in notebooks 00b and 00c**: the inputs and outputs `X`, `SX`, `P`, `O`,
+#   `SO`, the sizes `n_rows`, `T`, and `PROLOGUE`, `EPILOGUE`, `REVERSE`, `ACC` (the accumulation
+#   dtype), `BLOCK`;
 # * **carries in and out of a row**: `Y0`, the carry entering each row (each segment of a split;
 #   0 if absent), and `Y_END`, where the carry after each row's last step is written (notebook 11
 #   hands it between processes);
@@ -473,7 +473,7 @@ print(kernel_source)
 # %% [markdown]
 # ## 7. On a GPU: time your own kernel (optional profiling)
 #
-# **The lab's target:** your `reset_scan` from notebook 00b at **≥ 50 % of the memory floor at
+# **The lab's target:** your `reset_scan` from notebook 00c at **≥ 50 % of the memory floor at
 # 16384×1024** (float32, GPU time), on a GPU. The section gives you a baseline kernel, a timing
 # cell, the committed H200 figures to compare with, a list of variants to try, one
 # `torch.profiler` pass and a rubric in points. The lab needs a GPU; on a CPU every cell still
@@ -482,7 +482,7 @@ print(kernel_source)
 # With a GPU you can watch the primer at work on a kernel of your own. The kernel below is the
 # simplest correct one for discounted returns: one program per row, one step at a time, no scan (the
 # same idea as notebook 08's "bare launch" anchor). It takes the arguments of your `reset_scan` from
-# notebook 00b. **To time yours**, paste your `reset_scan` (its kernel and its function) into a new
+# notebook 00c. **To time yours**, paste your `reset_scan` (its kernel and its function) into a new
 # cell after this one, add `my_returns = reset_scan`, and run the cells that follow again.
 
 # %%
@@ -500,7 +500,7 @@ def step_by_step_kernel(R, D, G, gamma, T):
 
 def my_returns(rewards, dones, gamma, chunk):
     """G_t = r_t + gamma (1 - done_t) G_{t+1}, G_T = 0, for contiguous (B, T) float32 rewards and bool
-    dones: the arguments of 00b's reset_scan (this kernel has no chunks: it ignores chunk)."""
+    dones: the arguments of 00c's reset_scan (this kernel has no chunks: it ignores chunk)."""
     out = torch.empty_like(rewards)
     step_by_step_kernel[(rewards.shape[0],)](rewards, dones, out, gamma, rewards.shape[1])
     return out
@@ -623,7 +623,7 @@ else:
 #
 # **Rubric (10 points).**
 #
-# * **Correct (2 points):** your `reset_scan` passes its check in notebook 00b, and the
+# * **Correct (2 points):** your `reset_scan` passes its check in notebook 00c, and the
 #   `assert_close` of the timing cell above, at every variant you report.
 # * **Target (3 points):** ≥ 50 % of the floor at 16384×1024 by GPU time: 3 points; 25–50 %:
 #   1 point.

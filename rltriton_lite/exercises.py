@@ -12,14 +12,14 @@ got. The solutions are in ``notebooks/solutions/<name>.py``.
                                          # NotImplementedError only prints that it is not done
 
 Kinds (``catalog()``'s third field): "kernel" (you write a ``@triton.jit`` kernel and the function
-that launches it, ``kernel[grid](...)``: 00b's six, ``two_stage_mean``, ``vtrace_kernel``), "hook" (you write
-``@triton.jit`` functions, a prologue, an elementwise hook or an epilogue, that a kernel you did
-not write runs: :func:`scan_hook`, :func:`map_hook`, or the package's own kernel through
-:func:`package_prologue`; ``returns_autograd`` wraps two prologues in a ``torch.autograd.Function``),
-"numpy" (plain NumPy or PyTorch code, no Triton: the pairs (a, b) that the checker scans with
-``linear_scan``, or a NumPy function), "concept" (a number worked out by hand). Each solution file defines
-the exercise's function under its own name (so ``%load`` in a notebook replaces the starter) and
-``solution``, the same function.
+that launches it, ``kernel[grid](...)``: the six of 00b and 00c, ``two_stage_mean``,
+``vtrace_kernel``), "hook" (you write ``@triton.jit`` functions, a prologue, an elementwise hook or
+an epilogue, that a kernel you did not write runs: :func:`scan_hook`, :func:`map_hook`, or the
+package's own kernel through :func:`package_prologue`; ``returns_autograd`` wraps two prologues in a
+``torch.autograd.Function``), "numpy" (plain NumPy or PyTorch code, no Triton: the pairs (a, b) that
+the checker scans with ``linear_scan``, or a NumPy function), "concept" (a number worked out by
+hand). Each solution file defines the exercise's function under its own name (so ``%load`` in a
+notebook replaces the starter) and ``solution``, the same function.
 
 Unseen cases, for grading: ``check(name, fn, seed=s)`` (and ``attempt``) with an integer ``s >= 0``
 runs cases of the same structure as the fixed ones but drawn afresh: the same edge cases (episode
@@ -36,33 +36,35 @@ hand) included: there it draws the rollout's size.
 
 What a check enforces, beyond the values:
 
-* **Kernel exercises need a kernel.** Where the exercise asks for a kernel and its launcher (00b's
-  six, ``two_stage_mean``, ``vtrace_kernel``), every call must launch a ``@triton.jit`` kernel of the student's own
-  (one defined outside ``rltriton_lite``; launches are counted at ``JITFunction.run``, compiled or
-  interpreted), and the scan exercises must run a ``tl.associative_scan`` (counted under the
-  interpreter; compiled, the launched kernel's code must call one); under the interpreter, a
-  chunked exercise's ``tl.associative_scan`` may be no wider than its chunk, and the scan's result
-  must reach the answer (the launches run again with every scan's result NaN must write other
-  values: ``_scan_reaches_the_output``). Where the exercise
-  asks for a hook, prologue or epilogue (the harness's kind), the function passed must be a
+* **Kernel exercises need a kernel.** Where the exercise asks for a kernel and its launcher (the six
+  of 00b and 00c, ``two_stage_mean``, ``vtrace_kernel``), every call must launch a ``@triton.jit``
+  kernel of the student's own (one defined outside ``rltriton_lite``; launches are counted at
+  ``JITFunction.run``, compiled or interpreted), and the scan exercises must run a
+  ``tl.associative_scan`` (counted under the interpreter; compiled, the launched kernel's code must
+  call one); under the interpreter, a chunked exercise's ``tl.associative_scan`` may be no wider
+  than its chunk, and the scan's result must reach the answer (the launches run again with every
+  scan's result NaN must write other values: ``_scan_reaches_the_output``). Where the exercise asks
+  for a hook, prologue or epilogue (the harness's kind), the function passed must be a
   ``@triton.jit`` function (the package's own prologues refused). ``strided_scan`` must read its
   inputs in place: a launch must receive a tensor of the input view's own storage, not a copy.
   ``returns_autograd`` must call a ``torch.autograd.Function`` subclass's ``apply`` and launch
-  Triton code of the student's in its forward and in its backward. ``two_stage_mean``: two
-  launches and no atomics (the interpreter counts atomics; compiled, the kernels' code must not
-  call one), and on 8192 elements or more not every launch one program. ``n_step_returns``: no Python loop over time (the student's Python lines and calls,
-  counted with ``sys.settrace``, must not grow from a (2, 16) rollout to a (2, 64) one).
-* **The answer is the kernel's.** Where the answer is tensors the student's kernel writes (00b's
-  six, ``two_stage_mean``, ``vtrace_kernel``'s two outputs, and ``returns_autograd``'s returns and gradient, written by
-  ``scan_hook`` with their prologues in the forward and the backward), each returned value must be
-  a tensor whose storage was passed to a launch of the student's kernel (a view of that buffer,
-  ``.view()``, ``.t()``, a slice, is the same storage), and PyTorch must not have written it after
-  the last such launch: its ``_version``, which in-place ops, ``x[...] = ...`` and ``copy_`` bump
-  and a kernel's stores do not, must be the one recorded at that launch (compiled or interpreted).
-  Under the interpreter, the kernel's ``tl.store`` (and atomic) writes are recorded too, and every
-  element of the returned tensor must have been written by them: a PyTorch result handed to a
-  kernel that stores nothing, or only part of it, is refused. Compiled, that last part is not
-  checked. A Python number (``.item()``) or an array is refused: the kernel's tensor is asked for.
+  Triton code of the student's in its forward and in its backward. ``two_stage_mean``: two launches
+  and no atomics (the interpreter counts atomics; compiled, the kernels' code must not call one),
+  and on 8192 elements or more not every launch one program. ``n_step_returns``: no Python loop over
+  time (the student's Python lines and calls, counted with ``sys.settrace``, must not grow from a
+  (2, 16) rollout to a (2, 64) one).
+* **The answer is the kernel's.** Where the answer is tensors the student's kernel writes (the six
+  of 00b and 00c, ``two_stage_mean``, ``vtrace_kernel``'s two outputs, and ``returns_autograd``'s
+  returns and gradient, written by ``scan_hook`` with their prologues in the forward and the
+  backward), each returned value must be a tensor whose storage was passed to a launch of the
+  student's kernel (a view of that buffer, ``.view()``, ``.t()``, a slice, is the same storage), and
+  PyTorch must not have written it after the last such launch: its ``_version``, which in-place ops,
+  ``x[...] = ...`` and ``copy_`` bump and a kernel's stores do not, must be the one recorded at that
+  launch (compiled or interpreted). Under the interpreter, the kernel's ``tl.store`` (and atomic)
+  writes are recorded too, and every element of the returned tensor must have been written by them:
+  a PyTorch result handed to a kernel that stores nothing, or only part of it, is refused. Compiled,
+  that last part is not checked. A Python number (``.item()``) or an array is refused: the kernel's
+  tensor is asked for.
 * **The kernel computes it.** Then every launch of the call is run again, in order, as it was (its
   own arguments and grid; the student's Python is not run again), with a second draw of the case
   written into the input tensors in place (new float values; the same shapes, flags and NaN/inf
@@ -1939,7 +1941,7 @@ def _combine(a1, b1, a2, b2):
 def _scan_steps(step, m, carry, REVERSE: tl.constexpr):
     """The scanned values of a chunk's steps from the carry entering it: ``step`` is the prologue's
     pair (a, b); a step outside ``m`` is the identity."""
-    # (a reset flag is 00b's reset_scan to write: the harness does not carry one)
+    # (a reset flag is 00c's reset_scan to write: the harness does not carry one)
     tl.static_assert(len(step) == 2, "scan_hook's prologue returns a pair (a, b), not a triple: a = 0 ends the "
                                      "trace, and NaN-able inputs are selected away in b with tl.where")
     a_s, b_s = tl.associative_scan((tl.where(m, step[0], 1.0), tl.where(m, step[1], 0.0)), 0, _combine,
@@ -2053,7 +2055,7 @@ HOOK_RULES = """
 Inputs are float32 except the flags (bool: tl.load(...) != 0 gives the flag). Load one input as
 tl.load(X[i] + offs, mask=m, other=0.0)."""
 NEXT_STEP = """ The step after t is offs + 1 (mask it with m & (t + 1 < T))."""
-# scan_hook's protocol: pairs (a, b), no reset flag (00b's reset_scan is an exercise). Every scan_hook task says so.
+# scan_hook's protocol: pairs (a, b), no reset flag (00c's reset_scan is an exercise). Every scan_hook task says so.
 NO_RESET = """
 Pairs (a, b): a = 0 ends the trace; select NaN-able inputs away in b. (a = 0 multiplies what lies
 after the step by zero, and 0 * NaN = NaN: every b must stay finite, so a NaN or inf that may sit
@@ -2178,7 +2180,8 @@ def _chunked_scan_cases(d):
     return out
 
 
-@_exercise("reset_scan", "00b_triton_from_zero", "kernel", stream=13, task="""
+# ---- 00c: episodes and hooks ----------------------------------------------------------------------
+@_exercise("reset_scan", "00c_episodes_and_hooks", "kernel", stream=13, task="""
 reset_scan(rewards, dones, gamma, chunk) -> returns: chunked_scan with episode ends as resets: the
 combine takes triples (a, b, reset) and selects with tl.where where a reset ends the episode, and
 the carry is selected away the same way, so a NaN or inf reward stays inside its own episode
@@ -2223,7 +2226,7 @@ def _reset_before_the_carry(done, chunk):
             "selected with tl.where, not B_t + A_t * carry)": flag}
 
 
-@_exercise("gae_kernel", "00b_triton_from_zero", "kernel", stream=4, task="""
+@_exercise("gae_kernel", "00c_episodes_and_hooks", "kernel", stream=4, task="""
 gae_kernel(rewards, values, next_values, dones, gamma, lam, chunk) -> advantages, (B, T) float32 and
 bool dones (terminations): your reset_scan (chunks of `chunk` steps) with GAE's prologue, the
 triple (a_t, b_t, reset_t) = (gamma*lam, delta_t, done_t) with delta_t = r_t + gamma (1 - done_t)
@@ -2252,7 +2255,7 @@ def _gae_kernel_cases(d):
     return out
 
 
-@_exercise("strided_scan", "00b_triton_from_zero", "kernel", stream=15, task="""
+@_exercise("strided_scan", "00c_episodes_and_hooks", "kernel", stream=15, task="""
 strided_scan(rewards, dones, gamma, chunk) -> returns: reset_scan for time-major (T, B) tensors of
 any strides (a transposed or sliced view included), read in place: element (t, b) of x is at
 X + t * x.stride(0) + b * x.stride(1). Returns a (T, B) tensor; one program per column b. The

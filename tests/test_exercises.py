@@ -130,7 +130,7 @@ def _chunked_with(**mistake):
 @triton.jit
 def _reset_scan_variant(R, D, G, gamma, T, CHUNK: tl.constexpr, CARRY_BY_PRODUCT: tl.constexpr,
                         CARRY_READ: tl.constexpr, CARRY_MULTIPLIED: tl.constexpr):
-    """reset_scan's solution with one of 00b's mistakes switched on."""
+    """reset_scan's solution with one of 00c's mistakes switched on."""
     row = tl.program_id(0)
     carry = 0.0
     n_chunks = tl.cdiv(T, CHUNK)
@@ -184,7 +184,7 @@ def _gae_prologue_reads_padding(X, SX, P, row, t, m, T, ACC: tl.constexpr):
 
 
 @triton.jit
-def _gae_prologue_returns_three(X, SX, P, row, t, m, T, ACC: tl.constexpr):  # 00b's triple, not the package's 5
+def _gae_prologue_returns_three(X, SX, P, row, t, m, T, ACC: tl.constexpr):  # 00c's triple, not the package's 5
     gamma, lam, term, done, valid = step(X, SX, P, row, t, m, T, ACC)
     v, v_next = values_now_and_next(X, SX, row, t, m, T, ACC)
     delta = tile_load(X[REWARDS], SX[REWARDS], row, t, valid, 0.0, ACC) + tl.where(term, 0.0, gamma * v_next) - v
@@ -325,7 +325,7 @@ def wrong_answers(name: str):
         "gae_prologue": [("bootstraps at terminations", _gae_prologue_bootstraps_at_terminations),
                          ("resets only at terminations", _gae_prologue_resets_at_terminations),
                          ("padding read as steps (valid = m)", _gae_prologue_reads_padding),
-                         ("returns 00b's triple (a, b, reset): no valid, no keep", _gae_prologue_returns_three)],
+                         ("returns 00c's triple (a, b, reset): no valid, no keep", _gae_prologue_returns_three)],
         "vtrace_kernel": [
             ("c not clipped (c_t = rho_t)", lambda lr, r, v, nv, d, g, rb, cb, c: s(lr, r, v, nv, d, g, rb, 1e9, c)),
             ("rho_bar and c_bar swapped", lambda lr, r, v, nv, d, g, rb, cb, c: s(lr, r, v, nv, d, g, cb, rb, c)),
@@ -396,7 +396,7 @@ W_SAYS = {
         "Hint: that step is an episode end. Your backward is off by one step: in the transposed scan (forwards in "
         "time) step t's multiplier is step t - 1's flag and discount, g_t = dL/dG_t + gamma (1 - done_{t-1}) "
         "g_{t-1}, loaded one step back (offs - 1, only where t >= 1); yours uses step t's own done_t.",
-    ("gae_prologue", "returns 00b's triple (a, b, reset): no valid, no keep"):
+    ("gae_prologue", "returns 00c's triple (a, b, reset): no valid, no keep"):
         "gae_prologue, no episode ends, shape (3, 90): _gae_prologue_returns_three returned 3 values (return "
         "gamma * lam, delta, done), expected 5: a package prologue returns the 5-tuple (a, b, reset, valid, keep): "
         "the step's pair (a, b), reset (where the trace is cut), valid (false on padding: episode.step's) and keep, "
@@ -420,7 +420,7 @@ def test_a_short_return_compiled_by_triton_3_6_is_counted():
     at = CompilationError(src, ast.parse(src).body[0].body[0], "IndexError('list index out of range')")
     ex = exercises._get("gae_prologue")
     assert exercises._returned_count(ex, at, _gae_prologue_returns_three) == W_SAYS[
-        "gae_prologue", "returns 00b's triple (a, b, reset): no valid, no keep"].split(": ", 1)[1]
+        "gae_prologue", "returns 00c's triple (a, b, reset): no valid, no keep"].split(": ", 1)[1]
     assert exercises._returned_count(ex, at, lambda *a: a).startswith("<lambda> returned fewer than 5 values")
     elsewhere = CompilationError(src, ast.parse("x = y[9]").body[0], "IndexError('list index out of range')")
     assert exercises._returned_count(ex, elsewhere, _gae_prologue_returns_three) is None
@@ -2069,7 +2069,7 @@ SCAN_HOOK_EXERCISES = ["transposed_scan", "returns_autograd", "q_lambda", "retra
 
 def test_every_scan_hook_task_says_pairs():
     """scan_hook scans pairs (a, b), where a = 0 multiplies: each task run through it says so
-    plainly, and none offers a reset flag (00b's reset_scan, an exercise, is the kernel with one)."""
+    plainly, and none offers a reset flag (00c's reset_scan, an exercise, is the kernel with one)."""
     for name in SCAN_HOOK_EXERCISES:
         text = " ".join(exercises.task(name).split())
         assert "Pairs (a, b): a = 0 ends the trace; select NaN-able inputs away in b." in text, name

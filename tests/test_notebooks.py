@@ -4,6 +4,7 @@ Executing them is nbmake's job: ``python -m pytest`` collects ``notebooks/*.ipyn
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import jupytext
@@ -41,3 +42,64 @@ def test_in_sync_with_percent_script(path):
     a = [(c.cell_type, c.source.strip()) for c in jupytext.read(path).cells]
     b = [(c.cell_type, c.source.strip()) for c in jupytext.read(script).cells]
     assert a == b, f"{path.name} and {script.name} differ: jupytext --sync {path}"
+
+
+ROOT = Path(__file__).parent.parent
+# where the course's text points into notebooks 00b and 00c (split from one notebook: a reference
+# left pointing at the wrong half is easy to miss)
+SECTION_REF = re.compile(r"\b(00[bc])\)?,?\s+\(?sections?\s+(\d+)(?:,?\s+and\s+(\d+))?")  # "00c, sections 2 and 3"
+QUESTION_REF = re.compile(r"\b(00[bc])(?:'s)?,?\s+question\s+(\d+)")                      # "00c's question 1"
+EXERCISE_REFS = (re.compile(r"\b(00[bc])'s\s+`?(\w+)"),                                  # "00c's `reset_scan`"
+                 re.compile(r"`(\w+)`\s+\((00[bc])\)"),                                  # "`reset_scan` (00c)"
+                 re.compile(r"`?(\w+)`?\s+(?:from|in)\s+(?:notebook\s+)?(00[bc])\b"))  # "`strided_scan` in 00c"
+
+
+def _course_texts():
+    for pattern in ("README.md", "docs/*.md", "notebooks/*.md", "notebooks/*.py", "notebooks/solutions/*.py",
+                    "rltriton_lite/*.py", "tools/*.py", "tests/*.py"):
+        for path in sorted(ROOT.glob(pattern)):
+            if path != Path(__file__):  # its examples are stale on purpose
+                yield path.relative_to(ROOT).as_posix(), path.read_text(encoding="utf-8")
+
+
+def stale_references(texts, sections, questions, notebook_of):
+    """``(file, what)`` for each reference to a section or a question that notebook 00b or 00c does
+    not have, or to an exercise as the other one's. ``sections`` and ``questions``: "00b" -> its
+    numbered sections, its questions without a checker; ``notebook_of``: exercise name -> the id
+    of its notebook."""
+    bad = []
+    for name, text in texts:
+        for m in SECTION_REF.finditer(text):
+            nb, numbers = m.group(1), [int(n) for n in m.groups()[1:] if n]
+            if not set(numbers) <= sections[nb]:
+                bad.append((name, m.group(0)))
+        for m in QUESTION_REF.finditer(text):
+            if int(m.group(2)) not in questions[m.group(1)]:
+                bad.append((name, m.group(0)))
+        for i, pattern in enumerate(EXERCISE_REFS):
+            for m in pattern.finditer(text):
+                nb, exercise = (m.group(1), m.group(2)) if i == 0 else (m.group(2), m.group(1))
+                if exercise in notebook_of and notebook_of[exercise] != nb:
+                    bad.append((name, m.group(0)))
+    return bad
+
+
+def test_references_to_00b_and_00c_point_at_the_right_notebook():
+    """"00b, section 4" after 00b kept sections 1-3, "00b's question 1" after the question moved to
+    00c, or "00b's `reset_scan`" after reset_scan moved there, fails here: every reference names a
+    section or a question the notebook has, and the exercise's own notebook."""
+    from test_answers import unchecked_questions
+
+    from rltriton_lite import exercises
+
+    sections = {nb: {int(n) for n in re.findall(r"^# ## (\d+)\. ", (ROOT / "notebooks" / f"{stem}.py").read_text(),
+                                                 re.M)}
+                for nb, stem in (("00b", "00b_triton_from_zero"), ("00c", "00c_episodes_and_hooks"))}
+    assert sections == {"00b": {1, 2, 3}, "00c": {1, 2, 3}}, sections
+    questions = {nb: set(unchecked_questions(ROOT / "notebooks" / f"{stem}.py"))
+                 for nb, stem in (("00b", "00b_triton_from_zero"), ("00c", "00c_episodes_and_hooks"))}
+    notebook_of = {name: nb.split("_")[0] for name, nb, _ in exercises.catalog()}
+    example = "(00b, section 4), 00b's question 1 and 00b's\n`reset_scan`"
+    assert stale_references([("an example", example)], sections, questions, notebook_of) == [
+        ("an example", "00b, section 4"), ("an example", "00b's question 1"), ("an example", "00b's\n`reset_scan")]
+    assert stale_references(_course_texts(), sections, questions, notebook_of) == []

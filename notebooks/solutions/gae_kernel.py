@@ -1,4 +1,4 @@
-"""Solution: gae_kernel (notebook 00b). reset_scan's chunk loop with GAE's prologue and epilogue as
+"""Solution: gae_kernel (notebook 00c). reset_scan's chunk loop with GAE's prologue and epilogue as
 functions: the prologue turns a chunk of inputs into (a, b, reset) triples, the epilogue stores."""
 import torch
 import triton

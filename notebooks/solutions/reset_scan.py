@@ -1,4 +1,4 @@
-"""Solution: reset_scan (notebook 00b). chunked_scan with (a, b, reset) triples: an episode end is
+"""Solution: reset_scan (notebook 00c). chunked_scan with (a, b, reset) triples: an episode end is
 a select, never a multiplication by 0, inside the chunk and where the carry enters."""
 import torch
 import triton

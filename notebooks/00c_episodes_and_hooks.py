@@ -1,0 +1,432 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 00c — Episodes and hooks: from a chunked scan to the package's kernel
+#
+# * **You will learn:** to end episodes with a select, so a NaN or `inf` stays in its own episode;
+#   to put an algorithm around the scan as hooks, `@triton.jit` functions passed to a kernel as
+#   `tl.constexpr` arguments, with tuples of pointers and `tl.static_range`; to read time-major
+#   buffers in place through their strides; then to read the package's kernel.
+# * **Time:** 2–4 h for the reading and the three checked exercises (the high end for a Triton
+#   newcomer), in one or two sessions; its one open question, on a GPU, another 30–45 min.
+# * **Needs:** notebook 00b (a first kernel, `tl.associative_scan`, a chunk loop with a carry).
+#   No GPU: Triton's interpreter runs every kernel on a CPU (the open question needs one).
+#
+# Notebook 00b ended with a chunked scan: the discounted return of a batch of rows, one program
+# per row, chunks from the end and a carry between them. This notebook turns it into the
+# package's kernel, in three steps:
+#
+# 1. episode ends as a select: the reset flag, so a NaN never crosses an episode end;
+# 2. hooks: the algorithm's prologue and epilogue as functions the kernel calls, then passed to
+#    it as arguments;
+# 3. the package's kernel, read through its names.
+#
+# Sections 1 and 2 end with an exercise that checks itself, and the exercises at the end add one
+# more, `strided_scan`: the same scan on rollouts stored time-major. The part of the package that
+# makes it fast is optional: notebook 13, the appendix. New words (reset, hook, ...) are in the
+# glossary, [`GLOSSARY.md`](GLOSSARY.md).
+#
+# **No GPU needed**: as in 00b, the next cell sets `TRITON_INTERPRET=1` before `triton` is
+# imported, and Triton's interpreter runs every kernel on the CPU.
+#
+# **The exercises** work as in notebook 00b (its box "How the exercises work"): write the
+# starter's function, then run the `exercises.attempt` cell after it
+# (`print(exercises.task(name))` restates the task; solutions in `notebooks/solutions/`).
+
+# %%
+import os
+
+import torch
+
+if not torch.cuda.is_available():
+    os.environ.setdefault("TRITON_INTERPRET", "1")
+
+import inspect
+
+import numpy as np
+import triton
+import triton.language as tl
+
+import rltriton_lite as rl
+from rltriton_lite import exercises, reference
+
+DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
+# the Triton kernels: compiled on a GPU, in the interpreter on a CPU (backend="auto" takes the PyTorch path on a CPU)
+KERNEL = "triton"
+print("device:", DEVICE, "(Triton interpreter)" if os.environ.get("TRITON_INTERPRET") == "1" else "")
+
+# %% [markdown]
+# ## Where 00b ended: a chunked scan
+#
+# Notebook 00b built the discounted return $G_t = r_t + \gamma(1 - d_t)\,G_{t+1}$ of a batch of
+# rows, with $G_T = 0$, as one kernel. Here it is written out, so nothing below needs your own:
+# one program per row walks its row in chunks of `CHUNK` steps, from the last chunk to the first.
+# In each chunk:
+#
+# * the pairs $(a_t, b_t) = (\gamma(1 - d_t), r_t)$, with the identity $(1, 0)$ past the row's end;
+# * one reverse `tl.associative_scan` with `affine_combine` gives each step its composed map
+#   $(A_t, B_t)$ from $t$ to the chunk's end (`affine_combine` applies its first pair first);
+# * $G_t = B_t + A_t \cdot \text{carry}$, where the carry is $G$ at the first step of the chunk
+#   after (0 for the row's last chunk: nothing comes after the row);
+# * the new carry is $G$ at this chunk's first step, taken from the block with
+#   `tl.sum(tl.where(t == first, g, 0.0), 0)`.
+
+# %%
+@triton.jit
+def affine_combine(a1, b1, a2, b2):
+    # (a1, b1): the run applied first (in a reverse scan, the steps after); then (a2, b2)
+    return a2 * a1, b2 + a2 * b1
+
+
+@triton.jit
+def chunked_returns_kernel(R, D, G, gamma, T, CHUNK: tl.constexpr):
+    row = tl.program_id(0)  # one program per row
+    carry = 0.0  # G after the row's last step
+    n_chunks = tl.cdiv(T, CHUNK)
+    for i in range(0, n_chunks):
+        c = n_chunks - 1 - i  # the chunks from the last one down
+        t = c * CHUNK + tl.arange(0, CHUNK)
+        m = t < T
+        r = tl.load(R + row * T + t, mask=m, other=0.0)
+        done = tl.load(D + row * T + t, mask=m, other=0) != 0
+        a = tl.where(m, tl.where(done, 0.0, gamma), 1.0)  # an episode end: a = 0; padding: a = 1
+        A, B = tl.associative_scan((a, r), 0, affine_combine, reverse=True)
+        g = B + A * carry
+        tl.store(G + row * T + t, g, mask=m)
+        carry = tl.sum(tl.where(t == c * CHUNK, g, 0.0), 0)  # G at the chunk's first step
+
+
+def chunked_returns(rewards, dones, gamma, chunk):
+    """00b's chunked_scan: contiguous (B, T) float32 rewards and bool dones -> the returns G_t."""
+    out = torch.empty_like(rewards)
+    chunked_returns_kernel[(rewards.shape[0],)](rewards, dones, out, gamma, rewards.shape[1], CHUNK=chunk)
+    return out
+
+
+rng = np.random.default_rng(1)
+r_np, d_np = rng.normal(size=(3, 300)), rng.random((3, 300)) < 0.05  # 300 steps: 5 chunks of 64
+G = chunked_returns(torch.tensor(r_np, dtype=torch.float32, device=DEVICE), torch.tensor(d_np, device=DEVICE), 0.9, 64)
+np.testing.assert_allclose(G.cpu().numpy(), reference.discounted_returns(r_np, gamma=0.9, terminated=d_np),
+                           rtol=1e-4, atol=1e-5)
+print("chunked_returns: 3 rows x 300 steps in chunks of 64, with episode ends == the loop")
+
+# %% [markdown]
+# ## 1. Episode ends as a select: the reset
+#
+# The scans of notebook 00b, `chunked_returns` above among them, end an episode by a multiplier
+# $a_t = 0$: the step after it is multiplied away. That is exact for finite numbers, but not for
+# the values a real rollout can hold: a reward of `inf` from a diverged environment, or a `NaN`
+# from a value head, multiplied by 0 is `NaN`, so one bad number in a later episode poisons every
+# earlier one (notebook 00, section 4):
+
+# %%
+print("0 * inf =", 0 * float("inf"), "   0 * nan =", 0 * float("nan"))
+
+
+def returns_by_multiplying(r, d, gamma):
+    """chunked_returns's arithmetic as a loop: G_t = r_t + gamma (1 - d_t) G_{t+1}."""
+    G, out = torch.zeros(()), []
+    for t in reversed(range(len(r))):
+        G = r[t] + gamma * (~d[t]) * G
+        out.append(G)
+    return torch.stack(out[::-1])
+
+
+r_bad = torch.tensor([1.0, 2.0, 3.0, float("nan"), 5.0])
+d_bad = torch.tensor([False, True, False, False, False])  # the first episode ends at t = 1
+by_multiplying = returns_by_multiplying(r_bad, d_bad, 0.9)
+right = reference.discounted_returns(r_bad.numpy(), gamma=0.9, terminated=d_bad.numpy())
+by_kernel = chunked_returns(r_bad[None].to(DEVICE), d_bad[None].to(DEVICE), 0.9, 4)[0].cpu()  # 2 chunks
+print("multiplying by 0:", by_multiplying.tolist())
+print("chunked_returns: ", by_kernel.tolist())
+print("the loop's answer:", right.tolist())
+assert np.isfinite(right[:2]).all()  # the first episode, t = 0 and 1, never sees the NaN
+assert torch.isnan(by_multiplying[:2]).all() and torch.isnan(by_kernel[:2]).all()  # 0 * NaN let it in
+
+
+# %% [markdown]
+# The fix is to carry the episode end as a third element, a **reset** flag $\rho_t$, and
+# *select* instead of multiply. A step's map becomes "$y = b$ if it resets, else $y = b + a\,y'$".
+# Composing "the later run $(a_1, b_1, \rho_1)$ first, then step $(a_2, b_2, \rho_2)$":
+#
+# $$(a, b, \rho) = \begin{cases} (a_2,\ b_2,\ \text{true}) & \text{if } \rho_2 \\ (a_2 a_1,\ b_2 + a_2 b_1,\ \rho_1) & \text{otherwise} \end{cases}$$
+#
+# Is it still associative? Not just because it composes maps: a triple is not just a map ($a$ is
+# ignored when the reset flag is set, so two different triples can be the same map), and
+# composition alone does not settle it. Notebook 00, section 4, proves it on the triples
+# themselves, case by case; it holds.
+# In Triton the cases are `tl.where`, which picks one value and never computes $0 \cdot \infty$:
+#
+# ```python
+# @triton.jit
+# def reset_combine(a1, b1, r1, a2, b2, r2):
+#     return tl.where(r2, a2, a2 * a1), tl.where(r2, b2, b2 + a2 * b1), r1 | r2
+# ```
+#
+# After the scan each step holds its composed map $(A_t, B_t, R_t)$ to the chunk's end, and the
+# carry must be selected too: $G_t = B_t$ where $R_t$ (an episode ends inside the chunk at or after $t$),
+# else $B_t + A_t \cdot \text{carry}$. Padding past the row's end is $(1, 0, \text{false})$.
+#
+# **Exercise `reset_scan`.** The chunked scan with resets.
+#
+# * **Inputs:** the same as `chunked_returns`'s (00b's `chunked_scan`).
+# * **Returns:** the same returns, a `(B, T)` tensor.
+# * **Edge cases:** a `NaN` or `inf` reward must stay inside its own episode. That holds whether
+#   the episode end is in the same chunk, or the bad value arrives through the carry from a
+#   later chunk.
+# * **Hint:** start from `chunked_returns` above (or your own `chunked_scan` from 00b). Scan
+#   triples with `reset_combine`, and select the carry as above.
+
+# %%
+def reset_scan(rewards, dones, gamma, chunk):
+    # YOUR CODE
+    raise NotImplementedError
+
+# %%
+exercises.attempt("reset_scan", reset_scan)
+
+# %% [markdown]
+# ## 2. Hooks: the algorithm around the scan
+#
+# Every algorithm of the course is the same chunk loop with different arithmetic before and
+# after the scan. So the loop stays one kernel, and each algorithm supplies two small
+# `@triton.jit` functions that the kernel calls (Triton inlines them at compile time):
+#
+# * a **prologue** loads a chunk of the algorithm's inputs and returns the pairs $(a_t, b_t)$;
+# * an **epilogue** takes the scanned values and stores the outputs.
+#
+# **Exercise `gae_kernel`.** GAE as your `reset_scan`, in chunks of `chunk` steps, with two hooks.
+# The prologue computes $\delta_t = r_t + \gamma(1-d_t)V(s_{t+1}) - V(s_t)$ and the triple
+# $(a_t, b_t, \rho_t) = (\gamma\lambda, \delta_t, d_t)$. The epilogue stores $A_t$.
+#
+# * **Inputs:** `rewards`, `values`, `next_values` (float32) and `dones` (bool, the
+#   terminations), contiguous, of shape `(B, T)`. Then `gamma`, `lam`, and `chunk`.
+# * **Returns:** the advantages $A_t$, a `(B, T)` tensor.
+# * **Edge cases:** rows of 7, 600 and 300 steps, with episode ends. The checker puts NaN in
+#   `next_values` behind terminations, where a value is never needed (a terminal state has
+#   none), and a NaN reward in a later episode.
+# * **Hint:** write "$(1 - d_t)$" as a select, `tl.where(done, 0.0, gamma * v_next)`. Write the
+#   two hooks as separate `@triton.jit` functions and call them from the kernel.
+#
+# In the package, and in the harness `exercises.scan_hook` that notebooks 01, 03, 04 and 06 use
+# for their Triton exercises, the kernel takes the prologue as a `tl.constexpr` argument. So one
+# loop's source serves every algorithm. The subsection after the exercise shows how.
+
+# %%
+# A skeleton, if you want one:
+#
+# @triton.jit
+# def gae_prologue(R, V, NV, D, offs, m, gamma, lam):   # a chunk of inputs -> its triples
+#     ...                                                 # loads (masked), delta, padding as (1, 0, False)
+#     return a, b, reset
+#
+# @triton.jit
+# def gae_epilogue(OUT, offs, m, y):                     # the scanned values -> stored advantages
+#     tl.store(OUT + offs, y, mask=m)
+#
+# @triton.jit
+# def gae_chunked(R, V, NV, D, OUT, gamma, lam, T, CHUNK: tl.constexpr):
+#     ...                                                 # reset_scan's loop, calling the two hooks
+def gae_kernel(rewards, values, next_values, dones, gamma, lam, chunk):
+    # YOUR CODE
+    raise NotImplementedError
+
+# %%
+exercises.attempt("gae_kernel", gae_kernel)
+
+# %% [markdown]
+# ### Before the package: a hook as an argument, tuples of pointers, loops unrolled
+#
+# Your `gae_kernel` calls its hooks by name, so a second algorithm would need a second copy of
+# the loop. The package's kernel, and the harness `exercises.scan_hook` that notebook 01 uses for
+# its Triton exercises, take the hook *as an argument* instead. Four pieces of Triton make that
+# work:
+#
+# * **A `@triton.jit` function passed as a `tl.constexpr` argument** (`HOOK=square` below). Like
+#   `BLOCK`, a `tl.constexpr` is fixed when the kernel is compiled: Triton compiles one kernel
+#   per hook passed, the hook's body inlined where it is called, as if you had written it there.
+# * **`if FLAG:` on a `tl.constexpr`** is decided at compile time: the branch not taken is not in
+#   the compiled kernel at all. This is not the trap of notebook 00b, section 1: there `if`
+#   tested a *block* of run-time values, which Triton refuses; a constexpr is one value, known
+#   before the kernel runs. `if EPILOGUE is not None:` is the same kind of test.
+# * **A tuple of tensors as one argument** (`X = (x0, x1, x2)`): inside the kernel `X[i]` is the
+#   pointer to the `i`-th tensor's first element, used like any pointer (`tl.load(X[i] + offs)`).
+#   A tuple of numbers works the same way: `P[i]` is a number. The index must be known when the
+#   kernel is compiled: a literal such as `X[0]`, or the variable of a `tl.static_range` loop.
+# * **`tl.static_range(n)`** is a loop the compiler unrolls: `n` must be known at compile time
+#   (`len(X)` is: the tuple's length is part of what the kernel is compiled for), and each copy of
+#   the body gets its own constant `i`. The `i` of a plain `range` loop is a run-time value, which
+#   cannot index a tuple when the kernel is compiled for a GPU (the interpreter, running Python,
+#   would let it pass: one more reason to write `tl.static_range`).
+#
+# A ten-line kernel with all four: each input passed through the hook, weighted by its number in
+# `P`, summed, and capped at 1 when `CAP` is set.
+
+# %%
+@triton.jit
+def square(x):
+    return x * x
+
+
+@triton.jit
+def absolute(x):
+    return tl.abs(x)
+
+
+@triton.jit
+def weighted_sum_kernel(X, P, OUT, n, HOOK: tl.constexpr, CAP: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    total = tl.zeros((BLOCK,), dtype=tl.float32)
+    for i in tl.static_range(len(X)):  # unrolled: one copy of the body per input, i a constant
+        total += P[i] * HOOK(tl.load(X[i] + offs, mask=m, other=0.0))  # X[i]: the i-th input's pointer
+    if CAP:  # decided at compile time: with CAP=False this line is not in the kernel
+        total = tl.minimum(total, 1.0)
+    tl.store(OUT + offs, total, mask=m)
+
+# %% [markdown]
+# The same source, launched twice: three inputs squared, weighted and summed; then two inputs'
+# absolute values summed and capped. Each launch compiles its own kernel (another hook, another
+# `CAP`, another tuple length), and each is checked against PyTorch:
+
+# %%
+xs = tuple(torch.randn(100, device=DEVICE) for _ in range(3))
+out = torch.empty(100, device=DEVICE)
+weighted_sum_kernel[(2,)](xs, (0.5, 2.0, -1.0), out, 100, HOOK=square, CAP=False, BLOCK=64)
+torch.testing.assert_close(out, 0.5 * xs[0] ** 2 + 2.0 * xs[1] ** 2 - xs[2] ** 2)
+weighted_sum_kernel[(2,)](xs[:2], (1.0, 1.0), out, 100, HOOK=absolute, CAP=True, BLOCK=64)
+torch.testing.assert_close(out, (xs[0].abs() + xs[1].abs()).clamp(max=1.0))
+assert out.max() <= 1.0 and (out == 1.0).any()  # the cap was compiled in, and it bit
+print("one source, two compiled kernels: 0.5 x0² + 2 x1² − x2², and min(|x0| + |x1|, 1)")
+
+# %% [markdown]
+# Now the harness of notebook 01 reads line by line. `exercises._scan_hook_kernel(X, O, P, T,
+# PROLOGUE, CHUNK, REVERSE, EPILOGUE)` is `chunked_returns` above with: `PROLOGUE` a hook passed
+# as a `tl.constexpr` and called as `PROLOGUE(X, offs, t, T, m, P)`, where `X` is the tuple of the
+# input tensors you pass it (your prologue loads `X[0]`, `X[1]`, ...) and `P` the tuple of your
+# numbers (`P[0]` is γ if you pass `(gamma,)`); `if REVERSE:`, the chunk order chosen at compile
+# time; and `if EPILOGUE is not None:`, the epilogue's lines compiled in only when you pass one.
+# The package's kernel below works the same way, with more slots; SAC's hooks, for one, take the
+# critics as a tuple `Q` and find their minimum in a `tl.static_range(1, len(Q))` loop
+# (`sac._critic_min`). Its source (`_combine` is `affine_combine`):
+
+# %%
+print(inspect.getsource(getattr(exercises._scan_hook_kernel, "fn", exercises._scan_hook_kernel)))
+
+# %% [markdown]
+# ## 3. The package's kernel, read through its names
+#
+# `rltriton_lite/scan.py` is your `gae_kernel` grown up. What you wrote maps onto it one to one:
+#
+# | your kernel | the package |
+# | --- | --- |
+# | `reset_combine(a1, b1, r1, a2, b2, r2)` | `scan.combine`, the same select |
+# | one program per row | `ROWS` rows per program (a 2-D tile), and very long rows split across programs |
+# | the chunk loop and its carry | `scan._walk` |
+# | the prologue and epilogue | `PROLOGUE` / `EPILOGUE`, `tl.constexpr` arguments of the kernel |
+# | `R + row * T + t` | a strided load, `tile.load(ptr, strides, row, t, mask, other, ACC)`, so time-major and batch-major buffers both work without a copy |
+#
+# The hooks receive the inputs as a tuple of pointers `X` with their strides `SX`, the numbers
+# `P` (γ, λ, ...) and the output pointers `O`. Named indices say what each slot holds. The
+# discounted return's prologue, for one (notebook 02, section 3, reads it line by line; GAE's is an
+# exercise there, TD(λ)'s is printed in notebook 03):
+
+# %%
+from rltriton_lite import returns  # noqa: E402
+
+print(inspect.getsource(getattr(returns._returns_prologue, "fn", returns._returns_prologue)))
+
+# %% [markdown]
+# `REWARDS`, `VALUES`, `NEXT_VALUES`, ... are `tl.constexpr` indices into `X` (defined in
+# `rltriton_lite/episode.py`, shared by the algorithms that read an episode), and `step(...)`
+# loads γ, λ and the episode flags once for every algorithm. A package prologue returns five
+# things where yours returned three: `(a, b, reset, valid, keep)`, your triple plus `valid` (the
+# step is not padding: a padded step is the identity) and `keep`, values the epilogue needs
+# again (GAE keeps $V_t$ to add to the advantage, so `values` is read once).
+#
+# The kernel's other arguments are carries in and out of a row and knobs for speed; notebook 13,
+# section 6, prints its signature and explains each group.
+#
+# And it computes what yours does — the package's `gae` against the loop, on a batch with
+# episode ends and rows that span several chunks:
+
+# %%
+rng = np.random.default_rng(0)
+r_, v_, nv_ = rng.normal(size=(3, 2, 600))
+d_ = rng.random((2, 600)) < 0.05
+as_t = lambda x: torch.tensor(x, dtype=torch.float32, device=DEVICE)  # noqa: E731
+adv = rl.gae(as_t(r_), as_t(v_), next_values=as_t(nv_), terminated=torch.tensor(d_, device=DEVICE),
+             gamma=0.9, lambda_=0.8, backend=KERNEL).advantages
+expected, _ = reference.gae(r_, v_, next_values=nv_, terminated=d_, gamma=0.9, lambda_=0.8)
+np.testing.assert_allclose(adv.cpu().numpy(), expected, rtol=1e-4, atol=1e-5)
+print("rl.gae == the loop on 2 x 600")
+
+# %% [markdown]
+# What the package adds beyond your kernel — several steps per thread composed in registers,
+# aligned vector loads, the layout that keeps a reverse scan running forwards across threads,
+# the time split of long rows across programs — changes speed, not results. It is the subject
+# of the optional appendix, notebook 13.
+#
+# ## Exercises
+#
+# The two exercises above (`reset_scan` in section 1, `gae_kernel` in section 2), and one more,
+# which the package's table in section 3 calls "a strided load":
+#
+# **Exercise `strided_scan`.** `reset_scan` for rollouts stored time-major, as CleanRL and SB3
+# keep them.
+#
+# * **Inputs:** `rewards` (float32) and `dones` (bool) of shape `(T, B)`, with any strides.
+#   Then `gamma` and `chunk`.
+# * **Returns:** the returns in a new `(T, B)` tensor.
+# * **Edge cases:** a contiguous `(T, B)` tensor, a transposed `(B, T)` buffer and every other
+#   column of a wider one. Each is read in place: no `.contiguous()`, which would copy (the
+#   checker refuses a copy).
+# * **Hint:** element `(t, b)` of a tensor `x` is at `X + t * x.stride(0) + b * x.stride(1)`.
+#   Pass the strides to the kernel as integers. `torch.empty_like` keeps the input's layout, so
+#   give the output's own strides too. One program per column `b`.
+
+# %%
+def strided_scan(rewards, dones, gamma, chunk):
+    # YOUR CODE
+    raise NotImplementedError
+
+# %%
+exercises.attempt("strided_scan", strided_scan)
+
+# %% [markdown]
+# Without a checker:
+#
+# *(Answer each in its cell below: `tools/grade.py --collect-answers` gathers the answers for your
+# teacher.)*
+#
+# 1. Time your `reset_scan` with `CHUNK` 16 and 1024 on a GPU, at 4096 rows × 128 steps and at
+#    8 rows × 100,000 steps. Why do the best chunk sizes differ?
+
+# %% [markdown] tags=["answer-1"]
+# **Answer 1.** *Your answer here (code for it: in cells under this one).*
+
+# %% [markdown]
+# ## What you now know
+#
+# * Episode ends as a reset flag and `tl.where`: select, never multiply by 0, in the combine and
+#   on the carry, so a NaN or `inf` stays in its own episode.
+# * Hooks: an algorithm's prologue and epilogue are small `@triton.jit` functions around one chunk
+#   loop. Passed as `tl.constexpr` arguments, with tuples of pointers and `tl.static_range`, they
+#   let one loop's source serve every algorithm.
+# * Strides: element $(t, b)$ is at `X + t * stride0 + b * stride1`, so a time-major, transposed
+#   or sliced buffer is read in place, without a copy.
+# * The package's `scan.py` is this kernel plus speed (notebook 13): `scan.combine` is
+#   `reset_combine`, `scan._walk` the chunk loop, `PROLOGUE` and `EPILOGUE` the hooks.
