@@ -439,7 +439,7 @@ ROOT = os.path.abspath(os.path.join(os.getcwd(), "..")) if os.path.basename(os.g
 
 # The committed H200 run, read by its name: a run of another GPU written into the same folder
 # (python -m rltriton_lite.bench --tokens writes one there) is listed, and changes nothing below.
-TOKENS_FILE = os.path.join(ROOT, "benchmarks", "results", "tokens", "H200-2026-12-02e.json")
+TOKENS_FILE = os.path.join(ROOT, "benchmarks", "results", "tokens", "H200-2026-12-03.json")
 others = sorted(os.path.basename(f) for f in glob.glob(os.path.join(os.path.dirname(TOKENS_FILE), "*.json"))
                 if os.path.basename(f) != os.path.basename(TOKENS_FILE))
 assert os.path.isfile(TOKENS_FILE), "the committed token results are missing"
@@ -509,11 +509,12 @@ plt.show()
 # * **The scan pays per call.** Its wall time hardly moves from a quarter of a million tokens to
 #   four million, and at the smaller shapes it is mostly host time (its GPU time is a fraction
 #   of its wall time): launching, not moving bytes.
-# * **Against the shortcut.** The scan is within a small factor of the cumulative sum where the
-#   sum is fastest (many short responses), and faster than it on a few very long ones: the
-#   cumulative sum's GPU time grows with the response length even at the same number of tokens
-#   (compare 256×4096 with 8×131072, a million tokens each), where the scan's does not. With the
-#   scan, choosing $\lambda < 1$ is no longer a choice about speed.
+# * **Against the shortcut.** In this run the scan is faster than the cumulative sum at every
+#   shape. Where the sum is fastest (many short responses) the two are close, and both are mostly
+#   host time, so the order can change with the machine's CPU. On a few very long responses the
+#   scan is far ahead: the cumulative sum's GPU time grows with the response length even at the
+#   same number of tokens (compare 256×4096 with 8×131072, a million tokens each), where the
+#   scan's does not. With the scan, choosing $\lambda < 1$ is no longer a choice about speed.
 # * **The drop-in** adds verl's whitening to the scan: a few reductions and one synchronisation
 #   with the host (verl's own function has it too: the whitening checks the mask's sum on the
 #   host). That is its extra wall time, and why it has no CUDA-graph time.
@@ -523,7 +524,7 @@ per_token = [wall[(*s, LOOP)] / s[1] for s in shapes]
 assert max(per_token) < 2 * min(per_token)  # the loop's time per token of length, whatever the batch
 for s in shapes:
     assert wall[(*s, LOOP)] > 100 * wall[(*s, OURS)], s  # the scan, far faster than the loop at every shape
-    assert wall[(*s, OURS)] < 3 * wall[(*s, CUMSUM)], s  # and near the shortcut, or faster
+    assert wall[(*s, OURS)] < wall[(*s, CUMSUM)], s  # and faster than the shortcut, in this run
     assert wall[(*s, DROP_IN)] > wall[(*s, OURS)] and gpu[(*s, DROP_IN)] is None, s  # the whitening's host sync
     assert gpu[(*s, OURS)] < wall[(*s, OURS)], s
 by_tokens = {}
