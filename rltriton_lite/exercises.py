@@ -114,6 +114,7 @@ import contextlib
 import dataclasses
 import functools
 import inspect
+import linecache
 import math
 import os
 import re
@@ -962,9 +963,10 @@ def _interpreting(poison_scans=False):
             ok |= (p >= lo) & (p + size <= hi)
         if not ok.all():
             raise _OutOfBounds(
-                f"a tl.{what} touched memory outside every tensor passed to the kernel ({int((~ok).sum())} of "
-                f"{ok.size} active lanes): a tl.{what} without mask=, or with a mask that lets lanes past the end "
-                "of the row through. (Stopped before the access: on a GPU it would read garbage or fault.)")
+                f"a tl.{what}{_their_line()} touched memory outside every tensor passed to the kernel "
+                f"({int((~ok).sum())} of {ok.size} active lanes): a tl.{what} without mask=, or with a mask that "
+                "lets lanes past the end of the row through. (Stopped before the access: on a GPU it would read "
+                "garbage or fault.)")
         return p
 
     def wrote(p):
@@ -1817,6 +1819,18 @@ def _theirs(frame) -> bool:
         return False
     filename = frame.f_code.co_filename  # (<string>: code a library generates, a dataclass's __init__ ...)
     return not (filename.startswith(("<frozen", "<string>")) or os.path.realpath(filename).startswith(_LIBRARY_DIRS))
+
+
+def _their_line() -> str:
+    """`` at line n: its source`` of the innermost frame of the student's code on the stack (the
+    interpreter runs their kernel as Python), or "" where there is none."""
+    frame = sys._getframe(1)
+    while frame is not None and not _theirs(frame):
+        frame = frame.f_back
+    if frame is None:
+        return ""
+    source = linecache.getline(frame.f_code.co_filename, frame.f_lineno).strip()
+    return f" at line {frame.f_lineno}" + (f" ({source})" if source else "")
 
 
 @contextlib.contextmanager
