@@ -91,8 +91,7 @@ print(f"device: {DEVICE}; times measured here: {LIVE}")
 # %%
 import triton  # noqa: E402
 
-ROOT = os.path.abspath("..") if os.path.basename(os.getcwd()) == "notebooks" else os.getcwd()
-RESULTS = os.path.join(ROOT, "benchmarks", "results")
+RESULTS = profile.results_folder()  # benchmarks/results/ beside the package
 RES = profile.committed_results(RESULTS)[1]  # H200-2026-12-01c.json (profile.COMMITTED_RUN)
 FULL = profile.committed_results(RESULTS, profile.COMMITTED_SWEEP)[1]  # H200-2026-11-30d.json
 BW = RES["copy_bandwidth_Bps"]  # bytes read + written per second, device-to-device copy

@@ -59,8 +59,7 @@ from rltriton_lite import profile
 # results, one line each:
 
 # %%
-ROOT = os.path.abspath(os.path.join(os.getcwd(), "..")) if os.path.basename(os.getcwd()) == "notebooks" else os.getcwd()
-RESULTS = os.path.join(ROOT, "benchmarks", "results")
+RESULTS = profile.results_folder()  # benchmarks/results/ beside the package
 for f in sorted(glob.glob(os.path.join(RESULTS, "*.json"))):
     r = json.load(open(f))
     v = r.get("versions", {})

@@ -434,7 +434,7 @@ assert (adv_cum - adv_loop)[mask].abs().max() > 0.1  # and it is not GAE with λ
 # notebook**: on a CPU the notebook measures nothing.
 
 # %%
-ROOT = os.path.abspath(os.path.join(os.getcwd(), "..")) if os.path.basename(os.getcwd()) == "notebooks" else os.getcwd()
+ROOT = os.path.dirname(os.path.dirname(profile.results_folder()))  # the checkout: benchmarks/ beside the package
 
 
 # The committed H200 run, read by its name: a run of another GPU written into the same folder
