@@ -122,7 +122,7 @@ print("three segments scanned from their composed carries = the one-process scan
 # %%
 gamma = 0.9
 reward = torch.randn(12, dtype=torch.float64)
-reward[8] = float("nan")  # rank 1's second episode
+reward[8] = float("nan")  # the row's second episode, rank 1's first
 done = torch.zeros(12, dtype=torch.bool)
 done[5] = True  # rank 0's last step: the episode ends exactly at the boundary
 

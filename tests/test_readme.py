@@ -119,3 +119,12 @@ def test_the_core_s_hours_are_the_table_s_sums():
     assert len(names) == 8, names
     sums = [round(sum(_hours(rows[nb][1])[end] for nb in names)) for end in (0, 1)]
     assert core is not None and [int(core.group(1)), int(core.group(2))] == sums, sums
+
+
+def test_the_notebooks_counted_are_the_notebooks():
+    """The README's "the sixteen notebooks" names as many as notebooks/ holds."""
+    root = Path(__file__).parent.parent
+    words = "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen " \
+            "sixteen seventeen eighteen nineteen twenty".split()
+    said = re.search(r"the (\w+) notebooks", (root / "README.md").read_text(encoding="utf-8")).group(1)
+    assert words.index(said) == len(list((root / "notebooks").glob("*.ipynb"))), said
