@@ -314,14 +314,16 @@ print("one source, two compiled kernels: 0.5 x0² + 2 x1² − x2², and min(|x0
 
 # %% [markdown]
 # Now the harness of notebook 01 reads line by line. `exercises._scan_hook_kernel(X, O, P, T,
-# PROLOGUE, CHUNK, REVERSE, EPILOGUE)` is `chunked_returns` above with: `PROLOGUE` a hook passed
-# as a `tl.constexpr` and called as `PROLOGUE(X, offs, t, T, m, P)`, where `X` is the tuple of the
+# PROLOGUE, CHUNK, REVERSE, EPILOGUE)` is your `reset_scan` with: `PROLOGUE` a hook passed as a
+# `tl.constexpr` and called as `PROLOGUE(X, P, offs, t, m, T)`, where `X` is the tuple of the
 # input tensors you pass it (your prologue loads `X[0]`, `X[1]`, ...) and `P` the tuple of your
 # numbers (`P[0]` is γ if you pass `(gamma,)`); `if REVERSE:`, the chunk order chosen at compile
 # time; and `if EPILOGUE is not None:`, the epilogue's lines compiled in only when you pass one.
-# The package's kernel below works the same way, with more slots; SAC's hooks, for one, take the
-# critics as a tuple `Q` and find their minimum in a `tl.static_range(1, len(Q))` loop
-# (`sac._critic_min`). Its source (`_combine` is `affine_combine`):
+# The prologue returns a pair $(a, b)$, no flag: `_scan_steps` takes a step with $a = 0$ as a
+# reset, as `rl.linear_scan` does, and selects as your `reset_combine` does, in the combine and on
+# the carry. The package's kernel below works the same way, with more slots; SAC's hooks, for one,
+# take the critics as a tuple `Q` and find their minimum in a `tl.static_range(1, len(Q))` loop
+# (`sac._critic_min`). The harness's source:
 
 # %%
 print(inspect.getsource(getattr(exercises._scan_hook_kernel, "fn", exercises._scan_hook_kernel)))

@@ -193,36 +193,40 @@ h200 = profile.committed("discounted_return")  # the H200's table and chart, rea
 # ### The harness for Triton prologues
 #
 # `exercises.scan_hook(prologue, inputs, params, chunk=64, reverse=True)` runs a `@triton.jit`
-# prologue inside the chunked scan you wrote in notebook 00b, one program per row, and returns the
-# scanned `y`. Notebooks 03, 04 and 06 use the harness too, and their exercises point back here.
+# prologue inside the chunked scan with resets you wrote in notebook 00c (`reset_scan`), one
+# program per row, and returns the scanned `y`. Notebooks 03, 04 and 06 use the harness too, and their exercises point back here.
 # The prologue you write has this signature (the epilogue comes in notebook 04):
 #
 # | where | prologue | epilogue |
 # | --- | --- | --- |
-# | the harness, `exercises.scan_hook` (01, 03, 04, 06) | `(X, offs, t, T, m, P) -> (a, b)` | `(X, offs, t, T, m, P, y, y_in) -> out` (reverse scans only) |
+# | the harness, `exercises.scan_hook` (01, 03, 04, 06) | `(X, P, offs, t, m, T) -> (a, b)` | `(X, P, offs, t, m, T, y, y_in) -> out` (reverse scans only) |
 #
-# What the arguments are:
+# What the arguments are (the package's hooks take the same, in the same order, with the strides
+# `SX` and the row `row` where the harness has `offs`: notebook 02, section 3):
 #
 # | name | what it is |
 # | --- | --- |
 # | `X` | the tuple of input tensors you pass (`inputs`), as pointers: `tl.load(X[0] + offs, mask=m, other=0.0)` loads a chunk of the first |
+# | `P` | the tuple of your numbers (`params`): `P[0]` is γ if you pass `(gamma,)` |
 # | `offs` | the chunk's flat offsets into each (B, T) input |
 # | `t` | the time index of each step of the chunk |
-# | `T` | the row length |
 # | `m` | the in-bounds mask |
-# | `P` | the tuple of your numbers (`params`): `P[0]` is γ if you pass `(gamma,)` |
+# | `T` | the row length |
 #
-# Four rules, all visible in the harness's kernel below:
+# Four rules, all visible in the harness's kernel below and in `exercises._scan_steps`, which
+# scans each chunk:
 #
 # * `t` is the global time index (0 to T-1), not the index inside the chunk.
 # * Lanes past the end (`m` false) are replaced by the identity (1, 0). What the prologue returns
 #   there does not matter.
 # * The scan starts from $y_T = 0$ (from $y_{-1} = 0$ with `reverse=False`). So a bootstrap at
 #   the window's last step belongs in $b$.
-# * **No reset flag: the prologue returns a pair $(a, b)$.** $a = 0$ cuts the trace by
-#   multiplying. So an input that may be NaN (a next value behind a termination) must be kept out
-#   of $b$ with `tl.where`, or $0 \cdot \text{NaN}$ leaks across the episode end. That leak is why
-#   the package carries triples (00c, section 1).
+# * **The prologue returns a pair $(a, b)$; $a = 0$ is the reset.** The harness takes a step with
+#   $a = 0$ as a reset, as `rl.linear_scan` does: $y_t = b_t$, selected, so nothing behind the step
+#   (a later episode, the carry from a later chunk) reaches it, NaN included (00c, section 1). What
+#   the reset cannot fix is a NaN inside $b$ itself: $\gamma (1 - \text{term}_t) V'_t$ with
+#   $V'_t$ = NaN behind a termination is $0 \cdot \text{NaN} = \text{NaN}$ in $b_t$. Keep an input
+#   that may be NaN out of $b$ with `tl.where`.
 #
 # **How an episode end is made, tool by tool.** In a reverse scan, "behind the end" is later in
 # time: the next episode, or the carry from a later chunk.
@@ -232,7 +236,7 @@ h200 = profile.committed("discounted_return")  # the H200's table and chart, rea
 # | 00's `combine` (section 4; the package's `scan.combine`) | a reset flag: `tl.where` selects $b$ and drops what is behind | no |
 # | 00b's `block_scan` and `chunked_scan` | $a_t = \gamma(1 - d_t) = 0$: the later value is multiplied by 0 | yes: $0 \cdot \text{NaN} = \text{NaN}$, so a NaN or `inf` in a later episode (or in `last_value`, or the carry) reaches every earlier step (00c, section 1) |
 # | 00c's `reset_scan` | a reset flag: a select, in the combine and on the carry | no |
-# | the harness, `exercises.scan_hook` (01, 03, 04, 06) | pairs only: $a = 0$ cuts the trace by multiplying | yes: a NaN in a later $b$ leaks; keep NaN-able inputs (a next value behind a termination) out of $b$ with `tl.where` |
+# | the harness, `exercises.scan_hook` (01, 03, 04, 06) | $a_t = 0$ is taken as a reset, as in `rl.linear_scan`: a select | no: a NaN after it cannot reach the steps before it (a NaN inside the step's own $b$ is another matter: select it away with `tl.where`) |
 # | `rl.linear_scan` | $a_t = 0$ is taken as a reset (its prologue returns `a == 0` as the flag): a select | no: a NaN after it cannot reach the steps before it (00, section 4) |
 # | the package's prologues (`scan.py`; 02's `gae_prologue`) | a reset flag returned by the prologue (`done`): a select | no |
 
@@ -243,12 +247,12 @@ print(inspect.getsource(getattr(exercises._scan_hook_kernel, "fn", exercises._sc
 # **`transposed_scan`** (a Triton prologue). The returns' gradient. Notebook 00, section 7: for
 # $y = \mathrm{scan}(a, b)$ run backwards in time, $\partial L/\partial b_t = g_t$ with
 # $g_t = \partial L/\partial y_t + a_{t-1} g_{t-1}$, a scan run *forwards*. Write its prologue for
-# `exercises.scan_hook(transposed_scan, (a, dy), (), reverse=False)`: the harness runs your chunked
-# scan of notebook 00b forwards.
+# `exercises.scan_hook(transposed_scan, (a, dy), (), reverse=False)`: the harness runs its chunked
+# scan (your `reset_scan` of 00c, $a = 0$ the reset) forwards.
 #
 # | where | prologue | epilogue |
 # | --- | --- | --- |
-# | the harness, `exercises.scan_hook` (01, 03, 04, 06) | `(X, offs, t, T, m, P) -> (a, b)` | `(X, offs, t, T, m, P, y, y_in) -> out` (reverse scans only) |
+# | the harness, `exercises.scan_hook` (01, 03, 04, 06) | `(X, P, offs, t, m, T) -> (a, b)` | `(X, P, offs, t, m, T, y, y_in) -> out` (reverse scans only) |
 #
 # * **Inputs:** `X[0]` is `a`, `X[1]` is $\partial L/\partial y$ (`dy`), both (B, T) float32.
 #   `P` is empty, `()`.
@@ -259,14 +263,14 @@ print(inspect.getsource(getattr(exercises._scan_hook_kernel, "fn", exercises._sc
 #
 # ```python
 # @triton.jit
-# def transposed_scan(X, offs, t, T, m, P):
+# def transposed_scan(X, P, offs, t, m, T):
 #     dy = tl.load(X[1] + offs, mask=m, other=0.0)
 #     ...
 #     return a_prev, dy
 # ```
 
 # %%
-# YOUR CODE: replace the next line by your @triton.jit def transposed_scan(X, offs, t, T, m, P)
+# YOUR CODE: replace the next line by your @triton.jit def transposed_scan(X, P, offs, t, m, T)
 transposed_scan = None
 
 # %%
@@ -280,7 +284,7 @@ exercises.attempt("transposed_scan", transposed_scan)
 #
 # | where | prologue | epilogue |
 # | --- | --- | --- |
-# | the harness, `exercises.scan_hook` (01, 03, 04, 06) | `(X, offs, t, T, m, P) -> (a, b)` | `(X, offs, t, T, m, P, y, y_in) -> out` (reverse scans only) |
+# | the harness, `exercises.scan_hook` (01, 03, 04, 06) | `(X, P, offs, t, m, T) -> (a, b)` | `(X, P, offs, t, m, T, y, y_in) -> out` (reverse scans only) |
 #
 # * **Inputs:** `rewards` (B, T) float32, `dones` (B, T) bool, `gamma` a number.
 # * **Returns:** `Returns.apply(rewards, dones, gamma)`, the returns, differentiable in
@@ -420,8 +424,9 @@ exercises.attempt("n_step_returns", n_step_returns)
 #   The package's own hook slots come in notebook 02.
 # * The gradient is a forward scan, $g_t = \partial L/\partial G_t +
 #   \gamma(1-d_{t-1})\,g_{t-1}$; both scans fit in one `torch.autograd.Function`.
-# * The harness `exercises.scan_hook` runs a prologue `(X, offs, t, T, m, P) -> (a, b)`. Pairs
-#   without a reset flag end a trace by multiplying by 0, so a value that may be NaN behind a
-#   termination must be selected away with `tl.where`.
+# * The harness `exercises.scan_hook` runs a prologue `(X, P, offs, t, m, T) -> (a, b)`, the
+#   package's arguments in the package's order. A step with $a = 0$ is a reset there, as in
+#   `rl.linear_scan`; a value that may be NaN behind a termination must still be selected away
+#   in $b$ with `tl.where`.
 # * The $n$-step return is $S_t - \gamma^n S_{t+n} + \gamma^n V(s_{t+n})$ from one scan $S$
 #   while the episode runs on, else $S_t$; $V(s_{t+n})$ is `next_values[t + n - 1]`.

@@ -200,11 +200,11 @@ for fn in (returns._returns_prologue, returns._one_output_epilogue):
 print(inspect.getsource(getattr(returns._gae_epilogue, "fn", returns._gae_epilogue)))
 
 # %% [markdown]
-# **Warning: this is not 01's hook signature. `T` and `m` swap places, and the package's hook
-# also takes the strides `SX` and the `row`.**
+# 01's harness takes the package's arguments in the package's order, with `offs` in place of
+# `SX` and `row`:
 #
 # ```
-# 01's harness (exercises.scan_hook):  (X, offs, t, T, m, P)
+# 01's harness (exercises.scan_hook):  (X, P, offs, t, m, T)
 # the package (scan.py):               (X, SX, P, row, t, m, T, ACC)
 # ```
 #

@@ -261,14 +261,14 @@ h200 = profile.committed("td_lambda")  # the H200's table and chart, read by nam
 
 # %%
 @triton.jit
-def td_lambda_prologue(X, offs, t, T, m, P):
+def td_lambda_prologue(X, P, offs, t, m, T):
     gamma, lam = P[0], P[1]
     r = tl.load(X[0] + offs, mask=m, other=0.0)  # rewards
     v_next = tl.load(X[1] + offs, mask=m, other=0.0)  # V(s_{t+1})
     term = tl.load(X[2] + offs, mask=m, other=0) != 0  # a bool flag
     lam_t = tl.where(t < T - 1, lam, 0.0)  # the window's last step bootstraps fully
-    a = tl.where(term, 0.0, gamma * lam_t)  # select, never multiply by 0: v_next may be NaN
-    return a, r + tl.where(term, 0.0, gamma * (1.0 - lam_t) * v_next)  # behind a termination
+    a = tl.where(term, 0.0, gamma * lam_t)  # a = 0: the harness's reset, as linear_scan's
+    return a, r + tl.where(term, 0.0, gamma * (1.0 - lam_t) * v_next)  # select: v_next may be NaN there
 
 
 g_h = torch.Generator().manual_seed(5)
@@ -295,9 +295,9 @@ print("a 9-line Triton prologue == rl.td_lambda")
 #
 # | where | prologue | epilogue |
 # | --- | --- | --- |
-# | the harness, `exercises.scan_hook` (01, 03, 04, 06) | `(X, offs, t, T, m, P) -> (a, b)` | `(X, offs, t, T, m, P, y, y_in) -> out` (reverse scans only) |
+# | the harness, `exercises.scan_hook` (01, 03, 04, 06) | `(X, P, offs, t, m, T) -> (a, b)` | `(X, P, offs, t, m, T, y, y_in) -> out` (reverse scans only) |
 #
-# The harness's rules (pairs, no reset flag): notebook 01, "The harness for Triton prologues".
+# The harness's rules (pairs, $a = 0$ the reset): notebook 01, "The harness for Triton prologues".
 #
 # * **Inputs:** `X = (rewards, next_q, next_action, terminated)` and `P = (γ, λ, A)`, A an int.
 #   * `next_q` is a (B, T, A) float32 tensor, $Q(s_{t+1}, a)$ for the A actions, contiguous with
@@ -310,7 +310,8 @@ print("a 9-line Triton prologue == rl.td_lambda")
 #     them would cut the trace where it should go on.
 #   * After a termination there is no $s_{t+1}$: `next_q` there may be NaN, and the target is
 #     $r_t$. Select it away with `tl.where`, as the worked prologue does (a product such as
-#     $\gamma(1-\text{term}_t)\max_a Q$ would give $0 \cdot \text{NaN} = \text{NaN}$).
+#     $\gamma(1-\text{term}_t)\max_a Q$ would put $0 \cdot \text{NaN} = \text{NaN}$ into $b_t$
+#     itself, which the reset at $a_t = 0$ cannot select away).
 #   * At the window's last step $\ell_t = 0$.
 # * **Hint:** step `offs`'s action `a` is at `X[1] + offs * A + a`: a strided load, one per
 #   action, in a loop `for a in range(A)`.
@@ -325,7 +326,7 @@ print("a 9-line Triton prologue == rl.td_lambda")
 #
 # ```python
 # @triton.jit
-# def q_lambda(X, offs, t, T, m, P):
+# def q_lambda(X, P, offs, t, m, T):
 #     gamma, lam, A = P[0], P[1], P[2]
 #     r = tl.load(X[0] + offs, mask=m, other=0.0)                 # rewards
 #     next_action = tl.load(X[2] + offs, mask=m, other=0)         # a_{t+1}, an int
@@ -348,7 +349,7 @@ print("next_q[0, :3]:", next_q[0, :3].cpu().numpy().round(2).tolist(), " next_ac
 # exercises.scan_hook(q_lambda, (r_q, next_q, next_action_q, term_q), P_q) should give G_q
 
 # %%
-# YOUR CODE: replace the next line by your @triton.jit def q_lambda(X, offs, t, T, m, P)
+# YOUR CODE: replace the next line by your @triton.jit def q_lambda(X, P, offs, t, m, T)
 q_lambda = None
 
 # %%

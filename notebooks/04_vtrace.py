@@ -470,14 +470,14 @@ h200 = profile.committed("vtrace")  # the H200's table and chart, read by name: 
 # $$G_t = r_t + \gamma(1-\text{term}_t)\big[\mathbb E_\pi Q(s_{t+1}, \cdot) + c_{t+1}\big(G_{t+1}
 #   - Q(s_{t+1}, a_{t+1})\big)\big], \qquad c_{t+1} = \lambda \min(1, \pi/\mu) \text{ at step } t+1.$$
 #
-# Write its prologue in Triton for `exercises.scan_hook` (the chunked reverse scan of notebook 00b
-# with the hooks of 00c, as in notebook 03's `q_lambda`).
+# Write its prologue in Triton for `exercises.scan_hook` (the chunked reverse scan with resets of
+# notebook 00c, with its hooks, as in notebook 03's `q_lambda`).
 #
 # | where | prologue | epilogue |
 # | --- | --- | --- |
-# | the harness, `exercises.scan_hook` (01, 03, 04, 06) | `(X, offs, t, T, m, P) -> (a, b)` | `(X, offs, t, T, m, P, y, y_in) -> out` (reverse scans only) |
+# | the harness, `exercises.scan_hook` (01, 03, 04, 06) | `(X, P, offs, t, m, T) -> (a, b)` | `(X, P, offs, t, m, T, y, y_in) -> out` (reverse scans only) |
 #
-# The harness's rules (pairs, no reset flag): notebook 01, "The harness for Triton prologues".
+# The harness's rules (pairs, $a = 0$ the reset): notebook 01, "The harness for Triton prologues".
 #
 # * **Inputs:** `P` holds (γ, λ). `X` holds five (B, T) tensors, each one number per step, loaded
 #   at `offs`, in this order:
@@ -491,7 +491,8 @@ h200 = profile.committed("vtrace")  # the H200's table and chart, read by name: 
 # * **Returns:** the pair $(a_t, b_t)$ whose reverse scan is $G_t$ above.
 # * **Edge cases:** $c = 0$ at the window's last step. Behind a termination the `next_*` inputs
 #   are never to be read (they may be NaN): select them away with `tl.where`, do not multiply them
-#   by $(1-\text{term}_t)$.
+#   by $(1-\text{term}_t)$ (that puts $0 \cdot \text{NaN}$ into the step's own $a$ and $b$, where the
+#   reset at $a = 0$ cannot help).
 # * **Hint:** expand the bracket. What multiplies $G_{t+1}$ is $a_t$, everything else is $b_t$.
 #   $\pi/\mu$ is `exp(next_log_ratio)`.
 #
@@ -499,7 +500,7 @@ h200 = profile.committed("vtrace")  # the H200's table and chart, read by name: 
 #
 # ```python
 # @triton.jit
-# def retrace(X, offs, t, T, m, P):
+# def retrace(X, P, offs, t, m, T):
 #     gamma, lam = P[0], P[1]
 #     r = tl.load(X[0] + offs, mask=m, other=0.0)
 #     ...
@@ -507,7 +508,7 @@ h200 = profile.committed("vtrace")  # the H200's table and chart, read by name: 
 # ```
 
 # %%
-# YOUR CODE: replace the next line by your @triton.jit def retrace(X, offs, t, T, m, P)
+# YOUR CODE: replace the next line by your @triton.jit def retrace(X, P, offs, t, m, T)
 retrace = None
 
 # %%
@@ -523,9 +524,9 @@ exercises.attempt("retrace", retrace)
 #
 # | where | prologue | epilogue |
 # | --- | --- | --- |
-# | the harness, `exercises.scan_hook` (01, 03, 04, 06) | `(X, offs, t, T, m, P) -> (a, b)` | `(X, offs, t, T, m, P, y, y_in) -> out` (reverse scans only) |
+# | the harness, `exercises.scan_hook` (01, 03, 04, 06) | `(X, P, offs, t, m, T) -> (a, b)` | `(X, P, offs, t, m, T, y, y_in) -> out` (reverse scans only) |
 #
-# The harness's rules (pairs, no reset flag): notebook 01, "The harness for Triton prologues".
+# The harness's rules (pairs, $a = 0$ the reset): notebook 01, "The harness for Triton prologues".
 #
 # * **Inputs:** `X` holds log_rhos, rewards, values, next_values, terminated; `P` holds
 #   (γ, ρ̄, c̄). `y` is $v_s$ and `y_in` is $v_{s+1}$.
@@ -535,12 +536,13 @@ exercises.attempt("retrace", retrace)
 #   (the package's `pg_rho_bar` set to `rho_bar`, as the paper does), and λ = 1, where rlax's form
 #   (section 4, "Which policy-gradient advantage") and the paper's are the same advantage.
 # * **Edge cases:** $v_{s+1}$ is `next_values` at the window's last step (there `y_in` is 0: no
-#   step follows). The factor $1-\text{term}_s$ is a select.
+#   step follows). The factor $1-\text{term}_s$ is a select: at a termination (a reset, $a = 0$)
+#   `y_in` is still $v_{s+1}$, the next episode's, as in the package's epilogues.
 # * **Hint:** section 3's `_vtrace_epilogue` makes the same switch, `tl.where(done, v_next, y_in)`.
 #   Here only the window's last step switches.
 
 # %%
-# YOUR CODE: replace the next line by your @triton.jit def vtrace_pg(X, offs, t, T, m, P, y, y_in)
+# YOUR CODE: replace the next line by your @triton.jit def vtrace_pg(X, P, offs, t, m, T, y, y_in)
 vtrace_pg = None
 
 # %%

@@ -430,10 +430,11 @@ h200 = profile.committed("ppo")  # the H200's table and chart, read by name: not
 #
 # ### The harness for Triton elementwise hooks
 #
-# `exercises.map_hook(hook, inputs, params)` calls a `@triton.jit` `hook(X, offs, m, P)` on blocks
+# `exercises.map_hook(hook, inputs, params)` calls a `@triton.jit` `hook(X, P, offs, m)` on blocks
 # of elements and stores what it returns (the per-element values; the loss is their mean, the
-# reduction of section 3). `X` is the tuple of your input tensors (as pointers), `offs` a block of
-# flat offsets into them, `m` its mask, and `P` the tuple of your numbers. No scan, so no pairs:
+# reduction of section 3). `X` is the tuple of your input tensors (as pointers), `P` the tuple of
+# your numbers, `offs` a block of flat offsets into them and `m` its mask: the order of
+# `scan_hook`'s prologue (notebook 01), without `t` and `T`. No scan, so no pairs:
 # the hook returns one value per element. Notebook 07 uses the harness too.
 #
 # A worked hook first, PPO's own clipped loss per element. `tl.minimum`, `tl.maximum` (and
@@ -441,7 +442,7 @@ h200 = profile.committed("ppo")  # the H200's table and chart, read by name: not
 
 # %%
 @triton.jit
-def ppo_clip_hook(X, offs, m, P):
+def ppo_clip_hook(X, P, offs, m):
     eps = P[0]
     ratio = tl.load(X[0] + offs, mask=m, other=1.0)
     adv = tl.load(X[1] + offs, mask=m, other=0.0)
@@ -463,7 +464,7 @@ print("a 6-line Triton hook == ppo_clip_loss(reduction='none')")
 #
 # | where | prologue | epilogue |
 # | --- | --- | --- |
-# | the harness, `exercises.map_hook` (05, 07) | `(X, offs, m, P) -> value`, elementwise, no scan | none |
+# | the harness, `exercises.map_hook` (05, 07) | `(X, P, offs, m) -> value`, elementwise, no scan | none |
 #
 # * **Inputs:** `X = (ratio, advantages)`, one number per element; `P = (epsilon, c)`, with
 #   $c > 1$ (e.g. 3).
@@ -479,7 +480,7 @@ print("a 6-line Triton hook == ppo_clip_loss(reduction='none')")
 #
 # ```python
 # @triton.jit
-# def dual_clip(X, offs, m, P):
+# def dual_clip(X, P, offs, m):
 #     epsilon, c = P[0], P[1]
 #     ratio = tl.load(X[0] + offs, mask=m, other=1.0)
 #     ...
@@ -487,7 +488,7 @@ print("a 6-line Triton hook == ppo_clip_loss(reduction='none')")
 # ```
 
 # %%
-# YOUR CODE: replace the next line by your @triton.jit def dual_clip(X, offs, m, P)
+# YOUR CODE: replace the next line by your @triton.jit def dual_clip(X, P, offs, m)
 dual_clip = None
 
 # %%

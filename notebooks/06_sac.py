@@ -414,9 +414,9 @@ h200 = profile.committed("sac")  # the H200's table and chart, read by name: not
 #
 # | where | prologue | epilogue |
 # | --- | --- | --- |
-# | the harness, `exercises.scan_hook` (01, 03, 04, 06) | `(X, offs, t, T, m, P) -> (a, b)` | `(X, offs, t, T, m, P, y, y_in) -> out` (reverse scans only) |
+# | the harness, `exercises.scan_hook` (01, 03, 04, 06) | `(X, P, offs, t, m, T) -> (a, b)` | `(X, P, offs, t, m, T, y, y_in) -> out` (reverse scans only) |
 #
-# The harness's rules (pairs, no reset flag): notebook 01, "The harness for Triton prologues".
+# The harness's rules (pairs, $a = 0$ the reset): notebook 01, "The harness for Triton prologues".
 #
 # * **Inputs:** `X` holds rewards, next_q1, next_q2, next_log_probs, log_probs, terminated; `P`
 #   holds (γ, α, λ).
@@ -432,7 +432,7 @@ h200 = profile.committed("sac")  # the H200's table and chart, read by name: not
 #
 # ```python
 # @triton.jit
-# def soft_lambda_targets(X, offs, t, T, m, P):
+# def soft_lambda_targets(X, P, offs, t, m, T):
 #     gamma, alpha, lam = P[0], P[1], P[2]
 #     log_pi_next = tl.load(X[4] + offs + 1, mask=m & (t + 1 < T), other=0.0)
 #     ...
@@ -440,7 +440,7 @@ h200 = profile.committed("sac")  # the H200's table and chart, read by name: not
 # ```
 
 # %%
-# YOUR CODE: replace the next line by your @triton.jit def soft_lambda_targets(X, offs, t, T, m, P)
+# YOUR CODE: replace the next line by your @triton.jit def soft_lambda_targets(X, P, offs, t, m, T)
 soft_lambda_targets = None
 
 # %%

@@ -347,7 +347,7 @@ h200 = profile.committed("crr")  # the H200's table and chart, read by name: not
 #
 # | where | prologue | epilogue |
 # | --- | --- | --- |
-# | the harness, `exercises.map_hook` (05, 07) | `(X, offs, m, P) -> value`, elementwise, no scan | none |
+# | the harness, `exercises.map_hook` (05, 07) | `(X, P, offs, m) -> value`, elementwise, no scan | none |
 #
 # The harness: notebook 05, "The harness for Triton elementwise hooks".
 #
@@ -362,14 +362,14 @@ h200 = profile.committed("crr")  # the H200's table and chart, read by name: not
 #
 # ```python
 # @triton.jit
-# def awr_weights(X, offs, m, P):
+# def awr_weights(X, P, offs, m):
 #     beta, max_weight = P[0], P[1]
 #     ...
 #     return weight
 # ```
 
 # %%
-# YOUR CODE: replace the next line by your @triton.jit def awr_weights(X, offs, m, P)
+# YOUR CODE: replace the next line by your @triton.jit def awr_weights(X, P, offs, m)
 awr_weights = None
 
 # %%

@@ -759,7 +759,13 @@ def _hint(ex, bad, at, marks, got, expected, own=None):
     if own:
         hints.append(own)
     if not np.isfinite(got) and np.isfinite(expected):
-        if any(word in what for what in said for word in ("episode end", "termination", "resets")):
+        at_end = any(word in what for what in said for word in ("episode end", "termination", "resets"))
+        if at_end and _resets_at_zero(ex):  # the scan selects at a = 0: the NaN is in the step's own pair
+            hints.append("A NaN or inf where the answer is finite, at an episode end: the scan takes a = 0 as a "
+                         "reset (nothing behind the step reaches it), so the NaN is in that step's own b (or a): "
+                         "a NaN-able input there (a next value behind a termination) multiplied by zero (0 * NaN "
+                         "= NaN). Select it away (tl.where, torch.where), do not multiply it by zero.")
+        elif at_end:
             hints.append("A NaN or inf where the answer is finite, at an episode end: what lies behind it (a NaN "
                          "next value, a later episode) leaked in: a reset must select (tl.where, torch.where, "
                          "np.where), not multiply by zero (0 * NaN = NaN).")
@@ -775,6 +781,11 @@ def _hint(ex, bad, at, marks, got, expected, own=None):
         hints.append(ex.ordinary or _ORDINARY.format(
             combine=" or, in your combine, the order in which it applies the two maps" if ex.needs == "scan" else ""))
     return "Hint: " + " ".join(hints) if hints else None
+
+
+def _resets_at_zero(ex) -> bool:
+    """The student's pairs (a, b) go through linear_scan or scan_hook, which take a = 0 as a reset."""
+    return any(rule.strip() in ex.task for rule in (SCAN_RULES, RESET_RULE))
 
 
 class _OutOfBounds(Exception):
@@ -1931,7 +1942,8 @@ SCAN_RULES = """
 Tensors are (B, T), float32, flags bool (write ~flag or flag.to(x.dtype), not 1 - flag).
 linear_scan(a, b) computes y_t = b_t + a_t y_{t+1} backwards in time from y_T = 0: a bootstrap
 at the window's last step goes into b, and a_t = 0 cuts the trace. linear_scan takes a_t = 0 as a
-reset (y_t = b_t: a NaN after it never reaches y_t); exercises.scan_hook's harness multiplies."""
+reset (y_t = b_t, selected: a NaN after it never reaches y_t), as exercises.scan_hook does. A NaN
+inside b itself is yours to select away (torch.where)."""
 
 
 def _scan(fn, args, kw):
@@ -1947,20 +1959,21 @@ def _scan(fn, args, kw):
 
 # ---- Harnesses for Triton hooks: your @triton.jit function inside a fixed kernel ------------------
 @jit
-def _combine(a1, b1, a2, b2):
-    return a2 * a1, b2 + a2 * b1  # (a1, b1): the steps after, applied first
+def _combine(a1, b1, r1, a2, b2, r2):
+    # (a1, b1, r1): the steps after, applied first; a reset r2 selects (a2, b2), as scan.combine does
+    return tl.where(r2, a2, a2 * a1), tl.where(r2, b2, b2 + a2 * b1), r1 | r2
 
 
 @jit
 def _scan_steps(step, m, carry, REVERSE: tl.constexpr):
     """The scanned values of a chunk's steps from the carry entering it: ``step`` is the prologue's
-    pair (a, b); a step outside ``m`` is the identity."""
-    # (a reset flag is 00c's reset_scan to write: the harness does not carry one)
-    tl.static_assert(len(step) == 2, "scan_hook's prologue returns a pair (a, b), not a triple: a = 0 ends the "
-                                     "trace, and NaN-able inputs are selected away in b with tl.where")
-    a_s, b_s = tl.associative_scan((tl.where(m, step[0], 1.0), tl.where(m, step[1], 0.0)), 0, _combine,
-                                   reverse=REVERSE)
-    return b_s + a_s * carry
+    pair (a, b); a step outside ``m`` is the identity, and a step with a = 0 a reset (y_t = b_t,
+    selected: what lies behind it, NaN included, never reaches it), as in linear_scan."""
+    tl.static_assert(len(step) == 2, "scan_hook's prologue returns a pair (a, b), not a triple: a = 0 is the "
+                                     "reset, and NaN-able inputs are selected away in b with tl.where")
+    a = tl.where(m, step[0], 1.0)
+    a_s, b_s, r_s = tl.associative_scan((a, tl.where(m, step[1], 0.0), a == 0.0), 0, _combine, reverse=REVERSE)
+    return tl.where(r_s, b_s, b_s + a_s * carry)  # a reset in the composed map: the carry is not read
 
 
 @jit
@@ -1976,12 +1989,12 @@ def _scan_hook_kernel(X, O, P, T, PROLOGUE: tl.constexpr, CHUNK: tl.constexpr, R
         t = c * CHUNK + tl.arange(0, CHUNK)
         m = t < T
         offs = row * T + t
-        y = _scan_steps(PROLOGUE(X, offs, t, T, m, P), m, carry, REVERSE)
+        y = _scan_steps(PROLOGUE(X, P, offs, t, m, T), m, carry, REVERSE)
         out = y
         if EPILOGUE is not None:  # (reverse scans) y_in = y_{t+1}: the same scan of the steps one step on
             m_n = m & (t + 1 < T) & (t + 1 < c * CHUNK + CHUNK)  # past the chunk: the carry itself
-            out = EPILOGUE(X, offs, t, T, m, P, y, _scan_steps(PROLOGUE(X, offs + 1, t + 1, T, m_n, P), m_n, carry,
-                                                                REVERSE))
+            y_in = _scan_steps(PROLOGUE(X, P, offs + 1, t + 1, m_n, T), m_n, carry, REVERSE)
+            out = EPILOGUE(X, P, offs, t, m, T, y, y_in)
         tl.store(O + offs, out, mask=m)
         last = c * CHUNK + CHUNK - 1  # the carry for the next chunk in scan order: y at this one's end
         if REVERSE:
@@ -1993,26 +2006,29 @@ def _scan_hook_kernel(X, O, P, T, PROLOGUE: tl.constexpr, CHUNK: tl.constexpr, R
 def _map_hook_kernel(X, O, P, n, HOOK: tl.constexpr, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     m = offs < n
-    tl.store(O + offs, HOOK(X, offs, m, P), mask=m)
+    tl.store(O + offs, HOOK(X, P, offs, m), mask=m)
 
 
 def scan_hook(prologue, inputs, params, chunk: int = 64, reverse: bool = True, epilogue=None) -> torch.Tensor:
     """The reverse scan y_t = b_t + a_t y_{t+1} (y_T = 0) of the pairs that your ``@triton.jit``
-    ``prologue(X, offs, t, T, m, P) -> (a, b)`` returns for each chunk of ``chunk`` steps
+    ``prologue(X, P, offs, t, m, T) -> (a, b)`` returns for each chunk of ``chunk`` steps
     (``reverse=False``: the forward scan y_t = b_t + a_t y_{t-1}, y_{-1} = 0). With an
-    ``epilogue(X, offs, t, T, m, P, y, y_in) -> out`` (reverse scans), what it returns is stored
+    ``epilogue(X, P, offs, t, m, T, y, y_in) -> out`` (reverse scans), what it returns is stored
     instead of y; ``y_in`` is the value that entered the step (y_t = b_t + a_t y_in), y_{t+1} in a
     reverse scan (0 after the row's last step): the package's epilogues' name for it.
 
-    ``X``: the pointers of ``inputs`` ((B, T) tensors, in order); ``offs``: the chunk's flat
-    offsets into them (``tl.load(X[0] + offs, mask=m, other=0.0)``); ``t``: the time indices; ``T``:
-    the row length; ``m``: the in-bounds mask; ``P``: ``params``, ints (a count: ``for a in
-    range(P[2])``) as ints, the rest as floats. One program per row; an input may have trailing axes
-    (a (B, T, A) tensor: step ``offs``'s element ``a`` is at ``offs * A + a``).
+    The arguments are the package's hooks' (docs/DESIGN.md, "Hooks"), in the package's order, with
+    ``offs`` in place of ``SX`` and ``row``: ``X``: the pointers of ``inputs`` ((B, T) tensors, in
+    order); ``P``: ``params``, ints (a count: ``for a in range(P[2])``) as ints, the rest as floats;
+    ``offs``: the chunk's flat offsets into the inputs (``tl.load(X[0] + offs, mask=m,
+    other=0.0)``); ``t``: the time indices; ``m``: the in-bounds mask; ``T``: the row length. One
+    program per row; an input may have trailing axes (a (B, T, A) tensor: step ``offs``'s element
+    ``a`` is at ``offs * A + a``).
 
-    With pairs an episode end is a = 0, which multiplies what lies after the step by zero; a NaN or
-    inf there (0 * NaN = NaN) must then be selected away (tl.where) before it reaches b. Every
-    scan_hook task says so (``NO_RESET``); a reset flag selects it away itself.
+    A step with a = 0 is a reset, as in ``linear_scan``: y_t = b_t, selected, so nothing behind it
+    (a later episode, the carry from a later chunk; in a forward scan the steps before) reaches
+    it, NaN or inf included. y_in at a reset step is still the value behind it (y_{t+1}). A NaN
+    inside b itself (0 * NaN in b at a terminal step) is the prologue's to select away with tl.where.
     """
     if epilogue is not None and not reverse:
         raise ValueError("scan_hook: an epilogue goes with a reverse scan")
@@ -2026,8 +2042,8 @@ def scan_hook(prologue, inputs, params, chunk: int = 64, reverse: bool = True, e
 
 
 def map_hook(hook, inputs, params, block: int = 64) -> torch.Tensor:
-    """Your ``@triton.jit`` ``hook(X, offs, m, P) -> value`` applied elementwise: ``X`` the pointers
-    of ``inputs`` (same shape), ``offs`` a block of flat offsets, ``m`` its mask, ``P`` ``params``."""
+    """Your ``@triton.jit`` ``hook(X, P, offs, m) -> value`` applied elementwise: ``X`` the pointers
+    of ``inputs`` (same shape), ``P`` ``params``, ``offs`` a block of flat offsets, ``m`` its mask."""
     X = tuple(x.contiguous() for x in inputs)
     out = torch.empty(X[0].shape, dtype=torch.float32, device=X[0].device)
     n = out.numel()
@@ -2069,11 +2085,11 @@ HOOK_RULES = """
 Inputs are float32 except the flags (bool: tl.load(...) != 0 gives the flag). Load one input as
 tl.load(X[i] + offs, mask=m, other=0.0)."""
 NEXT_STEP = """ The step after t is offs + 1 (mask it with m & (t + 1 < T))."""
-# scan_hook's protocol: pairs (a, b), no reset flag (00c's reset_scan is an exercise). Every scan_hook task says so.
-NO_RESET = """
-Pairs (a, b): a = 0 ends the trace; select NaN-able inputs away in b. (a = 0 multiplies what lies
-after the step by zero, and 0 * NaN = NaN: every b must stay finite, so a NaN or inf that may sit
-behind an episode end is selected away with tl.where before it reaches b.)"""
+# scan_hook's protocol: pairs (a, b), a = 0 the reset, as in linear_scan. Every scan_hook task says so.
+RESET_RULE = """
+Pairs (a, b): a = 0 is a reset, as in linear_scan (y_t = b_t, selected: nothing behind the step,
+NaN included, reaches it). A NaN inside b itself is yours: select NaN-able inputs away in b with
+tl.where (gamma * (1 - term) * V' is 0 * NaN = NaN where V' behind a termination is NaN)."""
 
 
 _COMPOSE_ORDER = ("the b part is wrong{}: is q applied first? (\"q first, then p\": y goes through q, "
@@ -2301,12 +2317,12 @@ def _strided_scan_cases(d):
 
 # ---- 01: returns -----------------------------------------------------------------------------------
 @_exercise("transposed_scan", "01_discounted_return", "hook", stream=10, task="""
-transposed_scan: a @triton.jit prologue transposed_scan(X, offs, t, T, m, P) -> (a, b) for
+transposed_scan: a @triton.jit prologue transposed_scan(X, P, offs, t, m, T) -> (a, b) for
 exercises.scan_hook(..., reverse=False), with X = (a, dy): the gradient of y = linear_scan(a, b)
 (y_t = b_t + a_t y_{t+1}) with respect to b, g_t = dy_t + a_{t-1} g_{t-1} (g_0 = dy_0), as a
 forward scan of the pairs (a_{t-1}, dy_t): load a from one step back, offs - 1, only where t >= 1
 (other=0: step 0 has no step before it).
-""" + HOOK_RULES + NO_RESET, needs="hook", run=lambda fn, args, kw: _harness_scan(fn, args, (), reverse=False),
+""" + HOOK_RULES + RESET_RULE, needs="hook", run=lambda fn, args, kw: _harness_scan(fn, args, (), reverse=False),
    scan="forward")
 def _transposed_scan_cases(d):
     rng = d.rng
@@ -2371,7 +2387,7 @@ reverse=False and a second prologue; the step before t = 0 has no done flag: cut
 what the backward needs with ctx.save_for_backward. (B, T) float32 rewards, bool dones. The checker
 requires the autograd.Function's apply, and Triton code of yours launched in the forward and in the
 backward.
-""" + NO_RESET, needs="autograd", run=_with_gradient, scan=("reverse", "forward"),
+""" + RESET_RULE, needs="autograd", run=_with_gradient, scan=("reverse", "forward"),
    results=("the returns G", "dL/drewards"),
    may_use=("scan_hook",), recompute=lambda r, done, gamma, w: _returns_and_gradient(r, done, gamma, w),
    hint=lambda *a: _returns_autograd_hint(*a))
@@ -2604,7 +2620,7 @@ def _next_actions(rng, q, p_greedy):
 
 
 @_exercise("q_lambda", "03_td_lambda", "hook", stream=7, task="""
-q_lambda: a @triton.jit prologue q_lambda(X, offs, t, T, m, P) -> (a, b) for exercises.scan_hook,
+q_lambda: a @triton.jit prologue q_lambda(X, P, offs, t, m, T) -> (a, b) for exercises.scan_hook,
 with X = (rewards, next_q, next_action, terminated) and P = (gamma, lam, A): Watkins's Q(lambda)
 targets. next_q is (B, T, A) float32, Q(s_{t+1}, .) for the A actions (step offs's action a is at
 offs * A + a); next_action (B, T) int64, the action a_{t+1} taken at s_{t+1}; A an int. With a
@@ -2614,7 +2630,7 @@ G_t = r_t + gamma (1 - term_t) [(1 - l_t) max_q + l_t G_{t+1}], l_t = lam where 
 and 0 where it is not (the trace is cut) or at the window's last step (t == T - 1). next_q behind a
 termination may be NaN: select it away (tl.where), do not multiply it by 0. The harness scans
 y_t = b_t + a_t y_{t+1} from y_T = 0.
-""" + HOOK_RULES + NO_RESET, needs="hook", run=_scan_with(4))
+""" + HOOK_RULES + RESET_RULE, needs="hook", run=_scan_with(4))
 def _q_lambda_cases(d):
     rng, gamma, lam = d.rng, d.real(0.9, 0.8, 0.99), d.real(0.8, 0.5, 0.95)
     out = []
@@ -2686,14 +2702,14 @@ def _retrace_hint(args, i, bad, got, expected):
 
 
 @_exercise("retrace", "04_vtrace", "hook", stream=8, task="""
-retrace: a @triton.jit prologue retrace(X, offs, t, T, m, P) -> (a, b) for exercises.scan_hook,
+retrace: a @triton.jit prologue retrace(X, P, offs, t, m, T) -> (a, b) for exercises.scan_hook,
 with X = (rewards, next_expected_q, next_q, next_log_ratio, terminated) and P = (gamma, lam):
 Retrace(lambda) targets for Q(s_t, a_t): G_t = r_t + gamma (1 - term_t) [E_pi Q(s_{t+1}, .)
 + c_{t+1} (G_{t+1} - Q(s_{t+1}, a_{t+1}))], c_{t+1} = lam min(1, pi/mu at t+1) =
 lam min(1, exp(next_log_ratio_t)), and c = 0 at the window's last step (t == T - 1). Behind a
 termination the next_* inputs are never to be read (they may be NaN): select them away
 (tl.where), do not multiply them by (1 - term).
-""" + HOOK_RULES + NO_RESET, needs="hook", run=_scan_with(5), hint=lambda *a: _retrace_hint(*a))
+""" + HOOK_RULES + RESET_RULE, needs="hook", run=_scan_with(5), hint=lambda *a: _retrace_hint(*a))
 def _retrace_cases(d):
     rng, gamma, lam = d.rng, d.real(0.9, 0.8, 0.99), d.real(0.8, 0.5, 0.95)
     out = []
@@ -2714,7 +2730,7 @@ def _retrace_cases(d):
 
 
 @jit
-def vtrace_prologue(X, offs, t, T, m, P):
+def vtrace_prologue(X, P, offs, t, m, T):
     """V-trace's vs as a reverse scan (λ = 1): X = (log_rhos, rewards, values, next_values,
     terminated), P = (gamma, rho_bar, c_bar). Inside an episode V(s_{t+1}) = next_values[t], so
     vs_t = V_t + δ_t + γ_t c_t (vs_{t+1} - V'_t): a_t = γ_t c_t, b_t = V_t + δ_t - γ_t c_t V'_t; the
@@ -2758,14 +2774,15 @@ def _vtrace_tensors(args):
 
 
 @_exercise("vtrace_pg", "04_vtrace", "hook", stream=12, task="""
-vtrace_pg: a @triton.jit epilogue vtrace_pg(X, offs, t, T, m, P, y, y_in) -> pg for
+vtrace_pg: a @triton.jit epilogue vtrace_pg(X, P, offs, t, m, T, y, y_in) -> pg for
 exercises.scan_hook(exercises.vtrace_prologue, X, P, epilogue=vtrace_pg), with X = (log_rhos,
 rewards, values, next_values, terminated) and P = (gamma, rho_bar, c_bar): the scan gives y = vs_t
 and y_in = vs_{t+1} (the value that entered step t: the scan runs backwards in time, y_t = b_t +
-a_t y_in; the package's name, as in its own epilogues); return the policy-gradient advantage min(rho_bar, rho_t) (r_t + gamma
-(1 - term_t) v_next - V_t), where v_next is vs_{t+1} inside the window and next_values at its last
-step (t == T - 1).
-""" + HOOK_RULES + NO_RESET, needs="hook",
+a_t y_in; the package's name, as in its own epilogues; at a termination, a reset, it is still
+vs_{t+1}, the next episode's); return the policy-gradient advantage min(rho_bar, rho_t) (r_t +
+gamma (1 - term_t) v_next - V_t), where v_next is vs_{t+1} inside the window and next_values at
+its last step (t == T - 1).
+""" + HOOK_RULES + RESET_RULE, needs="hook",
    run=lambda fn, args, kw: _harness_scan(vtrace_prologue, args[:5], args[5:], epilogue=fn), local=True,
    ordinary="An ordinary step, and the scan (given) is right there: check what your epilogue computes at that "
             "step (the terms it reads: vs_{t+1} is y_in, not y; the reward, V_t, the clip of rho).")
@@ -2794,7 +2811,7 @@ def _vtrace_kernel_cases(d):
 
 # ---- 05: PPO ---------------------------------------------------------------------------------------
 @_exercise("dual_clip", "05_ppo", "hook", stream=17, task="""
-dual_clip: a @triton.jit elementwise hook dual_clip(X, offs, m, P) -> loss for exercises.map_hook,
+dual_clip: a @triton.jit elementwise hook dual_clip(X, P, offs, m) -> loss for exercises.map_hook,
 with X = (ratio, advantages) and P = (epsilon, c): dual-clip PPO's per-element loss,
 -max(min(r A, clip(r, 1-eps, 1+eps) A), c A) where A < 0, and PPO's -min(r A, clip(r) A) where
 A >= 0 (c > 1 bounds the loss of a negative advantage at a large ratio).
@@ -2894,7 +2911,7 @@ def _two_stage_cases(d):
 
 # ---- 06: SAC ---------------------------------------------------------------------------------------
 @_exercise("soft_lambda_targets", "06_sac", "hook", stream=9, task="""
-soft_lambda_targets: a @triton.jit prologue soft_lambda_targets(X, offs, t, T, m, P) -> (a, b) for
+soft_lambda_targets: a @triton.jit prologue soft_lambda_targets(X, P, offs, t, m, T) -> (a, b) for
 exercises.scan_hook, with X = (rewards, next_q1, next_q2, next_log_probs, log_probs, terminated)
 and P = (gamma, alpha, lam): the soft lambda-return (rltriton_lite.sac_targets with two critics).
 V'_t = min(Q1, Q2)(s_{t+1}) - alpha log pi(a'|s_{t+1}); G_t = r_t +
@@ -2902,7 +2919,7 @@ gamma (1 - term_t)[(1 - lam) V'_t + lam (G_{t+1} - alpha log_probs_{t+1})], with
 the bracket at the window's last step (a termination zeroes the bracket: G_t = r_t; next_q1,
 next_q2 and next_log_probs behind it may be NaN: select them away with tl.where, do not multiply
 by (1 - term)).
-""" + HOOK_RULES + NEXT_STEP + NO_RESET, needs="hook", run=_scan_with(6))
+""" + HOOK_RULES + NEXT_STEP + RESET_RULE, needs="hook", run=_scan_with(6))
 def _soft_lambda_cases(d):
     rng, gamma, alpha, lam = d.rng, d.real(0.9, 0.8, 0.99), d.real(0.3, 0.1, 0.5), d.real(0.8, 0.5, 0.95)
     out = []
@@ -2924,7 +2941,7 @@ def _soft_lambda_cases(d):
 
 # ---- 07: CRR ---------------------------------------------------------------------------------------
 @_exercise("awr_weights", "07_crr", "hook", stream=18, task="""
-awr_weights: a @triton.jit elementwise hook awr_weights(X, offs, m, P) -> weight for
+awr_weights: a @triton.jit elementwise hook awr_weights(X, P, offs, m) -> weight for
 exercises.map_hook, with X = (advantages,) and P = (beta, max_weight): AWR's exponential weights
 exp(A / beta), clipped at max_weight (AWR and CRR use 20).
 """ + HOOK_RULES, needs="hook", run=_map_with(1), scan=None)

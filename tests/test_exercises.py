@@ -192,13 +192,13 @@ def _gae_prologue_returns_three(X, SX, P, row, t, m, T, ACC: tl.constexpr):  # 0
 
 
 @triton.jit
-def _returns_fwd(X, offs, t, T, m, P):
+def _returns_fwd(X, P, offs, t, m, T):
     done = tl.load(X[1] + offs, mask=m, other=0) != 0
     return tl.where(done, 0.0, P[0]), tl.load(X[0] + offs, mask=m, other=0.0)
 
 
 @triton.jit
-def _transposed_same_step(X, offs, t, T, m, P):  # done_t where the recursion needs done_{t-1}
+def _transposed_same_step(X, P, offs, t, m, T):  # done_t where the recursion needs done_{t-1}
     done = tl.load(X[1] + offs, mask=m, other=0) != 0
     return tl.where(done, 0.0, P[0]), tl.load(X[0] + offs, mask=m, other=0.0)
 
@@ -346,16 +346,20 @@ def wrong_answers(name: str):
             ("values for next_values", lambda r, v, nv, term, trunc, g, lam: s(r, v, v, term, trunc, g, lam)),
             ("bootstraps at a termination on the window's last step",
              lambda r, v, nv, term, trunc, g, lam: s(r, v, nv, not_at_the_end(term), trunc, g, lam)),
-            ("the termination multiplied by 0 (0 * NaN)", _gae_pairs_multiplied),
+            ("the termination multiplied by 0 in b (0 * NaN in the step's own b: linear_scan's reset at a = 0 "
+             "cannot select it away)", _gae_pairs_multiplied),
         ],
         "q_lambda": [("trace not cut at non-greedy actions", _q_lambda_never_cut),
                      ("no cut at the window's end", _q_lambda_no_window_cut),
                      ("bootstraps from the action taken (SARSA)", _q_lambda_sarsa),
                      ("a tie for the max counted as non-greedy (first argmax)", _q_lambda_argmax_ties),
                      ("next_q's action stride forgotten", _q_lambda_no_stride),
-                     ("the termination multiplied by 0 (0 * NaN)", _q_lambda_multiplied)],
+                     ("the termination multiplied by 0 in b (0 * NaN in the step's own b: the harness's reset at "
+                      "a = 0 cannot select it away)", _q_lambda_multiplied)],
         "retrace": [("c not truncated at 1", _retrace_untruncated),
-                    ("Q of the taken action for the expectation", _retrace_taken_q)],
+                    ("Q of the taken action for the expectation", _retrace_taken_q),
+                    ("(1 - term) multiplied in a and b (0 * NaN in the step's own b: the harness's reset at a = 0 "
+                     "cannot select it away)", _retrace_multiplied)],
         "vtrace_pg": [("vs_t for vs_{t+1}", _pg_same_step), ("no bootstrap at the window's end", _pg_no_window_end),
                       ("the advantage's sign flipped (a formula wrong at every step)", _pg_negated)],
         "dual_clip": [("plain PPO", _plain_ppo), ("dual clip on positive advantages too", _dual_clip_both)],
@@ -365,7 +369,9 @@ def wrong_answers(name: str):
             ("not deterministic", lambda x, _calls=[]: _calls.append(1) or s(x) * (1 + 1e-7 * (len(_calls) % 2))),
         ],
         "soft_lambda_targets": [("no entropy on the continuation", _soft_no_entropy),
-                                ("log pi of step t, not t+1", _soft_same_step)],
+                                ("log pi of step t, not t+1", _soft_same_step),
+                                ("(1 - term) multiplied in b (0 * NaN in the step's own b: the harness's reset at "
+                                 "a = 0 cannot select it away)", _soft_multiplied)],
         "vtrace_floor_bytes": [
             ("no flag byte", lambda B, T, e: B * T * 6 * e),
             ("outputs not counted", lambda B, T, e: B * T * (4 * e + 1)),
@@ -484,17 +490,17 @@ def _carries_own_map(A, B, reset, initial):
 
 # The Triton exercises' wrong answers: hooks, as a student writes them
 @triton.jit
-def _transposed_no_shift(X, offs, t, T, m, P):
+def _transposed_no_shift(X, P, offs, t, m, T):
     return tl.load(X[0] + offs, mask=m, other=0.0), tl.load(X[1] + offs, mask=m, other=0.0)
 
 
 @triton.jit
-def _transposed_wrong_shift(X, offs, t, T, m, P):
+def _transposed_wrong_shift(X, P, offs, t, m, T):
     return tl.load(X[0] + offs + 1, mask=m & (t + 1 < T), other=0.0), tl.load(X[1] + offs, mask=m, other=0.0)
 
 
 @triton.jit
-def _q_lambda(X, offs, t, T, m, P, GREEDY_CUT: tl.constexpr, WINDOW_CUT: tl.constexpr, BOOTSTRAP_MAX: tl.constexpr,
+def _q_lambda(X, P, offs, t, m, T, GREEDY_CUT: tl.constexpr, WINDOW_CUT: tl.constexpr, BOOTSTRAP_MAX: tl.constexpr,
               TIES_GREEDY: tl.constexpr, STRIDE_A: tl.constexpr, SELECT: tl.constexpr):
     gamma, lam, A = P[0], P[1], P[2]
     stride = A
@@ -529,28 +535,28 @@ def _q_lambda(X, offs, t, T, m, P, GREEDY_CUT: tl.constexpr, WINDOW_CUT: tl.cons
 
 
 @triton.jit
-def _q_lambda_never_cut(X, offs, t, T, m, P):  # TD(lambda) on the max: the trace goes on past non-greedy actions
-    return _q_lambda(X, offs, t, T, m, P, False, True, True, True, True, True)
+def _q_lambda_never_cut(X, P, offs, t, m, T):  # TD(lambda) on the max: the trace goes on past non-greedy actions
+    return _q_lambda(X, P, offs, t, m, T, False, True, True, True, True, True)
 
 
 @triton.jit
-def _q_lambda_no_window_cut(X, offs, t, T, m, P):
-    return _q_lambda(X, offs, t, T, m, P, True, False, True, True, True, True)
+def _q_lambda_no_window_cut(X, P, offs, t, m, T):
+    return _q_lambda(X, P, offs, t, m, T, True, False, True, True, True, True)
 
 
 @triton.jit
-def _q_lambda_sarsa(X, offs, t, T, m, P):  # bootstraps from Q(s_{t+1}, a_{t+1}): SARSA(lambda)'s target
-    return _q_lambda(X, offs, t, T, m, P, True, True, False, True, True, True)
+def _q_lambda_sarsa(X, P, offs, t, m, T):  # bootstraps from Q(s_{t+1}, a_{t+1}): SARSA(lambda)'s target
+    return _q_lambda(X, P, offs, t, m, T, True, True, False, True, True, True)
 
 
 @triton.jit
-def _q_lambda_argmax_ties(X, offs, t, T, m, P):  # greedy only if a_{t+1} is the first argmax: a tie cuts
-    return _q_lambda(X, offs, t, T, m, P, True, True, True, False, True, True)
+def _q_lambda_argmax_ties(X, P, offs, t, m, T):  # greedy only if a_{t+1} is the first argmax: a tie cuts
+    return _q_lambda(X, P, offs, t, m, T, True, True, True, False, True, True)
 
 
 @triton.jit
-def _q_lambda_no_stride(X, offs, t, T, m, P):  # action a of step offs at offs + a: the stride A forgotten
-    return _q_lambda(X, offs, t, T, m, P, True, True, True, True, False, True)
+def _q_lambda_no_stride(X, P, offs, t, m, T):  # action a of step offs at offs + a: the stride A forgotten
+    return _q_lambda(X, P, offs, t, m, T, True, True, True, True, False, True)
 
 
 def _gae_pairs_multiplied(rewards, values, next_values, terminated, truncated, gamma, lam):
@@ -560,12 +566,12 @@ def _gae_pairs_multiplied(rewards, values, next_values, terminated, truncated, g
 
 
 @triton.jit
-def _q_lambda_multiplied(X, offs, t, T, m, P):  # the worked prologue's boot * ...: 0 * NaN behind a termination
-    return _q_lambda(X, offs, t, T, m, P, True, True, True, True, True, False)
+def _q_lambda_multiplied(X, P, offs, t, m, T):  # the worked prologue's boot * ...: 0 * NaN in b at a termination
+    return _q_lambda(X, P, offs, t, m, T, True, True, True, True, True, False)
 
 
 @triton.jit
-def _retrace(X, offs, t, T, m, P, TRUNCATE: tl.constexpr, EXPECTATION: tl.constexpr):
+def _retrace(X, P, offs, t, m, T, TRUNCATE: tl.constexpr, EXPECTATION: tl.constexpr):
     r = tl.load(X[0] + offs, mask=m, other=0.0)
     ratio = tl.exp(tl.load(X[3] + offs, mask=m, other=0.0))
     if TRUNCATE:
@@ -577,17 +583,17 @@ def _retrace(X, offs, t, T, m, P, TRUNCATE: tl.constexpr, EXPECTATION: tl.conste
 
 
 @triton.jit
-def _retrace_untruncated(X, offs, t, T, m, P):
-    return _retrace(X, offs, t, T, m, P, False, 1)
+def _retrace_untruncated(X, P, offs, t, m, T):
+    return _retrace(X, P, offs, t, m, T, False, 1)
 
 
 @triton.jit
-def _retrace_taken_q(X, offs, t, T, m, P):
-    return _retrace(X, offs, t, T, m, P, True, 2)
+def _retrace_taken_q(X, P, offs, t, m, T):
+    return _retrace(X, P, offs, t, m, T, True, 2)
 
 
 @triton.jit
-def _pg(X, offs, t, T, m, P, y, y_in, NEXT: tl.constexpr, WINDOW: tl.constexpr):
+def _pg(X, P, offs, t, m, T, y, y_in, NEXT: tl.constexpr, WINDOW: tl.constexpr):
     rho = tl.exp(tl.load(X[0] + offs, mask=m, other=0.0))
     v = tl.load(X[2] + offs, mask=m, other=0.0)
     v_next = y_in if NEXT else y
@@ -598,18 +604,18 @@ def _pg(X, offs, t, T, m, P, y, y_in, NEXT: tl.constexpr, WINDOW: tl.constexpr):
 
 
 @triton.jit
-def _pg_same_step(X, offs, t, T, m, P, y, y_in):
-    return _pg(X, offs, t, T, m, P, y, y_in, False, True)
+def _pg_same_step(X, P, offs, t, m, T, y, y_in):
+    return _pg(X, P, offs, t, m, T, y, y_in, False, True)
 
 
 @triton.jit
-def _pg_no_window_end(X, offs, t, T, m, P, y, y_in):
-    return _pg(X, offs, t, T, m, P, y, y_in, True, False)
+def _pg_no_window_end(X, P, offs, t, m, T, y, y_in):
+    return _pg(X, P, offs, t, m, T, y, y_in, True, False)
 
 
 @triton.jit
-def _pg_negated(X, offs, t, T, m, P, y, y_in):
-    return -_pg(X, offs, t, T, m, P, y, y_in, True, True)
+def _pg_negated(X, P, offs, t, m, T, y, y_in):
+    return -_pg(X, P, offs, t, m, T, y, y_in, True, True)
 
 
 def test_an_epilogue_wrong_everywhere_is_told_the_formula():
@@ -623,7 +629,7 @@ def test_an_epilogue_wrong_everywhere_is_told_the_formula():
 
 
 @triton.jit
-def _ppo(X, offs, m, P, DUAL: tl.constexpr):
+def _ppo(X, P, offs, m, DUAL: tl.constexpr):
     ratio = tl.load(X[0] + offs, mask=m, other=1.0)
     adv = tl.load(X[1] + offs, mask=m, other=0.0)
     clipped = tl.minimum(tl.maximum(ratio, 1.0 - P[0]), 1.0 + P[0])
@@ -634,17 +640,17 @@ def _ppo(X, offs, m, P, DUAL: tl.constexpr):
 
 
 @triton.jit
-def _plain_ppo(X, offs, m, P):
-    return _ppo(X, offs, m, P, False)
+def _plain_ppo(X, P, offs, m):
+    return _ppo(X, P, offs, m, False)
 
 
 @triton.jit
-def _dual_clip_both(X, offs, m, P):
-    return _ppo(X, offs, m, P, True)
+def _dual_clip_both(X, P, offs, m):
+    return _ppo(X, P, offs, m, True)
 
 
 @triton.jit
-def _soft(X, offs, t, T, m, P, NEXT: tl.constexpr, ENTROPY: tl.constexpr):
+def _soft(X, P, offs, t, m, T, NEXT: tl.constexpr, ENTROPY: tl.constexpr):
     gamma, alpha, lam = P[0], P[1], P[2]
     r = tl.load(X[0] + offs, mask=m, other=0.0)
     q_min = tl.minimum(tl.load(X[1] + offs, mask=m, other=0.0), tl.load(X[2] + offs, mask=m, other=0.0))
@@ -658,17 +664,17 @@ def _soft(X, offs, t, T, m, P, NEXT: tl.constexpr, ENTROPY: tl.constexpr):
 
 
 @triton.jit
-def _soft_no_entropy(X, offs, t, T, m, P):
-    return _soft(X, offs, t, T, m, P, 1, 0.0)
+def _soft_no_entropy(X, P, offs, t, m, T):
+    return _soft(X, P, offs, t, m, T, 1, 0.0)
 
 
 @triton.jit
-def _soft_same_step(X, offs, t, T, m, P):
-    return _soft(X, offs, t, T, m, P, 0, 1.0)
+def _soft_same_step(X, P, offs, t, m, T):
+    return _soft(X, P, offs, t, m, T, 0, 1.0)
 
 
 @triton.jit
-def _dual_clip_negated(X, offs, m, P):  # the objective returned, not the loss: every element's sign wrong
+def _dual_clip_negated(X, P, offs, m):  # the objective returned, not the loss: every element's sign wrong
     ratio = tl.load(X[0] + offs, mask=m, other=1.0)
     adv = tl.load(X[1] + offs, mask=m, other=0.0)
     obj = tl.minimum(ratio * adv, tl.minimum(tl.maximum(ratio, 1.0 - P[0]), 1.0 + P[0]) * adv)
@@ -676,12 +682,12 @@ def _dual_clip_negated(X, offs, m, P):  # the objective returned, not the loss: 
 
 
 @triton.jit
-def _awr_no_clip(X, offs, m, P):
+def _awr_no_clip(X, P, offs, m):
     return tl.exp(tl.load(X[0] + offs, mask=m, other=0.0) / P[0])
 
 
 @triton.jit
-def _awr_times_beta(X, offs, m, P):
+def _awr_times_beta(X, P, offs, m):
     return tl.minimum(tl.exp(tl.load(X[0] + offs, mask=m, other=0.0) * P[0]), P[1])
 
 
@@ -884,12 +890,12 @@ def test_notebook_has_the_starter(name, notebook):
 
 
 @triton.jit
-def _does_not_compile(X, offs, m, P):
+def _does_not_compile(X, P, offs, m):
     return tl.load(X[0] + offs, mask=m, other=0.0) * undefined_name  # noqa: F821
 
 
 @triton.jit
-def _past_the_tuple(X, offs, m, P):
+def _past_the_tuple(X, P, offs, m):
     return tl.load(X[0] + offs, mask=m, other=0.0) / P[2]  # awr_weights' P is (beta, max_weight)
 
 
@@ -910,7 +916,7 @@ def test_the_hint_reads_the_error_a_compile_wraps():
     the hook (``raise ... from``): the hint and the message are the inner error's."""
     class CompilationError(Exception):  # (Triton's, by name)
         pass
-    outer = CompilationError("at 4:23:\n    tl.store(O + offs, HOOK(X, offs, m, P), mask=m)")
+    outer = CompilationError("at 4:23:\n    tl.store(O + offs, HOOK(X, P, offs, m), mask=m)")
     outer.__cause__ = inner = CompilationError("at 2:53:\n    ... / P[2]\nlist index out of range")
     inner.__cause__ = IndexError("list index out of range")  # (what Triton 3.6 says of P[2] compiled)
     assert "An index past the end of a tuple" in exercises._error_hint(outer, None)
@@ -1177,7 +1183,7 @@ def test_an_error_at_the_last_step_of_a_block_points_at_the_padding():
 
 
 @triton.jit
-def _awr_with_python(X, offs, m, P):
+def _awr_with_python(X, P, offs, m):
     a = tl.load(X[0] + offs, mask=m, other=0.0)
     return min(tl.exp(a / P[0]), P[1]) if P[0] > 0 and not P[1] < 0 else a
 
@@ -1458,7 +1464,7 @@ def solution_backward(ctx, grad):
 
 
 @triton.jit
-def _transposed_right(X, offs, t, T, m, P):
+def _transposed_right(X, P, offs, t, m, T):
     dy = tl.load(X[0] + offs, mask=m, other=0.0)
     done_before = tl.load(X[1] + offs - 1, mask=m & (t >= 1), other=1) != 0
     return tl.where(done_before, 0.0, P[0]), dy
@@ -1619,7 +1625,7 @@ def _two_stage_mean_in_torch_through_two_copies(x):
 
 
 @triton.jit
-def _passed_through(X, offs, t, T, m, P):  # the pairs (0 * y, y): y_t = y, whatever y is
+def _passed_through(X, P, offs, t, m, T):  # the pairs (0 * y, y): y_t = y, whatever y is
     y = tl.load(X[0] + offs, mask=m, other=0.0)
     return 0.0 * y, y
 
@@ -1862,7 +1868,7 @@ def test_vtrace_floor_bytes_names_what_the_count_left_out(fn, said):
 
 
 @triton.jit
-def _awr_doubled(X, offs, m, P):
+def _awr_doubled(X, P, offs, m):
     return 2.0 * tl.minimum(tl.exp(tl.load(X[0] + offs, mask=m, other=0.0) / P[0]), P[1])
 
 
@@ -1906,7 +1912,7 @@ def test_dual_clip_says_which_side_of_the_advantage_is_wrong():
 
 
 @triton.jit
-def _retrace_with(X, offs, t, T, m, P, CUT: tl.constexpr, LAM: tl.constexpr, SHIFT: tl.constexpr,
+def _retrace_with(X, P, offs, t, m, T, CUT: tl.constexpr, LAM: tl.constexpr, SHIFT: tl.constexpr,
                   LAST: tl.constexpr):
     """retrace's solution with one slip: CUT False (no min(1, .)), LAM False (no lambda), SHIFT (the
     ratio read one step on), LAST False (c not 0 at the window's last step)."""
@@ -1928,23 +1934,23 @@ def _retrace_with(X, offs, t, T, m, P, CUT: tl.constexpr, LAM: tl.constexpr, SHI
 
 
 @triton.jit
-def _retrace_uncut(X, offs, t, T, m, P):
-    return _retrace_with(X, offs, t, T, m, P, False, True, 0, True)
+def _retrace_uncut(X, P, offs, t, m, T):
+    return _retrace_with(X, P, offs, t, m, T, False, True, 0, True)
 
 
 @triton.jit
-def _retrace_without_lambda(X, offs, t, T, m, P):
-    return _retrace_with(X, offs, t, T, m, P, True, False, 0, True)
+def _retrace_without_lambda(X, P, offs, t, m, T):
+    return _retrace_with(X, P, offs, t, m, T, True, False, 0, True)
 
 
 @triton.jit
-def _retrace_one_step_on(X, offs, t, T, m, P):
-    return _retrace_with(X, offs, t, T, m, P, True, True, 1, True)
+def _retrace_one_step_on(X, P, offs, t, m, T):
+    return _retrace_with(X, P, offs, t, m, T, True, True, 1, True)
 
 
 @triton.jit
-def _retrace_on_at_the_end(X, offs, t, T, m, P):
-    return _retrace_with(X, offs, t, T, m, P, True, True, 0, False)
+def _retrace_on_at_the_end(X, P, offs, t, m, T):
+    return _retrace_with(X, P, offs, t, m, T, True, True, 0, False)
 
 
 @pytest.mark.parametrize("slip,said", [(_retrace_uncut, "the ratio is not cut at 1"),
@@ -2044,7 +2050,7 @@ _AWR_EXP = _awr_exp_int_start  # the helper the hook below calls, by its global 
 
 
 @triton.jit
-def _awr_with_a_helper(X, offs, m, P):
+def _awr_with_a_helper(X, P, offs, m):
     return tl.minimum(_AWR_EXP(tl.load(X[0] + offs, mask=m, other=0.0) / P[0]), P[1])
 
 
@@ -2073,26 +2079,28 @@ SCAN_HOOK_EXERCISES = ["transposed_scan", "returns_autograd", "q_lambda", "retra
 
 
 def test_every_scan_hook_task_says_pairs():
-    """scan_hook scans pairs (a, b), where a = 0 multiplies: each task run through it says so
-    plainly, and none offers a reset flag (00c's reset_scan, an exercise, is the kernel with one)."""
+    """scan_hook scans pairs (a, b), where a = 0 is the reset, as in linear_scan: each task run
+    through it says so plainly, and none asks for a reset flag (00c's reset_scan, an exercise, is
+    the kernel with one)."""
     for name in SCAN_HOOK_EXERCISES:
         text = " ".join(exercises.task(name).split())
-        assert "Pairs (a, b): a = 0 ends the trace; select NaN-able inputs away in b." in text, name
+        assert "Pairs (a, b): a = 0 is a reset, as in linear_scan" in text, name
+        assert "A NaN inside b itself is yours: select NaN-able inputs away in b with tl.where" in text, name
     for name in exercises.names():
         assert "(a, b, reset)" not in exercises.task(name) or name in ("reset_scan", "gae_kernel", "vtrace_kernel",
                                                                        "strided_scan"), name
 
 
 @triton.jit
-def _returns_triple(X, offs, t, T, m, P):
+def _returns_triple(X, P, offs, t, m, T):
     r = tl.load(X[0] + offs, mask=m, other=0.0)
     done = tl.load(X[1] + offs, mask=m, other=0) != 0
     return tl.zeros_like(r) + P[0], r, done
 
 
 def test_scan_hook_refuses_a_triple_by_name():
-    """The harness carries no reset flag (its kernel would be reset_scan's answer, in every student's
-    wheel): a prologue returning (a, b, reset) is stopped with a message that says pairs. Compiled,
+    """The harness's protocol is pairs (its reset is a = 0, as linear_scan's): a prologue returning
+    (a, b, reset) is stopped with a message that says pairs. Compiled,
     Triton raises it from the caller's line, the message one cause down: the traceback shows both."""
     x = [torch.zeros(2, 37, device=DEVICE), torch.zeros(2, 37, dtype=torch.bool, device=DEVICE)]
     with pytest.raises(Exception) as e:
@@ -2131,7 +2139,7 @@ def _td_target_by_multiplying(rewards, next_values, dones, gamma):
 
 
 @triton.jit
-def _retrace_multiplied(X, offs, t, T, m, P):
+def _retrace_multiplied(X, P, offs, t, m, T):
     gamma, lam = P[0], P[1]
     more = t < T - 1
     c = tl.where(more, lam * tl.minimum(tl.exp(tl.load(X[3] + offs, mask=m, other=0.0)), 1.0), 0.0)
@@ -2143,23 +2151,21 @@ def _retrace_multiplied(X, offs, t, T, m, P):
 
 
 @triton.jit
-def _soft_multiplied(X, offs, t, T, m, P):
-    return _soft(X, offs, t, T, m, P, 1, 1.0)  # right but for its multiply by (1 - term)
-
-
-def _gae_pairs_multiplied(rewards, values, next_values, terminated, truncated, gamma, lam):
-    delta = rewards + gamma * (~terminated) * next_values - values
-    return gamma * lam * (~(terminated | truncated)).to(rewards.dtype), delta
+def _soft_multiplied(X, P, offs, t, m, T):
+    return _soft(X, P, offs, t, m, T, 1, 1.0)  # right but for its multiply by (1 - term)
 
 
 @pytest.mark.parametrize("name, fn", [("td_target_kernel", _td_target_by_multiplying), ("retrace", _retrace_multiplied),
                                       ("soft_lambda_targets", _soft_multiplied), ("gae_pairs", _gae_pairs_multiplied)])
 def test_a_reset_multiplied_by_zero_fails_at_a_nan_behind_the_end(name, fn):
-    """The course's rule: a reset selects (tl.where), it does not multiply by (1 - done): the answers right
-    but for that fail on the case with NaN next values behind the episode ends, and say why."""
+    """The course's rule: a NaN-able input is selected away (tl.where), not multiplied by (1 - done): the
+    answers right but for that fail on the case with NaN next values behind the episode ends, and say why.
+    Where the pairs go through linear_scan or scan_hook (a = 0 a reset there), the NaN is in the step's own
+    b, and the hint says so."""
     msg = _failure(name, fn)
     assert "NaN next values behind" in msg.split(":")[0] + msg.split(":")[1], msg
-    assert "got nan" in msg and "a reset must select" in msg and "not multiply by zero" in msg, msg
+    said = "a reset must select" if name == "td_target_kernel" else "so the NaN is in that step's own b"
+    assert "got nan" in msg and said in msg and "not multiply" in msg, msg
     assert exercises.check(name, solution(name)) is None
 
 
@@ -2197,16 +2203,60 @@ def test_the_given_vtrace_prologue_selects_behind_a_termination():
 
 
 def test_what_the_scan_rules_say_of_a_zero_a_is_what_each_scan_does():
-    """SCAN_RULES (in the tasks of gae_pairs, n_step_returns, token_gae_pairs): linear_scan takes
-    a = 0 as a reset, so a NaN after it stays out; scan_hook's harness multiplies, so it leaks."""
+    """SCAN_RULES (in the tasks of gae_pairs, n_step_returns, token_gae_pairs) and RESET_RULE (in the
+    scan_hook tasks): linear_scan and scan_hook both take a = 0 as a reset, so a NaN after it stays out."""
     assert "linear_scan takes a_t = 0 as a\nreset" in exercises.SCAN_RULES
+    assert "as exercises.scan_hook does" in " ".join(exercises.SCAN_RULES.split())
+    assert "a = 0 is a reset, as in linear_scan" in " ".join(exercises.RESET_RULE.split())
     a, b = torch.tensor([[0.9, 0.0, 0.9]], device=DEVICE), torch.tensor([[1.0, 2.0, float("nan")]], device=DEVICE)
     y = rl.linear_scan(a, b).cpu()
     assert torch.isfinite(y[0, :2]).all() and torch.isnan(y[0, 2])
-    hook = exercises.scan_hook(_ab_prologue, [a, b], (), chunk=8).cpu()
-    assert torch.isnan(hook).all()  # 0 * NaN = NaN: the harness's a = 0 does not stop it
+    with np.errstate(invalid="ignore"):  # (the interpreter computes both sides of a tl.where: 0 * NaN)
+        hook = exercises.scan_hook(_ab_prologue, [a, b], (), chunk=8).cpu()
+    torch.testing.assert_close(hook, y, equal_nan=True)  # the same select: the NaN stays behind the reset
+
+
+@pytest.mark.parametrize("reverse", [True, False], ids=["reverse", "forward"])
+def test_scan_hook_resets_as_linear_scan_does(reverse):
+    """scan_hook is linear_scan on the prologue's pairs, a = 0 a reset in both: across chunks, with a NaN
+    or an inf right behind each reset (the next step in scan order), the values agree, NaN where a NaN
+    lands and finite where a reset keeps it out."""
+    rng = np.random.default_rng(3)
+    a = rng.uniform(0.5, 1.0, size=(3, 150))
+    a[rng.random(a.shape) < 0.1] = 0.0
+    a[:, [63, 64, 127, 128]] = 0.0  # resets at chunk boundaries, on both sides
+    b = rng.normal(size=a.shape)
+    rows, steps = np.nonzero(a == 0.0)
+    behind = steps + (1 if reverse else -1)
+    ok = (behind >= 0) & (behind < a.shape[1])
+    b[rows[ok], behind[ok]] = np.where(rng.random(ok.sum()) < 0.5, np.nan, np.inf)
+    with np.errstate(invalid="ignore"):  # (the reference's np.where computes both sides too)
+        want = rl.reference.linear_scan(a, b, reverse=reverse)
+    assert np.isfinite(want).any() and not np.isfinite(want).all()  # the case has both
+    x = [torch.tensor(v, dtype=torch.float32, device=DEVICE) for v in (a, b)]
+    with np.errstate(invalid="ignore"):  # (the interpreter computes both sides of a tl.where: 0 * NaN)
+        got = exercises.scan_hook(_ab_prologue, x, (), chunk=64, reverse=reverse).cpu().numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5, equal_nan=True)
+    assert (np.isfinite(got) == np.isfinite(want)).all()
 
 
 @triton.jit
-def _ab_prologue(X, offs, t, T, m, P):
+def _y_in(X, P, offs, t, m, T, y, y_in):
+    return y_in
+
+
+def test_the_epilogue_s_y_in_at_a_reset_is_the_value_behind_it():
+    """y_in is the value that entered the step, y_{t+1}, as in the package's epilogues: at a reset step
+    too (the step does not read it; an epilogue that uses it there selects it away, as vtrace's does)."""
+    a = torch.tensor([[0.5, 0.0, 0.5, 0.5, 0.0]], device=DEVICE)
+    b = torch.tensor([[1.0, 2.0, float("nan"), 4.0, 5.0]], device=DEVICE)
+    with np.errstate(invalid="ignore"):  # (the interpreter computes both sides of a tl.where: 0 * NaN)
+        y_in = exercises.scan_hook(_ab_prologue, [a, b], (), chunk=2, epilogue=_y_in).cpu()
+    y = rl.reference.linear_scan(a.cpu().numpy(), b.cpu().numpy())
+    torch.testing.assert_close(y_in[0], torch.tensor([*y[0, 1:], 0.0], dtype=torch.float32), equal_nan=True)
+    assert torch.isnan(y_in[0, 1]) and torch.isfinite(y_in[0, [0, 2, 3, 4]]).all()  # step 1 resets: NaN behind it
+
+
+@triton.jit
+def _ab_prologue(X, P, offs, t, m, T):
     return tl.load(X[0] + offs, mask=m, other=1.0), tl.load(X[1] + offs, mask=m, other=0.0)

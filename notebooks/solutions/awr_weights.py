@@ -4,7 +4,7 @@ import triton.language as tl
 
 
 @triton.jit
-def awr_weights(X, offs, m, P):
+def awr_weights(X, P, offs, m):
     beta, max_weight = P[0], P[1]
     adv = tl.load(X[0] + offs, mask=m, other=0.0)
     return tl.minimum(tl.exp(adv / beta), max_weight)

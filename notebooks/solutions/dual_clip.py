@@ -4,7 +4,7 @@ import triton.language as tl
 
 
 @triton.jit
-def dual_clip(X, offs, m, P):
+def dual_clip(X, P, offs, m):
     epsilon, c = P[0], P[1]
     ratio = tl.load(X[0] + offs, mask=m, other=1.0)
     adv = tl.load(X[1] + offs, mask=m, other=0.0)

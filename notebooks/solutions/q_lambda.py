@@ -8,7 +8,7 @@ import triton.language as tl
 
 
 @triton.jit
-def q_lambda(X, offs, t, T, m, P):
+def q_lambda(X, P, offs, t, m, T):
     gamma, lam, A = P[0], P[1], P[2]
     r = tl.load(X[0] + offs, mask=m, other=0.0)
     next_action = tl.load(X[2] + offs, mask=m, other=0)

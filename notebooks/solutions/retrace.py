@@ -6,7 +6,7 @@ import triton.language as tl
 
 
 @triton.jit
-def retrace(X, offs, t, T, m, P):
+def retrace(X, P, offs, t, m, T):
     gamma, lam = P[0], P[1]
     r = tl.load(X[0] + offs, mask=m, other=0.0)
     expected_q = tl.load(X[1] + offs, mask=m, other=0.0)

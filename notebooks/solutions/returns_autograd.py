@@ -8,14 +8,14 @@ from rltriton_lite import exercises
 
 
 @triton.jit
-def _returns_prologue(X, offs, t, T, m, P):
+def _returns_prologue(X, P, offs, t, m, T):
     r = tl.load(X[0] + offs, mask=m, other=0.0)
     done = tl.load(X[1] + offs, mask=m, other=0) != 0
     return tl.where(done, 0.0, P[0]), r  # G_t = r_t + gamma (1 - done_t) G_{t+1}
 
 
 @triton.jit
-def _transposed_prologue(X, offs, t, T, m, P):
+def _transposed_prologue(X, P, offs, t, m, T):
     dy = tl.load(X[0] + offs, mask=m, other=0.0)
     done_before = tl.load(X[1] + offs - 1, mask=m & (t >= 1), other=1) != 0  # none before t = 0: cut
     return tl.where(done_before, 0.0, P[0]), dy  # g_t = dL/dG_t + gamma (1 - done_{t-1}) g_{t-1}

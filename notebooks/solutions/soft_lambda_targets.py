@@ -5,7 +5,7 @@ import triton.language as tl
 
 
 @triton.jit
-def soft_lambda_targets(X, offs, t, T, m, P):
+def soft_lambda_targets(X, P, offs, t, m, T):
     gamma, alpha, lam = P[0], P[1], P[2]
     r = tl.load(X[0] + offs, mask=m, other=0.0)
     q_min = tl.minimum(tl.load(X[1] + offs, mask=m, other=0.0), tl.load(X[2] + offs, mask=m, other=0.0))

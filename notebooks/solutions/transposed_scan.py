@@ -5,7 +5,7 @@ import triton.language as tl
 
 
 @triton.jit
-def transposed_scan(X, offs, t, T, m, P):
+def transposed_scan(X, P, offs, t, m, T):
     a_prev = tl.load(X[0] + offs - 1, mask=m & (t >= 1), other=0.0)
     dy = tl.load(X[1] + offs, mask=m, other=0.0)
     return a_prev, dy
