@@ -388,6 +388,21 @@ def test_student_build_leaves_out_the_solutions(built):
     assert "pytest" not in requirements and "-e ." not in requirements and "ANSWERS" not in requirements
 
 
+def test_student_build_gives_the_students_their_instructions(built, capsys):
+    """STUDENTS.md is the README's "For students" section (install, order and hours, the exercises,
+    handing in); its links reach files of the build."""
+    page = (built / "STUDENTS.md").read_text(encoding="utf-8")
+    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    for phrase in ("**Getting started.**", "**Order and time.**", "**Handing in.**", "| `00b_triton_from_zero` |"):
+        assert phrase in page and phrase in readme, phrase
+    assert " ".join(page.split()[12:60]) in readme  # the section's own words
+    assert "For teachers" not in page and "ANSWERS" not in page and "solutions/" not in page
+    for target in student_build.LINK.findall(student_build.CODE_SPAN.sub("", page)):
+        assert (built / target.split("#")[0]).exists(), target
+    assert student_build.main([str(built), "--force"]) == 0
+    assert f"-w {built}" in capsys.readouterr().out  # the wheel goes beside it, as the guide's command puts it
+
+
 def test_student_build_code_cells_unchanged_outputs_empty(built):
     replaced = 0
     for original in sorted(NOTEBOOKS.glob("*.ipynb")):

@@ -17,6 +17,8 @@ Writes
   paths: ``docs/DESIGN.md`` (13 cites it, 09 links it), ``benchmarks/README.md``, and every
   ``docs/…``, ``tools/…`` or ``benchmarks/…`` file a notebook or a copied markdown file names
   (``tools/wall_probe.py``, say);
+* ``OUT_DIR/STUDENTS.md``: the README's "For students" section (getting started, prerequisites,
+  the order and hours, how the exercises are checked, handing in), the students' instructions;
 * ``OUT_DIR/requirements.txt``: what the notebooks need beside the package (torch, triton, numpy,
   matplotlib, ipywidgets, jupyterlab, tqdm, gymnasium), pinned as the repository's
   ``requirements.txt`` pins them, without its test, lint and integration tools.
@@ -26,7 +28,7 @@ rubrics), ``WRONG_ANSWERS.md`` (the TAs' list of common wrong answers and the ch
 for them), the py:percent twins (``<name>.py`` beside ``<name>.ipynb``: the maintainers' reviewable
 form, with the same pointers), hidden files and folders (``.ipynb_checkpoints``) and
 ``__pycache__``. The students still need the package itself: give them its wheel, ``python -m pip
-wheel . --no-deps -w dist/`` in the repository (the package's modules only, no notebook, no
+wheel . --no-deps -w OUT_DIR`` in the repository (the package's modules only, no notebook, no
 solution), and have them ``pip install rltriton_lite-*.whl -r requirements.txt`` (README, "Using
 this in a course"), not ``pip install`` of the repository, which would hand them its
 ``notebooks/solutions/`` and ``ANSWERS.md``.
@@ -150,7 +152,10 @@ def _left_out(path: Path, src: Path) -> bool:
 
 
 def _texts(what) -> list[tuple[str, str]]:
-    """(kind, text) of a planned notebook's cells, or of a text file (kind "markdown" for .md)."""
+    """(kind, text) of a planned notebook's cells, of a text file (kind "markdown" for .md), or of
+    a markdown string."""
+    if isinstance(what, str):
+        return [("markdown", what)]
     if isinstance(what, Path):
         try:
             text = what.read_text()
@@ -177,15 +182,19 @@ def named_files(files: dict, root: Path) -> tuple[list[str], list[str]]:
     return sorted(named), problems
 
 
-def dangling_links(files: dict, extras: list[str], results: list[str], root: Path) -> list[str]:
-    """The relative links, in the notebooks' markdown and the copied markdown files, that reach no
-    file of the build (paths relative to OUT_DIR: notebooks/..., the extras, the results)."""
-    built = {f"notebooks/{rel.as_posix()}" for rel in files} | set(extras) | set(results)
+def dangling_links(files: dict, extras: list[str], results: list[str], root: Path, pages=None,
+                   built_notebooks=None) -> list[str]:
+    """The relative links, in the notebooks' markdown and the copied markdown files (or only in
+    ``pages``, {path in OUT_DIR: markdown}, the build's own), that reach no file of the build
+    (paths relative to OUT_DIR: notebooks/..., the extras, the results)."""
+    notebooks = files if built_notebooks is None else built_notebooks
+    built = {f"notebooks/{rel.as_posix()}" for rel in notebooks} | set(extras) | set(results)
     folders = {str(Path(b).parent.as_posix()) for b in built}
     texts = [(f"notebooks/{rel.as_posix()}", what) for rel, what in files.items()]
-    texts += [(extra, root / extra) for extra in extras if extra.endswith(".md")]
+    if pages is None:
+        texts += [(extra, root / extra) for extra in extras if extra.endswith(".md")]
     problems = []
-    for where, what in texts:
+    for where, what in texts + [(where, text) for where, text in (pages or {}).items()]:
         for kind, text in _texts(what):
             if kind != "markdown":
                 continue
@@ -197,6 +206,17 @@ def dangling_links(files: dict, extras: list[str], results: list[str], root: Pat
                 if resolved not in built and resolved.rstrip("/") not in folders:
                     problems.append(f"{where}: a link to {target}, which the build does not have")
     return problems
+
+
+def students_page(readme: Path) -> str:
+    """STUDENTS.md: the README's "For students" section, up to the next heading of its level or
+    above, under a title of its own (its links are relative to OUT_DIR, as the README's are to
+    the repository)."""
+    text = readme.read_text(encoding="utf-8")
+    start = text.index("#### For students\n") + len("#### For students\n")
+    end = re.search(r"^#{1,4} ", text[start:], re.M)
+    body = text[start:start + end.start() if end else len(text)].strip()
+    return "# The course: for students\n\n(From the course's README.)\n\n" + body + "\n"
 
 
 def student_requirements(requirements: Path) -> str:
@@ -252,6 +272,13 @@ def build(out_dir, src=None, force=False) -> dict:
     extras, problems = named_files(files, root)
     problems += leaks_in_files([root / e for e in extras], root)
     problems += dangling_links(files, extras, result_files, root)
+    readme = root / "README.md"
+    students = students_page(readme) if readme.is_file() else None
+    if students is not None:
+        problems += [f"STUDENTS.md, line {k}: {line.strip()[:120]}" for k, line in
+                     enumerate(students.splitlines(), 1) if LEAKS.search(line)]
+        problems += dangling_links({}, extras, result_files, root, pages={"STUDENTS.md": students},
+                                   built_notebooks=files)
     if problems:
         raise Leak("the build would not stand alone (a pointer to the solutions, a link or a named file "
                    "missing):\n  " + "\n  ".join(problems))
@@ -274,9 +301,12 @@ def build(out_dir, src=None, force=False) -> dict:
         shutil.copy2(root / extra, out_dir / extra)
     if requirements.is_file():
         (out_dir / "requirements.txt").write_text(student_requirements(requirements))
+    if students is not None:
+        (out_dir / "STUDENTS.md").write_text(students, encoding="utf-8")
     return {"notebooks": sorted(str(r) for r, w in files.items() if not isinstance(w, Path)),
             "files": sorted(str(r) for r, w in files.items() if isinstance(w, Path)),
-            "results": results.is_dir(), "extras": extras, "requirements": requirements.is_file()}
+            "results": results.is_dir(), "extras": extras, "requirements": requirements.is_file(),
+            "students": students is not None}
 
 
 def leaks_in_files(paths, root: Path) -> list[str]:
@@ -309,8 +339,9 @@ def main(argv=None) -> int:
           + (f", {len(done['files'])} other files" if done["files"] else "")
           + (f"; benchmark results -> {out / 'benchmarks' / 'results'}" if done["results"] else "")
           + (f"; the files they name: {', '.join(done['extras'])}" if done["extras"] else "")
-          + ("; requirements.txt" if done["requirements"] else ""))
-    print("Give the students this folder and the package's wheel (python -m pip wheel . --no-deps -w dist/).")
+          + ("; requirements.txt" if done["requirements"] else "")
+          + ("; STUDENTS.md, their instructions" if done["students"] else ""))
+    print(f"Give the students this folder and the package's wheel: python -m pip wheel . --no-deps -w {out}")
     return 0
 
 
