@@ -322,14 +322,15 @@ exercises.attempt("returns_autograd", returns_autograd)
 
 # %% [markdown]
 # **`n_step_returns`.** The $n$-step return, in tensor ops. It is not one scan, but it is a
-# difference of two values of one: write it with `rl.linear_scan` and tensor ops, no Python loop
-# over time (the checker runs it at two lengths and counts the Python lines your code executes: a
+# difference of two values of one: write it with tensor ops (`rl.linear_scan`, as below, or any
+# others), no Python loop over time (the checker runs it at two lengths and counts the Python lines your code executes: a
 # loop over time runs more of them on the longer rollout).
 #
 # * **Inputs:** `rewards`, `next_values` ($V(s_{t+1})$ at step $t$) and `terminated` (bool), all
 #   (B, T); `gamma` a number; `n` an int, which may exceed `T`.
-# * **Returns:** $G^{(n)}_t = \sum_{k<m} \gamma^k r_{t+k} + \gamma^m V(s_{t+m})$ for every $t$, a
-#   (B, T) tensor, where $m = n$ unless the episode or the window ends first.
+# * **Returns:** $G^{(n)}_t = \sum_{k<m} \gamma^k r_{t+k} + \mathbb{1}[\text{no termination in }
+#   t..t+m-1]\,\gamma^m V(s_{t+m})$ for every $t$, a (B, T) tensor, where $m = n$ unless the
+#   episode or the window ends first.
 # * **Edge cases:** an episode that terminates inside the $n$ steps stops the sum there, with no
 #   bootstrap. The window's end stops it too, bootstrapping from `next_values` at its last step.
 # * **Hint:** the idea is worked below on one row, and the cell after it says how to do every $t$

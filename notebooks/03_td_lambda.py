@@ -344,7 +344,7 @@ print("a 9-line Triton prologue == rl.td_lambda")
 case_q, (r_q, next_q, next_action_q, term_q, *P_q), _, G_q, *_ = exercises.cases("q_lambda")[1]
 print(f"{case_q}\nnext_q {tuple(next_q.shape)} {next_q.dtype}, next_action {tuple(next_action_q.shape)} "
       f"{next_action_q.dtype}, P = {tuple(P_q)}")
-print("next_q[0, :3]:", next_q[0, :3].cpu().numpy().round(2).tolist(), " next_action[0, :3]:",
+print("next_q[0, :3]:", next_q[0, :3].cpu().double().numpy().round(2).tolist(), " next_action[0, :3]:",
       next_action_q[0, :3].tolist())
 # exercises.scan_hook(q_lambda, (r_q, next_q, next_action_q, term_q), P_q) should give G_q
 

@@ -2405,9 +2405,10 @@ def _returns_autograd_cases(d):
 
 
 @_checker_only
-def _n_step_reference(r, nv, term, gamma, n, stops=True, bootstraps=True, window_end=True):
+def _n_step_reference(r, nv, term, gamma, n, stops=True, bootstraps=True, window_end=True, value_step=0):
     """The loop. The hint's slips: ``stops`` False sums past a termination, ``bootstraps`` False
-    adds no gamma^m V(s_{t+m}) after n steps, ``window_end`` False none at the window's end either."""
+    adds no gamma^m V(s_{t+m}) after n steps, ``window_end`` False none at the window's end either,
+    ``value_step`` 1 reads that bootstrap one step late (next_values[t + n], where the window has it)."""
     G = np.zeros_like(r)
     T = r.shape[-1]
     for row in np.ndindex(r.shape[:-1]):
@@ -2418,7 +2419,9 @@ def _n_step_reference(r, nv, term, gamma, n, stops=True, bootstraps=True, window
                 disc *= gamma
                 if term[row + (s,)] and stops:
                     break
-                if (s == t + n - 1 and bootstraps) or (s == T - 1 and s != t + n - 1 and window_end):
+                if s == t + n - 1 and bootstraps:
+                    g += disc * nv[row + (min(s + value_step, T - 1),)]
+                elif s == T - 1 and s != t + n - 1 and window_end:
                     g += disc * nv[row + (s,)]
             G[row + (t,)] = g
     return G
@@ -2431,6 +2434,8 @@ _N_STEP_SLIPS = {  # what the answer is, where it is the n-step return with a sl
         bootstraps=False),
     "no bootstrap at the window's end: a sum cut short by the end of the rollout (t + n > T) adds gamma^m "
     "next_values at the last step, T - 1": dict(window_end=False),
+    "the bootstrap is read one step late: V(s_{t+n}) is next_values[t + n - 1] (next_values[t] is V(s_{t+1})), "
+    "not next_values[t + n]": dict(value_step=1),
 }
 
 
@@ -2439,8 +2444,10 @@ def _n_step_hint(args, i, bad, got, expected):
     for what, slip in _N_STEP_SLIPS.items():
         with np.errstate(all="ignore"):
             other = _n_step_reference(r, nv, term, gamma, n, **slip)
-        if other.shape == got.shape and not np.allclose(other, expected, rtol=1e-5, atol=1e-5) \
-                and np.allclose(got, other, rtol=1e-5, atol=1e-5, equal_nan=True):
+        # (a late read: compared where t + n < T, as the edge depends on how the shifted values were padded)
+        at = np.arange(r.shape[-1]) + n < r.shape[-1] if slip.get("value_step") else slice(None)
+        if other.shape == got.shape and not np.allclose(other[..., at], expected[..., at], rtol=1e-5, atol=1e-5) \
+                and np.allclose(got[..., at], other[..., at], rtol=1e-5, atol=1e-5, equal_nan=True):
             return f"This is the n-step return with a slip: {what}."
     return None
 
@@ -2455,9 +2462,10 @@ def _n_step_probe_inputs(T):
 
 @_exercise("n_step_returns", "01_discounted_return", "numpy", stream=5, task="""
 n_step_returns(rewards, next_values, terminated, gamma, n) -> G, (B, T) tensors:
-G_t = sum_{k<m} gamma^k r_{t+k} + gamma^m V(s_{t+m}), m = n steps or fewer: an episode that
-terminates inside the n steps adds no bootstrap; the window's end bootstraps from next_values.
-Write it with rltriton_lite.linear_scan and tensor ops: without terminations the n-step sum is a
+G_t = sum_{k<m} gamma^k r_{t+k} + [no termination in t..t+m-1] gamma^m V(s_{t+m}), m = n steps or
+fewer: an episode that terminates inside the n steps adds no bootstrap; the window's end
+bootstraps from next_values. Write it with tensor ops (rltriton_lite.linear_scan is the way the
+notebook shows; any tensor ops will do): without terminations the n-step sum is a
 difference of two values of one discounted sum, S_t - gamma^n S_{t+n}; a termination inside the
 n steps ends the sum there instead. Returns G itself. No Python loop over time: the checker runs
 it on 16 and 64 steps, and your code's Python lines must not grow with T.

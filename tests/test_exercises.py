@@ -1963,6 +1963,14 @@ def test_retrace_names_the_slip_in_its_trace(slip, said):
     assert f"These are Retrace's targets with a wrong trace: {said}" in msg, msg
 
 
+def test_n_step_returns_names_a_bootstrap_read_one_step_late():
+    """The solution given next_values one step on (V(s_{t+n}) read as next_values[t + n]): the
+    hint names it, whatever the shifted values' padding makes of the last steps."""
+    s = solution("n_step_returns")
+    msg = _failure("n_step_returns", lambda r, nv, d, g, n: s(r, shift_left(nv), d, g, n))
+    assert "the bootstrap is read one step late: V(s_{t+n}) is next_values[t + n - 1]" in msg, msg
+
+
 @pytest.mark.parametrize("slip,said", [(dict(stops=False), "the sums run on past a termination"),
                                        (dict(bootstraps=False), "no bootstrap after the n steps"),
                                        (dict(window_end=False), "no bootstrap at the window's end")], ids=str)
