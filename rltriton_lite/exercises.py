@@ -175,6 +175,9 @@ class _Exercise:
     # A hook's contract, (n, what): its @triton.jit function returns n values, ``what`` names them; the verdict
     # where the kernel that runs it cannot unpack what it returned (_returned_count)
     hook_returns: tuple | None = None
+    # The words that name its key cases in their labels, what the exercise is about (a NaN behind an
+    # episode end, a carry across chunks): an answer wrong on one gets no partial credit (score)
+    key: str = "NaN"
 
 
 _EXERCISES: dict[str, _Exercise] = {}
@@ -292,13 +295,18 @@ def score(name: str, fn: Callable, seed: int | None = None) -> tuple[int, int]:
     """(checks passed, checks) of ``fn`` on exercise ``name``, for partial credit (``tools/grade.py``):
     each of :func:`check`'s cases checked on its own whatever the others gave, and, where ``check``
     ends with a probe of the whole function (``n_step_returns``: no Python loop over time), that
-    probe as one more. ``check`` passes exactly when all do. A hook that is not a ``@triton.jit``
-    function passes none; an error other than the checker's (the function raised, did not compile)
-    propagates, as from ``check``."""
+    probe as one more. ``check`` passes exactly when all do. An answer wrong on a key case (one
+    whose label names the exercise's ``key``: a NaN behind an episode end, by default; the carry
+    across chunks in the chunked ones) passes none: it has the bug the exercise is about. A hook that
+    is not a ``@triton.jit`` function passes none; an error other than the checker's (the function
+    raised, did not compile) propagates, as from ``check``."""
     ex, n = _get(name), _n_checks(name, seed)
+    labels = [case for case, *_ in cases(name, seed)]
     try:
         right, code = 0, None
-        for code, wrong in _verdicts(name, fn, seed, go_on=True):
+        for i, (code, wrong) in enumerate(_verdicts(name, fn, seed, go_on=True)):
+            if wrong is not None and ex.key in labels[i]:
+                return 0, n
             right += wrong is None
     except AssertionError:  # before any case: not a hook
         return 0, n
@@ -2195,7 +2203,7 @@ chunked_scan(rewards, dones, gamma, chunk) -> returns, for a contiguous (B, T) b
 (float32 rewards, bool dones): one program per row walking chunks of `chunk` steps (a power of
 two, a tl.constexpr) from the end, the carry G_{t+1} handed from chunk to chunk.
 """, needs="scan", run=_in_chunks(3), recompute=lambda r, done, gamma, chunk: reference.discounted_returns(
-    r, gamma=gamma, terminated=done))
+    r, gamma=gamma, terminated=done), key="chunks")
 def _chunked_scan_cases(d):
     rng, gamma = d.rng, d.real(0.9, 0.8, 0.99)
     out = []

@@ -2006,15 +2006,22 @@ def test_reset_scan_says_the_carry_is_not_read_where_the_composed_reset_flag_is_
 
 def test_score_counts_the_checks_passed():
     """exercises.score, for partial credit: a right answer passes every check, a wrong one fewer
-    (gae_pairs ignoring truncations is right on the case without one), and a probe of the whole
-    function is one more check (n_step_returns' Python loop over time: every case right, the probe
-    not)."""
+    (n_step_returns ignoring terminations is right on the cases without one), and a probe of the
+    whole function is one more check (n_step_returns' Python loop over time: every case right, the
+    probe not). Wrong on a key case, the bug the exercise is about, none: gae_pairs ignoring
+    truncations (wrong where the NaN next values are), chunked_scan without its carry (right on
+    one chunk)."""
     n = len(exercises.cases("gae_pairs"))
     assert exercises.score("gae_pairs", solution("gae_pairs")) == (n, n)
-    (what, ignores), = [(w, f) for w, f in wrong_answers("gae_pairs") if w == "truncation ignored"]
-    right, total = exercises.score("gae_pairs", ignores)
-    assert total == n and 0 < right < n
+    (ignores,) = [f for w, f in wrong_answers("gae_pairs") if w == "truncation ignored"]
+    assert exercises.score("gae_pairs", ignores) == (0, n)
+    s = solution("chunked_scan")
+    no_carry = lambda r, d, g, c: s(r, d | (torch.arange(r.shape[-1], device=d.device) % c == c - 1), g, c)  # noqa: E731
+    assert exercises.score("chunked_scan", no_carry) == (0, len(exercises.cases("chunked_scan")))
     n = len(exercises.cases("n_step_returns")) + 1  # its cases and the probe
+    (ignores,) = [f for w, f in wrong_answers("n_step_returns") if w == "ignores terminations"]
+    right, total = exercises.score("n_step_returns", ignores)
+    assert total == n and 0 < right < n
     assert exercises.score("n_step_returns", solution("n_step_returns")) == (n, n)
     assert exercises.score("n_step_returns", _n_step_with_a_loop_over_time) == (n - 1, n)
     with pytest.raises(AssertionError):

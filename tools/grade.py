@@ -32,7 +32,8 @@ message the first line of what the checker said, source the file that keeps the 
 review (below), seed the cases' seed (``fixed`` with ``--fixed``), and ``checks_passed`` of
 ``checks``: partial credit, ``exercises.score``'s count of the checker's cases each checked on its
 own (and its last probe where the exercise has one), all of them for ``correct``, some for a
-``wrong`` answer right on part of the cases, 0 otherwise. Beside it, ``<csv stem>-students.csv`` has
+``wrong`` answer right on part of the cases, 0 otherwise (and for an answer wrong on a key case:
+the bug the exercise is about). Beside it, ``<csv stem>-students.csv`` has
 a row per student: the exercises of each status, the checks passed, and ``points``, 1 per correct
 exercise plus each other one's checks passed over its checks. ``--roster FILE`` (one student name
 per line, ``#`` comments) lists the course there in its order: a student without a notebook gets 0
