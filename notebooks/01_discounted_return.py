@@ -21,6 +21,8 @@
 # * **Time:** 3–4 h with the open questions; 2–3 h for the reading and the three checked exercises
 #   (for a student new to Triton).
 # * **Needs:** notebooks 00, 00b and 00c; writing a `torch.autograd.Function`. No GPU.
+# * **Conventions:** the flags, values and hook signatures of the course on one page: the
+#   glossary's [Names and signatures](GLOSSARY.md#names-and-signatures).
 #
 # The return is what policy-gradient methods weight a log-probability by (REINFORCE:
 # Williams, *Simple statistical gradient-following algorithms for connectionist reinforcement

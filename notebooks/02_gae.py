@@ -20,6 +20,8 @@
 #   hook slots, and GAE's prologue written in them.
 # * **Time:** 2–3 h with the open questions; 1–1.5 h for the reading and the checked exercises.
 # * **Needs:** notebook 01. No GPU.
+# * **Conventions:** the flags, values and hook signatures of the course on one page: the
+#   glossary's [Names and signatures](GLOSSARY.md#names-and-signatures).
 #
 # PPO, A2C and most actor-critic methods weight each action by an **advantage**: how much better
 # the return after it was than the critic expected. Generalized advantage estimation

@@ -20,6 +20,8 @@
 #   λ, measured; Watkins's Q(λ) as a Triton prologue.
 # * **Time:** 2.5–3.5 h with the open questions; 1–1.5 h for the reading and the checked exercise.
 # * **Needs:** notebooks 01 and 02; the bias and variance of an estimator. No GPU.
+# * **Conventions:** the flags, values and hook signatures of the course on one page: the
+#   glossary's [Names and signatures](GLOSSARY.md#names-and-signatures).
 #
 # The λ-return mixes all $n$-step returns with weights $(1-\lambda)\lambda^{n-1}$ (Sutton,
 # *Learning to predict by the methods of temporal differences*, Machine Learning 1988; Sutton &

@@ -22,6 +22,8 @@
 # * **Time:** 4–6 h with the open questions; 2.5–4 h for the reading and the three checked
 #   exercises (for a student new to Triton).
 # * **Needs:** notebooks 01–03; importance sampling. No GPU.
+# * **Conventions:** the flags, values and hook signatures of the course on one page: the
+#   glossary's [Names and signatures](GLOSSARY.md#names-and-signatures).
 #
 # In IMPALA, actors collect experience with a behaviour policy $\mu$. That policy lags behind the
 # learner's policy $\pi$. V-trace (Espeholt, Soyer, Munos, Simonyan, Mnih, Ward, Doron, Firoiu,

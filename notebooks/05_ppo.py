@@ -21,6 +21,8 @@
 # * **Time:** 3.5–5 h with the open questions; 1.25–2 h for the reading and the two checked
 #   exercises.
 # * **Needs:** notebook 02. No GPU.
+# * **Conventions:** the flags, values and hook signatures of the course on one page: the
+#   glossary's [Names and signatures](GLOSSARY.md#names-and-signatures).
 #
 # Proximal Policy Optimization (Schulman, Wolski, Dhariwal, Radford, Klimov: *Proximal Policy
 # Optimization Algorithms*, arXiv 1707.06347, 2017) improves the policy that collected a rollout

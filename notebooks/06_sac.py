@@ -20,6 +20,8 @@
 #   losses; soft λ-targets as a Triton prologue; the bias of multi-step targets on replayed data.
 # * **Time:** 2.5–3 h with the open questions; 1–1.5 h for the reading and the checked exercise.
 # * **Needs:** notebooks 03 and 04 (section 4 reuses 04's one-state problem). No GPU.
+# * **Conventions:** the flags, values and hook signatures of the course on one page: the
+#   glossary's [Names and signatures](GLOSSARY.md#names-and-signatures).
 #
 # Soft Actor-Critic (Haarnoja, Zhou, Abbeel, Levine: *Soft Actor-Critic: Off-Policy Maximum
 # Entropy Deep Reinforcement Learning with a Stochastic Actor*, ICML 2018) maximises reward plus

@@ -21,6 +21,8 @@
 # * **Time:** 2.5–3 h with the open questions; 45 min–1 h for the reading and the checked
 #   exercise.
 # * **Needs:** notebook 05 (and 04's Retrace for the second open question). No GPU.
+# * **Conventions:** the flags, values and hook signatures of the course on one page: the
+#   glossary's [Names and signatures](GLOSSARY.md#names-and-signatures).
 #
 # Critic Regularized Regression (Wang, Novikov, Żołna, Springenberg, Reed, Shahriari, Siegel,
 # Merel, Gulcehre, Heess, de Freitas: *Critic Regularized Regression*, NeurIPS 2020,
