@@ -230,7 +230,8 @@ print(inspect.getsource(getattr(returns._gae_epilogue, "fn", returns._gae_epilog
 #   per-step γ, time-major inputs and no `next_values`. Your prologue handles all of them through
 #   `step` and `values_now_and_next`. At a termination there is no bootstrap: write it as a
 #   select, `tl.where`, so a NaN value behind a terminal state is never read into a sum.
-# * **Hint:** `_returns_prologue` above has the same shape. The package passes
+# * **Hint:** the template in the starter cell has the helper calls; `_returns_prologue` above
+#   has the same shape. The package passes
 #   `values_now_and_next` the bounds mask `m` for speed (loads masked by bounds only stay 16-byte
 #   vectors: notebook 13, section 3). `valid` is also correct, since padding is selected away
 #   afterwards either way (`valid` makes a padded step the identity).
@@ -242,7 +243,16 @@ import triton.language as tl  # noqa: E402
 from rltriton_lite.episode import REWARDS, step, values_now_and_next  # noqa: E402
 from rltriton_lite.tile import load  # noqa: E402
 
-# your @triton.jit function gae_prologue(X, SX, P, row, t, m, T, ACC: tl.constexpr) replaces this:
+# your @triton.jit function gae_prologue(X, SX, P, row, t, m, T, ACC: tl.constexpr) replaces this.
+# A template: the three helper calls are the package's; the two lines with ... are yours.
+#
+# @triton.jit
+# def gae_prologue(X, SX, P, row, t, m, T, ACC: tl.constexpr):
+#     gamma, lam, term, done, valid = step(X, SX, P, row, t, m, T, ACC)  # the step's coefficients and flags
+#     r = load(X[REWARDS], SX[REWARDS], row, t, valid, 0.0, ACC)         # the rewards, as ACC
+#     v, v_next = values_now_and_next(X, SX, row, t, m, T, ACC)           # V(s_t) and V(s_{t+1})
+#     delta = ...                                                          # section 2's delta_t
+#     return ..., delta, done, valid, (v,)                                 # (a, b, reset, valid, keep)
 gae_prologue = None
 
 # %%
