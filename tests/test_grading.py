@@ -459,6 +459,14 @@ def test_student_build_clears_outputs_and_refuses_leaks(tmp_path):
     (out / "notebooks" / "a.ipynb").unlink()
     assert student_build.main([str(out), "--src", str(src), "--force"]) == 1
     assert not (out / "notebooks" / "a.ipynb").exists()  # nothing written
+    nb.cells.pop()
+    nbformat.write(nb, str(src / "a.ipynb"))
+    readme = src.parent / "README.md"  # the students' page, from the README: its links are checked too
+    readme.write_text("#### For students\n\nSee [the guide](docs/TEACHING.md).\n\n#### For teachers\n")
+    assert student_build.main([str(out), "--src", str(src), "--force"]) == 1
+    readme.write_text("#### For students\n\nRead [a](notebooks/a.ipynb).\n\n#### For teachers\n")
+    assert student_build.main([str(out), "--src", str(src), "--force"]) == 0
+    assert (out / "STUDENTS.md").read_text().endswith("Read [a](notebooks/a.ipynb).\n")
 
 
 def _grade_built_00(built):

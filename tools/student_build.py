@@ -182,19 +182,16 @@ def named_files(files: dict, root: Path) -> tuple[list[str], list[str]]:
     return sorted(named), problems
 
 
-def dangling_links(files: dict, extras: list[str], results: list[str], root: Path, pages=None,
-                   built_notebooks=None) -> list[str]:
-    """The relative links, in the notebooks' markdown and the copied markdown files (or only in
-    ``pages``, {path in OUT_DIR: markdown}, the build's own), that reach no file of the build
-    (paths relative to OUT_DIR: notebooks/..., the extras, the results)."""
-    notebooks = files if built_notebooks is None else built_notebooks
-    built = {f"notebooks/{rel.as_posix()}" for rel in notebooks} | set(extras) | set(results)
+def dangling_links(files: dict, extras: list[str], results: list[str], root: Path, pages=None) -> list[str]:
+    """The relative links, in the notebooks' markdown, the copied markdown files and ``pages``
+    ({path in OUT_DIR: markdown}, the build's own), that reach no file of the build (paths
+    relative to OUT_DIR: notebooks/..., the extras, the results)."""
+    built = {f"notebooks/{rel.as_posix()}" for rel in files} | set(extras) | set(results)
     folders = {str(Path(b).parent.as_posix()) for b in built}
     texts = [(f"notebooks/{rel.as_posix()}", what) for rel, what in files.items()]
-    if pages is None:
-        texts += [(extra, root / extra) for extra in extras if extra.endswith(".md")]
+    texts += [(extra, root / extra) for extra in extras if extra.endswith(".md")]
     problems = []
-    for where, what in texts + [(where, text) for where, text in (pages or {}).items()]:
+    for where, what in texts + list((pages or {}).items()):
         for kind, text in _texts(what):
             if kind != "markdown":
                 continue
@@ -269,16 +266,14 @@ def build(out_dir, src=None, force=False) -> dict:
     results = root / "benchmarks" / "results"
     result_files = ([p.relative_to(root).as_posix() for p in results.rglob("*") if p.is_file()]
                     if results.is_dir() else [])
-    extras, problems = named_files(files, root)
-    problems += leaks_in_files([root / e for e in extras], root)
-    problems += dangling_links(files, extras, result_files, root)
     readme = root / "README.md"
     students = students_page(readme) if readme.is_file() else None
-    if students is not None:
-        problems += [f"STUDENTS.md, line {k}: {line.strip()[:120]}" for k, line in
-                     enumerate(students.splitlines(), 1) if LEAKS.search(line)]
-        problems += dangling_links({}, extras, result_files, root, pages={"STUDENTS.md": students},
-                                   built_notebooks=files)
+    pages = {} if students is None else {"STUDENTS.md": students}
+    extras, problems = named_files(files, root)
+    problems += leaks_in_files([root / e for e in extras], root)
+    problems += [f"STUDENTS.md, line {k}: {line.strip()[:120]}" for k, line in
+                 enumerate((students or "").splitlines(), 1) if LEAKS.search(line)]
+    problems += dangling_links(files, extras, result_files, root, pages)
     if problems:
         raise Leak("the build would not stand alone (a pointer to the solutions, a link or a named file "
                    "missing):\n  " + "\n  ".join(problems))
