@@ -113,8 +113,8 @@ print("discount: 2 programs of 64 lanes, 28 of them masked off, matches NumPy")
 # %% [markdown]
 # **Python operators on blocks: the traps.** Inside a kernel, a value like `r` is a block, not a
 # number. Python's `and`, `or`, `not`, `min`, `max` and `if` act on one truth value. Compiled for
-# a GPU, Triton turns `min`, `max`, `and` and `or` on blocks into the elementwise forms (with a
-# deprecation warning) and refuses `if` on a block; the interpreter runs Python's own operators,
+# a GPU, Triton turns `min` and `max` on blocks into the elementwise forms, `and` and `or` too
+# (with a deprecation warning), and refuses `if` on a block; the interpreter runs Python's own operators,
 # so `min(x, y)` returns one of the two blocks whole and `(x > 0) and (y > 0)` returns `y > 0`,
 # without a word: code that is right on a GPU is silently wrong on the CPU. Use the elementwise
 # forms, which are right on both:

@@ -261,7 +261,7 @@ print(inspect.getsource(getattr(exercises._scan_hook_kernel, "fn", exercises._sc
 # * **Returns:** the pairs $(a_{t-1}, dy_t)$ of each chunk. Their forward scan is $g_t$, which the
 #   checker compares with autograd's gradient of `rl.linear_scan`.
 # * **Edge cases:** at $t = 0$ there is no step before, and $g_0 = dy_0$.
-# * **Hint:** the step before $t$ is at `offs - 1`, loaded only where `t >= 1` (`other=0`: step 0 has no step before it).
+# * **Hint:** the step before $t$ is at `offs - 1`, loaded only where `t >= 1` (`other=0.0`: step 0 has no step before it; any value gives the same $g_0 = dy_0$, since the scan carries nothing into step 0).
 #
 # ```python
 # @triton.jit

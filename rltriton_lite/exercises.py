@@ -2329,7 +2329,8 @@ transposed_scan: a @triton.jit prologue transposed_scan(X, P, offs, t, m, T) -> 
 exercises.scan_hook(..., reverse=False), with X = (a, dy): the gradient of y = linear_scan(a, b)
 (y_t = b_t + a_t y_{t+1}) with respect to b, g_t = dy_t + a_{t-1} g_{t-1} (g_0 = dy_0), as a
 forward scan of the pairs (a_{t-1}, dy_t): load a from one step back, offs - 1, only where t >= 1
-(other=0: step 0 has no step before it).
+(other=0.0: step 0 has no step before it; any value gives the same g_0 = dy_0, since the scan
+carries nothing into step 0).
 """ + HOOK_RULES + RESET_RULE, needs="hook", run=lambda fn, args, kw: _harness_scan(fn, args, (), reverse=False),
    scan="forward")
 def _transposed_scan_cases(d):
