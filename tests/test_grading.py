@@ -626,6 +626,13 @@ def test_an_exercise_named_but_not_handed_in_is_noted_missing(tmp_path):
         (student,) = list(csv.DictReader(f))
     assert (student["exercises"], student["points"], student["note"]) == (
         "1", "1.00", "missing: reset_scan, gae_pairs"), student
+    # a notebook that holds none of the exercises named: the student handed in, and misses them all
+    done = _grade_script("--out", str(out), "--fixed", "-q", "--exercises", "reset_scan,gae_pairs", str(nb))
+    assert done.returncode == 0, done.stderr
+    with open(tmp_path / "g-students.csv", newline="") as f:
+        (student,) = list(csv.DictReader(f))
+    assert (student["exercises"], student["points"], student["note"]) == (
+        "0", "0.00", "missing: reset_scan, gae_pairs"), student
 
 
 TEACHING = ROOT / "docs" / "TEACHING.md"

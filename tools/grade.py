@@ -766,17 +766,18 @@ def read_roster(path) -> list[str]:
     return list(dict.fromkeys(n for n in names if n and not n.startswith("#")))
 
 
-def write_students(path: Path, rows, n_checks: dict, roster=None, expected=None) -> None:
+def write_students(path: Path, rows, n_checks: dict, roster=None, expected=None, handed_in=None) -> None:
     """One row per student: how many exercises of each status, the checks passed of those graded,
     and ``points``: 1 per correct exercise, and for any other its checks passed over its checks
     (partial credit; 0 where not attempted). With a ``roster``, its students in its order, one
     without a notebook with 0 points and the note "no notebook", and those graded but not on it
     after them, noted "not on the roster". With ``expected`` (``--exercises``' names), those a
-    student handed in no notebook for are noted "missing: ..." (0 points each)."""
+    student handed in no notebook for are noted "missing: ..." (0 points each), also where the
+    student's notebooks (``handed_in``: the students with one) hold none of them."""
     by = collections.defaultdict(list)
     for student, _nb, exercise, status, _msg, right in rows:
         by[student].append((exercise, status, right))
-    order = list(dict.fromkeys((roster or []) + list(by)))
+    order = list(dict.fromkeys((roster or []) + list(by) + sorted(handed_in or ())))
     with open(path, "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["student", "exercises", *STATUSES, "checks_passed", "checks", "points", "note"])
@@ -787,10 +788,11 @@ def write_students(path: Path, rows, n_checks: dict, roster=None, expected=None)
             total = sum(n_checks.get(ex, 0) for ex, _, _ in graded)
             points = sum(1.0 if status == "correct" else right / n_checks[ex] if n_checks.get(ex) else 0.0
                          for ex, status, right in graded)
-            note = ("no notebook" if student not in by else
+            handed = student in by or student in (handed_in or ())
+            note = ("no notebook" if not handed else
                     "not on the roster" if roster is not None and student not in roster else "")
             missing = [ex for ex in expected or () if ex not in {e for e, _, _ in graded}]
-            if missing and student in by:
+            if missing and handed:
                 note = "; ".join(filter(None, (note, "missing: " + ", ".join(missing))))
             w.writerow([student, len(graded), *(counts[s] for s in STATUSES), passed, total, f"{points:.2f}", note])
 
@@ -996,7 +998,7 @@ def main(argv=None) -> int:
             w.writerow([*row, path.relative_to(out.parent).as_posix() if path else "",
                         "fixed" if seed is None else seed, right, n_checks.get(row[2], "")])
     per_student = out.parent / f"{out.stem}-students.csv"
-    write_students(per_student, rows, n_checks, roster, only)
+    write_students(per_student, rows, n_checks, roster, only, {student for student, _ in students})
     if args.collect_answers:
         for path in write_answers(out.parent / f"{out.stem}-answers", students):
             print(f"answers -> {path}")
