@@ -2323,6 +2323,19 @@ def _strided_scan_cases(d):
     return out
 
 
+def _transposed_hint(args, i, bad, got, expected):
+    """The transposed scan's off-by-one: a_t where step t takes a_{t-1}, or a_{t+1}."""
+    a, dy = _as_numpy(tuple(args))
+    late = np.concatenate([a[:, 1:], np.zeros_like(a[:, :1])], axis=1)
+    for which, shifted in (("a_t, step t's own", a), ("a_{t+1}, the step after", late)):
+        other = reference.linear_scan(shifted, dy, reverse=False)
+        if other.shape == got.shape and not np.allclose(other, expected, rtol=1e-5, atol=1e-5) \
+                and np.allclose(got, other, rtol=1e-5, atol=1e-5, equal_nan=True):
+            return (f"Your multiplier is {which}: step t of the transposed scan takes a_{{t-1}}, the step before "
+                    "(g_t = dy_t + a_{t-1} g_{t-1}): load a at offs - 1, only where t >= 1.")
+    return None
+
+
 # ---- 01: returns -----------------------------------------------------------------------------------
 @_exercise("transposed_scan", "01_discounted_return", "hook", stream=10, task="""
 transposed_scan: a @triton.jit prologue transposed_scan(X, P, offs, t, m, T) -> (a, b) for
@@ -2332,7 +2345,7 @@ forward scan of the pairs (a_{t-1}, dy_t): load a from one step back, offs - 1, 
 (other=0.0: step 0 has no step before it; any value gives the same g_0 = dy_0, since the scan
 carries nothing into step 0).
 """ + HOOK_RULES + RESET_RULE, needs="hook", run=lambda fn, args, kw: _harness_scan(fn, args, (), reverse=False),
-   scan="forward")
+   scan="forward", hint=lambda *a: _transposed_hint(*a))
 def _transposed_scan_cases(d):
     rng = d.rng
     out = []

@@ -1963,6 +1963,13 @@ def test_retrace_names_the_slip_in_its_trace(slip, said):
     assert f"These are Retrace's targets with a wrong trace: {said}" in msg, msg
 
 
+@pytest.mark.parametrize("fn,which", [(_transposed_no_shift, "a_t, step t's own"),
+                                      (_transposed_wrong_shift, "a_{t+1}, the step after")], ids=["a_t", "a_t+1"])
+def test_transposed_scan_names_the_step_of_its_multiplier(fn, which):
+    msg = _failure("transposed_scan", fn)
+    assert f"Your multiplier is {which}: step t of the transposed scan takes a_{{t-1}}" in msg, msg
+
+
 def test_n_step_returns_names_a_bootstrap_read_one_step_late():
     """The solution given next_values one step on (V(s_{t+n}) read as next_values[t + n]): the
     hint names it, whatever the shifted values' padding makes of the last steps."""
