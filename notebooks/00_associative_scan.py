@@ -23,6 +23,8 @@
 #   exercise.
 # * **Needs:** Python, NumPy and PyTorch tensors. No GPU: on a CPU the kernels run in the Triton
 #   interpreter.
+# * **Minimum path:** all seven sections (00b, 00c and 01 build on 4, 5 and 7) and the checked
+#   exercise `matrix_compose`; skim Blelloch's scan in section 1; the open questions can wait.
 #
 # Every algorithm in this collection — discounted returns, GAE, TD(λ), V-trace, the soft
 # λ-returns of SAC — is a loop that runs **backwards in time**:

@@ -22,6 +22,8 @@
 # * **Time:** 3–6 h for the reading and the three checked exercises (the high end for a Triton
 #   newcomer), in one or two sessions. It has no open question.
 # * **Needs:** notebook 00. No GPU: Triton's interpreter runs every kernel on a CPU.
+# * **Minimum path:** all three sections, each ending in its checked exercise (`td_target_kernel`,
+#   `block_scan`, `chunked_scan`); the notebook has no open question.
 #
 # Notebook 00 showed that every algorithm in this course is a reverse scan over affine maps.
 # Here you write that scan as a GPU kernel, in three steps, each one an exercise that checks

@@ -24,6 +24,8 @@
 #   newcomer), in one or two sessions; its one open question, on a GPU, another 30–45 min.
 # * **Needs:** notebook 00b (a first kernel, `tl.associative_scan`, a chunk loop with a carry).
 #   No GPU: Triton's interpreter runs every kernel on a CPU (the open question needs one).
+# * **Minimum path:** "Where 00b ended", sections 1–3 and the checked exercises `reset_scan`,
+#   `gae_kernel` and `strided_scan`; the one open question (it needs a GPU) can wait.
 #
 # Notebook 00b ended with a chunked scan: the discounted return of a batch of rows, one program
 # per row, chunks from the end and a carry between them. This notebook turns it into the

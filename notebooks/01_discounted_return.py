@@ -23,6 +23,8 @@
 # * **Needs:** notebooks 00, 00b and 00c; writing a `torch.autograd.Function`. No GPU.
 # * **Conventions:** the flags, values and hook signatures of the course on one page: the
 #   glossary's [Names and signatures](GLOSSARY.md#names-and-signatures).
+# * **Minimum path:** sections 1–4, the harness and the checked exercises `transposed_scan`,
+#   `returns_autograd` and `n_step_returns`; section 5 and the open questions can wait.
 #
 # The return is what policy-gradient methods weight a log-probability by (REINFORCE:
 # Williams, *Simple statistical gradient-following algorithms for connectionist reinforcement

@@ -22,6 +22,8 @@
 # * **Needs:** notebook 01. No GPU.
 # * **Conventions:** the flags, values and hook signatures of the course on one page: the
 #   glossary's [Names and signatures](GLOSSARY.md#names-and-signatures).
+# * **Minimum path:** sections 1–3 with the checked exercises `gae_pairs` and `gae_prologue`;
+#   section 4 (checks against the loop), section 5 and the open questions can wait.
 #
 # PPO, A2C and most actor-critic methods weight each action by an **advantage**: how much better
 # the return after it was than the critic expected. Generalized advantage estimation

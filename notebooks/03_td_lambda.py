@@ -22,6 +22,8 @@
 # * **Needs:** notebooks 01 and 02; the bias and variance of an estimator. No GPU.
 # * **Conventions:** the flags, values and hook signatures of the course on one page: the
 #   glossary's [Names and signatures](GLOSSARY.md#names-and-signatures).
+# * **Minimum path:** sections 1–4, the worked prologue under Exercises and the checked exercise
+#   `q_lambda`; section 5 (the bias–variance measurement), 6 and the open questions can wait.
 #
 # The λ-return mixes all $n$-step returns with weights $(1-\lambda)\lambda^{n-1}$ (Sutton,
 # *Learning to predict by the methods of temporal differences*, Machine Learning 1988; Sutton &

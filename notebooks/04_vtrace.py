@@ -24,6 +24,8 @@
 # * **Needs:** notebooks 01–03; importance sampling. No GPU.
 # * **Conventions:** the flags, values and hook signatures of the course on one page: the
 #   glossary's [Names and signatures](GLOSSARY.md#names-and-signatures).
+# * **Minimum path:** sections 1–4 and the checked exercises `retrace`, `vtrace_pg` and
+#   `vtrace_kernel`; section 5 (the fixed point), section 6 and the open questions can wait.
 #
 # In IMPALA, actors collect experience with a behaviour policy $\mu$. That policy lags behind the
 # learner's policy $\pi$. V-trace (Espeholt, Soyer, Munos, Simonyan, Mnih, Ward, Doron, Firoiu,

@@ -23,6 +23,8 @@
 # * **Needs:** notebook 02. No GPU.
 # * **Conventions:** the flags, values and hook signatures of the course on one page: the
 #   glossary's [Names and signatures](GLOSSARY.md#names-and-signatures).
+# * **Minimum path:** sections 1–4, the harness and the checked exercises `dual_clip` and
+#   `two_stage_mean` (it needs section 3); sections 5, 6 and the open questions can wait.
 #
 # Proximal Policy Optimization (Schulman, Wolski, Dhariwal, Radford, Klimov: *Proximal Policy
 # Optimization Algorithms*, arXiv 1707.06347, 2017) improves the policy that collected a rollout

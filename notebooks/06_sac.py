@@ -22,6 +22,8 @@
 # * **Needs:** notebooks 03 and 04 (section 4 reuses 04's one-state problem). No GPU.
 # * **Conventions:** the flags, values and hook signatures of the course on one page: the
 #   glossary's [Names and signatures](GLOSSARY.md#names-and-signatures).
+# * **Minimum path:** sections 1–3 and the checked exercise `soft_lambda_targets`; section 4
+#   (checks, replay bias, actor and temperature losses), 5 and the open questions can wait.
 #
 # Soft Actor-Critic (Haarnoja, Zhou, Abbeel, Levine: *Soft Actor-Critic: Off-Policy Maximum
 # Entropy Deep Reinforcement Learning with a Stochastic Actor*, ICML 2018) maximises reward plus

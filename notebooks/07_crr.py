@@ -23,6 +23,8 @@
 # * **Needs:** notebook 05 (and 04's Retrace for the second open question). No GPU.
 # * **Conventions:** the flags, values and hook signatures of the course on one page: the
 #   glossary's [Names and signatures](GLOSSARY.md#names-and-signatures).
+# * **Minimum path:** sections 1, 2 and 4, and the checked exercise `awr_weights` with notebook
+#   05's harness; section 3 (05's reduction again), sections 5, 6 and the open questions can wait.
 #
 # Critic Regularized Regression (Wang, Novikov, Żołna, Springenberg, Reed, Shahriari, Siegel,
 # Merel, Gulcehre, Heess, de Freitas: *Critic Regularized Regression*, NeurIPS 2020,

@@ -22,6 +22,8 @@
 # * **Time:** 2–3 h with the open questions; 45–75 min for the reading and the checked exercise.
 # * **Needs:** any of notebooks 01–07. No GPU: the GPU's figures are the committed H200 results;
 #   with one, the profiler times the kernels live.
+# * **Minimum path:** sections 1–4 and the checked exercise `vtrace_floor_bytes`; sections 5, 6,
+#   "Sweep", "All algorithms side by side" and the open questions can wait.
 
 # %% [markdown]
 # **Four questions.** Three a practitioner asks of a kernel, and one this notebook adds:

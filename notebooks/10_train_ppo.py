@@ -20,6 +20,8 @@
 #   and check that both runs see the same episodes.
 # * **Time:** 2.5–3 h with the open questions (longer training runs); 30–45 min for the reading.
 # * **Needs:** notebooks 02 and 05; gymnasium. No GPU.
+# * **Minimum path:** run every cell; read sections 2 and 3 (the two swapped calls, and the same
+#   episodes from one seed); section 1's set-up, section 4 and the open questions can wait.
 #
 # Everything so far checked one call against a loop. This notebook trains an agent: PPO on
 # gymnasium's CartPole-v1, on a CPU, written as CleanRL's `ppo.py` writes it. Then the same

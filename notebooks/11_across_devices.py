@@ -22,6 +22,8 @@
 #   exercise.
 # * **Needs:** notebook 00; the basics of `torch.distributed`. No GPU: the two processes run on
 #   the CPU.
+# * **Minimum path:** sections 1–5 and the checked exercise `segment_carries` (it needs sections
+#   1–3); sections 6 (the backward), 7 (the cost) and the open questions can wait.
 #
 # A language model's response of 128K tokens is an episode, and its GAE runs along all of it. In a
 # context- or sequence-parallel stack each GPU holds a stretch of the sequence (its activations are

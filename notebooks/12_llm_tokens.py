@@ -21,6 +21,8 @@
 #   the H200 timings.
 # * **Time:** 3–3.5 h with the open questions; 1–1.5 h for the reading and the checked exercise.
 # * **Needs:** notebooks 01 and 02. No GPU.
+# * **Minimum path:** sections 1–4 and the checked exercise `token_gae_pairs` (it builds on 2–4);
+#   sections 5 (OpenRLHF on holes), 6, 7 (the H200 timings) and the open questions can wait.
 #
 # When a language model is trained with PPO (RLHF, or RL from verifiable rewards), the policy
 # is the model, and each sampled response is an episode whose steps are its tokens. The

@@ -22,6 +22,8 @@
 # * **Time:** 2.5–4 h with the open questions; 1–2 h for the reading and the checked exercise.
 #   Optional.
 # * **Needs:** notebooks 00c and 08. A GPU only for section 7 and open questions 1 and 3.
+# * **Minimum path:** section 0 and the checked exercise `warp_sectors` (it needs 0.1), then
+#   sections 1 and 5; sections 2–4, 6 and 7 (the GPU lab) and the open questions can wait.
 #
 # The kernels you wrote in notebooks 00b and 00c compute the right numbers. The package's kernel
 # computes the same numbers, the scans at 80–95 % of the memory floor on an H200 for large batches
