@@ -2323,14 +2323,19 @@ def _strided_scan_cases(d):
     return out
 
 
+def _is_slip(got, slip, expected, at=slice(None)) -> bool:
+    """Whether ``got`` is ``slip``, an exercise's reference computed with a known mistake, where
+    that differs from ``expected`` (compared over time steps ``at``)."""
+    return slip.shape == got.shape and not np.allclose(slip[..., at], expected[..., at], rtol=1e-5, atol=1e-5) \
+        and np.allclose(got[..., at], slip[..., at], rtol=1e-5, atol=1e-5, equal_nan=True)
+
+
 def _transposed_hint(args, i, bad, got, expected):
     """The transposed scan's off-by-one: a_t where step t takes a_{t-1}, or a_{t+1}."""
     a, dy = _as_numpy(tuple(args))
     late = np.concatenate([a[:, 1:], np.zeros_like(a[:, :1])], axis=1)
     for which, shifted in (("a_t, step t's own", a), ("a_{t+1}, the step after", late)):
-        other = reference.linear_scan(shifted, dy, reverse=False)
-        if other.shape == got.shape and not np.allclose(other, expected, rtol=1e-5, atol=1e-5) \
-                and np.allclose(got, other, rtol=1e-5, atol=1e-5, equal_nan=True):
+        if _is_slip(got, reference.linear_scan(shifted, dy, reverse=False), expected):
             return (f"Your multiplier is {which}: step t of the transposed scan takes a_{{t-1}}, the step before "
                     "(g_t = dy_t + a_{t-1} g_{t-1}): load a at offs - 1, only where t >= 1.")
     return None
@@ -2392,8 +2397,7 @@ def _returns_autograd_hint(args, i, bad, got, expected):
         return None
     r, done, gamma, w = _as_numpy(tuple(args))
     same_step = reference.linear_scan(gamma * (1.0 - done), w, reverse=False)  # gamma (1 - done_t), not done_{t-1}
-    if same_step.shape == got.shape and not np.allclose(same_step, expected, rtol=1e-5, atol=1e-5) \
-            and np.allclose(got, same_step, rtol=1e-5, atol=1e-5, equal_nan=True):
+    if _is_slip(got, same_step, expected):
         return ("Your backward is off by one step: in the transposed scan (forwards in time) step t's multiplier is "
                 "step t - 1's flag and discount, g_t = dL/dG_t + gamma (1 - done_{t-1}) g_{t-1}, loaded one step "
                 "back (offs - 1, only where t >= 1); yours uses step t's own done_t.")
@@ -2468,8 +2472,7 @@ def _n_step_hint(args, i, bad, got, expected):
             other = _n_step_reference(r, nv, term, gamma, n, **slip)
         # (a late read: compared where t + n < T, as the edge depends on how the shifted values were padded)
         at = np.arange(r.shape[-1]) + n < r.shape[-1] if slip.get("value_step") else slice(None)
-        if other.shape == got.shape and not np.allclose(other[..., at], expected[..., at], rtol=1e-5, atol=1e-5) \
-                and np.allclose(got[..., at], other[..., at], rtol=1e-5, atol=1e-5, equal_nan=True):
+        if _is_slip(got, other, expected, at):
             return f"This is the n-step return with a slip: {what}."
     return None
 
@@ -2726,7 +2729,7 @@ def _retrace_hint(args, i, bad, got, expected):
     for what, trace in _RETRACE_SLIPS.items():
         with np.errstate(all="ignore"):
             slip = _retrace_reference(r, eq, q, lr, term, gamma, lam, trace)
-        if slip.shape == got.shape and np.allclose(got, slip, rtol=1e-5, atol=1e-5, equal_nan=True):
+        if _is_slip(got, slip, expected):
             return f"These are Retrace's targets with a wrong trace: {what}."
     return None
 
