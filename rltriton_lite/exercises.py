@@ -300,8 +300,8 @@ def score(name: str, fn: Callable, seed: int | None = None) -> tuple[int, int]:
     across chunks in the chunked ones) passes none: it has the bug the exercise is about. A hook that
     is not a ``@triton.jit`` function passes none; an error other than the checker's (the function
     raised, did not compile) propagates, as from ``check``."""
-    ex, n = _get(name), _n_checks(name, seed)
-    labels = [case for case, *_ in cases(name, seed)]
+    ex, labels = _get(name), _check_labels(name, seed)
+    n = len(labels)
     try:
         right, code = 0, None
         for i, (code, wrong) in enumerate(_verdicts(name, fn, seed, go_on=True)):
@@ -321,9 +321,15 @@ def score(name: str, fn: Callable, seed: int | None = None) -> tuple[int, int]:
     return right, n
 
 
+def _check_labels(name, seed=None) -> list[str]:
+    """What :func:`score` counts as checks for ``name``, in order: its cases' labels, and its last
+    probe if any."""
+    return [case for case, *_ in cases(name, seed)] + (["the probe"] if _get(name).probe is not None else [])
+
+
 def _n_checks(name, seed=None) -> int:
-    """How many checks :func:`score` counts for ``name``: its cases, and its last probe if any."""
-    return len(cases(name, seed)) + (_get(name).probe is not None)
+    """How many checks :func:`score` counts for ``name``."""
+    return len(_check_labels(name, seed))
 
 
 def _verdicts(name, fn, seed, go_on=False):
