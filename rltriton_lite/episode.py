@@ -183,6 +183,12 @@ WRT = ("rewards", "values", "next_values", "bootstrap_value", "carry")  # the in
 _PLANS = {}
 
 
+def coefficients_ok(gamma, lambda_) -> bool:
+    """γ and λ in [0, 1] (NaN is not): all a planned call checks of its numbers; outside, the
+    call validates from scratch, whose checks name the argument."""
+    return 0.0 <= gamma <= 1.0 and 0.0 <= lambda_ <= 1.0
+
+
 def replayed(kind, tensors, gamma, lambda_, time_dim, backend):
     """``(outputs, key)``: a planned call's outputs from its plan's ``replay`` (its numbers checked,
     nothing else: the wall time of a small call is this host path), or None where the
@@ -190,7 +196,7 @@ def replayed(kind, tensors, gamma, lambda_, time_dim, backend):
     ``tensors``: rewards, values, next_values, bootstrap_value, terminated, truncated, mask."""
     key = call_key((kind, *tensors, gamma, lambda_, time_dim, backend))
     plan = _PLANS.get(key)
-    if plan is None or plan.replay is None or not (0.0 <= gamma <= 1.0 and 0.0 <= lambda_ <= 1.0) or (
+    if plan is None or plan.replay is None or not coefficients_ok(gamma, lambda_) or (
             torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in tensors[:4])):
         return None, key
     return plan.replay(tensors, (float(gamma), float(lambda_), 0)), key
@@ -231,7 +237,7 @@ def prepare(kind, rewards, values, next_values, bootstrap_value, gamma, lambda_,
     if key is _UNSET:
         key = call_key((kind, *tensors, gamma, lambda_, time_dim, backend, *extra))
     plan = _PLANS.get(key)
-    if plan is not None and 0.0 <= gamma <= 1.0 and 0.0 <= lambda_ <= 1.0:
+    if plan is not None and coefficients_ok(gamma, lambda_):
         p = Problem(kind, *tensors, None, None, None, None, (float(gamma), float(lambda_), 0), plan.layout, plan=plan)
         return without_masked_steps(p, plan.use_kernel), plan.use_kernel
     p, use_kernel = validate(kind, rewards, values, next_values, bootstrap_value, gamma, lambda_, terminated,

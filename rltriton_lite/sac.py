@@ -447,7 +447,7 @@ def sac_targets(rewards, next_q, next_log_probs, *, gamma=0.99, alpha=0.2, lambd
     # (λ = 0 as a number runs another kernel: part of the key)
     key = call_key(("sac", *args, gamma, lambda_, alpha, time_dim, backend, type(lambda_) is float and lambda_ == 0.0))
     plan = _PLANS.get(key)
-    if plan is not None and 0.0 <= gamma <= 1.0 and 0.0 <= lambda_ <= 1.0 and 0.0 <= alpha < math.inf \
+    if plan is not None and episode.coefficients_ok(gamma, lambda_) and 0.0 <= alpha < math.inf \
             and (lambda_ == 0.0 or log_probs is not None):  # a known signature: its numbers checked
         p = _Problem(rewards, log_probs, next_log_probs, (next_q,) if isinstance(next_q, torch.Tensor) else tuple(next_q),
                      terminated, truncated, mask, None, None, None, (float(gamma), float(lambda_), 0, float(alpha)),
