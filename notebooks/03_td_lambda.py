@@ -324,7 +324,7 @@ print("a 9-line Triton prologue == rl.td_lambda")
 # greedy (TD(λ) on the max), rows with non-greedy actions, Q-values on a grid of integers (ties
 # everywhere), and terminations with NaN behind them across several chunks, with 3 to 5 actions,
 # against a float64 NumPy loop. A failure names the case and the step where the error starts.
-# `exercises.check("q_lambda", q_lambda, seed=1)` draws other cases of the same kinds.
+# The teacher's grader checks it on other cases of the same kinds, drawn from a seed.
 #
 # A template:
 #

@@ -4,6 +4,13 @@ Each exercise asks for a function; its checker runs it on a few small cases, sim
 against a float64 NumPy loop, and says which case failed, where, what it expected and what it
 got. The solutions are in ``notebooks/solutions/<name>.py``.
 
+The teacher's keys. Where the package holds no answer to an exercise elsewhere (``matrix_compose``,
+``n_step_returns``, ``q_lambda``, ``retrace``, ``warp_sectors``), its float64 reference lives beside
+the solutions, in ``notebooks/solutions/_keys.py``, out of the students' wheel: run from the
+repository (the editable install) the checker computes those cases with it; a student's install
+holds its values on the fixed cases only (``_keys.npz``, recorded from it), so there a seed is
+refused for those five (a ``ValueError``: the grader's unseen cases need the keys).
+
     from rltriton_lite import exercises
     exercises.catalog()                  # (name, notebook, kind) for every exercise
     print(exercises.task("gae_pairs"))   # what to write, and the function's signature
@@ -30,7 +37,8 @@ small ranges that keep the interpreter fast. ``seed=None`` (the default) runs th
 the notebooks show, the same every time. A seed gives the same cases on every machine (NumPy's
 generator), so a teacher grades with a seed the students never saw; ``cases(name, seed)`` lists
 them. Every exercise takes the seed, the concept one (``vtrace_floor_bytes``, a number worked by
-hand) included: there it draws the rollout's size.
+hand) included: there it draws the rollout's size; the five of the teacher's keys only where the
+keys are there (above).
 
     exercises.check("gae_pairs", fn, seed=2024)   # cases the notebook never showed
 
@@ -113,6 +121,8 @@ import ast
 import contextlib
 import dataclasses
 import functools
+import hashlib
+import importlib.util
 import inspect
 import linecache
 import math
@@ -125,6 +135,7 @@ import textwrap
 import types
 import warnings
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Callable
 
 import numpy as np
@@ -248,7 +259,15 @@ def cases(name: str, seed: int | None = None) -> list[tuple]:
     ex = _get(name)
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0):
         raise TypeError(f"seed must be None or an int >= 0, got {seed!r}")
-    out = [_window_end_marks(ex, c) for c in ex.cases(Draw(None if seed is None else int(seed), ex.stream))]
+    try:
+        out = [_window_end_marks(ex, c) for c in ex.cases(Draw(None if seed is None else int(seed), ex.stream))]
+    except _NoKey:
+        if seed is None:
+            raise RuntimeError(f"{name}: {_RECORDED_KEYS.name} does not hold its fixed cases' values: record "
+                               "them again (notebooks/solutions/_keys.py says how)") from None
+        raise ValueError(f"{name}: seed={seed}: cases drawn from a seed are checked with the teacher's keys, "
+                         "which this install does not have (a student's wheel holds the fixed cases' values "
+                         "only): check with seed=None, the notebook's cases") from None
     if seed is not None:
         out = [(f"{case} (seed={seed})", *rest) for case, *rest in out]
     return out
@@ -1130,10 +1149,10 @@ _CHECKER_ONLY: dict = {}  # id -> the checker's own functions that compute expec
 _INTEGRATIONS = ("cleanrl", "openrlhf", "verl")  # the drop-ins that need no other library: imported to be refused
 
 
-def _checker_only(fn):
-    """``fn`` (the checker's own: ``cases``, a case builder, a ``_*_reference`` helper), refusing
-    to run while a student's function runs, however the student's code reached it."""
-    shown = f"{__name__}.{fn.__name__}"
+def _checker_only(fn, module=__name__):
+    """``fn`` (the checker's own: ``cases``, a case builder, a ``_*_reference`` helper, the keys),
+    refusing to run while a student's function runs, however the student's code reached it."""
+    shown = f"{module}.{fn.__name__}"
 
     def guarded(*args, **kwargs):
         if _ACTIVE:
@@ -1151,6 +1170,111 @@ def _checker_only(fn):
 cases = _checker_only(cases)
 
 
+# ---- The teacher's keys -----------------------------------------------------------------------------
+# Where the package holds no exercise's answer elsewhere, its reference lives beside the solutions, out of
+# the students' wheel (notebooks/solutions/_keys.py). A student's install has only its values on the fixed
+# cases (_keys.npz), recorded from it: the fixed cases check there, the cases of a seed need the keys.
+_KEYS_FILE = Path(__file__).resolve().parent.parent / "notebooks" / "solutions" / "_keys.py"
+_RECORDED_KEYS = Path(__file__).with_name("_keys.npz")
+_RECORDING: dict | None = None  # the values _key computed, by digest, while _record_keys runs
+
+
+class _NoKey(LookupError):
+    """A value of the teacher's keys that this install does not hold."""
+
+
+@functools.cache
+def _keys():
+    """The teacher's keys (notebooks/solutions/_keys.py beside the package: a run from the
+    repository), or None (a student's install: the wheel)."""
+    if not _KEYS_FILE.is_file():
+        return None
+    spec = importlib.util.spec_from_file_location("rltriton_lite_keys", _KEYS_FILE)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    for name, fn in list(vars(module).items()):
+        if inspect.isfunction(fn) and fn.__module__ == module.__name__:
+            setattr(module, name, _checker_only(fn, module.__name__))
+    return module
+
+
+def _digest(name, args, kwargs) -> str:
+    """One name for a call of the keys: the function, its arrays' dtypes, shapes and bytes, the rest's reprs."""
+    h = hashlib.sha256(name.encode())
+    for x in (*args, *sorted(kwargs.items())):
+        if isinstance(x, np.ndarray):
+            h.update(f"{x.dtype.str}{x.shape}".encode() + np.ascontiguousarray(x).tobytes())
+        else:
+            h.update(repr(x).encode())
+        h.update(b"|")
+    return h.hexdigest()[:32]
+
+
+@functools.cache
+def _recorded() -> dict:
+    """The keys' values on the fixed cases, by digest (_keys.npz): an array, a tuple of arrays, or a number."""
+    out: dict = {}
+    with np.load(_RECORDED_KEYS) as table:
+        for k in table.files:
+            digest, _, part = k.partition(".")
+            v = table[k]
+            v = v.item() if v.ndim == 0 else v
+            if part:
+                out.setdefault(digest, {})[int(part)] = v
+            else:
+                out[digest] = v
+    return {k: tuple(v[i] for i in range(len(v))) if isinstance(v, dict) else v for k, v in out.items()}
+
+
+@_checker_only
+def _key(name, *args, **kwargs):
+    """The teacher's reference ``name`` on these arguments, or without the keys its recorded value
+    (the fixed cases and their hints'), else ``_NoKey``."""
+    keys = _keys()
+    if keys is None:
+        try:
+            return _recorded()[_digest(name, args, kwargs)]
+        except KeyError:
+            raise _NoKey(name) from None
+    value = getattr(keys, name)(*args, **kwargs)
+    if _RECORDING is not None:
+        _RECORDING[_digest(name, args, kwargs)] = value
+    return value
+
+
+def _record_keys(path=_RECORDED_KEYS) -> dict:
+    """Record the keys' values on every fixed case, and on the calls its hints make there, into
+    ``path`` (``_keys.npz`` by default; None: only return them): ``{digest: value}``."""
+    global _RECORDING
+    if _keys() is None:
+        raise RuntimeError(f"recording the keys needs them: {_KEYS_FILE} is not there")
+    _RECORDING = {}
+    try:
+        for name in names():
+            before = len(_RECORDING)
+            fixed = cases(name)
+            ex = _get(name)
+            if len(_RECORDING) == before or ex.hint is None:
+                continue
+            for _, args, _, expected, *_ in fixed:  # a hint that tries slips computes each of them
+                for i, e in enumerate(expected if ex.results else (expected,)):
+                    e = np.asarray(e)
+                    ex.hint(args, i if ex.results else None, np.zeros(e.shape, bool), e, e)
+        recorded = dict(_RECORDING)
+    finally:
+        _RECORDING = None
+    if path is not None:
+        flat = {}
+        for digest, v in recorded.items():
+            if isinstance(v, tuple):
+                flat.update({f"{digest}.{i}": np.asarray(x) for i, x in enumerate(v)})
+            else:
+                flat[digest] = np.asarray(v)
+        np.savez_compressed(path, **flat)
+        _recorded.cache_clear()
+    return recorded
+
+
 def _answers():
     """The package's answers, ``{id: (object, name shown)}``: rltriton_lite's compute functions and
     every package module's public functions, every function of rltriton_lite.reference and
@@ -1166,11 +1290,11 @@ def _answers():
         for name in _INTEGRATIONS:
             with contextlib.suppress(ImportError):
                 importlib.import_module(f"rltriton_lite.integrations.{name}")
-    if _ANSWERS.get("modules") != len(sys.modules):  # (a module imported since: which?)
-        key = tuple(sorted(n for n, _ in _package_modules()))
+    if _ANSWERS.get("modules") != (len(sys.modules), len(_CHECKER_ONLY)):  # (a module imported since, the keys)
+        key = (tuple(sorted(n for n, _ in _package_modules())), len(_CHECKER_ONLY))
         if _ANSWERS.get("key") != key:
             _ANSWERS.update(key=key, answers=_find_answers())
-        _ANSWERS["modules"] = len(sys.modules)
+        _ANSWERS["modules"] = (len(sys.modules), len(_CHECKER_ONLY))
     return _ANSWERS["answers"]
 
 
@@ -2133,7 +2257,7 @@ def _matrix_compose_cases(d):
     for n in (1, d.int(3, 2, 5)):
         A1, A2 = rng.normal(size=(2, n, n))
         b1, b2 = rng.normal(size=(2, n))
-        out.append((f"n={n}", ((A1, b1), (A2, b2)), {}, (A1 @ A2, b1 + A1 @ b2)))
+        out.append((f"n={n}", ((A1, b1), (A2, b2)), {}, _key("matrix_compose", A1, b1, A2, b2)))
     return out
 
 
@@ -2436,29 +2560,6 @@ def _returns_autograd_cases(d):
     return out
 
 
-@_checker_only
-def _n_step_reference(r, nv, term, gamma, n, stops=True, bootstraps=True, window_end=True, value_step=0):
-    """The loop. The hint's slips: ``stops`` False sums past a termination, ``bootstraps`` False
-    adds no gamma^m V(s_{t+m}) after n steps, ``window_end`` False none at the window's end either,
-    ``value_step`` 1 reads that bootstrap one step late (next_values[t + n], where the window has it)."""
-    G = np.zeros_like(r)
-    T = r.shape[-1]
-    for row in np.ndindex(r.shape[:-1]):
-        for t in range(T):
-            g, disc = 0.0, 1.0
-            for s in range(t, min(t + n, T)):
-                g += disc * r[row + (s,)]
-                disc *= gamma
-                if term[row + (s,)] and stops:
-                    break
-                if s == t + n - 1 and bootstraps:
-                    g += disc * nv[row + (min(s + value_step, T - 1),)]
-                elif s == T - 1 and s != t + n - 1 and window_end:
-                    g += disc * nv[row + (s,)]
-            G[row + (t,)] = g
-    return G
-
-
 _N_STEP_SLIPS = {  # what the answer is, where it is the n-step return with a slip
     "the sums run on past a termination: an episode that terminates at step s < t + n ends the sum at r_s, with "
     "no bootstrap (the next episode's rewards are not this one's)": dict(stops=False),
@@ -2475,7 +2576,7 @@ def _n_step_hint(args, i, bad, got, expected):
     r, nv, term, gamma, n = _as_numpy(tuple(args[:5]))
     for what, slip in _N_STEP_SLIPS.items():
         with np.errstate(all="ignore"):
-            other = _n_step_reference(r, nv, term, gamma, n, **slip)
+            other = _key("n_step_returns", r, nv, term, gamma, n, **slip)
         # (a late read: compared where t + n < T, as the edge depends on how the shifted values were padded)
         at = np.arange(r.shape[-1]) + n < r.shape[-1] if slip.get("value_step") else slice(None)
         if _is_slip(got, other, expected, at):
@@ -2513,7 +2614,7 @@ def _n_step_cases(d):
         done[-1, -1] |= p > 0 and n < shape[1]  # a termination at the window's last step (the third case)
         what = f"n={n}, shape {shape}" + (", terminations" if p else "")
         out.append((what, (_t(r), _t(nv), _t(done, torch.bool), gamma, n), {},
-                    _n_step_reference(r, nv, done, gamma, n), {TERM: done}))
+                    _key("n_step_returns", r, nv, done, gamma, n), {TERM: done}))
     return out
 
 
@@ -2628,26 +2729,6 @@ def _gae_prologue_cases(d):
 
 
 # ---- 03: TD(λ) -------------------------------------------------------------------------------------
-@_checker_only
-def _q_lambda_reference(r, next_q, next_action, term, gamma, lam):
-    """Watkins's Q(lambda), one step at a time in float64: a tie for the max counts as greedy."""
-    G = np.zeros(r.shape)
-    B, T = r.shape
-    for row in range(B):
-        g_next = 0.0
-        for t in reversed(range(T)):
-            if term[row, t]:
-                g = r[row, t]  # no bootstrap, and the trace ends (Q behind a termination is never read)
-            else:
-                q = next_q[row, t]
-                max_q = q.max()
-                greedy = q[next_action[row, t]] == max_q
-                trace = lam if greedy and t < T - 1 else 0.0
-                g = r[row, t] + gamma * ((1 - trace) * max_q + trace * g_next)
-            G[row, t] = g_next = g
-    return G
-
-
 def _next_actions(rng, q, p_greedy):
     """The action taken at s_{t+1}: with probability p_greedy one of the greedy actions (ties drawn
     uniformly among them), else one of the others (greedy after all where every action ties)."""
@@ -2697,35 +2778,19 @@ def _q_lambda_cases(d):
                  **_carry_steps(shape)}
         out.append((f"{what}, shape {shape}, {A} actions",
                     (_t(r), _t(q), _t(action, torch.int64), _t(term, torch.bool), gamma, lam, A), {},
-                    _q_lambda_reference(r, q, action, term, gamma, lam), marks))
+                    _key("q_lambda", r, q, action, term, gamma, lam), marks))
     return out
 
 
 # ---- 04: V-trace -----------------------------------------------------------------------------------
-@_checker_only
-def _retrace_reference(r, next_expected_q, next_q, next_log_ratio, term, gamma, lam,
-                       trace=lambda lam, log_ratio, t, T: lam * np.minimum(1.0, np.exp(log_ratio[..., t])) * (t < T - 1)):
-    """The loop; ``trace``: c_{t+1} from (lam, next_log_ratio, t, T) (the hint's wrong traces)."""
-    G = np.zeros_like(r)
-    carry = np.zeros(r.shape[:-1])
-    T = r.shape[-1]
-    for t in reversed(range(T)):
-        c = trace(lam, next_log_ratio, t, T)
-        bracket = np.where(term[..., t], 0.0, next_expected_q[..., t] + c * (carry - next_q[..., t]))
-        G[..., t] = carry = r[..., t] + gamma * bracket
-    return G
-
-
-_RETRACE_SLIPS = {  # a wrong trace c_{t+1}, and what to say where the answer is the targets with it
+_RETRACE_SLIPS = {  # a wrong trace c_{t+1} (its name in the keys), and what to say where the answer has it
     "the ratio is not cut at 1: c_{t+1} = lam * min(1, exp(next_log_ratio_t)) (Retrace truncates pi/mu, so "
-    "that the product of traces never grows)": lambda lam, lr, t, T: lam * np.exp(lr[..., t]) * (t < T - 1),
-    "the trace lacks lambda: c_{t+1} = lam * min(1, exp(next_log_ratio_t))":
-        lambda lam, lr, t, T: np.minimum(1.0, np.exp(lr[..., t])) * (t < T - 1),
+    "that the product of traces never grows)": "uncut",
+    "the trace lacks lambda: c_{t+1} = lam * min(1, exp(next_log_ratio_t))": "no lambda",
     "the ratio of the wrong step: next_log_ratio_t is already log(pi/mu) at t+1 (the action the trace "
-    "weighs); read it at t, at the prologue's own offs, not one step further":
-        lambda lam, lr, t, T: lam * np.minimum(1.0, np.exp(lr[..., min(t + 1, T - 1)])) * (t < T - 1),
+    "weighs); read it at t, at the prologue's own offs, not one step further": "next step's ratio",
     "the trace is not 0 at the window's last step (t == T - 1): there is no G_{t+1} to weigh there, so the "
-    "target is r_t + gamma E_pi Q(s_{t+1}, .)": lambda lam, lr, t, T: lam * np.minimum(1.0, np.exp(lr[..., t])),
+    "target is r_t + gamma E_pi Q(s_{t+1}, .)": "no cut at the end",
 }
 
 
@@ -2734,7 +2799,7 @@ def _retrace_hint(args, i, bad, got, expected):
     r, eq, q, lr, term, gamma, lam = _as_numpy(tuple(args[:7]))
     for what, trace in _RETRACE_SLIPS.items():
         with np.errstate(all="ignore"):
-            slip = _retrace_reference(r, eq, q, lr, term, gamma, lam, trace)
+            slip = _key("retrace", r, eq, q, lr, term, gamma, lam, trace=trace)
         if _is_slip(got, slip, expected):
             return f"These are Retrace's targets with a wrong trace: {what}."
     return None
@@ -2759,7 +2824,7 @@ def _retrace_cases(d):
         term = _flags(rng, shape, p_term)
         term[-1, -1] |= p_term > 0  # a termination at the window's last step
         what = f"shape {shape}" + (", pi != mu" if spread else ", on-policy") + (", terminations" if p_term else "")
-        expected = _retrace_reference(r, eq, q, log_ratio, term, gamma, lam)
+        expected = _key("retrace", r, eq, q, log_ratio, term, gamma, lam)
         if p_term:  # the next state's values behind a termination: NaN, never to be read
             eq, q, log_ratio = (np.where(term, np.nan, x) for x in (eq, q, log_ratio))
             what += " (NaN next values behind them)"
@@ -3129,13 +3194,6 @@ def _token_gae_cases(d):
 SECTOR = 32  # bytes: the unit in which a GPU reads global memory (a 128-byte cache line is 4 sectors)
 
 
-@_checker_only
-def _sectors_reference(addresses, nbytes):
-    """The distinct sectors that the bytes address ... address + nbytes - 1 of every lane fall in."""
-    first, last = addresses // SECTOR, (addresses + nbytes - 1) // SECTOR
-    return len({int(s) for f, l in zip(first, last) for s in range(f, l + 1)})
-
-
 @_exercise("warp_sectors", "13_appendix_performance", "numpy", stream=22, task="""
 warp_sectors(addresses, nbytes) -> int: how many distinct 32-byte sectors one load instruction of a
 warp touches. addresses: a 1-D int64 NumPy array, the byte address where each active lane's load
@@ -3163,5 +3221,6 @@ def _warp_sectors_cases(d):
         (f"float32 gather: 32 lanes at random elements of a {size}-element tensor at {base} (some lanes share "
          "an element)", base + 4 * rng.integers(0, size, 32), 4),
     ]
-    return [(what, (np.asarray(addresses, dtype=np.int64), nbytes), {}, _sectors_reference(addresses, nbytes))
+    return [(what, (np.asarray(addresses, dtype=np.int64), nbytes), {},
+             _key("warp_sectors", np.asarray(addresses, dtype=np.int64), nbytes))
             for what, addresses, nbytes in cases]

@@ -700,7 +700,7 @@ def test_catalog():
         assert any(nb.startswith(f"0{n}_") and kind in ("kernel", "hook") for _, nb, kind in cat), n
     nb_dir = SOLUTIONS.parent
     assert all((nb_dir / f"{nb}.py").exists() for nb in notebooks), notebooks
-    assert sorted(p.stem for p in SOLUTIONS.glob("*.py")) == sorted(exercises.names())
+    assert sorted(p.stem for p in SOLUTIONS.glob("[!_]*.py")) == sorted(exercises.names())
 
 
 def test_catalog_follows_the_notebooks():
@@ -788,6 +788,62 @@ def test_wrong_answers_fail_on_unseen_cases(name):
     for what, fn in wrong_answers(name):
         with pytest.raises(AssertionError, match=rf"^{name}, .*\(seed=3\)[:,] .*(expected|got|different bits)"):
             exercises.check(name, fn, seed=3)
+
+
+# The exercises whose references are the teacher's keys (notebooks/solutions/_keys.py), out of the students'
+# wheel: the package holds no other answer to them (docs/TEACHING.md, "Graded or practice")
+KEYED = ("matrix_compose", "n_step_returns", "q_lambda", "retrace", "warp_sectors")
+
+
+def test_the_keyed_exercises_are_those_whose_cases_call_the_keys(monkeypatch):
+    called, key = set(), exercises._key
+    for name in exercises.names():
+        monkeypatch.setattr(exercises, "_key", lambda *a, name=name, **k: (called.add(name), key(*a, **k))[1])
+        exercises.cases(name)
+        exercises.cases(name, 5)
+    assert called == set(KEYED)
+
+
+def _same(x, y):
+    if isinstance(x, tuple):
+        return isinstance(y, tuple) and len(x) == len(y) and all(map(_same, x, y))
+    return np.array_equal(np.asarray(x), np.asarray(y), equal_nan=np.asarray(x).dtype.kind == "f")
+
+
+def test_the_recorded_keys_are_the_keys():
+    """rltriton_lite/_keys.npz holds what the keys give on every fixed case and on its hints' slips,
+    nothing else: a change to the keys or to those cases fails here until they are recorded again."""
+    fresh, stored = exercises._record_keys(path=None), exercises._recorded()
+    assert fresh.keys() == stored.keys(), "record the keys again: notebooks/solutions/_keys.py says how"
+    assert all(_same(fresh[k], stored[k]) for k in fresh)
+
+
+@pytest.mark.parametrize("name", KEYED)
+def test_a_student_s_install_checks_the_fixed_cases_without_the_keys(monkeypatch, name):
+    """Without the keys (a student's wheel) the fixed cases check as with them: the solution passes
+    and each wrong answer gets the same message, its hint's slips included."""
+    said = []
+    for _, fn in wrong_answers(name):
+        with pytest.raises(AssertionError) as e:
+            exercises.check(name, fn)
+        said.append(str(e.value))
+    monkeypatch.setattr(exercises, "_keys", lambda: None)
+    assert exercises.check(name, solution(name)) is None
+    for (what, fn), message in zip(wrong_answers(name), said):
+        with pytest.raises(AssertionError) as e:
+            exercises.check(name, fn)
+        assert str(e.value) == message, what
+
+
+def test_without_the_keys_a_seed_is_refused_where_the_package_holds_no_answer(monkeypatch):
+    monkeypatch.setattr(exercises, "_keys", lambda: None)
+    for name in exercises.names():
+        if name in KEYED:
+            with pytest.raises(ValueError, match=rf"^{name}: seed=4: cases drawn from a seed are checked with the "
+                                                 r"teacher's keys, which this install does not have"):
+                exercises.check(name, solution(name), seed=4)
+        else:
+            assert exercises.cases(name, 4)  # drawn and worked out by the package's own code
 
 
 def _values(x):
@@ -1760,12 +1816,15 @@ MORE_BYPASSES = [
     ("gae_pairs", _gae_pairs_by_the_torch_path, r"write it yourself: rltriton_lite\._torch_path\.linear_scan is the "
                                                 r"package's answer \(of the package's functions, gae_pairs may call "
                                                 r"only rltriton_lite\.linear_scan"),
-    ("n_step_returns", lambda r, nv, term, g, n: torch.as_tensor(exercises._n_step_reference(
-        r.cpu().numpy(), nv.cpu().numpy(), term.cpu().numpy(), g, n)),
-     r"write it yourself: rltriton_lite\.exercises\._n_step_reference is the checker's own \(it computes the "
+    ("n_step_returns", lambda r, nv, term, g, n: torch.as_tensor(exercises._key(
+        "n_step_returns", r.cpu().numpy(), nv.cpu().numpy(), term.cpu().numpy(), g, n)),
+     r"write it yourself: rltriton_lite\.exercises\._key is the checker's own \(it computes the "
      r"expected values"),
-    ("warp_sectors", exercises._sectors_reference,
-     r"rltriton_lite\.exercises\._sectors_reference is the checker's own"),
+    ("warp_sectors", lambda a, n: exercises._key("warp_sectors", a, n),
+     r"rltriton_lite\.exercises\._key is the checker's own"),
+    ("n_step_returns", lambda r, nv, term, g, n: torch.as_tensor(exercises._keys().n_step_returns(
+        r.cpu().numpy(), nv.cpu().numpy(), term.cpu().numpy(), g, n)),
+     r"rltriton_lite_keys\.n_step_returns is the checker's own"),
     ("segment_carries", lambda *args: exercises._segment_carries_reference(*args),
      r"rltriton_lite\.exercises\._segment_carries_reference is the checker's own"),
     ("vtrace_floor_bytes", _vtrace_floor_bytes_from_the_cases, r"rltriton_lite\.exercises\.cases is the checker's own"),

@@ -229,6 +229,19 @@ def test_usage_errors(tmp_path, capsys):
     capsys.readouterr()
 
 
+def test_unseen_cases_need_the_teacher_s_keys(tmp_path, monkeypatch, capsys):
+    """An install without the keys (a student's wheel) cannot grade on a seed: a usage error that
+    says so, before any notebook runs."""
+    nb = tmp_path / "01_discounted_return.ipynb"
+    nbformat.write(new_notebook(cells=[new_code_cell("x = 1")]), str(nb))
+    monkeypatch.setenv("TRITON_INTERPRET", os.environ.get("TRITON_INTERPRET", "1"))
+    monkeypatch.setattr(exercises, "_keys", lambda: None)
+    with pytest.raises(SystemExit) as e:
+        grade.main(["--seed", "3", "--out", str(tmp_path / "g.csv"), "-q", str(nb)])
+    assert e.value.code == 2 and "grading on unseen cases needs the teacher's keys" in capsys.readouterr().err
+    assert not (tmp_path / "g.csv").exists()
+
+
 WRONG_COMPOSE = "def matrix_compose(p, q):\n    (A1, b1), (A2, b2) = p, q\n    return A2 @ A1, b2 + A2 @ b1\n"
 
 
@@ -386,6 +399,53 @@ def test_student_build_leaves_out_the_solutions(built):
     requirements = (built / "requirements.txt").read_text()
     assert "torch==" in requirements and "gymnasium==" in requirements
     assert "pytest" not in requirements and "-e ." not in requirements and "ANSWERS" not in requirements
+
+
+STUDENT_CHECKS = """
+import sys
+from pathlib import Path
+from rltriton_lite import exercises
+assert Path(exercises.__file__).is_relative_to(Path(sys.argv[1])), exercises.__file__  # the wheel's copy
+assert exercises._keys() is None
+space = {}
+exec(Path(sys.argv[2]).read_text(), space)
+exercises.check("n_step_returns", space["solution"])  # the fixed cases, from the recorded values
+try:
+    exercises.check("n_step_returns", space["solution"], seed=7)
+except ValueError as e:
+    assert "teacher's keys" in str(e), e
+else:
+    raise AssertionError("a seed was checked without the keys")
+print("checked")
+"""
+
+
+@pytest.mark.xdist_group("wheel")
+def test_the_students_wheel_holds_the_fixed_cases_values_not_the_keys(tmp_path):
+    """The wheel the guide builds for students has no reference the package does not otherwise hold:
+    installed alone, it checks the fixed cases from their recorded values and refuses a seed."""
+    import shutil
+    src = tmp_path / "src"  # what the wheel is built from, copied: a clean tree (pip builds in it)
+    shutil.copytree(ROOT / "rltriton_lite", src / "rltriton_lite", ignore=shutil.ignore_patterns("__pycache__"))
+    for f in ("pyproject.toml", "README.md", "LICENSE.txt"):
+        shutil.copy(ROOT / f, src / f)
+    subprocess.run([sys.executable, "-m", "pip", "wheel", str(src), "--no-deps", "--no-build-isolation", "-q",
+                    "-w", str(tmp_path)], check=True, timeout=300, capture_output=True)
+    (wheel,) = tmp_path.glob("rltriton_lite-*.whl")
+    import zipfile
+    with zipfile.ZipFile(wheel) as z:
+        files = z.namelist()
+        assert "rltriton_lite/_keys.npz" in files and not [f for f in files if "_keys.py" in f or "solutions" in f]
+        code = b"".join(z.read(f) for f in files if f.endswith(".py"))
+        keys = (NOTEBOOKS / "solutions" / "_keys.py").read_text()
+        for fn in re.findall(r"^def (\w+)", keys, re.M):
+            assert f"def {fn}(".encode() not in code, fn
+        z.extractall(tmp_path / "site")
+    env = {**os.environ, "PYTHONPATH": str(tmp_path / "site"), "TRITON_INTERPRET": "1"}
+    run = subprocess.run([sys.executable, "-c", STUDENT_CHECKS, str(tmp_path / "site"),
+                          str(NOTEBOOKS / "solutions" / "n_step_returns.py")],
+                         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0 and run.stdout.strip() == "checked", run.stderr[-3000:]
 
 
 def test_student_build_gives_the_students_their_instructions(built, capsys):

@@ -9,7 +9,10 @@ notebooks' but with other values, sizes and positions, which the students never 
 written into the CSV (its ``seed`` column) and printed, and ``--seed S`` grades the same cases again
 (to reproduce a verdict, or to grade a second batch like the first). ``--fixed`` grades on the
 fixed cases the notebooks show instead (the students' own checks: practice, not grading; the
-``seed`` column then reads ``fixed``).
+``seed`` column then reads ``fixed``). Unseen cases need the teacher's keys (the references that
+the students' wheel leaves out, ``exercises._KEYS_FILE``), found beside the package when it is
+installed from the repository (``pip install -e .``); without them grade.py stops with a usage
+error, and ``--fixed`` still grades.
 
 **In the Triton interpreter, by default**, on a GPU machine too: grade.py sets
 ``TRITON_INTERPRET=1`` before torch, Triton or the package is imported, and the notebooks' processes
@@ -979,6 +982,10 @@ def main(argv=None) -> int:
         if unknown or not only:
             parser.error(f"--exercises: no exercise named {', '.join(unknown) or 'in it'} "
                          f"(rltriton_lite.exercises.names() lists them)")
+    if not args.fixed and rltriton_lite.exercises._keys() is None:
+        parser.error(f"grading on unseen cases needs the teacher's keys, {rltriton_lite.exercises._KEYS_FILE}: "
+                     "install the package from the repository (pip install -e .), as the README says, or grade "
+                     "the notebooks' own cases with --fixed")
     seed = None if args.fixed else args.seed if args.seed is not None else draw_seed()
     progress = (lambda line: None) if args.quiet else (lambda line: print(line, file=sys.stderr, flush=True))
     grader = Grader(seed=seed, timeout=args.timeout, setup_timeout=args.setup_timeout, jobs=args.jobs,

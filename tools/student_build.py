@@ -29,7 +29,8 @@ for them), the py:percent twins (``<name>.py`` beside ``<name>.ipynb``: the main
 form, with the same pointers), hidden files and folders (``.ipynb_checkpoints``) and
 ``__pycache__``. The students still need the package itself: give them its wheel, ``python -m pip
 wheel . --no-deps -w OUT_DIR`` in the repository (the package's modules only, no notebook, no
-solution), and have them ``pip install rltriton_lite-*.whl -r requirements.txt`` (README, "Using
+solution, and of the teacher's keys, ``notebooks/solutions/_keys.py``, only their values on the
+fixed cases), and have them ``pip install rltriton_lite-*.whl -r requirements.txt`` (README, "Using
 this in a course"), not ``pip install`` of the repository, which would hand them its
 ``notebooks/solutions/`` and ``ANSWERS.md``.
 

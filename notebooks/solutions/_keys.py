@@ -1,0 +1,88 @@
+"""The teacher's keys: the float64 references of the exercises whose answer the package does not
+otherwise hold, kept here beside the solutions and out of the students' wheel.
+
+``rltriton_lite.exercises`` loads this file when the package runs from the repository (the editable
+install), and computes every case's expected values with it, the cases drawn from a seed included.
+A student's install (the wheel) holds only these functions' values on the fixed cases, recorded in
+``rltriton_lite/_keys.npz``: the students check their work on the fixed cases, and a grade drawn from
+a seed needs this file. After a change here or to those cases, record them again:
+
+    python -c "from rltriton_lite import exercises; exercises._record_keys()"
+
+Each function is named after its exercise and takes NumPy arrays (float64 values, bool flags).
+"""
+import numpy as np
+
+
+def matrix_compose(A1, b1, A2, b2):
+    """(A2, b2) first, then (A1, b1): y -> A1 (A2 y + b2) + b1."""
+    return A1 @ A2, b1 + A1 @ b2
+
+
+def n_step_returns(r, nv, term, gamma, n, stops=True, bootstraps=True, window_end=True, value_step=0):
+    """The loop. The hint's slips: ``stops`` False sums past a termination, ``bootstraps`` False
+    adds no gamma^m V(s_{t+m}) after n steps, ``window_end`` False none at the window's end either,
+    ``value_step`` 1 reads that bootstrap one step late (next_values[t + n], where the window has it)."""
+    G = np.zeros_like(r)
+    T = r.shape[-1]
+    for row in np.ndindex(r.shape[:-1]):
+        for t in range(T):
+            g, disc = 0.0, 1.0
+            for s in range(t, min(t + n, T)):
+                g += disc * r[row + (s,)]
+                disc *= gamma
+                if term[row + (s,)] and stops:
+                    break
+                if s == t + n - 1 and bootstraps:
+                    g += disc * nv[row + (min(s + value_step, T - 1),)]
+                elif s == T - 1 and s != t + n - 1 and window_end:
+                    g += disc * nv[row + (s,)]
+            G[row + (t,)] = g
+    return G
+
+
+def q_lambda(r, next_q, next_action, term, gamma, lam):
+    """Watkins's Q(lambda), one step at a time: a tie for the max counts as greedy."""
+    G = np.zeros(r.shape)
+    B, T = r.shape
+    for row in range(B):
+        g_next = 0.0
+        for t in reversed(range(T)):
+            if term[row, t]:
+                g = r[row, t]  # no bootstrap, and the trace ends (Q behind a termination is never read)
+            else:
+                q = next_q[row, t]
+                max_q = q.max()
+                greedy = q[next_action[row, t]] == max_q
+                trace = lam if greedy and t < T - 1 else 0.0
+                g = r[row, t] + gamma * ((1 - trace) * max_q + trace * g_next)
+            G[row, t] = g_next = g
+    return G
+
+
+_TRACES = {  # c_{t+1} from (lam, next_log_ratio, t, T): Retrace's, and the hint's wrong ones
+    "retrace": lambda lam, lr, t, T: lam * np.minimum(1.0, np.exp(lr[..., t])) * (t < T - 1),
+    "uncut": lambda lam, lr, t, T: lam * np.exp(lr[..., t]) * (t < T - 1),
+    "no lambda": lambda lam, lr, t, T: np.minimum(1.0, np.exp(lr[..., t])) * (t < T - 1),
+    "next step's ratio": lambda lam, lr, t, T: lam * np.minimum(1.0, np.exp(lr[..., min(t + 1, T - 1)])) * (t < T - 1),
+    "no cut at the end": lambda lam, lr, t, T: lam * np.minimum(1.0, np.exp(lr[..., t])),
+}
+
+
+def retrace(r, next_expected_q, next_q, next_log_ratio, term, gamma, lam, trace="retrace"):
+    """The loop; ``trace`` names the trace c_{t+1} (``_TRACES``: Retrace's, or a slip of the hint's)."""
+    c_of = _TRACES[trace]
+    G = np.zeros_like(r)
+    carry = np.zeros(r.shape[:-1])
+    T = r.shape[-1]
+    for t in reversed(range(T)):
+        c = c_of(lam, next_log_ratio, t, T)
+        bracket = np.where(term[..., t], 0.0, next_expected_q[..., t] + c * (carry - next_q[..., t]))
+        G[..., t] = carry = r[..., t] + gamma * bracket
+    return G
+
+
+def warp_sectors(addresses, nbytes, sector=32):
+    """The distinct sectors that the bytes address ... address + nbytes - 1 of every lane fall in."""
+    first, last = addresses // sector, (addresses + nbytes - 1) // sector
+    return len({int(s) for f, l in zip(first, last) for s in range(f, l + 1)})
