@@ -23,19 +23,11 @@
 # * **Minimum path:** sections 1–3, one chart each (no exercise here has a checker); the part of
 #   section 1 on SAC above 100 %, "Live, when a GPU is here" and the open questions can wait.
 #
-# `python -m rltriton_lite.bench` measures every kernel on a GPU against the memory floor and
-# against the peers it finds in the same process (a PyTorch loop, torchrl, JAX, torch.compile,
-# rl-triton and others), and writes `benchmarks/results/<gpu>-<date>.json`. This notebook reads
-# the committed H200 run, by name, and answers three questions, one chart each: how close each kernel
-# comes to the memory floor, how much faster it is than each peer, and how a call's wall time
-# compares with its GPU time. With a GPU present it also re-runs a small part live.
-#
-# The method ([docs/DESIGN.md, "Benchmark method"](../docs/DESIGN.md#benchmark-method)):
-# **floor** = the fewest bytes an op must move ÷ the copy bandwidth measured in the same run;
-# **GPU time** (`kernel_ms`) = the median of CUDA-graph replays, the kernels without the host;
-# **`ms`** = the `triton.testing.do_bench` median (L2 flushed; at small shapes it mostly measures
-# the host's launch path); **wall time per call** (`full_call_us`) = back-to-back eager calls, one
-# synchronisation at the end, host included: what a training loop without CUDA graphs pays.
+# `python -m rltriton_lite.bench` times every kernel on a GPU against the memory floor and the peers
+# it finds (a PyTorch loop, torchrl, JAX, torch.compile, rl-triton, ...); here, its committed H200
+# run in three charts. The terms are notebook 08's: **floor**, **GPU time** (`kernel_ms`, graph
+# replays), `do_bench` time (`ms`, L2 flushed), **wall time per call** (`full_call_us`, host
+# included). Method: [docs/DESIGN.md, "Benchmark method"](../docs/DESIGN.md#benchmark-method).
 
 # %%
 import glob
@@ -54,11 +46,10 @@ import numpy as np
 from rltriton_lite import profile
 
 # %% [markdown]
-# **Where these numbers come from.** The charts read `benchmarks/results/H200-2026-12-01c.json`,
-# the committed H200 run of notebook 08 (its "Where these numbers come from" says which torch and
-# Triton measured it, and why to compare ratios, not microseconds, on your own GPU; the wall-time
-# probe cited in section 2, `H200-2026-12-01d-wall.txt`, is the same stack). The committed
-# results, one line each:
+# **Where these numbers come from:** `H200-2026-12-01c.json`, notebook 08's committed run (its
+# "Where these numbers come from" gives the stack). It is read by name (`profile.COMMITTED_RUN`), so
+# your GPU's file in the folder changes nothing; to plot yours, pass its name to
+# `profile.committed_results` (the asserts hold for the H200 only). The results files:
 
 # %%
 RESULTS = profile.results_folder()  # benchmarks/results/ beside the package
@@ -69,14 +60,9 @@ for f in sorted(glob.glob(os.path.join(RESULTS, "*.json"))):
           f"torch {v.get('torch', '?')}, triton {v.get('triton', '?')} ({len(r['rows'])} rows)")
 
 # %% [markdown]
-# The notebook plots the committed H200 run, read by its name (`profile.COMMITTED_RUN`), not the
-# newest file: a run of your own GPU written into the same folder is listed above and changes
-# nothing below. To plot yours, pass its name, `profile.committed_results(RESULTS, "<its name>")`;
-# the asserts below state what the H200 measured and may not hold for another GPU.
-#
-# **Two % floors.** Each row has a field `pct_floor`: the floor ÷ the `do_bench` time (`ms`),
-# host included at small shapes. The charts below use the floor ÷ the GPU time (`kernel_ms`)
-# instead. One row, GAE at 4096×128, forward, shows both:
+# **Two % floors.** The file's `pct_floor` is floor ÷ `do_bench` time; the charts use floor ÷ GPU
+# time. GPU time leaves out the host and the L2 flush: in this run it is never above `do_bench`'s,
+# so the charts' % floor is never below the file's. GAE at 4096×128, forward:
 
 # %%
 RUN, res = profile.committed_results(RESULTS)  # by name: H200-2026-12-01c.json
@@ -87,23 +73,11 @@ print(f"GAE 4096×128 fwd: floor {1e3 * gae_row['floor_ms']:.2f} µs; "
       f"do_bench {1e3 * gae_row['ms']:.2f} µs, so pct_floor {gae_row['pct_floor']:.3g} %; "
       f"GPU time {1e3 * gae_row['kernel_ms']:.2f} µs, so {100 * gae_row['floor_ms'] / gae_row['kernel_ms']:.3g} %")
 assert math.isclose(gae_row["pct_floor"], 100 * gae_row["floor_ms"] / gae_row["ms"])  # the field's definition
-
-# %% [markdown]
-# The GPU time leaves the host out (and does not flush L2), so in this run it is never above the
-# `do_bench` time, and the charts' % floor is never below the file's. For all of our rows:
-
-# %%
 ours_timed = [r for r in rows if r["impl"] == profile.OURS_IMPL and r["kernel_ms"]]
-assert all(r["kernel_ms"] <= r["ms"] for r in ours_timed)
-
-# %% [markdown]
-# What the three charts share: one dtype, the passes, our algorithms and the shapes in the run
-# (one colour per shape). The charts are drawn by helpers in `rltriton_lite/profile.py` (its
-# section "charts of the committed results"); the repository's `tests/test_charts.py` checks that
-# each figure is at most 1,200 px wide and that every panel names the dtype, the pass and its
-# units and has a legend.
+assert all(r["kernel_ms"] <= r["ms"] for r in ours_timed)  # all of our rows
 
 # %%
+# what the charts share: one dtype, the passes, our algorithms, the run's shapes (a colour each)
 DTYPE = "float32"
 PASSES = profile.result_passes(res)
 ALGS, SHAPES = profile.result_algorithms(res, DTYPE), profile.result_shapes(res, DTYPE)
@@ -113,19 +87,13 @@ print(f"plotting {RUN}: {len(rows)} rows, dtypes {sorted({r['dtype'] for r in ro
 # %% [markdown]
 # ## 1. How close to the memory floor?
 #
-# One group per algorithm, one bar per shape (rows × steps), one panel per pass. A bar is the
-# headline % of the floor: floor ÷ GPU time (CUDA-graph replay), so 100 % means the kernel moved
-# its bytes as fast as a device-to-device copy. The y-axis is logarithmic because small shapes sit
-# far below the floor; the dashed line is 100 %.
+# A bar per algorithm and shape, a panel per pass: floor ÷ GPU time. 100 % (dashed) moves the bytes
+# as fast as a device-to-device copy. Log scale: small shapes sit far below.
 
 # %%
 fig = profile.floor_chart(res, DTYPE)
 plt.show()
-
-# %% [markdown]
-# The same numbers, one line per shape, beside the `do_bench` figure (host included):
-
-# %%
+# the same numbers, one line per shape, beside the do_bench figure
 pct = profile.floor_pct(res, DTYPE)  # (algorithm, shape, pass) -> % floor by GPU time
 ours = profile.our_rows(res, DTYPE)
 for p in PASSES:
@@ -137,15 +105,21 @@ for p in PASSES:
               f"by do_bench ms, host included: {min(db):.3g}–{max(db):.3g} %")
 
 # %% [markdown]
-# Read the lines above shape by shape. Below the floor, for three reasons: at 16×128 every kernel
-# is under 1 % of it, because its floor is a hundredth of a microsecond and a kernel takes a
-# microsecond or more to start and finish whatever it moves; at 64×16384 the scans stay near
-# 5–10 %, because 64 rows give the GPU little parallel work (notebook 08, section 3); and even a
-# plain copy of a few MB falls short of the floor, which is a 2 GiB copy's bandwidth (one of
-# 9.5 MB reaches 60 %, `benchmarks/README.md`). At the largest shape every kernel is near it.
+# Below the floor, for three reasons. At 16×128 (under 1 %) the floor is a hundredth of a µs, and
+# a kernel takes a µs or more to start and finish. At 64×16384 the scans stay near 5–10 %: 64 rows
+# give the GPU little parallel work. And even a copy of a few MB misses the floor, which is a 2 GiB
+# copy's bandwidth (9.5 MB reaches 60 %, `benchmarks/README.md`). At the largest shape, every
+# kernel is near it.
 #
-# Only SAC passes 100 %, and for two different reasons. Its lines, with the bytes each call moves
-# beside the H200's L2 cache (60 MiB, notebook 08, section 4):
+# Only SAC passes 100 %, for two reasons (its lines below, its bytes beside the H200's 60 MiB L2):
+#
+# * **L2 residency, where the bytes fit.** Unflushed back-to-back replays read largely from L2,
+#   faster than the DRAM the floor prices: about 118 % at 64×16384 and 101 % at 4096×128 forward,
+#   112 % forward + backward at 64×16384. Best cases, not a bandwidth (exercise 2). Other kernels
+#   fit too and stay below: L2 makes passing 100 % possible, not certain.
+# * **The read/write mix, at 16384×1024:** five times the L2, from DRAM, still about 100.3 %. The
+#   floor prices a copy's half-read, half-write mix; SAC mostly reads (17 of its 21 B per step), and
+#   DRAM serves reads a little faster: by a third of a per cent.
 
 # %%
 L2_BYTES = 60 * 2**20  # the H200's L2 cache: torch.cuda.get_device_properties(0).L2_cache_size
@@ -154,19 +128,6 @@ sac_lines = [{"pass": p, "shape": profile.shape_name(s), "MiB moved": ours[("sac
               "% floor": pct["sac", s, p]} for p in PASSES for s in SHAPES]
 print(f"sac, {DTYPE}, {RUN}: % of the floor by GPU time")
 print(profile.table(sac_lines, digits=4))
-
-# %% [markdown]
-# * **L2 residency, at the shapes whose bytes fit in L2.** The GPU time is the median of CUDA-graph
-#   replays run back to back without flushing L2, so from the second replay on the inputs come
-#   largely from L2, which is faster than the DRAM the floor prices. SAC's forward reaches about
-#   118 % at 64×16384 and 101 % at 4096×128, its forward + backward 112 % at 64×16384: best
-#   cases, not a bandwidth (notebook 08, section 4, and exercise 2 below). The other kernels' bytes fit in L2 there too, and they stay below the
-#   floor (the scans for the reasons above): L2 makes passing 100 % possible, not certain.
-# * **The read/write mix, at 16384×1024.** Its bytes are over five times the L2, so they come from
-#   DRAM, and SAC's forward is still at about 100.3 %. The floor prices every byte at a copy's
-#   bandwidth, half reads and half writes; SAC mostly reads (the reward, both critics, the next
-#   log-probability and the flag in, one target out: 17 of its 21 B per step in float32), and DRAM
-#   serves reads a little faster than a copy's mix: here by a third of a per cent.
 
 # %%
 smallest, largest = SHAPES[0], SHAPES[-1]
@@ -187,27 +148,22 @@ assert profile.op("sac").bytes_per_step(4) == 21  # 4 float reads + a 1-byte fla
 # %% [markdown]
 # ## 2. How much faster than each peer?
 #
-# Speed-up = the peer's wall time per call ÷ ours, at the same algorithm, shape, dtype and pass,
-# for every (algorithm, peer) pair in the run. Wall time per call is the one timing every peer
-# has: JAX, torchrl and the Python loops cannot be captured in a CUDA graph, so they have no GPU
-# time. Right of the line at 1× ours is faster; the x-axis is logarithmic because the Python loops
-# are thousands of times slower. The bare launch and the minimal autograd.Function are anchors,
-# not peers: they are in chart 3.
+# Speed-up = the peer's wall time per call ÷ ours, same case. Wall time is the one timing every peer
+# has: JAX, torchrl and the Python loops cannot be captured in a CUDA graph. Right of 1×, ours is
+# faster (log scale: the loops are thousands of times slower). The anchors are in chart 3. One run
+# on a shared host (a call's wall time moved 1.2–2.9× between runs): for calls near 1×, trust the
+# interleaved probe, `H200-2026-12-01d-wall.txt` (notebook 08, section 3).
 
 # %%
 speedups = profile.peer_speedups(res, DTYPE)  # one dict per (peer, case): x = peer's wall ÷ ours
 no_gpu = sorted({r["impl"] for r in rows if r["impl"] in profile.result_peers(res) and r["kernel_ms"] is None})
 print(f"{len(speedups)} (peer, case) pairs; peers with no GPU time in some rows: {no_gpu}")
 assert {"jax", "pytorch_loop"} <= set(no_gpu)  # no CUDA graph for them: wall time is the common measure
-
-# %%
 fig = profile.peers_chart(res, DTYPE)
 plt.show()
 
-# %% [markdown]
-# Per peer, the range of speed-ups, and every case where the peer's call was the faster one:
-
 # %%
+# per peer, the range of speed-ups; then every case where the peer's call was faster
 for p in PASSES:
     for q in profile.result_peers(res):
         xs = [s["x"] for s in speedups if s["peer"] == q and s["pass_"] == p]
@@ -222,30 +178,18 @@ for x, a, q, s, p in slower:
 assert max(s["x"] for s in speedups if s["peer"] == "pytorch_loop") > 1000  # the loops: thousands of times slower
 
 # %% [markdown]
-# These ratios come from one run of the harness. A wall time is mostly the host CPU's work, and
-# the host that measured them also ran other work, so the same call's wall time can move
-# 1.2–2.9× between runs. For close calls (ratios near 1×) the steadier source is
-# `benchmarks/results/H200-2026-12-01d-wall.txt`, which times the candidates in interleaved rounds
-# (notebook 08, section 3).
-
-# %% [markdown]
 # ## 3. Wall versus GPU time
 #
-# At the shapes RL code uses, a call's wall time (back-to-back eager calls, host included) beside
-# its GPU time (CUDA-graph replay, the kernels alone), both in µs on a log scale. The hatched bars
-# are the harness's anchors at the same shape: a bare Triton launch (a naive one-program-per-row
-# GAE kernel) for the forward pass and a minimal `torch.autograd.Function` (PPO's loss) for both;
-# the dashed line is the anchor's wall time the harness divides by (bare launch for fwd, minimal
-# Function for fwd+bwd). A wall bar far above its GPU bar means the call is host time.
+# At RL shapes, wall time beside GPU time (µs, log scale). Hatched: the anchors, a bare Triton
+# launch of a naive GAE kernel (forward) and a minimal `torch.autograd.Function` of PPO's loss (both
+# passes); dashed, the anchor wall time the harness divides by. A wall bar far above its GPU bar:
+# the call is host time (launches, checks, autograd bookkeeping), which a CUDA graph
+# (`torch.compile(mode="reduce-overhead")`, notebook 08, section 4) removes, leaving the blue bars.
 
 # %%
 fig = profile.wall_gpu_chart(res, DTYPE, profile.RL_SHAPES)
 plt.show()
-
-# %% [markdown]
-# Wall ÷ GPU time per shape and pass, and how many of our calls cost less wall time than the anchor:
-
-# %%
+# wall ÷ GPU time per shape and pass, and how many of our calls cost less wall time than the anchor
 wall_gpu = profile.wall_vs_gpu(res, DTYPE, profile.RL_SHAPES)  # (algorithm, shape, pass) -> (wall µs, GPU µs)
 anchors = profile.anchor_rows(res, DTYPE)
 ratio = {k: w / g for k, (w, g) in wall_gpu.items()}
@@ -262,16 +206,9 @@ for p in PASSES:
 assert all(x > 5 for (a, s, p), x in ratio.items() if s == (4096, 128))  # many short rollouts: host-bound
 
 # %% [markdown]
-# Where wall ÷ GPU time is large, a call pays mostly for the host: launching, argument checks and
-# autograd bookkeeping. Replaying the training step as a CUDA graph (`torch.compile(mode=
-# "reduce-overhead")`, notebook 08, section 4) removes that part and leaves the blue bars.
-
-# %% [markdown]
 # ## Live, when a GPU is here
 #
-# A small slice of the benchmark (every algorithm at one shape, forward, against the PyTorch
-# code it replaces) re-runs in this process and writes to a temporary folder; on a CPU this cell
-# says that it skipped and checks nothing more.
+# Every algorithm at 4096×128, forward, against the code it replaces, re-run into a temp folder.
 
 # %%
 if torch.cuda.is_available():
