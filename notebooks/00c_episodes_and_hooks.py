@@ -20,12 +20,13 @@
 #   to put an algorithm around the scan as hooks, `@triton.jit` functions passed to a kernel as
 #   `tl.constexpr` arguments, with tuples of pointers and `tl.static_range`; to read time-major
 #   buffers in place through their strides; then to read the package's kernel.
-# * **Time:** 2–4 h for the reading and the three checked exercises (the high end for a Triton
-#   newcomer), in one or two sessions; its one open question, on a GPU, another 30–45 min.
+# * **Time:** 2.5–4.5 h for the reading and the four checked exercises (the high end for a
+#   Triton newcomer), in one or two sessions; its one open question, on a GPU, another 30–45 min.
 # * **Needs:** notebook 00b (a first kernel, `tl.associative_scan`, a chunk loop with a carry).
 #   No GPU: Triton's interpreter runs every kernel on a CPU (the open question needs one).
 # * **Minimum path:** "Where 00b ended", sections 1–3 and the checked exercises `reset_scan`,
-#   `gae_kernel` and `strided_scan`; the one open question (it needs a GPU) can wait.
+#   `gae_kernel`, `hooked_scan` and `strided_scan`; the one open question (it needs a GPU) can
+#   wait.
 #
 # Notebook 00b ended with a chunked scan: the discounted return of a batch of rows, one program
 # per row, chunks from the end and a carry between them. This notebook turns it into the
@@ -36,8 +37,9 @@
 #    it as arguments;
 # 3. the package's kernel, read through its names.
 #
-# Sections 1 and 2 end with an exercise that checks itself, and the exercises at the end add one
-# more, `strided_scan`: the same scan on rollouts stored time-major. The part of the package that
+# Section 1 ends with an exercise that checks itself, section 2 with two (a kernel with its hooks
+# built in, then one that takes them as arguments), and the exercises at the end add one more,
+# `strided_scan`: the same scan on rollouts stored time-major. The part of the package that
 # makes it fast is optional: notebook 13, the appendix. New words (reset, hook, ...) are in the
 # glossary, [`GLOSSARY.md`](GLOSSARY.md).
 #
@@ -225,7 +227,8 @@ exercises.attempt("reset_scan", reset_scan)
 #
 # In the package, and in the harness `exercises.scan_hook` that notebooks 01, 03, 04 and 06 use
 # for their Triton exercises, the kernel takes the prologue as a `tl.constexpr` argument. So one
-# loop's source serves every algorithm. The subsection after the exercise shows how.
+# loop's source serves every algorithm. The subsection after the exercise shows how, and its
+# exercise, `hooked_scan`, has you write that loop.
 
 # %%
 # A skeleton, if you want one:
@@ -315,15 +318,40 @@ assert out.max() <= 1.0 and (out == 1.0).any()  # the cap was compiled in, and i
 print("one source, two compiled kernels: 0.5 x0² + 2 x1² − x2², and min(|x0| + |x1|, 1)")
 
 # %% [markdown]
+# **Exercise `hooked_scan`.** Your `gae_kernel` has its prologue built in. Write the loop once,
+# with the prologue passed in: `hooked_scan(prologue, inputs, params, chunk)` launches one
+# kernel, say `hooked_kernel(X, P, Y, T, PROLOGUE: tl.constexpr, CHUNK: tl.constexpr)`, that calls
+# `a, b = PROLOGUE(X, P, offs, t, m, T)` on each chunk of a row.
+#
+# * **Inputs:** `prologue`, a `@triton.jit` function that the checker passes (the discounted
+#   return's, then GAE's); `inputs`, a tuple of contiguous `(B, T)` tensors, which the kernel
+#   takes as the tuple `X`; `params`, a tuple of floats, taken as `P`; and `chunk`.
+# * **The prologue's side:** it loads its inputs at `offs = row * T + t` under the mask
+#   `m = t < T` and returns the pair $(a_t, b_t)$. An episode's end is $a_t = 0$: your reset flag
+#   is `a == 0.0`, selected as in `reset_scan`. Outside `m` its values are not defined, so your
+#   loop makes those lanes the identity $(1, 0)$.
+# * **Returns:** $y$, a `(B, T)` float32 tensor: $y_t = b_t + a_t y_{t+1}$ from $y_T = 0$.
+# * **Edge cases:** a row shorter than a chunk (padding lanes), GAE over several chunks with
+#   terminations, and NaN rewards in later episodes.
+# * **Hint:** start from your `reset_scan` kernel and put the prologue's call where its loads
+#   and its triple were. `exercises.cases("hooked_scan")[0][1]` is what the checker passes in
+#   its first case.
+
+# %%
+def hooked_scan(prologue, inputs, params, chunk):
+    # YOUR CODE
+    raise NotImplementedError
+
+# %%
+exercises.attempt("hooked_scan", hooked_scan)
+
+# %% [markdown]
 # Now the harness of notebook 01 reads line by line. `exercises._scan_hook_kernel(X, O, P, T,
-# PROLOGUE, CHUNK, REVERSE, EPILOGUE)` is your `reset_scan` with: `PROLOGUE` a hook passed as a
-# `tl.constexpr` and called as `PROLOGUE(X, P, offs, t, m, T)`, where `X` is the tuple of the
-# input tensors you pass it (your prologue loads `X[0]`, `X[1]`, ...) and `P` the tuple of your
-# numbers (`P[0]` is γ if you pass `(gamma,)`); `if REVERSE:`, the chunk order chosen at compile
-# time; and `if EPILOGUE is not None:`, the epilogue's lines compiled in only when you pass one.
-# The prologue returns a pair $(a, b)$, no flag: `_scan_steps` takes a step with $a = 0$ as a
-# reset, as `rl.linear_scan` does, and selects as your `reset_combine` does, in the combine and on
-# the carry. The package's kernel below works the same way, with more slots; SAC's hooks, for one,
+# PROLOGUE, CHUNK, REVERSE, EPILOGUE)` is your `hooked_scan` with two more compile-time choices:
+# `if REVERSE:`, the chunk order, and `if EPILOGUE is not None:`, the epilogue's lines compiled in
+# only when one is passed. Its `_scan_steps` takes a step with $a = 0$ as a reset, as
+# `rl.linear_scan` does, and selects as your `reset_combine` does, in the combine and on the
+# carry. The package's kernel below works the same way, with more slots; SAC's hooks, for one,
 # take the critics as a tuple `Q` and find their minimum in a `tl.static_range(1, len(Q))` loop
 # (`sac._critic_min`). The harness's source:
 
@@ -386,8 +414,8 @@ print("rl.gae == the loop on 2 x 600")
 #
 # ## Exercises
 #
-# The two exercises above (`reset_scan` in section 1, `gae_kernel` in section 2), and one more,
-# which the package's table in section 3 calls "a strided load":
+# The three exercises above (`reset_scan` in section 1, `gae_kernel` and `hooked_scan` in section
+# 2), and one more, which the package's table in section 3 calls "a strided load":
 #
 # **Exercise `strided_scan`.** `reset_scan` for rollouts stored time-major, as CleanRL and SB3
 # keep them.

@@ -19,7 +19,7 @@ refused for those five (a ``ValueError``: the grader's unseen cases need the key
                                          # NotImplementedError only prints that it is not done
 
 Kinds (``catalog()``'s third field): "kernel" (you write a ``@triton.jit`` kernel and the function
-that launches it, ``kernel[grid](...)``: the six of 00b and 00c, ``two_stage_mean``,
+that launches it, ``kernel[grid](...)``: the seven of 00b and 00c, ``two_stage_mean``,
 ``vtrace_kernel``), "hook" (you write ``@triton.jit`` functions, a prologue, an elementwise hook or
 an epilogue, that a kernel you did not write runs: :func:`scan_hook`, :func:`map_hook`, or the
 package's own kernel through :func:`package_prologue`; ``returns_autograd`` wraps two prologues in a
@@ -44,7 +44,7 @@ keys are there (above).
 
 What a check enforces, beyond the values:
 
-* **Kernel exercises need a kernel.** Where the exercise asks for a kernel and its launcher (the six
+* **Kernel exercises need a kernel.** Where the exercise asks for a kernel and its launcher (the seven
   of 00b and 00c, ``two_stage_mean``, ``vtrace_kernel``), every call must launch a ``@triton.jit``
   kernel of the student's own (one defined outside ``rltriton_lite``; launches are counted at
   ``JITFunction.run``, compiled or interpreted), and the scan exercises must run a
@@ -61,7 +61,7 @@ What a check enforces, beyond the values:
   and on 8192 elements or more not every launch one program. ``n_step_returns``: no Python loop over
   time (the student's Python lines and calls, counted with ``sys.settrace``, must not grow from a
   (2, 16) rollout to a (2, 64) one).
-* **The answer is the kernel's.** Where the answer is tensors the student's kernel writes (the six
+* **The answer is the kernel's.** Where the answer is tensors the student's kernel writes (the seven
   of 00b and 00c, ``two_stage_mean``, ``vtrace_kernel``'s two outputs, and ``returns_autograd``'s
   returns and gradient, written by ``scan_hook`` with their prologues in the forward and the
   backward), each returned value must be a tensor whose storage was passed to a launch of the
@@ -786,9 +786,9 @@ def _hint(ex, bad, at, marks, got, expected, own=None):
     said = [what for what in said if AT_WINDOW_END.get(what) not in said]  # the window-end mark says it all
     start = bad.shape[-1] - 1 if scan == "reverse" else 0  # the step a scan starts from
     first = scan is not None and bad.ndim > 0 and at[-1] == start and not (ex.local and everywhere)
-    if first and not set(said) & set(AT_WINDOW_END.values()):
+    if first and not set(said) & {*AT_WINDOW_END.values(), _PADDING_IDENTITY}:  # (those say it is the last step)
         said.insert(0, ex.window_end if scan == "reverse" else FIRST_STEP)
-    hints = ["that step is " + "; and ".join(said) + "."] if said else []
+    hints = ["that step is " + "; and ".join(said).rstrip(".") + "."] if said else []
     if own:
         hints.append(own)
     if not np.isfinite(got) and np.isfinite(expected):
@@ -2265,8 +2265,8 @@ def _matrix_compose_cases(d):
 _DONE_ELEMENTWISE = "an episode end (done: V(s_{t+1}) is not read there)"
 _PADDING_IDENTITY = ("the row's last step, with padding lanes after it in its block where the block is wider than "
                      "what is left of the row: the lanes past T must be the identity "
-                     "(1, 0), a = tl.where(m, a, 1.0) and b loaded with other=0.0, else their maps compose into "
-                     "the last step's.")
+                     "(1, 0), a = tl.where(m, a, 1.0) and b = 0 there (loaded with other=0.0, or tl.where(m, b, "
+                     "0.0)), else their maps compose into the last step's.")
 
 
 def _padded_last_step(done, block):
@@ -2420,6 +2420,82 @@ def _gae_kernel_cases(d):
         adv, _ = reference.gae(r, v, next_values=nv, terminated=done, gamma=gamma, lambda_=lam)
         out.append((what, (_t(r), _t(v), _t(nv), _t(done, torch.bool), gamma, lam, 64), {}, adv,
                     {DONE: done, **_carry_steps(shape)}))
+    return out
+
+
+@jit
+def _undefined_outside(m, a, b):
+    """A prologue's pair with made-up values on the lanes outside ``m`` (past the row's end): the
+    loop that runs it must make those lanes the identity (1, 0) itself."""
+    return tl.where(m, a, 2.0), tl.where(m, b, 100.0)
+
+
+@jit
+def _hooked_returns(X, P, offs, t, m, T):
+    """The discounted return's pairs: X = (rewards, dones), P = (gamma,); a = 0 at an episode end."""
+    r = tl.load(X[0] + offs, mask=m, other=0.0)
+    done = tl.load(X[1] + offs, mask=m, other=0) != 0
+    return _undefined_outside(m, tl.where(done, 0.0, P[0]), r)
+
+
+@jit
+def _hooked_gae(X, P, offs, t, m, T):
+    """GAE's pairs: X = (rewards, values, next_values, dones), P = (gamma, lam); a = 0 at a termination."""
+    r = tl.load(X[0] + offs, mask=m, other=0.0)
+    v = tl.load(X[1] + offs, mask=m, other=0.0)
+    nv = tl.load(X[2] + offs, mask=m, other=0.0)
+    done = tl.load(X[3] + offs, mask=m, other=0) != 0
+    return _undefined_outside(m, tl.where(done, 0.0, P[0] * P[1]), r + tl.where(done, 0.0, P[0] * nv) - v)
+
+
+_HOOKED_BY_NAME = ("Every element is wrong with GAE's prologue: does your kernel call PROLOGUE, the prologue passed "
+                   "in (a tl.constexpr argument), or a prologue of its own by name?")
+_HOOKED = {  # hooked_scan's prologues: what each scans, as the float64 loop (inputs, then params)
+    id(_hooked_returns): lambda r, done, gamma: reference.discounted_returns(r, gamma=gamma, terminated=done),
+    id(_hooked_gae): lambda r, v, nv, done, gamma, lam: reference.gae(r, v, next_values=nv, terminated=done,
+                                                                      gamma=gamma, lambda_=lam)[0],
+}
+
+
+@_exercise("hooked_scan", "00c_episodes_and_hooks", "kernel", stream=24, task="""
+hooked_scan(prologue, inputs, params, chunk) -> y: one kernel for every algorithm, your gae_kernel's
+chunk loop with the prologue passed in as a tl.constexpr argument, PROLOGUE. On each chunk of a row
+the kernel calls PROLOGUE(X, P, offs, t, m, T): X the tuple `inputs` ((B, T) contiguous tensors),
+P the tuple `params` (floats), offs the chunk's flat offsets row * T + t, t its time steps, m the
+mask t < T, T the row length. The prologue returns (a, b); a = 0 is a reset (an episode's end:
+y_t = b_t, selected as in your reset_scan, so nothing behind it, NaN included, reaches it). Outside
+m its values are not defined: make those lanes the identity (1, 0). Scan y_t = b_t + a_t y_{t+1}
+backwards from y_T = 0, in chunks of `chunk` steps, one program per row, and return y, a (B, T)
+float32 tensor your kernel wrote. The checker passes its own prologues (the discounted return's,
+GAE's): your one kernel is compiled once for each.
+""", needs="scan", run=_in_chunks(3), window_end="the row's last step (t = T - 1: y_T = 0 after it)",
+   recompute=lambda prologue, inputs, params, chunk: _HOOKED[id(prologue)](*inputs, *params),
+   hint=lambda args, i, bad, got, expected: _HOOKED_BY_NAME if args[0] is _hooked_gae and bad.all() else None)
+def _hooked_scan_cases(d):
+    rng, gamma, lam = d.rng, d.real(0.9, 0.8, 0.99), d.real(0.8, 0.5, 0.95)
+    out = []
+    for what, prologue, shape, p in (
+            ("the discounted return, no episode ends, one chunk", _hooked_returns, (1, d.int(7, 2, 20)), 0.0),
+            ("GAE, terminations (NaN next values behind them), several chunks", _hooked_gae,
+             (d.int(2, 2, 3), 64 * d.int(3, 2, 3)), 0.05),  # whole chunks: no padding, the prologue is the point
+            ("the discounted return, episode ends, NaN rewards in later episodes, several chunks", _hooked_returns,
+             (2, d.int(200, 129, 256)), 0.05)):
+        r, v, nv = rng.normal(size=(3, *shape))
+        done = _flags(rng, shape, p)
+        if p:
+            done[:, d.int(100, 64, 127)] = True  # an end in the second chunk: later chunks' values never enter it
+            done[-1, -1] = True  # and one at the row's last step
+            nv = np.where(done, np.nan, nv)
+        if "NaN rewards" in what:
+            r[:, d.int(160, 128, shape[1] - 1)] = np.nan
+        if prologue is _hooked_returns:
+            inputs, params = (r, done), (gamma,)
+        else:
+            inputs, params = (r, v, nv, done), (gamma, lam)
+        expected = _HOOKED[id(prologue)](*inputs, *params)
+        tensors = tuple(_t(x, torch.bool) if x.dtype == bool else _t(x) for x in inputs)
+        out.append((f"{what}, shape {shape}, chunk 64", (prologue, tensors, params, 64), {}, expected,
+                    {DONE: done, **_carry_steps(shape), **_padded_last_step(done, 64)}))
     return out
 
 

@@ -160,6 +160,54 @@ def _reset_scan_with(**mistake):
 
 
 @triton.jit
+def _hooked_returns_of_my_own(X, P, offs, t, m, T):
+    r = tl.load(X[0] + offs, mask=m, other=0.0)
+    return tl.where(tl.load(X[1] + offs, mask=m, other=0) != 0, 0.0, P[0]), r
+
+
+@triton.jit
+def _hooked_scan_variant(X, P, Y, T, PROLOGUE: tl.constexpr, CHUNK: tl.constexpr, MULTIPLIED: tl.constexpr,
+                         NO_CARRY: tl.constexpr, NO_PADDING: tl.constexpr, HARD_CODED: tl.constexpr):
+    """hooked_scan's solution with one of its mistakes switched on."""
+    row = tl.program_id(0)
+    carry = 0.0
+    n_chunks = tl.cdiv(T, CHUNK)
+    for i in range(0, n_chunks):
+        c = n_chunks - 1 - i
+        t = c * CHUNK + tl.arange(0, CHUNK)
+        m = t < T
+        offs = row * T + t
+        if HARD_CODED:
+            a, b = _hooked_returns_of_my_own(X, P, offs, t, m, T)  # one algorithm's prologue, not PROLOGUE
+        else:
+            a, b = PROLOGUE(X, P, offs, t, m, T)
+        if not NO_PADDING:
+            a = tl.where(m, a, 1.0)
+            b = tl.where(m, b, 0.0)
+        if MULTIPLIED:  # a = 0 as a multiplier: 0 * NaN from a later episode leaks
+            a_s, b_s = tl.associative_scan((a, b), 0, _combine_right, reverse=True)
+            y = b_s + a_s * carry
+        else:
+            a_s, b_s, r_s = tl.associative_scan((a, b, a == 0.0), 0, _reset_combine, reverse=True)
+            y = tl.where(r_s, b_s, b_s + a_s * carry)
+        tl.store(Y + offs, y, mask=m)
+        if not NO_CARRY:
+            carry = tl.sum(tl.where(t == c * CHUNK, y, 0.0), 0)
+
+
+def _hooked_scan_with(**mistake):
+    def hooked_scan(prologue, inputs, params, chunk):
+        X = tuple(x.contiguous() for x in inputs)
+        y = torch.zeros(X[0].shape, dtype=torch.float32, device=X[0].device)
+        _hooked_scan_variant[(X[0].shape[0],)](X, tuple(float(p) for p in params), y, X[0].shape[1],
+                                               PROLOGUE=prologue, CHUNK=chunk, **{**dict(
+                                                   MULTIPLIED=False, NO_CARRY=False, NO_PADDING=False,
+                                                   HARD_CODED=False), **mistake})
+        return y
+    return hooked_scan
+
+
+@triton.jit
 def _gae_prologue_bootstraps_at_terminations(X, SX, P, row, t, m, T, ACC: tl.constexpr):
     gamma, lam, term, done, valid = step(X, SX, P, row, t, m, T, ACC)
     v, v_next = values_now_and_next(X, SX, row, t, m, T, ACC)
@@ -311,6 +359,13 @@ def wrong_answers(name: str):
              _reset_scan_with(CARRY_READ=True)),
             ("the carry picked by tl.sum(g * (t == c * CHUNK)), not tl.where: 0 * NaN",
              _reset_scan_with(CARRY_BY_PRODUCT=True)),
+        ],
+        "hooked_scan": [
+            ("a = 0 multiplied, not selected (no reset)", _hooked_scan_with(MULTIPLIED=True)),
+            ("no carry between chunks", _hooked_scan_with(NO_CARRY=True)),
+            ("the prologue's values past the row's end scanned (padding not the identity)",
+             _hooked_scan_with(NO_PADDING=True)),
+            ("one algorithm's prologue called by name, not PROLOGUE", _hooked_scan_with(HARD_CODED=True)),
         ],
         "strided_scan": [
             ("addresses as if contiguous, t * B + b", lambda r, d, g, c: s(r.as_strided(r.shape, (r.shape[1], 1)),
@@ -1233,8 +1288,9 @@ def test_an_error_at_the_last_step_of_a_block_points_at_the_padding():
                                                BLOCK=triton.next_power_of_2(rewards.numel()))
         return out
 
-    with pytest.raises(AssertionError, match=r"(?s)block_scan, no episode end, T=5.*index \(4,\).*the window's last "
-                                             r"step.*lanes past T must be the identity \(1, 0\)"):
+    with pytest.raises(AssertionError, match=r"(?s)block_scan, no episode end, T=5.*index \(4,\).*Hint: that step is "
+                                             r"the row's last step, with padding lanes.*lanes past T must be the "
+                                             r"identity \(1, 0\)"):
         exercises.check("block_scan", block_scan)
 
 
@@ -1285,6 +1341,8 @@ PURE_TORCH = {  # the same functions in PyTorch, right on every case: a Triton n
     "reset_scan": lambda r, d, g, c: _torch_returns(r, d, g),
     "gae_kernel": lambda r, v, nv, d, g, lam, c: _torch_returns(r + torch.where(d, 0.0, g * nv) - v, d, g * lam),
     "strided_scan": lambda r, d, g, c: _torch_returns(r.t(), d.t(), g).t(),
+    "hooked_scan": lambda prologue, X, P, c: _torch_returns(X[0], X[1], P[0]) if len(X) == 2 else _torch_returns(
+        X[0] + torch.where(X[3], 0.0, P[0] * X[2]) - X[1], X[3], P[0] * P[1]),  # the algorithm told by its inputs
     "two_stage_mean": lambda x: x.mean(),
     "vtrace_kernel": _torch_vtrace,
     "returns_autograd": lambda r, d, g: _torch_returns(r, d, g),  # autograd through the loop
@@ -1574,7 +1632,7 @@ def test_a_result_poured_into_the_kernel_s_buffer_is_refused_as_compiled(monkeyp
 
 
 @pytest.mark.parametrize("name", ["td_target_kernel", "block_scan", "chunked_scan", "reset_scan", "gae_kernel",
-                                  "strided_scan", "two_stage_mean", "returns_autograd"])
+                                  "hooked_scan", "strided_scan", "two_stage_mean", "returns_autograd"])
 def test_every_solution_passes_the_replay_on_every_case_as_compiled(monkeypatch, name):
     """Compiled, every case is replayed on new inputs (the NaN and inf cases, the transposed and sliced
     views, the two launches of two_stage_mean, both passes of returns_autograd): the solutions pass.
@@ -1765,8 +1823,8 @@ def test_the_replay_puts_the_inputs_back_and_refreshes_copies_of_them():
     assert exercises.check("td_target_kernel", reads_copies) is None
 
 
-PROVENANCE = ["td_target_kernel", "block_scan", "chunked_scan", "reset_scan", "gae_kernel", "strided_scan",
-              "two_stage_mean", "returns_autograd"]
+PROVENANCE = ["td_target_kernel", "block_scan", "chunked_scan", "reset_scan", "gae_kernel", "hooked_scan",
+              "strided_scan", "two_stage_mean", "returns_autograd"]
 
 
 @pytest.mark.parametrize("name", PROVENANCE)
