@@ -146,8 +146,8 @@ from ._triton import INTERPRET, jit, tl
 from .primitive import linear_scan
 from .returns import gae as _harness_gae
 
-__all__ = ["names", "catalog", "task", "check", "score", "attempt", "cases", "scan_hook", "map_hook", "vtrace_prologue",
-           "package_prologue"]
+__all__ = ["names", "catalog", "task", "check", "checks", "score", "credit", "attempt", "cases", "scan_hook",
+           "map_hook", "vtrace_prologue", "package_prologue"]
 
 KINDS = ("kernel", "hook", "numpy", "concept")
 
@@ -310,34 +310,45 @@ def check(name: str, fn: Callable, seed: int | None = None) -> None:
         LAUNCHES.clear()  # (the probe's: they hold its tensors)
 
 
-def score(name: str, fn: Callable, seed: int | None = None) -> tuple[int, int]:
-    """(checks passed, checks) of ``fn`` on exercise ``name``, for partial credit (``tools/grade.py``):
-    each of :func:`check`'s cases checked on its own whatever the others gave, and, where ``check``
-    ends with a probe of the whole function (``n_step_returns``: no Python loop over time), that
-    probe as one more. ``check`` passes exactly when all do. An answer wrong on a key case (one
-    whose label names the exercise's ``key``: a NaN behind an episode end, by default; the carry
-    across chunks in the chunked ones) passes none: it has the bug the exercise is about. A hook that
-    is not a ``@triton.jit`` function passes none; an error other than the checker's (the function
+def checks(name: str, fn: Callable, seed: int | None = None) -> list[tuple[str, bool]]:
+    """Each check of ``fn`` on exercise ``name`` on its own, in order: (its label, whether it
+    passed). The checks are :func:`check`'s cases, each run whatever the others gave, and, where
+    ``check`` ends with a probe of the whole function (``n_step_returns``: no Python loop over
+    time), that probe, labelled "the probe". ``check`` passes exactly when all do. A hook that is
+    not a ``@triton.jit`` function fails them all; an error other than the checker's (the function
     raised, did not compile) propagates, as from ``check``."""
     ex, labels = _get(name), _check_labels(name, seed)
-    n = len(labels)
+    passed, code = [], None
     try:
-        right, code = 0, None
-        for i, (code, wrong) in enumerate(_verdicts(name, fn, seed, go_on=True)):
-            if wrong is not None and ex.key in labels[i]:
-                return 0, n
-            right += wrong is None
+        for code, wrong in _verdicts(name, fn, seed, go_on=True):
+            passed.append(wrong is None)
     except AssertionError:  # before any case: not a hook
-        return 0, n
+        return [(label, False) for label in labels]
     if ex.probe is not None:
         try:
             ex.probe(ex, fn, code or _Code(fn))
-            right += 1
+            passed.append(True)
         except AssertionError:
-            pass
+            passed.append(False)
         finally:
             LAUNCHES.clear()
-    return right, n
+    return list(zip(labels, passed))
+
+
+def score(name: str, fn: Callable, seed: int | None = None) -> tuple[int, int]:
+    """(checks passed, checks) of ``fn`` on exercise ``name``, for partial credit (``tools/grade.py``),
+    from :func:`checks`. An answer wrong on a key case (one whose label names the exercise's
+    ``key``: a NaN behind an episode end, by default; the carry across chunks in the chunked ones)
+    passes none: it has the bug the exercise is about."""
+    return credit(name, checks(name, fn, seed))
+
+
+def credit(name: str, results: list[tuple[str, bool]]) -> tuple[int, int]:
+    """(checks passed, checks) from :func:`checks`'s ``results``: none where a key case failed."""
+    key = _get(name).key
+    if any(not ok and key in label for label, ok in results):
+        return 0, len(results)
+    return sum(ok for _, ok in results), len(results)
 
 
 def _check_labels(name, seed=None) -> list[str]:

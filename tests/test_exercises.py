@@ -2152,6 +2152,20 @@ def test_score_counts_the_checks_passed():
         exercises.check("n_step_returns", _n_step_with_a_loop_over_time)
 
 
+def test_checks_names_each_check_and_its_verdict():
+    """exercises.checks: each case's label (and "the probe") with whether it passed, what score
+    counts and grade.py's checks_failed column lists."""
+    labels = [c[0] for c in exercises.cases("n_step_returns")] + ["the probe"]
+    assert exercises.checks("n_step_returns", solution("n_step_returns")) == [(label, True) for label in labels]
+    assert exercises.checks("n_step_returns", _n_step_with_a_loop_over_time) == \
+        [(label, label != "the probe") for label in labels]
+    (ignores,) = [f for w, f in wrong_answers("n_step_returns") if w == "ignores terminations"]
+    results = exercises.checks("n_step_returns", ignores)
+    assert [ok for _, ok in results] == [label == "the probe" or "terminations" not in label for label in labels]
+    assert exercises.credit("n_step_returns", results) == exercises.score("n_step_returns", ignores)
+    assert exercises.checks("q_lambda", lambda *a: None) == [(c[0], False) for c in exercises.cases("q_lambda")]
+
+
 def test_a_kernel_a_gpu_compile_refuses_is_refused():
     """An integer carry that the loop makes a float: the interpreter runs it and the values are
     right; Triton's compiler refuses it. Under the interpreter the checker compiles each accepted

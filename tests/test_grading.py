@@ -150,6 +150,12 @@ def test_partial_credit_and_a_row_per_student(graded):
     assert checks >= 2 and r["alice", "gae_pairs"]["checks_passed"] == "0", r["alice", "gae_pairs"]
     assert r["alice", "matrix_compose"]["checks_passed"] == r["alice", "matrix_compose"]["checks"] != "0"
     assert r["bob", "matrix_compose"]["checks_passed"] == "0"  # a timeout
+    # which checks a wrong answer misses, by their labels: here the cases with a NaN behind a termination
+    failed = r["alice", "gae_pairs"]["checks_failed"].split(" | ")
+    assert failed and all("NaN" in label for label in failed), failed
+    assert failed == [c[0] for c in exercises.cases("gae_pairs", int(r["alice", "gae_pairs"]["seed"]))
+                      if "NaN" in c[0]], failed
+    assert r["alice", "matrix_compose"]["checks_failed"] == r["bob", "matrix_compose"]["checks_failed"] == ""
     with open(out.parent / "grades-students.csv", newline="") as f:
         students = {row["student"]: row for row in csv.DictReader(f)}
     assert list(students) == ["alice", "bob", "carol", "dave", "erin"]

@@ -36,7 +36,9 @@ review (below), seed the cases' seed (``fixed`` with ``--fixed``), and ``checks_
 ``checks``: partial credit, ``exercises.score``'s count of the checker's cases each checked on its
 own (and its last probe where the exercise has one), all of them for ``correct``, some for a
 ``wrong`` answer right on part of the cases, 0 otherwise (and for an answer wrong on a key case:
-the bug the exercise is about). Beside it, ``<csv stem>-students.csv`` has
+the bug the exercise is about), and ``checks_failed``, a ``wrong`` answer's failing checks by their
+labels (``exercises.checks``: each case's description, "the probe"), joined by `` | ``, so a
+reader sees which cases an answer misses without running it. Beside it, ``<csv stem>-students.csv`` has
 a row per student: the exercises of each status, the checks passed, and ``points``, 1 per correct
 exercise plus each other one's checks passed over its checks. ``--roster FILE`` (one student name
 per line, ``#`` comments) lists the course there in its order: a student without a notebook gets 0
@@ -336,13 +338,15 @@ def _shell():
     return shell
 
 
-def grade_function(name, fn, check, seed, cell_error=None, score=None) -> tuple[str, str, int | None]:
-    """(status, message, checks passed) of one exercise's function, the checks passed None for a
-    correct one (all of them). ``cell_error``: what its defining cell raised ("cell 14 raised
-    SyntaxError: ..."), the verdict where the name is missing or still the starter. ``score``:
-    ``exercises.score``, which counts a wrong answer's checks passed (else 0)."""
+def grade_function(name, fn, check, seed, cell_error=None, checks=None, credit=None
+                   ) -> tuple[str, str, int | None, list]:
+    """(status, message, checks passed, the checks failed) of one exercise's function, the checks
+    passed None for a correct one (all of them). ``cell_error``: what its defining cell raised
+    ("cell 14 raised SyntaxError: ..."), the verdict where the name is missing or still the
+    starter. ``checks`` and ``credit``: ``exercises.checks`` and ``exercises.credit``, which check a
+    wrong answer's cases one by one and count its checks passed (else 0, and no check named)."""
     def starter(why):
-        return ("error", cell_error, 0) if cell_error else ("not attempted", why, 0)
+        return ("error", cell_error, 0, []) if cell_error else ("not attempted", why, 0, [])
     if fn is _MISSING:
         return starter(f"the notebook does not define {name}")
     if fn is None:
@@ -352,14 +356,17 @@ def grade_function(name, fn, check, seed, cell_error=None, score=None) -> tuple[
     except NotImplementedError:
         return starter("the starter is untouched (it raises NotImplementedError)")
     except AssertionError as e:
-        try:  # partial credit: the cases it gets right, each checked on its own
-            right = score(name, fn, seed=seed)[0] if score else 0
-        except BaseException:  # noqa: BLE001 -- a case the check never reached raised
-            right = 0
-        return "wrong", _first_line(e) or "AssertionError", right
+        right, failed = 0, []
+        if checks:
+            try:  # partial credit: the cases it gets right, each checked on its own
+                results = checks(name, fn, seed=seed)
+                right, failed = credit(name, results)[0], [label for label, ok in results if not ok]
+            except BaseException:  # noqa: BLE001 -- a case the check never reached raised
+                pass
+        return "wrong", _first_line(e) or "AssertionError", right, failed
     except BaseException as e:  # noqa: BLE001 -- anything the student's code raises, SystemExit included
-        return "error", _describe(e), 0
-    return "correct", "", None
+        return "error", _describe(e), 0, []
+    return "correct", "", None, []
 
 
 _MISSING = object()
@@ -432,7 +439,7 @@ def _worker(conn, notebook, cells, exercises, defined_in, seed, log_path, ipytho
     from rltriton_lite import exercises as ex
     from rltriton_lite import reference
 
-    check, attempt, score = ex.check, ex.attempt, ex.score
+    check, attempt, checks, credit = ex.check, ex.attempt, ex.checks, ex.credit
     ex.check = ex.attempt = _quiet  # the notebook's own checks do nothing while its cells run
     import builtins
     import math
@@ -468,10 +475,11 @@ def _worker(conn, notebook, cells, exercises, defined_in, seed, log_path, ipytho
         if fn is not _MISSING and fn is not None:
             conn.send(("source", name, graded_source(fn, defined_in.get(name), cell_sources.get(defined_in.get(name)))))
         cell_error = errors.get(defined_in.get(name))
-        status, message, right = ("error", tampered, 0) if tampered else grade_function(
-            name, fn, check, seed, f"cell {defined_in[name]} raised {cell_error}" if cell_error else None, score)
+        status, message, right, failed = ("error", tampered, 0, []) if tampered else grade_function(
+            name, fn, check, seed, f"cell {defined_in[name]} raised {cell_error}" if cell_error else None, checks,
+            credit)
         sys.stdout.flush(), sys.stderr.flush()
-        conn.send(("result", name, status, message, right))
+        conn.send(("result", name, status, message, right, failed))
     conn.send(("done",))
     conn.close()
 
@@ -485,6 +493,7 @@ class Job:
     plan: Plan | None
     results: dict = field(default_factory=dict)     # exercise -> (status, message, checks passed or None: all)
     sources: dict = field(default_factory=dict)     # exercise -> the graded code's source (graded_source)
+    failed: dict = field(default_factory=dict)      # exercise -> the labels of a wrong answer's checks failed
     cell_errors: dict = field(default_factory=dict)  # cell number -> "Type: message", as the cells ran
     pending: list = field(default_factory=list)
     log_path: str = ""
@@ -632,7 +641,8 @@ class Grader:
                 elif kind == "source":
                     job.sources[msg[1]] = msg[2]
                 elif kind == "result":
-                    _, name, status, message, right = msg
+                    _, name, status, message, right, failed = msg
+                    job.failed[name] = failed
                     self._record(job, name, status, message, right)
                     job.current = None
                     job.deadline = time.monotonic() + self.timeout  # until the next "start"
@@ -999,11 +1009,14 @@ def main(argv=None) -> int:
     with open(args.out, "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["student", "notebook", "exercise", "status", "message", "source", "seed", "checks_passed",
-                    "checks"])
+                    "checks", "checks_failed"])
+        failed = {(job.student, str(job.notebook), name): labels for job in grader.graded
+                  for name, labels in job.failed.items()}
         for *row, right in rows:
             path = sources.get((row[0], row[1], row[2]))
             w.writerow([*row, path.relative_to(out.parent).as_posix() if path else "",
-                        "fixed" if seed is None else seed, right, n_checks.get(row[2], "")])
+                        "fixed" if seed is None else seed, right, n_checks.get(row[2], ""),
+                        " | ".join(failed.get((row[0], row[1], row[2]), []))])
     per_student = out.parent / f"{out.stem}-students.csv"
     write_students(per_student, rows, n_checks, roster, only, {student for student, _ in students})
     if args.collect_answers:
