@@ -233,9 +233,12 @@ else:
 # 1. From the committed JSON, find for each algorithm the largest shape at which its wall time
 #    per call is still more than twice its GPU time. At and below that size, what would you
 #    optimise first in a training loop that calls it once per update?
-# 2. The floor chart can pass 100 % (SAC at small shapes). Which assumption of the floor model
-#    (notebook 08) fails there? Hint: how large is the L2 cache of an H200, and how many bytes
-#    does SAC move at 64×16384?
+# 2. Model a kernel's GPU time as $t = t_0 + \text{floor}$: a fixed cost per launch, plus its
+#    bytes at the copy bandwidth. From the committed JSON, take each algorithm's $t_0$ as its
+#    forward GPU time at 16×128 and predict its forward at 4096×128, 64×16384 and 16384×1024.
+#    Where does the model hold, and within what ratio? Where it misses by far, which algorithms
+#    miss, and what do they share that the others lack? (Notebook 13's table of the planner's
+#    choices says how the package runs each shape.)
 # 3. Pick one peer from chart 2 that is within 1.5× of this library somewhere. Read its
 #    implementation (the harness's peer list is in `rltriton_lite/bench.py`) and say where the
 #    difference comes from: the kernel, or the host.
