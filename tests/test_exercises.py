@@ -890,6 +890,18 @@ def test_a_student_s_install_checks_the_fixed_cases_without_the_keys(monkeypatch
         assert str(e.value) == message, what
 
 
+def test_without_the_keys_an_answer_that_changes_its_inputs_is_still_told_what_is_wrong(monkeypatch):
+    """A hint's slips are recorded for the fixed inputs: an answer that changed them in place gets
+    the verdict without that hint, not an error of the checker's."""
+    monkeypatch.setattr(exercises, "_keys", lambda: None)
+
+    def n_step_returns(r, nv, term, gamma, n):
+        return solution("n_step_returns")(r.mul_(2.0), nv, term, gamma, n)
+
+    with pytest.raises(AssertionError, match=r"^n_step_returns, .*expected"):
+        exercises.check("n_step_returns", n_step_returns)
+
+
 def test_without_the_keys_a_seed_is_refused_where_the_package_holds_no_answer(monkeypatch):
     monkeypatch.setattr(exercises, "_keys", lambda: None)
     for name in exercises.names():
