@@ -225,8 +225,8 @@ exercises.attempt("reset_scan", reset_scan)
 # * **Hint:** write "$(1 - d_t)$" as a select, `tl.where(done, 0.0, gamma * v_next)`. Write the
 #   two hooks as separate `@triton.jit` functions and call them from the kernel.
 #
-# In the package, and in the harness `exercises.scan_hook` that notebooks 01, 03, 04 and 06 use
-# for their Triton exercises, the kernel takes the prologue as a `tl.constexpr` argument. So one
+# In the package, and in the harness `exercises.scan_hook` that runs the Triton exercises of
+# notebooks 01, 03, 04 and 06, the kernel takes the prologue as a `tl.constexpr` argument. So one
 # loop's source serves every algorithm. The subsection after the exercise shows how, and its
 # exercise, `hooked_scan`, has you write that loop.
 
@@ -256,8 +256,8 @@ exercises.attempt("gae_kernel", gae_kernel)
 # ### Before the package: a hook as an argument, tuples of pointers, loops unrolled
 #
 # Your `gae_kernel` calls its hooks by name, so a second algorithm would need a second copy of
-# the loop. The package's kernel, and the harness `exercises.scan_hook` that notebook 01 uses for
-# its Triton exercises, take the hook *as an argument* instead. Four pieces of Triton make that
+# the loop. The package's kernel, and the harness `exercises.scan_hook`, take the hook *as an
+# argument* instead. Four pieces of Triton make that
 # work:
 #
 # * **A `@triton.jit` function passed as a `tl.constexpr` argument** (`HOOK=square` below). Like
@@ -346,17 +346,11 @@ def hooked_scan(prologue, inputs, params, chunk):
 exercises.attempt("hooked_scan", hooked_scan)
 
 # %% [markdown]
-# Now the harness of notebook 01 reads line by line. `exercises._scan_hook_kernel(X, O, P, T,
-# PROLOGUE, CHUNK, REVERSE, EPILOGUE)` is your `hooked_scan` with two more compile-time choices:
-# `if REVERSE:`, the chunk order, and `if EPILOGUE is not None:`, the epilogue's lines compiled in
-# only when one is passed. Its `_scan_steps` takes a step with $a = 0$ as a reset, as
-# `rl.linear_scan` does, and selects as your `reset_combine` does, in the combine and on the
-# carry. The package's kernel below works the same way, with more slots; SAC's hooks, for one,
-# take the critics as a tuple `Q` and find their minimum in a `tl.static_range(1, len(Q))` loop
-# (`sac._critic_min`). The harness's source:
-
-# %%
-print(inspect.getsource(getattr(exercises._scan_hook_kernel, "fn", exercises._scan_hook_kernel)))
+# The harness `exercises.scan_hook`, which runs your prologues from notebook 01 on, is your
+# `hooked_scan` with two more compile-time choices: `if REVERSE:`, the chunk order, and
+# `if EPILOGUE is not None:`, the epilogue's lines compiled in only when one is passed. It is an
+# answer to `reset_scan` and `hooked_scan`, so its source waits at the end of this notebook,
+# after the exercises.
 
 # %% [markdown]
 # ## 3. The package's kernel, read through its names
@@ -449,6 +443,20 @@ exercises.attempt("strided_scan", strided_scan)
 
 # %% [markdown] tags=["answer-1"]
 # **Answer 1.** *Your answer here (code for it: in cells under this one).*
+
+# %% [markdown]
+# ## After the exercises: the harness, line by line
+#
+# `exercises._scan_hook_kernel(X, O, P, T, PROLOGUE, CHUNK, REVERSE, EPILOGUE)` is the kernel
+# behind `exercises.scan_hook`. Compare it with your `hooked_scan`: its `_scan_steps` takes a step
+# with $a = 0$ as a reset, as `rl.linear_scan` does, makes the lanes outside `m` the identity, and
+# selects as your `reset_combine` does, in the combine and on the carry. The package's kernel of
+# section 3 works the same way, with more slots; SAC's hooks, for one, take the critics as a tuple
+# `Q` and find their minimum in a `tl.static_range(1, len(Q))` loop (`sac._critic_min`).
+
+# %%
+print(inspect.getsource(getattr(exercises._scan_hook_kernel, "fn", exercises._scan_hook_kernel)))
+print(inspect.getsource(getattr(exercises._scan_steps, "fn", exercises._scan_steps)))
 
 # %% [markdown]
 # ## What you now know

@@ -279,7 +279,8 @@ assert 5 < 1e3 * bare["kernel_ms"] < bare["full_call_us"]  # a real kernel: GPU 
 # GPU time, which the harness measured exactly this way (`triton.testing.do_bench_cudagraph`). The
 # price: shapes and addresses are frozen (copy new data in: `static.copy_(fresh)`), each replay
 # overwrites the outputs, and nothing inside may sync with the host (`.item()`) or branch on data.
-# Every public function of this package can be captured (`tests/test_compile.py`, on a GPU).
+# Every public function of this package can be captured (the repository's `tests/test_compile.py`
+# checks it on a GPU; your folder does not have the tests).
 
 # %%
 saving = [{"algorithm": t["algorithm"], "eager wall µs": t["4096×128 wall"],

@@ -230,12 +230,13 @@ else:
 # *(Answer each in its cell below: `tools/grade.py --collect-answers` gathers the answers for your
 # teacher.)*
 #
-# 1. From the committed JSON, find for each algorithm the largest shape at which its wall time
-#    per call is still more than twice its GPU time. At and below that size, what would you
+# 1. From the committed JSON, find for each algorithm the largest shape (in elements, B × T) at
+#    which its wall time per call is still more than twice its GPU time. At and below that size, what would you
 #    optimise first in a training loop that calls it once per update?
 # 2. Model a kernel's GPU time as $t = t_0 + \text{floor}$: a fixed cost per launch, plus its
-#    bytes at the copy bandwidth. From the committed JSON, take each algorithm's $t_0$ as its
-#    forward GPU time at 16×128 and predict its forward at 4096×128, 64×16384 and 16384×1024.
+#    bytes at the copy bandwidth. From the committed JSON (`H200-2026-12-01c.json`, float32),
+#    take each algorithm's $t_0$ as its forward GPU time at 16×128 and predict its forward at
+#    4096×128, 64×16384 and 16384×1024.
 #    Where does the model hold, and within what ratio? Where it misses by far, which algorithms
 #    miss, and what do they share that the others lack? (Notebook 13's table of the planner's
 #    choices says how the package runs each shape.)

@@ -317,8 +317,8 @@ assert abs(adv_drop[mask].mean().item()) < 1e-9 and abs(adv_drop[mask].std().ite
 
 # %% [markdown]
 # (With verl's integer masks its whitening rounds the token count through float32, and the
-# drop-in rounds the same way; the repository's `tests/test_llm_integrations.py` checks that, and
-# checks the drop-in against verl's own function read from the installed package.)
+# drop-in rounds the same way; the repository's `tests/test_llm_integrations.py`, which your folder
+# does not have, checks that, and checks the drop-in against verl's own function.)
 #
 # ## 5. OpenRLHF's semantics: the same on right padding, not on holes
 #
