@@ -1675,8 +1675,12 @@ def _require(ex, case, fn, args, launched, widest, functions, got=None):
             f"{ex.name}, {case}: your function launched the package's own kernel "
             f"({_kernel_module(package.kernel)}.{getattr(getattr(package.kernel, 'fn', None), '__name__', '?')}): "
             "this exercise asks for the answer from your kernel alone, not from rltriton_lite's kernels")
+    scanned = widest > 0 if INTERPRET else bool(_kernel_reads(mine) & {"associative_scan", "cumsum", "cumprod"})
+    if ex.needs == "kernel" and scanned:  # no scan in the task: a scan is another exercise's (the harness's) machinery
+        raise AssertionError(
+            f"{ex.name}, {case}: your kernel ran a tl.associative_scan: this exercise needs none (each output comes "
+            "from its own inputs, or from a sum): write the kernel for it, not a scan (a copy of the harness's)")
     if ex.needs == "scan":
-        scanned = widest > 0 if INTERPRET else bool(_kernel_reads(mine) & {"associative_scan", "cumsum", "cumprod"})
         if not scanned:
             raise AssertionError(
                 f"{ex.name}, {case}: your kernel ran no tl.associative_scan: this exercise asks for the returns as a "
@@ -2284,6 +2288,11 @@ _PADDING_IDENTITY = ("the row's last step, with padding lanes after it in its bl
                      "0.0)), else their maps compose into the last step's.")
 
 
+_STRIDED = ("Most elements are wrong: check the addresses. Element (t, b) of this case's rewards is at "
+            "X + t * {0} + b * {1} (x.stride(0), x.stride(1)), the dones' at their own strides, the output's at its own.")
+_ROW_END = "the row's last step (t = T - 1: nothing after it, G_T = 0)"  # where no bootstrap is read
+
+
 def _padded_last_step(done, block):
     """The mark for the row's last step where padding lanes may follow it in its block (the row's
     length not a multiple of ``block``, None: any block, a one-block scan's own choice) and no
@@ -2348,7 +2357,7 @@ chunked_scan(rewards, dones, gamma, chunk) -> returns, for a contiguous (B, T) b
 (float32 rewards, bool dones): one program per row walking chunks of `chunk` steps (a power of
 two, a tl.constexpr) from the end, the carry G_{t+1} handed from chunk to chunk.
 """, needs="scan", run=_in_chunks(3), recompute=lambda r, done, gamma, chunk: reference.discounted_returns(
-    r, gamma=gamma, terminated=done), key="chunks")
+    r, gamma=gamma, terminated=done), key="chunks", window_end=_ROW_END)
 def _chunked_scan_cases(d):
     rng, gamma = d.rng, d.real(0.9, 0.8, 0.99)
     out = []
@@ -2370,7 +2379,7 @@ combine takes triples (a, b, reset) and selects with tl.where where a reset ends
 the carry is selected away the same way, so a NaN or inf reward stays inside its own episode
 (within a chunk and across chunks). Same arguments and results as chunked_scan otherwise.
 """, needs="scan", run=_in_chunks(3), recompute=lambda r, done, gamma, chunk: reference.discounted_returns(
-    r, gamma=gamma, terminated=done))
+    r, gamma=gamma, terminated=done), window_end=_ROW_END)
 def _reset_scan_cases(d):
     rng, gamma = d.rng, d.real(0.9, 0.8, 0.99)
     out = []
@@ -2520,7 +2529,9 @@ any strides (a transposed or sliced view included), read in place: element (t, b
 X + t * x.stride(0) + b * x.stride(1). Returns a (T, B) tensor; one program per column b. The
 checker requires that your kernel receives the views themselves (a copy, .contiguous() of a
 transposed view, fails).
-""", needs="scan", in_place=((0, "rewards"), (1, "dones")), time_dim=0, run=_in_chunks(3),
+""", needs="scan", in_place=((0, "rewards"), (1, "dones")), time_dim=0, run=_in_chunks(3), window_end=_ROW_END,
+   key="buffer",  # the two views that are not contiguous (T, B): read in place, the exercise's point
+   hint=lambda args, i, bad, got, expected: _STRIDED.format(*args[0].stride()) if bad.mean() > 0.5 else None,
    recompute=lambda r, done, gamma, chunk: reference.discounted_returns(r.T, gamma=gamma, terminated=done.T).T)
 def _strided_scan_cases(d):
     rng, gamma = d.rng, d.real(0.9, 0.8, 0.99)

@@ -2425,3 +2425,94 @@ def test_the_epilogue_s_y_in_at_a_reset_is_the_value_behind_it():
 @triton.jit
 def _ab_prologue(X, P, offs, t, m, T):
     return tl.load(X[0] + offs, mask=m, other=1.0), tl.load(X[1] + offs, mask=m, other=0.0)
+
+
+# ---- A copy of the harness, against the exercises the guide grades --------------------------------
+# The students' wheel holds the harness (exercises._scan_hook_kernel: a chunked scan with resets that runs
+# any prologue) and 00c prints it. Pasted into a file of one's own, with a few lines of prologue, it answers
+# some kernel exercises: those are practice in docs/TEACHING.md, and every graded one refuses it.
+HARNESS_GLUE = '''
+
+@triton.jit
+def td_prologue(X, P, offs, t, m, T):  # a = 0 everywhere: every step its own target
+    r = tl.load(X[0] + offs, mask=m, other=0.0)
+    v = tl.load(X[1] + offs, mask=m, other=0.0)
+    d = tl.load(X[2] + offs, mask=m, other=0) != 0
+    return tl.zeros_like(r), r + tl.where(d, 0.0, P[0] * v)
+
+
+@triton.jit
+def returns_prologue(X, P, offs, t, m, T):
+    r = tl.load(X[0] + offs, mask=m, other=0.0)
+    return tl.where(tl.load(X[1] + offs, mask=m, other=0) != 0, 0.0, P[0]), r
+
+
+@triton.jit
+def gae_prologue(X, P, offs, t, m, T):
+    r = tl.load(X[0] + offs, mask=m, other=0.0)
+    v = tl.load(X[1] + offs, mask=m, other=0.0)
+    nv = tl.load(X[2] + offs, mask=m, other=0.0)
+    d = tl.load(X[3] + offs, mask=m, other=0) != 0
+    return tl.where(d, 0.0, P[0] * P[1]), r + tl.where(d, 0.0, P[0] * nv) - v
+
+
+@triton.jit
+def pg_epilogue(X, P, offs, t, m, T, y, y_in):  # V-trace's advantage from vs_{t+1}, the value behind the step
+    rho = tl.exp(tl.load(X[0] + offs, mask=m, other=0.0))
+    r = tl.load(X[1] + offs, mask=m, other=0.0)
+    v = tl.load(X[2] + offs, mask=m, other=0.0)
+    nv = tl.load(X[3] + offs, mask=m, other=0.0)
+    term = tl.load(X[4] + offs, mask=m, other=0) != 0
+    after = tl.where(t == T - 1, nv, y_in)
+    return tl.minimum(rho, P[1]) * (r + tl.where(term, 0.0, P[0] * after) - v)
+'''
+
+
+@pytest.fixture(scope="module")
+def copied_harness(tmp_path_factory):
+    import inspect
+    import textwrap
+
+    parts = [textwrap.dedent(inspect.getsource(f.fn)).replace("@jit\n", "@triton.jit\n", 1)
+             for f in (exercises._combine, exercises._scan_steps, exercises._scan_hook_kernel)]
+    path = tmp_path_factory.mktemp("student") / "copied_harness.py"
+    path.write_text("import triton\nimport triton.language as tl\n\n\n" + "\n\n".join(parts) + HARNESS_GLUE)
+    spec = importlib.util.spec_from_file_location("copied_harness", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _through_the_copy(h, name):
+    """``name``'s answer as the copied harness and a few lines of glue."""
+    def launch(X, P, T, prologue, chunk=64, epilogue=None):
+        out = torch.empty(X[0].shape, dtype=torch.float32, device=X[0].device)
+        h._scan_hook_kernel[(X[0].shape[0],)](X, out, P, T, PROLOGUE=prologue, CHUNK=chunk, REVERSE=True,
+                                              EPILOGUE=epilogue)
+        return out
+    return {
+        "td_target_kernel": lambda r, v, d, g: launch((r[None], v[None], d[None]), (g,), r.numel(), h.td_prologue)[0],
+        "gae_kernel": lambda r, v, nv, d, g, lam, c: launch((r, v, nv, d), (g, lam), r.shape[1], h.gae_prologue, c),
+        "strided_scan": lambda r, d, g, c: launch((r.t().contiguous(), d.t().contiguous()), (g,), r.shape[0],
+                                                  h.returns_prologue, c).t(),
+        "vtrace_kernel": lambda lr, r, v, nv, term, g, rho_bar, c_bar, c: tuple(
+            launch((lr, r, v, nv, term), (g, rho_bar, c_bar), r.shape[1], exercises.vtrace_prologue, c, epilogue)
+            for epilogue in (None, h.pg_epilogue)),
+    }[name]
+
+
+def _graded_in_the_guide():
+    text = (Path(__file__).resolve().parent.parent / "docs" / "TEACHING.md").read_text(encoding="utf-8")
+    (listed,) = set(re.findall(r"--exercises ([\w,]+)", text))
+    return set(listed.split(","))
+
+
+@pytest.mark.parametrize("name", ["td_target_kernel", "gae_kernel", "strided_scan", "vtrace_kernel"])
+def test_a_copy_of_the_harness_answers_no_exercise_the_guide_grades(copied_harness, name):
+    fn = _through_the_copy(copied_harness, name)
+    if name in _graded_in_the_guide():
+        with pytest.raises(AssertionError, match=rf"^{name}, "):
+            exercises.check(name, fn, seed=3)
+        assert exercises.score(name, fn, seed=3)[0] == 0
+    else:  # why the guide calls it practice
+        assert exercises.check(name, fn, seed=3) is None
