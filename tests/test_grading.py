@@ -151,11 +151,14 @@ def test_partial_credit_and_a_row_per_student(graded):
     assert r["alice", "matrix_compose"]["checks_passed"] == r["alice", "matrix_compose"]["checks"] != "0"
     assert r["bob", "matrix_compose"]["checks_passed"] == "0"  # a timeout
     # which checks a wrong answer misses, by their labels: here the cases with a NaN behind a termination
+    # (the labels without their "(seed=...)": the seed column has it) and the checker's hint
     failed = r["alice", "gae_pairs"]["checks_failed"].split(" | ")
-    assert failed and all("NaN" in label for label in failed), failed
-    assert failed == [c[0] for c in exercises.cases("gae_pairs", int(r["alice", "gae_pairs"]["seed"]))
-                      if "NaN" in c[0]], failed
+    seed = int(r["alice", "gae_pairs"]["seed"])
+    assert failed and failed == [c[0].removesuffix(f" (seed={seed})") for c in exercises.cases("gae_pairs", seed)
+                                 if "NaN" in c[0]], failed
+    assert r["alice", "gae_pairs"]["hint"].startswith("that step is ")  # the line under the message, "Hint:" dropped
     assert r["alice", "matrix_compose"]["checks_failed"] == r["bob", "matrix_compose"]["checks_failed"] == ""
+    assert r["alice", "matrix_compose"]["hint"] == r["bob", "matrix_compose"]["hint"] == ""
     with open(out.parent / "grades-students.csv", newline="") as f:
         students = {row["student"]: row for row in csv.DictReader(f)}
     assert list(students) == ["alice", "bob", "carol", "dave", "erin"]

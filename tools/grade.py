@@ -38,7 +38,9 @@ own (and its last probe where the exercise has one), all of them for ``correct``
 ``wrong`` answer right on part of the cases, 0 otherwise (and for an answer wrong on a key case:
 the bug the exercise is about), and ``checks_failed``, a ``wrong`` answer's failing checks by their
 labels (``exercises.checks``: each case's description, "the probe"), joined by `` | ``, so a
-reader sees which cases an answer misses without running it. Beside it, ``<csv stem>-students.csv`` has
+reader sees which cases an answer misses without running it, and ``hint``, the checker's hint for
+it (the "Hint:" line under the message: where the error starts, the slip it recognises), by
+which the teacher's list of common wrong answers is ordered. Beside it, ``<csv stem>-students.csv`` has
 a row per student: the exercises of each status, the checks passed, and ``points``, 1 per correct
 exercise plus each other one's checks passed over its checks. ``--roster FILE`` (one student name
 per line, ``#`` comments) lists the course there in its order: a student without a notebook gets 0
@@ -312,6 +314,12 @@ def _first_line(text: str) -> str:
     return line if len(line) <= MESSAGE_CHARS else line[:MESSAGE_CHARS - 3] + "..."
 
 
+def _hint_of(text: str) -> str:
+    """The checker's hint in its message: the line that starts with "Hint:", without the word."""
+    hint = next((ln.strip() for ln in str(text).splitlines() if ln.strip().startswith("Hint:")), "")
+    return hint[len("Hint:"):].strip()
+
+
 def _describe(exc: BaseException) -> str:
     return _first_line(f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__)
 
@@ -339,14 +347,15 @@ def _shell():
 
 
 def grade_function(name, fn, check, seed, cell_error=None, checks=None, credit=None
-                   ) -> tuple[str, str, int | None, list]:
-    """(status, message, checks passed, the checks failed) of one exercise's function, the checks
-    passed None for a correct one (all of them). ``cell_error``: what its defining cell raised
+                   ) -> tuple[str, str, int | None, dict]:
+    """(status, message, checks passed, details) of one exercise's function, the checks passed None
+    for a correct one (all of them), details a wrong answer's ``failed`` checks (their labels) and
+    the checker's ``hint``. ``cell_error``: what its defining cell raised
     ("cell 14 raised SyntaxError: ..."), the verdict where the name is missing or still the
     starter. ``checks`` and ``credit``: ``exercises.checks`` and ``exercises.credit``, which check a
     wrong answer's cases one by one and count its checks passed (else 0, and no check named)."""
     def starter(why):
-        return ("error", cell_error, 0, []) if cell_error else ("not attempted", why, 0, [])
+        return ("error", cell_error, 0, {}) if cell_error else ("not attempted", why, 0, {})
     if fn is _MISSING:
         return starter(f"the notebook does not define {name}")
     if fn is None:
@@ -363,10 +372,10 @@ def grade_function(name, fn, check, seed, cell_error=None, checks=None, credit=N
                 right, failed = credit(name, results)[0], [label for label, ok in results if not ok]
             except BaseException:  # noqa: BLE001 -- a case the check never reached raised
                 pass
-        return "wrong", _first_line(e) or "AssertionError", right, failed
+        return "wrong", _first_line(e) or "AssertionError", right, dict(failed=failed, hint=_hint_of(e))
     except BaseException as e:  # noqa: BLE001 -- anything the student's code raises, SystemExit included
-        return "error", _describe(e), 0, []
-    return "correct", "", None, []
+        return "error", _describe(e), 0, {}
+    return "correct", "", None, {}
 
 
 _MISSING = object()
@@ -475,11 +484,11 @@ def _worker(conn, notebook, cells, exercises, defined_in, seed, log_path, ipytho
         if fn is not _MISSING and fn is not None:
             conn.send(("source", name, graded_source(fn, defined_in.get(name), cell_sources.get(defined_in.get(name)))))
         cell_error = errors.get(defined_in.get(name))
-        status, message, right, failed = ("error", tampered, 0, []) if tampered else grade_function(
+        status, message, right, details = ("error", tampered, 0, {}) if tampered else grade_function(
             name, fn, check, seed, f"cell {defined_in[name]} raised {cell_error}" if cell_error else None, checks,
             credit)
         sys.stdout.flush(), sys.stderr.flush()
-        conn.send(("result", name, status, message, right, failed))
+        conn.send(("result", name, status, message, right, details))
     conn.send(("done",))
     conn.close()
 
@@ -493,7 +502,7 @@ class Job:
     plan: Plan | None
     results: dict = field(default_factory=dict)     # exercise -> (status, message, checks passed or None: all)
     sources: dict = field(default_factory=dict)     # exercise -> the graded code's source (graded_source)
-    failed: dict = field(default_factory=dict)      # exercise -> the labels of a wrong answer's checks failed
+    details: dict = field(default_factory=dict)     # exercise -> a wrong answer's checks failed and hint
     cell_errors: dict = field(default_factory=dict)  # cell number -> "Type: message", as the cells ran
     pending: list = field(default_factory=list)
     log_path: str = ""
@@ -641,8 +650,8 @@ class Grader:
                 elif kind == "source":
                     job.sources[msg[1]] = msg[2]
                 elif kind == "result":
-                    _, name, status, message, right, failed = msg
-                    job.failed[name] = failed
+                    _, name, status, message, right, details = msg
+                    job.details[name] = details
                     self._record(job, name, status, message, right)
                     job.current = None
                     job.deadline = time.monotonic() + self.timeout  # until the next "start"
@@ -1009,14 +1018,16 @@ def main(argv=None) -> int:
     with open(args.out, "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["student", "notebook", "exercise", "status", "message", "source", "seed", "checks_passed",
-                    "checks", "checks_failed"])
-        failed = {(job.student, str(job.notebook), name): labels for job in grader.graded
-                  for name, labels in job.failed.items()}
+                    "checks", "checks_failed", "hint"])
+        details = {(job.student, str(job.notebook), name): d
+                   for job in grader.graded for name, d in job.details.items()}
         for *row, right in rows:
             path = sources.get((row[0], row[1], row[2]))
+            d = details.get((row[0], row[1], row[2]), {})
+            failed = [re.sub(r" \(seed=\d+\)$", "", label) for label in d.get("failed", [])]  # (the seed column says it)
             w.writerow([*row, path.relative_to(out.parent).as_posix() if path else "",
-                        "fixed" if seed is None else seed, right, n_checks.get(row[2], ""),
-                        " | ".join(failed.get((row[0], row[1], row[2]), []))])
+                        "fixed" if seed is None else seed, right, n_checks.get(row[2], ""), " | ".join(failed),
+                        d.get("hint", "")])
     per_student = out.parent / f"{out.stem}-students.csv"
     write_students(per_student, rows, n_checks, roster, only, {student for student, _ in students})
     if args.collect_answers:
