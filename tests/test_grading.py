@@ -605,7 +605,12 @@ def test_answers_without_a_checker_are_collected(tmp_path):
     alice = copy.deepcopy(answer_cells)
     alice[0].source = "**Answer 1.** The same recursion: G_t = A_t + V_t inside episodes."
     alice[2].source = "**Answer 3.** λ = 1 wins once the critic is unbiased."
-    student("alice", [alice[0], new_code_cell("print(td - gae_returns)  # 0 inside episodes"), alice[1], alice[2],
+    printed = new_code_cell("print(td - gae_returns)  # 0 inside episodes",
+                            outputs=[new_output("stream", name="stdout", text="tensor([0., 0.])\n")])
+    raised = new_code_cell("plot(lams)", outputs=[
+        new_output("display_data", data={"image/png": "iVBORw0KGgo=", "text/plain": "<Figure>"}),
+        new_output("error", ename="NameError", evalue="name 'lams' is not defined", traceback=[])])
+    student("alice", [alice[0], printed, alice[1], alice[2], raised,
                       new_markdown_cell("## Notes to self"), new_markdown_cell("not an answer")])
     student("bob", copy.deepcopy(answer_cells))
     done = _grade_script("--out", str(tmp_path / "g.csv"), "--fixed", "-q", "--collect-answers", str(tmp_path / "sub"))
@@ -615,7 +620,11 @@ def test_answers_without_a_checker_are_collected(tmp_path):
     assert q1.startswith("1. Show numerically that `td_lambda(r, values[t+1], λ)` equals"), q1
     assert q2.startswith("2. Dreamer") and q3.startswith("3. In section 5"), text
     assert ("### alice\n\n**Answer 1.** The same recursion: G_t = A_t + V_t inside episodes.\n\n"
-            "```python\nprint(td - gae_returns)  # 0 inside episodes\n```") in q1, q1
+            "```python\nprint(td - gae_returns)  # 0 inside episodes\n```\n\n```text\ntensor([0., 0.])\n```") in q1, q1
+    # the saved outputs: a plot counted (not its text), an error marked
+    assert ("```python\nplot(lams)\n```\n\n**This cell raised** `NameError: name 'lams' is not defined`\n\n"
+            "*(1 plot: open the notebook to see it)*") in q3, q3
+    assert "<Figure>" not in text
     assert "### alice\n\n(not answered)" in q2 and "### alice\n\n**Answer 3.** λ = 1 wins" in q3, text
     assert all("### bob\n\n(not answered)" in q for q in (q1, q2, q3)), text
     assert "not an answer" not in text and "Notes to self" not in text

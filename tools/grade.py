@@ -73,7 +73,8 @@ adds code cells under it if needed. ``--collect-answers`` writes ``<csv stem>-an
 for every notebook found that asks such questions (its name starts with a course notebook's that
 does, or it has answer cells), whether or not it has checked exercises: each question (from the
 course's copy in notebooks/), then every student's answer cell and the cells under it, up to the
-next answer cell or a heading (code fenced), "(not answered)" where the placeholder is left, or a
+next answer cell or a heading (code fenced, with its saved outputs: text, plots counted, an error
+marked "This cell raised"), "(not answered)" where the placeholder is left, or a
 note where the student's notebook has no cell tagged for the question. A cell added above the
 first answer cell is not collected. They are for the teacher to read: nothing in them is graded.
 
@@ -848,19 +849,55 @@ def questions(nb) -> dict[int, str]:
     return {int(n): " ".join(text.split()) for n, text in zip(parts[1::2], parts[2::2])}
 
 
+OUTPUT_CHARS = 2000  # of each text output an answer shows; the notebook has the rest
+
+
+def _outputs_text(cell) -> str:
+    """A code cell's saved outputs as markdown: its text (fenced, cut at OUTPUT_CHARS), its plots
+    counted, and an error it raised, marked."""
+    parts, images = [], 0
+    for out in cell.get("outputs", []):
+        kind = out.get("output_type")
+        if kind == "error":
+            parts.append(f"**This cell raised** `{out.get('ename', '?')}: {out.get('evalue', '')}`")
+            continue
+        data = out.get("data", {})
+        images += any(k.startswith("image/") for k in data)
+        text = out.get("text") if kind == "stream" else data.get("text/plain") if not any(
+            k.startswith("image/") for k in data) else None
+        text = "".join(text) if isinstance(text, list) else text
+        if text and text.strip():
+            text = text.strip()
+            cut = text if len(text) <= OUTPUT_CHARS else text[:OUTPUT_CHARS] + "\n... (cut: the rest is in the notebook)"
+            parts.append(f"```text\n{cut}\n```")
+    if images:
+        parts.append(f"*({images} plot{'s' if images > 1 else ''}: open the notebook to see {'them' if images > 1 else 'it'})*")
+    return "\n\n".join(parts)
+
+
 def _answer_text(cells) -> str | None:
-    """An answer as markdown (code cells fenced), or None where the student left the placeholder."""
+    """An answer as markdown (code cells fenced, with their saved outputs), or None where the
+    student left the placeholder."""
     first, rest = cells[0], [c for c in cells[1:] if c.source.strip()]
     if "*Your answer here" in first.source and not rest:
         return None
-    return "\n\n".join(f"```python\n{c.source.strip()}\n```" if c.cell_type == "code" else c.source.strip()
-                       for c in cells)
+    shown = []
+    for c in cells:
+        if c.cell_type == "code":
+            shown.append(f"```python\n{c.source.strip()}\n```")
+            outputs = _outputs_text(c)
+            if outputs:
+                shown.append(outputs)
+        else:
+            shown.append(c.source.strip())
+    return "\n\n".join(shown)
 
 
 def write_answers(folder: Path, students: list[tuple[str, Path]]) -> list[Path]:
     """``--collect-answers``: per course notebook that asks questions without a checker (checked
     exercises or not), ``<folder>/<notebook>.md`` with each question (from the course's copy in
-    notebooks/) and every student's answer to it, "(not answered)" where the placeholder is left.
+    notebooks/) and every student's answer to it, "(not answered)" where the placeholder is left;
+    an answer's code cells come with their saved outputs (text, plots counted, an error marked).
     Returns the files written."""
     import nbformat
 
