@@ -196,26 +196,28 @@ h200 = profile.committed("discounted_return")  # the H200's table and chart, rea
 #
 # ### The harness for Triton prologues
 #
-# `exercises.scan_hook(prologue, inputs, params, chunk=64, reverse=True)` runs a `@triton.jit`
-# prologue inside the chunked scan with resets you wrote in notebook 00c (`reset_scan`), one
-# program per row, and returns the scanned `y`. Notebooks 03, 04 and 06 use the harness too, and their exercises point back here.
-# The prologue you write has this signature (the epilogue comes in notebook 04):
+# `exercises.scan_hook(prologue, inputs, params, chunk=64, reverse=True, epilogue=None)` runs a
+# `@triton.jit` prologue inside the chunked scan with resets you wrote in notebook 00c
+# (`reset_scan`), one program per row, and returns the scanned `y`. Notebooks 03, 04 and 06 use
+# it too, and `exercises.map_hook` (notebooks 05 and 07) runs an elementwise hook with the same
+# first arguments; their exercises link back to this table, the one description of the hooks you
+# write. The hooks are `prologue(X, P, offs, t, m, T) -> (a, b)`,
+# `epilogue(X, P, offs, t, m, T, y, y_in) -> out` (reverse scans only; it comes in notebook 04)
+# and `map_hook`'s `hook(X, P, offs, m) -> value`. Their arguments, in this order (the package's
+# hooks take the same, with the strides `SX` and the row `row` where the harness has `offs`:
+# notebook 02, section 3):
 #
-# | where | prologue | epilogue |
+# | argument | what it is | taken by |
 # | --- | --- | --- |
-# | the harness, `exercises.scan_hook` (01, 03, 04, 06) | `(X, P, offs, t, m, T) -> (a, b)` | `(X, P, offs, t, m, T, y, y_in) -> out` (reverse scans only) |
-#
-# What the arguments are (the package's hooks take the same, in the same order, with the strides
-# `SX` and the row `row` where the harness has `offs`: notebook 02, section 3):
-#
-# | name | what it is |
-# | --- | --- |
-# | `X` | the tuple of input tensors you pass (`inputs`), as pointers: `tl.load(X[0] + offs, mask=m, other=0.0)` loads a chunk of the first |
-# | `P` | the tuple of your numbers (`params`): `P[0]` is γ if you pass `(gamma,)` |
-# | `offs` | the chunk's flat offsets into each (B, T) input |
-# | `t` | the time index of each step of the chunk |
-# | `m` | the in-bounds mask |
-# | `T` | the row length |
+# | `X` | the tuple of input tensors you pass (`inputs`), as pointers: `tl.load(X[0] + offs, mask=m, other=0.0)` loads a chunk of the first | all three |
+# | `P` | the tuple of your numbers (`params`): `P[0]` is γ if you pass `(gamma,)` | all three |
+# | `offs` | the chunk's flat offsets into each (B, T) input (`map_hook`: a block's, into its inputs) | all three |
+# | `t` | the time index of each step of the chunk | prologue, epilogue |
+# | `m` | the in-bounds mask | all three |
+# | `T` | the row length | prologue, epilogue |
+# | `y` | the scanned value at the step | epilogue |
+# | `y_in` | the value that entered the step, $y_t = b_t + a_t\,y_{in}$: $y_{t+1}$ in a reverse scan (0 after the row's last step) | epilogue |
+# | what it returns | the prologue a pair `(a, b)`; the epilogue `out`, stored in place of `y`; `map_hook`'s hook one value per element | |
 #
 # Four rules, all visible in the harness's kernel below and in `exercises._scan_steps`, which
 # scans each chunk:
@@ -252,11 +254,8 @@ print(inspect.getsource(getattr(exercises._scan_hook_kernel, "fn", exercises._sc
 # $y = \mathrm{scan}(a, b)$ run backwards in time, $\partial L/\partial b_t = g_t$ with
 # $g_t = \partial L/\partial y_t + a_{t-1} g_{t-1}$, a scan run *forwards*. Write its prologue for
 # `exercises.scan_hook(transposed_scan, (a, dy), (), reverse=False)`: the harness runs its chunked
-# scan (your `reset_scan` of 00c, $a = 0$ the reset) forwards.
-#
-# | where | prologue | epilogue |
-# | --- | --- | --- |
-# | the harness, `exercises.scan_hook` (01, 03, 04, 06) | `(X, P, offs, t, m, T) -> (a, b)` | `(X, P, offs, t, m, T, y, y_in) -> out` (reverse scans only) |
+# scan (your `reset_scan` of 00c, $a = 0$ the reset) forwards. The hook's arguments and the
+# harness's rules: ["The harness for Triton prologues"](#The-harness-for-Triton-prologues), above.
 #
 # * **Inputs:** `X[0]` is `a`, `X[1]` is $\partial L/\partial y$ (`dy`), both (B, T) float32.
 #   `P` is empty, `()`.
@@ -284,11 +283,7 @@ exercises.attempt("transposed_scan", transposed_scan)
 # **`returns_autograd`** (two Triton prologues and an `autograd.Function`). Now put both scans
 # behind PyTorch's autograd, as the package does for every algorithm: a
 # `torch.autograd.Function` with a `forward` and a `backward`, each running `exercises.scan_hook`
-# with a prologue of yours.
-#
-# | where | prologue | epilogue |
-# | --- | --- | --- |
-# | the harness, `exercises.scan_hook` (01, 03, 04, 06) | `(X, P, offs, t, m, T) -> (a, b)` | `(X, P, offs, t, m, T, y, y_in) -> out` (reverse scans only) |
+# with a prologue of yours. The prologues' arguments: ["The harness for Triton prologues"](#The-harness-for-Triton-prologues), above.
 #
 # * **Inputs:** `rewards` (B, T) float32, `dones` (B, T) bool, `gamma` a number.
 # * **Returns:** `Returns.apply(rewards, dones, gamma)`, the returns, differentiable in

@@ -256,8 +256,9 @@ h200 = profile.committed("td_lambda")  # the H200's table and chart, read by nam
 # Checked exercises work as in notebook 00b: write the starter's function, run the cell after it
 # (`print(exercises.task(name))` restates the task; solutions in `notebooks/solutions/`).
 #
-# The Triton exercise here runs in `exercises.scan_hook`, notebook 01's harness. A worked
-# prologue first: TD(λ) with terminations, $a_t = \gamma(1-\text{term}_t)\lambda_t$ and
+# The Triton exercise here runs in `exercises.scan_hook`, the harness of
+# [notebook 01, "The harness for Triton prologues"](01_discounted_return.ipynb#The-harness-for-Triton-prologues).
+# A worked prologue first: TD(λ) with terminations, $a_t = \gamma(1-\text{term}_t)\lambda_t$ and
 # $b_t = r_t + \gamma(1-\text{term}_t)(1-\lambda_t)V(s_{t+1})$, with $\lambda_t = 0$ at the last
 # step (the scan starts from $y_T = 0$, so the window's bootstrap is all in $b$). The factor
 # $(1-\text{term}_t)$ is written as a select, since $V(s_{t+1})$ may be NaN behind a termination.
@@ -297,11 +298,8 @@ print("a 9-line Triton prologue == rl.td_lambda")
 # $\max_a Q(s_{t+1}, a)$ alone. It is TD(λ) on $\max_a Q$ with a per-step λ, the worked prologue
 # above, but the max and the greediness are the prologue's to compute, from all the actions' Q.
 #
-# | where | prologue | epilogue |
-# | --- | --- | --- |
-# | the harness, `exercises.scan_hook` (01, 03, 04, 06) | `(X, P, offs, t, m, T) -> (a, b)` | `(X, P, offs, t, m, T, y, y_in) -> out` (reverse scans only) |
-#
-# The harness's rules (pairs, $a = 0$ the reset): notebook 01, "The harness for Triton prologues".
+# The harness, its hook's arguments and its rules (pairs, $a = 0$ the reset):
+# [notebook 01, "The harness for Triton prologues"](01_discounted_return.ipynb#The-harness-for-Triton-prologues).
 #
 # * **Inputs:** `X = (rewards, next_q, next_action, terminated)` and `P = (γ, λ, A)`, A an int.
 #   * `next_q` is a (B, T, A) float32 tensor, $Q(s_{t+1}, a)$ for the A actions, contiguous with

@@ -477,11 +477,8 @@ h200 = profile.committed("vtrace")  # the H200's table and chart, read by name: 
 # Write its prologue in Triton for `exercises.scan_hook` (the chunked reverse scan with resets of
 # notebook 00c, with its hooks, as in notebook 03's `q_lambda`).
 #
-# | where | prologue | epilogue |
-# | --- | --- | --- |
-# | the harness, `exercises.scan_hook` (01, 03, 04, 06) | `(X, P, offs, t, m, T) -> (a, b)` | `(X, P, offs, t, m, T, y, y_in) -> out` (reverse scans only) |
-#
-# The harness's rules (pairs, $a = 0$ the reset): notebook 01, "The harness for Triton prologues".
+# The harness, its hook's arguments and its rules (pairs, $a = 0$ the reset):
+# [notebook 01, "The harness for Triton prologues"](01_discounted_return.ipynb#The-harness-for-Triton-prologues).
 #
 # * **Inputs:** `P` holds (γ, λ). `X` holds five (B, T) tensors, each one number per step, loaded
 #   at `offs`, in this order:
@@ -524,13 +521,10 @@ exercises.attempt("retrace", retrace)
 # step ($y_t = b_t + a_t\,y_{in}$; the scan runs backwards in time). `exercises.scan_hook` takes an
 # epilogue too, with the same name: it is called after the scan, and what it returns is stored.
 # The prologue is given, `exercises.vtrace_prologue` (λ = 1; print its source with
-# `inspect.getsource`). You write the epilogue, the last column:
+# `inspect.getsource`). You write the epilogue.
 #
-# | where | prologue | epilogue |
-# | --- | --- | --- |
-# | the harness, `exercises.scan_hook` (01, 03, 04, 06) | `(X, P, offs, t, m, T) -> (a, b)` | `(X, P, offs, t, m, T, y, y_in) -> out` (reverse scans only) |
-#
-# The harness's rules (pairs, $a = 0$ the reset): notebook 01, "The harness for Triton prologues".
+# The harness, its hook's arguments and its rules (pairs, $a = 0$ the reset):
+# [notebook 01, "The harness for Triton prologues"](01_discounted_return.ipynb#The-harness-for-Triton-prologues).
 #
 # * **Inputs:** `X` holds log_rhos, rewards, values, next_values, terminated; `P` holds
 #   (γ, ρ̄, c̄). `y` is $v_s$ and `y_in` is $v_{s+1}$.

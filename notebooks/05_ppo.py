@@ -436,10 +436,10 @@ h200 = profile.committed("ppo")  # the H200's table and chart, read by name: not
 #
 # `exercises.map_hook(hook, inputs, params)` calls a `@triton.jit` `hook(X, P, offs, m)` on blocks
 # of elements and stores what it returns (the per-element values; the loss is their mean, the
-# reduction of section 3). `X` is the tuple of your input tensors (as pointers), `P` the tuple of
-# your numbers, `offs` a block of flat offsets into them and `m` its mask: the order of
-# `scan_hook`'s prologue (notebook 01), without `t` and `T`. No scan, so no pairs:
-# the hook returns one value per element. Notebook 07 uses the harness too.
+# reduction of section 3). Its arguments are those of `scan_hook`'s prologue, in the same order,
+# without `t` and `T`; what each is:
+# [notebook 01, "The harness for Triton prologues"](01_discounted_return.ipynb#The-harness-for-Triton-prologues).
+# No scan, so no pairs: the hook returns one value per element. Notebook 07 uses the harness too.
 #
 # A worked hook first, PPO's own clipped loss per element. `tl.minimum`, `tl.maximum` (and
 # `tl.clamp`) are Triton's elementwise min, max and clip:
@@ -464,11 +464,8 @@ print("a 6-line Triton hook == ppo_clip_loss(reduction='none')")
 # %% [markdown]
 # **`dual_clip`** (a Triton elementwise hook). Dual-clip PPO (Ye et al., 2020) bounds the loss of a
 # negative advantage at a large ratio. Write its per-element loss as a hook like `ppo_clip_hook`,
-# for `exercises.map_hook(dual_clip, (ratio, advantages), (epsilon, c))`.
-#
-# | where | prologue | epilogue |
-# | --- | --- | --- |
-# | the harness, `exercises.map_hook` (05, 07) | `(X, P, offs, m) -> value`, elementwise, no scan | none |
+# for `exercises.map_hook(dual_clip, (ratio, advantages), (epsilon, c))`. The harness and its
+# hook's arguments: ["The harness for Triton elementwise hooks"](#The-harness-for-Triton-elementwise-hooks), above.
 #
 # * **Inputs:** `X = (ratio, advantages)`, one number per element; `P = (epsilon, c)`, with
 #   $c > 1$ (e.g. 3).

@@ -416,11 +416,8 @@ h200 = profile.committed("sac")  # the H200's table and chart, read by name: not
 #
 # Write its prologue for `exercises.scan_hook` (as notebook 03's `q_lambda`).
 #
-# | where | prologue | epilogue |
-# | --- | --- | --- |
-# | the harness, `exercises.scan_hook` (01, 03, 04, 06) | `(X, P, offs, t, m, T) -> (a, b)` | `(X, P, offs, t, m, T, y, y_in) -> out` (reverse scans only) |
-#
-# The harness's rules (pairs, $a = 0$ the reset): notebook 01, "The harness for Triton prologues".
+# The harness, its hook's arguments and its rules (pairs, $a = 0$ the reset):
+# [notebook 01, "The harness for Triton prologues"](01_discounted_return.ipynb#The-harness-for-Triton-prologues).
 #
 # * **Inputs:** `X` holds rewards, next_q1, next_q2, next_log_probs, log_probs, terminated; `P`
 #   holds (γ, α, λ).

@@ -349,11 +349,8 @@ h200 = profile.committed("crr")  # the H200's table and chart, read by name: not
 # `exercises.map_hook(awr_weights, (advantages,), (beta, max_weight))` (as notebook 05's
 # `dual_clip`).
 #
-# | where | prologue | epilogue |
-# | --- | --- | --- |
-# | the harness, `exercises.map_hook` (05, 07) | `(X, P, offs, m) -> value`, elementwise, no scan | none |
-#
-# The harness: notebook 05, "The harness for Triton elementwise hooks".
+# The harness: [notebook 05, "The harness for Triton elementwise hooks"](05_ppo.ipynb#The-harness-for-Triton-elementwise-hooks);
+# its hook's arguments: [notebook 01, "The harness for Triton prologues"](01_discounted_return.ipynb#The-harness-for-Triton-prologues).
 #
 # * **Inputs:** `X = (advantages,)`; `P = (beta, max_weight)`.
 # * **Returns:** the weight $\exp(A/\beta)$ of each element, clipped at `max_weight` (20 in both
