@@ -2289,7 +2289,8 @@ _PADDING_IDENTITY = ("the row's last step, with padding lanes after it in its bl
 
 
 _STRIDED = ("Most elements are wrong: check the addresses. Element (t, b) of this case's rewards is at "
-            "X + t * {0} + b * {1} (x.stride(0), x.stride(1)), the dones' at their own strides, the output's at its own.")
+            "X + t * {0} + b * {1} (x.stride(0), x.stride(1)), the dones' at their own strides, the output's at "
+            "its own.")
 _ROW_END = "the row's last step (t = T - 1: nothing after it, G_T = 0)"  # where no bootstrap is read
 
 

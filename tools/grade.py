@@ -857,21 +857,22 @@ def _outputs_text(cell) -> str:
     counted, and an error it raised, marked."""
     parts, images = [], 0
     for out in cell.get("outputs", []):
-        kind = out.get("output_type")
-        if kind == "error":
+        if out.get("output_type") == "error":
             parts.append(f"**This cell raised** `{out.get('ename', '?')}: {out.get('evalue', '')}`")
             continue
         data = out.get("data", {})
-        images += any(k.startswith("image/") for k in data)
-        text = out.get("text") if kind == "stream" else data.get("text/plain") if not any(
-            k.startswith("image/") for k in data) else None
-        text = "".join(text) if isinstance(text, list) else text
-        if text and text.strip():
-            text = text.strip()
-            cut = text if len(text) <= OUTPUT_CHARS else text[:OUTPUT_CHARS] + "\n... (cut: the rest is in the notebook)"
-            parts.append(f"```text\n{cut}\n```")
+        if any(k.startswith("image/") for k in data):  # (its text/plain is only "<Figure ...>")
+            images += 1
+            continue
+        text = out.get("text", "") if out.get("output_type") == "stream" else data.get("text/plain", "")
+        text = ("".join(text) if isinstance(text, list) else text).strip()
+        if text:
+            if len(text) > OUTPUT_CHARS:
+                text = text[:OUTPUT_CHARS] + "\n... (cut: the rest is in the notebook)"
+            parts.append(f"```text\n{text}\n```")
     if images:
-        parts.append(f"*({images} plot{'s' if images > 1 else ''}: open the notebook to see {'them' if images > 1 else 'it'})*")
+        parts.append(f"*({images} plot{'s' if images > 1 else ''}: open the notebook to see "
+                     f"{'them' if images > 1 else 'it'})*")
     return "\n\n".join(parts)
 
 
@@ -1061,7 +1062,8 @@ def main(argv=None) -> int:
         for *row, right in rows:
             path = sources.get((row[0], row[1], row[2]))
             d = details.get((row[0], row[1], row[2]), {})
-            failed = [re.sub(r" \(seed=\d+\)$", "", label) for label in d.get("failed", [])]  # (the seed column says it)
+            # (the labels without their "(seed=...)": the seed column says it)
+            failed = [re.sub(r" \(seed=\d+\)$", "", label) for label in d.get("failed", [])]
             w.writerow([*row, path.relative_to(out.parent).as_posix() if path else "",
                         "fixed" if seed is None else seed, right, n_checks.get(row[2], ""), " | ".join(failed),
                         d.get("hint", "")])
