@@ -162,7 +162,8 @@ assert torch.isnan(by_multiplying[:2]).all() and torch.isnan(by_kernel[:2]).all(
 
 
 # %% [markdown]
-# The fix is to carry the episode end as a third element, a **reset** flag $\rho_t$, and
+# The fix is to carry the episode end as a third element, a **reset** flag $\rho_t$ (here only:
+# from notebook 04 on, $\rho_t$ is the importance ratio; the glossary lists such clashes), and
 # *select* instead of multiply. A step's map becomes "$y = b$ if it resets, else $y = b + a\,y'$".
 # Composing "the later run $(a_1, b_1, \rho_1)$ first, then step $(a_2, b_2, \rho_2)$":
 #

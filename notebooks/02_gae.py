@@ -246,7 +246,7 @@ from rltriton_lite.episode import REWARDS, step, values_now_and_next  # noqa: E4
 from rltriton_lite.tile import load  # noqa: E402
 
 # your @triton.jit function gae_prologue(X, SX, P, row, t, m, T, ACC: tl.constexpr) replaces this.
-# A template: the three helper calls are the package's; the two lines with ... are yours.
+# A template: the three helper calls are the package's; the lines with ... are yours.
 #
 # @triton.jit
 # def gae_prologue(X, SX, P, row, t, m, T, ACC: tl.constexpr):
@@ -254,7 +254,7 @@ from rltriton_lite.tile import load  # noqa: E402
 #     r = load(X[REWARDS], SX[REWARDS], row, t, valid, 0.0, ACC)         # the rewards, as ACC
 #     v, v_next = values_now_and_next(X, SX, row, t, m, T, ACC)           # V(s_t) and V(s_{t+1})
 #     delta = ...                                                          # section 2's delta_t
-#     return ..., delta, done, valid, (v,)                                 # (a, b, reset, valid, keep)
+#     return ...                                                           # (a, b, reset, valid, keep)
 gae_prologue = None
 
 # %%

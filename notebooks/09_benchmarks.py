@@ -249,7 +249,8 @@ else:
 #    4096×128, 64×16384 and 16384×1024.
 #    Where does the model hold, and within what ratio? Where it misses by far, which algorithms
 #    miss, and what do they share that the others lack? (Notebook 13's table of the planner's
-#    choices says how the package runs each shape.)
+#    choices says how the package runs each shape; the benchmark's SAC runs at λ = 0, notebook 06,
+#    section 3.)
 # 3. Pick one peer from chart 2 that is within 1.5× of this library somewhere. Read its
 #    implementation (the harness's peer list is in `rltriton_lite/bench.py`) and say where the
 #    difference comes from: the kernel, or the host.

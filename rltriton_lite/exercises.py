@@ -1350,6 +1350,9 @@ def _find_answers():
                 add(obj, f"{mname}.{n}")
     add(scan_hook, f"{__name__}.scan_hook")
     add(map_hook, f"{__name__}.map_hook")
+    profile = sys.modules.get("rltriton_lite.profile")  # its byte counts answer vtrace_floor_bytes
+    for n in ("op", "ops") if profile is not None else ():
+        add(getattr(profile, n), f"rltriton_lite.profile.{n}")
     for i, (obj, shown) in _CHECKER_ONLY.items():
         add(obj, shown)
     holders = []

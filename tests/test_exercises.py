@@ -29,6 +29,7 @@ from conftest import DEVICE
 import rltriton_lite as rl
 import rltriton_lite.reference  # noqa: F401 (rl.reference)
 import rltriton_lite._triton as rl_triton
+import rltriton_lite.profile as rl_profile
 import rltriton_lite.returns as rl_returns
 from rltriton_lite import exercises
 from rltriton_lite import gae as package_gae
@@ -1898,6 +1899,10 @@ MORE_BYPASSES = [
     ("segment_carries", lambda *args: exercises._segment_carries_reference(*args),
      r"rltriton_lite\.exercises\._segment_carries_reference is the checker's own"),
     ("vtrace_floor_bytes", _vtrace_floor_bytes_from_the_cases, r"rltriton_lite\.exercises\.cases is the checker's own"),
+    ("vtrace_floor_bytes", lambda B, T, e: B * T * rl_profile.op("vtrace").bytes_per_step(e),
+     r"rltriton_lite\.profile\.op is the package's answer"),
+    ("vtrace_floor_bytes", lambda B, T, e: B * T * rl_profile.ops()["vtrace"].bytes_per_step(e),
+     r"rltriton_lite\.profile\.ops is the package's answer"),
 ]
 
 
