@@ -3025,7 +3025,8 @@ dual_clip: a @triton.jit elementwise hook dual_clip(X, P, offs, m) -> loss for e
 with X = (ratio, advantages) and P = (epsilon, c): dual-clip PPO's per-element loss,
 -max(min(r A, clip(r, 1-eps, 1+eps) A), c A) where A < 0, and PPO's -min(r A, clip(r) A) where
 A >= 0 (c > 1 bounds the loss of a negative advantage at a large ratio).
-""" + HOOK_RULES, needs="hook", run=_map_with(2), scan=None, hint=lambda *a: _dual_clip_hint(*a))
+""" + HOOK_RULES, needs="hook", run=_map_with(2), scan=None, hint=lambda *a: _dual_clip_hint(*a),
+   key="advantages")  # the clip on the right side of the advantage's sign is the exercise: no partial credit
 def _dual_clip_cases(d):
     eps, c = d.real(0.2, 0.1, 0.3), d.real(3.0, 2.0, 4.0)
     r = np.array([0.5, 0.9, 1.0, 1.1, 1.5, 5.0, 0.5, 0.9, 1.0, 1.1, 1.5, 5.0])

@@ -18,7 +18,8 @@ Writes
   ``docs/…``, ``tools/…`` or ``benchmarks/…`` file a notebook or a copied markdown file names
   (``tools/wall_probe.py``, say);
 * ``OUT_DIR/STUDENTS.md``: the README's "For students" section (getting started, prerequisites,
-  the order and hours, how the exercises are checked, handing in), the students' instructions;
+  the order and hours, how the exercises are checked, handing in), the students' instructions,
+  ending with the commit the handout was built from (``git rev-parse HEAD``);
 * ``OUT_DIR/requirements.txt``: what the notebooks need beside the package (torch, triton, numpy,
   matplotlib, ipywidgets, jupyterlab, tqdm, gymnasium), pinned as the repository's
   ``requirements.txt`` pins them, without its test, lint and integration tools.
@@ -214,7 +215,22 @@ def students_page(readme: Path) -> str:
     start = text.index("#### For students\n") + len("#### For students\n")
     end = re.search(r"^#{1,4} ", text[start:], re.M)
     body = text[start:start + end.start() if end else len(text)].strip()
-    return "# The course: for students\n\n(From the course's README.)\n\n" + body + "\n"
+    return "# The course: for students\n\n(From the course's README.)\n\n" + body + "\n\n" + built_from(readme.parent)
+
+
+def built_from(root: Path) -> str:
+    """The last line of STUDENTS.md: the commit the handout was built from (the teacher's guide,
+    section 7: build and grade from one commit all term), or that it is not known."""
+    import subprocess
+    try:
+        commit = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True,
+                                timeout=30, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain"], capture_output=True, text=True,
+                               timeout=30, check=True).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return "*This handout was built outside a git checkout: its commit is not known.*\n"
+    changed = " (with changes not committed)" if dirty else ""
+    return f"*This handout was built from the course's commit {commit}{changed}.*\n"
 
 
 def student_requirements(requirements: Path) -> str:
