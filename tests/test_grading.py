@@ -721,11 +721,13 @@ TEACHING = ROOT / "docs" / "TEACHING.md"
 
 
 def test_the_guide_s_summative_command_grades_the_exercises_it_calls_safe():
-    """The teacher's guide's --exercises list is its "safe to grade" bullet's exercises, no more,
+    """The teacher's guide's --exercises list is the exercises its table marks graded, no more,
     no fewer."""
     text = TEACHING.read_text(encoding="utf-8")
-    safe = text[text.index("* safe to grade"):text.index("So for a summative grade")]
-    named = {n for n in re.findall(r"`(\w+)`", safe) if n in exercises.names()}
+    table = _table(text, "| exercise | notebook | for a grade? |")
+    assert list(table) == exercises.names()  # every exercise, in course order
+    assert all(cells[1].startswith(("graded", "practice")) for cells in table.values()), table
+    named = {n for n, cells in table.items() if cells[1].startswith("graded")}
     (listed,) = {m for m in re.findall(r"--exercises ([\w,]+)", text)}
     assert named == set(listed.split(",")) and len(named) == 8, (named, listed)
 
