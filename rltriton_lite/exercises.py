@@ -1230,15 +1230,12 @@ def _recorded() -> dict:
     """The keys' values on the fixed cases, by digest (_keys.npz): an array, a tuple of arrays, or a number."""
     out: dict = {}
     with np.load(_RECORDED_KEYS) as table:
-        for k in table.files:
-            digest, _, part = k.partition(".")
-            v = table[k]
+        for k in sorted(table.files, key=lambda k: (k.partition(".")[0], int(k.partition(".")[2] or 0))):
+            digest, _, part = k.partition(".")  # "digest.i": part i of a tuple, in order
+            v = table[k]  # (read once: each access decompresses)
             v = v.item() if v.ndim == 0 else v
-            if part:
-                out.setdefault(digest, {})[int(part)] = v
-            else:
-                out[digest] = v
-    return {k: tuple(v[i] for i in range(len(v))) if isinstance(v, dict) else v for k, v in out.items()}
+            out[digest] = out.get(digest, ()) + (v,) if part else v
+    return out
 
 
 @_checker_only

@@ -2509,12 +2509,6 @@ def _through_the_copy(h, name):
     }[name]
 
 
-def _graded_in_the_guide():
-    text = (Path(__file__).resolve().parent.parent / "docs" / "TEACHING.md").read_text(encoding="utf-8")
-    (listed,) = set(re.findall(r"--exercises ([\w,]+)", text))
-    return set(listed.split(","))
-
-
 @pytest.mark.parametrize("name,passes", [("td_target_kernel", False), ("strided_scan", False), ("gae_kernel", True),
                                          ("vtrace_kernel", True)])
 def test_a_copy_of_the_harness_answers_no_exercise_the_guide_grades(copied_harness, name, passes):
@@ -2523,7 +2517,8 @@ def test_a_copy_of_the_harness_answers_no_exercise_the_guide_grades(copied_harne
     edited copy, or scan.py's, passes)."""
     fn = _through_the_copy(copied_harness, name)
     if passes:
-        assert exercises.check(name, fn, seed=3) is None and name not in _graded_in_the_guide()
+        from test_grading import graded_in_the_guide
+        assert exercises.check(name, fn, seed=3) is None and name not in graded_in_the_guide()
     else:
         with pytest.raises(AssertionError, match=rf"^{name}, "):
             exercises.check(name, fn, seed=3)

@@ -136,14 +136,16 @@ def student_notebook(nb):
     return nb
 
 
+def leaking_lines(where: str, text: str) -> list[str]:
+    """The lines of ``text`` that point to the solutions or the answer key: 'where, line K: text'."""
+    return [f"{where}, line {k}: {line.strip()[:120]}" for k, line in enumerate(text.splitlines(), 1)
+            if LEAKS.search(line)]
+
+
 def leaks(nb, name: str) -> list[str]:
     """Where a notebook still points to the solutions or the answer key: 'name, cell N, line K: text'."""
-    found = []
-    for number, cell in enumerate(nb.cells, 1):
-        for k, line in enumerate(cell.source.splitlines(), 1):
-            if LEAKS.search(line):
-                found.append(f"{name}, cell {number} ({cell.cell_type}), line {k}: {line.strip()[:120]}")
-    return found
+    return [found for number, cell in enumerate(nb.cells, 1)
+            for found in leaking_lines(f"{name}, cell {number} ({cell.cell_type})", cell.source)]
 
 
 def _left_out(path: Path, src: Path) -> bool:
@@ -215,7 +217,8 @@ def students_page(readme: Path) -> str:
     start = text.index("#### For students\n") + len("#### For students\n")
     end = re.search(r"^#{1,4} ", text[start:], re.M)
     body = text[start:start + end.start() if end else len(text)].strip()
-    return "# The course: for students\n\n(From the course's README.)\n\n" + body + "\n\n" + built_from(readme.parent)
+    return ("# The course: for students\n\n(From the course's README.)\n\n" + body + "\n\n"
+            + built_from(readme.parent))
 
 
 def built_from(root: Path) -> str:
@@ -258,8 +261,7 @@ def plan(src: Path) -> dict[Path, object]:
                 text = path.read_text()
             except (UnicodeDecodeError, OSError):
                 text = ""
-            problems += [f"{rel}, line {k}: {line.strip()[:120]}" for k, line in enumerate(text.splitlines(), 1)
-                         if LEAKS.search(line)]
+            problems += leaking_lines(str(rel), text)
             out[rel] = path
     if problems:
         raise Leak("pointers to the solutions or the answer key left (add their wording to "
@@ -288,8 +290,7 @@ def build(out_dir, src=None, force=False) -> dict:
     pages = {} if students is None else {"STUDENTS.md": students}
     extras, problems = named_files(files, root)
     problems += leaks_in_files([root / e for e in extras], root)
-    problems += [f"STUDENTS.md, line {k}: {line.strip()[:120]}" for k, line in
-                 enumerate((students or "").splitlines(), 1) if LEAKS.search(line)]
+    problems += leaking_lines("STUDENTS.md", students or "")
     problems += dangling_links(files, extras, result_files, root, pages)
     if problems:
         raise Leak("the build would not stand alone (a pointer to the solutions, a link or a named file "
@@ -323,12 +324,7 @@ def build(out_dir, src=None, force=False) -> dict:
 
 def leaks_in_files(paths, root: Path) -> list[str]:
     """Lines of the copied repository files that point to the solutions or the answer key."""
-    found = []
-    for path in paths:
-        for k, line in enumerate(path.read_text().splitlines(), 1):
-            if LEAKS.search(line):
-                found.append(f"{path.relative_to(root)}, line {k}: {line.strip()[:120]}")
-    return found
+    return [found for path in paths for found in leaking_lines(str(path.relative_to(root)), path.read_text())]
 
 
 def main(argv=None) -> int:
