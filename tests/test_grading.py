@@ -122,6 +122,9 @@ def test_grades(graded):
         ("dave", "matrix_compose"): "not attempted",       # named by the file: notebook 00's exercise
     }, rows
     assert len(rows) == len(g)  # the checkpoint copy is not a notebook of its own
+    head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True,
+                          check=True).stdout.strip()
+    assert {r["commit"] for r in rows} == {grade.course_commit(ROOT)} and rows[0]["commit"].startswith(head)
     seeds = {r["seed"] for r in rows}  # no --seed, no --fixed: one seed drawn for the run, in every row
     assert len(seeds) == 1 and seeds.pop().isdigit(), rows
     assert g["alice", "gae_pairs"][1].startswith("gae_pairs, ")  # the checker's message: the case that failed

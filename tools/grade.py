@@ -40,7 +40,9 @@ the bug the exercise is about), and ``checks_failed``, a ``wrong`` answer's fail
 labels (``exercises.checks``: each case's description, "the probe"), joined by `` | ``, so a
 reader sees which cases an answer misses without running it, and ``hint``, the checker's hint for
 it (the "Hint:" line under the message: where the error starts, the slip it recognises), by
-which the teacher's list of common wrong answers is ordered. Beside it, ``<csv stem>-students.csv`` has
+which the teacher's list of common wrong answers is ordered, and ``commit``, the course's commit the
+checkers and keys came from (``course_commit``): a regrade with the same seed and commit gives the same
+verdicts. Beside it, ``<csv stem>-students.csv`` has
 a row per student: the exercises of each status, the checks passed, and ``points``, 1 per correct
 exercise plus each other one's checks passed over its checks. ``--roster FILE`` (one student name
 per line, ``#`` comments) lists the course there in its order: a student without a notebook gets 0
@@ -156,6 +158,21 @@ MESSAGE_CHARS = 500
 
 class UsageError(Exception):
     pass
+
+
+def course_commit(root: Path) -> str:
+    """The commit of the course checkout at ``root`` (the checkers' code and keys), with " (with changes not
+    committed)" where it has them, or "unknown" outside a git checkout: the teacher's guide, section 7."""
+    import subprocess
+    try:
+        git = ["git", "-C", str(root)]
+        commit = subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True, text=True, timeout=30,
+                                check=True).stdout.strip()
+        dirty = subprocess.run([*git, "status", "--porcelain"], capture_output=True, text=True, timeout=30,
+                               check=True).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return commit + (" (with changes not committed)" if dirty else "")
 
 
 # --------------------------------------------------------------------------- students and notebooks
@@ -1053,10 +1070,11 @@ def main(argv=None) -> int:
     sources = write_sources(out.parent / f"{out.stem}-sources", grader.graded)
     n_checks = {name: rltriton_lite.exercises._n_checks(name, seed) for name in {r[2] for r in rows} if name}
     rows = [(*row, n_checks[row[2]] if right is None else right) for *row, right in rows]  # correct: every check
+    commit = course_commit(Path(rltriton_lite.__file__).resolve().parent.parent)  # the checkers' code and keys
     with open(args.out, "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["student", "notebook", "exercise", "status", "message", "source", "seed", "checks_passed",
-                    "checks", "checks_failed", "hint"])
+                    "checks", "checks_failed", "hint", "commit"])
         details = {(job.student, str(job.notebook), name): d
                    for job in grader.graded for name, d in job.details.items()}
         for *row, right in rows:
@@ -1066,7 +1084,7 @@ def main(argv=None) -> int:
             failed = [re.sub(r" \(seed=\d+\)$", "", label) for label in d.get("failed", [])]
             w.writerow([*row, path.relative_to(out.parent).as_posix() if path else "",
                         "fixed" if seed is None else seed, right, n_checks.get(row[2], ""), " | ".join(failed),
-                        d.get("hint", "")])
+                        d.get("hint", ""), commit])
     per_student = out.parent / f"{out.stem}-students.csv"
     write_students(per_student, rows, n_checks, roster, only, {student for student, _ in students})
     if args.collect_answers:

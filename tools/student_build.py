@@ -224,16 +224,11 @@ def students_page(readme: Path) -> str:
 def built_from(root: Path) -> str:
     """The last line of STUDENTS.md: the commit the handout was built from (the teacher's guide,
     section 7: build and grade from one commit all term), or that it is not known."""
-    import subprocess
-    try:
-        commit = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True,
-                                timeout=30, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain"], capture_output=True, text=True,
-                               timeout=30, check=True).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
+    from grade import course_commit  # (tools/grade.py, beside this file)
+    commit = course_commit(root)
+    if commit == "unknown":
         return "*This handout was built outside a git checkout: its commit is not known.*\n"
-    changed = " (with changes not committed)" if dirty else ""
-    return f"*This handout was built from the course's commit {commit}{changed}.*\n"
+    return f"*This handout was built from the course's commit {commit}.*\n"
 
 
 def student_requirements(requirements: Path) -> str:
