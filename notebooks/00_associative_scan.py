@@ -24,25 +24,25 @@
 # * **Needs:** Python, NumPy and PyTorch tensors. No GPU: on a CPU the kernels run in the Triton
 #   interpreter.
 # * **Minimum path:** all seven sections (00b, 00c and 01 build on 4, 5 and 7) and the checked
-#   exercise `matrix_compose`; skim Blelloch's scan in section 1; the open questions can wait.
+#   exercise `matrix_compose`. Skim Blelloch's scan in section 1. The open questions can wait.
 #
-# Every algorithm in this collection — discounted returns, GAE, TD(λ), V-trace, the soft
-# λ-returns of SAC — is a loop that runs **backwards in time**:
+# Every algorithm in this collection is a loop that runs **backwards in time**. That holds for
+# discounted returns, GAE, TD(λ), V-trace and the soft λ-returns of SAC:
 #
 # $$y_t = b_t + a_t \, y_{t+1}, \qquad t = T-1, \dots, 0.$$
 #
 # A Python loop does this one step at a time: $T$ dependent steps. A GPU wants thousands of
-# independent pieces of work. This notebook shows why the loop can nevertheless be run in
-# parallel — the steps are *affine maps*, and composing affine maps is associative — and how
-# `rltriton_lite` turns that into one Triton kernel. Everything claimed here is checked with an
-# `assert`. New words (scan, carry, chunk, warp, ...) are in the glossary, [`GLOSSARY.md`](GLOSSARY.md),
-# each with the notebook that introduces it.
+# independent pieces of work. Yet the loop can run in parallel. The steps are *affine maps*, and
+# composing affine maps is associative. This notebook shows why, and how `rltriton_lite` turns
+# that into one Triton kernel. Every claim here is checked with an `assert`. New words (scan,
+# carry, chunk, warp, ...) are in the glossary, [`GLOSSARY.md`](GLOSSARY.md), each with the
+# notebook that introduces it.
 #
-# Without a GPU the Triton kernels run on the CPU under the Triton interpreter, which must be
-# switched on before the package is imported. Every function's default, `backend="auto"`, picks
-# the Triton kernel on a GPU and the PyTorch path on a CPU (the interpreter checks the kernels, it
-# is never the fast path), so wherever these notebooks mean the kernel they pass `backend=KERNEL`,
-# which runs it on any machine:
+# Without a GPU, the Triton kernels run on the CPU under the Triton interpreter. You must switch
+# it on before you import the package. Every function's default, `backend="auto"`, picks the
+# Triton kernel on a GPU and the PyTorch path on a CPU. (The interpreter checks the kernels; it
+# is never the fast path.) So wherever these notebooks mean the kernel, they pass
+# `backend=KERNEL`, which runs it on any machine:
 
 # %%
 import inspect
@@ -69,8 +69,8 @@ print("kernels run", "compiled on " + torch.cuda.get_device_name() if DEVICE == 
 # ## 1. What a scan is
 #
 # A *scan* (prefix sum) of $x_0, \dots, x_{n-1}$ under an operator $\oplus$ returns every
-# prefix: $x_0,\; x_0 \oplus x_1,\; \dots,\; x_0 \oplus \dots \oplus x_{n-1}$. Three ways to
-# compute it:
+# prefix: $x_0,\; x_0 \oplus x_1,\; \dots,\; x_0 \oplus \dots \oplus x_{n-1}$. There are three
+# ways to compute it:
 #
 # | algorithm | work (operations) | depth (parallel steps) |
 # |---|---|---|
@@ -78,9 +78,9 @@ print("kernels run", "compiled on " + torch.cuda.get_device_name() if DEVICE == 
 # | Hillis–Steele (1986) | about $n \log_2 n$ | $\log_2 n$ |
 # | Blelloch (1990): up-sweep, down-sweep | about $2n$ for the exclusive scan ($3n$ with the last pass below, which makes it inclusive) | $2 \log_2 n$ |
 #
-# Both parallel versions regroup the operations — $(x_0 \oplus x_1) \oplus (x_2 \oplus x_3)$
-# instead of $((x_0 \oplus x_1) \oplus x_2) \oplus x_3$ — which is allowed exactly when
-# $\oplus$ is **associative**. Here are the three, for sums:
+# Both parallel versions regroup the operations: $(x_0 \oplus x_1) \oplus (x_2 \oplus x_3)$
+# instead of $((x_0 \oplus x_1) \oplus x_2) \oplus x_3$. That is allowed exactly when $\oplus$
+# is **associative**. Here are the three, for sums:
 
 # %%
 def scan_sequential(x, op):
@@ -138,8 +138,8 @@ print(prefixes[-1])
 # %% [markdown]
 # ## 2. One step of the loop is an affine map
 #
-# Step $t$ maps the value after it to the value at it: $f_t(y) = a_t\,y + b_t$. Applying step
-# $t+1$ first, then step $t$, is again affine:
+# Step $t$ maps the value after it to the value at it: $f_t(y) = a_t\,y + b_t$. Apply step
+# $t+1$ first, then step $t$, and the result is again affine:
 #
 # $$f_t(f_{t+1}(y)) = a_t(a_{t+1} y + b_{t+1}) + b_t = (a_t a_{t+1})\,y + (b_t + a_t b_{t+1}).$$
 #
@@ -148,10 +148,10 @@ print(prefixes[-1])
 #
 # $$(a_1, b_1) \oplus (a_2, b_2) = (a_2 a_1,\; b_2 + a_2 b_1), \qquad \text{the map } y \mapsto a_2(a_1 y + b_1) + b_2,$$
 #
-# with identity $(1, 0)$. This is the order of every scan in this course and of Triton's
-# `tl.associative_scan` (notebook 00b): the first argument is the run of steps that comes first
-# in scan order, and it is applied first. It is not commutative — order matters — but it is
-# associative, which is all a scan needs. A numeric check on random pairs:
+# with identity $(1, 0)$. Every scan in this course uses this order, and so does Triton's
+# `tl.associative_scan` (notebook 00b). The first argument is the run of steps that comes first
+# in scan order, and it is applied first. The operator is not commutative: order matters. But it
+# is associative, and that is all a scan needs. A numeric check on random pairs:
 
 # %%
 def combine(first, then):
@@ -181,18 +181,18 @@ print("associative on 1000 random triples; (1, 0) is the identity")
 # $$(a_1, b_1) \oplus \big((a_2, b_2) \oplus (a_3, b_3)\big) = (a_1, b_1) \oplus (a_3 a_2,\; b_3 + a_3 b_2)
 #   = (a_3 a_2 a_1,\; b_3 + a_3 b_2 + a_3 a_2 b_1).$$
 #
-# (Shorter still: a pair *is* the map $y \mapsto a y + b$, $\oplus$ is composition of maps
-# — $p \oplus q = q \circ p$ in the mathematician's notation, which reads right to left — and
-# composing functions is associative.)
+# (Shorter still: a pair *is* the map $y \mapsto a y + b$, and $\oplus$ is composition of maps.
+# In the mathematician's notation, which reads right to left, $p \oplus q = q \circ p$. Composing
+# functions is associative.)
 
 # %% [markdown]
 # ## 3. The backward recurrence as a reverse scan
 #
 # Compose the maps from the end: $y_t = f_t(f_{t+1}(\cdots f_{T-1}(y_T)))$, i.e. $f_{T-1}$ first,
-# then $f_{T-2}$, ..., then $f_t$. That is a scan of the pairs taken in reverse order, **scan
-# order** being reverse time: its prefix ending at step $t$ is $f_{T-1} \oplus f_{T-2} \oplus
-# \dots \oplus f_t$, the map from $y_T$ to $y_t$. So `combine` goes into the scans as it is, and
-# the Hillis–Steele scan above reproduces the loop:
+# then $f_{T-2}$, ..., then $f_t$. That is a scan of the pairs taken in reverse order: **scan
+# order** is reverse time. Its prefix ending at step $t$ is $f_{T-1} \oplus f_{T-2} \oplus
+# \dots \oplus f_t$, the map from $y_T$ to $y_t$. So `combine` goes into the scans as it is.
+# The Hillis–Steele scan above reproduces the loop:
 
 # %%
 T = 12
@@ -218,29 +218,31 @@ print(np.round(loop, 3))
 # ## 4. Episode ends are resets, padding is the identity
 #
 # At an episode end nothing flows back from the next episode: $y_t = b_t$, i.e. $a_t = 0$.
-# Multiplying by zero is *not* the same as ignoring the value: $0 \cdot \text{NaN} = \text{NaN}$,
-# so one bad reward would poison every earlier episode. The kernels therefore carry a reset flag
-# and **select** instead of multiplying. (The function below is the package's Triton code:
-# read `tl.where` as `np.where`; notebook 00b teaches Triton.) In the combine, a step that resets discards what is
-# behind it:
+# Multiplying by zero is *not* the same as ignoring the value. Since $0 \cdot \text{NaN} =
+# \text{NaN}$, one bad reward would poison every earlier episode. So the kernels carry a reset
+# flag and **select** instead of multiplying. (The function below is the package's Triton code.
+# Read `tl.where` as `np.where`; notebook 00b teaches Triton.) In the combine, a step that resets
+# discards what is behind it:
 
 # %%
 print(inspect.getsource(getattr(scan.combine, "fn", scan.combine)))
 
 # %% [markdown]
-# The same order as `combine`: `(a_l, b_l, r_l)` is the run scanned so far, applied first, and
-# `(a_r, b_r, r_r)` the run after it in scan order (one step or several, in a tree scan). Is the
-# combine with the flag still associative? Read a triple $(a, b, r)$ as the map $y \mapsto b$ if $r$, else $a y + b$: the
-# combine is composition of these maps. But the argument "composition is associative" is not
-# enough here, because two triples can be the same map ($a$ is ignored when $r$ is set), so
-# the combine has to be associative on the triples themselves. Directly: write $p \oplus q$ with
-# $r = r_p \lor r_q$, $a = \mathrm{sel}(r_q, a_q, a_q a_p)$, $b = \mathrm{sel}(r_q, b_q, b_q + a_q b_p)$.
-# The $r$ part is an OR, associative. For $a$ and $b$, both groupings of $p \oplus q \oplus s$ give,
-# case by case ($r_s$ set; $r_s$ clear and $r_q$ set; neither),
+# The order is the same as `combine`'s. `(a_l, b_l, r_l)` is the run scanned so far, applied
+# first. `(a_r, b_r, r_r)` is the run after it in scan order (one step or several, in a tree
+# scan). Is the combine with the flag still associative? Read a triple $(a, b, r)$ as the map
+# $y \mapsto b$ if $r$, else $a y + b$. The combine is composition of these maps. But "composition
+# is associative" is not enough here. Two triples can be the same map ($a$ is ignored when $r$ is
+# set), so the combine has to be associative on the triples themselves.
+#
+# Directly: write $p \oplus q$ with $r = r_p \lor r_q$, $a = \mathrm{sel}(r_q, a_q, a_q a_p)$,
+# $b = \mathrm{sel}(r_q, b_q, b_q + a_q b_p)$. The $r$ part is an OR, which is associative. For $a$
+# and $b$, check case by case: $r_s$ set; $r_s$ clear and $r_q$ set; neither. Both groupings of
+# $p \oplus q \oplus s$ give
 # $\mathrm{sel}(r_s, a_s, \mathrm{sel}(r_q, a_s a_q, a_s a_q a_p))$ and
-# $\mathrm{sel}(r_s, b_s, \mathrm{sel}(r_q, b_s + a_s b_q, b_s + a_s b_q + a_s a_q b_p))$: the latest
-# step that resets wins, and without a reset it is the affine combine of section 2. A check in
-# NumPy, flags included:
+# $\mathrm{sel}(r_s, b_s, \mathrm{sel}(r_q, b_s + a_s b_q, b_s + a_s b_q + a_s a_q b_p))$.
+# The latest step that resets wins. Without a reset, it is the affine combine of section 2. A
+# check in NumPy, flags included:
 
 # %%
 def combine_np(first, then):
@@ -261,8 +263,8 @@ print("multiply by zero:", 2.0 + 0.0 * nan_later[2], " select:", np.where(True, 
 assert np.isnan(2.0 + 0.0 * nan_later[2])
 
 # %% [markdown]
-# A padded step (``mask[t] = 0``, e.g. prompt tokens in RLHF) is the identity $(1, 0)$: the
-# carry passes through it untouched and its output is 0. With both, on the real kernel — a
+# A padded step (``mask[t] = 0``, e.g. prompt tokens in RLHF) is the identity $(1, 0)$. The
+# carry passes through it untouched, and its output is 0. Here are both, on the real kernel. A
 # NaN in the second episode of row 0 stays there:
 
 # %%
@@ -282,11 +284,11 @@ assert y[0, 4] == 0 and y[0, 5] == 6.0
 #
 # ## 5. Chunks and a carry
 #
-# A GPU program holds a few thousand values at a time. For any $T$ the kernel cuts time into
-# chunks of `BLOCK` steps, scans each chunk in parallel, and hands the chunk's first value (in
-# time) to the chunk before it as its **carry** — the $y_{\text{init}}$ of that chunk. Because
-# the chunk's scan produced composed maps $(A_t, B_t)$, finishing it is one multiply-add per
-# step: $y_t = B_t + A_t \cdot \text{carry}$.
+# A GPU program holds a few thousand values at a time. So for any $T$ the kernel cuts time into
+# chunks of `BLOCK` steps and scans each chunk in parallel. It hands the chunk's first value (in
+# time) to the chunk before it as its **carry**: the $y_{\text{init}}$ of that chunk. The chunk's
+# scan produced composed maps $(A_t, B_t)$. So finishing it is one multiply-add per step:
+# $y_t = B_t + A_t \cdot \text{carry}$.
 
 # %%
 def chunked(a, b, block):
@@ -338,16 +340,16 @@ plt.show()
 # ## 6. The kernel
 #
 # `rltriton_lite/scan.py` holds the one kernel every algorithm uses. Each program owns a few
-# rows, walks their chunks in scan order, asks the algorithm's **prologue** for the pairs
-# $(a_t, b_t)$ and reset flags of the chunk, scans them, applies the carry, and hands $y_t$ (and
-# $y$ of the step before in scan order) to the algorithm's **epilogue**, which writes the outputs.
-# Notebooks 00b and 00c have you write that kernel yourself, step by step; how the package makes
-# it fast (several steps per thread, vector loads, long rows split across programs) is the
-# optional appendix, notebook 13.
+# rows and walks their chunks in scan order. For each chunk, it asks the algorithm's
+# **prologue** for the pairs $(a_t, b_t)$ and reset flags. It scans them and applies the carry.
+# Then it hands $y_t$ (and $y$ of the step before in scan order) to the algorithm's
+# **epilogue**, which writes the outputs. Notebooks 00b and 00c have you write that kernel
+# yourself, step by step. How the package makes it fast is the optional appendix, notebook 13
+# (several steps per thread, vector loads, long rows split across programs).
 #
-# The primitive itself is `rl.linear_scan`, whose prologue just loads `a` and `b`. Checked
-# against the loop on random rows, with padding and an initial carry, backwards and forwards in
-# time:
+# The primitive itself is `rl.linear_scan`, whose prologue just loads `a` and `b`. Here it is
+# checked against the loop on random rows, with padding and an initial carry, backwards and
+# forwards in time:
 
 # %%
 B, T = 3, 70
@@ -366,8 +368,8 @@ print("linear_scan matches the loop, reverse and forward")
 # ## 7. Gradients are a scan too
 #
 # Notebook 01 asks you to write the backward pass of the returns as a scan. Here is where that
-# scan comes from. Take the reverse scan $y_t = b_t + a_t\,y_{t+1}$ with $y_T$ given, and a loss
-# $L$ of all the $y_t$. Autograd hands the backward pass `dy`, with $dy_t = \partial L/\partial y_t$.
+# scan comes from. Take the reverse scan $y_t = b_t + a_t\,y_{t+1}$ with $y_T$ given. Let $L$ be
+# a loss of all the $y_t$. Autograd hands the backward pass `dy`, with $dy_t = \partial L/\partial y_t$.
 # That is the direct effect of $y_t$ on $L$ only, as if the other $y$ were fixed.
 #
 # But $y_t$ also feeds the step before it, $y_{t-1} = b_{t-1} + a_{t-1}\,y_t$. So write $g_t$ for
@@ -389,7 +391,7 @@ print("linear_scan matches the loop, reverse and forward")
 # $$y_2 = b_2 + a_2 y_3, \qquad y_1 = b_1 + a_1 b_2 + a_1 a_2 y_3, \qquad y_0 = b_0 + a_0 b_1 + a_0 a_1 b_2 + a_0 a_1 a_2 y_3.$$
 #
 # Take $L = y_0 + y_1 + y_2$, so every $dy_t = 1$. Then $\partial L/\partial b_2 = 1 + a_1 + a_0 a_1
-# = 1 + a_1(1 + a_0)$, which is $dy_2 + a_1 g_1$ with $g_1 = 1 + a_0$: the recurrence above. With
+# = 1 + a_1(1 + a_0)$. That is $dy_2 + a_1 g_1$ with $g_1 = 1 + a_0$: the recurrence above. With
 # $a = (0.5, 2, 3)$, $b = (1, 1, 1)$ and $y_3 = 1$:
 #
 # * the loop, from the end: $y_2 = 1 + 3 = 4$, $y_1 = 1 + 2 \cdot 4 = 9$,
@@ -418,7 +420,7 @@ print("dL/db =", dL_db.tolist(), " dL/da =", dL_da.tolist())
 # %% [markdown]
 # The same on a random row, with a random weight on each $y_t$ (so $dy$ is not all ones). The
 # gradient of $b$ is a forward scan of $(a_{t-1}, dy_t)$, here by the loop of `reference`. The
-# multiplier at $t = 0$ is never used, since the scan starts from 0, so any value will do there:
+# scan starts from 0, so the multiplier at $t = 0$ is never used. Any value will do there:
 
 # %%
 T = 8
@@ -453,16 +455,16 @@ print("kernel gradients match autograd")
 # ## Exercises
 #
 # The exercise with a checker: write the function in the starter's cell, then run the cell after
-# it: `exercises.attempt` prints "not attempted yet" while the starter is untouched, then either
-# "correct on every case" or an `AssertionError` naming the case that failed.
-# `print(exercises.task(name))` restates the task; the solution is in
+# it. `exercises.attempt` prints "not attempted yet" while the starter is untouched. Then it
+# prints either "correct on every case" or an `AssertionError` naming the case that failed.
+# `print(exercises.task(name))` restates the task. The solution is in
 # `notebooks/solutions/<name>.py` (`%load solutions/<name>.py` in the starter's cell loads it).
 #
 # **`matrix_compose`.** Write the composition of maps $y \mapsto A\,y + b$ with a matrix $A$ and
 # a vector $b$ (a linear system run backwards). This one is named and ordered as mathematics
-# writes it: `matrix_compose(p, q)` is $p \circ q$, `q` applied first, then `p` — the reverse of
-# `combine`'s order, so `matrix_compose(p, q)` is `combine(q, p)` for matrices. Reading an
-# operator's order off its definition is the skill this exercise checks.
+# writes it: `matrix_compose(p, q)` is $p \circ q$, `q` applied first, then `p`. That is the
+# reverse of `combine`'s order, so `matrix_compose(p, q)` is `combine(q, p)` for matrices. This
+# exercise checks one skill: reading an operator's order off its definition.
 
 # %%
 def matrix_compose(p, q):
@@ -482,8 +484,8 @@ exercises.attempt("matrix_compose", matrix_compose)
 # 1. Is `matrix_compose` still associative? What does the identity become? Why does the order
 #    of the operands now matter even for the $A$ part?
 # 2. Count the combines of `scan_hillis_steele` and `scan_blelloch` for $n = 1024$ (with the
-#    affine operator, two multiplications each). Which would you choose for a GPU warp (a group
-#    of 32 threads that run in lockstep), and which for $10^6$ elements?
+#    affine operator, two multiplications each). Which would you choose for a GPU warp (32
+#    threads that run in lockstep)? Which for $10^6$ elements?
 # 3. In `chunked`, what happens to accuracy in float32 when all $a_t$ are close to 1 and
 #    $T = 10^6$? Try it with `np.float32`.
 
@@ -501,13 +503,13 @@ exercises.attempt("matrix_compose", matrix_compose)
 #
 # * Each step of $y_t = b_t + a_t y_{t+1}$ is an affine map; maps compose as $(a_1, b_1) \oplus
 #   (a_2, b_2) = (a_2 a_1,\; b_2 + a_2 b_1)$, left first, identity $(1, 0)$.
-# * That operator is associative but not commutative: Hillis–Steele and Blelloch may regroup it
-#   but must keep its order, and a return is this scan taken in reverse time.
+# * That operator is associative but not commutative. Hillis–Steele and Blelloch may regroup it
+#   but must keep its order. A return is this scan taken in reverse time.
 # * An episode end is a reset flag and a select, not $a_t = 0$: $0 \cdot \text{NaN} =
 #   \text{NaN}$ would poison earlier episodes. A padded step is the identity $(1, 0)$.
-# * Rows of any length: chunks scanned in parallel, each finished by one multiply-add with the
-#   carry from the chunk after it, $y_t = B_t + A_t \cdot \text{carry}$.
+# * Rows of any length: chunks are scanned in parallel. Each is finished by one multiply-add with
+#   the carry from the chunk after it, $y_t = B_t + A_t \cdot \text{carry}$.
 # * `rl.linear_scan(a, b, initial=, mask=, reverse=)` runs all of this in one kernel.
-# * Its gradient is the transposed scan, the same recurrence run the other way in time:
+# * Its gradient is the transposed scan: the same recurrence, run the other way in time.
 #   $\partial L/\partial b$ is a forward scan of $(a_{t-1}, dy_t)$, and $\partial L/\partial a_t =
 #   \partial L/\partial b_t \cdot y_{t+1}$.

@@ -23,25 +23,25 @@
 #   newcomer), in one or two sessions. It has no open question.
 # * **Needs:** notebook 00. No GPU: Triton's interpreter runs every kernel on a CPU.
 # * **Minimum path:** all three sections, each ending in its checked exercise (`td_target_kernel`,
-#   `block_scan`, `chunked_scan`); the notebook has no open question.
+#   `block_scan`, `chunked_scan`). The notebook has no open question.
 #
 # Notebook 00 showed that every algorithm in this course is a reverse scan over affine maps.
-# Here you write that scan as a GPU kernel, in three steps, each one an exercise that checks
+# Here you write that scan as a GPU kernel, in three steps. Each step is an exercise that checks
 # itself:
 #
 # 1. a first kernel: programs, blocks of indices, masks, loads and stores;
 # 2. a scan of one block with `tl.associative_scan`;
 # 3. rows longer than a block: a loop over chunks with a carry.
 #
-# Notebook 00c goes on from your chunked scan: episode ends as a select (so a NaN never crosses
-# an episode end), the algorithm's prologue and epilogue as hooks, and then the package's own
-# kernel, which is these steps plus the engineering that makes them fast (that part is optional:
-# notebook 13, the appendix). Words you meet here for the first time (program, block, mask,
-# carry, warp, ...) are in the glossary, [`GLOSSARY.md`](GLOSSARY.md).
+# Notebook 00c goes on from your chunked scan. It adds episode ends as a select (so a NaN never
+# crosses an episode end) and the algorithm's prologue and epilogue as hooks. Then comes the
+# package's own kernel: these steps plus the engineering that makes them fast. (That part is
+# optional: notebook 13, the appendix.) Words you meet here for the first time (program, block,
+# mask, carry, warp, ...) are in the glossary, [`GLOSSARY.md`](GLOSSARY.md).
 #
-# **No GPU needed**: Triton's interpreter runs every kernel on the CPU (`TRITON_INTERPRET=1`,
-# set before `triton` is imported: the next cell does it). What the interpreter cannot show you
-# is in notebook 13, section 6.
+# **No GPU needed**: Triton's interpreter runs every kernel on the CPU. It needs
+# `TRITON_INTERPRET=1`, set before `triton` is imported; the next cell does it. What the
+# interpreter cannot show you is in notebook 13, section 6.
 #
 # **How the exercises work** (here and in every later notebook):
 #
@@ -78,15 +78,17 @@ print("device:", DEVICE, "(Triton interpreter)" if os.environ.get("TRITON_INTERP
 # ## 1. A first kernel
 #
 # A Triton kernel is a function that many **programs** run at once, each on its own **block** of
-# data. You launch it on a grid, `kernel[(n_programs,)](args...)`; inside, `tl.program_id(0)`
-# says which program this is. A program works on whole blocks: `tl.arange(0, BLOCK)` is the
-# vector $0, 1, \dots, \text{BLOCK}-1$ (BLOCK a power of two, a `tl.constexpr`: fixed when the
-# kernel is compiled), so `offs = pid * BLOCK + tl.arange(0, BLOCK)` are the indices this
-# program owns. Tensors arrive as pointers to their first element, and pointer arithmetic counts
-# elements, not bytes: `tl.load(X + offs)` reads the block, `tl.store(Y + offs, y)` writes it,
-# and element `(row, t)` of a contiguous `(B, T)` tensor is at `X + row * T + t`.
+# data. You launch it on a grid, `kernel[(n_programs,)](args...)`. Inside, `tl.program_id(0)`
+# says which program this is. A program works on whole blocks. `tl.arange(0, BLOCK)` is the
+# vector $0, 1, \dots, \text{BLOCK}-1$. BLOCK is a power of two and a `tl.constexpr`: fixed when
+# the kernel is compiled. So `offs = pid * BLOCK + tl.arange(0, BLOCK)` are the indices this
+# program owns.
 #
-# The last block usually runs past the end of the tensor. A **mask** says which lanes are real:
+# Tensors arrive as pointers to their first element. Pointer arithmetic counts elements, not
+# bytes. `tl.load(X + offs)` reads the block, and `tl.store(Y + offs, y)` writes it. Element
+# `(row, t)` of a contiguous `(B, T)` tensor is at `X + row * T + t`.
+#
+# The last block usually runs past the end of the tensor. A **mask** says which lanes are real.
 # `tl.load(X + offs, mask=offs < n, other=0.0)` reads 0 where the mask is off, and a masked
 # store writes nothing there. Forgetting the mask reads and writes memory that is not yours.
 #
@@ -115,11 +117,11 @@ print("discount: 2 programs of 64 lanes, 28 of them masked off, matches NumPy")
 # %% [markdown]
 # **Python operators on blocks: the traps.** Inside a kernel, a value like `r` is a block, not a
 # number. Python's `and`, `or`, `not`, `min`, `max` and `if` act on one truth value. Compiled for
-# a GPU, Triton turns `min` and `max` on blocks into the elementwise forms, `and` and `or` too
-# (with a deprecation warning), and refuses `if` on a block; the interpreter runs Python's own operators,
-# so `min(x, y)` returns one of the two blocks whole and `(x > 0) and (y > 0)` returns `y > 0`,
-# without a word: code that is right on a GPU is silently wrong on the CPU. Use the elementwise
-# forms, which are right on both:
+# a GPU, Triton turns `min` and `max` on blocks into the elementwise forms. It does the same for
+# `and` and `or` (with a deprecation warning), and it refuses `if` on a block. The interpreter
+# runs Python's own operators. So `min(x, y)` returns one of the two blocks whole, and
+# `(x > 0) and (y > 0)` returns `y > 0`, without a word. Code that is right on a GPU is silently
+# wrong on the CPU. Use the elementwise forms, which are right on both:
 #
 # | not this | but this |
 # | --- | --- |
@@ -130,7 +132,7 @@ print("discount: 2 programs of 64 lanes, 28 of them masked off, matches NumPy")
 # | a loop's carry started as an integer, `carry = 0`, then made a float in the loop | `carry = 0.0`: a GPU compile refuses a loop variable whose type changes (int32 to fp32); the interpreter runs it (the checks compile your kernel for a GPU too, and say so) |
 #
 # To see inside a kernel under the interpreter, `print(x)` prints a block as NumPy (on a GPU,
-# `tl.device_print("x", x)`). And test on a case small enough to check by hand first: one row of
+# `tl.device_print("x", x)`). And test first on a case small enough to check by hand: one row of
 # five steps.
 
 # %%
@@ -176,17 +178,17 @@ exercises.attempt("td_target_kernel", td_target_kernel)
 #
 # `tl.associative_scan(x, axis, combine_fn)` computes all prefixes of a block under an
 # associative operator, in about $\log_2(\text{BLOCK})$ parallel steps (notebook 00, section 1).
-# `combine_fn` is itself a `@triton.jit` function of two elements; for a tuple of blocks it
+# `combine_fn` is itself a `@triton.jit` function of two elements. For a tuple of blocks, it
 # takes two tuples' worth of arguments, `combine(a1, b1, a2, b2)`, and returns a tuple.
 #
 # **The order of the arguments matters**, because the affine operator is not commutative. The
-# scan works on a tree, so both arguments are composed runs of consecutive elements; what is
-# fixed is their order. In a forward scan `(a1, b1)` is the run that comes first in the block and
-# `(a2, b2)` the run right after it. With `reverse=True` the scan runs from the end: `(a1, b1)`
-# is the run that comes *later* in the block (already composed) and `(a2, b2)` the run just
-# before it — exactly the order of a return, where step $t$ is applied to the value that comes
-# after it. In both cases `combine` applies `(a1, b1)` first. On a block of 8 steps, at the last
-# level of the tree:
+# scan works on a tree, so both arguments are composed runs of consecutive elements. What is
+# fixed is their order. In a forward scan, `(a1, b1)` is the run that comes first in the block,
+# and `(a2, b2)` the run right after it. With `reverse=True` the scan runs from the end.
+# Then `(a1, b1)` is the run that comes *later* in the block (already composed), and `(a2, b2)`
+# the run just before it. That is exactly the order of a return, where step $t$ is applied to
+# the value that comes after it. In both cases `combine` applies `(a1, b1)` first. On a block of
+# 8 steps, at the last level of the tree:
 #
 # ```text
 # forward scan (reverse=False): y_t = a_t·y_{t-1} + b_t; the carry moves left to right →
@@ -210,9 +212,9 @@ exercises.attempt("td_target_kernel", td_target_kernel)
 # ```
 #
 # The combine is the same function in both directions. It composes two affine maps, so the code
-# calls it `affine_combine`: the name says what it does, not which way the scan runs. A forward
-# example first: the running state of $y_t = a_t y_{t-1} + b_t$ (an exponential moving average
-# with $a_t = 0.5$, $b_t = 0.5 x_t$):
+# calls it `affine_combine`. The name says what it does, not which way the scan runs. A forward
+# example first: the running state of $y_t = a_t y_{t-1} + b_t$. This is an exponential moving
+# average, with $a_t = 0.5$, $b_t = 0.5 x_t$:
 
 # %%
 @triton.jit
@@ -243,8 +245,8 @@ print("EMA by one forward associative scan == the loop")
 # Swap the two halves of `affine_combine` (`a1 * a2, b1 + a1 * b2`) and run the cell again.
 # The check fails, because the composition is applied in the wrong order.
 #
-# `affine_combine` is notebook 00's `combine` with the pairs unpacked: `affine_combine(*p, *q)`
-# is `combine(p, q)`, `p` applied first, the same order.
+# `affine_combine` is notebook 00's `combine` with the pairs unpacked. `affine_combine(*p, *q)`
+# is `combine(p, q)`: the same order, `p` applied first.
 #
 # Now the same `affine_combine` with `reverse=True`. To see what a reverse scan hands back, take
 # four steps with $a_t = 0.5$. Each step gets its map composed from itself to the block's end,
@@ -282,7 +284,7 @@ print("A_t:", A_s.tolist(), " B_t:", B_s.tolist())
 # * **Edge cases:** rows of 1, 5, 64 and 1000 steps. The two longer rows have episode ends, one
 #   of them at the row's last step. $T$ need not be a power of two, but the block size must be:
 #   `triton.next_power_of_2(T)`, the lanes past $T$ padded with the identity $(1, 0)$.
-# * **Hint:** build the pairs $(a_t, b_t) = (\gamma(1-d_t), r_t)$ and scan them with
+# * **Hint:** build the pairs $(a_t, b_t) = (\gamma(1-d_t), r_t)$. Scan them with
 #   `reverse=True` and `affine_combine` itself (it applies `(a1, b1)` first in both directions).
 #   The scan gives each step its composed map $(A_t, B_t)$ from $t$ to the end, so
 #   $G_t = B_t + A_t \cdot$ `last_value`.
@@ -299,9 +301,9 @@ exercises.attempt("block_scan", block_scan)
 # ## 3. Rows longer than a block: chunks and a carry
 #
 # A block cannot hold $10^5$ steps. So a program walks its row in **chunks** of `CHUNK` steps,
-# from the last chunk to the first, and hands each chunk the value that enters it from the
-# right, the **carry** $G_{t_{\text{end}}+1}$ (notebook 00, section 5). After the scan of a chunk,
-# each step holds its composed map $(A_t, B_t)$ from $t$ to the chunk's end, so
+# from the last chunk to the first. It hands each chunk the value that enters it from the right:
+# the **carry** $G_{t_{\text{end}}+1}$ (notebook 00, section 5). After the scan of a chunk, each
+# step holds its composed map $(A_t, B_t)$ from $t$ to the chunk's end. So
 # $G_t = B_t + A_t \cdot \text{carry}$, and the new carry is $G$ at the chunk's first step.
 #
 # Two Triton points:
@@ -340,8 +342,9 @@ print("3 rows x 300 steps in chunks of 128 == cumsum")
 
 # %% [markdown]
 # **The carry in reverse.** Returns run the other way. Take the simplest reverse case first: a
-# discounted sum with a constant $\gamma$ and no episode ends, $y_t = x_t + \gamma\,y_{t+1}$, with
-# $y_T = 0$. Compared with the running sum, the carry changes direction:
+# discounted sum with a constant $\gamma$ and no episode ends. That is
+# $y_t = x_t + \gamma\,y_{t+1}$, with $y_T = 0$. Compared with the running sum, the carry changes
+# direction:
 #
 # | | running sum (above) | discounted sum (below) |
 # | --- | --- | --- |
@@ -439,8 +442,8 @@ exercises.attempt("chunked_scan", chunked_scan)
 #
 # The three checked exercises are in the lesson: `td_target_kernel` at the end of section 1,
 # `block_scan` in section 2 and `chunked_scan` in section 3. This notebook asks no question
-# without a checker. Its kernels go on in notebook 00c, which starts from a chunked scan like
-# yours (written out there, so you can go on even if yours does not pass yet).
+# without a checker. Its kernels go on in notebook 00c. That notebook starts from a chunked scan
+# like yours, written out there, so you can go on even if yours does not pass yet.
 
 # %% [markdown]
 # ## What you now know
@@ -450,9 +453,9 @@ exercises.attempt("chunked_scan", chunked_scan)
 # * The traps of Python operators on blocks, and their elementwise forms: `&`, `|`, `~`,
 #   `tl.minimum`, `tl.maximum`, `tl.where`.
 # * `tl.associative_scan` with a combine whose first argument is applied first (`affine_combine`,
-#   the same function in both directions), `reverse=True` for returns, and the identity $(1, 0)$
+#   the same function in both directions). `reverse=True` for returns, and the identity $(1, 0)$
 #   as padding.
-# * Rows of any length: a loop over chunks, each finished by one multiply-add with the carry,
+# * Rows of any length: a loop over chunks. Each is finished by one multiply-add with the carry,
 #   $y_t = B_t + A_t \cdot \text{carry}$. For a return the chunks go from the end, and the carry
 #   is $y$ at the first step of the chunk after.
 #

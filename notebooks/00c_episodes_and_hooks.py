@@ -21,34 +21,35 @@
 #   `tl.constexpr` arguments, with tuples of pointers and `tl.static_range`; to read time-major
 #   buffers in place through their strides; then to read the package's kernel.
 # * **Time:** 2.5–4.5 h for the reading and the four checked exercises (the high end for a
-#   Triton newcomer), in one or two sessions; its one open question, on a GPU, another 30–45 min.
+#   Triton newcomer), in one or two sessions. Its one open question, on a GPU, takes another
+#   30–45 min.
 # * **Needs:** notebook 00b (a first kernel, `tl.associative_scan`, a chunk loop with a carry).
 #   No GPU: Triton's interpreter runs every kernel on a CPU (the open question needs one).
 # * **Minimum path:** "Where 00b ended", sections 1–3 and the checked exercises `reset_scan`,
-#   `gae_kernel`, `hooked_scan` and `strided_scan`; the one open question (it needs a GPU) can
+#   `gae_kernel`, `hooked_scan` and `strided_scan`. The one open question (it needs a GPU) can
 #   wait.
 #
-# Notebook 00b ended with a chunked scan: the discounted return of a batch of rows, one program
-# per row, chunks from the end and a carry between them. This notebook turns it into the
-# package's kernel, in three steps:
+# Notebook 00b ended with a chunked scan: the discounted return of a batch of rows. It runs one
+# program per row, with chunks from the end and a carry between them. This notebook turns it
+# into the package's kernel, in three steps:
 #
 # 1. episode ends as a select: the reset flag, so a NaN never crosses an episode end;
 # 2. hooks: the algorithm's prologue and epilogue as functions the kernel calls, then passed to
 #    it as arguments;
 # 3. the package's kernel, read through its names.
 #
-# Section 1 ends with an exercise that checks itself, section 2 with two (a kernel with its hooks
-# built in, then one that takes them as arguments), and the exercises at the end add one more,
+# Section 1 ends with an exercise that checks itself. Section 2 ends with two: a kernel with its
+# hooks built in, then one that takes them as arguments. The exercises at the end add one more,
 # `strided_scan`: the same scan on rollouts stored time-major. The part of the package that
 # makes it fast is optional: notebook 13, the appendix. New words (reset, hook, ...) are in the
 # glossary, [`GLOSSARY.md`](GLOSSARY.md).
 #
 # **No GPU needed**: as in 00b, the next cell sets `TRITON_INTERPRET=1` before `triton` is
-# imported, and Triton's interpreter runs every kernel on the CPU.
+# imported. Triton's interpreter then runs every kernel on the CPU.
 #
-# **The exercises** work as in notebook 00b (its box "How the exercises work"): write the
-# starter's function, then run the `exercises.attempt` cell after it
-# (`print(exercises.task(name))` restates the task; solutions in `notebooks/solutions/`).
+# **The exercises** work as in notebook 00b (its box "How the exercises work"). Write the
+# starter's function, then run the `exercises.attempt` cell after it.
+# `print(exercises.task(name))` restates the task; solutions are in `notebooks/solutions/`.
 
 # %%
 import os
@@ -76,8 +77,8 @@ print("device:", DEVICE, "(Triton interpreter)" if os.environ.get("TRITON_INTERP
 # ## Where 00b ended: a chunked scan
 #
 # Notebook 00b built the discounted return $G_t = r_t + \gamma(1 - d_t)\,G_{t+1}$ of a batch of
-# rows, with $G_T = 0$, as one kernel. Here it is written out, so nothing below needs your own:
-# one program per row walks its row in chunks of `CHUNK` steps, from the last chunk to the first.
+# rows, with $G_T = 0$, as one kernel. Here it is written out, so nothing below needs your own.
+# One program per row walks its row in chunks of `CHUNK` steps, from the last chunk to the first.
 # In each chunk:
 #
 # * the pairs $(a_t, b_t) = (\gamma(1 - d_t), r_t)$, with the identity $(1, 0)$ past the row's end;
@@ -131,10 +132,10 @@ print("chunked_returns: 3 rows x 300 steps in chunks of 64, with episode ends ==
 # ## 1. Episode ends as a select: the reset
 #
 # The scans of notebook 00b, `chunked_returns` above among them, end an episode by a multiplier
-# $a_t = 0$: the step after it is multiplied away. That is exact for finite numbers, but not for
-# the values a real rollout can hold: a reward of `inf` from a diverged environment, or a `NaN`
-# from a value head, multiplied by 0 is `NaN`, so one bad number in a later episode poisons every
-# earlier one (notebook 00, section 4):
+# $a_t = 0$. The step after it is multiplied away. That is exact for finite numbers, but not for
+# all the values a real rollout can hold. Take a reward of `inf` from a diverged environment, or
+# a `NaN` from a value head. Multiplied by 0, either is `NaN`. So one bad number in a later
+# episode poisons every earlier one (notebook 00, section 4):
 
 # %%
 print("0 * inf =", 0 * float("inf"), "   0 * nan =", 0 * float("nan"))
@@ -162,17 +163,17 @@ assert torch.isnan(by_multiplying[:2]).all() and torch.isnan(by_kernel[:2]).all(
 
 
 # %% [markdown]
-# The fix is to carry the episode end as a third element, a **reset** flag $\rho_t$ (here only:
-# from notebook 04 on, $\rho_t$ is the importance ratio; the glossary lists such clashes), and
-# *select* instead of multiply. A step's map becomes "$y = b$ if it resets, else $y = b + a\,y'$".
-# Composing "the later run $(a_1, b_1, \rho_1)$ first, then step $(a_2, b_2, \rho_2)$":
+# The fix: carry the episode end as a third element, a **reset** flag $\rho_t$, and *select*
+# instead of multiply. (The name holds here only. From notebook 04 on, $\rho_t$ is the importance
+# ratio; the glossary lists such clashes.) A step's map becomes "$y = b$ if it resets, else
+# $y = b + a\,y'$". Composing "the later run $(a_1, b_1, \rho_1)$ first, then step
+# $(a_2, b_2, \rho_2)$":
 #
 # $$(a, b, \rho) = \begin{cases} (a_2,\ b_2,\ \text{true}) & \text{if } \rho_2 \\ (a_2 a_1,\ b_2 + a_2 b_1,\ \rho_1) & \text{otherwise} \end{cases}$$
 #
-# Is it still associative? Not just because it composes maps: a triple is not just a map ($a$ is
-# ignored when the reset flag is set, so two different triples can be the same map), and
-# composition alone does not settle it. Notebook 00, section 4, proves it on the triples
-# themselves, case by case; it holds.
+# Is it still associative? Composing maps alone does not settle it, because a triple is not just
+# a map. $a$ is ignored when the reset flag is set, so two different triples can be the same map.
+# Notebook 00, section 4, proves it on the triples themselves, case by case: it holds.
 # In Triton the cases are `tl.where`, which picks one value and never computes $0 \cdot \infty$:
 #
 # ```python
@@ -181,9 +182,10 @@ assert torch.isnan(by_multiplying[:2]).all() and torch.isnan(by_kernel[:2]).all(
 #     return tl.where(r2, a2, a2 * a1), tl.where(r2, b2, b2 + a2 * b1), r1 | r2
 # ```
 #
-# After the scan each step holds its composed map $(A_t, B_t, R_t)$ to the chunk's end, and the
-# carry must be selected too: $G_t = B_t$ where $R_t$ (an episode ends inside the chunk at or after $t$),
-# else $B_t + A_t \cdot \text{carry}$. Padding past the row's end is $(1, 0, \text{false})$.
+# After the scan, each step holds its composed map $(A_t, B_t, R_t)$ to the chunk's end. The
+# carry must be selected too: $G_t = B_t$ where $R_t$ (an episode ends inside the chunk at or
+# after $t$), else $B_t + A_t \cdot \text{carry}$. Padding past the row's end is
+# $(1, 0, \text{false})$.
 #
 # **Exercise `reset_scan`.** The chunked scan with resets.
 #
@@ -206,9 +208,9 @@ exercises.attempt("reset_scan", reset_scan)
 # %% [markdown]
 # ## 2. Hooks: the algorithm around the scan
 #
-# Every algorithm of the course is the same chunk loop with different arithmetic before and
-# after the scan. So the loop stays one kernel, and each algorithm supplies two small
-# `@triton.jit` functions that the kernel calls (Triton inlines them at compile time):
+# Every algorithm of the course is the same chunk loop, with different arithmetic before and
+# after the scan. So the loop stays one kernel. Each algorithm supplies two small `@triton.jit`
+# functions that the kernel calls (Triton inlines them at compile time):
 #
 # * a **prologue** loads a chunk of the algorithm's inputs and returns the pairs $(a_t, b_t)$;
 # * an **epilogue** takes the scanned values and stores the outputs.
@@ -222,13 +224,13 @@ exercises.attempt("reset_scan", reset_scan)
 # * **Returns:** the advantages $A_t$, a `(B, T)` tensor.
 # * **Edge cases:** rows of 7, 600 and 300 steps, with episode ends. The checker puts NaN in
 #   `next_values` behind terminations, where a value is never needed (a terminal state has
-#   none), and a NaN reward in a later episode.
+#   none). It also puts a NaN reward in a later episode.
 # * **Hint:** write "$(1 - d_t)$" as a select, `tl.where(done, 0.0, gamma * v_next)`. Write the
 #   two hooks as separate `@triton.jit` functions and call them from the kernel.
 #
-# In the package, and in the harness `exercises.scan_hook` that runs the Triton exercises of
-# notebooks 01, 03, 04 and 06, the kernel takes the prologue as a `tl.constexpr` argument. So one
-# loop's source serves every algorithm. The subsection after the exercise shows how, and its
+# In the package, the kernel takes the prologue as a `tl.constexpr` argument. So does the
+# harness `exercises.scan_hook`, which runs the Triton exercises of notebooks 01, 03, 04 and 06.
+# One loop's source then serves every algorithm. The subsection after the exercise shows how. Its
 # exercise, `hooked_scan`, has you write that loop.
 
 # %%
@@ -258,28 +260,27 @@ exercises.attempt("gae_kernel", gae_kernel)
 #
 # Your `gae_kernel` calls its hooks by name, so a second algorithm would need a second copy of
 # the loop. The package's kernel, and the harness `exercises.scan_hook`, take the hook *as an
-# argument* instead. Four pieces of Triton make that
-# work:
+# argument* instead. Four pieces of Triton make that work:
 #
 # * **A `@triton.jit` function passed as a `tl.constexpr` argument** (`HOOK=square` below). Like
-#   `BLOCK`, a `tl.constexpr` is fixed when the kernel is compiled: Triton compiles one kernel
-#   per hook passed, the hook's body inlined where it is called, as if you had written it there.
-# * **`if FLAG:` on a `tl.constexpr`** is decided at compile time: the branch not taken is not in
-#   the compiled kernel at all. This is not the trap of notebook 00b, section 1: there `if`
-#   tested a *block* of run-time values, which Triton refuses; a constexpr is one value, known
+#   `BLOCK`, a `tl.constexpr` is fixed when the kernel is compiled. Triton compiles one kernel
+#   per hook passed. The hook's body is inlined where it is called, as if you had written it there.
+# * **`if FLAG:` on a `tl.constexpr`** is decided at compile time. The branch not taken is not in
+#   the compiled kernel at all. This is not the trap of notebook 00b, section 1. There `if`
+#   tested a *block* of run-time values, which Triton refuses. A constexpr is one value, known
 #   before the kernel runs. `if EPILOGUE is not None:` is the same kind of test.
-# * **A tuple of tensors as one argument** (`X = (x0, x1, x2)`): inside the kernel `X[i]` is the
+# * **A tuple of tensors as one argument** (`X = (x0, x1, x2)`). Inside the kernel, `X[i]` is the
 #   pointer to the `i`-th tensor's first element, used like any pointer (`tl.load(X[i] + offs)`).
 #   A tuple of numbers works the same way: `P[i]` is a number. The index must be known when the
 #   kernel is compiled: a literal such as `X[0]`, or the variable of a `tl.static_range` loop.
-# * **`tl.static_range(n)`** is a loop the compiler unrolls: `n` must be known at compile time
-#   (`len(X)` is: the tuple's length is part of what the kernel is compiled for), and each copy of
-#   the body gets its own constant `i`. The `i` of a plain `range` loop is a run-time value, which
-#   cannot index a tuple when the kernel is compiled for a GPU (the interpreter, running Python,
-#   would let it pass: one more reason to write `tl.static_range`).
+# * **`tl.static_range(n)`** is a loop the compiler unrolls. `n` must be known at compile time.
+#   (`len(X)` is: the tuple's length is part of what the kernel is compiled for.) Each copy of
+#   the body gets its own constant `i`. The `i` of a plain `range` loop is a run-time value. It
+#   cannot index a tuple when the kernel is compiled for a GPU. The interpreter, running Python,
+#   would let it pass: one more reason to write `tl.static_range`.
 #
-# A ten-line kernel with all four: each input passed through the hook, weighted by its number in
-# `P`, summed, and capped at 1 when `CAP` is set.
+# A ten-line kernel with all four: each input is passed through the hook, weighted by its number
+# in `P`, summed, and capped at 1 when `CAP` is set.
 
 # %%
 @triton.jit
@@ -304,9 +305,9 @@ def weighted_sum_kernel(X, P, OUT, n, HOOK: tl.constexpr, CAP: tl.constexpr, BLO
     tl.store(OUT + offs, total, mask=m)
 
 # %% [markdown]
-# The same source, launched twice: three inputs squared, weighted and summed; then two inputs'
-# absolute values summed and capped. Each launch compiles its own kernel (another hook, another
-# `CAP`, another tuple length), and each is checked against PyTorch:
+# The same source, launched twice. First, three inputs squared, weighted and summed. Then two
+# inputs' absolute values, summed and capped. Each launch compiles its own kernel (another hook,
+# another `CAP`, another tuple length). Each is checked against PyTorch:
 
 # %%
 xs = tuple(torch.randn(100, device=DEVICE) for _ in range(3))
@@ -320,13 +321,13 @@ print("one source, two compiled kernels: 0.5 x0² + 2 x1² − x2², and min(|x0
 
 # %% [markdown]
 # **Exercise `hooked_scan`.** Your `gae_kernel` has its prologue built in. Write the loop once,
-# with the prologue passed in: `hooked_scan(prologue, inputs, params, chunk)` launches one
-# kernel, say `hooked_kernel(X, P, Y, T, PROLOGUE: tl.constexpr, CHUNK: tl.constexpr)`, that calls
-# `a, b = PROLOGUE(X, P, offs, t, m, T)` on each chunk of a row.
+# with the prologue passed in. `hooked_scan(prologue, inputs, params, chunk)` launches one
+# kernel, say `hooked_kernel(X, P, Y, T, PROLOGUE: tl.constexpr, CHUNK: tl.constexpr)`. That
+# kernel calls `a, b = PROLOGUE(X, P, offs, t, m, T)` on each chunk of a row.
 #
 # * **Inputs:** `prologue`, a `@triton.jit` function that the checker passes (the discounted
-#   return's, then GAE's); `inputs`, a tuple of contiguous `(B, T)` tensors, which the kernel
-#   takes as the tuple `X`; `params`, a tuple of floats, taken as `P`; and `chunk`.
+#   return's, then GAE's). `inputs`, a tuple of contiguous `(B, T)` tensors, which the kernel
+#   takes as the tuple `X`. `params`, a tuple of floats, taken as `P`. And `chunk`.
 # * **The prologue's side:** it loads its inputs at `offs = row * T + t` under the mask
 #   `m = t < T` and returns the pair $(a_t, b_t)$. An episode's end is $a_t = 0$: your reset flag
 #   is `a == 0.0`, selected as in `reset_scan`. Outside `m` its values are not defined, so your
@@ -347,9 +348,9 @@ def hooked_scan(prologue, inputs, params, chunk):
 exercises.attempt("hooked_scan", hooked_scan)
 
 # %% [markdown]
-# The harness `exercises.scan_hook`, which runs your prologues from notebook 01 on, is your
-# `hooked_scan` with two more compile-time choices: `if REVERSE:`, the chunk order, and
-# `if EPILOGUE is not None:`, the epilogue's lines compiled in only when one is passed. It is an
+# The harness `exercises.scan_hook` runs your prologues from notebook 01 on. It is your
+# `hooked_scan` with two more compile-time choices. `if REVERSE:` picks the chunk order.
+# `if EPILOGUE is not None:` compiles the epilogue's lines in only when one is passed. It is an
 # answer to `reset_scan` and `hooked_scan`, so its source waits at the end of this notebook,
 # after the exercises.
 
@@ -367,9 +368,9 @@ exercises.attempt("hooked_scan", hooked_scan)
 # | `R + row * T + t` | a strided load, `tile.load(ptr, strides, row, t, mask, other, ACC)`, so time-major and batch-major buffers both work without a copy |
 #
 # The hooks receive the inputs as a tuple of pointers `X` with their strides `SX`, the numbers
-# `P` (γ, λ, ...) and the output pointers `O`. Named indices say what each slot holds. The
-# discounted return's prologue, for one (notebook 02, section 3, reads it line by line; GAE's is an
-# exercise there, TD(λ)'s is printed in notebook 03):
+# `P` (γ, λ, ...) and the output pointers `O`. Named indices say what each slot holds. Here is
+# the discounted return's prologue, for one. (Notebook 02, section 3, reads it line by line.
+# GAE's is an exercise there; TD(λ)'s is printed in notebook 03.)
 
 # %%
 from rltriton_lite import returns  # noqa: E402
@@ -377,17 +378,17 @@ from rltriton_lite import returns  # noqa: E402
 print(inspect.getsource(getattr(returns._returns_prologue, "fn", returns._returns_prologue)))
 
 # %% [markdown]
-# `REWARDS`, `VALUES`, `NEXT_VALUES`, ... are `tl.constexpr` indices into `X` (defined in
-# `rltriton_lite/episode.py`, shared by the algorithms that read an episode), and `step(...)`
+# `REWARDS`, `VALUES`, `NEXT_VALUES`, ... are `tl.constexpr` indices into `X`. They are defined
+# in `rltriton_lite/episode.py`, shared by the algorithms that read an episode. `step(...)`
 # loads γ, λ and the episode flags once for every algorithm. A package prologue returns five
-# things where yours returned three: `(a, b, reset, valid, keep)`, your triple plus `valid` (the
-# step is not padding: a padded step is the identity) and `keep`, values the epilogue needs
-# again (GAE keeps $V_t$ to add to the advantage, so `values` is read once).
+# things where yours returned three: `(a, b, reset, valid, keep)`. That is your triple plus two.
+# `valid` says the step is not padding (a padded step is the identity). `keep` holds values the
+# epilogue needs again (GAE keeps $V_t$ to add to the advantage, so `values` is read once).
 #
-# The kernel's other arguments are carries in and out of a row and knobs for speed; notebook 13,
-# section 6, prints its signature and explains each group.
+# The kernel's other arguments are carries in and out of a row, and knobs for speed. Notebook
+# 13, section 6, prints its signature and explains each group.
 #
-# And it computes what yours does — the package's `gae` against the loop, on a batch with
+# And it computes what yours does. Here is the package's `gae` against the loop, on a batch with
 # episode ends and rows that span several chunks:
 
 # %%
@@ -402,15 +403,15 @@ np.testing.assert_allclose(adv.cpu().numpy(), expected, rtol=1e-4, atol=1e-5)
 print("rl.gae == the loop on 2 x 600")
 
 # %% [markdown]
-# What the package adds beyond your kernel — several steps per thread composed in registers,
+# Beyond your kernel, the package adds several steps per thread composed in registers,
 # aligned vector loads, the layout that keeps a reverse scan running forwards across threads,
-# the time split of long rows across programs — changes speed, not results. It is the subject
-# of the optional appendix, notebook 13.
+# and the time split of long rows across programs. These change speed, not results. They are the
+# subject of the optional appendix, notebook 13.
 #
 # ## Exercises
 #
 # The three exercises above (`reset_scan` in section 1, `gae_kernel` and `hooked_scan` in section
-# 2), and one more, which the package's table in section 3 calls "a strided load":
+# 2), and one more. The package's table in section 3 calls it "a strided load":
 #
 # **Exercise `strided_scan`.** `reset_scan` for rollouts stored time-major, as CleanRL and SB3
 # keep them.
@@ -419,8 +420,8 @@ print("rl.gae == the loop on 2 x 600")
 #   Then `gamma` and `chunk`.
 # * **Returns:** the returns in a new `(T, B)` tensor.
 # * **Edge cases:** a contiguous `(T, B)` tensor, a transposed `(B, T)` buffer and every other
-#   column of a wider one. Each is read in place: no `.contiguous()`, which would copy (the
-#   checker refuses a copy).
+#   column of a wider one. Each is read in place: no `.contiguous()`, which would copy. (The
+#   checker refuses a copy.)
 # * **Hint:** element `(t, b)` of a tensor `x` is at `X + t * x.stride(0) + b * x.stride(1)`.
 #   Pass the strides to the kernel as integers. `torch.empty_like` keeps the input's layout, so
 #   give the output's own strides too. One program per column `b`.
@@ -449,11 +450,12 @@ exercises.attempt("strided_scan", strided_scan)
 # ## After the exercises: the harness, line by line
 #
 # `exercises._scan_hook_kernel(X, O, P, T, PROLOGUE, CHUNK, REVERSE, EPILOGUE)` is the kernel
-# behind `exercises.scan_hook`. Compare it with your `hooked_scan`: its `_scan_steps` takes a step
-# with $a = 0$ as a reset, as `rl.linear_scan` does, makes the lanes outside `m` the identity, and
-# selects as your `reset_combine` does, in the combine and on the carry. The package's kernel of
-# section 3 works the same way, with more slots; SAC's hooks, for one, take the critics as a tuple
-# `Q` and find their minimum in a `tl.static_range(1, len(Q))` loop (`sac._critic_min`).
+# behind `exercises.scan_hook`. Compare it with your `hooked_scan`. Its `_scan_steps` takes a
+# step with $a = 0$ as a reset, as `rl.linear_scan` does. It makes the lanes outside `m` the
+# identity. It selects as your `reset_combine` does, in the combine and on the carry. The
+# package's kernel of section 3 works the same way, with more slots. SAC's hooks, for one, take
+# the critics as a tuple `Q` and find their minimum in a `tl.static_range(1, len(Q))` loop
+# (`sac._critic_min`).
 
 # %%
 print(inspect.getsource(getattr(exercises._scan_hook_kernel, "fn", exercises._scan_hook_kernel)))
@@ -462,8 +464,8 @@ print(inspect.getsource(getattr(exercises._scan_steps, "fn", exercises._scan_ste
 # %% [markdown]
 # ## What you now know
 #
-# * Episode ends as a reset flag and `tl.where`: select, never multiply by 0, in the combine and
-#   on the carry, so a NaN or `inf` stays in its own episode.
+# * Episode ends as a reset flag and `tl.where`. Select, never multiply by 0, in the combine and
+#   on the carry. Then a NaN or `inf` stays in its own episode.
 # * Hooks: an algorithm's prologue and epilogue are small `@triton.jit` functions around one chunk
 #   loop. Passed as `tl.constexpr` arguments, with tuples of pointers and `tl.static_range`, they
 #   let one loop's source serve every algorithm.

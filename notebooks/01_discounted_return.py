@@ -17,29 +17,30 @@
 # # 01 — The discounted return
 #
 # * **You will learn:** the return with terminations, truncations and bootstraps as prologue, scan
-#   and epilogue; its gradient as a forward scan, in Triton, behind a `torch.autograd.Function`.
-# * **Time:** 3–4 h with the open questions; 2–3 h for the reading and the three checked exercises
-#   (for a student new to Triton).
+#   and epilogue. Its gradient as a forward scan, in Triton, behind a `torch.autograd.Function`.
+# * **Time:** 3–4 h with the open questions. 2–3 h for the reading and the three checked
+#   exercises (for a student new to Triton).
 # * **Needs:** notebooks 00, 00b and 00c; writing a `torch.autograd.Function`. No GPU.
 # * **Conventions:** the flags, values and hook signatures of the course on one page: the
 #   glossary's [Names and signatures](GLOSSARY.md#names-and-signatures).
 # * **Minimum path:** sections 1–4, the harness and the checked exercises `transposed_scan`,
-#   `returns_autograd` and `n_step_returns`; section 5 and the open questions can wait.
+#   `returns_autograd` and `n_step_returns`. Section 5 and the open questions can wait.
 #
-# The return is what policy-gradient methods weight a log-probability by (REINFORCE:
-# Williams, *Simple statistical gradient-following algorithms for connectionist reinforcement
-# learning*, Machine Learning 1992; Sutton & Barto, *Reinforcement Learning: An Introduction*,
-# 2nd ed., §3.3). With episode ends and a rollout window that cuts episodes:
+# Policy-gradient methods weight a log-probability by the return. (REINFORCE: Williams, *Simple
+# statistical gradient-following algorithms for connectionist reinforcement learning*, Machine
+# Learning 1992; Sutton & Barto, *Reinforcement Learning: An Introduction*, 2nd ed., §3.3.)
+# With episode ends and a rollout window that cuts episodes:
 #
 # $$G_t = r_t + \gamma_t (1-\text{term}_t)
 #   \begin{cases} G_{t+1} & \text{if not done}_t \\ V'_t & \text{if done}_t \end{cases}$$
 #
-# After a termination nothing follows; after a truncation (a time limit, or the end of the
-# rollout window) the return bootstraps from $V'_t = V(s_{t+1})$ of the real next state.
+# After a termination nothing follows. After a truncation (a time limit, or the end of the
+# rollout window), the return bootstraps from $V'_t = V(s_{t+1})$ of the real next state.
 #
-# A word that changes meaning here: in 00b and 00c, `dones` meant a termination (nothing after
-# it). From now on **done** means any episode end,
-# $\text{done}_t = \text{term}_t \lor \text{trunc}_t$, or the window's last step; only a termination drops the bootstrap, through $(1-\text{term}_t)$.
+# A word changes meaning here. In 00b and 00c, `dones` meant a termination (nothing after it).
+# From now on **done** means any episode end, $\text{done}_t = \text{term}_t \lor
+# \text{trunc}_t$, or the window's last step. Only a termination drops the bootstrap, through
+# $(1-\text{term}_t)$.
 
 # %%
 import inspect
@@ -72,7 +73,7 @@ to_numpy = lambda x: x.cpu().numpy()  # noqa: E731
 print(inspect.getsource(reference.discounted_returns))
 
 # %% [markdown]
-# By hand: rewards 1, 2, 3, 4 with $\gamma = 0.5$; the episode terminates after step 1; the
+# By hand: rewards 1, 2, 3, 4 with $\gamma = 0.5$. The episode terminates after step 1. The
 # window ends after step 3, bootstrapping from 8.
 
 # %%
@@ -85,7 +86,7 @@ print(G)
 # ## 2. Prologue, scan, epilogue
 #
 # $G_t = b_t + a_t G_{t+1}$ with $a_t = \gamma_t$, a reset where done$_t$, and
-# $b_t = r_t + [\text{done}_t \land \lnot\text{term}_t]\,\gamma_t V'_t$ — the bootstrap enters
+# $b_t = r_t + [\text{done}_t \land \lnot\text{term}_t]\,\gamma_t V'_t$. The bootstrap enters
 # $b$ only where the carry is cut. The epilogue writes $y_t$ (0 where padded). In NumPy:
 
 # %%
@@ -111,8 +112,8 @@ print("prologue + scan + epilogue == the loop")
 # %% [markdown]
 # ## 3. The kernel
 #
-# `rl.discounted_returns` runs section 2's three pieces as one Triton kernel: the shared scan
-# kernel of notebook 00c (section 3), with a prologue and an epilogue for the return.
+# `rl.discounted_returns` runs section 2's three pieces as one Triton kernel. It is the shared
+# scan kernel of notebook 00c (section 3), with a prologue and an epilogue for the return.
 #
 # * The **prologue** turns each step's inputs into section 2's pair $(a_t, b_t)$ and a reset
 #   flag. $a_t = \gamma_t$, the reset is done$_t$, and the bootstrap $\gamma_t V'_t$ enters $b_t$
@@ -122,8 +123,8 @@ print("prologue + scan + epilogue == the loop")
 #
 # The package's hooks take more arguments than that: strides, the row, the arithmetic dtype,
 # values handed from prologue to epilogue. You read them in notebook 02, section 3, where you
-# write GAE's prologue in them. The exercises of this notebook use a smaller harness with fewer
-# arguments, described under "The harness for Triton prologues" in the Exercises.
+# write GAE's prologue in them. This notebook's exercises use a smaller harness with fewer
+# arguments. "The harness for Triton prologues", in the Exercises, describes it.
 
 # %% [markdown]
 # ## 4. Kernel against the loop
@@ -156,8 +157,8 @@ np.testing.assert_allclose(to_numpy(G2), expected2, rtol=1e-5, atol=1e-5)
 print("kernel == loop")
 
 # %% [markdown]
-# A NaN reward stays inside its own episode: the steps before it in the same episode become
-# NaN (they sum it), every other episode and row is untouched.
+# A NaN reward stays inside its own episode. The steps before it in the same episode become
+# NaN (they sum it). Every other episode and row is untouched.
 
 # %%
 r_nan = torch.ones(1, 10, device=DEVICE)
@@ -170,9 +171,8 @@ assert torch.isfinite(G_nan[0, :4]).all() and torch.isnan(G_nan[0, 4:7]).all() a
 
 # %% [markdown]
 # The rows above fit in one chunk of the kernel. `rollout_error` runs the kernel with chunks of
-# 256 steps (on any device), so a row of 1,000 steps spans four and the carry handed from chunk
-# to chunk is checked too, on the profiler's rollout (episode
-# ends included):
+# 256 steps (on any device). So a row of 1,000 steps spans four, and the carry handed from chunk
+# to chunk is checked too. It runs on the profiler's rollout (episode ends included):
 
 # %%
 long_err = profile.rollout_error("discounted_return", 3, 1000, DEVICE)
@@ -182,8 +182,8 @@ print(f"3 x 1000: relative error {long_err:.1e}")
 # %% [markdown]
 # ## 5. Optional: profile it
 #
-# The committed H200 figures of every algorithm are read, explained and checked once in
-# [notebook 08, section 6](08_profiling.ipynb); this cell shows this one's table and chart.
+# The committed H200 figures of every algorithm are read, explained and checked once, in
+# [notebook 08, section 6](08_profiling.ipynb). This cell shows this one's table and chart.
 
 # %%
 h200 = profile.committed("discounted_return")  # the H200's table and chart, read by name: not measured here
@@ -191,21 +191,24 @@ h200 = profile.committed("discounted_return")  # the H200's table and chart, rea
 # %% [markdown]
 # ## Exercises
 #
-# Checked exercises work as in notebook 00b: write the starter's function, run the cell after it
-# (`print(exercises.task(name))` restates the task; solutions in `notebooks/solutions/`).
+# Checked exercises work as in notebook 00b: write the starter's function, run the cell after it.
+# `print(exercises.task(name))` restates the task; solutions are in `notebooks/solutions/`.
 #
 # ### The harness for Triton prologues
 #
 # `exercises.scan_hook(prologue, inputs, params, chunk=64, reverse=True, epilogue=None)` runs a
 # `@triton.jit` prologue inside the chunked scan with resets you wrote in notebook 00c
-# (`reset_scan`), one program per row, and returns the scanned `y`. Notebooks 03, 04 and 06 use
-# it too, and `exercises.map_hook` (notebooks 05 and 07) runs an elementwise hook with the same
-# first arguments; their exercises link back to this table, the one description of the hooks you
-# write. The hooks are `prologue(X, P, offs, t, m, T) -> (a, b)`,
-# `epilogue(X, P, offs, t, m, T, y, y_in) -> out` (reverse scans only; it comes in notebook 04)
-# and `map_hook`'s `hook(X, P, offs, m) -> value`. Their arguments, in this order (the package's
-# hooks take the same, with the strides `SX` and the row `row` where the harness has `offs`:
-# notebook 02, section 3):
+# (`reset_scan`). It runs one program per row and returns the scanned `y`. Notebooks 03, 04 and
+# 06 use it too. `exercises.map_hook` (notebooks 05 and 07) runs an elementwise hook with the
+# same first arguments. Their exercises link back to this table, the one description of the
+# hooks you write. The hooks are:
+#
+# * `prologue(X, P, offs, t, m, T) -> (a, b)`;
+# * `epilogue(X, P, offs, t, m, T, y, y_in) -> out` (reverse scans only; it comes in notebook 04);
+# * `map_hook`'s `hook(X, P, offs, m) -> value`.
+#
+# Their arguments come in this order. (The package's hooks take the same, with the strides `SX`
+# and the row `row` where the harness has `offs`: notebook 02, section 3.)
 #
 # | argument | what it is | taken by |
 # | --- | --- | --- |
@@ -219,8 +222,8 @@ h200 = profile.committed("discounted_return")  # the H200's table and chart, rea
 # | `y_in` | the value that entered the step, $y_t = b_t + a_t\,y_{in}$: $y_{t+1}$ in a reverse scan (0 after the row's last step) | epilogue |
 # | what it returns | the prologue a pair `(a, b)`; the epilogue `out`, stored in place of `y`; `map_hook`'s hook one value per element | |
 #
-# Four rules, all visible in the harness's kernel below and in `exercises._scan_steps`, which
-# scans each chunk:
+# Four rules. All are visible in the harness's kernel below and in `exercises._scan_steps`,
+# which scans each chunk:
 #
 # * `t` is the global time index (0 to T-1), not the index inside the chunk.
 # * Lanes past the end (`m` false) are replaced by the identity (1, 0). What the prologue returns
@@ -228,11 +231,11 @@ h200 = profile.committed("discounted_return")  # the H200's table and chart, rea
 # * The scan starts from $y_T = 0$ (from $y_{-1} = 0$ with `reverse=False`). So a bootstrap at
 #   the window's last step belongs in $b$.
 # * **The prologue returns a pair $(a, b)$; $a = 0$ is the reset.** The harness takes a step with
-#   $a = 0$ as a reset, as `rl.linear_scan` does: $y_t = b_t$, selected, so nothing behind the step
-#   (a later episode, the carry from a later chunk) reaches it, NaN included (00c, section 1). What
-#   the reset cannot fix is a NaN inside $b$ itself: $\gamma (1 - \text{term}_t) V'_t$ with
-#   $V'_t$ = NaN behind a termination is $0 \cdot \text{NaN} = \text{NaN}$ in $b_t$. Keep an input
-#   that may be NaN out of $b$ with `tl.where`.
+#   $a = 0$ as a reset, as `rl.linear_scan` does: $y_t = b_t$, selected. So nothing behind the
+#   step (a later episode, the carry from a later chunk) reaches it, NaN included (00c, section
+#   1). The reset cannot fix a NaN inside $b$ itself. Take $\gamma (1 - \text{term}_t) V'_t$ with
+#   $V'_t$ = NaN behind a termination: it is $0 \cdot \text{NaN} = \text{NaN}$ in $b_t$. Keep an
+#   input that may be NaN out of $b$ with `tl.where`.
 #
 # **How an episode end is made, tool by tool.** In a reverse scan, "behind the end" is later in
 # time: the next episode, or the carry from a later chunk.
@@ -250,10 +253,10 @@ h200 = profile.committed("discounted_return")  # the H200's table and chart, rea
 print(inspect.getsource(getattr(exercises._scan_hook_kernel, "fn", exercises._scan_hook_kernel)))
 
 # %% [markdown]
-# **`transposed_scan`** (a Triton prologue). The returns' gradient. Notebook 00, section 7: for
-# $y = \mathrm{scan}(a, b)$ run backwards in time, $\partial L/\partial b_t = g_t$ with
+# **`transposed_scan`** (a Triton prologue). The returns' gradient. Recall notebook 00, section
+# 7. For $y = \mathrm{scan}(a, b)$ run backwards in time, $\partial L/\partial b_t = g_t$ with
 # $g_t = \partial L/\partial y_t + a_{t-1} g_{t-1}$, a scan run *forwards*. Write its prologue for
-# `exercises.scan_hook(transposed_scan, (a, dy), (), reverse=False)`: the harness runs its chunked
+# `exercises.scan_hook(transposed_scan, (a, dy), (), reverse=False)`. The harness runs its chunked
 # scan (your `reset_scan` of 00c, $a = 0$ the reset) forwards. The hook's arguments and the
 # harness's rules: ["The harness for Triton prologues"](#The-harness-for-Triton-prologues), above.
 #
@@ -262,7 +265,9 @@ print(inspect.getsource(getattr(exercises._scan_hook_kernel, "fn", exercises._sc
 # * **Returns:** the pairs $(a_{t-1}, dy_t)$ of each chunk. Their forward scan is $g_t$, which the
 #   checker compares with autograd's gradient of `rl.linear_scan`.
 # * **Edge cases:** at $t = 0$ there is no step before, and $g_0 = dy_0$.
-# * **Hint:** the step before $t$ is at `offs - 1`, loaded only where `t >= 1` (`other=0.0`: step 0 has no step before it; any value gives the same $g_0 = dy_0$, since the scan carries nothing into step 0).
+# * **Hint:** the step before $t$ is at `offs - 1`, loaded only where `t >= 1` (`other=0.0`).
+#   Step 0 has no step before it. Any value there gives the same $g_0 = dy_0$, since the scan
+#   carries nothing into step 0.
 #
 # ```python
 # @triton.jit
@@ -281,9 +286,10 @@ exercises.attempt("transposed_scan", transposed_scan)
 
 # %% [markdown]
 # **`returns_autograd`** (two Triton prologues and an `autograd.Function`). Now put both scans
-# behind PyTorch's autograd, as the package does for every algorithm: a
-# `torch.autograd.Function` with a `forward` and a `backward`, each running `exercises.scan_hook`
-# with a prologue of yours. The prologues' arguments: ["The harness for Triton prologues"](#The-harness-for-Triton-prologues), above.
+# behind PyTorch's autograd, as the package does for every algorithm. Write a
+# `torch.autograd.Function` with a `forward` and a `backward`. Each runs `exercises.scan_hook`
+# with a prologue of yours. The prologues' arguments:
+# ["The harness for Triton prologues"](#The-harness-for-Triton-prologues), above.
 #
 # * **Inputs:** `rewards` (B, T) float32, `dones` (B, T) bool, `gamma` a number.
 # * **Returns:** `Returns.apply(rewards, dones, gamma)`, the returns, differentiable in
@@ -321,9 +327,9 @@ exercises.attempt("returns_autograd", returns_autograd)
 
 # %% [markdown]
 # **`n_step_returns`.** The $n$-step return, in tensor ops. It is not one scan, but it is a
-# difference of two values of one: write it with tensor ops (`rl.linear_scan`, as below, or any
-# others), no Python loop over time (the checker runs it at two lengths and counts the Python lines your code executes: a
-# loop over time runs more of them on the longer rollout).
+# difference of two values of one. Write it with tensor ops (`rl.linear_scan`, as below, or any
+# others), with no Python loop over time. The checker runs it at two lengths and counts the
+# Python lines your code executes. A loop over time runs more of them on the longer rollout.
 #
 # * **Inputs:** `rewards`, `next_values` ($V(s_{t+1})$ at step $t$) and `terminated` (bool), all
 #   (B, T); `gamma` a number; `n` an int, which may exceed `T`.
@@ -332,20 +338,20 @@ exercises.attempt("returns_autograd", returns_autograd)
 #   episode or the window ends first.
 # * **Edge cases:** an episode that terminates inside the $n$ steps stops the sum there, with no
 #   bootstrap. The window's end stops it too, bootstrapping from `next_values` at its last step.
-# * **Hint:** the idea is worked below on one row, and the cell after it says how to do every $t$
+# * **Hint:** the idea is worked below on one row. The cell after it says how to do every $t$
 #   at once.
 #
 # The idea first. Let $S_t$ be the discounted sum to the episode's end. A termination adds no
-# bootstrap, and the window's last step bootstraps from `next_values` there unless it terminates.
+# bootstrap. The window's last step bootstraps from `next_values` there, unless it terminates.
 # It is one reverse scan: $a_t = \gamma(1-\text{term}_t)$, and $b_t = r_t$ plus, at $t = T-1$
 # only, $\gamma(1-\text{term}_{T-1}) V'_{T-1}$. That bootstrap is written as a select
-# (`torch.where`), so that a NaN value behind a termination is never read into the sum. Then two
-# cases:
+# (`torch.where`), so a NaN value behind a termination is never read into the sum. Then there are
+# two cases:
 #
-# * Where the episode runs on past the $n$ steps ($t + n < T$, no termination in $[t, t+n)$), the
+# * The episode runs on past the $n$ steps ($t + n < T$, no termination in $[t, t+n)$). There the
 #   first $n$ terms of $S_t$ are $S_t - \gamma^n S_{t+n}$. So $G^{(n)}_t = S_t - \gamma^n S_{t+n}
-#   + \gamma^n V(s_{t+n})$, where $V(s_{t+n})$ is `next_values[t + n - 1]` (next_values[t] is
-#   $V(s_{t+1})$: the likeliest slip is one step off).
+#   + \gamma^n V(s_{t+n})$, where $V(s_{t+n})$ is `next_values[t + n - 1]`. (next_values[t] is
+#   $V(s_{t+1})$: the likeliest slip is one step off.)
 # * Elsewhere the sum stops by itself, and $G^{(n)}_t = S_t$.
 #
 # Both cases, on one row:
@@ -378,8 +384,8 @@ S_end = S_of(r1, v_nan, term_end)
 assert torch.isfinite(S_end).all() and torch.isclose(S_end[0, -1], r1[0, -1])  # no bootstrap, no NaN
 
 # %% [markdown]
-# Your function does this for every $t$ at once: decide per step which case holds (counting the
-# terminations in each window $[t, t+n)$ is one way: differences of a `torch.cumsum`), and
+# Your function does this for every $t$ at once. Decide per step which case holds. (One way:
+# count the terminations in each window $[t, t+n)$, as differences of a `torch.cumsum`.) Then
 # gather $S_{t+n}$ and $V(s_{t+n})$ with indices clamped to the row (`n` may exceed `T`).
 
 # %%
@@ -398,8 +404,8 @@ exercises.attempt("n_step_returns", n_step_returns)
 #
 # 1. Make $\gamma$ a per-step tensor that is $\gamma^{\Delta t}$ for irregular time steps
 #    $\Delta t$ (semi-MDPs). Check against the loop.
-# 2. Drop `truncated` but keep time limits in the data: how large is the bias of treating a
-#    time limit as a termination, on a rollout where every episode is cut?
+# 2. Drop `truncated` but keep time limits in the data. On a rollout where every episode is
+#    cut, how large is the bias of treating a time limit as a termination?
 # 3. Plot $G_t$ for $\gamma \in \{0.9, 0.99, 0.999\}$ on one long episode of constant reward 1.
 #    Where does each curve flatten, and why ($1/(1-\gamma)$)?
 
@@ -417,16 +423,16 @@ exercises.attempt("n_step_returns", n_step_returns)
 #
 # * The discounted return is one reverse scan: $a_t = \gamma_t$, $b_t = r_t$, and a reset at
 #   every episode end (done: a termination, a truncation, or the window's last step).
-# * Only a termination drops the bootstrap: after a truncation or at the window's end, $\gamma_t
+# * Only a termination drops the bootstrap. After a truncation or at the window's end, $\gamma_t
 #   V'_t$ with $V'_t = V(s_{t+1})$ is added to $b_t$, where `done & ~term`.
-# * A prologue turns each step's inputs into the pair $(a_t, b_t)$ and a reset, the shared scan
-#   does the rest, and an epilogue writes $y_t$ (0 on padding): that is `rl.discounted_returns`.
+# * A prologue turns each step's inputs into the pair $(a_t, b_t)$ and a reset. The shared scan
+#   does the rest, and an epilogue writes $y_t$ (0 on padding). That is `rl.discounted_returns`.
 #   The package's own hook slots come in notebook 02.
 # * The gradient is a forward scan, $g_t = \partial L/\partial G_t +
-#   \gamma(1-d_{t-1})\,g_{t-1}$; both scans fit in one `torch.autograd.Function`.
+#   \gamma(1-d_{t-1})\,g_{t-1}$. Both scans fit in one `torch.autograd.Function`.
 # * The harness `exercises.scan_hook` runs a prologue `(X, P, offs, t, m, T) -> (a, b)`, the
 #   package's arguments in the package's order. A step with $a = 0$ is a reset there, as in
-#   `rl.linear_scan`; a value that may be NaN behind a termination must still be selected away
+#   `rl.linear_scan`. A value that may be NaN behind a termination must still be selected away
 #   in $b$ with `tl.where`.
 # * The $n$-step return is $S_t - \gamma^n S_{t+n} + \gamma^n V(s_{t+n})$ from one scan $S$
-#   while the episode runs on, else $S_t$; $V(s_{t+n})$ is `next_values[t + n - 1]`.
+#   while the episode runs on, else $S_t$. $V(s_{t+n})$ is `next_values[t + n - 1]`.

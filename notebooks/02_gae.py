@@ -22,23 +22,23 @@
 # * **Needs:** notebook 01. No GPU.
 # * **Conventions:** the flags, values and hook signatures of the course on one page: the
 #   glossary's [Names and signatures](GLOSSARY.md#names-and-signatures).
-# * **Minimum path:** sections 1–3 with the checked exercises `gae_pairs` and `gae_prologue`;
-#   section 4 (checks against the loop), section 5 and the open questions can wait.
+# * **Minimum path:** sections 1–3 with the checked exercises `gae_pairs` and `gae_prologue`.
+#   Section 4 (checks against the loop), section 5 and the open questions can wait.
 #
 # PPO, A2C and most actor-critic methods weight each action by an **advantage**: how much better
 # the return after it was than the critic expected. Generalized advantage estimation
 # (Schulman, Moritz, Levine, Jordan, Abbeel: *High-Dimensional Continuous Control Using
 # Generalized Advantage Estimation*, ICLR 2016) averages the $n$-step advantages with weights
-# $(1-\lambda)\lambda^{n-1}$, which collapses to a backward recurrence over the TD errors
+# $(1-\lambda)\lambda^{n-1}$. This average collapses to a backward recurrence over the TD errors
 # $\delta_t$:
 #
 # $$\delta_t = r_t + \gamma (1-\text{term}_t) V'_t - V_t, \qquad
 #   A_t = \delta_t + \gamma\lambda (1-\text{done}_t) A_{t+1}, \qquad \text{returns}_t = A_t + V_t .$$
 #
-# $V'_t = V(s_{t+1})$ is the value of the next state: `values[t+1]` inside an episode, the real
-# next state's value at a time-limit truncation (`next_values`), nothing after a termination.
-# $\text{done} = \text{terminated} \lor \text{truncated}$, and the last step of the rollout acts
-# as a truncation (it bootstraps from `bootstrap_value`).
+# $V'_t = V(s_{t+1})$ is the value of the next state. Inside an episode it is `values[t+1]`. At a
+# time-limit truncation it is the real next state's value (`next_values`). After a termination
+# there is nothing. $\text{done} = \text{terminated} \lor \text{truncated}$. The last step of the
+# rollout acts as a truncation: it bootstraps from `bootstrap_value`.
 
 # %%
 import inspect
@@ -63,16 +63,16 @@ rng = np.random.default_rng(0)
 # %% [markdown]
 # ## 1. The loop
 #
-# This is the ground truth every kernel is tested against — a float64 NumPy loop, one step of
-# time per iteration, the batch handled by broadcasting:
+# This is the ground truth every kernel is tested against. It is a float64 NumPy loop: one step
+# of time per iteration, the batch handled by broadcasting:
 
 # %%
 print(inspect.getsource(reference.gae))
 
 # %% [markdown]
-# A rollout small enough to follow by hand: four steps, $\gamma = 0.5$, $\lambda = 0.5$, the
-# episode terminates after step 1 (so $s_2$ starts a new one), and the window ends after step 3
-# with a bootstrap value of 10.
+# A rollout small enough to follow by hand: four steps, $\gamma = 0.5$, $\lambda = 0.5$. The
+# episode terminates after step 1, so $s_2$ starts a new one. The window ends after step 3, with
+# a bootstrap value of 10.
 
 # %%
 r = np.array([1.0, 1.0, 1.0, 1.0])
@@ -120,8 +120,8 @@ for got, want in zip(gae_as_scan(R, V, 0.97, 0.9, TERM, BOOT),
 print("prologue + scan + epilogue == the loop")
 
 # %% [markdown]
-# Your turn, in tensor ops first (checked exercises work as in notebook 00b: write the starter's
-# function, run the cell after it; `print(exercises.task(name))` restates the task).
+# Your turn, in tensor ops first. Checked exercises work as in notebook 00b: write the starter's
+# function, then run the cell after it. `print(exercises.task(name))` restates the task.
 #
 # **`gae_pairs`.** GAE's prologue, in tensor ops: the pairs whose reverse scan is the advantage.
 #
@@ -146,15 +146,15 @@ exercises.attempt("gae_pairs", gae_pairs)
 # %% [markdown]
 # ## 3. The kernel
 #
-# In `rltriton_lite/returns.py` the prologue and epilogue are two `triton.jit` functions that
-# the shared scan kernel (`scan._scan_kernel`, notebook 00c, section 3) calls for each chunk of
-# steps. They are the hooks you wrote in 00c, with a fixed signature of named slots, so that one
-# kernel serves every algorithm. Notebook 01's exercises used a smaller harness; this section is
-# where the package's own slots come in. What the names mean:
+# In `rltriton_lite/returns.py` the prologue and epilogue are two `triton.jit` functions. The
+# shared scan kernel (`scan._scan_kernel`, notebook 00c, section 3) calls them for each chunk of
+# steps. They are the hooks you wrote in 00c, with a fixed signature of named slots. That way one
+# kernel serves every algorithm. Notebook 01's exercises used a smaller harness. The package's
+# own slots come in here. What the names mean:
 #
 # | name | what it is |
 # | --- | --- |
-# | `X`, `SX` | the input tensors (pointers) and their strides, a tuple each; `X[REWARDS]` is the rewards, `SX[REWARDS]` their (row, time) strides; the slot names live in `rltriton_lite/episode.py` |
+# | `X`, `SX` | the input tensors (pointers) and their strides, a tuple each. `X[REWARDS]` is the rewards, `SX[REWARDS]` their (row, time) strides. The slot names live in `rltriton_lite/episode.py` |
 # | `P` | the numbers: γ, λ, ... when they are constants (`P[P_GAMMA]`) |
 # | `O`, `SO` | the output tensors and their strides (the epilogue's) |
 # | `row`, `t`, `m` | the tile's row and time indices and the mask of in-bounds elements |
@@ -174,10 +174,10 @@ exercises.attempt("gae_pairs", gae_pairs)
 # * `episode.values_now_and_next` reads $V(s_t)$ and $V(s_{t+1})$: `next_values[t]`, or
 #   `values[t+1]` and `bootstrap_value` after the last step. `values[t+1]` is the same load
 #   shifted by one step inside the kernel (notebook 13, section 3).
-# * On first reading, skip what the sources below do with `ahead` and with `P_OPEN` (the flag of
-#   a window that is part of a longer row, split across processes). Both are explained in
-#   notebook 13 and `docs/DESIGN.md`. `load_mask` loads `valid` (in bounds and not padding) and
-#   `coef` a coefficient such as γ, per step or one number.
+# * On first reading, skip what the sources below do with `ahead` and with `P_OPEN`. `P_OPEN` is
+#   the flag of a window that is part of a longer row, split across processes. Both are explained
+#   in notebook 13 and `docs/DESIGN.md`. `load_mask` loads `valid` (in bounds and not padding).
+#   `coef` loads a coefficient such as γ, per step or one number.
 
 # %%
 for fn in (episode.step, episode.values_now_and_next):
@@ -188,9 +188,9 @@ for fn in (episode.step, episode.values_now_and_next):
 # `gamma * lam` as $a$: plain returns are GAE's scan with $\lambda = 1$, and multiplying by
 # exactly 1.0 changes no bit. `done` is the reset. The bootstrap value is added to $b$ only where
 # the return is cut without a termination, `done & ~term` (a truncation or the window's end).
-# `values_now_and_next` is read at every step though only used there, for speed (a load masked
-# by the flags would also be correct, but slower: notebook 13, section 3). The epilogue stores
-# $y_t$, 0 on padding.
+# `values_now_and_next` is read at every step, though only used there. That is for speed: a load
+# masked by the flags would also be correct, but slower (notebook 13, section 3). The epilogue
+# stores $y_t$, 0 on padding.
 
 # %%
 for fn in (returns._returns_prologue, returns._one_output_epilogue):
@@ -232,11 +232,11 @@ print(inspect.getsource(getattr(returns._gae_epilogue, "fn", returns._gae_epilog
 #   per-step γ, time-major inputs and no `next_values`. Your prologue handles all of them through
 #   `step` and `values_now_and_next`. At a termination there is no bootstrap: write it as a
 #   select, `tl.where`, so a NaN value behind a terminal state is never read into a sum.
-# * **Hint:** the template in the starter cell has the helper calls; `_returns_prologue` above
-#   has the same shape. The package passes
-#   `values_now_and_next` the bounds mask `m` for speed (loads masked by bounds only stay 16-byte
-#   vectors: notebook 13, section 3). `valid` is also correct, since padding is selected away
-#   afterwards either way (`valid` makes a padded step the identity).
+# * **Hint:** the template in the starter cell has the helper calls. `_returns_prologue` above
+#   has the same shape. The package passes `values_now_and_next` the bounds mask `m` for speed:
+#   loads masked by bounds only stay 16-byte vectors (notebook 13, section 3). `valid` is also
+#   correct, since padding is selected away afterwards either way. (`valid` makes a padded step
+#   the identity.)
 
 # %%
 import triton  # noqa: E402
@@ -261,7 +261,7 @@ gae_prologue = None
 exercises.attempt("gae_prologue", gae_prologue)
 
 # %% [markdown]
-# Nothing in the prologue knows about chunks, carries or threads: that is the shared kernel's
+# Nothing in the prologue knows about chunks, carries or threads. That is the shared kernel's
 # job, which is why every estimator is about 20 lines.
 #
 # ## 4. Kernel against the loop
@@ -314,8 +314,8 @@ ax.legend()
 plt.show()
 
 # %% [markdown]
-# Gradients flow to rewards, values and next values through a backward kernel that is the
-# transposed scan; against autograd of the PyTorch path:
+# Gradients flow to rewards, values and next values through a backward kernel. That kernel is
+# the transposed scan. Here it is checked against autograd of the PyTorch path:
 
 # %%
 r64, v64 = (torch.randn(2, 30, dtype=torch.float64, device=DEVICE, requires_grad=True) for _ in range(2))
@@ -334,7 +334,7 @@ assert profile.rollout_error("gae", 3, 1000, DEVICE) < 1e-5  # 3 × 1,000 steps:
 # ## 5. Optional: profile it
 #
 # The committed H200 figures of every algorithm are read, explained and checked once in
-# [notebook 08, section 6](08_profiling.ipynb); this cell shows this one's table and chart.
+# [notebook 08, section 6](08_profiling.ipynb). This cell shows this one's table and chart.
 
 # %%
 h200 = profile.committed("gae")  # the H200's table and chart, read by name: not measured here
@@ -342,17 +342,17 @@ h200 = profile.committed("gae")  # the H200's table and chart, read by name: not
 # %% [markdown]
 # ## Exercises
 #
-# Checked exercises work as in notebook 00b: write the starter's function, run the cell after it
-# (`print(exercises.task(name))` restates the task; solutions in `notebooks/solutions/`). The
-# two checked exercises are in the lesson: `gae_pairs` (tensor ops) at the end of section 2,
-# then `gae_prologue` (the same prologue as a Triton hook) in section 3.
+# Checked exercises work as in notebook 00b: write the starter's function, then run the cell
+# after it. `print(exercises.task(name))` restates the task; solutions are in
+# `notebooks/solutions/`. The two checked exercises are in the lesson: `gae_pairs` (tensor ops)
+# at the end of section 2, then `gae_prologue` (the same prologue as a Triton hook) in section 3.
 #
 # Without a checker:
 #
 # *(Answer each in its cell below: `tools/grade.py --collect-answers` gathers the answers for your
 # teacher.)*
 #
-# 1. Set $\lambda = 1$: show that `returns` equals `rl.discounted_returns` when `next_values`
+# 1. Set $\lambda = 1$. Show that `returns` equals `rl.discounted_returns` when `next_values`
 #    is `values[t+1]` inside episodes. Why does it fail for arbitrary `next_values`?
 # 2. Set $\lambda = 0$: what is the advantage then? Check it against $\delta_t$.
 # 3. Pass `lambda_` as a per-step tensor that is 0 on the first step of every episode. What does
@@ -370,13 +370,13 @@ h200 = profile.committed("gae")  # the H200's table and chart, read by name: not
 # %% [markdown]
 # ## What you now know
 #
-# * GAE is one reverse scan: $a_t = \gamma\lambda$, $b_t = \delta_t$, a reset at every episode end;
-#   the returns are $A_t + V_t$, from the same pass.
+# * GAE is one reverse scan: $a_t = \gamma\lambda$, $b_t = \delta_t$, a reset at every episode end.
+#   The returns are $A_t + V_t$, from the same pass.
 # * A termination is a select, not a multiplication: no bootstrap, and a NaN value behind it is
-#   never read; a truncation, or the window's end, resets the trace but bootstraps from
+#   never read. A truncation, or the window's end, resets the trace but bootstraps from
 #   `next_values`.
 # * The package's hooks work through named slots: a prologue `(X, SX, P, row, t, m, T, ACC)`
 #   returns `(a, b, reset, valid, keep)`. `episode.step` gives γ, λ and the flags,
 #   `values_now_and_next` the two values, and `keep` hands $V_t$ to the epilogue.
-# * A prologue knows nothing of chunks, carries or threads: every estimator is a short prologue
+# * A prologue knows nothing of chunks, carries or threads. Every estimator is a short prologue
 #   and epilogue around one shared kernel.

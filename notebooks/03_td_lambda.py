@@ -23,19 +23,19 @@
 # * **Conventions:** the flags, values and hook signatures of the course on one page: the
 #   glossary's [Names and signatures](GLOSSARY.md#names-and-signatures).
 # * **Minimum path:** sections 1–4, the worked prologue under Exercises and the checked exercise
-#   `q_lambda`; section 5 (the bias–variance measurement), 6 and the open questions can wait.
+#   `q_lambda`. Section 5 (the bias–variance measurement), 6 and the open questions can wait.
 #
 # The λ-return mixes all $n$-step returns with weights $(1-\lambda)\lambda^{n-1}$ (Sutton,
 # *Learning to predict by the methods of temporal differences*, Machine Learning 1988; Sutton &
-# Barto 2nd ed., §12.1). It is the critic target of Dreamer and of many actor-critics (Watkins's
-# Q(λ) cuts its trace and Retrace reweights it: this notebook's exercise and notebook 04; CRR uses
-# λ = 0) and has a backward form, as in rlax's `lambda_returns`:
+# Barto 2nd ed., §12.1). It is the critic target of Dreamer and of many actor-critics. Watkins's
+# Q(λ) cuts its trace (this notebook's exercise) and Retrace reweights it (notebook 04); CRR uses
+# λ = 0. It has a backward form, as in rlax's `lambda_returns`:
 #
 # $$G_t = r_t + \gamma_t (1-\text{term}_t)\Big[(1-\lambda_t) V'_t + \lambda_t
 #   \begin{cases} G_{t+1} & \text{not done}_t \\ V'_t & \text{done}_t \end{cases}\Big]$$
 #
-# $\lambda = 0$ is the one-step TD target $r_t + \gamma V'_t$; $\lambda = 1$ the discounted return
-# bootstrapped at episode ends.
+# $\lambda = 0$ is the one-step TD target $r_t + \gamma V'_t$. $\lambda = 1$ is the discounted
+# return bootstrapped at episode ends.
 
 # %%
 import inspect
@@ -68,7 +68,7 @@ n = lambda x: x.cpu().numpy()  # noqa: E731
 print(inspect.getsource(reference.td_lambda))
 
 # %% [markdown]
-# By hand, three steps, $\gamma = 1$, $\lambda = 0.5$, next values 10, 20, 30, rewards 0:
+# By hand: three steps, $\gamma = 1$, $\lambda = 0.5$, next values 10, 20, 30, rewards 0.
 # $G_2 = 30$ (window end); $G_1 = 0.5·20 + 0.5·30 = 25$; $G_0 = 0.5·10 + 0.5·25 = 17.5$.
 
 # %%
@@ -111,8 +111,8 @@ print("prologue + scan + epilogue == the loop")
 print(inspect.getsource(getattr(returns._td_lambda_prologue, "fn", returns._td_lambda_prologue)))
 
 # %% [markdown]
-# `w = tl.where(done, 1.0, 1.0 - lam)` is the only difference from GAE's prologue besides
-# $-V_t$: the three estimators share `episode.step`, `episode.values_now_and_next`, the
+# Besides $-V_t$, `w = tl.where(done, 1.0, 1.0 - lam)` is the only difference from GAE's
+# prologue. The three estimators share `episode.step`, `episode.values_now_and_next`, the
 # backward prologue and the whole scan.
 #
 # ## 4. Kernel against the loop
@@ -148,37 +148,41 @@ assert profile.rollout_error("td_lambda", 3, 1000, DEVICE) < 1e-5  # 3 × 1,000 
 # %% [markdown]
 # ## 5. How λ trades bias for variance
 #
-# $G_t$ is an estimate of the true value $v(s_t)$, and a random one: the rewards are random, and
-# so are the critic's errors. Two things can be wrong with it — its mean can be off (bias), and
-# it can scatter around its mean (variance) — and $\mathrm{MSE} = \mathrm{bias}^2 +
+# $G_t$ is an estimate of the true value $v(s_t)$, and a random one. The rewards are random, and
+# so are the critic's errors. Two things can be wrong with it. Its mean can be off (bias), and
+# it can scatter around its mean (variance). $\mathrm{MSE} = \mathrm{bias}^2 +
 # \mathrm{variance}$. λ moves weight between two sources:
 #
-# * **the critic**, through $V'$: at λ = 0, $G_t = r_t + \gamma V'_t$ inherits its error almost
-#   whole ($\gamma$ times it);
-# * **the sampled rewards**: at λ = 1, $G_0 = \sum_{k<T} \gamma^k r_k + \gamma^T V'_{T-1}$ (a window
-#   of $T$ steps) adds up the noise of every reward it sums.
+# * **the critic**, through $V'$. At λ = 0, $G_t = r_t + \gamma V'_t$ inherits its error almost
+#   whole ($\gamma$ times it).
+# * **the sampled rewards**. At λ = 1, $G_0 = \sum_{k<T} \gamma^k r_k + \gamma^T V'_{T-1}$ (a
+#   window of $T$ steps) adds up the noise of every reward it sums.
 #
-# With deterministic rewards, summing more of them adds no noise and λ = 1 wins everywhere; with a
-# perfect critic, λ = 0 does. A trade-off needs random rewards *and* an imperfect critic, biased
-# or noisy: a larger λ both removes the critic's bias and averages its noise over more states,
-# while it sums the noise of more rewards. So take a chain that never ends, with
-# random rewards $r_t \sim \mathcal N(\mu, \sigma_r^2)$, so that every state has the same true
-# value $v = \mu/(1-\gamma)$; a critic that overestimates by $b$ and is noisy,
-# $V'_t = v + b + \sigma_c\,\xi_t$, its errors $\xi_t$ independent across steps (and of the
-# rewards); windows of $T$ steps, bootstrapped at the end. Bias and
-# variance are properties of the *distribution* of $G_0$, which one rollout cannot show: we draw
-# 20,000 rollouts (each with its own critic error), as the rows of one batch, and compute $G_0$
-# for 21 values of λ — one `reference.td_lambda` call per λ (NumPy, float64).
+# With deterministic rewards, summing more of them adds no noise, and λ = 1 wins everywhere. With
+# a perfect critic, λ = 0 does. A trade-off needs random rewards *and* an imperfect critic, biased
+# or noisy. A larger λ removes the critic's bias and averages its noise over more states. But it
+# also sums the noise of more rewards. So take this setting:
 #
-# $G_0$ is linear in the rewards and the next values, $G_0 = \sum_t \alpha_t r_t + \sum_t \beta_t V'_t$
-# with $\alpha_t = (\gamma\lambda)^t$, $\beta_t = \gamma(1-\lambda)(\gamma\lambda)^t$ for $t < T-1$
-# and $\beta_{T-1} = \gamma(\gamma\lambda)^{T-1}$. So the Monte-Carlo estimates have exact values
-# to be checked against: $\mathrm{bias} = b\sum_t\beta_t$ (with $b = 0$ and no noise, the λ-return
-# of the true values is $v$ exactly) and $\mathrm{variance} = \sigma_r^2\sum_t\alpha_t^2 + \sigma_c^2\sum_t\beta_t^2$,
-# a sum of squares because the errors are independent (correlated critic errors would add
-# cross terms). At
-# λ = 0 that is bias $\gamma b$, variance $\sigma_r^2 + \gamma^2\sigma_c^2$; at λ = 1 bias
-# $\gamma^T b$, variance $\sigma_r^2(1-\gamma^{2T})/(1-\gamma^2) + \gamma^{2T}\sigma_c^2$.
+# * a chain that never ends, with random rewards $r_t \sim \mathcal N(\mu, \sigma_r^2)$. Every
+#   state has the same true value $v = \mu/(1-\gamma)$.
+# * a critic that overestimates by $b$ and is noisy, $V'_t = v + b + \sigma_c\,\xi_t$. Its errors
+#   $\xi_t$ are independent across steps (and of the rewards).
+# * windows of $T$ steps, bootstrapped at the end.
+#
+# Bias and variance are properties of the *distribution* of $G_0$, which one rollout cannot show.
+# So we draw 20,000 rollouts (each with its own critic error), as the rows of one batch. We
+# compute $G_0$ for 21 values of λ: one `reference.td_lambda` call per λ (NumPy, float64).
+#
+# $G_0$ is linear in the rewards and the next values:
+# $G_0 = \sum_t \alpha_t r_t + \sum_t \beta_t V'_t$, with $\alpha_t = (\gamma\lambda)^t$,
+# $\beta_t = \gamma(1-\lambda)(\gamma\lambda)^t$ for $t < T-1$ and
+# $\beta_{T-1} = \gamma(\gamma\lambda)^{T-1}$. So the Monte-Carlo estimates have exact values to
+# be checked against. The bias is $b\sum_t\beta_t$. (With $b = 0$ and no noise, the λ-return of
+# the true values is $v$ exactly.) The variance is
+# $\sigma_r^2\sum_t\alpha_t^2 + \sigma_c^2\sum_t\beta_t^2$. It is a sum of squares because the
+# errors are independent; correlated critic errors would add cross terms. At λ = 0 that is bias
+# $\gamma b$, variance $\sigma_r^2 + \gamma^2\sigma_c^2$. At λ = 1 it is bias $\gamma^T b$,
+# variance $\sigma_r^2(1-\gamma^{2T})/(1-\gamma^2) + \gamma^{2T}\sigma_c^2$.
 
 # %%
 gamma_, T_mc, mu_r, sigma_r, b_critic, sigma_c, N_mc = 0.8, 20, 1.0, 2.0, 3.0, 0.25, 20_000
@@ -230,22 +234,27 @@ print(f"unbiased critic, σ_c = 3: best λ = {best_unbiased:.2f}, MSE {mse_unbia
       f"(λ=0 {mse_unbiased[0]:.2f}, λ=1 {mse_unbiased[-1]:.2f})")
 
 # %% [markdown]
-# The best λ here is about 0.73 (the exact curve's minimum; the grid's steps are 0.05): it cuts most of the critic's bias (which λ = 0 keeps) without
-# summing the noise of every reward (which λ = 1 pays for). Where the optimum lies depends on how
-# wrong the critic is relative to how noisy the rewards are: a perfect critic ($b = \sigma_c =
-# 0$) puts it at λ = 0, noiseless rewards ($\sigma_r = 0$) at λ = 1. Notice also that the
-# variance at λ = 0 is not the critic's noise but mostly the one reward $r_0$ (here $\sigma_r >
-# \sigma_c$). It still falls at first as λ grows from 0 (its slope there is $-2\gamma^2\sigma_c^2$),
-# by too little to see on this grid; with a noisier critic the dip is visible. Bias is not needed
-# for a trade-off: the last check, an unbiased critic with $\sigma_c = 3$, has its best λ near
-# 0.58, where the critic's noise term $\sigma_c^2\sum_t\beta_t^2$ (falling as λ grows, up to
-# λ ≈ 0.999) and the rewards' $\sigma_r^2\sum_t\alpha_t^2$ (rising) balance.
+# The best λ here is about 0.73 (the exact curve's minimum; the grid's steps are 0.05). It cuts
+# most of the critic's bias, which λ = 0 keeps. It does not sum the noise of every reward, which
+# λ = 1 pays for. Where the optimum lies depends on how wrong the critic is, relative to how noisy
+# the rewards are. A perfect critic ($b = \sigma_c = 0$) puts it at λ = 0. Noiseless rewards
+# ($\sigma_r = 0$) put it at λ = 1.
+#
+# Notice also that the variance at λ = 0 is not the critic's noise. It is mostly the one reward
+# $r_0$ (here $\sigma_r > \sigma_c$). It still falls at first as λ grows from 0 (its slope there
+# is $-2\gamma^2\sigma_c^2$), by too little to see on this grid. With a noisier critic the dip is
+# visible.
+#
+# Bias is not needed for a trade-off. The last check, an unbiased critic with $\sigma_c = 3$, has
+# its best λ near 0.58. There two terms balance: the critic's noise term
+# $\sigma_c^2\sum_t\beta_t^2$ (falling as λ grows, up to λ ≈ 0.999) and the rewards'
+# $\sigma_r^2\sum_t\alpha_t^2$ (rising).
 
 # %% [markdown]
 # ## 6. Optional: profile it
 #
 # The committed H200 figures of every algorithm are read, explained and checked once in
-# [notebook 08, section 6](08_profiling.ipynb); this cell shows this one's table and chart.
+# [notebook 08, section 6](08_profiling.ipynb). This cell shows this one's table and chart.
 
 # %%
 h200 = profile.committed("td_lambda")  # the H200's table and chart, read by name: not measured here
@@ -253,14 +262,15 @@ h200 = profile.committed("td_lambda")  # the H200's table and chart, read by nam
 # %% [markdown]
 # ## Exercises
 #
-# Checked exercises work as in notebook 00b: write the starter's function, run the cell after it
-# (`print(exercises.task(name))` restates the task; solutions in `notebooks/solutions/`).
+# Checked exercises work as in notebook 00b: write the starter's function, then run the cell
+# after it. `print(exercises.task(name))` restates the task; solutions are in
+# `notebooks/solutions/`.
 #
 # The Triton exercise here runs in `exercises.scan_hook`, the harness of
 # [notebook 01, "The harness for Triton prologues"](01_discounted_return.ipynb#The-harness-for-Triton-prologues).
-# A worked prologue first: TD(λ) with terminations, $a_t = \gamma(1-\text{term}_t)\lambda_t$ and
-# $b_t = r_t + \gamma(1-\text{term}_t)(1-\lambda_t)V(s_{t+1})$, with $\lambda_t = 0$ at the last
-# step (the scan starts from $y_T = 0$, so the window's bootstrap is all in $b$). The factor
+# A worked prologue first: TD(λ) with terminations. Here $a_t = \gamma(1-\text{term}_t)\lambda_t$
+# and $b_t = r_t + \gamma(1-\text{term}_t)(1-\lambda_t)V(s_{t+1})$, with $\lambda_t = 0$ at the
+# last step. (The scan starts from $y_T = 0$, so the window's bootstrap is all in $b$.) The factor
 # $(1-\text{term}_t)$ is written as a select, since $V(s_{t+1})$ may be NaN behind a termination.
 # Against the package's `td_lambda`:
 
@@ -286,17 +296,17 @@ print("a 9-line Triton prologue == rl.td_lambda")
 
 # %% [markdown]
 # **`q_lambda`** (a Triton prologue). Watkins's Q(λ) (Watkins, *Learning from delayed rewards*,
-# 1989; Sutton & Barto 2nd ed., §12.10) learns $Q$ off-policy for the greedy policy while the
-# data comes from an exploring one. Its λ-return follows the rollout only while the rollout does
+# 1989; Sutton & Barto 2nd ed., §12.10) learns $Q$ off-policy for the greedy policy. The data
+# comes from an exploring policy. Its λ-return follows the rollout only while the rollout does
 # what the greedy policy would do:
 #
 # $$G_t = r_t + \gamma(1-\text{term}_t)\Big[(1-\ell_t)\max_a Q(s_{t+1}, a) + \ell_t G_{t+1}\Big],
 # \qquad \ell_t = \begin{cases} \lambda & a_{t+1} \text{ greedy} \\ 0 & \text{otherwise, or } t = T-1 \end{cases}$$
 #
 # Where the next action taken is exploratory, the rest of the rollout shows what the behaviour
-# policy did, not the greedy one: the trace is cut there and $G_t$ bootstraps from
-# $\max_a Q(s_{t+1}, a)$ alone. It is TD(λ) on $\max_a Q$ with a per-step λ, the worked prologue
-# above, but the max and the greediness are the prologue's to compute, from all the actions' Q.
+# policy did, not the greedy one. So the trace is cut there, and $G_t$ bootstraps from
+# $\max_a Q(s_{t+1}, a)$ alone. It is TD(λ) on $\max_a Q$ with a per-step λ: the worked prologue
+# above. But the prologue must compute the max and the greediness, from all the actions' Q.
 #
 # The harness, its hook's arguments and its rules (pairs, $a = 0$ the reset):
 # [notebook 01, "The harness for Triton prologues"](01_discounted_return.ipynb#The-harness-for-Triton-prologues).
@@ -311,17 +321,17 @@ print("a 9-line Triton prologue == rl.td_lambda")
 #     counts as greedy**: every tied action is a greedy one. An argmax that picks the first of
 #     them would cut the trace where it should go on.
 #   * After a termination there is no $s_{t+1}$: `next_q` there may be NaN, and the target is
-#     $r_t$. Select it away with `tl.where`, as the worked prologue does (a product such as
+#     $r_t$. Select it away with `tl.where`, as the worked prologue does. A product such as
 #     $\gamma(1-\text{term}_t)\max_a Q$ would put $0 \cdot \text{NaN} = \text{NaN}$ into $b_t$
-#     itself, which the reset at $a_t = 0$ cannot select away).
+#     itself. The reset at $a_t = 0$ cannot select that away.
 #   * At the window's last step $\ell_t = 0$.
 # * **Hint:** step `offs`'s action `a` is at `X[1] + offs * A + a`: a strided load, one per
 #   action, in a loop `for a in range(A)`.
 #
-# The checker runs your prologue in `exercises.scan_hook` on a row where every next action is
-# greedy (TD(λ) on the max), rows with non-greedy actions, Q-values on a grid of integers (ties
-# everywhere), and terminations with NaN behind them across several chunks, with 3 to 5 actions,
-# against a float64 NumPy loop. A failure names the case and the step where the error starts.
+# The checker runs your prologue in `exercises.scan_hook` against a float64 NumPy loop, with 3 to
+# 5 actions. Its cases: a row where every next action is greedy (TD(λ) on the max); rows with
+# non-greedy actions; Q-values on a grid of integers (ties everywhere); and terminations with NaN
+# behind them across several chunks. A failure names the case and the step where the error starts.
 # The teacher's grader checks it on other cases of the same kinds, drawn from a seed.
 #
 # A template:
@@ -364,11 +374,11 @@ exercises.attempt("q_lambda", q_lambda)
 # teacher.)*
 #
 # 1. Show numerically that `td_lambda(r, values[t+1], λ)` equals `gae(r, values, λ).returns`
-#    inside episodes. Which of the two would you use as a critic target, and why are they the
-#    same thing?
+#    inside episodes. Which of the two would you use as a critic target? Why are they the same
+#    thing?
 # 2. Dreamer uses λ-returns of imagined rollouts with a learned, per-step `discount`
 #    (continuation probability). Pass it as `gamma` and check the result against the loop.
-# 3. In section 5's setting, make the critic unbiased: $b = 0$, keeping its noise
+# 3. In section 5's setting, make the critic unbiased: $b = 0$. Keep its noise
 #    $\sigma_c = 0.25$ and $\sigma_r = 2$ (not the $\sigma_c = 3$ of the section's last check).
 #    Which λ minimises the MSE now, and why? Then make the rewards deterministic
 #    ($\sigma_r = 0$): what is left of the trade-off?
@@ -386,12 +396,12 @@ exercises.attempt("q_lambda", q_lambda)
 # ## What you now know
 #
 # * The λ-return is one reverse scan: $a_t = \gamma_t\lambda_t$, $b_t = r_t + \gamma_t w_t
-#   V'_t$, $w_t = 1-\lambda_t$ inside an episode, 1 at its end; no $V'_t$ after a termination.
+#   V'_t$, $w_t = 1-\lambda_t$ inside an episode, 1 at its end. No $V'_t$ after a termination.
 # * Its two ends: λ = 0 is the one-step TD target $r_t + \gamma V'_t$, λ = 1 the discounted
-#   return bootstrapped at episode ends; `rl.td_lambda` also takes γ and λ per step.
-# * λ trades the critic's error for the rewards' noise: in the notebook's chain, MSE = bias² +
+#   return bootstrapped at episode ends. `rl.td_lambda` also takes γ and λ per step.
+# * λ trades the critic's error for the rewards' noise. In the notebook's chain, MSE = bias² +
 #   variance is lowest near λ = 0.73, not at either end.
 # * Bias is not needed for that trade-off: an unbiased but noisy critic has one too, in the
 #   variance alone.
-# * Watkins's Q(λ) is TD(λ) on $\max_a Q(s_{t+1}, a)$, the trace cut where the next action is
+# * Watkins's Q(λ) is TD(λ) on $\max_a Q(s_{t+1}, a)$. The trace is cut where the next action is
 #   not greedy (a tie for the max counts as greedy).

@@ -25,7 +25,7 @@
 # * **Conventions:** the flags, values and hook signatures of the course on one page: the
 #   glossary's [Names and signatures](GLOSSARY.md#names-and-signatures).
 # * **Minimum path:** sections 1–4 and the checked exercises `retrace`, `vtrace_pg` and
-#   `vtrace_kernel`; section 5 (the fixed point), section 6 and the open questions can wait.
+#   `vtrace_kernel`. Section 5 (the fixed point), section 6 and the open questions can wait.
 #
 # In IMPALA, actors collect experience with a behaviour policy $\mu$. That policy lags behind the
 # learner's policy $\pi$. V-trace (Espeholt, Soyer, Munos, Simonyan, Mnih, Ward, Doron, Firoiu,
@@ -38,10 +38,10 @@
 #   $\pi_{\bar\rho} = \pi$: for example when no weight is clipped ($\bar\rho \ge \max \pi/\mu$), or
 #   on-policy. Section 5 derives this.
 # * $c_t$ decides how far back a TD error travels. The product $c_s\cdots c_{t-1}$ is the trace.
-#   It shrinks wherever $c_t = \lambda_t \min(\bar c, \pi/\mu) < 1$ (with $\lambda = \bar c = 1$:
-#   wherever $\pi$ is less likely than $\mu$ to take the action taken; with $\bar c < 1$: at every
-#   step), and is cut to 0 only where $\pi$ would never take it, $\pi(a_t \mid x_t) = 0$ (or where
-#   $\lambda_t = 0$).
+#   It shrinks wherever $c_t = \lambda_t \min(\bar c, \pi/\mu) < 1$. With $\lambda = \bar c = 1$,
+#   that is wherever $\pi$ is less likely than $\mu$ to take the action taken. With $\bar c < 1$,
+#   it is at every step. The trace is cut to 0 only where $\pi$ would never take the action,
+#   $\pi(a_t \mid x_t) = 0$ (or where $\lambda_t = 0$).
 #
 # Written backwards, V-trace is a first-order recurrence:
 #
@@ -54,9 +54,9 @@
 #   [\lambda_t v'_{t+1} + (1-\lambda_t) V'_t] - V_t\big), \qquad
 #   v'_{t+1} = \begin{cases} v_{t+1} & \text{not done}_t \\ V'_t & \text{done}_t \end{cases}$$
 #
-# `vs` $= v_t$ is the critic's regression target, `pg_advantages` $= A^{pg}_t$ multiplies
-# $\nabla\log\pi(a_t|s_t)$ in the policy loss (the λ-mix in $A^{pg}_t$ is rlax's convention; at
-# λ = 1 it is the paper's advantage — section 4 compares the two). The importance ratio comes in as
+# `vs` $= v_t$ is the critic's regression target. `pg_advantages` $= A^{pg}_t$ multiplies
+# $\nabla\log\pi(a_t|s_t)$ in the policy loss. The λ-mix in $A^{pg}_t$ is rlax's convention; at
+# λ = 1 it is the paper's advantage (section 4 compares the two). The importance ratio comes in as
 # `log_rhos` $= \log\pi(a_t|s_t) - \log\mu(a_t|s_t)$. $V'_t$, terminations, truncations and the
 # end of the window follow notebooks 01–03.
 
@@ -97,8 +97,8 @@ print(inspect.getsource(reference.vtrace))
 # %% [markdown]
 # By hand: three steps, $\gamma = 0.5$, $\lambda = 1$, $\bar\rho = \bar c = \bar\rho_{pg} = 1$
 # (the defaults), rewards and values all 1, a bootstrap value of 2 after the window. The learner
-# likes the first action twice as much as the actor did ($\pi/\mu = 2$, clipped to 1), the
-# second half as much ($\pi/\mu = 0.5$: it halves the trace), the third equally.
+# likes the first action twice as much as the actor did ($\pi/\mu = 2$, clipped to 1). It likes
+# the second half as much ($\pi/\mu = 0.5$: it halves the trace), and the third equally.
 
 # %%
 vs, pg = reference.vtrace(np.log([2.0, 0.5, 1.0]), [1.0, 1.0, 1.0], [1.0, 1.0, 1.0], gamma=0.5, bootstrap_value=2.0)
@@ -121,8 +121,8 @@ np.testing.assert_allclose(pg, [0.75, 0.5, 1.0])
 # * **prologue** (per step): the three clipped weights from `log_rhos`, then $a_t$, $b_t$ and the
 #   reset;
 # * **scan**: the reverse affine scan of notebook 00, whose output is $v_t$ itself;
-# * **epilogue** (per step): `vs` $= y_t$, and the advantage, which needs $v_{t+1}$ — the value
-#   the scan carried *into* step $t$, so it costs no extra pass.
+# * **epilogue** (per step): `vs` $= y_t$, and the advantage. The advantage needs $v_{t+1}$: the
+#   value the scan carried *into* step $t$. So it costs no extra pass.
 #
 # In NumPy, against the loop on a random rollout with terminations and truncations:
 
@@ -164,7 +164,7 @@ print("prologue + scan + epilogue == the loop")
 # ## 3. The kernel
 #
 # The hooks in `rltriton_lite/vtrace.py`. `_step` loads one step's coefficients and flags
-# (through `episode.step`, shared with GAE and TD(λ)) and the three clipped weights; the
+# (through `episode.step`, shared with GAE and TD(λ)) and the three clipped weights. The
 # prologue and epilogue are then the two formulas above.
 
 # %%
@@ -176,19 +176,19 @@ for fn in (vtrace._step, vtrace._vtrace_prologue, vtrace._vtrace_epilogue):
 #
 # * **It scans $v_t$, not $v_t - V_t$.** IMPALA's reference code (and most ports) accumulate
 #   $v_t - V_t = \rho_t\delta_t + \gamma_t c_t (v_{t+1} - V_{t+1})$ and add $V$ at the end. That
-#   rewrite silently assumes $V'_t = V_{t+1}$ — false at a truncation with a real `next_values`,
-#   and across padding, where the next *unpadded* step is not $t+1$. Putting $V_t$ and
-#   $-\gamma_t c_t V'_t$ into $b_t$ makes the carried value $v_{t+1}$ itself, so neither
-#   assumption is needed and no value is read twice.
+#   rewrite silently assumes $V'_t = V_{t+1}$. This is false at a truncation with a real
+#   `next_values`. It is also false across padding, where the next *unpadded* step is not $t+1$.
+#   Putting $V_t$ and $-\gamma_t c_t V'_t$ into $b_t$ makes the carried value $v_{t+1}$ itself.
+#   So neither assumption is needed, and no value is read twice.
 # * **The advantage reads `y_in`.** The shared scan hands the epilogue both $y_t$ and the value
 #   it combined with, $y_{t+1}$ (after padding: the next unpadded step's). $A^{pg}_t$ needs
-#   exactly $v_{t+1}$, so both outputs come out of one pass; at an episode end the select
+#   exactly $v_{t+1}$, so both outputs come out of one pass. At an episode end the select
 #   `tl.where(done, v_next, y_in)` switches to $V'_t$.
 # * **The weights are constants for gradients.** `log_rhos` is loaded, exponentiated and clipped
-#   in the prologue, but no gradient flows back to it: `vs` is a regression target, and
-#   `pg_advantages` multiplies $\nabla\log\pi$ in the loss — as in IMPALA. The backward kernel
-#   (`_vtrace_bwd_prologue`/`_vtrace_bwd_epilogue`) is the transposed scan, forwards in time,
-#   for `rewards`, `values`, `next_values` and `bootstrap_value` only:
+#   in the prologue, but no gradient flows back to it. `vs` is a regression target, and
+#   `pg_advantages` multiplies $\nabla\log\pi$ in the loss, as in IMPALA. The backward kernel
+#   (`_vtrace_bwd_prologue`/`_vtrace_bwd_epilogue`) is the transposed scan, forwards in time. It
+#   covers `rewards`, `values`, `next_values` and `bootstrap_value` only:
 
 # %%
 lr_grad = torch.zeros(2, 8, device=DEVICE, requires_grad=True)
@@ -203,9 +203,13 @@ print("importance weights are constants")
 # %% [markdown]
 # ## 4. Kernel against the loop
 #
-# Random ratios with clipping on all three weights, terminations, truncations bootstrapping
-# from the true next value, left and right padding, a per-step discount and trace
-# coefficient, and a time-major buffer:
+# A random rollout with:
+#
+# * random ratios, with clipping on all three weights;
+# * terminations, and truncations bootstrapping from the true next value;
+# * left and right padding;
+# * a per-step discount and trace coefficient;
+# * a time-major buffer.
 
 # %%
 B, T = 4, 50
@@ -258,9 +262,9 @@ print("kernel == loop: clipping, episodes, truncations, padding, per-step γ and
 
 # %% [markdown]
 # **On-policy, V-trace is TD(λ).** With $\pi = \mu$ (`log_rhos = 0`) and clips $\ge 1$, every
-# weight is 1 and $c_t = \lambda_t$: the recurrence becomes
-# $v_t = r_t + \gamma_t[(1-\lambda_t)V'_t + \lambda_t v_{t+1}]$, the λ-return of notebook 03; with
-# $V'_t = V_{t+1}$ it is GAE's `returns`, and `pg_advantages` GAE's advantages.
+# weight is 1 and $c_t = \lambda_t$. The recurrence becomes
+# $v_t = r_t + \gamma_t[(1-\lambda_t)V'_t + \lambda_t v_{t+1}]$, the λ-return of notebook 03. With
+# $V'_t = V_{t+1}$ it is GAE's `returns`, and `pg_advantages` are GAE's advantages.
 
 # %%
 zero = torch.zeros(B, T, device=DEVICE)
@@ -278,24 +282,23 @@ print("on-policy V-trace == TD(λ) == GAE")
 
 # %% [markdown]
 # **Which policy-gradient advantage.** The IMPALA paper's policy gradient weighs
-# $\nabla\log\pi(a_s|x_s)$ by $\rho_s\big(r_s + \gamma v_{s+1} - V(x_s)\big)$, with $v_{s+1}$ the
-# V-trace target at $s+1$ — no λ in it (the paper clips this $\rho_s$ with the same $\bar\rho$;
-# like rlax, the package gives it its own $\bar\rho_{pg}$). The package follows rlax
-# (`vtrace_td_error_and_advantage`), which mixes
-# the next target with the critic's next value by the same λ that cuts the traces:
-# $r_t + \gamma_t[\lambda_t v_{t+1} + (1-\lambda_t)V'_t] - V_t$ inside an episode (at its end both
-# read $V'_t$). So
+# $\nabla\log\pi(a_s|x_s)$ by $\rho_s\big(r_s + \gamma v_{s+1} - V(x_s)\big)$. Here $v_{s+1}$ is
+# the V-trace target at $s+1$, with no λ in it. The paper clips this $\rho_s$ with the same
+# $\bar\rho$; like rlax, the package gives it its own $\bar\rho_{pg}$. The package follows rlax
+# (`vtrace_td_error_and_advantage`). It mixes the next target with the critic's next value, by
+# the same λ that cuts the traces: $r_t + \gamma_t[\lambda_t v_{t+1} + (1-\lambda_t)V'_t] - V_t$
+# inside an episode. (At its end both read $V'_t$.) So
 #
 # * at **λ = 1** the two are the same formula;
 # * at **λ < 1** the package's advantage differs from the paper's, computed from the same `vs`,
 #   by $\rho^{pg}_t\gamma_t(1-\lambda_t)(V'_t - v_{t+1})$ at every step that does not end an
 #   episode.
 #
-# Why rlax's: λ is then one knob for both outputs. On-policy, `pg_advantages` $=$ `vs` $- V$ is
-# GAE(λ) (above), the advantage that matches the critic's λ-return target, with notebook 03's
-# bias–variance trade-off. The paper's formula at λ < 1 pairs a full step with the λ-return that
-# follows it: at λ = 0, on-policy, it is the two-step advantage
-# $r_t + \gamma r_{t+1} + \gamma^2 V'_{t+1} - V_t$ while the critic's target is one step. On the
+# Why rlax's? λ is then one knob for both outputs. On-policy, `pg_advantages` $=$ `vs` $- V$ is
+# GAE(λ) (above). That is the advantage that matches the critic's λ-return target, with notebook
+# 03's bias–variance trade-off. The paper's formula at λ < 1 pairs a full step with the λ-return
+# that follows it. At λ = 0, on-policy, it is the two-step advantage
+# $r_t + \gamma r_{t+1} + \gamma^2 V'_{t+1} - V_t$, while the critic's target is one step. On the
 # rollout of this section (with its per-step γ and clips; `vs` read from the same call):
 
 # %%
@@ -324,7 +327,7 @@ for lam_ in (1.0, 0.5):
         assert gap.abs().max() > 0.1  # a real difference, exactly the (1 − λ) term
 
 # %% [markdown]
-# On-policy at λ = 0 the gap is a whole step: the package's advantage is the one-step TD error,
+# On-policy at λ = 0 the gap is a whole step. The package's advantage is the one-step TD error,
 # the paper's a two-step one:
 
 # %%
@@ -338,9 +341,9 @@ print("λ = 1: package == paper; λ < 1: they differ by ρ_pg γ (1 − λ)(V' �
 
 # %% [markdown]
 # What the ratios do, on one row with a constant ratio $\pi/\mu$ (rewards 1, an imperfect
-# critic): at $\pi/\mu \ge 1$ the weights are clipped to 1 and `vs` is the on-policy return;
-# as the ratio falls, $\rho_t$ shrinks each TD correction and $c_t$ cuts the trace, so `vs`
-# slides toward the critic's own $V_t$ — reached at ratio 0.
+# critic). At $\pi/\mu \ge 1$ the weights are clipped to 1, and `vs` is the on-policy return.
+# As the ratio falls, $\rho_t$ shrinks each TD correction and $c_t$ cuts the trace. So `vs`
+# slides toward the critic's own $V_t$, which it reaches at ratio 0.
 
 # %%
 T1 = 60
@@ -363,8 +366,8 @@ torch.testing.assert_close(curves[2.0], curves[1.0])  # ρ̄ = c̄ = 1: a ratio 
 torch.testing.assert_close(curves[0.0], v1, atol=1e-5, rtol=0)  # no trace, no correction: the critic
 
 # %% [markdown]
-# Gradients reach `rewards`, `values` and `next_values` through the fused backward scan; against
-# autograd of the PyTorch path, in float64, with a loss on both outputs:
+# Gradients reach `rewards`, `values` and `next_values` through the fused backward scan. Here
+# they are checked against autograd of the PyTorch path, in float64, with a loss on both outputs:
 
 # %%
 r64, v64, nv64 = (torch.randn(2, 30, dtype=torch.float64, device=DEVICE, requires_grad=True) for _ in range(3))
@@ -383,28 +386,32 @@ print("gradients match")
 # %% [markdown]
 # ## 5. Which value the target converges to
 #
-# The critic is trained towards `vs`; it stops moving where the mean correction vanishes,
-# $E_\mu[\rho_t\,\delta_t] = 0$. (The general statement is IMPALA's theorem: with $\bar c \le
-# \bar\rho$ the V-trace operator is a contraction, whose unique fixed point is the value below.
-# That the traces $c$ only scale how far a correction travels, and do not move the fixed point, is
-# the heuristic this one-state argument gives.) With
-# $\rho = \min(\bar\rho, \pi/\mu)$ that is $\sum_a \mu(a)\min(\bar\rho, \tfrac{\pi(a)}{\mu(a)})
-# \,\delta(a) = \sum_a \min(\bar\rho\,\mu(a), \pi(a))\,\delta(a) = 0$: the expected TD error
-# under the policy $\pi_{\bar\rho}(a) \propto \min(\bar\rho\,\mu(a), \pi(a))$. So V-trace learns
-# $V^{\pi_{\bar\rho}}$ (the IMPALA paper's analysis derives exactly this $\pi_{\bar\rho}$ for a
-# finite $\bar\rho$; its experiments use $\bar\rho = 1$, a policy between $\mu$ and $\pi$). That is
-# $V^\pi$ exactly when $\pi_{\bar\rho} = \pi$, which happens in two ways: if no weight is clipped,
-# $\bar\rho \ge \max_a \pi(a)/\mu(a)$ (then $\min(\bar\rho\,\mu, \pi) = \pi$); or if every action
-# of $\pi$ is clipped by the same factor, $\pi/\mu$ constant where $\pi > 0$, as on-policy
-# ($\mu = \pi$) with $\bar\rho < 1$: every weight is clipped to $\bar\rho$, and
-# $\min(\bar\rho\,\pi, \pi) = \bar\rho\,\pi$ normalises back to $\pi$. Clipping alone does not move
-# the fixed point; clipping some actions more than others does.
+# The critic is trained towards `vs`. It stops moving where the mean correction vanishes,
+# $E_\mu[\rho_t\,\delta_t] = 0$. (The general statement is IMPALA's theorem. With
+# $\bar c \le \bar\rho$ the V-trace operator is a contraction, whose unique fixed point is the
+# value below. This one-state argument gives a heuristic: the traces $c$ only scale how far a
+# correction travels, and do not move the fixed point.) With $\rho = \min(\bar\rho, \pi/\mu)$
+# that condition is $\sum_a \mu(a)\min(\bar\rho, \tfrac{\pi(a)}{\mu(a)})
+# \,\delta(a) = \sum_a \min(\bar\rho\,\mu(a), \pi(a))\,\delta(a) = 0$. This is the expected TD
+# error under the policy $\pi_{\bar\rho}(a) \propto \min(\bar\rho\,\mu(a), \pi(a))$. So V-trace
+# learns $V^{\pi_{\bar\rho}}$. (The IMPALA paper's analysis derives exactly this $\pi_{\bar\rho}$
+# for a finite $\bar\rho$. Its experiments use $\bar\rho = 1$, a policy between $\mu$ and $\pi$.)
 #
-# One state that returns to itself, two actions, so that every value has a closed form,
+# That is $V^\pi$ exactly when $\pi_{\bar\rho} = \pi$. This happens in two ways:
+#
+# * No weight is clipped: $\bar\rho \ge \max_a \pi(a)/\mu(a)$. Then
+#   $\min(\bar\rho\,\mu, \pi) = \pi$.
+# * Every action of $\pi$ is clipped by the same factor: $\pi/\mu$ is constant where $\pi > 0$.
+#   An example is on-policy ($\mu = \pi$) with $\bar\rho < 1$. Every weight is clipped to
+#   $\bar\rho$, and $\min(\bar\rho\,\pi, \pi) = \bar\rho\,\pi$ normalises back to $\pi$.
+#
+# Clipping alone does not move the fixed point; clipping some actions more than others does.
+#
+# Take one state that returns to itself, and two actions. Then every value has a closed form,
 # $V^\nu = E_\nu[r] / (1 - \gamma)$. Action 0 pays 1; $\mu$ rarely takes it, $\pi$ mostly does
 # ($\pi/\mu = 4$ and $1/4$). At the right fixed point the mean of `vs` − V is 0; elsewhere it
-# points towards it. (The PyTorch path of `rl.vtrace`, the same function: this section is about
-# the algorithm, and the interpreter would take seconds per call here.)
+# points towards it. (This uses the PyTorch path of `rl.vtrace`, the same function. This section
+# is about the algorithm, and the interpreter would take seconds per call here.)
 
 # %%
 g1, r_a = 0.9, np.array([1.0, 0.0])
@@ -417,8 +424,8 @@ def pi_clipped(rho_bar):
     return w / w.sum()
 
 # %% [markdown]
-# A batch of μ's rollouts (1024 rows × 100 steps), and the mean correction `vs` − V that V-trace
-# applies to a critic that says V everywhere:
+# A batch of μ's rollouts (1024 rows × 100 steps). Then the mean correction `vs` − V that
+# V-trace applies to a critic that says V everywhere:
 
 # %%
 actions = rng.random((1024, 100)) < mu[1]  # μ's actions: True is action 1
@@ -457,7 +464,7 @@ assert profile.rollout_error("vtrace", 3, 1000, DEVICE) < 1e-5  # 3 × 1,000 ste
 # ## 6. Optional: profile it
 #
 # The committed H200 figures of every algorithm are read, explained and checked once in
-# [notebook 08, section 6](08_profiling.ipynb); this cell shows this one's table and chart.
+# [notebook 08, section 6](08_profiling.ipynb). This cell shows this one's table and chart.
 
 # %%
 h200 = profile.committed("vtrace")  # the H200's table and chart, read by name: not measured here
@@ -465,8 +472,9 @@ h200 = profile.committed("vtrace")  # the H200's table and chart, read by name: 
 # %% [markdown]
 # ## Exercises
 #
-# Checked exercises work as in notebook 00b: write the starter's function, run the cell after it
-# (`print(exercises.task(name))` restates the task; solutions in `notebooks/solutions/`).
+# Checked exercises work as in notebook 00b: write the starter's function, then run the cell
+# after it. `print(exercises.task(name))` restates the task; solutions are in
+# `notebooks/solutions/`.
 #
 # **`retrace`** (a Triton prologue). Retrace(λ) (Munos et al., 2016) is V-trace's counterpart for
 # *action* values:
@@ -474,8 +482,8 @@ h200 = profile.committed("vtrace")  # the H200's table and chart, read by name: 
 # $$G_t = r_t + \gamma(1-\text{term}_t)\big[\mathbb E_\pi Q(s_{t+1}, \cdot) + c_{t+1}\big(G_{t+1}
 #   - Q(s_{t+1}, a_{t+1})\big)\big], \qquad c_{t+1} = \lambda \min(1, \pi/\mu) \text{ at step } t+1.$$
 #
-# Write its prologue in Triton for `exercises.scan_hook` (the chunked reverse scan with resets of
-# notebook 00c, with its hooks, as in notebook 03's `q_lambda`).
+# Write its prologue in Triton for `exercises.scan_hook`, as in notebook 03's `q_lambda`.
+# (`scan_hook` is the chunked reverse scan with resets of notebook 00c, with its hooks.)
 #
 # The harness, its hook's arguments and its rules (pairs, $a = 0$ the reset):
 # [notebook 01, "The harness for Triton prologues"](01_discounted_return.ipynb#The-harness-for-Triton-prologues).
@@ -484,16 +492,16 @@ h200 = profile.committed("vtrace")  # the H200's table and chart, read by name: 
 #   at `offs`, in this order:
 #   * `X[0]`, `rewards`, $r_t$;
 #   * `X[1]`, `next_expected_q`, $\mathbb E_\pi Q(s_{t+1}, \cdot)$;
-#   * `X[2]`, `next_q`, $Q(s_{t+1}, a_{t+1})$, the value of the action taken next: shape (B, T),
-#     not `q_lambda`'s (B, T, A) of every action's value;
-#   * `X[3]`, `next_log_ratio`, $\log \pi/\mu$ of $a_{t+1}$, already indexed at $t$: entry $t$ is
+#   * `X[2]`, `next_q`, $Q(s_{t+1}, a_{t+1})$, the value of the action taken next. Its shape is
+#     (B, T), not `q_lambda`'s (B, T, A) of every action's value;
+#   * `X[3]`, `next_log_ratio`, $\log \pi/\mu$ of $a_{t+1}$, already indexed at $t$. Entry $t$ is
 #     step $t+1$'s ratio, so load it at `offs`, with no shift;
 #   * `X[4]`, `terminated`, a bool flag.
 # * **Returns:** the pair $(a_t, b_t)$ whose reverse scan is $G_t$ above.
 # * **Edge cases:** $c = 0$ at the window's last step. Behind a termination the `next_*` inputs
-#   are never to be read (they may be NaN): select them away with `tl.where`, do not multiply them
-#   by $(1-\text{term}_t)$ (that puts $0 \cdot \text{NaN}$ into the step's own $a$ and $b$, where the
-#   reset at $a = 0$ cannot help).
+#   are never to be read (they may be NaN). Select them away with `tl.where`; do not multiply them
+#   by $(1-\text{term}_t)$. That would put $0 \cdot \text{NaN}$ into the step's own $a$ and $b$,
+#   where the reset at $a = 0$ cannot help.
 # * **Hint:** expand the bracket. What multiplies $G_{t+1}$ is $a_t$, everything else is $b_t$.
 #   $\pi/\mu$ is `exp(next_log_ratio)`.
 #
@@ -517,9 +525,9 @@ exercises.attempt("retrace", retrace)
 
 # %% [markdown]
 # **`vtrace_pg`** (a Triton epilogue). The policy-gradient advantage needs $v_{s+1}$, the *next*
-# step's V-trace target: what the package's epilogues get as `y_in`, the value that entered the
+# step's V-trace target. The package's epilogues get it as `y_in`, the value that entered the
 # step ($y_t = b_t + a_t\,y_{in}$; the scan runs backwards in time). `exercises.scan_hook` takes an
-# epilogue too, with the same name: it is called after the scan, and what it returns is stored.
+# epilogue too, with the same name. It is called after the scan, and what it returns is stored.
 # The prologue is given, `exercises.vtrace_prologue` (λ = 1; print its source with
 # `inspect.getsource`). You write the epilogue.
 #
@@ -530,11 +538,11 @@ exercises.attempt("retrace", retrace)
 #   (γ, ρ̄, c̄). `y` is $v_s$ and `y_in` is $v_{s+1}$.
 # * **Returns:** $\min(\bar\rho, \pi_s/\mu_s)\big(r_s + \gamma(1-\text{term}_s)\,v_{s+1} -
 #   V(x_s)\big)$. The weight is the introduction's clipped $\rho_s$, with $\pi_s/\mu_s$ =
-#   `exp(log_rhos)`. Two things this exercise fixes: the policy gradient is clipped at ρ̄ itself
-#   (the package's `pg_rho_bar` set to `rho_bar`, as the paper does), and λ = 1, where rlax's form
+#   `exp(log_rhos)`. This exercise fixes two things. The policy gradient is clipped at ρ̄ itself
+#   (the package's `pg_rho_bar` set to `rho_bar`, as the paper does). And λ = 1, where rlax's form
 #   (section 4, "Which policy-gradient advantage") and the paper's are the same advantage.
 # * **Edge cases:** $v_{s+1}$ is `next_values` at the window's last step (there `y_in` is 0: no
-#   step follows). The factor $1-\text{term}_s$ is a select: at a termination (a reset, $a = 0$)
+#   step follows). The factor $1-\text{term}_s$ is a select. At a termination (a reset, $a = 0$)
 #   `y_in` is still $v_{s+1}$, the next episode's, as in the package's epilogues.
 # * **Hint:** section 3's `_vtrace_epilogue` makes the same switch, `tl.where(done, v_next, y_in)`.
 #   Here only the window's last step switches.
@@ -548,9 +556,10 @@ exercises.attempt("vtrace_pg", vtrace_pg)
 
 # %% [markdown]
 # **`vtrace_kernel`** (the capstone: a whole kernel, as in notebooks 00b and 00c). V-trace end to
-# end in Triton, no harness: your `reset_scan` from 00c, one program per row walking chunks of
-# `chunk` steps from the last, with section 2's step in place of the discounted return's, writing
-# `vs`; then the policy-gradient advantage of `vtrace_pg`, which reads $v_{s+1}$ one step on.
+# end in Triton, no harness. Start from your `reset_scan` from 00c: one program per row, walking
+# chunks of `chunk` steps from the last. Put section 2's step in place of the discounted return's,
+# and write `vs`. Then compute the policy-gradient advantage of `vtrace_pg`, which reads $v_{s+1}$
+# one step on.
 #
 # * **Inputs:** `log_rhos`, `rewards`, `values`, `next_values`, (B, T) float32 and contiguous;
 #   `terminated`, bool; `gamma`, `rho_bar`, `c_bar` numbers; `chunk` the chunk length. λ = 1.
@@ -560,7 +569,7 @@ exercises.attempt("vtrace_pg", vtrace_pg)
 # * **Edge cases:** two places to think before writing. What the window's last step must do
 #   (section 2's equation has $v_T$ in it, and there is no $v_T$). And what a terminal step may
 #   read (`next_values` behind a termination may be NaN here).
-# * **Hint:** a second kernel that loads `vs` at $t + 1$ is the simple way to get $v_{s+1}$: the
+# * **Hint:** a second kernel that loads `vs` at $t + 1$ is the simple way to get $v_{s+1}$. The
 #   first has finished when it starts.
 
 # %%
@@ -578,15 +587,14 @@ exercises.attempt("vtrace_kernel", vtrace_kernel)
 # *(Answer each in its cell below: `tools/grade.py --collect-answers` gathers the answers for your
 # teacher.)*
 #
-# 1. Set `rho_bar = c_bar = float("inf")`: `vs` becomes the importance-sampled λ-return: its mean
+# 1. Set `rho_bar = c_bar = float("inf")`: `vs` becomes the importance-sampled λ-return. Its mean
 #    is π's λ-return built on the current critic (equal to $V^\pi$ only when $V = V^\pi$), with
 #    no clipping bias. Take 1000 rows of $T = 20$ steps, γ = 0.9, λ = 1, every reward 1, a
-#    critic that says $V = 0$ everywhere and a bootstrap value of 0; draw each row's `log_rhos`
-#    from $\mathcal N(-\tfrac12, 1)$ (so that $E[\rho] = 1$, as for a real ratio π/μ) and
-#    compare the variance of `vs[:, 0]` with and without the clips. What does $\bar\rho$ trade
-#    away?
-# 2. Build a rollout with a truncation whose `next_values` differs from `values[t+1]`, and run
-#    the "accumulate $v_t - V_t$" loop of the profiler (`profile.op("vtrace").loop`) next to
+#    critic that says $V = 0$ everywhere and a bootstrap value of 0. Draw each row's `log_rhos`
+#    from $\mathcal N(-\tfrac12, 1)$, so that $E[\rho] = 1$, as for a real ratio π/μ. Compare
+#    the variance of `vs[:, 0]` with and without the clips. What does $\bar\rho$ trade away?
+# 2. Build a rollout with a truncation whose `next_values` differs from `values[t+1]`. Run the
+#    "accumulate $v_t - V_t$" loop of the profiler (`profile.op("vtrace").loop`) next to
 #    `rl.vtrace`. Which steps differ, and why?
 # 3. Lower `pg_rho_bar` to 0.5 while keeping `rho_bar = 1`. Which output changes, and which
 #    does not? Why would IMPALA want separate clips for the critic's target and the policy
@@ -606,12 +614,12 @@ exercises.attempt("vtrace_kernel", vtrace_kernel)
 #
 # * V-trace is one reverse scan of $v_t$ itself: $a_t = \gamma_t c_t$, $b_t = V_t +
 #   \rho_t\delta_t - [\lnot\text{done}_t]\,\gamma_t c_t V'_t$, reset at episode ends.
-# * From `log_rhos`, two clipped weights: $\rho_t = \min(\bar\rho, \pi/\mu)$ sets which value
-#   `vs` converges to, $c_t = \lambda_t\min(\bar c, \pi/\mu)$ how far a TD error travels.
-# * That value is $V^{\pi_{\bar\rho}}$, $\pi_{\bar\rho} \propto \min(\bar\rho\,\mu, \pi)$: it is
+# * From `log_rhos`, two clipped weights. $\rho_t = \min(\bar\rho, \pi/\mu)$ sets which value
+#   `vs` converges to. $c_t = \lambda_t\min(\bar c, \pi/\mu)$ sets how far a TD error travels.
+# * That value is $V^{\pi_{\bar\rho}}$, $\pi_{\bar\rho} \propto \min(\bar\rho\,\mu, \pi)$. It is
 #   $V^\pi$ only when no weight is clipped, or all are clipped by the same factor.
-# * Scanning $v_t - V_t$, as IMPALA's code does, assumes $V'_t = V_{t+1}$: wrong at a truncation
-#   with real `next_values` and across padding.
-# * `pg_advantages` come from the same pass (the epilogue reads $v_{t+1}$ as `y_in`) and follow
+# * Scanning $v_t - V_t$, as IMPALA's code does, assumes $V'_t = V_{t+1}$. That is wrong at a
+#   truncation with real `next_values`, and across padding.
+# * `pg_advantages` come from the same pass (the epilogue reads $v_{t+1}$ as `y_in`). They follow
 #   rlax: the IMPALA paper's advantage at λ = 1, another below it. `log_rhos` gets no gradient.
 # * On-policy (`log_rhos = 0`, clips ≥ 1) V-trace is TD(λ), and with $V'_t = V_{t+1}$ it is GAE.

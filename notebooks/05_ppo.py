@@ -24,16 +24,16 @@
 # * **Conventions:** the flags, values and hook signatures of the course on one page: the
 #   glossary's [Names and signatures](GLOSSARY.md#names-and-signatures).
 # * **Minimum path:** sections 1–4, the harness and the checked exercises `dual_clip` and
-#   `two_stage_mean` (it needs section 3); sections 5, 6 and the open questions can wait.
+#   `two_stage_mean` (it needs section 3). Sections 5, 6 and the open questions can wait.
 #
 # Proximal Policy Optimization (Schulman, Wolski, Dhariwal, Radford, Klimov: *Proximal Policy
-# Optimization Algorithms*, arXiv 1707.06347, 2017) improves the policy that collected a rollout
-# with several epochs of minibatch steps on the same data. Its starting point is the
+# Optimization Algorithms*, arXiv 1707.06347, 2017) improves the policy that collected a rollout.
+# It runs several epochs of minibatch steps on the same data. Its starting point is the
 # importance-sampled surrogate of conservative policy iteration and TRPO,
-# $\mathbb{E}_t[\rho_t A_t]$ with the probability ratio
-# $\rho_t = \pi(a_t|s_t) / \pi_{\text{old}}(a_t|s_t) = e^{\log\pi_t - \log\pi^{\text{old}}_t}$;
-# maximised without a constraint it moves the policy too far from the data. Instead of TRPO's
-# KL constraint PPO clips the ratio and takes the pessimistic minimum, so nothing is gained by
+# $\mathbb{E}_t[\rho_t A_t]$, with the probability ratio
+# $\rho_t = \pi(a_t|s_t) / \pi_{\text{old}}(a_t|s_t) = e^{\log\pi_t - \log\pi^{\text{old}}_t}$.
+# Maximised without a constraint, it moves the policy too far from the data. Instead of TRPO's
+# KL constraint, PPO clips the ratio and takes the pessimistic minimum. So nothing is gained by
 # pushing $\rho_t$ out of $[1-\epsilon, 1+\epsilon]$:
 #
 # $$L^{\text{CLIP}} = \mathbb{E}_t\Big[\min\big(\rho_t A_t,\;
@@ -41,10 +41,10 @@
 #   \text{loss} = -\frac{1}{N}\sum_{t\ \text{unmasked}}
 #   \min\big(\rho_t A_t,\; \operatorname{clip}(\rho_t, 1-\epsilon, 1+\epsilon)\, A_t\big).$$
 #
-# Two parts of this are credit assignment. The advantages $A_t$ come from GAE — a reverse scan
+# Two parts of this are credit assignment. The advantages $A_t$ come from GAE, a reverse scan
 # (notebook 02). And the loss is a **sum**, which is an associative scan too: its last element
 # is the answer. `rl.ppo_clip_loss` fuses the elementwise part with a deterministic two-stage
-# sum, and returns CleanRL's diagnostics (`clip_fraction`, `approx_kl`) from the same pass.
+# sum. It returns CleanRL's diagnostics (`clip_fraction`, `approx_kl`) from the same pass.
 
 # %%
 import inspect
@@ -74,7 +74,7 @@ n = lambda x: x.detach().cpu().numpy()  # noqa: E731
 # %% [markdown]
 # ## 1. The loop
 #
-# There is no loop over time in a loss — every element is independent — but the ground truth is
+# There is no loop over time in a loss: every element is independent. But the ground truth is
 # still a float64 NumPy function, readable next to the formula:
 
 # %%
@@ -82,7 +82,7 @@ print(inspect.getsource(reference.ppo_clip_loss))
 
 # %% [markdown]
 # Four steps, $\epsilon = 0.2$, one for each case of the clip. The old policy gave every action
-# probability 0.5; the new one gives 0.55, 0.75, 0.45, 0.25, so the ratios are 1.1, 1.5, 0.9,
+# probability 0.5. The new one gives 0.55, 0.75, 0.45, 0.25, so the ratios are 1.1, 1.5, 0.9,
 # 0.5. The advantages are $+1, +1, -1, -1$:
 #
 # | t | $A$ | $\rho$ | $\rho A$ | $\operatorname{clip}(\rho) A$ | min | which term |
@@ -106,11 +106,11 @@ assert clip_fraction == 0.5
 np.testing.assert_allclose(approx_kl, 0.07443, atol=1e-5)
 
 # %% [markdown]
-# A clipped element contributes a constant: its gradient is zero. That is the whole mechanism —
-# step 1 is already 1.5 times more likely than before and has a positive advantage, so PPO stops
-# pushing it up; step 3 is already half as likely with a negative advantage, so PPO stops
-# pushing it down. The loss as a function of the ratio shows it (solid: the objective, which is
-# minus the per-element loss; shaded: where the gradient is zero). The curves are the kernel's
+# A clipped element contributes a constant: its gradient is zero. That is the whole mechanism.
+# Step 1 is already 1.5 times more likely than before and has a positive advantage, so PPO stops
+# pushing it up. Step 3 is already half as likely, with a negative advantage, so PPO stops
+# pushing it down. The loss as a function of the ratio shows it. Solid: the objective, which is
+# minus the per-element loss. Shaded: where the gradient is zero. The curves are the kernel's
 # `reduction="none"` output, and the shading is where the kernel's gradient is exactly 0:
 
 # %%
@@ -137,8 +137,8 @@ plt.show()
 
 # %% [markdown]
 # Notice the two other "outside" cases: $A > 0$ with $\rho < 1-\epsilon$ and $A < 0$ with
-# $\rho > 1+\epsilon$. There the unclipped term is the minimum, and the gradient flows — the
-# clip only removes the incentive to move *further* in the advantage's direction; a step that
+# $\rho > 1+\epsilon$. There the unclipped term is the minimum, and the gradient flows. The
+# clip only removes the incentive to move *further* in the advantage's direction. A step that
 # went the wrong way is always corrected. So CleanRL's `clip_fraction` (the share of ratios
 # outside the range) is not the share of elements without a gradient:
 
@@ -153,11 +153,15 @@ print("both ratios outside the range, both gradients non-zero:", g)
 # %% [markdown]
 # ## 2. The credit assignment: advantages from the scan
 #
-# PPO's loop is: collect a rollout with $\pi_{\text{old}}$ and record $\log\pi_{\text{old}}(a_t|s_t)$;
-# compute advantages (and value targets) with GAE; then for a few epochs, recompute
-# $\log\pi(a_t|s_t)$ with the current parameters and minimise the clipped loss. Only the GAE
-# step runs along time — it is the reverse scan of notebook 02. The loss does not care how the
-# elements are laid out: any shape, any strides.
+# PPO's loop is:
+#
+# 1. collect a rollout with $\pi_{\text{old}}$ and record $\log\pi_{\text{old}}(a_t|s_t)$;
+# 2. compute advantages (and value targets) with GAE;
+# 3. for a few epochs, recompute $\log\pi(a_t|s_t)$ with the current parameters and minimise the
+#    clipped loss.
+#
+# Only the GAE step runs along time: it is the reverse scan of notebook 02. The loss does not
+# care how the elements are laid out: any shape, any strides.
 
 # %%
 B, T = 4, 32
@@ -193,7 +197,7 @@ print("rollout → gae → ppo_clip_loss == reference.gae → reference.ppo_clip
 # ## 3. The loss is an associative reduction
 #
 # A sum is the scan with $\oplus = +$, and its last element is the total. In the notation of
-# this package it is the linear recurrence with $a_t = 1$: $y_t = b_t + y_{t+1}$, so the reverse
+# this package it is the linear recurrence with $a_t = 1$: $y_t = b_t + y_{t+1}$. So the reverse
 # scan's last step, $y_0$, is $\sum_t b_t$:
 
 # %%
@@ -206,10 +210,12 @@ print("a sum is a scan: y_0 =", n(y)[0, 0])
 
 # %% [markdown]
 # Associativity lets the sum be split: each program adds its own tile, then the partial sums
-# are added. `_reduce.reduce` does it in two stages — `_partials_kernel` runs the elementwise
-# hook over a tile of rows × steps and writes one partial per statistic, and `_finish_kernel`,
-# a single program, adds the partials **in program order** (when one program took every tile,
-# it finishes the sum itself: `FINISH`):
+# are added. `_reduce.reduce` does it in two stages:
+#
+# * `_partials_kernel` runs the elementwise hook over a tile of rows × steps. It writes one
+#   partial per statistic.
+# * `_finish_kernel`, a single program, adds the partials **in program order**. (When one
+#   program took every tile, it finishes the sum itself: `FINISH`.)
 
 # %%
 for fn in (_reduce._partials_kernel, _reduce._finish_kernel):
@@ -234,9 +240,9 @@ np.testing.assert_allclose(total, x.sum(), rtol=1e-12)
 
 # %% [markdown]
 # Why not let every program `atomic_add` its partial into one number? Because floating-point
-# addition is associative only on paper. Atomics commit in whatever order the programs finish,
-# and in float32 a different order gives a different answer — a loss that changes in its last
-# bits from run to run, and a training run that cannot be replayed. Adding the same 16 float32
+# addition is associative only on paper. Atomics commit in whatever order the programs finish.
+# In float32 a different order gives a different answer. The loss then changes in its last
+# bits from run to run, and a training run cannot be replayed. Adding the same 16 float32
 # partials in a few random orders:
 
 # %%
@@ -269,7 +275,7 @@ for run in runs[1:]:
 print("bitwise identical across calls")
 
 # %% [markdown]
-# A tile holds up to `Config().tile_elements` = 4096 elements (`_reduce._tile`), so the small
+# A tile holds up to `Config().tile_elements` = 4096 elements (`_reduce._tile`). So the small
 # problems here are a single program; a GPU-sized minibatch is many. The number of partials
 # depends only on the shape, never on timing:
 
@@ -282,9 +288,9 @@ for shape in [(B, T), (64, 128), (4096, 1024)]:
 # %% [markdown]
 # ## 4. The kernel's elementwise hook
 #
-# `_ppo_terms` computes what forward and backward share; `_ppo_forward` returns the five
-# statistics the reduction sums (loss, count, clipped, kl, and $(A-\mu)^2$ for the
-# normalisation); `_ppo_backward` is the fused gradient, one elementwise pass:
+# `_ppo_terms` computes what forward and backward share. `_ppo_forward` returns the five
+# statistics the reduction sums: loss, count, clipped, kl, and $(A-\mu)^2$ for the
+# normalisation. `_ppo_backward` is the fused gradient, one elementwise pass:
 
 # %%
 for fn in (ppo._ppo_terms, ppo._ppo_forward, ppo._ppo_backward):
@@ -295,24 +301,24 @@ for fn in (ppo._ppo_terms, ppo._ppo_forward, ppo._ppo_backward):
 #
 # * **The gradient rule.** $\partial\ell_t/\partial\log\pi_t = -\hat A_t \rho_t$ where the
 #   unclipped term is the minimum, else 0: `tl.where(b_clipped < b_unclipped, 0.0, ...)`.
-#   Ties go to the unclipped branch. A tie is the common case, not a corner: inside the clip
-#   range both terms are equal, and on the first minibatch of an update's first epoch
+#   Ties go to the unclipped branch. A tie is the common case, not a corner. Inside the clip
+#   range both terms are equal. On the first minibatch of an update's first epoch,
 #   $\log\pi = \log\pi_{\text{old}}$ (up to the last bits, when the log-probabilities are
-#   recomputed in other batch sizes), so $\rho = 1$ nearly everywhere. `torch.min`'s autograd
-#   gives half of the gradient to each term at a tie and the clamp passes its half on inside the
-#   range, so the total is the same; the kernel gets there with one select.
+#   recomputed in other batch sizes). So $\rho = 1$ nearly everywhere. At a tie, `torch.min`'s
+#   autograd gives half of the gradient to each term, and the clamp passes its half on inside the
+#   range. So the total is the same; the kernel gets there with one select.
 # * **CleanRL's statistics** come from the same pass: `clip_fraction` counts
-#   $\rho \notin [1-\epsilon_{\text{low}}, 1+\epsilon_{\text{high}}]$ and `approx_kl` averages
-#   $(\rho - 1) - \log\rho$, the "k3" estimator of $\mathrm{KL}(\pi_{\text{old}}\,\|\,\pi)$ —
+#   $\rho \notin [1-\epsilon_{\text{low}}, 1+\epsilon_{\text{high}}]$. `approx_kl` averages
+#   $(\rho - 1) - \log\rho$, the "k3" estimator of $\mathrm{KL}(\pi_{\text{old}}\,\|\,\pi)$. It is
 #   non-negative and unbiased for samples from $\pi_{\text{old}}$.
 # * **Advantage normalisation inside the op.** CleanRL normalises each minibatch,
 #   $\hat A = (A - \mu)/(\sigma + 10^{-8})$. The mean needs a pass of its own (`_adv_moments`),
-#   but the scale does not: $1/(\sigma + 10^{-8}) > 0$ commutes with the min, so the main pass
+#   but the scale does not. $1/(\sigma + 10^{-8}) > 0$ commutes with the min. So the main pass
 #   sums $\min(\rho(A-\mu), \operatorname{clip}(\rho)(A-\mu))$ and $(A-\mu)^2$ side by side, and
 #   the total is scaled afterwards. Masked steps never enter $\mu$ or $\sigma$.
 # * `load(..., m_valid, 0.0, ...)` reads nothing where the mask is 0: padding may hold NaN.
 #
-# The tiny example's gradient by hand: $-A\rho/N$ at the ties, 0 where clipped —
+# The tiny example's gradient by hand: $-A\rho/N$ at the ties, 0 where clipped, so
 # $(-1.1/4,\ 0,\ 0.9/4,\ 0)$. And at $\rho = 1$ the clipped loss's gradient is the vanilla
 # policy gradient $-A/N$:
 
@@ -332,10 +338,14 @@ print("ρ = 1: the gradient is the policy gradient -A/N, on both backends")
 # %% [markdown]
 # ## 5. Kernel against the loop
 #
-# Random minibatches with padding that holds NaN (it must never be read), asymmetric clipping
-# (DAPO's "clip-higher": a larger upper clip $1+\epsilon_{\text{high}}$ than lower, so unlikely tokens
-# can gain probability; DAPO is a PPO variant for LLM reasoning, Yu et al. 2025), advantage
-# normalisation and the three reductions:
+# Random minibatches with:
+#
+# * padding that holds NaN (it must never be read);
+# * asymmetric clipping: DAPO's "clip-higher", a larger upper clip $1+\epsilon_{\text{high}}$ than
+#   lower, so unlikely tokens can gain probability (DAPO is a PPO variant for LLM reasoning,
+#   Yu et al. 2025);
+# * advantage normalisation;
+# * the three reductions.
 
 # %%
 shape = (6, 37)
@@ -348,8 +358,8 @@ mask[1, -6:] = False  # right padding
 old_p, lp_p, advs_p = (torch.where(mask, x, torch.nan) for x in (old, lp, advs))
 
 # %% [markdown]
-# Five settings against the reference; for `reduction="none"` the per-element losses must also be
-# 0 on padding and sum to the `"sum"` reduction:
+# Five settings against the reference. For `reduction="none"` the per-element losses must also
+# be 0 on padding and sum to the `"sum"` reduction:
 
 # %%
 for kw in (dict(), dict(epsilon=(0.2, 0.28)), dict(normalize_advantages=True),
@@ -368,8 +378,8 @@ for kw in (dict(), dict(epsilon=(0.2, 0.28)), dict(normalize_advantages=True),
     print("ok", kw)
 
 # %% [markdown]
-# The statistics, against CleanRL's `ppo.py` written out (CleanRL has no mask: the valid
-# elements are selected first), with its normalisation and its `torch.max` of the negated terms:
+# The statistics, against CleanRL's `ppo.py` written out, with its normalisation and its
+# `torch.max` of the negated terms. (CleanRL has no mask: the valid elements are selected first.)
 
 # %%
 def cleanrl_ppo(newlogprob, b_logprobs, mb_advantages, clip_coef):
@@ -408,8 +418,8 @@ for kw in (dict(normalize_advantages=True), dict(reduction="sum", epsilon=(0.1, 
 print("gradients match")
 
 # %% [markdown]
-# The batches above fit in one tile of the reduction. 3 × 1,000 elements take several, whose
-# partial sums are added in a second stage: that path is checked too, on the profiler's
+# The batches above fit in one tile of the reduction. 3 × 1,000 elements take several, and their
+# partial sums are added in a second stage. That path is checked too, on the profiler's
 # inputs:
 
 # %%
@@ -421,7 +431,7 @@ print(f"3 x 1000: relative error {long_err:.1e}")
 # ## 6. Optional: profile it
 #
 # The committed H200 figures of every algorithm are read, explained and checked once in
-# [notebook 08, section 6](08_profiling.ipynb); this cell shows this one's table and chart.
+# [notebook 08, section 6](08_profiling.ipynb). This cell shows this one's table and chart.
 
 # %%
 h200 = profile.committed("ppo")  # the H200's table and chart, read by name: not measured here
@@ -429,19 +439,20 @@ h200 = profile.committed("ppo")  # the H200's table and chart, read by name: not
 # %% [markdown]
 # ## Exercises
 #
-# Checked exercises work as in notebook 00b: write the starter's function, run the cell after it
-# (`print(exercises.task(name))` restates the task; solutions in `notebooks/solutions/`).
+# Checked exercises work as in notebook 00b: write the starter's function, then run the cell
+# after it. `print(exercises.task(name))` restates the task; solutions are in
+# `notebooks/solutions/`.
 #
 # ### The harness for Triton elementwise hooks
 #
 # `exercises.map_hook(hook, inputs, params)` calls a `@triton.jit` `hook(X, P, offs, m)` on blocks
-# of elements and stores what it returns (the per-element values; the loss is their mean, the
-# reduction of section 3). Its arguments are those of `scan_hook`'s prologue, in the same order,
-# without `t` and `T`; what each is:
+# of elements. It stores what the hook returns: the per-element values. (The loss is their mean,
+# the reduction of section 3.) Its arguments are those of `scan_hook`'s prologue, in the same
+# order, without `t` and `T`. What each is:
 # [notebook 01, "The harness for Triton prologues"](01_discounted_return.ipynb#The-harness-for-Triton-prologues).
 # No scan, so no pairs: the hook returns one value per element. Notebook 07 uses the harness too.
 #
-# A worked hook first, PPO's own clipped loss per element. `tl.minimum`, `tl.maximum` (and
+# A worked hook first: PPO's own clipped loss per element. `tl.minimum`, `tl.maximum` (and
 # `tl.clamp`) are Triton's elementwise min, max and clip:
 
 # %%
@@ -463,8 +474,8 @@ print("a 6-line Triton hook == ppo_clip_loss(reduction='none')")
 
 # %% [markdown]
 # **`dual_clip`** (a Triton elementwise hook). Dual-clip PPO (Ye et al., 2020) bounds the loss of a
-# negative advantage at a large ratio. Write its per-element loss as a hook like `ppo_clip_hook`,
-# for `exercises.map_hook(dual_clip, (ratio, advantages), (epsilon, c))`. The harness and its
+# negative advantage at a large ratio. Write its per-element loss as a hook like `ppo_clip_hook`.
+# It runs as `exercises.map_hook(dual_clip, (ratio, advantages), (epsilon, c))`. The harness and its
 # hook's arguments: ["The harness for Triton elementwise hooks"](#The-harness-for-Triton-elementwise-hooks), above.
 #
 # * **Inputs:** `X = (ratio, advantages)`, one number per element; `P = (epsilon, c)`, with
@@ -504,7 +515,7 @@ exercises.attempt("dual_clip", dual_clip)
 #   partial sum. Then a second launch of one program adds the partials in block order and divides
 #   by `n`.
 # * **Edge cases:** the last block is partly past the end: mask it, so padding adds 0. Because the
-#   order is fixed, two calls give the same bits: the checker calls it twice on each input and
+#   order is fixed, two calls give the same bits. The checker calls it twice on each input and
 #   compares the bits as well as the value.
 # * **Hint:** `tl.sum(block, 0)` sums a block; a loop `for start in range(0, n_partials, BLOCK)`
 #   covers many partials.
@@ -523,17 +534,16 @@ exercises.attempt("two_stage_mean", two_stage_mean)
 # *(Answer each in its cell below: `tools/grade.py --collect-answers` gathers the answers for your
 # teacher.)*
 #
-# 1. Compute dual-clip PPO (c = 3) from `reduction="none"` for section 5's inputs, but with the
-#    new log-probabilities spread wider (`old + torch.randn(...)`: at section 5's 0.3 a ratio
-#    above 3 is rare), and find the elements where it differs from PPO. Which way does their
-#    gradient change?
-# 2. Token-level RL for language models averages over tokens (`mask` over a (B, T) batch), but
-#    GRPO (Shao et al. 2024: PPO without a critic, the advantage of a sampled answer taken
-#    relative to the other answers to the same prompt) averages each sequence first and then the
-#    sequences. Build the second from `reduction="none"` and the mask, and find a batch where the
-#    two losses differ in sign. Does a loss's sign say whether a policy step helped? Compare
-#    instead how much of the gradient each answer gets under each averaging.
-# 3. Simulate several epochs on one rollout: starting from $\log\pi = \log\pi_{\text{old}}$, take
+# 1. Compute dual-clip PPO (c = 3) from `reduction="none"` for section 5's inputs. Spread the
+#    new log-probabilities wider (`old + torch.randn(...)`: at section 5's 0.3 a ratio above 3 is
+#    rare). Find the elements where it differs from PPO. Which way does their gradient change?
+# 2. Token-level RL for language models averages over tokens (`mask` over a (B, T) batch). GRPO
+#    averages each sequence first, and then the sequences. (GRPO, Shao et al. 2024, is PPO
+#    without a critic: the advantage of a sampled answer is taken relative to the other answers
+#    to the same prompt.) Build the second from `reduction="none"` and the mask. Find a batch
+#    where the two losses differ in sign. Does a loss's sign say whether a policy step helped?
+#    Compare instead how much of the gradient each answer gets under each averaging.
+# 3. Simulate several epochs on one rollout. Start from $\log\pi = \log\pi_{\text{old}}$, take
 #    gradient steps on `log_probs` directly and plot `clip_fraction` and `approx_kl` per step.
 #    Why does the loss stop decreasing although `log_probs` is unconstrained?
 
@@ -550,11 +560,11 @@ exercises.attempt("two_stage_mean", two_stage_mean)
 # ## What you now know
 #
 # * PPO's loss is $-\operatorname{mean}\min(\rho_t A_t, \operatorname{clip}(\rho_t, 1-\epsilon,
-#   1+\epsilon) A_t)$, $\rho_t = \pi/\pi_{\text{old}}$ of the action taken; GAE gives $A_t$.
-# * Where the clipped term is the minimum the gradient is 0; a ratio that moved the wrong way
+#   1+\epsilon) A_t)$, $\rho_t = \pi/\pi_{\text{old}}$ of the action taken. GAE gives $A_t$.
+# * Where the clipped term is the minimum, the gradient is 0. A ratio that moved the wrong way
 #   keeps its gradient, so `clip_fraction` is not the share of elements without one.
 # * At $\rho = 1$ (an update's first minibatch) the gradient is the policy gradient $-A_t/N$.
-# * A sum is an associative reduction: tile partials added in a fixed order give the same bits
-#   on every call; atomics add in any order, and a float sum depends on the order.
-# * `rl.ppo_clip_loss` also returns `clip_fraction` and `approx_kl` ($(\rho-1) - \log\rho$), can
-#   normalise advantages, never reads padding, takes `epsilon=(low, high)`.
+# * A sum is an associative reduction. Tile partials added in a fixed order give the same bits
+#   on every call. Atomics add in any order, and a float sum depends on the order.
+# * `rl.ppo_clip_loss` also returns `clip_fraction` and `approx_kl` ($(\rho-1) - \log\rho$). It can
+#   normalise advantages, never reads padding, and takes `epsilon=(low, high)`.

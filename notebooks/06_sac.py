@@ -22,16 +22,16 @@
 # * **Needs:** notebooks 03 and 04 (section 4 reuses 04's one-state problem). No GPU.
 # * **Conventions:** the flags, values and hook signatures of the course on one page: the
 #   glossary's [Names and signatures](GLOSSARY.md#names-and-signatures).
-# * **Minimum path:** sections 1–3 and the checked exercise `soft_lambda_targets`; section 4
+# * **Minimum path:** sections 1–3 and the checked exercise `soft_lambda_targets`. Section 4
 #   (checks, replay bias, actor and temperature losses), 5 and the open questions can wait.
 #
 # Soft Actor-Critic (Haarnoja, Zhou, Abbeel, Levine: *Soft Actor-Critic: Off-Policy Maximum
 # Entropy Deep Reinforcement Learning with a Stochastic Actor*, ICML 2018) maximises reward plus
-# $\alpha$ times the policy's entropy. Its critic regresses on a *soft* target: the next state's
+# $\alpha$ times the policy's entropy. Its critic regresses on a *soft* target. The next state's
 # value includes the entropy bonus $-\alpha\log\pi(a'|s')$ of an action $a' \sim \pi$ sampled
-# there, and takes the minimum over two critics against overestimation (clipped double Q,
+# there. It takes the minimum over two critics, against overestimation (clipped double Q,
 # Fujimoto et al., ICML 2018). The follow-up (Haarnoja et al., *Soft Actor-Critic Algorithms
-# and Applications*, arXiv 1812.05905) learns $\alpha$ itself, driving the policy's entropy
+# and Applications*, arXiv 1812.05905) learns $\alpha$ itself. It drives the policy's entropy
 # towards a target $\bar{\mathcal H}$.
 #
 # The one-step target generalises to a soft λ-return, a backward recurrence like notebook 03's:
@@ -43,26 +43,26 @@
 #   V^{\text{soft}\prime}_t & \text{done}_t \end{cases}\Big]$$
 #
 # $\lambda = 0$ is SAC's target $r_t + \gamma(1-\text{term}_t)V^{\text{soft}\prime}_t$. With
-# $\lambda > 0$ the target follows the actions actually taken, each paying its entropy bonus
-# $-\alpha\log\pi(a_{t+1}|s_{t+1})$ (`log_probs`). Inputs: `next_q` (one tensor per critic,
-# evaluated at $a'_{t+1}$), `next_log_probs` $= \log\pi(a'_{t+1}|s_{t+1})$, and the flags of
-# notebooks 01–03. A truncation needs no `next_values`: `next_q` already is the real next
+# $\lambda > 0$ the target follows the actions actually taken. Each pays its entropy bonus
+# $-\alpha\log\pi(a_{t+1}|s_{t+1})$ (`log_probs`). The inputs are `next_q` (one tensor per
+# critic, evaluated at $a'_{t+1}$), `next_log_probs` $= \log\pi(a'_{t+1}|s_{t+1})$, and the flags
+# of notebooks 01–03. A truncation needs no `next_values`: `next_q` already is the real next
 # state's value.
 #
 # Two things the formula leaves to the caller:
 #
-# * **Target critics.** In SAC, `next_q` comes from the *target* critics $\bar Q_k$:
+# * **Target critics.** In SAC, `next_q` comes from the *target* critics $\bar Q_k$. These are
 #   Polyak-averaged copies of the critics, $\bar\theta_k \leftarrow \tau\theta_k +
-#   (1-\tau)\bar\theta_k$ after every update ($\tau = 0.005$ in the paper), so that the regression
+#   (1-\tau)\bar\theta_k$ after every update ($\tau = 0.005$ in the paper). So the regression
 #   target does not move with every step of the critic it trains. The package never sees a
-#   network: it takes whatever Q tensors you pass — evaluate the target networks (under
+#   network: it takes whatever Q tensors you pass. Evaluate the target networks (under
 #   `torch.no_grad()`, as usual) and pass their outputs.
-# * **λ > 0 is off-policy and uncorrected.** SAC learns from a replay buffer: the actions
+# * **λ > 0 is off-policy and uncorrected.** SAC learns from a replay buffer. The actions
 #   $a_{t+1}, a_{t+2}, \dots$ that a multi-step target follows were taken by older policies, not
-#   by the current $\pi$. So the target estimates the soft return of *that* behaviour, and nothing
-#   here reweights it (no importance weights, unlike V-trace in notebook 04): it is biased for
-#   $Q^\pi$, more so the larger λ and the older the data. λ = 0 is free of this: the only action it
-#   needs, $a'_{t+1}$, is sampled from the current $\pi$. Section 4 measures the bias.
+#   by the current $\pi$. So the target estimates the soft return of *that* behaviour. Nothing
+#   here reweights it (no importance weights, unlike V-trace in notebook 04). So it is biased for
+#   $Q^\pi$, more so the larger λ and the older the data. λ = 0 is free of this: the only action
+#   it needs, $a'_{t+1}$, is sampled from the current $\pi$. Section 4 measures the bias.
 
 # %%
 import inspect
@@ -91,7 +91,7 @@ n = lambda x: x.cpu().numpy()  # noqa: E731
 # %% [markdown]
 # ## 1. The loop
 #
-# The float64 ground truth; `carry` holds $G_{t+1} - \alpha\log\pi_{t+1}$, the soft value of the
+# The float64 ground truth. `carry` holds $G_{t+1} - \alpha\log\pi_{t+1}$, the soft value of the
 # step that follows:
 
 # %%
@@ -100,7 +100,7 @@ print(inspect.getsource(reference.sac_targets))
 # %% [markdown]
 # By hand: three steps, $\gamma = 0.5$, $\alpha = 0.5$, rewards 1, two critics, and the episode
 # terminates after step 1. First the soft next values, then the targets for $\lambda = 0$,
-# $0.5$ and $1$ (the last two need the log-probabilities of the actions taken).
+# $0.5$ and $1$. (The last two need the log-probabilities of the actions taken.)
 
 # %%
 r = [1.0, 1.0, 1.0]
@@ -137,8 +137,8 @@ np.testing.assert_allclose(G[1.0], [2.0, 1.0, 4.5])
 # * **prologue** (per step): $\min_k Q_k$, $V^{\text{soft}\prime}_t$, $b^G_t$, then $a_t$, $b_t$ and
 #   the reset;
 # * **scan**: the reverse affine scan of notebook 00, producing $H_t$;
-# * **epilogue** (per step): $G_t = b^G_t + [\lnot\text{done}_t]\, a_t H_{t+1}$ from the value the
-#   scan carried into step $t$.
+# * **epilogue** (per step): $G_t = b^G_t + [\lnot\text{done}_t]\, a_t H_{t+1}$. $H_{t+1}$ is the
+#   value the scan carried into step $t$.
 #
 # In NumPy, against the loop:
 
@@ -180,21 +180,21 @@ for fn in (sac._critic_min, sac._sac_prologue, sac._sac_epilogue):
 # Points worth noticing:
 #
 # * **The min over critics happens in the kernel.** `next_q` is a tuple of pointers, one per
-#   critic (up to `sac.MAX_CRITICS` = 16, enough for REDQ's ensembles); `tl.static_range`
+#   critic (up to `sac.MAX_CRITICS` = 16, enough for REDQ's ensembles). `tl.static_range`
 #   unrolls the loop at compile time. No `torch.min(torch.stack(...))` materialises a tensor
-#   in memory first: each critic is read once. The index $k^*$ of the smallest critic is what
-#   the backward pass uses to send the gradient to that critic only (the first one on ties). A
-#   NaN counts as the minimum, so it shows up in the target instead of hiding.
-# * **The scan carries $H = G - \alpha\log\pi$**, and the epilogue rebuilds $G_t$ from
-#   $H_{t+1}$ (`h_next`, the value the scan carried into step $t$). `log_probs` is read once, in
-#   the prologue of its own step. Because a padded step passes $H$ through unchanged, "the next
-#   step" after $t$ is the next *unpadded* one, and $G_{t'}$ and $\log\pi_{t'}$ always belong to
-#   the same step.
-# * **λ = 0 is the usual SAC target.** Then $a_t = 0$ and $w_t = 1$: nothing is carried, $G_t =
-#   b^G_t = r_t + \gamma_t(1-\text{term}_t)(\min_k Q_k - \alpha\log\pi')$, and `log_probs` is not
-#   needed. With nothing carried there is nothing to scan: given λ = 0 as a number, the package
-#   runs the same arithmetic as an elementwise kernel (no chunks, no time split; the same bits),
-#   and the scan serves λ > 0 and per-step λ.
+#   in memory first: each critic is read once. The backward pass uses the index $k^*$ of the
+#   smallest critic. It sends the gradient to that critic only (the first one on ties). A NaN
+#   counts as the minimum, so it shows up in the target instead of hiding.
+# * **The scan carries $H = G - \alpha\log\pi$.** The epilogue rebuilds $G_t$ from $H_{t+1}$
+#   (`h_next`, the value the scan carried into step $t$). `log_probs` is read once, in the
+#   prologue of its own step. A padded step passes $H$ through unchanged. So "the next step"
+#   after $t$ is the next *unpadded* one, and $G_{t'}$ and $\log\pi_{t'}$ always belong to the
+#   same step.
+# * **λ = 0 is the usual SAC target.** Then $a_t = 0$ and $w_t = 1$. Nothing is carried,
+#   $G_t = b^G_t = r_t + \gamma_t(1-\text{term}_t)(\min_k Q_k - \alpha\log\pi')$, and
+#   `log_probs` is not needed. With nothing carried there is nothing to scan. Given λ = 0 as a
+#   number, the package runs the same arithmetic as an elementwise kernel (no chunks, no time
+#   split; the same bits). The scan serves λ > 0 and per-step λ.
 #
 # ## 4. Kernel against the loop
 #
@@ -242,16 +242,16 @@ print("λ = 0: r + γ(1 − term)(min Q − α log π')")
 
 # %% [markdown]
 # **λ > 0 follows the buffer's actions, not π's.** One state that returns to itself (as in
-# notebook 04, section 5), two actions paying 1 and 0. The current policy is $\pi = (0.8, 0.2)$;
-# the buffer was filled by an older one, $\mu = (0.2, 0.8)$. The critic is exact — the soft
-# $Q^\pi(a) = r(a) + \gamma V^\pi$, $V^\pi = \mathbb{E}_\pi[r - \alpha\log\pi]/(1-\gamma)$ — so any
+# notebook 04, section 5), two actions paying 1 and 0. The current policy is $\pi = (0.8, 0.2)$.
+# The buffer was filled by an older one, $\mu = (0.2, 0.8)$. The critic is exact: the soft
+# $Q^\pi(a) = r(a) + \gamma V^\pi$, $V^\pi = \mathbb{E}_\pi[r - \alpha\log\pi]/(1-\gamma)$. So any
 # bias is the target's own. Each replayed step after the first pays the soft reward
-# $r - \alpha\log\pi$ of $\mu$'s action where $Q^\pi$ counts $\pi$'s; with
-# $\Delta = \mathbb{E}_\mu[r - \alpha\log\pi] - \mathbb{E}_\pi[r - \alpha\log\pi]$, the λ-return
-# sums that difference with weights $(\gamma\lambda)^k$, $k \ge 1$: the bias of $G_0$ is
-# $\Delta\sum_{k=1}^{T-1}(\gamma\lambda)^k$ in a window of $T$ steps, $\gamma\lambda\Delta/(1-\gamma\lambda)$
-# as $T \to \infty$, and 0 at λ = 0. Measured over 4,000 replayed windows of 60 steps (NumPy,
-# `reference.sac_targets`):
+# $r - \alpha\log\pi$ of $\mu$'s action, where $Q^\pi$ counts $\pi$'s. Let
+# $\Delta = \mathbb{E}_\mu[r - \alpha\log\pi] - \mathbb{E}_\pi[r - \alpha\log\pi]$. The λ-return
+# sums that difference with weights $(\gamma\lambda)^k$, $k \ge 1$. So the bias of $G_0$ is
+# $\Delta\sum_{k=1}^{T-1}(\gamma\lambda)^k$ in a window of $T$ steps. It is
+# $\gamma\lambda\Delta/(1-\gamma\lambda)$ as $T \to \infty$, and 0 at λ = 0. Measured over 4,000
+# replayed windows of 60 steps (NumPy, `reference.sac_targets`):
 
 # %%
 g_, alpha_ = 0.9, 0.2
@@ -272,30 +272,33 @@ for lam_ in (0.0, 0.5, 1.0):
     assert abs(bias) < 0.05 if lam_ == 0.0 else bias < -0.3  # unbiased at λ = 0, biased (towards μ) above
 
 # %% [markdown]
-# **The actor and temperature losses** are reductions, not scans, but they read the same inputs
+# **The actor and temperature losses** are reductions, not scans. But they read the same inputs
 # (the min over critics included), so the package fuses them the same way:
 #
 # $$J_\pi = \operatorname{mean}\big(\alpha\log\pi(a|s) - \min_k Q_k(s, a)\big), \qquad
 #   J(\log\alpha) = -\operatorname{mean}\big(\log\alpha\,(\log\pi(a|s) + \bar{\mathcal H})\big),$$
 #
 # with $a \sim \pi(\cdot|s)$ reparameterised, and $\log\pi$ a constant in $J(\log\alpha)$. Their
-# gradients are simple enough to assert exactly: $\partial J_\pi/\partial\log\pi = \alpha/N$,
+# gradients are simple enough to assert exactly. They are
+# $\partial J_\pi/\partial\log\pi = \alpha/N$,
 # $\partial J_\pi/\partial Q_k = -1/N$ on the critic that is the min, and
 # $\partial J/\partial\log\alpha = -\operatorname{mean}(\log\pi + \bar{\mathcal H})$.
 #
 # **Why log α.** The paper's temperature objective is in α,
 # $J(\alpha) = \mathbb{E}\big[-\alpha\log\pi(a|s) - \alpha\bar{\mathcal H}\big]$, with gradient
 # $\partial J/\partial\alpha = -\operatorname{mean}(\log\pi + \bar{\mathcal H})$. Implementations
-# learn $\log\alpha$ instead: $\alpha = e^{\log\alpha}$ stays positive without a constraint or a
-# projection, and a step on $\log\alpha$ changes α by a *factor*. SB3 (like the authors'
-# softlearning code) writes the loss above: the paper's $J$ with $\log\alpha$ in place of α, whose
-# gradient in $\log\alpha$ is exactly the paper's $\partial J/\partial\alpha$ — it does not depend
-# on α, so a gradient step changes α by the same factor whether α is 1 or $10^{-3}$: one learning
-# rate serves every scale. CleanRL writes
-# $J(e^{\log\alpha})$ instead, whose gradient in $\log\alpha$ is $\alpha$ times that (the chain
-# rule, $d\alpha/d\log\alpha = \alpha$). As $\alpha > 0$ the sign is the same either way: α rises
-# while the policy's entropy $-\operatorname{mean}\log\pi$ is below the target $\bar{\mathcal H}$
-# and falls while it is above. The package follows SB3.
+# learn $\log\alpha$ instead. $\alpha = e^{\log\alpha}$ stays positive without a constraint or a
+# projection, and a step on $\log\alpha$ changes α by a *factor*.
+#
+# SB3 (like the authors' softlearning code) writes the loss above: the paper's $J$ with
+# $\log\alpha$ in place of α. Its gradient in $\log\alpha$ is exactly the paper's
+# $\partial J/\partial\alpha$. That gradient does not depend on α. So a gradient step changes α by
+# the same factor whether α is 1 or $10^{-3}$: one learning rate serves every scale.
+#
+# CleanRL writes $J(e^{\log\alpha})$ instead. Its gradient in $\log\alpha$ is $\alpha$ times
+# that (the chain rule, $d\alpha/d\log\alpha = \alpha$). As $\alpha > 0$, the sign is the same
+# either way. α rises while the policy's entropy $-\operatorname{mean}\log\pi$ is below the target
+# $\bar{\mathcal H}$, and falls while it is above. The package follows SB3.
 
 # %%
 lp_a = (torch.randn(B, T, device=DEVICE) - 1.0).requires_grad_()
@@ -331,11 +334,14 @@ print("actor and temperature losses == the loop, gradients as derived")
 
 # %% [markdown]
 # What α and λ do to the targets, on one row with rewards 1, noisy critics and a policy whose
-# log-probabilities are around −1 (so the entropy bonus $-\alpha\log\pi$ is positive): α shifts
-# every target up by the discounted entropy bonus; λ replaces the one-step bootstrap by
-# the rewards and bonuses actually collected, and smooths out the critics' noise. At λ = 0
-# the targets sit below the dashed line on average: the min of two noisy critics
-# underestimates, the price clipped double Q pays against overestimation.
+# log-probabilities are around −1. (So the entropy bonus $-\alpha\log\pi$ is positive.)
+#
+# * α shifts every target up by the discounted entropy bonus.
+# * λ replaces the one-step bootstrap by the rewards and bonuses actually collected, and smooths
+#   out the critics' noise.
+#
+# At λ = 0 the targets sit below the dashed line on average. The min of two noisy critics
+# underestimates: the price clipped double Q pays against overestimation.
 
 # %%
 torch.manual_seed(6)  # the noisy critics below: one draw, the same every run
@@ -362,8 +368,8 @@ for ax in (ax1, ax2):
 plt.show()
 
 # %% [markdown]
-# The underestimate in numbers: with α = 0 and λ = 0 the target is $r + \gamma\min(Q_1, Q_2)$,
-# and the min of two independent $\mathcal N(0, 2^2)$ errors has mean $-2/\sqrt\pi \approx -1.13$.
+# The underestimate in numbers. With α = 0 and λ = 0 the target is $r + \gamma\min(Q_1, Q_2)$.
+# The min of two independent $\mathcal N(0, 2^2)$ errors has mean $-2/\sqrt\pi \approx -1.13$.
 
 # %%
 one_step = rl.sac_targets(r1, q_noisy, next_lp1, gamma=0.9, alpha=0.0, backend=KERNEL)
@@ -373,7 +379,8 @@ assert bias < -0.4  # 60 steps: the mean's standard error is about 0.19
 
 # %% [markdown]
 # Gradients reach `rewards`, the critic that is the min, `next_log_probs` and `log_probs` through
-# the transposed scan; against autograd of the PyTorch path, in float64, with λ = 0.8:
+# the transposed scan. Here they are checked against autograd of the PyTorch path, in float64,
+# with λ = 0.8:
 
 # %%
 f64 = dict(dtype=torch.float64, device=DEVICE, requires_grad=True)
@@ -398,7 +405,7 @@ assert profile.rollout_error("sac", 3, 1000, DEVICE) < 1e-5  # 3 × 1,000 steps:
 # ## 5. Optional: profile it
 #
 # The committed H200 figures of every algorithm are read, explained and checked once in
-# [notebook 08, section 6](08_profiling.ipynb); this cell shows this one's table and chart.
+# [notebook 08, section 6](08_profiling.ipynb). This cell shows this one's table and chart.
 
 # %%
 h200 = profile.committed("sac")  # the H200's table and chart, read by name: not measured here
@@ -406,8 +413,9 @@ h200 = profile.committed("sac")  # the H200's table and chart, read by name: not
 # %% [markdown]
 # ## Exercises
 #
-# Checked exercises work as in notebook 00b: write the starter's function, run the cell after it
-# (`print(exercises.task(name))` restates the task; solutions in `notebooks/solutions/`).
+# Checked exercises work as in notebook 00b: write the starter's function, then run the cell
+# after it. `print(exercises.task(name))` restates the task; solutions are in
+# `notebooks/solutions/`.
 #
 # **`soft_lambda_targets`** (a Triton prologue). SAC's soft λ-return as pairs for the scan: with
 # $V'_t = \min(Q_1, Q_2)(s_{t+1}, a') - \alpha \log\pi(a'|s_{t+1})$,
@@ -424,9 +432,9 @@ h200 = profile.committed("sac")  # the H200's table and chart, read by name: not
 # * **Returns:** the pair $(a_t, b_t)$ whose reverse scan is $G_t$. The checker compares it with
 #   `reference.sac_targets`.
 # * **Edge cases:** $V'_t$ alone in the bracket at the window's last step. A termination zeroes
-#   the bracket, $G_t = r_t$: `next_q1`, `next_q2` and `next_log_probs` behind it may be NaN, so
+#   the bracket, $G_t = r_t$. `next_q1`, `next_q2` and `next_log_probs` behind it may be NaN, so
 #   select them away with `tl.where`.
-# * **Hint:** the continuation's $-\alpha\log\pi$ of the *next* step belongs in $b_t$: load
+# * **Hint:** the continuation's $-\alpha\log\pi$ of the *next* step belongs in $b_t$. Load
 #   `log_probs` at `offs + 1`, only where `t + 1 < T` (the mask `m & (t + 1 < T)`).
 #
 # A template:
@@ -457,10 +465,10 @@ exercises.attempt("soft_lambda_targets", soft_lambda_targets)
 #    log_probs=lp)` equals `rl.td_lambda(r, q, lambda_=λ)` for any `nlp` and `lp`. Which of
 #    notebook 03's statements then carry over to SAC?
 # 2. REDQ (Chen et al., ICLR 2021) keeps 10 critics and takes the min over a random pair each
-#    update. Pass 10 noisy critics of the same true value and compare the mean target with a
+#    update. Pass 10 noisy critics of the same true value. Compare the mean target with a
 #    random pair, with all 10, and with one critic. How biased is each?
 # 3. Automatic temperature: take log-probabilities of a fixed Gaussian policy in 6 dimensions
-#    with σ = 1, set `target_entropy = -6`, and run a few hundred steps of SGD on
+#    with σ = 1, and set `target_entropy = -6`. Run a few hundred steps of SGD on
 #    `rl.sac_temperature_loss`. Which way does α move, and why does it never stop?
 
 # %% [markdown] tags=["answer-1"]
@@ -475,15 +483,15 @@ exercises.attempt("soft_lambda_targets", soft_lambda_targets)
 # %% [markdown]
 # ## What you now know
 #
-# * SAC's soft next value is $\min_k Q_k(s_{t+1}, a'_{t+1}) - \alpha\log\pi(a'_{t+1}|s_{t+1})$;
-#   at λ = 0 the target is $r_t + \gamma(1-\text{term}_t)$ times it, CleanRL's target.
+# * SAC's soft next value is $\min_k Q_k(s_{t+1}, a'_{t+1}) - \alpha\log\pi(a'_{t+1}|s_{t+1})$.
+#   At λ = 0 the target is $r_t + \gamma(1-\text{term}_t)$ times it, CleanRL's target.
 # * The soft λ-return is one reverse scan of $H_t = G_t - \alpha\log\pi_t$ ($a_t =
-#   \gamma_t\lambda_t$, reset at episode ends); the epilogue rebuilds $G_t$ from $H_{t+1}$.
-# * `rl.sac_targets` takes the min over critics inside the kernel and sends the gradient to the
-#   critic that is the min; you pass the target critics' outputs yourself.
-# * λ > 0 on replayed data follows the buffer's actions, not π's, and nothing reweights them:
-#   the target is biased for $Q^\pi$, more so as λ grows; λ = 0 is not.
+#   \gamma_t\lambda_t$, reset at episode ends). The epilogue rebuilds $G_t$ from $H_{t+1}$.
+# * `rl.sac_targets` takes the min over critics inside the kernel. It sends the gradient to the
+#   critic that is the min. You pass the target critics' outputs yourself.
+# * λ > 0 on replayed data follows the buffer's actions, not π's, and nothing reweights them.
+#   The target is biased for $Q^\pi$, more so as λ grows; λ = 0 is not.
 # * The min of noisy critics underestimates: the price clipped double Q pays against
 #   overestimation.
 # * Learning $\log\alpha$ with SB3's loss gives the gradient $-\operatorname{mean}(\log\pi +
-#   \bar{\mathcal H})$ whatever α is: α rises while the entropy is below the target.
+#   \bar{\mathcal H})$, whatever α is. α rises while the entropy is below the target.

@@ -24,14 +24,14 @@
 # * **Conventions:** the flags, values and hook signatures of the course on one page: the
 #   glossary's [Names and signatures](GLOSSARY.md#names-and-signatures).
 # * **Minimum path:** sections 1, 2 and 4, and the checked exercise `awr_weights` with notebook
-#   05's harness; section 3 (05's reduction again), sections 5, 6 and the open questions can wait.
+#   05's harness. Section 3 (05's reduction again), sections 5, 6 and the open questions can wait.
 #
 # Critic Regularized Regression (Wang, Novikov, Żołna, Springenberg, Reed, Shahriari, Siegel,
 # Merel, Gulcehre, Heess, de Freitas: *Critic Regularized Regression*, NeurIPS 2020,
 # arXiv 2006.15134) learns a policy from a fixed dataset, without new interaction. Plain
-# behaviour cloning copies every action in the data, good or bad; off-policy actor-critic
-# methods query the critic on actions the data never tried, where it is wrong. CRR does neither:
-# it clones the dataset's actions, **weighted by how much better the critic thinks they are**
+# behaviour cloning copies every action in the data, good or bad. Off-policy actor-critic
+# methods query the critic on actions the data never tried, where it is wrong. CRR does neither.
+# It clones the dataset's actions, **weighted by how much better the critic thinks they are**
 # than what the current policy would do,
 #
 # $$A_t = Q(s_t, a_t) - b_t, \qquad
@@ -39,17 +39,17 @@
 #                       [A_t > 0] & \text{CRR-binary} \end{cases}, \qquad
 #   \text{loss} = -\frac{1}{N}\sum_{t\ \text{unmasked}} w_t \log\pi(a_t|s_t),$$
 #
-# with the baseline $b_t = V(s_t)$, which the paper estimates from $K$ actions sampled from the
+# with the baseline $b_t = V(s_t)$. The paper estimates it from $K$ actions sampled from the
 # policy, $\frac{1}{K}\sum_j Q(s_t, a_j)$ (a max over the samples is a stricter filter). The
-# weights are constants — the gradient reaches only $\log\pi$. The exponential form is the
-# closed-form solution of KL-regularised policy improvement (as in AWR and MPO); the clip
-# $w_{\max} = 20$ — AWR's (Peng et al., 2019), which clips its weights $e^{A/\beta}$ at 20 — keeps
-# one lucky critic error from dominating a batch. The critic is trained by
-# its own TD loss towards the one-step target $r_t + \gamma\,\mathbb{E}_{a'\sim\pi} Q'(s_{t+1}, a')$.
+# weights are constants: the gradient reaches only $\log\pi$. The exponential form is the
+# closed-form solution of KL-regularised policy improvement (as in AWR and MPO). The clip
+# $w_{\max} = 20$ keeps one lucky critic error from dominating a batch. It is AWR's clip (Peng et
+# al., 2019), which clips its weights $e^{A/\beta}$ at 20. The critic is trained by its own TD
+# loss towards the one-step target $r_t + \gamma\,\mathbb{E}_{a'\sim\pi} Q'(s_{t+1}, a')$.
 #
-# Two parts of this are credit assignment: the critic's target is `td_lambda` with $\lambda = 0$
-# — the degenerate scan — and the policy loss is a **sum**, an associative reduction that
-# `rl.crr_loss` fuses with the weights.
+# Two parts of this are credit assignment. The critic's target is `td_lambda` with
+# $\lambda = 0$, the degenerate scan. And the policy loss is a **sum**, an associative reduction
+# that `rl.crr_loss` fuses with the weights.
 
 # %%
 import inspect
@@ -110,8 +110,8 @@ np.testing.assert_allclose([loss_exp, loss_bin], [3.875, 0.625])
 # %% [markdown]
 # With a sampled baseline: $Q(s, a) = 1.5$ for the dataset action, and the critic's values of
 # three actions sampled from the policy are 0, 1, 2. Their mean is 1, so $A = 0.5$ and the
-# action is kept; their max is 2, so $A = -0.5$ and CRR-binary drops it — better than the
-# policy on average, but not better than its best sample.
+# action is kept. Their max is 2, so $A = -0.5$ and CRR-binary drops it. The action is better
+# than the policy on average, but not better than its best sample.
 
 # %%
 samples = np.array([[0.0, 1.0, 2.0]])  # one state, K = 3 trailing
@@ -120,7 +120,7 @@ for reduce_, expected_adv, expected_w in (("mean", 0.5, 1.0), ("max", -0.5, 0.0)
     np.testing.assert_allclose([a_[0], w_[0]], [expected_adv, expected_w])
 
 # %% [markdown]
-# How the two filters weigh an advantage — the exponential for several temperatures, and the
+# How the two filters weigh an advantage: the exponential for several temperatures, and the
 # binary step. The curves are the weights the kernel returns (`crr_loss(...).weights`), with
 # $Q = A$ and $V = 0$:
 
@@ -148,17 +148,17 @@ plt.tight_layout()
 plt.show()
 
 # %% [markdown]
-# Small β makes the exponential nearly a step that also ranks the kept actions; large β flattens
+# Small β makes the exponential nearly a step that also ranks the kept actions. Large β flattens
 # it towards plain behaviour cloning ($w \equiv 1$). The binary filter ignores how much better an
 # action is.
 #
 # ## 2. The credit assignment: the critic's target is a (degenerate) scan
 #
 # The critic learns $Q(s_t, a_t)$ by TD towards
-# $G_t = r_t + \gamma(1-\text{term}_t)\,\mathbb{E}_{a'\sim\pi} Q'(s_{t+1}, a')$, the expectation
-# estimated from $K$ actions sampled at the next state, $Q'$ a target network. That is
-# `td_lambda` with $\lambda = 0$ (notebook 03): the scan's coefficient $a_t = \gamma\lambda$ is 0,
-# so no step carries into the one before it and every step is its own one-step target. The
+# $G_t = r_t + \gamma(1-\text{term}_t)\,\mathbb{E}_{a'\sim\pi} Q'(s_{t+1}, a')$. The expectation
+# is estimated from $K$ actions sampled at the next state, and $Q'$ is a target network. That is
+# `td_lambda` with $\lambda = 0$ (notebook 03). The scan's coefficient $a_t = \gamma\lambda$ is 0.
+# So no step carries into the one before it, and every step is its own one-step target. The
 # dataset is stored as trajectories (rows B × steps T), right-padded to a common length:
 
 # %%
@@ -178,8 +178,8 @@ torch.testing.assert_close(target, one_step)
 print("td_lambda(λ=0) == reference == r + γ(1-term)·E Q'(s', a')")
 
 # %% [markdown]
-# The same call with $\lambda > 0$ is a real scan — a multi-step target. The paper stays at one
-# step: the dataset's later actions come from the behaviour policy, not from $\pi$ (exercise 2).
+# The same call with $\lambda > 0$ is a real scan: a multi-step target. The paper stays at one
+# step. The dataset's later actions come from the behaviour policy, not from $\pi$ (exercise 2).
 
 # %%
 target_05 = rl.td_lambda(rewards, next_values, gamma=0.99, lambda_=0.5, terminated=term, mask=mask,
@@ -191,8 +191,8 @@ critic_loss = ((q_sa - target) ** 2)[mask].mean()          # the paper uses a di
 print("critic TD loss", critic_loss.item())
 
 # %% [markdown]
-# Then the policy loss, with the critic's $Q(s_t, a_t)$ and its values of $K$ actions sampled
-# from the policy at $s_t$ as the baseline, against the reference:
+# Then the policy loss, against the reference. It uses the critic's $Q(s_t, a_t)$, and as the
+# baseline its values of $K$ actions sampled from the policy at $s_t$:
 
 # %%
 log_probs = -2.0 * torch.rand(B, T, device=DEVICE) - 0.1  # log π(a_t|s_t) of the dataset's actions
@@ -207,10 +207,10 @@ print(f"policy loss {out.loss.item():.4f}; kept by the binary filter: {(n(out.ad
 # %% [markdown]
 # ## 3. The loss is an associative reduction
 #
-# As PPO's: the same deterministic two-stage sum of `_reduce` — why a sum is a scan, why the
-# partials are added in a fixed order rather than by float atomics, and how the tiles are cut
-# are in notebook 05, section 3. What differs for CRR is only what is summed: two statistics,
-# $w_t\log\pi_t$ (0 where masked) and the count $N$ of unmasked steps, and the loss is
+# As PPO's: the same deterministic two-stage sum of `_reduce`. Notebook 05, section 3 explains
+# why a sum is a scan, why the partials are added in a fixed order rather than by float atomics,
+# and how the tiles are cut. What differs for CRR is only what is summed. There are two
+# statistics, $w_t\log\pi_t$ (0 where masked) and the count $N$ of unmasked steps. The loss is
 # $-\sum_t w_t\log\pi_t / N$. Against the plain sum, and bitwise identical from call to call
 # (the loss, the weights, the advantages and the gradient):
 
@@ -231,10 +231,10 @@ print("loss = −Σ w·logπ / N; bitwise identical across calls")
 # %% [markdown]
 # ## 4. The kernel's elementwise hook
 #
-# One pass reads $\log\pi$, $Q$ and the $K$ baseline samples, writes the weights and
-# advantages, and returns the two statistics the reduction sums ($w\log\pi$ and the count). The
-# backward reads the weights the forward wrote, or, when the forward wrote none
-# (`need_weights=False`, below), computes them again with the forward's own helper:
+# One pass reads $\log\pi$, $Q$ and the $K$ baseline samples, and writes the weights and
+# advantages. It returns the two statistics the reduction sums ($w\log\pi$ and the count). The
+# backward reads the weights the forward wrote. When the forward wrote none
+# (`need_weights=False`, below), it computes them again with the forward's own helper:
 
 # %%
 for fn in (crr._weights, crr._crr_forward, crr._crr_backward):
@@ -243,29 +243,30 @@ for fn in (crr._weights, crr._crr_forward, crr._crr_backward):
 # %% [markdown]
 # Points worth noticing:
 #
-# * **The baseline is reduced in the kernel.** A $V(s)$ baseline is passed as $K = 1$; $K$
-#   sampled values sit in a trailing dim, read with their own stride `SX[BASELINE][2]` and folded into a
-#   running sum and max as they are loaded — the mean or max is never written to memory. `K` is
-#   a runtime loop bound (`P[P_K]`), not a `tl.constexpr`.
+# * **The baseline is reduced in the kernel.** A $V(s)$ baseline is passed as $K = 1$. $K$
+#   sampled values sit in a trailing dim, read with their own stride `SX[BASELINE][2]`. They are
+#   folded into a running sum and max as they are loaded. The mean or max is never written to
+#   memory. `K` is a runtime loop bound (`P[P_K]`), not a `tl.constexpr`.
 # * **The weights are constants.** $\partial\,\text{loss}/\partial\log\pi_t = -w_t/N$, with no
-#   term through $e^{A/\beta}$: the critic is trained by its own loss, and its values enter the
+#   term through $e^{A/\beta}$. The critic is trained by its own loss, and its values enter the
 #   policy update only as weights. So the backward needs $w$ alone: it reads it, or computes
 #   it again from $Q$ and the baseline.
 # * **Outputs nobody reads cost bytes.** A training step that logs neither the weights nor the
-#   advantages passes `need_weights=False`: the forward then writes nothing per element (two of
-#   its five streams gone) and the backward reads $Q$ and the baseline instead of $w$. The
-#   `if O[OUT_WEIGHTS] is not None` and `if X[WEIGHTS] is not None` are decided when the kernel is compiled.
+#   advantages passes `need_weights=False`. The forward then writes nothing per element (two of
+#   its five streams gone). The backward reads $Q$ and the baseline instead of $w$. The
+#   `if O[OUT_WEIGHTS] is not None` and `if X[WEIGHTS] is not None` are decided when the kernel
+#   is compiled.
 # * `b_adv > 0` is strict: a zero advantage is not "better than the policy".
-# * `propagate_nan=tl.PropagateNan.ALL` in the max and the clip: in exp mode a NaN from a broken
-#   critic gives a NaN weight and a NaN loss (it fails loudly) instead of being clipped into a
-#   plausible $w_{\max}$. Binary mode drops it silently — `NaN > 0` is false — as the reference
+# * `propagate_nan=tl.PropagateNan.ALL` in the max and the clip. In exp mode, a NaN from a broken
+#   critic gives a NaN weight and a NaN loss (it fails loudly). It is not clipped into a
+#   plausible $w_{\max}$. Binary mode drops it silently (`NaN > 0` is false), as the reference
 #   does. Padding is never read, so it may hold anything.
 #
 # ## 5. Kernel against the loop
 #
-# Random batches with padding that holds NaN, both modes, a small `max_weight` so the clip
-# binds, and both baseline shapes: $V(s)$, and $K$ sampled Q's reduced by mean or max. The
-# samples come from a sampler that stores them $K$-major, $(K, B, T)$; the kernel reads the
+# Random batches with padding that holds NaN, both modes, and a small `max_weight` so the clip
+# binds. Both baseline shapes: $V(s)$, and $K$ sampled Q's reduced by mean or max. The
+# samples come from a sampler that stores them $K$-major, $(K, B, T)$. The kernel reads the
 # permuted view through its strides:
 
 # %%
@@ -290,8 +291,8 @@ for baseline in (v_p, samples):
     print("ok, baseline", tuple(baseline.shape))
 
 # %% [markdown]
-# With a $V(s)$ baseline `baseline_reduce` has nothing to reduce ($K = 1$: mean and max agree);
-# with samples the max is never below the mean, so it keeps fewer actions:
+# With a $V(s)$ baseline, `baseline_reduce` has nothing to reduce ($K = 1$: mean and max agree).
+# With samples the max is never below the mean, so it keeps fewer actions:
 
 # %%
 by_reduce = {r: rl.crr_loss(lp, q, samples, mode="binary", baseline_reduce=r, backend=KERNEL).weights
@@ -333,7 +334,7 @@ assert profile.rollout_error("crr", 3, 1000, DEVICE) < 1e-5  # 3 × 1,000 steps:
 # ## 6. Optional: profile it
 #
 # The committed H200 figures of every algorithm are read, explained and checked once in
-# [notebook 08, section 6](08_profiling.ipynb); this cell shows this one's table and chart.
+# [notebook 08, section 6](08_profiling.ipynb). This cell shows this one's table and chart.
 
 # %%
 h200 = profile.committed("crr")  # the H200's table and chart, read by name: not measured here
@@ -341,11 +342,12 @@ h200 = profile.committed("crr")  # the H200's table and chart, read by name: not
 # %% [markdown]
 # ## Exercises
 #
-# Checked exercises work as in notebook 00b: write the starter's function, run the cell after it
-# (`print(exercises.task(name))` restates the task; solutions in `notebooks/solutions/`).
+# Checked exercises work as in notebook 00b: write the starter's function, then run the cell
+# after it. `print(exercises.task(name))` restates the task; solutions are in
+# `notebooks/solutions/`.
 #
 # **`awr_weights`** (a Triton elementwise hook). AWR's weights (Peng et al., 2019), where CRR's
-# come from: the elementwise hook of the weighted sum, for
+# come from. Write the elementwise hook of the weighted sum, for
 # `exercises.map_hook(awr_weights, (advantages,), (beta, max_weight))` (as notebook 05's
 # `dual_clip`).
 #
@@ -383,21 +385,21 @@ exercises.attempt("awr_weights", awr_weights)
 # teacher.)*
 #
 # 1. CRR's clip at 20 comes from AWR (Peng et al., 2019), which clips its weights $e^{A/\beta}$ at
-#    a maximum of 20. AWAC's implementation (Nair et al., 2020) does something else: it normalises the
-#    weights over the batch, $w = N\cdot\operatorname{softmax}(A/\beta)$ (the softmax over the $N$
-#    elements of the batch), and clips nothing. Compute these weights from
-#    `crr_loss(...).advantages` and compare them with CRR-exp's for a batch with one huge
+#    a maximum of 20. AWAC's implementation (Nair et al., 2020) does something else. It normalises
+#    the weights over the batch, $w = N\cdot\operatorname{softmax}(A/\beta)$ (the softmax over the
+#    $N$ elements of the batch), and clips nothing. Compute these weights from
+#    `crr_loss(...).advantages`. Compare them with CRR-exp's for a batch with one huge
 #    advantage. What does `max_weight` protect against that the softmax does not?
 # 2. Use the $\lambda = 0.5$ target of section 2 on an offline dataset whose actions come from a
-#    behaviour policy $\mu \ne \pi$. Which expectation does $G_t$ then estimate, and why is the
-#    one-step target unbiased for $Q^\pi$ (given $Q'$) while the multi-step one is not? Correcting
-#    a multi-step *Q* target is Retrace's job (Munos, Stepleton, Harutyunyan, Bellemare, NeurIPS
-#    2016): Retrace(λ) cuts the trace with the truncated importance weights
+#    behaviour policy $\mu \ne \pi$. Which expectation does $G_t$ then estimate? Why is the
+#    one-step target unbiased for $Q^\pi$ (given $Q'$), while the multi-step one is not?
+#    Correcting a multi-step *Q* target is Retrace's job (Munos, Stepleton, Harutyunyan,
+#    Bellemare, NeurIPS 2016). Retrace(λ) cuts the trace with the truncated importance weights
 #    $c_s = \lambda\min\big(1, \pi(a_s|s_s)/\mu(a_s|s_s)\big)$. (V-trace, notebook 04, corrects
 #    *state-value* targets the same way.) Notebook 04's exercise `retrace` writes its target as a
-#    reverse scan; with it, check on a small example (noisy rewards) that with an exact
-#    $Q' = Q^\pi$ its mean is $Q^\pi$ although $\mu \ne \pi$, where the uncorrected λ = 0.5
-#    target's is not. Then set $c_s = \lambda$ (no importance weight): is the mean still
+#    reverse scan. With it, check on a small example (noisy rewards): with an exact
+#    $Q' = Q^\pi$, its mean is $Q^\pi$ although $\mu \ne \pi$. The uncorrected λ = 0.5
+#    target's mean is not. Then set $c_s = \lambda$ (no importance weight): is the mean still
 #    $Q^\pi$? What are the weights for, then?
 # 3. With i.i.d. critic values, what fraction of dataset actions does CRR-binary keep with a max
 #    baseline over $K$ samples? Measure it for $K = 1, 2, 4, \dots, 64$ and compare with
@@ -417,12 +419,12 @@ exercises.attempt("awr_weights", awr_weights)
 #
 # * CRR clones the dataset's actions weighted by $A_t = Q(s_t, a_t) - b_t$: $\min(e^{A_t/\beta},
 #   w_{\max})$ or $[A_t > 0]$, with loss $-\frac{1}{N}\sum_t w_t \log\pi(a_t|s_t)$.
-# * Small β makes the exponential nearly a step that still ranks actions, large β tends to plain
-#   behaviour cloning; the clip keeps one lucky critic error from dominating a batch.
+# * Small β makes the exponential nearly a step that still ranks actions. Large β tends to plain
+#   behaviour cloning. The clip keeps one lucky critic error from dominating a batch.
 # * The baseline is $V(s_t)$ or the critic's values of $K$ actions sampled from the policy,
-#   reduced by mean or max; the max keeps fewer actions. CRR-binary drops a zero advantage.
-# * The weights are constants: the gradient is $-w_t/N$ on $\log\pi$ alone, so
+#   reduced by mean or max. The max keeps fewer actions. CRR-binary drops a zero advantage.
+# * The weights are constants: the gradient is $-w_t/N$ on $\log\pi$ alone. So
 #   `need_weights=False` gives the same loss and gradient without writing the weights.
-# * The critic's target is `rl.td_lambda` with λ = 0, a scan that carries nothing; λ > 0 on a
+# * The critic's target is `rl.td_lambda` with λ = 0, a scan that carries nothing. λ > 0 on a
 #   dataset would follow the behaviour policy's actions.
 # * In exp mode a NaN critic value gives a NaN loss (it fails loudly); binary mode drops it.
