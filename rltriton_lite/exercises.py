@@ -1623,9 +1623,23 @@ class _Code:
             if src is None:
                 continue
             shown.add(id(obj))
+            origin = _origin(obj)
+            src = f"# (from {origin})\n{src}" if origin else src
             if not any(src.strip() in o for o in out):
                 out = [o for o in out if o.strip() not in src] + [src]
         return "\n\n".join(o.rstrip() + "\n" for o in out)
+
+
+def _origin(obj):
+    """The file a function or class reached from the student's came from, where it is not their
+    notebook's (``__main__``): a teacher reviewing the sources sees what was imported."""
+    if getattr(obj, "__module__", "__main__") == "__main__":
+        return None
+    code = getattr(obj, "__code__", None)
+    try:
+        return code.co_filename if code is not None else inspect.getsourcefile(obj)
+    except TypeError:
+        return None
 
 
 def _source(obj):
@@ -3305,7 +3319,7 @@ starts (a masked-off lane is left out, so there may be fewer than 32). Every lan
 bytes (an int: 2, 4 or 16), the bytes address, address + 1, ..., address + nbytes - 1. Sector k
 holds the bytes 32 k to 32 k + 31. A sector counts once however many lanes read from it, and a
 load whose bytes cross a sector boundary touches both sectors.
-""", scan=None)
+""", scan=None, key="crossing")  # a load across a boundary touches both sectors: the task's point, no partial credit
 def _warp_sectors_cases(d):
     rng, lane = d.rng, np.arange(32)
     base = 128 * d.int(8, 1, 4096)  # where a tensor starts: PyTorch's allocations are aligned
@@ -3320,8 +3334,8 @@ def _warp_sectors_cases(d):
          "one environment)", base + 4 * B * lane, 4),
         (f"bfloat16, contiguous, the last block of a row: {n} active lanes at {base} + 2 i", base + 2 * lane[:n], 2),
         (f"16-byte vectors (4 float32 steps a lane), aligned: lane i at {base} + 16 i", base + 16 * lane, 16),
-        (f"16-byte vectors one step off the alignment (values[t+1] loaded as vectors): lane i at {base + 4} + 16 i",
-         base + 4 + 16 * lane, 16),
+        (f"16-byte vectors one step off the alignment (values[t+1] loaded as vectors), loads crossing sector "
+         f"boundaries: lane i at {base + 4} + 16 i", base + 4 + 16 * lane, 16),
         (f"float32 gather: 32 lanes at random elements of a {size}-element tensor at {base} (some lanes share "
          "an element)", base + 4 * rng.integers(0, size, 32), 4),
     ]

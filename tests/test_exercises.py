@@ -2170,6 +2170,10 @@ def test_score_counts_the_checks_passed():
     n = len(exercises.cases("dual_clip"))  # the dual clip on positive advantages too: right where A < 0, no credit
     assert exercises.score("dual_clip", _dual_clip_both) == (0, n)
     assert [ok for _, ok in exercises.checks("dual_clip", _dual_clip_both)] == [False, True, False]
+    (first_byte,) = [f for w, f in wrong_answers("warp_sectors") if "first byte" in w]  # wrong only where loads cross
+    assert [ok for _, ok in exercises.checks("warp_sectors", first_byte)] == \
+        ["crossing" not in c[0] for c in exercises.cases("warp_sectors")]
+    assert exercises.score("warp_sectors", first_byte) == (0, len(exercises.cases("warp_sectors")))
 
 
 def test_checks_names_each_check_and_its_verdict():

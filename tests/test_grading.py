@@ -202,10 +202,35 @@ def test_graded_source_reaches_the_student_s_helpers_and_kernels():
     exec(compile("def f(x):\n    return x + 1\n", "<cell 7>", "exec"), ns)
     text = grade.graded_source(ns["f"], 7, "the cell's text")
     assert "the cell's text" in text and "cell 7" in text  # <cell 7> is no file: the defining cell instead
+    assert "(from " not in text  # a notebook's own code: no file named
     text = grade.graded_source(solution_fn("returns_autograd"))
     for part in ("def returns_autograd(", "class Returns(", "def forward(ctx", "def backward(ctx",
                  "def _returns_prologue(", "def _transposed_prologue("):
         assert text.count(part) == 1, (part, text)
+    # code imported from a file says which: here the teacher's solution, as a student's import of it would
+    assert text.startswith(f"# (from {NOTEBOOKS / 'solutions' / 'returns_autograd.py'})\n"), text
+
+
+def test_a_notebook_cannot_read_the_solutions(tmp_path):
+    """The teacher's solutions folder sits beside the package where the grader runs (the keys are
+    there): the notebook's code may not open a file in it (an audit hook in the graded process), so
+    a cell that loads a solution, or reads its text to exec it, fails and the exercise is an error."""
+    load = ("import importlib.util\nfrom rltriton_lite import exercises as ex\n"
+            "spec = importlib.util.spec_from_file_location('s', ex._KEYS_FILE.parent / 'matrix_compose.py')\n"
+            "mod = importlib.util.module_from_spec(spec)\nspec.loader.exec_module(mod)\n"
+            "matrix_compose = mod.solution")
+    read = ("from rltriton_lite import exercises as ex\nns = {}\n"
+            "exec((ex._KEYS_FILE.parent / 'n_step_returns.py').read_text(), ns)\nn_step_returns = ns['solution']")
+    nb = _notebook(tmp_path / "00_associative_scan-mallory.ipynb", load, read)
+    out = tmp_path / "g.csv"
+    done = _grade_script("--out", str(out), "-q", "--seed", "5", "--exercises", "matrix_compose,n_step_returns",
+                         str(nb))
+    assert done.returncode == 0, done.stderr
+    with open(out, newline="") as f:
+        rows = {r["exercise"]: r for r in csv.DictReader(f)}
+    assert {e: r["status"] for e, r in rows.items()} == {"matrix_compose": "error", "n_step_returns": "error"}, rows
+    for r in rows.values():
+        assert "PermissionError: the grader lets no notebook read the teacher's solutions" in r["message"], r
 
 
 def solution_fn(name):
@@ -409,6 +434,7 @@ def test_student_build_leaves_out_the_solutions(built):
     for extra in ("docs/DESIGN.md", "benchmarks/README.md", "tools/wall_probe.py", "tools/time_group_cost.py",
                   "tools/compile_sm90.py", "requirements.txt"):
         assert (built / extra).is_file(), extra
+    assert not (built / "tools" / "grade.py").exists()  # named in the notebooks, but the teacher's
     requirements = (built / "requirements.txt").read_text()
     assert "torch==" in requirements and "gymnasium==" in requirements
     assert "pytest" not in requirements and "-e ." not in requirements and "ANSWERS" not in requirements

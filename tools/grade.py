@@ -451,6 +451,19 @@ def _import_dynamo():
         pass
 
 
+def _solutions_closed(folder: Path):
+    """An audit hook: a notebook's code may not open a file in the teacher's solutions ``folder``
+    (its solutions and keys; the checker has loaded the keys before the notebook runs)."""
+    folder = os.path.realpath(folder)
+
+    def hook(event, args):
+        if event == "open" and args and isinstance(args[0], (str, bytes, os.PathLike)):
+            path = os.path.realpath(os.fsdecode(args[0]))
+            if path == folder or path.startswith(folder + os.sep):
+                raise PermissionError(f"the grader lets no notebook read the teacher's solutions ({path})")
+    return hook
+
+
 def _worker(conn, notebook, cells, exercises, defined_in, seed, log_path, ipython_dir):
     """The child: run the cells, then check each exercise, reporting on ``conn``."""
     try:
@@ -477,6 +490,8 @@ def _worker(conn, notebook, cells, exercises, defined_in, seed, log_path, ipytho
     _import_dynamo()  # before the snapshot: its import rebinds torch.manual_seed, which is no tampering
     # the checker's modules, and what its comparisons call (np.isclose = ... would pass anything)
     checker = _checker_state((ex, reference, numpy, numpy.testing, torch, torch.testing, math, builtins))
+    ex._keys()  # loaded now: from here on the notebook, and so the checker, cannot open the solutions' folder
+    sys.addaudithook(_solutions_closed(ex._KEYS_FILE.parent))
     shell = _shell()
     conn.send(("ready",))  # imports done: the setup's time limit starts now
     errors, tampered = {}, None

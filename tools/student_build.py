@@ -16,7 +16,8 @@ Writes
 * the other files of the repository that the notebooks link to or name, at the same relative
   paths: ``docs/DESIGN.md`` (13 cites it, 09 links it), ``benchmarks/README.md``, and every
   ``docs/…``, ``tools/…`` or ``benchmarks/…`` file a notebook or a copied markdown file names
-  (``tools/wall_probe.py``, say);
+  (``tools/wall_probe.py``, say), but the teacher's tools (``TEACHERS_ONLY``: the grader and
+  this build);
 * ``OUT_DIR/STUDENTS.md``: the README's "For students" section (getting started, prerequisites,
   the order and hours, how the exercises are checked, handing in), the students' instructions,
   ending with the commit the handout was built from (``git rev-parse HEAD``);
@@ -71,6 +72,9 @@ LEFT_OUT_NAMES = {"solutions", "ANSWERS.md", "WRONG_ANSWERS.md", "__pycache__"}
 CLEARED_CELL_METADATA = ("execution", "collapsed", "scrolled")
 # files of the repository copied into every build (when the repository has them), beside those named
 ALWAYS = ("docs/DESIGN.md", "benchmarks/README.md")
+# the teacher's tools, named in the notebooks ("`tools/grade.py --collect-answers` gathers the answers") but
+# not copied: the grader's doc says how it checks, which a student needs no more than its code
+TEACHERS_ONLY = {"tools/grade.py", "tools/student_build.py"}
 # a file of the repository named in a notebook's text: `tools/wall_probe.py`, docs/DESIGN.md, ...
 NAMED = re.compile(r"(?<![\w./~-])((?:docs|tools|benchmarks)/[\w./-]*\w\.(?:md|py|sh|txt|json))\b")
 LINK = re.compile(r"\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")  # a markdown link's target
@@ -180,7 +184,7 @@ def named_files(files: dict, root: Path) -> tuple[list[str], list[str]]:
                 if name.startswith("benchmarks/results/"):
                     continue
                 if (root / name).is_file():
-                    named.add(name)
+                    named.add(name) if name not in TEACHERS_ONLY else None
                 else:
                     problems.append(f"{rel}: names {name}, which {root} does not have")
     return sorted(named), problems
