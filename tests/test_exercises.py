@@ -2176,6 +2176,22 @@ def test_score_counts_the_checks_passed():
     assert exercises.score("warp_sectors", first_byte) == (0, len(exercises.cases("warp_sectors")))
 
 
+def test_strided_scan_blames_the_addresses_only_where_a_column_s_last_chunk_is_wrong_too():
+    """No carry enters a column's last chunk, so a slip in the carry leaves it right: the hint to
+    check the addresses is for answers wrong there too, and the carry's marks (the composed reset
+    flag, the chunk's last step) name the other slips, in time-major order."""
+    ((_, args, _, expected, marks),) = [c for c in exercises.cases("strided_scan") if "transposed" in c[0]]
+    T, B = expected.shape
+    bad = np.ones((T, B), dtype=bool)
+    assert "check the addresses" in exercises._strided_hint(args, bad)
+    bad[(T - 1) // 64 * 64:] = False
+    assert exercises._strided_hint(args, bad) is None
+    reset = next(m for label, m in marks.items() if "composed reset flag" in label)
+    chunk_end = next(m for label, m in marks.items() if "the last step of a chunk" in label)
+    assert reset.shape == chunk_end.shape == (T, B) and reset.any() and not reset[(T - 1) // 64 * 64:].any()
+    assert chunk_end[63].all() and chunk_end.sum() == B * ((T - 1) // 64)
+
+
 def test_checks_names_each_check_and_its_verdict():
     """exercises.checks: each case's label (and "the probe") with whether it passed, what score
     counts and grade.py's checks_failed column lists."""
