@@ -230,17 +230,19 @@ print(inspect.getsource(getattr(scan.combine, "fn", scan.combine)))
 # %% [markdown]
 # The order is the same as `combine`'s. `(a_l, b_l, r_l)` is the run scanned so far, applied
 # first. `(a_r, b_r, r_r)` is the run after it in scan order (one step or several, in a tree
-# scan). Is the combine with the flag still associative? Read a triple $(a, b, r)$ as the map
-# $y \mapsto b$ if $r$, else $a y + b$. The combine is composition of these maps. But "composition
-# is associative" is not enough here. Two triples can be the same map ($a$ is ignored when $r$ is
-# set), so the combine has to be associative on the triples themselves.
+# scan). Is the combine with the flag still associative? Write the reset flag $\kappa$ (`r` in the
+# code). Read a triple $(a, b, \kappa)$ as the map $y \mapsto b$ if $\kappa$, else $a y + b$. The
+# combine is composition of these maps. But "composition is associative" is not enough here. Two
+# triples can be the same map ($a$ is ignored when $\kappa$ is set), so the combine has to be
+# associative on the triples themselves.
 #
-# Directly: write $p \oplus q$ with $r = r_p \lor r_q$, $a = \mathrm{sel}(r_q, a_q, a_q a_p)$,
-# $b = \mathrm{sel}(r_q, b_q, b_q + a_q b_p)$. The $r$ part is an OR, which is associative. For $a$
-# and $b$, check case by case: $r_s$ set; $r_s$ clear and $r_q$ set; neither. Both groupings of
+# Directly: write $p \oplus q$ with $\kappa = \kappa_p \lor \kappa_q$,
+# $a = \mathrm{sel}(\kappa_q, a_q, a_q a_p)$, $b = \mathrm{sel}(\kappa_q, b_q, b_q + a_q b_p)$. The
+# $\kappa$ part is an OR, which is associative. For $a$ and $b$, check case by case: $\kappa_s$
+# set; $\kappa_s$ clear and $\kappa_q$ set; neither. Both groupings of
 # $p \oplus q \oplus s$ give
-# $\mathrm{sel}(r_s, a_s, \mathrm{sel}(r_q, a_s a_q, a_s a_q a_p))$ and
-# $\mathrm{sel}(r_s, b_s, \mathrm{sel}(r_q, b_s + a_s b_q, b_s + a_s b_q + a_s a_q b_p))$.
+# $\mathrm{sel}(\kappa_s, a_s, \mathrm{sel}(\kappa_q, a_s a_q, a_s a_q a_p))$ and
+# $\mathrm{sel}(\kappa_s, b_s, \mathrm{sel}(\kappa_q, b_s + a_s b_q, b_s + a_s b_q + a_s a_q b_p))$.
 # The latest step that resets wins. Without a reset, it is the affine combine of section 2. A
 # check in NumPy, flags included:
 
@@ -286,8 +288,9 @@ assert y[0, 4] == 0 and y[0, 5] == 6.0
 #
 # A GPU program holds a few thousand values at a time. So for any $T$ the kernel cuts time into
 # chunks of `BLOCK` steps and scans each chunk in parallel. It hands the chunk's first value (in
-# time) to the chunk before it as its **carry**: the $y_{\text{init}}$ of that chunk. The chunk's
-# scan produced composed maps $(A_t, B_t)$. So finishing it is one multiply-add per step:
+# time) to the chunk before it as its **carry**: for that chunk, the value after its last step.
+# Each chunk's scan produced composed maps $(A_t, B_t)$. So finishing it is one multiply-add per
+# step:
 # $y_t = B_t + A_t \cdot \text{carry}$.
 
 # %%

@@ -111,7 +111,8 @@ def discount(rewards, gamma, BLOCK=64):
 
 
 r = torch.randn(100, device=DEVICE)  # 100 is not a multiple of 64: the second block is masked
-np.testing.assert_allclose(discount(r, 0.9).cpu(), r.cpu() * 0.9 ** np.arange(100), rtol=1e-5)
+np.testing.assert_allclose(discount(r, 0.9).cpu().numpy(), r.cpu().numpy() * 0.9 ** np.arange(100),
+                           rtol=1e-5)
 print("discount: 2 programs of 64 lanes, 28 of them masked off, matches NumPy")
 
 # %% [markdown]
@@ -238,12 +239,21 @@ x = torch.randn(37, device=DEVICE)
 y = torch.empty_like(x)
 ema_kernel[(1,)](x, y, 37, BLOCK=64)
 expected = reference.linear_scan(np.full((1, 37), 0.5), 0.5 * x.cpu().numpy()[None], reverse=False)[0]
-np.testing.assert_allclose(y.cpu(), expected, rtol=1e-5, atol=1e-6)
+np.testing.assert_allclose(y.cpu().numpy(), expected, rtol=1e-5, atol=1e-6)
 print("EMA by one forward associative scan == the loop")
 
 # %% [markdown]
 # Swap the two halves of `affine_combine` (`a1 * a2, b1 + a1 * b2`) and run the cell again.
 # The check fails, because the composition is applied in the wrong order.
+#
+# **On a CPU the scan is a loop.** Under the interpreter (`TRITON_INTERPRET=1`, this course on a
+# CPU), `tl.associative_scan` is a sequential fold: it combines the result so far with one new
+# element at a time. So a combine that is not associative can still pass on a CPU, and fail on a
+# GPU, where the tree regroups the runs. A combine with its two arguments in the wrong order is
+# wrong on both, but only inputs whose order matters show it. That is why the checkers test
+# your combine on cases where the order matters (not commutative: random rewards, episode ends),
+# and why notebook 00 proves associativity. More in
+# [notebook 13, section 6](13_appendix_performance.ipynb#6.-Looking-at-the-compiled-code).
 #
 # `affine_combine` is notebook 00's `combine` with the pairs unpacked. `affine_combine(*p, *q)`
 # is `combine(p, q)`: the same order, `p` applied first.

@@ -163,18 +163,17 @@ assert torch.isnan(by_multiplying[:2]).all() and torch.isnan(by_kernel[:2]).all(
 
 
 # %% [markdown]
-# The fix: carry the episode end as a third element, a **reset** flag $\rho_t$, and *select*
-# instead of multiply. (The name holds here only. From notebook 04 on, $\rho_t$ is the importance
-# ratio; the glossary lists such clashes.) A step's map becomes "$y = b$ if it resets, else
-# $y = b + a\,y'$". Composing "the later run $(a_1, b_1, \rho_1)$ first, then step
-# $(a_2, b_2, \rho_2)$":
+# The fix: carry the episode end as a third element, a **reset** flag $\kappa_t$, and *select*
+# instead of multiply. A step's map becomes "$y = b$ if it resets, else $y = b + a\,y'$".
+# Composing "the later run $(a_1, b_1, \kappa_1)$ first, then step $(a_2, b_2, \kappa_2)$":
 #
-# $$(a, b, \rho) = \begin{cases} (a_2,\ b_2,\ \text{true}) & \text{if } \rho_2 \\ (a_2 a_1,\ b_2 + a_2 b_1,\ \rho_1) & \text{otherwise} \end{cases}$$
+# $$(a, b, \kappa) = \begin{cases} (a_2,\ b_2,\ \text{true}) & \text{if } \kappa_2 \\ (a_2 a_1,\ b_2 + a_2 b_1,\ \kappa_1) & \text{otherwise} \end{cases}$$
 #
 # Is it still associative? Composing maps alone does not settle it, because a triple is not just
 # a map. $a$ is ignored when the reset flag is set, so two different triples can be the same map.
 # Notebook 00, section 4, proves it on the triples themselves, case by case: it holds.
-# In Triton the cases are `tl.where`, which picks one value and never computes $0 \cdot \infty$:
+# In Triton the cases are `tl.where`, which picks one value and never computes $0 \cdot \infty$
+# (the flags $\kappa_1$, $\kappa_2$ are `r1`, `r2` in the code):
 #
 # ```python
 # @triton.jit
@@ -182,10 +181,10 @@ assert torch.isnan(by_multiplying[:2]).all() and torch.isnan(by_kernel[:2]).all(
 #     return tl.where(r2, a2, a2 * a1), tl.where(r2, b2, b2 + a2 * b1), r1 | r2
 # ```
 #
-# After the scan, each step holds its composed map $(A_t, B_t, R_t)$ to the chunk's end. The
-# carry must be selected too: $G_t = B_t$ where $R_t$ (an episode ends inside the chunk at or
-# after $t$), else $B_t + A_t \cdot \text{carry}$. Padding past the row's end is
-# $(1, 0, \text{false})$.
+# After the scan, each step holds its composed map $(A_t, B_t, K_t)$ to the chunk's end ($K_t$:
+# the composed flag). The carry must be selected too: $G_t = B_t$ where $K_t$ (an episode ends
+# inside the chunk at or after $t$), else $B_t + A_t \cdot \text{carry}$. Padding past the
+# row's end is $(1, 0, \text{false})$.
 #
 # **Exercise `reset_scan`.** The chunked scan with resets.
 #
@@ -217,7 +216,7 @@ exercises.attempt("reset_scan", reset_scan)
 #
 # **Exercise `gae_kernel`.** GAE as your `reset_scan`, in chunks of `chunk` steps, with two hooks.
 # The prologue computes $\delta_t = r_t + \gamma(1-d_t)V(s_{t+1}) - V(s_t)$ and the triple
-# $(a_t, b_t, \rho_t) = (\gamma\lambda, \delta_t, d_t)$. The epilogue stores $A_t$.
+# $(a_t, b_t, \kappa_t) = (\gamma\lambda, \delta_t, d_t)$. The epilogue stores $A_t$.
 #
 # * **Inputs:** `rewards`, `values`, `next_values` (float32) and `dones` (bool, the
 #   terminations), contiguous, of shape `(B, T)`. Then `gamma`, `lam`, and `chunk`.

@@ -174,10 +174,21 @@ exercises.attempt("gae_pairs", gae_pairs)
 # * `episode.values_now_and_next` reads $V(s_t)$ and $V(s_{t+1})$: `next_values[t]`, or
 #   `values[t+1]` and `bootstrap_value` after the last step. `values[t+1]` is the same load
 #   shifted by one step inside the kernel (notebook 13, section 3).
-# * On first reading, skip what the sources below do with `ahead` and with `P_OPEN`. `P_OPEN` is
-#   the flag of a window that is part of a longer row, split across processes. Both are explained
-#   in notebook 13 and `docs/DESIGN.md`. `load_mask` loads `valid` (in bounds and not padding).
-#   `coef` loads a coefficient such as γ, per step or one number.
+# * `load_mask` loads `valid` (in bounds and not padding). `coef` loads a coefficient such as γ,
+#   per step or one number.
+#
+# **What to read in the sources below.** Most of what they print is the package's machinery.
+# Read only the few lines that make GAE's scan:
+#
+# * in `step`: the line that computes `done`, the reset, and the `return` line;
+# * in `values_now_and_next`: the docstring, which says what it returns;
+# * in `_returns_prologue` (two cells down): the line that computes `b`, and the `return` line.
+#   Its first three values are $a$, $b$ and the reset.
+#
+# Skip the rest on first reading. `keep` and the slots are explained in notebook 00c, section 3.
+# `ahead` is a masked call's look-ahead (notebook 13, section 6). `P_OPEN` flags a window that is
+# part of a longer row, split across processes: its last step then ends nothing
+# (`docs/DESIGN.md`).
 
 # %%
 for fn in (episode.step, episode.values_now_and_next):

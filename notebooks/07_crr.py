@@ -358,7 +358,7 @@ h200 = profile.committed("crr")  # the H200's table and chart, read by name: not
 # * **Returns:** the weight $\exp(A/\beta)$ of each element, clipped at `max_weight` (20 in both
 #   papers).
 # * **Edge cases:** every advantage above $\beta \ln w_{\max}$ ($w_{\max}$ = `max_weight`) gives
-#   exactly `max_weight`, even where $\exp(A/\beta)$ overflows to infinity in float32.
+#   `max_weight` (to rounding), even where $\exp(A/\beta)$ overflows to infinity in float32.
 # * **Hint:** `tl.exp` and `tl.minimum`.
 #
 # A template:

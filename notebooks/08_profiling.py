@@ -174,9 +174,10 @@ print(f"H200, committed results {RES['date']}, {B}×{T} float32, forward")
 print(profile.table(gpu_table))
 
 # %% [markdown]
-# Every kernel reaches 80–100 % of copy speed. SAC passes 100 %: it mostly reads, and the floor
-# prices a copy's read + write mix. Wall time is within 25 % of GPU time: the host prepares the next
-# call while the kernel runs.
+# Every kernel reaches 82–100 % of copy speed (forward, 16384×1024). SAC is slightly over 100 %
+# (100.3 %): it mostly reads, and the floor prices a copy's read + write mix (notebook 09,
+# section 1). Wall time is within 25 % of GPU time: the host prepares the next call while the
+# kernel runs.
 
 # %%
 # Checks: the claims above, on the committed run (CI runs them; skip when reading)
@@ -185,7 +186,7 @@ for name in ALGORITHMS:
     if name in profile.ops():
         assert r["bytes"] == B * T * profile.op(name).bytes_per_step(4)  # the harness counts as we did
 pct = {t["algorithm"]: t["% floor"] for t in gpu_table}
-assert all(80 < p < 101 for p in pct.values())  # every kernel at 80-100 % of copy speed
+assert all(80 < p < 101 for p in pct.values())  # 82-100 % in the data; the bound is looser
 assert all(t["wall µs/call"] < 1.25 * t["GPU µs"] for t in gpu_table)  # big: the GPU time is the call
 
 # %% [markdown]
@@ -226,13 +227,19 @@ plt.show()
 # the scans' GPU time (39–60 µs, far above their 2–6 µs floors: few rows, little parallel work)
 # hides the host; the elementwise losses stay host-bound. Only 16384×1024 is GPU-bound throughout.
 #
-# **How much is just a launch?** The probe (`tools/wall_probe.py`, committed output
-# `H200-2026-12-01d-wall.txt`) times our calls in 15 interleaved rounds beside three yardsticks:
-# `noop kernel[grid]`, an **empty** Triton kernel (the launch alone); `torch.add`, one PyTorch op;
-# and `bare_launch`, the tables' **"anchor: bare Triton launch"**, which is *not* empty: a naive GAE
-# kernel (`bench.bare_gae`, one program per row, one step at a time) launched plainly. The probe ran
-# a later package with faster long-row scans: subtract the JSON's GPU time from its wall time (the
-# host's share) only at 16×128 and 4096×128.
+# **How much is just a launch?** A separate probe measures it: `tools/wall_probe.py`, with its
+# output committed as `H200-2026-12-01d-wall.txt`. It times our calls in 15 interleaved rounds,
+# beside three yardsticks:
+#
+# * `noop kernel[grid]`: an **empty** Triton kernel, so the launch alone;
+# * `torch.add`: one PyTorch op;
+# * `bare_launch`: the tables' **"anchor: bare Triton launch"**. It is *not* empty. It is a naive
+#   GAE kernel (`bench.bare_gae`: one program per row, one step at a time), launched plainly.
+#
+# One caution. The probe ran a later version of the package, whose scans are faster on long rows.
+# So at 64×16384 its wall times and the JSON's GPU times come from different code: there the
+# probe's wall time is even below the JSON's GPU time. Only at 16×128 and 4096×128 may you
+# subtract: the probe's wall time minus the JSON's GPU time is the host's share.
 
 # %%
 PROBE = "H200-2026-12-01d-wall.txt"
@@ -558,8 +565,8 @@ print(f"gae: ours {facts.ours} lines; replaced_x {facts.replaced_x:.3g}× (the l
       f"host_x {facts.host_x:.3g}×; floor_pct {facts.floor_pct:.3g} %")
 
 # %% [markdown]
-# **The seven algorithms**, beyond the shared facts (host-bound at 4096×128; over 75 % of the floor
-# at the largest shape):
+# **The seven algorithms**, beyond the shared facts (host-bound at 4096×128; at the largest shape
+# 79–95 % of the floor with the backward, 82–100 % forward alone):
 #
 # | notebook | algorithm | replaced code: ours is | what is particular |
 # | --- | --- | --- | --- |
@@ -614,7 +621,7 @@ assert ours_line["pct_floor"] == 100 * j["floor_ms"] / j["kernel_ms"] and ours_l
 assert loop_line["gpu_us"] is None and loop_line["vs_ours"] == loop_line["wall_us"] / ours_line["wall_us"]
 assert facts.ours == sum(r["impl"] == "rltriton_lite" for r in gae_rows)
 assert facts.replaced_x == min(r["vs_ours"] for r in gae_rows if r["impl"] == "pytorch_loop") > 100
-assert facts.host_x > 5 and facts.floor_pct > 75
+assert facts.host_x > 5 and facts.floor_pct > 75  # floor_pct: 79-95 % in the data, a looser bound
 for name, bound in replaced_bound.items():
     f = profile.committed_facts(profile.committed_rows(RES, name))
     assert f.ours >= 4 and f.replaced_x > bound and f.host_x > 5 and f.floor_pct > 75, (name, f)
@@ -778,8 +785,9 @@ exercises.attempt("vtrace_floor_bytes", vtrace_floor_bytes)
 # ## What you now know
 #
 # * The floor: $B \cdot T$ × the fewest bytes per step (GAE 17 in float32, PPO's loss 12) ÷ the
-#   copy bandwidth. On the H200 every kernel reaches 80–100 % of it at 16384×1024; a small shape's
-#   % floor is a best case (its data fit in L2).
+#   copy bandwidth. On the H200 every kernel reaches 82–100 % of it at 16384×1024, forward (SAC
+#   slightly over 100 %: it mostly reads); a small shape's % floor is a best case (its data fit
+#   in L2).
 # * Wall time is not GPU time: at 16×128 and 4096×128 a call costs 7–34× its GPU time.
 # * A CUDA graph removes the host's share (over 85 % at 4096×128) but freezes shapes and
 #   addresses; `torch.compile(mode="reduce-overhead")` captures for you.

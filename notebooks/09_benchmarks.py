@@ -60,9 +60,15 @@ for f in sorted(glob.glob(os.path.join(RESULTS, "*.json"))):
           f"torch {v.get('torch', '?')}, triton {v.get('triton', '?')} ({len(r['rows'])} rows)")
 
 # %% [markdown]
-# **Two % floors.** The file's `pct_floor` is floor ÷ `do_bench` time; the charts use floor ÷ GPU
-# time. GPU time leaves out the host and the L2 flush: in this run it is never above `do_bench`'s,
-# so the charts' % floor is never below the file's. GAE at 4096×128, forward:
+# **Two % floors.** The results file holds two times per call, so % floor can be computed two
+# ways:
+#
+# * the file's `pct_floor` is the floor ÷ the `do_bench` time;
+# * the charts below use the floor ÷ the GPU time.
+#
+# The GPU time leaves out the host's work and the L2 flush that `do_bench` does between calls. In
+# this run it is never above the `do_bench` time (the checks below test every row of ours). So the
+# charts' % floor is never below the file's. For example, GAE at 4096×128, forward:
 
 # %%
 RUN, res = profile.committed_results(RESULTS)  # by name: H200-2026-12-01c.json
@@ -112,7 +118,7 @@ for p in PASSES:
 # a kernel takes a µs or more to start and finish. At 64×16384 the scans stay near 5–10 %: 64 rows
 # give the GPU little parallel work. And even a copy of a few MB misses the floor, which is a 2 GiB
 # copy's bandwidth (9.5 MB reaches 60 %, `benchmarks/README.md`). At the largest shape, every
-# kernel is near it.
+# kernel is near it: 82–100 % forward, 79–95 % with the backward.
 #
 # Only SAC passes 100 %, for two reasons (its lines below, its bytes beside the H200's 60 MiB L2):
 #
@@ -136,7 +142,7 @@ print(profile.table(sac_lines, digits=4))
 # Checks: the claims above, on the committed run (CI runs them; skip when reading)
 smallest, largest = SHAPES[0], SHAPES[-1]
 assert all(v < 1 for (a, s, p), v in pct.items() if s == smallest)  # tiny: a kernel's own start-up time
-assert all(v > 75 for (a, s, p), v in pct.items() if s == largest)  # large: near the floor
+assert all(v > 75 for (a, s, p), v in pct.items() if s == largest)  # large: 79-100 %, looser
 scans = ["discounted_return", "gae", "td_lambda", "vtrace", "linear_scan"]
 assert all(pct[a, (64, 16384), p] < 11 for a in scans for p in PASSES)  # few long rows: little parallel work
 over = {(a, s, p): v for (a, s, p), v in pct.items() if v > 100}

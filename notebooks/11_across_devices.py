@@ -258,7 +258,7 @@ adv, ret = rl.gae(rollout["rewards"], values, gamma=0.99, lambda_=0.95, terminat
 for key, expected in (("adv", adv), ("ret", ret), ("d_values", values.grad)):
     got = torch.cat([s[key] for s in shares], -1)
     assert torch.allclose(got, expected, rtol=1e-12, atol=1e-12), key
-    print(f"{key:9s} max difference {float((got - expected).abs().max()):.1e}")
+    print(f"{key:9s} max difference {(got - expected).detach().abs().max().item():.1e}")
 
 # %% [markdown]
 # GAE needs one exchange more than a bare scan. Rank 0's last step, $t = 16$, has
