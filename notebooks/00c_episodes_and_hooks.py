@@ -20,14 +20,14 @@
 #   to put an algorithm around the scan as hooks, `@triton.jit` functions passed to a kernel as
 #   `tl.constexpr` arguments, with tuples of pointers and `tl.static_range`; to read time-major
 #   buffers in place through their strides; then to read the package's kernel.
-# * **Time:** 2.5–4.5 h for the reading and the four checked exercises (the high end for a
-#   Triton newcomer), in one or two sessions. Its one open question, on a GPU, takes another
+# * **Time:** 3.5–6 h for the reading and the five checked exercises (the high end for a
+#   Triton newcomer), in two sessions. Its one open question, on a GPU, takes another
 #   30–45 min.
 # * **Needs:** notebook 00b (a first kernel, `tl.associative_scan`, a chunk loop with a carry).
 #   No GPU: Triton's interpreter runs every kernel on a CPU (the open question needs one).
 # * **Minimum path:** "Where 00b ended", sections 1–3 and the checked exercises `reset_scan`,
-#   `gae_kernel`, `hooked_scan` and `strided_scan`. The one open question (it needs a GPU) can
-#   wait.
+#   `gae_kernel`, `hooked_scan`, `strided_scan` and `discounted_max`. The one open question (it
+#   needs a GPU) can wait.
 #
 # Notebook 00b ended with a chunked scan: the discounted return of a batch of rows. It runs one
 # program per row, with chunks from the end and a carry between them. This notebook turns it
@@ -39,8 +39,9 @@
 # 3. the package's kernel, read through its names.
 #
 # Section 1 ends with an exercise that checks itself. Section 2 ends with two: a kernel with its
-# hooks built in, then one that takes them as arguments. The exercises at the end add one more,
-# `strided_scan`: the same scan on rollouts stored time-major. The part of the package that
+# hooks built in, then one that takes them as arguments. The exercises at the end add two more:
+# `strided_scan`, the same scan on rollouts stored time-major, and `discounted_max`, a scan whose
+# steps are not affine maps, written from an empty cell. The part of the package that
 # makes it fast is optional: notebook 13, the appendix. New words (reset, hook, ...) are in the
 # glossary, [`GLOSSARY.md`](GLOSSARY.md).
 #
@@ -410,7 +411,7 @@ print("rl.gae == the loop on 2 x 600")
 # ## Exercises
 #
 # The three exercises above (`reset_scan` in section 1, `gae_kernel` and `hooked_scan` in section
-# 2), and one more. The package's table in section 3 calls it "a strided load":
+# 2), and two more. The package's table in section 3 calls the first "a strided load":
 #
 # **Exercise `strided_scan`.** `reset_scan` for rollouts stored time-major, as CleanRL and SB3
 # keep them.
@@ -432,6 +433,40 @@ def strided_scan(rewards, dones, gamma, chunk):
 
 # %%
 exercises.attempt("strided_scan", strided_scan)
+
+# %% [markdown]
+# **Exercise `discounted_max`: a scan that is not a sum.** Everything so far scanned affine
+# maps, $y \mapsto b + a\,y$. The scan only needs an associative combine, and other steps
+# have one. Take the best reward still ahead in the episode, discounted by how far ahead it is:
+#
+# $$m_t = \max(r_t,\ \gamma\, m_{t+1}),$$
+#
+# with $m_t = r_t$ where the episode ends and at the row's last step. With a reward of 1 at a
+# goal and 0 elsewhere, $m_t = \gamma^k$, where $k$ is the number of steps to the next time the
+# goal is reached. Reaching it twice does not count twice, as it would in a sum.
+#
+# * **Inputs:** `rewards` (float32, of either sign) and `dones` (bool), contiguous, of shape
+#   `(B, T)`, any `T`. Then `gamma` ($0 < \gamma \le 1$) and `chunk`.
+# * **Returns:** $m$, a new `(B, T)` tensor, from your chunked scan: one program per row, chunks
+#   of `chunk` steps from the last one down, one `tl.associative_scan` each, a carry between
+#   them.
+# * **Edge cases:** rewards mostly below 0, a row's length that is not a multiple of `chunk`,
+#   and episode ends in rows of several chunks. The cases are drawn at random; the teacher's
+#   grader draws others.
+# * **Work it out on paper first.** A step is the map $y \mapsto \max(c, g\,y)$ with
+#   $c = r_t$ and $g = \gamma$. Compose two of them: is the result a map of the same form?
+#   ($g \ge 0$ lets it pass inside the max.) Which pair changes nothing: what do the padding
+#   lanes load, and what enters a row's last chunk? Then add the reset flag as in section 1.
+# * **Hint:** Triton's element-wise maximum is `tl.maximum`; Python's `max` does not work on
+#   blocks. $-\infty$ is `float("-inf")`.
+
+# %%
+def discounted_max(rewards, dones, gamma, chunk):
+    # YOUR CODE
+    raise NotImplementedError
+
+# %%
+exercises.attempt("discounted_max", discounted_max)
 
 # %% [markdown]
 # Without a checker:
@@ -470,5 +505,7 @@ print(inspect.getsource(getattr(exercises._scan_steps, "fn", exercises._scan_ste
 #   let one loop's source serve every algorithm.
 # * Strides: element $(t, b)$ is at `X + t * stride0 + b * stride1`, so a time-major, transposed
 #   or sliced buffer is read in place, without a copy.
+# * A scan needs only an associative combine: steps $y \mapsto \max(r, \gamma y)$ compose like
+#   affine maps, with their own identity ($-\infty$, not 0).
 # * The package's `scan.py` is this kernel plus speed (notebook 13): `scan.combine` is
 #   `reset_combine`, `scan._walk` the chunk loop, `PROLOGUE` and `EPILOGUE` the hooks.

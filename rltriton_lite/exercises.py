@@ -5,11 +5,11 @@ against a float64 NumPy loop, and says which case failed, where, what it expecte
 got. The solutions are in ``notebooks/solutions/<name>.py``.
 
 The teacher's keys. Where the package holds no answer to an exercise elsewhere (``matrix_compose``,
-``n_step_returns``, ``q_lambda``, ``retrace``, ``warp_sectors``), its float64 reference lives beside
+``discounted_max``, ``n_step_returns``, ``q_lambda``, ``retrace``, ``warp_sectors``), its float64 reference lives beside
 the solutions, in ``notebooks/solutions/_keys.py``, out of the students' wheel: run from the
 repository (the editable install) the checker computes those cases with it; a student's install
 holds its values on the fixed cases only (``_keys.npz``, recorded from it), so there a seed is
-refused for those five (a ``ValueError``: the grader's unseen cases need the keys).
+refused for those six (a ``ValueError``: the grader's unseen cases need the keys).
 
     from rltriton_lite import exercises
     exercises.catalog()                  # (name, notebook, kind) for every exercise
@@ -1945,7 +1945,10 @@ def _replay(ex, case, args, launched, checked):
             for t, k in copies:
                 t.detach().copy_(new[k])
         with np.errstate(all="ignore"):
-            expected = ex.recompute(*_as_numpy(tuple(args)))
+            try:
+                expected = ex.recompute(*_as_numpy(tuple(args)))
+            except _NoKey:  # a student's install: no key on new inputs (the grader, with the keys, replays)
+                return
         try:
             _run_again(launched, swap)
         except Exception:  # (a launch that cannot run twice: say nothing rather than refuse a right answer)
@@ -2577,6 +2580,67 @@ def _strided_hint(args, bad):
     T, chunk = bad.shape[0], args[3]
     last_chunk = bad[(T - 1) // chunk * chunk:]
     return _STRIDED.format(*args[0].stride()) if bad.mean() > 0.5 and last_chunk.any() else None
+
+
+_MAX_END = "the row's last step (t = T - 1: nothing after it, m = r there)"
+
+
+@_exercise("discounted_max", "00c_episodes_and_hooks", "kernel", stream=25, task="""
+discounted_max(rewards, dones, gamma, chunk) -> m: m_t = max(r_t, gamma * m_{t+1}) backwards in
+time, m_t = r_t where done_t (the episode ends: nothing after it counts) and at the row's last
+step. (B, T) float32 rewards of either sign, bool dones, contiguous, any T; 0 < gamma <= 1 a
+float. A step is the map y -> max(r_t, gamma * y), not y -> b + a y: work out how two such maps
+compose, what the identity is (for the padding lanes and for what enters a row's last chunk), and
+how an episode end resets, then write the chunked scan of 00b and 00c for it: one program per
+row, chunks of `chunk` steps (a power of two) from the last one down, each one
+tl.associative_scan, the carry handed from each chunk to the one before it.
+""", needs="scan", run=_in_chunks(3), window_end=_MAX_END, key="across chunks",
+   hint=lambda args, i, bad, got, expected: _discounted_max_hint(bad, got, expected),
+   recompute=lambda r, done, gamma, chunk: _key("discounted_max", r, done, gamma))
+def _discounted_max_cases(d):
+    rng, gamma = d.rng, d.real(0.9, 0.8, 0.99)
+    out = []
+    for shape, chunk, p_done, what in (
+            ((2, d.int(40, 20, 60)), 64, 0.08, "one chunk, episode ends"),
+            ((3, d.int(100, 70, 120)), 32, 0.0, "a row's length not a multiple of the chunk, no episode end"),
+            ((2, d.int(700, 400, 720)), 128, 0.02, "episode ends, across chunks")):
+        r = rng.normal(size=shape) * 0.5 - 1.0  # mostly below 0: max's identity is -inf, not 0
+        spikes = _flags(rng, shape, 0.03)
+        r[spikes] = rng.uniform(1.0, 3.0, size=int(spikes.sum()))  # rare successes, their value carried back
+        done = _flags(rng, shape, p_done)
+        done[-1, -1] |= p_done > 0  # an episode end at the window's last step
+        m = _key("discounted_max", r, done, gamma)
+        out.append((f"{what}, rewards mostly below 0, shape {shape}, chunk {chunk}",
+                    (_t(r), _t(done, torch.bool), gamma, chunk), {}, m,
+                    {DONE: done, **_carry_steps(shape, chunk), **_max_marks(done, chunk)}))
+    return out
+
+
+def _max_marks(done, chunk):
+    """discounted_max's own marks: the last step where padding lanes follow it in its block, and the
+    steps whose chunk a carry enters with the composed reset flag set."""
+    T = done.shape[-1]
+    last = np.zeros(done.shape, dtype=bool)
+    if T % chunk:
+        last[..., -1] = ~done[..., -1]
+    reset = next(iter(_reset_before_the_carry(done, chunk).values()))
+    return {"the row's last step, padding lanes after it in its chunk: the lanes past T must be max's identity "
+            "(gamma 1, r = -inf: y -> max(-inf, 1 * y) = y), else they compose into the last step": last,
+            "in a chunk that a carry enters, with the composed reset flag set (an episode end at or after it in its "
+            "chunk): m_t must not read the carry there (select with tl.where)": reset}
+
+
+def _discounted_max_hint(bad, got, expected):
+    """0 where max's identity, -inf, belongs; or a NaN, 0 * inf."""
+    g, e = got[bad], expected[bad]
+    if np.isnan(g).any() and np.isfinite(e).all():
+        return ("A NaN where the answer is finite: 0 * inf = NaN. An episode end must select (tl.where), not "
+                "multiply the carry or the later steps' maps by 0: with -inf in them, 0 * -inf is NaN.")
+    if ((g == 0) & (e < 0)).any():
+        return ("0 where the answer is below 0: max's identity is -inf, not 0 (max(r, 0) = 0 for r < 0). "
+                "Check what enters a row's last chunk, the padding lanes past T, and an episode end written as "
+                "a factor 0 (max(r, 0 * y) = max(r, 0)).")
+    return None
 
 
 def _is_slip(got, slip, expected, at=slice(None)) -> bool:

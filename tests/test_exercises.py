@@ -196,6 +196,59 @@ def _hooked_scan_variant(X, P, Y, T, PROLOGUE: tl.constexpr, CHUNK: tl.constexpr
             carry = tl.sum(tl.where(t == c * CHUNK, y, 0.0), 0)
 
 
+@triton.jit
+def _max_combine(g1, c1, k1, g2, c2, k2):
+    return tl.where(k2, g2, g2 * g1), tl.where(k2, c2, tl.maximum(c2, g2 * c1)), k1 | k2
+
+
+@triton.jit
+def _max_combine_swapped(g1, c1, k1, g2, c2, k2):  # the later maps applied after the step, not before it
+    return tl.where(k2, g2, g1 * g2), tl.where(k2, c2, tl.maximum(c1, g1 * c2)), k1 | k2
+
+
+@triton.jit
+def _max_combine_multiplied(g1, c1, k1, g2, c2, k2):  # the reset as a factor 0 (g = 0 at an episode end), no select
+    return g2 * g1, tl.maximum(c2, g2 * c1), k1 | k2
+
+
+@triton.jit
+def _discounted_max_variant(R, D, M, gamma, T, CHUNK: tl.constexpr, ZERO_IDENTITY: tl.constexpr,
+                            SWAPPED: tl.constexpr, MULTIPLIED: tl.constexpr, NO_CARRY: tl.constexpr):
+    """discounted_max's solution with one of its mistakes switched on."""
+    row = tl.program_id(0)
+    ident = 0.0 if ZERO_IDENTITY else float("-inf")
+    carry = ident
+    n_chunks = tl.cdiv(T, CHUNK)
+    for i in range(0, n_chunks):
+        c = n_chunks - 1 - i
+        t = c * CHUNK + tl.arange(0, CHUNK)
+        m = t < T
+        r = tl.load(R + row * T + t, mask=m, other=ident)
+        done = (tl.load(D + row * T + t, mask=m, other=0) != 0) & m
+        g = tl.where(m, gamma, 1.0)
+        if MULTIPLIED:
+            g = tl.where(done, 0.0, g)
+        if SWAPPED:
+            g_s, c_s, k_s = tl.associative_scan((g, r, done), 0, _max_combine_swapped, reverse=True)
+        elif MULTIPLIED:
+            g_s, c_s, k_s = tl.associative_scan((g, r, done), 0, _max_combine_multiplied, reverse=True)
+        else:
+            g_s, c_s, k_s = tl.associative_scan((g, r, done), 0, _max_combine, reverse=True)
+        if MULTIPLIED:
+            out = tl.maximum(c_s, g_s * carry)
+        elif NO_CARRY:
+            out = c_s
+        else:
+            out = tl.where(k_s, c_s, tl.maximum(c_s, g_s * carry))
+        tl.store(M + row * T + t, out, mask=m)
+        carry = tl.max(tl.where(t == c * CHUNK, out, float("-inf")), 0)
+
+
+def _discounted_max_with(**mistake):
+    return _variant("discounted_max", _discounted_max_variant, torch.zeros_like,
+                    {**dict(ZERO_IDENTITY=False, SWAPPED=False, MULTIPLIED=False, NO_CARRY=False), **mistake})
+
+
 def _hooked_scan_with(**mistake):
     def hooked_scan(prologue, inputs, params, chunk):
         X = tuple(x.contiguous() for x in inputs)
@@ -367,6 +420,12 @@ def wrong_answers(name: str):
             ("the prologue's values past the row's end scanned (padding not the identity)",
              _hooked_scan_with(NO_PADDING=True)),
             ("one algorithm's prologue called by name, not PROLOGUE", _hooked_scan_with(HARD_CODED=True)),
+        ],
+        "discounted_max": [
+            ("0 as max's identity (the first carry and the padding)", _discounted_max_with(ZERO_IDENTITY=True)),
+            ("the combine's maps in the wrong order", _discounted_max_with(SWAPPED=True)),
+            ("an episode end as a factor 0, not selected", _discounted_max_with(MULTIPLIED=True)),
+            ("no carry between chunks", _discounted_max_with(NO_CARRY=True)),
         ],
         "strided_scan": [
             ("addresses as if contiguous, t * B + b", lambda r, d, g, c: s(r.as_strided(r.shape, (r.shape[1], 1)),
@@ -848,7 +907,7 @@ def test_wrong_answers_fail_on_unseen_cases(name):
 
 # The exercises whose references are the teacher's keys (notebooks/solutions/_keys.py), out of the students'
 # wheel: the package holds no other answer to them (docs/TEACHING.md, "Graded or practice")
-KEYED = ("matrix_compose", "n_step_returns", "q_lambda", "retrace", "warp_sectors")
+KEYED = ("matrix_compose", "discounted_max", "n_step_returns", "q_lambda", "retrace", "warp_sectors")
 
 
 def test_the_keyed_exercises_are_those_whose_cases_call_the_keys(monkeypatch):
@@ -1332,6 +1391,15 @@ def _torch_returns(r, d, gamma, last=0.0):
     return G
 
 
+def _torch_discounted_max(r, d, gamma):
+    """discounted_max in PyTorch, a loop over time: no kernel."""
+    m, after = torch.empty_like(r), torch.full(r.shape[:-1], float("-inf"), dtype=r.dtype, device=r.device)
+    for t in reversed(range(r.shape[-1])):
+        after = torch.where(d[..., t], r[..., t], torch.maximum(r[..., t], gamma * after))
+        m[..., t] = after
+    return m
+
+
 def _torch_vtrace(log_rhos, r, v, nv, term, gamma, rho_bar, c_bar, chunk):
     """V-trace's (vs, pg) in PyTorch, a loop over time with selects (NaN-safe): no kernel."""
     ratio = log_rhos.exp()
@@ -1354,6 +1422,7 @@ PURE_TORCH = {  # the same functions in PyTorch, right on every case: a Triton n
     "reset_scan": lambda r, d, g, c: _torch_returns(r, d, g),
     "gae_kernel": lambda r, v, nv, d, g, lam, c: _torch_returns(r + torch.where(d, 0.0, g * nv) - v, d, g * lam),
     "strided_scan": lambda r, d, g, c: _torch_returns(r.t(), d.t(), g).t(),
+    "discounted_max": lambda r, d, g, c: _torch_discounted_max(r, d, g),
     "hooked_scan": lambda prologue, X, P, c: _torch_returns(X[0], X[1], P[0]) if len(X) == 2 else _torch_returns(
         X[0] + torch.where(X[3], 0.0, P[0] * X[2]) - X[1], X[3], P[0] * P[1]),  # the algorithm told by its inputs
     "two_stage_mean": lambda x: x.mean(),
@@ -2521,6 +2590,7 @@ def _through_the_copy(h, name):
     return {
         "td_target_kernel": lambda r, v, d, g: launch((r[None], v[None], d[None]), (g,), r.numel(), h.td_prologue)[0],
         "gae_kernel": lambda r, v, nv, d, g, lam, c: launch((r, v, nv, d), (g, lam), r.shape[1], h.gae_prologue, c),
+        "discounted_max": lambda r, d, g, c: launch((r, d), (g,), r.shape[1], h.returns_prologue, c),  # a sum, not a max
         "strided_scan": lambda r, d, g, c: launch((r.t().contiguous(), d.t().contiguous()), (g,), r.shape[0],
                                                   h.returns_prologue, c).t(),
         "vtrace_kernel": lambda lr, r, v, nv, term, g, rho_bar, c_bar, c: tuple(
@@ -2529,8 +2599,8 @@ def _through_the_copy(h, name):
     }[name]
 
 
-@pytest.mark.parametrize("name,passes", [("td_target_kernel", False), ("strided_scan", False), ("gae_kernel", True),
-                                         ("vtrace_kernel", True)])
+@pytest.mark.parametrize("name,passes", [("td_target_kernel", False), ("strided_scan", False), ("discounted_max", False),
+                                         ("gae_kernel", True), ("vtrace_kernel", True)])
 def test_a_copy_of_the_harness_answers_no_exercise_the_guide_grades(copied_harness, name, passes):
     """td_target_kernel refuses its scan, strided_scan its copies of the views; gae_kernel and
     vtrace_kernel take it, so the guide calls them practice (as it does strided_scan, which an

@@ -82,6 +82,16 @@ def retrace(r, next_expected_q, next_q, next_log_ratio, term, gamma, lam, trace=
     return G
 
 
+def discounted_max(r, done, gamma):
+    """m_t = max(r_t, gamma m_{t+1}) backwards in time; m_t = r_t at an episode end and at the last step."""
+    m = np.empty_like(r)
+    after = np.full(r.shape[:-1], -np.inf)  # nothing after the window: max's identity
+    for t in reversed(range(r.shape[-1])):
+        after = np.where(done[..., t], r[..., t], np.maximum(r[..., t], gamma * after))
+        m[..., t] = after
+    return m
+
+
 def warp_sectors(addresses, nbytes, sector=32):
     """The distinct sectors that the bytes address ... address + nbytes - 1 of every lane fall in."""
     first, last = addresses // sector, (addresses + nbytes - 1) // sector

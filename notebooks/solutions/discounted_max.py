@@ -1,0 +1,41 @@
+"""Solution: discounted_max (notebook 00c). A step is the map y -> max(c, g y) with g = gamma >= 0.
+Two of them compose into one of the same form: (g1, c1) first, then (g2, c2), is
+y -> max(c2, g2 max(c1, g1 y)) = max(max(c2, g2 c1), g2 g1 y), so (g2 g1, max(c2, g2 c1)).
+The identity is (1, -inf); an episode end selects, as in reset_scan."""
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _max_combine(g1, c1, k1, g2, c2, k2):
+    # (g1, c1, k1): the steps after, applied first; a step that resets ignores them
+    return tl.where(k2, g2, g2 * g1), tl.where(k2, c2, tl.maximum(c2, g2 * c1)), k1 | k2
+
+
+@triton.jit
+def _discounted_max(R, D, M, gamma, T, CHUNK: tl.constexpr):
+    row = tl.program_id(0)
+    carry = float("-inf")  # nothing after the window: the identity
+    n_chunks = tl.cdiv(T, CHUNK)
+    for i in range(0, n_chunks):
+        c = n_chunks - 1 - i  # the chunks from the last one down
+        t = c * CHUNK + tl.arange(0, CHUNK)
+        m = t < T
+        r = tl.load(R + row * T + t, mask=m, other=float("-inf"))  # padding: (1, -inf, no reset)
+        done = (tl.load(D + row * T + t, mask=m, other=0) != 0) & m
+        g = tl.where(m, gamma, 1.0)
+        g_s, c_s, k_s = tl.associative_scan((g, r, done), 0, _max_combine, reverse=True)
+        out = tl.where(k_s, c_s, tl.maximum(c_s, g_s * carry))  # an episode end after t: the carry never enters
+        tl.store(M + row * T + t, out, mask=m)
+        carry = tl.max(tl.where(t == c * CHUNK, out, float("-inf")), 0)  # m at the chunk's first step
+
+
+def discounted_max(rewards, dones, gamma, chunk):
+    out = torch.empty_like(rewards)
+    B, T = rewards.shape
+    _discounted_max[(B,)](rewards, dones, out, gamma, T, CHUNK=chunk)
+    return out
+
+
+solution = discounted_max
