@@ -152,22 +152,22 @@ print("x > 0 and index < 3, elementwise:", out.tolist())
 
 # %% [markdown]
 # **Exercise `td_target_kernel`.** Write a kernel for the one-step TD target
-# $y_t = r_t + \gamma\,(1 - d_t)\,V(s_{t+1})$.
+# $y_t = r_t + \gamma\,(1 - \text{term}_t)\,V(s_{t+1})$.
 #
-# * **Inputs:** `rewards` and `next_values` (float32) and `dones` (bool), 1-D tensors of any
-#   length, and `gamma`, a float.
+# * **Inputs:** `rewards` and `next_values` (float32) and `terminated` (bool), 1-D tensors of
+#   any length, and `gamma`, a float.
 # * **Returns:** the targets $y_t$, a new tensor of the same length, written by your kernel.
 # * **Edge cases:** the checker tries 8, 1 and 1000 elements. Then 16, with NaN in `next_values`
 #   behind the episode ends, where no next value exists.
-# * **Hint:** `dones` is a bool tensor. Load it and compare with 0. Select, don't multiply:
-#   `tl.where(done, 0.0, gamma * v_next)`, because $0 \cdot \text{NaN} = \text{NaN}$.
+# * **Hint:** `terminated` is a bool tensor. Load it and compare with 0. Select, don't multiply:
+#   `tl.where(term, 0.0, gamma * v_next)`, because $0 \cdot \text{NaN} = \text{NaN}$.
 
 # %%
 print(exercises.task("td_target_kernel"))
 
 
 # %%
-def td_target_kernel(rewards, next_values, dones, gamma):
+def td_target_kernel(rewards, next_values, terminated, gamma):
     # YOUR CODE: a @triton.jit kernel above this function, launched here on a 1-D grid
     raise NotImplementedError
 
@@ -286,21 +286,21 @@ print("A_t:", A_s.tolist(), " B_t:", B_s.tolist())
 
 # %% [markdown]
 # **Exercise `block_scan`.** The discounted return of one row,
-# $G_t = r_t + \gamma(1 - d_t)\,G_{t+1}$, in one program.
+# $G_t = r_t + \gamma(1 - \text{term}_t)\,G_{t+1}$, in one program.
 #
-# * **Inputs:** `rewards` (float32) and `dones` (bool), 1-D tensors of $T \le 1024$ steps,
+# * **Inputs:** `rewards` (float32) and `terminated` (bool), 1-D tensors of $T \le 1024$ steps,
 #   `gamma`, and `last_value`, a float: $G_T$, the value after the row's last step.
 # * **Returns:** the returns $G_t$, a tensor of length $T$.
 # * **Edge cases:** rows of 1, 5, 64 and 1000 steps. The two longer rows have episode ends, one
 #   of them at the row's last step. $T$ need not be a power of two, but the block size must be:
 #   `triton.next_power_of_2(T)`, the lanes past $T$ padded with the identity $(1, 0)$.
-# * **Hint:** build the pairs $(a_t, b_t) = (\gamma(1-d_t), r_t)$. Scan them with
+# * **Hint:** build the pairs $(a_t, b_t) = (\gamma(1-\text{term}_t), r_t)$. Scan them with
 #   `reverse=True` and `affine_combine` itself (it applies `(a1, b1)` first in both directions).
 #   The scan gives each step its composed map $(A_t, B_t)$ from $t$ to the end, so
 #   $G_t = B_t + A_t \cdot$ `last_value`.
 
 # %%
-def block_scan(rewards, dones, gamma, last_value):
+def block_scan(rewards, terminated, gamma, last_value):
     # YOUR CODE
     raise NotImplementedError
 
@@ -415,11 +415,11 @@ print("chunks from the end, the carry read at each chunk's first step == the loo
 # `tl.sum(tl.where(...))` trick at the chunk's first step.
 
 # %% [markdown]
-# **Exercise `chunked_scan`.** Discounted returns, $G_t = r_t + \gamma(1 - d_t)\,G_{t+1}$, for a
-# batch of rows of any length.
+# **Exercise `chunked_scan`.** Discounted returns, $G_t = r_t + \gamma(1 - \text{term}_t)\,G_{t+1}$,
+# for a batch of rows of any length.
 #
-# * **Inputs:** `rewards` (float32) and `dones` (bool), contiguous, of shape `(B, T)`, any `T`.
-#   Then `gamma`, and `chunk`, the chunk size (the checker picks 64 or 128).
+# * **Inputs:** `rewards` (float32) and `terminated` (bool), contiguous, of shape `(B, T)`, any
+#   `T`. Then `gamma`, and `chunk`, the chunk size (the checker picks 64 or 128).
 # * **Returns:** the returns $G_t$, a `(B, T)` tensor, with $G_T = 0$.
 # * **Edge cases:** rows shorter than a chunk (5 steps), rows of 300 steps, then rows of 700
 #   steps with episode ends. So a carry that is not applied, or not reset by an episode end
@@ -440,7 +440,7 @@ print("chunks from the end, the carry read at each chunk's first step == the loo
 #         t = c * CHUNK + tl.arange(0, CHUNK)
 #         ...                              # load, pairs, reverse scan, G = B + A * carry, store
 #         carry = ...                      # G at the chunk's first step, c * CHUNK
-def chunked_scan(rewards, dones, gamma, chunk):
+def chunked_scan(rewards, terminated, gamma, chunk):
     # YOUR CODE
     raise NotImplementedError
 

@@ -77,12 +77,13 @@ print("device:", DEVICE, "(Triton interpreter)" if os.environ.get("TRITON_INTERP
 # %% [markdown]
 # ## Where 00b ended: a chunked scan
 #
-# Notebook 00b built the discounted return $G_t = r_t + \gamma(1 - d_t)\,G_{t+1}$ of a batch of
-# rows, with $G_T = 0$, as one kernel. Here it is written out, so nothing below needs your own.
-# One program per row walks its row in chunks of `CHUNK` steps, from the last chunk to the first.
-# In each chunk:
+# Notebook 00b built the discounted return $G_t = r_t + \gamma(1 - \text{term}_t)\,G_{t+1}$ of a
+# batch of rows, with $G_T = 0$, as one kernel. Here it is written out, so nothing below needs your
+# own. One program per row walks its row in chunks of `CHUNK` steps, from the last chunk to the
+# first. In each chunk:
 #
-# * the pairs $(a_t, b_t) = (\gamma(1 - d_t), r_t)$, with the identity $(1, 0)$ past the row's end;
+# * the pairs $(a_t, b_t) = (\gamma(1 - \text{term}_t), r_t)$, with the identity $(1, 0)$ past the
+#   row's end;
 # * one reverse `tl.associative_scan` with `affine_combine` gives each step its composed map
 #   $(A_t, B_t)$ from $t$ to the chunk's end (`affine_combine` applies its first pair first);
 # * $G_t = B_t + A_t \cdot \text{carry}$, where the carry is $G$ at the first step of the chunk
@@ -107,18 +108,19 @@ def chunked_returns_kernel(R, D, G, gamma, T, CHUNK: tl.constexpr):
         t = c * CHUNK + tl.arange(0, CHUNK)
         m = t < T
         r = tl.load(R + row * T + t, mask=m, other=0.0)
-        done = tl.load(D + row * T + t, mask=m, other=0) != 0
-        a = tl.where(m, tl.where(done, 0.0, gamma), 1.0)  # an episode end: a = 0; padding: a = 1
+        term = tl.load(D + row * T + t, mask=m, other=0) != 0
+        a = tl.where(m, tl.where(term, 0.0, gamma), 1.0)  # an episode end: a = 0; padding: a = 1
         A, B = tl.associative_scan((a, r), 0, affine_combine, reverse=True)
         g = B + A * carry
         tl.store(G + row * T + t, g, mask=m)
         carry = tl.sum(tl.where(t == c * CHUNK, g, 0.0), 0)  # G at the chunk's first step
 
 
-def chunked_returns(rewards, dones, gamma, chunk):
-    """00b's chunked_scan: contiguous (B, T) float32 rewards and bool dones -> the returns G_t."""
+def chunked_returns(rewards, terminated, gamma, chunk):
+    """00b's chunked_scan: contiguous (B, T) float32 rewards, bool terminated -> the returns G_t."""
     out = torch.empty_like(rewards)
-    chunked_returns_kernel[(rewards.shape[0],)](rewards, dones, out, gamma, rewards.shape[1], CHUNK=chunk)
+    chunked_returns_kernel[(rewards.shape[0],)](rewards, terminated, out, gamma, rewards.shape[1],
+                                                CHUNK=chunk)
     return out
 
 
@@ -198,7 +200,7 @@ assert torch.isnan(by_multiplying[:2]).all() and torch.isnan(by_kernel[:2]).all(
 #   triples with `reset_combine`, and select the carry as above.
 
 # %%
-def reset_scan(rewards, dones, gamma, chunk):
+def reset_scan(rewards, terminated, gamma, chunk):
     # YOUR CODE
     raise NotImplementedError
 
@@ -216,17 +218,18 @@ exercises.attempt("reset_scan", reset_scan)
 # * an **epilogue** takes the scanned values and stores the outputs.
 #
 # **Exercise `gae_kernel`.** GAE as your `reset_scan`, in chunks of `chunk` steps, with two hooks.
-# The prologue computes $\delta_t = r_t + \gamma(1-d_t)V(s_{t+1}) - V(s_t)$ and the triple
-# $(a_t, b_t, \kappa_t) = (\gamma\lambda, \delta_t, d_t)$. The epilogue stores $A_t$.
+# The prologue computes $\delta_t = r_t + \gamma(1-\text{term}_t)V(s_{t+1}) - V(s_t)$ and the
+# triple $(a_t, b_t, \kappa_t) = (\gamma\lambda, \delta_t, \text{term}_t)$. The epilogue stores
+# $A_t$.
 #
-# * **Inputs:** `rewards`, `values`, `next_values` (float32) and `dones` (bool, the
+# * **Inputs:** `rewards`, `values`, `next_values` (float32) and `terminated` (bool, the
 #   terminations), contiguous, of shape `(B, T)`. Then `gamma`, `lam`, and `chunk`.
 # * **Returns:** the advantages $A_t$, a `(B, T)` tensor.
 # * **Edge cases:** rows of 7, 600 and 300 steps, with episode ends. The checker puts NaN in
 #   `next_values` behind terminations, where a value is never needed (a terminal state has
 #   none). It also puts a NaN reward in a later episode.
-# * **Hint:** write "$(1 - d_t)$" as a select, `tl.where(done, 0.0, gamma * v_next)`. Write the
-#   two hooks as separate `@triton.jit` functions and call them from the kernel.
+# * **Hint:** write "$(1 - \text{term}_t)$" as a select, `tl.where(term, 0.0, gamma * v_next)`.
+#   Write the two hooks as separate `@triton.jit` functions and call them from the kernel.
 #
 # In the package, the kernel takes the prologue as a `tl.constexpr` argument. So does the
 # harness `exercises.scan_hook`, which runs the Triton exercises of notebooks 01, 03, 04 and 06.
@@ -248,7 +251,7 @@ exercises.attempt("reset_scan", reset_scan)
 # @triton.jit
 # def gae_chunked(R, V, NV, D, OUT, gamma, lam, T, CHUNK: tl.constexpr):
 #     ...                                                 # reset_scan's loop, calling the two hooks
-def gae_kernel(rewards, values, next_values, dones, gamma, lam, chunk):
+def gae_kernel(rewards, values, next_values, terminated, gamma, lam, chunk):
     # YOUR CODE
     raise NotImplementedError
 
@@ -416,7 +419,7 @@ print("rl.gae == the loop on 2 x 600")
 # **Exercise `strided_scan`.** `reset_scan` for rollouts stored time-major, as CleanRL and SB3
 # keep them.
 #
-# * **Inputs:** `rewards` (float32) and `dones` (bool) of shape `(T, B)`, with any strides.
+# * **Inputs:** `rewards` (float32) and `terminated` (bool) of shape `(T, B)`, with any strides.
 #   Then `gamma` and `chunk`.
 # * **Returns:** the returns in a new `(T, B)` tensor.
 # * **Edge cases:** a contiguous `(T, B)` tensor, a transposed `(B, T)` buffer and every other
@@ -427,7 +430,7 @@ print("rl.gae == the loop on 2 x 600")
 #   give the output's own strides too. One program per column `b`.
 
 # %%
-def strided_scan(rewards, dones, gamma, chunk):
+def strided_scan(rewards, terminated, gamma, chunk):
     # YOUR CODE
     raise NotImplementedError
 
@@ -445,7 +448,7 @@ exercises.attempt("strided_scan", strided_scan)
 # goal and 0 elsewhere, $m_t = \gamma^k$, where $k$ is the number of steps to the next time the
 # goal is reached. Reaching it twice does not count twice, as it would in a sum.
 #
-# * **Inputs:** `rewards` (float32, of either sign) and `dones` (bool), contiguous, of shape
+# * **Inputs:** `rewards` (float32, of either sign) and `terminated` (bool), contiguous, of shape
 #   `(B, T)`, any `T`. Then `gamma` ($0 < \gamma \le 1$) and `chunk`.
 # * **Returns:** $m$, a new `(B, T)` tensor, from your chunked scan: one program per row, chunks
 #   of `chunk` steps from the last one down, one `tl.associative_scan` each, a carry between
@@ -461,7 +464,7 @@ exercises.attempt("strided_scan", strided_scan)
 #   blocks. $-\infty$ is `float("-inf")`.
 
 # %%
-def discounted_max(rewards, dones, gamma, chunk):
+def discounted_max(rewards, terminated, gamma, chunk):
     # YOUR CODE
     raise NotImplementedError
 

@@ -37,8 +37,8 @@
 # After a termination nothing follows. After a truncation (a time limit, or the end of the
 # rollout window), the return bootstraps from $V'_t = V(s_{t+1})$ of the real next state.
 #
-# A word changes meaning here. In 00b and 00c, `dones` meant a termination (nothing after it).
-# From now on **done** means any episode end, $\text{done}_t = \text{term}_t \lor
+# In 00b and 00c the one flag was `terminated`, a termination (nothing after it), and it keeps
+# that meaning. New here is **done**: any episode end, $\text{done}_t = \text{term}_t \lor
 # \text{trunc}_t$, or the window's last step. Only a termination drops the bootstrap, through
 # $(1-\text{term}_t)$.
 
@@ -243,7 +243,7 @@ h200 = profile.committed("discounted_return")  # the H200's table and chart, rea
 # | tool | how it ends an episode | can a NaN behind the end leak in? |
 # | --- | --- | --- |
 # | 00's `combine` (section 4; the package's `scan.combine`) | a reset flag: `tl.where` selects $b$ and drops what is behind | no |
-# | 00b's `block_scan` and `chunked_scan` | $a_t = \gamma(1 - d_t) = 0$: the later value is multiplied by 0 | yes: $0 \cdot \text{NaN} = \text{NaN}$, so a NaN or `inf` in a later episode (or in `last_value`, or the carry) reaches every earlier step (00c, section 1) |
+# | 00b's `block_scan` and `chunked_scan` | $a_t = \gamma(1 - \text{term}_t) = 0$: the later value is multiplied by 0 | yes: $0 \cdot \text{NaN} = \text{NaN}$, so a NaN or `inf` in a later episode (or in `last_value`, or the carry) reaches every earlier step (00c, section 1) |
 # | 00c's `reset_scan` | a reset flag: a select, in the combine and on the carry | no |
 # | the harness, `exercises.scan_hook` (01, 03, 04, 06) | $a_t = 0$ is taken as a reset, as in `rl.linear_scan`: a select | no: a NaN after it cannot reach the steps before it (a NaN inside the step's own $b$ is another matter: select it away with `tl.where`) |
 # | `rl.linear_scan` | $a_t = 0$ is taken as a reset (its prologue returns `a == 0` as the flag): a select | no: a NaN after it cannot reach the steps before it (00, section 4) |
@@ -291,25 +291,25 @@ exercises.attempt("transposed_scan", transposed_scan)
 # with a prologue of yours. The prologues' arguments:
 # ["The harness for Triton prologues"](#The-harness-for-Triton-prologues), above.
 #
-# * **Inputs:** `rewards` (B, T) float32, `dones` (B, T) bool, `gamma` a number.
-# * **Returns:** `Returns.apply(rewards, dones, gamma)`, the returns, differentiable in
+# * **Inputs:** `rewards` (B, T) float32, `terminated` (B, T) bool, `gamma` a number.
+# * **Returns:** `Returns.apply(rewards, terminated, gamma)`, the returns, differentiable in
 #   `rewards`. The checker differentiates a weighted sum of your returns and compares both the
 #   returns and the gradient. It needs Triton code of yours launched in both passes.
-#   * `forward` runs the returns' reverse scan, with your prologue for $a_t = \gamma(1 - d_t)$,
-#     $b_t = r_t$.
+#   * `forward` runs the returns' reverse scan, with your prologue for
+#     $a_t = \gamma(1 - \text{term}_t)$, $b_t = r_t$.
 #   * `backward` gets $\partial L/\partial G$ and runs the transposed scan forwards in time
 #     (`reverse=False`), with the flags of the step *before*:
-#     $g_t = \partial L/\partial G_t + \gamma(1 - d_{t-1})\, g_{t-1}$. It returns one gradient per
-#     input of `forward` (`None` for `dones` and `gamma`).
-# * **Edge cases:** the step before $t = 0$ has no done flag: cut the trace there.
-# * **Hint:** keep what the backward needs with `ctx.save_for_backward(dones)` and
+#     $g_t = \partial L/\partial G_t + \gamma(1 - \text{term}_{t-1})\, g_{t-1}$. It returns one
+#     gradient per input of `forward` (`None` for `terminated` and `gamma`).
+# * **Edge cases:** the step before $t = 0$ has no termination flag: cut the trace there.
+# * **Hint:** keep what the backward needs with `ctx.save_for_backward(terminated)` and
 #   `ctx.gamma = gamma`. The backward's prologue is your `transposed_scan` with
-#   $a_{t-1} = \gamma(1 - d_{t-1})$.
+#   $a_{t-1} = \gamma(1 - \text{term}_{t-1})$.
 #
 # ```python
 # class Returns(torch.autograd.Function):
 #     @staticmethod
-#     def forward(ctx, rewards, dones, gamma):
+#     def forward(ctx, rewards, terminated, gamma):
 #         ...
 #     @staticmethod
 #     def backward(ctx, grad):
@@ -318,8 +318,8 @@ exercises.attempt("transposed_scan", transposed_scan)
 # ```
 
 # %%
-def returns_autograd(rewards, dones, gamma):
-    # YOUR CODE: return Returns.apply(rewards, dones, gamma)
+def returns_autograd(rewards, terminated, gamma):
+    # YOUR CODE: return Returns.apply(rewards, terminated, gamma)
     raise NotImplementedError
 
 # %%
@@ -429,7 +429,7 @@ exercises.attempt("n_step_returns", n_step_returns)
 #   does the rest, and an epilogue writes $y_t$ (0 on padding). That is `rl.discounted_returns`.
 #   The package's own hook slots come in notebook 02.
 # * The gradient is a forward scan, $g_t = \partial L/\partial G_t +
-#   \gamma(1-d_{t-1})\,g_{t-1}$. Both scans fit in one `torch.autograd.Function`.
+#   \gamma(1-\text{term}_{t-1})\,g_{t-1}$. Both scans fit in one `torch.autograd.Function`.
 # * The harness `exercises.scan_hook` runs a prologue `(X, P, offs, t, m, T) -> (a, b)`, the
 #   package's arguments in the package's order. A step with $a = 0$ is a reset there, as in
 #   `rl.linear_scan`. A value that may be NaN behind a termination must still be selected away

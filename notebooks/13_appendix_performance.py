@@ -495,16 +495,17 @@ def step_by_step_kernel(R, D, G, gamma, T):
     g = 0.0
     for i in range(0, T):
         t = base + T - 1 - i
-        done = tl.load(D + t) != 0
-        g = tl.load(R + t) + tl.where(done, 0.0, gamma * g)
+        term = tl.load(D + t) != 0
+        g = tl.load(R + t) + tl.where(term, 0.0, gamma * g)
         tl.store(G + t, g)
 
 
-def my_returns(rewards, dones, gamma, chunk):
-    """G_t = r_t + gamma (1 - done_t) G_{t+1}, G_T = 0, for contiguous (B, T) float32 rewards and bool
-    dones: the arguments of 00c's reset_scan (this kernel has no chunks: it ignores chunk)."""
+def my_returns(rewards, terminated, gamma, chunk):
+    """G_t = r_t + gamma (1 - term_t) G_{t+1}, G_T = 0, for contiguous (B, T) float32 rewards and
+    bool terminated: the arguments of 00c's reset_scan (this kernel has no chunks: it ignores
+    chunk)."""
     out = torch.empty_like(rewards)
-    step_by_step_kernel[(rewards.shape[0],)](rewards, dones, out, gamma, rewards.shape[1])
+    step_by_step_kernel[(rewards.shape[0],)](rewards, terminated, out, gamma, rewards.shape[1])
     return out
 
 # %% [markdown]

@@ -1713,7 +1713,7 @@ def _require(ex, case, fn, args, launched, widest, functions, got=None):
             raise AssertionError(
                 f"{ex.name}, {case}: no torch.autograd.Function of yours ran: this exercise asks for a subclass of "
                 "torch.autograd.Function (class Returns(torch.autograd.Function) with a forward and a backward) called "
-                "as Returns.apply(rewards, dones, gamma), not for autograd through PyTorch operations")
+                "as Returns.apply(rewards, terminated, gamma), not for autograd through PyTorch operations")
         for phase, what in (("forward", "the reverse scan, exercises.scan_hook with your prologue"),
                             ("backward", "the transposed scan, exercises.scan_hook with your second prologue and "
                                          "reverse=False")):
@@ -1979,8 +1979,8 @@ def _replay(ex, case, args, launched, checked):
         whose = ("your Triton code's launches (scan_hook with your prologues)" if ex.needs == "autograd" else
                  "your kernel's launches")
         fix = ("the pairs your prologues return must be loaded from what scan_hook is given, and scan_hook given "
-               "the Function's own inputs (rewards and dones in the forward, the incoming gradient in the backward), "
-               "not values worked out in PyTorch or Python" if ex.needs == "autograd" else
+               "the Function's own inputs (rewards and terminated in the forward, the incoming gradient in the "
+               "backward), not values worked out in PyTorch or Python" if ex.needs == "autograd" else
                "compute the answer in your kernel from the inputs it loads (tl.load of the tensors passed to it), "
                "not in PyTorch or Python before the launch, and pass it the inputs themselves")
         raise AssertionError(
@@ -2298,7 +2298,7 @@ def _matrix_compose_cases(d):
 
 
 # ---- 00b: Triton from zero ------------------------------------------------------------------------
-_DONE_ELEMENTWISE = "an episode end (done: V(s_{t+1}) is not read there)"
+_DONE_ELEMENTWISE = "an episode end (terminated: V(s_{t+1}) is not read there)"
 _PADDING_IDENTITY = ("the row's last step, with padding lanes after it in its block where the block is wider than "
                      "what is left of the row: the lanes past T must be the identity "
                      "(1, 0), a = tl.where(m, a, 1.0) and b = 0 there (loaded with other=0.0, or tl.where(m, b, "
@@ -2306,7 +2306,7 @@ _PADDING_IDENTITY = ("the row's last step, with padding lanes after it in its bl
 
 
 _STRIDED = ("Most elements are wrong: check the addresses. Element (t, b) of this case's rewards is at "
-            "X + t * {0} + b * {1} (x.stride(0), x.stride(1)), the dones' at their own strides, the output's at "
+            "X + t * {0} + b * {1} (x.stride(0), x.stride(1)), terminated's at its own strides, the output's at "
             "its own.")
 _ROW_END = "the row's last step (t = T - 1: nothing after it, G_T = 0)"  # where no bootstrap is read
 
@@ -2329,11 +2329,11 @@ def _td_target_reference(r, v, done, gamma):
 
 
 @_exercise("td_target_kernel", "00b_triton_from_zero", "kernel", stream=1, task="""
-td_target_kernel(rewards, next_values, dones, gamma) -> targets: r_t + gamma * (1 - done_t) * V(s_{t+1})
-elementwise, computed by your Triton kernel. Inputs are 1-D tensors of any length (float32
-rewards and next_values, bool dones); gamma a float. Where done_t, V(s_{t+1}) is never to be read
-(it may be NaN: the next episode's first state, or none): select it away with tl.where, do not
-multiply it by (1 - done), as 0 * NaN = NaN.
+td_target_kernel(rewards, next_values, terminated, gamma) -> targets: r_t + gamma * (1 - term_t) *
+V(s_{t+1}) elementwise, computed by your Triton kernel. Inputs are 1-D tensors of any length
+(float32 rewards and next_values, bool terminated); gamma a float. Where term_t, V(s_{t+1}) is
+never to be read (it may be NaN: the next episode's first state, or none): select it away with
+tl.where, do not multiply it by (1 - term_t), as 0 * NaN = NaN.
 """, needs="kernel", scan=None, recompute=lambda r, v, done, gamma: _td_target_reference(r, v, done, gamma))
 def _td_target_cases(d):
     rng, gamma = d.rng, d.real(0.9, 0.8, 0.99)
@@ -2351,7 +2351,7 @@ def _td_target_cases(d):
 
 
 @_exercise("block_scan", "00b_triton_from_zero", "kernel", stream=2, task="""
-block_scan(rewards, dones, gamma, last_value) -> returns: G_t = r_t + gamma * (1 - done_t) * G_{t+1}
+block_scan(rewards, terminated, gamma, last_value) -> returns: G_t = r_t + gamma * (1 - term_t) * G_{t+1}
 for one row (1-D tensors of length T <= 1024), G_T = last_value (a float), in one program with
 tl.associative_scan (reverse=True): G_t = B_t + A_t * last_value from the composed maps (A_t, B_t).
 """, needs="scan", recompute=lambda r, done, gamma, last: reference.discounted_returns(
@@ -2371,8 +2371,8 @@ def _block_scan_cases(d):
 
 
 @_exercise("chunked_scan", "00b_triton_from_zero", "kernel", stream=3, task="""
-chunked_scan(rewards, dones, gamma, chunk) -> returns, for a contiguous (B, T) batch of any T
-(float32 rewards, bool dones): one program per row walking chunks of `chunk` steps (a power of
+chunked_scan(rewards, terminated, gamma, chunk) -> returns, for a contiguous (B, T) batch of any T
+(float32 rewards, bool terminated): one program per row walking chunks of `chunk` steps (a power of
 two, a tl.constexpr) from the end, the carry G_{t+1} handed from chunk to chunk.
 """, needs="scan", run=_in_chunks(3), recompute=lambda r, done, gamma, chunk: reference.discounted_returns(
     r, gamma=gamma, terminated=done), key="chunks", window_end=_ROW_END)
@@ -2392,7 +2392,7 @@ def _chunked_scan_cases(d):
 
 # ---- 00c: episodes and hooks ----------------------------------------------------------------------
 @_exercise("reset_scan", "00c_episodes_and_hooks", "kernel", stream=13, task="""
-reset_scan(rewards, dones, gamma, chunk) -> returns: chunked_scan with episode ends as resets: the
+reset_scan(rewards, terminated, gamma, chunk) -> returns: chunked_scan with episode ends as resets: the
 combine takes triples (a, b, reset) and selects with tl.where where a reset ends the episode, and
 the carry is selected away the same way, so a NaN or inf reward stays inside its own episode
 (within a chunk and across chunks). Same arguments and results as chunked_scan otherwise.
@@ -2437,9 +2437,9 @@ def _reset_before_the_carry(done, chunk):
 
 
 @_exercise("gae_kernel", "00c_episodes_and_hooks", "kernel", stream=4, task="""
-gae_kernel(rewards, values, next_values, dones, gamma, lam, chunk) -> advantages, (B, T) float32 and
-bool dones (terminations): your reset_scan (chunks of `chunk` steps) with GAE's prologue, the
-triple (a_t, b_t, reset_t) = (gamma*lam, delta_t, done_t) with delta_t = r_t + gamma (1 - done_t)
+gae_kernel(rewards, values, next_values, terminated, gamma, lam, chunk) -> advantages, (B, T) float32
+and bool terminated: your reset_scan (chunks of `chunk` steps) with GAE's prologue, the
+triple (a_t, b_t, reset_t) = (gamma*lam, delta_t, term_t) with delta_t = r_t + gamma (1 - term_t)
 V(s_{t+1}) - V(s_t) written as a select (next_values behind a termination may be NaN), and its
 epilogue storing A_t. Contiguous inputs.
 """, needs="scan", run=_in_chunks(6), recompute=lambda r, v, nv, done, gamma, lam, chunk: reference.gae(
@@ -2474,7 +2474,7 @@ def _undefined_outside(m, a, b):
 
 @jit
 def _hooked_returns(X, P, offs, t, m, T):
-    """The discounted return's pairs: X = (rewards, dones), P = (gamma,); a = 0 at an episode end."""
+    """The discounted return's pairs: X = (rewards, terminated), P = (gamma,); a = 0 at an episode end."""
     r = tl.load(X[0] + offs, mask=m, other=0.0)
     done = tl.load(X[1] + offs, mask=m, other=0) != 0
     return _undefined_outside(m, tl.where(done, 0.0, P[0]), r)
@@ -2482,7 +2482,7 @@ def _hooked_returns(X, P, offs, t, m, T):
 
 @jit
 def _hooked_gae(X, P, offs, t, m, T):
-    """GAE's pairs: X = (rewards, values, next_values, dones), P = (gamma, lam); a = 0 at a termination."""
+    """GAE's pairs: X = (rewards, values, next_values, terminated), P = (gamma, lam); a = 0 at a termination."""
     r = tl.load(X[0] + offs, mask=m, other=0.0)
     v = tl.load(X[1] + offs, mask=m, other=0.0)
     nv = tl.load(X[2] + offs, mask=m, other=0.0)
@@ -2542,12 +2542,12 @@ def _hooked_scan_cases(d):
 
 
 @_exercise("strided_scan", "00c_episodes_and_hooks", "kernel", stream=15, task="""
-strided_scan(rewards, dones, gamma, chunk) -> returns: reset_scan for time-major (T, B) tensors of
+strided_scan(rewards, terminated, gamma, chunk) -> returns: reset_scan for time-major (T, B) tensors of
 any strides (a transposed or sliced view included), read in place: element (t, b) of x is at
 X + t * x.stride(0) + b * x.stride(1). Returns a (T, B) tensor; one program per column b. The
 checker requires that your kernel receives the views themselves (a copy, .contiguous() of a
 transposed view, fails).
-""", needs="scan", in_place=((0, "rewards"), (1, "dones")), time_dim=0, run=_in_chunks(3), window_end=_ROW_END,
+""", needs="scan", in_place=((0, "rewards"), (1, "terminated")), time_dim=0, run=_in_chunks(3), window_end=_ROW_END,
    key="buffer",  # the two views that are not contiguous (T, B): read in place, the exercise's point
    hint=lambda args, i, bad, got, expected: _strided_hint(args, bad),
    recompute=lambda r, done, gamma, chunk: reference.discounted_returns(r.T, gamma=gamma, terminated=done.T).T)
@@ -2586,9 +2586,9 @@ _MAX_END = "the row's last step (t = T - 1: nothing after it, m = r there)"
 
 
 @_exercise("discounted_max", "00c_episodes_and_hooks", "kernel", stream=25, task="""
-discounted_max(rewards, dones, gamma, chunk) -> m: m_t = max(r_t, gamma * m_{t+1}) backwards in
-time, m_t = r_t where done_t (the episode ends: nothing after it counts) and at the row's last
-step. (B, T) float32 rewards of either sign, bool dones, contiguous, any T; 0 < gamma <= 1 a
+discounted_max(rewards, terminated, gamma, chunk) -> m: m_t = max(r_t, gamma * m_{t+1}) backwards
+in time, m_t = r_t where term_t (the episode ends: nothing after it counts) and at the row's last
+step. (B, T) float32 rewards of either sign, bool terminated, contiguous, any T; 0 < gamma <= 1 a
 float. A step is the map y -> max(r_t, gamma * y), not y -> b + a y: work out how two such maps
 compose, what the identity is (for the padding lanes and for what enters a row's last chunk), and
 how an episode end resets, then write the chunked scan of 00b and 00c for it: one program per
@@ -2719,20 +2719,20 @@ def _returns_autograd_hint(args, i, bad, got, expected):
     same_step = reference.linear_scan(gamma * (1.0 - done), w, reverse=False)  # gamma (1 - done_t), not done_{t-1}
     if _is_slip(got, same_step, expected):
         return ("Your backward is off by one step: in the transposed scan (forwards in time) step t's multiplier is "
-                "step t - 1's flag and discount, g_t = dL/dG_t + gamma (1 - done_{t-1}) g_{t-1}, loaded one step "
-                "back (offs - 1, only where t >= 1); yours uses step t's own done_t.")
+                "step t - 1's flag and discount, g_t = dL/dG_t + gamma (1 - term_{t-1}) g_{t-1}, loaded one step "
+                "back (offs - 1, only where t >= 1); yours uses step t's own term_t.")
     return None
 
 
 @_exercise("returns_autograd", "01_discounted_return", "hook", stream=16, task="""
-returns_autograd(rewards, dones, gamma) -> returns, differentiable in rewards: a
-torch.autograd.Function whose forward runs the reverse scan G_t = r_t + gamma (1 - done_t) G_{t+1}
+returns_autograd(rewards, terminated, gamma) -> returns, differentiable in rewards: a
+torch.autograd.Function whose forward runs the reverse scan G_t = r_t + gamma (1 - term_t) G_{t+1}
 (exercises.scan_hook with your Triton prologue) and whose backward runs the transposed scan,
-forwards in time: dL/dr_t = g_t, g_t = dL/dG_t + gamma (1 - done_{t-1}) g_{t-1} (scan_hook with
-reverse=False and a second prologue; the step before t = 0 has no done flag: cut there). Save
-what the backward needs with ctx.save_for_backward. (B, T) float32 rewards, bool dones. The checker
-requires the autograd.Function's apply, and Triton code of yours launched in the forward and in the
-backward.
+forwards in time: dL/dr_t = g_t, g_t = dL/dG_t + gamma (1 - term_{t-1}) g_{t-1} (scan_hook with
+reverse=False and a second prologue; the step before t = 0 has no termination flag: cut there).
+Save what the backward needs with ctx.save_for_backward. (B, T) float32 rewards, bool terminated.
+The checker requires the autograd.Function's apply, and Triton code of yours launched in the forward
+and in the backward.
 """ + RESET_RULE, needs="autograd", run=_with_gradient, scan=("reverse", "forward"),
    results=("the returns G", "dL/drewards"),
    may_use=("scan_hook",), recompute=lambda r, done, gamma, w: _returns_and_gradient(r, done, gamma, w),

@@ -111,11 +111,11 @@ def _chunked_variant(R, D, G, gamma, T, CHUNK: tl.constexpr, SWAPPED: tl.constex
 
 
 def _variant(name, kernel, new_output, flags):
-    """The launcher ``name``(rewards, dones, gamma, chunk) of a one-program-per-row variant kernel with
+    """The launcher ``name``(rewards, terminated, gamma, chunk) of a one-program-per-row variant kernel with
     ``flags`` (its mistakes switched on or off)."""
-    def launch(rewards, dones, gamma, chunk):
+    def launch(rewards, terminated, gamma, chunk):
         out = new_output(rewards)
-        kernel[(rewards.shape[0],)](rewards, dones, out, gamma, rewards.shape[1], CHUNK=chunk, **flags)
+        kernel[(rewards.shape[0],)](rewards, terminated, out, gamma, rewards.shape[1], CHUNK=chunk, **flags)
         return out
     launch.__name__ = launch.__qualname__ = name
     return launch
@@ -300,7 +300,7 @@ def _returns_fwd(X, P, offs, t, m, T):
 
 
 @triton.jit
-def _transposed_same_step(X, P, offs, t, m, T):  # done_t where the recursion needs done_{t-1}
+def _transposed_same_step(X, P, offs, t, m, T):  # term_t where the recursion needs term_{t-1}
     done = tl.load(X[1] + offs, mask=m, other=0) != 0
     return tl.where(done, 0.0, P[0]), tl.load(X[0] + offs, mask=m, other=0.0)
 
@@ -308,10 +308,10 @@ def _transposed_same_step(X, P, offs, t, m, T):  # done_t where the recursion ne
 def _returns_autograd_with(backward):
     class Returns(torch.autograd.Function):
         @staticmethod
-        def forward(ctx, rewards, dones, gamma):
-            ctx.save_for_backward(dones)
+        def forward(ctx, rewards, terminated, gamma):
+            ctx.save_for_backward(terminated)
             ctx.gamma = gamma
-            return exercises.scan_hook(_returns_fwd, (rewards, dones), (gamma,))
+            return exercises.scan_hook(_returns_fwd, (rewards, terminated), (gamma,))
 
         @staticmethod
         def backward(ctx, grad):
@@ -386,11 +386,11 @@ def wrong_answers(name: str):
             ("A2 A1 (b right)", lambda p, q: (q[0] @ p[0], p[1] + p[0] @ q[1])),
         ],
         "td_target_kernel": [
-            ("ignores dones", lambda r, v, d, g: s(r, v, no_flags(d), g)),
+            ("ignores terminations", lambda r, v, d, g: s(r, v, no_flags(d), g)),
             ("gamma on the reward", lambda r, v, d, g: s(g * r, v, d, g)),
         ],
         "block_scan": [
-            ("ignores dones", lambda r, d, g, v: s(r, no_flags(d), g, v)),
+            ("ignores terminations", lambda r, d, g, v: s(r, no_flags(d), g, v)),
             ("a forward scan", lambda r, d, g, v: s(r.flip(0), d.flip(0), g, v).flip(0)),
             ("a combine that drops a1 (right for a sequential fold: only A shows it)",
              lambda r, d, g, v: s(r, d, g, 0.0) + v * g * (~d)),  # A_t = a_t alone
@@ -399,7 +399,7 @@ def wrong_answers(name: str):
         "chunked_scan": [
             ("no carry between chunks",
              lambda r, d, g, c: s(r, d | (torch.arange(r.shape[-1], device=d.device) % c == c - 1), g, c)),
-            ("ignores dones", lambda r, d, g, c: s(r, no_flags(d), g, c)),
+            ("ignores terminations", lambda r, d, g, c: s(r, no_flags(d), g, c)),
             ("the carry taken at the chunk's last step (t == c * CHUNK + CHUNK - 1), not its first",
              _chunked_with(CARRY_AT_END=True)),
             ("the combine's operands in the wrong order ((a2, b2) applied first)", _chunked_with(SWAPPED=True)),
@@ -434,7 +434,7 @@ def wrong_answers(name: str):
         ],
         "returns_autograd": [
             ("backward returns the incoming gradient (no transposed scan)", _returns_autograd_with(lambda ctx, g: g)),
-            ("done_t for done_{t-1} in the backward", _returns_autograd_with(lambda ctx, g: exercises.scan_hook(
+            ("term_t for term_{t-1} in the backward", _returns_autograd_with(lambda ctx, g: exercises.scan_hook(
                 _transposed_same_step, (g.contiguous(), ctx.saved_tensors[0]), (ctx.gamma,), reverse=False))),
         ],
         "gae_prologue": [("bootstraps at terminations", _gae_prologue_bootstraps_at_terminations),
@@ -513,10 +513,10 @@ def wrong_answers(name: str):
 # What the message says to some of the wrong answers above, (exercise, mistake) -> a fragment of it: where the
 # generic hints would not say what is wrong
 W_SAYS = {
-    ("returns_autograd", "done_t for done_{t-1} in the backward"):
+    ("returns_autograd", "term_t for term_{t-1} in the backward"):
         "Hint: that step is an episode end. Your backward is off by one step: in the transposed scan (forwards in "
-        "time) step t's multiplier is step t - 1's flag and discount, g_t = dL/dG_t + gamma (1 - done_{t-1}) "
-        "g_{t-1}, loaded one step back (offs - 1, only where t >= 1); yours uses step t's own done_t.",
+        "time) step t's multiplier is step t - 1's flag and discount, g_t = dL/dG_t + gamma (1 - term_{t-1}) "
+        "g_{t-1}, loaded one step back (offs - 1, only where t >= 1); yours uses step t's own term_t.",
     ("gae_prologue", "returns 00c's triple (a, b, reset): no valid, no keep"):
         "gae_prologue, no episode ends, shape (3, 90): _gae_prologue_returns_three returned 3 values (return "
         "gamma * lam, delta, done), expected 5: a package prologue returns the 5-tuple (a, b, reset, valid, keep): "
@@ -1131,9 +1131,9 @@ def _td_target_unmasked(R, V, D, OUT, gamma, n, BLOCK: tl.constexpr):
 @pytest.mark.skipif(not exercises.INTERPRET, reason="the bounds check is the interpreter's (compiled, a stray "
                     "access is the GPU's to catch)")
 def test_a_kernel_without_masks_is_stopped_before_it_corrupts_memory():
-    def td_target_kernel(rewards, next_values, dones, gamma):
+    def td_target_kernel(rewards, next_values, terminated, gamma):
         out = torch.empty_like(rewards)
-        _td_target_unmasked[(triton.cdiv(rewards.numel(), 128),)](rewards, next_values, dones, out, gamma,
+        _td_target_unmasked[(triton.cdiv(rewards.numel(), 128),)](rewards, next_values, terminated, out, gamma,
                                                                    rewards.numel(), BLOCK=128)
         return out
 
@@ -1223,18 +1223,18 @@ def _gae_pairs_by_the_package(rewards, values, next_values, terminated, truncate
                      gamma=gamma, lambda_=lam).advantages
 
 
-def _block_scan_by_the_reference(rewards, dones, gamma, last_value):
+def _block_scan_by_the_reference(rewards, terminated, gamma, last_value):
     return torch.as_tensor(rl.reference.discounted_returns(rewards.cpu().numpy(), gamma=gamma,
-                                                           terminated=dones.cpu().numpy(),
+                                                           terminated=terminated.cpu().numpy(),
                                                            bootstrap_value=last_value))
 
 
-def _reset_scan_by_the_package(rewards, dones, gamma, chunk):
-    return rl.discounted_returns(rewards, gamma=gamma, terminated=dones, backend="triton")
+def _reset_scan_by_the_package(rewards, terminated, gamma, chunk):
+    return rl.discounted_returns(rewards, gamma=gamma, terminated=terminated, backend="triton")
 
 
-def _returns_autograd_by_the_package(rewards, dones, gamma):
-    return rl.discounted_returns(rewards, gamma=gamma, terminated=dones)
+def _returns_autograd_by_the_package(rewards, terminated, gamma):
+    return rl.discounted_returns(rewards, gamma=gamma, terminated=terminated)
 
 
 @triton.jit
@@ -1258,9 +1258,9 @@ def _token_gae_pairs_by_the_package(rewards, values, mask, gamma, lam):  # integ
     return (~mask).to(adv.dtype), adv
 
 
-def _chunked_scan_in_one_block(rewards, dones, gamma, chunk):
+def _chunked_scan_in_one_block(rewards, terminated, gamma, chunk):
     out = torch.empty_like(rewards)
-    _whole_row[(rewards.shape[0],)](rewards, dones, out, gamma, rewards.shape[1],
+    _whole_row[(rewards.shape[0],)](rewards, terminated, out, gamma, rewards.shape[1],
                                     BLOCK=triton.next_power_of_2(rewards.shape[1]))
     return out
 
@@ -1298,11 +1298,11 @@ def test_the_package_s_own_answer_is_refused(name, fn, why):
     assert rl_returns._gae_prologue is _PACKAGE_GAE_PROLOGUE and exercises.scan_hook.__name__ == "scan_hook"
 
 
-def _reset_scan_that_hides_the_refusal(rewards, dones, gamma, chunk):
+def _reset_scan_that_hides_the_refusal(rewards, terminated, gamma, chunk):
     try:
-        return rl.discounted_returns(rewards, gamma=gamma, terminated=dones)
+        return rl.discounted_returns(rewards, gamma=gamma, terminated=terminated)
     except AssertionError:
-        return solution("reset_scan")(rewards, dones, gamma, chunk)
+        return solution("reset_scan")(rewards, terminated, gamma, chunk)
 
 
 def _gae_pairs_imported_by_name(rewards, values, next_values, terminated, truncated, gamma, lam):
@@ -1354,9 +1354,9 @@ def _block_scan_padding_not_identity(R, D, G, gamma, last_value, T, BLOCK: tl.co
 
 
 def test_an_error_at_the_last_step_of_a_block_points_at_the_padding():
-    def block_scan(rewards, dones, gamma, last_value):
+    def block_scan(rewards, terminated, gamma, last_value):
         out = torch.empty_like(rewards)
-        _block_scan_padding_not_identity[(1,)](rewards, dones, out, gamma, last_value, rewards.numel(),
+        _block_scan_padding_not_identity[(1,)](rewards, terminated, out, gamma, last_value, rewards.numel(),
                                                BLOCK=triton.next_power_of_2(rewards.numel()))
         return out
 
@@ -1476,21 +1476,21 @@ def _returns_beside_a_dropped_scan(R, D, G, gamma, T, BLOCK: tl.constexpr):  # a
     _returns_one_step_at_a_time(R, D, G, gamma, T)
 
 
-def _chunked_scan_loop_beside_a_scan(rewards, dones, gamma, chunk):
+def _chunked_scan_loop_beside_a_scan(rewards, terminated, gamma, chunk):
     out = torch.empty_like(rewards)
-    _returns_beside_a_dropped_scan[(rewards.shape[0],)](rewards, dones, out, gamma, rewards.shape[1], BLOCK=chunk)
+    _returns_beside_a_dropped_scan[(rewards.shape[0],)](rewards, terminated, out, gamma, rewards.shape[1], BLOCK=chunk)
     return out
 
 
-def _chunked_scan_step_by_step(rewards, dones, gamma, chunk):
+def _chunked_scan_step_by_step(rewards, terminated, gamma, chunk):
     out = torch.empty_like(rewards)
-    _returns_one_step_at_a_time[(rewards.shape[0],)](rewards, dones, out, gamma, rewards.shape[1])
+    _returns_one_step_at_a_time[(rewards.shape[0],)](rewards, terminated, out, gamma, rewards.shape[1])
     return out
 
 
 def _torch_backward(ctx, grad):  # Triton forwards, PyTorch backwards
-    (dones,) = ctx.saved_tensors
-    a = torch.cat([torch.zeros_like(grad[:, :1]), ctx.gamma * (~dones[:, :-1]).to(grad.dtype)], 1)
+    (terminated,) = ctx.saved_tensors
+    a = torch.cat([torch.zeros_like(grad[:, :1]), ctx.gamma * (~terminated[:, :-1]).to(grad.dtype)], 1)
     g, out = torch.zeros_like(grad[:, 0]), torch.empty_like(grad)
     for t in range(grad.shape[1]):
         g = grad[:, t] + a[:, t] * g
@@ -1641,11 +1641,11 @@ def _two_stage_mean_item(x):
 def _returns_autograd_forward_in_torch(r, d, gamma):  # scan_hook launched, its result dropped
     class Returns(torch.autograd.Function):
         @staticmethod
-        def forward(ctx, rewards, dones, gamma):
-            ctx.save_for_backward(dones)
+        def forward(ctx, rewards, terminated, gamma):
+            ctx.save_for_backward(terminated)
             ctx.gamma = gamma
-            exercises.scan_hook(_returns_fwd, (rewards, dones), (gamma,))
-            return _torch_returns(rewards, dones, gamma)
+            exercises.scan_hook(_returns_fwd, (rewards, terminated), (gamma,))
+            return _torch_returns(rewards, terminated, gamma)
 
         @staticmethod
         def backward(ctx, grad):
@@ -1829,12 +1829,12 @@ def _passed_through(X, P, offs, t, m, T):  # the pairs (0 * y, y): y_t = y, what
 def _returns_autograd_loops_through_scan_hook(torch_forward=True, torch_backward=True):
     class Returns(torch.autograd.Function):
         @staticmethod
-        def forward(ctx, rewards, dones, gamma):
-            ctx.save_for_backward(dones)
+        def forward(ctx, rewards, terminated, gamma):
+            ctx.save_for_backward(terminated)
             ctx.gamma = gamma
             if not torch_forward:
-                return exercises.scan_hook(_returns_fwd, (rewards, dones), (gamma,))
-            return exercises.scan_hook(_passed_through, (_torch_returns(rewards, dones, gamma),), ())
+                return exercises.scan_hook(_returns_fwd, (rewards, terminated), (gamma,))
+            return exercises.scan_hook(_passed_through, (_torch_returns(rewards, terminated, gamma),), ())
 
         @staticmethod
         def backward(ctx, grad):
@@ -1918,8 +1918,8 @@ def test_the_solutions_are_their_kernels_answers_on_another_seed(name):
 CHEAT = {"returns": rl.reference.discounted_returns}
 
 
-def _reset_scan_from_a_dict(rewards, dones, gamma, chunk):
-    return torch.as_tensor(CHEAT["returns"](rewards.cpu().numpy(), gamma=gamma, terminated=dones.cpu().numpy()))
+def _reset_scan_from_a_dict(rewards, terminated, gamma, chunk):
+    return torch.as_tensor(CHEAT["returns"](rewards.cpu().numpy(), gamma=gamma, terminated=terminated.cpu().numpy()))
 
 
 def _gae_pairs_by_an_integration(rewards, values, next_values, terminated, truncated, gamma, lam):
@@ -2393,9 +2393,9 @@ def _td_target_multiplied(R, V, D, OUT, gamma, n, BLOCK: tl.constexpr):
              mask=m)
 
 
-def _td_target_by_multiplying(rewards, next_values, dones, gamma):
+def _td_target_by_multiplying(rewards, next_values, terminated, gamma):
     out = torch.empty_like(rewards)
-    _td_target_multiplied[(triton.cdiv(rewards.numel(), 128),)](rewards, next_values, dones, out, gamma,
+    _td_target_multiplied[(triton.cdiv(rewards.numel(), 128),)](rewards, next_values, terminated, out, gamma,
                                                                  rewards.numel(), BLOCK=128)
     return out
 

@@ -20,19 +20,19 @@ def _chunked_scan(R, D, G, gamma, T, CHUNK: tl.constexpr):
         t = c * CHUNK + tl.arange(0, CHUNK)
         m = t < T
         r = tl.load(R + row * T + t, mask=m, other=0.0)
-        done = tl.load(D + row * T + t, mask=m, other=0) != 0
-        a = tl.where(m, tl.where(done, 0.0, gamma), 1.0)
+        term = tl.load(D + row * T + t, mask=m, other=0) != 0
+        a = tl.where(m, tl.where(term, 0.0, gamma), 1.0)
         a_s, b_s = tl.associative_scan((a, r), 0, _combine, reverse=True)
         g = b_s + a_s * carry
         tl.store(G + row * T + t, g, mask=m)
         carry = tl.sum(tl.where(t == c * CHUNK, g, 0.0), 0)  # G at the chunk's first step
 
 
-def chunked_scan(rewards, dones, gamma, chunk):
-    rewards, dones = rewards.contiguous(), dones.contiguous()
+def chunked_scan(rewards, terminated, gamma, chunk):
+    rewards, terminated = rewards.contiguous(), terminated.contiguous()
     out = torch.empty_like(rewards)
     B, T = rewards.shape
-    _chunked_scan[(B,)](rewards, dones, out, gamma, T, CHUNK=chunk)
+    _chunked_scan[(B,)](rewards, terminated, out, gamma, T, CHUNK=chunk)
     return out
 
 

@@ -23,18 +23,18 @@ def _discounted_max(R, D, M, gamma, T, CHUNK: tl.constexpr):
         t = c * CHUNK + tl.arange(0, CHUNK)
         m = t < T
         r = tl.load(R + row * T + t, mask=m, other=float("-inf"))  # padding: (1, -inf, no reset)
-        done = (tl.load(D + row * T + t, mask=m, other=0) != 0) & m
+        term = (tl.load(D + row * T + t, mask=m, other=0) != 0) & m
         g = tl.where(m, gamma, 1.0)
-        g_s, c_s, k_s = tl.associative_scan((g, r, done), 0, _max_combine, reverse=True)
+        g_s, c_s, k_s = tl.associative_scan((g, r, term), 0, _max_combine, reverse=True)
         out = tl.where(k_s, c_s, tl.maximum(c_s, g_s * carry))  # an episode end after t: the carry never enters
         tl.store(M + row * T + t, out, mask=m)
         carry = tl.max(tl.where(t == c * CHUNK, out, float("-inf")), 0)  # m at the chunk's first step
 
 
-def discounted_max(rewards, dones, gamma, chunk):
+def discounted_max(rewards, terminated, gamma, chunk):
     out = torch.empty_like(rewards)
     B, T = rewards.shape
-    _discounted_max[(B,)](rewards, dones, out, gamma, T, CHUNK=chunk)
+    _discounted_max[(B,)](rewards, terminated, out, gamma, T, CHUNK=chunk)
     return out
 
 

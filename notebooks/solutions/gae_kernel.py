@@ -16,9 +16,9 @@ def _gae_prologue(R, V, NV, D, offs, m, gamma, lam):
     r = tl.load(R + offs, mask=m, other=0.0)
     v = tl.load(V + offs, mask=m, other=0.0)
     nv = tl.load(NV + offs, mask=m, other=0.0)
-    done = (tl.load(D + offs, mask=m, other=0) != 0) & m
-    delta = r + tl.where(done, 0.0, gamma * nv) - v  # a select: a NaN behind a terminal state is never read
-    return tl.where(m, gamma * lam, 1.0), tl.where(m, delta, 0.0), done
+    term = (tl.load(D + offs, mask=m, other=0) != 0) & m
+    delta = r + tl.where(term, 0.0, gamma * nv) - v  # a select: a NaN behind a terminal state is never read
+    return tl.where(m, gamma * lam, 1.0), tl.where(m, delta, 0.0), term
 
 
 @triton.jit
@@ -42,8 +42,8 @@ def _gae(R, V, NV, D, OUT, gamma, lam, T, CHUNK: tl.constexpr):
         carry = tl.sum(tl.where(t == c * CHUNK, y, 0.0), 0)
 
 
-def gae_kernel(rewards, values, next_values, dones, gamma, lam, chunk):
-    x = [t.contiguous() for t in (rewards, values, next_values, dones)]
+def gae_kernel(rewards, values, next_values, terminated, gamma, lam, chunk):
+    x = [t.contiguous() for t in (rewards, values, next_values, terminated)]
     out = torch.empty_like(x[0])
     B, T = x[0].shape
     _gae[(B,)](*x, out, gamma, lam, T, CHUNK=chunk)

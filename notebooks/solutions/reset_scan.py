@@ -21,19 +21,19 @@ def _reset_scan(R, D, G, gamma, T, CHUNK: tl.constexpr):
         t = c * CHUNK + tl.arange(0, CHUNK)
         m = t < T
         r = tl.load(R + row * T + t, mask=m, other=0.0)
-        done = (tl.load(D + row * T + t, mask=m, other=0) != 0) & m  # padding: (1, 0, no reset)
+        term = (tl.load(D + row * T + t, mask=m, other=0) != 0) & m  # padding: (1, 0, no reset)
         a = tl.where(m, gamma, 1.0)
-        a_s, b_s, r_s = tl.associative_scan((a, r, done), 0, _reset_combine, reverse=True)
+        a_s, b_s, r_s = tl.associative_scan((a, r, term), 0, _reset_combine, reverse=True)
         g = tl.where(r_s, b_s, b_s + a_s * carry)  # an episode end after t: the carry never enters
         tl.store(G + row * T + t, g, mask=m)
         carry = tl.sum(tl.where(t == c * CHUNK, g, 0.0), 0)  # G at the chunk's first step
 
 
-def reset_scan(rewards, dones, gamma, chunk):
-    rewards, dones = rewards.contiguous(), dones.contiguous()
+def reset_scan(rewards, terminated, gamma, chunk):
+    rewards, terminated = rewards.contiguous(), terminated.contiguous()
     out = torch.empty_like(rewards)
     B, T = rewards.shape
-    _reset_scan[(B,)](rewards, dones, out, gamma, T, CHUNK=chunk)
+    _reset_scan[(B,)](rewards, terminated, out, gamma, T, CHUNK=chunk)
     return out
 
 

@@ -20,17 +20,17 @@ def _strided_scan(R, D, G, gamma, T, r_t, r_b, d_t, d_b, g_t, g_b, CHUNK: tl.con
         t = c * CHUNK + tl.arange(0, CHUNK)
         m = t < T
         r = tl.load(R + t * r_t + b * r_b, mask=m, other=0.0)
-        done = (tl.load(D + t * d_t + b * d_b, mask=m, other=0) != 0) & m
-        a_s, b_s, r_s = tl.associative_scan((tl.where(m, gamma, 1.0), r, done), 0, _reset_combine, reverse=True)
+        term = (tl.load(D + t * d_t + b * d_b, mask=m, other=0) != 0) & m
+        a_s, b_s, r_s = tl.associative_scan((tl.where(m, gamma, 1.0), r, term), 0, _reset_combine, reverse=True)
         g = tl.where(r_s, b_s, b_s + a_s * carry)
         tl.store(G + t * g_t + b * g_b, g, mask=m)
         carry = tl.sum(tl.where(t == c * CHUNK, g, 0.0), 0)
 
 
-def strided_scan(rewards, dones, gamma, chunk):
+def strided_scan(rewards, terminated, gamma, chunk):
     T, B = rewards.shape
     out = torch.empty(T, B, dtype=rewards.dtype, device=rewards.device)
-    _strided_scan[(B,)](rewards, dones, out, gamma, T, *rewards.stride(), *dones.stride(), *out.stride(),
+    _strided_scan[(B,)](rewards, terminated, out, gamma, T, *rewards.stride(), *terminated.stride(), *out.stride(),
                         CHUNK=chunk)
     return out
 

@@ -11,14 +11,14 @@ def _td_target(R, V, D, OUT, gamma, n, BLOCK: tl.constexpr):
     m = i < n
     r = tl.load(R + i, mask=m, other=0.0)
     v = tl.load(V + i, mask=m, other=0.0)
-    done = tl.load(D + i, mask=m, other=0) != 0
-    tl.store(OUT + i, r + tl.where(done, 0.0, gamma * v), mask=m)
+    term = tl.load(D + i, mask=m, other=0) != 0
+    tl.store(OUT + i, r + tl.where(term, 0.0, gamma * v), mask=m)
 
 
-def td_target_kernel(rewards, next_values, dones, gamma):
+def td_target_kernel(rewards, next_values, terminated, gamma):
     out = torch.empty_like(rewards)
     n = rewards.numel()
-    _td_target[(triton.cdiv(n, 128),)](rewards, next_values, dones, out, gamma, n, BLOCK=128)
+    _td_target[(triton.cdiv(n, 128),)](rewards, next_values, terminated, out, gamma, n, BLOCK=128)
     return out
 
 
