@@ -321,7 +321,7 @@ def checks(name: str, fn: Callable, seed: int | None = None) -> list[tuple[str, 
     passed, code = [], None
     try:
         for code, wrong in _verdicts(name, fn, seed, go_on=True):
-            passed.append(wrong is None)
+            passed.append(True if wrong is None else RULE_BROKEN if isinstance(wrong, _RuleBroken) else False)
     except AssertionError:  # before any case: not a hook
         return [(label, False) for label in labels]
     if ex.probe is not None:
@@ -329,10 +329,18 @@ def checks(name: str, fn: Callable, seed: int | None = None) -> list[tuple[str, 
             ex.probe(ex, fn, code or _Code(fn))
             passed.append(True)
         except AssertionError:
-            passed.append(False)
+            passed.append(RULE_BROKEN)  # (the probe checks a rule: n_step_returns' no loop over time)
         finally:
             LAUNCHES.clear()
-    return list(zip(labels, passed))
+    return [(label + (RULE_BROKEN if ok == RULE_BROKEN else ""), ok is True) for label, ok in zip(labels, passed)]
+
+
+RULE_BROKEN = " (a rule of the task broken)"  # a check's label where the answer broke one: no partial credit
+
+
+class _RuleBroken(AssertionError):
+    """Raised where right values came the wrong way: no kernel of the student's, a copy, a scan whose
+    result is dropped, a package answer called, a loop over time. :func:`credit` gives such an answer 0."""
 
 
 def score(name: str, fn: Callable, seed: int | None = None) -> tuple[int, int]:
@@ -344,9 +352,10 @@ def score(name: str, fn: Callable, seed: int | None = None) -> tuple[int, int]:
 
 
 def credit(name: str, results: list[tuple[str, bool]]) -> tuple[int, int]:
-    """(checks passed, checks) from :func:`checks`'s ``results``: none where a key case failed."""
+    """(checks passed, checks) from :func:`checks`'s ``results``: none where a key case failed, or
+    where the answer broke a rule of the task (its label ends with ``RULE_BROKEN``)."""
     key = _get(name).key
-    if any(not ok and key in label for label, ok in results):
+    if any(not ok and (key in label or label.endswith(RULE_BROKEN)) for label, ok in results):
         return 0, len(results)
     return sum(ok for _, ok in results), len(results)
 
@@ -390,7 +399,10 @@ def _verdicts(name, fn, seed, go_on=False):
                 raise AssertionError(str(e) + code.slips() + _no_kernel_note(ex, launched)
                                      + _unstored_note(ex, got, launched)) from None
             del expected
-            _require(ex, case, fn, args, launched, widest, functions, got)
+            try:
+                _require(ex, case, fn, args, launched, widest, functions, got)
+            except AssertionError as e:
+                raise _RuleBroken(str(e)) from None
             _compiles_for_a_gpu(ex, case, launched, code)
             del got, launched
         except AssertionError as e:
@@ -708,7 +720,8 @@ def _error_hint(e: BaseException, code) -> str:
 def attempt(name: str, fn: Callable | None, seed: int | None = None) -> bool:
     """:func:`check` for a notebook cell: prints the verdict; True when right, False while ``fn``
     is a starter (it raises ``NotImplementedError``, or is None where a Triton function is to be
-    written); a wrong answer raises. ``seed`` as in :func:`check`."""
+    written) and for a wrong answer, whose message it prints (so Run All goes on to the next
+    cells); an error in ``fn`` itself raises, with its traceback. ``seed`` as in :func:`check`."""
     if fn is None:
         print(f"{name}: not attempted yet (assign your @triton.jit function to {name})")
         return False
@@ -716,6 +729,9 @@ def attempt(name: str, fn: Callable | None, seed: int | None = None) -> bool:
         check(name, fn, seed=seed)
     except NotImplementedError:
         print(f"{name}: not attempted yet (the starter raises NotImplementedError)")
+        return False
+    except AssertionError as e:
+        print(f"{name}: WRONG. {e}")
         return False
     print(f"{name}: correct on every case" + ("" if seed is None else f" (seed={seed})"))
     if not INTERPRET and _get(name).kind in ("kernel", "hook"):
@@ -989,7 +1005,7 @@ def _interpreting(poison_scans=False):
     ``tl.associative_scan`` (its length along the scanned axis) is kept there; what each
     ``tl.store`` (and atomic read-modify-write) writes is recorded in the running launch's
     ``written`` (a storage's byte offsets). ``poison_scans``: every float a ``tl.associative_scan``
-    returns is NaN (``_scan_reaches_the_output``). Compiled on a GPU: nothing."""
+    returns is 0.375 (``_scan_reaches_the_output``). Compiled on a GPU: nothing."""
     try:
         from triton.runtime import interpreter as ti
         executor, builder, scans = ti.GridExecutor, type(ti.interpreter_builder), ti.ScanOps
@@ -1058,8 +1074,8 @@ def _interpreting(poison_scans=False):
         result = saved[scans, "apply"](self, input)
         if poison_scans:
             for r in result if isinstance(result, tuple) else (result,):
-                if np.issubdtype(r.handle.data.dtype, np.floating):
-                    r.handle.data = np.full_like(r.handle.data, np.nan)
+                if np.issubdtype(r.handle.data.dtype, np.floating):  # a finite value: 0 * x or x - x hides no NaN
+                    r.handle.data = np.full_like(r.handle.data, 0.375)
         return result
 
     patches = {(executor, "_init_args_hst"): init_args, (scans, "apply"): scan, (builder, "create_masked_load"): load,
@@ -1191,6 +1207,7 @@ cases = _checker_only(cases)
 _KEYS_FILE = Path(__file__).resolve().parent.parent / "notebooks" / "solutions" / "_keys.py"
 _RECORDED_KEYS = Path(__file__).with_name("_keys.npz")
 _RECORDING: dict | None = None  # the values _key computed, by digest, while _record_keys runs
+_KEYS_OFF = False  # set by _use_recorded: the keys are never loaded, their recorded values stand in
 
 
 class _NoKey(LookupError):
@@ -1200,8 +1217,9 @@ class _NoKey(LookupError):
 @functools.cache
 def _keys():
     """The teacher's keys (notebooks/solutions/_keys.py beside the package: a run from the
-    repository), or None (a student's install: the wheel)."""
-    if not _KEYS_FILE.is_file():
+    repository), or None (a student's install: the wheel; or a graded notebook's process,
+    ``_use_recorded``)."""
+    if _KEYS_OFF or not _KEYS_FILE.is_file():
         return None
     spec = importlib.util.spec_from_file_location("rltriton_lite_keys", _KEYS_FILE)
     module = importlib.util.module_from_spec(spec)
@@ -1228,14 +1246,37 @@ def _digest(name, args, kwargs) -> str:
 @functools.cache
 def _recorded() -> dict:
     """The keys' values on the fixed cases, by digest (_keys.npz): an array, a tuple of arrays, or a number."""
+    return _load_recorded(_RECORDED_KEYS)
+
+
+def _load_recorded(path) -> dict:
+    """A file of recorded values (``_record_keys``'s): {digest: value}, its ``seed`` entry left out."""
     out: dict = {}
-    with np.load(_RECORDED_KEYS) as table:
-        for k in sorted(table.files, key=lambda k: (k.partition(".")[0], int(k.partition(".")[2] or 0))):
+    with np.load(path) as table:
+        files = [k for k in table.files if k != "seed"]
+        for k in sorted(files, key=lambda k: (k.partition(".")[0], int(k.partition(".")[2] or 0))):
             digest, _, part = k.partition(".")  # "digest.i": part i of a tuple, in order
             v = table[k]  # (read once: each access decompresses)
             v = v.item() if v.ndim == 0 else v
             out[digest] = out.get(digest, ()) + (v,) if part else v
     return out
+
+
+def _recorded_seed(path) -> int | None:
+    """The seed a file of recorded values was drawn from (None: the fixed cases)."""
+    with np.load(path) as table:
+        return int(table["seed"]) if "seed" in table.files else None
+
+
+def _use_recorded(path=None):
+    """From now on the teacher's keys are never loaded: their values come from ``_keys.npz`` and
+    ``path`` (a file ``_record_keys`` wrote for a seed), as in a student's install. The grader calls it
+    in a graded notebook's process, which so never holds a reference (tools/grade.py)."""
+    global _KEYS_OFF
+    _KEYS_OFF = True
+    _keys.cache_clear()
+    if path is not None:
+        _recorded().update(_load_recorded(path))
 
 
 @_checker_only
@@ -1254,9 +1295,10 @@ def _key(name, *args, **kwargs):
     return value
 
 
-def _record_keys(path=_RECORDED_KEYS) -> dict:
-    """Record the keys' values on every fixed case, and on the calls its hints make there, into
-    ``path`` (``_keys.npz`` by default; None: only return them): ``{digest: value}``."""
+def _record_keys(path=_RECORDED_KEYS, seed=None, only=None) -> dict:
+    """Record the keys' values on every case (the fixed ones, or with ``seed`` those drawn from it;
+    ``only``: these exercises' alone), on the calls its hints make there and on the replay's second
+    draw, into ``path`` (``_keys.npz`` by default; None: only return them): ``{digest: value}``."""
     global _RECORDING
     if _keys() is None:
         raise RuntimeError(f"recording the keys needs them: {_KEYS_FILE} is not there")
@@ -1264,19 +1306,27 @@ def _record_keys(path=_RECORDED_KEYS) -> dict:
     try:
         for name in names():
             before = len(_RECORDING)
-            fixed = cases(name)
+            drawn = cases(name, seed) if only is None or name in only else []
             ex = _get(name)
-            if len(_RECORDING) == before or ex.hint is None:
+            if len(_RECORDING) == before:
                 continue
-            for _, args, _, expected, *_ in fixed:  # a hint that tries slips computes each of them
-                for i, e in enumerate(expected if ex.results else (expected,)):
-                    e = np.asarray(e)
-                    ex.hint(args, i if ex.results else None, np.zeros(e.shape, bool), e, e)
+            for case, args, _, expected, *_ in drawn:
+                if ex.hint is not None:  # a hint that tries slips computes each of them
+                    for i, e in enumerate(expected if ex.results else (expected,)):
+                        e = np.asarray(e)
+                        ex.hint(args, i if ex.results else None, np.zeros(e.shape, bool), e, e)
+                if ex.recompute is not None:  # the replay's reference, on the inputs it draws again
+                    again = _cloned(args)
+                    inputs = [x for x in _leaves(again) if x.dtype.is_floating_point and x.numel()]
+                    for x, new in zip(inputs, _second_draws(ex, case, inputs)):
+                        x.copy_(new)
+                    with np.errstate(all="ignore"):
+                        ex.recompute(*_as_numpy(tuple(again)))
         recorded = dict(_RECORDING)
     finally:
         _RECORDING = None
     if path is not None:
-        flat = {}
+        flat = {} if seed is None else {"seed": np.asarray(seed)}
         for digest, v in recorded.items():
             if isinstance(v, tuple):
                 flat.update({f"{digest}.{i}": np.asarray(x) for i, x in enumerate(v)})
@@ -1439,7 +1489,7 @@ def _refuse(ex, case, code, refused, error=None):
     why = (_refusal(ex, f"{refused[0]} is", refused[0]) if refused else str(called) if called is not None
            else _refusal(ex, f"{compiled} is", compiled) if compiled else code.answer(ex))
     if why:
-        raise AssertionError(f"{ex.name}, {case}: {why}") from None
+        raise _RuleBroken(f"{ex.name}, {case}: {why}") from None
 
 
 _LIBRARIES = {"rltriton_lite", "triton", "torch", "numpy"}
@@ -1841,7 +1891,8 @@ def _run_again(launched, swap=lambda x: x, poison_scans=False):
 
 def _scan_reaches_the_output(ex, case, launched, checked):
     """Under the interpreter, for a scan exercise: the student's launches run again on the same
-    inputs with every ``tl.associative_scan``'s result NaN; if the returned tensors come out the
+    inputs with every float of each ``tl.associative_scan``'s result replaced by 0.375 (finite, so
+    that ``y + 0 * scanned`` does not hide it as it would a NaN); if the returned tensors come out the
     same, the scan's result never reached them (a loop over the steps beside a scan whose result is
     dropped). A launch that cannot run twice, or outputs that change anyway, pass."""
     if not INTERPRET or ex.needs != "scan":
@@ -1861,7 +1912,8 @@ def _scan_reaches_the_output(ex, case, launched, checked):
     if same:
         raise AssertionError(
             f"{ex.name}, {case}: your kernel ran a tl.associative_scan, but its result never reaches the answer: run "
-            "again with every tl.associative_scan's result replaced by NaN, your kernel wrote the same values. The "
+            "again with every tl.associative_scan's result replaced by another value, your kernel wrote the same "
+            "values. The "
             "answer must come from the scan of the pairs (a_t, b_t) (store what tl.associative_scan returns, or "
             "values computed from it), not from a loop over the steps beside it")
 
@@ -1892,6 +1944,23 @@ def _a_second_draw(x, rng):
     return torch.as_tensor(np.where(finite, shift + rng.normal(size=old.shape), old), dtype=x.dtype, device=x.device)
 
 
+def _second_draws(ex, case, inputs):
+    """The replay's new values for the case's float inputs, in order (``_a_second_draw``)."""
+    rng = np.random.default_rng([ex.stream, sum(map(ord, case)), 7])
+    return [_a_second_draw(x, rng) for x in inputs]
+
+
+def _cloned(x):
+    """``x`` with every tensor in it cloned (tuples, lists and dicts rebuilt)."""
+    if isinstance(x, torch.Tensor):
+        return x.clone()
+    if isinstance(x, (tuple, list)):
+        return type(x)(_cloned(y) for y in x)
+    if isinstance(x, dict):
+        return {k: _cloned(v) for k, v in x.items()}
+    return x
+
+
 def _replay(ex, case, args, launched, checked):
     """Every launch the student's call made, run again in order as it was (its own arguments and
     grid; their Python is not run again), with the case's float inputs overwritten in place by a
@@ -1907,7 +1976,6 @@ def _replay(ex, case, args, launched, checked):
     inputs = [x for x in _leaves(args) if x.dtype.is_floating_point and x.numel()]
     if not inputs or ex.recompute is None:
         return
-    rng = np.random.default_rng([ex.stream, sum(map(ord, case)), 7])
     mine = {x.untyped_storage().data_ptr() for x in inputs}
     outs = {v.untyped_storage().data_ptr() for _, v, _ in checked}
     copies, seen = [], set()
@@ -1939,7 +2007,7 @@ def _replay(ex, case, args, launched, checked):
     before = [(x, x.detach().clone()) for x in inputs] + [(t, t.detach().clone()) for t, _ in copies]
     try:
         with torch.no_grad():
-            new = [_a_second_draw(x, rng) for x in inputs]
+            new = _second_draws(ex, case, inputs)
             for x, n in zip(inputs, new):
                 x.detach().copy_(n)
             for t, k in copies:
@@ -2020,8 +2088,8 @@ def _their_line() -> str:
 
 @contextlib.contextmanager
 def _counting_their_steps():
-    """The Python lines and calls that the student's code runs while the block runs (``sys.settrace``;
-    the tracer in force before is put back)."""
+    """The Python lines and calls that the student's code runs while the block runs, in threads it
+    starts too (``sys.settrace``, ``threading.settrace``; the tracers in force before are put back)."""
     count = [0]
 
     def line(frame, event, arg):
@@ -2035,12 +2103,15 @@ def _counting_their_steps():
             return line
         return None
 
-    before = sys.gettrace()
+    import threading
+    before, before_threads = sys.gettrace(), threading.gettrace()
     sys.settrace(call)
+    threading.settrace(call)
     try:
         yield count
     finally:
         sys.settrace(before)
+        threading.settrace(before_threads)
 
 
 def _no_loop_over_time(inputs, small, large):
@@ -2595,6 +2666,9 @@ how an episode end resets, then write the chunked scan of 00b and 00c for it: on
 row, chunks of `chunk` steps (a power of two) from the last one down, each one
 tl.associative_scan, the carry handed from each chunk to the one before it.
 """, needs="scan", run=_in_chunks(3), window_end=_MAX_END, key="across chunks",
+   ordinary=("An ordinary step, the steps the scan reached before it right: check what your code computes at that "
+             "step (its pair (g_t, c_t) = (gamma, r_t)) or, in your combine, the order in which it applies the two "
+             "maps (the later steps' map first)."),
    hint=lambda args, i, bad, got, expected: _discounted_max_hint(bad, got, expected),
    recompute=lambda r, done, gamma, chunk: _key("discounted_max", r, done, gamma))
 def _discounted_max_cases(d):

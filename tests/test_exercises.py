@@ -962,6 +962,36 @@ def test_without_the_keys_an_answer_that_changes_its_inputs_is_still_told_what_i
         exercises.check("n_step_returns", n_step_returns)
 
 
+@pytest.mark.parametrize("name", KEYED)
+def test_a_seed_s_recorded_values_check_as_the_keys_do(tmp_path, monkeypatch, name):
+    """What the grader's notebook processes hold instead of the keys (tools/grade.py): the keys'
+    values on a seed's cases, their hints' slips and the replay's second draw, recorded into a file
+    (_record_keys with a seed). With them alone the seed's cases give the same verdicts as with the
+    keys, and another seed is refused."""
+    said = []
+    for _, fn in wrong_answers(name):
+        with pytest.raises(AssertionError) as e:
+            exercises.check(name, fn, seed=3)
+        said.append(str(e.value))
+    path = tmp_path / "keys.npz"
+    exercises._record_keys(path, seed=3, only=[name])
+    assert exercises._recorded_seed(path) == 3
+    table = {**exercises._recorded(), **exercises._load_recorded(path)}
+    monkeypatch.setattr(exercises, "_keys", lambda: None)
+    monkeypatch.setattr(exercises, "_recorded", lambda: table)
+    assert exercises.check(name, solution(name), seed=3) is None
+    for (what, fn), message in zip(wrong_answers(name), said):
+        with pytest.raises(AssertionError) as e:
+            exercises.check(name, fn, seed=3)
+        assert str(e.value) == message, what
+    with pytest.raises(ValueError, match=rf"^{name}: seed=4: "):
+        exercises.check(name, solution(name), seed=4)
+    for n, what, fn, why in COPIED_THROUGH_A_KERNEL:  # the replay's values are there: a copy is refused
+        if n == name:
+            with pytest.raises(AssertionError, match=rf"^{name}, .*{why}"):
+                exercises.check(name, fn, seed=3)
+
+
 def test_without_the_keys_a_seed_is_refused_where_the_package_holds_no_answer(monkeypatch):
     monkeypatch.setattr(exercises, "_keys", lambda: None)
     for name in exercises.names():
@@ -1050,8 +1080,12 @@ def test_attempt_tells_a_starter_from_a_wrong_answer(capsys):
     assert exercises.attempt("awr_weights", None) is False  # a Triton exercise's starter
     assert capsys.readouterr().out.count("not attempted yet") == 2
     assert exercises.attempt("gae_pairs", solution("gae_pairs")) is True
-    with pytest.raises(AssertionError, match=r"gae_pairs, shape \(1, 5\): the error starts"):
-        exercises.attempt("gae_pairs", lambda r, v, nv, term, trunc, g, lam: (r * 0, r))
+    capsys.readouterr()
+    # a wrong answer: its message printed, not raised, so Run All goes on past the cell
+    assert exercises.attempt("gae_pairs", lambda r, v, nv, term, trunc, g, lam: (r * 0, r)) is False
+    assert capsys.readouterr().out.startswith("gae_pairs: WRONG. gae_pairs, shape (1, 5): the error starts")
+    with pytest.raises(ZeroDivisionError):  # an error in the answer itself keeps its traceback
+        exercises.attempt("vtrace_floor_bytes", lambda B, T, elem_bytes: B // 0)
 
 
 def test_bad_arguments():
@@ -1476,6 +1510,19 @@ def _returns_beside_a_dropped_scan(R, D, G, gamma, T, BLOCK: tl.constexpr):  # a
     _returns_one_step_at_a_time(R, D, G, gamma, T)
 
 
+@triton.jit
+def _max_one_step_at_a_time_times_a_scan(R, D, M, gamma, T, CHUNK: tl.constexpr):
+    """discounted_max as a loop over the steps, a scan's sum tied in by 0 * it (the eighth teacher review)."""
+    row = tl.program_id(0)
+    dummy = tl.sum(tl.associative_scan(tl.zeros((CHUNK,), tl.float32), 0, _add), 0)
+    y = float("-inf")
+    for i in range(0, T):
+        t = T - 1 - i
+        r = tl.load(R + row * T + t)
+        y = tl.where(tl.load(D + row * T + t) != 0, r, tl.maximum(r, gamma * y))
+        tl.store(M + row * T + t, y + 0.0 * dummy)
+
+
 def _chunked_scan_loop_beside_a_scan(rewards, terminated, gamma, chunk):
     out = torch.empty_like(rewards)
     _returns_beside_a_dropped_scan[(rewards.shape[0],)](rewards, terminated, out, gamma, rewards.shape[1], BLOCK=chunk)
@@ -1514,6 +1561,17 @@ def _n_step_with_a_loop_over_time(rewards, next_values, terminated, gamma, n):
     return G
 
 
+def _n_step_loop_in_a_thread(rewards, next_values, terminated, gamma, n):
+    """The loop over time run in a thread of its own (the eighth teacher review): counted there too."""
+    import threading
+    box = {}
+    worker = threading.Thread(target=lambda: box.update(G=_n_step_with_a_loop_over_time(
+        rewards, next_values, terminated, gamma, n)))
+    worker.start()
+    worker.join()
+    return box["G"]
+
+
 MISSING_REQUIREMENTS = [
     ("chunked_scan", "a loop over the steps in the kernel", _chunked_scan_step_by_step,
      r"your kernel ran no tl\.associative_scan"),
@@ -1530,6 +1588,9 @@ MISSING_REQUIREMENTS = [
     ("n_step_returns", "a Python loop over time", _n_step_with_a_loop_over_time,
      r"a Python loop over time: your code ran \d+ Python lines and calls on a rollout of 16 steps and \d+ on one "
      r"of 64"),
+    ("n_step_returns", "a Python loop over time, in a thread", _n_step_loop_in_a_thread,
+     r"a Python loop over time: your code ran \d+ Python lines and calls on a rollout of 16 steps and \d+ on one "
+     r"of 64"),
 ]
 
 
@@ -1542,13 +1603,18 @@ def test_what_the_task_asks_for_is_enforced(name, what, fn, why):
 
 
 @pytest.mark.skipif(not exercises.INTERPRET, reason="the interpreter runs the kernel again with the scans' results "
-                                                   "NaN (compiled, the kernel's code is read for a scan)")
+                                                   "changed (compiled, the kernel's code is read for a scan)")
 def test_a_scan_whose_result_is_dropped_is_no_scan():
     """A kernel that runs a tl.associative_scan and answers with a loop over the steps beside it:
-    run again with the scans' results NaN, it writes the same values, so it is refused."""
+    run again with the scans' results changed, it writes the same values, so it is refused."""
     with pytest.raises(AssertionError, match=r"^chunked_scan, .*your kernel ran a tl\.associative_scan, but its "
                                              r"result never reaches the answer"):
         exercises.check("chunked_scan", _chunked_scan_loop_beside_a_scan)
+    # the scan's result tied into the answer by 0 * it: a NaN would show through, a finite value does not
+    tied = _variant("discounted_max", _max_one_step_at_a_time_times_a_scan, torch.zeros_like, {})
+    with pytest.raises(AssertionError, match=r"^discounted_max, .*result never reaches the answer"):
+        exercises.check("discounted_max", tied)
+    assert exercises.score("discounted_max", tied)[0] == 0
 
 
 def test_the_static_checks_for_a_compiled_kernel():
@@ -1857,6 +1923,8 @@ COPIED_THROUGH_A_KERNEL = [  # the answer in PyTorch or a Python loop, copied in
      _reset_scan_loop_through_a_copy_kernel, _STALE),
     ("gae_kernel", "a Python loop with torch.where, a copy kernel that scans zeros",
      _gae_kernel_loop_through_a_copy_kernel, _STALE),
+    ("discounted_max", "a Python loop, a copy kernel that scans zeros",
+     lambda r, d, g, c: _through(_torch_discounted_max(r, d, g), _copy_and_scan_zeros, c), _STALE),
     ("strided_scan", "a Python loop, a copy kernel that scans zeros and receives the views unused",
      _strided_scan_loop_through_a_copy_kernel, _STALE),
     ("two_stage_mean", "x.double().mean(), then two copy launches", _two_stage_mean_in_torch_through_two_copies,
@@ -2217,10 +2285,10 @@ def test_reset_scan_says_the_carry_is_not_read_where_the_composed_reset_flag_is_
 def test_score_counts_the_checks_passed():
     """exercises.score, for partial credit: a right answer passes every check, a wrong one fewer
     (n_step_returns ignoring terminations is right on the cases without one), and a probe of the
-    whole function is one more check (n_step_returns' Python loop over time: every case right, the
-    probe not). Wrong on a key case, the bug the exercise is about, none: gae_pairs ignoring
-    truncations (wrong where the NaN next values are), chunked_scan without its carry (right on
-    one chunk)."""
+    whole function is one more check. Wrong on a key case, the bug the exercise is about, none:
+    gae_pairs ignoring truncations (wrong where the NaN next values are), chunked_scan without its
+    carry (right on one chunk); and none where a rule of the task is broken (n_step_returns' Python
+    loop over time: every case right, the probe not)."""
     n = len(exercises.cases("gae_pairs"))
     assert exercises.score("gae_pairs", solution("gae_pairs")) == (n, n)
     (ignores,) = [f for w, f in wrong_answers("gae_pairs") if w == "truncation ignored"]
@@ -2233,7 +2301,7 @@ def test_score_counts_the_checks_passed():
     right, total = exercises.score("n_step_returns", ignores)
     assert total == n and 0 < right < n
     assert exercises.score("n_step_returns", solution("n_step_returns")) == (n, n)
-    assert exercises.score("n_step_returns", _n_step_with_a_loop_over_time) == (n - 1, n)
+    assert exercises.score("n_step_returns", _n_step_with_a_loop_over_time) == (0, n)  # a rule broken: none
     with pytest.raises(AssertionError):
         exercises.check("n_step_returns", _n_step_with_a_loop_over_time)
     n = len(exercises.cases("dual_clip"))  # the dual clip on positive advantages too: right where A < 0, no credit
@@ -2267,7 +2335,7 @@ def test_checks_names_each_check_and_its_verdict():
     labels = [c[0] for c in exercises.cases("n_step_returns")] + ["the probe"]
     assert exercises.checks("n_step_returns", solution("n_step_returns")) == [(label, True) for label in labels]
     assert exercises.checks("n_step_returns", _n_step_with_a_loop_over_time) == \
-        [(label, label != "the probe") for label in labels]
+        [(label + exercises.RULE_BROKEN if label == "the probe" else label, label != "the probe") for label in labels]
     (ignores,) = [f for w, f in wrong_answers("n_step_returns") if w == "ignores terminations"]
     results = exercises.checks("n_step_returns", ignores)
     assert [ok for _, ok in results] == [label == "the probe" or "terminations" not in label for label in labels]

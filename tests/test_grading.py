@@ -212,25 +212,56 @@ def test_graded_source_reaches_the_student_s_helpers_and_kernels():
 
 
 def test_a_notebook_cannot_read_the_solutions(tmp_path):
-    """The teacher's solutions folder sits beside the package where the grader runs (the keys are
-    there): the notebook's code may not open a file in it (an audit hook in the graded process), so
-    a cell that loads a solution, or reads its text to exec it, fails and the exercise is an error."""
+    """The teacher's solutions and keys sit beside the package where the grader runs. The graded
+    notebook's process never loads the keys (it holds their values on the seed's cases, recorded by
+    a process of their own), and its code may not reach the solutions' folder by a path (an audit
+    hook): a cell that loads a solution, reads its text, or links it elsewhere fails, and so does a
+    function that digs the keys out of the checker. (The eighth teacher review's routes.)"""
     load = ("import importlib.util\nfrom rltriton_lite import exercises as ex\n"
             "spec = importlib.util.spec_from_file_location('s', ex._KEYS_FILE.parent / 'matrix_compose.py')\n"
             "mod = importlib.util.module_from_spec(spec)\nspec.loader.exec_module(mod)\n"
             "matrix_compose = mod.solution")
     read = ("from rltriton_lite import exercises as ex\nns = {}\n"
             "exec((ex._KEYS_FILE.parent / 'n_step_returns.py').read_text(), ns)\nn_step_returns = ns['solution']")
-    nb = _notebook(tmp_path / "00_associative_scan-mallory.ipynb", load, read)
+    link = ("import os, sys, importlib\nfrom rltriton_lite import exercises as ex\n"
+            f"os.link(ex._KEYS_FILE.parent / 'q_lambda.py', {str(tmp_path / 'my_q_lambda.py')!r})\n"
+            f"sys.path.insert(0, {str(tmp_path)!r})\nq_lambda = importlib.import_module('my_q_lambda').q_lambda")
+    dig = ("import inspect\nfrom rltriton_lite import exercises as ex\n"
+           "def warp_sectors(addresses, nbytes):\n"
+           "    guarded = ex._keys().warp_sectors\n"
+           "    key = [c.cell_contents for c in guarded.__closure__ if inspect.isfunction(c.cell_contents)][0]\n"
+           "    return key(addresses, nbytes)")
+    nb = _notebook(tmp_path / "00_associative_scan-mallory.ipynb", load, read, link, dig)
     out = tmp_path / "g.csv"
-    done = _grade_script("--out", str(out), "-q", "--seed", "5", "--exercises", "matrix_compose,n_step_returns",
-                         str(nb))
+    done = _grade_script("--out", str(out), "-q", "--seed", "5", "--exercises",
+                         "matrix_compose,n_step_returns,q_lambda,warp_sectors", str(nb))
     assert done.returncode == 0, done.stderr
     with open(out, newline="") as f:
         rows = {r["exercise"]: r for r in csv.DictReader(f)}
-    assert {e: r["status"] for e, r in rows.items()} == {"matrix_compose": "error", "n_step_returns": "error"}, rows
-    for r in rows.values():
-        assert "PermissionError: the grader lets no notebook read the teacher's solutions" in r["message"], r
+    assert {e: r["status"] for e, r in rows.items()} == dict.fromkeys(
+        ("matrix_compose", "n_step_returns", "q_lambda", "warp_sectors"), "error"), rows
+    for e in ("matrix_compose", "n_step_returns", "q_lambda"):
+        assert "PermissionError: the grader lets no notebook read the teacher's solutions" in rows[e]["message"], rows
+    assert "'NoneType' object has no attribute 'warp_sectors'" in rows["warp_sectors"]["message"], rows
+    assert not (tmp_path / "my_q_lambda.py").exists()
+
+
+def test_the_keys_values_recorded_where_the_keys_are_grade_where_they_are_not(tmp_path):
+    """--record-keys FILE --seed S (the teacher's step, no student code) writes the keys' values on
+    the seed's cases; --keys FILE grades on them (the seed is the file's), as in a container
+    without the solutions; another --seed is a usage error."""
+    keys = tmp_path / "keys-5.npz"
+    done = _grade_script("--record-keys", str(keys), "--seed", "5", "--exercises", "matrix_compose")
+    assert done.returncode == 0 and keys.is_file(), done.stderr
+    nb = _notebook(tmp_path / "ida.ipynb", CORRECT["matrix_compose"])
+    out = tmp_path / "g.csv"
+    done = _grade_script("--keys", str(keys), "--out", str(out), "-q", str(nb))
+    assert done.returncode == 0, done.stderr
+    with open(out, newline="") as f:
+        assert [(r["exercise"], r["status"], r["seed"]) for r in csv.DictReader(f)] == [("matrix_compose", "correct",
+                                                                                         "5")]
+    assert _grade_script("--keys", str(keys), "--seed", "6", "--out", str(out), "-q", str(nb)).returncode == 2
+    assert _grade_script("--record-keys", str(keys), str(nb)).returncode == 2  # no seed, a notebook
 
 
 def solution_fn(name):
@@ -272,7 +303,7 @@ def test_unseen_cases_need_the_teacher_s_keys(tmp_path, monkeypatch, capsys):
     nb = tmp_path / "01_discounted_return.ipynb"
     nbformat.write(new_notebook(cells=[new_code_cell("x = 1")]), str(nb))
     monkeypatch.setenv("TRITON_INTERPRET", os.environ.get("TRITON_INTERPRET", "1"))
-    monkeypatch.setattr(exercises, "_keys", lambda: None)
+    monkeypatch.setattr(exercises, "_KEYS_FILE", tmp_path / "no_keys.py")
     with pytest.raises(SystemExit) as e:
         grade.main(["--seed", "3", "--out", str(tmp_path / "g.csv"), "-q", str(nb)]
                    + ([] if exercises.INTERPRET else ["--compiled"]))  # (as this process imported the package)

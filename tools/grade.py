@@ -1,7 +1,8 @@
 #!/usr/bin/env python
 """Grade students' notebooks with the exercises' own checkers (``rltriton_lite.exercises``).
 
-    python tools/grade.py [--seed S | --fixed] [--out grades.csv] [--compiled] STUDENT_NOTEBOOK_OR_FOLDER...
+    python tools/grade.py [--seed S | --fixed] [--keys FILE] [--out grades.csv] [--compiled] STUDENT_NOTEBOOK_OR_FOLDER...
+    python tools/grade.py --record-keys FILE --seed S [--exercises NAME,...]
 
 **On unseen cases, by default**: each run draws a fresh seed (an int from 0 to 999999) and checks
 every exercise with ``exercises.check(name, fn, seed=S)``, cases of the same structure as the
@@ -13,6 +14,16 @@ fixed cases the notebooks show instead (the students' own checks: practice, not 
 the students' wheel leaves out, ``exercises._KEYS_FILE``), found beside the package when it is
 installed from the repository (``pip install -e .``); without them grade.py stops with a usage
 error, and ``--fixed`` still grades.
+
+**The keys stay out of the graded processes.** Before any notebook runs, a process of its own
+(``grade.py --record-keys``) records the keys' values on the seed's cases (their hints' slips and
+the replay's second draw included) into a temporary file; the grader's processes load those values
+and never the keys (``exercises._use_recorded``), so no function that computes an answer is in the
+memory of a notebook's process. That process's code may not reach the solutions' folder by a path
+either (an audit hook: open, link, copy, move, list, or a command that names it). A program can
+still hide a path from the hook; for students you do not trust, record the values where the keys
+are, ``--record-keys FILE --seed S``, and grade with ``--keys FILE`` where the solutions are not (a
+container that does not mount ``notebooks/solutions``: docs/TEACHING.md, section 1).
 
 **In the Triton interpreter, by default**, on a GPU machine too: grade.py sets
 ``TRITON_INTERPRET=1`` before torch, Triton or the package is imported, and the notebooks' processes
@@ -36,7 +47,8 @@ review (below), seed the cases' seed (``fixed`` with ``--fixed``), and ``checks_
 ``checks``: partial credit, ``exercises.score``'s count of the checker's cases each checked on its
 own (and its last probe where the exercise has one), all of them for ``correct``, some for a
 ``wrong`` answer right on part of the cases, 0 otherwise (and for an answer wrong on a key case:
-the bug the exercise is about), and ``checks_failed``, a ``wrong`` answer's failing checks by their
+the bug the exercise is about; or that broke a rule of the task, its label marked so: no kernel of
+its own, a copy, a scan's result dropped, a package answer, a loop over time), and ``checks_failed``, a ``wrong`` answer's failing checks by their
 labels (``exercises.checks``: each case's description, "the probe"), joined by `` | ``, so a
 reader sees which cases an answer misses without running it, and ``hint``, the checker's hint for
 it (the "Hint:" line under the message: where the error starts, the slip it recognises), by
@@ -144,6 +156,7 @@ import re
 import secrets
 import shutil
 import signal
+import subprocess
 import sys
 import tempfile
 import time
@@ -163,7 +176,6 @@ class UsageError(Exception):
 def course_commit(root: Path) -> str:
     """The commit of the course checkout at ``root`` (the checkers' code and keys), with " (with changes not
     committed)" where it has them, or "unknown" outside a git checkout: the teacher's guide, section 7."""
-    import subprocess
     try:
         git = ["git", "-C", str(root)]
         commit = subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True, text=True, timeout=30,
@@ -451,20 +463,48 @@ def _import_dynamo():
         pass
 
 
+def record_keys_file(path, seed, only=None):
+    """The keys' values on ``seed``'s cases (of ``only``'s exercises, or all) into ``path``, recorded by a
+    process of their own (``grade.py --record-keys``): the caller never loads the keys."""
+    done = subprocess.run([sys.executable, os.path.abspath(__file__), "--record-keys", str(path), "--seed", str(seed)]
+                          + (["--exercises", ",".join(sorted(only))] if only else []), capture_output=True, text=True,
+                          timeout=600)
+    if done.returncode != 0:
+        raise UsageError(f"recording the keys' values failed:\n{done.stderr}")
+    return str(path)
+
+
 def _solutions_closed(folder: Path):
-    """An audit hook: a notebook's code may not open a file in the teacher's solutions ``folder``
-    (its solutions and keys; the checker has loaded the keys before the notebook runs)."""
+    """An audit hook: a notebook's code may not reach the teacher's solutions ``folder`` (its
+    solutions and keys) by a path: not open a file in it, link, copy or move one, or start a command
+    that names it. A command can still be written to hide the name: grade students you do not trust
+    where the folder is not (docs/TEACHING.md, section 1)."""
     folder = os.path.realpath(folder)
+    paths = {"open", "os.link", "os.symlink", "os.rename", "os.truncate", "shutil.copyfile", "shutil.copytree",
+             "shutil.move", "os.listdir", "os.scandir"}
+    commands = {"subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "pty.spawn"}
+
+    def strings(args):
+        for a in args:
+            if isinstance(a, (str, bytes, os.PathLike)):
+                yield os.fsdecode(a)
+            elif isinstance(a, (list, tuple)):
+                yield from strings(a)
 
     def hook(event, args):
-        if event == "open" and args and isinstance(args[0], (str, bytes, os.PathLike)):
-            path = os.path.realpath(os.fsdecode(args[0]))
-            if path == folder or path.startswith(folder + os.sep):
-                raise PermissionError(f"the grader lets no notebook read the teacher's solutions ({path})")
+        if event in paths:
+            for a in strings(args):
+                path = os.path.realpath(a)
+                if path == folder or path.startswith(folder + os.sep):
+                    raise PermissionError(f"the grader lets no notebook read the teacher's solutions ({path})")
+        elif event in commands:
+            named = [a for a in strings(args) if folder in a or os.path.basename(folder) in a]
+            if named:
+                raise PermissionError(f"the grader lets no notebook read the teacher's solutions ({named[0]})")
     return hook
 
 
-def _worker(conn, notebook, cells, exercises, defined_in, seed, log_path, ipython_dir):
+def _worker(conn, notebook, cells, exercises, defined_in, seed, log_path, ipython_dir, keys=None):
     """The child: run the cells, then check each exercise, reporting on ``conn``."""
     try:
         os.setsid()  # its own process group: killed with whatever it starts
@@ -489,8 +529,8 @@ def _worker(conn, notebook, cells, exercises, defined_in, seed, log_path, ipytho
     import torch.testing
     _import_dynamo()  # before the snapshot: its import rebinds torch.manual_seed, which is no tampering
     # the checker's modules, and what its comparisons call (np.isclose = ... would pass anything)
+    ex._use_recorded(keys)  # the keys' values, never the keys: nothing in this process computes an answer
     checker = _checker_state((ex, reference, numpy, numpy.testing, torch, torch.testing, math, builtins))
-    ex._keys()  # loaded now: from here on the notebook, and so the checker, cannot open the solutions' folder
     sys.addaudithook(_solutions_closed(ex._KEYS_FILE.parent))
     shell = _shell()
     conn.send(("ready",))  # imports done: the setup's time limit starts now
@@ -549,8 +589,9 @@ class Job:
 
 class Grader:
     def __init__(self, seed=None, timeout=120.0, setup_timeout=300.0, jobs=1, log_dir=None, progress=None,
-                 only=None):
+                 only=None, keys=None):
         self.seed, self.timeout, self.setup_timeout, self.jobs = seed, timeout, setup_timeout, jobs
+        self.keys = keys  # the keys' values on the seed's cases (--record-keys' file): the notebooks never hold the keys
         self.only = None if only is None else frozenset(only)  # the exercises graded (None: all)
         self.log_dir = log_dir
         self.progress = progress or (lambda line: None)
@@ -578,6 +619,8 @@ class Grader:
             if name in names:
                 course[nb_stem].append(name)
         self._tmp = tmp = tempfile.mkdtemp(prefix="grade-")
+        if self.seed is not None and self.keys is None:  # the keys' values, for processes that never hold the keys
+            self.keys = record_keys_file(os.path.join(tmp, "keys.npz"), self.seed, self.only)
         self.graded = jobs = []  # kept for a look afterwards (cell_errors)
         try:
             for i, (student, path) in enumerate(students):
@@ -657,7 +700,7 @@ class Grader:
         p = job.plan
         job.proc = ctx.Process(target=_worker, daemon=True,
                                args=(send, str(job.notebook), p.cells, job.pending, p.defined_in, self.seed,
-                                     job.log_path, os.path.join(self._tmp, "ipython")))
+                                     job.log_path, os.path.join(self._tmp, "ipython"), self.keys))
         job.proc.start()
         send.close()
         job.conn, job.phase, job.current, job.cell = receive, "cells", None, 0
@@ -982,7 +1025,7 @@ def _parser():
                                 epilog="The rules (unseen cases and the interpreter by default, students, exercises, "
                                        "cells, time limits, the sources kept for review, what a verdict means): the "
                                        "module's docstring.")
-    p.add_argument("paths", nargs="+", metavar="STUDENT_NOTEBOOK_OR_FOLDER")
+    p.add_argument("paths", nargs="*", metavar="STUDENT_NOTEBOOK_OR_FOLDER")
     which = p.add_mutually_exclusive_group()
     which.add_argument("--seed", type=int, default=None,
                        help="draw the unseen cases from this int >= 0 (default: a seed drawn for this run, from 0 to "
@@ -1010,6 +1053,13 @@ def _parser():
                    help="also write the students' answers to the questions without a checker (their answer "
                         "cells, tagged answer-N, and the cells under them), one file per notebook in "
                         "<csv stem>-answers/")
+    p.add_argument("--record-keys", default=None, metavar="FILE",
+                   help="record the teacher's keys' values on the cases of --seed S (of --exercises, if given) into "
+                        "FILE, grade nobody and stop: grade then with --keys FILE --seed S where the solutions are "
+                        "not (docs/TEACHING.md, section 1)")
+    p.add_argument("--keys", default=None, metavar="FILE",
+                   help="the keys' values that --record-keys wrote (its seed is the grading's): grade without the "
+                        "teacher's keys in this checkout")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress lines on stderr")
     p.add_argument("--compiled", action="store_true",
                    help="grade with compiled Triton kernels (needs a CUDA GPU). Default: the Triton interpreter "
@@ -1027,8 +1077,14 @@ def main(argv=None) -> int:
         parser.error("--seed must be an int >= 0")
     if args.timeout <= 0 or args.setup_timeout <= 0 or args.jobs < 1:
         parser.error("--timeout and --setup-timeout must be > 0, --jobs >= 1")
+    if args.record_keys is not None and (args.seed is None or args.paths or args.keys):
+        parser.error("--record-keys takes --seed S (and --exercises), no notebooks and no --keys")
+    if args.record_keys is None and not args.paths:
+        parser.error("give the students' notebooks or folders")
+    if args.keys is not None and args.fixed:
+        parser.error("--keys holds the values of a seed's cases: not with --fixed")
     try:
-        students = collect(args.paths)
+        students = collect(args.paths) if args.paths else []
     except UsageError as e:
         parser.error(str(e))
     out_dir = Path(args.out).resolve().parent
@@ -1071,16 +1127,45 @@ def main(argv=None) -> int:
         if unknown or not only:
             parser.error(f"--exercises: no exercise named {', '.join(unknown) or 'in it'} "
                          f"(rltriton_lite.exercises.names() lists them)")
-    if not args.fixed and rltriton_lite.exercises._keys() is None:
-        parser.error(f"grading on unseen cases needs the teacher's keys, {rltriton_lite.exercises._KEYS_FILE}: "
-                     "install the package from the repository (pip install -e .), as the README says, or grade "
-                     "the notebooks' own cases with --fixed")
-    seed = None if args.fixed else args.seed if args.seed is not None else draw_seed()
+    ex = rltriton_lite.exercises
+    if args.record_keys is not None:  # the teacher's step, where the keys are: no student's code runs here
+        if not ex._KEYS_FILE.is_file():
+            parser.error(f"--record-keys needs the teacher's keys, {ex._KEYS_FILE}")
+        ex._record_keys(args.record_keys, seed=args.seed, only=only)
+        print(f"the keys' values on the cases of seed {args.seed} -> {args.record_keys}: grade with "
+              f"--keys {args.record_keys} --seed {args.seed}")
+        return 0
+    keys = args.keys
+    if keys is not None:
+        try:
+            recorded = ex._recorded_seed(keys)
+        except (OSError, ValueError, KeyError) as e:
+            parser.error(f"--keys {keys}: not a file that --record-keys wrote ({e})")
+        if args.seed is not None and args.seed != recorded:
+            parser.error(f"--keys {keys} holds the cases of seed {recorded}, not of --seed {args.seed}")
+    elif not args.fixed and not ex._KEYS_FILE.is_file():
+        parser.error(f"grading on unseen cases needs the teacher's keys, {ex._KEYS_FILE}: install the package from "
+                     "the repository (pip install -e .), as the README says, grade with --keys FILE that "
+                     "--record-keys wrote there, or grade the notebooks' own cases with --fixed")
+    seed = None if args.fixed else recorded if keys is not None and args.seed is None else \
+        args.seed if args.seed is not None else draw_seed()
+    tmp = None
+    if seed is not None and keys is None:
+        tmp = tempfile.mkdtemp(prefix="grade-keys-")
+        try:
+            keys = record_keys_file(os.path.join(tmp, "keys.npz"), seed, only)
+        except UsageError as e:
+            parser.error(str(e))
+    ex._use_recorded(keys)  # here too: this process never holds the keys, so neither do the notebooks' ones
     progress = (lambda line: None) if args.quiet else (lambda line: print(line, file=sys.stderr, flush=True))
     grader = Grader(seed=seed, timeout=args.timeout, setup_timeout=args.setup_timeout, jobs=args.jobs,
-                    log_dir=args.log_dir, progress=progress, only=only)
+                    log_dir=args.log_dir, progress=progress, only=only, keys=keys)
     t0 = time.monotonic()
-    rows = grader.grade(students)
+    try:
+        rows = grader.grade(students)
+    finally:
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
     out = Path(args.out).resolve()
     sources = write_sources(out.parent / f"{out.stem}-sources", grader.graded)
     n_checks = {name: rltriton_lite.exercises._n_checks(name, seed) for name in {r[2] for r in rows} if name}
@@ -1096,7 +1181,7 @@ def main(argv=None) -> int:
             path = sources.get((row[0], row[1], row[2]))
             d = details.get((row[0], row[1], row[2]), {})
             # (the labels without their "(seed=...)": the seed column says it)
-            failed = [re.sub(r" \(seed=\d+\)$", "", label) for label in d.get("failed", [])]
+            failed = [re.sub(r" \(seed=\d+\)", "", label) for label in d.get("failed", [])]
             w.writerow([*row, path.relative_to(out.parent).as_posix() if path else "",
                         "fixed" if seed is None else seed, right, n_checks.get(row[2], ""), " | ".join(failed),
                         d.get("hint", ""), commit])
