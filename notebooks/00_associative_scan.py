@@ -481,8 +481,8 @@ exercises.attempt("matrix_compose", matrix_compose)
 # %% [markdown]
 # Without a checker:
 #
-# *(Answer each in its cell below: `tools/grade.py --collect-answers` gathers the answers for your
-# teacher.)*
+# *(Answer each in its cell below: your teacher's grader collects the answers from
+# them.)*
 #
 # 1. Is `matrix_compose` still associative? What does the identity become? Why does the order
 #    of the operands now matter even for the $A$ part?

@@ -46,7 +46,9 @@
 # **How the exercises work** (here and in every later notebook):
 #
 # * Write the function in the starter's cell, then run the `exercises.attempt` cell after it.
-# * A failure names the case, the element where the error starts, and a hint.
+# * A wrong answer prints `WRONG.` and names the case, the element where the error starts, and a
+#   hint. It does not stop the notebook: Run All goes on to the next cells. (An error in your
+#   function itself, a `TypeError` say, does stop it, with its traceback.)
 # * Your kernel must write the answer itself. Numbers computed or patched up in PyTorch are refused.
 # * `print(exercises.task(name))` restates a task. Solutions are in `notebooks/solutions/<name>.py`.
 # * Each task lists its **Inputs**, what it **Returns**, the **Edge cases** the checker tries,

@@ -446,7 +446,8 @@ exercises.attempt("strided_scan", strided_scan)
 #
 # with $m_t = r_t$ where the episode ends and at the row's last step. With a reward of 1 at a
 # goal and 0 elsewhere, $m_t = \gamma^k$, where $k$ is the number of steps to the next time the
-# goal is reached. Reaching it twice does not count twice, as it would in a sum.
+# goal is reached, and 0 if the episode ends (or the row does) before it is. Reaching it twice
+# does not count twice, as it would in a sum.
 #
 # * **Inputs:** `rewards` (float32, of either sign) and `terminated` (bool), contiguous, of shape
 #   `(B, T)`, any `T`. Then `gamma` ($0 < \gamma \le 1$) and `chunk`.
@@ -474,8 +475,8 @@ exercises.attempt("discounted_max", discounted_max)
 # %% [markdown]
 # Without a checker:
 #
-# *(Answer each in its cell below: `tools/grade.py --collect-answers` gathers the answers for your
-# teacher.)*
+# *(Answer each in its cell below: your teacher's grader collects the answers from
+# them.)*
 #
 # 1. Time your `reset_scan` with `CHUNK` 16 and 1024 on a GPU, at 4096 rows × 128 steps and at
 #    8 rows × 100,000 steps. Why do the best chunk sizes differ?
@@ -509,6 +510,6 @@ print(inspect.getsource(getattr(exercises._scan_steps, "fn", exercises._scan_ste
 # * Strides: element $(t, b)$ is at `X + t * stride0 + b * stride1`, so a time-major, transposed
 #   or sliced buffer is read in place, without a copy.
 # * A scan needs only an associative combine: steps $y \mapsto \max(r, \gamma y)$ compose like
-#   affine maps, with their own identity ($-\infty$, not 0).
+#   affine maps, with their own identity: $(g, c) = (1, -\infty)$, the map $y \mapsto y$.
 # * The package's `scan.py` is this kernel plus speed (notebook 13): `scan.combine` is
 #   `reset_combine`, `scan._walk` the chunk loop, `PROLOGUE` and `EPILOGUE` the hooks.

@@ -399,8 +399,8 @@ exercises.attempt("n_step_returns", n_step_returns)
 # %% [markdown]
 # Without a checker:
 #
-# *(Answer each in its cell below: `tools/grade.py --collect-answers` gathers the answers for your
-# teacher.)*
+# *(Answer each in its cell below: your teacher's grader collects the answers from
+# them.)*
 #
 # 1. Make $\gamma$ a per-step tensor that is $\gamma^{\Delta t}$ for irregular time steps
 #    $\Delta t$ (semi-MDPs). Check against the loop.

@@ -360,8 +360,8 @@ h200 = profile.committed("gae")  # the H200's table and chart, read by name: not
 #
 # Without a checker:
 #
-# *(Answer each in its cell below: `tools/grade.py --collect-answers` gathers the answers for your
-# teacher.)*
+# *(Answer each in its cell below: your teacher's grader collects the answers from
+# them.)*
 #
 # 1. Set $\lambda = 1$. Show that `returns` equals `rl.discounted_returns` when `next_values`
 #    is `values[t+1]` inside episodes. Why does it fail for arbitrary `next_values`?

@@ -165,7 +165,7 @@ assert profile.rollout_error("td_lambda", 3, 1000, DEVICE) < 1e-5  # 3 × 1,000 
 #
 # * a chain that never ends, with random rewards $r_t \sim \mathcal N(\mu, \sigma_r^2)$. Every
 #   state has the same true value $v = \mu/(1-\gamma)$.
-# * a critic that overestimates by $b$ and is noisy, $V'_t = v + b + \sigma_c\,\xi_t$. Its errors
+# * a critic that overestimates by $\eta$ and is noisy, $V'_t = v + \eta + \sigma_c\,\xi_t$. Its errors
 #   $\xi_t$ are independent across steps (and of the rewards).
 # * windows of $T$ steps, bootstrapped at the end.
 #
@@ -177,11 +177,11 @@ assert profile.rollout_error("td_lambda", 3, 1000, DEVICE) < 1e-5  # 3 × 1,000 
 # $G_0 = \sum_t \alpha_t r_t + \sum_t \beta_t V'_t$, with $\alpha_t = (\gamma\lambda)^t$,
 # $\beta_t = \gamma(1-\lambda)(\gamma\lambda)^t$ for $t < T-1$ and
 # $\beta_{T-1} = \gamma(\gamma\lambda)^{T-1}$. So the Monte-Carlo estimates have exact values to
-# be checked against. The bias is $b\sum_t\beta_t$. (With $b = 0$ and no noise, the λ-return of
+# be checked against. The bias is $\eta\sum_t\beta_t$. (With $\eta = 0$ and no noise, the λ-return of
 # the true values is $v$ exactly.) The variance is
 # $\sigma_r^2\sum_t\alpha_t^2 + \sigma_c^2\sum_t\beta_t^2$. It is a sum of squares because the
 # errors are independent; correlated critic errors would add cross terms. At λ = 0 that is bias
-# $\gamma b$, variance $\sigma_r^2 + \gamma^2\sigma_c^2$. At λ = 1 it is bias $\gamma^T b$,
+# $\gamma \eta$, variance $\sigma_r^2 + \gamma^2\sigma_c^2$. At λ = 1 it is bias $\gamma^T \eta$,
 # variance $\sigma_r^2(1-\gamma^{2T})/(1-\gamma^2) + \gamma^{2T}\sigma_c^2$.
 
 # %%
@@ -222,7 +222,7 @@ print(f"MSE: λ=0 {mse[0]:.2f}, λ={lams[best]:.2f} {mse[best]:.2f}, λ=1 {mse[-
 assert var[-1] > 2 * var[0] and np.all(np.diff(bias2) < 0)  # variance grows with λ, bias² falls
 assert 0 < best < len(lams) - 1 and mse[best] < 0.95 * min(mse[0], mse[-1])  # an interior λ beats both ends
 
-# an unbiased critic (b = 0) that is noisy (σ_c = 3): no bias at all, and still a trade-off, in variance alone
+# an unbiased critic (η = 0) that is noisy (σ_c = 3): no bias at all, and still a trade-off, in variance alone
 fine = np.linspace(0.0, 1.0, 1001)
 alpha_f = (gamma_ * fine[:, None]) ** k
 beta_f = gamma_ * (1 - fine[:, None]) * alpha_f
@@ -237,7 +237,7 @@ print(f"unbiased critic, σ_c = 3: best λ = {best_unbiased:.2f}, MSE {mse_unbia
 # The best λ here is about 0.73 (the exact curve's minimum; the grid's steps are 0.05). It cuts
 # most of the critic's bias, which λ = 0 keeps. It does not sum the noise of every reward, which
 # λ = 1 pays for. Where the optimum lies depends on how wrong the critic is, relative to how noisy
-# the rewards are. A perfect critic ($b = \sigma_c = 0$) puts it at λ = 0. Noiseless rewards
+# the rewards are. A perfect critic ($\eta = \sigma_c = 0$) puts it at λ = 0. Noiseless rewards
 # ($\sigma_r = 0$) put it at λ = 1.
 #
 # Notice also that the variance at λ = 0 is not the critic's noise. It is mostly the one reward
@@ -370,15 +370,15 @@ exercises.attempt("q_lambda", q_lambda)
 # %% [markdown]
 # Without a checker:
 #
-# *(Answer each in its cell below: `tools/grade.py --collect-answers` gathers the answers for your
-# teacher.)*
+# *(Answer each in its cell below: your teacher's grader collects the answers from
+# them.)*
 #
 # 1. Show numerically that `td_lambda(r, values[t+1], λ)` equals `gae(r, values, λ).returns`
 #    inside episodes. Which of the two would you use as a critic target? Why are they the same
 #    thing?
 # 2. Dreamer uses λ-returns of imagined rollouts with a learned, per-step `discount`
 #    (continuation probability). Pass it as `gamma` and check the result against the loop.
-# 3. In section 5's setting, make the critic unbiased: $b = 0$. Keep its noise
+# 3. In section 5's setting, make the critic unbiased: $\eta = 0$. Keep its noise
 #    $\sigma_c = 0.25$ and $\sigma_r = 2$ (not the $\sigma_c = 3$ of the section's last check).
 #    Which λ minimises the MSE now, and why? Then make the rewards deterministic
 #    ($\sigma_r = 0$): what is left of the trade-off?

@@ -502,7 +502,8 @@ h200 = profile.committed("vtrace")  # the H200's table and chart, read by name: 
 #   are never to be read (they may be NaN). Select them away with `tl.where`; do not multiply them
 #   by $(1-\text{term}_t)$. That would put $0 \cdot \text{NaN}$ into the step's own $a$ and $b$,
 #   where the reset at $a = 0$ cannot help.
-# * **Hint:** expand the bracket. What multiplies $G_{t+1}$ is $a_t$, everything else is $b_t$.
+# * **Hint:** expand the bracket. What multiplies $G_{t+1}$ is the pair's first value (the scan's
+#   multiplier, not the action $a_{t+1}$), everything else is its second.
 #   $\pi/\mu$ is `exp(next_log_ratio)`.
 #
 # A template:
@@ -584,8 +585,8 @@ exercises.attempt("vtrace_kernel", vtrace_kernel)
 # %% [markdown]
 # Without a checker:
 #
-# *(Answer each in its cell below: `tools/grade.py --collect-answers` gathers the answers for your
-# teacher.)*
+# *(Answer each in its cell below: your teacher's grader collects the answers from
+# them.)*
 #
 # 1. Set `rho_bar = c_bar = float("inf")`: `vs` becomes the importance-sampled λ-return. Its mean
 #    is π's λ-return built on the current critic (equal to $V^\pi$ only when $V = V^\pi$), with

@@ -531,8 +531,8 @@ exercises.attempt("two_stage_mean", two_stage_mean)
 # %% [markdown]
 # Without a checker:
 #
-# *(Answer each in its cell below: `tools/grade.py --collect-answers` gathers the answers for your
-# teacher.)*
+# *(Answer each in its cell below: your teacher's grader collects the answers from
+# them.)*
 #
 # 1. Compute dual-clip PPO (c = 3) from `reduction="none"` for section 5's inputs. Spread the
 #    new log-probabilities wider (`old + torch.randn(...)`: at section 5's 0.3 a ratio above 3 is

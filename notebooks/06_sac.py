@@ -460,8 +460,8 @@ exercises.attempt("soft_lambda_targets", soft_lambda_targets)
 # %% [markdown]
 # Without a checker:
 #
-# *(Answer each in its cell below: `tools/grade.py --collect-answers` gathers the answers for your
-# teacher.)*
+# *(Answer each in its cell below: your teacher's grader collects the answers from
+# them.)*
 #
 # 1. With `alpha=0` and one critic, show that `rl.sac_targets(r, q, nlp, lambda_=λ,
 #    log_probs=lp)` equals `rl.td_lambda(r, q, lambda_=λ)` for any `nlp` and `lp`. Which of

@@ -34,12 +34,12 @@
 # It clones the dataset's actions, **weighted by how much better the critic thinks they are**
 # than what the current policy would do,
 #
-# $$A_t = Q(s_t, a_t) - b_t, \qquad
+# $$A_t = Q(s_t, a_t) - \hat V_t, \qquad
 #   w_t = \begin{cases} \min\big(e^{A_t/\beta},\ w_{\max}\big) & \text{CRR-exp} \\
 #                       [A_t > 0] & \text{CRR-binary} \end{cases}, \qquad
 #   \text{loss} = -\frac{1}{N}\sum_{t\ \text{unmasked}} w_t \log\pi(a_t|s_t),$$
 #
-# with the baseline $b_t = V(s_t)$. The paper estimates it from $K$ actions sampled from the
+# with the baseline $\hat V_t \approx V(s_t)$. The paper estimates it from $K$ actions sampled from the
 # policy, $\frac{1}{K}\sum_j Q(s_t, a_j)$ (a max over the samples is a stricter filter). The
 # weights are constants: the gradient reaches only $\log\pi$. The exponential form is the
 # closed-form solution of KL-regularised policy improvement (as in AWR and MPO). The clip
@@ -381,8 +381,8 @@ exercises.attempt("awr_weights", awr_weights)
 # %% [markdown]
 # Without a checker:
 #
-# *(Answer each in its cell below: `tools/grade.py --collect-answers` gathers the answers for your
-# teacher.)*
+# *(Answer each in its cell below: your teacher's grader collects the answers from
+# them.)*
 #
 # 1. CRR's clip at 20 comes from AWR (Peng et al., 2019), which clips its weights $e^{A/\beta}$ at
 #    a maximum of 20. AWAC's implementation (Nair et al., 2020) does something else. It normalises
@@ -417,7 +417,7 @@ exercises.attempt("awr_weights", awr_weights)
 # %% [markdown]
 # ## What you now know
 #
-# * CRR clones the dataset's actions weighted by $A_t = Q(s_t, a_t) - b_t$: $\min(e^{A_t/\beta},
+# * CRR clones the dataset's actions weighted by $A_t = Q(s_t, a_t) - \hat V_t$: $\min(e^{A_t/\beta},
 #   w_{\max})$ or $[A_t > 0]$, with loss $-\frac{1}{N}\sum_t w_t \log\pi(a_t|s_t)$.
 # * Small β makes the exponential nearly a step that still ranks actions. Large β tends to plain
 #   behaviour cloning. The clip keeps one lucky critic error from dominating a batch.

@@ -759,8 +759,8 @@ exercises.attempt("vtrace_floor_bytes", vtrace_floor_bytes)
 # %% [markdown]
 # Without a checker:
 #
-# *(Answer each in its cell below: `tools/grade.py --collect-answers` gathers the answers for your
-# teacher.)*
+# *(Answer each in its cell below: your teacher's grader collects the answers from
+# them.)*
 #
 # 1. From `RES["rows"]`, find for each algorithm the smallest shape at which the forward call's
 #    wall time is within 1.5× of its GPU time. What is the host time per call you would need for

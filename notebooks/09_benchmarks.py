@@ -243,8 +243,8 @@ else:
 #
 # Without a checker:
 #
-# *(Answer each in its cell below: `tools/grade.py --collect-answers` gathers the answers for your
-# teacher.)*
+# *(Answer each in its cell below: your teacher's grader collects the answers from
+# them.)*
 #
 # 1. From the committed JSON, find for each algorithm the largest shape (in elements, B × T) at
 #    which its wall time per call is still more than twice its GPU time. At and below that size, what would you

@@ -351,8 +351,8 @@ exercises.attempt("segment_carries", segment_carries)
 # %% [markdown]
 # Without a checker:
 #
-# *(Answer each in its cell below: `tools/grade.py --collect-answers` gathers the answers for your
-# teacher.)*
+# *(Answer each in its cell below: your teacher's grader collects the answers from
+# them.)*
 #
 # 1. How many bytes does the maps' `all_gather` move into each rank for 4096 rows on 8 ranks
 #    (three float64 numbers per row per rank)? Compare with one input tensor of the rank's own

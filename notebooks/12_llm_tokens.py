@@ -564,8 +564,8 @@ exercises.attempt("token_gae_pairs", token_gae_pairs)
 # %% [markdown]
 # Without a checker:
 #
-# *(Answer each in its cell below: `tools/grade.py --collect-answers` gathers the answers for your
-# teacher.)*
+# *(Answer each in its cell below: your teacher's grader collects the answers from
+# them.)*
 #
 # 1. Rerun section 5's comparison with $\gamma = \lambda = 1$, holes included. Do verl's and
 #    OpenRLHF's advantages still differ at the policy tokens? Explain the answer from the

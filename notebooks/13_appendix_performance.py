@@ -689,8 +689,8 @@ exercises.attempt("warp_sectors", warp_sectors)
 # %% [markdown]
 # Without a checker:
 #
-# *(Answer each in its cell below: `tools/grade.py --collect-answers` gathers the answers for your
-# teacher.)*
+# *(Answer each in its cell below: your teacher's grader collects the answers from
+# them.)*
 #
 # 1. In `two_level`, make the vector length `V` 8 and 16 (and the chunk 64). The results do not
 #    change; on a GPU, what does a longer vector buy, and what does it cost in registers?
