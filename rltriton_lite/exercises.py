@@ -1913,9 +1913,8 @@ def _scan_reaches_the_output(ex, case, launched, checked):
         raise AssertionError(
             f"{ex.name}, {case}: your kernel ran a tl.associative_scan, but its result never reaches the answer: run "
             "again with every tl.associative_scan's result replaced by another value, your kernel wrote the same "
-            "values. The "
-            "answer must come from the scan of the pairs (a_t, b_t) (store what tl.associative_scan returns, or "
-            "values computed from it), not from a loop over the steps beside it")
+            "values. The answer must come from the scan of the steps' maps (store what tl.associative_scan returns, "
+            "or values computed from it), not from a loop over the steps beside it")
 
 
 # Under the interpreter the stores are recorded (above), and each replay interprets every launch again: CI
@@ -1972,7 +1971,8 @@ def _replay(ex, case, args, launched, checked):
     an element the kernels do not store (or read before they store it) comes back NaN. A tensor
     that a launch received and that is a copy of an input (the input's shape and values: .clone(),
     .to(...), .double() before the launch) gets the new values too. Compiled or interpreted alike
-    (under the interpreter, the accesses are bounds-checked as in the student's call)."""
+    (under the interpreter, the accesses are bounds-checked as in the student's call). Without the
+    keys' value on the new inputs (a student's install, on a keyed exercise) there is no replay."""
     inputs = [x for x in _leaves(args) if x.dtype.is_floating_point and x.numel()]
     if not inputs or ex.recompute is None:
         return
