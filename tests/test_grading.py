@@ -510,6 +510,8 @@ def test_the_students_wheel_holds_the_fixed_cases_values_not_the_keys(tmp_path):
         keys = (NOTEBOOKS / "solutions" / "_keys.py").read_text()
         for fn in re.findall(r"^def (\w+)", keys, re.M):
             assert f"def {fn}(".encode() not in code, fn
+        (metadata,) = [z.read(f).decode() for f in files if f.endswith(".dist-info/METADATA")]
+        assert "For teachers" not in metadata and "ANSWERS.md" not in metadata  # the README is not its description
         z.extractall(tmp_path / "site")
     env = {**os.environ, "PYTHONPATH": str(tmp_path / "site"), "TRITON_INTERPRET": "1"}
     run = subprocess.run([sys.executable, "-c", STUDENT_CHECKS, str(tmp_path / "site"),
