@@ -162,6 +162,7 @@ def test_partial_credit_and_a_row_per_student(graded):
     assert r["alice", "gae_pairs"]["hint"].startswith("that step is ")  # the line under the message, "Hint:" dropped
     assert r["alice", "matrix_compose"]["checks_failed"] == r["bob", "matrix_compose"]["checks_failed"] == ""
     assert r["alice", "matrix_compose"]["hint"] == r["bob", "matrix_compose"]["hint"] == ""
+    assert {row["flags"] for row in rows} == {""}  # nothing that reaches around the checker
     with open(out.parent / "grades-students.csv", newline="") as f:
         students = {row["student"]: row for row in csv.DictReader(f)}
     assert list(students) == ["alice", "bob", "carol", "dave", "erin"]
@@ -243,6 +244,9 @@ def test_a_notebook_cannot_read_the_solutions(tmp_path):
     for e in ("matrix_compose", "n_step_returns", "q_lambda"):
         assert "PermissionError: the grader lets no notebook read the teacher's solutions" in rows[e]["message"], rows
     assert "'NoneType' object has no attribute 'warp_sectors'" in rows["warp_sectors"]["message"], rows
+    # the flags column: what the cells do that the course's notebook 00 does not, for a spot review
+    assert {r["flags"] for r in rows.values()} == {"links or copies of files, code loaded by hand, the checker's "
+                                                   "internals"}, rows
     assert not (tmp_path / "my_q_lambda.py").exists()
 
 

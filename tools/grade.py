@@ -52,9 +52,11 @@ its own, a copy, a scan's result dropped, a package answer, a loop over time), a
 labels (``exercises.checks``: each case's description, "the probe"), joined by `` | ``, so a
 reader sees which cases an answer misses without running it, and ``hint``, the checker's hint for
 it (the "Hint:" line under the message: where the error starts, the slip it recognises), by
-which the teacher's list of common wrong answers is ordered, and ``commit``, the course's commit the
+which the teacher's list of common wrong answers is ordered, ``commit``, the course's commit the
 checkers and keys came from (``course_commit``): a regrade with the same seed and commit gives the same
-verdicts. Beside it, ``<csv stem>-students.csv`` has
+verdicts, and ``flags``, what in the notebook's code cells reaches around the checker (a command,
+links or copies of files, exec, the checker's internals, threads: ``SUSPECT``) where the course's
+own notebook of that name does not: where a spot review starts. Beside it, ``<csv stem>-students.csv`` has
 a row per student: the exercises of each status, the checks passed, and ``points``, 1 per correct
 exercise plus each other one's checks passed over its checks. ``--roster FILE`` (one student name
 per line, ``#`` comments) lists the course there in its order: a student without a notebook gets 0
@@ -151,6 +153,7 @@ import argparse
 import ast
 import collections
 import csv
+import functools
 import os
 import re
 import secrets
@@ -809,6 +812,35 @@ def _safe(name: str) -> str:
     return re.sub(r"[^\w.-]+", "_", name).lstrip(".") or "_"
 
 
+# What reaches around the checker, looked for in a notebook's code cells (the grader's `flags` column):
+# each flagged where the course's own notebook of that name does not have it (11 starts processes, say)
+SUSPECT = {
+    "a command": r"\bsubprocess\b|\bos\.(?:system|popen|exec\w*|spawn\w*|posix_spawn)\b|\bpty\b",
+    "links or copies of files": r"\bos\.(?:link|symlink|rename|replace)\b|\bshutil\.",
+    "code loaded by hand": r"(?<![.\w])(?:exec|eval|compile|__import__)\s*\(|\bimportlib\b",  # (not torch.compile)
+    "the checker's internals": r"\bexercises\._\w|\b_keys\b|_KEYS_FILE|\b_recorded\b|__closure__|cell_contents|"
+                               r"\blinecache\b|sys\._getframe|\bgc\.get_objects|\bctypes\b|settrace",
+    "threads or processes": r"\bthreading\b|\bmultiprocessing\b|\bconcurrent\.futures\b",
+}
+
+
+@functools.cache
+def _course_code(stem: str) -> str:
+    """The code cells of the course's notebook that a student's notebook ``stem`` is a copy of, or ""."""
+    import nbformat
+    for path in sorted((ROOT / "notebooks").glob("*.ipynb"), key=lambda p: -len(p.stem)):
+        if stem.startswith(path.stem):
+            return "\n".join(c.source for c in nbformat.read(str(path), as_version=4).cells if c.cell_type == "code")
+    return ""
+
+
+def flags(cells, stem: str) -> list[str]:
+    """What in the notebook's code cells ``cells`` ((number, source)) reaches around the checker and
+    the course's own notebook does not have: a spot review's first stop (``SUSPECT``)."""
+    code, course = "\n".join(src for _, src in cells), _course_code(stem)
+    return [what for what, pattern in SUSPECT.items() if re.search(pattern, code) and not re.search(pattern, course)]
+
+
 def write_sources(folder: Path, jobs) -> dict:
     """Write ``folder/<student>/<exercise>.py`` for each graded function (the rule in the module's
     doc; the folder replaced); returns ``{(student, notebook, exercise): path}``."""
@@ -827,10 +859,12 @@ def write_sources(folder: Path, jobs) -> dict:
                 path = folder / student / (f"{name}-{stem}.py" if k == 2 else f"{name}-{stem}-{k}.py")
             taken.add(path)
             path.parent.mkdir(parents=True, exist_ok=True)
+            said = flags(job.plan.cells, job.notebook.stem) if job.plan else []
             head = (f"# student: {job.student}\n# notebook: {job.notebook}\n# exercise: {name}\n"
                     f"# verdict: {status}" + (f" ({message})" if message else "") + "\n"
-                    "# What the grader checked: the function bound to the exercise's name and the student's code it "
-                    "reaches.\n\n")
+                    + (f"# flags (the notebook's cells): {', '.join(said)}\n" if said else "")
+                    + "# What the grader checked: the function bound to the exercise's name and the student's code it "
+                      "reaches.\n\n")
             path.write_text(head + text)
             paths[job.student, str(job.notebook), name] = path
     return paths
@@ -1174,9 +1208,11 @@ def main(argv=None) -> int:
     with open(args.out, "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["student", "notebook", "exercise", "status", "message", "source", "seed", "checks_passed",
-                    "checks", "checks_failed", "hint", "commit"])
+                    "checks", "checks_failed", "hint", "commit", "flags"])
         details = {(job.student, str(job.notebook), name): d
                    for job in grader.graded for name, d in job.details.items()}
+        flagged = {str(job.notebook): ", ".join(flags(job.plan.cells, job.notebook.stem)) if job.plan else ""
+                   for job in grader.graded}
         for *row, right in rows:
             path = sources.get((row[0], row[1], row[2]))
             d = details.get((row[0], row[1], row[2]), {})
@@ -1184,7 +1220,7 @@ def main(argv=None) -> int:
             failed = [re.sub(r" \(seed=\d+\)", "", label) for label in d.get("failed", [])]
             w.writerow([*row, path.relative_to(out.parent).as_posix() if path else "",
                         "fixed" if seed is None else seed, right, n_checks.get(row[2], ""), " | ".join(failed),
-                        d.get("hint", ""), commit])
+                        d.get("hint", ""), commit, flagged.get(row[1], "")])
     per_student = out.parent / f"{out.stem}-students.csv"
     write_students(per_student, rows, n_checks, roster, only, {student for student, _ in students})
     if args.collect_answers:
