@@ -613,7 +613,7 @@ def _run(ex, case, fn, args, kwargs, code):
             if isinstance(e, (TypeError, ValueError)):
                 raise
             if isinstance(e, AssertionError):  # the runner's own checks (launches, bits, chunks)
-                raise AssertionError(f"{ex.name}, {case}: {e}" + code.slips()) from None
+                raise type(e)(f"{ex.name}, {case}: {e}" + code.slips()) from None  # (a _RuleBroken stays one)
             stray = _cause(e, _OutOfBounds)  # a Triton compile or run error inside the student's code
             if stray is not None:
                 raise AssertionError(f"{ex.name}, {case}: {stray}") from None
@@ -855,7 +855,7 @@ class _OutOfBounds(Exception):
     pass
 
 
-SEEN = {"launches": 0, "atomics": 0, "widest_scan": 0}  # under the interpreter, while a check runs
+SEEN = {"launches": 0, "atomics": 0, "widest_scan": 0, "scalar_loads": 0}  # under the interpreter, while a check runs
 
 
 @dataclass(frozen=True, eq=False)
@@ -1053,6 +1053,7 @@ def _interpreting(poison_scans=False):
 
     def load(self, ptrs, mask, *rest):
         inside(ptrs, mask, "load")
+        SEEN["scalar_loads"] += ptrs.data.size == 1  # (one element: a loop over the steps, in the chunked ones)
         return saved[builder, "create_masked_load"](self, ptrs, mask, *rest)
 
     def store(self, ptrs, value, mask, *rest):
@@ -1244,9 +1245,13 @@ def _digest(name, args, kwargs) -> str:
 
 
 @functools.cache
-def _recorded() -> dict:
-    """The keys' values on the fixed cases, by digest (_keys.npz): an array, a tuple of arrays, or a number."""
+def _recorded_table() -> dict:
+    """The keys' values on the fixed cases, by digest (_keys.npz): an array, a tuple of arrays, or a number;
+    and, in a graded notebook's process, on the seed's (``_use_recorded``)."""
     return _load_recorded(_RECORDED_KEYS)
+
+
+_recorded = _checker_only(_recorded_table)  # the expected values: not for a student's function while it runs
 
 
 def _load_recorded(path) -> dict:
@@ -1268,15 +1273,15 @@ def _recorded_seed(path) -> int | None:
         return int(table["seed"]) if "seed" in table.files else None
 
 
-def _use_recorded(path=None):
+def _use_recorded(values=None):
     """From now on the teacher's keys are never loaded: their values come from ``_keys.npz`` and
-    ``path`` (a file ``_record_keys`` wrote for a seed), as in a student's install. The grader calls it
-    in a graded notebook's process, which so never holds a reference (tools/grade.py)."""
+    ``values`` (``_load_recorded`` of a file ``_record_keys`` wrote for a seed), as in a student's
+    install. The grader calls it in a graded notebook's process, which so never holds a reference,
+    and adds the seed's values only after the notebook's cells have run (tools/grade.py)."""
     global _KEYS_OFF
     _KEYS_OFF = True
     _keys.cache_clear()
-    if path is not None:
-        _recorded().update(_load_recorded(path))
+    _recorded_table().update(values or {})
 
 
 @_checker_only
@@ -1333,7 +1338,7 @@ def _record_keys(path=_RECORDED_KEYS, seed=None, only=None) -> dict:
             else:
                 flat[digest] = np.asarray(v)
         np.savez_compressed(path, **flat)
-        _recorded.cache_clear()
+        _recorded_table.cache_clear()
     return recorded
 
 
@@ -2314,11 +2319,17 @@ def _in_chunks(chunk_at):
     ``tl.associative_scan`` of the student's may be wider than the case's chunk (one scan over a
     whole row needs no chunks and no carry: the exercise's point)."""
     def run(fn, args, kw):
-        SEEN["widest_scan"] = 0
+        SEEN["widest_scan"] = SEEN["scalar_loads"] = 0
         out = fn(*args, **kw)
-        chunk, widest = args[chunk_at], SEEN["widest_scan"]
+        chunk, widest, scalars = args[chunk_at], SEEN["widest_scan"], SEEN["scalar_loads"]
+        steps = next((x.numel() for x in _leaves(args)), 0)  # the first input's (a hook's inputs, in hooked_scan)
+        if INTERPRET and widest and scalars >= steps:  # (without a scan at all, _require says so)
+            raise _RuleBroken(
+                f"your kernel loaded one element at a time ({scalars} one-element tl.load calls for {steps} steps): "
+                f"a loop over the steps, whatever else it scans. Walk each row in chunks of `chunk` steps, one "
+                f"tl.load of CHUNK lanes per input and chunk, and scan them with tl.associative_scan")
         if INTERPRET and widest > chunk:
-            raise AssertionError(
+            raise _RuleBroken(
                 f"your kernel ran a tl.associative_scan over {widest} steps at once where this case asks for chunks "
                 f"of {chunk} steps: walk each row in chunks of `chunk` steps (a loop from the last chunk down, one "
                 "tl.associative_scan of CHUNK lanes each), the carry from each chunk handed to the one before it")

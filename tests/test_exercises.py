@@ -1523,6 +1523,23 @@ def _max_one_step_at_a_time_times_a_scan(R, D, M, gamma, T, CHUNK: tl.constexpr)
         tl.store(M + row * T + t, y + 0.0 * dummy)
 
 
+@triton.jit
+def _max_one_step_at_a_time_plus_a_decoy(R, D, M, gamma, T, CHUNK: tl.constexpr):
+    """discounted_max as a loop over the steps, then a chunk loop adding a scan of zeros to what it stored (the
+    ninth teacher review): the scan's result reaches the answer, but one element was loaded at a time."""
+    row = tl.program_id(0)
+    y = float("-inf")
+    for i in range(0, T):
+        t = T - 1 - i
+        r = tl.load(R + row * T + t)
+        y = tl.where(tl.load(D + row * T + t) != 0, r, tl.maximum(r, gamma * y))
+        tl.store(M + row * T + t, y)
+    for c in range(0, tl.cdiv(T, CHUNK)):
+        t = c * CHUNK + tl.arange(0, CHUNK)
+        x = tl.load(M + row * T + t, mask=t < T, other=0.0)
+        tl.store(M + row * T + t, x + tl.associative_scan(x * 0.0, 0, _add), mask=t < T)
+
+
 def _chunked_scan_loop_beside_a_scan(rewards, terminated, gamma, chunk):
     out = torch.empty_like(rewards)
     _returns_beside_a_dropped_scan[(rewards.shape[0],)](rewards, terminated, out, gamma, rewards.shape[1], BLOCK=chunk)
@@ -1607,14 +1624,24 @@ def test_what_the_task_asks_for_is_enforced(name, what, fn, why):
 def test_a_scan_whose_result_is_dropped_is_no_scan():
     """A kernel that runs a tl.associative_scan and answers with a loop over the steps beside it:
     run again with the scans' results changed, it writes the same values, so it is refused."""
-    with pytest.raises(AssertionError, match=r"^chunked_scan, .*your kernel ran a tl\.associative_scan, but its "
-                                             r"result never reaches the answer"):
+    # (a loop over the steps loads one element at a time: that is refused first where a check counts loads)
+    refused = r"(your kernel ran a tl\.associative_scan, but its result never reaches the answer|your kernel loaded " \
+              r"one element at a time)"
+    with pytest.raises(AssertionError, match=rf"^chunked_scan, .*{refused}"):
         exercises.check("chunked_scan", _chunked_scan_loop_beside_a_scan)
     # the scan's result tied into the answer by 0 * it: a NaN would show through, a finite value does not
     tied = _variant("discounted_max", _max_one_step_at_a_time_times_a_scan, torch.zeros_like, {})
-    with pytest.raises(AssertionError, match=r"^discounted_max, .*result never reaches the answer"):
+    with pytest.raises(AssertionError, match=rf"^discounted_max, .*{refused}"):
         exercises.check("discounted_max", tied)
     assert exercises.score("discounted_max", tied)[0] == 0
+    with exercises._interpreting(poison_scans=True):  # the probe itself: what a scan returns is replaced
+        assert (solution("chunked_scan")(torch.ones(1, 5), torch.zeros(1, 5, dtype=torch.bool), 0.5, 64) == 0.375).all()
+    # a scan of zeros added to what a loop over the steps stored: it reaches the answer, but the loads were one
+    # element each, a loop over the steps
+    decoy = _variant("discounted_max", _max_one_step_at_a_time_plus_a_decoy, torch.zeros_like, {})
+    with pytest.raises(AssertionError, match=r"^discounted_max, .*your kernel loaded one element at a time"):
+        exercises.check("discounted_max", decoy)
+    assert exercises.score("discounted_max", decoy)[0] == 0
 
 
 def test_the_static_checks_for_a_compiled_kernel():

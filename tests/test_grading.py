@@ -250,6 +250,29 @@ def test_a_notebook_cannot_read_the_solutions(tmp_path):
     assert not (tmp_path / "my_q_lambda.py").exists()
 
 
+def test_a_notebook_cannot_look_up_the_seed_s_expected_values(tmp_path):
+    """The seed's expected values reach the graded process only after its cells have run, so a cell
+    cannot tabulate them (exercises.cases on the seed fails there), and while a check runs the
+    checker's table of them refuses the student's function (the ninth teacher review's routes)."""
+    table = ("from rltriton_lite import exercises\n"
+             "_TABLE = [c[3] for c in exercises.cases('matrix_compose', seed=5)]\n"
+             "def matrix_compose(p, q):\n    return _TABLE[0]")
+    lookup = ("import numpy as np\nfrom rltriton_lite import exercises\n"
+              "def n_step_returns(rewards, next_values, terminated, gamma, n):\n"
+              "    for v in exercises._recorded().values():\n"
+              "        if np.shape(v) == tuple(rewards.shape):\n            return v\n")
+    nb = _notebook(tmp_path / "00_associative_scan-oscar.ipynb", table, lookup)
+    out = tmp_path / "g.csv"
+    done = _grade_script("--out", str(out), "-q", "--seed", "5", "--exercises", "matrix_compose,n_step_returns", str(nb))
+    assert done.returncode == 0, done.stderr
+    with open(out, newline="") as f:
+        rows = {r["exercise"]: r for r in csv.DictReader(f)}
+    assert rows["matrix_compose"]["status"] == "error", rows
+    assert "cases drawn from a seed are checked with the teacher's keys" in rows["matrix_compose"]["message"], rows
+    assert rows["n_step_returns"]["status"] == "wrong" and rows["n_step_returns"]["checks_passed"] == "0", rows
+    assert "rltriton_lite.exercises._recorded" in rows["n_step_returns"]["message"], rows
+
+
 def test_the_keys_values_recorded_where_the_keys_are_grade_where_they_are_not(tmp_path):
     """--record-keys FILE --seed S (the teacher's step, no student code) writes the keys' values on
     the seed's cases; --keys FILE grades on them (the seed is the file's), as in a container

@@ -477,12 +477,14 @@ def record_keys_file(path, seed, only=None):
     return str(path)
 
 
-def _solutions_closed(folder: Path):
+def _solutions_closed(folder: Path, *files):
     """An audit hook: a notebook's code may not reach the teacher's solutions ``folder`` (its
-    solutions and keys) by a path: not open a file in it, link, copy or move one, or start a command
-    that names it. A command can still be written to hide the name: grade students you do not trust
-    where the folder is not (docs/TEACHING.md, section 1)."""
+    solutions and keys), nor ``files`` (the keys' values), by a path: not open a file there, link,
+    copy or move one, or start a command that names the folder. A command can still be written to
+    hide the name: grade students you do not trust where the folder is not (docs/TEACHING.md,
+    section 1)."""
     folder = os.path.realpath(folder)
+    files = {os.path.realpath(f) for f in files if f}
     paths = {"open", "os.link", "os.symlink", "os.rename", "os.truncate", "shutil.copyfile", "shutil.copytree",
              "shutil.move", "os.listdir", "os.scandir"}
     commands = {"subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "pty.spawn"}
@@ -498,7 +500,7 @@ def _solutions_closed(folder: Path):
         if event in paths:
             for a in strings(args):
                 path = os.path.realpath(a)
-                if path == folder or path.startswith(folder + os.sep):
+                if path == folder or path.startswith(folder + os.sep) or path in files:
                     raise PermissionError(f"the grader lets no notebook read the teacher's solutions ({path})")
         elif event in commands:
             named = [a for a in strings(args) if folder in a or os.path.basename(folder) in a]
@@ -532,9 +534,10 @@ def _worker(conn, notebook, cells, exercises, defined_in, seed, log_path, ipytho
     import torch.testing
     _import_dynamo()  # before the snapshot: its import rebinds torch.manual_seed, which is no tampering
     # the checker's modules, and what its comparisons call (np.isclose = ... would pass anything)
-    ex._use_recorded(keys)  # the keys' values, never the keys: nothing in this process computes an answer
+    ex._use_recorded()  # the keys' values, never the keys: nothing in this process computes an answer
     checker = _checker_state((ex, reference, numpy, numpy.testing, torch, torch.testing, math, builtins))
-    sys.addaudithook(_solutions_closed(ex._KEYS_FILE.parent))
+    values = ex._load_recorded(keys) if keys else {}  # the seed's: given to the checker after the cells ran
+    sys.addaudithook(_solutions_closed(ex._KEYS_FILE.parent, keys))
     shell = _shell()
     conn.send(("ready",))  # imports done: the setup's time limit starts now
     errors, tampered = {}, None
@@ -551,6 +554,8 @@ def _worker(conn, notebook, cells, exercises, defined_in, seed, log_path, ipytho
                         "not change them; nothing of this notebook is graded")
         sys.stdout.flush(), sys.stderr.flush()
     ex.check, ex.attempt = check, attempt
+    ex._use_recorded(values)  # the checks need them; the cells, which could have looked them up, are done
+    del values
     conn.send(("setup", errors))
     cell_sources = dict(cells)
     for name in exercises:
@@ -1165,6 +1170,7 @@ def main(argv=None) -> int:
     if args.record_keys is not None:  # the teacher's step, where the keys are: no student's code runs here
         if not ex._KEYS_FILE.is_file():
             parser.error(f"--record-keys needs the teacher's keys, {ex._KEYS_FILE}")
+        Path(args.record_keys).resolve().parent.mkdir(parents=True, exist_ok=True)
         ex._record_keys(args.record_keys, seed=args.seed, only=only)
         print(f"the keys' values on the cases of seed {args.seed} -> {args.record_keys}: grade with "
               f"--keys {args.record_keys} --seed {args.seed}")
@@ -1190,13 +1196,14 @@ def main(argv=None) -> int:
             keys = record_keys_file(os.path.join(tmp, "keys.npz"), seed, only)
         except UsageError as e:
             parser.error(str(e))
-    ex._use_recorded(keys)  # here too: this process never holds the keys, so neither do the notebooks' ones
+    ex._use_recorded()  # here too: never the keys; nor, until the notebooks have run, the seed's values
     progress = (lambda line: None) if args.quiet else (lambda line: print(line, file=sys.stderr, flush=True))
     grader = Grader(seed=seed, timeout=args.timeout, setup_timeout=args.setup_timeout, jobs=args.jobs,
                     log_dir=args.log_dir, progress=progress, only=only, keys=keys)
     t0 = time.monotonic()
     try:
         rows = grader.grade(students)
+        ex._use_recorded(ex._load_recorded(keys) if keys else None)  # what the checks counted (n_checks)
     finally:
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)
