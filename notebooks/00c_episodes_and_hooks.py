@@ -220,11 +220,11 @@ exercises.attempt("reset_scan", reset_scan)
 # **Exercise `gae_kernel`.** GAE as your `reset_scan`, in chunks of `chunk` steps, with two hooks.
 # The prologue computes $\delta_t = r_t + \gamma(1-\text{term}_t)V(s_{t+1}) - V(s_t)$ and the
 # triple $(a_t, b_t, \kappa_t) = (\gamma\lambda, \delta_t, \text{term}_t)$. The epilogue stores
-# $A_t$.
+# the advantage $\hat A_t$ (not the composed $A_t$ above).
 #
 # * **Inputs:** `rewards`, `values`, `next_values` (float32) and `terminated` (bool, the
 #   terminations), contiguous, of shape `(B, T)`. Then `gamma`, `lam`, and `chunk`.
-# * **Returns:** the advantages $A_t$, a `(B, T)` tensor.
+# * **Returns:** the advantages $\hat A_t$, a `(B, T)` tensor.
 # * **Edge cases:** rows of 7, 600 and 300 steps, with episode ends. The checker puts NaN in
 #   `next_values` behind terminations, where a value is never needed (a terminal state has
 #   none). It also puts a NaN reward in a later episode.
@@ -442,16 +442,16 @@ exercises.attempt("strided_scan", strided_scan)
 # maps, $y \mapsto b + a\,y$. The scan only needs an associative combine, and other steps
 # have one. Take the best reward still ahead in the episode, discounted by how far ahead it is:
 #
-# $$m_t = \max(r_t,\ \gamma\, m_{t+1}),$$
+# $$h_t = \max(r_t,\ \gamma\, h_{t+1}),$$
 #
-# with $m_t = r_t$ where the episode ends and at the row's last step. With a reward of 1 at a
-# goal and 0 elsewhere, $m_t = \gamma^k$, where $k$ is the number of steps to the next time the
+# with $h_t = r_t$ where the episode ends and at the row's last step. With a reward of 1 at a
+# goal and 0 elsewhere, $h_t = \gamma^k$, where $k$ is the number of steps to the next time the
 # goal is reached, and 0 if the episode ends (or the row does) before it is. Reaching it twice
 # does not count twice, as it would in a sum.
 #
 # * **Inputs:** `rewards` (float32, of either sign) and `terminated` (bool), contiguous, of shape
 #   `(B, T)`, any `T`. Then `gamma` ($0 < \gamma \le 1$) and `chunk`.
-# * **Returns:** $m$, a new `(B, T)` tensor, from your chunked scan: one program per row, chunks
+# * **Returns:** $h$, a new `(B, T)` tensor, from your chunked scan: one program per row, chunks
 #   of `chunk` steps from the last one down, one `tl.associative_scan` each, a carry between
 #   them.
 # * **Edge cases:** rewards mostly below 0, a row's length that is not a multiple of `chunk`,
@@ -510,6 +510,6 @@ print(inspect.getsource(getattr(exercises._scan_steps, "fn", exercises._scan_ste
 # * Strides: element $(t, b)$ is at `X + t * stride0 + b * stride1`, so a time-major, transposed
 #   or sliced buffer is read in place, without a copy.
 # * A scan needs only an associative combine: steps $y \mapsto \max(r, \gamma y)$ compose like
-#   affine maps, with their own identity: $(g, c) = (1, -\infty)$, the map $y \mapsto y$.
+#   affine maps, each kind with its own identity, the pair that leaves $y$ as it is.
 # * The package's `scan.py` is this kernel plus speed (notebook 13): `scan.combine` is
 #   `reset_combine`, `scan._walk` the chunk loop, `PROLOGUE` and `EPILOGUE` the hooks.

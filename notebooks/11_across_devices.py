@@ -117,7 +117,7 @@ print("three segments scanned from their composed carries = the one-process scan
 # The hardest place for it is a rank's last step. One row of 12 steps on two ranks (steps 0–5 and
 # 6–11): the episode ends at step 5, exactly at the boundary, and the reward at step 8, in the
 # next episode, is NaN (a failed environment step, say). Each step is a triple
-# $(a_t, b_t, r_t) = (\gamma, \text{reward}_t, \text{done}_t)$ of the discounted return. A
+# $(a_t, b_t, \kappa_t) = (\gamma, \text{reward}_t, \text{done}_t)$ of the discounted return. A
 # segment's triple composes its steps from its end, with the rule of notebook 00c's `reset_scan`:
 # a step that resets ignores the steps after it.
 

@@ -2664,12 +2664,12 @@ def _strided_hint(args, bad):
     return _STRIDED.format(*args[0].stride()) if bad.mean() > 0.5 and last_chunk.any() else None
 
 
-_MAX_END = "the row's last step (t = T - 1: nothing after it, m = r there)"
+_MAX_END = "the row's last step (t = T - 1: nothing after it, h = r there)"
 
 
 @_exercise("discounted_max", "00c_episodes_and_hooks", "kernel", stream=25, task="""
-discounted_max(rewards, terminated, gamma, chunk) -> m: m_t = max(r_t, gamma * m_{t+1}) backwards
-in time, m_t = r_t where term_t (the episode ends: nothing after it counts) and at the row's last
+discounted_max(rewards, terminated, gamma, chunk) -> h: h_t = max(r_t, gamma * h_{t+1}) backwards
+in time, h_t = r_t where term_t (the episode ends: nothing after it counts) and at the row's last
 step. (B, T) float32 rewards of either sign, bool terminated, contiguous, any T; 0 < gamma <= 1 a
 float. A step is the map y -> max(r_t, gamma * y), not y -> b + a y: work out how two such maps
 compose, what the identity is (for the padding lanes and for what enters a row's last chunk), and
@@ -2712,7 +2712,7 @@ def _max_marks(done, chunk):
     return {"the row's last step, padding lanes after it in its chunk: the lanes past T must be max's identity "
             "(gamma 1, r = -inf: y -> max(-inf, 1 * y) = y), else they compose into the last step": last,
             "in a chunk that a carry enters, with the composed reset flag set (an episode end at or after it in its "
-            "chunk): m_t must not read the carry there (select with tl.where)": reset}
+            "chunk): h_t must not read the carry there (select with tl.where)": reset}
 
 
 def _discounted_max_hint(bad, got, expected):

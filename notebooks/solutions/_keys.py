@@ -83,7 +83,7 @@ def retrace(r, next_expected_q, next_q, next_log_ratio, term, gamma, lam, trace=
 
 
 def discounted_max(r, done, gamma):
-    """m_t = max(r_t, gamma m_{t+1}) backwards in time; m_t = r_t at an episode end and at the last step."""
+    """h_t = max(r_t, gamma h_{t+1}) backwards in time; h_t = r_t at an episode end and at the last step."""
     m = np.empty_like(r)
     after = np.full(r.shape[:-1], -np.inf)  # nothing after the window: max's identity
     for t in reversed(range(r.shape[-1])):

@@ -28,7 +28,7 @@ def _discounted_max(R, D, M, gamma, T, CHUNK: tl.constexpr):
         g_s, c_s, k_s = tl.associative_scan((g, r, term), 0, _max_combine, reverse=True)
         out = tl.where(k_s, c_s, tl.maximum(c_s, g_s * carry))  # an episode end after t: the carry never enters
         tl.store(M + row * T + t, out, mask=m)
-        carry = tl.max(tl.where(t == c * CHUNK, out, float("-inf")), 0)  # m at the chunk's first step
+        carry = tl.max(tl.where(t == c * CHUNK, out, float("-inf")), 0)  # h at the chunk's first step
 
 
 def discounted_max(rewards, terminated, gamma, chunk):
