@@ -275,15 +275,16 @@ for run in runs[1:]:
 print("bitwise identical across calls")
 
 # %% [markdown]
-# A tile holds up to `Config().tile_elements` = 4096 elements (`_reduce._tile`). So the small
-# problems here are a single program; a GPU-sized minibatch is many. The number of partials
-# depends only on the shape, never on timing:
+# The loss's forward only sums: it cuts the problem into tiles of up to
+# `Config().reduce_tile_elements` elements, and gives each program a few of them
+# (`_reduce._partials_config`). So the small problems here are a single program; a GPU-sized
+# minibatch is many. The number of partials depends only on the shape, never on timing:
 
 # %%
 for shape in [(B, T), (64, 128), (4096, 1024)]:
-    rows, block = _reduce._tile(*shape, Config().tile_elements)
-    n_partials = -(-shape[0] // rows) * -(-shape[1] // block)  # the grid: ceil-divisions
-    print(f"{str(shape):>12}: tile {rows} rows × {block} steps → {n_partials} partials")
+    rows, block, _, tiles, _ = _reduce._partials_config(*shape, False, Config(), torch.device("cpu"))
+    n_tiles = -(-shape[0] // rows) * -(-shape[1] // block)  # ceil-divisions
+    print(f"{str(shape):>12}: tiles of {rows} rows × {block} steps, {tiles} a program → {-(-n_tiles // tiles)} partials")
 
 # %% [markdown]
 # ## 4. The kernel's elementwise hook
