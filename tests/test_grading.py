@@ -273,6 +273,17 @@ def test_a_notebook_cannot_look_up_the_seed_s_expected_values(tmp_path):
     assert "rltriton_lite.exercises._recorded" in rows["n_step_returns"]["message"], rows
 
 
+def test_the_printed_summary_names_the_roster_s_students_without_a_notebook(tmp_path):
+    """A student on the roster who handed nothing in has a 0-point row in <stem>-students.csv; the
+    printed summary, which counts graded notebooks, names them too (the ninth teacher review)."""
+    nb = _notebook(tmp_path / "gina.ipynb", CORRECT["matrix_compose"])
+    roster = tmp_path / "roster.txt"
+    roster.write_text("gina\nhal\n")
+    done = _grade_script("--out", str(tmp_path / "g.csv"), "-q", "--fixed", "--roster", str(roster), str(nb))
+    assert done.returncode == 0, done.stderr
+    assert "on the roster, no notebook graded (0 points in g-students.csv): hal" in done.stdout, done.stdout
+
+
 def test_the_keys_values_recorded_where_the_keys_are_grade_where_they_are_not(tmp_path):
     """--record-keys FILE --seed S (the teacher's step, no student code) writes the keys' values on
     the seed's cases; --keys FILE grades on them (the seed is the file's), as in a container

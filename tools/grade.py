@@ -1242,6 +1242,9 @@ def main(argv=None) -> int:
           + f", {time.monotonic() - t0:.0f} s -> {args.out}, per student {per_student.name}\n")
     if rows:
         print(summary(rows))
+    absent = [name for name in (roster or []) if name not in {r[0] for r in rows}]
+    if absent:
+        print(f"on the roster, no notebook graded (0 points in {per_student.name}): {', '.join(absent)}")
     return 0
 
 
