@@ -813,8 +813,8 @@ def test_an_exercise_named_but_not_handed_in_is_noted_missing(tmp_path):
     assert done.returncode == 0, done.stderr
     with open(tmp_path / "g-students.csv", newline="") as f:
         (student,) = list(csv.DictReader(f))
-    assert (student["exercises"], student["points"], student["note"]) == (
-        "0", "0.00", "missing: reset_scan, gae_pairs"), student
+    assert (student["exercises"], student["points"], student["max_points"], student["note"]) == (
+        "0", "0.00", "2", "missing: reset_scan, gae_pairs"), student
 
 
 TEACHING = ROOT / "docs" / "TEACHING.md"

@@ -906,7 +906,8 @@ def read_roster(path) -> list[str]:
 def write_students(path: Path, rows, n_checks: dict, roster=None, expected=None, handed_in=None) -> None:
     """One row per student: how many exercises of each status, the checks passed of those graded,
     and ``points``: 1 per correct exercise, and for any other its checks passed over its checks
-    (partial credit; 0 where not attempted). With a ``roster``, its students in its order, one
+    (partial credit; 0 where not attempted), out of ``max_points`` (the exercises ``expected``, or
+    those graded). With a ``roster``, its students in its order, one
     without a notebook with 0 points and the note "no notebook", and those graded but not on it
     after them, noted "not on the roster". With ``expected`` (``--exercises``' names), those a
     student handed in no notebook for are noted "missing: ..." (0 points each), also where the
@@ -917,7 +918,7 @@ def write_students(path: Path, rows, n_checks: dict, roster=None, expected=None,
     order = list(dict.fromkeys((roster or []) + list(by) + sorted(handed_in or ())))
     with open(path, "w", newline="") as f:
         w = csv.writer(f)
-        w.writerow(["student", "exercises", *STATUSES, "checks_passed", "checks", "points", "note"])
+        w.writerow(["student", "exercises", *STATUSES, "checks_passed", "checks", "points", "max_points", "note"])
         for student in order:
             graded = by.get(student, [])
             counts = collections.Counter(status for _, status, _ in graded)
@@ -931,7 +932,9 @@ def write_students(path: Path, rows, n_checks: dict, roster=None, expected=None,
             missing = [ex for ex in expected or () if ex not in {e for e, _, _ in graded}]
             if missing and handed:
                 note = "; ".join(filter(None, (note, "missing: " + ", ".join(missing))))
-            w.writerow([student, len(graded), *(counts[s] for s in STATUSES), passed, total, f"{points:.2f}", note])
+            most = len(expected) if expected else len(graded)  # out of: the exercises set, else those graded
+            w.writerow([student, len(graded), *(counts[s] for s in STATUSES), passed, total, f"{points:.2f}", most,
+                        note])
 
 
 _ANSWER_TAG = re.compile(r"answer-(\d+)")  # a notebook's cell for its question N without a checker
