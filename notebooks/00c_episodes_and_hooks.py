@@ -462,7 +462,9 @@ exercises.attempt("strided_scan", strided_scan)
 #   ($g \ge 0$ lets it pass inside the max.) Which pair changes nothing: what do the padding
 #   lanes load, and what enters a row's last chunk? Then add the reset flag as in section 1.
 # * **Hint:** Triton's element-wise maximum is `tl.maximum`; Python's `max` does not work on
-#   blocks. $-\infty$ is `float("-inf")`.
+#   blocks. $-\infty$ is `float("-inf")`. Name your combine in the kernel itself: unlike a hook,
+#   `tl.associative_scan`'s combine cannot be passed in as a `tl.constexpr` argument (the GPU's
+#   compiler refuses it).
 
 # %%
 def discounted_max(rewards, terminated, gamma, chunk):

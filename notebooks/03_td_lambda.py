@@ -217,16 +217,19 @@ ax.set_xlabel("λ")
 ax.set_title(f"$G_0$ against the true value, {N_mc:,} rollouts")
 ax.legend(fontsize=8)
 plt.show()
-print(f"MSE: λ=0 {mse[0]:.2f}, λ={lams[best]:.2f} {mse[best]:.2f}, λ=1 {mse[-1]:.2f}")
+# the exact curve on a fine grid of λ, where the grid of the rollouts has steps of 0.05
+fine = np.linspace(0.0, 1.0, 1001)
+alpha_f = (gamma_ * fine[:, None]) ** k
+beta_f = gamma_ * (1 - fine[:, None]) * alpha_f
+beta_f[:, -1] = gamma_ * alpha_f[:, -1]
+mse_f = (b_critic * beta_f.sum(1)) ** 2 + sigma_r**2 * (alpha_f**2).sum(1) + sigma_c**2 * (beta_f**2).sum(1)
+print(f"MSE: λ=0 {mse[0]:.2f}, best on the grid λ={lams[best]:.2f} {mse[best]:.2f}, λ=1 {mse[-1]:.2f}; "
+      f"the exact curve's minimum: λ={fine[mse_f.argmin()]:.2f}")
 
 assert var[-1] > 2 * var[0] and np.all(np.diff(bias2) < 0)  # variance grows with λ, bias² falls
 assert 0 < best < len(lams) - 1 and mse[best] < 0.95 * min(mse[0], mse[-1])  # an interior λ beats both ends
 
 # an unbiased critic (η = 0) that is noisy (σ_c = 3): no bias at all, and still a trade-off, in variance alone
-fine = np.linspace(0.0, 1.0, 1001)
-alpha_f = (gamma_ * fine[:, None]) ** k
-beta_f = gamma_ * (1 - fine[:, None]) * alpha_f
-beta_f[:, -1] = gamma_ * alpha_f[:, -1]
 mse_unbiased = sigma_r**2 * (alpha_f**2).sum(1) + 3.0**2 * (beta_f**2).sum(1)  # exact: bias 0, MSE = variance
 best_unbiased = fine[mse_unbiased.argmin()]
 assert 0.5 < best_unbiased < 0.65 and mse_unbiased.min() < 0.7 * min(mse_unbiased[0], mse_unbiased[-1])

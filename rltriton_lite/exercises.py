@@ -655,6 +655,9 @@ _ERROR_HINTS = (  # (what the error says, where to look): the first that the err
                        "variables.)"),
     ("loop-carried variable", "(A loop's carry changed type: started as an integer, carry = 0, then made a float; "
                               "start it as 0.0.)"),
+    ("'constexpr' object has no attribute 'signature'",
+     "(tl.associative_scan's combine must be a @triton.jit function that your kernel names itself, a module-level "
+     "name: the compiler refuses one passed in as a tl.constexpr argument, as a hook is.)"),
 )
 
 
@@ -796,8 +799,8 @@ def _where(bad, scan):
 
 
 FIRST_STEP = "the first step (t = 0: the forward scan starts there, nothing before it is read)"
-_ORDINARY = ("An ordinary step, the steps the scan reached before it right: check what your code computes at that "
-             "step (the terms it reads: which step's value, which discount, its pair (a_t, b_t)){combine}.")
+_ORDINARY = ("An ordinary step, and every step the scan reached before it is right: check what your code computes "
+             "at that step (the terms it reads: which step's value, which discount, its pair (a_t, b_t)){combine}.")
 
 
 def _hint(ex, bad, at, marks, got, expected, own=None):
@@ -2677,9 +2680,9 @@ how an episode end resets, then write the chunked scan of 00b and 00c for it: on
 row, chunks of `chunk` steps (a power of two) from the last one down, each one
 tl.associative_scan, the carry handed from each chunk to the one before it.
 """, needs="scan", run=_in_chunks(3), window_end=_MAX_END, key="across chunks",
-   ordinary=("An ordinary step, the steps the scan reached before it right: check what your code computes at that "
-             "step (its pair (g_t, c_t) = (gamma, r_t)) or, in your combine, the order in which it applies the two "
-             "maps (the later steps' map first)."),
+   ordinary=("An ordinary step, and every step the scan reached before it is right: check what your code computes "
+             "at that step (its pair (g_t, c_t) = (gamma, r_t)) or, in your combine, the order in which it applies "
+             "the two maps (the later steps' map first)."),
    hint=lambda args, i, bad, got, expected: _discounted_max_hint(bad, got, expected),
    recompute=lambda r, done, gamma, chunk: _key("discounted_max", r, done, gamma))
 def _discounted_max_cases(d):
@@ -2709,8 +2712,8 @@ def _max_marks(done, chunk):
     if T % chunk:
         last[..., -1] = ~done[..., -1]
     reset = next(iter(_reset_before_the_carry(done, chunk).values()))
-    return {"the row's last step, padding lanes after it in its chunk: the lanes past T must be max's identity "
-            "(gamma 1, r = -inf: y -> max(-inf, 1 * y) = y), else they compose into the last step": last,
+    return {"the row's last step, padding lanes after it in its chunk: the lanes past T must be the identity, the "
+            "pair (g, c) that leaves every y as it is, else they compose into the last step": last,
             "in a chunk that a carry enters, with the composed reset flag set (an episode end at or after it in its "
             "chunk): h_t must not read the carry there (select with tl.where)": reset}
 
@@ -2722,9 +2725,9 @@ def _discounted_max_hint(bad, got, expected):
         return ("A NaN where the answer is finite: 0 * inf = NaN. An episode end must select (tl.where), not "
                 "multiply the carry or the later steps' maps by 0: with -inf in them, 0 * -inf is NaN.")
     if ((g == 0) & (e < 0)).any():
-        return ("0 where the answer is below 0: max's identity is -inf, not 0 (max(r, 0) = 0 for r < 0). "
-                "Check what enters a row's last chunk, the padding lanes past T, and an episode end written as "
-                "a factor 0 (max(r, 0 * y) = max(r, 0)).")
+        return ("0 where the answer is below 0: 0 is not max's identity (max(r, 0) = 0 for r < 0): which c leaves "
+                "max(c, y) = y for every y? Check what enters a row's last chunk, the padding lanes past T, and an "
+                "episode end written as a factor 0 (max(r, 0 * y) = max(r, 0)).")
     return None
 
 
