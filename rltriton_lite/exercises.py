@@ -3265,8 +3265,12 @@ def _twice(fn, args, kw):
                              "runs programs one after another and cannot show it); write each program's "
                              "partial sum and add them in a second launch")
     if len(mine) < 2:
-        raise AssertionError(f"{len(mine)} kernel launch: a one-program sum walks the whole input alone (one SM of a "
-                             "GPU); split it over programs, then add their partials in a second launch")
+        # the answer not in a tensor the launch received: the partials in Triton, their sum elsewhere
+        one = isinstance(first, torch.Tensor) and first.untyped_storage().data_ptr() not in mine[0].storages
+        raise _RuleBroken(f"{len(mine)} kernel launch: " + (
+            "your partials were added outside your kernels (in PyTorch, say): add them in a second launch of yours"
+            if one else "a one-program sum walks the whole input alone (one SM of a GPU); split it over programs, "
+                        "then add their partials in a second launch"))
     n, most = args[0].numel(), max((_programs(launch) for launch in mine), default=None)
     if most == 1 and n >= _ONE_PROGRAM_AT_MOST:
         raise AssertionError(f"every launch of yours ran one program, on {n} elements: the first one walks the whole "

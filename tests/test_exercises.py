@@ -1212,8 +1212,18 @@ def test_two_stage_mean_refuses_atomics_and_a_single_launch():
 
     with pytest.raises(AssertionError, match=r"two_stage_mean, n=1: your kernel uses an atomic"):
         exercises.check("two_stage_mean", atomic)
-    with pytest.raises(AssertionError, match=r"two_stage_mean, n=1: 1 kernel launch"):
+    with pytest.raises(AssertionError, match=r"two_stage_mean, n=1: 1 kernel launch: a one-program sum"):
         exercises.check("two_stage_mean", one_program)
+
+    def partials_then_torch(x):  # the first stage in Triton, the second in PyTorch (the tenth student review)
+        parts = torch.zeros(triton.cdiv(x.numel(), 1024), device=x.device)
+        for i in range(parts.numel()):
+            _one_program_sum[(1,)](x[i * 1024:], parts[i:], min(1024, x.numel() - i * 1024), BLOCK=1024)
+        return parts.sum() / x.numel()
+
+    with pytest.raises(AssertionError, match=r"two_stage_mean, n=1: 1 kernel launch: your partials were added "
+                                             r"outside your kernels"):
+        exercises.check("two_stage_mean", partials_then_torch)
 
     def one_program_twice(x):  # two launches, but the first walks the whole input alone
         part, out = torch.zeros((), device=x.device), torch.zeros((), device=x.device)
