@@ -273,6 +273,26 @@ def test_a_notebook_cannot_look_up_the_seed_s_expected_values(tmp_path):
     assert "rltriton_lite.exercises._recorded" in rows["n_step_returns"]["message"], rows
 
 
+def test_a_verdict_forged_on_the_grader_s_pipe_is_an_error_and_flagged(tmp_path):
+    """A cell that finds the worker's pipe and sends "correct" for an exercise it never defined (the
+    tenth teacher review): the grader takes no verdict for code it did not read, and the flags name
+    the cell's tricks."""
+    forge = ("import gc as _g, os as _o\n"
+             "_c = [x for x in getattr(_g, 'get_' + 'objects')() if type(x).__name__ == 'Connection' "
+             "and not x.closed and x.writable][0]\n"
+             "_c.send(('setup', {}))\n_c.send(('start', 'matrix_compose'))\n"
+             "_c.send(('result', 'matrix_compose', 'correct', '', None, {}))\n_c.send(('done',))\n"
+             "getattr(_o, '_ex' + 'it')(0)")
+    nb = _notebook(tmp_path / "00_associative_scan-pat.ipynb", forge, "def matrix_compose(p, q):\n    return p")
+    out = tmp_path / "g.csv"
+    done = _grade_script("--out", str(out), "-q", "--fixed", str(nb))
+    assert done.returncode == 0, done.stderr
+    with open(out, newline="") as f:
+        (row,) = list(csv.DictReader(f))
+    assert (row["exercise"], row["status"]) == ("matrix_compose", "error"), row
+    assert "a verdict for code it never read" in row["message"] and row["flags"], row
+
+
 def test_the_printed_summary_names_the_roster_s_students_without_a_notebook(tmp_path):
     """A student on the roster who handed nothing in has a 0-point row in <stem>-students.csv; the
     printed summary, which counts graded notebooks, names them too (the ninth teacher review)."""

@@ -627,6 +627,9 @@ class Grader:
             if name in names:
                 course[nb_stem].append(name)
         self._tmp = tmp = tempfile.mkdtemp(prefix="grade-")
+        # Triton's cache for the checks' compiles: the run's own folder (a container's user may have no home)
+        cache = None if "TRITON_CACHE_DIR" in os.environ else os.environ.setdefault("TRITON_CACHE_DIR",
+                                                                                    os.path.join(tmp, "triton"))
         if self.seed is not None and self.keys is None:  # the keys' values, for processes that never hold the keys
             self.keys = record_keys_file(os.path.join(tmp, "keys.npz"), self.seed, self.only)
         self.graded = jobs = []  # kept for a look afterwards (cell_errors)
@@ -648,6 +651,8 @@ class Grader:
                     jobs.append(job)
             self._run(jobs)
         finally:
+            if cache is not None:
+                os.environ.pop("TRITON_CACHE_DIR", None)
             shutil.rmtree(tmp, ignore_errors=True)
         rows = []
         for job in jobs:
@@ -735,6 +740,10 @@ class Grader:
                     job.sources[msg[1]] = msg[2]
                 elif kind == "result":
                     _, name, status, message, right, details = msg
+                    if status == "correct" and (name != job.current or name not in job.sources):
+                        # (the worker sends the graded code before a verdict, for the exercise it started)
+                        status, message, right = "error", ("the grader got a verdict for code it never read: the "
+                                                           "notebook wrote to the grader's pipe"), 0
                     job.details[name] = details
                     self._record(job, name, status, message, right)
                     job.current = None
@@ -818,13 +827,15 @@ def _safe(name: str) -> str:
 
 
 # What reaches around the checker, looked for in a notebook's code cells (the grader's `flags` column):
-# each flagged where the course's own notebook of that name does not have it (11 starts processes, say)
+# each kind flagged where the notebook has a text of it that the course's own notebook of that name has not
 SUSPECT = {
     "a command": r"\bsubprocess\b|\bos\.(?:system|popen|exec\w*|spawn\w*|posix_spawn)\b|\bpty\b",
     "links or copies of files": r"\bos\.(?:link|symlink|rename|replace)\b|\bshutil\.",
     "code loaded by hand": r"(?<![.\w])(?:exec|eval|compile|__import__)\s*\(|\bimportlib\b",  # (not torch.compile)
-    "the checker's internals": r"\bexercises\._\w|\b_keys\b|_KEYS_FILE|\b_recorded\b|__closure__|cell_contents|"
-                               r"\blinecache\b|sys\._getframe|\bgc\.get_objects|\bctypes\b|settrace",
+    "the checker's internals": r"\bexercises\._\w+|\b_keys\b|_KEYS_FILE|\b_recorded\w*|\b_digest\b|__closure__|"
+                               r"cell_contents|\blinecache\b|sys\._getframe|currentframe|\.f_(?:back|locals|globals)\b|"
+                               r"\bgc\b|\bctypes\b|settrace|\bConnection\b|\.send\(|\b_exit\b",
+    "names built from strings": r"getattr\s*\([^)]*[\"']\s*\+|__dict__\s*\[|\bvars\s*\(",
     "threads or processes": r"\bthreading\b|\bmultiprocessing\b|\bconcurrent\.futures\b",
 }
 
@@ -843,7 +854,9 @@ def flags(cells, stem: str) -> list[str]:
     """What in the notebook's code cells ``cells`` ((number, source)) reaches around the checker and
     the course's own notebook does not have: a spot review's first stop (``SUSPECT``)."""
     code, course = "\n".join(src for _, src in cells), _course_code(stem)
-    return [what for what, pattern in SUSPECT.items() if re.search(pattern, code) and not re.search(pattern, course)]
+    found = {what: {m.group(0) for m in re.finditer(pattern, code)} for what, pattern in SUSPECT.items()}
+    return [what for what, pattern in SUSPECT.items()
+            if found[what] - {m.group(0) for m in re.finditer(pattern, course)}]
 
 
 def write_sources(folder: Path, jobs) -> dict:
