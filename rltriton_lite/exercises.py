@@ -1234,6 +1234,7 @@ def _keys():
     return module
 
 
+@_checker_only
 def _digest(name, args, kwargs) -> str:
     """One name for a call of the keys: the function, its arrays' dtypes, shapes and bytes, the rest's reprs."""
     h = hashlib.sha256(name.encode())
@@ -1247,14 +1248,21 @@ def _digest(name, args, kwargs) -> str:
     return h.hexdigest()[:32]
 
 
-@functools.cache
-def _recorded_table() -> dict:
-    """The keys' values on the fixed cases, by digest (_keys.npz): an array, a tuple of arrays, or a number;
-    and, in a graded notebook's process, on the seed's (``_use_recorded``)."""
-    return _load_recorded(_RECORDED_KEYS)
+def _recorded_values():
+    """The function that returns the keys' values on the fixed cases, by digest (_keys.npz: an array, a
+    tuple of arrays, or a number), read once; and, in a graded notebook's process, on the seed's
+    (``_use_recorded``). The table lives in its closure, not in the module."""
+    table: dict = {}
+
+    def _recorded() -> dict:
+        if not table:
+            table.update(_load_recorded(_RECORDED_KEYS))
+        return table
+    return _recorded
 
 
-_recorded = _checker_only(_recorded_table)  # the expected values: not for a student's function while it runs
+# the expected values, and the digests that look them up: not for a student's function while it runs
+_recorded = _recorded_table = _checker_only(_recorded_values())
 
 
 def _load_recorded(path) -> dict:
@@ -1341,7 +1349,7 @@ def _record_keys(path=_RECORDED_KEYS, seed=None, only=None) -> dict:
             else:
                 flat[digest] = np.asarray(v)
         np.savez_compressed(path, **flat)
-        _recorded_table.cache_clear()
+        _recorded_table().clear()  # (read again at its next use)
     return recorded
 
 
