@@ -54,9 +54,9 @@ reader sees which cases an answer misses without running it, and ``hint``, the c
 it (the "Hint:" line under the message: where the error starts, the slip it recognises), by
 which the teacher's list of common wrong answers is ordered, ``commit``, the course's commit the
 checkers and keys came from (``course_commit``): a regrade with the same seed and commit gives the same
-verdicts, and ``flags``, what in the notebook's code cells reaches around the checker (a command,
-links or copies of files, exec, the checker's internals, threads: ``SUSPECT``) where the course's
-own notebook of that name does not: where a spot review starts. Beside it, ``<csv stem>-students.csv`` has
+verdicts, and ``flags``, what in the notebook's code cells reaches around the checker (``SUSPECT``:
+a command, links or copies of files, code loaded by hand, the checker's internals, names built from
+strings, threads) where the course's own notebook of that name does not: where a review starts. Beside it, ``<csv stem>-students.csv`` has
 a row per student: the exercises of each status, the checks passed, and ``points``, 1 per correct
 exercise plus each other one's checks passed over its checks. ``--roster FILE`` (one student name
 per line, ``#`` comments) lists the course there in its order: a student without a notebook gets 0
@@ -859,9 +859,10 @@ def flags(cells, stem: str) -> list[str]:
             if found[what] - {m.group(0) for m in re.finditer(pattern, course)}]
 
 
-def write_sources(folder: Path, jobs) -> dict:
+def write_sources(folder: Path, jobs, flagged=None) -> dict:
     """Write ``folder/<student>/<exercise>.py`` for each graded function (the rule in the module's
-    doc; the folder replaced); returns ``{(student, notebook, exercise): path}``."""
+    doc; the folder replaced), headed by its notebook's ``flagged`` ({notebook: flags}); returns
+    ``{(student, notebook, exercise): path}``."""
     if folder.is_dir():
         shutil.rmtree(folder)
     paths, taken = {}, set()
@@ -877,10 +878,10 @@ def write_sources(folder: Path, jobs) -> dict:
                 path = folder / student / (f"{name}-{stem}.py" if k == 2 else f"{name}-{stem}-{k}.py")
             taken.add(path)
             path.parent.mkdir(parents=True, exist_ok=True)
-            said = flags(job.plan.cells, job.notebook.stem) if job.plan else []
+            said = (flagged or {}).get(str(job.notebook))
             head = (f"# student: {job.student}\n# notebook: {job.notebook}\n# exercise: {name}\n"
                     f"# verdict: {status}" + (f" ({message})" if message else "") + "\n"
-                    + (f"# flags (the notebook's cells): {', '.join(said)}\n" if said else "")
+                    + (f"# flags (the notebook's cells): {said}\n" if said else "")
                     + "# What the grader checked: the function bound to the exercise's name and the student's code it "
                       "reaches.\n\n")
             path.write_text(head + text)
@@ -1224,7 +1225,9 @@ def main(argv=None) -> int:
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)
     out = Path(args.out).resolve()
-    sources = write_sources(out.parent / f"{out.stem}-sources", grader.graded)
+    flagged = {str(job.notebook): ", ".join(flags(job.plan.cells, job.notebook.stem)) if job.plan else ""
+               for job in grader.graded}
+    sources = write_sources(out.parent / f"{out.stem}-sources", grader.graded, flagged)
     n_checks = {name: rltriton_lite.exercises._n_checks(name, seed) for name in {r[2] for r in rows} if name}
     rows = [(*row, n_checks[row[2]] if right is None else right) for *row, right in rows]  # correct: every check
     commit = course_commit(Path(rltriton_lite.__file__).resolve().parent.parent)  # the checkers' code and keys
@@ -1234,8 +1237,6 @@ def main(argv=None) -> int:
                     "checks", "checks_failed", "hint", "commit", "flags"])
         details = {(job.student, str(job.notebook), name): d
                    for job in grader.graded for name, d in job.details.items()}
-        flagged = {str(job.notebook): ", ".join(flags(job.plan.cells, job.notebook.stem)) if job.plan else ""
-                   for job in grader.graded}
         for *row, right in rows:
             path = sources.get((row[0], row[1], row[2]))
             d = details.get((row[0], row[1], row[2]), {})
