@@ -36,7 +36,8 @@
 # composing affine maps is associative. This notebook shows why, and how `rltriton_lite` turns
 # that into one Triton kernel. Every claim here is checked with an `assert`. New words (scan,
 # carry, chunk, warp, ...) are in the glossary, [`GLOSSARY.md`](GLOSSARY.md), each with the
-# notebook that introduces it.
+# notebook that introduces it. Its [table of symbols](GLOSSARY.md#names-and-signatures) says
+# what each letter means ($a_t$, $A_t$, $\hat A_t$, $\rho_t$, ...).
 #
 # Without a GPU, the Triton kernels run on the CPU under the Triton interpreter. You must switch
 # it on before you import the package. Every function's default, `backend="auto"`, picks the

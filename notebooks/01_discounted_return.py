@@ -333,9 +333,9 @@ exercises.attempt("returns_autograd", returns_autograd)
 #
 # * **Inputs:** `rewards`, `next_values` ($V(s_{t+1})$ at step $t$) and `terminated` (bool), all
 #   (B, T); `gamma` a number; `n` an int, which may exceed `T`.
-# * **Returns:** $G^{(n)}_t = \sum_{k<m} \gamma^k r_{t+k} + \mathbb{1}[\text{no termination in }
-#   t..t+m-1]\,\gamma^m V(s_{t+m})$ for every $t$, a (B, T) tensor, where $m = n$ unless the
-#   episode or the window ends first.
+# * **Returns:** $G^{(n)}_t = \sum_{k<n_t} \gamma^k r_{t+k} + \mathbb{1}[\text{no termination in }
+#   t..t+n_t-1]\,\gamma^{n_t} V(s_{t+n_t})$ for every $t$, a (B, T) tensor. $n_t$ is the number of
+#   steps summed at $t$: $n$, unless the episode or the window ends first.
 # * **Edge cases:** an episode that terminates inside the $n$ steps stops the sum there, with no
 #   bootstrap. The window's end stops it too, bootstrapping from `next_values` at its last step.
 # * **Hint:** the idea is worked below on one row. The cell after it says how to do every $t$

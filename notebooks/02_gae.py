@@ -33,7 +33,7 @@
 # $\delta_t$:
 #
 # $$\delta_t = r_t + \gamma (1-\text{term}_t) V'_t - V_t, \qquad
-#   A_t = \delta_t + \gamma\lambda (1-\text{done}_t) A_{t+1}, \qquad \text{returns}_t = A_t + V_t .$$
+#   \hat A_t = \delta_t + \gamma\lambda (1-\text{done}_t) \hat A_{t+1}, \qquad \text{returns}_t = \hat A_t + V_t .$$
 #
 # $V'_t = V(s_{t+1})$ is the value of the next state. Inside an episode it is `values[t+1]`. At a
 # time-limit truncation it is the real next state's value (`next_values`). After a termination
@@ -88,7 +88,7 @@ np.testing.assert_allclose(ret, adv + v)
 # %% [markdown]
 # ## 2. Prologue, scan, epilogue
 #
-# Read the recurrence as $A_t = b_t + a_t A_{t+1}$ with a reset where the episode ends:
+# Read the recurrence as $\hat A_t = b_t + a_t \hat A_{t+1}$ with a reset where the episode ends:
 #
 # * **prologue** (per step, independent): $b_t = \delta_t$, $a_t = \gamma_t\lambda_t$,
 #   reset$_t$ = done$_t$;
@@ -128,7 +128,7 @@ print("prologue + scan + epilogue == the loop")
 # * **Inputs:** `rewards`, `values`, `next_values` ($V(s_{t+1})$), `terminated` and `truncated`
 #   (bool), all (B, T) tensors; `gamma` and `lam` numbers.
 # * **Returns:** `(a, b)`, tensors shaped like `rewards`, whose reverse scan
-#   $y_t = b_t + a_t y_{t+1}$ (`rl.linear_scan`, run by the checker) is the advantage $A_t$.
+#   $y_t = b_t + a_t y_{t+1}$ (`rl.linear_scan`, run by the checker) is the advantage $\hat A_t$.
 # * **Edge cases:** both kinds of episode end. `terminated`: no bootstrap, trace cut.
 #   `truncated`: bootstrap from `next_values`, trace cut. `next_values` behind a termination may
 #   be NaN: select it away (`torch.where`), do not multiply it by `~terminated`.
@@ -314,7 +314,7 @@ print("kernel == loop: episodes, truncations, padding, per-step gamma, time-majo
 # %%
 row = 2
 fig, ax = plt.subplots(figsize=(10, 2.8))
-ax.plot(n(adv)[row], ".-", label="advantage $A_t$")
+ax.plot(n(adv)[row], ".-", label=r"advantage $\hat A_t$")
 ax.plot(n(r)[row], ".", alpha=0.5, label="reward $r_t$")
 for t in np.flatnonzero(n(term)[row]):
     ax.axvline(t + 0.5, color="k", lw=1)
@@ -382,7 +382,7 @@ h200 = profile.committed("gae")  # the H200's table and chart, read by name: not
 # ## What you now know
 #
 # * GAE is one reverse scan: $a_t = \gamma\lambda$, $b_t = \delta_t$, a reset at every episode end.
-#   The returns are $A_t + V_t$, from the same pass.
+#   The returns are $\hat A_t + V_t$, from the same pass.
 # * A termination is a select, not a multiplication: no bootstrap, and a NaN value behind it is
 #   never read. A truncation, or the window's end, resets the trace but bootstraps from
 #   `next_values`.

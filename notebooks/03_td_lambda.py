@@ -314,8 +314,8 @@ print("a 9-line Triton prologue == rl.td_lambda")
 # The harness, its hook's arguments and its rules (pairs, $a = 0$ the reset):
 # [notebook 01, "The harness for Triton prologues"](01_discounted_return.ipynb#The-harness-for-Triton-prologues).
 #
-# * **Inputs:** `X = (rewards, next_q, next_action, terminated)` and `P = (γ, λ, A)`, A an int.
-#   * `next_q` is a (B, T, A) float32 tensor, $Q(s_{t+1}, a)$ for the A actions, contiguous with
+# * **Inputs:** `X = (rewards, next_q, next_action, terminated)` and `P = (γ, λ, n_actions)`, `n_actions` an int.
+#   * `next_q` is a (B, T, n_actions) float32 tensor, $Q(s_{t+1}, a)$ for each action $a$, contiguous with
 #     the actions last.
 #   * `next_action` (B, T, int64) is $a_{t+1}$, the action taken at $s_{t+1}$.
 # * **Returns:** the pair $(a_t, b_t)$ whose reverse scan is $G_t$ above.
@@ -328,8 +328,8 @@ print("a 9-line Triton prologue == rl.td_lambda")
 #     $\gamma(1-\text{term}_t)\max_a Q$ would put $0 \cdot \text{NaN} = \text{NaN}$ into $b_t$
 #     itself. The reset at $a_t = 0$ cannot select that away.
 #   * At the window's last step $\ell_t = 0$.
-# * **Hint:** step `offs`'s action `a` is at `X[1] + offs * A + a`: a strided load, one per
-#   action, in a loop `for a in range(A)`.
+# * **Hint:** step `offs`'s action `a` is at `X[1] + offs * n_actions + a`: a strided load, one
+#   per action, in a loop `for a in range(n_actions)`.
 #
 # The checker runs your prologue in `exercises.scan_hook` against a float64 NumPy loop, with 3 to
 # 5 actions. Its cases: a row where every next action is greedy (TD(λ) on the max); rows with
@@ -342,13 +342,13 @@ print("a 9-line Triton prologue == rl.td_lambda")
 # ```python
 # @triton.jit
 # def q_lambda(X, P, offs, t, m, T):
-#     gamma, lam, A = P[0], P[1], P[2]
+#     gamma, lam, n_actions = P[0], P[1], P[2]
 #     r = tl.load(X[0] + offs, mask=m, other=0.0)                 # rewards
 #     next_action = tl.load(X[2] + offs, mask=m, other=0)         # a_{t+1}, an int
 #     term = tl.load(X[3] + offs, mask=m, other=0) != 0           # a bool flag
-#     max_q = tl.load(X[1] + offs * A, mask=m, other=0.0)         # Q(s_{t+1}, 0)
+#     max_q = tl.load(X[1] + offs * n_actions, mask=m, other=0.0) # Q(s_{t+1}, 0)
 #     q_taken = max_q                                             # Q(s_{t+1}, a_{t+1}) so far
-#     for a in range(1, A):
+#     for a in range(1, n_actions):
 #         ...
 #     return a_t, b_t
 # ```

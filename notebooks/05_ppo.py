@@ -30,18 +30,18 @@
 # Optimization Algorithms*, arXiv 1707.06347, 2017) improves the policy that collected a rollout.
 # It runs several epochs of minibatch steps on the same data. Its starting point is the
 # importance-sampled surrogate of conservative policy iteration and TRPO,
-# $\mathbb{E}_t[\rho_t A_t]$, with the probability ratio
+# $\mathbb{E}_t[\rho_t \hat A_t]$, with the probability ratio
 # $\rho_t = \pi(a_t|s_t) / \pi_{\text{old}}(a_t|s_t) = e^{\log\pi_t - \log\pi^{\text{old}}_t}$.
 # Maximised without a constraint, it moves the policy too far from the data. Instead of TRPO's
 # KL constraint, PPO clips the ratio and takes the pessimistic minimum. So nothing is gained by
 # pushing $\rho_t$ out of $[1-\epsilon, 1+\epsilon]$:
 #
-# $$L^{\text{CLIP}} = \mathbb{E}_t\Big[\min\big(\rho_t A_t,\;
-#   \operatorname{clip}(\rho_t, 1-\epsilon, 1+\epsilon)\, A_t\big)\Big], \qquad
+# $$L^{\text{CLIP}} = \mathbb{E}_t\Big[\min\big(\rho_t \hat A_t,\;
+#   \operatorname{clip}(\rho_t, 1-\epsilon, 1+\epsilon)\, \hat A_t\big)\Big], \qquad
 #   \text{loss} = -\frac{1}{N}\sum_{t\ \text{unmasked}}
-#   \min\big(\rho_t A_t,\; \operatorname{clip}(\rho_t, 1-\epsilon, 1+\epsilon)\, A_t\big).$$
+#   \min\big(\rho_t \hat A_t,\; \operatorname{clip}(\rho_t, 1-\epsilon, 1+\epsilon)\, \hat A_t\big).$$
 #
-# Two parts of this are credit assignment. The advantages $A_t$ come from GAE, a reverse scan
+# Two parts of this are credit assignment. The advantages $\hat A_t$ come from GAE, a reverse scan
 # (notebook 02). And the loss is a **sum**, which is an associative scan too: its last element
 # is the answer. `rl.ppo_clip_loss` fuses the elementwise part with a deterministic two-stage
 # sum. It returns CleanRL's diagnostics (`clip_fraction`, `approx_kl`) from the same pass.
@@ -560,11 +560,11 @@ exercises.attempt("two_stage_mean", two_stage_mean)
 # %% [markdown]
 # ## What you now know
 #
-# * PPO's loss is $-\operatorname{mean}\min(\rho_t A_t, \operatorname{clip}(\rho_t, 1-\epsilon,
-#   1+\epsilon) A_t)$, $\rho_t = \pi/\pi_{\text{old}}$ of the action taken. GAE gives $A_t$.
+# * PPO's loss is $-\operatorname{mean}\min(\rho_t \hat A_t, \operatorname{clip}(\rho_t, 1-\epsilon,
+#   1+\epsilon) \hat A_t)$, $\rho_t = \pi/\pi_{\text{old}}$ of the action taken. GAE gives $\hat A_t$.
 # * Where the clipped term is the minimum, the gradient is 0. A ratio that moved the wrong way
 #   keeps its gradient, so `clip_fraction` is not the share of elements without one.
-# * At $\rho = 1$ (an update's first minibatch) the gradient is the policy gradient $-A_t/N$.
+# * At $\rho = 1$ (an update's first minibatch) the gradient is the policy gradient $-\hat A_t/N$.
 # * A sum is an associative reduction. Tile partials added in a fixed order give the same bits
 #   on every call. Atomics add in any order, and a float sum depends on the order.
 # * `rl.ppo_clip_loss` also returns `clip_fraction` and `approx_kl` ($(\rho-1) - \log\rho$). It can

@@ -34,9 +34,9 @@
 # It clones the dataset's actions, **weighted by how much better the critic thinks they are**
 # than what the current policy would do,
 #
-# $$A_t = Q(s_t, a_t) - \hat V_t, \qquad
-#   w_t = \begin{cases} \min\big(e^{A_t/\beta},\ w_{\max}\big) & \text{CRR-exp} \\
-#                       [A_t > 0] & \text{CRR-binary} \end{cases}, \qquad
+# $$\hat A_t = Q(s_t, a_t) - \hat V_t, \qquad
+#   w_t = \begin{cases} \min\big(e^{\hat A_t/\beta},\ w_{\max}\big) & \text{CRR-exp} \\
+#                       [\hat A_t > 0] & \text{CRR-binary} \end{cases}, \qquad
 #   \text{loss} = -\frac{1}{N}\sum_{t\ \text{unmasked}} w_t \log\pi(a_t|s_t),$$
 #
 # with the baseline $\hat V_t \approx V(s_t)$. The paper estimates it from $K$ actions sampled from the
@@ -417,8 +417,8 @@ exercises.attempt("awr_weights", awr_weights)
 # %% [markdown]
 # ## What you now know
 #
-# * CRR clones the dataset's actions weighted by $A_t = Q(s_t, a_t) - \hat V_t$: $\min(e^{A_t/\beta},
-#   w_{\max})$ or $[A_t > 0]$, with loss $-\frac{1}{N}\sum_t w_t \log\pi(a_t|s_t)$.
+# * CRR clones the dataset's actions weighted by $\hat A_t = Q(s_t, a_t) - \hat V_t$: $\min(e^{\hat A_t/\beta},
+#   w_{\max})$ or $[\hat A_t > 0]$, with loss $-\frac{1}{N}\sum_t w_t \log\pi(a_t|s_t)$.
 # * Small β makes the exponential nearly a step that still ranks actions. Large β tends to plain
 #   behaviour cloning. The clip keeps one lucky critic error from dominating a batch.
 # * The baseline is $V(s_t)$ or the critic's values of $K$ actions sampled from the policy,

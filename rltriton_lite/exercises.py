@@ -2283,8 +2283,8 @@ def scan_hook(prologue, inputs, params, chunk: int = 64, reverse: bool = True, e
     order); ``P``: ``params``, ints (a count: ``for a in range(P[2])``) as ints, the rest as floats;
     ``offs``: the chunk's flat offsets into the inputs (``tl.load(X[0] + offs, mask=m,
     other=0.0)``); ``t``: the time indices; ``m``: the in-bounds mask; ``T``: the row length. One
-    program per row; an input may have trailing axes (a (B, T, A) tensor: step ``offs``'s element
-    ``a`` is at ``offs * A + a``).
+    program per row; an input may have trailing axes (a (B, T, K) tensor: step ``offs``'s element
+    ``a`` is at ``offs * K + a``).
 
     A step with a = 0 is a reset, as in ``linear_scan``: y_t = b_t, selected, so nothing behind it
     (a later episode, the carry from a later chunk; in a forward scan the steps before) reaches
@@ -2851,8 +2851,8 @@ _N_STEP_SLIPS = {  # what the answer is, where it is the n-step return with a sl
     "no bootstrap (the next episode's rewards are not this one's)": dict(stops=False),
     "no bootstrap after the n steps: G_t adds gamma^n V(s_{t+n}), next_values at step t + n - 1": dict(
         bootstraps=False),
-    "no bootstrap at the window's end: a sum cut short by the end of the rollout (t + n > T) adds gamma^m "
-    "next_values at the last step, T - 1": dict(window_end=False),
+    "no bootstrap at the window's end: a sum cut short by the end of the rollout (t + n > T) adds "
+    "gamma^n_t next_values at the last step (n_t = T - t steps summed), T - 1": dict(window_end=False),
     "the bootstrap is read one step late: V(s_{t+n}) is next_values[t + n - 1] (next_values[t] is V(s_{t+1})), "
     "not next_values[t + n]": dict(value_step=1),
 }
@@ -2880,8 +2880,8 @@ def _n_step_probe_inputs(T):
 
 @_exercise("n_step_returns", "01_discounted_return", "numpy", stream=5, task="""
 n_step_returns(rewards, next_values, terminated, gamma, n) -> G, (B, T) tensors:
-G_t = sum_{k<m} gamma^k r_{t+k} + [no termination in t..t+m-1] gamma^m V(s_{t+m}), m = n steps or
-fewer: an episode that terminates inside the n steps adds no bootstrap; the window's end
+G_t = sum_{k<n_t} gamma^k r_{t+k} + [no termination in t..t+n_t-1] gamma^n_t V(s_{t+n_t}), n_t = n
+steps or fewer: an episode that terminates inside the n steps adds no bootstrap; the window's end
 bootstraps from next_values. Write it with tensor ops (rltriton_lite.linear_scan is the way the
 notebook shows; any tensor ops will do): without terminations the n-step sum is a
 difference of two values of one discounted sum, S_t - gamma^n S_{t+n}; a termination inside the
@@ -3027,10 +3027,10 @@ def _next_actions(rng, q, p_greedy):
 
 @_exercise("q_lambda", "03_td_lambda", "hook", stream=7, task="""
 q_lambda: a @triton.jit prologue q_lambda(X, P, offs, t, m, T) -> (a, b) for exercises.scan_hook,
-with X = (rewards, next_q, next_action, terminated) and P = (gamma, lam, A): Watkins's Q(lambda)
-targets. next_q is (B, T, A) float32, Q(s_{t+1}, .) for the A actions (step offs's action a is at
-offs * A + a); next_action (B, T) int64, the action a_{t+1} taken at s_{t+1}; A an int. With a
-loop over the actions (for a in range(A)) compute max_q = max_a Q(s_{t+1}, a) and whether the
+with X = (rewards, next_q, next_action, terminated) and P = (gamma, lam, n_actions): Watkins's Q(lambda)
+targets. next_q is (B, T, n_actions) float32, Q(s_{t+1}, .) for each action (step offs's action a
+is at offs * n_actions + a); next_action (B, T) int64, the action a_{t+1} taken at s_{t+1}; n_actions an int. With
+a loop over the actions (for a in range(n_actions)) compute max_q = max_a Q(s_{t+1}, a) and whether the
 action taken is greedy, Q(s_{t+1}, a_{t+1}) == max_q (a tie for the max counts as greedy). Then
 G_t = r_t + gamma (1 - term_t) [(1 - l_t) max_q + l_t G_{t+1}], l_t = lam where a_{t+1} is greedy
 and 0 where it is not (the trace is cut) or at the window's last step (t == T - 1). next_q behind a

@@ -21,7 +21,7 @@ def matrix_compose(A1, b1, A2, b2):
 
 def n_step_returns(r, nv, term, gamma, n, stops=True, bootstraps=True, window_end=True, value_step=0):
     """The loop. The hint's slips: ``stops`` False sums past a termination, ``bootstraps`` False
-    adds no gamma^m V(s_{t+m}) after n steps, ``window_end`` False none at the window's end either,
+    adds no gamma^n V(s_{t+n}) after n steps, ``window_end`` False none at the window's end either,
     ``value_step`` 1 reads that bootstrap one step late (next_values[t + n], where the window has it)."""
     G = np.zeros_like(r)
     T = r.shape[-1]

@@ -1,5 +1,5 @@
-"""Solution: q_lambda (notebook 03). Watkins's Q(lambda): a loop over the A actions of next_q (a
-(B, T, A) tensor: step offs's action a at offs * A + a) gives max_a Q(s_{t+1}, a) and the Q of the
+"""Solution: q_lambda (notebook 03). Watkins's Q(lambda): a loop over the n_actions actions of next_q
+(a (B, T, n_actions) tensor: step offs's action a at offs * n_actions + a) gives max_a Q(s_{t+1}, a) and the Q of the
 action taken; that action is greedy where its Q equals the max (a tie counts as greedy). Then
 TD(lambda) on the max with lambda_t = lam where greedy, 0 where not (the trace is cut) and at the
 window's last step; a termination is selected away (next_q may be NaN there)."""
@@ -9,14 +9,14 @@ import triton.language as tl
 
 @triton.jit
 def q_lambda(X, P, offs, t, m, T):
-    gamma, lam, A = P[0], P[1], P[2]
+    gamma, lam, n_actions = P[0], P[1], P[2]
     r = tl.load(X[0] + offs, mask=m, other=0.0)
     next_action = tl.load(X[2] + offs, mask=m, other=0)
     term = tl.load(X[3] + offs, mask=m, other=0) != 0
-    max_q = tl.load(X[1] + offs * A, mask=m, other=0.0)  # action 0
+    max_q = tl.load(X[1] + offs * n_actions, mask=m, other=0.0)  # action 0
     q_taken = max_q
-    for a in range(1, A):
-        q_a = tl.load(X[1] + offs * A + a, mask=m, other=0.0)
+    for a in range(1, n_actions):
+        q_a = tl.load(X[1] + offs * n_actions + a, mask=m, other=0.0)
         max_q = tl.maximum(max_q, q_a)
         q_taken = tl.where(next_action == a, q_a, q_taken)
     greedy = q_taken == max_q  # a tie for the max is greedy
