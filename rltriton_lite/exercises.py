@@ -3485,6 +3485,26 @@ def _token_gae_cases(d):
 SECTOR = 32  # bytes: the unit in which a GPU reads global memory (a 128-byte cache line is 4 sectors)
 
 
+def _sectors_hint(addresses, nbytes, got, expected):
+    """What a wrong count of warp_sectors did, where it is one of the usual slips (each computed from the
+    case's addresses; one that gives the right count on this case is no slip here)."""
+    first = np.asarray(addresses) // SECTOR
+    slips = ((len({int(s) for s in first}), "that is the sectors of each load's first byte only: a load whose bytes "
+              "cross a sector boundary touches two. Count every sector from its first byte's, address // 32, to its "
+              "last byte's, (address + nbytes - 1) // 32."),
+             (len(addresses), "that is the number of lanes (or of distinct addresses): count the distinct sectors, "
+              "address // 32, in a set."),
+             (-(-len(addresses) * nbytes // SECTOR), "that is the bytes asked for / 32: true only where the lanes "
+              "read contiguous, aligned bytes. Put each lane's sectors into a set."),
+             (len({int(a) for a in addresses}), "that is the distinct addresses: several addresses can share one "
+              "sector. Count address // 32, not address."))
+    try:
+        got = int(got)
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return next((said for value, said in slips if value == got != int(expected)), None)
+
+
 @_exercise("warp_sectors", "13_appendix_performance", "numpy", stream=22, task="""
 warp_sectors(addresses, nbytes) -> int: how many distinct 32-byte sectors one load instruction of a
 warp touches. addresses: a 1-D int64 NumPy array, the byte address where each active lane's load
@@ -3492,7 +3512,8 @@ starts (a masked-off lane is left out, so there may be fewer than 32). Every lan
 bytes (an int: 2, 4 or 16), the bytes address, address + 1, ..., address + nbytes - 1. Sector k
 holds the bytes 32 k to 32 k + 31. A sector counts once however many lanes read from it, and a
 load whose bytes cross a sector boundary touches both sectors.
-""", scan=None, key="crossing")  # a load across a boundary touches both sectors: the task's point, no partial credit
+""", scan=None, key="crossing",  # a load across a boundary touches both sectors: the task's point, no partial credit
+    hint=lambda args, i, bad, got, expected: _sectors_hint(*args, got, expected))
 def _warp_sectors_cases(d):
     rng, lane = d.rng, np.arange(32)
     base = 128 * d.int(8, 1, 4096)  # where a tensor starts: PyTorch's allocations are aligned

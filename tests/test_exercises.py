@@ -2350,6 +2350,20 @@ def test_score_counts_the_checks_passed():
     assert exercises.score("warp_sectors", first_byte) == (0, len(exercises.cases("warp_sectors")))
 
 
+@pytest.mark.parametrize("slip, said", [
+    ("first byte", "a load whose bytes cross a sector boundary touches two"),
+    ("lanes counted", "that is the number of lanes"),
+    ("bytes asked for", "that is the bytes asked for / 32"),
+    ("distinct addresses", "(or of distinct addresses)")])
+def test_warp_sectors_names_each_usual_slip(slip, said):
+    """A one-number answer has no step to point at: warp_sectors says which slip gives the number
+    the answer returned, the load across a sector boundary above all (the task's point)."""
+    (fn,) = [f for w, f in wrong_answers("warp_sectors") if slip in w]
+    with pytest.raises(AssertionError, match=r"(?s)\nHint: .*" + re.escape(said)):
+        exercises.check("warp_sectors", fn)
+    assert exercises._sectors_hint(np.arange(0, 128, 4), 4, 4, 4) is None  # the right count is no slip
+
+
 def test_strided_scan_blames_the_addresses_only_where_a_column_s_last_chunk_is_wrong_too():
     """No carry enters a column's last chunk, so a slip in the carry leaves it right: the hint to
     check the addresses is for answers wrong there too, and the carry's marks (the composed reset
