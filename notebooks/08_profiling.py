@@ -16,26 +16,42 @@
 # %% [markdown]
 # # 08 — Profiling: bytes, floors, and wall time versus GPU time
 #
-# * **You will learn:** the memory floor counted by hand; GPU time against wall time; what CUDA
-#   graphs and `torch.compile(mode="reduce-overhead")` remove; how to read the committed H200
-#   table and the profiler.
+# * **You will learn:** how to count the memory floor by hand. How GPU time differs from wall time.
+#   What CUDA graphs and `torch.compile(mode="reduce-overhead")` remove. How to read the committed
+#   H200 table and the profiler.
+#
 # * **Time:** 2–3 h with the open questions; 45–75 min for the reading and the checked exercise.
-# * **Needs:** any of notebooks 01–07. No GPU: the GPU's figures are the committed H200 results;
-#   with one, the profiler times the kernels live.
-# * **Minimum path:** sections 1–4 and the checked exercise `vtrace_floor_bytes`; sections 5, 6,
+#
+# * **Needs:** any of notebooks 01–07. No GPU: the GPU's figures are the committed H200 results.
+#   With a GPU, the profiler times the kernels live.
+#
+# * **Minimum path:** sections 1–4 and the checked exercise `vtrace_floor_bytes`. Sections 5, 6,
 #   "Sweep", "All algorithms side by side" and the open questions can wait.
 
 # %% [markdown]
-# **Four questions.**
+# **Four questions.** The notebook answers them in this order.
 #
-# 1. **How fast could it be?** These kernels do a few flops per byte: they are memory-bound. The
-#    fewest bytes they must move, at the copy bandwidth, give the **floor**.
-# 2. **How fast is it?** The committed H200 results of `python -m rltriton_lite.bench`: no GPU
+# 1. **How fast could it be?** These kernels do a few flops per byte, so they are memory-bound.
+#    Take the fewest bytes they must move, at the copy bandwidth. That time is the **floor**.
+#
+# 2. **How fast is it?** The committed H200 results of `python -m rltriton_lite.bench` say. No GPU
 #    needed.
-# 3. **What does a training step pay per call?** At RL sizes, mostly host work: the **wall time**.
-# 4. **What can this machine time?** On a CPU, Triton runs only in its interpreter (the GPU program,
-#    in Python), whose time means nothing. The kernels are checked there, and the timings compare
-#    the package's PyTorch path with the code it replaces (CleanRL's loop, the eager losses).
+#
+# 3. **What does a training step pay per call?** At RL sizes, mostly host work. This is the **wall
+#    time**.
+#
+# 4. **What can this machine time?** On a CPU, Triton runs only in its interpreter (the GPU
+#    program, run in Python). The interpreter's time means nothing. So the kernels are checked
+#    there, not timed. The timings compare the package's PyTorch path with the code it replaces
+#    (CleanRL's loop, the eager losses).
+#
+# **The lesson to keep: two clocks.**
+#
+# * **Wall time** per call: what a training loop waits for, host included.
+# * **GPU time**: the kernel alone, timed by replaying a CUDA graph.
+#
+# At the small shapes RL code uses (16×128, 4096×128), a call costs 7–34× its GPU time (section 3).
+# A CUDA graph removes most of that host share (section 4).
 
 # %%
 import math
@@ -60,13 +76,20 @@ LIVE = ("live, this GPU" if DEVICE == "cuda" else
 print(f"device: {DEVICE}; times measured here: {LIVE}")
 
 # %% [markdown]
-# **Where these numbers come from.** Three files in `benchmarks/results/`, from one NVIDIA H200 with
-# **torch 2.11 and Triton 3.6**: `H200-2026-12-01c.json`, the main run (float32);
-# `H200-2026-11-30d.json`, an earlier, wider sweep (bfloat16 too); `H200-2026-12-01d-wall.txt`, a
-# wall-time probe (section 3). `requirements.txt` pins newer versions (torch 2.13, Triton 3.9): on
-# your GPU, compare ratios, not microseconds. The JSON files are read by name
-# (`profile.COMMITTED_RUN`, `profile.COMMITTED_SWEEP`), so another GPU's file in the folder changes
-# nothing. Each row is one (algorithm, implementation, shape, dtype, pass); its main fields:
+# **Where these numbers come from.** Three files in `benchmarks/results/`, all from one NVIDIA H200
+# with **torch 2.11 and Triton 3.6**:
+#
+# * `H200-2026-12-01c.json`: the main run (float32).
+# * `H200-2026-11-30d.json`: an earlier, wider sweep (bfloat16 too).
+# * `H200-2026-12-01d-wall.txt`: a wall-time probe (section 3).
+#
+# `requirements.txt` pins newer versions (torch 2.13, Triton 3.9). So on your GPU, compare ratios,
+# not microseconds.
+#
+# The JSON files are read by name (`profile.COMMITTED_RUN`, `profile.COMMITTED_SWEEP`). So another
+# GPU's file in the folder changes nothing.
+#
+# Each row is one (algorithm, implementation, shape, dtype, pass). Its main fields:
 #
 # | field | what it is |
 # |---|---|
@@ -98,11 +121,20 @@ def row(res, algorithm, B, T, impl="rltriton_lite", dtype="float32", pass_="fwd"
 # %% [markdown]
 # ## 1. The floor model, by hand
 #
-# GAE, per (row, step): read the reward, the value $V(s_t)$ and the episode-end flag; write the
-# advantage $A_t$ and the return $A_t + V(s_t)$. $V(s_{t+1})$ is the next element of the values
-# tensor: read once, it comes free. The carry stays in the kernel; the bootstrap $V(s_T)$, one
-# number per row, is not counted. float32 is 4 bytes, a bool 1. PPO's clipped loss reads three
-# tensors per step and writes one scalar per batch: nothing per step.
+# Count the bytes GAE must move per (row, step):
+#
+# * **read** the reward, the value $V(s_t)$ and the episode-end flag;
+# * **write** the advantage $A_t$ and the return $A_t + V(s_t)$.
+#
+# Three things are not counted:
+#
+# * $V(s_{t+1})$ is the next element of the values tensor. That tensor is read once, so
+#   $V(s_{t+1})$ comes free.
+# * The carry stays in the kernel.
+# * The bootstrap $V(s_T)$ is one number per row. It is not counted.
+#
+# float32 is 4 bytes, a bool 1. PPO's clipped loss reads three tensors per step. It writes one
+# scalar per batch: nothing per step.
 
 # %%
 GAE_TRAFFIC = [dict(tensor=n, access=a, bytes=b) for n, a, b in [
@@ -122,7 +154,7 @@ print(f"PPO's loss moves {ppo_bytes} B per (row, step) in float32")
 assert ppo_bytes == profile.op("ppo").bytes_per_step(4) == 12
 
 # %% [markdown]
-# In bfloat16 the floats halve and the flag stays 1 byte: GAE moves 2+2+1+2+2 = 9 B, not 8.5. A
+# In bfloat16 the floats halve, but the flag stays 1 byte. So GAE moves 2+2+1+2+2 = 9 B, not 8.5. A
 # forward + backward row adds the backward's bytes (GAE's: 17 B again).
 
 # %%
@@ -133,8 +165,8 @@ for name, o in profile.ops().items():
         print(f"{name:>18}: {o.bytes_per_step(4):3d} B/step in float32, {o.bytes_per_step(2):3d} in bfloat16")
 
 # %% [markdown]
-# **The floor.** The harness times a large device-to-device copy, counting reads and writes: the
-# usable memory bandwidth. Then, for GAE on 16384 rollouts × 1024 steps,
+# **The floor.** The harness times a large device-to-device copy, counting reads and writes. That
+# gives the usable memory bandwidth. Then, for GAE on 16384 rollouts × 1024 steps,
 # $t_\text{floor} = B \cdot T \cdot \text{bytes per step} \,/\, \text{copy bandwidth}$:
 
 # %%
@@ -158,8 +190,10 @@ assert math.isclose(ppo_floor_ms, r_ppo["floor_ms"], rel_tol=1e-4)
 # %% [markdown]
 # ## 2. The committed H200 results: GPU time against the floor
 #
-# Every algorithm at 16384×1024, float32, forward. **% floor** = floor ÷ GPU time: 100 % moves the
-# bytes as fast as a plain copy. The last column is the wall time per eager call.
+# The table shows every algorithm at 16384×1024, float32, forward.
+#
+# * **% floor** = floor ÷ GPU time. At 100 %, the kernel moves its bytes as fast as a plain copy.
+# * The last column is the wall time per eager call.
 
 # %%
 ALGORITHMS = list(profile.ops()) + ["linear_scan"]
@@ -175,9 +209,11 @@ print(profile.table(gpu_table))
 
 # %% [markdown]
 # Every kernel reaches 82–100 % of copy speed (forward, 16384×1024). SAC is slightly over 100 %
-# (100.3 %): it mostly reads, and the floor prices a copy's read + write mix (notebook 09,
-# section 1). Wall time is within 25 % of GPU time: the host prepares the next call while the
-# kernel runs.
+# (100.3 %). It mostly reads, and the floor prices a copy's read + write mix (notebook 09,
+# section 1).
+#
+# At this big shape, wall time is within 25 % of GPU time. The host prepares the next call while
+# the kernel runs.
 
 # %%
 # Checks: the claims above, on the committed run (CI runs them; skip when reading)
@@ -192,10 +228,16 @@ assert all(t["wall µs/call"] < 1.25 * t["GPU µs"] for t in gpu_table)  # big: 
 # %% [markdown]
 # ## 3. Wall time versus GPU time at the shapes RL code uses
 #
-# RL shapes are small: 4096 environments × 128 steps is 0.5 M elements, 16 × 128 is 2 K, a few long
-# rollouts 64 × 16384. The kernel takes a few µs, but a Python call also pays **host** work:
-# argument checks, the Triton launcher, the allocator, the CUDA launch. Launches are asynchronous,
-# so back-to-back calls cost about max(host time, GPU time) each.
+# This is the section a practitioner needs most. RL shapes are small:
+#
+# * 4096 environments × 128 steps is 0.5 M elements;
+# * 16 × 128 is 2 K;
+# * a few long rollouts: 64 × 16384.
+#
+# At these sizes the kernel takes a few µs. But a Python call also pays **host** work: argument
+# checks, the Triton launcher, the allocator, the CUDA launch.
+#
+# Launches are asynchronous. So back-to-back calls cost about max(host time, GPU time) each.
 
 # %%
 SHAPES = [(16, 128), (4096, 128), (64, 16384), (16384, 1024)]
@@ -223,23 +265,28 @@ plt.tight_layout()
 plt.show()
 
 # %% [markdown]
-# At 16×128 and 4096×128 a call costs 20–55 µs of wall time for 1–5 µs of GPU work. At 64×16384
-# the scans' GPU time (39–60 µs, far above their 2–6 µs floors: few rows, little parallel work)
-# hides the host; the elementwise losses stay host-bound. Only 16384×1024 is GPU-bound throughout.
+# **What the table and chart show.**
 #
-# **How much is just a launch?** A separate probe measures it: `tools/wall_probe.py`, with its
-# output committed as `H200-2026-12-01d-wall.txt`. It times our calls in 15 interleaved rounds,
-# beside three yardsticks:
+# * At 16×128 and 4096×128, a call costs 20–55 µs of wall time for 1–5 µs of GPU work.
+# * At 64×16384, the scans' GPU time (39–60 µs) hides the host. That GPU time is far above their
+#   2–6 µs floors: few rows give little parallel work. The elementwise losses stay host-bound.
+# * Only 16384×1024 is GPU-bound throughout.
+#
+# **How much is just a launch?** A separate probe measures it: `tools/wall_probe.py`. Its output is
+# committed as `H200-2026-12-01d-wall.txt`. It times our calls in 15 interleaved rounds, beside
+# three yardsticks:
 #
 # * `noop kernel[grid]`: an **empty** Triton kernel, so the launch alone;
 # * `torch.add`: one PyTorch op;
 # * `bare_launch`: the tables' **"anchor: bare Triton launch"**. It is *not* empty. It is a naive
 #   GAE kernel (`bench.bare_gae`: one program per row, one step at a time), launched plainly.
 #
-# One caution. The probe ran a later version of the package, whose scans are faster on long rows.
-# So at 64×16384 its wall times and the JSON's GPU times come from different code: there the
-# probe's wall time is even below the JSON's GPU time. Only at 16×128 and 4096×128 may you
-# subtract: the probe's wall time minus the JSON's GPU time is the host's share.
+# **One caution.** The probe ran a later version of the package, whose scans are faster on long
+# rows. So at 64×16384 its wall times and the JSON's GPU times come from different code. There, the
+# probe's wall time is even below the JSON's GPU time.
+#
+# Only at 16×128 and 4096×128 may you subtract. There, the probe's wall time minus the JSON's GPU
+# time is the host's share.
 
 # %%
 PROBE = "H200-2026-12-01d-wall.txt"
@@ -256,16 +303,24 @@ print(f"H200 wall-time probe, µs per forward call (host included), {PROBE}")
 print(profile.table(probe_table, digits=3))
 
 # %% [markdown]
-# An empty launch costs 16–19 µs, a `torch.add` 10–11 µs: more than GAE's whole GPU time at
-# 4096×128 (3.3 µs). The bare launch adds GAE's work: at 16×128 about 10 µs, its own GPU time (8 µs,
-# below); beyond, its slow per-row walk dominates, and our GAE costs half of it at 4096×128, a
-# twentieth at 64×16384. The harness divides our wall time by this anchor ("÷ anchor"): below 1,
-# ours costs less than a plain Triton call of the same algorithm.
+# **Reading the probe.**
 #
-# **Caveat:** a wall time is mostly the host CPU's work, and the same call varied up to 2× between
-# runs on the shared host. Hence the probe's interleaved rounds and its ratios to anchors timed
-# beside them (`bare_launch` forward; `minimal_fn`, the "anchor: minimal autograd.Function",
-# forward + backward). Quote wall times as "tens of µs", GPU times to a few per cent.
+# * An empty launch costs 16–19 µs, a `torch.add` 10–11 µs. Either is more than GAE's whole GPU
+#   time at 4096×128 (3.3 µs).
+# * The bare launch adds GAE's work. At 16×128 that is about 10 µs: its own GPU time (8 µs, below).
+# * Beyond 16×128, the bare launch's slow per-row walk dominates. Our GAE costs half of it at
+#   4096×128, a twentieth at 64×16384.
+# * The harness divides our wall time by this anchor ("÷ anchor"). Below 1, ours costs less than a
+#   plain Triton call of the same algorithm.
+#
+# **Caveat: wall times are noisy.** A wall time is mostly the host CPU's work. The same call varied
+# up to 2× between runs on the shared host. Hence the probe's interleaved rounds, and its ratios to
+# anchors timed beside them:
+#
+# * `bare_launch`, forward;
+# * `minimal_fn`, the "anchor: minimal autograd.Function", forward + backward.
+#
+# Quote wall times as "tens of µs", GPU times to a few per cent.
 
 # %%
 bare = row(RES, "gae", 16, 128, impl="bare_triton_launch")
@@ -293,13 +348,19 @@ assert 5 < 1e3 * bare["kernel_ms"] < bare["full_call_us"]  # a real kernel: GPU 
 # %% [markdown]
 # ## 4. Taking the host out: CUDA graphs and `torch.compile(mode="reduce-overhead")`
 #
-# **A CUDA graph** records the kernels a region launches once (`torch.cuda.graph(g)`); `g.replay()`
-# resubmits them all with one driver call: no Python, no checks, no allocator. Each kernel costs its
-# GPU time, which the harness measured exactly this way (`triton.testing.do_bench_cudagraph`). The
-# price: shapes and addresses are frozen (copy new data in: `static.copy_(fresh)`), each replay
-# overwrites the outputs, and nothing inside may sync with the host (`.item()`) or branch on data.
-# Every public function of this package can be captured (the repository's `tests/test_compile.py`
-# checks it on a GPU; your folder does not have the tests).
+# **A CUDA graph** records the kernels a region launches, once (`torch.cuda.graph(g)`). Then
+# `g.replay()` resubmits them all with one driver call: no Python, no checks, no allocator. Each
+# kernel costs its GPU time. The harness measured GPU time exactly this way
+# (`triton.testing.do_bench_cudagraph`).
+#
+# The price:
+#
+# * shapes and addresses are frozen (copy new data in: `static.copy_(fresh)`);
+# * each replay overwrites the outputs;
+# * nothing inside may sync with the host (`.item()`) or branch on data.
+#
+# Every public function of this package can be captured. The repository's `tests/test_compile.py`
+# checks it on a GPU (your folder does not have the tests).
 
 # %%
 saving = [{"algorithm": t["algorithm"], "eager wall µs": t["4096×128 wall"],
@@ -310,8 +371,8 @@ print(profile.table(saving, digits=3))
 
 # %% [markdown]
 # **Caution: small shapes sit in L2.** Replays run back to back without flushing the L2 cache (60
-# MiB on the H200), and small inputs fit in it: SAC at 64×16384 even "beats" its DRAM floor. Small
-# shapes' GPU times are best cases; only the big shape's % floor measures memory bandwidth.
+# MiB on the H200). Small inputs fit in it: SAC at 64×16384 even "beats" its DRAM floor. So small
+# shapes' GPU times are best cases. Only the big shape's % floor measures memory bandwidth.
 
 # %%
 sac_long = row(RES, "sac", 64, 16384)
@@ -319,11 +380,14 @@ print(f"SAC 64×16384: {sac_long['bytes'] / 1e6:.0f} MB, floor {1e3 * sac_long['
       f"GPU {1e3 * sac_long['kernel_ms']:.1f} µs")
 
 # %% [markdown]
-# **`torch.compile(mode="reduce-overhead")`** captures for you: Inductor fuses the torch ops around
-# our kernels, records CUDA graphs, and replays them for the same shapes. The region must trace into
-# one graph; this package's functions are `torch.library` custom ops (`torch.ops.rltriton_lite.gae`,
-# …), so `fullgraph=True` passes. This mode has no timing in the repository; the harness did time
-# the default mode (`dynamic=True`) on the eager formulas, which shows why the mode matters:
+# **`torch.compile(mode="reduce-overhead")`** captures for you. Inductor fuses the torch ops around
+# our kernels, records CUDA graphs, and replays them for the same shapes.
+#
+# The region must trace into one graph. This package's functions are `torch.library` custom ops
+# (`torch.ops.rltriton_lite.gae`, …), so `fullgraph=True` passes.
+#
+# This mode has no timing in the repository. The harness did time the default mode (`dynamic=True`)
+# on the eager formulas. That timing shows why the mode matters:
 
 # %%
 sac_small = [{"SAC target, 4096×128": impl, "wall µs/call": r["full_call_us"], "GPU µs": 1e3 * r["kernel_ms"]}
@@ -333,11 +397,12 @@ print(f"H200, committed results {RES['date']}, forward")
 print(profile.table(sac_small, digits=3))
 
 # %% [markdown]
-# Compiling cut SAC's GPU time about 4× but made its wall time *longer*: the compiled wrapper and
+# Compiling cut SAC's GPU time about 4× but made its wall time *longer*. The compiled wrapper and
 # its guards run on every call. Replaying removes that term.
 #
 # Any machine can check the precondition: a step calling GAE then PPO's loss traces into one graph
-# of custom ops. This backend only records the graph and runs it eagerly: a tracing check.
+# of custom ops. The backend below only records the graph and runs it eagerly. It is a tracing
+# check.
 
 # %%
 graphs = []
@@ -398,10 +463,13 @@ assert compiled["GPU µs"] < eager["GPU µs"] / 3 and compiled["wall µs/call"] 
 # %% [markdown]
 # ## 5. A real measurement on this CPU: one call against CleanRL's loop over time
 #
-# Wall-clock time, on this CPU, of two PyTorch codes giving the same advantages: CleanRL's `ppo.py`
-# loop (one Python iteration per step), and the package's PyTorch path (`rl.gae` on CPU tensors:
-# ⌈log₂ T⌉ rounds of whole-tensor ops, a scan, notebook 00). Inputs are time-major, `(T, N)`, as
-# CleanRL and SB3 store rollouts.
+# This section measures wall-clock time on this CPU. Two PyTorch codes give the same advantages:
+#
+# * CleanRL's `ppo.py` loop: one Python iteration per step;
+# * the package's PyTorch path, `rl.gae` on CPU tensors: ⌈log₂ T⌉ rounds of whole-tensor ops, a
+#   scan (notebook 00).
+#
+# Inputs are time-major, `(T, N)`, as CleanRL and SB3 store rollouts.
 
 # %%
 import inspect  # noqa: E402
@@ -415,11 +483,18 @@ package_gae = cleanrl.gae
 print(inspect.getsource(cleanrl_gae))
 
 # %% [markdown]
-# Three rollouts: CleanRL's default (128 steps × 4 envs), SB3's (2048 × 1), SB3's steps with 64
-# envs. Medians of 5 calls, one thread (`profile.cpu_threads(1)`): on a shared machine one paused
-# thread can make a multi-threaded call 100× slower. The advantages must agree (asserted); the times
-# are wall clock (printed, not asserted). With 16× the steps, SB3's default should cost the loop
-# about 16× CleanRL's; a busy machine can skew that.
+# Three rollouts:
+#
+# * CleanRL's default: 128 steps × 4 envs;
+# * SB3's default: 2048 × 1;
+# * SB3's steps with 64 envs.
+#
+# Each time is the median of 5 calls, on one thread (`profile.cpu_threads(1)`). On a shared
+# machine, one paused thread can make a multi-threaded call 100× slower.
+#
+# The advantages must agree (asserted). The times are wall clock (printed, not asserted). SB3's
+# default has 16× the steps, so it should cost the loop about 16× CleanRL's. A busy machine can
+# skew that.
 
 # %%
 CPU_SIZES = [(128, 4, "CleanRL default"), (2048, 1, "SB3 default"), (2048, 64, "SB3 steps, 64 envs")]
@@ -491,7 +566,8 @@ print({name: round(n / 128, 2) for name, n in loop_ops.items()})
 
 # %% [markdown]
 # Per step: five indexings (`select`, a view: no compute), four multiplications, two additions, two
-# subtractions, one write (`copy_`); `zeros_like` is once per call. Both functions, every size:
+# subtractions and one write (`copy_`). `zeros_like` runs once per call. Next, both functions at
+# every size:
 
 # %%
 op_rows = [{"T × N": f"{T_}×{N_}", "loop ops": sum(ops_of(cleanrl_gae, rollouts[T_, N_]).values()),
@@ -509,10 +585,13 @@ assert counts[1] < 2 * counts[0]  # 16× the steps: 4 more rounds, not 16× the 
 assert all(r["torch path ops"] < r["loop ops"] / 5 for r in op_rows)
 
 # %% [markdown]
-# So T sets the loop's time. The scan pays its fixed costs per round (7 at T = 128, 11 at T = 2048),
-# not per step, but does log₂ T times the arithmetic, so its lead narrows as N grows. On a GPU each
-# computing op is also a launch of several µs of host time: the loop costs about 9 × T launches per
-# call, the fused kernel one. On the H200, at 4096×128:
+# So T sets the loop's time.
+#
+# The scan pays its fixed costs per round (7 at T = 128, 11 at T = 2048), not per step. But it does
+# log₂ T times the arithmetic, so its lead narrows as N grows.
+#
+# On a GPU, each computing op is also a launch, with several µs of host time. The loop costs about
+# 9 × T launches per call; the fused kernel, one. On the H200, at 4096×128:
 
 # %%
 loop_h200, ours_h200 = row(RES, "gae", 4096, 128, impl="pytorch_loop"), row(RES, "gae", 4096, 128)
@@ -526,19 +605,31 @@ assert loop_h200["full_call_us"] > 100 * ours_h200["full_call_us"]
 # %% [markdown]
 # ## 6. The "profile it" sections of notebooks 01–07, read once
 #
-# Each of notebooks 01–07 ends with an optional "profile it" cell: its algorithm's committed H200
-# table and chart, read by `profile.committed(name)` from `profile.COMMITTED_RUN` (nothing is
-# re-measured). One line per implementation, shape and pass (`fwd`, or `fwd+bwd` with the backward):
+# Each of notebooks 01–07 ends with an optional "profile it" cell. It shows its algorithm's
+# committed H200 table and chart. `profile.committed(name)` reads them from
+# `profile.COMMITTED_RUN`: nothing is re-measured.
 #
-# * ours (the Triton kernel); the code it replaces (a "PyTorch loop over time" for the scans, an
-#   "eager PyTorch formula" for PPO, SAC and CRR); `torch.compile` of that formula;
-# * the peers: torchrl, accelerated-scan, JAX, rl-triton;
-# * the anchors, yardsticks rather than peers: section 3's `bare_launch` (GAE's rows), and PPO's
-#   loss as a plain `torch.autograd.Function`, one naive Triton kernel each way (PPO's rows).
+# The table has one line per implementation, shape and pass (`fwd`, or `fwd+bwd` with the
+# backward). The implementations:
 #
-# Columns: `floor µs` (section 1), `% floor` (section 2; section 4's caution), `wall µs/call`
-# (section 3), `GPU µs` (section 4; `n/a` where a call cannot be captured: JAX, torchrl, the loops),
-# `wall ÷ ours` (above 1, ours is faster). A `!` after a name: its outputs disagreed with ours.
+# * **Ours:** the Triton kernel.
+# * **The code it replaces:** a "PyTorch loop over time" for the scans, an "eager PyTorch formula"
+#   for PPO, SAC and CRR. Also `torch.compile` of that formula.
+# * **The peers:** torchrl, accelerated-scan, JAX, rl-triton.
+# * **The anchors,** yardsticks rather than peers. For GAE's rows, section 3's `bare_launch`. For
+#   PPO's rows, PPO's loss as a plain `torch.autograd.Function`, one naive Triton kernel each way.
+#
+# The columns:
+#
+# | column | where it is explained |
+# |---|---|
+# | `floor µs` | section 1 |
+# | `% floor` | section 2 (and section 4's caution) |
+# | `wall µs/call` | section 3 |
+# | `GPU µs` | section 4; `n/a` where a call cannot be captured: JAX, torchrl, the loops |
+# | `wall ÷ ours` | above 1, ours is faster |
+#
+# A `!` after a name means its outputs disagreed with ours.
 
 # %%
 gae_rows = profile.committed("gae")
@@ -553,10 +644,11 @@ print(f"{RUN}: GAE 4096×128 fwd, ours {ours_line['wall_us']:.1f} µs wall, {our
 # %% [markdown]
 # **What each notebook asserts:** bounds on the four numbers of `profile.committed_facts(rows)`.
 #
-# * `ours`: how many of our lines have both times;
-# * `replaced_x`: the smallest replaced code's time ÷ ours; wall time for a loop (no GPU time), GPU
-#   time for an eager formula (both calls are mostly host, and a captured step pays the GPU time);
-# * `host_x`: the smallest wall ÷ GPU time of ours at 4096×128;
+# * `ours`: how many of our lines have both times.
+# * `replaced_x`: the smallest ratio of the replaced code's time to ours. For a loop it uses wall
+#   time (a loop has no GPU time). For an eager formula it uses GPU time: both calls are mostly
+#   host, and a captured step pays the GPU time.
+# * `host_x`: the smallest wall ÷ GPU time of ours at 4096×128.
 # * `floor_pct`: the smallest % floor of ours at the largest shape, the one beyond the L2 cache.
 
 # %%
@@ -565,18 +657,38 @@ print(f"gae: ours {facts.ours} lines; replaced_x {facts.replaced_x:.3g}× (the l
       f"host_x {facts.host_x:.3g}×; floor_pct {facts.floor_pct:.3g} %")
 
 # %% [markdown]
-# **The seven algorithms**, beyond the shared facts (host-bound at 4096×128; at the largest shape
-# 79–95 % of the floor with the backward, 82–100 % forward alone):
+# **The seven algorithms.** They share two facts:
 #
-# | notebook | algorithm | replaced code: ours is | what is particular |
+# * at 4096×128, they are host-bound;
+# * at the largest shape, they reach 79–95 % of the floor with the backward, 82–100 % forward
+#   alone.
+#
+# How each compares with the code it replaces:
+#
+# | notebook | algorithm | replaced code: ours is | in short |
 # | --- | --- | --- | --- |
 # | 01 | `discounted_return` | a loop: over 50× faster (wall) | the lightest scan: 9 B per step |
-# | 02 | `gae` | CleanRL's loop: over 100× | 17 B per step: the returns add the $V_t$ the prologue kept (`keep`), so `values` is read once |
-# | 03 | `td_lambda` | the loop: over 100× | 13 B per step for every λ: moving along the bias–variance trade-off is free |
-# | 04 | `vtrace` | IMPALA's loop: over 50× | the clipped weights live in registers, never written (this notebook's exercise) |
+# | 02 | `gae` | CleanRL's loop: over 100× | 17 B per step |
+# | 03 | `td_lambda` | the loop: over 100× | 13 B per step for every λ |
+# | 04 | `vtrace` | IMPALA's loop: over 50× | this notebook's exercise |
 # | 05 | `ppo` | the eager formula: over 2× (GPU time) | a reduction: 12 B per step, reads only |
-# | 06 | `sac` | the one-line target: over 2× (GPU) | λ = 0 runs elementwise, past 100 % of the floor at some shapes (09 says why); the PyTorch path runs the scan whatever λ, so on a CPU the one line is faster |
-# | 07 | `crr` | the eager formula: over 2× (GPU) | with the backward, the formula's *wall* time is below ours: both are host work, and ours pays the package's per-call checks and dispatch |
+# | 06 | `sac` | the one-line target: over 2× (GPU) | λ = 0 runs elementwise |
+# | 07 | `crr` | the eager formula: over 2× (GPU) | with the backward, slower in wall time |
+#
+# What is particular:
+#
+# * **02, `gae`.** The returns add the $V_t$ the prologue kept (`keep`). So `values` is read once.
+#
+# * **03, `td_lambda`.** The bytes are the same for every λ. Moving along the bias–variance
+#   trade-off is free.
+#
+# * **04, `vtrace`.** The clipped weights live in registers, never written.
+#
+# * **06, `sac`.** λ = 0 runs elementwise, past 100 % of the floor at some shapes (09 says why).
+#   The PyTorch path runs the scan whatever λ. So on a CPU the one line is faster.
+#
+# * **07, `crr`.** With the backward, the formula's *wall* time is below ours. Both are host work,
+#   and ours pays the package's per-call checks and dispatch.
 
 # %%
 replaced_bound = {"discounted_return": 50, "gae": 100, "td_lambda": 100, "vtrace": 50, "ppo": 2, "sac": 2, "crr": 2}
@@ -586,15 +698,21 @@ for name in replaced_bound:
     print(f"{name:<18} replaced_x {f.replaced_x:7.3g}×  host_x {f.host_x:5.3g}×  floor_pct {f.floor_pct:5.3g} %")
 
 # %% [markdown]
-# **On this machine: the profiler.** `profile.profiler(name)` builds controls and runs once. On a
-# GPU it times the kernel, the PyTorch path and the replaced code (`do_bench`), and plots bandwidth.
+# **On this machine: the profiler.** `profile.profiler(name)` builds controls and runs once.
 #
-# On a CPU the Triton row is a **correctness run**: one interpreted run (4 rows × 64 steps in
-# 16-step chunks, to exercise the carry), checked against the float64 reference; its time reads
-# `n/a`. The timed rows are the PyTorch path and the replaced code (`loop` for the scans, `eager`
-# for PPO, SAC and CRR); `loop ÷ this` is that code's time over each row's. A CPU has no launches
-# to save and no HBM: it answers "is the PyTorch path a good CPU fallback?", never "how fast is the
-# kernel?". The next cell prints the rows, which a static render of the widget does not show.
+# * **On a GPU** it times the kernel, the PyTorch path and the replaced code (`do_bench`), and
+#   plots bandwidth.
+# * **On a CPU** the Triton row is a **correctness run**. It is one interpreted run (4 rows × 64
+#   steps in 16-step chunks, to exercise the carry), checked against the float64 reference. Its
+#   time reads `n/a`.
+#
+# On a CPU, the timed rows are the PyTorch path and the replaced code. The replaced code is `loop`
+# for the scans, `eager` for PPO, SAC and CRR. `loop ÷ this` is that code's time over each row's.
+#
+# A CPU has no launches to save and no HBM. So it answers "is the PyTorch path a good CPU
+# fallback?", never "how fast is the kernel?".
+#
+# The next cell prints the rows, which a static render of the widget does not show.
 
 # %%
 ui, prof_rows = profile.profiler("gae")
@@ -633,10 +751,11 @@ assert all(crr_wall[i, b, t] < crr_wall["rltriton_lite", b, t] for i, b, t in cr
 # %% [markdown]
 # ## Sweep
 #
-# `profile.sweep` times implementations over a list of shapes. The dashboard re-runs it for the
-# algorithm, dtype and implementations you pick ("sweep"), after one run with the defaults. On a
-# CPU it offers what a CPU can time: the PyTorch path and the replaced code. For GAE, watch the
-# loop's time follow T, and the PyTorch path's follow B × T.
+# `profile.sweep` times implementations over a list of shapes. The dashboard runs it once with the
+# defaults. Press "sweep" to re-run it for the algorithm, dtype and implementations you pick.
+#
+# On a CPU it offers what a CPU can time: the PyTorch path and the replaced code. For GAE, watch
+# the loop's time follow T, and the PyTorch path's follow B × T.
 
 # %%
 GPU = DEVICE == "cuda"
@@ -710,8 +829,9 @@ if not GPU:  # the loop's time follows T: printed, not asserted (section 5 count
 # %% [markdown]
 # ## All algorithms side by side
 #
-# On a GPU: kernel against PyTorch path at 16384×1024. On a CPU: the PyTorch path against the
-# replaced code at 4096×128 and 64×2048 (`profile.cpu_rows`; notebooks 01–07 check the kernels).
+# * **On a GPU:** the kernel against the PyTorch path at 16384×1024.
+# * **On a CPU:** the PyTorch path against the replaced code at 4096×128 and 64×2048
+#   (`profile.cpu_rows`). Notebooks 01–07 check the kernels.
 
 # %%
 if GPU:
@@ -731,22 +851,29 @@ assert all(r["rel_err"] < 1e-5 for r in live)
 assert all(r["ms"] > 0 and math.isfinite(r["ms"]) for r in live if r["ms"] is not None)
 
 # %% [markdown]
-# On a CPU, read "replaced ÷ this" in the torch rows: above 1, the PyTorch path is faster. Expect
-# the scans' path to lose at 4096×128 and win at 64×2048 (⌈log₂ T⌉ rounds for T iterations pays
-# with few rows and many steps), and PPO's, SAC's and CRR's path to lose at both (their replaced
-# code has no loop; the package's path does more). On a GPU the fused kernel wins (section 5).
+# On a CPU, read "replaced ÷ this" in the torch rows. Above 1, the PyTorch path is faster. Expect:
+#
+# * **The scans:** the path loses at 4096×128 and wins at 64×2048. ⌈log₂ T⌉ rounds for T iterations
+#   pays with few rows and many steps.
+# * **PPO, SAC and CRR:** the path loses at both. Their replaced code has no loop; the package's
+#   path does more.
+#
+# On a GPU the fused kernel wins (section 5).
 
 # %% [markdown]
 # ## Exercises
 #
-# Checked exercises work as in notebook 00b: write the starter's function, run the cell after it
-# (`print(exercises.task(name))` restates the task; solutions in `notebooks/solutions/`).
+# Checked exercises work as in notebook 00b. Write the starter's function, then run the cell after
+# it. `print(exercises.task(name))` restates the task; solutions are in `notebooks/solutions/`.
 #
-# **`vtrace_floor_bytes`.** V-trace's floor, as section 1 did for GAE: the fewest bytes its forward
-# must move for a `(B, T)` rollout as the profiler calls it, elements of `elem_bytes` bytes.
-# Inputs `log_rhos`, `rewards`, `values`, `next_values`, `terminated`; outputs `vs` and the
-# policy-gradient advantages. Unlike GAE's, `next_values` is a separate tensor (as from a target
-# network): it is read.
+# **`vtrace_floor_bytes`.** Compute V-trace's floor, as section 1 did for GAE. Return the fewest
+# bytes its forward must move for a `(B, T)` rollout, as the profiler calls it, with elements of
+# `elem_bytes` bytes.
+#
+# * Inputs: `log_rhos`, `rewards`, `values`, `next_values`, `terminated`.
+# * Outputs: `vs` and the policy-gradient advantages.
+#
+# Unlike GAE's, `next_values` is a separate tensor (as from a target network), so it is read.
 
 # %%
 def vtrace_floor_bytes(B, T, elem_bytes):
@@ -765,8 +892,10 @@ exercises.attempt("vtrace_floor_bytes", vtrace_floor_bytes)
 # 1. From `RES["rows"]`, find for each algorithm the smallest shape at which the forward call's
 #    wall time is within 1.5× of its GPU time. What is the host time per call you would need for
 #    16×128 to be GPU-bound?
+#
 # 2. Compare float32 and bfloat16 at 16384×1024 in `FULL["rows"]`: by how much should bfloat16 be
 #    faster if the kernel is at the floor (count the bytes: the flag does not shrink)? Is it?
+#
 # 3. A PPO update calls GAE once per rollout and the loss once per minibatch. With the 4096×128
 #    figures above (the loss's forward only, as if each minibatch were that size), estimate the
 #    host time per update of 4 epochs × 32 minibatches, eager, and with the loss's forward
@@ -784,12 +913,17 @@ exercises.attempt("vtrace_floor_bytes", vtrace_floor_bytes)
 # %% [markdown]
 # ## What you now know
 #
-# * The floor: $B \cdot T$ × the fewest bytes per step (GAE 17 in float32, PPO's loss 12) ÷ the
-#   copy bandwidth. On the H200 every kernel reaches 82–100 % of it at 16384×1024, forward (SAC
-#   slightly over 100 %: it mostly reads); a small shape's % floor is a best case (its data fit
-#   in L2).
-# * Wall time is not GPU time: at 16×128 and 4096×128 a call costs 7–34× its GPU time.
-# * A CUDA graph removes the host's share (over 85 % at 4096×128) but freezes shapes and
-#   addresses; `torch.compile(mode="reduce-overhead")` captures for you.
-# * On a CPU the interpreter's time means nothing: the kernels are checked, and the real timing
-#   is the PyTorch path against CleanRL's loop, whose cost grows with T.
+# * **Wall time is not GPU time.** At 16×128 and 4096×128 a call costs 7–34× its GPU time.
+#
+# * **A CUDA graph** removes the host's share (over 85 % at 4096×128), but freezes shapes and
+#   addresses. `torch.compile(mode="reduce-overhead")` captures for you.
+#
+# * **The floor** is $B \cdot T$ × the fewest bytes per step ÷ the copy bandwidth. GAE moves 17 B
+#   per step in float32, PPO's loss 12.
+#
+# * **On the H200** every kernel reaches 82–100 % of the floor at 16384×1024, forward. SAC is
+#   slightly over 100 %: it mostly reads. A small shape's % floor is a best case: its data fit in
+#   L2.
+#
+# * **On a CPU** the interpreter's time means nothing. The kernels are checked. The real timing is
+#   the PyTorch path against CleanRL's loop, whose cost grows with T.

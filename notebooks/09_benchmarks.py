@@ -16,18 +16,31 @@
 # %% [markdown]
 # # 09 — Benchmarks on a GPU
 #
-# * **You will learn:** to read a benchmark: % of the memory floor, speed-ups over peers, wall
-#   time against GPU time, on the committed H200 run.
-# * **Time:** 2–2.5 h with the open questions; 20–30 min for the reading.
-# * **Needs:** notebook 08. No GPU (with one, a small slice of the benchmark re-runs live).
-# * **Minimum path:** sections 1–3, one chart each (no exercise here has a checker); the part of
-#   section 1 on SAC above 100 %, "Live, when a GPU is here" and the open questions can wait.
+# * **You will learn:** to read a benchmark on the committed H200 run: % of the memory floor,
+#   speed-ups over peers, wall time against GPU time.
 #
-# `python -m rltriton_lite.bench` times every kernel on a GPU against the memory floor and the peers
-# it finds (a PyTorch loop, torchrl, JAX, torch.compile, rl-triton, ...); here, its committed H200
-# run in three charts. The terms are notebook 08's: **floor**, **GPU time** (`kernel_ms`, graph
-# replays), `do_bench` time (`ms`, L2 flushed), **wall time per call** (`full_call_us`, host
-# included). Method: [docs/DESIGN.md, "Benchmark method"](../docs/DESIGN.md#benchmark-method).
+# * **Time:** 2–2.5 h with the open questions; 20–30 min for the reading.
+#
+# * **Needs:** notebook 08. No GPU (with one, a small slice of the benchmark re-runs live).
+#
+# * **Minimum path:** sections 1–3, one chart each (no exercise here has a checker). These can
+#   wait: the part of section 1 on SAC above 100 %, "Live, when a GPU is here" and the open
+#   questions.
+#
+# `python -m rltriton_lite.bench` times every kernel on a GPU. It compares each with the memory
+# floor and with the peers it finds (a PyTorch loop, torchrl, JAX, torch.compile, rl-triton, ...).
+# Here you see its committed H200 run in three charts.
+#
+# The terms are notebook 08's:
+#
+# | term | field | what it is |
+# |---|---|---|
+# | **floor** | `floor_ms` | the fewest bytes at the copy bandwidth |
+# | **GPU time** | `kernel_ms` | CUDA-graph replays: the kernels alone |
+# | `do_bench` time | `ms` | L2 flushed |
+# | **wall time per call** | `full_call_us` | host included |
+#
+# Method: [docs/DESIGN.md, "Benchmark method"](../docs/DESIGN.md#benchmark-method).
 
 # %%
 import glob
@@ -46,10 +59,13 @@ import numpy as np
 from rltriton_lite import profile
 
 # %% [markdown]
-# **Where these numbers come from:** `H200-2026-12-01c.json`, notebook 08's committed run (its
-# "Where these numbers come from" gives the stack). It is read by name (`profile.COMMITTED_RUN`), so
-# your GPU's file in the folder changes nothing; to plot yours, pass its name to
-# `profile.committed_results` (the asserts hold for the H200 only). The results files:
+# **Where these numbers come from:** `H200-2026-12-01c.json`, notebook 08's committed run.
+# Notebook 08's "Where these numbers come from" gives the stack.
+#
+# It is read by name (`profile.COMMITTED_RUN`), so your GPU's file in the folder changes nothing.
+# To plot yours, pass its name to `profile.committed_results` (the asserts hold for the H200 only).
+#
+# The results files:
 
 # %%
 RESULTS = profile.results_folder()  # benchmarks/results/ beside the package
@@ -60,8 +76,7 @@ for f in sorted(glob.glob(os.path.join(RESULTS, "*.json"))):
           f"torch {v.get('torch', '?')}, triton {v.get('triton', '?')} ({len(r['rows'])} rows)")
 
 # %% [markdown]
-# **Two % floors.** The results file holds two times per call, so % floor can be computed two
-# ways:
+# **Two % floors.** The results file holds two times per call, so % floor can be computed two ways:
 #
 # * the file's `pct_floor` is the floor ÷ the `do_bench` time;
 # * the charts below use the floor ÷ the GPU time.
@@ -96,8 +111,9 @@ assert all(r["kernel_ms"] <= r["ms"] for r in ours_timed)  # all of our rows
 # %% [markdown]
 # ## 1. How close to the memory floor?
 #
-# A bar per algorithm and shape, a panel per pass: floor ÷ GPU time. 100 % (dashed) moves the bytes
-# as fast as a device-to-device copy. Log scale: small shapes sit far below.
+# The chart shows floor ÷ GPU time: a bar per algorithm and shape, a panel per pass. At 100 %
+# (dashed), a kernel moves its bytes as fast as a device-to-device copy. The scale is logarithmic:
+# small shapes sit far below.
 
 # %%
 fig = profile.floor_chart(res, DTYPE)
@@ -114,21 +130,30 @@ for p in PASSES:
               f"by do_bench ms, host included: {min(db):.3g}–{max(db):.3g} %")
 
 # %% [markdown]
-# Below the floor, for three reasons. At 16×128 (under 1 %) the floor is a hundredth of a µs, and
-# a kernel takes a µs or more to start and finish. At 64×16384 the scans stay near 5–10 %: 64 rows
-# give the GPU little parallel work. And even a copy of a few MB misses the floor, which is a 2 GiB
-# copy's bandwidth (9.5 MB reaches 60 %, `benchmarks/README.md`). At the largest shape, every
-# kernel is near it: 82–100 % forward, 79–95 % with the backward.
+# **Below the floor, for three reasons.**
 #
-# Only SAC passes 100 %, for two reasons (its lines below, its bytes beside the H200's 60 MiB L2):
+# * **At 16×128 (under 1 %),** the floor is a hundredth of a µs. A kernel takes a µs or more to
+#   start and finish.
+# * **At 64×16384,** the scans stay near 5–10 %. 64 rows give the GPU little parallel work.
+# * **Even a copy of a few MB misses the floor.** The floor is a 2 GiB copy's bandwidth; a 9.5 MB
+#   copy reaches 60 % of it (`benchmarks/README.md`).
 #
-# * **L2 residency, where the bytes fit.** Unflushed back-to-back replays read largely from L2,
-#   faster than the DRAM the floor prices: about 118 % at 64×16384 and 101 % at 4096×128 forward,
-#   112 % forward + backward at 64×16384. Best cases, not a bandwidth (exercise 2). Other kernels
-#   fit too and stay below: L2 makes passing 100 % possible, not certain.
-# * **The read/write mix, at 16384×1024:** five times the L2, from DRAM, still about 100.3 %. The
-#   floor prices a copy's half-read, half-write mix; SAC mostly reads (17 of its 21 B per step), and
-#   DRAM serves reads a little faster: by a third of a per cent.
+# At the largest shape, every kernel is near the floor: 82–100 % forward, 79–95 % with the
+# backward.
+#
+# **Only SAC passes 100 %**, for two reasons. Its lines are printed below, with its bytes beside
+# the H200's 60 MiB L2.
+#
+# * **L2 residency, where the bytes fit.** Back-to-back replays are not flushed, so they read
+#   largely from L2. L2 is faster than the DRAM the floor prices. SAC reaches about 118 % at
+#   64×16384 and 101 % at 4096×128 forward, and 112 % forward + backward at 64×16384. These are
+#   best cases, not a bandwidth (exercise 2). Other kernels fit too and stay below: L2 makes
+#   passing 100 % possible, not certain.
+#
+# * **The read/write mix, at 16384×1024.** This shape is five times the L2, so it is read from
+#   DRAM. SAC still reaches about 100.3 %. The floor prices a copy's half-read, half-write mix. SAC
+#   mostly reads (17 of its 21 B per step), and DRAM serves reads a little faster: by a third of a
+#   per cent.
 
 # %%
 L2_BYTES = 60 * 2**20  # the H200's L2 cache: torch.cuda.get_device_properties(0).L2_cache_size
@@ -158,11 +183,14 @@ assert profile.op("sac").bytes_per_step(4) == 21  # 4 float reads + a 1-byte fla
 # %% [markdown]
 # ## 2. How much faster than each peer?
 #
-# Speed-up = the peer's wall time per call ÷ ours, same case. Wall time is the one timing every peer
-# has: JAX, torchrl and the Python loops cannot be captured in a CUDA graph. Right of 1×, ours is
-# faster (log scale: the loops are thousands of times slower). The anchors are in chart 3. One run
-# on a shared host (a call's wall time moved 1.2–2.9× between runs): for calls near 1×, trust the
-# interleaved probe, `H200-2026-12-01d-wall.txt` (notebook 08, section 3).
+# Speed-up = the peer's wall time per call ÷ ours, in the same case. Right of 1×, ours is faster.
+# The scale is logarithmic: the loops are thousands of times slower. The anchors are in chart 3.
+#
+# Why wall time? It is the one timing every peer has. JAX, torchrl and the Python loops cannot be
+# captured in a CUDA graph.
+#
+# **Caution: one run on a shared host.** A call's wall time moved 1.2–2.9× between runs. For calls
+# near 1×, trust the interleaved probe, `H200-2026-12-01d-wall.txt` (notebook 08, section 3).
 
 # %%
 speedups = profile.peer_speedups(res, DTYPE)  # one dict per (peer, case): x = peer's wall ÷ ours
@@ -193,11 +221,16 @@ assert max(s["x"] for s in speedups if s["peer"] == "pytorch_loop") > 1000  # th
 # %% [markdown]
 # ## 3. Wall versus GPU time
 #
-# At RL shapes, wall time beside GPU time (µs, log scale). Hatched: the anchors, a bare Triton
-# launch of a naive GAE kernel (forward) and a minimal `torch.autograd.Function` of PPO's loss (both
-# passes); dashed, the anchor wall time the harness divides by. A wall bar far above its GPU bar:
-# the call is host time (launches, checks, autograd bookkeeping), which a CUDA graph
-# (`torch.compile(mode="reduce-overhead")`, notebook 08, section 4) removes, leaving the blue bars.
+# This chart carries notebook 08's main lesson. At RL shapes, it puts wall time beside GPU time
+# (µs, log scale).
+#
+# * **Hatched bars: the anchors.** One is a bare Triton launch of a naive GAE kernel (forward). The
+#   other is a minimal `torch.autograd.Function` of PPO's loss (both passes).
+# * **Dashed:** the anchor wall time the harness divides by.
+#
+# A wall bar far above its GPU bar means the call is host time: launches, checks, autograd
+# bookkeeping. A CUDA graph removes it (`torch.compile(mode="reduce-overhead")`, notebook 08,
+# section 4), leaving the blue bars.
 
 # %%
 fig = profile.wall_gpu_chart(res, DTYPE, profile.RL_SHAPES)
@@ -249,6 +282,7 @@ else:
 # 1. From the committed JSON, find for each algorithm the largest shape (in elements, B × T) at
 #    which its wall time per call is still more than twice its GPU time. At and below that size, what would you
 #    optimise first in a training loop that calls it once per update?
+#
 # 2. Model a kernel's GPU time as $t = t_0 + \text{floor}$: a fixed cost per launch, plus its
 #    bytes at the copy bandwidth. From the committed JSON (`H200-2026-12-01c.json`, float32),
 #    take each algorithm's $t_0$ as its forward GPU time at 16×128 and predict its forward at
@@ -257,6 +291,7 @@ else:
 #    miss, and what do they share that the others lack? (Notebook 13's table of the planner's
 #    choices says how the package runs each shape; the benchmark's SAC runs at λ = 0, notebook 06,
 #    section 3.)
+#
 # 3. Pick one peer from chart 2 that is within 1.5× of this library somewhere. Read its
 #    implementation (the harness's peer list is in `rltriton_lite/bench.py`) and say where the
 #    difference comes from: the kernel, or the host.

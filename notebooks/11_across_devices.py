@@ -16,28 +16,35 @@
 # %% [markdown]
 # # 11 — Across devices: one scan, its steps on several processes
 #
-# * **You will learn:** one scan with its steps on several processes: a segment is one affine map,
-#   maps are exchanged and carries composed; the package's `time_group=` on two processes.
+# * **You will learn:** one scan with its steps on several processes. A segment is one affine map;
+#   the maps are exchanged and the carries composed. Then the package's `time_group=` on two
+#   processes.
 # * **Time:** 1.5–2 h with the open questions; 45 min–1 h for the reading and the checked
 #   exercise.
 # * **Needs:** notebook 00; the basics of `torch.distributed`. No GPU: the two processes run on
 #   the CPU.
 # * **Minimum path:** sections 1–5 and the checked exercise `segment_carries` (it needs sections
-#   1–3); sections 6 (the backward), 7 (the cost) and the open questions can wait.
+#   1–3). Sections 6 (the backward), 7 (the cost) and the open questions can wait.
 #
-# A language model's response of 128K tokens is an episode, and its GAE runs along all of it. In a
-# context- or sequence-parallel stack each GPU holds a stretch of the sequence (its activations are
-# what does not fit on one GPU): rank 0 the first steps, rank 1 the next, and so on. Gathering every
-# rank's rewards and values onto each GPU would move O(steps) per rank; the scan across ranks moves
-# O(rows × ranks). The recurrence
-# $y_t = b_t + a_t\,y_{t+1}$ looks as if it needed the whole sequence in order, rank after rank.
+# A language model's response of 128K tokens is an episode, and its GAE runs along all of it.
 #
-# Notebook 00 showed why it does not: affine maps compose associatively, so any stretch of steps
-# is *one* map, $y_{\text{first}} = B + A\,y_{\text{after}}$, and maps can be composed in any
-# grouping. This notebook splits a scan across processes by hand (an episode end at the
-# boundary included), then runs the package's `time_group=` on two real processes started from
-# here, and checks both against the one-process call: the forward, GAE's boundary step, and the
-# backward. The exercise at the end composes the carries of any number of ranks.
+# In a context- or sequence-parallel stack, each GPU holds a stretch of the sequence: rank 0 the
+# first steps, rank 1 the next, and so on. The sequence is split because its activations do not
+# fit on one GPU. Gathering every rank's rewards and values onto each GPU would move O(steps) per
+# rank. The scan across ranks moves only O(rows × ranks).
+#
+# The recurrence $y_t = b_t + a_t\,y_{t+1}$ looks as if it needed the whole sequence in order, rank
+# after rank. Notebook 00 showed why it does not. Affine maps compose associatively. So any stretch
+# of steps is *one* map, $y_{\text{first}} = B + A\,y_{\text{after}}$, and maps can be composed in
+# any grouping.
+#
+# In this notebook you will:
+#
+# * Split a scan across processes by hand, an episode end at the boundary included.
+# * Run the package's `time_group=` on two real processes, started from here.
+# * Check both against the one-process call: the forward, GAE's boundary step, and the backward.
+#
+# The exercise at the end composes the carries of any number of ranks.
 
 # %%
 import os
@@ -58,10 +65,15 @@ torch.manual_seed(0)
 # %% [markdown]
 # ## 1. A stretch of steps is one affine map
 #
-# Take 4 rows of 24 steps and cut them into three segments, as three ranks would hold them. For
-# each segment, its map from the value after it ($y$ at its end, the *carry*) to the value at its
-# first step: $A$ is the product of its $a_t$, and $B$ is what the segment gives with a carry
-# of 0. Both come from the scan itself.
+# Take 4 rows of 24 steps. Cut them into three segments, as three ranks would hold them.
+#
+# Each segment has a map from the value after it to the value at its first step. The value after
+# it ($y$ at its end) is called the *carry*. In the map:
+#
+# * $A$ is the product of the segment's $a_t$.
+# * $B$ is what the segment gives with a carry of 0.
+#
+# Both come from the scan itself.
 
 # %%
 rows, T = 4, 24
@@ -88,10 +100,13 @@ print("each segment's first value is B + A * carry, for any carry")
 # %% [markdown]
 # ## 2. Composing the maps gives every segment its carry
 #
-# The last segment's carry is the scan's `initial` (0 here). Each segment's carry is then the map
-# of the segments after it applied to that: $c_2 = 0$, $c_1 = B_2 + A_2 c_2$, $c_0 = B_1 + A_1
-# c_1$. A composition of a few numbers per row — no step is read twice. With the carries known,
-# each segment is scanned on its own, and the pieces are the one-process scan.
+# The last segment's carry is the scan's `initial` (0 here). Each earlier segment's carry is the
+# map of the segments after it, applied to that:
+#
+# $$c_2 = 0, \qquad c_1 = B_2 + A_2 c_2, \qquad c_0 = B_1 + A_1 c_1.$$
+#
+# This is a composition of a few numbers per row — no step is read twice. With the carries known,
+# each segment is scanned on its own. Put side by side, the pieces are the one-process scan.
 
 # %%
 carries = [None] * 3
@@ -110,16 +125,21 @@ print("three segments scanned from their composed carries = the one-process scan
 # ## 3. An episode end at the boundary, by hand
 #
 # An episode end makes a step a *reset*: $y_t = b_t$, whatever comes after. A segment with a reset
-# hands on nothing from its carry, so its map is "$B$, whatever the carry" — a select, not
-# $A = 0$, so that a NaN in a later episode cannot leak backwards through $0 \cdot \text{NaN}$.
-# The package's maps are triples $(A, B, \text{reset})$ for that reason.
+# hands on nothing from its carry. So its map is "$B$, whatever the carry".
 #
-# The hardest place for it is a rank's last step. One row of 12 steps on two ranks (steps 0–5 and
-# 6–11): the episode ends at step 5, exactly at the boundary, and the reward at step 8, in the
-# next episode, is NaN (a failed environment step, say). Each step is a triple
-# $(a_t, b_t, \kappa_t) = (\gamma, \text{reward}_t, \text{done}_t)$ of the discounted return. A
-# segment's triple composes its steps from its end, with the rule of notebook 00c's `reset_scan`:
-# a step that resets ignores the steps after it.
+# That is a select, not $A = 0$. The select stops a NaN in a later episode from leaking backwards
+# through $0 \cdot \text{NaN}$. For that reason, the package's maps are triples
+# $(A, B, \text{reset})$.
+#
+# The hardest place for a reset is a rank's last step. The example is one row of 12 steps on two
+# ranks (steps 0–5 and 6–11):
+#
+# * The episode ends at step 5, exactly at the boundary.
+# * The reward at step 8, in the next episode, is NaN (a failed environment step, say).
+#
+# Each step is a triple $(a_t, b_t, \kappa_t) = (\gamma, \text{reward}_t, \text{done}_t)$ of the
+# discounted return. A segment's triple composes its steps from its end. It uses the rule of
+# notebook 00c's `reset_scan`: a step that resets ignores the steps after it.
 
 # %%
 gamma = 0.9
@@ -147,12 +167,15 @@ for rank, (A, B, R) in enumerate(triples):
     print(f"rank {rank}: A = {A:.4f}{' (not read: a reset)' if R else ''}, B = {B:.4f}, reset = {R}")
 
 # %% [markdown]
-# Rank 1's $B$ is NaN: its first value depends on the NaN reward, rightly, since both lie in its
-# first episode. That NaN is the carry rank 0 receives. Rank 0's triple has reset = True, so its
-# first value is $B_0$ alone, the carry selected away; every step of rank 0 is in the episode
-# that ended at step 5, so the same select holds at each of them. Written as a product, with
-# $A_0 = 0$ standing for the reset, the NaN crosses the boundary: $0 \cdot \text{NaN} =
-# \text{NaN}$.
+# Rank 1's $B$ is NaN, and rightly so. Its first value depends on the NaN reward, since both lie in
+# its first episode. That NaN is the carry rank 0 receives.
+#
+# Rank 0's triple has reset = True. So its first value is $B_0$ alone: the carry is selected away.
+# Every step of rank 0 is in the episode that ended at step 5, so the same select holds at each of
+# them.
+#
+# Written as a product instead, with $A_0 = 0$ standing for the reset, the NaN crosses the
+# boundary: $0 \cdot \text{NaN} = \text{NaN}$. The cell below computes both.
 
 # %%
 (A0, B0, R0), (A1, B1, R1) = triples
@@ -169,11 +192,16 @@ assert torch.isfinite(one_process[:6]).all() and torch.isnan(one_process[6:9]).a
 # %% [markdown]
 # ## 4. The exchange, drawn
 #
-# Each rank computes its segment's map (one read of its steps), the ranks swap their maps (an
-# `all_gather` of three numbers per row per rank, whatever the length), and each composes the
-# maps of the ranks after it into its carry, then scans its own steps from it. (The package's
-# gather carries a fourth number per row, a flag that lets every rank raise the same error when
-# one rank's arguments were refused.)
+# The drawing below shows three steps:
+#
+# 1. Each rank computes its segment's map: one read of its steps.
+# 2. The ranks swap their maps: an `all_gather` of three numbers per row per rank, whatever the
+#    length.
+# 3. Each rank composes the maps of the ranks after it into its carry. Then it scans its own steps
+#    from that carry.
+#
+# (The package's gather carries a fourth number per row. It is a flag that lets every rank raise
+# the same error when one rank's arguments were refused.)
 
 # %%
 fig, ax = plt.subplots(figsize=(10, 3.4))
@@ -202,11 +230,14 @@ plt.show()
 # ## 5. Two processes, started from this notebook
 #
 # `torchrun --nproc-per-node 2 train.py` starts two processes and tells each its rank through
-# environment variables. Here the notebook does the same by hand, so that it runs anywhere: it
+# environment variables. Here the notebook does the same by hand, so that it runs anywhere. It
 # writes a small worker script, starts it twice (ranks 0 and 1, on the CPU with gloo), and waits.
-# Each worker calls `rl.gae(..., time_group=...)` on its own steps — GAE, not a bare scan: at its
-# last step $\delta_t$ reads $V(s_{t+1})$, the *next* rank's first value, which the package
-# exchanges too — and backpropagates a weighted sum of its advantages.
+#
+# Each worker calls `rl.gae(..., time_group=...)` on its own steps. Then it backpropagates a
+# weighted sum of its advantages.
+#
+# This is GAE, not a bare scan. At a rank's last step, $\delta_t$ reads $V(s_{t+1})$: the *next*
+# rank's first value. The package exchanges that too.
 
 # %%
 folder = tempfile.mkdtemp()
@@ -247,8 +278,8 @@ shares = [torch.load(os.path.join(folder, f"rank{r}.pt")) for r in range(2)]
 print("rank 0 holds", shares[0]["adv"].shape[-1], "steps, rank 1 holds", shares[1]["adv"].shape[-1])
 
 # %% [markdown]
-# The same call in one process, on all 40 steps, is the reference: the ranks' pieces, put side by
-# side, must be it — advantages, returns, and the gradient with respect to every value.
+# The reference is the same call in one process, on all 40 steps. Put side by side, the ranks'
+# pieces must match it: advantages, returns, and the gradient with respect to every value.
 
 # %%
 values = rollout["values"].clone().requires_grad_()
@@ -261,13 +292,20 @@ for key, expected in (("adv", adv), ("ret", ret), ("d_values", values.grad)):
     print(f"{key:9s} max difference {(got - expected).detach().abs().max().item():.1e}")
 
 # %% [markdown]
-# GAE needs one exchange more than a bare scan. Rank 0's last step, $t = 16$, has
-# $\delta_{16} = r_{16} + \gamma V(s_{17}) - V(s_{16})$, and $V(s_{17})$ is rank 1's first value:
-# the package gathers each rank's first values (the "first values" exchange), then the maps. By
-# hand: $\delta_{16}$ from rank 1's first value, then $A_{16} = \delta_{16} + \gamma\lambda
-# A_{17}$ with $A_{17}$ the carry (rank 1's first advantage), selected away in row 0, whose
-# episode ends at step 16. Without the first values (rank 0 taking $V(s_{17})$ as 0) every row
-# whose episode goes on past step 16 would be wrong; row 0 reads neither.
+# GAE needs one exchange more than a bare scan. Rank 0's last step is $t = 16$. Its TD error is
+# $\delta_{16} = r_{16} + \gamma V(s_{17}) - V(s_{16})$, and $V(s_{17})$ is rank 1's first value.
+# So the package gathers each rank's first values (the "first values" exchange), then the maps.
+#
+# The cell below does it by hand:
+#
+# 1. $\delta_{16}$, from rank 1's first value.
+# 2. $A_{16} = \delta_{16} + \gamma\lambda A_{17}$, with $A_{17}$ the carry (rank 1's first
+#    advantage).
+#
+# In row 0 the carry is selected away, because its episode ends at step 16.
+#
+# Without the first values, rank 0 would take $V(s_{17})$ as 0. Then every row whose episode goes
+# on past step 16 would be wrong. Row 0 reads neither.
 
 # %%
 r_, v_, term_ = rollout["rewards"], rollout["values"], rollout["terminated"]
@@ -287,18 +325,24 @@ assert (without[~live] == by_hand[~live]).all() and not torch.isclose(without[li
 # %% [markdown]
 # ## 6. The backward: the same exchange, the other way
 #
-# The gradient crosses the boundary the other way: $V$ at rank 1's first step was read by rank
-# 0's last $\delta$, so part of its gradient is computed on rank 0 and sent back.
+# The gradient crosses the boundary the other way. $V$ at rank 1's first step was read by rank 0's
+# last $\delta$. So part of its gradient is computed on rank 0 and sent back.
 #
-# For a bare scan the backward is the transposed scan of notebook 01's exercise: with
-# $y = $ `linear_scan(a, b)` and $g_t = \partial L/\partial b_t$, $g_t = \partial L/\partial y_t
-# + a_{t-1} g_{t-1}$, a *forward* scan of the pairs $(a_{t-1}, \partial L/\partial y_t)$. So each
-# rank's segment is again one map, now from the gradient entering at its first step to the one
-# at its last, and a rank's carry is composed from the maps of the ranks *before* it, rank 0's
-# carry being 0. The pair at a rank's first step reads $a_{t-1}$, the last $a$ of the rank before:
-# one number per row, the backward's own "first values". (The gradient with respect to $a$,
-# $g_t\,y_{t+1}$, reads the forward's $y$ one step on, at a rank's last step the next rank's first
-# output.) The sections 1–2 example, by hand against autograd on one process:
+# For a bare scan, the backward is the transposed scan of notebook 01's exercise. Write
+# $y = $ `linear_scan(a, b)` and $g_t = \partial L/\partial b_t$. Then
+# $g_t = \partial L/\partial y_t + a_{t-1} g_{t-1}$: a *forward* scan of the pairs
+# $(a_{t-1}, \partial L/\partial y_t)$.
+#
+# So each rank's segment is again one map. It now goes from the gradient entering at its first
+# step to the gradient at its last. A rank's carry is composed from the maps of the ranks *before*
+# it. Rank 0's carry is 0.
+#
+# The pair at a rank's first step reads $a_{t-1}$, the last $a$ of the rank before. That is one
+# number per row: the backward's own "first values". (The gradient with respect to $a$ is
+# $g_t\,y_{t+1}$. It reads the forward's $y$ one step on. At a rank's last step, that is the next
+# rank's first output.)
+#
+# The cell below checks the example of sections 1–2 by hand, against autograd on one process.
 
 # %%
 b_leaf = b.clone().requires_grad_()
@@ -321,24 +365,33 @@ print("the gradient from carries composed over the ranks before = autograd's, ma
 # %% [markdown]
 # ## 7. What it costs
 #
-# Per call, forwards, each rank reads its steps twice (the map, then the scan from its carry) and
-# the ranks exchange O(rows × ranks) numbers three times (a header so that ranks that disagree all
-# raise the same error, the first values, the maps); backwards, two passes and two exchanges. The
-# length of the sequence never crosses the wire. `tools/time_group_cost.py` measures a rank's
-# share of that on a GPU; `benchmarks/results/checks/` has the figures.
+# Per call, forwards:
+#
+# * Each rank reads its steps twice: the map, then the scan from its carry.
+# * The ranks exchange O(rows × ranks) numbers three times: a header (so that ranks that disagree
+#   all raise the same error), the first values, and the maps.
+#
+# Backwards: two passes and two exchanges.
+#
+# The length of the sequence never crosses the wire. `tools/time_group_cost.py` measures a rank's
+# share of that cost on a GPU. `benchmarks/results/checks/` has the figures.
 #
 # ## Exercises
 #
-# Checked, as in notebook 00b (write the starter's function and run the cell after it;
-# `print(exercises.task("segment_carries"))` restates the task, the solution is in
-# `notebooks/solutions/`):
+# Checked, as in notebook 00b: write the starter's function and run the cell after it.
+# `print(exercises.task("segment_carries"))` restates the task. The solution is in
+# `notebooks/solutions/`.
 #
-# **`segment_carries`.** The composition of section 2 for any number of segments, with resets as
-# in section 3: given each segment's map as arrays `A`, `B`, `reset` of shape (rows, S), in time
-# order, and `initial` (rows,), the value after the last segment, return the carry entering each
-# segment, (rows, S): `initial` for the last one, and for segment s the map of segment s + 1
-# applied to the carry entering s + 1, `B` alone where that segment resets. Select, do not
-# multiply: the checker puts a NaN and an inf in later episodes.
+# **`segment_carries`.** The composition of section 2, for any number of segments, with resets as
+# in section 3.
+#
+# * **Given:** each segment's map as arrays `A`, `B`, `reset` of shape (rows, S), in time order.
+#   And `initial` (rows,), the value after the last segment.
+# * **Return:** the carry entering each segment, shape (rows, S). For the last segment it is
+#   `initial`. For segment s, it is the map of segment s + 1 applied to the carry entering s + 1,
+#   or `B` alone where that segment resets.
+#
+# Select, do not multiply: the checker puts a NaN and an inf in later episodes.
 
 # %%
 def segment_carries(A, B, reset, initial):
@@ -357,8 +410,10 @@ exercises.attempt("segment_carries", segment_carries)
 # 1. How many bytes does the maps' `all_gather` move into each rank for 4096 rows on 8 ranks
 #    (three float64 numbers per row per rank)? Compare with one input tensor of the rank's own
 #    steps, 4096 rows of 16,384 steps in float32.
+#
 # 2. With `reverse=False` (a forward scan, $y_t = b_t + a_t y_{t-1}$), which ranks' maps does a
 #    rank compose, and where does `initial` enter?
+#
 # 3. Why not send each rank's *first output* to the rank before it instead of its map? Count the
 #    rounds of messages each way for 8 ranks.
 
@@ -374,13 +429,17 @@ exercises.attempt("segment_carries", segment_carries)
 # %% [markdown]
 # ## What you now know
 #
-# * A stretch of steps is one affine map, $y_{\text{first}} = B + A\,y_{\text{after}}$: $A$ the
-#   product of its $a_t$, $B$ its scan from a carry of 0.
-# * Across ranks: each rank computes its map, the maps are gathered (a few numbers per row per
-#   rank), and each rank composes those after it into its carry, then scans from it.
-# * A reset makes a segment's map "$B$, whatever the carry": a select, not $A = 0$, or a NaN on
-#   the next rank crosses the boundary through $0 \cdot \text{NaN}$.
+# * A stretch of steps is one affine map, $y_{\text{first}} = B + A\,y_{\text{after}}$. $A$ is the
+#   product of its $a_t$; $B$ is its scan from a carry of 0.
+#
+# * Across ranks, each rank computes its map, and the maps are gathered (a few numbers per row per
+#   rank). Each rank composes those after it into its carry, then scans from it.
+#
+# * A reset makes a segment's map "$B$, whatever the carry". It is a select, not $A = 0$, or a NaN
+#   on the next rank crosses the boundary through $0 \cdot \text{NaN}$.
+#
 # * GAE needs one exchange more: a rank's last $\delta_t$ reads $V(s_{t+1})$, the next rank's
 #   first value. `rl.gae(..., time_group=)` does both and matches the one-process call.
-# * The backward is the transposed scan, forwards in time: a rank's gradient carry is composed
-#   from the ranks before it, rank 0's being 0.
+#
+# * The backward is the transposed scan, forwards in time. A rank's gradient carry is composed
+#   from the ranks before it; rank 0's is 0.

@@ -16,33 +16,41 @@
 # %% [markdown]
 # # 12 — Credit assignment over tokens: GAE for language models
 #
-# * **You will learn:** credit assignment over a language model's response tokens: the token-level
-#   MDP, what each mask means, verl's loop against one masked scan, OpenRLHF's semantics on holes,
-#   the H200 timings.
+# * **You will learn:** credit assignment over a language model's response tokens. That means the
+#   token-level MDP, what each mask means, verl's loop against one masked scan, OpenRLHF's
+#   semantics on holes, and the H200 timings.
 # * **Time:** 3–3.5 h with the open questions; 1–1.5 h for the reading and the checked exercise.
 # * **Needs:** notebooks 01 and 02. No GPU.
-# * **Minimum path:** sections 1–4 and the checked exercise `token_gae_pairs` (it builds on 2–4);
-#   sections 5 (OpenRLHF on holes), 6, 7 (the H200 timings) and the open questions can wait.
+# * **Minimum path:** sections 1–4 and the checked exercise `token_gae_pairs` (it builds on 2–4).
+#   Sections 5 (OpenRLHF on holes), 6, 7 (the H200 timings) and the open questions can wait.
 #
-# When a language model is trained with PPO (RLHF, or RL from verifiable rewards), the policy
-# is the model, and each sampled response is an episode whose steps are its tokens. The
-# stacks that train them (verl, OpenRLHF, TRL, NeMo-RL) compute the advantages with a Python loop
-# over the response's tokens: one reverse step per token, a few small GPU kernels each, so
-# thousands of launches for a response of a few thousand tokens. This notebook, section by
-# section:
+# When PPO trains a language model (RLHF, or RL from verifiable rewards), the policy is the model.
+# Each sampled response is an episode, and its steps are its tokens.
 #
-# 1. sets up the token-level MDP: what a state, an action and a reward are, and why
-#    $\gamma = \lambda = 1$ is common and $\gamma, \lambda < 1$ wanted;
-# 2. says what each mask means: the prompt, the padding after the end of a response, and the
-#    tool output inside a multi-turn response;
-# 3. runs verl's loop on a batch with padding and tool output;
-# 4. runs one masked scan (`rl.gae(..., mask=)`) beside it and asserts they agree at every
-#    response token, then checks the verl drop-in (`integrations.verl`) against verl's loop plus
-#    its whitening;
-# 5. shows where OpenRLHF's semantics agree with verl's (right padding) and where they do not
-#    (a hole inside a response);
-# 6. checks the $\gamma = \lambda = 1$ shortcut, a cumulative sum;
-# 7. reads the H200 timings of the loop, the shortcut and the scan from the committed results.
+# The stacks that train these models (verl, OpenRLHF, TRL, NeMo-RL) compute the advantages with a
+# Python loop over the response's tokens. Each token costs one reverse step. Each step launches a
+# few small GPU kernels. So a response of a few thousand tokens means thousands of launches.
+#
+# This notebook replaces that loop with one masked scan. It checks that the two agree, and it
+# reads the H200 timings of both. Section by section:
+#
+# 1. The token-level MDP: what a state, an action and a reward are. Why $\gamma = \lambda = 1$ is
+#    common, and why people want $\gamma, \lambda < 1$.
+#
+# 2. What each mask means: the prompt, the padding after the end of a response, and the tool
+#    output inside a multi-turn response.
+#
+# 3. verl's loop, run on a batch with padding and tool output.
+#
+# 4. One masked scan (`rl.gae(..., mask=)`) beside the loop. They agree at every response token.
+#    Then the verl drop-in (`integrations.verl`), checked against verl's loop plus its whitening.
+#
+# 5. Where OpenRLHF's semantics agree with verl's (right padding) and where they do not (a hole
+#    inside a response).
+#
+# 6. The $\gamma = \lambda = 1$ shortcut, a cumulative sum, checked.
+#
+# 7. The H200 timings of the loop, the shortcut and the scan, read from the committed results.
 
 # %%
 import glob
@@ -72,61 +80,71 @@ GAMMA, LAM = 0.99, 0.95
 # %% [markdown]
 # ## 1. A response is an episode
 #
-# Write the prompt as $x$ and the response as tokens $y_0, y_1, \dots, y_{T-1}$, the last one
+# Write the prompt as $x$ and the response as tokens $y_0, y_1, \dots, y_{T-1}$. The last one is
 # the end-of-sequence token (EOS). As an MDP:
 #
-# * **state** $s_t = (x, y_0, \dots, y_{t-1})$: the prompt and the tokens generated so far;
-# * **action** $a_t = y_t$, the next token, sampled from $\pi_\theta(\cdot \mid s_t)$;
-# * **transition**: deterministic, the token is appended; the episode ends after EOS (or when
-#   the response reaches its maximum length);
-# * **reward**: a per-token KL penalty that keeps the policy near a frozen reference model,
-#   $r_t = -\beta\,\big(\log \pi_\theta(y_t \mid s_t) - \log \pi_{\text{ref}}(y_t \mid s_t)\big)$,
-#   plus, at the last token only, the outcome score of the whole response (a reward model's,
-#   or a verifier's 1 for a correct answer); stacks that put the KL term in the loss instead
-#   leave the outcome alone;
-# * **value**: the critic $V(s_t)$, one number per token (a value head on a copy of the model).
+# * **state** $s_t = (x, y_0, \dots, y_{t-1})$: the prompt and the tokens generated so far.
 #
-# GAE (notebook 02) runs backwards along the response, from $V = 0$ after its last token:
+# * **action** $a_t = y_t$: the next token, sampled from $\pi_\theta(\cdot \mid s_t)$.
+#
+# * **transition**: deterministic, the token is appended. The episode ends after EOS, or when the
+#   response reaches its maximum length.
+#
+# * **reward**: two parts. At every token, a KL penalty keeps the policy near a frozen reference
+#   model: $r_t = -\beta\,\big(\log \pi_\theta(y_t \mid s_t) - \log \pi_{\text{ref}}(y_t \mid s_t)\big)$.
+#   At the last token only, the reward adds the outcome score of the whole response. That is a
+#   reward model's score, or a verifier's 1 for a correct answer. Some stacks put the KL term in
+#   the loss instead; their reward is the outcome alone.
+#
+# * **value**: the critic $V(s_t)$, one number per token. It is a value head on a copy of the
+#   model.
+#
+# GAE (notebook 02) runs backwards along the response. It starts from $V = 0$ after the last token:
 #
 # $$\delta_t = r_t + \gamma V(s_{t+1}) - V(s_t), \qquad A_t = \delta_t + \gamma\lambda A_{t+1},
 #   \qquad \text{returns}_t = A_t + V(s_t).$$
 #
-# **Why $\gamma = \lambda = 1$ is common.** A response is short and always ends, so nothing needs a
-# discount to stay finite, and the outcome score should reach the first token undiminished.
-# With $\gamma = \lambda = 1$ the recurrence telescopes to $A_t = \sum_{k \ge t} r_k - V(s_t)$: a
-# reversed cumulative sum, one library call, no loop (section 6). verl's default configuration
+# **Why $\gamma = \lambda = 1$ is common.** A response is short and always ends. So nothing needs a
+# discount to stay finite. And the outcome score should reach the first token undiminished. With
+# $\gamma = \lambda = 1$ the recurrence telescopes to $A_t = \sum_{k \ge t} r_k - V(s_t)$. That is a
+# reversed cumulative sum: one library call, no loop (section 6). verl's default configuration
 # (0.9.1) sets both to 1.
 #
-# **Why people want $\gamma, \lambda < 1$.** With $\lambda = 1$ the advantage of an early token
-# carries the noise of every later token's sampling and of the outcome: unbiased, high
-# variance. $\lambda < 1$ lets the critic's $V(s_{t+k})$ stand in for that noisy tail (notebook
-# 03's bias–variance trade-off), which is why PPO keeps a critic at all; $\gamma < 1$ makes a
-# reward reached in fewer tokens worth more, a pressure against padding a response with
-# reasoning that does not help. As soon as $\gamma\lambda \ne 1$ the cumulative sum no longer
-# applies, and the stacks run the per-token loop.
+# **Why people want $\gamma, \lambda < 1$.** With $\lambda = 1$, the advantage of an early token
+# carries the noise of every later token's sampling, and of the outcome. It is unbiased, with high
+# variance. With $\lambda < 1$, the critic's $V(s_{t+k})$ stands in for that noisy tail (notebook
+# 03's bias–variance trade-off). That is why PPO keeps a critic at all. With $\gamma < 1$, a reward
+# reached in fewer tokens is worth more. This pushes against padding a response with reasoning
+# that does not help.
+#
+# The catch: as soon as $\gamma\lambda \ne 1$, the cumulative sum no longer applies. Then the
+# stacks run the per-token loop.
 
 # %% [markdown]
 # ## 2. What the masks mean
 #
-# A batch of responses is a rectangle, `(batch, response_length)`, and not every position in it
-# is an action of the policy. Three kinds of position are not:
+# A batch of responses is a rectangle, `(batch, response_length)`. Not every position in it is an
+# action of the policy. Three kinds of position are not:
 #
-# * **the prompt.** It is the first state $s_0$, not an action. verl keeps prompts and responses
-#   in separate tensors (prompts padded on the left, responses on the right) and computes the
-#   advantages on the response tensor alone, so the prompt is not in it at all; OpenRLHF's
+# * **The prompt.** It is the first state $s_0$, not an action. verl keeps prompts and responses in
+#   separate tensors: prompts padded on the left, responses on the right. It computes the
+#   advantages on the response tensor alone, so the prompt is not in it at all. OpenRLHF's
 #   `action_mask` likewise covers only the generated part.
-# * **padding after EOS.** The episode is over; these positions exist only because other
-#   responses in the batch are longer. Their rewards are 0 and whatever the critic wrote there
-#   must never be read.
-# * **tool output inside a multi-turn response.** The model writes a tool call, the environment
-#   appends the tool's output (a search result, a program's output), and the model continues.
-#   Those tokens were not chosen by the policy: they are part of the transition from the state
-#   before them to the state after them, not actions. The loss skips them (no probability
-#   ratio), and so must credit assignment: the policy token before the output leads, through the
-#   environment, to the state at the next policy token.
 #
-# The response mask (verl's `response_mask`, OpenRLHF's `action_mask`) is 1 at the policy's
-# tokens and 0 at the other two. A small batch, drawn: each row is one prompt and its response.
+# * **Padding after EOS.** The episode is over. These positions exist only because other responses
+#   in the batch are longer. Their rewards are 0. Whatever the critic wrote there must never be
+#   read.
+#
+# * **Tool output inside a multi-turn response.** The model writes a tool call. The environment
+#   appends the tool's output (a search result, a program's output), and the model continues. The
+#   policy did not choose those tokens. They are part of the transition from the state before them
+#   to the state after them, not actions. The loss skips them (no probability ratio), and so must
+#   credit assignment. The policy token before the output leads, through the environment, to the
+#   state at the next policy token.
+#
+# The response mask (verl's `response_mask`, OpenRLHF's `action_mask`) is 1 at the policy's tokens.
+# It is 0 at the padding and at the tool output. Below, a small batch is drawn: each row is one
+# prompt and its response.
 
 # %%
 POLICY, TOOL, PAD = 0, 1, 2  # what a position of the response tensor holds
@@ -181,8 +199,8 @@ top.legend(handles=[Patch(color=c, label=n) for c, n in zip(colors, names)], loc
 plt.show()
 
 # %% [markdown]
-# The same batch as numbers: the mask is 1 exactly at the policy's tokens, the tool output is
-# inside the responses (a policy token after it), and every response ends with a policy token.
+# The same batch as numbers. The mask is 1 exactly at the policy's tokens. The tool output sits
+# inside the responses, with a policy token after it. Every response ends with a policy token.
 
 # %%
 assert torch.equal(small_mask.cpu(), torch.tensor(kind == POLICY))
@@ -193,12 +211,16 @@ print("tokens per response:", (kind != PAD).sum(1), " of which tool output:", (k
 # %% [markdown]
 # ## 3. The loop: verl's GAE
 #
-# verl 0.9.1's `compute_gae_advantage_return`, line for line but for its whitening (section 4).
-# The two masked lines are the whole treatment of the masks: at a masked token `nextvalues`
-# and `lastgaelam` pass through unchanged, so the policy token before a span of tool output
-# bootstraps from the value at the first policy token after it, and its advantage continues
-# from that token's. The masked tokens are skipped as if deleted from the response. verl's own
-# comment on those lines reads "skip values and TD-error on observation tokens".
+# Below is verl 0.9.1's `compute_gae_advantage_return`, line for line, minus its whitening
+# (section 4 covers that).
+#
+# Two masked lines are the whole treatment of the masks. At a masked token, `nextvalues` and
+# `lastgaelam` pass through unchanged. So the policy token just before a span of tool output
+# bootstraps from the value at the first policy token after the span. Its advantage continues from
+# that token's advantage too.
+#
+# In effect, the masked tokens are skipped as if deleted from the response. verl's own comment on
+# those lines reads "skip values and TD-error on observation tokens".
 
 # %%
 def verl_gae_loop(token_level_rewards, values, response_mask, gamma, lam):
@@ -218,8 +240,8 @@ def verl_gae_loop(token_level_rewards, values, response_mask, gamma, lam):
 
 
 # %% [markdown]
-# A batch to check against: 8 responses of up to 200 tokens in float64, right padding, tool
-# output inside most of them, a KL penalty at every token and the outcome at EOS. verl's masks
+# A batch to check against: 8 responses of up to 200 tokens, in float64. They have right padding,
+# tool output inside most of them, a KL penalty at every token and the outcome at EOS. In verl the masks
 # are 0/1 numbers (`keep` below); ours is the same mask as booleans.
 
 # %%
@@ -240,9 +262,9 @@ assert torch.allclose(adv_bench, adv_loop, rtol=0, atol=1e-12)
 print(inspect.getsource(bench.token_gae_loop))
 
 # %% [markdown]
-# "As if deleted", literally: cut each response down to its policy tokens, run plain GAE on the
-# shorter row (no mask; $V = 0$ after its last token), and put the advantages back where the
-# tokens came from. The loop's advantages at the policy tokens are exactly those.
+# "As if deleted" holds literally. Cut each response down to its policy tokens. Run plain GAE on
+# the shorter row (no mask; $V = 0$ after its last token). Put the advantages back where the
+# tokens came from. At the policy tokens, the loop's advantages are exactly those.
 
 # %%
 deleted = torch.zeros_like(rewards)
@@ -257,17 +279,22 @@ assert err < 1e-12
 # %% [markdown]
 # ## 4. The scan beside the loop
 #
-# The package's `mask=` means exactly that: a masked step is removed, as if deleted, and the step
-# before it bootstraps from the next unmasked step. So verl's loop is one call,
+# The package's `mask=` means exactly "as if deleted". A masked step is removed, and the step
+# before it bootstraps from the next unmasked step. So verl's loop is one call:
 #
 # ```python
 # rl.gae(rewards, values, gamma=gamma, lambda_=lam, mask=mask)
 # ```
 #
-# one reverse scan of the affine maps $A \mapsto \delta_t + \gamma\lambda A$ over the policy tokens,
-# a masked token being the identity map. Below, both backends: `backend="auto"` on a CPU takes
-# the PyTorch path, and `backend="triton"` runs the Triton kernel, here in the interpreter (on a
-# GPU, compiled). The check is at every policy token, to 1e-12 in float64.
+# Inside, it is one reverse scan of the affine maps $A \mapsto \delta_t + \gamma\lambda A$ over the
+# policy tokens. A masked token is the identity map.
+#
+# The cell below runs both backends:
+#
+# * `backend="auto"` takes the PyTorch path on a CPU.
+# * `backend="triton"` runs the Triton kernel: here in the interpreter, on a GPU compiled.
+#
+# The check is at every policy token, to 1e-12 in float64.
 
 # %%
 for backend in ("auto", KERNEL):
@@ -280,23 +307,32 @@ for backend in ("auto", KERNEL):
     assert torch.all(out.advantages[~mask] == 0)  # a deleted step has no output
 
 # %% [markdown]
-# On this CPU nothing here is timed: the interpreter runs the kernel's Python one program after
-# another, and its times say nothing about a GPU. The GPU's numbers are in section 7.
+# On this CPU nothing here is timed. The interpreter runs the kernel's Python one program after
+# another, so its times say nothing about a GPU. The GPU's numbers are in section 7.
 #
-# **The drop-in.** At the masked tokens verl's loop does not write 0: it leaves the advantage it
-# carries, that of the next policy token (0 after the last), and `returns = advantages + values`
-# there too. Then verl whitens the advantages over the mask (mean 0, variance 1 over the policy
-# tokens). `integrations.verl.compute_gae_advantage_return` gives all of it, element for element:
-# the masked `gae` call, then one `linear_scan` that hands each masked token the next policy
-# token's advantage (a reset, $a = 0$, at every policy token; $a = 1$ at the masked ones), then
-# verl's whitening.
+# **The drop-in.** verl's function does two things the masked scan does not:
+#
+# * **At the masked tokens, verl's loop does not write 0.** It leaves the advantage it carries:
+#   that of the next policy token (0 after the last). And `returns = advantages + values` there
+#   too.
+# * **verl then whitens the advantages over the mask:** mean 0 and variance 1 over the policy
+#   tokens.
+#
+# `integrations.verl.compute_gae_advantage_return` gives all of it, element for element, in three
+# steps:
+#
+# 1. The masked `gae` call.
+# 2. One `linear_scan` that hands each masked token the next policy token's advantage. It uses a
+#    reset, $a = 0$, at every policy token, and $a = 1$ at the masked ones.
+# 3. The whitening of verl.
 
 # %%
 print(inspect.getsource(verl.compute_gae_advantage_return))
 
 # %% [markdown]
-# Checked against the loop followed by verl's `masked_whiten`, written out (with verl's
-# $10^{-8}$ terms and the unbiased variance), at every position, masked ones included:
+# Below, the drop-in is checked against the loop followed by verl's `masked_whiten`. The
+# whitening is written out, with verl's $10^{-8}$ terms and the unbiased variance. The check
+# covers every position, masked ones included:
 
 # %%
 def whiten(x, m):
@@ -316,18 +352,21 @@ assert err_adv < 1e-12 and err_ret < 1e-12
 assert abs(adv_drop[mask].mean().item()) < 1e-9 and abs(adv_drop[mask].std().item() - 1) < 1e-6
 
 # %% [markdown]
-# (With verl's integer masks its whitening rounds the token count through float32, and the
-# drop-in rounds the same way; the repository's `tests/test_llm_integrations.py`, which your folder
-# does not have, checks that, and checks the drop-in against verl's own function.)
+# (verl's masks can be integers. Then its whitening rounds the token count through float32, and the
+# drop-in rounds the same way. The repository's `tests/test_llm_integrations.py` checks that. It
+# also checks the drop-in against verl's own function. Your folder does not have that test file.)
 #
 # ## 5. OpenRLHF's semantics: the same on right padding, not on holes
 #
-# OpenRLHF, like trlx, DeepSpeed-Chat and TRL before it, multiplies the values and rewards by the
-# mask and then runs plain GAE over every position: $V(s_{t+1})$ is read at position $t + 1$,
-# whatever the mask says there. `integrations.openrlhf.get_advantages_and_returns` is that, as
-# one scan. On right padding it is verl's answer at every policy token: the padding comes after
-# the last token, whose next value is then 0 either way, and the reverse scan never carries
-# anything from the padding's zeros. On a hole inside a response it is not.
+# OpenRLHF, like trlx, DeepSpeed-Chat and TRL before it, handles the mask differently. It multiplies
+# the values and rewards by the mask, then runs plain GAE over every position. So $V(s_{t+1})$ is
+# read at position $t + 1$, whatever the mask says there.
+# `integrations.openrlhf.get_advantages_and_returns` is that, as one scan.
+#
+# * **On right padding** it gives verl's answer at every policy token. The padding comes after the
+#   last token, whose next value is then 0 either way. And the reverse scan never carries anything
+#   from the padding's zeros.
+# * **On a hole inside a response** it does not.
 
 # %%
 def advantages_both(holes, gamma=GAMMA, lam=LAM, seed=0):
@@ -346,9 +385,10 @@ for holes in (False, True):
     assert (gap < 1e-12) if not holes else (gap > 1e-2)
 
 # %% [markdown]
-# Where a hole makes the difference: one response of 60 tokens with a correct answer (outcome
-# score 1) and a fair critic (its values are the discounted return to come, shrunk a little, plus
-# noise), drawn without and with 10 tokens of tool output at positions 20–29.
+# Where a hole makes the difference. Take one response of 60 tokens with a correct answer (outcome
+# score 1). Give it a fair critic: its values are the discounted return to come, shrunk a little,
+# plus noise. The plot draws it twice: without a hole, and with 10 tokens of tool output at
+# positions 20–29.
 
 # %%
 T1 = 60
@@ -381,15 +421,21 @@ axes[0].set_ylabel("advantage $A_t$ at the policy tokens")
 plt.show()
 
 # %% [markdown]
-# Left, the two lines are one. Right, they part at the token before the hole and stay apart
-# before it. At token 19 OpenRLHF bootstraps from the hole's zeroed value, $V = 0$ instead of
-# $V(s_{30})$; the hole's last position gets a TD error of its own, $\gamma V(s_{30})$, and the
-# advantage from after the hole reaches token 19 discounted by $(\gamma\lambda)^{10}$ more than in
-# verl's. For a state in the middle of an episode a value of 0 is simply wrong: here, after a
-# correct answer, every token before the tool call gets a lower advantage than it earned, as
-# if calling the tool had cost something. Which to use: verl's treats the tool output as part
-# of the transition, as the MDP of section 2 says; if your trainer's other code (its loss, its
-# value targets) was written for OpenRLHF's, keep the two consistent.
+# Left, the two lines are one. Right, they part at the token before the hole, and stay apart
+# before it. Three things change at token 19:
+#
+# * OpenRLHF bootstraps from the hole's zeroed value: $V = 0$ instead of $V(s_{30})$.
+# * The hole's last position gets a TD error of its own, $\gamma V(s_{30})$.
+# * The advantage from after the hole reaches token 19 discounted by $(\gamma\lambda)^{10}$ more
+#   than in verl's.
+#
+# For a state in the middle of an episode, a value of 0 is simply wrong. Here the answer was
+# correct, yet every token before the tool call gets a lower advantage than it earned. It is as if
+# calling the tool had cost something.
+#
+# Which to use? verl's treats the tool output as part of the transition, as the MDP of section 2
+# says. But if your trainer's other code (its loss, its value targets) was written for OpenRLHF's,
+# keep the two consistent.
 
 # %%
 m, a_v, a_o = curves["a hole at 20–29"]
@@ -401,11 +447,13 @@ assert torch.allclose(a_v0, a_o0, rtol=0, atol=1e-12)
 # %% [markdown]
 # ## 6. The shortcut: $\gamma = \lambda = 1$ as a cumulative sum
 #
-# With $\gamma = \lambda = 1$ GAE's returns are the rewards summed from each token to the end, a
-# reversed cumulative sum that PyTorch computes in one call, and the advantages are returns minus
-# values. The masks cost nothing here: masked rewards are 0, and a sum does not care where its
-# zeros sit. It is the shortcut a stack can take when $\gamma = \lambda = 1$, and the harness's
-# "cumsum shortcut" below:
+# With $\gamma = \lambda = 1$, GAE's returns are the rewards summed from each token to the end.
+# That is a reversed cumulative sum, which PyTorch computes in one call. The advantages are the
+# returns minus the values.
+#
+# The masks cost nothing here: masked rewards are 0, and a sum does not care where its zeros sit.
+# This is the shortcut a stack can take when $\gamma = \lambda = 1$. The harness calls it the
+# "cumsum shortcut":
 
 # %%
 print(inspect.getsource(bench.token_cumsum))
@@ -419,21 +467,25 @@ assert (adv_cum - adv_loop)[mask].abs().max() > 0.1  # and it is not GAE with λ
 # %% [markdown]
 # ## 7. On an H200: the loop, the shortcut and the scan
 #
-# `python -m rltriton_lite.bench --tokens` times four implementations on a GPU at LLM shapes
-# (batch × response length, from 256 responses of 1,024 tokens to 4 of a million), on inputs
-# like section 3's (right padding, a span of tool output in every other response):
+# **The numbers in this section are the committed H200 numbers, read from the file below. This
+# notebook does not measure them**: on a CPU it measures nothing.
 #
-# * **per-token loop**: section 3's loop (`bench.token_gae_loop`), on the GPU;
-# * **cumsum shortcut (γ = λ = 1)**: section 6's, which computes something else whenever
-#   $\gamma\lambda \ne 1$: a yardstick, the one PyTorch call that would do if
-#   $\gamma = \lambda = 1$;
-# * **rl.gae(mask=)**: section 4's one call;
-# * **integrations.verl**: the drop-in, with its second scan and the whitening.
+# `python -m rltriton_lite.bench --tokens` times four implementations on a GPU at LLM shapes. The
+# shapes (batch × response length) run from 256 responses of 1,024 tokens to 4 of a million. The
+# inputs are like section 3's: right padding, and a span of tool output in every other response.
 #
-# The times are wall time per call: calls back to back, one synchronisation at the end, host
-# included (the loop: the median of three calls, or one call where it takes a second or more);
-# float32. **These are the committed H200 numbers, read from the file below, not measured in this
-# notebook**: on a CPU the notebook measures nothing.
+# | implementation | what it is |
+# |---|---|
+# | **per-token loop** | section 3's loop (`bench.token_gae_loop`), on the GPU |
+# | **cumsum shortcut (γ = λ = 1)** | section 6's. It computes something else whenever $\gamma\lambda \ne 1$. It is a yardstick: the one PyTorch call that would do if $\gamma = \lambda = 1$. |
+# | **rl.gae(mask=)** | section 4's one call |
+# | **integrations.verl** | the drop-in, with its second scan and the whitening |
+#
+# How the times were taken:
+#
+# * Wall time per call: calls back to back, one synchronisation at the end, host included.
+# * The loop: the median of three calls, or one call where it takes a second or more.
+# * All in float32.
 
 # %%
 ROOT = os.path.dirname(os.path.dirname(profile.results_folder()))  # the checkout: benchmarks/ beside the package
@@ -470,9 +522,9 @@ print(profile.table(lines, digits=3))
 print(f"\nrl.gae's largest |A − loop's A| over the policy tokens, float32: {max(errs):.1e}")
 
 # %% [markdown]
-# The same, drawn on log–log axes: wall time per call against the tokens in the batch (left) and
-# against the response length $T$ (right). The loop's time follows $T$, the number of its
-# iterations, whatever the batch.
+# The same, drawn on log–log axes. Left: wall time per call against the tokens in the batch.
+# Right: against the response length $T$. The loop's time follows $T$, its number of iterations,
+# whatever the batch.
 
 # %%
 styles = {LOOP: ("tab:red", "o"), CUMSUM: ("tab:gray", "s"), OURS: ("tab:blue", "^"), DROP_IN: ("tab:cyan", "v")}
@@ -504,22 +556,29 @@ plt.show()
 # %% [markdown]
 # What to read off the table and the chart:
 #
-# * **The loop pays per token of response length.** Its column of µs per token is nearly the
-#   same at every shape, from 256 responses to 4: each iteration is a dozen small kernels launched
-#   one by one from Python (question 3 counts them), and at these sizes a launch costs the same
-#   whatever the batch. A response of a million tokens takes minutes.
+# * **The loop pays per token of response length.** Its µs-per-token column is nearly the same
+#   at every shape, from 256 responses to 4. Each iteration launches a dozen small kernels one by
+#   one from Python (question 3 counts them). At these sizes a launch costs the same whatever the
+#   batch. A response of a million tokens takes minutes.
+#
 # * **The scan pays per call.** Its wall time hardly moves from a quarter of a million tokens to
-#   four million, and at the smaller shapes it is mostly host time (its GPU time is a fraction
-#   of its wall time): launching, not moving bytes.
+#   four million. At the smaller shapes it is mostly host time: its GPU time is a fraction of its
+#   wall time. It is launching, not moving bytes.
+#
 # * **Against the shortcut.** In this run the scan is faster than the cumulative sum at every
-#   shape. Where the sum is fastest (many short responses) the two are close, and both are mostly
-#   host time, so the order can change with the machine's CPU. On a few very long responses the
-#   scan is far ahead: the cumulative sum's GPU time grows with the response length even at the
-#   same number of tokens (compare 256×4096 with 8×131072, a million tokens each), where the
-#   scan's does not. With the scan, choosing $\lambda < 1$ is no longer a choice about speed.
+#   shape.
+#   * Where the sum is fastest (many short responses), the two are close. Both are mostly host
+#     time there, so the order can change with the machine's CPU.
+#   * On a few very long responses, the scan is far ahead. The cumulative sum's GPU time grows
+#     with the response length, even at the same number of tokens; the scan's does not. Compare
+#     256×4096 with 8×131072, a million tokens each.
+#
+#   With the scan, choosing $\lambda < 1$ is no longer a choice about speed.
+#
 # * **The drop-in** adds verl's whitening to the scan: a few reductions and one synchronisation
-#   with the host (verl's own function has it too: the whitening checks the mask's sum on the
-#   host). That is its extra wall time, and why it has no CUDA-graph time.
+#   with the host. The same synchronisation is in verl's own function: its whitening checks the
+#   mask's sum on the host. That is the drop-in's extra wall time, and why it has no CUDA-graph
+#   time.
 
 # %%
 per_token = [wall[(*s, LOOP)] / s[1] for s in shapes]
@@ -540,18 +599,21 @@ assert max(errs) < 1e-4  # float32 on the GPU against the loop in float32
 # %% [markdown]
 # ## Exercises
 #
-# Checked, as in notebook 00b (write the starter's function and run the cell after it;
-# `print(exercises.task("token_gae_pairs"))` restates the task, the solution is in
-# `notebooks/solutions/`):
+# Checked, as in notebook 00b: write the starter's function and run the cell after it.
+# `print(exercises.task("token_gae_pairs"))` restates the task. The solution is in
+# `notebooks/solutions/`.
 #
-# **`token_gae_pairs`.** verl's GAE as the pairs $(a_t, b_t)$ of one reverse scan
-# $y_t = b_t + a_t y_{t+1}$ (`rl.linear_scan`, run by the checker), with the mask as a boolean
-# tensor: $y$ must be verl's advantages before its whitening at every position, masked tokens
-# included. A masked token is as if deleted: the identity, $(a, b) = (1, 0)$. At a policy
-# token $a = \gamma\lambda$ and $b = \delta_t$, whose $V(s_{t+1})$ is the value at the next
-# policy token, across any hole. That value is itself a reverse scan of the values: you may
-# call `rl.linear_scan` for it. The checker fills the masked positions of `rewards` and `values`
-# with numbers that must not be read.
+# **`token_gae_pairs`.** Write verl's GAE as the pairs $(a_t, b_t)$ of one reverse scan,
+# $y_t = b_t + a_t y_{t+1}$. The checker runs the scan (`rl.linear_scan`). The mask is a boolean
+# tensor. $y$ must be verl's advantages before its whitening, at every position, masked tokens
+# included. What you need:
+#
+# * A masked token is as if deleted: the identity, $(a, b) = (1, 0)$.
+# * At a policy token, $a = \gamma\lambda$ and $b = \delta_t$. Its $V(s_{t+1})$ is the value at the
+#   next policy token, across any hole.
+# * That value is itself a reverse scan of the values: you may call `rl.linear_scan` for it.
+# * The checker fills the masked positions of `rewards` and `values` with numbers that must not be
+#   read.
 
 # %%
 def token_gae_pairs(rewards, values, mask, gamma, lam):
@@ -570,10 +632,12 @@ exercises.attempt("token_gae_pairs", token_gae_pairs)
 # 1. Rerun section 5's comparison with $\gamma = \lambda = 1$, holes included. Do verl's and
 #    OpenRLHF's advantages still differ at the policy tokens? Explain the answer from the
 #    recurrence, without running it.
+#
 # 2. A response cut at the maximum length has no EOS: its episode was truncated, not ended.
 #    What does verl's loop bootstrap from after its last token? Write the `rl.gae` call that
 #    bootstraps a truncated response from a value `v_after` and ends the others at their EOS,
 #    masks included, and check it against a loop.
+#
 # 3. Count the kernels `bench.token_gae_loop` launches per response token (the tensor operations
 #    of one iteration). For $T = 4096$, how many launches is one call, and what does that say
 #    about the loop's wall time per token in section 7's table?
@@ -590,15 +654,21 @@ exercises.attempt("token_gae_pairs", token_gae_pairs)
 # %% [markdown]
 # ## What you now know
 #
-# * A response is an episode: the state is the prompt and the tokens so far, the action the next
-#   token, the reward a per-token KL penalty plus the outcome score at the last token.
-# * The response mask is 1 at the policy's tokens only; the prompt, the padding after EOS and
-#   tool output are not actions. A masked token is as if deleted: the identity map.
-# * verl's per-token loop is one call, `rl.gae(rewards, values, gamma=, lambda_=, mask=)`;
+#
+# * A response is an episode. The state is the prompt and the tokens so far; the action is the
+#   next token. The reward is a per-token KL penalty plus the outcome score at the last token.
+#
+# * The response mask is 1 at the policy's tokens only. The prompt, the padding after EOS and tool
+#   output are not actions. A masked token is as if deleted: the identity map.
+#
+# * verl's per-token loop is one call, `rl.gae(rewards, values, gamma=, lambda_=, mask=)`.
 #   `integrations.verl` adds what verl writes at masked tokens, and its whitening.
-# * OpenRLHF agrees with verl on right padding but not on a hole inside a response: it
-#   bootstraps from the hole's zeroed value, lowering every advantage before the tool call.
-# * With $\gamma = \lambda = 1$ GAE is a reversed cumulative sum, $A_t = \sum_{k \ge t} r_k -
-#   V(s_t)$; for $\gamma\lambda \ne 1$ the stacks loop, and the scan makes λ < 1 cost no speed.
-# * On the committed H200 results the loop's time grows with the response length, whatever the
-#   batch; the scan pays per call and is over 100× faster in wall time at every shape.
+#
+# * OpenRLHF agrees with verl on right padding but not on a hole inside a response. It bootstraps
+#   from the hole's zeroed value, which lowers every advantage before the tool call.
+#
+# * With $\gamma = \lambda = 1$, GAE is a reversed cumulative sum, $A_t = \sum_{k \ge t} r_k -
+#   V(s_t)$. For $\gamma\lambda \ne 1$ the stacks loop, and the scan makes λ < 1 cost no speed.
+#
+# * On the committed H200 results, the loop's time grows with the response length, whatever the
+#   batch. The scan pays per call, and is over 100× faster in wall time at every shape.
