@@ -124,7 +124,7 @@ def row(res, algorithm, B, T, impl="rltriton_lite", dtype="float32", pass_="fwd"
 # Count the bytes GAE must move per (row, step):
 #
 # * **read** the reward, the value $V(s_t)$ and the episode-end flag;
-# * **write** the advantage $A_t$ and the return $A_t + V(s_t)$.
+# * **write** the advantage $\hat A_t$ and the return $\hat A_t + V(s_t)$.
 #
 # Three things are not counted:
 #
@@ -139,7 +139,7 @@ def row(res, algorithm, B, T, impl="rltriton_lite", dtype="float32", pass_="fwd"
 # %%
 GAE_TRAFFIC = [dict(tensor=n, access=a, bytes=b) for n, a, b in [
     ("rewards r_t", "read", 4), ("values V(s_t)", "read", 4), ("terminated (bool)", "read", 1),
-    ("advantages A_t", "write", 4), ("returns A_t + V(s_t)", "write", 4)]]
+    ("advantages Â_t", "write", 4), ("returns Â_t + V(s_t)", "write", 4)]]
 gae_bytes = sum(t["bytes"] for t in GAE_TRAFFIC)
 print(profile.table(GAE_TRAFFIC))
 print(f"GAE moves {gae_bytes} B per (row, step) in float32")

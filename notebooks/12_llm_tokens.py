@@ -101,12 +101,12 @@ GAMMA, LAM = 0.99, 0.95
 #
 # GAE (notebook 02) runs backwards along the response. It starts from $V = 0$ after the last token:
 #
-# $$\delta_t = r_t + \gamma V(s_{t+1}) - V(s_t), \qquad A_t = \delta_t + \gamma\lambda A_{t+1},
-#   \qquad \text{returns}_t = A_t + V(s_t).$$
+# $$\delta_t = r_t + \gamma V(s_{t+1}) - V(s_t), \qquad \hat A_t = \delta_t + \gamma\lambda \hat A_{t+1},
+#   \qquad \text{returns}_t = \hat A_t + V(s_t).$$
 #
 # **Why $\gamma = \lambda = 1$ is common.** A response is short and always ends. So nothing needs a
 # discount to stay finite. And the outcome score should reach the first token undiminished. With
-# $\gamma = \lambda = 1$ the recurrence telescopes to $A_t = \sum_{k \ge t} r_k - V(s_t)$. That is a
+# $\gamma = \lambda = 1$ the recurrence telescopes to $\hat A_t = \sum_{k \ge t} r_k - V(s_t)$. That is a
 # reversed cumulative sum: one library call, no loop (section 6). verl's default configuration
 # (0.9.1) sets both to 1.
 #
@@ -417,7 +417,7 @@ for ax, (label, (m, a_v, a_o)) in zip(axes, curves.items()):
     ax.set_title(f"one response, {label}; γ = {GAMMA}, λ = {LAM}")
     ax.set_xlabel("response token t")
     ax.legend(fontsize=8, loc="lower right")
-axes[0].set_ylabel("advantage $A_t$ at the policy tokens")
+axes[0].set_ylabel(r"advantage $\hat A_t$ at the policy tokens")
 plt.show()
 
 # %% [markdown]
@@ -667,7 +667,7 @@ exercises.attempt("token_gae_pairs", token_gae_pairs)
 # * OpenRLHF agrees with verl on right padding but not on a hole inside a response. It bootstraps
 #   from the hole's zeroed value, which lowers every advantage before the tool call.
 #
-# * With $\gamma = \lambda = 1$, GAE is a reversed cumulative sum, $A_t = \sum_{k \ge t} r_k -
+# * With $\gamma = \lambda = 1$, GAE is a reversed cumulative sum, $\hat A_t = \sum_{k \ge t} r_k -
 #   V(s_t)$. For $\gamma\lambda \ne 1$ the stacks loop, and the scan makes λ < 1 cost no speed.
 #
 # * On the committed H200 results, the loop's time grows with the response length, whatever the
