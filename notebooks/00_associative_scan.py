@@ -470,6 +470,34 @@ print("kernel gradients match autograd")
 # writes it: `matrix_compose(p, q)` is $p \circ q$, `q` applied first, then `p`. That is the
 # reverse of `combine`'s order, so `matrix_compose(p, q)` is `combine(q, p)` for matrices. This
 # exercise checks one skill: reading an operator's order off its definition.
+#
+# <details><summary>Hint 1: where to start</summary>
+#
+# Section 2 built `combine` by applying one map to the other's output. Do the same here. Write
+# what `q` does to $y$. Then apply `p` to that. Matrices do not commute, so keep each product's
+# order.
+#
+# </details>
+#
+# <details><summary>Hint 2: the plan</summary>
+#
+# * `q` comes first: $y \mapsto A_2\,y + b_2$.
+# * Then `p` acts on that: $A_1(A_2\,y + b_2) + b_1$.
+# * Expand it into the form $A\,y + b$. Read off the matrix part and the vector part.
+# * In NumPy, `@` is the matrix product. `*` multiplies element by element.
+#
+# </details>
+#
+# <details><summary>Hint 3: the key lines</summary>
+#
+# ```python
+# # p(q(y)) = A1 @ (A2 @ y + b2) + b1
+# A = A1 @ A2  # the matrix part: A2 acts first, so it stands on the right
+# ```
+#
+# The vector part comes the same way: what does `A1` do to `b2`?
+#
+# </details>
 
 # %%
 def matrix_compose(p, q):

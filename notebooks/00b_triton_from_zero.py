@@ -51,8 +51,9 @@
 #   function itself, a `TypeError` say, does stop it, with its traceback.)
 # * Your kernel must write the answer itself. Numbers computed or patched up in PyTorch are refused.
 # * `print(exercises.task(name))` restates a task. Solutions are in `notebooks/solutions/<name>.py`.
-# * Each task lists its **Inputs**, what it **Returns**, the **Edge cases** the checker tries,
-#   and a **Hint**.
+# * Each task lists its **Inputs**, what it **Returns** and the **Edge cases** the checker tries.
+#   Three folded hints follow: where to start, the plan, the key lines. Open them in order, and
+#   only when you are stuck.
 
 # %%
 import os
@@ -161,8 +162,37 @@ print("x > 0 and index < 3, elementwise:", out.tolist())
 # * **Returns:** the targets $y_t$, a new tensor of the same length, written by your kernel.
 # * **Edge cases:** the checker tries 8, 1 and 1000 elements. Then 16, with NaN in `next_values`
 #   behind the episode ends, where no next value exists.
-# * **Hint:** `terminated` is a bool tensor. Load it and compare with 0. Select, don't multiply:
-#   `tl.where(term, 0.0, gamma * v_next)`, because $0 \cdot \text{NaN} = \text{NaN}$.
+# * **Select, don't multiply:** where $\text{term}_t$, $V(s_{t+1})$ is never read, and it may be
+#   NaN. Select it away with `tl.where`, because $0 \cdot \text{NaN} = \text{NaN}$.
+#
+# <details><summary>Hint 1: where to start</summary>
+#
+# Start from `discount_kernel` above. It has every piece: program id, offsets, mask, load and
+# store. Your kernel loads three inputs instead of one. Each $y_t$ needs only its own step, so
+# there is no scan here.
+#
+# </details>
+#
+# <details><summary>Hint 2: the plan</summary>
+#
+# * Pick a `BLOCK`, say 128. Launch `triton.cdiv(n, BLOCK)` programs.
+# * In each program: `offs` and the mask `m`, as in `discount_kernel`.
+# * Load $r_t$ and $V(s_{t+1})$ under `m`.
+# * `terminated` is a bool tensor. Load it, then compare with 0: a bool block.
+# * $y_t = r_t + \gamma V(s_{t+1})$, with 0 in place of $\gamma V(s_{t+1})$ where $\text{term}_t$.
+# * Store $y_t$ under `m`. In Python: `out = torch.empty_like(rewards)`, launch, return `out`.
+#
+# </details>
+#
+# <details><summary>Hint 3: the key lines</summary>
+#
+# ```python
+# term = tl.load(D + offs, mask=m, other=0) != 0  # a bool block
+# y = r + tl.where(term, 0.0, gamma * v_next)     # a select: a NaN v_next is never read
+# tl.store(OUT + offs, y, mask=m)
+# ```
+#
+# </details>
 
 # %%
 print(exercises.task("td_target_kernel"))
@@ -296,10 +326,37 @@ print("A_t:", A_s.tolist(), " B_t:", B_s.tolist())
 # * **Edge cases:** rows of 1, 5, 64 and 1000 steps. The two longer rows have episode ends, one
 #   of them at the row's last step. $T$ need not be a power of two, but the block size must be:
 #   `triton.next_power_of_2(T)`, the lanes past $T$ padded with the identity $(1, 0)$.
-# * **Hint:** build the pairs $(a_t, b_t) = (\gamma(1-\text{term}_t), r_t)$. Scan them with
-#   `reverse=True` and `affine_combine` itself (it applies `(a1, b1)` first in both directions).
-#   The scan gives each step its composed map $(A_t, B_t)$ from $t$ to the end, so
-#   $G_t = B_t + A_t \cdot$ `last_value`.
+# * **The checker requires:** one program and one `tl.associative_scan`. A loop over the steps is
+#   refused.
+#
+# <details><summary>Hint 1: where to start</summary>
+#
+# This is `reverse_maps_kernel` above, with your own pairs. Its scan gives each step the map
+# $(A_t, B_t)$ from $t$ to the block's end. Ask what that map does to `last_value`, which is $G_T$.
+#
+# </details>
+#
+# <details><summary>Hint 2: the plan</summary>
+#
+# * Step $t$ is the map $y \mapsto b_t + a_t\,y$, with $(a_t, b_t) = (\gamma(1-\text{term}_t), r_t)$.
+# * Launch one program, grid `(1,)`, with `BLOCK = triton.next_power_of_2(T)`.
+# * Lanes past $T$ (`m` off) get the identity: $a = 1$, and $b = 0$ (load $r$ with `other=0.0`).
+# * Scan the pairs with `affine_combine` itself and `reverse=True`. It applies `(a1, b1)` first
+#   in both directions.
+# * The scan gives each step its composed map $(A_t, B_t)$ from $t$ to the end.
+# * Then $G_t = B_t + A_t \cdot$ `last_value`. Store it under `m`.
+#
+# </details>
+#
+# <details><summary>Hint 3: the key lines</summary>
+#
+# ```python
+# a = tl.where(m, tl.where(term, 0.0, gamma), 1.0)  # an episode end: a = 0; padding: a = 1
+# a_s, b_s = tl.associative_scan((a, r), 0, affine_combine, reverse=True)  # (A_t, B_t)
+# tl.store(G + t, b_s + a_s * last_value, mask=m)
+# ```
+#
+# </details>
 
 # %%
 def block_scan(rewards, terminated, gamma, last_value):
@@ -426,8 +483,39 @@ print("chunks from the end, the carry read at each chunk's first step == the loo
 # * **Edge cases:** rows shorter than a chunk (5 steps), rows of 300 steps, then rows of 700
 #   steps with episode ends. So a carry that is not applied, or not reset by an episode end
 #   inside the chunk, shows.
-# * **Hint:** one program per row. Pass `chunk` as the `CHUNK` constexpr. Walk the chunks as
-#   `chunked_discounted_sum` does, with the two changes just above.
+# * **The checker requires:** one program per row, and chunks of `chunk` steps, one
+#   `tl.associative_scan` each. A scan wider than `chunk` is refused.
+#
+# <details><summary>Hint 1: where to start</summary>
+#
+# You have both halves already. `block_scan` scans one chunk. `chunked_discounted_sum` walks the
+# chunks from the end, with a carry. Put the scan inside that walk, with the two changes just
+# above. The skeleton below gives the loop.
+#
+# </details>
+#
+# <details><summary>Hint 2: the plan</summary>
+#
+# * Launch `B` programs, one per row: `row = tl.program_id(0)`. Pass `chunk` as `CHUNK=chunk`.
+# * Start with `carry = 0.0`, a float, not `0`: $G_T = 0$.
+# * Walk the chunks from the last one down: `c = n_chunks - 1 - i`.
+# * In chunk `c`: `t = c * CHUNK + tl.arange(0, CHUNK)` and `m = t < T`. Row `row` starts at
+#   `row * T`.
+# * Build the pairs and the padding as in `block_scan`. The reverse scan gives $(A_t, B_t)$.
+# * $G_t = B_t + A_t \cdot \text{carry}$. Store it.
+# * The new carry is $G$ at the chunk's first step, where `t == c * CHUNK`.
+#
+# </details>
+#
+# <details><summary>Hint 3: the key lines</summary>
+#
+# ```python
+# g = b_s + a_s * carry                                # (a_s, b_s): the scanned (A_t, B_t)
+# tl.store(G + row * T + t, g, mask=m)
+# carry = tl.sum(tl.where(t == c * CHUNK, g, 0.0), 0)  # G at the chunk's first step
+# ```
+#
+# </details>
 
 # %%
 # A skeleton, if you want one (the kernel goes above the function):

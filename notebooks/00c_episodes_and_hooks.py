@@ -196,8 +196,36 @@ assert torch.isnan(by_multiplying[:2]).all() and torch.isnan(by_kernel[:2]).all(
 # * **Edge cases:** a `NaN` or `inf` reward must stay inside its own episode. That holds whether
 #   the episode end is in the same chunk, or the bad value arrives through the carry from a
 #   later chunk.
-# * **Hint:** start from `chunked_returns` above (or your own `chunked_scan` from 00b). Scan
-#   triples with `reset_combine`, and select the carry as above.
+#
+# <details><summary>Hint 1: where to start</summary>
+#
+# Start from `chunked_returns` above, or your own `chunked_scan` from 00b. Three things change:
+# the step becomes a triple, the combine selects, and so does the carry. The text just above
+# gives all three.
+#
+# </details>
+#
+# <details><summary>Hint 2: the plan</summary>
+#
+# * Copy `reset_combine` from the box above into a `@triton.jit` function of yours.
+# * Step $t$ is the triple $(a_t, b_t, \kappa_t) = (\gamma, r_t, \text{term}_t)$. The flag ends
+#   the episode, so $a_t$ stays $\gamma$.
+# * Padding past $T$ is $(1, 0, \text{false})$.
+# * Scan the three blocks with `reset_combine` and `reverse=True`. You get $(A_t, B_t, K_t)$.
+# * Select on the carry: $G_t = B_t$ where $K_t$, else $B_t + A_t \cdot \text{carry}$.
+# * The new carry is still $G$ at the chunk's first step.
+#
+# </details>
+#
+# <details><summary>Hint 3: the key lines</summary>
+#
+# ```python
+# term = (tl.load(D + row * T + t, mask=m, other=0) != 0) & m  # padding: no reset
+# a_s, b_s, k_s = tl.associative_scan((tl.where(m, gamma, 1.0), r, term), 0, reset_combine, reverse=True)
+# g = tl.where(k_s, b_s, b_s + a_s * carry)  # an episode end at or after t: the carry never enters
+# ```
+#
+# </details>
 
 # %%
 def reset_scan(rewards, terminated, gamma, chunk):
@@ -228,8 +256,40 @@ exercises.attempt("reset_scan", reset_scan)
 # * **Edge cases:** rows of 7, 600 and 300 steps, with episode ends. The checker puts NaN in
 #   `next_values` behind terminations, where a value is never needed (a terminal state has
 #   none). It also puts a NaN reward in a later episode.
-# * **Hint:** write "$(1 - \text{term}_t)$" as a select, `tl.where(term, 0.0, gamma * v_next)`.
-#   Write the two hooks as separate `@triton.jit` functions and call them from the kernel.
+# * **Select, don't multiply:** write $\gamma(1-\text{term}_t)V(s_{t+1})$ as a select.
+#   `next_values` behind a termination may be NaN.
+#
+# <details><summary>Hint 1: where to start</summary>
+#
+# This is your `reset_scan` with other inputs. Its loop, its combine and its carry stay as they
+# are. Only what goes in (the triple) and what comes out (the store) change. The skeleton below
+# puts each in its own hook.
+#
+# </details>
+#
+# <details><summary>Hint 2: the plan</summary>
+#
+# * The prologue loads $r_t$, $V_t$, $V'_t$ and $\text{term}_t$ at `offs = row * T + t`, under `m`.
+# * $\delta_t = r_t + \gamma V'_t - V_t$, with 0 in place of $\gamma V'_t$ where $\text{term}_t$.
+# * It returns the triple $(\gamma\lambda, \delta_t, \text{term}_t)$, and $(1, 0, \text{false})$
+#   past $T$.
+# * The kernel scans the triples with `reset_combine`. It selects on the carry, as in `reset_scan`.
+# * The scanned $y_t$ is $\hat A_t$. The epilogue stores it. The carry is $y$ at the chunk's first
+#   step.
+# * Write each hook as its own `@triton.jit` function. The kernel calls them by name.
+#
+# </details>
+#
+# <details><summary>Hint 3: the key lines</summary>
+#
+# In the prologue:
+#
+# ```python
+# delta = r + tl.where(term, 0.0, gamma * nv) - v  # a select: a NaN in nv is never read
+# return tl.where(m, gamma * lam, 1.0), tl.where(m, delta, 0.0), term & m
+# ```
+#
+# </details>
 #
 # In the package, the kernel takes the prologue as a `tl.constexpr` argument. So does the
 # harness `exercises.scan_hook`, which runs the Triton exercises of notebooks 01, 03, 04 and 06.
@@ -338,9 +398,37 @@ print("one source, two compiled kernels: 0.5 x0² + 2 x1² − x2², and min(|x0
 # * **Returns:** $y$, a `(B, T)` float32 tensor: $y_t = b_t + a_t y_{t+1}$ from $y_T = 0$.
 # * **Edge cases:** a row shorter than a chunk (padding lanes), GAE over several chunks with
 #   terminations, and NaN rewards in later episodes.
-# * **Hint:** start from your `reset_scan` kernel and put the prologue's call where its loads
-#   and its triple were. `exercises.cases("hooked_scan")[0][1]` is what the checker passes in
-#   its first case.
+#
+# <details><summary>Hint 1: where to start</summary>
+#
+# Start from your `reset_scan` kernel. Put the prologue's call where its loads and its triple
+# were. `weighted_sum_kernel` above shows a kernel calling a hook passed as a `tl.constexpr`.
+# `exercises.cases("hooked_scan")[0][1]` is what the checker passes in its first case.
+#
+# </details>
+#
+# <details><summary>Hint 2: the plan</summary>
+#
+# * Launch `B` programs. Pass `inputs` (each made contiguous) as `X`, `params` as `P`, and
+#   `PROLOGUE=prologue`.
+# * The output: `torch.empty(B, T, dtype=torch.float32, device=...)`, passed as `Y`.
+# * In each chunk: `offs = row * T + t`, then `a, b = PROLOGUE(X, P, offs, t, m, T)`.
+# * Outside `m`, overwrite the pair with the identity $(1, 0)$. Do it before you take the flag.
+# * The reset flag is `a == 0.0`. Scan the triple $(a, b, \text{flag})$ with `reset_combine`.
+# * The rest is `reset_scan`: select on the carry, store $y$, update the carry.
+#
+# </details>
+#
+# <details><summary>Hint 3: the key lines</summary>
+#
+# ```python
+# a, b = PROLOGUE(X, P, offs, t, m, T)
+# a = tl.where(m, a, 1.0)  # padding: the identity (1, 0), whatever the prologue returned
+# b = tl.where(m, b, 0.0)
+# a_s, b_s, k_s = tl.associative_scan((a, b, a == 0.0), 0, reset_combine, reverse=True)
+# ```
+#
+# </details>
 
 # %%
 def hooked_scan(prologue, inputs, params, chunk):
@@ -425,9 +513,35 @@ print("rl.gae == the loop on 2 x 600")
 # * **Edge cases:** a contiguous `(T, B)` tensor, a transposed `(B, T)` buffer and every other
 #   column of a wider one. Each is read in place: no `.contiguous()`, which would copy. (The
 #   checker refuses a copy.)
-# * **Hint:** element `(t, b)` of a tensor `x` is at `X + t * x.stride(0) + b * x.stride(1)`.
-#   Pass the strides to the kernel as integers. `torch.empty_like` keeps the input's layout, so
-#   give the output's own strides too. One program per column `b`.
+# * **Addresses:** element `(t, b)` of a tensor `x` is at `X + t * x.stride(0) + b * x.stride(1)`.
+#   One program per column `b`.
+#
+# <details><summary>Hint 1: where to start</summary>
+#
+# It is `reset_scan` with new addresses, nothing more. A row is now a column `b`. Its steps are
+# `stride(0)` elements apart, not 1. The loop, the combine and the carry do not change.
+#
+# </details>
+#
+# <details><summary>Hint 2: the plan</summary>
+#
+# * `T, B = rewards.shape`. Launch `B` programs, with `b = tl.program_id(0)`.
+# * Pass the strides to the kernel as integers: `*rewards.stride()`, `*terminated.stride()`.
+# * The two inputs may have different strides. Give each its own pair.
+# * Make the output with `torch.empty(T, B, ...)`. Pass its strides too: `torch.empty_like` can
+#   keep an input's odd layout.
+# * Build every load and store address from its own tensor's strides.
+#
+# </details>
+#
+# <details><summary>Hint 3: the key lines</summary>
+#
+# ```python
+# r = tl.load(R + t * rs_t + b * rs_b, mask=m, other=0.0)  # rs_t, rs_b: rewards.stride()
+# tl.store(G + t * gs_t + b * gs_b, g, mask=m)             # gs_t, gs_b: out.stride()
+# ```
+#
+# </details>
 
 # %%
 def strided_scan(rewards, terminated, gamma, chunk):
@@ -461,10 +575,44 @@ exercises.attempt("strided_scan", strided_scan)
 #   $c = r_t$ and $g = \gamma$. Compose two of them: is the result a map of the same form?
 #   ($g \ge 0$ lets it pass inside the max.) Which pair changes nothing: what do the padding
 #   lanes load, and what enters a row's last chunk? Then add the reset flag as in section 1.
-# * **Hint:** Triton's element-wise maximum is `tl.maximum`; Python's `max` does not work on
-#   blocks. $-\infty$ is `float("-inf")`. Name your combine in the kernel itself: unlike a hook,
+# * **Triton's rule:** name your combine in the kernel itself. Unlike a hook,
 #   `tl.associative_scan`'s combine cannot be passed in as a `tl.constexpr` argument (the GPU's
 #   compiler refuses it).
+#
+# <details><summary>Hint 1: where to start</summary>
+#
+# Reuse `reset_scan` whole: its loop, its carry, its select. Only the step changes. Compose two
+# max-maps on paper, as notebook 00, section 2, composed affine maps. Then ask which pair leaves
+# every $y$ as it is. Remember that rewards may be below 0.
+#
+# </details>
+#
+# <details><summary>Hint 2: the plan</summary>
+#
+# * Step $t$ is the pair $(g_t, c_t) = (\gamma, r_t)$: the map $y \mapsto \max(c_t, g_t\,y)$.
+# * $(g_1, c_1)$ first, then $(g_2, c_2)$, is $\max(c_2, g_2 \max(c_1, g_1 y))$. As $g_2 \ge 0$,
+#   that is $\max(\max(c_2, g_2 c_1), g_2 g_1 y)$. So the pair is $(g_2 g_1, \max(c_2, g_2 c_1))$.
+# * The identity is $(1, -\infty)$, not $(1, 0)$. Padding lanes load $r = -\infty$. The carry into
+#   a row's last chunk is $-\infty$ too.
+# * A reset $\kappa_2$ keeps $(g_2, c_2)$ alone, as in `reset_combine`.
+# * After the scan, select: where the scanned flag is set, $h_t$ is the scanned $c$. Else it is the
+#   max of that $c$ and the scanned $g$ times the carry.
+# * The new carry is $h$ at the chunk's first step, taken as in `reset_scan`.
+# * In Triton: `tl.maximum`, not Python's `max`. $-\infty$ is `float("-inf")`.
+#
+# </details>
+#
+# <details><summary>Hint 3: the key lines</summary>
+#
+# ```python
+# @triton.jit
+# def max_combine(g1, c1, k1, g2, c2, k2):  # (g1, c1, k1): the later steps, applied first
+#     return tl.where(k2, g2, g2 * g1), tl.where(k2, c2, tl.maximum(c2, g2 * c1)), k1 | k2
+# ```
+#
+# and, after the scan, `h = tl.where(k_s, c_s, tl.maximum(c_s, g_s * carry))`.
+#
+# </details>
 
 # %%
 def discounted_max(rewards, terminated, gamma, chunk):

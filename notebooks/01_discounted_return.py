@@ -265,9 +265,31 @@ print(inspect.getsource(getattr(exercises._scan_hook_kernel, "fn", exercises._sc
 # * **Returns:** the pairs $(a_{t-1}, dy_t)$ of each chunk. Their forward scan is $g_t$, which the
 #   checker compares with autograd's gradient of `rl.linear_scan`.
 # * **Edge cases:** at $t = 0$ there is no step before, and $g_0 = dy_0$.
-# * **Hint:** the step before $t$ is at `offs - 1`, loaded only where `t >= 1` (`other=0.0`).
-#   Step 0 has no step before it. Any value there gives the same $g_0 = dy_0$, since the scan
-#   carries nothing into step 0.
+#
+# <details><summary>Hint 1: where to start</summary>
+#
+# Notebook 00, section 7, built this scan in NumPy. There `a_prev` was `a` shifted one step
+# right. Here the shift is an address: step $t$ reads $a$ at step $t-1$. The harness runs the
+# scan. You only return the pairs.
+#
+# </details>
+#
+# <details><summary>Hint 2: the plan</summary>
+#
+# * Step $t$'s pair is $(a_{t-1}, dy_t)$: the step before's multiplier, and this step's $dy$.
+# * $dy_t$ is at `offs`, as in the skeleton below. $a_{t-1}$ is one element back, at `offs - 1`.
+# * At $t = 0$, `offs - 1` is the previous row's last step, or before the tensor. Mask it off.
+# * The scan carries nothing into step 0. So any value there gives $g_0 = dy_0$: take `other=0.0`.
+#
+# </details>
+#
+# <details><summary>Hint 3: the key lines</summary>
+#
+# ```python
+# a_prev = tl.load(X[0] + offs - 1, mask=m & (t >= 1), other=0.0)  # a_(t-1); none before t = 0
+# ```
+#
+# </details>
 #
 # ```python
 # @triton.jit
@@ -302,9 +324,39 @@ exercises.attempt("transposed_scan", transposed_scan)
 #     $g_t = \partial L/\partial G_t + \gamma(1 - \text{term}_{t-1})\, g_{t-1}$. It returns one
 #     gradient per input of `forward` (`None` for `terminated` and `gamma`).
 # * **Edge cases:** the step before $t = 0$ has no termination flag: cut the trace there.
-# * **Hint:** keep what the backward needs with `ctx.save_for_backward(terminated)` and
-#   `ctx.gamma = gamma`. The backward's prologue is your `transposed_scan` with
-#   $a_{t-1} = \gamma(1 - \text{term}_{t-1})$.
+#
+# <details><summary>Hint 1: where to start</summary>
+#
+# You have written both scans already. The forward is the return as a prologue. The backward is
+# your `transposed_scan`, with the discount and the flag of the step before. The skeleton below
+# shows where each goes.
+#
+# </details>
+#
+# <details><summary>Hint 2: the plan</summary>
+#
+# * Forward prologue: the pair $(\gamma(1-\text{term}_t), r_t)$, with $\gamma$ read from `P[0]`.
+# * `forward` keeps what the backward needs: `ctx.save_for_backward(terminated)` and
+#   `ctx.gamma = gamma`. It returns `exercises.scan_hook(...)` of `(rewards, terminated)`, `(gamma,)`.
+# * `backward` gets `grad`, $\partial L/\partial G$. It may be a broadcast view: pass
+#   `grad.contiguous()`.
+# * Backward prologue: the pair $(\gamma(1-\text{term}_{t-1}), \partial L/\partial G_t)$. Load the
+#   flag at `offs - 1`, only where `t >= 1`.
+# * Before $t = 0$ there is no flag: cut the trace there, $a = 0$.
+# * Run it with `reverse=False`. Return `g, None, None`: one gradient per input of `forward`.
+#
+# </details>
+#
+# <details><summary>Hint 3: the key lines</summary>
+#
+# In the backward's prologue, with `X = (grad, terminated)` and `dy` loaded from `X[0]`:
+#
+# ```python
+# term_before = tl.load(X[1] + offs - 1, mask=m & (t >= 1), other=1) != 0  # none before t = 0: a cut
+# return tl.where(term_before, 0.0, P[0]), dy  # (gamma (1 - term_(t-1)), dL/dG_t)
+# ```
+#
+# </details>
 #
 # ```python
 # class Returns(torch.autograd.Function):
@@ -338,8 +390,40 @@ exercises.attempt("returns_autograd", returns_autograd)
 #   steps summed at $t$: $n$, unless the episode or the window ends first.
 # * **Edge cases:** an episode that terminates inside the $n$ steps stops the sum there, with no
 #   bootstrap. The window's end stops it too, bootstrapping from `next_values` at its last step.
-# * **Hint:** the idea is worked below on one row. The cell after it says how to do every $t$
-#   at once.
+#
+# <details><summary>Hint 1: where to start</summary>
+#
+# Read the idea worked below first: $S_t$ by one reverse scan, then two cases. The cell after
+# it says how to do every $t$ at once. For each step $t$, ask which case holds. Then ask which
+# values of $S$ and `next_values` it needs. Build index tensors over $t$, not a loop.
+#
+# </details>
+#
+# <details><summary>Hint 2: the plan</summary>
+#
+# * $S$ is `rl.linear_scan(a, b)`, with $a_t = \gamma(1-\text{term}_t)$ (from `~terminated`) and
+#   $b_t = r_t$.
+# * At the last step, add $\gamma V'_{T-1}$ to $b$, unless it terminates. Use `torch.where`.
+# * Step $t$ "runs on" if $t + n < T$ and no termination lies in $[t, t+n)$.
+# * Count the terminations of each window: a `torch.cumsum` of the flags, with a 0 in front. Take
+#   its difference between $t + n$ and $t$.
+# * Where it runs on, $G_t = S_t - \gamma^n (S_{t+n} - V(s_{t+n}))$. Elsewhere $G_t = S_t$.
+# * $V(s_{t+n})$ is `next_values[:, t + n - 1]`. Clamp every index to the row: `n` may exceed `T`.
+#
+# </details>
+#
+# <details><summary>Hint 3: the key lines</summary>
+#
+# With `t = torch.arange(T, device=rewards.device)` and
+# `ends = torch.cumsum(torch.nn.functional.pad(terminated.float(), (1, 0)), 1)`:
+#
+# ```python
+# runs_on = (ends[:, torch.clamp(t + n, max=T)] - ends[:, t] == 0) & (t + n < T)
+# i = torch.clamp(t + n, max=T - 1)  # S_(t+n) at i, V(s_(t+n)) at i - 1
+# G = S - gamma ** n * torch.where(runs_on, S[:, i] - next_values[:, i - 1], 0.0)
+# ```
+#
+# </details>
 #
 # The idea first. Let $S_t$ be the discounted sum to the episode's end. A termination adds no
 # bootstrap. The window's last step bootstraps from `next_values` there, unless it terminates.

@@ -132,8 +132,35 @@ print("prologue + scan + epilogue == the loop")
 # * **Edge cases:** both kinds of episode end. `terminated`: no bootstrap, trace cut.
 #   `truncated`: bootstrap from `next_values`, trace cut. `next_values` behind a termination may
 #   be NaN: select it away (`torch.where`), do not multiply it by `~terminated`.
-# * **Hint:** section 2's `gae_as_scan` is this prologue in NumPy. Here $a_t = 0$ cuts the trace
-#   (`rl.linear_scan` takes it as a reset).
+# * **The reset:** `rl.linear_scan` takes $a_t = 0$ as a reset: it cuts the trace there.
+#
+# <details><summary>Hint 1: where to start</summary>
+#
+# Section 2's `gae_as_scan` builds these pairs in NumPy: its `b` and `a` lines.
+# Yours is the same in torch, with two kinds of episode end.
+# For each kind, ask two questions.
+# Does $\delta_t$ bootstrap from $V'_t$? Does the trace go on to $t+1$?
+#
+# </details>
+#
+# <details><summary>Hint 2: the plan</summary>
+#
+# * $b_t = \delta_t = r_t + \gamma V'_t - V_t$, without the $\gamma V'_t$ where `terminated`.
+# * A truncation keeps its bootstrap in $b_t$. Only its trace is cut.
+# * $a_t = \gamma\lambda$, and 0 at any episode end: `terminated | truncated`.
+# * The window's last step needs nothing special. The scan starts from $y_T = 0$.
+# * Drop $V'_t$ with `torch.where`, not with a product: $0 \cdot \text{NaN} = \text{NaN}$.
+#
+# </details>
+#
+# <details><summary>Hint 3: the key lines</summary>
+#
+# ```python
+# delta = rewards + torch.where(terminated, 0.0, gamma * next_values) - values  # a select
+# ends = terminated | truncated  # a bool: write ~ends or ends.to(rewards.dtype), not 1 - ends
+# ```
+#
+# </details>
 
 # %%
 def gae_pairs(rewards, values, next_values, terminated, truncated, gamma, lam):
@@ -243,11 +270,40 @@ print(inspect.getsource(getattr(returns._gae_epilogue, "fn", returns._gae_epilog
 #   per-step γ, time-major inputs and no `next_values`. Your prologue handles all of them through
 #   `step` and `values_now_and_next`. At a termination there is no bootstrap: write it as a
 #   select, `tl.where`, so a NaN value behind a terminal state is never read into a sum.
-# * **Hint:** the template in the starter cell has the helper calls. `_returns_prologue` above
-#   has the same shape. The package passes `values_now_and_next` the bounds mask `m` for speed:
-#   loads masked by bounds only stay 16-byte vectors (notebook 13, section 3). `valid` is also
-#   correct, since padding is selected away afterwards either way. (`valid` makes a padded step
-#   the identity.)
+# * **Masks:** the template passes `values_now_and_next` the bounds mask `m`, as the package
+#   does, for speed: loads masked by bounds only stay 16-byte vectors (notebook 13, section 3).
+#   `valid` is also correct, since padding is selected away afterwards either way. (`valid` makes
+#   a padded step the identity.)
+#
+# <details><summary>Hint 1: where to start</summary>
+#
+# This is your `gae_pairs` again, in the package's slots.
+# `_returns_prologue` above has the same shape: read its `b` line and its `return` line.
+# The starter's template already makes the three helper calls.
+# What is left: $\delta_t$, and the five values to return.
+#
+# </details>
+#
+# <details><summary>Hint 2: the plan</summary>
+#
+# * $\delta_t = r_t + \gamma_t V'_t - V_t$, with no bootstrap where `term`.
+# * $a_t = \gamma_t\lambda_t$: `gamma * lam`, both from `step`.
+# * $b_t = \delta_t$.
+# * The reset is `done`: every episode end, truncations and the window's end included.
+# * So $a_t$ needs no zero of its own: the reset is a select.
+# * `valid` is `step`'s, passed on unchanged.
+# * `keep` holds $V_t$: the epilogue adds it to $y_t$ for the returns.
+#
+# </details>
+#
+# <details><summary>Hint 3: the key lines</summary>
+#
+# ```python
+# delta = r + tl.where(term, 0.0, gamma * v_next) - v  # a select: v_next may be NaN there
+# keep = (v,)  # a tuple of one value: mind the comma
+# ```
+#
+# </details>
 
 # %%
 import triton  # noqa: E402

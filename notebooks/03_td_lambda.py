@@ -328,8 +328,39 @@ print("a 9-line Triton prologue == rl.td_lambda")
 #     $\gamma(1-\text{term}_t)\max_a Q$ would put $0 \cdot \text{NaN} = \text{NaN}$ into $b_t$
 #     itself. The reset at $a_t = 0$ cannot select that away.
 #   * At the window's last step $\ell_t = 0$.
-# * **Hint:** step `offs`'s action `a` is at `X[1] + offs * n_actions + a`: a strided load, one
-#   per action, in a loop `for a in range(n_actions)`.
+#
+# <details><summary>Hint 1: where to start</summary>
+#
+# Start from the worked `td_lambda_prologue` above: TD(λ) with terminations.
+# Put $\max_a Q(s_{t+1}, a)$ where it has $V(s_{t+1})$.
+# Put the per-step $\ell_t$ where it has `lam_t`.
+# The new work is two values per step.
+# The max over the actions, and whether $a_{t+1}$ is greedy.
+# Both come from one loop over the actions.
+#
+# </details>
+#
+# <details><summary>Hint 2: the plan</summary>
+#
+# * Step `offs`'s action `a` is at `X[1] + offs * n_actions + a`: one strided load per action.
+# * In the loop, keep a running `max_q` with `tl.maximum`.
+# * Keep `q_taken` too: the Q of the action where `next_action == a`.
+# * After the loop, $a_{t+1}$ is greedy where `q_taken == max_q`. A tie then counts as greedy.
+# * $\ell_t = \lambda$ where greedy and `t < T - 1`, else 0.
+# * $a_t = \gamma\ell_t$ and $b_t = r_t + \gamma(1-\ell_t)\max_a Q(s_{t+1}, a)$.
+# * At a termination: $a_t = 0$ and $b_t = r_t$, both by `tl.where`.
+#
+# </details>
+#
+# <details><summary>Hint 3: the key lines</summary>
+#
+# ```python
+# q_a = tl.load(X[1] + offs * n_actions + a, mask=m, other=0.0)  # inside the loop: action a's Q
+# q_taken = tl.where(next_action == a, q_a, q_taken)
+# lam_t = tl.where((q_taken == max_q) & (t < T - 1), lam, 0.0)  # after the loop
+# ```
+#
+# </details>
 #
 # The checker runs your prologue in `exercises.scan_hook` against a float64 NumPy loop, with 3 to
 # 5 actions. Its cases: a row where every next action is greedy (TD(λ) on the max); rows with

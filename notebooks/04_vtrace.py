@@ -502,9 +502,34 @@ h200 = profile.committed("vtrace")  # the H200's table and chart, read by name: 
 #   are never to be read (they may be NaN). Select them away with `tl.where`; do not multiply them
 #   by $(1-\text{term}_t)$. That would put $0 \cdot \text{NaN}$ into the step's own $a$ and $b$,
 #   where the reset at $a = 0$ cannot help.
-# * **Hint:** expand the bracket. What multiplies $G_{t+1}$ is the pair's first value (the scan's
-#   multiplier, not the action $a_{t+1}$), everything else is its second.
-#   $\pi/\mu$ is `exp(next_log_ratio)`.
+#
+# <details><summary>Hint 1: where to start</summary>
+#
+# It has the shape of notebook 03's worked `td_lambda_prologue`, or of your `q_lambda`.
+# Expand the bracket.
+# What multiplies $G_{t+1}$ is $a_t$, the scan's multiplier (not the action $a_{t+1}$).
+# Everything else goes into $b_t$.
+#
+# </details>
+#
+# <details><summary>Hint 2: the plan</summary>
+#
+# * $\pi/\mu$ is `exp(next_log_ratio)`, loaded at `offs`: entry $t$ is already step $t+1$'s.
+# * $c_{t+1} = \lambda\min(1, \pi/\mu)$, and $c = 0$ where `t == T - 1`.
+# * $a_t = \gamma(1-\text{term}_t)\,c_{t+1}$.
+# * $b_t = r_t + \gamma(1-\text{term}_t)\big(\mathbb E_\pi Q(s_{t+1}, \cdot) - c_{t+1} Q(s_{t+1}, a_{t+1})\big)$.
+# * Each $(1-\text{term}_t)$ is a `tl.where`. At a termination, $a_t = 0$ and $b_t = r_t$.
+#
+# </details>
+#
+# <details><summary>Hint 3: the key lines</summary>
+#
+# ```python
+# c = tl.where(t < T - 1, lam * tl.minimum(tl.exp(log_ratio), 1.0), 0.0)  # c_{t+1}
+# b = r + tl.where(term, 0.0, gamma * (expected_q - c * q))  # next_* never read at a termination
+# ```
+#
+# </details>
 #
 # A template:
 #
@@ -545,8 +570,34 @@ exercises.attempt("retrace", retrace)
 # * **Edge cases:** $v_{s+1}$ is `next_values` at the window's last step (there `y_in` is 0: no
 #   step follows). The factor $1-\text{term}_s$ is a select. At a termination (a reset, $a = 0$)
 #   `y_in` is still $v_{s+1}$, the next episode's, as in the package's epilogues.
-# * **Hint:** section 3's `_vtrace_epilogue` makes the same switch, `tl.where(done, v_next, y_in)`.
-#   Here only the window's last step switches.
+#
+# <details><summary>Hint 1: where to start</summary>
+#
+# Section 3's `_vtrace_epilogue` makes the same switch: `tl.where(done, v_next, y_in)`.
+# Here only the window's last step switches.
+# The epilogue is elementwise: load what you need at `offs`, as a prologue does.
+# `y_in` already holds $v_{s+1}$. What is left is the formula.
+#
+# </details>
+#
+# <details><summary>Hint 2: the plan</summary>
+#
+# * $\rho_s$ is `exp(log_rhos)`, clipped at ρ̄ (`P[1]`) with `tl.minimum`.
+# * $v_{s+1}$ is `y_in`, except where `t == T - 1`: there it is `next_values`.
+# * The advantage is $\min(\bar\rho, \rho_s)\,(r_s + \gamma v_{s+1} - V(x_s))$.
+# * At a termination, drop $\gamma v_{s+1}$ with `tl.where`. There `y_in` is the next episode's value.
+# * `y` ($v_s$) is not needed.
+#
+# </details>
+#
+# <details><summary>Hint 3: the key lines</summary>
+#
+# ```python
+# v_next = tl.where(t == T - 1, next_values, y_in)  # next_values: X[3] loaded at offs
+# boot = tl.where(term, 0.0, gamma * v_next)  # a select, not (1 - term) * ...
+# ```
+#
+# </details>
 
 # %%
 # YOUR CODE: replace the next line by your @triton.jit def vtrace_pg(X, P, offs, t, m, T, y, y_in)
@@ -570,8 +621,42 @@ exercises.attempt("vtrace_pg", vtrace_pg)
 # * **Edge cases:** two places to think before writing. What the window's last step must do
 #   (section 2's equation has $v_T$ in it, and there is no $v_T$). And what a terminal step may
 #   read (`next_values` behind a termination may be NaN here).
-# * **Hint:** a second kernel that loads `vs` at $t + 1$ is the simple way to get $v_{s+1}$. The
-#   first has finished when it starts.
+#
+# <details><summary>Hint 1: where to start</summary>
+#
+# Two pieces you already have.
+# Your `reset_scan` from 00c walks a row's chunks from the last, with a carry.
+# Section 2 writes V-trace's step as a pair $(a_t, b_t)$ with a reset.
+# Then `pg` is your `vtrace_pg`, with $v_{s+1}$ read from memory.
+# A second kernel reads `vs` one step on. The first has finished when it starts.
+#
+# </details>
+#
+# <details><summary>Hint 2: the plan</summary>
+#
+# * With λ = 1: $\rho_t = \min(\bar\rho, \pi/\mu)$ and $c_t = \min(\bar c, \pi/\mu)$.
+# * $\delta_t = r_t + \gamma V'_t - V_t$, with $V'_t$ selected to 0 at a termination first.
+# * $a_t = \gamma c_t$ and $b_t = V_t + \rho_t\delta_t - \gamma c_t V'_t$.
+# * Reset at a termination and at the window's last step, `t == T - 1`.
+# * At a reset, drop $\gamma c_t V'_t$ from $b_t$. Then $v_{T-1} = V_{T-1} + \rho_{T-1}\delta_{T-1}$.
+# * So no $v_T$ is needed: the bootstrap `next_values` sits inside $\delta_{T-1}$.
+# * Padding lanes (`t >= T`) are $(1, 0)$, with no reset.
+# * Store `vs`. The carry into the chunk before is `vs` at this chunk's first step.
+# * The second kernel runs over all B·T elements: element `i` is step `t = i % T`.
+# * There $v_{s+1}$ is `vs` at `i + 1`, except at `t == T - 1` (`next_values`).
+# * Then `pg` as in `vtrace_pg`, with $\gamma v_{s+1}$ selected away at a termination.
+#
+# </details>
+#
+# <details><summary>Hint 3: the key lines</summary>
+#
+# ```python
+# reset = term | (t == T - 1)  # the window's end resets too
+# b = tl.where(m, v + rho * delta - tl.where(reset, 0.0, gamma * c * v_next), 0.0)  # v_next: 0 at term
+# vs_next = tl.load(VS + i + 1, mask=m & (t != T - 1), other=0.0)  # second kernel: never the next row's
+# ```
+#
+# </details>
 
 # %%
 # YOUR CODE: your kernel(s), and this launcher returning (vs, pg)

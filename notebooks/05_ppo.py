@@ -486,8 +486,33 @@ print("a 6-line Triton hook == ppo_clip_loss(reduction='none')")
 #   $A < 0$, and PPO's $\min(\rho A, \operatorname{clip}(\rho) A)$ where $A \ge 0$.
 # * **Edge cases:** the max with $cA$ applies only where $A < 0$. Where $A \ge 0$ it would replace
 #   PPO's objective by $cA$ whenever $cA$ is larger.
-# * **Hint:** `ppo_clip_hook` above is most of it. `tl.where(adv < 0, ..., ...)` picks the branch
-#   per element.
+#
+# <details><summary>Hint 1: where to start</summary>
+#
+# `ppo_clip_hook` above is most of it: it computes PPO's objective per element.
+# Dual clip changes only the elements with $A < 0$.
+# A Python `if` cannot choose per element inside a block. What can?
+#
+# </details>
+#
+# <details><summary>Hint 2: the plan</summary>
+#
+# * Compute PPO's objective as `ppo_clip_hook` does: $\min(\rho A, \operatorname{clip}(\rho, 1-\epsilon, 1+\epsilon) A)$.
+# * Where $A < 0$, take the max of it and $cA$ (`tl.maximum`).
+# * Where $A \ge 0$, keep PPO's objective as it is.
+# * `tl.where(adv < 0, ..., ...)` picks the branch per element.
+# * Return minus the objective: the loss.
+#
+# </details>
+#
+# <details><summary>Hint 3: the key lines</summary>
+#
+# ```python
+# obj = tl.minimum(ratio * adv, clipped * adv)  # PPO's objective, as in ppo_clip_hook
+# obj = tl.where(adv < 0, tl.maximum(obj, c * adv), obj)  # the dual clip, only where A < 0
+# ```
+#
+# </details>
 #
 # A template:
 #
@@ -518,8 +543,39 @@ exercises.attempt("dual_clip", dual_clip)
 # * **Edge cases:** the last block is partly past the end: mask it, so padding adds 0. Because the
 #   order is fixed, two calls give the same bits. The checker calls it twice on each input and
 #   compares the bits as well as the value.
-# * **Hint:** `tl.sum(block, 0)` sums a block; a loop `for start in range(0, n_partials, BLOCK)`
-#   covers many partials.
+#
+# <details><summary>Hint 1: where to start</summary>
+#
+# Section 3 has the plan: `two_stage_sum` in NumPy.
+# The package's two kernels, `_partials_kernel` and `_finish_kernel`, are printed there too.
+# Two launches of your own kernels, and no atomics.
+# An atomic add runs in the order the programs finish, so its bits vary.
+# Think about the partials' count. It may be more than one block.
+#
+# </details>
+#
+# <details><summary>Hint 2: the plan</summary>
+#
+# * Pick `BLOCK` (1024, say). Then `n_partials = triton.cdiv(n, BLOCK)`.
+# * Allocate the partials, `torch.empty(n_partials, device=x.device)`, and a 0-d output, `torch.empty((), device=x.device)`.
+# * First kernel, grid `(n_partials,)`: load its block masked (`other=0.0`), sum it, store one number.
+# * `tl.sum(block, 0)` sums a block. Program `pid` stores at `S + pid`.
+# * Second kernel, grid `(1,)`: walk the partials a block at a time, in order.
+# * A loop `for start in range(0, n_partials, BLOCK)` covers any number of partials.
+# * Add each block's `tl.sum` to a running total. Divide by `n`, store.
+#
+# </details>
+#
+# <details><summary>Hint 3: the key lines</summary>
+#
+# ```python
+# offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)  # stage 1: this program's block
+# tl.store(S + tl.program_id(0), tl.sum(tl.load(X + offs, mask=offs < n, other=0.0), 0))
+# for start in range(0, n_partials, BLOCK):  # stage 2, one program: the same order every call
+#     ...  # load the partials start to start + BLOCK (masked by n_partials), add their tl.sum to acc
+# ```
+#
+# </details>
 
 # %%
 def two_stage_mean(x):

@@ -436,8 +436,37 @@ h200 = profile.committed("sac")  # the H200's table and chart, read by name: not
 # * **Edge cases:** $V'_t$ alone in the bracket at the window's last step. A termination zeroes
 #   the bracket, $G_t = r_t$. `next_q1`, `next_q2` and `next_log_probs` behind it may be NaN, so
 #   select them away with `tl.where`.
-# * **Hint:** the continuation's $-\alpha\log\pi$ of the *next* step belongs in $b_t$. Load
-#   `log_probs` at `offs + 1`, only where `t + 1 < T` (the mask `m & (t + 1 < T)`).
+#
+# <details><summary>Hint 1: where to start</summary>
+#
+# Start from notebook 03's worked `td_lambda_prologue`: TD(λ) with terminations.
+# Here $V'_t$, the soft value, takes the place of $V(s_{t+1})$.
+# The new part is the continuation, $G_{t+1} - \alpha\log\pi_{t+1}$.
+# Only $G_{t+1}$ comes from the scan. The other part is a number you can load.
+# (Section 2 scans $H_t$ instead. This exercise scans $G_t$ itself.)
+#
+# </details>
+#
+# <details><summary>Hint 2: the plan</summary>
+#
+# * $V'_t = \min(Q_1, Q_2) - \alpha\,$`next_log_probs`, all loaded at `offs`.
+# * $\log\pi_{t+1}$ is `log_probs` at `offs + 1`, masked with `m & (t + 1 < T)`, as in the template.
+# * Let $\ell_t = \lambda$ where the trace goes on: `t + 1 < T` and not terminated. Else $\ell_t = 0$.
+# * $a_t = \gamma\ell_t$.
+# * $b_t = r_t + \gamma\big[(1-\ell_t)V'_t - \ell_t\,\alpha\log\pi_{t+1}\big]$.
+# * The $-\alpha\log\pi$ of the *next* step belongs in $b_t$, not in $a_t$.
+# * At a termination, select the whole bracket away with `tl.where`: $b_t = r_t$.
+#
+# </details>
+#
+# <details><summary>Hint 3: the key lines</summary>
+#
+# ```python
+# lam_t = tl.where(m & (t + 1 < T) & ~term, lam, 0.0)  # the trace runs on to t + 1
+# b = r + tl.where(term, 0.0, gamma * ((1.0 - lam_t) * v_soft - lam_t * alpha * log_pi_next))
+# ```
+#
+# </details>
 #
 # A template:
 #

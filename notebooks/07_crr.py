@@ -359,7 +359,31 @@ h200 = profile.committed("crr")  # the H200's table and chart, read by name: not
 #   papers).
 # * **Edge cases:** every advantage above $\beta \ln w_{\max}$ ($w_{\max}$ = `max_weight`) gives
 #   `max_weight` (to rounding), even where $\exp(A/\beta)$ overflows to infinity in float32.
-# * **Hint:** `tl.exp` and `tl.minimum`.
+#
+# <details><summary>Hint 1: where to start</summary>
+#
+# It is one line of arithmetic after one load, like `ppo_clip_hook` in notebook 05.
+# Section 4 prints `crr._weights`: its exp mode computes the same weight from $Q - \hat V$.
+# Ask what an elementwise min does with `inf`.
+#
+# </details>
+#
+# <details><summary>Hint 2: the plan</summary>
+#
+# * Load the advantages at `offs` with the mask `m`.
+# * Compute $\exp(A/\beta)$ with `tl.exp`.
+# * Clip it at `max_weight` with an elementwise min, `tl.minimum`.
+# * An overflow is harmless: $\min(\infty, w_{\max}) = w_{\max}$. Nothing needs clipping before the exp.
+#
+# </details>
+#
+# <details><summary>Hint 3: the key lines</summary>
+#
+# ```python
+# weight = tl.minimum(tl.exp(adv / beta), max_weight)  # inf clips to max_weight
+# ```
+#
+# </details>
 #
 # A template:
 #

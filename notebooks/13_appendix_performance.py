@@ -677,6 +677,39 @@ else:
 # load starts (masked-off lanes are left out), and every lane loads `nbytes` bytes. Section 0.1's
 # count assumed that each lane's bytes sit inside one sector. Here a load may cross a sector
 # boundary (16 bytes one step off the alignment), and lanes may share a sector, or an address.
+#
+# <details><summary>Hint 1: where to start</summary>
+#
+# Section 0.1 counted sectors with `np.unique(addresses // SECTOR).size`.
+# That counts only the sector of each load's first byte.
+# It is right only when a lane's bytes sit inside one sector.
+# Ask, for one lane: which sector holds its first byte? Which holds its last byte?
+#
+# </details>
+#
+# <details><summary>Hint 2: the plan</summary>
+#
+# * Lane `i` reads the bytes `addresses[i]` to `addresses[i] + nbytes - 1`.
+# * Its first byte is in sector `addresses[i] // 32`, its last in `(addresses[i] + nbytes - 1) // 32`.
+# * An aligned load has the two equal: one sector.
+# * An unaligned load can cross a sector boundary. Then the two differ, and it touches both.
+# * Example: 16 bytes at byte 20 are bytes 20 to 35. Sector 0 holds 20 to 31, sector 1 holds 32 to 35.
+# * A lane touches every sector from its first to its last, both included.
+# * Put every lane's sectors into one set. Shared sectors then count once.
+# * The answer is the set's size.
+#
+# </details>
+#
+# <details><summary>Hint 3: the key lines</summary>
+#
+# ```python
+# first = addresses // 32                # the sector of each lane's first byte
+# last = (addresses + nbytes - 1) // 32  # its last byte's: without the - 1, a load ending on a sector's
+#                                        # last byte would count the next sector too
+# # lane i touches the sectors first[i], first[i] + 1, ..., last[i]: range(first[i], last[i] + 1)
+# ```
+#
+# </details>
 
 # %%
 def warp_sectors(addresses, nbytes):
