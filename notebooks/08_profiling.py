@@ -874,6 +874,36 @@ assert all(r["ms"] > 0 and math.isfinite(r["ms"]) for r in live if r["ms"] is no
 # * Outputs: `vs` and the policy-gradient advantages.
 #
 # Unlike GAE's, `next_values` is a separate tensor (as from a target network), so it is read.
+#
+# <details><summary>Hint 1: where to start</summary>
+#
+# Section 1 counted GAE's bytes by hand, in the table `GAE_TRAFFIC`. Do the same for V-trace.
+# Count one (row, step) first. Which tensors are read? Which are written? How many bytes is each
+# element?
+#
+# </details>
+#
+# <details><summary>Hint 2: the plan</summary>
+#
+# * List every tensor of the call, with "read" or "write", as in `GAE_TRAFFIC`.
+# * Each one moves exactly once per step. The carry stays in the kernel.
+# * A float element is `elem_bytes` bytes. The flag `terminated` is a bool: 1 byte, always.
+# * `next_values` counts here: it is not the values tensor read one step on.
+# * Sum the bytes per step. The floor is $B \cdot T \cdot$ (bytes per step).
+#
+# </details>
+#
+# <details><summary>Hint 3: the key lines</summary>
+#
+# ```python
+# # GAE (section 1): reads r_t, V_t and the flag; writes Â_t and the return
+# gae_per_step = 2 * elem_bytes + 1 + 2 * elem_bytes  # 17 in float32
+# ```
+#
+# V-trace's count has the same form. What do `log_rhos` and `next_values` add? Then multiply by
+# `B * T`.
+#
+# </details>
 
 # %%
 def vtrace_floor_bytes(B, T, elem_bytes):

@@ -392,6 +392,36 @@ print("the gradient from carries composed over the ranks before = autograd's, ma
 #   or `B` alone where that segment resets.
 #
 # Select, do not multiply: the checker puts a NaN and an inf in later episodes.
+#
+# <details><summary>Hint 1: where to start</summary>
+#
+# Section 2's loop does this for three segments. Generalise it to `S` segments, every row at once.
+# Section 3 adds the reset: the carry is selected away. In which order must you visit the
+# segments?
+#
+# </details>
+#
+# <details><summary>Hint 2: the plan</summary>
+#
+# * Start with the carry $c$ = `initial`. It enters the last segment.
+# * Visit the segments from the last, $s = S - 1$, back to $s = 0$.
+# * At each one, store $c$ first: it is the carry entering segment $s$.
+# * Then move $c$ through segment $s$'s map: $c \leftarrow B_s + A_s\,c$.
+# * Where `reset[:, s]`, the map is $B_s$ alone. Pick it with `np.where`, never with $A_s = 0$.
+# * Index whole columns, `[:, s]`: one step handles every row.
+#
+# </details>
+#
+# <details><summary>Hint 3: the key lines</summary>
+#
+# ```python
+# carries[:, s] = c  # what enters segment s
+# c = np.where(reset[:, s], B[:, s], B[:, s] + A[:, s] * c)  # y at segment s's first step
+# ```
+#
+# Put these in a loop that runs backwards over `s`. Start `c` at `initial`.
+#
+# </details>
 
 # %%
 def segment_carries(A, B, reset, initial):

@@ -611,9 +611,41 @@ assert max(errs) < 1e-4  # float32 on the GPU against the loop in float32
 # * A masked token is as if deleted: the identity, $(a, b) = (1, 0)$.
 # * At a policy token, $a = \gamma\lambda$ and $b = \delta_t$. Its $V(s_{t+1})$ is the value at the
 #   next policy token, across any hole.
-# * That value is itself a reverse scan of the values: you may call `rl.linear_scan` for it.
+# * You may call `rl.linear_scan` yourself, inside the function.
 # * The checker fills the masked positions of `rewards` and `values` with numbers that must not be
 #   read.
+#
+# <details><summary>Hint 1: where to start</summary>
+#
+# Section 3's loop shows the pairs. At a masked token, it passes everything through unchanged. At
+# a policy token, it takes notebook 02's GAE step. The hard part is $V(s_{t+1})$ across a hole.
+# It is itself a reverse scan of the values. Section 4's drop-in uses the same trick: one
+# `linear_scan` hands each masked token the next policy token's advantage.
+#
+# </details>
+#
+# <details><summary>Hint 2: the plan</summary>
+#
+# * Zero the values at masked tokens with `torch.where`. They must never be read.
+# * Reverse-scan those values: $a = 0$ (a reset) at policy tokens, $a = 1$ at masked ones.
+# * Its output at $t$ is $V$ at the first policy token at or after $t$.
+# * Shift it one step left, with 0 after the last position. That is $V(s_{t+1})$.
+# * Then $\delta_t = r_t + \gamma V(s_{t+1}) - V(s_t)$.
+# * $a = \gamma\lambda$ at policy tokens, 1 elsewhere. $b = \delta_t$ at policy tokens, 0 elsewhere.
+# * Build $b$ with `torch.where` too: $\delta_t$ at a masked token may be NaN.
+#
+# </details>
+#
+# <details><summary>Hint 3: the key lines</summary>
+#
+# ```python
+# v_from_here = rl.linear_scan((~mask).to(values.dtype), torch.where(mask, values, 0.0))
+# v_next = torch.cat([v_from_here[..., 1:], torch.zeros_like(v_from_here[..., :1])], -1)
+# ```
+#
+# From `v_next`: $\delta_t$, then the two selects of Hint 2.
+#
+# </details>
 
 # %%
 def token_gae_pairs(rewards, values, mask, gamma, lam):

@@ -103,3 +103,43 @@ def test_references_to_00b_and_00c_point_at_the_right_notebook():
     assert stale_references([("an example", example)], sections, questions, notebook_of) == [
         ("an example", "00b, section 4"), ("an example", "00b's question 1"), ("an example", "00b's\n`reset_scan")]
     assert stale_references(_course_texts(), sections, questions, notebook_of) == []
+
+
+TIERS = ("Hint 1: where to start", "Hint 2: the plan", "Hint 3: the key lines")
+
+
+def hint_tiers(nb, name: str) -> list[str]:
+    """The tiers of hints (each a ``<details>`` block's summary) in the markdown between the
+    exercise's previous ``exercises.attempt`` cell and its own."""
+    tiers, found = [], False
+    for cell in nb.cells:
+        if cell.cell_type == "code" and re.search(r"exercises\s*\.\s*attempt\s*\(", cell.source):
+            if re.search(rf"exercises\s*\.\s*attempt\s*\(\s*[\"']{name}[\"']", cell.source):
+                found = True
+                break
+            tiers = []
+        elif cell.cell_type == "markdown":
+            tiers += re.findall(r"<details>\s*<summary>(.*?)</summary>", cell.source)
+            assert cell.source.count("<details>") == cell.source.count("</details>"), cell.source[:80]
+    return tiers if found else None
+
+
+def test_hint_tiers_fail_where_one_is_missing():
+    nb = jupytext.reads("# %% [markdown]\n# <details><summary>Hint 1: where to start</summary>\n#\n# x\n#\n"
+                        "# </details>\n\n# %%\nexercises.attempt('a', a)\n\n# %% [markdown]\n"
+                        "# <details><summary>Hint 2: the plan</summary>\n# </details>\n\n# %%\n"
+                        "exercises.attempt('b', b)\n", fmt="py:percent")
+    assert hint_tiers(nb, "a") == [TIERS[0]] and hint_tiers(nb, "b") == [TIERS[1]] and hint_tiers(nb, "c") is None
+
+
+def _exercises():
+    from rltriton_lite import exercises
+    return [(name, nb) for name, nb, kind in exercises.catalog()]
+
+
+@pytest.mark.parametrize("name, notebook", _exercises(), ids=[n for n, _ in _exercises()])
+def test_every_exercise_has_three_tiers_of_hints(name, notebook):
+    """A student who wants to try alone sees no hint; one who is stuck opens them one at a time:
+    where to start, the plan, the key lines (each a collapsed ``<details>`` block)."""
+    nb = jupytext.read(ROOT / "notebooks" / f"{notebook}.py")
+    assert hint_tiers(nb, name) == list(TIERS), f"{notebook}: {name}'s hints are {hint_tiers(nb, name)}"
