@@ -16,38 +16,47 @@
 # %% [markdown]
 # # 13 — Appendix: what makes the scan fast (optional)
 #
-# * **You will learn:** what makes a memory-bound kernel fast: coalesced loads and 32-byte
-#   sectors, bytes in flight, enough programs; vectors, shuffles, tiles and the time split; on a
-#   GPU, your own kernel timed against the package's.
+# * **You will learn:** what makes a memory-bound kernel fast. First three basics: coalesced loads
+#   and 32-byte sectors, bytes in flight, enough programs. Then the package's tricks: vectors,
+#   shuffles, tiles and the time split. On a GPU, you time your own kernel against the package's.
+#
 # * **Time:** 2.5–4 h with the open questions; 1–2 h for the reading and the checked exercise.
 #   Optional.
+#
 # * **Needs:** notebooks 00c and 08. A GPU only for section 7 and open questions 1 and 3.
+#
 # * **Minimum path:** section 0 and the checked exercise `warp_sectors` (it needs 0.1), then
-#   sections 1 and 5; sections 2–4, 6 and 7 (the GPU lab) and the open questions can wait.
+#   sections 1 and 5. Sections 2–4, 6 and 7 (the GPU lab) and the open questions can wait.
 #
 # The kernels you wrote in notebooks 00b and 00c compute the right numbers. The package's kernel
-# computes the same numbers, the scans at 82–94 % of the memory floor on an H200 for large batches
-# (forward, 16384×1024; every kernel 82–100 %, notebook 08, section 2). This appendix is for
-# readers who want to know what separates the two; nothing in notebooks 01–09 depends on it.
-# Each section states the idea, checks it in NumPy, and cites the measurement that decided it
-# (`docs/DESIGN.md`, "Decisions", where every figure comes from).
+# computes the same numbers, only faster. On an H200, at a large batch (16384×1024, forward), its
+# scans run at 82–94 % of the memory floor. Every kernel of the package runs at 82–100 % there
+# (notebook 08, section 2).
 #
-# The one constraint behind all of it: these kernels do a few flops per byte, so they are
-# **memory-bound**. The fastest possible run reads each input once and writes each output once
-# at the copy bandwidth of the GPU (the *floor*, notebook 08). Everything below is about keeping
-# enough bytes in flight and not wasting any.
+# This appendix is for readers who want to know what separates the two. Nothing in notebooks 01–09
+# depends on it. Each section states an idea, checks it in NumPy, and cites the measurement that
+# decided it. Those measurements are in `docs/DESIGN.md`, "Decisions", which says where every
+# figure comes from.
 #
-# If you have only written the kernels of notebooks 00b and 00c, start with section 0, a primer on
-# the three ideas the rest builds on: coalesced loads, bytes in flight, enough programs. With a
-# GPU, section 7 times your own kernel against the package's. New words are in the glossary,
+# One constraint is behind all of it. These kernels do a few flops per byte they move, so they are
+# **memory-bound**: memory, not arithmetic, sets their time. The fastest possible run reads each
+# input once and writes each output once, at the copy bandwidth of the GPU. That time is the
+# *floor* (notebook 08). Everything below is about two things: keeping enough bytes in flight, and
+# wasting none.
+#
+# If you have only written the kernels of notebooks 00b and 00c, start with section 0. It is a
+# primer on the three ideas the rest builds on: coalesced loads, bytes in flight, enough programs.
+# With a GPU, section 7 times your own kernel against the package's. New words are in the glossary,
 # [`GLOSSARY.md`](GLOSSARY.md).
 #
-# **Where the GPU numbers come from.** Every GPU figure here is either in the committed
-# `benchmarks/results/H200-2026-12-01c.json` or cited from `docs/DESIGN.md`, "Decisions"; both
-# were measured on an NVIDIA H200 with **torch 2.11 and Triton 3.6**. `requirements.txt` pins
-# newer versions (torch 2.13, Triton 3.9). What this appendix says of Triton's compiled code
-# (section 2's reverse scan, section 6's counts) is what Triton 3.6 did; a newer Triton may
-# compile the same source differently, and section 7 times yours with whatever you installed.
+# **Where the GPU numbers come from.** Every GPU figure here comes from one of two places: the
+# committed `benchmarks/results/H200-2026-12-01c.json`, or `docs/DESIGN.md`, "Decisions". Both were
+# measured on an NVIDIA H200 with **torch 2.11 and Triton 3.6**. `requirements.txt` pins newer
+# versions (torch 2.13, Triton 3.9).
+#
+# So what this appendix says of Triton's compiled code is what Triton 3.6 did (section 2's reverse
+# scan, section 6's counts). A newer Triton may compile the same source differently. Section 7
+# times your kernel with whatever you installed.
 
 # %%
 import os
@@ -85,8 +94,8 @@ print(f"committed GPU figures: {RES['gpu']}, torch {RES['versions']['torch']}, t
 # Your kernels in notebooks 00b and 00c are correct. Whether a kernel is also fast depends on how
 # it meets the memory system. Three ideas say most of it. First, some words.
 #
-# * A GPU is made of **streaming multiprocessors** (SMs). An H200 has 132 (`docs/DESIGN.md`, "The
-#   time split": the planner wants two programs per SM, 264 on the H200).
+# * A GPU is made of **streaming multiprocessors** (SMs), its processors. An H200 has 132. The
+#   planner wants two programs per SM, so 264 on the H200 (`docs/DESIGN.md`, "The time split").
 # * Each program of a launch runs on one SM, as one or more **warps**. A warp is 32 threads, its
 #   **lanes**, that run each instruction together. The package's scans mostly use one warp per
 #   program (section 4).
@@ -95,23 +104,25 @@ print(f"committed GPU figures: {RES['gpu']}, torch {RES['versions']['torch']}, t
 # ### 0.1 Coalescing: a warp reads memory in 32-byte sectors
 #
 # Memory is not read one number at a time. For a warp's load, the hardware collects the 32 lanes'
-# addresses and fetches the aligned 32-byte **sectors** that hold them (four sectors make a 128-byte
-# cache line). Each sector is fetched once, however many lanes read from it (NVIDIA's *CUDA C++ Best
-# Practices Guide*, "Coalesced Access to Global Memory"). So a load costs the sectors it touches,
-# and it delivers the bytes the lanes use.
+# addresses. Then it fetches the **sectors** that hold them: aligned 32-byte pieces of memory. Four
+# sectors make a 128-byte cache line. Each sector is fetched once, however many lanes read from it
+# (NVIDIA's *CUDA C++ Best Practices Guide*, "Coalesced Access to Global Memory"). So a load costs
+# the sectors it touches. It delivers the bytes the lanes use.
 #
-# When adjacent lanes read adjacent addresses, the load is **coalesced**: 32 lanes × 4 bytes = 128
-# bytes = 4 sectors, and every byte fetched is used.
+# When adjacent lanes read adjacent addresses, the load is **coalesced**. Then 32 lanes × 4 bytes =
+# 128 bytes = 4 sectors, and every byte fetched is used.
 #
-# Now take a rollout stored **time-major**, `(T, B)`, as CleanRL and SB3 keep it, scanned with one
-# program per environment (your `strided_scan` in 00c). The lanes hold consecutive steps of one
-# environment. Step $t+1$ sits `B` elements after step $t$, so each lane lands in a sector of its
-# own (once `B` ≥ 8, a step is 32 bytes or more from the last): 32 sectors fetched for 128 bytes used.
-# Give the lanes neighbouring *environments* at one step
-# instead, and they are adjacent in memory again.
+# Now take a rollout stored **time-major**, `(T, B)`, as CleanRL and SB3 keep it. Scan it with one
+# program per environment, as your `strided_scan` in 00c does. The lanes then hold consecutive
+# steps of one environment. Step $t+1$ sits `B` elements after step $t$. Once `B` ≥ 8, a step is 32
+# bytes or more from the last, so each lane lands in a sector of its own. The warp fetches 32
+# sectors for 128 bytes used.
 #
-# Counting in NumPy, with byte addresses from the start of the buffer. A float32 element starts at a
-# multiple of 4, so each lane's 4 bytes sit inside one sector, and a lane's sector is just
+# Give the lanes neighbouring *environments* at one step instead, and they are adjacent in memory
+# again.
+#
+# Let us count in NumPy, with byte addresses from the start of the buffer. A float32 element starts
+# at a multiple of 4, so each lane's 4 bytes sit inside one sector. A lane's sector is then just
 # `address // 32`:
 
 # %%
@@ -133,31 +144,38 @@ assert [t["sectors"] for t in sector_table] == [4, 32, 4]
 assert [t["% used"] for t in sector_table] == [100, 12.5, 100]  # strided: 8 times the traffic
 
 # %% [markdown]
-# This is why the package's time-major tiles span up to 64 rows (`Config.time_major_tile`,
-# `docs/DESIGN.md`, "The scan's tile"): a tile holds neighbouring environments at each step. (Caches
-# soften a strided pattern when other programs soon read the rest of the same sectors. Nothing
-# guarantees that timing, and the traffic into the SM is still 8 times what is used.)
+# Read along time, the warp fetches 8 times the bytes it uses. This is why the package's time-major
+# tiles span up to 64 rows (`Config.time_major_tile`; `docs/DESIGN.md`, "The scan's tile"). Such a
+# tile holds neighbouring environments at each step.
 #
-# A lane can also load up to 16 bytes in one instruction, a **vector**: 4 float32 steps (section
-# 1). Then 32 lanes × 16 bytes = 512 bytes = 16 sectors, all used, in one instruction instead of
-# four. But a vector load must start at a multiple of 16 bytes. The next step's value,
-# `values[t+1]`, starts 4 bytes later: its 16 bytes cannot be one vector load (the compiler issues
-# four 4-byte loads instead: section 3), and they spread over one more sector. Counting sectors
-# for loads like these, which may cross a sector boundary, is this notebook's checked exercise,
-# `warp_sectors`.
+# (Caches soften a strided pattern when other programs soon read the rest of the same sectors. But
+# nothing guarantees that timing. And the traffic into the SM is still 8 times what is used.)
+#
+# A lane can also load up to 16 bytes in one instruction: a **vector** of 4 float32 steps
+# (section 1). Then 32 lanes × 16 bytes = 512 bytes = 16 sectors, all used, in one instruction
+# instead of four.
+#
+# But a vector load must start at a multiple of 16 bytes: it must be *aligned*. The next step's
+# value, `values[t+1]`, starts 4 bytes later. So its 16 bytes cannot be one vector load: the
+# compiler issues four 4-byte loads instead (section 3). And they spread over one more sector.
+#
+# Counting sectors for loads like these, which may cross a sector boundary, is this notebook's
+# checked exercise, `warp_sectors`.
 #
 # ### 0.2 Bytes in flight: Little's law, and occupancy
 #
-# A load takes a long time to come back: its **latency**. Until then, the warp that asked can go on
-# only with work that does not need the loaded value. So the memory delivers its full bandwidth only
-# if, at every moment, enough bytes have been asked for and not yet delivered: enough bytes **in
-# flight**. Little's law (from queueing theory) says how many:
+# A load takes a long time to come back: that wait is its **latency**. Until the value arrives, the
+# warp that asked can only go on with work that does not need it.
+#
+# Bytes that have been asked for and not yet delivered are **in flight**. The memory delivers its
+# full bandwidth only if enough bytes are in flight at every moment. Little's law (from queueing
+# theory) says how many:
 #
 # $$\text{bytes in flight} = \text{bandwidth} \times \text{latency}.$$
 #
-# A toy memory checks it. Each cycle it accepts new requests up to a peak number of bytes, and it
-# answers each request `latency` cycles later. The program keeps `in_flight` bytes asked for and not
-# yet answered:
+# A toy memory checks it. Each cycle, it accepts new requests up to a peak number of bytes. It
+# answers each request `latency` cycles later. The program keeps `in_flight` bytes asked for and
+# not yet answered:
 
 # %%
 def delivered(in_flight, latency, peak, cycles=20_000):
@@ -180,10 +198,12 @@ for in_flight in (1_000, 8_000, 32_000, 64_000):
 assert PEAK * LATENCY == 32_000  # the fewest bytes in flight that reach the peak
 
 # %% [markdown]
-# Now an H200. The bandwidth is the copy bandwidth that the committed results measured
-# (notebook 08). The latency has not been measured anywhere in this repository. **Assume**
-# 600 ns, a round number for illustration only; change it and the conclusions below keep their
-# shape.
+# The toy reaches its peak only with peak × latency bytes in flight. How many bytes does an H200
+# need?
+#
+# The bandwidth is the copy bandwidth that the committed results measured (notebook 08). The
+# latency has not been measured anywhere in this repository. **Assume** 600 ns, a round number for
+# illustration only. Change it, and the conclusions below keep their shape.
 
 # %%
 BW = RES["copy_bandwidth_Bps"]  # bytes per second: measured on the H200 (committed results)
@@ -196,20 +216,21 @@ print(f"{BW / 1e12:.2f} TB/s × {LATENCY_S * 1e9:.0f} ns (assumed) = {in_flight_
 assert 2e6 < in_flight_gpu < 3e6
 
 # %% [markdown]
-# Where do those 19 KB per SM come from? Two ways:
+# Where do those 19 KB per SM come from? There are two ways.
 #
 # * **More warps at once on each SM.** An SM holds many warps at a time, up to a limit. Each warp's
-#   registers and shared memory come out of a fixed budget per SM, so a kernel that needs more of
+#   registers and shared memory come out of a fixed budget per SM. So a kernel that needs more of
 #   them fits fewer warps. The warps an SM holds, against the most it could hold, is its
 #   **occupancy**.
-# * **More bytes per warp.** Wide loads (16-byte vectors), and the next chunk's loads issued before
-#   this chunk is scanned (**pipelining**, the package's `STAGES = 2`: section 4).
+# * **More bytes per warp.** Use wide loads (16-byte vectors). And issue the next chunk's loads
+#   before this chunk is scanned. That is **pipelining**, the package's `STAGES = 2` (section 4).
 #
-# The package leans on the second. One of its GAE programs at 16384×1024 owns 2 rows × 128 steps
-# per chunk and reads 9 bytes per step (reward and value, 4 bytes each, and a 1-byte flag); with
-# the next chunk's loads in flight that is about one chunk's bytes per program. The step-by-step
-# walk (notebook 08's "bare launch" anchor: one program per row, one step at a time) asks for one
-# step's 9 bytes and waits.
+# The package leans on the second. Take one of its GAE programs at 16384×1024. It owns 2 rows × 128
+# steps per chunk. It reads 9 bytes per step: reward and value, 4 bytes each, and a 1-byte flag.
+# With the next chunk's loads in flight, that is about one chunk's bytes per program.
+#
+# Compare the step-by-step walk: notebook 08's "bare launch" anchor, one program per row, one step
+# at a time. It asks for one step's 9 bytes and waits.
 
 # %%
 GAE_READ = 4 + 4 + 1  # bytes read per step: reward, value, flag
@@ -220,11 +241,14 @@ print(f"programs per SM to keep {per_sm / 1e3:.1f} KB in flight: the package's {
 assert per_sm / step_program > 200 * (per_sm / package_program)
 
 # %% [markdown]
-# No SM holds thousands of warps, so the step-by-step walk cannot fill the memory system, whatever
-# the latency is exactly. It also fails the coalescing test of 0.1: each of its loads asks for one
-# 4-byte element, so a sector is fetched for 4 bytes used (the rest may wait in a cache for the next
-# steps). The committed H200 results show the outcome at 16384×1024 (`% floor` = the floor ÷ the
-# GPU time):
+# No SM holds thousands of warps. So the step-by-step walk cannot fill the memory system, whatever
+# the latency is exactly.
+#
+# It also fails the coalescing test of 0.1. Each of its loads asks for one 4-byte element, so a
+# sector is fetched for 4 bytes used. (The rest may wait in a cache for the next steps.)
+#
+# The committed H200 results show the outcome at 16384×1024. Here `% floor` = the floor ÷ the GPU
+# time:
 
 # %%
 def committed(algorithm, B, T, impl="rltriton_lite"):
@@ -248,12 +272,14 @@ assert 100 * walk["floor_ms"] / walk["kernel_ms"] < 5 and 100 * ours["floor_ms"]
 #
 # One program per row is natural for a scan. The steps of a row depend on each other through the
 # carry, so a program walks its chunks one after another. With 16384 rows that is plenty of
-# programs. With 8 rows of 131,072 steps it is 8 programs: 8 of 132 SMs have any work, and each
-# program walks 512 chunks of 256 steps in series while the other SMs wait.
+# programs.
 #
-# The **time split** (section 5) fixes it: cut each row into segments and give each segment a
-# program. Here is what the package's planner (`plan._plan`) decides with an H200's threshold of
-# 264 programs (`Config.min_programs`; on a CPU it never splits):
+# With 8 rows of 131,072 steps it is 8 programs. Only 8 of 132 SMs have any work. Each program
+# walks 512 chunks of 256 steps in series, while the other SMs wait.
+#
+# The **time split** (section 5) fixes it: cut each row into segments, and give each segment a
+# program. The table shows what the package's planner (`plan._plan`) decides for three shapes. It
+# uses an H200's threshold of 264 programs (`Config.min_programs`). On a CPU it never splits.
 
 # %%
 ON_H200 = Config(min_programs=2 * H200_SMS)  # two programs per SM, as the planner has it on an H200
@@ -274,11 +300,12 @@ assert long["time split"] and long["planner: programs"] == 1024 and long["its ch
 assert not by_shape["64×16384"]["time split"] and by_shape["64×16384"]["its chunk (steps)"] == 1024
 
 # %% [markdown]
-# At 8×131072 the planner runs 1024 programs of 4 chunks each instead of 8 programs of 512. The
+# At 8×131072 the planner runs 1024 programs of 4 chunks each, instead of 8 programs of 512. The
 # price is a second pass over the inputs and a second launch (section 5). GAE there went from
-# 1.86 ms to 0.033 ms (`docs/DESIGN.md`, "The time split"). At 64×16384 the planner walks wider
-# chunks (1024 steps, 4 warps) without splitting, because there the second launch's host time
-# costs more than it saves (section 5).
+# 1.86 ms to 0.033 ms (`docs/DESIGN.md`, "The time split").
+#
+# At 64×16384 the planner does not split. It walks wider chunks instead (1024 steps, 4 warps).
+# There the second launch's host time costs more than it saves (section 5).
 #
 # The rest of this notebook is these three ideas inside the package's kernel.
 
@@ -286,12 +313,19 @@ assert not by_shape["64×16384"]["time split"] and by_shape["64×16384"]["its ch
 # ## 1. Two levels inside a chunk: registers, then threads
 #
 # Your `block_scan` handed every step to `tl.associative_scan`, which composes elements across
-# threads (a warp's 32 lanes trade values with *shuffles*, about $\log_2 32 = 5$ rounds). The
-# package gives each thread a **vector** of consecutive steps instead (one 16-byte load: 4
-# float32 or 8 bfloat16 steps). The thread composes its own vector sequentially, in registers,
-# one `combine` after another; only the vectors' composed maps travel between threads, in one
-# `tl.associative_scan`. Each vector then needs the value entering it: the end value of the
-# vector before it in scan order. The same two levels in NumPy, on one chunk:
+# threads. A warp's 32 lanes trade values with *shuffles*: lanes exchange register values directly,
+# in about $\log_2 32 = 5$ rounds.
+#
+# The package works in two levels instead:
+#
+# 1. **In registers.** Each thread gets a **vector** of consecutive steps, in one 16-byte load: 4
+#    float32 or 8 bfloat16 steps. The thread composes its own vector sequentially, one `combine`
+#    after another.
+# 2. **Across threads.** Only the vectors' composed maps travel between threads, in one
+#    `tl.associative_scan`.
+#
+# Each vector then needs the value entering it: the end value of the vector before it in scan
+# order. Here are the same two levels in NumPy, on one chunk:
 
 # %%
 def two_level(a, b, carry, V=4):
@@ -327,13 +361,17 @@ print(inspect.getsource(getattr(scan._chain, "fn", scan._chain)))
 # %% [markdown]
 # ## 2. A reverse scan that runs forwards
 #
-# `tl.associative_scan(..., reverse=True)` is correct, but in Triton 3.6 (the version the package
-# was measured with; a later one may differ) it is implemented by reversing the lanes of every
-# operand before and after a forward scan, and each reversal is a round of shuffles. The package lays a reverse scan's vectors out from the last one down, so the scan
-# across threads always runs forwards: in the compiled code of GAE's chunk (8 steps per vector)
-# this took the shuffles from 263 to 53, although the time alone barely moved (`docs/DESIGN.md`,
-# "The scan's tile": fewer instructions, the same memory traffic). In NumPy the layout is just an
-# index map from (vector in scan order, step in vector) to time:
+# `tl.associative_scan(..., reverse=True)` is correct, but it costs extra shuffles. Here is how
+# Triton 3.6 does it (the version the package was measured with; a later one may differ). It
+# reverses the lanes of every operand, runs a forward scan, and reverses them back. Each reversal
+# is a round of shuffles.
+#
+# The package lays a reverse scan's vectors out from the last one down instead. So the scan across
+# threads always runs forwards. In the compiled code of GAE's chunk (8 steps per vector), this took
+# the shuffles from 263 to 53. The time alone barely moved: fewer instructions, the same memory
+# traffic (`docs/DESIGN.md`, "The scan's tile").
+#
+# In NumPy the layout is just an index map, from (vector in scan order, step in vector) to time:
 
 # %%
 BLOCK, V = 16, 4
@@ -348,20 +386,27 @@ assert (np.diff(time_of, axis=1) == 1).all()  # steps inside a vector ascend: on
 # ## 3. One load per input, aligned
 #
 # A vector of 4 float32 steps is one 16-byte load only if it starts at a 16-byte boundary. So
-# chunks start at the row's start (ascending addresses), and GAE's $V(s_{t+1})$ = `values[t+1]`
-# is not a second load one step off the alignment — that would be one scalar load per step — but
-# the loaded `values` tile shifted by one step inside the kernel. Two more rules of the same kind
-# (`docs/DESIGN.md`, "Loads"): loads are masked by bounds only, never by loaded flags (a mask
-# that depends on data makes every load scalar; steps are chosen afterwards with `tl.where`),
-# and a per-row input such as `bootstrap_value` is read once per row, not as a time-strided
-# tile with stride 0.
+# chunks start at the row's start, with ascending addresses.
+#
+# GAE also needs $V(s_{t+1})$ = `values[t+1]`. As a second load, one step off the alignment, it
+# would be one scalar load per step. So it is not a second load: it is the loaded `values` tile,
+# shifted by one step inside the kernel.
+#
+# Two more rules of the same kind (`docs/DESIGN.md`, "Loads"):
+#
+# * **Loads are masked by bounds only, never by loaded flags.** A mask that depends on data makes
+#   every load scalar. Steps are chosen afterwards, with `tl.where`.
+# * **A per-row input is read once per row.** An input such as `bootstrap_value` is not read as a
+#   time-strided tile with stride 0.
 #
 # ## 4. The tile: how many rows and steps a program owns
 #
-# A program owns `ROWS` rows × `BLOCK` steps per chunk and walks the chunks of its rows. Few
-# small programs with the next chunk's loads already in flight keep the memory system busier
-# than big programs that wait at their barriers. The planner picks the tile from the shape;
-# these are its tunables, one frozen object:
+# A program owns `ROWS` rows × `BLOCK` steps per chunk, its **tile**, and walks the chunks of its
+# rows. Few small programs, with the next chunk's loads already in flight, keep the memory system
+# busier than big programs that wait at their barriers. (A barrier is where all the warps of a
+# program wait for each other.)
+#
+# The planner picks the tile from the shape. These are its tunables, one frozen object:
 
 # %%
 print(Config())
@@ -370,11 +415,14 @@ print(Config())
 # ## 5. Long rows: the time split
 #
 # With 8 rows of 131,072 steps, one program per row leaves an H200's 132 multiprocessors almost
-# idle: GAE took 1.86 ms. The fix is the associativity of notebook 00 once more: cut each row
-# into segments, let one program per segment compose its segment's map (a summary: no outputs),
-# compose the summaries from the end to get the carry entering each segment, then let each
-# program rescan its segment from that carry and write the outputs. The same GAE took 0.033 ms.
-# In NumPy:
+# idle: GAE took 1.86 ms. The fix is the associativity of notebook 00 once more. Cut each row into
+# segments, then:
+#
+# 1. **Pass 1.** One program per segment composes its segment's map: a summary, with no outputs.
+# 2. **Compose.** The summaries are composed from the end, to get the carry entering each segment.
+# 3. **Pass 2.** Each program rescans its segment from that carry and writes the outputs.
+#
+# The same GAE took 0.033 ms. In NumPy:
 
 # %%
 def split_scan(a, b, segments):
@@ -402,11 +450,13 @@ np.testing.assert_allclose(split_scan(a_l, b_l, 8), reference.linear_scan(a_l[No
 print("8 segments, two passes == the loop")
 
 # %% [markdown]
-# Each pass is a launch, and a launch costs host time. So the split runs only for rows of at
-# least `Config.split_min_chunks` wide chunks: that threshold was chosen by the **wall time** of a
-# call, what a training loop pays, not by the GPU time alone (`docs/DESIGN.md`, "The time
-# split"). The package's results do not depend on any of this; a configuration that forces the
-# split gives the same numbers:
+# Each pass is a launch, and a launch costs host time. So the split runs only for rows of at least
+# `Config.split_min_chunks` wide chunks. That threshold was chosen by the **wall time** of a call,
+# what a training loop pays. It was not chosen by the GPU time alone (`docs/DESIGN.md`, "The time
+# split").
+#
+# The package's results do not depend on any of this. A configuration that forces the split gives
+# the same numbers:
 
 # %%
 from rltriton_lite.config import using  # noqa: E402
@@ -422,50 +472,65 @@ print("the time split gives the same returns")
 # %% [markdown]
 # ## 6. Looking at the compiled code
 #
-# On a GPU, a compiled Triton kernel carries its intermediate forms: `compiled.asm["ttgir"]`
-# (Triton's GPU dialect, with the layouts), `compiled.asm["ptx"]` (NVIDIA's assembly). Counting
-# `shfl.sync` in the PTX counts the shuffles of section 2; `.local` memory in the PTX means
-# registers spilled. `tools/compile_sm90.py` compiles the package's kernels for an H100/H200
-# without a GPU and fails on spills, so a change that spills is caught on a CPU.
+# On a GPU, a compiled Triton kernel carries its intermediate forms:
 #
-# **What the interpreter does not show.** Without a GPU, `TRITON_INTERPRET=1` runs the kernels
-# one program at a time, with NumPy. It runs the same code, and most mistakes in indexing or
-# arithmetic show the same way there. Three do not:
+# * `compiled.asm["ttgir"]`: Triton's GPU dialect, with the layouts.
+# * `compiled.asm["ptx"]`: **PTX**, NVIDIA's assembly.
 #
-# * it does not guard memory: a load past the end without a mask reads garbage, and a store
-#   without one can corrupt memory and crash the Python kernel (the course's checkers stop a
-#   stray access before it happens and name the `tl.load` or `tl.store` that needs a mask);
-# * it runs programs one after another, so programs that race on the same memory look fine;
-# * its `tl.associative_scan` is a sequential fold, so a combine that is not associative can pass
-#   there and fail on a GPU's tree of combines (the checkers cannot see the order of combination
-#   either; their cases make the composed multipliers count, which the usual wrong combines get
-#   wrong).
+# Two things are easy to read in the PTX. Counting `shfl.sync` counts the shuffles of section 2.
+# And `.local` memory means registers **spilled**: the kernel needed more registers than a thread
+# has, so the compiler stored some values in (cached) memory.
 #
-# Conversely, some of the checkers' checks run only in the interpreter (a chunked scan's width,
-# Python's `min` and `and` on blocks, which elements a kernel stored), and grading runs there: on
-# a GPU, run your checks under `TRITON_INTERPRET=1` before you hand in.
+# `tools/compile_sm90.py` compiles the package's kernels for an H100/H200 without a GPU, and fails
+# on spills. So a change that spills is caught on a CPU.
 #
-# **The kernel's arguments.** `scan._scan_kernel`'s signature, each argument with its comment
-# from the source:
+# **What the interpreter does not show.** Without a GPU, `TRITON_INTERPRET=1` runs the kernels one
+# program at a time, with NumPy. It runs the same code. Most mistakes in indexing or arithmetic
+# show the same way there. Three do not:
+#
+# * **It does not guard memory.** A load past the end without a mask reads garbage. A store without
+#   one can corrupt memory and crash the Python kernel. (The course's checkers stop a stray access
+#   before it happens, and name the `tl.load` or `tl.store` that needs a mask.)
+#
+# * **It runs programs one after another.** So programs that race on the same memory look fine.
+#
+# * **Its `tl.associative_scan` is a sequential fold.** So a combine that is not associative can
+#   pass there and fail on a GPU's tree of combines. The checkers cannot see the order of
+#   combination either. Their cases make the composed multipliers count, which the usual wrong
+#   combines get wrong.
+#
+# Conversely, some of the checkers' checks run only in the interpreter. They check a chunked scan's
+# width, Python's `min` and `and` on blocks, and which elements a kernel stored. Grading runs there
+# too. So on a GPU, run your checks under `TRITON_INTERPRET=1` before you hand in.
+#
+# **The kernel's arguments.** Here is `scan._scan_kernel`'s signature, each argument with its
+# comment from the source:
 
 # %%
 kernel_source = inspect.getsource(getattr(scan._scan_kernel, "fn", scan._scan_kernel))
 print(kernel_source[:kernel_source.index("):") + 2])
 
 # %% [markdown]
-# They fall in three groups:
+# They fall in three groups.
 #
-# * **what you wrote in notebooks 00b and 00c**: the inputs and outputs `X`, `SX`, `P`, `O`,
-#   `SO`, the sizes `n_rows`, `T`, and `PROLOGUE`, `EPILOGUE`, `REVERSE`, `ACC` (the accumulation
-#   dtype), `BLOCK`;
-# * **carries in and out of a row**: `Y0`, the carry entering each row (each segment of a split;
-#   0 if absent), and `Y_END`, where the carry after each row's last step is written (notebook 11
-#   hands it between processes);
-# * **speed** (this notebook): `ROWS` and `V` (section 4, section 1), `STAGES`; the time split
-#   (section 5), which cuts one very long row into segments each scanned by its own program from
-#   the carry composed from the segments after it: `SUMMARY`, `SEG`, `BLOCK_S`, `COMPOSE`; and
-#   `AHEAD`, a hook whose look-ahead the prologue reads: masked steps as if deleted, in the same
-#   launch.
+# **What you wrote in notebooks 00b and 00c:** the inputs and outputs `X`, `SX`, `P`, `O`, `SO`,
+# and the sizes `n_rows`, `T`. Also `PROLOGUE`, `EPILOGUE`, `REVERSE`, `ACC` (the accumulation
+# dtype) and `BLOCK`.
+#
+# **Carries in and out of a row:**
+#
+# * `Y0`: the carry entering each row (each segment of a split; 0 if absent).
+# * `Y_END`: where the carry after each row's last step is written (notebook 11 hands it between
+#   processes).
+#
+# **Speed** (this notebook):
+#
+# * `ROWS` and `V` (section 4, section 1), and `STAGES`.
+# * The time split (section 5): `SUMMARY`, `SEG`, `BLOCK_S`, `COMPOSE`. It cuts one very long row
+#   into segments. Each segment is scanned by its own program, from the carry composed from the
+#   segments after it.
+# * `AHEAD`: a hook whose look-ahead the prologue reads. It treats masked steps as if deleted, in
+#   the same launch.
 #
 # The whole kernel, for reference:
 
@@ -476,16 +541,20 @@ print(kernel_source)
 # ## 7. On a GPU: time your own kernel (optional profiling)
 #
 # **The lab's target:** your `reset_scan` from notebook 00c at **≥ 50 % of the memory floor at
-# 16384×1024** (float32, GPU time), on a GPU. The section gives you a baseline kernel, a timing
-# cell, the committed H200 figures to compare with, a list of variants to try, one
-# `torch.profiler` pass and a rubric in points. The lab needs a GPU; on a CPU every cell still
-# runs, checks the kernel in the interpreter and says what it skipped.
+# 16384×1024** (float32, GPU time), on a GPU.
+#
+# The section gives you a baseline kernel and a timing cell. Then come the committed H200 figures
+# to compare with, a list of variants to try, one `torch.profiler` pass and a rubric in points. The
+# lab needs a GPU. On a CPU every cell still runs: it checks the kernel in the interpreter and says
+# what it skipped.
 #
 # With a GPU you can watch the primer at work on a kernel of your own. The kernel below is the
-# simplest correct one for discounted returns: one program per row, one step at a time, no scan (the
-# same idea as notebook 08's "bare launch" anchor). It takes the arguments of your `reset_scan` from
-# notebook 00c. **To time yours**, paste your `reset_scan` (its kernel and its function) into a new
-# cell after this one, add `my_returns = reset_scan`, and run the cells that follow again.
+# simplest correct one for discounted returns. It runs one program per row, one step at a time,
+# with no scan: the same idea as notebook 08's "bare launch" anchor. It takes the arguments of your
+# `reset_scan` from notebook 00c.
+#
+# **To time yours**, paste your `reset_scan` (its kernel and its function) into a new cell after
+# this one. Add `my_returns = reset_scan`, and run the cells that follow again.
 
 # %%
 @triton.jit
@@ -520,23 +589,28 @@ torch.testing.assert_close(my_returns(r_small, d_small, 0.99, 16),
 print("my_returns == rl.discounted_returns on 3 × 50:", "compiled" if GPU else "in the interpreter, checked, not timed")
 
 # %% [markdown]
-# Then, on a GPU, each call is timed the way the benchmark harness times it (`rltriton_lite/bench.py`):
+# Then, on a GPU, each call is timed the way the benchmark harness times it
+# (`rltriton_lite/bench.py`):
 #
-# * **wall time** per call: back-to-back calls, one synchronisation at the end, the host's work
-#   included (what an eager training step pays; notebook 08, section 3), by `bench.measure`;
-# * **GPU time**: the median of CUDA-graph replays, the kernels alone (notebook 08, section 4), by
-#   `bench.kernel_ms`;
-# * **% floor**: the floor ÷ the GPU time. The floor is the fewest bytes, 9 per step (the reward and
-#   the flag read, the return written), over the copy bandwidth of *your* GPU
-#   (`profile.copy_bandwidth`).
+# * **Wall time** per call, by `bench.measure`. Calls run back to back, with one synchronisation at
+#   the end. The host's work is included: it is what an eager training step pays (notebook 08,
+#   section 3).
+# * **GPU time**, by `bench.kernel_ms`: the median of CUDA-graph replays, the kernels alone
+#   (notebook 08, section 4).
+# * **% floor**: the floor ÷ the GPU time. The floor is the fewest bytes over the copy bandwidth of
+#   *your* GPU (`profile.copy_bandwidth`). The fewest bytes are 9 per step: the reward and the flag
+#   read, the return written.
 #
-# A call that cannot be captured in a CUDA graph (one that synchronises with the host, say) has no
-# GPU time: its `GPU µs` and `% floor` show `n/a`, never a time with the host in it.
+# A call that cannot be captured in a CUDA graph has no GPU time (one that synchronises with the
+# host, say). Its `GPU µs` and `% floor` show `n/a`, never a time with the host in it.
 #
-# Two shapes of the committed results, so you can compare: many short rows (4096×128, where a call
-# is mostly host time) and a large batch (16384×1024, where the GPU time is the call). Without a GPU
-# the cell times nothing: the interpreter runs the programs one after another in Python, and its
-# time says nothing about a GPU.
+# The cell times two shapes of the committed results, so you can compare:
+#
+# * many short rows, 4096×128, where a call is mostly host time;
+# * a large batch, 16384×1024, where the GPU time is the call.
+#
+# Without a GPU the cell times nothing. The interpreter runs the programs one after another in
+# Python, and its time says nothing about a GPU.
 
 # %%
 LAB_SHAPES = [(4096, 128), (16384, 1024)]
@@ -572,9 +646,10 @@ else:
           "with, and notebook 08 (sections 2 and 3) and notebook 09 explain and chart all of them.")
 
 # %% [markdown]
-# What the H200 measured at the same shapes (committed results, the same method): the package's
-# `rl.discounted_returns`, and the step-by-step walk of 0.2 for GAE, the closest committed kernel to
-# `my_returns`. Compare `% floor`, which does not depend on the algorithm's bytes per step.
+# Here is what the H200 measured at the same shapes, by the same method (committed results). Two
+# kernels: the package's `rl.discounted_returns`, and the step-by-step walk of 0.2 for GAE. The
+# walk is the closest committed kernel to `my_returns`. Compare `% floor`, which does not depend on
+# the algorithm's bytes per step.
 
 # %%
 h200 = []
@@ -591,12 +666,15 @@ assert big["rl.discounted_returns"]["% floor"] > 80 and big["step-by-step walk (
 assert h200[0]["B × T"] == "4096×128" and h200[0]["wall µs/call"] > 3 * h200[0]["GPU µs"]  # host-bound
 
 # %% [markdown]
-# At 16384×1024 the package moves its bytes at over 80 % of copy speed, the step-by-step walk at
-# about 3 %: its loads fail both tests of the primer (0.1 and 0.2). At 4096×128 the package's
-# wall time is several times its GPU time: the host's work is most of the call (notebook 08,
-# section 3). Where does your `reset_scan` land? Each pass of its loop loads a whole chunk, coalesced,
-# so it keeps far more bytes in flight than the walk. But it does not load the next chunk while it
-# scans this one, as the package does (section 4). Time it and see.
+# At 16384×1024 the package moves its bytes at over 80 % of copy speed. The step-by-step walk
+# manages about 3 %: its loads fail both tests of the primer (0.1 and 0.2).
+#
+# At 4096×128 the package's wall time is several times its GPU time. The host's work is most of the
+# call (notebook 08, section 3).
+#
+# Where does your `reset_scan` land? Each pass of its loop loads a whole chunk, coalesced. So it
+# keeps far more bytes in flight than the walk. But it does not load the next chunk while it scans
+# this one, as the package does (section 4). Time it and see.
 
 # %%
 TARGET_PCT = 50  # the lab's target: >= 50 % of the floor at 16384×1024, by GPU time
@@ -610,32 +688,38 @@ else:
     print(f"the target (>= {TARGET_PCT} % of the floor at 16384×1024) is measured on a GPU: nothing to time here")
 
 # %% [markdown]
-# **Variants to try.** Change one knob at a time, re-run the timing cell and the one above, and
-# note the GPU µs and % floor at 16384×1024 of each:
+# **Variants to try.** Change one knob at a time. Re-run the timing cell and the one above. For
+# each variant, note the GPU µs and % floor at 16384×1024.
 #
-# * **Chunk size**: `LAB_CHUNK` = 64, 128, 256, 512, 1024. A longer chunk is more bytes per load
-#   instruction and fewer trips round the loop, but more registers per thread (section 0.2).
-# * **`num_warps`**: a launch option, `_reset_scan[(B,)](..., CHUNK=chunk, num_warps=w)`, with
-#   w = 1, 2, 4, 8: how many warps share one chunk, and so how many threads issue its loads.
-# * **Pipelining**: loop over the chunks with `tl.range(0, n_chunks, num_stages=2)` (or 3)
-#   instead of `range`, so that the compiler issues the next chunk's loads while this one is
-#   scanned: section 0.2's "more bytes per warp", what the package's `STAGES = 2` does. The loads
-#   do not depend on the carry, so they can run ahead; the carry still passes chunk to chunk.
-# * Optional: several rows per program (a 2-D tile, section 4), which the planner uses when
-#   rows are short.
+# * **Chunk size**: `LAB_CHUNK` = 64, 128, 256, 512, 1024. A longer chunk means more bytes per load
+#   instruction and fewer trips round the loop. But it also means more registers per thread
+#   (section 0.2).
+#
+# * **`num_warps`**: a launch option of your `reset_scan`'s kernel, `kernel[(B,)](...,
+#   CHUNK=chunk, num_warps=w)`, with w = 1, 2, 4, 8. It sets how many warps share one chunk, and so how many threads issue its loads.
+#
+# * **Pipelining**: loop over the chunks with `tl.range(0, n_chunks, num_stages=2)` (or 3) instead
+#   of `range`. The compiler then issues the next chunk's loads while this one is scanned. That is
+#   section 0.2's "more bytes per warp", what the package's `STAGES = 2` does. The loads do not
+#   depend on the carry, so they can run ahead. The carry still passes chunk to chunk.
+#
+# * Optional: several rows per program (a 2-D tile, section 4). The planner uses this when rows are
+#   short.
 #
 # **Rubric (10 points).**
 #
-# * **Correct (2 points):** your `reset_scan` passes its check in notebook 00c, and the
+# * **Correct (2 points):** your `reset_scan` passes its check in notebook 00c. It also passes the
 #   `assert_close` of the timing cell above, at every variant you report.
+#
 # * **Target (3 points):** ≥ 50 % of the floor at 16384×1024 by GPU time: 3 points; 25–50 %:
 #   1 point.
+#
 # * **Variants (3 points):** a table of at least three variants (one knob changed each), with
-#   GPU µs and % floor at 16384×1024, and one sentence each on why the time moved or did not,
-#   in the primer's terms (sectors, bytes in flight, programs per SM).
-# * **Profiler (2 points):** the table of the next cell for your best variant: name your
-#   kernel, give its CUDA time, and say whether it agrees with the timing cell's GPU µs (and if
-#   not, why not).
+#   GPU µs and % floor at 16384×1024. For each, one sentence on why the time moved or did not, in
+#   the primer's terms (sectors, bytes in flight, programs per SM).
+#
+# * **Profiler (2 points):** the next cell's table for your best variant. Name your kernel and give
+#   its CUDA time. Say whether it agrees with the timing cell's GPU µs (and if not, why not).
 #
 # **One `torch.profiler` pass.** The profiler records what one call launches on the GPU: each
 # kernel's name and its CUDA time, without the host's share. On a CPU there is no CUDA kernel to
@@ -669,14 +753,19 @@ else:
 # %% [markdown]
 # ## Exercises
 #
-# Checked exercises work as in notebook 00b: write the starter's function, run the cell after it
-# (`print(exercises.task(name))` restates the task; solutions in `notebooks/solutions/`).
+# Checked exercises work as in notebook 00b. Write the starter's function, then run the cell after
+# it. `print(exercises.task(name))` restates the task; the solutions are in `notebooks/solutions/`.
 #
 # **`warp_sectors`.** Count the 32-byte sectors that one load instruction of a warp touches, as
-# section 0.1 did, but for any load. `addresses` holds the byte address where each active lane's
-# load starts (masked-off lanes are left out), and every lane loads `nbytes` bytes. Section 0.1's
-# count assumed that each lane's bytes sit inside one sector. Here a load may cross a sector
-# boundary (16 bytes one step off the alignment), and lanes may share a sector, or an address.
+# section 0.1 did, but for any load.
+#
+# * `addresses` holds the byte address where each active lane's load starts. Masked-off lanes are
+#   left out.
+# * Every lane loads `nbytes` bytes.
+#
+# Section 0.1's count assumed that each lane's bytes sit inside one sector. Here a load may cross a
+# sector boundary (16 bytes one step off the alignment). And lanes may share a sector, or an
+# address.
 #
 # <details><summary>Hint 1: where to start</summary>
 #
@@ -746,13 +835,17 @@ exercises.attempt("warp_sectors", warp_sectors)
 # %% [markdown]
 # ## What you now know
 #
-# * A warp's load costs the 32-byte sectors it touches: lanes at adjacent addresses use every
-#   byte; lanes along time in a `(T, B)` buffer fetch 8 times what they use ($B \ge 8$).
-# * Little's law, bytes in flight = bandwidth × latency: asking for one step at a time cannot
-#   fill the memory system (the step-by-step walk: under 5 % of the floor at 16384×1024).
-# * A few long rows give a few programs and idle SMs; the time split cuts rows into segments,
-#   composes their maps into carries and rescans each segment from its carry.
-# * Inside a chunk, each thread composes a vector of consecutive steps in registers, and only
-#   the vectors' maps go through `tl.associative_scan`.
-# * The interpreter does not guard memory, runs programs one after another and folds scans in
-#   order: a race, or a combine that is not associative, can pass there and fail on a GPU.
+# * **Sectors.** A warp's load costs the 32-byte sectors it touches. Lanes at adjacent addresses
+#   use every byte. Lanes along time in a `(T, B)` buffer fetch 8 times what they use ($B \ge 8$).
+#
+# * **Little's law:** bytes in flight = bandwidth × latency. Asking for one step at a time cannot
+#   fill the memory system. (The step-by-step walk: under 5 % of the floor at 16384×1024.)
+#
+# * **The time split.** A few long rows give a few programs and idle SMs. The time split cuts rows
+#   into segments, composes their maps into carries, and rescans each segment from its carry.
+#
+# * **Two levels.** Inside a chunk, each thread composes a vector of consecutive steps in
+#   registers. Only the vectors' maps go through `tl.associative_scan`.
+#
+# * **The interpreter** does not guard memory, runs programs one after another, and folds scans in
+#   order. So a race, or a combine that is not associative, can pass there and fail on a GPU.
