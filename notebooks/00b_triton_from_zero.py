@@ -16,9 +16,9 @@
 # %% [markdown]
 # # 00b — Triton from zero: a first kernel, a scan, a chunked scan
 #
-# * **You will learn:** to write Triton kernels from zero: programs, masks, loads and stores;
-#   `tl.associative_scan` and the order of its combine; a loop over chunks with a carry, for rows
-#   of any length.
+# * **You will learn:** to write Triton kernels from zero: programs, masks, loads and stores.
+#   Then `tl.associative_scan` and the order of its combine. Then a loop over chunks with a carry,
+#   for rows of any length.
 # * **Time:** 3–6 h for the reading and the three checked exercises (the high end for a Triton
 #   newcomer), in one or two sessions. It has no open question.
 # * **Needs:** notebook 00. No GPU: Triton's interpreter runs every kernel on a CPU.
@@ -122,10 +122,11 @@ print("discount: 2 programs of 64 lanes, 28 of them masked off, matches NumPy")
 # **Python operators on blocks: the traps.** Inside a kernel, a value like `r` is a block, not a
 # number. Python's `and`, `or`, `not`, `min`, `max` and `if` act on one truth value. Compiled for
 # a GPU, Triton turns `min` and `max` on blocks into the elementwise forms. It does the same for
-# `and` and `or` (with a deprecation warning), and it refuses `if` on a block. The interpreter
-# runs Python's own operators. So `min(x, y)` returns one of the two blocks whole, and
-# `(x > 0) and (y > 0)` returns `y > 0`, without a word. Code that is right on a GPU is silently
-# wrong on the CPU. Use the elementwise forms, which are right on both:
+# `and` and `or` (with a deprecation warning), and it refuses `if` on a block.
+#
+# The interpreter runs Python's own operators. So `min(x, y)` returns one of the two blocks whole,
+# and `(x > 0) and (y > 0)` returns `y > 0`, without a word. Code that is right on a GPU is
+# silently wrong on the CPU. Use the elementwise forms, which are right on both:
 #
 # | not this | but this |
 # | --- | --- |
@@ -209,19 +210,20 @@ exercises.attempt("td_target_kernel", td_target_kernel)
 # %% [markdown]
 # ## 2. A scan of one block
 #
-# `tl.associative_scan(x, axis, combine_fn)` computes all prefixes of a block under an
-# associative operator, in about $\log_2(\text{BLOCK})$ parallel steps (notebook 00, section 1).
-# `combine_fn` is itself a `@triton.jit` function of two elements. For a tuple of blocks, it
-# takes two tuples' worth of arguments, `combine(a1, b1, a2, b2)`, and returns a tuple.
+# `tl.associative_scan(x, axis, combine_fn)` computes all prefixes of a block under an associative
+# operator. It takes about $\log_2(\text{BLOCK})$ parallel steps (notebook 00, section 1).
+# `combine_fn` is itself a `@triton.jit` function of two elements. For a tuple of blocks, it takes
+# two tuples' worth of arguments, `combine(a1, b1, a2, b2)`, and returns a tuple.
 #
 # **The order of the arguments matters**, because the affine operator is not commutative. The
 # scan works on a tree, so both arguments are composed runs of consecutive elements. What is
 # fixed is their order. In a forward scan, `(a1, b1)` is the run that comes first in the block,
-# and `(a2, b2)` the run right after it. With `reverse=True` the scan runs from the end.
-# Then `(a1, b1)` is the run that comes *later* in the block (already composed), and `(a2, b2)`
-# the run just before it. That is exactly the order of a return, where step $t$ is applied to
-# the value that comes after it. In both cases `combine` applies `(a1, b1)` first. On a block of
-# 8 steps, at the last level of the tree:
+# and `(a2, b2)` the run right after it.
+#
+# With `reverse=True` the scan runs from the end. Then `(a1, b1)` is the run that comes *later* in
+# the block (already composed), and `(a2, b2)` the run just before it. That is exactly the order
+# of a return, where step $t$ is applied to the value that comes after it. In both cases `combine`
+# applies `(a1, b1)` first. On a block of 8 steps, at the last level of the tree:
 #
 # ```text
 # forward scan (reverse=False): y_t = a_t·y_{t-1} + b_t; the carry moves left to right →
@@ -279,12 +281,14 @@ print("EMA by one forward associative scan == the loop")
 # The check fails, because the composition is applied in the wrong order.
 #
 # **On a CPU the scan is a loop.** Under the interpreter (`TRITON_INTERPRET=1`, this course on a
-# CPU), `tl.associative_scan` is a sequential fold: it combines the result so far with one new
+# CPU), `tl.associative_scan` is a sequential fold. It combines the result so far with one new
 # element at a time. So a combine that is not associative can still pass on a CPU, and fail on a
-# GPU, where the tree regroups the runs. A combine with its two arguments in the wrong order is
-# wrong on both, but only inputs whose order matters show it. That is why the checkers test
-# your combine on cases where the order matters (not commutative: random rewards, episode ends),
-# and why notebook 00 proves associativity. More in
+# GPU, where the tree regroups the runs.
+#
+# A combine with its two arguments in the wrong order is wrong on both, but only inputs whose
+# order matters show it. That is why the checkers test your combine on cases where the order
+# matters (not commutative: random rewards, episode ends), and why notebook 00 proves
+# associativity. More in
 # [notebook 13, section 6](13_appendix_performance.ipynb#6.-Looking-at-the-compiled-code).
 #
 # `affine_combine` is notebook 00's `combine` with the pairs unpacked. `affine_combine(*p, *q)`

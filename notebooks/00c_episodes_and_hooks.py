@@ -16,10 +16,10 @@
 # %% [markdown]
 # # 00c — Episodes and hooks: from a chunked scan to the package's kernel
 #
-# * **You will learn:** to end episodes with a select, so a NaN or `inf` stays in its own episode;
-#   to put an algorithm around the scan as hooks, `@triton.jit` functions passed to a kernel as
-#   `tl.constexpr` arguments, with tuples of pointers and `tl.static_range`; to read time-major
-#   buffers in place through their strides; then to read the package's kernel.
+# * **You will learn:** to end episodes with a select, so a NaN or `inf` stays in its own episode.
+#   Then to put an algorithm around the scan as hooks: `@triton.jit` functions passed to a kernel
+#   as `tl.constexpr` arguments, with tuples of pointers and `tl.static_range`. Then to read
+#   time-major buffers in place through their strides. Last, to read the package's kernel.
 # * **Time:** 3.5–6 h for the reading and the five checked exercises (the high end for a
 #   Triton newcomer), in two sessions. Its one open question, on a GPU, takes another
 #   30–45 min.
@@ -39,11 +39,11 @@
 # 3. the package's kernel, read through its names.
 #
 # Section 1 ends with an exercise that checks itself. Section 2 ends with two: a kernel with its
-# hooks built in, then one that takes them as arguments. The exercises at the end add two more:
-# `strided_scan`, the same scan on rollouts stored time-major, and `discounted_max`, a scan whose
-# steps are not affine maps, written from an empty cell. The part of the package that
-# makes it fast is optional: notebook 13, the appendix. New words (reset, hook, ...) are in the
-# glossary, [`GLOSSARY.md`](GLOSSARY.md).
+# hooks built in, then one that takes them as arguments. The exercises at the end add two more.
+# The first, `strided_scan`, is the same scan on rollouts stored time-major. The second,
+# `discounted_max`, is a scan whose steps are not affine maps, written from an empty cell. The
+# part of the package that makes it fast is optional: notebook 13, the appendix. New words (reset,
+# hook, ...) are in the glossary, [`GLOSSARY.md`](GLOSSARY.md).
 #
 # **No GPU needed**: as in 00b, the next cell sets `TRITON_INTERPRET=1` before `triton` is
 # imported. Triton's interpreter then runs every kernel on the CPU.
@@ -328,14 +328,17 @@ exercises.attempt("gae_kernel", gae_kernel)
 # * **A `@triton.jit` function passed as a `tl.constexpr` argument** (`HOOK=square` below). Like
 #   `BLOCK`, a `tl.constexpr` is fixed when the kernel is compiled. Triton compiles one kernel
 #   per hook passed. The hook's body is inlined where it is called, as if you had written it there.
+#
 # * **`if FLAG:` on a `tl.constexpr`** is decided at compile time. The branch not taken is not in
 #   the compiled kernel at all. This is not the trap of notebook 00b, section 1. There `if`
 #   tested a *block* of run-time values, which Triton refuses. A constexpr is one value, known
 #   before the kernel runs. `if EPILOGUE is not None:` is the same kind of test.
+#
 # * **A tuple of tensors as one argument** (`X = (x0, x1, x2)`). Inside the kernel, `X[i]` is the
 #   pointer to the `i`-th tensor's first element, used like any pointer (`tl.load(X[i] + offs)`).
 #   A tuple of numbers works the same way: `P[i]` is a number. The index must be known when the
 #   kernel is compiled: a literal such as `X[0]`, or the variable of a `tl.static_range` loop.
+#
 # * **`tl.static_range(n)`** is a loop the compiler unrolls. `n` must be known at compile time.
 #   (`len(X)` is: the tuple's length is part of what the kernel is compiled for.) Each copy of
 #   the body gets its own constant `i`. The `i` of a plain `range` loop is a run-time value. It
@@ -473,8 +476,9 @@ print(inspect.getsource(getattr(returns._returns_prologue, "fn", returns._return
 # in `rltriton_lite/episode.py`, shared by the algorithms that read an episode. `step(...)`
 # loads γ, λ and the episode flags once for every algorithm. A package prologue returns five
 # things where yours returned three: `(a, b, reset, valid, keep)`. That is your triple plus two.
-# `valid` says the step is not padding (a padded step is the identity). `keep` holds values the
-# epilogue needs again (GAE keeps $V_t$ to add to the advantage, so `values` is read once).
+# The flag `valid` says the step is not padding (a padded step is the identity). And `keep`
+# holds values the epilogue needs again (GAE keeps $V_t$ to add to the advantage, so `values` is
+# read once).
 #
 # The kernel's other arguments are carries in and out of a row, and knobs for speed. Notebook
 # 13, section 6, prints its signature and explains each group.
@@ -494,10 +498,10 @@ np.testing.assert_allclose(adv.cpu().numpy(), expected, rtol=1e-4, atol=1e-5)
 print("rl.gae == the loop on 2 x 600")
 
 # %% [markdown]
-# Beyond your kernel, the package adds several steps per thread composed in registers,
-# aligned vector loads, the layout that keeps a reverse scan running forwards across threads,
-# and the time split of long rows across programs. These change speed, not results. They are the
-# subject of the optional appendix, notebook 13.
+# Beyond your kernel, the package adds four things. It composes several steps per thread in
+# registers. It uses aligned vector loads. Its layout keeps a reverse scan running forwards across
+# threads. And it splits long rows in time across programs. These change speed, not results. They
+# are the subject of the optional appendix, notebook 13.
 #
 # ## Exercises
 #
@@ -558,16 +562,16 @@ exercises.attempt("strided_scan", strided_scan)
 #
 # $$h_t = \max(r_t,\ \gamma\, h_{t+1}),$$
 #
-# with $h_t = r_t$ where the episode ends and at the row's last step. With a reward of 1 at a
-# goal and 0 elsewhere, $h_t = \gamma^k$, where $k$ is the number of steps to the next time the
-# goal is reached, and 0 if the episode ends (or the row does) before it is. Reaching it twice
-# does not count twice, as it would in a sum.
+# with $h_t = r_t$ where the episode ends and at the row's last step. Take a reward of 1 at a
+# goal and 0 elsewhere. Then $h_t = \gamma^k$, where $k$ is the number of steps to the next time
+# the goal is reached. $h_t$ is 0 if the episode ends (or the row does) before it is. Reaching
+# the goal twice does not count twice, as it would in a sum.
 #
 # * **Inputs:** `rewards` (float32, of either sign) and `terminated` (bool), contiguous, of shape
 #   `(B, T)`, any `T`. Then `gamma` ($0 < \gamma \le 1$) and `chunk`.
-# * **Returns:** $h$, a new `(B, T)` tensor, from your chunked scan: one program per row, chunks
-#   of `chunk` steps from the last one down, one `tl.associative_scan` each, a carry between
-#   them.
+# * **Returns:** $h$, a new `(B, T)` tensor, from your chunked scan. That is one program per row,
+#   and chunks of `chunk` steps from the last one down, one `tl.associative_scan` each. A carry
+#   goes between them.
 # * **Edge cases:** rewards mostly below 0, a row's length that is not a multiple of `chunk`,
 #   and episode ends in rows of several chunks. The cases are drawn at random; the teacher's
 #   grader draws others.

@@ -199,7 +199,7 @@ exercises.attempt("gae_pairs", gae_pairs)
 # * `episode.step` loads the step's γ, λ and flags: `terminated`, `done` (terminated, truncated,
 #   or `t == T - 1`, the end of the window) and `valid` (not padding).
 # * `episode.values_now_and_next` reads $V(s_t)$ and $V(s_{t+1})$: `next_values[t]`, or
-#   `values[t+1]` and `bootstrap_value` after the last step. `values[t+1]` is the same load
+#   `values[t+1]` and `bootstrap_value` after the last step. Its `values[t+1]` is the same load,
 #   shifted by one step inside the kernel (notebook 13, section 3).
 # * `load_mask` loads `valid` (in bounds and not padding). `coef` loads a coefficient such as γ,
 #   per step or one number.
@@ -212,23 +212,25 @@ exercises.attempt("gae_pairs", gae_pairs)
 # * in `_returns_prologue` (two cells down): the line that computes `b`, and the `return` line.
 #   Its first three values are $a$, $b$ and the reset.
 #
-# Skip the rest on first reading. `keep` and the slots are explained in notebook 00c, section 3.
-# `ahead` is a masked call's look-ahead (notebook 13, section 6). `P_OPEN` flags a window that is
-# part of a longer row, split across processes: its last step then ends nothing
-# (`docs/DESIGN.md`).
+# Skip the rest on first reading. The slots and `keep` are explained in notebook 00c, section 3.
+# The argument `ahead` is a masked call's look-ahead (notebook 13, section 6). The slot `P_OPEN`
+# flags a window that is part of a longer row, split across processes. Its last step then ends
+# nothing (`docs/DESIGN.md`).
 
 # %%
 for fn in (episode.step, episode.values_now_and_next):
     print(inspect.getsource(getattr(fn, "fn", fn)))
 
 # %% [markdown]
-# Notebook 01's discounted return, written in these slots. `_returns_prologue` returns
-# `gamma * lam` as $a$: plain returns are GAE's scan with $\lambda = 1$, and multiplying by
-# exactly 1.0 changes no bit. `done` is the reset. The bootstrap value is added to $b$ only where
-# the return is cut without a termination, `done & ~term` (a truncation or the window's end).
-# `values_now_and_next` is read at every step, though only used there. That is for speed: a load
-# masked by the flags would also be correct, but slower (notebook 13, section 3). The epilogue
-# stores $y_t$, 0 on padding.
+# Notebook 01's discounted return, written in these slots. The prologue `_returns_prologue`
+# returns `gamma * lam` as $a$. Plain returns are GAE's scan with $\lambda = 1$, and multiplying
+# by exactly 1.0 changes no bit. The flag `done` is the reset. The bootstrap value is added to $b$
+# only where the return is cut without a termination: `done & ~term`, a truncation or the
+# window's end.
+#
+# The prologue calls `values_now_and_next` at every step, though it uses the values only there.
+# That is for speed: a load masked by the flags would also be correct, but slower (notebook 13,
+# section 3). The epilogue stores $y_t$, 0 on padding.
 
 # %%
 for fn in (returns._returns_prologue, returns._one_output_epilogue):
@@ -264,16 +266,16 @@ print(inspect.getsource(getattr(returns._gae_epilogue, "fn", returns._gae_epilog
 #   $V(s_{t+1})$.
 # * **Returns:** `(a, b, reset, valid, keep)`. `a` and `b` are section 2's, $\gamma_t\lambda_t$
 #   and $\delta_t$. The reset is `done`, every episode end, truncations and the window's end
-#   included. `valid` is `step`'s.
+#   included. The flag `valid` is `step`'s.
 #   `keep = (v,)`, so the epilogue adds $V_t$ to the advantage without reading `values` again.
 # * **Edge cases:** the checker's rollouts have terminations, truncations, padding masks, a
 #   per-step γ, time-major inputs and no `next_values`. Your prologue handles all of them through
 #   `step` and `values_now_and_next`. At a termination there is no bootstrap: write it as a
 #   select, `tl.where`, so a NaN value behind a terminal state is never read into a sum.
 # * **Masks:** the template passes `values_now_and_next` the bounds mask `m`, as the package
-#   does, for speed: loads masked by bounds only stay 16-byte vectors (notebook 13, section 3).
-#   `valid` is also correct, since padding is selected away afterwards either way. (`valid` makes
-#   a padded step the identity.)
+#   does. That is for speed: loads masked by bounds only stay 16-byte vectors (notebook 13,
+#   section 3). The mask `valid` is also correct, since padding is selected away afterwards
+#   either way. (`valid` makes a padded step the identity.)
 #
 # <details><summary>Hint 1: where to start</summary>
 #
@@ -443,7 +445,7 @@ h200 = profile.committed("gae")  # the H200's table and chart, read by name: not
 #   never read. A truncation, or the window's end, resets the trace but bootstraps from
 #   `next_values`.
 # * The package's hooks work through named slots: a prologue `(X, SX, P, row, t, m, T, ACC)`
-#   returns `(a, b, reset, valid, keep)`. `episode.step` gives γ, λ and the flags,
+#   returns `(a, b, reset, valid, keep)`. The helper `episode.step` gives γ, λ and the flags,
 #   `values_now_and_next` the two values, and `keep` hands $V_t$ to the epilogue.
 # * A prologue knows nothing of chunks, carries or threads. Every estimator is a short prologue
 #   and epilogue around one shared kernel.

@@ -20,19 +20,19 @@
 #   and check that both runs see the same episodes.
 # * **Time:** 2.5–3 h with the open questions (longer training runs); 30–45 min for the reading.
 # * **Needs:** notebooks 02 and 05; gymnasium. No GPU.
-# * **Minimum path:** run every cell; read sections 2 and 3 (the two swapped calls, and the same
-#   episodes from one seed); section 1's set-up, section 4 and the open questions can wait.
+# * **Minimum path:** run every cell. Read sections 2 and 3 (the two swapped calls, and the same
+#   episodes from one seed). Section 1's set-up, section 4 and the open questions can wait.
 #
 # Everything so far checked one call against a loop. This notebook trains an agent: PPO on
 # gymnasium's CartPole-v1, on a CPU, written as CleanRL's `ppo.py` writes it. Then the same
-# training with two pieces replaced: the GAE loop by `rltriton_lite.integrations.cleanrl.gae`
-# (one call, CleanRL's own names and done convention) and the clipped policy loss by
+# training with two pieces replaced. The GAE loop becomes `rltriton_lite.integrations.cleanrl.gae`:
+# one call, with CleanRL's own names and done convention. The clipped policy loss becomes
 # `rl.ppo_clip_loss`. From the same seed the two runs should see the same episodes, episode for
-# episode, since the replacements compute the same numbers up to float32 rounding.
+# episode. The replacements compute the same numbers, up to float32 rounding.
 #
-# On a CPU the package takes its PyTorch path (`backend="auto"`); on a GPU the same calls run
+# On a CPU the package takes its PyTorch path (`backend="auto"`). On a GPU the same calls run
 # the Triton kernels. What CartPole's tiny network costs here is the environment and the
-# optimiser, not GAE: this notebook is about correctness in a real loop, and notebook 08 about
+# optimiser, not GAE. This notebook is about correctness in a real loop; notebook 08 is about
 # speed.
 
 # %%
@@ -99,9 +99,10 @@ def make_envs(n, seed):
 # %% [markdown]
 # ## 2. The training loop, with the two pieces as parameters
 #
-# `advantages_fn` computes advantages and returns from the rollout; `policy_loss_fn` the clipped
-# surrogate of a minibatch. CleanRL's versions first, verbatim in substance. (One simplification
-# from `ppo.py`: the value loss is not clipped, `clip_vloss=False`; both runs share it.)
+# `advantages_fn` computes advantages and returns from the rollout. `policy_loss_fn` computes the
+# clipped surrogate of a minibatch. CleanRL's versions first, verbatim in substance. (One
+# simplification from `ppo.py`: the value loss is not clipped, `clip_vloss=False`. Both runs
+# share it.)
 
 # %%
 def cleanrl_gae(rewards, values, dones, next_value, next_done, gamma, gae_lambda):
@@ -139,9 +140,9 @@ def rltriton_policy_loss(newlogprob, oldlogprob, mb_advantages, clip_coef):
 
 # %% [markdown]
 # Each iteration of CleanRL's loop has two phases. The first, `collect_rollout`, steps every
-# environment `num_steps` times with the current policy, fills the rollout buffers
-# `buf = (obs, actions, logprobs, rewards, dones, values)` in place, appends the returns of
-# finished episodes to `episodes`, and hands back where the environments stopped:
+# environment `num_steps` times with the current policy. It fills the rollout buffers
+# `buf = (obs, actions, logprobs, rewards, dones, values)` in place. It appends the returns of
+# finished episodes to `episodes`. Then it hands back where the environments stopped:
 
 # %%
 def collect_rollout(agent, envs, buf, next_obs, next_done, episodes):
@@ -159,8 +160,9 @@ def collect_rollout(agent, envs, buf, next_obs, next_done, episodes):
     return next_obs, next_done
 
 # %% [markdown]
-# The second, `update`, is where the two pieces enter: `advantages_fn` once on the rollout, then
-# `policy_loss_fn` on every minibatch of `update_epochs` shuffled passes over it:
+# The second, `update`, is where the two pieces enter. It calls `advantages_fn` once on the
+# rollout. Then it calls `policy_loss_fn` on every minibatch of `update_epochs` shuffled passes
+# over it:
 
 # %%
 def update(agent, optimizer, buf, next_obs, next_done, advantages_fn, policy_loss_fn, iteration, a):
@@ -187,8 +189,8 @@ def update(agent, optimizer, buf, next_obs, next_done, advantages_fn, policy_los
             optimizer.step()
 
 # %% [markdown]
-# `train` sets up the agent, the optimiser and the buffers from the seed, then alternates the two
-# phases with CleanRL's linearly annealed learning rate, timing each update:
+# `train` sets up the agent, the optimiser and the buffers from the seed. Then it alternates the
+# two phases, with CleanRL's linearly annealed learning rate, and times each update:
 
 # %%
 def train(advantages_fn, policy_loss_fn, a=ARGS):
@@ -226,9 +228,10 @@ assert ret_a[-20:].mean() > ret_a[:20].mean()  # it learns
 print("the same episodic returns, episode for episode")
 
 # %% [markdown]
-# The runs agree exactly because every number the agent acts on agrees to float32 rounding, and
-# rounding-level differences in the advantages do not change which action a sampled probability
-# picks over a short run. (Over a long run they can: a coin flip decided by the last bit.)
+# The runs agree exactly, for two reasons. Every number the agent acts on agrees to float32
+# rounding. And rounding-level differences in the advantages do not change which action a
+# sampled probability picks over a short run. (Over a long run they can: a coin flip decided by
+# the last bit.)
 #
 # ## 4. Learning curves and time per update
 
@@ -248,9 +251,9 @@ print(f"median ms per update: CleanRL loops {1e3 * np.median(t_a):.1f}, rltriton
 # %% [markdown]
 # On a CPU with a 64-unit network the update is the optimiser's: GAE over 128 × 4 steps is a small
 # part of it either way. The per-call savings that matter are on a GPU, where CleanRL's loop
-# launches a few kernels per time step (in the committed full sweep on the H200,
-# `benchmarks/results/H200-2026-11-30d.md`, our forward call is 322–1420× faster, by the harness's
-# `ms`, than torchrl's estimators and CleanRL-style loops at 16384 × 1024).
+# launches a few kernels per time step. In the committed full sweep on the H200
+# (`benchmarks/results/H200-2026-11-30d.md`), our forward call is 322–1420× faster than torchrl's
+# estimators and CleanRL-style loops at 16384 × 1024, by the harness's `ms`.
 
 # %% [markdown]
 # ## Exercises
