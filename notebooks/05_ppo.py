@@ -85,7 +85,7 @@ print(inspect.getsource(reference.ppo_clip_loss))
 # probability 0.5. The new one gives 0.55, 0.75, 0.45, 0.25, so the ratios are 1.1, 1.5, 0.9,
 # 0.5. The advantages are $+1, +1, -1, -1$:
 #
-# | t | $A$ | $\rho$ | $\rho A$ | $\operatorname{clip}(\rho) A$ | min | which term |
+# | t | $\hat A$ | $\rho$ | $\rho \hat A$ | $\operatorname{clip}(\rho) \hat A$ | min | which term |
 # |---|---|---|---|---|---|---|
 # | 0 | +1 | 1.1 (inside) | 1.1 | 1.1 | 1.1 | both (a tie) |
 # | 1 | +1 | 1.5 (above) | 1.5 | 1.2 | 1.2 | clipped |
@@ -136,7 +136,7 @@ plt.tight_layout()
 plt.show()
 
 # %% [markdown]
-# Notice the two other "outside" cases: $A > 0$ with $\rho < 1-\epsilon$ and $A < 0$ with
+# Notice the two other "outside" cases: $\hat A > 0$ with $\rho < 1-\epsilon$ and $\hat A < 0$ with
 # $\rho > 1+\epsilon$. There the unclipped term is the minimum, and the gradient flows. The
 # clip only removes the incentive to move *further* in the advantage's direction. A step that
 # went the wrong way is always corrected. So CleanRL's `clip_fraction` (the share of ratios
@@ -290,7 +290,7 @@ for shape in [(B, T), (64, 128), (4096, 1024)]:
 # ## 4. The kernel's elementwise hook
 #
 # `_ppo_terms` computes what forward and backward share. `_ppo_forward` returns the five
-# statistics the reduction sums: loss, count, clipped, kl, and $(A-\mu)^2$ for the
+# statistics the reduction sums: loss, count, clipped, kl, and $(\hat A-\mu)^2$ for the
 # normalisation. `_ppo_backward` is the fused gradient, one elementwise pass:
 
 # %%
@@ -313,15 +313,15 @@ for fn in (ppo._ppo_terms, ppo._ppo_forward, ppo._ppo_backward):
 #   $(\rho - 1) - \log\rho$, the "k3" estimator of $\mathrm{KL}(\pi_{\text{old}}\,\|\,\pi)$. It is
 #   non-negative and unbiased for samples from $\pi_{\text{old}}$.
 # * **Advantage normalisation inside the op.** CleanRL normalises each minibatch,
-#   $\hat A = (A - \mu)/(\sigma + 10^{-8})$. The mean needs a pass of its own (`_adv_moments`),
+#   $\tilde A = (\hat A - \mu)/(\sigma + 10^{-8})$. The mean needs a pass of its own (`_adv_moments`),
 #   but the scale does not. $1/(\sigma + 10^{-8}) > 0$ commutes with the min. So the main pass
-#   sums $\min(\rho(A-\mu), \operatorname{clip}(\rho)(A-\mu))$ and $(A-\mu)^2$ side by side, and
+#   sums $\min(\rho(\hat A-\mu), \operatorname{clip}(\rho)(\hat A-\mu))$ and $(\hat A-\mu)^2$ side by side, and
 #   the total is scaled afterwards. Masked steps never enter $\mu$ or $\sigma$.
 # * `load(..., m_valid, 0.0, ...)` reads nothing where the mask is 0: padding may hold NaN.
 #
-# The tiny example's gradient by hand: $-A\rho/N$ at the ties, 0 where clipped, so
+# The tiny example's gradient by hand: $-\hat A\rho/N$ at the ties, 0 where clipped, so
 # $(-1.1/4,\ 0,\ 0.9/4,\ 0)$. And at $\rho = 1$ the clipped loss's gradient is the vanilla
-# policy gradient $-A/N$:
+# policy gradient $-\hat A/N$:
 
 # %%
 lp = torch.tensor(logp, device=DEVICE, requires_grad=True)
@@ -482,24 +482,26 @@ print("a 6-line Triton hook == ppo_clip_loss(reduction='none')")
 # * **Inputs:** `X = (ratio, advantages)`, one number per element; `P = (epsilon, c)`, with
 #   $c > 1$ (e.g. 3).
 # * **Returns:** the per-element loss, minus the objective. The objective is
-#   $\max\big(\min(\rho A, \operatorname{clip}(\rho, 1-\epsilon, 1+\epsilon) A), cA\big)$ where
-#   $A < 0$, and PPO's $\min(\rho A, \operatorname{clip}(\rho) A)$ where $A \ge 0$.
-# * **Edge cases:** the max with $cA$ applies only where $A < 0$. Where $A \ge 0$ it would replace
-#   PPO's objective by $cA$ whenever $cA$ is larger.
+#   $\max\big(\min(\rho \hat A, \operatorname{clip}(\rho, 1-\epsilon, 1+\epsilon) \hat A),
+#   c\hat A\big)$ where $\hat A < 0$, and PPO's $\min(\rho \hat A, \operatorname{clip}(\rho) \hat A)$
+#   where $\hat A \ge 0$.
+# * **Edge cases:** the max with $c\hat A$ applies only where $\hat A < 0$. Where $\hat A \ge 0$ it
+#   would replace PPO's objective by $c\hat A$ whenever $c\hat A$ is larger.
 #
 # <details><summary>Hint 1: where to start</summary>
 #
 # `ppo_clip_hook` above is most of it: it computes PPO's objective per element.
-# Dual clip changes only the elements with $A < 0$.
+# Dual clip changes only the elements with $\hat A < 0$.
 # A Python `if` cannot choose per element inside a block. What can?
 #
 # </details>
 #
 # <details><summary>Hint 2: the plan</summary>
 #
-# * Compute PPO's objective as `ppo_clip_hook` does: $\min(\rho A, \operatorname{clip}(\rho, 1-\epsilon, 1+\epsilon) A)$.
-# * Where $A < 0$, take the max of it and $cA$ (`tl.maximum`).
-# * Where $A \ge 0$, keep PPO's objective as it is.
+# * Compute PPO's objective as `ppo_clip_hook` does:
+#   $\min(\rho \hat A, \operatorname{clip}(\rho, 1-\epsilon, 1+\epsilon) \hat A)$.
+# * Where $\hat A < 0$, take the max of it and $c\hat A$ (`tl.maximum`).
+# * Where $\hat A \ge 0$, keep PPO's objective as it is.
 # * `tl.where(adv < 0, ..., ...)` picks the branch per element.
 # * Return minus the objective: the loss.
 #

@@ -44,7 +44,7 @@
 # weights are constants: the gradient reaches only $\log\pi$. The exponential form is the
 # closed-form solution of KL-regularised policy improvement (as in AWR and MPO). The clip
 # $w_{\max} = 20$ keeps one lucky critic error from dominating a batch. It is AWR's clip (Peng et
-# al., 2019), which clips its weights $e^{A/\beta}$ at 20. The critic is trained by its own TD
+# al., 2019), which clips its weights $e^{\hat A/\beta}$ at 20. The critic is trained by its own TD
 # loss towards the one-step target $r_t + \gamma\,\mathbb{E}_{a'\sim\pi} Q'(s_{t+1}, a')$.
 #
 # Two parts of this are credit assignment. The critic's target is `td_lambda` with
@@ -86,7 +86,7 @@ print(inspect.getsource(reference.crr_loss))
 # so the advantages are $0, \ln 2, -\ln 2, 5$. The log-likelihoods of the actions are
 # $-1, -2, -1, -0.5$:
 #
-# | t | $A$ | exp weight $\min(e^{A}, 20)$ | binary weight $[A>0]$ | $\log\pi$ |
+# | t | $\hat A$ | exp weight $\min(e^{\hat A}, 20)$ | binary weight $[\hat A>0]$ | $\log\pi$ |
 # |---|---|---|---|---|
 # | 0 | 0 | 1 | 0 | −1 |
 # | 1 | ln 2 | 2 | 1 | −2 |
@@ -109,8 +109,8 @@ np.testing.assert_allclose([loss_exp, loss_bin], [3.875, 0.625])
 
 # %% [markdown]
 # With a sampled baseline: $Q(s, a) = 1.5$ for the dataset action, and the critic's values of
-# three actions sampled from the policy are 0, 1, 2. Their mean is 1, so $A = 0.5$ and the
-# action is kept. Their max is 2, so $A = -0.5$ and CRR-binary drops it. The action is better
+# three actions sampled from the policy are 0, 1, 2. Their mean is 1, so $\hat A = 0.5$ and the
+# action is kept. Their max is 2, so $\hat A = -0.5$ and CRR-binary drops it. The action is better
 # than the policy on average, but not better than its best sample.
 
 # %%
@@ -122,7 +122,7 @@ for reduce_, expected_adv, expected_w in (("mean", 0.5, 1.0), ("max", -0.5, 0.0)
 # %% [markdown]
 # How the two filters weigh an advantage: the exponential for several temperatures, and the
 # binary step. The curves are the weights the kernel returns (`crr_loss(...).weights`), with
-# $Q = A$ and $V = 0$:
+# $Q = \hat A$ and $V = 0$:
 
 # %%
 A_grid = torch.linspace(-3, 3, 121, device=DEVICE)
@@ -248,7 +248,7 @@ for fn in (crr._weights, crr._crr_forward, crr._crr_backward):
 #   folded into a running sum and max as they are loaded. The mean or max is never written to
 #   memory. `K` is a runtime loop bound (`P[P_K]`), not a `tl.constexpr`.
 # * **The weights are constants.** $\partial\,\text{loss}/\partial\log\pi_t = -w_t/N$, with no
-#   term through $e^{A/\beta}$. The critic is trained by its own loss, and its values enter the
+#   term through $e^{\hat A/\beta}$. The critic is trained by its own loss, and its values enter the
 #   policy update only as weights. So the backward needs $w$ alone: it reads it, or computes
 #   it again from $Q$ and the baseline.
 # * **Outputs nobody reads cost bytes.** A training step that logs neither the weights nor the
@@ -355,10 +355,10 @@ h200 = profile.committed("crr")  # the H200's table and chart, read by name: not
 # its hook's arguments: [notebook 01, "The harness for Triton prologues"](01_discounted_return.ipynb#The-harness-for-Triton-prologues).
 #
 # * **Inputs:** `X = (advantages,)`; `P = (beta, max_weight)`.
-# * **Returns:** the weight $\exp(A/\beta)$ of each element, clipped at `max_weight` (20 in both
+# * **Returns:** the weight $\exp(\hat A/\beta)$ of each element, clipped at `max_weight` (20 in both
 #   papers).
 # * **Edge cases:** every advantage above $\beta \ln w_{\max}$ ($w_{\max}$ = `max_weight`) gives
-#   `max_weight` (to rounding), even where $\exp(A/\beta)$ overflows to infinity in float32.
+#   `max_weight` (to rounding), even where $\exp(\hat A/\beta)$ overflows to infinity in float32.
 #
 # <details><summary>Hint 1: where to start</summary>
 #
@@ -371,7 +371,7 @@ h200 = profile.committed("crr")  # the H200's table and chart, read by name: not
 # <details><summary>Hint 2: the plan</summary>
 #
 # * Load the advantages at `offs` with the mask `m`.
-# * Compute $\exp(A/\beta)$ with `tl.exp`.
+# * Compute $\exp(\hat A/\beta)$ with `tl.exp`.
 # * Clip it at `max_weight` with an elementwise min, `tl.minimum`.
 # * An overflow is harmless: $\min(\infty, w_{\max}) = w_{\max}$. Nothing needs clipping before the exp.
 #
@@ -408,9 +408,9 @@ exercises.attempt("awr_weights", awr_weights)
 # *(Answer each in its cell below: your teacher's grader collects the answers from
 # them.)*
 #
-# 1. CRR's clip at 20 comes from AWR (Peng et al., 2019), which clips its weights $e^{A/\beta}$ at
+# 1. CRR's clip at 20 comes from AWR (Peng et al., 2019), which clips its weights $e^{\hat A/\beta}$ at
 #    a maximum of 20. AWAC's implementation (Nair et al., 2020) does something else. It normalises
-#    the weights over the batch, $w = N\cdot\operatorname{softmax}(A/\beta)$ (the softmax over the
+#    the weights over the batch, $w = N\cdot\operatorname{softmax}(\hat A/\beta)$ (the softmax over the
 #    $N$ elements of the batch), and clips nothing. Compute these weights from
 #    `crr_loss(...).advantages`. Compare them with CRR-exp's for a batch with one huge
 #    advantage. What does `max_weight` protect against that the softmax does not?

@@ -286,7 +286,7 @@ assert err < 1e-12
 # rl.gae(rewards, values, gamma=gamma, lambda_=lam, mask=mask)
 # ```
 #
-# Inside, it is one reverse scan of the affine maps $A \mapsto \delta_t + \gamma\lambda A$ over the
+# Inside, it is one reverse scan of the affine maps $\hat A \mapsto \delta_t + \gamma\lambda \hat A$ over the
 # policy tokens. A masked token is the identity map.
 #
 # The cell below runs both backends:
