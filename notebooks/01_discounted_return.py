@@ -124,7 +124,7 @@ print("prologue + scan + epilogue == the loop")
 # The package's hooks take more arguments than that: strides, the row, the arithmetic dtype,
 # values handed from prologue to epilogue. You read them in notebook 02, section 3, where you
 # write GAE's prologue in them. This notebook's exercises use a smaller harness with fewer
-# arguments. "The harness for Triton prologues", in the Exercises, describes it.
+# arguments. Its section, "The harness for Triton prologues", comes before the exercises.
 
 # %% [markdown]
 # ## 4. Kernel against the loop
@@ -189,12 +189,7 @@ print(f"3 x 1000: relative error {long_err:.1e}")
 h200 = profile.committed("discounted_return")  # the H200's table and chart, read by name: not measured here
 
 # %% [markdown]
-# ## Exercises
-#
-# Checked exercises work as in notebook 00b: write the starter's function, run the cell after it.
-# `print(exercises.task(name))` restates the task; solutions are in `notebooks/solutions/`.
-#
-# ### The harness for Triton prologues
+# ## The harness for Triton prologues
 #
 # `exercises.scan_hook(prologue, inputs, params, chunk=64, reverse=True, epilogue=None)` runs a
 # `@triton.jit` prologue inside the chunked scan with resets you wrote in notebook 00c
@@ -253,9 +248,15 @@ h200 = profile.committed("discounted_return")  # the H200's table and chart, rea
 print(inspect.getsource(getattr(exercises._scan_hook_kernel, "fn", exercises._scan_hook_kernel)))
 
 # %% [markdown]
+# ## Exercises
+#
+# Checked exercises work as in notebook 00b: write the starter's function, run the cell after it.
+# `print(exercises.task(name))` restates the task; solutions are in `notebooks/solutions/`.
+#
 # **`transposed_scan`** (a Triton prologue). The returns' gradient. Recall notebook 00, section
-# 7. For $y = \mathrm{scan}(a, b)$ run backwards in time, $\partial L/\partial b_t = g_t$ with
-# $g_t = \partial L/\partial y_t + a_{t-1} g_{t-1}$, a scan run *forwards*. Write its prologue for
+# 7. For $y = \mathrm{scan}(a, b)$ run backwards in time, $\partial L/\partial b_t = g_t$, the total
+# gradient, with $g_t = dy_t + a_{t-1} g_{t-1}$: a scan run *forwards*. ($dy_t = \partial L/\partial y_t$
+# is the direct part, what autograd hands the backward.) Write its prologue for
 # `exercises.scan_hook(transposed_scan, (a, dy), (), reverse=False)`. The harness runs its chunked
 # scan (your `reset_scan` of 00c, $a = 0$ the reset) forwards. The hook's arguments and the
 # harness's rules: ["The harness for Triton prologues"](#The-harness-for-Triton-prologues), above.
@@ -286,7 +287,8 @@ print(inspect.getsource(getattr(exercises._scan_hook_kernel, "fn", exercises._sc
 # <details><summary>Hint 3: the key lines</summary>
 #
 # ```python
-# a_prev = tl.load(X[0] + offs - 1, mask=m & (t >= 1), other=0.0)  # a_(t-1); none before t = 0
+# a_prev = tl.load(X[0] + ___, mask=___, other=0.0)  # a_(t-1): at which offset? where is there none?
+# return a_prev, dy
 # ```
 #
 # </details>
@@ -319,8 +321,8 @@ exercises.attempt("transposed_scan", transposed_scan)
 #   returns and the gradient. It needs Triton code of yours launched in both passes.
 #   * `forward` runs the returns' reverse scan, with your prologue for
 #     $a_t = \gamma(1 - \text{term}_t)$, $b_t = r_t$.
-#   * `backward` gets $\partial L/\partial G$ and runs the transposed scan forwards in time
-#     (`reverse=False`), with the flags of the step *before*:
+#   * `backward` gets $\partial L/\partial G$ (the direct part, 00's $dy$) and runs the transposed
+#     scan forwards in time (`reverse=False`), with the flags of the step *before*:
 #     $g_t = \partial L/\partial G_t + \gamma(1 - \text{term}_{t-1})\, g_{t-1}$. It returns one
 #     gradient per input of `forward` (`None` for `terminated` and `gamma`).
 # * **Edge cases:** the step before $t = 0$ has no termination flag: cut the trace there.
@@ -352,8 +354,8 @@ exercises.attempt("transposed_scan", transposed_scan)
 # In the backward's prologue, with `X = (grad, terminated)` and `dy` loaded from `X[0]`:
 #
 # ```python
-# term_before = tl.load(X[1] + offs - 1, mask=m & (t >= 1), other=1) != 0  # none before t = 0: a cut
-# return tl.where(term_before, 0.0, P[0]), dy  # (gamma (1 - term_(t-1)), dL/dG_t)
+# term_before = tl.load(X[1] + offs - 1, mask=___, other=___) != 0  # which `other` cuts the trace at t = 0?
+# return tl.where(term_before, ___, ___), dy  # a for step t: gamma (1 - term_(t-1))
 # ```
 #
 # </details>
@@ -418,9 +420,9 @@ exercises.attempt("returns_autograd", returns_autograd)
 # `ends = torch.cumsum(torch.nn.functional.pad(terminated.float(), (1, 0)), 1)`:
 #
 # ```python
-# runs_on = (ends[:, torch.clamp(t + n, max=T)] - ends[:, t] == 0) & (t + n < T)
-# i = torch.clamp(t + n, max=T - 1)  # S_(t+n) at i, V(s_(t+n)) at i - 1
-# G = S - gamma ** n * torch.where(runs_on, S[:, i] - next_values[:, i - 1], 0.0)
+# runs_on = (___ == 0) & (t + n < T)  # no termination in [t, t + n): a difference of `ends`
+# i = torch.clamp(t + n, max=T - 1)  # S_(t+n) at i; at which index is V(s_(t+n))?
+# G = S - gamma ** n * torch.where(runs_on, ___, 0.0)
 # ```
 #
 # </details>
