@@ -481,9 +481,11 @@ print("kernel gradients match autograd")
 #
 # <details><summary>Hint 2: the plan</summary>
 #
-# * `q` comes first: $y \mapsto A_2\,y + b_2$.
-# * Then `p` acts on that: $A_1(A_2\,y + b_2) + b_1$.
-# * Expand it into the form $A\,y + b$. Read off the matrix part and the vector part.
+# * `q` comes first. Write $z = q(y)$ with $A_2$ and $b_2$.
+# * Then `p` acts on $z$, not on $y$. Write $p(z)$ and put your $z$ in.
+# * Expand it. The term that multiplies $y$ is the matrix part. What is left is the vector part.
+# * In a product $M N y$, which matrix touches $y$ first? Keep that order in your matrix part.
+# * Test your order on two 2×2 matrices that do not commute, against `p(q(y))` computed directly.
 # * In NumPy, `@` is the matrix product. `*` multiplies element by element.
 #
 # </details>
@@ -491,11 +493,11 @@ print("kernel gradients match autograd")
 # <details><summary>Hint 3: the key lines</summary>
 #
 # ```python
-# # p(q(y)) = A1 @ (A2 @ y + b2) + b1
-# A = A1 @ A2  # the matrix part: A2 acts first, so it stands on the right
+# # p(q(y)) = A1 @ (___) + b1, where ___ is q(y) written out
+# A = ___ @ ___  # which of A1, A2 acts on y first, and on which side must it stand?
+# b = ___        # what does p do to q's vector part b2?
+# return A, b
 # ```
-#
-# The vector part comes the same way: what does `A1` do to `b2`?
 #
 # </details>
 

@@ -189,8 +189,9 @@ print("x > 0 and index < 3, elementwise:", out.tolist())
 #
 # ```python
 # term = tl.load(D + offs, mask=m, other=0) != 0  # a bool block
-# y = r + tl.where(term, 0.0, gamma * v_next)     # a select: a NaN v_next is never read
+# y = r + tl.where(term, ___, ___)  # (cond, if true, if false): what does a terminated step add?
 # tl.store(OUT + offs, y, mask=m)
+# # the launch: td_kernel[(triton.cdiv(n, 128),)](rewards, next_values, terminated, out, gamma, n, BLOCK=128)
 # ```
 #
 # </details>
@@ -355,9 +356,10 @@ print("A_t:", A_s.tolist(), " B_t:", B_s.tolist())
 # <details><summary>Hint 3: the key lines</summary>
 #
 # ```python
-# a = tl.where(m, tl.where(term, 0.0, gamma), 1.0)  # an episode end: a = 0; padding: a = 1
-# a_s, b_s = tl.associative_scan((a, r), 0, affine_combine, reverse=True)  # (A_t, B_t)
-# tl.store(G + t, b_s + a_s * last_value, mask=m)
+# term = tl.load(D + t, mask=m, other=0) != 0
+# a = tl.where(m, ___, 1.0)  # ___: a real step's a_t, a select on term; past T, the identity's 1
+# a_s, b_s = tl.associative_scan((a, r), 0, affine_combine, reverse=___)  # which way do returns run?
+# tl.store(G + t, ___, mask=m)  # ___: what does the composed map (a_s, b_s) make of last_value?
 # ```
 #
 # </details>
@@ -514,9 +516,10 @@ print("chunks from the end, the carry read at each chunk's first step == the loo
 # <details><summary>Hint 3: the key lines</summary>
 #
 # ```python
-# g = b_s + a_s * carry                                # (a_s, b_s): the scanned (A_t, B_t)
-# tl.store(G + row * T + t, g, mask=m)
-# carry = tl.sum(tl.where(t == c * CHUNK, g, 0.0), 0)  # G at the chunk's first step
+# r = tl.load(R + ___ + t, mask=m, other=0.0)  # ___: where does row `row` start in memory?
+# g = ___                                      # G_t from the scanned (a_s, b_s) and the carry
+# tl.store(G + ___ + t, g, mask=m)
+# carry = tl.sum(tl.where(___, g, 0.0), 0)     # ___: which lane holds the chunk's first step?
 # ```
 #
 # </details>

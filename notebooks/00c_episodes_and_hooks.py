@@ -220,9 +220,10 @@ assert torch.isnan(by_multiplying[:2]).all() and torch.isnan(by_kernel[:2]).all(
 # <details><summary>Hint 3: the key lines</summary>
 #
 # ```python
-# term = (tl.load(D + row * T + t, mask=m, other=0) != 0) & m  # padding: no reset
-# a_s, b_s, k_s = tl.associative_scan((tl.where(m, gamma, 1.0), r, term), 0, reset_combine, reverse=True)
-# g = tl.where(k_s, b_s, b_s + a_s * carry)  # an episode end at or after t: the carry never enters
+# term = (tl.load(D + row * T + t, mask=m, other=0) != 0) & ___  # ___: may a padding lane reset?
+# a = tl.where(m, ___, 1.0)  # ___: a real step's a_t. Does the flag change it?
+# a_s, b_s, k_s = tl.associative_scan((a, r, term), 0, reset_combine, reverse=True)
+# g = tl.where(k_s, ___, ___)  # which branch lets the carry in, and which keeps it out?
 # ```
 #
 # </details>
@@ -282,11 +283,13 @@ exercises.attempt("reset_scan", reset_scan)
 #
 # <details><summary>Hint 3: the key lines</summary>
 #
-# In the prologue:
+# In the prologue, and where the kernel calls it:
 #
 # ```python
-# delta = r + tl.where(term, 0.0, gamma * nv) - v  # a select: a NaN in nv is never read
-# return tl.where(m, gamma * lam, 1.0), tl.where(m, delta, 0.0), term & m
+# delta = r + tl.where(term, ___, ___) - v  # ___: which branch may hold a NaN nv, never to be read?
+# return tl.where(m, ___, 1.0), tl.where(m, delta, ___), term & m  # a real step's a; padding's b
+# # in the kernel's loop:
+# a, b, reset = gae_prologue(R, V, NV, D, ___, m, gamma, lam)  # ___: this chunk's offsets in row `row`
 # ```
 #
 # </details>
@@ -426,9 +429,10 @@ print("one source, two compiled kernels: 0.5 x0² + 2 x1² − x2², and min(|x0
 #
 # ```python
 # a, b = PROLOGUE(X, P, offs, t, m, T)
-# a = tl.where(m, a, 1.0)  # padding: the identity (1, 0), whatever the prologue returned
-# b = tl.where(m, b, 0.0)
-# a_s, b_s, k_s = tl.associative_scan((a, b, a == 0.0), 0, reset_combine, reverse=True)
+# a = tl.where(m, a, ___)  # ___, ___: the pair that changes nothing, in the lanes past T
+# b = tl.where(m, b, ___)
+# a_s, b_s, k_s = tl.associative_scan((a, b, ___), 0, reset_combine, reverse=True)  # ___: the flag, from a
+# # the launch: hooked_kernel[(B,)](X, P, y, T, PROLOGUE=prologue, CHUNK=chunk)
 # ```
 #
 # </details>
@@ -541,8 +545,11 @@ print("rl.gae == the loop on 2 x 600")
 # <details><summary>Hint 3: the key lines</summary>
 #
 # ```python
-# r = tl.load(R + t * rs_t + b * rs_b, mask=m, other=0.0)  # rs_t, rs_b: rewards.stride()
-# tl.store(G + t * gs_t + b * gs_b, g, mask=m)             # gs_t, gs_b: out.stride()
+# r = tl.load(R + ___, mask=m, other=0.0)  # ___: element (t, b), from rs_t, rs_b = rewards.stride()
+# term = (tl.load(D + ___, mask=m, other=0) != 0) & m  # the same, with terminated's own strides
+# tl.store(G + ___, g, mask=m)             # and with out's strides, gs_t, gs_b
+# # the launch: kernel[(B,)](rewards, terminated, out, gamma, T, *rewards.stride(), *terminated.stride(),
+# #                          *out.stride(), CHUNK=chunk)
 # ```
 #
 # </details>
@@ -594,15 +601,21 @@ exercises.attempt("strided_scan", strided_scan)
 # <details><summary>Hint 2: the plan</summary>
 #
 # * Step $t$ is the pair $(g_t, c_t) = (\gamma, r_t)$: the map $y \mapsto \max(c_t, g_t\,y)$.
-# * $(g_1, c_1)$ first, then $(g_2, c_2)$, is $\max(c_2, g_2 \max(c_1, g_1 y))$. As $g_2 \ge 0$,
-#   that is $\max(\max(c_2, g_2 c_1), g_2 g_1 y)$. So the pair is $(g_2 g_1, \max(c_2, g_2 c_1))$.
-# * The identity is $(1, -\infty)$, not $(1, 0)$. Padding lanes load $r = -\infty$. The carry into
-#   a row's last chunk is $-\infty$ too.
-# * A reset $\kappa_2$ keeps $(g_2, c_2)$ alone, as in `reset_combine`.
-# * After the scan, select: where the scanned flag is set, $h_t$ is the scanned $c$. Else it is the
-#   max of that $c$ and the scanned $g$ times the carry.
+# * Compose: apply $(g_1, c_1)$ first, then $(g_2, c_2)$. Write the nested expression out.
+# * Two facts bring it back to the form $\max(c, g\,y)$. As $g_2 \ge 0$,
+#   $g_2 \max(u, v) = \max(g_2 u, g_2 v)$. And a max of maxes is one max of all their terms.
+#   Use both. The factor of $y$ is your new $g$. The terms without $y$ give your new $c$.
+# * Check the form on numbers: two steps by hand, against the composed pair.
+# * The identity $(g, c)$ must give $\max(c, g\,y) = y$ for every $y$. Rewards may be below
+#   0, so $y$ may be too. Which $c$ never wins a max? Is 0 enough?
+# * Padding lanes load the identity's $c$. The carry into a row's last chunk must change nothing
+#   too: $h_t = r_t$ at the row's last step.
+# * A reset $\kappa_2$ keeps $(g_2, c_2)$ alone and drops what comes after, as in `reset_combine`.
+# * After the scan, select as in `reset_scan`. Where the scanned flag is set, the carry never
+#   enters. Elsewhere, apply the scanned map to the carry.
 # * The new carry is $h$ at the chunk's first step, taken as in `reset_scan`.
-# * In Triton: `tl.maximum`, not Python's `max`. $-\infty$ is `float("-inf")`.
+# * In Triton: `tl.maximum`, not Python's `max`. An infinite constant is `float("inf")`, or its
+#   negative.
 #
 # </details>
 #
@@ -611,10 +624,10 @@ exercises.attempt("strided_scan", strided_scan)
 # ```python
 # @triton.jit
 # def max_combine(g1, c1, k1, g2, c2, k2):  # (g1, c1, k1): the later steps, applied first
-#     return tl.where(k2, g2, g2 * g1), tl.where(k2, c2, tl.maximum(c2, g2 * c1)), k1 | k2
+#     return tl.where(k2, g2, ___), tl.where(k2, c2, ___), k1 | k2  # your composed g, your composed c
+# # in the loop: r loaded with other=___ (the identity's c); carry = ___ before the last chunk
+# h = tl.where(k_s, c_s, ___)  # ___: the scanned map (g_s, c_s) applied to the carry
 # ```
-#
-# and, after the scan, `h = tl.where(k_s, c_s, tl.maximum(c_s, g_s * carry))`.
 #
 # </details>
 
