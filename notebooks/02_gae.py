@@ -147,7 +147,7 @@ print("prologue + scan + epilogue == the loop")
 #
 # * $b_t = \delta_t = r_t + \gamma V'_t - V_t$, without the $\gamma V'_t$ where `terminated`.
 # * A truncation keeps its bootstrap in $b_t$. Only its trace is cut.
-# * $a_t = \gamma\lambda$, and 0 at any episode end: `terminated | truncated`.
+# * $a_t = \gamma\lambda$, and 0 wherever either kind of end cuts the trace.
 # * The window's last step needs nothing special. The scan starts from $y_T = 0$.
 # * Drop $V'_t$ with `torch.where`, not with a product: $0 \cdot \text{NaN} = \text{NaN}$.
 #
@@ -156,8 +156,10 @@ print("prologue + scan + epilogue == the loop")
 # <details><summary>Hint 3: the key lines</summary>
 #
 # ```python
-# delta = rewards + torch.where(terminated, 0.0, gamma * next_values) - values  # a select
-# ends = terminated | truncated  # a bool: write ~ends or ends.to(rewards.dtype), not 1 - ends
+# delta = rewards + torch.where(terminated, ___, ___) - values  # ___: what does a terminated step bootstrap from?
+# ends = ___  # a bool: which flags cut the trace?
+# a = gamma * lam * ___  # ___: 0 where ends, 1 elsewhere. 1 - ends fails on a bool: what turns it into a number?
+# return a, delta
 # ```
 #
 # </details>
@@ -301,8 +303,9 @@ print(inspect.getsource(getattr(returns._gae_epilogue, "fn", returns._gae_epilog
 # <details><summary>Hint 3: the key lines</summary>
 #
 # ```python
-# delta = r + tl.where(term, 0.0, gamma * v_next) - v  # a select: v_next may be NaN there
-# keep = (v,)  # a tuple of one value: mind the comma
+# gamma, lam, term, done, valid = step(X, SX, P, row, t, m, T, ACC)  # the template's, as given
+# delta = r + tl.where(___, ___, ___) - v  # ___: where is there no bootstrap, and what is it there?
+# return ___, delta, ___, valid, (v,)  # ___: the multiplier a_t, and the flag that resets
 # ```
 #
 # </details>

@@ -355,9 +355,11 @@ print("a 9-line Triton prologue == rl.td_lambda")
 # <details><summary>Hint 3: the key lines</summary>
 #
 # ```python
-# q_a = tl.load(X[1] + offs * n_actions + a, mask=m, other=0.0)  # inside the loop: action a's Q
-# q_taken = tl.where(next_action == a, q_a, q_taken)
-# lam_t = tl.where((q_taken == max_q) & (t < T - 1), lam, 0.0)  # after the loop
+# for a in range(1, n_actions):  # action 0 is the template's max_q; start q_taken there too
+#     q_a = tl.load(X[1] + offs * n_actions + a, mask=m, other=0.0)  # action a's Q
+#     max_q = ___  # ___: the running max, with q_a
+#     q_taken = tl.where(___, q_a, q_taken)  # ___: when is action a the one taken next?
+# lam_t = tl.where(___, lam, 0.0)  # ___: greedy (a tie counts), and not the window's last step
 # ```
 #
 # </details>

@@ -516,8 +516,9 @@ h200 = profile.committed("vtrace")  # the H200's table and chart, read by name: 
 #
 # * $\pi/\mu$ is `exp(next_log_ratio)`, loaded at `offs`: entry $t$ is already step $t+1$'s.
 # * $c_{t+1} = \lambda\min(1, \pi/\mu)$, and $c = 0$ where `t == T - 1`.
-# * $a_t = \gamma(1-\text{term}_t)\,c_{t+1}$.
-# * $b_t = r_t + \gamma(1-\text{term}_t)\big(\mathbb E_\pi Q(s_{t+1}, \cdot) - c_{t+1} Q(s_{t+1}, a_{t+1})\big)$.
+# * Multiply the bracket out. Sort its terms into those with $G_{t+1}$ and those without.
+# * $a_t$ is the coefficient of $G_{t+1}$. Check which factors outside the bracket it takes.
+# * $b_t$ is $r_t$ plus every other term. Mind the sign of the one with $Q(s_{t+1}, a_{t+1})$.
 # * Each $(1-\text{term}_t)$ is a `tl.where`. At a termination, $a_t = 0$ and $b_t = r_t$.
 #
 # </details>
@@ -525,8 +526,10 @@ h200 = profile.committed("vtrace")  # the H200's table and chart, read by name: 
 # <details><summary>Hint 3: the key lines</summary>
 #
 # ```python
-# c = tl.where(t < T - 1, lam * tl.minimum(tl.exp(log_ratio), 1.0), 0.0)  # c_{t+1}
-# b = r + tl.where(term, 0.0, gamma * (expected_q - c * q))  # next_* never read at a termination
+# log_ratio = tl.load(X[3] + offs, mask=m, other=0.0)  # step t+1's log pi/mu: no shift
+# c = tl.where(t < T - 1, ___, 0.0)  # ___: c_{t+1}, lambda times the ratio clipped at 1
+# a = tl.where(term, 0.0, ___)  # ___: what multiplies G_{t+1}?
+# b = r + tl.where(term, 0.0, ___)  # ___: the bracket's terms without G_{t+1}, times gamma
 # ```
 #
 # </details>
@@ -593,8 +596,10 @@ exercises.attempt("retrace", retrace)
 # <details><summary>Hint 3: the key lines</summary>
 #
 # ```python
-# v_next = tl.where(t == T - 1, next_values, y_in)  # next_values: X[3] loaded at offs
-# boot = tl.where(term, 0.0, gamma * v_next)  # a select, not (1 - term) * ...
+# next_values = tl.load(X[3] + offs, mask=m, other=0.0)
+# v_next = tl.where(___, next_values, y_in)  # ___: at which step does y_in hold no v_{s+1}?
+# rho = ___  # ___: pi/mu from log_rhos, clipped at rho_bar (P[1])
+# return rho * (r + tl.where(term, ___, ___) - v)  # ___: what does a terminated step bootstrap from?
 # ```
 #
 # </details>
@@ -636,14 +641,13 @@ exercises.attempt("vtrace_pg", vtrace_pg)
 #
 # * With λ = 1: $\rho_t = \min(\bar\rho, \pi/\mu)$ and $c_t = \min(\bar c, \pi/\mu)$.
 # * $\delta_t = r_t + \gamma V'_t - V_t$, with $V'_t$ selected to 0 at a termination first.
-# * $a_t = \gamma c_t$ and $b_t = V_t + \rho_t\delta_t - \gamma c_t V'_t$.
-# * Reset at a termination and at the window's last step, `t == T - 1`.
-# * At a reset, drop $\gamma c_t V'_t$ from $b_t$. Then $v_{T-1} = V_{T-1} + \rho_{T-1}\delta_{T-1}$.
-# * So no $v_T$ is needed: the bootstrap `next_values` sits inside $\delta_{T-1}$.
-# * Padding lanes (`t >= T`) are $(1, 0)$, with no reset.
-# * Store `vs`. The carry into the chunk before is `vs` at this chunk's first step.
+# * $a_t = \gamma c_t$ and $b_t = V_t + \rho_t\delta_t - \gamma c_t V'_t$: section 2's pair.
+# * Section 2 resets where `done`. Which steps of a window are `done` here, with no truncation flag?
+# * At a reset, section 2's $b_t$ loses a term. Write $v_{T-1}$ out: is a $v_T$ left in it?
+# * Padding lanes (`t >= T`) must be the identity pair, with no reset.
+# * Store `vs`. The carry into the chunk before is one of this chunk's `vs`: which?
 # * The second kernel runs over all B·T elements: element `i` is step `t = i % T`.
-# * There $v_{s+1}$ is `vs` at `i + 1`, except at `t == T - 1` (`next_values`).
+# * There $v_{s+1}$ is `vs` one element on, except at the row's last step.
 # * Then `pg` as in `vtrace_pg`, with $\gamma v_{s+1}$ selected away at a termination.
 #
 # </details>
@@ -651,9 +655,11 @@ exercises.attempt("vtrace_pg", vtrace_pg)
 # <details><summary>Hint 3: the key lines</summary>
 #
 # ```python
-# reset = term | (t == T - 1)  # the window's end resets too
-# b = tl.where(m, v + rho * delta - tl.where(reset, 0.0, gamma * c * v_next), 0.0)  # v_next: 0 at term
-# vs_next = tl.load(VS + i + 1, mask=m & (t != T - 1), other=0.0)  # second kernel: never the next row's
+# reset = term | ___  # ___: which other step has no v_{t+1} to read?
+# a = tl.where(m, ___, 1.0)  # padding lanes: the identity
+# b = tl.where(m, v + rho * delta - tl.where(reset, ___, ___), 0.0)  # ___: what does a reset drop?
+# carry = tl.sum(tl.where(t == ___, vs, 0.0), 0)  # ___: the step whose vs enters the chunk before
+# vs_next = tl.load(VS + i + 1, mask=m & ___, other=0.0)  # second kernel. ___: never the next row's
 # ```
 #
 # </details>

@@ -510,8 +510,10 @@ print("a 6-line Triton hook == ppo_clip_loss(reduction='none')")
 # <details><summary>Hint 3: the key lines</summary>
 #
 # ```python
+# adv = tl.load(X[1] + offs, mask=m, other=0.0)
 # obj = tl.minimum(ratio * adv, clipped * adv)  # PPO's objective, as in ppo_clip_hook
-# obj = tl.where(adv < 0, tl.maximum(obj, c * adv), obj)  # the dual clip, only where A < 0
+# obj = tl.where(___, ___, obj)  # ___: which elements change, and to what?
+# return -obj  # the loss
 # ```
 #
 # </details>
@@ -572,9 +574,11 @@ exercises.attempt("dual_clip", dual_clip)
 #
 # ```python
 # offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)  # stage 1: this program's block
-# tl.store(S + tl.program_id(0), tl.sum(tl.load(X + offs, mask=offs < n, other=0.0), 0))
+# tl.store(S + tl.program_id(0), tl.sum(tl.load(X + offs, mask=___, other=0.0), 0))  # ___: which lanes are real?
 # for start in range(0, n_partials, BLOCK):  # stage 2, one program: the same order every call
-#     ...  # load the partials start to start + BLOCK (masked by n_partials), add their tl.sum to acc
+#     offs = start + tl.arange(0, BLOCK)
+#     acc += tl.sum(tl.load(S + offs, mask=___, other=0.0), 0)  # ___: how many partials are there?
+# _partials[(___,)](x, partials, n, BLOCK=BLOCK)  # the first launch. ___: one program per what?
 # ```
 #
 # </details>
