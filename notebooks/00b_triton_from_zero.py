@@ -283,8 +283,10 @@ print("EMA by one forward associative scan == the loop")
 #
 # **On a CPU the scan is a loop.** Under the interpreter (`TRITON_INTERPRET=1`, this course on a
 # CPU), `tl.associative_scan` is a sequential fold. It combines the result so far with one new
-# element at a time. So a combine that is not associative can still pass on a CPU, and fail on a
-# GPU, where the tree regroups the runs.
+# element at a time. So a combine that is not associative could still give right values on a
+# CPU, and fail on a GPU, where the tree regroups the runs. The checkers close that gap: they try
+# your combine on runs of the scan's own elements, grouped both ways, and say so if it is not
+# associative.
 #
 # A combine with its two arguments in the wrong order is wrong on both, but only inputs whose
 # order matters show it. That is why the checkers test your combine on cases where the order

@@ -294,7 +294,10 @@ def check(name: str, fn: Callable, seed: int | None = None) -> None:
     too, through its scan_hook launches), a hook exercise's function must be a
     ``@triton.jit`` function, ``strided_scan`` must read its input in place, ``returns_autograd``
     must go through a ``torch.autograd.Function`` with Triton in both passes, ``n_step_returns``
-    must not loop over time in Python. Write it yourself: while ``fn`` runs, the package's answers
+    must not loop over time in Python; under the interpreter, a combine of the student's that a
+    ``tl.associative_scan`` applies must be associative (tried on the scan's own elements, both
+    groupings: the interpreter's fold alone would not show it). Write it yourself: while ``fn``
+    runs, the package's answers
     (its compute functions, ``reference``, ``_torch_path``, the integrations' drop-ins, its
     prologues and epilogues, ``scan_hook``/``map_hook`` where the kernel itself is asked for, and
     the checker's own cases and references) raise an AssertionError, except what the exercise's
@@ -392,6 +395,9 @@ def _verdicts(name, fn, seed, go_on=False):
     for i, (case, args, kwargs) in enumerate(inputs):
         try:
             got, launched, widest, functions, code = _run(ex, case, fn, args, kwargs, code)
+            if SEEN["not_associative"]:  # the combine itself: said before the values it makes wrong (on a GPU)
+                raise AssertionError(f"{ex.name}, {case}: " + NOT_ASSOCIATIVE.format(SEEN["not_associative"])
+                                     + code.slips())
             expected, marks = _expected(ex, seed, i)
             try:
                 _compare(ex, case, got, expected, marks, args=args)
@@ -600,7 +606,7 @@ def _run(ex, case, fn, args, kwargs, code):
     """One call of the student's function, watched: (what it returned, the launches it made, the
     widest tl.associative_scan under the interpreter, the autograd.Functions it applied, _Code)."""
     LAUNCHES.clear()
-    SEEN["widest_scan"], _PHASE[0] = 0, "forward"
+    SEEN["widest_scan"], SEEN["not_associative"], _PHASE[0] = 0, None, "forward"
     with _watch(), np.errstate(all="ignore"), _refusing(ex) as refused, \
             _applying_functions(ex.needs == "autograd") as functions:  # (NumPy warns at the NaN cases)
         try:
@@ -640,6 +646,10 @@ def _expected(ex, seed, i):
     return case[3], (case[4] if len(case) > 4 else {})
 
 
+NOT_ASSOCIATIVE = ("your combine is not associative: {}. Under the interpreter tl.associative_scan is a left fold, "
+                   "which only ever combines a run of steps with one step; on a GPU it combines runs with runs, in a "
+                   "tree, and a combine that is right for one step only gives other values there. Compose two runs "
+                   "on paper, each part of the pair (or triple) included (notebook 00, section 2).")
 TRITON_HINT = ("(In Triton, on blocks: &, |, ~ rather than and, or, not; tl.minimum, tl.maximum rather than "
                "min, max; tl.where rather than if; flags as tl.load(...) != 0. Under the interpreter print(x) "
                "shows a block.)")
@@ -858,7 +868,8 @@ class _OutOfBounds(Exception):
     pass
 
 
-SEEN = {"launches": 0, "atomics": 0, "widest_scan": 0, "scalar_loads": 0}  # under the interpreter, while a check runs
+SEEN = {"launches": 0, "atomics": 0, "widest_scan": 0, "scalar_loads": 0,  # under the interpreter, while a check runs
+        "not_associative": None}  # per call: None (no combine of the student's tried yet), "" or where it is not
 
 
 @dataclass(frozen=True, eq=False)
@@ -1076,6 +1087,8 @@ def _interpreting(poison_scans=False):
         first = input[0] if isinstance(input, tuple) else input
         SEEN["widest_scan"] = max(SEEN["widest_scan"], int(np.shape(first.handle.data)[self.axis]))
         result = saved[scans, "apply"](self, input)
+        if SEEN["not_associative"] is None and _the_student_s(getattr(self.combine_fn, "fn", self.combine_fn)):
+            SEEN["not_associative"] = _associativity(self, input)
         if poison_scans:
             for r in result if isinstance(result, tuple) else (result,):
                 if np.issubdtype(r.handle.data.dtype, np.floating):  # a finite value: 0 * x or x - x hides no NaN
@@ -1092,6 +1105,38 @@ def _interpreting(poison_scans=False):
     finally:
         for (owner, key), fn in saved.items():
             setattr(owner, key, fn)
+
+
+def _associativity(op, input) -> str:
+    """Where the student's combine, as a ``tl.associative_scan`` (``op``, the interpreter's) applies it, is not
+    associative on the scan's own elements: three random orders of them, p, q and s, both groupings compared
+    ("" where they agree). The interpreter's scan is a left fold, which combines a run with one element only;
+    a GPU's combines runs with runs, in a tree, and gives other values for a combine that is not associative."""
+    arrays = [np.asarray(x.handle.data).reshape(-1) for x in input]
+    rng = np.random.default_rng(0)
+    p, q, s = ([op.to_tensor(a[order], x.dtype) for a, x in zip(arrays, input)]
+               for order in (rng.permutation(arrays[0].size) for _ in range(3)))
+
+    def combine(x, y):
+        out = op.combine_fn.fn(*x, *y)
+        return out if isinstance(out, tuple) else (out,)
+
+    def values(v):
+        return np.asarray(v.handle.data if hasattr(v, "handle") else v, dtype=np.float64).reshape(-1)
+
+    with np.errstate(all="ignore"):
+        left, right = combine(combine(p, q), s), combine(p, combine(q, s))
+        for i, (one, other) in enumerate(zip(left, right)):
+            one, other = np.broadcast_arrays(values(one), values(other))
+            bad = ~np.isclose(one, other, rtol=1e-4, atol=1e-4 * max(1.0, float(np.nanmax(np.abs(
+                np.where(np.isfinite(one), one, 0.0)), initial=0.0)))) & ~(np.isnan(one) | np.isnan(other))
+            if bad.any():
+                j = int(np.argmax(bad))
+                shown = lambda x: "(" + ", ".join(f"{values(v)[j]:.4g}" for v in x) + ")"  # noqa: E731
+                return (f"result {i} of (p ⊕ q) ⊕ s is {one[j]:.6g}, of p ⊕ (q ⊕ s) {other[j]:.6g}, "
+                        f"for p = {shown(p)}, q = {shown(q)}, s = {shown(s)} (⊕: your combine, its first "
+                        "argument applied first)")
+    return ""
 
 
 def _leaves(x):

@@ -244,6 +244,33 @@ def _discounted_max_variant(R, D, M, gamma, T, CHUNK: tl.constexpr, ZERO_IDENTIT
         carry = tl.max(tl.where(t == c * CHUNK, out, float("-inf")), 0)
 
 
+@triton.jit
+def _max_combine_one_step(g1, c1, k1, g2, c2, k2):  # g2 where the composed g2 * g1 belongs: right for one step only
+    return g2, tl.where(k2, c2, tl.maximum(c2, g2 * c1)), k1 | k2
+
+
+@triton.jit
+def _discounted_max_one_step_combine(R, D, M, gamma, T, CHUNK: tl.constexpr):
+    """discounted_max with a combine that is right when a run meets one step (the interpreter's left fold) and
+    wrong when it meets a run (a GPU's tree), and the carry's discount computed apart, gamma^(steps to the next
+    chunk): every value right under the interpreter, the combine not associative."""
+    row = tl.program_id(0)
+    carry = float("-inf")
+    n_chunks = tl.cdiv(T, CHUNK)
+    for i in range(0, n_chunks):
+        c = n_chunks - 1 - i
+        t = c * CHUNK + tl.arange(0, CHUNK)
+        m = t < T
+        r = tl.load(R + row * T + t, mask=m, other=float("-inf"))
+        done = (tl.load(D + row * T + t, mask=m, other=0) != 0) & m
+        g = tl.where(m, gamma, 1.0)
+        _, c_s, k_s = tl.associative_scan((g, r, done), 0, _max_combine_one_step, reverse=True)
+        ahead = (tl.minimum((c + 1) * CHUNK, T) - t).to(tl.float32)  # steps from t to the next chunk's first
+        out = tl.where(k_s, c_s, tl.maximum(c_s, tl.exp(tl.log(gamma) * ahead) * carry))
+        tl.store(M + row * T + t, out, mask=m)
+        carry = tl.max(tl.where(t == c * CHUNK, out, float("-inf")), 0)
+
+
 def _discounted_max_with(**mistake):
     return _variant("discounted_max", _discounted_max_variant, torch.zeros_like,
                     {**dict(ZERO_IDENTITY=False, SWAPPED=False, MULTIPLIED=False, NO_CARRY=False), **mistake})
@@ -2362,6 +2389,23 @@ def test_warp_sectors_names_each_usual_slip(slip, said):
     with pytest.raises(AssertionError, match=r"(?s)\nHint: .*" + re.escape(said)):
         exercises.check("warp_sectors", fn)
     assert exercises._sectors_hint(np.arange(0, 128, 4), 4, 4, 4) is None  # the right count is no slip
+
+
+def test_a_combine_that_is_not_associative_is_wrong_though_the_interpreter_s_fold_gets_every_value_right():
+    """The interpreter's tl.associative_scan is a left fold: a combine right only where a run meets one step
+    gives right values there, and other values on a GPU, whose scan combines runs with runs. The checker
+    tries the student's combine on three orders of the scan's own elements, both groupings: the combine is
+    named as the bug, before the values (compiled, the GPU's scan gets the values wrong)."""
+    one_step = _variant("discounted_max", _discounted_max_one_step_combine, torch.zeros_like, {})
+    if exercises.INTERPRET:
+        with pytest.raises(AssertionError, match=r"^discounted_max, .*your combine is not associative: result 1 of "
+                                                 r"\(p ⊕ q\) ⊕ s is .* left fold"):
+            exercises.check("discounted_max", one_step)
+    else:
+        with pytest.raises(AssertionError):
+            exercises.check("discounted_max", one_step)
+    assert exercises.score("discounted_max", one_step)[0] == 0
+    exercises.check("discounted_max", solution("discounted_max"))  # an associative combine passes the probe
 
 
 def test_strided_scan_blames_the_addresses_only_where_a_column_s_last_chunk_is_wrong_too():
