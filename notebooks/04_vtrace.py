@@ -36,7 +36,8 @@
 # * $\rho_t$ decides which value the target converges to: the value of the policy
 #   $\pi_{\bar\rho} \propto \min(\bar\rho\,\mu, \pi)$. That is $V^\pi$ exactly when
 #   $\pi_{\bar\rho} = \pi$: for example when no weight is clipped ($\bar\rho \ge \max \pi/\mu$), or
-#   on-policy. Section 5 derives this.
+#   on-policy. Section 5 shows why on a one-state problem; IMPALA's Theorem 1 proves it in
+#   general.
 # * $c_t$ decides how far back a TD error travels. The product $c_s\cdots c_{t-1}$ is the trace.
 #   It shrinks wherever $c_t = \lambda_t \min(\bar c, \pi/\mu) < 1$. With $\lambda = \bar c = 1$,
 #   that is wherever $\pi$ is less likely than $\mu$ to take the action taken. With $\bar c < 1$,
@@ -387,9 +388,10 @@ print("gradients match")
 # ## 5. Which value the target converges to
 #
 # The critic is trained towards `vs`. It stops moving where the mean correction vanishes,
-# $E_\mu[\rho_t\,\delta_t] = 0$. (The general statement is IMPALA's theorem. With
-# $\bar c \le \bar\rho$ the V-trace operator is a contraction, whose unique fixed point is the
-# value below. This one-state argument gives a heuristic: the traces $c$ only scale how far a
+# $E_\mu[\rho_t\,\delta_t] = 0$. (The general statement is IMPALA's Theorem 1. Assume
+# $\bar c \le \bar\rho$, and that $E_\mu[\rho_t]$ stays above some $\beta > 0$ in every state.
+# Then the V-trace operator is a contraction, whose unique fixed point is the value below. This
+# section only illustrates it, with a one-state argument: the traces $c$ only scale how far a
 # correction travels, and do not move the fixed point.) With $\rho = \min(\bar\rho, \pi/\mu)$
 # that condition is $\sum_a \mu(a)\min(\bar\rho, \tfrac{\pi(a)}{\mu(a)})
 # \,\delta(a) = \sum_a \min(\bar\rho\,\mu(a), \pi(a))\,\delta(a) = 0$. This is the expected TD
@@ -682,8 +684,8 @@ exercises.attempt("vtrace_kernel", vtrace_kernel)
 # 1. Set `rho_bar = c_bar = float("inf")`: `vs` becomes the importance-sampled λ-return. Its mean
 #    is π's λ-return built on the current critic (equal to $V^\pi$ only when $V = V^\pi$), with
 #    no clipping bias. Take 1000 rows of $T = 20$ steps, γ = 0.9, λ = 1, every reward 1, a
-#    critic that says $V = 0$ everywhere and a bootstrap value of 0. Draw each row's `log_rhos`
-#    from $\mathcal N(-\tfrac12, 1)$, so that $E[\rho] = 1$, as for a real ratio π/μ. Compare
+#    critic that says $V = 0$ everywhere and a bootstrap value of 0. Draw every step's `log_rhos`
+#    independently from $\mathcal N(-\tfrac12, 1)$, so that $E[\rho] = 1$, as for a real ratio π/μ. Compare
 #    the variance of `vs[:, 0]` with and without the clips. What does $\bar\rho$ trade away?
 # 2. Build a rollout with a truncation whose `next_values` differs from `values[t+1]`. Run the
 #    "accumulate $v_t - V_t$" loop of the profiler (`profile.op("vtrace").loop`) next to

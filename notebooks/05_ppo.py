@@ -198,7 +198,7 @@ print("rollout → gae → ppo_clip_loss == reference.gae → reference.ppo_clip
 #
 # A sum is the scan with $\oplus = +$, and its last element is the total. In the notation of
 # this package it is the linear recurrence with $a_t = 1$: $y_t = b_t + y_{t+1}$. So the reverse
-# scan's last step, $y_0$, is $\sum_t b_t$:
+# scan's last step in scan order, $y_0$ (the first in time), is $\sum_t b_t$:
 
 # %%
 x = rng.normal(size=50)
