@@ -229,8 +229,8 @@ print(np.round(loop, 3))
 print(inspect.getsource(getattr(scan.combine, "fn", scan.combine)))
 
 # %% [markdown]
-# The order is the same as `combine`'s. `(a_l, b_l, r_l)` is the run scanned so far, applied
-# first. `(a_r, b_r, r_r)` is the run after it in scan order (one step or several, in a tree
+# The order is the same as `combine`'s. `(a_l, b_l, k_l)` is the run scanned so far, applied
+# first. `(a_r, b_r, k_r)` is the run after it in scan order (one step or several, in a tree
 # scan). Is the combine with the flag still associative? Write the reset flag $\kappa$ (`r` in the
 # code). Read a triple $(a, b, \kappa)$ as the map $y \mapsto b$ if $\kappa$, else $a y + b$. The
 # combine is composition of these maps. But "composition is associative" is not enough here. Two
@@ -249,11 +249,11 @@ print(inspect.getsource(getattr(scan.combine, "fn", scan.combine)))
 
 # %%
 def combine_np(first, then):
-    (a_l, b_l, r_l), (a_r, b_r, r_r) = first, then
-    return (a_r if r_r else a_r * a_l, b_r if r_r else b_r + a_r * b_l, r_l or r_r)
+    (a_l, b_l, k_l), (a_r, b_r, k_r) = first, then
+    return (a_r if k_r else a_r * a_l, b_r if k_r else b_r + a_r * b_l, k_l or k_r)
 
 
-steps = [(a_, b_, bool(r_)) for a_, b_, r_ in zip(rng.normal(size=600), rng.normal(size=600), rng.random(600) < 0.3)]
+steps = [(a_, b_, bool(k_)) for a_, b_, k_ in zip(rng.normal(size=600), rng.normal(size=600), rng.random(600) < 0.3)]
 for s1, s2, s3 in zip(steps[0::3], steps[1::3], steps[2::3]):
     np.testing.assert_allclose(combine_np(combine_np(s1, s2), s3)[:2], combine_np(s1, combine_np(s2, s3))[:2],
                                rtol=1e-12)

@@ -176,12 +176,12 @@ assert torch.isnan(by_multiplying[:2]).all() and torch.isnan(by_kernel[:2]).all(
 # a map. $a$ is ignored when the reset flag is set, so two different triples can be the same map.
 # Notebook 00, section 4, proves it on the triples themselves, case by case: it holds.
 # In Triton the cases are `tl.where`, which picks one value and never computes $0 \cdot \infty$
-# (the flags $\kappa_1$, $\kappa_2$ are `r1`, `r2` in the code):
+# (the flags $\kappa_1$, $\kappa_2$ are `k1`, `k2` in the code):
 #
 # ```python
 # @triton.jit
-# def reset_combine(a1, b1, r1, a2, b2, r2):
-#     return tl.where(r2, a2, a2 * a1), tl.where(r2, b2, b2 + a2 * b1), r1 | r2
+# def reset_combine(a1, b1, k1, a2, b2, k2):
+#     return tl.where(k2, a2, a2 * a1), tl.where(k2, b2, b2 + a2 * b1), k1 | k2
 # ```
 #
 # After the scan, each step holds its composed map $(A_t, B_t, K_t)$ to the chunk's end ($K_t$:
@@ -459,7 +459,7 @@ exercises.attempt("hooked_scan", hooked_scan)
 #
 # | your kernel | the package |
 # | --- | --- |
-# | `reset_combine(a1, b1, r1, a2, b2, r2)` | `scan.combine`, the same select |
+# | `reset_combine(a1, b1, k1, a2, b2, k2)` | `scan.combine`, the same select |
 # | one program per row | `ROWS` rows per program (a 2-D tile), and very long rows split across programs |
 # | the chunk loop and its carry | `scan._walk` |
 # | the prologue and epilogue | `PROLOGUE` / `EPILOGUE`, `tl.constexpr` arguments of the kernel |

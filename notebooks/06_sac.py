@@ -452,9 +452,11 @@ h200 = profile.committed("sac")  # the H200's table and chart, read by name: not
 # * $V'_t = \min(Q_1, Q_2) - \alpha\,$`next_log_probs`, all loaded at `offs`.
 # * $\log\pi_{t+1}$ is `log_probs` at `offs + 1`, masked with `m & (t + 1 < T)`, as in the template.
 # * Let $\ell_t = \lambda$ where the trace goes on: `t + 1 < T` and not terminated. Else $\ell_t = 0$.
-# * $a_t = \gamma\ell_t$.
-# * $b_t = r_t + \gamma\big[(1-\ell_t)V'_t - \ell_t\,\alpha\log\pi_{t+1}\big]$.
-# * The $-\alpha\log\pi$ of the *next* step belongs in $b_t$, not in $a_t$.
+#   With $\ell_t$ in place of $\lambda$, the window's last step needs no case of its own.
+# * Multiply out the bracket. Sort its terms: those that multiply $G_{t+1}$, and the rest.
+# * The factor of $G_{t+1}$, written with $\ell_t$ and the $\gamma$ in front, is $a_t$. $r_t$ plus the
+#   rest is $b_t$.
+# * Watch $-\lambda\alpha\log\pi_{t+1}$: it sits next to $G_{t+1}$, but does it multiply it?
 # * At a termination, select the whole bracket away with `tl.where`: $b_t = r_t$.
 #
 # </details>
@@ -463,7 +465,8 @@ h200 = profile.committed("sac")  # the H200's table and chart, read by name: not
 #
 # ```python
 # lam_t = tl.where(m & (t + 1 < T) & ~term, lam, 0.0)  # the trace runs on to t + 1
-# b = r + tl.where(term, 0.0, gamma * ((1.0 - lam_t) * v_soft - lam_t * alpha * log_pi_next))
+# a = ___  # ___: the factor of G_{t+1} in G_t, with lam_t for λ
+# b = r + tl.where(term, 0.0, ___)  # ___: γ times the bracket's terms without G_{t+1}
 # ```
 #
 # </details>

@@ -371,16 +371,18 @@ h200 = profile.committed("crr")  # the H200's table and chart, read by name: not
 # <details><summary>Hint 2: the plan</summary>
 #
 # * Load the advantages at `offs` with the mask `m`.
-# * Compute $\exp(\hat A/\beta)$ with `tl.exp`.
-# * Clip it at `max_weight` with an elementwise min, `tl.minimum`.
-# * An overflow is harmless: $\min(\infty, w_{\max}) = w_{\max}$. Nothing needs clipping before the exp.
+# * Compute $\exp(\hat A/\beta)$ with `tl.exp`. In float32 it can be `inf`.
+# * Clip it from above at `max_weight`. Pick an operation that maps `inf` to `max_weight` by itself.
+# * Then ask: does anything need clipping *before* the exp?
 #
 # </details>
 #
 # <details><summary>Hint 3: the key lines</summary>
 #
 # ```python
-# weight = tl.minimum(tl.exp(adv / beta), max_weight)  # inf clips to max_weight
+# adv = tl.load(X[0] + offs, mask=m, other=0.0)
+# w = tl.exp(adv / beta)  # inf once adv / beta > 88.7 in float32: must you catch it?
+# weight = ___  # ___: w, but never above max_weight (an inf gives max_weight)
 # ```
 #
 # </details>

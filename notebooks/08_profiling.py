@@ -898,10 +898,11 @@ assert all(r["ms"] > 0 and math.isfinite(r["ms"]) for r in live if r["ms"] is no
 # ```python
 # # GAE (section 1): reads r_t, V_t and the flag; writes Â_t and the return
 # gae_per_step = 2 * elem_bytes + 1 + 2 * elem_bytes  # 17 in float32
+# per_step = ___ * elem_bytes + ___ + ___ * elem_bytes  # ___: float reads, flag bytes, float writes
+# return B * T * per_step
 # ```
 #
-# V-trace's count has the same form. What do `log_rhos` and `next_values` add? Then multiply by
-# `B * T`.
+# Which inputs does V-trace read that GAE does not? Which outputs does it write, and how many?
 #
 # </details>
 

@@ -151,8 +151,8 @@ done[5] = True  # rank 0's last step: the episode ends exactly at the boundary
 
 def compose(after, step):
     """The triple of (one step, then the steps after it): a reset selects the step alone."""
-    (A, B, R), (a, b, r) = after, step
-    return (a, b, True) if r else (a * A, b + a * B, R)
+    (A, B, K), (a, b, k) = after, step
+    return (a, b, True) if k else (a * A, b + a * B, K)
 
 
 def segment_triple(lo, hi):
@@ -415,11 +415,12 @@ print("the gradient from carries composed over the ranks before = autograd's, ma
 # <details><summary>Hint 3: the key lines</summary>
 #
 # ```python
-# carries[:, s] = c  # what enters segment s
-# c = np.where(reset[:, s], B[:, s], B[:, s] + A[:, s] * c)  # y at segment s's first step
+# carries, c = np.empty_like(B), np.asarray(initial, dtype=B.dtype)
+# for s in ___:  # ___: which order? c enters segment s from segment s + 1
+#     carries[:, s] = c  # what enters segment s
+#     c = np.where(reset[:, s], ___, ___)  # ___: segment s's map on c, with a reset and without
+# return carries
 # ```
-#
-# Put these in a loop that runs backwards over `s`. Start `c` at `initial`.
 #
 # </details>
 

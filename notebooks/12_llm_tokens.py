@@ -639,11 +639,12 @@ assert max(errs) < 1e-4  # float32 on the GPU against the loop in float32
 # <details><summary>Hint 3: the key lines</summary>
 #
 # ```python
-# v_from_here = rl.linear_scan((~mask).to(values.dtype), torch.where(mask, values, 0.0))
-# v_next = torch.cat([v_from_here[..., 1:], torch.zeros_like(v_from_here[..., :1])], -1)
+# v = torch.where(mask, values, 0.0)  # a masked value is never read
+# v_from_here = rl.linear_scan(___, v)  # ___: a = ? to reset at a policy token, pass a masked one
+# v_next = ___  # ___: v_from_here one step left, 0 after the last position (torch.cat)
+# delta = rewards + gamma * v_next - values
+# a, b = torch.where(mask, ___, 1.0), torch.where(mask, ___, 0.0)  # ___: the pair at a policy token
 # ```
-#
-# From `v_next`: $\delta_t$, then the two selects of Hint 2.
 #
 # </details>
 

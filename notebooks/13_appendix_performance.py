@@ -495,9 +495,8 @@ print("the time split gives the same returns")
 # * **It runs programs one after another.** So programs that race on the same memory look fine.
 #
 # * **Its `tl.associative_scan` is a sequential fold.** So a combine that is not associative can
-#   pass there and fail on a GPU's tree of combines. The checkers cannot see the order of
-#   combination either. Their cases make the composed multipliers count, which the usual wrong
-#   combines get wrong.
+#   give right values there and fail on a GPU's tree of combines. The checkers close that gap for
+#   your combines: they try each on the scan's own elements, grouped both ways.
 #
 # Conversely, some of the checkers' checks run only in the interpreter. They check a chunked scan's
 # width, Python's `min` and `and` on blocks, and which elements a kernel stored. Grading runs there
@@ -778,8 +777,8 @@ else:
 #
 # <details><summary>Hint 2: the plan</summary>
 #
-# * Lane `i` reads the bytes `addresses[i]` to `addresses[i] + nbytes - 1`.
-# * Its first byte is in sector `addresses[i] // 32`, its last in `(addresses[i] + nbytes - 1) // 32`.
+# * Lane `i` reads `nbytes` bytes, starting at byte `addresses[i]`. At which byte does it end?
+# * A byte's sector is its address `// 32`. Find the sector of the lane's first byte and of its last.
 # * An aligned load has the two equal: one sector.
 # * An unaligned load can cross a sector boundary. Then the two differ, and it touches both.
 # * Example: 16 bytes at byte 20 are bytes 20 to 35. Sector 0 holds 20 to 31, sector 1 holds 32 to 35.
@@ -792,10 +791,10 @@ else:
 # <details><summary>Hint 3: the key lines</summary>
 #
 # ```python
-# first = addresses // 32                # the sector of each lane's first byte
-# last = (addresses + nbytes - 1) // 32  # its last byte's: without the - 1, a load ending on a sector's
-#                                        # last byte would count the next sector too
-# # lane i touches the sectors first[i], first[i] + 1, ..., last[i]: range(first[i], last[i] + 1)
+# first = np.asarray(addresses) // 32  # the sector of each lane's first byte
+# last = (___) // 32  # ___: each lane's LAST byte; 32 bytes at byte 0 must give last == first == 0
+# sectors = {int(s) for f, l in zip(first, last) for s in ___}  # ___: f to l, both ends included
+# return len(sectors)
 # ```
 #
 # </details>
@@ -848,4 +847,5 @@ exercises.attempt("warp_sectors", warp_sectors)
 #   registers. Only the vectors' maps go through `tl.associative_scan`.
 #
 # * **The interpreter** does not guard memory, runs programs one after another, and folds scans in
-#   order. So a race, or a combine that is not associative, can pass there and fail on a GPU.
+#   order. So a race can pass there and fail on a GPU (a combine that is not associative cannot:
+#   the checkers try it grouped both ways).

@@ -2265,9 +2265,9 @@ def _scan(fn, args, kw):
 
 # ---- Harnesses for Triton hooks: your @triton.jit function inside a fixed kernel ------------------
 @jit
-def _combine(a1, b1, r1, a2, b2, r2):
-    # (a1, b1, r1): the steps after, applied first; a reset r2 selects (a2, b2), as scan.combine does
-    return tl.where(r2, a2, a2 * a1), tl.where(r2, b2, b2 + a2 * b1), r1 | r2
+def _combine(a1, b1, k1, a2, b2, k2):
+    # (a1, b1, k1): the steps after, applied first; a reset k2 selects (a2, b2), as scan.combine does
+    return tl.where(k2, a2, a2 * a1), tl.where(k2, b2, b2 + a2 * b1), k1 | k2
 
 
 @jit
@@ -2278,8 +2278,8 @@ def _scan_steps(step, m, carry, REVERSE: tl.constexpr):
     tl.static_assert(len(step) == 2, "scan_hook's prologue returns a pair (a, b), not a triple: a = 0 is the "
                                      "reset, and NaN-able inputs are selected away in b with tl.where")
     a = tl.where(m, step[0], 1.0)
-    a_s, b_s, r_s = tl.associative_scan((a, tl.where(m, step[1], 0.0), a == 0.0), 0, _combine, reverse=REVERSE)
-    return tl.where(r_s, b_s, b_s + a_s * carry)  # a reset in the composed map: the carry is not read
+    a_s, b_s, k_s = tl.associative_scan((a, tl.where(m, step[1], 0.0), a == 0.0), 0, _combine, reverse=REVERSE)
+    return tl.where(k_s, b_s, b_s + a_s * carry)  # a reset in the composed map: the carry is not read
 
 
 @jit

@@ -6,9 +6,9 @@ import triton.language as tl
 
 
 @triton.jit
-def _reset_combine(a1, b1, r1, a2, b2, r2):
-    # (a1, b1, r1): the steps after, applied first; a step that resets ignores them
-    return tl.where(r2, a2, a2 * a1), tl.where(r2, b2, b2 + a2 * b1), r1 | r2
+def _reset_combine(a1, b1, k1, a2, b2, k2):
+    # (a1, b1, k1): the steps after, applied first; a step that resets ignores them
+    return tl.where(k2, a2, a2 * a1), tl.where(k2, b2, b2 + a2 * b1), k1 | k2
 
 
 @triton.jit
@@ -36,8 +36,8 @@ def _gae(R, V, NV, D, OUT, gamma, lam, T, CHUNK: tl.constexpr):
         t = c * CHUNK + tl.arange(0, CHUNK)
         m = t < T
         a, b, reset = _gae_prologue(R, V, NV, D, row * T + t, m, gamma, lam)
-        a_s, b_s, r_s = tl.associative_scan((a, b, reset), 0, _reset_combine, reverse=True)
-        y = tl.where(r_s, b_s, b_s + a_s * carry)
+        a_s, b_s, k_s = tl.associative_scan((a, b, reset), 0, _reset_combine, reverse=True)
+        y = tl.where(k_s, b_s, b_s + a_s * carry)
         _gae_epilogue(OUT, row * T + t, m, y)
         carry = tl.sum(tl.where(t == c * CHUNK, y, 0.0), 0)
 

@@ -7,9 +7,9 @@ import triton.language as tl
 
 
 @triton.jit
-def _reset_combine(a1, b1, r1, a2, b2, r2):
-    # (a1, b1, r1): the steps after, applied first; a step that resets ignores them
-    return tl.where(r2, a2, a2 * a1), tl.where(r2, b2, b2 + a2 * b1), r1 | r2
+def _reset_combine(a1, b1, k1, a2, b2, k2):
+    # (a1, b1, k1): the steps after, applied first; a step that resets ignores them
+    return tl.where(k2, a2, a2 * a1), tl.where(k2, b2, b2 + a2 * b1), k1 | k2
 
 
 @triton.jit
@@ -25,8 +25,8 @@ def _hooked_scan(X, P, Y, T, PROLOGUE: tl.constexpr, CHUNK: tl.constexpr):
         a, b = PROLOGUE(X, P, offs, t, m, T)  # inlined: one compiled kernel per prologue
         a = tl.where(m, a, 1.0)  # padding: the identity (1, 0), no reset
         b = tl.where(m, b, 0.0)
-        a_s, b_s, r_s = tl.associative_scan((a, b, a == 0.0), 0, _reset_combine, reverse=True)
-        y = tl.where(r_s, b_s, b_s + a_s * carry)  # an episode end after t: the carry never enters
+        a_s, b_s, k_s = tl.associative_scan((a, b, a == 0.0), 0, _reset_combine, reverse=True)
+        y = tl.where(k_s, b_s, b_s + a_s * carry)  # an episode end after t: the carry never enters
         tl.store(Y + offs, y, mask=m)
         carry = tl.sum(tl.where(t == c * CHUNK, y, 0.0), 0)  # y at the chunk's first step
 

@@ -6,9 +6,9 @@ import triton.language as tl
 
 
 @triton.jit
-def _reset_combine(a1, b1, r1, a2, b2, r2):
-    # (a1, b1, r1): the steps after, applied first; a step that resets ignores them
-    return tl.where(r2, a2, a2 * a1), tl.where(r2, b2, b2 + a2 * b1), r1 | r2
+def _reset_combine(a1, b1, k1, a2, b2, k2):
+    # (a1, b1, k1): the steps after, applied first; a step that resets ignores them
+    return tl.where(k2, a2, a2 * a1), tl.where(k2, b2, b2 + a2 * b1), k1 | k2
 
 
 @triton.jit
@@ -23,8 +23,8 @@ def _reset_scan(R, D, G, gamma, T, CHUNK: tl.constexpr):
         r = tl.load(R + row * T + t, mask=m, other=0.0)
         term = (tl.load(D + row * T + t, mask=m, other=0) != 0) & m  # padding: (1, 0, no reset)
         a = tl.where(m, gamma, 1.0)
-        a_s, b_s, r_s = tl.associative_scan((a, r, term), 0, _reset_combine, reverse=True)
-        g = tl.where(r_s, b_s, b_s + a_s * carry)  # an episode end after t: the carry never enters
+        a_s, b_s, k_s = tl.associative_scan((a, r, term), 0, _reset_combine, reverse=True)
+        g = tl.where(k_s, b_s, b_s + a_s * carry)  # an episode end after t: the carry never enters
         tl.store(G + row * T + t, g, mask=m)
         carry = tl.sum(tl.where(t == c * CHUNK, g, 0.0), 0)  # G at the chunk's first step
 

@@ -6,8 +6,8 @@ import triton.language as tl
 
 
 @triton.jit
-def _reset_combine(a1, b1, r1, a2, b2, r2):
-    return tl.where(r2, a2, a2 * a1), tl.where(r2, b2, b2 + a2 * b1), r1 | r2
+def _reset_combine(a1, b1, k1, a2, b2, k2):
+    return tl.where(k2, a2, a2 * a1), tl.where(k2, b2, b2 + a2 * b1), k1 | k2
 
 
 @triton.jit
@@ -21,8 +21,8 @@ def _strided_scan(R, D, G, gamma, T, r_t, r_b, d_t, d_b, g_t, g_b, CHUNK: tl.con
         m = t < T
         r = tl.load(R + t * r_t + b * r_b, mask=m, other=0.0)
         term = (tl.load(D + t * d_t + b * d_b, mask=m, other=0) != 0) & m
-        a_s, b_s, r_s = tl.associative_scan((tl.where(m, gamma, 1.0), r, term), 0, _reset_combine, reverse=True)
-        g = tl.where(r_s, b_s, b_s + a_s * carry)
+        a_s, b_s, k_s = tl.associative_scan((tl.where(m, gamma, 1.0), r, term), 0, _reset_combine, reverse=True)
+        g = tl.where(k_s, b_s, b_s + a_s * carry)
         tl.store(G + t * g_t + b * g_b, g, mask=m)
         carry = tl.sum(tl.where(t == c * CHUNK, g, 0.0), 0)
 

@@ -7,9 +7,9 @@ import triton.language as tl
 
 
 @triton.jit
-def _reset_combine(a1, b1, r1, a2, b2, r2):
-    # (a1, b1, r1): the steps after, applied first; a step that resets ignores them
-    return tl.where(r2, a2, a2 * a1), tl.where(r2, b2, b2 + a2 * b1), r1 | r2
+def _reset_combine(a1, b1, k1, a2, b2, k2):
+    # (a1, b1, k1): the steps after, applied first; a step that resets ignores them
+    return tl.where(k2, a2, a2 * a1), tl.where(k2, b2, b2 + a2 * b1), k1 | k2
 
 
 @triton.jit
@@ -33,8 +33,8 @@ def _vs_kernel(LR, R, V, NV, D, VS, gamma, rho_bar, c_bar, T, CHUNK: tl.constexp
         reset = term | (t == T - 1)  # the window's end too: vs_{T-1} = V + rho delta
         a = tl.where(m, gamma * cs, 1.0)
         b = tl.where(m, v + rho * delta - tl.where(reset, 0.0, gamma * cs * v_next), 0.0)
-        a_s, b_s, r_s = tl.associative_scan((a, b, reset), 0, _reset_combine, reverse=True)
-        vs = tl.where(r_s, b_s, b_s + a_s * carry)
+        a_s, b_s, k_s = tl.associative_scan((a, b, reset), 0, _reset_combine, reverse=True)
+        vs = tl.where(k_s, b_s, b_s + a_s * carry)
         tl.store(VS + at, vs, mask=m)
         carry = tl.sum(tl.where(t == c * CHUNK, vs, 0.0), 0)  # vs at the chunk's first step
 
