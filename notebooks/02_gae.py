@@ -177,62 +177,50 @@ exercises.attempt("gae_pairs", gae_pairs)
 #
 # In `rltriton_lite/returns.py` the prologue and epilogue are two `triton.jit` functions. The
 # shared scan kernel (`scan._scan_kernel`, notebook 00c, section 3) calls them for each chunk of
-# steps. They are the hooks you wrote in 00c, with a fixed signature of named slots. That way one
-# kernel serves every algorithm. Notebook 01's exercises used a smaller harness. The package's
-# own slots come in here. What the names mean:
+# steps. They are the hooks you wrote in 00c and ran in 01's harness, with named slots. That
+# way one kernel serves every algorithm. The package takes the harness's arguments in the same
+# order, with `SX` and `row` in place of `offs`:
 #
-# | name | what it is |
-# | --- | --- |
-# | `X`, `SX` | the input tensors (pointers) and their strides, a tuple each. `X[REWARDS]` is the rewards, `SX[REWARDS]` their (row, time) strides. The slot names live in `rltriton_lite/episode.py` |
-# | `P` | the numbers: γ, λ, ... when they are constants (`P[P_GAMMA]`) |
-# | `O`, `SO` | the output tensors and their strides (the epilogue's) |
-# | `row`, `t`, `m` | the tile's row and time indices and the mask of in-bounds elements |
-# | `T` | the row length |
-# | `ACC` | the arithmetic dtype (float32, or float64 for float64 inputs) |
-# | `keep` | values the prologue hands to the epilogue, so nothing is loaded twice |
-# | `y`, `y_in` | the scanned value at $t$, and the value that entered step $t$ ($y_t = b_t + a_t y_{in}$: $y_{t+1}$ in a reverse scan) |
-# | `ahead` | an optional last argument: a masked call's look-ahead; skip it on first reading |
-# | a prologue returns `(a, b, reset, valid, keep)` | your `reset_scan` triple (00c, section 1); `valid`, false on padding (a padded step is the identity); `keep` |
+# ```
+# 01's harness (exercises.scan_hook):  (X, P, offs, t, m, T)          -> (a, b)
+# the package (scan.py):               (X, SX, P, row, t, m, T, ACC)  -> (a, b, reset, valid, keep)
+# ```
 #
-# The package's helpers read the inputs through these slots:
+# What is new, one line each:
 #
-# * `tile.load(X[REWARDS], SX[REWARDS], row, t, valid, 0.0, ACC)` loads a tile of rewards as the
-#   accumulation type `ACC`. The strides let time-major and batch-major buffers be read alike.
-# * `episode.step` loads the step's γ, λ and flags: `terminated`, `done` (terminated, truncated,
-#   or `t == T - 1`, the end of the window) and `valid` (not padding).
-# * `episode.values_now_and_next` reads $V(s_t)$ and $V(s_{t+1})$: `next_values[t]`, or
-#   `values[t+1]` and `bootstrap_value` after the last step. Its `values[t+1]` is the same load,
-#   shifted by one step inside the kernel (notebook 13, section 3).
-# * `load_mask` loads `valid` (in bounds and not padding). `coef` loads a coefficient such as γ,
-#   per step or one number.
+# * `SX`: the inputs' strides, a tuple like `X`. Time-major and batch-major buffers read alike.
+# * `row`: the tile's row index. With `t` and `SX` it replaces `offs`.
+# * `ACC`: the arithmetic dtype, float32 (float64 for float64 inputs).
+# * `reset`: true where the trace is cut, as in your `reset_scan` (00c, section 1).
+# * `valid`: false on padding. A padded step is the identity.
+# * `keep`: values the prologue hands to the epilogue, so nothing is loaded twice.
 #
-# **What to read in the sources below.** Most of what they print is the package's machinery.
-# Read only the few lines that make GAE's scan:
+# Slots have names. `X[REWARDS]` is the rewards, `SX[REWARDS]` their (row, time) strides.
+# `P[P_GAMMA]` is γ when it is a constant. The names live in `rltriton_lite/episode.py`.
 #
-# * in `step`: the line that computes `done`, the reset, and the `return` line;
-# * in `values_now_and_next`: the docstring, which says what it returns;
-# * in `_returns_prologue` (two cells down): the line that computes `b`, and the `return` line.
-#   Its first three values are $a$, $b$ and the reset.
+# Helpers read the inputs through these slots. What each returns:
 #
-# Skip the rest on first reading. The slots and `keep` are explained in notebook 00c, section 3.
-# The argument `ahead` is a masked call's look-ahead (notebook 13, section 6). The slot `P_OPEN`
-# flags a window that is part of a longer row, split across processes. Its last step then ends
-# nothing (`docs/DESIGN.md`).
-
-# %%
-for fn in (episode.step, episode.values_now_and_next):
-    print(inspect.getsource(getattr(fn, "fn", fn)))
-
-# %% [markdown]
-# Notebook 01's discounted return, written in these slots. The prologue `_returns_prologue`
-# returns `gamma * lam` as $a$. Plain returns are GAE's scan with $\lambda = 1$, and multiplying
-# by exactly 1.0 changes no bit. The flag `done` is the reset. The bootstrap value is added to $b$
-# only where the return is cut without a termination: `done & ~term`, a truncation or the
-# window's end.
+# * `load(X[REWARDS], SX[REWARDS], row, t, valid, 0.0, ACC)` (`tile.load`): a tile of rewards, as
+#   `ACC`.
+# * `step(X, SX, P, row, t, m, T, ACC)`: `(gamma, lam, terminated, done, valid)`. `done` is
+#   terminated, truncated, or `t == T - 1` (the window's end). `valid` is false on padding.
+# * `values_now_and_next(X, SX, row, t, m, T, ACC)`: $V(s_t)$ and $V(s_{t+1})$. The second is
+#   `next_values[t]`, or `values[t+1]`, and `bootstrap_value` after the last step.
 #
-# The prologue calls `values_now_and_next` at every step, though it uses the values only there.
-# That is for speed: a load masked by the flags would also be correct, but slower (notebook 13,
-# section 3). The epilogue stores $y_t$, 0 on padding.
+# Their source waits in the section after the exercises. You need only what they return.
+#
+# Below is notebook 01's discounted return, written in these slots. Read three lines of
+# `_returns_prologue`:
+#
+# * the `step` call: γ, λ and the flags;
+# * the line that computes `b`: the bootstrap value is added only where the return is cut without
+#   a termination. That is `done & ~term`: a truncation or the window's end;
+# * the `return` line: `gamma * lam` as $a$, then $b$, the reset `done`, `valid` and an empty
+#   `keep`.
+#
+# Plain returns are GAE's scan with $\lambda = 1$. Multiplying by exactly 1.0 changes no bit.
+# Skip the argument `ahead` for now: it comes after the exercises. The epilogue stores $y_t$, 0 on
+# padding.
 
 # %%
 for fn in (returns._returns_prologue, returns._one_output_epilogue):
@@ -240,20 +228,14 @@ for fn in (returns._returns_prologue, returns._one_output_epilogue):
 
 # %% [markdown]
 # GAE's epilogue stores two outputs: the advantages $y_t$, and the returns $y_t + V_t$ with $V_t$
-# taken from `keep`.
+# taken from `keep`. An epilogue takes the prologue's arguments and a few more. `O` and `SO` are
+# the outputs and their strides. `y` is the scanned value at $t$. The full list is after the
+# exercises.
 
 # %%
 print(inspect.getsource(getattr(returns._gae_epilogue, "fn", returns._gae_epilogue)))
 
 # %% [markdown]
-# 01's harness takes the package's arguments in the package's order, with `offs` in place of
-# `SX` and `row`:
-#
-# ```
-# 01's harness (exercises.scan_hook):  (X, P, offs, t, m, T)
-# the package (scan.py):               (X, SX, P, row, t, m, T, ACC)
-# ```
-#
 # **Exercise `gae_prologue`.** Section 2's `gae_pairs` as a Triton hook: write GAE's prologue in
 # the package's slots. The checker runs `rl.gae` with yours in place of the package's
 # (`exercises.package_prologue`).
@@ -275,9 +257,8 @@ print(inspect.getsource(getattr(returns._gae_epilogue, "fn", returns._gae_epilog
 #   `step` and `values_now_and_next`. At a termination there is no bootstrap: write it as a
 #   select, `tl.where`, so a NaN value behind a terminal state is never read into a sum.
 # * **Masks:** the template passes `values_now_and_next` the bounds mask `m`, as the package
-#   does. That is for speed: loads masked by bounds only stay 16-byte vectors (notebook 13,
-#   section 3). The mask `valid` is also correct, since padding is selected away afterwards
-#   either way. (`valid` makes a padded step the identity.)
+#   does. The mask `valid` is also correct, since padding is selected away afterwards either way.
+#   (`valid` makes a padded step the identity.) Why `m` is faster: after the exercises.
 #
 # <details><summary>Hint 1: where to start</summary>
 #
@@ -438,6 +419,58 @@ h200 = profile.committed("gae")  # the H200's table and chart, read by name: not
 
 # %% [markdown] tags=["answer-3"]
 # **Answer 3.** *Your answer here (code for it: in cells under this one).*
+
+# %% [markdown]
+# ## After the exercises: the package's helpers, line by line
+#
+# Optional reading. Your `gae_prologue` called two helpers of `rltriton_lite/episode.py`:
+# `episode.step` and `episode.values_now_and_next`. Here are their source and every slot of the
+# package's hooks. What the names mean:
+#
+# | name | what it is |
+# | --- | --- |
+# | `X`, `SX` | the input tensors (pointers) and their strides, a tuple each. `X[REWARDS]` is the rewards, `SX[REWARDS]` their (row, time) strides. The slot names live in `rltriton_lite/episode.py` |
+# | `P` | the numbers: γ, λ, ... when they are constants (`P[P_GAMMA]`) |
+# | `O`, `SO` | the output tensors and their strides (the epilogue's) |
+# | `row`, `t`, `m` | the tile's row and time indices and the mask of in-bounds elements |
+# | `T` | the row length |
+# | `ACC` | the arithmetic dtype (float32, or float64 for float64 inputs) |
+# | `keep` | values the prologue hands to the epilogue, so nothing is loaded twice |
+# | `y`, `y_in` | the scanned value at $t$, and the value that entered step $t$ ($y_t = b_t + a_t y_{in}$: $y_{t+1}$ in a reverse scan) |
+# | `ahead` | an optional last argument: a masked call's look-ahead; skip it on first reading |
+# | a prologue returns `(a, b, reset, valid, keep)` | your `reset_scan` triple (00c, section 1); `valid`, false on padding (a padded step is the identity); `keep` |
+#
+# **What to read in the source below.** Most of it is the package's machinery. Read a few lines:
+#
+# * in `step`: the line that computes `done`, the reset, and the `return` line;
+# * in `values_now_and_next`: the docstring, which says what it returns.
+#
+# Two more helpers appear in `step`. `load_mask` loads `valid` (in bounds and not padding).
+# `coef` loads a coefficient such as γ, per step or one number. The slots and `keep` are
+# explained in notebook 00c, section 3.
+#
+# **Three details you skipped.**
+#
+# * `ahead` is a masked call's look-ahead (notebook 13, section 6). Without a mask it is `None`.
+#   Then the window's last step is `t == T - 1`.
+# * The slot `P_OPEN` flags a window that is part of a longer row, split across processes. Its
+#   last step then ends nothing (`docs/DESIGN.md`).
+# * `values[t+1]` is the same load as `values[t]`, shifted by one step inside the kernel
+#   (notebook 13, section 3).
+#
+# **Why the masks are the bounds `m`.** Two choices are for speed:
+#
+# * `_returns_prologue` calls `values_now_and_next` at every step, though it uses the values
+#   only where it bootstraps. A load masked by the flags would also be correct, but slower
+#   (notebook 13, section 3).
+# * The `gae_prologue` template passes `values_now_and_next` the bounds mask `m`, as the package
+#   does. Loads masked by bounds only stay 16-byte vectors (notebook 13, section 3). A mask
+#   computed from loaded data would make every load scalar, as the docstring's end says.
+#   The mask `valid` is also correct, since padding is selected away afterwards either way.
+
+# %%
+for fn in (episode.step, episode.values_now_and_next):
+    print(inspect.getsource(getattr(fn, "fn", fn)))
 
 # %% [markdown]
 # ## What you now know
