@@ -2581,7 +2581,7 @@ triple (a_t, b_t, reset_t) = (gamma*lam, delta_t, term_t) with delta_t = r_t + g
 V(s_{t+1}) - V(s_t) written as a select (next_values behind a termination may be NaN), and its
 epilogue storing A_t. Contiguous inputs.
 """, needs="scan", run=_in_chunks(6), recompute=lambda r, v, nv, done, gamma, lam, chunk: reference.gae(
-    r, v, next_values=nv, terminated=done, gamma=gamma, lambda_=lam)[0])
+    r, v, next_values=nv, terminated=done, gamma=gamma, lambda_=lam)[0], hint=lambda *a: _gae_kernel_hint(*a))
 def _gae_kernel_cases(d):
     rng, gamma, lam = d.rng, d.real(0.9, 0.8, 0.99), d.real(0.8, 0.5, 0.95)
     out = []
@@ -2601,6 +2601,25 @@ def _gae_kernel_cases(d):
         out.append((what, (_t(r), _t(v), _t(nv), _t(done, torch.bool), gamma, lam, 64), {}, adv,
                     {DONE: done, **_carry_steps(shape)}))
     return out
+
+
+def _gae_kernel_hint(args, i, bad, got, expected):
+    """GAE with a wrong trace decay a_t (λ, γ, 1 or 0 in place of γλ) or δ_t without γ on V(s_{t+1}),
+    where the answer is that."""
+    r, v, nv, term, gamma, lam, _ = _as_numpy(tuple(args))
+    with np.errstate(all="ignore"):
+        def advantages(decay, discount=gamma):
+            delta = r + np.where(term, 0.0, discount * nv) - v
+            return reference.linear_scan(np.where(term, 0.0, decay), delta)
+        for decay, discount, said in (
+                (lam, gamma, "your trace decays by λ per step, not γλ: a_t = γλ, the discount included"),
+                (gamma, gamma, "your trace decays by γ per step, not γλ: a_t = γλ, λ included"),
+                (1.0, gamma, "your trace does not decay: a_t = γλ, not 1"),
+                (0.0, gamma, "your trace stops at every step (the advantage is δ_t alone): a_t = γλ, not 0"),
+                (gamma * lam, 1.0, "your δ_t has no γ on V(s_{t+1}): δ_t = r_t + γ V(s_{t+1}) - V(s_t)")):
+            if _is_slip(got, advantages(decay, discount), expected):
+                return said[0].upper() + said[1:] + "."
+    return None
 
 
 @jit

@@ -2408,6 +2408,23 @@ def test_a_combine_that_is_not_associative_is_wrong_though_the_interpreter_s_fol
     exercises.check("discounted_max", solution("discounted_max"))  # an associative combine passes the probe
 
 
+@pytest.mark.parametrize("decay, discount, said", [
+    ("lam", "gamma", "decays by λ per step, not γλ"), ("gamma", "gamma", "decays by γ per step, not γλ"),
+    ("one", "gamma", "does not decay"), ("zero", "gamma", "stops at every step"),
+    ("gamma_lam", "one", "δ_t has no γ on V(s_{t+1})")])
+def test_gae_kernel_names_a_wrong_trace_decay(decay, discount, said):
+    """An ordinary step wrong everywhere says little; gae_kernel's usual slips (the multiplier a_t or
+    the discount in δ_t) are recognised and named, and none is named for the right answer."""
+    for case, args, _, expected, *_ in exercises.cases("gae_kernel"):
+        r, v, nv, term, gamma, lam, _ = exercises._as_numpy(tuple(args))
+        value = dict(lam=lam, gamma=gamma, one=1.0, zero=0.0, gamma_lam=gamma * lam)
+        with np.errstate(all="ignore"):
+            delta = r + np.where(term, 0.0, value[discount] * nv) - v
+            got = rl.reference.linear_scan(np.where(term, 0.0, value[decay]), delta)
+        assert said in exercises._gae_kernel_hint(args, None, None, got, expected), case
+        assert exercises._gae_kernel_hint(args, None, None, expected, expected) is None
+
+
 def test_strided_scan_blames_the_addresses_only_where_a_column_s_last_chunk_is_wrong_too():
     """No carry enters a column's last chunk, so a slip in the carry leaves it right: the hint to
     check the addresses is for answers wrong there too, and the carry's marks (the composed reset
