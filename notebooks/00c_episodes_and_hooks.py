@@ -175,14 +175,10 @@ assert torch.isnan(by_multiplying[:2]).all() and torch.isnan(by_kernel[:2]).all(
 # Is it still associative? Composing maps alone does not settle it, because a triple is not just
 # a map. $a$ is ignored when the reset flag is set, so two different triples can be the same map.
 # Notebook 00, section 4, proves it on the triples themselves, case by case: it holds.
-# In Triton the cases are `tl.where`, which picks one value and never computes $0 \cdot \infty$
-# (the flags $\kappa_1$, $\kappa_2$ are `k1`, `k2` in the code):
-#
-# ```python
-# @triton.jit
-# def reset_combine(a1, b1, k1, a2, b2, k2):
-#     return tl.where(k2, a2, a2 * a1), tl.where(k2, b2, b2 + a2 * b1), k1 | k2
-# ```
+# In Triton the cases become `tl.where`, which picks one value and never computes
+# $0 \cdot \infty$. You write that combine, `reset_combine(a1, b1, k1, a2, b2, k2)`, in the
+# exercise below: the formula above, with the flags $\kappa_1$, $\kappa_2$ as `k1`, `k2`. (The
+# checker tries it grouped both ways, so it must be associative.)
 #
 # After the scan, each step holds its composed map $(A_t, B_t, K_t)$ to the chunk's end ($K_t$:
 # the composed flag). The carry must be selected too: $G_t = B_t$ where $K_t$ (an episode ends
@@ -196,18 +192,21 @@ assert torch.isnan(by_multiplying[:2]).all() and torch.isnan(by_kernel[:2]).all(
 # * **Edge cases:** a `NaN` or `inf` reward must stay inside its own episode. That holds whether
 #   the episode end is in the same chunk, or the bad value arrives through the carry from a
 #   later chunk.
+# * **Your combine:** a `@triton.jit` function `reset_combine(a1, b1, k1, a2, b2, k2)` that
+#   returns the composed triple of the formula above, `(a1, b1, k1)` applied first.
 #
 # <details><summary>Hint 1: where to start</summary>
 #
 # Start from `chunked_returns` above, or your own `chunked_scan` from 00b. Three things change:
 # the step becomes a triple, the combine selects, and so does the carry. The text just above
-# gives all three.
+# gives the formula for all three.
 #
 # </details>
 #
 # <details><summary>Hint 2: the plan</summary>
 #
-# * Copy `reset_combine` from the box above into a `@triton.jit` function of yours.
+# * Write `reset_combine`: each case of the formula is a `tl.where` on `k2`; the flag of the
+#   composed run is set if either run's is.
 # * Step $t$ is the triple $(a_t, b_t, \kappa_t) = (\gamma, r_t, \text{term}_t)$. The flag ends
 #   the episode, so $a_t$ stays $\gamma$.
 # * Padding past $T$ is $(1, 0, \text{false})$.
@@ -220,6 +219,10 @@ assert torch.isnan(by_multiplying[:2]).all() and torch.isnan(by_kernel[:2]).all(
 # <details><summary>Hint 3: the key lines</summary>
 #
 # ```python
+# @triton.jit
+# def reset_combine(a1, b1, k1, a2, b2, k2):
+#     return tl.where(k2, ___, a2 * a1), tl.where(k2, ___, ___), ___  # ___: the formula's two cases
+#
 # term = (tl.load(D + row * T + t, mask=m, other=0) != 0) & ___  # ___: may a padding lane reset?
 # a = tl.where(m, ___, 1.0)  # ___: a real step's a_t. Does the flag change it?
 # a_s, b_s, k_s = tl.associative_scan((a, r, term), 0, reset_combine, reverse=True)
