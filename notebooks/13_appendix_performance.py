@@ -26,7 +26,8 @@
 # * **Needs:** notebooks 00c and 08. A GPU only for section 7 and open questions 1 and 3.
 #
 # * **Minimum path:** section 0 and the checked exercise `warp_sectors` (it needs 0.1), then
-#   sections 1 and 5. Sections 2–4, 6 and 7 (the GPU lab) and the open questions can wait.
+#   sections 1 and 5. Sections 2–4, 6 and 7 (the GPU lab), the checked exercise `tiled_scan` (it
+#   needs section 4) and the open questions can wait.
 #
 # The kernels you wrote in notebooks 00b and 00c compute the right numbers. The package's kernel
 # computes the same numbers, only faster. On an H200, at a large batch (16384×1024, forward), its
@@ -806,6 +807,64 @@ def warp_sectors(addresses, nbytes):
 
 # %%
 exercises.attempt("warp_sectors", warp_sectors)
+
+# %% [markdown]
+# **`tiled_scan`** (a kernel). Section 4 said that the package's program owns a **tile**: `ROWS`
+# rows × `BLOCK` steps. Write one: your `reset_scan` from 00c, with `rows` rows per program. Fewer,
+# larger programs are one of the knobs section 7's lab turns; here you learn the 2-D blocks it
+# needs.
+#
+# * **Inputs:** `rewards` (float32) and `terminated` (bool), contiguous, of shape `(B, T)`; then
+#   `gamma`, `chunk` and `rows` (both powers of 2). `B` need not be a multiple of `rows`.
+# * **Returns:** the returns, a `(B, T)` tensor, as `reset_scan` returns them.
+# * **The tile:** launch `triton.cdiv(B, rows)` programs. Program `p` owns rows `p * ROWS` to
+#   `p * ROWS + ROWS - 1`. Each chunk is a `(ROWS, CHUNK)` block, scanned by one
+#   `tl.associative_scan` along axis 1. The carry is one value per row: a block of `ROWS` values.
+# * **Edge cases:** a last tile with rows past `B`, rows of several chunks, and NaN and inf after
+#   episode ends (they must stay in their own episode, across chunks too).
+#
+# <details><summary>Hint 1: where to start</summary>
+#
+# Start from your `reset_scan`, its `reset_combine` included. Every 1-D block of `CHUNK` steps
+# becomes a 2-D block of `(ROWS, CHUNK)`. What was one number per program (the row, the carry)
+# becomes a block of `ROWS`. Two 1-D blocks make a 2-D one by broadcasting, as in NumPy:
+# `x[:, None]` and `y[None, :]`.
+#
+# </details>
+#
+# <details><summary>Hint 2: the plan</summary>
+#
+# * The program's rows: `p * ROWS + tl.arange(0, ROWS)`. The steps `t` of a chunk as before.
+# * The offsets of the tile: row `r`, step `t` is at `r * T + t`, built from the two 1-D blocks.
+# * The mask has two parts: the row is below `B`, and the step is below `T`.
+# * Scan along the axis that is time. The combine is unchanged: it works elementwise.
+# * The carry starts as a block of `ROWS` zeros. In the select, each row reads its own carry.
+# * The new carry: each row's value at the chunk's first step, one number per row.
+#
+# </details>
+#
+# <details><summary>Hint 3: the key lines</summary>
+#
+# ```python
+# rows = tl.program_id(0) * ROWS + tl.arange(0, ROWS)
+# offs = ___  # (ROWS, CHUNK): row r, step t at r * T + t
+# m = ___     # both parts: the row below B, the step below T
+# a_s, b_s, k_s = tl.associative_scan((a, r, term), ___, reset_combine, reverse=True)  # which axis is time?
+# g = tl.where(k_s, b_s, b_s + a_s * ___)  # each row its own carry: a (ROWS,) block against (ROWS, CHUNK)
+# carry = tl.sum(tl.where(___, g, 0.0), ___)  # each row's G at the chunk's first step
+# ```
+#
+# </details>
+#
+# On a GPU, section 7's timer can compare `rows` 1, 2, 4 and 8 at 4096 × 128: the optional part.
+
+# %%
+def tiled_scan(rewards, terminated, gamma, chunk, rows):
+    # YOUR CODE: a @triton.jit kernel above this function, launched on triton.cdiv(B, rows) programs
+    raise NotImplementedError
+
+# %%
+exercises.attempt("tiled_scan", tiled_scan)
 
 # %% [markdown]
 # Without a checker:

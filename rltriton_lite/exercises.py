@@ -869,7 +869,8 @@ class _OutOfBounds(Exception):
 
 
 SEEN = {"launches": 0, "atomics": 0, "widest_scan": 0, "scalar_loads": 0,  # under the interpreter, while a check runs
-        "not_associative": None}  # per call: None (no combine of the student's tried yet), "" or where it is not
+        "not_associative": None,  # per call: None (no combine of the student's tried yet), "" or where it is not
+        "tallest_scan": 0}  # the most rows (elements across the axes not scanned) a tl.associative_scan took
 
 
 @dataclass(frozen=True, eq=False)
@@ -1086,6 +1087,8 @@ def _interpreting(poison_scans=False):
     def scan(self, input):
         first = input[0] if isinstance(input, tuple) else input
         SEEN["widest_scan"] = max(SEEN["widest_scan"], int(np.shape(first.handle.data)[self.axis]))
+        SEEN["tallest_scan"] = max(SEEN["tallest_scan"], int(np.size(first.handle.data)
+                                                               // max(1, np.shape(first.handle.data)[self.axis])))
         result = saved[scans, "apply"](self, input)
         if SEEN["not_associative"] is None and _the_student_s(getattr(self.combine_fn, "fn", self.combine_fn)):
             SEEN["not_associative"] = _associativity(self, input)
@@ -3600,3 +3603,57 @@ def _warp_sectors_cases(d):
     return [(what, (np.asarray(addresses, dtype=np.int64), nbytes), {},
              _key("warp_sectors", np.asarray(addresses, dtype=np.int64), nbytes))
             for what, addresses, nbytes in cases]
+
+
+def _in_tiles(chunk_at, rows_at):
+    """The runner of tiled_scan: _in_chunks' rules, and a tile of ``rows`` rows per program: the student's
+    kernel launched on cdiv(B, rows) programs, and (under the interpreter) a tl.associative_scan over as many
+    rows as a program owns."""
+    chunked = _in_chunks(chunk_at)
+
+    def run(fn, args, kw):
+        SEEN["tallest_scan"], before = 0, len(LAUNCHES)
+        out = chunked(fn, args, kw)
+        B, rows = args[0].shape[0], args[rows_at]
+        programs = [_programs(launch) for launch in LAUNCHES[before:] if launch.mine]
+        if programs and -(-B // rows) not in programs:
+            raise _RuleBroken(
+                f"your kernel ran on {programs[0]} programs where {B} rows in tiles of rows={rows} make "
+                f"{-(-B // rows)}: launch one program per tile, grid (triton.cdiv(B, rows),), each owning rows "
+                f"pid * ROWS to pid * ROWS + ROWS - 1")
+        if INTERPRET and SEEN["tallest_scan"] and SEEN["tallest_scan"] < min(rows, B):
+            raise _RuleBroken(
+                f"your kernel's tl.associative_scan took {SEEN['tallest_scan']} row(s) at a time where a program owns "
+                f"{rows}: scan the (ROWS, CHUNK) tile at once, along axis 1, one scan per chunk for all its rows")
+        return out
+    return run
+
+
+@_exercise("tiled_scan", "13_appendix_performance", "kernel", stream=23, task="""
+tiled_scan(rewards, terminated, gamma, chunk, rows) -> returns, (B, T): reset_scan (00c) with a
+tile of `rows` rows per program. Launch triton.cdiv(B, rows) programs; program p owns rows
+p * ROWS to p * ROWS + ROWS - 1 (those past B masked off) and walks their chunks of CHUNK steps
+from the last one down. Each chunk is a (ROWS, CHUNK) block: one tl.associative_scan along axis 1
+(reverse=True) with your reset_combine, and a carry per row (a block of ROWS values) selected as in
+reset_scan. Contiguous inputs; B need not be a multiple of rows.
+""", needs="scan", run=_in_tiles(3, 4), recompute=lambda r, done, gamma, chunk, rows: reference.discounted_returns(
+    r, gamma=gamma, terminated=done), window_end=_ROW_END)
+def _tiled_scan_cases(d):
+    rng, gamma = d.rng, d.real(0.9, 0.8, 0.99)
+    out = []
+    for shape, chunk, rows, what in (
+            ((4, d.int(20, 8, 40)), 32, 4, "one tile, one chunk"),
+            ((d.int(5, 5, 7), d.int(150, 100, 190)), 32, 4, "a last tile with rows past B, several chunks"),
+            ((d.int(6, 5, 11), d.int(200, 140, 250)), 64, 2, "NaN and inf after episode ends, across chunks")):
+        r, done = rng.normal(size=shape), _flags(rng, shape, 0.03)
+        done[0, -1] = True  # an episode end at the window's last step
+        if "NaN" in what:  # an end in the second chunk, then a bad reward in the chunk after: the carry is NaN
+            done[:, chunk + 3] = True
+            r[0, 2 * chunk + 1], r[-1, 2 * chunk + 5] = np.nan, np.inf
+            done[0, chunk + 4:2 * chunk + 1] = False
+            done[-1, chunk + 4:2 * chunk + 5] = False
+        out.append((f"{what}, shape {shape}, chunk {chunk}, rows {rows}",
+                    (_t(r), _t(done, torch.bool), gamma, chunk, rows), {},
+                    reference.discounted_returns(r, gamma=gamma, terminated=done),
+                    {DONE: done, **_carry_steps(shape, chunk), **_reset_before_the_carry(done, chunk)}))
+    return out

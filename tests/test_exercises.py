@@ -271,6 +271,62 @@ def _discounted_max_one_step_combine(R, D, M, gamma, T, CHUNK: tl.constexpr):
         carry = tl.max(tl.where(t == c * CHUNK, out, float("-inf")), 0)
 
 
+@triton.jit
+def _tiled_variant(R, D, G, gamma, B, T, CHUNK: tl.constexpr, ROWS: tl.constexpr, ONE_CARRY: tl.constexpr,
+                   CARRY_READ: tl.constexpr):
+    """tiled_scan's solution with one of its mistakes switched on."""
+    rows = tl.program_id(0) * ROWS + tl.arange(0, ROWS)
+    carry = tl.zeros((ROWS,), dtype=tl.float32)
+    n_chunks = tl.cdiv(T, CHUNK)
+    for i in range(0, n_chunks):
+        c = n_chunks - 1 - i
+        t = c * CHUNK + tl.arange(0, CHUNK)
+        m = (rows < B)[:, None] & (t < T)[None, :]
+        offs = rows[:, None] * T + t[None, :]
+        r = tl.load(R + offs, mask=m, other=0.0)
+        term = (tl.load(D + offs, mask=m, other=0) != 0) & m
+        a_s, b_s, k_s = tl.associative_scan((tl.where(m, gamma, 1.0), r, term), 1, _reset_combine, reverse=True)
+        if CARRY_READ:
+            g = b_s + a_s * carry[:, None]  # the carry read where the composed reset flag is set
+        else:
+            g = tl.where(k_s, b_s, b_s + a_s * carry[:, None])
+        tl.store(G + offs, g, mask=m)
+        first = tl.where(t[None, :] == c * CHUNK, g, 0.0)
+        if ONE_CARRY:
+            carry = tl.zeros((ROWS,), dtype=tl.float32) + tl.sum(tl.sum(first, 1), 0)  # the tile's rows summed
+        else:
+            carry = tl.sum(first, 1)
+
+
+@triton.jit
+def _tiled_row_by_row(R, D, G, gamma, B, T, CHUNK: tl.constexpr, ROWS: tl.constexpr):
+    """A program per tile that walks its rows one after another, reset_scan's 1-D scan on each."""
+    for j in range(0, ROWS):
+        row = tl.program_id(0) * ROWS + j
+        carry = 0.0
+        n_chunks = tl.cdiv(T, CHUNK)
+        for i in range(0, n_chunks):
+            c = n_chunks - 1 - i
+            t = c * CHUNK + tl.arange(0, CHUNK)
+            m = (t < T) & (t * 0 + row < B)  # (a block: a scalar bool cannot mask a block in the interpreter)
+            r = tl.load(R + row * T + t, mask=m, other=0.0)
+            term = (tl.load(D + row * T + t, mask=m, other=0) != 0) & m
+            a_s, b_s, k_s = tl.associative_scan((tl.where(m, gamma, 1.0), r, term), 0, _reset_combine, reverse=True)
+            g = tl.where(k_s, b_s, b_s + a_s * carry)
+            tl.store(G + row * T + t, g, mask=m)
+            carry = tl.sum(tl.where(t == c * CHUNK, g, 0.0), 0)
+
+
+def _tiled_with(**mistake):
+    def tiled_scan(rewards, terminated, gamma, chunk, rows):
+        out = torch.zeros_like(rewards)
+        B, T = rewards.shape
+        _tiled_variant[(triton.cdiv(B, rows),)](rewards, terminated, out, gamma, B, T, CHUNK=chunk, ROWS=rows,
+                                                **{**dict(ONE_CARRY=False, CARRY_READ=False), **mistake})
+        return out
+    return tiled_scan
+
+
 def _discounted_max_with(**mistake):
     return _variant("discounted_max", _discounted_max_variant, torch.zeros_like,
                     {**dict(ZERO_IDENTITY=False, SWAPPED=False, MULTIPLIED=False, NO_CARRY=False), **mistake})
@@ -432,6 +488,10 @@ def wrong_answers(name: str):
             ("the combine's operands in the wrong order ((a2, b2) applied first)", _chunked_with(SWAPPED=True)),
             ("off by one in the reversed chunk index (c = n_chunks - i): chunk 0 never stored",
              _chunked_with(CHUNK_OFF_BY_ONE=True)),
+        ],
+        "tiled_scan": [
+            ("one carry for the tile, its rows' values summed", _tiled_with(ONE_CARRY=True)),
+            ("the carry read where the composed reset flag is set", _tiled_with(CARRY_READ=True)),
         ],
         "reset_scan": [
             ("multiplies by 0 (chunked_scan's arithmetic)", solution("chunked_scan")),
@@ -1491,6 +1551,7 @@ PURE_TORCH = {  # the same functions in PyTorch, right on every case: a Triton n
     "block_scan": lambda r, d, g, last: _torch_returns(r, d, g, last),
     "chunked_scan": lambda r, d, g, c: _torch_returns(r, d, g),
     "reset_scan": lambda r, d, g, c: _torch_returns(r, d, g),
+    "tiled_scan": lambda r, d, g, c, rows: _torch_returns(r, d, g),
     "gae_kernel": lambda r, v, nv, d, g, lam, c: _torch_returns(r + torch.where(d, 0.0, g * nv) - v, d, g * lam),
     "strided_scan": lambda r, d, g, c: _torch_returns(r.t(), d.t(), g).t(),
     "discounted_max": lambda r, d, g, c: _torch_discounted_max(r, d, g),
@@ -2423,6 +2484,30 @@ def test_gae_kernel_names_a_wrong_trace_decay(decay, discount, said):
             got = rl.reference.linear_scan(np.where(term, 0.0, value[decay]), delta)
         assert said in exercises._gae_kernel_hint(args, None, None, got, expected), case
         assert exercises._gae_kernel_hint(args, None, None, expected, expected) is None
+
+
+def test_tiled_scan_asks_for_a_tile_of_rows_per_program():
+    """Right values from one program per row (reset_scan's kernel), or from a tile whose rows are scanned
+    one at a time, break the task's rule: a (ROWS, CHUNK) tile per program, one scan along axis 1."""
+    reset = solution("reset_scan")
+    per_row = lambda r, d, g, c, rows: reset(r, d, g, c)  # noqa: E731
+    with pytest.raises(AssertionError, match=r"^tiled_scan, .*your kernel ran on 4 programs where 4 rows in tiles "
+                                             r"of rows=4 make 1: launch one program per tile"):
+        exercises.check("tiled_scan", per_row)
+    assert exercises.score("tiled_scan", per_row)[0] == 0  # a rule broken: no partial credit
+
+    def row_by_row(rewards, terminated, gamma, chunk, rows):
+        out = torch.zeros_like(rewards)
+        B, T = rewards.shape
+        _tiled_row_by_row[(triton.cdiv(B, rows),)](rewards, terminated, out, gamma, B, T, CHUNK=chunk, ROWS=rows)
+        return out
+    if exercises.INTERPRET:  # the scans' height is the interpreter's to see
+        with pytest.raises(AssertionError, match=r"^tiled_scan, .*tl\.associative_scan took 1 row\(s\) at a time "
+                                                 r"where a program owns 4: scan the \(ROWS, CHUNK\) tile at once"):
+            exercises.check("tiled_scan", row_by_row)
+    else:
+        exercises.check("tiled_scan", row_by_row)  # compiled, the right values of a tile's grid pass
+    assert exercises.check("tiled_scan", solution("tiled_scan")) is None
 
 
 def test_strided_scan_blames_the_addresses_only_where_a_column_s_last_chunk_is_wrong_too():
