@@ -2508,6 +2508,15 @@ def test_tiled_scan_asks_for_a_tile_of_rows_per_program():
     else:
         exercises.check("tiled_scan", row_by_row)  # compiled, the right values of a tile's grid pass
     assert exercises.check("tiled_scan", solution("tiled_scan")) is None
+    kernel = solution("tiled_scan").__globals__["_tiled_returns"]
+
+    def grid_by_function(rewards, terminated, gamma, chunk, rows):  # a grid the checker cannot count: let be
+        out = torch.empty_like(rewards)
+        B, T = rewards.shape
+        kernel[lambda meta: (triton.cdiv(B, meta["ROWS"]),)](rewards, terminated, out, gamma, B, T, CHUNK=chunk,
+                                                             ROWS=rows)
+        return out
+    assert exercises.check("tiled_scan", grid_by_function) is None
 
 
 def test_strided_scan_blames_the_addresses_only_where_a_column_s_last_chunk_is_wrong_too():
