@@ -231,7 +231,7 @@ print(inspect.getsource(getattr(scan.combine, "fn", scan.combine)))
 # %% [markdown]
 # The order is the same as `combine`'s. `(a_l, b_l, k_l)` is the run scanned so far, applied
 # first. `(a_r, b_r, k_r)` is the run after it in scan order (one step or several, in a tree
-# scan). Is the combine with the flag still associative? Write the reset flag $\kappa$ (`r` in the
+# scan). Is the combine with the flag still associative? Write the reset flag $\kappa$ (`k` in the
 # code). Read a triple $(a, b, \kappa)$ as the map $y \mapsto b$ if $\kappa$, else $a y + b$. The
 # combine is composition of these maps. But "composition is associative" is not enough here. Two
 # triples can be the same map ($a$ is ignored when $\kappa$ is set), so the combine has to be

@@ -281,12 +281,17 @@ print("EMA by one forward associative scan == the loop")
 # Swap the two halves of `affine_combine` (`a1 * a2, b1 + a1 * b2`) and run the cell again.
 # The check fails, because the composition is applied in the wrong order.
 #
-# **On a CPU the scan is a loop.** Under the interpreter (`TRITON_INTERPRET=1`, this course on a
-# CPU), `tl.associative_scan` is a sequential fold. It combines the result so far with one new
-# element at a time. So a combine that is not associative could still give right values on a
-# CPU, and fail on a GPU, where the tree regroups the runs. The checkers close that gap: they try
-# your combine on runs of the scan's own elements, grouped both ways, and say so if it is not
-# associative.
+# **On a CPU the scan is a tree too.** Triton's interpreter (`TRITON_INTERPRET=1`, this course on
+# a CPU) would run `tl.associative_scan` as a loop, one element at a time. Importing
+# `rltriton_lite` makes it run the scan as a GPU does, as a tree on whole blocks: a Hillis–Steele
+# scan of $\log_2(\text{BLOCK})$ rounds, where each element takes the combine of the run ending
+# $k$ before it and its own run, for $k = 1, 2, 4, \dots$ So your combine meets runs with runs,
+# and one that is not associative gives wrong values on a CPU too. The checkers also try your
+# combine on the scan's own elements grouped both ways, and say so if it is not associative.
+#
+# Two consequences. Your combine is called on whole blocks, so a `print` inside it shows blocks.
+# And a combine with Python control flow on its values (`if k2:`) cannot run on blocks: the
+# interpreter then falls back to the loop, and a GPU's compiler refuses it.
 #
 # A combine with its two arguments in the wrong order is wrong on both, but only inputs whose
 # order matters show it. That is why the checkers test your combine on cases where the order

@@ -495,9 +495,9 @@ print("the time split gives the same returns")
 #
 # * **It runs programs one after another.** So programs that race on the same memory look fine.
 #
-# * **Its `tl.associative_scan` is a sequential fold.** So a combine that is not associative can
-#   give right values there and fail on a GPU's tree of combines. The checkers close that gap for
-#   your combines: they try each on the scan's own elements, grouped both ways.
+# * **Its `tl.associative_scan` is a loop over the elements.** Importing `rltriton_lite` replaces
+#   it with a tree on whole blocks (00b, section 2), so a combine that is not associative shows on
+#   a CPU too. The checkers also try your combines grouped both ways.
 #
 # Conversely, some of the checkers' checks run only in the interpreter. They check a chunked scan's
 # width, Python's `min` and `and` on blocks, and which elements a kernel stored. Grading runs there
@@ -905,6 +905,6 @@ exercises.attempt("tiled_scan", tiled_scan)
 # * **Two levels.** Inside a chunk, each thread composes a vector of consecutive steps in
 #   registers. Only the vectors' maps go through `tl.associative_scan`.
 #
-# * **The interpreter** does not guard memory, runs programs one after another, and folds scans in
-#   order. So a race can pass there and fail on a GPU (a combine that is not associative cannot:
-#   the checkers try it grouped both ways).
+# * **The interpreter** does not guard memory and runs programs one after another. So a race can
+#   pass there and fail on a GPU. (Its scans run as a tree once `rltriton_lite` is imported, and
+#   the checkers try a combine grouped both ways: a combine that is not associative cannot pass.)

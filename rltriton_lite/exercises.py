@@ -296,7 +296,7 @@ def check(name: str, fn: Callable, seed: int | None = None) -> None:
     must go through a ``torch.autograd.Function`` with Triton in both passes, ``n_step_returns``
     must not loop over time in Python; under the interpreter, a combine of the student's that a
     ``tl.associative_scan`` applies must be associative (tried on the scan's own elements, both
-    groupings: the interpreter's fold alone would not show it). Write it yourself: while ``fn``
+    groupings: the bug named, whatever the values). Write it yourself: while ``fn``
     runs, the package's answers
     (its compute functions, ``reference``, ``_torch_path``, the integrations' drop-ins, its
     prologues and epilogues, ``scan_hook``/``map_hook`` where the kernel itself is asked for, and
@@ -646,10 +646,10 @@ def _expected(ex, seed, i):
     return case[3], (case[4] if len(case) > 4 else {})
 
 
-NOT_ASSOCIATIVE = ("your combine is not associative: {}. Under the interpreter tl.associative_scan is a left fold, "
-                   "which only ever combines a run of steps with one step; on a GPU it combines runs with runs, in a "
-                   "tree, and a combine that is right for one step only gives other values there. Compose two runs "
-                   "on paper, each part of the pair (or triple) included (notebook 00, section 2).")
+NOT_ASSOCIATIVE = ("your combine is not associative: {}. A scan groups the steps in a tree (on a GPU, and here in "
+                   "the interpreter too): it combines runs of steps with runs, and the result must not depend on how "
+                   "they are grouped. A combine right only where a run meets one step is not. Compose two runs on "
+                   "paper, each part of the pair (or triple) included (notebook 00, section 2).")
 TRITON_HINT = ("(In Triton, on blocks: &, |, ~ rather than and, or, not; tl.minimum, tl.maximum rather than "
                "min, max; tl.where rather than if; flags as tl.load(...) != 0. Under the interpreter print(x) "
                "shows a block.)")
@@ -1091,7 +1091,7 @@ def _interpreting(poison_scans=False):
                                                                // max(1, np.shape(first.handle.data)[self.axis])))
         result = saved[scans, "apply"](self, input)
         if SEEN["not_associative"] is None and _the_student_s(getattr(self.combine_fn, "fn", self.combine_fn)):
-            SEEN["not_associative"] = _associativity(self, input)
+            SEEN["not_associative"] = _associativity(self, input, result)
         if poison_scans:
             for r in result if isinstance(result, tuple) else (result,):
                 if np.issubdtype(r.handle.data.dtype, np.floating):  # a finite value: 0 * x or x - x hides no NaN
@@ -1110,15 +1110,25 @@ def _interpreting(poison_scans=False):
             setattr(owner, key, fn)
 
 
-def _associativity(op, input) -> str:
+def _associativity(op, input, result=()) -> str:
     """Where the student's combine, as a ``tl.associative_scan`` (``op``, the interpreter's) applies it, is not
     associative on the scan's own elements: three random orders of them, p, q and s, both groupings compared
-    ("" where they agree). The interpreter's scan is a left fold, which combines a run with one element only;
-    a GPU's combines runs with runs, in a tree, and gives other values for a combine that is not associative."""
+    ("" where they agree). A scan's tree (a GPU's; the interpreter's too, as the package runs it) groups the
+    steps one way; this names the combine as the bug whatever values that grouping gives."""
     arrays = [np.asarray(x.handle.data).reshape(-1) for x in input]
+    n = arrays[0].size
+    # the real steps: padding lanes are all one tuple (the identity), left out where the commonest repeats
+    _, kind, count = np.unique(np.stack([a.astype(np.float64) for a in arrays], 1), axis=0, return_inverse=True,
+                               return_counts=True)
+    real = np.flatnonzero(kind.reshape(-1) != count.argmax()) if count.max() > 1 else np.arange(n)
+    if real.size == 0:
+        return ""
+    pool = [a[real] for a in arrays]
+    if len(result) == len(input):  # and the scan's composed runs at those steps: runs meet runs
+        pool = [np.concatenate((a, np.asarray(x.handle.data).reshape(-1)[real])) for a, x in zip(pool, result)]
     rng = np.random.default_rng(0)
-    p, q, s = ([op.to_tensor(a[order], x.dtype) for a, x in zip(arrays, input)]
-               for order in (rng.permutation(arrays[0].size) for _ in range(3)))
+    p, q, s = ([op.to_tensor(a[order], x.dtype) for a, x in zip(pool, input)]
+               for order in (rng.integers(0, pool[0].size, n) for _ in range(3)))
 
     def combine(x, y):
         out = op.combine_fn.fn(*x, *y)

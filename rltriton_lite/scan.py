@@ -44,18 +44,18 @@ from .tile import load, load_flag, pack, store, unpack
 
 # ---- Composing affine steps ------------------------------------------------------------------------
 @jit
-def combine(a_l, b_l, r_l, a_r, b_r, r_r):
+def combine(a_l, b_l, k_l, a_r, b_r, k_r):
     """Compose two affine steps in scan order.
 
     ``(a_l, b_l)`` is the map of a run of steps applied first (the later ones, in a reverse
     scan), ``(a_r, b_r)`` the map of the run applied after it, one step or several in a tree
-    scan; ``r`` marks a reset inside a run. The composition is
+    scan; ``k`` marks a reset inside a run. The composition is
     ``y = b_r + a_r * (b_l + a_l * carry)``, unless the second run resets, in which case what lies
     behind its reset is ignored (selected away, never multiplied by zero).
     """
-    a = tl.where(r_r, a_r, a_r * a_l)
-    b = tl.where(r_r, b_r, b_r + a_r * b_l)
-    return a, b, r_l | r_r
+    a = tl.where(k_r, a_r, a_r * a_l)
+    b = tl.where(k_r, b_r, b_r + a_r * b_l)
+    return a, b, k_l | k_r
 
 
 @jit

@@ -251,9 +251,9 @@ def _max_combine_one_step(g1, c1, k1, g2, c2, k2):  # g2 where the composed g2 *
 
 @triton.jit
 def _discounted_max_one_step_combine(R, D, M, gamma, T, CHUNK: tl.constexpr):
-    """discounted_max with a combine that is right when a run meets one step (the interpreter's left fold) and
-    wrong when it meets a run (a GPU's tree), and the carry's discount computed apart, gamma^(steps to the next
-    chunk): every value right under the interpreter, the combine not associative."""
+    """discounted_max with a combine that is right when a run meets one step (a fold, as Triton's own interpreter
+    runs a scan) and wrong when it meets a run (a tree), and the carry's discount computed apart, gamma^(steps to
+    the next chunk): every value right in a fold, the combine not associative."""
     row = tl.program_id(0)
     carry = float("-inf")
     n_chunks = tl.cdiv(T, CHUNK)
@@ -325,6 +325,29 @@ def _tiled_with(**mistake):
                                                 **{**dict(ONE_CARRY=False, CARRY_READ=False), **mistake})
         return out
     return tiled_scan
+
+
+@triton.jit
+def _reset_combine_drops_a1(a1, b1, k1, a2, b2, k2):  # a2 where a2 * a1 belongs: right for one step only
+    return a2, tl.where(k2, b2, b2 + a2 * b1), k1 | k2
+
+
+@triton.jit
+def _reset_scan_dropping_a1(R, D, G, gamma, T, CHUNK: tl.constexpr):
+    row = tl.program_id(0)
+    carry = 0.0
+    n_chunks = tl.cdiv(T, CHUNK)
+    for i in range(0, n_chunks):
+        c = n_chunks - 1 - i
+        t = c * CHUNK + tl.arange(0, CHUNK)
+        m = t < T
+        r = tl.load(R + row * T + t, mask=m, other=0.0)
+        done = (tl.load(D + row * T + t, mask=m, other=0) != 0) & m
+        a_s, b_s, k_s = tl.associative_scan((tl.where(m, gamma, 1.0), r, done), 0, _reset_combine_drops_a1,
+                                            reverse=True)
+        g = tl.where(k_s, b_s, b_s + a_s * carry)
+        tl.store(G + row * T + t, g, mask=m)
+        carry = tl.sum(tl.where(t == c * CHUNK, g, 0.0), 0)
 
 
 def _discounted_max_with(**mistake):
@@ -475,7 +498,7 @@ def wrong_answers(name: str):
         "block_scan": [
             ("ignores terminations", lambda r, d, g, v: s(r, no_flags(d), g, v)),
             ("a forward scan", lambda r, d, g, v: s(r.flip(0), d.flip(0), g, v).flip(0)),
-            ("a combine that drops a1 (right for a sequential fold: only A shows it)",
+            ("a combine that drops a1 (right for Triton's own sequential fold: only A shows it)",
              lambda r, d, g, v: s(r, d, g, 0.0) + v * g * (~d)),  # A_t = a_t alone
             ("bootstraps last_value at a terminal last step", lambda r, d, g, v: s(r, not_at_the_end(d), g, v)),
         ],
@@ -2452,15 +2475,29 @@ def test_warp_sectors_names_each_usual_slip(slip, said):
     assert exercises._sectors_hint(np.arange(0, 128, 4), 4, 4, 4) is None  # the right count is no slip
 
 
-def test_a_combine_that_is_not_associative_is_wrong_though_the_interpreter_s_fold_gets_every_value_right():
-    """The interpreter's tl.associative_scan is a left fold: a combine right only where a run meets one step
-    gives right values there, and other values on a GPU, whose scan combines runs with runs. The checker
-    tries the student's combine on three orders of the scan's own elements, both groupings: the combine is
-    named as the bug, before the values (compiled, the GPU's scan gets the values wrong)."""
+def test_a_combine_that_is_not_associative_is_named_on_a_short_row_too():
+    """reset_scan's first case is one row of 8 to 16 steps in a chunk of 64: most of the scan's lanes are
+    padding, the identity, with which any combine agrees. The probe draws from the real steps and the
+    scan's composed runs at them, so a combine that drops a1 is named there (the third review's case)."""
+    dropping = _variant("reset_scan", _reset_scan_dropping_a1, torch.zeros_like, {})
+    if exercises.INTERPRET:
+        with pytest.raises(AssertionError, match=r"^reset_scan, a NaN after an episode end, one chunk, shape \(1, "
+                                                 r"\d+\), chunk 64: your combine is not associative"):
+            exercises.check("reset_scan", dropping)
+    else:
+        with pytest.raises(AssertionError):
+            exercises.check("reset_scan", dropping)
+
+
+def test_a_combine_that_is_not_associative_is_named_as_the_bug():
+    """A combine right only where a run meets one step (as Triton's own interpreter, a fold, would
+    apply it) gives other values where a scan's tree combines runs with runs (a GPU's; the interpreter's
+    as the package runs it). The checker tries the student's combine on the scan's own elements, both
+    groupings: the combine is named as the bug, before the values (compiled, the values are wrong)."""
     one_step = _variant("discounted_max", _discounted_max_one_step_combine, torch.zeros_like, {})
     if exercises.INTERPRET:
         with pytest.raises(AssertionError, match=r"^discounted_max, .*your combine is not associative: result 1 of "
-                                                 r"\(p ⊕ q\) ⊕ s is .* left fold"):
+                                                 r"\(p ⊕ q\) ⊕ s is .* groups the steps in a tree"):
             exercises.check("discounted_max", one_step)
     else:
         with pytest.raises(AssertionError):
