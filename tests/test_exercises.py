@@ -129,8 +129,13 @@ def _chunked_with(**mistake):
 
 
 @triton.jit
+def _reset_combine_drops_a1(a1, b1, k1, a2, b2, k2):  # a2 where a2 * a1 belongs: right for one step only
+    return a2, tl.where(k2, b2, b2 + a2 * b1), k1 | k2
+
+
+@triton.jit
 def _reset_scan_variant(R, D, G, gamma, T, CHUNK: tl.constexpr, CARRY_BY_PRODUCT: tl.constexpr,
-                        CARRY_READ: tl.constexpr, CARRY_MULTIPLIED: tl.constexpr):
+                        CARRY_READ: tl.constexpr, CARRY_MULTIPLIED: tl.constexpr, DROPS_A1: tl.constexpr = False):
     """reset_scan's solution with one of 00c's mistakes switched on."""
     row = tl.program_id(0)
     carry = 0.0
@@ -141,7 +146,11 @@ def _reset_scan_variant(R, D, G, gamma, T, CHUNK: tl.constexpr, CARRY_BY_PRODUCT
         m = t < T
         r = tl.load(R + row * T + t, mask=m, other=0.0)
         done = (tl.load(D + row * T + t, mask=m, other=0) != 0) & m
-        a_s, b_s, r_s = tl.associative_scan((tl.where(m, gamma, 1.0), r, done), 0, _reset_combine, reverse=True)
+        if DROPS_A1:
+            a_s, b_s, r_s = tl.associative_scan((tl.where(m, gamma, 1.0), r, done), 0, _reset_combine_drops_a1,
+                                                reverse=True)
+        else:
+            a_s, b_s, r_s = tl.associative_scan((tl.where(m, gamma, 1.0), r, done), 0, _reset_combine, reverse=True)
         if CARRY_READ:
             g = b_s + a_s * carry  # the carry read where the composed reset flag is set
         elif CARRY_MULTIPLIED:
@@ -325,29 +334,6 @@ def _tiled_with(**mistake):
                                                 **{**dict(ONE_CARRY=False, CARRY_READ=False), **mistake})
         return out
     return tiled_scan
-
-
-@triton.jit
-def _reset_combine_drops_a1(a1, b1, k1, a2, b2, k2):  # a2 where a2 * a1 belongs: right for one step only
-    return a2, tl.where(k2, b2, b2 + a2 * b1), k1 | k2
-
-
-@triton.jit
-def _reset_scan_dropping_a1(R, D, G, gamma, T, CHUNK: tl.constexpr):
-    row = tl.program_id(0)
-    carry = 0.0
-    n_chunks = tl.cdiv(T, CHUNK)
-    for i in range(0, n_chunks):
-        c = n_chunks - 1 - i
-        t = c * CHUNK + tl.arange(0, CHUNK)
-        m = t < T
-        r = tl.load(R + row * T + t, mask=m, other=0.0)
-        done = (tl.load(D + row * T + t, mask=m, other=0) != 0) & m
-        a_s, b_s, k_s = tl.associative_scan((tl.where(m, gamma, 1.0), r, done), 0, _reset_combine_drops_a1,
-                                            reverse=True)
-        g = tl.where(k_s, b_s, b_s + a_s * carry)
-        tl.store(G + row * T + t, g, mask=m)
-        carry = tl.sum(tl.where(t == c * CHUNK, g, 0.0), 0)
 
 
 def _discounted_max_with(**mistake):
@@ -2479,7 +2465,7 @@ def test_a_combine_that_is_not_associative_is_named_on_a_short_row_too():
     """reset_scan's first case is one row of 8 to 16 steps in a chunk of 64: most of the scan's lanes are
     padding, the identity, with which any combine agrees. The probe draws from the real steps and the
     scan's composed runs at them, so a combine that drops a1 is named there (the third review's case)."""
-    dropping = _variant("reset_scan", _reset_scan_dropping_a1, torch.zeros_like, {})
+    dropping = _reset_scan_with(DROPS_A1=True)
     if exercises.INTERPRET:
         with pytest.raises(AssertionError, match=r"^reset_scan, a NaN after an episode end, one chunk, shape \(1, "
                                                  r"\d+\), chunk 64: your combine is not associative"):
