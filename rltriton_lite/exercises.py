@@ -824,11 +824,14 @@ def _hint(ex, bad, at, marks, got, expected, own=None):
     after the step's marks, in place of the "every element" and ordinary-step hints."""
     scan = ex.scan
     everywhere = bad.size > 1 and bad.all()
-    # an error that stays at its step (ex.local) and is everywhere is in the formula, not at one step
-    said = [] if ex.local and everywhere else [f"{what}" for what, m in marks.items() if np.asarray(m)[at]]
+    # an error that stays at its step (ex.local) and is everywhere is in the formula, not at one step; a hint
+    # that names what the whole answer is (_Whole) leaves the step's marks out: they would point elsewhere
+    said = [] if (ex.local and everywhere) or isinstance(own, _Whole) else [
+        f"{what}" for what, m in marks.items() if np.asarray(m)[at]]
     said = [what for what in said if AT_WINDOW_END.get(what) not in said]  # the window-end mark says it all
     start = bad.shape[-1] - 1 if scan == "reverse" else 0  # the step a scan starts from
-    first = scan is not None and bad.ndim > 0 and at[-1] == start and not (ex.local and everywhere)
+    first = scan is not None and bad.ndim > 0 and at[-1] == start and not (ex.local and everywhere) \
+        and not isinstance(own, _Whole)
     if first and not set(said) & {*AT_WINDOW_END.values(), _PADDING_IDENTITY}:  # (those say it is the last step)
         said.insert(0, ex.window_end if scan == "reverse" else FIRST_STEP)
     hints = ["that step is " + "; and ".join(said).rstrip(".") + "."] if said else []
@@ -857,6 +860,10 @@ def _hint(ex, bad, at, marks, got, expected, own=None):
         hints.append(ex.ordinary or _ORDINARY.format(
             combine=" or, in your combine, the order in which it applies the two maps" if ex.needs == "scan" else ""))
     return "Hint: " + " ".join(hints) if hints else None
+
+
+class _Whole(str):
+    """An exercise's own hint that says what the whole answer is (a known slip it equals everywhere)."""
 
 
 def _resets_at_zero(ex) -> bool:
@@ -2504,12 +2511,55 @@ def _td_target_cases(d):
     return out
 
 
+def _composed(a, b, k, later_first=True, reverse=True):
+    """Each step's composed map (A, B, K) to the row's end (``reverse``; else from its start), the combine
+    applying the run that came before in scan order first (``later_first`` False: its operands swapped)."""
+    A, B, K = (np.empty(a.shape), np.empty(a.shape), np.zeros(a.shape, bool))
+    acc = None
+    for t in (reversed(range(a.shape[-1])) if reverse else range(a.shape[-1])):
+        x = (a[..., t], b[..., t], k[..., t])
+        if acc is not None:
+            (a1, b1, k1), (a2, b2, k2) = (acc, x) if later_first else (x, acc)
+            x = (np.where(k2, a2, a2 * a1), np.where(k2, b2, b2 + a2 * b1), k1 | k2)
+        acc = x
+        A[..., t], B[..., t], K[..., t] = acc
+    return A, B, K
+
+
+def _order_hint(r, done, gamma, carry, resets, got, expected):
+    """The returns' two slips of direction, where the answer is one: a combine whose operands are swapped
+    (the maps applied in the wrong order), or a forward scan; ``carry`` enters where the scan starts, and an
+    episode end is a reset flag (``resets``) or a factor 0."""
+    a = np.full(r.shape, gamma) if resets else gamma * (1.0 - done)
+    k = done if resets else np.zeros(r.shape, bool)
+    with np.errstate(all="ignore"):
+        for later_first, reverse, said in (
+                (False, True, "Your combine applies the two maps in the wrong order: (a1, b1) is the later run, "
+                              "applied first, then (a2, b2): b2 + a2 * b1 (notebook 00, section 2)."),
+                (True, False, "Your scan runs forwards (reverse=False): a return is built from the row's end, so "
+                              "scan with reverse=True.")):
+            A, B, K = _composed(a, r, k, later_first, reverse)
+            slip = np.where(K, B, B + A * carry)
+            finite = np.isfinite(slip) & np.isfinite(expected)  # (where both are NaN, other slips look alike)
+            if _is_slip(got, slip, expected) and not np.allclose(slip[finite], expected[finite], rtol=1e-5,
+                                                                  atol=1e-5):
+                return _Whole(said)
+    return None
+
+
+def _one_chunk_order_hint(args, resets, got, expected):
+    """_order_hint on a case whose rows fit one chunk (no carry enters them: the scan starts from 0)."""
+    r, done, gamma, chunk = _as_numpy(tuple(args))
+    return _order_hint(r, done, gamma, 0.0, resets, got, expected) if r.shape[-1] <= chunk else None
+
+
 @_exercise("block_scan", "00b_triton_from_zero", "kernel", stream=2, task="""
 block_scan(rewards, terminated, gamma, last_value) -> returns: G_t = r_t + gamma * (1 - term_t) * G_{t+1}
 for one row (1-D tensors of length T <= 1024), G_T = last_value (a float), in one program with
 tl.associative_scan (reverse=True): G_t = B_t + A_t * last_value from the composed maps (A_t, B_t).
 """, needs="scan", recompute=lambda r, done, gamma, last: reference.discounted_returns(
-    r, gamma=gamma, terminated=done, bootstrap_value=np.float64(last)))
+    r, gamma=gamma, terminated=done, bootstrap_value=np.float64(last)), hint=lambda args, i, bad, got, expected: (
+    _order_hint(*_as_numpy(tuple(args[:3])), float(args[3]), False, got, expected)))
 def _block_scan_cases(d):
     rng, gamma, last = d.rng, d.real(0.9, 0.8, 0.99), d.real(1.5, -2.0, 2.0)
     out = []
@@ -2529,7 +2579,8 @@ chunked_scan(rewards, terminated, gamma, chunk) -> returns, for a contiguous (B,
 (float32 rewards, bool terminated): one program per row walking chunks of `chunk` steps (a power of
 two, a tl.constexpr) from the end, the carry G_{t+1} handed from chunk to chunk.
 """, needs="scan", run=_in_chunks(3), recompute=lambda r, done, gamma, chunk: reference.discounted_returns(
-    r, gamma=gamma, terminated=done), key="chunks", window_end=_ROW_END)
+    r, gamma=gamma, terminated=done), key="chunks", window_end=_ROW_END,
+    hint=lambda args, i, bad, got, expected: _one_chunk_order_hint(args, False, got, expected))
 def _chunked_scan_cases(d):
     rng, gamma = d.rng, d.real(0.9, 0.8, 0.99)
     out = []
@@ -2551,7 +2602,8 @@ combine takes triples (a, b, reset) and selects with tl.where where a reset ends
 the carry is selected away the same way, so a NaN or inf reward stays inside its own episode
 (within a chunk and across chunks). Same arguments and results as chunked_scan otherwise.
 """, needs="scan", run=_in_chunks(3), recompute=lambda r, done, gamma, chunk: reference.discounted_returns(
-    r, gamma=gamma, terminated=done), window_end=_ROW_END)
+    r, gamma=gamma, terminated=done), window_end=_ROW_END,
+    hint=lambda args, i, bad, got, expected: _one_chunk_order_hint(args, True, got, expected))
 def _reset_scan_cases(d):
     rng, gamma = d.rng, d.real(0.9, 0.8, 0.99)
     out = []
@@ -2634,7 +2686,7 @@ def _gae_kernel_hint(args, i, bad, got, expected):
                 (0.0, gamma, "your trace stops at every step (the advantage is δ_t alone): a_t = γλ, not 0"),
                 (gamma * lam, 1.0, "your δ_t has no γ on V(s_{t+1}): δ_t = r_t + γ V(s_{t+1}) - V(s_t)")):
             if _is_slip(got, advantages(decay, discount), expected):
-                return said[0].upper() + said[1:] + "."
+                return _Whole(said[0].upper() + said[1:] + ".")
     return None
 
 

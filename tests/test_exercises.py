@@ -129,13 +129,19 @@ def _chunked_with(**mistake):
 
 
 @triton.jit
+def _reset_combine_swapped(a1, b1, k1, a2, b2, k2):  # the operands swapped: (a2, b2, k2) applied first
+    return tl.where(k1, a1, a1 * a2), tl.where(k1, b1, b1 + a1 * b2), k1 | k2
+
+
+@triton.jit
 def _reset_combine_drops_a1(a1, b1, k1, a2, b2, k2):  # a2 where a2 * a1 belongs: right for one step only
     return a2, tl.where(k2, b2, b2 + a2 * b1), k1 | k2
 
 
 @triton.jit
 def _reset_scan_variant(R, D, G, gamma, T, CHUNK: tl.constexpr, CARRY_BY_PRODUCT: tl.constexpr,
-                        CARRY_READ: tl.constexpr, CARRY_MULTIPLIED: tl.constexpr, DROPS_A1: tl.constexpr = False):
+                        CARRY_READ: tl.constexpr, CARRY_MULTIPLIED: tl.constexpr, DROPS_A1: tl.constexpr = False,
+                        SWAPPED: tl.constexpr = False):
     """reset_scan's solution with one of 00c's mistakes switched on."""
     row = tl.program_id(0)
     carry = 0.0
@@ -148,6 +154,9 @@ def _reset_scan_variant(R, D, G, gamma, T, CHUNK: tl.constexpr, CARRY_BY_PRODUCT
         done = (tl.load(D + row * T + t, mask=m, other=0) != 0) & m
         if DROPS_A1:
             a_s, b_s, r_s = tl.associative_scan((tl.where(m, gamma, 1.0), r, done), 0, _reset_combine_drops_a1,
+                                                reverse=True)
+        elif SWAPPED:
+            a_s, b_s, r_s = tl.associative_scan((tl.where(m, gamma, 1.0), r, done), 0, _reset_combine_swapped,
                                                 reverse=True)
         else:
             a_s, b_s, r_s = tl.associative_scan((tl.where(m, gamma, 1.0), r, done), 0, _reset_combine, reverse=True)
@@ -2461,6 +2470,31 @@ def test_warp_sectors_names_each_usual_slip(slip, said):
     assert exercises._sectors_hint(np.arange(0, 128, 4), 4, 4, 4) is None  # the right count is no slip
 
 
+@pytest.mark.parametrize("name, wrong, said", [
+    ("block_scan", lambda: dict(wrong_answers("block_scan"))["a forward scan"], "Your scan runs forwards"),
+    ("chunked_scan", lambda: dict(wrong_answers("chunked_scan"))["the combine's operands in the wrong order ((a2, b2) "
+                                                                  "applied first)"],
+     "Your combine applies the two maps in the wrong order")])
+def test_a_scan_in_the_wrong_direction_or_order_is_named_so(name, wrong, said):
+    """A forward scan, or a combine with its operands swapped, is said to be one, in place of the step's
+    marks (the window's end, the padding), which would point elsewhere."""
+    with pytest.raises(AssertionError) as e:
+        exercises.check(name, wrong())
+    hint = str(e.value).split("Hint: ")[1]
+    assert hint.startswith(said) and "that step is" not in hint, hint
+
+
+def test_an_order_slip_is_not_named_where_the_values_cannot_tell_it():
+    """On reset_scan's first case (one NaN after an episode end), a swapped combine and an episode end
+    multiplied by 0 give the same values, NaN everywhere before the bad reward: neither is named an order
+    slip there (the NaN's own hint stands), and the multiplied one never is."""
+    for wrong in (_reset_scan_with(SWAPPED=True), solution("chunked_scan")):
+        with pytest.raises(AssertionError) as e:
+            exercises.check("reset_scan", wrong)
+        assert "wrong order" not in str(e.value) and "runs forwards" not in str(e.value), str(e.value)
+        assert "a reset must select" in str(e.value)
+
+
 def test_a_combine_that_is_not_associative_is_named_on_a_short_row_too():
     """reset_scan's first case is one row of 8 to 16 steps in a chunk of 64: most of the scan's lanes are
     padding, the identity, with which any combine agrees. The probe draws from the real steps and the
@@ -2631,7 +2665,7 @@ def test_a_chunk_never_stored_is_said_under_the_values():
         assert "(And your kernel's tl.store calls wrote only 0 of the 10 elements of the tensor you returned (10 " \
             "never stored, the first at index (0, 0))" in msg, msg
     msg = _failure("chunked_scan", _chunked_with(SWAPPED=True))
-    assert "never stored" not in msg and "the order in which it applies the two maps" in msg, msg
+    assert "never stored" not in msg and "Your combine applies the two maps in the wrong order" in msg, msg
 
 
 SCAN_HOOK_EXERCISES = ["transposed_scan", "returns_autograd", "q_lambda", "retrace", "vtrace_pg", "soft_lambda_targets"]
