@@ -1061,8 +1061,8 @@ def _interpreting(poison_scans=False):
             raise _OutOfBounds(
                 f"a tl.{what}{_their_line()} touched memory outside every tensor passed to the kernel "
                 f"({int((~ok).sum())} of {ok.size} active lanes): a tl.{what} without mask=, or with a mask that "
-                "lets lanes past the end of the row through. (Stopped before the access: on a GPU it would read "
-                "garbage or fault.)")
+                "lets lanes past the end of the row (or rows past the last) through. (Stopped before the access: on "
+                "a GPU it would read garbage or fault.)")
         return p
 
     def wrote(p):
