@@ -540,8 +540,9 @@ exercises.attempt("matrix_compose", matrix_compose)
 #   (a_2, b_2) = (a_2 a_1,\; b_2 + a_2 b_1)$, left first, identity $(1, 0)$.
 # * That operator is associative but not commutative. Hillis–Steele and Blelloch may regroup it
 #   but must keep its order. A return is this scan taken in reverse time.
-# * An episode end is a reset flag and a select, not $a_t = 0$: $0 \cdot \text{NaN} =
-#   \text{NaN}$ would poison earlier episodes. A padded step is the identity $(1, 0)$.
+# * An episode end is a reset flag and a select, not a multiplication by $a_t = 0$: $0 \cdot
+#   \text{NaN} = \text{NaN}$ would poison earlier episodes. (`rl.linear_scan` and the course's
+#   harness take $a_t = 0$ as the flag, then select.) A padded step is the identity $(1, 0)$.
 # * Rows of any length: chunks are scanned in parallel. Each is finished by one multiply-add with
 #   the carry from the chunk after it, $y_t = B_t + A_t \cdot \text{carry}$.
 # * `rl.linear_scan(a, b, initial=, mask=, reverse=)` runs all of this in one kernel.

@@ -392,15 +392,15 @@ assert out.max() <= 1.0 and (out == 1.0).any()  # the cap was compiled in, and i
 print("one source, two compiled kernels: 0.5 x0² + 2 x1² − x2², and min(|x0| + |x1|, 1)")
 
 # %% [markdown]
-# **The prologue's signature, three times.** It grows with what the loop around it must hand it:
+# **The prologue's signature, twice.** It grows with what the loop around it must hand it:
 #
 # | where | the prologue | why it changes |
 # | --- | --- | --- |
 # | your `gae_kernel` (above) | `gae_prologue(R, V, NV, D, offs, m, gamma, lam) -> (a, b, reset)` | one algorithm: its inputs by name |
 # | `hooked_scan` (below) and 01's harness | `(X, P, offs, t, m, T) -> (a, b)` | any algorithm: the inputs as a tuple `X`, the numbers as `P`; `a = 0` is the reset |
-# | the package (notebook 02, section 3) | `(X, SX, P, row, t, m, T, ACC) -> (a, b, reset, valid, keep)` | any layout and dtype: strides `SX`, the row, the arithmetic dtype `ACC`; padding and values kept for the epilogue |
 #
-# The glossary's "The hooks' signatures" has the epilogues too.
+# The package's own hooks take a few more arguments (strides for any layout, the arithmetic
+# dtype, padding). You meet them in notebook 02, section 3, when you need them.
 #
 # **Exercise `hooked_scan`.** Your `gae_kernel` has its prologue built in. Write the loop once,
 # with the prologue passed in. `hooked_scan(prologue, inputs, params, chunk)` launches one

@@ -186,7 +186,7 @@ print(f"3 x 1000: relative error {long_err:.1e}")
 # [notebook 08, section 6](08_profiling.ipynb). This cell shows this one's table and chart.
 
 # %%
-h200 = profile.committed("discounted_return")  # the H200's table and chart, read by name: not measured here
+h200 = profile.committed("discounted_return", missing_ok=True)  # the H200\'s table and chart, read by name: not measured here
 
 # %% [markdown]
 # ## The harness for Triton prologues
@@ -325,7 +325,8 @@ exercises.attempt("transposed_scan", transposed_scan)
 #     scan forwards in time (`reverse=False`), with the flags of the step *before*:
 #     $g_t = \partial L/\partial G_t + \gamma(1 - \text{term}_{t-1})\, g_{t-1}$. It returns one
 #     gradient per input of `forward` (`None` for `terminated` and `gamma`).
-# * **Edge cases:** the step before $t = 0$ has no termination flag: cut the trace there.
+# * **Edge cases:** no step comes before $t = 0$, and it has no flag to load. Nothing is carried
+#   into step 0, so its multiplier is never used: $g_0 = \partial L/\partial G_0$ whatever it is.
 #
 # <details><summary>Hint 1: where to start</summary>
 #
@@ -344,7 +345,8 @@ exercises.attempt("transposed_scan", transposed_scan)
 #   `grad.contiguous()`.
 # * Backward prologue: the pair $(\gamma(1-\text{term}_{t-1}), \partial L/\partial G_t)$. Load the
 #   flag at `offs - 1`, only where `t >= 1`.
-# * Before $t = 0$ there is no flag: cut the trace there, $a = 0$.
+# * Before $t = 0$ there is no flag to load: mask that load. Step 0's $a$ is never used (nothing
+#   is carried into it), so any `other` will do.
 # * Run it with `reverse=False`. Return `g, None, None`: one gradient per input of `forward`.
 #
 # </details>
@@ -354,7 +356,7 @@ exercises.attempt("transposed_scan", transposed_scan)
 # In the backward's prologue, with `X = (grad, terminated)` and `dy` loaded from `X[0]`:
 #
 # ```python
-# term_before = tl.load(X[1] + offs - 1, mask=___, other=___) != 0  # which `other` cuts the trace at t = 0?
+# term_before = tl.load(X[1] + offs - 1, mask=___, other=0) != 0  # ___: where is there a step before?
 # return tl.where(term_before, ___, ___), dy  # a for step t: gamma (1 - term_(t-1))
 # ```
 #

@@ -29,8 +29,14 @@
 # the return after it was than the critic expected. Generalized advantage estimation
 # (Schulman, Moritz, Levine, Jordan, Abbeel: *High-Dimensional Continuous Control Using
 # Generalized Advantage Estimation*, ICLR 2016) averages the $n$-step advantages with weights
-# $(1-\lambda)\lambda^{n-1}$. This average collapses to a backward recurrence over the TD errors
-# $\delta_t$:
+# $(1-\lambda)\lambda^{n-1}$. Why that average is a scan takes three lines. Inside one episode
+# (no ends, an endless rollout), the $n$-step advantage is a sum of TD errors, because the values
+# in between cancel: $\hat A^{(n)}_t = \sum_{k<n}\gamma^k r_{t+k} + \gamma^n V_{t+n} - V_t =
+# \sum_{k<n}\gamma^k\delta_{t+k}$. In the average, $\delta_{t+k}$ appears in every $\hat A^{(n)}$
+# with $n > k$. Its weights add up to $\sum_{n>k}(1-\lambda)\lambda^{n-1} = \lambda^k$. So the
+# average is $\hat A_t = \sum_k (\gamma\lambda)^k\delta_{t+k}$: a discounted return of the
+# $\delta$'s with discount $\gamma\lambda$. Like every return, it is a backward recurrence. With
+# episode ends:
 #
 # $$\delta_t = r_t + \gamma (1-\text{term}_t) V'_t - V_t, \qquad
 #   \hat A_t = \delta_t + \gamma\lambda (1-\text{done}_t) \hat A_{t+1}, \qquad \text{returns}_t = \hat A_t + V_t .$$
@@ -390,7 +396,7 @@ assert profile.rollout_error("gae", 3, 1000, DEVICE) < 1e-5  # 3 × 1,000 steps:
 # [notebook 08, section 6](08_profiling.ipynb). This cell shows this one's table and chart.
 
 # %%
-h200 = profile.committed("gae")  # the H200's table and chart, read by name: not measured here
+h200 = profile.committed("gae", missing_ok=True)  # the H200\'s table and chart, read by name: not measured here
 
 # %% [markdown]
 # ## Exercises

@@ -17,15 +17,16 @@
 # # 04 — V-trace: off-policy targets as one scan
 #
 # * **You will learn:** IMPALA's off-policy correction as one scan; which value V-trace converges
-#   to; Retrace as a Triton prologue, V-trace's policy-gradient epilogue, and V-trace as a whole
+#   to, in any finite MDP; Retrace as a Triton prologue, V-trace's policy-gradient epilogue, and V-trace as a whole
 #   kernel of your own.
-# * **Time:** 4–6 h with the open questions; 2.5–4 h for the reading and the three checked
+# * **Time:** 4–6.5 h with the open questions; 2.5–4.5 h for the reading and the four checked
 #   exercises (for a student new to Triton).
 # * **Needs:** notebooks 01–03; importance sampling. No GPU.
 # * **Conventions:** the flags, values and hook signatures of the course on one page: the
 #   glossary's [Names and signatures](GLOSSARY.md#names-and-signatures).
 # * **Minimum path:** sections 1–4 and the checked exercises `retrace`, `vtrace_pg` and
-#   `vtrace_kernel`. Section 5 (the fixed point), section 6 and the open questions can wait.
+#   `vtrace_kernel`. Section 5 (the fixed point) with its exercise `vtrace_fixed_point`, section
+#   6 and the open questions can wait.
 #
 # In IMPALA, actors collect experience with a behaviour policy $\mu$. That policy lags behind the
 # learner's policy $\pi$. V-trace (Espeholt, Soyer, Munos, Simonyan, Mnih, Ward, Doron, Firoiu,
@@ -99,7 +100,8 @@ print(inspect.getsource(reference.vtrace))
 # By hand: three steps, $\gamma = 0.5$, $\lambda = 1$, $\bar\rho = \bar c = \bar\rho_{pg} = 1$
 # (the defaults), rewards and values all 1, a bootstrap value of 2 after the window. The learner
 # likes the first action twice as much as the actor did ($\pi/\mu = 2$, clipped to 1). It likes
-# the second half as much ($\pi/\mu = 0.5$: it halves the trace), and the third equally.
+# the second action only half as much as the actor did ($\pi/\mu = 0.5$: it halves the trace),
+# and the third exactly as much.
 
 # %%
 vs, pg = reference.vtrace(np.log([2.0, 0.5, 1.0]), [1.0, 1.0, 1.0], [1.0, 1.0, 1.0], gamma=0.5, bootstrap_value=2.0)
@@ -469,7 +471,7 @@ assert profile.rollout_error("vtrace", 3, 1000, DEVICE) < 1e-5  # 3 × 1,000 ste
 # [notebook 08, section 6](08_profiling.ipynb). This cell shows this one's table and chart.
 
 # %%
-h200 = profile.committed("vtrace")  # the H200's table and chart, read by name: not measured here
+h200 = profile.committed("vtrace", missing_ok=True)  # the H200\'s table and chart, read by name: not measured here
 
 # %% [markdown]
 # ## Exercises
@@ -674,6 +676,61 @@ def vtrace_kernel(log_rhos, rewards, values, next_values, terminated, gamma, rho
 
 # %%
 exercises.attempt("vtrace_kernel", vtrace_kernel)
+
+# %% [markdown]
+# **`vtrace_fixed_point`** (NumPy: where V-trace converges, in any finite MDP). Section 5 found
+# the fixed point with one state. The argument holds state by state, so it carries over to any
+# finite MDP. Write the value that V-trace's critic converges to, learning from μ's data.
+#
+# * **Inputs:** `P`, (S, A, S): `P[s, a, s2]` is the probability of reaching state `s2` after
+#   action `a` in state `s`. `R`, (S, A): the mean reward. `pi`, `mu`, (S, A): the target and
+#   behaviour policies, one row per state, each summing to 1. `mu > 0` everywhere; `pi` may be 0
+#   on an action. `gamma < 1`, and `rho_bar > 0` (`float("inf")` for no clip).
+# * **Returns:** `V`, shape (S,), float64: the $V$ at which V-trace's mean correction
+#   $E_\mu[\rho_t\delta_t \mid s_t = s]$ is 0 in every state.
+# * **How it is checked:** the checker holds no answer. It computes that mean correction with
+#   your `V`, and it must vanish in every state (it does at one $V$ only). Where it does not, the
+#   message gives its sign: the way a one-step V-trace update would move your `V`.
+#
+# Then try it: as $\bar\rho$ grows, where does `V` go? And as $\bar\rho \to 0$?
+#
+# <details><summary>Hint 1: where to start</summary>
+#
+# Section 5 wrote the condition for one state as a sum over actions with weights
+# $\min(\bar\rho\,\mu(a), \pi(a))$. Write the same sum in state $s$, with $V(s')$ for the next
+# state's value. What equation in $V$ do the S conditions make together?
+#
+# </details>
+#
+# <details><summary>Hint 2: the plan</summary>
+#
+# * Each action's weight in state $s$ is $\mu(a|s)\min(\bar\rho, \pi/\mu)$. Write it without the ratio.
+# * The condition is a weighted mean of TD errors. It is 0 if the weights are normalised first.
+# * Normalised in each state, the weights are a policy $\nu$. The condition is then the Bellman
+#   equation of $\nu$: $V(s) = \sum_a \nu(a|s)\big(R(s,a) + \gamma\sum_{s'} P(s,a,s')V(s')\big)$.
+# * That is linear in $V$: $(I - \gamma P_\nu)V = r_\nu$, solved with `np.linalg.solve`.
+# * Check your function on section 5's one state first: it must give that section's number.
+#
+# </details>
+#
+# <details><summary>Hint 3: the key lines</summary>
+#
+# ```python
+# w = ___  # ___: each action's weight, mu times the clipped ratio, with no division
+# nu = w / ___  # ___: normalised in each state (which axis?)
+# P_nu = np.einsum("sa,sat->st", nu, P)  # the chain under nu
+# r_nu = ___  # ___: the mean reward under nu, one per state
+# return np.linalg.solve(___, r_nu)  # ___: V = r_nu + gamma P_nu V, rearranged
+# ```
+#
+# </details>
+
+# %%
+# YOUR CODE: replace the next line by your def vtrace_fixed_point(P, R, pi, mu, gamma, rho_bar)
+vtrace_fixed_point = None
+
+# %%
+exercises.attempt("vtrace_fixed_point", vtrace_fixed_point)
 
 # %% [markdown]
 # Without a checker:

@@ -267,7 +267,7 @@ plt.show()
 # %% [markdown]
 # **What the table and chart show.**
 #
-# * At 16×128 and 4096×128, a call costs 20–55 µs of wall time for 1–5 µs of GPU work.
+# * At 16×128 and 4096×128, a call costs 19–55 µs of wall time for 1.3–5.2 µs of GPU work.
 # * At 64×16384, the scans' GPU time (39–60 µs) hides the host. That GPU time is far above their
 #   2–6 µs floors: few rows give little parallel work. The elementwise losses stay host-bound.
 # * Only 16384×1024 is GPU-bound throughout.
@@ -308,6 +308,13 @@ print(profile.table(probe_table, digits=3))
 # * An empty launch costs 16–19 µs, a `torch.add` 10–11 µs. Either is more than GAE's whole GPU
 #   time at 4096×128 (3.3 µs).
 # * The bare launch adds GAE's work. At 16×128 that is about 10 µs: its own GPU time (8 µs, below).
+# * **At 16×128 our GAE is the slower call:** 47.1 µs against the bare launch's 27.5, 1.7× as
+#   long. Its kernel is not the cause: on the GPU it takes 1.9 µs, the naive kernel 7.9 (the
+#   results JSON). The gap is the Python our call runs before its launch. It computes the call's
+#   signature (each tensor's shape, strides, dtype and device) to find the plan its first call
+#   made, checks γ and λ, picks its path (an `autograd.Function` only when a gradient is needed)
+#   and allocates its two outputs (docs/DESIGN.md, "How a call runs"). The bare launch pays only
+#   Triton's launcher. At this size that host work decides the call.
 # * Beyond 16×128, the bare launch's slow per-row walk dominates. Our GAE costs half of it at
 #   4096×128, a twentieth at 64×16384.
 # * The harness divides our wall time by this anchor ("÷ anchor"). Below 1, ours costs less than a
@@ -344,6 +351,14 @@ assert all(probe[s]["gae"] < probe[s]["bare_launch"] for s in [(4096, 128), (64,
 # 64×16384: the later package's wall time below the results file's GPU time, every scan
 assert all(probe[64, 16384][a] < 1e3 * row(RES, a, 64, 16384)["kernel_ms"] for a in scans)
 assert 5 < 1e3 * bare["kernel_ms"] < bare["full_call_us"]  # a real kernel: GPU time of its own
+small_wall = [t[f"{s} wall"] for t in wall_gpu for s in ["16×128", "4096×128"]]
+small_gpu = [t[f"{s} GPU"] for t in wall_gpu for s in ["16×128", "4096×128"]]
+assert [round(min(small_wall)), round(max(small_wall))] == [19, 55]  # "19-55 µs of wall time"
+assert [round(min(small_gpu), 1), round(max(small_gpu), 1)] == [1.3, 5.2]  # "for 1.3-5.2 µs of GPU work"
+# 16×128: our GAE slower than the bare launch (host work), though its kernel is the faster
+assert (probe[16, 128]["gae"], probe[16, 128]["bare_launch"]) == (47.1, 27.5)
+assert round(probe[16, 128]["gae"] / probe[16, 128]["bare_launch"], 1) == 1.7
+assert round(1e3 * row(RES, "gae", 16, 128)["kernel_ms"], 1) == 1.9 and round(1e3 * bare["kernel_ms"], 1) == 7.9
 
 # %% [markdown]
 # ## 4. Taking the host out: CUDA graphs and `torch.compile(mode="reduce-overhead")`
@@ -578,6 +593,7 @@ print("GAE: ATen ops per call (the same on every machine)")
 print(profile.table(op_rows, digits=3))
 per_step = [r["loop ops per step"] for r in op_rows]
 assert 10 <= min(per_step) and max(per_step) <= 20  # a dozen or so ops per step
+assert round(per_step[0]) == 14  # the fourteen listed above, as cleanrl.loop's docstring says
 assert max(per_step) < 1.01 * min(per_step)  # the same at every size: T times a constant, whatever N
 counts = [r["torch path ops"] for r in op_rows]
 assert counts[1] == counts[2]  # the scan's count does not depend on N either

@@ -56,7 +56,7 @@ if not torch.cuda.is_available():
 import matplotlib.pyplot as plt
 import numpy as np
 
-from rltriton_lite import profile
+from rltriton_lite import bench, profile
 
 # %% [markdown]
 # **Where these numbers come from:** `H200-2026-12-01c.json`, notebook 08's committed run.
@@ -142,7 +142,7 @@ for p in PASSES:
 # backward.
 #
 # **Only SAC passes 100 %**, for two reasons. Its lines are printed below, with its bytes beside
-# the H200's 60 MiB L2.
+# the H200's 60 MiB L2 (as measured on the lent H200: `L2_cache_size` = 62,914,560 bytes).
 #
 # * **L2 residency, where the bytes fit.** Back-to-back replays are not flushed, so they read
 #   largely from L2. L2 is faster than the DRAM the floor prices. SAC reaches about 118 % at
@@ -156,7 +156,7 @@ for p in PASSES:
 #   per cent.
 
 # %%
-L2_BYTES = 60 * 2**20  # the H200's L2 cache: torch.cuda.get_device_properties(0).L2_cache_size
+L2_BYTES = 60 * 2**20  # measured on the lent H200: get_device_properties(0).L2_cache_size = 62,914,560 bytes
 sac_lines = [{"pass": p, "shape": profile.shape_name(s), "MiB moved": ours[("sac", *s, DTYPE, p)]["bytes"] / 2**20,
               "fits in L2": "yes" if ours[("sac", *s, DTYPE, p)]["bytes"] < L2_BYTES else "no",
               "% floor": pct["sac", s, p]} for p in PASSES for s in SHAPES]
@@ -251,8 +251,66 @@ for p in PASSES:
                  f"{profile.ANCHORS[profile.HEAD_ANCHOR[p]]}" if head else "no anchor"))
 
 # %%
+# the anchor without and with its backward; then the calls that cost more wall time than it,
+# in this run and in the interleaved probe (notebook 08, section 3), which times each beside it
+FN = profile.HEAD_ANCHOR["fwd+bwd"]  # the minimal autograd.Function
+PROBE = "H200-2026-12-01d-wall.txt"
+probe = {(sec["B"], sec["T"]): {r["name"]: r["ratio"] for r in sec["rows"] if r["pass"] == "fwd+bwd"}
+         for sec in profile.read_wall_probe(os.path.join(RESULTS, PROBE))}
+fn_fwd, fn_both, above, probe_above = {}, {}, {}, {}
+for s in profile.RL_SHAPES:
+    fn_fwd[s], fn_both[s] = anchors[(FN, *s, "fwd")], anchors[(FN, *s, "fwd+bwd")]
+    above[s] = {a: w for (a, s2, p), (w, _) in wall_gpu.items()
+                if (s2, p) == (s, "fwd+bwd") and w > fn_both[s]["full_call_us"]}
+    probe_above[s] = {a: x for a, x in probe[s].items() if a != "minimal_fn" and x > 1}
+    print(f"{profile.shape_name(s)}: the {profile.ANCHORS[FN]} costs {fn_fwd[s]['full_call_us']:.0f} µs forward "
+          f"({1e3 * fn_fwd[s]['kernel_ms']:.1f} µs GPU), {fn_both[s]['full_call_us']:.0f} µs with its backward "
+          f"({1e3 * fn_both[s]['kernel_ms']:.1f} µs GPU)")
+    print(f"   above it in {RUN}: " + ", ".join(f"{a} {w:.0f} µs" for a, w in above[s].items()))
+    print(f"   above it in the probe ({PROBE}): " + ", ".join(f"{a} {x:.3g}×" for a, x in probe_above[s].items()))
+(sac_eager,) = [r for r in rows if (r["algorithm"], r["impl"], r["B"], r["T"], r["pass"])
+                == ("sac", "pytorch_eager", 4096, 128, "fwd+bwd")]
+print(f"sac 4096×128 fwd+bwd: ours {wall_gpu['sac', (4096, 128), 'fwd+bwd'][1]:.1f} µs GPU; "
+      f"the eager formula {sac_eager['full_call_us']:.0f} µs wall")
+print("gradients with respect to: sac", bench.BACKWARD["sac"][0], "; the anchor (ppo)", bench.BACKWARD["ppo"][0])
+
+# %% [markdown]
+# **Where the backward's host time goes.** A forward + backward call is the forward, then
+# `torch.autograd.grad` of a fixed weighting of its outputs. When a gradient is needed, the
+# forward also records a node in autograd's graph and saves the tensors the backward will read.
+# Then `autograd.grad` walks that graph, allocates the gradients and launches the backward
+# kernel, a second launch. All of it is host work, and the anchor pays it too: it is PPO's loss
+# as a minimal `autograd.Function` around one bare launch each way. At 4096×128 it costs 46 µs
+# forward and 241 µs with its backward, for 9.0 and 14.5 µs of GPU time. So even around a bare
+# launch, the backward adds about 195 µs of host time. That is most of why our forward + backward
+# calls cost 25–75× their GPU time at 4096×128.
+#
+# **Which calls lose to the anchor.** In this run, GAE (262 µs), V-trace (304 µs) and SAC
+# (502 µs) cost more than it at 4096×128; V-trace, SAC, PPO and CRR do at 64×16384. These gaps,
+# up to 2.1×, are within how far a call's wall time moved between runs (section 2's caution), so
+# one run cannot settle them. The interleaved probe times each call beside the anchor, on a later
+# version of the package. There only SAC costs more: 1.06× at 4096×128 and 1.07× at 64×16384.
+# Its kernel is not the cause, since its GPU time is 6.7 µs. SAC differentiates four inputs (the
+# rewards, both critics and the next log-probabilities), where the anchor differentiates one.
+# Autograd's work per gradient is the likely reason, not a measured one. The eager formula, with
+# the same four gradients, costs about as much in this run (493 µs).
+
+# %%
 # Checks: the claims above, on the committed run (CI runs them; skip when reading)
 assert all(x > 5 for (a, s, p), x in ratio.items() if s == (4096, 128))  # many short rollouts: host-bound
+both = [x for (a, s, p), x in ratio.items() if (s, p) == ((4096, 128), "fwd+bwd")]
+assert round(min(both)) == 25 and round(max(both)) == 75
+many = (4096, 128)  # many short rollouts
+assert [round(fn_fwd[many]["full_call_us"]), round(fn_both[many]["full_call_us"])] == [46, 241]
+assert [round(1e3 * fn_fwd[many]["kernel_ms"], 1), round(1e3 * fn_both[many]["kernel_ms"], 1)] == [9.0, 14.5]
+assert 190 < fn_both[many]["full_call_us"] - fn_fwd[many]["full_call_us"] < 200  # about 195 µs
+assert {a: round(w) for a, w in above[many].items()} == {"gae": 262, "vtrace": 304, "sac": 502}
+assert set(above[64, 16384]) == {"vtrace", "sac", "ppo", "crr"}
+assert round(max(w / fn_both[s]["full_call_us"] for s in above for w in above[s].values()), 1) == 2.1
+assert {s: {a: round(x, 2) for a, x in v.items()} for s, v in probe_above.items()} == {
+    (4096, 128): {"sac": 1.06}, (64, 16384): {"sac": 1.07}}  # the probe: SAC alone above the anchor
+assert round(wall_gpu["sac", many, "fwd+bwd"][1], 1) == 6.7 and round(sac_eager["full_call_us"]) == 493
+assert len(bench.BACKWARD["sac"][0]) == 4 and len(bench.BACKWARD["ppo"][0]) == 1
 
 # %% [markdown]
 # ## Live, when a GPU is here
@@ -262,8 +320,6 @@ assert all(x > 5 for (a, s, p), x in ratio.items() if s == (4096, 128))  # many 
 # %%
 if torch.cuda.is_available():
     import tempfile
-
-    from rltriton_lite import bench
 
     live = bench.main(["--shapes", "4096x128", "--dtypes", "float32", "--passes", "fwd",
                        "--peers", "pytorch_loop,pytorch_eager", "--out", tempfile.mkdtemp()])

@@ -46,6 +46,7 @@ import torch.nn as nn
 from torch.distributions.categorical import Categorical
 
 import rltriton_lite as rl
+from rltriton_lite import profile
 from rltriton_lite.integrations import cleanrl
 
 torch.set_num_threads(1)  # one thread: the same arithmetic order in both runs
@@ -160,6 +161,15 @@ def collect_rollout(agent, envs, buf, next_obs, next_done, episodes):
     return next_obs, next_done
 
 # %% [markdown]
+# **One simplification, CleanRL's own.** `next_done` is `terminations or truncations`, so a
+# truncated episode is cut as if it had terminated, with no bootstrap. CleanRL's `ppo.py` does the
+# same, and both runs keep it. CartPole-v1 truncates only at 500 steps, so the error is small
+# there; in the short runs below no episode gets that far (section 3 checks). The right
+# treatment, as notebooks 01 and 02 teach it, bootstraps from the value of the final observation
+# (`infos["final_obs"]` with gymnasium's `SAME_STEP` autoreset, since `next_obs` already starts
+# the next episode). In the package that is `rl.gae(..., terminated=, truncated=, next_values=)`,
+# with that value in `next_values` at the truncated steps.
+#
 # The second, `update`, is where the two pieces enter. It calls `advantages_fn` once on the
 # rollout. Then it calls `policy_loss_fn` on every minibatch of `update_epochs` shuffled passes
 # over it:
@@ -225,6 +235,8 @@ runs = {"CleanRL loops": train(cleanrl_gae, cleanrl_policy_loss),
 print(f"{len(ret_a)} episodes each; last 10 returns: {ret_a[-10:]} / {ret_b[-10:]}")
 assert len(ret_a) > 50 and np.array_equal(ret_a, ret_b), "the two runs saw different episodes"
 assert ret_a[-20:].mean() > ret_a[:20].mean()  # it learns
+print(f"longest episode: {ret_a.max():.0f} steps (CartPole-v1 truncates at 500)")
+assert ret_a.max() < 500  # no truncation here: section 2's simplification changes nothing
 print("the same episodic returns, episode for episode")
 
 # %% [markdown]
@@ -251,9 +263,41 @@ print(f"median ms per update: CleanRL loops {1e3 * np.median(t_a):.1f}, rltriton
 # %% [markdown]
 # On a CPU with a 64-unit network the update is the optimiser's: GAE over 128 × 4 steps is a small
 # part of it either way. The per-call savings that matter are on a GPU, where CleanRL's loop
-# launches a few kernels per time step. In the committed full sweep on the H200
-# (`benchmarks/results/H200-2026-11-30d.md`), our forward call is 322–1420× faster than torchrl's
-# estimators and CleanRL-style loops at 16384 × 1024, by the harness's `ms`.
+# launches a few kernels per time step. Two committed H200 measurements say how much. Their
+# figures differ because they time different things:
+#
+# * **At 16384 × 1024**, in the full sweep (`benchmarks/results/H200-2026-11-30d.json`, float32,
+#   forward), our call is 384–1,420× faster than the CleanRL-style PyTorch loops over time
+#   (`pytorch_loop`). It is 322–1,275× faster than torchrl's estimators, 366× for its
+#   vectorised GAE (`torchrl_vec_gae`). The ratio is the harness's `ms`: the peer's wall-clock
+#   median per call ÷ our `triton.testing.do_bench` median. At this size our call is mostly GPU
+#   time (notebook 08, section 2).
+# * **At 16×128, 4096×128 and 64×16384**, in notebook 09's chart (`H200-2026-12-01c.json`,
+#   section 2), the ratio is wall time per call ÷ our wall time per call. At these RL sizes our
+#   call is mostly host time, so the gap is smaller: torchrl's vectorised GAE is 22–169× slower.
+
+# %%
+# Checks: the figures above, from the committed H200 results (CI runs them; skip when reading)
+case = lambda r: (r["algorithm"], r["B"], r["T"], r["dtype"], r["pass"])  # noqa: E731
+SWEEP, sweep = profile.committed_results(profile.results_folder(), profile.COMMITTED_SWEEP)
+ours = {case(r): r for r in sweep["rows"] if r["impl"] == profile.OURS_IMPL}
+peer_rows = [r for r in sweep["rows"] if case(r)[1:] == (16384, 1024, "float32", "fwd")
+             and (r["impl"] == "pytorch_loop" or r["impl"].startswith("torchrl"))]
+big = {(r["impl"], r["algorithm"]): r["ms"] / ours[case(r)]["ms"] for r in peer_rows}  # the harness's speed-up
+loops = [x for (impl, _), x in big.items() if impl == "pytorch_loop"]
+torchrl = [x for (impl, _), x in big.items() if impl != "pytorch_loop"]
+print(f"{SWEEP}, 16384×1024 forward, the peer's ms ÷ ours: loops {min(loops):,.0f}–{max(loops):,.0f}×, "
+      f"torchrl {min(torchrl):,.0f}–{max(torchrl):,.0f}× (its vectorised GAE {big['torchrl_vec_gae', 'gae']:.0f}×)")
+RUN, run = profile.committed_results(profile.results_folder())  # notebook 09's
+vec = {s["shape"]: s["x"] for s in profile.peer_speedups(run) if (s["peer"], s["pass_"]) == ("torchrl_vec_gae", "fwd")}
+print(f"{RUN}, torchrl's vectorised GAE, forward, its wall time ÷ ours at {', '.join(map(profile.shape_name, vec))}: "
+      f"{min(vec.values()):.0f}–{max(vec.values()):.0f}×")
+assert [round(min(loops)), round(max(loops))] == [384, 1420]
+assert [round(min(torchrl)), round(max(torchrl))] == [322, 1275]
+assert round(big["torchrl_vec_gae", "gae"]) == 366
+assert set(vec) == {(16, 128), (4096, 128), (64, 16384)}  # notebook 09's RL shapes
+assert [round(min(vec.values())), round(max(vec.values()))] == [22, 169]
+assert {r["timer"] for r in peer_rows} == {"wall"} and {ours[case(r)]["timer"] for r in peer_rows} == {"do_bench"}
 
 # %% [markdown]
 # ## Exercises

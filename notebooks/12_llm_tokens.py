@@ -410,8 +410,10 @@ for label, m in (("no hole", m_full), ("a hole at 20–29", m_hole)):
 fig, axes = plt.subplots(1, 2, figsize=(11, 3.8), dpi=100, sharey=True, layout="constrained")
 for ax, (label, (m, a_v, a_o)) in zip(axes, curves.items()):
     t = np.arange(T1)
-    ax.plot(t[m], a_v[m], "o-", ms=3, label="verl (the hole deleted)", color="tab:blue")
-    ax.plot(t[m], a_o[m], "x--", ms=4, label="OpenRLHF (values × mask, V read at t + 1)", color="tab:red")
+    # NaN inside the hole breaks each line there: no value is drawn where there is no policy token
+    ax.plot(t, np.where(m.numpy(), a_v.numpy(), np.nan), "o-", ms=3, label="verl (the hole deleted)", color="tab:blue")
+    ax.plot(t, np.where(m.numpy(), a_o.numpy(), np.nan), "x--", ms=4, color="tab:red",
+            label="OpenRLHF (values × mask, V read at t + 1)")
     if not m.all():
         ax.axvspan(19.5, 29.5, color="tab:orange", alpha=0.2, label="tool output (masked)")
     ax.set_title(f"one response, {label}; γ = {GAMMA}, λ = {LAM}")
@@ -512,7 +514,8 @@ assert {r["impl"] for r in rows} == set(bench.TOKEN_IMPLS)
 assert all((B_, T_, k) in wall for B_, T_ in shapes for k in bench.TOKEN_IMPLS), "a shape with an impl missing"
 errs = [r["max_abs_err_vs_loop"] for r in rows if r["impl"] == OURS]
 lines = [{"B × T": profile.shape_name(s), "tokens": s[0] * s[1], "loop ms": wall[(*s, LOOP)] / 1e3,
-          "loop µs/token": wall[(*s, LOOP)] / s[1], "cumsum µs": wall[(*s, CUMSUM)], "rl.gae µs": wall[(*s, OURS)],
+          "loop µs/token": wall[(*s, LOOP)] / s[1], "cumsum µs": wall[(*s, CUMSUM)],
+          "cumsum GPU µs": gpu[(*s, CUMSUM)], "rl.gae µs": wall[(*s, OURS)],
           "rl.gae GPU µs": gpu[(*s, OURS)], "verl drop-in µs": wall[(*s, DROP_IN)],
           "loop ÷ rl.gae": profile.speedup_text(wall[(*s, LOOP)] / wall[(*s, OURS)]),
           "rl.gae ÷ cumsum": wall[(*s, OURS)] / wall[(*s, CUMSUM)]} for s in shapes]

@@ -305,8 +305,8 @@ assert not by_shape["64×16384"]["time split"] and by_shape["64×16384"]["its ch
 # price is a second pass over the inputs and a second launch (section 5). GAE there went from
 # 1.86 ms to 0.033 ms (`docs/DESIGN.md`, "The time split").
 #
-# At 64×16384 the planner does not split. It walks wider chunks instead (1024 steps, 4 warps).
-# There the second launch's host time costs more than it saves (section 5).
+# At 64×16384 the planner does not split. It walks wider chunks instead (1024 steps, 4 warps:
+# section 4 says why). There the second launch's host time costs more than it saves (section 5).
 #
 # The rest of this notebook is these three ideas inside the package's kernel.
 
@@ -368,9 +368,9 @@ print(inspect.getsource(getattr(scan._chain, "fn", scan._chain)))
 # is a round of shuffles.
 #
 # The package lays a reverse scan's vectors out from the last one down instead. So the scan across
-# threads always runs forwards. In the compiled code of GAE's chunk (8 steps per vector), this took
-# the shuffles from 263 to 53. The time alone barely moved: fewer instructions, the same memory
-# traffic (`docs/DESIGN.md`, "The scan's tile").
+# threads always runs forwards. In the compiled code of GAE's float32 chunk (vectors of 4 steps,
+# as in section 1), this took the shuffles from 263 to 53. The time alone barely moved: fewer
+# instructions, the same memory traffic (`docs/DESIGN.md`, "The scan's tile").
 #
 # In NumPy the layout is just an index map, from (vector in scan order, step in vector) to time:
 
@@ -402,15 +402,171 @@ assert (np.diff(time_of, axis=1) == 1).all()  # steps inside a vector ascend: on
 #
 # ## 4. The tile: how many rows and steps a program owns
 #
-# A program owns `ROWS` rows × `BLOCK` steps per chunk, its **tile**, and walks the chunks of its
-# rows. Few small programs, with the next chunk's loads already in flight, keep the memory system
-# busier than big programs that wait at their barriers. (A barrier is where all the warps of a
-# program wait for each other.)
+# A program of the package owns `ROWS` rows × `BLOCK` steps per chunk: its **tile**. It walks the
+# chunks of its rows one after another, with one carry per row, as your `reset_scan` walks one
+# row. For each launch the planner (`plan._tile`, called by `plan._plan`) picks five numbers. Four
+# become `tl.constexpr` arguments of the kernel, and one is a launch option:
 #
-# The planner picks the tile from the shape. These are its tunables, one frozen object:
+# * **`ROWS`**: the rows of one program. Program `p` owns rows `p * ROWS` to `p * ROWS + ROWS - 1`,
+#   and its carry is a block of `ROWS` values.
+# * **`BLOCK`**: the steps of one chunk, a power of 2.
+# * **`V`**: the steps of one vector (section 1). A chunk is a `[ROWS, BLOCK // V, V]` block: for
+#   each row, `BLOCK // V` vectors of `V` ascending steps. When time is contiguous, one lane loads
+#   a vector in one 16-byte instruction. Your `tiled_scan` (the exercises) builds the same tile
+#   without the vector axis, as a `(ROWS, CHUNK)` block.
+# * **`num_warps`**: the warps that share the tile, a launch option. The tiles below hold 256
+#   steps per warp, so each of the 32 lanes holds 8 steps: two vectors of 4 float32 steps, or one
+#   of 8 bfloat16 steps.
+# * **`STAGES`**: the `num_stages` of the chunk loop, `tl.range(k_start, k_end,
+#   num_stages=STAGES)` in `scan._walk`. With 2, the compiler issues the next chunk's loads before
+#   this chunk is scanned: the pipelining of section 0.2. The loads do not depend on the carry, so
+#   they can run ahead; only the scan waits for the carry. With 1, a chunk's loads are issued when
+#   the loop reaches that chunk, and the program waits for them.
+#
+# These are the knobs that section 7's lab turns on your own kernel: the chunk, `num_warps`,
+# `num_stages` and several rows per program.
+#
+# **Why small, pipelined tiles.** The package's kernel used to take a wide tile: 4 rows × 256
+# steps in 4 warps, with one stage. A tile that spans several warps must pass values between
+# them, through shared memory. Every warp then waits for the others at a barrier, and while it
+# waits it issues no loads. Inside one warp, the lanes pass values by shuffles (section 1), and
+# there is no other warp to wait for. And a small program with its next chunk's loads in flight
+# keeps the memory busy while it scans (section 0.2).
+#
+# `docs/DESIGN.md` ("The scan's tile") has the H200 measurements that decided it. They are GAE's
+# GPU time at 16384×1024, float32, for three tiles, written rows × steps × warps × stages:
+#
+# | tile | GAE, ms |
+# | --- | --- |
+# | 4 × 256 × 4 × 1 (the earlier tile) | 0.1226 |
+# | 1 × 256 × 1 × 2 | 0.0851 |
+# | 2 × 128 × 1 × 2 (the one that ships, from 4096 rows up) | 0.0814 |
+#
+# The first change took 31 % off the time. It changed three things at once: one row instead of
+# four, one warp instead of four, two stages instead of one. `DESIGN.md` sums up why: "Wide
+# programs wait on their barriers; small pipelined ones keep enough bytes in flight." The second
+# change kept 256 steps in one warp, as 2 rows of 128 steps, and took 4 % more off. `DESIGN.md`
+# records the scans going from 44–63 % to 79–84 % of the floor at 16384×1024 with this change.
+#
+# The next cell checks these figures against `docs/DESIGN.md`, and checks that the planner picks
+# the winning tile at that shape:
 
 # %%
+ROOT = os.path.dirname(os.path.dirname(RESULTS))  # the checkout: benchmarks/results/ is two levels down
+with open(os.path.join(ROOT, "docs", "DESIGN.md"), encoding="utf-8") as f:
+    design = " ".join(f.read().split())  # one line: the figures as the design document states them
+TILE_MS = {(4, 256, 4, 1): 0.1226, (1, 256, 1, 2): 0.0851, (2, 128, 1, 2): 0.0814}  # GAE, H200, DESIGN.md
+assert "GAE 0.1226 ms at the earlier 4 rows × 256 × 4 warps × 1 stage, 0.0851 ms at 1 × 256 × 1 × 2, " \
+       "0.0814 ms at 2 × 128 × 1 × 2" in design
+assert "to 79–84 % of the floor" in design and "from 44–63 %" in design
+(old_ms, one_row_ms, ships_ms) = TILE_MS.values()
+assert round(100 * (1 - one_row_ms / old_ms)) == 31  # % off the time, as the text says
+assert round(100 * (1 - ships_ms / one_row_ms)) == 4
+assert plan._plan(16384, 1024, True, 4, torch.device("cuda"), ON_H200)[:4] == (2, 128, 1, 2)  # the winner ships
+print(profile.table([{"rows × steps × warps × stages": " × ".join(map(str, t)), "GAE ms (H200)": f"{ms:.4f}"}
+                     for t, ms in TILE_MS.items()]))
+
+# %% [markdown]
+# **How the planner shapes the tile.** `plan._tile` starts from 256 steps for one warp and fits
+# them to the problem:
+#
+# * **The chunk** is the row's length rounded up to a power of 2 (at least 16). It is capped at
+#   128 steps from 4096 rows up, and at 256 below. (`DESIGN.md` measured 2 × 128 at 16384 rows;
+#   below 4096 rows the planner keeps the one-row tile of 256 steps.)
+# * **The rows** fill the tile up to 256 steps, from 1024 rows up: 2 rows of 128 steps, say. With
+#   fewer rows, a program owns one row.
+# * **The warps**: one per 256 steps of the chunk, and at least one. So every tile has one warp,
+#   except the wide chunks below.
+# * **The stages**: 2 when a row has more than one chunk, so that there is a next chunk to load.
+#   Otherwise 1. One exception: a one-row tile of a 2-byte dtype (bfloat16) is not pipelined.
+#   Triton 3.6 gave that tile a layout in which every thread holds all 256 elements, and the kernel
+#   spilled registers. Without the pipelining, bfloat16 GAE at 8×131072 went from 0.453 to
+#   0.0132 ms.
+# * **The vector** is 16 bytes: 4 float32 steps or 8 bfloat16 steps. With 8 steps, the bfloat16
+#   scans gained 4–14 points of the floor (GAE bfloat16 0.0565 → 0.0479 ms). For float32, 8 steps
+#   gave mixed results, so float32 keeps 4.
+#
+# That explains section 0.3's table. At **16384×1024** there are 16384 rows, so the chunk is 128
+# steps and a program takes 2 rows. Each row has 8 chunks, so the tile has 2 stages.
+#
+# At **64×16384** there are 64 programs, fewer than the 264 an H200 wants (`Config.min_programs`:
+# two per SM). Each of them must keep more bytes in flight (section 0.2). The planner has two
+# remedies. A row of 32 or more **wide chunks** (`Config.split_min_chunks`; a wide chunk is
+# `Config.wide_block` = 1024 steps) is split in time (section 5). A row of 16384 steps has only 16
+# wide chunks, so it is walked in wide chunks instead. At one warp per 256 steps, that is 4 warps,
+# and each lane still holds 8 steps. Each chunk then puts 4 times the bytes of a 256-step chunk in
+# flight.
+#
+# This choice was made by wall time per call, what a training loop pays. At 64×16384, 1024 steps in
+# 4 warps took GAE's call from 59.5 to 35.4 µs. 512 steps in 2 warps and 2048 in 8 were no better
+# (`DESIGN.md`, "The time split").
+#
+# The next cell prints the planner's tile at six shapes, with an H200's 264 programs as in
+# section 0.3, and checks the rules above:
+
+# %%
+tiles = []
+for B_, T_, dtype in [(16384, 1024, "float32"), (1024, 1024, "float32"), (4096, 128, "float32"),
+                      (16384, 1024, "bfloat16"), (8, 131072, "bfloat16"), (64, 16384, "float32")]:
+    itemsize = 2 if dtype == "bfloat16" else 4
+    rows, block, warps, stages, vector, row_programs, segments, seg = plan._plan(
+        B_, T_, True, itemsize, torch.device("cuda"), ON_H200)
+    tiles.append({"B × T": f"{B_}×{T_}", "dtype": dtype, "ROWS": rows, "BLOCK": block, "num_warps": warps,
+                  "STAGES": stages, "V": vector, "steps per lane": rows * block // (32 * warps),
+                  "chunks per row": -(-T_ // block), "time split": segments > 1})
+print(profile.table(tiles, digits=3))
+tile_of = {(t["B × T"], t["dtype"]): tuple(t[k] for k in ("ROWS", "BLOCK", "num_warps", "STAGES", "V"))
+           for t in tiles}
+assert tile_of["16384×1024", "float32"] == (2, 128, 1, 2, 4)  # many rows: 2 × 128
+assert tile_of["1024×1024", "float32"] == (1, 256, 1, 2, 4)  # fewer than 4096 rows: one row of 256
+assert tile_of["4096×128", "float32"] == (2, 128, 1, 1, 4)  # one chunk per row: nothing to load ahead
+assert tile_of["16384×1024", "bfloat16"] == (2, 128, 1, 2, 8)  # 16 bytes: 8 bfloat16 steps
+assert tile_of["8×131072", "bfloat16"] == (1, 256, 1, 1, 8)  # one row of a 2-byte dtype: not pipelined
+assert tile_of["64×16384", "float32"] == (1, 1024, 4, 2, 4)  # few programs, 16 wide chunks: 4 warps
+assert all(t["steps per lane"] == 8 for t in tiles)  # 256 steps per warp at every shape here
+defaults = Config()
+assert ON_H200.min_programs == 264 and defaults.wide_block == 1024 and defaults.split_min_chunks == 32
+assert 16384 // defaults.wide_block == 16 < defaults.split_min_chunks  # 64×16384: wide chunks, no split
+for figure in ("bf16 GAE at 8×131072 0.453 → 0.0132 ms", "bf16 scans gained 4–14 points of the floor",
+               "GAE bf16 0.0565 → 0.0479 ms", "1024 steps in 4 warps 0.59× at 64×16384 (GAE 59.5 → 35.4 µs",
+               "512 steps in 2 warps and 2048 in 8 were no better"):
+    assert figure in design, figure  # the text's figures, as docs/DESIGN.md states them
+
+# %% [markdown]
+# **The `Config`.** The planner's tunables are one frozen object, `rltriton_lite.config.Config`,
+# printed below with its defaults. `DESIGN.md` says which measurement chose each default. The warps
+# and the stages are not fields: the planner derives them, as above.
+#
+# * `max_block_t` (1024) only caps the chunk: the rules above pick 128 or 256 steps, or 1024 for a
+#   wide chunk. Tests lower it to give short rows several chunks.
+# * `vector` sets the steps per vector. None means 16 bytes.
+# * `min_programs`, `wide_block` and `split_min_chunks` say when programs are too few, and what
+#   then: wide chunks or a time split (above, and section 5).
+# * `compose` and `compose_block` say how a time split composes its segments' maps (section 5).
+# * `time_major_tile` is the tile of a time-major buffer (section 0.1): up to 64 rows, at most
+#   2048 elements, 4 warps. It has one stage, because pipelining hurt there.
+# * `tile` fixes one tile for every scan: `(rows, block, warps[, stages[, vector]])`. A tile sweep
+#   such as `DESIGN.md`'s is run this way.
+# * `look_ahead` says where a masked call's look-ahead runs (`AHEAD`, section 6).
+# * The rest, from `map_min_programs` to `finish_block`, tile the losses' maps and reductions
+#   (notebook 05), not the scans.
+#
+# A tile changes the speed, never the results. Here GAE runs under the earlier tile, 4 × 256 × 4
+# warps × 1 stage, and gives the same advantages as under the planner's tile:
+
+# %%
+from rltriton_lite.config import current, using  # noqa: E402
+
 print(Config())
+assert defaults.max_block_t == 1024 and defaults.vector is None and defaults.time_major_tile == (64, 2048, 4)
+rew, val = torch.randn(2, 6, 700, device=DEVICE)
+done = torch.rand(6, 700, device=DEVICE) < 0.02
+planned_adv = rl.gae(rew, val, terminated=done, gamma=0.99, lambda_=0.95, backend=KERNEL).advantages
+with using(Config(tile=(4, 256, 4, 1))):  # the earlier tile, for every scan
+    assert plan._plan(6, 700, True, 4, torch.device(DEVICE), current())[:4] == (4, 256, 4, 1)
+    earlier_adv = rl.gae(rew, val, terminated=done, gamma=0.99, lambda_=0.95, backend=KERNEL).advantages
+torch.testing.assert_close(earlier_adv, planned_adv, rtol=1e-5, atol=1e-5)
+print("GAE under the earlier tile == GAE under the planner's tile")
 
 # %% [markdown]
 # ## 5. Long rows: the time split
@@ -460,8 +616,6 @@ print("8 segments, two passes == the loop")
 # the same numbers:
 
 # %%
-from rltriton_lite.config import using  # noqa: E402
-
 r = torch.randn(2, 700, device=DEVICE)
 d = torch.rand(2, 700, device=DEVICE) < 0.02
 plain = rl.discounted_returns(r, gamma=0.99, terminated=d, backend=KERNEL)

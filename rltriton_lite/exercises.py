@@ -606,7 +606,7 @@ def _run(ex, case, fn, args, kwargs, code):
     """One call of the student's function, watched: (what it returned, the launches it made, the
     widest tl.associative_scan under the interpreter, the autograd.Functions it applied, _Code)."""
     LAUNCHES.clear()
-    SEEN["widest_scan"], SEEN["not_associative"], _PHASE[0] = 0, None, "forward"
+    SEEN["widest_scan"], SEEN["not_associative"], SEEN["combine"], _PHASE[0] = 0, None, None, "forward"
     with _watch(), np.errstate(all="ignore"), _refusing(ex) as refused, \
             _applying_functions(ex.needs == "autograd") as functions:  # (NumPy warns at the NaN cases)
         try:
@@ -663,8 +663,7 @@ _ERROR_HINTS = (  # (what the error says, where to look): the first that the err
     ("is not defined", "(A name your @triton.jit code uses is not defined where it runs: a kernel reads its "
                        "arguments and module-level names (tl.constexpr ones when compiled), not a cell's local "
                        "variables.)"),
-    ("loop-carried variable", "(A loop's carry changed type: started as an integer, carry = 0, then made a float; "
-                              "start it as 0.0.)"),
+    ("loop-carried variable", lambda text: _carry_hint(text)),
     ("'constexpr' object has no attribute 'signature'",
      "(tl.associative_scan's combine must be a @triton.jit function that your kernel names itself, a module-level "
      "name: the compiler refuses one passed in as a tl.constexpr argument, as a hook is.)"),
@@ -719,6 +718,16 @@ def _unpacked_short(e) -> bool:
     return False
 
 
+def _carry_hint(text: str) -> str:
+    """A loop's carry whose type changed (the error's text, lowercased): its shape, or int for float."""
+    types = re.search(r"initial type (.+?) but is re-assigned to (.+?) in loop", text)
+    if types and re.findall(r"\[[^\]]*\]", types[1]) != re.findall(r"\[[^\]]*\]", types[2]):
+        return (f"(A loop's carry changed shape: it started as {types[1]} and became {types[2]}. Check the axis of "
+                "the reduction that makes it (tl.sum(x, axis)): a carry has one value per row, the shape it starts "
+                "with.)")
+    return "(A loop's carry changed type: started as an integer, carry = 0, then made a float; start it as 0.0.)"
+
+
 def _error_hint(e: BaseException, code) -> str:
     """Where to look for an error raised by the student's Triton code: the error's own kind where
     it is known (``_ERROR_HINTS``), else Python applied to a block where their code does so, else
@@ -726,7 +735,7 @@ def _error_hint(e: BaseException, code) -> str:
     text = " ".join(f"{type(x).__name__}: {x}" for x in _chain(e)).lower()
     for said, hint in _ERROR_HINTS:
         if said in text:
-            return hint
+            return hint(text) if callable(hint) else hint
     return code.slips().lstrip("\n") or TRITON_HINT
 
 
@@ -837,7 +846,7 @@ def _hint(ex, bad, at, marks, got, expected, own=None):
     hints = ["that step is " + "; and ".join(said).rstrip(".") + "."] if said else []
     if own:
         hints.append(own)
-    if not np.isfinite(got) and np.isfinite(expected):
+    if not np.isfinite(got) and np.isfinite(expected) and not isinstance(own, _Whole):  # (a whole answer says it)
         at_end = any(word in what for what in said for word in ("episode end", "termination", "resets"))
         if at_end and _resets_at_zero(ex):  # the scan selects at a = 0: the NaN is in the step's own pair
             hints.append("A NaN or inf where the answer is finite, at an episode end: the scan takes a = 0 as a "
@@ -877,6 +886,7 @@ class _OutOfBounds(Exception):
 
 SEEN = {"launches": 0, "atomics": 0, "widest_scan": 0, "scalar_loads": 0,  # under the interpreter, while a check runs
         "not_associative": None,  # per call: None (no combine of the student's tried yet), "" or where it is not
+        "combine": None,  # per call: what the student's first combine gives on TWO_MAPS (_on_two_maps)
         "tallest_scan": 0}  # the most rows (elements across the axes not scanned) a tl.associative_scan took
 
 
@@ -1099,6 +1109,7 @@ def _interpreting(poison_scans=False):
         result = saved[scans, "apply"](self, input)
         if SEEN["not_associative"] is None and _the_student_s(getattr(self.combine_fn, "fn", self.combine_fn)):
             SEEN["not_associative"] = _associativity(self, input, result)
+            SEEN["combine"] = _on_two_maps(self, input)
         if poison_scans:
             for r in result if isinstance(result, tuple) else (result,):
                 if np.issubdtype(r.handle.data.dtype, np.floating):  # a finite value: 0 * x or x - x hides no NaN
@@ -1160,6 +1171,26 @@ def _associativity(op, input, result=()) -> str:
                         f"for p = {shown(p)}, q = {shown(q)}, s = {shown(s)} (⊕: your combine, its first "
                         "argument applied first)")
     return ""
+
+
+TWO_MAPS = ((0.5, 1.0, False), (0.25, 2.0, False))  # p then q, (a, b[, reset]): p ⊕ q = (0.125, 2.25), q ⊕ p = (0.125, 2.0)
+
+
+def _on_two_maps(op, input):
+    """The student's combine, as the interpreter's scan ``op`` applies it (inside the scan: a @triton.jit
+    function runs only there), on TWO_MAPS cut to the scan's arity: a tuple of floats, or None."""
+    if len(input) not in (2, 3):
+        return None
+    kinds = [(x.dtype, np.asarray(x.handle.data).dtype) for x in input]
+    p, q = (m[:len(input)] for m in TWO_MAPS)
+    try:
+        args = [op.to_tensor(np.asarray([v]).astype(np_type), dtype) for v, (dtype, np_type) in zip(p + q, kinds * 2)]
+        with np.errstate(all="ignore"):
+            out = op.combine_fn.fn(*args)
+        return tuple(float(np.asarray(v.handle.data if hasattr(v, "handle") else v).reshape(-1)[0])
+                     for v in (out if isinstance(out, tuple) else (out,)))
+    except Exception:  # a combine that runs on one element only, or of another shape: the other checks say
+        return None
 
 
 def _leaves(x):
@@ -2530,12 +2561,16 @@ def _order_hint(r, done, gamma, carry, resets, got, expected):
     """The returns' two slips of direction, where the answer is one: a combine whose operands are swapped
     (the maps applied in the wrong order), or a forward scan; ``carry`` enters where the scan starts, and an
     episode end is a reset flag (``resets``) or a factor 0."""
+    swapped = _Whole("Your combine applies the two maps in the wrong order: (a1, b1) is the later run, applied first, "
+                     "then (a2, b2): b2 + a2 * b1 (notebook 00, section 2).")
+    got_pq = SEEN["combine"]  # the combine on two maps (the interpreter): it tells where the values cannot
+    if got_pq is not None and len(got_pq) >= 2 and np.allclose(got_pq[:2], (0.125, 2.0)):
+        return swapped  # q ⊕ p: b1 + a1 * b2, (a2, b2) applied first
     a = np.full(r.shape, gamma) if resets else gamma * (1.0 - done)
     k = done if resets else np.zeros(r.shape, bool)
     with np.errstate(all="ignore"):
         for later_first, reverse, said in (
-                (False, True, "Your combine applies the two maps in the wrong order: (a1, b1) is the later run, "
-                              "applied first, then (a2, b2): b2 + a2 * b1 (notebook 00, section 2)."),
+                (False, True, swapped),
                 (True, False, "Your scan runs forwards (reverse=False): a return is built from the row's end, so "
                               "scan with reverse=True.")):
             A, B, K = _composed(a, r, k, later_first, reverse)
@@ -2957,7 +2992,8 @@ returns_autograd(rewards, terminated, gamma) -> returns, differentiable in rewar
 torch.autograd.Function whose forward runs the reverse scan G_t = r_t + gamma (1 - term_t) G_{t+1}
 (exercises.scan_hook with your Triton prologue) and whose backward runs the transposed scan,
 forwards in time: dL/dr_t = g_t, g_t = dL/dG_t + gamma (1 - term_{t-1}) g_{t-1} (scan_hook with
-reverse=False and a second prologue; the step before t = 0 has no termination flag: cut there).
+reverse=False and a second prologue; no step comes before t = 0: mask that load, its multiplier is
+never used).
 Save what the backward needs with ctx.save_for_backward. (B, T) float32 rewards, bool terminated.
 The checker requires the autograd.Function's apply, and Triton code of yours launched in the forward
 and in the backward.
@@ -3030,9 +3066,10 @@ def _n_step_cases(d):
         r, nv = rng.normal(size=(2, *shape))
         done = _flags(rng, shape, p)
         done[-1, -1] |= p > 0 and n < shape[1]  # a termination at the window's last step (the third case)
-        what = f"n={n}, shape {shape}" + (", terminations" if p else "")
-        out.append((what, (_t(r), _t(nv), _t(done, torch.bool), gamma, n), {},
-                    _key("n_step_returns", r, nv, done, gamma, n), {TERM: done}))
+        what = f"n={n}, shape {shape}" + (", terminations (NaN next values behind them)" if p else "")
+        expected = _key("n_step_returns", r, nv, done, gamma, n)
+        nv = np.where(done, np.nan, nv)  # V(s_{t+1}) behind a termination: never to be read (a select, not a 0 *)
+        out.append((what, (_t(r), _t(nv), _t(done, torch.bool), gamma, n), {}, expected, {TERM: done}))
     return out
 
 
@@ -3292,6 +3329,20 @@ def _vtrace_reference(log_rhos, r, v, nv, term, gamma, rho_bar, c_bar, chunk=Non
                             next_values=nv, terminated=term)
 
 
+def _vtrace_kernel_hint(args, i, bad, got, expected):
+    """Where vs at the window's last step keeps -gamma c V' (that step not a reset): say so."""
+    if i != 0:
+        return None
+    lr, r, v, nv, term, gamma, rho_bar, c_bar = _as_numpy(tuple(args[:8]))
+    with np.errstate(all="ignore"):
+        kept = np.where(term[..., -1], 0.0, gamma * np.minimum(c_bar, np.exp(lr[..., -1])) * nv[..., -1])
+    if _is_slip(got[..., -1], expected[..., -1] - kept, expected[..., -1]):
+        return ("Your vs there keeps b's -gamma c V' term: it is cancelled by gamma c v_{t+1}, and the window's "
+                "last step has no v_T to add. Make that step a reset, as a termination is (a = 0, b = V + rho delta, "
+                "delta bootstrapping from next_values).")
+    return None
+
+
 def _vtrace_tensors(args):
     return (*map(_t, args[:4]), _t(args[4], torch.bool), *args[5:])
 
@@ -3323,12 +3374,102 @@ pg_t = min(rho_bar, rho_t) (r_t + gamma (1 - term_t) vs'_{t+1} - V_t), vs'_{t+1}
 inside the window and next_values at its last step. Both outputs written by kernels of yours (one
 kernel, or the scan and then a kernel that reads vs one step on). next_values behind a termination
 may be NaN: select it away. Contiguous inputs.
-""", needs="scan", run=_in_chunks(8), results=("vs", "pg_advantages"), recompute=_vtrace_reference)
+""", needs="scan", run=_in_chunks(8), results=("vs", "pg_advantages"), recompute=_vtrace_reference,
+   hint=lambda *a: _vtrace_kernel_hint(*a))
 def _vtrace_kernel_cases(d):
     out = []
     for what, args, term, shape in _vtrace_rollouts(d, lambda shape: np.full(shape, np.nan)):
         what += ", chunk 64" + (", NaN next values behind the terminations" if term.any() else "")
         out.append((what, _vtrace_tensors(args) + (64,), {}, _vtrace_reference(*args), {TERM: term, **_carry_steps(shape)}))
+    return out
+
+
+def _fixed_point_correction(V, P, R, pi, mu, gamma, rho_bar):
+    """V-trace's mean correction at each state with the critic V: E_mu[rho (r + gamma V(s') - V(s)) | s]."""
+    rho = np.minimum(rho_bar, pi / mu)
+    return (mu * rho * (R + gamma * P @ V - V[:, None])).sum(1)
+
+
+def _run_fixed_point(fn, args, kw):
+    """The student's V, then the mean correction V-trace would apply with it (0 at the fixed point)."""
+    V = fn(*args, **kw)
+    if isinstance(V, torch.Tensor):
+        V = V.detach().cpu().double().numpy()
+    S = args[1].shape[0]
+    if not isinstance(V, (np.ndarray, list, tuple)) or np.shape(V) != (S,):
+        raise AssertionError(f"expected V, one value per state: an array of shape ({S},), got {_describe(V)}"
+                             + (f" of shape {np.shape(V)}" if np.ndim(V) else ""))
+    return _fixed_point_correction(np.asarray(V, dtype=np.float64), *args)
+
+
+@_checker_only
+def _value_under(nu, P, R, gamma):
+    """V^nu: the solution of the Bellman equation of the policy nu (rows of nu summing to 1 or less)."""
+    return np.linalg.solve(np.eye(len(R)) - gamma * np.einsum("sa,sat->st", nu, P), (nu * R).sum(1))
+
+
+def _fixed_point_hint(args, i, bad, got, expected):
+    """What the checker computes (it holds no answer), where the correction points, and the slip where it is one."""
+    P, R, pi, mu, gamma, rho_bar = args
+    s = int(np.flatnonzero(bad)[0])  # the state the message shows
+    said = ("The checker holds no answer to compare with: with your V it computes V-trace's mean correction in "
+            "each state, E_mu[rho delta | s] = sum_a mu(a|s) min(rho_bar, pi/mu) (R(s,a) + gamma sum_s' "
+            "P(s,a,s') V(s') - V(s)), which is 0 in every state at the fixed point and nowhere else. "
+            f"At state {s} it is {got[s]:+.4g}: a one-step V-trace update (c_bar = 0) would move V({s}) "
+            f"{'up' if got[s] > 0 else 'down'}.")
+    ratio = pi / mu
+    clipped = np.minimum(rho_bar * mu, pi)
+    slips = {
+        "Your V is V^pi, pi's own value. That is V-trace's fixed point only where no weight is clipped (or all are "
+        f"clipped by one factor); here rho_bar = {rho_bar:g} clips pi/mu = {ratio.max():.3g}.": pi,
+        "Your V is V^mu, mu's own value: where TD(0) on mu's data stops, without the weights rho.": mu,
+        "Your V uses the weights min(rho_bar mu, pi) as a policy without normalising them state by state (where a "
+        "weight is clipped they sum to less than 1: a discount of its own).": clipped,
+        "Your V weighs the actions by min(rho_bar, pi/mu), normalised: the correction averages those ratios under "
+        "mu, so each action's weight is mu(a|s) min(rho_bar, pi/mu).": np.minimum(rho_bar, ratio)
+        / np.minimum(rho_bar, ratio).sum(1, keepdims=True),
+    }
+    for what, nu in slips.items():
+        with np.errstate(all="ignore"):
+            slip = _fixed_point_correction(_value_under(nu, P, R, gamma), *args)
+        if _is_slip(got, slip, expected):
+            return _Whole(f"{what} {said}")
+    return said
+
+
+@_exercise("vtrace_fixed_point", "04_vtrace", "numpy", stream=26, task="""
+vtrace_fixed_point(P, R, pi, mu, gamma, rho_bar) -> V: the value that V-trace's critic converges to
+in a finite MDP, learning from mu's data. P: (S, A, S) float64, P[s, a, s'] the probability of s'
+after action a in state s; R: (S, A) float64, the mean reward; pi, mu: (S, A) float64, the target
+and behaviour policies (each row sums to 1; mu > 0 everywhere, pi may be 0); gamma < 1; rho_bar > 0
+(float("inf") for no clip). Return V, shape (S,): the V at which V-trace's mean correction
+E_mu[rho_t delta_t | s_t = s] vanishes in every state, rho_t = min(rho_bar, pi/mu) and
+delta_t = r_t + gamma V(s_{t+1}) - V(s_t). The checker computes that correction with your V.
+""", scan=None, run=_run_fixed_point, hint=_fixed_point_hint)
+def _vtrace_fixed_point_cases(d):
+    rng, gamma = d.rng, d.real(0.9, 0.8, 0.97)
+    out = []
+    one = (np.ones((1, 2, 1)), d.pick(np.array([[1.0, 0.0]]), lambda rng: rng.normal(size=(1, 2))),
+           *d.pick((np.array([[0.8, 0.2]]), np.array([[0.2, 0.8]])),  # (pi, mu): mu rarely takes action 0
+                   lambda rng: tuple(np.array([[x, 1 - x]]) for x in (rng.uniform(0.6, 0.9), rng.uniform(0.1, 0.3)))))
+    for what, (S, A), rho_bar in (("one state (section 5's: pi/mu > 1 on action 0)", (1, 2), 1.0),
+                                  ("3 states, 2 actions", (d.int(3, 2, 5), 2), 1.0),
+                                  ("states on-policy and pi = 0 on an action", (d.int(6, 4, 8), 3),
+                                   d.real(2.0, 1.2, 3.0)),
+                                  ("no clip (rho_bar = inf)", (d.int(4, 2, 6), 3), float("inf"))):
+        if what.startswith("one state"):
+            P, R, pi, mu = one
+            g = gamma
+        else:
+            P = rng.dirichlet(np.ones(S), size=(S, A))
+            R = rng.normal(size=(S, A))
+            pi, mu = rng.dirichlet(np.ones(A), size=S), rng.dirichlet(np.ones(A), size=S)
+            if what.startswith("states on-policy"):
+                pi[0], pi[1] = mu[0], mu[1] * 0  # state 0 on-policy (nothing to correct)
+                pi[1, 0] = 1.0  # state 1: pi = 0 on every action but the first
+            g = gamma
+        args = (P, R, pi, mu, g, rho_bar)
+        out.append((f"{what}, gamma = {g:g}, rho_bar = {rho_bar:g}", args, {}, np.zeros(P.shape[0]), {}))
     return out
 
 
@@ -3496,7 +3637,9 @@ def _floor_hint(B, T, e, got):
     """What a wrong count of vtrace_floor_bytes left out, where it is one of the usual slips."""
     per_step = {6 * e: "the terminated flag's byte per step is left out",
                 4 * e + 1: "the writes are left out: vs and pg_advantages, elem_bytes each per step",
-                5 * e + 1: "one of the two outputs is left out (vs and pg_advantages are both written)",
+                5 * e + 1: "one tensor of elem_bytes per step is missing: one of the four float inputs (log_rhos, "
+                           "rewards, values, next_values: each is read) or one of the two outputs (vs and "
+                           "pg_advantages: both are written)",
                 7 * e: "the flag is one byte per step, not elem_bytes"}
     try:
         slip = per_step.get(int(got) // (B * T)) if int(got) % (B * T) == 0 else None

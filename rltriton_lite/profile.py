@@ -1067,7 +1067,7 @@ def results_folder() -> str:
         folder = os.path.join(root, "benchmarks", "results")
         if os.path.isdir(folder):
             return folder
-    raise FileNotFoundError("no benchmarks/results/ beside the package or in the working directory")
+    raise FileNotFoundError("no benchmarks/results/ beside the package, in the working directory or in its parent")
 
 
 def impl_name(impl: str) -> str:
@@ -1232,16 +1232,24 @@ def committed_legend(rows) -> str:
 
 
 def committed(name: str, folder=None, dtype: str = "float32", show: bool = True,
-              run: str = COMMITTED_RUN) -> list[dict]:
+              run: str = COMMITTED_RUN, missing_ok: bool = False) -> list[dict]:
     """What a GPU measured for ``name``, on any machine: the results file ``run`` (default
     ``COMMITTED_RUN``, the committed H200 run, read by name) in ``folder`` (default
     ``results_folder()``) printed as ``committed_table`` under a line naming the GPU, the file and
     its date, with ``committed_legend`` under it (the columns, and the anchors in the rows), then
     drawn as ``committed_chart`` (``plt.show()`` unless ``show`` is False). Returns
-    ``committed_rows``."""
+    ``committed_rows``. ``missing_ok``: where the results are not found (a notebook run outside the
+    course's folder), say so and return [] (an optional cell), else raise FileNotFoundError."""
     import matplotlib.pyplot as plt
 
-    run, res = committed_results(folder, run)
+    try:
+        run, res = committed_results(folder, run)
+    except FileNotFoundError as e:
+        if not missing_ok:
+            raise
+        print(f"The committed results were not found ({e}): they are in benchmarks/results/ of the course's "
+              "folder, read when the notebook runs from its notebooks/ folder. Nothing to show here.")
+        return []
     rows = committed_rows(res, name, dtype)
     print(f"{name}, {dtype}: committed benchmark results of an {res['gpu']}, {run}.json ({res['date']}), "
           "measured there, not on this machine.")

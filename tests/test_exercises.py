@@ -291,7 +291,7 @@ def _discounted_max_one_step_combine(R, D, M, gamma, T, CHUNK: tl.constexpr):
 
 @triton.jit
 def _tiled_variant(R, D, G, gamma, B, T, CHUNK: tl.constexpr, ROWS: tl.constexpr, ONE_CARRY: tl.constexpr,
-                   CARRY_READ: tl.constexpr):
+                   CARRY_READ: tl.constexpr, CARRY_AXIS_0: tl.constexpr = False):
     """tiled_scan's solution with one of its mistakes switched on."""
     rows = tl.program_id(0) * ROWS + tl.arange(0, ROWS)
     carry = tl.zeros((ROWS,), dtype=tl.float32)
@@ -312,6 +312,8 @@ def _tiled_variant(R, D, G, gamma, B, T, CHUNK: tl.constexpr, ROWS: tl.constexpr
         first = tl.where(t[None, :] == c * CHUNK, g, 0.0)
         if ONE_CARRY:
             carry = tl.zeros((ROWS,), dtype=tl.float32) + tl.sum(tl.sum(first, 1), 0)  # the tile's rows summed
+        elif CARRY_AXIS_0:
+            carry = tl.sum(first, 0)  # summed across the rows: one value per step, not per row
         else:
             carry = tl.sum(first, 1)
 
@@ -559,6 +561,7 @@ def wrong_answers(name: str):
         "n_step_returns": [
             ("one step too many", lambda r, nv, d, g, n: s(r, nv, d, g, n + 1)),
             ("ignores terminations", lambda r, nv, d, g, n: s(r, nv, no_flags(d), g, n)),
+            ("the bootstrap multiplied by (1 - term) (0 * NaN: the fourth review's case)", _n_step_multiplied),
         ],
         "transposed_scan": [("a_t, not a_{t-1}", _transposed_no_shift), ("a_{t+1}", _transposed_wrong_shift)],
         "gae_pairs": [
@@ -582,6 +585,11 @@ def wrong_answers(name: str):
                      "cannot select it away)", _retrace_multiplied)],
         "vtrace_pg": [("vs_t for vs_{t+1}", _pg_same_step), ("no bootstrap at the window's end", _pg_no_window_end),
                       ("the advantage's sign flipped (a formula wrong at every step)", _pg_negated)],
+        "vtrace_fixed_point": [("V^pi: the clip ignored", lambda P, R, pi, mu, g, rb: _bellman(pi, P, R, g)),
+                               ("the weights min(rho_bar mu, pi) not normalised",
+                                lambda P, R, pi, mu, g, rb: _bellman(np.minimum(rb * mu, pi), P, R, g)),
+                               ("the clipped ratios normalised as the policy (mu left out)", _fixed_point_ratios),
+                               ("one value for every state (section 5's closed form)", _fixed_point_one_state)],
         "dual_clip": [("plain PPO", _plain_ppo), ("dual clip on positive advantages too", _dual_clip_both)],
         "two_stage_mean": [
             ("padding counted in n", lambda x: s(x) * x.numel() / (1024 * -(-x.numel() // 1024))),
@@ -595,6 +603,7 @@ def wrong_answers(name: str):
         "vtrace_floor_bytes": [
             ("no flag byte", lambda B, T, e: B * T * 6 * e),
             ("outputs not counted", lambda B, T, e: B * T * (4 * e + 1)),
+            ("an input left out (next_values)", lambda B, T, e: B * T * (5 * e + 1)),
         ],
         "awr_weights": [("no clip", _awr_no_clip), ("exp(A * beta)", _awr_times_beta)],
         "segment_carries": [("composed from the segments before (the forward scan's order)", _carries_from_before),
@@ -618,6 +627,13 @@ def wrong_answers(name: str):
 # What the message says to some of the wrong answers above, (exercise, mistake) -> a fragment of it: where the
 # generic hints would not say what is wrong
 W_SAYS = {
+    ("vtrace_floor_bytes", "an input left out (next_values)"):
+        "one tensor of elem_bytes per step is missing: one of the four float inputs",
+    ("vtrace_fixed_point", "V^pi: the clip ignored"):
+        "one state (section 5's: pi/mu > 1 on action 0), gamma = 0.9, rho_bar = 1: at index (0,) expected 0, got "
+        "-0.12 (1 of 1 elements wrong)\nHint: Your V is V^pi, pi's own value. That is V-trace's fixed point only where no weight is clipped (or "
+        "all are clipped by one factor); here rho_bar = 1 clips pi/mu = 4. The checker holds no answer to compare "
+        "with",
     ("returns_autograd", "term_t for term_{t-1} in the backward"):
         "Hint: that step is an episode end. Your backward is off by one step: in the transposed scan (forwards in "
         "time) step t's multiplier is step t - 1's flag and discount, g_t = dL/dG_t + gamma (1 - term_{t-1}) "
@@ -663,6 +679,23 @@ def test_the_package_s_fast_launches_are_watched():
     with exercises._recording_launches():
         launch(1.0)
     assert seen == [(2, 1, 1)] and rl_triton._hooks_installed is before
+
+
+def _bellman(nu, P, R, gamma):
+    """V^nu for a policy nu (rows summing to 1, or less)."""
+    return np.linalg.solve(np.eye(len(R)) - gamma * np.einsum("sa,sat->st", nu, P), (nu * R).sum(1))
+
+
+def _fixed_point_ratios(P, R, pi, mu, gamma, rho_bar):
+    w = np.minimum(rho_bar, pi / mu)
+    return _bellman(w / w.sum(1, keepdims=True), P, R, gamma)
+
+
+def _fixed_point_one_state(P, R, pi, mu, gamma, rho_bar):
+    """Section 5's E_nu[r] / (1 - gamma), with the mean over states of pi_rho_bar's reward."""
+    w = np.minimum(rho_bar * mu, pi)
+    nu = w / w.sum(1, keepdims=True)
+    return np.full(len(R), (nu * R).sum(1).mean() / (1 - gamma))
 
 
 def _token_plain_gae(r, v, m, gamma, lam):
@@ -1685,9 +1718,26 @@ def _n_step_with_a_loop_over_time(rewards, next_values, terminated, gamma, n):
         g, disc = torch.zeros(B, device=rewards.device), 1.0
         alive = torch.ones(B, dtype=torch.bool, device=rewards.device)
         for s in range(t, min(t + n, T)):
-            g = g + alive * disc * rewards[:, s]
+            g = g + torch.where(alive, disc * rewards[:, s], 0.0)
             disc *= gamma
             alive = alive & ~terminated[:, s]
+            if s == t + n - 1 or s == T - 1:  # (selected: next_values behind a termination may be NaN)
+                g = g + torch.where(alive, disc * next_values[:, s], 0.0)
+        G[:, t] = g
+    return G
+
+
+def _n_step_multiplied(rewards, next_values, terminated, gamma, n):
+    """The n-step return with its bootstrap multiplied by (1 - term) where a select belongs: right but for
+    the NaN next values behind a termination."""
+    B, T = rewards.shape
+    G = torch.zeros_like(rewards)
+    for t in range(T):
+        g, disc, alive = torch.zeros(B), 1.0, torch.ones(B)
+        for s in range(t, min(t + n, T)):
+            g = g + alive * disc * rewards[:, s]
+            disc *= gamma
+            alive = alive * (~terminated[:, s]).float()
             if s == t + n - 1 or s == T - 1:
                 g = g + alive * disc * next_values[:, s]
         G[:, t] = g
@@ -2427,11 +2477,14 @@ def test_reset_scan_says_the_carry_is_not_read_where_the_composed_reset_flag_is_
 
 def test_score_counts_the_checks_passed():
     """exercises.score, for partial credit: a right answer passes every check, a wrong one fewer
-    (n_step_returns ignoring terminations is right on the cases without one), and a probe of the
-    whole function is one more check. Wrong on a key case, the bug the exercise is about, none:
-    gae_pairs ignoring truncations (wrong where the NaN next values are), chunked_scan without its
-    carry (right on one chunk); and none where a rule of the task is broken (n_step_returns' Python
-    loop over time: every case right, the probe not)."""
+    (vtrace_fixed_point's V^pi is right where nothing is clipped), and a probe of the whole function
+    is one more check. Wrong on a key case, the bug the exercise is about, none: gae_pairs ignoring
+    truncations (wrong where the NaN next values are), n_step_returns ignoring terminations (right
+    on the cases without one, wrong on those with NaN next values behind them), chunked_scan
+    without its carry (right on one chunk); and none where a rule of the task is broken
+    (n_step_returns' Python loop over time: every case right, the probe not)."""
+    (v_pi,) = [f for w, f in wrong_answers("vtrace_fixed_point") if w.startswith("V^pi")]
+    assert exercises.score("vtrace_fixed_point", v_pi) == (1, len(exercises.cases("vtrace_fixed_point")))
     n = len(exercises.cases("gae_pairs"))
     assert exercises.score("gae_pairs", solution("gae_pairs")) == (n, n)
     (ignores,) = [f for w, f in wrong_answers("gae_pairs") if w == "truncation ignored"]
@@ -2441,8 +2494,9 @@ def test_score_counts_the_checks_passed():
     assert exercises.score("chunked_scan", no_carry) == (0, len(exercises.cases("chunked_scan")))
     n = len(exercises.cases("n_step_returns")) + 1  # its cases and the probe
     (ignores,) = [f for w, f in wrong_answers("n_step_returns") if w == "ignores terminations"]
-    right, total = exercises.score("n_step_returns", ignores)
-    assert total == n and 0 < right < n
+    assert exercises.score("n_step_returns", ignores) == (0, n)
+    assert [ok for _, ok in exercises.checks("n_step_returns", ignores)] == \
+        ["terminations" not in c[0] for c in exercises.cases("n_step_returns")] + [True]
     assert exercises.score("n_step_returns", solution("n_step_returns")) == (n, n)
     assert exercises.score("n_step_returns", _n_step_with_a_loop_over_time) == (0, n)  # a rule broken: none
     with pytest.raises(AssertionError):
@@ -2484,15 +2538,23 @@ def test_a_scan_in_the_wrong_direction_or_order_is_named_so(name, wrong, said):
     assert hint.startswith(said) and "that step is" not in hint, hint
 
 
-def test_an_order_slip_is_not_named_where_the_values_cannot_tell_it():
+def test_an_order_slip_is_named_by_the_combine_where_the_values_cannot_tell_it():
     """On reset_scan's first case (one NaN after an episode end), a swapped combine and an episode end
-    multiplied by 0 give the same values, NaN everywhere before the bad reward: neither is named an order
-    slip there (the NaN's own hint stands), and the multiplied one never is."""
-    for wrong in (_reset_scan_with(SWAPPED=True), solution("chunked_scan")):
-        with pytest.raises(AssertionError) as e:
-            exercises.check("reset_scan", wrong)
-        assert "wrong order" not in str(e.value) and "runs forwards" not in str(e.value), str(e.value)
-        assert "a reset must select" in str(e.value)
+    multiplied by 0 give the same values, NaN everywhere before the bad reward. Under the interpreter the
+    checker tries the student's combine on two maps, so the swapped one is named (the fourth review's case)
+    and the NaN's hint left out; compiled, the values alone cannot tell, and the NaN's hint stands. The
+    multiplied one is never named an order slip."""
+    with pytest.raises(AssertionError) as e:
+        exercises.check("reset_scan", _reset_scan_with(SWAPPED=True))
+    hint = str(e.value).split("Hint: ")[1]
+    if exercises.INTERPRET:
+        assert hint.startswith("Your combine applies the two maps in the wrong order") and "NaN" not in hint, hint
+    else:
+        assert "wrong order" not in hint and "a reset must select" in hint, hint
+    with pytest.raises(AssertionError) as e:
+        exercises.check("reset_scan", solution("chunked_scan"))
+    assert "wrong order" not in str(e.value) and "runs forwards" not in str(e.value), str(e.value)
+    assert "a reset must select" in str(e.value)
 
 
 def test_a_combine_that_is_not_associative_is_named_on_a_short_row_too():
@@ -2604,6 +2666,15 @@ def test_checks_names_each_check_and_its_verdict():
     assert [ok for _, ok in results] == [label == "the probe" or "terminations" not in label for label in labels]
     assert exercises.credit("n_step_returns", results) == exercises.score("n_step_returns", ignores)
     assert exercises.checks("q_lambda", lambda *a: None) == [(c[0], False) for c in exercises.cases("q_lambda")]
+
+
+def test_a_carry_that_changes_shape_is_told_its_axis():
+    """tiled_scan with the carry summed over the tile's rows (axis 0), not its steps: the loop's carry
+    changes shape, and the hint says so, not "an integer made a float" (the fourth review's case)."""
+    with pytest.raises((AssertionError, RuntimeError)) as e:
+        exercises.check("tiled_scan", _tiled_with(CARRY_AXIS_0=True))
+    msg = str(e.value)
+    assert "A loop's carry changed shape" in msg and "tl.sum(x, axis)" in msg and "an integer" not in msg, msg
 
 
 def test_a_kernel_a_gpu_compile_refuses_is_refused():

@@ -316,3 +316,12 @@ def test_committed_facts_are_read_from_the_rows(name, replaced):
     assert facts.host_x == min(at_rl) > 5
     biggest = max(r["B"] * r["T"] for r in ours)
     assert facts.floor_pct == min(r["pct_floor"] for r in ours if r["B"] * r["T"] == biggest) > 75
+
+
+def test_committed_says_where_the_results_are_when_they_are_missing(tmp_path, capsys):
+    """An optional profile cell run outside the course's folder (missing_ok=True) says where the results
+    live and returns []; without missing_ok the FileNotFoundError stands."""
+    assert profile.committed("gae", folder=tmp_path, show=False, missing_ok=True) == []
+    assert "benchmarks/results/ of the course's folder" in capsys.readouterr().out
+    with pytest.raises(FileNotFoundError, match="no results file"):
+        profile.committed("gae", folder=tmp_path, show=False)

@@ -17,7 +17,7 @@ def _returns_prologue(X, P, offs, t, m, T):
 @triton.jit
 def _transposed_prologue(X, P, offs, t, m, T):
     dy = tl.load(X[0] + offs, mask=m, other=0.0)
-    term_before = tl.load(X[1] + offs - 1, mask=m & (t >= 1), other=1) != 0  # none before t = 0: cut
+    term_before = tl.load(X[1] + offs - 1, mask=m & (t >= 1), other=1) != 0  # none before t = 0 (step 0's a is never used)
     return tl.where(term_before, 0.0, P[0]), dy  # g_t = dL/dG_t + gamma (1 - term_{t-1}) g_{t-1}
 
 
