@@ -490,7 +490,25 @@ print("kernel gradients match autograd")
 #
 # </details>
 #
-# <details><summary>Hint 3: the key lines</summary>
+# <details><summary>Hint 3: check it by hand</summary>
+#
+# Take $A_1 = \begin{pmatrix} 0 & 1 \\ 1 & 0 \end{pmatrix}$ (it swaps the two entries),
+# $b_1 = (1, 0)$, and $A_2 = \begin{pmatrix} 2 & 0 \\ 0 & 1 \end{pmatrix}$ (it doubles the first),
+# $b_2 = (0, 3)$. By hand, `q` first, then `p`: $(0, 0) \to (0, 3) \to (4, 0)$, so $b = (4, 0)$.
+# $(1, 0) \to (2, 3) \to (4, 2)$ and $(0, 1) \to (0, 4) \to (5, 0)$. Take $b$ away: the columns of
+# $A$ are $(0, 2)$ and $(1, 0)$. If you get `[[0.0, 2.0], [1.0, 0.0]] [2.0, 3.0]`, you computed
+# `p` first: that is `matrix_compose(q, p)`.
+#
+# ```python
+# p = (np.array([[0.0, 1.0], [1.0, 0.0]]), np.array([1.0, 0.0]))
+# q = (np.array([[2.0, 0.0], [0.0, 1.0]]), np.array([0.0, 3.0]))
+# A, b = matrix_compose(p, q)
+# print(A.tolist(), b.tolist())  # must print [[0.0, 1.0], [2.0, 0.0]] [4.0, 0.0]
+# ```
+#
+# </details>
+#
+# <details><summary>Hint 4: the key lines</summary>
 #
 # ```python
 # # p(q(y)) = A1 @ (___) + b1, where ___ is q(y) written out

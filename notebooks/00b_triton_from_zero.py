@@ -35,13 +35,11 @@
 #
 # Notebook 00c goes on from your chunked scan. It adds episode ends as a select (so a NaN never
 # crosses an episode end) and the algorithm's prologue and epilogue as hooks. Then comes the
-# package's own kernel: these steps plus the engineering that makes them fast. (That part is
-# optional: notebook 13, the appendix.) Words you meet here for the first time (program, block,
-# mask, carry, warp, ...) are in the glossary, [`GLOSSARY.md`](GLOSSARY.md).
+# package's own kernel, read through its names. Words you meet here for the first time (program,
+# block, mask, carry, warp, ...) are in the glossary, [`GLOSSARY.md`](GLOSSARY.md).
 #
 # **No GPU needed**: Triton's interpreter runs every kernel on the CPU. It needs
-# `TRITON_INTERPRET=1`, set before `triton` is imported; the next cell does it. What the
-# interpreter cannot show you is in notebook 13, section 6.
+# `TRITON_INTERPRET=1`, set before `triton` is imported; the next cell does it.
 #
 # **How the exercises work** (here and in every later notebook):
 #
@@ -52,8 +50,8 @@
 # * Your kernel must write the answer itself. Numbers computed or patched up in PyTorch are refused.
 # * `print(exercises.task(name))` restates a task. Solutions are in `notebooks/solutions/<name>.py`.
 # * Each task lists its **Inputs**, what it **Returns** and the **Edge cases** the checker tries.
-#   Three folded hints follow: where to start, the plan, the key lines. Open them in order, and
-#   only when you are stuck.
+#   Four folded hints follow: where to start, the plan, a small case to check by hand, the key
+#   lines. Open them in order, and only when you are stuck.
 
 # %%
 import os
@@ -185,7 +183,22 @@ print("x > 0 and index < 3, elementwise:", out.tolist())
 #
 # </details>
 #
-# <details><summary>Hint 3: the key lines</summary>
+# <details><summary>Hint 3: check it by hand</summary>
+#
+# Three steps, $\gamma = 0.5$: $r = (1, 2, 3)$, $V(s_{t+1}) = (4, \text{NaN}, 6)$, and the episode
+# ends at $t = 1$. Then $y_0 = 1 + 0.5 \cdot 4 = 3$, $y_1 = 2$ (the NaN is never read) and
+# $y_2 = 3 + 0.5 \cdot 6 = 6$. Three elements also leave most lanes of your block masked off.
+# A `nan` at $t = 1$ means you multiplied by $1 - \text{term}_t$ where you had to select.
+#
+# ```python
+# r, nv = torch.tensor([1.0, 2.0, 3.0], device=DEVICE), torch.tensor([4.0, float("nan"), 6.0], device=DEVICE)
+# term = torch.tensor([False, True, False], device=DEVICE)
+# print(td_target_kernel(r, nv, term, 0.5).tolist())  # must print [3.0, 2.0, 6.0]
+# ```
+#
+# </details>
+#
+# <details><summary>Hint 4: the key lines</summary>
 #
 # ```python
 # term = tl.load(D + offs, mask=m, other=0) != 0  # a bool block
@@ -296,8 +309,7 @@ print("EMA by one forward associative scan == the loop")
 # A combine with its two arguments in the wrong order is wrong on both, but only inputs whose
 # order matters show it. That is why the checkers test your combine on cases where the order
 # matters (not commutative: random rewards, episode ends), and why notebook 00 proves
-# associativity. More in
-# [notebook 13, section 6](13_appendix_performance.ipynb#6.-Looking-at-the-compiled-code).
+# associativity.
 #
 # `affine_combine` is notebook 00's `combine` with the pairs unpacked. `affine_combine(*p, *q)`
 # is `combine(p, q)`: the same order, `p` applied first.
@@ -360,7 +372,22 @@ print("A_t:", A_s.tolist(), " B_t:", B_s.tolist())
 #
 # </details>
 #
-# <details><summary>Hint 3: the key lines</summary>
+# <details><summary>Hint 3: check it by hand</summary>
+#
+# Three steps, $\gamma = 0.5$, `last_value` $= 4$, $r = (1, 2, 3)$, and the episode ends at $t = 1$.
+# From the end: $G_2 = 3 + 0.5 \cdot 4 = 5$, then $G_1 = 2$ (the episode ends: nothing after it
+# counts), then $G_0 = 1 + 0.5 \cdot 2 = 2$. Your block has 4 lanes; the fourth is padding.
+# Then move the end to the last step, $\text{term} = (0, 0, 1)$: `last_value` must not enter at
+# all. $G_2 = 3$, $G_1 = 2 + 0.5 \cdot 3 = 3.5$, $G_0 = 1 + 0.5 \cdot 3.5 = 2.75$.
+#
+# ```python
+# r, term = torch.tensor([1.0, 2.0, 3.0], device=DEVICE), torch.tensor([False, True, False], device=DEVICE)
+# print(block_scan(r, term, 0.5, 4.0).tolist())  # must print [2.0, 2.0, 5.0]
+# ```
+#
+# </details>
+#
+# <details><summary>Hint 4: the key lines</summary>
 #
 # ```python
 # term = tl.load(D + t, mask=m, other=0) != 0
@@ -520,7 +547,25 @@ print("chunks from the end, the carry read at each chunk's first step == the loo
 #
 # </details>
 #
-# <details><summary>Hint 3: the key lines</summary>
+# <details><summary>Hint 3: check it by hand</summary>
+#
+# One row, $\gamma = 0.5$, $r = (1, 0, 2, 0, 8)$, no episode end, `chunk = 2`. The chunks, in the
+# order they are done: $\{4\}$ (its second lane is padding), $\{2, 3\}$, $\{0, 1\}$. Chunk $\{4\}$:
+# $G_4 = 8$, the carry out is 8. Chunk $\{2, 3\}$ alone: $B = (2, 0)$, $A = (0.25, 0.5)$; so
+# $G_2 = 2 + 0.25 \cdot 8 = 4$ and $G_3 = 0 + 0.5 \cdot 8 = 4$; the carry out is 4. Chunk
+# $\{0, 1\}$: $B = (1, 0)$, $A = (0.25, 0.5)$; $G_0 = 1 + 0.25 \cdot 4 = 2$, $G_1 = 0 + 0.5 \cdot 4 = 2$.
+# The answer must not depend on `chunk`: 2, 4 and 64 all give $(2, 2, 4, 4, 8)$. Then end the
+# episode at $t = 1$, a chunk's last step: the carry 4 must stop there, $(1, 0, 4, 4, 8)$.
+#
+# ```python
+# r = torch.tensor([[1.0, 0.0, 2.0, 0.0, 8.0]], device=DEVICE)
+# term = torch.zeros(1, 5, dtype=torch.bool, device=DEVICE)  # no episode end
+# print(chunked_scan(r, term, 0.5, 2).tolist())  # must print [[2.0, 2.0, 4.0, 4.0, 8.0]]
+# ```
+#
+# </details>
+#
+# <details><summary>Hint 4: the key lines</summary>
 #
 # ```python
 # r = tl.load(R + ___ + t, mask=m, other=0.0)  # ___: where does row `row` start in memory?

@@ -41,9 +41,8 @@
 # Section 1 ends with an exercise that checks itself. Section 2 ends with two: a kernel with its
 # hooks built in, then one that takes them as arguments. The exercises at the end add two more.
 # The first, `strided_scan`, is the same scan on rollouts stored time-major. The second,
-# `discounted_max`, is a scan whose steps are not affine maps, written from an empty cell. The
-# part of the package that makes it fast is optional: notebook 13, the appendix. New words (reset,
-# hook, ...) are in the glossary, [`GLOSSARY.md`](GLOSSARY.md).
+# `discounted_max`, is a scan whose steps are not affine maps, written from an empty cell. New
+# words (reset, hook, ...) are in the glossary, [`GLOSSARY.md`](GLOSSARY.md).
 #
 # **No GPU needed**: as in 00b, the next cell sets `TRITON_INTERPRET=1` before `triton` is
 # imported. Triton's interpreter then runs every kernel on the CPU.
@@ -216,7 +215,25 @@ assert torch.isnan(by_multiplying[:2]).all() and torch.isnan(by_kernel[:2]).all(
 #
 # </details>
 #
-# <details><summary>Hint 3: the key lines</summary>
+# <details><summary>Hint 3: check it by hand</summary>
+#
+# One row, $\gamma = 0.5$, $r = (1, 2, \text{NaN}, 4)$, and the first episode ends at $t = 1$
+# ($\kappa_1$ set). The second episode: $G_3 = 4$, $G_2 = \text{NaN}$. The first never sees it:
+# $G_1 = 2$, $G_0 = 1 + 0.5 \cdot 2 = 2$. With `chunk = 2` the NaN comes to chunk $\{0, 1\}$
+# through the carry; with `chunk = 4` it is in the same chunk. `chunked_returns`, which
+# multiplies, prints `[[nan, nan, nan, 4.0]]` for both. And put any number in place of the NaN:
+# $G_0$ and $G_1$ must not move.
+#
+# ```python
+# r = torch.tensor([[1.0, 2.0, float("nan"), 4.0]], device=DEVICE)
+# term = torch.tensor([[False, True, False, False]], device=DEVICE)
+# for chunk in (2, 4):
+#     print(reset_scan(r, term, 0.5, chunk).tolist())  # must print [[2.0, 2.0, nan, 4.0]], twice
+# ```
+#
+# </details>
+#
+# <details><summary>Hint 4: the key lines</summary>
 #
 # ```python
 # @triton.jit
@@ -284,7 +301,25 @@ exercises.attempt("reset_scan", reset_scan)
 #
 # </details>
 #
-# <details><summary>Hint 3: the key lines</summary>
+# <details><summary>Hint 3: check it by hand</summary>
+#
+# One row, $\gamma = \lambda = 0.5$ (so $\gamma\lambda = 0.25$): $r = (1, 2, 3)$, $V = (1, 1, 2)$,
+# $V' = (1, \text{NaN}, 4)$, and a termination at $t = 1$. Then
+# $\delta_0 = 1 + 0.5 \cdot 1 - 1 = 0.5$, $\delta_1 = 2 - 1 = 1$ (the NaN is never read) and
+# $\delta_2 = 3 + 0.5 \cdot 4 - 2 = 3$. Backwards: $\hat A_2 = 3$; $\hat A_1 = 1$ (it terminates:
+# $\hat A_2$ stays out); $\hat A_0 = 0.5 + 0.25 \cdot 1 = 0.75$. With `chunk = 2`, $t = 1$ is a
+# chunk's last step. And with $\lambda = 0$, $\hat A_t = \delta_t$: `[[0.5, 1.0, 3.0]]`.
+#
+# ```python
+# r, v = torch.tensor([[1.0, 2.0, 3.0]], device=DEVICE), torch.tensor([[1.0, 1.0, 2.0]], device=DEVICE)
+# nv = torch.tensor([[1.0, float("nan"), 4.0]], device=DEVICE)
+# term = torch.tensor([[False, True, False]], device=DEVICE)
+# print(gae_kernel(r, v, nv, term, 0.5, 0.5, 2).tolist())  # must print [[0.75, 1.0, 3.0]]
+# ```
+#
+# </details>
+#
+# <details><summary>Hint 4: the key lines</summary>
 #
 # In the prologue, and where the kernel calls it:
 #
@@ -438,7 +473,24 @@ print("one source, two compiled kernels: 0.5 x0² + 2 x1² − x2², and min(|x0
 #
 # </details>
 #
-# <details><summary>Hint 3: the key lines</summary>
+# <details><summary>Hint 3: check it by hand</summary>
+#
+# Run the checker's prologue of the discounted return (`inputs = (rewards, terminated)`,
+# `params = (gamma,)`; it returns $a = 0$ at an episode end) on one row: $\gamma = 0.5$,
+# $r = (1, 2, 3)$, an episode end at $t = 1$. Then $y_2 = 3$, $y_1 = 2$, $y_0 = 1 + 0.5 \cdot 2 = 2$.
+# With `chunk = 4` the fourth lane is past $T$, and there this prologue returns made-up values.
+# If your loop lets them in, $y_2$ comes out 53, not 3. And put a NaN in $r_2$: $y_0$ and $y_1$
+# must stay 2 and 2.
+#
+# ```python
+# prologue = exercises.cases("hooked_scan")[0][1][0]  # the discounted return's
+# r, term = torch.tensor([[1.0, 2.0, 3.0]], device=DEVICE), torch.tensor([[False, True, False]], device=DEVICE)
+# print(hooked_scan(prologue, (r, term), (0.5,), 4).tolist())  # must print [[2.0, 2.0, 3.0]]
+# ```
+#
+# </details>
+#
+# <details><summary>Hint 4: the key lines</summary>
 #
 # ```python
 # a, b = PROLOGUE(X, P, offs, t, m, T)
@@ -497,8 +549,7 @@ print(inspect.getsource(getattr(returns._returns_prologue, "fn", returns._return
 # holds values the epilogue needs again (GAE keeps $V_t$ to add to the advantage, so `values` is
 # read once).
 #
-# The kernel's other arguments are carries in and out of a row, and knobs for speed. Notebook
-# 13, section 6, prints its signature and explains each group.
+# The kernel's other arguments are carries in and out of a row, and knobs for speed.
 #
 # And it computes what yours does. Here is the package's `gae` against the loop, on a batch with
 # episode ends and rows that span several chunks:
@@ -515,10 +566,7 @@ np.testing.assert_allclose(adv.cpu().numpy(), expected, rtol=1e-4, atol=1e-5)
 print("rl.gae == the loop on 2 x 600")
 
 # %% [markdown]
-# Beyond your kernel, the package adds four things. It composes several steps per thread in
-# registers. It uses aligned vector loads. Its layout keeps a reverse scan running forwards across
-# threads. And it splits long rows in time across programs. These change speed, not results. They
-# are the subject of the optional appendix, notebook 13.
+# What the package adds beyond your kernel changes its speed, not its results.
 #
 # ## Exercises
 #
@@ -555,7 +603,24 @@ print("rl.gae == the loop on 2 x 600")
 #
 # </details>
 #
-# <details><summary>Hint 3: the key lines</summary>
+# <details><summary>Hint 3: check it by hand</summary>
+#
+# Two columns of three steps, $\gamma = 0.5$, `chunk = 2`. `rewards` is a transposed view, with
+# strides (1, 3); `terminated` is contiguous, with strides (2, 1). Column 0: $r = (1, 2, 3)$ and
+# an end at $t = 1$, so $G = (1 + 0.5 \cdot 2,\ 2,\ 3) = (2, 2, 3)$. Column 1: $r = (4, 0, 8)$ and
+# no end, so $G_2 = 8$, $G_1 = 0 + 0.5 \cdot 8 = 4$, $G_0 = 4 + 0.5 \cdot 4 = 6$. As a `(T, B)`
+# tensor, that is $((2, 6), (2, 4), (3, 8))$. If you get `[[2.5, 6.0], [3.0, 8.0], [0.0, 8.0]]`,
+# you read `rewards` as if it were contiguous.
+#
+# ```python
+# r = torch.tensor([[1.0, 2.0, 3.0], [4.0, 0.0, 8.0]], device=DEVICE).T  # (T, B) = (3, 2), a view
+# term = torch.tensor([[False, False], [True, False], [False, False]], device=DEVICE)
+# print(strided_scan(r, term, 0.5, 2).tolist())  # must print [[2.0, 6.0], [2.0, 4.0], [3.0, 8.0]]
+# ```
+#
+# </details>
+#
+# <details><summary>Hint 4: the key lines</summary>
 #
 # ```python
 # r = tl.load(R + ___, mask=m, other=0.0)  # ___: element (t, b), from rs_t, rs_b = rewards.stride()
@@ -632,7 +697,24 @@ exercises.attempt("strided_scan", strided_scan)
 #
 # </details>
 #
-# <details><summary>Hint 3: the key lines</summary>
+# <details><summary>Hint 3: check it by hand</summary>
+#
+# One row, $\gamma = 0.5$, $r = (-3, -4, 4, -2)$, an episode end at $t = 1$, `chunk = 2`. From the
+# end: $h_3 = -2$ (the row's last step); $h_2 = \max(4,\ 0.5 \cdot (-2)) = 4$; $h_1 = -4$ (the
+# episode ends: the carry 4 stays out); $h_0 = \max(-3,\ 0.5 \cdot (-4)) = -2$. Without the
+# episode end, $h_1 = \max(-4, 2) = 2$ and $h_0 = \max(-3, 1) = 1$. The answer must not depend on
+# `chunk`: 2, 4 and 8 (which pads four lanes) print the same. If you get
+# `[[-2.0, -4.0, 4.0, 0.0]]`, a 0 got in after the row's last step: through the carry or a padding lane.
+#
+# ```python
+# r = torch.tensor([[-3.0, -4.0, 4.0, -2.0]], device=DEVICE)
+# term = torch.tensor([[False, True, False, False]], device=DEVICE)
+# print(discounted_max(r, term, 0.5, 2).tolist())  # must print [[-2.0, -4.0, 4.0, -2.0]]
+# ```
+#
+# </details>
+#
+# <details><summary>Hint 4: the key lines</summary>
 #
 # ```python
 # @triton.jit
@@ -691,5 +773,5 @@ print(inspect.getsource(getattr(exercises._scan_steps, "fn", exercises._scan_ste
 #   or sliced buffer is read in place, without a copy.
 # * A scan needs only an associative combine: steps $y \mapsto \max(r, \gamma y)$ compose like
 #   affine maps, each kind with its own identity, the pair that leaves $y$ as it is.
-# * The package's `scan.py` is this kernel plus speed (notebook 13): `scan.combine` is
+# * The package's `scan.py` is this kernel plus speed: `scan.combine` is
 #   `reset_combine`, `scan._walk` the chunk loop, `PROLOGUE` and `EPILOGUE` the hooks.

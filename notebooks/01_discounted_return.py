@@ -284,7 +284,23 @@ print(inspect.getsource(getattr(exercises._scan_hook_kernel, "fn", exercises._sc
 #
 # </details>
 #
-# <details><summary>Hint 3: the key lines</summary>
+# <details><summary>Hint 3: check it by hand</summary>
+#
+# One row of three steps, $a = (0.5, 0, 0.5)$ and $dy = (1, 2, 3)$: $g_0 = dy_0 = 1$,
+# $g_1 = dy_1 + a_0 g_0 = 2 + 0.5 \cdot 1 = 2.5$ and $g_2 = dy_2 + a_1 g_1 = 3 + 0 \cdot 2.5 = 3$.
+# (From $y$: $y_0 = b_0 + 0.5\,b_1$ and $y_1 = b_1$, so $b_1$ enters $L = \sum_t dy_t\,y_t$ with
+# weight $0.5 \cdot 1 + 2 = 2.5$.)
+#
+# ```python
+# a3, dy3 = torch.tensor([[0.5, 0.0, 0.5]], device=DEVICE), torch.tensor([[1.0, 2.0, 3.0]], device=DEVICE)
+# print(exercises.scan_hook(transposed_scan, (a3, dy3), (), reverse=False).tolist())  # must print [[1.0, 2.5, 3.0]]
+# ```
+#
+# `[[1.0, 2.0, 4.0]]` pairs each $dy_t$ with its own step's $a_t$, not with the step before's.
+#
+# </details>
+#
+# <details><summary>Hint 4: the key lines</summary>
 #
 # ```python
 # a_prev = tl.load(X[0] + ___, mask=___, other=0.0)  # a_(t-1): at which offset? where is there none?
@@ -351,7 +367,26 @@ exercises.attempt("transposed_scan", transposed_scan)
 #
 # </details>
 #
-# <details><summary>Hint 3: the key lines</summary>
+# <details><summary>Hint 3: check it by hand</summary>
+#
+# Rewards 1, 2, 3, $\gamma = 0.5$, a termination at step 1. Forward: $G_2 = 3$, $G_1 = 2$
+# (terminal), $G_0 = 1 + 0.5 \cdot 2 = 2$. Backward of $L = \sum_t G_t$, so every
+# $\partial L/\partial G_t = 1$: $g_0 = 1$, $g_1 = 1 + 0.5\,(1-\text{term}_0)\,g_0 = 1.5$ and
+# $g_2 = 1 + 0.5\,(1-\text{term}_1)\,g_1 = 1$. (By hand: $r_1$ is in $G_1$ and, halved, in $G_0$;
+# $r_2$ is in $G_2$ only.)
+#
+# ```python
+# r3 = torch.tensor([[1.0, 2.0, 3.0]], device=DEVICE, requires_grad=True)
+# G3 = returns_autograd(r3, torch.tensor([[False, True, False]], device=DEVICE), 0.5)
+# G3.sum().backward()
+# print(G3.tolist(), r3.grad.tolist())  # must print [[2.0, 2.0, 3.0]] [[1.0, 1.5, 1.0]]
+# ```
+#
+# A gradient `[[1.0, 1.0, 1.5]]` reads step $t$'s own flag where the step before's belongs.
+#
+# </details>
+#
+# <details><summary>Hint 4: the key lines</summary>
 #
 # In the backward's prologue, with `X = (grad, terminated)` and `dy` loaded from `X[0]`:
 #
@@ -416,7 +451,27 @@ exercises.attempt("returns_autograd", returns_autograd)
 #
 # </details>
 #
-# <details><summary>Hint 3: the key lines</summary>
+# <details><summary>Hint 3: check it by hand</summary>
+#
+# Rewards 1, 2, 3, 4, `next_values` 10, 20, 30, 40, $\gamma = 0.5$, $n = 2$; step 2 terminates.
+#
+# * $t = 0$ runs on: $1 + 0.5 \cdot 2 + 0.25\,V(s_2) = 2 + 0.25 \cdot 20 = 7$ ($V(s_2)$ is `next_values[1]`).
+# * $t = 1$: step 2 terminates inside its two steps, so $2 + 0.5 \cdot 3 = 3.5$, with no bootstrap.
+# * $t = 2$ is terminal: 3. $t = 3$ is the window's end: $4 + 0.5 \cdot 40 = 24$.
+# * With $n = 1$ each step is its one-step target $r_t + \gamma V'_t$ (none at the termination): 6, 12, 3, 24.
+#
+# ```python
+# r4, nv4 = torch.tensor([[1.0, 2.0, 3.0, 4.0]], device=DEVICE), torch.tensor([[10.0, 20.0, 30.0, 40.0]], device=DEVICE)
+# term4 = torch.tensor([[False, False, True, False]], device=DEVICE)
+# print(n_step_returns(r4, nv4, term4, 0.5, 2).tolist(), n_step_returns(r4, nv4, term4, 0.5, 1).tolist())
+# # must print [[7.0, 3.5, 3.0, 24.0]] [[6.0, 12.0, 3.0, 24.0]]
+# ```
+#
+# 9.5 at $t = 0$ means $V(s_{t+n})$ was read one step late, at `next_values[t + n]`.
+#
+# </details>
+#
+# <details><summary>Hint 4: the key lines</summary>
 #
 # With `t = torch.arange(T, device=rewards.device)` and
 # `ends = torch.cumsum(torch.nn.functional.pad(terminated.float(), (1, 0)), 1)`:

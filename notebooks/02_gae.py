@@ -159,7 +159,28 @@ print("prologue + scan + epilogue == the loop")
 #
 # </details>
 #
-# <details><summary>Hint 3: the key lines</summary>
+# <details><summary>Hint 3: check it by hand</summary>
+#
+# Four steps, $\gamma = \lambda = 0.5$, rewards 1, values 2. Step 1 terminates (its `next_values`
+# is NaN). Step 2 is truncated, with a real next value 8. The window's last step bootstraps from 10.
+#
+# * $b = \delta = (1 + 0.5 \cdot 2 - 2,\ 1 - 2,\ 1 + 0.5 \cdot 8 - 2,\ 1 + 0.5 \cdot 10 - 2) = (0, -1, 3, 4)$:
+#   the truncation keeps its bootstrap.
+# * $a_0 = 0.25$, and $a_1 = a_2 = 0$: both kinds of end cut the trace.
+# * The scan: $\hat A = (0 + 0.25 \cdot (-1),\ -1,\ 3,\ 4) = (-0.25, -1, 3, 4)$.
+#
+# ```python
+# a4, b4 = gae_pairs(torch.ones(1, 4), torch.full((1, 4), 2.0), torch.tensor([[2.0, float("nan"), 8.0, 10.0]]),
+#                    torch.tensor([[False, True, False, False]]), torch.tensor([[False, False, True, False]]), 0.5, 0.5)
+# print(b4.tolist(), rl.linear_scan(a4, b4).tolist())  # must print [[0.0, -1.0, 3.0, 4.0]] [[-0.25, -1.0, 3.0, 4.0]]
+# ```
+#
+# A NaN means $V'_1$ was multiplied by 0, not selected away. $\hat A_2 = 4$ means the truncation
+# did not cut the trace.
+#
+# </details>
+#
+# <details><summary>Hint 4: the key lines</summary>
 #
 # ```python
 # delta = rewards + torch.where(terminated, ___, ___) - values  # ___: what does a terminated step bootstrap from?
@@ -264,7 +285,7 @@ print(inspect.getsource(getattr(returns._gae_epilogue, "fn", returns._gae_epilog
 #   select, `tl.where`, so a NaN value behind a terminal state is never read into a sum.
 # * **Masks:** the template passes `values_now_and_next` the bounds mask `m`, as the package
 #   does. The mask `valid` is also correct, since padding is selected away afterwards either way.
-#   (`valid` makes a padded step the identity.) Why `m` is faster: after the exercises.
+#   (`valid` makes a padded step the identity.)
 #
 # <details><summary>Hint 1: where to start</summary>
 #
@@ -287,7 +308,28 @@ print(inspect.getsource(getattr(returns._gae_epilogue, "fn", returns._gae_epilog
 #
 # </details>
 #
-# <details><summary>Hint 3: the key lines</summary>
+# <details><summary>Hint 3: check it by hand</summary>
+#
+# `gae_pairs`'s rollout again, now through `rl.gae`: four steps, $\gamma = \lambda = 0.5$, rewards
+# 1, values 2. Step 1 terminates (NaN behind it), step 2 is truncated with a next value of 8, and
+# the window ends on 10. The advantages are $(-0.25, -1, 3, 4)$, as there. The returns
+# $\hat A_t + V_t$ are $(1.75, 1, 5, 6)$: the epilogue adds the $V_t$ of your `keep`.
+#
+# ```python
+# nv4 = torch.tensor([[2.0, float("nan"), 8.0, 10.0]], device=DEVICE)
+# term4, trunc4 = (torch.tensor([f], device=DEVICE) for f in ([False, True, False, False], [False, False, True, False]))
+# with exercises.package_prologue("gae", gae_prologue):
+#     out4 = rl.gae(torch.ones(1, 4, device=DEVICE), torch.full((1, 4), 2.0, device=DEVICE), gamma=0.5, lambda_=0.5,
+#                   terminated=term4, truncated=trunc4, next_values=nv4, backend=KERNEL)
+# print(out4.advantages.tolist(), out4.returns.tolist())  # must print [[-0.25, -1.0, 3.0, 4.0]] [[1.75, 1.0, 5.0, 6.0]]
+# ```
+#
+# $\hat A_2 = 4$ means the reset missed the truncation: it must be every episode end, not only a
+# termination.
+#
+# </details>
+#
+# <details><summary>Hint 4: the key lines</summary>
 #
 # ```python
 # gamma, lam, term, done, valid = step(X, SX, P, row, t, m, T, ACC)  # the template's, as given
@@ -461,18 +503,12 @@ h200 = profile.committed("gae", missing_ok=True)  # the H200\'s table and chart,
 #   Then the window's last step is `t == T - 1`.
 # * The slot `P_OPEN` flags a window that is part of a longer row, split across processes. Its
 #   last step then ends nothing (`docs/DESIGN.md`).
-# * `values[t+1]` is the same load as `values[t]`, shifted by one step inside the kernel
-#   (notebook 13, section 3).
+# * `values[t+1]` comes from the same load as `values[t]`, shifted by one step.
 #
-# **Why the masks are the bounds `m`.** Two choices are for speed:
-#
-# * `_returns_prologue` calls `values_now_and_next` at every step, though it uses the values
-#   only where it bootstraps. A load masked by the flags would also be correct, but slower
-#   (notebook 13, section 3).
-# * The `gae_prologue` template passes `values_now_and_next` the bounds mask `m`, as the package
-#   does. Loads masked by bounds only stay 16-byte vectors (notebook 13, section 3). A mask
-#   computed from loaded data would make every load scalar, as the docstring's end says.
-#   The mask `valid` is also correct, since padding is selected away afterwards either way.
+# **Why the masks are the bounds `m`.** The helpers load at every step in bounds, even where a
+# value is not used, and the prologue selects afterwards. A load masked by the flags or by
+# `valid` would also be correct; the bounds are the package's choice, for speed (notebook 13,
+# section 3, if you want to know why).
 
 # %%
 for fn in (episode.step, episode.values_now_and_next):

@@ -352,7 +352,27 @@ print("a 9-line Triton prologue == rl.td_lambda")
 #
 # </details>
 #
-# <details><summary>Hint 3: the key lines</summary>
+# <details><summary>Hint 3: check it by hand</summary>
+#
+# Four steps, two actions, $\gamma = \lambda = 0.5$, rewards 1. `next_q` is $(2, 2)$ with next
+# action 1 (a tie: greedy); $(4, 0)$ with action 1 (not greedy); NaN (step 2 terminates); $(6, 2)$.
+#
+# * $G_3 = 1 + 0.5 \cdot 6 = 4$: $\ell_3 = 0$ at the window's end. $G_2 = 1$: terminal, the NaN unread.
+# * $G_1 = 1 + 0.5 \cdot 4 = 3$: not greedy, so $\ell_1 = 0$ and the trace is cut.
+# * $G_0 = 1 + 0.5\,(0.5 \cdot 2 + 0.5\,G_1) = 2.25$: the tie is greedy, so $\ell_0 = \lambda$.
+#
+# ```python
+# q4 = torch.tensor([[[2.0, 2.0], [4.0, 0.0], [float("nan")] * 2, [6.0, 2.0]]], device=DEVICE)
+# X4 = (torch.ones(1, 4, device=DEVICE), q4, torch.tensor([[1, 1, 0, 0]], device=DEVICE),
+#       torch.tensor([[False, False, True, False]], device=DEVICE))
+# print(exercises.scan_hook(q_lambda, X4, (0.5, 0.5, 2)).tolist())  # must print [[2.25, 3.0, 1.0, 4.0]]
+# ```
+#
+# $G_0 = 2$ means the tie was counted as not greedy.
+#
+# </details>
+#
+# <details><summary>Hint 4: the key lines</summary>
 #
 # ```python
 # for a in range(1, n_actions):  # action 0 is the template's max_q; start q_taken there too

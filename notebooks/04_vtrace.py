@@ -527,7 +527,29 @@ h200 = profile.committed("vtrace", missing_ok=True)  # the H200\'s table and cha
 #
 # </details>
 #
-# <details><summary>Hint 3: the key lines</summary>
+# <details><summary>Hint 3: check it by hand</summary>
+#
+# Four steps, $\gamma = 0.5$, $\lambda = 1$, rewards 1; step 2 terminates (its `next_*` are NaN).
+# `next_expected_q` is $(2, 4, \cdot, 6)$, `next_q` $(1.5, 2, \cdot, 8)$, the next ratio $\pi/\mu$
+# $(0.5, 2, \cdot, 1)$.
+#
+# * $G_3 = 1 + 0.5 \cdot 6 = 4$: $c = 0$ at the window's end, so its `next_q` of 8 is not used.
+# * $G_2 = 1$ (terminal).
+# * $G_1 = 1 + 0.5\,(4 + 1 \cdot (G_2 - 2)) = 2.5$: the ratio 2 is clipped to $c = 1$.
+# * $G_0 = 1 + 0.5\,(2 + 0.5\,(G_1 - 1.5)) = 2.25$.
+#
+# ```python
+# one_row = lambda *x: torch.tensor([x], device=DEVICE)  # noqa: E731 -- a (1, 4) tensor
+# X4 = (one_row(1.0, 1.0, 1.0, 1.0), one_row(2.0, 4.0, float("nan"), 6.0), one_row(1.5, 2.0, float("nan"), 8.0),
+#       torch.log(one_row(0.5, 2.0, float("nan"), 1.0)), one_row(False, False, True, False))
+# print(exercises.scan_hook(retrace, X4, (0.5, 1.0)).tolist())  # must print [[2.25, 2.5, 1.0, 4.0]]
+# ```
+#
+# $G_3 = 0$ means the trace was not cut at the window's end; $G_1 = 2$, that the ratio was not clipped.
+#
+# </details>
+#
+# <details><summary>Hint 4: the key lines</summary>
 #
 # ```python
 # log_ratio = tl.load(X[3] + offs, mask=m, other=0.0)  # step t+1's log pi/mu: no shift
@@ -597,7 +619,29 @@ exercises.attempt("retrace", retrace)
 #
 # </details>
 #
-# <details><summary>Hint 3: the key lines</summary>
+# <details><summary>Hint 3: check it by hand</summary>
+#
+# Section 1's three steps with a termination at step 1: $\pi/\mu = (2, 0.5, 1)$, rewards and
+# values 1, $\gamma = 0.5$, $\bar\rho = \bar c = 1$, `next_values` $(1, \text{NaN}, 2)$. The given
+# prologue's `vs` is $(1.5, 1, 2)$.
+#
+# * $s = 2$ is the window's last step (`y_in` is 0 there): $v_3$ is `next_values`, $1 \cdot (1 + 0.5 \cdot 2 - 1) = 1$.
+# * $s = 1$ terminates: $0.5 \cdot (1 - 1) = 0$, the NaN unread.
+# * $s = 0$: $v_1 = 1$ and $\min(\bar\rho, 2) = 1$, so $1 \cdot (1 + 0.5 \cdot 1 - 1) = 0.5$.
+#
+# ```python
+# X3 = (torch.log(torch.tensor([[2.0, 0.5, 1.0]], device=DEVICE)), torch.ones(1, 3, device=DEVICE),
+#       torch.ones(1, 3, device=DEVICE), torch.tensor([[1.0, float("nan"), 2.0]], device=DEVICE),
+#       torch.tensor([[False, True, False]], device=DEVICE))
+# print(exercises.scan_hook(exercises.vtrace_prologue, X3, (0.5, 1.0, 1.0), epilogue=vtrace_pg).tolist())
+# # must print [[0.5, 0.0, 1.0]]
+# ```
+#
+# A 0 at $s = 2$ is `y_in` read at the window's end; 1.0 at $s = 0$ is a ratio left unclipped.
+#
+# </details>
+#
+# <details><summary>Hint 4: the key lines</summary>
 #
 # ```python
 # next_values = tl.load(X[3] + offs, mask=m, other=0.0)
@@ -656,7 +700,29 @@ exercises.attempt("vtrace_pg", vtrace_pg)
 #
 # </details>
 #
-# <details><summary>Hint 3: the key lines</summary>
+# <details><summary>Hint 3: check it by hand</summary>
+#
+# Section 1's by-hand case, with `chunk=2`: the carry crosses from the chunk {2} to the chunk
+# {0, 1}. `next_values` is $(1, 1, 2)$, so its numbers are section 1's: `vs` $= (1.75, 1.5, 2)$
+# and `pg` $= (0.75, 0.5, 1)$. Step 2 is a reset, $v_2 = V_2 + \rho_2\delta_2 = 1 + 1 = 2$, with
+# no $v_3$ in it. Then make step 1 terminal, with a NaN in `next_values` there: `vs`
+# $= (1.5, 1, 2)$ and `pg` $= (0.5, 0, 1)$.
+#
+# ```python
+# one_row = lambda *x: torch.tensor([x], device=DEVICE)  # noqa: E731 -- a (1, 3) tensor
+# lr_r_v = (torch.log(one_row(2.0, 0.5, 1.0)), one_row(1.0, 1.0, 1.0), one_row(1.0, 1.0, 1.0))
+# for nv3, term3 in ((one_row(1.0, 1.0, 2.0), one_row(False, False, False)),
+#                    (one_row(1.0, float("nan"), 2.0), one_row(False, True, False))):
+#     print([x.tolist() for x in vtrace_kernel(*lr_r_v, nv3, term3, 0.5, 1.0, 1.0, 2)])
+# # must print [[[1.75, 1.5, 2.0]], [[0.75, 0.5, 1.0]]], then [[[1.5, 1.0, 2.0]], [[0.5, 0.0, 1.0]]]
+# ```
+#
+# $v_2 = 1$ means the window's last step was not a reset. For the carry, a property: on a random
+# row of 10 steps, `vs` with `chunk=2` and with `chunk=16` must agree (to about $10^{-6}$).
+#
+# </details>
+#
+# <details><summary>Hint 4: the key lines</summary>
 #
 # ```python
 # reset = term | ___  # ___: which other step has no v_{t+1} to read?
@@ -713,7 +779,30 @@ exercises.attempt("vtrace_kernel", vtrace_kernel)
 #
 # </details>
 #
-# <details><summary>Hint 3: the key lines</summary>
+# <details><summary>Hint 3: check it by hand</summary>
+#
+# Section 5's one state first: $\pi = (0.8, 0.2)$, $\mu = (0.2, 0.8)$, rewards $(1, 0)$,
+# $\gamma = 0.9$, $\bar\rho = 1$. The weights $\min(\bar\rho\,\mu, \pi)$ are $(0.2, 0.2)$, so
+# $\nu = (0.5, 0.5)$ and $V = 0.5 / (1 - 0.9) = 5$. Then two states, $\gamma = 0.5$,
+# $\bar\rho = 1$. In state 0, action 0 pays 1 and moves to state 1, action 1 pays 0 and stays;
+# $\mu = (0.25, 0.75)$ and $\pi = (0.75, 0.25)$, so $\nu = (0.5, 0.5)$. In state 1 both actions pay
+# 2 and go back to state 0. So $V_1 = 2 + 0.5\,V_0$ and $V_0 = 0.5\,(1 + 0.5\,V_1) + 0.5 \cdot 0.5\,V_0$:
+# $V = (1.6, 2.8)$.
+#
+# ```python
+# print(vtrace_fixed_point(np.ones((1, 2, 1)), np.array([[1.0, 0.0]]), np.array([[0.8, 0.2]]),
+#                          np.array([[0.2, 0.8]]), 0.9, 1.0))  # must print [5.]
+# P2 = np.zeros((2, 2, 2)); P2[0, 0, 1] = P2[0, 1, 0] = P2[1, :, 0] = 1.0  # noqa: E702
+# R2 = np.array([[1.0, 0.0], [2.0, 2.0]])
+# pi2, mu2 = np.array([[0.75, 0.25], [0.5, 0.5]]), np.array([[0.25, 0.75], [0.5, 0.5]])
+# print(vtrace_fixed_point(P2, R2, pi2, mu2, 0.5, 1.0))  # must print [1.6 2.8]
+# ```
+#
+# $(2.18, 3.09)$ is $V^\pi$ of the two states: the weights were not clipped.
+#
+# </details>
+#
+# <details><summary>Hint 4: the key lines</summary>
 #
 # ```python
 # w = ___  # ___: each action's weight, mu times the clipped ratio, with no division

@@ -507,7 +507,27 @@ print("a 6-line Triton hook == ppo_clip_loss(reduction='none')")
 #
 # </details>
 #
-# <details><summary>Hint 3: the key lines</summary>
+# <details><summary>Hint 3: check it by hand</summary>
+#
+# Take $\epsilon = 0.2$, $c = 3$ and three elements:
+#
+# * $\rho = 5$, $\hat A = -1$: PPO's objective is $\min(-5, 1.2 \cdot (-1)) = -5$. Its max with
+#   $c\hat A = -3$ is $-3$: the loss is 3.
+# * $\rho = 5$, $\hat A = 1$: PPO's $\min(5, 1.2) = 1.2$ stays, as $\hat A \ge 0$: the loss is $-1.2$
+#   (not $-3$, although $c\hat A = 3$ is larger).
+# * $\rho = 0.5$, $\hat A = -1$: $\min(-0.5, 0.8 \cdot (-1)) = -0.8$, already above $c\hat A = -3$: the
+#   loss is 0.8, PPO's.
+#
+# ```python
+# ratio_c, adv_c = torch.tensor([5.0, 5.0, 0.5], device=DEVICE), torch.tensor([-1.0, 1.0, -1.0], device=DEVICE)
+# print(exercises.map_hook(dual_clip, (ratio_c, adv_c), (0.2, 3.0)).cpu())  # must print tensor([ 3.0000, -1.2000,  0.8000])
+# ```
+#
+# A property: on advantages $\ge 0$, your hook must return exactly what `ppo_clip_hook` returns.
+#
+# </details>
+#
+# <details><summary>Hint 4: the key lines</summary>
 #
 # ```python
 # adv = tl.load(X[1] + offs, mask=m, other=0.0)
@@ -570,7 +590,25 @@ exercises.attempt("dual_clip", dual_clip)
 #
 # </details>
 #
-# <details><summary>Hint 3: the key lines</summary>
+# <details><summary>Hint 3: check it by hand</summary>
+#
+# Take `x` $= 0, 1, \dots, 2499$ ($n = 2500$) and `BLOCK = 1024`: three programs.
+#
+# * Their partial sums: $0 + \dots + 1023 = 523776$, $1024 + \dots + 2047 = 1572352$ and
+#   $2048 + \dots + 2499 = 1027622$ (452 real elements; the block's other 572 lanes add 0).
+# * Added in block order: $3123750 = 2499 \cdot 2500 / 2$. Divided by $n$: the mean is 1249.5.
+#   (Every one of these sums is exact in float32.)
+# * `torch.ones(1025)` has a last block of one real element. Its mean is exactly 1.0. A division by
+#   the lanes of two blocks (2048) instead of $n$ gives 0.50048828125.
+#
+# ```python
+# print(two_stage_mean(torch.arange(2500.0, device=DEVICE)).item(),
+#       two_stage_mean(torch.ones(1025, device=DEVICE)).item())  # must print 1249.5 1.0
+# ```
+#
+# </details>
+#
+# <details><summary>Hint 4: the key lines</summary>
 #
 # ```python
 # offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)  # stage 1: this program's block

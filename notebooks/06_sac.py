@@ -464,7 +464,31 @@ h200 = profile.committed("sac", missing_ok=True)  # the H200\'s table and chart,
 #
 # </details>
 #
-# <details><summary>Hint 3: the key lines</summary>
+# <details><summary>Hint 3: check it by hand</summary>
+#
+# Take $\gamma = 0.5$, $\alpha = 1$, $\lambda = 0.5$ and three steps: $r = 1, 2, 3$; $Q_1 = 4, 4, 4$ and
+# $Q_2 = 6, 2, 8$, so $\min(Q_1, Q_2) = 4, 2, 4$; `next_log_probs` $= 0, 0, 2$, so $V' = 4, 2, 2$;
+# `log_probs` $= 9, 2, 4$ (the 9 is never read: the continuation reads $\log\pi$ at $t + 1$).
+#
+# * $t = 2$, the window's last step, $V'$ alone: $G_2 = 3 + 0.5 \cdot 2 = 4$.
+# * $t = 1$: $G_1 = 2 + 0.5\,[0.5 \cdot 2 + 0.5\,(4 - 1 \cdot 4)] = 2.5$.
+# * $t = 0$: $G_0 = 1 + 0.5\,[0.5 \cdot 4 + 0.5\,(2.5 - 1 \cdot 2)] = 2.125$.
+# * A second row, the same but terminated at $t = 1$, with NaN in `next_q1` and `next_log_probs`
+#   there: $G_1 = r_1 = 2$, $G_0 = 1 + 0.5\,[0.5 \cdot 4 + 0.5\,(2 - 2)] = 2$, and $G_2 = 4$ as before.
+#
+# ```python
+# nan = float("nan")  # X = (rewards, next_q1, next_q2, next_log_probs, log_probs, terminated), two rows each
+# case = [torch.tensor(x, device=DEVICE) for x in (
+#     [[1.0, 2.0, 3.0]] * 2, [[4.0, 4.0, 4.0], [4.0, nan, 4.0]], [[6.0, 2.0, 8.0]] * 2,
+#     [[0.0, 0.0, 2.0], [0.0, nan, 2.0]], [[9.0, 2.0, 4.0]] * 2, [[False] * 3, [False, True, False]])]
+# print(exercises.scan_hook(soft_lambda_targets, case, (0.5, 1.0, 0.5)).cpu())
+# # must print tensor([[2.1250, 2.5000, 4.0000],
+# #                    [2.0000, 2.0000, 4.0000]])
+# ```
+#
+# </details>
+#
+# <details><summary>Hint 4: the key lines</summary>
 #
 # ```python
 # lam_t = tl.where(m & (t + 1 < T) & ~term, lam, 0.0)  # the trace runs on to t + 1

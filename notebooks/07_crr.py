@@ -376,7 +376,24 @@ h200 = profile.committed("crr", missing_ok=True)  # the H200\'s table and chart,
 #
 # </details>
 #
-# <details><summary>Hint 3: the key lines</summary>
+# <details><summary>Hint 3: check it by hand</summary>
+#
+# Take $\beta = 2$, `max_weight` $= 20$ and $\hat A = 0, 2, -2, 10, 1000$:
+#
+# * $e^{0/2} = 1$, $e^{2/2} = e \approx 2.7183$ and $e^{-2/2} \approx 0.3679$: a negative advantage
+#   gives a weight below 1, and nothing clips it from below.
+# * $e^{10/2} \approx 148.4$: clipped to 20.
+# * $e^{1000/2}$ is `inf` in float32: the weight must still be exactly 20, neither `inf` nor NaN.
+# * 0.0183 where 0.3679 should be: you multiplied by $\beta$ instead of dividing.
+#
+# ```python
+# print(exercises.map_hook(awr_weights, (torch.tensor([0.0, 2.0, -2.0, 10.0, 1000.0], device=DEVICE),), (2.0, 20.0)).cpu())
+# # must print tensor([ 1.0000,  2.7183,  0.3679, 20.0000, 20.0000])
+# ```
+#
+# </details>
+#
+# <details><summary>Hint 4: the key lines</summary>
 #
 # ```python
 # adv = tl.load(X[0] + offs, mask=m, other=0.0)

@@ -909,7 +909,22 @@ assert all(r["ms"] > 0 and math.isfinite(r["ms"]) for r in live if r["ms"] is no
 #
 # </details>
 #
-# <details><summary>Hint 3: the key lines</summary>
+# <details><summary>Hint 3: check it by hand</summary>
+#
+# Take one step in float32, `vtrace_floor_bytes(1, 1, 4)`. GAE moves 17 bytes there (section 1);
+# V-trace must move 25. If your count differs, compare it with these wrong ones:
+#
+# * 21: `next_values` is missing. 24: the flag is missing. 28: the flag counted as a float.
+# * `(2, 3, 4)` is 6 steps: 150 bytes. In bfloat16, `(2, 3, 2)` is 78, not 75 (half of 150): the
+#   flag stays 1 byte.
+#
+# ```python
+# print(vtrace_floor_bytes(1, 1, 4), vtrace_floor_bytes(2, 3, 4), vtrace_floor_bytes(2, 3, 2))  # must print 25 150 78
+# ```
+#
+# </details>
+#
+# <details><summary>Hint 4: the key lines</summary>
 #
 # ```python
 # # GAE (section 1): reads r_t, V_t and the flag; writes Â_t and the return

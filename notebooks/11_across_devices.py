@@ -412,7 +412,26 @@ print("the gradient from carries composed over the ranks before = autograd's, ma
 #
 # </details>
 #
-# <details><summary>Hint 3: the key lines</summary>
+# <details><summary>Hint 3: check it by hand</summary>
+#
+# Take two rows of three segments, every $A = 0.5$, and $B = 1, 2, 3$ in both rows.
+#
+# * Row 0: no reset, `initial` $= 4$. Segment 2 gets 4. Then $3 + 0.5 \cdot 4 = 5$ enters segment 1,
+#   and $2 + 0.5 \cdot 5 = 4.5$ enters segment 0: the carries are $4.5, 5, 4$.
+# * Row 1: segment 2 resets, and `initial` is NaN. Segment 2 still gets the NaN: it is what enters it.
+#   Its map is $B = 3$ alone, so 3 enters segment 1, then $2 + 0.5 \cdot 3 = 3.5$: $3.5, 3, \text{NaN}$.
+# * A NaN anywhere else in row 1: your reset was $A = 0$ ($0 \cdot \text{NaN} = \text{NaN}$), not a select.
+#
+# ```python
+# print(segment_carries(np.full((2, 3), 0.5), np.array([[1.0, 2.0, 3.0]] * 2),
+#                       np.array([[False] * 3, [False, False, True]]), np.array([4.0, np.nan])))
+# # must print [[4.5 5.  4. ]
+# #             [3.5 3.  nan]]
+# ```
+#
+# </details>
+#
+# <details><summary>Hint 4: the key lines</summary>
 #
 # ```python
 # carries, c = np.empty_like(B), np.asarray(initial, dtype=B.dtype)

@@ -639,7 +639,28 @@ assert max(errs) < 1e-4  # float32 on the GPU against the loop in float32
 #
 # </details>
 #
-# <details><summary>Hint 3: the key lines</summary>
+# <details><summary>Hint 3: check it by hand</summary>
+#
+# Take one response of four tokens, $\gamma = \lambda = 0.5$: a policy token, a tool token, a policy
+# token, padding (`mask` $=$ True, False, True, False). Rewards $1, \text{NaN}, 3, \text{NaN}$ and
+# values $4, \text{NaN}, 2, \text{NaN}$: the NaNs sit where nothing may be read.
+#
+# * $t = 0$: the next policy token is $t = 2$, across the hole: $\delta_0 = 1 + 0.5 \cdot 2 - 4 = -2$.
+# * $t = 2$: no policy token after it, so $V = 0$ there: $\delta_2 = 3 + 0.5 \cdot 0 - 2 = 1$.
+# * So $a = 0.25, 1, 0.25, 1$ and $b = -2, 0, 1, 0$, with no NaN anywhere.
+# * The scan, from the end: $y_3 = 0$, $y_2 = 1$, $y_1 = 0 + 1 \cdot 1 = 1$, $y_0 = -2 + 0.25 \cdot 1 = -1.75$.
+#
+# ```python
+# nan = float("nan")
+# a_c, b_c = token_gae_pairs(torch.tensor([[1.0, nan, 3.0, nan]], device=DEVICE), torch.tensor([[4.0, nan, 2.0, nan]], device=DEVICE),
+#                            torch.tensor([[True, False, True, False]], device=DEVICE), 0.5, 0.5)
+# print(a_c.cpu(), b_c.cpu(), rl.linear_scan(a_c, b_c).cpu())
+# # must print tensor([[0.2500, 1.0000, 0.2500, 1.0000]]) tensor([[-2.,  0.,  1.,  0.]]) tensor([[-1.7500,  1.0000,  1.0000,  0.0000]])
+# ```
+#
+# </details>
+#
+# <details><summary>Hint 4: the key lines</summary>
 #
 # ```python
 # v = torch.where(mask, values, 0.0)  # a masked value is never read

@@ -943,7 +943,24 @@ else:
 #
 # </details>
 #
-# <details><summary>Hint 3: the key lines</summary>
+# <details><summary>Hint 3: check it by hand</summary>
+#
+# Work these out byte by byte:
+#
+# * 16 bytes at 4, 20, 36 and 52: bytes 4–19 (sector 0), 20–35 (sectors 0 and 1), 36–51 (sector 1)
+#   and 52–67 (sectors 1 and 2). Three distinct sectors: 3.
+# * 2 bytes at 30: bytes 30 and 31, sector 0 only: 1. At 31: bytes 31 and 32: 2.
+# * 4 bytes at 0, 0 and 64: two lanes share sector 0, the third is in sector 2: 2.
+# * If 2 bytes at 30 give you 2, your last byte is one past the end.
+#
+# ```python
+# print(warp_sectors(np.array([4, 20, 36, 52]), 16), warp_sectors(np.array([30]), 2),
+#       warp_sectors(np.array([31]), 2), warp_sectors(np.array([0, 0, 64]), 4))  # must print 3 1 2 2
+# ```
+#
+# </details>
+#
+# <details><summary>Hint 4: the key lines</summary>
 #
 # ```python
 # first = np.asarray(addresses) // 32  # the sector of each lane's first byte
@@ -997,7 +1014,30 @@ exercises.attempt("warp_sectors", warp_sectors)
 #
 # </details>
 #
-# <details><summary>Hint 3: the key lines</summary>
+# <details><summary>Hint 3: check it by hand</summary>
+#
+# Take $\gamma = 0.5$, `chunk` $= 2$, `rows` $= 2$ and three rows of four steps: two programs, the
+# second with one row past `B`; two chunks per row, so a carry crosses from step 2 to step 1.
+#
+# * Row 0, rewards $1, 1, 1, 1$: $G = 1.875, 1.75, 1.5, 1$ (the carry 1.5 enters step 1: $1 + 0.5 \cdot 1.5$).
+# * Row 1, rewards $1, 2, 3, 4$, terminated at step 1: $G_3 = 4$, $G_2 = 3 + 0.5 \cdot 4 = 5$; step 1
+#   ends its episode, so the carry 5 does not enter: $G_1 = 2$, then $G_0 = 1 + 0.5 \cdot 2 = 2$.
+# * Row 2, rewards $2, 0, 0, 8$, alone in its program: $G_3 = 8$, $G_2 = 4$, $G_1 = 0 + 0.5 \cdot 4 = 2$,
+#   $G_0 = 2 + 0.5 \cdot 2 = 3$.
+# * A property: make row 1's last reward NaN. Only row 1's steps 2 and 3 may change (to NaN).
+#
+# ```python
+# r_c = torch.tensor([[1.0, 1.0, 1.0, 1.0], [1.0, 2.0, 3.0, 4.0], [2.0, 0.0, 0.0, 8.0]], device=DEVICE)
+# d_c = torch.tensor([[False] * 4, [False, True, False, False], [False] * 4], device=DEVICE)
+# print(tiled_scan(r_c, d_c, 0.5, 2, 2).cpu())
+# # must print tensor([[1.8750, 1.7500, 1.5000, 1.0000],
+# #                    [2.0000, 2.0000, 5.0000, 4.0000],
+# #                    [3.0000, 2.0000, 4.0000, 8.0000]])
+# ```
+#
+# </details>
+#
+# <details><summary>Hint 4: the key lines</summary>
 #
 # ```python
 # rows = tl.program_id(0) * ROWS + tl.arange(0, ROWS)

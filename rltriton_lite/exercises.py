@@ -3613,12 +3613,28 @@ def _soft_lambda_cases(d):
 awr_weights: a @triton.jit elementwise hook awr_weights(X, P, offs, m) -> weight for
 exercises.map_hook, with X = (advantages,) and P = (beta, max_weight): AWR's exponential weights
 exp(A / beta), clipped at max_weight (AWR and CRR use 20).
-""" + HOOK_RULES, needs="hook", run=_map_with(1), scan=None)
+""" + HOOK_RULES, needs="hook", run=_map_with(1), scan=None, hint=lambda *a: _awr_hint(*a))
 def _awr_cases(d):
     A = d.pick(np.array([-3.0, -0.5, 0.0, 0.5, 2.0, 4.0]), lambda rng: rng.permutation(np.concatenate(
         [rng.uniform(-3, 0, 3), rng.uniform(0, 2, 3), rng.uniform(4.5, 6, 1)])))  # one above the clip
     return [(f"beta={beta}", (_t(A), beta, 20.0), {}, np.minimum(np.exp(A / beta), 20.0))
             for beta in (d.real(1.0, 0.7, 1.3), d.real(0.5, 0.3, 0.7))]
+
+
+def _awr_hint(args, i, bad, got, expected):
+    """Where the weights are AWR's with a usual slip: which one."""
+    A, beta, max_w = _as_numpy(tuple(args[:3]))
+    with np.errstate(all="ignore"):
+        slips = {"exp(A) without the temperature: divide the advantage by beta": np.minimum(np.exp(A), max_w),
+                 "exp(A * beta): the temperature divides the advantage, exp(A / beta)": np.minimum(np.exp(A * beta),
+                                                                                                  max_w),
+                 "no clip: exp(A / beta) is clipped from above at max_weight": np.exp(A / beta),
+                 "the advantage clipped before the exp, not the weight: clip exp(A / beta) at max_weight":
+                     np.exp(np.minimum(A / beta, max_w))}
+    for what, slip in slips.items():
+        if _is_slip(got, slip, expected):
+            return _Whole(f"These are AWR's weights with a slip: {what}.")
+    return None
 
 
 # ---- 08: profiling ---------------------------------------------------------------------------------
@@ -3773,7 +3789,10 @@ def _sectors_hint(addresses, nbytes, got, expected):
              (-(-len(addresses) * nbytes // SECTOR), "that is the bytes asked for / 32: true only where the lanes "
               "read contiguous, aligned bytes. Put each lane's sectors into a set."),
              (len({int(a) for a in addresses}), "that is the distinct addresses: several addresses can share one "
-              "sector. Count address // 32, not address."))
+              "sector. Count address // 32, not address."),
+             (len({s for a in addresses for s in range(int(a) // SECTOR, (int(a) + nbytes) // SECTOR + 1)}),
+              "that counts one byte too many: a load's last byte is address + nbytes - 1, so a load that ends at a "
+              "sector's end does not touch the next sector."))
     try:
         got = int(got)
     except (TypeError, ValueError, OverflowError):

@@ -605,7 +605,8 @@ def wrong_answers(name: str):
             ("outputs not counted", lambda B, T, e: B * T * (4 * e + 1)),
             ("an input left out (next_values)", lambda B, T, e: B * T * (5 * e + 1)),
         ],
-        "awr_weights": [("no clip", _awr_no_clip), ("exp(A * beta)", _awr_times_beta)],
+        "awr_weights": [("no clip", _awr_no_clip), ("exp(A * beta)", _awr_times_beta),
+                        ("exp(A): no temperature (the fourth review's case)", _awr_no_beta)],
         "segment_carries": [("composed from the segments before (the forward scan's order)", _carries_from_before),
                             ("a reset multiplied by 0 (0 * NaN leaks)", _carries_multiplied),
                             ("each segment's own map applied (one segment off)", _carries_own_map)],
@@ -619,7 +620,9 @@ def wrong_answers(name: str):
                           lambda a, n: -(-len(a) * n // 32)),
                          ("only the sector of each load's first byte (a load across a boundary counted once)",
                           lambda a, n: len(np.unique(a // 32))),
-                         ("distinct addresses, not sectors", lambda a, n: len(np.unique(a)))],
+                         ("distinct addresses, not sectors", lambda a, n: len(np.unique(a))),
+                         ("the last byte taken as address + nbytes (one too many: the fourth review's case)",
+                          lambda a, n: len({s for x in a for s in range(int(x) // 32, (int(x) + n) // 32 + 1)}))],
     }
     return W[name]
 
@@ -627,6 +630,8 @@ def wrong_answers(name: str):
 # What the message says to some of the wrong answers above, (exercise, mistake) -> a fragment of it: where the
 # generic hints would not say what is wrong
 W_SAYS = {
+    ("awr_weights", "exp(A): no temperature (the fourth review's case)"):
+        "Hint: These are AWR's weights with a slip: exp(A) without the temperature: divide the advantage by beta.",
     ("vtrace_floor_bytes", "an input left out (next_values)"):
         "one tensor of elem_bytes per step is missing: one of the four float inputs",
     ("vtrace_fixed_point", "V^pi: the clip ignored"):
@@ -937,6 +942,11 @@ def _dual_clip_negated(X, P, offs, m):  # the objective returned, not the loss: 
 @triton.jit
 def _awr_no_clip(X, P, offs, m):
     return tl.exp(tl.load(X[0] + offs, mask=m, other=0.0) / P[0])
+
+
+@triton.jit
+def _awr_no_beta(X, P, offs, m):
+    return tl.minimum(tl.exp(tl.load(X[0] + offs, mask=m, other=0.0)), P[1])
 
 
 @triton.jit
@@ -2514,7 +2524,8 @@ def test_score_counts_the_checks_passed():
     ("first byte", "a load whose bytes cross a sector boundary touches two"),
     ("lanes counted", "that is the number of lanes"),
     ("bytes asked for", "that is the bytes asked for / 32"),
-    ("distinct addresses", "(or of distinct addresses)")])
+    ("distinct addresses", "(or of distinct addresses)"),
+    ("one too many", "that counts one byte too many")])
 def test_warp_sectors_names_each_usual_slip(slip, said):
     """A one-number answer has no step to point at: warp_sectors says which slip gives the number
     the answer returned, the load across a sector boundary above all (the task's point)."""

@@ -105,7 +105,7 @@ def test_references_to_00b_and_00c_point_at_the_right_notebook():
     assert stale_references(_course_texts(), sections, questions, notebook_of) == []
 
 
-TIERS = ("Hint 1: where to start", "Hint 2: the plan", "Hint 3: the key lines")
+TIERS = ("Hint 1: where to start", "Hint 2: the plan", "Hint 3: check it by hand", "Hint 4: the key lines")
 
 
 def hint_tiers(nb, name: str) -> list[str]:
@@ -138,8 +138,9 @@ def _exercises():
 
 
 @pytest.mark.parametrize("name, notebook", _exercises(), ids=[n for n, _ in _exercises()])
-def test_every_exercise_has_three_tiers_of_hints(name, notebook):
+def test_every_exercise_has_four_tiers_of_hints(name, notebook):
     """A student who wants to try alone sees no hint; one who is stuck opens them one at a time:
-    where to start, the plan, the key lines (each a collapsed ``<details>`` block)."""
+    where to start, the plan, a small case to check by hand, the key lines (each a collapsed
+    ``<details>`` block)."""
     nb = jupytext.read(ROOT / "notebooks" / f"{notebook}.py")
     assert hint_tiers(nb, name) == list(TIERS), f"{notebook}: {name}'s hints are {hint_tiers(nb, name)}"
