@@ -26,8 +26,8 @@
 # * **Needs:** notebook 00b (a first kernel, `tl.associative_scan`, a chunk loop with a carry).
 #   No GPU: Triton's interpreter runs every kernel on a CPU (the open question needs one).
 # * **Minimum path:** "Where 00b ended", sections 1–3 and the checked exercises `reset_scan`,
-#   `gae_kernel`, `hooked_scan`, `strided_scan` and `discounted_max`. The one open question (it
-#   needs a GPU) can wait.
+#   `gae_kernel`, `hooked_scan` and `discounted_max`. `strided_scan` (any memory layout) and the
+#   one open question (it needs a GPU) can wait.
 #
 # Notebook 00b ended with a chunked scan: the discounted return of a batch of rows. It runs one
 # program per row, with chunks from the end and a carry between them. This notebook turns it
@@ -467,7 +467,9 @@ print("one source, two compiled kernels: 0.5 x0² + 2 x1² − x2², and min(|x0
 #   `PROLOGUE=prologue`.
 # * The output: `torch.empty(B, T, dtype=torch.float32, device=...)`, passed as `Y`.
 # * In each chunk: `offs = row * T + t`, then `a, b = PROLOGUE(X, P, offs, t, m, T)`.
-# * Outside `m`, overwrite the pair with the identity $(1, 0)$. Do it before you take the flag.
+# * Outside `m`, overwrite the pair with the identity $(1, 0)$. Do it before you take the flag, so
+#   that a padding lane is never a reset. (Here nothing enters the last chunk, so the order does
+#   not show in the values. With a value after the window, it would.)
 # * The reset flag is `a == 0.0`. Scan the triple $(a, b, \text{flag})$ with `reset_combine`.
 # * The rest is `reset_scan`: select on the carry, store $y$, update the carry.
 #

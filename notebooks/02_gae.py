@@ -279,13 +279,10 @@ print(inspect.getsource(getattr(returns._gae_epilogue, "fn", returns._gae_epilog
 #   and $\delta_t$. The reset is `done`, every episode end, truncations and the window's end
 #   included. The flag `valid` is `step`'s.
 #   `keep = (v,)`, so the epilogue adds $V_t$ to the advantage without reading `values` again.
-# * **Edge cases:** the checker's rollouts have terminations, truncations, padding masks, a
-#   per-step γ, time-major inputs and no `next_values`. Your prologue handles all of them through
-#   `step` and `values_now_and_next`. At a termination there is no bootstrap: write it as a
-#   select, `tl.where`, so a NaN value behind a terminal state is never read into a sum.
-# * **Masks:** the template passes `values_now_and_next` the bounds mask `m`, as the package
-#   does. The mask `valid` is also correct, since padding is selected away afterwards either way.
-#   (`valid` makes a padded step the identity.)
+# * **Edge cases:** the checker's rollouts have terminations, truncations, padding and a per-step
+#   γ. The helpers handle the layouts and the padding for you. At a termination there is no
+#   bootstrap: write it as a select, `tl.where`, so a NaN value behind a terminal state is never
+#   read into a sum.
 #
 # <details><summary>Hint 1: where to start</summary>
 #

@@ -391,7 +391,7 @@ print("gradients match")
 #
 # The critic is trained towards `vs`. It stops moving where the mean correction vanishes,
 # $E_\mu[\rho_t\,\delta_t] = 0$. (The general statement is IMPALA's Theorem 1. Assume
-# $\bar c \le \bar\rho$, and that $E_\mu[\rho_t]$ stays above some $\beta > 0$ in every state.
+# $\bar c \le \bar\rho$, and that $E_\mu[\rho_t]$ stays above a positive constant in every state.
 # Then the V-trace operator is a contraction, whose unique fixed point is the value below. This
 # section only illustrates it, with a one-state argument: the traces $c$ only scale how far a
 # correction travels, and do not move the fixed point.) With $\rho = \min(\bar\rho, \pi/\mu)$

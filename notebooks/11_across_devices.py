@@ -195,8 +195,8 @@ assert torch.isfinite(one_process[:6]).all() and torch.isnan(one_process[6:9]).a
 # The drawing below shows three steps:
 #
 # 1. Each rank computes its segment's map: one read of its steps.
-# 2. The ranks swap their maps: an `all_gather` of three numbers per row per rank, whatever the
-#    length.
+# 2. The ranks swap their maps: an `all_gather` of three numbers per row per rank, the triple
+#    $(A, B, \text{reset})$ of section 3, whatever the length.
 # 3. Each rank composes the maps of the ranks after it into its carry. Then it scans its own steps
 #    from that carry.
 #
@@ -368,8 +368,10 @@ print("the gradient from carries composed over the ranks before = autograd's, ma
 # Per call, forwards:
 #
 # * Each rank reads its steps twice: the map, then the scan from its carry.
-# * The ranks exchange O(rows × ranks) numbers three times: a header (so that ranks that disagree
-#   all raise the same error), the first values, and the maps.
+# * The ranks exchange small tables in three `all_gather`s: a header of seven numbers per rank (so
+#   that ranks that disagree all raise the same error), what the windows' ends read (four numbers
+#   per row per rank, the first value among them), and the maps (four numbers per row per rank:
+#   section 4's three and its error flag). Each is at most O(rows × ranks) numbers.
 #
 # Backwards: two passes and two exchanges.
 #
@@ -458,8 +460,9 @@ exercises.attempt("segment_carries", segment_carries)
 # them.)*
 #
 # 1. How many bytes does the maps' `all_gather` move into each rank for 4096 rows on 8 ranks
-#    (three float64 numbers per row per rank)? Compare with one input tensor of the rank's own
-#    steps, 4096 rows of 16,384 steps in float32.
+#    (three float64 numbers per row per rank, the map's $(A, B, \text{reset})$; the package sends a
+#    fourth, section 4's error flag)? Compare with one input tensor of the rank's own steps, 4096
+#    rows of 16,384 steps in float32.
 #
 # 2. With `reverse=False` (a forward scan, $y_t = b_t + a_t y_{t-1}$), which ranks' maps does a
 #    rank compose, and where does `initial` enter?

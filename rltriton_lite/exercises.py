@@ -800,6 +800,9 @@ def _compare(ex, case, got, expected, marks, rtol=1e-5, atol=1e-5, top=True, arg
             own = ex.hint(args, index, bad, got, expected) if ex.hint is not None else None
         except _NoKey:  # (without the keys, a hint's slip on inputs the function changed in place)
             own = None
+        if own is None and bad.sum() > 1 and np.allclose(got[bad], -expected[bad], rtol=1e-5, atol=1e-5):
+            own = _Whole("Every wrong element is the answer with its sign flipped: check the sign of the whole "
+                         "expression (a loss, for one, is minus the objective it maximises).")
         hint = _hint(ex, bad_l, at_l, marks_l, got[at], expected[at], own)
         raise AssertionError(f"{ex.name}, {case}: {where} {at} expected {expected[at]:.6g}, got {got[at]:.6g} "
                              f"({int(bad.sum())} of {bad.size} elements wrong)" + (f"\n{hint}" if hint else ""))
@@ -1068,11 +1071,14 @@ def _interpreting(poison_scans=False):
         for lo, hi, _ in spans:
             ok |= (p >= lo) & (p + size <= hi)
         if not ok.all():
+            stray = p[~ok]
+            before = all(any(lo - 64 <= int(x) < lo for lo, _, _ in spans) for x in stray)  # just below a tensor
+            where = ("lanes before the start of a tensor through (a load shifted back, offs - 1 at t = 0: mask it "
+                     "with t >= 1)" if before else "lanes past the end of the row (or rows past the last) through")
             raise _OutOfBounds(
                 f"a tl.{what}{_their_line()} touched memory outside every tensor passed to the kernel "
                 f"({int((~ok).sum())} of {ok.size} active lanes): a tl.{what} without mask=, or with a mask that "
-                "lets lanes past the end of the row (or rows past the last) through. (Stopped before the access: on "
-                "a GPU it would read garbage or fault.)")
+                f"lets {where}. (Stopped before the access: on a GPU it would read garbage or fault.)")
         return p
 
     def wrote(p):
@@ -3258,6 +3264,11 @@ def _retrace_hint(args, i, bad, got, expected):
             slip = _key("retrace", r, eq, q, lr, term, gamma, lam, trace=trace)
         if _is_slip(got, slip, expected):
             return f"These are Retrace's targets with a wrong trace: {what}."
+    with np.errstate(all="ignore"):
+        slip = _key("retrace", r, eq, q, lr, term, gamma, lam, q_sign=1.0)
+    if _is_slip(got, slip, expected):
+        return _Whole("These are Retrace's targets with c Q(s_{t+1}, a_{t+1}) added: it enters the bracket with a "
+                      "minus sign, c (G_{t+1} - Q(s_{t+1}, a_{t+1})), so b_t holds -gamma c Q(s_{t+1}, a_{t+1}).")
     return None
 
 
@@ -3617,8 +3628,13 @@ exp(A / beta), clipped at max_weight (AWR and CRR use 20).
 def _awr_cases(d):
     A = d.pick(np.array([-3.0, -0.5, 0.0, 0.5, 2.0, 4.0]), lambda rng: rng.permutation(np.concatenate(
         [rng.uniform(-3, 0, 3), rng.uniform(0, 2, 3), rng.uniform(4.5, 6, 1)])))  # one above the clip
-    return [(f"beta={beta}", (_t(A), beta, 20.0), {}, np.minimum(np.exp(A / beta), 20.0))
-            for beta in (d.real(1.0, 0.7, 1.3), d.real(0.5, 0.3, 0.7))]
+    huge = d.pick(np.array([-1000.0, -3.0, 0.0, 3.0, 50.0, 1000.0]), lambda rng: rng.permutation(np.concatenate(
+        [rng.uniform(-1200, -500, 1), rng.uniform(-2, 2, 3), rng.uniform(50, 80, 1), rng.uniform(500, 1200, 1)])))
+    with np.errstate(over="ignore"):  # exp(1000) is inf: the weight is max_weight all the same
+        return [(f"beta={beta}" + (", exp(A / beta) overflows to inf in float32" if big else ""), (_t(a), beta, 20.0),
+                 {}, np.minimum(np.exp(a / beta), 20.0))
+                for a, beta, big in ((A, d.real(1.0, 0.7, 1.3), False), (A, d.real(0.5, 0.3, 0.7), False),
+                                     (huge, d.real(1.0, 0.7, 1.3), True))]
 
 
 def _awr_hint(args, i, bad, got, expected):
@@ -3634,6 +3650,9 @@ def _awr_hint(args, i, bad, got, expected):
     for what, slip in slips.items():
         if _is_slip(got, slip, expected):
             return _Whole(f"These are AWR's weights with a slip: {what}.")
+    if (~np.isfinite(got) & (A / beta > 88)).any():  # float32's exp overflows above 88.7
+        return _Whole("exp(A / beta) is inf in float32 there (A / beta > 88), and inf * 0 or inf / inf is NaN: clip "
+                      "the weight itself with tl.minimum, which maps inf to max_weight.")
     return None
 
 

@@ -590,7 +590,8 @@ def wrong_answers(name: str):
                                 lambda P, R, pi, mu, g, rb: _bellman(np.minimum(rb * mu, pi), P, R, g)),
                                ("the clipped ratios normalised as the policy (mu left out)", _fixed_point_ratios),
                                ("one value for every state (section 5's closed form)", _fixed_point_one_state)],
-        "dual_clip": [("plain PPO", _plain_ppo), ("dual clip on positive advantages too", _dual_clip_both)],
+        "dual_clip": [("plain PPO", _plain_ppo), ("dual clip on positive advantages too", _dual_clip_both),
+                      ("the objective, not the loss (the sign flipped)", _dual_clip_negated)],
         "two_stage_mean": [
             ("padding counted in n", lambda x: s(x) * x.numel() / (1024 * -(-x.numel() // 1024))),
             ("padding loaded as 1", lambda x: s(x) + (1024 * -(-x.numel() // 1024) - x.numel()) / x.numel()),
@@ -630,6 +631,8 @@ def wrong_answers(name: str):
 # What the message says to some of the wrong answers above, (exercise, mistake) -> a fragment of it: where the
 # generic hints would not say what is wrong
 W_SAYS = {
+    ("dual_clip", "the objective, not the loss (the sign flipped)"):
+        "Hint: Every wrong element is the answer with its sign flipped: check the sign of the whole expression",
     ("awr_weights", "exp(A): no temperature (the fourth review's case)"):
         "Hint: These are AWR's weights with a slip: exp(A) without the temperature: divide the advantage by beta.",
     ("vtrace_floor_bytes", "an input left out (next_values)"):
@@ -880,8 +883,8 @@ def test_an_epilogue_wrong_everywhere_is_told_the_formula():
     """vtrace_pg's epilogue maps the scan's values: a wrong formula is wrong at every step, and
     the hint says so rather than naming the window's last step, where a reverse scan's error would
     start (and spread from)."""
-    msg = _failure("vtrace_pg", _pg_negated)
-    assert "Every element is wrong: check the formula itself" in msg and "window's last step" not in msg, msg
+    msg = _failure("vtrace_pg", _pg_negated)  # (every element negated: the sign is named)
+    assert "Every wrong element is the answer with its sign flipped" in msg and "window's last step" not in msg, msg
     msg = _failure("vtrace_pg", _pg_no_window_end)  # wrong at the window's end only: that step is named
     assert "window's last step" in msg and "Every element is wrong" not in msg, msg
 
@@ -1743,7 +1746,7 @@ def _n_step_multiplied(rewards, next_values, terminated, gamma, n):
     B, T = rewards.shape
     G = torch.zeros_like(rewards)
     for t in range(T):
-        g, disc, alive = torch.zeros(B), 1.0, torch.ones(B)
+        g, disc, alive = torch.zeros(B, device=rewards.device), 1.0, torch.ones(B, device=rewards.device)
         for s in range(t, min(t + n, T)):
             g = g + alive * disc * rewards[:, s]
             disc *= gamma
@@ -2381,13 +2384,13 @@ def test_dual_clip_says_which_side_of_the_advantage_is_wrong():
     assert "Every element" not in msg, msg
     msg = _failure("dual_clip", _plain_ppo)
     assert "negative advantages" in msg and "for A < 0 the dual clip applies" in msg, msg
-    msg = _failure("dual_clip", _dual_clip_negated)  # every element wrong, not by the dual clip: no side named
-    assert "dual clip" not in msg.split("Hint:")[1] and "Every element is wrong" in msg, msg
+    msg = _failure("dual_clip", _dual_clip_negated)  # every element's sign wrong, not the dual clip: no side named
+    assert "dual clip" not in msg.split("Hint:")[1] and "the answer with its sign flipped" in msg, msg
 
 
 @triton.jit
 def _retrace_with(X, P, offs, t, m, T, CUT: tl.constexpr, LAM: tl.constexpr, SHIFT: tl.constexpr,
-                  LAST: tl.constexpr):
+                  LAST: tl.constexpr, Q_SIGN: tl.constexpr = -1.0):
     """retrace's solution with one slip: CUT False (no min(1, .)), LAM False (no lambda), SHIFT (the
     ratio read one step on), LAST False (c not 0 at the window's last step)."""
     gamma, lam = P[0], P[1]
@@ -2403,7 +2406,7 @@ def _retrace_with(X, P, offs, t, m, T, CUT: tl.constexpr, LAM: tl.constexpr, SHI
         more = t >= 0
     c = tl.where(more, (lam if LAM else 1.0) * (tl.minimum(ratio, 1.0) if CUT else ratio), 0.0)
     a = tl.where(term, 0.0, gamma * c)
-    b = r + tl.where(term, 0.0, gamma * (expected_q - tl.where(more, c * q, 0.0)))
+    b = r + tl.where(term, 0.0, gamma * (expected_q + Q_SIGN * tl.where(more, c * q, 0.0)))
     return a, b
 
 
@@ -2425,6 +2428,17 @@ def _retrace_one_step_on(X, P, offs, t, m, T):
 @triton.jit
 def _retrace_on_at_the_end(X, P, offs, t, m, T):
     return _retrace_with(X, P, offs, t, m, T, True, True, 0, False)
+
+
+@triton.jit
+def _retrace_q_added(X, P, offs, t, m, T):
+    return _retrace_with(X, P, offs, t, m, T, True, True, 0, True, 1.0)
+
+
+def test_retrace_names_the_sign_of_the_taken_action_s_value():
+    """c Q(s_{t+1}, a_{t+1}) added where it is subtracted: named (the fifth review's case)."""
+    msg = _failure("retrace", _retrace_q_added)
+    assert "These are Retrace's targets with c Q(s_{t+1}, a_{t+1}) added" in msg and "that step is" not in msg, msg
 
 
 @pytest.mark.parametrize("slip,said", [(_retrace_uncut, "the ratio is not cut at 1"),
@@ -2677,6 +2691,22 @@ def test_checks_names_each_check_and_its_verdict():
     assert [ok for _, ok in results] == [label == "the probe" or "terminations" not in label for label in labels]
     assert exercises.credit("n_step_returns", results) == exercises.score("n_step_returns", ignores)
     assert exercises.checks("q_lambda", lambda *a: None) == [(c[0], False) for c in exercises.cases("q_lambda")]
+
+
+@triton.jit
+def _transposed_unmasked_shift(X, P, offs, t, m, T):
+    a_prev = tl.load(X[0] + offs - 1, mask=m, other=0.0)  # t = 0 of row 0 reads before the tensor
+    return a_prev, tl.load(X[1] + offs, mask=m, other=0.0)
+
+
+def test_a_load_before_a_tensor_is_told_so():
+    """transposed_scan's offs - 1 loaded without t >= 1: under the interpreter the stray load is before
+    the tensor's start, and the message says so, not "past the end of the row" (the fourth review's case)."""
+    with pytest.raises(AssertionError) as e:
+        exercises.check("transposed_scan", _transposed_unmasked_shift)
+    if exercises.INTERPRET:
+        assert "lanes before the start of a tensor through (a load shifted back" in str(e.value), str(e.value)
+        assert "past the end" not in str(e.value)
 
 
 def test_a_carry_that_changes_shape_is_told_its_axis():

@@ -188,6 +188,10 @@ def test_committed_figures_the_readme_and_notebook_08_quote():
              for sec in profile.read_wall_probe(RESULTS / "H200-2026-12-01d-wall.txt")}
     assert probe[4096, 128]["gae"] == 38.0  # the README's wall-time table
     assert probe[16, 128]["crr"] == 86.6 and probe[16, 128]["gae"] == 47.1
+    sweep = json.loads((RESULTS / f"{profile.COMMITTED_SWEEP}.json").read_text())
+    slow = [s["x"] for s in profile.peer_speedups(sweep) if (s["shape"], s["pass_"]) == ((16384, 1024), "fwd")
+            and (s["peer"] == "pytorch_loop" or s["peer"].startswith("torchrl"))]
+    assert [round(min(slow)), round(max(slow))] == [288, 1333]  # the README's "288–1,333×", wall ÷ wall
 
 
 @pytest.mark.parametrize("name", sorted(profile.ops()))

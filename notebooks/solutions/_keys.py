@@ -69,15 +69,16 @@ _TRACES = {  # c_{t+1} from (lam, next_log_ratio, t, T): Retrace's, and the hint
 }
 
 
-def retrace(r, next_expected_q, next_q, next_log_ratio, term, gamma, lam, trace="retrace"):
-    """The loop; ``trace`` names the trace c_{t+1} (``_TRACES``: Retrace's, or a slip of the hint's)."""
+def retrace(r, next_expected_q, next_q, next_log_ratio, term, gamma, lam, trace="retrace", q_sign=-1.0):
+    """The loop; ``trace`` names the trace c_{t+1} (``_TRACES``: Retrace's, or a slip of the hint's);
+    ``q_sign`` +1 is the hint's sign slip, c (G_{t+1} + Q(s_{t+1}, a_{t+1}))."""
     c_of = _TRACES[trace]
     G = np.zeros_like(r)
     carry = np.zeros(r.shape[:-1])
     T = r.shape[-1]
     for t in reversed(range(T)):
         c = c_of(lam, next_log_ratio, t, T)
-        bracket = np.where(term[..., t], 0.0, next_expected_q[..., t] + c * (carry - next_q[..., t]))
+        bracket = np.where(term[..., t], 0.0, next_expected_q[..., t] + c * (carry + q_sign * next_q[..., t]))
         G[..., t] = carry = r[..., t] + gamma * bracket
     return G
 
