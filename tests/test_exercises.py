@@ -2701,12 +2701,14 @@ def _transposed_unmasked_shift(X, P, offs, t, m, T):
 
 def test_a_load_before_a_tensor_is_told_so():
     """transposed_scan's offs - 1 loaded without t >= 1: under the interpreter the stray load is before
-    the tensor's start, and the message says so, not "past the end of the row" (the fourth review's case)."""
+    the tensor's start, and the message says so, not "past the end of the row" (the fourth review's case).
+    Compiled, the values are right (step 0's a is never used) and the stray read is the GPU's to catch."""
+    if not exercises.INTERPRET:
+        pytest.skip("the bounds check is the interpreter's (compiled, a stray access is the GPU's to catch)")
     with pytest.raises(AssertionError) as e:
         exercises.check("transposed_scan", _transposed_unmasked_shift)
-    if exercises.INTERPRET:
-        assert "lanes before the start of a tensor through (a load shifted back" in str(e.value), str(e.value)
-        assert "past the end" not in str(e.value)
+    assert "lanes before the start of a tensor through (a load shifted back" in str(e.value), str(e.value)
+    assert "past the end" not in str(e.value)
 
 
 def test_a_carry_that_changes_shape_is_told_its_axis():
