@@ -20,38 +20,44 @@
 #   Then `tl.associative_scan` and the order of its combine. Then a loop over chunks with a carry,
 #   for rows of any length.
 # * **Time:** 3–6 h for the reading and the three checked exercises (the high end for a Triton
-#   newcomer), in one or two sessions. It has no open question.
+#   newcomer), in one or two sessions.
 # * **Needs:** notebook 00. No GPU: Triton's interpreter runs every kernel on a CPU.
 # * **Minimum path:** all three sections, each ending in its checked exercise (`td_target_kernel`,
 #   `block_scan`, `chunked_scan`). The notebook has no open question.
 #
 # Notebook 00 showed that every algorithm in this course is a reverse scan over affine maps.
-# Here you write that scan as a GPU kernel, in three steps. Each step is an exercise that checks
-# itself:
+# Here you write that scan as a GPU kernel, in three steps: a first kernel, a scan of one block,
+# then rows longer than a block. Each step is an exercise that checks itself.
 #
-# 1. a first kernel: programs, blocks of indices, masks, loads and stores;
-# 2. a scan of one block with `tl.associative_scan`;
-# 3. rows longer than a block: a loop over chunks with a carry.
-#
-# Notebook 00c goes on from your chunked scan. It adds episode ends as a select (so a NaN never
-# crosses an episode end) and the algorithm's prologue and epilogue as hooks. Then comes the
-# package's own kernel, read through its names. Words you meet here for the first time (program,
+# Notebook 00c goes on from your chunked scan. Words you meet here for the first time (program,
 # block, mask, carry, warp, ...) are in the glossary, [`GLOSSARY.md`](GLOSSARY.md).
 #
-# **No GPU needed**: Triton's interpreter runs every kernel on the CPU. It needs
-# `TRITON_INTERPRET=1`, set before `triton` is imported; the next cell does it.
+# <details><summary>Details: what notebook 00c adds, and how the interpreter is switched on</summary>
 #
-# **How the exercises work** (here and in every later notebook):
+# Notebook 00c adds episode ends as a select (so a NaN never crosses an episode end) and the
+# algorithm's prologue and epilogue as hooks. Then comes the package's own kernel, read through its
+# names.
 #
-# * Write the function in the starter's cell, then run the `exercises.attempt` cell after it.
-# * A wrong answer prints `WRONG.` and names the case, the element where the error starts, and a
-#   hint. It does not stop the notebook: Run All goes on to the next cells. (An error in your
-#   function itself, a `TypeError` say, does stop it, with its traceback.)
-# * Your kernel must write the answer itself. Numbers computed or patched up in PyTorch are refused.
+# Triton's interpreter needs `TRITON_INTERPRET=1`, set before `triton` is imported; the next cell
+# does it.
+#
+# </details>
+#
+# **How the exercises work** (here and in every later notebook): write the function in the
+# starter's cell, then run the `exercises.attempt` cell after it. A wrong answer prints `WRONG.`
+# and names the case, the element where the error starts, and a hint. Four folded hints follow
+# each task; open them in order, and only when you are stuck. Your kernel must write the answer
+# itself: numbers computed or patched up in PyTorch are refused.
+#
+# <details><summary>Details: more on the checker and the hints</summary>
+#
+# * A wrong answer does not stop the notebook: Run All goes on to the next cells. An error in your
+#   function itself, a `TypeError` say, does stop it, with its traceback.
 # * `print(exercises.task(name))` restates a task. Solutions are in `notebooks/solutions/<name>.py`.
 # * Each task lists its **Inputs**, what it **Returns** and the **Edge cases** the checker tries.
-#   Four folded hints follow: where to start, the plan, a small case to check by hand, the key
-#   lines. Open them in order, and only when you are stuck.
+#   The four hints are: where to start, the plan, a small case to check by hand, the key lines.
+#
+# </details>
 
 # %%
 import os
@@ -79,17 +85,17 @@ print("device:", DEVICE, "(Triton interpreter)" if os.environ.get("TRITON_INTERP
 # ## 1. A first kernel
 #
 # A Triton kernel is a function that many **programs** run at once, each on its own **block** of
-# data. You launch it on a grid, `kernel[(n_programs,)](args...)`. Inside, `tl.program_id(0)`
-# says which program this is. A program works on whole blocks. `tl.arange(0, BLOCK)` is the
-# vector $0, 1, \dots, \text{BLOCK}-1$. BLOCK is a power of two and a `tl.constexpr`: fixed when
-# the kernel is compiled. So `offs = pid * BLOCK + tl.arange(0, BLOCK)` are the indices this
-# program owns.
+# data. You launch it on a grid, `kernel[(n_programs,)](args...)`, and inside it
+# `tl.program_id(0)` says which program this is. A program works on whole blocks:
+# `tl.arange(0, BLOCK)` is the vector $0, 1, \dots, \text{BLOCK}-1$, where BLOCK is a power of two and a `tl.constexpr` (fixed when the
+# kernel is compiled). So `offs = pid * BLOCK + tl.arange(0, BLOCK)` are the indices this program
+# owns.
 #
-# Tensors arrive as pointers to their first element. Pointer arithmetic counts elements, not
+# Tensors arrive as pointers to their first element, and pointer arithmetic counts elements, not
 # bytes. `tl.load(X + offs)` reads the block, and `tl.store(Y + offs, y)` writes it. Element
 # `(row, t)` of a contiguous `(B, T)` tensor is at `X + row * T + t`.
 #
-# The last block usually runs past the end of the tensor. A **mask** says which lanes are real.
+# The last block usually runs past the end of the tensor, so a **mask** says which lanes are real.
 # `tl.load(X + offs, mask=offs < n, other=0.0)` reads 0 where the mask is off, and a masked
 # store writes nothing there. Forgetting the mask reads and writes memory that is not yours.
 #
@@ -118,21 +124,29 @@ print("discount: 2 programs of 64 lanes, 28 of them masked off, matches NumPy")
 
 # %% [markdown]
 # **Python operators on blocks: the traps.** Inside a kernel, a value like `r` is a block, not a
-# number. Python's `and`, `or`, `not`, `min`, `max` and `if` act on one truth value. Compiled for
-# a GPU, Triton turns `min` and `max` on blocks into the elementwise forms. It does the same for
-# `and` and `or` (with a deprecation warning), and it refuses `if` on a block.
-#
-# The interpreter runs Python's own operators. So `min(x, y)` returns one of the two blocks whole,
-# and `(x > 0) and (y > 0)` returns `y > 0`, without a word. Code that is right on a GPU is
-# silently wrong on the CPU. Use the elementwise forms, which are right on both:
+# number, but Python's `and`, `or`, `not`, `min`, `max` and `if` act on one truth value. The
+# interpreter runs Python's own operators: `min(x, y)` returns one of the two blocks whole, and
+# `(x > 0) and (y > 0)` returns `y > 0`, without a word. Use the elementwise forms, which are right
+# on both a GPU and the CPU:
 #
 # | not this | but this |
 # | --- | --- |
 # | `a and b`, `a or b`, `not a` | `a & b`, `a \| b`, `~a` (on bool blocks, e.g. `flag != 0`) |
 # | `min(x, y)`, `max(x, y)` | `tl.minimum(x, y)`, `tl.maximum(x, y)` (`tl.clamp(x, lo, hi)`) |
 # | `if cond: x else: y` | `tl.where(cond, x, y)` |
-# | integer arithmetic on a loaded bool tensor (an `int1` block: `d + d` is 0 where `d` is true) | `tl.where(d, x, y)`, or `d.to(tl.float32)` first |
-# | a loop's carry started as an integer, `carry = 0`, then made a float in the loop | `carry = 0.0`: a GPU compile refuses a loop variable whose type changes (int32 to fp32); the interpreter runs it (the checks compile your kernel for a GPU too, and say so) |
+# | integer arithmetic on a loaded bool tensor | `tl.where(d, x, y)`, or `d.to(tl.float32)` first |
+# | a loop's carry started as an integer, `carry = 0`, then made a float in the loop | `carry = 0.0` |
+#
+# <details><summary>Details: why the GPU hides these traps, and the last two rows</summary>
+#
+# * Compiled for a GPU, Triton turns `min` and `max` on blocks into the elementwise forms. It does
+#   the same for `and` and `or` (with a deprecation warning), and it refuses `if` on a block. So
+#   code that is right on a GPU is silently wrong on the CPU.
+# * A loaded bool tensor is an `int1` block: `d + d` is 0 where `d` is true.
+# * A GPU compile refuses a loop variable whose type changes (int32 to fp32); the interpreter runs
+#   it. The checks compile your kernel for a GPU too, and say so.
+#
+# </details>
 #
 # To see inside a kernel under the interpreter, `print(x)` prints a block as NumPy (on a GPU,
 # `tl.device_print("x", x)`). And test first on a case small enough to check by hand: one row of
@@ -225,19 +239,24 @@ exercises.attempt("td_target_kernel", td_target_kernel)
 # ## 2. A scan of one block
 #
 # `tl.associative_scan(x, axis, combine_fn)` computes all prefixes of a block under an associative
-# operator. It takes about $\log_2(\text{BLOCK})$ parallel steps (notebook 00, section 1).
-# `combine_fn` is itself a `@triton.jit` function of two elements. For a tuple of blocks, it takes
-# two tuples' worth of arguments, `combine(a1, b1, a2, b2)`, and returns a tuple.
+# operator, in about $\log_2(\text{BLOCK})$ parallel steps (notebook 00, section 1). `combine_fn`
+# is itself a `@triton.jit` function of two elements. For a tuple of blocks, it takes two tuples'
+# worth of arguments, `combine(a1, b1, a2, b2)`, and returns a tuple.
 #
-# **The order of the arguments matters**, because the affine operator is not commutative. The
-# scan works on a tree, so both arguments are composed runs of consecutive elements. What is
-# fixed is their order. In a forward scan, `(a1, b1)` is the run that comes first in the block,
-# and `(a2, b2)` the run right after it.
+# **The order of the arguments matters**, because the affine operator is not commutative. The scan
+# works on a tree, so both arguments are composed runs of consecutive elements. In both directions
+# `combine` applies `(a1, b1)` first; what changes is which run that is:
 #
-# With `reverse=True` the scan runs from the end. Then `(a1, b1)` is the run that comes *later* in
-# the block (already composed), and `(a2, b2)` the run just before it. That is exactly the order
-# of a return, where step $t$ is applied to the value that comes after it. In both cases `combine`
-# applies `(a1, b1)` first. On a block of 8 steps, at the last level of the tree:
+# * In a forward scan, `(a1, b1)` is the run that comes first in the block, and `(a2, b2)` the run
+#   right after it.
+# * With `reverse=True` the scan runs from the end. Then `(a1, b1)` is the run that comes *later* in
+#   the block (already composed), and `(a2, b2)` the run just before it. That is exactly the order
+#   of a return, where step $t$ is applied to the value that comes after it. A demo below prints
+#   the order on 4 steps.
+#
+# <details><summary>Details: both directions drawn on 8 steps; notebook 00's `combine`</summary>
+#
+# At the last level of the tree:
 #
 # ```text
 # forward scan (reverse=False): y_t = a_t·y_{t-1} + b_t; the carry moves left to right →
@@ -260,10 +279,16 @@ exercises.attempt("td_target_kernel", td_target_kernel)
 #          which is notebook 00's combine((a1, b1), (a2, b2))
 # ```
 #
+# `affine_combine` is notebook 00's `combine` with the pairs unpacked. `affine_combine(*p, *q)`
+# is `combine(p, q)`: the same order, `p` applied first.
+#
+# </details>
+#
 # The combine is the same function in both directions. It composes two affine maps, so the code
-# calls it `affine_combine`. The name says what it does, not which way the scan runs. A forward
-# example first: the running state of $y_t = a_t y_{t-1} + b_t$. This is an exponential moving
-# average, with $a_t = 0.5$, $b_t = 0.5 x_t$:
+# calls it `affine_combine`: the name says what it does, not which way the scan runs.
+#
+# A forward example first: the running state of $y_t = a_t y_{t-1} + b_t$. This is an exponential
+# moving average, with $a_t = 0.5$, $b_t = 0.5 x_t$:
 
 # %%
 @triton.jit
@@ -294,30 +319,31 @@ print("EMA by one forward associative scan == the loop")
 # Swap the two halves of `affine_combine` (`a1 * a2, b1 + a1 * b2`) and run the cell again.
 # The check fails, because the composition is applied in the wrong order.
 #
-# **On a CPU the scan is a tree too.** Triton's interpreter (`TRITON_INTERPRET=1`, this course on
-# a CPU) would run `tl.associative_scan` as a loop, one element at a time. Importing
-# `rltriton_lite` makes it run the scan as a GPU does, as a tree on whole blocks: a Hillis–Steele
-# scan of $\log_2(\text{BLOCK})$ rounds, where each element takes the combine of the run ending
-# $k$ before it and its own run, for $k = 1, 2, 4, \dots$ So your combine meets runs with runs,
-# and one that is not associative gives wrong values on a CPU too. The checkers also try your
-# combine on the scan's own elements grouped both ways, and say so if it is not associative.
+# **On a CPU the scan is a tree too.** Importing `rltriton_lite` makes Triton's interpreter run
+# `tl.associative_scan` as a GPU does, as a tree on whole blocks. So your combine meets runs with
+# runs, and one that is not associative gives wrong values on a CPU too.
 #
-# Two consequences. Your combine is called on whole blocks, so a `print` inside it shows blocks.
-# And a combine with Python control flow on its values (`if k2:`) cannot run on blocks: the
-# interpreter then falls back to the loop, and a GPU's compiler refuses it.
+# <details><summary>Details: the interpreter's tree, and what it means for your combine</summary>
 #
-# A combine with its two arguments in the wrong order is wrong on both, but only inputs whose
-# order matters show it. That is why the checkers test your combine on cases where the order
-# matters (not commutative: random rewards, episode ends), and why notebook 00 proves
-# associativity.
+# * Without `rltriton_lite`, Triton's interpreter (`TRITON_INTERPRET=1`, this course on a CPU)
+#   would run `tl.associative_scan` as a loop, one element at a time.
+# * The tree is a Hillis–Steele scan of $\log_2(\text{BLOCK})$ rounds, where each element takes the
+#   combine of the run ending $k$ before it and its own run, for $k = 1, 2, 4, \dots$
+# * Your combine is called on whole blocks, so a `print` inside it shows blocks.
+# * A combine with Python control flow on its values (`if k2:`) cannot run on blocks: the
+#   interpreter then falls back to the loop, and a GPU's compiler refuses it.
+# * The checkers also try your combine on the scan's own elements grouped both ways, and say so if
+#   it is not associative.
+# * A combine with its two arguments in the wrong order is wrong on both, but only inputs whose
+#   order matters show it. That is why the checkers test your combine on cases where the order
+#   matters (not commutative: random rewards, episode ends), and why notebook 00 proves
+#   associativity.
 #
-# `affine_combine` is notebook 00's `combine` with the pairs unpacked. `affine_combine(*p, *q)`
-# is `combine(p, q)`: the same order, `p` applied first.
+# </details>
 #
-# Now the same `affine_combine` with `reverse=True`. To see what a reverse scan hands back, take
-# four steps with $a_t = 0.5$. Each step gets its map composed from itself to the block's end,
-# $(A_t, B_t)$. The hand computation below matches it: $A_t = 0.5^{4-t}$ and
-# $B_t = b_t + 0.5\,B_{t+1}$.
+# Now the same `affine_combine` with `reverse=True`, on four steps with $a_t = 0.5$. Each step gets
+# its map composed from itself to the block's end, $(A_t, B_t)$. The hand computation below
+# matches it: $A_t = 0.5^{4-t}$ and $B_t = b_t + 0.5\,B_{t+1}$.
 
 # %%
 @triton.jit
@@ -339,6 +365,36 @@ for t in reversed(range(4)):
     B_hand[t] = b_in[t].item() + 0.5 * B_hand[t + 1]
 assert A_s.tolist() == [0.5 ** (4 - t) for t in range(4)] and np.allclose(B_s.cpu(), B_hand[:4])
 print("A_t:", A_s.tolist(), " B_t:", B_s.tolist())
+
+# %% [markdown]
+# **Which runs meet, and in which order?** The next cell replays a reverse scan of 4 steps as a
+# tree, with labels in place of numbers. A run is written as its steps in the order they are
+# applied: `'s3 s2'` is step 3 first, then step 2. In every call, `first` is `(a1, b1)`, the later
+# run. Each step ends with its run to the block's end, the last step first: the order of a return.
+
+# %%
+def tree_reverse_scan(xs, combine, show=False):
+    """A reverse scan as a tree (Hillis–Steele): in round k, element t takes combine(element t + k, element t)."""
+    xs, k, calls = list(xs), 1, []
+    while k < len(xs):
+        new = list(xs)
+        for t in range(len(xs) - k):
+            new[t] = combine(xs[t + k], xs[t])  # (a1, b1): the later run, from t + k; (a2, b2): the run at t
+            calls.append((xs[t + k], xs[t]))
+            if show:
+                print(f"round k={k}: combine(first={xs[t + k]!r}, then={xs[t]!r}) -> {new[t]!r}")
+        xs, k = new, 2 * k
+    return xs, calls
+
+
+runs, calls = tree_reverse_scan(["s0", "s1", "s2", "s3"], lambda first, then: first + " " + then, show=True)
+print("result:", runs)
+assert calls == [("s1", "s0"), ("s2", "s1"), ("s3", "s2"), ("s3 s2", "s1 s0"), ("s3", "s2 s1")]
+assert runs == ["s3 s2 s1 s0", "s3 s2 s1", "s3 s2", "s3"]  # step t: the steps from the end down to t, the last first
+# the same tree on the numbers above, with affine_combine's own body, gives reverse_maps_kernel's (A_t, B_t)
+maps, _ = tree_reverse_scan([(0.5, b) for b in b_in.tolist()], lambda p, q: affine_combine.fn(*p, *q))
+np.testing.assert_allclose(np.array(maps), np.stack([A_s.cpu().numpy(), B_s.cpu().numpy()], 1), rtol=1e-6)
+
 
 # %% [markdown]
 # **Exercise `block_scan`.** The discounted return of one row,
@@ -410,7 +466,7 @@ exercises.attempt("block_scan", block_scan)
 # ## 3. Rows longer than a block: chunks and a carry
 #
 # A block cannot hold $10^5$ steps. So a program walks its row in **chunks** of `CHUNK` steps,
-# from the last chunk to the first. It hands each chunk the value that enters it from the right:
+# from the last chunk to the first, and hands each chunk the value that enters it from the right:
 # the **carry** $G_{t_{\text{end}}+1}$ (notebook 00, section 5). After the scan of a chunk, each
 # step holds its composed map $(A_t, B_t)$ from $t$ to the chunk's end. So
 # $G_t = B_t + A_t \cdot \text{carry}$, and the new carry is $G$ at the chunk's first step.
@@ -450,10 +506,9 @@ torch.testing.assert_close(y, x.cumsum(1), rtol=1e-5, atol=1e-4)
 print("3 rows x 300 steps in chunks of 128 == cumsum")
 
 # %% [markdown]
-# **The carry in reverse.** Returns run the other way. Take the simplest reverse case first: a
-# discounted sum with a constant $\gamma$ and no episode ends. That is
-# $y_t = x_t + \gamma\,y_{t+1}$, with $y_T = 0$. Compared with the running sum, the carry changes
-# direction:
+# **The carry in reverse.** Returns run the other way. The simplest reverse case is a discounted
+# sum with a constant $\gamma$ and no episode ends: $y_t = x_t + \gamma\,y_{t+1}$, with $y_T = 0$.
+# Compared with the running sum, the carry changes direction:
 #
 # | | running sum (above) | discounted sum (below) |
 # | --- | --- | --- |
@@ -462,7 +517,7 @@ print("3 rows x 300 steps in chunks of 128 == cumsum")
 # | it enters | the chunk after | the chunk **before** |
 # | finishing step $t$ | $s_t + \text{carry}$ | $B_t + A_t \cdot \text{carry}$ |
 #
-# On 10 steps in chunks of 4:
+# <details><summary>Details: the walk drawn on 10 steps in chunks of 4</summary>
 #
 # ```text
 #   t:       0  1  2  3 │ 4  5  6  7 │ 8  9
@@ -473,10 +528,12 @@ print("3 rows x 300 steps in chunks of 128 == cumsum")
 #                         └─ y_4, chunk 1's first step, is the carry into chunk 0
 # ```
 #
-# Inside a chunk, $B_t$ is the discounted sum up to the chunk's end, as if nothing came after
-# it. $A_t$ is what the carry gets multiplied by. With a constant $\gamma$ it is a power,
-# $A_t = \gamma^{n_t}$, where $n_t$ counts the steps from $t$ to the chunk's end, $t$ included.
-# Here it is in plain NumPy, one chunk at a time, the way one program walks its row:
+# </details>
+#
+# Inside a chunk, $B_t$ is the discounted sum up to the chunk's end, as if nothing came after it,
+# and $A_t$ is what the carry gets multiplied by. With a constant $\gamma$, $A_t = \gamma^{n_t}$,
+# where $n_t$ counts the steps from $t$ to the chunk's end, $t$ included. Here it is in plain
+# NumPy, one chunk at a time, the way one program walks its row:
 
 # %%
 def chunked_discounted_sum(x, gamma, chunk, show=False):
@@ -509,8 +566,8 @@ print("chunks from the end, the carry read at each chunk's first step == the loo
 
 # %% [markdown]
 # Your kernel does the same walk, with two changes. Episode ends make $a_t$ vary, so $A_t$ is no
-# longer a power of $\gamma$. A reverse scan with `affine_combine` gives you each $(A_t, B_t)$,
-# as in `block_scan`, with the carry in place of `last_value`. And `y[start]` becomes the
+# longer a power of $\gamma$: a reverse scan with `affine_combine` gives you each $(A_t, B_t)$, as
+# in `block_scan`, with the carry in place of `last_value`. And `y[start]` becomes the
 # `tl.sum(tl.where(...))` trick at the chunk's first step.
 
 # %% [markdown]
@@ -601,8 +658,8 @@ exercises.attempt("chunked_scan", chunked_scan)
 #
 # The three checked exercises are in the lesson: `td_target_kernel` at the end of section 1,
 # `block_scan` in section 2 and `chunked_scan` in section 3. This notebook asks no question
-# without a checker. Its kernels go on in notebook 00c. That notebook starts from a chunked scan
-# like yours, written out there, so you can go on even if yours does not pass yet.
+# without a checker. Notebook 00c starts from a chunked scan like yours, written out there, so
+# you can go on even if yours does not pass yet.
 
 # %% [markdown]
 # ## What you now know

@@ -26,9 +26,16 @@
 # * **Minimum path:** sections 1–4, the harness and the checked exercises `transposed_scan`,
 #   `returns_autograd` and `n_step_returns`. Section 5 and the open questions can wait.
 #
-# Policy-gradient methods weight a log-probability by the return. (REINFORCE: Williams, *Simple
-# statistical gradient-following algorithms for connectionist reinforcement learning*, Machine
-# Learning 1992; Sutton & Barto, *Reinforcement Learning: An Introduction*, 2nd ed., §3.3.)
+# Policy-gradient methods weight a log-probability by the return.
+#
+# <details><summary>Details: sources</summary>
+#
+# REINFORCE: Williams, *Simple statistical gradient-following algorithms for connectionist
+# reinforcement learning*, Machine Learning 1992; Sutton & Barto, *Reinforcement Learning: An
+# Introduction*, 2nd ed., §3.3.
+#
+# </details>
+#
 # With episode ends and a rollout window that cuts episodes:
 #
 # $$G_t = r_t + \gamma_t (1-\text{term}_t)
@@ -37,10 +44,15 @@
 # After a termination nothing follows. After a truncation (a time limit, or the end of the
 # rollout window), the return bootstraps from $V'_t = V(s_{t+1})$ of the real next state.
 #
+# New here is **done**: any episode end, $\text{done}_t = \text{term}_t \lor \text{trunc}_t$, or
+# the window's last step. Only a termination drops the bootstrap, through $(1-\text{term}_t)$.
+#
+# <details><summary>Details: the flag of 00b and 00c</summary>
+#
 # In 00b and 00c the one flag was `terminated`, a termination (nothing after it), and it keeps
-# that meaning. New here is **done**: any episode end, $\text{done}_t = \text{term}_t \lor
-# \text{trunc}_t$, or the window's last step. Only a termination drops the bootstrap, through
-# $(1-\text{term}_t)$.
+# that meaning.
+#
+# </details>
 
 # %%
 import inspect
@@ -87,7 +99,9 @@ print(G)
 #
 # $G_t = b_t + a_t G_{t+1}$ with $a_t = \gamma_t$, a reset where done$_t$, and
 # $b_t = r_t + [\text{done}_t \land \lnot\text{term}_t]\,\gamma_t V'_t$. The bootstrap enters
-# $b$ only where the carry is cut. The epilogue writes $y_t$ (0 where padded). In NumPy:
+# $b$ only where the carry is cut.
+#
+# The epilogue writes $y_t$ (0 where padded). In NumPy:
 
 # %%
 def returns_as_scan(r, gamma, terminated, truncated, next_values):
@@ -121,13 +135,19 @@ print("prologue + scan + epilogue == the loop")
 # * The **scan** composes the steps with the reset of notebook 00c (section 1), chunk by chunk.
 # * The **epilogue** writes $y_t$, and 0 on padding.
 #
+# This notebook's exercises use a smaller harness with fewer arguments. Its section, "The harness
+# for Triton prologues", comes after section 4, before the exercises.
+#
+# <details><summary>Details: the package's own hooks</summary>
+#
 # The package's hooks take more arguments than that: strides, the row, the arithmetic dtype,
 # values handed from prologue to epilogue. You read them in notebook 02, section 3, where you
-# write GAE's prologue in them. This notebook's exercises use a smaller harness with fewer
-# arguments. Its section, "The harness for Triton prologues", comes before the exercises.
-
-# %% [markdown]
-# ## 4. Kernel against the loop
+# write GAE's prologue in them.
+#
+# </details>
+#
+# The kernel, called on 4 rows of 45 steps with terminations, truncations, a per-step $\gamma$
+# and a mask:
 
 # %%
 B, T = 4, 45
@@ -139,6 +159,11 @@ mask = torch.rand(B, T, device=DEVICE) > 0.1
 gamma = torch.rand(B, T, device=DEVICE) * 0.2 + 0.8
 G = rl.discounted_returns(r, gamma=gamma, terminated=term, truncated=trunc, next_values=nv, mask=mask,
                           backend=KERNEL)
+
+# %% [markdown]
+# ## 4. Kernel against the loop
+
+# %%
 expected = reference.discounted_returns(to_numpy(r), gamma=to_numpy(gamma), terminated=to_numpy(term),
                                         truncated=to_numpy(trunc), next_values=to_numpy(nv), mask=to_numpy(mask))
 np.testing.assert_allclose(to_numpy(G), expected, rtol=1e-5, atol=1e-5)
@@ -172,7 +197,9 @@ assert torch.isfinite(G_nan[0, :4]).all() and torch.isnan(G_nan[0, 4:7]).all() a
 # %% [markdown]
 # The rows above fit in one chunk of the kernel. `rollout_error` runs the kernel with chunks of
 # 256 steps (on any device). So a row of 1,000 steps spans four, and the carry handed from chunk
-# to chunk is checked too. It runs on the profiler's rollout (episode ends included):
+# to chunk is checked too.
+#
+# It runs on the profiler's rollout (episode ends included):
 
 # %%
 long_err = profile.rollout_error("discounted_return", 3, 1000, DEVICE)
@@ -180,30 +207,28 @@ assert long_err < 1e-5, long_err
 print(f"3 x 1000: relative error {long_err:.1e}")
 
 # %% [markdown]
-# ## 5. Optional: profile it
-#
-# The committed H200 figures of every algorithm are read, explained and checked once, in
-# [notebook 08, section 6](08_profiling.ipynb). This cell shows this one's table and chart.
-
-# %%
-h200 = profile.committed("discounted_return", missing_ok=True)  # the H200\'s table and chart, read by name: not measured here
-
-# %% [markdown]
 # ## The harness for Triton prologues
 #
 # `exercises.scan_hook(prologue, inputs, params, chunk=64, reverse=True, epilogue=None)` runs a
 # `@triton.jit` prologue inside the chunked scan with resets you wrote in notebook 00c
-# (`reset_scan`). It runs one program per row and returns the scanned `y`. Notebooks 03, 04 and
-# 06 use it too. `exercises.map_hook` (notebooks 05 and 07) runs an elementwise hook with the
-# same first arguments. Their exercises link back to this table, the one description of the
-# hooks you write. The hooks are:
+# (`reset_scan`). It runs one program per row and returns the scanned `y`.
+#
+# Notebooks 03, 04 and 06 use it too. `exercises.map_hook` (notebooks 05 and 07) runs an
+# elementwise hook with the same first arguments. Their exercises link back to this table, the
+# one description of the hooks you write. The hooks are:
 #
 # * `prologue(X, P, offs, t, m, T) -> (a, b)`;
 # * `epilogue(X, P, offs, t, m, T, y, y_in) -> out` (reverse scans only; it comes in notebook 04);
 # * `map_hook`'s `hook(X, P, offs, m) -> value`.
 #
-# Their arguments come in this order. (The package's hooks take the same, with the strides `SX`
-# and the row `row` where the harness has `offs`: notebook 02, section 3.)
+# Their arguments come in this order.
+#
+# <details><summary>Details: the package's hooks</summary>
+#
+# The package's hooks take the same, with the strides `SX` and the row `row` where the harness
+# has `offs`: notebook 02, section 3.
+#
+# </details>
 #
 # | argument | what it is | taken by |
 # | --- | --- | --- |
@@ -228,9 +253,17 @@ h200 = profile.committed("discounted_return", missing_ok=True)  # the H200\'s ta
 # * **The prologue returns a pair $(a, b)$; $a = 0$ is the reset.** The harness takes a step with
 #   $a = 0$ as a reset, as `rl.linear_scan` does: $y_t = b_t$, selected. So nothing behind the
 #   step (a later episode, the carry from a later chunk) reaches it, NaN included (00c, section
-#   1). The reset cannot fix a NaN inside $b$ itself. Take $\gamma (1 - \text{term}_t) V'_t$ with
-#   $V'_t$ = NaN behind a termination: it is $0 \cdot \text{NaN} = \text{NaN}$ in $b_t$. Keep an
-#   input that may be NaN out of $b$ with `tl.where`.
+#   1). The reset cannot fix a NaN inside $b$ itself. Keep an input that may be NaN out of $b$
+#   with `tl.where`.
+#
+# <details><summary>Details: a NaN inside b</summary>
+#
+# Take $\gamma (1 - \text{term}_t) V'_t$ with $V'_t$ = NaN behind a termination: it is
+# $0 \cdot \text{NaN} = \text{NaN}$ in $b_t$.
+#
+# </details>
+#
+# <details><summary>Details: how an episode end is made, tool by tool</summary>
 #
 # **How an episode end is made, tool by tool.** In a reverse scan, "behind the end" is later in
 # time: the next episode, or the carry from a later chunk.
@@ -243,9 +276,20 @@ h200 = profile.committed("discounted_return", missing_ok=True)  # the H200\'s ta
 # | the harness, `exercises.scan_hook` (01, 03, 04, 06) | $a_t = 0$ is taken as a reset, as in `rl.linear_scan`: a select | no: a NaN after it cannot reach the steps before it (a NaN inside the step's own $b$ is another matter: select it away with `tl.where`) |
 # | `rl.linear_scan` | $a_t = 0$ is taken as a reset (its prologue returns `a == 0` as the flag): a select | no: a NaN after it cannot reach the steps before it (00, section 4) |
 # | the package's prologues (`scan.py`; 02's `gae_prologue`) | a reset flag returned by the prologue (`done`): a select | no |
+#
+# </details>
 
 # %%
 print(inspect.getsource(getattr(exercises._scan_hook_kernel, "fn", exercises._scan_hook_kernel)))
+
+# %% [markdown]
+# ## 5. Optional: profile it
+#
+# The committed H200 figures of every algorithm are read, explained and checked once, in
+# [notebook 08, section 6](08_profiling.ipynb). This cell shows this one's table and chart.
+
+# %%
+h200 = profile.committed("discounted_return", missing_ok=True)  # the H200\'s table and chart, read by name: not measured here
 
 # %% [markdown]
 # ## Exercises
@@ -418,9 +462,62 @@ exercises.attempt("returns_autograd", returns_autograd)
 
 # %% [markdown]
 # **`n_step_returns`.** The $n$-step return, in tensor ops. It is not one scan, but it is a
-# difference of two values of one. Write it with tensor ops (`rl.linear_scan`, as below, or any
-# others), with no Python loop over time. The checker runs it at two lengths and counts the
-# Python lines your code executes. A loop over time runs more of them on the longer rollout.
+# difference of two values of one.
+#
+# The idea first. Let $S_t$ be the discounted sum to the episode's end. A termination adds no
+# bootstrap. The window's last step bootstraps from `next_values` there, unless it terminates.
+# It is one reverse scan: $a_t = \gamma(1-\text{term}_t)$, and $b_t = r_t$ plus, at $t = T-1$
+# only, $\gamma(1-\text{term}_{T-1}) V'_{T-1}$.
+#
+# That bootstrap is written as a select (`torch.where`), so a NaN value behind a termination is
+# never read into the sum.
+#
+# Then there are two cases:
+#
+# * The episode runs on past the $n$ steps ($t + n < T$, no termination in $[t, t+n)$). There the
+#   first $n$ terms of $S_t$ are $S_t - \gamma^n S_{t+n}$. So $G^{(n)}_t = S_t - \gamma^n S_{t+n}
+#   + \gamma^n V(s_{t+n})$, where $V(s_{t+n})$ is `next_values[t + n - 1]`. (next_values[t] is
+#   $V(s_{t+1})$: the likeliest slip is one step off.)
+# * Elsewhere the sum stops by itself, and $G^{(n)}_t = S_t$.
+#
+# Both cases, on one row:
+
+# %%
+r1, v1, n_ = torch.randn(1, 12, device=DEVICE), torch.randn(1, 12, device=DEVICE), 3  # v1: next_values
+term1 = torch.zeros(1, 12, dtype=torch.bool, device=DEVICE)
+term1[0, 9] = True  # an episode ends after step 9
+last = torch.zeros_like(term1)
+last[0, -1] = True  # the window's last step
+
+
+def S_of(r, v, term):
+    """S_t: a reverse scan; the bootstrap only at the window's last step, and only if it does not terminate."""
+    boot = torch.where(last & ~term, 0.9 * v, 0.0)  # a select: a NaN behind a termination is not read
+    return rl.linear_scan(0.9 * (~term).float(), r + boot, backend=KERNEL)
+
+
+S = S_of(r1, v1, term1)  # S_t
+t0 = 4  # the episode runs on past t0 + n: the difference of two values of S
+by_hand = sum(0.9 ** k * r1[0, t0 + k] for k in range(n_)) + 0.9 ** n_ * v1[0, t0 + n_ - 1]  # V(s_{t+n})
+from_scan = S[0, t0] - 0.9 ** n_ * S[0, t0 + n_] + 0.9 ** n_ * v1[0, t0 + n_ - 1]
+assert torch.isclose(by_hand, from_scan, atol=1e-5)
+t1 = 8  # step 9 terminates inside [8, 11): the sum stops there, no bootstrap
+assert torch.isclose(S[0, t1], r1[0, 8] + 0.9 * r1[0, 9], atol=1e-5)
+print(f"G^(3)_4 = {by_hand.item():.4f} by hand, {from_scan.item():.4f} from the scan; G^(3)_8 = S_8")
+term_end, v_nan = term1.clone(), v1.clone()
+term_end[0, -1], v_nan[0, -1] = True, float("nan")  # the last step terminates; the value behind it is NaN
+S_end = S_of(r1, v_nan, term_end)
+assert torch.isfinite(S_end).all() and torch.isclose(S_end[0, -1], r1[0, -1])  # no bootstrap, no NaN
+
+# %% [markdown]
+# Your function does this for every $t$ at once. Decide per step which case holds. (One way:
+# count the terminations in each window $[t, t+n)$, as differences of a `torch.cumsum`.) Then
+# gather $S_{t+n}$ and $V(s_{t+n})$ with indices clamped to the row (`n` may exceed `T`).
+
+# %% [markdown]
+# **The task.** Write it with tensor ops (`rl.linear_scan`, as above, or any others), with no
+# Python loop over time. The checker runs it at two lengths and counts the Python lines your code
+# executes. A loop over time runs more of them on the longer rollout.
 #
 # * **Inputs:** `rewards`, `next_values` ($V(s_{t+1})$ at step $t$) and `terminated` (bool), all
 #   (B, T); `gamma` a number; `n` an int, which may exceed `T`.
@@ -432,7 +529,7 @@ exercises.attempt("returns_autograd", returns_autograd)
 #
 # <details><summary>Hint 1: where to start</summary>
 #
-# Read the idea worked below first: $S_t$ by one reverse scan, then two cases. The cell after
+# Read the idea worked above first: $S_t$ by one reverse scan, then two cases. The cell after
 # it says how to do every $t$ at once. For each step $t$, ask which case holds. Then ask which
 # values of $S$ and `next_values` it needs. Build index tensors over $t$, not a loop.
 #
@@ -483,53 +580,6 @@ exercises.attempt("returns_autograd", returns_autograd)
 # ```
 #
 # </details>
-#
-# The idea first. Let $S_t$ be the discounted sum to the episode's end. A termination adds no
-# bootstrap. The window's last step bootstraps from `next_values` there, unless it terminates.
-# It is one reverse scan: $a_t = \gamma(1-\text{term}_t)$, and $b_t = r_t$ plus, at $t = T-1$
-# only, $\gamma(1-\text{term}_{T-1}) V'_{T-1}$. That bootstrap is written as a select
-# (`torch.where`), so a NaN value behind a termination is never read into the sum. Then there are
-# two cases:
-#
-# * The episode runs on past the $n$ steps ($t + n < T$, no termination in $[t, t+n)$). There the
-#   first $n$ terms of $S_t$ are $S_t - \gamma^n S_{t+n}$. So $G^{(n)}_t = S_t - \gamma^n S_{t+n}
-#   + \gamma^n V(s_{t+n})$, where $V(s_{t+n})$ is `next_values[t + n - 1]`. (next_values[t] is
-#   $V(s_{t+1})$: the likeliest slip is one step off.)
-# * Elsewhere the sum stops by itself, and $G^{(n)}_t = S_t$.
-#
-# Both cases, on one row:
-
-# %%
-r1, v1, n_ = torch.randn(1, 12, device=DEVICE), torch.randn(1, 12, device=DEVICE), 3  # v1: next_values
-term1 = torch.zeros(1, 12, dtype=torch.bool, device=DEVICE)
-term1[0, 9] = True  # an episode ends after step 9
-last = torch.zeros_like(term1)
-last[0, -1] = True  # the window's last step
-
-
-def S_of(r, v, term):
-    """S_t: a reverse scan; the bootstrap only at the window's last step, and only if it does not terminate."""
-    boot = torch.where(last & ~term, 0.9 * v, 0.0)  # a select: a NaN behind a termination is not read
-    return rl.linear_scan(0.9 * (~term).float(), r + boot, backend=KERNEL)
-
-
-S = S_of(r1, v1, term1)  # S_t
-t0 = 4  # the episode runs on past t0 + n: the difference of two values of S
-by_hand = sum(0.9 ** k * r1[0, t0 + k] for k in range(n_)) + 0.9 ** n_ * v1[0, t0 + n_ - 1]  # V(s_{t+n})
-from_scan = S[0, t0] - 0.9 ** n_ * S[0, t0 + n_] + 0.9 ** n_ * v1[0, t0 + n_ - 1]
-assert torch.isclose(by_hand, from_scan, atol=1e-5)
-t1 = 8  # step 9 terminates inside [8, 11): the sum stops there, no bootstrap
-assert torch.isclose(S[0, t1], r1[0, 8] + 0.9 * r1[0, 9], atol=1e-5)
-print(f"G^(3)_4 = {by_hand.item():.4f} by hand, {from_scan.item():.4f} from the scan; G^(3)_8 = S_8")
-term_end, v_nan = term1.clone(), v1.clone()
-term_end[0, -1], v_nan[0, -1] = True, float("nan")  # the last step terminates; the value behind it is NaN
-S_end = S_of(r1, v_nan, term_end)
-assert torch.isfinite(S_end).all() and torch.isclose(S_end[0, -1], r1[0, -1])  # no bootstrap, no NaN
-
-# %% [markdown]
-# Your function does this for every $t$ at once. Decide per step which case holds. (One way:
-# count the terminations in each window $[t, t+n)$, as differences of a `torch.cumsum`.) Then
-# gather $S_{t+n}$ and $V(s_{t+n})$ with indices clamped to the row (`n` may exceed `T`).
 
 # %%
 def n_step_returns(rewards, next_values, terminated, gamma, n):

@@ -34,11 +34,8 @@
 # Weighted Actor-Learner Architectures*, ICML 2018) corrects the $n$-step return for the lag. It
 # uses *truncated* importance weights, of two kinds:
 #
-# * $\rho_t$ decides which value the target converges to: the value of the policy
-#   $\pi_{\bar\rho} \propto \min(\bar\rho\,\mu, \pi)$. That is $V^\pi$ exactly when
-#   $\pi_{\bar\rho} = \pi$: for example when no weight is clipped ($\bar\rho \ge \max \pi/\mu$), or
-#   on-policy. Section 5 shows why on a one-state problem; IMPALA's Theorem 1 proves it in
-#   general.
+# * $\rho_t$ decides which value the target converges to. Clipped, it is not always $V^\pi$:
+#   section 5 works out which value it is, and why.
 # * $c_t$ decides how far back a TD error travels. The product $c_s\cdots c_{t-1}$ is the trace.
 #   It shrinks wherever $c_t = \lambda_t \min(\bar c, \pi/\mu) < 1$. With $\lambda = \bar c = 1$,
 #   that is wherever $\pi$ is less likely than $\mu$ to take the action taken. With $\bar c < 1$,

@@ -481,7 +481,7 @@ print("a 6-line Triton hook == ppo_clip_loss(reduction='none')")
 #
 # * **Inputs:** `X = (ratio, advantages)`, one number per element; `P = (epsilon, c)`, with
 #   $c > 1$ (e.g. 3).
-# * **Returns:** the per-element loss, minus the objective. The objective is
+# * **Returns:** the per-element loss, that is, the objective with its sign flipped. The objective is
 #   $\max\big(\min(\rho \hat A, \operatorname{clip}(\rho, 1-\epsilon, 1+\epsilon) \hat A),
 #   c\hat A\big)$ where $\hat A < 0$, and PPO's $\min(\rho \hat A, \operatorname{clip}(\rho) \hat A)$
 #   where $\hat A \ge 0$.

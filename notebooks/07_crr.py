@@ -359,6 +359,8 @@ h200 = profile.committed("crr", missing_ok=True)  # the H200\'s table and chart,
 #   papers).
 # * **Edge cases:** every advantage above $\beta \ln w_{\max}$ ($w_{\max}$ = `max_weight`) gives
 #   `max_weight` (to rounding), even where $\exp(\hat A/\beta)$ overflows to infinity in float32.
+#   (On a CPU the interpreter may then print NumPy's "overflow encountered in exp" warning: that
+#   is the inf, expected, which the clip turns into `max_weight`.)
 #
 # <details><summary>Hint 1: where to start</summary>
 #

@@ -114,7 +114,7 @@ ALGS, SHAPES = profile.result_algorithms(res, DTYPE), profile.result_shapes(res,
 print(f"plotting {RUN}: {len(rows)} rows, dtypes {sorted({r['dtype'] for r in rows})}, passes {PASSES}, "
       f"shapes {[profile.shape_name(s) for s in SHAPES]}")
 
-# %%
+# %% jupyter={"source_hidden": true}
 # Checks: the claims above, on the committed run (CI runs them; skip when reading)
 assert math.isclose(gae_row["pct_floor"], 100 * gae_row["floor_ms"] / gae_row["ms"])  # the field's definition
 ours_timed = [r for r in rows if r["impl"] == profile.OURS_IMPL and r["kernel_ms"]]
@@ -182,7 +182,7 @@ sac_lines = [{"pass": p, "shape": profile.shape_name(s), "MiB moved": ours[("sac
 print(f"sac, {DTYPE}, {RUN}: % of the floor by GPU time")
 print(profile.table(sac_lines, digits=4))
 
-# %%
+# %% jupyter={"source_hidden": true}
 # Checks: the claims above, on the committed run (CI runs them; skip when reading)
 smallest, largest = SHAPES[0], SHAPES[-1]
 assert all(v < 1 for (a, s, p), v in pct.items() if s == smallest)  # tiny: a kernel's own start-up time
@@ -238,7 +238,7 @@ print(f"\n{len(slower)} of {len(speedups)} cases where the peer's call was faste
 for x, a, q, s, p in slower:
     print(f"   {a} {p} {s} vs {q}: {x:.2f}×")
 
-# %%
+# %% jupyter={"source_hidden": true}
 # Checks: the claims above, on the committed run (CI runs them; skip when reading)
 assert {"jax", "pytorch_loop"} <= set(no_gpu)  # no CUDA graph for them: wall time is the common measure
 assert max(s["x"] for s in speedups if s["peer"] == "pytorch_loop") > 1000  # the loops: thousands of times slower
@@ -324,7 +324,7 @@ print("gradients with respect to: sac", bench.BACKWARD["sac"][0], "; the anchor 
 # Autograd's work per gradient is the likely reason, not a measured one. The eager formula, with
 # the same four gradients, costs about as much in this run (493 µs).
 
-# %%
+# %% jupyter={"source_hidden": true}
 # Checks: the claims above, on the committed run (CI runs them; skip when reading)
 assert all(x > 5 for (a, s, p), x in ratio.items() if s == (4096, 128))  # many short rollouts: host-bound
 hidden = {k for k, x in ratio.items() if x < 2}  # wall time under twice the GPU time: the host hidden

@@ -288,9 +288,10 @@ print(f"median ms per update: CleanRL loops {1e3 * np.median(t_a):.1f}, rltriton
 # * **At 16×128, 4096×128 and 64×16384**, in notebook 09's chart (`H200-2026-12-01c.json`,
 #   section 2), the ratio is the same: wall time per call ÷ our wall time per call. At these RL
 #   sizes our call is mostly host time, so the gap is smaller: torchrl's vectorised GAE is
-#   22–169× slower.
+#   22–169× slower. (At T = 128 its outputs differ from ours by up to 6e-4 relative, likely float32
+#   rounding: notebook 08, section 6, explains the `!`.)
 
-# %%
+# %% jupyter={"source_hidden": true}
 # Checks: the figures above, from the committed H200 results (CI runs them; skip when reading)
 case = lambda r: (r["algorithm"], r["B"], r["T"], r["dtype"], r["pass"])  # noqa: E731
 SWEEP, sweep = profile.committed_results(profile.results_folder(), profile.COMMITTED_SWEEP)

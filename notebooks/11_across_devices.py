@@ -329,9 +329,9 @@ assert (without[~live] == by_hand[~live]).all() and not torch.isclose(without[li
 # last $\delta$. So part of its gradient is computed on rank 0 and sent back.
 #
 # For a bare scan, the backward is the transposed scan of notebook 01's exercise. Write
-# $y = $ `linear_scan(a, b)` and $g_t = \partial L/\partial b_t$. Then
-# $g_t = \partial L/\partial y_t + a_{t-1} g_{t-1}$: a *forward* scan of the pairs
-# $(a_{t-1}, \partial L/\partial y_t)$.
+# $y = $ `linear_scan(a, b)`, $dy_t = \partial L/\partial y_t$ the direct part (what autograd hands
+# the backward) and $g_t = \partial L/\partial b_t$ the total. Then $g_t = dy_t + a_{t-1} g_{t-1}$:
+# a *forward* scan of the pairs $(a_{t-1}, dy_t)$.
 #
 # So each rank's segment is again one map. It now goes from the gradient entering at its first
 # step to the gradient at its last. A rank's carry is composed from the maps of the ranks *before*

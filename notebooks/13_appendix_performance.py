@@ -811,8 +811,9 @@ else:
 # %% [markdown]
 # Here is what the H200 measured at the same shapes, by the same method (committed results). Two
 # kernels: the package's `rl.discounted_returns`, and the step-by-step walk of 0.2 for GAE. The
-# walk is the closest committed kernel to `my_returns`. Compare `% floor`, which does not depend on
-# the algorithm's bytes per step.
+# walk is the closest committed kernel to `my_returns`. Compare `% floor`, which divides out the
+# algorithm's bytes per step (to a first approximation: a walk step by step is bound by the wait on
+# its loads more than by their bytes).
 
 # %%
 h200 = []

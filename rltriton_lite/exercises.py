@@ -664,6 +664,8 @@ _ERROR_HINTS = (  # (what the error says, where to look): the first that the err
                        "arguments and module-level names (tl.constexpr ones when compiled), not a cell's local "
                        "variables.)"),
     ("loop-carried variable", lambda text: _carry_hint(text)),
+    ("make_shape_compatible", "(Two blocks whose shapes do not broadcast: a (ROWS,) block against a (ROWS, CHUNK) "
+                              "one, say. Give the smaller one the missing axis, x[:, None] for one value per row.)"),
     ("'constexpr' object has no attribute 'signature'",
      "(tl.associative_scan's combine must be a @triton.jit function that your kernel names itself, a module-level "
      "name: the compiler refuses one passed in as a tl.constexpr argument, as a hook is.)"),
@@ -3581,10 +3583,15 @@ two_stage_mean(x) -> a 0-d tensor: the mean of a 1-D float32 tensor by the loss'
 launches: one program per BLOCK elements writes its partial sum (masked: padding adds 0), then one
 program adds the partials in a fixed order and divides by n. The checker calls it twice on each
 input: the two results must be the same bits.
-""", needs="kernel", run=_twice, scan=None, recompute=lambda x: np.float64(x.mean()))
+""", needs="kernel", run=_twice, scan=None, recompute=lambda x: np.float64(x.mean()),
+   hint=lambda args, i, bad, got, expected: (
+       f"This case has {-(-args[0].numel() // 1024):,} blocks of 1024, so more partial sums than one block of the "
+       "second stage holds: does it add all of them (a loop over the partials, block by block)?"
+       if args[0].numel() > 1024 * 1024 else None))
 def _two_stage_cases(d):
     rng = d.rng
-    ns = (1, d.int(777, 300, 1500), d.int(20000, 3000, 20000))
+    ns = (1, d.int(777, 300, 1500), d.int(20000, 3000, 20000),
+          d.int(1_100_000, 1_049_000, 1_200_000))  # more partials than one block of 1024: the finisher loops
     ns = tuple(n + (n % 1024 == 0) for n in ns)  # never a whole number of blocks: padding to get right
     return [(f"n={n}", (_t(x),), {}, np.float64(x.mean())) for n in ns for x in (rng.normal(size=n) + 0.5,)]
 

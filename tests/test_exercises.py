@@ -291,7 +291,7 @@ def _discounted_max_one_step_combine(R, D, M, gamma, T, CHUNK: tl.constexpr):
 
 @triton.jit
 def _tiled_variant(R, D, G, gamma, B, T, CHUNK: tl.constexpr, ROWS: tl.constexpr, ONE_CARRY: tl.constexpr,
-                   CARRY_READ: tl.constexpr, CARRY_AXIS_0: tl.constexpr = False):
+                   CARRY_READ: tl.constexpr, CARRY_AXIS_0: tl.constexpr = False, NO_AXIS: tl.constexpr = False):
     """tiled_scan's solution with one of its mistakes switched on."""
     rows = tl.program_id(0) * ROWS + tl.arange(0, ROWS)
     carry = tl.zeros((ROWS,), dtype=tl.float32)
@@ -304,7 +304,9 @@ def _tiled_variant(R, D, G, gamma, B, T, CHUNK: tl.constexpr, ROWS: tl.constexpr
         r = tl.load(R + offs, mask=m, other=0.0)
         term = (tl.load(D + offs, mask=m, other=0) != 0) & m
         a_s, b_s, k_s = tl.associative_scan((tl.where(m, gamma, 1.0), r, term), 1, _reset_combine, reverse=True)
-        if CARRY_READ:
+        if NO_AXIS:
+            g = tl.where(k_s, b_s, b_s + a_s * carry)  # (ROWS,) against (ROWS, CHUNK): no [:, None]
+        elif CARRY_READ:
             g = b_s + a_s * carry[:, None]  # the carry read where the composed reset flag is set
         else:
             g = tl.where(k_s, b_s, b_s + a_s * carry[:, None])
@@ -596,6 +598,8 @@ def wrong_answers(name: str):
             ("padding counted in n", lambda x: s(x) * x.numel() / (1024 * -(-x.numel() // 1024))),
             ("padding loaded as 1", lambda x: s(x) + (1024 * -(-x.numel() // 1024) - x.numel()) / x.numel()),
             ("not deterministic", lambda x, _calls=[]: _calls.append(1) or s(x) * (1 + 1e-7 * (len(_calls) % 2))),
+            ("a finisher of one block, no loop (the partials past 1024 dropped: the sixth review's case)",
+             _two_stage_one_block),
         ],
         "soft_lambda_targets": [("no entropy on the continuation", _soft_no_entropy),
                                 ("log pi of step t, not t+1", _soft_same_step),
@@ -1757,6 +1761,23 @@ def _n_step_multiplied(rewards, next_values, terminated, gamma, n):
     return G
 
 
+@triton.jit
+def _finish_one_block(S, OUT, n_partials, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(OUT, tl.sum(tl.load(S + offs, mask=offs < n_partials, other=0.0), 0) / n)
+
+
+def _two_stage_one_block(x):
+    """two_stage_mean's solution with a finisher that adds one block of partials, not all of them."""
+    partials_kernel = solution("two_stage_mean").__globals__["_partials"]
+    n, BLOCK = x.numel(), 1024
+    partials = torch.empty(triton.cdiv(n, BLOCK), dtype=torch.float32, device=x.device)
+    out = torch.empty((), dtype=torch.float32, device=x.device)
+    partials_kernel[(partials.numel(),)](x, partials, n, BLOCK=BLOCK)
+    _finish_one_block[(1,)](partials, out, partials.numel(), n, BLOCK=1024)
+    return out
+
+
 def _n_step_loop_in_a_thread(rewards, next_values, terminated, gamma, n):
     """The loop over time run in a thread of its own (the eighth teacher review): counted there too."""
     import threading
@@ -2709,6 +2730,14 @@ def test_a_load_before_a_tensor_is_told_so():
         exercises.check("transposed_scan", _transposed_unmasked_shift)
     assert "lanes before the start of a tensor through (a load shifted back" in str(e.value), str(e.value)
     assert "past the end" not in str(e.value)
+
+
+def test_blocks_that_do_not_broadcast_are_told_the_missing_axis():
+    """tiled_scan with the carry, one value per row, against the (ROWS, CHUNK) tile without [:, None]:
+    the error says which axis is missing (the sixth review's case)."""
+    with pytest.raises((AssertionError, RuntimeError)) as e:
+        exercises.check("tiled_scan", _tiled_with(NO_AXIS=True))
+    assert "Give the smaller one the missing axis, x[:, None]" in str(e.value), str(e.value)
 
 
 def test_a_carry_that_changes_shape_is_told_its_axis():

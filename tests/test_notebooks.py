@@ -119,7 +119,7 @@ def hint_tiers(nb, name: str) -> list[str]:
                 break
             tiers = []
         elif cell.cell_type == "markdown":
-            tiers += re.findall(r"<details>\s*<summary>(.*?)</summary>", cell.source)
+            tiers += re.findall(r"<details>\s*<summary>(Hint .*?)</summary>", cell.source)  # (not a "Details:" fold)
             assert cell.source.count("<details>") == cell.source.count("</details>"), cell.source[:80]
     return tiers if found else None
 
@@ -130,6 +130,9 @@ def test_hint_tiers_fail_where_one_is_missing():
                         "# <details><summary>Hint 2: the plan</summary>\n# </details>\n\n# %%\n"
                         "exercises.attempt('b', b)\n", fmt="py:percent")
     assert hint_tiers(nb, "a") == [TIERS[0]] and hint_tiers(nb, "b") == [TIERS[1]] and hint_tiers(nb, "c") is None
+    aside = jupytext.reads("# %% [markdown]\n# <details><summary>Details: why</summary>\n#\n# x\n#\n# </details>\n\n"
+                           "# %%\nexercises.attempt('a', a)\n", fmt="py:percent")
+    assert hint_tiers(aside, "a") == []  # a fold of the reading's details is no hint
 
 
 def _exercises():
