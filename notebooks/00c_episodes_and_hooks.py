@@ -16,10 +16,10 @@
 # %% [markdown]
 # # 00c — Episodes and hooks: from a chunked scan to the package's kernel
 #
-# * **You will learn:** to end episodes with a select, so a NaN or `inf` stays in its own episode.
-#   Then to put an algorithm around the scan as hooks: `@triton.jit` functions passed to a kernel
-#   as `tl.constexpr` arguments, with tuples of pointers and `tl.static_range`. Then to read
-#   time-major buffers in place through their strides. Last, to read the package's kernel.
+# * **You will learn:** to end episodes with a select, so a NaN or `inf` stays in its own
+#   episode; to put an algorithm around the scan as hooks (`@triton.jit` functions passed as
+#   `tl.constexpr` arguments, with tuples of pointers and `tl.static_range`); to read time-major
+#   buffers in place through their strides; and to read the package's kernel.
 # * **Time:** 3.5–6 h for the reading and the five checked exercises (the high end for a
 #   Triton newcomer), in two sessions. Its one open question, on a GPU, takes another
 #   30–45 min.
@@ -29,27 +29,30 @@
 #   `gae_kernel`, `hooked_scan` and `discounted_max`. `strided_scan` (any memory layout) and the
 #   one open question (it needs a GPU) can wait.
 #
-# Notebook 00b ended with a chunked scan: the discounted return of a batch of rows. It runs one
-# program per row, with chunks from the end and a carry between them. This notebook turns it
-# into the package's kernel, in three steps:
+# Notebook 00b ended with a chunked scan: the discounted return of a batch of rows, one program
+# per row, with chunks from the end and a carry between them. This notebook turns it into the
+# package's kernel, in three steps:
 #
 # 1. episode ends as a select: the reset flag, so a NaN never crosses an episode end;
 # 2. hooks: the algorithm's prologue and epilogue as functions the kernel calls, then passed to
 #    it as arguments;
 # 3. the package's kernel, read through its names.
 #
-# Section 1 ends with an exercise that checks itself. Section 2 ends with two: a kernel with its
-# hooks built in, then one that takes them as arguments. The exercises at the end add two more.
-# The first, `strided_scan`, is the same scan on rollouts stored time-major. The second,
-# `discounted_max`, is a scan whose steps are not affine maps, written from an empty cell. New
-# words (reset, hook, ...) are in the glossary, [`GLOSSARY.md`](GLOSSARY.md).
+# New words (reset, hook, ...) are in the glossary, [`GLOSSARY.md`](GLOSSARY.md). **The
+# exercises** work as in notebook 00b (its box "How the exercises work").
 #
-# **No GPU needed**: as in 00b, the next cell sets `TRITON_INTERPRET=1` before `triton` is
-# imported. Triton's interpreter then runs every kernel on the CPU.
+# <details><summary>Details: the five exercises, the interpreter, the solutions</summary>
 #
-# **The exercises** work as in notebook 00b (its box "How the exercises work"). Write the
-# starter's function, then run the `exercises.attempt` cell after it.
-# `print(exercises.task(name))` restates the task; solutions are in `notebooks/solutions/`.
+# * Section 1 ends with an exercise that checks itself. Section 2 ends with two: a kernel with
+#   its hooks built in, then one that takes them as arguments. The exercises at the end add two
+#   more. The first, `strided_scan`, is the same scan on rollouts stored time-major. The second,
+#   `discounted_max`, is a scan whose steps are not affine maps, written from an empty cell.
+# * **No GPU needed**: as in 00b, the next cell sets `TRITON_INTERPRET=1` before `triton` is
+#   imported. Triton's interpreter then runs every kernel on the CPU.
+# * Write the starter's function, then run the `exercises.attempt` cell after it.
+#   `print(exercises.task(name))` restates the task; solutions are in `notebooks/solutions/`.
+#
+# </details>
 
 # %%
 import os
@@ -84,11 +87,18 @@ print("device:", DEVICE, "(Triton interpreter)" if os.environ.get("TRITON_INTERP
 # * the pairs $(a_t, b_t) = (\gamma(1 - \text{term}_t), r_t)$, with the identity $(1, 0)$ past the
 #   row's end;
 # * one reverse `tl.associative_scan` with `affine_combine` gives each step its composed map
-#   $(A_t, B_t)$ from $t$ to the chunk's end (`affine_combine` applies its first pair first);
+#   $(A_t, B_t)$ from $t$ to the chunk's end;
 # * $G_t = B_t + A_t \cdot \text{carry}$, where the carry is $G$ at the first step of the chunk
-#   after (0 for the row's last chunk: nothing comes after the row);
-# * the new carry is $G$ at this chunk's first step, taken from the block with
-#   `tl.sum(tl.where(t == first, g, 0.0), 0)`.
+#   after;
+# * the new carry is $G$ at this chunk's first step.
+#
+# <details><summary>Details: the combine's order, the first carry, taking the new carry</summary>
+#
+# * `affine_combine` applies its first pair first.
+# * The carry is 0 for the row's last chunk: nothing comes after the row.
+# * The new carry is taken from the block with `tl.sum(tl.where(t == first, g, 0.0), 0)`.
+#
+# </details>
 
 # %%
 @triton.jit
@@ -134,10 +144,9 @@ print("chunked_returns: 3 rows x 300 steps in chunks of 64, with episode ends ==
 # ## 1. Episode ends as a select: the reset
 #
 # The scans of notebook 00b, `chunked_returns` above among them, end an episode by a multiplier
-# $a_t = 0$. The step after it is multiplied away. That is exact for finite numbers, but not for
-# all the values a real rollout can hold. Take a reward of `inf` from a diverged environment, or
-# a `NaN` from a value head. Multiplied by 0, either is `NaN`. So one bad number in a later
-# episode poisons every earlier one (notebook 00, section 4):
+# $a_t = 0$: the step after it is multiplied away. That is exact for finite numbers. But a reward
+# of `inf` from a diverged environment, or a `NaN` from a value head, times 0 is `NaN`. So one
+# bad number in a later episode poisons every earlier one (notebook 00, section 4):
 
 # %%
 print("0 * inf =", 0 * float("inf"), "   0 * nan =", 0 * float("nan"))
@@ -171,18 +180,29 @@ assert torch.isnan(by_multiplying[:2]).all() and torch.isnan(by_kernel[:2]).all(
 #
 # $$(a, b, \kappa) = \begin{cases} (a_2,\ b_2,\ \text{true}) & \text{if } \kappa_2 \\ (a_2 a_1,\ b_2 + a_2 b_1,\ \kappa_1) & \text{otherwise} \end{cases}$$
 #
-# Is it still associative? Composing maps alone does not settle it, because a triple is not just
-# a map. $a$ is ignored when the reset flag is set, so two different triples can be the same map.
-# Notebook 00, section 4, proves it on the triples themselves, case by case: it holds.
-# In Triton the cases become `tl.where`, which picks one value and never computes
-# $0 \cdot \infty$. You write that combine, `reset_combine(a1, b1, k1, a2, b2, k2)`, in the
-# exercise below: the formula above, with the flags $\kappa_1$, $\kappa_2$ as `k1`, `k2`. (The
-# checker tries it grouped both ways, so it must be associative.)
+# It is still associative. In Triton the cases become `tl.where`, which picks one value and never
+# computes $0 \cdot \infty$. You write this combine as `reset_combine` in the exercise below, with
+# the flags $\kappa_1$, $\kappa_2$ as `k1`, `k2`.
 #
-# After the scan, each step holds its composed map $(A_t, B_t, K_t)$ to the chunk's end ($K_t$:
-# the composed flag). The carry must be selected too: $G_t = B_t$ where $K_t$ (an episode ends
-# inside the chunk at or after $t$), else $B_t + A_t \cdot \text{carry}$. Padding past the
-# row's end is $(1, 0, \text{false})$.
+# <details><summary>Details: why the select is still associative</summary>
+#
+# Composing maps alone does not settle it, because a triple is not just a map. $a$ is ignored
+# when the reset flag is set, so two different triples can be the same map. Notebook 00,
+# section 4, proves it on the triples themselves, case by case: it holds. The checker tries your
+# `reset_combine` grouped both ways, so it must be associative.
+#
+# </details>
+#
+# After the scan, each step holds its composed map $(A_t, B_t, K_t)$ to the chunk's end, $K_t$
+# the composed flag. The carry must be selected too: $G_t = B_t$ where $K_t$, else
+# $B_t + A_t \cdot \text{carry}$. Padding past the row's end is $(1, 0, \text{false})$.
+#
+# <details><summary>Details: what the composed flag says</summary>
+#
+# $K_t$ is set where an episode ends inside the chunk at or after $t$. Then nothing from the
+# chunks after reaches step $t$, so the carry stays out.
+#
+# </details>
 #
 # **Exercise `reset_scan`.** The chunked scan with resets.
 #
@@ -260,8 +280,8 @@ exercises.attempt("reset_scan", reset_scan)
 # ## 2. Hooks: the algorithm around the scan
 #
 # Every algorithm of the course is the same chunk loop, with different arithmetic before and
-# after the scan. So the loop stays one kernel. Each algorithm supplies two small `@triton.jit`
-# functions that the kernel calls (Triton inlines them at compile time):
+# after the scan. So the loop stays one kernel, and each algorithm supplies two small
+# `@triton.jit` functions that the kernel calls:
 #
 # * a **prologue** loads a chunk of the algorithm's inputs and returns the pairs $(a_t, b_t)$;
 # * an **epilogue** takes the scanned values and stores the outputs.
@@ -331,11 +351,6 @@ exercises.attempt("reset_scan", reset_scan)
 # ```
 #
 # </details>
-#
-# In the package, the kernel takes the prologue as a `tl.constexpr` argument. So does the
-# harness `exercises.scan_hook`, which runs the Triton exercises of notebooks 01, 03, 04 and 06.
-# One loop's source then serves every algorithm. The subsection after the exercise shows how. Its
-# exercise, `hooked_scan`, has you write that loop.
 
 # %%
 # A skeleton, if you want one:
@@ -364,27 +379,37 @@ exercises.attempt("gae_kernel", gae_kernel)
 #
 # Your `gae_kernel` calls its hooks by name, so a second algorithm would need a second copy of
 # the loop. The package's kernel, and the harness `exercises.scan_hook`, take the hook *as an
-# argument* instead. Four pieces of Triton make that work:
+# argument* instead: one loop's source then serves every algorithm. Four pieces of Triton make
+# that work:
 #
 # * **A `@triton.jit` function passed as a `tl.constexpr` argument** (`HOOK=square` below). Like
-#   `BLOCK`, a `tl.constexpr` is fixed when the kernel is compiled. Triton compiles one kernel
-#   per hook passed. The hook's body is inlined where it is called, as if you had written it there.
+#   `BLOCK`, it is fixed when the kernel is compiled: Triton compiles one kernel per hook passed,
+#   with the hook's body inlined where it is called.
 #
 # * **`if FLAG:` on a `tl.constexpr`** is decided at compile time. The branch not taken is not in
-#   the compiled kernel at all. This is not the trap of notebook 00b, section 1. There `if`
-#   tested a *block* of run-time values, which Triton refuses. A constexpr is one value, known
-#   before the kernel runs. `if EPILOGUE is not None:` is the same kind of test.
+#   the compiled kernel at all. `if EPILOGUE is not None:` is the same kind of test.
 #
 # * **A tuple of tensors as one argument** (`X = (x0, x1, x2)`). Inside the kernel, `X[i]` is the
-#   pointer to the `i`-th tensor's first element, used like any pointer (`tl.load(X[i] + offs)`).
-#   A tuple of numbers works the same way: `P[i]` is a number. The index must be known when the
-#   kernel is compiled: a literal such as `X[0]`, or the variable of a `tl.static_range` loop.
+#   pointer to the `i`-th tensor's first element (`tl.load(X[i] + offs)`). A tuple of numbers
+#   works the same way: `P[i]` is a number. The index must be known when the kernel is compiled.
 #
-# * **`tl.static_range(n)`** is a loop the compiler unrolls. `n` must be known at compile time.
-#   (`len(X)` is: the tuple's length is part of what the kernel is compiled for.) Each copy of
-#   the body gets its own constant `i`. The `i` of a plain `range` loop is a run-time value. It
-#   cannot index a tuple when the kernel is compiled for a GPU. The interpreter, running Python,
-#   would let it pass: one more reason to write `tl.static_range`.
+# * **`tl.static_range(n)`** is a loop the compiler unrolls, each copy of the body with its own
+#   constant `i`. `n` must be known at compile time; `len(X)` is.
+#
+# <details><summary>Details: the harness, and the fine print of the four pieces</summary>
+#
+# * The harness `exercises.scan_hook` runs the Triton exercises of notebooks 01, 03, 04 and 06.
+# * A hook's body is inlined as if you had written it where it is called.
+# * `if FLAG:` is not the trap of notebook 00b, section 1. There `if` tested a *block* of
+#   run-time values, which Triton refuses. A constexpr is one value, known before the kernel runs.
+# * A tuple's index is a literal such as `X[0]`, or the variable of a `tl.static_range` loop.
+# * `len(X)` is known at compile time because the tuple's length is part of what the kernel is
+#   compiled for.
+# * The `i` of a plain `range` loop is a run-time value. It cannot index a tuple when the kernel
+#   is compiled for a GPU. The interpreter, running Python, would let it pass: one more reason to
+#   write `tl.static_range`.
+#
+# </details>
 #
 # A ten-line kernel with all four: each input is passed through the hook, weighted by its number
 # in `P`, summed, and capped at 1 when `CAP` is set.
@@ -412,9 +437,9 @@ def weighted_sum_kernel(X, P, OUT, n, HOOK: tl.constexpr, CAP: tl.constexpr, BLO
     tl.store(OUT + offs, total, mask=m)
 
 # %% [markdown]
-# The same source, launched twice. First, three inputs squared, weighted and summed. Then two
-# inputs' absolute values, summed and capped. Each launch compiles its own kernel (another hook,
-# another `CAP`, another tuple length). Each is checked against PyTorch:
+# The same source, launched twice: three inputs squared, weighted and summed, then two inputs'
+# absolute values, summed and capped. Each launch compiles its own kernel (another hook, another
+# `CAP`, another tuple length), checked against PyTorch:
 
 # %%
 xs = tuple(torch.randn(100, device=DEVICE) for _ in range(3))
@@ -434,8 +459,12 @@ print("one source, two compiled kernels: 0.5 x0² + 2 x1² − x2², and min(|x0
 # | your `gae_kernel` (above) | `gae_prologue(R, V, NV, D, offs, m, gamma, lam) -> (a, b, reset)` | one algorithm: its inputs by name |
 # | `hooked_scan` (below) and 01's harness | `(X, P, offs, t, m, T) -> (a, b)` | any algorithm: the inputs as a tuple `X`, the numbers as `P`; `a = 0` is the reset |
 #
+# <details><summary>Details: the package's own hooks</summary>
+#
 # The package's own hooks take a few more arguments (strides for any layout, the arithmetic
 # dtype, padding). You meet them in notebook 02, section 3, when you need them.
+#
+# </details>
 #
 # **Exercise `hooked_scan`.** Your `gae_kernel` has its prologue built in. Write the loop once,
 # with the prologue passed in. `hooked_scan(prologue, inputs, params, chunk)` launches one
@@ -513,11 +542,14 @@ def hooked_scan(prologue, inputs, params, chunk):
 exercises.attempt("hooked_scan", hooked_scan)
 
 # %% [markdown]
-# The harness `exercises.scan_hook` runs your prologues from notebook 01 on. It is your
-# `hooked_scan` with two more compile-time choices. `if REVERSE:` picks the chunk order.
-# `if EPILOGUE is not None:` compiles the epilogue's lines in only when one is passed. It is an
-# answer to `reset_scan` and `hooked_scan`, so its source waits at the end of this notebook,
-# after the exercises.
+# <details><summary>Details: the harness that runs your prologues from notebook 01 on</summary>
+#
+# The harness `exercises.scan_hook` is your `hooked_scan` with two more compile-time choices:
+# `if REVERSE:` picks the chunk order, and `if EPILOGUE is not None:` compiles the epilogue in
+# only when one is passed. Its source answers `reset_scan` and `hooked_scan`, so it waits at the
+# end of this notebook, after the exercises.
+#
+# </details>
 
 # %% [markdown]
 # ## 3. The package's kernel, read through its names
@@ -534,8 +566,14 @@ exercises.attempt("hooked_scan", hooked_scan)
 #
 # The hooks receive the inputs as a tuple of pointers `X` with their strides `SX`, the numbers
 # `P` (γ, λ, ...) and the output pointers `O`. Named indices say what each slot holds. Here is
-# the discounted return's prologue, for one. (Notebook 02, section 3, reads it line by line.
-# GAE's is an exercise there; TD(λ)'s is printed in notebook 03.)
+# the discounted return's prologue, for one.
+#
+# <details><summary>Details: where the package's prologues come back</summary>
+#
+# Notebook 02, section 3, reads this one line by line. GAE's is an exercise there; TD(λ)'s is
+# printed in notebook 03.
+#
+# </details>
 
 # %%
 from rltriton_lite import returns  # noqa: E402
@@ -543,15 +581,20 @@ from rltriton_lite import returns  # noqa: E402
 print(inspect.getsource(getattr(returns._returns_prologue, "fn", returns._returns_prologue)))
 
 # %% [markdown]
-# `REWARDS`, `VALUES`, `NEXT_VALUES`, ... are `tl.constexpr` indices into `X`. They are defined
-# in `rltriton_lite/episode.py`, shared by the algorithms that read an episode. `step(...)`
-# loads γ, λ and the episode flags once for every algorithm. A package prologue returns five
-# things where yours returned three: `(a, b, reset, valid, keep)`. That is your triple plus two.
-# The flag `valid` says the step is not padding (a padded step is the identity). And `keep`
-# holds values the epilogue needs again (GAE keeps $V_t$ to add to the advantage, so `values` is
-# read once).
+# `REWARDS`, `VALUES`, `NEXT_VALUES`, ... are `tl.constexpr` indices into `X`. A package
+# prologue returns five things where yours returned three: `(a, b, reset, valid, keep)`, your
+# triple plus two. The flag `valid` says the step is not padding; `keep` holds values the
+# epilogue needs again.
 #
-# The kernel's other arguments are carries in and out of a row, and knobs for speed.
+# <details><summary>Details: episode.py, valid, keep, and the kernel's other arguments</summary>
+#
+# * The indices are defined in `rltriton_lite/episode.py`, shared by the algorithms that read an
+#   episode. `step(...)` loads γ, λ and the episode flags once for every algorithm.
+# * A padded step (`valid` off) is the identity.
+# * GAE keeps $V_t$ to add to the advantage, so `values` is read once.
+# * The kernel's other arguments are carries in and out of a row, and knobs for speed.
+#
+# </details>
 #
 # And it computes what yours does. Here is the package's `gae` against the loop, on a batch with
 # episode ends and rows that span several chunks:
@@ -573,7 +616,7 @@ print("rl.gae == the loop on 2 x 600")
 # ## Exercises
 #
 # The three exercises above (`reset_scan` in section 1, `gae_kernel` and `hooked_scan` in section
-# 2), and two more. The package's table in section 3 calls the first "a strided load":
+# 2), and two more. The first is what section 3's table calls "a strided load":
 #
 # **Exercise `strided_scan`.** `reset_scan` for rollouts stored time-major, as CleanRL and SB3
 # keep them.
@@ -649,10 +692,11 @@ exercises.attempt("strided_scan", strided_scan)
 #
 # $$h_t = \max(r_t,\ \gamma\, h_{t+1}),$$
 #
-# with $h_t = r_t$ where the episode ends and at the row's last step. Take a reward of 1 at a
-# goal and 0 elsewhere. Then $h_t = \gamma^k$, where $k$ is the number of steps to the next time
-# the goal is reached. $h_t$ is 0 if the episode ends (or the row does) before it is. Reaching
-# the goal twice does not count twice, as it would in a sum.
+# with $h_t = r_t$ where the episode ends and at the row's last step.
+#
+# Take a reward of 1 at a goal and 0 elsewhere. Then $h_t = \gamma^k$, where $k$ is the number of
+# steps to the next time the goal is reached. $h_t$ is 0 if the episode ends (or the row does)
+# before it is. Reaching the goal twice does not count twice, as it would in a sum.
 #
 # * **Inputs:** `rewards` (float32, of either sign) and `terminated` (bool), contiguous, of shape
 #   `(B, T)`, any `T`. Then `gamma` ($0 < \gamma \le 1$) and `chunk`.
@@ -753,11 +797,16 @@ exercises.attempt("discounted_max", discounted_max)
 #
 # `exercises._scan_hook_kernel(X, O, P, T, PROLOGUE, CHUNK, REVERSE, EPILOGUE)` is the kernel
 # behind `exercises.scan_hook`. Compare it with your `hooked_scan`. Its `_scan_steps` takes a
-# step with $a = 0$ as a reset, as `rl.linear_scan` does. It makes the lanes outside `m` the
-# identity. It selects as your `reset_combine` does, in the combine and on the carry. The
-# package's kernel of section 3 works the same way, with more slots. SAC's hooks, for one, take
-# the critics as a tuple `Q` and find their minimum in a `tl.static_range(1, len(Q))` loop
+# step with $a = 0$ as a reset, as `rl.linear_scan` does, and makes the lanes outside `m` the
+# identity. It selects as your `reset_combine` does, in the combine and on the carry.
+#
+# <details><summary>Details: the package's kernel, and a tuple of critics</summary>
+#
+# The package's kernel of section 3 works the same way, with more slots. SAC's hooks, for one,
+# take the critics as a tuple `Q` and find their minimum in a `tl.static_range(1, len(Q))` loop
 # (`sac._critic_min`).
+#
+# </details>
 
 # %%
 print(inspect.getsource(getattr(exercises._scan_hook_kernel, "fn", exercises._scan_hook_kernel)))
