@@ -50,7 +50,7 @@
 # * **Wall time** per call: what a training loop waits for, host included.
 # * **GPU time**: the kernel alone, timed by replaying a CUDA graph.
 #
-# At the small shapes RL code uses (16×128, 4096×128), a call costs 7–34× its GPU time (section 3).
+# At the small shapes RL code uses (16×128, 4096×128), a call costs about 7–34× its GPU time (section 3).
 # A CUDA graph removes most of that host share (section 4).
 
 # %%
@@ -356,7 +356,7 @@ scans = ["discounted_return", "gae", "td_lambda", "vtrace", "linear_scan"]
 assert all(ratio[a, (64, 16384)] < 1.5 for a in scans)  # few long rows: the scan's latency is the call
 assert all(ratio[a, (64, 16384)] > 4 for a in ["sac", "ppo", "crr"])  # elementwise: host-bound again
 crr_two_runs = probe[16, 128]["crr"] / row(RES, "crr", 16, 128)["full_call_us"]  # the same call, two runs
-assert 1.5 < crr_two_runs <= 2  # a busy host: up to 2x apart (the caveat below)
+assert 1.5 < crr_two_runs <= 2  # a busy host: this call read 2x apart (the caveat above: 1.2-2.9x)
 assert all(probe[s]["noop kernel[grid]"] > 3 * 1e3 * row(RES, "gae", *s)["kernel_ms"] for s in [(16, 128), (4096, 128)])
 assert all(probe[s]["bare_launch"] > probe[s]["noop kernel[grid]"] for s in probe)  # the anchor is not empty
 assert all(probe[s]["gae"] < probe[s]["bare_launch"] for s in [(4096, 128), (64, 16384)])
@@ -1011,7 +1011,7 @@ exercises.attempt("vtrace_floor_bytes", vtrace_floor_bytes)
 # %% [markdown]
 # ## What you now know
 #
-# * **Wall time is not GPU time.** At 16×128 and 4096×128 a call costs 7–34× its GPU time.
+# * **Wall time is not GPU time.** At 16×128 and 4096×128 a call costs about 7–34× its GPU time.
 #
 # * **A CUDA graph** removes the host's share (over 85 % at 4096×128), but freezes shapes and
 #   addresses. `torch.compile(mode="reduce-overhead")` captures for you.

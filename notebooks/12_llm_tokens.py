@@ -424,7 +424,7 @@ plt.show()
 
 # %% [markdown]
 # Left, the two lines are one. Right, they part at the token before the hole, and stay apart
-# before it. Three things change at token 19:
+# before it. Three things differ, at the hole and before it:
 #
 # * OpenRLHF bootstraps from the hole's zeroed value: $V = 0$ instead of $V(s_{30})$.
 # * The hole's last position gets a TD error of its own, $\gamma V(s_{30})$.
@@ -728,7 +728,9 @@ exercises.attempt("token_gae_pairs", token_gae_pairs)
 #   `integrations.verl` adds what verl writes at masked tokens, and its whitening.
 #
 # * OpenRLHF agrees with verl on right padding but not on a hole inside a response. It bootstraps
-#   from the hole's zeroed value, which lowers every advantage before the tool call.
+#   from the hole's zeroed value, which shifts every advantage before the tool call: down where what
+#   follows the hole is worth more than 0 ($V(s_{30}) + \lambda\hat A_{30} > 0$ in section 5's
+#   example, a correct answer), up where it is worth less.
 #
 # * With $\gamma = \lambda = 1$, GAE is a reversed cumulative sum, $\hat A_t = \sum_{k \ge t} r_k -
 #   V(s_t)$. For $\gamma\lambda \ne 1$ the stacks loop, and the scan makes λ < 1 cost no speed.

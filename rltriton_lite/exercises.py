@@ -3578,16 +3578,24 @@ def _twice(fn, args, kw):
     return first
 
 
+def _two_stage_hint(n, got, expected):
+    """Where two_stage_mean divided by the lanes, or dropped the partials past one block: which."""
+    lanes = 1024 * -(-n // 1024)
+    if np.isclose(float(got), float(expected) * n / lanes, rtol=1e-5) and lanes != n:
+        return f"That is the sum divided by {lanes:,}, the lanes of the blocks, padding included: divide by n = {n:,}."
+    if n > 1024 * 1024:
+        return (f"This case has {-(-n // 1024):,} blocks of 1024, so more partial sums than one block of the second "
+                "stage holds: does it add all of them (a loop over the partials, block by block)?")
+    return None
+
+
 @_exercise("two_stage_mean", "05_ppo", "kernel", stream=11, task="""
 two_stage_mean(x) -> a 0-d tensor: the mean of a 1-D float32 tensor by the loss's reduction in two
 launches: one program per BLOCK elements writes its partial sum (masked: padding adds 0), then one
 program adds the partials in a fixed order and divides by n. The checker calls it twice on each
 input: the two results must be the same bits.
 """, needs="kernel", run=_twice, scan=None, recompute=lambda x: np.float64(x.mean()),
-   hint=lambda args, i, bad, got, expected: (
-       f"This case has {-(-args[0].numel() // 1024):,} blocks of 1024, so more partial sums than one block of the "
-       "second stage holds: does it add all of them (a loop over the partials, block by block)?"
-       if args[0].numel() > 1024 * 1024 else None))
+   hint=lambda args, i, bad, got, expected: _two_stage_hint(args[0].numel(), got, expected))
 def _two_stage_cases(d):
     rng = d.rng
     ns = (1, d.int(777, 300, 1500), d.int(20000, 3000, 20000),
@@ -3794,8 +3802,12 @@ def _token_gae_cases(d):
                  "the last policy token before a hole (V_next: the value at the first token after the hole)":
                      before_hole,
                  "a response's last token (no response token after it: V_next = 0)": last}
-        out.append((f"{what}, shape ({B}, {T})", (_t(r), _t(v), _t(mask, torch.bool), gamma, lam), {},
-                    _token_gae_reference(r, v, mask, gamma, lam), marks))
+        expected = _token_gae_reference(r, v, mask, gamma, lam)
+        if what.startswith("tool output"):  # what a masked token holds is never to be read: NaN there
+            r, v = np.where(mask, r, np.nan), np.where(mask, v, np.nan)
+            what += ", NaN at the masked tokens"
+        out.append((f"{what}, shape ({B}, {T})", (_t(r), _t(v), _t(mask, torch.bool), gamma, lam), {}, expected,
+                    marks))
     return out
 
 

@@ -619,7 +619,9 @@ def wrong_answers(name: str):
                             ("OpenRLHF's: values zeroed by the mask, V(s_{t+1}) read at t + 1", _token_openrlhf),
                             ("a masked token as a reset (0, 0): the trace cut at every hole", _token_reset_at_holes),
                             ("masked tokens the identity, but V_next read at t + 1 (zero in a hole)",
-                             _token_next_by_position)],
+                             _token_next_by_position),
+                            ("b multiplied by the mask, not selected (0 * NaN at a masked token: the seventh "
+                             "review's case)", _token_b_multiplied)],
         "warp_sectors": [("one sector per lane (lanes counted, not sectors)", lambda a, n: len(a)),
                          ("the bytes asked for ÷ 32, as if every load were contiguous",
                           lambda a, n: -(-len(a) * n // 32)),
@@ -717,6 +719,11 @@ def _token_plain_gae(r, v, m, gamma, lam):
 def _token_openrlhf(r, v, m, gamma, lam):
     r, v = r * m, v * m
     return torch.full_like(r, gamma * lam), r + gamma * shift_left(v) - v
+
+
+def _token_b_multiplied(r, v, m, gamma, lam):
+    a, b = solution("token_gae_pairs")(r, v, m, gamma, lam)
+    return a, torch.where(m, b, 0.0 * r)  # b = delta * mask: 0 * NaN where a masked token holds NaN
 
 
 def _token_reset_at_holes(r, v, m, gamma, lam):
