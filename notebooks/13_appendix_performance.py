@@ -508,7 +508,8 @@ print(profile.table([{"rows × steps × warps × stages": " × ".join(map(str, t
 #
 # This choice was made by wall time per call, what a training loop pays. At 64×16384, 1024 steps in
 # 4 warps took GAE's call from 59.5 to 35.4 µs. 512 steps in 2 warps and 2048 in 8 were no better
-# (`DESIGN.md`, "The time split").
+# (`DESIGN.md`, "The time split"). The committed results that notebooks 08 and 09 read were
+# measured just before this change: they show GAE's call at 64×16384 at about 60 µs.
 #
 # The next cell prints the planner's tile at six shapes, with an H200's 264 programs as in
 # section 0.3, and checks the rules above:
@@ -536,6 +537,9 @@ assert all(t["steps per lane"] == 8 for t in tiles)  # 256 steps per warp at eve
 defaults = Config()
 assert ON_H200.min_programs == 264 and defaults.wide_block == 1024 and defaults.split_min_chunks == 32
 assert 16384 // defaults.wide_block == 16 < defaults.split_min_chunks  # 64×16384: wide chunks, no split
+(gae_64,) = [r["full_call_us"] for r in RES["rows"] if (r["algorithm"], r["impl"], r["B"], r["T"], r["dtype"], r["pass"])
+             == ("gae", "rltriton_lite", 64, 16384, "float32", "fwd")]
+assert round(gae_64) == 60  # the committed run: before the wide chunks, as the text says
 for figure in ("bf16 GAE at 8×131072 0.453 → 0.0132 ms", "bf16 scans gained 4–14 points of the floor",
                "GAE bf16 0.0565 → 0.0479 ms", "1024 steps in 4 warps 0.59× at 64×16384 (GAE 59.5 → 35.4 µs",
                "512 steps in 2 warps and 2048 in 8 were no better"):
