@@ -81,7 +81,7 @@ def _combine_right(a1, b1, a2, b2):
 
 @triton.jit
 def _chunked_variant(R, D, G, gamma, T, CHUNK: tl.constexpr, SWAPPED: tl.constexpr, CARRY_AT_END: tl.constexpr,
-                     CHUNK_OFF_BY_ONE: tl.constexpr, INT_CARRY: tl.constexpr):
+                     CHUNK_OFF_BY_ONE: tl.constexpr, INT_CARRY: tl.constexpr, LOADS_ROW_0: tl.constexpr = False):
     """chunked_scan's solution with one of 00b's mistakes switched on."""
     row = tl.program_id(0)
     if INT_CARRY:
@@ -95,8 +95,9 @@ def _chunked_variant(R, D, G, gamma, T, CHUNK: tl.constexpr, SWAPPED: tl.constex
             c = n_chunks - i  # one chunk past the end first, and chunk 0 never
         t = c * CHUNK + tl.arange(0, CHUNK)
         m = t < T
-        r = tl.load(R + row * T + t, mask=m, other=0.0)
-        done = tl.load(D + row * T + t, mask=m, other=0) != 0
+        first = row * T if not LOADS_ROW_0 else 0  # the mistake: loads without the row's offset
+        r = tl.load(R + first + t, mask=m, other=0.0)
+        done = tl.load(D + first + t, mask=m, other=0) != 0
         a = tl.where(m, tl.where(done, 0.0, gamma), 1.0)
         if SWAPPED:
             a_s, b_s = tl.associative_scan((a, r), 0, _combine_swapped, reverse=True)
@@ -2745,6 +2746,13 @@ def test_blocks_that_do_not_broadcast_are_told_the_missing_axis():
     with pytest.raises((AssertionError, RuntimeError)) as e:
         exercises.check("tiled_scan", _tiled_with(NO_AXIS=True))
     assert "Give the smaller one the missing axis, x[:, None]" in str(e.value), str(e.value)
+
+
+def test_a_missing_row_offset_is_named():
+    """Loads without row * T: every row holds row 0's answer, and the message says so, not the padding
+    lanes' hint (the eighth review's case)."""
+    msg = _failure("chunked_scan", _chunked_with(LOADS_ROW_0=True))
+    assert "Hint: Every row holds row 0's answer" in msg and "padding" not in msg.split("Hint:")[1], msg
 
 
 def test_a_carry_that_changes_shape_is_told_its_axis():
