@@ -2576,7 +2576,8 @@ def _order_hint(r, done, gamma, carry, resets, got, expected):
     swapped = _Whole("Your combine applies the two maps in the wrong order: (a1, b1) is the later run, applied first, "
                      "then (a2, b2): b2 + a2 * b1 (notebook 00, section 2).")
     got_pq = SEEN["combine"]  # the combine on two maps (the interpreter): it tells where the values cannot
-    if got_pq is not None and len(got_pq) >= 2 and np.allclose(got_pq[:2], (0.125, 2.0)):
+    (a1, b1, _), (a2, b2, _) = TWO_MAPS
+    if got_pq is not None and len(got_pq) >= 2 and np.allclose(got_pq[:2], (a2 * a1, b1 + a1 * b2)):
         return swapped  # q ⊕ p: b1 + a1 * b2, (a2, b2) applied first
     a = np.full(r.shape, gamma) if resets else gamma * (1.0 - done)
     k = done if resets else np.zeros(r.shape, bool)
@@ -3434,17 +3435,16 @@ def _fixed_point_hint(args, i, bad, got, expected):
             "P(s,a,s') V(s') - V(s)), which is 0 in every state at the fixed point and nowhere else. "
             f"At state {s} it is {got[s]:+.4g}: a one-step V-trace update (c_bar = 0) would move V({s}) "
             f"{'up' if got[s] > 0 else 'down'}.")
-    ratio = pi / mu
-    clipped = np.minimum(rho_bar * mu, pi)
+    clipped_ratio = np.minimum(rho_bar, pi / mu)
     slips = {
         "Your V is V^pi, pi's own value. That is V-trace's fixed point only where no weight is clipped (or all are "
-        f"clipped by one factor); here rho_bar = {rho_bar:g} clips pi/mu = {ratio.max():.3g}.": pi,
+        f"clipped by one factor); here rho_bar = {rho_bar:g} clips pi/mu = {(pi / mu).max():.3g}.": pi,
         "Your V is V^mu, mu's own value: where TD(0) on mu's data stops, without the weights rho.": mu,
         "Your V uses the weights min(rho_bar mu, pi) as a policy without normalising them state by state (where a "
-        "weight is clipped they sum to less than 1: a discount of its own).": clipped,
+        "weight is clipped they sum to less than 1: a discount of its own).": mu * clipped_ratio,
         "Your V weighs the actions by min(rho_bar, pi/mu), normalised: the correction averages those ratios under "
-        "mu, so each action's weight is mu(a|s) min(rho_bar, pi/mu).": np.minimum(rho_bar, ratio)
-        / np.minimum(rho_bar, ratio).sum(1, keepdims=True),
+        "mu, so each action's weight is mu(a|s) min(rho_bar, pi/mu).": clipped_ratio
+        / clipped_ratio.sum(1, keepdims=True),
     }
     for what, nu in slips.items():
         with np.errstate(all="ignore"):
@@ -3476,17 +3476,16 @@ def _vtrace_fixed_point_cases(d):
                                   ("no clip (rho_bar = inf)", (d.int(4, 2, 6), 3), float("inf"))):
         if what.startswith("one state"):
             P, R, pi, mu = one
-            g = gamma
         else:
             P = rng.dirichlet(np.ones(S), size=(S, A))
             R = rng.normal(size=(S, A))
             pi, mu = rng.dirichlet(np.ones(A), size=S), rng.dirichlet(np.ones(A), size=S)
             if what.startswith("states on-policy"):
-                pi[0], pi[1] = mu[0], mu[1] * 0  # state 0 on-policy (nothing to correct)
+                pi[0] = mu[0]  # state 0 on-policy (nothing to correct)
+                pi[1] = 0.0
                 pi[1, 0] = 1.0  # state 1: pi = 0 on every action but the first
-            g = gamma
-        args = (P, R, pi, mu, g, rho_bar)
-        out.append((f"{what}, gamma = {g:g}, rho_bar = {rho_bar:g}", args, {}, np.zeros(P.shape[0]), {}))
+        args = (P, R, pi, mu, gamma, rho_bar)
+        out.append((f"{what}, gamma = {gamma:g}, rho_bar = {rho_bar:g}", args, {}, np.zeros(P.shape[0]), {}))
     return out
 
 
@@ -3584,11 +3583,12 @@ def _twice(fn, args, kw):
 
 def _two_stage_hint(n, got, expected):
     """Where two_stage_mean divided by the lanes, or dropped the partials past one block: which."""
-    lanes = 1024 * -(-n // 1024)
+    blocks = -(-n // 1024)
+    lanes = 1024 * blocks
     if np.isclose(float(got), float(expected) * n / lanes, rtol=1e-5) and lanes != n:
         return f"That is the sum divided by {lanes:,}, the lanes of the blocks, padding included: divide by n = {n:,}."
     if n > 1024 * 1024:
-        return (f"This case has {-(-n // 1024):,} blocks of 1024, so more partial sums than one block of the second "
+        return (f"This case has {blocks:,} blocks of 1024, so more partial sums than one block of the second "
                 "stage holds: does it add all of them (a loop over the partials, block by block)?")
     return None
 

@@ -697,7 +697,8 @@ def test_the_package_s_fast_launches_are_watched():
 
 
 def _bellman(nu, P, R, gamma):
-    """V^nu for a policy nu (rows summing to 1, or less)."""
+    """V^nu for a policy nu (rows summing to 1, or less): exercises._value_under's, which a wrong answer may
+    not call (the checker's own are refused while a student's function runs)."""
     return np.linalg.solve(np.eye(len(R)) - gamma * np.einsum("sa,sat->st", nu, P), (nu * R).sum(1))
 
 
@@ -2611,18 +2612,19 @@ def test_an_order_slip_is_named_by_the_combine_where_the_values_cannot_tell_it()
     assert "a reset must select" in str(e.value)
 
 
+def _wrong(name, fn, interpreted):
+    """fn fails name's check; under the interpreter with a message matching ``interpreted`` (compiled, the
+    interpreter's probes do not run: the values are what is wrong)."""
+    with pytest.raises(AssertionError, match=interpreted if exercises.INTERPRET else None):
+        exercises.check(name, fn)
+
+
 def test_a_combine_that_is_not_associative_is_named_on_a_short_row_too():
     """reset_scan's first case is one row of 8 to 16 steps in a chunk of 64: most of the scan's lanes are
     padding, the identity, with which any combine agrees. The probe draws from the real steps and the
     scan's composed runs at them, so a combine that drops a1 is named there (the third review's case)."""
-    dropping = _reset_scan_with(DROPS_A1=True)
-    if exercises.INTERPRET:
-        with pytest.raises(AssertionError, match=r"^reset_scan, a NaN after an episode end, one chunk, shape \(1, "
-                                                 r"\d+\), chunk 64: your combine is not associative"):
-            exercises.check("reset_scan", dropping)
-    else:
-        with pytest.raises(AssertionError):
-            exercises.check("reset_scan", dropping)
+    _wrong("reset_scan", _reset_scan_with(DROPS_A1=True), interpreted=r"^reset_scan, a NaN after an episode end, "
+           r"one chunk, shape \(1, \d+\), chunk 64: your combine is not associative")
 
 
 def test_a_combine_that_is_not_associative_is_named_as_the_bug():
@@ -2631,13 +2633,8 @@ def test_a_combine_that_is_not_associative_is_named_as_the_bug():
     as the package runs it). The checker tries the student's combine on the scan's own elements, both
     groupings: the combine is named as the bug, before the values (compiled, the values are wrong)."""
     one_step = _variant("discounted_max", _discounted_max_one_step_combine, torch.zeros_like, {})
-    if exercises.INTERPRET:
-        with pytest.raises(AssertionError, match=r"^discounted_max, .*your combine is not associative: result 1 of "
-                                                 r"\(p ⊕ q\) ⊕ s is .* groups the steps in a tree"):
-            exercises.check("discounted_max", one_step)
-    else:
-        with pytest.raises(AssertionError):
-            exercises.check("discounted_max", one_step)
+    _wrong("discounted_max", one_step, interpreted=r"^discounted_max, .*your combine is not associative: result 1 of "
+           r"\(p ⊕ q\) ⊕ s is .* groups the steps in a tree")
     assert exercises.score("discounted_max", one_step)[0] == 0
     exercises.check("discounted_max", solution("discounted_max"))  # an associative combine passes the probe
 
