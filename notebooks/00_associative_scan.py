@@ -288,17 +288,17 @@ assert y[0, 4] == 0 and y[0, 5] == 6.0
 # ## 5. Chunks and a carry
 #
 # A GPU program holds a few thousand values at a time. So for any $T$ the kernel cuts time into
-# chunks of `BLOCK` steps and scans each chunk in parallel. It hands the chunk's first value (in
+# chunks of `CHUNK` steps and scans each chunk in parallel. It hands the chunk's first value (in
 # time) to the chunk before it as its **carry**: for that chunk, the value after its last step.
 # Each chunk's scan produced composed maps $(A_t, B_t)$. So finishing it is one multiply-add per
 # step:
 # $y_t = B_t + A_t \cdot \text{carry}$.
 
 # %%
-def chunked(a, b, block):
+def chunked(a, b, chunk):
     y, carry = np.zeros_like(b), 0.0
-    for end in range(len(b), 0, -block):  # chunks from the end of time
-        start = max(0, end - block)
+    for end in range(len(b), 0, -chunk):  # chunks from the end of time
+        start = max(0, end - chunk)
         pairs = list(zip(a[start:end], b[start:end]))[::-1]
         comp = scan_hillis_steele(pairs, combine)[::-1]
         y[start:end] = [A * carry + B for A, B in comp]
@@ -307,9 +307,9 @@ def chunked(a, b, block):
 
 
 a, b = rng.uniform(0.5, 1.0, 50), rng.normal(size=50)
-for block in (1, 4, 16, 64):
-    np.testing.assert_allclose(chunked(a, b, block), reference.linear_scan(a, b), rtol=1e-12)
-print("chunked scans agree for blocks 1, 4, 16, 64")
+for chunk in (1, 4, 16, 64):
+    np.testing.assert_allclose(chunked(a, b, chunk), reference.linear_scan(a, b), rtol=1e-12)
+print("chunked scans agree for chunks of 1, 4, 16, 64 steps")
 
 # %% [markdown]
 # Two pictures: the Hillis–Steele tree for eight steps (who combines with whom in each round),
@@ -328,13 +328,13 @@ ax1.scatter(range(n), [-3] * n, color="tab:green", s=20)
 ax1.set_title("Hillis–Steele: 3 rounds for 8 steps (scan order)")
 ax1.set_yticks([0, -1, -2, -3], ["input", "k=1", "k=2", "k=4 (done)"])
 ax1.set_xlabel("position in scan order")
-T, block = 40, 10
-for c, start in enumerate(range(0, T, block)):
-    ax2.axvspan(start, start + block, color=f"C{c}", alpha=0.25)
+T, chunk = 40, 10
+for c, start in enumerate(range(0, T, chunk)):
+    ax2.axvspan(start, start + chunk, color=f"C{c}", alpha=0.25)
     if start > 0:
         ax2.annotate("carry", xy=(start - 1, 0.5), xytext=(start + 1, 0.5), arrowprops=dict(arrowstyle="->"))
 ax2.plot(np.arange(T), reference.linear_scan(rng.uniform(0.8, 1, T), rng.normal(size=T)) / 5 + 0.5, "k.-", ms=3)
-ax2.set_title("chunks of BLOCK steps, processed from the end; a carry flows back")
+ax2.set_title("chunks of CHUNK steps, processed from the end; a carry flows back")
 ax2.set_xlabel("time step t")
 ax2.set_yticks([])
 plt.tight_layout()

@@ -45,8 +45,9 @@
 #
 # **How the exercises work** (here and in every later notebook): write the function in the
 # starter's cell, then run the `exercises.attempt` cell after it. A wrong answer prints `WRONG.`
-# and names the case, the element where the error starts, and a hint. Four folded hints follow
-# each task; open them in order, and only when you are stuck. Your kernel must write the answer
+# and names the case, the element where the error starts, and a hint. Where the hint knows your
+# mistake it says what it is and holds back the fix: `print(exercises.fix(name))` shows it. Four
+# folded hints follow each task; open them in order, and only when you are stuck. Your kernel must write the answer
 # itself: numbers computed or patched up in PyTorch are refused.
 #
 # <details><summary>Details: more on the checker and the hints</summary>
@@ -245,18 +246,8 @@ exercises.attempt("td_target_kernel", td_target_kernel)
 #
 # **The order of the arguments matters**, because the affine operator is not commutative. The scan
 # works on a tree, so both arguments are composed runs of consecutive elements. In both directions
-# `combine` applies `(a1, b1)` first; what changes is which run that is:
-#
-# * In a forward scan, `(a1, b1)` is the run that comes first in the block, and `(a2, b2)` the run
-#   right after it.
-# * With `reverse=True` the scan runs from the end. Then `(a1, b1)` is the run that comes *later* in
-#   the block (already composed), and `(a2, b2)` the run just before it. That is exactly the order
-#   of a return, where step $t$ is applied to the value that comes after it. A demo below prints
-#   the order on 4 steps.
-#
-# <details><summary>Details: both directions drawn on 8 steps; notebook 00's `combine`</summary>
-#
-# At the last level of the tree:
+# `combine` applies `(a1, b1)` first; what changes is which run that is. At the last level of the
+# tree, on 8 steps:
 #
 # ```text
 # forward scan (reverse=False): y_t = a_t·y_{t-1} + b_t; the carry moves left to right →
@@ -265,7 +256,6 @@ exercises.attempt("td_target_kernel", td_target_kernel)
 #          └────(a1, b1)─────┘     └────(a2, b2)─────┘
 #          earlier run:            later run:
 #          applied first           applied second
-#   the result at t: the map of steps 0..t,   y_t = B_t + A_t·(the carry before step 0)
 #
 # reverse scan (reverse=True): y_t = a_t·y_{t+1} + b_t; the carry moves right to left ←
 #
@@ -273,19 +263,18 @@ exercises.attempt("td_target_kernel", td_target_kernel)
 #          └────(a2, b2)─────┘     └────(a1, b1)─────┘
 #          earlier run:            later run, already composed:
 #          applied second          applied first
-#   the result at t: the map of steps t..end, y_t = B_t + A_t·(the carry after the end)
 #
-# in both: combine(a1, b1, a2, b2) = (a2·a1, b2 + a2·b1), the map y ↦ a2·(a1·y + b1) + b2,
-#          which is notebook 00's combine((a1, b1), (a2, b2))
+# in both: combine(a1, b1, a2, b2) = (a2·a1, b2 + a2·b1), the map y ↦ a2·(a1·y + b1) + b2
 # ```
 #
-# `affine_combine` is notebook 00's `combine` with the pairs unpacked. `affine_combine(*p, *q)`
-# is `combine(p, q)`: the same order, `p` applied first.
-#
-# </details>
+# So with `reverse=True`, `(a1, b1)` is the run that comes *later* in the block. That is the order
+# of a return: step $t$ is applied to the value that comes after it. A demo below prints the order
+# on 4 steps.
 #
 # The combine is the same function in both directions. It composes two affine maps, so the code
-# calls it `affine_combine`: the name says what it does, not which way the scan runs.
+# calls it `affine_combine`: the name says what it does, not which way the scan runs. It is notebook
+# 00's `combine` with the pairs unpacked: `affine_combine(*p, *q)` is `combine(p, q)`, `p` applied
+# first.
 #
 # A forward example first: the running state of $y_t = a_t y_{t-1} + b_t$. This is an exponential
 # moving average, with $a_t = 0.5$, $b_t = 0.5 x_t$:
@@ -408,6 +397,10 @@ np.testing.assert_allclose(np.array(maps), np.stack([A_s.cpu().numpy(), B_s.cpu(
 #   `triton.next_power_of_2(T)`, the lanes past $T$ padded with the identity $(1, 0)$.
 # * **The checker requires:** one program and one `tl.associative_scan`. A loop over the steps is
 #   refused.
+#
+# For now an episode end is $a_t = 0$, multiplied: the scan multiplies the value after it by 0.
+# Notebook 00c, section 1, shows why that leaks a NaN and replaces it with a select, the convention
+# used from then on.
 #
 # <details><summary>Hint 1: where to start</summary>
 #

@@ -143,10 +143,25 @@ print("chunked_returns: 3 rows x 300 steps in chunks of 64, with episode ends ==
 # %% [markdown]
 # ## 1. Episode ends as a select: the reset
 #
-# The scans of notebook 00b, `chunked_returns` above among them, end an episode by a multiplier
-# $a_t = 0$: the step after it is multiplied away. That is exact for finite numbers. But a reward
-# of `inf` from a diverged environment, or a `NaN` from a value head, times 0 is `NaN`. So one
-# bad number in a later episode poisons every earlier one (notebook 00, section 4):
+# So far an episode end has been made in two ways: a multiplication by $a_t = 0$, or a reset flag
+# and a select. Here is each tool of the course, the ones still to come included. In a reverse
+# scan, "behind the end" is later in time: the next episode, or the carry from a later chunk.
+#
+# | tool | how it ends an episode | can a NaN behind the end leak in? |
+# | --- | --- | --- |
+# | 00's `combine` (section 4), the package's `scan.combine` | a reset flag, selected | no |
+# | `rl.linear_scan` (00, section 4) | a step with $a_t = 0$ is taken as a reset flag, selected | no |
+# | 00b's `block_scan` and `chunked_scan`, `chunked_returns` above | $a_t = \gamma(1 - \text{term}_t) = 0$, multiplied | yes: $0 \cdot \text{NaN} = \text{NaN}$ |
+# | `reset_scan`, below | a reset flag, selected in the combine and on the carry | no |
+# | the harness `exercises.scan_hook` (section 2; notebooks 01, 03, 04, 06) | a step with $a_t = 0$ is taken as a reset flag, selected | no |
+# | the package's prologues (section 3; notebook 02) | a reset flag the prologue returns (`done`), selected | no |
+#
+# **The rule from here on:** an episode end is a select, never a multiplication by 0. The harness
+# and `rl.linear_scan` make a step with $a = 0$ such a select.
+#
+# Why not multiply? It is exact for finite numbers. But a reward of `inf` from a diverged
+# environment, or a `NaN` from a value head, times 0 is `NaN`. So one bad number in a later
+# episode poisons every earlier one (notebook 00, section 4):
 
 # %%
 print("0 * inf =", 0 * float("inf"), "   0 * nan =", 0 * float("nan"))
@@ -497,8 +512,7 @@ print("one source, two compiled kernels: 0.5 x0² + 2 x1² − x2², and min(|x0
 # * The output: `torch.empty(B, T, dtype=torch.float32, device=...)`, passed as `Y`.
 # * In each chunk: `offs = row * T + t`, then `a, b = PROLOGUE(X, P, offs, t, m, T)`.
 # * Outside `m`, overwrite the pair with the identity $(1, 0)$. Do it before you take the flag, so
-#   that a padding lane is never a reset. (Here nothing enters the last chunk, so the order does
-#   not show in the values. With a value after the window, it would.)
+#   that a padding lane is never a reset.
 # * The reset flag is `a == 0.0`. Scan the triple $(a, b, \text{flag})$ with `reset_combine`.
 # * The rest is `reset_scan`: select on the carry, store $y$, update the carry.
 #

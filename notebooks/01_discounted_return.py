@@ -263,21 +263,8 @@ print(f"3 x 1000: relative error {long_err:.1e}")
 #
 # </details>
 #
-# <details><summary>Details: how an episode end is made, tool by tool</summary>
-#
-# **How an episode end is made, tool by tool.** In a reverse scan, "behind the end" is later in
-# time: the next episode, or the carry from a later chunk.
-#
-# | tool | how it ends an episode | can a NaN behind the end leak in? |
-# | --- | --- | --- |
-# | 00's `combine` (section 4; the package's `scan.combine`) | a reset flag: `tl.where` selects $b$ and drops what is behind | no |
-# | 00b's `block_scan` and `chunked_scan` | $a_t = \gamma(1 - \text{term}_t) = 0$: the later value is multiplied by 0 | yes: $0 \cdot \text{NaN} = \text{NaN}$, so a NaN or `inf` in a later episode (or in `last_value`, or the carry) reaches every earlier step (00c, section 1) |
-# | 00c's `reset_scan` | a reset flag: a select, in the combine and on the carry | no |
-# | the harness, `exercises.scan_hook` (01, 03, 04, 06) | $a_t = 0$ is taken as a reset, as in `rl.linear_scan`: a select | no: a NaN after it cannot reach the steps before it (a NaN inside the step's own $b$ is another matter: select it away with `tl.where`) |
-# | `rl.linear_scan` | $a_t = 0$ is taken as a reset (its prologue returns `a == 0` as the flag): a select | no: a NaN after it cannot reach the steps before it (00, section 4) |
-# | the package's prologues (`scan.py`; 02's `gae_prologue`) | a reset flag returned by the prologue (`done`): a select | no |
-#
-# </details>
+# How each tool of the course makes an episode end, and the one rule (a select, never a
+# multiplication by 0): [notebook 00c, section 1](00c_episodes_and_hooks.ipynb#1.-Episode-ends-as-a-select:-the-reset).
 
 # %%
 print(inspect.getsource(getattr(exercises._scan_hook_kernel, "fn", exercises._scan_hook_kernel)))
@@ -286,7 +273,9 @@ print(inspect.getsource(getattr(exercises._scan_hook_kernel, "fn", exercises._sc
 # ## 5. Optional: profile it
 #
 # The committed H200 figures of every algorithm are read, explained and checked once, in
-# [notebook 08, section 6](08_profiling.ipynb). This cell shows this one's table and chart.
+# [notebook 08, section 6](08_profiling.ipynb). This cell shows this one's table and chart. A `!`
+# after a name marks an implementation whose outputs disagreed with ours: a relative error above
+# the benchmark's tolerance, or a NaN. Its times are still shown.
 
 # %%
 h200 = profile.committed("discounted_return", missing_ok=True)  # the H200\'s table and chart, read by name: not measured here

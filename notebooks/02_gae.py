@@ -204,40 +204,20 @@ exercises.attempt("gae_pairs", gae_pairs)
 #
 # In `rltriton_lite/returns.py` the prologue and epilogue are two `triton.jit` functions. The
 # shared scan kernel (`scan._scan_kernel`, notebook 00c, section 3) calls them for each chunk of
-# steps. They are the hooks you wrote in 00c and ran in 01's harness, with named slots. That
-# way one kernel serves every algorithm. The package takes the harness's arguments in the same
-# order, with `SX` and `row` in place of `offs`:
+# steps. They are the hooks you ran in 01's harness, with more arguments. You need few of them:
+# the exercise's template reads the inputs with three helpers of the package.
 #
-# ```
-# 01's harness (exercises.scan_hook):  (X, P, offs, t, m, T)          -> (a, b)
-# the package (scan.py):               (X, SX, P, row, t, m, T, ACC)  -> (a, b, reset, valid, keep)
-# ```
+# * `step(X, SX, P, row, t, m, T, ACC)` gives `(gamma, lam, term, done, valid)`: the step's γ and
+#   λ, then three flags. `done` is any episode end: terminated, truncated, or `t == T - 1` (the
+#   window's end). `valid` is false on padding.
+# * `load(X[REWARDS], SX[REWARDS], row, t, valid, 0.0, ACC)` gives the rewards.
+# * `values_now_and_next(X, SX, row, t, m, T, ACC)` gives $V(s_t)$ and $V(s_{t+1})$.
 #
-# What is new, one line each:
+# A package prologue returns five values, `(a, b, reset, valid, keep)`: section 2's pair, the
+# reset flag (a select, as in 00c's `reset_scan`), `step`'s `valid`, and `keep`, a tuple of values
+# handed to the epilogue.
 #
-# * `SX`: the inputs' strides, a tuple like `X`. Time-major and batch-major buffers read alike.
-# * `row`: the tile's row index. With `t` and `SX` it replaces `offs`.
-# * `ACC`: the arithmetic dtype, float32 (float64 for float64 inputs).
-# * `reset`: true where the trace is cut, as in your `reset_scan` (00c, section 1).
-# * `valid`: false on padding. A padded step is the identity.
-# * `keep`: values the prologue hands to the epilogue, so nothing is loaded twice.
-#
-# Slots have names. `X[REWARDS]` is the rewards, `SX[REWARDS]` their (row, time) strides.
-# `P[P_GAMMA]` is γ when it is a constant. The names live in `rltriton_lite/episode.py`.
-#
-# Helpers read the inputs through these slots. What each returns:
-#
-# * `load(X[REWARDS], SX[REWARDS], row, t, valid, 0.0, ACC)` (`tile.load`): a tile of rewards, as
-#   `ACC`.
-# * `step(X, SX, P, row, t, m, T, ACC)`: `(gamma, lam, terminated, done, valid)`. `done` is
-#   terminated, truncated, or `t == T - 1` (the window's end). `valid` is false on padding.
-# * `values_now_and_next(X, SX, row, t, m, T, ACC)`: $V(s_t)$ and $V(s_{t+1})$. The second is
-#   `next_values[t]`, or `values[t+1]`, and `bootstrap_value` after the last step.
-#
-# Their source waits in the section after the exercises. You need only what they return.
-#
-# Below is notebook 01's discounted return, written in these slots. Read three lines of
-# `_returns_prologue`:
+# Here is notebook 01's discounted return in this form. Read three lines of `_returns_prologue`:
 #
 # * the `step` call: γ, λ and the flags;
 # * the line that computes `b`: the bootstrap value is added only where the return is cut without
@@ -246,35 +226,18 @@ exercises.attempt("gae_pairs", gae_pairs)
 #   `keep`.
 #
 # Plain returns are GAE's scan with $\lambda = 1$. Multiplying by exactly 1.0 changes no bit.
-# Skip the argument `ahead` for now: it comes after the exercises. The epilogue stores $y_t$, 0 on
-# padding.
+# Skip the argument `ahead` for now: it comes after the exercises.
 
 # %%
-for fn in (returns._returns_prologue, returns._one_output_epilogue):
-    print(inspect.getsource(getattr(fn, "fn", fn)))
+print(inspect.getsource(getattr(returns._returns_prologue, "fn", returns._returns_prologue)))
 
 # %% [markdown]
-# GAE's epilogue stores two outputs: the advantages $y_t$, and the returns $y_t + V_t$ with $V_t$
-# taken from `keep`. An epilogue takes the prologue's arguments and a few more. `O` and `SO` are
-# the outputs and their strides. `y` is the scanned value at $t$. The full list is after the
-# exercises.
-
-# %%
-print(inspect.getsource(getattr(returns._gae_epilogue, "fn", returns._gae_epilogue)))
-
-# %% [markdown]
-# **Exercise `gae_prologue`.** Section 2's `gae_pairs` as a Triton hook: write GAE's prologue in
-# the package's slots. The checker runs `rl.gae` with yours in place of the package's
-# (`exercises.package_prologue`).
+# **Exercise `gae_prologue`.** Section 2's `gae_pairs` as a Triton hook: write GAE's prologue,
+# `gae_prologue(X, SX, P, row, t, m, T, ACC)`, in the package's form. The checker runs `rl.gae`
+# with yours in place of the package's (`exercises.package_prologue`).
 #
-# | where | prologue | epilogue |
-# | --- | --- | --- |
-# | the package, `scan.py` (02's `gae_prologue`) | `(X, SX, P, row, t, m, T, ACC) -> (a, b, reset, valid, keep)` | `(X, SX, P, O, SO, row, t, m, T, ACC, valid, y, y_in, keep)` |
-#
-# * **Inputs:** the slots above, read with the helpers. `step(X, SX, P, row, t, m, T, ACC)` gives
-#   `(gamma, lam, terminated, done, valid)`. The rewards' load takes `valid`, as the package's
-#   prologue does. `values_now_and_next(X, SX, row, t, m, T, ACC)` gives $V(s_t)$ and
-#   $V(s_{t+1})$.
+# * **Inputs:** read them with the three helpers above, as the starter's template does. The
+#   rewards' load takes `valid`, as `_returns_prologue` does.
 # * **Returns:** `(a, b, reset, valid, keep)`. `a` and `b` are section 2's, $\gamma_t\lambda_t$
 #   and $\delta_t$. The reset is `done`, every episode end, truncations and the window's end
 #   included. The flag `valid` is `step`'s.
@@ -359,9 +322,32 @@ gae_prologue = None
 exercises.attempt("gae_prologue", gae_prologue)
 
 # %% [markdown]
-# Nothing in the prologue knows about chunks, carries or threads. That is the shared kernel's
-# job, which is why every estimator is about 20 lines.
+# ### After the exercise: the package's names
 #
+# Nothing in the prologue knows about chunks, carries or threads. That is the shared kernel's
+# job, which is why every estimator is about 20 lines. The package's hooks take the harness's
+# arguments in the same order, with `SX` and `row` in place of `offs`:
+#
+# ```
+# 01's harness (exercises.scan_hook):  (X, P, offs, t, m, T)          -> (a, b)
+# the package (scan.py):               (X, SX, P, row, t, m, T, ACC)  -> (a, b, reset, valid, keep)
+# ```
+#
+# * `SX`: the inputs' strides, a tuple like `X`. Time-major and batch-major buffers read alike.
+# * `row`: the tile's row index. With `t` and `SX` it replaces `offs`.
+# * `ACC`: the arithmetic dtype, float32 (float64 for float64 inputs).
+# * Slots have names. `X[REWARDS]` is the rewards, `SX[REWARDS]` their (row, time) strides.
+#   `P[P_GAMMA]` is γ when it is a constant. The names live in `rltriton_lite/episode.py`.
+#
+# An epilogue takes the prologue's arguments and a few more: `O` and `SO`, the outputs and their
+# strides; `valid`; `y`, the scanned value at $t$; `y_in`; and `keep`. GAE's stores two outputs:
+# the advantages $y_t$ (the whole of the plain returns' epilogue), and the returns $y_t + V_t$, with
+# $V_t$ taken from `keep`. The section after the exercises lists every name.
+
+# %%
+print(inspect.getsource(getattr(returns._gae_epilogue, "fn", returns._gae_epilogue)))
+
+# %% [markdown]
 # ## 4. Kernel against the loop
 #
 # Random rollouts with terminations, truncations bootstrapping from the true next value,
@@ -432,7 +418,8 @@ assert profile.rollout_error("gae", 3, 1000, DEVICE) < 1e-5  # 3 × 1,000 steps:
 # ## 5. Optional: profile it
 #
 # The committed H200 figures of every algorithm are read, explained and checked once in
-# [notebook 08, section 6](08_profiling.ipynb). This cell shows this one's table and chart.
+# [notebook 08, section 6](08_profiling.ipynb). This cell shows this one's table and chart. A `!`
+# after a name: see [notebook 01, section 5](01_discounted_return.ipynb#5.-Optional:-profile-it).
 
 # %%
 h200 = profile.committed("gae", missing_ok=True)  # the H200\'s table and chart, read by name: not measured here

@@ -257,7 +257,8 @@ print(f"unbiased critic, σ_c = 3: best λ = {best_unbiased:.2f}, MSE {mse_unbia
 # ## 6. Optional: profile it
 #
 # The committed H200 figures of every algorithm are read, explained and checked once in
-# [notebook 08, section 6](08_profiling.ipynb). This cell shows this one's table and chart.
+# [notebook 08, section 6](08_profiling.ipynb). This cell shows this one's table and chart. A `!`
+# after a name: see [notebook 01, section 5](01_discounted_return.ipynb#5.-Optional:-profile-it).
 
 # %%
 h200 = profile.committed("td_lambda", missing_ok=True)  # the H200\'s table and chart, read by name: not measured here

@@ -39,8 +39,8 @@
 # * $c_t$ decides how far back a TD error travels. The product $c_s\cdots c_{t-1}$ is the trace.
 #   It shrinks wherever $c_t = \lambda_t \min(\bar c, \pi/\mu) < 1$. With $\lambda = \bar c = 1$,
 #   that is wherever $\pi$ is less likely than $\mu$ to take the action taken. With $\bar c < 1$,
-#   it is at every step. The trace is cut to 0 only where $\pi$ would never take the action,
-#   $\pi(a_t \mid x_t) = 0$ (or where $\lambda_t = 0$).
+#   it is at every step. The trace is cut to 0 only at an episode end, at a step where $\pi$
+#   would never take the action ($\pi(a_t \mid x_t) = 0$), or where $\lambda_t = 0$.
 #
 # Written backwards, V-trace is a first-order recurrence:
 #
@@ -465,7 +465,8 @@ assert profile.rollout_error("vtrace", 3, 1000, DEVICE) < 1e-5  # 3 × 1,000 ste
 # ## 6. Optional: profile it
 #
 # The committed H200 figures of every algorithm are read, explained and checked once in
-# [notebook 08, section 6](08_profiling.ipynb). This cell shows this one's table and chart.
+# [notebook 08, section 6](08_profiling.ipynb). This cell shows this one's table and chart. A `!`
+# after a name: see [notebook 01, section 5](01_discounted_return.ipynb#5.-Optional:-profile-it).
 
 # %%
 h200 = profile.committed("vtrace", missing_ok=True)  # the H200\'s table and chart, read by name: not measured here
@@ -580,8 +581,9 @@ exercises.attempt("retrace", retrace)
 # step's V-trace target. The package's epilogues get it as `y_in`, the value that entered the
 # step ($y_t = b_t + a_t\,y_{in}$; the scan runs backwards in time). `exercises.scan_hook` takes an
 # epilogue too, with the same name. It is called after the scan, and what it returns is stored.
-# The prologue is given, `exercises.vtrace_prologue` (λ = 1; print its source with
-# `inspect.getsource`). You write the epilogue.
+# The prologue is given, `exercises.vtrace_prologue` (λ = 1); you write the epilogue. The
+# prologue's source waits until after the capstone, `vtrace_kernel`, which has you write such a
+# step yourself.
 #
 # The harness, its hook's arguments and its rules (pairs, $a = 0$ the reset):
 # [notebook 01, "The harness for Triton prologues"](01_discounted_return.ipynb#The-harness-for-Triton-prologues).
@@ -739,6 +741,14 @@ def vtrace_kernel(log_rhos, rewards, values, next_values, terminated, gamma, rho
 
 # %%
 exercises.attempt("vtrace_kernel", vtrace_kernel)
+
+# %% [markdown]
+# The prologue that `vtrace_pg` was given, to compare with your kernel's step. Its `a` line
+# resets at a termination and at the window's last step, and its `b` line drops $-\gamma c V'$
+# where $a = 0$:
+
+# %%
+print(inspect.getsource(getattr(exercises.vtrace_prologue, "fn", exercises.vtrace_prologue)))
 
 # %% [markdown]
 # **`vtrace_fixed_point`** (NumPy: where V-trace converges, in any finite MDP). Section 5 found

@@ -23,8 +23,8 @@
 #
 # * **Needs:** notebook 08. No GPU (with one, a small slice of the benchmark re-runs live).
 #
-# * **Minimum path:** sections 1–3, one chart each (no exercise here has a checker). These can
-#   wait: the part of section 1 on SAC above 100 %, "Live, when a GPU is here" and the open
+# * **Minimum path:** sections 1–3, one chart each, and the checked exercise `host_bound`. These
+#   can wait: the part of section 1 on SAC above 100 %, "Live, when a GPU is here" and the open
 #   questions.
 #
 # `python -m rltriton_lite.bench` times every kernel on a GPU. It compares each with the memory
@@ -56,7 +56,7 @@ if not torch.cuda.is_available():
 import matplotlib.pyplot as plt
 import numpy as np
 
-from rltriton_lite import bench, profile
+from rltriton_lite import bench, exercises, profile
 
 # %% [markdown]
 # **Where these numbers come from:** `H200-2026-12-01c.json`, notebook 08's committed run.
@@ -163,6 +163,16 @@ for p in PASSES:
 # **Only SAC passes 100 %**, for two reasons. Its lines are printed below, with its bytes beside
 # the H200's 60 MiB L2 (as measured on the lent H200: `L2_cache_size` = 62,914,560 bytes).
 #
+# First, one row read both ways, as the GAE example under "Two % floors" did: SAC at 64×16384,
+# forward. It moves 21 MiB, which fits in L2. Its floor is 5.18 µs.
+#
+# * `do_bench` flushes L2 before each call, and counts host time where the GPU waits: 27.1 µs.
+#   So the file's `pct_floor` is 19 %.
+# * Graph replays leave the inputs in L2, and count no host: 4.40 µs. So 118 % by GPU time, the
+#   chart's figure.
+#
+# Only the second passes 100 %: the replays read the bytes from L2. In general there are two reasons:
+#
 # * **L2 residency, where the bytes fit.** Back-to-back replays are not flushed, so they read
 #   largely from L2. L2 is faster than the DRAM the floor prices. SAC reaches about 118 % at
 #   64×16384 and 101 % at 4096×128 forward, and 112 % forward + backward at 64×16384. These are
@@ -175,6 +185,11 @@ for p in PASSES:
 #   per cent.
 
 # %%
+(sac_row,) = [r for r in rows if (r["algorithm"], r["impl"], r["B"], r["T"], r["dtype"], r["pass"])
+              == ("sac", "rltriton_lite", 64, 16384, "float32", "fwd")]
+print(f"SAC 64×16384 fwd: {sac_row['bytes'] / 2**20:.0f} MiB; floor {1e3 * sac_row['floor_ms']:.2f} µs; "
+      f"do_bench {1e3 * sac_row['ms']:.1f} µs, so pct_floor {sac_row['pct_floor']:.3g} %; "
+      f"GPU time {1e3 * sac_row['kernel_ms']:.2f} µs, so {100 * sac_row['floor_ms'] / sac_row['kernel_ms']:.3g} %")
 L2_BYTES = 60 * 2**20  # measured on the lent H200: get_device_properties(0).L2_cache_size = 62,914,560 bytes
 sac_lines = [{"pass": p, "shape": profile.shape_name(s), "MiB moved": ours[("sac", *s, DTYPE, p)]["bytes"] / 2**20,
               "fits in L2": "yes" if ours[("sac", *s, DTYPE, p)]["bytes"] < L2_BYTES else "no",
@@ -200,6 +215,10 @@ big = ours[("sac", *largest, DTYPE, "fwd")]
 assert big["bytes"] > 5 * L2_BYTES and 100 < pct["sac", largest, "fwd"] < 101  # from DRAM: the mix, by < 1 %
 assert all(v < 101 for k, v in over.items() if k not in in_l2)  # out of L2, never more than that
 assert profile.op("sac").bytes_per_step(4) == 21  # 4 float reads + a 1-byte flag, 1 float written
+# the worked row: SAC 64×16384 forward, both clocks
+assert sac_row["bytes"] == 21 * 2**20 < L2_BYTES and round(1e3 * sac_row["floor_ms"], 2) == 5.18
+assert round(1e3 * sac_row["ms"], 1) == 27.1 and round(sac_row["pct_floor"]) == 19
+assert round(1e3 * sac_row["kernel_ms"], 2) == 4.40 and round(pct["sac", (64, 16384), "fwd"]) == 118
 
 # %% [markdown]
 # ## 2. How much faster than each peer?
@@ -214,8 +233,9 @@ assert profile.op("sac").bytes_per_step(4) == 21  # 4 float reads + a 1-byte fla
 # Why wall time? It is the one timing every peer has. JAX, torchrl and the Python loops cannot be
 # captured in a CUDA graph.
 #
-# **Caution: one run on a shared host.** A call's wall time moved 1.2–2.9× between runs. For calls
-# near 1×, trust the interleaved probe, `H200-2026-12-01d-wall.txt` (notebook 08, section 3).
+# **Caution: one run on a shared host.** Over repeated runs, `docs/DESIGN.md` ("Benchmark method")
+# saw the same code's wall time read 1.2–2.9× apart. So one run cannot say which call is faster
+# when their speed-up is near 1×.
 
 # %%
 speedups = profile.peer_speedups(res, DTYPE)  # one dict per (peer, case): x = peer's wall ÷ ours
@@ -280,23 +300,18 @@ for p in PASSES:
                  f"{profile.ANCHORS[profile.HEAD_ANCHOR[p]]}" if head else "no anchor"))
 
 # %%
-# the anchor without and with its backward; then the calls that cost more wall time than it,
-# in this run and in the interleaved probe (notebook 08, section 3), which times each beside it
+# the anchor without and with its backward; then our calls that cost more wall time than it
 FN = profile.HEAD_ANCHOR["fwd+bwd"]  # the minimal autograd.Function
-PROBE = "H200-2026-12-01d-wall.txt"
-probe = {(sec["B"], sec["T"]): {r["name"]: r["ratio"] for r in sec["rows"] if r["pass"] == "fwd+bwd"}
-         for sec in profile.read_wall_probe(os.path.join(RESULTS, PROBE))}
-fn_fwd, fn_both, above, probe_above = {}, {}, {}, {}
+fn_fwd, fn_both, above = {}, {}, {}
 for s in profile.RL_SHAPES:
     fn_fwd[s], fn_both[s] = anchors[(FN, *s, "fwd")], anchors[(FN, *s, "fwd+bwd")]
     above[s] = {a: w for (a, s2, p), (w, _) in wall_gpu.items()
                 if (s2, p) == (s, "fwd+bwd") and w > fn_both[s]["full_call_us"]}
-    probe_above[s] = {a: x for a, x in probe[s].items() if a != "minimal_fn" and x > 1}
     print(f"{profile.shape_name(s)}: the {profile.ANCHORS[FN]} costs {fn_fwd[s]['full_call_us']:.0f} µs forward "
           f"({1e3 * fn_fwd[s]['kernel_ms']:.1f} µs GPU), {fn_both[s]['full_call_us']:.0f} µs with its backward "
           f"({1e3 * fn_both[s]['kernel_ms']:.1f} µs GPU)")
-    print(f"   above it in {RUN}: " + ", ".join(f"{a} {w:.0f} µs" for a, w in above[s].items()))
-    print(f"   above it in the probe ({PROBE}): " + ", ".join(f"{a} {x:.3g}×" for a, x in probe_above[s].items()))
+    print("   above it: " + ", ".join(f"{a} {w:.0f} µs ({w / fn_both[s]['full_call_us']:.2g}×)"
+                                   for a, w in above[s].items()))
 (sac_eager,) = [r for r in rows if (r["algorithm"], r["impl"], r["B"], r["T"], r["pass"])
                 == ("sac", "pytorch_eager", 4096, 128, "fwd+bwd")]
 print(f"sac 4096×128 fwd+bwd: ours {wall_gpu['sac', (4096, 128), 'fwd+bwd'][1]:.1f} µs GPU; "
@@ -314,15 +329,16 @@ print("gradients with respect to: sac", bench.BACKWARD["sac"][0], "; the anchor 
 # launch, the backward adds about 195 µs of host time. That is most of why our forward + backward
 # calls cost 25–75× their GPU time at 4096×128.
 #
-# **Which calls lose to the anchor.** In this run, GAE (262 µs), V-trace (304 µs) and SAC
-# (502 µs) cost more than it at 4096×128; V-trace, SAC, PPO and CRR do at 64×16384. These gaps,
-# up to 2.1×, are within how far a call's wall time moved between runs (section 2's caution), so
-# one run cannot settle them. The interleaved probe times each call beside the anchor, on a later
-# version of the package. There only SAC costs more: 1.06× at 4096×128 and 1.07× at 64×16384.
-# Its kernel is not the cause, since its GPU time is 6.7 µs. SAC differentiates four inputs (the
-# rewards, both critics and the next log-probabilities), where the anchor differentiates one.
-# Autograd's work per gradient is the likely reason, not a measured one. The eager formula, with
-# the same four gradients, costs about as much in this run (493 µs).
+# **Which calls lose to the anchor.** At 4096×128, GAE (262 µs), V-trace (304 µs) and SAC
+# (502 µs) cost more than it; at 64×16384, V-trace, SAC, PPO and CRR do. These gaps, up to 2.1×,
+# lie within how far a call's wall time moves between runs (section 2's caution), so one run
+# cannot settle them.
+#
+# SAC's gap is the largest: 502 µs at 4096×128, 2.1× the anchor's 241. Its kernel is not the
+# cause, since its GPU time is 6.7 µs. SAC differentiates four inputs (the rewards, both critics
+# and the next log-probabilities), where the anchor differentiates one. Autograd's work per
+# gradient is the likely reason, not a measured one. The eager formula, with the same four
+# gradients, costs about as much (493 µs).
 
 # %% jupyter={"source_hidden": true}
 # Checks: the claims above, on the committed run (CI runs them; skip when reading)
@@ -337,9 +353,9 @@ assert [round(1e3 * fn_fwd[many]["kernel_ms"], 1), round(1e3 * fn_both[many]["ke
 assert 190 < fn_both[many]["full_call_us"] - fn_fwd[many]["full_call_us"] < 200  # about 195 µs
 assert {a: round(w) for a, w in above[many].items()} == {"gae": 262, "vtrace": 304, "sac": 502}
 assert set(above[64, 16384]) == {"vtrace", "sac", "ppo", "crr"}
-assert round(max(w / fn_both[s]["full_call_us"] for s in above for w in above[s].values()), 1) == 2.1
-assert {s: {a: round(x, 2) for a, x in v.items()} for s, v in probe_above.items()} == {
-    (4096, 128): {"sac": 1.06}, (64, 16384): {"sac": 1.07}}  # the probe: SAC alone above the anchor
+gap = {(a, s): w / fn_both[s]["full_call_us"] for s in above for a, w in above[s].items()}
+assert max(gap, key=gap.get) == ("sac", many) and round(gap["sac", many], 1) == 2.1  # "up to 2.1×": SAC's
+assert round(fn_both[many]["full_call_us"]) == 241 and round(above[many]["sac"]) == 502
 assert round(wall_gpu["sac", many, "fwd+bwd"][1], 1) == 6.7 and round(sac_eager["full_call_us"]) == 493
 assert len(bench.BACKWARD["sac"][0]) == 4 and len(bench.BACKWARD["ppo"][0]) == 1
 
@@ -361,14 +377,82 @@ else:
 # %% [markdown]
 # ## Exercises
 #
+# Checked exercises work as in notebook 00b. Write the starter's function, then run the cell after
+# it. `print(exercises.task(name))` restates the task; solutions are in `notebooks/solutions/`.
+#
+# **`host_bound`.** Section 3's question, asked of a results file: how large must a call be before
+# its wall time is mostly the GPU's? Write `host_bound(rows, algorithm, pass_)`. It takes `rows`,
+# the results file's list of rows (`res["rows"]` above), and returns $B \cdot T$ of the largest
+# shape at which the call's wall time is more than twice its GPU time, or 0 where none is.
+#
+# * Keep this library's rows (`impl` `"rltriton_lite"`), float32, of the pass `pass_` (`"fwd"` or
+#   `"fwd+bwd"`), for `algorithm`.
+# * A row's wall time per call is `full_call_us`, in microseconds. Its GPU time is `kernel_ms`, in
+#   milliseconds (`None` for a peer without one).
+# * Order the shapes by their elements, $B \cdot T$, and look at every one: the ratio need not
+#   fall as the shape grows.
+#
+# <details><summary>Hint 1: where to start</summary>
+#
+# Print one row, `rows[0]`, and read its keys. The checker's rows are made up, with the same keys:
+# other implementations, dtypes and passes among them. Each row is one call: one algorithm, one
+# implementation, one shape, one dtype, one pass. Everything you need is in the row.
+#
+# </details>
+#
+# <details><summary>Hint 2: the plan</summary>
+#
+# * Keep the rows whose `impl`, `dtype`, `algorithm` and `pass` are the ones asked for.
+# * For each, put both times in one unit: the GPU time in µs is `1000 * kernel_ms`.
+# * Keep the rows whose wall time is more than twice that.
+# * Return the largest `B * T` among them, or 0 when none is left.
+#
+# </details>
+#
+# <details><summary>Hint 3: check it by hand</summary>
+#
+# Two rows of GAE's forward. At 16×128, 30 µs of wall time for 0.002 ms (2 µs) of GPU time: 15×,
+# host-bound. At 64×16384, 50 µs for 0.048 ms (48 µs): 1.04×, GPU-bound. The answer is
+# 16 · 128 = 2048. Forget the 1000 and the second ratio is 50 / 0.048 ≈ 1042: you get
+# 1048576, the larger shape.
+#
+# ```python
+# one = {"algorithm": "gae", "impl": "rltriton_lite", "dtype": "float32", "pass": "fwd"}
+# two = [{**one, "B": 16, "T": 128, "full_call_us": 30.0, "kernel_ms": 0.002},
+#        {**one, "B": 64, "T": 16384, "full_call_us": 50.0, "kernel_ms": 0.048}]
+# print(host_bound(two, "gae", "fwd"), host_bound(rows, "gae", "fwd"), host_bound(rows, "sac", "fwd"))
+# # must print 2048 524288 1048576: on the committed run, GAE's 4096×128 and SAC's 64×16384
+# ```
+#
+# </details>
+#
+# <details><summary>Hint 4: the key lines</summary>
+#
+# ```python
+# mine = [r for r in rows if (r["impl"], r["dtype"], r["algorithm"], r["pass"]) == (___, ___, algorithm, pass_)]
+# above = [r["B"] * r["T"] for r in mine if r["full_call_us"] > 2 * ___ * r["kernel_ms"]]
+# return max(above, default=___)
+# ```
+#
+# </details>
+
+# %%
+def host_bound(rows, algorithm, pass_):
+    # YOUR CODE
+    raise NotImplementedError
+
+# %%
+exercises.attempt("host_bound", host_bound)
+
+# %% [markdown]
 # Without a checker:
 #
 # *(Answer each in its cell below: your teacher's grader collects the answers from
 # them.)*
 #
-# 1. From the committed JSON, find for each algorithm the largest shape (in elements, B × T) at
-#    which its wall time per call is still more than twice its GPU time. At and below that size, what would you
-#    optimise first in a training loop that calls it once per update?
+# 1. With your `host_bound`, print for each algorithm and pass of the committed run (`rows`) the
+#    largest shape at which the wall time per call is more than twice the GPU time. At and below
+#    that size, what would you optimise first in a training loop that calls it once per update?
 #
 # 2. Model a kernel's GPU time as $t = t_0 + \text{floor}$: a fixed cost per launch, plus its
 #    bytes at the copy bandwidth. From the committed JSON (`H200-2026-12-01c.json`, float32),

@@ -15,6 +15,7 @@ refused for those six (a ``ValueError``: the grader's unseen cases need the keys
     exercises.catalog()                  # (name, notebook, kind) for every exercise
     print(exercises.task("gae_pairs"))   # what to write, and the function's signature
     exercises.check("gae_pairs", fn)     # None when right, else an AssertionError that says why
+    print(exercises.fix("gae_pairs"))    # the fix a failure's hint held back, where it named one
     exercises.attempt("gae_pairs", fn)   # the notebooks' form: a starter that raises
                                          # NotImplementedError only prints that it is not done
 
@@ -304,13 +305,48 @@ def check(name: str, fn: Callable, seed: int | None = None) -> None:
     task allows (``rltriton_lite.linear_scan`` in the tensor-op hooks, ``scan_hook`` in
     ``returns_autograd``); a function that reads one by name, or is one, is refused the same way.
     The expected values are computed after ``fn`` returns."""
-    code = None
-    for code, _ in _verdicts(name, fn, seed):  # (it raises at the first wrong case)
-        pass
-    ex = _get(name)
-    if ex.probe is not None:
-        ex.probe(ex, fn, code)
-        LAUNCHES.clear()  # (the probe's: they hold its tensors)
+    code, ex = None, _get(name)
+    try:
+        for code, _ in _verdicts(name, fn, seed):  # (it raises at the first wrong case)
+            pass
+        if ex.probe is not None:
+            ex.probe(ex, fn, code)
+            LAUNCHES.clear()  # (the probe's: they hold its tensors)
+    except AssertionError as e:
+        raise _held_back(name, e).with_traceback(e.__traceback__) from None
+    _HELD.pop(name, None)
+
+
+def _fix(text: str) -> str:
+    """The part of a hint that says how to fix the mistake, not what it is: held back from the
+    message (:func:`fix` shows it), so the notebook's hints stay worth reading."""
+    return f"\x01{text}\x02"
+
+
+_HELD: dict[str, str] = {}  # exercise -> the fix its last failed check held back
+_FIXES = re.compile("\x01(.*?)\x02", re.S)
+
+
+def _held_back(name: str, e: AssertionError) -> AssertionError:
+    """``e`` with its fixes taken out (kept in ``_HELD`` and the error's ``fix``) and a pointer to them."""
+    said = str(e)
+    fixes = [f.strip().lstrip(":;, ") for f in _FIXES.findall(said)]
+    fixes = [f[:1].upper() + f[1:] + ("" if f.endswith((".", "?", ".)", "?)")) else ".") for f in fixes]
+    if not fixes:
+        _HELD.pop(name, None)
+        return e
+    _HELD[name] = " ".join(fixes)
+    out = type(e)(_FIXES.sub("", said).replace(" \n", "\n").rstrip()
+                  + f"\n(A fix is held back: try the notebook's hints first; print(exercises.fix({name!r})) shows it.)")
+    out.fix = _HELD[name]
+    return out
+
+
+def fix(name: str) -> str:
+    """The fix that the last failed check of exercise ``name`` held back from its message, where it
+    held one back: the message says what is wrong; this says what to change."""
+    _get(name)
+    return _HELD.get(name, f"{name}: no fix is held back (its last check passed, named no fix, or has not run)")
 
 
 def checks(name: str, fn: Callable, seed: int | None = None) -> list[tuple[str, bool]]:
@@ -747,7 +783,8 @@ def attempt(name: str, fn: Callable | None, seed: int | None = None) -> bool:
     written) and for a wrong answer, whose message it prints (so Run All goes on to the next
     cells); an error in ``fn`` itself raises, with its traceback. ``seed`` as in :func:`check`."""
     if fn is None:
-        print(f"{name}: not attempted yet (assign your @triton.jit function to {name})")
+        print(f"{name}: not attempted yet (assign your " + ("@triton.jit function" if _get(name).kind in
+                                                             ("kernel", "hook") else "function") + f" to {name})")
         return False
     try:
         check(name, fn, seed=seed)
@@ -804,14 +841,19 @@ def _compare(ex, case, got, expected, marks, rtol=1e-5, atol=1e-5, top=True, arg
             own = None
         if own is None and ex.kind == "kernel" and got.ndim == 2 and got.shape[0] > 1 and not bad[0].any() \
                 and np.allclose(got[1:], expected[:1], rtol=1e-5, atol=1e-5, equal_nan=True):
-            own = _Whole("Every row holds row 0's answer: each program read row 0. Add the row's offset (row * T) "
-                         "to the loads' offsets, as to the stores'.")
+            own = _Whole("Every row holds row 0's answer: each program read row 0. " + _fix(
+                "Add the row's offset (row * T) to the loads' offsets, as to the stores'."))
         if own is None and bad.sum() > 1 and np.allclose(got[bad], -expected[bad], rtol=1e-5, atol=1e-5):
             own = _Whole("Every wrong element is the answer with its sign flipped: check the sign of the whole "
                          "expression (a loss, for one, is minus the objective it maximises).")
         hint = _hint(ex, bad_l, at_l, marks_l, got[at], expected[at], own)
-        raise AssertionError(f"{ex.name}, {case}: {where} {at} expected {expected[at]:.6g}, got {got[at]:.6g} "
+        raise AssertionError(f"{ex.name}, {case}: {where} {at} expected {_num(expected[at])}, got {_num(got[at])} "
                              f"({int(bad.sum())} of {bad.size} elements wrong)" + (f"\n{hint}" if hint else ""))
+
+
+def _num(x) -> str:
+    """A value as the message shows it: a count in full (6,815,744, not 6.81574e+06), else 6 digits."""
+    return f"{int(x):,}" if np.isfinite(x) and x == int(x) and abs(x) >= 1e4 else f"{x:.6g}"
 
 
 def _where(bad, scan):
@@ -2304,8 +2346,8 @@ def _carry_steps(shape, chunk=64, reverse=True):
     """The steps where a chunk's scan meets the carry of the chunk before it in scan order."""
     t = np.arange(shape[-1])
     at = (t % chunk == chunk - 1) & (t < shape[-1] - 1) if reverse else (t % chunk == 0) & (t > 0)
-    label = ("the last step of a chunk, where the carry from the chunk after enters (is it applied, and is it "
-             "G at the first step in time of the chunk after, t = c * CHUNK?)" if reverse else
+    label = ("the last step of a chunk, where the carry from the chunk after enters" + _fix(
+        " (is it applied, and is it G at the first step in time of the chunk after, t = c * CHUNK?)") if reverse else
              "the first step of a chunk, where the carry from the chunk before enters")
     return {label: np.broadcast_to(at, shape)}
 
@@ -2473,8 +2515,8 @@ tl.where (gamma * (1 - term) * V' is 0 * NaN = NaN where V' behind a termination
 _COMPOSE_ORDER = ("the b part is wrong{}: is q applied first? (\"q first, then p\": y goes through q, "
                   "then what q gives through p)")
 _COMPOSE_N1 = " (A passes here only because 1 x 1 matrices commute: check its order too)"
-_COMPOSE_A = ("1 x 1 matrices commute and n x n ones do not: the product's order is A1 @ A2 (y goes through "
-              "A2 first), not A2 @ A1")
+_COMPOSE_A = ("1 x 1 matrices commute and n x n ones do not: the A part is in the wrong order" + _fix(
+    ": the product's order is A1 @ A2 (y goes through A2 first), not A2 @ A1"))
 
 
 def _swapped_a(args, got) -> bool:
@@ -2510,8 +2552,8 @@ _PADDING_IDENTITY = ("the row's last step, with padding lanes after it in its bl
 
 
 _STRIDED = ("Most elements are wrong: check the addresses. Element (t, b) of this case's rewards is at "
-            "X + t * {0} + b * {1} (x.stride(0), x.stride(1)), terminated's at its own strides, the output's at "
-            "its own.")
+            "X + t * {0} + b * {1} (x.stride(0), x.stride(1)), terminated's at X + t * {2} + b * {3}, the output's "
+            "at its own.")
 _ROW_END = "the row's last step (t = T - 1: nothing after it, G_T = 0)"  # where no bootstrap is read
 
 
@@ -2584,14 +2626,29 @@ def _order_hint(r, done, gamma, carry, resets, got, expected):
     with np.errstate(all="ignore"):
         for later_first, reverse, said in (
                 (False, True, swapped),
-                (True, False, "Your scan runs forwards (reverse=False): a return is built from the row's end, so "
-                              "scan with reverse=True.")):
+                (True, False, "Your scan runs forwards (reverse=False): a return is built from the row's end"
+                              + _fix(", so scan with reverse=True") + ".")):
             A, B, K = _composed(a, r, k, later_first, reverse)
             slip = np.where(K, B, B + A * carry)
             finite = np.isfinite(slip) & np.isfinite(expected)  # (where both are NaN, other slips look alike)
             if _is_slip(got, slip, expected) and not np.allclose(slip[finite], expected[finite], rtol=1e-5,
                                                                   atol=1e-5):
                 return _Whole(said)
+    return None
+
+
+def _last_value_hint(r, done, gamma, last, got, expected):
+    """block_scan's two slips with last_value: left out (G_T = 0), or added to every B_t undiscounted."""
+    B = reference.discounted_returns(r, gamma=gamma, terminated=done)  # the composed B_t: G_T = 0
+    for slip, said in ((B, "Your returns leave last_value out: they are the returns of a row that ends with G_T = 0 "
+                           "(or padding lanes past T with a = 0 cut it off)." + _fix(
+                               " G_T = last_value reaches step t through A_t, the product of the discounts from t "
+                               "to the row's end: G_t = B_t + A_t * last_value, with the padding lanes (1, 0).")),
+                       (B + last, "Your returns add last_value to every step undiscounted (B_t + last_value)." + _fix(
+                           " It reaches step t through A_t, the product of the discounts from t to the row's end: "
+                           "G_t = B_t + A_t * last_value."))):
+        if _is_slip(got, slip, expected):
+            return _Whole(said)
     return None
 
 
@@ -2607,7 +2664,8 @@ for one row (1-D tensors of length T <= 1024), G_T = last_value (a float), in on
 tl.associative_scan (reverse=True): G_t = B_t + A_t * last_value from the composed maps (A_t, B_t).
 """, needs="scan", recompute=lambda r, done, gamma, last: reference.discounted_returns(
     r, gamma=gamma, terminated=done, bootstrap_value=np.float64(last)), hint=lambda args, i, bad, got, expected: (
-    _order_hint(*_as_numpy(tuple(args[:3])), float(args[3]), False, got, expected)))
+    _order_hint(*_as_numpy(tuple(args[:3])), float(args[3]), False, got, expected)
+    or _last_value_hint(*_as_numpy(tuple(args[:3])), float(args[3]), got, expected)))
 def _block_scan_cases(d):
     rng, gamma, last = d.rng, d.real(0.9, 0.8, 0.99), d.real(1.5, -2.0, 2.0)
     out = []
@@ -2686,8 +2744,8 @@ def _reset_before_the_carry(done, chunk):
         flag[..., start:start + chunk] = np.flip(np.logical_or.accumulate(np.flip(seg, -1), -1), -1)
     flag[..., (T - 1) // chunk * chunk:] = False  # the last chunk: no carry enters it
     return {"in a chunk that a carry enters, with the composed reset flag set (an episode end at or after it in "
-            "its chunk): where the composed reset flag is set, G_t must not read the carry (G_t = B_t there, "
-            "selected with tl.where, not B_t + A_t * carry)": flag}
+            "its chunk)" + _fix(": where the composed reset flag is set, G_t must not read the carry (G_t = B_t "
+                                "there, selected with tl.where, not B_t + A_t * carry)"): flag}
 
 
 @_exercise("gae_kernel", "00c_episodes_and_hooks", "kernel", stream=4, task="""
@@ -2829,20 +2887,26 @@ def _strided_scan_cases(d):
     out = []
     for what, T, B in (("contiguous (T, B)", d.int(50, 5, 64), d.int(3, 2, 4)),
                        ("a transposed (B, T) buffer", d.int(150, 65, 200), d.int(4, 2, 5)),
-                       ("every other column of a wider buffer", d.int(90, 40, 130), d.int(3, 2, 4))):
+                       ("every other column of a wider buffer", d.int(90, 40, 130), d.int(3, 2, 4)),
+                       ("rewards time-major, terminated a transposed buffer (strides of their own)",
+                        d.int(70, 20, 100), d.int(3, 2, 4))):
         r, done = rng.normal(size=(T, B)), _flags(rng, (T, B), 0.05)
         done[-1, -1] |= what.startswith("contiguous")  # an episode end at the window's last step (time-major)
         expected = reference.discounted_returns(r.T, gamma=gamma, terminated=done.T).T
         rt, dt = _t(r), _t(done, torch.bool)
         if what.startswith("a transposed"):
             rt, dt = _t(r.T.copy()).t(), _t(done.T.copy(), torch.bool).t()  # strides (1, T)
+        elif what.startswith("rewards time-major"):
+            dt = _t(done.T.copy(), torch.bool).t()  # rewards (B, 1), terminated (1, T): one stride for both fails
         elif what.startswith("every other"):
             wide_r, wide_d = torch.zeros(T, 2 * B, device=rt.device), torch.zeros(T, 2 * B, dtype=torch.bool,
                                                                                  device=rt.device)
             wide_r[:, ::2], wide_d[:, ::2] = rt, dt
             rt, dt = wide_r[:, ::2], wide_d[:, ::2]  # strides (2B, 2)
         carry = {k: v.T for k, v in {**_carry_steps((B, T), 64), **_reset_before_the_carry(done.T, 64)}.items()}
-        out.append((f"{what}, T={T}, B={B}, strides {tuple(rt.stride())}, chunk 64", (rt, dt, gamma, 64), {},
+        strides = f"strides {tuple(rt.stride())}" + (f" and {tuple(dt.stride())}" if dt.stride() != rt.stride()
+                                                       else "")
+        out.append((f"{what}, T={T}, B={B}, {strides}, chunk 64", (rt, dt, gamma, 64), {},
                     expected, {DONE: done, **carry}))  # (the marks of the time-last helpers, transposed)
     return out
 
@@ -2852,7 +2916,7 @@ def _strided_hint(args, bad):
     it, so a slip in the carry leaves it right (its own marks name that slip)."""
     T, chunk = bad.shape[0], args[3]
     last_chunk = bad[(T - 1) // chunk * chunk:]
-    return _STRIDED.format(*args[0].stride()) if bad.mean() > 0.5 and last_chunk.any() else None
+    return _STRIDED.format(*args[0].stride(), *args[1].stride()) if bad.mean() > 0.5 and last_chunk.any() else None
 
 
 _MAX_END = "the row's last step (t = T - 1: nothing after it, h = r there)"
@@ -2903,7 +2967,7 @@ def _max_marks(done, chunk):
     return {"the row's last step, padding lanes after it in its chunk: the lanes past T must be the identity, the "
             "pair (g, c) that leaves every y as it is, else they compose into the last step": last,
             "in a chunk that a carry enters, with the composed reset flag set (an episode end at or after it in its "
-            "chunk): h_t must not read the carry there (select with tl.where)": reset}
+            "chunk)" + _fix(": h_t must not read the carry there (select with tl.where)"): reset}
 
 
 def _discounted_max_hint(bad, got, expected):
@@ -2932,8 +2996,8 @@ def _transposed_hint(args, i, bad, got, expected):
     late = np.concatenate([a[:, 1:], np.zeros_like(a[:, :1])], axis=1)
     for which, shifted in (("a_t, step t's own", a), ("a_{t+1}, the step after", late)):
         if _is_slip(got, reference.linear_scan(shifted, dy, reverse=False), expected):
-            return (f"Your multiplier is {which}: step t of the transposed scan takes a_{{t-1}}, the step before "
-                    "(g_t = dy_t + a_{t-1} g_{t-1}): load a at offs - 1, only where t >= 1.")
+            return (f"Your multiplier is {which}, where the transposed scan's recurrence is g_t = dy_t + "
+                    "a_{t-1} g_{t-1}." + _fix(" Load a at offs - 1, only where t >= 1."))
     return None
 
 
@@ -2994,9 +3058,9 @@ def _returns_autograd_hint(args, i, bad, got, expected):
     r, done, gamma, w = _as_numpy(tuple(args))
     same_step = reference.linear_scan(gamma * (1.0 - done), w, reverse=False)  # gamma (1 - done_t), not done_{t-1}
     if _is_slip(got, same_step, expected):
-        return ("Your backward is off by one step: in the transposed scan (forwards in time) step t's multiplier is "
-                "step t - 1's flag and discount, g_t = dL/dG_t + gamma (1 - term_{t-1}) g_{t-1}, loaded one step "
-                "back (offs - 1, only where t >= 1); yours uses step t's own term_t.")
+        return ("Your backward is off by one step: its multiplier at step t uses step t's own term_t." + _fix(
+            " In the transposed scan (forwards in time) step t's multiplier is step t - 1's flag and discount, "
+            "g_t = dL/dG_t + gamma (1 - term_{t-1}) g_{t-1}, loaded one step back (offs - 1, only where t >= 1)."))
     return None
 
 
@@ -3028,14 +3092,16 @@ def _returns_autograd_cases(d):
 
 
 _N_STEP_SLIPS = {  # what the answer is, where it is the n-step return with a slip
-    "the sums run on past a termination: an episode that terminates at step s < t + n ends the sum at r_s, with "
-    "no bootstrap (the next episode's rewards are not this one's)": dict(stops=False),
-    "no bootstrap after the n steps: G_t adds gamma^n V(s_{t+n}), next_values at step t + n - 1": dict(
+    "the sums run on past a termination (the next episode's rewards are not this one's)" + _fix(
+        ": an episode that terminates at step s < t + n ends the sum at r_s, with no bootstrap"): dict(stops=False),
+    "no bootstrap after the n steps" + _fix(": G_t adds gamma^n V(s_{t+n}), next_values at step t + n - 1"): dict(
         bootstraps=False),
-    "no bootstrap at the window's end: a sum cut short by the end of the rollout (t + n > T) adds "
-    "gamma^n_t next_values at the last step (n_t = T - t steps summed), T - 1": dict(window_end=False),
-    "the bootstrap is read one step late: V(s_{t+n}) is next_values[t + n - 1] (next_values[t] is V(s_{t+1})), "
-    "not next_values[t + n]": dict(value_step=1),
+    "no bootstrap at the window's end, where a sum is cut short by the end of the rollout (t + n > T)" + _fix(
+        ": it adds gamma^n_t next_values at the last step (n_t = T - t steps summed), T - 1"): dict(
+        window_end=False),
+    "the bootstrap is read one step late" + _fix(
+        ": V(s_{t+n}) is next_values[t + n - 1] (next_values[t] is V(s_{t+1})), not next_values[t + n]"): dict(
+        value_step=1),
 }
 
 
@@ -3253,13 +3319,13 @@ def _q_lambda_cases(d):
 
 # ---- 04: V-trace -----------------------------------------------------------------------------------
 _RETRACE_SLIPS = {  # a wrong trace c_{t+1} (its name in the keys), and what to say where the answer has it
-    "the ratio is not cut at 1: c_{t+1} = lam * min(1, exp(next_log_ratio_t)) (Retrace truncates pi/mu, so "
-    "that the product of traces never grows)": "uncut",
-    "the trace lacks lambda: c_{t+1} = lam * min(1, exp(next_log_ratio_t))": "no lambda",
+    "the ratio is not cut at 1 (Retrace truncates pi/mu, so that the product of traces never grows)" + _fix(
+        ": c_{t+1} = lam * min(1, exp(next_log_ratio_t))"): "uncut",
+    "the trace lacks lambda" + _fix(": c_{t+1} = lam * min(1, exp(next_log_ratio_t))"): "no lambda",
     "the ratio of the wrong step: next_log_ratio_t is already log(pi/mu) at t+1 (the action the trace "
-    "weighs); read it at t, at the prologue's own offs, not one step further": "next step's ratio",
-    "the trace is not 0 at the window's last step (t == T - 1): there is no G_{t+1} to weigh there, so the "
-    "target is r_t + gamma E_pi Q(s_{t+1}, .)": "no cut at the end",
+    "weighs)" + _fix("; read it at t, at the prologue's own offs, not one step further"): "next step's ratio",
+    "the trace is not 0 at the window's last step (t == T - 1), where there is no G_{t+1} to weigh" + _fix(
+        ": there the target is r_t + gamma E_pi Q(s_{t+1}, .)"): "no cut at the end",
 }
 
 
@@ -3274,8 +3340,9 @@ def _retrace_hint(args, i, bad, got, expected):
     with np.errstate(all="ignore"):
         slip = _key("retrace", r, eq, q, lr, term, gamma, lam, q_sign=1.0)
     if _is_slip(got, slip, expected):
-        return _Whole("These are Retrace's targets with c Q(s_{t+1}, a_{t+1}) added: it enters the bracket with a "
-                      "minus sign, c (G_{t+1} - Q(s_{t+1}, a_{t+1})), so b_t holds -gamma c Q(s_{t+1}, a_{t+1}).")
+        return _Whole("These are Retrace's targets with c Q(s_{t+1}, a_{t+1}) added" + _fix(
+            ": it enters the bracket with a minus sign, c (G_{t+1} - Q(s_{t+1}, a_{t+1})), so b_t holds "
+            "-gamma c Q(s_{t+1}, a_{t+1})") + ".")
     return None
 
 
@@ -3356,8 +3423,8 @@ def _vtrace_kernel_hint(args, i, bad, got, expected):
         kept = np.where(term[..., -1], 0.0, gamma * np.minimum(c_bar, np.exp(lr[..., -1])) * nv[..., -1])
     if _is_slip(got[..., -1], expected[..., -1] - kept, expected[..., -1]):
         return ("Your vs there keeps b's -gamma c V' term: it is cancelled by gamma c v_{t+1}, and the window's "
-                "last step has no v_T to add. Make that step a reset, as a termination is (a = 0, b = V + rho delta, "
-                "delta bootstrapping from next_values).")
+                "last step has no v_T to add." + _fix(" Make that step a reset, as a termination is (a = 0, "
+                                                      "b = V + rho delta, delta bootstrapping from next_values)."))
     return None
 
 
@@ -3528,12 +3595,13 @@ def _dual_clip_hint(args, i, bad, got, expected):
     ppo = -np.minimum(ratio * adv, np.clip(ratio, 1 - eps, 1 + eps) * adv)
     dual = np.minimum(ppo, -c * adv)  # -max(min(...), c A)
     if (adv[bad] >= 0).all() and np.allclose(got[bad], dual[bad], rtol=1e-5, atol=1e-5):
-        return ("The wrong elements are those with A >= 0, and they hold the dual clip's value: for A ≥ 0 the dual "
-                "clip must not apply (there the loss is PPO's -min(r A, clip(r, 1-eps, 1+eps) A) alone; select "
-                "with tl.where(adv < 0, ...)).")
+        return ("The wrong elements are those with A >= 0, and they hold the dual clip's value." + _fix(
+            " For A ≥ 0 the dual clip must not apply (there the loss is PPO's -min(r A, clip(r, 1-eps, 1+eps) A) "
+            "alone; select with tl.where(adv < 0, ...))."))
     if (adv[bad] < 0).all() and np.allclose(got[bad], ppo[bad], rtol=1e-5, atol=1e-5):
-        return ("The wrong elements are those with A < 0, and they hold PPO's plain loss: for A < 0 the dual clip "
-                "applies, -max(min(r A, clip(r) A), c A) (it bounds the loss where the ratio is large).")
+        return ("The wrong elements are those with A < 0, and they hold PPO's plain loss." + _fix(
+            " For A < 0 the dual clip applies, -max(min(r A, clip(r) A), c A) (it bounds the loss where the ratio "
+            "is large)."))
     return None
 
 
@@ -3586,7 +3654,8 @@ def _two_stage_hint(n, got, expected):
     blocks = -(-n // 1024)
     lanes = 1024 * blocks
     if np.isclose(float(got), float(expected) * n / lanes, rtol=1e-5) and lanes != n:
-        return f"That is the sum divided by {lanes:,}, the lanes of the blocks, padding included: divide by n = {n:,}."
+        return f"That is the sum divided by {lanes:,}, the lanes of the blocks, padding included." + _fix(
+            f" Divide by n = {n:,}.")
     if n > 1024 * 1024:
         return (f"This case has {blocks:,} blocks of 1024, so more partial sums than one block of the second "
                 "stage holds: does it add all of them (a loop over the partials, block by block)?")
@@ -3660,18 +3729,19 @@ def _awr_hint(args, i, bad, got, expected):
     """Where the weights are AWR's with a usual slip: which one."""
     A, beta, max_w = _as_numpy(tuple(args[:3]))
     with np.errstate(all="ignore"):
-        slips = {"exp(A) without the temperature: divide the advantage by beta": np.minimum(np.exp(A), max_w),
-                 "exp(A * beta): the temperature divides the advantage, exp(A / beta)": np.minimum(np.exp(A * beta),
-                                                                                                  max_w),
-                 "no clip: exp(A / beta) is clipped from above at max_weight": np.exp(A / beta),
-                 "the advantage clipped before the exp, not the weight: clip exp(A / beta) at max_weight":
+        slips = {"exp(A) without the temperature" + _fix(": divide the advantage by beta"):
+                     np.minimum(np.exp(A), max_w),
+                 "exp(A * beta), the advantage times the temperature" + _fix(
+                     ": the temperature divides the advantage, exp(A / beta)"): np.minimum(np.exp(A * beta), max_w),
+                 "no clip" + _fix(": exp(A / beta) is clipped from above at max_weight"): np.exp(A / beta),
+                 "the advantage clipped before the exp, not the weight" + _fix(": clip exp(A / beta) at max_weight"):
                      np.exp(np.minimum(A / beta, max_w))}
     for what, slip in slips.items():
         if _is_slip(got, slip, expected):
             return _Whole(f"These are AWR's weights with a slip: {what}.")
     if (~np.isfinite(got) & (A / beta > 88)).any():  # float32's exp overflows above 88.7
-        return _Whole("exp(A / beta) is inf in float32 there (A / beta > 88), and inf * 0 or inf / inf is NaN: clip "
-                      "the weight itself with tl.minimum, which maps inf to max_weight.")
+        return _Whole("exp(A / beta) is inf in float32 there (A / beta > 88), and inf * 0 or inf / inf is NaN."
+                      + _fix(" Clip the weight itself with tl.minimum, which maps inf to max_weight."))
     return None
 
 
@@ -3700,6 +3770,99 @@ def _floor_hint(B, T, e, got):
     except (TypeError, ValueError, OverflowError):
         return None
     return slip or "count per step, then times B * T: each input read once, each output written once, in bytes"
+
+
+# ---- 09: benchmarks --------------------------------------------------------------------------------
+HOST_BOUND_SHAPES = ((16, 128), (4096, 128), (64, 16384), (16384, 1024))  # the benchmark's, by size
+
+
+@_checker_only
+def _host_bound_reference(rows, algorithm, pass_, us_per_ms=1e3, ours="rltriton_lite", dtype="float32",
+                          any_pass=False, first_run=False, size=lambda B, T: B * T):
+    """B * T of the largest shape whose wall time exceeds twice its GPU time, or 0; the keywords
+    make the usual slips (kernel_ms read as µs, a filter left out, the scan stopped at the first
+    shape at or below 2x, shapes ordered by B or T)."""
+    mine = [r for r in rows if r["algorithm"] == algorithm and (any_pass or r["pass"] == pass_) and r["kernel_ms"] is not None
+            and (ours is None or r["impl"] == ours) and (dtype is None or r["dtype"] == dtype)]
+    best = None
+    for r in sorted(mine, key=lambda r: size(r["B"], r["T"])):
+        if r["full_call_us"] > 2 * us_per_ms * r["kernel_ms"]:
+            best = r
+        elif first_run and best is not None:
+            break
+    return 0 if best is None else best["B"] * best["T"]
+
+
+@_exercise("host_bound", "09_benchmarks", "numpy", stream=27, task="""
+host_bound(rows, algorithm, pass_) -> elements: in a benchmark's results, the largest shape at
+which a call of `algorithm` costs more than twice its GPU time in wall time. rows: a list of dicts,
+the results file's "rows" (keys "algorithm", "impl", "B", "T", "dtype", "pass", "full_call_us": the
+wall time per call in microseconds, "kernel_ms": the GPU time in milliseconds, None where the
+implementation has no GPU time). Take this library's rows (impl "rltriton_lite"), float32, of pass
+`pass_` ("fwd" or "fwd+bwd"). Return B * T of the largest shape (in elements, B * T) whose
+full_call_us is more than twice its GPU time, or 0 when none is. The ratio need not fall as the
+shape grows: look at every shape.
+""", scan=None, hint=lambda args, i, bad, got, expected: _host_bound_hint(*args, got))
+def _host_bound_cases(d):
+    rng, out = d.rng, []
+    shapes = [(d.int(B, max(1, B // 2), 2 * B), d.int(T, max(1, T // 2), 2 * T)) for B, T in HOST_BOUND_SHAPES]
+    shapes = sorted(shapes, key=lambda s: s[0] * s[1])
+
+    def row(alg, impl, shape, ratio, pass_="fwd", dtype="float32", gpu_us=None):
+        gpu_us = float(rng.uniform(2, 60)) if gpu_us is None else gpu_us
+        return {"algorithm": alg, "impl": impl, "B": shape[0], "T": shape[1], "dtype": dtype, "pass": pass_,
+                "full_call_us": ratio * gpu_us, "kernel_ms": gpu_us / 1e3}
+
+    def ratios(*at):  # wall ÷ GPU time at each shape, a little off the values given
+        return [x * float(rng.uniform(0.97, 1.03)) for x in at]
+
+    falling = [row("gae", "rltriton_lite", s, x) for s, x in zip(shapes, ratios(20, 8, 3, 1.02))]
+    out.append(("gae, forward, the ratio falling with the shape", (falling, "gae", "fwd")))
+    # PPO's: above 2x, below, then above again on few long rows (its map kernel's GPU time is small there)
+    dip = [row("ppo", "rltriton_lite", s, x) for s, x in zip(shapes, ratios(12, 1.5, 12, 1.1))]
+    out.append(("ppo, forward, the ratio not monotone (above 2x again after a shape below it)", (dip, "ppo", "fwd")))
+    mixed = ([row("vtrace", "rltriton_lite", s, x) for s, x in zip(shapes, ratios(30, 9, 1.1, 1.05))]
+             + [row("vtrace", "rltriton_lite", s, x, pass_="fwd+bwd") for s, x in zip(shapes, ratios(60, 40, 3, 1.5))]
+             + [row("vtrace", "rltriton_lite", s, x, dtype="bfloat16") for s, x in zip(shapes, ratios(30, 9, 3, 1.05))]
+             + [row("vtrace", "torch_compile", s, x) for s, x in zip(shapes, ratios(40, 12, 5, 3))]
+             + [row("gae", "rltriton_lite", s, x) for s, x in zip(shapes, ratios(20, 9, 6, 4))])
+    rng.shuffle(mixed)
+    for pass_ in ("fwd", "fwd+bwd"):
+        out.append((f"vtrace, {pass_}, among other passes, dtypes, implementations and algorithms",
+                    (mixed, "vtrace", pass_)))
+    gpu_bound = ([row("sac", "rltriton_lite", s, x) for s, x in zip(shapes, ratios(1.6, 1.3, 1.2, 1.05))]
+                 + [{**row("sac", "pytorch_loop", s, 1.0), "kernel_ms": None} for s in shapes])
+    out.append(("sac, forward, never above 2x (a peer without a GPU time among the rows)", (gpu_bound, "sac", "fwd")))
+    return [(what, args, {}, _host_bound_reference(*args)) for what, args in out]
+
+
+def _host_bound_hint(rows, algorithm, pass_, got):
+    """Which usual slip of host_bound gives ``got`` here, if one does."""
+    slips = {"kernel_ms (milliseconds) compared with full_call_us (microseconds) as if in one unit" + _fix(
+                 ": the GPU time in µs is 1000 * kernel_ms"): dict(us_per_ms=1.0),
+             "rows of other implementations counted" + _fix(": keep impl == \"rltriton_lite\""): dict(ours=None),
+             "rows of another dtype counted" + _fix(": keep dtype == \"float32\""): dict(dtype=None),
+             "rows of the other pass counted" + _fix(": keep pass == pass_"): dict(any_pass=True),
+             "the search stops at the first shape at or below 2x, but the ratio can rise again at a larger "
+             "shape" + _fix(": look at every shape"): dict(first_run=True),
+             "shapes ordered by B (rows), not by their elements B * T": dict(size=lambda B, T: (B, T)),
+             "shapes ordered by T (steps), not by their elements B * T": dict(size=lambda B, T: (T, B))}
+    got = np.asarray(got, dtype=float).reshape(-1)
+    if got.size != 1 or not np.isfinite(got[0]) or got[0] != int(got[0]):
+        return None
+    got, right, seen = int(got[0]), _host_bound_reference(rows, algorithm, pass_), []
+    shapes = {r["B"] * r["T"]: f"{r['B']}x{r['T']}" for r in rows}
+    said = f"The answer is {shapes.get(right, 'none of the shapes (0)')}" + (
+        f"; yours is {shapes[got]}. " if got in shapes else ". ")
+    for what, slip in slips.items():
+        if _host_bound_reference(rows, algorithm, pass_, **slip) == got != right:
+            seen.append(what)
+    if seen:
+        return _Whole(said + "That is the answer with a slip" + (
+            f": {seen[0]}." if len(seen) == 1 else ", one of these: " + "; ".join(seen) + "."))
+    if got == 0:
+        return said + "0 means no shape is above 2x: compare full_call_us with 2 * 1000 * kernel_ms."
+    return said.strip()
 
 
 # ---- 11: across devices ----------------------------------------------------------------------------
@@ -3741,7 +3904,7 @@ def _segment_carries_cases(d):
             reset[0, k], reset[0, k + 1], B[0, k + 1] = True, False, np.nan
             reset[-1, -1], initial[-1] = True, np.inf  # the last segment resets: initial (inf) is not read
         after = np.concatenate([reset[:, 1:], np.zeros((rows, 1), dtype=bool)], 1)
-        out.append((f"{what}, {rows} rows, {S} segments", (A, B, reset, initial), {},
+        out.append((f"{what}, {rows} row{'s' * (rows > 1)}, {S} segments", (A, B, reset, initial), {},
                     _segment_carries_reference(A, B, reset, initial),
                     {"the carry from a segment that resets (its B alone: nothing after it is read)": after}))
     return out
@@ -3824,17 +3987,18 @@ def _sectors_hint(addresses, nbytes, got, expected):
     case's addresses; one that gives the right count on this case is no slip here)."""
     first = np.asarray(addresses) // SECTOR
     slips = ((len({int(s) for s in first}), "that is the sectors of each load's first byte only: a load whose bytes "
-              "cross a sector boundary touches two. Count every sector from its first byte's, address // 32, to its "
-              "last byte's, (address + nbytes - 1) // 32."),
-             (len(addresses), "that is the number of lanes (or of distinct addresses): count the distinct sectors, "
-              "address // 32, in a set."),
+              "cross a sector boundary touches two." + _fix(" Count every sector from its first byte's, address // "
+                                                            "32, to its last byte's, (address + nbytes - 1) // 32.")),
+             (len(addresses), "that is the number of lanes (or of distinct addresses)." + _fix(
+                 " Count the distinct sectors, address // 32, in a set.")),
              (-(-len(addresses) * nbytes // SECTOR), "that is the bytes asked for / 32: true only where the lanes "
-              "read contiguous, aligned bytes. Put each lane's sectors into a set."),
+              "read contiguous, aligned bytes." + _fix(" Put each lane's sectors into a set.")),
              (len({int(a) for a in addresses}), "that is the distinct addresses: several addresses can share one "
-              "sector. Count address // 32, not address."),
+              "sector." + _fix(" Count address // 32, not address.")),
              (len({s for a in addresses for s in range(int(a) // SECTOR, (int(a) + nbytes) // SECTOR + 1)}),
-              "that counts one byte too many: a load's last byte is address + nbytes - 1, so a load that ends at a "
-              "sector's end does not touch the next sector."))
+              "that counts one byte too many at a load's end, where a load ends at a sector's end." + _fix(
+                  " A load's last byte is address + nbytes - 1, so a load that ends at a sector's end does not touch "
+                  "the next sector.")))
     try:
         got = int(got)
     except (TypeError, ValueError, OverflowError):
