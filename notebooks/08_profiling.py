@@ -88,6 +88,10 @@ print(f"device: {DEVICE}; times measured here: {LIVE}")
 # * `H200-2026-12-01d-wall.txt`, a wall-time probe run later that day, on newer code: section 3
 #   reads only what an empty launch costs.
 #
+# The run predates one change of the package: its planner now walks a few long rows (64×16384) in
+# wider chunks (notebook 13, section 4). So at 64×16384 the scans' rows show the package without
+# them, and a re-run of today's package there will not match them.
+#
 # `requirements.txt` pins newer versions (torch 2.13, Triton 3.9). So on your GPU, compare ratios,
 # not microseconds.
 #
@@ -308,13 +312,16 @@ bare = {t["shape"]: t for t in bare_table}
 # %% [markdown]
 # **Reading the table.**
 #
-# * **At 16×128 our GAE is the slower call:** 54.5 µs of wall time against the bare launch's
-#   28.8, 1.9× as long. Its kernel is not the cause: on the GPU it takes 1.9 µs, the naive kernel
-#   7.9. The gap is the Python our call runs before its launch. It computes the call's signature
-#   (each tensor's shape, strides, dtype and device) to find the plan its first call made, checks
-#   γ and λ, picks its path (an `autograd.Function` only when a gradient is needed) and allocates
-#   its two outputs (docs/DESIGN.md, "How a call runs"). The bare launch pays only Triton's
-#   launcher. At this size that host work decides the call.
+# * **At 16×128 our GAE reads as the slower call:** 54.5 µs of wall time against the bare
+#   launch's 28.8, 1.9× as long. Its kernel is not the cause: on the GPU it takes 1.9 µs, the naive
+#   kernel 7.9. Our call does run more Python before its launch than a bare launch does. It
+#   computes the call's signature (each tensor's shape, strides, dtype and device) to find the plan
+#   its first call made, checks γ and λ, picks its path (an `autograd.Function` only when a
+#   gradient is needed) and allocates its two outputs (docs/DESIGN.md, "How a call runs"). But
+#   that work does not grow with the shape, and the same call costs 27.7 µs at 4096×128 in this
+#   run. So much of the 1.9× is the noise of one run on a shared host, which moved a call's wall
+#   time 1.2–2.9× between runs (docs/DESIGN.md, "Benchmark method"). One run cannot size our host
+#   work; it shows only that at this size host work, ours or the launcher's, decides the call.
 # * **Beyond 16×128, the naive kernel's slow walk dominates.** Its GPU time is most of its wall
 #   time. Our GAE's call costs 0.39× the bare launch's at 4096×128, 0.07× at 64×16384.
 # * The harness divides our wall time by this anchor ("÷ anchor"). Below 1, ours costs less than a
@@ -366,6 +373,7 @@ assert [round(min(small_gpu), 1), round(max(small_gpu), 1)] == [1.3, 5.2]  # "fo
 tiny = bare["16×128"]
 assert [round(tiny["ours wall"], 1), round(tiny["bare wall"], 1), round(tiny["ours ÷ bare (wall)"], 1)] == [54.5, 28.8, 1.9]
 assert [round(tiny["ours GPU"], 1), round(tiny["bare GPU"], 1)] == [1.9, 7.9]
+assert round(bare["4096×128"]["ours wall"], 1) == 27.7  # the same call at a larger shape: less wall time
 assert all(t["bare GPU"] > 0.9 * t["bare wall"] for t in bare_table[1:])  # beyond 16×128: the walk is the call
 assert [round(bare[s]["ours ÷ bare (wall)"], 2) for s in ["4096×128", "64×16384"]] == [0.39, 0.07]
 # the probe, alone: its yardsticks
@@ -538,19 +546,10 @@ print(inspect.getsource(cleanrl_gae))
 # figure that moves between runs is noise; the op counts below are the same on every run.
 
 # %%
-import time  # noqa: E402
-
-
 def fastest_ms(fn, calls=5):
-    """The fastest of `calls` timed calls, in ms, on one thread, after one warm-up call."""
+    """profile.fastest_ms on one thread: the fastest of `calls` calls, in ms, after one warm-up call."""
     with profile.cpu_threads(1):
-        fn()  # the first call pays one-off costs: allocations, caches
-        times = []
-        for _ in range(calls):
-            t0 = time.perf_counter()
-            fn()
-            times.append(time.perf_counter() - t0)
-    return 1e3 * min(times)
+        return profile.fastest_ms(fn, calls)
 
 
 CPU_SIZES = [(128, 4, "CleanRL default"), (2048, 1, "SB3 default"), (2048, 64, "SB3 steps, 64 envs")]

@@ -19,7 +19,7 @@
 # * **You will learn:** to read a benchmark on the committed H200 run: % of the memory floor,
 #   speed-ups over peers, wall time against GPU time.
 #
-# * **Time:** 2–2.5 h with the open questions; 20–30 min for the reading.
+# * **Time:** 2–2.5 h with the open questions; 35–50 min for the reading and `host_bound`.
 #
 # * **Needs:** notebook 08. No GPU (with one, a small slice of the benchmark re-runs live).
 #
@@ -460,8 +460,9 @@ exercises.attempt("host_bound", host_bound)
 #    4096×128, 64×16384 and 16384×1024.
 #    Where does the model hold, and within what ratio? Where it misses by far, which algorithms
 #    miss, and what do they share that the others lack? (Notebook 13's table of the planner's
-#    choices says how the package runs each shape; the benchmark's SAC runs at λ = 0, notebook 06,
-#    section 3.)
+#    choices says how today's package runs each shape. The committed run predates its wide chunks
+#    for few long rows, 13's section 4: its 64×16384 rows are of the scans without them. The
+#    benchmark's SAC runs at λ = 0, notebook 06, section 3.)
 #
 # 3. Pick one peer from chart 2 that is within 1.5× of this library somewhere. Read its
 #    implementation (the harness's peer list is in `rltriton_lite/bench.py`) and say where the

@@ -269,27 +269,105 @@ ax1.legend()
 ax2.legend()
 plt.tight_layout()
 plt.show()
-print(f"median ms per update: CleanRL loops {1e3 * np.median(t_a):.1f}, rltriton_lite {1e3 * np.median(t_b):.1f}")
+print(f"ms per update, the fastest of {len(t_a)}: CleanRL loops {1e3 * t_a.min():.1f}, rltriton_lite {1e3 * t_b.min():.1f} "
+      f"(medians: {1e3 * np.median(t_a):.1f} and {1e3 * np.median(t_b):.1f})")
 
 # %% [markdown]
-# On a CPU with a 64-unit network the update is the optimiser's: GAE over 128 × 4 steps is a small
-# part of it either way. The per-call savings that matter are on a GPU, where CleanRL's loop
-# launches a few kernels per time step. Two committed H200 measurements say how much. Their
-# figures differ because they time different things:
+# What does the swap itself cost? The next cell times the two swapped pieces alone, at this run's
+# sizes: GAE on one rollout of 128 steps × 4 environments, and the policy loss on one minibatch,
+# forward and backward, as a training step runs it, as many times as an update calls it. It also
+# counts the torch calls each loss makes, and checks that both give the same gradient.
+
+# %%
+T_, N_ = ARGS["num_steps"], ARGS["num_envs"]
+g = torch.Generator().manual_seed(0)
+rollout = (torch.randn(T_, N_, generator=g), torch.randn(T_, N_, generator=g),  # rewards, values
+           (torch.rand(T_, N_, generator=g) < 0.02).float(), torch.randn(1, N_, generator=g), torch.zeros(N_))
+MB = T_ * N_ // ARGS["num_minibatches"]
+minibatch = (torch.randn(MB, generator=g) - 1, torch.randn(MB, generator=g) - 1, torch.randn(MB, generator=g))
+LOSSES = ARGS["update_epochs"] * ARGS["num_minibatches"]  # loss calls per update
+
+
+def loss_step(loss_fn):
+    """One minibatch's policy loss, forward and backward, as `update` runs it: the gradient of the new log-probs."""
+    newlogprob = minibatch[0].clone().requires_grad_(True)  # a leaf, where the network's output would be
+    loss_fn(newlogprob, *minibatch[1:], ARGS["clip_coef"]).backward()
+    return newlogprob.grad
+
+
+class CountTorchCalls(torch.overrides.TorchFunctionMode):
+    """Counts the torch functions and tensor methods called inside a `with` block."""
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        self.calls += 1
+        return func(*args, **(kwargs or {}))
+
+
+per_update, torch_calls = {}, {}
+for name, gae_fn, loss_fn in [("CleanRL loops", cleanrl_gae, cleanrl_policy_loss),
+                              ("rltriton_lite calls", rltriton_gae, rltriton_policy_loss)]:
+    gae_ms = profile.fastest_ms(lambda: gae_fn(*rollout, ARGS["gamma"], ARGS["gae_lambda"]), 20)
+    loss_ms = profile.fastest_ms(lambda: loss_step(loss_fn), 20)
+    with CountTorchCalls() as counter:
+        counter.calls = 0
+        loss_fn(*minibatch, ARGS["clip_coef"])
+    torch_calls[name], per_update[name] = counter.calls, gae_ms + LOSSES * loss_ms
+    print(f"{name}: GAE {gae_ms:.2f} ms + {LOSSES} losses × {loss_ms:.3f} ms (forward + backward) "
+          f"= {per_update[name]:.2f} ms per update (fastest of 20 calls each); "
+          f"{torch_calls[name]} torch calls in one loss's forward")
+balance = per_update["rltriton_lite calls"] - per_update["CleanRL loops"]
+print(f"the balance, the package's pieces minus CleanRL's: {balance:+.2f} ms per update, on this CPU")
+torch.testing.assert_close(loss_step(rltriton_policy_loss), loss_step(cleanrl_policy_loss))  # the same gradient
+assert torch_calls["rltriton_lite calls"] > 3 * torch_calls["CleanRL loops"]  # "several times the torch calls"
+
+# %% [markdown]
+# **On a CPU the package's loss costs more than CleanRL's.** Read the loss times in the last cell.
+# Forward and backward, `rl.ppo_clip_loss` takes longer per call than CleanRL's five lines. This
+# is expected:
 #
-# * **At 16384 × 1024**, in the full sweep (`benchmarks/results/H200-2026-11-30d.json`, float32,
-#   forward), our call is 371–1,333× faster than the CleanRL-style PyTorch loops over time
-#   (`pytorch_loop`). It is 288–960× faster than torchrl's estimators, 343× for its vectorised
-#   GAE (`torchrl_vec_gae`). Each ratio compares one clock with the same clock: the peer's wall
-#   time per call ÷ ours (the `full_call_us` of both rows, host included), as notebook 09's chart
-#   does. (The file's `ms` column would not do: for the peers it is a wall-clock time, for ours a
-#   `do_bench` time, two different clocks, notebook 08's lesson.) At this size our call is mostly
-#   GPU time (notebook 08, section 2).
-# * **At 16×128, 4096×128 and 64×16384**, in notebook 09's chart (`H200-2026-12-01c.json`,
-#   section 2), the ratio is the same: wall time per call ÷ our wall time per call. At these RL
-#   sizes our call is mostly host time, so the gap is smaller: torchrl's vectorised GAE is
-#   22–169× slower. (At T = 128 its outputs differ from ours by up to 6e-4 relative, likely float32
-#   rounding: notebook 08, section 6, explains the `!`.)
+# * On a CPU the package runs its PyTorch path, not a Triton kernel.
+# * That path does more than CleanRL's formula. It checks its inputs and handles a mask. It also
+#   computes `clip_fraction` and `approx_kl` on every call. The last cell counts the torch calls:
+#   several times CleanRL's.
+# * On a tensor of 128 elements each call costs a fixed overhead, whatever it computes. So more
+#   calls means more time.
+#
+# On a GPU you would use the Triton kernel instead. It fuses the elementwise part with the sum
+# (notebook 05, section 3). Notebook 08's optional section "all algorithms side by side" says the
+# same: on a CPU the PyTorch path of PPO's loss loses to the code it replaces; on a GPU the fused
+# kernel wins.
+#
+# GAE goes the other way. The package's one call replaces CleanRL's Python loop over 128 steps
+# (notebook 08, section 5, times it at this size). Compare the two GAE times. An update calls GAE
+# once and the loss 16 times, so which side wins depends on the machine. The cell's last line
+# prints the balance on yours. Where the package's pieces cost more on a CPU, the loss is why, not
+# the GAE swap.
+#
+# On a CPU with a 64-unit network the update is mostly the network's and the optimiser's work.
+# Compare the last cell's two lines with the times per update above: the swapped pieces are a
+# small part of an update either way.
+#
+# **So a gap between the two runs' times per update that the last cell's balance does not explain
+# is not the swap.** The runs ran one after the other on a shared CPU. Other processes, Python's
+# own work and first-call warm-up land on one run more than on the other. A run's fastest update is
+# steadier than its median, since a busy CPU only ever adds time, but only the last cell, which
+# times the pieces alone, isolates the swap. Run the cells again to see how much the figures move.
+#
+# The per-call savings that matter are on a GPU, where CleanRL's loop launches a few kernels per
+# time step. The committed H200 run says how much (`benchmarks/results/H200-2026-12-01c.json`,
+# float32, forward; notebook 09's chart, section 2). Each ratio is the peer's wall time per call ÷
+# ours, host included, one clock against the same clock:
+#
+# * **At the RL sizes 16×128, 4096×128 and 64×16384**, the CleanRL-style PyTorch loops over time
+#   (`pytorch_loop`) are 127–27,285× slower than our call. The most is at 64×16384, where a loop
+#   walks 16,384 steps. torchrl's vectorised GAE (`torchrl_vec_gae`), which has no loop over time,
+#   is 22–169× slower. (At T = 128 its outputs differ from ours by up to 6e-4 relative, likely
+#   float32 rounding: notebook 08, section 6, explains the `!`.)
+# * **At a large batch, 16384 × 1024,** that run timed no peers. An earlier, wider sweep did:
+#   `H200-2026-11-30d.json`, made a day before on older code. In it the loops are 371–1,333×
+#   slower than our call, torchrl's estimators 288–960× (343× its vectorised GAE). At this size
+#   our call is mostly GPU time (notebook 08, section 2). (The sweep's `ms` column would not do for
+#   these ratios: for the peers it is a wall-clock time, for ours a `do_bench` time, two different
+#   clocks, notebook 08's lesson.)
 
 # %% jupyter={"source_hidden": true}
 # Checks: the figures above, from the committed H200 results (CI runs them; skip when reading)
@@ -307,8 +385,11 @@ print(f"{SWEEP}, 16384×1024 forward, the peer's wall time ÷ ours: loops {min(l
       f"torchrl {min(torchrl):,.0f}–{max(torchrl):,.0f}× (its vectorised GAE {big['torchrl_vec_gae', 'gae']:.0f}×)")
 RUN, run = profile.committed_results(profile.results_folder())  # notebook 09's
 vec = {s["shape"]: s["x"] for s in profile.peer_speedups(run) if (s["peer"], s["pass_"]) == ("torchrl_vec_gae", "fwd")}
-print(f"{RUN}, torchrl's vectorised GAE, forward, its wall time ÷ ours at {', '.join(map(profile.shape_name, vec))}: "
-      f"{min(vec.values()):.0f}–{max(vec.values()):.0f}×")
+rl_loops = {(s["algorithm"], s["shape"]): s["x"] for s in profile.peer_speedups(run)
+            if (s["peer"], s["pass_"]) == ("pytorch_loop", "fwd")}
+print(f"{RUN}, forward, the peer's wall time ÷ ours at {', '.join(map(profile.shape_name, vec))}: "
+      f"loops {min(rl_loops.values()):,.0f}–{max(rl_loops.values()):,.0f}×, "
+      f"torchrl's vectorised GAE {min(vec.values()):.0f}–{max(vec.values()):.0f}×")
 assert len(big) == len(peer_rows) and all(r["full_call_us"] for r in peer_rows)  # every peer row, by wall time
 assert all(big[r["impl"], r["algorithm"]] == r["full_call_us"] / ours[case(r)]["full_call_us"] for r in peer_rows)
 assert [round(min(loops)), round(max(loops))] == [371, 1333]
@@ -316,6 +397,9 @@ assert [round(min(torchrl)), round(max(torchrl))] == [288, 960]
 assert round(big["torchrl_vec_gae", "gae"]) == 343
 assert set(vec) == {(16, 128), (4096, 128), (64, 16384)}  # notebook 09's RL shapes
 assert [round(min(vec.values())), round(max(vec.values()))] == [22, 169]
+assert {s for _, s in rl_loops} == set(vec) and [round(min(rl_loops.values())), round(max(rl_loops.values()))] == [127, 27285]
+assert max(rl_loops, key=rl_loops.get)[1] == (64, 16384)  # the most where the loop walks the most steps
+assert not [r for r in run["rows"] if (r["B"], r["T"]) == (16384, 1024) and r["impl"] in profile.result_peers(run)]
 # why not the `ms` column: the peers' is a wall-clock time, ours a do_bench time (two clocks)
 assert {r["timer"] for r in peer_rows} == {"wall"} and {ours[case(r)]["timer"] for r in peer_rows} == {"do_bench"}
 
@@ -329,9 +413,11 @@ assert {r["timer"] for r in peer_rows} == {"wall"} and {ours[case(r)]["timer"] f
 #
 # 1. Make the run longer (`total_timesteps=50_000`) and find the first episode where the two runs
 #    differ, if any. What decided it?
-# 2. Replace the value loss's returns by `rl.td_lambda(rewards, next_values, ...)` with
-#    CleanRL's done convention handled by hand (shift `dones` as `cleanrl.gae` does). Does the
-#    agent still learn as fast?
+# 2. Compute the value loss's returns with `rl.td_lambda(rewards, next_values, ...)` at the same
+#    λ = 0.95, with CleanRL's done convention handled by hand (shift `dones` as `cleanrl.gae`
+#    does). Show on the run's own rollouts, in every update, that they equal GAE's
+#    `advantages + values` up to float32 rounding. Then say why, in one line of algebra from
+#    GAE's recursion. What would a different λ for the returns change, and what not?
 
 # %% [markdown] tags=["answer-1"]
 # **Answer 1.** *Your answer here (code for it: in cells under this one).*

@@ -147,8 +147,8 @@ from ._triton import INTERPRET, jit, tl
 from .primitive import linear_scan
 from .returns import gae as _harness_gae
 
-__all__ = ["names", "catalog", "task", "check", "checks", "score", "credit", "attempt", "cases", "scan_hook",
-           "map_hook", "vtrace_prologue", "package_prologue"]
+__all__ = ["names", "catalog", "task", "check", "checks", "score", "credit", "attempt", "fix", "cases",
+           "scan_hook", "map_hook", "vtrace_prologue", "package_prologue"]
 
 KINDS = ("kernel", "hook", "numpy", "concept")
 
@@ -256,7 +256,14 @@ def task(name: str) -> str:
 
 def cases(name: str, seed: int | None = None) -> list[tuple]:
     """The cases that ``check(name, fn, seed)`` runs, in order: (description, args, kwargs,
-    expected[, marks]), ``marks`` the special steps that a failure's hint names."""
+    expected[, marks]), ``marks`` the special steps that a failure's hint names (as the hint says
+    them: without the fixes it holds back)."""
+    return [(*c[:4], {_FIXES.sub("", k): v for k, v in c[4].items()}) if len(c) > 4 else c
+            for c in _cases(name, seed)]
+
+
+def _cases(name: str, seed: int | None = None) -> list[tuple]:
+    """:func:`cases` as the checker reads them, the marks' held-back fixes in place."""
     ex = _get(name)
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0):
         raise TypeError(f"seed must be None or an int >= 0, got {seed!r}")
@@ -331,7 +338,9 @@ def _held_back(name: str, e: AssertionError) -> AssertionError:
     """``e`` with its fixes taken out (kept in ``_HELD`` and the error's ``fix``) and a pointer to them."""
     said = str(e)
     fixes = [f.strip().lstrip(":;, ") for f in _FIXES.findall(said)]
-    fixes = [f[:1].upper() + f[1:] + ("" if f.endswith((".", "?", ".)", "?)")) else ".") for f in fixes]
+    code = re.compile(r"\S*[(_\[.=]")  # a first word that is code (exp(A / beta)) keeps its case
+    fixes = [(f if code.match(f) else f[:1].upper() + f[1:]) + ("" if f.endswith((".", "?", ".)", "?)")) else ".")
+             for f in fixes]
     if not fixes:
         _HELD.pop(name, None)
         return e
@@ -346,7 +355,8 @@ def fix(name: str) -> str:
     """The fix that the last failed check of exercise ``name`` held back from its message, where it
     held one back: the message says what is wrong; this says what to change."""
     _get(name)
-    return _HELD.get(name, f"{name}: no fix is held back (its last check passed, named no fix, or has not run)")
+    return _HELD.get(name, f"{name}: no fix to show. Its last check passed, has not run yet, or its message "
+                           "already says all the checker knows: work from that message and the notebook's hints.")
 
 
 def checks(name: str, fn: Callable, seed: int | None = None) -> list[tuple[str, bool]]:
@@ -678,7 +688,7 @@ def _run(ex, case, fn, args, kwargs, code):
 
 def _expected(ex, seed, i):
     """Case ``i``'s expected values and marks, drawn again from the seed (the same every time)."""
-    case = cases(ex.name, seed)[i]
+    case = _cases(ex.name, seed)[i]
     return case[3], (case[4] if len(case) > 4 else {})
 
 
@@ -848,12 +858,23 @@ def _compare(ex, case, got, expected, marks, rtol=1e-5, atol=1e-5, top=True, arg
                          "expression (a loss, for one, is minus the objective it maximises).")
         hint = _hint(ex, bad_l, at_l, marks_l, got[at], expected[at], own)
         raise AssertionError(f"{ex.name}, {case}: {where} {at} expected {_num(expected[at])}, got {_num(got[at])} "
-                             f"({int(bad.sum())} of {bad.size} elements wrong)" + (f"\n{hint}" if hint else ""))
+                             f"({int(bad.sum())} of {bad.size} elements wrong)" + _inputs_there(ex, args, at, got.shape)
+                             + (f"\n{hint}" if hint else ""))
+
+
+def _inputs_there(ex, args, at, shape) -> str:
+    """An elementwise hook's inputs at the wrong element, X[i] then P, for working it by hand."""
+    xs = [x for x in args if isinstance(x, torch.Tensor)]
+    if ex.kind != "hook" or ex.scan is not None or not shape or not xs or any(tuple(x.shape) != shape for x in xs):
+        return ""
+    ps = [_num(float(p)) for p in args if not isinstance(p, torch.Tensor)]
+    return ("; the inputs there: " + ", ".join(f"X[{i}] = {_num(float(x[at]))}" for i, x in enumerate(xs))
+            + (f", P = ({', '.join(ps)})" if ps else ""))
 
 
 def _num(x) -> str:
     """A value as the message shows it: a count in full (6,815,744, not 6.81574e+06), else 6 digits."""
-    return f"{int(x):,}" if np.isfinite(x) and x == int(x) and abs(x) >= 1e4 else f"{x:.6g}"
+    return f"{int(x):,}" if np.isfinite(x) and x == int(x) and 1e4 <= abs(x) < 1e15 else f"{x:.6g}"
 
 
 def _where(bad, scan):
@@ -1121,12 +1142,14 @@ def _interpreting(poison_scans=False):
         if not ok.all():
             stray = p[~ok]
             before = all(any(lo - 64 <= int(x) < lo for lo, _, _ in spans) for x in stray)  # just below a tensor
-            where = ("lanes before the start of a tensor through (a load shifted back, offs - 1 at t = 0: mask it "
-                     "with t >= 1)" if before else "lanes past the end of the row (or rows past the last) through")
+            where = ("lanes before the start of a tensor through (a load shifted back, offs - 1 at t = 0"
+                     + _fix(": mask it with t >= 1") + ")" if before else
+                     "lanes past the end of the row (or rows past the last) through")
             raise _OutOfBounds(
                 f"a tl.{what}{_their_line()} touched memory outside every tensor passed to the kernel "
                 f"({int((~ok).sum())} of {ok.size} active lanes): a tl.{what} without mask=, or with a mask that "
-                f"lets {where}. (Stopped before the access: on a GPU it would read garbage or fault.)")
+                f"lets {where}, or an address built with another tensor's strides. (Stopped before the access: on a "
+                "GPU it would read garbage or fault.)")
         return p
 
     def wrote(p):
@@ -1354,7 +1377,7 @@ def _checker_only(fn, module=__name__):
     return guarded
 
 
-cases = _checker_only(cases)
+cases, _cases = _checker_only(cases), _checker_only(_cases)
 
 
 # ---- The teacher's keys -----------------------------------------------------------------------------
@@ -2546,9 +2569,9 @@ def _matrix_compose_cases(d):
 # ---- 00b: Triton from zero ------------------------------------------------------------------------
 _DONE_ELEMENTWISE = "an episode end (terminated: V(s_{t+1}) is not read there)"
 _PADDING_IDENTITY = ("the row's last step, with padding lanes after it in its block where the block is wider than "
-                     "what is left of the row: the lanes past T must be the identity "
-                     "(1, 0), a = tl.where(m, a, 1.0) and b = 0 there (loaded with other=0.0, or tl.where(m, b, "
-                     "0.0)), else their maps compose into the last step's.")
+                     "what is left of the row: the lanes past T must be the identity (1, 0), else their maps "
+                     "compose into the last step's." + _fix(" Set a = tl.where(m, a, 1.0) and b = 0 there (loaded "
+                                                            "with other=0.0, or tl.where(m, b, 0.0))."))
 
 
 _STRIDED = ("Most elements are wrong: check the addresses. Element (t, b) of this case's rewards is at "
@@ -2786,11 +2809,12 @@ def _gae_kernel_hint(args, i, bad, got, expected):
             delta = r + np.where(term, 0.0, discount * nv) - v
             return reference.linear_scan(np.where(term, 0.0, decay), delta)
         for decay, discount, said in (
-                (lam, gamma, "your trace decays by λ per step, not γλ: a_t = γλ, the discount included"),
-                (gamma, gamma, "your trace decays by γ per step, not γλ: a_t = γλ, λ included"),
-                (1.0, gamma, "your trace does not decay: a_t = γλ, not 1"),
-                (0.0, gamma, "your trace stops at every step (the advantage is δ_t alone): a_t = γλ, not 0"),
-                (gamma * lam, 1.0, "your δ_t has no γ on V(s_{t+1}): δ_t = r_t + γ V(s_{t+1}) - V(s_t)")):
+                (lam, gamma, "your trace decays by λ per step, not γλ" + _fix(": a_t = γλ, the discount included")),
+                (gamma, gamma, "your trace decays by γ per step, not γλ" + _fix(": a_t = γλ, λ included")),
+                (1.0, gamma, "your trace does not decay" + _fix(": a_t = γλ, not 1")),
+                (0.0, gamma, "your trace stops at every step (the advantage is δ_t alone)" + _fix(": a_t = γλ, not 0")),
+                (gamma * lam, 1.0, "your δ_t has no γ on V(s_{t+1})" + _fix(
+                    ": δ_t = r_t + γ V(s_{t+1}) - V(s_t)"))):
             if _is_slip(got, advantages(decay, discount), expected):
                 return _Whole(said[0].upper() + said[1:] + ".")
     return None
@@ -2916,7 +2940,8 @@ def _strided_hint(args, bad):
     it, so a slip in the carry leaves it right (its own marks name that slip)."""
     T, chunk = bad.shape[0], args[3]
     last_chunk = bad[(T - 1) // chunk * chunk:]
-    return _STRIDED.format(*args[0].stride(), *args[1].stride()) if bad.mean() > 0.5 and last_chunk.any() else None
+    return _Whole(_STRIDED.format(*args[0].stride(), *args[1].stride())) if bad.mean() > 0.5 and last_chunk.any() \
+        else None  # (the step's marks would point at a reset or a carry: the addresses are what is wrong)
 
 
 _MAX_END = "the row's last step (t = T - 1: nothing after it, h = r there)"

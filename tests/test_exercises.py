@@ -697,7 +697,7 @@ def test_a_fix_is_held_back_until_asked_for_and_forgotten_when_right():
     assert "\x01" not in str(e.value) and "divides" not in str(e.value)
     assert exercises.fix("awr_weights") == "The temperature divides the advantage, exp(A / beta)."
     assert exercises.check("awr_weights", solution("awr_weights")) is None
-    assert exercises.fix("awr_weights").startswith("awr_weights: no fix is held back")
+    assert exercises.fix("awr_weights").startswith("awr_weights: no fix to show.")
     with pytest.raises(ValueError, match="unknown exercise"):
         exercises.fix("awr")
 

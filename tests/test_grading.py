@@ -775,7 +775,7 @@ def test_answers_are_collected_from_a_notebook_without_checked_exercises(tmp_pat
     assert "0 notebooks with exercises (of 2 found), 0 grades" in done.stdout, done.stdout
     text = (tmp_path / "g-answers" / "10_train_ppo.md").read_text(encoding="utf-8")
     q1, q2 = text.split("\n## ")[1:]
-    assert q1.startswith("1. Make the run longer (`total_timesteps=50_000`)") and q2.startswith("2. Replace"), text
+    assert q1.startswith("1. Make the run longer (`total_timesteps=50_000`)") and q2.startswith("2. Compute the value loss's returns"), text
     assert ("### alice\n\n**Answer 1.** They never differ: the same seed gives the same episodes.\n\n"
             "```python\nprint(first_difference)  # None\n```") in q1, q1
     assert "### alice\n\n(not answered)" in q2, q2
