@@ -432,7 +432,10 @@ print(f"3 x 1000: relative error {long_err:.1e}")
 # ## 6. Optional: profile it
 #
 # The committed H200 figures of every algorithm are read, explained and checked once in
-# [notebook 08, section 6](08_profiling.ipynb). This cell shows this one's table and chart.
+# [notebook 08, section 6](08_profiling.ipynb). This cell shows this one's table and chart. One
+# of its rows, the "minimal autograd.Function" anchor, can cost less wall time than our loss with
+# its backward: [notebook 09, section 3](09_benchmarks.ipynb#3.-Wall-versus-GPU-time) says why one
+# run cannot settle such a gap, and where the backward's host time goes.
 
 # %%
 h200 = profile.committed("ppo", missing_ok=True)  # the H200\'s table and chart, read by name: not measured here

@@ -321,7 +321,7 @@ def check(name: str, fn: Callable, seed: int | None = None) -> None:
             LAUNCHES.clear()  # (the probe's: they hold its tensors)
     except AssertionError as e:
         raise _held_back(name, e).with_traceback(e.__traceback__) from None
-    _HELD.pop(name, None)
+    _HELD[name] = ""
 
 
 def _fix(text: str) -> str:
@@ -330,7 +330,7 @@ def _fix(text: str) -> str:
     return f"\x01{text}\x02"
 
 
-_HELD: dict[str, str] = {}  # exercise -> the fix its last failed check held back
+_HELD: dict = {}  # exercise -> its last check: the fix held back, None (failed, none held), "" (passed)
 _FIXES = re.compile("\x01(.*?)\x02", re.S)
 
 
@@ -338,13 +338,13 @@ def _held_back(name: str, e: AssertionError) -> AssertionError:
     """``e`` with its fixes taken out (kept in ``_HELD`` and the error's ``fix``) and a pointer to them."""
     said = str(e)
     fixes = [f.strip().lstrip(":;, ") for f in _FIXES.findall(said)]
+    _HELD[name] = None  # failed, no fix held back (check() sets "" when it passes)
     code = re.compile(r"\S*[(_\[.=]")  # a first word that is code (exp(A / beta)) keeps its case
     fixes = [(f if code.match(f) else f[:1].upper() + f[1:]) + ("" if f.endswith((".", "?", ".)", "?)")) else ".")
              for f in fixes]
     if not fixes:
-        _HELD.pop(name, None)
         return e
-    _HELD[name] = " ".join(fixes)
+    _HELD[name] = " ".join(fixes)  # (a failure without one: _HELD[name] = None, below)
     out = type(e)(_FIXES.sub("", said).replace(" \n", "\n").rstrip()
                   + f"\n(A fix is held back: try the notebook's hints first; print(exercises.fix({name!r})) shows it.)")
     out.fix = _HELD[name]
@@ -355,8 +355,12 @@ def fix(name: str) -> str:
     """The fix that the last failed check of exercise ``name`` held back from its message, where it
     held one back: the message says what is wrong; this says what to change."""
     _get(name)
-    return _HELD.get(name, f"{name}: no fix to show. Its last check passed, has not run yet, or its message "
-                           "already says all the checker knows: work from that message and the notebook's hints.")
+    held = _HELD.get(name, "not run")
+    return {"not run": f"{name}: no fix to show: it has not been checked yet in this session.",
+            "": f"{name}: no fix to show: its last check passed.",
+            None: f"{name}: no fix to show: the checker did not recognise the mistake of its last check, so its "
+                  "message says all it knows (the case, the element, what is special there): work from that and "
+                  "the notebook's hints."}.get(held, held)
 
 
 def checks(name: str, fn: Callable, seed: int | None = None) -> list[tuple[str, bool]]:
@@ -927,8 +931,8 @@ def _hint(ex, bad, at, marks, got, expected, own=None):
                          "= NaN). Select it away (tl.where, torch.where), do not multiply it by zero.")
         elif at_end:
             hints.append("A NaN or inf where the answer is finite, at an episode end: what lies behind it (a NaN "
-                         "next value, a later episode) leaked in: a reset must select (tl.where, torch.where, "
-                         "np.where), not multiply by zero (0 * NaN = NaN).")
+                         "next value, a later episode) leaked in: a term that may be NaN there must be selected "
+                         "away (tl.where, torch.where, np.where), not multiplied by zero (0 * NaN = NaN).")
         else:
             hints.append("A NaN or inf where the answer is finite: "
                          + ("an unmasked load past the end of a row, or " if ex.kind in ("kernel", "hook") else "")
@@ -2370,7 +2374,8 @@ def _carry_steps(shape, chunk=64, reverse=True):
     t = np.arange(shape[-1])
     at = (t % chunk == chunk - 1) & (t < shape[-1] - 1) if reverse else (t % chunk == 0) & (t > 0)
     label = ("the last step of a chunk, where the carry from the chunk after enters" + _fix(
-        " (is it applied, and is it G at the first step in time of the chunk after, t = c * CHUNK?)") if reverse else
+        " Is the carry applied there, and is it G at the first step in time of the chunk after, t = c * CHUNK?")
+        if reverse else
              "the first step of a chunk, where the carry from the chunk before enters")
     return {label: np.broadcast_to(at, shape)}
 
@@ -2542,6 +2547,21 @@ _COMPOSE_A = ("1 x 1 matrices commute and n x n ones do not: the A part is in th
     ": the product's order is A1 @ A2 (y goes through A2 first), not A2 @ A1"))
 
 
+def _compose_hint(args, i, got):
+    """matrix_compose's usual slips: b2 not taken through p, A elementwise or in the other order."""
+    (A1, b1), (A2, b2) = args
+    got = np.asarray(got)
+    if i == 1 and got.shape == b1.shape and np.allclose(got, b1 + b2) and not np.allclose(A1 @ b2, b2):
+        return _Whole("Your b is b1 + b2: q's vector part skips p, but p acts on all that q gives, b2 included."
+                      + _fix(" Take b2 through p: b = A1 @ b2 + b1."))
+    if i == 1:
+        return _COMPOSE_ORDER.format(_COMPOSE_N1 if A1.shape[0] == 1 else "")
+    if got.shape == A1.shape and A1.shape[0] > 1 and np.allclose(got, A1 * A2):
+        return _Whole("Your A is the elementwise product A1 * A2: at n = 1 it is the matrix product, which is why "
+                      "n = 1 passed." + _fix(" Use the matrix product, @."))
+    return _COMPOSE_A if _swapped_a(args, got) else None
+
+
 def _swapped_a(args, got) -> bool:
     """matrix_compose's A is the product in the other order (right at n = 1, where the two agree)."""
     (A1, _), (A2, _) = args
@@ -2554,8 +2574,7 @@ def _swapped_a(args, got) -> bool:
 matrix_compose(p, q) -> (A, b): the composition "q first, then p" of two affine maps
 y -> A_i @ y + b_i, with p = (A1, b1) and q = (A2, b2) NumPy arrays (n x n, n).
 """, scan=None, results=("A", "b"),
-   hint=lambda args, i, bad, got, expected: _COMPOSE_ORDER.format(_COMPOSE_N1 if args[0][0].shape[0] == 1 else "")
-   if i == 1 else _COMPOSE_A if _swapped_a(args, got) else None)
+   hint=lambda args, i, bad, got, expected: _compose_hint(args, i, got))
 def _matrix_compose_cases(d):
     rng = d.rng
     out = []
@@ -3687,13 +3706,27 @@ def _two_stage_hint(n, got, expected):
     return None
 
 
+def _one_block_of_partials(x, got):
+    """A finisher that reads one block of partial sums, whatever the student's BLOCK: the sum of the
+    first BLOCK * BLOCK elements over n."""
+    x = x.detach().cpu().double().numpy()
+    n = x.size
+    for block in (2 ** k for k in range(4, 13)):
+        if block * block < n and np.isclose(float(got), x[:block * block].sum() / n, rtol=1e-4, atol=0):
+            return (f"That is the sum of the first {block * block:,} elements only, over n: with blocks of "
+                    f"{block}, a second stage of one block adds {block} partial sums, and this case has "
+                    f"{-(-n // block):,}." + _fix(" Loop over the partials, block by block, in a fixed order."))
+    return None
+
+
 @_exercise("two_stage_mean", "05_ppo", "kernel", stream=11, task="""
 two_stage_mean(x) -> a 0-d tensor: the mean of a 1-D float32 tensor by the loss's reduction in two
 launches: one program per BLOCK elements writes its partial sum (masked: padding adds 0), then one
 program adds the partials in a fixed order and divides by n. The checker calls it twice on each
 input: the two results must be the same bits.
 """, needs="kernel", run=_twice, scan=None, recompute=lambda x: np.float64(x.mean()),
-   hint=lambda args, i, bad, got, expected: _two_stage_hint(args[0].numel(), got, expected))
+   hint=lambda args, i, bad, got, expected: _two_stage_hint(args[0].numel(), got, expected)
+    or _one_block_of_partials(args[0], got))
 def _two_stage_cases(d):
     rng = d.rng
     ns = (1, d.int(777, 300, 1500), d.int(20000, 3000, 20000),
