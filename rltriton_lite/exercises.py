@@ -332,19 +332,18 @@ def _fix(text: str) -> str:
 
 _HELD: dict = {}  # exercise -> its last check: the fix held back, None (failed, none held), "" (passed)
 _FIXES = re.compile("\x01(.*?)\x02", re.S)
+_CODE_WORD = re.compile(r"\S*[(_\[.=]")  # a fix's first word that is code (exp(A / beta)) keeps its case
 
 
 def _held_back(name: str, e: AssertionError) -> AssertionError:
     """``e`` with its fixes taken out (kept in ``_HELD`` and the error's ``fix``) and a pointer to them."""
     said = str(e)
     fixes = [f.strip().lstrip(":;, ") for f in _FIXES.findall(said)]
-    _HELD[name] = None  # failed, no fix held back (check() sets "" when it passes)
-    code = re.compile(r"\S*[(_\[.=]")  # a first word that is code (exp(A / beta)) keeps its case
-    fixes = [(f if code.match(f) else f[:1].upper() + f[1:]) + ("" if f.endswith((".", "?", ".)", "?)")) else ".")
+    fixes = [(f if _CODE_WORD.match(f) else f[:1].upper() + f[1:]) + ("" if f.endswith((".", "?", ".)", "?)")) else ".")
              for f in fixes]
+    _HELD[name] = " ".join(fixes) if fixes else None  # None: failed, no fix held back
     if not fixes:
         return e
-    _HELD[name] = " ".join(fixes)  # (a failure without one: _HELD[name] = None, below)
     out = type(e)(_FIXES.sub("", said).replace(" \n", "\n").rstrip()
                   + f"\n(A fix is held back: try the notebook's hints first; print(exercises.fix({name!r})) shows it.)")
     out.fix = _HELD[name]
@@ -3693,8 +3692,9 @@ def _twice(fn, args, kw):
     return first
 
 
-def _two_stage_hint(n, got, expected):
+def _two_stage_hint(x, got, expected):
     """Where two_stage_mean divided by the lanes, or dropped the partials past one block: which."""
+    n = x.numel()
     blocks = -(-n // 1024)
     lanes = 1024 * blocks
     if np.isclose(float(got), float(expected) * n / lanes, rtol=1e-5) and lanes != n:
@@ -3703,7 +3703,7 @@ def _two_stage_hint(n, got, expected):
     if n > 1024 * 1024:
         return (f"This case has {blocks:,} blocks of 1024, so more partial sums than one block of the second "
                 "stage holds: does it add all of them (a loop over the partials, block by block)?")
-    return None
+    return _one_block_of_partials(x, got)
 
 
 def _one_block_of_partials(x, got):
@@ -3725,8 +3725,7 @@ launches: one program per BLOCK elements writes its partial sum (masked: padding
 program adds the partials in a fixed order and divides by n. The checker calls it twice on each
 input: the two results must be the same bits.
 """, needs="kernel", run=_twice, scan=None, recompute=lambda x: np.float64(x.mean()),
-   hint=lambda args, i, bad, got, expected: _two_stage_hint(args[0].numel(), got, expected)
-    or _one_block_of_partials(args[0], got))
+   hint=lambda args, i, bad, got, expected: _two_stage_hint(args[0], got, expected))
 def _two_stage_cases(d):
     rng = d.rng
     ns = (1, d.int(777, 300, 1500), d.int(20000, 3000, 20000),

@@ -3166,16 +3166,11 @@ def test_a_copy_of_the_harness_answers_no_exercise_the_guide_grades(copied_harne
 
 
 @triton.jit
-def _affine_combine(a1, b1, a2, b2):
-    return a2 * a1, b2 + a2 * b1
-
-
-@triton.jit
 def _block_scan_last(R, D, G, gamma, last, T, BLOCK: tl.constexpr, SLIP: tl.constexpr):
     t = tl.arange(0, BLOCK)
     m = t < T
     a = tl.where(m, gamma * (1.0 - tl.load(D + t, mask=m, other=0).to(tl.float32)), 1.0)
-    A, B = tl.associative_scan((a, tl.load(R + t, mask=m, other=0.0)), 0, _affine_combine, reverse=True)
+    A, B = tl.associative_scan((a, tl.load(R + t, mask=m, other=0.0)), 0, _combine_right, reverse=True)
     if SLIP == 1:
         g = B  # last_value left out
     elif SLIP == 2:
