@@ -229,8 +229,8 @@ print(np.round(loop, 3))
 print(inspect.getsource(getattr(scan.combine, "fn", scan.combine)))
 
 # %% [markdown]
-# The order is the same as `combine`'s. `(a_l, b_l, k_l)` is the run scanned so far, applied
-# first. `(a_r, b_r, k_r)` is the run after it in scan order (one step or several, in a tree
+# The order is the same as `combine`'s. `(a1, b1, k1)` is the run scanned so far, applied
+# first. `(a2, b2, k2)` is the run after it in scan order (one step or several, in a tree
 # scan). Is the combine with the flag still associative? Write the reset flag $\kappa$ (`k` in the
 # code). Read a triple $(a, b, \kappa)$ as the map $y \mapsto b$ if $\kappa$, else $a y + b$. The
 # combine is composition of these maps. But "composition is associative" is not enough here. Two
@@ -249,8 +249,8 @@ print(inspect.getsource(getattr(scan.combine, "fn", scan.combine)))
 
 # %%
 def combine_np(first, then):
-    (a_l, b_l, k_l), (a_r, b_r, k_r) = first, then
-    return (a_r if k_r else a_r * a_l, b_r if k_r else b_r + a_r * b_l, k_l or k_r)
+    (a1, b1, k1), (a2, b2, k2) = first, then
+    return (a2 if k2 else a2 * a1, b2 if k2 else b2 + a2 * b1, k1 or k2)
 
 
 steps = [(a_, b_, bool(k_)) for a_, b_, k_ in zip(rng.normal(size=600), rng.normal(size=600), rng.random(600) < 0.3)]
@@ -288,8 +288,9 @@ assert y[0, 4] == 0 and y[0, 5] == 6.0
 # ## 5. Chunks and a carry
 #
 # A GPU program holds a few thousand values at a time. So for any $T$ the kernel cuts time into
-# chunks of `CHUNK` steps and scans each chunk in parallel. It hands the chunk's first value (in
-# time) to the chunk before it as its **carry**: for that chunk, the value after its last step.
+# chunks of `CHUNK` steps. It walks a row's chunks one after another, from the last, and scans the
+# steps inside each chunk in parallel. It hands the chunk's first value (in time) to the chunk
+# before it as its **carry**: for that chunk, the value after its last step.
 # Each chunk's scan produced composed maps $(A_t, B_t)$. So finishing it is one multiply-add per
 # step:
 # $y_t = B_t + A_t \cdot \text{carry}$.
@@ -428,15 +429,15 @@ print("dL/db =", dL_db.tolist(), " dL/da =", dL_da.tolist())
 
 # %%
 T = 8
-a_r = torch.rand(T, dtype=torch.float64, requires_grad=True)
-b_r = torch.randn(T, dtype=torch.float64, requires_grad=True)
+a_row = torch.rand(T, dtype=torch.float64, requires_grad=True)
+b_row = torch.randn(T, dtype=torch.float64, requires_grad=True)
 dy = torch.randn(T, dtype=torch.float64)  # L = sum_t dy_t * y_t, so dL/dy_t = dy_t
-y_r = rl.linear_scan(a_r, b_r, backend="torch")
-grad_a, grad_b = torch.autograd.grad((y_r * dy).sum(), (a_r, b_r))
+y_row = rl.linear_scan(a_row, b_row, backend="torch")
+grad_a, grad_b = torch.autograd.grad((y_row * dy).sum(), (a_row, b_row))
 
-a_prev = np.concatenate([[0.0], a_r.detach().numpy()[:-1]])  # a_{t-1}, shifted one step right
+a_prev = np.concatenate([[0.0], a_row.detach().numpy()[:-1]])  # a_{t-1}, shifted one step right
 g = reference.linear_scan(a_prev, dy.numpy(), reverse=False)  # g_t = dy_t + a_{t-1} g_{t-1}
-y_after = np.concatenate([y_r.detach().numpy()[1:], [0.0]])  # y_{t+1}, and y_T = 0
+y_after = np.concatenate([y_row.detach().numpy()[1:], [0.0]])  # y_{t+1}, and y_T = 0
 np.testing.assert_allclose(grad_b.numpy(), g, rtol=1e-12)
 np.testing.assert_allclose(grad_a.numpy(), g * y_after, rtol=1e-12)
 print("dL/db is the forward scan of (a_{t-1}, dy_t); dL/da_t = dL/db_t * y_{t+1}")
@@ -561,8 +562,9 @@ exercises.attempt("matrix_compose", matrix_compose)
 # * An episode end is a reset flag and a select, not a multiplication by $a_t = 0$: $0 \cdot
 #   \text{NaN} = \text{NaN}$ would poison earlier episodes. (`rl.linear_scan` and the course's
 #   harness take $a_t = 0$ as the flag, then select.) A padded step is the identity $(1, 0)$.
-# * Rows of any length: chunks are scanned in parallel. Each is finished by one multiply-add with
-#   the carry from the chunk after it, $y_t = B_t + A_t \cdot \text{carry}$.
+# * Rows of any length: the chunks are walked one after another, the steps inside each scanned in
+#   parallel. Each is finished by one multiply-add with the carry from the chunk after it,
+#   $y_t = B_t + A_t \cdot \text{carry}$. (Chunks scanned in parallel too: notebook 13's time split.)
 # * `rl.linear_scan(a, b, initial=, mask=, reverse=)` runs all of this in one kernel.
 # * Its gradient is the transposed scan: the same recurrence, run the other way in time.
 #   $\partial L/\partial b$ is a forward scan of $(a_{t-1}, dy_t)$, and $\partial L/\partial a_t =

@@ -151,7 +151,10 @@ print("discount: 2 programs of 64 lanes, 28 of them masked off, matches NumPy")
 #
 # To see inside a kernel under the interpreter, `print(x)` prints a block as NumPy (on a GPU,
 # `tl.device_print("x", x)`). And test first on a case small enough to check by hand: one row of
-# five steps.
+# five steps. Run such a test as `exercises.guarded(your_function, *its_arguments)`. It checks
+# each load and store before it happens, as `attempt` does. Run bare, a store past a tensor's end
+# writes over memory it does not own: the cell may even print the right answer, and then the
+# notebook's kernel dies.
 
 # %%
 @triton.jit
@@ -208,7 +211,7 @@ print("x > 0 and index < 3, elementwise:", out.tolist())
 # ```python
 # r, nv = torch.tensor([1.0, 2.0, 3.0], device=DEVICE), torch.tensor([4.0, float("nan"), 6.0], device=DEVICE)
 # term = torch.tensor([False, True, False], device=DEVICE)
-# print(td_target_kernel(r, nv, term, 0.5).tolist())  # must print [3.0, 2.0, 6.0]
+# print(exercises.guarded(td_target_kernel, r, nv, term, 0.5).tolist())  # must print [3.0, 2.0, 6.0]
 # ```
 #
 # </details>
@@ -319,8 +322,11 @@ print("EMA by one forward associative scan == the loop")
 # * The tree is a Hillis–Steele scan of $\log_2(\text{BLOCK})$ rounds, where each element takes the
 #   combine of the run ending $k$ before it and its own run, for $k = 1, 2, 4, \dots$
 # * Your combine is called on whole blocks, so a `print` inside it shows blocks.
-# * A combine with Python control flow on its values (`if k2:`) cannot run on blocks: the
-#   interpreter then falls back to the loop, and a GPU's compiler refuses it.
+# * A combine with Python control flow on its values (`if k2:`) cannot run on blocks, so the
+#   interpreter falls back to the loop: slower, still right. A GPU's compiler takes it: in a
+#   compiled scan the combine meets one element at a time, and `if` is a branch on one value
+#   (seen on the lent H200, Triton 3.6). `tl.where` reads the same on blocks and on elements, so
+#   the course writes that.
 # * The checkers also try your combine on the scan's own elements grouped both ways, and say so if
 #   it is not associative.
 # * A combine with its two arguments in the wrong order is wrong on both, but only inputs whose
@@ -431,7 +437,7 @@ np.testing.assert_allclose(np.array(maps), np.stack([A_s.cpu().numpy(), B_s.cpu(
 #
 # ```python
 # r, term = torch.tensor([1.0, 2.0, 3.0], device=DEVICE), torch.tensor([False, True, False], device=DEVICE)
-# print(block_scan(r, term, 0.5, 4.0).tolist())  # must print [2.0, 2.0, 5.0]
+# print(exercises.guarded(block_scan, r, term, 0.5, 4.0).tolist())  # must print [2.0, 2.0, 5.0]
 # ```
 #
 # </details>
@@ -610,7 +616,7 @@ print("chunks from the end, the carry read at each chunk's first step == the loo
 # ```python
 # r = torch.tensor([[1.0, 0.0, 2.0, 0.0, 8.0]], device=DEVICE)
 # term = torch.zeros(1, 5, dtype=torch.bool, device=DEVICE)  # no episode end
-# print(chunked_scan(r, term, 0.5, 2).tolist())  # must print [[2.0, 2.0, 4.0, 4.0, 8.0]]
+# print(exercises.guarded(chunked_scan, r, term, 0.5, 2).tolist())  # must print [[2.0, 2.0, 4.0, 4.0, 8.0]]
 # ```
 #
 # </details>

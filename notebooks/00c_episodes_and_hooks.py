@@ -263,7 +263,7 @@ assert torch.isnan(by_multiplying[:2]).all() and torch.isnan(by_kernel[:2]).all(
 # r = torch.tensor([[1.0, 2.0, float("nan"), 4.0]], device=DEVICE)
 # term = torch.tensor([[False, True, False, False]], device=DEVICE)
 # for chunk in (2, 4):
-#     print(reset_scan(r, term, 0.5, chunk).tolist())  # must print [[2.0, 2.0, nan, 4.0]], twice
+#     print(exercises.guarded(reset_scan, r, term, 0.5, chunk).tolist())  # must print [[2.0, 2.0, nan, 4.0]], twice
 # ```
 #
 # </details>
@@ -349,7 +349,7 @@ exercises.attempt("reset_scan", reset_scan)
 # r, v = torch.tensor([[1.0, 2.0, 3.0]], device=DEVICE), torch.tensor([[1.0, 1.0, 2.0]], device=DEVICE)
 # nv = torch.tensor([[1.0, float("nan"), 4.0]], device=DEVICE)
 # term = torch.tensor([[False, True, False]], device=DEVICE)
-# print(gae_kernel(r, v, nv, term, 0.5, 0.5, 2).tolist())  # must print [[0.75, 1.0, 3.0]]
+# print(exercises.guarded(gae_kernel, r, v, nv, term, 0.5, 0.5, 2).tolist())  # must print [[0.75, 1.0, 3.0]]
 # ```
 #
 # </details>
@@ -511,8 +511,9 @@ print("one source, two compiled kernels: 0.5 x0² + 2 x1² − x2², and min(|x0
 #   `PROLOGUE=prologue`.
 # * The output: `torch.empty(B, T, dtype=torch.float32, device=...)`, passed as `Y`.
 # * In each chunk: `offs = row * T + t`, then `a, b = PROLOGUE(X, P, offs, t, m, T)`.
-# * Outside `m`, overwrite the pair with the identity $(1, 0)$. Do it before you take the flag, so
-#   that a padding lane is never a reset.
+# * Outside `m`, overwrite the pair with the identity $(1, 0)$, then take the flag: a padding lane
+#   is then $(1, 0, \text{false})$, inert in every part. (The other order gives the same values here,
+#   since padding follows only a row's last step, where the carry is 0.)
 # * The reset flag is `a == 0.0`. Scan the triple $(a, b, \text{flag})$ with `reset_combine`.
 # * The rest is `reset_scan`: select on the carry, store $y$, update the carry.
 #
@@ -530,7 +531,7 @@ print("one source, two compiled kernels: 0.5 x0² + 2 x1² − x2², and min(|x0
 # ```python
 # prologue = exercises.cases("hooked_scan")[0][1][0]  # the discounted return's
 # r, term = torch.tensor([[1.0, 2.0, 3.0]], device=DEVICE), torch.tensor([[False, True, False]], device=DEVICE)
-# print(hooked_scan(prologue, (r, term), (0.5,), 4).tolist())  # must print [[2.0, 2.0, 3.0]]
+# print(exercises.guarded(hooked_scan, prologue, (r, term), (0.5,), 4).tolist())  # must print [[2.0, 2.0, 3.0]]
 # ```
 #
 # </details>
@@ -674,7 +675,7 @@ print("rl.gae == the loop on 2 x 600")
 # ```python
 # r = torch.tensor([[1.0, 2.0, 3.0], [4.0, 0.0, 8.0]], device=DEVICE).T  # (T, B) = (3, 2), a view
 # term = torch.tensor([[False, False], [True, False], [False, False]], device=DEVICE)
-# print(strided_scan(r, term, 0.5, 2).tolist())  # must print [[2.0, 6.0], [2.0, 4.0], [3.0, 8.0]]
+# print(exercises.guarded(strided_scan, r, term, 0.5, 2).tolist())  # must print [[2.0, 6.0], [2.0, 4.0], [3.0, 8.0]]
 # ```
 #
 # </details>
@@ -769,7 +770,7 @@ exercises.attempt("strided_scan", strided_scan)
 # ```python
 # r = torch.tensor([[-3.0, -4.0, 4.0, -2.0]], device=DEVICE)
 # term = torch.tensor([[False, True, False, False]], device=DEVICE)
-# print(discounted_max(r, term, 0.5, 2).tolist())  # must print [[-2.0, -4.0, 4.0, -2.0]]
+# print(exercises.guarded(discounted_max, r, term, 0.5, 2).tolist())  # must print [[-2.0, -4.0, 4.0, -2.0]]
 # ```
 #
 # </details>

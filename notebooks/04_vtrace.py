@@ -712,7 +712,7 @@ exercises.attempt("vtrace_pg", vtrace_pg)
 # lr_r_v = (torch.log(one_row(2.0, 0.5, 1.0)), one_row(1.0, 1.0, 1.0), one_row(1.0, 1.0, 1.0))
 # for nv3, term3 in ((one_row(1.0, 1.0, 2.0), one_row(False, False, False)),
 #                    (one_row(1.0, float("nan"), 2.0), one_row(False, True, False))):
-#     print([x.tolist() for x in vtrace_kernel(*lr_r_v, nv3, term3, 0.5, 1.0, 1.0, 2)])
+#     print([x.tolist() for x in exercises.guarded(vtrace_kernel, *lr_r_v, nv3, term3, 0.5, 1.0, 1.0, 2)])
 # # must print [[[1.75, 1.5, 2.0]], [[0.75, 0.5, 1.0]]], then [[[1.5, 1.0, 2.0]], [[0.5, 0.0, 1.0]]]
 # ```
 #

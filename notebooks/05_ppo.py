@@ -278,7 +278,9 @@ print("bitwise identical across calls")
 # The loss's forward only sums: it cuts the problem into tiles of up to
 # `Config().reduce_tile_elements` elements, and gives each program a few of them
 # (`_reduce._partials_config`). So the small problems here are a single program; a GPU-sized
-# minibatch is many. The number of partials depends only on the shape, never on timing:
+# minibatch is many. For this loss the number of partials depends only on the shape (and the
+# `Config`), never on timing or the device. (The function takes a device for a reduction that
+# also writes per-element outputs, CRR's in 07: its tiles shrink to fill a GPU.)
 
 # %%
 for shape in [(B, T), (64, 128), (4096, 1024)]:
@@ -605,8 +607,8 @@ exercises.attempt("dual_clip", dual_clip)
 #   the lanes of two blocks (2048) instead of $n$ gives 0.50048828125.
 #
 # ```python
-# print(two_stage_mean(torch.arange(2500.0, device=DEVICE)).item(),
-#       two_stage_mean(torch.ones(1025, device=DEVICE)).item())  # must print 1249.5 1.0
+# print(exercises.guarded(two_stage_mean, torch.arange(2500.0, device=DEVICE)).item(),
+#       exercises.guarded(two_stage_mean, torch.ones(1025, device=DEVICE)).item())  # must print 1249.5 1.0
 # ```
 #
 # </details>

@@ -78,22 +78,20 @@ LIVE = ("live, this GPU" if DEVICE == "cuda" else
 print(f"device: {DEVICE}; times measured here: {LIVE}")
 
 # %% [markdown]
-# **Where these numbers come from.** The H200's figures come from one file,
-# `benchmarks/results/H200-2026-12-01c.json`: the committed run (float32), on one NVIDIA H200 with
-# **torch 2.11 and Triton 3.6**. Two other files in `benchmarks/results/` answer one question
-# each. Their numbers are never set beside this run's:
+# **Where these numbers come from: one run, two helpers.** Every H200 figure in notebooks 08 and
+# 09 comes from the first file below unless a line says otherwise. The other two each answer one
+# question, and their numbers are never set beside the first's.
 #
-# * `H200-2026-11-30d.json`, an earlier, wider sweep: section 1 reads its bfloat16 byte counts, open
-#   question 2 its bfloat16 times.
-# * `H200-2026-12-01d-wall.txt`, a wall-time probe run later that day, on newer code: section 3
-#   reads only what an empty launch costs.
+# | file in `benchmarks/results/` | what it is | read for |
+# |---|---|---|
+# | `H200-2026-12-01c.json` | **the committed run**: float32, one NVIDIA H200, torch 2.11, Triton 3.6 | every figure, unless said otherwise |
+# | `H200-2026-11-30d.json` | an earlier, wider sweep (bfloat16 too) | section 1's bfloat16 bytes; open question 2's bfloat16 times |
+# | `H200-2026-12-01d-wall.txt` | a wall-time probe, later that day, newer code | section 3: what an empty launch costs |
 #
-# The run predates one change of the package: its planner now walks a few long rows (64×16384) in
-# wider chunks (notebook 13, section 4). So at 64×16384 the scans' rows show the package without
-# them, and a re-run of today's package there will not match them.
-#
-# `requirements.txt` pins newer versions (torch 2.13, Triton 3.9). So on your GPU, compare ratios,
-# not microseconds.
+# Two cautions. The committed run predates one change: the planner now walks a few long rows
+# (64×16384) in wider chunks (notebook 13, section 4), so the scans' 64×16384 rows show the package
+# without them. And `requirements.txt` pins newer versions (torch 2.13, Triton 3.9): on your GPU,
+# compare ratios, not microseconds.
 #
 # The JSON files are read by name (`profile.COMMITTED_RUN`, `profile.COMMITTED_SWEEP`). So another
 # GPU's file in the folder changes nothing.
@@ -106,7 +104,7 @@ print(f"device: {DEVICE}; times measured here: {LIVE}")
 # | `floor_ms` | `bytes` ÷ the copy bandwidth measured in the same run |
 # | `kernel_ms` | **GPU time**: the median of CUDA-graph replays, the kernels alone, no host |
 # | `full_call_us` | **wall time** per call: back-to-back eager calls, one sync at the end, host included |
-# | `ms`, `pct_floor` | the `triton.testing.do_bench` median (L2 flushed between calls), and `floor_ms ÷ ms` |
+# | `ms`, `pct_floor` | the `triton.testing.do_bench` median (L2 flushed between calls), and `floor_ms ÷ ms`. Every "% floor" that notebooks 05–09 show from this file is `floor_ms ÷ kernel_ms` instead: 09, "Two % floors", compares the two |
 
 # %%
 import triton  # noqa: E402
@@ -324,8 +322,9 @@ bare = {t["shape"]: t for t in bare_table}
 #   work; it shows only that at this size host work, ours or the launcher's, decides the call.
 # * **Beyond 16×128, the naive kernel's slow walk dominates.** Its GPU time is most of its wall
 #   time. Our GAE's call costs 0.39× the bare launch's at 4096×128, 0.07× at 64×16384.
-# * The harness divides our wall time by this anchor ("÷ anchor"). Below 1, ours costs less than a
-#   plain Triton call of the same algorithm.
+# * The table's last column is ours ÷ the bare launch: below 1, ours costs less. The profiler's
+#   tables (`profile.committed`, in 05–07 and below) divide the other way, each row's wall time ÷
+#   ours ("wall ÷ ours"): there the anchor's row below 1 means the anchor costs less.
 #
 # **How much is just a launch?** The results file has no empty kernel. A separate probe times one:
 # `tools/wall_probe.py`, whose output is committed as `H200-2026-12-01d-wall.txt`. It ran later the

@@ -1042,7 +1042,7 @@ exercises.attempt("warp_sectors", warp_sectors)
 # ```python
 # r_c = torch.tensor([[1.0, 1.0, 1.0, 1.0], [1.0, 2.0, 3.0, 4.0], [2.0, 0.0, 0.0, 8.0]], device=DEVICE)
 # d_c = torch.tensor([[False] * 4, [False, True, False, False], [False] * 4], device=DEVICE)
-# print(tiled_scan(r_c, d_c, 0.5, 2, 2).cpu())
+# print(exercises.guarded(tiled_scan, r_c, d_c, 0.5, 2, 2).cpu())
 # # must print tensor([[1.8750, 1.7500, 1.5000, 1.0000],
 # #                    [2.0000, 2.0000, 5.0000, 4.0000],
 # #                    [3.0000, 2.0000, 4.0000, 8.0000]])

@@ -18,6 +18,7 @@ refused for those six (a ``ValueError``: the grader's unseen cases need the keys
     print(exercises.fix("gae_pairs"))    # the fix a failure's hint held back, where it named one
     exercises.attempt("gae_pairs", fn)   # the notebooks' form: a starter that raises
                                          # NotImplementedError only prints that it is not done
+    exercises.guarded(my_kernel, x, 0.5) # your kernel on your own inputs, each load and store checked
 
 Kinds (``catalog()``'s third field): "kernel" (you write a ``@triton.jit`` kernel and the function
 that launches it, ``kernel[grid](...)``: the seven of 00b and 00c, ``two_stage_mean``,
@@ -147,7 +148,7 @@ from ._triton import INTERPRET, jit, tl
 from .primitive import linear_scan
 from .returns import gae as _harness_gae
 
-__all__ = ["names", "catalog", "task", "check", "checks", "score", "credit", "attempt", "fix", "cases",
+__all__ = ["names", "catalog", "task", "check", "checks", "score", "credit", "attempt", "fix", "guarded", "cases",
            "scan_hook", "map_hook", "vtrace_prologue", "package_prologue"]
 
 KINDS = ("kernel", "hook", "numpy", "concept")
@@ -357,9 +358,24 @@ def fix(name: str) -> str:
     held = _HELD.get(name, "not run")
     return {"not run": f"{name}: no fix to show: it has not been checked yet in this session.",
             "": f"{name}: no fix to show: its last check passed.",
-            None: f"{name}: no fix to show: the checker did not recognise the mistake of its last check, so its "
-                  "message says all it knows (the case, the element, what is special there): work from that and "
-                  "the notebook's hints."}.get(held, held)
+            None: f"{name}: no fix to show: its last check held none back, so its message says all the checker "
+                  "knows (the case, the element, what is special there, and the mistake where it recognised one): "
+                  "work from that and the notebook's hints."}.get(held, held)
+
+
+def guarded(fn: Callable, *args, **kwargs):
+    """``fn(*args, **kwargs)``, for trying your kernel on inputs of your own (a hint's hand check):
+    under the interpreter each load and store is checked before it happens, as :func:`check` does,
+    so a stray one raises an error that says so. Unchecked, it writes past a tensor's memory: the
+    call may print the right answer, then the notebook's kernel dies. Compiled on a GPU: the call."""
+    with _interpreting():
+        try:
+            return fn(*args, **kwargs)
+        except Exception as e:  # noqa: BLE001 - the interpreter wraps what a kernel raises
+            stray = _cause(e, _OutOfBounds)
+            if stray is None:
+                raise
+            raise RuntimeError(f"{getattr(fn, '__name__', 'your function')}: {_FIXES.sub('', str(stray))}") from None
 
 
 def checks(name: str, fn: Callable, seed: int | None = None) -> list[tuple[str, bool]]:
@@ -451,8 +467,12 @@ def _verdicts(name, fn, seed, go_on=False):
             try:
                 _compare(ex, case, got, expected, marks, args=args)
             except AssertionError as e:
-                raise AssertionError(str(e) + code.slips() + _no_kernel_note(ex, launched)
-                                     + _unstored_note(ex, got, launched)) from None
+                said, rows = str(e), _only_row_0_stored(ex, got, launched)
+                # rows never stored hold what the buffer held: the step's marks would point elsewhere
+                after = "row 1" if rows == 1 else f"everything after row 0 (rows 1 to {rows})"
+                said, note = ((said.split("\nHint:")[0] + "\nHint: " + ROW_0_ONLY.format(after), "") if rows
+                              else (said, _unstored_note(ex, got, launched)))
+                raise AssertionError(said + code.slips() + _no_kernel_note(ex, launched) + note) from None
             del expected
             try:
                 _require(ex, case, fn, args, launched, widest, functions, got)
@@ -715,6 +735,10 @@ _ERROR_HINTS = (  # (what the error says, where to look): the first that the err
     ("loop-carried variable", lambda text: _carry_hint(text)),
     ("make_shape_compatible", "(Two blocks whose shapes do not broadcast: a (ROWS,) block against a (ROWS, CHUNK) "
                               "one, say. Give the smaller one the missing axis, x[:, None] for one value per row.)"),
+    ("must have the same shape", "(The operands of one tl.associative_scan (or tl.reduce) must all have the same "
+                                 "shape: on a (ROWS, CHUNK) tile, every one (ROWS, CHUNK). A mask built from t alone "
+                                 "is (CHUNK,), and so is a = tl.where(m, gamma, 1.0) made with it: build m from both "
+                                 "axes, rows[:, None] and t[None, :].)"),
     ("'constexpr' object has no attribute 'signature'",
      "(tl.associative_scan's combine must be a @triton.jit function that your kernel names itself, a module-level "
      "name: the compiler refuses one passed in as a tl.constexpr argument, as a hook is.)"),
@@ -918,7 +942,8 @@ def _hint(ex, bad, at, marks, got, expected, own=None):
         and not isinstance(own, _Whole)
     if first and not set(said) & {*AT_WINDOW_END.values(), _PADDING_IDENTITY}:  # (those say it is the last step)
         said.insert(0, ex.window_end if scan == "reverse" else FIRST_STEP)
-    hints = ["that step is " + "; and ".join(said).rstrip(".") + "."] if said else []
+    # one full stop at the end, a held-back fix (_fix) after the text's own
+    hints = ["that step is " + re.sub(r"\.(\x01[^\x02]*\x02)?$", r"\1", "; and ".join(said)) + "."] if said else []
     if own:
         hints.append(own)
     if not np.isfinite(got) and np.isfinite(expected) and not isinstance(own, _Whole):  # (a whole answer says it)
@@ -1989,6 +2014,22 @@ def _never_stored(value, theirs) -> np.ndarray:
     return ~np.isin(offsets, np.concatenate(stored).astype(np.int64)) if stored else np.ones(offsets.shape, dtype=bool)
 
 
+ROW_0_ONLY = ("Your kernel's tl.store calls wrote row 0 only: every program stored into row 0, so {} of the tensor "
+              "you returned never got a value (it holds whatever the buffer held)." + _fix(
+                  " Row `row` starts at row * T: add that offset to the stores' addresses, as to the loads'."))
+
+
+def _only_row_0_stored(ex, got, launched):
+    """Under the interpreter, for a kernel's (B, T) answer: the number of rows after row 0 where row 0 alone
+    was stored (a row offset left out of the stores), else None."""
+    if not INTERPRET or ex.needs not in ("kernel", "scan") or not isinstance(got, torch.Tensor) or got.ndim != 2 \
+            or got.shape[0] < 2:
+        return None
+    theirs = [launch for launch in launched if launch.theirs and got.untyped_storage().data_ptr() in launch.storages]
+    missing = _never_stored(got, theirs) if theirs else None
+    return got.shape[0] - 1 if missing is not None and not missing[0].any() and missing[1:].all() else None
+
+
 def _unstored_note(ex, got, launched) -> str:
     """For a wrong answer, under the interpreter: where the returned tensor's elements were not all
     stored by the launches of the student's code that received it (a chunk never visited, a grid too
@@ -2694,9 +2735,27 @@ def _last_value_hint(r, done, gamma, last, got, expected):
 
 
 def _one_chunk_order_hint(args, resets, got, expected):
-    """_order_hint on a case whose rows fit one chunk (no carry enters them: the scan starts from 0)."""
+    """_order_hint on a case whose rows fit one chunk (no carry enters them: the scan starts from 0); on
+    rows of several chunks, the chunks walked first to last."""
     r, done, gamma, chunk = _as_numpy(tuple(args))
-    return _order_hint(r, done, gamma, 0.0, resets, got, expected) if r.shape[-1] <= chunk else None
+    if r.shape[-1] <= chunk:
+        return _order_hint(r, done, gamma, 0.0, resets, got, expected)
+    return _chunks_forwards_hint(r, done, gamma, chunk, got, expected)
+
+
+def _chunks_forwards_hint(r, done, gamma, chunk, got, expected):
+    """The chunks walked first to last (00b's chunked cumsum's order): the row's first chunk then gets no
+    carry, its values those of the chunk alone, and the last chunk gets one from the chunks before it."""
+    T = r.shape[-1]
+    first, last = slice(0, chunk), slice((T - 1) // chunk * chunk, T)
+    alone = reference.discounted_returns(r[..., first], gamma=gamma, terminated=done[..., first])
+    close = lambda x, y: np.allclose(x, y, rtol=1e-5, atol=1e-5, equal_nan=True)  # noqa: E731
+    if close(alone, expected[..., first]) or not close(got[..., first], alone) or close(got[..., last], expected[..., last]):
+        return None
+    return _Whole("Your chunks run first to last: the row's first chunk was scanned as if nothing came after it, and "
+                  "its last chunk was handed a carry from the chunks before it. A return is built from the row's "
+                  "end." + _fix(" Walk the chunks from the last one, c = n_chunks - 1 - i, the carry going from "
+                                "chunk c to chunk c - 1."))
 
 
 @_exercise("block_scan", "00b_triton_from_zero", "kernel", stream=2, task="""
@@ -3735,6 +3794,35 @@ def _two_stage_cases(d):
 
 
 # ---- 06: SAC ---------------------------------------------------------------------------------------
+def _soft_lambda_hint(args, got, expected):
+    """soft_lambda_targets' slips in the continuation's entropy term, -alpha log_probs_{t+1} inside lam's
+    term: left out, taken at full weight (so read even at lambda = 0), or read at step t."""
+    r, q1, q2, nlp, lp, term, gamma, alpha, lam = _as_numpy(tuple(args))
+    last = np.zeros(r.shape, dtype=bool)
+    last[:, -1] = True
+    nxt = np.concatenate([lp[:, 1:], np.zeros_like(lp[:, :1])], 1)  # log_probs_{t+1}; none at the window's end
+    with np.errstate(all="ignore"):
+        v, a = np.minimum(q1, q2) - alpha * nlp, np.where(term | last, 0.0, gamma * lam)
+
+        def targets(weight, log_pi):
+            return reference.linear_scan(a, r + np.where(term, 0.0, gamma * np.where(
+                last, v, (1 - lam) * v - weight * alpha * log_pi)))
+
+        if not np.allclose(targets(lam, nxt), expected, rtol=1e-6, atol=1e-6):
+            return None  # (these pairs are not the task's: no slip to name)
+        fix = _fix(" In b, the continuation's entropy term is gamma (1 - term_t) lam (-alpha log_probs_{t+1}).")
+        for slip, said in ((targets(1.0, nxt), "Your targets read -alpha log_probs_{t+1} at full weight: in the task "
+                            "it is inside lam's term, lam (G_{t+1} - alpha log_probs_{t+1}), so at lam = 0 no "
+                            "log_probs are read at all."),
+                           (targets(0.0, nxt), "Your targets leave out the continuation's entropy term, lam (-alpha "
+                            "log_probs_{t+1}): the soft return pays alpha log pi at every step it continues through."),
+                           (targets(lam, lp), "Your targets read log_probs at step t: the continuation's entropy term "
+                            "is the next action's, -alpha log_probs_{t+1}, loaded at offs + 1.")):
+            if _is_slip(got, slip, expected):
+                return said + fix
+    return None
+
+
 @_exercise("soft_lambda_targets", "06_sac", "hook", stream=9, task="""
 soft_lambda_targets: a @triton.jit prologue soft_lambda_targets(X, P, offs, t, m, T) -> (a, b) for
 exercises.scan_hook, with X = (rewards, next_q1, next_q2, next_log_probs, log_probs, terminated)
@@ -3744,7 +3832,8 @@ gamma (1 - term_t)[(1 - lam) V'_t + lam (G_{t+1} - alpha log_probs_{t+1})], with
 the bracket at the window's last step (a termination zeroes the bracket: G_t = r_t; next_q1,
 next_q2 and next_log_probs behind it may be NaN: select them away with tl.where, do not multiply
 by (1 - term)).
-""" + HOOK_RULES + NEXT_STEP + RESET_RULE, needs="hook", run=_scan_with(6))
+""" + HOOK_RULES + NEXT_STEP + RESET_RULE, needs="hook", run=_scan_with(6),
+    hint=lambda args, i, bad, got, expected: _soft_lambda_hint(args, got, expected))
 def _soft_lambda_cases(d):
     rng, gamma, alpha, lam = d.rng, d.real(0.9, 0.8, 0.99), d.real(0.3, 0.1, 0.5), d.real(0.8, 0.5, 0.95)
     out = []
@@ -3982,6 +4071,24 @@ def _token_gae_reference(r, v, mask, gamma, lam):
     return adv
 
 
+def _token_gae_hint(args, got, expected):
+    """OpenRLHF's semantics named where the student wrote them: the values and rewards zeroed by the
+    mask, V(s_{t+1}) read at position t + 1 (compared at the policy tokens, where the two are defined)."""
+    r, v, mask, gamma, lam = _as_numpy(tuple(args))
+    r0, v0 = np.where(mask, r, 0.0), np.where(mask, v, 0.0)
+    nxt = np.concatenate([v0[:, 1:], np.zeros_like(v0[:, :1])], 1)
+    theirs = reference.linear_scan(np.full_like(r0, gamma * lam), r0 + gamma * nxt - v0)
+    if np.shape(got) != theirs.shape or np.allclose(theirs[mask], expected[mask], rtol=1e-5, atol=1e-5) \
+            or not np.allclose(np.asarray(got)[mask], theirs[mask], rtol=1e-5, atol=1e-5):
+        return None
+    return ("At the policy tokens these are OpenRLHF's advantages (notebook 12, section 5): values zeroed by "
+            "the mask and V(s_{t+1}) read at position t + 1, so the token before a hole bootstraps from the "
+            "hole's 0 and the hole's positions add TD errors of their own. The task is verl's: a masked token "
+            "is as if deleted." + _fix(" A masked token is the identity (a, b) = (1, 0), and V_next is the "
+                                       "value at the next response token, carried back across the hole by a "
+                                       "reverse scan of the values."))
+
+
 @_exercise("token_gae_pairs", "12_llm_tokens", "numpy", stream=21, task="""
 token_gae_pairs(rewards, values, mask, gamma, lam) -> (a, b): verl's GAE over a batch of responses
 as the pairs of one reverse scan. rewards, values: (B, T) float32; mask: (B, T) bool, True at the
@@ -3993,7 +4100,8 @@ after the last). At a response token a = gamma * lam and b = r_t + gamma * V_nex
 the value at the next response token, across any hole (0 after the response's last token). V_next
 is itself a reverse scan of the values: linear_scan may be called.
 """ + SCAN_RULES, run=_scan, may_use=("linear_scan",),
-    window_end="the window's last position (no token after it: V_next = 0 there)")
+    window_end="the window's last position (no token after it: V_next = 0 there)",
+    hint=lambda args, i, bad, got, expected: _token_gae_hint(args, got, expected))
 def _token_gae_cases(d):
     rng, gamma, lam = d.rng, d.real(0.99, 0.9, 0.999), d.real(0.95, 0.7, 0.99)
     out = []

@@ -44,28 +44,28 @@ from .tile import load, load_flag, pack, store, unpack
 
 # ---- Composing affine steps ------------------------------------------------------------------------
 @jit
-def combine(a_l, b_l, k_l, a_r, b_r, k_r):
+def combine(a1, b1, k1, a2, b2, k2):
     """Compose two affine steps in scan order.
 
-    ``(a_l, b_l)`` is the map of a run of steps applied first (the later ones, in a reverse
-    scan), ``(a_r, b_r)`` the map of the run applied after it, one step or several in a tree
+    ``(a1, b1)`` is the map of a run of steps applied first (the later ones, in a reverse
+    scan), ``(a2, b2)`` the map of the run applied after it, one step or several in a tree
     scan; ``k`` marks a reset inside a run. The composition is
-    ``y = b_r + a_r * (b_l + a_l * carry)``, unless the second run resets, in which case what lies
+    ``y = b2 + a2 * (b1 + a1 * carry)``, unless the second run resets, in which case what lies
     behind its reset is ignored (selected away, never multiplied by zero).
     """
-    a = tl.where(k_r, a_r, a_r * a_l)
-    b = tl.where(k_r, b_r, b_r + a_r * b_l)
-    return a, b, k_l | k_r
+    a = tl.where(k2, a2, a2 * a1)
+    b = tl.where(k2, b2, b2 + a2 * b1)
+    return a, b, k1 | k2
 
 
 @jit
-def _next_combine(f_l, s_l, n_l, f_r, s_r, n_r):
+def _next_combine(f1, s1, n1, f2, s2, n2):
     """The first two values of a run of steps in scan order: (first, second, has a second).
 
     Scanned over a chunk's vectors it hands each vector the value at the end of the vector before
     it in scan order: the carry entering the vector.
     """
-    return f_r, tl.where(n_r, s_r, f_l), n_r | True
+    return f2, tl.where(n2, s2, f1), n2 | True
 
 
 @jit
@@ -149,10 +149,10 @@ def _scan_chunk(a, b, r, carry, ROWS: tl.constexpr, NV: tl.constexpr, V: tl.cons
 
 
 @jit
-def _latest(v_l, f_l, v_r, f_r):
+def _latest(v1, f1, v2, f2):
     """The value of the newest present step in scan order, and whether there is one: (value, found),
-    where r is the newer of the two runs."""
-    return tl.where(f_r, v_r, v_l), f_l | f_r
+    where 2 is the newer of the two runs."""
+    return tl.where(f2, v2, v1), f1 | f2
 
 
 @jit

@@ -81,7 +81,8 @@ def _combine_right(a1, b1, a2, b2):
 
 @triton.jit
 def _chunked_variant(R, D, G, gamma, T, CHUNK: tl.constexpr, SWAPPED: tl.constexpr, CARRY_AT_END: tl.constexpr,
-                     CHUNK_OFF_BY_ONE: tl.constexpr, INT_CARRY: tl.constexpr, LOADS_ROW_0: tl.constexpr = False):
+                     CHUNK_OFF_BY_ONE: tl.constexpr, INT_CARRY: tl.constexpr, LOADS_ROW_0: tl.constexpr = False,
+                     FORWARDS: tl.constexpr = False, STORES_ROW_0: tl.constexpr = False):
     """chunked_scan's solution with one of 00b's mistakes switched on."""
     row = tl.program_id(0)
     if INT_CARRY:
@@ -93,6 +94,8 @@ def _chunked_variant(R, D, G, gamma, T, CHUNK: tl.constexpr, SWAPPED: tl.constex
         c = n_chunks - 1 - i
         if CHUNK_OFF_BY_ONE:
             c = n_chunks - i  # one chunk past the end first, and chunk 0 never
+        if FORWARDS:
+            c = i  # the chunks first to last, as 00b's chunked cumsum walks them
         t = c * CHUNK + tl.arange(0, CHUNK)
         m = t < T
         first = row * T if not LOADS_ROW_0 else 0  # the mistake: loads without the row's offset
@@ -104,7 +107,7 @@ def _chunked_variant(R, D, G, gamma, T, CHUNK: tl.constexpr, SWAPPED: tl.constex
         else:
             a_s, b_s = tl.associative_scan((a, r), 0, _combine_right, reverse=True)
         g = b_s + a_s * carry
-        tl.store(G + row * T + t, g, mask=m)
+        tl.store(G + (row * T if not STORES_ROW_0 else 0) + t, g, mask=m)
         if CARRY_AT_END:
             carry = tl.sum(tl.where(t == c * CHUNK + CHUNK - 1, g, 0.0), 0)  # the chunk's last step, not its first
         else:
@@ -292,7 +295,8 @@ def _discounted_max_one_step_combine(R, D, M, gamma, T, CHUNK: tl.constexpr):
 
 @triton.jit
 def _tiled_variant(R, D, G, gamma, B, T, CHUNK: tl.constexpr, ROWS: tl.constexpr, ONE_CARRY: tl.constexpr,
-                   CARRY_READ: tl.constexpr, CARRY_AXIS_0: tl.constexpr = False, NO_AXIS: tl.constexpr = False):
+                   CARRY_READ: tl.constexpr, CARRY_AXIS_0: tl.constexpr = False, NO_AXIS: tl.constexpr = False,
+                   A_FROM_T: tl.constexpr = False):
     """tiled_scan's solution with one of its mistakes switched on."""
     rows = tl.program_id(0) * ROWS + tl.arange(0, ROWS)
     carry = tl.zeros((ROWS,), dtype=tl.float32)
@@ -304,7 +308,8 @@ def _tiled_variant(R, D, G, gamma, B, T, CHUNK: tl.constexpr, ROWS: tl.constexpr
         offs = rows[:, None] * T + t[None, :]
         r = tl.load(R + offs, mask=m, other=0.0)
         term = (tl.load(D + offs, mask=m, other=0) != 0) & m
-        a_s, b_s, k_s = tl.associative_scan((tl.where(m, gamma, 1.0), r, term), 1, _reset_combine, reverse=True)
+        a = tl.where((t < T)[None, :], gamma, 1.0) if A_FROM_T else tl.where(m, gamma, 1.0)  # (1, CHUNK) from t
+        a_s, b_s, k_s = tl.associative_scan((a, r, term), 1, _reset_combine, reverse=True)
         if NO_AXIS:
             g = tl.where(k_s, b_s, b_s + a_s * carry)  # (ROWS,) against (ROWS, CHUNK): no [:, None]
         elif CARRY_READ:
@@ -606,6 +611,8 @@ def wrong_answers(name: str):
         ],
         "soft_lambda_targets": [("no entropy on the continuation", _soft_no_entropy),
                                 ("log pi of step t, not t+1", _soft_same_step),
+                                ("-alpha log pi_{t+1} without its lam (the ninth review's case)",
+                                 _soft_entropy_without_lam),
                                 ("(1 - term) multiplied in b (0 * NaN in the step's own b: the harness's reset at "
                                  "a = 0 cannot select it away)", _soft_multiplied)],
         "vtrace_floor_bytes": [
@@ -623,6 +630,8 @@ def wrong_answers(name: str):
                             ("each segment's own map applied (one segment off)", _carries_own_map)],
         "token_gae_pairs": [("plain GAE over every position (the padding's values read)", _token_plain_gae),
                             ("OpenRLHF's: values zeroed by the mask, V(s_{t+1}) read at t + 1", _token_openrlhf),
+                            ("OpenRLHF's, the masked tokens selected to 0 (no NaN: named by name)",
+                             _token_openrlhf_selected),
                             ("a masked token as a reset (0, 0): the trace cut at every hole", _token_reset_at_holes),
                             ("masked tokens the identity, but V_next read at t + 1 (zero in a hole)",
                              _token_next_by_position),
@@ -666,6 +675,17 @@ W_SAYS = {
          "t's own term_t.",
          "In the transposed scan (forwards in time) step t's multiplier is step t - 1's flag and discount, g_t = "
          "dL/dG_t + gamma (1 - term_{t-1}) g_{t-1}, loaded one step back (offs - 1, only where t >= 1)."),
+    ("soft_lambda_targets", "-alpha log pi_{t+1} without its lam (the ninth review's case)"):
+        ("Hint: Your targets read -alpha log_probs_{t+1} at full weight: in the task it is inside lam's term",
+         "In b, the continuation's entropy term is gamma (1 - term_t) lam (-alpha log_probs_{t+1})."),
+    ("soft_lambda_targets", "no entropy on the continuation"):
+        ("Hint: Your targets leave out the continuation's entropy term",
+         "In b, the continuation's entropy term is gamma (1 - term_t) lam (-alpha log_probs_{t+1})."),
+    ("soft_lambda_targets", "log pi of step t, not t+1"): "Hint: Your targets read log_probs at step t",
+    ("token_gae_pairs", "OpenRLHF's, the masked tokens selected to 0 (no NaN: named by name)"):
+        ("Hint: that step is a masked token (tool output or padding: as if deleted, the identity (1, 0)). At the "
+         "policy tokens these are OpenRLHF's advantages (notebook 12, section 5)",
+         "A masked token is the identity (a, b) = (1, 0), and V_next is the value at the next response token"),
     ("gae_prologue", "returns 00c's triple (a, b, reset): no valid, no keep"):
         "gae_prologue, no episode ends, shape (3, 90): _gae_prologue_returns_three returned 3 values (return "
         "gamma * lam, delta, done), expected 5: a package prologue returns the 5-tuple (a, b, reset, valid, keep): "
@@ -700,7 +720,7 @@ def test_a_fix_is_held_back_until_asked_for_and_forgotten_when_right():
     assert exercises.fix("awr_weights") == "awr_weights: no fix to show: its last check passed."
     with pytest.raises(AssertionError):
         exercises.check("awr_weights", lambda X, P, offs, m: None)  # not a hook: refused, no fix to hold back
-    assert exercises.fix("awr_weights").startswith("awr_weights: no fix to show: the checker did not recognise")
+    assert exercises.fix("awr_weights").startswith("awr_weights: no fix to show: its last check held none back")
     with pytest.raises(ValueError, match="unknown exercise"):
         exercises.fix("awr")
 
@@ -771,6 +791,11 @@ def _token_plain_gae(r, v, m, gamma, lam):
 
 def _token_openrlhf(r, v, m, gamma, lam):
     r, v = r * m, v * m
+    return torch.full_like(r, gamma * lam), r + gamma * shift_left(v) - v
+
+
+def _token_openrlhf_selected(r, v, m, gamma, lam):
+    r, v = torch.where(m, r, 0.0), torch.where(m, v, 0.0)
     return torch.full_like(r, gamma * lam), r + gamma * shift_left(v) - v
 
 
@@ -975,7 +1000,7 @@ def _dual_clip_both(X, P, offs, m):
 
 
 @triton.jit
-def _soft(X, P, offs, t, m, T, NEXT: tl.constexpr, ENTROPY: tl.constexpr):
+def _soft(X, P, offs, t, m, T, NEXT: tl.constexpr, ENTROPY: tl.constexpr, LAM_ON_ENTROPY: tl.constexpr = True):
     gamma, alpha, lam = P[0], P[1], P[2]
     r = tl.load(X[0] + offs, mask=m, other=0.0)
     q_min = tl.minimum(tl.load(X[1] + offs, mask=m, other=0.0), tl.load(X[2] + offs, mask=m, other=0.0))
@@ -985,7 +1010,13 @@ def _soft(X, P, offs, t, m, T, NEXT: tl.constexpr, ENTROPY: tl.constexpr):
     term = tl.load(X[5] + offs, mask=m, other=0) != 0
     cont = tl.where(has_next & ~term, lam, 0.0)
     boot = tl.where(term, 0.0, gamma)
-    return gamma * cont, r + boot * ((1.0 - cont) * v_soft - cont * alpha * log_pi)
+    weight = cont if LAM_ON_ENTROPY else tl.where(has_next & ~term, 1.0, 0.0)
+    return gamma * cont, r + boot * ((1.0 - cont) * v_soft - weight * alpha * log_pi)
+
+
+@triton.jit
+def _soft_entropy_without_lam(X, P, offs, t, m, T):  # -alpha log_pi_{t+1} at full weight, not inside lam's term
+    return _soft(X, P, offs, t, m, T, 1, 1.0, False)
 
 
 @triton.jit
@@ -2809,11 +2840,39 @@ def test_blocks_that_do_not_broadcast_are_told_the_missing_axis():
     assert "Give the smaller one the missing axis, x[:, None]" in str(e.value), str(e.value)
 
 
+def test_scan_operands_of_two_shapes_are_told_to_build_the_mask_from_both_axes():
+    """tiled_scan with a made from a mask of t alone, (1, CHUNK) beside the (ROWS, CHUNK) rewards: the
+    scan refuses operands of two shapes, and the hint says which (the ninth review's case)."""
+    with pytest.raises((AssertionError, RuntimeError)) as e:
+        exercises.check("tiled_scan", _tiled_with(A_FROM_T=True))
+    assert "must all have the same shape" in str(e.value) and "rows[:, None] and t[None, :]" in str(e.value), \
+        str(e.value)
+
+
 def test_a_missing_row_offset_is_named():
     """Loads without row * T: every row holds row 0's answer, and the message says so, not the padding
     lanes' hint (the eighth review's case)."""
     msg = _failure("chunked_scan", _chunked_with(LOADS_ROW_0=True))
     assert "Hint: Every row holds row 0's answer" in msg and "padding" not in msg.split("Hint:")[1], msg
+
+
+def test_chunks_walked_first_to_last_are_named():
+    """00b's chunked cumsum walks its chunks forwards; a return walked so gets no carry into the row's first
+    chunk: the message names the order, not the padding lanes (the ninth review's case)."""
+    msg = _failure("chunked_scan", _chunked_with(FORWARDS=True))
+    said = msg.split("Hint:")[1]
+    assert said.startswith(" Your chunks run first to last") and "padding" not in said, msg
+    assert exercises.fix("chunked_scan").startswith("Walk the chunks from the last one, c = n_chunks - 1 - i")
+
+
+def test_stores_into_row_0_are_named():
+    """Loads and stores without row * T: rows after row 0 are never stored, and the hint says so first,
+    in place of the marks of a step whose value is whatever the buffer held (the ninth review's case)."""
+    msg = _failure("chunked_scan", _chunked_with(LOADS_ROW_0=True, STORES_ROW_0=True))
+    said = msg.split("Hint:")[1]
+    assert said.startswith(" Your kernel's tl.store calls wrote row 0 only") and "padding" not in said, msg
+    assert msg.count("Hint:") == 1 and "never stored, the first at" not in msg, msg
+    assert exercises.fix("chunked_scan").startswith("Row `row` starts at row * T")
 
 
 def test_a_carry_that_changes_shape_is_told_its_axis():
@@ -2823,6 +2882,30 @@ def test_a_carry_that_changes_shape_is_told_its_axis():
         exercises.check("tiled_scan", _tiled_with(CARRY_AXIS_0=True))
     msg = str(e.value)
     assert "A loop's carry changed shape" in msg and "tl.sum(x, axis)" in msg and "an integer" not in msg, msg
+
+
+@triton.jit
+def _doubled_unmasked_store(X, Y, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(Y + offs, 2 * tl.load(X + offs, mask=offs < n, other=0.0))  # the store's mask left out
+
+
+def _doubled(x, block):
+    y = torch.zeros_like(x)
+    _doubled_unmasked_store[(1,)](x, y, x.numel(), BLOCK=block)
+    return y
+
+
+@pytest.mark.skipif(not exercises.INTERPRET, reason="the guard watches the interpreter's loads and stores")
+def test_guarded_stops_a_stray_store_before_it_happens_and_returns_what_a_right_call_returns():
+    """A hint's hand check run through exercises.guarded (the ninth review's case: a store past a
+    tensor printed the right answer, then killed the notebook's kernel)."""
+    x = torch.arange(5.0)
+    with pytest.raises(RuntimeError, match=r"^_doubled: a tl\.store at line \d+ \(tl\.store\(Y \+ offs.* touched memory outside every "
+                                            r"tensor passed to the kernel \(3 of 8 active lanes\)"):
+        exercises.guarded(_doubled, x, 8)
+    assert exercises.guarded(_doubled, x, block=4).tolist() == [0.0, 2.0, 4.0, 6.0, 0.0]  # in bounds: the call
+    assert x.tolist() == [0.0, 1.0, 2.0, 3.0, 4.0]
 
 
 def test_a_kernel_a_gpu_compile_refuses_is_refused():
