@@ -143,6 +143,11 @@ print("chunked_returns: 3 rows x 300 steps in chunks of 64, with episode ends ==
 # %% [markdown]
 # ## 1. Episode ends as a select: the reset
 #
+# **What you are about to do, and why.** One bad reward (a NaN, an inf) must stay inside its own
+# episode. 00b's kernels end an episode by multiplying by $a_t = 0$, and $0 \cdot \text{NaN} =
+# \text{NaN}$ lets it through. Here you replace that multiplication by a select, in the combine
+# and on the carry, and write `reset_scan`.
+#
 # So far an episode end has been made in two ways: a multiplication by $a_t = 0$, or a reset flag
 # and a select. Here is each tool of the course, the ones still to come included. In a reverse
 # scan, "behind the end" is later in time: the next episode, or the carry from a later chunk.
@@ -300,6 +305,17 @@ exercises.attempt("reset_scan", reset_scan)
 #
 # * a **prologue** loads a chunk of the algorithm's inputs and returns the pairs $(a_t, b_t)$;
 # * an **epilogue** takes the scanned values and stores the outputs.
+#
+# One chunk's trip through the kernel, with GAE's names:
+#
+# ```
+#  r, V, V', term ──prologue──▶ (a_t, b_t, κ_t) = (γλ, δ_t, term_t)
+#       ──tl.associative_scan(reset_combine)──▶ (A_t, B_t, K_t): each step's map to the chunk's end
+#       ──select on the carry──▶ y_t = B_t if K_t, else B_t + A_t · carry
+#       ──epilogue──▶ stores Â_t = y_t;   carry ← y at the chunk's first step, for the chunk before
+# ```
+#
+# Only the first arrow and the last change from one algorithm to the next.
 #
 # **Exercise `gae_kernel`.** GAE as your `reset_scan`, in chunks of `chunk` steps, with two hooks.
 # The prologue computes $\delta_t = r_t + \gamma(1-\text{term}_t)V(s_{t+1}) - V(s_t)$ and the
@@ -501,7 +517,9 @@ print("one source, two compiled kernels: 0.5 x0² + 2 x1² − x2², and min(|x0
 #
 # Start from your `reset_scan` kernel. Put the prologue's call where its loads and its triple
 # were. `weighted_sum_kernel` above shows a kernel calling a hook passed as a `tl.constexpr`.
-# `exercises.cases("hooked_scan")[0][1]` is what the checker passes in its first case.
+# `exercises.cases(name)` lists the checker's cases, each a tuple `(description, args, kwargs,
+# expected, marks)`: so `exercises.cases("hooked_scan")[0][1]` is what the checker passes in its
+# first case.
 #
 # </details>
 #
@@ -529,7 +547,7 @@ print("one source, two compiled kernels: 0.5 x0² + 2 x1² − x2², and min(|x0
 # must stay 2 and 2.
 #
 # ```python
-# prologue = exercises.cases("hooked_scan")[0][1][0]  # the discounted return's
+# prologue = exercises.cases("hooked_scan")[0][1][0]  # case 0's args, the first of them: the discounted return's prologue
 # r, term = torch.tensor([[1.0, 2.0, 3.0]], device=DEVICE), torch.tensor([[False, True, False]], device=DEVICE)
 # print(exercises.guarded(hooked_scan, prologue, (r, term), (0.5,), 4).tolist())  # must print [[2.0, 2.0, 3.0]]
 # ```

@@ -23,8 +23,9 @@
 # * **Needs:** notebooks 00, 00b and 00c; writing a `torch.autograd.Function`. No GPU.
 # * **Conventions:** the flags, values and hook signatures of the course on one page: the
 #   glossary's [Names and signatures](GLOSSARY.md#names-and-signatures).
-# * **Minimum path:** sections 1–4, the harness and the checked exercises `transposed_scan`,
-#   `returns_autograd` and `n_step_returns`. Section 5 and the open questions can wait.
+# * **Minimum path:** sections 1–5 (5 is the harness the later notebooks' exercises run in) and the
+#   checked exercises `transposed_scan`, `returns_autograd` and `n_step_returns`. Section 6 and the
+#   open questions can wait.
 #
 # Policy-gradient methods weight a log-probability by the return.
 #
@@ -207,7 +208,7 @@ assert long_err < 1e-5, long_err
 print(f"3 x 1000: relative error {long_err:.1e}")
 
 # %% [markdown]
-# ## The harness for Triton prologues
+# ## 5. The harness for Triton prologues
 #
 # `exercises.scan_hook(prologue, inputs, params, chunk=64, reverse=True, epilogue=None)` runs a
 # `@triton.jit` prologue inside the chunked scan with resets you wrote in notebook 00c
@@ -270,7 +271,7 @@ print(f"3 x 1000: relative error {long_err:.1e}")
 print(inspect.getsource(getattr(exercises._scan_hook_kernel, "fn", exercises._scan_hook_kernel)))
 
 # %% [markdown]
-# ## 5. Optional: profile it
+# ## 6. Optional: profile it
 #
 # The committed H200 figures of every algorithm are read, explained and checked once, in
 # [notebook 08, section 6](08_profiling.ipynb). This cell shows this one's table and chart. A `!`
@@ -292,7 +293,7 @@ h200 = profile.committed("discounted_return", missing_ok=True)  # the H200\'s ta
 # is the direct part, what autograd hands the backward.) Write its prologue for
 # `exercises.scan_hook(transposed_scan, (a, dy), (), reverse=False)`. The harness runs its chunked
 # scan (your `reset_scan` of 00c, $a = 0$ the reset) forwards. The hook's arguments and the
-# harness's rules: ["The harness for Triton prologues"](#The-harness-for-Triton-prologues), above.
+# harness's rules: ["The harness for Triton prologues"](#5.-The-harness-for-Triton-prologues), above.
 #
 # * **Inputs:** `X[0]` is `a`, `X[1]` is $\partial L/\partial y$ (`dy`), both (B, T) float32.
 #   `P` is empty, `()`.
@@ -362,7 +363,7 @@ exercises.attempt("transposed_scan", transposed_scan)
 # behind PyTorch's autograd, as the package does for every algorithm. Write a
 # `torch.autograd.Function` with a `forward` and a `backward`. Each runs `exercises.scan_hook`
 # with a prologue of yours. The prologues' arguments:
-# ["The harness for Triton prologues"](#The-harness-for-Triton-prologues), above.
+# ["The harness for Triton prologues"](#5.-The-harness-for-Triton-prologues), above.
 #
 # * **Inputs:** `rewards` (B, T) float32, `terminated` (B, T) bool, `gamma` a number.
 # * **Returns:** `Returns.apply(rewards, terminated, gamma)`, the returns, differentiable in

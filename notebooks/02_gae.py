@@ -419,7 +419,7 @@ assert profile.rollout_error("gae", 3, 1000, DEVICE) < 1e-5  # 3 × 1,000 steps:
 #
 # The committed H200 figures of every algorithm are read, explained and checked once in
 # [notebook 08, section 6](08_profiling.ipynb). This cell shows this one's table and chart. A `!`
-# after a name: see [notebook 01, section 5](01_discounted_return.ipynb#5.-Optional:-profile-it).
+# after a name: see [notebook 01, section 6](01_discounted_return.ipynb#6.-Optional:-profile-it).
 
 # %%
 h200 = profile.committed("gae", missing_ok=True)  # the H200\'s table and chart, read by name: not measured here

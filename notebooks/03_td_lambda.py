@@ -258,7 +258,7 @@ print(f"unbiased critic, σ_c = 3: best λ = {best_unbiased:.2f}, MSE {mse_unbia
 #
 # The committed H200 figures of every algorithm are read, explained and checked once in
 # [notebook 08, section 6](08_profiling.ipynb). This cell shows this one's table and chart. A `!`
-# after a name: see [notebook 01, section 5](01_discounted_return.ipynb#5.-Optional:-profile-it).
+# after a name: see [notebook 01, section 6](01_discounted_return.ipynb#6.-Optional:-profile-it).
 
 # %%
 h200 = profile.committed("td_lambda", missing_ok=True)  # the H200\'s table and chart, read by name: not measured here
@@ -271,7 +271,7 @@ h200 = profile.committed("td_lambda", missing_ok=True)  # the H200\'s table and 
 # `notebooks/solutions/`.
 #
 # The Triton exercise here runs in `exercises.scan_hook`, the harness of
-# [notebook 01, "The harness for Triton prologues"](01_discounted_return.ipynb#The-harness-for-Triton-prologues).
+# [notebook 01, section 5, "The harness for Triton prologues"](01_discounted_return.ipynb#5.-The-harness-for-Triton-prologues).
 # A worked prologue first: TD(λ) with terminations. Here $a_t = \gamma(1-\text{term}_t)\lambda_t$
 # and $b_t = r_t + \gamma(1-\text{term}_t)(1-\lambda_t)V(s_{t+1})$, with $\lambda_t = 0$ at the
 # last step. (The scan starts from $y_T = 0$, so the window's bootstrap is all in $b$.) The factor
@@ -313,7 +313,7 @@ print("a 9-line Triton prologue == rl.td_lambda")
 # above. But the prologue must compute the max and the greediness, from all the actions' Q.
 #
 # The harness, its hook's arguments and its rules (pairs, $a = 0$ the reset):
-# [notebook 01, "The harness for Triton prologues"](01_discounted_return.ipynb#The-harness-for-Triton-prologues).
+# [notebook 01, section 5, "The harness for Triton prologues"](01_discounted_return.ipynb#5.-The-harness-for-Triton-prologues).
 #
 # * **Inputs:** `X = (rewards, next_q, next_action, terminated)` and `P = (γ, λ, n_actions)`, `n_actions` an int.
 #   * `next_q` is a (B, T, n_actions) float32 tensor, $Q(s_{t+1}, a)$ for each action $a$, contiguous with
@@ -407,7 +407,8 @@ print("a 9-line Triton prologue == rl.td_lambda")
 #     return a_t, b_t
 # ```
 #
-# One case of the checker's, to try your function on by hand:
+# One case of the checker's, to try your function on by hand. `exercises.cases(name)[i]` is the
+# checker's case `i`, a tuple `(description, args, kwargs, expected, marks)`:
 
 # %%
 case_q, (r_q, next_q, next_action_q, term_q, *P_q), _, G_q, *_ = exercises.cases("q_lambda")[1]

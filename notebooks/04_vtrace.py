@@ -466,7 +466,7 @@ assert profile.rollout_error("vtrace", 3, 1000, DEVICE) < 1e-5  # 3 × 1,000 ste
 #
 # The committed H200 figures of every algorithm are read, explained and checked once in
 # [notebook 08, section 6](08_profiling.ipynb). This cell shows this one's table and chart. A `!`
-# after a name: see [notebook 01, section 5](01_discounted_return.ipynb#5.-Optional:-profile-it).
+# after a name: see [notebook 01, section 6](01_discounted_return.ipynb#6.-Optional:-profile-it).
 
 # %%
 h200 = profile.committed("vtrace", missing_ok=True)  # the H200\'s table and chart, read by name: not measured here
@@ -488,7 +488,7 @@ h200 = profile.committed("vtrace", missing_ok=True)  # the H200\'s table and cha
 # (`scan_hook` is the chunked reverse scan with resets of notebook 00c, with its hooks.)
 #
 # The harness, its hook's arguments and its rules (pairs, $a = 0$ the reset):
-# [notebook 01, "The harness for Triton prologues"](01_discounted_return.ipynb#The-harness-for-Triton-prologues).
+# [notebook 01, section 5, "The harness for Triton prologues"](01_discounted_return.ipynb#5.-The-harness-for-Triton-prologues).
 #
 # * **Inputs:** `P` holds (γ, λ). `X` holds five (B, T) tensors, each one number per step, loaded
 #   at `offs`, in this order:
@@ -586,7 +586,7 @@ exercises.attempt("retrace", retrace)
 # step yourself.
 #
 # The harness, its hook's arguments and its rules (pairs, $a = 0$ the reset):
-# [notebook 01, "The harness for Triton prologues"](01_discounted_return.ipynb#The-harness-for-Triton-prologues).
+# [notebook 01, section 5, "The harness for Triton prologues"](01_discounted_return.ipynb#5.-The-harness-for-Triton-prologues).
 #
 # * **Inputs:** `X` holds log_rhos, rewards, values, next_values, terminated; `P` holds
 #   (γ, ρ̄, c̄). `y` is $v_s$ and `y_in` is $v_{s+1}$.
@@ -673,6 +673,11 @@ exercises.attempt("vtrace_pg", vtrace_pg)
 # * **Edge cases:** two places to think before writing. What the window's last step must do
 #   (section 2's equation has $v_T$ in it, and there is no $v_T$). And what a terminal step may
 #   read (`next_values` behind a termination may be NaN here).
+# * **One new Triton pattern, for `pg`:** it reads $v_{s+1}$, the next step's `vs`, which another
+#   program may write. So compute it in a second kernel, launched after the first has finished:
+#   an elementwise kernel over all B·T elements, as 00b's first kernels are. For a contiguous
+#   (B, T) tensor, element `i` is row `i // T`, step `t = i % T`, and its next step is element
+#   `i + 1`, except at a row's last step (`t == T - 1`), where `i + 1` is the next row's first.
 #
 # <details><summary>Hint 1: where to start</summary>
 #

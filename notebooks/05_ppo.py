@@ -438,6 +438,9 @@ print(f"3 x 1000: relative error {long_err:.1e}")
 # of its rows, the "minimal autograd.Function" anchor, can cost less wall time than our loss with
 # its backward: [notebook 09, section 3](09_benchmarks.ipynb#3.-Wall-versus-GPU-time) says why one
 # run cannot settle such a gap, and where the backward's host time goes.
+# Read it after 08: that notebook explains its columns (the floor, GPU against wall time, the
+# anchors, "wall ÷ ours"). At the small shapes, a call with its backward costs several times the
+# forward's wall time: host and autograd work, not GPU time (notebook 09, section 3).
 
 # %%
 h200 = profile.committed("ppo", missing_ok=True)  # the H200\'s table and chart, read by name: not measured here
@@ -455,7 +458,7 @@ h200 = profile.committed("ppo", missing_ok=True)  # the H200\'s table and chart,
 # of elements. It stores what the hook returns: the per-element values. (The loss is their mean,
 # the reduction of section 3.) Its arguments are those of `scan_hook`'s prologue, in the same
 # order, without `t` and `T`. What each is:
-# [notebook 01, "The harness for Triton prologues"](01_discounted_return.ipynb#The-harness-for-Triton-prologues).
+# [notebook 01, section 5, "The harness for Triton prologues"](01_discounted_return.ipynb#5.-The-harness-for-Triton-prologues).
 # No scan, so no pairs: the hook returns one value per element. Notebook 07 uses the harness too.
 #
 # A worked hook first: PPO's own clipped loss per element. `tl.minimum`, `tl.maximum` (and

@@ -413,6 +413,9 @@ assert profile.rollout_error("sac", 3, 1000, DEVICE) < 1e-5  # 3 × 1,000 steps:
 #
 # The committed H200 figures of every algorithm are read, explained and checked once in
 # [notebook 08, section 6](08_profiling.ipynb). This cell shows this one's table and chart.
+# Read it after 08: that notebook explains its columns (the floor, GPU against wall time, the
+# anchors, "wall ÷ ours"). At the small shapes, a call with its backward costs several times the
+# forward's wall time: host and autograd work, not GPU time (notebook 09, section 3).
 
 # %%
 h200 = profile.committed("sac", missing_ok=True)  # the H200\'s table and chart, read by name: not measured here
@@ -445,7 +448,7 @@ assert inspect.signature(rl.sac_targets).parameters["lambda_"].default == 0  # .
 # Write its prologue for `exercises.scan_hook` (as notebook 03's `q_lambda`).
 #
 # The harness, its hook's arguments and its rules (pairs, $a = 0$ the reset):
-# [notebook 01, "The harness for Triton prologues"](01_discounted_return.ipynb#The-harness-for-Triton-prologues).
+# [notebook 01, section 5, "The harness for Triton prologues"](01_discounted_return.ipynb#5.-The-harness-for-Triton-prologues).
 #
 # * **Inputs:** `X` holds rewards, next_q1, next_q2, next_log_probs, log_probs, terminated; `P`
 #   holds (γ, α, λ).

@@ -335,6 +335,9 @@ assert profile.rollout_error("crr", 3, 1000, DEVICE) < 1e-5  # 3 × 1,000 steps:
 #
 # The committed H200 figures of every algorithm are read, explained and checked once in
 # [notebook 08, section 6](08_profiling.ipynb). This cell shows this one's table and chart.
+# Read it after 08: that notebook explains its columns (the floor, GPU against wall time, the
+# anchors, "wall ÷ ours"). At the small shapes, a call with its backward costs several times the
+# forward's wall time: host and autograd work, not GPU time (notebook 09, section 3).
 
 # %%
 h200 = profile.committed("crr", missing_ok=True)  # the H200\'s table and chart, read by name: not measured here
@@ -352,7 +355,7 @@ h200 = profile.committed("crr", missing_ok=True)  # the H200\'s table and chart,
 # `dual_clip`).
 #
 # The harness: [notebook 05, "The harness for Triton elementwise hooks"](05_ppo.ipynb#The-harness-for-Triton-elementwise-hooks);
-# its hook's arguments: [notebook 01, "The harness for Triton prologues"](01_discounted_return.ipynb#The-harness-for-Triton-prologues).
+# its hook's arguments: [notebook 01, section 5, "The harness for Triton prologues"](01_discounted_return.ipynb#5.-The-harness-for-Triton-prologues).
 #
 # * **Inputs:** `X = (advantages,)`; `P = (beta, max_weight)`.
 # * **Returns:** the weight $\exp(\hat A/\beta)$ of each element, clipped at `max_weight` (20 in both

@@ -18,7 +18,7 @@
 #
 # * **You will learn:** to swap the package into a real training loop (CleanRL's PPO on CartPole)
 #   and check that both runs see the same episodes.
-# * **Time:** 2.5–3 h with the open questions (longer training runs); 30–45 min for the reading.
+# * **Time:** 2.5–3 h with the open questions (longer training runs); 30–45 min for the reading (no checked exercise here).
 # * **Needs:** notebooks 02 and 05; gymnasium. No GPU.
 # * **Minimum path:** run every cell. Read sections 2 and 3 (the two swapped calls, and the same
 #   episodes from one seed). Section 1's set-up, section 4 and the open questions can wait.

@@ -470,7 +470,8 @@ assert (adv_cum - adv_loop)[mask].abs().max() > 0.1  # and it is not GAE with λ
 # ## 7. On an H200: the loop, the shortcut and the scan
 #
 # **The numbers in this section are the committed H200 numbers, read from the file below. This
-# notebook does not measure them**: on a CPU it measures nothing.
+# notebook does not measure them**: on a CPU it measures nothing. (Notebook 08's "Where these
+# numbers come from" lists it beside the course's other sources.)
 #
 # `python -m rltriton_lite.bench --tokens` times four implementations on a GPU at LLM shapes. The
 # shapes (batch × response length) run from 256 responses of 1,024 tokens to 4 of a million. The

@@ -676,6 +676,7 @@ def _run(ex, case, fn, args, kwargs, code):
     widest tl.associative_scan under the interpreter, the autograd.Functions it applied, _Code)."""
     LAUNCHES.clear()
     SEEN["widest_scan"], SEEN["not_associative"], SEEN["combine"], _PHASE[0] = 0, None, None, "forward"
+    SEEN["combine_reset_first"] = None
     with _watch(), np.errstate(all="ignore"), _refusing(ex) as refused, \
             _applying_functions(ex.needs == "autograd") as functions:  # (NumPy warns at the NaN cases)
         try:
@@ -880,6 +881,20 @@ def _compare(ex, case, got, expected, marks, rtol=1e-5, atol=1e-5, top=True, arg
                 and np.allclose(got[1:], expected[:1], rtol=1e-5, atol=1e-5, equal_nan=True):
             own = _Whole("Every row holds row 0's answer: each program read row 0. " + _fix(
                 "Add the row's offset (row * T) to the loads' offsets, as to the stores'."))
+        if own is None and ex.kind == "kernel" and got.ndim == 2 and got.shape[0] > 1 and not bad[0].any() \
+                and bad[1:].all():  # (compiled: which elements were stored is not known, _only_row_0_stored)
+            own = _Whole("Row 0 is right and every element of every other row is wrong: each program works on "
+                         "row 0, or stores there." + _fix(" Add the row's offset (row * T) to every load's and "
+                                                          "store's offsets."))
+        # the student's combine, right without flags (TWO_MAPS), on a reset in the run applied first
+        plain, kept = SEEN.get("combine"), SEEN.get("combine_reset_first")
+        if own is None and plain is not None and kept is not None and len(kept) >= 2 \
+                and np.allclose(plain[:2], (0.125, 2.25)) and np.allclose(kept[:2], RESET_FIRST[0][:2]):
+            own = _Whole("Your combine keeps the run applied first whole when its flag k1 is set: (a1, b1, k1) "
+                         "with k1 set came out as it went in. A reset belongs to the run applied second: where k2 "
+                         "is set, (a2, b2) alone; where only k1 is, the two compose as usual, with the flag "
+                         "carried on (k1 | k2)." + _fix(" Select on k2: tl.where(k2, a2, a2 * a1) and tl.where(k2, b2, "
+                                                        "b2 + a2 * b1)."))
         if own is None and bad.sum() > 1 and np.allclose(got[bad], -expected[bad], rtol=1e-5, atol=1e-5):
             own = _Whole("Every wrong element is the answer with its sign flipped: check the sign of the whole "
                          "expression (a loss, for one, is minus the objective it maximises).")
@@ -987,6 +1002,7 @@ class _OutOfBounds(Exception):
 SEEN = {"launches": 0, "atomics": 0, "widest_scan": 0, "scalar_loads": 0,  # under the interpreter, while a check runs
         "not_associative": None,  # per call: None (no combine of the student's tried yet), "" or where it is not
         "combine": None,  # per call: what the student's first combine gives on TWO_MAPS (_on_two_maps)
+        "combine_reset_first": None,  # per call: and on RESET_FIRST, where it takes flags
         "tallest_scan": 0}  # the most rows (elements across the axes not scanned) a tl.associative_scan took
 
 
@@ -1215,6 +1231,7 @@ def _interpreting(poison_scans=False):
         if SEEN["not_associative"] is None and _the_student_s(getattr(self.combine_fn, "fn", self.combine_fn)):
             SEEN["not_associative"] = _associativity(self, input, result)
             SEEN["combine"] = _on_two_maps(self, input)
+            SEEN["combine_reset_first"] = _on_two_maps(self, input, RESET_FIRST) if len(input) == 3 else None
         if poison_scans:
             for r in result if isinstance(result, tuple) else (result,):
                 if np.issubdtype(r.handle.data.dtype, np.floating):  # a finite value: 0 * x or x - x hides no NaN
@@ -1279,15 +1296,16 @@ def _associativity(op, input, result=()) -> str:
 
 
 TWO_MAPS = ((0.5, 1.0, False), (0.25, 2.0, False))  # p then q, (a, b[, reset]): p ⊕ q = (0.125, 2.25), q ⊕ p = (0.125, 2.0)
+RESET_FIRST = ((0.5, 1.0, True), (0.25, 2.0, False))  # a reset in p, applied first: p ⊕ q = (0.125, 2.25, True)
 
 
-def _on_two_maps(op, input):
+def _on_two_maps(op, input, maps=TWO_MAPS):
     """The student's combine, as the interpreter's scan ``op`` applies it (inside the scan: a @triton.jit
-    function runs only there), on TWO_MAPS cut to the scan's arity: a tuple of floats, or None."""
+    function runs only there), on ``maps`` cut to the scan's arity: a tuple of floats, or None."""
     if len(input) not in (2, 3):
         return None
     kinds = [(x.dtype, np.asarray(x.handle.data).dtype) for x in input]
-    p, q = (m[:len(input)] for m in TWO_MAPS)
+    p, q = (m[:len(input)] for m in maps)
     try:
         args = [op.to_tensor(np.asarray([v]).astype(np_type), dtype) for v, (dtype, np_type) in zip(p + q, kinds * 2)]
         with np.errstate(all="ignore"):
@@ -3881,7 +3899,10 @@ def _awr_hint(args, i, bad, got, expected):
                      ": the temperature divides the advantage, exp(A / beta)"): np.minimum(np.exp(A * beta), max_w),
                  "no clip" + _fix(": exp(A / beta) is clipped from above at max_weight"): np.exp(A / beta),
                  "the advantage clipped before the exp, not the weight" + _fix(": clip exp(A / beta) at max_weight"):
-                     np.exp(np.minimum(A / beta, max_w))}
+                     np.exp(np.minimum(A / beta, max_w)),
+                 "a clip from below too (at 1 / max_weight): nothing clips AWR's weights from below, a bad action's "
+                 "weight may go to 0" + _fix(": clip from above only, tl.minimum(w, max_weight)"):
+                     np.clip(np.exp(A / beta), 1 / max_w, max_w)}
     for what, slip in slips.items():
         if _is_slip(got, slip, expected):
             return _Whole(f"These are AWR's weights with a slip: {what}.")
