@@ -292,8 +292,10 @@ h200 = profile.committed("discounted_return", missing_ok=True)  # the H200\'s ta
 # gradient, with $g_t = dy_t + a_{t-1} g_{t-1}$: a scan run *forwards*. ($dy_t = \partial L/\partial y_t$
 # is the direct part, what autograd hands the backward.) Write its prologue for
 # `exercises.scan_hook(transposed_scan, (a, dy), (), reverse=False)`. The harness runs its chunked
-# scan (your `reset_scan` of 00c, $a = 0$ the reset) forwards. The hook's arguments and the
-# harness's rules: ["The harness for Triton prologues"](#5.-The-harness-for-Triton-prologues), above.
+# scan (your `reset_scan` of 00c, $a = 0$ the reset) forwards. So where $a_{t-1} = 0$ the harness
+# selects, $g_t = dy_t$, where autograd would compute $dy_t + 0 \cdot g_{t-1}$: the same but where
+# $g_{t-1}$ is NaN or inf. The hook's arguments and the harness's rules:
+# ["The harness for Triton prologues"](#5.-The-harness-for-Triton-prologues), above.
 #
 # * **Inputs:** `X[0]` is `a`, `X[1]` is $\partial L/\partial y$ (`dy`), both (B, T) float32.
 #   `P` is empty, `()`.

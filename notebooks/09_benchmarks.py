@@ -39,6 +39,9 @@
 #    come close, and win a few cases.
 # 3. At RL shapes a call's wall time is mostly host time, the more so with a backward.
 #
+# **Skip the "Checks" cells.** Cells that start with `# Checks` test this page's claims against the
+# data files (CI runs them). Jupyter shows them folded, as one bar; reading, pass them by.
+#
 # The terms are notebook 08's:
 #
 # | term | field | what it is |
@@ -174,7 +177,7 @@ for p in PASSES:
 # the H200's 60 MiB L2 (as measured on the lent H200: `L2_cache_size` = 62,914,560 bytes).
 #
 # First, one row read both ways, as the GAE example under "Two % floors" did: SAC at 64×16384,
-# forward. It moves 21 MiB, which fits in L2. Its floor is 5.18 µs.
+# forward. It moves 21 MiB (22.0 MB), which fits in L2. Its floor is 5.18 µs.
 #
 # * `do_bench` flushes L2 before each call, and counts host time where the GPU waits: 27.1 µs.
 #   So the file's `pct_floor` is 19 %.
@@ -359,7 +362,7 @@ for s in profile.RL_SHAPES:
     print(f"{profile.shape_name(s)}: the {profile.ANCHORS[FN]} costs {fn_fwd[s]['full_call_us']:.0f} µs forward "
           f"({1e3 * fn_fwd[s]['kernel_ms']:.1f} µs GPU), {fn_both[s]['full_call_us']:.0f} µs with its backward "
           f"({1e3 * fn_both[s]['kernel_ms']:.1f} µs GPU)")
-    print("   above it: " + ", ".join(f"{a} {w:.0f} µs ({w / fn_both[s]['full_call_us']:.2g}×)"
+    print("   above it: " + ", ".join(f"{a} {w:.0f} µs ({w / fn_both[s]['full_call_us']:.2f}×)"
                                    for a, w in above[s].items()))
 (sac_eager,) = [r for r in rows if (r["algorithm"], r["impl"], r["B"], r["T"], r["pass"])
                 == ("sac", "pytorch_eager", 4096, 128, "fwd+bwd")]

@@ -276,10 +276,11 @@ print(f"ms per update, the fastest of {len(t_a)}: CleanRL loops {1e3 * t_a.min()
 # What does the swap itself cost? The next cell times the two swapped pieces alone, at this run's
 # sizes: GAE on one rollout of 128 steps × 4 environments, and the policy loss on one minibatch,
 # forward and backward, as a training step runs it, as many times as an update calls it. It also
-# counts the torch calls each loss makes, and checks that both give the same gradient. Expect a
-# split verdict on this CPU: the package's GAE wins (one scan against a Python loop over 128
-# steps), its loss loses (more torch calls than CleanRL's few, on tensors too small for that to
-# pay). The cell after the timings says why.
+# counts the torch calls each loss makes, and checks that both give the same gradient. Expect the
+# two pieces to go opposite ways on a CPU: the package's GAE wins (one scan against a Python loop
+# over 128 steps), its loss usually loses (more torch calls than CleanRL's few, on tensors too
+# small for that to pay). So the balance per update can go either way; the cell after the timings
+# says why.
 
 # %%
 T_, N_ = ARGS["num_steps"], ARGS["num_envs"]

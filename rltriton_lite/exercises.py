@@ -2723,13 +2723,17 @@ def _order_hint(r, done, gamma, carry, resets, got, expected):
         return swapped  # q ⊕ p: b1 + a1 * b2, (a2, b2) applied first
     a = np.full(r.shape, gamma) if resets else gamma * (1.0 - done)
     k = done if resets else np.zeros(r.shape, bool)
+    forwards = "Your scan runs forwards (reverse=False): a return is built from the row's end"
     with np.errstate(all="ignore"):
-        for later_first, reverse, said in (
-                (False, True, swapped),
-                (True, False, "Your scan runs forwards (reverse=False): a return is built from the row's end"
-                              + _fix(", so scan with reverse=True") + ".")):
+        for later_first, reverse, drops_carry, said in (
+                (False, True, False, swapped),
+                (True, False, False, forwards + _fix(", so scan with reverse=True") + "."),
+                (True, False, True, forwards + ". (And last_value is left out: it reaches step t through A_t.)"
+                 + _fix(" Scan with reverse=True, then G_t = B_t + A_t * last_value."))):
+            if drops_carry and carry == 0.0:
+                continue  # (no last_value in this exercise: the case above)
             A, B, K = _composed(a, r, k, later_first, reverse)
-            slip = np.where(K, B, B + A * carry)
+            slip = np.where(K, B, B + A * (0.0 if drops_carry else carry))
             finite = np.isfinite(slip) & np.isfinite(expected)  # (where both are NaN, other slips look alike)
             if _is_slip(got, slip, expected) and not np.allclose(slip[finite], expected[finite], rtol=1e-5,
                                                                   atol=1e-5):
@@ -2758,7 +2762,28 @@ def _one_chunk_order_hint(args, resets, got, expected):
     r, done, gamma, chunk = _as_numpy(tuple(args))
     if r.shape[-1] <= chunk:
         return _order_hint(r, done, gamma, 0.0, resets, got, expected)
-    return _chunks_forwards_hint(r, done, gamma, chunk, got, expected)
+    return _chunks_forwards_hint(r, done, gamma, chunk, got, expected) or \
+        _carry_at_end_hint(r, done, gamma, chunk, got, expected)
+
+
+def _carry_at_end_hint(r, done, gamma, chunk, got, expected):
+    """The carry handed on taken at the chunk's last step (00b's chunked cumsum's carry, copied into the
+    reverse scan) instead of its first."""
+    T = r.shape[-1]
+    slip, carry = np.empty(r.shape), np.zeros(r.shape[:-1])
+    with np.errstate(all="ignore"):
+        for c in reversed(range(-(-T // chunk))):
+            after = carry
+            for t in reversed(range(c * chunk, min(T, (c + 1) * chunk))):
+                after = slip[..., t] = np.where(done[..., t], r[..., t], r[..., t] + gamma * after)
+            end = (c + 1) * chunk - 1  # where the cumsum's carry is: the chunk's last step (none past T)
+            carry = slip[..., end] if end < T else np.zeros(r.shape[:-1])
+    if not _is_slip(got, slip, expected):
+        return None
+    return _Whole("Your carry is G at the chunk's last step, as the chunked cumsum's is. In a reverse scan the "
+                  "value that enters the chunk before is G at this chunk's first step in time, t = c * CHUNK: the "
+                  "step right after the chunk before ends." + _fix(" Pick the carry with tl.where(t == c * CHUNK, "
+                                                                     "g, 0.0), summed."))
 
 
 def _chunks_forwards_hint(r, done, gamma, chunk, got, expected):
@@ -3299,13 +3324,34 @@ def _package_gae(fn, args, kw):
     return tuple(out)
 
 
+def _gae_pairs_hint(args, got, expected):
+    """gae_pairs' two slips with truncations: the trace not cut there, or no bootstrap there."""
+    r, v, nv, term, trunc, gamma, lam = _as_numpy(tuple(args))
+    ends = term | trunc
+    with np.errstate(all="ignore"):
+        delta = r + gamma * np.where(term, 0.0, nv) - v
+        if not np.allclose(reference.linear_scan(np.where(ends, 0.0, gamma * lam), delta), expected, rtol=1e-6,
+                           atol=1e-6):
+            return None  # (not the task's pairs: no slip to name)
+        slips = ((reference.linear_scan(np.where(term, 0.0, gamma * lam), delta),
+                  "Your trace runs on through a truncation. A truncated step bootstraps from next_values, but its "
+                  "episode still ends there, so the trace is cut (a = 0), as at any episode end."
+                  + _fix(" Set a = 0 where terminated or truncated.")),
+                 (reference.linear_scan(np.where(ends, 0.0, gamma * lam), r + gamma * np.where(ends, 0.0, nv) - v),
+                  "Your truncated steps do not bootstrap. A time limit cut the episode, the state was not terminal, "
+                  "so delta_t there reads next_values: only a termination drops it."
+                  + _fix(" Select next_values away where terminated only.")))
+    return next((said for slip, said in slips if _is_slip(got, slip, expected)), None)  # after the step's marks
+
+
 @_exercise("gae_pairs", "02_gae", "numpy", stream=6, task="""
 gae_pairs(rewards, values, next_values, terminated, truncated, gamma, lam) -> (a, b): GAE's
 prologue. The checker runs linear_scan(a, b) and compares y with the advantages: terminated
 cuts the bootstrap and the trace, truncated only the trace (it bootstraps from next_values).
 next_values behind a termination is never to be read (it may be NaN): select it away
 (torch.where), do not multiply it by ~terminated, as 0 * NaN = NaN.
-""" + SCAN_RULES, run=_scan, may_use=("linear_scan",))
+""" + SCAN_RULES, run=_scan, may_use=("linear_scan",),
+   hint=lambda args, i, bad, got, expected: _gae_pairs_hint(args, got, expected))
 def _gae_pairs_cases(d):
     rng, gamma, lam = d.rng, d.real(0.9, 0.8, 0.99), d.real(0.8, 0.5, 0.95)
     out = []
@@ -3897,9 +3943,11 @@ def _awr_hint(args, i, bad, got, expected):
                      np.minimum(np.exp(A), max_w),
                  "exp(A * beta), the advantage times the temperature" + _fix(
                      ": the temperature divides the advantage, exp(A / beta)"): np.minimum(np.exp(A * beta), max_w),
-                 "no clip" + _fix(": exp(A / beta) is clipped from above at max_weight"): np.exp(A / beta),
+                 "the weight is not clipped (a clip of the advantage, before the exp, does not bound it)" + _fix(
+                     ": exp(A / beta) is clipped from above at max_weight"): np.exp(A / beta),
                  "the advantage clipped before the exp, not the weight" + _fix(": clip exp(A / beta) at max_weight"):
                      np.exp(np.minimum(A / beta, max_w)),
+
                  "a clip from below too (at 1 / max_weight): nothing clips AWR's weights from below, a bad action's "
                  "weight may go to 0" + _fix(": clip from above only, tl.minimum(w, max_weight)"):
                      np.clip(np.exp(A / beta), 1 / max_w, max_w)}

@@ -514,6 +514,8 @@ def wrong_answers(name: str):
             ("a combine that drops a1 (right for Triton's own sequential fold: only A shows it)",
              lambda r, d, g, v: s(r, d, g, 0.0) + v * g * (~d)),  # A_t = a_t alone
             ("bootstraps last_value at a terminal last step", lambda r, d, g, v: s(r, not_at_the_end(d), g, v)),
+            ("a forward scan, and last_value left out (two slips at once: the tenth review's case)",
+             lambda r, d, g, v: solution("block_scan")(r.flip(0), d.flip(0), g, 0.0).flip(0)),
         ],
         "chunked_scan": [
             ("no carry between chunks",
@@ -586,6 +588,8 @@ def wrong_answers(name: str):
         "transposed_scan": [("a_t, not a_{t-1}", _transposed_no_shift), ("a_{t+1}", _transposed_wrong_shift)],
         "gae_pairs": [
             ("truncation ignored", lambda r, v, nv, term, trunc, g, lam: s(r, v, nv, term, no_flags(trunc), g, lam)),
+            ("a truncation taken as a termination: no bootstrap there (the tenth review's case)",
+             lambda r, v, nv, term, trunc, g, lam: s(r, v, nv, term | trunc, no_flags(trunc), g, lam)),
             ("values for next_values", lambda r, v, nv, term, trunc, g, lam: s(r, v, v, term, trunc, g, lam)),
             ("bootstraps at a termination on the window's last step",
              lambda r, v, nv, term, trunc, g, lam: s(r, v, nv, not_at_the_end(term), trunc, g, lam)),
@@ -667,6 +671,16 @@ W_SAYS = {
         "Hint: Every wrong element is the answer with its sign flipped: check the sign of the whole expression",
     ("awr_weights", "exp(A): no temperature (the fourth review's case)"):
         ("Hint: These are AWR's weights with a slip: exp(A) without the temperature.", "Divide the advantage by beta."),
+    ("block_scan", "a forward scan, and last_value left out (two slips at once: the tenth review's case)"):
+        ("Hint: Your scan runs forwards (reverse=False): a return is built from the row's end. (And last_value is "
+         "left out: it reaches step t through A_t.)", "Scan with reverse=True, then G_t = B_t + A_t * last_value."),
+    ("chunked_scan", "the carry taken at the chunk's last step (t == c * CHUNK + CHUNK - 1), not its first"):
+        ("Hint: Your carry is G at the chunk's last step, as the chunked cumsum's is.",
+         "Pick the carry with tl.where(t == c * CHUNK, g, 0.0), summed."),
+    ("gae_pairs", "truncation ignored"):
+        ("cut: a reset). Your trace runs on through a truncation.", "Set a = 0 where terminated or truncated."),
+    ("gae_pairs", "a truncation taken as a termination: no bootstrap there (the tenth review's case)"):
+        ("). Your truncated steps do not bootstrap.", "Select next_values away where terminated only."),
     ("awr_weights", "clipped from below too, at 1 / max_weight (the ninth review's case)"):
         ("Hint: These are AWR's weights with a slip: a clip from below too (at 1 / max_weight)",
          "Clip from above only, tl.minimum(w, max_weight)."),
