@@ -154,7 +154,7 @@ print("chunked_returns: 3 rows x 300 steps in chunks of 64, with episode ends ==
 #
 # | tool | how it ends an episode | can a NaN behind the end leak in? |
 # | --- | --- | --- |
-# | 00's `combine` (section 4), the package's `scan.combine` | a reset flag, selected | no |
+# | 00's `combine_np` (section 4), the package's `scan.combine` | a reset flag, selected | no |
 # | `rl.linear_scan` (00, section 4) | a step with $a_t = 0$ is taken as a reset flag, selected | no |
 # | 00b's `block_scan` and `chunked_scan`, `chunked_returns` above | $a_t = \gamma(1 - \text{term}_t) = 0$, multiplied | yes: $0 \cdot \text{NaN} = \text{NaN}$ |
 # | `reset_scan`, below | a reset flag, selected in the combine and on the carry | no |
@@ -530,8 +530,7 @@ print("one source, two compiled kernels: 0.5 x0² + 2 x1² − x2², and min(|x0
 # * The output: `torch.empty(B, T, dtype=torch.float32, device=...)`, passed as `Y`.
 # * In each chunk: `offs = row * T + t`, then `a, b = PROLOGUE(X, P, offs, t, m, T)`.
 # * Outside `m`, overwrite the pair with the identity $(1, 0)$, then take the flag: a padding lane
-#   is then $(1, 0, \text{false})$, inert in every part. (The other order gives the same values here,
-#   since padding follows only a row's last step, where the carry is 0.)
+#   is then $(1, 0, \text{false})$, inert in every part.
 # * The reset flag is `a == 0.0`. Scan the triple $(a, b, \text{flag})$ with `reset_combine`.
 # * The rest is `reset_scan`: select on the carry, store $y$, update the carry.
 #

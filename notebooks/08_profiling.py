@@ -88,10 +88,12 @@ LIVE = ("live, this GPU" if DEVICE == "cuda" else
 print(f"device: {DEVICE}; times measured here: {LIVE}")
 
 # %% [markdown]
-# **Where these numbers come from: one run, and helpers that each answer one question.** Every H200
-# figure of the course comes from the first file below unless a line says otherwise. Each other
-# source answers one question, and its numbers are never set beside the first's. All were measured
-# on the lent NVIDIA H200 with torch 2.11 and Triton 3.6.
+# **Where these numbers come from.** Every H200 figure of the course comes from one file,
+# `benchmarks/results/H200-2026-12-01c.json`, the committed run (float32; torch 2.11, Triton 3.6),
+# unless a line says otherwise. A few other files each answer one question; their numbers are never
+# set beside this run's.
+#
+# <details><summary>Details: every source of the course's H200 figures, and two cautions</summary>
 #
 # | source (`benchmarks/results/` unless said) | what it is | read for |
 # |---|---|---|
@@ -109,6 +111,8 @@ print(f"device: {DEVICE}; times measured here: {LIVE}")
 #
 # The JSON files are read by name (`profile.COMMITTED_RUN`, `profile.COMMITTED_SWEEP`). So another
 # GPU's file in the folder changes nothing.
+#
+# </details>
 #
 # Each row is one (algorithm, implementation, shape, dtype, pass). Its main fields:
 #
@@ -365,7 +369,7 @@ print(profile.table(probe_table, digits=3))
 # eager call costs much less than about 10 µs, however little its kernel does. That is why the
 # small calls in this section's first table cost tens of µs for a few µs of GPU work.
 #
-# **Caveat: wall times are noisy.** A wall time is mostly the host CPU's work, and the lent H200's
+# **Caveat: wall times are noisy.** A wall time is mostly the host CPU's work, and the H200's
 # host is shared. Over repeated runs, `docs/DESIGN.md` ("Benchmark method") saw the same code's wall
 # time read 1.2–2.9× apart. That is why the probe times its calls in 15 interleaved rounds, each
 # beside an anchor. Quote wall times as "tens of µs", GPU times to a few per cent.
@@ -379,6 +383,10 @@ assert all(ratio[a, (16384, 1024)] < 1.25 for a in ALGORITHMS)  # GPU-bound
 scans = ["discounted_return", "gae", "td_lambda", "vtrace", "linear_scan"]
 assert all(ratio[a, (64, 16384)] < 1.5 for a in scans)  # few long rows: the scan's latency is the call
 assert all(ratio[a, (64, 16384)] > 4 for a in ["sac", "ppo", "crr"])  # elementwise: host-bound again
+long_gpu = [t["64×16384 GPU"] for t in wall_gpu if t["algorithm"] in scans]
+long_floor = [1e3 * row(RES, a, 64, 16384)["floor_ms"] for a in scans]
+assert [round(min(long_gpu)), round(max(long_gpu))] == [39, 60]  # "the scans' GPU time (39-60 µs)"
+assert 2 <= min(long_floor) and max(long_floor) < 6.5 and min(long_gpu) > 5 * max(long_floor)  # "their 2-6 µs floors"
 small_wall = [t[f"{s} wall"] for t in wall_gpu for s in ["16×128", "4096×128"]]
 small_gpu = [t[f"{s} GPU"] for t in wall_gpu for s in ["16×128", "4096×128"]]
 assert [round(min(small_wall)), round(max(small_wall))] == [19, 55]  # "19-55 µs of wall time"

@@ -173,8 +173,13 @@ for p in PASSES:
 # At the largest shape, every kernel is near the floor: about 82–100 % forward, about 79–95 % with
 # the backward.
 #
+# ### Optional: above the floor, and below the L2
+#
+# The rest of this section can wait (the minimum path skips it): why one kernel reads above 100 %,
+# and what a % floor means for bytes that fit in the cache.
+#
 # **Only SAC passes 100 %**, for two reasons. Its lines are printed below, with its bytes beside
-# the H200's 60 MiB L2 (as measured on the lent H200: `L2_cache_size` = 62,914,560 bytes).
+# the H200's 60 MiB L2 (`L2_cache_size` = 62,914,560 bytes, read on that H200).
 #
 # First, one row read both ways, as the GAE example under "Two % floors" did: SAC at 64×16384,
 # forward. It moves 21 MiB (22.0 MB), which fits in L2. Its floor is 5.18 µs.
@@ -203,7 +208,7 @@ for p in PASSES:
 print(f"SAC 64×16384 fwd: {sac_row['bytes'] / 2**20:.0f} MiB; floor {1e3 * sac_row['floor_ms']:.2f} µs; "
       f"do_bench {1e3 * sac_row['ms']:.1f} µs, so pct_floor {sac_row['pct_floor']:.3g} %; "
       f"GPU time {1e3 * sac_row['kernel_ms']:.2f} µs, so {100 * sac_row['floor_ms'] / sac_row['kernel_ms']:.3g} %")
-L2_BYTES = 60 * 2**20  # measured on the lent H200: get_device_properties(0).L2_cache_size = 62,914,560 bytes
+L2_BYTES = 60 * 2**20  # read on the committed runs' H200: get_device_properties(0).L2_cache_size = 62,914,560
 sac_lines = [{"pass": p, "shape": profile.shape_name(s), "MiB moved": ours[("sac", *s, DTYPE, p)]["bytes"] / 2**20,
               "fits in L2": "yes" if ours[("sac", *s, DTYPE, p)]["bytes"] < L2_BYTES else "no",
               "% floor": pct["sac", s, p]} for p in PASSES for s in SHAPES]
@@ -236,7 +241,7 @@ assert round(1e3 * sac_row["kernel_ms"], 2) == 4.40 and round(pct["sac", (64, 16
 # %% [markdown]
 # **So is 60 % a copy's ceiling, and 118 % a bandwidth? Neither.** Below the L2's 60 MiB, a replayed
 # time measures the cache as much as the kernel. One probe timed three kernels at the same byte
-# counts, exactly as the GPU time is timed here (graph replays; `tools/copy_probe.py`, on the lent
+# counts, exactly as the GPU time is timed here (graph replays; `tools/copy_probe.py`, on the same
 # H200 with torch 2.11 and Triton 3.6, a later day than the committed run):
 #
 # * PyTorch's `copy_` reads 60–71 % of the floor at every size from 9.5 to 40 MB.
@@ -381,7 +386,7 @@ print("gradients with respect to: sac", bench.BACKWARD["sac"][0], "; the anchor 
 # launch, the backward adds about 195 µs of host time. That is most of why our forward + backward
 # calls cost 25–75× their GPU time at 4096×128.
 #
-# **Which calls lose to the anchor.** At 4096×128, GAE (262 µs), V-trace (304 µs) and SAC
+# **Optional: which calls lose to the anchor.** At 4096×128, GAE (262 µs), V-trace (304 µs) and SAC
 # (502 µs) cost more than it; at 64×16384, V-trace, SAC, PPO and CRR do. These gaps, up to 2.1×,
 # lie within how far a call's wall time moves between runs (section 2's caution), so one run
 # cannot settle them.

@@ -2925,17 +2925,21 @@ def _gae_kernel_hint(args, i, bad, got, expected):
     where the answer is that."""
     r, v, nv, term, gamma, lam, _ = _as_numpy(tuple(args))
     with np.errstate(all="ignore"):
-        def advantages(decay, discount=gamma):
-            delta = r + np.where(term, 0.0, discount * nv) - v
+        def advantages(decay, discount=gamma, boots_at_ends=False):
+            delta = r + np.where(term & ~boots_at_ends, 0.0, discount * nv) - v
             return reference.linear_scan(np.where(term, 0.0, decay), delta)
-        for decay, discount, said in (
-                (lam, gamma, "your trace decays by λ per step, not γλ" + _fix(": a_t = γλ, the discount included")),
-                (gamma, gamma, "your trace decays by γ per step, not γλ" + _fix(": a_t = γλ, λ included")),
-                (1.0, gamma, "your trace does not decay" + _fix(": a_t = γλ, not 1")),
-                (0.0, gamma, "your trace stops at every step (the advantage is δ_t alone)" + _fix(": a_t = γλ, not 0")),
-                (gamma * lam, 1.0, "your δ_t has no γ on V(s_{t+1})" + _fix(
-                    ": δ_t = r_t + γ V(s_{t+1}) - V(s_t)"))):
-            if _is_slip(got, advantages(decay, discount), expected):
+        for decay, discount, boots, said in (
+                (lam, gamma, False, "your trace decays by λ per step, not γλ" + _fix(
+                    ": a_t = γλ, the discount included")),
+                (gamma, gamma, False, "your trace decays by γ per step, not γλ" + _fix(": a_t = γλ, λ included")),
+                (1.0, gamma, False, "your trace does not decay" + _fix(": a_t = γλ, not 1")),
+                (0.0, gamma, False, "your trace stops at every step (the advantage is δ_t alone)" + _fix(
+                    ": a_t = γλ, not 0")),
+                (gamma * lam, 1.0, False, "your δ_t has no γ on V(s_{t+1})" + _fix(
+                    ": δ_t = r_t + γ V(s_{t+1}) - V(s_t)")),
+                (gamma * lam, gamma, True, "your δ_t at a termination still reads γ V(s_{t+1}): a terminal state "
+                 "has no next value" + _fix(": select it away there (tl.where), δ_t = r_t - V(s_t)"))):
+            if _is_slip(got, advantages(decay, discount, boots), expected):
                 return _Whole(said[0].upper() + said[1:] + ".")
     return None
 
@@ -3764,6 +3768,13 @@ def _dual_clip_hint(args, i, bad, got, expected):
         return ("The wrong elements are those with A >= 0, and they hold the dual clip's value." + _fix(
             " For A ≥ 0 the dual clip must not apply (there the loss is PPO's -min(r A, clip(r, 1-eps, 1+eps) A) "
             "alone; select with tl.where(adv < 0, ...))."))
+    neg = adv < 0
+    floor_as_cap = -np.minimum(-ppo, c * adv)  # tl.minimum where the dual clip takes tl.maximum
+    if neg.any() and np.allclose(got[neg], floor_as_cap[neg], rtol=1e-5, atol=1e-5) \
+            and not np.allclose(floor_as_cap[neg], expected[neg], rtol=1e-5, atol=1e-5):
+        return ("Where A < 0 your loss holds the smaller of the objective and c A: the dual clip is a floor on the "
+                "objective, not a cap (it keeps a large ratio from pushing the loss without bound)." + _fix(
+                    " For A < 0: -max(min(r A, clip(r) A), c A), tl.maximum."))
     if (adv[bad] < 0).all() and np.allclose(got[bad], ppo[bad], rtol=1e-5, atol=1e-5):
         return ("The wrong elements are those with A < 0, and they hold PPO's plain loss." + _fix(
             " For A < 0 the dual clip applies, -max(min(r A, clip(r) A), c A) (it bounds the loss where the ratio "
@@ -4200,7 +4211,7 @@ def _token_gae_cases(d):
         v = rng.normal(size=(B, T))  # the critic's values (at masked tokens too: not read)
         before_hole = mask & ~np.roll(mask, -1, 1) & ~last
         marks = {"a masked token (tool output or padding: as if deleted, the identity (1, 0))": ~mask,
-                 "the last policy token before a hole (V_next: the value at the first token after the hole)":
+                 "the last policy token before a hole (V_next: the value at the first policy token after the hole)":
                      before_hole,
                  "a response's last token (no response token after it: V_next = 0)": last}
         expected = _token_gae_reference(r, v, mask, gamma, lam)

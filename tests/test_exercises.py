@@ -615,7 +615,9 @@ def wrong_answers(name: str):
                                ("the clipped ratios normalised as the policy (mu left out)", _fixed_point_ratios),
                                ("one value for every state (section 5's closed form)", _fixed_point_one_state)],
         "dual_clip": [("plain PPO", _plain_ppo), ("dual clip on positive advantages too", _dual_clip_both),
-                      ("the objective, not the loss (the sign flipped)", _dual_clip_negated)],
+                      ("the objective, not the loss (the sign flipped)", _dual_clip_negated),
+                      ("tl.minimum with c A, a cap where the dual clip is a floor (the tenth review's case)",
+                       _dual_clip_as_a_cap)],
         "two_stage_mean": [
             ("padding counted in n", lambda x: s(x) * x.numel() / (1024 * -(-x.numel() // 1024))),
             ("padding loaded as 1", lambda x: s(x) + (1024 * -(-x.numel() // 1024) - x.numel()) / x.numel()),
@@ -681,6 +683,12 @@ W_SAYS = {
         ("cut: a reset). Your trace runs on through a truncation.", "Set a = 0 where terminated or truncated."),
     ("gae_pairs", "a truncation taken as a termination: no bootstrap there (the tenth review's case)"):
         ("). Your truncated steps do not bootstrap.", "Select next_values away where terminated only."),
+    ("gae_kernel", "bootstraps at terminations"):
+        ("Hint: Your δ_t at a termination still reads γ V(s_{t+1}): a terminal state has no next value.",
+         "Select it away there (tl.where), δ_t = r_t - V(s_t)."),
+    ("dual_clip", "tl.minimum with c A, a cap where the dual clip is a floor (the tenth review's case)"):
+        ("Hint: Where A < 0 your loss holds the smaller of the objective and c A",
+         "For A < 0: -max(min(r A, clip(r) A), c A), tl.maximum."),
     ("awr_weights", "clipped from below too, at 1 / max_weight (the ninth review's case)"):
         ("Hint: These are AWR's weights with a slip: a clip from below too (at 1 / max_weight)",
          "Clip from above only, tl.minimum(w, max_weight)."),
@@ -1064,6 +1072,14 @@ def _soft_no_entropy(X, P, offs, t, m, T):
 @triton.jit
 def _soft_same_step(X, P, offs, t, m, T):
     return _soft(X, P, offs, t, m, T, 0, 1.0)
+
+
+@triton.jit
+def _dual_clip_as_a_cap(X, P, offs, m):  # tl.minimum with c A where the dual clip takes tl.maximum
+    ratio = tl.load(X[0] + offs, mask=m, other=1.0)
+    adv = tl.load(X[1] + offs, mask=m, other=0.0)
+    obj = tl.minimum(ratio * adv, tl.minimum(tl.maximum(ratio, 1.0 - P[0]), 1.0 + P[0]) * adv)
+    return -tl.where(adv < 0, tl.minimum(obj, P[1] * adv), obj)
 
 
 @triton.jit
