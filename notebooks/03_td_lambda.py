@@ -312,8 +312,10 @@ print("a 9-line Triton prologue == rl.td_lambda")
 # $\max_a Q(s_{t+1}, a)$ alone. It is TD(λ) on $\max_a Q$ with a per-step λ: the worked prologue
 # above. But the prologue must compute the max and the greediness, from all the actions' Q.
 #
-# The harness, its hook's arguments and its rules (pairs, $a = 0$ the reset):
-# [notebook 01, section 5, "The harness for Triton prologues"](01_discounted_return.ipynb#5.-The-harness-for-Triton-prologues).
+# **The harness in three lines** (all of it: [notebook 01, section 5](01_discounted_return.ipynb#5.-The-harness-for-Triton-prologues)):
+# your `@triton.jit` prologue `(X, P, offs, t, m, T) -> (a, b)` loads its inputs with
+# `tl.load(X[i] + offs, mask=m, other=0.0)`; $a = 0$ is the reset, selected by the harness; an input
+# that may be NaN is yours to select away in $b$ with `tl.where`, never to multiply by 0.
 #
 # * **Inputs:** `X = (rewards, next_q, next_action, terminated)` and `P = (γ, λ, n_actions)`, `n_actions` an int.
 #   * `next_q` is a (B, T, n_actions) float32 tensor, $Q(s_{t+1}, a)$ for each action $a$, contiguous with

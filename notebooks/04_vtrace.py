@@ -487,8 +487,10 @@ h200 = profile.committed("vtrace", missing_ok=True)  # the H200\'s table and cha
 # Write its prologue in Triton for `exercises.scan_hook`, as in notebook 03's `q_lambda`.
 # (`scan_hook` is the chunked reverse scan with resets of notebook 00c, with its hooks.)
 #
-# The harness, its hook's arguments and its rules (pairs, $a = 0$ the reset):
-# [notebook 01, section 5, "The harness for Triton prologues"](01_discounted_return.ipynb#5.-The-harness-for-Triton-prologues).
+# **The harness in three lines** (all of it: [notebook 01, section 5](01_discounted_return.ipynb#5.-The-harness-for-Triton-prologues)):
+# your `@triton.jit` prologue `(X, P, offs, t, m, T) -> (a, b)` loads its inputs with
+# `tl.load(X[i] + offs, mask=m, other=0.0)`; $a = 0$ is the reset, selected by the harness; an input
+# that may be NaN is yours to select away in $b$ with `tl.where`, never to multiply by 0.
 #
 # * **Inputs:** `P` holds (γ, λ). `X` holds five (B, T) tensors, each one number per step, loaded
 #   at `offs`, in this order:
@@ -585,8 +587,10 @@ exercises.attempt("retrace", retrace)
 # prologue's source waits until after the capstone, `vtrace_kernel`, which has you write such a
 # step yourself.
 #
-# The harness, its hook's arguments and its rules (pairs, $a = 0$ the reset):
-# [notebook 01, section 5, "The harness for Triton prologues"](01_discounted_return.ipynb#5.-The-harness-for-Triton-prologues).
+# **The harness's epilogue in three lines** (all of it: [notebook 01, section 5](01_discounted_return.ipynb#5.-The-harness-for-Triton-prologues)):
+# your `@triton.jit` epilogue `(X, P, offs, t, m, T, y, y_in) -> out` loads its inputs with
+# `tl.load(X[i] + offs, mask=m, other=0.0)`; `out` is stored in place of `y`; an input that may be
+# NaN is yours to select away with `tl.where`, never to multiply by 0.
 #
 # * **Inputs:** `X` holds log_rhos, rewards, values, next_values, terminated; `P` holds
 #   (γ, ρ̄, c̄). `y` is $v_s$ and `y_in` is $v_{s+1}$.
