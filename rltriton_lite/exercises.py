@@ -2032,6 +2032,13 @@ def _never_stored(value, theirs) -> np.ndarray:
     return ~np.isin(offsets, np.concatenate(stored).astype(np.int64)) if stored else np.ones(offsets.shape, dtype=bool)
 
 
+def _stores_missing(value, launched):
+    """_never_stored for ``value`` under the launches of the student's code that received its storage,
+    or None where none did."""
+    theirs = [launch for launch in launched if launch.theirs and value.untyped_storage().data_ptr() in launch.storages]
+    return _never_stored(value, theirs) if theirs else None
+
+
 ROW_0_ONLY = ("Your kernel's tl.store calls wrote row 0 only: every program stored into row 0, so {} of the tensor "
               "you returned never got a value (it holds whatever the buffer held)." + _fix(
                   " Row `row` starts at row * T: add that offset to the stores' addresses, as to the loads'."))
@@ -2043,8 +2050,7 @@ def _only_row_0_stored(ex, got, launched):
     if not INTERPRET or ex.needs not in ("kernel", "scan") or not isinstance(got, torch.Tensor) or got.ndim != 2 \
             or got.shape[0] < 2:
         return None
-    theirs = [launch for launch in launched if launch.theirs and got.untyped_storage().data_ptr() in launch.storages]
-    missing = _never_stored(got, theirs) if theirs else None
+    missing = _stores_missing(got, launched)
     return got.shape[0] - 1 if missing is not None and not missing[0].any() and missing[1:].all() else None
 
 
@@ -2058,9 +2064,7 @@ def _unstored_note(ex, got, launched) -> str:
     for value in values:
         if not isinstance(value, torch.Tensor) or value.numel() == 0:
             continue
-        theirs = [launch for launch in launched if launch.theirs
-                  and value.untyped_storage().data_ptr() in launch.storages]
-        missing = _never_stored(value, theirs) if theirs else None
+        missing = _stores_missing(value, launched)
         if missing is not None and missing.any():
             first = f"index {tuple(int(i) for i in np.argwhere(missing)[0])}" if missing.ndim else "its one element"
             return (f"\n(And your kernel's tl.store calls wrote only {int((~missing).sum())} of the {missing.size} "
