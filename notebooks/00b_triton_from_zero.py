@@ -16,39 +16,39 @@
 # %% [markdown]
 # # 00b — Triton from zero: a first kernel, a scan, a chunked scan
 #
-# * **You will learn:** to write Triton kernels from zero: programs, masks, loads and stores.
-#   Then `tl.associative_scan` and the order of its combine. Then a loop over chunks with a carry,
-#   for rows of any length.
+# * **You will learn:** Triton kernels from zero (programs, masks, loads, stores);
+#   `tl.associative_scan` and the order of its combine; a loop over chunks with a carry, for rows
+#   of any length.
 # * **Time:** 3–6 h for the reading and the three checked exercises (the high end for a Triton
 #   newcomer), in one or two sessions.
 # * **Needs:** notebook 00. No GPU: Triton's interpreter runs every kernel on a CPU.
 # * **Minimum path:** all three sections, each ending in its checked exercise (`td_target_kernel`,
-#   `block_scan`, `chunked_scan`). The notebook has no open question.
+#   `block_scan`, `chunked_scan`). No open questions.
 #
-# Notebook 00 showed that every algorithm in this course is a reverse scan over affine maps.
-# Here you write that scan as a GPU kernel, in three steps: a first kernel, a scan of one block,
-# then rows longer than a block. Each step is an exercise that checks itself.
-#
-# Notebook 00c goes on from your chunked scan. Words you meet here for the first time (program,
-# block, mask, carry, warp, ...) are in the glossary, [`GLOSSARY.md`](GLOSSARY.md).
+# Notebook 00 showed that every algorithm in this course is a reverse scan over affine maps. Here
+# you write that scan as a GPU kernel. New words (program, block, mask, carry, warp, ...) are in
+# the glossary, [`GLOSSARY.md`](GLOSSARY.md).
 #
 # <details><summary>Details: what notebook 00c adds, and how the interpreter is switched on</summary>
 #
-# Notebook 00c adds episode ends as a select (so a NaN never crosses an episode end) and the
-# algorithm's prologue and epilogue as hooks. Then comes the package's own kernel, read through its
-# names.
+# Notebook 00c goes on from your chunked scan. It adds episode ends as a select (so a NaN never
+# crosses an episode end) and the algorithm's prologue and epilogue as hooks. Then comes the
+# package's own kernel, read through its names.
 #
 # Triton's interpreter needs `TRITON_INTERPRET=1`, set before `triton` is imported; the next cell
 # does it.
 #
 # </details>
 #
-# **How the exercises work** (here and in every later notebook): write the function in the
-# starter's cell, then run the `exercises.attempt` cell after it. A wrong answer prints `WRONG.`
-# and names the case, the element where the error starts, and a hint. Where the hint knows your
-# mistake it says what it is and holds back the fix: `print(exercises.fix(name))` shows it. Four
-# folded hints follow each task; open them in order, and only when you are stuck. Your kernel must write the answer
-# itself: numbers computed or patched up in PyTorch are refused.
+# **How the exercises work** (here and in every later notebook):
+#
+# * Write the function in the starter's cell, then run the `exercises.attempt` cell after it.
+# * A wrong answer prints `WRONG.`, the failing case, the element where the error starts, and a
+#   hint. A hint that knows your mistake names it but holds back the fix:
+#   `print(exercises.fix(name))` shows it.
+# * Four folded hints follow each task: open them in order, only when stuck.
+# * Your kernel must write the answer itself: numbers computed or patched up in PyTorch are
+#   refused.
 #
 # <details><summary>Details: more on the checker and the hints</summary>
 #
@@ -85,20 +85,26 @@ print("device:", DEVICE, "(Triton interpreter)" if os.environ.get("TRITON_INTERP
 # %% [markdown]
 # ## 1. A first kernel
 #
-# A Triton kernel is a function that many **programs** run at once, each on its own **block** of
-# data. You launch it on a grid, `kernel[(n_programs,)](args...)`, and inside it
-# `tl.program_id(0)` says which program this is. A program works on whole blocks:
-# `tl.arange(0, BLOCK)` is the vector $0, 1, \dots, \text{BLOCK}-1$, where BLOCK is a power of two and a `tl.constexpr` (fixed when the
-# kernel is compiled). So `offs = pid * BLOCK + tl.arange(0, BLOCK)` are the indices this program
-# owns.
+# Here you write elementwise kernels, where each output needs only its own inputs. They introduce
+# the basic pieces of a kernel: programs, blocks, loads, stores and masks.
 #
-# Tensors arrive as pointers to their first element, and pointer arithmetic counts elements, not
-# bytes. `tl.load(X + offs)` reads the block, and `tl.store(Y + offs, y)` writes it. Element
-# `(row, t)` of a contiguous `(B, T)` tensor is at `X + row * T + t`.
+# **Programs and blocks.** A Triton kernel is a function that many **programs** run at once, each
+# on its own **block** of data.
 #
-# The last block usually runs past the end of the tensor, so a **mask** says which lanes are real.
-# `tl.load(X + offs, mask=offs < n, other=0.0)` reads 0 where the mask is off, and a masked
-# store writes nothing there. Forgetting the mask reads and writes memory that is not yours.
+# * You launch it on a grid: `kernel[(n_programs,)](args...)`.
+# * Inside it, `tl.program_id(0)` says which program this is.
+# * `tl.arange(0, BLOCK)` is the vector $0, 1, \dots, \text{BLOCK}-1$. BLOCK is a power of two and
+#   a `tl.constexpr` (fixed when the kernel is compiled).
+# * So `offs = pid * BLOCK + tl.arange(0, BLOCK)` are the indices this program owns.
+#
+# **Loads and stores.** Tensors arrive as pointers to their first element. Pointer arithmetic
+# counts elements, not bytes. `tl.load(X + offs)` reads the block, and `tl.store(Y + offs, y)`
+# writes it. Element `(row, t)` of a contiguous `(B, T)` tensor is at `X + row * T + t`.
+#
+# **Masks.** The last block usually runs past the end of the tensor. A **mask** says which lanes
+# (positions in the block) are real. `tl.load(X + offs, mask=offs < n, other=0.0)` reads 0 where
+# the mask is off, and a masked store writes nothing there. Without the mask, the kernel reads and
+# writes memory that is not yours.
 #
 # Here is a complete kernel: discount each reward by $\gamma^t$.
 
@@ -125,10 +131,9 @@ print("discount: 2 programs of 64 lanes, 28 of them masked off, matches NumPy")
 
 # %% [markdown]
 # **Python operators on blocks: the traps.** Inside a kernel, a value like `r` is a block, not a
-# number, but Python's `and`, `or`, `not`, `min`, `max` and `if` act on one truth value. The
-# interpreter runs Python's own operators: `min(x, y)` returns one of the two blocks whole, and
-# `(x > 0) and (y > 0)` returns `y > 0`, without a word. Use the elementwise forms, which are right
-# on both a GPU and the CPU:
+# number. Python's `and`, `or`, `not`, `min`, `max` and `if` act on one truth value, and the
+# interpreter runs them silently: `min(x, y)` returns one of the two blocks whole, and
+# `(x > 0) and (y > 0)` returns `y > 0`. Use the elementwise forms, right on both a GPU and the CPU:
 #
 # | not this | but this |
 # | --- | --- |
@@ -149,12 +154,7 @@ print("discount: 2 programs of 64 lanes, 28 of them masked off, matches NumPy")
 #
 # </details>
 #
-# To see inside a kernel under the interpreter, `print(x)` prints a block as NumPy (on a GPU,
-# `tl.device_print("x", x)`). And test first on a case small enough to check by hand: one row of
-# five steps. Run such a test as `exercises.guarded(your_function, *its_arguments)`. It checks
-# each load and store before it happens, as `attempt` does. Run bare, a store past a tensor's end
-# writes over memory it does not own: the cell may even print the right answer, and then the
-# notebook's kernel dies.
+# The next cell uses `&` as an elementwise "and" on two bool blocks.
 
 # %%
 @triton.jit
@@ -171,6 +171,21 @@ assert out.tolist() == [1.0, 0.0, 1.0, 0.0, 0.0]
 print("x > 0 and index < 3, elementwise:", out.tolist())
 
 # %% [markdown]
+# **Debugging.** Three habits for every exercise:
+#
+# * To see inside a kernel under the interpreter, `print(x)` prints a block as NumPy. On a GPU, use
+#   `tl.device_print("x", x)`.
+# * Test first on a case small enough to check by hand, such as one row of five steps.
+# * Run that test as `exercises.guarded(your_function, *its_arguments)`. Like `attempt`, it checks
+#   each load and store before it happens.
+#
+# <details><summary>Details: why not run the test bare</summary>
+#
+# Run bare, a store past a tensor's end writes over memory it does not own: the cell may even
+# print the right answer, and then the notebook's kernel dies.
+#
+# </details>
+#
 # **Exercise `td_target_kernel`.** Write a kernel for the one-step TD target
 # $y_t = r_t + \gamma\,(1 - \text{term}_t)\,V(s_{t+1})$.
 #
@@ -179,8 +194,8 @@ print("x > 0 and index < 3, elementwise:", out.tolist())
 # * **Returns:** the targets $y_t$, a new tensor of the same length, written by your kernel.
 # * **Edge cases:** the checker tries 8, 1 and 1000 elements. Then 16, with NaN in `next_values`
 #   behind the episode ends, where no next value exists.
-# * **Select, don't multiply:** where $\text{term}_t$, $V(s_{t+1})$ is never read, and it may be
-#   NaN. Select it away with `tl.where`, because $0 \cdot \text{NaN} = \text{NaN}$.
+# * **Select, don't multiply:** where $\text{term}_t$ is true, $V(s_{t+1})$ is never read and may
+#   be NaN. Select it away with `tl.where`, because $0 \cdot \text{NaN} = \text{NaN}$.
 #
 # <details><summary>Hint 1: where to start</summary>
 #
@@ -242,14 +257,19 @@ exercises.attempt("td_target_kernel", td_target_kernel)
 # %% [markdown]
 # ## 2. A scan of one block
 #
+# Here you compute the return of one row with a single `tl.associative_scan`. The one thing to get
+# right is the order of the combine's arguments.
+#
 # `tl.associative_scan(x, axis, combine_fn)` computes all prefixes of a block under an associative
-# operator, in about $\log_2(\text{BLOCK})$ parallel steps (notebook 00, section 1). `combine_fn`
-# is itself a `@triton.jit` function of two elements. For a tuple of blocks, it takes two tuples'
-# worth of arguments, `combine(a1, b1, a2, b2)`, and returns a tuple.
+# operator, in about $\log_2(\text{BLOCK})$ parallel steps (notebook 00, section 1).
+#
+# * `combine_fn` is itself a `@triton.jit` function of two elements.
+# * For a tuple of blocks, it takes two tuples' worth of arguments, `combine(a1, b1, a2, b2)`, and
+#   returns a tuple.
 #
 # **The order of the arguments matters**, because the affine operator is not commutative. The scan
-# works on a tree, so both arguments are composed runs of consecutive elements. In both directions
-# `combine` applies `(a1, b1)` first; what changes is which run that is. At the last level of the
+# works on a tree, so both arguments are composed runs of consecutive elements. `combine` always
+# applies `(a1, b1)` first; the direction decides which run that is. At the last level of the
 # tree, on 8 steps:
 #
 # ```text
@@ -270,14 +290,18 @@ exercises.attempt("td_target_kernel", td_target_kernel)
 # in both: combine(a1, b1, a2, b2) = (a2·a1, b2 + a2·b1), the map y ↦ a2·(a1·y + b1) + b2
 # ```
 #
-# So with `reverse=True`, `(a1, b1)` is the run that comes *later* in the block. That is the order
-# of a return: step $t$ is applied to the value that comes after it. A demo below prints the order
-# on 4 steps.
+# So with `reverse=True`, `(a1, b1)` is the *later* run. That is the order of a return: step $t$ is
+# applied to the value that comes after it.
 #
-# The combine is the same function in both directions. It composes two affine maps, so the code
-# calls it `affine_combine`: the name says what it does, not which way the scan runs. It is notebook
-# 00's `combine` with the pairs unpacked: `affine_combine(*p, *q)` is `combine(p, q)`, `p` applied
-# first.
+# The code calls this combine `affine_combine`: it composes two affine maps, and it is the same
+# function in both directions.
+#
+# <details><summary>Details: `affine_combine` and notebook 00's `combine`</summary>
+#
+# It is notebook 00's `combine` with the pairs unpacked: `affine_combine(*p, *q)` is
+# `combine(p, q)`, `p` applied first.
+#
+# </details>
 #
 # A forward example first: the running state of $y_t = a_t y_{t-1} + b_t$. This is an exponential
 # moving average, with $a_t = 0.5$, $b_t = 0.5 x_t$:
@@ -308,14 +332,14 @@ np.testing.assert_allclose(y.cpu().numpy(), expected, rtol=1e-5, atol=1e-6)
 print("EMA by one forward associative scan == the loop")
 
 # %% [markdown]
-# Swap the two halves of `affine_combine` (`a1 * a2, b1 + a1 * b2`) and run the cell again.
-# The check fails, because the composition is applied in the wrong order.
+# **Try it:** swap the two halves of `affine_combine` (`a1 * a2, b1 + a1 * b2`) and run the cell
+# again. The check fails: the maps are composed in the wrong order.
 #
-# **On a CPU the scan is a tree too.** Importing `rltriton_lite` makes Triton's interpreter run
-# `tl.associative_scan` as a GPU does, as a tree on whole blocks. So your combine meets runs with
-# runs, and one that is not associative gives wrong values on a CPU too.
+# <details><summary>Details: on a CPU the scan is a tree too, and what it means for your combine</summary>
 #
-# <details><summary>Details: the interpreter's tree, and what it means for your combine</summary>
+# Importing `rltriton_lite` makes Triton's interpreter run `tl.associative_scan` as a GPU does: as
+# a tree on whole blocks. So your combine meets runs with runs, and one that is not associative
+# gives wrong values on a CPU too.
 #
 # * Without `rltriton_lite`, Triton's interpreter (`TRITON_INTERPRET=1`, this course on a CPU)
 #   would run `tl.associative_scan` as a loop, one element at a time.
@@ -336,9 +360,9 @@ print("EMA by one forward associative scan == the loop")
 #
 # </details>
 #
-# Now the same `affine_combine` with `reverse=True`, on four steps with $a_t = 0.5$. Each step gets
-# its map composed from itself to the block's end, $(A_t, B_t)$. The hand computation below
-# matches it: $A_t = 0.5^{4-t}$ and $B_t = b_t + 0.5\,B_{t+1}$.
+# Now the reverse scan: the same `affine_combine` with `reverse=True`, on four steps with
+# $a_t = 0.5$. Each step $t$ gets $(A_t, B_t)$, its map composed from $t$ to the block's end. The
+# cell checks it by hand: $A_t = 0.5^{4-t}$ and $B_t = b_t + 0.5\,B_{t+1}$.
 
 # %%
 @triton.jit
@@ -363,9 +387,8 @@ print("A_t:", A_s.tolist(), " B_t:", B_s.tolist())
 
 # %% [markdown]
 # **Which runs meet, and in which order?** The next cell replays a reverse scan of 4 steps as a
-# tree, with labels in place of numbers. A run is written as its steps in the order they are
-# applied: `'s3 s2'` is step 3 first, then step 2. In every call, `first` is `(a1, b1)`, the later
-# run. Each step ends with its run to the block's end, the last step first: the order of a return.
+# tree, on labels instead of numbers. A run lists its steps in the order they are applied: `'s3 s2'`
+# is step 3, then step 2. In every call, `first` is `(a1, b1)`, the later run.
 
 # %%
 def tree_reverse_scan(xs, combine, show=False):
@@ -399,14 +422,20 @@ np.testing.assert_allclose(np.array(maps), np.stack([A_s.cpu().numpy(), B_s.cpu(
 #   `gamma`, and `last_value`, a float: $G_T$, the value after the row's last step.
 # * **Returns:** the returns $G_t$, a tensor of length $T$.
 # * **Edge cases:** rows of 1, 5, 64 and 1000 steps. The two longer rows have episode ends, one
-#   of them at the row's last step. $T$ need not be a power of two, but the block size must be:
-#   `triton.next_power_of_2(T)`, the lanes past $T$ padded with the identity $(1, 0)$.
+#   of them at the row's last step.
+# * **Block size:** $T$ need not be a power of two, but the block size must be:
+#   `triton.next_power_of_2(T)`, with the lanes past $T$ padded with the identity $(1, 0)$.
 # * **The checker requires:** one program and one `tl.associative_scan`. A loop over the steps is
 #   refused.
 #
-# For now an episode end is $a_t = 0$, multiplied: the scan multiplies the value after it by 0.
-# Notebook 00c, section 1, shows why that leaks a NaN and replaces it with a select, the convention
-# used from then on.
+# For now an episode end is $a_t = 0$: the scan multiplies the value after it by 0.
+#
+# <details><summary>Details: why notebook 00c replaces this multiply with a select</summary>
+#
+# Notebook 00c, section 1, shows why a multiply leaks a NaN and replaces it with a select, the
+# convention used from then on.
+#
+# </details>
 #
 # <details><summary>Hint 1: where to start</summary>
 #
@@ -465,20 +494,17 @@ exercises.attempt("block_scan", block_scan)
 # ## 3. Rows longer than a block: chunks and a carry
 #
 # A block cannot hold $10^5$ steps. So a program walks its row in **chunks** of `CHUNK` steps,
-# from the last chunk to the first, and hands each chunk the value that enters it from the right:
-# the **carry** $G_{t_{\text{end}}+1}$ (notebook 00, section 5). After the scan of a chunk, each
-# step holds its composed map $(A_t, B_t)$ from $t$ to the chunk's end. So
-# $G_t = B_t + A_t \cdot \text{carry}$, and the new carry is $G$ at the chunk's first step.
+# one scan per chunk, and passes a **carry** from one chunk to the next it works on (notebook 00,
+# section 5). You see it first forwards, on a running sum, then in reverse, for a return.
 #
-# Two Triton points:
+# Two new Triton pieces:
 #
 # * `for i in range(0, n_chunks)` with a run-time bound is an ordinary loop in the kernel. Count
 #   up, and take chunk `n_chunks - 1 - i` to walk backwards.
 # * To take one element of a block (the first step's $G$), sum the block where the index
 #   matches: `tl.sum(tl.where(t == first, g, 0.0), 0)`.
 #
-# The first worked example runs forwards, a running sum over chunks. Its carry is the sum at a
-# chunk's *last* step, and it feeds the chunk *after*:
+# The running sum's carry is the sum at a chunk's *last* step, and it feeds the chunk *after*:
 
 # %%
 @triton.jit
@@ -505,9 +531,10 @@ torch.testing.assert_close(y, x.cumsum(1), rtol=1e-5, atol=1e-4)
 print("3 rows x 300 steps in chunks of 128 == cumsum")
 
 # %% [markdown]
-# **The carry in reverse.** Returns run the other way. The simplest reverse case is a discounted
-# sum with a constant $\gamma$ and no episode ends: $y_t = x_t + \gamma\,y_{t+1}$, with $y_T = 0$.
-# Compared with the running sum, the carry changes direction:
+# **The carry in reverse.** Returns run the other way: the program walks its row from the last
+# chunk to the first. For a return, the carry is the value that enters a chunk from the right,
+# $G_{t_{\text{end}}+1}$. Take the simplest case, a discounted sum with a constant $\gamma$ and no
+# episode ends: $y_t = x_t + \gamma\,y_{t+1}$, with $y_T = 0$. Compared with the running sum:
 #
 # | | running sum (above) | discounted sum (below) |
 # | --- | --- | --- |
@@ -529,10 +556,13 @@ print("3 rows x 300 steps in chunks of 128 == cumsum")
 #
 # </details>
 #
-# Inside a chunk, $B_t$ is the discounted sum up to the chunk's end, as if nothing came after it,
-# and $A_t$ is what the carry gets multiplied by. With a constant $\gamma$, $A_t = \gamma^{n_t}$,
-# where $n_t$ counts the steps from $t$ to the chunk's end, $t$ included. Here it is in plain
-# NumPy, one chunk at a time, the way one program walks its row:
+# The scan of a chunk gives each step its composed map $(A_t, B_t)$ from $t$ to the chunk's end:
+#
+# * $B_t$ is the discounted sum up to the chunk's end, as if nothing came after it.
+# * $A_t$ is what the carry gets multiplied by. With a constant $\gamma$, $A_t = \gamma^{n_t}$,
+#   where $n_t$ counts the steps from $t$ to the chunk's end, $t$ included.
+#
+# Here is the walk in plain NumPy, one chunk at a time, as one program walks its row:
 
 # %%
 def chunked_discounted_sum(x, gamma, chunk, show=False):
@@ -564,10 +594,12 @@ for T_, chunk_ in [(10, 1), (10, 3), (37, 8), (37, 64)]:
 print("chunks from the end, the carry read at each chunk's first step == the loop")
 
 # %% [markdown]
-# Your kernel does the same walk, with two changes. Episode ends make $a_t$ vary, so $A_t$ is no
-# longer a power of $\gamma$: a reverse scan with `affine_combine` gives you each $(A_t, B_t)$, as
-# in `block_scan`, with the carry in place of `last_value`. And `y[start]` becomes the
-# `tl.sum(tl.where(...))` trick at the chunk's first step.
+# Your kernel does the same walk, with two changes:
+#
+# * Episode ends make $a_t$ vary, so $A_t$ is no longer a power of $\gamma$. A reverse scan with
+#   `affine_combine` gives you each $(A_t, B_t)$, as in `block_scan`, with the carry in place of
+#   `last_value`.
+# * `y[start]` becomes the `tl.sum(tl.where(...))` trick at the chunk's first step.
 
 # %% [markdown]
 # **Exercise `chunked_scan`.** Discounted returns, $G_t = r_t + \gamma(1 - \text{term}_t)\,G_{t+1}$,
@@ -577,8 +609,8 @@ print("chunks from the end, the carry read at each chunk's first step == the loo
 #   `T`. Then `gamma`, and `chunk`, the chunk size (the checker picks 64 or 128).
 # * **Returns:** the returns $G_t$, a `(B, T)` tensor, with $G_T = 0$.
 # * **Edge cases:** rows shorter than a chunk (5 steps), rows of 300 steps, then rows of 700
-#   steps with episode ends. So a carry that is not applied, or not reset by an episode end
-#   inside the chunk, shows.
+#   steps with episode ends. These show a carry that is not applied, or not reset by an episode
+#   end inside the chunk.
 # * **The checker requires:** one program per row, and chunks of `chunk` steps, one
 #   `tl.associative_scan` each. A scan wider than `chunk` is refused.
 #
@@ -655,23 +687,20 @@ exercises.attempt("chunked_scan", chunked_scan)
 # %% [markdown]
 # ## Exercises
 #
-# The three checked exercises are in the lesson: `td_target_kernel` at the end of section 1,
-# `block_scan` in section 2 and `chunked_scan` in section 3. This notebook asks no question
-# without a checker. Notebook 00c starts from a chunked scan like yours, written out there, so
-# you can go on even if yours does not pass yet.
+# The three checked exercises are in the lesson, one per section: `td_target_kernel`, `block_scan`
+# and `chunked_scan`. There is no question without a checker. Notebook 00c starts from a chunked
+# scan like yours, written out, so you can go on even if yours does not pass yet.
 
 # %% [markdown]
 # ## What you now know
 #
-# * A Triton kernel: programs, each owning a block of indices (`tl.program_id`, `tl.arange`),
-#   with a mask on every load and store that can run past the end.
-# * The traps of Python operators on blocks, and their elementwise forms: `&`, `|`, `~`,
-#   `tl.minimum`, `tl.maximum`, `tl.where`.
-# * `tl.associative_scan` with a combine whose first argument is applied first (`affine_combine`,
-#   the same function in both directions). `reverse=True` for returns, and the identity $(1, 0)$
-#   as padding.
-# * Rows of any length: a loop over chunks. Each is finished by one multiply-add with the carry,
-#   $y_t = B_t + A_t \cdot \text{carry}$. For a return the chunks go from the end, and the carry
-#   is $y$ at the first step of the chunk after.
+# * A kernel: programs, each owning a block of indices (`tl.program_id`, `tl.arange`), with a
+#   mask on every load and store that can run past the end.
+# * On blocks, the elementwise forms, not Python's: `&`, `|`, `~`, `tl.minimum`, `tl.maximum`,
+#   `tl.where`.
+# * `tl.associative_scan` with `affine_combine`, whose first argument is applied first in both
+#   directions. `reverse=True` for returns; the identity $(1, 0)$ as padding.
+# * Rows of any length: chunks, each finished by $y_t = B_t + A_t \cdot \text{carry}$. For a
+#   return the chunks go from the end, and the carry is $y$ at the first step of the chunk after.
 #
 # Next, notebook 00c: episode ends as a select, hooks, and the package's kernel.

@@ -17,29 +17,18 @@
 # # 00c — Episodes and hooks: from a chunked scan to the package's kernel
 #
 # * **You will learn:** to end episodes with a select, so a NaN or `inf` stays in its own
-#   episode; to put an algorithm around the scan as hooks (`@triton.jit` functions passed as
-#   `tl.constexpr` arguments, with tuples of pointers and `tl.static_range`); to read time-major
-#   buffers in place through their strides; and to read the package's kernel.
-# * **Time:** 3.5–6 h for the reading and the five checked exercises (the high end for a
-#   Triton newcomer), in two sessions. Its one open question, on a GPU, takes another
-#   30–45 min.
+#   episode (section 1); to pass an algorithm to the scan as hooks (section 2); to read
+#   time-major buffers in place through their strides; to read the package's kernel (section 3).
+# * **Time:** 3.5–6 h for the reading and the five checked exercises, in two sessions (the high
+#   end for a Triton newcomer). The open question, on a GPU, takes another 30–45 min.
 # * **Needs:** notebook 00b (a first kernel, `tl.associative_scan`, a chunk loop with a carry).
-#   No GPU: Triton's interpreter runs every kernel on a CPU (the open question needs one).
+#   No GPU: Triton's interpreter runs every kernel on a CPU.
 # * **Minimum path:** "Where 00b ended", sections 1–3 and the checked exercises `reset_scan`,
-#   `gae_kernel`, `hooked_scan` and `discounted_max`. `strided_scan` (any memory layout) and the
-#   one open question (it needs a GPU) can wait.
+#   `gae_kernel`, `hooked_scan` and `discounted_max`. `strided_scan` and the open question can
+#   wait.
 #
-# Notebook 00b ended with a chunked scan: the discounted return of a batch of rows, one program
-# per row, with chunks from the end and a carry between them. This notebook turns it into the
-# package's kernel, in three steps:
-#
-# 1. episode ends as a select: the reset flag, so a NaN never crosses an episode end;
-# 2. hooks: the algorithm's prologue and epilogue as functions the kernel calls, then passed to
-#    it as arguments;
-# 3. the package's kernel, read through its names.
-#
-# New words (reset, hook, ...) are in the glossary, [`GLOSSARY.md`](GLOSSARY.md). **The
-# exercises** work as in notebook 00b (its box "How the exercises work").
+# New words are in the glossary, [`GLOSSARY.md`](GLOSSARY.md). The exercises work as in 00b (its
+# box "How the exercises work").
 #
 # <details><summary>Details: the five exercises, the interpreter, the solutions</summary>
 #
@@ -79,22 +68,19 @@ print("device:", DEVICE, "(Triton interpreter)" if os.environ.get("TRITON_INTERP
 # %% [markdown]
 # ## Where 00b ended: a chunked scan
 #
-# Notebook 00b built the discounted return $G_t = r_t + \gamma(1 - \text{term}_t)\,G_{t+1}$ of a
-# batch of rows, with $G_T = 0$, as one kernel. Here it is written out, so nothing below needs your
-# own. One program per row walks its row in chunks of `CHUNK` steps, from the last chunk to the
-# first. In each chunk:
+# Here is 00b's kernel for the discounted return $G_t = r_t + \gamma(1 - \text{term}_t)\,G_{t+1}$,
+# with $G_T = 0$, so nothing below needs your own. One program per row walks its row in chunks
+# of `CHUNK` steps, last chunk first. In each chunk:
 #
-# * the pairs $(a_t, b_t) = (\gamma(1 - \text{term}_t), r_t)$, with the identity $(1, 0)$ past the
-#   row's end;
-# * one reverse `tl.associative_scan` with `affine_combine` gives each step its composed map
-#   $(A_t, B_t)$ from $t$ to the chunk's end;
-# * $G_t = B_t + A_t \cdot \text{carry}$, where the carry is $G$ at the first step of the chunk
-#   after;
+# * a reverse `tl.associative_scan` composes the pairs $(a_t, b_t) = (\gamma(1 - \text{term}_t), r_t)$
+#   into each step's map $(A_t, B_t)$ to the chunk's end;
+# * $G_t = B_t + A_t \cdot \text{carry}$, the carry being $G$ at the next chunk's first step;
 # * the new carry is $G$ at this chunk's first step.
 #
-# <details><summary>Details: the combine's order, the first carry, taking the new carry</summary>
+# <details><summary>Details: padding, the combine's order, the carries</summary>
 #
-# * `affine_combine` applies its first pair first.
+# * Past the row's end the pairs are the identity $(1, 0)$.
+# * The scan's combine is `affine_combine`; it applies its first pair first.
 # * The carry is 0 for the row's last chunk: nothing comes after the row.
 # * The new carry is taken from the block with `tl.sum(tl.where(t == first, g, 0.0), 0)`.
 #
@@ -143,10 +129,13 @@ print("chunked_returns: 3 rows x 300 steps in chunks of 64, with episode ends ==
 # %% [markdown]
 # ## 1. Episode ends as a select: the reset
 #
-# **What you are about to do, and why.** One bad reward (a NaN, an inf) must stay inside its own
-# episode. 00b's kernels end an episode by multiplying by $a_t = 0$, and $0 \cdot \text{NaN} =
-# \text{NaN}$ lets it through. Here you replace that multiplication by a select, in the combine
-# and on the carry, and write `reset_scan`.
+# One bad reward, a NaN or an `inf`, must stay inside its own episode. Here you replace 00b's
+# episode end, a multiplication by $a_t = 0$, by a select, in the combine and on the carry, and
+# write `reset_scan`.
+#
+# **The rule from here on:** an episode end is a select, never a multiplication by 0.
+#
+# <details><summary>Details: how each tool of the course ends an episode</summary>
 #
 # So far an episode end has been made in two ways: a multiplication by $a_t = 0$, or a reset flag
 # and a select. Here is each tool of the course, the ones still to come included. In a reverse
@@ -161,12 +150,11 @@ print("chunked_returns: 3 rows x 300 steps in chunks of 64, with episode ends ==
 # | the harness `exercises.scan_hook` (section 2; notebooks 01, 03, 04, 06) | a step with $a_t = 0$ is taken as a reset flag, selected | no |
 # | the package's prologues (section 3; notebook 02) | a reset flag the prologue returns (`done`), selected | no |
 #
-# **The rule from here on:** an episode end is a select, never a multiplication by 0. The harness
-# and `rl.linear_scan` make a step with $a = 0$ such a select.
+# </details>
 #
-# Why not multiply? It is exact for finite numbers. But a reward of `inf` from a diverged
-# environment, or a `NaN` from a value head, times 0 is `NaN`. So one bad number in a later
-# episode poisons every earlier one (notebook 00, section 4):
+# Multiplying is exact for finite numbers, but $0 \cdot \text{NaN} = \text{NaN}$, and 0 times
+# `inf` is `NaN` too. So one `inf` reward from a diverged environment, or one `NaN` from a value
+# head, poisons every earlier episode (notebook 00, section 4):
 
 # %%
 print("0 * inf =", 0 * float("inf"), "   0 * nan =", 0 * float("nan"))
@@ -194,15 +182,13 @@ assert torch.isnan(by_multiplying[:2]).all() and torch.isnan(by_kernel[:2]).all(
 
 
 # %% [markdown]
-# The fix: carry the episode end as a third element, a **reset** flag $\kappa_t$, and *select*
-# instead of multiply. A step's map becomes "$y = b$ if it resets, else $y = b + a\,y'$".
-# Composing "the later run $(a_1, b_1, \kappa_1)$ first, then step $(a_2, b_2, \kappa_2)$":
+# The fix: carry the episode end as a third element, a **reset** flag $\kappa_t$. A step's map
+# becomes "$y = b$ if it resets, else $y = b + a\,y'$". Composing the later run $(a_1, b_1, \kappa_1)$ first, then the step $(a_2, b_2, \kappa_2)$:
 #
 # $$(a, b, \kappa) = \begin{cases} (a_2,\ b_2,\ \text{true}) & \text{if } \kappa_2 \\ (a_2 a_1,\ b_2 + a_2 b_1,\ \kappa_1) & \text{otherwise} \end{cases}$$
 #
 # It is still associative. In Triton the cases become `tl.where`, which picks one value and never
-# computes $0 \cdot \infty$. You write this combine as `reset_combine` in the exercise below, with
-# the flags $\kappa_1$, $\kappa_2$ as `k1`, `k2`.
+# computes $0 \cdot \infty$.
 #
 # <details><summary>Details: why the select is still associative</summary>
 #
@@ -213,9 +199,11 @@ assert torch.isnan(by_multiplying[:2]).all() and torch.isnan(by_kernel[:2]).all(
 #
 # </details>
 #
-# After the scan, each step holds its composed map $(A_t, B_t, K_t)$ to the chunk's end, $K_t$
-# the composed flag. The carry must be selected too: $G_t = B_t$ where $K_t$, else
-# $B_t + A_t \cdot \text{carry}$. Padding past the row's end is $(1, 0, \text{false})$.
+# The scan gives each step its composed map $(A_t, B_t, K_t)$ to the chunk's end, $K_t$ the
+# composed flag. Then:
+#
+# * the carry is selected too: $G_t = B_t$ where $K_t$, else $B_t + A_t \cdot \text{carry}$;
+# * padding past the row's end is $(1, 0, \text{false})$.
 #
 # <details><summary>Details: what the composed flag says</summary>
 #
@@ -228,11 +216,12 @@ assert torch.isnan(by_multiplying[:2]).all() and torch.isnan(by_kernel[:2]).all(
 #
 # * **Inputs:** the same as `chunked_returns`'s (00b's `chunked_scan`).
 # * **Returns:** the same returns, a `(B, T)` tensor.
-# * **Edge cases:** a `NaN` or `inf` reward must stay inside its own episode. That holds whether
-#   the episode end is in the same chunk, or the bad value arrives through the carry from a
-#   later chunk.
-# * **Your combine:** a `@triton.jit` function `reset_combine(a1, b1, k1, a2, b2, k2)` that
-#   returns the composed triple of the formula above, `(a1, b1, k1)` applied first.
+# * **Edge cases:** a `NaN` or `inf` reward must stay inside its own episode, whether the
+#   episode end is in the same chunk or the bad value arrives through the carry from a later
+#   chunk.
+# * **Your combine:** a `@triton.jit` function `reset_combine(a1, b1, k1, a2, b2, k2)`, the flags
+#   $\kappa_1$, $\kappa_2$ as `k1`, `k2`. It returns the formula's composed triple, `(a1, b1, k1)`
+#   applied first.
 #
 # <details><summary>Hint 1: where to start</summary>
 #
@@ -300,8 +289,8 @@ exercises.attempt("reset_scan", reset_scan)
 # ## 2. Hooks: the algorithm around the scan
 #
 # Every algorithm of the course is the same chunk loop, with different arithmetic before and
-# after the scan. So the loop stays one kernel, and each algorithm supplies two small
-# `@triton.jit` functions that the kernel calls:
+# after the scan. Here you write GAE as that loop plus two small `@triton.jit` functions it
+# calls, its **hooks**:
 #
 # * a **prologue** loads a chunk of the algorithm's inputs and returns the pairs $(a_t, b_t)$;
 # * an **epilogue** takes the scanned values and stores the outputs.
@@ -317,19 +306,19 @@ exercises.attempt("reset_scan", reset_scan)
 #
 # Only the first arrow and the last change from one algorithm to the next.
 #
-# **Exercise `gae_kernel`.** GAE as your `reset_scan`, in chunks of `chunk` steps, with two hooks.
-# The prologue computes $\delta_t = r_t + \gamma(1-\text{term}_t)V(s_{t+1}) - V(s_t)$ and the
-# triple $(a_t, b_t, \kappa_t) = (\gamma\lambda, \delta_t, \text{term}_t)$. The epilogue stores
-# the advantage $\hat A_t$ (not the composed $A_t$ above).
+# **Exercise `gae_kernel`.** GAE as your `reset_scan`, in chunks of `chunk` steps, with the
+# diagram's two hooks. The prologue computes
+# $\delta_t = r_t + \gamma(1-\text{term}_t)V(s_{t+1}) - V(s_t)$ and the triple
+# $(a_t, b_t, \kappa_t) = (\gamma\lambda, \delta_t, \text{term}_t)$. The epilogue stores the
+# advantage $\hat A_t$, not the scan's composed $A_t$.
 #
-# * **Inputs:** `rewards`, `values`, `next_values` (float32) and `terminated` (bool, the
-#   terminations), contiguous, of shape `(B, T)`. Then `gamma`, `lam`, and `chunk`.
+# * **Inputs:** `rewards`, `values`, `next_values` (float32) and `terminated` (bool), contiguous,
+#   of shape `(B, T)`; then `gamma`, `lam` and `chunk`.
 # * **Returns:** the advantages $\hat A_t$, a `(B, T)` tensor.
-# * **Edge cases:** rows of 7, 600 and 300 steps, with episode ends. The checker puts NaN in
-#   `next_values` behind terminations, where a value is never needed (a terminal state has
-#   none). It also puts a NaN reward in a later episode.
-# * **Select, don't multiply:** write $\gamma(1-\text{term}_t)V(s_{t+1})$ as a select.
-#   `next_values` behind a termination may be NaN.
+# * **Edge cases:** rows of 7, 600 and 300 steps, with episode ends; a NaN reward in a later
+#   episode; NaN in `next_values` behind terminations, where a terminal state has no value.
+# * **Select, don't multiply:** write $\gamma(1-\text{term}_t)V(s_{t+1})$ as a select, so those
+#   NaNs are never read.
 #
 # <details><summary>Hint 1: where to start</summary>
 #
@@ -406,26 +395,25 @@ def gae_kernel(rewards, values, next_values, terminated, gamma, lam, chunk):
 exercises.attempt("gae_kernel", gae_kernel)
 
 # %% [markdown]
+# **A good place to stop for the first session.** The second covers hooks passed as arguments,
+# `hooked_scan`, the package's kernel (section 3) and the exercises at the end.
+
+# %% [markdown]
 # ### Before the package: a hook as an argument, tuples of pointers, loops unrolled
 #
-# Your `gae_kernel` calls its hooks by name, so a second algorithm would need a second copy of
-# the loop. The package's kernel, and the harness `exercises.scan_hook`, take the hook *as an
-# argument* instead: one loop's source then serves every algorithm. Four pieces of Triton make
-# that work:
+# Your `gae_kernel` calls its hooks by name, so each algorithm would need its own copy of the
+# loop. The package's kernel and the harness `exercises.scan_hook` take the hook *as an argument*
+# instead: one loop's source serves every algorithm. Four pieces of Triton do it:
 #
-# * **A `@triton.jit` function passed as a `tl.constexpr` argument** (`HOOK=square` below). Like
-#   `BLOCK`, it is fixed when the kernel is compiled: Triton compiles one kernel per hook passed,
-#   with the hook's body inlined where it is called.
-#
-# * **`if FLAG:` on a `tl.constexpr`** is decided at compile time. The branch not taken is not in
-#   the compiled kernel at all. `if EPILOGUE is not None:` is the same kind of test.
-#
-# * **A tuple of tensors as one argument** (`X = (x0, x1, x2)`). Inside the kernel, `X[i]` is the
-#   pointer to the `i`-th tensor's first element (`tl.load(X[i] + offs)`). A tuple of numbers
-#   works the same way: `P[i]` is a number. The index must be known when the kernel is compiled.
-#
-# * **`tl.static_range(n)`** is a loop the compiler unrolls, each copy of the body with its own
-#   constant `i`. `n` must be known at compile time; `len(X)` is.
+# * **A `@triton.jit` function as a `tl.constexpr` argument** (`HOOK=square` below) is fixed at
+#   compile time, like `BLOCK`: Triton compiles one kernel per hook, its body inlined where called.
+# * **`if FLAG:` on a `tl.constexpr`**, like `if EPILOGUE is not None:`, is decided at compile
+#   time: the branch not taken is not compiled in.
+# * **A tuple of tensors as one argument**, `X = (x0, x1, x2)`: `X[i]` points to the `i`-th
+#   tensor's first element, as in `tl.load(X[i] + offs)`. In a tuple of numbers, `P[i]` is a
+#   number. The index must be known at compile time.
+# * **`tl.static_range(n)`** is a loop unrolled at compile time, each copy with its own constant
+#   `i`. `n` must be known then, as `len(X)` is.
 #
 # <details><summary>Details: the harness, and the fine print of the four pieces</summary>
 #
@@ -442,8 +430,8 @@ exercises.attempt("gae_kernel", gae_kernel)
 #
 # </details>
 #
-# A ten-line kernel with all four: each input is passed through the hook, weighted by its number
-# in `P`, summed, and capped at 1 when `CAP` is set.
+# A ten-line kernel with all four: each input goes through the hook, is weighted by its number in
+# `P` and summed; the sum is capped at 1 when `CAP` is set.
 
 # %%
 @triton.jit
@@ -468,9 +456,9 @@ def weighted_sum_kernel(X, P, OUT, n, HOOK: tl.constexpr, CAP: tl.constexpr, BLO
     tl.store(OUT + offs, total, mask=m)
 
 # %% [markdown]
-# The same source, launched twice: three inputs squared, weighted and summed, then two inputs'
-# absolute values, summed and capped. Each launch compiles its own kernel (another hook, another
-# `CAP`, another tuple length), checked against PyTorch:
+# The same source, launched twice and checked against PyTorch: weighted squares, then capped
+# absolute values. Each launch, with its own hook, `CAP` and tuple length, compiles its own
+# kernel:
 
 # %%
 xs = tuple(torch.randn(100, device=DEVICE) for _ in range(3))
@@ -483,32 +471,32 @@ assert out.max() <= 1.0 and (out == 1.0).any()  # the cap was compiled in, and i
 print("one source, two compiled kernels: 0.5 x0² + 2 x1² − x2², and min(|x0| + |x1|, 1)")
 
 # %% [markdown]
-# **The prologue's signature, twice.** It grows with what the loop around it must hand it:
+# <details><summary>Details: the prologue's signature, from yours to the package's</summary>
+#
+# The prologue's signature grows with what the loop must hand it:
 #
 # | where | the prologue | why it changes |
 # | --- | --- | --- |
 # | your `gae_kernel` (above) | `gae_prologue(R, V, NV, D, offs, m, gamma, lam) -> (a, b, reset)` | one algorithm: its inputs by name |
 # | `hooked_scan` (below) and 01's harness | `(X, P, offs, t, m, T) -> (a, b)` | any algorithm: the inputs as a tuple `X`, the numbers as `P`; `a = 0` is the reset |
 #
-# <details><summary>Details: the package's own hooks</summary>
-#
 # The package's own hooks take a few more arguments (strides for any layout, the arithmetic
 # dtype, padding). You meet them in notebook 02, section 3, when you need them.
 #
 # </details>
 #
-# **Exercise `hooked_scan`.** Your `gae_kernel` has its prologue built in. Write the loop once,
-# with the prologue passed in. `hooked_scan(prologue, inputs, params, chunk)` launches one
-# kernel, say `hooked_kernel(X, P, Y, T, PROLOGUE: tl.constexpr, CHUNK: tl.constexpr)`. That
-# kernel calls `a, b = PROLOGUE(X, P, offs, t, m, T)` on each chunk of a row.
+# **Exercise `hooked_scan`.** Write the loop once, with the prologue passed in.
+# `hooked_scan(prologue, inputs, params, chunk)` launches one kernel, say
+# `hooked_kernel(X, P, Y, T, PROLOGUE: tl.constexpr, CHUNK: tl.constexpr)`, which calls
+# `a, b = PROLOGUE(X, P, offs, t, m, T)` on each chunk of a row.
 #
-# * **Inputs:** `prologue`, a `@triton.jit` function that the checker passes (the discounted
-#   return's, then GAE's). `inputs`, a tuple of contiguous `(B, T)` tensors, which the kernel
-#   takes as the tuple `X`. `params`, a tuple of floats, taken as `P`. And `chunk`.
+# * **Inputs:** `prologue`, a `@triton.jit` function the checker passes (the discounted return's,
+#   then GAE's); `inputs`, a tuple of contiguous `(B, T)` tensors, the kernel's tuple `X`;
+#   `params`, a tuple of floats, its `P`; and `chunk`.
 # * **The prologue's side:** it loads its inputs at `offs = row * T + t` under the mask
-#   `m = t < T` and returns the pair $(a_t, b_t)$. An episode's end is $a_t = 0$: your reset flag
-#   is `a == 0.0`, selected as in `reset_scan`. Outside `m` its values are not defined, so your
-#   loop makes those lanes the identity $(1, 0)$.
+#   `m = t < T` and returns $(a_t, b_t)$. $a_t = 0$ ends an episode: your reset flag is
+#   `a == 0.0`, selected as in `reset_scan`. Outside `m` the pair is undefined, so your loop makes
+#   those lanes the identity $(1, 0)$.
 # * **Returns:** $y$, a `(B, T)` float32 tensor: $y_t = b_t + a_t y_{t+1}$ from $y_T = 0$.
 # * **Edge cases:** a row shorter than a chunk (padding lanes), GAE over several chunks with
 #   terminations, and NaN rewards in later episodes.
@@ -586,19 +574,24 @@ exercises.attempt("hooked_scan", hooked_scan)
 # %% [markdown]
 # ## 3. The package's kernel, read through its names
 #
-# `rltriton_lite/scan.py` is your `gae_kernel` grown up. What you wrote maps onto it one to one:
+# Here you read the package's kernel, `rltriton_lite/scan.py`, as your `gae_kernel` grown up.
+# Each part you wrote has a named counterpart; here they are, one at a time.
 #
-# | your kernel | the package |
-# | --- | --- |
-# | `reset_combine(a1, b1, k1, a2, b2, k2)` | `scan.combine`, the same select |
-# | one program per row | `ROWS` rows per program (a 2-D tile), and very long rows split across programs |
-# | the chunk loop and its carry | `scan._walk` |
-# | the prologue and epilogue | `PROLOGUE` / `EPILOGUE`, `tl.constexpr` arguments of the kernel |
-# | `R + row * T + t` | a strided load, `tile.load(ptr, strides, row, t, mask, other, ACC)`, so time-major and batch-major buffers both work without a copy |
+# **`scan.combine`** is your `reset_combine(a1, b1, k1, a2, b2, k2)`: the same select.
 #
-# The hooks receive the inputs as a tuple of pointers `X` with their strides `SX`, the numbers
-# `P` (γ, λ, ...) and the output pointers `O`. Named indices say what each slot holds. Here is
-# the discounted return's prologue, for one.
+# **`ROWS`** replaces your one program per row. Each program takes `ROWS` rows at once, as a 2-D
+# tile, and very long rows are split across programs.
+#
+# **`scan._walk`** is the chunk loop and its carry.
+#
+# **`PROLOGUE` and `EPILOGUE`** are the hooks, `tl.constexpr` arguments of the kernel.
+#
+# **`tile.load(ptr, strides, row, t, mask, other, ACC)`** replaces your `R + row * T + t`. It is a
+# strided load, so time-major and batch-major buffers both work without a copy.
+#
+# **`X`, `SX`, `P` and `O`** are what the hooks receive: the inputs as a tuple of pointers `X`,
+# their strides `SX`, the numbers `P` (γ, λ, ...) and the output pointers `O`. Here is the
+# discounted return's prologue, for one.
 #
 # <details><summary>Details: where the package's prologues come back</summary>
 #
@@ -613,10 +606,11 @@ from rltriton_lite import returns  # noqa: E402
 print(inspect.getsource(getattr(returns._returns_prologue, "fn", returns._returns_prologue)))
 
 # %% [markdown]
-# `REWARDS`, `VALUES`, `NEXT_VALUES`, ... are `tl.constexpr` indices into `X`. A package
-# prologue returns five things where yours returned three: `(a, b, reset, valid, keep)`, your
-# triple plus two. The flag `valid` says the step is not padding; `keep` holds values the
-# epilogue needs again.
+# **`REWARDS`, `VALUES`, `NEXT_VALUES`, ...** are `tl.constexpr` indices into `X`: they name
+# what each slot holds.
+#
+# **`(a, b, reset, valid, keep)`** is what a package prologue returns: your triple plus two. The
+# flag `valid` says the step is not padding; `keep` holds values the epilogue needs again.
 #
 # <details><summary>Details: episode.py, valid, keep, and the kernel's other arguments</summary>
 #
@@ -628,8 +622,8 @@ print(inspect.getsource(getattr(returns._returns_prologue, "fn", returns._return
 #
 # </details>
 #
-# And it computes what yours does. Here is the package's `gae` against the loop, on a batch with
-# episode ends and rows that span several chunks:
+# **`rl.gae`** computes what yours does. Here it is against the loop, on a batch with episode
+# ends and rows that span several chunks:
 
 # %%
 rng = np.random.default_rng(0)
@@ -647,8 +641,7 @@ print("rl.gae == the loop on 2 x 600")
 #
 # ## Exercises
 #
-# The three exercises above (`reset_scan` in section 1, `gae_kernel` and `hooked_scan` in section
-# 2), and two more. The first is what section 3's table calls "a strided load":
+# Two more exercises. The first is section 3's strided load, in a kernel of your own:
 #
 # **Exercise `strided_scan`.** `reset_scan` for rollouts stored time-major, as CleanRL and SB3
 # keep them.
@@ -657,8 +650,8 @@ print("rl.gae == the loop on 2 x 600")
 #   Then `gamma` and `chunk`.
 # * **Returns:** the returns in a new `(T, B)` tensor.
 # * **Edge cases:** a contiguous `(T, B)` tensor, a transposed `(B, T)` buffer and every other
-#   column of a wider one. Each is read in place: no `.contiguous()`, which would copy. (The
-#   checker refuses a copy.)
+#   column of a wider one. Read each in place: `.contiguous()` would copy, and the checker refuses
+#   a copy.
 # * **Addresses:** element `(t, b)` of a tensor `x` is at `X + t * x.stride(0) + b * x.stride(1)`.
 #   One program per column `b`.
 #
@@ -719,32 +712,42 @@ exercises.attempt("strided_scan", strided_scan)
 
 # %% [markdown]
 # **Exercise `discounted_max`: a scan that is not a sum.** Everything so far scanned affine
-# maps, $y \mapsto b + a\,y$. The scan only needs an associative combine, and other steps
-# have one. Take the best reward still ahead in the episode, discounted by how far ahead it is:
+# maps, $y \mapsto b + a\,y$, but a scan needs only an associative combine. Here you scan the
+# best reward still ahead in the episode, discounted by how far ahead it is:
 #
 # $$h_t = \max(r_t,\ \gamma\, h_{t+1}),$$
 #
 # with $h_t = r_t$ where the episode ends and at the row's last step.
 #
+# <details><summary>Details: what h means, with a goal reward</summary>
+#
 # Take a reward of 1 at a goal and 0 elsewhere. Then $h_t = \gamma^k$, where $k$ is the number of
-# steps to the next time the goal is reached. $h_t$ is 0 if the episode ends (or the row does)
-# before it is. Reaching the goal twice does not count twice, as it would in a sum.
+# steps to the next time the goal is reached. $h_t$ is 0 if the episode or the row ends first.
+# Unlike a sum, reaching the goal twice does not count twice.
+#
+# </details>
 #
 # * **Inputs:** `rewards` (float32, of either sign) and `terminated` (bool), contiguous, of shape
 #   `(B, T)`, any `T`. Then `gamma` ($0 < \gamma \le 1$) and `chunk`.
-# * **Returns:** $h$, a new `(B, T)` tensor, from your chunked scan. That is one program per row,
-#   and chunks of `chunk` steps from the last one down, one `tl.associative_scan` each. A carry
-#   goes between them.
+# * **Returns:** $h$, a new `(B, T)` tensor, from your own chunked scan: one program per row,
+#   chunks of `chunk` steps from the last one down, one `tl.associative_scan` each, a carry
+#   between them.
 # * **Edge cases:** rewards mostly below 0, a row's length that is not a multiple of `chunk`,
 #   and episode ends in rows of several chunks. The cases are drawn at random; the teacher's
 #   grader draws others.
-# * **Work it out on paper first.** A step is the map $y \mapsto \max(c, g\,y)$ with
-#   $c = r_t$ and $g = \gamma$. Compose two of them: is the result a map of the same form?
-#   ($g \ge 0$ lets it pass inside the max.) Which pair changes nothing: what do the padding
-#   lanes load, and what enters a row's last chunk? Then add the reset flag as in section 1.
-# * **Triton's rule:** name your combine in the kernel itself. Unlike a hook,
-#   `tl.associative_scan`'s combine cannot be passed in as a `tl.constexpr` argument (the GPU's
-#   compiler refuses it).
+# * **Work it out on paper first.** A step is the map $y \mapsto \max(c, g\,y)$, with
+#   $c = r_t$ and $g = \gamma \ge 0$. Compose two steps, find the pair that changes nothing,
+#   then add the reset flag as in section 1.
+# * **Triton's rule:** name your combine in the kernel itself. Unlike a hook, a
+#   `tl.associative_scan` combine passed as a `tl.constexpr` argument is refused by the GPU's
+#   compiler.
+#
+# <details><summary>Details: what to settle on paper</summary>
+#
+# * Do two steps compose to a map of the same form? As $g \ge 0$, it can pass inside the max.
+# * Which pair changes nothing? The padding lanes load it, and it enters a row's last chunk.
+#
+# </details>
 #
 # <details><summary>Hint 1: where to start</summary>
 #
@@ -827,10 +830,12 @@ exercises.attempt("discounted_max", discounted_max)
 # %% [markdown]
 # ## After the exercises: the harness, line by line
 #
-# `exercises._scan_hook_kernel(X, O, P, T, PROLOGUE, CHUNK, REVERSE, EPILOGUE)` is the kernel
-# behind `exercises.scan_hook`. Compare it with your `hooked_scan`. Its `_scan_steps` takes a
-# step with $a = 0$ as a reset, as `rl.linear_scan` does, and makes the lanes outside `m` the
-# identity. It selects as your `reset_combine` does, in the combine and on the carry.
+# `exercises._scan_hook_kernel(X, O, P, T, PROLOGUE, CHUNK, REVERSE, EPILOGUE)`, the kernel behind
+# `exercises.scan_hook`, is printed below: compare it with your `hooked_scan`.
+#
+# * Its `_scan_steps` takes a step with $a = 0$ as a reset, as `rl.linear_scan` does, and makes
+#   the lanes outside `m` the identity.
+# * It selects as your `reset_combine` does, in the combine and on the carry.
 #
 # <details><summary>Details: the package's kernel, and a tuple of critics</summary>
 #
@@ -847,14 +852,13 @@ print(inspect.getsource(getattr(exercises._scan_steps, "fn", exercises._scan_ste
 # %% [markdown]
 # ## What you now know
 #
-# * Episode ends as a reset flag and `tl.where`. Select, never multiply by 0, in the combine and
-#   on the carry. Then a NaN or `inf` stays in its own episode.
-# * Hooks: an algorithm's prologue and epilogue are small `@triton.jit` functions around one chunk
-#   loop. Passed as `tl.constexpr` arguments, with tuples of pointers and `tl.static_range`, they
-#   let one loop's source serve every algorithm.
+# * Episode ends: a reset flag selected with `tl.where`, in the combine and on the carry, never a
+#   multiplication by 0, so a NaN or `inf` stays in its own episode.
+# * Hooks: prologue and epilogue as `@triton.jit` functions, passed to one chunk loop as
+#   `tl.constexpr` arguments, with tuples of pointers and `tl.static_range`.
 # * Strides: element $(t, b)$ is at `X + t * stride0 + b * stride1`, so a time-major, transposed
-#   or sliced buffer is read in place, without a copy.
-# * A scan needs only an associative combine: steps $y \mapsto \max(r, \gamma y)$ compose like
-#   affine maps, each kind with its own identity, the pair that leaves $y$ as it is.
-# * The package's `scan.py` is this kernel plus speed: `scan.combine` is
-#   `reset_combine`, `scan._walk` the chunk loop, `PROLOGUE` and `EPILOGUE` the hooks.
+#   or sliced buffer is read in place.
+# * A scan needs only an associative combine: steps $y \mapsto \max(r, \gamma y)$ compose too,
+#   with their own identity.
+# * `scan.py` is this kernel plus speed: `scan.combine` is `reset_combine`, `scan._walk` the chunk
+#   loop, `PROLOGUE` and `EPILOGUE` the hooks.

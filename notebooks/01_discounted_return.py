@@ -17,38 +17,34 @@
 # # 01 — The discounted return
 #
 # * **You will learn:** the return with terminations, truncations and bootstraps as prologue, scan
-#   and epilogue. Its gradient as a forward scan, in Triton, behind a `torch.autograd.Function`.
-# * **Time:** 3–4 h with the open questions. 2–3 h for the reading and the three checked
-#   exercises (for a student new to Triton).
+#   and epilogue; its gradient as a forward scan in Triton, behind a `torch.autograd.Function`.
+# * **Time:** 3–4 h with the open questions; 2–3 h for the reading and the three checked exercises,
+#   if you are new to Triton.
 # * **Needs:** notebooks 00, 00b and 00c; writing a `torch.autograd.Function`. No GPU.
-# * **Conventions:** the flags, values and hook signatures of the course on one page: the
-#   glossary's [Names and signatures](GLOSSARY.md#names-and-signatures).
-# * **Minimum path:** sections 1–5 (5 is the harness the later notebooks' exercises run in) and the
-#   checked exercises `transposed_scan`, `returns_autograd` and `n_step_returns`. Section 6 and the
-#   open questions can wait.
+# * **Conventions:** flags, values and hook signatures on one page: the glossary's
+#   [Names and signatures](GLOSSARY.md#names-and-signatures).
+# * **Minimum path:** sections 1–5 (5 is the harness later exercises run in) and the checked
+#   exercises `transposed_scan`, `returns_autograd` and `n_step_returns`. Section 6 and the open
+#   questions can wait.
 #
-# Policy-gradient methods weight a log-probability by the return.
-#
-# <details><summary>Details: sources</summary>
-#
-# REINFORCE: Williams, *Simple statistical gradient-following algorithms for connectionist
-# reinforcement learning*, Machine Learning 1992; Sutton & Barto, *Reinforcement Learning: An
-# Introduction*, 2nd ed., §3.3.
-#
-# </details>
-#
-# With episode ends and a rollout window that cuts episodes:
+# Policy-gradient methods weight a log-probability by the return. Here you compute it as one scan,
+# with episode ends and a rollout window that cuts episodes:
 #
 # $$G_t = r_t + \gamma_t (1-\text{term}_t)
 #   \begin{cases} G_{t+1} & \text{if not done}_t \\ V'_t & \text{if done}_t \end{cases}$$
 #
-# After a termination nothing follows. After a truncation (a time limit, or the end of the
-# rollout window), the return bootstraps from $V'_t = V(s_{t+1})$ of the real next state.
+# * After a **termination** nothing follows.
+# * After a **truncation** (a time limit, or the end of the rollout window), the return bootstraps
+#   from $V'_t = V(s_{t+1})$, the value of the real next state.
 #
-# New here is **done**: any episode end, $\text{done}_t = \text{term}_t \lor \text{trunc}_t$, or
-# the window's last step. Only a termination drops the bootstrap, through $(1-\text{term}_t)$.
+# **done** is new: any episode end, $\text{done}_t = \text{term}_t \lor \text{trunc}_t$, or the
+# window's last step. Only a termination drops the bootstrap, through $(1-\text{term}_t)$.
 #
-# <details><summary>Details: the flag of 00b and 00c</summary>
+# <details><summary>Details: sources, and the flag of 00b and 00c</summary>
+#
+# REINFORCE: Williams, *Simple statistical gradient-following algorithms for connectionist
+# reinforcement learning*, Machine Learning 1992; Sutton & Barto, *Reinforcement Learning: An
+# Introduction*, 2nd ed., §3.3.
 #
 # In 00b and 00c the one flag was `terminated`, a termination (nothing after it), and it keeps
 # that meaning.
@@ -81,6 +77,8 @@ to_numpy = lambda x: x.cpu().numpy()  # noqa: E731
 
 # %% [markdown]
 # ## 1. The loop
+#
+# The reference loop: the ground truth every version below is checked against.
 
 # %%
 print(inspect.getsource(reference.discounted_returns))
@@ -98,9 +96,12 @@ print(G)
 # %% [markdown]
 # ## 2. Prologue, scan, epilogue
 #
-# $G_t = b_t + a_t G_{t+1}$ with $a_t = \gamma_t$, a reset where done$_t$, and
-# $b_t = r_t + [\text{done}_t \land \lnot\text{term}_t]\,\gamma_t V'_t$. The bootstrap enters
-# $b$ only where the carry is cut.
+# Here you split the loop into the three pieces a kernel runs. The return is
+# $G_t = b_t + a_t G_{t+1}$ with a reset where done$_t$, and:
+#
+# * $a_t = \gamma_t$;
+# * $b_t = r_t + [\text{done}_t \land \lnot\text{term}_t]\,\gamma_t V'_t$: the bootstrap enters $b$
+#   only where the carry is cut.
 #
 # The epilogue writes $y_t$ (0 where padded). In NumPy:
 
@@ -128,16 +129,10 @@ print("prologue + scan + epilogue == the loop")
 # ## 3. The kernel
 #
 # `rl.discounted_returns` runs section 2's three pieces as one Triton kernel. It is the shared
-# scan kernel of notebook 00c (section 3), with a prologue and an epilogue for the return.
+# scan kernel of notebook 00c (section 3), with a prologue and an epilogue for the return. The scan
+# composes the steps chunk by chunk, with the reset of notebook 00c (section 1).
 #
-# * The **prologue** turns each step's inputs into section 2's pair $(a_t, b_t)$ and a reset
-#   flag. $a_t = \gamma_t$, the reset is done$_t$, and the bootstrap $\gamma_t V'_t$ enters $b_t$
-#   only where `done & ~term` (a truncation, or the window's end).
-# * The **scan** composes the steps with the reset of notebook 00c (section 1), chunk by chunk.
-# * The **epilogue** writes $y_t$, and 0 on padding.
-#
-# This notebook's exercises use a smaller harness with fewer arguments. Its section, "The harness
-# for Triton prologues", comes after section 4, before the exercises.
+# This notebook's exercises use a smaller harness, with fewer arguments (section 5).
 #
 # <details><summary>Details: the package's own hooks</summary>
 #
@@ -147,8 +142,7 @@ print("prologue + scan + epilogue == the loop")
 #
 # </details>
 #
-# The kernel, called on 4 rows of 45 steps with terminations, truncations, a per-step $\gamma$
-# and a mask:
+# The kernel on 4 rows of 45 steps, with terminations, truncations, a per-step $\gamma$ and a mask:
 
 # %%
 B, T = 4, 45
@@ -163,6 +157,9 @@ G = rl.discounted_returns(r, gamma=gamma, terminated=term, truncated=trunc, next
 
 # %% [markdown]
 # ## 4. Kernel against the loop
+#
+# The kernel must match the loop batch-major, time-major (`time_dim=0`), and with one
+# `bootstrap_value` per row in place of `next_values`.
 
 # %%
 expected = reference.discounted_returns(to_numpy(r), gamma=to_numpy(gamma), terminated=to_numpy(term),
@@ -183,8 +180,8 @@ np.testing.assert_allclose(to_numpy(G2), expected2, rtol=1e-5, atol=1e-5)
 print("kernel == loop")
 
 # %% [markdown]
-# A NaN reward stays inside its own episode. The steps before it in the same episode become
-# NaN (they sum it). Every other episode and row is untouched.
+# A NaN reward stays inside its episode. The steps before it in that episode sum it and become
+# NaN. Every other episode and row is untouched.
 
 # %%
 r_nan = torch.ones(1, 10, device=DEVICE)
@@ -196,11 +193,9 @@ print(G_nan)
 assert torch.isfinite(G_nan[0, :4]).all() and torch.isnan(G_nan[0, 4:7]).all() and torch.isfinite(G_nan[0, 7:]).all()
 
 # %% [markdown]
-# The rows above fit in one chunk of the kernel. `rollout_error` runs the kernel with chunks of
-# 256 steps (on any device). So a row of 1,000 steps spans four, and the carry handed from chunk
-# to chunk is checked too.
-#
-# It runs on the profiler's rollout (episode ends included):
+# The rows above fit in one chunk. `rollout_error` runs the kernel in chunks of 256 steps, on any
+# device, on the profiler's rollout (episode ends included). A row of 1,000 steps spans four, so
+# this also checks the carry from chunk to chunk:
 
 # %%
 long_err = profile.rollout_error("discounted_return", 3, 1000, DEVICE)
@@ -210,62 +205,65 @@ print(f"3 x 1000: relative error {long_err:.1e}")
 # %% [markdown]
 # ## 5. The harness for Triton prologues
 #
-# `exercises.scan_hook(prologue, inputs, params, chunk=64, reverse=True, epilogue=None)` runs a
-# `@triton.jit` prologue inside the chunked scan with resets you wrote in notebook 00c
-# (`reset_scan`). It runs one program per row and returns the scanned `y`.
+# The hook exercises here and in notebooks 03–07 hand your `@triton.jit` function to a harness.
+# This is the one description of it; those exercises link back here.
 #
-# Notebooks 03, 04 and 06 use it too. `exercises.map_hook` (notebooks 05 and 07) runs an
-# elementwise hook with the same first arguments. Their exercises link back to this table, the
-# one description of the hooks you write. The hooks are:
+# * `exercises.scan_hook(prologue, inputs, params, chunk=64, reverse=True, epilogue=None)` runs a
+#   prologue inside the chunked scan with resets you wrote in notebook 00c (`reset_scan`). It runs
+#   one program per row and returns the scanned `y`. Notebooks 03, 04 and 06 use it too.
+# * `exercises.map_hook` (notebooks 05 and 07) runs an elementwise hook with the same first
+#   arguments.
+#
+# The hooks you write, with their arguments in this order:
 #
 # * `prologue(X, P, offs, t, m, T) -> (a, b)`;
-# * `epilogue(X, P, offs, t, m, T, y, y_in) -> out` (reverse scans only; it comes in notebook 04);
-# * `map_hook`'s `hook(X, P, offs, m) -> value`.
+# * `epilogue(X, P, offs, t, m, T, y, y_in) -> out`, stored in place of `y` (reverse scans only;
+#   it comes in notebook 04);
+# * `map_hook`'s `hook(X, P, offs, m) -> value`, one value per element.
 #
-# Their arguments come in this order.
+# | argument | what it is |
+# | --- | --- |
+# | `X` | the tuple of your `inputs`, as pointers: `tl.load(X[0] + offs, mask=m, other=0.0)` loads a chunk of the first |
+# | `P` | the tuple of your `params`: `P[0]` is γ if you pass `(gamma,)` |
+# | `offs` | the chunk's flat offsets into each (B, T) input (`map_hook`: a block's, into its inputs) |
+# | `t` | each step's time index |
+# | `m` | the in-bounds mask |
+# | `T` | the row length |
 #
-# <details><summary>Details: the package's hooks</summary>
+# <details><summary>Details: the epilogue's two extra arguments (notebook 04), and the package's hooks</summary>
+#
+# | argument | what it is |
+# | --- | --- |
+# | `y` | the scanned value at the step |
+# | `y_in` | the value that entered the step, $y_t = b_t + a_t\,y_{in}$: $y_{t+1}$ in a reverse scan (0 after the row's last step) |
 #
 # The package's hooks take the same, with the strides `SX` and the row `row` where the harness
 # has `offs`: notebook 02, section 3.
 #
 # </details>
 #
-# | argument | what it is | taken by |
-# | --- | --- | --- |
-# | `X` | the tuple of input tensors you pass (`inputs`), as pointers: `tl.load(X[0] + offs, mask=m, other=0.0)` loads a chunk of the first | all three |
-# | `P` | the tuple of your numbers (`params`): `P[0]` is γ if you pass `(gamma,)` | all three |
-# | `offs` | the chunk's flat offsets into each (B, T) input (`map_hook`: a block's, into its inputs) | all three |
-# | `t` | the time index of each step of the chunk | prologue, epilogue |
-# | `m` | the in-bounds mask | all three |
-# | `T` | the row length | prologue, epilogue |
-# | `y` | the scanned value at the step | epilogue |
-# | `y_in` | the value that entered the step, $y_t = b_t + a_t\,y_{in}$: $y_{t+1}$ in a reverse scan (0 after the row's last step) | epilogue |
-# | what it returns | the prologue a pair `(a, b)`; the epilogue `out`, stored in place of `y`; `map_hook`'s hook one value per element | |
+# Four rules, all visible in the harness's kernel printed below:
 #
-# Four rules. All are visible in the harness's kernel below and in `exercises._scan_steps`,
-# which scans each chunk:
+# * `t` is the global time index, 0 to T-1, not the index inside the chunk.
+# * Lanes past the end (`m` false) become the identity (1, 0), whatever the prologue returns there.
+# * The scan starts from $y_T = 0$ ($y_{-1} = 0$ with `reverse=False`), so a bootstrap at the
+#   window's last step belongs in $b$.
+# * **$a = 0$ is the reset:** as in `rl.linear_scan`, the harness selects $y_t = b_t$, so nothing
+#   behind the step reaches it, NaN included (00c, section 1). It cannot fix a NaN inside $b$
+#   itself: keep an input that may be NaN out of $b$ with `tl.where`.
 #
-# * `t` is the global time index (0 to T-1), not the index inside the chunk.
-# * Lanes past the end (`m` false) are replaced by the identity (1, 0). What the prologue returns
-#   there does not matter.
-# * The scan starts from $y_T = 0$ (from $y_{-1} = 0$ with `reverse=False`). So a bootstrap at
-#   the window's last step belongs in $b$.
-# * **The prologue returns a pair $(a, b)$; $a = 0$ is the reset.** The harness takes a step with
-#   $a = 0$ as a reset, as `rl.linear_scan` does: $y_t = b_t$, selected. So nothing behind the
-#   step (a later episode, the carry from a later chunk) reaches it, NaN included (00c, section
-#   1). The reset cannot fix a NaN inside $b$ itself. Keep an input that may be NaN out of $b$
-#   with `tl.where`.
+# <details><summary>Details: what a reset blocks, and a NaN inside b</summary>
 #
-# <details><summary>Details: a NaN inside b</summary>
+# "Behind the step" means a later episode, or the carry from a later chunk. The four rules are
+# also visible in `exercises._scan_steps`, which scans each chunk.
 #
-# Take $\gamma (1 - \text{term}_t) V'_t$ with $V'_t$ = NaN behind a termination: it is
-# $0 \cdot \text{NaN} = \text{NaN}$ in $b_t$.
-#
-# </details>
+# A NaN inside $b$: take $\gamma (1 - \text{term}_t) V'_t$ with $V'_t$ = NaN behind a termination.
+# It is $0 \cdot \text{NaN} = \text{NaN}$ in $b_t$.
 #
 # How each tool of the course makes an episode end, and the one rule (a select, never a
 # multiplication by 0): [notebook 00c, section 1](00c_episodes_and_hooks.ipynb#1.-Episode-ends-as-a-select:-the-reset).
+#
+# </details>
 
 # %%
 print(inspect.getsource(getattr(exercises._scan_hook_kernel, "fn", exercises._scan_hook_kernel)))
@@ -273,10 +271,10 @@ print(inspect.getsource(getattr(exercises._scan_hook_kernel, "fn", exercises._sc
 # %% [markdown]
 # ## 6. Optional: profile it
 #
-# The committed H200 figures of every algorithm are read, explained and checked once, in
-# [notebook 08, section 6](08_profiling.ipynb). This cell shows this one's table and chart. A `!`
-# after a name marks an implementation whose outputs disagreed with ours: a relative error above
-# the benchmark's tolerance, or a NaN. Its times are still shown.
+# This cell shows the committed H200 table and chart for the return. A `!` after a name marks an
+# implementation whose outputs disagreed with ours: a relative error above the benchmark's
+# tolerance, or a NaN. Its times are still shown. [Notebook 08, section 6](08_profiling.ipynb)
+# reads, explains and checks every algorithm's figures once.
 
 # %%
 h200 = profile.committed("discounted_return", missing_ok=True)  # the H200\'s table and chart, read by name: not measured here
@@ -287,21 +285,28 @@ h200 = profile.committed("discounted_return", missing_ok=True)  # the H200\'s ta
 # Checked exercises work as in notebook 00b: write the starter's function, run the cell after it.
 # `print(exercises.task(name))` restates the task; solutions are in `notebooks/solutions/`.
 #
-# **`transposed_scan`** (a Triton prologue). The returns' gradient. Recall notebook 00, section
-# 7. For $y = \mathrm{scan}(a, b)$ run backwards in time, $\partial L/\partial b_t = g_t$, the total
-# gradient, with $g_t = dy_t + a_{t-1} g_{t-1}$: a scan run *forwards*. ($dy_t = \partial L/\partial y_t$
-# is the direct part, what autograd hands the backward.) Write its prologue for
-# `exercises.scan_hook(transposed_scan, (a, dy), (), reverse=False)`. The harness runs its chunked
-# scan (your `reset_scan` of 00c, $a = 0$ the reset) forwards. So where $a_{t-1} = 0$ the harness
-# selects, $g_t = dy_t$, where autograd would compute $dy_t + 0 \cdot g_{t-1}$: the same but where
-# $g_{t-1}$ is NaN or inf. The hook's arguments and the harness's rules:
-# ["The harness for Triton prologues"](#5.-The-harness-for-Triton-prologues), above.
+# **`transposed_scan`** (a Triton prologue). The returns' gradient, built in NumPy in notebook 00,
+# section 7. For $y = \mathrm{scan}(a, b)$ run backwards in time, the total gradient is
+# $\partial L/\partial b_t = g_t$, with $g_t = dy_t + a_{t-1} g_{t-1}$: a scan run *forwards*.
+# $dy_t = \partial L/\partial y_t$ is the direct part, what autograd hands the backward.
+#
+# Write its prologue for `exercises.scan_hook(transposed_scan, (a, dy), (), reverse=False)`.
+# Arguments and rules: ["The harness for Triton prologues"](#5.-The-harness-for-Triton-prologues), above.
 #
 # * **Inputs:** `X[0]` is `a`, `X[1]` is $\partial L/\partial y$ (`dy`), both (B, T) float32.
 #   `P` is empty, `()`.
-# * **Returns:** the pairs $(a_{t-1}, dy_t)$ of each chunk. Their forward scan is $g_t$, which the
-#   checker compares with autograd's gradient of `rl.linear_scan`.
+# * **Returns:** the pairs $(a_{t-1}, dy_t)$ of each chunk. Their forward scan is $g_t$.
 # * **Edge cases:** at $t = 0$ there is no step before, and $g_0 = dy_0$.
+#
+# <details><summary>Details: the reset in the transposed scan, and the checker</summary>
+#
+# The harness runs its chunked scan (your `reset_scan` of 00c, $a = 0$ the reset) forwards. So
+# where $a_{t-1} = 0$ the harness selects, $g_t = dy_t$, where autograd would compute
+# $dy_t + 0 \cdot g_{t-1}$: the same but where $g_{t-1}$ is NaN or inf.
+#
+# The checker compares your $g_t$ with autograd's gradient of `rl.linear_scan`.
+#
+# </details>
 #
 # <details><summary>Hint 1: where to start</summary>
 #
@@ -361,24 +366,28 @@ transposed_scan = None
 exercises.attempt("transposed_scan", transposed_scan)
 
 # %% [markdown]
-# **`returns_autograd`** (two Triton prologues and an `autograd.Function`). Now put both scans
-# behind PyTorch's autograd, as the package does for every algorithm. Write a
-# `torch.autograd.Function` with a `forward` and a `backward`. Each runs `exercises.scan_hook`
-# with a prologue of yours. The prologues' arguments:
+# **`returns_autograd`** (two Triton prologues and an `autograd.Function`). Put both scans behind
+# PyTorch's autograd, as the package does for every algorithm: a `torch.autograd.Function` whose
+# `forward` and `backward` each run `exercises.scan_hook` with a prologue of yours. Arguments:
 # ["The harness for Triton prologues"](#5.-The-harness-for-Triton-prologues), above.
 #
 # * **Inputs:** `rewards` (B, T) float32, `terminated` (B, T) bool, `gamma` a number.
 # * **Returns:** `Returns.apply(rewards, terminated, gamma)`, the returns, differentiable in
-#   `rewards`. The checker differentiates a weighted sum of your returns and compares both the
-#   returns and the gradient. It needs Triton code of yours launched in both passes.
-#   * `forward` runs the returns' reverse scan, with your prologue for
-#     $a_t = \gamma(1 - \text{term}_t)$, $b_t = r_t$.
-#   * `backward` gets $\partial L/\partial G$ (the direct part, 00's $dy$) and runs the transposed
-#     scan forwards in time (`reverse=False`), with the flags of the step *before*:
+#   `rewards`. Both passes must launch Triton code of yours.
+#   * `forward`: the reverse scan of $a_t = \gamma(1 - \text{term}_t)$, $b_t = r_t$.
+#   * `backward`: gets $\partial L/\partial G$ (the direct part, 00's $dy$) and runs the transposed
+#     scan forwards (`reverse=False`) with the flags of the step *before*:
 #     $g_t = \partial L/\partial G_t + \gamma(1 - \text{term}_{t-1})\, g_{t-1}$. It returns one
 #     gradient per input of `forward` (`None` for `terminated` and `gamma`).
-# * **Edge cases:** no step comes before $t = 0$, and it has no flag to load. Nothing is carried
+# * **Edge cases:** no step comes before $t = 0$, so there is no flag to load. Nothing is carried
 #   into step 0, so its multiplier is never used: $g_0 = \partial L/\partial G_0$ whatever it is.
+#
+# <details><summary>Details: what the checker compares</summary>
+#
+# The checker differentiates a weighted sum of your returns, and compares both the returns and the
+# gradient.
+#
+# </details>
 #
 # <details><summary>Hint 1: where to start</summary>
 #
@@ -456,21 +465,20 @@ exercises.attempt("returns_autograd", returns_autograd)
 # **`n_step_returns`.** The $n$-step return, in tensor ops. It is not one scan, but it is a
 # difference of two values of one.
 #
-# The idea first. Let $S_t$ be the discounted sum to the episode's end. A termination adds no
-# bootstrap. The window's last step bootstraps from `next_values` there, unless it terminates.
-# It is one reverse scan: $a_t = \gamma(1-\text{term}_t)$, and $b_t = r_t$ plus, at $t = T-1$
-# only, $\gamma(1-\text{term}_{T-1}) V'_{T-1}$.
-#
-# That bootstrap is written as a select (`torch.where`), so a NaN value behind a termination is
-# never read into the sum.
+# Let $S_t$ be the discounted sum to the episode's end: one reverse scan with
+# $a_t = \gamma(1-\text{term}_t)$, and $b_t = r_t$ plus, at $t = T-1$ only, the bootstrap
+# $\gamma(1-\text{term}_{T-1}) V'_{T-1}$. A select (`torch.where`) adds it, so a NaN value behind
+# a termination is never read into the sum.
 #
 # Then there are two cases:
 #
-# * The episode runs on past the $n$ steps ($t + n < T$, no termination in $[t, t+n)$). There the
-#   first $n$ terms of $S_t$ are $S_t - \gamma^n S_{t+n}$. So $G^{(n)}_t = S_t - \gamma^n S_{t+n}
-#   + \gamma^n V(s_{t+n})$, where $V(s_{t+n})$ is `next_values[t + n - 1]`. (next_values[t] is
-#   $V(s_{t+1})$: the likeliest slip is one step off.)
+# * The episode runs on past the $n$ steps ($t + n < T$, no termination in $[t, t+n)$). The first
+#   $n$ terms of $S_t$ are then $S_t - \gamma^n S_{t+n}$, so
+#   $G^{(n)}_t = S_t - \gamma^n S_{t+n} + \gamma^n V(s_{t+n})$.
 # * Elsewhere the sum stops by itself, and $G^{(n)}_t = S_t$.
+#
+# $V(s_{t+n})$ is `next_values[t + n - 1]`, since `next_values[t]` is $V(s_{t+1})$. One step off is
+# the likeliest slip.
 #
 # Both cases, on one row:
 
@@ -502,14 +510,18 @@ S_end = S_of(r1, v_nan, term_end)
 assert torch.isfinite(S_end).all() and torch.isclose(S_end[0, -1], r1[0, -1])  # no bootstrap, no NaN
 
 # %% [markdown]
-# Your function does this for every $t$ at once. Decide per step which case holds. (One way:
-# count the terminations in each window $[t, t+n)$, as differences of a `torch.cumsum`.) Then
-# gather $S_{t+n}$ and $V(s_{t+n})$ with indices clamped to the row (`n` may exceed `T`).
+# Your function does this for every $t$ at once. Decide per step which case holds, then gather
+# $S_{t+n}$ and $V(s_{t+n})$ with indices clamped to the row (`n` may exceed `T`).
+#
+# <details><summary>Details: one way to decide which case holds</summary>
+#
+# Count the terminations in each window $[t, t+n)$, as differences of a `torch.cumsum`.
+#
+# </details>
 
 # %% [markdown]
 # **The task.** Write it with tensor ops (`rl.linear_scan`, as above, or any others), with no
-# Python loop over time. The checker runs it at two lengths and counts the Python lines your code
-# executes. A loop over time runs more of them on the longer rollout.
+# Python loop over time.
 #
 # * **Inputs:** `rewards`, `next_values` ($V(s_{t+1})$ at step $t$) and `terminated` (bool), all
 #   (B, T); `gamma` a number; `n` an int, which may exceed `T`.
@@ -518,6 +530,13 @@ assert torch.isfinite(S_end).all() and torch.isclose(S_end[0, -1], r1[0, -1])  #
 #   steps summed at $t$: $n$, unless the episode or the window ends first.
 # * **Edge cases:** an episode that terminates inside the $n$ steps stops the sum there, with no
 #   bootstrap. The window's end stops it too, bootstrapping from `next_values` at its last step.
+#
+# <details><summary>Details: how the checker spots a loop over time</summary>
+#
+# The checker runs your function at two lengths and counts the Python lines it executes. A loop
+# over time runs more of them on the longer rollout.
+#
+# </details>
 #
 # <details><summary>Hint 1: where to start</summary>
 #
@@ -606,18 +625,15 @@ exercises.attempt("n_step_returns", n_step_returns)
 # %% [markdown]
 # ## What you now know
 #
-# * The discounted return is one reverse scan: $a_t = \gamma_t$, $b_t = r_t$, and a reset at
-#   every episode end (done: a termination, a truncation, or the window's last step).
-# * Only a termination drops the bootstrap. After a truncation or at the window's end, $\gamma_t
-#   V'_t$ with $V'_t = V(s_{t+1})$ is added to $b_t$, where `done & ~term`.
-# * A prologue turns each step's inputs into the pair $(a_t, b_t)$ and a reset. The shared scan
-#   does the rest, and an epilogue writes $y_t$ (0 on padding). That is `rl.discounted_returns`.
-#   The package's own hook slots come in notebook 02.
+# * The discounted return is one reverse scan: $a_t = \gamma_t$, $b_t = r_t$, and a reset at every
+#   episode end (done: a termination, a truncation, or the window's last step).
+# * Only a termination drops the bootstrap. Where `done & ~term`, $b_t$ gets $\gamma_t V'_t$.
+# * `rl.discounted_returns` is a prologue, the shared scan and an epilogue. The package's own hook
+#   slots come in notebook 02.
 # * The gradient is a forward scan, $g_t = \partial L/\partial G_t +
 #   \gamma(1-\text{term}_{t-1})\,g_{t-1}$. Both scans fit in one `torch.autograd.Function`.
-# * The harness `exercises.scan_hook` runs a prologue `(X, P, offs, t, m, T) -> (a, b)`, the
-#   package's arguments in the package's order. A step with $a = 0$ is a reset there, as in
-#   `rl.linear_scan`. A value that may be NaN behind a termination must still be selected away
-#   in $b$ with `tl.where`.
-# * The $n$-step return is $S_t - \gamma^n S_{t+n} + \gamma^n V(s_{t+n})$ from one scan $S$
-#   while the episode runs on, else $S_t$. $V(s_{t+n})$ is `next_values[t + n - 1]`.
+# * `exercises.scan_hook` runs a prologue `(X, P, offs, t, m, T) -> (a, b)`, the package's
+#   arguments in its order. $a = 0$ is a reset, but a value that may be NaN must still be kept out
+#   of $b$ with `tl.where`.
+# * The $n$-step return is $S_t - \gamma^n S_{t+n} + \gamma^n V(s_{t+n})$ from one scan $S$ while
+#   the episode runs on, else $S_t$. $V(s_{t+n})$ is `next_values[t + n - 1]`.

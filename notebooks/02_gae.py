@@ -20,31 +20,41 @@
 #   hook slots, and GAE's prologue written in them.
 # * **Time:** 2–3 h with the open questions; 1–1.5 h for the reading and the checked exercises.
 # * **Needs:** notebook 01. No GPU.
-# * **Conventions:** the flags, values and hook signatures of the course on one page: the
-#   glossary's [Names and signatures](GLOSSARY.md#names-and-signatures).
+# * **Conventions:** flags, values and hook signatures on one page: the glossary's
+#   [Names and signatures](GLOSSARY.md#names-and-signatures).
 # * **Minimum path:** sections 1–3 with the checked exercises `gae_pairs` and `gae_prologue`.
 #   Section 4 (checks against the loop), section 5 and the open questions can wait.
 #
 # PPO, A2C and most actor-critic methods weight each action by an **advantage**: how much better
-# the return after it was than the critic expected. Generalized advantage estimation
-# (Schulman, Moritz, Levine, Jordan, Abbeel: *High-Dimensional Continuous Control Using
-# Generalized Advantage Estimation*, ICLR 2016) averages the $n$-step advantages with weights
-# $(1-\lambda)\lambda^{n-1}$. Why that average is a scan takes three lines. Inside one episode
-# (no ends, an endless rollout), the $n$-step advantage is a sum of TD errors, because the values
-# in between cancel: $\hat A^{(n)}_t = \sum_{k<n}\gamma^k r_{t+k} + \gamma^n V_{t+n} - V_t =
-# \sum_{k<n}\gamma^k\delta_{t+k}$. In the average, $\delta_{t+k}$ appears in every $\hat A^{(n)}$
-# with $n > k$. Its weights add up to $\sum_{n>k}(1-\lambda)\lambda^{n-1} = \lambda^k$. So the
-# average is $\hat A_t = \sum_k (\gamma\lambda)^k\delta_{t+k}$: a discounted return of the
-# $\delta$'s with discount $\gamma\lambda$. Like every return, it is a backward recurrence. With
-# episode ends:
+# the return after it was than the critic expected. Generalized advantage estimation (GAE) averages
+# the $n$-step advantages with weights $(1-\lambda)\lambda^{n-1}$. Here you compute it as one
+# reverse scan.
+#
+# The average is $\hat A_t = \sum_k (\gamma\lambda)^k\delta_{t+k}$: a discounted return of the TD
+# errors $\delta$, with discount $\gamma\lambda$. Like every return, it is a backward recurrence.
+# With episode ends:
 #
 # $$\delta_t = r_t + \gamma (1-\text{term}_t) V'_t - V_t, \qquad
 #   \hat A_t = \delta_t + \gamma\lambda (1-\text{done}_t) \hat A_{t+1}, \qquad \text{returns}_t = \hat A_t + V_t .$$
 #
-# $V'_t = V(s_{t+1})$ is the value of the next state. Inside an episode it is `values[t+1]`. At a
-# time-limit truncation it is the real next state's value (`next_values`). After a termination
-# there is nothing. $\text{done} = \text{terminated} \lor \text{truncated}$. The last step of the
-# rollout acts as a truncation: it bootstraps from `bootstrap_value`.
+# * $V'_t = V(s_{t+1})$ is the value of the next state. Inside an episode it is `values[t+1]`. At a
+#   time-limit truncation it is the real next state's value (`next_values`). After a termination
+#   there is nothing.
+# * $\text{done} = \text{terminated} \lor \text{truncated}$. The last step of the rollout acts as a
+#   truncation: it bootstraps from `bootstrap_value`.
+#
+# <details><summary>Details: why the average is a scan, and the source</summary>
+#
+# Inside one episode (no ends, an endless rollout), the $n$-step advantage is a sum of TD errors,
+# because the values in between cancel: $\hat A^{(n)}_t = \sum_{k<n}\gamma^k r_{t+k} + \gamma^n V_{t+n} - V_t =
+# \sum_{k<n}\gamma^k\delta_{t+k}$. In the average, $\delta_{t+k}$ appears in every $\hat A^{(n)}$
+# with $n > k$. Its weights add up to $\sum_{n>k}(1-\lambda)\lambda^{n-1} = \lambda^k$. So the
+# average is $\hat A_t = \sum_k (\gamma\lambda)^k\delta_{t+k}$.
+#
+# GAE: Schulman, Moritz, Levine, Jordan, Abbeel, *High-Dimensional Continuous Control Using
+# Generalized Advantage Estimation*, ICLR 2016.
+#
+# </details>
 
 # %%
 import inspect
@@ -69,16 +79,15 @@ rng = np.random.default_rng(0)
 # %% [markdown]
 # ## 1. The loop
 #
-# This is the ground truth every kernel is tested against. It is a float64 NumPy loop: one step
-# of time per iteration, the batch handled by broadcasting:
+# The ground truth every kernel is tested against: a float64 NumPy loop, one step of time per
+# iteration, the batch handled by broadcasting:
 
 # %%
 print(inspect.getsource(reference.gae))
 
 # %% [markdown]
-# A rollout small enough to follow by hand: four steps, $\gamma = 0.5$, $\lambda = 0.5$. The
-# episode terminates after step 1, so $s_2$ starts a new one. The window ends after step 3, with
-# a bootstrap value of 10.
+# A rollout to follow by hand: four steps, $\gamma = 0.5$, $\lambda = 0.5$. The episode terminates
+# after step 1, so $s_2$ starts a new one. The window ends after step 3, with a bootstrap value of 10.
 
 # %%
 r = np.array([1.0, 1.0, 1.0, 1.0])
@@ -94,6 +103,7 @@ np.testing.assert_allclose(ret, adv + v)
 # %% [markdown]
 # ## 2. Prologue, scan, epilogue
 #
+# Here you split the loop into the three pieces of a kernel, then write the first one yourself.
 # Read the recurrence as $\hat A_t = b_t + a_t \hat A_{t+1}$ with a reset where the episode ends:
 #
 # * **prologue** (per step, independent): $b_t = \delta_t$, $a_t = \gamma_t\lambda_t$,
@@ -135,9 +145,11 @@ print("prologue + scan + epilogue == the loop")
 #   (bool), all (B, T) tensors; `gamma` and `lam` numbers.
 # * **Returns:** `(a, b)`, tensors shaped like `rewards`, whose reverse scan
 #   $y_t = b_t + a_t y_{t+1}$ (`rl.linear_scan`, run by the checker) is the advantage $\hat A_t$.
-# * **Edge cases:** both kinds of episode end. `terminated`: no bootstrap, trace cut.
-#   `truncated`: bootstrap from `next_values`, trace cut. `next_values` behind a termination may
-#   be NaN: select it away (`torch.where`), do not multiply it by `~terminated`.
+# * **Edge cases:** both kinds of episode end.
+#   * `terminated`: no bootstrap, trace cut.
+#   * `truncated`: bootstrap from `next_values`, trace cut.
+#   * `next_values` behind a termination may be NaN: select it away (`torch.where`), do not
+#     multiply it by `~terminated`.
 # * **The reset:** `rl.linear_scan` takes $a_t = 0$ as a reset: it cuts the trace there.
 #
 # <details><summary>Hint 1: where to start</summary>
@@ -202,10 +214,12 @@ exercises.attempt("gae_pairs", gae_pairs)
 # %% [markdown]
 # ## 3. The kernel
 #
-# In `rltriton_lite/returns.py` the prologue and epilogue are two `triton.jit` functions. The
-# shared scan kernel (`scan._scan_kernel`, notebook 00c, section 3) calls them for each chunk of
-# steps. They are the hooks you ran in 01's harness, with more arguments. You need few of them:
-# the exercise's template reads the inputs with three helpers of the package.
+# Here you read the package's prologue for the return, then write GAE's in the same form.
+#
+# In `rltriton_lite/returns.py` the prologue and epilogue are two `triton.jit` functions: the hooks
+# you ran in 01's harness, with more arguments. The shared scan kernel (`scan._scan_kernel`,
+# notebook 00c, section 3) calls them for each chunk of steps. You need few of the arguments: the
+# exercise's template reads the inputs with three helpers.
 #
 # * `step(X, SX, P, row, t, m, T, ACC)` gives `(gamma, lam, term, done, valid)`: the step's γ and
 #   λ, then three flags. `done` is any episode end: terminated, truncated, or `t == T - 1` (the
@@ -213,20 +227,28 @@ exercises.attempt("gae_pairs", gae_pairs)
 # * `load(X[REWARDS], SX[REWARDS], row, t, valid, 0.0, ACC)` gives the rewards.
 # * `values_now_and_next(X, SX, row, t, m, T, ACC)` gives $V(s_t)$ and $V(s_{t+1})$.
 #
-# A package prologue returns five values, `(a, b, reset, valid, keep)`: section 2's pair, the
-# reset flag (a select, as in 00c's `reset_scan`), `step`'s `valid`, and `keep`, a tuple of values
-# handed to the epilogue.
+# A package prologue returns five values, `(a, b, reset, valid, keep)`:
 #
-# Here is notebook 01's discounted return in this form. Read three lines of `_returns_prologue`:
+# * section 2's pair `a`, `b`;
+# * the reset flag (a select, as in 00c's `reset_scan`);
+# * `step`'s `valid`;
+# * `keep`, a tuple of values handed to the epilogue.
+#
+# Below is notebook 01's discounted return in this form. Read three lines of `_returns_prologue`:
 #
 # * the `step` call: γ, λ and the flags;
-# * the line that computes `b`: the bootstrap value is added only where the return is cut without
-#   a termination. That is `done & ~term`: a truncation or the window's end;
+# * the line that computes `b`: the bootstrap value is added only where `done & ~term`, a
+#   truncation or the window's end;
 # * the `return` line: `gamma * lam` as $a$, then $b$, the reset `done`, `valid` and an empty
 #   `keep`.
 #
-# Plain returns are GAE's scan with $\lambda = 1$. Multiplying by exactly 1.0 changes no bit.
 # Skip the argument `ahead` for now: it comes after the exercises.
+#
+# <details><summary>Details: why the return has a λ</summary>
+#
+# Plain returns are GAE's scan with $\lambda = 1$. Multiplying by exactly 1.0 changes no bit.
+#
+# </details>
 
 # %%
 print(inspect.getsource(getattr(returns._returns_prologue, "fn", returns._returns_prologue)))
@@ -238,10 +260,11 @@ print(inspect.getsource(getattr(returns._returns_prologue, "fn", returns._return
 #
 # * **Inputs:** read them with the three helpers above, as the starter's template does. The
 #   rewards' load takes `valid`, as `_returns_prologue` does.
-# * **Returns:** `(a, b, reset, valid, keep)`. `a` and `b` are section 2's, $\gamma_t\lambda_t$
-#   and $\delta_t$. The reset is `done`, every episode end, truncations and the window's end
-#   included. The flag `valid` is `step`'s.
-#   `keep = (v,)`, so the epilogue adds $V_t$ to the advantage without reading `values` again.
+# * **Returns:** `(a, b, reset, valid, keep)`.
+#   * `a` and `b` are section 2's, $\gamma_t\lambda_t$ and $\delta_t$.
+#   * The reset is `done`: every episode end, truncations and the window's end included.
+#   * `valid` is `step`'s.
+#   * `keep = (v,)`, so the epilogue adds $V_t$ to the advantage without reading `values` again.
 # * **Edge cases:** the checker's rollouts have terminations, truncations, padding and a per-step
 #   γ. The helpers handle the layouts and the padding for you. At a termination there is no
 #   bootstrap: write it as a select, `tl.where`, so a NaN value behind a terminal state is never
@@ -324,25 +347,26 @@ exercises.attempt("gae_prologue", gae_prologue)
 # %% [markdown]
 # ### After the exercise: the package's names
 #
-# Nothing in the prologue knows about chunks, carries or threads. That is the shared kernel's
-# job, which is why every estimator is about 20 lines. The package's hooks take the harness's
-# arguments in the same order, with `SX` and `row` in place of `offs`:
+# Nothing in the prologue knows about chunks, carries or threads. That is the shared kernel's job,
+# which is why every estimator is about 20 lines.
+#
+# The package's hooks take the harness's arguments in the same order, with the strides `SX` and the
+# row `row` in place of `offs`, and the arithmetic dtype `ACC` last:
 #
 # ```
 # 01's harness (exercises.scan_hook):  (X, P, offs, t, m, T)          -> (a, b)
 # the package (scan.py):               (X, SX, P, row, t, m, T, ACC)  -> (a, b, reset, valid, keep)
 # ```
 #
-# * `SX`: the inputs' strides, a tuple like `X`. Time-major and batch-major buffers read alike.
-# * `row`: the tile's row index. With `t` and `SX` it replaces `offs`.
-# * `ACC`: the arithmetic dtype, float32 (float64 for float64 inputs).
-# * Slots have names. `X[REWARDS]` is the rewards, `SX[REWARDS]` their (row, time) strides.
-#   `P[P_GAMMA]` is γ when it is a constant. The names live in `rltriton_lite/episode.py`.
+# Their slots have names: `X[REWARDS]` is the rewards.
 #
-# An epilogue takes the prologue's arguments and a few more: `O` and `SO`, the outputs and their
-# strides; `valid`; `y`, the scanned value at $t$; `y_in`; and `keep`. GAE's stores two outputs:
-# the advantages $y_t$ (the whole of the plain returns' epilogue), and the returns $y_t + V_t$, with
-# $V_t$ taken from `keep`. The section after the exercises lists every name.
+# An epilogue takes the prologue's arguments plus the outputs `O`, their strides `SO`, `valid`,
+# `y` (the scanned value at $t$), `y_in` and `keep`. GAE's epilogue, below, stores two outputs:
+#
+# * the advantages $y_t$, the whole of the plain returns' epilogue;
+# * the returns $y_t + V_t$, with $V_t$ taken from `keep`.
+#
+# The section after the exercises explains every name.
 
 # %%
 print(inspect.getsource(getattr(returns._gae_epilogue, "fn", returns._gae_epilogue)))
@@ -417,9 +441,9 @@ assert profile.rollout_error("gae", 3, 1000, DEVICE) < 1e-5  # 3 × 1,000 steps:
 # %% [markdown]
 # ## 5. Optional: profile it
 #
-# The committed H200 figures of every algorithm are read, explained and checked once in
-# [notebook 08, section 6](08_profiling.ipynb). This cell shows this one's table and chart. A `!`
-# after a name: see [notebook 01, section 6](01_discounted_return.ipynb#6.-Optional:-profile-it).
+# This cell shows GAE's committed H200 table and chart. A `!` after a name: see
+# [notebook 01, section 6](01_discounted_return.ipynb#6.-Optional:-profile-it). Every algorithm's
+# figures are read, explained and checked once in [notebook 08, section 6](08_profiling.ipynb).
 
 # %%
 h200 = profile.committed("gae", missing_ok=True)  # the H200\'s table and chart, read by name: not measured here
@@ -427,10 +451,9 @@ h200 = profile.committed("gae", missing_ok=True)  # the H200\'s table and chart,
 # %% [markdown]
 # ## Exercises
 #
-# Checked exercises work as in notebook 00b: write the starter's function, then run the cell
-# after it. `print(exercises.task(name))` restates the task; solutions are in
-# `notebooks/solutions/`. The two checked exercises are in the lesson: `gae_pairs` (tensor ops)
-# at the end of section 2, then `gae_prologue` (the same prologue as a Triton hook) in section 3.
+# The two checked exercises are in the lesson: `gae_pairs` (tensor ops) at the end of section 2,
+# then `gae_prologue` (the same prologue as a Triton hook) in section 3. Solutions are in
+# `notebooks/solutions/`.
 #
 # Without a checker:
 #
@@ -456,15 +479,16 @@ h200 = profile.committed("gae", missing_ok=True)  # the H200\'s table and chart,
 # ## After the exercises: the package's helpers, line by line
 #
 # Optional reading. Your `gae_prologue` called two helpers of `rltriton_lite/episode.py`:
-# `episode.step` and `episode.values_now_and_next`. Here are their source and every slot of the
-# package's hooks. What the names mean:
+# `episode.step` and `episode.values_now_and_next`. Their source is below.
+#
+# <details><summary>Details: every slot of the package's hooks</summary>
 #
 # | name | what it is |
 # | --- | --- |
-# | `X`, `SX` | the input tensors (pointers) and their strides, a tuple each. `X[REWARDS]` is the rewards, `SX[REWARDS]` their (row, time) strides. The slot names live in `rltriton_lite/episode.py` |
+# | `X`, `SX` | the input tensors (pointers) and their strides, a tuple each: time-major and batch-major buffers read alike. `X[REWARDS]` is the rewards, `SX[REWARDS]` their (row, time) strides. The slot names live in `rltriton_lite/episode.py` |
 # | `P` | the numbers: γ, λ, ... when they are constants (`P[P_GAMMA]`) |
 # | `O`, `SO` | the output tensors and their strides (the epilogue's) |
-# | `row`, `t`, `m` | the tile's row and time indices and the mask of in-bounds elements |
+# | `row`, `t`, `m` | the tile's row and time indices and the mask of in-bounds elements; `row`, `t` and `SX` replace the harness's `offs` |
 # | `T` | the row length |
 # | `ACC` | the arithmetic dtype (float32, or float64 for float64 inputs) |
 # | `keep` | values the prologue hands to the epilogue, so nothing is loaded twice |
@@ -472,16 +496,17 @@ h200 = profile.committed("gae", missing_ok=True)  # the H200\'s table and chart,
 # | `ahead` | an optional last argument: a masked call's look-ahead; skip it on first reading |
 # | a prologue returns `(a, b, reset, valid, keep)` | your `reset_scan` triple (00c, section 1); `valid`, false on padding (a padded step is the identity); `keep` |
 #
+# </details>
+#
 # **What to read in the source below.** Most of it is the package's machinery. Read a few lines:
 #
 # * in `step`: the line that computes `done`, the reset, and the `return` line;
 # * in `values_now_and_next`: the docstring, which says what it returns.
 #
-# Two more helpers appear in `step`. `load_mask` loads `valid` (in bounds and not padding).
-# `coef` loads a coefficient such as γ, per step or one number. The slots and `keep` are
-# explained in notebook 00c, section 3.
+# Two more helpers appear in `step`. `load_mask` loads `valid` (in bounds and not padding). `coef`
+# loads a coefficient such as γ, per step or one number.
 #
-# **Three details you skipped.**
+# <details><summary>Details: three details you skipped</summary>
 #
 # * `ahead` is a masked call's look-ahead (notebook 13, section 6). Without a mask it is `None`.
 #   Then the window's last step is `t == T - 1`.
@@ -489,10 +514,17 @@ h200 = profile.committed("gae", missing_ok=True)  # the H200\'s table and chart,
 #   last step then ends nothing (`docs/DESIGN.md`).
 # * `values[t+1]` comes from the same load as `values[t]`, shifted by one step.
 #
-# **Why the masks are the bounds `m`.** The helpers load at every step in bounds, even where a
-# value is not used, and the prologue selects afterwards. A load masked by the flags or by
-# `valid` would also be correct; the bounds are the package's choice, for speed (notebook 13,
-# section 3, if you want to know why).
+# The slots and `keep` are explained in notebook 00c, section 3.
+#
+# </details>
+#
+# <details><summary>Details: why the masks are the bounds `m`</summary>
+#
+# The helpers load at every step in bounds, even where a value is not used, and the prologue
+# selects afterwards. A load masked by the flags or by `valid` would also be correct; the bounds
+# are the package's choice, for speed (notebook 13, section 3, if you want to know why).
+#
+# </details>
 
 # %%
 for fn in (episode.step, episode.values_now_and_next):
@@ -504,10 +536,10 @@ for fn in (episode.step, episode.values_now_and_next):
 # * GAE is one reverse scan: $a_t = \gamma\lambda$, $b_t = \delta_t$, a reset at every episode end.
 #   The returns are $\hat A_t + V_t$, from the same pass.
 # * A termination is a select, not a multiplication: no bootstrap, and a NaN value behind it is
-#   never read. A truncation, or the window's end, resets the trace but bootstraps from
-#   `next_values`.
-# * The package's hooks work through named slots: a prologue `(X, SX, P, row, t, m, T, ACC)`
-#   returns `(a, b, reset, valid, keep)`. The helper `episode.step` gives γ, λ and the flags,
-#   `values_now_and_next` the two values, and `keep` hands $V_t$ to the epilogue.
+#   never read. A truncation, or the window's end, resets the trace but bootstraps.
+# * The package's hooks use named slots. A prologue `(X, SX, P, row, t, m, T, ACC)` returns
+#   `(a, b, reset, valid, keep)`.
+#   `episode.step` gives γ, λ and the flags, `values_now_and_next` the two values, and `keep`
+#   hands $V_t$ to the epilogue.
 # * A prologue knows nothing of chunks, carries or threads. Every estimator is a short prologue
 #   and epilogue around one shared kernel.

@@ -20,22 +20,30 @@
 #   λ, measured; Watkins's Q(λ) as a Triton prologue.
 # * **Time:** 2.5–3.5 h with the open questions; 1–1.5 h for the reading and the checked exercise.
 # * **Needs:** notebooks 01 and 02; the bias and variance of an estimator. No GPU.
-# * **Conventions:** the flags, values and hook signatures of the course on one page: the
-#   glossary's [Names and signatures](GLOSSARY.md#names-and-signatures).
+# * **Conventions:** the course's flags, values and hook signatures on one page: the glossary's
+#   [Names and signatures](GLOSSARY.md#names-and-signatures).
 # * **Minimum path:** sections 1–4, the worked prologue under Exercises and the checked exercise
 #   `q_lambda`. Section 5 (the bias–variance measurement), 6 and the open questions can wait.
 #
-# The λ-return mixes all $n$-step returns with weights $(1-\lambda)\lambda^{n-1}$ (Sutton,
-# *Learning to predict by the methods of temporal differences*, Machine Learning 1988; Sutton &
-# Barto 2nd ed., §12.1). It is the critic target of Dreamer and of many actor-critics. Watkins's
-# Q(λ) cuts its trace (this notebook's exercise) and Retrace reweights it (notebook 04); CRR uses
-# λ = 0. It has a backward form, as in rlax's `lambda_returns`:
+# The λ-return mixes all $n$-step returns with weights $(1-\lambda)\lambda^{n-1}$. It is the critic
+# target of Dreamer and of many actor-critics.
+#
+# <details><summary>Details: sources, and where else the λ-return appears</summary>
+#
+# * Sources: Sutton, *Learning to predict by the methods of temporal differences*, Machine
+#   Learning 1988; Sutton & Barto 2nd ed., §12.1.
+# * Watkins's Q(λ) cuts its trace (this notebook's exercise) and Retrace reweights it
+#   (notebook 04); CRR uses λ = 0.
+#
+# </details>
+#
+# It has a backward form, as in rlax's `lambda_returns`:
 #
 # $$G_t = r_t + \gamma_t (1-\text{term}_t)\Big[(1-\lambda_t) V'_t + \lambda_t
 #   \begin{cases} G_{t+1} & \text{not done}_t \\ V'_t & \text{done}_t \end{cases}\Big]$$
 #
-# $\lambda = 0$ is the one-step TD target $r_t + \gamma V'_t$. $\lambda = 1$ is the discounted
-# return bootstrapped at episode ends.
+# * $\lambda = 0$ is the one-step TD target $r_t + \gamma V'_t$.
+# * $\lambda = 1$ is the discounted return bootstrapped at episode ends.
 
 # %%
 import inspect
@@ -63,6 +71,8 @@ n = lambda x: x.cpu().numpy()  # noqa: E731
 
 # %% [markdown]
 # ## 1. The loop
+#
+# The float64 ground truth: one step of time per iteration, `carry` holding $G_{t+1}$.
 
 # %%
 print(inspect.getsource(reference.td_lambda))
@@ -79,9 +89,13 @@ print(G)
 # %% [markdown]
 # ## 2. Prologue, scan, epilogue
 #
-# $a_t = \gamma_t\lambda_t$, reset at done$_t$, and
-# $b_t = r_t + [\lnot\text{term}_t]\,\gamma_t w_t V'_t$ with $w_t = 1$ at an episode end and
-# $1-\lambda_t$ inside one. In NumPy, against the loop:
+# Here you write the λ-return as a reverse scan:
+#
+# * $a_t = \gamma_t\lambda_t$, reset at done$_t$;
+# * $b_t = r_t + [\lnot\text{term}_t]\,\gamma_t w_t V'_t$, with $w_t = 1$ at an episode end and
+#   $1-\lambda_t$ inside one.
+#
+# In NumPy, against the loop:
 
 # %%
 def td_lambda_as_scan(r, nv, gamma, lam, terminated, truncated):
@@ -106,16 +120,27 @@ print("prologue + scan + epilogue == the loop")
 
 # %% [markdown]
 # ## 3. The kernel's prologue
+#
+# The kernel's prologue, from `rltriton_lite/returns.py`:
 
 # %%
 print(inspect.getsource(getattr(returns._td_lambda_prologue, "fn", returns._td_lambda_prologue)))
 
 # %% [markdown]
 # Besides $-V_t$, `w = tl.where(done, 1.0, 1.0 - lam)` is the only difference from GAE's
-# prologue. The three estimators share `episode.step`, `episode.values_now_and_next`, the
-# backward prologue and the whole scan.
+# prologue.
+#
+# <details><summary>Details: what the three estimators share</summary>
+#
+# The three estimators share `episode.step`, `episode.values_now_and_next`, the backward prologue
+# and the whole scan.
+#
+# </details>
 #
 # ## 4. Kernel against the loop
+#
+# The kernel against the loop, with terminations, truncations, a random mask, per-step γ and λ,
+# and a time-major buffer. Then the two ends of the family, λ = 0 and λ = 1:
 
 # %%
 B, T = 4, 45
@@ -148,20 +173,23 @@ assert profile.rollout_error("td_lambda", 3, 1000, DEVICE) < 1e-5  # 3 × 1,000 
 # %% [markdown]
 # ## 5. How λ trades bias for variance
 #
-# $G_t$ is an estimate of the true value $v(s_t)$, and a random one. The rewards are random, and
-# so are the critic's errors. Two things can be wrong with it. Its mean can be off (bias), and
-# it can scatter around its mean (variance). $\mathrm{MSE} = \mathrm{bias}^2 +
-# \mathrm{variance}$. λ moves weight between two sources:
+# Here you measure how λ trades the critic's error for the rewards' noise, and find the best λ.
+#
+# $G_t$ is a random estimate of the true value $v(s_t)$: the rewards are random, and so are the
+# critic's errors. Its mean can be off (bias), and it can scatter around its mean (variance).
+# $\mathrm{MSE} = \mathrm{bias}^2 + \mathrm{variance}$. λ moves weight between two sources:
 #
 # * **the critic**, through $V'$. At λ = 0, $G_t = r_t + \gamma V'_t$ inherits its error almost
 #   whole ($\gamma$ times it).
 # * **the sampled rewards**. At λ = 1, $G_0 = \sum_{k<T} \gamma^k r_k + \gamma^T V'_{T-1}$ (a
 #   window of $T$ steps) adds up the noise of every reward it sums.
 #
-# With deterministic rewards, summing more of them adds no noise, and λ = 1 wins everywhere. With
-# a perfect critic, λ = 0 does. A trade-off needs random rewards *and* an imperfect critic, biased
-# or noisy. A larger λ removes the critic's bias and averages its noise over more states. But it
-# also sums the noise of more rewards. So take this setting:
+# A trade-off needs random rewards *and* an imperfect critic, biased or noisy. With deterministic
+# rewards, summing more of them adds no noise, and λ = 1 wins everywhere; with a perfect critic,
+# λ = 0 does. A larger λ removes the critic's bias and averages its noise over more states, but
+# sums the noise of more rewards.
+#
+# The setting:
 #
 # * a chain that never ends, with random rewards $r_t \sim \mathcal N(\mu, \sigma_r^2)$. Every
 #   state has the same true value $v = \mu/(1-\gamma)$.
@@ -169,20 +197,30 @@ assert profile.rollout_error("td_lambda", 3, 1000, DEVICE) < 1e-5  # 3 × 1,000 
 #   $\xi_t$ are independent across steps (and of the rewards).
 # * windows of $T$ steps, bootstrapped at the end.
 #
-# Bias and variance are properties of the *distribution* of $G_0$, which one rollout cannot show.
-# So we draw 20,000 rollouts (each with its own critic error), as the rows of one batch. We
-# compute $G_0$ for 21 values of λ: one `reference.td_lambda` call per λ (NumPy, float64).
+# Bias and variance belong to the *distribution* of $G_0$, which one rollout cannot show. So we
+# draw 20,000 rollouts (each with its own critic error) as the rows of one batch. We compute $G_0$
+# for 21 values of λ: one `reference.td_lambda` call per λ (NumPy, float64).
 #
-# $G_0$ is linear in the rewards and the next values:
+# **Exact values to check against.** $G_0$ is linear in the rewards and the next values:
 # $G_0 = \sum_t \alpha_t r_t + \sum_t \beta_t V'_t$, with $\alpha_t = (\gamma\lambda)^t$,
 # $\beta_t = \gamma(1-\lambda)(\gamma\lambda)^t$ for $t < T-1$ and
-# $\beta_{T-1} = \gamma(\gamma\lambda)^{T-1}$. So the Monte-Carlo estimates have exact values to
-# be checked against. The bias is $\eta\sum_t\beta_t$. (With $\eta = 0$ and no noise, the λ-return of
-# the true values is $v$ exactly.) The variance is
-# $\sigma_r^2\sum_t\alpha_t^2 + \sigma_c^2\sum_t\beta_t^2$. It is a sum of squares because the
-# errors are independent; correlated critic errors would add cross terms. At λ = 0 that is bias
-# $\gamma \eta$, variance $\sigma_r^2 + \gamma^2\sigma_c^2$. At λ = 1 it is bias $\gamma^T \eta$,
-# variance $\sigma_r^2(1-\gamma^{2T})/(1-\gamma^2) + \gamma^{2T}\sigma_c^2$.
+# $\beta_{T-1} = \gamma(\gamma\lambda)^{T-1}$. So:
+#
+# * the bias is $\eta\sum_t\beta_t$;
+# * the variance is $\sigma_r^2\sum_t\alpha_t^2 + \sigma_c^2\sum_t\beta_t^2$, a sum of squares
+#   because the errors are independent.
+#
+# <details><summary>Details: the two ends of λ, and two side remarks</summary>
+#
+# | | bias | variance |
+# |---|---|---|
+# | λ = 0 | $\gamma \eta$ | $\sigma_r^2 + \gamma^2\sigma_c^2$ |
+# | λ = 1 | $\gamma^T \eta$ | $\sigma_r^2(1-\gamma^{2T})/(1-\gamma^2) + \gamma^{2T}\sigma_c^2$ |
+#
+# * With $\eta = 0$ and no noise, the λ-return of the true values is $v$ exactly.
+# * Correlated critic errors would add cross terms to the variance.
+#
+# </details>
 
 # %%
 gamma_, T_mc, mu_r, sigma_r, b_critic, sigma_c, N_mc = 0.8, 20, 1.0, 2.0, 3.0, 0.25, 20_000
@@ -239,26 +277,32 @@ print(f"unbiased critic, σ_c = 3: best λ = {best_unbiased:.2f}, MSE {mse_unbia
 # %% [markdown]
 # The best λ here is about 0.73 (the exact curve's minimum; the grid's steps are 0.05). It cuts
 # most of the critic's bias, which λ = 0 keeps. It does not sum the noise of every reward, which
-# λ = 1 pays for. Where the optimum lies depends on how wrong the critic is, relative to how noisy
-# the rewards are. A perfect critic ($\eta = \sigma_c = 0$) puts it at λ = 0. Noiseless rewards
-# ($\sigma_r = 0$) put it at λ = 1.
+# λ = 1 pays for.
 #
-# Notice also that the variance at λ = 0 is not the critic's noise. It is mostly the one reward
-# $r_0$ (here $\sigma_r > \sigma_c$). It still falls at first as λ grows from 0 (its slope there
-# is $-2\gamma^2\sigma_c^2$), by too little to see on this grid. With a noisier critic the dip is
-# visible.
+# Where the optimum lies depends on how wrong the critic is, relative to how noisy the rewards
+# are. A perfect critic ($\eta = \sigma_c = 0$) puts it at λ = 0. Noiseless rewards
+# ($\sigma_r = 0$) put it at λ = 1.
 #
 # Bias is not needed for a trade-off. The last check, an unbiased critic with $\sigma_c = 3$, has
 # its best λ near 0.58. There two terms balance: the critic's noise term
 # $\sigma_c^2\sum_t\beta_t^2$ (falling as λ grows, up to λ ≈ 0.999) and the rewards'
 # $\sigma_r^2\sum_t\alpha_t^2$ (rising).
+#
+# <details><summary>Details: the variance at λ = 0</summary>
+#
+# The variance at λ = 0 is not the critic's noise. It is mostly the one reward $r_0$ (here
+# $\sigma_r > \sigma_c$). It still falls at first as λ grows from 0 (its slope there is
+# $-2\gamma^2\sigma_c^2$), by too little to see on this grid. With a noisier critic the dip is
+# visible.
+#
+# </details>
 
 # %% [markdown]
 # ## 6. Optional: profile it
 #
-# The committed H200 figures of every algorithm are read, explained and checked once in
-# [notebook 08, section 6](08_profiling.ipynb). This cell shows this one's table and chart. A `!`
-# after a name: see [notebook 01, section 6](01_discounted_return.ipynb#6.-Optional:-profile-it).
+# This cell shows TD(λ)'s committed H200 table and chart. [Notebook 08, section 6](08_profiling.ipynb)
+# reads, explains and checks the figures of every algorithm. For a `!` after a name, see
+# [notebook 01, section 6](01_discounted_return.ipynb#6.-Optional:-profile-it).
 
 # %%
 h200 = profile.committed("td_lambda", missing_ok=True)  # the H200\'s table and chart, read by name: not measured here
@@ -272,10 +316,15 @@ h200 = profile.committed("td_lambda", missing_ok=True)  # the H200\'s table and 
 #
 # The Triton exercise here runs in `exercises.scan_hook`, the harness of
 # [notebook 01, section 5, "The harness for Triton prologues"](01_discounted_return.ipynb#5.-The-harness-for-Triton-prologues).
-# A worked prologue first: TD(λ) with terminations. Here $a_t = \gamma(1-\text{term}_t)\lambda_t$
-# and $b_t = r_t + \gamma(1-\text{term}_t)(1-\lambda_t)V(s_{t+1})$, with $\lambda_t = 0$ at the
-# last step. (The scan starts from $y_T = 0$, so the window's bootstrap is all in $b$.) The factor
-# $(1-\text{term}_t)$ is written as a select, since $V(s_{t+1})$ may be NaN behind a termination.
+#
+# A worked prologue first: TD(λ) with terminations.
+#
+# * $a_t = \gamma(1-\text{term}_t)\lambda_t$ and
+#   $b_t = r_t + \gamma(1-\text{term}_t)(1-\lambda_t)V(s_{t+1})$.
+# * $\lambda_t = 0$ at the last step: the scan starts from $y_T = 0$, so the window's bootstrap is
+#   all in $b$.
+# * The factor $(1-\text{term}_t)$ is a select, since $V(s_{t+1})$ may be NaN behind a termination.
+#
 # Against the package's `td_lambda`:
 
 # %%
@@ -299,18 +348,25 @@ torch.testing.assert_close(G_hook, rl.td_lambda(r_h, v_h, gamma=0.9, lambda_=0.8
 print("a 9-line Triton prologue == rl.td_lambda")
 
 # %% [markdown]
-# **`q_lambda`** (a Triton prologue). Watkins's Q(λ) (Watkins, *Learning from delayed rewards*,
-# 1989; Sutton & Barto 2nd ed., §12.10) learns $Q$ off-policy for the greedy policy. The data
-# comes from an exploring policy. Its λ-return follows the rollout only while the rollout does
+# **`q_lambda`** (a Triton prologue). Watkins's Q(λ) learns $Q$ off-policy for the greedy policy,
+# from an exploring policy's data. Its λ-return follows the rollout only while the rollout does
 # what the greedy policy would do:
 #
 # $$G_t = r_t + \gamma(1-\text{term}_t)\Big[(1-\ell_t)\max_a Q(s_{t+1}, a) + \ell_t G_{t+1}\Big],
 # \qquad \ell_t = \begin{cases} \lambda & a_{t+1} \text{ greedy} \\ 0 & \text{otherwise, or } t = T-1 \end{cases}$$
 #
-# Where the next action taken is exploratory, the rest of the rollout shows what the behaviour
-# policy did, not the greedy one. So the trace is cut there, and $G_t$ bootstraps from
-# $\max_a Q(s_{t+1}, a)$ alone. It is TD(λ) on $\max_a Q$ with a per-step λ: the worked prologue
-# above. But the prologue must compute the max and the greediness, from all the actions' Q.
+# Where the next action is exploratory, the rest of the rollout shows what the behaviour policy
+# did, not the greedy one. So the trace is cut there, and $G_t$ bootstraps from
+# $\max_a Q(s_{t+1}, a)$ alone.
+#
+# This is the worked prologue's TD(λ), on $\max_a Q$ with a per-step λ. What is new: your
+# prologue computes the max and the greediness from all the actions' Q.
+#
+# <details><summary>Details: sources</summary>
+#
+# Watkins, *Learning from delayed rewards*, 1989; Sutton & Barto 2nd ed., §12.10.
+#
+# </details>
 #
 # **The harness in three lines** (all of it: [notebook 01, section 5](01_discounted_return.ipynb#5.-The-harness-for-Triton-prologues)):
 # your `@triton.jit` prologue `(X, P, offs, t, m, T) -> (a, b)` loads its inputs with
@@ -329,7 +385,7 @@ print("a 9-line Triton prologue == rl.td_lambda")
 #   * After a termination there is no $s_{t+1}$: `next_q` there may be NaN, and the target is
 #     $r_t$. Select it away with `tl.where`, as the worked prologue does. A product such as
 #     $\gamma(1-\text{term}_t)\max_a Q$ would put $0 \cdot \text{NaN} = \text{NaN}$ into $b_t$
-#     itself. The reset at $a_t = 0$ cannot select that away.
+#     itself, which the reset at $a_t = 0$ cannot select away.
 #   * At the window's last step $\ell_t = 0$.
 #
 # <details><summary>Hint 1: where to start</summary>
@@ -388,10 +444,18 @@ print("a 9-line Triton prologue == rl.td_lambda")
 # </details>
 #
 # The checker runs your prologue in `exercises.scan_hook` against a float64 NumPy loop, with 3 to
-# 5 actions. Its cases: a row where every next action is greedy (TD(λ) on the max); rows with
-# non-greedy actions; Q-values on a grid of integers (ties everywhere); and terminations with NaN
-# behind them across several chunks. A failure names the case and the step where the error starts.
+# 5 actions. A failure names the case and the step where the error starts.
+#
+# <details><summary>Details: the checker's cases</summary>
+#
+# * a row where every next action is greedy (TD(λ) on the max);
+# * rows with non-greedy actions;
+# * Q-values on a grid of integers (ties everywhere);
+# * terminations with NaN behind them, across several chunks.
+#
 # The teacher's grader checks it on other cases of the same kinds, drawn from a seed.
+#
+# </details>
 #
 # A template:
 #
@@ -409,8 +473,8 @@ print("a 9-line Triton prologue == rl.td_lambda")
 #     return a_t, b_t
 # ```
 #
-# One case of the checker's, to try your function on by hand. `exercises.cases(name)[i]` is the
-# checker's case `i`, a tuple `(description, args, kwargs, expected, marks)`:
+# One of the checker's cases, to try your function on by hand. `exercises.cases(name)[i]` is case
+# `i`, a tuple `(description, args, kwargs, expected, marks)`:
 
 # %%
 case_q, (r_q, next_q, next_action_q, term_q, *P_q), _, G_q, *_ = exercises.cases("q_lambda")[1]
@@ -438,10 +502,10 @@ exercises.attempt("q_lambda", q_lambda)
 #    thing?
 # 2. Dreamer uses λ-returns of imagined rollouts with a learned, per-step `discount`
 #    (continuation probability). Pass it as `gamma` and check the result against the loop.
-# 3. In section 5's setting, make the critic unbiased: $\eta = 0$. Keep its noise
-#    $\sigma_c = 0.25$ and $\sigma_r = 2$ (not the $\sigma_c = 3$ of the section's last check).
-#    Which λ minimises the MSE now, and why? Then make the rewards deterministic
-#    ($\sigma_r = 0$): what is left of the trade-off?
+# 3. In section 5's setting, make the critic unbiased: $\eta = 0$. Keep $\sigma_c = 0.25$ and
+#    $\sigma_r = 2$ (not the $\sigma_c = 3$ of the section's last check). Which λ minimises the
+#    MSE now, and why? Then make the rewards deterministic ($\sigma_r = 0$): what is left of the
+#    trade-off?
 
 # %% [markdown] tags=["answer-1"]
 # **Answer 1.** *Your answer here (code for it: in cells under this one).*
@@ -459,7 +523,7 @@ exercises.attempt("q_lambda", q_lambda)
 #   V'_t$, $w_t = 1-\lambda_t$ inside an episode, 1 at its end. No $V'_t$ after a termination.
 # * Its two ends: λ = 0 is the one-step TD target $r_t + \gamma V'_t$, λ = 1 the discounted
 #   return bootstrapped at episode ends. `rl.td_lambda` also takes γ and λ per step.
-# * λ trades the critic's error for the rewards' noise. In the notebook's chain, MSE = bias² +
+# * λ trades the critic's error for the rewards' noise. In section 5's chain, MSE = bias² +
 #   variance is lowest near λ = 0.73, not at either end.
 # * Bias is not needed for that trade-off: an unbiased but noisy critic has one too, in the
 #   variance alone.

@@ -17,30 +17,37 @@
 # # 04 — V-trace: off-policy targets as one scan
 #
 # * **You will learn:** IMPALA's off-policy correction as one scan; which value V-trace converges
-#   to, in any finite MDP; Retrace as a Triton prologue, V-trace's policy-gradient epilogue, and V-trace as a whole
-#   kernel of your own.
+#   to, in any finite MDP; Retrace as a Triton prologue, V-trace's policy-gradient epilogue, and
+#   V-trace as a whole kernel of your own.
 # * **Time:** 4–6.5 h with the open questions; 2.5–4.5 h for the reading and the four checked
 #   exercises (for a student new to Triton).
 # * **Needs:** notebooks 01–03; importance sampling. No GPU.
-# * **Conventions:** the flags, values and hook signatures of the course on one page: the
-#   glossary's [Names and signatures](GLOSSARY.md#names-and-signatures).
+# * **Conventions:** the course's flags, values and hook signatures on one page: the glossary's
+#   [Names and signatures](GLOSSARY.md#names-and-signatures).
 # * **Minimum path:** sections 1–4 and the checked exercises `retrace`, `vtrace_pg` and
-#   `vtrace_kernel`. Section 5 (the fixed point) with its exercise `vtrace_fixed_point`, section
-#   6 and the open questions can wait.
+#   `vtrace_kernel`. Section 5 (the fixed point), its exercise `vtrace_fixed_point`, section 6
+#   and the open questions can wait.
 #
-# In IMPALA, actors collect experience with a behaviour policy $\mu$. That policy lags behind the
-# learner's policy $\pi$. V-trace (Espeholt, Soyer, Munos, Simonyan, Mnih, Ward, Doron, Firoiu,
-# Harley, Dunning, Legg, Kavukcuoglu: *IMPALA: Scalable Distributed Deep-RL with Importance
-# Weighted Actor-Learner Architectures*, ICML 2018) corrects the $n$-step return for the lag. It
-# uses *truncated* importance weights, of two kinds:
+# In IMPALA, actors collect experience with a behaviour policy $\mu$ that lags behind the
+# learner's policy $\pi$. V-trace corrects the $n$-step return for this lag. It uses two
+# *truncated* importance weights:
 #
-# * $\rho_t$ decides which value the target converges to. Clipped, it is not always $V^\pi$:
-#   section 5 works out which value it is, and why.
+# * $\rho_t$ decides which value the target converges to. Clipped, it is not always $V^\pi$
+#   (section 5 works out which value).
 # * $c_t$ decides how far back a TD error travels. The product $c_s\cdots c_{t-1}$ is the trace.
-#   It shrinks wherever $c_t = \lambda_t \min(\bar c, \pi/\mu) < 1$. With $\lambda = \bar c = 1$,
-#   that is wherever $\pi$ is less likely than $\mu$ to take the action taken. With $\bar c < 1$,
-#   it is at every step. The trace is cut to 0 only at an episode end, at a step where $\pi$
-#   would never take the action ($\pi(a_t \mid x_t) = 0$), or where $\lambda_t = 0$.
+#
+# <details><summary>Details: the paper, and where the trace shrinks</summary>
+#
+# V-trace is from Espeholt, Soyer, Munos, Simonyan, Mnih, Ward, Doron, Firoiu, Harley, Dunning,
+# Legg, Kavukcuoglu: *IMPALA: Scalable Distributed Deep-RL with Importance Weighted Actor-Learner
+# Architectures*, ICML 2018.
+#
+# The trace shrinks wherever $c_t = \lambda_t \min(\bar c, \pi/\mu) < 1$. With
+# $\lambda = \bar c = 1$, that is wherever $\pi$ is less likely than $\mu$ to take the action
+# taken. With $\bar c < 1$, it is at every step. The trace is cut to 0 only at an episode end, at a
+# step where $\pi$ would never take the action ($\pi(a_t \mid x_t) = 0$), or where $\lambda_t = 0$.
+#
+# </details>
 #
 # Written backwards, V-trace is a first-order recurrence:
 #
@@ -53,11 +60,13 @@
 #   [\lambda_t v'_{t+1} + (1-\lambda_t) V'_t] - V_t\big), \qquad
 #   v'_{t+1} = \begin{cases} v_{t+1} & \text{not done}_t \\ V'_t & \text{done}_t \end{cases}$$
 #
-# `vs` $= v_t$ is the critic's regression target. `pg_advantages` $= A^{pg}_t$ multiplies
-# $\nabla\log\pi(a_t|s_t)$ in the policy loss. The λ-mix in $A^{pg}_t$ is rlax's convention; at
-# λ = 1 it is the paper's advantage (section 4 compares the two). The importance ratio comes in as
-# `log_rhos` $= \log\pi(a_t|s_t) - \log\mu(a_t|s_t)$. $V'_t$, terminations, truncations and the
-# end of the window follow notebooks 01–03.
+# * `vs` $= v_t$ is the critic's regression target.
+# * `pg_advantages` $= A^{pg}_t$ multiplies $\nabla\log\pi(a_t|s_t)$ in the policy loss. The
+#   λ-mix in $A^{pg}_t$ is rlax's convention; at λ = 1 it is the paper's advantage (section 4
+#   compares the two).
+# * The importance ratio comes in as `log_rhos` $= \log\pi(a_t|s_t) - \log\mu(a_t|s_t)$.
+#
+# $V'_t$, terminations, truncations and the end of the window follow notebooks 01–03.
 
 # %%
 import importlib
@@ -94,11 +103,13 @@ n = lambda x: x.cpu().numpy()  # noqa: E731
 print(inspect.getsource(reference.vtrace))
 
 # %% [markdown]
-# By hand: three steps, $\gamma = 0.5$, $\lambda = 1$, $\bar\rho = \bar c = \bar\rho_{pg} = 1$
-# (the defaults), rewards and values all 1, a bootstrap value of 2 after the window. The learner
-# likes the first action twice as much as the actor did ($\pi/\mu = 2$, clipped to 1). It likes
-# the second action only half as much as the actor did ($\pi/\mu = 0.5$: it halves the trace),
-# and the third exactly as much.
+# By hand: three steps, $\gamma = 0.5$, $\lambda = 1$, the default clips
+# $\bar\rho = \bar c = \bar\rho_{pg} = 1$, rewards and values all 1, and a bootstrap value of 2
+# after the window. Compared with the actor, the learner likes:
+#
+# * the first action twice as much ($\pi/\mu = 2$, clipped to 1);
+# * the second half as much ($\pi/\mu = 0.5$: it halves the trace);
+# * the third exactly as much.
 
 # %%
 vs, pg = reference.vtrace(np.log([2.0, 0.5, 1.0]), [1.0, 1.0, 1.0], [1.0, 1.0, 1.0], gamma=0.5, bootstrap_value=2.0)
@@ -113,18 +124,19 @@ np.testing.assert_allclose(pg, [0.75, 0.5, 1.0])
 # %% [markdown]
 # ## 2. Prologue, scan, epilogue
 #
-# Move every term that does not involve $v_{t+1}$ into $b_t$:
+# Here you rewrite V-trace as notebook 00's reverse affine scan. Move every term that does not
+# involve $v_{t+1}$ into $b_t$:
 #
 # $$v_t = \underbrace{V_t + \rho_t\delta_t - [\lnot\text{done}_t]\,\gamma_t c_t V'_t}_{b_t}
 #   + \underbrace{\gamma_t c_t}_{a_t}\, v_{t+1}, \qquad \text{reset where done}_t .$$
 #
 # * **prologue** (per step): the three clipped weights from `log_rhos`, then $a_t$, $b_t$ and the
 #   reset;
-# * **scan**: the reverse affine scan of notebook 00, whose output is $v_t$ itself;
-# * **epilogue** (per step): `vs` $= y_t$, and the advantage. The advantage needs $v_{t+1}$: the
-#   value the scan carried *into* step $t$. So it costs no extra pass.
+# * **scan**: the reverse affine scan, whose output is $v_t$ itself;
+# * **epilogue** (per step): `vs` $= y_t$, and the advantage. The advantage needs $v_{t+1}$, the
+#   value the scan carried *into* step $t$, so it costs no extra pass.
 #
-# In NumPy, against the loop on a random rollout with terminations and truncations:
+# In NumPy:
 
 # %%
 def vtrace_as_scan(log_rhos, r, v, nv, gamma, lam, terminated, truncated, rho_bar, c_bar, pg_rho_bar):
@@ -146,8 +158,8 @@ def vtrace_as_scan(log_rhos, r, v, nv, gamma, lam, terminated, truncated, rho_ba
     return vs, pg
 
 # %% [markdown]
-# The check, on 3 rows × 40 random steps with terminations, truncations and all three clips
-# ($\bar\rho = 1.2$, $\bar c = 0.9$, $\bar\rho_{pg} = 1.5$):
+# The check against the loop: 3 rows × 40 random steps with terminations, truncations and all
+# three clips ($\bar\rho = 1.2$, $\bar c = 0.9$, $\bar\rho_{pg} = 1.5$):
 
 # %%
 LR, R, V, NV = (rng.normal(size=(3, 40)) for _ in range(4))
@@ -163,9 +175,9 @@ print("prologue + scan + epilogue == the loop")
 # %% [markdown]
 # ## 3. The kernel
 #
-# The hooks in `rltriton_lite/vtrace.py`. `_step` loads one step's coefficients and flags
-# (through `episode.step`, shared with GAE and TD(λ)) and the three clipped weights. The
-# prologue and epilogue are then the two formulas above.
+# Here you read the kernel's hooks, in `rltriton_lite/vtrace.py`. `_step` loads one step's
+# coefficients, flags and three clipped weights. The prologue and epilogue are then section 2's
+# two formulas.
 
 # %%
 for fn in (vtrace._step, vtrace._vtrace_prologue, vtrace._vtrace_epilogue):
@@ -174,21 +186,32 @@ for fn in (vtrace._step, vtrace._vtrace_prologue, vtrace._vtrace_epilogue):
 # %% [markdown]
 # Points worth noticing:
 #
-# * **It scans $v_t$, not $v_t - V_t$.** IMPALA's reference code (and most ports) accumulate
-#   $v_t - V_t = \rho_t\delta_t + \gamma_t c_t (v_{t+1} - V_{t+1})$ and add $V$ at the end. That
-#   rewrite silently assumes $V'_t = V_{t+1}$. This is false at a truncation with a real
-#   `next_values`. It is also false across padding, where the next *unpadded* step is not $t+1$.
-#   Putting $V_t$ and $-\gamma_t c_t V'_t$ into $b_t$ makes the carried value $v_{t+1}$ itself.
-#   So neither assumption is needed, and no value is read twice.
-# * **The advantage reads `y_in`.** The shared scan hands the epilogue both $y_t$ and the value
-#   it combined with, $y_{t+1}$ (after padding: the next unpadded step's). $A^{pg}_t$ needs
-#   exactly $v_{t+1}$, so both outputs come out of one pass. At an episode end the select
+# * **It scans $v_t$, not $v_t - V_t$.** IMPALA's reference code accumulates $v_t - V_t$, which
+#   assumes $V'_t = V_{t+1}$: false at a truncation with a real `next_values`, and across padding.
+#   With $V_t$ and $-\gamma_t c_t V'_t$ in $b_t$, the carried value is $v_{t+1}$ itself.
+# * **The advantage reads `y_in`.** The scan hands the epilogue $y_t$ and the value it combined
+#   with, $y_{t+1}$, which is $v_{t+1}$. So one pass gives both outputs. At an episode end,
 #   `tl.where(done, v_next, y_in)` switches to $V'_t$.
-# * **The weights are constants for gradients.** `log_rhos` is loaded, exponentiated and clipped
-#   in the prologue, but no gradient flows back to it. `vs` is a regression target, and
-#   `pg_advantages` multiplies $\nabla\log\pi$ in the loss, as in IMPALA. The backward kernel
-#   (`_vtrace_bwd_prologue`/`_vtrace_bwd_epilogue`) is the transposed scan, forwards in time. It
-#   covers `rewards`, `values`, `next_values` and `bootstrap_value` only:
+# * **The weights are constants for gradients.** No gradient flows back to `log_rhos`, as in
+#   IMPALA. The backward kernel covers `rewards`, `values`, `next_values` and `bootstrap_value`.
+#
+# <details><summary>Details: the v − V rewrite, padding, and the backward kernel</summary>
+#
+# * `_step` gets the coefficients and flags through `episode.step`, shared with GAE and TD(λ).
+# * IMPALA's reference code (and most ports) accumulate
+#   $v_t - V_t = \rho_t\delta_t + \gamma_t c_t (v_{t+1} - V_{t+1})$ and add $V$ at the end. The
+#   rewrite silently assumes $V'_t = V_{t+1}$. Across padding that fails because the next
+#   *unpadded* step is not $t+1$. Scanning $v_t$ needs neither assumption, and no value is read
+#   twice.
+# * After padding, `y_in` is the next unpadded step's value.
+# * `log_rhos` is loaded, exponentiated and clipped in the prologue. `vs` is a regression target,
+#   and `pg_advantages` multiplies $\nabla\log\pi$ in the loss.
+# * The backward kernel (`_vtrace_bwd_prologue`/`_vtrace_bwd_epilogue`) is the transposed scan,
+#   forwards in time.
+#
+# </details>
+#
+# Check that `log_rhos` gets no gradient:
 
 # %%
 lr_grad = torch.zeros(2, 8, device=DEVICE, requires_grad=True)
@@ -203,7 +226,8 @@ print("importance weights are constants")
 # %% [markdown]
 # ## 4. Kernel against the loop
 #
-# A random rollout with:
+# Here you test the kernel against the loop, then compare V-trace with TD(λ), GAE and the paper's
+# advantage. The test rollout has:
 #
 # * random ratios, with clipping on all three weights;
 # * terminations, and truncations bootstrapping from the true next value;
@@ -284,22 +308,32 @@ print("on-policy V-trace == TD(λ) == GAE")
 # **Which policy-gradient advantage.** The IMPALA paper's policy gradient weighs
 # $\nabla\log\pi(a_s|x_s)$ by $\rho_s\big(r_s + \gamma v_{s+1} - V(x_s)\big)$. Here $v_{s+1}$ is
 # the V-trace target at $s+1$, with no λ in it. The paper clips this $\rho_s$ with the same
-# $\bar\rho$; like rlax, the package gives it its own $\bar\rho_{pg}$. The package follows rlax
-# (`vtrace_td_error_and_advantage`). It mixes the next target with the critic's next value, by
-# the same λ that cuts the traces: $r_t + \gamma_t[\lambda_t v_{t+1} + (1-\lambda_t)V'_t] - V_t$
-# inside an episode. (At its end both read $V'_t$.) So
+# $\bar\rho$; like rlax, the package gives it its own $\bar\rho_{pg}$.
+#
+# The package follows rlax (`vtrace_td_error_and_advantage`). It mixes the next target with the
+# critic's next value, by the same λ that cuts the traces:
+# $r_t + \gamma_t[\lambda_t v_{t+1} + (1-\lambda_t)V'_t] - V_t$ inside an episode. At its end both
+# read $V'_t$. So:
 #
 # * at **λ = 1** the two are the same formula;
 # * at **λ < 1** the package's advantage differs from the paper's, computed from the same `vs`,
 #   by $\rho^{pg}_t\gamma_t(1-\lambda_t)(V'_t - v_{t+1})$ at every step that does not end an
 #   episode.
 #
-# Why rlax's? λ is then one knob for both outputs. On-policy, `pg_advantages` $=$ `vs` $- V$ is
-# GAE(λ) (above). That is the advantage that matches the critic's λ-return target, with notebook
-# 03's bias–variance trade-off. The paper's formula at λ < 1 pairs a full step with the λ-return
-# that follows it. At λ = 0, on-policy, it is the two-step advantage
-# $r_t + \gamma r_{t+1} + \gamma^2 V'_{t+1} - V_t$, while the critic's target is one step. On the
-# rollout of this section (with its per-step γ and clips; `vs` read from the same call):
+# <details><summary>Details: why the package follows rlax</summary>
+#
+# λ is then one knob for both outputs. On-policy, `pg_advantages` $=$ `vs` $- V$ is GAE(λ)
+# (above). That is the advantage that matches the critic's λ-return target, with notebook 03's
+# bias–variance trade-off.
+#
+# The paper's formula at λ < 1 pairs a full step with the λ-return that follows it. At λ = 0,
+# on-policy, it is the two-step advantage $r_t + \gamma r_{t+1} + \gamma^2 V'_{t+1} - V_t$, while
+# the critic's target is one step.
+#
+# </details>
+#
+# The paper's advantage, on this section's rollout (its per-step γ and clips; `vs` from the same
+# call):
 
 # %%
 def paper_pg(vs, log_rhos, r, v, nv, gamma, term, trunc, pg_rho_bar):
@@ -340,10 +374,11 @@ torch.testing.assert_close(paper_pg(on.vs, zero, r, v, nv, 0.9, no_end, no_end, 
 print("λ = 1: package == paper; λ < 1: they differ by ρ_pg γ (1 − λ)(V' − v_{t+1})")
 
 # %% [markdown]
-# What the ratios do, on one row with a constant ratio $\pi/\mu$ (rewards 1, an imperfect
-# critic). At $\pi/\mu \ge 1$ the weights are clipped to 1, and `vs` is the on-policy return.
-# As the ratio falls, $\rho_t$ shrinks each TD correction and $c_t$ cuts the trace. So `vs`
-# slides toward the critic's own $V_t$, which it reaches at ratio 0.
+# What the ratios do: one row with a constant ratio $\pi/\mu$, rewards 1 and an imperfect critic.
+#
+# * At $\pi/\mu \ge 1$ the weights are clipped to 1, and `vs` is the on-policy return.
+# * As the ratio falls, $\rho_t$ shrinks each TD correction and $c_t$ cuts the trace. So `vs`
+#   slides toward the critic's own $V_t$, which it reaches at ratio 0.
 
 # %%
 T1 = 60
@@ -366,8 +401,8 @@ torch.testing.assert_close(curves[2.0], curves[1.0])  # ρ̄ = c̄ = 1: a ratio 
 torch.testing.assert_close(curves[0.0], v1, atol=1e-5, rtol=0)  # no trace, no correction: the critic
 
 # %% [markdown]
-# Gradients reach `rewards`, `values` and `next_values` through the fused backward scan. Here
-# they are checked against autograd of the PyTorch path, in float64, with a loss on both outputs:
+# Gradients reach `rewards`, `values` and `next_values` through the fused backward scan. The
+# check: against autograd of the PyTorch path, in float64, with a loss on both outputs:
 
 # %%
 r64, v64, nv64 = (torch.randn(2, 30, dtype=torch.float64, device=DEVICE, requires_grad=True) for _ in range(3))
@@ -386,17 +421,30 @@ print("gradients match")
 # %% [markdown]
 # ## 5. Which value the target converges to
 #
+# Here you find the value that V-trace's critic converges to. With clipping, it is not always
+# $V^\pi$.
+#
 # The critic is trained towards `vs`. It stops moving where the mean correction vanishes,
-# $E_\mu[\rho_t\,\delta_t] = 0$. (The general statement is IMPALA's Theorem 1. Assume
-# $\bar c \le \bar\rho$, and that $E_\mu[\rho_t]$ stays above a positive constant in every state.
-# Then the V-trace operator is a contraction, whose unique fixed point is the value below. This
-# section only illustrates it, with a one-state argument: the traces $c$ only scale how far a
-# correction travels, and do not move the fixed point.) With $\rho = \min(\bar\rho, \pi/\mu)$
-# that condition is $\sum_a \mu(a)\min(\bar\rho, \tfrac{\pi(a)}{\mu(a)})
-# \,\delta(a) = \sum_a \min(\bar\rho\,\mu(a), \pi(a))\,\delta(a) = 0$. This is the expected TD
-# error under the policy $\pi_{\bar\rho}(a) \propto \min(\bar\rho\,\mu(a), \pi(a))$. So V-trace
-# learns $V^{\pi_{\bar\rho}}$. (The IMPALA paper's analysis derives exactly this $\pi_{\bar\rho}$
-# for a finite $\bar\rho$. Its experiments use $\bar\rho = 1$, a policy between $\mu$ and $\pi$.)
+# $E_\mu[\rho_t\,\delta_t] = 0$. With $\rho = \min(\bar\rho, \pi/\mu)$ that condition is
+#
+# $$\sum_a \mu(a)\min(\bar\rho, \tfrac{\pi(a)}{\mu(a)})
+# \,\delta(a) = \sum_a \min(\bar\rho\,\mu(a), \pi(a))\,\delta(a) = 0.$$
+#
+# This is the expected TD error under the policy $\pi_{\bar\rho}(a) \propto \min(\bar\rho\,\mu(a), \pi(a))$.
+# So V-trace learns $V^{\pi_{\bar\rho}}$.
+#
+# <details><summary>Details: IMPALA's Theorem 1, and the paper's ρ̄</summary>
+#
+# The general statement is IMPALA's Theorem 1. Assume $\bar c \le \bar\rho$, and that
+# $E_\mu[\rho_t]$ stays above a positive constant in every state. Then the V-trace operator is a
+# contraction, whose unique fixed point is $V^{\pi_{\bar\rho}}$. This section only illustrates it,
+# with a one-state argument: the traces $c$ only scale how far a correction travels, and do not
+# move the fixed point.
+#
+# The IMPALA paper's analysis derives exactly this $\pi_{\bar\rho}$ for a finite $\bar\rho$. Its
+# experiments use $\bar\rho = 1$, a policy between $\mu$ and $\pi$.
+#
+# </details>
 #
 # That is $V^\pi$ exactly when $\pi_{\bar\rho} = \pi$. This happens in two ways:
 #
@@ -408,11 +456,18 @@ print("gradients match")
 #
 # Clipping alone does not move the fixed point; clipping some actions more than others does.
 #
-# Take one state that returns to itself, and two actions. Then every value has a closed form,
-# $V^\nu = E_\nu[r] / (1 - \gamma)$. Action 0 pays 1; $\mu$ rarely takes it, $\pi$ mostly does
-# ($\pi/\mu = 4$ and $1/4$). At the right fixed point the mean of `vs` − V is 0; elsewhere it
-# points towards it. (This uses the PyTorch path of `rl.vtrace`, the same function. This section
-# is about the algorithm, and the interpreter would take seconds per call here.)
+# The example: one state that returns to itself, and two actions. Every value then has a closed
+# form, $V^\nu = E_\nu[r] / (1 - \gamma)$.
+#
+# * Action 0 pays 1. $\mu$ rarely takes it, $\pi$ mostly does ($\pi/\mu = 4$ and $1/4$).
+# * At the right fixed point the mean of `vs` − V is 0; elsewhere it points towards it.
+#
+# <details><summary>Details: why the PyTorch path here</summary>
+#
+# This section uses the PyTorch path of `rl.vtrace`, the same function. The section is about the
+# algorithm, and the interpreter would take seconds per call here.
+#
+# </details>
 
 # %%
 g1, r_a = 0.9, np.array([1.0, 0.0])
@@ -464,9 +519,9 @@ assert profile.rollout_error("vtrace", 3, 1000, DEVICE) < 1e-5  # 3 × 1,000 ste
 # %% [markdown]
 # ## 6. Optional: profile it
 #
-# The committed H200 figures of every algorithm are read, explained and checked once in
-# [notebook 08, section 6](08_profiling.ipynb). This cell shows this one's table and chart. A `!`
-# after a name: see [notebook 01, section 6](01_discounted_return.ipynb#6.-Optional:-profile-it).
+# This cell shows V-trace's committed H200 table and chart. [Notebook 08, section 6](08_profiling.ipynb)
+# reads, explains and checks the figures of every algorithm. For a `!` after a name, see
+# [notebook 01, section 6](01_discounted_return.ipynb#6.-Optional:-profile-it).
 
 # %%
 h200 = profile.committed("vtrace", missing_ok=True)  # the H200\'s table and chart, read by name: not measured here
@@ -484,28 +539,29 @@ h200 = profile.committed("vtrace", missing_ok=True)  # the H200\'s table and cha
 # $$G_t = r_t + \gamma(1-\text{term}_t)\big[\mathbb E_\pi Q(s_{t+1}, \cdot) + c_{t+1}\big(G_{t+1}
 #   - Q(s_{t+1}, a_{t+1})\big)\big], \qquad c_{t+1} = \lambda \min(1, \pi/\mu) \text{ at step } t+1.$$
 #
-# Write its prologue in Triton for `exercises.scan_hook`, as in notebook 03's `q_lambda`.
-# (`scan_hook` is the chunked reverse scan with resets of notebook 00c, with its hooks.)
+# Write its prologue in Triton for `exercises.scan_hook` (notebook 00c's chunked reverse scan with
+# resets), as in notebook 03's `q_lambda`.
 #
 # **The harness in three lines** (all of it: [notebook 01, section 5](01_discounted_return.ipynb#5.-The-harness-for-Triton-prologues)):
 # your `@triton.jit` prologue `(X, P, offs, t, m, T) -> (a, b)` loads its inputs with
 # `tl.load(X[i] + offs, mask=m, other=0.0)`; $a = 0$ is the reset, selected by the harness; an input
 # that may be NaN is yours to select away in $b$ with `tl.where`, never to multiply by 0.
 #
-# * **Inputs:** `P` holds (γ, λ). `X` holds five (B, T) tensors, each one number per step, loaded
-#   at `offs`, in this order:
+# * **Inputs:** `P` holds (γ, λ). `X` holds five (B, T) tensors, one number per step, loaded at
+#   `offs`, in this order:
 #   * `X[0]`, `rewards`, $r_t$;
 #   * `X[1]`, `next_expected_q`, $\mathbb E_\pi Q(s_{t+1}, \cdot)$;
-#   * `X[2]`, `next_q`, $Q(s_{t+1}, a_{t+1})$, the value of the action taken next. Its shape is
-#     (B, T), not `q_lambda`'s (B, T, A) of every action's value;
-#   * `X[3]`, `next_log_ratio`, $\log \pi/\mu$ of $a_{t+1}$, already indexed at $t$. Entry $t$ is
-#     step $t+1$'s ratio, so load it at `offs`, with no shift;
+#   * `X[2]`, `next_q`, $Q(s_{t+1}, a_{t+1})$, the value of the action taken next: shape (B, T),
+#     not `q_lambda`'s (B, T, A) of every action's value;
+#   * `X[3]`, `next_log_ratio`, $\log \pi/\mu$ of $a_{t+1}$. Entry $t$ is already step $t+1$'s
+#     ratio, so load it at `offs`, with no shift;
 #   * `X[4]`, `terminated`, a bool flag.
 # * **Returns:** the pair $(a_t, b_t)$ whose reverse scan is $G_t$ above.
-# * **Edge cases:** $c = 0$ at the window's last step. Behind a termination the `next_*` inputs
-#   are never to be read (they may be NaN). Select them away with `tl.where`; do not multiply them
-#   by $(1-\text{term}_t)$. That would put $0 \cdot \text{NaN}$ into the step's own $a$ and $b$,
-#   where the reset at $a = 0$ cannot help.
+# * **Edge cases:**
+#   * $c = 0$ at the window's last step.
+#   * Behind a termination the `next_*` inputs must never be read (they may be NaN). Select them
+#     away with `tl.where`; do not multiply them by $(1-\text{term}_t)$. That would put
+#     $0 \cdot \text{NaN}$ into the step's own $a$ and $b$, where the reset at $a = 0$ cannot help.
 #
 # <details><summary>Hint 1: where to start</summary>
 #
@@ -579,13 +635,14 @@ retrace = None
 exercises.attempt("retrace", retrace)
 
 # %% [markdown]
-# **`vtrace_pg`** (a Triton epilogue). The policy-gradient advantage needs $v_{s+1}$, the *next*
-# step's V-trace target. The package's epilogues get it as `y_in`, the value that entered the
-# step ($y_t = b_t + a_t\,y_{in}$; the scan runs backwards in time). `exercises.scan_hook` takes an
-# epilogue too, with the same name. It is called after the scan, and what it returns is stored.
-# The prologue is given, `exercises.vtrace_prologue` (λ = 1); you write the epilogue. The
-# prologue's source waits until after the capstone, `vtrace_kernel`, which has you write such a
-# step yourself.
+# **`vtrace_pg`** (a Triton epilogue). You write the policy-gradient advantage as an epilogue.
+# The prologue is given, `exercises.vtrace_prologue` (λ = 1). Its source is shown after the
+# capstone, `vtrace_kernel`, which has you write such a step yourself.
+#
+# The advantage needs $v_{s+1}$, the *next* step's V-trace target. Epilogues get it as `y_in`,
+# the value that entered the step ($y_t = b_t + a_t\,y_{in}$; the scan runs backwards in time).
+# `exercises.scan_hook` takes an `epilogue` argument, called after the scan; what it returns is
+# stored.
 #
 # **The harness's epilogue in three lines** (all of it: [notebook 01, section 5](01_discounted_return.ipynb#5.-The-harness-for-Triton-prologues)):
 # your `@triton.jit` epilogue `(X, P, offs, t, m, T, y, y_in) -> out` loads its inputs with
@@ -595,13 +652,15 @@ exercises.attempt("retrace", retrace)
 # * **Inputs:** `X` holds log_rhos, rewards, values, next_values, terminated; `P` holds
 #   (γ, ρ̄, c̄). `y` is $v_s$ and `y_in` is $v_{s+1}$.
 # * **Returns:** $\min(\bar\rho, \pi_s/\mu_s)\big(r_s + \gamma(1-\text{term}_s)\,v_{s+1} -
-#   V(x_s)\big)$. The weight is the introduction's clipped $\rho_s$, with $\pi_s/\mu_s$ =
-#   `exp(log_rhos)`. This exercise fixes two things. The policy gradient is clipped at ρ̄ itself
-#   (the package's `pg_rho_bar` set to `rho_bar`, as the paper does). And λ = 1, where rlax's form
-#   (section 4, "Which policy-gradient advantage") and the paper's are the same advantage.
-# * **Edge cases:** $v_{s+1}$ is `next_values` at the window's last step (there `y_in` is 0: no
-#   step follows). The factor $1-\text{term}_s$ is a select. At a termination (a reset, $a = 0$)
-#   `y_in` is still $v_{s+1}$, the next episode's, as in the package's epilogues.
+#   V(x_s)\big)$, with $\pi_s/\mu_s$ = `exp(log_rhos)`: the introduction's clipped $\rho_s$. Two
+#   things are fixed here:
+#   * the policy gradient is clipped at ρ̄ itself (`pg_rho_bar` set to `rho_bar`, as the paper does);
+#   * λ = 1, where rlax's form and the paper's are the same advantage (section 4, "Which
+#     policy-gradient advantage").
+# * **Edge cases:**
+#   * At the window's last step, $v_{s+1}$ is `next_values` (`y_in` is 0 there: no step follows).
+#   * The factor $1-\text{term}_s$ is a select. At a termination (a reset, $a = 0$) `y_in` is
+#     still $v_{s+1}$, the next episode's, as in the package's epilogues.
 #
 # <details><summary>Hint 1: where to start</summary>
 #
@@ -663,25 +722,27 @@ vtrace_pg = None
 exercises.attempt("vtrace_pg", vtrace_pg)
 
 # %% [markdown]
-# **`vtrace_kernel`** (the capstone: a whole kernel, as in notebooks 00b and 00c). V-trace end to
-# end in Triton, no harness. Start from your `reset_scan` from 00c: one program per row, walking
-# chunks of `chunk` steps from the last. Put section 2's step in place of the discounted return's,
-# and write `vs`. Then compute the policy-gradient advantage of `vtrace_pg`, which reads $v_{s+1}$
-# one step on.
+# **`vtrace_kernel`** (the capstone: a whole kernel, as in notebooks 00b and 00c). Write V-trace
+# end to end in Triton, with no harness:
+#
+# 1. Start from your `reset_scan` from 00c: one program per row, walking chunks of `chunk` steps
+#    from the last.
+# 2. Put section 2's step in place of the discounted return's, and write `vs`.
+# 3. Compute `vtrace_pg`'s policy-gradient advantage, which reads $v_{s+1}$ one step on.
 #
 # * **Inputs:** `log_rhos`, `rewards`, `values`, `next_values`, (B, T) float32 and contiguous;
 #   `terminated`, bool; `gamma`, `rho_bar`, `c_bar` numbers; `chunk` the chunk length. λ = 1.
 # * **Returns:** `(vs, pg)`, both written by kernels of yours. The policy gradient is clipped at
 #   ρ̄. The checker compares both outputs with `reference.vtrace` on rows longer than a chunk,
 #   with terminations.
-# * **Edge cases:** two places to think before writing. What the window's last step must do
-#   (section 2's equation has $v_T$ in it, and there is no $v_T$). And what a terminal step may
-#   read (`next_values` behind a termination may be NaN here).
+# * **Edge cases:** think about two places before writing.
+#   * The window's last step: section 2's equation has $v_T$ in it, and there is no $v_T$.
+#   * A terminal step: `next_values` behind a termination may be NaN here.
 # * **One new Triton pattern, for `pg`:** it reads $v_{s+1}$, the next step's `vs`, which another
-#   program may write. So compute it in a second kernel, launched after the first has finished:
-#   an elementwise kernel over all B·T elements, as 00b's first kernels are. For a contiguous
-#   (B, T) tensor, element `i` is row `i // T`, step `t = i % T`, and its next step is element
-#   `i + 1`, except at a row's last step (`t == T - 1`), where `i + 1` is the next row's first.
+#   program may write. So compute `pg` in a second kernel, launched after the first has finished.
+#   It is an elementwise kernel over all B·T elements, like 00b's first kernels. In a contiguous
+#   (B, T) tensor, element `i` is row `i // T`, step `t = i % T`. Its next step is element `i + 1`,
+#   except at a row's last step (`t == T - 1`), where `i + 1` is the next row's first.
 #
 # <details><summary>Hint 1: where to start</summary>
 #
@@ -752,17 +813,16 @@ def vtrace_kernel(log_rhos, rewards, values, next_values, terminated, gamma, rho
 exercises.attempt("vtrace_kernel", vtrace_kernel)
 
 # %% [markdown]
-# The prologue that `vtrace_pg` was given, to compare with your kernel's step. Its `a` line
-# resets at a termination and at the window's last step, and its `b` line drops $-\gamma c V'$
-# where $a = 0$:
+# The prologue `vtrace_pg` was given, to compare with your kernel's step. Its `a` line resets at
+# a termination and at the window's last step; its `b` line drops $-\gamma c V'$ where $a = 0$:
 
 # %%
 print(inspect.getsource(getattr(exercises.vtrace_prologue, "fn", exercises.vtrace_prologue)))
 
 # %% [markdown]
-# **`vtrace_fixed_point`** (NumPy: where V-trace converges, in any finite MDP). Section 5 found
-# the fixed point with one state. The argument holds state by state, so it carries over to any
-# finite MDP. Write the value that V-trace's critic converges to, learning from μ's data.
+# **`vtrace_fixed_point`** (NumPy: where V-trace converges, in any finite MDP). Section 5's
+# one-state argument holds state by state, so it carries over to any finite MDP. Write the value
+# that V-trace's critic converges to, learning from μ's data.
 #
 # * **Inputs:** `P`, (S, A, S): `P[s, a, s2]` is the probability of reaching state `s2` after
 #   action `a` in state `s`. `R`, (S, A): the mean reward. `pi`, `mu`, (S, A): the target and
@@ -771,7 +831,7 @@ print(inspect.getsource(getattr(exercises.vtrace_prologue, "fn", exercises.vtrac
 # * **Returns:** `V`, shape (S,), float64: the $V$ at which V-trace's mean correction
 #   $E_\mu[\rho_t\delta_t \mid s_t = s]$ is 0 in every state.
 # * **How it is checked:** the checker holds no answer. It computes that mean correction with
-#   your `V`, and it must vanish in every state (it does at one $V$ only). Where it does not, the
+#   your `V`; it must vanish in every state, which happens at one $V$ only. Where it does not, the
 #   message gives its sign: the way a one-step V-trace update would move your `V`.
 #
 # Then try it: as $\bar\rho$ grows, where does `V` go? And as $\bar\rho \to 0$?
@@ -846,15 +906,14 @@ exercises.attempt("vtrace_fixed_point", vtrace_fixed_point)
 # 1. Set `rho_bar = c_bar = float("inf")`: `vs` becomes the importance-sampled λ-return. Its mean
 #    is π's λ-return built on the current critic (equal to $V^\pi$ only when $V = V^\pi$), with
 #    no clipping bias. Take 1000 rows of $T = 20$ steps, γ = 0.9, λ = 1, every reward 1, a
-#    critic that says $V = 0$ everywhere and a bootstrap value of 0. Draw every step's `log_rhos`
-#    independently from $\mathcal N(-\tfrac12, 1)$, so that $E[\rho] = 1$, as for a real ratio π/μ. Compare
-#    the variance of `vs[:, 0]` with and without the clips. What does $\bar\rho$ trade away?
+#    critic $V = 0$ everywhere and a bootstrap value of 0. Draw each step's `log_rhos`
+#    independently from $\mathcal N(-\tfrac12, 1)$, so that $E[\rho] = 1$ as for a real ratio π/μ.
+#    Compare the variance of `vs[:, 0]` with and without the clips. What does $\bar\rho$ trade away?
 # 2. Build a rollout with a truncation whose `next_values` differs from `values[t+1]`. Run the
 #    "accumulate $v_t - V_t$" loop of the profiler (`profile.op("vtrace").loop`) next to
 #    `rl.vtrace`. Which steps differ, and why?
-# 3. Lower `pg_rho_bar` to 0.5 while keeping `rho_bar = 1`. Which output changes, and which
-#    does not? Why would IMPALA want separate clips for the critic's target and the policy
-#    gradient?
+# 3. Lower `pg_rho_bar` to 0.5, keeping `rho_bar = 1`. Which output changes, and which does not?
+#    Why would IMPALA want separate clips for the critic's target and the policy gradient?
 
 # %% [markdown] tags=["answer-1"]
 # **Answer 1.** *Your answer here (code for it: in cells under this one).*
@@ -870,12 +929,12 @@ exercises.attempt("vtrace_fixed_point", vtrace_fixed_point)
 #
 # * V-trace is one reverse scan of $v_t$ itself: $a_t = \gamma_t c_t$, $b_t = V_t +
 #   \rho_t\delta_t - [\lnot\text{done}_t]\,\gamma_t c_t V'_t$, reset at episode ends.
-# * From `log_rhos`, two clipped weights. $\rho_t = \min(\bar\rho, \pi/\mu)$ sets which value
+# * Two clipped weights come from `log_rhos`. $\rho_t = \min(\bar\rho, \pi/\mu)$ sets which value
 #   `vs` converges to. $c_t = \lambda_t\min(\bar c, \pi/\mu)$ sets how far a TD error travels.
-# * That value is $V^{\pi_{\bar\rho}}$, $\pi_{\bar\rho} \propto \min(\bar\rho\,\mu, \pi)$. It is
-#   $V^\pi$ only when no weight is clipped, or all are clipped by the same factor.
-# * Scanning $v_t - V_t$, as IMPALA's code does, assumes $V'_t = V_{t+1}$. That is wrong at a
-#   truncation with real `next_values`, and across padding.
+# * That value is $V^{\pi_{\bar\rho}}$, $\pi_{\bar\rho} \propto \min(\bar\rho\,\mu, \pi)$: $V^\pi$
+#   only when no weight is clipped, or all are clipped by the same factor.
+# * Scanning $v_t - V_t$, as IMPALA's code does, assumes $V'_t = V_{t+1}$: wrong at a truncation
+#   with real `next_values`, and across padding.
 # * `pg_advantages` come from the same pass (the epilogue reads $v_{t+1}$ as `y_in`). They follow
 #   rlax: the IMPALA paper's advantage at λ = 1, another below it. `log_rhos` gets no gradient.
 # * On-policy (`log_rhos = 0`, clips ≥ 1) V-trace is TD(λ), and with $V'_t = V_{t+1}$ it is GAE.

@@ -21,30 +21,40 @@
 # * **Time:** 3.5–5 h with the open questions; 1.25–2 h for the reading and the two checked
 #   exercises.
 # * **Needs:** notebook 02. No GPU.
-# * **Conventions:** the flags, values and hook signatures of the course on one page: the
-#   glossary's [Names and signatures](GLOSSARY.md#names-and-signatures).
+# * **Conventions:** the course's flags, values and hook signatures:
+#   [Names and signatures](GLOSSARY.md#names-and-signatures) in the glossary.
 # * **Minimum path:** sections 1–4, the harness and the checked exercises `dual_clip` and
 #   `two_stage_mean` (it needs section 3). Sections 5, 6 and the open questions can wait.
 #
-# Proximal Policy Optimization (Schulman, Wolski, Dhariwal, Radford, Klimov: *Proximal Policy
-# Optimization Algorithms*, arXiv 1707.06347, 2017) improves the policy that collected a rollout.
-# It runs several epochs of minibatch steps on the same data. Its starting point is the
-# importance-sampled surrogate of conservative policy iteration and TRPO,
-# $\mathbb{E}_t[\rho_t \hat A_t]$, with the probability ratio
+# Proximal Policy Optimization (PPO) improves the policy that collected a rollout, with several
+# epochs of minibatch steps on the same data.
+#
+# Its starting point is the importance-sampled surrogate $\mathbb{E}_t[\rho_t \hat A_t]$, with
+# the probability ratio
 # $\rho_t = \pi(a_t|s_t) / \pi_{\text{old}}(a_t|s_t) = e^{\log\pi_t - \log\pi^{\text{old}}_t}$.
-# Maximised without a constraint, it moves the policy too far from the data. Instead of TRPO's
-# KL constraint, PPO clips the ratio and takes the pessimistic minimum. So nothing is gained by
-# pushing $\rho_t$ out of $[1-\epsilon, 1+\epsilon]$:
+# Maximised freely, it moves the policy too far from the data. PPO clips the ratio and takes the
+# pessimistic minimum, so pushing $\rho_t$ out of $[1-\epsilon, 1+\epsilon]$ gains nothing:
 #
 # $$L^{\text{CLIP}} = \mathbb{E}_t\Big[\min\big(\rho_t \hat A_t,\;
 #   \operatorname{clip}(\rho_t, 1-\epsilon, 1+\epsilon)\, \hat A_t\big)\Big], \qquad
 #   \text{loss} = -\frac{1}{N}\sum_{t\ \text{unmasked}}
 #   \min\big(\rho_t \hat A_t,\; \operatorname{clip}(\rho_t, 1-\epsilon, 1+\epsilon)\, \hat A_t\big).$$
 #
-# Two parts of this are credit assignment. The advantages $\hat A_t$ come from GAE, a reverse scan
-# (notebook 02). And the loss is a **sum**, which is an associative scan too: its last element
-# is the answer. `rl.ppo_clip_loss` fuses the elementwise part with a deterministic two-stage
-# sum. It returns CleanRL's diagnostics (`clip_fraction`, `approx_kl`) from the same pass.
+# Two parts of this are credit assignment:
+#
+# * the advantages $\hat A_t$ come from GAE, a reverse scan (notebook 02);
+# * the loss is a **sum**, an associative scan too: its last element is the answer.
+#
+# `rl.ppo_clip_loss` fuses the elementwise part with a deterministic two-stage sum, and returns
+# CleanRL's diagnostics (`clip_fraction`, `approx_kl`) from the same pass.
+#
+# <details><summary>Details: the paper, and where the surrogate comes from</summary>
+#
+# Schulman, Wolski, Dhariwal, Radford, Klimov: *Proximal Policy Optimization Algorithms*, arXiv
+# 1707.06347, 2017. The importance-sampled surrogate is the starting point of conservative policy
+# iteration and TRPO. PPO's clip replaces TRPO's KL constraint.
+#
+# </details>
 
 # %%
 import inspect
@@ -74,16 +84,16 @@ n = lambda x: x.detach().cpu().numpy()  # noqa: E731
 # %% [markdown]
 # ## 1. The loop
 #
-# There is no loop over time in a loss: every element is independent. But the ground truth is
-# still a float64 NumPy function, readable next to the formula:
+# A loss has no loop over time: every element is independent. The ground truth is still a
+# float64 NumPy function, readable next to the formula:
 
 # %%
 print(inspect.getsource(reference.ppo_clip_loss))
 
 # %% [markdown]
-# Four steps, $\epsilon = 0.2$, one for each case of the clip. The old policy gave every action
-# probability 0.5. The new one gives 0.55, 0.75, 0.45, 0.25, so the ratios are 1.1, 1.5, 0.9,
-# 0.5. The advantages are $+1, +1, -1, -1$:
+# Four steps with $\epsilon = 0.2$, one for each case of the clip. The old policy gave every
+# action probability 0.5; the new one gives 0.55, 0.75, 0.45, 0.25. So the ratios are 1.1, 1.5,
+# 0.9, 0.5. The advantages are $+1, +1, -1, -1$:
 #
 # | t | $\hat A$ | $\rho$ | $\rho \hat A$ | $\operatorname{clip}(\rho) \hat A$ | min | which term |
 # |---|---|---|---|---|---|---|
@@ -106,12 +116,13 @@ assert clip_fraction == 0.5
 np.testing.assert_allclose(approx_kl, 0.07443, atol=1e-5)
 
 # %% [markdown]
-# A clipped element contributes a constant: its gradient is zero. That is the whole mechanism.
-# Step 1 is already 1.5 times more likely than before and has a positive advantage, so PPO stops
-# pushing it up. Step 3 is already half as likely, with a negative advantage, so PPO stops
-# pushing it down. The loss as a function of the ratio shows it. Solid: the objective, which is
-# minus the per-element loss. Shaded: where the gradient is zero. The curves are the kernel's
-# `reduction="none"` output, and the shading is where the kernel's gradient is exactly 0:
+# A clipped element contributes a constant, so its gradient is zero. That is the whole mechanism:
+#
+# * step 1 is already 1.5 times more likely, with $\hat A > 0$: PPO stops pushing it up;
+# * step 3 is already half as likely, with $\hat A < 0$: PPO stops pushing it down.
+#
+# The plot: the objective (minus the per-element loss) against the ratio, from the kernel's
+# `reduction="none"` output, shaded where the kernel's gradient is exactly 0:
 
 # %%
 rho = torch.linspace(0.05, 2.0, 196, dtype=torch.float64, device=DEVICE)
@@ -136,11 +147,13 @@ plt.tight_layout()
 plt.show()
 
 # %% [markdown]
-# Notice the two other "outside" cases: $\hat A > 0$ with $\rho < 1-\epsilon$ and $\hat A < 0$ with
-# $\rho > 1+\epsilon$. There the unclipped term is the minimum, and the gradient flows. The
-# clip only removes the incentive to move *further* in the advantage's direction. A step that
-# went the wrong way is always corrected. So CleanRL's `clip_fraction` (the share of ratios
-# outside the range) is not the share of elements without a gradient:
+# The other two "outside" cases keep their gradient: $\hat A > 0$ with $\rho < 1-\epsilon$, and
+# $\hat A < 0$ with $\rho > 1+\epsilon$. There the unclipped term is the minimum, so a step that
+# went the wrong way is always corrected. The clip only stops moves *further* in the advantage's
+# direction.
+#
+# So `clip_fraction`, the share of ratios outside the range, is not the share of elements without
+# a gradient:
 
 # %%
 lp = torch.log(torch.tensor([0.5, 1.5], dtype=torch.float64, device=DEVICE)).requires_grad_()
@@ -153,15 +166,12 @@ print("both ratios outside the range, both gradients non-zero:", g)
 # %% [markdown]
 # ## 2. The credit assignment: advantages from the scan
 #
-# PPO's loop is:
+# PPO's loop has three steps, and only GAE runs along time:
 #
 # 1. collect a rollout with $\pi_{\text{old}}$ and record $\log\pi_{\text{old}}(a_t|s_t)$;
-# 2. compute advantages (and value targets) with GAE;
+# 2. compute advantages (and value targets) with GAE, the reverse scan of notebook 02;
 # 3. for a few epochs, recompute $\log\pi(a_t|s_t)$ with the current parameters and minimise the
-#    clipped loss.
-#
-# Only the GAE step runs along time: it is the reverse scan of notebook 02. The loss does not
-# care how the elements are laid out: any shape, any strides.
+#    clipped loss. The loss takes any shape and any strides.
 
 # %%
 B, T = 4, 32
@@ -196,9 +206,11 @@ print("rollout → gae → ppo_clip_loss == reference.gae → reference.ppo_clip
 # %% [markdown]
 # ## 3. The loss is an associative reduction
 #
-# A sum is the scan with $\oplus = +$, and its last element is the total. In the notation of
-# this package it is the linear recurrence with $a_t = 1$: $y_t = b_t + y_{t+1}$. So the reverse
-# scan's last step in scan order, $y_0$ (the first in time), is $\sum_t b_t$:
+# Here you see how the kernel sums the loss, and why in a fixed order.
+#
+# A sum is the scan with $\oplus = +$: in this package's notation, the linear recurrence with
+# $a_t = 1$, $y_t = b_t + y_{t+1}$. The reverse scan's last step in scan order, $y_0$ (the first
+# in time), is the total $\sum_t b_t$:
 
 # %%
 x = rng.normal(size=50)
@@ -212,10 +224,10 @@ print("a sum is a scan: y_0 =", n(y)[0, 0])
 # Associativity lets the sum be split: each program adds its own tile, then the partial sums
 # are added. `_reduce.reduce` does it in two stages:
 #
-# * `_partials_kernel` runs the elementwise hook over a tile of rows × steps. It writes one
+# * `_partials_kernel` runs the elementwise hook over a tile of rows × steps and writes one
 #   partial per statistic.
-# * `_finish_kernel`, a single program, adds the partials **in program order**. (When one
-#   program took every tile, it finishes the sum itself: `FINISH`.)
+# * `_finish_kernel`, a single program, adds the partials **in program order**. If one program
+#   took every tile, it finishes the sum itself (`FINISH`).
 
 # %%
 for fn in (_reduce._partials_kernel, _reduce._finish_kernel):
@@ -239,11 +251,10 @@ print(len(partials), "partials")
 np.testing.assert_allclose(total, x.sum(), rtol=1e-12)
 
 # %% [markdown]
-# Why not let every program `atomic_add` its partial into one number? Because floating-point
-# addition is associative only on paper. Atomics commit in whatever order the programs finish.
-# In float32 a different order gives a different answer. The loss then changes in its last
-# bits from run to run, and a training run cannot be replayed. Adding the same 16 float32
-# partials in a few random orders:
+# Why not let every program `atomic_add` its partial into one number? Floating-point addition is
+# associative only on paper. Atomics commit in whatever order the programs finish, and in
+# float32 another order gives another answer. The loss changes in its last bits from run to run,
+# and a training run cannot be replayed. The same 16 float32 partials, in a few random orders:
 
 # %%
 def add_in_order(partials, order):  # what atomics do: whichever program finishes first adds first
@@ -275,12 +286,17 @@ for run in runs[1:]:
 print("bitwise identical across calls")
 
 # %% [markdown]
-# The loss's forward only sums: it cuts the problem into tiles of up to
-# `Config().reduce_tile_elements` elements, and gives each program a few of them
-# (`_reduce._partials_config`). So the small problems here are a single program; a GPU-sized
-# minibatch is many. For this loss the number of partials depends only on the shape (and the
-# `Config`), never on timing or the device. (The function takes a device for a reduction that
-# also writes per-element outputs, CRR's in 07: its tiles shrink to fill a GPU.)
+# How many partials? `_reduce._partials_config` cuts the problem into tiles of up to
+# `Config().reduce_tile_elements` elements, a few per program. For this loss the count depends
+# only on the shape and the `Config`, never on timing or the device:
+#
+# <details><summary>Details: one program or many, and why it takes a device</summary>
+#
+# The small problems here are a single program; a GPU-sized minibatch is many. The loss's forward
+# only sums, so its tiling ignores the device. The function takes a device for a reduction that
+# also writes per-element outputs, CRR's in notebook 07: its tiles shrink to fill a GPU.
+#
+# </details>
 
 # %%
 for shape in [(B, T), (64, 128), (4096, 1024)]:
@@ -291,9 +307,12 @@ for shape in [(B, T), (64, 128), (4096, 1024)]:
 # %% [markdown]
 # ## 4. The kernel's elementwise hook
 #
-# `_ppo_terms` computes what forward and backward share. `_ppo_forward` returns the five
-# statistics the reduction sums: loss, count, clipped, kl, and $(\hat A-\mu)^2$ for the
-# normalisation. `_ppo_backward` is the fused gradient, one elementwise pass:
+# The kernel's per-element code comes in three functions:
+#
+# * `_ppo_terms` computes what forward and backward share.
+# * `_ppo_forward` returns the five statistics the reduction sums: loss, count, clipped, kl, and
+#   $(\hat A-\mu)^2$ for the normalisation.
+# * `_ppo_backward` is the fused gradient, one elementwise pass:
 
 # %%
 for fn in (ppo._ppo_terms, ppo._ppo_forward, ppo._ppo_backward):
@@ -304,26 +323,41 @@ for fn in (ppo._ppo_terms, ppo._ppo_forward, ppo._ppo_backward):
 #
 # * **The gradient rule.** $\partial\ell_t/\partial\log\pi_t = -\hat A_t \rho_t$ where the
 #   unclipped term is the minimum, else 0: `tl.where(b_clipped < b_unclipped, 0.0, ...)`.
-#   Ties go to the unclipped branch. A tie is the common case, not a corner. Inside the clip
-#   range both terms are equal. On the first minibatch of an update's first epoch,
-#   $\log\pi = \log\pi_{\text{old}}$ (up to the last bits, when the log-probabilities are
-#   recomputed in other batch sizes). So $\rho = 1$ nearly everywhere. At a tie, `torch.min`'s
-#   autograd gives half of the gradient to each term, and the clamp passes its half on inside the
-#   range. So the total is the same; the kernel gets there with one select.
-# * **CleanRL's statistics** come from the same pass: `clip_fraction` counts
-#   $\rho \notin [1-\epsilon_{\text{low}}, 1+\epsilon_{\text{high}}]$. `approx_kl` averages
-#   $(\rho - 1) - \log\rho$, the "k3" estimator of $\mathrm{KL}(\pi_{\text{old}}\,\|\,\pi)$. It is
-#   non-negative and unbiased for samples from $\pi_{\text{old}}$.
-# * **Advantage normalisation inside the op.** CleanRL normalises each minibatch,
-#   $\tilde A = (\hat A - \mu)/(\sigma + 10^{-8})$. The mean needs a pass of its own (`_adv_moments`),
-#   but the scale does not. $1/(\sigma + 10^{-8}) > 0$ commutes with the min. So the main pass
-#   sums $\min(\rho(\hat A-\mu), \operatorname{clip}(\rho)(\hat A-\mu))$ and $(\hat A-\mu)^2$ side by side, and
-#   the total is scaled afterwards. Masked steps never enter $\mu$ or $\sigma$.
-# * `load(..., m_valid, 0.0, ...)` reads nothing where the mask is 0: padding may hold NaN.
+#   Ties go to the unclipped branch.
+# * **One pass, more statistics.** The same pass gives CleanRL's `clip_fraction` and
+#   `approx_kl`, and normalises the advantages inside the op.
+# * **Padding is never read.** `load(..., m_valid, 0.0, ...)` reads nothing where the mask is 0,
+#   so padding may hold NaN.
 #
-# The tiny example's gradient by hand: $-\hat A\rho/N$ at the ties, 0 where clipped, so
-# $(-1.1/4,\ 0,\ 0.9/4,\ 0)$. And at $\rho = 1$ the clipped loss's gradient is the vanilla
-# policy gradient $-\hat A/N$:
+# <details><summary>Details: why ties are the common case</summary>
+#
+# A tie is the common case, not a corner. Inside the clip range both terms are equal. On the
+# first minibatch of an update's first epoch,
+# $\log\pi = \log\pi_{\text{old}}$ (up to the last bits, when the log-probabilities are
+# recomputed in other batch sizes). So $\rho = 1$ nearly everywhere.
+#
+# At a tie, `torch.min`'s autograd gives half of the gradient to each term, and the clamp passes
+# its half on inside the range. So the total is the same; the kernel gets there with one select.
+#
+# </details>
+#
+# <details><summary>Details: the statistics and the normalisation</summary>
+#
+# `clip_fraction` counts $\rho \notin [1-\epsilon_{\text{low}}, 1+\epsilon_{\text{high}}]$.
+# `approx_kl` averages $(\rho - 1) - \log\rho$, the "k3" estimator of
+# $\mathrm{KL}(\pi_{\text{old}}\,\|\,\pi)$: non-negative and unbiased for samples from
+# $\pi_{\text{old}}$.
+#
+# CleanRL normalises each minibatch, $\tilde A = (\hat A - \mu)/(\sigma + 10^{-8})$. Masked steps
+# never enter $\mu$ or $\sigma$. The mean needs a pass of its own (`_adv_moments`), but the scale
+# does not: $1/(\sigma + 10^{-8}) > 0$ commutes with the min. So the main pass sums
+# $\min(\rho(\hat A-\mu), \operatorname{clip}(\rho)(\hat A-\mu))$ and $(\hat A-\mu)^2$ side by
+# side, and the total is scaled afterwards.
+#
+# </details>
+#
+# The tiny example's gradient by hand: $-\hat A\rho/N$ at the ties, 0 where clipped:
+# $(-1.1/4,\ 0,\ 0.9/4,\ 0)$. At $\rho = 1$ it is the vanilla policy gradient $-\hat A/N$:
 
 # %%
 lp = torch.tensor(logp, device=DEVICE, requires_grad=True)
@@ -341,14 +375,19 @@ print("ρ = 1: the gradient is the policy gradient -A/N, on both backends")
 # %% [markdown]
 # ## 5. Kernel against the loop
 #
-# Random minibatches with:
+# Here the kernel meets the reference on random minibatches with:
 #
 # * padding that holds NaN (it must never be read);
-# * asymmetric clipping: DAPO's "clip-higher", a larger upper clip $1+\epsilon_{\text{high}}$ than
-#   lower, so unlikely tokens can gain probability (DAPO is a PPO variant for LLM reasoning,
-#   Yu et al. 2025);
+# * asymmetric clipping, DAPO's "clip-higher": the upper clip $1+\epsilon_{\text{high}}$ is
+#   larger than the lower, so unlikely tokens can gain probability;
 # * advantage normalisation;
 # * the three reductions.
+#
+# <details><summary>Details: DAPO</summary>
+#
+# DAPO is a PPO variant for LLM reasoning (Yu et al. 2025).
+#
+# </details>
 
 # %%
 shape = (6, 37)
@@ -381,8 +420,8 @@ for kw in (dict(), dict(epsilon=(0.2, 0.28)), dict(normalize_advantages=True),
     print("ok", kw)
 
 # %% [markdown]
-# The statistics, against CleanRL's `ppo.py` written out, with its normalisation and its
-# `torch.max` of the negated terms. (CleanRL has no mask: the valid elements are selected first.)
+# The statistics against CleanRL's `ppo.py`, written out with its normalisation and its
+# `torch.max` of the negated terms. CleanRL has no mask, so the valid elements are selected first:
 
 # %%
 def cleanrl_ppo(newlogprob, b_logprobs, mb_advantages, clip_coef):
@@ -404,8 +443,8 @@ for a, b in zip(got, want):
 print("loss, clip_fraction, approx_kl == CleanRL's")
 
 # %% [markdown]
-# Gradients in float64 against autograd of the PyTorch path, for each reduction (a random
-# weighting for `"none"`):
+# Gradients in float64 against autograd of the PyTorch path, for each reduction (`"none"` with a
+# random weighting):
 
 # %%
 lp64 = lp.double().requires_grad_()
@@ -421,9 +460,8 @@ for kw in (dict(normalize_advantages=True), dict(reduction="sum", epsilon=(0.1, 
 print("gradients match")
 
 # %% [markdown]
-# The batches above fit in one tile of the reduction. 3 × 1,000 elements take several, and their
-# partial sums are added in a second stage. That path is checked too, on the profiler's
-# inputs:
+# The batches above fit in one tile. 3 × 1,000 elements take several, whose partial sums are
+# added in a second stage. That path is checked too, on the profiler's inputs:
 
 # %%
 long_err = profile.rollout_error("ppo", 3, 1000, DEVICE)
@@ -433,14 +471,12 @@ print(f"3 x 1000: relative error {long_err:.1e}")
 # %% [markdown]
 # ## 6. Optional: profile it
 #
-# The committed H200 figures of every algorithm are read, explained and checked once in
-# [notebook 08, section 6](08_profiling.ipynb). This cell shows this one's table and chart. One
-# of its rows, the "minimal autograd.Function" anchor, can cost less wall time than our loss with
-# its backward: [notebook 09, section 3](09_benchmarks.ipynb#3.-Wall-versus-GPU-time) says why one
-# run cannot settle such a gap, and where the backward's host time goes.
-# Read it after 08: that notebook explains its columns (the floor, GPU against wall time, the
-# anchors, "wall ÷ ours"). At the small shapes, a call with its backward costs several times the
-# forward's wall time: host and autograd work, not GPU time (notebook 09, section 3).
+# PPO's committed H200 table and chart. Read them after notebook 08, which explains the columns
+# (the floor, GPU against wall time, the anchors, "wall ÷ ours") and checks every algorithm's
+# figures in [section 6](08_profiling.ipynb). At small shapes a call with its backward costs
+# several times the forward's wall time, and the "minimal autograd.Function" anchor can beat our
+# loss on wall time: [notebook 09, section 3](09_benchmarks.ipynb#3.-Wall-versus-GPU-time)
+# shows this is host and autograd work, not GPU time, and why one run cannot settle such a gap.
 
 # %%
 h200 = profile.committed("ppo", missing_ok=True)  # the H200\'s table and chart, read by name: not measured here
@@ -455,14 +491,15 @@ h200 = profile.committed("ppo", missing_ok=True)  # the H200\'s table and chart,
 # ### The harness for Triton elementwise hooks
 #
 # `exercises.map_hook(hook, inputs, params)` calls a `@triton.jit` `hook(X, P, offs, m)` on blocks
-# of elements. It stores what the hook returns: the per-element values. (The loss is their mean,
-# the reduction of section 3.) Its arguments are those of `scan_hook`'s prologue, in the same
-# order, without `t` and `T`. What each is:
-# [notebook 01, section 5, "The harness for Triton prologues"](01_discounted_return.ipynb#5.-The-harness-for-Triton-prologues).
-# No scan, so no pairs: the hook returns one value per element. Notebook 07 uses the harness too.
+# of elements. There is no scan, so no pairs: the hook returns one value per element, and the
+# harness stores them. (The loss is their mean, section 3's reduction.) Notebook 07 uses this
+# harness too.
 #
-# A worked hook first: PPO's own clipped loss per element. `tl.minimum`, `tl.maximum` (and
-# `tl.clamp`) are Triton's elementwise min, max and clip:
+# The arguments are those of `scan_hook`'s prologue, in the same order, without `t` and `T`:
+# [notebook 01, section 5, "The harness for Triton prologues"](01_discounted_return.ipynb#5.-The-harness-for-Triton-prologues).
+#
+# A worked hook, PPO's own loss per element. `tl.minimum`, `tl.maximum` and `tl.clamp` are
+# Triton's elementwise min, max and clip:
 
 # %%
 @triton.jit
@@ -482,19 +519,19 @@ torch.testing.assert_close(per_element, rl.ppo_clip_loss(lp_h, torch.zeros_like(
 print("a 6-line Triton hook == ppo_clip_loss(reduction='none')")
 
 # %% [markdown]
-# **`dual_clip`** (a Triton elementwise hook). Dual-clip PPO (Ye et al., 2020) bounds the loss of a
-# negative advantage at a large ratio. Write its per-element loss as a hook like `ppo_clip_hook`.
-# It runs as `exercises.map_hook(dual_clip, (ratio, advantages), (epsilon, c))`. The harness and its
-# hook's arguments: ["The harness for Triton elementwise hooks"](#The-harness-for-Triton-elementwise-hooks), above.
+# **`dual_clip`** (a Triton elementwise hook). Dual-clip PPO (Ye et al., 2020) bounds the loss of
+# a negative advantage at a large ratio. Write its per-element loss as a hook like
+# `ppo_clip_hook`, run as `exercises.map_hook(dual_clip, (ratio, advantages), (epsilon, c))`.
+# The harness: ["The harness for Triton elementwise hooks"](#The-harness-for-Triton-elementwise-hooks), above.
 #
 # * **Inputs:** `X = (ratio, advantages)`, one number per element; `P = (epsilon, c)`, with
 #   $c > 1$ (e.g. 3).
-# * **Returns:** the per-element loss, that is, the objective with its sign flipped. The objective is
+# * **Returns:** the per-element loss: the objective with its sign flipped. The objective is
 #   $\max\big(\min(\rho \hat A, \operatorname{clip}(\rho, 1-\epsilon, 1+\epsilon) \hat A),
 #   c\hat A\big)$ where $\hat A < 0$, and PPO's $\min(\rho \hat A, \operatorname{clip}(\rho) \hat A)$
 #   where $\hat A \ge 0$.
 # * **Edge cases:** the max with $c\hat A$ applies only where $\hat A < 0$. Where $\hat A \ge 0$ it
-#   would replace PPO's objective by $c\hat A$ whenever $c\hat A$ is larger.
+#   would wrongly replace PPO's objective whenever $c\hat A$ is larger.
 #
 # <details><summary>Hint 1: where to start</summary>
 #
@@ -565,15 +602,15 @@ dual_clip = None
 exercises.attempt("dual_clip", dual_clip)
 
 # %% [markdown]
-# **`two_stage_mean`** (a Triton kernel and its launcher). The loss's reduction of section 3,
-# written by you, in two launches.
+# **`two_stage_mean`** (a Triton kernel and its launcher). Write section 3's reduction yourself,
+# in two launches.
 #
 # * **Inputs:** `x`, a 1-D float32 tensor of `n` elements.
 # * **Returns:** the mean, a 0-d tensor. One program per block of `BLOCK` elements writes its
 #   partial sum. Then a second launch of one program adds the partials in block order and divides
 #   by `n`.
-# * **Edge cases:** the last block is partly past the end: mask it, so padding adds 0. Because the
-#   order is fixed, two calls give the same bits. The checker calls it twice on each input and
+# * **Edge cases:** the last block is partly past the end: mask it, so padding adds 0. The fixed
+#   order makes two calls give the same bits: the checker calls it twice on each input and
 #   compares the bits as well as the value.
 #
 # <details><summary>Hint 1: where to start</summary>
@@ -640,21 +677,26 @@ exercises.attempt("two_stage_mean", two_stage_mean)
 # %% [markdown]
 # Without a checker:
 #
-# *(Answer each in its cell below: your teacher's grader collects the answers from
-# them.)*
+# *(Answer each in its cell below: your teacher's grader collects the answers from them.)*
 #
-# 1. Compute dual-clip PPO (c = 3) from `reduction="none"` for section 5's inputs. Spread the
-#    new log-probabilities wider (`old + torch.randn(...)`: at section 5's 0.3 a ratio above 3 is
-#    rare). Find the elements where it differs from PPO. Which way does their gradient change?
-# 2. Token-level RL for language models averages over tokens (`mask` over a (B, T) batch). GRPO
-#    averages each sequence first, and then the sequences. (GRPO, Shao et al. 2024, is PPO
-#    without a critic: the advantage of a sampled answer is taken relative to the other answers
-#    to the same prompt.) Build the second from `reduction="none"` and the mask. Find a batch
-#    where the two losses differ in sign. Does a loss's sign say whether a policy step helped?
-#    Compare instead how much of the gradient each answer gets under each averaging.
+# 1. Compute dual-clip PPO (c = 3) from `reduction="none"` on section 5's inputs, with the new
+#    log-probabilities spread wider (`old + torch.randn(...)`: at 0.3 a ratio above 3 is rare).
+#    Where does it differ from PPO? Which way does the gradient change there?
+# 2. Token-level RL for language models averages over tokens (`mask` over a (B, T) batch). GRPO,
+#    PPO without a critic, averages each sequence first, then the sequences. Build GRPO's loss
+#    from `reduction="none"` and the mask. Find a batch where the two losses differ in sign. Does
+#    a loss's sign say whether a policy step helped? Compare instead how much of the gradient
+#    each answer gets under each averaging.
 # 3. Simulate several epochs on one rollout. Start from $\log\pi = \log\pi_{\text{old}}$, take
 #    gradient steps on `log_probs` directly and plot `clip_fraction` and `approx_kl` per step.
 #    Why does the loss stop decreasing although `log_probs` is unconstrained?
+#
+# <details><summary>Details: GRPO</summary>
+#
+# GRPO (Shao et al. 2024) takes the advantage of a sampled answer relative to the other answers
+# to the same prompt.
+#
+# </details>
 
 # %% [markdown] tags=["answer-1"]
 # **Answer 1.** *Your answer here (code for it: in cells under this one).*
@@ -669,11 +711,11 @@ exercises.attempt("two_stage_mean", two_stage_mean)
 # ## What you now know
 #
 # * PPO's loss is $-\operatorname{mean}\min(\rho_t \hat A_t, \operatorname{clip}(\rho_t, 1-\epsilon,
-#   1+\epsilon) \hat A_t)$, $\rho_t = \pi/\pi_{\text{old}}$ of the action taken. GAE gives $\hat A_t$.
+#   1+\epsilon) \hat A_t)$, $\rho_t = \pi/\pi_{\text{old}}$ of the action taken; GAE gives $\hat A_t$.
 # * Where the clipped term is the minimum, the gradient is 0. A ratio that moved the wrong way
 #   keeps its gradient, so `clip_fraction` is not the share of elements without one.
 # * At $\rho = 1$ (an update's first minibatch) the gradient is the policy gradient $-\hat A_t/N$.
-# * A sum is an associative reduction. Tile partials added in a fixed order give the same bits
-#   on every call. Atomics add in any order, and a float sum depends on the order.
-# * `rl.ppo_clip_loss` also returns `clip_fraction` and `approx_kl` ($(\rho-1) - \log\rho$). It can
+# * A sum is an associative reduction. Tile partials added in a fixed order give the same bits on
+#   every call; atomics add in any order, and a float sum depends on the order.
+# * `rl.ppo_clip_loss` also returns `clip_fraction` and `approx_kl` ($(\rho-1) - \log\rho$), can
 #   normalise advantages, never reads padding, and takes `epsilon=(low, high)`.

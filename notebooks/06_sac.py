@@ -20,19 +20,26 @@
 #   losses; soft λ-targets as a Triton prologue; the bias of multi-step targets on replayed data.
 # * **Time:** 2.5–3 h with the open questions; 1–1.5 h for the reading and the checked exercise.
 # * **Needs:** notebooks 03 and 04 (section 4 reuses 04's one-state problem). No GPU.
-# * **Conventions:** the flags, values and hook signatures of the course on one page: the
-#   glossary's [Names and signatures](GLOSSARY.md#names-and-signatures).
+# * **Conventions:** the course's flags, values and hook signatures:
+#   [Names and signatures](GLOSSARY.md#names-and-signatures) in the glossary.
 # * **Minimum path:** sections 1–3 and the checked exercise `soft_lambda_targets`. Section 4
 #   (checks, replay bias, actor and temperature losses), 5 and the open questions can wait.
 #
-# Soft Actor-Critic (Haarnoja, Zhou, Abbeel, Levine: *Soft Actor-Critic: Off-Policy Maximum
-# Entropy Deep Reinforcement Learning with a Stochastic Actor*, ICML 2018) maximises reward plus
-# $\alpha$ times the policy's entropy. Its critic regresses on a *soft* target. The next state's
-# value includes the entropy bonus $-\alpha\log\pi(a'|s')$ of an action $a' \sim \pi$ sampled
-# there. It takes the minimum over two critics, against overestimation (clipped double Q,
-# Fujimoto et al., ICML 2018). The follow-up (Haarnoja et al., *Soft Actor-Critic Algorithms
-# and Applications*, arXiv 1812.05905) learns $\alpha$ itself. It drives the policy's entropy
-# towards a target $\bar{\mathcal H}$.
+# Soft Actor-Critic (SAC) maximises reward plus $\alpha$ times the policy's entropy. Its critic
+# regresses on a *soft* target: the next state's value includes the entropy bonus
+# $-\alpha\log\pi(a'|s')$ of an action $a' \sim \pi$ sampled there. The target takes the minimum
+# over two critics, against overestimation ("clipped double Q"). A follow-up learns $\alpha$
+# itself, driving the policy's entropy towards a target $\bar{\mathcal H}$.
+#
+# <details><summary>Details: the papers</summary>
+#
+# * SAC: Haarnoja, Zhou, Abbeel, Levine, *Soft Actor-Critic: Off-Policy Maximum Entropy Deep
+#   Reinforcement Learning with a Stochastic Actor*, ICML 2018.
+# * Clipped double Q: Fujimoto et al., ICML 2018.
+# * The learned $\alpha$: Haarnoja et al., *Soft Actor-Critic Algorithms and Applications*,
+#   arXiv 1812.05905.
+#
+# </details>
 #
 # The one-step target generalises to a soft λ-return, a backward recurrence like notebook 03's:
 #
@@ -43,26 +50,29 @@
 #   V^{\text{soft}\prime}_t & \text{done}_t \end{cases}\Big]$$
 #
 # $\lambda = 0$ is SAC's target $r_t + \gamma(1-\text{term}_t)V^{\text{soft}\prime}_t$. With
-# $\lambda > 0$ the target follows the actions actually taken. Each pays its entropy bonus
-# $-\alpha\log\pi(a_{t+1}|s_{t+1})$ (`log_probs`). The inputs are `next_q` (one tensor per
-# critic, evaluated at $a'_{t+1}$), `next_log_probs` $= \log\pi(a'_{t+1}|s_{t+1})$, and the flags
-# of notebooks 01–03. A truncation needs no `next_values`: `next_q` already is the real next
-# state's value.
+# $\lambda > 0$ the target follows the actions actually taken, and each pays its entropy bonus
+# $-\alpha\log\pi(a_{t+1}|s_{t+1})$ (`log_probs`). The inputs:
+#
+# * `next_q`, one tensor per critic, evaluated at $a'_{t+1}$;
+# * `next_log_probs` $= \log\pi(a'_{t+1}|s_{t+1})$;
+# * the flags of notebooks 01–03. A truncation needs no `next_values`: `next_q` already is the
+#   real next state's value.
 #
 # Two things the formula leaves to the caller:
 #
-# * **Target critics.** In SAC, `next_q` comes from the *target* critics $\bar Q_k$. These are
-#   Polyak-averaged copies of the critics, $\bar\theta_k \leftarrow \tau\theta_k +
-#   (1-\tau)\bar\theta_k$ after every update ($\tau = 0.005$ in the paper). So the regression
-#   target does not move with every step of the critic it trains. The package never sees a
-#   network: it takes whatever Q tensors you pass. Evaluate the target networks (under
-#   `torch.no_grad()`, as usual) and pass their outputs.
-# * **λ > 0 is off-policy and uncorrected.** SAC learns from a replay buffer. The actions
-#   $a_{t+1}, a_{t+2}, \dots$ that a multi-step target follows were taken by older policies, not
-#   by the current $\pi$. So the target estimates the soft return of *that* behaviour. Nothing
-#   here reweights it (no importance weights, unlike V-trace in notebook 04). So it is biased for
-#   $Q^\pi$, more so the larger λ and the older the data. λ = 0 is free of this: the only action
-#   it needs, $a'_{t+1}$, is sampled from the current $\pi$. Section 4 measures the bias.
+# * **Target critics.** In SAC, `next_q` comes from the *target* critics $\bar Q_k$, copies
+#   averaged after every update: $\bar\theta_k \leftarrow \tau\theta_k + (1-\tau)\bar\theta_k$
+#   ($\tau = 0.005$ in the paper). They keep the regression target from moving with every step of
+#   the critic it trains. The package never sees a network: pass the target networks' outputs,
+#   evaluated under `torch.no_grad()` as usual.
+# * **λ > 0 is off-policy and uncorrected.** SAC learns from a replay buffer: a multi-step target
+#   follows actions $a_{t+1}, a_{t+2}, \dots$ taken by older policies, not by the current $\pi$.
+#   Nothing here reweights them, unlike V-trace's importance weights (notebook 04). So the target
+#   estimates the soft return of *that* behaviour, and is biased for $Q^\pi$: more so the larger
+#   λ and the older the data.
+#
+# λ = 0 is free of this bias: its only action, $a'_{t+1}$, is sampled from the current $\pi$.
+# Section 4 measures the bias.
 
 # %%
 import inspect
@@ -100,7 +110,7 @@ print(inspect.getsource(reference.sac_targets))
 # %% [markdown]
 # By hand: three steps, $\gamma = 0.5$, $\alpha = 0.5$, rewards 1, two critics, and the episode
 # terminates after step 1. First the soft next values, then the targets for $\lambda = 0$,
-# $0.5$ and $1$. (The last two need the log-probabilities of the actions taken.)
+# $0.5$ and $1$; the last two need the log-probabilities of the actions taken.
 
 # %%
 r = [1.0, 1.0, 1.0]
@@ -120,9 +130,11 @@ np.testing.assert_allclose(G[1.0], [2.0, 1.0, 4.5])
 # %% [markdown]
 # ## 2. Prologue, scan, epilogue
 #
+# Here you turn the recurrence into a prologue, a scan and an epilogue.
+#
 # $G_t$ depends on the next step through $G_{t+1} - \alpha\log\pi_{t+1}$, not $G_{t+1}$ alone.
-# So scan that: the soft value of the step taken, $H_t = G_t - \alpha\log\pi_t$. Split $G_t$ into
-# the part that does not depend on the future,
+# So scan that: $H_t = G_t - \alpha\log\pi_t$, the soft value of the step taken. First split off
+# the part of $G_t$ that does not depend on the future,
 #
 # $$b^G_t = r_t + [\lnot\text{term}_t]\,\gamma_t w_t V^{\text{soft}\prime}_t, \qquad
 #   w_t = \begin{cases} 1 & \text{done}_t \\ 1-\lambda_t & \text{not done}_t\end{cases},$$
@@ -132,13 +144,13 @@ np.testing.assert_allclose(G[1.0], [2.0, 1.0, 4.5])
 # $$H_t = \underbrace{b^G_t - \alpha\log\pi_t}_{b_t} + \underbrace{\gamma_t\lambda_t}_{a_t} H_{t+1},
 #   \qquad \text{reset where done}_t .$$
 #
-# (After a termination the $\gamma$ factor is 0 anyway, so "done" covers both.)
+# After a termination the $\gamma$ factor is 0 anyway, so "done" covers both. The three parts:
 #
 # * **prologue** (per step): $\min_k Q_k$, $V^{\text{soft}\prime}_t$, $b^G_t$, then $a_t$, $b_t$ and
 #   the reset;
 # * **scan**: the reverse affine scan of notebook 00, producing $H_t$;
-# * **epilogue** (per step): $G_t = b^G_t + [\lnot\text{done}_t]\, a_t H_{t+1}$. $H_{t+1}$ is the
-#   value the scan carried into step $t$.
+# * **epilogue** (per step): $G_t = b^G_t + [\lnot\text{done}_t]\, a_t H_{t+1}$, where $H_{t+1}$
+#   is the value the scan carried into step $t$.
 #
 # In NumPy, against the loop:
 
@@ -180,26 +192,32 @@ for fn in (sac._critic_min, sac._sac_prologue, sac._sac_epilogue):
 # Points worth noticing:
 #
 # * **The min over critics happens in the kernel.** `next_q` is a tuple of pointers, one per
-#   critic (up to `sac.MAX_CRITICS` = 16, enough for REDQ's ensembles). `tl.static_range`
-#   unrolls the loop at compile time. No `torch.min(torch.stack(...))` materialises a tensor
-#   in memory first: each critic is read once. The backward pass uses the index $k^*$ of the
-#   smallest critic. It sends the gradient to that critic only (the first one on ties). A NaN
-#   counts as the minimum, so it shows up in the target instead of hiding.
+#   critic, and `tl.static_range` unrolls the loop at compile time. Each critic is read once. The
+#   backward sends the gradient only to the smallest critic, index $k^*$ (the first one on ties).
 # * **The scan carries $H = G - \alpha\log\pi$.** The epilogue rebuilds $G_t$ from $H_{t+1}$
-#   (`h_next`, the value the scan carried into step $t$). `log_probs` is read once, in the
-#   prologue of its own step. A padded step passes $H$ through unchanged. So "the next step"
-#   after $t$ is the next *unpadded* one, and $G_{t'}$ and $\log\pi_{t'}$ always belong to the
-#   same step.
-# * **λ = 0 is the usual SAC target.** Then $a_t = 0$ and $w_t = 1$. Nothing is carried,
-#   $G_t = b^G_t = r_t + \gamma_t(1-\text{term}_t)(\min_k Q_k - \alpha\log\pi')$, and
-#   `log_probs` is not needed. With nothing carried there is nothing to scan. Given λ = 0 as a
-#   number, the package runs the same arithmetic as an elementwise kernel (no chunks, no time
-#   split; the same bits). The scan serves λ > 0 and per-step λ.
+#   (`h_next`). `log_probs` is read once, in the prologue of its own step.
+# * **λ = 0 is the usual SAC target.** Then $a_t = 0$ and $w_t = 1$: nothing is carried,
+#   $G_t = b^G_t$, and `log_probs` is not needed. Given λ = 0 as a number, the package runs an
+#   elementwise kernel instead of the scan.
+#
+# <details><summary>Details: critics, padding, and the λ = 0 kernel</summary>
+#
+# * Up to `sac.MAX_CRITICS` = 16 critics, enough for REDQ's ensembles. No
+#   `torch.min(torch.stack(...))` materialises a tensor in memory first. A NaN counts as the
+#   minimum, so it shows up in the target instead of hiding.
+# * A padded step passes $H$ through unchanged. So "the next step" after $t$ is the next
+#   *unpadded* one, and $G_{t'}$ and $\log\pi_{t'}$ always belong to the same step.
+# * At λ = 0, $G_t = b^G_t = r_t + \gamma_t(1-\text{term}_t)(\min_k Q_k - \alpha\log\pi')$. With
+#   nothing carried there is nothing to scan. The elementwise kernel runs the same arithmetic (no
+#   chunks, no time split; the same bits). The scan serves λ > 0 and per-step λ.
+#
+# </details>
 #
 # ## 4. Kernel against the loop
 #
-# Random rollouts with three critics, terminations, truncations, left and right padding, a
-# per-step discount, λ = 0.8, and a time-major buffer:
+# Here you check the kernel against the loop, measure the replay bias of λ > 0, and check the
+# actor and temperature losses. First, random rollouts with three critics, terminations,
+# truncations, left and right padding, a per-step discount, λ = 0.8, and a time-major buffer:
 
 # %%
 B, T = 4, 50
@@ -241,15 +259,19 @@ torch.testing.assert_close(G0, cleanrl)
 print("λ = 0: r + γ(1 − term)(min Q − α log π')")
 
 # %% [markdown]
-# **λ > 0 follows the buffer's actions, not π's.** One state that returns to itself (as in
-# notebook 04, section 5), two actions paying 1 and 0. The current policy is $\pi = (0.8, 0.2)$.
-# The buffer was filled by an older one, $\mu = (0.2, 0.8)$. The critic is exact: the soft
-# $Q^\pi(a) = r(a) + \gamma V^\pi$, $V^\pi = \mathbb{E}_\pi[r - \alpha\log\pi]/(1-\gamma)$. So any
-# bias is the target's own. Each replayed step after the first pays the soft reward
-# $r - \alpha\log\pi$ of $\mu$'s action, where $Q^\pi$ counts $\pi$'s. Let
+# **λ > 0 follows the buffer's actions, not π's.** The test problem: one state that returns to
+# itself (as in notebook 04, section 5), and two actions paying 1 and 0.
+#
+# * The current policy is $\pi = (0.8, 0.2)$. An older one, $\mu = (0.2, 0.8)$, filled the buffer.
+# * The critic is exact, so any bias is the target's own: the soft
+#   $Q^\pi(a) = r(a) + \gamma V^\pi$, $V^\pi = \mathbb{E}_\pi[r - \alpha\log\pi]/(1-\gamma)$.
+#
+# Each replayed step after the first pays the soft reward $r - \alpha\log\pi$ of $\mu$'s action,
+# where $Q^\pi$ counts $\pi$'s. Let
 # $\Delta = \mathbb{E}_\mu[r - \alpha\log\pi] - \mathbb{E}_\pi[r - \alpha\log\pi]$. The λ-return
-# sums that difference with weights $(\gamma\lambda)^k$, $k \ge 1$. So the bias of $G_0$ is
-# $\Delta\sum_{k=1}^{T-1}(\gamma\lambda)^k$ in a window of $T$ steps. It is
+# sums that difference with weights $(\gamma\lambda)^k$, $k \ge 1$.
+#
+# So in a window of $T$ steps the bias of $G_0$ is $\Delta\sum_{k=1}^{T-1}(\gamma\lambda)^k$:
 # $\gamma\lambda\Delta/(1-\gamma\lambda)$ as $T \to \infty$, and 0 at λ = 0. Measured over 4,000
 # replayed windows of 60 steps (NumPy, `reference.sac_targets`):
 
@@ -272,33 +294,41 @@ for lam_ in (0.0, 0.5, 1.0):
     assert abs(bias) < 0.05 if lam_ == 0.0 else bias < -0.3  # unbiased at λ = 0, biased (towards μ) above
 
 # %% [markdown]
-# **The actor and temperature losses** are reductions, not scans. But they read the same inputs
-# (the min over critics included), so the package fuses them the same way:
+# **The actor and temperature losses** are reductions, not scans. They read the same inputs, the
+# min over critics included, so the package fuses them the same way:
 #
 # $$J_\pi = \operatorname{mean}\big(\alpha\log\pi(a|s) - \min_k Q_k(s, a)\big), \qquad
 #   J(\log\alpha) = -\operatorname{mean}\big(\log\alpha\,(\log\pi(a|s) + \bar{\mathcal H})\big),$$
 #
 # with $a \sim \pi(\cdot|s)$ reparameterised, and $\log\pi$ a constant in $J(\log\alpha)$. Their
-# gradients are simple enough to assert exactly. They are
-# $\partial J_\pi/\partial\log\pi = \alpha/N$,
-# $\partial J_\pi/\partial Q_k = -1/N$ on the critic that is the min, and
-# $\partial J/\partial\log\alpha = -\operatorname{mean}(\log\pi + \bar{\mathcal H})$.
+# gradients are simple enough to assert exactly:
+#
+# * $\partial J_\pi/\partial\log\pi = \alpha/N$;
+# * $\partial J_\pi/\partial Q_k = -1/N$ on the critic that is the min;
+# * $\partial J/\partial\log\alpha = -\operatorname{mean}(\log\pi + \bar{\mathcal H})$.
 #
 # **Why log α.** The paper's temperature objective is in α,
 # $J(\alpha) = \mathbb{E}\big[-\alpha\log\pi(a|s) - \alpha\bar{\mathcal H}\big]$, with gradient
 # $\partial J/\partial\alpha = -\operatorname{mean}(\log\pi + \bar{\mathcal H})$. Implementations
-# learn $\log\alpha$ instead. $\alpha = e^{\log\alpha}$ stays positive without a constraint or a
+# learn $\log\alpha$ instead: $\alpha = e^{\log\alpha}$ stays positive without a constraint or a
 # projection, and a step on $\log\alpha$ changes α by a *factor*.
 #
-# SB3 (like the authors' softlearning code) writes the loss above: the paper's $J$ with
-# $\log\alpha$ in place of α. Its gradient in $\log\alpha$ is exactly the paper's
-# $\partial J/\partial\alpha$. That gradient does not depend on α. So a gradient step changes α by
-# the same factor whether α is 1 or $10^{-3}$: one learning rate serves every scale.
+# The package follows SB3, which writes the loss above: the paper's $J$ with $\log\alpha$ in
+# place of α. Its gradient in $\log\alpha$ is exactly the paper's $\partial J/\partial\alpha$,
+# which does not depend on α. So a step changes α by the same factor whether α is 1 or $10^{-3}$:
+# one learning rate serves every scale.
 #
-# CleanRL writes $J(e^{\log\alpha})$ instead. Its gradient in $\log\alpha$ is $\alpha$ times
-# that (the chain rule, $d\alpha/d\log\alpha = \alpha$). As $\alpha > 0$, the sign is the same
-# either way. α rises while the policy's entropy $-\operatorname{mean}\log\pi$ is below the target
-# $\bar{\mathcal H}$, and falls while it is above. The package follows SB3.
+# α rises while the policy's entropy $-\operatorname{mean}\log\pi$ is below the target
+# $\bar{\mathcal H}$, and falls while it is above.
+#
+# <details><summary>Details: softlearning's and CleanRL's forms</summary>
+#
+# The authors' softlearning code writes the same loss as SB3. CleanRL writes $J(e^{\log\alpha})$
+# instead. Its gradient in $\log\alpha$ is $\alpha$ times SB3's (the chain rule,
+# $d\alpha/d\log\alpha = \alpha$). As $\alpha > 0$, the sign is the same either way, and so is
+# the direction α moves.
+#
+# </details>
 
 # %%
 lp_a = (torch.randn(B, T, device=DEVICE) - 1.0).requires_grad_()
@@ -333,20 +363,26 @@ assert torch.sign(d_cleanrl) == torch.sign(d_log_alpha)
 print("actor and temperature losses == the loop, gradients as derived")
 
 # %% [markdown]
-# What α and λ do to the targets, on one row with rewards 1, noisy critics and a policy whose
-# log-probabilities are around −1. (So the entropy bonus $-\alpha\log\pi$ is positive.)
+# What α and λ do to the targets, on one row: rewards 1, noisy critics, and a policy whose
+# log-probabilities are around −1, so the entropy bonus $-\alpha\log\pi$ is positive.
 #
 # * At λ = 0, α shifts every target up by one step's entropy bonus, $\gamma\alpha(-\log\pi')$,
-#   about $0.9\alpha$ here. Only one step's: the critics passed in are reward-only and hold no
-#   bonus of their own. (In training the critics learn the soft value, and the bonuses compound.)
+#   about $0.9\alpha$ here.
 # * λ replaces the one-step bootstrap by the rewards and bonuses actually collected, and smooths
-#   out the critics' noise. At λ = 1 the bonuses add up along the row, one per step after the
-#   first: about $\sum_{k \ge 1} 0.9^k \cdot 0.2 = 1.8$ above the reward-only value, far from
-#   the window's end ($-\log\pi \approx 1$ here, α = 0.2).
+#   out the critics' noise. At λ = 1 the bonuses add up along the row: about
+#   $\sum_{k \ge 1} 0.9^k \cdot 0.2 = 1.8$ above the reward-only value, far from the window's end.
+# * At λ = 0 and α = 0 the targets sit below the dashed line on average. The min of two noisy
+#   critics underestimates: the price clipped double Q pays against overestimation.
 #
-# At λ = 0 and α = 0 the targets sit below the dashed line on average. The min of two noisy
-# critics underestimates: the price clipped double Q pays against overestimation. (At α = 1 the
-# bonus of about 0.9 nearly cancels that bias of about −1.)
+# <details><summary>Details: where these numbers come from</summary>
+#
+# * At λ = 0 the shift is only one step's bonus: the critics passed in are reward-only and hold
+#   no bonus of their own. In training the critics learn the soft value, and the bonuses compound.
+# * At λ = 1 there is one bonus per step after the first, each about $0.2$ ($-\log\pi \approx 1$
+#   here, α = 0.2).
+# * At α = 1 the bonus of about 0.9 nearly cancels the min's bias of about −1.
+#
+# </details>
 
 # %%
 torch.manual_seed(6)  # the noisy critics below: one draw, the same every run
@@ -375,8 +411,8 @@ plt.show()
 # %% [markdown]
 # The underestimate in numbers. With α = 0 and λ = 0 the target is $r + \gamma\min(Q_1, Q_2)$.
 # The min of two independent $\mathcal N(0, 2^2)$ errors has mean $-2/\sqrt\pi \approx -1.13$.
-# The target multiplies that min by $\gamma = 0.9$, so its expected error is
-# $0.9 \cdot (-2/\sqrt\pi) \approx -1.02$: the value the cell prints as "expected".
+# Times $\gamma = 0.9$, the target's expected error is $0.9 \cdot (-2/\sqrt\pi) \approx -1.02$,
+# printed as "expected":
 
 # %%
 one_step = rl.sac_targets(r1, q_noisy, next_lp1, gamma=0.9, alpha=0.0, backend=KERNEL)
@@ -386,8 +422,7 @@ assert bias < -0.4  # 60 steps: the mean's standard error is about 0.19
 
 # %% [markdown]
 # Gradients reach `rewards`, the critic that is the min, `next_log_probs` and `log_probs` through
-# the transposed scan. Here they are checked against autograd of the PyTorch path, in float64,
-# with λ = 0.8:
+# the transposed scan. Checked against autograd of the PyTorch path, in float64, with λ = 0.8:
 
 # %%
 f64 = dict(dtype=torch.float64, device=DEVICE, requires_grad=True)
@@ -411,22 +446,26 @@ assert profile.rollout_error("sac", 3, 1000, DEVICE) < 1e-5  # 3 × 1,000 steps:
 # %% [markdown]
 # ## 5. Optional: profile it
 #
-# The committed H200 figures of every algorithm are read, explained and checked once in
-# [notebook 08, section 6](08_profiling.ipynb). This cell shows this one's table and chart.
-# Read it after 08: that notebook explains its columns (the floor, GPU against wall time, the
-# anchors, "wall ÷ ours"). At the small shapes, a call with its backward costs several times the
-# forward's wall time: host and autograd work, not GPU time (notebook 09, section 3).
+# SAC's committed H200 table and chart. Read them after notebook 08, which explains the columns
+# (the floor, GPU against wall time, the anchors, "wall ÷ ours") and checks every algorithm's
+# figures in [section 6](08_profiling.ipynb). At small shapes a call with its backward costs
+# several times the forward's wall time: host and autograd work, not GPU time (notebook 09,
+# section 3).
 
 # %%
 h200 = profile.committed("sac", missing_ok=True)  # the H200\'s table and chart, read by name: not measured here
 
 # %% [markdown]
-# **Two things to know when you read it.** The benchmark calls `rl.sac_targets` without `lambda_`,
-# so at λ = 0: the elementwise kernel of section 3, not the λ-return scan this notebook builds.
-# And a line can read above 100 % of the floor. At small sizes the inputs can stay in the GPU's L2
-# cache between the CUDA-graph replays that time the kernel, and L2 is faster than the memory the
-# floor prices ([notebook 08](08_profiling.ipynb), section 4, "Caution: small shapes sit in L2";
-# [notebook 09](09_benchmarks.ipynb), section 1, "Only SAC passes 100 %").
+# <details><summary>Details: two things to know when you read it</summary>
+#
+# * The benchmark calls `rl.sac_targets` without `lambda_`, so at λ = 0: the elementwise kernel
+#   of section 3, not the λ-return scan this notebook builds.
+# * A line can read above 100 % of the floor. At small sizes the inputs can stay in the GPU's L2
+#   cache between the CUDA-graph replays that time the kernel, and L2 is faster than the memory
+#   the floor prices ([notebook 08](08_profiling.ipynb), section 4, "Caution: small shapes sit in
+#   L2"; [notebook 09](09_benchmarks.ipynb), section 1, "Only SAC passes 100 %").
+#
+# </details>
 
 # %% jupyter={"source_hidden": true}
 # Checks: the claims above (CI runs them; skip when reading)
@@ -440,12 +479,11 @@ assert inspect.signature(rl.sac_targets).parameters["lambda_"].default == 0  # .
 # after it. `print(exercises.task(name))` restates the task; solutions are in
 # `notebooks/solutions/`.
 #
-# **`soft_lambda_targets`** (a Triton prologue). SAC's soft λ-return as pairs for the scan: with
+# **`soft_lambda_targets`** (a Triton prologue). Write the prologue that turns SAC's soft
+# λ-return into pairs for `exercises.scan_hook`, as notebook 03's `q_lambda` does. With
 # $V'_t = \min(Q_1, Q_2)(s_{t+1}, a') - \alpha \log\pi(a'|s_{t+1})$,
 #
 # $$G_t = r_t + \gamma(1-\text{term}_t)\big[(1-\lambda)V'_t + \lambda\big(G_{t+1} - \alpha\log\pi(a_{t+1}|s_{t+1})\big)\big].$$
-#
-# Write its prologue for `exercises.scan_hook` (as notebook 03's `q_lambda`).
 #
 # The harness, its hook's arguments and its rules (pairs, $a = 0$ the reset):
 # [notebook 01, section 5, "The harness for Triton prologues"](01_discounted_return.ipynb#5.-The-harness-for-Triton-prologues).
@@ -537,8 +575,7 @@ exercises.attempt("soft_lambda_targets", soft_lambda_targets)
 # %% [markdown]
 # Without a checker:
 #
-# *(Answer each in its cell below: your teacher's grader collects the answers from
-# them.)*
+# *(Answer each in its cell below: your teacher's grader collects the answers from them.)*
 #
 # 1. With `alpha=0` and one critic, show that `rl.sac_targets(r, q, nlp, lambda_=λ,
 #    log_probs=lp)` equals `rl.td_lambda(r, q, lambda_=λ)` for any `nlp` and `lp`. Which of
@@ -563,10 +600,10 @@ exercises.attempt("soft_lambda_targets", soft_lambda_targets)
 # ## What you now know
 #
 # * SAC's soft next value is $\min_k Q_k(s_{t+1}, a'_{t+1}) - \alpha\log\pi(a'_{t+1}|s_{t+1})$.
-#   At λ = 0 the target is $r_t + \gamma(1-\text{term}_t)$ times it, CleanRL's target.
+#   At λ = 0 the target is $r_t + \gamma(1-\text{term}_t)$ times it: CleanRL's target.
 # * The soft λ-return is one reverse scan of $H_t = G_t - \alpha\log\pi_t$ ($a_t =
-#   \gamma_t\lambda_t$, reset at episode ends). The epilogue rebuilds $G_t$ from $H_{t+1}$.
-# * `rl.sac_targets` takes the min over critics inside the kernel. It sends the gradient to the
+#   \gamma_t\lambda_t$, reset at episode ends); the epilogue rebuilds $G_t$ from $H_{t+1}$.
+# * `rl.sac_targets` takes the min over critics inside the kernel and sends the gradient to the
 #   critic that is the min. You pass the target critics' outputs yourself.
 # * λ > 0 on replayed data follows the buffer's actions, not π's, and nothing reweights them.
 #   The target is biased for $Q^\pi$, more so as λ grows; λ = 0 is not.

@@ -21,17 +21,19 @@
 # * **Time:** 2.5–3 h with the open questions; 45 min–1 h for the reading and the checked
 #   exercise.
 # * **Needs:** notebook 05 (and 04's Retrace for the second open question). No GPU.
-# * **Conventions:** the flags, values and hook signatures of the course on one page: the
-#   glossary's [Names and signatures](GLOSSARY.md#names-and-signatures).
+# * **Conventions:** the course's flags, values and hook signatures:
+#   [Names and signatures](GLOSSARY.md#names-and-signatures) in the glossary.
 # * **Minimum path:** sections 1, 2 and 4, and the checked exercise `awr_weights` with notebook
 #   05's harness. Section 3 (05's reduction again), sections 5, 6 and the open questions can wait.
 #
-# Critic Regularized Regression (Wang, Novikov, Żołna, Springenberg, Reed, Shahriari, Siegel,
-# Merel, Gulcehre, Heess, de Freitas: *Critic Regularized Regression*, NeurIPS 2020,
-# arXiv 2006.15134) learns a policy from a fixed dataset, without new interaction. Plain
-# behaviour cloning copies every action in the data, good or bad. Off-policy actor-critic
-# methods query the critic on actions the data never tried, where it is wrong. CRR does neither.
-# It clones the dataset's actions, **weighted by how much better the critic thinks they are**
+# Critic Regularized Regression (CRR) learns a policy from a fixed dataset, without new
+# interaction. It avoids two failures:
+#
+# * plain behaviour cloning copies every action in the data, good or bad;
+# * off-policy actor-critic methods query the critic on actions the data never tried, where it
+#   is wrong.
+#
+# CRR clones the dataset's actions, **weighted by how much better the critic thinks they are**
 # than what the current policy would do,
 #
 # $$\hat A_t = Q(s_t, a_t) - \hat V_t, \qquad
@@ -39,17 +41,27 @@
 #                       [\hat A_t > 0] & \text{CRR-binary} \end{cases}, \qquad
 #   \text{loss} = -\frac{1}{N}\sum_{t\ \text{unmasked}} w_t \log\pi(a_t|s_t),$$
 #
-# with the baseline $\hat V_t \approx V(s_t)$. The paper estimates it from $K$ actions sampled from the
-# policy, $\frac{1}{K}\sum_j Q(s_t, a_j)$ (a max over the samples is a stricter filter). The
-# weights are constants: the gradient reaches only $\log\pi$. The exponential form is the
-# closed-form solution of KL-regularised policy improvement (as in AWR and MPO). The clip
-# $w_{\max} = 20$ keeps one lucky critic error from dominating a batch. It is AWR's clip (Peng et
-# al., 2019), which clips its weights $e^{\hat A/\beta}$ at 20. The critic is trained by its own TD
-# loss towards the one-step target $r_t + \gamma\,\mathbb{E}_{a'\sim\pi} Q'(s_{t+1}, a')$.
+# with the baseline $\hat V_t \approx V(s_t)$. The paper estimates it from $K$ actions sampled from
+# the policy, $\frac{1}{K}\sum_j Q(s_t, a_j)$; a max over the samples is a stricter filter. The
+# weights are constants: the gradient reaches only $\log\pi$.
 #
-# Two parts of this are credit assignment. The critic's target is `td_lambda` with
-# $\lambda = 0$, the degenerate scan. And the policy loss is a **sum**, an associative reduction
-# that `rl.crr_loss` fuses with the weights.
+# The clip $w_{\max} = 20$ keeps one lucky critic error from dominating a batch. It is AWR's clip
+# (Peng et al., 2019): AWR clips its weights $e^{\hat A/\beta}$ at 20. The critic is trained by its
+# own TD loss towards the one-step target $r_t + \gamma\,\mathbb{E}_{a'\sim\pi} Q'(s_{t+1}, a')$.
+#
+# Two parts of this are credit assignment:
+#
+# * the critic's target is `td_lambda` with $\lambda = 0$, the degenerate scan;
+# * the policy loss is a **sum**, an associative reduction that `rl.crr_loss` fuses with the
+#   weights.
+#
+# <details><summary>Details: the paper, and where the exponential comes from</summary>
+#
+# Wang, Novikov, Żołna, Springenberg, Reed, Shahriari, Siegel, Merel, Gulcehre, Heess, de
+# Freitas: *Critic Regularized Regression*, NeurIPS 2020, arXiv 2006.15134. The exponential form
+# is the closed-form solution of KL-regularised policy improvement (as in AWR and MPO).
+#
+# </details>
 
 # %%
 import inspect
@@ -77,14 +89,15 @@ n = lambda x: x.detach().cpu().numpy()  # noqa: E731
 
 # %% [markdown]
 # ## 1. The loop
+#
+# The float64 ground truth, then two small cases by hand:
 
 # %%
 print(inspect.getsource(reference.crr_loss))
 
 # %% [markdown]
-# Four dataset steps, $V(s_t) = 1$, $\beta = 1$, and $Q(s_t, a_t) = 1,\ 1+\ln 2,\ 1-\ln 2,\ 6$,
-# so the advantages are $0, \ln 2, -\ln 2, 5$. The log-likelihoods of the actions are
-# $-1, -2, -1, -0.5$:
+# Four dataset steps with $V(s_t) = 1$, $\beta = 1$ and $Q(s_t, a_t) = 1,\ 1+\ln 2,\ 1-\ln 2,\ 6$.
+# So the advantages are $0, \ln 2, -\ln 2, 5$. The actions' log-likelihoods are $-1, -2, -1, -0.5$:
 #
 # | t | $\hat A$ | exp weight $\min(e^{\hat A}, 20)$ | binary weight $[\hat A>0]$ | $\log\pi$ |
 # |---|---|---|---|---|
@@ -109,9 +122,12 @@ np.testing.assert_allclose([loss_exp, loss_bin], [3.875, 0.625])
 
 # %% [markdown]
 # With a sampled baseline: $Q(s, a) = 1.5$ for the dataset action, and the critic's values of
-# three actions sampled from the policy are 0, 1, 2. Their mean is 1, so $\hat A = 0.5$ and the
-# action is kept. Their max is 2, so $\hat A = -0.5$ and CRR-binary drops it. The action is better
-# than the policy on average, but not better than its best sample.
+# three actions sampled from the policy are 0, 1, 2.
+#
+# * Their mean is 1, so $\hat A = 0.5$: the action is kept.
+# * Their max is 2, so $\hat A = -0.5$: CRR-binary drops it.
+#
+# The action is better than the policy on average, but not better than its best sample.
 
 # %%
 samples = np.array([[0.0, 1.0, 2.0]])  # one state, K = 3 trailing
@@ -154,12 +170,16 @@ plt.show()
 #
 # ## 2. The credit assignment: the critic's target is a (degenerate) scan
 #
+# Here you compute the critic's target, a scan that carries nothing, and then the policy loss.
+#
 # The critic learns $Q(s_t, a_t)$ by TD towards
 # $G_t = r_t + \gamma(1-\text{term}_t)\,\mathbb{E}_{a'\sim\pi} Q'(s_{t+1}, a')$. The expectation
-# is estimated from $K$ actions sampled at the next state, and $Q'$ is a target network. That is
-# `td_lambda` with $\lambda = 0$ (notebook 03). The scan's coefficient $a_t = \gamma\lambda$ is 0.
-# So no step carries into the one before it, and every step is its own one-step target. The
-# dataset is stored as trajectories (rows B × steps T), right-padded to a common length:
+# is estimated from $K$ actions sampled at the next state, and $Q'$ is a target network.
+#
+# That is `td_lambda` with $\lambda = 0$ (notebook 03). The scan's coefficient
+# $a_t = \gamma\lambda$ is 0, so no step carries into the one before it: every step is its own
+# one-step target. The dataset is stored as trajectories (rows B × steps T), right-padded to a
+# common length:
 
 # %%
 B, T, K = 4, 24, 5
@@ -207,12 +227,19 @@ print(f"policy loss {out.loss.item():.4f}; kept by the binary filter: {(n(out.ad
 # %% [markdown]
 # ## 3. The loss is an associative reduction
 #
-# As PPO's: the same deterministic two-stage sum of `_reduce`. Notebook 05, section 3 explains
-# why a sum is a scan, why the partials are added in a fixed order rather than by float atomics,
-# and how the tiles are cut. What differs for CRR is only what is summed. There are two
+# CRR's loss uses PPO's deterministic two-stage sum (`_reduce`). Only what is summed differs: two
 # statistics, $w_t\log\pi_t$ (0 where masked) and the count $N$ of unmasked steps. The loss is
-# $-\sum_t w_t\log\pi_t / N$. Against the plain sum, and bitwise identical from call to call
-# (the loss, the weights, the advantages and the gradient):
+# $-\sum_t w_t\log\pi_t / N$.
+#
+# The cell checks it against the plain sum, and that the loss, the weights, the advantages and
+# the gradient are bitwise identical from call to call:
+#
+# <details><summary>Details: where the sum is explained</summary>
+#
+# Notebook 05, section 3 explains why a sum is a scan, why the partials are added in a fixed
+# order rather than by float atomics, and how the tiles are cut.
+#
+# </details>
 
 # %%
 terms = (out.weights * log_probs).double()  # w·logπ, 0 where masked
@@ -232,8 +259,9 @@ print("loss = −Σ w·logπ / N; bitwise identical across calls")
 # ## 4. The kernel's elementwise hook
 #
 # One pass reads $\log\pi$, $Q$ and the $K$ baseline samples, and writes the weights and
-# advantages. It returns the two statistics the reduction sums ($w\log\pi$ and the count). The
-# backward reads the weights the forward wrote. When the forward wrote none
+# advantages. It returns the two statistics the reduction sums ($w\log\pi$ and the count).
+#
+# The backward reads the weights the forward wrote. When the forward wrote none
 # (`need_weights=False`, below), it computes them again with the forward's own helper:
 
 # %%
@@ -244,30 +272,38 @@ for fn in (crr._weights, crr._crr_forward, crr._crr_backward):
 # Points worth noticing:
 #
 # * **The baseline is reduced in the kernel.** A $V(s)$ baseline is passed as $K = 1$. $K$
-#   sampled values sit in a trailing dim, read with their own stride `SX[BASELINE][2]`. They are
-#   folded into a running sum and max as they are loaded. The mean or max is never written to
-#   memory. `K` is a runtime loop bound (`P[P_K]`), not a `tl.constexpr`.
-# * **The weights are constants.** $\partial\,\text{loss}/\partial\log\pi_t = -w_t/N$, with no
-#   term through $e^{\hat A/\beta}$. The critic is trained by its own loss, and its values enter the
-#   policy update only as weights. So the backward needs $w$ alone: it reads it, or computes
-#   it again from $Q$ and the baseline.
+#   sampled values sit in a trailing dim and are folded into a running sum and max as they are
+#   loaded. The mean or max is never written to memory.
+# * **The weights are constants**, so $\partial\,\text{loss}/\partial\log\pi_t = -w_t/N$ and the
+#   backward needs $w$ alone. It reads $w$, or computes it again from $Q$ and the baseline.
 # * **Outputs nobody reads cost bytes.** A training step that logs neither the weights nor the
-#   advantages passes `need_weights=False`. The forward then writes nothing per element (two of
-#   its five streams gone). The backward reads $Q$ and the baseline instead of $w$. The
+#   advantages passes `need_weights=False`. The forward then writes nothing per element, and the
+#   backward reads $Q$ and the baseline instead of $w$.
+# * **Strict filter.** `b_adv > 0`: a zero advantage is not "better than the policy".
+# * **NaN fails loudly in exp mode.** A NaN from a broken critic gives a NaN weight and a NaN
+#   loss, not a plausible $w_{\max}$. Binary mode drops it silently (`NaN > 0` is false), as the
+#   reference does.
+# * **Padding is never read**, so it may hold anything.
+#
+# <details><summary>Details: strides, compile-time branches, the gradient, NaN propagation</summary>
+#
+# * The samples are read with their own stride `SX[BASELINE][2]`. `K` is a runtime loop bound
+#   (`P[P_K]`), not a `tl.constexpr`.
+# * `need_weights=False` removes two of the forward's five streams. The
 #   `if O[OUT_WEIGHTS] is not None` and `if X[WEIGHTS] is not None` are decided when the kernel
 #   is compiled.
-# * `b_adv > 0` is strict: a zero advantage is not "better than the policy".
-# * `propagate_nan=tl.PropagateNan.ALL` in the max and the clip. In exp mode, a NaN from a broken
-#   critic gives a NaN weight and a NaN loss (it fails loudly). It is not clipped into a
-#   plausible $w_{\max}$. Binary mode drops it silently (`NaN > 0` is false), as the reference
-#   does. Padding is never read, so it may hold anything.
+# * The gradient has no term through $e^{\hat A/\beta}$. The critic is trained by its own loss,
+#   and its values enter the policy update only as weights.
+# * The NaN comes through because of `propagate_nan=tl.PropagateNan.ALL` in the max and the clip.
+#
+# </details>
 #
 # ## 5. Kernel against the loop
 #
-# Random batches with padding that holds NaN, both modes, and a small `max_weight` so the clip
-# binds. Both baseline shapes: $V(s)$, and $K$ sampled Q's reduced by mean or max. The
-# samples come from a sampler that stores them $K$-major, $(K, B, T)$. The kernel reads the
-# permuted view through its strides:
+# Here the kernel meets the reference on random batches: padding that holds NaN, both modes, and
+# a small `max_weight` so the clip binds. Both baseline shapes are used: $V(s)$, and $K$ sampled
+# Q's reduced by mean or max. The samples come from a sampler that stores them $K$-major,
+# $(K, B, T)$; the kernel reads the permuted view through its strides:
 
 # %%
 shape = (5, 29)
@@ -333,11 +369,11 @@ assert profile.rollout_error("crr", 3, 1000, DEVICE) < 1e-5  # 3 × 1,000 steps:
 # %% [markdown]
 # ## 6. Optional: profile it
 #
-# The committed H200 figures of every algorithm are read, explained and checked once in
-# [notebook 08, section 6](08_profiling.ipynb). This cell shows this one's table and chart.
-# Read it after 08: that notebook explains its columns (the floor, GPU against wall time, the
-# anchors, "wall ÷ ours"). At the small shapes, a call with its backward costs several times the
-# forward's wall time: host and autograd work, not GPU time (notebook 09, section 3).
+# CRR's committed H200 table and chart. Read them after notebook 08, which explains the columns
+# (the floor, GPU against wall time, the anchors, "wall ÷ ours") and checks every algorithm's
+# figures in [section 6](08_profiling.ipynb). At small shapes a call with its backward costs
+# several times the forward's wall time: host and autograd work, not GPU time (notebook 09,
+# section 3).
 
 # %%
 h200 = profile.committed("crr", missing_ok=True)  # the H200\'s table and chart, read by name: not measured here
@@ -349,10 +385,10 @@ h200 = profile.committed("crr", missing_ok=True)  # the H200\'s table and chart,
 # after it. `print(exercises.task(name))` restates the task; solutions are in
 # `notebooks/solutions/`.
 #
-# **`awr_weights`** (a Triton elementwise hook). AWR's weights (Peng et al., 2019), where CRR's
-# come from. Write the elementwise hook of the weighted sum, for
-# `exercises.map_hook(awr_weights, (advantages,), (beta, max_weight))` (as notebook 05's
-# `dual_clip`).
+# **`awr_weights`** (a Triton elementwise hook). Write the hook for AWR's weights (Peng et al.,
+# 2019), where CRR's come from. It runs as
+# `exercises.map_hook(awr_weights, (advantages,), (beta, max_weight))`, like notebook 05's
+# `dual_clip`.
 #
 # The harness: [notebook 05, "The harness for Triton elementwise hooks"](05_ppo.ipynb#The-harness-for-Triton-elementwise-hooks);
 # its hook's arguments: [notebook 01, section 5, "The harness for Triton prologues"](01_discounted_return.ipynb#5.-The-harness-for-Triton-prologues).
@@ -362,8 +398,8 @@ h200 = profile.committed("crr", missing_ok=True)  # the H200\'s table and chart,
 #   papers).
 # * **Edge cases:** every advantage above $\beta \ln w_{\max}$ ($w_{\max}$ = `max_weight`) gives
 #   `max_weight` (to rounding), even where $\exp(\hat A/\beta)$ overflows to infinity in float32.
-#   (On a CPU the interpreter may then print NumPy's "overflow encountered in exp" warning: that
-#   is the inf, expected, which the clip turns into `max_weight`.)
+#   On a CPU the interpreter may then print NumPy's "overflow encountered in exp" warning: that
+#   is the expected inf, which the clip turns into `max_weight`.
 #
 # <details><summary>Hint 1: where to start</summary>
 #
@@ -428,29 +464,34 @@ exercises.attempt("awr_weights", awr_weights)
 # %% [markdown]
 # Without a checker:
 #
-# *(Answer each in its cell below: your teacher's grader collects the answers from
-# them.)*
+# *(Answer each in its cell below: your teacher's grader collects the answers from them.)*
 #
-# 1. CRR's clip at 20 comes from AWR (Peng et al., 2019), which clips its weights $e^{\hat A/\beta}$ at
-#    a maximum of 20. AWAC's implementation (Nair et al., 2020) does something else. It normalises
-#    the weights over the batch, $w = N\cdot\operatorname{softmax}(\hat A/\beta)$ (the softmax over the
-#    $N$ elements of the batch), and clips nothing. Compute these weights from
-#    `crr_loss(...).advantages`. Compare them with CRR-exp's for a batch with one huge
+# 1. CRR's clip at 20 comes from AWR (Peng et al., 2019), which clips its weights $e^{\hat A/\beta}$
+#    at a maximum of 20. AWAC's implementation (Nair et al., 2020) does something else: it
+#    normalises the weights over the batch, $w = N\cdot\operatorname{softmax}(\hat A/\beta)$ (the
+#    softmax over the $N$ elements of the batch), and clips nothing. Compute these weights from
+#    `crr_loss(...).advantages`, and compare them with CRR-exp's for a batch with one huge
 #    advantage. What does `max_weight` protect against that the softmax does not?
 # 2. Use the $\lambda = 0.5$ target of section 2 on an offline dataset whose actions come from a
 #    behaviour policy $\mu \ne \pi$. Which expectation does $G_t$ then estimate? Why is the
 #    one-step target unbiased for $Q^\pi$ (given $Q'$), while the multi-step one is not?
-#    Correcting a multi-step *Q* target is Retrace's job (Munos, Stepleton, Harutyunyan,
-#    Bellemare, NeurIPS 2016). Retrace(λ) cuts the trace with the truncated importance weights
-#    $c_s = \lambda\min\big(1, \pi(a_s|s_s)/\mu(a_s|s_s)\big)$. (V-trace, notebook 04, corrects
-#    *state-value* targets the same way.) Notebook 04's exercise `retrace` writes its target as a
-#    reverse scan. With it, check on a small example (noisy rewards): with an exact
-#    $Q' = Q^\pi$, its mean is $Q^\pi$ although $\mu \ne \pi$. The uncorrected λ = 0.5
-#    target's mean is not. Then set $c_s = \lambda$ (no importance weight): is the mean still
-#    $Q^\pi$? What are the weights for, then?
+#    Correcting a multi-step *Q* target is Retrace's job. Retrace(λ) cuts the trace with the
+#    truncated importance weights $c_s = \lambda\min\big(1, \pi(a_s|s_s)/\mu(a_s|s_s)\big)$, and
+#    notebook 04's exercise `retrace` writes its target as a reverse scan. With it, check on a
+#    small example (noisy rewards) that with an exact $Q' = Q^\pi$ its mean is $Q^\pi$ although
+#    $\mu \ne \pi$, while the uncorrected λ = 0.5 target's mean is not. Then set
+#    $c_s = \lambda$ (no importance weight): is the mean still $Q^\pi$? What are the weights
+#    for, then?
 # 3. With i.i.d. critic values, what fraction of dataset actions does CRR-binary keep with a max
 #    baseline over $K$ samples? Measure it for $K = 1, 2, 4, \dots, 64$ and compare with
 #    $1/(K+1)$.
+#
+# <details><summary>Details: Retrace and V-trace</summary>
+#
+# Retrace: Munos, Stepleton, Harutyunyan, Bellemare, NeurIPS 2016. V-trace (notebook 04) corrects
+# *state-value* targets the same way.
+#
+# </details>
 
 # %% [markdown] tags=["answer-1"]
 # **Answer 1.** *Your answer here (code for it: in cells under this one).*
@@ -466,10 +507,10 @@ exercises.attempt("awr_weights", awr_weights)
 #
 # * CRR clones the dataset's actions weighted by $\hat A_t = Q(s_t, a_t) - \hat V_t$: $\min(e^{\hat A_t/\beta},
 #   w_{\max})$ or $[\hat A_t > 0]$, with loss $-\frac{1}{N}\sum_t w_t \log\pi(a_t|s_t)$.
-# * Small β makes the exponential nearly a step that still ranks actions. Large β tends to plain
+# * Small β makes the exponential nearly a step that still ranks actions; large β tends to plain
 #   behaviour cloning. The clip keeps one lucky critic error from dominating a batch.
 # * The baseline is $V(s_t)$ or the critic's values of $K$ actions sampled from the policy,
-#   reduced by mean or max. The max keeps fewer actions. CRR-binary drops a zero advantage.
+#   reduced by mean or max; the max keeps fewer actions. CRR-binary drops a zero advantage.
 # * The weights are constants: the gradient is $-w_t/N$ on $\log\pi$ alone. So
 #   `need_weights=False` gives the same loss and gradient without writing the weights.
 # * The critic's target is `rl.td_lambda` with λ = 0, a scan that carries nothing. λ > 0 on a

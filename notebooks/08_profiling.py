@@ -16,54 +16,45 @@
 # %% [markdown]
 # # 08 — Profiling: bytes, floors, and wall time versus GPU time
 #
-# * **You will learn:** how to count the memory floor by hand. How GPU time differs from wall time.
-#   What CUDA graphs and `torch.compile(mode="reduce-overhead")` remove. How to read the committed
+# * **You will learn:** to count the memory floor by hand; how GPU time differs from wall time;
+#   what CUDA graphs and `torch.compile(mode="reduce-overhead")` remove; how to read the committed
 #   H200 table and the profiler.
 #
-# * **Time:** 2–3 h with the open questions; 45–75 min for the reading and the checked exercise.
+# * **Time:** 45–75 min for the reading and the checked exercise; 2–3 h with the open questions.
 #
-# * **Needs:** any of notebooks 01–07. No GPU: the GPU's figures are the committed H200 results.
+# * **Needs:** any of notebooks 01–07. No GPU: the GPU figures are the committed H200 results.
 #   With a GPU, the profiler times the kernels live.
 #
 # * **Minimum path:** sections 1–4, then the checked exercise `vtrace_floor_bytes` (under
-#   "Exercises", at the end: skip straight to it). These can wait: sections 5 and 6, the two
-#   optional sections "Optional: sweep" and "Optional: all algorithms side by side", and the open
-#   questions.
+#   "Exercises", at the end). These can wait: sections 5 and 6, the two optional sections, and the
+#   open questions.
 
 # %% [markdown]
-# **Four questions.** The notebook answers them in this order.
+# **Four questions**, in this order:
 #
-# 1. **How fast could it be?** These kernels do a few flops per byte, so they are memory-bound.
-#    Take the fewest bytes they must move, at the copy bandwidth. That time is the **floor**.
-#
-# 2. **How fast is it?** The committed H200 results of `python -m rltriton_lite.bench` say. No GPU
-#    needed.
-#
-# 3. **What does a training step pay per call?** At RL sizes, mostly host work. This is the **wall
-#    time**.
-#
-# 4. **What can this machine time?** On a CPU, Triton runs only in its interpreter (the GPU
-#    program, run in Python). The interpreter's time means nothing. So the kernels are checked
-#    there, not timed. The timings compare the package's PyTorch path with the code it replaces
-#    (CleanRL's loop, the eager losses).
+# 1. **How fast could it be?** These kernels do a few flops per byte: they are memory-bound. Their
+#    **floor** is the time to move the fewest bytes they must move, at the copy bandwidth.
+# 2. **How fast is it?** The committed H200 results of `python -m rltriton_lite.bench` say.
+# 3. **What does a training step pay per call?** At RL sizes, mostly host work: the **wall time**.
+# 4. **What can this machine time?** On a CPU, Triton runs only in its interpreter (the GPU program,
+#    run in Python), whose time means nothing. So the kernels are checked, not timed; the timings
+#    compare the package's PyTorch path with the code it replaces.
 #
 # **The lesson to keep: two clocks.**
 #
 # * **Wall time** per call: what a training loop waits for, host included.
 # * **GPU time**: the kernel alone, timed by replaying a CUDA graph.
 #
-# At the small shapes RL code uses (16×128, 4096×128), a call costs about 7–34× its GPU time (section 3).
-# A CUDA graph removes most of that host share (section 4).
-#
-# **Three numbers to keep** (the H200's; the sections check each one):
+# **Three numbers to keep** (the H200's, each checked in its section):
 #
 # * an eager call costs at least about 10 µs of host time, whatever its kernel does (an empty
 #   Triton launch 16–19 µs: section 3);
-# * at RL shapes, a call's wall time is 7–34× its GPU time (section 3);
+# * at the small shapes RL code uses (16×128, 4096×128), a call's wall time is 7–34× its GPU time
+#   (section 3); a CUDA graph removes most of that host share (section 4);
 # * at 16384×1024, every kernel moves its bytes at 82–100 % of copy speed (section 2).
 #
-# **Skip the "Checks" cells.** Cells that start with `# Checks` test this page's claims against the
-# data files (CI runs them). Jupyter shows them folded, as one bar; reading, pass them by.
+# **Skip the "Checks" cells** (they start with `# Checks`): they test this page's claims against
+# the data files, for CI. Jupyter shows them folded.
 
 # %%
 import math
@@ -88,12 +79,13 @@ LIVE = ("live, this GPU" if DEVICE == "cuda" else
 print(f"device: {DEVICE}; times measured here: {LIVE}")
 
 # %% [markdown]
-# **Where these numbers come from.** Every H200 figure of the course comes from one file,
-# `benchmarks/results/H200-2026-12-01c.json`, the committed run (float32; torch 2.11, Triton 3.6),
-# unless a line says otherwise. A few other files each answer one question; their numbers are never
-# set beside this run's.
+# **Where these numbers come from.** Unless a line says otherwise, every H200 figure of the course
+# comes from one file: `benchmarks/results/H200-2026-12-01c.json`, the committed run (float32; torch
+# 2.11, Triton 3.6).
 #
 # <details><summary>Details: every source of the course's H200 figures, and two cautions</summary>
+#
+# A few other files each answer one question; their numbers are never set beside this run's.
 #
 # | source (`benchmarks/results/` unless said) | what it is | read for |
 # |---|---|---|
@@ -114,7 +106,7 @@ print(f"device: {DEVICE}; times measured here: {LIVE}")
 #
 # </details>
 #
-# Each row is one (algorithm, implementation, shape, dtype, pass). Its main fields:
+# Each row of the file is one (algorithm, implementation, shape, dtype, pass). Its main fields:
 #
 # | field | what it is |
 # |---|---|
@@ -122,7 +114,17 @@ print(f"device: {DEVICE}; times measured here: {LIVE}")
 # | `floor_ms` | `bytes` ÷ the copy bandwidth measured in the same run |
 # | `kernel_ms` | **GPU time**: the median of CUDA-graph replays, the kernels alone, no host |
 # | `full_call_us` | **wall time** per call: back-to-back eager calls, one sync at the end, host included |
-# | `ms`, `pct_floor` | the `triton.testing.do_bench` median (L2 flushed between calls), and `floor_ms ÷ ms`. Every "% floor" that notebooks 05–09 show from this file is `floor_ms ÷ kernel_ms` instead: 09, "Two % floors", compares the two |
+#
+# <details><summary>Details: two more fields, and which "% floor" the notebooks show</summary>
+#
+# | field | what it is |
+# |---|---|
+# | `ms`, `pct_floor` | the `triton.testing.do_bench` median (L2 flushed between calls), and `floor_ms ÷ ms` |
+#
+# Every "% floor" that notebooks 05–09 show from this file is `floor_ms ÷ kernel_ms` instead.
+# Notebook 09, "Two % floors", compares the two.
+#
+# </details>
 
 # %%
 import triton  # noqa: E402
@@ -146,23 +148,21 @@ def row(res, algorithm, B, T, impl="rltriton_lite", dtype="float32", pass_="fwd"
 # %% [markdown]
 # ## 1. The floor model, by hand
 #
-# **Takeaway:** a memory-bound kernel can be no faster than moving the bytes it must move. Count
-# those bytes by hand, divide by the copy bandwidth, and you have the floor every timing below is
-# measured against.
+# **Question: how fast could a memory-bound kernel possibly be?** Count the bytes GAE and PPO's
+# loss must move: every timing below is measured against the time they take.
 #
-# Count the bytes GAE must move per (row, step):
+# Per (row, step), GAE must:
 #
 # * **read** the reward, the value $V(s_t)$ and the episode-end flag;
 # * **write** the advantage $\hat A_t$ and the return $\hat A_t + V(s_t)$.
 #
 # Three things are not counted:
 #
-# * $V(s_{t+1})$ is the next element of the values tensor. That tensor is read once, so
-#   $V(s_{t+1})$ comes free.
-# * The carry stays in the kernel.
-# * The bootstrap $V(s_T)$ is one number per row. It is not counted.
+# * $V(s_{t+1})$: it is the next element of the values tensor, which is read once anyway.
+# * The carry: it stays in the kernel.
+# * The bootstrap $V(s_T)$: one number per row.
 #
-# float32 is 4 bytes, a bool 1. PPO's clipped loss reads three tensors per step. It writes one
+# float32 is 4 bytes, a bool 1. PPO's clipped loss reads three tensors per step and writes one
 # scalar per batch: nothing per step.
 
 # %%
@@ -183,7 +183,7 @@ print(f"PPO's loss moves {ppo_bytes} B per (row, step) in float32")
 assert ppo_bytes == profile.op("ppo").bytes_per_step(4) == 12
 
 # %% [markdown]
-# In bfloat16 the floats halve, but the flag stays 1 byte. So GAE moves 2+2+1+2+2 = 9 B, not 8.5. A
+# In bfloat16 the floats halve, but the flag stays 1 byte: GAE moves 2+2+1+2+2 = 9 B, not 8.5. A
 # forward + backward row adds the backward's bytes (GAE's: 17 B again).
 
 # %%
@@ -194,8 +194,8 @@ for name, o in profile.ops().items():
         print(f"{name:>18}: {o.bytes_per_step(4):3d} B/step in float32, {o.bytes_per_step(2):3d} in bfloat16")
 
 # %% [markdown]
-# **The floor.** The harness times a large device-to-device copy, counting reads and writes. That
-# gives the usable memory bandwidth. Then, for GAE on 16384 rollouts × 1024 steps,
+# **The floor.** The harness times a large device-to-device copy, counting reads and writes: that
+# is the usable memory bandwidth. For GAE on 16384 rollouts × 1024 steps,
 # $t_\text{floor} = B \cdot T \cdot \text{bytes per step} \,/\, \text{copy bandwidth}$:
 
 # %%
@@ -205,6 +205,10 @@ print(f"{B} × {T} × {gae_bytes} B = {B * T * gae_bytes / 1e6:.1f} MB;  ÷ {BW 
       f"{gae_floor_ms * 1e3:.1f} µs")
 ppo_floor_ms = B * T * ppo_bytes / BW * 1e3
 print(f"PPO: {B * T * ppo_bytes / 1e6:.1f} MB → {ppo_floor_ms * 1e3:.1f} µs")
+
+# %% [markdown]
+# **Answer:** No faster than its floor: $B \cdot T$ × the fewest bytes per step ÷ the copy
+# bandwidth. In float32, GAE must move 17 B per step, PPO's loss 12.
 
 # %% jupyter={"source_hidden": true}
 # Checks: the claims above, on the committed run (CI runs them; skip when reading)
@@ -219,10 +223,8 @@ assert math.isclose(ppo_floor_ms, r_ppo["floor_ms"], rel_tol=1e-4)
 # %% [markdown]
 # ## 2. The committed H200 results: GPU time against the floor
 #
-# **Takeaway:** on a large batch, every kernel moves its bytes at close to the speed of a plain
-# copy, and a call's wall time is little more than its GPU time.
-#
-# The table shows every algorithm at 16384×1024, float32, forward.
+# **Question: how close to the floor do the kernels get on a large batch?** The table: every
+# algorithm at 16384×1024, float32, forward.
 #
 # * **% floor** = floor ÷ GPU time. At 100 %, the kernel moves its bytes as fast as a plain copy.
 # * The last column is the wall time per eager call.
@@ -241,12 +243,16 @@ print(f"H200, committed results {RES['date']}, {B}×{T} float32, forward")
 print(profile.table(gpu_table))
 
 # %% [markdown]
-# Every kernel reaches 81.6–100.3 % of copy speed (forward, 16384×1024): about 82–100 %. The
-# lowest is the discounted return. The highest, SAC, is slightly over 100 %: it mostly reads, and
-# the floor prices a copy's read + write mix (notebook 09, section 1).
+# <details><summary>Details: the lowest, and the highest over 100 %</summary>
 #
-# At this big shape, wall time is within 25 % of GPU time. The host prepares the next call while
-# the kernel runs.
+# The lowest is the discounted return. The highest, SAC, is slightly over 100 %: it mostly reads,
+# and the floor prices a copy's read + write mix (notebook 09, section 1).
+#
+# </details>
+#
+# **Answer:** Close: every kernel reaches 81.6–100.3 % of copy speed (forward, 16384×1024), about
+# 82–100 %. At this big shape, wall time is within 25 % of GPU time: the host prepares the next
+# call while the kernel runs.
 
 # %% jupyter={"source_hidden": true}
 # Checks: the claims above, on the committed run (CI runs them; skip when reading)
@@ -262,19 +268,16 @@ assert all(t["wall µs/call"] < 1.25 * t["GPU µs"] for t in gpu_table)  # big: 
 # %% [markdown]
 # ## 3. Wall time versus GPU time at the shapes RL code uses
 #
-# **Takeaway:** at the small shapes RL code uses, a call's time is mostly the host's work, not the
-# kernel's. A faster kernel barely changes what the training loop waits for there.
-#
-# This is the section a practitioner needs most. RL shapes are small:
+# **Question: at the shapes RL code uses, where does a call's time go?** A practitioner needs this
+# section most. RL shapes are small:
 #
 # * 4096 environments × 128 steps is 0.5 M elements;
 # * 16 × 128 is 2 K;
 # * a few long rollouts: 64 × 16384.
 #
-# At these sizes the kernel takes a few µs. But a Python call also pays **host** work: argument
-# checks, the Triton launcher, the allocator, the CUDA launch.
-#
-# Launches are asynchronous. So back-to-back calls cost about max(host time, GPU time) each.
+# There the kernel takes a few µs, but a Python call also pays **host** work: argument checks, the
+# Triton launcher, the allocator, the CUDA launch. Launches are asynchronous, so back-to-back calls
+# cost about max(host time, GPU time) each.
 
 # %%
 SHAPES = [(16, 128), (4096, 128), (64, 16384), (16384, 1024)]
@@ -305,15 +308,20 @@ plt.show()
 # **What the table and chart show.**
 #
 # * At 16×128 and 4096×128, a call costs 19–55 µs of wall time for 1.3–5.2 µs of GPU work.
-# * At 64×16384, the scans' GPU time (39–60 µs) hides the host. That GPU time is far above their
-#   2–6 µs floors: few rows give little parallel work. The elementwise losses stay host-bound.
+# * At 64×16384, the scans' GPU time (39–60 µs) hides the host. It is far above their 2–6 µs
+#   floors: few rows give little parallel work. The elementwise losses stay host-bound.
 # * Only 16384×1024 is GPU-bound throughout.
 #
-# **How much is our call's own host work?** The results file times a yardstick beside our calls:
-# the **"anchor: bare Triton launch"** (`bench.bare_gae`). It is *not* an empty kernel. It is a
-# naive GAE kernel (one program per row, one step at a time), launched plainly: Triton's launcher
-# and `torch.empty_like` for its output, nothing else. Both rows below are GAE, forward, from the
-# same run.
+# **How much is our call's own host work?** The results file times a yardstick beside our calls,
+# the **"anchor: bare Triton launch"** (`bench.bare_gae`). It is *not* an empty kernel: it is a
+# naive GAE kernel, one program per row, one step at a time. Both rows below are GAE, forward.
+#
+# <details><summary>Details: how the bare launch is launched</summary>
+#
+# Plainly: Triton's launcher and `torch.empty_like` for its output, nothing else. Its row comes
+# from the same run as ours.
+#
+# </details>
 
 # %%
 bare_table = []
@@ -327,31 +335,45 @@ print(profile.table(bare_table, digits=3))
 bare = {t["shape"]: t for t in bare_table}
 
 # %% [markdown]
-# **Reading the table.**
+# **Reading the table.** The last column is ours ÷ the bare launch: below 1, ours costs less.
 #
 # * **At 16×128 our GAE reads as the slower call:** 54.5 µs of wall time against the bare
 #   launch's 28.8, 1.9× as long. Its kernel is not the cause: on the GPU it takes 1.9 µs, the naive
-#   kernel 7.9. Our call does run more Python before its launch than a bare launch does. It
-#   computes the call's signature (each tensor's shape, strides, dtype and device) to find the plan
-#   its first call made, checks γ and λ, picks its path (an `autograd.Function` only when a
-#   gradient is needed) and allocates its two outputs (docs/DESIGN.md, "How a call runs"). But
-#   that work does not grow with the shape, and the same call costs 27.7 µs at 4096×128 in this
-#   run. So much of the 1.9× is the noise of one run on a shared host, which moved a call's wall
-#   time 1.2–2.9× between runs (docs/DESIGN.md, "Benchmark method"). One run cannot size our host
-#   work; it shows only that at this size host work, ours or the launcher's, decides the call.
+#   kernel 7.9. At this size, host work (ours or the launcher's) decides the call.
 # * **Beyond 16×128, the naive kernel's slow walk dominates.** Its GPU time is most of its wall
 #   time. Our GAE's call costs 0.39× the bare launch's at 4096×128, 0.07× at 64×16384.
-# * The table's last column is ours ÷ the bare launch: below 1, ours costs less. The profiler's
-#   tables (`profile.committed`, in 05–07 and below) divide the other way, each row's wall time ÷
-#   ours ("wall ÷ ours"): there the anchor's row below 1 means the anchor costs less.
 #
-# **How much is just a launch?** The results file has no empty kernel. A separate probe times one:
-# `tools/wall_probe.py`, whose output is committed as `H200-2026-12-01d-wall.txt`. It ran later the
-# same day, on a newer version of the package, so its times of our calls are not this run's. We
-# read only its two yardsticks, which do no real work:
+# <details><summary>Details: why one run cannot size our host work at 16×128</summary>
+#
+# Our call does run more Python before its launch than a bare launch does. It computes the call's
+# signature (each tensor's shape, strides, dtype and device) to find the plan its first call made.
+# It checks γ and λ, picks its path (an `autograd.Function` only when a gradient is needed) and
+# allocates its two outputs (docs/DESIGN.md, "How a call runs").
+#
+# But that work does not grow with the shape, and the same call costs 27.7 µs at 4096×128 in this
+# run. So much of the 1.9× is the noise of one run on a shared host, which moved a call's wall time
+# 1.2–2.9× between runs (docs/DESIGN.md, "Benchmark method"). One run cannot size our host work; it
+# shows only that at this size host work decides the call.
+#
+# A note on direction: the profiler's tables (`profile.committed`, in 05–07 and section 6) divide
+# the other way, each row's wall time ÷ ours ("wall ÷ ours"). There, the anchor's row below 1 means
+# the anchor costs less.
+#
+# </details>
+#
+# **How much is just a launch?** The results file has no empty kernel, so a separate probe times
+# one. We read its two yardsticks, which do no real work:
 #
 # * `noop kernel[grid]`: an **empty** Triton kernel, so the launch alone;
 # * `torch.add`: one PyTorch op.
+#
+# <details><summary>Details: where the probe comes from</summary>
+#
+# The probe is `tools/wall_probe.py`; its output is committed as `H200-2026-12-01d-wall.txt`. It ran
+# later the same day, on a newer version of the package, so its times of our calls are not this
+# run's. That is why only its two yardsticks are read.
+#
+# </details>
 
 # %%
 PROBE = "H200-2026-12-01d-wall.txt"
@@ -366,13 +388,20 @@ print(profile.table(probe_table, digits=3))
 
 # %% [markdown]
 # An empty launch costs 16–19 µs of wall time, a `torch.add` 10–11 µs, whatever the shape. So no
-# eager call costs much less than about 10 µs, however little its kernel does. That is why the
-# small calls in this section's first table cost tens of µs for a few µs of GPU work.
+# eager call costs much less than about 10 µs, however little its kernel does.
 #
-# **Caveat: wall times are noisy.** A wall time is mostly the host CPU's work, and the H200's
-# host is shared. Over repeated runs, `docs/DESIGN.md` ("Benchmark method") saw the same code's wall
-# time read 1.2–2.9× apart. That is why the probe times its calls in 15 interleaved rounds, each
-# beside an anchor. Quote wall times as "tens of µs", GPU times to a few per cent.
+# Wall times are noisy: quote them as "tens of µs", GPU times to a few per cent.
+#
+# <details><summary>Details: why wall times are noisy</summary>
+#
+# A wall time is mostly the host CPU's work, and the H200's host is shared. Over repeated runs,
+# `docs/DESIGN.md` ("Benchmark method") saw the same code's wall time read 1.2–2.9× apart. That is
+# why the probe times its calls in 15 interleaved rounds, each beside an anchor.
+#
+# </details>
+#
+# **Answer:** Mostly to the host. At 16×128 and 4096×128, a call's wall time is 7–34× its GPU time,
+# so a faster kernel barely changes what the training loop waits for.
 
 # %% jupyter={"source_hidden": true}
 # Checks: the claims above, on the file each comes from (CI runs them; skip when reading)
@@ -407,13 +436,11 @@ with open(os.path.join(os.path.dirname(os.path.dirname(RESULTS)), "docs", "DESIG
 # %% [markdown]
 # ## 4. Taking the host out: CUDA graphs and `torch.compile(mode="reduce-overhead")`
 #
-# **Takeaway:** a CUDA graph removes most of a call's host work, at the price of frozen shapes and
-# addresses. `torch.compile` helps the host only in its graph-replaying mode: without replays it
-# can even add host work.
+# **Question: how do you take the host's share out of a call, and what does that cost?**
 #
 # **A CUDA graph** records the kernels a region launches, once (`torch.cuda.graph(g)`). Then
 # `g.replay()` resubmits them all with one driver call: no Python, no checks, no allocator. Each
-# kernel costs its GPU time. The harness measured GPU time exactly this way
+# kernel costs its GPU time; that is how the harness measured GPU time
 # (`triton.testing.do_bench_cudagraph`).
 #
 # The price:
@@ -422,8 +449,13 @@ with open(os.path.join(os.path.dirname(os.path.dirname(RESULTS)), "docs", "DESIG
 # * each replay overwrites the outputs;
 # * nothing inside may sync with the host (`.item()`) or branch on data.
 #
-# Every public function of this package can be captured. The repository's `tests/test_compile.py`
-# checks it on a GPU (your folder does not have the tests).
+# Every public function of this package can be captured.
+#
+# <details><summary>Details: where that is tested</summary>
+#
+# The repository's `tests/test_compile.py` checks it on a GPU. Your folder does not have the tests.
+#
+# </details>
 
 # %%
 saving = [{"algorithm": t["algorithm"], "eager wall µs": t["4096×128 wall"],
@@ -434,8 +466,8 @@ print(profile.table(saving, digits=3))
 
 # %% [markdown]
 # **Caution: small shapes sit in L2.** Replays run back to back without flushing the L2 cache (60
-# MiB on the H200). Small inputs fit in it: SAC at 64×16384 even "beats" its DRAM floor. So small
-# shapes' GPU times are best cases. Only the big shape's % floor measures memory bandwidth.
+# MiB on the H200), and small inputs fit in it. So small shapes' GPU times are best cases; only the
+# big shape's % floor measures memory bandwidth. SAC at 64×16384 even "beats" its DRAM floor:
 
 # %%
 sac_long = row(RES, "sac", 64, 16384)
@@ -449,8 +481,8 @@ print(f"SAC 64×16384: {sac_long['bytes'] / 1e6:.0f} MB, floor {1e3 * sac_long['
 # The region must trace into one graph. This package's functions are `torch.library` custom ops
 # (`torch.ops.rltriton_lite.gae`, …), so `fullgraph=True` passes.
 #
-# This mode has no timing in the repository. The harness did time the default mode (`dynamic=True`)
-# on the eager formulas. That timing shows why the mode matters:
+# This mode has no timing in the repository. The harness's timing of the default mode
+# (`dynamic=True`) on the eager formulas shows why it matters:
 
 # %%
 sac_small = [{"SAC target, 4096×128": impl, "wall µs/call": r["full_call_us"], "GPU µs": 1e3 * r["kernel_ms"]}
@@ -460,12 +492,11 @@ print(f"H200, committed results {RES['date']}, forward")
 print(profile.table(sac_small, digits=3))
 
 # %% [markdown]
-# Compiling cut SAC's GPU time about 4× but made its wall time *longer*. The compiled wrapper and
+# Compiling cut SAC's GPU time about 4× but made its wall time *longer*: the compiled wrapper and
 # its guards run on every call. Replaying removes that term.
 #
 # Any machine can check the precondition: a step calling GAE then PPO's loss traces into one graph
-# of custom ops. The backend below only records the graph and runs it eagerly. It is a tracing
-# check.
+# of custom ops. The backend below only records that graph and runs it eagerly.
 
 # %%
 graphs = []
@@ -516,6 +547,11 @@ if DEVICE == "cuda":  # capture that step in a CUDA graph; time eager calls agai
 else:
     print("no GPU: nothing to capture here; the committed H200 figures above are the data")
 
+# %% [markdown]
+# **Answer:** Capture the call in a CUDA graph: at 4096×128 that removes over 85 % of its time,
+# the host's share. The price is frozen shapes and addresses. `torch.compile(mode="reduce-overhead")`
+# captures for you; compiling without replays can even add host work.
+
 # %% jupyter={"source_hidden": true}
 # Checks: the claims above, on the committed run (CI runs them; skip when reading)
 assert all(s["host time removed %"] > 85 for s in saving)
@@ -526,11 +562,8 @@ assert compiled["GPU µs"] < eager["GPU µs"] / 3 and compiled["wall µs/call"] 
 # %% [markdown]
 # ## 5. A real measurement on this CPU: one call against CleanRL's loop over time
 #
-# **Takeaway:** a Python loop over time pays a fixed cost for every op of every step, so its time
-# grows with the number of steps T. One call that scans the whole rollout pays that cost per round
-# of whole-tensor work instead, and on a GPU a fused kernel pays it once.
-#
-# This section measures wall-clock time on this CPU. Two PyTorch codes give the same advantages:
+# **Question: on this CPU, what does CleanRL's loop over time cost against one call, and why?**
+# Two PyTorch codes give the same advantages:
 #
 # * CleanRL's `ppo.py` loop: one Python iteration per step;
 # * the package's PyTorch path, `rl.gae` on CPU tensors: ⌈log₂ T⌉ rounds of whole-tensor ops, a
@@ -556,16 +589,21 @@ print(inspect.getsource(cleanrl_gae))
 # * SB3's default: 2048 × 1;
 # * SB3's steps with 64 envs.
 #
+# The advantages must agree (asserted); the times are printed, not asserted. SB3's default has 16×
+# the steps, so it should cost the loop about 16× CleanRL's. If a printed ratio is far from that,
+# the machine was most likely busy: run the cell again.
+#
+# <details><summary>Details: how the CPU times are taken, and why they move</summary>
+#
 # Each time is the fastest of 5 calls, after one warm-up call, on one thread
-# (`profile.cpu_threads(1)`). On a shared machine, one paused thread can make a multi-threaded
-# call 100× slower. A pause only ever adds time, so the fastest call is the steadiest figure.
+# (`profile.cpu_threads(1)`). On a shared machine, one paused thread can make a multi-threaded call
+# 100× slower. A pause only ever adds time, so the fastest call is the steadiest figure.
 #
-# The advantages must agree (asserted). The times are wall clock (printed, not asserted). SB3's
-# default has 16× the steps, so it should cost the loop about 16× CleanRL's.
+# A ratio far from what the text expects most likely means other processes, or this one's Python,
+# took the CPU during some calls. A figure that moves between runs is noise; the op counts below
+# are the same on every run.
 #
-# **If a printed ratio is far from what the text expects,** the machine was most likely busy:
-# other processes, or this one's Python, took the CPU during some calls. Run the cell again. A
-# figure that moves between runs is noise; the op counts below are the same on every run.
+# </details>
 
 # %%
 def fastest_ms(fn, calls=5):
@@ -611,7 +649,7 @@ plt.show()
 # %% [markdown]
 # **Why the loop costs what it does.** Every tensor op pays a fixed cost of a µs or two, however
 # small. So a call's time follows its op count, which is the same on every machine. A
-# `TorchDispatchMode` counts the ops (`aten.mul`, `aten.add`, ...) run inside its `with` block.
+# `TorchDispatchMode` counts the ops (`aten.mul`, `aten.add`, ...) run inside its `with` block:
 
 # %%
 import collections  # noqa: E402
@@ -642,8 +680,8 @@ print({name: round(n / 128, 2) for name, n in loop_ops.items()})
 
 # %% [markdown]
 # Per step: five indexings (`select`, a view: no compute), four multiplications, two additions, two
-# subtractions and one write (`copy_`). `zeros_like` runs once per call. Next, both functions at
-# every size:
+# subtractions and one write (`copy_`). `zeros_like` runs once per call. Both functions at every
+# size:
 
 # %%
 op_rows = [{"T × N": f"{T_}×{N_}", "loop ops": sum(ops_of(cleanrl_gae, rollouts[T_, N_]).values()),
@@ -662,10 +700,8 @@ assert counts[1] < 2 * counts[0]  # 16× the steps: 4 more rounds, not 16× the 
 assert all(r["torch path ops"] < r["loop ops"] / 5 for r in op_rows)
 
 # %% [markdown]
-# So T sets the loop's time.
-#
-# The scan pays its fixed costs per round (7 at T = 128, 11 at T = 2048), not per step. But it does
-# log₂ T times the arithmetic, so its lead narrows as N grows.
+# So T sets the loop's time. The scan pays its fixed costs per round (7 at T = 128, 11 at
+# T = 2048), not per step. But it does log₂ T times the arithmetic, so its lead narrows as N grows.
 #
 # On a GPU, each computing op is also a launch, with several µs of host time. The loop costs about
 # 9 × T launches per call; the fused kernel, one. On the H200, at 4096×128:
@@ -675,6 +711,11 @@ loop_h200, ours_h200 = row(RES, "gae", 4096, 128, impl="pytorch_loop"), row(RES,
 print(f"H200, committed results {RES['date']}, GAE 4096×128 forward, wall µs per call: "
       f"PyTorch loop over time {loop_h200['full_call_us']:,.0f}, rltriton_lite {ours_h200['full_call_us']:.1f}")
 
+# %% [markdown]
+# **Answer:** The loop pays a fixed cost for every op of every step, so its time grows with T. The
+# scan pays it per round; a fused GPU kernel pays it once, and on the H200 at 4096×128 the loop
+# costs over 100× our call.
+
 # %% jupyter={"source_hidden": true}
 # Checks: the claims above, on the committed run (CI runs them; skip when reading)
 assert loop_h200["full_call_us"] > 100 * ours_h200["full_call_us"]
@@ -682,23 +723,27 @@ assert loop_h200["full_call_us"] > 100 * ours_h200["full_call_us"]
 # %% [markdown]
 # ## 6. The "profile it" sections of notebooks 01–07, read once
 #
-# **Takeaway:** each notebook's "profile it" cell is this notebook's measurements for one
-# algorithm, read from the committed run. Two facts hold for all seven: they are host-bound at RL
-# shapes, and near the floor on a large batch.
+# **Question: what do the "profile it" cells of notebooks 01–07 show, and how do you read them?**
 #
-# Each of notebooks 01–07 ends with an optional "profile it" cell. It shows its algorithm's
-# committed H200 table and chart. `profile.committed(name)` reads them from
-# `profile.COMMITTED_RUN`: nothing is re-measured.
+# Each of notebooks 01–07 ends with an optional "profile it" cell: its algorithm's committed H200
+# table and chart, read by `profile.committed(name)` from `profile.COMMITTED_RUN`. Nothing is
+# re-measured.
 #
-# The table has one line per implementation, shape and pass (`fwd`, or `fwd+bwd` with the
-# backward). The implementations:
+# One line per implementation, shape and pass (`fwd`, or `fwd+bwd` with the backward). The
+# implementations:
 #
 # * **Ours:** the Triton kernel.
 # * **The code it replaces:** a "PyTorch loop over time" for the scans, an "eager PyTorch formula"
-#   for PPO, SAC and CRR. Also `torch.compile` of that formula.
+#   for PPO, SAC and CRR, and `torch.compile` of that formula.
 # * **The peers:** torchrl, accelerated-scan, JAX, rl-triton.
-# * **The anchors,** yardsticks rather than peers. For GAE's rows, section 3's bare Triton launch. For
-#   PPO's rows, PPO's loss as a plain `torch.autograd.Function`, one naive Triton kernel each way.
+# * **The anchors:** yardsticks, not peers.
+#
+# <details><summary>Details: the two anchors</summary>
+#
+# For GAE's rows, section 3's bare Triton launch. For PPO's rows, PPO's loss as a plain
+# `torch.autograd.Function`, one naive Triton kernel each way.
+#
+# </details>
 #
 # The columns:
 #
@@ -711,9 +756,14 @@ assert loop_h200["full_call_us"] > 100 * ours_h200["full_call_us"]
 # | `wall ÷ ours` | above 1, ours is faster |
 #
 # A `!` after a name means its outputs disagreed with ours by more than the harness's tolerance.
-# Here that is torchrl's vectorised GAE at T = 128: up to 5.9e-4 relative, against a tolerance of
-# 1e-4. At 64×16384 it agrees to 9e-7, so this is likely float32 rounding in its vectorised formula,
-# not another algorithm. Its times still compare the same work.
+#
+# <details><summary>Details: the one "!" in the tables</summary>
+#
+# It is torchrl's vectorised GAE at T = 128: up to 5.9e-4 relative, against a tolerance of 1e-4. At
+# 64×16384 it agrees to 9e-7, so this is likely float32 rounding in its vectorised formula, not
+# another algorithm. Its times still compare the same work.
+#
+# </details>
 
 # %%
 gae_rows = profile.committed("gae")
@@ -726,14 +776,19 @@ print(f"{RUN}: GAE 4096×128 fwd, ours {ours_line['wall_us']:.1f} µs wall, {our
       f"the loop {loop_line['wall_us']:,.0f} µs wall, no GPU time (a loop cannot be captured)")
 
 # %% [markdown]
-# **What each notebook asserts:** bounds on the four numbers of `profile.committed_facts(rows)`.
+# **What each notebook asserts:** bounds on the four numbers of `profile.committed_facts(rows)`,
+# printed below for GAE.
+#
+# <details><summary>Details: the four numbers</summary>
 #
 # * `ours`: how many of our lines have both times.
 # * `replaced_x`: the smallest ratio of the replaced code's time to ours. For a loop it uses wall
-#   time (a loop has no GPU time). For an eager formula it uses GPU time: both calls are mostly
+#   time: a loop has no GPU time. For an eager formula it uses GPU time: both calls are mostly
 #   host, and a captured step pays the GPU time.
 # * `host_x`: the smallest wall ÷ GPU time of ours at 4096×128.
 # * `floor_pct`: the smallest % floor of ours at the largest shape, the one beyond the L2 cache.
+#
+# </details>
 
 # %%
 facts = profile.committed_facts(gae_rows)
@@ -741,13 +796,13 @@ print(f"gae: ours {facts.ours} lines; replaced_x {facts.replaced_x:.3g}× (the l
       f"host_x {facts.host_x:.3g}×; floor_pct {facts.floor_pct:.3g} %")
 
 # %% [markdown]
-# **The seven algorithms.** They share two facts:
+# **The seven algorithms** share two facts:
 #
 # * at 4096×128, they are host-bound;
 # * at the largest shape, they reach about 79–95 % of the floor with the backward, about 82–100 %
 #   forward alone.
 #
-# How each compares with the code it replaces:
+# <details><summary>Details: each algorithm against the code it replaces, and what is particular</summary>
 #
 # | notebook | algorithm | replaced code: ours is | in short |
 # | --- | --- | --- | --- |
@@ -773,6 +828,8 @@ print(f"gae: ours {facts.ours} lines; replaced_x {facts.replaced_x:.3g}× (the l
 #
 # * **07, `crr`.** With the backward, the formula's *wall* time is below ours. Both are host work,
 #   and ours pays the package's per-call checks and dispatch.
+#
+# </details>
 
 # %%
 replaced_bound = {"discounted_return": 50, "gae": 100, "td_lambda": 100, "vtrace": 50, "ppo": 2, "sac": 2, "crr": 2}
@@ -784,19 +841,23 @@ for name in replaced_bound:
 # %% [markdown]
 # **On this machine: the profiler.** `profile.profiler(name)` builds controls and runs once.
 #
-# * **On a GPU** it times the kernel, the PyTorch path and the replaced code (`do_bench`), and
-#   plots bandwidth.
-# * **On a CPU** the Triton row is a **correctness run**. It is one interpreted run (4 rows × 64
-#   steps in 16-step chunks, to exercise the carry), checked against the float64 reference. Its
-#   time reads `n/a`.
-#
-# On a CPU, the timed rows are the PyTorch path and the replaced code. The replaced code is `loop`
-# for the scans, `eager` for PPO, SAC and CRR. `loop ÷ this` is that code's time over each row's.
+# * **On a GPU** it times the kernel, the PyTorch path and the replaced code, and plots bandwidth.
+# * **On a CPU** the Triton row is a **correctness run**, checked against the float64 reference;
+#   its time reads `n/a`. The timed rows are the PyTorch path and the replaced code: `loop` for the
+#   scans, `eager` for PPO, SAC and CRR.
 #
 # A CPU has no launches to save and no HBM. So it answers "is the PyTorch path a good CPU
 # fallback?", never "how fast is the kernel?".
 #
-# The next cell prints the rows, which a static render of the widget does not show.
+# <details><summary>Details: the profiler's rows</summary>
+#
+# * On a GPU, the times are `do_bench` medians.
+# * The correctness run is one interpreted run: 4 rows × 64 steps in 16-step chunks, to exercise
+#   the carry.
+# * `loop ÷ this` is the replaced code's time over each row's.
+# * The cell after the widget prints its rows, which a static render of the widget does not show.
+#
+# </details>
 
 # %%
 ui, prof_rows = profile.profiler("gae")
@@ -813,6 +874,10 @@ assert all(("gbps" in r) == (DEVICE == "cuda") for r in prof_rows)  # a bandwidt
 if DEVICE == "cpu":
     (check,) = [r for r in prof_rows if r["impl"] == "triton"]
     assert check["ms"] is None and "correctness run" in check["timing"]  # the interpreter: checked, not timed
+
+# %% [markdown]
+# **Answer:** Each "profile it" cell is this notebook's measurements for one algorithm, read from
+# the committed run. All seven are host-bound at RL shapes and near the floor on a large batch.
 
 # %% jupyter={"source_hidden": true}
 # Checks: the claims above, on the committed run (CI runs them; skip when reading)
@@ -844,13 +909,13 @@ assert {p_: [round(min(v)), round(max(v))] for p_, v in seven.items()} == {"fwd"
 # %% [markdown]
 # ## Optional: sweep
 #
-# *Optional, off the minimum path: a live tool, not a lesson. Skip to "Exercises" if you like.*
+# *Optional: a live tool, not a lesson.*
+#
+# **Question: on this machine, how does each implementation's time grow with the shape?**
 #
 # `profile.sweep` times implementations over a list of shapes. The dashboard runs it once with the
-# defaults. Press "sweep" to re-run it for the algorithm, dtype and implementations you pick.
-#
-# On a CPU it offers what a CPU can time: the PyTorch path and the replaced code. For GAE, watch
-# the loop's time follow T, and the PyTorch path's follow B × T.
+# defaults; press "sweep" to re-run it with your picks. On a CPU it offers what a CPU can time: the
+# PyTorch path and the replaced code.
 
 # %%
 GPU = DEVICE == "cuda"
@@ -926,9 +991,14 @@ if not GPU:  # the loop's time follows T: printed, not asserted (section 5 count
           + ("" if 10 < grew < 25 else "; far from it: the CPU was busy, section 5") + ")")
 
 # %% [markdown]
+# **Answer:** For GAE on a CPU, the loop's time follows T, and the PyTorch path's follows B × T.
+
+# %% [markdown]
 # ## Optional: all algorithms side by side
 #
-# *Optional, off the minimum path, like the sweep.*
+# *Optional, like the sweep.*
+#
+# **Question: algorithm by algorithm, which implementation is faster on this machine?**
 #
 # * **On a GPU:** the kernel against the PyTorch path at 16384×1024.
 # * **On a CPU:** the PyTorch path against the replaced code at 4096×128 and 64×2048
@@ -952,22 +1022,26 @@ assert all(r["rel_err"] < 1e-5 for r in live)
 assert all(r["ms"] > 0 and math.isfinite(r["ms"]) for r in live if r["ms"] is not None)
 
 # %% [markdown]
-# On a CPU, read "replaced ÷ this" in the torch rows. Above 1, the PyTorch path is faster. Expect:
+# On a CPU, read "replaced ÷ this" in the torch rows: above 1, the PyTorch path is faster.
+#
+# **Answer:** On a GPU, the fused kernel wins (section 5). On a CPU, expect:
 #
 # * **The scans:** the path loses at 4096×128 and wins at 64×2048. ⌈log₂ T⌉ rounds for T iterations
 #   pays with few rows and many steps.
 # * **PPO, SAC and CRR:** the path loses at both. Their replaced code has no loop; the package's
 #   path does more.
 #
-# On a GPU the fused kernel wins (section 5).
+# <details><summary>Details: a ratio near 1</summary>
 #
 # These are medians of 3 calls on a shared CPU. A ratio near 1 can land on either side of it from
 # one run to the next; run the cell again before you trust a surprise (section 5 says why).
+#
+# </details>
 
 # %% [markdown]
 # ## Exercises
 #
-# Checked exercises work as in notebook 00b. Write the starter's function, then run the cell after
+# Checked exercises work as in notebook 00b: write the starter's function, then run the cell after
 # it. `print(exercises.task(name))` restates the task; solutions are in `notebooks/solutions/`.
 #
 # **`vtrace_floor_bytes`.** Compute V-trace's floor, as section 1 did for GAE. Return the fewest
@@ -1064,16 +1138,12 @@ exercises.attempt("vtrace_floor_bytes", vtrace_floor_bytes)
 # ## What you now know
 #
 # * **Wall time is not GPU time.** At 16×128 and 4096×128 a call costs about 7–34× its GPU time.
-#
 # * **A CUDA graph** removes the host's share (over 85 % at 4096×128), but freezes shapes and
 #   addresses. `torch.compile(mode="reduce-overhead")` captures for you.
-#
 # * **The floor** is $B \cdot T$ × the fewest bytes per step ÷ the copy bandwidth. GAE moves 17 B
 #   per step in float32, PPO's loss 12.
-#
-# * **On the H200** every kernel reaches about 82–100 % of the floor at 16384×1024, forward. SAC is
-#   slightly over 100 %: it mostly reads. A small shape's % floor is a best case: its data fit in
-#   L2.
-#
-# * **On a CPU** the interpreter's time means nothing. The kernels are checked. The real timing is
-#   the PyTorch path against CleanRL's loop, whose cost grows with T.
+# * **On the H200** every kernel reaches about 82–100 % of the floor at 16384×1024, forward; SAC,
+#   which mostly reads, slightly over 100 %. A small shape's % floor is a best case: its data fit
+#   in L2.
+# * **On a CPU** the kernels are checked, not timed. The real timing is the PyTorch path against
+#   CleanRL's loop, whose cost grows with T.

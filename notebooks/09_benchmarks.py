@@ -16,22 +16,22 @@
 # %% [markdown]
 # # 09 — Benchmarks on a GPU
 #
-# * **You will learn:** to read a benchmark on the committed H200 run: % of the memory floor,
-#   speed-ups over peers, wall time against GPU time.
+# * **You will learn:** to read the committed H200 benchmark: % of the memory floor, speed-ups
+#   over peers, wall time against GPU time.
 #
 # * **Time:** 2–2.5 h with the open questions; 35–50 min for the reading and `host_bound`.
 #
 # * **Needs:** notebook 08. No GPU (with one, a small slice of the benchmark re-runs live).
 #
-# * **Minimum path:** sections 1–3, one chart each, and the checked exercise `host_bound`. These
-#   can wait: the part of section 1 on SAC above 100 %, "Live, when a GPU is here" and the open
-#   questions.
+# * **Minimum path:** sections 1–3 and the checked exercise `host_bound`. These can wait: section
+#   1's optional part on SAC above 100 %, "Live, when a GPU is here" and the open questions.
 #
 # `python -m rltriton_lite.bench` times every kernel on a GPU. It compares each with the memory
 # floor and with the peers it finds (a PyTorch loop, torchrl, JAX, torch.compile, rl-triton, ...).
-# Here you see its committed H200 run in three charts.
+# This notebook reads its committed H200 run. Each section asks one question, reads one chart, and
+# ends with its answer.
 #
-# **The three answers, in short** (each section checks its own):
+# <details><summary>Details: the three answers, in short</summary>
 #
 # 1. At 16384×1024 every kernel reaches 82–100 % of the floor forward, 79–95 % with the backward.
 #    Smaller shapes fall far below it.
@@ -39,10 +39,12 @@
 #    come close, and win a few cases.
 # 3. At RL shapes a call's wall time is mostly host time, the more so with a backward.
 #
-# **Skip the "Checks" cells.** Cells that start with `# Checks` test this page's claims against the
-# data files (CI runs them). Jupyter shows them folded, as one bar; reading, pass them by.
+# </details>
 #
-# The terms are notebook 08's:
+# **Skip the "Checks" cells.** Cells that start with `# Checks` test this page's claims against the
+# data files (CI runs them). Jupyter shows them folded, as one bar.
+#
+# The terms, from notebook 08:
 #
 # | term | field | what it is |
 # |---|---|---|
@@ -70,14 +72,19 @@ import numpy as np
 from rltriton_lite import bench, exercises, profile
 
 # %% [markdown]
-# **Where these numbers come from:** `H200-2026-12-01c.json`, notebook 08's committed run.
+# **Where these numbers come from:** `H200-2026-12-01c.json`, notebook 08's committed run. The
+# next cell lists all the results files.
+#
+# <details><summary>Details: the stack, and plotting your own GPU's file</summary>
+#
 # Notebook 08's "Where these numbers come from" gives the stack, and lists every source of the
 # course's H200 figures with what each is read for.
 #
-# It is read by name (`profile.COMMITTED_RUN`), so your GPU's file in the folder changes nothing.
-# To plot yours, pass its name to `profile.committed_results` (the asserts hold for the H200 only).
+# The run is read by name (`profile.COMMITTED_RUN`), so your GPU's file in the folder changes
+# nothing. To plot yours, pass its name to `profile.committed_results` (the asserts hold for the
+# H200 only).
 #
-# The results files:
+# </details>
 
 # %%
 RESULTS = profile.results_folder()  # benchmarks/results/ beside the package
@@ -93,7 +100,14 @@ for f in sorted(glob.glob(os.path.join(RESULTS, "*.json"))):
 # * the file's `pct_floor` is the floor ÷ the `do_bench` time;
 # * the charts below use the floor ÷ the GPU time.
 #
-# The two clocks time different things (`measure` and `kernel_ms` in `rltriton_lite/bench.py`):
+# At small shapes the `do_bench` time lies above the GPU time: it counts host time where the GPU
+# waits for a launch. With the backward, whose host path is long, it is of the order of the wall
+# time. In this run the GPU time is never above the `do_bench` time, so the charts' % floor is
+# never below the file's.
+#
+# <details><summary>Details: what each clock times</summary>
+#
+# The two clocks are `measure` and `kernel_ms` in `rltriton_lite/bench.py`.
 #
 # * `triton.testing.do_bench` records a CUDA event just before each call and one just after it,
 #   and flushes the L2 cache between calls, outside the timed span, so every timed call starts
@@ -104,10 +118,11 @@ for f in sorted(glob.glob(os.path.join(RESULTS, "*.json"))):
 # * The GPU time replays a CUDA graph: no host work at all, and no flush, so a call whose data fit
 #   in L2 may read them from there.
 #
-# So at small shapes the `do_bench` time lies above the GPU time, and with the backward, whose host
-# path is long, it is of the order of the wall time. In this run the GPU time is never above the
-# `do_bench` time (the checks below test every row of ours), so the charts' % floor is never below
-# the file's. For example, GAE at 4096×128, forward:
+# The checks below test "never above" on every row of ours.
+#
+# </details>
+#
+# For example, GAE at 4096×128, forward:
 
 # %%
 RUN, res = profile.committed_results(RESULTS)  # by name: H200-2026-12-01c.json
@@ -138,13 +153,9 @@ assert all(0.5 < 1e3 * r["ms"] / r["full_call_us"] < 2 for r in small_bwd)  # of
 # %% [markdown]
 # ## 1. How close to the memory floor?
 #
-# **Takeaway:** on a large batch every kernel moves its bytes at close to copy speed. Smaller
-# shapes fall below it: far below for the tiniest, and for the scans on a few long rows. The few
-# figures above 100 % come from the cache and the read/write mix, not from a kernel beating memory.
-#
-# The chart shows floor ÷ GPU time: a bar per algorithm and shape, a panel per pass. At 100 %
-# (dashed), a kernel moves its bytes as fast as a device-to-device copy. The scale is logarithmic:
-# small shapes sit far below.
+# Does each kernel move its bytes as fast as memory allows? The chart shows floor ÷ GPU time: a
+# bar per algorithm and shape, a panel per pass. At 100 % (dashed), a kernel moves its bytes as
+# fast as a device-to-device copy. The scale is logarithmic, so small shapes sit far below.
 
 # %%
 fig = profile.floor_chart(res, DTYPE)
@@ -170,37 +181,42 @@ for p in PASSES:
 #   `copy_` of 9.5 MB, timed as the GPU time is timed here, reaches 60 % of it (the probe at the end
 #   of this section).
 #
-# At the largest shape, every kernel is near the floor: about 82–100 % forward, about 79–95 % with
-# the backward.
+# **Answer.** At the largest shape, every kernel is near the floor: about 82–100 % forward, about
+# 79–95 % with the backward. Smaller shapes fall below it: far below for the tiniest, and for the
+# scans on a few long rows.
 #
 # ### Optional: above the floor, and below the L2
 #
-# The rest of this section can wait (the minimum path skips it): why one kernel reads above 100 %,
-# and what a % floor means for bytes that fit in the cache.
+# The minimum path skips this part: why one kernel reads above 100 %, and what a % floor means for
+# bytes that fit in the cache.
 #
-# **Only SAC passes 100 %**, for two reasons. Its lines are printed below, with its bytes beside
-# the H200's 60 MiB L2 (`L2_cache_size` = 62,914,560 bytes, read on that H200).
+# **Only SAC passes 100 %**, for two reasons, neither of them a kernel beating memory:
 #
-# First, one row read both ways, as the GAE example under "Two % floors" did: SAC at 64×16384,
-# forward. It moves 21 MiB (22.0 MB), which fits in L2. Its floor is 5.18 µs.
+# * **L2 residency, where the bytes fit.** Back-to-back replays are not flushed, so they read
+#   largely from L2, which is faster than the DRAM the floor prices. SAC reaches about 118 % at
+#   64×16384 and 101 % at 4096×128 forward, and 112 % forward + backward at 64×16384. These are
+#   best cases, not a bandwidth (exercise 2). Other kernels fit too and stay below: L2 makes
+#   passing 100 % possible, not certain.
+# * **The read/write mix, at 16384×1024.** This shape is five times the L2, so it is read from
+#   DRAM, yet SAC still reaches about 100.3 %. The floor prices a copy's half-read, half-write mix.
+#   SAC mostly reads (17 of its 21 B per step), and DRAM serves reads a little faster. Its 0.3 %
+#   over is a lower bound on that advantage (the probe below puts it near 3 %).
+#
+# The next cell prints one SAC row on both clocks, then all of SAC's lines with their bytes beside
+# the H200's 60 MiB L2.
+#
+# <details><summary>Details: one row, both clocks</summary>
+#
+# SAC at 64×16384, forward, moves 21 MiB (22.0 MB), which fits in L2. Its floor is 5.18 µs.
 #
 # * `do_bench` flushes L2 before each call, and counts host time where the GPU waits: 27.1 µs.
 #   So the file's `pct_floor` is 19 %.
 # * Graph replays leave the inputs in L2, and count no host: 4.40 µs. So 118 % by GPU time, the
-#   chart's figure.
+#   chart's figure. Only this clock passes 100 %.
 #
-# Only the second passes 100 %: the replays read the bytes from L2. In general there are two reasons:
+# The L2's size, read on that H200: `L2_cache_size` = 62,914,560 bytes.
 #
-# * **L2 residency, where the bytes fit.** Back-to-back replays are not flushed, so they read
-#   largely from L2. L2 is faster than the DRAM the floor prices. SAC reaches about 118 % at
-#   64×16384 and 101 % at 4096×128 forward, and 112 % forward + backward at 64×16384. These are
-#   best cases, not a bandwidth (exercise 2). Other kernels fit too and stay below: L2 makes
-#   passing 100 % possible, not certain.
-#
-# * **The read/write mix, at 16384×1024.** This shape is five times the L2, so it is read from
-#   DRAM. SAC still reaches about 100.3 %. The floor prices a copy's half-read, half-write mix. SAC
-#   mostly reads (17 of its 21 B per step), and DRAM serves reads a little faster. Its 0.3 % over
-#   is a lower bound on that advantage (the probe below puts it near 3 %).
+# </details>
 
 # %%
 (sac_row,) = [r for r in rows if (r["algorithm"], r["impl"], r["B"], r["T"], r["dtype"], r["pass"])
@@ -240,9 +256,17 @@ assert round(1e3 * sac_row["kernel_ms"], 2) == 4.40 and round(pct["sac", (64, 16
 
 # %% [markdown]
 # **So is 60 % a copy's ceiling, and 118 % a bandwidth? Neither.** Below the L2's 60 MiB, a replayed
-# time measures the cache as much as the kernel. One probe timed three kernels at the same byte
-# counts, exactly as the GPU time is timed here (graph replays; `tools/copy_probe.py`, on the same
-# H200 with torch 2.11 and Triton 3.6, a later day than the committed run):
+# time measures the cache as much as the kernel. A probe timed three kernels at the same byte
+# counts, exactly as the GPU time is timed here (the table below):
+#
+# * **Below the L2,** their figures spread widely (the fold lists them).
+# * **At 1 GB, read from DRAM,** the spread is gone: the copies read 99 %, and SAC's read-heavy mix
+#   103 %. DRAM serves reads about 3 % faster than a copy's mix.
+#
+# So compare % floor across kernels where the bytes do not fit in L2 (the largest shape). Below
+# that, read a figure as one kernel's best case on one GPU.
+#
+# <details><summary>Details: the probe's figures below the L2, and its setup</summary>
 #
 # * PyTorch's `copy_` reads 60–71 % of the floor at every size from 9.5 to 40 MB.
 # * A plain Triton copy kernel reads 59 % at 9.5 MB, 117 % at 16 MB, 85 % at 22 MB and 140 % at
@@ -250,11 +274,11 @@ assert round(1e3 * sac_row["kernel_ms"], 2) == 4.40 and round(pct["sac", (64, 16
 # * A Triton kernel with SAC's byte mix (four floats and a flag read, one float written) and none of
 #   its arithmetic reads 74 % at SAC's 22 MB, where SAC's own kernel reads 118 %.
 #
-# The probe does not say why one kernel lands high and another low at the same bytes. It shows how
-# wide the spread is. So compare % floor across kernels where the bytes do not fit in L2 (the
-# largest shape). Below that, read a figure as one kernel's best case on one GPU. At 1 GB, read from
-# DRAM, the spread is gone: the copies read 99 %, and SAC's read-heavy mix 103 %: DRAM serves reads
-# about 3 % faster than a copy's mix.
+# The probe ran graph replays, by `tools/copy_probe.py`, on the same H200 with torch 2.11 and
+# Triton 3.6, a later day than the committed run. It does not say why one kernel lands high and
+# another low at the same bytes. It shows how wide the spread is.
+#
+# </details>
 
 # %%
 PROBE = json.load(open(os.path.join(RESULTS, "checks", "H200-2026-12-04a-copy-probe.json")))
@@ -280,19 +304,22 @@ assert [pct_of(k, 1024) for k in kinds] == [99, 99, 103]
 # %% [markdown]
 # ## 2. How much faster than each peer?
 #
-# **Takeaway:** against the Python loops it replaces, the package's call wins by orders of
-# magnitude. Against other compiled or fused code the margins are far smaller, a few cases are
-# lost, and one run on a shared host cannot settle the close ones.
+# How does the package's call compare with the Python loops it replaces, and with other compiled
+# code? The chart shows speed-up = the peer's wall time per call ÷ ours, in the same case. Right
+# of 1×, ours is faster. The scale is logarithmic. The anchors are in chart 3.
 #
-# Speed-up = the peer's wall time per call ÷ ours, in the same case. Right of 1×, ours is faster.
-# The scale is logarithmic: the loops are thousands of times slower. The anchors are in chart 3.
-#
-# Why wall time? It is the one timing every peer has. JAX, torchrl and the Python loops cannot be
+# Why wall time? It is the one timing every peer has: JAX, torchrl and the Python loops cannot be
 # captured in a CUDA graph.
 #
-# **Caution: one run on a shared host.** Over repeated runs, `docs/DESIGN.md` ("Benchmark method")
-# saw the same code's wall time read 1.2–2.9× apart. So one run cannot say which call is faster
-# when their speed-up is near 1×.
+# **Caution: one run on a shared host** cannot say which call is faster when their speed-up is
+# near 1×.
+#
+# <details><summary>Details: how far wall time moves between runs</summary>
+#
+# Over repeated runs, `docs/DESIGN.md` ("Benchmark method") saw the same code's wall time read
+# 1.2–2.9× apart.
+#
+# </details>
 
 # %%
 speedups = profile.peer_speedups(res, DTYPE)  # one dict per (peer, case): x = peer's wall ÷ ours
@@ -321,14 +348,15 @@ assert {"jax", "pytorch_loop"} <= set(no_gpu)  # no CUDA graph for them: wall ti
 assert max(s["x"] for s in speedups if s["peer"] == "pytorch_loop") > 1000  # the loops: thousands of times slower
 
 # %% [markdown]
+# **Answer.** The Python loops the package replaces are thousands of times slower per call.
+# Against other compiled or fused code the margins are far smaller, a few cases are lost, and one
+# run on a shared host cannot settle the close ones.
+
+# %% [markdown]
 # ## 3. Wall versus GPU time
 #
-# **Takeaway:** at RL shapes a call's wall time is mostly host time, the more so with a backward,
-# which adds far more host work than GPU work. Only the scans' forward on a few long rows keeps the
-# GPU busy long enough to hide it. Elsewhere, the host's work, not the kernel, is what to cut.
-#
-# This chart carries notebook 08's main lesson. At RL shapes, it puts wall time beside GPU time
-# (µs, log scale).
+# How much of a call's wall time is GPU work, and how much is host work? This chart, notebook 08's
+# main lesson, puts wall time beside GPU time at RL shapes (µs, log scale).
 #
 # * **Hatched bars: the anchors.** One is a bare Triton launch of a naive GAE kernel (forward). The
 #   other is a minimal `torch.autograd.Function` of PPO's loss (both passes).
@@ -377,25 +405,35 @@ print("gradients with respect to: sac", bench.BACKWARD["sac"][0], "; the anchor 
 
 # %% [markdown]
 # **Where the backward's host time goes.** A forward + backward call is the forward, then
-# `torch.autograd.grad` of a fixed weighting of its outputs. When a gradient is needed, the
-# forward also records a node in autograd's graph and saves the tensors the backward will read.
-# Then `autograd.grad` walks that graph, allocates the gradients and launches the backward
-# kernel, a second launch. All of it is host work, and the anchor pays it too: it is PPO's loss
-# as a minimal `autograd.Function` around one bare launch each way. At 4096×128 it costs 46 µs
-# forward and 241 µs with its backward, for 9.0 and 14.5 µs of GPU time. So even around a bare
-# launch, the backward adds about 195 µs of host time. That is most of why our forward + backward
-# calls cost 25–75× their GPU time at 4096×128.
+# `torch.autograd.grad` of a fixed weighting of its outputs. Both steps add host work:
 #
-# **Optional: which calls lose to the anchor.** At 4096×128, GAE (262 µs), V-trace (304 µs) and SAC
-# (502 µs) cost more than it; at 64×16384, V-trace, SAC, PPO and CRR do. These gaps, up to 2.1×,
-# lie within how far a call's wall time moves between runs (section 2's caution), so one run
-# cannot settle them.
+# * when a gradient is needed, the forward records a node in autograd's graph and saves the
+#   tensors the backward will read;
+# * `autograd.grad` walks that graph, allocates the gradients and launches the backward kernel, a
+#   second launch.
 #
-# SAC's gap is the largest: 502 µs at 4096×128, 2.1× the anchor's 241. Its kernel is not the
-# cause, since its GPU time is 6.7 µs. SAC differentiates four inputs (the rewards, both critics
-# and the next log-probabilities), where the anchor differentiates one. Autograd's work per
+# The anchor, a minimal `autograd.Function` around one bare launch each way, pays this too. At
+# 4096×128 it costs 46 µs forward and 241 µs with its backward, for 9.0 and 14.5 µs of GPU time.
+# So even around a bare launch, the backward adds about 195 µs of host time. That is most of why
+# our forward + backward calls cost 25–75× their GPU time at 4096×128.
+#
+# <details><summary>Details: which calls lose to the anchor (optional)</summary>
+#
+# At 4096×128, GAE (262 µs), V-trace (304 µs) and SAC (502 µs) cost more than the anchor; at
+# 64×16384, V-trace, SAC, PPO and CRR do. These gaps, up to 2.1×, lie within how far a call's wall
+# time moves between runs (section 2's caution), so one run cannot settle them.
+#
+# SAC's gap is the largest: it costs 502 µs at 4096×128, 2.1× the anchor's 241. Its kernel is not
+# the cause, since its GPU time is 6.7 µs. SAC differentiates four inputs (the rewards, both
+# critics and the next log-probabilities), where the anchor differentiates one. Autograd's work per
 # gradient is the likely reason, not a measured one. The eager formula, with the same four
 # gradients, costs about as much (493 µs).
+#
+# </details>
+#
+# **Answer.** At RL shapes a call's wall time is mostly host time, the more so with a backward,
+# which adds far more host work than GPU work. Only the scans' forward on a few long rows keeps the
+# GPU busy long enough to hide it; elsewhere, the host's work, not the kernel, is what to cut.
 
 # %% jupyter={"source_hidden": true}
 # Checks: the claims above, on the committed run (CI runs them; skip when reading)
@@ -438,16 +476,17 @@ else:
 # it. `print(exercises.task(name))` restates the task; solutions are in `notebooks/solutions/`.
 #
 # **`host_bound`.** Section 3's question, asked of a results file: how large must a call be before
-# its wall time is mostly the GPU's? Write `host_bound(rows, algorithm, pass_)`. It takes `rows`,
-# the results file's list of rows (`res["rows"]` above), and returns $B \cdot T$ of the largest
-# shape at which the call's wall time is more than twice its GPU time, or 0 where none is.
+# its wall time is mostly the GPU's? Write `host_bound(rows, algorithm, pass_)`.
 #
-# * Keep this library's rows (`impl` `"rltriton_lite"`), float32, of the pass `pass_` (`"fwd"` or
-#   `"fwd+bwd"`), for `algorithm`.
+# * **Inputs:** `rows`, the results file's list of rows (`res["rows"]` above); an `algorithm`; a
+#   pass `pass_` (`"fwd"` or `"fwd+bwd"`).
+# * **Returns:** $B \cdot T$ of the largest shape at which the call's wall time is more than twice
+#   its GPU time, or 0 where none is.
+# * Keep only this library's rows (`impl` `"rltriton_lite"`), float32, of `algorithm` and `pass_`.
 # * A row's wall time per call is `full_call_us`, in microseconds. Its GPU time is `kernel_ms`, in
 #   milliseconds (`None` for a peer without one).
-# * Order the shapes by their elements, $B \cdot T$, and look at every one: the ratio need not
-#   fall as the shape grows.
+# * **Edge case:** order the shapes by their elements, $B \cdot T$, and look at every one: the
+#   ratio need not fall as the shape grows.
 #
 # <details><summary>Hint 1: where to start</summary>
 #
@@ -504,8 +543,7 @@ exercises.attempt("host_bound", host_bound)
 # %% [markdown]
 # Without a checker:
 #
-# *(Answer each in its cell below: your teacher's grader collects the answers from
-# them.)*
+# *(Answer each in its cell below: your teacher's grader collects them there.)*
 #
 # 1. With your `host_bound`, print for each algorithm and pass of the committed run (`rows`) the
 #    largest shape at which the wall time per call is more than twice the GPU time. At and below
@@ -516,14 +554,19 @@ exercises.attempt("host_bound", host_bound)
 #    take each algorithm's $t_0$ as its forward GPU time at 16×128 and predict its forward at
 #    4096×128, 64×16384 and 16384×1024.
 #    Where does the model hold, and within what ratio? Where it misses by far, which algorithms
-#    miss, and what do they share that the others lack? (Notebook 13's table of the planner's
-#    choices says how today's package runs each shape. The committed run predates its wide chunks
-#    for few long rows, 13's section 4: its 64×16384 rows are of the scans without them. The
-#    benchmark's SAC runs at λ = 0, notebook 06, section 3.)
+#    miss, and what do they share that the others lack?
 #
 # 3. Pick one peer from chart 2 that is within 1.5× of this library somewhere. Read its
 #    implementation (the harness's peer list is in `rltriton_lite/bench.py`) and say where the
 #    difference comes from: the kernel, or the host.
+#
+# <details><summary>Details: context for question 2</summary>
+#
+# Notebook 13's table of the planner's choices says how today's package runs each shape. The
+# committed run predates its wide chunks for few long rows, 13's section 4: its 64×16384 rows are
+# of the scans without them. The benchmark's SAC runs at λ = 0, notebook 06, section 3.
+#
+# </details>
 
 # %% [markdown] tags=["answer-1"]
 # **Answer 1.** *Your answer here (code for it: in cells under this one).*

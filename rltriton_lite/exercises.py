@@ -815,28 +815,28 @@ def _error_hint(e: BaseException, code) -> str:
     return code.slips().lstrip("\n") or TRITON_HINT
 
 
-def attempt(name: str, fn: Callable | None, seed: int | None = None) -> bool:
-    """:func:`check` for a notebook cell: prints the verdict; True when right, False while ``fn``
-    is a starter (it raises ``NotImplementedError``, or is None where a Triton function is to be
-    written) and for a wrong answer, whose message it prints (so Run All goes on to the next
-    cells); an error in ``fn`` itself raises, with its traceback. ``seed`` as in :func:`check`."""
+def attempt(name: str, fn: Callable | None, seed: int | None = None) -> None:
+    """:func:`check` for a notebook cell: prints the verdict and returns nothing (a notebook would
+    echo a returned bool under it). "not attempted yet" while ``fn`` is a starter (it raises
+    ``NotImplementedError``, or is None where a Triton function is to be written); a wrong answer's
+    message is printed, not raised, so Run All goes on to the next cells; an error in ``fn`` itself
+    raises, with its traceback. ``seed`` as in :func:`check`."""
     if fn is None:
         print(f"{name}: not attempted yet (assign your " + ("@triton.jit function" if _get(name).kind in
                                                              ("kernel", "hook") else "function") + f" to {name})")
-        return False
+        return
     try:
         check(name, fn, seed=seed)
     except NotImplementedError:
         print(f"{name}: not attempted yet (the starter raises NotImplementedError)")
-        return False
+        return
     except AssertionError as e:
         print(f"{name}: WRONG. {e}")
-        return False
+        return
     print(f"{name}: correct on every case" + ("" if seed is None else f" (seed={seed})"))
     if not INTERPRET and _get(name).kind in ("kernel", "hook"):
         print(f"   (compiled: the interpreter's own checks did not run, the bounds of every load and store, the "
               f"stores, the scans' widths; the grader runs them: re-check with TRITON_INTERPRET=1 before handing in)")
-    return True
 
 
 def _get(name: str) -> _Exercise:
