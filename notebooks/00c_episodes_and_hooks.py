@@ -23,23 +23,24 @@
 #   end for a Triton newcomer). The open question, on a GPU, takes another 30–45 min.
 # * **Needs:** notebook 00b (a first kernel, `tl.associative_scan`, a chunk loop with a carry).
 #   No GPU: Triton's interpreter runs every kernel on a CPU.
-# * **Minimum path:** "Where 00b ended", sections 1–3 and the checked exercises `reset_scan`,
-#   `gae_kernel`, `hooked_scan` and `discounted_max`. `strided_scan` and the open question can
-#   wait.
+# * **Minimum path:** "Where 00b ended", sections 1–3 and three checked exercises: `reset_scan`
+#   and `gae_kernel` in the first session, `hooked_scan` in the second. The two exercises at the
+#   end, `strided_scan` and `discounted_max`, are the second session's optional part; the open
+#   question can wait too.
 #
 # New words are in the glossary, [`GLOSSARY.md`](GLOSSARY.md). The exercises work as in 00b (its
-# box "How the exercises work").
+# box "How the exercises work"): write the starter's function, then run the `exercises.attempt`
+# cell after it.
 #
 # <details><summary>Details: the five exercises, the interpreter, the solutions</summary>
 #
-# * Section 1 ends with an exercise that checks itself. Section 2 ends with two: a kernel with
-#   its hooks built in, then one that takes them as arguments. The exercises at the end add two
-#   more. The first, `strided_scan`, is the same scan on rollouts stored time-major. The second,
-#   `discounted_max`, is a scan whose steps are not affine maps, written from an empty cell.
+# * Section 1 ends with one exercise, section 2 with two: a kernel with its hooks built in, then
+#   one that takes them as arguments. The optional exercises at the end add `strided_scan`, the
+#   same scan on rollouts stored time-major, and `discounted_max`, a scan whose steps are not
+#   affine maps, written from an empty cell.
 # * **No GPU needed**: as in 00b, the next cell sets `TRITON_INTERPRET=1` before `triton` is
-#   imported. Triton's interpreter then runs every kernel on the CPU.
-# * Write the starter's function, then run the `exercises.attempt` cell after it.
-#   `print(exercises.task(name))` restates the task; solutions are in `notebooks/solutions/`.
+#   imported, and Triton's interpreter then runs every kernel on the CPU.
+# * `print(exercises.task(name))` restates a task; the solutions are in `notebooks/solutions/`.
 #
 # </details>
 
@@ -73,18 +74,12 @@ print("device:", DEVICE, "(Triton interpreter)" if os.environ.get("TRITON_INTERP
 # of `CHUNK` steps, last chunk first. In each chunk:
 #
 # * a reverse `tl.associative_scan` composes the pairs $(a_t, b_t) = (\gamma(1 - \text{term}_t), r_t)$
-#   into each step's map $(A_t, B_t)$ to the chunk's end;
-# * $G_t = B_t + A_t \cdot \text{carry}$, the carry being $G$ at the next chunk's first step;
-# * the new carry is $G$ at this chunk's first step.
-#
-# <details><summary>Details: padding, the combine's order, the carries</summary>
-#
-# * Past the row's end the pairs are the identity $(1, 0)$.
-# * The scan's combine is `affine_combine`; it applies its first pair first.
-# * The carry is 0 for the row's last chunk: nothing comes after the row.
-# * The new carry is taken from the block with `tl.sum(tl.where(t == first, g, 0.0), 0)`.
-#
-# </details>
+#   into each step's map $(A_t, B_t)$ to the chunk's end. Its combine, `affine_combine`, applies
+#   its first pair first; past the row's end the pairs are the identity $(1, 0)$;
+# * $G_t = B_t + A_t \cdot \text{carry}$, the carry being $G$ at the next chunk's first step, or 0
+#   for the row's last chunk: nothing comes after the row;
+# * the new carry is $G$ at this chunk's first step, taken from the block with
+#   `tl.sum(tl.where(t == first, g, 0.0), 0)`.
 
 # %%
 @triton.jit
@@ -135,11 +130,9 @@ print("chunked_returns: 3 rows x 300 steps in chunks of 64, with episode ends ==
 #
 # **The rule from here on:** an episode end is a select, never a multiplication by 0.
 #
-# <details><summary>Details: how each tool of the course ends an episode</summary>
-#
-# So far an episode end has been made in two ways: a multiplication by $a_t = 0$, or a reset flag
-# and a select. Here is each tool of the course, the ones still to come included. In a reverse
-# scan, "behind the end" is later in time: the next episode, or the carry from a later chunk.
+# Each tool of the course ends an episode in the form simplest for its job (00b's scan stays
+# affine; a harness prologue returns just a pair), and on finite inputs all these forms give the
+# same values: they differ only where a NaN or `inf` lies behind the end.
 #
 # | tool | how it ends an episode | can a NaN behind the end leak in? |
 # | --- | --- | --- |
@@ -150,11 +143,12 @@ print("chunked_returns: 3 rows x 300 steps in chunks of 64, with episode ends ==
 # | the harness `exercises.scan_hook` (section 2; notebooks 01, 03, 04, 06) | a step with $a_t = 0$ is taken as a reset flag, selected | no |
 # | the package's prologues (section 3; notebook 02) | a reset flag the prologue returns (`done`), selected | no |
 #
-# </details>
+# In a reverse scan, "behind the end" is later in time: the next episode, or the carry from a
+# later chunk.
 #
 # Multiplying is exact for finite numbers, but $0 \cdot \text{NaN} = \text{NaN}$, and 0 times
-# `inf` is `NaN` too. So one `inf` reward from a diverged environment, or one `NaN` from a value
-# head, poisons every earlier episode (notebook 00, section 4):
+# `inf` is `NaN` too. One `inf` reward from a diverged environment, or one `NaN` from a value
+# head, therefore poisons every earlier episode (notebook 00, section 4):
 
 # %%
 print("0 * inf =", 0 * float("inf"), "   0 * nan =", 0 * float("nan"))
@@ -182,35 +176,30 @@ assert torch.isnan(by_multiplying[:2]).all() and torch.isnan(by_kernel[:2]).all(
 
 
 # %% [markdown]
-# The fix: carry the episode end as a third element, a **reset** flag $\kappa_t$. A step's map
-# becomes "$y = b$ if it resets, else $y = b + a\,y'$". Composing the later run $(a_1, b_1, \kappa_1)$ first, then the step $(a_2, b_2, \kappa_2)$:
+# The fix is to carry the episode end as a third element, a **reset** flag $\kappa_t$, so that a
+# step's map becomes "$y = b$ if it resets, else $y = b + a\,y'$". Composing the later run
+# $(a_1, b_1, \kappa_1)$ first, then the step $(a_2, b_2, \kappa_2)$, gives:
 #
 # $$(a, b, \kappa) = \begin{cases} (a_2,\ b_2,\ \text{true}) & \text{if } \kappa_2 \\ (a_2 a_1,\ b_2 + a_2 b_1,\ \kappa_1) & \text{otherwise} \end{cases}$$
 #
-# It is still associative. In Triton the cases become `tl.where`, which picks one value and never
-# computes $0 \cdot \infty$.
+# This combine is still associative, and the checker tries your `reset_combine` grouped both ways
+# to make sure. In Triton the cases become `tl.where`, which picks one value and never computes
+# $0 \cdot \infty$.
 #
 # <details><summary>Details: why the select is still associative</summary>
 #
-# Composing maps alone does not settle it, because a triple is not just a map. $a$ is ignored
+# Composing maps alone does not settle it, because a triple is not just a map: $a$ is ignored
 # when the reset flag is set, so two different triples can be the same map. Notebook 00,
-# section 4, proves it on the triples themselves, case by case: it holds. The checker tries your
-# `reset_combine` grouped both ways, so it must be associative.
+# section 4, proves it on the triples themselves, case by case: it holds.
 #
 # </details>
 #
-# The scan gives each step its composed map $(A_t, B_t, K_t)$ to the chunk's end, $K_t$ the
-# composed flag. Then:
+# The scan gives each step its composed map $(A_t, B_t, K_t)$ to the chunk's end. The composed
+# flag $K_t$ is set where an episode ends inside the chunk at or after $t$, and then nothing from
+# the chunks after may reach step $t$. In the kernel:
 #
 # * the carry is selected too: $G_t = B_t$ where $K_t$, else $B_t + A_t \cdot \text{carry}$;
 # * padding past the row's end is $(1, 0, \text{false})$.
-#
-# <details><summary>Details: what the composed flag says</summary>
-#
-# $K_t$ is set where an episode ends inside the chunk at or after $t$. Then nothing from the
-# chunks after reaches step $t$, so the carry stays out.
-#
-# </details>
 #
 # **Exercise `reset_scan`.** The chunked scan with resets.
 #
@@ -238,7 +227,7 @@ assert torch.isnan(by_multiplying[:2]).all() and torch.isnan(by_kernel[:2]).all(
 # * Step $t$ is the triple $(a_t, b_t, \kappa_t) = (\gamma, r_t, \text{term}_t)$. The flag ends
 #   the episode, so $a_t$ stays $\gamma$.
 # * Padding past $T$ is $(1, 0, \text{false})$.
-# * Scan the three blocks with `reset_combine` and `reverse=True`. You get $(A_t, B_t, K_t)$.
+# * Scan the three blocks with `reset_combine` and `reverse=True` to get $(A_t, B_t, K_t)$.
 # * Select on the carry: $G_t = B_t$ where $K_t$, else $B_t + A_t \cdot \text{carry}$.
 # * The new carry is still $G$ at the chunk's first step.
 #
@@ -246,12 +235,12 @@ assert torch.isnan(by_multiplying[:2]).all() and torch.isnan(by_kernel[:2]).all(
 #
 # <details><summary>Hint 3: check it by hand</summary>
 #
-# One row, $\gamma = 0.5$, $r = (1, 2, \text{NaN}, 4)$, and the first episode ends at $t = 1$
-# ($\kappa_1$ set). The second episode: $G_3 = 4$, $G_2 = \text{NaN}$. The first never sees it:
-# $G_1 = 2$, $G_0 = 1 + 0.5 \cdot 2 = 2$. With `chunk = 2` the NaN comes to chunk $\{0, 1\}$
-# through the carry; with `chunk = 4` it is in the same chunk. `chunked_returns`, which
-# multiplies, prints `[[nan, nan, nan, 4.0]]` for both. And put any number in place of the NaN:
-# $G_0$ and $G_1$ must not move.
+# Take one row, $\gamma = 0.5$, $r = (1, 2, \text{NaN}, 4)$, with the first episode ending at
+# $t = 1$ ($\kappa_1$ set). The second episode gives $G_3 = 4$ and $G_2 = \text{NaN}$, which the
+# first never sees: $G_1 = 2$ and $G_0 = 1 + 0.5 \cdot 2 = 2$. With `chunk = 2` the NaN comes to
+# chunk $\{0, 1\}$ through the carry, and with `chunk = 4` it is in the same chunk;
+# `chunked_returns`, which multiplies, prints `[[nan, nan, nan, 4.0]]` for both. Put any number
+# in place of the NaN, too: $G_0$ and $G_1$ must not move.
 #
 # ```python
 # r = torch.tensor([[1.0, 2.0, float("nan"), 4.0]], device=DEVICE)
@@ -308,8 +297,8 @@ exercises.attempt("reset_scan", reset_scan)
 #
 # **Exercise `gae_kernel`.** GAE as your `reset_scan`, in chunks of `chunk` steps, with the
 # diagram's two hooks. The prologue computes
-# $\delta_t = r_t + \gamma(1-\text{term}_t)V(s_{t+1}) - V(s_t)$ and the triple
-# $(a_t, b_t, \kappa_t) = (\gamma\lambda, \delta_t, \text{term}_t)$. The epilogue stores the
+# $\delta_t = r_t + \gamma(1-\text{term}_t)V(s_{t+1}) - V(s_t)$ and returns the triple
+# $(a_t, b_t, \kappa_t) = (\gamma\lambda, \delta_t, \text{term}_t)$; the epilogue stores the
 # advantage $\hat A_t$, not the scan's composed $A_t$.
 #
 # * **Inputs:** `rewards`, `values`, `next_values` (float32) and `terminated` (bool), contiguous,
@@ -322,9 +311,9 @@ exercises.attempt("reset_scan", reset_scan)
 #
 # <details><summary>Hint 1: where to start</summary>
 #
-# This is your `reset_scan` with other inputs. Its loop, its combine and its carry stay as they
-# are. Only what goes in (the triple) and what comes out (the store) change. The skeleton below
-# puts each in its own hook.
+# This is your `reset_scan` with other inputs: its loop, its combine and its carry stay as they
+# are, and only what goes in (the triple) and what comes out (the store) change. The skeleton
+# below puts each in its own hook.
 #
 # </details>
 #
@@ -334,21 +323,21 @@ exercises.attempt("reset_scan", reset_scan)
 # * $\delta_t = r_t + \gamma V'_t - V_t$, with 0 in place of $\gamma V'_t$ where $\text{term}_t$.
 # * It returns the triple $(\gamma\lambda, \delta_t, \text{term}_t)$, and $(1, 0, \text{false})$
 #   past $T$.
-# * The kernel scans the triples with `reset_combine`. It selects on the carry, as in `reset_scan`.
-# * The scanned $y_t$ is $\hat A_t$. The epilogue stores it. The carry is $y$ at the chunk's first
-#   step.
+# * The kernel scans the triples with `reset_combine` and selects on the carry, as in `reset_scan`.
+# * The scanned $y_t$ is $\hat A_t$, which the epilogue stores; the carry is $y$ at the chunk's
+#   first step.
 # * Write each hook as its own `@triton.jit` function. The kernel calls them by name.
 #
 # </details>
 #
 # <details><summary>Hint 3: check it by hand</summary>
 #
-# One row, $\gamma = \lambda = 0.5$ (so $\gamma\lambda = 0.25$): $r = (1, 2, 3)$, $V = (1, 1, 2)$,
-# $V' = (1, \text{NaN}, 4)$, and a termination at $t = 1$. Then
+# Take one row, $\gamma = \lambda = 0.5$ (so $\gamma\lambda = 0.25$), with $r = (1, 2, 3)$,
+# $V = (1, 1, 2)$, $V' = (1, \text{NaN}, 4)$ and a termination at $t = 1$. Then
 # $\delta_0 = 1 + 0.5 \cdot 1 - 1 = 0.5$, $\delta_1 = 2 - 1 = 1$ (the NaN is never read) and
 # $\delta_2 = 3 + 0.5 \cdot 4 - 2 = 3$. Backwards: $\hat A_2 = 3$; $\hat A_1 = 1$ (it terminates:
 # $\hat A_2$ stays out); $\hat A_0 = 0.5 + 0.25 \cdot 1 = 0.75$. With `chunk = 2`, $t = 1$ is a
-# chunk's last step. And with $\lambda = 0$, $\hat A_t = \delta_t$: `[[0.5, 1.0, 3.0]]`.
+# chunk's last step. With $\lambda = 0$, $\hat A_t = \delta_t$: `[[0.5, 1.0, 3.0]]`.
 #
 # ```python
 # r, v = torch.tensor([[1.0, 2.0, 3.0]], device=DEVICE), torch.tensor([[1.0, 1.0, 2.0]], device=DEVICE)
@@ -396,7 +385,8 @@ exercises.attempt("gae_kernel", gae_kernel)
 
 # %% [markdown]
 # **A good place to stop for the first session.** The second covers hooks passed as arguments,
-# `hooked_scan`, the package's kernel (section 3) and the exercises at the end.
+# `hooked_scan` and the package's kernel (section 3), then, if you have time, the optional
+# exercises at the end.
 
 # %% [markdown]
 # ### Before the package: a hook as an argument, tuples of pointers, loops unrolled
@@ -419,14 +409,15 @@ exercises.attempt("gae_kernel", gae_kernel)
 #
 # * The harness `exercises.scan_hook` runs the Triton exercises of notebooks 01, 03, 04 and 06.
 # * A hook's body is inlined as if you had written it where it is called.
-# * `if FLAG:` is not the trap of notebook 00b, section 1. There `if` tested a *block* of
-#   run-time values, which Triton refuses. A constexpr is one value, known before the kernel runs.
+# * `if FLAG:` is not the trap of notebook 00b, section 1: there `if` tested a *block* of
+#   run-time values, which Triton refuses, whereas a constexpr is one value, known before the
+#   kernel runs.
 # * A tuple's index is a literal such as `X[0]`, or the variable of a `tl.static_range` loop.
 # * `len(X)` is known at compile time because the tuple's length is part of what the kernel is
 #   compiled for.
-# * The `i` of a plain `range` loop is a run-time value. It cannot index a tuple when the kernel
-#   is compiled for a GPU. The interpreter, running Python, would let it pass: one more reason to
-#   write `tl.static_range`.
+# * The `i` of a plain `range` loop is a run-time value, which cannot index a tuple when the
+#   kernel is compiled for a GPU. The interpreter, running Python, would let it pass: one more
+#   reason to write `tl.static_range`.
 #
 # </details>
 #
@@ -485,7 +476,7 @@ print("one source, two compiled kernels: 0.5 x0² + 2 x1² − x2², and min(|x0
 #
 # </details>
 #
-# **Exercise `hooked_scan`.** Write the loop once, with the prologue passed in.
+# **Exercise `hooked_scan`.** Write the loop once, with the prologue passed in:
 # `hooked_scan(prologue, inputs, params, chunk)` launches one kernel, say
 # `hooked_kernel(X, P, Y, T, PROLOGUE: tl.constexpr, CHUNK: tl.constexpr)`, which calls
 # `a, b = PROLOGUE(X, P, offs, t, m, T)` on each chunk of a row.
@@ -494,7 +485,7 @@ print("one source, two compiled kernels: 0.5 x0² + 2 x1² − x2², and min(|x0
 #   then GAE's); `inputs`, a tuple of contiguous `(B, T)` tensors, the kernel's tuple `X`;
 #   `params`, a tuple of floats, its `P`; and `chunk`.
 # * **The prologue's side:** it loads its inputs at `offs = row * T + t` under the mask
-#   `m = t < T` and returns $(a_t, b_t)$. $a_t = 0$ ends an episode: your reset flag is
+#   `m = t < T` and returns $(a_t, b_t)$. As $a_t = 0$ ends an episode, your reset flag is
 #   `a == 0.0`, selected as in `reset_scan`. Outside `m` the pair is undefined, so your loop makes
 #   those lanes the identity $(1, 0)$.
 # * **Returns:** $y$, a `(B, T)` float32 tensor: $y_t = b_t + a_t y_{t+1}$ from $y_T = 0$.
@@ -503,10 +494,10 @@ print("one source, two compiled kernels: 0.5 x0² + 2 x1² − x2², and min(|x0
 #
 # <details><summary>Hint 1: where to start</summary>
 #
-# Start from your `reset_scan` kernel. Put the prologue's call where its loads and its triple
-# were. `weighted_sum_kernel` above shows a kernel calling a hook passed as a `tl.constexpr`.
+# Start from your `reset_scan` kernel and put the prologue's call where its loads and its triple
+# were; `weighted_sum_kernel` above shows a kernel calling a hook passed as a `tl.constexpr`.
 # `exercises.cases(name)` lists the checker's cases, each a tuple `(description, args, kwargs,
-# expected, marks)`: so `exercises.cases("hooked_scan")[0][1]` is what the checker passes in its
+# expected, marks)`, so `exercises.cases("hooked_scan")[0][1]` is what the checker passes in its
 # first case.
 #
 # </details>
@@ -528,10 +519,10 @@ print("one source, two compiled kernels: 0.5 x0² + 2 x1² − x2², and min(|x0
 #
 # Run the checker's prologue of the discounted return (`inputs = (rewards, terminated)`,
 # `params = (gamma,)`; it returns $a = 0$ at an episode end) on one row: $\gamma = 0.5$,
-# $r = (1, 2, 3)$, an episode end at $t = 1$. Then $y_2 = 3$, $y_1 = 2$, $y_0 = 1 + 0.5 \cdot 2 = 2$.
-# With `chunk = 4` the fourth lane is past $T$, and there this prologue returns made-up values.
-# If your loop lets them in, $y_2$ comes out 53, not 3. And put a NaN in $r_2$: $y_0$ and $y_1$
-# must stay 2 and 2.
+# $r = (1, 2, 3)$, an episode end at $t = 1$: that gives $y_2 = 3$, $y_1 = 2$ and
+# $y_0 = 1 + 0.5 \cdot 2 = 2$. With `chunk = 4` the fourth lane is past $T$, where this prologue
+# returns made-up values: if your loop lets them in, $y_2$ comes out 53, not 3. Put a NaN in
+# $r_2$, too: $y_0$ and $y_1$ must stay 2 and 2.
 #
 # ```python
 # prologue = exercises.cases("hooked_scan")[0][1][0]  # case 0's args, the first of them: the discounted return's prologue
@@ -577,21 +568,17 @@ exercises.attempt("hooked_scan", hooked_scan)
 # Here you read the package's kernel, `rltriton_lite/scan.py`, as your `gae_kernel` grown up.
 # Each part you wrote has a named counterpart; here they are, one at a time.
 #
-# **`scan.combine`** is your `reset_combine(a1, b1, k1, a2, b2, k2)`: the same select.
+# * **`scan.combine`** is your `reset_combine(a1, b1, k1, a2, b2, k2)`: the same select.
+# * **`ROWS`** replaces your one program per row: each program takes `ROWS` rows at once, as a
+#   2-D tile, and very long rows are split across programs.
+# * **`scan._walk`** is the chunk loop and its carry.
+# * **`PROLOGUE` and `EPILOGUE`** are the hooks, `tl.constexpr` arguments of the kernel.
+# * **`tile.load(ptr, strides, row, t, mask, other, ACC)`** replaces your `R + row * T + t`: a
+#   strided load, so time-major and batch-major buffers both work without a copy.
+# * **`X`, `SX`, `P` and `O`** are what the hooks receive: the inputs as a tuple of pointers `X`,
+#   their strides `SX`, the numbers `P` (γ, λ, ...) and the output pointers `O`.
 #
-# **`ROWS`** replaces your one program per row. Each program takes `ROWS` rows at once, as a 2-D
-# tile, and very long rows are split across programs.
-#
-# **`scan._walk`** is the chunk loop and its carry.
-#
-# **`PROLOGUE` and `EPILOGUE`** are the hooks, `tl.constexpr` arguments of the kernel.
-#
-# **`tile.load(ptr, strides, row, t, mask, other, ACC)`** replaces your `R + row * T + t`. It is a
-# strided load, so time-major and batch-major buffers both work without a copy.
-#
-# **`X`, `SX`, `P` and `O`** are what the hooks receive: the inputs as a tuple of pointers `X`,
-# their strides `SX`, the numbers `P` (γ, λ, ...) and the output pointers `O`. Here is the
-# discounted return's prologue, for one.
+# Here is the discounted return's prologue, for one.
 #
 # <details><summary>Details: where the package's prologues come back</summary>
 #
@@ -606,11 +593,10 @@ from rltriton_lite import returns  # noqa: E402
 print(inspect.getsource(getattr(returns._returns_prologue, "fn", returns._returns_prologue)))
 
 # %% [markdown]
-# **`REWARDS`, `VALUES`, `NEXT_VALUES`, ...** are `tl.constexpr` indices into `X`: they name
-# what each slot holds.
-#
-# **`(a, b, reset, valid, keep)`** is what a package prologue returns: your triple plus two. The
-# flag `valid` says the step is not padding; `keep` holds values the epilogue needs again.
+# * **`REWARDS`, `VALUES`, `NEXT_VALUES`, ...** are `tl.constexpr` indices into `X`: they name
+#   what each slot holds.
+# * **`(a, b, reset, valid, keep)`** is what a package prologue returns: your triple plus two, the
+#   flag `valid`, which says the step is not padding, and `keep`, values the epilogue needs again.
 #
 # <details><summary>Details: episode.py, valid, keep, and the kernel's other arguments</summary>
 #
@@ -622,7 +608,7 @@ print(inspect.getsource(getattr(returns._returns_prologue, "fn", returns._return
 #
 # </details>
 #
-# **`rl.gae`** computes what yours does. Here it is against the loop, on a batch with episode
+# **`rl.gae`** computes what yours does; here it is against the loop, on a batch with episode
 # ends and rows that span several chunks:
 
 # %%
@@ -641,7 +627,8 @@ print("rl.gae == the loop on 2 x 600")
 #
 # ## Exercises
 #
-# Two more exercises. The first is section 3's strided load, in a kernel of your own:
+# Two more exercises, the second session's optional part: do them if you have time after
+# section 3. The first, `strided_scan`, puts section 3's strided load in a kernel of your own:
 #
 # **Exercise `strided_scan`.** `reset_scan` for rollouts stored time-major, as CleanRL and SB3
 # keep them.
@@ -657,26 +644,26 @@ print("rl.gae == the loop on 2 x 600")
 #
 # <details><summary>Hint 1: where to start</summary>
 #
-# It is `reset_scan` with new addresses, nothing more. A row is now a column `b`. Its steps are
-# `stride(0)` elements apart, not 1. The loop, the combine and the carry do not change.
+# It is `reset_scan` with new addresses, nothing more: a row is now a column `b`, whose steps
+# are `stride(0)` elements apart, not 1. The loop, the combine and the carry do not change.
 #
 # </details>
 #
 # <details><summary>Hint 2: the plan</summary>
 #
-# * `T, B = rewards.shape`. Launch `B` programs, with `b = tl.program_id(0)`.
+# * `T, B = rewards.shape`; launch `B` programs, with `b = tl.program_id(0)`.
 # * Pass the strides to the kernel as integers: `*rewards.stride()`, `*terminated.stride()`.
-# * The two inputs may have different strides. Give each its own pair.
-# * Make the output with `torch.empty(T, B, ...)`. Pass its strides too: `torch.empty_like` can
-#   keep an input's odd layout.
+# * The two inputs may have different strides, so give each its own pair.
+# * Make the output with `torch.empty(T, B, ...)` and pass its strides too: `torch.empty_like`
+#   can keep an input's odd layout.
 # * Build every load and store address from its own tensor's strides.
 #
 # </details>
 #
 # <details><summary>Hint 3: check it by hand</summary>
 #
-# Two columns of three steps, $\gamma = 0.5$, `chunk = 2`. `rewards` is a transposed view, with
-# strides (1, 3); `terminated` is contiguous, with strides (2, 1). Column 0: $r = (1, 2, 3)$ and
+# Take two columns of three steps, $\gamma = 0.5$, `chunk = 2`. `rewards` is a transposed view,
+# with strides (1, 3); `terminated` is contiguous, with strides (2, 1). Column 0: $r = (1, 2, 3)$ and
 # an end at $t = 1$, so $G = (1 + 0.5 \cdot 2,\ 2,\ 3) = (2, 2, 3)$. Column 1: $r = (4, 0, 8)$ and
 # no end, so $G_2 = 8$, $G_1 = 0 + 0.5 \cdot 8 = 4$, $G_0 = 4 + 0.5 \cdot 4 = 6$. As a `(T, B)`
 # tensor, that is $((2, 6), (2, 4), (3, 8))$. If you get `[[2.5, 6.0], [3.0, 8.0], [0.0, 8.0]]`,
@@ -736,24 +723,18 @@ exercises.attempt("strided_scan", strided_scan)
 #   and episode ends in rows of several chunks. The cases are drawn at random; the teacher's
 #   grader draws others.
 # * **Work it out on paper first.** A step is the map $y \mapsto \max(c, g\,y)$, with
-#   $c = r_t$ and $g = \gamma \ge 0$. Compose two steps, find the pair that changes nothing,
-#   then add the reset flag as in section 1.
+#   $c = r_t$ and $g = \gamma \ge 0$. Check that two steps compose to a map of the same form (as
+#   $g \ge 0$, it can pass inside the max). Find the pair that changes nothing: the padding lanes
+#   load it, and it enters a row's last chunk. Then add the reset flag as in section 1.
 # * **Triton's rule:** name your combine in the kernel itself. Unlike a hook, a
 #   `tl.associative_scan` combine passed as a `tl.constexpr` argument is refused by the GPU's
 #   compiler.
 #
-# <details><summary>Details: what to settle on paper</summary>
-#
-# * Do two steps compose to a map of the same form? As $g \ge 0$, it can pass inside the max.
-# * Which pair changes nothing? The padding lanes load it, and it enters a row's last chunk.
-#
-# </details>
-#
 # <details><summary>Hint 1: where to start</summary>
 #
-# Reuse `reset_scan` whole: its loop, its carry, its select. Only the step changes. Compose two
-# max-maps on paper, as notebook 00, section 2, composed affine maps. Then ask which pair leaves
-# every $y$ as it is. Remember that rewards may be below 0.
+# Reuse `reset_scan` whole, its loop, its carry and its select: only the step changes. Compose
+# two max-maps on paper, as notebook 00, section 2, composed affine maps, then ask which pair
+# leaves every $y$ as it is, remembering that rewards may be below 0.
 #
 # </details>
 #
@@ -761,27 +742,27 @@ exercises.attempt("strided_scan", strided_scan)
 #
 # * Step $t$ is the pair $(g_t, c_t) = (\gamma, r_t)$: the map $y \mapsto \max(c_t, g_t\,y)$.
 # * Compose: apply $(g_1, c_1)$ first, then $(g_2, c_2)$. Write the nested expression out.
-# * Two facts bring it back to the form $\max(c, g\,y)$. As $g_2 \ge 0$,
-#   $g_2 \max(u, v) = \max(g_2 u, g_2 v)$. And a max of maxes is one max of all their terms.
-#   Use both. The factor of $y$ is your new $g$. The terms without $y$ give your new $c$.
+# * Two facts bring it back to the form $\max(c, g\,y)$: as $g_2 \ge 0$,
+#   $g_2 \max(u, v) = \max(g_2 u, g_2 v)$, and a max of maxes is one max of all their terms.
+#   Using both, the factor of $y$ is your new $g$, and the terms without $y$ give your new $c$.
 # * Check the form on numbers: two steps by hand, against the composed pair.
-# * The identity $(g, c)$ must give $\max(c, g\,y) = y$ for every $y$. Rewards may be below
-#   0, so $y$ may be too. Which $c$ never wins a max? Is 0 enough?
+# * The identity $(g, c)$ must give $\max(c, g\,y) = y$ for every $y$, and $y$ may be below 0,
+#   as rewards may. Which $c$ never wins a max? Is 0 enough?
 # * Padding lanes load the identity's $c$. The carry into a row's last chunk must change nothing
 #   too: $h_t = r_t$ at the row's last step.
 # * A reset $\kappa_2$ keeps $(g_2, c_2)$ alone and drops what comes after, as in `reset_combine`.
-# * After the scan, select as in `reset_scan`. Where the scanned flag is set, the carry never
-#   enters. Elsewhere, apply the scanned map to the carry.
+# * After the scan, select as in `reset_scan`: where the scanned flag is set, the carry never
+#   enters; elsewhere, apply the scanned map to the carry.
 # * The new carry is $h$ at the chunk's first step, taken as in `reset_scan`.
-# * In Triton: `tl.maximum`, not Python's `max`. An infinite constant is `float("inf")`, or its
-#   negative.
+# * In Triton, use `tl.maximum`, not Python's `max`; an infinite constant is `float("inf")`, or
+#   its negative.
 #
 # </details>
 #
 # <details><summary>Hint 3: check it by hand</summary>
 #
-# One row, $\gamma = 0.5$, $r = (-3, -4, 4, -2)$, an episode end at $t = 1$, `chunk = 2`. From the
-# end: $h_3 = -2$ (the row's last step); $h_2 = \max(4,\ 0.5 \cdot (-2)) = 4$; $h_1 = -4$ (the
+# Take one row, $\gamma = 0.5$, $r = (-3, -4, 4, -2)$, an episode end at $t = 1$, `chunk = 2`.
+# From the end: $h_3 = -2$ (the row's last step); $h_2 = \max(4,\ 0.5 \cdot (-2)) = 4$; $h_1 = -4$ (the
 # episode ends: the carry 4 stays out); $h_0 = \max(-3,\ 0.5 \cdot (-4)) = -2$. Without the
 # episode end, $h_1 = \max(-4, 2) = 2$ and $h_0 = \max(-3, 1) = 1$. The answer must not depend on
 # `chunk`: 2, 4 and 8 (which pads four lanes) print the same. If you get

@@ -251,6 +251,10 @@ print(f"3 x 1000: relative error {long_err:.1e}")
 # * **$a = 0$ is the reset:** as in `rl.linear_scan`, the harness selects $y_t = b_t$, so nothing
 #   behind the step reaches it, NaN included (00c, section 1). It cannot fix a NaN inside $b$
 #   itself: keep an input that may be NaN out of $b$ with `tl.where`.
+#   For every finite input this select gives the same values as multiplying by $a = 0$, so a
+#   step with $a = 0$ but no episode end (V-trace's $c_t = 0$, as where $\pi = 0$; the window's
+#   last step in notebooks 03 and 04) is fine: the two differ only where what comes after is NaN
+#   or `inf`.
 #
 # <details><summary>Details: what a reset blocks, and a NaN inside b</summary>
 #

@@ -300,7 +300,10 @@ print("bitwise identical across calls")
 
 # %%
 for shape in [(B, T), (64, 128), (4096, 1024)]:
-    rows, block, _, tiles, _ = _reduce._partials_config(*shape, False, Config(), torch.device("cpu"))
+    # the 5-tuple: rows and steps of a tile, warps (unused here), tiles per program, pipeline stages (unused here);
+    # stores=False: the loss's forward only sums, it writes no per-element output
+    rows, block, _, tiles, _ = _reduce._partials_config(n_rows=shape[0], T=shape[1], stores=False, cfg=Config(),
+                                                        device=torch.device("cpu"))
     n_tiles = -(-shape[0] // rows) * -(-shape[1] // block)  # ceil-divisions
     print(f"{str(shape):>12}: tiles of {rows} rows × {block} steps, {tiles} a program → {-(-n_tiles // tiles)} partials")
 

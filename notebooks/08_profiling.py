@@ -45,13 +45,14 @@
 # * **Wall time** per call: what a training loop waits for, host included.
 # * **GPU time**: the kernel alone, timed by replaying a CUDA graph.
 #
-# **Three numbers to keep** (the H200's, each checked in its section):
+# **Three lessons**, each with its H200 numbers in its section:
 #
-# * an eager call costs at least about 10 µs of host time, whatever its kernel does (an empty
-#   Triton launch 16–19 µs: section 3);
-# * at the small shapes RL code uses (16×128, 4096×128), a call's wall time is 7–34× its GPU time
-#   (section 3); a CUDA graph removes most of that host share (section 4);
-# * at 16384×1024, every kernel moves its bytes at 82–100 % of copy speed (section 2).
+# * **The floor** (sections 1–2): on a large batch (16384×1024), every kernel moves its bytes close
+#   to copy speed.
+# * **Two clocks** (section 3): at the small shapes RL code uses (16×128, 4096×128), a call's wall
+#   time is many times its GPU time. An eager call costs at least about 10 µs of host time, whatever
+#   its kernel does.
+# * **CUDA graphs** (section 4): capturing the call removes most of that host share.
 #
 # **Skip the "Checks" cells** (they start with `# Checks`): they test this page's claims against
 # the data files, for CI. Jupyter shows them folded.
@@ -81,30 +82,7 @@ print(f"device: {DEVICE}; times measured here: {LIVE}")
 # %% [markdown]
 # **Where these numbers come from.** Unless a line says otherwise, every H200 figure of the course
 # comes from one file: `benchmarks/results/H200-2026-12-01c.json`, the committed run (float32; torch
-# 2.11, Triton 3.6).
-#
-# <details><summary>Details: every source of the course's H200 figures, and two cautions</summary>
-#
-# A few other files each answer one question; their numbers are never set beside this run's.
-#
-# | source (`benchmarks/results/` unless said) | what it is | read for |
-# |---|---|---|
-# | `H200-2026-12-01c.json` | **the committed run** (2026-12-01): float32, every algorithm, peers and anchors | every figure of 05–10 and 13, unless said otherwise |
-# | `H200-2026-11-30d.json` | an earlier, wider sweep (bfloat16 too), older code | section 1's bfloat16 bytes; open question 2's bfloat16 times; 10's older loop ratios |
-# | `H200-2026-12-01d-wall.txt` | a wall-time probe, later that day, newer code | section 3: what an empty launch costs |
-# | `checks/H200-2026-12-04a-copy-probe.json` | copies timed as the GPU time is | 09, section 1: what a % floor means below the L2 |
-# | `tokens/H200-2026-12-03.json` | GAE over LLM response tokens (`bench --tokens`) | 12, section 7 |
-# | `docs/DESIGN.md`, "Decisions" | the probe that decided each design choice, each on its own day's code | 13's figures marked `DESIGN.md` |
-#
-# Two cautions. The committed run predates one change: the planner now walks a few long rows
-# (64×16384) in wider chunks (notebook 13, section 4), so the scans' 64×16384 rows show the package
-# without them. And `requirements.txt` pins newer versions (torch 2.13, Triton 3.9): on your GPU,
-# compare ratios, not microseconds.
-#
-# The JSON files are read by name (`profile.COMMITTED_RUN`, `profile.COMMITTED_SWEEP`). So another
-# GPU's file in the folder changes nothing.
-#
-# </details>
+# 2.11, Triton 3.6). The other sources, and two cautions: "About the data", at the end.
 #
 # Each row of the file is one (algorithm, implementation, shape, dtype, pass). Its main fields:
 #
@@ -250,9 +228,9 @@ print(profile.table(gpu_table))
 #
 # </details>
 #
-# **Answer:** Close: every kernel reaches 81.6–100.3 % of copy speed (forward, 16384×1024), about
-# 82–100 %. At this big shape, wall time is within 25 % of GPU time: the host prepares the next
-# call while the kernel runs.
+# **Answer:** Close: forward, at 16384×1024, every kernel reaches 81.6–100.3 % of copy speed
+# (about 82–100 %). At this big shape, wall time is within 25 % of GPU time: the host prepares the
+# next call while the kernel runs.
 
 # %% jupyter={"source_hidden": true}
 # Checks: the claims above, on the committed run (CI runs them; skip when reading)
@@ -315,13 +293,6 @@ plt.show()
 # **How much is our call's own host work?** The results file times a yardstick beside our calls,
 # the **"anchor: bare Triton launch"** (`bench.bare_gae`). It is *not* an empty kernel: it is a
 # naive GAE kernel, one program per row, one step at a time. Both rows below are GAE, forward.
-#
-# <details><summary>Details: how the bare launch is launched</summary>
-#
-# Plainly: Triton's launcher and `torch.empty_like` for its output, nothing else. Its row comes
-# from the same run as ours.
-#
-# </details>
 
 # %%
 bare_table = []
@@ -343,37 +314,13 @@ bare = {t["shape"]: t for t in bare_table}
 # * **Beyond 16×128, the naive kernel's slow walk dominates.** Its GPU time is most of its wall
 #   time. Our GAE's call costs 0.39× the bare launch's at 4096×128, 0.07× at 64×16384.
 #
-# <details><summary>Details: why one run cannot size our host work at 16×128</summary>
-#
-# Our call does run more Python before its launch than a bare launch does. It computes the call's
-# signature (each tensor's shape, strides, dtype and device) to find the plan its first call made.
-# It checks γ and λ, picks its path (an `autograd.Function` only when a gradient is needed) and
-# allocates its two outputs (docs/DESIGN.md, "How a call runs").
-#
-# But that work does not grow with the shape, and the same call costs 27.7 µs at 4096×128 in this
-# run. So much of the 1.9× is the noise of one run on a shared host, which moved a call's wall time
-# 1.2–2.9× between runs (docs/DESIGN.md, "Benchmark method"). One run cannot size our host work; it
-# shows only that at this size host work decides the call.
-#
-# A note on direction: the profiler's tables (`profile.committed`, in 05–07 and section 6) divide
-# the other way, each row's wall time ÷ ours ("wall ÷ ours"). There, the anchor's row below 1 means
-# the anchor costs less.
-#
-# </details>
+# Why one run cannot say how much of that 1.9× is our own host work: "About the data", at the end.
 #
 # **How much is just a launch?** The results file has no empty kernel, so a separate probe times
-# one. We read its two yardsticks, which do no real work:
+# one (where it comes from: "About the data"). We read its two yardsticks, which do no real work:
 #
 # * `noop kernel[grid]`: an **empty** Triton kernel, so the launch alone;
 # * `torch.add`: one PyTorch op.
-#
-# <details><summary>Details: where the probe comes from</summary>
-#
-# The probe is `tools/wall_probe.py`; its output is committed as `H200-2026-12-01d-wall.txt`. It ran
-# later the same day, on a newer version of the package, so its times of our calls are not this
-# run's. That is why only its two yardsticks are read.
-#
-# </details>
 
 # %%
 PROBE = "H200-2026-12-01d-wall.txt"
@@ -390,15 +337,8 @@ print(profile.table(probe_table, digits=3))
 # An empty launch costs 16–19 µs of wall time, a `torch.add` 10–11 µs, whatever the shape. So no
 # eager call costs much less than about 10 µs, however little its kernel does.
 #
-# Wall times are noisy: quote them as "tens of µs", GPU times to a few per cent.
-#
-# <details><summary>Details: why wall times are noisy</summary>
-#
-# A wall time is mostly the host CPU's work, and the H200's host is shared. Over repeated runs,
-# `docs/DESIGN.md` ("Benchmark method") saw the same code's wall time read 1.2–2.9× apart. That is
-# why the probe times its calls in 15 interleaved rounds, each beside an anchor.
-#
-# </details>
+# Wall times are noisy: quote them as "tens of µs", GPU times to a few per cent (why: "About the
+# data").
 #
 # **Answer:** Mostly to the host. At 16×128 and 4096×128, a call's wall time is 7–34× its GPU time,
 # so a faster kernel barely changes what the training loop waits for.
@@ -449,13 +389,7 @@ with open(os.path.join(os.path.dirname(os.path.dirname(RESULTS)), "docs", "DESIG
 # * each replay overwrites the outputs;
 # * nothing inside may sync with the host (`.item()`) or branch on data.
 #
-# Every public function of this package can be captured.
-#
-# <details><summary>Details: where that is tested</summary>
-#
-# The repository's `tests/test_compile.py` checks it on a GPU. Your folder does not have the tests.
-#
-# </details>
+# Every public function of this package can be captured (where that is tested: "About the data").
 
 # %%
 saving = [{"algorithm": t["algorithm"], "eager wall µs": t["4096×128 wall"],
@@ -630,6 +564,9 @@ print(profile.table(cpu_rows, digits=3))
 assert all(r["rel. error"] < 1e-5 for r in cpu_rows)  # the same advantages
 growth = cpu_rows[1]["loop ms"] / cpu_rows[0]["loop ms"]
 print(f"the loop at 2048×1 ÷ at 128×4: {growth:.3g}× the time, for 16× the steps (expected: about 16×)")
+LOOP_OPS_PER_STEP = 14  # the ATen ops of one step of the loop: counted below
+print(f"the loop's µs per op (µs per step ÷ {LOOP_OPS_PER_STEP} ops per step): "
+      + ", ".join(f"{r['T × N']}: {r['loop µs/step'] / LOOP_OPS_PER_STEP:.3g}" for r in cpu_rows))
 
 # %%
 fig, ax = plt.subplots(figsize=(7, 3.2), dpi=100)
@@ -647,9 +584,11 @@ plt.tight_layout()
 plt.show()
 
 # %% [markdown]
-# **Why the loop costs what it does.** Every tensor op pays a fixed cost of a µs or two, however
-# small. So a call's time follows its op count, which is the same on every machine. A
-# `TorchDispatchMode` counts the ops (`aten.mul`, `aten.add`, ...) run inside its `with` block:
+# **Why the loop costs what it does.** Every tensor op, however small, pays a fixed cost: a few µs
+# on an idle machine, more on a busy one (the cell above printed this run's µs per op). So a call's
+# time follows its op count, which is the same on every machine.
+#
+# A `TorchDispatchMode` counts the ops (`aten.mul`, `aten.add`, ...) run inside its `with` block:
 
 # %%
 import collections  # noqa: E402
@@ -743,6 +682,9 @@ assert loop_h200["full_call_us"] > 100 * ours_h200["full_call_us"]
 # For GAE's rows, section 3's bare Triton launch. For PPO's rows, PPO's loss as a plain
 # `torch.autograd.Function`, one naive Triton kernel each way.
 #
+# These tables divide the other way from section 3's: each row's wall time ÷ ours ("wall ÷ ours").
+# So an anchor's row below 1 means the anchor costs less.
+#
 # </details>
 #
 # The columns:
@@ -799,8 +741,8 @@ print(f"gae: ours {facts.ours} lines; replaced_x {facts.replaced_x:.3g}× (the l
 # **The seven algorithms** share two facts:
 #
 # * at 4096×128, they are host-bound;
-# * at the largest shape, they reach about 79–95 % of the floor with the backward, about 82–100 %
-#   forward alone.
+# * at the largest shape, they reach about 79–95 % of the floor with the backward; forward alone,
+#   section 2's range.
 #
 # <details><summary>Details: each algorithm against the code it replaces, and what is particular</summary>
 #
@@ -1044,20 +986,20 @@ assert all(r["ms"] > 0 and math.isfinite(r["ms"]) for r in live if r["ms"] is no
 # Checked exercises work as in notebook 00b: write the starter's function, then run the cell after
 # it. `print(exercises.task(name))` restates the task; solutions are in `notebooks/solutions/`.
 #
-# **`vtrace_floor_bytes`.** Compute V-trace's floor, as section 1 did for GAE. Return the fewest
-# bytes its forward must move for a `(B, T)` rollout, as the profiler calls it, with elements of
-# `elem_bytes` bytes.
+# **`vtrace_floor_bytes`.** Compute V-trace's floor, as section 1 did for GAE. Write
+# `vtrace_floor_bytes(B, T, elem_bytes)`.
 #
-# * Inputs: `log_rhos`, `rewards`, `values`, `next_values`, `terminated`.
-# * Outputs: `vs` and the policy-gradient advantages.
-#
-# Unlike GAE's, `next_values` is a separate tensor (as from a target network), so it is read.
+# * **Inputs:** a `(B, T)` rollout's `B` and `T`; `elem_bytes`, the bytes of one float element.
+# * **Returns:** the fewest bytes V-trace's forward must move, as notebook 04's kernel reads and
+#   writes it (with `next_values` a tensor of its own, and flags of 1 byte).
+# * **Edge case:** section 1 did not count GAE's $V(s_{t+1})$. V-trace's `next_values` is a separate
+#   tensor (as from a target network), so it is read.
 #
 # <details><summary>Hint 1: where to start</summary>
 #
 # Section 1 counted GAE's bytes by hand, in the table `GAE_TRAFFIC`. Do the same for V-trace.
 # Count one (row, step) first. Which tensors are read? Which are written? How many bytes is each
-# element?
+# element? Notebook 04's `vtrace_pg` exercise lists the inputs its kernel loads.
 #
 # </details>
 #
@@ -1095,7 +1037,8 @@ assert all(r["ms"] > 0 and math.isfinite(r["ms"]) for r in live if r["ms"] is no
 # return B * T * per_step
 # ```
 #
-# Which inputs does V-trace read that GAE does not? Which outputs does it write, and how many?
+# V-trace reads `log_rhos`, `rewards`, `values`, `next_values` and `terminated`, and writes `vs`
+# and `pg_advantages`. Which of these does GAE not have?
 #
 # </details>
 
@@ -1137,13 +1080,70 @@ exercises.attempt("vtrace_floor_bytes", vtrace_floor_bytes)
 # %% [markdown]
 # ## What you now know
 #
-# * **Wall time is not GPU time.** At 16×128 and 4096×128 a call costs about 7–34× its GPU time.
+# * **Wall time is not GPU time.** At 16×128 and 4096×128 a call costs many times its GPU time
+#   (section 3's range), and an eager call at least about 10 µs.
 # * **A CUDA graph** removes the host's share (over 85 % at 4096×128), but freezes shapes and
 #   addresses. `torch.compile(mode="reduce-overhead")` captures for you.
 # * **The floor** is $B \cdot T$ × the fewest bytes per step ÷ the copy bandwidth. GAE moves 17 B
 #   per step in float32, PPO's loss 12.
-# * **On the H200** every kernel reaches about 82–100 % of the floor at 16384×1024, forward; SAC,
+# * **On the H200** every kernel comes close to the floor at 16384×1024 (section 2's range); SAC,
 #   which mostly reads, slightly over 100 %. A small shape's % floor is a best case: its data fit
 #   in L2.
 # * **On a CPU** the kernels are checked, not timed. The real timing is the PyTorch path against
 #   CleanRL's loop, whose cost grows with T.
+
+# %% [markdown]
+# ## About the data
+#
+# Where this notebook's figures come from, and how far to trust them. The sections point here where
+# a student would ask; nothing here is needed for the exercises.
+#
+# **Where these numbers come from: every source.** Unless a line says otherwise, every H200 figure
+# of the course comes from the committed run, `H200-2026-12-01c.json`. A few other files each
+# answer one question; their numbers are never set beside this run's.
+#
+# | source (`benchmarks/results/` unless said) | what it is | read for |
+# |---|---|---|
+# | `H200-2026-12-01c.json` | **the committed run** (2026-12-01): float32, every algorithm, peers and anchors | every figure of 05–10 and 13, unless said otherwise |
+# | `H200-2026-11-30d.json` | an earlier, wider sweep (bfloat16 too), older code | section 1's bfloat16 bytes; open question 2's bfloat16 times; 10's older loop ratios |
+# | `H200-2026-12-01d-wall.txt` | a wall-time probe, later that day, newer code | section 3: what an empty launch costs |
+# | `checks/H200-2026-12-04a-copy-probe.json` | copies timed as the GPU time is | 09, section 1: what a % floor means below the L2 |
+# | `tokens/H200-2026-12-03.json` | GAE over LLM response tokens (`bench --tokens`) | 12, section 7 |
+# | `docs/DESIGN.md`, "Decisions" | the probe that decided each design choice, each on its own day's code | 13's figures marked `DESIGN.md` |
+#
+# **Two cautions.**
+#
+# * The committed run predates one change: the planner now walks a few long rows (64×16384) in
+#   wider chunks (notebook 13, section 4). So the scans' 64×16384 rows show the package without them.
+# * `requirements.txt` pins newer versions (torch 2.13, Triton 3.9): on your GPU, compare ratios,
+#   not microseconds.
+#
+# The JSON files are read by name (`profile.COMMITTED_RUN`, `profile.COMMITTED_SWEEP`). So another
+# GPU's file in the folder changes nothing.
+#
+# **Why wall times are noisy.** A wall time is mostly the host CPU's work, and the H200's host is
+# shared. Over repeated runs, `docs/DESIGN.md` ("Benchmark method") saw the same code's wall time
+# read 1.2–2.9× apart. That is why the wall-time probe (below) times its calls in 15 interleaved
+# rounds, each beside an anchor.
+#
+# **Section 3's bare launch.** It is launched plainly: Triton's launcher and `torch.empty_like` for
+# its output, nothing else. Its row comes from the same run as ours.
+#
+# **Why one run cannot size our host work at 16×128 (section 3).** Our call does run more Python
+# before its launch than a bare launch does:
+#
+# * it computes the call's signature (each tensor's shape, strides, dtype and device) to find the
+#   plan its first call made;
+# * it checks γ and λ, and picks its path (an `autograd.Function` only when a gradient is needed);
+# * it allocates its two outputs (docs/DESIGN.md, "How a call runs").
+#
+# But that work does not grow with the shape, and the same call costs 27.7 µs at 4096×128 in this
+# run. So much of section 3's 1.9× is the noise of one run on a shared host (above). One run cannot size
+# our host work; it shows only that at this size host work decides the call.
+#
+# **Section 3's wall-time probe.** The probe is `tools/wall_probe.py`; its output is committed as
+# `H200-2026-12-01d-wall.txt`. It ran later the same day, on a newer version of the package, so its
+# times of our calls are not this run's. That is why only its two yardsticks are read.
+#
+# **Section 4: where capture is tested.** The repository's `tests/test_compile.py` checks, on a GPU,
+# that every public function can be captured. Your folder does not have the tests.

@@ -33,8 +33,8 @@
 #
 # <details><summary>Details: the three answers, in short</summary>
 #
-# 1. At 16384×1024 every kernel reaches 82–100 % of the floor forward, 79–95 % with the backward.
-#    Smaller shapes fall far below it.
+# 1. At 16384×1024 every kernel is near the floor, forward and with the backward (section 1's
+#    ranges). Smaller shapes fall far below it.
 # 2. The Python loops the package replaces are thousands of times slower per call. Compiled peers
 #    come close, and win a few cases.
 # 3. At RL shapes a call's wall time is mostly host time, the more so with a backward.
@@ -73,18 +73,8 @@ from rltriton_lite import bench, exercises, profile
 
 # %% [markdown]
 # **Where these numbers come from:** `H200-2026-12-01c.json`, notebook 08's committed run. The
-# next cell lists all the results files.
-#
-# <details><summary>Details: the stack, and plotting your own GPU's file</summary>
-#
-# Notebook 08's "Where these numbers come from" gives the stack, and lists every source of the
-# course's H200 figures with what each is read for.
-#
-# The run is read by name (`profile.COMMITTED_RUN`), so your GPU's file in the folder changes
-# nothing. To plot yours, pass its name to `profile.committed_results` (the asserts hold for the
-# H200 only).
-#
-# </details>
+# next cell lists all the results files. The stack, and how to plot your own GPU's file: "About the
+# data", at the end.
 
 # %%
 RESULTS = profile.results_folder()  # benchmarks/results/ beside the package
@@ -103,24 +93,8 @@ for f in sorted(glob.glob(os.path.join(RESULTS, "*.json"))):
 # At small shapes the `do_bench` time lies above the GPU time: it counts host time where the GPU
 # waits for a launch. With the backward, whose host path is long, it is of the order of the wall
 # time. In this run the GPU time is never above the `do_bench` time, so the charts' % floor is
-# never below the file's.
-#
-# <details><summary>Details: what each clock times</summary>
-#
-# The two clocks are `measure` and `kernel_ms` in `rltriton_lite/bench.py`.
-#
-# * `triton.testing.do_bench` records a CUDA event just before each call and one just after it,
-#   and flushes the L2 cache between calls, outside the timed span, so every timed call starts
-#   with a cold cache. The events time whatever the GPU does or waits for between them. Where the
-#   host's work per call takes longer than the GPU's (small, host-bound calls), the GPU waits for
-#   the launch, so the time includes host overhead. Only part of it for a short host path: the
-#   flush, itself a GPU kernel queued before the first event, gives the host a head start.
-# * The GPU time replays a CUDA graph: no host work at all, and no flush, so a call whose data fit
-#   in L2 may read them from there.
-#
-# The checks below test "never above" on every row of ours.
-#
-# </details>
+# never below the file's (the Checks cell below tests it on every row of ours). What each clock
+# times, exactly: "About the data".
 #
 # For example, GAE at 4096×128, forward:
 
@@ -178,8 +152,8 @@ for p in PASSES:
 #   start and finish.
 # * **At 64×16384,** the scans stay at about 5–10 %. 64 rows give the GPU little parallel work.
 # * **Even a copy of a few MB misses the floor.** The floor is a 2 GiB copy's bandwidth. PyTorch's
-#   `copy_` of 9.5 MB, timed as the GPU time is timed here, reaches 60 % of it (the probe at the end
-#   of this section).
+#   `copy_` of 9.5 MB, timed as the GPU time is timed here, reaches 60 % of it (the copy probe in
+#   "About the data").
 #
 # **Answer.** At the largest shape, every kernel is near the floor: about 82–100 % forward, about
 # 79–95 % with the backward. Smaller shapes fall below it: far below for the tiniest, and for the
@@ -200,7 +174,7 @@ for p in PASSES:
 # * **The read/write mix, at 16384×1024.** This shape is five times the L2, so it is read from
 #   DRAM, yet SAC still reaches about 100.3 %. The floor prices a copy's half-read, half-write mix.
 #   SAC mostly reads (17 of its 21 B per step), and DRAM serves reads a little faster. Its 0.3 %
-#   over is a lower bound on that advantage (the probe below puts it near 3 %).
+#   over is a lower bound on that advantage (the copy probe in "About the data" puts it near 3 %).
 #
 # The next cell prints one SAC row on both clocks, then all of SAC's lines with their bytes beside
 # the H200's 60 MiB L2.
@@ -255,51 +229,9 @@ assert round(1e3 * sac_row["ms"], 1) == 27.1 and round(sac_row["pct_floor"]) == 
 assert round(1e3 * sac_row["kernel_ms"], 2) == 4.40 and round(pct["sac", (64, 16384), "fwd"]) == 118
 
 # %% [markdown]
-# **So is 60 % a copy's ceiling, and 118 % a bandwidth? Neither.** Below the L2's 60 MiB, a replayed
-# time measures the cache as much as the kernel. A probe timed three kernels at the same byte
-# counts, exactly as the GPU time is timed here (the table below):
-#
-# * **Below the L2,** their figures spread widely (the fold lists them).
-# * **At 1 GB, read from DRAM,** the spread is gone: the copies read 99 %, and SAC's read-heavy mix
-#   103 %. DRAM serves reads about 3 % faster than a copy's mix.
-#
-# So compare % floor across kernels where the bytes do not fit in L2 (the largest shape). Below
-# that, read a figure as one kernel's best case on one GPU.
-#
-# <details><summary>Details: the probe's figures below the L2, and its setup</summary>
-#
-# * PyTorch's `copy_` reads 60–71 % of the floor at every size from 9.5 to 40 MB.
-# * A plain Triton copy kernel reads 59 % at 9.5 MB, 117 % at 16 MB, 85 % at 22 MB and 140 % at
-#   32 MB: no order by size.
-# * A Triton kernel with SAC's byte mix (four floats and a flag read, one float written) and none of
-#   its arithmetic reads 74 % at SAC's 22 MB, where SAC's own kernel reads 118 %.
-#
-# The probe ran graph replays, by `tools/copy_probe.py`, on the same H200 with torch 2.11 and
-# Triton 3.6, a later day than the committed run. It does not say why one kernel lands high and
-# another low at the same bytes. It shows how wide the spread is.
-#
-# </details>
-
-# %%
-PROBE = json.load(open(os.path.join(RESULTS, "checks", "H200-2026-12-04a-copy-probe.json")))
-probe = {(r["what"], r["mb"]): r for r in PROBE["rows"]}
-kinds = list(dict.fromkeys(r["what"] for r in PROBE["rows"]))
-print(f"{PROBE['gpu']}, {PROBE['date']}, torch {PROBE['versions']['torch']}, triton {PROBE['versions']['triton']}: "
-      f"% of the floor by GPU time (graph replays), by MB moved")
-print(profile.table([{"MB moved": mb, **{k: probe[k, mb]["pct_floor"] for k in kinds}}
-                     for mb in sorted({r["mb"] for r in PROBE["rows"]})], digits=3))
-
-# %% jupyter={"source_hidden": true}
-# Checks: the claims above, on the probe's file (CI runs them; skip when reading)
-COPY, TCOPY, MIX = "copy_", "triton copy", "triton 4 reads + flag, 1 write"
-assert kinds == [COPY, TCOPY, MIX] and PROBE["gpu"] == res["gpu"]
-small = [mb for mb in {r["mb"] for r in PROBE["rows"]} if 9.5 <= mb <= 40]
-pct_of = lambda k, mb: round(probe[k, mb]["pct_floor"])  # noqa: E731
-assert (min(pct_of(COPY, mb) for mb in small), max(pct_of(COPY, mb) for mb in small)) == (60, 71)
-assert [pct_of(TCOPY, mb) for mb in (9.5, 16, 22.02, 32)] == [59, 117, 85, 140]
-assert pct_of(MIX, 22.02) == 74 and probe[MIX, 22.02]["bytes"] // 21 == int(22.02e6 / 21)  # SAC's bytes, its mix
-assert abs(probe[MIX, 22.02]["bytes"] - sac_row["bytes"]) < 1e-3 * sac_row["bytes"]  # the same bytes as SAC's row
-assert [pct_of(k, 1024) for k in kinds] == [99, 99, 103]
+# **So compare % floor across kernels where the bytes do not fit in L2** (the largest shape). Below
+# the L2's 60 MiB, a replayed time measures the cache as much as the kernel: read a figure there as
+# one kernel's best case on one GPU. The copy probe in "About the data" shows how wide the spread is.
 
 # %% [markdown]
 # ## 2. How much faster than each peer?
@@ -312,14 +244,7 @@ assert [pct_of(k, 1024) for k in kinds] == [99, 99, 103]
 # captured in a CUDA graph.
 #
 # **Caution: one run on a shared host** cannot say which call is faster when their speed-up is
-# near 1×.
-#
-# <details><summary>Details: how far wall time moves between runs</summary>
-#
-# Over repeated runs, `docs/DESIGN.md` ("Benchmark method") saw the same code's wall time read
-# 1.2–2.9× apart.
-#
-# </details>
+# near 1× (how far wall time moves between runs: notebook 08, "About the data").
 
 # %%
 speedups = profile.peer_speedups(res, DTYPE)  # one dict per (peer, case): x = peer's wall ÷ ours
@@ -417,19 +342,8 @@ print("gradients with respect to: sac", bench.BACKWARD["sac"][0], "; the anchor 
 # So even around a bare launch, the backward adds about 195 µs of host time. That is most of why
 # our forward + backward calls cost 25–75× their GPU time at 4096×128.
 #
-# <details><summary>Details: which calls lose to the anchor (optional)</summary>
-#
-# At 4096×128, GAE (262 µs), V-trace (304 µs) and SAC (502 µs) cost more than the anchor; at
-# 64×16384, V-trace, SAC, PPO and CRR do. These gaps, up to 2.1×, lie within how far a call's wall
-# time moves between runs (section 2's caution), so one run cannot settle them.
-#
-# SAC's gap is the largest: it costs 502 µs at 4096×128, 2.1× the anchor's 241. Its kernel is not
-# the cause, since its GPU time is 6.7 µs. SAC differentiates four inputs (the rewards, both
-# critics and the next log-probabilities), where the anchor differentiates one. Autograd's work per
-# gradient is the likely reason, not a measured one. The eager formula, with the same four
-# gradients, costs about as much (493 µs).
-#
-# </details>
+# Which of our calls cost more than this anchor, and why one run cannot settle it: "About the
+# data".
 #
 # **Answer.** At RL shapes a call's wall time is mostly host time, the more so with a backward,
 # which adds far more host work than GPU work. Only the scans' forward on a few long rows keeps the
@@ -576,3 +490,77 @@ exercises.attempt("host_bound", host_bound)
 
 # %% [markdown] tags=["answer-3"]
 # **Answer 3.** *Your answer here (code for it: in cells under this one).*
+
+# %% [markdown]
+# ## About the data
+#
+# Where this notebook's figures come from, and how far to trust them. The sections point here where
+# a student would ask; nothing here is needed for the exercises.
+#
+# **The stack, every source, and your own GPU's file.** Notebook 08's "About the data" gives the
+# stack, and lists every source of the course's H200 figures with what each is read for. The run is
+# read by name (`profile.COMMITTED_RUN`), so your GPU's file in the folder changes nothing. To plot
+# yours, pass its name to `profile.committed_results` (the asserts hold for the H200 only).
+#
+# **What each clock times.** The two clocks are `measure` and `kernel_ms` in
+# `rltriton_lite/bench.py`.
+#
+# * `triton.testing.do_bench` records a CUDA event just before each call and one just after it. It
+#   flushes the L2 cache between calls, outside the timed span, so every timed call starts with a
+#   cold cache.
+# * The events time whatever the GPU does or waits for between them. Where the host's work per call
+#   takes longer than the GPU's (small, host-bound calls), the GPU waits for the launch, so the time
+#   includes host overhead.
+# * Only part of it for a short host path: the flush, itself a GPU kernel queued before the first
+#   event, gives the host a head start.
+# * The GPU time replays a CUDA graph: no host work at all, and no flush. So a call whose data fit
+#   in L2 may read them from there.
+#
+# **Which calls lose to the anchor (section 3).** At 4096×128, GAE (262 µs), V-trace (304 µs) and
+# SAC (502 µs) cost more than the anchor; at 64×16384, V-trace, SAC, PPO and CRR do. These gaps, up
+# to 2.1×, lie within how far a call's wall time moves between runs (notebook 08, "About the data").
+# So one run cannot settle them.
+#
+# SAC's gap is the largest: it costs 502 µs at 4096×128, 2.1× the anchor's 241. Its kernel is not
+# the cause, since its GPU time is 6.7 µs. SAC differentiates four inputs (the rewards, both
+# critics and the next log-probabilities), where the anchor differentiates one. Autograd's work per
+# gradient is the likely reason, not a measured one. The eager formula, with the same four
+# gradients, costs about as much (493 µs).
+#
+# **Below the L2: the copy probe (section 1).** So is 60 % a copy's ceiling, and 118 % a bandwidth?
+# Neither. A probe timed three kernels at the same byte counts, exactly as the GPU time is timed
+# here (the table below):
+#
+# * **Below the L2,** their figures spread widely:
+#   * PyTorch's `copy_` reads 60–71 % of the floor at every size from 9.5 to 40 MB.
+#   * A plain Triton copy kernel reads 59 % at 9.5 MB, 117 % at 16 MB, 85 % at 22 MB and 140 % at
+#     32 MB: no order by size.
+#   * A Triton kernel with SAC's byte mix (four floats and a flag read, one float written) and none
+#     of its arithmetic reads 74 % at SAC's 22 MB, where SAC's own kernel reads 118 %.
+# * **At 1 GB, read from DRAM,** the spread is gone: the copies read 99 %, and SAC's read-heavy mix
+#   103 %. DRAM serves reads about 3 % faster than a copy's mix.
+#
+# The probe ran graph replays, by `tools/copy_probe.py`, on the same H200 with torch 2.11 and
+# Triton 3.6, a later day than the committed run. It does not say why one kernel lands high and
+# another low at the same bytes. It shows how wide the spread is.
+
+# %%
+PROBE = json.load(open(os.path.join(RESULTS, "checks", "H200-2026-12-04a-copy-probe.json")))
+probe = {(r["what"], r["mb"]): r for r in PROBE["rows"]}
+kinds = list(dict.fromkeys(r["what"] for r in PROBE["rows"]))
+print(f"{PROBE['gpu']}, {PROBE['date']}, torch {PROBE['versions']['torch']}, triton {PROBE['versions']['triton']}: "
+      f"% of the floor by GPU time (graph replays), by MB moved")
+print(profile.table([{"MB moved": mb, **{k: probe[k, mb]["pct_floor"] for k in kinds}}
+                     for mb in sorted({r["mb"] for r in PROBE["rows"]})], digits=3))
+
+# %% jupyter={"source_hidden": true}
+# Checks: the claims above, on the probe's file (CI runs them; skip when reading)
+COPY, TCOPY, MIX = "copy_", "triton copy", "triton 4 reads + flag, 1 write"
+assert kinds == [COPY, TCOPY, MIX] and PROBE["gpu"] == res["gpu"]
+small = [mb for mb in {r["mb"] for r in PROBE["rows"]} if 9.5 <= mb <= 40]
+pct_of = lambda k, mb: round(probe[k, mb]["pct_floor"])  # noqa: E731
+assert (min(pct_of(COPY, mb) for mb in small), max(pct_of(COPY, mb) for mb in small)) == (60, 71)
+assert [pct_of(TCOPY, mb) for mb in (9.5, 16, 22.02, 32)] == [59, 117, 85, 140]
+assert pct_of(MIX, 22.02) == 74 and probe[MIX, 22.02]["bytes"] // 21 == int(22.02e6 / 21)  # SAC's bytes, its mix
+assert abs(probe[MIX, 22.02]["bytes"] - sac_row["bytes"]) < 1e-3 * sac_row["bytes"]  # the same bytes as SAC's row
+assert [pct_of(k, 1024) for k in kinds] == [99, 99, 103]

@@ -134,6 +134,7 @@ import site
 import sys
 import sysconfig
 import textwrap
+import traceback
 import types
 import warnings
 from dataclasses import dataclass
@@ -462,7 +463,7 @@ def _verdicts(name, fn, seed, go_on=False):
             got, launched, widest, functions, code = _run(ex, case, fn, args, kwargs, code)
             if SEEN["not_associative"]:  # the combine itself: said before the values it makes wrong (on a GPU)
                 raise AssertionError(f"{ex.name}, {case}: " + NOT_ASSOCIATIVE.format(SEEN["not_associative"])
-                                     + code.slips())
+                                     + _reset_dropped() + code.slips())
             expected, marks = _expected(ex, seed, i)
             try:
                 _compare(ex, case, got, expected, marks, args=args)
@@ -699,8 +700,10 @@ def _run(ex, case, fn, args, kwargs, code):
             if count is not None:  # a verdict on the answer, as a wrong count of results is (_compare)
                 raise AssertionError(f"{ex.name}, {case}: {count}") from None
             inner = _raised_from(e)  # compiled, the error at the hook's call wraps the one in the hook
+            # without the chain: its dozens of lines are the harness's and Triton's; the student's line is named
             raise RuntimeError(f"{ex.name}, {case}: {getattr(fn, '__name__', 'your function')} failed to compile or "
-                               f"run: {type(inner).__name__}: {inner}\n{_error_hint(e, code)}") from e
+                               f"run{_student_line(e, fn)}: {type(inner).__name__}: {inner}\n"
+                               f"{_error_hint(e, code)}") from None
         finally:
             _PHASE[0] = "forward"
     launched, widest = list(LAUNCHES), SEEN["widest_scan"]
@@ -839,6 +842,22 @@ def attempt(name: str, fn: Callable | None, seed: int | None = None) -> None:
               f"stores, the scans' widths; the grader runs them: re-check with TRITON_INTERPRET=1 before handing in)")
 
 
+def _student_line(e: BaseException, fn) -> str:
+    """Where in the student's code (the file ``fn`` was written in) the error ``e`` or one it chains
+    arose, the deepest such frame: " at line N of name: source", or "" where none is theirs."""
+    code = getattr(getattr(fn, "fn", fn), "__code__", None)
+    if code is None:
+        return ""
+    seen, said = set(), ""
+    while e is not None and id(e) not in seen:
+        seen.add(id(e))
+        for frame in traceback.extract_tb(e.__traceback__):
+            if frame.filename == code.co_filename:
+                said = f" at line {frame.lineno} of {frame.name}" + (f" ({frame.line.strip()})" if frame.line else "")
+        e = e.__cause__ or e.__context__
+    return said
+
+
 def _get(name: str) -> _Exercise:
     if name not in _EXERCISES:
         raise ValueError(f"unknown exercise {name!r}; exercises.names() lists {names()}")
@@ -861,6 +880,8 @@ def _compare(ex, case, got, expected, marks, rtol=1e-5, atol=1e-5, top=True, arg
             f"a tensor (or array) of shape {np.shape(expected)}"
         raise AssertionError(f"{ex.name}, {case}: {said} {_describe(got)}, not {want}"
                              + (" (a missing return?)" if got is None else ""))
+    if isinstance(got, (tuple, list)) and np.ndim(expected) == 0:  # (a shape's (B, T), say, for its B * T)
+        raise AssertionError(f"{ex.name}, {case}: expected one number, {said} {_describe(got)}")
     if isinstance(got, torch.Tensor):
         got = got.detach().cpu().double().numpy()
     got, expected = np.asarray(got, dtype=np.float64), np.asarray(expected, dtype=np.float64)
@@ -1266,6 +1287,9 @@ def _associativity(op, input, result=()) -> str:
     pool = [a[real] for a in arrays]
     if len(result) == len(input):  # and the scan's composed runs at those steps: runs meet runs
         pool = [np.concatenate((a, np.asarray(x.handle.data).reshape(-1)[real])) for a, x in zip(pool, result)]
+    finite = np.all([np.isfinite(a.astype(np.float64)) for a in pool], axis=0)
+    if finite.any():  # a NaN shown in p, q or s only distracts (the comparison skips NaN anyway)
+        pool = [a[finite] for a in pool]
     rng = np.random.default_rng(0)
     p, q, s = ([op.to_tensor(a[order], x.dtype) for a, x in zip(pool, input)]
                for order in (rng.integers(0, pool[0].size, n) for _ in range(3)))
@@ -1293,6 +1317,16 @@ def _associativity(op, input, result=()) -> str:
                         f"for p = {shown(p)}, q = {shown(q)}, s = {shown(s)} (⊕: your combine, its first "
                         "argument applied first)")
     return ""
+
+
+def _reset_dropped() -> str:
+    """Where the student's combine, on a reset in the run applied first (RESET_FIRST), turned its flag off."""
+    kept = SEEN.get("combine_reset_first")
+    if kept is None or len(kept) != 3 or kept[2]:
+        return ""
+    return (" Check the flag part first: your combine turned a reset off. p = (0.5, 1, True), then q = (0.25, 2, "
+            "False) came out with its flag False, but a run that contains a reset is a reset, whichever of its "
+            "two parts holds it.")
 
 
 TWO_MAPS = ((0.5, 1.0, False), (0.25, 2.0, False))  # p then q, (a, b[, reset]): p ⊕ q = (0.125, 2.25), q ⊕ p = (0.125, 2.0)
@@ -2041,7 +2075,8 @@ def _stores_missing(value, launched):
 
 ROW_0_ONLY = ("Your kernel's tl.store calls wrote row 0 only: every program stored into row 0, so {} of the tensor "
               "you returned never got a value (it holds whatever the buffer held)." + _fix(
-                  " Row `row` starts at row * T: add that offset to the stores' addresses, as to the loads'."))
+                  " Row `row` starts at row * T: add that offset to every address the kernel stores to and loads from "
+                  "(the loads may lack it too: row 0's answer in row 0 proves nothing about them)."))
 
 
 def _only_row_0_stored(ex, got, launched):
@@ -2610,12 +2645,15 @@ _COMPOSE_A = ("1 x 1 matrices commute and n x n ones do not: the A part is in th
 
 
 def _compose_hint(args, i, got):
-    """matrix_compose's usual slips: b2 not taken through p, A elementwise or in the other order."""
+    """matrix_compose's usual slips: b2 not taken through p, b1 left out, A elementwise or in the other order."""
     (A1, b1), (A2, b2) = args
     got = np.asarray(got)
     if i == 1 and got.shape == b1.shape and np.allclose(got, b1 + b2) and not np.allclose(A1 @ b2, b2):
         return _Whole("Your b is b1 + b2: q's vector part skips p, but p acts on all that q gives, b2 included."
                       + _fix(" Take b2 through p: b = A1 @ b2 + b1."))
+    if i == 1 and got.shape == b1.shape and np.allclose(got, A1 @ b2) and not np.allclose(b1, 0):
+        return _Whole("Your b is A1 @ b2: q's vector part goes through p, but p's own vector part b1 is missing: "
+                      "p adds it after it acts." + _fix(" Add it: b = A1 @ b2 + b1."))
     if i == 1:
         return _COMPOSE_ORDER.format(_COMPOSE_N1 if A1.shape[0] == 1 else "")
     if got.shape == A1.shape and A1.shape[0] > 1 and np.allclose(got, A1 * A2):
@@ -2808,7 +2846,7 @@ def _chunks_forwards_hint(r, done, gamma, chunk, got, expected):
 @_exercise("block_scan", "00b_triton_from_zero", "kernel", stream=2, task="""
 block_scan(rewards, terminated, gamma, last_value) -> returns: G_t = r_t + gamma * (1 - term_t) * G_{t+1}
 for one row (1-D tensors of length T <= 1024), G_T = last_value (a float), in one program with
-tl.associative_scan (reverse=True): G_t = B_t + A_t * last_value from the composed maps (A_t, B_t).
+one tl.associative_scan (no loop over the steps).
 """, needs="scan", recompute=lambda r, done, gamma, last: reference.discounted_returns(
     r, gamma=gamma, terminated=done, bootstrap_value=np.float64(last)), hint=lambda args, i, bad, got, expected: (
     _order_hint(*_as_numpy(tuple(args[:3])), float(args[3]), False, got, expected)
@@ -3159,9 +3197,7 @@ def _transposed_hint(args, i, bad, got, expected):
 transposed_scan: a @triton.jit prologue transposed_scan(X, P, offs, t, m, T) -> (a, b) for
 exercises.scan_hook(..., reverse=False), with X = (a, dy): the gradient of y = linear_scan(a, b)
 (y_t = b_t + a_t y_{t+1}) with respect to b, g_t = dy_t + a_{t-1} g_{t-1} (g_0 = dy_0), as a
-forward scan of the pairs (a_{t-1}, dy_t): load a from one step back, offs - 1, only where t >= 1
-(other=0.0: step 0 has no step before it; any value gives the same g_0 = dy_0, since the scan
-carries nothing into step 0).
+forward scan of the pairs (a_{t-1}, dy_t). Step 0 has no step before it: g_0 = dy_0.
 """ + HOOK_RULES + RESET_RULE, needs="hook", run=lambda fn, args, kw: _harness_scan(fn, args, (), reverse=False),
    scan="forward", hint=lambda *a: _transposed_hint(*a))
 def _transposed_scan_cases(d):
@@ -3222,8 +3258,7 @@ returns_autograd(rewards, terminated, gamma) -> returns, differentiable in rewar
 torch.autograd.Function whose forward runs the reverse scan G_t = r_t + gamma (1 - term_t) G_{t+1}
 (exercises.scan_hook with your Triton prologue) and whose backward runs the transposed scan,
 forwards in time: dL/dr_t = g_t, g_t = dL/dG_t + gamma (1 - term_{t-1}) g_{t-1} (scan_hook with
-reverse=False and a second prologue; no step comes before t = 0: mask that load, its multiplier is
-never used).
+reverse=False and a second prologue; no step comes before t = 0).
 Save what the backward needs with ctx.save_for_backward. (B, T) float32 rewards, bool terminated.
 The checker requires the autograd.Function's apply, and Triton code of yours launched in the forward
 and in the backward.
@@ -3282,10 +3317,8 @@ def _n_step_probe_inputs(T):
 n_step_returns(rewards, next_values, terminated, gamma, n) -> G, (B, T) tensors:
 G_t = sum_{k<n_t} gamma^k r_{t+k} + [no termination in t..t+n_t-1] gamma^n_t V(s_{t+n_t}), n_t = n
 steps or fewer: an episode that terminates inside the n steps adds no bootstrap; the window's end
-bootstraps from next_values. Write it with tensor ops (rltriton_lite.linear_scan is the way the
-notebook shows; any tensor ops will do): without terminations the n-step sum is a
-difference of two values of one discounted sum, S_t - gamma^n S_{t+n}; a termination inside the
-n steps ends the sum there instead. Returns G itself. No Python loop over time: the checker runs
+bootstraps from next_values. Write it with tensor ops (rltriton_lite.linear_scan may be called;
+any tensor ops will do). Returns G itself. No Python loop over time: the checker runs
 it on 16 and 64 steps, and your code's Python lines must not grow with T.
 """ + SCAN_RULES, may_use=("linear_scan",), probe=_no_loop_over_time(_n_step_probe_inputs, 16, 64),
    hint=lambda *a: _n_step_hint(*a))
@@ -3606,6 +3639,22 @@ def _vtrace_tensors(args):
     return (*map(_t, args[:4]), _t(args[4], torch.bool), *args[5:])
 
 
+def _vtrace_pg_hint(args, i, bad, got, expected):
+    """vtrace_pg wrong at the window's last step alone, with y_in read there: y_in is 0 at that step."""
+    log_rhos, r, v, _, term = _as_numpy(tuple(args[:5]))
+    last = np.zeros(bad.shape, dtype=bool)
+    last[..., -1] = True
+    if not bad.any() or (bad & ~last).any():
+        return None
+    with np.errstate(all="ignore"):  # vs_{t+1} taken as y_in, which is 0 after the window
+        slip = np.minimum(float(args[6]), np.exp(log_rhos)) * (r - v)
+    if not np.allclose(np.asarray(got)[last], slip[last], rtol=1e-5, atol=1e-5):
+        return None
+    return ("Your pg there reads y_in, and at the window's last step y_in is 0: nothing enters the scan from after the "
+            "window (it starts from y_T = 0), so vs_{t+1} is not known there." + _fix(
+                " At t == T - 1, v_next is next_values: tl.where(t == T - 1, next_values, y_in)."))
+
+
 @_exercise("vtrace_pg", "04_vtrace", "hook", stream=12, task="""
 vtrace_pg: a @triton.jit epilogue vtrace_pg(X, P, offs, t, m, T, y, y_in) -> pg for
 exercises.scan_hook(exercises.vtrace_prologue, X, P, epilogue=vtrace_pg), with X = (log_rhos,
@@ -3617,6 +3666,7 @@ gamma (1 - term_t) v_next - V_t), where v_next is vs_{t+1} inside the window and
 its last step (t == T - 1).
 """ + HOOK_RULES + RESET_RULE, needs="hook",
    run=lambda fn, args, kw: _harness_scan(vtrace_prologue, args[:5], args[5:], epilogue=fn), local=True,
+   hint=lambda *a: _vtrace_pg_hint(*a),
    ordinary="An ordinary step, and the scan (given) is right there: check what your epilogue computes at that "
             "step (the terms it reads: vs_{t+1} is y_in, not y; the reward, V_t, the clip of rho).")
 def _vtrace_pg_cases(d):
@@ -3883,9 +3933,11 @@ def _soft_lambda_hint(args, got, expected):
     with np.errstate(all="ignore"):
         v, a = np.minimum(q1, q2) - alpha * nlp, np.where(term | last, 0.0, gamma * lam)
 
-        def targets(weight, log_pi):
+        def targets(weight, log_pi, a=a):
             return reference.linear_scan(a, r + np.where(term, 0.0, gamma * np.where(
                 last, v, (1 - lam) * v - weight * alpha * log_pi)))
+
+        a_times = np.where(term | last, 0.0, gamma * lam * (1 - alpha * nxt))  # the term multiplying G_{t+1}
 
         if not np.allclose(targets(lam, nxt), expected, rtol=1e-6, atol=1e-6):
             return None  # (these pairs are not the task's: no slip to name)
@@ -3896,7 +3948,10 @@ def _soft_lambda_hint(args, got, expected):
                            (targets(0.0, nxt), "Your targets leave out the continuation's entropy term, lam (-alpha "
                             "log_probs_{t+1}): the soft return pays alpha log pi at every step it continues through."),
                            (targets(lam, lp), "Your targets read log_probs at step t: the continuation's entropy term "
-                            "is the next action's, -alpha log_probs_{t+1}, loaded at offs + 1.")):
+                            "is the next action's, -alpha log_probs_{t+1}, loaded at offs + 1."),
+                           *((targets(w, nxt, a_times), "Your a_t holds the continuation's entropy term: -alpha "
+                              "log_probs_{t+1} is added beside G_{t+1}, lam (G_{t+1} - alpha log_probs_{t+1}), it does "
+                              "not multiply it. a_t is the multiplier of G_{t+1} alone.") for w in (0.0, lam))):
             if _is_slip(got, slip, expected):
                 return said + fix
     return None
@@ -3978,8 +4033,8 @@ def _awr_hint(args, i, bad, got, expected):
 # ---- 08: profiling ---------------------------------------------------------------------------------
 @_exercise("vtrace_floor_bytes", "08_profiling", "concept", stream=19, task="""
 vtrace_floor_bytes(B, T, elem_bytes) -> bytes: the fewest bytes V-trace's forward must move for a
-(B, T) rollout as the profiler calls it: it reads log_rhos, rewards, values, next_values (elements
-of elem_bytes bytes) and one flag byte per step (terminated), and writes vs and pg_advantages.
+(B, T) rollout, as notebook 04's kernel reads and writes it (the profiler's call: next_values a
+tensor of its own, floats of elem_bytes bytes, flags of 1 byte).
 """, scan=None, hint=lambda args, i, bad, got, expected: _floor_hint(*args, got))
 def _vtrace_floor_cases(d):
     return [(f"B={B}, T={T}, {e}-byte elements", (B, T, e), {}, B * T * (6 * e + 1))

@@ -143,6 +143,11 @@ def _reset_combine_on_k1(a1, b1, k1, a2, b2, k2):  # selects on the first run's 
 
 
 @triton.jit
+def _reset_combine_flag_k2(a1, b1, k1, a2, b2, k2):  # the flag of the run applied second alone: a reset lost
+    return tl.where(k2, a2, a2 * a1), tl.where(k2, b2, b2 + a2 * b1), k2
+
+
+@triton.jit
 def _reset_combine_drops_a1(a1, b1, k1, a2, b2, k2):  # a2 where a2 * a1 belongs: right for one step only
     return a2, tl.where(k2, b2, b2 + a2 * b1), k1 | k2
 
@@ -150,7 +155,7 @@ def _reset_combine_drops_a1(a1, b1, k1, a2, b2, k2):  # a2 where a2 * a1 belongs
 @triton.jit
 def _reset_scan_variant(R, D, G, gamma, T, CHUNK: tl.constexpr, CARRY_BY_PRODUCT: tl.constexpr,
                         CARRY_READ: tl.constexpr, CARRY_MULTIPLIED: tl.constexpr, DROPS_A1: tl.constexpr = False,
-                        SWAPPED: tl.constexpr = False, ON_K1: tl.constexpr = False):
+                        SWAPPED: tl.constexpr = False, ON_K1: tl.constexpr = False, FLAG_K2: tl.constexpr = False):
     """reset_scan's solution with one of 00c's mistakes switched on."""
     row = tl.program_id(0)
     carry = 0.0
@@ -169,6 +174,9 @@ def _reset_scan_variant(R, D, G, gamma, T, CHUNK: tl.constexpr, CARRY_BY_PRODUCT
                                                 reverse=True)
         elif ON_K1:
             a_s, b_s, r_s = tl.associative_scan((tl.where(m, gamma, 1.0), r, done), 0, _reset_combine_on_k1,
+                                                reverse=True)
+        elif FLAG_K2:
+            a_s, b_s, r_s = tl.associative_scan((tl.where(m, gamma, 1.0), r, done), 0, _reset_combine_flag_k2,
                                                 reverse=True)
         else:
             a_s, b_s, r_s = tl.associative_scan((tl.where(m, gamma, 1.0), r, done), 0, _reset_combine, reverse=True)
@@ -629,6 +637,8 @@ def wrong_answers(name: str):
                                 ("log pi of step t, not t+1", _soft_same_step),
                                 ("-alpha log pi_{t+1} without its lam (the ninth review's case)",
                                  _soft_entropy_without_lam),
+                                ("-alpha log pi_{t+1} in a, multiplying G_{t+1} (a later review's case)",
+                                 _soft_entropy_in_a),
                                 ("(1 - term) multiplied in b (0 * NaN in the step's own b: the harness's reset at "
                                  "a = 0 cannot select it away)", _soft_multiplied)],
         "vtrace_floor_bytes": [
@@ -715,6 +725,12 @@ W_SAYS = {
                    "ninth review's case)"):
         ("Hint: Your combine keeps the run applied first whole when its flag k1 is set",
          "Select on k2: tl.where(k2, a2, a2 * a1) and tl.where(k2, b2, b2 + a2 * b1)."),
+    ("vtrace_pg", "no bootstrap at the window's end"):
+        ("Your pg there reads y_in, and at the window's last step y_in is 0",
+         "At t == T - 1, v_next is next_values: tl.where(t == T - 1, next_values, y_in)."),
+    ("soft_lambda_targets", "-alpha log pi_{t+1} in a, multiplying G_{t+1} (a later review's case)"):
+        ("Hint: Your a_t holds the continuation's entropy term",
+         "In b, the continuation's entropy term is gamma (1 - term_t) lam (-alpha log_probs_{t+1})."),
     ("soft_lambda_targets", "-alpha log pi_{t+1} without its lam (the ninth review's case)"):
         ("Hint: Your targets read -alpha log_probs_{t+1} at full weight: in the task it is inside lam's term",
          "In b, the continuation's entropy term is gamma (1 - term_t) lam (-alpha log_probs_{t+1})."),
@@ -1057,6 +1073,13 @@ def _soft(X, P, offs, t, m, T, NEXT: tl.constexpr, ENTROPY: tl.constexpr, LAM_ON
     boot = tl.where(term, 0.0, gamma)
     weight = cont if LAM_ON_ENTROPY else tl.where(has_next & ~term, 1.0, 0.0)
     return gamma * cont, r + boot * ((1.0 - cont) * v_soft - weight * alpha * log_pi)
+
+
+@triton.jit
+def _soft_entropy_in_a(X, P, offs, t, m, T):  # gamma lam (1 - alpha log_pi_{t+1}): the term multiplying G_{t+1}
+    a, b = _soft(X, P, offs, t, m, T, 1, 0.0)
+    log_pi = tl.load(X[4] + offs + 1, mask=m & (t + 1 < T), other=0.0)
+    return a * (1.0 - P[1] * log_pi), b
 
 
 @triton.jit
@@ -1427,6 +1450,12 @@ def _past_the_tuple(X, P, offs, m):
     return tl.load(X[0] + offs, mask=m, other=0.0) / P[2]  # awr_weights' P is (beta, max_weight)
 
 
+def test_a_tuple_where_one_number_is_expected_is_named():
+    """A later review's case: host_bound returning the shape (B, T) was told "expected shape (), got (2,)"."""
+    msg = _failure("host_bound", lambda rows, algorithm, pass_: (64, 16384))
+    assert "expected one number, your function returned a tuple of 2" in msg and "shape" not in msg.split(":")[1], msg
+
+
 def test_a_hook_that_fails_to_compile_gets_the_hint_for_its_error():
     """The hint says what the error is about (a name not defined, an index past a tuple), not
     the reminder of the operators on blocks."""
@@ -1435,8 +1464,14 @@ def test_a_hook_that_fails_to_compile_gets_the_hint_for_its_error():
         exercises.check("awr_weights", _does_not_compile)
     assert "tl.minimum" not in str(e.value)
     with pytest.raises(RuntimeError, match=r"(?s)_past_the_tuple failed to compile or run.*An index past the end of "
-                                           r"a tuple: X, P and keep hold only the slots the task lists"):
+                                           r"a tuple: X, P and keep hold only the slots the task lists") as e:
         exercises.check("awr_weights", _past_the_tuple)
+    # raised without the chain (the harness's and Triton's frames, a later review's 40 lines), the line named
+    assert e.value.__cause__ is None and e.value.__suppress_context__, e.value
+    if exercises.INTERPRET:  # (compiled, Triton's own message holds the line: "at 2:53: ... / P[2]")
+        line = _past_the_tuple.fn.__code__.co_firstlineno + 2
+        assert f"_past_the_tuple failed to compile or run at line {line} of _past_the_tuple (return tl.load(X[0] + " \
+               "offs, mask=m, other=0.0) / P[2]  # awr_weights' P is (beta, max_weight))" in str(e.value), e.value
 
 
 def test_the_hint_reads_the_error_a_compile_wraps():
@@ -2782,6 +2817,16 @@ def test_a_combine_that_is_not_associative_is_named_on_a_short_row_too():
            r"one chunk, shape \(1, \d+\), chunk 64: your combine is not associative")
 
 
+def test_a_combine_that_drops_a_reset_is_told_to_check_the_flag_and_shown_no_nan():
+    """A later review's case: a combine whose flag is k2, not k1 | k2, is not associative. The message
+    named the a part, on a triple holding a NaN; it now draws p, q and s from finite steps and says that
+    the flag lost a reset (the student's combine on RESET_FIRST)."""
+    _wrong("reset_scan", _reset_scan_with(FLAG_K2=True), interpreted=r"^reset_scan, .*your combine is not "
+           r"associative: result \d of \(p ⊕ q\) ⊕ s is [^n]*?\(⊕: .*Check the flag part first: your combine turned "
+           r"a reset off")
+    _wrong("reset_scan", _reset_scan_with(DROPS_A1=True), interpreted=r"^reset_scan, .*not associative(?!.*flag part)")
+
+
 def test_a_combine_that_is_not_associative_is_named_as_the_bug():
     """A combine right only where a run meets one step (as Triton's own interpreter, a fold, would
     apply it) gives other values where a scan's tree combines runs with runs (a GPU's; the interpreter's
@@ -2934,7 +2979,7 @@ def test_stores_into_row_0_are_named():
     assert msg.count("Hint:") == 1 and "padding" not in said and "never stored, the first at" not in msg, msg
     if exercises.INTERPRET:
         assert said.startswith(" Your kernel's tl.store calls wrote row 0 only"), msg
-        assert exercises.fix("chunked_scan").startswith("Row `row` starts at row * T")
+        assert exercises.fix("chunked_scan").startswith("Row `row` starts at row * T: add that offset to every address")
     else:
         assert said.startswith(" Row 0 is right and every element of every other row is wrong"), msg
         assert exercises.fix("chunked_scan").startswith("Add the row's offset (row * T) to every load's")
@@ -3374,10 +3419,12 @@ def test_two_stage_mean_names_a_finisher_of_one_block_whatever_its_block():
 @pytest.mark.parametrize("fn,said,fixed", [
     (lambda p, q: (p[0] @ q[0], p[1] + q[1]), "Your b is b1 + b2: q's vector part skips p", "Take b2 through p: b = A1 @ b2 + b1."),
     (lambda p, q: (p[0] * q[0], p[1] + p[0] @ q[1]), "Your A is the elementwise product A1 * A2: at n = 1 it is the "
-     "matrix product, which is why n = 1 passed.", "Use the matrix product, @.")], ids=["b1 + b2", "A1 * A2"])
+     "matrix product, which is why n = 1 passed.", "Use the matrix product, @."),
+    (lambda p, q: (p[0] @ q[0], p[0] @ q[1]), "Your b is A1 @ b2: q's vector part goes through p, but p's own vector "
+     "part b1 is missing", "Add it: b = A1 @ b2 + b1.")], ids=["b1 + b2", "A1 * A2", "A1 b2 (b1 left out)"])
 def test_matrix_compose_names_b2_skipping_p_and_an_elementwise_product(fn, said, fixed):
     """The thirteenth review's cases: b1 + b2 was asked "is q applied first?" (it is), and A1 * A2 was
-    told "every element is wrong" where n = 1 had passed."""
+    told "every element is wrong" where n = 1 had passed; a later review's A1 @ b2 was asked about the order too."""
     msg = _failure("matrix_compose", fn)
     assert said in msg and "is q applied first" not in msg and "Every element" not in msg, msg
     assert exercises.fix("matrix_compose") == fixed
