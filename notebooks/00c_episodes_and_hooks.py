@@ -756,6 +756,10 @@ exercises.attempt("strided_scan", strided_scan)
 # * The new carry is $h$ at the chunk's first step, taken as in `reset_scan`.
 # * In Triton, use `tl.maximum`, not Python's `max`; an infinite constant is `float("inf")`, or
 #   its negative.
+# * With $-\infty$ as the identity's $c$, a tiny $\gamma$ (0.01, say) can make $g$ underflow to 0,
+#   and $0 \cdot (-\infty)$ is NaN: the interpreter prints NumPy's `RuntimeWarning: invalid value
+#   encountered in multiply`. It is harmless where that NaN never reaches the output: a lane
+#   selected away by `tl.where`, or an operand of `tl.maximum`, which by default returns the other one.
 #
 # </details>
 #

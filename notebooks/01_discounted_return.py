@@ -338,7 +338,7 @@ h200 = profile.committed("discounted_return", missing_ok=True)  # the H200\'s ta
 #
 # ```python
 # a3, dy3 = torch.tensor([[0.5, 0.0, 0.5]], device=DEVICE), torch.tensor([[1.0, 2.0, 3.0]], device=DEVICE)
-# print(exercises.scan_hook(transposed_scan, (a3, dy3), (), reverse=False).tolist())  # must print [[1.0, 2.5, 3.0]]
+# print(exercises.guarded(exercises.scan_hook, transposed_scan, (a3, dy3), (), reverse=False).tolist())  # must print [[1.0, 2.5, 3.0]]
 # ```
 #
 # `[[1.0, 2.0, 4.0]]` pairs each $dy_t$ with its own step's $a_t$, not with the step before's.
@@ -406,8 +406,8 @@ exercises.attempt("transposed_scan", transposed_scan)
 # * Forward prologue: the pair $(\gamma(1-\text{term}_t), r_t)$, with $\gamma$ read from `P[0]`.
 # * `forward` keeps what the backward needs: `ctx.save_for_backward(terminated)` and
 #   `ctx.gamma = gamma`. It returns `exercises.scan_hook(...)` of `(rewards, terminated)`, `(gamma,)`.
-# * `backward` gets `grad`, $\partial L/\partial G$. It may be a broadcast view: pass
-#   `grad.contiguous()`.
+# * `backward` gets `grad`, $\partial L/\partial G$. It may be a broadcast view, but `scan_hook`
+#   takes any layout (it makes its inputs contiguous): no `.contiguous()` needed.
 # * Backward prologue: the pair $(\gamma(1-\text{term}_{t-1}), \partial L/\partial G_t)$. Load the
 #   flag at `offs - 1`, only where `t >= 1`.
 # * Before $t = 0$ there is no flag to load: mask that load. Step 0's $a$ is never used (nothing
@@ -426,8 +426,8 @@ exercises.attempt("transposed_scan", transposed_scan)
 #
 # ```python
 # r3 = torch.tensor([[1.0, 2.0, 3.0]], device=DEVICE, requires_grad=True)
-# G3 = returns_autograd(r3, torch.tensor([[False, True, False]], device=DEVICE), 0.5)
-# G3.sum().backward()
+# G3 = exercises.guarded(returns_autograd, r3, torch.tensor([[False, True, False]], device=DEVICE), 0.5)
+# exercises.guarded(G3.sum().backward)  # the backward's kernel, checked too
 # print(G3.tolist(), r3.grad.tolist())  # must print [[2.0, 2.0, 3.0]] [[1.0, 1.5, 1.0]]
 # ```
 #

@@ -424,7 +424,7 @@ print("a 9-line Triton prologue == rl.td_lambda")
 # q4 = torch.tensor([[[2.0, 2.0], [4.0, 0.0], [float("nan")] * 2, [6.0, 2.0]]], device=DEVICE)
 # X4 = (torch.ones(1, 4, device=DEVICE), q4, torch.tensor([[1, 1, 0, 0]], device=DEVICE),
 #       torch.tensor([[False, False, True, False]], device=DEVICE))
-# print(exercises.scan_hook(q_lambda, X4, (0.5, 0.5, 2)).tolist())  # must print [[2.25, 3.0, 1.0, 4.0]]
+# print(exercises.guarded(exercises.scan_hook, q_lambda, X4, (0.5, 0.5, 2)).tolist())  # must print [[2.25, 3.0, 1.0, 4.0]]
 # ```
 #
 # $G_0 = 2$ means the tie was counted as not greedy.
@@ -482,7 +482,7 @@ print(f"{case_q}\nnext_q {tuple(next_q.shape)} {next_q.dtype}, next_action {tupl
       f"{next_action_q.dtype}, P = {tuple(P_q)}")
 print("next_q[0, :3]:", next_q[0, :3].cpu().double().numpy().round(2).tolist(), " next_action[0, :3]:",
       next_action_q[0, :3].tolist())
-# exercises.scan_hook(q_lambda, (r_q, next_q, next_action_q, term_q), P_q) should give G_q
+# exercises.guarded(exercises.scan_hook, q_lambda, (r_q, next_q, next_action_q, term_q), P_q) should give G_q
 
 # %%
 # YOUR CODE: replace the next line by your @triton.jit def q_lambda(X, P, offs, t, m, T)

@@ -598,7 +598,7 @@ h200 = profile.committed("vtrace", missing_ok=True)  # the H200\'s table and cha
 # one_row = lambda *x: torch.tensor([x], device=DEVICE)  # noqa: E731 -- a (1, 4) tensor
 # X4 = (one_row(1.0, 1.0, 1.0, 1.0), one_row(2.0, 4.0, float("nan"), 6.0), one_row(1.5, 2.0, float("nan"), 8.0),
 #       torch.log(one_row(0.5, 2.0, float("nan"), 1.0)), one_row(False, False, True, False))
-# print(exercises.scan_hook(retrace, X4, (0.5, 1.0)).tolist())  # must print [[2.25, 2.5, 1.0, 4.0]]
+# print(exercises.guarded(exercises.scan_hook, retrace, X4, (0.5, 1.0)).tolist())  # must print [[2.25, 2.5, 1.0, 4.0]]
 # ```
 #
 # $G_3 = 0$ means the trace was not cut at the window's end; $G_1 = 2$, that the ratio was not clipped.
@@ -695,7 +695,7 @@ exercises.attempt("retrace", retrace)
 # X3 = (torch.log(torch.tensor([[2.0, 0.5, 1.0]], device=DEVICE)), torch.ones(1, 3, device=DEVICE),
 #       torch.ones(1, 3, device=DEVICE), torch.tensor([[1.0, float("nan"), 2.0]], device=DEVICE),
 #       torch.tensor([[False, True, False]], device=DEVICE))
-# print(exercises.scan_hook(exercises.vtrace_prologue, X3, (0.5, 1.0, 1.0), epilogue=vtrace_pg).tolist())
+# print(exercises.guarded(exercises.scan_hook, exercises.vtrace_prologue, X3, (0.5, 1.0, 1.0), epilogue=vtrace_pg).tolist())
 # # must print [[0.5, 0.0, 1.0]]
 # ```
 #

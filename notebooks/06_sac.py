@@ -49,6 +49,9 @@
 #   \begin{cases} G_{t+1} - \alpha\log\pi(a_{t+1}|s_{t+1}) & \text{not done}_t \\
 #   V^{\text{soft}\prime}_t & \text{done}_t \end{cases}\Big]$$
 #
+# Here $\text{done}_t$ means step $t$ is terminated or truncated, or is the window's last step;
+# there the bracket is $V^{\text{soft}\prime}_t$ alone.
+#
 # $\lambda = 0$ is SAC's target $r_t + \gamma(1-\text{term}_t)V^{\text{soft}\prime}_t$. With
 # $\lambda > 0$ the target follows the actions actually taken, and each pays its entropy bonus
 # $-\alpha\log\pi(a_{t+1}|s_{t+1})$ (`log_probs`). The inputs:

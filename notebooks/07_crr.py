@@ -426,6 +426,8 @@ h200 = profile.committed("crr", missing_ok=True)  # the H200\'s table and chart,
 # * $e^{10/2} \approx 148.4$: clipped to 20.
 # * $e^{1000/2}$ is `inf` in float32: the weight must still be exactly 20, neither `inf` nor NaN.
 # * 0.0183 where 0.3679 should be: you multiplied by $\beta$ instead of dividing.
+# * 0.5000 where 1.0000 should be (and 3.6945 where 2.7183): you divided $e^{\hat A}$ by $\beta$
+#   instead of $\hat A$.
 #
 # ```python
 # print(exercises.map_hook(awr_weights, (torch.tensor([0.0, 2.0, -2.0, 10.0, 1000.0], device=DEVICE),), (2.0, 20.0)).cpu())

@@ -494,6 +494,10 @@ eager, compiled = sac_small[0], sac_small[1]
 assert compiled["GPU µs"] < eager["GPU µs"] / 3 and compiled["wall µs/call"] > eager["wall µs/call"]
 
 # %% [markdown]
+# **End of the minimum path.** Go to the exercise `vtrace_floor_bytes` under
+# [Exercises](#Exercises); sections 5 and 6 and the two optional sections are for a second pass.
+
+# %% [markdown]
 # ## 5. A real measurement on this CPU: one call against CleanRL's loop over time
 #
 # **Question: on this CPU, what does CleanRL's loop over time cost against one call, and why?**

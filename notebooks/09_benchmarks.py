@@ -85,7 +85,9 @@ for f in sorted(glob.glob(os.path.join(RESULTS, "*.json"))):
           f"torch {v.get('torch', '?')}, triton {v.get('triton', '?')} ({len(r['rows'])} rows)")
 
 # %% [markdown]
-# **Two % floors.** The results file holds two times per call, so % floor can be computed two ways:
+# **Two % floors.** The results file holds two times per call, so % floor can be computed two ways.
+#
+# <details><summary>Details: Two % floors, what each divides by</summary>
 #
 # * the file's `pct_floor` is the floor ÷ the `do_bench` time;
 # * the charts below use the floor ÷ the GPU time.
@@ -95,6 +97,8 @@ for f in sorted(glob.glob(os.path.join(RESULTS, "*.json"))):
 # time. In this run the GPU time is never above the `do_bench` time, so the charts' % floor is
 # never below the file's (the Checks cell below tests it on every row of ours). What each clock
 # times, exactly: "About the data".
+#
+# </details>
 #
 # For example, GAE at 4096×128, forward:
 

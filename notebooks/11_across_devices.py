@@ -60,7 +60,7 @@ import torch
 import rltriton_lite as rl
 from rltriton_lite import exercises
 
-torch.manual_seed(0)
+_ = torch.manual_seed(0)
 
 # %% [markdown]
 # ## 1. A stretch of steps is one affine map

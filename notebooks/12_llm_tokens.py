@@ -28,8 +28,9 @@
 # Each sampled response is an episode, and its steps are its tokens.
 #
 # The stacks that train these models (verl, OpenRLHF, TRL, NeMo-RL) compute the advantages with a
-# Python loop over the response's tokens. Each token costs one reverse step. Each step launches a
-# few small GPU kernels. So a response of a few thousand tokens means thousands of launches.
+# Python loop over the response's tokens. Each token costs one reverse step. Each step launches
+# about a dozen small GPU kernels. So a response of a few thousand tokens means tens of thousands
+# of launches.
 #
 # This notebook replaces that loop with one masked scan. It checks that the two agree, and it
 # reads the H200 timings of both. Section by section:
@@ -561,9 +562,9 @@ plt.show()
 # What to read off the table and the chart:
 #
 # * **The loop pays per token of response length.** Its µs-per-token column is nearly the same
-#   at every shape, from 256 responses to 4. Each iteration launches a dozen small kernels one by
-#   one from Python (question 3 counts them). At these sizes a launch costs the same whatever the
-#   batch. A response of a million tokens takes minutes.
+#   at every shape, from 256 responses to 4. Each iteration launches about a dozen small kernels
+#   one by one from Python (question 3 counts them). At these sizes a launch costs the same
+#   whatever the batch. A response of a million tokens takes minutes.
 #
 # * **The scan pays mostly per call.** From the smallest batch to the largest, a quarter of a
 #   million tokens to four million, the tokens grow 16× but its wall time only about 3×, from

@@ -920,8 +920,9 @@ def _compare(ex, case, got, expected, marks, rtol=1e-5, atol=1e-5, top=True, arg
             own = _Whole("Every wrong element is the answer with its sign flipped: check the sign of the whole "
                          "expression (a loss, for one, is minus the objective it maximises).")
         hint = _hint(ex, bad_l, at_l, marks_l, got[at], expected[at], own)
-        raise AssertionError(f"{ex.name}, {case}: {where} {at} expected {_num(expected[at])}, got {_num(got[at])} "
-                             f"({int(bad.sum())} of {bad.size} elements wrong)" + _inputs_there(ex, args, at, got.shape)
+        told = (f"{where} {at} expected {_num(expected[at])}, got {_num(got[at])} ({int(bad.sum())} of {bad.size} "
+                "elements wrong)" if bad.ndim else f"expected {_num(expected)}, {said} {_num(got)}")  # (one number)
+        raise AssertionError(f"{ex.name}, {case}: {told}" + _inputs_there(ex, args, at, got.shape)
                              + (f"\n{hint}" if hint else ""))
 
 
@@ -3414,6 +3415,11 @@ def _gae_pairs_cases(d):
     return out
 
 
+# the returns are checked after the advantages: where they are wrong, the advantages y were right
+_KEEP_WRONG = _Whole("The advantages are right and the returns are not: the epilogue stores the returns as "
+                     "y + keep[0], so check what keep hands it (the returns are A_t + V(s_t)).")
+
+
 @_exercise("gae_prologue", "02_gae", "hook", stream=14, task="""
 gae_prologue: GAE's forward prologue in the package's own slots, a @triton.jit function
 gae_prologue(X, SX, P, row, t, m, T, ACC) -> (a, b, reset, valid, keep) that rltriton_lite.gae
@@ -3426,6 +3432,7 @@ pair); the epilogue stores the advantages y and the returns y + keep[0], and val
 The checker calls rl.gae with masks, truncations, a per-step gamma, time-major inputs and no
 next_values.
 """, needs="hook", run=_package_gae, results=("advantages", "returns"),
+   hint=lambda args, i, bad, got, expected: _KEEP_WRONG if i == 1 else None,
    hook_returns=(5, "a package prologue returns the 5-tuple (a, b, reset, valid, keep): the step's pair (a, b), "
                     "reset (where the trace is cut), valid (false on padding: episode.step's) and keep, a tuple "
                     "of what the epilogue reads (it stores the returns y + keep[0])"))
@@ -4013,6 +4020,9 @@ def _awr_hint(args, i, bad, got, expected):
                      np.minimum(np.exp(A), max_w),
                  "exp(A * beta), the advantage times the temperature" + _fix(
                      ": the temperature divides the advantage, exp(A / beta)"): np.minimum(np.exp(A * beta), max_w),
+                 "exp(A) / beta, the exponential divided by the temperature" + _fix(
+                     ": the temperature divides the advantage inside the exp, exp(A / beta)"):
+                     np.minimum(np.exp(A) / beta, max_w),
                  "the weight is not clipped (a clip of the advantage, before the exp, does not bound it)" + _fix(
                      ": exp(A / beta) is clipped from above at max_weight"): np.exp(A / beta),
                  "the advantage clipped before the exp, not the weight" + _fix(": clip exp(A / beta) at max_weight"):
@@ -4045,10 +4055,10 @@ def _vtrace_floor_cases(d):
 def _floor_hint(B, T, e, got):
     """What a wrong count of vtrace_floor_bytes left out, where it is one of the usual slips."""
     per_step = {6 * e: "the terminated flag's byte per step is left out",
-                4 * e + 1: "the writes are left out: vs and pg_advantages, elem_bytes each per step",
-                5 * e + 1: "one tensor of elem_bytes per step is missing: one of the four float inputs (log_rhos, "
-                           "rewards, values, next_values: each is read) or one of the two outputs (vs and "
-                           "pg_advantages: both are written)",
+                4 * e + 1: "the writes are left out: the kernel's two outputs, elem_bytes each per step",
+                5 * e + 1: "one tensor of elem_bytes per step is missing: one of the four float inputs that "
+                           "notebook 04's kernel reads (next_values, a tensor of its own, among them) or one of the "
+                           "two outputs it writes",
                 7 * e: "the flag is one byte per step, not elem_bytes"}
     try:
         slip = per_step.get(int(got) // (B * T)) if int(got) % (B * T) == 0 else None

@@ -397,6 +397,14 @@ def _gae_prologue_bootstraps_at_terminations(X, SX, P, row, t, m, T, ACC: tl.con
 
 
 @triton.jit
+def _gae_prologue_keeps_v_next(X, SX, P, row, t, m, T, ACC: tl.constexpr):  # keep = (V(s_{t+1}),), not (V(s_t),)
+    gamma, lam, term, done, valid = step(X, SX, P, row, t, m, T, ACC)
+    v, v_next = values_now_and_next(X, SX, row, t, m, T, ACC)
+    delta = tile_load(X[REWARDS], SX[REWARDS], row, t, valid, 0.0, ACC) + tl.where(term, 0.0, gamma * v_next) - v
+    return gamma * lam, delta, done, valid, (v_next,)
+
+
+@triton.jit
 def _gae_prologue_resets_at_terminations(X, SX, P, row, t, m, T, ACC: tl.constexpr):
     gamma, lam, term, done, valid = step(X, SX, P, row, t, m, T, ACC)
     v, v_next = values_now_and_next(X, SX, row, t, m, T, ACC)
@@ -577,7 +585,8 @@ def wrong_answers(name: str):
         "gae_prologue": [("bootstraps at terminations", _gae_prologue_bootstraps_at_terminations),
                          ("resets only at terminations", _gae_prologue_resets_at_terminations),
                          ("padding read as steps (valid = m)", _gae_prologue_reads_padding),
-                         ("returns 00c's triple (a, b, reset): no valid, no keep", _gae_prologue_returns_three)],
+                         ("returns 00c's triple (a, b, reset): no valid, no keep", _gae_prologue_returns_three),
+                         ("keep holds V(s_{t+1}), not V(s_t) (a later review's case)", _gae_prologue_keeps_v_next)],
         "vtrace_kernel": [
             ("c not clipped (c_t = rho_t)", lambda lr, r, v, nv, d, g, rb, cb, c: s(lr, r, v, nv, d, g, rb, 1e9, c)),
             ("rho_bar and c_bar swapped", lambda lr, r, v, nv, d, g, rb, cb, c: s(lr, r, v, nv, d, g, cb, rb, c)),
@@ -651,7 +660,8 @@ def wrong_answers(name: str):
                        ("the search stopped at the first shape at or below 2x", _host_bound_with(first_run=True))],
         "awr_weights": [("no clip", _awr_no_clip), ("exp(A * beta)", _awr_times_beta),
                         ("exp(A): no temperature (the fourth review's case)", _awr_no_beta),
-                        ("clipped from below too, at 1 / max_weight (the ninth review's case)", _awr_clipped_both_ways)],
+                        ("clipped from below too, at 1 / max_weight (the ninth review's case)", _awr_clipped_both_ways),
+                        ("exp(A) / beta (a later review's case)", _awr_exp_over_beta)],
         "segment_carries": [("composed from the segments before (the forward scan's order)", _carries_from_before),
                             ("a reset multiplied by 0 (0 * NaN leaks)", _carries_multiplied),
                             ("each segment's own map applied (one segment off)", _carries_own_map)],
@@ -681,6 +691,13 @@ def wrong_answers(name: str):
 W_SAYS = {
     ("dual_clip", "the objective, not the loss (the sign flipped)"):
         "Hint: Every wrong element is the answer with its sign flipped: check the sign of the whole expression",
+    ("gae_prologue", "keep holds V(s_{t+1}), not V(s_t) (a later review's case)"):
+        "result 1 (returns): the error starts (in scan order) at index (0, 89) expected -0.0921065, got -0.260225 (270 of "
+        "270 elements wrong)\nHint: The advantages are right and the returns are not: the epilogue stores the returns as "
+        "y + keep[0], so check what keep hands it",
+    ("awr_weights", "exp(A) / beta (a later review's case)"):
+        ("Hint: These are AWR's weights with a slip: exp(A) / beta, the exponential divided by the temperature.",
+         "The temperature divides the advantage inside the exp, exp(A / beta)."),
     ("awr_weights", "exp(A): no temperature (the fourth review's case)"):
         ("Hint: These are AWR's weights with a slip: exp(A) without the temperature.", "Divide the advantage by beta."),
     ("block_scan", "a forward scan, and last_value left out (two slips at once: the tenth review's case)"):
@@ -1130,6 +1147,11 @@ def _awr_no_beta(X, P, offs, m):
 
 
 @triton.jit
+def _awr_exp_over_beta(X, P, offs, m):  # exp(A) / beta: the temperature outside the exp
+    return tl.minimum(tl.exp(tl.load(X[0] + offs, mask=m, other=0.0)) / P[0], P[1])
+
+
+@triton.jit
 def _awr_times_beta(X, P, offs, m):
     return tl.minimum(tl.exp(tl.load(X[0] + offs, mask=m, other=0.0) * P[0]), P[1])
 
@@ -1212,8 +1234,9 @@ def test_wrong_answers_fail_with_a_message(name):
         with pytest.raises(AssertionError, match=rf"^{name}, .*(expected|got|different bits)") as e:
             exercises.check(name, fn)
         # "values, expected": a hook that returned the wrong count of values (its contract), a verdict like a shape's
-        assert any(w in str(e.value) for w in ("elements wrong", "shape", "different bits", "values, expected")), \
-            (what, str(e.value))
+        # (a number's answer: "expected 4, your function returned 5")
+        assert any(w in str(e.value) for w in ("elements wrong", "shape", "different bits", "values, expected",
+                                               "your function returned")), (what, str(e.value))
         assert "tl.minimum" not in str(e.value)  # Triton's syntax hint is for code that fails to compile
 
 
