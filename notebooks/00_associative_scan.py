@@ -466,11 +466,12 @@ print("kernel gradients match autograd")
 # `print(exercises.task(name))` restates the task. The solution is in
 # `notebooks/solutions/<name>.py` (`%load solutions/<name>.py` in the starter's cell loads it).
 #
-# **`matrix_compose`.** Write the composition of maps $y \mapsto A\,y + b$ with a matrix $A$ and
-# a vector $b$ (a linear system run backwards). This one is named and ordered as mathematics
-# writes it: `matrix_compose(p, q)` is $p \circ q$, `q` applied first, then `p`. That is the
-# reverse of `combine`'s order, so `matrix_compose(p, q)` is `combine(q, p)` for matrices. This
-# exercise checks one skill: reading an operator's order off its definition.
+# **`matrix_compose`.** **Note the order: `matrix_compose(p, q)` is `combine(q, p)`**, with matrices.
+#
+# Write the composition of maps $y \mapsto A\,y + b$ with a matrix $A$ and a vector $b$ (a linear
+# system run backwards). This one is named and ordered as mathematics writes it:
+# `matrix_compose(p, q)` is $p \circ q$, `q` applied first, then `p`, the reverse of `combine`'s
+# order. This exercise checks one skill: reading an operator's order off its definition.
 #
 # <details><summary>Hint 1: where to start</summary>
 #

@@ -227,6 +227,10 @@ exercises.attempt("gae_pairs", gae_pairs)
 # * `load(X[REWARDS], SX[REWARDS], row, t, valid, 0.0, ACC)` gives the rewards.
 # * `values_now_and_next(X, SX, row, t, m, T, ACC)` gives $V(s_t)$ and $V(s_{t+1})$.
 #
+# `load` comes from `rltriton_lite.tile`, which reads and writes any tensor's tile of steps;
+# `step` and `values_now_and_next` from `rltriton_lite.episode`, which knows the episode's inputs
+# (the slots every estimator shares).
+#
 # A package prologue returns five values, `(a, b, reset, valid, keep)`:
 #
 # * section 2's pair `a`, `b`;

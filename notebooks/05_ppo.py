@@ -229,8 +229,8 @@ print("a sum is a scan: y_0 =", n(y)[0, 0])
 # * `_finish_kernel`, a single program, adds the partials **in program order**. If one program
 #   took every tile, it finishes the sum itself (`FINISH`).
 #
-# **Skim this printout:** the NumPy `two_stage_sum` below carries the idea. For the exercise
-# `two_stage_mean`, three lines matter:
+# The package's two kernels are long; the NumPy `two_stage_sum` below carries the idea. The next
+# cell prints the three lines of them that matter for the exercise `two_stage_mean`:
 #
 # * `_partials_kernel`'s last line, `tl.store(PART + tl.program_id(0) * N_STATS + k, total)`: each
 #   program stores its partial sums at its own index;
@@ -243,8 +243,14 @@ print("a sum is a scan: y_0 =", n(y)[0, 0])
 # package's generality: the exercise needs none of it.
 
 # %%
-for fn in (_reduce._partials_kernel, _reduce._finish_kernel):
-    print(inspect.getsource(getattr(fn, "fn", fn)))
+# the three lines, with where they are (print(inspect.getsource(...)) shows a whole kernel)
+for fn, wanted in ((_reduce._partials_kernel, ["tl.store(PART"]),
+                   (_reduce._finish_kernel, ["for start in range(0, n_parts", "total += tl.sum(tl.load(PART"])):
+    lines, first = inspect.getsourcelines(getattr(fn, "fn", fn))
+    found = [(first + i, line.strip()) for i, line in enumerate(lines) if any(w in line for w in wanted)]
+    assert len(found) == len(wanted), found  # each line is in the package's kernel
+    for number, line in found:
+        print(f"_reduce.py:{number}: {line}")
 
 # %% [markdown]
 # The same two stages in NumPy, against the plain sum:

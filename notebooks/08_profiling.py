@@ -1020,9 +1020,8 @@ assert all(r["ms"] > 0 and math.isfinite(r["ms"]) for r in live if r["ms"] is no
 # <details><summary>Hint 3: check it by hand</summary>
 #
 # Take one step in float32, `vtrace_floor_bytes(1, 1, 4)`. GAE moves 17 bytes there (section 1);
-# V-trace must move 25. If your count differs, compare it with these wrong ones:
+# V-trace must move 25. If your count differs, the checker's message says what your count left out.
 #
-# * 21: `next_values` is missing. 24: the flag is missing. 28: the flag counted as a float.
 # * `(2, 3, 4)` is 6 steps: 150 bytes. In bfloat16, `(2, 3, 2)` is 78, not 75 (half of 150): the
 #   flag stays 1 byte.
 #
@@ -1041,8 +1040,8 @@ assert all(r["ms"] > 0 and math.isfinite(r["ms"]) for r in live if r["ms"] is no
 # return B * T * per_step
 # ```
 #
-# V-trace reads `log_rhos`, `rewards`, `values`, `next_values` and `terminated`, and writes `vs`
-# and `pg_advantages`. Which of these does GAE not have?
+# Which inputs does notebook 04's V-trace kernel read that GAE's does not, and how many outputs does
+# it write (its `vtrace_kernel` exercise returns them)?
 #
 # </details>
 

@@ -522,8 +522,7 @@ exercises.attempt("host_bound", host_bound)
 #
 # **Which calls lose to the anchor (section 3).** At 4096×128, GAE (262 µs), V-trace (304 µs) and
 # SAC (502 µs) cost more than the anchor; at 64×16384, V-trace, SAC, PPO and CRR do. These gaps, up
-# to 2.1×, lie within how far a call's wall time moves between runs (notebook 08, "About the data").
-# So one run cannot settle them.
+# to 2.1×, lie within how far a call's wall time moves between runs: section 2's caution.
 #
 # SAC's gap is the largest: it costs 502 µs at 4096×128, 2.1× the anchor's 241. Its kernel is not
 # the cause, since its GPU time is 6.7 µs. SAC differentiates four inputs (the rewards, both

@@ -472,7 +472,7 @@ def _verdicts(name, fn, seed, go_on=False):
                 # rows never stored hold what the buffer held: the step's marks would point elsewhere
                 after = "row 1" if rows == 1 else f"everything after row 0 (rows 1 to {rows})"
                 said, note = ((said.split("\nHint:")[0] + "\nHint: " + ROW_0_ONLY.format(after), "") if rows
-                              else (said, _unstored_note(ex, got, launched)))
+                              else (said, _unstored_note(ex, got, launched, hinted="\nHint:" in said)))
                 raise AssertionError(said + code.slips() + _no_kernel_note(ex, launched) + note) from None
             del expected
             try:
@@ -2090,7 +2090,7 @@ def _only_row_0_stored(ex, got, launched):
     return got.shape[0] - 1 if missing is not None and not missing[0].any() and missing[1:].all() else None
 
 
-def _unstored_note(ex, got, launched) -> str:
+def _unstored_note(ex, got, launched, hinted=True) -> str:
     """For a wrong answer, under the interpreter: where the returned tensor's elements were not all
     stored by the launches of the student's code that received it (a chunk never visited, a grid too
     small), a note that says so: the values there are whatever the buffer held."""
@@ -2105,9 +2105,9 @@ def _unstored_note(ex, got, launched) -> str:
             first = f"index {tuple(int(i) for i in np.argwhere(missing)[0])}" if missing.ndim else "its one element"
             return (f"\n(And your kernel's tl.store calls wrote only {int((~missing).sum())} of the {missing.size} "
                     f"elements of the tensor you returned ({int(missing.sum())} never stored, the first at {first}): "
-                    "those hold whatever the buffer held before the launch (torch.empty: anything), so the hint above "
-                    "may point elsewhere. Store every element: a grid, and a loop over the chunks, that cover the "
-                    "whole tensor.)")
+                    "those hold whatever the buffer held before the launch (torch.empty: anything), so "
+                    + ("the hint above may point elsewhere" if hinted else "the values above may be anything")
+                    + ". Store every element: a grid, and a loop over the chunks, that cover the whole tensor.)")
     return ""
 
 
@@ -2930,8 +2930,9 @@ def _reset_before_the_carry(done, chunk):
         flag[..., start:start + chunk] = np.flip(np.logical_or.accumulate(np.flip(seg, -1), -1), -1)
     flag[..., (T - 1) // chunk * chunk:] = False  # the last chunk: no carry enters it
     return {"in a chunk that a carry enters, with the composed reset flag set (an episode end at or after it in "
-            "its chunk)" + _fix(": where the composed reset flag is set, G_t must not read the carry (G_t = B_t "
-                                "there, selected with tl.where, not B_t + A_t * carry)"): flag}
+            "its chunk: does your G_t read the carry there?)" + _fix(
+                ": where the composed reset flag is set, G_t must not read the carry (G_t = B_t there, selected with "
+                "tl.where, not B_t + A_t * carry)"): flag}
 
 
 @_exercise("gae_kernel", "00c_episodes_and_hooks", "kernel", stream=4, task="""
@@ -4030,7 +4031,10 @@ def _awr_hint(args, i, bad, got, expected):
 
                  "a clip from below too (at 1 / max_weight): nothing clips AWR's weights from below, a bad action's "
                  "weight may go to 0" + _fix(": clip from above only, tl.minimum(w, max_weight)"):
-                     np.clip(np.exp(A / beta), 1 / max_w, max_w)}
+                     np.clip(np.exp(A / beta), 1 / max_w, max_w),
+                 "a clip from below too (at 1): nothing clips AWR's weights from below, a negative advantage's weight "
+                 "is below 1 and may go to 0" + _fix(": clip from above only, tl.minimum(w, max_weight)"):
+                     np.clip(np.exp(A / beta), 1.0, max_w)}
     for what, slip in slips.items():
         if _is_slip(got, slip, expected):
             return _Whole(f"These are AWR's weights with a slip: {what}.")

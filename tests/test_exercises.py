@@ -661,7 +661,8 @@ def wrong_answers(name: str):
         "awr_weights": [("no clip", _awr_no_clip), ("exp(A * beta)", _awr_times_beta),
                         ("exp(A): no temperature (the fourth review's case)", _awr_no_beta),
                         ("clipped from below too, at 1 / max_weight (the ninth review's case)", _awr_clipped_both_ways),
-                        ("exp(A) / beta (a later review's case)", _awr_exp_over_beta)],
+                        ("exp(A) / beta (a later review's case)", _awr_exp_over_beta),
+                        ("clamped to [1, max_weight] (a later review's case)", _awr_clamped_at_1)],
         "segment_carries": [("composed from the segments before (the forward scan's order)", _carries_from_before),
                             ("a reset multiplied by 0 (0 * NaN leaks)", _carries_multiplied),
                             ("each segment's own map applied (one segment off)", _carries_own_map)],
@@ -695,6 +696,9 @@ W_SAYS = {
         "result 1 (returns): the error starts (in scan order) at index (0, 89) expected -0.0921065, got -0.260225 (270 of "
         "270 elements wrong)\nHint: The advantages are right and the returns are not: the epilogue stores the returns as "
         "y + keep[0], so check what keep hands it",
+    ("awr_weights", "clamped to [1, max_weight] (a later review's case)"):
+        ("Hint: These are AWR's weights with a slip: a clip from below too (at 1)",
+         "Clip from above only, tl.minimum(w, max_weight)."),
     ("awr_weights", "exp(A) / beta (a later review's case)"):
         ("Hint: These are AWR's weights with a slip: exp(A) / beta, the exponential divided by the temperature.",
          "The temperature divides the advantage inside the exp, exp(A / beta)."),
@@ -1144,6 +1148,11 @@ def _awr_no_clip(X, P, offs, m):
 @triton.jit
 def _awr_no_beta(X, P, offs, m):
     return tl.minimum(tl.exp(tl.load(X[0] + offs, mask=m, other=0.0)), P[1])
+
+
+@triton.jit
+def _awr_clamped_at_1(X, P, offs, m):  # tl.clamp(w, 1, max_weight): a floor at 1 as well
+    return tl.clamp(tl.exp(tl.load(X[0] + offs, mask=m, other=0.0) / P[0]), 1.0, P[1])
 
 
 @triton.jit
@@ -2735,7 +2744,7 @@ def test_reset_scan_says_the_carry_is_not_read_where_the_composed_reset_flag_is_
     for seed in (None, 3):
         msg = _failure_seeded("reset_scan", _reset_scan_with(CARRY_READ=True), seed)
         assert "within and across chunks" in msg and "with the composed reset flag set (an episode end at or after " \
-            "it in its chunk)." in msg, msg
+            "it in its chunk: does your G_t read the carry there?)." in msg, msg
         assert exercises.fix("reset_scan").startswith("Where the composed reset flag is set, G_t must not read the "
                                                       "carry")
     msg = _failure("reset_scan", solution("chunked_scan"))  # one chunk: no carry, not said
@@ -3092,6 +3101,21 @@ def test_a_helper_fixed_is_compiled_again(monkeypatch):
         exercises.check("awr_weights", _awr_with_a_helper)
     monkeypatch.setitem(globals(), "_AWR_EXP", _awr_exp_float_start)
     exercises.check("awr_weights", _awr_with_a_helper)
+
+
+def test_elements_never_stored_without_a_hint_point_at_the_values():
+    """A later review's case: one program of 8 lanes for td_target_kernel's longer inputs; the note
+    said "the hint above may point elsewhere" where no hint was printed."""
+    kernel = solution("td_target_kernel").__globals__["_td_target"]
+
+    def one_program(r, v, d, g):
+        out = torch.zeros_like(r)
+        kernel[(1,)](r, v, d, out, g, r.numel(), BLOCK=8)
+        return out
+
+    msg = _failure("td_target_kernel", one_program)
+    if exercises.INTERPRET:
+        assert "never stored" in msg and ("the hint above may point elsewhere" in msg) == ("\nHint:" in msg), msg
 
 
 def test_a_chunk_never_stored_is_said_under_the_values():
