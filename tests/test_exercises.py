@@ -2572,7 +2572,7 @@ def test_only_the_ends_a_case_passes_are_marked():
 
 def test_no_every_element_hint_for_a_one_number_output():
     msg = _failure("vtrace_floor_bytes", lambda B, T, e: B * T * 6 * e)  # the flags forgotten: a scalar
-    assert "expected 25, got 24" in msg and "Every element" not in msg and "ordinary" not in msg, msg
+    assert "expected 25, your function returned 24" in msg and "Every element" not in msg and "ordinary" not in msg, msg
     assert "flag's byte per step is left out" in msg, msg
 
 
