@@ -2816,9 +2816,9 @@ def _carry_at_end_hint(r, done, gamma, chunk, got, expected):
     slip, carry = np.empty(r.shape), np.zeros(r.shape[:-1])
     with np.errstate(all="ignore"):
         for c in reversed(range(-(-T // chunk))):
-            after = carry
-            for t in reversed(range(c * chunk, min(T, (c + 1) * chunk))):
-                after = slip[..., t] = np.where(done[..., t], r[..., t], r[..., t] + gamma * after)
+            steps = slice(c * chunk, min(T, (c + 1) * chunk))  # each chunk's return, from the carry handed in
+            slip[..., steps] = reference.discounted_returns(r[..., steps], gamma=gamma, terminated=done[..., steps],
+                                                            bootstrap_value=carry)
             end = (c + 1) * chunk - 1  # where the cumsum's carry is: the chunk's last step (none past T)
             carry = slip[..., end] if end < T else np.zeros(r.shape[:-1])
     if not _is_slip(got, slip, expected):
@@ -4028,7 +4028,6 @@ def _awr_hint(args, i, bad, got, expected):
                      ": exp(A / beta) is clipped from above at max_weight"): np.exp(A / beta),
                  "the advantage clipped before the exp, not the weight" + _fix(": clip exp(A / beta) at max_weight"):
                      np.exp(np.minimum(A / beta, max_w)),
-
                  "a clip from below too (at 1 / max_weight): nothing clips AWR's weights from below, a bad action's "
                  "weight may go to 0" + _fix(": clip from above only, tl.minimum(w, max_weight)"):
                      np.clip(np.exp(A / beta), 1 / max_w, max_w),
