@@ -18,10 +18,11 @@
 #
 # * **You will learn:** to swap the package into a real training loop (CleanRL's PPO on CartPole)
 #   and check that both runs see the same episodes.
-# * **Time:** 2.5–3 h with the open questions (longer training runs); 30–45 min for the reading (no checked exercise here).
+# * **Time:** 2.5–3 h with the open questions (longer training runs); 45–75 min for the reading and `cleanrl_advantages`.
 # * **Needs:** notebooks 02 and 05; gymnasium. No GPU.
 # * **Minimum path:** run every cell. Read sections 2 and 3 (the two swapped calls, and the same
-#   episodes from one seed). Section 1's set-up, section 4 and the open questions can wait.
+#   episodes from one seed), then write the checked exercise `cleanrl_advantages`. Section 1's
+#   set-up, section 4 and the open questions can wait.
 #
 # Everything so far checked one call against a loop. This notebook trains an agent: PPO on
 # gymnasium's CartPole-v1, on a CPU, written as CleanRL's `ppo.py` writes it. Then the same
@@ -46,7 +47,7 @@ import torch.nn as nn
 from torch.distributions.categorical import Categorical
 
 import rltriton_lite as rl
-from rltriton_lite import profile
+from rltriton_lite import exercises, profile
 from rltriton_lite.integrations import cleanrl
 
 torch.set_num_threads(1)  # one thread: the same arithmetic order in both runs
@@ -415,6 +416,78 @@ assert {r["timer"] for r in peer_rows} == {"wall"} and {ours[case(r)]["timer"] f
 # %% [markdown]
 # ## Exercises
 #
+# Checked exercises work as in notebook 00b. Write the starter's function, then run the cell after
+# it. `print(exercises.task(name))` restates the task; solutions are in `notebooks/solutions/`.
+#
+# **`cleanrl_advantages`.** Section 2 swapped CleanRL's loop for `cleanrl.gae`, a wrapper. Write
+# that wrapper yourself: CleanRL's advantages and returns from one call of `rl.gae`. Porting a loop
+# like this, practitioners get one thing wrong most often: which step an episode end belongs to.
+#
+# * **Inputs:** those of section 2's `cleanrl_gae`: `rewards`, `values`, `dones`, each
+#   `(num_steps, num_envs)`, time first; `next_value` `(1, num_envs)`; `next_done` `(num_envs,)`;
+#   `gamma`, `gae_lambda`.
+# * **Returns:** `(advantages, returns)`, as `cleanrl_gae` returns them, up to float32 rounding.
+# * CleanRL's `dones[t] = 1` says the episode ended *before* step t: `obs[t]` starts a new one.
+#   `rl.gae`'s `terminated[t]` says it ended *after* step t: no bootstrap there, the trace cut.
+# * Call only `rl.gae` from the package (not `rltriton_lite.integrations`: its conversion is the
+#   exercise), with no Python loop over the steps.
+# * **Edge case:** an episode that ended at the rollout's last step. Only `next_done` says so.
+#
+# <details><summary>Hint 1: where to start</summary>
+#
+# Read `cleanrl_gae` in section 2. At step t, which flag sets `nextnonterminal`: `dones[t]` or
+# another? And at the last step? That flag, for every step, is the `terminated` that `rl.gae`
+# wants. Notebook 02 showed `rl.gae`'s arguments.
+#
+# </details>
+#
+# <details><summary>Hint 2: the plan</summary>
+#
+# * Build `terminated`, shaped like `rewards`: row t is `dones[t + 1]` for t < num_steps - 1, and
+#   the last row is `next_done`. Make it bool.
+# * `next_value` is the value after the rollout's last step: `rl.gae`'s `bootstrap_value`, one per
+#   env.
+# * The buffers are time first: tell `rl.gae` with `time_dim`.
+# * Return its advantages and its returns.
+#
+# </details>
+#
+# <details><summary>Hint 3: check it by hand</summary>
+#
+# Compare with section 2's loop on a small rollout: one episode end inside env 0, and env 1's
+# episode ending at the last step.
+#
+# ```python
+# r, v = torch.randn(2, 6, 2)
+# dones = torch.zeros(6, 2)
+# dones[3, 0] = 1.0  # env 0: an episode ended after step 2
+# nv, nd = torch.randn(1, 2), torch.tensor([0.0, 1.0])  # env 1: ended at the last step
+# mine, loop = cleanrl_advantages(r, v, dones, nv, nd, 0.99, 0.95), cleanrl_gae(r, v, dones, nv, nd, 0.99, 0.95)
+# print([(m - l).abs().max().item() for m, l in zip(mine, loop)])  # must print two numbers below 1e-6
+# ```
+#
+# </details>
+#
+# <details><summary>Hint 4: the key lines</summary>
+#
+# ```python
+# terminated = torch.cat([dones[___:], next_done.reshape(1, -1)]).bool()
+# out = rl.gae(rewards, values, gamma=gamma, lambda_=gae_lambda, terminated=terminated,
+#              bootstrap_value=___, time_dim=___)
+# return out.advantages, out.returns
+# ```
+#
+# </details>
+
+# %%
+def cleanrl_advantages(rewards, values, dones, next_value, next_done, gamma, gae_lambda):
+    # YOUR CODE: return (advantages, returns), each (num_steps, num_envs)
+    raise NotImplementedError
+
+# %%
+exercises.attempt("cleanrl_advantages", cleanrl_advantages)
+
+# %% [markdown]
 # Without a checker:
 #
 # *(Answer each in its cell below: your teacher's grader collects the answers from

@@ -170,7 +170,11 @@ def per_row(name: str, x, like: torch.Tensor, time_dim: int) -> torch.Tensor | N
     if x.shape != batch and x.numel() == math.prod(batch) and [n for n in x.shape if n != 1] == \
             [n for n in batch if n != 1]:
         return x.reshape(batch)
-    return broadcast(name, x, batch)
+    try:
+        return x.expand(batch) if x.shape != batch else x
+    except RuntimeError:  # (the batch is the tensor's shape less time_dim's: a wrong time_dim shows here first)
+        raise ValueError(f"{name} of shape {_shape(x.shape)} does not broadcast to {_shape(batch)}, the batch shape "
+                         f"of a {_shape(like.shape)} input with time along dim {time_dim}") from None
 
 
 def backend(name: str) -> str:

@@ -2408,7 +2408,8 @@ def _counting_their_steps():
         threading.settrace(before_threads)
 
 
-def _no_loop_over_time(inputs, small, large):
+def _no_loop_over_time(inputs, small, large, how="linear_scan and tensor ops, whose Python does not grow with T "
+                       "(shift with slicing or torch.cat, gather with an index tensor, and let the scan walk the steps)"):
     """A probe (``_Exercise.probe``): the student's Python steps (lines and calls) on ``inputs(T)``
     must not grow from T = ``small`` to T = ``large`` (the same batch, parameters and flags): a
     Python loop over time runs at least one line a step. Vectorised code runs the same lines."""
@@ -2424,9 +2425,8 @@ def _no_loop_over_time(inputs, small, large):
         if steps[1] - steps[0] >= (large - small) // 4:
             raise AssertionError(
                 f"{ex.name}: a Python loop over time: your code ran {steps[0]} Python lines and calls on a rollout "
-                f"of {small} steps and {steps[1]} on one of {large} (the same rows, n, gamma and flags): the task "
-                "asks for linear_scan and tensor ops, whose Python does not grow with T (shift with slicing or "
-                "torch.cat, gather with an index tensor, and let the scan walk the steps)")
+                f"of {small} steps and {steps[1]} on one of {large} (the same rows, parameters and flags): the task "
+                f"asks for {how}")
     return probe
 
 
@@ -4161,6 +4161,102 @@ def _host_bound_hint(rows, algorithm, pass_, got):
     if got == 0:
         return said + "0 means no shape is above 2x: compare full_call_us with 2 * 1000 * kernel_ms."
     return said.strip()
+
+
+# ---- 10: training ----------------------------------------------------------------------------------
+@_checker_only
+def _cleanrl_reference(rewards, values, dones, next_value, next_done, gamma, lam, terminated=None, bootstrap=True):
+    """CleanRL ppo.py's advantages and returns, in float64: GAE with terminated = dones shifted one
+    step on, next_done at the last step (``terminated``, ``bootstrap``: the usual slips)."""
+    r, v, d = (np.asarray(x, dtype=np.float64) for x in (rewards, values, dones))
+    nd = np.asarray(next_done, dtype=np.float64).reshape(1, -1)
+    term = np.concatenate([d[1:], nd]) if terminated is None else terminated(d, nd)
+    boot = np.asarray(next_value, dtype=np.float64).reshape(-1) if bootstrap else np.zeros(r.shape[1])
+    adv, last = np.zeros_like(r), np.zeros(r.shape[1])
+    for t in reversed(range(r.shape[0])):
+        nonterminal = 1.0 - term[t]
+        delta = r[t] + gamma * nonterminal * (boot if t == r.shape[0] - 1 else v[t + 1]) - v[t]
+        adv[t] = last = delta + gamma * lam * nonterminal * last
+    return adv, adv + v
+
+
+_CLEANRL_SLIPS = {  # what the advantages are, where they are CleanRL's with one slip
+    "dones used as terminated, unshifted. dones[t] = 1 says the episode ended before step t (obs[t] is a new "
+    "episode's first), so the cut belongs one step earlier" + _fix(
+        ": terminated[t] = dones[t + 1], and next_done at the last step (torch.cat)"): dict(terminated=lambda d, nd: d),
+    "next_done left out: an episode that ended at the rollout's last step still bootstraps from next_value" + _fix(
+        ": the last row of terminated is next_done"): dict(terminated=lambda d, nd: np.concatenate([d[1:], 0 * nd])),
+    "dones shifted the wrong way (terminated[t] = dones[t - 1])" + _fix(
+        ": dones[t + 1] says the episode ended after step t"): dict(
+        terminated=lambda d, nd: np.concatenate([0 * nd, d[:-1]])),
+    "no bootstrap at the rollout's end: the last step reads V = 0 after it" + _fix(
+        ": pass next_value as bootstrap_value"): dict(bootstrap=False),
+}
+
+
+def _cleanrl_hint(args, i, bad, got, expected):
+    r, v, d, nv, nd, gamma, lam = _as_numpy(tuple(args))
+    if i == 1:  # the returns
+        adv = _cleanrl_reference(r, v, d, nv, nd, gamma, lam)[0]
+        for slip, said in ((adv, "Your returns are the advantages: CleanRL's returns are advantages + values"),
+                           (adv - v, "Your returns are advantages - values: CleanRL's are advantages + values")):
+            if _is_slip(got, slip, expected):
+                return _Whole(said + ".")
+        return None
+    if got.shape == expected.shape[::-1] or got.shape != expected.shape:
+        return None
+    for what, slip in _CLEANRL_SLIPS.items():
+        if _is_slip(got, _cleanrl_reference(r, v, d, nv, nd, gamma, lam, **slip)[0], expected):
+            return _Whole(f"These are CleanRL's advantages with a slip: {what}.")
+    return None
+
+
+def _cleanrl_probe_inputs(T):
+    """Four envs of T steps, an episode end at step 5: the same but for T (the loop probe)."""
+    rng = np.random.default_rng(10)
+    r, v = rng.normal(size=(2, T, 4))
+    d = np.zeros((T, 4))
+    d[5] = 1.0
+    return _t(r), _t(v), _t(d), _t(rng.normal(size=(1, 4))), _t(np.zeros(4)), 0.99, 0.95
+
+
+@_exercise("cleanrl_advantages", "10_train_ppo", "numpy", stream=28, task="""
+cleanrl_advantages(rewards, values, dones, next_value, next_done, gamma, gae_lambda) -> (advantages,
+returns): section 2's cleanrl_gae, CleanRL's loop, as one call of rltriton_lite.gae. rewards,
+values, dones: (num_steps, num_envs) float32 tensors, CleanRL's rollout buffers, time first; dones[t]
+is 1.0 where the episode ended before step t (obs[t] is a new episode's first). next_value:
+(1, num_envs), V of the observation after the rollout; next_done: (num_envs,), 1.0 where the
+episode ended at the rollout's last step. Return CleanRL's advantages and returns = advantages +
+values, each (num_steps, num_envs), equal to cleanrl_gae's up to float32 rounding. rl.gae is the
+only package function you may call (not rltriton_lite.integrations: writing its conversion is the
+exercise), with no Python loop over the steps: the checker runs it on 16 and 64 steps.
+""", may_use=("gae",), time_dim=0, results=("advantages", "returns"),
+    probe=_no_loop_over_time(_cleanrl_probe_inputs, 16, 64, how="one call of rl.gae and tensor ops, whose "
+                             "Python does not grow with the rollout's length (build terminated with slicing and "
+                             "torch.cat)"),
+    window_end="the rollout's last step (it bootstraps from next_value, unless next_done says the episode ended)",
+    hint=lambda args, i, bad, got, expected: _cleanrl_hint(args, i, bad, got, expected))
+def _cleanrl_cases(d):
+    rng, gamma, lam = d.rng, d.real(0.99, 0.9, 0.999), d.real(0.95, 0.8, 0.99)
+    out = []
+    for what, T, N, p, last_done in (
+            ("no episode ends (every step bootstraps, the last from next_value)", d.int(8, 5, 12), 3, 0.0, 0.0),
+            ("episodes end inside the rollout (dones[t] = 1 before some steps, and at step 0)", d.int(40, 20, 50),
+             4, 0.1, 0.0),
+            ("episodes end at the rollout's last step in some envs (next_done = 1)", d.int(30, 13, 40), 5, 0.1, 0.5),
+            ("CleanRL's CartPole shape, 128 steps x 4 envs, episode ends everywhere", 128, 4, 0.05, 0.5)):
+        r, v = rng.normal(size=(2, T, N))
+        dones = _flags(rng, (T, N), p).astype(np.float64)
+        dones[0, 0] = float(p > 0)  # an episode that ended before the rollout: nothing in it changes
+        nd = (np.arange(N) % 2 == 0).astype(np.float64) if last_done else np.zeros(N)
+        nv = rng.normal(size=(1, N))
+        expected = _cleanrl_reference(r, v, dones, nv, nd, gamma, lam)
+        ended_after = np.concatenate([dones[1:], nd[None]]) > 0
+        marks = {"a step after which the episode ended (dones[t + 1] = 1, or next_done at the last step: no "
+                 "bootstrap, the trace is cut)": ended_after}
+        out.append((f"{what}, shape ({T}, {N})", (_t(r), _t(v), _t(dones), _t(nv), _t(nd), gamma, lam), {}, expected,
+                    marks))
+    return out
 
 
 # ---- 11: across devices ----------------------------------------------------------------------------

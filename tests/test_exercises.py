@@ -655,6 +655,10 @@ def wrong_answers(name: str):
             ("outputs not counted", lambda B, T, e: B * T * (4 * e + 1)),
             ("an input left out (next_values)", lambda B, T, e: B * T * (5 * e + 1)),
         ],
+        "cleanrl_advantages": [("dones as terminated, unshifted", _cleanrl_with(lambda d, nd: d)),
+                               ("next_done left out", _cleanrl_with(lambda d, nd: torch.cat([d[1:], 0 * nd[None]]))),
+                               ("no bootstrap (next_value left out)", _cleanrl_with(bootstrap=False)),
+                               ("returns = advantages (values not added)", _cleanrl_with(returns=lambda a, v: a))],
         "host_bound": [("kernel_ms read as microseconds (the 1000 forgotten)", _host_bound_with(us_per_ms=1.0)),
                        ("other implementations' rows counted", _host_bound_with(ours=None)),
                        ("the search stopped at the first shape at or below 2x", _host_bound_with(first_run=True))],
@@ -723,6 +727,16 @@ W_SAYS = {
     ("awr_weights", "clipped from below too, at 1 / max_weight (the ninth review's case)"):
         ("Hint: These are AWR's weights with a slip: a clip from below too (at 1 / max_weight)",
          "Clip from above only, tl.minimum(w, max_weight)."),
+    ("cleanrl_advantages", "dones as terminated, unshifted"):
+        ("Hint: These are CleanRL's advantages with a slip: dones used as terminated, unshifted.",
+         "terminated[t] = dones[t + 1], and next_done at the last step (torch.cat)."),
+    ("cleanrl_advantages", "next_done left out"):
+        ("still bootstraps from next_value.", "The last row of terminated is next_done."),
+    ("cleanrl_advantages", "no bootstrap (next_value left out)"):
+        ("no bootstrap at the rollout's end", "Pass next_value as bootstrap_value."),
+    ("cleanrl_advantages", "returns = advantages (values not added)"):
+        "result 1 (returns): the error starts (in scan order) at index (7, 0) expected -1.62987, got -2.91153 (24 of "
+        "24 elements wrong)\nHint: Your returns are the advantages: CleanRL's returns are advantages + values.",
     ("host_bound", "kernel_ms read as microseconds (the 1000 forgotten)"):
         ("Hint: The answer is 64x16384; yours is 16384x1024. That is the answer with a slip: kernel_ms "
          "(milliseconds) compared with full_call_us (microseconds) as if in one unit.",
@@ -832,6 +846,16 @@ def test_the_package_s_fast_launches_are_watched():
     with exercises._recording_launches():
         launch(1.0)
     assert seen == [(2, 1, 1)] and rl_triton._hooks_installed is before
+
+
+def _cleanrl_with(terminated=lambda d, nd: torch.cat([d[1:], nd[None]]), bootstrap=True,
+                  returns=lambda a, v: a + v):
+    """cleanrl_advantages with one slip, written as a student would: rl.gae with CleanRL's flags."""
+    def cleanrl_advantages(rewards, values, dones, next_value, next_done, gamma, gae_lambda):
+        out = rl.gae(rewards, values, gamma=gamma, lambda_=gae_lambda, terminated=terminated(dones, next_done).bool(),
+                     bootstrap_value=next_value.reshape(-1) if bootstrap else None, time_dim=0)
+        return out.advantages, returns(out.advantages, values)
+    return cleanrl_advantages
 
 
 def _host_bound_with(**slip):

@@ -755,9 +755,9 @@ def test_answers_without_a_checker_are_collected(tmp_path):
 
 
 def test_answers_are_collected_from_a_notebook_without_checked_exercises(tmp_path):
-    """Notebook 10 has no checked exercise, so nothing of it is graded, but --collect-answers still
-    files its answers; a copy without the tagged answer cells (an older handout) is listed with a
-    note, not left out."""
+    """Notebook 10 graded for another notebook's exercise only (--exercises): nothing of it is
+    graded, but --collect-answers still files its answers; a copy without the tagged answer cells
+    (an older handout) is listed with a note, not left out."""
     import copy
 
     course = nbformat.read(str(NOTEBOOKS / "10_train_ppo.ipynb"), as_version=4)
@@ -770,7 +770,8 @@ def test_answers_are_collected_from_a_notebook_without_checked_exercises(tmp_pat
     old = copy.deepcopy(course)
     old.cells = [c for c in old.cells if not c.metadata.get("tags")]
     nbformat.write(old, str(tmp_path / "sub" / "10_train_ppo-bob.ipynb"))
-    done = _grade_script("--out", str(tmp_path / "g.csv"), "-q", "--collect-answers", str(tmp_path / "sub"))
+    done = _grade_script("--out", str(tmp_path / "g.csv"), "-q", "--exercises", "matrix_compose", "--collect-answers",
+                         str(tmp_path / "sub"))
     assert done.returncode == 0, done.stderr
     assert "0 notebooks with exercises (of 2 found), 0 grades" in done.stdout, done.stdout
     text = (tmp_path / "g-answers" / "10_train_ppo.md").read_text(encoding="utf-8")

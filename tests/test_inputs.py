@@ -66,6 +66,11 @@ def test_bootstrap_value_with_a_singleton_dim(shape):
     torch.testing.assert_close(got.advantages, want.advantages, rtol=0, atol=0)
     with pytest.raises(ValueError, match="bootstrap_value"):
         rl.gae(r, v, bootstrap_value=torch.randn(N + 1, 1, device=DEVICE), time_dim=0)
+    # time-major buffers passed without time_dim=0: the message says which dim was taken as time
+    with pytest.raises(ValueError, match=rf"bootstrap_value of shape \({N},\) does not broadcast to "
+                                         rf"\({r.shape[0]},\), the batch shape of a \({r.shape[0]}, {N}\) input with "
+                                         r"time along dim 1"):
+        rl.gae(r, v, terminated=term, bootstrap_value=boot)
 
 
 @pytest.mark.parametrize("backend", ["torch", "triton"])
