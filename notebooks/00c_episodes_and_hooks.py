@@ -525,7 +525,8 @@ print("one source, two compiled kernels: 0.5 x0² + 2 x1² − x2², and min(|x0
 # $r_2$, too: $y_0$ and $y_1$ must stay 2 and 2.
 #
 # ```python
-# prologue = exercises.cases("hooked_scan")[0][1][0]  # case 0's args, the first of them: the discounted return's prologue
+# description, args, kwargs, expected, marks = exercises.cases("hooked_scan")[0]  # the checker's first case
+# prologue = args[0]  # its first argument (hooked_scan's prologue): the discounted return's
 # r, term = torch.tensor([[1.0, 2.0, 3.0]], device=DEVICE), torch.tensor([[False, True, False]], device=DEVICE)
 # print(exercises.guarded(hooked_scan, prologue, (r, term), (0.5,), 4).tolist())  # must print [[2.0, 2.0, 3.0]]
 # ```

@@ -231,7 +231,8 @@ exercises.attempt("gae_pairs", gae_pairs)
 # `step` and `values_now_and_next` from `rltriton_lite.episode`, which knows the episode's inputs
 # (the slots every estimator shares).
 #
-# A package prologue returns five values, `(a, b, reset, valid, keep)`:
+# A package prologue returns five values, `(a, b, reset, valid, keep)` (the card's third form, in
+# 01's introduction):
 #
 # * section 2's pair `a`, `b`;
 # * the reset flag (a select, as in 00c's `reset_scan`);

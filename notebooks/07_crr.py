@@ -17,14 +17,16 @@
 # # 07 — CRR: a one-step target for the critic, a weighted sum for the policy
 #
 # * **You will learn:** critic-regularized regression: advantage weights, sampled-Q baselines, the
-#   loss as an associative reduction; AWR's weights as a Triton hook.
-# * **Time:** 2.5–3 h with the open questions; 45 min–1 h for the reading and the checked
-#   exercise.
+#   loss as an associative reduction; AWR's weights as a Triton hook; AWAC's batch-normalised
+#   weights as a Triton kernel with a reduction.
+# * **Time:** 3–3.5 h with the open questions; 1.25–2 h for the reading and the two checked
+#   exercises.
 # * **Needs:** notebook 05 (and 04's Retrace for the second open question). No GPU.
 # * **Conventions:** the course's flags, values and hook signatures:
 #   [Names and signatures](GLOSSARY.md#names-and-signatures) in the glossary.
-# * **Minimum path:** sections 1, 2 and 4, and the checked exercise `awr_weights` with notebook
-#   05's harness. Section 3 (05's reduction again), sections 5, 6 and the open questions can wait.
+# * **Minimum path:** sections 1, 2 and 4, and the checked exercises `awr_weights` (with notebook
+#   05's harness) and `awac_weights` (a kernel of your own). Section 3 (05's reduction again),
+#   sections 5, 6 and the open questions can wait.
 #
 # Critic Regularized Regression (CRR) learns a policy from a fixed dataset, without new
 # interaction. It avoids two failures:
@@ -464,16 +466,92 @@ awr_weights = None
 exercises.attempt("awr_weights", awr_weights)
 
 # %% [markdown]
+# **`awac_weights`** (a Triton kernel of your own, with a reduction). AWR and CRR clip each weight
+# at 20. AWAC's implementation (Nair et al., 2020) normalises them over the batch instead:
+#
+# $$w_i = N\cdot\operatorname{softmax}(\hat A/\beta)_i = N\,\frac{e^{\hat A_i/\beta}}{\sum_j e^{\hat A_j/\beta}},$$
+#
+# so the weights sum to $N$ and average 1. Every weight depends on the whole batch: the kernel must
+# reduce before it writes. Write `awac_weights(advantages, beta)`.
+#
+# * **Inputs:** `advantages`, a 1-D float32 tensor of $N$ advantages; `beta`, a float.
+# * **Returns:** the weights, a tensor your `@triton.jit` kernel wrote, shaped like `advantages`.
+# * One program is enough. It walks the tensor in blocks of `BLOCK` elements (1024, say) three
+#   times: the max of $\hat A/\beta$, then the sum of $e^{\hat A/\beta - \max}$, then the weights.
+# * **Edge cases:** $\hat A/\beta$ far above 88.7, where `exp` overflows float32 to `inf`, and far
+#   below 0, where it underflows to 0 for every element. Lanes past $N$ must change neither the
+#   max nor the sum.
+#
+# <details><summary>Hint 1: where to start</summary>
+#
+# Section 3 and notebook 05's `two_stage_mean` reduced a tensor with `tl.sum` over blocks. Here one
+# program does it: a `for start in range(0, n, BLOCK)` loop inside the kernel, with a running total
+# as in 00b's chunk loop. Why the max? Softmax does not change when every $\hat A_i/\beta$ moves by
+# the same number, and after subtracting the max every exponent is at most 0: no `inf`, and at
+# least one term of the sum is 1, so never 0.
+#
+# </details>
+#
+# <details><summary>Hint 2: the plan</summary>
+#
+# * Launch one program: `kernel[(1,)](advantages, w, beta, n, BLOCK=1024)`.
+# * Pass 1: `top`, the max of $\hat A/\beta$ over every block (`tl.max`, then `tl.maximum` with the
+#   running max).
+# * Pass 2: `total`, the sum of `tl.exp(x - top)` over every block.
+# * Pass 3: store `n * tl.exp(x - top) / total`, masked.
+# * Load the lanes past $N$ with `other=float("-inf")`: they never win the max, and `exp` gives them 0
+#   in the sum.
+#
+# </details>
+#
+# <details><summary>Hint 3: check it by hand</summary>
+#
+# With $\beta = 1$ and $\hat A = (0, 0, \ln 2)$ the exponentials are 1, 1 and 2, their sum 4, so
+# $w = 3 \cdot (1, 1, 2)/4 = (0.75, 0.75, 1.5)$. Shift every advantage by 1000, up or down: the
+# weights must not move. Without the max, $+1000$ gives `nan` (`inf / inf`) and $-1000$ gives `nan`
+# (`0 / 0`). All 0.25 and 0.5: you left out the factor $N$.
+#
+# ```python
+# for shift in (0.0, 1000.0, -1000.0):
+#     a = torch.tensor([0.0, 0.0, np.log(2.0)], dtype=torch.float32, device=DEVICE) + shift
+#     print([round(w, 4) for w in exercises.guarded(awac_weights, a, 1.0).tolist()])  # must print [0.75, 0.75, 1.5], three times
+# ```
+#
+# </details>
+#
+# <details><summary>Hint 4: the key lines</summary>
+#
+# ```python
+# offs = tl.arange(0, BLOCK)
+# top = float("-inf")
+# for start in range(0, n, BLOCK):
+#     x = tl.load(A + start + offs, mask=start + offs < n, other=___) / beta
+#     top = tl.maximum(top, tl.max(x, 0))
+# total = 0.0
+# # ... a second loop: total += the sum of exp(x - top) over the block
+# # ... a third loop: tl.store(W + start + offs, ___, mask=start + offs < n)
+# ```
+#
+# </details>
+
+# %%
+def awac_weights(advantages, beta):
+    # YOUR CODE: launch your @triton.jit kernel; return the tensor it wrote
+    raise NotImplementedError
+
+# %%
+exercises.attempt("awac_weights", awac_weights)
+
+# %% [markdown]
 # Without a checker:
 #
 # *(Answer each in its cell below: your teacher's grader collects the answers from them.)*
 #
 # 1. CRR's clip at 20 comes from AWR (Peng et al., 2019), which clips its weights $e^{\hat A/\beta}$
-#    at a maximum of 20. AWAC's implementation (Nair et al., 2020) does something else: it
-#    normalises the weights over the batch, $w = N\cdot\operatorname{softmax}(\hat A/\beta)$ (the
-#    softmax over the $N$ elements of the batch), and clips nothing. Compute these weights from
-#    `crr_loss(...).advantages`, and compare them with CRR-exp's for a batch with one huge
-#    advantage. What does `max_weight` protect against that the softmax does not?
+#    at a maximum of 20. AWAC's implementation (Nair et al., 2020) normalises them over the batch
+#    instead and clips nothing: your `awac_weights`. Compute them from `crr_loss(...).advantages`
+#    (with your kernel, or a torch softmax), and compare them with CRR-exp's for a batch with one
+#    huge advantage. What does `max_weight` protect against that the softmax does not?
 # 2. Use the $\lambda = 0.5$ target of section 2 on an offline dataset whose actions come from a
 #    behaviour policy $\mu \ne \pi$. Which expectation does $G_t$ then estimate? Why is the
 #    one-step target unbiased for $Q^\pi$ (given $Q'$), while the multi-step one is not?
@@ -518,3 +596,6 @@ exercises.attempt("awr_weights", awr_weights)
 # * The critic's target is `rl.td_lambda` with λ = 0, a scan that carries nothing. λ > 0 on a
 #   dataset would follow the behaviour policy's actions.
 # * In exp mode a NaN critic value gives a NaN loss (it fails loudly); binary mode drops it.
+# * AWAC normalises the weights over the batch instead of clipping them, $N\cdot\operatorname{softmax}(\hat A/\beta)$:
+#   a kernel that reduces (the max, then the sum) before it writes, with the max subtracted so that
+#   `exp` neither overflows nor underflows.

@@ -528,8 +528,9 @@ print(inspect.getsource(cleanrl_gae))
 # * SB3's steps with 64 envs.
 #
 # The advantages must agree (asserted); the times are printed, not asserted. SB3's default has 16×
-# the steps, so it should cost the loop about 16× CleanRL's. If a printed ratio is far from that,
-# the machine was most likely busy: run the cell again.
+# the steps, so on an idle machine it costs the loop about 16× CleanRL's: a step's few small ops
+# cost about the same with 1 env as with 4. Other processes running can double the ratio (a busy
+# run of this cell printed 29×): if it is far from 16×, run the cell again.
 #
 # <details><summary>Details: how the CPU times are taken, and why they move</summary>
 #
@@ -567,7 +568,7 @@ print("GAE, float32, wall time per call on this CPU (one thread), fastest of 5: 
 print(profile.table(cpu_rows, digits=3))
 assert all(r["rel. error"] < 1e-5 for r in cpu_rows)  # the same advantages
 growth = cpu_rows[1]["loop ms"] / cpu_rows[0]["loop ms"]
-print(f"the loop at 2048×1 ÷ at 128×4: {growth:.3g}× the time, for 16× the steps (expected: about 16×)")
+print(f"the loop at 2048×1 ÷ at 128×4: {growth:.3g}× the time, for 16× the steps (about 16× on an idle machine)")
 LOOP_OPS_PER_STEP = 14  # the ATen ops of one step of the loop: counted below
 print(f"the loop's µs per op (µs per step ÷ {LOOP_OPS_PER_STEP} ops per step): "
       + ", ".join(f"{r['T × N']}: {r['loop µs/step'] / LOOP_OPS_PER_STEP:.3g}" for r in cpu_rows))
@@ -995,7 +996,8 @@ assert all(r["ms"] > 0 and math.isfinite(r["ms"]) for r in live if r["ms"] is no
 #
 # * **Inputs:** a `(B, T)` rollout's `B` and `T`; `elem_bytes`, the bytes of one float element.
 # * **Returns:** the fewest bytes V-trace's forward must move, as notebook 04's kernel reads and
-#   writes it (with `next_values` a tensor of its own, and flags of 1 byte).
+#   writes it: `log_rhos` one tensor, `next_values` a tensor of its own, and one flag,
+#   `terminated`, of 1 byte.
 # * **Edge case:** section 1 did not count GAE's $V(s_{t+1})$. V-trace's `next_values` is a separate
 #   tensor (as from a target network), so it is read.
 #

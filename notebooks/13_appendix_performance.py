@@ -459,14 +459,19 @@ assert (np.diff(time_of, axis=1) == 1).all()  # steps inside a vector ascend: on
 # programs wait on their barriers; small pipelined ones keep enough bytes in flight." The second
 # change kept 256 steps in one warp, as 2 rows of 128 steps, and took 4 % more off.
 #
-# The next cell checks these figures against `docs/DESIGN.md`, and checks that the planner picks
-# the winning tile at that shape:
+# The three tiles' times, and the tile the planner picks at that shape today:
 
 # %%
+TILE_MS = {(4, 256, 4, 1): 0.1226, (1, 256, 1, 2): 0.0851, (2, 128, 1, 2): 0.0814}  # GAE, H200, DESIGN.md
+print(profile.table([{"rows × steps × warps × stages": " × ".join(map(str, t)), "GAE ms (H200)": f"{ms:.4f}"}
+                     for t, ms in TILE_MS.items()]))
+print("the planner's tile at 16384×1024, float32:", plan._plan(16384, 1024, True, 4, torch.device("cuda"), ON_H200)[:4])
+
+# %% jupyter={"source_hidden": true}
+# Checks: the figures above, against docs/DESIGN.md (CI runs them; skip when reading)
 ROOT = os.path.dirname(os.path.dirname(RESULTS))  # the checkout: benchmarks/results/ is two levels down
 with open(os.path.join(ROOT, "docs", "DESIGN.md"), encoding="utf-8") as f:
     design = " ".join(f.read().split())  # one line: the figures as the design document states them
-TILE_MS = {(4, 256, 4, 1): 0.1226, (1, 256, 1, 2): 0.0851, (2, 128, 1, 2): 0.0814}  # GAE, H200, DESIGN.md
 assert "GAE 0.1226 ms at the earlier 4 rows × 256 × 4 warps × 1 stage, 0.0851 ms at 1 × 256 × 1 × 2, " \
        "0.0814 ms at 2 × 128 × 1 × 2" in design
 assert "(2026-11-29, probe `H200-2026-11-29-v4-tiles.log`" in design  # one probe, that day
@@ -474,8 +479,6 @@ assert "(2026-11-29, probe `H200-2026-11-29-v4-tiles.log`" in design  # one prob
 assert round(100 * (1 - one_row_ms / old_ms)) == 31  # % off the time, as the text says
 assert round(100 * (1 - ships_ms / one_row_ms)) == 4
 assert plan._plan(16384, 1024, True, 4, torch.device("cuda"), ON_H200)[:4] == (2, 128, 1, 2)  # the winner ships
-print(profile.table([{"rows × steps × warps × stages": " × ".join(map(str, t)), "GAE ms (H200)": f"{ms:.4f}"}
-                     for t, ms in TILE_MS.items()]))
 
 # %% [markdown]
 # **How the planner shapes the tile.** `plan._tile` starts from 256 steps for one warp and fits

@@ -22,7 +22,7 @@ refused for those six (a ``ValueError``: the grader's unseen cases need the keys
 
 Kinds (``catalog()``'s third field): "kernel" (you write a ``@triton.jit`` kernel and the function
 that launches it, ``kernel[grid](...)``: the seven of 00b and 00c, ``two_stage_mean``,
-``vtrace_kernel``), "hook" (you write ``@triton.jit`` functions, a prologue, an elementwise hook or
+``awac_weights``, ``vtrace_kernel``), "hook" (you write ``@triton.jit`` functions, a prologue, an elementwise hook or
 an epilogue, that a kernel you did not write runs: :func:`scan_hook`, :func:`map_hook`, or the
 package's own kernel through :func:`package_prologue`; ``returns_autograd`` wraps two prologues in a
 ``torch.autograd.Function``), "numpy" (plain NumPy or PyTorch code, no Triton: the pairs (a, b) that
@@ -315,6 +315,7 @@ def check(name: str, fn: Callable, seed: int | None = None) -> None:
     ``returns_autograd``); a function that reads one by name, or is one, is refused the same way.
     The expected values are computed after ``fn`` returns."""
     code, ex = None, _get(name)
+    _HELD[name] = None  # (an error raised by fn leaves no earlier check's fix behind)
     try:
         for code, _ in _verdicts(name, fn, seed):  # (it raises at the first wrong case)
             pass
@@ -688,14 +689,14 @@ def _run(ex, case, fn, args, kwargs, code):
             code = code or _Code(fn)
             _refuse(ex, case, code, refused, e)  # the package's answer called: that first
             if isinstance(e, (TypeError, ValueError)):
-                raise
+                raise _raised_by_theirs(ex, case, fn, e) from None
             if isinstance(e, AssertionError):  # the runner's own checks (launches, bits, chunks)
                 raise type(e)(f"{ex.name}, {case}: {e}" + code.slips()) from None  # (a _RuleBroken stays one)
             stray = _cause(e, _OutOfBounds)  # a Triton compile or run error inside the student's code
             if stray is not None:
                 raise AssertionError(f"{ex.name}, {case}: {stray}") from None
             if ex.kind not in ("kernel", "hook"):  # no Triton code of theirs: their own error as it is
-                raise
+                raise _raised_by_theirs(ex, case, fn, e) from None
             count = _returned_count(ex, e, fn)
             if count is not None:  # a verdict on the answer, as a wrong count of results is (_compare)
                 raise AssertionError(f"{ex.name}, {case}: {count}") from None
@@ -711,6 +712,13 @@ def _run(ex, case, fn, args, kwargs, code):
     code = code or _Code(fn)
     _refuse(ex, case, code, refused)
     return got, launched, widest, list(functions), code
+
+
+def _raised_by_theirs(ex, case, fn, e: Exception) -> Exception:
+    """The error the student's function raised, as it is (its type, its message), with a note of the
+    case and the student's line, and without the checker's frames (dozens of lines in a notebook)."""
+    e.add_note(f"({ex.name}, {case}: your function raised it{_student_line(e, fn)})")
+    return e.with_traceback(None)
 
 
 def _expected(ex, seed, i):
@@ -823,7 +831,7 @@ def attempt(name: str, fn: Callable | None, seed: int | None = None) -> None:
     echo a returned bool under it). "not attempted yet" while ``fn`` is a starter (it raises
     ``NotImplementedError``, or is None where a Triton function is to be written); a wrong answer's
     message is printed, not raised, so Run All goes on to the next cells; an error in ``fn`` itself
-    raises, with its traceback. ``seed`` as in :func:`check`."""
+    raises, noted with the case and the line of ``fn`` it came from. ``seed`` as in :func:`check`."""
     if fn is None:
         print(f"{name}: not attempted yet (assign your " + ("@triton.jit function" if _get(name).kind in
                                                              ("kernel", "hook") else "function") + f" to {name})")
@@ -4043,11 +4051,77 @@ def _awr_hint(args, i, bad, got, expected):
     return None
 
 
+@_checker_only
+def _awac_reference(A, beta):
+    """AWAC's batch-normalised weights, N softmax(A / beta), in float64 (the max subtracted)."""
+    x = np.asarray(A, dtype=np.float64) / beta
+    e = np.exp(x - x.max())
+    return x.size * e / e.sum()
+
+
+def _awac_hint(A, beta, got, expected):
+    """awac_weights' usual slips: softmax without the N, exp without the max, padding in the sum."""
+    got = np.asarray(got, dtype=np.float64)
+    if got.shape != expected.shape:
+        return None
+    n = got.size
+    if n > 1 and np.allclose(got * n, expected, rtol=1e-4, atol=1e-7):
+        return _Whole("These are softmax's probabilities, which sum to 1: AWAC's weights are N times them, so "
+                      "that they sum to N and average 1 (a weight of 1 is an average sample)." + _fix(
+                          " Multiply by N, the number of advantages."))
+    if not np.isfinite(got).all() or not got.any():
+        x = _as_numpy(A) / beta
+        return _Whole("exp(A / beta) overflowed to inf or underflowed to 0 (in float32 exp(x) is inf above x = "
+                      f"88.7 and 0 below about -104; here A / beta runs from {x.min():.4g} to {x.max():.4g}), or "
+                      "lanes past N set the max." + _fix(" Subtract the max of A / beta before the exp (the softmax "
+                                                         "is unchanged by a shift), and load the lanes past N as "
+                                                         "-inf."))
+    ratio = got / expected
+    if np.allclose(ratio, ratio.flat[0], rtol=1e-4) and ratio.flat[0] < 1:
+        return _Whole(f"Every weight is too small by the same factor, {ratio.flat[0]:.4g}: your sum of the "
+                      "exponentials holds terms it should not, the lanes past N?" + _fix(
+                          " Load them as -inf (other=float(\"-inf\")): exp gives 0 there, and the max ignores them."))
+    if np.allclose(ratio, ratio.flat[0], rtol=1e-4) and ratio.flat[0] > 1:
+        return _Whole(f"Every weight is too large by the same factor, {ratio.flat[0]:.4g}: your sum of the "
+                      f"exponentials misses terms. Does each pass walk all N = {n} elements, block by block?" + _fix(
+                          " Loop over the blocks in every pass: for start in range(0, n, BLOCK)."))
+    return None
+
+
+@_exercise("awac_weights", "07_crr", "kernel", stream=29, task="""
+awac_weights(advantages, beta) -> w: AWAC's weights, normalised over the batch instead of clipped,
+w_i = N softmax(A / beta)_i = N exp(A_i / beta) / sum_j exp(A_j / beta), for a 1-D float32 tensor
+of N advantages (w sums to N: its mean is 1). w is a tensor that a @triton.jit kernel of your own
+wrote. One program can do it, walking the tensor in blocks of BLOCK elements (a tl.constexpr, 1024
+say) three times: the max of A / beta, then the sum of exp(A / beta - max), then w. Lanes past N
+must change neither the max nor the sum. A / beta may be large (exp overflows float32 above 88.7)
+or far below 0 (exp underflows to 0): subtract the max before the exp.
+""", needs="kernel", scan=None, recompute=lambda A, beta: _awac_reference(A, beta), key="the max",
+    hint=lambda args, i, bad, got, expected: _awac_hint(args[0], args[1], got, expected))
+def _awac_cases(d):
+    rng, out = d.rng, []
+    n1, n2, n3 = d.int(2500, 1100, 4000), d.int(700, 300, 1000), d.int(1500, 1100, 2000)
+    n1, n3 = n1 + (n1 % 1024 == 0), n3 + (n3 % 1024 == 0)  # never a whole number of blocks: padding to get right
+    beta = d.real(0.5, 0.3, 2.0)
+    grid = lambda n: np.round(64 * rng.normal(size=n)) / 64  # noqa: E731 -- exact in float32, and so A - max
+    big = grid(n2)
+    big[rng.choice(n2, 3, replace=False)] = rng.integers(500, 1000, size=3)
+    for what, A, b in (
+            ("N=5, beta=1", rng.normal(size=5), 1.0),
+            (f"N={n1}, beta={beta}: more than one block of 1024", rng.normal(size=n1), beta),
+            (f"N={n2}, beta=1, three advantages from 500 to 1000 (exp overflows float32 without the max "
+             "subtracted)", big, 1.0),
+            (f"N={n3}, beta=1, every advantage near -1000 (exp underflows to 0 without the max subtracted)",
+             grid(n3) - 1000.0, 1.0)):
+        out.append((what, (_t(A), b), {}, _awac_reference(A, b)))
+    return out
+
+
 # ---- 08: profiling ---------------------------------------------------------------------------------
 @_exercise("vtrace_floor_bytes", "08_profiling", "concept", stream=19, task="""
 vtrace_floor_bytes(B, T, elem_bytes) -> bytes: the fewest bytes V-trace's forward must move for a
-(B, T) rollout, as notebook 04's kernel reads and writes it (the profiler's call: next_values a
-tensor of its own, floats of elem_bytes bytes, flags of 1 byte).
+(B, T) rollout, as notebook 04's kernel reads and writes it (the profiler's call: log_rhos one
+tensor, next_values a tensor of its own, floats of elem_bytes bytes, one flag, terminated, of 1 byte).
 """, scan=None, hint=lambda args, i, bad, got, expected: _floor_hint(*args, got))
 def _vtrace_floor_cases(d):
     return [(f"B={B}, T={T}, {e}-byte elements", (B, T, e), {}, B * T * (6 * e + 1))
@@ -4062,7 +4136,11 @@ def _floor_hint(B, T, e, got):
                 5 * e + 1: "one tensor of elem_bytes per step is missing: one of the four float inputs that "
                            "notebook 04's kernel reads (next_values, a tensor of its own, among them) or one of the "
                            "two outputs it writes",
-                7 * e: "the flag is one byte per step, not elem_bytes"}
+                7 * e: "the flag is one byte per step, not elem_bytes",
+                7 * e + 1: "one float tensor too many: the importance weights come in one tensor, log_rhos = "
+                           "log pi - log mu, not as two log-probabilities",
+                6 * e + 2: "one flag too many: notebook 04's call reads one, terminated (a truncation is not among "
+                           "its inputs)"}
     try:
         slip = per_step.get(int(got) // (B * T)) if int(got) % (B * T) == 0 else None
     except (TypeError, ValueError, OverflowError):

@@ -635,6 +635,10 @@ def wrong_answers(name: str):
                       ("the objective, not the loss (the sign flipped)", _dual_clip_negated),
                       ("tl.minimum with c A, a cap where the dual clip is a floor (the tenth review's case)",
                        _dual_clip_as_a_cap)],
+        "awac_weights": [("exp without the max subtracted (overflow and underflow)", _awac_with(NO_MAX=True)),
+                         ("the lanes past N loaded as 0: in the sum", _awac_with(PAD_ZERO=True)),
+                         ("softmax without the factor N", _awac_with(NO_N=True)),
+                         ("the max and the sum over the first block only", _awac_with(ONE_BLOCK=True))],
         "two_stage_mean": [
             ("padding counted in n", lambda x: s(x) * x.numel() / (1024 * -(-x.numel() // 1024))),
             ("padding loaded as 1", lambda x: s(x) + (1024 * -(-x.numel() // 1024) - x.numel()) / x.numel()),
@@ -654,6 +658,8 @@ def wrong_answers(name: str):
             ("no flag byte", lambda B, T, e: B * T * 6 * e),
             ("outputs not counted", lambda B, T, e: B * T * (4 * e + 1)),
             ("an input left out (next_values)", lambda B, T, e: B * T * (5 * e + 1)),
+            ("log pi and log mu counted as two tensors (a later review's case)", lambda B, T, e: B * T * (7 * e + 1)),
+            ("terminated and truncated: two flags (a later review's case)", lambda B, T, e: B * T * (6 * e + 2)),
         ],
         "cleanrl_advantages": [("dones as terminated, unshifted", _cleanrl_with(lambda d, nd: d)),
                                ("next_done left out", _cleanrl_with(lambda d, nd: torch.cat([d[1:], 0 * nd[None]]))),
@@ -727,6 +733,19 @@ W_SAYS = {
     ("awr_weights", "clipped from below too, at 1 / max_weight (the ninth review's case)"):
         ("Hint: These are AWR's weights with a slip: a clip from below too (at 1 / max_weight)",
          "Clip from above only, tl.minimum(w, max_weight)."),
+    ("awac_weights", "exp without the max subtracted (overflow and underflow)"):
+        ("Hint: exp(A / beta) overflowed to inf or underflowed to 0 (in float32 exp(x) is inf above x = 88.7 and 0 "
+         "below about -104; here A / beta runs from",
+         "Subtract the max of A / beta before the exp (the softmax is unchanged by a shift), and load the lanes past "
+         "N as -inf."),
+    ("awac_weights", "the lanes past N loaded as 0: in the sum"):
+        ("your sum of the exponentials holds terms it should not, the lanes past N?",
+         'Load them as -inf (other=float("-inf")): exp gives 0 there, and the max ignores them.'),
+    ("awac_weights", "softmax without the factor N"):
+        ("Hint: These are softmax's probabilities, which sum to 1", "Multiply by N, the number of advantages."),
+    ("awac_weights", "the max and the sum over the first block only"):
+        ("your sum of the exponentials misses terms. Does each pass walk all N = 2500 elements, block by block?",
+         "Loop over the blocks in every pass: for start in range(0, n, BLOCK)."),
     ("cleanrl_advantages", "dones as terminated, unshifted"):
         ("Hint: These are CleanRL's advantages with a slip: dones used as terminated, unshifted.",
          "terminated[t] = dones[t + 1], and next_done at the last step (torch.cat)."),
@@ -744,6 +763,10 @@ W_SAYS = {
     ("host_bound", "the search stopped at the first shape at or below 2x"):
         ("the search stops at the first shape at or below 2x, but the ratio can rise again at a larger shape.",
          "Look at every shape."),
+    ("vtrace_floor_bytes", "log pi and log mu counted as two tensors (a later review's case)"):
+        "one float tensor too many: the importance weights come in one tensor, log_rhos = log pi - log mu",
+    ("vtrace_floor_bytes", "terminated and truncated: two flags (a later review's case)"):
+        "one flag too many: notebook 04's call reads one, terminated",
     ("vtrace_floor_bytes", "an input left out (next_values)"):
         "one tensor of elem_bytes per step is missing: one of the four float inputs",
     ("vtrace_fixed_point", "V^pi: the clip ignored"):
@@ -846,6 +869,39 @@ def test_the_package_s_fast_launches_are_watched():
     with exercises._recording_launches():
         launch(1.0)
     assert seen == [(2, 1, 1)] and rl_triton._hooks_installed is before
+
+
+@triton.jit
+def _awac_variant(A, W, beta, n, BLOCK: tl.constexpr, NO_MAX: tl.constexpr, PAD_ZERO: tl.constexpr,
+                  NO_N: tl.constexpr, ONE_BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    pad = 0.0 if PAD_ZERO else float("-inf")
+    stop = BLOCK if ONE_BLOCK else n
+    top = float("-inf")
+    for start in range(0, stop, BLOCK):
+        x = tl.load(A + start + offs, mask=start + offs < n, other=pad) / beta
+        top = tl.maximum(top, tl.max(x, 0))
+    if NO_MAX:
+        top = 0.0
+    total = 0.0
+    for start in range(0, stop, BLOCK):
+        x = tl.load(A + start + offs, mask=start + offs < n, other=pad) / beta
+        total += tl.sum(tl.exp(x - top), 0)
+    scale = 1.0 if NO_N else n * 1.0
+    for start in range(0, n, BLOCK):
+        x = tl.load(A + start + offs, mask=start + offs < n, other=pad) / beta
+        tl.store(W + start + offs, scale * tl.exp(x - top) / total, mask=start + offs < n)
+
+
+def _awac_with(**mistake):
+    """awac_weights with one mistake switched on, as a student writes it (one program, three passes)."""
+    flags = {**dict(NO_MAX=False, PAD_ZERO=False, NO_N=False, ONE_BLOCK=False), **mistake}
+
+    def awac_weights(advantages, beta):
+        w = torch.empty_like(advantages)
+        _awac_variant[(1,)](advantages, w, beta, advantages.numel(), BLOCK=1024, **flags)
+        return w
+    return awac_weights
 
 
 def _cleanrl_with(terminated=lambda d, nd: torch.cat([d[1:], nd[None]]), bootstrap=True,
@@ -1474,7 +1530,23 @@ def test_attempt_tells_a_starter_from_a_wrong_answer(capsys):
     # a wrong answer: its message printed, not raised, so Run All goes on past the cell
     assert exercises.attempt("gae_pairs", lambda r, v, nv, term, trunc, g, lam: (r * 0, r)) is None
     assert capsys.readouterr().out.startswith("gae_pairs: WRONG. gae_pairs, shape (1, 5): the error starts")
-    with pytest.raises(ZeroDivisionError):  # an error in the answer itself keeps its traceback
+    # an error in the answer itself is raised as it is, noted with the case and the student's line,
+    # and leaves no earlier check's fix behind (a review: fix() showed the one before)
+    with pytest.raises(AssertionError):
+        exercises.check("cleanrl_advantages", _cleanrl_with(bootstrap=False))
+    assert exercises.fix("cleanrl_advantages") == "Pass next_value as bootstrap_value."
+
+    def no_time_dim(rewards, values, dones, next_value, next_done, gamma, gae_lambda):
+        return rl.gae(rewards, values, bootstrap_value=next_value.reshape(-1))
+
+    with pytest.raises(ValueError, match="bootstrap_value of shape") as e:
+        exercises.attempt("cleanrl_advantages", no_time_dim)
+    (note,) = e.value.__notes__
+    assert note.startswith("(cleanrl_advantages, no episode ends (every step bootstraps, the last from next_value), "
+                           "shape (8, 3): your function raised it at line ")
+    assert note.endswith(" of no_time_dim (return rl.gae(rewards, values, bootstrap_value=next_value.reshape(-1))))")
+    assert "held none back" in exercises.fix("cleanrl_advantages")
+    with pytest.raises(ZeroDivisionError):
         exercises.attempt("vtrace_floor_bytes", lambda B, T, elem_bytes: B // 0)
 
 
@@ -1873,6 +1945,7 @@ PURE_TORCH = {  # the same functions in PyTorch, right on every case: a Triton n
     "hooked_scan": lambda prologue, X, P, c: _torch_returns(X[0], X[1], P[0]) if len(X) == 2 else _torch_returns(
         X[0] + torch.where(X[3], 0.0, P[0] * X[2]) - X[1], X[3], P[0] * P[1]),  # the algorithm told by its inputs
     "two_stage_mean": lambda x: x.mean(),
+    "awac_weights": lambda A, beta: A.numel() * torch.softmax(A / beta, 0),
     "vtrace_kernel": _torch_vtrace,
     "returns_autograd": lambda r, d, g: _torch_returns(r, d, g),  # autograd through the loop
 }
@@ -2254,7 +2327,7 @@ def test_a_result_poured_into_the_kernel_s_buffer_is_refused_as_compiled(monkeyp
 
 
 @pytest.mark.parametrize("name", ["td_target_kernel", "block_scan", "chunked_scan", "reset_scan", "gae_kernel",
-                                  "hooked_scan", "strided_scan", "two_stage_mean", "returns_autograd"])
+                                  "hooked_scan", "strided_scan", "two_stage_mean", "awac_weights", "returns_autograd"])
 def test_every_solution_passes_the_replay_on_every_case_as_compiled(monkeypatch, name):
     """Compiled, every case is replayed on new inputs (the NaN and inf cases, the transposed and sliced
     views, the two launches of two_stage_mean, both passes of returns_autograd): the solutions pass.
@@ -2448,7 +2521,7 @@ def test_the_replay_puts_the_inputs_back_and_refreshes_copies_of_them():
 
 
 PROVENANCE = ["td_target_kernel", "block_scan", "chunked_scan", "reset_scan", "gae_kernel", "hooked_scan",
-              "strided_scan", "two_stage_mean", "returns_autograd"]
+              "strided_scan", "two_stage_mean", "awac_weights", "returns_autograd"]
 
 
 @pytest.mark.parametrize("name", PROVENANCE)
