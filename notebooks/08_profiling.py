@@ -30,32 +30,21 @@
 #   open questions.
 
 # %% [markdown]
-# **Four questions**, in this order:
-#
-# 1. **How fast could it be?** These kernels do a few flops per byte: they are memory-bound. Their
-#    **floor** is the time to move the fewest bytes they must move, at the copy bandwidth.
-# 2. **How fast is it?** The committed H200 results of `python -m rltriton_lite.bench` say.
-# 3. **What does a training step pay per call?** At RL sizes, mostly host work: the **wall time**.
-# 4. **What can this machine time?** On a CPU, Triton runs only in its interpreter (the GPU program,
-#    run in Python), whose time means nothing. So the kernels are checked, not timed; the timings
-#    compare the package's PyTorch path with the code it replaces.
-#
 # **The lesson to keep: two clocks.**
 #
 # * **Wall time** per call: what a training loop waits for, host included.
 # * **GPU time**: the kernel alone, timed by replaying a CUDA graph.
 #
-# **Three lessons**, each with its H200 numbers in its section:
+# These kernels do a few flops per byte: they are memory-bound. Their **floor** is the time to move
+# the fewest bytes they must move. Sections 1–2 price the floor and show how close the H200 gets.
+# Section 3 shows that at RL shapes a call's wall time is many times its GPU time. Section 4 takes
+# the host's share out.
 #
-# * **The floor** (sections 1–2): on a large batch (16384×1024), every kernel moves its bytes close
-#   to copy speed.
-# * **Two clocks** (section 3): at the small shapes RL code uses (16×128, 4096×128), a call's wall
-#   time is many times its GPU time. An eager call costs at least about 10 µs of host time, whatever
-#   its kernel does.
-# * **CUDA graphs** (section 4): capturing the call removes most of that host share.
+# The GPU figures are the committed H200 results of `python -m rltriton_lite.bench` (`RES` below;
+# its fields and sources: "About the data", at the end). On a CPU, Triton runs only in its
+# interpreter, whose time means nothing: the kernels are checked, not timed.
 #
-# **Skip the "Checks" cells** (they start with `# Checks`): they test this page's claims against
-# the data files, for CI. Jupyter shows them folded.
+# **Skip the "Checks" cells** (folded, starting `# Checks`): CI runs them against the data files.
 
 # %%
 import math
@@ -78,31 +67,6 @@ KERNEL = "triton"
 LIVE = ("live, this GPU" if DEVICE == "cuda" else
         "this CPU, one thread: real wall-clock times of PyTorch code; the Triton kernels checked, not timed")
 print(f"device: {DEVICE}; times measured here: {LIVE}")
-
-# %% [markdown]
-# **Where these numbers come from.** Unless a line says otherwise, every H200 figure of the course
-# comes from one file: `benchmarks/results/H200-2026-12-01c.json`, the committed run (float32; torch
-# 2.11, Triton 3.6). The other sources, and two cautions: "About the data", at the end.
-#
-# Each row of the file is one (algorithm, implementation, shape, dtype, pass). Its main fields:
-#
-# | field | what it is |
-# |---|---|
-# | `bytes` | the fewest bytes the call must move (the floor model below) |
-# | `floor_ms` | `bytes` ÷ the copy bandwidth measured in the same run |
-# | `kernel_ms` | **GPU time**: the median of CUDA-graph replays, the kernels alone, no host |
-# | `full_call_us` | **wall time** per call: back-to-back eager calls, one sync at the end, host included |
-#
-# <details><summary>Details: two more fields, and which "% floor" the notebooks show</summary>
-#
-# | field | what it is |
-# |---|---|
-# | `ms`, `pct_floor` | the `triton.testing.do_bench` median (L2 flushed between calls), and `floor_ms ÷ ms` |
-#
-# Every "% floor" that notebooks 05–09 show from this file is `floor_ms ÷ kernel_ms` instead.
-# Notebook 09, "Two % floors", compares the two.
-#
-# </details>
 
 # %%
 import triton  # noqa: E402
@@ -129,19 +93,11 @@ def row(res, algorithm, B, T, impl="rltriton_lite", dtype="float32", pass_="fwd"
 # **Question: how fast could a memory-bound kernel possibly be?** Count the bytes GAE and PPO's
 # loss must move: every timing below is measured against the time they take.
 #
-# Per (row, step), GAE must:
-#
-# * **read** the reward, the value $V(s_t)$ and the episode-end flag;
-# * **write** the advantage $\hat A_t$ and the return $\hat A_t + V(s_t)$.
-#
-# Three things are not counted:
-#
-# * $V(s_{t+1})$: it is the next element of the values tensor, which is read once anyway.
-# * The carry: it stays in the kernel.
-# * The bootstrap $V(s_T)$: one number per row.
-#
-# float32 is 4 bytes, a bool 1. PPO's clipped loss reads three tensors per step and writes one
-# scalar per batch: nothing per step.
+# Per (row, step), GAE **reads** the reward, the value $V(s_t)$ and the episode-end flag, and
+# **writes** the advantage $\hat A_t$ and the return $\hat A_t + V(s_t)$. Not counted: $V(s_{t+1})$
+# (the next element of the values tensor, read once anyway), the carry (it stays in the kernel) and
+# the bootstrap $V(s_T)$ (one number per row). float32 is 4 bytes, a bool 1. PPO's clipped loss
+# reads three tensors per step and writes one scalar per batch: nothing per step.
 
 # %%
 GAE_TRAFFIC = [dict(tensor=n, access=a, bytes=b) for n, a, b in [
@@ -161,17 +117,8 @@ print(f"PPO's loss moves {ppo_bytes} B per (row, step) in float32")
 assert ppo_bytes == profile.op("ppo").bytes_per_step(4) == 12
 
 # %% [markdown]
-# In bfloat16 the floats halve, but the flag stays 1 byte: GAE moves 2+2+1+2+2 = 9 B, not 8.5. A
-# forward + backward row adds the backward's bytes (GAE's: 17 B again).
-
-# %%
-gae_bytes_bf16 = 2 + 2 + 1 + 2 + 2
-assert gae_bytes_bf16 == profile.op("gae").bytes_per_step(2)
-for name, o in profile.ops().items():
-    if name != "vtrace":  # (V-trace's count is this notebook's exercise)
-        print(f"{name:>18}: {o.bytes_per_step(4):3d} B/step in float32, {o.bytes_per_step(2):3d} in bfloat16")
-
-# %% [markdown]
+# In bfloat16 the floats halve, but the flag stays 1 byte: GAE moves 2+2+1+2+2 = 9 B, not 8.5.
+#
 # **The floor.** The harness times a large device-to-device copy, counting reads and writes: that
 # is the usable memory bandwidth. For GAE on 16384 rollouts × 1024 steps,
 # $t_\text{floor} = B \cdot T \cdot \text{bytes per step} \,/\, \text{copy bandwidth}$:
@@ -190,8 +137,6 @@ print(f"PPO: {B * T * ppo_bytes / 1e6:.1f} MB → {ppo_floor_ms * 1e3:.1f} µs")
 
 # %% jupyter={"source_hidden": true}
 # Checks: the claims above, on the committed run (CI runs them; skip when reading)
-assert row(FULL, "gae", 16384, 1024, dtype="bfloat16")["bytes"] == 16384 * 1024 * gae_bytes_bf16
-assert row(RES, "gae", 16384, 1024, pass_="fwd+bwd")["bytes"] == 16384 * 1024 * 2 * gae_bytes
 r_gae, r_ppo = row(RES, "gae", B, T), row(RES, "ppo", B, T)
 assert r_gae["bytes"] == B * T * gae_bytes and r_ppo["bytes"] == B * T * ppo_bytes
 # within 0.01 %: each row was priced with the bandwidth measured beside it; BW is their mean
@@ -202,10 +147,8 @@ assert math.isclose(ppo_floor_ms, r_ppo["floor_ms"], rel_tol=1e-4)
 # ## 2. The committed H200 results: GPU time against the floor
 #
 # **Question: how close to the floor do the kernels get on a large batch?** The table: every
-# algorithm at 16384×1024, float32, forward.
-#
-# * **% floor** = floor ÷ GPU time. At 100 %, the kernel moves its bytes as fast as a plain copy.
-# * The last column is the wall time per eager call.
+# algorithm at 16384×1024, float32, forward. **% floor** = floor ÷ GPU time: at 100 %, the kernel
+# moves its bytes as fast as a plain copy.
 
 # %%
 ALGORITHMS = list(profile.ops()) + ["linear_scan"]
@@ -246,16 +189,11 @@ assert all(t["wall µs/call"] < 1.25 * t["GPU µs"] for t in gpu_table)  # big: 
 # %% [markdown]
 # ## 3. Wall time versus GPU time at the shapes RL code uses
 #
-# **Question: at the shapes RL code uses, where does a call's time go?** A practitioner needs this
-# section most. RL shapes are small:
-#
-# * 4096 environments × 128 steps is 0.5 M elements;
-# * 16 × 128 is 2 K;
-# * a few long rollouts: 64 × 16384.
-#
-# There the kernel takes a few µs, but a Python call also pays **host** work: argument checks, the
-# Triton launcher, the allocator, the CUDA launch. Launches are asynchronous, so back-to-back calls
-# cost about max(host time, GPU time) each.
+# **Question: at the shapes RL code uses, where does a call's time go?** RL shapes are small: 4096
+# environments × 128 steps, 16 × 128, or a few long rollouts (64 × 16384). There the kernel takes a
+# few µs, but a Python call also pays **host** work: argument checks, the Triton launcher, the
+# allocator, the CUDA launch. Launches are asynchronous, so back-to-back calls cost about
+# max(host time, GPU time) each.
 
 # %%
 SHAPES = [(16, 128), (4096, 128), (64, 16384), (16384, 1024)]
@@ -283,68 +221,20 @@ plt.tight_layout()
 plt.show()
 
 # %% [markdown]
-# **What the table and chart show.**
+# **Answer:** Mostly to the host. At 16×128 and 4096×128, a call costs 19–55 µs of wall time for
+# 1.3–5.2 µs of GPU work: its wall time is 7–34× its GPU time. So a faster kernel barely changes
+# what the training loop waits for, and no eager call costs much less than about 10 µs (an empty
+# launch, timed: "About the data"). Only 16384×1024 is GPU-bound throughout.
 #
-# * At 16×128 and 4096×128, a call costs 19–55 µs of wall time for 1.3–5.2 µs of GPU work.
-# * At 64×16384, the scans' GPU time (39–60 µs) hides the host. It is far above their 2–6 µs
-#   floors: few rows give little parallel work. The elementwise losses stay host-bound.
-# * Only 16384×1024 is GPU-bound throughout.
+# <details><summary>Details: the long rollouts, 64×16384</summary>
 #
-# **How much is our call's own host work?** The results file times a yardstick beside our calls,
-# the **"anchor: bare Triton launch"** (`bench.bare_gae`). It is *not* an empty kernel: it is a
-# naive GAE kernel, one program per row, one step at a time. Both rows below are GAE, forward.
-
-# %%
-bare_table = []
-for b, t in [(16, 128), (4096, 128), (64, 16384)]:
-    ours_, bare_ = row(RES, "gae", b, t), row(RES, "gae", b, t, impl="bare_triton_launch")
-    bare_table.append({"shape": f"{b}×{t}", "ours wall": ours_["full_call_us"], "ours GPU": 1e3 * ours_["kernel_ms"],
-                       "bare wall": bare_["full_call_us"], "bare GPU": 1e3 * bare_["kernel_ms"],
-                       "ours ÷ bare (wall)": ours_["full_call_us"] / bare_["full_call_us"]})
-print(f"H200, committed results {RES['date']}: GAE forward, µs per call, ours against the bare launch")
-print(profile.table(bare_table, digits=3))
-bare = {t["shape"]: t for t in bare_table}
-
-# %% [markdown]
-# **Reading the table.** The last column is ours ÷ the bare launch: below 1, ours costs less.
+# There the scans' GPU time (39–60 µs) hides the host. It is far above their 2–6 µs floors: few
+# rows give little parallel work. The elementwise losses stay host-bound.
 #
-# * **At 16×128 our GAE reads as the slower call:** 54.5 µs of wall time against the bare
-#   launch's 28.8, 1.9× as long. Its kernel is not the cause: on the GPU it takes 1.9 µs, the naive
-#   kernel 7.9. At this size, host work (ours or the launcher's) decides the call.
-# * **Beyond 16×128, the naive kernel's slow walk dominates.** Its GPU time is most of its wall
-#   time. Our GAE's call costs 0.39× the bare launch's at 4096×128, 0.07× at 64×16384.
-#
-# Why one run cannot say how much of that 1.9× is our own host work: "About the data", at the end.
-#
-# **How much is just a launch?** The results file has no empty kernel, so a separate probe times
-# one (where it comes from: "About the data"). We read its two yardsticks, which do no real work:
-#
-# * `noop kernel[grid]`: an **empty** Triton kernel, so the launch alone;
-# * `torch.add`: one PyTorch op.
-
-# %%
-PROBE = "H200-2026-12-01d-wall.txt"
-with open(os.path.join(RESULTS, PROBE), encoding="utf-8") as f:
-    print(f.readline().strip("# \n"))  # its first line: the GPU, the date, the commit and the stack
-probe = {(sec["B"], sec["T"]): {r["name"]: r["us"] for r in sec["rows"] if r["pass"] == "fwd"}
-         for sec in profile.read_wall_probe(os.path.join(RESULTS, PROBE))}
-probe_table = [{"shape": f"{b}×{t}", "noop kernel[grid]": probe[b, t]["noop kernel[grid]"],
-                "torch.add": probe[b, t]["torch.add"]} for b, t in [(16, 128), (4096, 128), (64, 16384)]]
-print(f"H200 wall-time probe, µs per forward call (host included), {PROBE}")
-print(profile.table(probe_table, digits=3))
-
-# %% [markdown]
-# An empty launch costs 16–19 µs of wall time, a `torch.add` 10–11 µs, whatever the shape. So no
-# eager call costs much less than about 10 µs, however little its kernel does.
-#
-# Wall times are noisy: quote them as "tens of µs", GPU times to a few per cent (why: "About the
-# data").
-#
-# **Answer:** Mostly to the host. At 16×128 and 4096×128, a call's wall time is 7–34× its GPU time,
-# so a faster kernel barely changes what the training loop waits for.
+# </details>
 
 # %% jupyter={"source_hidden": true}
-# Checks: the claims above, on the file each comes from (CI runs them; skip when reading)
+# Checks: the claims above, on the committed run (CI runs them; skip when reading)
 ratio = {(t["algorithm"], s): t[f"{s[0]}×{s[1]} wall"] / t[f"{s[0]}×{s[1]} GPU"] for t in wall_gpu for s in SHAPES}
 small = [ratio[a, s] for a in ALGORITHMS for s in [(16, 128), (4096, 128)]]
 assert 6.5 < min(small) and max(small) < 35  # host-bound: wall 7-34x the GPU time
@@ -360,18 +250,6 @@ small_wall = [t[f"{s} wall"] for t in wall_gpu for s in ["16×128", "4096×128"]
 small_gpu = [t[f"{s} GPU"] for t in wall_gpu for s in ["16×128", "4096×128"]]
 assert [round(min(small_wall)), round(max(small_wall))] == [19, 55]  # "19-55 µs of wall time"
 assert [round(min(small_gpu), 1), round(max(small_gpu), 1)] == [1.3, 5.2]  # "for 1.3-5.2 µs of GPU work"
-# the results file: 16×128, our GAE slower than the bare launch (host work), though its kernel is the faster
-tiny = bare["16×128"]
-assert [round(tiny["ours wall"], 1), round(tiny["bare wall"], 1), round(tiny["ours ÷ bare (wall)"], 1)] == [54.5, 28.8, 1.9]
-assert [round(tiny["ours GPU"], 1), round(tiny["bare GPU"], 1)] == [1.9, 7.9]
-assert round(bare["4096×128"]["ours wall"], 1) == 27.7  # the same call at a larger shape: less wall time
-assert all(t["bare GPU"] > 0.9 * t["bare wall"] for t in bare_table[1:])  # beyond 16×128: the walk is the call
-assert [round(bare[s]["ours ÷ bare (wall)"], 2) for s in ["4096×128", "64×16384"]] == [0.39, 0.07]
-# the probe, alone: its yardsticks
-noop, add = [[t[k] for t in probe_table] for k in ("noop kernel[grid]", "torch.add")]
-assert [round(min(noop)), round(max(noop))] == [16, 19] and [round(min(add)), round(max(add))] == [10, 11]
-with open(os.path.join(os.path.dirname(os.path.dirname(RESULTS)), "docs", "DESIGN.md"), encoding="utf-8") as f:
-    assert "read 1.2–2.9× apart between runs" in " ".join(f.read().split())  # the caveat, as DESIGN.md says it
 
 # %% [markdown]
 # ## 4. Taking the host out: CUDA graphs and `torch.compile(mode="reduce-overhead")`
@@ -380,16 +258,11 @@ with open(os.path.join(os.path.dirname(os.path.dirname(RESULTS)), "docs", "DESIG
 #
 # **A CUDA graph** records the kernels a region launches, once (`torch.cuda.graph(g)`). Then
 # `g.replay()` resubmits them all with one driver call: no Python, no checks, no allocator. Each
-# kernel costs its GPU time; that is how the harness measured GPU time
-# (`triton.testing.do_bench_cudagraph`).
+# kernel costs its GPU time: that is how the harness measured GPU time.
 #
-# The price:
-#
-# * shapes and addresses are frozen (copy new data in: `static.copy_(fresh)`);
-# * each replay overwrites the outputs;
-# * nothing inside may sync with the host (`.item()`) or branch on data.
-#
-# Every public function of this package can be captured (where that is tested: "About the data").
+# The price: shapes and addresses are frozen (copy new data in: `static.copy_(fresh)`); each replay
+# overwrites the outputs; nothing inside may sync with the host (`.item()`) or branch on data.
+# Every public function of this package can be captured.
 
 # %%
 saving = [{"algorithm": t["algorithm"], "eager wall µs": t["4096×128 wall"],
@@ -399,9 +272,13 @@ print("H200, committed results, 4096×128 forward: what capturing the call in a 
 print(profile.table(saving, digits=3))
 
 # %% [markdown]
-# **Caution: small shapes sit in L2.** Replays run back to back without flushing the L2 cache (60
-# MiB on the H200), and small inputs fit in it. So small shapes' GPU times are best cases; only the
-# big shape's % floor measures memory bandwidth. SAC at 64×16384 even "beats" its DRAM floor:
+# <details><summary>Details: Caution: small shapes sit in L2</summary>
+#
+# Replays run back to back without flushing the L2 cache (60 MiB on the H200), and small inputs fit
+# in it. So small shapes' GPU times are best cases; only the big shape's % floor measures memory
+# bandwidth. SAC at 64×16384 even "beats" its DRAM floor (the next cell).
+#
+# </details>
 
 # %%
 sac_long = row(RES, "sac", 64, 16384)
@@ -409,28 +286,13 @@ print(f"SAC 64×16384: {sac_long['bytes'] / 1e6:.0f} MB, floor {1e3 * sac_long['
       f"GPU {1e3 * sac_long['kernel_ms']:.1f} µs")
 
 # %% [markdown]
-# **`torch.compile(mode="reduce-overhead")`** captures for you. Inductor fuses the torch ops around
-# our kernels, records CUDA graphs, and replays them for the same shapes.
-#
-# The region must trace into one graph. This package's functions are `torch.library` custom ops
+# **`torch.compile(mode="reduce-overhead")`** captures for you: Inductor fuses the torch ops around
+# our kernels, records CUDA graphs, and replays them for the same shapes. The region must trace
+# into one graph. This package's functions are `torch.library` custom ops
 # (`torch.ops.rltriton_lite.gae`, …), so `fullgraph=True` passes.
 #
-# This mode has no timing in the repository. The harness's timing of the default mode
-# (`dynamic=True`) on the eager formulas shows why it matters:
-
-# %%
-sac_small = [{"SAC target, 4096×128": impl, "wall µs/call": r["full_call_us"], "GPU µs": 1e3 * r["kernel_ms"]}
-             for impl in ["pytorch_eager", "torch_compile", "rltriton_lite"]
-             for r in [row(RES, "sac", 4096, 128, impl=impl)]]
-print(f"H200, committed results {RES['date']}, forward")
-print(profile.table(sac_small, digits=3))
-
-# %% [markdown]
-# Compiling cut SAC's GPU time about 4× but made its wall time *longer*: the compiled wrapper and
-# its guards run on every call. Replaying removes that term.
-#
-# Any machine can check the precondition: a step calling GAE then PPO's loss traces into one graph
-# of custom ops. The backend below only records that graph and runs it eagerly.
+# Any machine can check that: a step calling GAE then PPO's loss traces into one graph of custom
+# ops. The backend below only records that graph and runs it eagerly.
 
 # %%
 graphs = []
@@ -484,14 +346,12 @@ else:
 # %% [markdown]
 # **Answer:** Capture the call in a CUDA graph: at 4096×128 that removes over 85 % of its time,
 # the host's share. The price is frozen shapes and addresses. `torch.compile(mode="reduce-overhead")`
-# captures for you; compiling without replays can even add host work.
+# captures for you; compiling without replays can even add host work ("About the data").
 
 # %% jupyter={"source_hidden": true}
 # Checks: the claims above, on the committed run (CI runs them; skip when reading)
 assert all(s["host time removed %"] > 85 for s in saving)
 assert sac_long["bytes"] < 60e6 and sac_long["kernel_ms"] < sac_long["floor_ms"]
-eager, compiled = sac_small[0], sac_small[1]
-assert compiled["GPU µs"] < eager["GPU µs"] / 3 and compiled["wall µs/call"] > eager["wall µs/call"]
 
 # %% [markdown]
 # **End of the minimum path.** Go to the exercise `vtrace_floor_bytes` under
@@ -501,13 +361,9 @@ assert compiled["GPU µs"] < eager["GPU µs"] / 3 and compiled["wall µs/call"] 
 # ## 5. A real measurement on this CPU: one call against CleanRL's loop over time
 #
 # **Question: on this CPU, what does CleanRL's loop over time cost against one call, and why?**
-# Two PyTorch codes give the same advantages:
-#
-# * CleanRL's `ppo.py` loop: one Python iteration per step;
-# * the package's PyTorch path, `rl.gae` on CPU tensors: ⌈log₂ T⌉ rounds of whole-tensor ops, a
-#   scan (notebook 00).
-#
-# Inputs are time-major, `(T, N)`, as CleanRL and SB3 store rollouts.
+# Two PyTorch codes give the same advantages: CleanRL's `ppo.py` loop, one Python iteration per
+# step; and the package's PyTorch path, `rl.gae` on CPU tensors, ⌈log₂ T⌉ rounds of whole-tensor
+# ops (a scan, notebook 00). Inputs are time-major, `(T, N)`, as CleanRL and SB3 store rollouts.
 
 # %%
 import inspect  # noqa: E402
@@ -521,16 +377,11 @@ package_gae = cleanrl.gae
 print(inspect.getsource(cleanrl_gae))
 
 # %% [markdown]
-# Three rollouts:
-#
-# * CleanRL's default: 128 steps × 4 envs;
-# * SB3's default: 2048 × 1;
-# * SB3's steps with 64 envs.
-#
-# The advantages must agree (asserted); the times are printed, not asserted. SB3's default has 16×
-# the steps, so on an idle machine it costs the loop about 16× CleanRL's: a step's few small ops
-# cost about the same with 1 env as with 4. Other processes running can double the ratio (a busy
-# run of this cell printed 29×): if it is far from 16×, run the cell again.
+# Three rollouts: CleanRL's default (128 steps × 4 envs), SB3's default (2048 × 1) and SB3's steps
+# with 64 envs. The advantages must agree (asserted); the times are printed, not asserted. SB3's
+# default has 16× the steps, so on an idle machine the loop takes about 16× as long: a step's few
+# small ops cost about the same with 1 env as with 4. If the cell prints a ratio far from 16×, the
+# CPU was busy: run it again.
 #
 # <details><summary>Details: how the CPU times are taken, and why they move</summary>
 #
@@ -541,6 +392,8 @@ print(inspect.getsource(cleanrl_gae))
 # A ratio far from what the text expects most likely means other processes, or this one's Python,
 # took the CPU during some calls. A figure that moves between runs is noise; the op counts below
 # are the same on every run.
+#
+# Other processes running can double the ratio: a busy run of this cell printed 29×.
 #
 # </details>
 
@@ -589,11 +442,9 @@ plt.tight_layout()
 plt.show()
 
 # %% [markdown]
-# **Why the loop costs what it does.** Every tensor op, however small, pays a fixed cost: a few µs
-# on an idle machine, more on a busy one (the cell above printed this run's µs per op). So a call's
-# time follows its op count, which is the same on every machine.
-#
-# A `TorchDispatchMode` counts the ops (`aten.mul`, `aten.add`, ...) run inside its `with` block:
+# **Why the loop costs what it does.** Every tensor op, however small, pays a fixed cost of a few
+# µs (the cell above printed this run's µs per op). So a call's time follows its op count, which is
+# the same on every machine. A `TorchDispatchMode` counts the ops run inside its `with` block:
 
 # %%
 import collections  # noqa: E402
@@ -624,8 +475,7 @@ print({name: round(n / 128, 2) for name, n in loop_ops.items()})
 
 # %% [markdown]
 # Per step: five indexings (`select`, a view: no compute), four multiplications, two additions, two
-# subtractions and one write (`copy_`). `zeros_like` runs once per call. Both functions at every
-# size:
+# subtractions and one write (`copy_`). Both functions at every size:
 
 # %%
 op_rows = [{"T × N": f"{T_}×{N_}", "loop ops": sum(ops_of(cleanrl_gae, rollouts[T_, N_]).values()),
@@ -645,10 +495,9 @@ assert all(r["torch path ops"] < r["loop ops"] / 5 for r in op_rows)
 
 # %% [markdown]
 # So T sets the loop's time. The scan pays its fixed costs per round (7 at T = 128, 11 at
-# T = 2048), not per step. But it does log₂ T times the arithmetic, so its lead narrows as N grows.
-#
-# On a GPU, each computing op is also a launch, with several µs of host time. The loop costs about
-# 9 × T launches per call; the fused kernel, one. On the H200, at 4096×128:
+# T = 2048), not per step; but it does log₂ T times the arithmetic, so its lead narrows as N grows.
+# On a GPU each computing op is also a launch: the loop costs about 9 × T launches per call, the
+# fused kernel one. On the H200, at 4096×128:
 
 # %%
 loop_h200, ours_h200 = row(RES, "gae", 4096, 128, impl="pytorch_loop"), row(RES, "gae", 4096, 128)
@@ -668,13 +517,9 @@ assert loop_h200["full_call_us"] > 100 * ours_h200["full_call_us"]
 # ## 6. The "profile it" sections of notebooks 01–07, read once
 #
 # **Question: what do the "profile it" cells of notebooks 01–07 show, and how do you read them?**
-#
-# Each of notebooks 01–07 ends with an optional "profile it" cell: its algorithm's committed H200
-# table and chart, read by `profile.committed(name)` from `profile.COMMITTED_RUN`. Nothing is
-# re-measured.
-#
-# One line per implementation, shape and pass (`fwd`, or `fwd+bwd` with the backward). The
-# implementations:
+# Each shows its algorithm's committed H200 table and chart, read by `profile.committed(name)`;
+# nothing is re-measured. One line per implementation, shape and pass (`fwd`, or `fwd+bwd` with the
+# backward):
 #
 # * **Ours:** the Triton kernel.
 # * **The code it replaces:** a "PyTorch loop over time" for the scans, an "eager PyTorch formula"
@@ -715,39 +560,9 @@ assert loop_h200["full_call_us"] > 100 * ours_h200["full_call_us"]
 # %%
 gae_rows = profile.committed("gae")
 
-# %%
-RUN, COMMITTED = profile.committed_results(RESULTS)  # by name: H200-2026-12-01c
-by_case = {(r["impl"], r["B"], r["T"], r["pass"]): r for r in gae_rows}
-ours_line, loop_line = by_case["rltriton_lite", 4096, 128, "fwd"], by_case["pytorch_loop", 4096, 128, "fwd"]
-print(f"{RUN}: GAE 4096×128 fwd, ours {ours_line['wall_us']:.1f} µs wall, {ours_line['gpu_us']:.2f} µs GPU; "
-      f"the loop {loop_line['wall_us']:,.0f} µs wall, no GPU time (a loop cannot be captured)")
-
 # %% [markdown]
-# **What each notebook asserts:** bounds on the four numbers of `profile.committed_facts(rows)`,
-# printed below for GAE.
-#
-# <details><summary>Details: the four numbers</summary>
-#
-# * `ours`: how many of our lines have both times.
-# * `replaced_x`: the smallest ratio of the replaced code's time to ours. For a loop it uses wall
-#   time: a loop has no GPU time. For an eager formula it uses GPU time: both calls are mostly
-#   host, and a captured step pays the GPU time.
-# * `host_x`: the smallest wall ÷ GPU time of ours at 4096×128.
-# * `floor_pct`: the smallest % floor of ours at the largest shape, the one beyond the L2 cache.
-#
-# </details>
-
-# %%
-facts = profile.committed_facts(gae_rows)
-print(f"gae: ours {facts.ours} lines; replaced_x {facts.replaced_x:.3g}× (the loop's wall time ÷ ours, smallest); "
-      f"host_x {facts.host_x:.3g}×; floor_pct {facts.floor_pct:.3g} %")
-
-# %% [markdown]
-# **The seven algorithms** share two facts:
-#
-# * at 4096×128, they are host-bound;
-# * at the largest shape, they reach about 79–95 % of the floor with the backward; forward alone,
-#   section 2's range.
+# **The seven algorithms** share two facts: at 4096×128 they are host-bound; at the largest shape
+# they reach about 79–95 % of the floor with the backward (forward alone, section 2's range).
 #
 # <details><summary>Details: each algorithm against the code it replaces, and what is particular</summary>
 #
@@ -778,22 +593,12 @@ print(f"gae: ours {facts.ours} lines; replaced_x {facts.replaced_x:.3g}× (the l
 #
 # </details>
 
-# %%
-replaced_bound = {"discounted_return": 50, "gae": 100, "td_lambda": 100, "vtrace": 50, "ppo": 2, "sac": 2, "crr": 2}
-for name in replaced_bound:
-    rows_ = profile.committed_rows(RES, name)
-    f = profile.committed_facts(rows_)
-    print(f"{name:<18} replaced_x {f.replaced_x:7.3g}×  host_x {f.host_x:5.3g}×  floor_pct {f.floor_pct:5.3g} %")
-
 # %% [markdown]
-# **On this machine: the profiler.** `profile.profiler(name)` builds controls and runs once.
-#
-# * **On a GPU** it times the kernel, the PyTorch path and the replaced code, and plots bandwidth.
-# * **On a CPU** the Triton row is a **correctness run**, checked against the float64 reference;
-#   its time reads `n/a`. The timed rows are the PyTorch path and the replaced code: `loop` for the
-#   scans, `eager` for PPO, SAC and CRR.
-#
-# A CPU has no launches to save and no HBM. So it answers "is the PyTorch path a good CPU
+# **On this machine: the profiler.** `profile.profiler(name)` builds controls and runs once. On a
+# GPU it times the kernel, the PyTorch path and the replaced code, and plots bandwidth. On a CPU the
+# Triton row is a **correctness run**, checked against the float64 reference, its time `n/a`; the
+# timed rows are the PyTorch path and the replaced code (`loop` for the scans, `eager` for PPO, SAC
+# and CRR). A CPU has no launches to save and no HBM, so it answers "is the PyTorch path a good CPU
 # fallback?", never "how fast is the kernel?".
 #
 # <details><summary>Details: the profiler's rows</summary>
@@ -825,33 +630,6 @@ if DEVICE == "cpu":
 # %% [markdown]
 # **Answer:** Each "profile it" cell is this notebook's measurements for one algorithm, read from
 # the committed run. All seven are host-bound at RL shapes and near the floor on a large batch.
-
-# %% jupyter={"source_hidden": true}
-# Checks: the claims above, on the committed run (CI runs them; skip when reading)
-# every figure is the file's own: one line checked against the JSON
-j = row(COMMITTED, "gae", 4096, 128)
-vec_err = {(r["B"], r["T"]): (r["max_rel_err"], r["tol"]) for r in COMMITTED["rows"]
-           if (r["impl"], r["pass"]) == ("torchrl_vec_gae", "fwd")}  # the "!" rows
-assert {s for s, (e, tol) in vec_err.items() if e > tol} == {(16, 128), (4096, 128)}
-assert round(max(e for e, _ in vec_err.values()), 5) == 5.9e-4 and {tol for _, tol in vec_err.values()} == {1e-4}
-assert f"{vec_err[64, 16384][0]:.0e}" == "9e-07"
-assert ours_line["wall_us"] == j["full_call_us"] and ours_line["gpu_us"] == 1e3 * j["kernel_ms"]
-assert ours_line["pct_floor"] == 100 * j["floor_ms"] / j["kernel_ms"] and ours_line["floor_us"] == 1e3 * j["floor_ms"]
-assert loop_line["gpu_us"] is None and loop_line["vs_ours"] == loop_line["wall_us"] / ours_line["wall_us"]
-assert facts.ours == sum(r["impl"] == "rltriton_lite" for r in gae_rows)
-assert facts.replaced_x == min(r["vs_ours"] for r in gae_rows if r["impl"] == "pytorch_loop") > 100
-assert facts.host_x > 5 and facts.floor_pct > 75  # floor_pct: 79-95 % in the data, a looser bound
-for name, bound in replaced_bound.items():
-    f = profile.committed_facts(profile.committed_rows(RES, name))
-    assert f.ours >= 4 and f.replaced_x > bound and f.host_x > 5 and f.floor_pct > 75, (name, f)
-sac_rows = profile.committed_rows(RES, "sac")
-assert any(r["pct_floor"] > 100 for r in sac_rows if r["impl"] == "rltriton_lite")  # over 100 % somewhere
-crr_wall = {(r["impl"], r["B"], r["T"]): r["wall_us"] for r in profile.committed_rows(RES, "crr") if r["pass"] == "fwd+bwd"}
-assert all(crr_wall[i, b, t] < crr_wall["rltriton_lite", b, t] for i, b, t in crr_wall if i == "pytorch_eager")
-# "about 82–100 % forward, 79–95 % with the backward": the seven at the largest shape, by GPU time
-seven = {p_: [100 * r["floor_ms"] / r["kernel_ms"] for name in replaced_bound
-              for r in [row(RES, name, 16384, 1024, pass_=p_)]] for p_ in ("fwd", "fwd+bwd")}
-assert {p_: [round(min(v)), round(max(v))] for p_, v in seven.items()} == {"fwd": [82, 100], "fwd+bwd": [79, 95]}
 
 # %% [markdown]
 # ## Optional: sweep
@@ -1100,12 +878,13 @@ exercises.attempt("vtrace_floor_bytes", vtrace_floor_bytes)
 # %% [markdown]
 # ## About the data
 #
-# Where this notebook's figures come from, and how far to trust them. The sections point here where
-# a student would ask; nothing here is needed for the exercises.
+# Where this notebook's figures come from, and how far to trust them, with the cells and Checks
+# that read them. The sections point here; nothing here is needed for the exercises.
 #
 # **Where these numbers come from: every source.** Unless a line says otherwise, every H200 figure
-# of the course comes from the committed run, `H200-2026-12-01c.json`. A few other files each
-# answer one question; their numbers are never set beside this run's.
+# of the course comes from the committed run, `benchmarks/results/H200-2026-12-01c.json` (float32;
+# torch 2.11, Triton 3.6). A few other files each answer one question; their numbers are never set
+# beside this run's.
 #
 # | source (`benchmarks/results/` unless said) | what it is | read for |
 # |---|---|---|
@@ -1116,6 +895,31 @@ exercises.attempt("vtrace_floor_bytes", vtrace_floor_bytes)
 # | `tokens/H200-2026-12-03.json` | GAE over LLM response tokens (`bench --tokens`) | 12, section 7 |
 # | `docs/DESIGN.md`, "Decisions" | the probe that decided each design choice, each on its own day's code | 13's figures marked `DESIGN.md` |
 #
+# The JSON files are read by name (`profile.COMMITTED_RUN`, `profile.COMMITTED_SWEEP`). So another
+# GPU's file in the folder changes nothing.
+#
+# **The fields of a row.** Each row of the committed run is one (algorithm, implementation, shape,
+# dtype, pass). Its main fields:
+#
+# | field | what it is |
+# |---|---|
+# | `bytes` | the fewest bytes the call must move (the floor model of section 1) |
+# | `floor_ms` | `bytes` ÷ the copy bandwidth measured in the same run |
+# | `kernel_ms` | **GPU time**: the median of CUDA-graph replays, the kernels alone, no host |
+# | `full_call_us` | **wall time** per call: back-to-back eager calls, one sync at the end, host included |
+#
+# <details><summary>Details: two more fields, and which "% floor" the notebooks show</summary>
+#
+# | field | what it is |
+# |---|---|
+# | `ms`, `pct_floor` | the `triton.testing.do_bench` median (L2 flushed between calls), and `floor_ms ÷ ms` |
+#
+# Every "% floor" that notebooks 05–09 show from this file is `floor_ms ÷ kernel_ms` instead.
+# Notebook 09, "Two % floors", compares the two. The harness measures GPU time with
+# `triton.testing.do_bench_cudagraph`.
+#
+# </details>
+#
 # **Two cautions.**
 #
 # * The committed run predates one change: the planner now walks a few long rows (64×16384) in
@@ -1123,19 +927,56 @@ exercises.attempt("vtrace_floor_bytes", vtrace_floor_bytes)
 # * `requirements.txt` pins newer versions (torch 2.13, Triton 3.9): on your GPU, compare ratios,
 #   not microseconds.
 #
-# The JSON files are read by name (`profile.COMMITTED_RUN`, `profile.COMMITTED_SWEEP`). So another
-# GPU's file in the folder changes nothing.
-#
 # **Why wall times are noisy.** A wall time is mostly the host CPU's work, and the H200's host is
 # shared. Over repeated runs, `docs/DESIGN.md` ("Benchmark method") saw the same code's wall time
-# read 1.2–2.9× apart. That is why the wall-time probe (below) times its calls in 15 interleaved
-# rounds, each beside an anchor.
+# read 1.2–2.9× apart. So quote wall times as "tens of µs", GPU times to a few per cent. That is
+# also why the wall-time probe (below) times its calls in 15 interleaved rounds, each beside an
+# anchor.
 #
-# **Section 3's bare launch.** It is launched plainly: Triton's launcher and `torch.empty_like` for
-# its output, nothing else. Its row comes from the same run as ours.
+# **Section 1: every algorithm's bytes, and bfloat16.** The committed run is float32 only; the
+# bfloat16 bytes are checked on the earlier sweep. A forward + backward row adds the backward's
+# bytes (GAE's: 17 B again).
+
+# %%
+gae_bytes_bf16 = 2 + 2 + 1 + 2 + 2
+assert gae_bytes_bf16 == profile.op("gae").bytes_per_step(2)
+for name, o in profile.ops().items():
+    if name != "vtrace":  # (V-trace's count is this notebook's exercise)
+        print(f"{name:>18}: {o.bytes_per_step(4):3d} B/step in float32, {o.bytes_per_step(2):3d} in bfloat16")
+
+# %% jupyter={"source_hidden": true}
+# Checks: section 1's bfloat16 and backward bytes, on the sweep and the committed run (CI runs them; skip when reading)
+assert row(FULL, "gae", 16384, 1024, dtype="bfloat16")["bytes"] == 16384 * 1024 * gae_bytes_bf16
+assert row(RES, "gae", 16384, 1024, pass_="fwd+bwd")["bytes"] == 16384 * 1024 * 2 * gae_bytes
+
+# %% [markdown]
+# **Section 3: how much is our call's own host work?** The results file times a yardstick beside
+# our calls, the **"anchor: bare Triton launch"** (`bench.bare_gae`). It is *not* an empty kernel:
+# it is a naive GAE kernel, one program per row, one step at a time, launched plainly (Triton's
+# launcher and `torch.empty_like` for its output, nothing else). Its row comes from the same run as
+# ours. Both rows below are GAE, forward; the last column is ours ÷ the bare launch: below 1, ours
+# costs less.
+
+# %%
+bare_table = []
+for b, t in [(16, 128), (4096, 128), (64, 16384)]:
+    ours_, bare_ = row(RES, "gae", b, t), row(RES, "gae", b, t, impl="bare_triton_launch")
+    bare_table.append({"shape": f"{b}×{t}", "ours wall": ours_["full_call_us"], "ours GPU": 1e3 * ours_["kernel_ms"],
+                       "bare wall": bare_["full_call_us"], "bare GPU": 1e3 * bare_["kernel_ms"],
+                       "ours ÷ bare (wall)": ours_["full_call_us"] / bare_["full_call_us"]})
+print(f"H200, committed results {RES['date']}: GAE forward, µs per call, ours against the bare launch")
+print(profile.table(bare_table, digits=3))
+bare = {t["shape"]: t for t in bare_table}
+
+# %% [markdown]
+# * **At 16×128 our GAE reads as the slower call:** 54.5 µs of wall time against the bare
+#   launch's 28.8, 1.9× as long. Its kernel is not the cause: on the GPU it takes 1.9 µs, the naive
+#   kernel 7.9. At this size, host work (ours or the launcher's) decides the call.
+# * **Beyond 16×128, the naive kernel's slow walk dominates.** Its GPU time is most of its wall
+#   time. Our GAE's call costs 0.39× the bare launch's at 4096×128, 0.07× at 64×16384.
 #
-# **Why one run cannot size our host work at 16×128 (section 3).** Our call does run more Python
-# before its launch than a bare launch does:
+# **Why one run cannot size our host work at 16×128.** Our call does run more Python before its
+# launch than a bare launch does:
 #
 # * it computes the call's signature (each tensor's shape, strides, dtype and device) to find the
 #   plan its first call made;
@@ -1143,12 +984,134 @@ exercises.attempt("vtrace_floor_bytes", vtrace_floor_bytes)
 # * it allocates its two outputs (docs/DESIGN.md, "How a call runs").
 #
 # But that work does not grow with the shape, and the same call costs 27.7 µs at 4096×128 in this
-# run. So much of section 3's 1.9× is the noise of one run on a shared host (above). One run cannot size
+# run. So much of that 1.9× is the noise of one run on a shared host (above). One run cannot size
 # our host work; it shows only that at this size host work decides the call.
 #
-# **Section 3's wall-time probe.** The probe is `tools/wall_probe.py`; its output is committed as
+# **Section 3's wall-time probe: how much is just a launch?** The results file has no empty kernel,
+# so a separate probe times one: `tools/wall_probe.py`, its output committed as
 # `H200-2026-12-01d-wall.txt`. It ran later the same day, on a newer version of the package, so its
-# times of our calls are not this run's. That is why only its two yardsticks are read.
+# times of our calls are not this run's. That is why only its two yardsticks are read, which do no
+# real work:
 #
+# * `noop kernel[grid]`: an **empty** Triton kernel, so the launch alone;
+# * `torch.add`: one PyTorch op.
+
+# %%
+PROBE = "H200-2026-12-01d-wall.txt"
+with open(os.path.join(RESULTS, PROBE), encoding="utf-8") as f:
+    print(f.readline().strip("# \n"))  # its first line: the GPU, the date, the commit and the stack
+probe = {(sec["B"], sec["T"]): {r["name"]: r["us"] for r in sec["rows"] if r["pass"] == "fwd"}
+         for sec in profile.read_wall_probe(os.path.join(RESULTS, PROBE))}
+probe_table = [{"shape": f"{b}×{t}", "noop kernel[grid]": probe[b, t]["noop kernel[grid]"],
+                "torch.add": probe[b, t]["torch.add"]} for b, t in [(16, 128), (4096, 128), (64, 16384)]]
+print(f"H200 wall-time probe, µs per forward call (host included), {PROBE}")
+print(profile.table(probe_table, digits=3))
+
+# %% [markdown]
+# An empty launch costs 16–19 µs of wall time, a `torch.add` 10–11 µs, whatever the shape. So no
+# eager call costs much less than about 10 µs, however little its kernel does.
+
+# %% jupyter={"source_hidden": true}
+# Checks: section 3's bare launch and probe, on the file each comes from (CI runs them; skip when reading)
+# the results file: 16×128, our GAE slower than the bare launch (host work), though its kernel is the faster
+tiny = bare["16×128"]
+assert [round(tiny["ours wall"], 1), round(tiny["bare wall"], 1), round(tiny["ours ÷ bare (wall)"], 1)] == [54.5, 28.8, 1.9]
+assert [round(tiny["ours GPU"], 1), round(tiny["bare GPU"], 1)] == [1.9, 7.9]
+assert round(bare["4096×128"]["ours wall"], 1) == 27.7  # the same call at a larger shape: less wall time
+assert all(t["bare GPU"] > 0.9 * t["bare wall"] for t in bare_table[1:])  # beyond 16×128: the walk is the call
+assert [round(bare[s]["ours ÷ bare (wall)"], 2) for s in ["4096×128", "64×16384"]] == [0.39, 0.07]
+# the probe, alone: its yardsticks
+noop, add = [[t[k] for t in probe_table] for k in ("noop kernel[grid]", "torch.add")]
+assert [round(min(noop)), round(max(noop))] == [16, 19] and [round(min(add)), round(max(add))] == [10, 11]
+with open(os.path.join(os.path.dirname(os.path.dirname(RESULTS)), "docs", "DESIGN.md"), encoding="utf-8") as f:
+    assert "read 1.2–2.9× apart between runs" in " ".join(f.read().split())  # the caveat, as DESIGN.md says it
+
+# %% [markdown]
+# **Section 4: `torch.compile` without replays.** `mode="reduce-overhead"` has no timing in the
+# repository. The harness's timing of the default mode (`dynamic=True`) on the eager formulas shows
+# why the replays matter:
+
+# %%
+sac_small = [{"SAC target, 4096×128": impl, "wall µs/call": r["full_call_us"], "GPU µs": 1e3 * r["kernel_ms"]}
+             for impl in ["pytorch_eager", "torch_compile", "rltriton_lite"]
+             for r in [row(RES, "sac", 4096, 128, impl=impl)]]
+print(f"H200, committed results {RES['date']}, forward")
+print(profile.table(sac_small, digits=3))
+
+# %% [markdown]
+# Compiling cut SAC's GPU time about 4× but made its wall time *longer*: the compiled wrapper and
+# its guards run on every call. Replaying removes that term.
+
+# %% jupyter={"source_hidden": true}
+# Checks: section 4's torch.compile claims, on the committed run (CI runs them; skip when reading)
+eager, compiled = sac_small[0], sac_small[1]
+assert compiled["GPU µs"] < eager["GPU µs"] / 3 and compiled["wall µs/call"] > eager["wall µs/call"]
+
+# %% [markdown]
 # **Section 4: where capture is tested.** The repository's `tests/test_compile.py` checks, on a GPU,
 # that every public function can be captured. Your folder does not have the tests.
+#
+# **Section 6: every figure is the file's own.** A "profile it" table reads its lines from the
+# committed run. The next cell prints one line of GAE's; the Checks cell at the end compares it
+# with the JSON.
+
+# %%
+RUN, COMMITTED = profile.committed_results(RESULTS)  # by name: H200-2026-12-01c
+by_case = {(r["impl"], r["B"], r["T"], r["pass"]): r for r in gae_rows}
+ours_line, loop_line = by_case["rltriton_lite", 4096, 128, "fwd"], by_case["pytorch_loop", 4096, 128, "fwd"]
+print(f"{RUN}: GAE 4096×128 fwd, ours {ours_line['wall_us']:.1f} µs wall, {ours_line['gpu_us']:.2f} µs GPU; "
+      f"the loop {loop_line['wall_us']:,.0f} µs wall, no GPU time (a loop cannot be captured)")
+
+# %% [markdown]
+# **Section 6: what each notebook asserts.** Notebooks 01–07 assert bounds on the four numbers of
+# `profile.committed_facts(rows)`, printed below for GAE, then for all seven algorithms.
+#
+# <details><summary>Details: the four numbers</summary>
+#
+# * `ours`: how many of our lines have both times.
+# * `replaced_x`: the smallest ratio of the replaced code's time to ours. For a loop it uses wall
+#   time: a loop has no GPU time. For an eager formula it uses GPU time: both calls are mostly
+#   host, and a captured step pays the GPU time.
+# * `host_x`: the smallest wall ÷ GPU time of ours at 4096×128.
+# * `floor_pct`: the smallest % floor of ours at the largest shape, the one beyond the L2 cache.
+#
+# </details>
+
+# %%
+facts = profile.committed_facts(gae_rows)
+print(f"gae: ours {facts.ours} lines; replaced_x {facts.replaced_x:.3g}× (the loop's wall time ÷ ours, smallest); "
+      f"host_x {facts.host_x:.3g}×; floor_pct {facts.floor_pct:.3g} %")
+
+# %%
+replaced_bound = {"discounted_return": 50, "gae": 100, "td_lambda": 100, "vtrace": 50, "ppo": 2, "sac": 2, "crr": 2}
+for name in replaced_bound:
+    rows_ = profile.committed_rows(RES, name)
+    f = profile.committed_facts(rows_)
+    print(f"{name:<18} replaced_x {f.replaced_x:7.3g}×  host_x {f.host_x:5.3g}×  floor_pct {f.floor_pct:5.3g} %")
+
+# %% jupyter={"source_hidden": true}
+# Checks: section 6's claims, on the committed run (CI runs them; skip when reading)
+# every figure is the file's own: one line checked against the JSON
+j = row(COMMITTED, "gae", 4096, 128)
+vec_err = {(r["B"], r["T"]): (r["max_rel_err"], r["tol"]) for r in COMMITTED["rows"]
+           if (r["impl"], r["pass"]) == ("torchrl_vec_gae", "fwd")}  # the "!" rows
+assert {s for s, (e, tol) in vec_err.items() if e > tol} == {(16, 128), (4096, 128)}
+assert round(max(e for e, _ in vec_err.values()), 5) == 5.9e-4 and {tol for _, tol in vec_err.values()} == {1e-4}
+assert f"{vec_err[64, 16384][0]:.0e}" == "9e-07"
+assert ours_line["wall_us"] == j["full_call_us"] and ours_line["gpu_us"] == 1e3 * j["kernel_ms"]
+assert ours_line["pct_floor"] == 100 * j["floor_ms"] / j["kernel_ms"] and ours_line["floor_us"] == 1e3 * j["floor_ms"]
+assert loop_line["gpu_us"] is None and loop_line["vs_ours"] == loop_line["wall_us"] / ours_line["wall_us"]
+assert facts.ours == sum(r["impl"] == "rltriton_lite" for r in gae_rows)
+assert facts.replaced_x == min(r["vs_ours"] for r in gae_rows if r["impl"] == "pytorch_loop") > 100
+assert facts.host_x > 5 and facts.floor_pct > 75  # floor_pct: 79-95 % in the data, a looser bound
+for name, bound in replaced_bound.items():
+    f = profile.committed_facts(profile.committed_rows(RES, name))
+    assert f.ours >= 4 and f.replaced_x > bound and f.host_x > 5 and f.floor_pct > 75, (name, f)
+sac_rows = profile.committed_rows(RES, "sac")
+assert any(r["pct_floor"] > 100 for r in sac_rows if r["impl"] == "rltriton_lite")  # over 100 % somewhere
+crr_wall = {(r["impl"], r["B"], r["T"]): r["wall_us"] for r in profile.committed_rows(RES, "crr") if r["pass"] == "fwd+bwd"}
+assert all(crr_wall[i, b, t] < crr_wall["rltriton_lite", b, t] for i, b, t in crr_wall if i == "pytorch_eager")
+# "about 82–100 % forward, 79–95 % with the backward": the seven at the largest shape, by GPU time
+seven = {p_: [100 * r["floor_ms"] / r["kernel_ms"] for name in replaced_bound
+              for r in [row(RES, name, 16384, 1024, pass_=p_)]] for p_ in ("fwd", "fwd+bwd")}
+assert {p_: [round(min(v)), round(max(v))] for p_, v in seven.items()} == {"fwd": [82, 100], "fwd+bwd": [79, 95]}

@@ -28,32 +28,12 @@
 #
 # `python -m rltriton_lite.bench` times every kernel on a GPU. It compares each with the memory
 # floor and with the peers it finds (a PyTorch loop, torchrl, JAX, torch.compile, rl-triton, ...).
-# This notebook reads its committed H200 run. Each section asks one question, reads one chart, and
-# ends with its answer.
+# This notebook reads its committed H200 run, notebook 08's. Each section asks one question, reads
+# one chart, and ends with its answer. The clocks are notebook 08's: **GPU time** (CUDA-graph
+# replays, the kernels alone) and **wall time** per call (host included). Where the data come
+# from, and what each clock times: "About the data", at the end.
 #
-# <details><summary>Details: the three answers, in short</summary>
-#
-# 1. At 16384×1024 every kernel is near the floor, forward and with the backward (section 1's
-#    ranges). Smaller shapes fall far below it.
-# 2. The Python loops the package replaces are thousands of times slower per call. Compiled peers
-#    come close, and win a few cases.
-# 3. At RL shapes a call's wall time is mostly host time, the more so with a backward.
-#
-# </details>
-#
-# **Skip the "Checks" cells.** Cells that start with `# Checks` test this page's claims against the
-# data files (CI runs them). Jupyter shows them folded, as one bar.
-#
-# The terms, from notebook 08:
-#
-# | term | field | what it is |
-# |---|---|---|
-# | **floor** | `floor_ms` | the fewest bytes at the copy bandwidth |
-# | **GPU time** | `kernel_ms` | CUDA-graph replays: the kernels alone |
-# | `do_bench` time | `ms` | CUDA events around each call, L2 flushed between calls; host time counted where the GPU waits for it |
-# | **wall time per call** | `full_call_us` | host included |
-#
-# Method: [docs/DESIGN.md, "Benchmark method"](../docs/DESIGN.md#benchmark-method).
+# **Skip the "Checks" cells** (folded, starting `# Checks`): CI runs them against the data files.
 
 # %%
 import glob
@@ -71,47 +51,11 @@ import numpy as np
 
 from rltriton_lite import bench, exercises, profile
 
-# %% [markdown]
-# **Where these numbers come from:** `H200-2026-12-01c.json`, notebook 08's committed run. The
-# next cell lists all the results files. The stack, and how to plot your own GPU's file: "About the
-# data", at the end.
-
 # %%
 RESULTS = profile.results_folder()  # benchmarks/results/ beside the package
-for f in sorted(glob.glob(os.path.join(RESULTS, "*.json"))):
-    r = json.load(open(f))
-    v = r.get("versions", {})
-    print(f"{os.path.basename(f)}: {r['gpu']}, {r['date']}, copy bandwidth {r['copy_bandwidth_Bps'] / 1e12:.2f} TB/s, "
-          f"torch {v.get('torch', '?')}, triton {v.get('triton', '?')} ({len(r['rows'])} rows)")
-
-# %% [markdown]
-# **Two % floors.** The results file holds two times per call, so % floor can be computed two ways.
-#
-# <details><summary>Details: Two % floors, what each divides by</summary>
-#
-# * the file's `pct_floor` is the floor ÷ the `do_bench` time;
-# * the charts below use the floor ÷ the GPU time.
-#
-# At small shapes the `do_bench` time lies above the GPU time: it counts host time where the GPU
-# waits for a launch. With the backward, whose host path is long, it is of the order of the wall
-# time. In this run the GPU time is never above the `do_bench` time, so the charts' % floor is
-# never below the file's (the Checks cell below tests it on every row of ours). What each clock
-# times, exactly: "About the data".
-#
-# </details>
-#
-# For example, GAE at 4096×128, forward:
-
-# %%
 RUN, res = profile.committed_results(RESULTS)  # by name: H200-2026-12-01c.json
 rows = res["rows"]
-(gae_row,) = [r for r in rows if (r["algorithm"], r["impl"], r["B"], r["T"], r["dtype"], r["pass"])
-              == ("gae", "rltriton_lite", 4096, 128, "float32", "fwd")]
-print(f"GAE 4096×128 fwd: floor {1e3 * gae_row['floor_ms']:.2f} µs; "
-      f"do_bench {1e3 * gae_row['ms']:.2f} µs, so pct_floor {gae_row['pct_floor']:.3g} %; "
-      f"GPU time {1e3 * gae_row['kernel_ms']:.2f} µs, so {100 * gae_row['floor_ms'] / gae_row['kernel_ms']:.3g} %")
 
-# %%
 # what the charts share: one dtype, the passes, our algorithms, the run's shapes (a colour each)
 DTYPE = "float32"
 PASSES = profile.result_passes(res)
@@ -119,21 +63,13 @@ ALGS, SHAPES = profile.result_algorithms(res, DTYPE), profile.result_shapes(res,
 print(f"plotting {RUN}: {len(rows)} rows, dtypes {sorted({r['dtype'] for r in rows})}, passes {PASSES}, "
       f"shapes {[profile.shape_name(s) for s in SHAPES]}")
 
-# %% jupyter={"source_hidden": true}
-# Checks: the claims above, on the committed run (CI runs them; skip when reading)
-assert math.isclose(gae_row["pct_floor"], 100 * gae_row["floor_ms"] / gae_row["ms"])  # the field's definition
-ours_timed = [r for r in rows if r["impl"] == profile.OURS_IMPL and r["kernel_ms"]]
-assert all(r["kernel_ms"] <= r["ms"] for r in ours_timed)  # all of our rows
-small_bwd = [r for r in ours_timed if (r["B"], r["T"]) in [(16, 128), (4096, 128)] and r["pass"] == "fwd+bwd"]
-assert small_bwd and all(r["ms"] > 10 * r["kernel_ms"] for r in small_bwd)  # the backward's host work, counted
-assert all(0.5 < 1e3 * r["ms"] / r["full_call_us"] < 2 for r in small_bwd)  # of the order of the wall time
-
 # %% [markdown]
 # ## 1. How close to the memory floor?
 #
 # Does each kernel move its bytes as fast as memory allows? The chart shows floor ÷ GPU time: a
 # bar per algorithm and shape, a panel per pass. At 100 % (dashed), a kernel moves its bytes as
-# fast as a device-to-device copy. The scale is logarithmic, so small shapes sit far below.
+# fast as a device-to-device copy. The scale is logarithmic, so small shapes sit far below. The
+# lines printed under it add the file's own `do_bench` figure ("Two % floors", in "About the data").
 
 # %%
 fig = profile.floor_chart(res, DTYPE)
@@ -150,14 +86,13 @@ for p in PASSES:
               f"by do_bench ms (cold L2, host time where the GPU waits): {min(db):.3g}–{max(db):.3g} %")
 
 # %% [markdown]
-# **Below the floor, for three reasons.**
+# **Below the floor, for two reasons.**
 #
 # * **At 16×128 (under 1 %),** the floor is a hundredth of a µs. A kernel takes a µs or more to
 #   start and finish.
 # * **At 64×16384,** the scans stay at about 5–10 %. 64 rows give the GPU little parallel work.
-# * **Even a copy of a few MB misses the floor.** The floor is a 2 GiB copy's bandwidth. PyTorch's
-#   `copy_` of 9.5 MB, timed as the GPU time is timed here, reaches 60 % of it (the copy probe in
-#   "About the data").
+#
+# Even a copy of a few MB misses the floor ("About the data").
 #
 # **Answer.** At the largest shape, every kernel is near the floor: about 82–100 % forward, about
 # 79–95 % with the backward. Smaller shapes fall below it: far below for the tiniest, and for the
@@ -241,14 +176,8 @@ assert round(1e3 * sac_row["kernel_ms"], 2) == 4.40 and round(pct["sac", (64, 16
 # ## 2. How much faster than each peer?
 #
 # How does the package's call compare with the Python loops it replaces, and with other compiled
-# code? The chart shows speed-up = the peer's wall time per call ÷ ours, in the same case. Right
-# of 1×, ours is faster. The scale is logarithmic. The anchors are in chart 3.
-#
-# Why wall time? It is the one timing every peer has: JAX, torchrl and the Python loops cannot be
-# captured in a CUDA graph.
-#
-# **Caution: one run on a shared host** cannot say which call is faster when their speed-up is
-# near 1× (how far wall time moves between runs: notebook 08, "About the data").
+# code? The chart shows speed-up = the peer's wall time per call ÷ ours, in the same case: wall
+# time is the one timing every peer has. Right of 1×, ours is faster. The scale is logarithmic.
 
 # %%
 speedups = profile.peer_speedups(res, DTYPE)  # one dict per (peer, case): x = peer's wall ÷ ours
@@ -256,20 +185,6 @@ no_gpu = sorted({r["impl"] for r in rows if r["impl"] in profile.result_peers(re
 print(f"{len(speedups)} (peer, case) pairs; peers with no GPU time in some rows: {no_gpu}")
 fig = profile.peers_chart(res, DTYPE)
 plt.show()
-
-# %%
-# per peer, the range of speed-ups; then every case where the peer's call was faster
-for p in PASSES:
-    for q in profile.result_peers(res):
-        xs = [s["x"] for s in speedups if s["peer"] == q and s["pass_"] == p]
-        if xs:
-            print(f"{p:>7} vs {q:<22} {profile.speedup_text(min(xs)):>7} to {profile.speedup_text(max(xs)):>8} "
-                  f"over {len(xs):2} cases")
-slower = sorted((s["x"], s["algorithm"], s["peer"], profile.shape_name(s["shape"]), s["pass_"])
-                for s in speedups if s["x"] < 1)
-print(f"\n{len(slower)} of {len(speedups)} cases where the peer's call was faster:")
-for x, a, q, s, p in slower:
-    print(f"   {a} {p} {s} vs {q}: {x:.2f}×")
 
 # %% jupyter={"source_hidden": true}
 # Checks: the claims above, on the committed run (CI runs them; skip when reading)
@@ -284,16 +199,13 @@ assert max(s["x"] for s in speedups if s["peer"] == "pytorch_loop") > 1000  # th
 # %% [markdown]
 # ## 3. Wall versus GPU time
 #
-# How much of a call's wall time is GPU work, and how much is host work? This chart, notebook 08's
-# main lesson, puts wall time beside GPU time at RL shapes (µs, log scale).
-#
-# * **Hatched bars: the anchors.** One is a bare Triton launch of a naive GAE kernel (forward). The
-#   other is a minimal `torch.autograd.Function` of PPO's loss (both passes).
-# * **Dashed:** the anchor wall time the harness divides by.
+# How much of a call's wall time is GPU work, and how much is host work? The chart puts wall time
+# beside GPU time at RL shapes (µs, log scale). The hatched bars are the anchors: a bare Triton
+# launch of a naive GAE kernel (forward), and a minimal `torch.autograd.Function` of PPO's loss
+# (both passes). The dashed lines are the anchor wall times the harness divides by.
 #
 # A wall bar far above its GPU bar means the call is host time: launches, checks, autograd
-# bookkeeping. A CUDA graph removes it (`torch.compile(mode="reduce-overhead")`, notebook 08,
-# section 4), leaving the blue bars.
+# bookkeeping. A CUDA graph removes it (notebook 08, section 4), leaving the blue bars.
 
 # %%
 fig = profile.wall_gpu_chart(res, DTYPE, profile.RL_SHAPES)
@@ -313,28 +225,15 @@ for p in PASSES:
               + (f"{len(below)} of {len(v)} calls cost less wall time than the "
                  f"{profile.ANCHORS[profile.HEAD_ANCHOR[p]]}" if head else "no anchor"))
 
-# %%
-# the anchor without and with its backward; then our calls that cost more wall time than it
-FN = profile.HEAD_ANCHOR["fwd+bwd"]  # the minimal autograd.Function
-fn_fwd, fn_both, above = {}, {}, {}
-for s in profile.RL_SHAPES:
-    fn_fwd[s], fn_both[s] = anchors[(FN, *s, "fwd")], anchors[(FN, *s, "fwd+bwd")]
-    above[s] = {a: w for (a, s2, p), (w, _) in wall_gpu.items()
-                if (s2, p) == (s, "fwd+bwd") and w > fn_both[s]["full_call_us"]}
-    print(f"{profile.shape_name(s)}: the {profile.ANCHORS[FN]} costs {fn_fwd[s]['full_call_us']:.0f} µs forward "
-          f"({1e3 * fn_fwd[s]['kernel_ms']:.1f} µs GPU), {fn_both[s]['full_call_us']:.0f} µs with its backward "
-          f"({1e3 * fn_both[s]['kernel_ms']:.1f} µs GPU)")
-    print("   above it: " + ", ".join(f"{a} {w:.0f} µs ({w / fn_both[s]['full_call_us']:.2f}×)"
-                                   for a, w in above[s].items()))
-(sac_eager,) = [r for r in rows if (r["algorithm"], r["impl"], r["B"], r["T"], r["pass"])
-                == ("sac", "pytorch_eager", 4096, 128, "fwd+bwd")]
-print(f"sac 4096×128 fwd+bwd: ours {wall_gpu['sac', (4096, 128), 'fwd+bwd'][1]:.1f} µs GPU; "
-      f"the eager formula {sac_eager['full_call_us']:.0f} µs wall")
-print("gradients with respect to: sac", bench.BACKWARD["sac"][0], "; the anchor (ppo)", bench.BACKWARD["ppo"][0])
-
 # %% [markdown]
-# **Where the backward's host time goes.** A forward + backward call is the forward, then
-# `torch.autograd.grad` of a fixed weighting of its outputs. Both steps add host work:
+# **Answer.** At RL shapes a call's wall time is mostly host time, the more so with a backward,
+# which adds far more host work than GPU work. Only the scans' forward on a few long rows keeps the
+# GPU busy long enough to hide it; elsewhere, the host's work, not the kernel, is what to cut.
+#
+# <details><summary>Details: where the backward's host time goes</summary>
+#
+# A forward + backward call is the forward, then `torch.autograd.grad` of a fixed weighting of its
+# outputs. Both steps add host work:
 #
 # * when a gradient is needed, the forward records a node in autograd's graph and saves the
 #   tensors the backward will read;
@@ -342,16 +241,12 @@ print("gradients with respect to: sac", bench.BACKWARD["sac"][0], "; the anchor 
 #   second launch.
 #
 # The anchor, a minimal `autograd.Function` around one bare launch each way, pays this too. At
-# 4096×128 it costs 46 µs forward and 241 µs with its backward, for 9.0 and 14.5 µs of GPU time.
-# So even around a bare launch, the backward adds about 195 µs of host time. That is most of why
-# our forward + backward calls cost 25–75× their GPU time at 4096×128.
+# 4096×128 it costs 46 µs forward and 241 µs with its backward, for 9.0 and 14.5 µs of GPU time
+# (its cell: "About the data"). So even around a bare launch, the backward adds about 195 µs of
+# host time. That is most of why our forward + backward calls cost 25–75× their GPU time at
+# 4096×128.
 #
-# Which of our calls cost more than this anchor, and why one run cannot settle it: "About the
-# data".
-#
-# **Answer.** At RL shapes a call's wall time is mostly host time, the more so with a backward,
-# which adds far more host work than GPU work. Only the scans' forward on a few long rows keeps the
-# GPU busy long enough to hide it; elsewhere, the host's work, not the kernel, is what to cut.
+# </details>
 
 # %% jupyter={"source_hidden": true}
 # Checks: the claims above, on the committed run (CI runs them; skip when reading)
@@ -360,17 +255,6 @@ hidden = {k for k, x in ratio.items() if x < 2}  # wall time under twice the GPU
 assert hidden == {(a, (64, 16384), "fwd") for a in scans}  # only the scans' forward on few long rows
 both = [x for (a, s, p), x in ratio.items() if (s, p) == ((4096, 128), "fwd+bwd")]
 assert round(min(both)) == 25 and round(max(both)) == 75
-many = (4096, 128)  # many short rollouts
-assert [round(fn_fwd[many]["full_call_us"]), round(fn_both[many]["full_call_us"])] == [46, 241]
-assert [round(1e3 * fn_fwd[many]["kernel_ms"], 1), round(1e3 * fn_both[many]["kernel_ms"], 1)] == [9.0, 14.5]
-assert 190 < fn_both[many]["full_call_us"] - fn_fwd[many]["full_call_us"] < 200  # about 195 µs
-assert {a: round(w) for a, w in above[many].items()} == {"gae": 262, "vtrace": 304, "sac": 502}
-assert set(above[64, 16384]) == {"vtrace", "sac", "ppo", "crr"}
-gap = {(a, s): w / fn_both[s]["full_call_us"] for s in above for a, w in above[s].items()}
-assert max(gap, key=gap.get) == ("sac", many) and round(gap["sac", many], 1) == 2.1  # "up to 2.1×": SAC's
-assert round(fn_both[many]["full_call_us"]) == 241 and round(above[many]["sac"]) == 502
-assert round(wall_gpu["sac", many, "fwd+bwd"][1], 1) == 6.7 and round(sac_eager["full_call_us"]) == 493
-assert len(bench.BACKWARD["sac"][0]) == 4 and len(bench.BACKWARD["ppo"][0]) == 1
 
 # %% [markdown]
 # ## Live, when a GPU is here
@@ -498,14 +382,63 @@ exercises.attempt("host_bound", host_bound)
 # %% [markdown]
 # ## About the data
 #
-# Where this notebook's figures come from, and how far to trust them. The sections point here where
-# a student would ask; nothing here is needed for the exercises.
+# Where this notebook's figures come from, and how far to trust them, with the cells and Checks
+# that read them. The sections point here; nothing here is needed for the exercises.
 #
-# **The stack, every source, and your own GPU's file.** Notebook 08's "About the data" gives the
+# **The stack, every source, and your own GPU's file.** Every figure is from
+# `H200-2026-12-01c.json`, notebook 08's committed run. Notebook 08's "About the data" gives the
 # stack, and lists every source of the course's H200 figures with what each is read for. The run is
 # read by name (`profile.COMMITTED_RUN`), so your GPU's file in the folder changes nothing. To plot
-# yours, pass its name to `profile.committed_results` (the asserts hold for the H200 only).
+# yours, pass its name to `profile.committed_results` (the asserts hold for the H200 only). The
+# results files in the folder:
+
+# %%
+for f in sorted(glob.glob(os.path.join(RESULTS, "*.json"))):
+    r = json.load(open(f))
+    v = r.get("versions", {})
+    print(f"{os.path.basename(f)}: {r['gpu']}, {r['date']}, copy bandwidth {r['copy_bandwidth_Bps'] / 1e12:.2f} TB/s, "
+          f"torch {v.get('torch', '?')}, triton {v.get('triton', '?')} ({len(r['rows'])} rows)")
+
+# %% [markdown]
+# **The terms, from notebook 08.**
 #
+# | term | field | what it is |
+# |---|---|---|
+# | **floor** | `floor_ms` | the fewest bytes at the copy bandwidth |
+# | **GPU time** | `kernel_ms` | CUDA-graph replays: the kernels alone |
+# | `do_bench` time | `ms` | CUDA events around each call, L2 flushed between calls; host time counted where the GPU waits for it |
+# | **wall time per call** | `full_call_us` | host included |
+#
+# Method: [docs/DESIGN.md, "Benchmark method"](../docs/DESIGN.md#benchmark-method).
+#
+# **Two % floors.** The results file holds two times per call, so % floor can be computed two ways:
+#
+# * the file's `pct_floor` is the floor ÷ the `do_bench` time;
+# * the charts use the floor ÷ the GPU time.
+#
+# At small shapes the `do_bench` time lies above the GPU time: it counts host time where the GPU
+# waits for a launch. With the backward, whose host path is long, it is of the order of the wall
+# time. In this run the GPU time is never above the `do_bench` time, so the charts' % floor is
+# never below the file's (the Checks cell below tests it on every row of ours). For example, GAE at
+# 4096×128, forward:
+
+# %%
+(gae_row,) = [r for r in rows if (r["algorithm"], r["impl"], r["B"], r["T"], r["dtype"], r["pass"])
+              == ("gae", "rltriton_lite", 4096, 128, "float32", "fwd")]
+print(f"GAE 4096×128 fwd: floor {1e3 * gae_row['floor_ms']:.2f} µs; "
+      f"do_bench {1e3 * gae_row['ms']:.2f} µs, so pct_floor {gae_row['pct_floor']:.3g} %; "
+      f"GPU time {1e3 * gae_row['kernel_ms']:.2f} µs, so {100 * gae_row['floor_ms'] / gae_row['kernel_ms']:.3g} %")
+
+# %% jupyter={"source_hidden": true}
+# Checks: the claims above, on the committed run (CI runs them; skip when reading)
+assert math.isclose(gae_row["pct_floor"], 100 * gae_row["floor_ms"] / gae_row["ms"])  # the field's definition
+ours_timed = [r for r in rows if r["impl"] == profile.OURS_IMPL and r["kernel_ms"]]
+assert all(r["kernel_ms"] <= r["ms"] for r in ours_timed)  # all of our rows
+small_bwd = [r for r in ours_timed if (r["B"], r["T"]) in [(16, 128), (4096, 128)] and r["pass"] == "fwd+bwd"]
+assert small_bwd and all(r["ms"] > 10 * r["kernel_ms"] for r in small_bwd)  # the backward's host work, counted
+assert all(0.5 < 1e3 * r["ms"] / r["full_call_us"] < 2 for r in small_bwd)  # of the order of the wall time
+
+# %% [markdown]
 # **What each clock times.** The two clocks are `measure` and `kernel_ms` in
 # `rltriton_lite/bench.py`.
 #
@@ -520,19 +453,77 @@ exercises.attempt("host_bound", host_bound)
 # * The GPU time replays a CUDA graph: no host work at all, and no flush. So a call whose data fit
 #   in L2 may read them from there.
 #
+# **Section 2: every peer's range, and the cases where the peer was faster.** One run on a shared
+# host cannot say which call is faster when their speed-up is near 1× (how far wall time moves
+# between runs: notebook 08, "About the data").
+
+# %%
+# per peer, the range of speed-ups; then every case where the peer's call was faster
+for p in PASSES:
+    for q in profile.result_peers(res):
+        xs = [s["x"] for s in speedups if s["peer"] == q and s["pass_"] == p]
+        if xs:
+            print(f"{p:>7} vs {q:<22} {profile.speedup_text(min(xs)):>7} to {profile.speedup_text(max(xs)):>8} "
+                  f"over {len(xs):2} cases")
+slower = sorted((s["x"], s["algorithm"], s["peer"], profile.shape_name(s["shape"]), s["pass_"])
+                for s in speedups if s["x"] < 1)
+print(f"\n{len(slower)} of {len(speedups)} cases where the peer's call was faster:")
+for x, a, q, s, p in slower:
+    print(f"   {a} {p} {s} vs {q}: {x:.2f}×")
+
+# %% [markdown]
+# **Section 3: the anchor, without and with its backward.** The cell prints the minimal
+# `autograd.Function` at each RL shape, then our calls that cost more wall time than it.
+
+# %%
+# the anchor without and with its backward; then our calls that cost more wall time than it
+FN = profile.HEAD_ANCHOR["fwd+bwd"]  # the minimal autograd.Function
+fn_fwd, fn_both, above = {}, {}, {}
+for s in profile.RL_SHAPES:
+    fn_fwd[s], fn_both[s] = anchors[(FN, *s, "fwd")], anchors[(FN, *s, "fwd+bwd")]
+    above[s] = {a: w for (a, s2, p), (w, _) in wall_gpu.items()
+                if (s2, p) == (s, "fwd+bwd") and w > fn_both[s]["full_call_us"]}
+    print(f"{profile.shape_name(s)}: the {profile.ANCHORS[FN]} costs {fn_fwd[s]['full_call_us']:.0f} µs forward "
+          f"({1e3 * fn_fwd[s]['kernel_ms']:.1f} µs GPU), {fn_both[s]['full_call_us']:.0f} µs with its backward "
+          f"({1e3 * fn_both[s]['kernel_ms']:.1f} µs GPU)")
+    print("   above it: " + ", ".join(f"{a} {w:.0f} µs ({w / fn_both[s]['full_call_us']:.2f}×)"
+                                   for a, w in above[s].items()))
+(sac_eager,) = [r for r in rows if (r["algorithm"], r["impl"], r["B"], r["T"], r["pass"])
+                == ("sac", "pytorch_eager", 4096, 128, "fwd+bwd")]
+print(f"sac 4096×128 fwd+bwd: ours {wall_gpu['sac', (4096, 128), 'fwd+bwd'][1]:.1f} µs GPU; "
+      f"the eager formula {sac_eager['full_call_us']:.0f} µs wall")
+print("gradients with respect to: sac", bench.BACKWARD["sac"][0], "; the anchor (ppo)", bench.BACKWARD["ppo"][0])
+
+# %% [markdown]
 # **Which calls lose to the anchor (section 3).** At 4096×128, GAE (262 µs), V-trace (304 µs) and
 # SAC (502 µs) cost more than the anchor; at 64×16384, V-trace, SAC, PPO and CRR do. These gaps, up
-# to 2.1×, lie within how far a call's wall time moves between runs: section 2's caution.
+# to 2.1×, lie within how far a call's wall time moves between runs (the caution above).
 #
 # SAC's gap is the largest: it costs 502 µs at 4096×128, 2.1× the anchor's 241. Its kernel is not
 # the cause, since its GPU time is 6.7 µs. SAC differentiates four inputs (the rewards, both
 # critics and the next log-probabilities), where the anchor differentiates one. Autograd's work per
 # gradient is the likely reason, not a measured one. The eager formula, with the same four
 # gradients, costs about as much (493 µs).
-#
-# **Below the L2: the copy probe (section 1).** So is 60 % a copy's ceiling, and 118 % a bandwidth?
-# Neither. A probe timed three kernels at the same byte counts, exactly as the GPU time is timed
-# here (the table below):
+
+# %% jupyter={"source_hidden": true}
+# Checks: section 3's anchor figures, on the committed run (CI runs them; skip when reading)
+many = (4096, 128)  # many short rollouts
+assert [round(fn_fwd[many]["full_call_us"]), round(fn_both[many]["full_call_us"])] == [46, 241]
+assert [round(1e3 * fn_fwd[many]["kernel_ms"], 1), round(1e3 * fn_both[many]["kernel_ms"], 1)] == [9.0, 14.5]
+assert 190 < fn_both[many]["full_call_us"] - fn_fwd[many]["full_call_us"] < 200  # about 195 µs
+assert {a: round(w) for a, w in above[many].items()} == {"gae": 262, "vtrace": 304, "sac": 502}
+assert set(above[64, 16384]) == {"vtrace", "sac", "ppo", "crr"}
+gap = {(a, s): w / fn_both[s]["full_call_us"] for s in above for a, w in above[s].items()}
+assert max(gap, key=gap.get) == ("sac", many) and round(gap["sac", many], 1) == 2.1  # "up to 2.1×": SAC's
+assert round(fn_both[many]["full_call_us"]) == 241 and round(above[many]["sac"]) == 502
+assert round(wall_gpu["sac", many, "fwd+bwd"][1], 1) == 6.7 and round(sac_eager["full_call_us"]) == 493
+assert len(bench.BACKWARD["sac"][0]) == 4 and len(bench.BACKWARD["ppo"][0]) == 1
+
+# %% [markdown]
+# **Below the L2: the copy probe (section 1).** Even a copy of a few MB misses the floor. The floor
+# is a 2 GiB copy's bandwidth; PyTorch's `copy_` of 9.5 MB, timed as the GPU time is timed here,
+# reaches 60 % of it. So is 60 % a copy's ceiling, and 118 % a bandwidth? Neither. A probe timed
+# three kernels at the same byte counts, exactly as the GPU time is timed here (the table below):
 #
 # * **Below the L2,** their figures spread widely:
 #   * PyTorch's `copy_` reads 60–71 % of the floor at every size from 9.5 to 40 MB.

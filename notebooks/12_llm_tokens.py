@@ -16,42 +16,24 @@
 # %% [markdown]
 # # 12 — Credit assignment over tokens: GAE for language models
 #
-# * **You will learn:** credit assignment over a language model's response tokens. That means the
-#   token-level MDP, what each mask means, verl's loop against one masked scan, OpenRLHF's
-#   semantics on holes, and the H200 timings.
+# * **You will learn:** credit assignment over a language model's response tokens: the token-level
+#   MDP, what each mask means, verl's loop against one masked scan, OpenRLHF's semantics on holes,
+#   and the H200 timings.
 # * **Time:** 3–3.5 h with the open questions; 1–1.5 h for the reading and the checked exercise.
 # * **Needs:** notebooks 01 and 02. No GPU.
 # * **Minimum path:** sections 1–4 and the checked exercise `token_gae_pairs` (it builds on 2–4).
 #   Sections 5 (OpenRLHF on holes), 6, 7 (the H200 timings) and the open questions can wait.
 #
-# When PPO trains a language model (RLHF, or RL from verifiable rewards), the policy is the model.
-# Each sampled response is an episode, and its steps are its tokens.
+# When PPO trains a language model (RLHF, or RL from verifiable rewards), the policy is the model,
+# each sampled response is an episode, and its steps are its tokens. The stacks that train these
+# models (verl, OpenRLHF, TRL, NeMo-RL) compute the advantages with a Python loop over the tokens.
+# Each step launches about a dozen small GPU kernels, so a response of a few thousand tokens means
+# tens of thousands of launches.
 #
-# The stacks that train these models (verl, OpenRLHF, TRL, NeMo-RL) compute the advantages with a
-# Python loop over the response's tokens. Each token costs one reverse step. Each step launches
-# about a dozen small GPU kernels. So a response of a few thousand tokens means tens of thousands
-# of launches.
-#
-# This notebook replaces that loop with one masked scan. It checks that the two agree, and it
-# reads the H200 timings of both. Section by section:
-#
-# 1. The token-level MDP: what a state, an action and a reward are. Why $\gamma = \lambda = 1$ is
-#    common, and why people want $\gamma, \lambda < 1$.
-#
-# 2. What each mask means: the prompt, the padding after the end of a response, and the tool
-#    output inside a multi-turn response.
-#
-# 3. verl's loop, run on a batch with padding and tool output.
-#
-# 4. One masked scan (`rl.gae(..., mask=)`) beside the loop. They agree at every response token.
-#    Then the verl drop-in (`integrations.verl`), checked against verl's loop plus its whitening.
-#
-# 5. Where OpenRLHF's semantics agree with verl's (right padding) and where they do not (a hole
-#    inside a response).
-#
-# 6. The $\gamma = \lambda = 1$ shortcut, a cumulative sum, checked.
-#
-# 7. The H200 timings of the loop, the shortcut and the scan, read from the committed results.
+# **The question of this notebook:** can one masked scan replace that loop, with the same numbers,
+# and what does it save? Sections 1–2 set up the MDP and its masks, 3–4 put verl's loop beside the
+# scan, 5 compares OpenRLHF's semantics, 6 the $\gamma = \lambda = 1$ shortcut, and 7 reads the
+# H200 timings.
 
 # %%
 import glob
@@ -81,71 +63,77 @@ GAMMA, LAM = 0.99, 0.95
 # %% [markdown]
 # ## 1. A response is an episode
 #
-# Write the prompt as $x$ and the response as tokens $y_0, y_1, \dots, y_{T-1}$. The last one is
-# the end-of-sequence token (EOS). As an MDP:
+# What are the state, the action and the reward of a language model's episode? Write the prompt as
+# $x$ and the response as tokens $y_0, y_1, \dots, y_{T-1}$; the last is the end-of-sequence token
+# (EOS).
 #
 # * **state** $s_t = (x, y_0, \dots, y_{t-1})$: the prompt and the tokens generated so far.
 #
 # * **action** $a_t = y_t$: the next token, sampled from $\pi_\theta(\cdot \mid s_t)$.
 #
-# * **transition**: deterministic, the token is appended. The episode ends after EOS, or when the
-#   response reaches its maximum length.
+# * **transition**: deterministic, the token is appended. The episode ends after EOS, or at the
+#   maximum length.
 #
-# * **reward**: two parts. At every token, a KL penalty keeps the policy near a frozen reference
-#   model: $r_t = -\beta\,\big(\log \pi_\theta(y_t \mid s_t) - \log \pi_{\text{ref}}(y_t \mid s_t)\big)$.
-#   At the last token only, the reward adds the outcome score of the whole response. That is a
-#   reward model's score, or a verifier's 1 for a correct answer. Some stacks put the KL term in
-#   the loss instead; their reward is the outcome alone.
+# * **reward**: at every token, a KL penalty that keeps the policy near a frozen reference model,
+#   $r_t = -\beta\,\big(\log \pi_\theta(y_t \mid s_t) - \log \pi_{\text{ref}}(y_t \mid s_t)\big)$.
+#   At the last token only, add the outcome score of the whole response (a reward model's score, or
+#   a verifier's 1 for a correct answer).
 #
-# * **value**: the critic $V(s_t)$, one number per token. It is a value head on a copy of the
-#   model.
+# * **value**: the critic $V(s_t)$, one number per token (a value head on a copy of the model).
 #
-# GAE (notebook 02) runs backwards along the response. It starts from $V = 0$ after the last token:
+# GAE (notebook 02) runs backwards along the response, from $V = 0$ after the last token:
 #
 # $$\delta_t = r_t + \gamma V(s_{t+1}) - V(s_t), \qquad \hat A_t = \delta_t + \gamma\lambda \hat A_{t+1},
 #   \qquad \text{returns}_t = \hat A_t + V(s_t).$$
 #
-# **Why $\gamma = \lambda = 1$ is common.** A response is short and always ends. So nothing needs a
-# discount to stay finite. And the outcome score should reach the first token undiminished. With
-# $\gamma = \lambda = 1$ the recurrence telescopes to $\hat A_t = \sum_{k \ge t} r_k - V(s_t)$. That is a
-# reversed cumulative sum: one library call, no loop (section 6). verl's default configuration
-# (0.9.1) sets both to 1.
+# **Why $\gamma = \lambda = 1$ is common.** A response is short and always ends, and the outcome
+# score should reach the first token undiminished. Then the recurrence telescopes to
+# $\hat A_t = \sum_{k \ge t} r_k - V(s_t)$: a reversed cumulative sum, one library call (section 6).
 #
-# **Why people want $\gamma, \lambda < 1$.** With $\lambda = 1$, the advantage of an early token
-# carries the noise of every later token's sampling, and of the outcome. It is unbiased, with high
-# variance. With $\lambda < 1$, the critic's $V(s_{t+k})$ stands in for that noisy tail (notebook
-# 03's bias–variance trade-off). That is why PPO keeps a critic at all. With $\gamma < 1$, a reward
-# reached in fewer tokens is worth more. This pushes against padding a response with reasoning
-# that does not help.
+# **Why people want $\gamma, \lambda < 1$.** With $\lambda = 1$, an early token's advantage carries
+# the noise of every later token and of the outcome: unbiased, high variance. With $\lambda < 1$ the
+# critic stands in for that noisy tail (notebook 03's bias–variance trade-off). With $\gamma < 1$, a
+# reward reached in fewer tokens is worth more. But as soon as $\gamma\lambda \ne 1$, the cumulative
+# sum no longer applies, and the stacks run the per-token loop.
 #
-# The catch: as soon as $\gamma\lambda \ne 1$, the cumulative sum no longer applies. Then the
-# stacks run the per-token loop.
+# <details><summary>Details: the KL term and verl's defaults</summary>
+#
+# Some stacks put the KL term in the loss instead; their reward is the outcome alone. verl's
+# default configuration (0.9.1) sets $\gamma = \lambda = 1$. The critic is why PPO pays for a
+# value head at all: it is what $\lambda < 1$ leans on. And $\gamma < 1$ pushes against padding a
+# response with reasoning that does not help.
+#
+# </details>
 
 # %% [markdown]
 # ## 2. What the masks mean
 #
-# A batch of responses is a rectangle, `(batch, response_length)`. Not every position in it is an
-# action of the policy. Three kinds of position are not:
+# A batch of responses is a rectangle, `(batch, response_length)`. Which of its positions are
+# actions of the policy? Three kinds of position are not:
 #
-# * **The prompt.** It is the first state $s_0$, not an action. verl keeps prompts and responses in
-#   separate tensors: prompts padded on the left, responses on the right. It computes the
-#   advantages on the response tensor alone, so the prompt is not in it at all. OpenRLHF's
-#   `action_mask` likewise covers only the generated part.
+# * **The prompt.** It is the first state $s_0$, not an action.
 #
-# * **Padding after EOS.** The episode is over. These positions exist only because other responses
-#   in the batch are longer. Their rewards are 0. Whatever the critic wrote there must never be
-#   read.
+# * **Padding after EOS.** The episode is over; these positions exist only because other responses
+#   are longer. Their rewards are 0, and whatever the critic wrote there must never be read.
 #
-# * **Tool output inside a multi-turn response.** The model writes a tool call. The environment
-#   appends the tool's output (a search result, a program's output), and the model continues. The
-#   policy did not choose those tokens. They are part of the transition from the state before them
-#   to the state after them, not actions. The loss skips them (no probability ratio), and so must
-#   credit assignment. The policy token before the output leads, through the environment, to the
-#   state at the next policy token.
+# * **Tool output inside a multi-turn response.** The model writes a tool call, the environment
+#   appends the tool's output, and the model continues. The policy did not choose those tokens: they
+#   are part of the transition from the state before them to the state after them. The loss skips
+#   them, and so must credit assignment.
 #
-# The response mask (verl's `response_mask`, OpenRLHF's `action_mask`) is 1 at the policy's tokens.
-# It is 0 at the padding and at the tool output. Below, a small batch is drawn: each row is one
-# prompt and its response.
+# The response mask (verl's `response_mask`, OpenRLHF's `action_mask`) is 1 at the policy's tokens
+# and 0 at the padding and the tool output. Below, a small batch is drawn, one prompt and its
+# response per row.
+#
+# <details><summary>Details: where the prompt lives in verl and OpenRLHF</summary>
+#
+# verl keeps prompts and responses in separate tensors: prompts padded on the left, responses on
+# the right. It computes the advantages on the response tensor alone, so the prompt is not in it at
+# all. OpenRLHF's `action_mask` likewise covers only the generated part. Tool output is typically a
+# search result or a program's output; the policy token before it leads, through the environment,
+# to the state at the next policy token.
+#
+# </details>
 
 # %%
 POLICY, TOOL, PAD = 0, 1, 2  # what a position of the response tensor holds
@@ -200,8 +188,8 @@ top.legend(handles=[Patch(color=c, label=n) for c, n in zip(colors, names)], loc
 plt.show()
 
 # %% [markdown]
-# The same batch as numbers. The mask is 1 exactly at the policy's tokens. The tool output sits
-# inside the responses, with a policy token after it. Every response ends with a policy token.
+# The same batch as numbers. The mask is 1 exactly at the policy's tokens. Tool output sits inside
+# a response, with a policy token after it, and every response ends with a policy token.
 
 # %%
 assert torch.equal(small_mask.cpu(), torch.tensor(kind == POLICY))
@@ -212,16 +200,13 @@ print("tokens per response:", (kind != PAD).sum(1), " of which tool output:", (k
 # %% [markdown]
 # ## 3. The loop: verl's GAE
 #
-# Below is verl 0.9.1's `compute_gae_advantage_return`, line for line, minus its whitening
-# (section 4 covers that).
+# How does verl treat the masks? Below is verl 0.9.1's `compute_gae_advantage_return`, line for
+# line, minus its whitening (section 4).
 #
-# Two masked lines are the whole treatment of the masks. At a masked token, `nextvalues` and
-# `lastgaelam` pass through unchanged. So the policy token just before a span of tool output
-# bootstraps from the value at the first policy token after the span. Its advantage continues from
-# that token's advantage too.
-#
-# In effect, the masked tokens are skipped as if deleted from the response. verl's own comment on
-# those lines reads "skip values and TD-error on observation tokens".
+# Two masked lines are the whole treatment. At a masked token, `nextvalues` and `lastgaelam` pass
+# through unchanged. So the policy token just before a span of tool output bootstraps from the value
+# at the first policy token after it, and continues from that token's advantage. The masked tokens
+# are skipped as if deleted from the response.
 
 # %%
 def verl_gae_loop(token_level_rewards, values, response_mask, gamma, lam):
@@ -241,9 +226,8 @@ def verl_gae_loop(token_level_rewards, values, response_mask, gamma, lam):
 
 
 # %% [markdown]
-# A batch to check against: 8 responses of up to 200 tokens, in float64. They have right padding,
-# tool output inside most of them, a KL penalty at every token and the outcome at EOS. In verl the masks
-# are 0/1 numbers (`keep` below); ours is the same mask as booleans.
+# A batch to check against: 8 responses of up to 200 tokens, in float64, with right padding and
+# tool output inside most of them. verl's masks are 0/1 numbers (`keep` below); ours are booleans.
 
 # %%
 B, T = 8, 200
@@ -254,18 +238,16 @@ print(f"{B} responses of {T} positions: {int(mask.sum())} policy tokens, {int((k
       f"in {int((kind == TOOL).any(1).sum())} responses, {int((kind == PAD).sum())} padding")
 assert (kind == TOOL).any(1).sum() >= 3 and mask[0, -1] and (kind == PAD).any()
 
-# %% [markdown]
-# The benchmark harness times this same loop on the GPU (`bench.token_gae_loop`, section 7):
-
-# %%
+# %% jupyter={"source_hidden": true}
+# Checks: section 7 times bench.token_gae_loop, this same loop (CI runs them; skip when reading)
 adv_bench, _ = bench.token_gae_loop(rewards, values, keep, GAMMA, LAM)
 assert torch.allclose(adv_bench, adv_loop, rtol=0, atol=1e-12)
 print(inspect.getsource(bench.token_gae_loop))
 
 # %% [markdown]
-# "As if deleted" holds literally. Cut each response down to its policy tokens. Run plain GAE on
-# the shorter row (no mask; $V = 0$ after its last token). Put the advantages back where the
-# tokens came from. At the policy tokens, the loop's advantages are exactly those.
+# "As if deleted" holds literally. Cut each response down to its policy tokens, run plain GAE on
+# the shorter row (no mask), and put the advantages back where the tokens came from. At the policy
+# tokens, the loop's advantages are exactly those.
 
 # %%
 deleted = torch.zeros_like(rewards)
@@ -280,22 +262,18 @@ assert err < 1e-12
 # %% [markdown]
 # ## 4. The scan beside the loop
 #
-# The package's `mask=` means exactly "as if deleted". A masked step is removed, and the step
-# before it bootstraps from the next unmasked step. So verl's loop is one call:
+# Can one call give the loop's numbers? The package's `mask=` means exactly "as if deleted": a
+# masked step is removed, and the step before it bootstraps from the next unmasked step. So verl's
+# loop is one call:
 #
 # ```python
 # rl.gae(rewards, values, gamma=gamma, lambda_=lam, mask=mask)
 # ```
 #
 # Inside, it is one reverse scan of the affine maps $\hat A \mapsto \delta_t + \gamma\lambda \hat A$ over the
-# policy tokens. A masked token is the identity map.
-#
-# The cell below runs both backends:
-#
-# * `backend="auto"` takes the PyTorch path on a CPU.
-# * `backend="triton"` runs the Triton kernel: here in the interpreter, on a GPU compiled.
-#
-# The check is at every policy token, to 1e-12 in float64.
+# policy tokens; a masked token is the identity map. The cell runs both backends (`"auto"`, the
+# PyTorch path on a CPU, and `"triton"`, the kernel) and checks every policy token to 1e-12 in
+# float64.
 
 # %%
 for backend in ("auto", KERNEL):
@@ -308,32 +286,34 @@ for backend in ("auto", KERNEL):
     assert torch.all(out.advantages[~mask] == 0)  # a deleted step has no output
 
 # %% [markdown]
-# On this CPU nothing here is timed. The interpreter runs the kernel's Python one program after
-# another, so its times say nothing about a GPU. The GPU's numbers are in section 7.
+# They agree. (Nothing is timed here: the interpreter's times say nothing about a GPU. Section 7
+# has the GPU's numbers.)
 #
-# **The drop-in.** verl's function does two things the masked scan does not:
+# **The drop-in.** verl's function does two things more than the masked scan:
 #
-# * **At the masked tokens, verl's loop does not write 0.** It leaves the advantage it carries:
-#   that of the next policy token (0 after the last). And `returns = advantages + values` there
-#   too.
-# * **verl then whitens the advantages over the mask:** mean 0 and variance 1 over the policy
-#   tokens.
+# * **At the masked tokens it does not write 0.** It leaves the advantage it carries, that of the
+#   next policy token (0 after the last), and `returns = advantages + values` there too.
+# * **It whitens the advantages over the mask:** mean 0 and variance 1 over the policy tokens.
 #
-# `integrations.verl.compute_gae_advantage_return` gives all of it, element for element, in three
-# steps:
-#
-# 1. The masked `gae` call.
-# 2. One `linear_scan` that hands each masked token the next policy token's advantage. It uses a
-#    reset, $a = 0$, at every policy token, and $a = 1$ at the masked ones.
-# 3. The whitening of verl.
+# `integrations.verl.compute_gae_advantage_return` gives all of it, element for element: the masked
+# `gae` call, then one `linear_scan` that hands each masked token the next policy token's advantage
+# ($a = 0$, a reset, at every policy token, $a = 1$ at the masked ones), then verl's whitening.
 
 # %%
 print(inspect.getsource(verl.compute_gae_advantage_return))
 
 # %% [markdown]
-# Below, the drop-in is checked against the loop followed by verl's `masked_whiten`. The
-# whitening is written out, with verl's $10^{-8}$ terms and the unbiased variance. The check
-# covers every position, masked ones included:
+# Below, the drop-in is checked against the loop followed by verl's `masked_whiten`, at every
+# position, masked ones included.
+#
+# <details><summary>Details: the whitening, and integer masks</summary>
+#
+# The whitening is written out with verl's $10^{-8}$ terms and the unbiased variance. verl's masks
+# can be integers; then its whitening rounds the token count through float32, and the drop-in
+# rounds the same way. The repository's `tests/test_llm_integrations.py` checks that, and checks
+# the drop-in against verl's own function. Your folder does not have that test file.
+#
+# </details>
 
 # %%
 def whiten(x, m):
@@ -353,20 +333,15 @@ assert err_adv < 1e-12 and err_ret < 1e-12
 assert abs(adv_drop[mask].mean().item()) < 1e-9 and abs(adv_drop[mask].std().item() - 1) < 1e-6
 
 # %% [markdown]
-# (verl's masks can be integers. Then its whitening rounds the token count through float32, and the
-# drop-in rounds the same way. The repository's `tests/test_llm_integrations.py` checks that. It
-# also checks the drop-in against verl's own function. Your folder does not have that test file.)
-#
 # ## 5. OpenRLHF's semantics: the same on right padding, not on holes
 #
-# OpenRLHF, like trlx, DeepSpeed-Chat and TRL before it, handles the mask differently. It multiplies
-# the values and rewards by the mask, then runs plain GAE over every position. So $V(s_{t+1})$ is
-# read at position $t + 1$, whatever the mask says there.
+# Does OpenRLHF give the same advantages? It (like trlx, DeepSpeed-Chat and TRL before it)
+# multiplies the values and rewards by the mask, then runs plain GAE over every position, so
+# $V(s_{t+1})$ is read at position $t + 1$ whatever the mask says there.
 # `integrations.openrlhf.get_advantages_and_returns` is that, as one scan.
 #
-# * **On right padding** it gives verl's answer at every policy token. The padding comes after the
-#   last token, whose next value is then 0 either way. And the reverse scan never carries anything
-#   from the padding's zeros.
+# * **On right padding** it gives verl's answer at every policy token: the last token's next value
+#   is 0 either way, and the reverse scan carries nothing from the padding's zeros.
 # * **On a hole inside a response** it does not.
 
 # %%
@@ -386,10 +361,9 @@ for holes in (False, True):
     assert (gap < 1e-12) if not holes else (gap > 1e-2)
 
 # %% [markdown]
-# Where a hole makes the difference. Take one response of 60 tokens with a correct answer (outcome
-# score 1). Give it a fair critic: its values are the discounted return to come, shrunk a little,
-# plus noise. The plot draws it twice: without a hole, and with 10 tokens of tool output at
-# positions 20–29.
+# Where a hole makes the difference: one response of 60 tokens with a correct answer (outcome
+# score 1) and a fair critic (the discounted return to come, shrunk a little, plus noise). Left
+# without a hole, right with 10 tokens of tool output at positions 20–29.
 
 # %%
 T1 = 60
@@ -424,23 +398,27 @@ axes[0].set_ylabel(r"advantage $\hat A_t$ at the policy tokens")
 plt.show()
 
 # %% [markdown]
-# Left, the two lines are one. Right, they part at the token before the hole, and stay apart
-# before it. Three things differ, at the hole and before it:
+# Left, the two lines are one. Right, they part at the token before the hole and stay apart
+# before it. OpenRLHF bootstraps that token from the hole's zeroed value, $V = 0$ instead of
+# $V(s_{30})$. For a state in the middle of an episode, 0 is simply wrong: the answer was correct,
+# yet every token before the tool call gets a lower advantage than it earned, as if calling the
+# tool had cost something.
+#
+# Which to use? verl's treats the tool output as part of the transition, as section 2's MDP says.
+# But if your trainer's other code (its loss, its value targets) was written for OpenRLHF's, keep
+# the two consistent.
+#
+# <details><summary>Details: the three differences at the hole</summary>
 #
 # * OpenRLHF bootstraps from the hole's zeroed value: $V = 0$ instead of $V(s_{30})$.
 # * The hole's last position gets a TD error of its own, $\gamma V(s_{30})$.
 # * The advantage from after the hole reaches token 19 discounted by $(\gamma\lambda)^{10}$ more
 #   than in verl's.
 #
-# For a state in the middle of an episode, a value of 0 is simply wrong. Here the answer was
-# correct, yet every token before the tool call gets a lower advantage than it earned. It is as if
-# calling the tool had cost something.
-#
-# Which to use? verl's treats the tool output as part of the transition, as the MDP of section 2
-# says. But if your trainer's other code (its loss, its value targets) was written for OpenRLHF's,
-# keep the two consistent.
+# </details>
 
-# %%
+# %% jupyter={"source_hidden": true}
+# Checks: the claims above, after and before the hole (CI runs them; skip when reading)
 m, a_v, a_o = curves["a hole at 20–29"]
 assert torch.allclose(a_v[30:], a_o[30:], rtol=0, atol=1e-12)  # after the hole: the same
 assert (a_v[:20] - a_o[:20]).min() > 1e-3  # before it: every token lower in OpenRLHF's
@@ -450,13 +428,10 @@ assert torch.allclose(a_v0, a_o0, rtol=0, atol=1e-12)
 # %% [markdown]
 # ## 6. The shortcut: $\gamma = \lambda = 1$ as a cumulative sum
 #
-# With $\gamma = \lambda = 1$, GAE's returns are the rewards summed from each token to the end.
-# That is a reversed cumulative sum, which PyTorch computes in one call. The advantages are the
-# returns minus the values.
-#
-# The masks cost nothing here: masked rewards are 0, and a sum does not care where its zeros sit.
-# This is the shortcut a stack can take when $\gamma = \lambda = 1$. The harness calls it the
-# "cumsum shortcut":
+# What does $\gamma = \lambda = 1$ buy? GAE's returns become the rewards summed from each token to
+# the end: a reversed cumulative sum, one PyTorch call. The advantages are the returns minus the
+# values. The masks cost nothing: masked rewards are 0, and a sum does not care where its zeros
+# sit. The harness calls it the "cumsum shortcut":
 
 # %%
 print(inspect.getsource(bench.token_cumsum))
@@ -470,26 +445,28 @@ assert (adv_cum - adv_loop)[mask].abs().max() > 0.1  # and it is not GAE with λ
 # %% [markdown]
 # ## 7. On an H200: the loop, the shortcut and the scan
 #
-# **The numbers in this section are the committed H200 numbers, read from the file below. This
-# notebook does not measure them**: on a CPU it measures nothing. (Notebook 08's "Where these
-# numbers come from" lists it beside the course's other sources.)
-#
-# `python -m rltriton_lite.bench --tokens` times four implementations on a GPU at LLM shapes. The
-# shapes (batch × response length) run from 256 responses of 1,024 tokens to 4 of a million. The
-# inputs are like section 3's: right padding, and a span of tool output in every other response.
+# How much does the scan save on a GPU? `python -m rltriton_lite.bench --tokens` timed four
+# implementations on an H200 at LLM shapes, from 256 responses of 1,024 tokens to 4 of a million,
+# with inputs like section 3's. **The numbers below are read from that committed file: this
+# notebook measures nothing.**
 #
 # | implementation | what it is |
 # |---|---|
 # | **per-token loop** | section 3's loop (`bench.token_gae_loop`), on the GPU |
-# | **cumsum shortcut (γ = λ = 1)** | section 6's. It computes something else whenever $\gamma\lambda \ne 1$. It is a yardstick: the one PyTorch call that would do if $\gamma = \lambda = 1$. |
+# | **cumsum shortcut (γ = λ = 1)** | section 6's: a yardstick, since it computes something else whenever $\gamma\lambda \ne 1$ |
 # | **rl.gae(mask=)** | section 4's one call |
 # | **integrations.verl** | the drop-in, with its second scan and the whitening |
 #
-# How the times were taken:
+# <details><summary>Details: how the times were taken</summary>
 #
 # * Wall time per call: calls back to back, one synchronisation at the end, host included.
 # * The loop: the median of three calls, or one call where it takes a second or more.
-# * All in float32.
+# * All in float32. The inputs have right padding, and a span of tool output in every other
+#   response.
+# * Notebook 08's "Where these numbers come from" lists this file beside the course's other
+#   sources.
+#
+# </details>
 
 # %%
 ROOT = os.path.dirname(os.path.dirname(profile.results_folder()))  # the checkout: benchmarks/ beside the package
@@ -527,9 +504,8 @@ print(profile.table(lines, digits=3))
 print(f"\nrl.gae's largest |A − loop's A| over the policy tokens, float32: {max(errs):.1e}")
 
 # %% [markdown]
-# The same, drawn on log–log axes. Left: wall time per call against the tokens in the batch.
-# Right: against the response length $T$. The loop's time follows $T$, its number of iterations,
-# whatever the batch.
+# The same, drawn on log–log axes: wall time per call against the tokens in the batch (left) and
+# against the response length $T$ (right).
 
 # %%
 styles = {LOOP: ("tab:red", "o"), CUMSUM: ("tab:gray", "s"), OURS: ("tab:blue", "^"), DROP_IN: ("tab:cyan", "v")}
@@ -559,42 +535,51 @@ fig.suptitle(f"Token-level GAE on an {res['gpu']}: committed results ({os.path.b
 plt.show()
 
 # %% [markdown]
-# What to read off the table and the chart:
+# What the table and the chart show:
 #
-# * **The loop pays per token of response length.** Its µs-per-token column is nearly the same
-#   at every shape, from 256 responses to 4. Each iteration launches about a dozen small kernels
-#   one by one from Python (question 3 counts them). At these sizes a launch costs the same
-#   whatever the batch. A response of a million tokens takes minutes.
+# * **The loop pays per token of response length.** Its µs-per-token column is nearly the same at
+#   every shape, from 256 responses to 4: each iteration launches about a dozen small kernels
+#   (question 3 counts them).
 #
-# * **The scan pays mostly per call.** From the smallest batch to the largest, a quarter of a
-#   million tokens to four million, the tokens grow 16× but its wall time only about 3×, from
-#   28.0 to 89.0 µs, while the loop's grows with the response length $T$. At the smaller shapes
-#   it is mostly host time: its GPU time is a fraction of its wall time. It is launching, not
-#   moving bytes.
+# * **The scan pays mostly per call.** From a quarter of a million tokens to four million, 16× the
+#   tokens, its wall time grows only about 3×, from 28.0 to 89.0 µs. It is over 100× faster than
+#   the loop at every shape, and in this run faster than the cumulative sum too. With the scan,
+#   choosing $\lambda < 1$ is no longer a choice about speed.
 #
-# * **Against the shortcut.** In this run the scan is faster than the cumulative sum at every
-#   shape.
-#   * Where the sum is fastest (many short responses), the two are close. Both are mostly host
-#     time there, so the order can change with the machine's CPU.
-#   * On a few very long responses, the scan is far ahead. The cumulative sum's GPU time grows
-#     with the response length, even at the same number of tokens; the scan's does not. Compare
-#     256×4096 with 8×131072, a million tokens each.
+# * **The drop-in** takes 8.6 to 13.6 times the wall time of `rl.gae` alone: 0.34 to 0.68 ms more
+#   per call, once per training step. It is still over 350 times faster than the loop it replaces.
 #
-#   With the scan, choosing $\lambda < 1$ is no longer a choice about speed.
+# <details><summary>Details: the loop's and the scan's time, and the shortcut</summary>
 #
-# * **The drop-in** adds verl's whitening to the scan: a few reductions and one synchronisation
-#   with the host. The same synchronisation is in verl's own function: its whitening checks the
-#   mask's sum on the host. That is the drop-in's extra wall time, and why it has no CUDA-graph
-#   time.
+# At these sizes a launch costs the same whatever the batch, so the loop's time follows $T$, its
+# number of iterations. A response of a million tokens takes minutes. The scan, at the smaller
+# shapes, is mostly host time: its GPU time is a fraction of its wall time. It is launching, not
+# moving bytes.
 #
-#   How much is it? The cell after the next one computes it from the table. The drop-in takes 8.6
-#   to 13.6 times the wall time of `rl.gae` alone: 0.34 to 0.68 ms more per call. verl calls it
-#   once per training step, on the whole batch. So a step pays a fraction of a millisecond more,
-#   small beside the model's forward and backward passes over the same batch. The drop-in is
-#   still over 350 times faster than the loop it replaces. What the extra time is matters
-#   more than its size: the host stops and waits until the GPU has finished all the work queued
-#   before it. Meanwhile nothing new is queued, so the GPU waits for the host's next launch.
-#   verl's own function pays the same.
+# Against the cumulative sum:
+#
+# * Where the sum is fastest (many short responses), the two are close. Both are mostly host time
+#   there, so the order can change with the machine's CPU.
+# * On a few very long responses, the scan is far ahead. The cumulative sum's GPU time grows with
+#   the response length, even at the same number of tokens; the scan's does not. Compare 256×4096
+#   with 8×131072, a million tokens each.
+#
+# </details>
+#
+# <details><summary>Details: what the drop-in's extra time is</summary>
+#
+# The drop-in adds verl's whitening to the scan: a few reductions and one synchronisation with the
+# host. The same synchronisation is in verl's own function: its whitening checks the mask's sum on
+# the host. That is the drop-in's extra wall time, and why it has no CUDA-graph time. The second
+# hidden Checks cell below computes its price from the table, per shape.
+#
+# verl calls it once per training step, on the whole batch. So a step pays a fraction of a
+# millisecond more, small beside the model's forward and backward passes over the same batch. What
+# the extra time is matters more than its size: the host stops and waits until the GPU has
+# finished all the work queued before it. Meanwhile nothing new is queued, so the GPU waits for the
+# host's next launch. verl's own function pays the same.
+#
+# </details>
 
 # %% jupyter={"source_hidden": true}
 # Checks: the claims above, on the committed figures (CI runs them; skip when reading)
@@ -742,7 +727,6 @@ exercises.attempt("token_gae_pairs", token_gae_pairs)
 # %% [markdown]
 # ## What you now know
 #
-#
 # * A response is an episode. The state is the prompt and the tokens so far; the action is the
 #   next token. The reward is a per-token KL penalty plus the outcome score at the last token.
 #
@@ -754,8 +738,7 @@ exercises.attempt("token_gae_pairs", token_gae_pairs)
 #
 # * OpenRLHF agrees with verl on right padding but not on a hole inside a response. It bootstraps
 #   from the hole's zeroed value, which shifts every advantage before the tool call: down where what
-#   follows the hole is worth more than 0 ($V(s_{30}) + \lambda\hat A_{30} > 0$ in section 5's
-#   example, a correct answer), up where it is worth less.
+#   follows the hole is worth more than 0 (section 5's correct answer), up where it is worth less.
 #
 # * With $\gamma = \lambda = 1$, GAE is a reversed cumulative sum, $\hat A_t = \sum_{k \ge t} r_k -
 #   V(s_t)$. For $\gamma\lambda \ne 1$ the stacks loop, and the scan makes λ < 1 cost no speed.

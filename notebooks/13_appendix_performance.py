@@ -29,40 +29,37 @@
 #   sections 1 and 5. Sections 2–4, 6 and 7 (the GPU lab), the checked exercise `tiled_scan` (it
 #   needs section 4) and the open questions can wait.
 #
-# The kernels you wrote in notebooks 00b and 00c compute the right numbers. The package's kernel
-# computes the same numbers, only faster. On an H200, at a large batch (16384×1024, forward), its
-# scans run at about 82–94 % of the memory floor in the committed run. Every kernel of the package
-# runs at about 82–100 % there (notebook 08, section 2).
+# The kernels you wrote in notebooks 00b and 00c compute the right numbers; the package's kernel
+# computes the same numbers faster. On an H200, at 16384×1024 (forward), its scans run at about
+# 82–94 % of the memory floor in the committed run, and every kernel of the package at about
+# 82–100 % (notebook 08, section 2).
 #
-# This appendix is for readers who want to know what separates the two. Nothing in notebooks 01–09
-# depends on it. Each section states an idea, checks it in NumPy, and cites the measurement that
-# decided it. Those measurements are in `docs/DESIGN.md`, "Decisions", which says where every
-# figure comes from.
+# **The question of this appendix:** what separates the two? Nothing in notebooks 01–09 depends on
+# it. Each section states an idea, checks it in NumPy, and cites the measurement that decided it.
 #
-# One constraint is behind all of it. These kernels do a few flops per byte they move, so they are
-# **memory-bound**: memory, not arithmetic, sets their time. The fastest possible run reads each
-# input once and writes each output once, at the copy bandwidth of the GPU. That time is the
-# *floor* (notebook 08). Everything below is about two things: keeping enough bytes in flight, and
-# wasting none.
-#
-# If you have only written the kernels of notebooks 00b and 00c, start with section 0. It is a
-# primer on the three ideas the rest builds on: coalesced loads, bytes in flight, enough programs.
-# With a GPU, section 7 times your own kernel against the package's. New words are in the glossary,
+# These kernels do a few flops per byte they move, so they are **memory-bound**: memory, not
+# arithmetic, sets their time. The fastest possible run reads each input once and writes each
+# output once at the GPU's copy bandwidth: the *floor* (notebook 08). Everything below is about
+# keeping enough bytes in flight, and wasting none. New words are in the glossary,
 # [`GLOSSARY.md`](GLOSSARY.md).
 #
-# **Where the GPU numbers come from.** Every GPU figure here comes from one of two places: the
-# committed `benchmarks/results/H200-2026-12-01c.json`, or `docs/DESIGN.md`, "Decisions". Both were
-# measured on an NVIDIA H200 with **torch 2.11 and Triton 3.6**. `requirements.txt` pins newer
-# versions (torch 2.13, Triton 3.9).
+# <details><summary>Details: where the GPU numbers come from</summary>
+#
+# Every GPU figure here comes from one of two places: the committed
+# `benchmarks/results/H200-2026-12-01c.json`, or `docs/DESIGN.md`, "Decisions", which says where
+# every figure comes from. Both were measured on an NVIDIA H200 with **torch 2.11 and Triton 3.6**.
+# `requirements.txt` pins newer versions (torch 2.13, Triton 3.9).
 #
 # The two do not mix. Each `DESIGN.md` figure was measured to decide one change, on that day's
 # code, older or newer than the committed run's. So compare it only with the other figures of the
-# same `DESIGN.md` entry, never with the committed run's. Below, every `DESIGN.md` figure says so
-# where it stands. (Notebook 08's "Where these numbers come from" lists every source.)
+# same `DESIGN.md` entry, never with the committed run's. (Notebook 08's "Where these numbers come
+# from" lists every source.)
 #
 # So what this appendix says of Triton's compiled code is what Triton 3.6 did (section 2's reverse
 # scan, section 6's counts). A newer Triton may compile the same source differently. Section 7
 # times your kernel with whatever you installed.
+#
+# </details>
 
 # %%
 import os
@@ -90,6 +87,9 @@ KERNEL = "triton"
 rng = np.random.default_rng(0)
 RESULTS = profile.results_folder()  # benchmarks/results/: what an H200 measured (notebooks 08 and 09)
 RES = json.load(open(f"{RESULTS}/H200-2026-12-01c.json"))  # the latest committed run, as notebook 08 reads it
+
+# %% jupyter={"source_hidden": true}
+# Checks: the introduction's figures and versions, on the committed run (CI runs them; skip when reading)
 assert RES["versions"]["torch"].startswith("2.11") and RES["versions"]["triton"].startswith("3.6")  # as the text says
 # the introduction's figures: % of the floor by GPU time, ours, 16384×1024, float32, forward
 BIG_PCT = {r["algorithm"]: 100 * r["floor_ms"] / r["kernel_ms"] for r in RES["rows"]
@@ -103,39 +103,40 @@ print(f"committed GPU figures: {RES['gpu']}, torch {RES['versions']['torch']}, t
 # %% [markdown]
 # ## 0. A primer: what makes a memory-bound kernel fast
 #
-# Your kernels in notebooks 00b and 00c are correct. Whether a kernel is also fast depends on how
-# it meets the memory system. Three ideas say most of it. First, some words.
+# Your kernels in notebooks 00b and 00c are correct. Are they fast? That depends on how they meet
+# the memory system, and three ideas say most of it. First, some words.
 #
 # * A GPU is made of **streaming multiprocessors** (SMs), its processors. An H200 has 132. The
-#   planner wants two programs per SM, so 264 on the H200 (`docs/DESIGN.md`, "The time split").
+#   planner wants two programs per SM, so 264 on the H200.
 # * Each program of a launch runs on one SM, as one or more **warps**. A warp is 32 threads, its
-#   **lanes**, that run each instruction together. The package's scans mostly use one warp per
-#   program (section 4).
+#   **lanes**, that run each instruction together.
 # * When a warp runs a load instruction, each lane asks for a few bytes at its own address.
 #
 # ### 0.1 Coalescing: a warp reads memory in 32-byte sectors
 #
-# Memory is not read one number at a time. For a warp's load, the hardware collects the 32 lanes'
-# addresses. Then it fetches the **sectors** that hold them: aligned 32-byte pieces of memory. Four
-# sectors make a 128-byte cache line. Each sector is fetched once, however many lanes read from it
-# (NVIDIA's *CUDA C++ Best Practices Guide*, "Coalesced Access to Global Memory"). So a load costs
-# the sectors it touches. It delivers the bytes the lanes use.
+# What does one load of a warp cost? The hardware collects the 32 lanes' addresses and fetches the
+# **sectors** that hold them: aligned 32-byte pieces of memory. Each sector is fetched once, however
+# many lanes read from it. So a load costs the sectors it touches, and delivers the bytes the lanes
+# use.
 #
-# When adjacent lanes read adjacent addresses, the load is **coalesced**. Then 32 lanes × 4 bytes =
-# 128 bytes = 4 sectors, and every byte fetched is used.
+# When adjacent lanes read adjacent addresses, the load is **coalesced**: 32 lanes × 4 bytes = 128
+# bytes = 4 sectors, every byte used.
 #
-# Now take a rollout stored **time-major**, `(T, B)`, as CleanRL and SB3 keep it. Scan it with one
-# program per environment, as your `strided_scan` in 00c does. The lanes then hold consecutive
-# steps of one environment. Step $t+1$ sits `B` elements after step $t$. Once `B` ≥ 8, a step is 32
-# bytes or more from the last, so each lane lands in a sector of its own. The warp fetches 32
-# sectors for 128 bytes used.
+# Now take a rollout stored **time-major**, `(T, B)`, and scan it with one program per environment,
+# as your `strided_scan` in 00c does. The lanes hold consecutive steps of one environment, `B`
+# elements apart. Once `B` ≥ 8, each lane lands in a sector of its own: 32 sectors for 128 bytes
+# used. Lanes along neighbouring *environments* at one step are adjacent again.
 #
-# Give the lanes neighbouring *environments* at one step instead, and they are adjacent in memory
-# again.
+# The count in NumPy, with byte addresses from the start of the buffer. Each lane's 4 bytes sit
+# inside one sector, so a lane's sector is just `address // 32`:
 #
-# Let us count in NumPy, with byte addresses from the start of the buffer. A float32 element starts
-# at a multiple of 4, so each lane's 4 bytes sit inside one sector. A lane's sector is then just
-# `address // 32`:
+# <details><summary>Details: cache lines, the source, and who stores time-major</summary>
+#
+# Four sectors make a 128-byte cache line. The rule is NVIDIA's (*CUDA C++ Best Practices Guide*,
+# "Coalesced Access to Global Memory"). CleanRL and SB3 keep rollouts time-major. A float32 element
+# starts at a multiple of 4, which is why its 4 bytes never cross a sector.
+#
+# </details>
 
 # %%
 SECTOR = 32  # bytes
@@ -157,37 +158,35 @@ assert [t["% used"] for t in sector_table] == [100, 12.5, 100]  # strided: 8 tim
 
 # %% [markdown]
 # Read along time, the warp fetches 8 times the bytes it uses. This is why the package's time-major
-# tiles span up to 64 rows (`Config.time_major_tile`; `docs/DESIGN.md`, "The scan's tile"). Such a
-# tile holds neighbouring environments at each step.
-#
-# (Caches soften a strided pattern when other programs soon read the rest of the same sectors. But
-# nothing guarantees that timing. And the traffic into the SM is still 8 times what is used.)
+# tiles span up to 64 rows (`Config.time_major_tile`): neighbouring environments at each step.
 #
 # A lane can also load up to 16 bytes in one instruction: a **vector** of 4 float32 steps
 # (section 1). Then 32 lanes × 16 bytes = 512 bytes = 16 sectors, all used, in one instruction
-# instead of four.
+# instead of four. But a vector load must start at a multiple of 16 bytes: it must be *aligned*.
+# `values[t+1]` starts 4 bytes later, so the compiler issues four 4-byte loads instead (section 3),
+# spread over one more sector. Counting sectors for loads that may cross a sector boundary is this
+# notebook's checked exercise, `warp_sectors`.
 #
-# But a vector load must start at a multiple of 16 bytes: it must be *aligned*. The next step's
-# value, `values[t+1]`, starts 4 bytes later. So its 16 bytes cannot be one vector load: the
-# compiler issues four 4-byte loads instead (section 3). And they spread over one more sector.
+# <details><summary>Details: caches, and where the tile comes from</summary>
 #
-# Counting sectors for loads like these, which may cross a sector boundary, is this notebook's
-# checked exercise, `warp_sectors`.
+# Caches soften a strided pattern when other programs soon read the rest of the same sectors. But
+# nothing guarantees that timing, and the traffic into the SM is still 8 times what is used. The
+# time-major tile is recorded in `docs/DESIGN.md`, "The scan's tile".
+#
+# </details>
 #
 # ### 0.2 Bytes in flight: Little's law, and occupancy
 #
-# A load takes a long time to come back: that wait is its **latency**. Until the value arrives, the
-# warp that asked can only go on with work that does not need it.
-#
-# Bytes that have been asked for and not yet delivered are **in flight**. The memory delivers its
-# full bandwidth only if enough bytes are in flight at every moment. Little's law (from queueing
-# theory) says how many:
+# How many bytes must be on their way to keep the memory busy? A load takes a long time to come
+# back: its **latency**. Bytes asked for and not yet delivered are **in flight**. The memory
+# delivers its full bandwidth only if enough bytes are in flight at every moment. Little's law
+# (from queueing theory) says how many:
 #
 # $$\text{bytes in flight} = \text{bandwidth} \times \text{latency}.$$
 #
-# A toy memory checks it. Each cycle, it accepts new requests up to a peak number of bytes. It
-# answers each request `latency` cycles later. The program keeps `in_flight` bytes asked for and
-# not yet answered:
+# A toy memory checks it. Each cycle, it accepts new requests up to a peak number of bytes, and
+# answers each `latency` cycles later. The program keeps `in_flight` bytes asked for and not yet
+# answered:
 
 # %%
 def delivered(in_flight, latency, peak, cycles=20_000):
@@ -211,11 +210,8 @@ assert PEAK * LATENCY == 32_000  # the fewest bytes in flight that reach the pea
 
 # %% [markdown]
 # The toy reaches its peak only with peak × latency bytes in flight. How many bytes does an H200
-# need?
-#
-# The bandwidth is the copy bandwidth that the committed results measured (notebook 08). The
-# latency has not been measured anywhere in this repository. **Assume** 600 ns, a round number for
-# illustration only. Change it, and the conclusions below keep their shape.
+# need? The bandwidth is the copy bandwidth the committed results measured (notebook 08). The
+# latency was never measured here: **assume** 600 ns, a round number for illustration only.
 
 # %%
 BW = RES["copy_bandwidth_Bps"]  # bytes per second: measured on the H200 (committed results)
@@ -230,19 +226,16 @@ assert 2e6 < in_flight_gpu < 3e6
 # %% [markdown]
 # Where do those 19 KB per SM come from? There are two ways.
 #
-# * **More warps at once on each SM.** An SM holds many warps at a time, up to a limit. Each warp's
-#   registers and shared memory come out of a fixed budget per SM. So a kernel that needs more of
-#   them fits fewer warps. The warps an SM holds, against the most it could hold, is its
-#   **occupancy**.
-# * **More bytes per warp.** Use wide loads (16-byte vectors). And issue the next chunk's loads
-#   before this chunk is scanned. That is **pipelining**, the package's `STAGES = 2` (section 4).
+# * **More warps at once on each SM.** Each warp's registers and shared memory come out of a fixed
+#   budget per SM, so a kernel that needs more of them fits fewer warps. The warps an SM holds,
+#   against the most it could hold, is its **occupancy**.
+# * **More bytes per warp.** Use wide loads (16-byte vectors), and issue the next chunk's loads
+#   before this chunk is scanned: **pipelining**, the package's `STAGES = 2` (section 4).
 #
-# The package leans on the second. Take one of its GAE programs at 16384×1024. It owns 2 rows × 128
-# steps per chunk. It reads 9 bytes per step: reward and value, 4 bytes each, and a 1-byte flag.
-# With the next chunk's loads in flight, that is about one chunk's bytes per program.
-#
-# Compare the step-by-step walk: notebook 08's "bare launch" anchor, one program per row, one step
-# at a time. It asks for one step's 9 bytes and waits.
+# The package leans on the second. One of its GAE programs at 16384×1024 owns 2 rows × 128 steps per
+# chunk, and reads 9 bytes per step (reward and value, 4 bytes each, and a 1-byte flag). Compare
+# the step-by-step walk, notebook 08's "bare launch" anchor: one program per row, one step at a
+# time, asking for one step's 9 bytes and waiting.
 
 # %%
 GAE_READ = 4 + 4 + 1  # bytes read per step: reward, value, flag
@@ -253,14 +246,10 @@ print(f"programs per SM to keep {per_sm / 1e3:.1f} KB in flight: the package's {
 assert per_sm / step_program > 200 * (per_sm / package_program)
 
 # %% [markdown]
-# No SM holds thousands of warps. So the step-by-step walk cannot fill the memory system, whatever
-# the latency is exactly.
-#
-# It also fails the coalescing test of 0.1. Each of its loads asks for one 4-byte element, so a
-# sector is fetched for 4 bytes used. (The rest may wait in a cache for the next steps.)
-#
-# The committed H200 results show the outcome at 16384×1024. Here `% floor` = the floor ÷ the GPU
-# time:
+# No SM holds thousands of warps, so the step-by-step walk cannot fill the memory system, whatever
+# the latency is exactly. It also fails 0.1's test: each of its loads fetches a sector for 4 bytes
+# used. The committed H200 results show the outcome at 16384×1024 (`% floor` = the floor ÷ the GPU
+# time):
 
 # %%
 def committed(algorithm, B, T, impl="rltriton_lite"):
@@ -279,19 +268,16 @@ assert 100 * walk["floor_ms"] / walk["kernel_ms"] < 5 and 100 * ours["floor_ms"]
 # %% [markdown]
 # ### 0.3 Enough programs: why a few long rows leave the GPU idle
 #
-# The SMs share nothing but memory, and each program runs on one SM. A launch of P programs keeps
-# at most P SMs busy. To hide latency, each SM also wants several programs at once (0.2).
+# How many programs does a launch need? Each program runs on one SM, so a launch of P programs keeps
+# at most P SMs busy, and each SM wants several programs at once (0.2). One program per row is
+# natural for a scan: a row's steps depend on each other through the carry, so a program walks its
+# chunks one after another. With 16384 rows that is plenty of programs.
 #
-# One program per row is natural for a scan. The steps of a row depend on each other through the
-# carry, so a program walks its chunks one after another. With 16384 rows that is plenty of
-# programs.
-#
-# With 8 rows of 131,072 steps it is 8 programs. Only 8 of 132 SMs have any work. Each program
-# walks 512 chunks of 256 steps in series, while the other SMs wait.
-#
-# The **time split** (section 5) fixes it: cut each row into segments, and give each segment a
-# program. The table shows what the package's planner (`plan._plan`) decides for three shapes. It
-# uses an H200's threshold of 264 programs (`Config.min_programs`). On a CPU it never splits.
+# With 8 rows of 131,072 steps it is 8 programs: only 8 of 132 SMs have any work, each walking 512
+# chunks of 256 steps in series. The **time split** (section 5) fixes it: cut each row into
+# segments, and give each segment a program. The table shows what the package's planner
+# (`plan._plan`) decides for three shapes, with an H200's threshold of 264 programs
+# (`Config.min_programs`).
 
 # %%
 ON_H200 = Config(min_programs=2 * H200_SMS)  # two programs per SM, as the planner has it on an H200
@@ -313,31 +299,26 @@ assert not by_shape["64×16384"]["time split"] and by_shape["64×16384"]["its ch
 
 # %% [markdown]
 # At 8×131072 the planner runs 1024 programs of 4 chunks each, instead of 8 programs of 512. The
-# price is a second pass over the inputs and a second launch (section 5). GAE there went from
-# 1.86 ms to 0.033 ms (`docs/DESIGN.md`, "The time split").
-#
-# At 64×16384 the planner does not split. It walks wider chunks instead (1024 steps, 4 warps:
-# section 4 says why). There the second launch's host time costs more than it saves (section 5).
+# price is a second pass over the inputs and a second launch (section 5). At 64×16384 it does not
+# split: it walks wider chunks instead (1024 steps, 4 warps; section 4 says why).
 #
 # The rest of this notebook is these three ideas inside the package's kernel.
 
 # %% [markdown]
 # ## 1. Two levels inside a chunk: registers, then threads
 #
-# Your `block_scan` handed every step to `tl.associative_scan`, which composes elements across
-# threads. A warp's 32 lanes trade values with *shuffles*: lanes exchange register values directly,
-# in about $\log_2 32 = 5$ rounds.
-#
-# The package works in two levels instead:
+# How does the package scan one chunk? Your `block_scan` handed every step to
+# `tl.associative_scan`, which composes elements across threads: a warp's 32 lanes exchange
+# register values directly (*shuffles*), in about $\log_2 32 = 5$ rounds. The package works in two
+# levels instead:
 #
 # 1. **In registers.** Each thread gets a **vector** of consecutive steps, in one 16-byte load: 4
-#    float32 or 8 bfloat16 steps. The thread composes its own vector sequentially, one `combine`
-#    after another.
+#    float32 or 8 bfloat16 steps. It composes its vector sequentially, one `combine` after another.
 # 2. **Across threads.** Only the vectors' composed maps travel between threads, in one
 #    `tl.associative_scan`.
 #
 # Each vector then needs the value entering it: the end value of the vector before it in scan
-# order. Here are the same two levels in NumPy, on one chunk:
+# order. The same two levels in NumPy, on one chunk:
 
 # %%
 def two_level(a, b, carry, V=4):
@@ -373,17 +354,21 @@ print(inspect.getsource(getattr(scan._chain, "fn", scan._chain)))
 # %% [markdown]
 # ## 2. A reverse scan that runs forwards
 #
-# `tl.associative_scan(..., reverse=True)` is correct, but it costs extra shuffles. Here is how
-# Triton 3.6 does it (the version the package was measured with; a later one may differ). It
-# reverses the lanes of every operand, runs a forward scan, and reverses them back. Each reversal
-# is a round of shuffles.
-#
-# The package lays a reverse scan's vectors out from the last one down instead. So the scan across
-# threads always runs forwards. In the compiled code of GAE's float32 chunk (vectors of 4 steps,
-# as in section 1), this took the shuffles from 263 to 53. The time alone barely moved: fewer
-# instructions, the same memory traffic (`docs/DESIGN.md`, "The scan's tile").
+# `tl.associative_scan(..., reverse=True)` is correct, but it costs extra shuffles: Triton 3.6
+# reverses the lanes of every operand, runs a forward scan, and reverses them back. The package
+# lays a reverse scan's vectors out from the last one down instead, so the scan across threads
+# always runs forwards. In the compiled code of GAE's float32 chunk, this took the shuffles from
+# 263 to 53. The time alone barely moved: fewer instructions, the same memory traffic.
 #
 # In NumPy the layout is just an index map, from (vector in scan order, step in vector) to time:
+#
+# <details><summary>Details: which Triton, and where the count comes from</summary>
+#
+# Triton 3.6 is the version the package was measured with; a later one may compile the reverse
+# scan differently. The count is for vectors of 4 steps, as in section 1, and is recorded in
+# `docs/DESIGN.md`, "The scan's tile".
+#
+# </details>
 
 # %%
 BLOCK, V = 16, 4
@@ -397,56 +382,43 @@ assert (np.diff(time_of, axis=1) == 1).all()  # steps inside a vector ascend: on
 # %% [markdown]
 # ## 3. One load per input, aligned
 #
-# A vector of 4 float32 steps is one 16-byte load only if it starts at a 16-byte boundary. So
-# chunks start at the row's start, with ascending addresses.
+# How does a kernel keep every load a vector load? A vector of 4 float32 steps is one 16-byte load
+# only if it starts at a 16-byte boundary, so chunks start at the row's start, with ascending
+# addresses. GAE also needs $V(s_{t+1})$ = `values[t+1]`; as a second load, one step off the
+# alignment, it would be one scalar load per step. So it is not a second load: it is the loaded
+# `values` tile, shifted by one step inside the kernel.
 #
-# GAE also needs $V(s_{t+1})$ = `values[t+1]`. As a second load, one step off the alignment, it
-# would be one scalar load per step. So it is not a second load: it is the loaded `values` tile,
-# shifted by one step inside the kernel.
+# <details><summary>Details: two more rules of the same kind</summary>
 #
-# Two more rules of the same kind (`docs/DESIGN.md`, "Loads"):
+# From `docs/DESIGN.md`, "Loads":
 #
 # * **Loads are masked by bounds only, never by loaded flags.** A mask that depends on data makes
 #   every load scalar. Steps are chosen afterwards, with `tl.where`.
 # * **A per-row input is read once per row.** An input such as `bootstrap_value` is not read as a
 #   time-strided tile with stride 0.
 #
+# </details>
+#
 # ## 4. The tile: how many rows and steps a program owns
 #
-# A program of the package owns `ROWS` rows × `BLOCK` steps per chunk: its **tile**. It walks the
-# chunks of its rows one after another, with one carry per row, as your `reset_scan` walks one
-# row. For each launch the planner (`plan._tile`, called by `plan._plan`) picks five numbers. Four
-# become `tl.constexpr` arguments of the kernel, and one is a launch option:
+# What does one program of the package own? A **tile**: `ROWS` rows × `BLOCK` steps per chunk,
+# walked chunk after chunk with one carry per row, as your `reset_scan` walks one row. For each
+# launch the planner (`plan._tile`, called by `plan._plan`) picks five numbers, the knobs that
+# section 7's lab turns on your own kernel:
 #
-# * **`ROWS`**: the rows of one program. Program `p` owns rows `p * ROWS` to `p * ROWS + ROWS - 1`,
-#   and its carry is a block of `ROWS` values.
+# * **`ROWS`**: the rows of one program; its carry is a block of `ROWS` values.
 # * **`BLOCK`**: the steps of one chunk, a power of 2.
-# * **`V`**: the steps of one vector (section 1). A chunk is a `[ROWS, BLOCK // V, V]` block: for
-#   each row, `BLOCK // V` vectors of `V` ascending steps. When time is contiguous, one lane loads
-#   a vector in one 16-byte instruction. Your `tiled_scan` (the exercises) builds the same tile
-#   without the vector axis, as a `(ROWS, CHUNK)` block.
-# * **`num_warps`**: the warps that share the tile, a launch option. The tiles below hold 256
-#   steps per warp, so each of the 32 lanes holds 8 steps: two vectors of 4 float32 steps, or one
-#   of 8 bfloat16 steps.
-# * **`STAGES`**: the `num_stages` of the chunk loop, `tl.range(k_start, k_end,
-#   num_stages=STAGES)` in `scan._walk`. With 2, the compiler issues the next chunk's loads before
-#   this chunk is scanned: the pipelining of section 0.2. The loads do not depend on the carry, so
-#   they can run ahead; only the scan waits for the carry. With 1, a chunk's loads are issued when
-#   the loop reaches that chunk, and the program waits for them.
+# * **`V`**: the steps of one vector (section 1). Your `tiled_scan` (the exercises) builds the same
+#   tile without the vector axis, as a `(ROWS, CHUNK)` block.
+# * **`num_warps`**: the warps that share the tile. The tiles below hold 256 steps per warp, so
+#   each of the 32 lanes holds 8 steps.
+# * **`STAGES`**: with 2, the compiler issues the next chunk's loads before this chunk is scanned,
+#   the pipelining of section 0.2. Only the scan waits for the carry.
 #
-# These are the knobs that section 7's lab turns on your own kernel: the chunk, `num_warps`,
-# `num_stages` and several rows per program.
-#
-# **Why small, pipelined tiles.** The package's kernel used to take a wide tile: 4 rows × 256
-# steps in 4 warps, with one stage. A tile that spans several warps must pass values between
-# them, through shared memory. Every warp then waits for the others at a barrier, and while it
-# waits it issues no loads. Inside one warp, the lanes pass values by shuffles (section 1), and
-# there is no other warp to wait for. And a small program with its next chunk's loads in flight
-# keeps the memory busy while it scans (section 0.2).
-#
-# `docs/DESIGN.md` ("The scan's tile") has the H200 measurements that decided it. They are GAE's
-# GPU time at 16384×1024, float32, for three tiles, written rows × steps × warps × stages. All three
-# come from one probe of 2026-11-29, on code older than the committed run:
+# **Why small, pipelined tiles.** A tile that spans several warps must pass values between them
+# through shared memory, and every warp waits for the others at a barrier, issuing no loads. Inside
+# one warp, the lanes pass values by shuffles, with no other warp to wait for. GAE's GPU time at
+# 16384×1024, float32, on an H200, for three tiles (rows × steps × warps × stages):
 #
 # | tile | GAE, ms |
 # | --- | --- |
@@ -454,10 +426,28 @@ assert (np.diff(time_of, axis=1) == 1).all()  # steps inside a vector ascend: on
 # | 1 × 256 × 1 × 2 | 0.0851 |
 # | 2 × 128 × 1 × 2 (the one that ships, from 4096 rows up) | 0.0814 |
 #
-# The first change took 31 % off the time. It changed three things at once: one row instead of
-# four, one warp instead of four, two stages instead of one. `DESIGN.md` sums up why: "Wide
-# programs wait on their barriers; small pipelined ones keep enough bytes in flight." The second
-# change kept 256 steps in one warp, as 2 rows of 128 steps, and took 4 % more off.
+# The first change took 31 % off the time; the second, 2 rows of 128 steps in one warp, took 4 %
+# more off.
+#
+# <details><summary>Details: the knobs in the kernel, and where the three times come from</summary>
+#
+# Four of the five numbers become `tl.constexpr` arguments of the kernel; `num_warps` is a launch
+# option. Program `p` owns rows `p * ROWS` to `p * ROWS + ROWS - 1`. A chunk is a
+# `[ROWS, BLOCK // V, V]` block: for each row, `BLOCK // V` vectors of `V` ascending steps. When
+# time is contiguous, one lane loads a vector in one 16-byte instruction: two vectors of 4 float32
+# steps per lane, or one of 8 bfloat16 steps. `STAGES` is the `num_stages` of the chunk loop,
+# `tl.range(k_start, k_end, num_stages=STAGES)` in `scan._walk`; the loads do not depend on the
+# carry, so they can run ahead. With 1 stage, a chunk's loads are issued when the loop reaches that
+# chunk, and the program waits for them. The lab's knobs are the chunk, `num_warps`, `num_stages`
+# and several rows per program.
+#
+# The package's kernel used to take the wide tile, 4 rows × 256 steps in 4 warps, with one stage.
+# The three times are in `docs/DESIGN.md` ("The scan's tile"). All three come from one probe of
+# 2026-11-29, on code older than the committed run. The first change changed three things at once:
+# one row instead of four, one warp instead of four, two stages instead of one. `DESIGN.md` sums up
+# why: "Wide programs wait on their barriers; small pipelined ones keep enough bytes in flight."
+#
+# </details>
 #
 # The three tiles' times, and the tile the planner picks at that shape today:
 
@@ -484,41 +474,40 @@ assert plan._plan(16384, 1024, True, 4, torch.device("cuda"), ON_H200)[:4] == (2
 # **How the planner shapes the tile.** `plan._tile` starts from 256 steps for one warp and fits
 # them to the problem:
 #
-# * **The chunk** is the row's length rounded up to a power of 2 (at least 16). It is capped at
-#   128 steps from 4096 rows up, and at 256 below. (`DESIGN.md` measured 2 × 128 at 16384 rows;
-#   below 4096 rows the planner keeps the one-row tile of 256 steps.)
-# * **The rows** fill the tile up to 256 steps, from 1024 rows up: 2 rows of 128 steps, say. With
+# * **The chunk** is the row's length rounded up to a power of 2 (at least 16), capped at 128 steps
+#   from 4096 rows up and at 256 below.
+# * **The rows** fill the tile up to 256 steps, from 1024 rows up (2 rows of 128 steps, say). With
 #   fewer rows, a program owns one row.
-# * **The warps**: one per 256 steps of the chunk, and at least one. So every tile has one warp,
-#   except the wide chunks below.
-# * **The stages**: 2 when a row has more than one chunk, so that there is a next chunk to load.
-#   Otherwise 1. One exception: a one-row tile of a 2-byte dtype (bfloat16) is not pipelined.
-#   Triton 3.6 gave that tile a layout in which every thread holds all 256 elements, and the kernel
-#   spilled registers. Without the pipelining, bfloat16 GAE at 8×131072 went from 0.453 to
-#   0.0132 ms.
-# * **The vector** is 16 bytes: 4 float32 steps or 8 bfloat16 steps. With 8 steps, the bfloat16
-#   scans gained 4–14 points of the floor (GAE bfloat16 0.0565 → 0.0479 ms). For float32, 8 steps
-#   gave mixed results, so float32 keeps 4.
+# * **The warps**: one per 256 steps of the chunk, and at least one.
+# * **The stages**: 2 when a row has more than one chunk, so that there is a next chunk to load;
+#   otherwise 1. One exception: a one-row tile of a 2-byte dtype (bfloat16) is not pipelined.
+# * **The vector** is 16 bytes: 4 float32 steps or 8 bfloat16 steps.
 #
-# That explains section 0.3's table. At **16384×1024** there are 16384 rows, so the chunk is 128
-# steps and a program takes 2 rows. Each row has 8 chunks, so the tile has 2 stages.
+# So at **16384×1024** the chunk is 128 steps, a program takes 2 rows, and each row's 8 chunks give
+# 2 stages. At **64×16384** there are 64 programs, fewer than the 264 an H200 wants, so each must
+# keep more bytes in flight (section 0.2). A row of 32 or more **wide chunks** of 1024 steps
+# (`Config.split_min_chunks`, `Config.wide_block`) is split in time (section 5). A row of 16384
+# steps has only 16, so it is walked in wide chunks instead: 4 warps, each lane still holding 8
+# steps, and 4 times the bytes of a 256-step chunk in flight.
 #
-# At **64×16384** there are 64 programs, fewer than the 264 an H200 wants (`Config.min_programs`:
-# two per SM). Each of them must keep more bytes in flight (section 0.2). The planner has two
-# remedies. A row of 32 or more **wide chunks** (`Config.split_min_chunks`; a wide chunk is
-# `Config.wide_block` = 1024 steps) is split in time (section 5). A row of 16384 steps has only 16
-# wide chunks, so it is walked in wide chunks instead. At one warp per 256 steps, that is 4 warps,
-# and each lane still holds 8 steps. Each chunk then puts 4 times the bytes of a 256-step chunk in
-# flight.
+# <details><summary>Details: the measurements behind the rules</summary>
 #
-# This choice was made by wall time per call, what a training loop pays. `DESIGN.md` ("The time
-# split") records the probe that decided it: at 64×16384, 1024 steps in 4 warps took GAE's call
-# from 59.5 to 35.4 µs, and 512 steps in 2 warps or 2048 in 8 were no better. The committed run
-# that notebooks 08 and 09 read was made just before this change, so its 64×16384 rows show the
-# scans without wide chunks.
+# * `DESIGN.md` measured 2 × 128 at 16384 rows; below 4096 rows the planner keeps the one-row tile
+#   of 256 steps.
+# * Triton 3.6 gave the one-row bfloat16 tile a layout in which every thread holds all 256
+#   elements, and the kernel spilled registers. Without the pipelining, bfloat16 GAE at 8×131072
+#   went from 0.453 to 0.0132 ms.
+# * With 8 steps per vector, the bfloat16 scans gained 4–14 points of the floor (GAE bfloat16
+#   0.0565 → 0.0479 ms). For float32, 8 steps gave mixed results, so float32 keeps 4.
+# * The wide chunks were chosen by wall time per call, what a training loop pays. `DESIGN.md` ("The
+#   time split") records the probe: at 64×16384, 1024 steps in 4 warps took GAE's call from 59.5 to
+#   35.4 µs, and 512 steps in 2 warps or 2048 in 8 were no better. The committed run that notebooks
+#   08 and 09 read was made just before this change, so its 64×16384 rows show the scans without
+#   wide chunks.
 #
-# The next cell prints the planner's tile at six shapes, with an H200's 264 programs as in
-# section 0.3, and checks the rules above:
+# </details>
+#
+# The planner's tile at six shapes, with an H200's 264 programs as in section 0.3:
 
 # %%
 tiles = []
@@ -531,6 +520,9 @@ for B_, T_, dtype in [(16384, 1024, "float32"), (1024, 1024, "float32"), (4096, 
                   "STAGES": stages, "V": vector, "steps per lane": rows * block // (32 * warps),
                   "chunks per row": -(-T_ // block), "time split": segments > 1})
 print(profile.table(tiles, digits=3))
+
+# %% jupyter={"source_hidden": true}
+# Checks: the rules above on the six tiles, and the figures against docs/DESIGN.md (CI runs them; skip when reading)
 tile_of = {(t["B × T"], t["dtype"]): tuple(t[k] for k in ("ROWS", "BLOCK", "num_warps", "STAGES", "V"))
            for t in tiles}
 assert tile_of["16384×1024", "float32"] == (2, 128, 1, 2, 4)  # many rows: 2 × 128
@@ -550,8 +542,16 @@ for figure in ("bf16 GAE at 8×131072 0.453 → 0.0132 ms", "bf16 scans gained 4
 
 # %% [markdown]
 # **The `Config`.** The planner's tunables are one frozen object, `rltriton_lite.config.Config`,
-# printed below with its defaults. `DESIGN.md` says which measurement chose each default. The warps
-# and the stages are not fields: the planner derives them, as above.
+# printed below with its defaults. The warps and the stages are not fields: the planner derives
+# them, as above. Its `tile` field fixes one tile for every scan:
+# `(rows, block, warps[, stages[, vector]])`.
+#
+# A tile changes the speed, never the results. Here GAE runs under the earlier tile, 4 × 256 × 4
+# warps × 1 stage, and gives the same advantages as under the planner's tile:
+#
+# <details><summary>Details: the other fields of the Config</summary>
+#
+# `DESIGN.md` says which measurement chose each default.
 #
 # * `max_block_t` (1024) only caps the chunk: the rules above pick 128 or 256 steps, or 1024 for a
 #   wide chunk. Tests lower it to give short rows several chunks.
@@ -561,14 +561,12 @@ for figure in ("bf16 GAE at 8×131072 0.453 → 0.0132 ms", "bf16 scans gained 4
 # * `compose` and `compose_block` say how a time split composes its segments' maps (section 5).
 # * `time_major_tile` is the tile of a time-major buffer (section 0.1): up to 64 rows, at most
 #   2048 elements, 4 warps. It has one stage, because pipelining hurt there.
-# * `tile` fixes one tile for every scan: `(rows, block, warps[, stages[, vector]])`. A tile sweep
-#   such as `DESIGN.md`'s is run this way.
+# * A tile sweep such as `DESIGN.md`'s is run with `tile`.
 # * `look_ahead` says where a masked call's look-ahead runs (`AHEAD`, section 6).
 # * The rest, from `map_min_programs` to `finish_block`, tile the losses' maps and reductions
 #   (notebook 05), not the scans.
 #
-# A tile changes the speed, never the results. Here GAE runs under the earlier tile, 4 × 256 × 4
-# warps × 1 stage, and gives the same advantages as under the planner's tile:
+# </details>
 
 # %%
 from rltriton_lite.config import current, using  # noqa: E402
@@ -587,9 +585,9 @@ print("GAE under the earlier tile == GAE under the planner's tile")
 # %% [markdown]
 # ## 5. Long rows: the time split
 #
-# With 8 rows of 131,072 steps, one program per row leaves an H200's 132 multiprocessors almost
-# idle: GAE took 1.86 ms. The fix is the associativity of notebook 00 once more. Cut each row into
-# segments, then:
+# How do a few long rows keep the whole GPU busy? With 8 rows of 131,072 steps, one program per row
+# leaves an H200's 132 multiprocessors almost idle: GAE took 1.86 ms. The fix is the associativity
+# of notebook 00 once more. Cut each row into segments, then:
 #
 # 1. **Pass 1.** One program per segment composes its segment's map: a summary, with no outputs.
 # 2. **Compose.** The summaries are composed from the end, to get the carry entering each segment.
@@ -624,12 +622,16 @@ print("8 segments, two passes == the loop")
 
 # %% [markdown]
 # Each pass is a launch, and a launch costs host time. So the split runs only for rows of at least
-# `Config.split_min_chunks` wide chunks. That threshold was chosen by the **wall time** of a call,
-# what a training loop pays. It was not chosen by the GPU time alone (`docs/DESIGN.md`, "The time
-# split").
+# `Config.split_min_chunks` wide chunks, a threshold chosen by the **wall time** of a call (what a
+# training loop pays), not by the GPU time alone. The results do not depend on it: a configuration
+# that forces the split gives the same numbers.
 #
-# The package's results do not depend on any of this. A configuration that forces the split gives
-# the same numbers:
+# <details><summary>Details: where the figures come from</summary>
+#
+# The 1.86 ms and 0.033 ms, and the choice of the threshold, are recorded in `docs/DESIGN.md`,
+# "The time split".
+#
+# </details>
 
 # %%
 r = torch.randn(2, 700, device=DEVICE)
@@ -643,25 +645,20 @@ print("the time split gives the same returns")
 # %% [markdown]
 # ## 6. Looking at the compiled code
 #
-# On a GPU, a compiled Triton kernel carries its intermediate forms:
+# What can you check of the compiled kernel, and what can the interpreter not show? On a GPU, a
+# compiled Triton kernel carries its intermediate forms: `compiled.asm["ttgir"]` (Triton's GPU
+# dialect, with the layouts) and `compiled.asm["ptx"]` (**PTX**, NVIDIA's assembly). In the PTX,
+# counting `shfl.sync` counts the shuffles of section 2, and `.local` memory means registers
+# **spilled**: the compiler stored some values in (cached) memory. `tools/compile_sm90.py` compiles
+# the package's kernels for an H100/H200 without a GPU, and fails on spills.
 #
-# * `compiled.asm["ttgir"]`: Triton's GPU dialect, with the layouts.
-# * `compiled.asm["ptx"]`: **PTX**, NVIDIA's assembly.
+# **What the interpreter does not show.** Without a GPU, `TRITON_INTERPRET=1` runs the same code
+# one program at a time, with NumPy. Most mistakes in indexing or arithmetic show the same way
+# there. Three do not:
 #
-# Two things are easy to read in the PTX. Counting `shfl.sync` counts the shuffles of section 2.
-# And `.local` memory means registers **spilled**: the kernel needed more registers than a thread
-# has, so the compiler stored some values in (cached) memory.
-#
-# `tools/compile_sm90.py` compiles the package's kernels for an H100/H200 without a GPU, and fails
-# on spills. So a change that spills is caught on a CPU.
-#
-# **What the interpreter does not show.** Without a GPU, `TRITON_INTERPRET=1` runs the kernels one
-# program at a time, with NumPy. It runs the same code. Most mistakes in indexing or arithmetic
-# show the same way there. Three do not:
-#
-# * **It does not guard memory.** A load past the end without a mask reads garbage. A store without
-#   one can corrupt memory and crash the Python kernel. (The course's checkers stop a stray access
-#   before it happens, and name the `tl.load` or `tl.store` that needs a mask.)
+# * **It does not guard memory.** A load past the end without a mask reads garbage; a store can
+#   corrupt memory and crash the Python kernel. (The course's checkers stop a stray access first,
+#   and name the `tl.load` or `tl.store` that needs a mask.)
 #
 # * **It runs programs one after another.** So programs that race on the same memory look fine.
 #
@@ -669,40 +666,41 @@ print("the time split gives the same returns")
 #   it with a tree on whole blocks (00b, section 2), so a combine that is not associative shows on
 #   a CPU too. The checkers also try your combines grouped both ways.
 #
-# Conversely, some of the checkers' checks run only in the interpreter. They check a chunked scan's
-# width, Python's `min` and `and` on blocks, and which elements a kernel stored. Grading runs there
-# too. So on a GPU, run your checks under `TRITON_INTERPRET=1` before you hand in.
+# Conversely, some checks run only in the interpreter, and so does grading: on a GPU, run your
+# checks under `TRITON_INTERPRET=1` before you hand in.
 #
 # **The kernel's arguments.** Here is `scan._scan_kernel`'s signature, each argument with its
 # comment from the source:
+#
+# <details><summary>Details: which checks run only in the interpreter</summary>
+#
+# They check a chunked scan's width, Python's `min` and `and` on blocks, and which elements a
+# kernel stored.
+#
+# </details>
 
 # %%
 kernel_source = inspect.getsource(getattr(scan._scan_kernel, "fn", scan._scan_kernel))
 print(kernel_source[:kernel_source.index("):") + 2])
 
 # %% [markdown]
-# They fall in three groups.
+# They fall in three groups: what you wrote in notebooks 00b and 00c (inputs, outputs, sizes, the
+# prologue and epilogue, `BLOCK`), carries in and out of a row (`Y0`, `Y_END`), and speed, this
+# notebook's knobs. The whole kernel follows, for reference.
 #
-# **What you wrote in notebooks 00b and 00c:** the inputs and outputs `X`, `SX`, `P`, `O`, `SO`,
-# and the sizes `n_rows`, `T`. Also `PROLOGUE`, `EPILOGUE`, `REVERSE`, `ACC` (the accumulation
-# dtype) and `BLOCK`.
+# <details><summary>Details: the three groups, argument by argument</summary>
 #
-# **Carries in and out of a row:**
+# * **What you wrote in notebooks 00b and 00c:** the inputs and outputs `X`, `SX`, `P`, `O`, `SO`,
+#   the sizes `n_rows`, `T`, and `PROLOGUE`, `EPILOGUE`, `REVERSE`, `ACC` (the accumulation dtype)
+#   and `BLOCK`.
+# * **Carries in and out of a row:** `Y0`, the carry entering each row (each segment of a split; 0
+#   if absent), and `Y_END`, where the carry after each row's last step is written (notebook 11
+#   hands it between processes).
+# * **Speed** (this notebook): `ROWS`, `V` and `STAGES` (sections 1 and 4); `SUMMARY`, `SEG`,
+#   `BLOCK_S` and `COMPOSE` for the time split (section 5); `AHEAD`, a hook whose look-ahead the
+#   prologue reads, treating masked steps as if deleted in the same launch.
 #
-# * `Y0`: the carry entering each row (each segment of a split; 0 if absent).
-# * `Y_END`: where the carry after each row's last step is written (notebook 11 hands it between
-#   processes).
-#
-# **Speed** (this notebook):
-#
-# * `ROWS` and `V` (section 4, section 1), and `STAGES`.
-# * The time split (section 5): `SUMMARY`, `SEG`, `BLOCK_S`, `COMPOSE`. It cuts one very long row
-#   into segments. Each segment is scanned by its own program, from the carry composed from the
-#   segments after it.
-# * `AHEAD`: a hook whose look-ahead the prologue reads. It treats masked steps as if deleted, in
-#   the same launch.
-#
-# The whole kernel, for reference:
+# </details>
 
 # %%
 print(kernel_source)
@@ -713,18 +711,16 @@ print(kernel_source)
 # **The lab's target:** your `reset_scan` from notebook 00c at **≥ 50 % of the memory floor at
 # 16384×1024** (float32, GPU time), on a GPU.
 #
-# The section gives you a baseline kernel and a timing cell. Then come the committed H200 figures
-# to compare with, a list of variants to try, one `torch.profiler` pass and a rubric in points. The
-# lab needs a GPU. On a CPU every cell still runs: it checks the kernel in the interpreter and says
-# what it skipped.
+# How close does your own kernel come to the package's? The section gives you a baseline kernel, a
+# timing cell, the committed H200 figures to compare with, variants to try, one `torch.profiler`
+# pass and a rubric in points. On a CPU every cell still runs: it checks the kernel in the
+# interpreter and says what it skipped.
 #
-# With a GPU you can watch the primer at work on a kernel of your own. The kernel below is the
-# simplest correct one for discounted returns. It runs one program per row, one step at a time,
-# with no scan: the same idea as notebook 08's "bare launch" anchor. It takes the arguments of your
-# `reset_scan` from notebook 00c.
-#
-# **To time yours**, paste your `reset_scan` (its kernel and its function) into a new cell after
-# this one. Add `my_returns = reset_scan`, and run the cells that follow again.
+# The kernel below is the simplest correct one for discounted returns: one program per row, one
+# step at a time, no scan (the idea of notebook 08's "bare launch" anchor). It takes the arguments
+# of your `reset_scan` from notebook 00c. **To time yours**, paste your `reset_scan` (its kernel and
+# its function) into a new cell after this one, add `my_returns = reset_scan`, and run the cells
+# that follow again.
 
 # %%
 @triton.jit
@@ -759,8 +755,14 @@ torch.testing.assert_close(my_returns(r_small, d_small, 0.99, 16),
 print("my_returns == rl.discounted_returns on 3 × 50:", "compiled" if GPU else "in the interpreter, checked, not timed")
 
 # %% [markdown]
-# Then, on a GPU, each call is timed the way the benchmark harness times it
-# (`rltriton_lite/bench.py`):
+# Then, on a GPU, each call is timed the way the benchmark harness times it: wall time per call,
+# GPU time (the kernels alone) and `% floor` (the floor ÷ the GPU time), at two shapes of the
+# committed results: many short rows, 4096×128, where a call is mostly host time, and a large
+# batch, 16384×1024, where the GPU time is the call. Without a GPU the cell times nothing.
+#
+# <details><summary>Details: how each figure is measured</summary>
+#
+# The method is `rltriton_lite/bench.py`'s:
 #
 # * **Wall time** per call, by `bench.measure`. Calls run back to back, with one synchronisation at
 #   the end. The host's work is included: it is what an eager training step pays (notebook 08,
@@ -772,15 +774,10 @@ print("my_returns == rl.discounted_returns on 3 × 50:", "compiled" if GPU else 
 #   read, the return written.
 #
 # A call that cannot be captured in a CUDA graph has no GPU time (one that synchronises with the
-# host, say). Its `GPU µs` and `% floor` show `n/a`, never a time with the host in it.
+# host, say). Its `GPU µs` and `% floor` show `n/a`, never a time with the host in it. The
+# interpreter runs the programs one after another in Python, and its time says nothing about a GPU.
 #
-# The cell times two shapes of the committed results, so you can compare:
-#
-# * many short rows, 4096×128, where a call is mostly host time;
-# * a large batch, 16384×1024, where the GPU time is the call.
-#
-# Without a GPU the cell times nothing. The interpreter runs the programs one after another in
-# Python, and its time says nothing about a GPU.
+# </details>
 
 # %%
 LAB_SHAPES = [(4096, 128), (16384, 1024)]
@@ -816,11 +813,17 @@ else:
           "with, and notebook 08 (sections 2 and 3) and notebook 09 explain and chart all of them.")
 
 # %% [markdown]
-# Here is what the H200 measured at the same shapes, by the same method (committed results). Two
-# kernels: the package's `rl.discounted_returns`, and the step-by-step walk of 0.2 for GAE. The
-# walk is the closest committed kernel to `my_returns`. Compare `% floor`, which divides out the
-# algorithm's bytes per step (to a first approximation: a walk step by step is bound by the wait on
-# its loads more than by their bytes).
+# What the H200 measured at the same shapes, by the same method (committed results), for the
+# package's `rl.discounted_returns` and for the step-by-step walk of 0.2 (GAE), the closest
+# committed kernel to `my_returns`. Compare `% floor`, which divides out the algorithm's bytes per
+# step.
+#
+# <details><summary>Details: why % floor compares only to a first approximation</summary>
+#
+# A walk step by step is bound by the wait on its loads more than by their bytes, so dividing out
+# the bytes per step does not make GAE's walk and your returns kernel exactly comparable.
+#
+# </details>
 
 # %%
 h200 = []
@@ -838,12 +841,11 @@ assert h200[0]["B × T"] == "4096×128" and h200[0]["wall µs/call"] > 3 * h200[
 
 # %% [markdown]
 # At 16384×1024 the package moves its bytes at over 80 % of copy speed. The step-by-step walk
-# manages about 3 %: its loads fail both tests of the primer (0.1 and 0.2).
+# manages about 3 %: its loads fail both tests of the primer (0.1 and 0.2). At 4096×128 the
+# package's wall time is several times its GPU time: the host's work is most of the call (notebook
+# 08, section 3).
 #
-# At 4096×128 the package's wall time is several times its GPU time. The host's work is most of the
-# call (notebook 08, section 3).
-#
-# Where does your `reset_scan` land? Each pass of its loop loads a whole chunk, coalesced. So it
+# Where does your `reset_scan` land? Each pass of its loop loads a whole chunk, coalesced, so it
 # keeps far more bytes in flight than the walk. But it does not load the next chunk while it scans
 # this one, as the package does (section 4). Time it and see.
 
@@ -859,20 +861,18 @@ else:
     print(f"the target (>= {TARGET_PCT} % of the floor at 16384×1024) is measured on a GPU: nothing to time here")
 
 # %% [markdown]
-# **Variants to try.** Change one knob at a time. Re-run the timing cell and the one above. For
-# each variant, note the GPU µs and % floor at 16384×1024.
+# **Variants to try.** Change one knob at a time, re-run the timing cell and the one above, and
+# note the GPU µs and % floor at 16384×1024.
 #
 # * **Chunk size**: `LAB_CHUNK` = 64, 128, 256, 512, 1024. A longer chunk means more bytes per load
-#   instruction and fewer trips round the loop. But it also means more registers per thread
-#   (section 0.2).
+#   instruction and fewer trips round the loop, but more registers per thread (section 0.2).
 #
 # * **`num_warps`**: a launch option of your `reset_scan`'s kernel, `kernel[(B,)](...,
-#   CHUNK=chunk, num_warps=w)`, with w = 1, 2, 4, 8. It sets how many warps share one chunk, and so how many threads issue its loads.
+#   CHUNK=chunk, num_warps=w)`, with w = 1, 2, 4, 8: how many warps share one chunk's loads.
 #
 # * **Pipelining**: loop over the chunks with `tl.range(0, n_chunks, num_stages=2)` (or 3) instead
-#   of `range`. The compiler then issues the next chunk's loads while this one is scanned. That is
-#   section 0.2's "more bytes per warp", what the package's `STAGES = 2` does. The loads do not
-#   depend on the carry, so they can run ahead. The carry still passes chunk to chunk.
+#   of `range`, so that the next chunk's loads are issued while this one is scanned (section 0.2's
+#   "more bytes per warp", the package's `STAGES = 2`). The carry still passes chunk to chunk.
 #
 # * Optional: several rows per program (a 2-D tile, section 4). The planner uses this when rows are
 #   short.
