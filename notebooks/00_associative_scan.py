@@ -461,7 +461,7 @@ print("kernel gradients match autograd")
 #
 # The exercise with a checker: write the function in the starter's cell, then run the cell after
 # it. `exercises.attempt` prints "not attempted yet" while the starter is untouched. Then it
-# prints either "correct on every case" or "WRONG." and a message naming the case that failed
+# prints "correct on every case", or "WRONG." (or "ERROR.", where your function raised) and a message naming the case that failed
 # (a message, not an error: Run All goes on).
 # `print(exercises.task(name))` restates the task. The solution is in
 # `notebooks/solutions/<name>.py` (`%load solutions/<name>.py` in the starter's cell loads it).

@@ -52,8 +52,9 @@
 #
 # <details><summary>Details: more on the checker and the hints</summary>
 #
-# * A wrong answer does not stop the notebook: Run All goes on to the next cells. An error in your
-#   function itself, a `TypeError` say, does stop it, with its traceback.
+# * A wrong answer does not stop the notebook: Run All goes on to the next cells. Nor does an error
+#   in your function itself, a `TypeError` say: `attempt` prints `ERROR.`, the error, the case and
+#   your line that raised it; `exercises.check(name, fn)` raises it with its whole traceback.
 # * `print(exercises.task(name))` restates a task. Solutions are in `notebooks/solutions/<name>.py`.
 # * Each task lists its **Inputs**, what it **Returns** and the **Edge cases** the checker tries.
 #   The four hints are: where to start, the plan, a small case to check by hand, the key lines.
@@ -335,11 +336,12 @@ print("EMA by one forward associative scan == the loop")
 # **Try it:** swap the two halves of `affine_combine` (`a1 * a2, b1 + a1 * b2`) and run the cell
 # again. The check fails: the maps are composed in the wrong order.
 #
-# <details><summary>Details: on a CPU the scan is a tree too, and what it means for your combine</summary>
+# **Importing `rltriton_lite` changes Triton's interpreter:** it runs `tl.associative_scan` as a
+# GPU does, as a tree on whole blocks, so a combine that is not associative gives wrong values on a
+# CPU too. Without the package, the interpreter runs it as a loop, one element at a time, where
+# such a combine can look right.
 #
-# Importing `rltriton_lite` makes Triton's interpreter run `tl.associative_scan` as a GPU does: as
-# a tree on whole blocks. So your combine meets runs with runs, and one that is not associative
-# gives wrong values on a CPU too.
+# <details><summary>Details: on a CPU the scan is a tree too, and what it means for your combine</summary>
 #
 # * Without `rltriton_lite`, Triton's interpreter (`TRITON_INTERPRET=1`, this course on a CPU)
 #   would run `tl.associative_scan` as a loop, one element at a time.

@@ -446,7 +446,8 @@ print("gradients match")
 #
 # </details>
 #
-# That is $V^\pi$ exactly when $\pi_{\bar\rho} = \pi$. This happens in two ways:
+# That is $V^\pi$ in particular when $\pi_{\bar\rho} = \pi$ (it can also be when actions tie in value).
+# $\pi_{\bar\rho} = \pi$ happens in two ways:
 #
 # * No weight is clipped: $\bar\rho \ge \max_a \pi(a)/\mu(a)$. Then
 #   $\min(\bar\rho\,\mu, \pi) = \pi$.

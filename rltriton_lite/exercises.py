@@ -738,6 +738,8 @@ TRITON_HINT = ("(In Triton, on blocks: &, |, ~ rather than and, or, not; tl.mini
 
 
 _ERROR_HINTS = (  # (what the error says, where to look): the first that the error's text holds
+    ("incorrect number of gradients", "(A backward returns one gradient per input of forward, in the order forward "
+                                      "takes them: None for an input that needs none, such as a flag or gamma.)"),
     ("power of 2", "(A block's length, tl.arange(0, N)'s N, must be a power of 2: round it up with "
                    "triton.next_power_of_2 on the host and mask the lanes past the end.)"),
     ("index out of range", "(An index past the end of a tuple: X, P and keep hold only the slots the task "
@@ -831,8 +833,9 @@ def attempt(name: str, fn: Callable | None, seed: int | None = None) -> None:
     """:func:`check` for a notebook cell: prints the verdict and returns nothing (a notebook would
     echo a returned bool under it). "not attempted yet" while ``fn`` is a starter (it raises
     ``NotImplementedError``, or is None where a Triton function is to be written); a wrong answer's
-    message is printed, not raised, so Run All goes on to the next cells; an error in ``fn`` itself
-    raises, noted with the case and the line of ``fn`` it came from. ``seed`` as in :func:`check`."""
+    message is printed, not raised, so Run All goes on to the next cells; so is an error that ``fn``
+    itself raised, with the case and the line of ``fn`` it came from (:func:`check` raises it, with
+    its traceback). ``seed`` as in :func:`check`."""
     if fn is None:
         print(f"{name}: not attempted yet (assign your " + ("@triton.jit function" if _get(name).kind in
                                                              ("kernel", "hook") else "function") + f" to {name})")
@@ -844,6 +847,11 @@ def attempt(name: str, fn: Callable | None, seed: int | None = None) -> None:
         return
     except AssertionError as e:
         print(f"{name}: WRONG. {e}")
+        return
+    except Exception as e:  # noqa: BLE001 -- the student's own error: said, and Run All goes on
+        notes = "".join(f"\n{n}" for n in getattr(e, "__notes__", ()))
+        print(f"{name}: ERROR. {type(e).__name__}: {e}{notes}\n(exercises.check({name!r}, {getattr(fn, '__name__', 'fn')}) "
+              "raises it, with its traceback.)")
         return
     print(f"{name}: correct on every case" + ("" if seed is None else f" (seed={seed})"))
     if not INTERPRET and _get(name).kind in ("kernel", "hook"):
@@ -895,7 +903,11 @@ def _compare(ex, case, got, expected, marks, rtol=1e-5, atol=1e-5, top=True, arg
         got = got.detach().cpu().double().numpy()
     got, expected = np.asarray(got, dtype=np.float64), np.asarray(expected, dtype=np.float64)
     if got.shape != expected.shape:
-        raise AssertionError(f"{ex.name}, {case}: expected shape {expected.shape}, got {got.shape}")
+        extra = (ex.kind == "numpy" and got.ndim == expected.ndim + 1 and expected.ndim >= 1
+                 and got.shape[-1] == expected.shape[-1])  # a matrix * a vector: broadcast, not multiplied
+        raise AssertionError(f"{ex.name}, {case}: expected shape {expected.shape}, got {got.shape}" + (
+            "\nHint: one dimension too many: * between a matrix and a vector multiplies element by element and "
+            "broadcasts to a matrix; the matrix product is @." if extra else ""))
     bad = ~np.isclose(got, expected, rtol=rtol, atol=atol, equal_nan=True)
     if bad.any():
         td = ex.time_dim % bad.ndim if bad.ndim else 0  # looked at with time last
@@ -3257,6 +3269,12 @@ def _returns_autograd_hint(args, i, bad, got, expected):
         return None
     r, done, gamma, w = _as_numpy(tuple(args))
     same_step = reference.linear_scan(gamma * (1.0 - done), w, reverse=False)  # gamma (1 - done_t), not done_{t-1}
+    before = np.concatenate([np.zeros_like(done[:, :1], dtype=float), gamma * (1.0 - done[:, :-1])], 1)
+    for a in (before, gamma * (1.0 - done)):  # the backward's pairs (or the forward's) scanned the forward's way
+        if _is_slip(got, reference.linear_scan(a, w), expected):
+            return _Whole("Your backward scans backwards in time, as the forward does. Each G_s sums the rewards "
+                          "from step s on, so dL/dr_t collects dL/dG_s from every step s <= t: the transposed scan "
+                          "runs forwards in time." + _fix(" In the backward, scan_hook(..., reverse=False)."))
     if _is_slip(got, same_step, expected):
         return ("Your backward is off by one step: its multiplier at step t uses step t's own term_t." + _fix(
             " In the transposed scan (forwards in time) step t's multiplier is step t - 1's flag and discount, "
@@ -4077,6 +4095,14 @@ def _awac_hint(A, beta, got, expected):
                       "lanes past N set the max." + _fix(" Subtract the max of A / beta before the exp (the softmax "
                                                          "is unchanged by a shift), and load the lanes past N as "
                                                          "-inf."))
+    for block in (2 ** k for k in range(4, 13)):
+        if block < n and np.allclose(np.add.reduceat(got, np.arange(0, n, block)),
+                                     np.minimum(block, n - np.arange(0, n, block)), rtol=1e-4):
+            return _Whole(f"Each block of {block} of your weights sums to its own count: each block is normalised on "
+                          "its own. A weight depends on the whole batch: the max and the sum must cover all N "
+                          "advantages before any weight is written." + _fix(
+                              " One program, whose three passes each loop over every block: for start in range(0, n, "
+                              "BLOCK)."))
     ratio = got / expected
     if np.allclose(ratio, ratio.flat[0], rtol=1e-4) and ratio.flat[0] < 1:
         return _Whole(f"Every weight is too small by the same factor, {ratio.flat[0]:.4g}: your sum of the "
@@ -4138,6 +4164,7 @@ def _floor_hint(B, T, e, got):
                            "notebook 04's kernel reads (next_values, a tensor of its own, among them) or one of the "
                            "two outputs it writes",
                 7 * e: "the flag is one byte per step, not elem_bytes",
+                8 * (6 * e + 1): "that is the count in bits: the task asks for bytes",
                 7 * e + 1: "one float tensor too many: the importance weights come in one tensor, log_rhos = "
                            "log pi - log mu, not as two log-probabilities",
                 6 * e + 2: "one flag too many: notebook 04's call reads one, terminated (a truncation is not among "

@@ -519,6 +519,7 @@ def wrong_answers(name: str):
             ("p first, then q", lambda p, q: s(q, p)),
             ("b1 + A2 b2", lambda p, q: (p[0] @ q[0], p[1] + q[0] @ q[1])),
             ("A2 A1 (b right)", lambda p, q: (q[0] @ p[0], p[1] + p[0] @ q[1])),
+            ("* for @ (a later review's case)", lambda p, q: (p[0] * q[0], p[0] * q[1] + p[1])),
         ],
         "td_target_kernel": [
             ("ignores terminations", lambda r, v, d, g: s(r, v, no_flags(d), g)),
@@ -581,6 +582,11 @@ def wrong_answers(name: str):
             ("backward returns the incoming gradient (no transposed scan)", _returns_autograd_with(lambda ctx, g: g)),
             ("term_t for term_{t-1} in the backward", _returns_autograd_with(lambda ctx, g: exercises.scan_hook(
                 _transposed_same_step, (g.contiguous(), ctx.saved_tensors[0]), (ctx.gamma,), reverse=False))),
+            ("the backward scanned in reverse, as the forward (a later review's case)",
+             _returns_autograd_with(lambda ctx, g: exercises.scan_hook(
+                 solution("returns_autograd").__globals__["_transposed_prologue"], (g.contiguous(),
+                                                                                    ctx.saved_tensors[0]),
+                 (ctx.gamma,), reverse=True))),
         ],
         "gae_prologue": [("bootstraps at terminations", _gae_prologue_bootstraps_at_terminations),
                          ("resets only at terminations", _gae_prologue_resets_at_terminations),
@@ -638,7 +644,9 @@ def wrong_answers(name: str):
         "awac_weights": [("exp without the max subtracted (overflow and underflow)", _awac_with(NO_MAX=True)),
                          ("the lanes past N loaded as 0: in the sum", _awac_with(PAD_ZERO=True)),
                          ("softmax without the factor N", _awac_with(NO_N=True)),
-                         ("the max and the sum over the first block only", _awac_with(ONE_BLOCK=True))],
+                         ("the max and the sum over the first block only", _awac_with(ONE_BLOCK=True)),
+                         ("one program per block, each normalised on its own (a later review's case)",
+                          _awac_per_block)],
         "two_stage_mean": [
             ("padding counted in n", lambda x: s(x) * x.numel() / (1024 * -(-x.numel() // 1024))),
             ("padding loaded as 1", lambda x: s(x) + (1024 * -(-x.numel() // 1024) - x.numel()) / x.numel()),
@@ -660,6 +668,7 @@ def wrong_answers(name: str):
             ("an input left out (next_values)", lambda B, T, e: B * T * (5 * e + 1)),
             ("log pi and log mu counted as two tensors (a later review's case)", lambda B, T, e: B * T * (7 * e + 1)),
             ("terminated and truncated: two flags (a later review's case)", lambda B, T, e: B * T * (6 * e + 2)),
+            ("counted in bits (a later review's case)", lambda B, T, e: 8 * B * T * (6 * e + 1)),
         ],
         "cleanrl_advantages": [("dones as terminated, unshifted", _cleanrl_with(lambda d, nd: d)),
                                ("next_done left out", _cleanrl_with(lambda d, nd: torch.cat([d[1:], 0 * nd[None]]))),
@@ -743,6 +752,17 @@ W_SAYS = {
          'Load them as -inf (other=float("-inf")): exp gives 0 there, and the max ignores them.'),
     ("awac_weights", "softmax without the factor N"):
         ("Hint: These are softmax's probabilities, which sum to 1", "Multiply by N, the number of advantages."),
+    ("returns_autograd", "the backward scanned in reverse, as the forward (a later review's case)"):
+        ("Hint: Your backward scans backwards in time, as the forward does",
+         "In the backward, scan_hook(..., reverse=False)."),
+    ("matrix_compose", "* for @ (a later review's case)"):
+        "result 1 (b): expected shape (1,), got (1, 1)\nHint: one dimension too many: * between a matrix and a "
+        "vector multiplies element by element and broadcasts to a matrix; the matrix product is @.",
+    ("awac_weights", "one program per block, each normalised on its own (a later review's case)"):
+        ("Hint: Each block of 1024 of your weights sums to its own count: each block is normalised on its own.",
+         "One program, whose three passes each loop over every block: for start in range(0, n, BLOCK)."),
+    ("vtrace_floor_bytes", "counted in bits (a later review's case)"):
+        "expected 25, your function returned 200\nHint: that is the count in bits: the task asks for bytes",
     ("awac_weights", "the max and the sum over the first block only"):
         ("your sum of the exponentials misses terms. Does each pass walk all N = 2500 elements, block by block?",
          "Loop over the blocks in every pass: for start in range(0, n, BLOCK)."),
@@ -828,6 +848,26 @@ def test_wrong_answers_are_told_what_is_wrong(name, what):
         assert str(e.value).endswith(f"print(exercises.fix({name!r})) shows it.)")
 
 
+def test_a_backward_with_one_gradient_too_few_is_told_what_autograd_wants():
+    """A review: returning dL/drewards alone from a backward of three inputs gave autograd's error
+    with the operators' reminder (&, tl.where), which is not about autograd."""
+    fwd = solution("returns_autograd").__globals__["Returns"].forward
+    transposed = solution("returns_autograd").__globals__["_transposed_prologue"]
+
+    class OneGradient(torch.autograd.Function):
+        forward = staticmethod(fwd)
+
+        @staticmethod
+        def backward(ctx, grad):
+            return exercises.scan_hook(transposed, (grad.contiguous(), ctx.saved_tensors[0]), (ctx.gamma,),
+                                       reverse=False)
+
+    with pytest.raises(RuntimeError, match=r"incorrect number of gradients") as e:
+        exercises.check("returns_autograd", lambda r, d, g: OneGradient.apply(r, d, g))
+    assert "A backward returns one gradient per input of forward" in str(e.value)
+    assert "tl.where" not in str(e.value)
+
+
 def test_a_fix_is_held_back_until_asked_for_and_forgotten_when_right():
     (fn,) = [f for w, f in wrong_answers("awr_weights") if w.startswith("exp(A * beta)")]
     with pytest.raises(AssertionError) as e:
@@ -891,6 +931,22 @@ def _awac_variant(A, W, beta, n, BLOCK: tl.constexpr, NO_MAX: tl.constexpr, PAD_
     for start in range(0, n, BLOCK):
         x = tl.load(A + start + offs, mask=start + offs < n, other=pad) / beta
         tl.store(W + start + offs, scale * tl.exp(x - top) / total, mask=start + offs < n)
+
+
+@triton.jit
+def _awac_per_block_kernel(A, W, beta, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    x = tl.load(A + offs, mask=m, other=float("-inf")) / beta
+    e = tl.exp(x - tl.max(x, 0))
+    tl.store(W + offs, tl.sum(m.to(tl.float32), 0) * e / tl.sum(e, 0), mask=m)
+
+
+def _awac_per_block(advantages, beta):
+    """awac_weights with one program per block, each block normalised on its own (a review's case)."""
+    w, n = torch.empty_like(advantages), advantages.numel()
+    _awac_per_block_kernel[(triton.cdiv(n, 1024),)](advantages, w, beta, n, BLOCK=1024)
+    return w
 
 
 def _awac_with(**mistake):
@@ -1539,15 +1595,22 @@ def test_attempt_tells_a_starter_from_a_wrong_answer(capsys):
     def no_time_dim(rewards, values, dones, next_value, next_done, gamma, gae_lambda):
         return rl.gae(rewards, values, bootstrap_value=next_value.reshape(-1))
 
-    with pytest.raises(ValueError, match="bootstrap_value of shape") as e:
-        exercises.attempt("cleanrl_advantages", no_time_dim)
-    (note,) = e.value.__notes__
-    assert note.startswith("(cleanrl_advantages, no episode ends (every step bootstraps, the last from next_value), "
-                           "shape (8, 3): your function raised it at line ")
-    assert note.endswith(" of no_time_dim (return rl.gae(rewards, values, bootstrap_value=next_value.reshape(-1))))")
+    capsys.readouterr()
+    assert exercises.attempt("cleanrl_advantages", no_time_dim) is None  # printed: Run All goes on
+    said = capsys.readouterr().out.splitlines()
+    assert said[0].startswith("cleanrl_advantages: ERROR. ValueError: bootstrap_value of shape (3,) does not broadcast")
+    assert said[1].startswith("(cleanrl_advantages, no episode ends (every step bootstraps, the last from next_value), "
+                              "shape (8, 3): your function raised it at line ")
+    assert said[1].endswith(" of no_time_dim (return rl.gae(rewards, values, bootstrap_value=next_value.reshape(-1))))")
+    assert said[2] == "(exercises.check('cleanrl_advantages', no_time_dim) raises it, with its traceback.)"
     assert "held none back" in exercises.fix("cleanrl_advantages")
-    with pytest.raises(ZeroDivisionError):
-        exercises.attempt("vtrace_floor_bytes", lambda B, T, elem_bytes: B // 0)
+    with pytest.raises(ValueError, match="bootstrap_value of shape") as e:
+        exercises.check("cleanrl_advantages", no_time_dim)
+    assert e.value.__notes__[-1] == said[1]
+    exercises.attempt("vtrace_floor_bytes", lambda B, T, elem_bytes: B // 0)
+    assert capsys.readouterr().out.startswith("vtrace_floor_bytes: ERROR. ZeroDivisionError: integer division or "
+                                              "modulo by zero\n(vtrace_floor_bytes, B=1, T=1, 4-byte elements: your "
+                                              "function raised it at line ")
 
 
 def test_bad_arguments():
