@@ -275,13 +275,9 @@ print(f"ms per update, the fastest of {len(t_a)}: CleanRL loops {1e3 * t_a.min()
 
 # %% [markdown]
 # What does the swap itself cost? The next cell times the two swapped pieces alone, at this run's
-# sizes: GAE on one rollout of 128 steps × 4 environments, and the policy loss on one minibatch,
-# forward and backward, as a training step runs it, as many times as an update calls it. It also
-# counts the torch calls each loss makes, and checks that both give the same gradient. Expect the
-# two pieces to go opposite ways on a CPU: the package's GAE wins (one scan against a Python loop
-# over 128 steps), its loss usually loses (more torch calls than CleanRL's few, on tensors too
-# small for that to pay). So the balance per update can go either way; the cell after the timings
-# says why.
+# sizes: GAE on one 128 × 4 rollout, and the policy loss, forward and backward, on one minibatch, as
+# many times as an update calls it. It also counts each loss's torch calls and checks that both
+# give the same gradient.
 
 # %%
 T_, N_ = ARGS["num_steps"], ARGS["num_envs"]
@@ -327,37 +323,20 @@ assert gae_time["rltriton_lite calls"] < gae_time["CleanRL loops"]  # "the packa
 assert max(per_update.values()) < 0.5 * 1e3 * min(np.median(t_a), np.median(t_b))  # "the smaller part of an update"
 
 # %% [markdown]
-# **On a CPU the package's loss costs more than CleanRL's.** Read the loss times in the last cell.
-# Forward and backward, `rl.ppo_clip_loss` takes longer per call than CleanRL's five lines. This
-# is expected:
+# **Reading the timings.** On a CPU the two pieces go opposite ways:
 #
-# * On a CPU the package runs its PyTorch path, not a Triton kernel.
-# * That path does more than CleanRL's formula. It checks its inputs and handles a mask. It also
-#   computes `clip_fraction` and `approx_kl` on every call. The last cell counts the torch calls:
-#   several times CleanRL's.
-# * On a tensor of 128 elements each call costs a fixed overhead, whatever it computes. So more
-#   calls means more time.
+# * **GAE: the package wins.** One scan replaces CleanRL's Python loop over 128 steps.
+# * **The loss: the package usually loses.** On a CPU it runs its PyTorch path, which also checks
+#   its inputs, handles a mask and computes `clip_fraction` and `approx_kl`: several times
+#   CleanRL's torch calls (the cell counts them), each with a fixed cost on 128 elements. On a GPU
+#   the fused Triton kernel wins instead (notebook 05, section 3).
 #
-# On a GPU you would use the Triton kernel instead. It fuses the elementwise part with the sum
-# (notebook 05, section 3). Notebook 08's optional section "all algorithms side by side" says the
-# same: on a CPU the PyTorch path of PPO's loss loses to the code it replaces; on a GPU the fused
-# kernel wins.
+# Either way the swapped pieces are under half of a median update here (the cell checks it): with a
+# 64-unit network an update is mostly the network's and the optimiser's work. So a gap between the
+# two runs' times per update that the cell's balance does not explain is not the swap: the runs ran
+# one after the other on a shared CPU.
 #
-# GAE goes the other way. The package's one call replaces CleanRL's Python loop over 128 steps
-# (notebook 08, section 5, times it at this size). Compare the two GAE times. An update calls GAE
-# once and the loss 16 times, so which side wins depends on the machine. The cell's last line
-# prints the balance on yours. Where the package's pieces cost more on a CPU, the loss is why, not
-# the GAE swap.
-#
-# On a CPU with a 64-unit network the update is mostly the network's and the optimiser's work.
-# Compare the last cell's two lines with the times per update above: the swapped pieces are the
-# smaller part of an update either way (the cell checks: under half of a median update).
-#
-# **So a gap between the two runs' times per update that the last cell's balance does not explain
-# is not the swap.** The runs ran one after the other on a shared CPU. Other processes, Python's
-# own work and first-call warm-up land on one run more than on the other. A run's fastest update is
-# steadier than its median, since a busy CPU only ever adds time, but only the last cell, which
-# times the pieces alone, isolates the swap. Run the cells again to see how much the figures move.
+# <details><summary>Details: what the swap saves on a GPU (the committed H200 run)</summary>
 #
 # The per-call savings that matter are on a GPU, where CleanRL's loop launches a few kernels per
 # time step. The committed H200 run says how much (`benchmarks/results/H200-2026-12-01c.json`,
@@ -378,6 +357,8 @@ assert max(per_update.values()) < 0.5 * 1e3 * min(np.median(t_a), np.median(t_b)
 #   our call is mostly GPU time (notebook 08, section 2). (The sweep's `ms` column would not do for
 #   these ratios: for the peers it is a wall-clock time, for ours a `do_bench` time, two different
 #   clocks, notebook 08's lesson.)
+#
+# </details>
 
 # %% jupyter={"source_hidden": true}
 # Checks: the figures above, from the committed H200 results (CI runs them; skip when reading)
