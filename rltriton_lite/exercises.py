@@ -4104,11 +4104,13 @@ def _awac_hint(A, beta, got, expected):
                               " One program, whose three passes each loop over every block: for start in range(0, n, "
                               "BLOCK)."))
     ratio = got / expected
-    if np.allclose(ratio, ratio.flat[0], rtol=1e-4) and ratio.flat[0] < 1:
+    if not np.allclose(ratio, ratio.flat[0], rtol=1e-4):  # (the slips below scale every weight alike)
+        return None
+    if ratio.flat[0] < 1:
         return _Whole(f"Every weight is too small by the same factor, {ratio.flat[0]:.4g}: your sum of the "
                       "exponentials holds terms it should not, the lanes past N?" + _fix(
                           " Load them as -inf (other=float(\"-inf\")): exp gives 0 there, and the max ignores them."))
-    if np.allclose(ratio, ratio.flat[0], rtol=1e-4) and ratio.flat[0] > 1:
+    if ratio.flat[0] > 1:
         return _Whole(f"Every weight is too large by the same factor, {ratio.flat[0]:.4g}: your sum of the "
                       f"exponentials misses terms. Does each pass walk all N = {n} elements, block by block?" + _fix(
                           " Loop over the blocks in every pass: for start in range(0, n, BLOCK)."))
@@ -4274,16 +4276,12 @@ def _host_bound_hint(rows, algorithm, pass_, got):
 def _cleanrl_reference(rewards, values, dones, next_value, next_done, gamma, lam, terminated=None, bootstrap=True):
     """CleanRL ppo.py's advantages and returns, in float64: GAE with terminated = dones shifted one
     step on, next_done at the last step (``terminated``, ``bootstrap``: the usual slips)."""
-    r, v, d = (np.asarray(x, dtype=np.float64) for x in (rewards, values, dones))
-    nd = np.asarray(next_done, dtype=np.float64).reshape(1, -1)
+    d, nd = np.asarray(dones, dtype=np.float64), np.asarray(next_done, dtype=np.float64).reshape(1, -1)
     term = np.concatenate([d[1:], nd]) if terminated is None else terminated(d, nd)
-    boot = np.asarray(next_value, dtype=np.float64).reshape(-1) if bootstrap else np.zeros(r.shape[1])
-    adv, last = np.zeros_like(r), np.zeros(r.shape[1])
-    for t in reversed(range(r.shape[0])):
-        nonterminal = 1.0 - term[t]
-        delta = r[t] + gamma * nonterminal * (boot if t == r.shape[0] - 1 else v[t + 1]) - v[t]
-        adv[t] = last = delta + gamma * lam * nonterminal * last
-    return adv, adv + v
+    boot = np.asarray(next_value, dtype=np.float64).reshape(-1) if bootstrap else np.zeros(d.shape[1])
+    adv, returns = reference.gae(np.asarray(rewards).T, np.asarray(values).T, gamma=gamma, lambda_=lam,
+                                 terminated=term.T > 0, bootstrap_value=boot)  # (time last there)
+    return adv.T, returns.T
 
 
 _CLEANRL_SLIPS = {  # what the advantages are, where they are CleanRL's with one slip
@@ -4309,7 +4307,7 @@ def _cleanrl_hint(args, i, bad, got, expected):
             if _is_slip(got, slip, expected):
                 return _Whole(said + ".")
         return None
-    if got.shape == expected.shape[::-1] or got.shape != expected.shape:
+    if got.shape != expected.shape:
         return None
     for what, slip in _CLEANRL_SLIPS.items():
         if _is_slip(got, _cleanrl_reference(r, v, d, nv, nd, gamma, lam, **slip)[0], expected):
