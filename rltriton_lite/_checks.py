@@ -109,12 +109,13 @@ def flag(name: str, x, like: torch.Tensor, like_name: str = "rewards", exact: bo
     return x  # bool included: Triton loads a bool pointer as bytes
 
 
-def broadcast(name: str, x: torch.Tensor, shape, what: str = "") -> torch.Tensor:
-    """``x`` expanded (a view, no copy) to ``shape``; ``what`` says what that shape is, in the error."""
+def broadcast(name: str, x: torch.Tensor, shape, what=lambda: "") -> torch.Tensor:
+    """``x`` expanded (a view, no copy) to ``shape``; ``what()`` says what that shape is, in the error
+    (a function: built only on error, since torch.compile cannot trace str() of a symbolic size)."""
     try:
         return x.expand(shape) if x.shape != shape else x
     except RuntimeError:
-        raise ValueError(f"{name} of shape {_shape(x.shape)} does not broadcast to {_shape(shape)}{what}") from None
+        raise ValueError(f"{name} of shape {_shape(x.shape)} does not broadcast to {_shape(shape)}{what()}") from None
 
 
 def unit_interval(name: str, value, like: torch.Tensor):
@@ -171,7 +172,8 @@ def per_row(name: str, x, like: torch.Tensor, time_dim: int) -> torch.Tensor | N
             [n for n in batch if n != 1]:
         return x.reshape(batch)
     # (the batch is the input's shape less time_dim's: a wrong time_dim shows here first)
-    return broadcast(name, x, batch, f", the batch shape of a {_shape(like.shape)} input with time along dim {time_dim}")
+    return broadcast(name, x, batch,
+                     lambda: f", the batch shape of a {_shape(like.shape)} input with time along dim {time_dim}")
 
 
 def backend(name: str) -> str:
