@@ -128,20 +128,19 @@ print("chunked_returns: 3 rows x 300 steps in chunks of 64, with episode ends ==
 # episode end, a multiplication by $a_t = 0$, by a select, in the combine and on the carry, and
 # write `reset_scan`.
 #
-# **The rule from here on:** an episode end is a select, never a multiplication by 0.
+# **The rule from here on:** an episode end is a **reset**: the step forgets what lies behind
+# it. The kernel applies it with a select, never a multiplication by 0.
 #
-# Each tool of the course ends an episode in the form simplest for its job (00b's scan stays
-# affine; a harness prologue returns just a pair), and on finite inputs all these forms give the
-# same values: they differ only where a NaN or `inf` lies behind the end.
+# The course says where the resets are in two ways, and only these two:
 #
-# | tool | how it ends an episode | can a NaN behind the end leak in? |
-# | --- | --- | --- |
-# | 00's `combine_np` (section 4), the package's `scan.combine` | a reset flag, selected | no |
-# | `rl.linear_scan` (00, section 4) | a step with $a_t = 0$ is taken as a reset flag, selected | no |
-# | 00b's `block_scan` and `chunked_scan`, `chunked_returns` above | $a_t = \gamma(1 - \text{term}_t) = 0$, multiplied | yes: $0 \cdot \text{NaN} = \text{NaN}$ |
-# | `reset_scan`, below | a reset flag, selected in the combine and on the carry | no |
-# | the harness `exercises.scan_hook` (section 2; notebooks 01, 03, 04, 06) | a step with $a_t = 0$ is taken as a reset flag, selected | no |
-# | the package's prologues (section 3; notebook 02) | a reset flag the prologue returns (`done`), selected | no |
+# * **a flag** beside the pair, the triple $(a_t, b_t, \kappa_t)$: `reset_scan` below, the
+#   package's prologues (02) and its combine;
+# * **$a_t = 0$**, where a hook returns only a pair: the harness `exercises.scan_hook` (01, 03,
+#   04, 06) and `rl.linear_scan` turn each $a_t = 0$ into the flag, then select.
+#
+# Only 00b's kernels, `chunked_returns` above among them, multiply by $a_t = 0$, and the cells
+# below show why the course stops there. On finite inputs both give the same values; they differ
+# only where a NaN or `inf` lies behind the end.
 #
 # In a reverse scan, "behind the end" is later in time: the next episode, or the carry from a
 # later chunk.

@@ -73,7 +73,6 @@ import triton.language as tl
 
 import rltriton_lite as rl
 from rltriton_lite import _reduce, exercises, ppo, profile, reference
-from rltriton_lite.config import Config
 
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
 # the Triton kernels: compiled on a GPU, in the interpreter on a CPU (backend="auto" takes the PyTorch path on a CPU)
@@ -305,26 +304,9 @@ for run in runs[1:]:
 print("bitwise identical across calls")
 
 # %% [markdown]
-# How many partials? `_reduce._partials_config` cuts the problem into tiles of up to
-# `Config().reduce_tile_elements` elements, a few per program. For this loss the count depends
-# only on the shape and the `Config`, never on timing or the device:
-#
-# <details><summary>Details: one program or many, and why it takes a device</summary>
-#
-# The small problems here are a single program; a GPU-sized minibatch is many. The loss's forward
-# only sums, so its tiling ignores the device. The function takes a device for a reduction that
-# also writes per-element outputs, CRR's in notebook 07: its tiles shrink to fill a GPU.
-#
-# </details>
-
-# %%
-for shape in [(B, T), (64, 128), (4096, 1024)]:
-    # the 5-tuple: rows and steps of a tile, warps (unused here), tiles per program, pipeline stages (unused here);
-    # stores=False: the loss's forward only sums, it writes no per-element output
-    rows, block, _, tiles, _ = _reduce._partials_config(n_rows=shape[0], T=shape[1], stores=False, cfg=Config(),
-                                                        device=torch.device("cpu"))
-    n_tiles = -(-shape[0] // rows) * -(-shape[1] // block)  # ceil-divisions
-    print(f"{str(shape):>12}: tiles of {rows} rows × {block} steps, {tiles} a program → {-(-n_tiles // tiles)} partials")
+# For this loss, how many partials there are, and so the order of the sum, depends only on the shape
+# and the package's settings (`rltriton_lite.config.Config`), never on timing or the device. The
+# same call on the same shape adds in the same order on any run.
 
 # %% [markdown]
 # ## 4. The kernel's elementwise hook

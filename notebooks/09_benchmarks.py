@@ -19,12 +19,14 @@
 # * **You will learn:** to read the committed H200 benchmark: % of the memory floor, speed-ups
 #   over peers, wall time against GPU time.
 #
-# * **Time:** 2–2.5 h with the open questions; 35–50 min for the reading and `host_bound`.
+# * **Time:** 2.5–3 h with the open questions; 60–85 min for the reading, `launch_model` and
+#   `host_bound`.
 #
 # * **Needs:** notebook 08. No GPU (with one, a small slice of the benchmark re-runs live).
 #
-# * **Minimum path:** sections 1–3 and the checked exercise `host_bound`. These can wait: section
-#   1's optional part on SAC above 100 %, "Live, when a GPU is here" and the open questions.
+# * **Minimum path:** sections 1–3 and the checked exercises `launch_model` and `host_bound`.
+#   These can wait: section 1's optional part on SAC above 100 %, "Live, when a GPU is here" and
+#   the open questions.
 #
 # `python -m rltriton_lite.bench` times every kernel on a GPU. It compares each with the memory
 # floor and with the peers it finds (a PyTorch loop, torchrl, JAX, torch.compile, rl-triton, ...).
@@ -283,6 +285,90 @@ else:
 # Checked exercises work as in notebook 00b. Write the starter's function, then run the cell after
 # it. `print(exercises.task(name))` restates the task; solutions are in `notebooks/solutions/`.
 #
+# **`launch_model`.** Section 1 compared each kernel with its floor, the bytes at the copy
+# bandwidth. A simple model adds the fixed cost of a launch: a call's GPU time is
+# $t = t_0 + \text{bytes} / \text{bandwidth}$. Fit both numbers to a kernel's rows: write
+# `launch_model(rows, algorithm, pass_)`.
+#
+# * **Inputs:** `rows`, the results file's list of rows (`res["rows"]` above); an `algorithm`; a
+#   pass `pass_` (`"fwd"` or `"fwd+bwd"`).
+# * **Returns:** `(t0_us, GBps)`: $t_0$ in µs and the bandwidth in GB/s ($10^9$ bytes per second),
+#   of the least-squares line through the points (bytes, GPU time).
+# * Keep only this library's rows (`impl` `"rltriton_lite"`), float32, of `algorithm` and `pass_`.
+#   A row's bytes are `bytes`; its GPU time is `kernel_ms`, in milliseconds.
+# * **Edge case:** a kernel of many shapes, measured, is not exactly on a line: fit all of them,
+#   the intercept included.
+#
+# <details><summary>Hint 1: where to start</summary>
+#
+# Print the rows of one algorithm, its bytes against `1000 * kernel_ms`. A line through them has
+# an intercept, the time of a call that moves nothing ($t_0$), and a slope, µs per byte.
+# `np.polyfit(x, y, 1)` returns the slope first, then the intercept.
+#
+# </details>
+#
+# <details><summary>Hint 2: the plan</summary>
+#
+# * Keep the rows whose `impl`, `dtype`, `algorithm` and `pass` are the ones asked for.
+# * $x$: their `bytes`; $y$: their GPU times in µs, `1000 * kernel_ms`.
+# * Fit a line $y = \text{slope} \cdot x + t_0$.
+# * The slope is µs per byte: the bandwidth is $1/\text{slope}$ bytes per µs, which is
+#   $10^6 / \text{slope}$ bytes per second. Divide by $10^9$ for GB/s.
+#
+# </details>
+#
+# <details><summary>Hint 3: check it by hand</summary>
+#
+# Two rows: 3 MB in 5 µs and 300 MB in 104 µs. The slope is 99 µs for 297 MB, so a third of a µs
+# per MB: 3 MB per µs, 3000 GB/s. At 3 MB that line spends 1 µs moving bytes, so $t_0$ is 4 µs.
+#
+# ```python
+# one = {"algorithm": "gae", "impl": "rltriton_lite", "dtype": "float32", "pass": "fwd", "B": 1, "T": 1}
+# two = [{**one, "bytes": 3e6, "kernel_ms": 0.005}, {**one, "bytes": 3e8, "kernel_ms": 0.104}]
+# print(launch_model(two, "gae", "fwd"))   # must print about (4.0, 3000.0)
+# print(launch_model(rows, "ppo", "fwd"))  # must print about (3.80, 4238.3) on the committed run
+# ```
+#
+# </details>
+#
+# <details><summary>Hint 4: the key lines</summary>
+#
+# ```python
+# mine = [r for r in rows if (r["impl"], r["dtype"], r["algorithm"], r["pass"]) == (___, ___, algorithm, pass_)]
+# x = np.array([r[___] for r in mine], dtype=float)
+# y = np.array([___ * r["kernel_ms"] for r in mine])
+# slope, t0 = np.polyfit(x, y, 1)
+# return t0, ___ / slope / ___  # µs per byte -> GB/s
+# ```
+#
+# </details>
+
+# %%
+def launch_model(rows, algorithm, pass_):
+    # YOUR CODE
+    raise NotImplementedError
+
+# %%
+exercises.attempt("launch_model", launch_model)
+
+# %% [markdown]
+# **What the fit says on the committed run.** For PPO's forward it gives $t_0 \approx 3.8$ µs and
+# about 4,240 GB/s, the copy bandwidth the benchmark measured (4,248 GB/s): an elementwise kernel
+# is a launch plus a copy. For GAE's it gives $t_0 \approx 18$ µs, yet GAE's smallest call takes
+# 1.9 µs: one of its four points is far off the line. Open question 2 asks which, and why.
+
+# %% jupyter={"source_hidden": true}
+# Checks: the fits quoted above, on the committed run (CI runs them; skip when reading)
+def _fit(alg):
+    mine = [r for r in rows if (r["impl"], r["dtype"], r["algorithm"], r["pass"]) == ("rltriton_lite", "float32", alg, "fwd")]
+    slope, t0 = np.polyfit([r["bytes"] for r in mine], [1e3 * r["kernel_ms"] for r in mine], 1)
+    return t0, 1e6 / slope / 1e9, min(1e3 * r["kernel_ms"] for r in mine)
+
+
+assert [round(v, 1) for v in _fit("ppo")[:2]] == [3.8, 4238.3] and round(res["copy_bandwidth_Bps"] / 1e9) == 4248
+assert round(_fit("gae")[0]) == 18 and round(_fit("gae")[2], 1) == 1.9
+
+# %% [markdown]
 # **`host_bound`.** Section 3's question, asked of a results file: how large must a call be before
 # its wall time is mostly the GPU's? Write `host_bound(rows, algorithm, pass_)`.
 #

@@ -4183,6 +4183,102 @@ HOST_BOUND_SHAPES = ((16, 128), (4096, 128), (64, 16384), (16384, 1024))  # the 
 
 
 @_checker_only
+def _launch_model_reference(rows, algorithm, pass_, us_per_ms=1e3, wall=False, ours="rltriton_lite",
+                            dtype="float32", any_pass=False, origin=False, per_gb=1e9, elements=False):
+    """(t0 in µs, bandwidth in GB/s) of the least-squares line GPU time = t0 + bytes / bandwidth;
+    the keywords make the usual slips (kernel_ms read as µs, wall time fitted, a filter left out,
+    a line through the origin, GiB/s or B/s, elements in place of bytes)."""
+    mine = [r for r in rows if r["algorithm"] == algorithm and (any_pass or r["pass"] == pass_)
+            and r["kernel_ms"] is not None and (ours is None or r["impl"] == ours)
+            and (dtype is None or r["dtype"] == dtype)]
+    x = np.array([r["B"] * r["T"] if elements else r["bytes"] for r in mine], dtype=np.float64)
+    y = np.array([r["full_call_us"] if wall else us_per_ms * r["kernel_ms"] for r in mine], dtype=np.float64)
+    slope, t0 = ((x @ y) / (x @ x), 0.0) if origin else np.polyfit(x, y, 1)
+    return np.float64(t0), np.float64(1e6 / slope / per_gb)  # slope: µs per byte
+
+
+@_exercise("launch_model", "09_benchmarks", "numpy", stream=30, task="""
+launch_model(rows, algorithm, pass_) -> (t0_us, GBps): fit a kernel's GPU time per call with
+t = t0 + bytes / bandwidth, a fixed cost per launch plus its bytes at a bandwidth, by least squares
+over its rows. rows: a benchmark's results rows, as for host_bound (keys "algorithm", "impl", "B",
+"T", "dtype", "pass", "bytes": the bytes the call must move, "kernel_ms": the GPU time in
+milliseconds, "full_call_us": the wall time in microseconds). Take this library's rows (impl
+"rltriton_lite"), float32, of `algorithm` and pass `pass_`. Return t0 in microseconds and the
+bandwidth in GB/s (10**9 bytes per second): np.polyfit(bytes, gpu_time_us, 1) gives the line's
+slope (µs per byte) and intercept (t0).
+""", scan=None, results=("t0_us", "GBps"), hint=lambda args, i, bad, got, expected: _launch_model_hint(args, i, got))
+def _launch_model_cases(d):
+    rng, out = d.rng, []
+    shapes = sorted({(d.int(B, max(1, B // 2), 2 * B), d.int(T, max(1, T // 2), 2 * T)) for B, T in
+                     (*HOST_BOUND_SHAPES, (1024, 1024))}, key=lambda s: s[0] * s[1])
+
+    def line(alg, t0, gbps, pass_="fwd", impl="rltriton_lite", dtype="float32", noise=0.0, at=shapes):
+        per_step = {"fwd": 17, "fwd+bwd": 33}[pass_] if dtype == "float32" else {"fwd": 9, "fwd+bwd": 17}[pass_]
+        rows = []
+        for B, T in at:
+            n_bytes = B * T * per_step
+            us = (t0 + n_bytes / (gbps * 1e3)) * float(rng.uniform(1 - noise, 1 + noise))
+            rows.append({"algorithm": alg, "impl": impl, "B": B, "T": T, "dtype": dtype, "pass": pass_,
+                         "bytes": n_bytes, "kernel_ms": us / 1e3, "full_call_us": us + float(rng.uniform(15, 40))})
+        return rows
+
+    t0, gbps = d.real(4.0, 2.0, 8.0), d.real(3000.0, 1500.0, 4500.0)
+    out.append((f"gae, forward, its rows alone, on an exact line (t0 = {t0} µs, {gbps} GB/s)",
+                (line("gae", t0, gbps), "gae", "fwd")))
+    mixed = (line("vtrace", d.real(5.0, 2.0, 8.0), d.real(2500.0, 1500.0, 4500.0), noise=0.03)
+             + line("vtrace", d.real(9.0, 6.0, 14.0), d.real(2000.0, 1500.0, 4500.0), pass_="fwd+bwd", noise=0.03)
+             + line("vtrace", 7.0, 1800.0, dtype="bfloat16", noise=0.03)
+             + line("vtrace", 12.0, 900.0, impl="torch_compile", noise=0.03)
+             + line("gae", 3.0, 3500.0, noise=0.03))
+    rng.shuffle(mixed)
+    # a peer without a GPU time, last (not shuffled: a seed's cases keep their structure)
+    mixed += [{**r, "kernel_ms": None} for r in line("vtrace", 300.0, 50.0, impl="pytorch_loop")]
+    for pass_ in ("fwd", "fwd+bwd"):
+        out.append((f"vtrace, {pass_}, measured (a few % of noise), among other passes, dtypes, implementations "
+                    "(one without a GPU time) and algorithms", (mixed, "vtrace", pass_)))
+    two = line("ppo", d.real(6.0, 2.0, 8.0), d.real(3300.0, 1500.0, 4500.0), noise=0.02, at=(shapes[0], shapes[-1]))
+    out.append(("ppo, forward, two shapes only (the line through both)", (two, "ppo", "fwd")))
+    return [(what, args, {}, _launch_model_reference(*args)) for what, args in out]
+
+
+_LAUNCH_SLIPS = {
+    "kernel_ms (milliseconds) fitted as if it were in µs" + _fix(": the GPU time in µs is 1000 * kernel_ms"):
+        dict(us_per_ms=1.0),
+    "the wall time (full_call_us) fitted: it holds the host's time per call too" + _fix(
+        ": fit the GPU time, 1000 * kernel_ms"): dict(wall=True),
+    "a line through the origin: t0 forced to 0" + _fix(": fit the intercept too (np.polyfit(x, y, 1))"):
+        dict(origin=True),
+    "rows of other implementations counted" + _fix(": keep impl == \"rltriton_lite\""): dict(ours=None),
+    "rows of another dtype counted" + _fix(": keep dtype == \"float32\""): dict(dtype=None),
+    "rows of the other pass counted" + _fix(": keep pass == pass_"): dict(any_pass=True),
+    "the bandwidth in GiB/s (2**30 bytes), not GB/s (10**9)": dict(per_gb=2.0 ** 30),
+    "the bandwidth in bytes per second, not GB/s" + _fix(": divide by 10**9"): dict(per_gb=1.0),
+    "the line fitted against elements (B * T), not bytes" + _fix(": x is each row's \"bytes\""):
+        dict(elements=True),
+}
+
+
+def _launch_model_hint(args, i, got):
+    """Which usual slip gives ``got`` for result ``i`` (0: t0, 1: the bandwidth), if one does."""
+    got = np.asarray(got, dtype=np.float64).reshape(-1)
+    if got.size != 1 or not np.isfinite(got[0]):
+        return None
+    right = _launch_model_reference(*args)[i]
+    close = lambda x, y: bool(np.isclose(x, y, rtol=1e-5, atol=1e-5))  # noqa: E731
+    seen = [what for what, slip in _LAUNCH_SLIPS.items()
+            if close(got[0], _launch_model_reference(*args, **slip)[i]) and not close(got[0], right)]
+    if seen:
+        return "That is the fit with a slip" + (f": {seen[0]}." if len(seen) == 1 else
+                                                ", one of these: " + "; ".join(seen) + ".")
+    if i == 1 and close(1e6 / got[0] / 1e9, right):
+        return ("Your bandwidth is the line's slope (µs per byte), not a bandwidth" + _fix(
+            ": the bandwidth is 1 / slope bytes per µs, that is 10**6 / slope bytes per second") + ".")
+    if i == 0:
+        return "t0 is the line's intercept: the GPU time (in µs) the fit gives a call that moves 0 bytes."
+    return "the bandwidth is the bytes per unit of GPU time along the line: 10**6 / slope bytes per second, in GB/s."
+
+
+@_checker_only
 def _host_bound_reference(rows, algorithm, pass_, us_per_ms=1e3, ours="rltriton_lite", dtype="float32",
                           any_pass=False, first_run=False, size=lambda B, T: B * T):
     """B * T of the largest shape whose wall time exceeds twice its GPU time, or 0; the keywords

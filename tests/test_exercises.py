@@ -674,6 +674,11 @@ def wrong_answers(name: str):
                                ("next_done left out", _cleanrl_with(lambda d, nd: torch.cat([d[1:], 0 * nd[None]]))),
                                ("no bootstrap (next_value left out)", _cleanrl_with(bootstrap=False)),
                                ("returns = advantages (values not added)", _cleanrl_with(returns=lambda a, v: a))],
+        "launch_model": [("kernel_ms fitted as microseconds (the 1000 forgotten)", _launch_model_with(us_per_ms=1.0)),
+                         ("the wall time fitted", _launch_model_with(wall=True)),
+                         ("a line through the origin (no t0)", _launch_model_with(origin=True)),
+                         ("the bandwidth in GiB/s", _launch_model_with(per_gb=2.0 ** 30)),
+                         ("the slope returned as the bandwidth", _launch_model_with(slope=True))],
         "host_bound": [("kernel_ms read as microseconds (the 1000 forgotten)", _host_bound_with(us_per_ms=1.0)),
                        ("other implementations' rows counted", _host_bound_with(ours=None)),
                        ("the search stopped at the first shape at or below 2x", _host_bound_with(first_run=True))],
@@ -776,6 +781,20 @@ W_SAYS = {
     ("cleanrl_advantages", "returns = advantages (values not added)"):
         "result 1 (returns): the error starts (in scan order) at index (7, 0) expected -1.62987, got -2.91153 (24 of "
         "24 elements wrong)\nHint: Your returns are the advantages: CleanRL's returns are advantages + values.",
+    ("launch_model", "kernel_ms fitted as microseconds (the 1000 forgotten)"):
+        ("That is the fit with a slip: kernel_ms (milliseconds) fitted as if it were in µs.",
+         "The GPU time in µs is 1000 * kernel_ms."),
+    ("launch_model", "the wall time fitted"):
+        ("the wall time (full_call_us) fitted: it holds the host's time per call too.",
+         "Fit the GPU time, 1000 * kernel_ms."),
+    ("launch_model", "a line through the origin (no t0)"):
+        ("a line through the origin: t0 forced to 0.", "Fit the intercept too (np.polyfit(x, y, 1))."),
+    ("launch_model", "the bandwidth in GiB/s"):
+        "result 1 (GBps): expected 3000, got 2793.97\nHint: That is the fit with a slip: the bandwidth in GiB/s "
+        "(2**30 bytes), not GB/s (10**9).",
+    ("launch_model", "the slope returned as the bandwidth"):
+        ("Your bandwidth is the line's slope (µs per byte), not a bandwidth.",
+         "The bandwidth is 1 / slope bytes per µs, that is 10**6 / slope bytes per second."),
     ("host_bound", "kernel_ms read as microseconds (the 1000 forgotten)"):
         ("Hint: The answer is 64x16384; yours is 16384x1024. That is the answer with a slip: kernel_ms "
          "(milliseconds) compared with full_call_us (microseconds) as if in one unit.",
@@ -968,6 +987,18 @@ def _cleanrl_with(terminated=lambda d, nd: torch.cat([d[1:], nd[None]]), bootstr
                      bootstrap_value=next_value.reshape(-1) if bootstrap else None, time_dim=0)
         return out.advantages, returns(out.advantages, values)
     return cleanrl_advantages
+
+
+def _launch_model_with(us_per_ms=1e3, wall=False, origin=False, per_gb=1e9, slope=False):
+    """launch_model with one of its usual slips, written as a student would (no checker helper)."""
+    def launch_model(rows, algorithm, pass_):
+        mine = [r for r in rows if (r["impl"], r["dtype"], r["algorithm"], r["pass"])
+                == ("rltriton_lite", "float32", algorithm, pass_)]
+        x = np.array([r["bytes"] for r in mine], dtype=float)
+        y = np.array([r["full_call_us"] if wall else us_per_ms * r["kernel_ms"] for r in mine])
+        m, t0 = ((x @ y) / (x @ x), 0.0) if origin else np.polyfit(x, y, 1)
+        return t0, m if slope else 1e6 / m / per_gb
+    return launch_model
 
 
 def _host_bound_with(**slip):
@@ -1380,7 +1411,7 @@ def test_wrong_answers_fail_with_a_message(name):
             exercises.check(name, fn)
         # "values, expected": a hook that returned the wrong count of values (its contract), a verdict like a shape's
         # (a number's answer: "expected 4, your function returned 5")
-        assert any(w in str(e.value) for w in ("elements wrong", "shape", "different bits", "values, expected",
+        assert any(w in str(e.value) for w in ("elements wrong", "shape", "different bits", "values, expected", "): expected",
                                                "your function returned")), (what, str(e.value))
         assert "tl.minimum" not in str(e.value)  # Triton's syntax hint is for code that fails to compile
 
