@@ -4461,16 +4461,46 @@ def _cleanrl_cases(d):
 
 # ---- 11: across devices ----------------------------------------------------------------------------
 @_checker_only
-def _segment_carries_reference(A, B, reset, initial):
-    """The carries one segment at a time, from the last back, in float64."""
+def _segment_carries_reference(A, B, reset, initial, forward=False, own=False, use_initial=True, resets=True,
+                               add_first=False):
+    """The carries one segment at a time, from the last back, in float64; the keywords make the
+    usual slips (the segments before composed, each segment's own value, initial left out, the
+    resets ignored, the map applied as (B + c) * A)."""
     rows, S = B.shape
     out = np.empty((rows, S))
     for i in range(rows):
-        c = initial[i]
-        for s in reversed(range(S)):
-            out[i, s] = c
-            c = B[i, s] if reset[i, s] else B[i, s] + A[i, s] * c
+        c = initial[i] if use_initial else 0.0
+        for s in (range(S) if forward else reversed(range(S))):
+            if not own:
+                out[i, s] = c
+            c = B[i, s] if reset[i, s] and resets else (B[i, s] + c) * A[i, s] if add_first else B[i, s] + A[i, s] * c
+            if own:
+                out[i, s] = c
     return out
+
+
+_CARRIES_SLIPS = {
+    "composed from the segments before it, a forward scan's order: in a reverse scan the value that "
+    "enters segment s comes from the segments after it and initial" + _fix(
+        ": walk the segments from the last one back"): dict(forward=True),
+    "each one is the value at its own segment's first step, one segment off: carries[:, s] is what enters "
+    "segment s, before segment s's own map" + _fix(
+        ": store the carry, then apply segment s's map to it for the segment before"): dict(own=True),
+    "initial left out: the value after the last segment is initial, not 0" + _fix(
+        ": start the walk from initial"): dict(use_initial=False),
+    "the resets ignored: where reset[:, s] is set, the segment gives B[:, s] alone" + _fix(
+        ": np.where(reset[:, s], B[:, s], B[:, s] + A[:, s] * c)"): dict(resets=False),
+    "each map applied as (B + c) * A: a segment maps c to B + A * c": dict(add_first=True),
+}
+
+
+def _segment_carries_hint(args, i, bad, got, expected):
+    """The usual slip that ``got`` is everywhere, if one is (a reset multiplied by 0 is left to
+    the NaN hint: it differs only where a NaN lies behind a reset)."""
+    for what, slip in _CARRIES_SLIPS.items():
+        if _is_slip(got, _segment_carries_reference(*args, **slip), expected):
+            return _Whole(f"These are the carries with a slip: {what}.")
+    return None
 
 
 @_exercise("segment_carries", "11_across_devices", "numpy", stream=20, task="""
@@ -4483,6 +4513,7 @@ B[:, s] + A[:, s] * c. Return carries, (rows, S): carries[:, s] is the value tha
 y at the first step of segment s + 1 (initial for the last segment). Write the reset as a select
 (np.where), not as A = 0: a NaN or inf in a later episode must not reach an earlier one.
 """, window_end="the last segment (its carry is initial, the value after every segment)",
+   hint=lambda args, i, bad, got, expected: _segment_carries_hint(args, i, bad, got, expected),
    ordinary="An ordinary segment, the segments after it right: check the map that takes the carry into it "
             "(which segment's (A, B) composes with the carry, and in which order).")
 def _segment_carries_cases(d):

@@ -689,7 +689,9 @@ def wrong_answers(name: str):
                         ("clamped to [1, max_weight] (a later review's case)", _awr_clamped_at_1)],
         "segment_carries": [("composed from the segments before (the forward scan's order)", _carries_from_before),
                             ("a reset multiplied by 0 (0 * NaN leaks)", _carries_multiplied),
-                            ("each segment's own map applied (one segment off)", _carries_own_map)],
+                            ("each segment's own map applied (one segment off)", _carries_own_map),
+                            ("initial left out (the walk starts from 0)", _carries_without_initial),
+                            ("the resets ignored", _carries_without_resets)],
         "token_gae_pairs": [("plain GAE over every position (the padding's values read)", _token_plain_gae),
                             ("OpenRLHF's: values zeroed by the mask, V(s_{t+1}) read at t + 1", _token_openrlhf),
                             ("OpenRLHF's, the masked tokens selected to 0 (no NaN: named by name)",
@@ -795,6 +797,17 @@ W_SAYS = {
     ("launch_model", "the slope returned as the bandwidth"):
         ("Your bandwidth is the line's slope (µs per byte), not a bandwidth.",
          "The bandwidth is 1 / slope bytes per µs, that is 10**6 / slope bytes per second."),
+    ("segment_carries", "composed from the segments before (the forward scan's order)"):
+        ("These are the carries with a slip: composed from the segments before it, a forward scan's order",
+         "Walk the segments from the last one back."),
+    ("segment_carries", "each segment's own map applied (one segment off)"):
+        ("each one is the value at its own segment's first step, one segment off",
+         "Store the carry, then apply segment s's map to it for the segment before."),
+    ("segment_carries", "initial left out (the walk starts from 0)"):
+        ("initial left out: the value after the last segment is initial, not 0.", "Start the walk from initial."),
+    ("segment_carries", "the resets ignored"):
+        ("the resets ignored: where reset[:, s] is set, the segment gives B[:, s] alone.",
+         "np.where(reset[:, s], B[:, s], B[:, s] + A[:, s] * c)."),
     ("host_bound", "kernel_ms read as microseconds (the 1000 forgotten)"):
         ("Hint: The answer is 64x16384; yours is 16384x1024. That is the answer with a slip: kernel_ms "
          "(milliseconds) compared with full_call_us (microseconds) as if in one unit.",
@@ -1084,6 +1097,22 @@ def _carries_own_map(A, B, reset, initial):
     for s in reversed(range(B.shape[1])):
         c = np.where(reset[:, s], B[:, s], B[:, s] + A[:, s] * c)
         carries[:, s] = c
+    return carries
+
+
+def _carries_without_initial(A, B, reset, initial):
+    return _carries_reverse(A, B, reset, np.zeros_like(initial))
+
+
+def _carries_without_resets(A, B, reset, initial):
+    return _carries_reverse(A, B, np.zeros_like(reset), initial)
+
+
+def _carries_reverse(A, B, reset, initial):  # the right walk, which the two slips above feed wrong inputs
+    carries, c = np.empty_like(B), np.asarray(initial, dtype=float)
+    for s in reversed(range(B.shape[1])):
+        carries[:, s] = c
+        c = np.where(reset[:, s], B[:, s], B[:, s] + A[:, s] * c)
     return carries
 
 
