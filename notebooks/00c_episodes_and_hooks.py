@@ -128,19 +128,19 @@ print("chunked_returns: 3 rows x 300 steps in chunks of 64, with episode ends ==
 # episode end, a multiplication by $a_t = 0$, by a select, in the combine and on the carry, and
 # write `reset_scan`.
 #
-# **The rule from here on:** an episode end is a **reset**: the step forgets what lies behind
-# it. The kernel applies it with a select, never a multiplication by 0.
+# **Episode ends, on one card.** It holds from here to notebook 07 (and the glossary repeats it):
 #
-# The course says where the resets are in two ways, and only these two:
+# 1. Every end of the recursion is a **reset**: a termination, a truncation, and the window's
+#    last step. A step that resets does not read the value after it.
+# 2. What the step adds at an end goes into $b_t$: a bootstrap $\gamma V(s_{t+1})$ after a
+#    truncation or at the window's last step, nothing after a termination. A value that may be
+#    NaN enters $b_t$ through a select (`tl.where`), never times 0.
+# 3. The kernel applies a reset with a select too, never a multiplication by 0. The reset is a
+#    flag beside the pair, $(a_t, b_t, \kappa_t)$. A hook that returns only a pair $(a_t, b_t)$
+#    (01's harness, `rl.linear_scan`) writes it as $a_t = 0$, and the scan turns that into the flag.
 #
-# * **a flag** beside the pair, the triple $(a_t, b_t, \kappa_t)$: `reset_scan` below, the
-#   package's prologues (02) and its combine;
-# * **$a_t = 0$**, where a hook returns only a pair: the harness `exercises.scan_hook` (01, 03,
-#   04, 06) and `rl.linear_scan` turn each $a_t = 0$ into the flag, then select.
-#
-# Only 00b's kernels, `chunked_returns` above among them, multiply by $a_t = 0$, and the cells
-# below show why the course stops there. On finite inputs both give the same values; they differ
-# only where a NaN or `inf` lies behind the end.
+# 00b's kernels, `chunked_returns` above among them, multiply by $a_t = 0$; the cells below show
+# why the course stops there. On finite inputs a product and a select give the same values.
 #
 # In a reverse scan, "behind the end" is later in time: the next episode, or the carry from a
 # later chunk.

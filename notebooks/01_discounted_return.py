@@ -21,7 +21,8 @@
 # * **Time:** 3–4 h with the open questions; 2–3 h for the reading and the three checked exercises,
 #   if you are new to Triton.
 # * **Needs:** notebooks 00, 00b and 00c; writing a `torch.autograd.Function`. No GPU.
-# * **Conventions:** flags, values and hook signatures on one page: the glossary's
+# * **Conventions:** episode ends follow 00c's card: every end is a reset, a bootstrap enters
+#   $b_t$ through a select. Flags, values and hook signatures on one page: the glossary's
 #   [Names and signatures](GLOSSARY.md#names-and-signatures).
 # * **Minimum path:** sections 1–5 (5 is the harness later exercises run in) and the checked
 #   exercises `transposed_scan`, `returns_autograd` and `n_step_returns`. Section 6 and the open

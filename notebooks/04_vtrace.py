@@ -22,7 +22,8 @@
 # * **Time:** 4–6.5 h with the open questions; 2.5–4.5 h for the reading and the four checked
 #   exercises (for a student new to Triton).
 # * **Needs:** notebooks 01–03; importance sampling. No GPU.
-# * **Conventions:** the course's flags, values and hook signatures on one page: the glossary's
+# * **Conventions:** episode ends follow 00c's card: every end is a reset, a bootstrap enters
+#   $b_t$ through a select. Flags, values and hook signatures on one page: the glossary's
 #   [Names and signatures](GLOSSARY.md#names-and-signatures).
 # * **Minimum path:** sections 1–4 and the checked exercises `retrace`, `vtrace_pg` and
 #   `vtrace_kernel`. Section 5 (the fixed point), its exercise `vtrace_fixed_point`, section 6
@@ -814,8 +815,9 @@ def vtrace_kernel(log_rhos, rewards, values, next_values, terminated, gamma, rho
 exercises.attempt("vtrace_kernel", vtrace_kernel)
 
 # %% [markdown]
-# The prologue `vtrace_pg` was given, to compare with your kernel's step. Its `a` line resets at
-# a termination and at the window's last step; its `b` line drops $-\gamma c V'$ where $a = 0$:
+# To compare with your kernel's step: `exercises.vtrace_prologue`, the prologue given to you for
+# `vtrace_pg`. Its `a` line resets at a termination and at the window's last step; its `b` line
+# drops $-\gamma c V'$ where $a = 0$:
 
 # %%
 print(inspect.getsource(getattr(exercises.vtrace_prologue, "fn", exercises.vtrace_prologue)))

@@ -166,9 +166,10 @@ plt.tight_layout()
 plt.show()
 
 # %% [markdown]
-# Small β makes the exponential nearly a step that also ranks the kept actions. Large β flattens
-# it towards plain behaviour cloning ($w \equiv 1$). The binary filter ignores how much better an
-# action is.
+# Small β makes the exponential nearly a step: every advantage above $\beta \ln w_{\max}$ gets the
+# clip $w_{\max}$, and only those between 0 and $\beta \ln w_{\max}$ are still ranked. Large β
+# flattens it towards plain behaviour cloning ($w \equiv 1$). The binary filter ignores how much
+# better an action is.
 #
 # ## 2. The credit assignment: the critic's target is a (degenerate) scan
 #
@@ -587,8 +588,8 @@ exercises.attempt("awac_weights", awac_weights)
 #
 # * CRR clones the dataset's actions weighted by $\hat A_t = Q(s_t, a_t) - \hat V_t$: $\min(e^{\hat A_t/\beta},
 #   w_{\max})$ or $[\hat A_t > 0]$, with loss $-\frac{1}{N}\sum_t w_t \log\pi(a_t|s_t)$.
-# * Small β makes the exponential nearly a step that still ranks actions; large β tends to plain
-#   behaviour cloning. The clip keeps one lucky critic error from dominating a batch.
+# * Small β makes the exponential nearly a step (advantages above $\beta \ln w_{\max}$ all get
+#   $w_{\max}$); large β tends to plain behaviour cloning. The clip keeps one lucky critic error from dominating a batch.
 # * The baseline is $V(s_t)$ or the critic's values of $K$ actions sampled from the policy,
 #   reduced by mean or max; the max keeps fewer actions. CRR-binary drops a zero advantage.
 # * The weights are constants: the gradient is $-w_t/N$ on $\log\pi$ alone. So

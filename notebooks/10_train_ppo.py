@@ -329,7 +329,8 @@ assert max(per_update.values()) < 0.5 * 1e3 * min(np.median(t_a), np.median(t_b)
 # * **The loss: the package usually loses.** On a CPU it runs its PyTorch path, which also checks
 #   its inputs, handles a mask and computes `clip_fraction` and `approx_kl`: several times
 #   CleanRL's torch calls (the cell counts them), each with a fixed cost on 128 elements. On a GPU
-#   the fused Triton kernel wins instead (notebook 05, section 3).
+#   the fused Triton kernel wins instead (notebook 09, section 2: on the H200, PPO's loss against
+#   PyTorch eager at every shape).
 #
 # Either way the swapped pieces are under half of a median update here (the cell checks it): with a
 # 64-unit network an update is mostly the network's and the optimiser's work. So a gap between the

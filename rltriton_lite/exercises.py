@@ -2738,13 +2738,26 @@ def _td_target_reference(r, v, done, gamma):
     return r + np.where(done, 0.0, gamma * np.where(done, 0.0, v))
 
 
+def _td_target_hint(args, got, expected):
+    """The select's branches swapped: V(s_{t+1}) read where the episode ended, dropped where it goes on."""
+    r, v, done, gamma = _as_numpy(tuple(args))
+    with np.errstate(all="ignore"):
+        swapped = r + np.where(done, gamma * v, 0.0)
+    if _is_slip(got, swapped, expected):
+        return _Whole("Your tl.where's two branches are swapped: your targets add gamma * V(s_{t+1}) where the "
+                      "episode ended and leave it out where it goes on." + _fix(
+                          " tl.where(cond, x, y) gives x where cond is true: tl.where(term, 0.0, gamma * v)."))
+    return None
+
+
 @_exercise("td_target_kernel", "00b_triton_from_zero", "kernel", stream=1, task="""
 td_target_kernel(rewards, next_values, terminated, gamma) -> targets: r_t + gamma * (1 - term_t) *
 V(s_{t+1}) elementwise, computed by your Triton kernel. Inputs are 1-D tensors of any length
 (float32 rewards and next_values, bool terminated); gamma a float. Where term_t, V(s_{t+1}) is
 never to be read (it may be NaN: the next episode's first state, or none): select it away with
 tl.where, do not multiply it by (1 - term_t), as 0 * NaN = NaN.
-""", needs="kernel", scan=None, recompute=lambda r, v, done, gamma: _td_target_reference(r, v, done, gamma))
+""", needs="kernel", scan=None, recompute=lambda r, v, done, gamma: _td_target_reference(r, v, done, gamma),
+   hint=lambda args, i, bad, got, expected: _td_target_hint(args, got, expected))
 def _td_target_cases(d):
     rng, gamma = d.rng, d.real(0.9, 0.8, 0.99)
     out = []
@@ -2827,7 +2840,27 @@ def _one_chunk_order_hint(args, resets, got, expected):
     if r.shape[-1] <= chunk:
         return _order_hint(r, done, gamma, 0.0, resets, got, expected)
     return _chunks_forwards_hint(r, done, gamma, chunk, got, expected) or \
-        _carry_at_end_hint(r, done, gamma, chunk, got, expected)
+        _carry_at_end_hint(r, done, gamma, chunk, got, expected) or \
+        _carry_unscaled_hint(r, done, gamma, chunk, got, expected)
+
+
+def _carry_unscaled_hint(r, done, gamma, chunk, got, expected):
+    """The carry added to every step of the chunk as it is, or times gamma once: not times A_t, the
+    composed factor from step t to the chunk's end."""
+    T = r.shape[-1]
+    for scale, said in ((1.0, "added as it is"), (gamma, "times gamma once")):
+        slip, carry = np.empty(r.shape), np.zeros(r.shape[:-1])
+        with np.errstate(all="ignore"):
+            for c in reversed(range(-(-T // chunk))):
+                steps = slice(c * chunk, min(T, (c + 1) * chunk))
+                local = reference.discounted_returns(r[..., steps], gamma=gamma, terminated=done[..., steps])
+                slip[..., steps] = local + scale * carry[..., None]
+                carry = slip[..., c * chunk]
+        if _is_slip(got, slip, expected):
+            return _Whole(f"Your carry enters every step of the chunk {said}. It is G at the next chunk's first "
+                          "step: it reaches step t discounted once for every step between (and cut by an episode "
+                          "end between), G_t = B_t + A_t * carry." + _fix(" Multiply the carry by the scanned A_t."))
+    return None
 
 
 def _carry_at_end_hint(r, done, gamma, chunk, got, expected):
@@ -3006,6 +3039,9 @@ def _gae_kernel_hint(args, i, bad, got, expected):
                  "has no next value" + _fix(": select it away there (tl.where), δ_t = r_t - V(s_t)"))):
             if _is_slip(got, advantages(decay, discount, boots), expected):
                 return _Whole(said[0].upper() + said[1:] + ".")
+        if _is_slip(got, expected + v, expected):
+            return _Whole("Your kernel stores the returns, advantages + V(s_t): the task asks for the advantages "
+                          "Â_t alone." + _fix(" Store the scanned values y_t themselves."))
     return None
 
 
@@ -3073,7 +3109,9 @@ def _hooked_scan_cases(d):
             done[-1, -1] = True  # and one at the row's last step
             nv = np.where(done, np.nan, nv)
         if "NaN rewards" in what:
-            r[:, d.int(160, 128, shape[1] - 1)] = np.nan
+            nan_at = d.int(160, 128, shape[1] - 1)
+            r[:, nan_at] = np.nan
+            done[0, 128:nan_at] = False  # row 0: the NaN reaches the carry into the chunk with the end
         if prologue is _hooked_returns:
             inputs, params = (r, done), (gamma,)
         else:
@@ -4090,11 +4128,13 @@ def _awac_hint(A, beta, got, expected):
                           " Multiply by N, the number of advantages."))
     if not np.isfinite(got).all() or not got.any():
         x = _as_numpy(A) / beta
+        below = (" Every A / beta here is below 0: a running max that starts at 0, not -inf, stays 0, and then "
+                 "exp(A / beta - 0) underflows." if x.max() < -104 else "")
         return _Whole("exp(A / beta) overflowed to inf or underflowed to 0 (in float32 exp(x) is inf above x = "
                       f"88.7 and 0 below about -104; here A / beta runs from {x.min():.4g} to {x.max():.4g}), or "
-                      "lanes past N set the max." + _fix(" Subtract the max of A / beta before the exp (the softmax "
-                                                         "is unchanged by a shift), and load the lanes past N as "
-                                                         "-inf."))
+                      "lanes past N set the max." + below + _fix(
+                          " Subtract the max of A / beta before the exp (the softmax is unchanged by a shift), start "
+                          "the running max at -inf, and load the lanes past N as -inf."))
     for block in (2 ** k for k in range(4, 13)):
         if block < n and np.allclose(np.add.reduceat(got, np.arange(0, n, block)),
                                      np.minimum(block, n - np.arange(0, n, block)), rtol=1e-4):

@@ -82,7 +82,8 @@ def _combine_right(a1, b1, a2, b2):
 @triton.jit
 def _chunked_variant(R, D, G, gamma, T, CHUNK: tl.constexpr, SWAPPED: tl.constexpr, CARRY_AT_END: tl.constexpr,
                      CHUNK_OFF_BY_ONE: tl.constexpr, INT_CARRY: tl.constexpr, LOADS_ROW_0: tl.constexpr = False,
-                     FORWARDS: tl.constexpr = False, STORES_ROW_0: tl.constexpr = False):
+                     FORWARDS: tl.constexpr = False, STORES_ROW_0: tl.constexpr = False,
+                     CARRY_UNSCALED: tl.constexpr = False):
     """chunked_scan's solution with one of 00b's mistakes switched on."""
     row = tl.program_id(0)
     if INT_CARRY:
@@ -107,6 +108,8 @@ def _chunked_variant(R, D, G, gamma, T, CHUNK: tl.constexpr, SWAPPED: tl.constex
         else:
             a_s, b_s = tl.associative_scan((a, r), 0, _combine_right, reverse=True)
         g = b_s + a_s * carry
+        if CARRY_UNSCALED:
+            g = b_s + carry  # the carry not discounted to step t
         tl.store(G + (row * T if not STORES_ROW_0 else 0) + t, g, mask=m)
         if CARRY_AT_END:
             carry = tl.sum(tl.where(t == c * CHUNK + CHUNK - 1, g, 0.0), 0)  # the chunk's last step, not its first
@@ -206,7 +209,8 @@ def _hooked_returns_of_my_own(X, P, offs, t, m, T):
 
 @triton.jit
 def _hooked_scan_variant(X, P, Y, T, PROLOGUE: tl.constexpr, CHUNK: tl.constexpr, MULTIPLIED: tl.constexpr,
-                         NO_CARRY: tl.constexpr, NO_PADDING: tl.constexpr, HARD_CODED: tl.constexpr):
+                         NO_CARRY: tl.constexpr, NO_PADDING: tl.constexpr, HARD_CODED: tl.constexpr,
+                         CARRY_MULTIPLIED: tl.constexpr):
     """hooked_scan's solution with one of its mistakes switched on."""
     row = tl.program_id(0)
     carry = 0.0
@@ -229,6 +233,8 @@ def _hooked_scan_variant(X, P, Y, T, PROLOGUE: tl.constexpr, CHUNK: tl.constexpr
         else:
             a_s, b_s, r_s = tl.associative_scan((a, b, a == 0.0), 0, _reset_combine, reverse=True)
             y = tl.where(r_s, b_s, b_s + a_s * carry)
+            if CARRY_MULTIPLIED:  # the combine selects, the carry does not: A_t = 0 times a NaN carry
+                y = b_s + a_s * carry
         tl.store(Y + offs, y, mask=m)
         if not NO_CARRY:
             carry = tl.sum(tl.where(t == c * CHUNK, y, 0.0), 0)
@@ -383,7 +389,7 @@ def _hooked_scan_with(**mistake):
         _hooked_scan_variant[(X[0].shape[0],)](X, tuple(float(p) for p in params), y, X[0].shape[1],
                                                PROLOGUE=prologue, CHUNK=chunk, **{**dict(
                                                    MULTIPLIED=False, NO_CARRY=False, NO_PADDING=False,
-                                                   HARD_CODED=False), **mistake})
+                                                   HARD_CODED=False, CARRY_MULTIPLIED=False), **mistake})
         return y
     return hooked_scan
 
@@ -524,6 +530,7 @@ def wrong_answers(name: str):
         "td_target_kernel": [
             ("ignores terminations", lambda r, v, d, g: s(r, v, no_flags(d), g)),
             ("gamma on the reward", lambda r, v, d, g: s(g * r, v, d, g)),
+            ("tl.where's branches swapped (a review's case)", lambda r, v, d, g: s(r, v, ~d, g)),
         ],
         "block_scan": [
             ("ignores terminations", lambda r, d, g, v: s(r, no_flags(d), g, v)),
@@ -543,6 +550,7 @@ def wrong_answers(name: str):
             ("the combine's operands in the wrong order ((a2, b2) applied first)", _chunked_with(SWAPPED=True)),
             ("off by one in the reversed chunk index (c = n_chunks - i): chunk 0 never stored",
              _chunked_with(CHUNK_OFF_BY_ONE=True)),
+            ("the carry added without A_t (a review's case)", _chunked_with(CARRY_UNSCALED=True)),
         ],
         "tiled_scan": [
             ("one carry for the tile, its rows' values summed", _tiled_with(ONE_CARRY=True)),
@@ -560,6 +568,8 @@ def wrong_answers(name: str):
         ],
         "hooked_scan": [
             ("a = 0 multiplied, not selected (no reset)", _hooked_scan_with(MULTIPLIED=True)),
+            ("the carry multiplied by A_t, not selected (a review's case: NaN from a later chunk leaks)",
+             _hooked_scan_with(CARRY_MULTIPLIED=True)),
             ("no carry between chunks", _hooked_scan_with(NO_CARRY=True)),
             ("the prologue's values past the row's end scanned (padding not the identity)",
              _hooked_scan_with(NO_PADDING=True)),
@@ -602,6 +612,8 @@ def wrong_answers(name: str):
         "gae_kernel": [
             ("bootstraps at terminations", lambda r, v, nv, d, g, lam, c: s(r + g * d * nv, v, nv, d, g, lam, c)),
             ("lambda = 1", lambda r, v, nv, d, g, lam, c: s(r, v, nv, d, g, 1.0, c)),
+            ("the returns stored, advantages + values (a review's case)",
+             lambda r, v, nv, d, g, lam, c: s(r, v, nv, d, g, lam, c) + v),
         ],
         "n_step_returns": [
             ("one step too many", lambda r, nv, d, g, n: s(r, nv, d, g, n + 1)),
@@ -645,6 +657,7 @@ def wrong_answers(name: str):
                          ("the lanes past N loaded as 0: in the sum", _awac_with(PAD_ZERO=True)),
                          ("softmax without the factor N", _awac_with(NO_N=True)),
                          ("the max and the sum over the first block only", _awac_with(ONE_BLOCK=True)),
+                         ("the running max started at 0, not -inf (a review's case)", _awac_with(MAX_FROM_0=True)),
                          ("one program per block, each normalised on its own (a later review's case)",
                           _awac_per_block)],
         "two_stage_mean": [
@@ -752,8 +765,8 @@ W_SAYS = {
     ("awac_weights", "exp without the max subtracted (overflow and underflow)"):
         ("Hint: exp(A / beta) overflowed to inf or underflowed to 0 (in float32 exp(x) is inf above x = 88.7 and 0 "
          "below about -104; here A / beta runs from",
-         "Subtract the max of A / beta before the exp (the softmax is unchanged by a shift), and load the lanes past "
-         "N as -inf."),
+         "Subtract the max of A / beta before the exp (the softmax is unchanged by a shift), start the running max "
+         "at -inf, and load the lanes past N as -inf."),
     ("awac_weights", "the lanes past N loaded as 0: in the sum"):
         ("your sum of the exponentials holds terms it should not, the lanes past N?",
          'Load them as -inf (other=float("-inf")): exp gives 0 there, and the max ignores them.'),
@@ -808,6 +821,14 @@ W_SAYS = {
     ("segment_carries", "the resets ignored"):
         ("the resets ignored: where reset[:, s] is set, the segment gives B[:, s] alone.",
          "np.where(reset[:, s], B[:, s], B[:, s] + A[:, s] * c)."),
+    ("td_target_kernel", "tl.where's branches swapped (a review's case)"):
+        ("Your tl.where's two branches are swapped", "tl.where(cond, x, y) gives x where cond is true"),
+    ("gae_kernel", "the returns stored, advantages + values (a review's case)"):
+        ("Your kernel stores the returns, advantages + V(s_t)", "Store the scanned values y_t themselves."),
+    ("chunked_scan", "the carry added without A_t (a review's case)"):
+        ("Your carry enters every step of the chunk added as it is.", "Multiply the carry by the scanned A_t."),
+    ("awac_weights", "the running max started at 0, not -inf (a review's case)"):
+        ("a running max that starts at 0, not -inf, stays 0", "start the running max at -inf"),
     ("host_bound", "kernel_ms read as microseconds (the 1000 forgotten)"):
         ("Hint: The answer is 64x16384; yours is 16384x1024. That is the answer with a slip: kernel_ms "
          "(milliseconds) compared with full_call_us (microseconds) as if in one unit.",
@@ -945,11 +966,11 @@ def test_the_package_s_fast_launches_are_watched():
 
 @triton.jit
 def _awac_variant(A, W, beta, n, BLOCK: tl.constexpr, NO_MAX: tl.constexpr, PAD_ZERO: tl.constexpr,
-                  NO_N: tl.constexpr, ONE_BLOCK: tl.constexpr):
+                  NO_N: tl.constexpr, ONE_BLOCK: tl.constexpr, MAX_FROM_0: tl.constexpr):
     offs = tl.arange(0, BLOCK)
     pad = 0.0 if PAD_ZERO else float("-inf")
     stop = BLOCK if ONE_BLOCK else n
-    top = float("-inf")
+    top = 0.0 if MAX_FROM_0 else float("-inf")
     for start in range(0, stop, BLOCK):
         x = tl.load(A + start + offs, mask=start + offs < n, other=pad) / beta
         top = tl.maximum(top, tl.max(x, 0))
@@ -983,7 +1004,7 @@ def _awac_per_block(advantages, beta):
 
 def _awac_with(**mistake):
     """awac_weights with one mistake switched on, as a student writes it (one program, three passes)."""
-    flags = {**dict(NO_MAX=False, PAD_ZERO=False, NO_N=False, ONE_BLOCK=False), **mistake}
+    flags = {**dict(NO_MAX=False, PAD_ZERO=False, NO_N=False, ONE_BLOCK=False, MAX_FROM_0=False), **mistake}
 
     def awac_weights(advantages, beta):
         w = torch.empty_like(advantages)
