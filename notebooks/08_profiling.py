@@ -20,14 +20,15 @@
 #   what CUDA graphs and `torch.compile(mode="reduce-overhead")` remove; how to read the committed
 #   H200 table and the profiler.
 #
-# * **Time:** 45–75 min for the reading and the checked exercise; 2–3 h with the open questions.
+# * **Time:** 1.25–2 h for the reading and the two checked exercises; 2.5–3.5 h with the open
+#   questions.
 #
 # * **Needs:** any of notebooks 01–07. No GPU: the GPU figures are the committed H200 results.
 #   With a GPU, the profiler times the kernels live.
 #
-# * **Minimum path:** sections 1–4, then the checked exercise `vtrace_floor_bytes` (under
-#   "Exercises", at the end). These can wait: sections 5 and 6, the two optional sections, and the
-#   open questions.
+# * **Minimum path:** sections 1–5, then the checked exercises `vtrace_floor_bytes` and
+#   `lean_gae_loop` (under "Exercises", at the end). Section 5 and `lean_gae_loop` are the ones a
+#   CPU measures. These can wait: section 6, the two optional sections, and the open questions.
 
 # %% [markdown]
 # **The lesson to keep: two clocks.**
@@ -832,6 +833,80 @@ def vtrace_floor_bytes(B, T, elem_bytes):
 
 # %%
 exercises.attempt("vtrace_floor_bytes", vtrace_floor_bytes)
+
+# %% [markdown]
+# **`lean_gae_loop`.** Section 5 counted 14 tensor ops in every step of CleanRL's loop, each with
+# a fixed cost of a few µs on a CPU. Most of them do not depend on the carry `lastgaelam`: they
+# can run once, on whole tensors, before the loop. Write `lean_gae_loop`, CleanRL's loop with at
+# most 6 ops per step.
+#
+# * **Inputs and returns:** `cleanrl_gae`'s (section 5): `rewards`, `values`, `dones`, `(T, N)`;
+#   `next_value`, `(1, N)`; `next_done`, `(N,)`; `gamma`, `gae_lambda`. It returns
+#   `(advantages, returns)`, each `(T, N)`.
+# * Keep a Python loop over the steps for the recurrence
+#   $\hat A_t = \delta_t + \gamma\lambda\,(1 - \text{done after } t)\,\hat A_{t+1}$.
+# * **The budget:** the checker counts your ops as section 5's `CountOps` does, on 16 and 64
+#   steps. An indexing `x[t]` is one op; a write `advantages[t] = ...` is two.
+# * **Edge case:** CleanRL's `dones[t]` says the episode ended *before* step t. "Done after step
+#   t" is `dones[t + 1]`, and `next_done` after the last step.
+#
+# <details><summary>Hint 1: where to start</summary>
+#
+# Print `inspect.getsource(cleanrl_gae)` again and mark each op in the loop's body. Which of them
+# read `lastgaelam`? Only those must stay in the loop.
+#
+# </details>
+#
+# <details><summary>Hint 2: the plan</summary>
+#
+# * Before the loop, for all steps at once: "done after step t" (dones shifted one step on,
+#   `next_done` last), the next values (values shifted, `next_value` last), $\delta_t$, and the
+#   decay $\gamma\lambda$ where the episode goes on, 0 where it ended.
+# * In the loop: one multiply and one add on row $t$ of those tensors, and the write.
+# * `returns` is `advantages + values`, once, after the loop.
+#
+# </details>
+#
+# <details><summary>Hint 3: check it by hand</summary>
+#
+# Count your loop's body: `delta[t]` (1), `decay[t]` (1), `*` (1), `+` (1), `advantages[t] = `
+# (2): 6. Then compare with CleanRL's on section 5's rollout, and count:
+#
+# ```python
+# args = (*rollouts[128, 4], 0.99, 0.95)  # section 5's rollout, then gamma and gae_lambda
+# print((lean_gae_loop(*args)[0] - cleanrl_gae(*args)[0]).abs().max())  # must print about 0 (float32 rounding)
+# print(sum(ops_of(lean_gae_loop, args).values()) / 128)  # must print about 6, plus a little
+# ```
+#
+# </details>
+#
+# <details><summary>Hint 4: the key lines</summary>
+#
+# ```python
+# goes_on = torch.cat([dones[1:], next_done.reshape(1, -1)]) == 0  # the episode goes on after step t
+# next_values = torch.cat([values[1:], ___])
+# delta = rewards + torch.where(goes_on, gamma * next_values, 0.0) - values
+# decay = torch.where(goes_on, ___, 0.0)
+# for t in reversed(range(rewards.shape[0])):
+#     lastgaelam = ___ + ___ * lastgaelam
+#     advantages[t] = lastgaelam
+# ```
+#
+# </details>
+#
+# When it passes, time both with section 5's `fastest_ms` at SB3's 2048 × 1, `args =
+# (*rollouts[2048, 1], 0.99, 0.95)`: `fastest_ms(lambda: cleanrl_gae(*args))`, then yours. On the
+# 2-core machine this course was written on, one thread, the solution ran 4.1× faster than
+# CleanRL's loop there (3.5× at 128 × 4), more than the ratio of the op counts, 14 / 6: ops
+# differ in cost.
+
+# %%
+def lean_gae_loop(rewards, values, dones, next_value, next_done, gamma, gae_lambda):
+    # YOUR CODE
+    raise NotImplementedError
+
+# %%
+exercises.attempt("lean_gae_loop", lean_gae_loop)
 
 # %% [markdown]
 # Without a checker:

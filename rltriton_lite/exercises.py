@@ -143,6 +143,7 @@ from typing import Callable
 
 import numpy as np
 import torch
+import torch.utils._python_dispatch
 
 from . import _torch_path, _triton, reference
 from ._triton import INTERPRET, jit, tl
@@ -2451,6 +2452,37 @@ def _no_loop_over_time(inputs, small, large, how="linear_scan and tensor ops, wh
     return probe
 
 
+class _CountOps(torch.utils._python_dispatch.TorchDispatchMode):
+    """The ATen ops run inside the block (notebook 08, section 5, counts CleanRL's loop with one)."""
+
+    def __init__(self):
+        super().__init__()
+        self.n = 0
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        self.n += 1
+        return func(*args, **(kwargs or {}))
+
+
+def _ops_per_step(inputs, small, large, budget, how):
+    """A probe: the tensor ops the student's function runs on ``inputs(T)`` may grow by at most
+    ``budget`` per step from T = ``small`` to T = ``large``."""
+    def probe(ex, fn, code):
+        counts = []
+        for T in (small, large):
+            with _watch(), np.errstate(all="ignore"), _refusing(ex) as refused:
+                with _CountOps() as ops:
+                    ex.run(fn, inputs(T), {})
+            _refuse(ex, f"T={T}", code, refused)
+            counts.append(ops.n)
+        per_step = (counts[1] - counts[0]) / (large - small)
+        if per_step > budget:
+            raise AssertionError(
+                f"{ex.name}: your loop runs {per_step:.3g} tensor ops per step ({counts[0]} ops on a rollout of "
+                f"{small} steps, {counts[1]} on one of {large}); the task asks for at most {budget}. {how}")
+    return probe
+
+
 def _device() -> str:
     return "cuda" if torch.cuda.is_available() else "cpu"
 
@@ -4218,6 +4250,26 @@ def _floor_hint(B, T, e, got):
     return slip or "count per step, then times B * T: each input read once, each output written once, in bytes"
 
 
+@_exercise("lean_gae_loop", "08_profiling", "numpy", stream=31, task="""
+lean_gae_loop(rewards, values, dones, next_value, next_done, gamma, gae_lambda) -> (advantages,
+returns): section 5's cleanrl_gae, CleanRL's loop over time, with at most 6 tensor ops per step
+(CleanRL's runs 14). The arguments and results are cleanrl_gae's: (num_steps, num_envs) float32
+tensors, time first; dones[t] is 1.0 where the episode ended before step t; next_value (1, num_envs);
+next_done (num_envs,). Keep a Python loop over the steps for the recurrence, and compute what does
+not depend on the carry for every step at once before it. No package function may be called. The
+checker counts your ATen ops on 16 and 64 steps (as section 5's CountOps does).
+""", time_dim=0, results=("advantages", "returns"),
+    probe=_ops_per_step(lambda T: _cleanrl_probe_inputs(T), 16, 64, budget=6, how=(
+        "Each op costs a few µs on a CPU whatever its size (section 5): compute what does not depend on the "
+        "carry, δ_t and the factor γλ(1 - done) of every step, with whole-tensor ops before the loop, and keep "
+        "only the recurrence in it (an indexing such as x[t] counts as an op, a write advantages[t] = ... as "
+        "two).")),
+    window_end="the rollout's last step (it bootstraps from next_value, unless next_done says the episode ended)",
+    hint=lambda args, i, bad, got, expected: _cleanrl_hint(args, i, bad, got, expected))
+def _lean_loop_cases(d):
+    return _cleanrl_rollouts(d)
+
+
 # ---- 09: benchmarks --------------------------------------------------------------------------------
 HOST_BOUND_SHAPES = ((16, 128), (4096, 128), (64, 16384), (16384, 1024))  # the benchmark's, by size
 
@@ -4477,6 +4529,13 @@ exercise), with no Python loop over the steps: the checker runs it on 16 and 64 
     window_end="the rollout's last step (it bootstraps from next_value, unless next_done says the episode ended)",
     hint=lambda args, i, bad, got, expected: _cleanrl_hint(args, i, bad, got, expected))
 def _cleanrl_cases(d):
+    return _cleanrl_rollouts(d)
+
+
+@_checker_only
+def _cleanrl_rollouts(d):
+    """CleanRL-shaped rollouts, time first, and their float64 advantages and returns (the cases of
+    cleanrl_advantages and lean_gae_loop, each from its own stream)."""
     rng, gamma, lam = d.rng, d.real(0.99, 0.9, 0.999), d.real(0.95, 0.8, 0.99)
     out = []
     for what, T, N, p, last_done in (

@@ -692,6 +692,8 @@ def wrong_answers(name: str):
                          ("a line through the origin (no t0)", _launch_model_with(origin=True)),
                          ("the bandwidth in GiB/s", _launch_model_with(per_gb=2.0 ** 30)),
                          ("the slope returned as the bandwidth", _launch_model_with(slope=True))],
+        "lean_gae_loop": [("dones used as terminated, unshifted", _lean_with(lambda d, nd: d)),
+                          ("next_done left out", _lean_with(lambda d, nd: torch.cat([d[1:], 0 * nd.reshape(1, -1)])))],
         "host_bound": [("kernel_ms read as microseconds (the 1000 forgotten)", _host_bound_with(us_per_ms=1.0)),
                        ("other implementations' rows counted", _host_bound_with(ours=None)),
                        ("the search stopped at the first shape at or below 2x", _host_bound_with(first_run=True))],
@@ -829,6 +831,11 @@ W_SAYS = {
         ("Your carry enters every step of the chunk added as it is.", "Multiply the carry by the scanned A_t."),
     ("awac_weights", "the running max started at 0, not -inf (a review's case)"):
         ("a running max that starts at 0, not -inf, stays 0", "start the running max at -inf"),
+    ("lean_gae_loop", "dones used as terminated, unshifted"):
+        ("These are CleanRL's advantages with a slip: dones used as terminated, unshifted.",
+         "terminated[t] = dones[t + 1], and next_done at the last step (torch.cat)."),
+    ("lean_gae_loop", "next_done left out"):
+        ("still bootstraps from next_value.", "The last row of terminated is next_done."),
     ("host_bound", "kernel_ms read as microseconds (the 1000 forgotten)"):
         ("Hint: The answer is 64x16384; yours is 16384x1024. That is the answer with a slip: kernel_ms "
          "(milliseconds) compared with full_call_us (microseconds) as if in one unit.",
@@ -1021,6 +1028,38 @@ def _cleanrl_with(terminated=lambda d, nd: torch.cat([d[1:], nd[None]]), bootstr
                      bootstrap_value=next_value.reshape(-1) if bootstrap else None, time_dim=0)
         return out.advantages, returns(out.advantages, values)
     return cleanrl_advantages
+
+
+def _lean_with(ended_after):
+    """lean_gae_loop with one slip in the flags it hoists, written as a student would."""
+    def lean_gae_loop(rewards, values, dones, next_value, next_done, gamma, gae_lambda):
+        goes_on = ended_after(dones, next_done) == 0
+        next_values = torch.cat([values[1:], next_value.reshape(1, -1)])
+        delta = rewards + torch.where(goes_on, gamma * next_values, 0.0) - values
+        decay = torch.where(goes_on, gamma * gae_lambda, 0.0)
+        advantages, last = torch.zeros_like(rewards), torch.zeros_like(rewards[0])
+        for t in reversed(range(rewards.shape[0])):
+            last = delta[t] + decay[t] * last
+            advantages[t] = last
+        return advantages, advantages + values
+    return lean_gae_loop
+
+
+def _cleanrl_verbatim(rewards, values, dones, next_value, next_done, gamma, gae_lambda):
+    """CleanRL ppo.py's loop as it is: right values, 14 ops per step."""
+    num_steps = rewards.shape[0]
+    advantages = torch.zeros_like(rewards)
+    lastgaelam = 0
+    for t in reversed(range(num_steps)):
+        if t == num_steps - 1:
+            nextnonterminal = 1.0 - next_done
+            nextvalues = next_value
+        else:
+            nextnonterminal = 1.0 - dones[t + 1]
+            nextvalues = values[t + 1]
+        delta = rewards[t] + gamma * nextvalues * nextnonterminal - values[t]
+        advantages[t] = lastgaelam = delta + gamma * gae_lambda * nextnonterminal * lastgaelam
+    return advantages, advantages + values
 
 
 def _launch_model_with(us_per_ms=1e3, wall=False, origin=False, per_gb=1e9, slope=False):
@@ -2266,6 +2305,9 @@ MISSING_REQUIREMENTS = [
     ("returns_autograd", "an autograd.Function whose backward is PyTorch",
      _returns_autograd_with(_torch_backward), r"your backward launched no Triton code of yours: it is the "
                                                     r"transposed scan"),
+    ("lean_gae_loop", "CleanRL's loop as it is", _cleanrl_verbatim,
+     r"your loop runs 1\d(\.\d+)? tensor ops per step \(\d+ ops on a rollout of 16 steps, \d+ on one of 64\); the task "
+     r"asks for at most 6"),
     ("n_step_returns", "a Python loop over time", _n_step_with_a_loop_over_time,
      r"a Python loop over time: your code ran \d+ Python lines and calls on a rollout of 16 steps and \d+ on one "
      r"of 64"),
