@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import ast
 import importlib.util
+import inspect
 import re
 import sys
+import textwrap
 from pathlib import Path
 
 import numpy as np
@@ -1045,21 +1047,13 @@ def _lean_with(ended_after):
     return lean_gae_loop
 
 
-def _cleanrl_verbatim(rewards, values, dones, next_value, next_done, gamma, gae_lambda):
-    """CleanRL ppo.py's loop as it is: right values, 14 ops per step."""
-    num_steps = rewards.shape[0]
-    advantages = torch.zeros_like(rewards)
-    lastgaelam = 0
-    for t in reversed(range(num_steps)):
-        if t == num_steps - 1:
-            nextnonterminal = 1.0 - next_done
-            nextvalues = next_value
-        else:
-            nextnonterminal = 1.0 - dones[t + 1]
-            nextvalues = values[t + 1]
-        delta = rewards[t] + gamma * nextvalues * nextnonterminal - values[t]
-        advantages[t] = lastgaelam = delta + gamma * gae_lambda * nextnonterminal * lastgaelam
-    return advantages, advantages + values
+def _cleanrl_verbatim():
+    """CleanRL ppo.py's loop as it is, pasted by a student (the package's copy, cleanrl.loop, is refused):
+    right values, 14 ops per step."""
+    from rltriton_lite.integrations import cleanrl
+    pasted = {"torch": torch}
+    exec(compile(textwrap.dedent(inspect.getsource(cleanrl.loop)), "<pasted>", "exec"), pasted)
+    return pasted["loop"]
 
 
 def _launch_model_with(us_per_ms=1e3, wall=False, origin=False, per_gb=1e9, slope=False):
@@ -2305,7 +2299,7 @@ MISSING_REQUIREMENTS = [
     ("returns_autograd", "an autograd.Function whose backward is PyTorch",
      _returns_autograd_with(_torch_backward), r"your backward launched no Triton code of yours: it is the "
                                                     r"transposed scan"),
-    ("lean_gae_loop", "CleanRL's loop as it is", _cleanrl_verbatim,
+    ("lean_gae_loop", "CleanRL's loop as it is", _cleanrl_verbatim(),
      r"your loop runs 1\d(\.\d+)? tensor ops per step \(\d+ ops on a rollout of 16 steps, \d+ on one of 64\); the task "
      r"asks for at most 6"),
     ("n_step_returns", "a Python loop over time", _n_step_with_a_loop_over_time,
@@ -3644,9 +3638,6 @@ def pg_epilogue(X, P, offs, t, m, T, y, y_in):  # V-trace's advantage from vs_{t
 
 @pytest.fixture(scope="module")
 def copied_harness(tmp_path_factory):
-    import inspect
-    import textwrap
-
     parts = [textwrap.dedent(inspect.getsource(f.fn)).replace("@jit\n", "@triton.jit\n", 1)
              for f in (exercises._combine, exercises._scan_steps, exercises._scan_hook_kernel)]
     path = tmp_path_factory.mktemp("student") / "copied_harness.py"
