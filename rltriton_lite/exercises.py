@@ -3056,7 +3056,7 @@ def _gae_kernel_hint(args, i, bad, got, expected):
     r, v, nv, term, gamma, lam, _ = _as_numpy(tuple(args))
     with np.errstate(all="ignore"):
         def advantages(decay, discount=gamma, boots_at_ends=False):
-            delta = r + np.where(term & ~boots_at_ends, 0.0, discount * nv) - v
+            delta = r + np.where(term & (not boots_at_ends), 0.0, discount * nv) - v
             return reference.linear_scan(np.where(term, 0.0, decay), delta)
         for decay, discount, boots, said in (
                 (lam, gamma, False, "your trace decays by λ per step, not γλ" + _fix(
