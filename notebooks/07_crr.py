@@ -167,7 +167,7 @@ plt.show()
 
 # %% [markdown]
 # Small β makes the exponential nearly a step: every advantage above $\beta \ln w_{\max}$ gets the
-# clip $w_{\max}$, and only those between 0 and $\beta \ln w_{\max}$ are still ranked. Large β
+# clip $w_{\max}$, and only those below $\beta \ln w_{\max}$ are still ranked. Large β
 # flattens it towards plain behaviour cloning ($w \equiv 1$). The binary filter ignores how much
 # better an action is.
 #

@@ -873,7 +873,8 @@ exercises.attempt("vtrace_floor_bytes", vtrace_floor_bytes)
 # (2): 6. Then compare with CleanRL's on section 5's rollout, and count:
 #
 # ```python
-# args = (*rollouts[128, 4], 0.99, 0.95)  # section 5's rollout, then gamma and gae_lambda
+# r, v, d, nv, nd = rollouts[128, 4]  # section 5's rollout (its next_value is (N,): CleanRL's is (1, N))
+# args = (r, v, d, nv.reshape(1, -1), nd, 0.99, 0.95)  # then gamma and gae_lambda
 # print((lean_gae_loop(*args)[0] - cleanrl_gae(*args)[0]).abs().max())  # must print about 0 (float32 rounding)
 # print(sum(ops_of(lean_gae_loop, args).values()) / 128)  # must print about 6, plus a little
 # ```
@@ -894,8 +895,8 @@ exercises.attempt("vtrace_floor_bytes", vtrace_floor_bytes)
 #
 # </details>
 #
-# When it passes, time both with section 5's `fastest_ms` at SB3's 2048 × 1, `args =
-# (*rollouts[2048, 1], 0.99, 0.95)`: `fastest_ms(lambda: cleanrl_gae(*args))`, then yours. On the
+# When it passes, time both with section 5's `fastest_ms` at SB3's 2048 × 1, `args` built as in
+# Hint 3 from `rollouts[2048, 1]`: `fastest_ms(lambda: cleanrl_gae(*args))`, then yours. On the
 # 2-core machine this course was written on, one thread, the solution ran 4.1× faster than
 # CleanRL's loop there (3.5× at 128 × 4), more than the ratio of the op counts, 14 / 6: ops
 # differ in cost.

@@ -231,7 +231,8 @@ for p in PASSES:
         print(f"{p:>7} {profile.shape_name(s):>9}: wall ÷ GPU time {min(v.values()):.3g}–{max(v.values()):.3g}× "
               f"(median {np.median(list(v.values())):.3g}×); "
               + (f"{len(below)} of {len(v)} calls cost less wall time than the "
-                 f"{profile.ANCHORS[profile.HEAD_ANCHOR[p]]}" if head else "no anchor"))
+                 f"{profile.ANCHORS[profile.HEAD_ANCHOR[p]]}'s call ({head['full_call_us']:.0f} µs, "
+                 f"{1e3 * head['kernel_ms']:.0f} µs of it its kernel's GPU time)" if head else "no anchor"))
 
 # %% [markdown]
 # **Answer.** At RL shapes a call's wall time is mostly host time, the more so with a backward,
@@ -286,8 +287,10 @@ else:
 # it. `print(exercises.task(name))` restates the task; solutions are in `notebooks/solutions/`.
 #
 # **`launch_model`.** Section 1 compared each kernel with its floor, the bytes at the copy
-# bandwidth. A simple model adds the fixed cost of a launch: a call's GPU time is
-# $t = t_0 + \text{bytes} / \text{bandwidth}$. Fit both numbers to a kernel's rows: write
+# bandwidth. A simple model adds a fixed cost per kernel: a call's GPU time is
+# $t = t_0 + \text{bytes} / \text{bandwidth}$. Here $t_0$ is GPU time, the kernel's start and
+# finish as a CUDA graph replays it (a few µs), not the host's cost of a launch, which section 3
+# and notebook 08 measure in wall time. Fit both numbers to a kernel's rows: write
 # `launch_model(rows, algorithm, pass_)`.
 #
 # * **Inputs:** `rows`, the results file's list of rows (`res["rows"]` above); an `algorithm`; a

@@ -4276,15 +4276,19 @@ HOST_BOUND_SHAPES = ((16, 128), (4096, 128), (64, 16384), (16384, 1024))  # the 
 
 @_checker_only
 def _launch_model_reference(rows, algorithm, pass_, us_per_ms=1e3, wall=False, ours="rltriton_lite",
-                            dtype="float32", any_pass=False, origin=False, per_gb=1e9, elements=False):
+                            dtype="float32", any_pass=False, origin=False, per_gb=1e9, elements=False, swapped=False):
     """(t0 in µs, bandwidth in GB/s) of the least-squares line GPU time = t0 + bytes / bandwidth;
     the keywords make the usual slips (kernel_ms read as µs, wall time fitted, a filter left out,
-    a line through the origin, GiB/s or B/s, elements in place of bytes)."""
+    a line through the origin, GiB/s or B/s, elements in place of bytes, the bytes fitted against
+    the time: its intercept, in bytes, taken for t0)."""
     mine = [r for r in rows if r["algorithm"] == algorithm and (any_pass or r["pass"] == pass_)
             and r["kernel_ms"] is not None and (ours is None or r["impl"] == ours)
             and (dtype is None or r["dtype"] == dtype)]
     x = np.array([r["B"] * r["T"] if elements else r["bytes"] for r in mine], dtype=np.float64)
     y = np.array([r["full_call_us"] if wall else us_per_ms * r["kernel_ms"] for r in mine], dtype=np.float64)
+    if swapped:
+        per_us, at_0 = np.polyfit(y, x, 1)  # bytes per µs, and bytes at t = 0
+        return np.float64(at_0), np.float64(1e6 * per_us / per_gb)
     slope, t0 = ((x @ y) / (x @ x), 0.0) if origin else np.polyfit(x, y, 1)
     return np.float64(t0), np.float64(1e6 / slope / per_gb)  # slope: µs per byte
 
@@ -4343,6 +4347,10 @@ _LAUNCH_SLIPS = {
     "rows of other implementations counted" + _fix(": keep impl == \"rltriton_lite\""): dict(ours=None),
     "rows of another dtype counted" + _fix(": keep dtype == \"float32\""): dict(dtype=None),
     "rows of the other pass counted" + _fix(": keep pass == pass_"): dict(any_pass=True),
+    "rows of other implementations and dtypes counted (only the algorithm and the pass kept)" + _fix(
+        ": keep impl == \"rltriton_lite\" and dtype == \"float32\" too"): dict(ours=None, dtype=None),
+    "x and y swapped: the bytes fitted against the time, so the intercept is in bytes" + _fix(
+        ": np.polyfit(x, y, 1) fits y against x: x the bytes, y the GPU time in µs"): dict(swapped=True),
     "the bandwidth in GiB/s (2**30 bytes), not GB/s (10**9)": dict(per_gb=2.0 ** 30),
     "the bandwidth in bytes per second, not GB/s" + _fix(": divide by 10**9"): dict(per_gb=1.0),
     "the line fitted against elements (B * T), not bytes" + _fix(": x is each row's \"bytes\""):

@@ -693,7 +693,8 @@ def wrong_answers(name: str):
                          ("the wall time fitted", _launch_model_with(wall=True)),
                          ("a line through the origin (no t0)", _launch_model_with(origin=True)),
                          ("the bandwidth in GiB/s", _launch_model_with(per_gb=2.0 ** 30)),
-                         ("the slope returned as the bandwidth", _launch_model_with(slope=True))],
+                         ("the slope returned as the bandwidth", _launch_model_with(slope=True)),
+                         ("x and y swapped in the fit (a review's case)", _launch_model_with(swapped=True))],
         "lean_gae_loop": [("dones used as terminated, unshifted", _lean_with(lambda d, nd: d)),
                           ("next_done left out", _lean_with(lambda d, nd: torch.cat([d[1:], 0 * nd.reshape(1, -1)])))],
         "host_bound": [("kernel_ms read as microseconds (the 1000 forgotten)", _host_bound_with(us_per_ms=1.0)),
@@ -808,6 +809,9 @@ W_SAYS = {
          "Fit the GPU time, 1000 * kernel_ms."),
     ("launch_model", "a line through the origin (no t0)"):
         ("a line through the origin: t0 forced to 0.", "Fit the intercept too (np.polyfit(x, y, 1))."),
+    ("launch_model", "x and y swapped in the fit (a review's case)"):
+        ("x and y swapped: the bytes fitted against the time, so the intercept is in bytes.",
+         "np.polyfit(x, y, 1) fits y against x"),
     ("launch_model", "the bandwidth in GiB/s"):
         "result 1 (GBps): expected 3000, got 2793.97\nHint: That is the fit with a slip: the bandwidth in GiB/s "
         "(2**30 bytes), not GB/s (10**9).",
@@ -1056,14 +1060,14 @@ def _cleanrl_verbatim():
     return pasted["loop"]
 
 
-def _launch_model_with(us_per_ms=1e3, wall=False, origin=False, per_gb=1e9, slope=False):
+def _launch_model_with(us_per_ms=1e3, wall=False, origin=False, per_gb=1e9, slope=False, swapped=False):
     """launch_model with one of its usual slips, written as a student would (no checker helper)."""
     def launch_model(rows, algorithm, pass_):
         mine = [r for r in rows if (r["impl"], r["dtype"], r["algorithm"], r["pass"])
                 == ("rltriton_lite", "float32", algorithm, pass_)]
         x = np.array([r["bytes"] for r in mine], dtype=float)
         y = np.array([r["full_call_us"] if wall else us_per_ms * r["kernel_ms"] for r in mine])
-        m, t0 = ((x @ y) / (x @ x), 0.0) if origin else np.polyfit(x, y, 1)
+        m, t0 = ((x @ y) / (x @ x), 0.0) if origin else np.polyfit(y, x, 1) if swapped else np.polyfit(x, y, 1)
         return t0, m if slope else 1e6 / m / per_gb
     return launch_model
 
