@@ -45,8 +45,9 @@
 #
 # The trace shrinks wherever $c_t = \lambda_t \min(\bar c, \pi/\mu) < 1$. With
 # $\lambda = \bar c = 1$, that is wherever $\pi$ is less likely than $\mu$ to take the action
-# taken. With $\bar c < 1$, it is at every step. The trace is cut to 0 only at an episode end, at a
-# step where $\pi$ would never take the action ($\pi(a_t \mid x_t) = 0$), or where $\lambda_t = 0$.
+# taken. With $\bar c < 1$, it is at every step. The trace is cut to 0 only at a reset (an episode
+# end, or the window's last step), at a step where $\pi$ would never take the action
+# ($\pi(a_t \mid x_t) = 0$), where $\lambda_t = 0$, or everywhere if $\bar c = 0$.
 #
 # </details>
 #

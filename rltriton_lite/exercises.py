@@ -1236,7 +1236,8 @@ def _interpreting(poison_scans=False):
             raise _OutOfBounds(
                 f"a tl.{what}{_their_line()} touched memory outside every tensor passed to the kernel "
                 f"({int((~ok).sum())} of {ok.size} active lanes): a tl.{what} without mask=, or with a mask that "
-                f"lets {where}, or an address built with another tensor's strides. (Stopped before the access: on a "
+                f"lets {where}, or an address built with the wrong row start (row * T in a contiguous (B, T) tensor) "
+                f"or another tensor's strides. (Stopped before the access: on a "
                 "GPU it would read garbage or fault.)")
         return p
 
@@ -1343,8 +1344,14 @@ def _associativity(op, input, result=()) -> str:
 
 
 def _reset_dropped() -> str:
-    """Where the student's combine, on a reset in the run applied first (RESET_FIRST), turned its flag off."""
+    """Where the student's combine, on a reset in the run applied first (RESET_FIRST), turned its flag off,
+    or let that reset cut the run (a select on k1, not k2)."""
     kept = SEEN.get("combine_reset_first")
+    if kept is not None and len(kept) == 3 and np.allclose(kept[:2], RESET_FIRST[1][:2]):
+        return (" Your combine selects on k1: p = (0.5, 1, True), then q = (0.25, 2, False) came out as q alone. "
+                "A reset cuts what lies behind the step that holds it, so the select is on k2, the flag of the run "
+                "applied second: p's reset was already applied inside p." + _fix(
+                    " Select on k2: where it is set, the run applied second ignores the first."))
     if kept is None or len(kept) != 3 or kept[2]:
         return ""
     return (" Check the flag part first: your combine turned a reset off. p = (0.5, 1, True), then q = (0.25, 2, "
@@ -3026,7 +3033,7 @@ gae_kernel(rewards, values, next_values, terminated, gamma, lam, chunk) -> advan
 and bool terminated: your reset_scan (chunks of `chunk` steps) with GAE's prologue, the
 triple (a_t, b_t, reset_t) = (gamma*lam, delta_t, term_t) with delta_t = r_t + gamma (1 - term_t)
 V(s_{t+1}) - V(s_t) written as a select (next_values behind a termination may be NaN), and its
-epilogue storing A_t. Contiguous inputs.
+epilogue storing the advantage Â_t (y_t, not the scan's A_t). Contiguous inputs.
 """, needs="scan", run=_in_chunks(6), recompute=lambda r, v, nv, done, gamma, lam, chunk: reference.gae(
     r, v, next_values=nv, terminated=done, gamma=gamma, lambda_=lam)[0], hint=lambda *a: _gae_kernel_hint(*a))
 def _gae_kernel_cases(d):
@@ -3074,7 +3081,22 @@ def _gae_kernel_hint(args, i, bad, got, expected):
         if _is_slip(got, expected + v, expected):
             return _Whole("Your kernel stores the returns, advantages + V(s_t): the task asks for the advantages "
                           "Â_t alone." + _fix(" Store the scanned values y_t themselves."))
+        if _is_slip(got, _scanned_decay(term, gamma * lam, args[-1]), expected):
+            return _Whole("Your kernel stores A_t, the scan's product of the decays to the chunk's end, not the "
+                          "advantage." + _fix(" Store y_t = B_t where K_t, else B_t + A_t * carry."))
     return None
+
+
+def _scanned_decay(term, a, chunk):
+    """A_t of a reverse scan with resets in chunks of ``chunk``: a_t where step t resets, else a_t * A_{t+1},
+    1 after each chunk's last step."""
+    A = np.empty(term.shape)
+    for end in range(term.shape[-1], 0, -chunk):
+        acc = np.ones(term.shape[:-1])
+        for t in range(end - 1, max(end - chunk, 0) - 1, -1):
+            acc = np.where(term[..., t], a, a * acc)
+            A[..., t] = acc
+    return A
 
 
 @jit
@@ -3151,7 +3173,8 @@ def _hooked_scan_cases(d):
         expected = _HOOKED[id(prologue)](*inputs, *params)
         tensors = tuple(_t(x, torch.bool) if x.dtype == bool else _t(x) for x in inputs)
         out.append((f"{what}, shape {shape}, chunk 64", (prologue, tensors, params, 64), {}, expected,
-                    {DONE: done, **_carry_steps(shape), **_padded_last_step(done, 64)}))
+                    {DONE: done, **_carry_steps(shape), **_padded_last_step(done, 64),
+                     **_reset_before_the_carry(done, 64)}))
     return out
 
 
@@ -3597,7 +3620,7 @@ G_t = r_t + gamma (1 - term_t) [(1 - l_t) max_q + l_t G_{t+1}], l_t = lam where 
 and 0 where it is not (the trace is cut) or at the window's last step (t == T - 1). next_q behind a
 termination may be NaN: select it away (tl.where), do not multiply it by 0. The harness scans
 y_t = b_t + a_t y_{t+1} from y_T = 0.
-""" + HOOK_RULES + RESET_RULE, needs="hook", run=_scan_with(4))
+""" + HOOK_RULES + RESET_RULE, needs="hook", run=_scan_with(4), hint=lambda *a: _q_lambda_hint(*a))
 def _q_lambda_cases(d):
     rng, gamma, lam = d.rng, d.real(0.9, 0.8, 0.99), d.real(0.8, 0.5, 0.95)
     out = []
@@ -3607,7 +3630,9 @@ def _q_lambda_cases(d):
             ("ties (Q on a grid of integers: an action tied for the max is greedy)", (3, d.int(40, 20, 64)),
              d.int(4, 3, 6), 0.6, 0.0, True),
             ("non-greedy actions and terminations (NaN Q-values behind them: never to be read), several chunks",
-             (3, d.int(150, 65, 200)), d.int(5, 3, 6), 0.7, 0.08, False)):
+             (3, d.int(150, 65, 200)), d.int(5, 3, 6), 0.7, 0.08, False),
+            ("terminations with finite Q-values behind them and a greedy next action (the termination alone must "
+             "cut the trace)", (2, d.int(12, 6, 20)), d.int(3, 2, 4), 1.0, 0.2, False)):
         r = rng.normal(size=shape)
         if grid:
             q = rng.integers(-2, 3, size=(*shape, A)).astype(np.float64)
@@ -3616,7 +3641,8 @@ def _q_lambda_cases(d):
         action = _next_actions(rng, q, p_greedy)
         term = _flags(rng, shape, p_term)
         term[-1, -1] |= p_term > 0  # a termination at the window's last step
-        q = np.where(term[..., None], np.nan, q)
+        if p_greedy < 1:  # (else the values behind a termination stay finite, and greedy)
+            q = np.where(term[..., None], np.nan, q)
         q_taken = np.take_along_axis(q, action[..., None], -1)[..., 0]
         greedy = q_taken == q.max(-1)
         ties = greedy & ((q == q_taken[..., None]).sum(-1) > 1)
@@ -3627,6 +3653,21 @@ def _q_lambda_cases(d):
                     (_t(r), _t(q), _t(action, torch.int64), _t(term, torch.bool), gamma, lam, A), {},
                     _key("q_lambda", r, q, action, term, gamma, lam), marks))
     return out
+
+
+def _q_lambda_hint(args, i, bad, got, expected):
+    """Q(lambda)'s targets with next_q read at offs + a, the action stride forgotten."""
+    r, q, action, term, gamma, lam, A = _as_numpy(tuple(args))
+    action = action.astype(np.int64)  # (as the cases pass it to the key)
+    flat = q.reshape(-1)
+    strideless = flat[np.arange(r.size)[:, None] + np.arange(A)].reshape(q.shape)  # step offs's action a at offs + a
+    with np.errstate(all="ignore"):
+        slip = _key("q_lambda", r, strideless, action, term, gamma, lam)
+    if _is_slip(got, slip, expected):
+        return _Whole("These are the targets of next_q read at offs + a: step offs's action a is at offs * n_actions "
+                      "+ a (n_actions values per step, the actions last)." + _fix(
+                          " Load tl.load(X[1] + offs * n_actions + a, ...)."))
+    return None
 
 
 # ---- 04: V-trace -----------------------------------------------------------------------------------
@@ -3655,6 +3696,11 @@ def _retrace_hint(args, i, bad, got, expected):
         return _Whole("These are Retrace's targets with c Q(s_{t+1}, a_{t+1}) added" + _fix(
             ": it enters the bracket with a minus sign, c (G_{t+1} - Q(s_{t+1}, a_{t+1})), so b_t holds "
             "-gamma c Q(s_{t+1}, a_{t+1})") + ".")
+    with np.errstate(all="ignore"):
+        slip = _key("retrace", r, eq, q, lr, term, gamma, lam, carry_gamma=False)
+    if _is_slip(got, slip, expected):
+        return _Whole("These are Retrace's targets with G_{t+1} undiscounted: your a_t is c_{t+1}, without the "
+                      "gamma in front of the bracket" + _fix(": a_t = gamma (1 - term_t) c_{t+1}") + ".")
     return None
 
 

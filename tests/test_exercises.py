@@ -143,6 +143,11 @@ def _reset_combine_swapped(a1, b1, k1, a2, b2, k2):  # the operands swapped: (a2
 
 
 @triton.jit
+def _reset_combine_k1_for_k2(a1, b1, k1, a2, b2, k2):  # the solution's select with k1 in place of k2: not associative
+    return tl.where(k1, a2, a2 * a1), tl.where(k1, b2, b2 + a2 * b1), k1 | k2
+
+
+@triton.jit
 def _reset_combine_on_k1(a1, b1, k1, a2, b2, k2):  # selects on the first run's flag: associative, the earliest wins
     return tl.where(k1, a1, a2 * a1), tl.where(k1, b1, b2 + a2 * b1), k1 | k2
 
@@ -160,7 +165,8 @@ def _reset_combine_drops_a1(a1, b1, k1, a2, b2, k2):  # a2 where a2 * a1 belongs
 @triton.jit
 def _reset_scan_variant(R, D, G, gamma, T, CHUNK: tl.constexpr, CARRY_BY_PRODUCT: tl.constexpr,
                         CARRY_READ: tl.constexpr, CARRY_MULTIPLIED: tl.constexpr, DROPS_A1: tl.constexpr = False,
-                        SWAPPED: tl.constexpr = False, ON_K1: tl.constexpr = False, FLAG_K2: tl.constexpr = False):
+                        SWAPPED: tl.constexpr = False, ON_K1: tl.constexpr = False, FLAG_K2: tl.constexpr = False,
+                        K1_FOR_K2: tl.constexpr = False):
     """reset_scan's solution with one of 00c's mistakes switched on."""
     row = tl.program_id(0)
     carry = 0.0
@@ -182,6 +188,9 @@ def _reset_scan_variant(R, D, G, gamma, T, CHUNK: tl.constexpr, CARRY_BY_PRODUCT
                                                 reverse=True)
         elif FLAG_K2:
             a_s, b_s, r_s = tl.associative_scan((tl.where(m, gamma, 1.0), r, done), 0, _reset_combine_flag_k2,
+                                                reverse=True)
+        elif K1_FOR_K2:
+            a_s, b_s, r_s = tl.associative_scan((tl.where(m, gamma, 1.0), r, done), 0, _reset_combine_k1_for_k2,
                                                 reverse=True)
         else:
             a_s, b_s, r_s = tl.associative_scan((tl.where(m, gamma, 1.0), r, done), 0, _reset_combine, reverse=True)
@@ -616,6 +625,7 @@ def wrong_answers(name: str):
             ("lambda = 1", lambda r, v, nv, d, g, lam, c: s(r, v, nv, d, g, 1.0, c)),
             ("the returns stored, advantages + values (a review's case)",
              lambda r, v, nv, d, g, lam, c: s(r, v, nv, d, g, lam, c) + v),
+            ("the scan's A_t stored (a review's case)", _gae_kernel_storing_a),
         ],
         "n_step_returns": [
             ("one step too many", lambda r, nv, d, g, n: s(r, nv, d, g, n + 1)),
@@ -638,10 +648,12 @@ def wrong_answers(name: str):
                      ("bootstraps from the action taken (SARSA)", _q_lambda_sarsa),
                      ("a tie for the max counted as non-greedy (first argmax)", _q_lambda_argmax_ties),
                      ("next_q's action stride forgotten", _q_lambda_no_stride),
+                     ("no reset at a termination: a = gamma lam_t there (a review's case)", _q_lambda_no_term_reset),
                      ("the termination multiplied by 0 in b (0 * NaN in the step's own b: the harness's reset at "
                       "a = 0 cannot select it away)", _q_lambda_multiplied)],
         "retrace": [("c not truncated at 1", _retrace_untruncated),
                     ("Q of the taken action for the expectation", _retrace_taken_q),
+                    ("gamma missing from a_t (a review's case)", _retrace_no_gamma_in_a),
                     ("(1 - term) multiplied in a and b (0 * NaN in the step's own b: the harness's reset at a = 0 "
                      "cannot select it away)", _retrace_multiplied)],
         "vtrace_pg": [("vs_t for vs_{t+1}", _pg_same_step), ("no bootstrap at the window's end", _pg_no_window_end),
@@ -833,6 +845,8 @@ W_SAYS = {
         ("Your tl.where's two branches are swapped", "tl.where(cond, x, y) gives x where cond is true"),
     ("gae_kernel", "the returns stored, advantages + values (a review's case)"):
         ("Your kernel stores the returns, advantages + V(s_t)", "Store the scanned values y_t themselves."),
+    ("gae_kernel", "the scan's A_t stored (a review's case)"):
+        ("Your kernel stores A_t, the scan's product of the decays to the chunk's end", "Store y_t = B_t where K_t"),
     ("chunked_scan", "the carry added without A_t (a review's case)"):
         ("Your carry enters every step of the chunk added as it is.", "Multiply the carry by the scanned A_t."),
     ("awac_weights", "the running max started at 0, not -inf (a review's case)"):
@@ -842,6 +856,12 @@ W_SAYS = {
          "terminated[t] = dones[t + 1], and next_done at the last step (torch.cat)."),
     ("lean_gae_loop", "next_done left out"):
         ("still bootstraps from next_value.", "The last row of terminated is next_done."),
+    ("q_lambda", "no reset at a termination: a = gamma lam_t there (a review's case)"):
+        "that step is a termination (no bootstrap; the trace is cut: a reset)",
+    ("q_lambda", "next_q's action stride forgotten"):
+        ("These are the targets of next_q read at offs + a", "Load tl.load(X[1] + offs * n_actions + a, ...)."),
+    ("retrace", "gamma missing from a_t (a review's case)"):
+        ("These are Retrace's targets with G_{t+1} undiscounted", "a_t = gamma (1 - term_t) c_{t+1}"),
     ("host_bound", "kernel_ms read as microseconds (the 1000 forgotten)"):
         ("Hint: The answer is 64x16384; yours is 16384x1024. That is the answer with a slip: kernel_ms "
          "(milliseconds) compared with full_call_us (microseconds) as if in one unit.",
@@ -1060,6 +1080,33 @@ def _cleanrl_verbatim():
     return pasted["loop"]
 
 
+@triton.jit
+def _gae_storing_a(R, V, NV, D, OUT, gamma, lam, T, CHUNK: tl.constexpr):
+    """gae_kernel's solution that stores the scan's A_t instead of y_t (a review's case)."""
+    row = tl.program_id(0)
+    n_chunks = tl.cdiv(T, CHUNK)
+    for i in range(0, n_chunks):
+        c = n_chunks - 1 - i
+        t = c * CHUNK + tl.arange(0, CHUNK)
+        m = t < T
+        offs = row * T + t
+        r = tl.load(R + offs, mask=m, other=0.0)
+        v = tl.load(V + offs, mask=m, other=0.0)
+        nv = tl.load(NV + offs, mask=m, other=0.0)
+        term = (tl.load(D + offs, mask=m, other=0) != 0) & m
+        delta = r + tl.where(term, 0.0, gamma * nv) - v
+        a_s, b_s, k_s = tl.associative_scan((tl.where(m, gamma * lam, 1.0), tl.where(m, delta, 0.0), term), 0,
+                                            _reset_combine, reverse=True)
+        tl.store(OUT + offs, a_s, mask=m)
+
+
+def _gae_kernel_storing_a(rewards, values, next_values, terminated, gamma, lam, chunk):
+    x = [t.contiguous() for t in (rewards, values, next_values, terminated)]
+    out = torch.zeros_like(x[0])
+    _gae_storing_a[(x[0].shape[0],)](*x, out, gamma, lam, x[0].shape[1], CHUNK=chunk)
+    return out
+
+
 def _launch_model_with(us_per_ms=1e3, wall=False, origin=False, per_gb=1e9, slope=False, swapped=False):
     """launch_model with one of its usual slips, written as a student would (no checker helper)."""
     def launch_model(rows, algorithm, pass_):
@@ -1252,6 +1299,22 @@ def _gae_pairs_multiplied(rewards, values, next_values, terminated, truncated, g
 
 
 @triton.jit
+def _q_lambda_no_term_reset(X, P, offs, t, m, T):  # b selects the termination away, a does not cut the trace there
+    gamma, lam, A = P[0], P[1], P[2]
+    r = tl.load(X[0] + offs, mask=m, other=0.0)
+    next_action = tl.load(X[2] + offs, mask=m, other=0)
+    term = tl.load(X[3] + offs, mask=m, other=0) != 0
+    max_q = tl.load(X[1] + offs * A, mask=m, other=0.0)
+    q_taken = max_q
+    for a in range(1, A):
+        q_a = tl.load(X[1] + offs * A + a, mask=m, other=0.0)
+        max_q = tl.maximum(max_q, q_a)
+        q_taken = tl.where(next_action == a, q_a, q_taken)
+    lam_t = tl.where((q_taken == max_q) & (t < T - 1), lam, 0.0)
+    return gamma * lam_t, r + tl.where(term, 0.0, gamma * (1.0 - lam_t) * max_q)
+
+
+@triton.jit
 def _q_lambda_multiplied(X, P, offs, t, m, T):  # the worked prologue's boot * ...: 0 * NaN in b at a termination
     return _q_lambda(X, P, offs, t, m, T, True, True, True, True, True, False)
 
@@ -1266,6 +1329,16 @@ def _retrace(X, P, offs, t, m, T, TRUNCATE: tl.constexpr, EXPECTATION: tl.conste
     boot = tl.where(tl.load(X[4] + offs, mask=m, other=0) != 0, 0.0, P[0])
     q = tl.load(X[2] + offs, mask=m, other=0.0)
     return boot * c, r + boot * (tl.load(X[EXPECTATION] + offs, mask=m, other=0.0) - c * q)
+
+
+@triton.jit
+def _retrace_no_gamma_in_a(X, P, offs, t, m, T):  # a_t = c_{t+1}: G_{t+1} undiscounted (a review's case)
+    r = tl.load(X[0] + offs, mask=m, other=0.0)
+    term = tl.load(X[4] + offs, mask=m, other=0) != 0
+    c = tl.where(t < T - 1, P[1] * tl.minimum(tl.exp(tl.load(X[3] + offs, mask=m, other=0.0)), 1.0), 0.0)
+    eq = tl.load(X[1] + offs, mask=m, other=0.0)
+    q = tl.load(X[2] + offs, mask=m, other=0.0)
+    return tl.where(term, 0.0, c), r + tl.where(term, 0.0, P[0] * (eq - c * q))
 
 
 @triton.jit
@@ -3141,6 +3214,17 @@ def test_a_combine_that_drops_a_reset_is_told_to_check_the_flag_and_shown_no_nan
         shown = _failure("reset_scan", _reset_scan_with(FLAG_K2=True)).split(" for p = ")[1].split("(⊕:")[0]
         assert "nan" not in shown and "inf" not in shown, shown
     _wrong("reset_scan", _reset_scan_with(DROPS_A1=True), interpreted=r"^reset_scan, .*not associative(?!.*flag part)")
+
+
+def test_a_combine_that_selects_on_k1_for_k2_is_told_so():
+    """A review's case: the solution's select with k1 in place of k2 is not associative, and the message
+    said only that; it now says the combine selects on k1 (the student's combine on RESET_FIRST came out
+    as the second run alone), with the fix held back."""
+    _wrong("reset_scan", _reset_scan_with(K1_FOR_K2=True), interpreted=r"^reset_scan, .*your combine is not "
+           r"associative: .*Your combine selects on k1: p = \(0\.5, 1, True\), then q = \(0\.25, 2, False\) came "
+           r"out as q alone")
+    if exercises.INTERPRET:  # the last check's fix
+        assert "Select on k2" in exercises.fix("reset_scan")
 
 
 def test_a_combine_that_is_not_associative_is_named_as_the_bug():

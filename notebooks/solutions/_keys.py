@@ -69,16 +69,19 @@ _TRACES = {  # c_{t+1} from (lam, next_log_ratio, t, T): Retrace's, and the hint
 }
 
 
-def retrace(r, next_expected_q, next_q, next_log_ratio, term, gamma, lam, trace="retrace", q_sign=-1.0):
+def retrace(r, next_expected_q, next_q, next_log_ratio, term, gamma, lam, trace="retrace", q_sign=-1.0,
+            carry_gamma=True):
     """The loop; ``trace`` names the trace c_{t+1} (``_TRACES``: Retrace's, or a slip of the hint's);
-    ``q_sign`` +1 is the hint's sign slip, c (G_{t+1} + Q(s_{t+1}, a_{t+1}))."""
+    ``q_sign`` +1 is the hint's sign slip, c (G_{t+1} + Q(s_{t+1}, a_{t+1})); ``carry_gamma`` False its
+    a_t without gamma (c G_{t+1} undiscounted)."""
     c_of = _TRACES[trace]
     G = np.zeros_like(r)
     carry = np.zeros(r.shape[:-1])
     T = r.shape[-1]
     for t in reversed(range(T)):
         c = c_of(lam, next_log_ratio, t, T)
-        bracket = np.where(term[..., t], 0.0, next_expected_q[..., t] + c * (carry + q_sign * next_q[..., t]))
+        g = 1.0 if carry_gamma else 1.0 / gamma  # (gamma * bracket below: the carry's term then undiscounted)
+        bracket = np.where(term[..., t], 0.0, next_expected_q[..., t] + c * (g * carry + q_sign * next_q[..., t]))
         G[..., t] = carry = r[..., t] + gamma * bracket
     return G
 
