@@ -221,7 +221,7 @@ def _hooked_returns_of_my_own(X, P, offs, t, m, T):
 @triton.jit
 def _hooked_scan_variant(X, P, Y, T, PROLOGUE: tl.constexpr, CHUNK: tl.constexpr, MULTIPLIED: tl.constexpr,
                          NO_CARRY: tl.constexpr, NO_PADDING: tl.constexpr, HARD_CODED: tl.constexpr,
-                         CARRY_MULTIPLIED: tl.constexpr):
+                         CARRY_MULTIPLIED: tl.constexpr, STORE_A: tl.constexpr):
     """hooked_scan's solution with one of its mistakes switched on."""
     row = tl.program_id(0)
     carry = 0.0
@@ -246,7 +246,10 @@ def _hooked_scan_variant(X, P, Y, T, PROLOGUE: tl.constexpr, CHUNK: tl.constexpr
             y = tl.where(r_s, b_s, b_s + a_s * carry)
             if CARRY_MULTIPLIED:  # the combine selects, the carry does not: A_t = 0 times a NaN carry
                 y = b_s + a_s * carry
-        tl.store(Y + offs, y, mask=m)
+        if STORE_A:
+            tl.store(Y + offs, a_s, mask=m)
+        else:
+            tl.store(Y + offs, y, mask=m)
         if not NO_CARRY:
             carry = tl.sum(tl.where(t == c * CHUNK, y, 0.0), 0)
 
@@ -400,7 +403,8 @@ def _hooked_scan_with(**mistake):
         _hooked_scan_variant[(X[0].shape[0],)](X, tuple(float(p) for p in params), y, X[0].shape[1],
                                                PROLOGUE=prologue, CHUNK=chunk, **{**dict(
                                                    MULTIPLIED=False, NO_CARRY=False, NO_PADDING=False,
-                                                   HARD_CODED=False, CARRY_MULTIPLIED=False), **mistake})
+                                                   HARD_CODED=False, CARRY_MULTIPLIED=False, STORE_A=False),
+                                               **mistake})
         return y
     return hooked_scan
 
@@ -1080,31 +1084,10 @@ def _cleanrl_verbatim():
     return pasted["loop"]
 
 
-@triton.jit
-def _gae_storing_a(R, V, NV, D, OUT, gamma, lam, T, CHUNK: tl.constexpr):
-    """gae_kernel's solution that stores the scan's A_t instead of y_t (a review's case)."""
-    row = tl.program_id(0)
-    n_chunks = tl.cdiv(T, CHUNK)
-    for i in range(0, n_chunks):
-        c = n_chunks - 1 - i
-        t = c * CHUNK + tl.arange(0, CHUNK)
-        m = t < T
-        offs = row * T + t
-        r = tl.load(R + offs, mask=m, other=0.0)
-        v = tl.load(V + offs, mask=m, other=0.0)
-        nv = tl.load(NV + offs, mask=m, other=0.0)
-        term = (tl.load(D + offs, mask=m, other=0) != 0) & m
-        delta = r + tl.where(term, 0.0, gamma * nv) - v
-        a_s, b_s, k_s = tl.associative_scan((tl.where(m, gamma * lam, 1.0), tl.where(m, delta, 0.0), term), 0,
-                                            _reset_combine, reverse=True)
-        tl.store(OUT + offs, a_s, mask=m)
-
-
 def _gae_kernel_storing_a(rewards, values, next_values, terminated, gamma, lam, chunk):
-    x = [t.contiguous() for t in (rewards, values, next_values, terminated)]
-    out = torch.zeros_like(x[0])
-    _gae_storing_a[(x[0].shape[0],)](*x, out, gamma, lam, x[0].shape[1], CHUNK=chunk)
-    return out
+    """gae_kernel that stores the scan's A_t instead of y_t (a review's case): the hooked scan with GAE's pairs."""
+    return _hooked_scan_with(STORE_A=True)(exercises._hooked_gae, (rewards, values, next_values, terminated),
+                                           (gamma, lam), chunk)
 
 
 def _launch_model_with(us_per_ms=1e3, wall=False, origin=False, per_gb=1e9, slope=False, swapped=False):
