@@ -351,7 +351,8 @@ print("EMA by one forward associative scan == the loop")
 # * A combine with Python control flow on its values (`if k2:`) cannot run on blocks, so the
 #   interpreter falls back to the loop: slower, still right. A GPU's compiler takes it: in a
 #   compiled scan the combine meets one element at a time, and `if` is a branch on one value
-#   (checked compiled, with Triton 3.6). `tl.where` reads the same on blocks and on elements, so
+#   (checked compiled on an H200 with Triton 3.6, the version its CUDA torch brings). `tl.where`
+#   reads the same on blocks and on elements, so
 #   the course writes that.
 # * The checkers also try your combine on the scan's own elements grouped both ways, and say so if
 #   it is not associative.

@@ -139,6 +139,11 @@ print("chunked_returns: 3 rows x 300 steps in chunks of 64, with episode ends ==
 #    flag beside the pair, $(a_t, b_t, \kappa_t)$. A hook that returns only a pair $(a_t, b_t)$
 #    (01's harness, `rl.linear_scan`) writes it as $a_t = 0$, and the scan turns that into the flag.
 #
+# 4. Two shortcuts you will meet. At the window's last step a reset changes nothing where $b_t$
+#    holds no term in $y_{t+1}$, as the scan starts from $y_T = 0$: some exercises skip it there.
+#    V-trace's $b_t$ holds one (notebook 04), so its last step must reset. And 00b's `last_value`,
+#    like `rl.linear_scan`'s `initial`, is a carry, not a bootstrap: it enters through $A_t$.
+#
 # 00b's kernels, `chunked_returns` above among them, multiply by $a_t = 0$; the cells below show
 # why the course stops there. On finite inputs a product and a select give the same values.
 #
@@ -257,7 +262,7 @@ assert torch.isnan(by_multiplying[:2]).all() and torch.isnan(by_kernel[:2]).all(
 # def reset_combine(a1, b1, k1, a2, b2, k2):
 #     return tl.where(k2, ___, a2 * a1), tl.where(k2, ___, ___), ___  # ___: the formula's two cases
 #
-# term = (tl.load(D + row * T + t, mask=m, other=0) != 0) & ___  # ___: may a padding lane reset?
+# term = tl.load(D + row * T + t, mask=m, other=0) != 0  # (a padding lane loads 0: it never resets)
 # a = tl.where(m, ___, 1.0)  # ___: a real step's a_t. Does the flag change it?
 # a_s, b_s, k_s = tl.associative_scan((a, r, term), 0, reset_combine, reverse=True)
 # g = tl.where(k_s, ___, ___)  # which branch lets the carry in, and which keeps it out?

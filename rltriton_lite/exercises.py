@@ -465,8 +465,8 @@ def _verdicts(name, fn, seed, go_on=False):
         try:
             got, launched, widest, functions, code = _run(ex, case, fn, args, kwargs, code)
             if SEEN["not_associative"]:  # the combine itself: said before the values it makes wrong (on a GPU)
-                raise AssertionError(f"{ex.name}, {case}: " + NOT_ASSOCIATIVE.format(SEEN["not_associative"])
-                                     + _reset_dropped() + code.slips())
+                said = NOT_ASSOCIATIVE.format(SEEN["not_associative"] + "." + _reset_dropped())  # (the slip first)
+                raise AssertionError(f"{ex.name}, {case}: " + said + code.slips())
             expected, marks = _expected(ex, seed, i)
             try:
                 _compare(ex, case, got, expected, marks, args=args)
@@ -729,7 +729,7 @@ def _expected(ex, seed, i):
     return case[3], (case[4] if len(case) > 4 else {})
 
 
-NOT_ASSOCIATIVE = ("your combine is not associative: {}. A scan groups the steps in a tree (on a GPU, and here in "
+NOT_ASSOCIATIVE = ("your combine is not associative: {} A scan groups the steps in a tree (on a GPU, and here in "
                    "the interpreter too): it combines runs of steps with runs, and the result must not depend on how "
                    "they are grouped. A combine right only where a run meets one step is not. Compose two runs on "
                    "paper, each part of the pair (or triple) included (notebook 00, section 2).")
@@ -4409,10 +4409,19 @@ def _launch_model_hint(args, i, got):
     got = np.asarray(got, dtype=np.float64).reshape(-1)
     if got.size != 1 or not np.isfinite(got[0]):
         return None
-    right = _launch_model_reference(*args)[i]
-    close = lambda x, y: bool(np.isclose(x, y, rtol=1e-5, atol=1e-5))  # noqa: E731
+    t0, gbps = _launch_model_reference(*args)
+    right = (t0, gbps)[i]
+    close = lambda x, y: bool(np.isclose(x, y, rtol=1e-5, atol=0.0))  # noqa: E731
+    if i == 0 and close(got[0], 1e6 / gbps / 1e9):
+        return _Whole("Your t0 is the line's slope (µs per byte): np.polyfit(x, y, 1) returns the slope first, then "
+                      "the intercept." + _fix(" slope, t0 = np.polyfit(x, y, 1)."))
+    # (result 1 is compared only where result 0, t0, was right: a slip that moves t0 is not this one)
     seen = [what for what, slip in _LAUNCH_SLIPS.items()
-            if close(got[0], _launch_model_reference(*args, **slip)[i]) and not close(got[0], right)]
+            if close(got[0], (ref := _launch_model_reference(*args, **slip))[i]) and not close(got[0], right)
+            and (i == 0 or close(ref[0], t0))]
+    if i == 1 and not seen and close(got[0], 1e3 * gbps):  # 1 / slope: bytes per µs
+        return _Whole("Your bandwidth is 1 / slope, in bytes per µs: GB/s is 10**9 bytes per second." + _fix(
+            " 10**6 / slope bytes per second, divided by 10**9."))
     if seen:
         return "That is the fit with a slip" + (f": {seen[0]}." if len(seen) == 1 else
                                                 ", one of these: " + "; ".join(seen) + ".")
