@@ -130,8 +130,9 @@ print("chunked_returns: 3 rows x 300 steps in chunks of 64, with episode ends ==
 #
 # **Episode ends, on one card.** It holds from here to notebook 07 (and the glossary repeats it):
 #
-# 1. Every end of the recursion is a **reset**: a termination, a truncation, and the window's
-#    last step. A step that resets does not read the value after it.
+# 1. A step **resets** where the value after it must not be read: at a termination, at a
+#    truncation, and at the window's last step (there it matters only if $b_t$ holds a term in
+#    $y_{t+1}$: point 4).
 # 2. What the step adds at an end goes into $b_t$: a bootstrap $\gamma V(s_{t+1})$ after a
 #    truncation or at the window's last step, nothing after a termination. A value that may be
 #    NaN enters $b_t$ through a select (`tl.where`), never times 0.
@@ -508,8 +509,8 @@ print("one source, two compiled kernels: 0.5 x0² + 2 x1² − x2², and min(|x0
 #
 # <details><summary>Hint 2: the plan</summary>
 #
-# * Launch `B` programs. Pass `inputs` (each made contiguous) as `X`, `params` as `P`, and
-#   `PROLOGUE=prologue`.
+# * Launch `B` programs. Pass `X = tuple(x.contiguous() for x in inputs)` and `P =
+#   tuple(params)` (tuples: Triton takes a tuple of tensors, not a list), and `PROLOGUE=prologue`.
 # * The output: `torch.empty(B, T, dtype=torch.float32, device=...)`, passed as `Y`.
 # * In each chunk: `offs = row * T + t`, then `a, b = PROLOGUE(X, P, offs, t, m, T)`.
 # * Outside `m`, overwrite the pair with the identity $(1, 0)$, then take the flag: a padding lane

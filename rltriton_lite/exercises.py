@@ -743,6 +743,8 @@ _ERROR_HINTS = (  # (what the error says, where to look): the first that the err
                                       "takes them: None for an input that needs none, such as a flag or gamma.)"),
     ("power of 2", "(A block's length, tl.arange(0, N)'s N, must be a power of 2: round it up with "
                    "triton.next_power_of_2 on the host and mask the lanes past the end.)"),
+    ("has no attribute 'is_ptr'", "(A list passed to a kernel: Triton takes a tuple of tensors (or numbers), not "
+                                  "a list. Build X and P with tuple(...).)"),
     ("index out of range", "(An index past the end of a tuple: X, P and keep hold only the slots the task "
                                  "lists, in its order; count them.)"),
     ("is not defined", "(A name your @triton.jit code uses is not defined where it runs: a kernel reads its "
@@ -3504,6 +3506,12 @@ def _gae_pairs_hint(args, got, expected):
                   "Your truncated steps do not bootstrap. A time limit cut the episode, the state was not terminal, "
                   "so delta_t there reads next_values: only a termination drops it."
                   + _fix(" Select next_values away where terminated only.")))
+        v_next = np.concatenate([v[..., 1:], nv[..., -1:]], -1)  # values[t + 1]: the next step's V, not V(s_{t+1})
+        shifted = reference.linear_scan(np.where(ends, 0.0, gamma * lam), r + gamma * np.where(term, 0.0, v_next) - v)
+    if _is_slip(got, shifted, expected, at=slice(None, -1)):
+        return _Whole("Your delta_t reads values[t + 1], the next step's value, where the task gives next_values: "
+                      "V(s_{t+1}) of the state after step t, which after an episode end is not the next step's "
+                      "first state." + _fix(" Read next_values[t] (selected away where terminated)."))
     return next((said for slip, said in slips if _is_slip(got, slip, expected)), None)  # after the step's marks
 
 

@@ -642,6 +642,8 @@ def wrong_answers(name: str):
             ("a truncation taken as a termination: no bootstrap there (the tenth review's case)",
              lambda r, v, nv, term, trunc, g, lam: s(r, v, nv, term | trunc, no_flags(trunc), g, lam)),
             ("values for next_values", lambda r, v, nv, term, trunc, g, lam: s(r, v, v, term, trunc, g, lam)),
+            ("values[t + 1] for next_values (a review's case)", lambda r, v, nv, term, trunc, g, lam: s(
+                r, v, torch.cat([v[:, 1:], nv[:, -1:]], 1), term, trunc, g, lam)),
             ("bootstraps at a termination on the window's last step",
              lambda r, v, nv, term, trunc, g, lam: s(r, v, nv, not_at_the_end(term), trunc, g, lam)),
             ("the termination multiplied by 0 in b (0 * NaN in the step's own b: linear_scan's reset at a = 0 "
@@ -866,6 +868,8 @@ W_SAYS = {
         ("These are the targets of next_q read at offs + a", "Load tl.load(X[1] + offs * n_actions + a, ...)."),
     ("retrace", "gamma missing from a_t (a review's case)"):
         ("These are Retrace's targets with G_{t+1} undiscounted", "a_t = gamma (1 - term_t) c_{t+1}"),
+    ("gae_pairs", "values[t + 1] for next_values (a review's case)"):
+        ("Your delta_t reads values[t + 1], the next step's value", "Read next_values[t]"),
     ("host_bound", "kernel_ms read as microseconds (the 1000 forgotten)"):
         ("Hint: The answer is 64x16384; yours is 16384x1024. That is the answer with a slip: kernel_ms "
          "(milliseconds) compared with full_call_us (microseconds) as if in one unit.",
@@ -3197,6 +3201,23 @@ def test_a_combine_that_drops_a_reset_is_told_to_check_the_flag_and_shown_no_nan
         shown = _failure("reset_scan", _reset_scan_with(FLAG_K2=True)).split(" for p = ")[1].split("(⊕:")[0]
         assert "nan" not in shown and "inf" not in shown, shown
     _wrong("reset_scan", _reset_scan_with(DROPS_A1=True), interpreted=r"^reset_scan, .*not associative(?!.*flag part)")
+
+
+@pytest.mark.skipif(not exercises.INTERPRET, reason="the interpreter's error for a list (compiled, Triton says it "
+                                                   "otherwise)")
+def test_a_list_passed_to_a_kernel_is_told_to_be_a_tuple():
+    """A review's case: hooked_scan with X = [x.contiguous() for x in inputs] got the interpreter's
+    "'torch.dtype' object has no attribute 'is_ptr'" and the operators' reminder."""
+    kernel = solution("hooked_scan").__globals__["_hooked_scan"]
+
+    def hooked_scan(prologue, inputs, params, chunk):
+        X = [x.contiguous() for x in inputs]
+        y = torch.empty(X[0].shape, dtype=torch.float32, device=X[0].device)
+        kernel[(X[0].shape[0],)](X, tuple(float(p) for p in params), y, X[0].shape[1], PROLOGUE=prologue,
+                                 CHUNK=chunk)
+        return y
+    with pytest.raises(RuntimeError, match=r"A list passed to a kernel: Triton takes a tuple"):
+        exercises.check("hooked_scan", hooked_scan)
 
 
 def test_a_combine_that_selects_on_k1_for_k2_is_told_so():
