@@ -1812,9 +1812,11 @@ def _python_on_blocks(py) -> list:
     if fdef is None:
         return []
     params = [*fdef.args.posonlyargs, *fdef.args.args, *fdef.args.kwonlyargs]
-    static = {a.arg for a in params if a.annotation is not None and "constexpr" in ast.unparse(a.annotation)}
-    runtime = ({a.arg for a in params} - static) | {
-        n.id for n in ast.walk(fdef) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    static = {a.arg for a in params if a.annotation is not None and "constexpr" in ast.unparse(a.annotation)} | {
+        n.target.id for n in ast.walk(fdef) if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name)
+        and "constexpr" in ast.unparse(n.annotation)}  # (a local VAR: tl.constexpr = 1 too)
+    runtime = ({a.arg for a in params} | {
+        n.id for n in ast.walk(fdef) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}) - static
 
     def on_block(node):
         return any(isinstance(n, ast.Name) and n.id in runtime for n in ast.walk(node))
@@ -4287,7 +4289,10 @@ def _vtrace_floor_cases(d):
 def _floor_hint(B, T, e, got):
     """What a wrong count of vtrace_floor_bytes left out, where it is one of the usual slips."""
     per_step = {6 * e: "the terminated flag's byte per step is left out",
-                4 * e + 1: "the writes are left out: the kernel's two outputs, elem_bytes each per step",
+                4 * e + 1: "two floats per step are missing. That is GAE's count (section 1: r_t and V_t read, "
+                           "the flag, two outputs written), or V-trace's four float reads and its flag without the "
+                           "two outputs it writes. V-trace's kernel reads log_rhos and next_values besides r_t and "
+                           "V_t, and writes vs and the policy-gradient advantages",
                 5 * e + 1: "one tensor of elem_bytes per step is missing: one of the four float inputs that "
                            "notebook 04's kernel reads (next_values, a tensor of its own, among them) or one of the "
                            "two outputs it writes",
@@ -4314,7 +4319,7 @@ not depend on the carry for every step at once before it. No package function ma
 checker counts your ATen ops on 16 and 64 steps (as section 5's CountOps does).
 """, time_dim=0, results=("advantages", "returns"),
     probe=_ops_per_step(lambda T: _cleanrl_probe_inputs(T), 16, 64, budget=6, how=(
-        "Each op costs a few µs on a CPU whatever its size (section 5): compute what does not depend on the "
+        "Each op costs several µs on a CPU whatever its size (section 5): compute what does not depend on the "
         "carry, δ_t and the factor γλ(1 - done) of every step, with whole-tensor ops before the loop, and keep "
         "only the recurrence in it (an indexing such as x[t] counts as an op, a write advantages[t] = ... as "
         "two).")),

@@ -2140,6 +2140,22 @@ def test_python_on_blocks_gets_the_triton_hint_even_when_it_runs():
         exercises.check("awr_weights", _awr_with_python)
 
 
+@triton.jit
+def _awr_with_a_static_if(X, P, offs, m):
+    CLIP: tl.constexpr = 1
+    a = tl.exp(tl.load(X[0] + offs, mask=m, other=0.0) / P[0])
+    if CLIP == 1:  # decided when compiling: legal Triton
+        a = tl.minimum(a, P[1])
+    if a > 0:  # on a block
+        a = a + 0.0
+    return a
+
+
+def test_an_if_on_a_local_constexpr_is_not_python_on_a_block():
+    """A review's case: a local VAR: tl.constexpr = 1 tested with if got the Python-on-blocks warning."""
+    assert exercises._python_on_blocks(_awr_with_a_static_if.fn) == ["`if` in `if a > 0:  # on a block`"]
+
+
 # ---- What a task asks for besides the values ----------------------------------------------------
 def _torch_returns(r, d, gamma, last=0.0):
     """The returns in PyTorch, a loop over time (time last, a reset selected, NaN-safe): no kernel."""
@@ -2917,7 +2933,7 @@ def test_no_every_element_hint_for_a_one_number_output():
     assert "flag's byte per step is left out" in msg, msg
 
 
-@pytest.mark.parametrize("fn,said", [(lambda B, T, e: B * T * (4 * e + 1), "the writes are left out"),
+@pytest.mark.parametrize("fn,said", [(lambda B, T, e: B * T * (4 * e + 1), "That is GAE's count"),
                                      (lambda B, T, e: B * T * (5 * e + 1), "one of the two outputs"),
                                      (lambda B, T, e: B * T * 7 * e, "not elem_bytes"),
                                      (lambda B, T, e: B * T * 6 * e + 3, "count per step")])
