@@ -139,7 +139,6 @@ print("chunked_returns: 3 rows x 300 steps in chunks of 64, with episode ends ==
 # 3. The kernel applies a reset with a select too, never a multiplication by 0. The reset is a
 #    flag beside the pair, $(a_t, b_t, \kappa_t)$. A hook that returns only a pair $(a_t, b_t)$
 #    (01's harness, `rl.linear_scan`) writes it as $a_t = 0$, and the scan turns that into the flag.
-#
 # 4. Two shortcuts you will meet. At the window's last step a reset changes nothing where $b_t$
 #    holds no term in $y_{t+1}$, as the scan starts from $y_T = 0$: some exercises skip it there.
 #    V-trace's $b_t$ holds one (notebook 04), so its last step must reset. And 00b's `last_value`,
