@@ -4576,6 +4576,14 @@ def _cleanrl_hint(args, i, bad, got, expected):
     for what, slip in _CLEANRL_SLIPS.items():
         if _is_slip(got, _cleanrl_reference(r, v, d, nv, nd, gamma, lam, **slip)[0], expected):
             return _Whole(f"These are CleanRL's advantages with a slip: {what}.")
+    # a decay of lean_gae_loop's own (the one written outside rl.gae): lambda or gamma alone
+    goes_on = np.concatenate([d[1:], np.asarray(nd, dtype=np.float64).reshape(1, -1)]) == 0
+    next_v = np.concatenate([v[1:], np.asarray(nv, dtype=np.float64).reshape(1, -1)])
+    delta = r + np.where(goes_on, gamma * next_v, 0.0) - v
+    for decay, said in ((lam, "gamma is missing from your decay: the trace decays by gamma * lambda per step"),
+                        (gamma, "lambda is missing from your decay: the trace decays by gamma * lambda per step")):
+        if _is_slip(got, reference.linear_scan(np.where(goes_on, decay, 0.0).T, delta.T).T, expected):
+            return _Whole(said + _fix(" decay = gamma * gae_lambda where the episode goes on, 0 where it ended") + ".")
     return None
 
 

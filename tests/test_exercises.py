@@ -714,6 +714,8 @@ def wrong_answers(name: str):
                          ("the slope returned as the bandwidth", _launch_model_with(slope=True)),
                          ("x and y swapped in the fit (a review's case)", _launch_model_with(swapped=True))],
         "lean_gae_loop": [("dones used as terminated, unshifted", _lean_with(lambda d, nd: d)),
+                          ("gamma missing from the decay (a review's case)",
+                           _lean_with(lambda d, nd: torch.cat([d[1:], nd.reshape(1, -1)]), decay=lambda g, lam: lam)),
                           ("next_done left out", _lean_with(lambda d, nd: torch.cat([d[1:], 0 * nd.reshape(1, -1)])))],
         "host_bound": [("kernel_ms read as microseconds (the 1000 forgotten)", _host_bound_with(us_per_ms=1.0)),
                        ("other implementations' rows counted", _host_bound_with(ours=None)),
@@ -860,6 +862,8 @@ W_SAYS = {
     ("lean_gae_loop", "dones used as terminated, unshifted"):
         ("These are CleanRL's advantages with a slip: dones used as terminated, unshifted.",
          "terminated[t] = dones[t + 1], and next_done at the last step (torch.cat)."),
+    ("lean_gae_loop", "gamma missing from the decay (a review's case)"):
+        ("gamma is missing from your decay", "Decay = gamma * gae_lambda where the episode goes on"),
     ("lean_gae_loop", "next_done left out"):
         ("still bootstraps from next_value.", "The last row of terminated is next_done."),
     ("q_lambda", "no reset at a termination: a = gamma lam_t there (a review's case)"):
@@ -1064,16 +1068,16 @@ def _cleanrl_with(terminated=lambda d, nd: torch.cat([d[1:], nd[None]]), bootstr
     return cleanrl_advantages
 
 
-def _lean_with(ended_after):
-    """lean_gae_loop with one slip in the flags it hoists, written as a student would."""
+def _lean_with(ended_after, decay=lambda gamma, lam: gamma * lam):
+    """lean_gae_loop with one slip in what it hoists, written as a student would."""
     def lean_gae_loop(rewards, values, dones, next_value, next_done, gamma, gae_lambda):
         goes_on = ended_after(dones, next_done) == 0
         next_values = torch.cat([values[1:], next_value.reshape(1, -1)])
         delta = rewards + torch.where(goes_on, gamma * next_values, 0.0) - values
-        decay = torch.where(goes_on, gamma * gae_lambda, 0.0)
+        decay_t = torch.where(goes_on, decay(gamma, gae_lambda), 0.0)
         advantages, last = torch.zeros_like(rewards), torch.zeros_like(rewards[0])
         for t in reversed(range(rewards.shape[0])):
-            last = delta[t] + decay[t] * last
+            last = delta[t] + decay_t[t] * last
             advantages[t] = last
         return advantages, advantages + values
     return lean_gae_loop
