@@ -2447,20 +2447,27 @@ def _no_loop_over_time(inputs, small, large, how="linear_scan and tensor ops, wh
     must not grow from T = ``small`` to T = ``large`` (the same batch, parameters and flags): a
     Python loop over time runs at least one line a step. Vectorised code runs the same lines."""
     def probe(ex, fn, code):
-        steps = []
-        for T in (small, large):
-            args = inputs(T)
-            with _watch(), np.errstate(all="ignore"), _refusing(ex) as refused:
-                with _counting_their_steps() as count:
-                    ex.run(fn, args, {})
-            _refuse(ex, f"T={T}", code, refused)
-            steps.append(count[0])
+        steps = _counted(ex, fn, code, inputs, (small, large), _counting_their_steps, lambda count: count[0])
         if steps[1] - steps[0] >= (large - small) // 4:
             raise AssertionError(
                 f"{ex.name}: a Python loop over time: your code ran {steps[0]} Python lines and calls on a rollout "
                 f"of {small} steps and {steps[1]} on one of {large} (the same rows, parameters and flags): the task "
                 f"asks for {how}")
     return probe
+
+
+def _counted(ex, fn, code, inputs, lengths, counting, read):
+    """What ``counting()`` (a context) counts while the student's function runs on ``inputs(T)``, for
+    each T in ``lengths`` (the probes' runs: refused as a check's are)."""
+    out = []
+    for T in lengths:
+        args = inputs(T)  # (the checker's own work: before the watch)
+        with _watch(), np.errstate(all="ignore"), _refusing(ex) as refused:
+            with counting() as counter:
+                ex.run(fn, args, {})
+        _refuse(ex, f"T={T}", code, refused)
+        out.append(read(counter))
+    return out
 
 
 class _CountOps(torch.utils._python_dispatch.TorchDispatchMode):
@@ -2479,13 +2486,7 @@ def _ops_per_step(inputs, small, large, budget, how):
     """A probe: the tensor ops the student's function runs on ``inputs(T)`` may grow by at most
     ``budget`` per step from T = ``small`` to T = ``large``."""
     def probe(ex, fn, code):
-        counts = []
-        for T in (small, large):
-            with _watch(), np.errstate(all="ignore"), _refusing(ex) as refused:
-                with _CountOps() as ops:
-                    ex.run(fn, inputs(T), {})
-            _refuse(ex, f"T={T}", code, refused)
-            counts.append(ops.n)
+        counts = _counted(ex, fn, code, inputs, (small, large), _CountOps, lambda ops: ops.n)
         per_step = (counts[1] - counts[0]) / (large - small)
         if per_step > budget:
             raise AssertionError(
@@ -2887,18 +2888,27 @@ def _one_chunk_order_hint(args, resets, got, expected):
         _carry_unscaled_hint(r, done, gamma, chunk, got, expected)
 
 
+def _chunk_walk(r, chunk, values, handed_on):
+    """A chunked reverse scan's values with a slip in its carry: each chunk's ``values(steps, carry)``
+    from the carry handed in, last chunk first; the carry handed on is the value at step
+    ``handed_on(c)`` of chunk ``c`` (0 where that step is past the row's end)."""
+    T = r.shape[-1]
+    out, carry = np.empty(r.shape), np.zeros(r.shape[:-1])
+    with np.errstate(all="ignore"):
+        for c in reversed(range(-(-T // chunk))):
+            steps = slice(c * chunk, min(T, (c + 1) * chunk))
+            out[..., steps] = values(steps, carry)
+            at = handed_on(c)
+            carry = out[..., at] if at < T else np.zeros(r.shape[:-1])
+    return out
+
+
 def _carry_unscaled_hint(r, done, gamma, chunk, got, expected):
     """The carry added to every step of the chunk as it is, or times gamma once: not times A_t, the
     composed factor from step t to the chunk's end."""
-    T = r.shape[-1]
     for scale, said in ((1.0, "added as it is"), (gamma, "times gamma once")):
-        slip, carry = np.empty(r.shape), np.zeros(r.shape[:-1])
-        with np.errstate(all="ignore"):
-            for c in reversed(range(-(-T // chunk))):
-                steps = slice(c * chunk, min(T, (c + 1) * chunk))
-                local = reference.discounted_returns(r[..., steps], gamma=gamma, terminated=done[..., steps])
-                slip[..., steps] = local + scale * carry[..., None]
-                carry = slip[..., c * chunk]
+        slip = _chunk_walk(r, chunk, lambda steps, carry: reference.discounted_returns(
+            r[..., steps], gamma=gamma, terminated=done[..., steps]) + scale * carry[..., None], lambda c: c * chunk)
         if _is_slip(got, slip, expected):
             return _Whole(f"Your carry enters every step of the chunk {said}. It is G at the next chunk's first "
                           "step: it reaches step t discounted once for every step between (and cut by an episode "
@@ -2909,15 +2919,9 @@ def _carry_unscaled_hint(r, done, gamma, chunk, got, expected):
 def _carry_at_end_hint(r, done, gamma, chunk, got, expected):
     """The carry handed on taken at the chunk's last step (00b's chunked cumsum's carry, copied into the
     reverse scan) instead of its first."""
-    T = r.shape[-1]
-    slip, carry = np.empty(r.shape), np.zeros(r.shape[:-1])
-    with np.errstate(all="ignore"):
-        for c in reversed(range(-(-T // chunk))):
-            steps = slice(c * chunk, min(T, (c + 1) * chunk))  # each chunk's return, from the carry handed in
-            slip[..., steps] = reference.discounted_returns(r[..., steps], gamma=gamma, terminated=done[..., steps],
-                                                            bootstrap_value=carry)
-            end = (c + 1) * chunk - 1  # where the cumsum's carry is: the chunk's last step (none past T)
-            carry = slip[..., end] if end < T else np.zeros(r.shape[:-1])
+    slip = _chunk_walk(r, chunk, lambda steps, carry: reference.discounted_returns(  # from the carry handed in
+        r[..., steps], gamma=gamma, terminated=done[..., steps], bootstrap_value=carry),
+        lambda c: (c + 1) * chunk - 1)  # where the cumsum's carry is: the chunk's last step
     if not _is_slip(got, slip, expected):
         return None
     return _Whole("Your carry is G at the chunk's last step, as the chunked cumsum's is. In a reverse scan the "
@@ -4576,13 +4580,10 @@ def _cleanrl_hint(args, i, bad, got, expected):
     for what, slip in _CLEANRL_SLIPS.items():
         if _is_slip(got, _cleanrl_reference(r, v, d, nv, nd, gamma, lam, **slip)[0], expected):
             return _Whole(f"These are CleanRL's advantages with a slip: {what}.")
-    # a decay of lean_gae_loop's own (the one written outside rl.gae): lambda or gamma alone
-    goes_on = np.concatenate([d[1:], np.asarray(nd, dtype=np.float64).reshape(1, -1)]) == 0
-    next_v = np.concatenate([v[1:], np.asarray(nv, dtype=np.float64).reshape(1, -1)])
-    delta = r + np.where(goes_on, gamma * next_v, 0.0) - v
-    for decay, said in ((lam, "gamma is missing from your decay: the trace decays by gamma * lambda per step"),
-                        (gamma, "lambda is missing from your decay: the trace decays by gamma * lambda per step")):
-        if _is_slip(got, reference.linear_scan(np.where(goes_on, decay, 0.0).T, delta.T).T, expected):
+    # a decay of lean_gae_loop's own (written outside rl.gae), lambda or gamma alone: GAE with lambda / gamma, or 1
+    for lam_as, said in ((lam / gamma, "gamma is missing from your decay: the trace decays by gamma * lambda per step"),
+                         (1.0, "lambda is missing from your decay: the trace decays by gamma * lambda per step")):
+        if _is_slip(got, _cleanrl_reference(r, v, d, nv, nd, gamma, lam_as)[0], expected):
             return _Whole(said + _fix(" decay = gamma * gae_lambda where the episode goes on, 0 where it ended") + ".")
     return None
 
