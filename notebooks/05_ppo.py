@@ -316,7 +316,12 @@ print("bitwise identical across calls")
 # * `_ppo_terms` computes what forward and backward share.
 # * `_ppo_forward` returns the five statistics the reduction sums: loss, count, clipped, kl, and
 #   $(\hat A-\mu)^2$ for the normalisation.
-# * `_ppo_backward` is the fused gradient, one elementwise pass:
+# * `_ppo_backward` is the fused gradient, one elementwise pass.
+#
+# The helpers they call (`load_mask`, `load`, `param`, `store`, `store_grad`) are in the glossary's
+# table of them. `X[NORM]` is `None` without `normalize_advantages`; with it, it points at the
+# advantages' mean and 1/std, computed by a reduction before this pass, and `_scale` reads the
+# 1/std (1 without):
 
 # %%
 for fn in (ppo._ppo_terms, ppo._ppo_forward, ppo._ppo_backward):
@@ -649,6 +654,8 @@ exercises.attempt("dual_clip", dual_clip)
 #   (Every one of these sums is exact in float32.)
 # * `torch.ones(1025)` has a last block of one real element. Its mean is exactly 1.0. A division by
 #   the lanes of two blocks (2048) instead of $n$ gives 0.50048828125.
+# * A first grid of `n // BLOCK` programs rounds down and leaves the partial block out: 838.45 and
+#   0.9990234375 (the two full blocks of `arange`, 1024 ones, each over $n$).
 #
 # ```python
 # print(exercises.guarded(two_stage_mean, torch.arange(2500.0, device=DEVICE)).item(),

@@ -186,6 +186,9 @@ print("prologue + scan + epilogue == the loop")
 # ## 3. The kernel
 #
 # The hooks in `rltriton_lite/sac.py`: the min over critics, the prologue and the epilogue.
+# `step(...)` gives the step's γ, λ and episode flags, `param` reads α (the glossary's table of
+# helpers has both), and `ahead` matters only for calls with a `mask`. The epilogue's `h_next` is
+# the glossary's `y_in`, $H_{t+1}$.
 
 # %%
 for fn in (sac._critic_min, sac._sac_prologue, sac._sac_epilogue):
@@ -487,7 +490,7 @@ assert inspect.signature(rl.sac_targets).parameters["lambda_"].default == 0  # .
 #
 # **`soft_lambda_targets`** (a Triton prologue). Write the prologue that turns SAC's soft
 # λ-return into pairs for `exercises.scan_hook`, as notebook 03's `q_lambda` does. With
-# $V'_t = \min(Q_1, Q_2)(s_{t+1}, a') - \alpha \log\pi(a'|s_{t+1})$,
+# $V'_t = \min(Q_1, Q_2)(s_{t+1}, a') - \alpha \log\pi(a'|s_{t+1})$ (section 1's $V^{\text{soft}\prime}_t$),
 #
 # $$G_t = r_t + \gamma(1-\text{term}_t)\big[(1-\lambda)V'_t + \lambda\big(G_{t+1} - \alpha\log\pi(a_{t+1}|s_{t+1})\big)\big].$$
 #
@@ -496,8 +499,9 @@ assert inspect.signature(rl.sac_targets).parameters["lambda_"].default == 0  # .
 #
 # * **Inputs:** `X` holds rewards, next_q1, next_q2, next_log_probs, log_probs, terminated; `P`
 #   holds (γ, α, λ).
-# * **Returns:** the pair $(a_t, b_t)$ whose reverse scan is $G_t$. The checker compares it with
-#   `reference.sac_targets`.
+# * **Returns:** the pair $(a_t, b_t)$ whose reverse scan is $G_t$ itself, not section 2's $H_t$
+#   (the continuation's $-\alpha\log\pi_{t+1}$ goes into $b_t$, beside $G_{t+1}$). The checker
+#   compares the scan with `reference.sac_targets`.
 # * **Edge cases:** $V'_t$ alone in the bracket at the window's last step. A termination zeroes
 #   the bracket, $G_t = r_t$. `next_q1`, `next_q2` and `next_log_probs` behind it may be NaN, so
 #   select them away with `tl.where`.
@@ -508,7 +512,6 @@ assert inspect.signature(rl.sac_targets).parameters["lambda_"].default == 0  # .
 # Here $V'_t$, the soft value, takes the place of $V(s_{t+1})$.
 # The new part is the continuation, $G_{t+1} - \alpha\log\pi_{t+1}$.
 # Only $G_{t+1}$ comes from the scan. The other part is a number you can load.
-# (Section 2 scans $H_t$ instead. This exercise scans $G_t$ itself.)
 #
 # </details>
 #

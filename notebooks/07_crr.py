@@ -265,7 +265,11 @@ print("loss = −Σ w·logπ / N; bitwise identical across calls")
 # advantages. It returns the two statistics the reduction sums ($w\log\pi$ and the count).
 #
 # The backward reads the weights the forward wrote. When the forward wrote none
-# (`need_weights=False`, below), it computes them again with the forward's own helper:
+# (`need_weights=False`, below), it computes them again with the forward's own helper.
+#
+# In the printout, `P[P_K]` is $K$, `s_k` the stride between the $K$ samples, and `P[P_BINARY]`
+# and `P[P_MAX_BASELINE]` the two modes' switches; the helpers (`load_mask`, `load`, `param`,
+# `store`, `store_grad`) are in the glossary's table of them:
 
 # %%
 for fn in (crr._weights, crr._crr_forward, crr._crr_backward):

@@ -224,8 +224,9 @@ plt.show()
 # %% [markdown]
 # **Answer:** Mostly to the host. At 16×128 and 4096×128, a call costs 19–55 µs of wall time for
 # 1.3–5.2 µs of GPU work: its wall time is 7–34× its GPU time. So a faster kernel barely changes
-# what the training loop waits for, and no eager call costs much less than about 10 µs (an empty
-# launch, timed: "About the data"). Only 16384×1024 is GPU-bound throughout.
+# what the training loop waits for, and no eager call costs much less than about 10 µs (a
+# `torch.add` takes 10–11 µs, an empty Triton launch 16–19 µs: "About the data"). Only 16384×1024
+# is GPU-bound throughout.
 #
 # <details><summary>Details: the long rollouts, 64×16384</summary>
 #
@@ -717,7 +718,9 @@ if not GPU:  # the loop's time follows T: printed, not asserted (section 5 count
           + ("" if 10 < grew < 25 else "; far from it: the CPU was busy, section 5") + ")")
 
 # %% [markdown]
-# **Answer:** For GAE on a CPU, the loop's time follows T, and the PyTorch path's follows B × T.
+# **Answer:** For GAE on a CPU, the loop's time follows T while B is small enough that each op's
+# fixed cost dominates (section 5: 14 ops per step), and the PyTorch path's follows B × T. At
+# B = 4096 the loop's ops do real work on every element, and B shows too.
 
 # %% [markdown]
 # ## Optional: all algorithms side by side

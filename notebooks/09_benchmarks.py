@@ -65,6 +65,13 @@ ALGS, SHAPES = profile.result_algorithms(res, DTYPE), profile.result_shapes(res,
 print(f"plotting {RUN}: {len(rows)} rows, dtypes {sorted({r['dtype'] for r in rows})}, passes {PASSES}, "
       f"shapes {[profile.shape_name(s) for s in SHAPES]}")
 
+
+def row(algorithm, B, T, impl="rltriton_lite", pass_="fwd"):
+    """The committed run's float32 row of one call: `impl` running `algorithm` at B×T, pass `pass_`."""
+    (r,) = [r for r in rows if (r["algorithm"], r["impl"], r["B"], r["T"], r["dtype"], r["pass"])
+            == (algorithm, impl, B, T, DTYPE, pass_)]
+    return r
+
 # %% [markdown]
 # ## 1. How close to the memory floor?
 #
@@ -72,6 +79,23 @@ print(f"plotting {RUN}: {len(rows)} rows, dtypes {sorted({r['dtype'] for r in ro
 # bar per algorithm and shape, a panel per pass. At 100 % (dashed), a kernel moves its bytes as
 # fast as a device-to-device copy. The scale is logarithmic, so small shapes sit far below. The
 # lines printed under it add the file's own `do_bench` figure ("Two % floors", in "About the data").
+#
+# **One bar by hand first**, from its row: GAE's forward at 16384×1024. Notebook 08's floor model
+# gives the bytes (17 per step in float32), the run's copy probe the bandwidth, and the row the GPU
+# time (`kernel_ms`, in ms).
+
+# %%
+r = row("gae", 16384, 1024)
+floor_us = 1e6 * 17 * r["B"] * r["T"] / res["copy_bandwidth_Bps"]  # the copy's time for GAE's bytes
+gpu_us = 1e3 * r["kernel_ms"]
+print(f"GAE 16384×1024 forward: floor {floor_us:.1f} µs, GPU time {gpu_us:.1f} µs: "
+      f"{100 * floor_us / gpu_us:.1f} % of the floor")
+# (the chart's floor used the copy probe of the run's part that timed this shape: 0.003 % apart)
+assert math.isclose(100 * floor_us / gpu_us, profile.floor_pct(res, DTYPE)["gae", (16384, 1024), "fwd"], rel_tol=1e-4)
+
+# %% [markdown]
+# *Your turn:* the same for PPO's loss (`"ppo"`, 12 bytes per step), then find both bars on the
+# chart.
 
 # %%
 fig = profile.floor_chart(res, DTYPE)
@@ -134,14 +158,7 @@ for p in PASSES:
 # </details>
 
 # %%
-def ours_row(algorithm, B, T):
-    """Our float32 forward row of `algorithm` at B×T in the committed run."""
-    (r,) = [r for r in rows if (r["algorithm"], r["impl"], r["B"], r["T"], r["dtype"], r["pass"])
-            == (algorithm, "rltriton_lite", B, T, "float32", "fwd")]
-    return r
-
-
-sac_row = ours_row("sac", 64, 16384)
+sac_row = row("sac", 64, 16384)
 print(f"SAC 64×16384 fwd: {sac_row['bytes'] / 2**20:.0f} MiB; floor {1e3 * sac_row['floor_ms']:.2f} µs; "
       f"do_bench {1e3 * sac_row['ms']:.1f} µs, so pct_floor {sac_row['pct_floor']:.3g} %; "
       f"GPU time {1e3 * sac_row['kernel_ms']:.2f} µs, so {100 * sac_row['floor_ms'] / sac_row['kernel_ms']:.3g} %")
@@ -186,6 +203,21 @@ assert round(1e3 * sac_row["kernel_ms"], 2) == 4.40 and round(pct["sac", (64, 16
 # How does the package's call compare with the Python loops it replaces, and with other compiled
 # code? The chart shows speed-up = the peer's wall time per call ÷ ours, in the same case: wall
 # time is the one timing every peer has. Right of 1×, ours is faster. The scale is logarithmic.
+#
+# **One bar by hand first:** CleanRL-style loop over time (`pytorch_loop`) against ours, GAE's
+# forward at 4096×128. A row's wall time per call is `full_call_us`, in µs.
+
+# %%
+loop_us, ours_us = row("gae", 4096, 128, impl="pytorch_loop")["full_call_us"], row("gae", 4096, 128)["full_call_us"]
+print(f"GAE 4096×128 forward, wall time per call: the loop {loop_us:,.0f} µs, ours {ours_us:.1f} µs: "
+      f"{loop_us / ours_us:,.0f}× faster")
+assert [s["x"] for s in profile.peer_speedups(res, DTYPE)
+        if (s["peer"], s["algorithm"], s["shape"], s["pass_"]) == ("pytorch_loop", "gae", (4096, 128), "fwd")] \
+    == [loop_us / ours_us]
+
+# %% [markdown]
+# *Your turn:* the same against `"torchrl_vec_gae"`, torchrl's vectorised GAE, which has no loop
+# over time. How much of the gap was the loop?
 
 # %%
 speedups = profile.peer_speedups(res, DTYPE)  # one dict per (peer, case): x = peer's wall ÷ ours
@@ -197,10 +229,17 @@ plt.show()
 # %% jupyter={"source_hidden": true}
 # Checks: the claims above, on the committed run (CI runs them; skip when reading)
 assert {"jax", "pytorch_loop"} <= set(no_gpu)  # no CUDA graph for them: wall time is the common measure
-assert max(s["x"] for s in speedups if s["peer"] == "pytorch_loop") > 1000  # the loops: thousands of times slower
+loops = {(s["algorithm"], s["pass_"], s["shape"]): s["x"] for s in speedups if s["peer"] == "pytorch_loop"}
+short = {p: [x for (_, p2, shape), x in loops.items() if p2 == p and shape[1] == 128] for p in PASSES}
+assert [round(min(short["fwd"])), round(max(short["fwd"]))] == [127, 438]  # "127–438×"
+assert [round(min(short["fwd+bwd"])), round(max(short["fwd+bwd"]))] == [59, 180]  # "59–180× with the backward"
+long_rows = [x for (_, p, shape), x in loops.items() if shape == (64, 16384)]
+assert [round(min(long_rows), -2), round(max(long_rows), -3)] == [9700, 27000]  # "9,700–27,000×"
 
 # %% [markdown]
-# **Answer.** The Python loops the package replaces are thousands of times slower per call.
+# **Answer.** The Python loops the package replaces are 127–438× slower per call at T = 128
+# (59–180× with the backward), and 9,700–27,000× on the long rows of 64×16384, where a loop walks
+# 16,384 steps (its cost grows with T; ours barely does).
 # Against other compiled or fused code the margins are far smaller, a few cases are lost, and one
 # run on a shared host cannot settle the close ones.
 
@@ -214,6 +253,20 @@ assert max(s["x"] for s in speedups if s["peer"] == "pytorch_loop") > 1000  # th
 #
 # A wall bar far above its GPU bar means the call is host time: launches, checks, autograd
 # bookkeeping. A CUDA graph removes it (notebook 08, section 4), leaving the blue bars.
+#
+# **One pair of bars by hand first:** GAE's forward at 4096×128, wall time (`full_call_us`, µs)
+# against GPU time (`kernel_ms`, ms).
+
+# %%
+r = row("gae", 4096, 128)
+print(f"GAE 4096×128 forward: wall {r['full_call_us']:.1f} µs, GPU {1e3 * r['kernel_ms']:.2f} µs: "
+      f"wall ÷ GPU = {r['full_call_us'] / (1e3 * r['kernel_ms']):.1f}×")
+assert profile.wall_vs_gpu(res, DTYPE, profile.RL_SHAPES)["gae", (4096, 128), "fwd"] == (r["full_call_us"],
+                                                                                       1e3 * r["kernel_ms"])
+
+# %% [markdown]
+# *Your turn:* the same with the backward (`pass_="fwd+bwd"`). Which grew more, the wall time or
+# the GPU time?
 
 # %%
 fig = profile.wall_gpu_chart(res, DTYPE, profile.RL_SHAPES)
@@ -372,8 +425,10 @@ assert [round(v, 1) for v in _fit("ppo")[:2]] == [3.8, 4238.3] and round(res["co
 assert round(_fit("gae")[0]) == 18 and round(_fit("gae")[2], 1) == 1.9
 
 # %% [markdown]
-# **`host_bound`.** Section 3's question, asked of a results file: how large must a call be before
-# its wall time is mostly the GPU's? Write `host_bound(rows, algorithm, pass_)`.
+# **`host_bound`.** Section 3's question, asked of a results file: up to which size is a call
+# mostly host time? Write `host_bound(rows, algorithm, pass_)`: the largest shape whose wall time
+# is more than twice its GPU time. (Above it every measured shape is GPU-bound; a size between two
+# measured shapes is not known.)
 #
 # * **Inputs:** `rows`, the results file's list of rows (`res["rows"]` above); an `algorithm`; a
 #   pass `pass_` (`"fwd"` or `"fwd+bwd"`).
@@ -518,7 +573,7 @@ for f in sorted(glob.glob(os.path.join(RESULTS, "*.json"))):
 # 4096×128, forward:
 
 # %%
-gae_row = ours_row("gae", 4096, 128)
+gae_row = row("gae", 4096, 128)
 print(f"GAE 4096×128 fwd: floor {1e3 * gae_row['floor_ms']:.2f} µs; "
       f"do_bench {1e3 * gae_row['ms']:.2f} µs, so pct_floor {gae_row['pct_floor']:.3g} %; "
       f"GPU time {1e3 * gae_row['kernel_ms']:.2f} µs, so {100 * gae_row['floor_ms'] / gae_row['kernel_ms']:.3g} %")

@@ -337,63 +337,9 @@ assert max(per_update.values()) < 0.5 * 1e3 * min(np.median(t_a), np.median(t_b)
 # two runs' times per update that the cell's balance does not explain is not the swap: the runs ran
 # one after the other on a shared CPU.
 #
-# <details><summary>Details: what the swap saves on a GPU (the committed H200 run)</summary>
-#
-# The per-call savings that matter are on a GPU, where CleanRL's loop launches a few kernels per
-# time step. The committed H200 run says how much (`benchmarks/results/H200-2026-12-01c.json`,
-# float32, forward; notebook 09's chart, section 2). Each ratio is the peer's wall time per call ÷
-# ours, host included, one clock against the same clock:
-#
-# * **At the RL sizes 16×128, 4096×128 and 64×16384**, the CleanRL-style PyTorch loops over time
-#   (`pytorch_loop`) are 127–27,285× slower than our call. The most is at 64×16384, where a loop
-#   walks 16,384 steps. torchrl's vectorised GAE (`torchrl_vec_gae`), which has no loop over time,
-#   is 22–169× slower. (At T = 128 its outputs differ from ours by up to 6e-4 relative, likely
-#   float32 rounding: notebook 08, section 6, explains the `!`.)
-# * **At a large batch, 16384 × 1024,** that run timed no peers. An earlier, wider sweep did:
-#   `H200-2026-11-30d.json`, made a day before on older code. In it the loops are 371–1,333×
-#   slower than our call, torchrl's estimators 288–960× (343× its vectorised GAE). Do not set
-#   these beside the bullet above: another run, other code and other shapes (a loop's cost grows
-#   with its steps, T, while our call's barely does, so the long rows of 64×16384 give the largest
-#   ratio of all). At this size
-#   our call is mostly GPU time (notebook 08, section 2). (The sweep's `ms` column would not do for
-#   these ratios: for the peers it is a wall-clock time, for ours a `do_bench` time, two different
-#   clocks, notebook 08's lesson.)
-#
-# </details>
-
-# %% jupyter={"source_hidden": true}
-# Checks: the figures above, from the committed H200 results (CI runs them; skip when reading)
-case = lambda r: (r["algorithm"], r["B"], r["T"], r["dtype"], r["pass"])  # noqa: E731
-SWEEP, sweep = profile.committed_results(profile.results_folder(), profile.COMMITTED_SWEEP)
-ours = {case(r): r for r in sweep["rows"] if r["impl"] == profile.OURS_IMPL}
-peer_rows = [r for r in sweep["rows"] if case(r)[1:] == (16384, 1024, "float32", "fwd")
-             and (r["impl"] == "pytorch_loop" or r["impl"].startswith("torchrl"))]
-# wall ÷ wall, as notebook 09's chart divides: profile.peer_speedups on the sweep, at this shape
-big = {(s["peer"], s["algorithm"]): s["x"] for s in profile.peer_speedups(sweep)
-       if (s["shape"], s["pass_"]) == ((16384, 1024), "fwd") and s["peer"] in {r["impl"] for r in peer_rows}}
-loops = [x for (impl, _), x in big.items() if impl == "pytorch_loop"]
-torchrl = [x for (impl, _), x in big.items() if impl != "pytorch_loop"]
-print(f"{SWEEP}, 16384×1024 forward, the peer's wall time ÷ ours: loops {min(loops):,.0f}–{max(loops):,.0f}×, "
-      f"torchrl {min(torchrl):,.0f}–{max(torchrl):,.0f}× (its vectorised GAE {big['torchrl_vec_gae', 'gae']:.0f}×)")
-RUN, run = profile.committed_results(profile.results_folder())  # notebook 09's
-vec = {s["shape"]: s["x"] for s in profile.peer_speedups(run) if (s["peer"], s["pass_"]) == ("torchrl_vec_gae", "fwd")}
-rl_loops = {(s["algorithm"], s["shape"]): s["x"] for s in profile.peer_speedups(run)
-            if (s["peer"], s["pass_"]) == ("pytorch_loop", "fwd")}
-print(f"{RUN}, forward, the peer's wall time ÷ ours at {', '.join(map(profile.shape_name, vec))}: "
-      f"loops {min(rl_loops.values()):,.0f}–{max(rl_loops.values()):,.0f}×, "
-      f"torchrl's vectorised GAE {min(vec.values()):.0f}–{max(vec.values()):.0f}×")
-assert len(big) == len(peer_rows) and all(r["full_call_us"] for r in peer_rows)  # every peer row, by wall time
-assert all(big[r["impl"], r["algorithm"]] == r["full_call_us"] / ours[case(r)]["full_call_us"] for r in peer_rows)
-assert [round(min(loops)), round(max(loops))] == [371, 1333]
-assert [round(min(torchrl)), round(max(torchrl))] == [288, 960]
-assert round(big["torchrl_vec_gae", "gae"]) == 343
-assert set(vec) == {(16, 128), (4096, 128), (64, 16384)}  # notebook 09's RL shapes
-assert [round(min(vec.values())), round(max(vec.values()))] == [22, 169]
-assert {s for _, s in rl_loops} == set(vec) and [round(min(rl_loops.values())), round(max(rl_loops.values()))] == [127, 27285]
-assert max(rl_loops, key=rl_loops.get)[1] == (64, 16384)  # the most where the loop walks the most steps
-assert not [r for r in run["rows"] if (r["B"], r["T"]) == (16384, 1024) and r["impl"] in profile.result_peers(run)]
-# why not the `ms` column: the peers' is a wall-clock time, ours a do_bench time (two clocks)
-assert {r["timer"] for r in peer_rows} == {"wall"} and {ours[case(r)]["timer"] for r in peer_rows} == {"do_bench"}
+# What the swap saves per call on a GPU, where CleanRL's loop launches a few kernels per time step,
+# is notebook 09's section 2: on the H200, its chart sets every peer's wall time per call against
+# ours, CleanRL-style loops over time among them.
 
 # %% [markdown]
 # ## Exercises

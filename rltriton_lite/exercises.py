@@ -4038,6 +4038,11 @@ def _twice(fn, args, kw):
         raise AssertionError(f"every launch of yours ran one program, on {n} elements: the first one walks the whole "
                              "input alone (one SM of a GPU) and the second has nothing to add; give the first a "
                              "program per BLOCK elements, grid = (triton.cdiv(n, BLOCK),)")
+    last = _programs(mine[-1])
+    if last is not None and last > 1:
+        raise _RuleBroken(f"your last launch ran {last} programs: each adds all the partials and stores the same "
+                          f"total in one place, the work done {last} times and a race that only happens to store "
+                          "equal values; the finishing launch is one program, grid = (1,)")
     second = fn(*args)
     if not torch.equal(torch.as_tensor(first), torch.as_tensor(second)):
         raise AssertionError("two calls on the same input gave different bits (a sum in a fixed order gives the "
@@ -4053,10 +4058,26 @@ def _two_stage_hint(x, got, expected):
     if np.isclose(float(got), float(expected) * n / lanes, rtol=1e-5) and lanes != n:
         return f"That is the sum divided by {lanes:,}, the lanes of the blocks, padding included." + _fix(
             f" Divide by n = {n:,}.")
+    full = _full_blocks_only(x, got)
+    if full:
+        return full
     if n > 1024 * 1024:
         return (f"This case has {blocks:,} blocks of 1024, so more partial sums than one block of the second "
                 "stage holds: does it add all of them (a loop over the partials, block by block)?")
     return _one_block_of_partials(x, got)
+
+
+def _full_blocks_only(x, got):
+    """A first grid of n // BLOCK programs: the last, partial block has none, so the mean holds the full
+    blocks' sum over n (0 where n < BLOCK)."""
+    x = x.detach().cpu().double().numpy()
+    n = x.size
+    for block in (2 ** k for k in range(4, 14)):
+        if n % block and np.isclose(float(got), x[:n // block * block].sum() / n, rtol=1e-5, atol=1e-7):
+            return ("That is the sum of the full blocks only, over n (0 where n < BLOCK): the last, partial "
+                    "block had no program. n // BLOCK rounds down; the first grid needs a program for a partial "
+                    "block too." + _fix(" The first launch's grid: (triton.cdiv(n, BLOCK),)."))
+    return None
 
 
 def _one_block_of_partials(x, got):
@@ -4227,15 +4248,19 @@ def _awac_hint(A, beta, got, expected):
                       "lanes past N set the max." + below + _fix(
                           " Subtract the max of A / beta before the exp (the softmax is unchanged by a shift), start "
                           "the running max at -inf, and load the lanes past N as -inf."))
-    for block in (2 ** k for k in range(4, 13)):
-        if block < n and np.allclose(np.add.reduceat(got, np.arange(0, n, block)),
-                                     np.minimum(block, n - np.arange(0, n, block)), rtol=1e-4):
-            return _Whole(f"Each block of {block} of your weights sums to its own count: each block is normalised on "
-                          "its own. A weight depends on the whole batch: the max and the sum must cover all N "
+    with np.errstate(all="ignore"):
+        ratio = got / expected
+    for block in (2 ** k for k in range(13, 3, -1)):  # the largest first: blocks of 1024 are blocks of 16 too
+        starts = np.arange(0, n, block)
+        scales = ratio[starts]
+        if block < n and np.allclose(ratio, np.repeat(scales, block)[:n], rtol=1e-4) \
+                and not np.allclose(scales, scales[0], rtol=1e-3):
+            return _Whole(f"Within each block of {block} your weights are right up to one factor, but the factor "
+                          "changes from block to block: each block is normalised on its own (its own max, its own "
+                          "sum). A weight depends on the whole batch: the max and the sum must cover all N "
                           "advantages before any weight is written." + _fix(
                               " One program, whose three passes each loop over every block: for start in range(0, n, "
                               "BLOCK)."))
-    ratio = got / expected
     if not np.allclose(ratio, ratio.flat[0], rtol=1e-4):  # (the slips below scale every weight alike)
         return None
     if ratio.flat[0] < 1:
@@ -4562,7 +4587,8 @@ _CLEANRL_SLIPS = {  # what the advantages are, where they are CleanRL's with one
         ": dones[t + 1] says the episode ended after step t"): dict(
         terminated=lambda d, nd: np.concatenate([0 * nd, d[:-1]])),
     "no bootstrap at the rollout's end: the last step reads V = 0 after it" + _fix(
-        ": pass next_value as bootstrap_value"): dict(bootstrap=False),
+        ": next_value is the value after the last step: rl.gae's bootstrap_value, or, in a loop of your own, the "
+        "last row of the next values, torch.cat([values[1:], next_value])"): dict(bootstrap=False),
 }
 
 
@@ -4734,11 +4760,35 @@ def _token_gae_reference(r, v, mask, gamma, lam):
     return adv
 
 
+def _token_value_scan_slips(r0, v0, mask, gamma, lam):
+    """The advantages where the scan of the values that gives V_next has a slip: not shifted (each
+    token reads its own value), or its flag swapped (a = 1 at the response tokens, 0 at the masked)."""
+    def advantages(v_from_here, shift=True):
+        v_next = np.concatenate([v_from_here[:, 1:], np.zeros_like(v0[:, :1])], 1) if shift else v_from_here
+        return reference.linear_scan(np.where(mask, gamma * lam, 1.0), np.where(mask, r0 + gamma * v_next - v0, 0.0))
+
+    return {
+        "V_next is each response token's own value: the scan of the values gives, at t, V at the first response "
+        "token at or after t, which is V_t itself at a response token. V_next is that scan read one position "
+        "later" + _fix(": torch.cat([scanned[..., 1:], zeros], -1)"): advantages(
+            reference.linear_scan((~mask).astype(float), v0), shift=False),
+        "the scan of the values has its flag swapped: it carries through the response tokens and stops at the masked "
+        "ones. It must stop at each response token (a = 0 there: the token's own value) and carry a value back "
+        "through the masked tokens before it (a = 1 there)" + _fix(": in the scan of the values, a = (~mask)"):
+            advantages(reference.linear_scan(mask.astype(float), v0)),
+    }
+
+
 def _token_gae_hint(args, got, expected):
     """OpenRLHF's semantics named where the student wrote them: the values and rewards zeroed by the
-    mask, V(s_{t+1}) read at position t + 1 (compared at the policy tokens, where the two are defined)."""
+    mask, V(s_{t+1}) read at position t + 1 (compared at the policy tokens, where the two are defined);
+    and the slips in the scan of the values that gives V_next."""
     r, v, mask, gamma, lam = _as_numpy(tuple(args))
     r0, v0 = np.where(mask, r, 0.0), np.where(mask, v, 0.0)
+    got_ = np.asarray(got, dtype=np.float64)
+    for what, slip in _token_value_scan_slips(r0, v0, mask, gamma, lam).items():
+        if _is_slip(got_, slip, expected):
+            return _Whole(f"These are verl's advantages with a slip: {what}.")
     nxt = np.concatenate([v0[:, 1:], np.zeros_like(v0[:, :1])], 1)
     theirs = reference.linear_scan(np.full_like(r0, gamma * lam), r0 + gamma * nxt - v0)
     if np.shape(got) != theirs.shape or np.allclose(theirs[mask], expected[mask], rtol=1e-5, atol=1e-5) \

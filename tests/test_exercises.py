@@ -679,13 +679,16 @@ def wrong_answers(name: str):
                          ("the max and the sum over the first block only", _awac_with(ONE_BLOCK=True)),
                          ("the running max started at 0, not -inf (a review's case)", _awac_with(MAX_FROM_0=True)),
                          ("one program per block, each normalised on its own (a later review's case)",
-                          _awac_per_block)],
+                          _awac_per_block),
+                         ("one program per block, each normalised on its own and times N (another review's case)",
+                          lambda advantages, beta: _awac_per_block(advantages, beta, by_n=True))],
         "two_stage_mean": [
             ("padding counted in n", lambda x: s(x) * x.numel() / (1024 * -(-x.numel() // 1024))),
             ("padding loaded as 1", lambda x: s(x) + (1024 * -(-x.numel() // 1024) - x.numel()) / x.numel()),
             ("not deterministic", lambda x, _calls=[]: _calls.append(1) or s(x) * (1 + 1e-7 * (len(_calls) % 2))),
             ("a finisher of one block, no loop (the partials past 1024 dropped: the sixth review's case)",
              _two_stage_one_block),
+            ("a first grid of n // BLOCK programs (a later review's case)", _two_stage_floor_grid),
         ],
         "soft_lambda_targets": [("no entropy on the continuation", _soft_no_entropy),
                                 ("log pi of step t, not t+1", _soft_same_step),
@@ -738,7 +741,11 @@ def wrong_answers(name: str):
                             ("masked tokens the identity, but V_next read at t + 1 (zero in a hole)",
                              _token_next_by_position),
                             ("b multiplied by the mask, not selected (0 * NaN at a masked token: the seventh "
-                             "review's case)", _token_b_multiplied)],
+                             "review's case)", _token_b_multiplied),
+                            ("V_next not shifted: each token's own value (a later review's case)",
+                             _token_value_scan_with(unshifted=True)),
+                            ("the scan of the values with its flag swapped (a later review's case)",
+                             _token_value_scan_with(swapped=True))],
         "warp_sectors": [("one sector per lane (lanes counted, not sectors)", lambda a, n: len(a)),
                          ("the bytes asked for ÷ 32, as if every load were contiguous",
                           lambda a, n: -(-len(a) * n // 32)),
@@ -804,8 +811,15 @@ W_SAYS = {
         "result 1 (b): expected shape (1,), got (1, 1)\nHint: one dimension too many: * between a matrix and a "
         "vector multiplies element by element and broadcasts to a matrix; the matrix product is @.",
     ("awac_weights", "one program per block, each normalised on its own (a later review's case)"):
-        ("Hint: Each block of 1024 of your weights sums to its own count: each block is normalised on its own.",
+        ("Hint: Within each block of 1024 your weights are right up to one factor, but the factor changes from block "
+         "to block: each block is normalised on its own",
          "One program, whose three passes each loop over every block: for start in range(0, n, BLOCK)."),
+    ("awac_weights", "one program per block, each normalised on its own and times N (another review's case)"):
+        "Hint: Within each block of 1024 your weights are right up to one factor",
+    ("two_stage_mean", "a first grid of n // BLOCK programs (a later review's case)"):
+        ("n=1: expected 0.534193, your function returned 0\nHint: That is the sum of the full blocks only, over n "
+         "(0 where n < BLOCK): the last, partial block had no program.",
+         "The first launch's grid: (triton.cdiv(n, BLOCK),)."),
     ("vtrace_floor_bytes", "counted in bits (a later review's case)"):
         "expected 25, your function returned 200\nHint: that is the count in bits: the task asks for bytes",
     ("awac_weights", "the max and the sum over the first block only"):
@@ -817,7 +831,8 @@ W_SAYS = {
     ("cleanrl_advantages", "next_done left out"):
         ("still bootstraps from next_value.", "The last row of terminated is next_done."),
     ("cleanrl_advantages", "no bootstrap (next_value left out)"):
-        ("no bootstrap at the rollout's end", "Pass next_value as bootstrap_value."),
+        ("no bootstrap at the rollout's end", "next_value is the value after the last step: rl.gae's "
+         "bootstrap_value, or, in a loop of your own, the last row of the next values"),
     ("cleanrl_advantages", "returns = advantages (values not added)"):
         "result 1 (returns): the error starts (in scan order) at index (7, 0) expected -1.62987, got -2.91153 (24 of "
         "24 elements wrong)\nHint: Your returns are the advantages: CleanRL's returns are advantages + values.",
@@ -918,6 +933,12 @@ W_SAYS = {
         ("Hint: that step is a masked token (tool output or padding: as if deleted, the identity (1, 0)). At the "
          "policy tokens these are OpenRLHF's advantages (notebook 12, section 5)",
          "A masked token is the identity (a, b) = (1, 0), and V_next is the value at the next response token"),
+    ("token_gae_pairs", "V_next not shifted: each token's own value (a later review's case)"):
+        ("Hint: These are verl's advantages with a slip: V_next is each response token's own value",
+         "torch.cat([scanned[..., 1:], zeros], -1)."),
+    ("token_gae_pairs", "the scan of the values with its flag swapped (a later review's case)"):
+        ("Hint: These are verl's advantages with a slip: the scan of the values has its flag swapped",
+         "In the scan of the values, a = (~mask)."),
     ("gae_prologue", "returns 00c's triple (a, b, reset): no valid, no keep"):
         "gae_prologue, no episode ends, shape (3, 90): _gae_prologue_returns_three returned 3 values (return "
         "gamma * lam, delta, done), expected 5: a package prologue returns the 5-tuple (a, b, reset, valid, keep): "
@@ -1032,18 +1053,20 @@ def _awac_variant(A, W, beta, n, BLOCK: tl.constexpr, NO_MAX: tl.constexpr, PAD_
 
 
 @triton.jit
-def _awac_per_block_kernel(A, W, beta, n, BLOCK: tl.constexpr):
+def _awac_per_block_kernel(A, W, beta, n, BLOCK: tl.constexpr, BY_N: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     m = offs < n
     x = tl.load(A + offs, mask=m, other=float("-inf")) / beta
     e = tl.exp(x - tl.max(x, 0))
-    tl.store(W + offs, tl.sum(m.to(tl.float32), 0) * e / tl.sum(e, 0), mask=m)
+    count = n * 1.0 if BY_N else tl.sum(m.to(tl.float32), 0)
+    tl.store(W + offs, count * e / tl.sum(e, 0), mask=m)
 
 
-def _awac_per_block(advantages, beta):
-    """awac_weights with one program per block, each block normalised on its own (a review's case)."""
+def _awac_per_block(advantages, beta, by_n=False):
+    """awac_weights with one program per block, each block normalised on its own, times its count
+    or times N (two reviews' cases)."""
     w, n = torch.empty_like(advantages), advantages.numel()
-    _awac_per_block_kernel[(triton.cdiv(n, 1024),)](advantages, w, beta, n, BLOCK=1024)
+    _awac_per_block_kernel[(triton.cdiv(n, 1024),)](advantages, w, beta, n, BLOCK=1024, BY_N=by_n)
     return w
 
 
@@ -1165,6 +1188,17 @@ def _token_b_multiplied(r, v, m, gamma, lam):
 def _token_reset_at_holes(r, v, m, gamma, lam):
     a, b = solution("token_gae_pairs")(r, v, m, gamma, lam)
     return torch.where(m, a, 0.0), b
+
+
+def _token_value_scan_with(unshifted=False, swapped=False):
+    """token_gae_pairs' solution with a slip in its scan of the values: V_next not shifted, or the
+    scan's flag swapped (a review's cases)."""
+    def token_gae_pairs(rewards, values, mask, gamma, lam):
+        v = torch.where(mask, values, 0.0)
+        v_from_here = rl.linear_scan((mask if swapped else ~mask).to(values.dtype), v)
+        v_next = v_from_here if unshifted else torch.cat([v_from_here[..., 1:], torch.zeros_like(v[..., :1])], -1)
+        return torch.where(mask, gamma * lam, 1.0), torch.where(mask, rewards + gamma * v_next - values, 0.0)
+    return token_gae_pairs
 
 
 def _token_next_by_position(r, v, m, gamma, lam):
@@ -1772,7 +1806,7 @@ def test_attempt_tells_a_starter_from_a_wrong_answer(capsys):
     # and leaves no earlier check's fix behind (a review: fix() showed the one before)
     with pytest.raises(AssertionError):
         exercises.check("cleanrl_advantages", _cleanrl_with(bootstrap=False))
-    assert exercises.fix("cleanrl_advantages") == "Pass next_value as bootstrap_value."
+    assert exercises.fix("cleanrl_advantages").startswith("next_value is the value after the last step: rl.gae's")
 
     def no_time_dim(rewards, values, dones, next_value, next_done, gamma, gae_lambda):
         return rl.gae(rewards, values, bootstrap_value=next_value.reshape(-1))
@@ -1953,6 +1987,17 @@ def test_two_stage_mean_refuses_atomics_and_a_single_launch():
     with pytest.raises(AssertionError, match=r"two_stage_mean, n=\d+: every launch of yours ran one program, on "
                                              r"\d+ elements"):
         exercises.check("two_stage_mean", one_program_twice)
+
+    def finish_everywhere(x):  # the finisher launched with a program per partial (a review's case)
+        glob, n = solution("two_stage_mean").__globals__, x.numel()
+        partials, out = torch.empty(triton.cdiv(n, 1024), device=x.device), torch.empty((), device=x.device)
+        glob["_partials"][(partials.numel(),)](x, partials, n, BLOCK=1024)
+        glob["_finish"][(partials.numel(),)](partials, out, partials.numel(), n, BLOCK=1024)
+        return out
+
+    with pytest.raises(AssertionError, match=r"two_stage_mean, n=\d+: your last launch ran \d+ programs: each adds "
+                                             r"all the partials"):
+        exercises.check("two_stage_mean", finish_everywhere)  # (n=1 and the n < 1024 case pass: one partial)
 
 
 # ---- The special steps: what a seed can draw, the fixed cases show ----------------------------------
@@ -2356,6 +2401,18 @@ def _two_stage_one_block(x):
     out = torch.empty((), dtype=torch.float32, device=x.device)
     partials_kernel[(partials.numel(),)](x, partials, n, BLOCK=BLOCK)
     _finish_one_block[(1,)](partials, out, partials.numel(), n, BLOCK=1024)
+    return out
+
+
+def _two_stage_floor_grid(x):
+    """two_stage_mean's solution with n // BLOCK programs first: the last, partial block has none
+    (a review's case; the partials sized the same way)."""
+    glob = solution("two_stage_mean").__globals__
+    n, BLOCK = x.numel(), 1024
+    partials = torch.zeros(max(n // BLOCK, 1), dtype=torch.float32, device=x.device)
+    out = torch.empty((), dtype=torch.float32, device=x.device)
+    glob["_partials"][(n // BLOCK,)](x, partials, n, BLOCK=BLOCK)
+    glob["_finish"][(1,)](partials, out, n // BLOCK, n, BLOCK=1024)
     return out
 
 
