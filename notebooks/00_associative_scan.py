@@ -26,8 +26,9 @@
 # * **Minimum path:** all seven sections (00b, 00c and 01 build on 4, 5 and 7) and the checked
 #   exercise `matrix_compose`. Skim Blelloch's scan in section 1. The open questions can wait.
 #
-# Every algorithm in this collection is a loop that runs **backwards in time**. That holds for
-# discounted returns, GAE, TD(λ), V-trace and the soft λ-returns of SAC:
+# Every return and advantage in this collection is a loop that runs **backwards in time**. That
+# holds for discounted returns, GAE, TD(λ), V-trace and the soft λ-returns of SAC (PPO's and CRR's
+# losses then read such advantages, one element at a time):
 #
 # $$y_t = b_t + a_t \, y_{t+1}, \qquad t = T-1, \dots, 0.$$
 #

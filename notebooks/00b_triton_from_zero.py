@@ -268,41 +268,28 @@ exercises.attempt("td_target_kernel", td_target_kernel)
 # * For a tuple of blocks, it takes two tuples' worth of arguments, `combine(a1, b1, a2, b2)`, and
 #   returns a tuple.
 #
-# **The order of the arguments matters**, because the affine operator is not commutative. The scan
-# works on a tree, so both arguments are composed runs of consecutive elements. `combine` always
-# applies `(a1, b1)` first; the direction decides which run that is. At the last level of the
-# tree, on 8 steps:
+# **The rule: `combine(a1, b1, a2, b2)` applies `(a1, b1)` first**, then `(a2, b2)`: it returns
+# `(a2·a1, b2 + a2·b1)`, the map y ↦ a2·(a1·y + b1) + b2. The order matters, because the affine
+# operator is not commutative. The scan works on a tree, so both arguments are composed runs of
+# consecutive steps, and the direction decides which run comes first: in a forward scan the
+# earlier one, in a reverse scan the later one, the one nearer the carry. On 8 steps, at the
+# tree's last level:
 #
 # ```text
 # forward scan (reverse=False): y_t = a_t·y_{t-1} + b_t; the carry moves left to right →
 #
 #   step:  0     1     2     3     4     5     6     7
 #          └────(a1, b1)─────┘     └────(a2, b2)─────┘
-#          earlier run:            later run:
-#          applied first           applied second
 #
 # reverse scan (reverse=True): y_t = a_t·y_{t+1} + b_t; the carry moves right to left ←
 #
 #   step:  0     1     2     3     4     5     6     7
 #          └────(a2, b2)─────┘     └────(a1, b1)─────┘
-#          earlier run:            later run, already composed:
-#          applied second          applied first
-#
-# in both: combine(a1, b1, a2, b2) = (a2·a1, b2 + a2·b1), the map y ↦ a2·(a1·y + b1) + b2
 # ```
 #
-# So with `reverse=True`, `(a1, b1)` is the *later* run. That is the order of a return: step $t$ is
-# applied to the value that comes after it.
-#
-# The code calls this combine `affine_combine`: it composes two affine maps, and it is the same
-# function in both directions.
-#
-# <details><summary>Details: `affine_combine` and notebook 00's `combine`</summary>
-#
-# It is notebook 00's `combine` with the pairs unpacked: `affine_combine(*p, *q)` is
-# `combine(p, q)`, `p` applied first.
-#
-# </details>
+# A return is a reverse scan: step $t$ is applied to the value that comes after it. The code calls
+# this combine `affine_combine`, the same function in both directions; it is notebook 00's
+# `combine(p, q)` with the pairs unpacked.
 #
 # A forward example first: the running state of $y_t = a_t y_{t-1} + b_t$. This is an exponential
 # moving average, with $a_t = 0.5$, $b_t = 0.5 x_t$:
@@ -310,9 +297,7 @@ exercises.attempt("td_target_kernel", td_target_kernel)
 # %%
 @triton.jit
 def affine_combine(a1, b1, a2, b2):
-    # (a1, b1): the run applied first (in a forward scan the steps before, in a reverse scan
-    # the steps after); then (a2, b2): y -> a2 * y + b2
-    return a2 * a1, b2 + a2 * b1
+    return a2 * a1, b2 + a2 * b1  # (a1, b1) first, then (a2, b2): the rule above
 
 
 @triton.jit
@@ -389,9 +374,9 @@ assert A_s.tolist() == [0.5 ** (4 - t) for t in range(4)] and np.allclose(B_s.cp
 print("A_t:", A_s.tolist(), " B_t:", B_s.tolist())
 
 # %% [markdown]
-# **Which runs meet, and in which order?** The next cell replays a reverse scan of 4 steps as a
-# tree, on labels instead of numbers. A run lists its steps in the order they are applied: `'s3 s2'`
-# is step 3, then step 2. In every call, `first` is `(a1, b1)`, the later run.
+# **The rule, seen.** The next cell replays a reverse scan of 4 steps as a tree, on labels instead
+# of numbers. A run lists its steps in the order they are applied: `'s3 s2'` is step 3, then step
+# 2. In every call, `first` is `(a1, b1)`.
 
 # %%
 def tree_reverse_scan(xs, combine, show=False):
@@ -432,6 +417,8 @@ np.testing.assert_allclose(np.array(maps), np.stack([A_s.cpu().numpy(), B_s.cpu(
 #   `triton.next_power_of_2(T)`, with the lanes past $T$ padded with the identity $(1, 0)$.
 # * **The checker requires:** one program and one `tl.associative_scan`. A loop over the steps is
 #   refused.
+# * **Testing in a script of your own:** import `rltriton_lite` there too, so that the interpreter
+#   runs your scan as a tree, as the checker and a GPU do.
 #
 # For now an episode end is $a_t = 0$: the scan multiplies the value after it by 0.
 #

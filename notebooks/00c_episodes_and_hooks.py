@@ -598,6 +598,10 @@ from rltriton_lite import returns  # noqa: E402
 print(inspect.getsource(getattr(returns._returns_prologue, "fn", returns._returns_prologue)))
 
 # %% [markdown]
+# * **`step(...)`** loads the step's γ, λ and flags: `term` (a termination), `done` (any episode
+#   end: a termination, a truncation or the window's last step) and `valid` (not padding). The
+#   package calls this prologue with λ = 1, so `gamma * lam` is γ here: GAE's and TD(λ)'s prologues
+#   have the same shape. `ahead` matters only for calls with a `mask`; `ACC` is the arithmetic dtype.
 # * **`REWARDS`, `VALUES`, `NEXT_VALUES`, ...** are `tl.constexpr` indices into `X`: they name
 #   what each slot holds.
 # * **`(a, b, reset, valid, keep)`** is what a package prologue returns: your triple plus two, the
@@ -605,8 +609,8 @@ print(inspect.getsource(getattr(returns._returns_prologue, "fn", returns._return
 #
 # <details><summary>Details: episode.py, valid, keep, and the kernel's other arguments</summary>
 #
-# * The indices are defined in `rltriton_lite/episode.py`, shared by the algorithms that read an
-#   episode. `step(...)` loads γ, λ and the episode flags once for every algorithm.
+# * The indices and `step` are defined in `rltriton_lite/episode.py`, shared by the algorithms that
+#   read an episode.
 # * A padded step (`valid` off) is the identity.
 # * GAE keeps $V_t$ to add to the advantage, so `values` is read once.
 # * The kernel's other arguments are carries in and out of a row, and knobs for speed.

@@ -41,15 +41,11 @@
 # **done** is new: any episode end, $\text{done}_t = \text{term}_t \lor \text{trunc}_t$, or the
 # window's last step. Only a termination drops the bootstrap, through $(1-\text{term}_t)$.
 #
-# **The hooks you write from here on, on one card.** Three forms, each where its exercises are:
-#
-# | form | signature | how it ends an episode | exercises |
-# | --- | --- | --- | --- |
-# | the harness's prologue (`exercises.scan_hook`, section 5) | `(X, P, offs, t, m, T) -> (a, b)` | returns a = 0 there; the harness selects, so nothing behind it leaks | 01, 03, 04, 06 |
-# | the harness's elementwise hook (`exercises.map_hook`) | `(X, P, offs, m) -> value` | no scan, no episode end | 05, 07 |
-# | the package's prologue (02, section 3) | `(X, SX, P, row, t, m, T, ACC) -> (a, b, reset, valid, keep)` | returns the reset flag itself | 02's `gae_prologue` |
-#
-# In every form the episode end is a select, never a multiplication by 0 (00c's rule).
+# **The hook you write from here on** is the harness's prologue (`exercises.scan_hook`, section
+# 5): `(X, P, offs, t, m, T) -> (a, b)`, returning a = 0 at an episode end, which the harness turns
+# into a select. Two other forms come later, each beside its exercises: 05 and 07's elementwise
+# hook, and 02's package prologue (the glossary's [hooks' signatures](GLOSSARY.md#names-and-signatures)
+# has all three).
 #
 # <details><summary>Details: sources, and the flag of 00b and 00c</summary>
 #

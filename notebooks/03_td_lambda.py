@@ -186,7 +186,7 @@ assert profile.rollout_error("td_lambda", 3, 1000, DEVICE) < 1e-5  # 3 × 1,000 
 #   window of $T$ steps) adds up the noise of every reward it sums.
 #
 # A trade-off needs random rewards *and* an imperfect critic, biased or noisy. With deterministic
-# rewards, summing more of them adds no noise, and λ = 1 wins everywhere; with a perfect critic,
+# rewards, summing more of them adds no noise, and λ ≈ 1 wins everywhere; with a perfect critic,
 # λ = 0 does. A larger λ removes the critic's bias and averages its noise over more states, but
 # sums the noise of more rewards.
 #

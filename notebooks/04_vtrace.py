@@ -20,7 +20,7 @@
 #   to, in any finite MDP; Retrace as a Triton prologue, V-trace's policy-gradient epilogue, and
 #   V-trace as a whole kernel of your own.
 # * **Time:** 4–6.5 h with the open questions; 2.5–4.5 h for the reading and the four checked
-#   exercises (for a student new to Triton).
+#   exercises (for a student new to Triton), in two sessions: the second starts at `vtrace_kernel`.
 # * **Needs:** notebooks 01–03; importance sampling. No GPU.
 # * **Conventions:** episode ends follow 00c's card: every end is a reset, a bootstrap enters
 #   $b_t$ through a select. Flags, values and hook signatures on one page: the glossary's
@@ -725,6 +725,9 @@ vtrace_pg = None
 exercises.attempt("vtrace_pg", vtrace_pg)
 
 # %% [markdown]
+# *A good place to stop for a first session.* The capstone next builds on `retrace` and
+# `vtrace_pg`, and on your `reset_scan` from 00c: have it at hand.
+#
 # **`vtrace_kernel`** (the capstone: a whole kernel, as in notebooks 00b and 00c). Write V-trace
 # end to end in Triton, with no harness:
 #
@@ -850,7 +853,8 @@ print(inspect.getsource(getattr(exercises.vtrace_prologue, "fn", exercises.vtrac
 #
 # <details><summary>Hint 2: the plan</summary>
 #
-# * Each action's weight in state $s$ is $\mu(a|s)\min(\bar\rho, \pi/\mu)$. Write it without the ratio.
+# * Each action's weight in state $s$ is $\mu(a|s)\min(\bar\rho, \pi/\mu) = \min(\bar\rho\,\mu, \pi)$:
+#   the second form divides by nothing, so an action that $\mu$ never takes needs no care.
 # * The condition is a weighted mean of TD errors. It is 0 if the weights are normalised first.
 # * Normalised in each state, the weights are a policy $\nu$. The condition is then the Bellman
 #   equation of $\nu$: $V(s) = \sum_a \nu(a|s)\big(R(s,a) + \gamma\sum_{s'} P(s,a,s')V(s')\big)$.

@@ -78,7 +78,7 @@ def row(algorithm, B, T, impl="rltriton_lite", pass_="fwd"):
 # Does each kernel move its bytes as fast as memory allows? The chart shows floor ÷ GPU time: a
 # bar per algorithm and shape, a panel per pass. At 100 % (dashed), a kernel moves its bytes as
 # fast as a device-to-device copy. The scale is logarithmic, so small shapes sit far below. The
-# lines printed under it add the file's own `do_bench` figure ("Two % floors", in "About the data").
+# lines printed under it give each shape's range.
 #
 # **One bar by hand first**, from its row: GAE's forward at 16384×1024. Notebook 08's floor model
 # gives the bytes (17 per step in float32), the run's copy probe the bandwidth, and the row the GPU
@@ -90,7 +90,6 @@ floor_us = 1e6 * 17 * r["B"] * r["T"] / res["copy_bandwidth_Bps"]  # the copy's 
 gpu_us = 1e3 * r["kernel_ms"]
 print(f"GAE 16384×1024 forward: floor {floor_us:.1f} µs, GPU time {gpu_us:.1f} µs: "
       f"{100 * floor_us / gpu_us:.1f} % of the floor")
-# (the chart's floor used the copy probe of the run's part that timed this shape: 0.003 % apart)
 assert math.isclose(100 * floor_us / gpu_us, profile.floor_pct(res, DTYPE)["gae", (16384, 1024), "fwd"], rel_tol=1e-4)
 
 # %% [markdown]
@@ -100,16 +99,14 @@ assert math.isclose(100 * floor_us / gpu_us, profile.floor_pct(res, DTYPE)["gae"
 # %%
 fig = profile.floor_chart(res, DTYPE)
 plt.show()
-# the same numbers, one line per shape, beside the do_bench figure
+# the same numbers, one line per shape
 pct = profile.floor_pct(res, DTYPE)  # (algorithm, shape, pass) -> % floor by GPU time
 ours = profile.our_rows(res, DTYPE)
 for p in PASSES:
     for s in SHAPES:
         v = {a: pct[a, s, p] for a in ALGS if (a, s, p) in pct}
-        db = [ours[(a, *s, DTYPE, p)]["pct_floor"] for a in v]
         print(f"{p:>7} {profile.shape_name(s):>10}: {min(v.values()):7.3g}–{max(v.values()):<7.3g}% of the floor "
-              f"by GPU time (lowest {min(v, key=v.get)}); "
-              f"by do_bench ms (cold L2, host time where the GPU waits): {min(db):.3g}–{max(db):.3g} %")
+              f"by GPU time (lowest {min(v, key=v.get)})")
 
 # %% [markdown]
 # **Below the floor, for two reasons.**

@@ -982,6 +982,12 @@ _ORDINARY = ("An ordinary step, and every step the scan reached before it is rig
              "at that step (the terms it reads: which step's value, which discount, its pair (a_t, b_t)){combine}.")
 
 
+_EVERYWHERE_IN_A_SCAN = (
+    "Every element is wrong. Either the error is at the step where the scan starts and the carry takes it to every "
+    "step before, or it is in what every step shares (a load's address or layout, the formula): the second where "
+    "steps cut off from it by an episode end are wrong too, since no carry crosses an end.")
+
+
 def _hint(ex, bad, at, marks, got, expected, own=None):
     """What is special about the step where the error starts, from the case's marks (each a bool
     array of the output's shape) and its position: where to look first. Each part is said only
@@ -1001,10 +1007,14 @@ def _hint(ex, bad, at, marks, got, expected, own=None):
     start = bad.shape[-1] - 1 if scan == "reverse" else 0  # the step a scan starts from
     first = scan is not None and bad.ndim > 0 and at[-1] == start and not (ex.local and everywhere) \
         and not isinstance(own, _Whole)
-    if first and not set(said) & {*AT_WINDOW_END.values(), _PADDING_IDENTITY}:  # (those say it is the last step)
+    says_last = set(said) & {*AT_WINDOW_END.values(), _PADDING_IDENTITY} or any(
+        what.startswith("the row's last step") for what in said)  # (those say it is the last step)
+    positional = first and not says_last  # the step named for where it is alone: the scan starts there
+    if positional:
         said.insert(0, ex.window_end if scan == "reverse" else FIRST_STEP)
     # one full stop at the end, a held-back fix (_fix) after the text's own
-    hints = ["that step is " + re.sub(r"\.(\x01[^\x02]*\x02)?$", r"\1", "; and ".join(said)) + "."] if said else []
+    lead = _EVERYWHERE_IN_A_SCAN + " The first wrong step is " if positional and everywhere else "that step is "
+    hints = [lead + re.sub(r"\.(\x01[^\x02]*\x02)?$", r"\1", "; and ".join(said)) + "."] if said else []
     if own:
         hints.append(own)
     if not np.isfinite(got) and np.isfinite(expected) and not isinstance(own, _Whole):  # (a whole answer says it)
@@ -2140,7 +2150,8 @@ def _unstored_note(ex, got, launched, hinted=True) -> str:
                     f"elements of the tensor you returned ({int(missing.sum())} never stored, the first at {first}): "
                     "those hold whatever the buffer held before the launch (torch.empty: anything), so "
                     + ("the hint above may point elsewhere" if hinted else "the values above may be anything")
-                    + ". Store every element: a grid, and a loop over the chunks, that cover the whole tensor.)")
+                    + ". Store every element: a grid that covers the whole tensor"
+                    + (", and a loop over the chunks in each program.)" if ex.needs == "scan" else ".)"))
     return ""
 
 
@@ -3194,7 +3205,7 @@ checker requires that your kernel receives the views themselves (a copy, .contig
 transposed view, fails).
 """, needs="scan", in_place=((0, "rewards"), (1, "terminated")), time_dim=0, run=_in_chunks(3), window_end=_ROW_END,
    key="buffer",  # the two views that are not contiguous (T, B): read in place, the exercise's point
-   hint=lambda args, i, bad, got, expected: _strided_hint(args, bad),
+   hint=lambda args, i, bad, got, expected: _strided_hint(args, bad, got, expected),
    recompute=lambda r, done, gamma, chunk: reference.discounted_returns(r.T, gamma=gamma, terminated=done.T).T)
 def _strided_scan_cases(d):
     rng, gamma = d.rng, d.real(0.9, 0.8, 0.99)
@@ -3225,11 +3236,17 @@ def _strided_scan_cases(d):
     return out
 
 
-def _strided_hint(args, bad):
+def _strided_hint(args, bad, got, expected):
     """The addresses, where most elements are wrong and the last chunk of a column too: no carry enters
-    it, so a slip in the carry leaves it right (its own marks name that slip)."""
+    it, so a slip in the carry leaves it right (its own marks name that slip); the stores' alone where
+    the right values are all there, in other places."""
     T, chunk = bad.shape[0], args[3]
     last_chunk = bad[(T - 1) // chunk * chunk:]
+    if bad.mean() > 0.5 and np.allclose(np.sort(got, axis=None), np.sort(expected, axis=None), rtol=1e-5, atol=1e-6):
+        return _Whole("Every right value is there, in the wrong place: your loads are right, your stores' addresses "
+                      "are not. The output has strides of its own: store element (t, b) at OUT + t * out.stride(0) "
+                      "+ b * out.stride(1), read from the tensor you return (torch.empty((T, B)) has strides (B, 1); "
+                      "torch.empty_like of a transposed view keeps the view's).")
     return _Whole(_STRIDED.format(*args[0].stride(), *args[1].stride())) if bad.mean() > 0.5 and last_chunk.any() \
         else None  # (the step's marks would point at a reset or a carry: the addresses are what is wrong)
 
@@ -3250,7 +3267,7 @@ tl.associative_scan, the carry handed from each chunk to the one before it.
    ordinary=("An ordinary step, and every step the scan reached before it is right: check what your code computes "
              "at that step (its pair (g_t, c_t) = (gamma, r_t)) or, in your combine, the order in which it applies "
              "the two maps (the later steps' map first)."),
-   hint=lambda args, i, bad, got, expected: _discounted_max_hint(bad, got, expected),
+   hint=lambda args, i, bad, got, expected: _discounted_max_hint(args, bad, got, expected),
    recompute=lambda r, done, gamma, chunk: _key("discounted_max", r, done, gamma))
 def _discounted_max_cases(d):
     rng, gamma = d.rng, d.real(0.9, 0.8, 0.99)
@@ -3285,8 +3302,32 @@ def _max_marks(done, chunk):
             "chunk)" + _fix(": h_t must not read the carry there (select with tl.where)"): reset}
 
 
-def _discounted_max_hint(bad, got, expected):
-    """0 where max's identity, -inf, belongs; or a NaN, 0 * inf."""
+def _max_undiscounted(r, done, gamma, chunk):
+    """discounted_max by a combine that leaves c1 undiscounted, (g2 g1, max(c2, c1)): in each chunk,
+    the max of the rewards from t to the first episode end (the select keeps it there), the carry
+    discounted by gamma to the chunk's end where no end is in between."""
+    B, T = r.shape
+    h, carry = np.empty((B, T)), np.full(B, -np.inf)
+    for start in reversed(range(0, T, chunk)):
+        c, k, g = np.full(B, -np.inf), np.zeros(B, bool), np.ones(B)  # the run from t to the chunk's end
+        for t in reversed(range(start, min(start + chunk, T))):
+            c = np.where(done[:, t], r[:, t], np.maximum(r[:, t], c))
+            g, k = np.where(done[:, t], gamma, gamma * g), k | done[:, t]
+            h[:, t] = np.where(k, c, np.maximum(c, g * carry))
+        carry = h[:, start]
+    return h
+
+
+def _discounted_max_hint(args, bad, got, expected):
+    """0 where max's identity, -inf, belongs; or a NaN, 0 * inf; or a combine that leaves c1
+    undiscounted (associative, so it gets past that check)."""
+    r, done, gamma, chunk = _as_numpy(tuple(args))
+    with np.errstate(all="ignore"):
+        if _is_slip(got, _max_undiscounted(r, done.astype(bool), float(gamma), int(chunk)), expected):
+            return _Whole("Your combine leaves c1 undiscounted: composing (g1, c1) first, then (g2, c2), gives "
+                          "y -> max(c2, g2 max(c1, g1 y)) = max(max(c2, g2 c1), g2 g1 y), so the run applied first is "
+                          "discounted by the step after it. (Dropping g2 keeps the combine associative: the "
+                          "associativity check cannot see it.)" + _fix(" In the combine, c = max(c2, g2 * c1)."))
     g, e = got[bad], expected[bad]
     if np.isnan(g).any() and np.isfinite(e).all():
         return ("A NaN where the answer is finite: 0 * inf = NaN. An episode end must select (tl.where), not "
@@ -3670,17 +3711,23 @@ def _q_lambda_cases(d):
 
 
 def _q_lambda_hint(args, i, bad, got, expected):
-    """Q(lambda)'s targets with next_q read at offs + a, the action stride forgotten."""
+    """Q(lambda)'s targets with next_q read at offs + a, the action stride forgotten, or with the trace
+    not cut at the window's last step."""
     r, q, action, term, gamma, lam, A = _as_numpy(tuple(args))
     action = action.astype(np.int64)  # (as the cases pass it to the key)
     flat = q.reshape(-1)
     strideless = flat[np.arange(r.size)[:, None] + np.arange(A)].reshape(q.shape)  # step offs's action a at offs + a
     with np.errstate(all="ignore"):
         slip = _key("q_lambda", r, strideless, action, term, gamma, lam)
+        uncut = _key("q_lambda", r, q, action, term, gamma, lam, window_end=False)
     if _is_slip(got, slip, expected):
         return _Whole("These are the targets of next_q read at offs + a: step offs's action a is at offs * n_actions "
                       "+ a (n_actions values per step, the actions last)." + _fix(
                           " Load tl.load(X[1] + offs * n_actions + a, ...)."))
+    if _is_slip(got, uncut, expected):
+        return _Whole("These are Q(lambda)'s targets with the trace not cut at the window's last step (t == T - 1): "
+                      "there is no G_{t+1} to weigh there, so lambda_t must be 0 and the target bootstraps fully "
+                      "from max_a next_q." + _fix(" lambda_t = 0 where t == T - 1: tl.where(t < T - 1, ..., 0.0)."))
     return None
 
 

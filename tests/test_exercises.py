@@ -270,8 +270,14 @@ def _max_combine_multiplied(g1, c1, k1, g2, c2, k2):  # the reset as a factor 0 
 
 
 @triton.jit
+def _max_combine_undiscounted(g1, c1, k1, g2, c2, k2):  # c1 not discounted by g2: still associative
+    return tl.where(k2, g2, g2 * g1), tl.where(k2, c2, tl.maximum(c2, c1)), k1 | k2
+
+
+@triton.jit
 def _discounted_max_variant(R, D, M, gamma, T, CHUNK: tl.constexpr, ZERO_IDENTITY: tl.constexpr,
-                            SWAPPED: tl.constexpr, MULTIPLIED: tl.constexpr, NO_CARRY: tl.constexpr):
+                            SWAPPED: tl.constexpr, MULTIPLIED: tl.constexpr, NO_CARRY: tl.constexpr,
+                            UNDISCOUNTED: tl.constexpr):
     """discounted_max's solution with one of its mistakes switched on."""
     row = tl.program_id(0)
     ident = 0.0 if ZERO_IDENTITY else float("-inf")
@@ -290,6 +296,8 @@ def _discounted_max_variant(R, D, M, gamma, T, CHUNK: tl.constexpr, ZERO_IDENTIT
             g_s, c_s, k_s = tl.associative_scan((g, r, done), 0, _max_combine_swapped, reverse=True)
         elif MULTIPLIED:
             g_s, c_s, k_s = tl.associative_scan((g, r, done), 0, _max_combine_multiplied, reverse=True)
+        elif UNDISCOUNTED:
+            g_s, c_s, k_s = tl.associative_scan((g, r, done), 0, _max_combine_undiscounted, reverse=True)
         else:
             g_s, c_s, k_s = tl.associative_scan((g, r, done), 0, _max_combine, reverse=True)
         if MULTIPLIED:
@@ -391,9 +399,23 @@ def _tiled_with(**mistake):
     return tiled_scan
 
 
+def _strided_stores_at(strides_of, out=lambda r: torch.empty(r.shape, dtype=r.dtype, device=r.device)):
+    """strided_scan's solution storing with another tensor's strides (``strides_of(rewards, out)``)
+    into ``out(rewards)``: the loads right, the stores misplaced (a review's cases)."""
+    def strided_scan(rewards, terminated, gamma, chunk):
+        T, B = rewards.shape
+        y = out(rewards)
+        wrong = strides_of(rewards, y).stride()
+        solution("strided_scan").__globals__["_strided_scan"][(B,)](
+            rewards, terminated, y, gamma, T, *rewards.stride(), *terminated.stride(), *wrong, CHUNK=chunk)
+        return y
+    return strided_scan
+
+
 def _discounted_max_with(**mistake):
     return _variant("discounted_max", _discounted_max_variant, torch.zeros_like,
-                    {**dict(ZERO_IDENTITY=False, SWAPPED=False, MULTIPLIED=False, NO_CARRY=False), **mistake})
+                    {**dict(ZERO_IDENTITY=False, SWAPPED=False, MULTIPLIED=False, NO_CARRY=False, UNDISCOUNTED=False),
+                     **mistake})
 
 
 def _hooked_scan_with(**mistake):
@@ -595,6 +617,8 @@ def wrong_answers(name: str):
             ("the combine's maps in the wrong order", _discounted_max_with(SWAPPED=True)),
             ("an episode end as a factor 0, not selected", _discounted_max_with(MULTIPLIED=True)),
             ("no carry between chunks", _discounted_max_with(NO_CARRY=True)),
+            ("c1 not discounted by g2 in the combine (a later review's case)",
+             _discounted_max_with(UNDISCOUNTED=True)),
         ],
         "strided_scan": [
             ("addresses as if contiguous, t * B + b", lambda r, d, g, c: s(r.as_strided(r.shape, (r.shape[1], 1)),
@@ -602,6 +626,9 @@ def wrong_answers(name: str):
             ("reads rows as columns (the strides swapped)", lambda r, d, g, c: s(r.t(), d.t(), g, c).t()),
             ("terminated read at rewards' strides (the twelfth review's case)",
              lambda r, d, g, c: s(r, d.as_strided(d.shape, r.stride()), g, c)),
+            ("the output stored at rewards' strides (a later review's case)", _strided_stores_at(lambda r, out: r)),
+            ("the output an empty_like of rewards, stored as if contiguous (a later review's case)",
+             _strided_stores_at(lambda r, out: torch.empty(r.shape), out=torch.empty_like)),
         ],
         "returns_autograd": [
             ("backward returns the incoming gradient (no transposed scan)", _returns_autograd_with(lambda ctx, g: g)),
@@ -939,6 +966,15 @@ W_SAYS = {
     ("token_gae_pairs", "the scan of the values with its flag swapped (a later review's case)"):
         ("Hint: These are verl's advantages with a slip: the scan of the values has its flag swapped",
          "In the scan of the values, a = (~mask)."),
+    ("strided_scan", "the output stored at rewards' strides (a later review's case)"):
+        "Hint: Every right value is there, in the wrong place: your loads are right, your stores' addresses are not.",
+    ("strided_scan", "the output an empty_like of rewards, stored as if contiguous (a later review's case)"):
+        "Hint: Every right value is there, in the wrong place: your loads are right, your stores' addresses are not.",
+    ("discounted_max", "c1 not discounted by g2 in the combine (a later review's case)"):
+        ("Hint: Your combine leaves c1 undiscounted", "In the combine, c = max(c2, g2 * c1)."),
+    ("q_lambda", "no cut at the window's end"):
+        ("Hint: These are Q(lambda)'s targets with the trace not cut at the window's last step",
+         "lambda_t = 0 where t == T - 1: tl.where(t < T - 1, ..., 0.0)."),
     ("gae_prologue", "returns 00c's triple (a, b, reset): no valid, no keep"):
         "gae_prologue, no episode ends, shape (3, 90): _gae_prologue_returns_three returned 3 values (return "
         "gamma * lam, delta, done), expected 5: a package prologue returns the 5-tuple (a, b, reset, valid, keep): "
@@ -1904,8 +1940,20 @@ def test_the_message_points_where_the_error_starts():
     with pytest.raises(AssertionError, match=r"(?s)truncations(, NaN next values behind the terminations)?: "
                                              r"the error starts.*Hint: that step is a truncation"):
         exercises.check("gae_pairs", lambda r, v, nv, term, trunc, gm, lam: g(r, v, nv, term, no_flags(trunc), gm, lam))
-    with pytest.raises(AssertionError, match=r"Hint: that step is the window's last step"):
-        exercises.check("q_lambda", _q_lambda_no_window_cut)
+    with pytest.raises(AssertionError, match=r"Hint: These are Q\(lambda\)'s targets with the trace not cut at the "
+                                             r"window's last step"):
+        exercises.check("q_lambda", _q_lambda_no_window_cut)  # named: a review's case (it was positional)
+
+
+def test_every_element_wrong_in_a_scan_says_so_before_the_step_where_it_shows_first():
+    """A review: a bug shared by every step (a load's layout, SARSA's bootstrap) stops at the step the
+    scan starts from, and was told only what that step is, the hint of a missing window-end cut."""
+    with pytest.raises(AssertionError) as e:
+        exercises.check("q_lambda", _q_lambda_sarsa)
+    said = str(e.value)
+    assert "(60 of 60 elements wrong)\nHint: Every element is wrong. Either the error is at the step where the scan " \
+           "starts" in said and "The first wrong step is the window's last step" in said, said
+    # (where a mark says the last step itself, the padding's, it is said alone: the test just above this one's)
 
 
 @triton.jit
@@ -2168,9 +2216,9 @@ def test_an_error_at_the_last_step_of_a_block_points_at_the_padding():
                                                BLOCK=triton.next_power_of_2(rewards.numel()))
         return out
 
-    with pytest.raises(AssertionError, match=r"(?s)block_scan, no episode end, T=5.*index \(4,\).*Hint: that step is "
-                                             r"the row's last step, with padding lanes.*lanes past T must be the "
-                                             r"identity \(1, 0\)"):
+    with pytest.raises(AssertionError, match=r"(?s)block_scan, no episode end, T=5.*index \(4,\).*\nHint: that step "
+                                             r"is the row's last step, with padding lanes.*lanes past T must be the "
+                                             r"identity \(1, 0\)"):  # (no "every element" preamble: the mark says it)
         exercises.check("block_scan", block_scan)
 
 
@@ -3377,9 +3425,10 @@ def test_strided_scan_blames_the_addresses_only_where_a_column_s_last_chunk_is_w
     ((_, args, _, expected, marks),) = [c for c in exercises.cases("strided_scan") if c[0].startswith("a transposed")]
     T, B = expected.shape
     bad = np.ones((T, B), dtype=bool)
-    assert "check the addresses" in exercises._strided_hint(args, bad)
+    got = expected + 1.0  # (not the right values in other places: that is the stores' hint)
+    assert "check the addresses" in exercises._strided_hint(args, bad, got, expected)
     bad[(T - 1) // 64 * 64:] = False
-    assert exercises._strided_hint(args, bad) is None
+    assert exercises._strided_hint(args, bad, got, expected) is None
     reset = next(m for label, m in marks.items() if "composed reset flag" in label)
     chunk_end = next(m for label, m in marks.items() if "the last step of a chunk" in label)
     assert reset.shape == chunk_end.shape == (T, B) and reset.any() and not reset[(T - 1) // 64 * 64:].any()

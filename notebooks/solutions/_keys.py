@@ -41,8 +41,9 @@ def n_step_returns(r, nv, term, gamma, n, stops=True, bootstraps=True, window_en
     return G
 
 
-def q_lambda(r, next_q, next_action, term, gamma, lam):
-    """Watkins's Q(lambda), one step at a time: a tie for the max counts as greedy."""
+def q_lambda(r, next_q, next_action, term, gamma, lam, window_end=True):
+    """Watkins's Q(lambda), one step at a time: a tie for the max counts as greedy. ``window_end``
+    False is the hint's slip: the trace not cut at the window's last step."""
     G = np.zeros(r.shape)
     B, T = r.shape
     for row in range(B):
@@ -54,7 +55,7 @@ def q_lambda(r, next_q, next_action, term, gamma, lam):
                 q = next_q[row, t]
                 max_q = q.max()
                 greedy = q[next_action[row, t]] == max_q
-                trace = lam if greedy and t < T - 1 else 0.0
+                trace = lam if greedy and (t < T - 1 or not window_end) else 0.0
                 g = r[row, t] + gamma * ((1 - trace) * max_q + trace * g_next)
             G[row, t] = g_next = g
     return G
