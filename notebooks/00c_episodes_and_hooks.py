@@ -128,7 +128,9 @@ print("chunked_returns: 3 rows x 300 steps in chunks of 64, with episode ends ==
 # episode end, a multiplication by $a_t = 0$, by a select, in the combine and on the carry, and
 # write `reset_scan`.
 #
-# **Episode ends, on one card.** It holds from here to notebook 07 (and the glossary repeats it):
+# **Episode ends, on one card.** It holds from here to notebook 07 (and the glossary repeats it).
+# This notebook uses points 1 and 3, with terminations alone; points 2 and 4 come into play from
+# 01 on, with truncations and bootstraps. Read them now for the whole rule, and again in 01:
 #
 # 1. A step **resets** where the value after it must not be read: at a termination, at a
 #    truncation, and at the window's last step (there it matters only if $b_t$ holds a term in

@@ -42,7 +42,8 @@
 #   time-limit truncation it is the real next state's value (`next_values`). After a termination
 #   there is nothing.
 # * $\text{done} = \text{terminated} \lor \text{truncated}$. The last step of the rollout acts as a
-#   truncation: it bootstraps from `bootstrap_value`.
+#   truncation: it bootstraps from `next_values` there when they are given, else from
+#   `bootstrap_value`.
 #
 # <details><summary>Details: why the average is a scan, and the source</summary>
 #
@@ -233,8 +234,8 @@ exercises.attempt("gae_pairs", gae_pairs)
 # `step` and `values_now_and_next` from `rltriton_lite.episode`, which knows the episode's inputs
 # (the slots every estimator shares).
 #
-# A package prologue returns five values, `(a, b, reset, valid, keep)` (the card's third form, in
-# 01's introduction):
+# A package prologue returns five values, `(a, b, reset, valid, keep)` (the glossary's
+# [hooks' signatures](GLOSSARY.md#names-and-signatures) sets it beside the harness's form):
 #
 # * section 2's pair `a`, `b`;
 # * the reset flag (a select, as in 00c's `reset_scan`);

@@ -40,6 +40,8 @@
 #   \text{loss} = -\frac{1}{N}\sum_{t\ \text{unmasked}}
 #   \min\big(\rho_t \hat A_t,\; \operatorname{clip}(\rho_t, 1-\epsilon, 1+\epsilon)\, \hat A_t\big).$$
 #
+# $N$ is the number of unmasked elements (the mean's denominator).
+#
 # Two parts of this are credit assignment:
 #
 # * the advantages $\hat A_t$ come from GAE, a reverse scan (notebook 02);
@@ -387,8 +389,9 @@ print("ρ = 1: the gradient is the policy gradient -A/N, on both backends")
 # Here the kernel meets the reference on random minibatches with:
 #
 # * padding that holds NaN (it must never be read);
-# * asymmetric clipping, DAPO's "clip-higher": the upper clip $1+\epsilon_{\text{high}}$ is
-#   larger than the lower, so unlikely tokens can gain probability;
+# * asymmetric clipping, DAPO's "clip-higher": $\epsilon_{\text{high}} > \epsilon_{\text{low}}$,
+#   so the ratio may rise further above 1 than it may fall below it, and unlikely tokens can gain
+#   probability;
 # * advantage normalisation;
 # * the three reductions.
 #

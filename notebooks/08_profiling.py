@@ -778,8 +778,9 @@ assert all(r["ms"] > 0 and math.isfinite(r["ms"]) for r in live if r["ms"] is no
 #
 # * **Inputs:** a `(B, T)` rollout's `B` and `T`; `elem_bytes`, the bytes of one float element.
 # * **Returns:** the fewest bytes V-trace's forward must move, as notebook 04's kernel reads and
-#   writes it: `log_rhos` one tensor, `next_values` a tensor of its own, and one flag,
-#   `terminated`, of 1 byte.
+#   writes it. It reads `log_rhos`, `rewards`, `values` and `next_values` (a tensor of its own),
+#   floats of `elem_bytes` each, and one flag, `terminated`, of 1 byte; it writes `vs` and the
+#   policy-gradient advantages. (You need not have done notebook 04.)
 # * **Edge case:** section 1 did not count GAE's $V(s_{t+1})$. V-trace's `next_values` is a separate
 #   tensor (as from a target network), so it is read.
 #

@@ -93,8 +93,8 @@ print(f"GAE 16384×1024 forward: floor {floor_us:.1f} µs, GPU time {gpu_us:.1f}
 assert math.isclose(100 * floor_us / gpu_us, profile.floor_pct(res, DTYPE)["gae", (16384, 1024), "fwd"], rel_tol=1e-4)
 
 # %% [markdown]
-# *Your turn:* the same for PPO's loss (`"ppo"`, 12 bytes per step), then find both bars on the
-# chart.
+# *Your turn (not graded: no answer cell):* the same for PPO's loss (`"ppo"`, 12 bytes per step),
+# then find both bars on the chart.
 
 # %%
 fig = profile.floor_chart(res, DTYPE)
@@ -213,8 +213,8 @@ assert [s["x"] for s in profile.peer_speedups(res, DTYPE)
     == [loop_us / ours_us]
 
 # %% [markdown]
-# *Your turn:* the same against `"torchrl_vec_gae"`, torchrl's vectorised GAE, which has no loop
-# over time. How much of the gap was the loop?
+# *Your turn (not graded: no answer cell):* the same against `"torchrl_vec_gae"`, torchrl's
+# vectorised GAE, which has no loop over time. How much of the gap was the loop?
 
 # %%
 speedups = profile.peer_speedups(res, DTYPE)  # one dict per (peer, case): x = peer's wall ÷ ours
@@ -262,8 +262,8 @@ assert profile.wall_vs_gpu(res, DTYPE, profile.RL_SHAPES)["gae", (4096, 128), "f
                                                                                        1e3 * r["kernel_ms"])
 
 # %% [markdown]
-# *Your turn:* the same with the backward (`pass_="fwd+bwd"`). Which grew more, the wall time or
-# the GPU time?
+# *Your turn (not graded: no answer cell):* the same with the backward (`pass_="fwd+bwd"`). Which
+# grew more, the wall time or the GPU time?
 
 # %%
 fig = profile.wall_gpu_chart(res, DTYPE, profile.RL_SHAPES)

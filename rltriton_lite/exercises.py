@@ -2548,7 +2548,8 @@ def _carry_steps(shape, chunk=64, reverse=True):
     t = np.arange(shape[-1])
     at = (t % chunk == chunk - 1) & (t < shape[-1] - 1) if reverse else (t % chunk == 0) & (t > 0)
     label = ("the last step of a chunk, where the carry from the chunk after enters" + _fix(
-        " Is the carry applied there, and is it G at the first step in time of the chunk after, t = c * CHUNK?")
+        " Is the carry applied there, and is it the scanned value (G, vs, ...) at the first step in time of the "
+        "chunk after, t = c * CHUNK?")
         if reverse else
              "the first step of a chunk, where the carry from the chunk before enters")
     return {label: np.broadcast_to(at, shape)}
@@ -3473,6 +3474,11 @@ def _n_step_hint(args, i, bad, got, expected):
         at = np.arange(r.shape[-1]) + n < r.shape[-1] if slip.get("value_step") else slice(None)
         if _is_slip(got, other, expected, at):
             return f"This is the n-step return with a slip: {what}."
+    past_end = np.arange(r.shape[-1]) + n >= r.shape[-1]  # fewer than n steps left in the window
+    if bad.any() and past_end[np.nonzero(bad)[-1]].all() and not past_end.all():
+        return ("Only steps whose n steps run past the window's end (t + n >= T) are wrong: fewer than n steps are "
+                "left there, n_t = T - t, so the return sums to the window's end and bootstraps from next_values at "
+                "its last step, as the task's n_t says, not from a value n steps on.")
     return None
 
 
@@ -3852,8 +3858,18 @@ def _vtrace_tensors(args):
 
 
 def _vtrace_pg_hint(args, i, bad, got, expected):
-    """vtrace_pg wrong at the window's last step alone, with y_in read there: y_in is 0 at that step."""
-    log_rhos, r, v, _, term = _as_numpy(tuple(args[:5]))
+    """vtrace_pg's weight unclipped or clipped at c_bar; or wrong at the window's last step alone, with
+    y_in read there: y_in is 0 at that step."""
+    log_rhos, r, v, nv, term, gamma, rho_bar, c_bar = _as_numpy(tuple(args[:8]))
+    for clip, said in ((np.inf, "the ratio is not clipped: the weight is min(rho_bar, rho_t)"),
+                       (c_bar, "the ratio is clipped at c_bar, the trace's bound: the policy gradient's is rho_bar")):
+        with np.errstate(all="ignore"):
+            slip = reference.vtrace(log_rhos, r, v, gamma=gamma, rho_bar=rho_bar, c_bar=c_bar, pg_rho_bar=clip,
+                                    next_values=nv, terminated=term)[1]
+        if _is_slip(np.asarray(got), slip, expected):
+            return _Whole(f"These are the policy-gradient advantages with a slip: {said}." + _fix(
+                " The weight is min(rho_bar, exp(log_rhos)), rho_bar = P[1]: pg = weight * (r_t + gamma (1 - term_t) "
+                "v_next - V_t)."))
     last = np.zeros(bad.shape, dtype=bool)
     last[..., -1] = True
     if not bad.any() or (bad & ~last).any():

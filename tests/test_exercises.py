@@ -662,6 +662,7 @@ def wrong_answers(name: str):
             ("one step too many", lambda r, nv, d, g, n: s(r, nv, d, g, n + 1)),
             ("ignores terminations", lambda r, nv, d, g, n: s(r, nv, no_flags(d), g, n)),
             ("the bootstrap multiplied by (1 - term) (0 * NaN: the fourth review's case)", _n_step_multiplied),
+            ("no t + n < T test: n steps on read past the window (a later review's case)", _n_step_no_window_test),
         ],
         "transposed_scan": [("a_t, not a_{t-1}", _transposed_no_shift), ("a_{t+1}", _transposed_wrong_shift)],
         "gae_pairs": [
@@ -690,7 +691,9 @@ def wrong_answers(name: str):
                     ("(1 - term) multiplied in a and b (0 * NaN in the step's own b: the harness's reset at a = 0 "
                      "cannot select it away)", _retrace_multiplied)],
         "vtrace_pg": [("vs_t for vs_{t+1}", _pg_same_step), ("no bootstrap at the window's end", _pg_no_window_end),
-                      ("the advantage's sign flipped (a formula wrong at every step)", _pg_negated)],
+                      ("the advantage's sign flipped (a formula wrong at every step)", _pg_negated),
+                      ("the ratio not clipped (a later review's case)", _pg_unclipped),
+                      ("the ratio clipped at c_bar (a later review's case)", _pg_clipped_at_c_bar)],
         "vtrace_fixed_point": [("V^pi: the clip ignored", lambda P, R, pi, mu, g, rb: _bellman(pi, P, R, g)),
                                ("the weights min(rho_bar mu, pi) not normalised",
                                 lambda P, R, pi, mu, g, rb: _bellman(np.minimum(rb * mu, pi), P, R, g)),
@@ -970,6 +973,13 @@ W_SAYS = {
         "Hint: Every right value is there, in the wrong place: your loads are right, your stores' addresses are not.",
     ("strided_scan", "the output an empty_like of rewards, stored as if contiguous (a later review's case)"):
         "Hint: Every right value is there, in the wrong place: your loads are right, your stores' addresses are not.",
+    ("n_step_returns", "no t + n < T test: n steps on read past the window (a later review's case)"):
+        "Only steps whose n steps run past the window's end (t + n >= T) are wrong: fewer than n steps are left",
+    ("vtrace_pg", "the ratio not clipped (a later review's case)"):
+        ("Hint: These are the policy-gradient advantages with a slip: the ratio is not clipped",
+         "The weight is min(rho_bar, exp(log_rhos)), rho_bar = P[1]"),
+    ("vtrace_pg", "the ratio clipped at c_bar (a later review's case)"):
+        "Hint: These are the policy-gradient advantages with a slip: the ratio is clipped at c_bar",
     ("discounted_max", "c1 not discounted by g2 in the combine (a later review's case)"):
         ("Hint: Your combine leaves c1 undiscounted", "In the combine, c = max(c2, g2 * c1)."),
     ("q_lambda", "no cut at the window's end"):
@@ -1413,14 +1423,26 @@ def _retrace_taken_q(X, P, offs, t, m, T):
 
 
 @triton.jit
-def _pg(X, P, offs, t, m, T, y, y_in, NEXT: tl.constexpr, WINDOW: tl.constexpr):
+def _pg(X, P, offs, t, m, T, y, y_in, NEXT: tl.constexpr, WINDOW: tl.constexpr, CLIP: tl.constexpr = 1):
     rho = tl.exp(tl.load(X[0] + offs, mask=m, other=0.0))
     v = tl.load(X[2] + offs, mask=m, other=0.0)
     v_next = y_in if NEXT else y
     if WINDOW:
         v_next = tl.where(t == T - 1, tl.load(X[3] + offs, mask=m, other=0.0), v_next)
     g = tl.where(tl.load(X[4] + offs, mask=m, other=0) != 0, 0.0, P[0])
-    return tl.minimum(rho, P[1]) * (tl.load(X[1] + offs, mask=m, other=0.0) + g * v_next - v)
+    if CLIP != 0:  # P[1] is rho_bar, P[2] c_bar; CLIP 0: no clip (a review's slips)
+        rho = tl.minimum(rho, P[CLIP])
+    return rho * (tl.load(X[1] + offs, mask=m, other=0.0) + g * v_next - v)
+
+
+@triton.jit
+def _pg_unclipped(X, P, offs, t, m, T, y, y_in):
+    return _pg(X, P, offs, t, m, T, y, y_in, True, True, 0)
+
+
+@triton.jit
+def _pg_clipped_at_c_bar(X, P, offs, t, m, T, y, y_in):
+    return _pg(X, P, offs, t, m, T, y, y_in, True, True, 2)
 
 
 @triton.jit
@@ -2416,6 +2438,22 @@ def _n_step_with_a_loop_over_time(rewards, next_values, terminated, gamma, n):
                 g = g + torch.where(alive, disc * next_values[:, s], 0.0)
         G[:, t] = g
     return G
+
+
+def _n_step_no_window_test(rewards, next_values, terminated, gamma, n):
+    """n_step_returns' solution without its `t + n < T` test: where fewer than n steps are left, it
+    takes the window's last step for the step n on (a review's case)."""
+    B, T = rewards.shape
+    last = torch.zeros_like(rewards, dtype=torch.bool)
+    last[:, -1] = True
+    S = rl.linear_scan(gamma * (~terminated).to(rewards.dtype),
+                       rewards + torch.where(last & ~terminated, gamma * next_values, 0.0))
+    ends = torch.cumsum(torch.cat([torch.zeros(B, 1, device=rewards.device), terminated.to(rewards.dtype)], 1), 1)
+    t = torch.arange(T, device=rewards.device)
+    runs_on = ends[:, torch.clamp(t + n, max=T)] - ends[:, t] == 0  # (and t + n < T: left out)
+    S_n = torch.where(runs_on, S[:, torch.clamp(t + n, max=T - 1)], torch.zeros_like(S))
+    V_n = torch.where(runs_on, next_values[:, torch.clamp(t + n - 1, max=T - 1)], torch.zeros_like(S))
+    return S - gamma ** n * (S_n - V_n)
 
 
 def _n_step_multiplied(rewards, next_values, terminated, gamma, n):
