@@ -4121,13 +4121,10 @@ def _two_stage_hint(x, got, expected):
     if np.isclose(float(got), float(expected) * n / lanes, rtol=1e-5) and lanes != n:
         return f"That is the sum divided by {lanes:,}, the lanes of the blocks, padding included." + _fix(
             f" Divide by n = {n:,}.")
-    full = _full_blocks_only(x, got)
-    if full:
-        return full
-    if n > 1024 * 1024:
+    if n > 1024 * 1024:  # (before the full blocks' check: n // 8192 blocks of 8192 can be 1024 * 1024 elements)
         return (f"This case has {blocks:,} blocks of 1024, so more partial sums than one block of the second "
                 "stage holds: does it add all of them (a loop over the partials, block by block)?")
-    return _one_block_of_partials(x, got)
+    return _one_block_of_partials(x, got) or _full_blocks_only(x, got)
 
 
 def _full_blocks_only(x, got):
