@@ -1007,8 +1007,7 @@ def _hint(ex, bad, at, marks, got, expected, own=None):
     start = bad.shape[-1] - 1 if scan == "reverse" else 0  # the step a scan starts from
     first = scan is not None and bad.ndim > 0 and at[-1] == start and not (ex.local and everywhere) \
         and not isinstance(own, _Whole)
-    says_last = set(said) & {*AT_WINDOW_END.values(), _PADDING_IDENTITY} or any(
-        what.startswith("the row's last step") for what in said)  # (those say it is the last step)
+    says_last = set(said) & {*AT_WINDOW_END.values(), _PADDING_IDENTITY, _MAX_PADDING}  # (it is the last step)
     positional = first and not says_last  # the step named for where it is alone: the scan starts there
     if positional:
         said.insert(0, ex.window_end if scan == "reverse" else FIRST_STEP)
@@ -2900,12 +2899,12 @@ def _one_chunk_order_hint(args, resets, got, expected):
         _carry_unscaled_hint(r, done, gamma, chunk, got, expected)
 
 
-def _chunk_walk(r, chunk, values, handed_on):
+def _chunk_walk(r, chunk, values, handed_on, initial=0.0):
     """A chunked reverse scan's values with a slip in its carry: each chunk's ``values(steps, carry)``
-    from the carry handed in, last chunk first; the carry handed on is the value at step
-    ``handed_on(c)`` of chunk ``c`` (0 where that step is past the row's end)."""
+    from the carry handed in (``initial`` into the last chunk), last chunk first; the carry handed on
+    is the value at step ``handed_on(c)`` of chunk ``c`` (0 where that step is past the row's end)."""
     T = r.shape[-1]
-    out, carry = np.empty(r.shape), np.zeros(r.shape[:-1])
+    out, carry = np.empty(r.shape), np.full(r.shape[:-1], initial)
     with np.errstate(all="ignore"):
         for c in reversed(range(-(-T // chunk))):
             steps = slice(c * chunk, min(T, (c + 1) * chunk))
@@ -3253,6 +3252,8 @@ def _strided_hint(args, bad, got, expected):
 
 
 _MAX_END = "the row's last step (t = T - 1: nothing after it, h = r there)"
+_MAX_PADDING = ("the row's last step, padding lanes after it in its chunk: the lanes past T must be the identity, the "
+                "pair (g, c) that leaves every y as it is, else they compose into the last step")
 
 
 @_exercise("discounted_max", "00c_episodes_and_hooks", "kernel", stream=25, task="""
@@ -3297,8 +3298,7 @@ def _max_marks(done, chunk):
     if T % chunk:
         last[..., -1] = ~done[..., -1]
     reset = next(iter(_reset_before_the_carry(done, chunk).values()))
-    return {"the row's last step, padding lanes after it in its chunk: the lanes past T must be the identity, the "
-            "pair (g, c) that leaves every y as it is, else they compose into the last step": last,
+    return {_MAX_PADDING: last,
             "in a chunk that a carry enters, with the composed reset flag set (an episode end at or after it in its "
             "chunk)" + _fix(": h_t must not read the carry there (select with tl.where)"): reset}
 
@@ -3307,16 +3307,17 @@ def _max_undiscounted(r, done, gamma, chunk):
     """discounted_max by a combine that leaves c1 undiscounted, (g2 g1, max(c2, c1)): in each chunk,
     the max of the rewards from t to the first episode end (the select keeps it there), the carry
     discounted by gamma to the chunk's end where no end is in between."""
-    B, T = r.shape
-    h, carry = np.empty((B, T)), np.full(B, -np.inf)
-    for start in reversed(range(0, T, chunk)):
-        c, k, g = np.full(B, -np.inf), np.zeros(B, bool), np.ones(B)  # the run from t to the chunk's end
-        for t in reversed(range(start, min(start + chunk, T))):
+    def chunk_values(steps, carry):
+        h = np.empty(r[:, steps].shape)
+        c, k, g = np.full_like(carry, -np.inf), np.zeros(carry.shape, bool), np.ones_like(carry)  # t to the end
+        for j in reversed(range(h.shape[-1])):
+            t = steps.start + j
             c = np.where(done[:, t], r[:, t], np.maximum(r[:, t], c))
             g, k = np.where(done[:, t], gamma, gamma * g), k | done[:, t]
-            h[:, t] = np.where(k, c, np.maximum(c, g * carry))
-        carry = h[:, start]
-    return h
+            h[:, j] = np.where(k, c, np.maximum(c, g * carry))
+        return h
+
+    return _chunk_walk(r, chunk, chunk_values, lambda c: c * chunk, initial=-np.inf)  # -inf: max's identity
 
 
 def _discounted_max_hint(args, bad, got, expected):
