@@ -42,7 +42,7 @@
 # the host's share out.
 #
 # The GPU figures are the committed H200 results of `python -m rltriton_lite.bench` (`RES` below;
-# its fields and sources: "About the data", at the end). On a CPU, Triton runs only in its
+# its fields, sources and cautions: notebook 14, an appendix). On a CPU, Triton runs only in its
 # interpreter, whose time means nothing: the kernels are checked, not timed.
 #
 # **Skip the "Checks" cells** (folded, starting `# Checks`): CI runs them against the data files.
@@ -225,7 +225,7 @@ plt.show()
 # **Answer:** Mostly to the host. At 16×128 and 4096×128, a call costs 19–55 µs of wall time for
 # 1.3–5.2 µs of GPU work: its wall time is 7–34× its GPU time. So a faster kernel barely changes
 # what the training loop waits for, and no eager call costs much less than about 10 µs (a
-# `torch.add` takes 10–11 µs, an empty Triton launch 16–19 µs: "About the data"). Only 16384×1024
+# `torch.add` takes 10–11 µs, an empty Triton launch 16–19 µs: notebook 14, section 5). Only 16384×1024
 # is GPU-bound throughout.
 #
 # <details><summary>Details: the long rollouts, 64×16384</summary>
@@ -348,7 +348,7 @@ else:
 # %% [markdown]
 # **Answer:** Capture the call in a CUDA graph: at 4096×128 that removes over 85 % of its time,
 # the host's share. The price is frozen shapes and addresses. `torch.compile(mode="reduce-overhead")`
-# captures for you; compiling without replays can even add host work ("About the data").
+# captures for you; compiling without replays can even add host work (notebook 14, section 6).
 
 # %% jupyter={"source_hidden": true}
 # Checks: the claims above, on the committed run (CI runs them; skip when reading)
@@ -954,244 +954,3 @@ exercises.attempt("lean_gae_loop", lean_gae_loop)
 #   in L2.
 # * **On a CPU** the kernels are checked, not timed. The real timing is the PyTorch path against
 #   CleanRL's loop, whose cost grows with T.
-
-# %% [markdown]
-# ## About the data
-#
-# Where this notebook's figures come from, and how far to trust them, with the cells and Checks
-# that read them. The sections point here; nothing here is needed for the exercises.
-#
-# **Where these numbers come from: every source.** Unless a line says otherwise, every H200 figure
-# of the course comes from the committed run, `benchmarks/results/H200-2026-12-01c.json` (float32;
-# torch 2.11, Triton 3.6). A few other files each answer one question; their numbers are never set
-# beside this run's.
-#
-# | source (`benchmarks/results/` unless said) | what it is | read for |
-# |---|---|---|
-# | `H200-2026-12-01c.json` | **the committed run** (2026-12-01): float32, every algorithm, peers and anchors | every figure of 05–10 and 13, unless said otherwise |
-# | `H200-2026-11-30d.json` | an earlier, wider sweep (bfloat16 too), older code | section 1's bfloat16 bytes; open question 2's bfloat16 times; 10's older loop ratios |
-# | `H200-2026-12-01d-wall.txt` | a wall-time probe, later that day, newer code | section 3: what an empty launch costs |
-# | `checks/H200-2026-12-04a-copy-probe.json` | copies timed as the GPU time is | 09, section 1: what a % floor means below the L2 |
-# | `tokens/H200-2026-12-03.json` | GAE over LLM response tokens (`bench --tokens`) | 12, section 7 |
-# | `docs/DESIGN.md`, "Decisions" | the probe that decided each design choice, each on its own day's code | 13's figures marked `DESIGN.md` |
-#
-# The JSON files are read by name (`profile.COMMITTED_RUN`, `profile.COMMITTED_SWEEP`). So another
-# GPU's file in the folder changes nothing.
-#
-# **The fields of a row.** Each row of the committed run is one (algorithm, implementation, shape,
-# dtype, pass). Its main fields:
-#
-# | field | what it is |
-# |---|---|
-# | `bytes` | the fewest bytes the call must move (the floor model of section 1) |
-# | `floor_ms` | `bytes` ÷ the copy bandwidth measured in the same run |
-# | `kernel_ms` | **GPU time**: the median of CUDA-graph replays, the kernels alone, no host |
-# | `full_call_us` | **wall time** per call: back-to-back eager calls, one sync at the end, host included |
-#
-# <details><summary>Details: two more fields, and which "% floor" the notebooks show</summary>
-#
-# | field | what it is |
-# |---|---|
-# | `ms`, `pct_floor` | the `triton.testing.do_bench` median (L2 flushed between calls), and `floor_ms ÷ ms` |
-#
-# Every "% floor" that notebooks 05–09 show from this file is `floor_ms ÷ kernel_ms` instead.
-# Notebook 09, "Two % floors", compares the two. The harness measures GPU time with
-# `triton.testing.do_bench_cudagraph`.
-#
-# </details>
-#
-# **Two cautions.**
-#
-# * The committed run predates one change: the planner now walks a few long rows (64×16384) in
-#   wider chunks (notebook 13, section 4). So the scans' 64×16384 rows show the package without them.
-# * `requirements.txt` pins newer versions (torch 2.13, Triton 3.9): on your GPU, compare ratios,
-#   not microseconds.
-#
-# **Why wall times are noisy.** A wall time is mostly the host CPU's work, and the H200's host is
-# shared. Over repeated runs, `docs/DESIGN.md` ("Benchmark method") saw the same code's wall time
-# read 1.2–2.9× apart. So quote wall times as "tens of µs", GPU times to a few per cent. That is
-# also why the wall-time probe (below) times its calls in 15 interleaved rounds, each beside an
-# anchor.
-#
-# **Section 1: every algorithm's bytes, and bfloat16.** The committed run is float32 only; the
-# bfloat16 bytes are checked on the earlier sweep. A forward + backward row adds the backward's
-# bytes (GAE's: 17 B again).
-
-# %%
-gae_bytes_bf16 = 2 + 2 + 1 + 2 + 2
-assert gae_bytes_bf16 == profile.op("gae").bytes_per_step(2)
-for name, o in profile.ops().items():
-    if name != "vtrace":  # (V-trace's count is this notebook's exercise)
-        print(f"{name:>18}: {o.bytes_per_step(4):3d} B/step in float32, {o.bytes_per_step(2):3d} in bfloat16")
-
-# %% jupyter={"source_hidden": true}
-# Checks: section 1's bfloat16 and backward bytes, on the sweep and the committed run (CI runs them; skip when reading)
-assert row(FULL, "gae", 16384, 1024, dtype="bfloat16")["bytes"] == 16384 * 1024 * gae_bytes_bf16
-assert row(RES, "gae", 16384, 1024, pass_="fwd+bwd")["bytes"] == 16384 * 1024 * 2 * gae_bytes
-
-# %% [markdown]
-# **Section 3: how much is our call's own host work?** The results file times a yardstick beside
-# our calls, the **"anchor: bare Triton launch"** (`bench.bare_gae`). It is *not* an empty kernel:
-# it is a naive GAE kernel, one program per row, one step at a time, launched plainly (Triton's
-# launcher and `torch.empty_like` for its output, nothing else). Its row comes from the same run as
-# ours. Both rows below are GAE, forward; the last column is ours ÷ the bare launch: below 1, ours
-# costs less.
-
-# %%
-bare_table = []
-for b, t in [(16, 128), (4096, 128), (64, 16384)]:
-    ours_, bare_ = row(RES, "gae", b, t), row(RES, "gae", b, t, impl="bare_triton_launch")
-    bare_table.append({"shape": f"{b}×{t}", "ours wall": ours_["full_call_us"], "ours GPU": 1e3 * ours_["kernel_ms"],
-                       "bare wall": bare_["full_call_us"], "bare GPU": 1e3 * bare_["kernel_ms"],
-                       "ours ÷ bare (wall)": ours_["full_call_us"] / bare_["full_call_us"]})
-print(f"H200, committed results {RES['date']}: GAE forward, µs per call, ours against the bare launch")
-print(profile.table(bare_table, digits=3))
-bare = {t["shape"]: t for t in bare_table}
-
-# %% [markdown]
-# * **At 16×128 our GAE reads as the slower call:** 54.5 µs of wall time against the bare
-#   launch's 28.8, 1.9× as long. Its kernel is not the cause: on the GPU it takes 1.9 µs, the naive
-#   kernel 7.9. At this size, host work (ours or the launcher's) decides the call.
-# * **Beyond 16×128, the naive kernel's slow walk dominates.** Its GPU time is most of its wall
-#   time. Our GAE's call costs 0.39× the bare launch's at 4096×128, 0.07× at 64×16384.
-#
-# **Why one run cannot size our host work at 16×128.** Our call does run more Python before its
-# launch than a bare launch does:
-#
-# * it computes the call's signature (each tensor's shape, strides, dtype and device) to find the
-#   plan its first call made;
-# * it checks γ and λ, and picks its path (an `autograd.Function` only when a gradient is needed);
-# * it allocates its two outputs (docs/DESIGN.md, "How a call runs").
-#
-# But that work does not grow with the shape, and the same call costs 27.7 µs at 4096×128 in this
-# run. So much of that 1.9× is the noise of one run on a shared host (above). One run cannot size
-# our host work; it shows only that at this size host work decides the call.
-#
-# **Section 3's wall-time probe: how much is just a launch?** The results file has no empty kernel,
-# so a separate probe times one: `tools/wall_probe.py`, its output committed as
-# `H200-2026-12-01d-wall.txt`. It ran later the same day, on a newer version of the package, so its
-# times of our calls are not this run's. That is why only its two yardsticks are read, which do no
-# real work:
-#
-# * `noop kernel[grid]`: an **empty** Triton kernel, so the launch alone;
-# * `torch.add`: one PyTorch op.
-
-# %%
-PROBE = "H200-2026-12-01d-wall.txt"
-with open(os.path.join(RESULTS, PROBE), encoding="utf-8") as f:
-    print(f.readline().strip("# \n"))  # its first line: the GPU, the date, the commit and the stack
-probe = {(sec["B"], sec["T"]): {r["name"]: r["us"] for r in sec["rows"] if r["pass"] == "fwd"}
-         for sec in profile.read_wall_probe(os.path.join(RESULTS, PROBE))}
-probe_table = [{"shape": f"{b}×{t}", "noop kernel[grid]": probe[b, t]["noop kernel[grid]"],
-                "torch.add": probe[b, t]["torch.add"]} for b, t in [(16, 128), (4096, 128), (64, 16384)]]
-print(f"H200 wall-time probe, µs per forward call (host included), {PROBE}")
-print(profile.table(probe_table, digits=3))
-
-# %% [markdown]
-# An empty launch costs 16–19 µs of wall time, a `torch.add` 10–11 µs, whatever the shape. So no
-# eager call costs much less than about 10 µs, however little its kernel does.
-
-# %% jupyter={"source_hidden": true}
-# Checks: section 3's bare launch and probe, on the file each comes from (CI runs them; skip when reading)
-# the results file: 16×128, our GAE slower than the bare launch (host work), though its kernel is the faster
-tiny = bare["16×128"]
-assert [round(tiny["ours wall"], 1), round(tiny["bare wall"], 1), round(tiny["ours ÷ bare (wall)"], 1)] == [54.5, 28.8, 1.9]
-assert [round(tiny["ours GPU"], 1), round(tiny["bare GPU"], 1)] == [1.9, 7.9]
-assert round(bare["4096×128"]["ours wall"], 1) == 27.7  # the same call at a larger shape: less wall time
-assert all(t["bare GPU"] > 0.9 * t["bare wall"] for t in bare_table[1:])  # beyond 16×128: the walk is the call
-assert [round(bare[s]["ours ÷ bare (wall)"], 2) for s in ["4096×128", "64×16384"]] == [0.39, 0.07]
-# the probe, alone: its yardsticks
-noop, add = [[t[k] for t in probe_table] for k in ("noop kernel[grid]", "torch.add")]
-assert [round(min(noop)), round(max(noop))] == [16, 19] and [round(min(add)), round(max(add))] == [10, 11]
-with open(os.path.join(os.path.dirname(os.path.dirname(RESULTS)), "docs", "DESIGN.md"), encoding="utf-8") as f:
-    assert "read 1.2–2.9× apart between runs" in " ".join(f.read().split())  # the caveat, as DESIGN.md says it
-
-# %% [markdown]
-# **Section 4: `torch.compile` without replays.** `mode="reduce-overhead"` has no timing in the
-# repository. The harness's timing of the default mode (`dynamic=True`) on the eager formulas shows
-# why the replays matter:
-
-# %%
-sac_small = [{"SAC target, 4096×128": impl, "wall µs/call": r["full_call_us"], "GPU µs": 1e3 * r["kernel_ms"]}
-             for impl in ["pytorch_eager", "torch_compile", "rltriton_lite"]
-             for r in [row(RES, "sac", 4096, 128, impl=impl)]]
-print(f"H200, committed results {RES['date']}, forward")
-print(profile.table(sac_small, digits=3))
-
-# %% [markdown]
-# Compiling cut SAC's GPU time about 4× but made its wall time *longer*: the compiled wrapper and
-# its guards run on every call. Replaying removes that term.
-
-# %% jupyter={"source_hidden": true}
-# Checks: section 4's torch.compile claims, on the committed run (CI runs them; skip when reading)
-eager, compiled = sac_small[0], sac_small[1]
-assert compiled["GPU µs"] < eager["GPU µs"] / 3 and compiled["wall µs/call"] > eager["wall µs/call"]
-
-# %% [markdown]
-# **Section 4: where capture is tested.** The repository's `tests/test_compile.py` checks, on a GPU,
-# that every public function can be captured. Your folder does not have the tests.
-#
-# **Section 6: every figure is the file's own.** A "profile it" table reads its lines from the
-# committed run. The next cell prints one line of GAE's; the Checks cell at the end compares it
-# with the JSON.
-
-# %%
-RUN, COMMITTED = profile.committed_results(RESULTS)  # by name: H200-2026-12-01c
-by_case = {(r["impl"], r["B"], r["T"], r["pass"]): r for r in gae_rows}
-ours_line, loop_line = by_case["rltriton_lite", 4096, 128, "fwd"], by_case["pytorch_loop", 4096, 128, "fwd"]
-print(f"{RUN}: GAE 4096×128 fwd, ours {ours_line['wall_us']:.1f} µs wall, {ours_line['gpu_us']:.2f} µs GPU; "
-      f"the loop {loop_line['wall_us']:,.0f} µs wall, no GPU time (a loop cannot be captured)")
-
-# %% [markdown]
-# **Section 6: what each notebook asserts.** Notebooks 01–07 assert bounds on the four numbers of
-# `profile.committed_facts(rows)`, printed below for GAE, then for all seven algorithms.
-#
-# <details><summary>Details: the four numbers</summary>
-#
-# * `ours`: how many of our lines have both times.
-# * `replaced_x`: the smallest ratio of the replaced code's time to ours. For a loop it uses wall
-#   time: a loop has no GPU time. For an eager formula it uses GPU time: both calls are mostly
-#   host, and a captured step pays the GPU time.
-# * `host_x`: the smallest wall ÷ GPU time of ours at 4096×128.
-# * `floor_pct`: the smallest % floor of ours at the largest shape, the one beyond the L2 cache.
-#
-# </details>
-
-# %%
-facts = profile.committed_facts(gae_rows)
-print(f"gae: ours {facts.ours} lines; replaced_x {facts.replaced_x:.3g}× (the loop's wall time ÷ ours, smallest); "
-      f"host_x {facts.host_x:.3g}×; floor_pct {facts.floor_pct:.3g} %")
-
-# %%
-replaced_bound = {"discounted_return": 50, "gae": 100, "td_lambda": 100, "vtrace": 50, "ppo": 2, "sac": 2, "crr": 2}
-for name in replaced_bound:
-    rows_ = profile.committed_rows(RES, name)
-    f = profile.committed_facts(rows_)
-    print(f"{name:<18} replaced_x {f.replaced_x:7.3g}×  host_x {f.host_x:5.3g}×  floor_pct {f.floor_pct:5.3g} %")
-
-# %% jupyter={"source_hidden": true}
-# Checks: section 6's claims, on the committed run (CI runs them; skip when reading)
-# every figure is the file's own: one line checked against the JSON
-j = row(COMMITTED, "gae", 4096, 128)
-vec_err = {(r["B"], r["T"]): (r["max_rel_err"], r["tol"]) for r in COMMITTED["rows"]
-           if (r["impl"], r["pass"]) == ("torchrl_vec_gae", "fwd")}  # the "!" rows
-assert {s for s, (e, tol) in vec_err.items() if e > tol} == {(16, 128), (4096, 128)}
-assert round(max(e for e, _ in vec_err.values()), 5) == 5.9e-4 and {tol for _, tol in vec_err.values()} == {1e-4}
-assert f"{vec_err[64, 16384][0]:.0e}" == "9e-07"
-assert ours_line["wall_us"] == j["full_call_us"] and ours_line["gpu_us"] == 1e3 * j["kernel_ms"]
-assert ours_line["pct_floor"] == 100 * j["floor_ms"] / j["kernel_ms"] and ours_line["floor_us"] == 1e3 * j["floor_ms"]
-assert loop_line["gpu_us"] is None and loop_line["vs_ours"] == loop_line["wall_us"] / ours_line["wall_us"]
-assert facts.ours == sum(r["impl"] == "rltriton_lite" for r in gae_rows)
-assert facts.replaced_x == min(r["vs_ours"] for r in gae_rows if r["impl"] == "pytorch_loop") > 100
-assert facts.host_x > 5 and facts.floor_pct > 75  # floor_pct: 79-95 % in the data, a looser bound
-for name, bound in replaced_bound.items():
-    f = profile.committed_facts(profile.committed_rows(RES, name))
-    assert f.ours >= 4 and f.replaced_x > bound and f.host_x > 5 and f.floor_pct > 75, (name, f)
-sac_rows = profile.committed_rows(RES, "sac")
-assert any(r["pct_floor"] > 100 for r in sac_rows if r["impl"] == "rltriton_lite")  # over 100 % somewhere
-crr_wall = {(r["impl"], r["B"], r["T"]): r["wall_us"] for r in profile.committed_rows(RES, "crr") if r["pass"] == "fwd+bwd"}
-assert all(crr_wall[i, b, t] < crr_wall["rltriton_lite", b, t] for i, b, t in crr_wall if i == "pytorch_eager")
-# "about 82–100 % forward, 79–95 % with the backward": the seven at the largest shape, by GPU time
-seven = {p_: [100 * r["floor_ms"] / r["kernel_ms"] for name in replaced_bound
-              for r in [row(RES, name, 16384, 1024, pass_=p_)]] for p_ in ("fwd", "fwd+bwd")}
-assert {p_: [round(min(v)), round(max(v))] for p_, v in seven.items()} == {"fwd": [82, 100], "fwd+bwd": [79, 95]}

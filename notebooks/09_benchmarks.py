@@ -33,13 +33,11 @@
 # This notebook reads its committed H200 run, notebook 08's. Each section asks one question, reads
 # one chart, and ends with its answer. The clocks are notebook 08's: **GPU time** (CUDA-graph
 # replays, the kernels alone) and **wall time** per call (host included). Where the data come
-# from, and what each clock times: "About the data", at the end.
+# from, and what each clock times: notebook 14, an appendix.
 #
 # **Skip the "Checks" cells** (folded, starting `# Checks`): CI runs them against the data files.
 
 # %%
-import glob
-import json
 import math
 import os
 
@@ -115,7 +113,7 @@ for p in PASSES:
 #   start and finish.
 # * **At 64×16384,** the scans stay at about 5–10 %. 64 rows give the GPU little parallel work.
 #
-# Even a copy of a few MB misses the floor ("About the data").
+# Even a copy of a few MB misses the floor (notebook 14, section 8).
 #
 # **Answer.** At the largest shape, every kernel is near the floor: about 82–100 % forward, about
 # 79–95 % with the backward. Smaller shapes fall below it: far below for the tiniest, and for the
@@ -136,7 +134,8 @@ for p in PASSES:
 # * **The read/write mix, at 16384×1024.** This shape is five times the L2, so it is read from
 #   DRAM, yet SAC still reaches about 100.3 %. The floor prices a copy's half-read, half-write mix.
 #   SAC mostly reads (17 of its 21 B per step), and DRAM serves reads a little faster. Its 0.3 %
-#   over is a lower bound on that advantage (the copy probe in "About the data" puts it near 3 %).
+#   over is a lower bound on that advantage (notebook 14's copy probe, section 8, puts it near
+#   3 %).
 #
 # The next cell prints one SAC row on both clocks, then all of SAC's lines with their bytes beside
 # the H200's 60 MiB L2.
@@ -192,7 +191,8 @@ assert round(1e3 * sac_row["kernel_ms"], 2) == 4.40 and round(pct["sac", (64, 16
 # %% [markdown]
 # **So compare % floor across kernels where the bytes do not fit in L2** (the largest shape). Below
 # the L2's 60 MiB, a replayed time measures the cache as much as the kernel: read a figure there as
-# one kernel's best case on one GPU. The copy probe in "About the data" shows how wide the spread is.
+# one kernel's best case on one GPU. Notebook 14's copy probe (section 8) shows how wide the
+# spread is.
 
 # %% [markdown]
 # ## 2. How much faster than each peer?
@@ -301,7 +301,7 @@ for p in PASSES:
 #
 # The anchor, a minimal `autograd.Function` around one bare launch each way, pays this too. At
 # 4096×128 it costs 46 µs forward and 241 µs with its backward, for 9.0 and 14.5 µs of GPU time
-# (its cell: "About the data"). So even around a bare launch, the backward adds about 195 µs of
+# (notebook 14, section 10). So even around a bare launch, the backward adds about 195 µs of
 # host time. That is most of why our forward + backward calls cost 25–75× their GPU time at
 # 4096×128.
 #
@@ -525,182 +525,3 @@ exercises.attempt("host_bound", host_bound)
 
 # %% [markdown] tags=["answer-3"]
 # **Answer 3.** *Your answer here (code for it: in cells under this one).*
-
-# %% [markdown]
-# ## About the data
-#
-# Where this notebook's figures come from, and how far to trust them, with the cells and Checks
-# that read them. The sections point here; nothing here is needed for the exercises.
-#
-# **The stack, every source, and your own GPU's file.** Every figure is from
-# `H200-2026-12-01c.json`, notebook 08's committed run. Notebook 08's "About the data" gives the
-# stack, and lists every source of the course's H200 figures with what each is read for. The run is
-# read by name (`profile.COMMITTED_RUN`), so your GPU's file in the folder changes nothing. To plot
-# yours, pass its name to `profile.committed_results` (the asserts hold for the H200 only). The
-# results files in the folder:
-
-# %%
-for f in sorted(glob.glob(os.path.join(RESULTS, "*.json"))):
-    r = json.load(open(f))
-    v = r.get("versions", {})
-    print(f"{os.path.basename(f)}: {r['gpu']}, {r['date']}, copy bandwidth {r['copy_bandwidth_Bps'] / 1e12:.2f} TB/s, "
-          f"torch {v.get('torch', '?')}, triton {v.get('triton', '?')} ({len(r['rows'])} rows)")
-
-# %% [markdown]
-# **The terms, from notebook 08.**
-#
-# | term | field | what it is |
-# |---|---|---|
-# | **floor** | `floor_ms` | the fewest bytes at the copy bandwidth |
-# | **GPU time** | `kernel_ms` | CUDA-graph replays: the kernels alone |
-# | `do_bench` time | `ms` | CUDA events around each call, L2 flushed between calls; host time counted where the GPU waits for it |
-# | **wall time per call** | `full_call_us` | host included |
-#
-# Method: [docs/DESIGN.md, "Benchmark method"](../docs/DESIGN.md#benchmark-method).
-#
-# **Two % floors.** The results file holds two times per call, so % floor can be computed two ways:
-#
-# * the file's `pct_floor` is the floor ÷ the `do_bench` time;
-# * the charts use the floor ÷ the GPU time.
-#
-# At small shapes the `do_bench` time lies above the GPU time: it counts host time where the GPU
-# waits for a launch. With the backward, whose host path is long, it is of the order of the wall
-# time. In this run the GPU time is never above the `do_bench` time, so the charts' % floor is
-# never below the file's (the Checks cell below tests it on every row of ours). For example, GAE at
-# 4096×128, forward:
-
-# %%
-gae_row = row("gae", 4096, 128)
-print(f"GAE 4096×128 fwd: floor {1e3 * gae_row['floor_ms']:.2f} µs; "
-      f"do_bench {1e3 * gae_row['ms']:.2f} µs, so pct_floor {gae_row['pct_floor']:.3g} %; "
-      f"GPU time {1e3 * gae_row['kernel_ms']:.2f} µs, so {100 * gae_row['floor_ms'] / gae_row['kernel_ms']:.3g} %")
-
-# %% jupyter={"source_hidden": true}
-# Checks: the claims above, on the committed run (CI runs them; skip when reading)
-assert math.isclose(gae_row["pct_floor"], 100 * gae_row["floor_ms"] / gae_row["ms"])  # the field's definition
-ours_timed = [r for r in rows if r["impl"] == profile.OURS_IMPL and r["kernel_ms"]]
-assert all(r["kernel_ms"] <= r["ms"] for r in ours_timed)  # all of our rows
-small_bwd = [r for r in ours_timed if (r["B"], r["T"]) in [(16, 128), (4096, 128)] and r["pass"] == "fwd+bwd"]
-assert small_bwd and all(r["ms"] > 10 * r["kernel_ms"] for r in small_bwd)  # the backward's host work, counted
-assert all(0.5 < 1e3 * r["ms"] / r["full_call_us"] < 2 for r in small_bwd)  # of the order of the wall time
-
-# %% [markdown]
-# **What each clock times.** The two clocks are `measure` and `kernel_ms` in
-# `rltriton_lite/bench.py`.
-#
-# * `triton.testing.do_bench` records a CUDA event just before each call and one just after it. It
-#   flushes the L2 cache between calls, outside the timed span, so every timed call starts with a
-#   cold cache.
-# * The events time whatever the GPU does or waits for between them. Where the host's work per call
-#   takes longer than the GPU's (small, host-bound calls), the GPU waits for the launch, so the time
-#   includes host overhead.
-# * Only part of it for a short host path: the flush, itself a GPU kernel queued before the first
-#   event, gives the host a head start.
-# * The GPU time replays a CUDA graph: no host work at all, and no flush. So a call whose data fit
-#   in L2 may read them from there.
-#
-# **Section 2: every peer's range, and the cases where the peer was faster.** One run on a shared
-# host cannot say which call is faster when their speed-up is near 1× (how far wall time moves
-# between runs: notebook 08, "About the data").
-
-# %%
-# per peer, the range of speed-ups; then every case where the peer's call was faster
-for p in PASSES:
-    for q in profile.result_peers(res):
-        xs = [s["x"] for s in speedups if s["peer"] == q and s["pass_"] == p]
-        if xs:
-            print(f"{p:>7} vs {q:<22} {profile.speedup_text(min(xs)):>7} to {profile.speedup_text(max(xs)):>8} "
-                  f"over {len(xs):2} cases")
-slower = sorted((s["x"], s["algorithm"], s["peer"], profile.shape_name(s["shape"]), s["pass_"])
-                for s in speedups if s["x"] < 1)
-print(f"\n{len(slower)} of {len(speedups)} cases where the peer's call was faster:")
-for x, a, q, s, p in slower:
-    print(f"   {a} {p} {s} vs {q}: {x:.2f}×")
-
-# %% [markdown]
-# **Section 3: the anchor, without and with its backward.** The cell prints the minimal
-# `autograd.Function` at each RL shape, then our calls that cost more wall time than it.
-
-# %%
-# the anchor without and with its backward; then our calls that cost more wall time than it
-FN = profile.HEAD_ANCHOR["fwd+bwd"]  # the minimal autograd.Function
-fn_fwd, fn_both, above = {}, {}, {}
-for s in profile.RL_SHAPES:
-    fn_fwd[s], fn_both[s] = anchors[(FN, *s, "fwd")], anchors[(FN, *s, "fwd+bwd")]
-    above[s] = {a: w for (a, s2, p), (w, _) in wall_gpu.items()
-                if (s2, p) == (s, "fwd+bwd") and w > fn_both[s]["full_call_us"]}
-    print(f"{profile.shape_name(s)}: the {profile.ANCHORS[FN]} costs {fn_fwd[s]['full_call_us']:.0f} µs forward "
-          f"({1e3 * fn_fwd[s]['kernel_ms']:.1f} µs GPU), {fn_both[s]['full_call_us']:.0f} µs with its backward "
-          f"({1e3 * fn_both[s]['kernel_ms']:.1f} µs GPU)")
-    print("   above it: " + ", ".join(f"{a} {w:.0f} µs ({w / fn_both[s]['full_call_us']:.2f}×)"
-                                   for a, w in above[s].items()))
-(sac_eager,) = [r for r in rows if (r["algorithm"], r["impl"], r["B"], r["T"], r["pass"])
-                == ("sac", "pytorch_eager", 4096, 128, "fwd+bwd")]
-print(f"sac 4096×128 fwd+bwd: ours {wall_gpu['sac', (4096, 128), 'fwd+bwd'][1]:.1f} µs GPU; "
-      f"the eager formula {sac_eager['full_call_us']:.0f} µs wall")
-print("gradients with respect to: sac", bench.BACKWARD["sac"][0], "; the anchor (ppo)", bench.BACKWARD["ppo"][0])
-
-# %% [markdown]
-# **Which calls lose to the anchor (section 3).** At 4096×128, GAE (262 µs), V-trace (304 µs) and
-# SAC (502 µs) cost more than the anchor; at 64×16384, V-trace, SAC, PPO and CRR do. These gaps, up
-# to 2.1×, lie within how far a call's wall time moves between runs (the caution above).
-#
-# SAC's gap is the largest: it costs 502 µs at 4096×128, 2.1× the anchor's 241. Its kernel is not
-# the cause, since its GPU time is 6.7 µs. SAC differentiates four inputs (the rewards, both
-# critics and the next log-probabilities), where the anchor differentiates one. Autograd's work per
-# gradient is the likely reason, not a measured one. The eager formula, with the same four
-# gradients, costs about as much (493 µs).
-
-# %% jupyter={"source_hidden": true}
-# Checks: section 3's anchor figures, on the committed run (CI runs them; skip when reading)
-many = (4096, 128)  # many short rollouts
-assert [round(fn_fwd[many]["full_call_us"]), round(fn_both[many]["full_call_us"])] == [46, 241]
-assert [round(1e3 * fn_fwd[many]["kernel_ms"], 1), round(1e3 * fn_both[many]["kernel_ms"], 1)] == [9.0, 14.5]
-assert 190 < fn_both[many]["full_call_us"] - fn_fwd[many]["full_call_us"] < 200  # about 195 µs
-assert {a: round(w) for a, w in above[many].items()} == {"gae": 262, "vtrace": 304, "sac": 502}
-assert set(above[64, 16384]) == {"vtrace", "sac", "ppo", "crr"}
-gap = {(a, s): w / fn_both[s]["full_call_us"] for s in above for a, w in above[s].items()}
-assert max(gap, key=gap.get) == ("sac", many) and round(gap["sac", many], 1) == 2.1  # "up to 2.1×": SAC's
-assert round(fn_both[many]["full_call_us"]) == 241 and round(above[many]["sac"]) == 502
-assert round(wall_gpu["sac", many, "fwd+bwd"][1], 1) == 6.7 and round(sac_eager["full_call_us"]) == 493
-assert len(bench.BACKWARD["sac"][0]) == 4 and len(bench.BACKWARD["ppo"][0]) == 1
-
-# %% [markdown]
-# **Below the L2: the copy probe (section 1).** Even a copy of a few MB misses the floor. The floor
-# is a 2 GiB copy's bandwidth; PyTorch's `copy_` of 9.5 MB, timed as the GPU time is timed here,
-# reaches 60 % of it. So is 60 % a copy's ceiling, and 118 % a bandwidth? Neither. A probe timed
-# three kernels at the same byte counts, exactly as the GPU time is timed here (the table below):
-#
-# * **Below the L2,** their figures spread widely:
-#   * PyTorch's `copy_` reads 60–71 % of the floor at every size from 9.5 to 40 MB.
-#   * A plain Triton copy kernel reads 59 % at 9.5 MB, 117 % at 16 MB, 85 % at 22 MB and 140 % at
-#     32 MB: no order by size.
-#   * A Triton kernel with SAC's byte mix (four floats and a flag read, one float written) and none
-#     of its arithmetic reads 74 % at SAC's 22 MB, where SAC's own kernel reads 118 %.
-# * **At 1 GB, read from DRAM,** the spread is gone: the copies read 99 %, and SAC's read-heavy mix
-#   103 %. DRAM serves reads about 3 % faster than a copy's mix.
-#
-# The probe ran graph replays, by `tools/copy_probe.py`, on the same H200 with torch 2.11 and
-# Triton 3.6, a later day than the committed run. It does not say why one kernel lands high and
-# another low at the same bytes. It shows how wide the spread is.
-
-# %%
-PROBE = json.load(open(os.path.join(RESULTS, "checks", "H200-2026-12-04a-copy-probe.json")))
-probe = {(r["what"], r["mb"]): r for r in PROBE["rows"]}
-kinds = list(dict.fromkeys(r["what"] for r in PROBE["rows"]))
-print(f"{PROBE['gpu']}, {PROBE['date']}, torch {PROBE['versions']['torch']}, triton {PROBE['versions']['triton']}: "
-      f"% of the floor by GPU time (graph replays), by MB moved")
-print(profile.table([{"MB moved": mb, **{k: probe[k, mb]["pct_floor"] for k in kinds}}
-                     for mb in sorted({r["mb"] for r in PROBE["rows"]})], digits=3))
-
-# %% jupyter={"source_hidden": true}
-# Checks: the claims above, on the probe's file (CI runs them; skip when reading)
-COPY, TCOPY, MIX = "copy_", "triton copy", "triton 4 reads + flag, 1 write"
-assert kinds == [COPY, TCOPY, MIX] and PROBE["gpu"] == res["gpu"]
-small = [mb for mb in {r["mb"] for r in PROBE["rows"]} if 9.5 <= mb <= 40]
-pct_of = lambda k, mb: round(probe[k, mb]["pct_floor"])  # noqa: E731
-assert (min(pct_of(COPY, mb) for mb in small), max(pct_of(COPY, mb) for mb in small)) == (60, 71)
-assert [pct_of(TCOPY, mb) for mb in (9.5, 16, 22.02, 32)] == [59, 117, 85, 140]
-assert pct_of(MIX, 22.02) == 74 and probe[MIX, 22.02]["bytes"] // 21 == int(22.02e6 / 21)  # SAC's bytes, its mix
-assert abs(probe[MIX, 22.02]["bytes"] - sac_row["bytes"]) < 1e-3 * sac_row["bytes"]  # the same bytes as SAC's row
-assert [pct_of(k, 1024) for k in kinds] == [99, 99, 103]

@@ -470,8 +470,7 @@ assert (adv_cum - adv_loop)[mask].abs().max() > 0.1  # and it is not GAE with λ
 # * The loop: the median of three calls, or one call where it takes a second or more.
 # * All in float32. The inputs have right padding, and a span of tool output in every other
 #   response.
-# * Notebook 08's "Where these numbers come from" lists this file beside the course's other
-#   sources.
+# * Notebook 14, section 1, lists this file beside the course's other sources.
 #
 # </details>
 

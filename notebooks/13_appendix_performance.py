@@ -52,8 +52,8 @@
 #
 # The two do not mix. Each `DESIGN.md` figure was measured to decide one change, on that day's
 # code, older or newer than the committed run's. So compare it only with the other figures of the
-# same `DESIGN.md` entry, never with the committed run's. (Notebook 08's "Where these numbers come
-# from" lists every source.)
+# same `DESIGN.md` entry, never with the committed run's. (Notebook 14, section 1, lists every
+# source.)
 #
 # So what this appendix says of Triton's compiled code is what Triton 3.6 did (section 2's reverse
 # scan, section 6's counts). A newer Triton may compile the same source differently. Section 7

@@ -83,7 +83,7 @@ def test_the_files_the_notebooks_read_are_committed():
 
 
 def test_header_names_the_gpu_date_stack_and_bandwidth(run):
-    """Notebook 08's "Where these numbers come from": one H200, torch 2.11 and Triton 3.6 (not the
+    """Notebook 14, section 1 ("Every source"): one H200, torch 2.11 and Triton 3.6 (not the
     versions requirements.txt pins), the date in the file's name, the copy bandwidth it priced with."""
     name, res = run
     want = EXPECTED[name]
