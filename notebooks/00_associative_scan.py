@@ -234,9 +234,10 @@ print(inspect.getsource(getattr(scan.combine, "fn", scan.combine)))
 # first. `(a2, b2, k2)` is the run after it in scan order (one step or several, in a tree
 # scan). Is the combine with the flag still associative? Write the reset flag $\kappa$ (`k` in the
 # code). Read a triple $(a, b, \kappa)$ as the map $y \mapsto b$ if $\kappa$, else $a y + b$. The
-# combine is composition of these maps. But "composition is associative" is not enough here. Two
-# triples can be the same map ($a$ is ignored when $\kappa$ is set), so the combine has to be
-# associative on the triples themselves.
+# combine is composition of these maps, and composition is associative: every grouping gives the
+# same map, which is all the outputs read. A stronger statement holds too, and it is the one the
+# course's checkers test: every grouping gives the same *triple*, $a$ included (where $\kappa$ is
+# set the map ignores $a$, so two triples can be one map).
 #
 # Directly: write $p \oplus q$ with $\kappa = \kappa_p \lor \kappa_q$,
 # $a = \mathrm{sel}(\kappa_q, a_q, a_q a_p)$, $b = \mathrm{sel}(\kappa_q, b_q, b_q + a_q b_p)$. The
@@ -267,9 +268,11 @@ print("multiply by zero:", 2.0 + 0.0 * nan_later[2], " select:", np.where(True, 
 assert np.isnan(2.0 + 0.0 * nan_later[2])
 
 # %% [markdown]
-# A padded step (``mask[t] = 0``, e.g. prompt tokens in RLHF) is the identity $(1, 0)$. The
-# carry passes through it untouched, and its output is 0. Here are both, on the real kernel. A
-# NaN in the second episode of row 0 stays there:
+# `rl.linear_scan`, the package's bare scan, treats $a_t = 0$ as an episode end and resets there;
+# the estimators set the reset flag at every `terminated` or `truncated` step. A padded step
+# (``mask[t] = 0``, e.g. prompt tokens in RLHF) is the identity $(1, 0)$. The carry passes through
+# it untouched, and its output is 0. Here are both, on the real kernel. A NaN in the second
+# episode of row 0 stays there:
 
 # %%
 b = torch.tensor([[1.0, 2.0, 3.0, float("nan"), 5.0, 6.0]], device=DEVICE)
@@ -283,9 +286,6 @@ np.testing.assert_allclose(y[0, :2].cpu().numpy(), expected[0, :2], rtol=1e-6)
 assert y[0, 4] == 0 and y[0, 5] == 6.0
 
 # %% [markdown]
-# `linear_scan` treats $a_t = 0$ as such a boundary; the estimators set the reset flag at every
-# `terminated` or `truncated` step.
-#
 # ## 5. Chunks and a carry
 #
 # A GPU program holds a few thousand values at a time. So for any $T$ the kernel cuts time into

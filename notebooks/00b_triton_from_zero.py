@@ -408,7 +408,7 @@ np.testing.assert_allclose(np.array(maps), np.stack([A_s.cpu().numpy(), B_s.cpu(
 #
 # * **Inputs:** `rewards` (float32) and `terminated` (bool), 1-D tensors of $T \le 1024$ steps,
 #   `gamma`, and `last_value`, a float: $G_T$, the value after the row's last step. Here the row's
-#   end is not a reset: `last_value` enters through $A_t$, as a carry will in section 3. (00c
+#   end is not a reset: `last_value` enters through $A_t$, as a carry will in section 3. (01
 #   gathers the course's episode ends on one card.)
 # * **Returns:** the returns $G_t$, a tensor of length $T$.
 # * **Edge cases:** rows of 1, 5, 64 and 1000 steps. The two longer rows have episode ends, one

@@ -128,23 +128,13 @@ print("chunked_returns: 3 rows x 300 steps in chunks of 64, with episode ends ==
 # episode end, a multiplication by $a_t = 0$, by a select, in the combine and on the carry, and
 # write `reset_scan`.
 #
-# **Episode ends, on one card.** It holds from here to notebook 07 (and the glossary repeats it).
-# This notebook uses points 1 and 3, with terminations alone; points 2 and 4 come into play from
-# 01 on, with truncations and bootstraps. Read them now for the whole rule, and again in 01:
+# **Episode ends in this notebook: two rules.** (Notebook 01 adds truncations and bootstraps, and
+# gathers every rule on one card.)
 #
-# 1. A step **resets** where the value after it must not be read: at a termination, at a
-#    truncation, and at the window's last step (there it matters only if $b_t$ holds a term in
-#    $y_{t+1}$: point 4).
-# 2. What the step adds at an end goes into $b_t$: a bootstrap $\gamma V(s_{t+1})$ after a
-#    truncation or at the window's last step, nothing after a termination. A value that may be
-#    NaN enters $b_t$ through a select (`tl.where`), never times 0.
-# 3. The kernel applies a reset with a select too, never a multiplication by 0. The reset is a
-#    flag beside the pair, $(a_t, b_t, \kappa_t)$. A hook that returns only a pair $(a_t, b_t)$
-#    (01's harness, `rl.linear_scan`) writes it as $a_t = 0$, and the scan turns that into the flag.
-# 4. Two shortcuts you will meet. At the window's last step a reset changes nothing where $b_t$
-#    holds no term in $y_{t+1}$, as the scan starts from $y_T = 0$: some exercises skip it there.
-#    V-trace's $b_t$ holds one (notebook 04), so its last step must reset. And 00b's `last_value`,
-#    like `rl.linear_scan`'s `initial`, is a carry, not a bootstrap: it enters through $A_t$.
+# 1. A step **resets** where the value after it must not be read: here, at a termination.
+# 2. The kernel applies a reset with a select, never a multiplication by 0. The reset is a flag
+#    beside the pair, $(a_t, b_t, \kappa_t)$. A hook that returns only a pair $(a_t, b_t)$ (01's
+#    harness, `rl.linear_scan`) writes it as $a_t = 0$, and the scan turns that into the flag.
 #
 # 00b's kernels, `chunked_returns` above among them, multiply by $a_t = 0$; the cells below show
 # why the course stops there. On finite inputs a product and a select give the same values.
@@ -194,9 +184,10 @@ assert torch.isnan(by_multiplying[:2]).all() and torch.isnan(by_kernel[:2]).all(
 #
 # <details><summary>Details: why the select is still associative</summary>
 #
-# Composing maps alone does not settle it, because a triple is not just a map: $a$ is ignored
-# when the reset flag is set, so two different triples can be the same map. Notebook 00,
-# section 4, proves it on the triples themselves, case by case: it holds.
+# Read a triple as a map ($y \mapsto b$ where the flag is set, else $a y + b$): the combine composes
+# maps, and composition is associative, so every grouping gives the same outputs. Notebook 00,
+# section 4, proves the stronger statement the checker tests, case by case: every grouping gives
+# the same triple.
 #
 # </details>
 #

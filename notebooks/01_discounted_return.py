@@ -21,7 +21,7 @@
 # * **Time:** 3–4 h with the open questions; 2–3 h for the reading and the three checked exercises,
 #   if you are new to Triton.
 # * **Needs:** notebooks 00, 00b and 00c; writing a `torch.autograd.Function`. No GPU.
-# * **Conventions:** episode ends follow 00c's card: every end is a reset, a bootstrap enters
+# * **Conventions:** episode ends follow the card below: every end is a reset, a bootstrap enters
 #   $b_t$ through a select. Flags, values and hook signatures on one page: the glossary's
 #   [Names and signatures](GLOSSARY.md#names-and-signatures).
 # * **Minimum path:** sections 1–5 (5 is the harness later exercises run in) and the checked
@@ -40,6 +40,23 @@
 #
 # **done** is new: any episode end, $\text{done}_t = \text{term}_t \lor \text{trunc}_t$, or the
 # window's last step. Only a termination drops the bootstrap, through $(1-\text{term}_t)$.
+#
+# **Episode ends, on one card.** It holds from here to notebook 07 (the glossary repeats it). 00c
+# used points 1 and 3 with terminations alone; 2 and 4 are new here:
+#
+# 1. A step **resets** where the value after it must not be read: at a termination, at a
+#    truncation, and at the window's last step (there it matters only if $b_t$ holds a term in
+#    $y_{t+1}$: point 4).
+# 2. What the step adds at an end goes into $b_t$: a bootstrap $\gamma V(s_{t+1})$ after a
+#    truncation or at the window's last step, nothing after a termination. A value that may be
+#    NaN enters $b_t$ through a select (`tl.where`), never times 0.
+# 3. The kernel applies a reset with a select too, never a multiplication by 0: a flag beside the
+#    pair. A hook that returns only a pair $(a_t, b_t)$ (the harness below, `rl.linear_scan`)
+#    writes it as $a_t = 0$, and the scan turns that into the flag.
+# 4. Two shortcuts you will meet. At the window's last step a reset changes nothing where $b_t$
+#    holds no term in $y_{t+1}$, as the scan starts from $y_T = 0$: some exercises skip it there.
+#    V-trace's $b_t$ holds one (notebook 04), so its last step must reset. And 00b's `last_value`,
+#    like `rl.linear_scan`'s `initial`, is a carry, not a bootstrap: it enters through $A_t$.
 #
 # **The hook you write from here on** is the harness's prologue (`exercises.scan_hook`, section
 # 5): `(X, P, offs, t, m, T) -> (a, b)`, returning a = 0 at an episode end, which the harness turns
@@ -92,12 +109,12 @@ print(inspect.getsource(reference.discounted_returns))
 
 # %% [markdown]
 # By hand: rewards 1, 2, 3, 4 with $\gamma = 0.5$. The episode terminates after step 1. The
-# window ends after step 3, bootstrapping from 8.
+# window ends after step 3, bootstrapping from $V(s_4) = 6$.
 
 # %%
-G = reference.discounted_returns([1.0, 2.0, 3.0, 4.0], gamma=0.5, terminated=[0, 1, 0, 0], bootstrap_value=8.0)
-# t=3: 4 + 0.5·8 = 8.  t=2: 3 + 0.5·8 = 7.  t=1: terminal, 2.  t=0: 1 + 0.5·2 = 2.
-np.testing.assert_allclose(G, [2.0, 2.0, 7.0, 8.0])
+G = reference.discounted_returns([1.0, 2.0, 3.0, 4.0], gamma=0.5, terminated=[0, 1, 0, 0], bootstrap_value=6.0)
+# t=3: 4 + 0.5·6 = 7 (the bootstrap).  t=2: 3 + 0.5·7 = 6.5 (G_3).  t=1: terminal, 2.  t=0: 1 + 0.5·2 = 2.
+np.testing.assert_allclose(G, [2.0, 2.0, 6.5, 7.0])
 print(G)
 
 # %% [markdown]
@@ -258,15 +275,15 @@ print(f"3 x 1000: relative error {long_err:.1e}")
 # * **$a = 0$ is the reset:** as in `rl.linear_scan`, the harness selects $y_t = b_t$, so nothing
 #   behind the step reaches it, NaN included (00c, section 1). It cannot fix a NaN inside $b$
 #   itself: keep an input that may be NaN out of $b$ with `tl.where`.
-#   For every finite input this select gives the same values as multiplying by $a = 0$, so a
-#   step with $a = 0$ but no episode end (V-trace's $c_t = 0$, as where $\pi = 0$; the window's
-#   last step in notebooks 03 and 04) is fine: the two differ only where what comes after is NaN
-#   or `inf`.
 #
-# <details><summary>Details: what a reset blocks, and a NaN inside b</summary>
+# <details><summary>Details: what a reset blocks, a NaN inside b, and an a = 0 that is no episode end</summary>
 #
 # "Behind the step" means a later episode, or the carry from a later chunk. The four rules are
 # also visible in `exercises._scan_steps`, which scans each chunk.
+#
+# For every finite input the select gives the same values as multiplying by $a = 0$. So a step
+# with $a = 0$ but no episode end (later: V-trace's $c_t = 0$ where $\pi = 0$, the window's last
+# step in notebooks 03 and 04) is fine: the two differ only where what comes after is NaN or `inf`.
 #
 # A NaN inside $b$: take $\gamma (1 - \text{term}_t) V'_t$ with $V'_t$ = NaN behind a termination.
 # It is $0 \cdot \text{NaN} = \text{NaN}$ in $b_t$.

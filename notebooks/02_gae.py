@@ -20,7 +20,7 @@
 #   hook slots, and GAE's prologue written in them.
 # * **Time:** 2–3 h with the open questions; 1–1.5 h for the reading and the checked exercises.
 # * **Needs:** notebook 01. No GPU.
-# * **Conventions:** episode ends follow 00c's card: every end is a reset, a bootstrap enters
+# * **Conventions:** episode ends follow 01's card: every end is a reset, a bootstrap enters
 #   $b_t$ through a select. Flags, values and hook signatures on one page: the glossary's
 #   [Names and signatures](GLOSSARY.md#names-and-signatures).
 # * **Minimum path:** sections 1–3 with the checked exercises `gae_pairs` and `gae_prologue`.
@@ -168,8 +168,8 @@ print("prologue + scan + epilogue == the loop")
 # * $b_t = \delta_t = r_t + \gamma V'_t - V_t$, without the $\gamma V'_t$ where `terminated`.
 # * A truncation keeps its bootstrap in $b_t$. Only its trace is cut.
 # * $a_t = \gamma\lambda$, and 0 wherever either kind of end cuts the trace.
-# * The window's last step needs no $a_t = 0$ here: the scan starts from $y_T = 0$, and $b_t$ has no
-#   term in $y_{t+1}$ (a reset there changes nothing).
+# * The window's last step needs no $a_t = 0$ here: the scan starts from $y_T = 0$, so
+#   $a_{T-1}$ multiplies 0 whatever it is. ($\delta_t$ reads $V'_t$, an input, never the scanned $y_{t+1}$.)
 # * Drop $V'_t$ with `torch.where`, not with a product: $0 \cdot \text{NaN} = \text{NaN}$.
 #
 # </details>

@@ -20,7 +20,7 @@
 #   λ, measured; Watkins's Q(λ) as a Triton prologue.
 # * **Time:** 2.5–3.5 h with the open questions; 1–1.5 h for the reading and the checked exercise.
 # * **Needs:** notebooks 01 and 02; the bias and variance of an estimator. No GPU.
-# * **Conventions:** episode ends follow 00c's card: every end is a reset, a bootstrap enters
+# * **Conventions:** episode ends follow 01's card: every end is a reset, a bootstrap enters
 #   $b_t$ through a select. Flags, values and hook signatures on one page: the glossary's
 #   [Names and signatures](GLOSSARY.md#names-and-signatures).
 # * **Minimum path:** sections 1–4, the worked prologue under Exercises and the checked exercise

@@ -22,7 +22,7 @@
 # * **Time:** 4–6.5 h with the open questions; 2.5–4.5 h for the reading and the four checked
 #   exercises (for a student new to Triton), in two sessions: the second starts at `vtrace_kernel`.
 # * **Needs:** notebooks 01–03; importance sampling. No GPU.
-# * **Conventions:** episode ends follow 00c's card: every end is a reset, a bootstrap enters
+# * **Conventions:** episode ends follow 01's card: every end is a reset, a bootstrap enters
 #   $b_t$ through a select. Flags, values and hook signatures on one page: the glossary's
 #   [Names and signatures](GLOSSARY.md#names-and-signatures).
 # * **Minimum path:** sections 1–4 and the checked exercises `retrace`, `vtrace_pg` and
@@ -662,8 +662,9 @@ exercises.attempt("retrace", retrace)
 #     policy-gradient advantage").
 # * **Edge cases:**
 #   * At the window's last step, $v_{s+1}$ is `next_values` (`y_in` is 0 there: no step follows).
-#   * The factor $1-\text{term}_s$ is a select. At a termination (a reset, $a = 0$) `y_in` is
-#     still $v_{s+1}$, the next episode's, as in the package's epilogues.
+#   * At a termination the advantage has no $v_{s+1}$ term: write $1-\text{term}_s$ as a select,
+#     `tl.where(term, 0.0, ...)`: there $v_{s+1}$ is the next episode's value, or, at the window's
+#     last step, a `next_values` entry that may be NaN.
 #
 # <details><summary>Hint 1: where to start</summary>
 #
@@ -854,7 +855,7 @@ print(inspect.getsource(getattr(exercises.vtrace_prologue, "fn", exercises.vtrac
 # <details><summary>Hint 2: the plan</summary>
 #
 # * Each action's weight in state $s$ is $\mu(a|s)\min(\bar\rho, \pi/\mu) = \min(\bar\rho\,\mu, \pi)$:
-#   the second form divides by nothing, so an action that $\mu$ never takes needs no care.
+#   the second form divides by nothing, which keeps the code short (the checker's `mu` is never 0).
 # * The condition is a weighted mean of TD errors. It is 0 if the weights are normalised first.
 # * Normalised in each state, the weights are a policy $\nu$. The condition is then the Bellman
 #   equation of $\nu$: $V(s) = \sum_a \nu(a|s)\big(R(s,a) + \gamma\sum_{s'} P(s,a,s')V(s')\big)$.

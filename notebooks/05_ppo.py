@@ -657,8 +657,9 @@ exercises.attempt("dual_clip", dual_clip)
 #   (Every one of these sums is exact in float32.)
 # * `torch.ones(1025)` has a last block of one real element. Its mean is exactly 1.0. A division by
 #   the lanes of two blocks (2048) instead of $n$ gives 0.50048828125.
-# * A first grid of `n // BLOCK` programs rounds down and leaves the partial block out: 838.45 and
-#   0.9990234375 (the two full blocks of `arange`, 1024 ones, each over $n$).
+# * A first grid of `n // BLOCK` programs rounds down and leaves the partial block out: about
+#   838.4512 and 0.9990244 (the two full blocks of `arange`, 2096128, over 2500; 1024 ones over
+#   1025).
 #
 # ```python
 # print(exercises.guarded(two_stage_mean, torch.arange(2500.0, device=DEVICE)).item(),

@@ -502,6 +502,11 @@ assert inspect.signature(rl.sac_targets).parameters["lambda_"].default == 0  # .
 # * **Returns:** the pair $(a_t, b_t)$ whose reverse scan is $G_t$ itself, not section 2's $H_t$
 #   (the continuation's $-\alpha\log\pi_{t+1}$ goes into $b_t$, beside $G_{t+1}$). The checker
 #   compares the scan with `reference.sac_targets`.
+#
+# Both scans give the same targets. Section 2 scans $H_t$ because the package's kernel then reads
+# `log_probs` at the step's own offset and needs an epilogue; scanning $G_t$ reads
+# $\log\pi_{t+1}$ one step on (`offs + 1`, where $t + 1 < T$) and needs none. That second form is
+# yours: the harness has no epilogue here.
 # * **Edge cases:** $V'_t$ alone in the bracket at the window's last step. A termination zeroes
 #   the bracket, $G_t = r_t$. `next_q1`, `next_q2` and `next_log_probs` behind it may be NaN, so
 #   select them away with `tl.where`.

@@ -411,7 +411,6 @@ h200 = profile.committed("crr", missing_ok=True)  # the H200\'s table and chart,
 # <details><summary>Hint 1: where to start</summary>
 #
 # It is one line of arithmetic after one load, like `ppo_clip_hook` in notebook 05.
-# Section 4 prints `crr._weights`: its exp mode computes the same weight from $Q - \hat V$.
 # Ask what an elementwise min does with `inf`.
 #
 # </details>

@@ -753,7 +753,7 @@ assert all(r["ms"] > 0 and math.isfinite(r["ms"]) for r in live if r["ms"] is no
 # %% [markdown]
 # On a CPU, read "replaced ÷ this" in the torch rows: above 1, the PyTorch path is faster.
 #
-# **Answer:** On a GPU, the fused kernel wins (section 5). On a CPU, expect:
+# **Answer:** On a GPU, the fused kernel wins (sections 2 and 6). On a CPU, expect:
 #
 # * **The scans:** the path loses at 4096×128 and wins at 64×2048. ⌈log₂ T⌉ rounds for T iterations
 #   pays with few rows and many steps.

@@ -131,11 +131,10 @@ for p in PASSES:
 #   64×16384 and 101 % at 4096×128 forward, and 112 % forward + backward at 64×16384. These are
 #   best cases, not a bandwidth (exercise 2). Other kernels fit too and stay below: L2 makes
 #   passing 100 % possible, not certain.
-# * **The read/write mix, at 16384×1024.** This shape is five times the L2, so it is read from
-#   DRAM, yet SAC still reaches about 100.3 %. The floor prices a copy's half-read, half-write mix.
-#   SAC mostly reads (17 of its 21 B per step), and DRAM serves reads a little faster. Its 0.3 %
-#   over is a lower bound on that advantage (notebook 14's copy probe, section 8, puts it near
-#   3 %).
+# * **The read/write mix, at 16384×1024.** This shape is five times the L2, so it comes from
+#   DRAM, yet SAC still reaches about 100.3 %. The floor is a copy's speed, half reads and half
+#   writes. SAC mostly reads (17 of its 21 B per step), and DRAM serves reads a little faster than
+#   a copy's mix: about 3 % faster, by notebook 14's copy probe (section 8).
 #
 # The next cell prints one SAC row on both clocks, then all of SAC's lines with their bytes beside
 # the H200's 60 MiB L2.

@@ -81,7 +81,7 @@ for f in sorted(glob.glob(os.path.join(RESULTS, "*.json"))):
           f"torch {v.get('torch', '?')}, triton {v.get('triton', '?')} ({len(r['rows'])} rows)")
 
 # %% [markdown]
-# ## 2. The fields of a row, and the two clocks
+# ## 2. The fields of a row, and the three clocks
 #
 # Each row of the committed run is one (algorithm, implementation, shape, dtype, pass):
 #
@@ -96,14 +96,13 @@ for f in sorted(glob.glob(os.path.join(RESULTS, "*.json"))):
 #
 # **What the two GPU-side clocks time** (`kernel_ms` and `measure` in `rltriton_lite/bench.py`):
 #
-# * `do_bench` records a CUDA event just before each call and one just after it. It flushes the L2
-#   cache between calls, outside the timed span, so every timed call starts with a cold cache.
-# * The events time whatever the GPU does *or waits for* between them. Where the host's work per
-#   call takes longer than the GPU's (small calls), the GPU waits for the launch, so the time
-#   includes some host overhead. Only some: the flush, itself a GPU kernel queued before the first
-#   event, gives the host a head start.
-# * The GPU time replays a CUDA graph: no host work at all, and no flush, so a call whose data fit
-#   in L2 may read them from there.
+# * `do_bench` puts a CUDA event just before each call and one just after it, and empties the L2
+#   cache between calls (outside the timed span): every timed call starts with a cold cache.
+# * The events time the GPU's work *and its waits*. For a small call the GPU reaches the first
+#   event before the host has finished launching the call's kernels, and waits in between: the
+#   `do_bench` time includes some host time.
+# * The GPU time replays a CUDA graph: no host work and no flush, so data that fit in L2 may be
+#   read from there.
 #
 # **Two % floors.** So % floor can be computed two ways: the file's `pct_floor` (÷ the `do_bench`
 # time), and the one notebooks 05–09 show (÷ the GPU time). In this run the GPU time is never above

@@ -1359,15 +1359,16 @@ def _reset_dropped() -> str:
     or let that reset cut the run (a select on k1, not k2)."""
     kept = SEEN.get("combine_reset_first")
     if kept is not None and len(kept) == 3 and np.allclose(kept[:2], RESET_FIRST[1][:2]):
-        return (" Your combine selects on k1: p = (0.5, 1, True), then q = (0.25, 2, False) came out as q alone. "
-                "A reset cuts what lies behind the step that holds it, so the select is on k2, the flag of the run "
-                "applied second: p's reset was already applied inside p." + _fix(
+        return (" The likely cause is a select on k1: the run (0.5, 1, True), then the run (0.25, 2, "
+                "False), came out as the second run alone. A reset cuts what lies behind the step that holds it, so "
+                "the select is on k2, the flag of the run applied second: the first run's reset was already applied "
+                "inside it." + _fix(
                     " Select on k2: where it is set, the run applied second ignores the first."))
     if kept is None or len(kept) != 3 or kept[2]:
         return ""
-    return (" Check the flag part first: your combine turned a reset off. p = (0.5, 1, True), then q = (0.25, 2, "
-            "False) came out with its flag False, but a run that contains a reset is a reset, whichever of its "
-            "two parts holds it.")
+    return (" Check the flag part first: your combine turned a reset off. The run (0.5, 1, True), then the run "
+            "(0.25, 2, False), came out with its flag False, but a run that contains a reset is a reset, whichever "
+            "of its two parts holds it.")
 
 
 TWO_MAPS = ((0.5, 1.0, False), (0.25, 2.0, False))  # p then q, (a, b[, reset]): p ⊕ q = (0.125, 2.25), q ⊕ p = (0.125, 2.0)
@@ -3093,8 +3094,8 @@ def _gae_kernel_hint(args, i, bad, got, expected):
                     ": a_t = γλ, not 0")),
                 (gamma * lam, 1.0, False, "your δ_t has no γ on V(s_{t+1})" + _fix(
                     ": δ_t = r_t + γ V(s_{t+1}) - V(s_t)")),
-                (gamma * lam, gamma, True, "your δ_t at a termination still reads γ V(s_{t+1}): a terminal state "
-                 "has no next value" + _fix(": select it away there (tl.where), δ_t = r_t - V(s_t)"))):
+                (gamma * lam, gamma, True, "your δ_t at a termination still reads γ V(s_{t+1}), added as it is or "
+                 "multiplied by 0: a terminal state has no next value, and 0 × NaN is NaN" + _fix(": select it away there (tl.where), δ_t = r_t - V(s_t)"))):
             if _is_slip(got, advantages(decay, discount, boots), expected):
                 return _Whole(said[0].upper() + said[1:] + ".")
         if _is_slip(got, expected + v, expected):
@@ -3544,7 +3545,8 @@ def _package_gae(fn, args, kw):
 
 
 def _gae_pairs_hint(args, got, expected):
-    """gae_pairs' two slips with truncations: the trace not cut there, or no bootstrap there."""
+    """gae_pairs' slips: with truncations, the trace not cut there or no bootstrap there; the trace's decay
+    without lam or without gamma; delta_t's bootstrap discounted by gamma * lam."""
     r, v, nv, term, trunc, gamma, lam = _as_numpy(tuple(args))
     ends = term | trunc
     with np.errstate(all="ignore"):
@@ -3559,7 +3561,16 @@ def _gae_pairs_hint(args, got, expected):
                  (reference.linear_scan(np.where(ends, 0.0, gamma * lam), r + gamma * np.where(ends, 0.0, nv) - v),
                   "Your truncated steps do not bootstrap. A time limit cut the episode, the state was not terminal, "
                   "so delta_t there reads next_values: only a termination drops it."
-                  + _fix(" Select next_values away where terminated only.")))
+                  + _fix(" Select next_values away where terminated only.")),
+                 (reference.linear_scan(np.where(ends, 0.0, gamma), delta),
+                  "Your trace decays by gamma per step, not gamma * lam: lam is missing from a."
+                  + _fix(" Set a = gamma * lam (0 at every episode end).")),
+                 (reference.linear_scan(np.where(ends, 0.0, lam), delta),
+                  "Your trace decays by lam per step, not gamma * lam: the discount is missing from a."
+                  + _fix(" Set a = gamma * lam (0 at every episode end).")),
+                 (reference.linear_scan(np.where(ends, 0.0, gamma * lam), r + gamma * lam * np.where(term, 0.0, nv) - v),
+                  "Your delta_t discounts next_values by gamma * lam: lam weighs the trace (a) alone, and delta_t is "
+                  "the one-step TD error." + _fix(" Set b = r + gamma * V(s_{t+1}) - V(s_t), without lam.")))
         v_next = np.concatenate([v[..., 1:], nv[..., -1:]], -1)  # values[t + 1]: the next step's V, not V(s_{t+1})
         shifted = reference.linear_scan(np.where(ends, 0.0, gamma * lam), r + gamma * np.where(term, 0.0, v_next) - v)
     if _is_slip(got, shifted, expected, at=slice(None, -1)):
@@ -3892,15 +3903,16 @@ and y_in = vs_{t+1} (the value that entered step t: the scan runs backwards in t
 a_t y_in; the package's name, as in its own epilogues; at a termination, a reset, it is still
 vs_{t+1}, the next episode's); return the policy-gradient advantage min(rho_bar, rho_t) (r_t +
 gamma (1 - term_t) v_next - V_t), where v_next is vs_{t+1} inside the window and next_values at
-its last step (t == T - 1).
+its last step (t == T - 1). next_values behind a termination may be NaN: select it away.
 """ + HOOK_RULES + RESET_RULE, needs="hook",
    run=lambda fn, args, kw: _harness_scan(vtrace_prologue, args[:5], args[5:], epilogue=fn), local=True,
    hint=lambda *a: _vtrace_pg_hint(*a),
    ordinary="An ordinary step, and the scan (given) is right there: check what your epilogue computes at that "
             "step (the terms it reads: vs_{t+1} is y_in, not y; the reward, V_t, the clip of rho).")
 def _vtrace_pg_cases(d):
-    return [(what, _vtrace_tensors(args), {}, _vtrace_reference(*args)[1], {TERM: term, **_carry_steps(shape)})
-            for what, args, term, shape in _vtrace_rollouts(d, lambda shape: d.rng.normal(size=shape))]
+    return [(what + (", NaN next values behind the terminations" if term.any() else ""), _vtrace_tensors(args), {},
+             _vtrace_reference(*args)[1], {TERM: term, **_carry_steps(shape)})
+            for what, args, term, shape in _vtrace_rollouts(d, lambda shape: np.full(shape, np.nan))]
 
 
 @_exercise("vtrace_kernel", "04_vtrace", "kernel", stream=23, task="""
@@ -4172,7 +4184,9 @@ def _two_stage_cases(d):
 # ---- 06: SAC ---------------------------------------------------------------------------------------
 def _soft_lambda_hint(args, got, expected):
     """soft_lambda_targets' slips in the continuation's entropy term, -alpha log_probs_{t+1} inside lam's
-    term: left out, taken at full weight (so read even at lambda = 0), or read at step t."""
+    term: left out, taken at full weight (so read even at lambda = 0), or read at step t; in the soft value
+    V'_t: + alpha log pi, or the larger critic; and at lambda = 0, where nothing is carried, that the error
+    is in the step's own b."""
     r, q1, q2, nlp, lp, term, gamma, alpha, lam = _as_numpy(tuple(args))
     last = np.zeros(r.shape, dtype=bool)
     last[:, -1] = True
@@ -4180,7 +4194,7 @@ def _soft_lambda_hint(args, got, expected):
     with np.errstate(all="ignore"):
         v, a = np.minimum(q1, q2) - alpha * nlp, np.where(term | last, 0.0, gamma * lam)
 
-        def targets(weight, log_pi, a=a):
+        def targets(weight, log_pi, a=a, v=v):
             return reference.linear_scan(a, r + np.where(term, 0.0, gamma * np.where(
                 last, v, (1 - lam) * v - weight * alpha * log_pi)))
 
@@ -4201,6 +4215,16 @@ def _soft_lambda_hint(args, got, expected):
                               "not multiply it. a_t is the multiplier of G_{t+1} alone.") for w in (0.0, lam))):
             if _is_slip(got, slip, expected):
                 return said + fix
+        for v_slip, said in ((np.minimum(q1, q2) + alpha * nlp, "Your soft value V'_t adds alpha log pi(a'|s_{t+1}): "
+                              "the soft value subtracts it: its entropy bonus is -alpha log pi."),
+                             (np.maximum(q1, q2) - alpha * nlp, "Your soft value V'_t takes the larger critic: SAC's "
+                              "two critics are there to take the smaller, min(Q1, Q2), against overestimation.")):
+            if _is_slip(got, targets(lam, nxt, v=v_slip), expected):
+                return _Whole(said + _fix(" V'_t = min(Q1, Q2) - alpha * next_log_probs, both critics loaded at offs."))
+    if np.ndim(lam) == 0 and float(lam) == 0.0:
+        return _Whole("At lambda = 0 nothing is carried (a_t = 0 at every step), so each target is r_t + gamma "
+                      "(1 - term_t) V'_t on its own: the error is in that step's b, most likely in V'_t (the smaller "
+                      "critic minus alpha next_log_probs), not in the scan or the window's end.")
     return None
 
 
@@ -4424,17 +4448,30 @@ HOST_BOUND_SHAPES = ((16, 128), (4096, 128), (64, 16384), (16384, 1024))  # the 
 
 
 @_checker_only
+def _bench_row(row: dict) -> dict:
+    """A made-up results row with every key a real one has: the do_bench time ``ms`` between the GPU
+    time and the wall time (the wall time where there is no GPU time), a floor at 4.3 TB/s."""
+    gpu, wall_ms = row["kernel_ms"], row["full_call_us"] / 1e3
+    ms = wall_ms if gpu is None else (gpu + wall_ms) / 2
+    n_bytes = row.get("bytes", 17 * row["B"] * row["T"])
+    floor_ms = 1e3 * n_bytes / 4.3e12
+    return {**row, "ms": ms, "floor_ms": floor_ms, "pct_floor": 100 * floor_ms / ms, "max_rel_err": 1e-7, "tol": 1e-4,
+            "checked_against": "reference" if row["impl"] == "rltriton_lite" else "rltriton_lite",
+            "timer": "do_bench", "bytes": n_bytes}
+
+
 def _launch_model_reference(rows, algorithm, pass_, us_per_ms=1e3, wall=False, ours="rltriton_lite",
-                            dtype="float32", any_pass=False, origin=False, per_gb=1e9, elements=False, swapped=False):
+                            dtype="float32", any_pass=False, origin=False, per_gb=1e9, elements=False, swapped=False,
+                            clock="kernel_ms"):
     """(t0 in µs, bandwidth in GB/s) of the least-squares line GPU time = t0 + bytes / bandwidth;
     the keywords make the usual slips (kernel_ms read as µs, wall time fitted, a filter left out,
     a line through the origin, GiB/s or B/s, elements in place of bytes, the bytes fitted against
-    the time: its intercept, in bytes, taken for t0)."""
+    the time: its intercept, in bytes, taken for t0; the do_bench time, ``ms``, fitted)."""
     mine = [r for r in rows if r["algorithm"] == algorithm and (any_pass or r["pass"] == pass_)
             and r["kernel_ms"] is not None and (ours is None or r["impl"] == ours)
             and (dtype is None or r["dtype"] == dtype)]
     x = np.array([r["B"] * r["T"] if elements else r["bytes"] for r in mine], dtype=np.float64)
-    y = np.array([r["full_call_us"] if wall else us_per_ms * r["kernel_ms"] for r in mine], dtype=np.float64)
+    y = np.array([r["full_call_us"] if wall else us_per_ms * r[clock] for r in mine], dtype=np.float64)
     if swapped:
         per_us, at_0 = np.polyfit(y, x, 1)  # bytes per µs, and bytes at t = 0
         return np.float64(at_0), np.float64(1e6 * per_us / per_gb)
@@ -4463,8 +4500,9 @@ def _launch_model_cases(d):
         for B, T in at:
             n_bytes = B * T * per_step
             us = (t0 + n_bytes / (gbps * 1e3)) * float(rng.uniform(1 - noise, 1 + noise))
-            rows.append({"algorithm": alg, "impl": impl, "B": B, "T": T, "dtype": dtype, "pass": pass_,
-                         "bytes": n_bytes, "kernel_ms": us / 1e3, "full_call_us": us + float(rng.uniform(15, 40))})
+            rows.append(_bench_row({"algorithm": alg, "impl": impl, "B": B, "T": T, "dtype": dtype, "pass": pass_,
+                                    "bytes": n_bytes, "kernel_ms": us / 1e3,
+                                    "full_call_us": us + float(rng.uniform(15, 40))}))
         return rows
 
     t0, gbps = d.real(4.0, 2.0, 8.0), d.real(3000.0, 1500.0, 4500.0)
@@ -4477,7 +4515,7 @@ def _launch_model_cases(d):
              + line("gae", 3.0, 3500.0, noise=0.03))
     rng.shuffle(mixed)
     # a peer without a GPU time, last (not shuffled: a seed's cases keep their structure)
-    mixed += [{**r, "kernel_ms": None} for r in line("vtrace", 300.0, 50.0, impl="pytorch_loop")]
+    mixed += [_bench_row({**r, "kernel_ms": None}) for r in line("vtrace", 300.0, 50.0, impl="pytorch_loop")]
     for pass_ in ("fwd", "fwd+bwd"):
         out.append((f"vtrace, {pass_}, measured (a few % of noise), among other passes, dtypes, implementations "
                     "(one without a GPU time) and algorithms", (mixed, "vtrace", pass_)))
@@ -4491,6 +4529,8 @@ _LAUNCH_SLIPS = {
         dict(us_per_ms=1.0),
     "the wall time (full_call_us) fitted: it holds the host's time per call too" + _fix(
         ": fit the GPU time, 1000 * kernel_ms"): dict(wall=True),
+    "the do_bench time (ms) fitted: events around each call, which count host time where the GPU waits" + _fix(
+        ": fit the GPU time, 1000 * kernel_ms"): dict(clock="ms"),
     "a line through the origin: t0 forced to 0" + _fix(": fit the intercept too (np.polyfit(x, y, 1))"):
         dict(origin=True),
     "rows of other implementations counted" + _fix(": keep impl == \"rltriton_lite\""): dict(ours=None),
@@ -4538,15 +4578,15 @@ def _launch_model_hint(args, i, got):
 
 @_checker_only
 def _host_bound_reference(rows, algorithm, pass_, us_per_ms=1e3, ours="rltriton_lite", dtype="float32",
-                          any_pass=False, first_run=False, size=lambda B, T: B * T):
+                          any_pass=False, first_run=False, size=lambda B, T: B * T, clock="kernel_ms"):
     """B * T of the largest shape whose wall time exceeds twice its GPU time, or 0; the keywords
     make the usual slips (kernel_ms read as µs, a filter left out, the scan stopped at the first
-    shape at or below 2x, shapes ordered by B or T)."""
+    shape at or below 2x, shapes ordered by B or T, the do_bench time ``ms`` taken for the GPU time)."""
     mine = [r for r in rows if r["algorithm"] == algorithm and (any_pass or r["pass"] == pass_) and r["kernel_ms"] is not None
             and (ours is None or r["impl"] == ours) and (dtype is None or r["dtype"] == dtype)]
     best = None
     for r in sorted(mine, key=lambda r: size(r["B"], r["T"])):
-        if r["full_call_us"] > 2 * us_per_ms * r["kernel_ms"]:
+        if r["full_call_us"] > 2 * us_per_ms * r[clock]:
             best = r
         elif first_run and best is not None:
             break
@@ -4570,8 +4610,8 @@ def _host_bound_cases(d):
 
     def row(alg, impl, shape, ratio, pass_="fwd", dtype="float32", gpu_us=None):
         gpu_us = float(rng.uniform(2, 60)) if gpu_us is None else gpu_us
-        return {"algorithm": alg, "impl": impl, "B": shape[0], "T": shape[1], "dtype": dtype, "pass": pass_,
-                "full_call_us": ratio * gpu_us, "kernel_ms": gpu_us / 1e3}
+        return _bench_row({"algorithm": alg, "impl": impl, "B": shape[0], "T": shape[1], "dtype": dtype,
+                           "pass": pass_, "full_call_us": ratio * gpu_us, "kernel_ms": gpu_us / 1e3})
 
     def ratios(*at):  # wall ÷ GPU time at each shape, a little off the values given
         return [x * float(rng.uniform(0.97, 1.03)) for x in at]
@@ -4591,7 +4631,7 @@ def _host_bound_cases(d):
         out.append((f"vtrace, {pass_}, among other passes, dtypes, implementations and algorithms",
                     (mixed, "vtrace", pass_)))
     gpu_bound = ([row("sac", "rltriton_lite", s, x) for s, x in zip(shapes, ratios(1.6, 1.3, 1.2, 1.05))]
-                 + [{**row("sac", "pytorch_loop", s, 1.0), "kernel_ms": None} for s in shapes])
+                 + [_bench_row({**row("sac", "pytorch_loop", s, 1.0), "kernel_ms": None}) for s in shapes])
     out.append(("sac, forward, never above 2x (a peer without a GPU time among the rows)", (gpu_bound, "sac", "fwd")))
     return [(what, args, {}, _host_bound_reference(*args)) for what, args in out]
 
@@ -4600,6 +4640,8 @@ def _host_bound_hint(rows, algorithm, pass_, got):
     """Which usual slip of host_bound gives ``got`` here, if one does."""
     slips = {"kernel_ms (milliseconds) compared with full_call_us (microseconds) as if in one unit" + _fix(
                  ": the GPU time in µs is 1000 * kernel_ms"): dict(us_per_ms=1.0),
+             "ms, the do_bench time, taken for the GPU time (it counts host time where the GPU waits)" + _fix(
+                 ": the GPU time is kernel_ms"): dict(clock="ms"),
              "rows of other implementations counted" + _fix(": keep impl == \"rltriton_lite\""): dict(ours=None),
              "rows of another dtype counted" + _fix(": keep dtype == \"float32\""): dict(dtype=None),
              "rows of the other pass counted" + _fix(": keep pass == pass_"): dict(any_pass=True),

@@ -674,6 +674,11 @@ def wrong_answers(name: str):
                 r, v, torch.cat([v[:, 1:], nv[:, -1:]], 1), term, trunc, g, lam)),
             ("bootstraps at a termination on the window's last step",
              lambda r, v, nv, term, trunc, g, lam: s(r, v, nv, not_at_the_end(term), trunc, g, lam)),
+            ("lam left out of the trace: a = gamma (a later review's case)",
+             lambda r, v, nv, term, trunc, g, lam: s(r, v, nv, term, trunc, g, 1.0)),
+            ("delta_t's bootstrap discounted by gamma * lam (a later review's case)",
+             lambda r, v, nv, term, trunc, g, lam: (s(r, v, nv, term, trunc, g, lam)[0],
+                                                    r + torch.where(term, 0.0, g * lam * nv) - v)),
             ("the termination multiplied by 0 in b (0 * NaN in the step's own b: linear_scan's reset at a = 0 "
              "cannot select it away)", _gae_pairs_multiplied),
         ],
@@ -693,7 +698,9 @@ def wrong_answers(name: str):
         "vtrace_pg": [("vs_t for vs_{t+1}", _pg_same_step), ("no bootstrap at the window's end", _pg_no_window_end),
                       ("the advantage's sign flipped (a formula wrong at every step)", _pg_negated),
                       ("the ratio not clipped (a later review's case)", _pg_unclipped),
-                      ("the ratio clipped at c_bar (a later review's case)", _pg_clipped_at_c_bar)],
+                      ("the ratio clipped at c_bar (a later review's case)", _pg_clipped_at_c_bar),
+                      ("(1 - term) multiplied, not selected: 0 * NaN at a terminal last step (a later review's case)",
+                       _pg_times_not_terminated)],
         "vtrace_fixed_point": [("V^pi: the clip ignored", lambda P, R, pi, mu, g, rb: _bellman(pi, P, R, g)),
                                ("the weights min(rho_bar mu, pi) not normalised",
                                 lambda P, R, pi, mu, g, rb: _bellman(np.minimum(rb * mu, pi), P, R, g)),
@@ -721,6 +728,8 @@ def wrong_answers(name: str):
             ("a first grid of n // BLOCK programs (a later review's case)", _two_stage_floor_grid),
         ],
         "soft_lambda_targets": [("no entropy on the continuation", _soft_no_entropy),
+                                ("V' = min(Q1, Q2) + alpha log pi' (a later review's case)", _soft_value_plus_entropy),
+                                ("V' from the larger critic (a later review's case)", _soft_value_larger_critic),
                                 ("log pi of step t, not t+1", _soft_same_step),
                                 ("-alpha log pi_{t+1} without its lam (the ninth review's case)",
                                  _soft_entropy_without_lam),
@@ -745,14 +754,17 @@ def wrong_answers(name: str):
                          ("a line through the origin (no t0)", _launch_model_with(origin=True)),
                          ("the bandwidth in GiB/s", _launch_model_with(per_gb=2.0 ** 30)),
                          ("the slope returned as the bandwidth", _launch_model_with(slope=True)),
-                         ("x and y swapped in the fit (a review's case)", _launch_model_with(swapped=True))],
+                         ("x and y swapped in the fit (a review's case)", _launch_model_with(swapped=True)),
+                         ("the do_bench time (ms) fitted (a later review's case)", _launch_model_with(clock="ms"))],
         "lean_gae_loop": [("dones used as terminated, unshifted", _lean_with(lambda d, nd: d)),
                           ("gamma missing from the decay (a review's case)",
                            _lean_with(lambda d, nd: torch.cat([d[1:], nd.reshape(1, -1)]), decay=lambda g, lam: lam)),
                           ("next_done left out", _lean_with(lambda d, nd: torch.cat([d[1:], 0 * nd.reshape(1, -1)])))],
         "host_bound": [("kernel_ms read as microseconds (the 1000 forgotten)", _host_bound_with(us_per_ms=1.0)),
                        ("other implementations' rows counted", _host_bound_with(ours=None)),
-                       ("the search stopped at the first shape at or below 2x", _host_bound_with(first_run=True))],
+                       ("the search stopped at the first shape at or below 2x", _host_bound_with(first_run=True)),
+                       ("the do_bench time (ms) taken for the GPU time (a later review's case)",
+                        _host_bound_with(clock="ms"))],
         "awr_weights": [("no clip", _awr_no_clip), ("exp(A * beta)", _awr_times_beta),
                         ("exp(A): no temperature (the fourth review's case)", _awr_no_beta),
                         ("clipped from below too, at 1 / max_weight (the ninth review's case)", _awr_clipped_both_ways),
@@ -815,8 +827,12 @@ W_SAYS = {
         ("cut: a reset). Your trace runs on through a truncation.", "Set a = 0 where terminated or truncated."),
     ("gae_pairs", "a truncation taken as a termination: no bootstrap there (the tenth review's case)"):
         ("). Your truncated steps do not bootstrap.", "Select next_values away where terminated only."),
+    ("gae_pairs", "lam left out of the trace: a = gamma (a later review's case)"):
+        ("Hint: Your trace decays by gamma per step, not gamma * lam", "Set a = gamma * lam (0 at every episode end)."),
+    ("gae_pairs", "delta_t's bootstrap discounted by gamma * lam (a later review's case)"):
+        ("Your delta_t discounts next_values by gamma * lam", "Set b = r + gamma * V(s_{t+1}) - V(s_t), without lam."),
     ("gae_kernel", "bootstraps at terminations"):
-        ("Hint: Your δ_t at a termination still reads γ V(s_{t+1}): a terminal state has no next value.",
+        ("Hint: Your δ_t at a termination still reads γ V(s_{t+1}), added as it is or multiplied by 0: a terminal state has no next value, and 0 × NaN is NaN.",
          "Select it away there (tl.where), δ_t = r_t - V(s_t)."),
     ("dual_clip", "tl.minimum with c A, a cap where the dual clip is a floor (the tenth review's case)"):
         ("Hint: Where A < 0 your loss holds the smaller of the objective and c A",
@@ -980,6 +996,17 @@ W_SAYS = {
          "The weight is min(rho_bar, exp(log_rhos)), rho_bar = P[1]"),
     ("vtrace_pg", "the ratio clipped at c_bar (a later review's case)"):
         "Hint: These are the policy-gradient advantages with a slip: the ratio is clipped at c_bar",
+    ("soft_lambda_targets", "V' = min(Q1, Q2) + alpha log pi' (a later review's case)"):
+        ("Hint: Your soft value V'_t adds alpha log pi(a'|s_{t+1})", "V'_t = min(Q1, Q2) - alpha * next_log_probs"),
+    ("soft_lambda_targets", "V' from the larger critic (a later review's case)"):
+        ("Hint: Your soft value V'_t takes the larger critic", "V'_t = min(Q1, Q2) - alpha * next_log_probs"),
+    ("launch_model", "the do_bench time (ms) fitted (a later review's case)"):
+        ("Hint: That is the fit with a slip: the do_bench time (ms) fitted", "Fit the GPU time, 1000 * kernel_ms"),
+    ("host_bound", "the do_bench time (ms) taken for the GPU time (a later review's case)"):
+        ("That is the answer with a slip: ms, the do_bench time, taken for the GPU time", "The GPU time is kernel_ms"),
+    ("vtrace_pg", "(1 - term) multiplied, not selected: 0 * NaN at a terminal last step (a later review's case)"):
+        "Hint: that step is a termination at the window's last step (no bootstrap). A NaN or inf where the answer is "
+        "finite, at an episode end",
     ("discounted_max", "c1 not discounted by g2 in the combine (a later review's case)"):
         ("Hint: Your combine leaves c1 undiscounted", "In the combine, c = max(c2, g2 * c1)."),
     ("q_lambda", "no cut at the window's end"):
@@ -1167,13 +1194,14 @@ def _gae_kernel_storing_a(rewards, values, next_values, terminated, gamma, lam, 
                                            (gamma, lam), chunk)
 
 
-def _launch_model_with(us_per_ms=1e3, wall=False, origin=False, per_gb=1e9, slope=False, swapped=False):
+def _launch_model_with(us_per_ms=1e3, wall=False, origin=False, per_gb=1e9, slope=False, swapped=False,
+                       clock="kernel_ms"):
     """launch_model with one of its usual slips, written as a student would (no checker helper)."""
     def launch_model(rows, algorithm, pass_):
         mine = [r for r in rows if (r["impl"], r["dtype"], r["algorithm"], r["pass"])
                 == ("rltriton_lite", "float32", algorithm, pass_)]
         x = np.array([r["bytes"] for r in mine], dtype=float)
-        y = np.array([r["full_call_us"] if wall else us_per_ms * r["kernel_ms"] for r in mine])
+        y = np.array([r["full_call_us"] if wall else us_per_ms * r[clock] for r in mine])
         m, t0 = ((x @ y) / (x @ x), 0.0) if origin else np.polyfit(y, x, 1) if swapped else np.polyfit(x, y, 1)
         return t0, m if slope else 1e6 / m / per_gb
     return launch_model
@@ -1186,7 +1214,7 @@ def _host_bound_with(**slip):
                 and (r["impl"] == "rltriton_lite" or slip.get("ours", 1) is None) and r["dtype"] == "float32"]
         best = 0
         for r in sorted(mine, key=lambda r: r["B"] * r["T"]):
-            if r["full_call_us"] > 2 * slip.get("us_per_ms", 1e3) * r["kernel_ms"]:
+            if r["full_call_us"] > 2 * slip.get("us_per_ms", 1e3) * r[slip.get("clock", "kernel_ms")]:
                 best = r["B"] * r["T"]
             elif slip.get("first_run") and best:
                 break
@@ -1423,13 +1451,18 @@ def _retrace_taken_q(X, P, offs, t, m, T):
 
 
 @triton.jit
-def _pg(X, P, offs, t, m, T, y, y_in, NEXT: tl.constexpr, WINDOW: tl.constexpr, CLIP: tl.constexpr = 1):
+def _pg(X, P, offs, t, m, T, y, y_in, NEXT: tl.constexpr, WINDOW: tl.constexpr, CLIP: tl.constexpr = 1,
+        TIMES: tl.constexpr = False):
     rho = tl.exp(tl.load(X[0] + offs, mask=m, other=0.0))
     v = tl.load(X[2] + offs, mask=m, other=0.0)
     v_next = y_in if NEXT else y
     if WINDOW:
         v_next = tl.where(t == T - 1, tl.load(X[3] + offs, mask=m, other=0.0), v_next)
-    g = tl.where(tl.load(X[4] + offs, mask=m, other=0) != 0, 0.0, P[0])
+    term = tl.load(X[4] + offs, mask=m, other=0) != 0
+    if TIMES:  # (1 - term) as a factor: 0 * NaN behind a termination at the window's last step
+        g = P[0] * (1.0 - term.to(tl.float32))
+    else:
+        g = tl.where(term, 0.0, P[0])
     if CLIP != 0:  # P[1] is rho_bar, P[2] c_bar; CLIP 0: no clip (a review's slips)
         rho = tl.minimum(rho, P[CLIP])
     return rho * (tl.load(X[1] + offs, mask=m, other=0.0) + g * v_next - v)
@@ -1443,6 +1476,11 @@ def _pg_unclipped(X, P, offs, t, m, T, y, y_in):
 @triton.jit
 def _pg_clipped_at_c_bar(X, P, offs, t, m, T, y, y_in):
     return _pg(X, P, offs, t, m, T, y, y_in, True, True, 2)
+
+
+@triton.jit
+def _pg_times_not_terminated(X, P, offs, t, m, T, y, y_in):
+    return _pg(X, P, offs, t, m, T, y, y_in, True, True, 1, True)
 
 
 @triton.jit
@@ -1492,11 +1530,13 @@ def _dual_clip_both(X, P, offs, m):
 
 
 @triton.jit
-def _soft(X, P, offs, t, m, T, NEXT: tl.constexpr, ENTROPY: tl.constexpr, LAM_ON_ENTROPY: tl.constexpr = True):
+def _soft(X, P, offs, t, m, T, NEXT: tl.constexpr, ENTROPY: tl.constexpr, LAM_ON_ENTROPY: tl.constexpr = True,
+          V_SLIP: tl.constexpr = 0):
     gamma, alpha, lam = P[0], P[1], P[2]
     r = tl.load(X[0] + offs, mask=m, other=0.0)
-    q_min = tl.minimum(tl.load(X[1] + offs, mask=m, other=0.0), tl.load(X[2] + offs, mask=m, other=0.0))
-    v_soft = q_min - alpha * tl.load(X[3] + offs, mask=m, other=0.0)
+    q1, q2 = tl.load(X[1] + offs, mask=m, other=0.0), tl.load(X[2] + offs, mask=m, other=0.0)
+    q_min = tl.maximum(q1, q2) if V_SLIP == 2 else tl.minimum(q1, q2)  # V_SLIP 2: the larger critic
+    v_soft = q_min + (1.0 if V_SLIP == 1 else -1.0) * alpha * tl.load(X[3] + offs, mask=m, other=0.0)  # 1: + alpha
     has_next = m & (t + 1 < T)
     log_pi = tl.load(X[4] + offs + NEXT, mask=has_next, other=0.0) * ENTROPY
     term = tl.load(X[5] + offs, mask=m, other=0) != 0
@@ -1516,6 +1556,16 @@ def _soft_entropy_in_a(X, P, offs, t, m, T):  # gamma lam (1 - alpha log_pi_{t+1
 @triton.jit
 def _soft_entropy_without_lam(X, P, offs, t, m, T):  # -alpha log_pi_{t+1} at full weight, not inside lam's term
     return _soft(X, P, offs, t, m, T, 1, 1.0, False)
+
+
+@triton.jit
+def _soft_value_plus_entropy(X, P, offs, t, m, T):
+    return _soft(X, P, offs, t, m, T, 1, 1.0, True, 1)
+
+
+@triton.jit
+def _soft_value_larger_critic(X, P, offs, t, m, T):
+    return _soft(X, P, offs, t, m, T, 1, 1.0, True, 2)
 
 
 @triton.jit
@@ -3388,8 +3438,8 @@ def test_a_combine_that_selects_on_k1_for_k2_is_told_so():
     said only that; it now says the combine selects on k1 (the student's combine on RESET_FIRST came out
     as the second run alone), with the fix held back."""
     _wrong("reset_scan", _reset_scan_with(K1_FOR_K2=True), interpreted=r"^reset_scan, .*your combine is not "
-           r"associative: .*Your combine selects on k1: p = \(0\.5, 1, True\), then q = \(0\.25, 2, False\) came "
-           r"out as q alone")
+           r"associative: .*The likely cause is a select on k1: the run \(0\.5, 1, True\), then the run "
+           r"\(0\.25, 2, False\), came out as the second run alone")
     if exercises.INTERPRET:  # the last check's fix
         assert "Select on k2" in exercises.fix("reset_scan")
 
