@@ -270,9 +270,11 @@ exercises.attempt("td_target_kernel", td_target_kernel)
 #
 # **The rule: `combine(a1, b1, a2, b2)` applies `(a1, b1)` first**, then `(a2, b2)`: it returns
 # `(a2·a1, b2 + a2·b1)`, the map y ↦ a2·(a1·y + b1) + b2. The order matters, because the affine
-# operator is not commutative. The scan works on a tree, so both arguments are composed runs of
-# consecutive steps, and the direction decides which run comes first: in a forward scan the
-# earlier one, in a reverse scan the later one, the one nearer the carry. On 8 steps, at the
+# operator is not commutative.
+#
+# The scan works on a tree, so each argument is a run of consecutive steps, already composed.
+# Which run is `(a1, b1)`? The one applied first: the one nearer where the carry comes from. In a
+# forward scan that is the earlier run; in a reverse scan, the later one. On 8 steps, at the
 # tree's last level:
 #
 # ```text

@@ -3461,6 +3461,12 @@ _N_STEP_SLIPS = {  # what the answer is, where it is the n-step return with a sl
     "no bootstrap at the window's end, where a sum is cut short by the end of the rollout (t + n > T)" + _fix(
         ": it adds gamma^n_t next_values at the last step (n_t = T - t steps summed), T - 1"): dict(
         window_end=False),
+    "a termination at step t + n, just after the n steps, drops the bootstrap: the flags of t .. t + n are "
+    "n + 1, one too many (the episode reached s_{t+n}, so V(s_{t+n}) is its bootstrap)" + _fix(
+        ": only a termination at steps t .. t + n - 1 ends the sum and drops the bootstrap"): dict(inclusive="drop"),
+    "a termination at step t + n, just after the n steps, makes the sum run on to r_{t+n}: the flags of t .. t + n "
+    "are n + 1, one too many (the episode reached s_{t+n}, so after n rewards comes the bootstrap V(s_{t+n}))"
+    + _fix(": only a termination at steps t .. t + n - 1 ends the sum"): dict(inclusive="sum"),
     "the bootstrap is read one step late" + _fix(
         ": V(s_{t+n}) is next_values[t + n - 1] (next_values[t] is V(s_{t+1})), not next_values[t + n]"): dict(
         value_step=1),

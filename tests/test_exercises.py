@@ -663,6 +663,7 @@ def wrong_answers(name: str):
             ("ignores terminations", lambda r, nv, d, g, n: s(r, nv, no_flags(d), g, n)),
             ("the bootstrap multiplied by (1 - term) (0 * NaN: the fourth review's case)", _n_step_multiplied),
             ("no t + n < T test: n steps on read past the window (a later review's case)", _n_step_no_window_test),
+            ("the terminations of t .. t + n counted, one flag too many (a later review's case)", _n_step_inclusive),
         ],
         "transposed_scan": [("a_t, not a_{t-1}", _transposed_no_shift), ("a_{t+1}", _transposed_wrong_shift)],
         "gae_pairs": [
@@ -989,6 +990,9 @@ W_SAYS = {
         "Hint: Every right value is there, in the wrong place: your loads are right, your stores' addresses are not.",
     ("strided_scan", "the output an empty_like of rewards, stored as if contiguous (a later review's case)"):
         "Hint: Every right value is there, in the wrong place: your loads are right, your stores' addresses are not.",
+    ("n_step_returns", "the terminations of t .. t + n counted, one flag too many (a later review's case)"):
+        ("This is the n-step return with a slip: a termination at step t + n, just after the n steps, makes the sum "
+         "run on", "Only a termination at steps t .. t + n - 1 ends the sum"),
     ("n_step_returns", "no t + n < T test: n steps on read past the window (a later review's case)"):
         "Only steps whose n steps run past the window's end (t + n >= T) are wrong: fewer than n steps are left",
     ("vtrace_pg", "the ratio not clipped (a later review's case)"):
@@ -2488,6 +2492,22 @@ def _n_step_with_a_loop_over_time(rewards, next_values, terminated, gamma, n):
                 g = g + torch.where(alive, disc * next_values[:, s], 0.0)
         G[:, t] = g
     return G
+
+
+def _n_step_inclusive(rewards, next_values, terminated, gamma, n):
+    """n_step_returns' solution counting the terminations of t .. t + n, n + 1 flags (a review's case):
+    where step t + n terminates, S_t is kept whole, summed on to r_{t+n}, in place of the bootstrap."""
+    B, T = rewards.shape
+    last = torch.zeros_like(rewards, dtype=torch.bool)
+    last[:, -1] = True
+    S = rl.linear_scan(gamma * (~terminated).to(rewards.dtype),
+                       rewards + torch.where(last & ~terminated, gamma * next_values, 0.0))
+    ends = torch.cumsum(torch.cat([torch.zeros(B, 1, device=rewards.device), terminated.to(rewards.dtype)], 1), 1)
+    t = torch.arange(T, device=rewards.device)
+    runs_on = (ends[:, torch.clamp(t + n + 1, max=T)] - ends[:, t] == 0) & (t + n < T)  # t + n + 1: one too many
+    S_n = torch.where(runs_on, S[:, torch.clamp(t + n, max=T - 1)], torch.zeros_like(S))
+    V_n = torch.where(runs_on, next_values[:, torch.clamp(t + n - 1, max=T - 1)], torch.zeros_like(S))
+    return S - gamma ** n * (S_n - V_n)
 
 
 def _n_step_no_window_test(rewards, next_values, terminated, gamma, n):

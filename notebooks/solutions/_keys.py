@@ -19,10 +19,13 @@ def matrix_compose(A1, b1, A2, b2):
     return A1 @ A2, b1 + A1 @ b2
 
 
-def n_step_returns(r, nv, term, gamma, n, stops=True, bootstraps=True, window_end=True, value_step=0):
+def n_step_returns(r, nv, term, gamma, n, stops=True, bootstraps=True, window_end=True, value_step=0,
+                   inclusive=None):
     """The loop. The hint's slips: ``stops`` False sums past a termination, ``bootstraps`` False
     adds no gamma^n V(s_{t+n}) after n steps, ``window_end`` False none at the window's end either,
-    ``value_step`` 1 reads that bootstrap one step late (next_values[t + n], where the window has it)."""
+    ``value_step`` 1 reads that bootstrap one step late (next_values[t + n], where the window has it),
+    ``inclusive`` "drop" drops it where step t + n terminates (the flags of t..t+n, one too many), "sum"
+    sums on to that termination in its place (a scan's sum S_t kept whole there)."""
     G = np.zeros_like(r)
     T = r.shape[-1]
     for row in np.ndindex(r.shape[:-1]):
@@ -34,7 +37,10 @@ def n_step_returns(r, nv, term, gamma, n, stops=True, bootstraps=True, window_en
                 if term[row + (s,)] and stops:
                     break
                 if s == t + n - 1 and bootstraps:
-                    g += disc * nv[row + (min(s + value_step, T - 1),)]
+                    if inclusive and s + 1 < T and term[row + (s + 1,)]:
+                        g += disc * r[row + (s + 1,)] if inclusive == "sum" else 0.0
+                    else:
+                        g += disc * nv[row + (min(s + value_step, T - 1),)]
                 elif s == T - 1 and s != t + n - 1 and window_end:
                     g += disc * nv[row + (s,)]
             G[row + (t,)] = g
