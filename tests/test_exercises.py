@@ -662,8 +662,10 @@ def wrong_answers(name: str):
             ("one step too many", lambda r, nv, d, g, n: s(r, nv, d, g, n + 1)),
             ("ignores terminations", lambda r, nv, d, g, n: s(r, nv, no_flags(d), g, n)),
             ("the bootstrap multiplied by (1 - term) (0 * NaN: the fourth review's case)", _n_step_multiplied),
-            ("no t + n < T test: n steps on read past the window (a later review's case)", _n_step_no_window_test),
-            ("the terminations of t .. t + n counted, one flag too many (a later review's case)", _n_step_inclusive),
+            ("no t + n < T test: n steps on read past the window (a later review's case)",
+             _n_step_with(window_test=False)),
+            ("the terminations of t .. t + n counted, one flag too many (a later review's case)",
+             _n_step_with(flags_past=1)),
         ],
         "transposed_scan": [("a_t, not a_{t-1}", _transposed_no_shift), ("a_{t+1}", _transposed_wrong_shift)],
         "gae_pairs": [
@@ -2494,36 +2496,25 @@ def _n_step_with_a_loop_over_time(rewards, next_values, terminated, gamma, n):
     return G
 
 
-def _n_step_inclusive(rewards, next_values, terminated, gamma, n):
-    """n_step_returns' solution counting the terminations of t .. t + n, n + 1 flags (a review's case):
-    where step t + n terminates, S_t is kept whole, summed on to r_{t+n}, in place of the bootstrap."""
-    B, T = rewards.shape
-    last = torch.zeros_like(rewards, dtype=torch.bool)
-    last[:, -1] = True
-    S = rl.linear_scan(gamma * (~terminated).to(rewards.dtype),
-                       rewards + torch.where(last & ~terminated, gamma * next_values, 0.0))
-    ends = torch.cumsum(torch.cat([torch.zeros(B, 1, device=rewards.device), terminated.to(rewards.dtype)], 1), 1)
-    t = torch.arange(T, device=rewards.device)
-    runs_on = (ends[:, torch.clamp(t + n + 1, max=T)] - ends[:, t] == 0) & (t + n < T)  # t + n + 1: one too many
-    S_n = torch.where(runs_on, S[:, torch.clamp(t + n, max=T - 1)], torch.zeros_like(S))
-    V_n = torch.where(runs_on, next_values[:, torch.clamp(t + n - 1, max=T - 1)], torch.zeros_like(S))
-    return S - gamma ** n * (S_n - V_n)
-
-
-def _n_step_no_window_test(rewards, next_values, terminated, gamma, n):
-    """n_step_returns' solution without its `t + n < T` test: where fewer than n steps are left, it
-    takes the window's last step for the step n on (a review's case)."""
-    B, T = rewards.shape
-    last = torch.zeros_like(rewards, dtype=torch.bool)
-    last[:, -1] = True
-    S = rl.linear_scan(gamma * (~terminated).to(rewards.dtype),
-                       rewards + torch.where(last & ~terminated, gamma * next_values, 0.0))
-    ends = torch.cumsum(torch.cat([torch.zeros(B, 1, device=rewards.device), terminated.to(rewards.dtype)], 1), 1)
-    t = torch.arange(T, device=rewards.device)
-    runs_on = ends[:, torch.clamp(t + n, max=T)] - ends[:, t] == 0  # (and t + n < T: left out)
-    S_n = torch.where(runs_on, S[:, torch.clamp(t + n, max=T - 1)], torch.zeros_like(S))
-    V_n = torch.where(runs_on, next_values[:, torch.clamp(t + n - 1, max=T - 1)], torch.zeros_like(S))
-    return S - gamma ** n * (S_n - V_n)
+def _n_step_with(flags_past=0, window_test=True):
+    """n_step_returns' solution with a review's slip: ``flags_past`` 1 counts the terminations of
+    t .. t + n, one flag too many (where step t + n terminates, S_t is kept whole, summed on to
+    r_{t+n}, in place of the bootstrap); ``window_test`` False leaves out its `t + n < T` test (where
+    fewer than n steps are left, it takes the window's last step for the step n on)."""
+    def n_step_returns(rewards, next_values, terminated, gamma, n):
+        B, T = rewards.shape
+        last = torch.zeros_like(rewards, dtype=torch.bool)
+        last[:, -1] = True
+        S = rl.linear_scan(gamma * (~terminated).to(rewards.dtype),
+                           rewards + torch.where(last & ~terminated, gamma * next_values, 0.0))
+        ends = torch.cumsum(torch.cat([torch.zeros(B, 1, device=rewards.device), terminated.to(rewards.dtype)], 1), 1)
+        t = torch.arange(T, device=rewards.device)
+        runs_on = ends[:, torch.clamp(t + n + flags_past, max=T)] - ends[:, t] == 0
+        runs_on &= (t + n < T) if window_test else True
+        S_n = torch.where(runs_on, S[:, torch.clamp(t + n, max=T - 1)], torch.zeros_like(S))
+        V_n = torch.where(runs_on, next_values[:, torch.clamp(t + n - 1, max=T - 1)], torch.zeros_like(S))
+        return S - gamma ** n * (S_n - V_n)
+    return n_step_returns
 
 
 def _n_step_multiplied(rewards, next_values, terminated, gamma, n):
