@@ -335,12 +335,8 @@ print("EMA by one forward associative scan == the loop")
 # * The tree is a Hillis–Steele scan of $\log_2(\text{BLOCK})$ rounds, where each element takes the
 #   combine of the run ending $k$ before it and its own run, for $k = 1, 2, 4, \dots$
 # * Your combine is called on whole blocks, so a `print` inside it shows blocks.
-# * A combine with Python control flow on its values (`if k2:`) cannot run on blocks, so the
-#   interpreter falls back to the loop: slower, still right. A GPU's compiler takes it: in a
-#   compiled scan the combine meets one element at a time, and `if` is a branch on one value
-#   (checked compiled on an H200 with Triton 3.6, the version its CUDA torch brings). `tl.where`
-#   reads the same on blocks and on elements, so
-#   the course writes that.
+# * Write `tl.where` in a combine, never `if`: it reads the same on blocks and on single elements.
+#   (An `if k2:` on values cannot run on blocks; the interpreter then falls back to its slow loop.)
 # * The checkers also try your combine on the scan's own elements grouped both ways, and say so if
 #   it is not associative.
 # * A combine with its two arguments in the wrong order is wrong on both, but only inputs whose

@@ -44,6 +44,8 @@
 # * $\text{done} = \text{terminated} \lor \text{truncated}$. The last step of the rollout acts as a
 #   truncation: it bootstraps from `next_values` there when they are given, else from
 #   `bootstrap_value`.
+# * The factors $(1-\text{term}_t)$ and $(1-\text{done}_t)$ are notation: the code selects
+#   (01's card, point 3).
 #
 # <details><summary>Details: why the average is a scan, and the source</summary>
 #
@@ -217,7 +219,9 @@ exercises.attempt("gae_pairs", gae_pairs)
 # %% [markdown]
 # ## 3. The kernel
 #
-# Here you read the package's prologue for the return, then write GAE's in the same form.
+# Here you read the package's prologue for the return, then write GAE's in the same form. This
+# package form is this section's alone: from 03 on, the exercises return to 01's harness form,
+# `(X, P, offs, t, m, T) -> (a, b)`.
 #
 # In `rltriton_lite/returns.py` the prologue and epilogue are two `triton.jit` functions: the hooks
 # you ran in 01's harness, with more arguments. The shared scan kernel (`scan._scan_kernel`,

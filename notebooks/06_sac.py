@@ -497,16 +497,16 @@ assert inspect.signature(rl.sac_targets).parameters["lambda_"].default == 0  # .
 # The harness, its hook's arguments and its rules (pairs, $a = 0$ the reset):
 # [notebook 01, section 5, "The harness for Triton prologues"](01_discounted_return.ipynb#5.-The-harness-for-Triton-prologues).
 #
+# **Here you scan $G_t$, not section 2's $H_t$.** Both give the same targets. Scanning $H_t$ reads
+# `log_probs` at the step's own offset, `offs`, but needs an epilogue to turn $H$ back into $G$:
+# the package's kernel has one. This harness runs no epilogue, so your scan must give $G_t$
+# itself: the continuation's $-\alpha\log\pi_{t+1}$ goes into $b_t$, read one step on, at
+# `offs + 1` (where $t + 1 < T$).
+#
 # * **Inputs:** `X` holds rewards, next_q1, next_q2, next_log_probs, log_probs, terminated; `P`
 #   holds (γ, α, λ).
-# * **Returns:** the pair $(a_t, b_t)$ whose reverse scan is $G_t$ itself, not section 2's $H_t$
-#   (the continuation's $-\alpha\log\pi_{t+1}$ goes into $b_t$, beside $G_{t+1}$). The checker
-#   compares the scan with `reference.sac_targets`.
-#
-# Both scans give the same targets. Section 2 scans $H_t$ because the package's kernel then reads
-# `log_probs` at the step's own offset and needs an epilogue; scanning $G_t$ reads
-# $\log\pi_{t+1}$ one step on (`offs + 1`, where $t + 1 < T$) and needs none. That second form is
-# yours: the harness has no epilogue here.
+# * **Returns:** the pair $(a_t, b_t)$ whose reverse scan is $G_t$. The checker compares the scan
+#   with `reference.sac_targets`.
 # * **Edge cases:** $V'_t$ alone in the bracket at the window's last step. A termination zeroes
 #   the bracket, $G_t = r_t$. `next_q1`, `next_q2` and `next_log_probs` behind it may be NaN, so
 #   select them away with `tl.where`.

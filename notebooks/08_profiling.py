@@ -440,8 +440,8 @@ plt.tight_layout()
 plt.show()
 
 # %% [markdown]
-# **Why the loop costs what it does.** Every tensor op, however small, pays a fixed cost of several
-# µs (the cell above printed this run's µs per op). So a call's time follows its op count, which is
+# **Why the loop costs what it does.** Every tensor op, however small, pays a fixed cost of µs to
+# tens of µs (the cell above printed this run's µs per op). So a call's time follows its op count, which is
 # the same on every machine. A `TorchDispatchMode` counts the ops run inside its `with` block:
 
 # %%
@@ -531,8 +531,9 @@ assert loop_h200["full_call_us"] > 100 * ours_h200["full_call_us"]
 #
 # <details><summary>Details: the two anchors</summary>
 #
-# For GAE's rows, section 3's bare Triton launch. For PPO's rows, PPO's loss as a plain
-# `torch.autograd.Function`, one naive Triton kernel each way.
+# For GAE's rows, a naive GAE kernel (one program per row, one step at a time) launched bare: not
+# the empty launch of section 3, but a kernel that does the work (notebook 14, section 5). For
+# PPO's rows, PPO's loss as a plain `torch.autograd.Function`, one naive Triton kernel each way.
 #
 # These tables divide the other way from section 3's: each row's wall time ÷ ours ("wall ÷ ours").
 # So an anchor's row below 1 means the anchor costs less.

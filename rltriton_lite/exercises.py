@@ -464,6 +464,8 @@ def _verdicts(name, fn, seed, go_on=False):
     for i, (case, args, kwargs) in enumerate(inputs):
         try:
             got, launched, widest, functions, code = _run(ex, case, fn, args, kwargs, code)
+            if SEEN["combine_arity"]:  # (the interpreter runs such a combine, a GPU's compiler refuses it)
+                raise AssertionError(f"{ex.name}, {case}: " + SEEN["combine_arity"])
             if SEEN["not_associative"]:  # the combine itself: said before the values it makes wrong (on a GPU)
                 said = NOT_ASSOCIATIVE.format(SEEN["not_associative"] + "." + _reset_dropped())  # (the slip first)
                 raise AssertionError(f"{ex.name}, {case}: " + said + code.slips())
@@ -475,6 +477,10 @@ def _verdicts(name, fn, seed, go_on=False):
                 # rows never stored hold what the buffer held: the step's marks would point elsewhere
                 after = "row 1" if rows == 1 else f"everything after row 0 (rows 1 to {rows})"
                 said, note = ((said.split("\nHint:")[0] + "\nHint: " + ROW_0_ONLY.format(after), "") if rows
+                              else (said.split("\nHint:")[0] + "\nHint: " + NONE_STORED.format(
+                                  got.numel(), " (a loop over chunks: does it visit chunks 0 to n_chunks - 1?)"
+                                  if ex.needs == "scan" else ""), "")
+                              if _none_stored(ex, got, launched)
                               else (said, _unstored_note(ex, got, launched, hinted="\nHint:" in said)))
                 raise AssertionError(said + code.slips() + _no_kernel_note(ex, launched) + note) from None
             del expected
@@ -627,8 +633,8 @@ def _frontend_jit():
         def one(v):
             if isinstance(v, torch.Tensor):
                 return str(v.dtype)
-            if isinstance(v, (tuple, list)):
-                return tuple(map(one, v))
+            if isinstance(v, (tuple, list)):  # (a list is its own key: Triton refuses one, takes a tuple)
+                return (type(v).__name__, *map(one, v))
             if _is_jit(v):
                 return as_jit(v).cache_key
             return v if isinstance(v, (int, bool, str, type(None))) else type(v).__name__
@@ -680,7 +686,7 @@ def _run(ex, case, fn, args, kwargs, code):
     widest tl.associative_scan under the interpreter, the autograd.Functions it applied, _Code)."""
     LAUNCHES.clear()
     SEEN["widest_scan"], SEEN["not_associative"], SEEN["combine"], _PHASE[0] = 0, None, None, "forward"
-    SEEN["combine_reset_first"] = None
+    SEEN["combine_reset_first"], SEEN["combine_arity"] = None, ""
     with _watch(), np.errstate(all="ignore"), _refusing(ex) as refused, \
             _applying_functions(ex.needs == "autograd") as functions:  # (NumPy warns at the NaN cases)
         try:
@@ -738,13 +744,15 @@ TRITON_HINT = ("(In Triton, on blocks: &, |, ~ rather than and, or, not; tl.mini
                "shows a block.)")
 
 
+_A_LIST = ("(A list passed to a kernel: Triton takes a tuple of tensors (or numbers), not a list. Build X and P with "
+           "tuple(...).)")
 _ERROR_HINTS = (  # (what the error says, where to look): the first that the error's text holds
     ("incorrect number of gradients", "(A backward returns one gradient per input of forward, in the order forward "
                                       "takes them: None for an input that needs none, such as a flag or gamma.)"),
     ("power of 2", "(A block's length, tl.arange(0, N)'s N, must be a power of 2: round it up with "
                    "triton.next_power_of_2 on the host and mask the lanes past the end.)"),
-    ("has no attribute 'is_ptr'", "(A list passed to a kernel: Triton takes a tuple of tensors (or numbers), not "
-                                  "a list. Build X and P with tuple(...).)"),
+    ("has no attribute 'is_ptr'", _A_LIST),  # (the interpreter's words)
+    ("argument of type: list", _A_LIST),  # (the compiler's)
     ("index out of range", "(An index past the end of a tuple: X, P and keep hold only the slots the task "
                                  "lists, in its order; count them.)"),
     ("is not defined", "(A name your @triton.jit code uses is not defined where it runs: a kernel reads its "
@@ -1058,6 +1066,7 @@ SEEN = {"launches": 0, "atomics": 0, "widest_scan": 0, "scalar_loads": 0,  # und
         "not_associative": None,  # per call: None (no combine of the student's tried yet), "" or where it is not
         "combine": None,  # per call: what the student's first combine gives on TWO_MAPS (_on_two_maps)
         "combine_reset_first": None,  # per call: and on RESET_FIRST, where it takes flags
+        "combine_arity": "",  # per call: where the student's combine returns other than one value per block scanned
         "tallest_scan": 0}  # the most rows (elements across the axes not scanned) a tl.associative_scan took
 
 
@@ -1288,6 +1297,12 @@ def _interpreting(poison_scans=False):
             SEEN["not_associative"] = _associativity(self, input, result)
             SEEN["combine"] = _on_two_maps(self, input)
             SEEN["combine_reset_first"] = _on_two_maps(self, input, RESET_FIRST) if len(input) == 3 else None
+            if SEEN["combine"] is not None and len(SEEN["combine"]) != len(input):
+                SEEN["combine_arity"] = (
+                    f"your combine returns {len(SEEN['combine'])} value(s) for a scan of {len(input)} blocks. "
+                    f"tl.associative_scan calls it with {2 * len(input)} values, the first element's {len(input)} "
+                    "then the second's, and takes back one value per block scanned, in the same order (a flag "
+                    "block too).")
         if poison_scans:
             for r in result if isinstance(result, tuple) else (result,):
                 if np.issubdtype(r.handle.data.dtype, np.floating):  # a finite value: 0 * x or x - x hides no NaN
@@ -2121,6 +2136,20 @@ ROW_0_ONLY = ("Your kernel's tl.store calls wrote row 0 only: every program stor
               "you returned never got a value (it holds whatever the buffer held)." + _fix(
                   " Row `row` starts at row * T: add that offset to every address the kernel stores to and loads from "
                   "(the loads may lack it too: row 0's answer in row 0 proves nothing about them)."))
+
+
+NONE_STORED = ("Your kernel's tl.store calls wrote none of the {} elements of the tensor you returned: it holds "
+               "whatever the buffer held before the launch (torch.empty: anything), so its values say nothing about "
+               "your arithmetic. Did the kernel run on any program (a grid of n // BLOCK is 0 programs where "
+               "n < BLOCK: triton.cdiv rounds up), and do its stores' addresses and mask reach that tensor{}?")
+
+
+def _none_stored(ex, got, launched) -> bool:
+    """Under the interpreter, for a kernel's tensor answer: no element of it was stored by the student's launches."""
+    if not INTERPRET or ex.needs not in ("kernel", "scan") or not isinstance(got, torch.Tensor) or got.numel() == 0:
+        return False
+    missing = _stores_missing(got, launched)
+    return missing is not None and bool(np.all(missing))
 
 
 def _only_row_0_stored(ex, got, launched):

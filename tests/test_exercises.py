@@ -163,10 +163,15 @@ def _reset_combine_drops_a1(a1, b1, k1, a2, b2, k2):  # a2 where a2 * a1 belongs
 
 
 @triton.jit
+def _reset_combine_two_out(a1, b1, k1, a2, b2, k2):  # no flag returned: 2 values for a scan of 3 (a review's case)
+    return tl.where(k2, a2, a2 * a1), tl.where(k2, b2, b2 + a2 * b1)
+
+
+@triton.jit
 def _reset_scan_variant(R, D, G, gamma, T, CHUNK: tl.constexpr, CARRY_BY_PRODUCT: tl.constexpr,
                         CARRY_READ: tl.constexpr, CARRY_MULTIPLIED: tl.constexpr, DROPS_A1: tl.constexpr = False,
                         SWAPPED: tl.constexpr = False, ON_K1: tl.constexpr = False, FLAG_K2: tl.constexpr = False,
-                        K1_FOR_K2: tl.constexpr = False):
+                        K1_FOR_K2: tl.constexpr = False, TWO_OUT: tl.constexpr = False):
     """reset_scan's solution with one of 00c's mistakes switched on."""
     row = tl.program_id(0)
     carry = 0.0
@@ -191,6 +196,9 @@ def _reset_scan_variant(R, D, G, gamma, T, CHUNK: tl.constexpr, CARRY_BY_PRODUCT
                                                 reverse=True)
         elif K1_FOR_K2:
             a_s, b_s, r_s = tl.associative_scan((tl.where(m, gamma, 1.0), r, done), 0, _reset_combine_k1_for_k2,
+                                                reverse=True)
+        elif TWO_OUT:
+            a_s, b_s, r_s = tl.associative_scan((tl.where(m, gamma, 1.0), r, done), 0, _reset_combine_two_out,
                                                 reverse=True)
         else:
             a_s, b_s, r_s = tl.associative_scan((tl.where(m, gamma, 1.0), r, done), 0, _reset_combine, reverse=True)
@@ -3443,6 +3451,46 @@ def test_a_list_passed_to_a_kernel_is_told_to_be_a_tuple():
     with pytest.raises(RuntimeError, match=r"A list passed to a kernel: Triton takes a tuple"):
         exercises.check("hooked_scan", hooked_scan)
 
+    def params_as_a_list(prologue, inputs, params, chunk):  # (a later review's: Triton's compiler refuses it)
+        X = tuple(x.contiguous() for x in inputs)
+        y = torch.empty(X[0].shape, dtype=torch.float32, device=X[0].device)
+        kernel[(X[0].shape[0],)](X, [float(p) for p in params], y, X[0].shape[1], PROLOGUE=prologue, CHUNK=chunk)
+        return y
+    with pytest.raises(AssertionError, match=r"argument of type: list\n\(A list passed to a kernel: Triton takes a "
+                                             r"tuple") as e:
+        exercises.check("hooked_scan", params_as_a_list)
+    assert "tl.where" not in str(e.value)  # (the operators' reminder is for other errors)
+
+
+@pytest.mark.skipif(not exercises.INTERPRET, reason="which elements were stored is known under the interpreter")
+def test_a_kernel_that_stores_nothing_is_told_so_first():
+    """A later review's case: td_target_kernel on a grid of n // BLOCK programs (0 where n < BLOCK) got
+    a hint about the first element's episode end, the stores' note after it; now the note alone."""
+    kernel = solution("td_target_kernel").__globals__["_td_target"]
+
+    def td_target_kernel(rewards, next_values, terminated, gamma):
+        out = torch.empty_like(rewards)
+        n = rewards.numel()
+        kernel[(n // 128,)](rewards, next_values, terminated, out, gamma, n, BLOCK=128)
+        return out
+    with pytest.raises(AssertionError) as e:
+        exercises.check("td_target_kernel", td_target_kernel)
+    said = str(e.value).split("\nHint: ")[1]
+    assert said.startswith("Your kernel's tl.store calls wrote none of the 8 elements") and "episode end" not in said
+
+
+def test_a_combine_that_returns_fewer_values_than_it_scans_is_told_so():
+    """A review's case: a combine returning (a, b) for a scan of (a, b, k) ran in the interpreter and
+    gave NaN, with a hint about masks; it is now named before any value. (Compiled, Triton's compiler
+    refuses such a combine itself.)"""
+    two_out = _reset_scan_with(TWO_OUT=True)
+    with pytest.raises(AssertionError if exercises.INTERPRET else Exception) as e:
+        exercises.check("reset_scan", two_out)
+    if exercises.INTERPRET:
+        assert re.search(r"^reset_scan, .*: your combine returns 2 value\(s\) for a scan of 3 blocks\. "
+                         r"tl\.associative_scan calls it with 6 values", str(e.value)), str(e.value)
+    exercises.check("reset_scan", solution("reset_scan"))  # three values for three blocks: no such note
+
 
 def test_a_combine_that_selects_on_k1_for_k2_is_told_so():
     """A review's case: the solution's select with k1 in place of k2 is not associative, and the message
@@ -3718,8 +3766,8 @@ def test_elements_never_stored_without_a_hint_point_at_the_values():
 def test_a_chunk_never_stored_is_said_under_the_values():
     msg = _failure("chunked_scan", _chunked_with(CHUNK_OFF_BY_ONE=True))
     if exercises.INTERPRET:
-        assert "(And your kernel's tl.store calls wrote only 0 of the 10 elements of the tensor you returned (10 " \
-            "never stored, the first at index (0, 0))" in msg, msg
+        assert "\nHint: Your kernel's tl.store calls wrote none of the 10 elements of the tensor you returned" in msg \
+            and "(a loop over chunks: does it visit chunks 0 to n_chunks - 1?)" in msg, msg
     msg = _failure("chunked_scan", _chunked_with(SWAPPED=True))
     assert "never stored" not in msg and "Your combine applies the two maps in the wrong order" in msg, msg
 
