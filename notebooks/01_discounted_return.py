@@ -42,21 +42,27 @@
 # window's last step. Only a termination drops the bootstrap, through $(1-\text{term}_t)$.
 #
 # **Episode ends, on one card.** It holds from here to notebook 07 (the glossary repeats it). 00c
-# used points 1 and 3 with terminations alone; 2 and 4 are new here:
+# used terminations alone; truncations, bootstraps and the window's end are new here.
 #
-# 1. A step **resets** where the value after it must not be read: at a termination, at a
-#    truncation, and at the window's last step (there it matters only if $b_t$ holds a term in
-#    $y_{t+1}$: point 4).
-# 2. What the step adds at an end goes into $b_t$: a bootstrap $\gamma V(s_{t+1})$ after a
-#    truncation or at the window's last step, nothing after a termination. A value that may be
-#    NaN enters $b_t$ through a select (`tl.where`), never times 0.
-# 3. The kernel applies a reset with a select too, never a multiplication by 0: a flag beside the
-#    pair. A hook that returns only a pair $(a_t, b_t)$ (the harness below, `rl.linear_scan`)
-#    writes it as $a_t = 0$, and the scan turns that into the flag.
-# 4. Two shortcuts you will meet. At the window's last step a reset changes nothing where $b_t$
-#    holds no term in $y_{t+1}$, as the scan starts from $y_T = 0$: some exercises skip it there.
-#    V-trace's $b_t$ holds one (notebook 04), so its last step must reset. And 00b's `last_value`,
-#    like `rl.linear_scan`'s `initial`, is a carry, not a bootstrap: it enters through $A_t$.
+# | the step is | does it reset? | what $b_t$ adds for what follows | the return's step |
+# | --- | --- | --- | --- |
+# | an ordinary step | no | nothing: $y_{t+1}$ comes in through $a_t$ | $a_t = \gamma$, $b_t = r_t$ |
+# | a termination | yes | nothing: no state follows | $a_t = 0$ (reset), $b_t = r_t$ |
+# | a truncation | yes | a bootstrap $\gamma V(s_{t+1})$, through a select | $a_t = 0$ (reset), $b_t = r_t + \gamma V(s_{t+1})$ |
+# | the window's last step | yes | a bootstrap $\gamma V(s_T)$, through a select | as a truncation |
+#
+# Three rules go with it:
+#
+# 1. **Select, never multiply by 0.** A value that may be NaN (a next value behind a termination)
+#    enters $b_t$ through `tl.where`, and the kernel applies a reset with a select too: a flag
+#    beside the pair. A hook that returns only a pair $(a_t, b_t)$ (the harness below,
+#    `rl.linear_scan`) writes the reset as $a_t = 0$, and the scan turns that into the flag.
+# 2. **A shortcut at the window's last step.** The scan starts from $y_T = 0$, so $a_{T-1}$
+#    multiplies 0 there whatever it is: some exercises skip that reset. Not V-trace (notebook 04),
+#    whose $b_t$ is written to cancel against $a_t y_{t+1}$: with no $y_T$ to cancel, its last step
+#    must reset.
+# 3. **A carry is not a bootstrap.** 00b's `last_value`, like `rl.linear_scan`'s `initial`, is the
+#    value after the row's end: it enters through $A_t$, not through $b_t$.
 #
 # **The hook you write from here on** is the harness's prologue (`exercises.scan_hook`, section
 # 5): `(X, P, offs, t, m, T) -> (a, b)`, returning a = 0 at an episode end, which the harness turns

@@ -45,7 +45,7 @@
 #   truncation: it bootstraps from `next_values` there when they are given, else from
 #   `bootstrap_value`.
 # * The factors $(1-\text{term}_t)$ and $(1-\text{done}_t)$ are notation: the code selects
-#   (01's card, point 3).
+#   (01's card, rule 1).
 #
 # <details><summary>Details: why the average is a scan, and the source</summary>
 #

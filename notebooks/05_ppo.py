@@ -320,10 +320,12 @@ print("bitwise identical across calls")
 #   $(\hat A-\mu)^2$ for the normalisation.
 # * `_ppo_backward` is the fused gradient, one elementwise pass.
 #
-# The helpers they call (`load_mask`, `load`, `param`, `store`, `store_grad`) are in the glossary's
-# table of them. `X[NORM]` is `None` without `normalize_advantages`; with it, it points at the
-# advantages' mean and 1/std, computed by a reduction before this pass, and `_scale` reads the
-# 1/std (1 without):
+# What the helpers do, in one line each (the glossary has a table of them):
+#
+# * `load_mask` loads which elements count; `load` loads an input (masked, in the arithmetic dtype);
+# * `param` reads a number such as ε; `store` and `store_grad` write an output and a gradient.
+# * `X[NORM]` holds the advantages' mean and 1/std when `normalize_advantages=True` (a reduction
+#   computes them before this pass), else `None`; `_scale` reads the 1/std, or 1.
 
 # %%
 for fn in (ppo._ppo_terms, ppo._ppo_forward, ppo._ppo_backward):
