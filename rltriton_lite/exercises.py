@@ -473,15 +473,17 @@ def _verdicts(name, fn, seed, go_on=False):
             try:
                 _compare(ex, case, got, expected, marks, args=args)
             except AssertionError as e:
-                said, rows = str(e), _only_row_0_stored(ex, got, launched)
-                # rows never stored hold what the buffer held: the step's marks would point elsewhere
-                after = "row 1" if rows == 1 else f"everything after row 0 (rows 1 to {rows})"
-                said, note = ((said.split("\nHint:")[0] + "\nHint: " + ROW_0_ONLY.format(after), "") if rows
-                              else (said.split("\nHint:")[0] + "\nHint: " + NONE_STORED.format(
-                                  got.numel(), " (a loop over chunks: does it visit chunks 0 to n_chunks - 1?)"
-                                  if ex.needs == "scan" else ""), "")
-                              if _none_stored(ex, got, launched)
-                              else (said, _unstored_note(ex, got, launched, hinted="\nHint:" in said)))
+                said, note, rows = str(e), "", _only_row_0_stored(ex, got, launched)
+                # elements never stored hold what the buffer held: the step's marks would point elsewhere
+                if rows:
+                    after = "row 1" if rows == 1 else f"everything after row 0 (rows 1 to {rows})"
+                    said = said.split("\nHint:")[0] + "\nHint: " + ROW_0_ONLY.format(after)
+                elif _none_stored(ex, got, launched):
+                    chunks = (" (a loop over chunks: does it visit chunks 0 to n_chunks - 1?)" if ex.needs == "scan"
+                              else "")
+                    said = said.split("\nHint:")[0] + "\nHint: " + NONE_STORED.format(got.numel(), chunks)
+                else:
+                    note = _unstored_note(ex, got, launched, hinted="\nHint:" in said)
                 raise AssertionError(said + code.slips() + _no_kernel_note(ex, launched) + note) from None
             del expected
             try:
@@ -3124,7 +3126,8 @@ def _gae_kernel_hint(args, i, bad, got, expected):
                 (gamma * lam, 1.0, False, "your δ_t has no γ on V(s_{t+1})" + _fix(
                     ": δ_t = r_t + γ V(s_{t+1}) - V(s_t)")),
                 (gamma * lam, gamma, True, "your δ_t at a termination still reads γ V(s_{t+1}), added as it is or "
-                 "multiplied by 0: a terminal state has no next value, and 0 × NaN is NaN" + _fix(": select it away there (tl.where), δ_t = r_t - V(s_t)"))):
+                 "multiplied by 0: a terminal state has no next value, and 0 × NaN is NaN" + _fix(
+                     ": select it away there (tl.where), δ_t = r_t - V(s_t)"))):
             if _is_slip(got, advantages(decay, discount, boots), expected):
                 return _Whole(said[0].upper() + said[1:] + ".")
         if _is_slip(got, expected + v, expected):
@@ -3603,7 +3606,8 @@ def _gae_pairs_hint(args, got, expected):
                  (reference.linear_scan(np.where(ends, 0.0, lam), delta),
                   "Your trace decays by lam per step, not gamma * lam: the discount is missing from a."
                   + _fix(" Set a = gamma * lam (0 at every episode end).")),
-                 (reference.linear_scan(np.where(ends, 0.0, gamma * lam), r + gamma * lam * np.where(term, 0.0, nv) - v),
+                 (reference.linear_scan(np.where(ends, 0.0, gamma * lam),
+                                        r + gamma * lam * np.where(term, 0.0, nv) - v),
                   "Your delta_t discounts next_values by gamma * lam: lam weighs the trace (a) alone, and delta_t is "
                   "the one-step TD error." + _fix(" Set b = r + gamma * V(s_{t+1}) - V(s_t), without lam.")))
         v_next = np.concatenate([v[..., 1:], nv[..., -1:]], -1)  # values[t + 1]: the next step's V, not V(s_{t+1})
@@ -4482,7 +4486,6 @@ def _lean_loop_cases(d):
 HOST_BOUND_SHAPES = ((16, 128), (4096, 128), (64, 16384), (16384, 1024))  # the benchmark's, by size
 
 
-@_checker_only
 def _bench_row(row: dict) -> dict:
     """A made-up results row with every key a real one has: the do_bench time ``ms`` between the GPU
     time and the wall time (the wall time where there is no GPU time), a floor at 4.3 TB/s."""
@@ -4495,6 +4498,7 @@ def _bench_row(row: dict) -> dict:
             "timer": "do_bench", "bytes": n_bytes}
 
 
+@_checker_only
 def _launch_model_reference(rows, algorithm, pass_, us_per_ms=1e3, wall=False, ours="rltriton_lite",
                             dtype="float32", any_pass=False, origin=False, per_gb=1e9, elements=False, swapped=False,
                             clock="kernel_ms"):
