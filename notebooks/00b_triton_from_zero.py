@@ -273,17 +273,17 @@ exercises.attempt("td_target_kernel", td_target_kernel)
 # operator is not commutative.
 #
 # The scan works on a tree, so each argument is a run of consecutive steps, already composed.
-# Which run is `(a1, b1)`? The one applied first: the one nearer where the carry comes from. In a
-# forward scan that is the earlier run; in a reverse scan, the later one. On 8 steps, at the
+# Which run is `(a1, b1)`? The one applied first, the one nearer the scan's start, where $y$ begins:
+# in a forward scan the earlier run, in a reverse scan the later one. On 8 steps, at the
 # tree's last level:
 #
 # ```text
-# forward scan (reverse=False): y_t = a_t·y_{t-1} + b_t; the carry moves left to right →
+# forward scan (reverse=False): y_t = a_t·y_{t-1} + b_t; y moves left to right →
 #
 #   step:  0     1     2     3     4     5     6     7
 #          └────(a1, b1)─────┘     └────(a2, b2)─────┘
 #
-# reverse scan (reverse=True): y_t = a_t·y_{t+1} + b_t; the carry moves right to left ←
+# reverse scan (reverse=True): y_t = a_t·y_{t+1} + b_t; y moves right to left ←
 #
 #   step:  0     1     2     3     4     5     6     7
 #          └────(a2, b2)─────┘     └────(a1, b1)─────┘

@@ -133,8 +133,8 @@ print("chunked_returns: 3 rows x 300 steps in chunks of 64, with episode ends ==
 #
 # 1. A step **resets** where the value after it must not be read: here, at a termination.
 # 2. The kernel applies a reset with a select, never a multiplication by 0. The reset is a flag
-#    beside the pair, $(a_t, b_t, \kappa_t)$. A hook that returns only a pair $(a_t, b_t)$ (01's
-#    harness, `rl.linear_scan`) writes it as $a_t = 0$, and the scan turns that into the flag.
+#    beside the pair, $(a_t, b_t, \kappa_t)$. Code that returns only a pair $(a_t, b_t)$, as the
+#    hooks of section 2 on do, writes a reset as $a_t = 0$, and the scan turns that into the flag.
 #
 # 00b's kernels, `chunked_returns` above among them, multiply by $a_t = 0$; the cells below show
 # why the course stops there. On finite inputs a product and a select give the same values.
@@ -394,6 +394,8 @@ exercises.attempt("gae_kernel", gae_kernel)
 #
 # * **A `@triton.jit` function as a `tl.constexpr` argument** (`HOOK=square` below) is fixed at
 #   compile time, like `BLOCK`: Triton compiles one kernel per hook, its body inlined where called.
+#   One exception: a `tl.associative_scan` combine cannot come in this way (the GPU's compiler
+#   refuses it). Name your combine in the kernel itself, as `affine_combine` is named above.
 # * **`if FLAG:` on a `tl.constexpr`**, like `if EPILOGUE is not None:`, is decided at compile
 #   time: the branch not taken is not compiled in.
 # * **A tuple of tensors as one argument**, `X = (x0, x1, x2)`: `X[i]` points to the `i`-th
@@ -728,9 +730,9 @@ exercises.attempt("strided_scan", strided_scan)
 #   $c = r_t$ and $g = \gamma \ge 0$. Check that two steps compose to a map of the same form (as
 #   $g \ge 0$, it can pass inside the max). Find the pair that changes nothing: the padding lanes
 #   load it, and it enters a row's last chunk. Then add the reset flag as in section 1.
-# * **Triton's rule:** name your combine in the kernel itself. Unlike a hook, a
-#   `tl.associative_scan` combine passed as a `tl.constexpr` argument is refused by the GPU's
-#   compiler.
+# * **Triton's rule** (section 2's four pieces): name your combine in the kernel itself. Unlike a
+#   hook, a `tl.associative_scan` combine passed as a `tl.constexpr` argument is refused by the
+#   GPU's compiler.
 #
 # <details><summary>Hint 1: where to start</summary>
 #

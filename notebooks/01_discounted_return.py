@@ -21,8 +21,7 @@
 # * **Time:** 3–4 h with the open questions; 2–3 h for the reading and the three checked exercises,
 #   if you are new to Triton.
 # * **Needs:** notebooks 00, 00b and 00c; writing a `torch.autograd.Function`. No GPU.
-# * **Conventions:** episode ends follow the card below: every end is a reset, a bootstrap enters
-#   $b_t$ through a select. Flags, values and hook signatures on one page: the glossary's
+# * **Reference:** flags, values and hook signatures on one page, the glossary's
 #   [Names and signatures](GLOSSARY.md#names-and-signatures).
 # * **Minimum path:** sections 1–5 (5 is the harness later exercises run in) and the checked
 #   exercises `transposed_scan`, `returns_autograd` and `n_step_returns`. Section 6 and the open
@@ -51,12 +50,13 @@
 # | a truncation | yes | a bootstrap $\gamma V(s_{t+1})$, through a select | $a_t = 0$ (reset), $b_t = r_t + \gamma V(s_{t+1})$ |
 # | the window's last step | yes | a bootstrap $\gamma V(s_T)$, through a select | as a truncation |
 #
-# Three rules go with it:
+# **Rule 1: select, never multiply by 0.** A value that may be NaN (a next value behind a
+# termination) enters $b_t$ through `tl.where`. The reset is a select too, as in 00c. The hooks you
+# write return only a pair $(a_t, b_t)$, so they write a reset as $a_t = 0$, and the scan turns that
+# into the flag.
 #
-# 1. **Select, never multiply by 0.** A value that may be NaN (a next value behind a termination)
-#    enters $b_t$ through `tl.where`, and the kernel applies a reset with a select too: a flag
-#    beside the pair. A hook that returns only a pair $(a_t, b_t)$ (the harness below,
-#    `rl.linear_scan`) writes the reset as $a_t = 0$, and the scan turns that into the flag.
+# <details><summary>Details: rules 2 and 3, for later exercises</summary>
+#
 # 2. **A shortcut at the window's last step.** The scan starts from $y_T = 0$, so $a_{T-1}$
 #    multiplies 0 there whatever it is: some exercises skip that reset. Not V-trace (notebook 04),
 #    whose $b_t$ is written to cancel against $a_t y_{t+1}$: with no $y_T$ to cancel, its last step
@@ -64,11 +64,7 @@
 # 3. **A carry is not a bootstrap.** 00b's `last_value`, like `rl.linear_scan`'s `initial`, is the
 #    value after the row's end: it enters through $A_t$, not through $b_t$.
 #
-# **The hook you write from here on** is the harness's prologue (`exercises.scan_hook`, section
-# 5): `(X, P, offs, t, m, T) -> (a, b)`, returning a = 0 at an episode end, which the harness turns
-# into a select. Two other forms come later, each beside its exercises: 05 and 07's elementwise
-# hook, and 02's package prologue (the glossary's [hooks' signatures](GLOSSARY.md#names-and-signatures)
-# has all three).
+# </details>
 #
 # <details><summary>Details: sources, and the flag of 00b and 00c</summary>
 #

@@ -92,9 +92,15 @@ print(G)
 #
 # Here you write the λ-return as a reverse scan:
 #
-# * $a_t = \gamma_t\lambda_t$, reset at done$_t$;
-# * $b_t = r_t + [\lnot\text{term}_t]\,\gamma_t w_t V'_t$, with $w_t = 1$ at an episode end and
-#   $1-\lambda_t$ inside one.
+# * $a_t = \gamma_t\lambda_t$, with a reset where done$_t$ (terminated, truncated, or the window's
+#   last step), so nothing is carried across an end;
+# * $b_t = r_t + [\lnot\text{term}_t]\,\gamma_t w_t V'_t$. Here $w_t$ is the weight on bootstrapping
+#   from $V'_t$: $1-\lambda_t$ inside an episode, where the rest of the weight goes to $G_{t+1}$, and
+#   1 at a truncation or the window's end, where there is no $G_{t+1}$ to mix in.
+#
+# The exercises below end the window another way: $\lambda_t = 0$ at its last step, with no reset.
+# That gives the same pair: $a_t = \gamma_t \cdot 0 = 0$ carries nothing, as a reset does, and
+# $w_t = 1 - 0 = 1$.
 #
 # In NumPy, against the loop:
 
@@ -282,7 +288,7 @@ print(f"unbiased critic, σ_c = 3: best λ = {best_unbiased:.2f}, MSE {mse_unbia
 #
 # Where the optimum lies depends on how wrong the critic is, relative to how noisy the rewards
 # are. A perfect critic ($\eta = \sigma_c = 0$) puts it at λ = 0. Noiseless rewards
-# ($\sigma_r = 0$) put it at λ = 1.
+# ($\sigma_r = 0$) put it at or next to λ = 1.
 #
 # Bias is not needed for a trade-off. The last check, an unbiased critic with $\sigma_c = 3$, has
 # its best λ near 0.58. There two terms balance: the critic's noise term

@@ -751,6 +751,31 @@ exercises.attempt("vtrace_pg", vtrace_pg)
 #   (B, T) tensor, element `i` is row `i // T`, step `t = i % T`. Its next step is element `i + 1`,
 #   except at a row's last step (`t == T - 1`), where `i + 1` is the next row's first.
 #
+# <details><summary>Recap: the chunk loop of 00c's <code>reset_scan</code></summary>
+#
+# The loop from [00c's first cell](00c_episodes_and_hooks.ipynb#Where-00b-ended:-a-chunked-scan),
+# the skeleton your kernel fills in. Only the pair $(a, b)$ and what is stored change here.
+#
+# ```python
+# row = tl.program_id(0)                      # one program per row
+# carry = 0.0                                 # nothing comes after the row
+# n_chunks = tl.cdiv(T, CHUNK)
+# for i in range(0, n_chunks):
+#     c = n_chunks - 1 - i                    # the chunks, last first
+#     t = c * CHUNK + tl.arange(0, CHUNK)
+#     m = t < T                               # lanes past the row's end: padding
+#     ...                                     # load, then the pair: a = 0 at a reset, (1, 0) on padding
+#     A, B = tl.associative_scan((a, b), 0, affine_combine, reverse=True)
+#     y = B + A * carry
+#     tl.store(Y + row * T + t, y, mask=m)
+#     carry = tl.sum(tl.where(t == c * CHUNK, y, 0.0), 0)  # the masked sum: y at the chunk's first step
+# ```
+#
+# The last line is the masked-sum idiom: a block cannot be indexed by position, so select the one
+# lane you want (0 elsewhere) and sum the block.
+#
+# </details>
+#
 # <details><summary>Hint 1: where to start</summary>
 #
 # Two pieces you already have.
@@ -769,7 +794,8 @@ exercises.attempt("vtrace_pg", vtrace_pg)
 # * Section 2 resets where `done`. Which steps of a window are `done` here, with no truncation flag?
 # * At a reset, section 2's $b_t$ loses a term. Write $v_{T-1}$ out: is a $v_T$ left in it?
 # * Padding lanes (`t >= T`) must be the identity pair, with no reset.
-# * Store `vs`. The carry into the chunk before is one of this chunk's `vs`: which?
+# * Store `vs`. The carry into the chunk before is one of this chunk's `vs`: which? Take it with
+#   the masked sum of the recap above, `tl.sum(tl.where(t == ..., vs, 0.0), 0)`.
 # * The second kernel runs over all B·T elements: element `i` is step `t = i % T`.
 # * There $v_{s+1}$ is `vs` one element on, except at the row's last step.
 # * Then `pg` as in `vtrace_pg`, with $\gamma v_{s+1}$ selected away at a termination.
@@ -804,7 +830,7 @@ exercises.attempt("vtrace_pg", vtrace_pg)
 # reset = term | ___  # ___: which other step has no v_{t+1} to read?
 # a = tl.where(m, ___, 1.0)  # padding lanes: the identity
 # b = tl.where(m, v + rho * delta - tl.where(reset, ___, ___), 0.0)  # ___: what does a reset drop?
-# carry = tl.sum(tl.where(t == ___, vs, 0.0), 0)  # ___: the step whose vs enters the chunk before
+# carry = tl.sum(tl.where(t == ___, vs, 0.0), 0)  # the masked sum. ___: the step whose vs enters the chunk before
 # vs_next = tl.load(VS + i + 1, mask=m & ___, other=0.0)  # second kernel. ___: never the next row's
 # ```
 #

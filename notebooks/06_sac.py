@@ -147,7 +147,14 @@ np.testing.assert_allclose(G[1.0], [2.0, 1.0, 4.5])
 # $$H_t = \underbrace{b^G_t - \alpha\log\pi_t}_{b_t} + \underbrace{\gamma_t\lambda_t}_{a_t} H_{t+1},
 #   \qquad \text{reset where done}_t .$$
 #
-# After a termination the $\gamma$ factor is 0 anyway, so "done" covers both. The three parts:
+# One reset serves every kind of end. After a termination there is nothing to carry. After a
+# truncation, or at the window's last step, the bootstrap is already in $b^G_t$ with $w_t = 1$.
+#
+# The exercise below ends the window another way: $\lambda_t = 0$ at its last step, with no reset.
+# That gives the same pair, since $a_t = \gamma_t \cdot 0 = 0$ carries nothing, as a reset does, and
+# $w_t = 1 - 0 = 1$.
+#
+# The three parts:
 #
 # * **prologue** (per step): $\min_k Q_k$, $V^{\text{soft}\prime}_t$, $b^G_t$, then $a_t$, $b_t$ and
 #   the reset;

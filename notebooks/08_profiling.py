@@ -37,9 +37,10 @@
 # * **GPU time**: the kernel alone, timed by replaying a CUDA graph.
 #
 # These kernels do a few flops per byte: they are memory-bound. Their **floor** is the time to move
-# the fewest bytes they must move. Sections 1–2 price the floor and show how close the H200 gets.
-# Section 3 shows that at RL shapes a call's wall time is many times its GPU time. Section 4 takes
-# the host's share out.
+# the fewest bytes they must move. Section 1 prices the floor and builds one small cost model from
+# it. Sections 2–4 each ask you to **predict with the model first**, then read the measured figure:
+# how close the H200 gets to the floor, where a call's time goes at RL shapes, and what is left
+# when the host's share is taken out.
 #
 # The GPU figures are the committed H200 results of `python -m rltriton_lite.bench` (`RES` below;
 # its fields, sources and cautions: notebook 14, an appendix). On a CPU, Triton runs only in its
@@ -135,9 +136,38 @@ print(f"PPO: {B * T * ppo_bytes / 1e6:.1f} MB → {ppo_floor_ms * 1e3:.1f} µs")
 # %% [markdown]
 # **Answer:** No faster than its floor: $B \cdot T$ × the fewest bytes per step ÷ the copy
 # bandwidth. In float32, GAE must move 17 B per step, PPO's loss 12.
+#
+# **One model for the rest of this notebook.** A call has the host's work (Python, argument checks,
+# the Triton launcher, the allocator) and the GPU's. Launches are asynchronous, so the two overlap:
+#
+# $$\text{wall} \approx \max(\text{host},\ \text{GPU}), \qquad \text{GPU} \approx t_0 + t_\text{floor}.$$
+#
+# * $t_\text{floor}$ is the floor above.
+# * $t_0 \approx 2$ µs is a kernel's fixed cost on the GPU: what the smallest shape takes.
+# * host $\approx 20$ µs is the lightest call's Python side; the estimators' own checks add more.
+#
+# Three constants and a byte count: sections 2–4 test this model against the H200's figures, and
+# find where it breaks.
+
+# %%
+T0_US, HOST_US = 2.0, 20.0  # the model's constants (the Checks cell below reads them off the committed run)
+
+
+def model_us(B, T, bytes_per_step, host_us=HOST_US):
+    """The model's (wall, GPU) µs per call: GPU = t0 + floor, wall = max(host, GPU)."""
+    gpu = T0_US + 1e6 * B * T * bytes_per_step / BW
+    return max(host_us, gpu), gpu
+
+
+for b, t in [(16, 128), (4096, 128), (16384, 1024)]:
+    wall, gpu = model_us(b, t, gae_bytes)
+    print(f"model, GAE {b}×{t}: GPU {gpu:.1f} µs, wall {wall:.1f} µs per call")
 
 # %% jupyter={"source_hidden": true}
 # Checks: the claims above, on the committed run (CI runs them; skip when reading)
+smallest = [row(RES, a, 16, 128) for a in list(profile.ops()) + ["linear_scan"]]
+assert 1 < min(1e3 * r["kernel_ms"] for r in smallest) < T0_US < max(1e3 * r["kernel_ms"] for r in smallest) < 4
+assert round(min(r["full_call_us"] for r in smallest)) == 19 and max(r["full_call_us"] for r in smallest) > 2 * HOST_US
 r_gae, r_ppo = row(RES, "gae", B, T), row(RES, "ppo", B, T)
 assert r_gae["bytes"] == B * T * gae_bytes and r_ppo["bytes"] == B * T * ppo_bytes
 # within 0.01 %: each row was priced with the bandwidth measured beside it; BW is their mean
@@ -147,9 +177,12 @@ assert math.isclose(ppo_floor_ms, r_ppo["floor_ms"], rel_tol=1e-4)
 # %% [markdown]
 # ## 2. The committed H200 results: GPU time against the floor
 #
-# **Question: how close to the floor do the kernels get on a large batch?** The table: every
-# algorithm at 16384×1024, float32, forward. **% floor** = floor ÷ GPU time: at 100 %, the kernel
-# moves its bytes as fast as a plain copy.
+# **Question: how close to the floor do the kernels get on a large batch?** **% floor** = floor ÷
+# GPU time: at 100 %, the kernel moves its bytes as fast as a plain copy.
+#
+# **Predict first.** GAE at 16384×1024: the model printed its GPU time above. What % floor does
+# that make? Write your number down, then run the next cell: every algorithm at that shape,
+# float32, forward.
 
 # %%
 ALGORITHMS = list(profile.ops()) + ["linear_scan"]
@@ -173,8 +206,9 @@ print(profile.table(gpu_table))
 # </details>
 #
 # **Answer:** Close: forward, at 16384×1024, every kernel reaches 81.6–100.3 % of copy speed
-# (about 82–100 %). At this big shape, wall time is within 25 % of GPU time: the host prepares the
-# next call while the kernel runs.
+# (about 82–100 %). The model said 97 % for GAE (67 µs of floor + 2 µs); the H200 took 80 µs, 84 %.
+# At this big shape, wall time is within 25 % of GPU time, as max(host, GPU) says: the host prepares
+# the next call while the kernel runs.
 
 # %% jupyter={"source_hidden": true}
 # Checks: the claims above, on the committed run (CI runs them; skip when reading)
@@ -186,6 +220,9 @@ pct = {name: 100 * row(RES, name, B, T)["floor_ms"] / row(RES, name, B, T)["kern
 assert [round(min(pct.values()), 1), round(max(pct.values()), 1)] == [81.6, 100.3]  # "81.6–100.3 %", V-trace's too
 assert min(pct, key=pct.get) == "discounted_return" and max(pct, key=pct.get) == "sac"  # the lowest, the highest
 assert all(t["wall µs/call"] < 1.25 * t["GPU µs"] for t in gpu_table)  # big: the GPU time is the call
+gae_model_gpu = model_us(B, T, gae_bytes)[1]
+assert round(100 * gae_floor_ms * 1e3 / gae_model_gpu) == 97 and round(pct["gae"]) == 84  # "97 %", "84 %"
+assert round(gae_model_gpu) == 69 and round(1e3 * row(RES, "gae", B, T)["kernel_ms"]) == 80  # "67 + 2", "80 µs"
 
 # %% [markdown]
 # ## 3. Wall time versus GPU time at the shapes RL code uses
@@ -194,7 +231,11 @@ assert all(t["wall µs/call"] < 1.25 * t["GPU µs"] for t in gpu_table)  # big: 
 # environments × 128 steps, 16 × 128, or a few long rollouts (64 × 16384). There the kernel takes a
 # few µs, but a Python call also pays **host** work: argument checks, the Triton launcher, the
 # allocator, the CUDA launch. Launches are asynchronous, so back-to-back calls cost about
-# max(host time, GPU time) each.
+# max(host time, GPU time) each: the model's wall time.
+#
+# **Predict first**, with `model_us`: GAE's wall and GPU time per call at 4096×128 (its floor is
+# 2 µs), and at 64×16384 (floor 4 µs). Which of the two is the bigger share of a call at each
+# shape? Then run the table, and the chart that sets the model beside it.
 
 # %%
 SHAPES = [(16, 128), (4096, 128), (64, 16384), (16384, 1024)]
@@ -215,6 +256,7 @@ for name, color in [("gae", "tab:green"), ("ppo", "tab:purple"), ("sac", "tab:or
     (t,) = [t for t in wall_gpu if t["algorithm"] == name]
     ax.plot(labels, [t[f"{s} wall"] for s in labels], "o-", color=color, label=f"{name}: wall per call")
     ax.plot(labels, [t[f"{s} GPU"] for s in labels], "s--", color=color, label=f"{name}: GPU time")
+ax.plot(labels, [model_us(b, t, gae_bytes)[1] for b, t in SHAPES], "k:", marker="x", label="model, gae: GPU time")
 ax.set(yscale="log", ylabel="µs per forward call (log)", xlabel="B × T (shape of the rollout)",
        title=f"H200, committed results {RES['date']}: the gap is host time")
 ax.legend(fontsize=7, ncol=3)
@@ -223,17 +265,19 @@ plt.show()
 
 # %% [markdown]
 # **Answer:** Mostly to the host. At 16×128 and 4096×128, a call costs 19–55 µs of wall time for
-# 1.3–5.2 µs of GPU work: its wall time is 7–34× its GPU time. So a faster kernel barely changes
+# 1.3–5.2 µs of GPU work: its wall time is 7–34× its GPU time. The model got that right: GPU time
+# is $t_0$ plus a floor of a few µs, and the host is the call. So a faster kernel barely changes
 # what the training loop waits for, and no eager call costs much less than about 10 µs (a
-# `torch.add` takes 10–11 µs, an empty Triton launch 16–19 µs: notebook 14, section 5). Only 16384×1024
-# is GPU-bound throughout.
+# `torch.add` takes 10–11 µs, an empty Triton launch 16–19 µs: notebook 14, section 5). Only
+# 16384×1024 is GPU-bound throughout.
 #
-# <details><summary>Details: the long rollouts, 64×16384</summary>
-#
-# There the scans' GPU time (39–60 µs) hides the host. It is far above their 2–6 µs floors: few
-# rows give little parallel work. The elementwise losses stay host-bound.
-#
-# </details>
+# **Where the model breaks: 64×16384.** The model says about 6 µs of GPU time for GAE there; the
+# scans take 39–60 µs, and that time hides the host. The elementwise losses fit the model and stay
+# host-bound. The model assumes the whole GPU moves bytes at once. But a scan's steps depend on
+# each other through the carry, so a program walks a row's chunks one after another, and 64 rows
+# give few programs for the H200's 132 multiprocessors. The time then follows that chain of
+# chunks, not the bytes: a latency term the model lacks. (Splitting long rows costs a second
+# launch, so the package does it only where the wall time gains: notebook 13, sections 5–6.)
 
 # %% jupyter={"source_hidden": true}
 # Checks: the claims above, on the committed run (CI runs them; skip when reading)
@@ -246,6 +290,11 @@ assert all(ratio[a, (64, 16384)] < 1.5 for a in scans)  # few long rows: the sca
 assert all(ratio[a, (64, 16384)] > 4 for a in ["sac", "ppo", "crr"])  # elementwise: host-bound again
 long_gpu = [t["64×16384 GPU"] for t in wall_gpu if t["algorithm"] in scans]
 long_floor = [1e3 * row(RES, a, 64, 16384)["floor_ms"] for a in scans]
+assert round(model_us(64, 16384, gae_bytes)[1]) == 6  # "about 6 µs of GPU time for GAE there"
+assert all(abs(t[f"{s[0]}×{s[1]} GPU"] - model_us(*s, profile.op(t["algorithm"]).bytes_per_step(4))[1]) < 4
+           for t in wall_gpu for s in [(16, 128), (4096, 128)] if t["algorithm"] in profile.ops())  # the model fits
+assert all(t["64×16384 GPU"] < 2 * model_us(64, 16384, profile.op(a).bytes_per_step(4))[1]
+           for t in wall_gpu for a in ["sac", "ppo", "crr"] if t["algorithm"] == a)  # the losses fit it there too
 assert [round(min(long_gpu)), round(max(long_gpu))] == [39, 60]  # "the scans' GPU time (39-60 µs)"
 assert 2 <= min(long_floor) and max(long_floor) < 6.5 and min(long_gpu) > 5 * max(long_floor)  # "their 2-6 µs floors"
 small_wall = [t[f"{s} wall"] for t in wall_gpu for s in ["16×128", "4096×128"]]
@@ -265,6 +314,9 @@ assert [round(min(small_gpu), 1), round(max(small_gpu), 1)] == [1.3, 5.2]  # "fo
 # The price: shapes and addresses are frozen (copy new data in: `static.copy_(fresh)`); each replay
 # overwrites the outputs; nothing inside may sync with the host (`.item()`) or branch on data.
 # Every public function of this package can be captured.
+#
+# **Predict first.** A replay leaves only the model's GPU term, $t_0 + t_\text{floor}$. For GAE at
+# 4096×128, what share of section 3's wall time per call would capturing remove?
 
 # %%
 saving = [{"algorithm": t["algorithm"], "eager wall µs": t["4096×128 wall"],
@@ -347,12 +399,16 @@ else:
 
 # %% [markdown]
 # **Answer:** Capture the call in a CUDA graph: at 4096×128 that removes over 85 % of its time,
-# the host's share. The price is frozen shapes and addresses. `torch.compile(mode="reduce-overhead")`
+# the host's share. The model agrees: it leaves GAE 4 µs of GPU time of a 28 µs call, 85 %
+# removed. The price is frozen shapes and addresses. `torch.compile(mode="reduce-overhead")`
 # captures for you; compiling without replays can even add host work (notebook 14, section 6).
 
 # %% jupyter={"source_hidden": true}
 # Checks: the claims above, on the committed run (CI runs them; skip when reading)
 assert all(s["host time removed %"] > 85 for s in saving)
+gae_4096 = row(RES, "gae", 4096, 128)
+assert round(model_us(4096, 128, gae_bytes)[1]) == 4 and round(gae_4096["full_call_us"]) == 28
+assert round(100 * (1 - model_us(4096, 128, gae_bytes)[1] / gae_4096["full_call_us"])) == 85
 assert sac_long["bytes"] < 60e6 and sac_long["kernel_ms"] < sac_long["floor_ms"]
 
 # %% [markdown]
@@ -944,6 +1000,8 @@ exercises.attempt("lean_gae_loop", lean_gae_loop)
 # %% [markdown]
 # ## What you now know
 #
+# * **One model:** wall ≈ max(host, GPU), GPU ≈ $t_0$ + floor. It fits every shape but few long
+#   rows, where a scan's chain of chunks adds a latency the bytes do not show.
 # * **Wall time is not GPU time.** At 16×128 and 4096×128 a call costs many times its GPU time
 #   (section 3's range), and an eager call at least about 10 µs.
 # * **A CUDA graph** removes the host's share (over 85 % at 4096×128), but freezes shapes and

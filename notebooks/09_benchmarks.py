@@ -93,6 +93,10 @@ assert math.isclose(100 * floor_us / gpu_us, profile.floor_pct(res, DTYPE)["gae"
 # %% [markdown]
 # *Your turn (not graded: no answer cell):* the same for PPO's loss (`"ppo"`, 12 bytes per step),
 # then find both bars on the chart.
+#
+# **Predict first, with notebook 08's model:** GPU time ≈ $t_0$ + floor, with $t_0 \approx 2$ µs.
+# GAE's floor is 0.008 µs at 16×128 and 2.1 µs at 4096×128. What % of the floor does the model give
+# at each shape? Which bars of the chart should then sit lowest?
 
 # %%
 fig = profile.floor_chart(res, DTYPE)
@@ -117,7 +121,9 @@ for p in PASSES:
 #
 # **Answer.** At the largest shape, every kernel is near the floor: about 82–100 % forward, about
 # 79–95 % with the backward. Smaller shapes fall below it: far below for the tiniest, and for the
-# scans on a few long rows.
+# scans on a few long rows. The model predicted the first: 0.4 % for GAE at 16×128 (0.008 µs of
+# 2 µs), 51 % at 4096×128. Its miss is the second, the latency of a row's chain of chunks that
+# notebook 08, section 3 found.
 #
 # ### Optional: above the floor, and below the L2
 #
@@ -168,6 +174,10 @@ print(profile.table(sac_lines, digits=4))
 # Checks: the claims above, on the committed run (CI runs them; skip when reading)
 smallest, largest = SHAPES[0], SHAPES[-1]
 assert all(v < 1 for (a, s, p), v in pct.items() if s == smallest)  # tiny: a kernel's own start-up time
+model_pct = {s: 100 * f / (2.0 + f) for s in [(16, 128), (4096, 128)]  # 08's model, t0 = 2 µs
+             for f in [1e6 * 17 * s[0] * s[1] / res["copy_bandwidth_Bps"]]}
+assert round(model_pct[16, 128], 1) == 0.4 and round(model_pct[4096, 128]) == 51  # "0.4 %", "51 %"
+assert round(1e6 * 17 * 16 * 128 / res["copy_bandwidth_Bps"], 3) == 0.008  # "0.008 µs"
 assert all(v > 75 for (a, s, p), v in pct.items() if s == largest)  # large: 79-100 %, looser
 big_pct = {p: [v for (a, s, p2), v in pct.items() if (s, p2) == (largest, p)] for p in PASSES}
 assert {p: [round(min(v)), round(max(v))] for p, v in big_pct.items()} == {"fwd": [82, 100], "fwd+bwd": [79, 95]}
@@ -214,6 +224,10 @@ assert [s["x"] for s in profile.peer_speedups(res, DTYPE)
 # %% [markdown]
 # *Your turn (not graded: no answer cell):* the same against `"torchrl_vec_gae"`, torchrl's
 # vectorised GAE, which has no loop over time. How much of the gap was the loop?
+#
+# **Predict first.** Notebook 08, section 5 counted about 9 launching ops per step of CleanRL's
+# loop, and an eager op costs about 10 µs of host time. What does the loop cost at T = 128, and how
+# many times our 28 µs call is that? At T = 16384?
 
 # %%
 speedups = profile.peer_speedups(res, DTYPE)  # one dict per (peer, case): x = peer's wall ÷ ours
@@ -231,11 +245,14 @@ assert [round(min(short["fwd"])), round(max(short["fwd"]))] == [127, 438]  # "12
 assert [round(min(short["fwd+bwd"])), round(max(short["fwd+bwd"]))] == [59, 180]  # "59–180× with the backward"
 long_rows = [x for (_, p, shape), x in loops.items() if shape == (64, 16384)]
 assert [round(min(long_rows), -2), round(max(long_rows), -3)] == [9700, 27000]  # "9,700–27,000×"
+assert round(loop_us / 1e3, 1) == 12.1 and round(loop_us / ours_us) == 438 and round(ours_us) == 28
+assert round(9 * 128 * 10 / 1e3, 1) == 11.5 and round(11.5e3 / ours_us, -2) == 400  # the prediction
 
 # %% [markdown]
 # **Answer.** The Python loops the package replaces are 127–438× slower per call at T = 128
 # (59–180× with the backward), and 9,700–27,000× on the long rows of 64×16384, where a loop walks
-# 16,384 steps (its cost grows with T; ours barely does).
+# 16,384 steps (its cost grows with T; ours barely does). The prediction, 9 × 128 × 10 µs ≈ 11.5
+# ms, or about 400× ours, is close to GAE's measured 12.1 ms (438×).
 # Against other compiled or fused code the margins are far smaller, a few cases are lost, and one
 # run on a shared host cannot settle the close ones.
 
@@ -249,6 +266,10 @@ assert [round(min(long_rows), -2), round(max(long_rows), -3)] == [9700, 27000]  
 #
 # A wall bar far above its GPU bar means the call is host time: launches, checks, autograd
 # bookkeeping. A CUDA graph removes it (notebook 08, section 4), leaving the blue bars.
+#
+# **Predict first, with notebook 08's model:** wall ≈ max(host, GPU). At 4096×128 GPU time is a
+# few µs and the host 20–50 µs: what wall ÷ GPU do you expect? Is a backward more host work or more
+# GPU work?
 #
 # **One pair of bars by hand first:** GAE's forward at 4096×128, wall time (`full_call_us`, µs)
 # against GPU time (`kernel_ms`, ms).

@@ -993,9 +993,10 @@ _ORDINARY = ("An ordinary step, and every step the scan reached before it is rig
 
 
 _EVERYWHERE_IN_A_SCAN = (
-    "Every element is wrong. Either the error is at the step where the scan starts and the carry takes it to every "
-    "step before, or it is in what every step shares (a load's address or layout, the formula): the second where "
-    "steps cut off from it by an episode end are wrong too, since no carry crosses an end.")
+    "Every element is wrong. Look first at what every step shares: a load's address or layout (which element "
+    "of which tensor each step reads), or the formula. Steps that an episode end cuts off from the rest are wrong "
+    "too in that case, since no carry crosses an end. Otherwise the error is at the step where the scan starts, "
+    "and the carry takes it to every step before.")
 
 
 def _hint(ex, bad, at, marks, got, expected, own=None):
@@ -1030,9 +1031,9 @@ def _hint(ex, bad, at, marks, got, expected, own=None):
         at_end = any(word in what for what in said for word in ("episode end", "termination", "resets"))
         if at_end and _resets_at_zero(ex):  # the scan selects at a = 0: the NaN is in the step's own pair
             hints.append("A NaN or inf where the answer is finite, at an episode end: the scan takes a = 0 as a "
-                         "reset (nothing behind the step reaches it), so the NaN is in that step's own b (or a): "
-                         "a NaN-able input there (a next value behind a termination) multiplied by zero (0 * NaN "
-                         "= NaN). Select it away (tl.where, torch.where), do not multiply it by zero.")
+                         "reset (nothing behind the step reaches it), so the NaN comes from what that step "
+                         "computes itself (its pair (a, b), or an epilogue's terms there): a NaN-able input there "
+                         "(a next value behind a termination) multiplied by zero (0 * NaN = NaN). Select it away (tl.where, torch.where), do not multiply it by zero.")
         elif at_end:
             hints.append("A NaN or inf where the answer is finite, at an episode end: what lies behind it (a NaN "
                          "next value, a later episode) leaked in: a term that may be NaN there must be selected "

@@ -2037,8 +2037,8 @@ def test_every_element_wrong_in_a_scan_says_so_before_the_step_where_it_shows_fi
     with pytest.raises(AssertionError) as e:
         exercises.check("q_lambda", _q_lambda_sarsa)
     said = str(e.value)
-    assert "(60 of 60 elements wrong)\nHint: Every element is wrong. Either the error is at the step where the scan " \
-           "starts" in said and "The first wrong step is the window's last step" in said, said
+    assert "(60 of 60 elements wrong)\nHint: Every element is wrong. Look first at what every step shares: a load's " \
+           "address or layout" in said and "The first wrong step is the window's last step" in said, said
     # (where a mark says the last step itself, the padding's, it is said alone: the test just above this one's)
 
 
@@ -3861,11 +3861,11 @@ def _soft_multiplied(X, P, offs, t, m, T):
 def test_a_reset_multiplied_by_zero_fails_at_a_nan_behind_the_end(name, fn):
     """The course's rule: a NaN-able input is selected away (tl.where), not multiplied by (1 - done): the
     answers right but for that fail on the case with NaN next values behind the episode ends, and say why.
-    Where the pairs go through linear_scan or scan_hook (a = 0 a reset there), the NaN is in the step's own
-    b, and the hint says so."""
+    Where the pairs go through linear_scan or scan_hook (a = 0 a reset there), the NaN comes from the step's
+    own terms, and the hint says so."""
     msg = _failure(name, fn)
     assert "NaN next values behind" in msg.split(":")[0] + msg.split(":")[1], msg
-    said = "must be selected away" if name == "td_target_kernel" else "so the NaN is in that step's own b"
+    said = "must be selected away" if name == "td_target_kernel" else "so the NaN comes from what that step computes"
     assert "got nan" in msg and said in msg and ("not multiply" in msg or "not multiplied" in msg), msg
     assert exercises.check(name, solution(name)) is None
 
