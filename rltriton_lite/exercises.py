@@ -3109,14 +3109,20 @@ def _gae_kernel_cases(d):
     return out
 
 
+def _gae_with(r, v, nv, cut, dropped, decay, discount):
+    """GAE's advantages with the trace decaying by ``decay`` and cut where ``cut``, and delta_t =
+    r_t + discount V(s_{t+1}) - V(s_t) with the bootstrap dropped where ``dropped``: the answer, and each
+    slip of gae_pairs' and gae_kernel's hints, from one formula."""
+    return reference.linear_scan(np.where(cut, 0.0, decay), r + np.where(dropped, 0.0, discount * nv) - v)
+
+
 def _gae_kernel_hint(args, i, bad, got, expected):
     """GAE with a wrong trace decay a_t (λ, γ, 1 or 0 in place of γλ) or δ_t without γ on V(s_{t+1}),
     where the answer is that."""
     r, v, nv, term, gamma, lam, _ = _as_numpy(tuple(args))
     with np.errstate(all="ignore"):
         def advantages(decay, discount=gamma, boots_at_ends=False):
-            delta = r + np.where(term & (not boots_at_ends), 0.0, discount * nv) - v
-            return reference.linear_scan(np.where(term, 0.0, decay), delta)
+            return _gae_with(r, v, nv, term, term & (not boots_at_ends), decay, discount)
         for decay, discount, boots, said in (
                 (lam, gamma, False, "your trace decays by λ per step, not γλ" + _fix(
                     ": a_t = γλ, the discount included")),
@@ -3589,30 +3595,27 @@ def _gae_pairs_hint(args, got, expected):
     r, v, nv, term, trunc, gamma, lam = _as_numpy(tuple(args))
     ends = term | trunc
     with np.errstate(all="ignore"):
-        delta = r + gamma * np.where(term, 0.0, nv) - v
-        if not np.allclose(reference.linear_scan(np.where(ends, 0.0, gamma * lam), delta), expected, rtol=1e-6,
-                           atol=1e-6):
+        if not np.allclose(_gae_with(r, v, nv, ends, term, gamma * lam, gamma), expected, rtol=1e-6, atol=1e-6):
             return None  # (not the task's pairs: no slip to name)
-        slips = ((reference.linear_scan(np.where(term, 0.0, gamma * lam), delta),
+        slips = ((_gae_with(r, v, nv, term, term, gamma * lam, gamma),
                   "Your trace runs on through a truncation. A truncated step bootstraps from next_values, but its "
                   "episode still ends there, so the trace is cut (a = 0), as at any episode end."
                   + _fix(" Set a = 0 where terminated or truncated.")),
-                 (reference.linear_scan(np.where(ends, 0.0, gamma * lam), r + gamma * np.where(ends, 0.0, nv) - v),
+                 (_gae_with(r, v, nv, ends, ends, gamma * lam, gamma),
                   "Your truncated steps do not bootstrap. A time limit cut the episode, the state was not terminal, "
                   "so delta_t there reads next_values: only a termination drops it."
                   + _fix(" Select next_values away where terminated only.")),
-                 (reference.linear_scan(np.where(ends, 0.0, gamma), delta),
+                 (_gae_with(r, v, nv, ends, term, gamma, gamma),
                   "Your trace decays by gamma per step, not gamma * lam: lam is missing from a."
                   + _fix(" Set a = gamma * lam (0 at every episode end).")),
-                 (reference.linear_scan(np.where(ends, 0.0, lam), delta),
+                 (_gae_with(r, v, nv, ends, term, lam, gamma),
                   "Your trace decays by lam per step, not gamma * lam: the discount is missing from a."
                   + _fix(" Set a = gamma * lam (0 at every episode end).")),
-                 (reference.linear_scan(np.where(ends, 0.0, gamma * lam),
-                                        r + gamma * lam * np.where(term, 0.0, nv) - v),
+                 (_gae_with(r, v, nv, ends, term, gamma * lam, gamma * lam),
                   "Your delta_t discounts next_values by gamma * lam: lam weighs the trace (a) alone, and delta_t is "
                   "the one-step TD error." + _fix(" Set b = r + gamma * V(s_{t+1}) - V(s_t), without lam.")))
         v_next = np.concatenate([v[..., 1:], nv[..., -1:]], -1)  # values[t + 1]: the next step's V, not V(s_{t+1})
-        shifted = reference.linear_scan(np.where(ends, 0.0, gamma * lam), r + gamma * np.where(term, 0.0, v_next) - v)
+        shifted = _gae_with(r, v, v_next, ends, term, gamma * lam, gamma)
     if _is_slip(got, shifted, expected, at=slice(None, -1)):
         return _Whole("Your delta_t reads values[t + 1], the next step's value, where the task gives next_values: "
                       "V(s_{t+1}) of the state after step t, which after an episode end is not the next step's "
@@ -3886,6 +3889,7 @@ def _vtrace_rollouts(d, behind_termination):
         yield what, (log_rhos, r, v, nv, term, gamma, rho_bar, c_bar), term, shape
 
 
+@_checker_only
 def _vtrace_reference(log_rhos, r, v, nv, term, gamma, rho_bar, c_bar, chunk=None):
     return reference.vtrace(log_rhos, r, v, gamma=gamma, rho_bar=rho_bar, c_bar=c_bar, pg_rho_bar=rho_bar,
                             next_values=nv, terminated=term)

@@ -3062,6 +3062,9 @@ MORE_BYPASSES = [
      r"rltriton_lite\.exercises\._launch_model_reference is the checker's own"),
     ("host_bound", lambda *args: exercises._host_bound_reference(*args),
      r"rltriton_lite\.exercises\._host_bound_reference is the checker's own"),
+    ("vtrace_kernel", lambda *args: exercises._vtrace_reference(*(x.cpu().numpy() if torch.is_tensor(x) else x
+                                                                  for x in args)),
+     r"rltriton_lite\.exercises\._vtrace_reference is the checker's own"),
     ("vtrace_floor_bytes", _vtrace_floor_bytes_from_the_cases, r"rltriton_lite\.exercises\.cases is the checker's own"),
     ("vtrace_floor_bytes", lambda B, T, e: B * T * rl_profile.op("vtrace").bytes_per_step(e),
      r"rltriton_lite\.profile\.op is the package's answer"),
