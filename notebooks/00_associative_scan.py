@@ -232,12 +232,46 @@ print(inspect.getsource(getattr(scan.combine, "fn", scan.combine)))
 # %% [markdown]
 # The order is the same as `combine`'s. `(a1, b1, k1)` is the run scanned so far, applied
 # first. `(a2, b2, k2)` is the run after it in scan order (one step or several, in a tree
-# scan). Is the combine with the flag still associative? Write the reset flag $\kappa$ (`k` in the
+# scan). The flags combine by OR, the `k1 | k2` of the last line: a run resets if any step of it
+# does.
+#
+# **A worked example first.** Four steps in scan order, composed one at a time from the first.
+# Step 3 resets; step 2's $b$ is a NaN, a bad reward in the episode behind the reset. The table
+# prints the running triple $(A, B, \kappa)$, then the running $B$ when a reset is a
+# multiplication by $a = 0$ instead:
+
+# %%
+def combine_np(first, then):
+    """scan.combine on numbers: (a1, b1, k1) applied first, then (a2, b2, k2)."""
+    (a1, b1, k1), (a2, b2, k2) = first, then
+    return (a2 if k2 else a2 * a1, b2 if k2 else b2 + a2 * b1, k1 or k2)
+
+
+four = [(0.5, 1.0, False), (0.5, np.nan, False), (0.5, 3.0, True), (0.5, 4.0, False)]
+run, run_mult = four[0], four[0][:2]
+print("step  (a, b, κ)             running (A, B, κ), select     running B, multiply by a = 0")
+for i, step in enumerate(four):
+    if i:
+        run = combine_np(run, step)
+        a2 = 0.0 if step[2] else step[0]  # the reset as a multiplication
+        run_mult = (a2 * run_mult[0], step[1] + a2 * run_mult[1])
+    print(f"{i + 1:>4}  {str(step):<22}  {str(run):<28}  {run_mult[1]}")
+assert run == (0.25, 5.5, True) and np.isnan(run_mult[1])
+
+# %% [markdown]
+# * After step 3 the running map is step 3's own, $y \mapsto 3$: the select dropped everything
+#   before it, the NaN included. Its $A = 0.5$ is never used, since $\kappa$ is set.
+# * Step 4 then gives $B = 4 + 0.5 \cdot 3 = 5.5$, and $A = 0.25$, still unused.
+# * Multiplying instead gives $3 + 0 \cdot \text{NaN} = \text{NaN}$ at step 3, and NaN ever after.
+#
+# Is the combine with the flag still associative? Write the reset flag $\kappa$ (`k` in the
 # code). Read a triple $(a, b, \kappa)$ as the map $y \mapsto b$ if $\kappa$, else $a y + b$. The
 # combine is composition of these maps, and composition is associative: every grouping gives the
-# same map, which is all the outputs read. A stronger statement holds too, and it is the one the
-# course's checkers test: every grouping gives the same *triple*, $a$ included (where $\kappa$ is
-# set the map ignores $a$, so two triples can be one map).
+# same map, which is all the outputs read.
+#
+# Two triples can describe the same map: once $\kappa$ is set, $a$ is never used (step 3's $A$
+# above). The checkers are stricter and compare $a$ too, so a combine must give the same triple
+# whichever way the steps are grouped. The algebra below shows that it does.
 #
 # Directly: write $p \oplus q$ with $\kappa = \kappa_p \lor \kappa_q$,
 # $a = \mathrm{sel}(\kappa_q, a_q, a_q a_p)$, $b = \mathrm{sel}(\kappa_q, b_q, b_q + a_q b_p)$. The
@@ -250,11 +284,6 @@ print(inspect.getsource(getattr(scan.combine, "fn", scan.combine)))
 # check in NumPy, flags included:
 
 # %%
-def combine_np(first, then):
-    (a1, b1, k1), (a2, b2, k2) = first, then
-    return (a2 if k2 else a2 * a1, b2 if k2 else b2 + a2 * b1, k1 or k2)
-
-
 steps = [(a_, b_, bool(k_)) for a_, b_, k_ in zip(rng.normal(size=600), rng.normal(size=600), rng.random(600) < 0.3)]
 for s1, s2, s3 in zip(steps[0::3], steps[1::3], steps[2::3]):
     np.testing.assert_allclose(combine_np(combine_np(s1, s2), s3)[:2], combine_np(s1, combine_np(s2, s3))[:2],

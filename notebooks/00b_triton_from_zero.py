@@ -339,10 +339,9 @@ print("EMA by one forward associative scan == the loop")
 #   (An `if k2:` on values cannot run on blocks; the interpreter then falls back to its slow loop.)
 # * The checkers also try your combine on the scan's own elements grouped both ways, and say so if
 #   it is not associative.
-# * A combine with its two arguments in the wrong order is wrong on both, but only inputs whose
-#   order matters show it. That is why the checkers test your combine on cases where the order
-#   matters (not commutative: random rewards, episode ends), and why notebook 00 proves
-#   associativity.
+# * A combine with its arguments swapped is wrong on a GPU and on a CPU alike. You see it only
+#   where the order changes the result, so the checkers test with random rewards and episode ends,
+#   never with steps that are all equal.
 #
 # </details>
 #

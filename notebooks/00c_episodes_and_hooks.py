@@ -134,10 +134,12 @@ print("chunked_returns: 3 rows x 300 steps in chunks of 64, with episode ends ==
 # 1. A step **resets** where the value after it must not be read: here, at a termination.
 # 2. The kernel applies a reset with a select, never a multiplication by 0. The reset is a flag
 #    beside the pair, $(a_t, b_t, \kappa_t)$. Code that returns only a pair $(a_t, b_t)$, as the
-#    hooks of section 2 on do, writes a reset as $a_t = 0$, and the scan turns that into the flag.
+#    hooks from `hooked_scan` on do, writes a reset as $a_t = 0$, and the scan turns that into the
+#    flag.
 #
-# 00b's kernels, `chunked_returns` above among them, multiply by $a_t = 0$; the cells below show
-# why the course stops there. On finite inputs a product and a select give the same values.
+# 00b ended episodes by multiplying by $a_t = 0$, as `chunked_returns` above does. From here on the
+# course never does that; the cells below show why. (On finite inputs a product and a select give
+# the same values.)
 #
 # In a reverse scan, "behind the end" is later in time: the next episode, or the carry from a
 # later chunk.
@@ -485,8 +487,9 @@ print("one source, two compiled kernels: 0.5 x0² + 2 x1² − x2², and min(|x0
 #   `params`, a tuple of floats, its `P`; and `chunk`.
 # * **The prologue's side:** it loads its inputs at `offs = row * T + t` under the mask
 #   `m = t < T` and returns $(a_t, b_t)$. As $a_t = 0$ ends an episode, your reset flag is
-#   `a == 0.0`, selected as in `reset_scan`. Outside `m` the pair is undefined, so your loop makes
-#   those lanes the identity $(1, 0)$.
+#   `a == 0.0`, selected as in `reset_scan`.
+# * **Outside `m` the prologue's pair is made up:** it computed on the `other=` values of masked
+#   loads. Your loop, not the prologue, overwrites those lanes with the identity $(1, 0)$.
 # * **Returns:** $y$, a `(B, T)` float32 tensor: $y_t = b_t + a_t y_{t+1}$ from $y_T = 0$.
 # * **Edge cases:** a row shorter than a chunk (padding lanes), GAE over several chunks with
 #   terminations, and NaN rewards in later episodes.
@@ -573,8 +576,9 @@ exercises.attempt("hooked_scan", hooked_scan)
 #   2-D tile, and very long rows are split across programs.
 # * **`scan._walk`** is the chunk loop and its carry.
 # * **`PROLOGUE` and `EPILOGUE`** are the hooks, `tl.constexpr` arguments of the kernel.
-# * **`tile.load(ptr, strides, row, t, mask, other, ACC)`** replaces your `R + row * T + t`: a
-#   strided load, so time-major and batch-major buffers both work without a copy.
+# * **`load(ptr, strides, row, t, mask, other, ACC)`**, from `rltriton_lite.tile`, replaces your
+#   `R + row * T + t`: a strided load, so time-major and batch-major buffers both work without a
+#   copy.
 # * **`X`, `SX`, `P` and `O`** are what the hooks receive: the inputs as a tuple of pointers `X`,
 #   their strides `SX`, the numbers `P` (γ, λ, ...) and the output pointers `O`.
 #

@@ -209,9 +209,8 @@ print("rollout → gae → ppo_clip_loss == reference.gae → reference.ppo_clip
 #
 # Here you see how the kernel sums the loss, and why in a fixed order.
 #
-# A sum is the scan with $\oplus = +$: in this package's notation, the linear recurrence with
-# $a_t = 1$, $y_t = b_t + y_{t+1}$. The reverse scan's last step in scan order, $y_0$ (the first
-# in time), is the total $\sum_t b_t$:
+# A sum is a scan too. Set every $a_t = 1$: then $y_t = b_t + y_{t+1}$ is the sum of $b$ from $t$
+# to the end, and $y_0$ is the whole sum $\sum_t b_t$. (A reverse scan computes $y_0$ last.)
 
 # %%
 x = rng.normal(size=50)
@@ -324,8 +323,11 @@ print("bitwise identical across calls")
 #
 # * `load_mask` loads which elements count; `load` loads an input (masked, in the arithmetic dtype);
 # * `param` reads a number such as ε; `store` and `store_grad` write an output and a gradient.
-# * `X[NORM]` holds the advantages' mean and 1/std when `normalize_advantages=True` (a reduction
-#   computes them before this pass), else `None`; `_scale` reads the 1/std, or 1.
+# * `X[NORM]` is `None` without normalisation. With `normalize_advantages=True` it holds two
+#   numbers: the advantages' mean $\mu$, from a reduction before this pass, and a scale, which
+#   `_scale` reads (1 without normalisation). The scale is $1/(\sigma + 10^{-8})$ where every
+#   element needs it (`reduction="none"`, the backward). For a mean or summed loss it is 1 in this
+#   pass, and the total is scaled afterwards (the Details below say why that is allowed).
 
 # %%
 for fn in (ppo._ppo_terms, ppo._ppo_forward, ppo._ppo_backward):
@@ -362,10 +364,16 @@ for fn in (ppo._ppo_terms, ppo._ppo_forward, ppo._ppo_backward):
 # $\pi_{\text{old}}$.
 #
 # CleanRL normalises each minibatch, $\tilde A = (\hat A - \mu)/(\sigma + 10^{-8})$. Masked steps
-# never enter $\mu$ or $\sigma$. The mean needs a pass of its own (`_adv_moments`), but the scale
-# does not: $1/(\sigma + 10^{-8}) > 0$ commutes with the min. So the main pass sums
-# $\min(\rho(\hat A-\mu), \operatorname{clip}(\rho)(\hat A-\mu))$ and $(\hat A-\mu)^2$ side by
-# side, and the total is scaled afterwards.
+# never enter $\mu$ or $\sigma$.
+#
+# * First a reduction (`_adv_moments`) computes $\mu$.
+# * The main pass sums the loss on $\hat A - \mu$, and, beside it, $(\hat A - \mu)^2$.
+# * $\sigma$ comes from that second sum, and the loss total is multiplied by $1/(\sigma + 10^{-8})$
+#   at the end. That is allowed because a positive factor passes through a min:
+#   $\min(\rho x, c x)\,s = \min(\rho x s, c x s)$ for $s > 0$.
+# * Where each element needs the scaled value, `X[NORM]` carries $1/(\sigma + 10^{-8})$: for
+#   `reduction="none"` a second reduction computes $\sigma$ before the main pass, and the backward
+#   reuses the forward's.
 #
 # </details>
 #
@@ -659,9 +667,10 @@ exercises.attempt("dual_clip", dual_clip)
 #   (Every one of these sums is exact in float32.)
 # * `torch.ones(1025)` has a last block of one real element. Its mean is exactly 1.0. A division by
 #   the lanes of two blocks (2048) instead of $n$ gives 0.50048828125.
-# * A first grid of `n // BLOCK` programs rounds down and leaves the partial block out: about
-#   838.4512 and 0.9990244 (the two full blocks of `arange`, 2096128, over 2500; 1024 ones over
-#   1025).
+# * A first grid of `n // BLOCK` programs rounds down and leaves the partial block out. With the
+#   partials counted the same way, that gives about 838.4512 and 0.9990244 (the two full blocks of
+#   `arange`, 2096128, over 2500; 1024 ones over 1025). With `triton.cdiv(n, BLOCK)` partials from
+#   `torch.empty`, the last one is never stored: the mean is garbage, and changes from call to call.
 #
 # ```python
 # print(exercises.guarded(two_stage_mean, torch.arange(2500.0, device=DEVICE)).item(),

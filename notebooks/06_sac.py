@@ -504,11 +504,18 @@ assert inspect.signature(rl.sac_targets).parameters["lambda_"].default == 0  # .
 # The harness, its hook's arguments and its rules (pairs, $a = 0$ the reset):
 # [notebook 01, section 5, "The harness for Triton prologues"](01_discounted_return.ipynb#5.-The-harness-for-Triton-prologues).
 #
-# **Here you scan $G_t$, not section 2's $H_t$.** Both give the same targets. Scanning $H_t$ reads
-# `log_probs` at the step's own offset, `offs`, but needs an epilogue to turn $H$ back into $G$:
-# the package's kernel has one. This harness runs no epilogue, so your scan must give $G_t$
-# itself: the continuation's $-\alpha\log\pi_{t+1}$ goes into $b_t$, read one step on, at
-# `offs + 1` (where $t + 1 < T$).
+# **Here you scan $G_t$, not section 2's $H_t$.** This harness has no epilogue to turn $H$ back
+# into $G$, so scan $G$ directly: $G_t = b_t + a_t G_{t+1}$. The two forms side by side:
+#
+# | scanned | $a_t$ | $b_t$ | reads $\log\pi$ at | needs |
+# | --- | --- | --- | --- | --- |
+# | $H_t$ (section 2) | $\gamma\lambda$ | $b^G_t - \alpha\log\pi_t$ | `offs`, the step's own | an epilogue, $G_t$ from $H_{t+1}$ |
+# | $G_t$ (here) | $\gamma\lambda$ | $b^G_t - \gamma\lambda\alpha\log\pi_{t+1}$ | `offs + 1`, one step on | nothing more |
+#
+# Every term of the bracket that does not multiply $G_{t+1}$ belongs in $b_t$, the continuation's
+# $-\gamma\lambda\alpha\log\pi_{t+1}$ included. Read it at `offs + 1` only where $t + 1 < T$.
+# (The table leaves out the ends: a termination zeroes the bracket, and the window's last step
+# takes $\lambda = 0$.)
 #
 # * **Inputs:** `X` holds rewards, next_q1, next_q2, next_log_probs, log_probs, terminated; `P`
 #   holds (γ, α, λ).

@@ -328,8 +328,9 @@ print(profile.table(saving, digits=3))
 # %% [markdown]
 # <details><summary>Details: Caution: small shapes sit in L2</summary>
 #
-# Replays run back to back without flushing the L2 cache (60 MiB on the H200), and small inputs fit
-# in it. So small shapes' GPU times are best cases; only the big shape's % floor measures memory
+# Replays run back to back without flushing the L2 cache: 60 MiB on the committed runs' H200
+# (`torch.cuda.get_device_properties(0).L2_cache_size` read there: 62,914,560 bytes). Small inputs
+# fit in it. So small shapes' GPU times are best cases; only the big shape's % floor measures memory
 # bandwidth. SAC at 64×16384 even "beats" its DRAM floor (the next cell).
 #
 # </details>

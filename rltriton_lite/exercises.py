@@ -3360,6 +3360,15 @@ def _max_undiscounted(r, done, gamma, chunk):
     return _chunk_walk(r, chunk, chunk_values, lambda c: c * chunk, initial=-np.inf)  # -inf: max's identity
 
 
+def _max_after(r, done, gamma, after):
+    """The discounted maximum with ``after`` entering after the row's last step (-inf: the answer)."""
+    h, out = np.full(r.shape[:-1], after, dtype=float), np.empty(r.shape)
+    for t in reversed(range(r.shape[-1])):
+        h = np.where(done[..., t], r[..., t], np.maximum(r[..., t], gamma * h))
+        out[..., t] = h
+    return out
+
+
 def _discounted_max_hint(args, bad, got, expected):
     """0 where max's identity, -inf, belongs; or a NaN, 0 * inf; or a combine that leaves c1
     undiscounted (associative, so it gets past that check)."""
@@ -3370,6 +3379,12 @@ def _discounted_max_hint(args, bad, got, expected):
                           "y -> max(c2, g2 max(c1, g1 y)) = max(max(c2, g2 c1), g2 g1 y), so the run applied first is "
                           "discounted by the step after it. (Dropping g2 keeps the combine associative: the "
                           "associativity check cannot see it.)" + _fix(" In the combine, c = max(c2, g2 * c1)."))
+        if _is_slip(got, _max_after(r, done.astype(bool), float(gamma), 0.0), expected):
+            return _Whole("These are the discounted maxima with 0 entering after the row's last step: max(r, gamma "
+                          "* 0) there, and that 0 carried back wherever it beats the rewards. Two things enter a row's last chunk from "
+                          "beyond the row: your first carry (the value after the row) and the padding lanes past T. "
+                          "Both must be max's identity: which c leaves max(c, y) = y for every y?" + _fix(
+                              " Start the carry at float('-inf'), and load the padding lanes as (g, c) = (1, -inf)."))
     g, e = got[bad], expected[bad]
     if np.isnan(g).any() and np.isfinite(e).all():
         return ("A NaN where the answer is finite: 0 * inf = NaN. An episode end must select (tl.where), not "
@@ -4166,7 +4181,10 @@ def _twice(fn, args, kw):
     second = fn(*args)
     if not torch.equal(torch.as_tensor(first), torch.as_tensor(second)):
         raise AssertionError("two calls on the same input gave different bits (a sum in a fixed order gives the "
-                             "same bits every time)")
+                             "same bits every time). Either the order of the additions changed (an atomic, a race), "
+                             "or your code read memory it never wrote: torch.empty holds whatever was there before, "
+                             "so a partial that no program stored (a first grid too small: n // BLOCK rounds down) "
+                             "changes from call to call")
     return first
 
 

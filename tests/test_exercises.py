@@ -1021,6 +1021,9 @@ W_SAYS = {
     ("vtrace_pg", "(1 - term) multiplied, not selected: 0 * NaN at a terminal last step (a later review's case)"):
         "Hint: that step is a termination at the window's last step (no bootstrap). A NaN or inf where the answer is "
         "finite, at an episode end",
+    ("discounted_max", "0 as max's identity (the first carry and the padding)"):
+        ("Hint: These are the discounted maxima with 0 entering after the row's last step",
+         "Start the carry at float('-inf'), and load the padding lanes as (g, c) = (1, -inf)."),
     ("discounted_max", "c1 not discounted by g2 in the combine (a later review's case)"):
         ("Hint: Your combine leaves c1 undiscounted", "In the combine, c = max(c2, g2 * c1)."),
     ("q_lambda", "no cut at the window's end"):
