@@ -44,7 +44,7 @@
 #   \begin{cases} G_{t+1} & \text{not done}_t \\ V'_t & \text{done}_t \end{cases}\Big]$$
 #
 # * $\lambda = 0$ is the one-step TD target $r_t + \gamma V'_t$.
-# * $\lambda = 1$ is the discounted return bootstrapped at episode ends.
+# * $\lambda = 1$ is the discounted return of 01, bootstrapped at truncations and the window's end.
 
 # %%
 import inspect

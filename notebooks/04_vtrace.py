@@ -639,8 +639,9 @@ exercises.attempt("retrace", retrace)
 
 # %% [markdown]
 # **`vtrace_pg`** (a Triton epilogue). You write the policy-gradient advantage as an epilogue.
-# The prologue is given, `exercises.vtrace_prologue` (λ = 1). Its source is shown after the
-# capstone, `vtrace_kernel`, which has you write such a step yourself.
+# The prologue is given, `exercises.vtrace_prologue` (λ = 1): it returns section 2's pair
+# $(a_t, b_t)$. Its source is held back until after the capstone, `vtrace_kernel`, because the
+# capstone asks you to write that step yourself.
 #
 # The advantage needs $v_{s+1}$, the *next* step's V-trace target. Epilogues get it as `y_in`,
 # the value that entered the step ($y_t = b_t + a_t\,y_{in}$; the scan runs backwards in time).
@@ -753,10 +754,17 @@ exercises.attempt("vtrace_pg", vtrace_pg)
 #
 # <details><summary>Recap: the chunk loop of 00c's <code>reset_scan</code></summary>
 #
-# The loop from [00c's first cell](00c_episodes_and_hooks.ipynb#Where-00b-ended:-a-chunked-scan),
-# the skeleton your kernel fills in. Only the pair $(a, b)$ and what is stored change here.
+# The loop of [00c's first cell](00c_episodes_and_hooks.ipynb#Where-00b-ended:-a-chunked-scan),
+# with the reset of 00c's section 1: the skeleton your kernel fills in. Only the triple and what
+# is stored change here. Keep the combine's order: the run applied first comes first.
 #
 # ```python
+# @triton.jit
+# def reset_combine(a1, b1, k1, a2, b2, k2):
+#     # (a1, b1, k1): the run applied first (in a reverse scan, the steps after); a run that resets ignores it
+#     return tl.where(k2, a2, a2 * a1), tl.where(k2, b2, b2 + a2 * b1), k1 | k2
+#
+# # in the kernel:
 # row = tl.program_id(0)                      # one program per row
 # carry = 0.0                                 # nothing comes after the row
 # n_chunks = tl.cdiv(T, CHUNK)
@@ -764,9 +772,9 @@ exercises.attempt("vtrace_pg", vtrace_pg)
 #     c = n_chunks - 1 - i                    # the chunks, last first
 #     t = c * CHUNK + tl.arange(0, CHUNK)
 #     m = t < T                               # lanes past the row's end: padding
-#     ...                                     # load, then the pair: a = 0 at a reset, (1, 0) on padding
-#     A, B = tl.associative_scan((a, b), 0, affine_combine, reverse=True)
-#     y = B + A * carry
+#     ...                                     # load, then (a, b, k): k at a reset, (1, 0, False) on padding
+#     A, B, K = tl.associative_scan((a, b, k), 0, reset_combine, reverse=True)
+#     y = tl.where(K, B, B + A * carry)       # a reset at or after t: the carry never enters
 #     tl.store(Y + row * T + t, y, mask=m)
 #     carry = tl.sum(tl.where(t == c * CHUNK, y, 0.0), 0)  # the masked sum: y at the chunk's first step
 # ```

@@ -1023,7 +1023,9 @@ def _hint(ex, bad, at, marks, got, expected, own=None):
     if positional:
         said.insert(0, ex.window_end if scan == "reverse" else FIRST_STEP)
     # one full stop at the end, a held-back fix (_fix) after the text's own
-    lead = _EVERYWHERE_IN_A_SCAN + " The first wrong step is " if positional and everywhere else "that step is "
+    # (an exercise's own diagnosis, where it has one, replaces the every-element preamble)
+    lead = _EVERYWHERE_IN_A_SCAN + " The first wrong step is " if positional and everywhere and own is None \
+        else "that step is "
     hints = [lead + re.sub(r"\.(\x01[^\x02]*\x02)?$", r"\1", "; and ".join(said)) + "."] if said else []
     if own:
         hints.append(own)
@@ -3536,6 +3538,15 @@ def _n_step_hint(args, i, bad, got, expected):
         at = np.arange(r.shape[-1]) + n < r.shape[-1] if slip.get("value_step") else slice(None)
         if _is_slip(got, other, expected, at):
             return f"This is the n-step return with a slip: {what}."
+    term, T, n = term.astype(bool), r.shape[-1], int(n)
+    ends_within = np.zeros(term.shape, dtype=bool)  # a termination at one of the steps t .. t + n - 1
+    for k in range(min(n, T)):
+        ends_within[..., :T - k] |= term[..., k:]
+    if bad.any() and ends_within[bad].all():
+        return ("Every wrong step has a termination within its n steps (t .. t + n - 1): the episode ends before "
+                "the n steps do, so the sum stops at that termination's reward and adds no bootstrap." + _fix(
+                    " Where a termination lies in t .. t + n - 1, G_t is the discounted sum of the rewards up to "
+                    "it, with no gamma^n V(s_{t+n}) term."))
     past_end = np.arange(r.shape[-1]) + n >= r.shape[-1]  # fewer than n steps left in the window
     if bad.any() and past_end[np.nonzero(bad)[-1]].all() and not past_end.all():
         return ("Only steps whose n steps run past the window's end (t + n >= T) are wrong: fewer than n steps are "

@@ -674,6 +674,8 @@ def wrong_answers(name: str):
              _n_step_with(window_test=False)),
             ("the terminations of t .. t + n counted, one flag too many (a later review's case)",
              _n_step_with(flags_past=1)),
+            ("no termination in t .. t + n - 1 counted: the scan form across an episode end (a later review's case)",
+             _n_step_with(counts_ends=False)),
         ],
         "transposed_scan": [("a_t, not a_{t-1}", _transposed_no_shift), ("a_{t+1}", _transposed_wrong_shift)],
         "gae_pairs": [
@@ -1021,6 +1023,10 @@ W_SAYS = {
     ("vtrace_pg", "(1 - term) multiplied, not selected: 0 * NaN at a terminal last step (a later review's case)"):
         "Hint: that step is a termination at the window's last step (no bootstrap). A NaN or inf where the answer is "
         "finite, at an episode end",
+    ("n_step_returns", "no termination in t .. t + n - 1 counted: the scan form across an episode end (a later "
+                       "review's case)"):
+        ("Hint: Every wrong step has a termination within its n steps (t .. t + n - 1)",
+         "Where a termination lies in t .. t + n - 1, G_t is the discounted sum of the rewards up to it"),
     ("discounted_max", "0 as max's identity (the first carry and the padding)"):
         ("Hint: These are the discounted maxima with 0 entering after the row's last step",
          "Start the carry at float('-inf'), and load the padding lanes as (g, c) = (1, -inf)."),
@@ -2507,11 +2513,12 @@ def _n_step_with_a_loop_over_time(rewards, next_values, terminated, gamma, n):
     return G
 
 
-def _n_step_with(flags_past=0, window_test=True):
+def _n_step_with(flags_past=0, window_test=True, counts_ends=True):
     """n_step_returns' solution with a review's slip: ``flags_past`` 1 counts the terminations of
     t .. t + n, one flag too many (where step t + n terminates, S_t is kept whole, summed on to
     r_{t+n}, in place of the bootstrap); ``window_test`` False leaves out its `t + n < T` test (where
-    fewer than n steps are left, it takes the window's last step for the step n on)."""
+    fewer than n steps are left, it takes the window's last step for the step n on); ``counts_ends``
+    False counts no termination in the n steps (S_t - gamma^n (S_{t+n} - V) across an episode end)."""
     def n_step_returns(rewards, next_values, terminated, gamma, n):
         B, T = rewards.shape
         last = torch.zeros_like(rewards, dtype=torch.bool)
@@ -2521,6 +2528,7 @@ def _n_step_with(flags_past=0, window_test=True):
         ends = torch.cumsum(torch.cat([torch.zeros(B, 1, device=rewards.device), terminated.to(rewards.dtype)], 1), 1)
         t = torch.arange(T, device=rewards.device)
         runs_on = ends[:, torch.clamp(t + n + flags_past, max=T)] - ends[:, t] == 0
+        runs_on |= not counts_ends
         runs_on &= (t + n < T) if window_test else True
         S_n = torch.where(runs_on, S[:, torch.clamp(t + n, max=T - 1)], torch.zeros_like(S))
         V_n = torch.where(runs_on, next_values[:, torch.clamp(t + n - 1, max=T - 1)], torch.zeros_like(S))
