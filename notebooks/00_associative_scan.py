@@ -16,35 +16,38 @@
 # %% [markdown]
 # # 00 — Credit assignment is an associative scan
 #
-# * **You will learn:** why a loop that runs backwards in time can run in parallel (affine maps
-#   compose associatively, proved); three scans (sequential, Hillis–Steele, Blelloch); resets,
-#   padding, and chunks joined by a carry; and why the gradient is a scan run the other way.
-# * **Time:** 2.5–3.5 h with the three open questions; 1–1.5 h for the reading and the checked
+# * **You will learn:** why a loop that runs backwards in time can run in parallel, with a proof.
+#   Three scans: sequential, Hillis–Steele and Blelloch. Resets, padding, and chunks joined by a
+#   carry. Why the gradient is a scan run the other way.
+# * **Time:** 2.5–3.5 h with the three open questions, 1–1.5 h for the reading and the checked
 #   exercise.
-# * **Needs:** Python, NumPy and PyTorch tensors. No GPU: on a CPU the kernels run in the Triton
-#   interpreter.
-# * **Minimum path:** all seven sections (00b, 00c and 01 build on 4, 5 and 7) and the checked
-#   exercise `matrix_compose`. Skim Blelloch's scan in section 1. The open questions can wait.
+# * **Needs:** Python, NumPy and PyTorch tensors. No GPU.
+# * **Minimum path:** all seven sections and the checked exercise `matrix_compose`. (Notebooks
+#   00b, 00c and 01 build on sections 4, 5 and 7.) Skim Blelloch's scan in section 1. The open
+#   questions can wait.
 #
-# Every return and advantage in this collection is a loop that runs **backwards in time**. That
-# holds for discounted returns, GAE, TD(λ), V-trace and the soft λ-returns of SAC (PPO's and CRR's
-# losses then read such advantages, one element at a time):
+# Every return and advantage in this course is a loop that runs **backwards in time**: discounted
+# returns, GAE, TD(λ), V-trace and the soft λ-returns of SAC. (PPO's and CRR's losses then read
+# these advantages one element at a time.) Each loop has this form:
 #
 # $$y_t = b_t + a_t \, y_{t+1}, \qquad t = T-1, \dots, 0.$$
 #
-# A Python loop does this one step at a time: $T$ dependent steps. A GPU wants thousands of
-# independent pieces of work. Yet the loop can run in parallel. The steps are *affine maps*, and
-# composing affine maps is associative. This notebook shows why, and how `rltriton_lite` turns
-# that into one Triton kernel. Every claim here is checked with an `assert`. New words (scan,
-# carry, chunk, warp, ...) are in the glossary, [`GLOSSARY.md`](GLOSSARY.md), each with the
-# notebook that introduces it. Its [table of symbols](GLOSSARY.md#names-and-signatures) says
-# what each letter means ($a_t$, $A_t$, $\hat A_t$, $\rho_t$, ...).
+# Here $y_t$ is the value at step $t$, $b_t$ is what step $t$ adds (a reward, say), and $a_t$
+# scales the next value (a discount, say).
 #
-# Without a GPU, the Triton kernels run on the CPU under the Triton interpreter. You must switch
-# it on before you import the package. Every function's default, `backend="auto"`, picks the
-# Triton kernel on a GPU and the PyTorch path on a CPU. (The interpreter checks the kernels; it
-# is never the fast path.) So wherever these notebooks mean the kernel, they pass
-# `backend=KERNEL`, which runs it on any machine:
+# A Python loop runs $T$ steps, each waiting for the one before. A GPU needs thousands of
+# independent pieces of work. Yet this loop can run in parallel. Each step is an *affine map*, and
+# composing affine maps is associative. This notebook shows why that is enough, and how
+# `rltriton_lite` turns it into one Triton kernel. Every claim is checked with an `assert`. New
+# words (scan, carry, chunk, warp, ...) are in the glossary, [`GLOSSARY.md`](GLOSSARY.md), with the
+# notebook that introduces each. Its [table of symbols](GLOSSARY.md#names-and-signatures) says what
+# each letter means ($a_t$, $A_t$, $\hat A_t$, $\rho_t$, ...).
+#
+# Without a GPU, the kernels run on the CPU in the Triton interpreter. The next cell switches it on
+# before it imports the package. The package's functions default to `backend="auto"`, which picks
+# the Triton kernel on a GPU and the PyTorch path on a CPU. (The interpreter checks the kernels. It
+# is never the fast path.) So where these notebooks mean the kernel, they pass `backend=KERNEL`,
+# which runs it on any machine:
 
 # %%
 import inspect
@@ -70,9 +73,10 @@ print("kernels run", "compiled on " + torch.cuda.get_device_name() if DEVICE == 
 # %% [markdown]
 # ## 1. What a scan is
 #
-# A *scan* (prefix sum) of $x_0, \dots, x_{n-1}$ under an operator $\oplus$ returns every
-# prefix: $x_0,\; x_0 \oplus x_1,\; \dots,\; x_0 \oplus \dots \oplus x_{n-1}$. There are three
-# ways to compute it:
+# A *scan* (prefix sum) of $x_0, \dots, x_{n-1}$ under an operator $\oplus$, such as $+$, returns
+# every prefix: $x_0,\; x_0 \oplus x_1,\; \dots,\; x_0 \oplus \dots \oplus x_{n-1}$. In this
+# *inclusive* scan, prefix $i$ includes $x_i$. In an *exclusive* scan, it stops at $x_{i-1}$. There
+# are three ways to compute a scan:
 #
 # | algorithm | work (operations) | depth (parallel steps) |
 # |---|---|---|
@@ -80,9 +84,9 @@ print("kernels run", "compiled on " + torch.cuda.get_device_name() if DEVICE == 
 # | Hillis–Steele (1986) | about $n \log_2 n$ | $\log_2 n$ |
 # | Blelloch (1990): up-sweep, down-sweep | about $2n$ for the exclusive scan ($3n$ with the last pass below, which makes it inclusive) | $2 \log_2 n$ |
 #
-# Both parallel versions regroup the operations: $(x_0 \oplus x_1) \oplus (x_2 \oplus x_3)$
-# instead of $((x_0 \oplus x_1) \oplus x_2) \oplus x_3$. That is allowed exactly when $\oplus$
-# is **associative**. Here are the three, for sums:
+# Both parallel versions regroup the operations, as $(x_0 \oplus x_1) \oplus (x_2 \oplus x_3)$
+# instead of $((x_0 \oplus x_1) \oplus x_2) \oplus x_3$. That gives the same result exactly when
+# $\oplus$ is **associative**. Here are the three, checked on sums:
 
 # %%
 def scan_sequential(x, op):
@@ -126,8 +130,9 @@ assert scan_sequential(x, add) == scan_hillis_steele(x, add) == scan_blelloch(x,
 print(x, "->", scan_sequential(x, add))
 
 # %% [markdown]
-# Sums commute, so they cannot catch an operator applied in the wrong order. Joining strings
-# is associative but not commutative: every scan must give the prefixes in order.
+# Sums commute ($u + v = v + u$), so they cannot catch operands combined in the wrong order.
+# Joining strings is associative but not commutative. On strings, every scan must give the
+# prefixes in order.
 
 # %%
 letters = list("abcdefghijklm")
@@ -140,20 +145,20 @@ print(prefixes[-1])
 # %% [markdown]
 # ## 2. One step of the loop is an affine map
 #
-# Step $t$ maps the value after it to the value at it: $f_t(y) = a_t\,y + b_t$. Apply step
-# $t+1$ first, then step $t$, and the result is again affine:
+# Step $t$ turns the next value, $y_{t+1}$, into $y_t$. It is the *affine map*
+# $f_t(y) = a_t\,y + b_t$. Apply step $t+1$ first, then step $t$, and the result is again affine:
 #
 # $$f_t(f_{t+1}(y)) = a_t(a_{t+1} y + b_{t+1}) + b_t = (a_t a_{t+1})\,y + (b_t + a_t b_{t+1}).$$
 #
-# So on pairs $(a, b)$ the operator, written **in the order the maps are applied** (the left
-# operand first), is
+# So an affine map is a pair $(a, b)$. We write the operator on pairs **in the order the maps are
+# applied**, the left operand first:
 #
-# $$(a_1, b_1) \oplus (a_2, b_2) = (a_2 a_1,\; b_2 + a_2 b_1), \qquad \text{the map } y \mapsto a_2(a_1 y + b_1) + b_2,$$
+# $$(a_1, b_1) \oplus (a_2, b_2) = (a_2 a_1,\; b_2 + a_2 b_1), \qquad \text{the map } y \mapsto a_2(a_1 y + b_1) + b_2.$$
 #
-# with identity $(1, 0)$. Every scan in this course uses this order, and so does Triton's
-# `tl.associative_scan` (notebook 00b). The first argument is the run of steps that comes first
-# in scan order, and it is applied first. The operator is not commutative: order matters. But it
-# is associative, and that is all a scan needs. A numeric check on random pairs:
+# Its identity is $(1, 0)$, the map that changes nothing. Every scan in this course uses this
+# order. In a scan, the first argument is the run of steps nearer the start of the list, and it is
+# applied first. The operator is not commutative, so the order matters. But it is associative, and
+# that is all a scan needs. The next cell checks associativity and the identity on random pairs:
 
 # %%
 def combine(first, then):
@@ -174,8 +179,7 @@ for p in pairs[:, 0]:
 print("associative on 1000 random triples; (1, 0) is the identity")
 
 # %% [markdown]
-# The numbers only check it; two lines of algebra prove it. Grouping either way gives the same
-# pair:
+# The numbers only test it. Two lines of algebra prove it. Both groupings give the same pair:
 #
 # $$\big((a_1, b_1) \oplus (a_2, b_2)\big) \oplus (a_3, b_3) = (a_2 a_1,\; b_2 + a_2 b_1) \oplus (a_3, b_3)
 #   = (a_3 a_2 a_1,\; b_3 + a_3 b_2 + a_3 a_2 b_1),$$
@@ -183,18 +187,19 @@ print("associative on 1000 random triples; (1, 0) is the identity")
 # $$(a_1, b_1) \oplus \big((a_2, b_2) \oplus (a_3, b_3)\big) = (a_1, b_1) \oplus (a_3 a_2,\; b_3 + a_3 b_2)
 #   = (a_3 a_2 a_1,\; b_3 + a_3 b_2 + a_3 a_2 b_1).$$
 #
-# (Shorter still: a pair *is* the map $y \mapsto a y + b$, and $\oplus$ is composition of maps.
-# In the mathematician's notation, which reads right to left, $p \oplus q = q \circ p$. Composing
-# functions is associative.)
+# (A shorter proof: a pair *is* the map $y \mapsto a y + b$, and $\oplus$ composes maps. Composing
+# functions is always associative. In the usual notation $\circ$, which reads right to left,
+# $p \oplus q = q \circ p$.)
 
 # %% [markdown]
 # ## 3. The backward recurrence as a reverse scan
 #
-# Compose the maps from the end: $y_t = f_t(f_{t+1}(\cdots f_{T-1}(y_T)))$, i.e. $f_{T-1}$ first,
-# then $f_{T-2}$, ..., then $f_t$. That is a scan of the pairs taken in reverse order: **scan
-# order** is reverse time. Its prefix ending at step $t$ is $f_{T-1} \oplus f_{T-2} \oplus
-# \dots \oplus f_t$, the map from $y_T$ to $y_t$. So `combine` goes into the scans as it is.
-# The Hillis–Steele scan above reproduces the loop:
+# The loop composes the maps from the end, $y_t = f_t(f_{t+1}(\cdots f_{T-1}(y_T)))$, where $y_T$
+# is the given value after the last step. $f_{T-1}$ is applied first, then $f_{T-2}$, and so on
+# down to $f_t$. So the loop is a scan of the pairs taken in reverse time. The order in which a
+# scan takes the steps is its **scan order**, here reverse time. The prefix ending at step $t$ is
+# $f_{T-1} \oplus f_{T-2} \oplus \dots \oplus f_t$, the map from $y_T$ to $y_t$. So `combine`
+# goes into the scans unchanged. The Hillis–Steele scan above reproduces the loop:
 
 # %%
 T = 12
@@ -219,26 +224,25 @@ print(np.round(loop, 3))
 # %% [markdown]
 # ## 4. Episode ends are resets, padding is the identity
 #
-# At an episode end nothing flows back from the next episode: $y_t = b_t$, i.e. $a_t = 0$.
-# Multiplying by zero is *not* the same as ignoring the value. Since $0 \cdot \text{NaN} =
-# \text{NaN}$, one bad reward would poison every earlier episode. So the kernels carry a reset
-# flag and **select** instead of multiplying. (The function below is the package's Triton code.
-# Read `tl.where` as `np.where`; notebook 00b teaches Triton.) In the combine, a step that resets
-# discards what is behind it:
+# At an episode's last step, nothing flows back from the next episode: $y_t = b_t$, as if
+# $a_t = 0$. But multiplying by zero is *not* the same as ignoring the value. Since
+# $0 \cdot \text{NaN} = \text{NaN}$, one bad reward would poison every earlier episode. So the
+# kernels carry a *reset flag* and **select** instead of multiplying. The function below is the
+# package's combine, in Triton. Read `tl.where` as `np.where` (notebook 00b teaches Triton). A run
+# that resets discards the run applied before it, the steps later in time:
 
 # %%
 print(inspect.getsource(getattr(scan.combine, "fn", scan.combine)))
 
 # %% [markdown]
-# The order is the same as `combine`'s. `(a1, b1, k1)` is the run scanned so far, applied
-# first. `(a2, b2, k2)` is the run after it in scan order (one step or several, in a tree
-# scan). The flags combine by OR, the `k1 | k2` of the last line: a run resets if any step of it
-# does.
+# The operands come in `combine`'s order. `(a1, b1, k1)` is the run scanned so far, applied first.
+# `(a2, b2, k2)` is the run after it in scan order, one step or several in a tree scan. The flags
+# combine by OR (`k1 | k2`), so a run resets if any of its steps does.
 #
 # **A worked example first.** Four steps in scan order, composed one at a time from the first.
-# Step 3 resets; step 2's $b$ is a NaN, a bad reward in the episode behind the reset. The table
-# prints the running triple $(A, B, \kappa)$, then the running $B$ when a reset is a
-# multiplication by $a = 0$ instead:
+# Step 3 resets. Step 2's $b$ is a NaN, a bad reward in the episode that step 3 cuts off. Write
+# $\kappa$ for the reset flag (`k` in the code). The table prints the running triple
+# $(A, B, \kappa)$, then the running $B$ when a reset is a multiplication by $a = 0$ instead:
 
 # %%
 def combine_np(first, then):
@@ -259,29 +263,28 @@ for i, step in enumerate(four):
 assert run == (0.25, 5.5, True) and np.isnan(run_mult[1])
 
 # %% [markdown]
-# * After step 3 the running map is step 3's own, $y \mapsto 3$: the select dropped everything
+# * After step 3, the running map is step 3's own, $y \mapsto 3$. The select dropped everything
 #   before it, the NaN included. Its $A = 0.5$ is never used, since $\kappa$ is set.
-# * Step 4 then gives $B = 4 + 0.5 \cdot 3 = 5.5$, and $A = 0.25$, still unused.
+# * Step 4 then gives $B = 4 + 0.5 \cdot 3 = 5.5$ and $A = 0.25$, still unused.
 # * Multiplying instead gives $3 + 0 \cdot \text{NaN} = \text{NaN}$ at step 3, and NaN ever after.
 #
-# Is the combine with the flag still associative? Write the reset flag $\kappa$ (`k` in the
-# code). Read a triple $(a, b, \kappa)$ as the map $y \mapsto b$ if $\kappa$, else $a y + b$. The
-# combine is composition of these maps, and composition is associative: every grouping gives the
-# same map, which is all the outputs read.
+# Is the combine with the flag still associative? Read a triple $(a, b, \kappa)$ as the map
+# $y \mapsto b$ if $\kappa$ is set, else $y \mapsto a y + b$. The combine composes these maps, and
+# composition is associative. So every grouping gives the same map, which is all the outputs read.
 #
-# Two triples can describe the same map: once $\kappa$ is set, $a$ is never used (step 3's $A$
-# above). The checkers are stricter and compare $a$ too, so a combine must give the same triple
-# whichever way the steps are grouped. The algebra below shows that it does.
+# Two triples can describe the same map, since $a$ is unused once $\kappa$ is set (step 3's $A$
+# above). The checkers are stricter and compare $a$ too. So a combine must give the same triple
+# whichever way the steps are grouped. The algebra below shows that this one does.
 #
-# Directly: write $p \oplus q$ with $\kappa = \kappa_p \lor \kappa_q$,
-# $a = \mathrm{sel}(\kappa_q, a_q, a_q a_p)$, $b = \mathrm{sel}(\kappa_q, b_q, b_q + a_q b_p)$. The
-# $\kappa$ part is an OR, which is associative. For $a$ and $b$, check case by case: $\kappa_s$
-# set; $\kappa_s$ clear and $\kappa_q$ set; neither. Both groupings of
-# $p \oplus q \oplus s$ give
+# Write $\mathrm{sel}(\kappa, u, v)$ for $u$ if $\kappa$ is set, else $v$ (`tl.where`). Then
+# $p \oplus q$ has $\kappa = \kappa_p \lor \kappa_q$, $a = \mathrm{sel}(\kappa_q, a_q, a_q a_p)$ and
+# $b = \mathrm{sel}(\kappa_q, b_q, b_q + a_q b_p)$. The $\kappa$ part is an OR, which is
+# associative. For $a$ and $b$, check three cases: $\kappa_s$ set, $\kappa_s$ clear with
+# $\kappa_q$ set, and neither. Both groupings of $p \oplus q \oplus s$ give
 # $\mathrm{sel}(\kappa_s, a_s, \mathrm{sel}(\kappa_q, a_s a_q, a_s a_q a_p))$ and
 # $\mathrm{sel}(\kappa_s, b_s, \mathrm{sel}(\kappa_q, b_s + a_s b_q, b_s + a_s b_q + a_s a_q b_p))$.
-# The latest step that resets wins. Without a reset, it is the affine combine of section 2. A
-# check in NumPy, flags included:
+# The reset last in scan order wins. Without a reset, this is section 2's affine combine. The next
+# cell checks it in NumPy, flags included:
 
 # %%
 steps = [(a_, b_, bool(k_)) for a_, b_, k_ in zip(rng.normal(size=600), rng.normal(size=600), rng.random(600) < 0.3)]
@@ -297,11 +300,11 @@ print("multiply by zero:", 2.0 + 0.0 * nan_later[2], " select:", np.where(True, 
 assert np.isnan(2.0 + 0.0 * nan_later[2])
 
 # %% [markdown]
-# `rl.linear_scan`, the package's bare scan, treats $a_t = 0$ as an episode end and resets there;
-# the estimators set the reset flag at every `terminated` or `truncated` step. A padded step
-# (``mask[t] = 0``, e.g. prompt tokens in RLHF) is the identity $(1, 0)$. The carry passes through
-# it untouched, and its output is 0. Here are both, on the real kernel. A NaN in the second
-# episode of row 0 stays there:
+# `rl.linear_scan`, the package's bare scan, treats $a_t = 0$ as an episode end and resets there.
+# The estimators set the reset flag at every `terminated` or `truncated` step. A padded step
+# (``mask[t] = 0``, such as a prompt token in RLHF) is the identity $(1, 0)$. The value from later
+# steps passes through it unchanged, and its own output is 0. The next cell shows both on the real
+# kernel. A NaN in the second episode of row 0 stays in that episode:
 
 # %%
 b = torch.tensor([[1.0, 2.0, 3.0, float("nan"), 5.0, 6.0]], device=DEVICE)
@@ -317,12 +320,12 @@ assert y[0, 4] == 0 and y[0, 5] == 6.0
 # %% [markdown]
 # ## 5. Chunks and a carry
 #
-# A GPU program holds a few thousand values at a time. So for any $T$ the kernel cuts time into
-# chunks of `CHUNK` steps. It walks a row's chunks one after another, from the last, and scans the
-# steps inside each chunk in parallel. It hands the chunk's first value (in time) to the chunk
-# before it as its **carry**: for that chunk, the value after its last step.
-# Each chunk's scan produced composed maps $(A_t, B_t)$. So finishing it is one multiply-add per
-# step:
+# A GPU program holds only a few thousand values at a time. So for any $T$, the kernel cuts a row
+# into *chunks* of `CHUNK` steps. It walks the chunks one after another, from the last in time,
+# and scans the steps inside each chunk in parallel. The scan gives each step $t$ its composed map
+# $(A_t, B_t)$ to the chunk's end. Then $y$ at the chunk's first step goes to the chunk before it
+# in time, as its **carry**: the value after that chunk's last step (`carry = y[start]` in
+# `chunked` below). Finishing a chunk is one multiply-add per step,
 # $y_t = B_t + A_t \cdot \text{carry}$.
 
 # %%
@@ -343,8 +346,8 @@ for chunk in (1, 4, 16, 64):
 print("chunked scans agree for chunks of 1, 4, 16, 64 steps")
 
 # %% [markdown]
-# Two pictures: the Hillis–Steele tree for eight steps (who combines with whom in each round),
-# and chunks handing their carry backwards in time.
+# Two pictures: the Hillis–Steele tree for eight steps, showing which elements combine in each
+# round, and chunks handing their carry backwards in time.
 
 # %%
 fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12, 3.5))
@@ -374,17 +377,18 @@ plt.show()
 # %% [markdown]
 # ## 6. The kernel
 #
-# `rltriton_lite/scan.py` holds the one kernel every algorithm uses. Each program owns a few
-# rows and walks their chunks in scan order. For each chunk, it asks the algorithm's
-# **prologue** for the pairs $(a_t, b_t)$ and reset flags. It scans them and applies the carry.
-# Then it hands $y_t$ (and $y$ of the step before in scan order) to the algorithm's
-# **epilogue**, which writes the outputs. Notebooks 00b and 00c have you write that kernel
-# yourself, step by step. How the package makes it fast is the optional appendix, notebook 13
-# (several steps per thread, vector loads, long rows split across programs).
+# `rltriton_lite/scan.py` holds the one kernel every algorithm uses. Many copies of a kernel,
+# called *programs*, run at once. Each program owns a few rows and walks their chunks in scan
+# order. For each chunk, it asks the algorithm's **prologue** (a small function each algorithm
+# supplies) for the pairs $(a_t, b_t)$ and reset flags. It scans them and applies the carry. Then
+# it hands $y_t$, and $y$ of the step before in scan order, to the algorithm's **epilogue**, which
+# writes the outputs. Notebooks 00b and 00c have you write this kernel yourself, step by step. The
+# optional appendix, notebook 13, shows how the package makes it fast: several steps per thread,
+# vector loads, long rows split across programs.
 #
-# The primitive itself is `rl.linear_scan`, whose prologue just loads `a` and `b`. Here it is
-# checked against the loop on random rows, with padding and an initial carry, backwards and
-# forwards in time:
+# The bare primitive is `rl.linear_scan`, whose prologue only loads `a` and `b`. The next cell
+# checks it against the loop on random rows, with padding (`mask`) and an initial carry
+# (`initial`), backwards and forwards in time:
 
 # %%
 B, T = 3, 70
@@ -402,13 +406,14 @@ print("linear_scan matches the loop, reverse and forward")
 # %% [markdown]
 # ## 7. Gradients are a scan too
 #
-# Notebook 01 asks you to write the backward pass of the returns as a scan. Here is where that
-# scan comes from. Take the reverse scan $y_t = b_t + a_t\,y_{t+1}$ with $y_T$ given. Let $L$ be
-# a loss of all the $y_t$. Autograd hands the backward pass `dy`, with $dy_t = \partial L/\partial y_t$.
-# That is the direct effect of $y_t$ on $L$ only, as if the other $y$ were fixed.
+# Take the reverse scan $y_t = b_t + a_t\,y_{t+1}$ with $y_T$ given. Let $L$ be a loss computed
+# from all the $y_t$. In the backward pass, autograd hands you `dy`, with
+# $dy_t = \partial L/\partial y_t$. This counts only the direct effect of $y_t$ on $L$, as if the
+# other $y$ were fixed.
 #
-# But $y_t$ also feeds the step before it, $y_{t-1} = b_{t-1} + a_{t-1}\,y_t$. So write $g_t$ for
-# the *total* gradient of $L$ with respect to $y_t$, both paths counted. Three lines of chain rule:
+# But $y_t$ also feeds the step before it, through $y_{t-1} = b_{t-1} + a_{t-1}\,y_t$. Write $g_t$
+# for the *total* gradient of $L$ with respect to $y_t$, with both paths counted. The chain rule
+# gives three facts:
 #
 # * $y_t$ reaches $L$ directly and through $y_{t-1}$, so $g_t = dy_t + a_{t-1}\,g_{t-1}$, with
 #   $g_0 = dy_0$ (no step comes before step 0).
@@ -416,27 +421,27 @@ print("linear_scan matches the loop, reverse and forward")
 # * $a_t$ enters only $y_t$, with $\partial y_t / \partial a_t = y_{t+1}$, so
 #   $\partial L/\partial a_t = g_t\,y_{t+1}$ (and $y_T$ is the given end value).
 #
-# The first line is the same recurrence with time flipped. It runs *forwards*, from $t = 0$ up,
-# and its multiplier at step $t$ is $a_{t-1}$, the one of the step before. So the gradient is a
-# forward scan of the pairs $(a_{t-1}, dy_t)$: the **transposed scan**. The package runs it with
-# the same kernel, `reverse=False`.
+# The first fact is the same recurrence with time flipped. It runs *forwards*, from $t = 0$ up.
+# Its multiplier at step $t$ is $a_{t-1}$, the multiplier of the step before. So the gradient is a
+# forward scan of the pairs $(a_{t-1}, dy_t)$. This is called the **transposed scan**. The package
+# runs it with the same kernel and `reverse=False`.
 #
 # **By hand, $T = 3$.** Unroll the loop and read off the coefficients:
 #
 # $$y_2 = b_2 + a_2 y_3, \qquad y_1 = b_1 + a_1 b_2 + a_1 a_2 y_3, \qquad y_0 = b_0 + a_0 b_1 + a_0 a_1 b_2 + a_0 a_1 a_2 y_3.$$
 #
 # Take $L = y_0 + y_1 + y_2$, so every $dy_t = 1$. Then $\partial L/\partial b_2 = 1 + a_1 + a_0 a_1
-# = 1 + a_1(1 + a_0)$. That is $dy_2 + a_1 g_1$ with $g_1 = 1 + a_0$: the recurrence above. With
-# $a = (0.5, 2, 3)$, $b = (1, 1, 1)$ and $y_3 = 1$:
+# = 1 + a_1(1 + a_0)$. That is $dy_2 + a_1 g_1$ with $g_1 = 1 + a_0$, as the recurrence above
+# says. Now take $a = (0.5, 2, 3)$, $b = (1, 1, 1)$ and $y_3 = 1$:
 #
-# * the loop, from the end: $y_2 = 1 + 3 = 4$, $y_1 = 1 + 2 \cdot 4 = 9$,
-#   $y_0 = 1 + 0.5 \cdot 9 = 5.5$;
-# * the transposed scan (from the start): $g_0 = 1$, $g_1 = 1 + 0.5 \cdot 1 = 1.5$,
-#   $g_2 = 1 + 2 \cdot 1.5 = 4$, so $\partial L/\partial b = (1, 1.5, 4)$;
+# * The loop runs from the end: $y_2 = 1 + 3 = 4$, $y_1 = 1 + 2 \cdot 4 = 9$,
+#   $y_0 = 1 + 0.5 \cdot 9 = 5.5$.
+# * The transposed scan runs from the start: $g_0 = 1$, $g_1 = 1 + 0.5 \cdot 1 = 1.5$,
+#   $g_2 = 1 + 2 \cdot 1.5 = 4$. So $\partial L/\partial b = (1, 1.5, 4)$.
 # * $\partial L/\partial a = (g_0 y_1,\ g_1 y_2,\ g_2 y_3) = (9,\ 6,\ 4)$.
 #
-# Note that $a_2$, the last multiplier, never enters $g$. It multiplies $y_3$, and nothing comes
-# after. PyTorch's autograd on the plain loop agrees:
+# The last multiplier, $a_2$, never enters $g$. It multiplies $y_3$, and no step comes after it.
+# The next cell runs PyTorch's autograd on the plain loop, and it agrees:
 
 # %%
 a3 = torch.tensor([0.5, 2.0, 3.0], dtype=torch.float64, requires_grad=True)
@@ -453,9 +458,10 @@ assert dL_da.tolist() == [9.0, 6.0, 4.0]
 print("dL/db =", dL_db.tolist(), " dL/da =", dL_da.tolist())
 
 # %% [markdown]
-# The same on a random row, with a random weight on each $y_t$ (so $dy$ is not all ones). The
-# gradient of $b$ is a forward scan of $(a_{t-1}, dy_t)$, here by the loop of `reference`. The
-# scan starts from 0, so the multiplier at $t = 0$ is never used. Any value will do there:
+# The same on a random row, with a random weight $dy_t$ on each $y_t$, so $dy$ is not all ones.
+# The gradient of $b$ is a forward scan of $(a_{t-1}, dy_t)$, here by the loop in
+# `reference.linear_scan`. The scan starts from 0, so the multiplier at $t = 0$ is never used.
+# Any value will do there:
 
 # %%
 T = 8
@@ -473,8 +479,8 @@ np.testing.assert_allclose(grad_a.numpy(), g * y_after, rtol=1e-12)
 print("dL/db is the forward scan of (a_{t-1}, dy_t); dL/da_t = dL/db_t * y_{t+1}")
 
 # %% [markdown]
-# The package's kernel computes its gradient this way. Here it is against PyTorch's autograd of
-# the torch path, on a batch:
+# The package's kernel computes its gradient this way. The next cell compares it, on a batch,
+# with PyTorch's autograd through the PyTorch path (`backend="torch"`):
 
 # %%
 a64 = torch.rand(2, 30, dtype=torch.float64, device=DEVICE, requires_grad=True)
@@ -489,19 +495,20 @@ print("kernel gradients match autograd")
 # %% [markdown]
 # ## Exercises
 #
-# The exercise with a checker: write the function in the starter's cell, then run the cell after
-# it. `exercises.attempt` prints "not attempted yet" while the starter is untouched. Then it
-# prints "correct on every case", or "WRONG." (or "ERROR.", where your function raised) and a message naming the case that failed
-# (a message, not an error: Run All goes on).
-# `print(exercises.task(name))` restates the task. The solution is in
-# `notebooks/solutions/<name>.py` (`%load solutions/<name>.py` in the starter's cell loads it).
+# One exercise has a checker. Write the function in the starter's cell, then run the
+# `exercises.attempt` cell after it. It prints "not attempted yet" while the starter is untouched.
+# Then it prints "correct on every case", or "WRONG." and a message naming the case that failed.
+# Where your function raised, it prints "ERROR." instead. These are messages, not errors, so Run
+# All goes on. `print(exercises.task(name))` restates the task. The solution is in
+# `notebooks/solutions/<name>.py`. `%load solutions/<name>.py` in the starter's cell loads it.
 #
 # **`matrix_compose`.** **Note the order: `matrix_compose(p, q)` is `combine(q, p)`**, with matrices.
 #
-# Write the composition of maps $y \mapsto A\,y + b$ with a matrix $A$ and a vector $b$ (a linear
-# system run backwards). This one is named and ordered as mathematics writes it:
-# `matrix_compose(p, q)` is $p \circ q$, `q` applied first, then `p`, the reverse of `combine`'s
-# order. This exercise checks one skill: reading an operator's order off its definition.
+# Write the composition of maps $y \mapsto A\,y + b$, with a matrix $A$ and a vector $b$ (the
+# steps of a linear system run backwards). This function is named and ordered as mathematics
+# writes it. `matrix_compose(p, q)` is $p \circ q$: `q` is applied first, then `p`, the reverse of
+# `combine`'s order. This exercise checks one skill, reading an operator's order off its
+# definition.
 #
 # <details><summary>Hint 1: where to start</summary>
 #
@@ -526,10 +533,11 @@ print("kernel gradients match autograd")
 #
 # Take $A_1 = \begin{pmatrix} 0 & 1 \\ 1 & 0 \end{pmatrix}$ (it swaps the two entries),
 # $b_1 = (1, 0)$, and $A_2 = \begin{pmatrix} 2 & 0 \\ 0 & 1 \end{pmatrix}$ (it doubles the first),
-# $b_2 = (0, 3)$. By hand, `q` first, then `p`: $(0, 0) \to (0, 3) \to (4, 0)$, so $b = (4, 0)$.
-# $(1, 0) \to (2, 3) \to (4, 2)$ and $(0, 1) \to (0, 4) \to (5, 0)$. Take $b$ away: the columns of
-# $A$ are $(0, 2)$ and $(1, 0)$. If you get `[[0.0, 2.0], [1.0, 0.0]] [2.0, 3.0]`, you computed
-# `p` first: that is `matrix_compose(q, p)`.
+# $b_2 = (0, 3)$. By hand, apply `q` first, then `p`. The point $(0, 0)$ goes
+# $(0, 0) \to (0, 3) \to (4, 0)$, so $b = (4, 0)$. Likewise $(1, 0) \to (2, 3) \to (4, 2)$ and
+# $(0, 1) \to (0, 4) \to (5, 0)$. Subtract $b$, and the columns of $A$ are $(0, 2)$ and $(1, 0)$.
+# If you get `[[0.0, 2.0], [1.0, 0.0]] [2.0, 3.0]`, you applied `p` first. That is
+# `matrix_compose(q, p)`.
 #
 # ```python
 # p = (np.array([[0.0, 1.0], [1.0, 0.0]]), np.array([1.0, 0.0]))
@@ -563,14 +571,14 @@ exercises.attempt("matrix_compose", matrix_compose)
 # %% [markdown]
 # Without a checker:
 #
-# *(Answer each in its cell below: your teacher's grader collects the answers from
-# them.)*
+# *(Answer each in its cell below. Your teacher's grader collects the answers from those
+# cells.)*
 #
 # 1. Is `matrix_compose` still associative? What does the identity become? Why does the order
 #    of the operands now matter even for the $A$ part?
-# 2. Count the combines of `scan_hillis_steele` and `scan_blelloch` for $n = 1024$ (with the
-#    affine operator, two multiplications each). Which would you choose for a GPU warp (32
-#    threads that run in lockstep)? Which for $10^6$ elements?
+# 2. Count the combines of `scan_hillis_steele` and `scan_blelloch` for $n = 1024$. With the
+#    affine operator, each combine costs two multiplications. Which scan would you choose for a
+#    GPU warp (32 threads that run in lockstep)? Which for $10^6$ elements?
 # 3. In `chunked`, what happens to accuracy in float32 when all $a_t$ are close to 1 and
 #    $T = 10^6$? Try it with `np.float32`.
 
@@ -586,17 +594,19 @@ exercises.attempt("matrix_compose", matrix_compose)
 # %% [markdown]
 # ## What you now know
 #
-# * Each step of $y_t = b_t + a_t y_{t+1}$ is an affine map; maps compose as $(a_1, b_1) \oplus
-#   (a_2, b_2) = (a_2 a_1,\; b_2 + a_2 b_1)$, left first, identity $(1, 0)$.
+# * Each step of $y_t = b_t + a_t y_{t+1}$ is an affine map. Maps compose as $(a_1, b_1) \oplus
+#   (a_2, b_2) = (a_2 a_1,\; b_2 + a_2 b_1)$, left first, with identity $(1, 0)$.
 # * That operator is associative but not commutative. Hillis–Steele and Blelloch may regroup it
 #   but must keep its order. A return is this scan taken in reverse time.
-# * An episode end is a reset flag and a select, not a multiplication by $a_t = 0$: $0 \cdot
-#   \text{NaN} = \text{NaN}$ would poison earlier episodes. (`rl.linear_scan` and the course's
-#   harness take $a_t = 0$ as the flag, then select.) A padded step is the identity $(1, 0)$.
-# * Rows of any length: the chunks are walked one after another, the steps inside each scanned in
-#   parallel. Each is finished by one multiply-add with the carry from the chunk after it,
-#   $y_t = B_t + A_t \cdot \text{carry}$. (Chunks scanned in parallel too: notebook 13's time split.)
+# * An episode end is a reset flag and a select, not a multiplication by $a_t = 0$, since
+#   $0 \cdot \text{NaN} = \text{NaN}$ would poison earlier episodes.
+#   (`rl.linear_scan` and the course's harness take $a_t = 0$ as the flag, then select.) A padded
+#   step is the identity $(1, 0)$.
+# * Rows of any length: the chunks are walked one after another, and the steps inside each are
+#   scanned in parallel. Each chunk is finished by one multiply-add with the carry from the chunk
+#   after it, $y_t = B_t + A_t \cdot \text{carry}$. (Notebook 13's time split scans the chunks in
+#   parallel too.)
 # * `rl.linear_scan(a, b, initial=, mask=, reverse=)` runs all of this in one kernel.
-# * Its gradient is the transposed scan: the same recurrence, run the other way in time.
+# * Its gradient is the transposed scan, the same recurrence run the other way in time.
 #   $\partial L/\partial b$ is a forward scan of $(a_{t-1}, dy_t)$, and $\partial L/\partial a_t =
 #   \partial L/\partial b_t \cdot y_{t+1}$.

@@ -16,14 +16,14 @@
 # %% [markdown]
 # # 00b — Triton from zero: a first kernel, a scan, a chunked scan
 #
-# * **You will learn:** Triton kernels from zero (programs, masks, loads, stores);
-#   `tl.associative_scan` and the order of its combine; a loop over chunks with a carry, for rows
-#   of any length.
-# * **Time:** 3–6 h for the reading and the three checked exercises (the high end for a Triton
-#   newcomer), in one or two sessions.
+# * **You will learn:** Triton kernels from zero: programs, masks, loads and stores.
+#   `tl.associative_scan` and the order in which it applies its combine. A loop over chunks,
+#   joined by a carry, for rows of any length.
+# * **Time:** 3–6 h for the reading and the three checked exercises, in one or two sessions. The
+#   high end is for a Triton newcomer.
 # * **Needs:** notebook 00. No GPU: Triton's interpreter runs every kernel on a CPU.
 # * **Minimum path:** all three sections, each ending in its checked exercise (`td_target_kernel`,
-#   `block_scan`, `chunked_scan`). No open questions.
+#   `block_scan`, `chunked_scan`). There are no open questions.
 #
 # Notebook 00 showed that every algorithm in this course is a reverse scan over affine maps. Here
 # you write that scan as a GPU kernel. New words (program, block, mask, carry, warp, ...) are in
@@ -35,8 +35,8 @@
 # crosses an episode end) and the algorithm's prologue and epilogue as hooks. Then comes the
 # package's own kernel, read through its names.
 #
-# Triton's interpreter needs `TRITON_INTERPRET=1`, set before `triton` is imported; the next cell
-# does it.
+# Triton's interpreter needs `TRITON_INTERPRET=1`, set before `triton` is imported. The next cell
+# sets it.
 #
 # </details>
 #
@@ -44,17 +44,18 @@
 #
 # * Write the function in the starter's cell, then run the `exercises.attempt` cell after it.
 # * A wrong answer prints `WRONG.`, the failing case, the element where the error starts, and a
-#   hint. A hint that knows your mistake names it but holds back the fix:
-#   `print(exercises.fix(name))` shows it.
-# * Four folded hints follow each task: open them in order, only when stuck.
-# * Your kernel must write the answer itself: numbers computed or patched up in PyTorch are
-#   refused.
+#   hint. When the hint recognizes your mistake, it names the mistake but holds back the fix.
+#   `print(exercises.fix(name))` shows the fix.
+# * Four folded hints follow each task. Open them in order, and only when you are stuck.
+# * Your kernel must write the answer itself. The checker refuses numbers computed or patched up
+#   in PyTorch.
 #
 # <details><summary>Details: more on the checker and the hints</summary>
 #
-# * A wrong answer does not stop the notebook: Run All goes on to the next cells. Nor does an error
-#   in your function itself, a `TypeError` say: `attempt` prints `ERROR.`, the error, the case and
-#   your line that raised it; `exercises.check(name, fn)` raises it with its whole traceback.
+# * A wrong answer does not stop the notebook. Run All goes on to the next cells. An error raised
+#   in your function, such as a `TypeError`, does not stop it either. `attempt` prints `ERROR.`,
+#   the error, the case and your line that raised it. `exercises.check(name, fn)` raises the error
+#   with its whole traceback.
 # * `print(exercises.task(name))` restates a task. Solutions are in `notebooks/solutions/<name>.py`.
 # * Each task lists its **Inputs**, what it **Returns** and the **Edge cases** the checker tries.
 #   The four hints are: where to start, the plan, a small case to check by hand, the key lines.
@@ -86,28 +87,28 @@ print("device:", DEVICE, "(Triton interpreter)" if os.environ.get("TRITON_INTERP
 # %% [markdown]
 # ## 1. A first kernel
 #
-# Here you write elementwise kernels, where each output needs only its own inputs. They introduce
-# the basic pieces of a kernel: programs, blocks, loads, stores and masks.
+# Here you write *elementwise* kernels, where each output needs only the inputs at its own index.
+# They introduce the basic pieces of a kernel: programs, blocks, loads, stores and masks.
 #
-# **Programs and blocks.** A Triton kernel is a function that many **programs** run at once, each
-# on its own **block** of data.
+# **Programs and blocks.** A Triton kernel is a function. Many copies of it, called **programs**,
+# run at once, each on its own **block** of data.
 #
-# * You launch it on a grid: `kernel[(n_programs,)](args...)`.
+# * You launch a kernel on a *grid* of programs: `kernel[(n_programs,)](args...)`.
 # * Inside it, `tl.program_id(0)` says which program this is.
-# * `tl.arange(0, BLOCK)` is the vector $0, 1, \dots, \text{BLOCK}-1$. BLOCK is a power of two and
-#   a `tl.constexpr` (fixed when the kernel is compiled).
+# * `tl.arange(0, BLOCK)` is the vector $0, 1, \dots, \text{BLOCK}-1$. BLOCK must be a power of
+#   two. It is a `tl.constexpr`, a value fixed when the kernel is compiled.
 # * So `offs = pid * BLOCK + tl.arange(0, BLOCK)` are the indices this program owns.
 #
 # **Loads and stores.** Tensors arrive as pointers to their first element. Pointer arithmetic
 # counts elements, not bytes. `tl.load(X + offs)` reads the block, and `tl.store(Y + offs, y)`
 # writes it. Element `(row, t)` of a contiguous `(B, T)` tensor is at `X + row * T + t`.
 #
-# **Masks.** The last block usually runs past the end of the tensor. A **mask** says which lanes
-# (positions in the block) are real. `tl.load(X + offs, mask=offs < n, other=0.0)` reads 0 where
-# the mask is off, and a masked store writes nothing there. Without the mask, the kernel reads and
-# writes memory that is not yours.
+# **Masks.** The last block usually runs past the end of the tensor. A **mask** is a bool block
+# that says which *lanes* (positions in the block) hold real elements.
+# `tl.load(X + offs, mask=offs < n, other=0.0)` reads 0 where the mask is off. A masked store
+# writes nothing there. Without the mask, the kernel reads and writes memory that is not yours.
 #
-# Here is a complete kernel: discount each reward by $\gamma^t$.
+# Here is a complete kernel. It multiplies each reward $r_t$ by $\gamma^t$.
 
 # %%
 @triton.jit
@@ -132,9 +133,10 @@ print("discount: 2 programs of 64 lanes, 28 of them masked off, matches NumPy")
 
 # %% [markdown]
 # **Python operators on blocks: the traps.** Inside a kernel, a value like `r` is a block, not a
-# number. Python's `and`, `or`, `not`, `min`, `max` and `if` act on one truth value, and the
-# interpreter runs them silently: `min(x, y)` returns one of the two blocks whole, and
-# `(x > 0) and (y > 0)` returns `y > 0`. Use the elementwise forms, right on both a GPU and the CPU:
+# number. Python's `and`, `or`, `not`, `min`, `max` and `if` treat a whole block as one value,
+# and the interpreter runs them without a warning. So `min(x, y)` returns one of the two blocks
+# whole, and `(x > 0) and (y > 0)` returns `y > 0`. Use the elementwise forms, right on both a GPU
+# and the CPU:
 #
 # | not this | but this |
 # | --- | --- |
@@ -182,19 +184,21 @@ print("x > 0 and index < 3, elementwise:", out.tolist())
 #
 # <details><summary>Details: why not run the test bare</summary>
 #
-# Run bare, a store past a tensor's end writes over memory it does not own: the cell may even
-# print the right answer, and then the notebook's kernel dies.
+# Run bare, a store past a tensor's end writes over memory it does not own. The cell may even
+# print the right answer, and then the notebook's Jupyter kernel (its Python process) dies.
 #
 # </details>
 #
 # **Exercise `td_target_kernel`.** Write a kernel for the one-step TD target
-# $y_t = r_t + \gamma\,(1 - \text{term}_t)\,V(s_{t+1})$.
+# $y_t = r_t + \gamma\,(1 - \text{term}_t)\,V(s_{t+1})$. Here $\text{term}_t$ is 1 where the
+# episode ends at step $t$ (`terminated`), and $V(s_{t+1})$ is the value of the next state
+# (`next_values`).
 #
 # * **Inputs:** `rewards` and `next_values` (float32) and `terminated` (bool), 1-D tensors of
 #   any length, and `gamma`, a float.
 # * **Returns:** the targets $y_t$, a new tensor of the same length, written by your kernel.
-# * **Edge cases:** the checker tries 8, 1 and 1000 elements. Then 16, with NaN in `next_values`
-#   behind the episode ends, where no next value exists.
+# * **Edge cases:** the checker tries 8, 1 and 1000 elements. Then it tries 16, with NaN in
+#   `next_values` at the episode ends, where no next value exists.
 # * **Select, don't multiply:** where $\text{term}_t$ is true, $V(s_{t+1})$ is never read and may
 #   be NaN. Select it away with `tl.where`, because $0 \cdot \text{NaN} = \text{NaN}$.
 #
@@ -211,7 +215,7 @@ print("x > 0 and index < 3, elementwise:", out.tolist())
 # * Pick a `BLOCK`, say 128. Launch `triton.cdiv(n, BLOCK)` programs.
 # * In each program: `offs` and the mask `m`, as in `discount_kernel`.
 # * Load $r_t$ and $V(s_{t+1})$ under `m`.
-# * `terminated` is a bool tensor. Load it, then compare with 0: a bool block.
+# * `terminated` is a bool tensor. Load it, then compare it with 0 to get a bool block.
 # * $y_t = r_t + \gamma V(s_{t+1})$, with 0 in place of $\gamma V(s_{t+1})$ where $\text{term}_t$.
 # * Store $y_t$ under `m`. In Python: `out = torch.empty_like(rewards)`, launch, return `out`.
 #
@@ -265,17 +269,17 @@ exercises.attempt("td_target_kernel", td_target_kernel)
 # operator, in about $\log_2(\text{BLOCK})$ parallel steps (notebook 00, section 1).
 #
 # * `combine_fn` is itself a `@triton.jit` function of two elements.
-# * For a tuple of blocks, it takes two tuples' worth of arguments, `combine(a1, b1, a2, b2)`, and
-#   returns a tuple.
+# * When `x` is a tuple of blocks, such as `(a, b)`, the combine takes the elements of two tuples,
+#   `combine(a1, b1, a2, b2)`, and returns a tuple.
 #
-# **The rule: `combine(a1, b1, a2, b2)` applies `(a1, b1)` first**, then `(a2, b2)`: it returns
+# **The rule: `combine(a1, b1, a2, b2)` applies `(a1, b1)` first**, then `(a2, b2)`. It returns
 # `(a2·a1, b2 + a2·b1)`, the map y ↦ a2·(a1·y + b1) + b2. The order matters, because the affine
 # operator is not commutative.
 #
-# The scan works on a tree, so each argument is a run of consecutive steps, already composed.
-# Which run is `(a1, b1)`? The one applied first, the one nearer the scan's start, where $y$ begins:
-# in a forward scan the earlier run, in a reverse scan the later one. On 8 steps, at the
-# tree's last level:
+# The scan works as a tree, so each argument is a run of consecutive steps, already composed.
+# Which run is `(a1, b1)`? It is the run applied first, the one nearer the scan's start, where $y$
+# begins. In a forward scan, that is the earlier run in time. In a reverse scan, it is the later
+# run. Here are both cases on 8 steps, at the tree's last level:
 #
 # ```text
 # forward scan (reverse=False): y_t = a_t·y_{t-1} + b_t; y moves left to right →
@@ -289,12 +293,12 @@ exercises.attempt("td_target_kernel", td_target_kernel)
 #          └────(a2, b2)─────┘     └────(a1, b1)─────┘
 # ```
 #
-# A return is a reverse scan: step $t$ is applied to the value that comes after it. The code calls
-# this combine `affine_combine`, the same function in both directions; it is notebook 00's
-# `combine(p, q)` with the pairs unpacked.
+# A return is a reverse scan, because step $t$ is applied to the value that comes after it. The
+# code below calls this combine `affine_combine`. It is notebook 00's `combine(p, q)` with the
+# pairs unpacked, and the same function serves both directions.
 #
-# A forward example first: the running state of $y_t = a_t y_{t-1} + b_t$. This is an exponential
-# moving average, with $a_t = 0.5$, $b_t = 0.5 x_t$:
+# A forward example comes first. `ema_kernel` computes $y_t = a_t y_{t-1} + b_t$ from the start
+# of the row. With $a_t = 0.5$ and $b_t = 0.5 x_t$, this is an exponential moving average of $x$:
 
 # %%
 @triton.jit
@@ -321,12 +325,12 @@ print("EMA by one forward associative scan == the loop")
 
 # %% [markdown]
 # **Try it:** swap the two halves of `affine_combine` (`a1 * a2, b1 + a1 * b2`) and run the cell
-# again. The check fails: the maps are composed in the wrong order.
+# again. The check fails, because the maps are now composed in the wrong order.
 #
-# **Importing `rltriton_lite` changes Triton's interpreter:** it runs `tl.associative_scan` as a
-# GPU does, as a tree on whole blocks, so a combine that is not associative gives wrong values on a
-# CPU too. Without the package, the interpreter runs it as a loop, one element at a time, where
-# such a combine can look right.
+# **Importing `rltriton_lite` changes Triton's interpreter.** The interpreter then runs
+# `tl.associative_scan` as a GPU does, as a tree on whole blocks. So a combine that is not
+# associative gives wrong values on a CPU too. Without the package, the interpreter runs the scan
+# as a loop, one element at a time. There, such a combine can look right.
 #
 # <details><summary>Details: on a CPU the scan is a tree too, and what it means for your combine</summary>
 #
@@ -345,9 +349,10 @@ print("EMA by one forward associative scan == the loop")
 #
 # </details>
 #
-# Now the reverse scan: the same `affine_combine` with `reverse=True`, on four steps with
-# $a_t = 0.5$. Each step $t$ gets $(A_t, B_t)$, its map composed from $t$ to the block's end. The
-# cell checks it by hand: $A_t = 0.5^{4-t}$ and $B_t = b_t + 0.5\,B_{t+1}$.
+# Now the reverse scan. `reverse_maps_kernel` uses the same `affine_combine` with `reverse=True`,
+# on four steps with $a_t = 0.5$. Each step $t$ gets $(A_t, B_t)$, its map composed from $t$ to the
+# block's end. The cell checks these against values computed by hand: $A_t = 0.5^{4-t}$ and
+# $B_t = b_t + 0.5\,B_{t+1}$.
 
 # %%
 @triton.jit
@@ -371,9 +376,9 @@ assert A_s.tolist() == [0.5 ** (4 - t) for t in range(4)] and np.allclose(B_s.cp
 print("A_t:", A_s.tolist(), " B_t:", B_s.tolist())
 
 # %% [markdown]
-# **The rule, seen.** The next cell replays a reverse scan of 4 steps as a tree, on labels instead
-# of numbers. A run lists its steps in the order they are applied: `'s3 s2'` is step 3, then step
-# 2. In every call, `first` is `(a1, b1)`.
+# **The rule, seen.** The next cell replays a reverse scan of 4 steps as a tree, on text labels
+# instead of numbers. A run's label lists its steps in the order they are applied. For example,
+# `'s3 s2'` is step 3, then step 2. In every call, `first` plays the part of `(a1, b1)`.
 
 # %%
 def tree_reverse_scan(xs, combine, show=False):
@@ -400,24 +405,24 @@ np.testing.assert_allclose(np.array(maps), np.stack([A_s.cpu().numpy(), B_s.cpu(
 
 
 # %% [markdown]
-# **Exercise `block_scan`.** The discounted return of one row,
+# **Exercise `block_scan`.** Compute the discounted return of one row,
 # $G_t = r_t + \gamma(1 - \text{term}_t)\,G_{t+1}$, in one program.
 #
-# * **Inputs:** `rewards` (float32) and `terminated` (bool), 1-D tensors of $T \le 1024$ steps,
-#   `gamma`, and `last_value`, a float: $G_T$, the value after the row's last step. Here the row's
-#   end is not a reset: `last_value` enters through $A_t$, as a carry will in section 3. (01
-#   gathers the course's episode ends on one card.)
+# * **Inputs:** `rewards` (float32) and `terminated` (bool), 1-D tensors of $T \le 1024$ steps.
+#   Then `gamma`, and `last_value`, a float. `last_value` is $G_T$, the value after the row's last
+#   step. The row's end is not a reset here. `last_value` enters through $A_t$, as a carry will in
+#   section 3. (Notebook 01 gathers the course's episode ends on one card.)
 # * **Returns:** the returns $G_t$, a tensor of length $T$.
 # * **Edge cases:** rows of 1, 5, 64 and 1000 steps. The two longer rows have episode ends, one
 #   of them at the row's last step.
-# * **Block size:** $T$ need not be a power of two, but the block size must be:
-#   `triton.next_power_of_2(T)`, with the lanes past $T$ padded with the identity $(1, 0)$.
+# * **Block size:** $T$ need not be a power of two, but the block size must be. Use
+#   `triton.next_power_of_2(T)`, and pad the lanes past $T$ with the identity $(1, 0)$.
 # * **The checker requires:** one program and one `tl.associative_scan`. A loop over the steps is
 #   refused.
-# * **Testing in a script of your own:** import `rltriton_lite` there too, so that the interpreter
+# * **Testing in a script of your own:** import `rltriton_lite` there too. Then the interpreter
 #   runs your scan as a tree, as the checker and a GPU do.
 #
-# For now an episode end is $a_t = 0$: the scan multiplies the value after it by 0.
+# For now, an episode end is $a_t = 0$. The scan multiplies the value after it by 0.
 #
 # <details><summary>Details: why notebook 00c replaces this multiply with a select</summary>
 #
@@ -449,7 +454,7 @@ np.testing.assert_allclose(np.array(maps), np.stack([A_s.cpu().numpy(), B_s.cpu(
 #
 # Three steps, $\gamma = 0.5$, `last_value` $= 4$, $r = (1, 2, 3)$, and the episode ends at $t = 1$.
 # From the end: $G_2 = 3 + 0.5 \cdot 4 = 5$, then $G_1 = 2$ (the episode ends: nothing after it
-# counts), then $G_0 = 1 + 0.5 \cdot 2 = 2$. Your block has 4 lanes; the fourth is padding.
+# counts), then $G_0 = 1 + 0.5 \cdot 2 = 2$. Your block has 4 lanes, and the fourth is padding.
 # Then move the end to the last step, $\text{term} = (0, 0, 1)$: `last_value` must not enter at
 # all. $G_2 = 3$, $G_1 = 2 + 0.5 \cdot 3 = 3.5$, $G_0 = 1 + 0.5 \cdot 3.5 = 2.75$.
 #
@@ -483,17 +488,19 @@ exercises.attempt("block_scan", block_scan)
 # ## 3. Rows longer than a block: chunks and a carry
 #
 # A block cannot hold $10^5$ steps. So a program walks its row in **chunks** of `CHUNK` steps,
-# one scan per chunk, and passes a **carry** from one chunk to the next it works on (notebook 00,
-# section 5). You see it first forwards, on a running sum, then in reverse, for a return.
+# with one scan per chunk. It passes a **carry** from each chunk to the next one it works on
+# (notebook 00, section 5). You see this first forwards, on a running sum, and then in reverse,
+# for a return.
 #
-# Two new Triton pieces:
+# This needs two new Triton pieces:
 #
-# * `for i in range(0, n_chunks)` with a run-time bound is an ordinary loop in the kernel. Count
-#   up, and take chunk `n_chunks - 1 - i` to walk backwards.
-# * To take one element of a block (the first step's $G$), sum the block where the index
-#   matches: `tl.sum(tl.where(t == first, g, 0.0), 0)`.
+# * `for i in range(0, n_chunks)`, with a bound known only at run time, is an ordinary loop in the
+#   kernel. To walk backwards, count `i` up and take chunk `n_chunks - 1 - i`.
+# * To take one element out of a block, such as $G$ at the chunk's first step, zero every other
+#   lane and sum the block: `tl.sum(tl.where(t == first, g, 0.0), 0)`.
 #
-# The running sum's carry is the sum at a chunk's *last* step, and it feeds the chunk *after*:
+# In the running sum below, the carry is the sum at a chunk's *last* step. It feeds the chunk
+# *after* it:
 
 # %%
 @triton.jit
@@ -520,10 +527,11 @@ torch.testing.assert_close(y, x.cumsum(1), rtol=1e-5, atol=1e-4)
 print("3 rows x 300 steps in chunks of 128 == cumsum")
 
 # %% [markdown]
-# **The carry in reverse.** Returns run the other way: the program walks its row from the last
-# chunk to the first. For a return, the carry is the value that enters a chunk from the right,
-# $G_{t_{\text{end}}+1}$. Take the simplest case, a discounted sum with a constant $\gamma$ and no
-# episode ends: $y_t = x_t + \gamma\,y_{t+1}$, with $y_T = 0$. Compared with the running sum:
+# **The carry in reverse.** Returns run the other way, so the program walks its row from the last
+# chunk to the first. For a return, the carry is the value that enters a chunk from the right. It
+# is $G_{t_{\text{end}}+1}$, where $t_{\text{end}}$ is the chunk's last step. Take the simplest
+# case, a discounted sum with a constant $\gamma$ and no episode ends: $y_t = x_t + \gamma\,y_{t+1}$,
+# with $y_T = 0$. The table compares it with the running sum:
 #
 # | | running sum (above) | discounted sum (below) |
 # | --- | --- | --- |
@@ -545,9 +553,10 @@ print("3 rows x 300 steps in chunks of 128 == cumsum")
 #
 # </details>
 #
-# The scan of a chunk gives each step its composed map $(A_t, B_t)$ from $t$ to the chunk's end:
+# The scan of a chunk gives each step $t$ its composed map $(A_t, B_t)$, from $t$ to the chunk's
+# end:
 #
-# * $B_t$ is the discounted sum up to the chunk's end, as if nothing came after it.
+# * $B_t$ is the discounted sum from $t$ to the chunk's end, as if nothing came after it.
 # * $A_t$ is what the carry gets multiplied by. With a constant $\gamma$, $A_t = \gamma^{n_t}$,
 #   where $n_t$ counts the steps from $t$ to the chunk's end, $t$ included.
 #
@@ -598,9 +607,9 @@ print("chunks from the end, the carry read at each chunk's first step == the loo
 #   `T`. Then `gamma`, and `chunk`, the chunk size (the checker picks 64 or 128).
 # * **Returns:** the returns $G_t$, a `(B, T)` tensor, with $G_T = 0$.
 # * **Edge cases:** rows shorter than a chunk (5 steps), rows of 300 steps, then rows of 700
-#   steps with episode ends. These show a carry that is not applied, or not reset by an episode
-#   end inside the chunk.
-# * **The checker requires:** one program per row, and chunks of `chunk` steps, one
+#   steps with episode ends. These catch a carry that is not applied, and a carry that an episode
+#   end inside the chunk does not reset.
+# * **The checker requires:** one program per row, and chunks of `chunk` steps with one
 #   `tl.associative_scan` each. A scan wider than `chunk` is refused.
 #
 # <details><summary>Hint 1: where to start</summary>
@@ -614,7 +623,7 @@ print("chunks from the end, the carry read at each chunk's first step == the loo
 # <details><summary>Hint 2: the plan</summary>
 #
 # * Launch `B` programs, one per row: `row = tl.program_id(0)`. Pass `chunk` as `CHUNK=chunk`.
-# * Start with `carry = 0.0`, a float, not `0`: $G_T = 0$.
+# * Start with `carry = 0.0`, because $G_T = 0$. Write it as a float, not `0`.
 # * Walk the chunks from the last one down: `c = n_chunks - 1 - i`.
 # * In chunk `c`: `t = c * CHUNK + tl.arange(0, CHUNK)` and `m = t < T`. Row `row` starts at
 #   `row * T`.
@@ -628,11 +637,12 @@ print("chunks from the end, the carry read at each chunk's first step == the loo
 #
 # One row, $\gamma = 0.5$, $r = (1, 0, 2, 0, 8)$, no episode end, `chunk = 2`. The chunks, in the
 # order they are done: $\{4\}$ (its second lane is padding), $\{2, 3\}$, $\{0, 1\}$. Chunk $\{4\}$:
-# $G_4 = 8$, the carry out is 8. Chunk $\{2, 3\}$ alone: $B = (2, 0)$, $A = (0.25, 0.5)$; so
-# $G_2 = 2 + 0.25 \cdot 8 = 4$ and $G_3 = 0 + 0.5 \cdot 8 = 4$; the carry out is 4. Chunk
-# $\{0, 1\}$: $B = (1, 0)$, $A = (0.25, 0.5)$; $G_0 = 1 + 0.25 \cdot 4 = 2$, $G_1 = 0 + 0.5 \cdot 4 = 2$.
-# The answer must not depend on `chunk`: 2, 4 and 64 all give $(2, 2, 4, 4, 8)$. Then end the
-# episode at $t = 1$, a chunk's last step: the carry 4 must stop there, $(1, 0, 4, 4, 8)$.
+# $G_4 = 8$, and the carry out is 8. Chunk $\{2, 3\}$ alone has $B = (2, 0)$ and
+# $A = (0.25, 0.5)$. So $G_2 = 2 + 0.25 \cdot 8 = 4$ and $G_3 = 0 + 0.5 \cdot 8 = 4$, and the carry
+# out is 4. Chunk $\{0, 1\}$ has $B = (1, 0)$ and $A = (0.25, 0.5)$. So $G_0 = 1 + 0.25 \cdot 4 = 2$
+# and $G_1 = 0 + 0.5 \cdot 4 = 2$. The answer must not depend on `chunk`: 2, 4 and 64 all give
+# $(2, 2, 4, 4, 8)$. Then end the episode at $t = 1$, the last step of chunk $\{0, 1\}$. The
+# carry 4 must stop there, giving $(1, 0, 4, 4, 8)$.
 #
 # ```python
 # r = torch.tensor([[1.0, 0.0, 2.0, 0.0, 8.0]], device=DEVICE)
@@ -677,19 +687,20 @@ exercises.attempt("chunked_scan", chunked_scan)
 # ## Exercises
 #
 # The three checked exercises are in the lesson, one per section: `td_target_kernel`, `block_scan`
-# and `chunked_scan`. There is no question without a checker. Notebook 00c starts from a chunked
-# scan like yours, written out, so you can go on even if yours does not pass yet.
+# and `chunked_scan`. This notebook has no questions without a checker. Notebook 00c starts from a
+# written-out chunked scan like yours. So you can go on even if yours does not pass yet.
 
 # %% [markdown]
 # ## What you now know
 #
-# * A kernel: programs, each owning a block of indices (`tl.program_id`, `tl.arange`), with a
-#   mask on every load and store that can run past the end.
-# * On blocks, the elementwise forms, not Python's: `&`, `|`, `~`, `tl.minimum`, `tl.maximum`,
-#   `tl.where`.
-# * `tl.associative_scan` with `affine_combine`, whose first argument is applied first in both
-#   directions. `reverse=True` for returns; the identity $(1, 0)$ as padding.
-# * Rows of any length: chunks, each finished by $y_t = B_t + A_t \cdot \text{carry}$. For a
-#   return the chunks go from the end, and the carry is $y$ at the first step of the chunk after.
+# * A kernel runs as many programs. Each program owns a block of indices (`tl.program_id`,
+#   `tl.arange`). Every load and store that can run past the end needs a mask.
+# * On blocks, use the elementwise forms, not Python's operators: `&`, `|`, `~`, `tl.minimum`,
+#   `tl.maximum`, `tl.where`.
+# * `tl.associative_scan` takes `affine_combine`, whose first argument is applied first in both
+#   directions. Returns need `reverse=True`. Padding lanes hold the identity $(1, 0)$.
+# * Rows of any length are cut into chunks, each finished by $y_t = B_t + A_t \cdot \text{carry}$.
+#   For a return, the chunks go from the end. The carry is $y$ at the first step of the chunk
+#   after, in time.
 #
-# Next, notebook 00c: episode ends as a select, hooks, and the package's kernel.
+# Next, notebook 00c covers episode ends as a select, hooks, and the package's kernel.

@@ -16,21 +16,24 @@
 # %% [markdown]
 # # 00c — Episodes and hooks: from a chunked scan to the package's kernel
 #
-# * **You will learn:** to end episodes with a select, so a NaN or `inf` stays in its own
-#   episode (section 1); to pass an algorithm to the scan as hooks (section 2); to read
-#   time-major buffers in place through their strides; to read the package's kernel (section 3).
-# * **Time:** 3.5–6 h for the reading and the five checked exercises, in two sessions (the high
-#   end for a Triton newcomer). The open question, on a GPU, takes another 30–45 min.
-# * **Needs:** notebook 00b (a first kernel, `tl.associative_scan`, a chunk loop with a carry).
+# * **You will learn:**
+#   * to end an episode with a select, so that a NaN or `inf` stays inside its own episode
+#     (section 1);
+#   * to pass an algorithm to the scan as hooks (section 2);
+#   * to read time-major buffers in place through their strides;
+#   * to read the package's kernel (section 3).
+# * **Time:** 3.5–6 h for the reading and the five checked exercises, over two sessions (the high
+#   end for a Triton newcomer). The open question needs a GPU and another 30–45 min.
+# * **Needs:** notebook 00b: a first kernel, `tl.associative_scan`, a chunk loop with a carry.
 #   No GPU: Triton's interpreter runs every kernel on a CPU.
-# * **Minimum path:** "Where 00b ended", sections 1–3 and three checked exercises: `reset_scan`
+# * **Minimum path:** "Where 00b ended", sections 1–3 and three checked exercises. Do `reset_scan`
 #   and `gae_kernel` in the first session, `hooked_scan` in the second. The two exercises at the
-#   end, `strided_scan` and `discounted_max`, are the second session's optional part; the open
+#   end, `strided_scan` and `discounted_max`, are the second session's optional part. The open
 #   question can wait too.
 #
-# New words are in the glossary, [`GLOSSARY.md`](GLOSSARY.md). The exercises work as in 00b (its
-# box "How the exercises work"): write the starter's function, then run the `exercises.attempt`
-# cell after it.
+# New words are in the glossary, [`GLOSSARY.md`](GLOSSARY.md). The exercises work as in 00b (see
+# its box "How the exercises work"). Write the starter's function, then run the
+# `exercises.attempt` cell after it.
 #
 # <details><summary>Details: the five exercises, the interpreter, the solutions</summary>
 #
@@ -40,7 +43,7 @@
 #   affine maps, written from an empty cell.
 # * **No GPU needed**: as in 00b, the next cell sets `TRITON_INTERPRET=1` before `triton` is
 #   imported, and Triton's interpreter then runs every kernel on the CPU.
-# * `print(exercises.task(name))` restates a task; the solutions are in `notebooks/solutions/`.
+# * `print(exercises.task(name))` restates a task. The solutions are in `notebooks/solutions/`.
 #
 # </details>
 
@@ -70,15 +73,16 @@ print("device:", DEVICE, "(Triton interpreter)" if os.environ.get("TRITON_INTERP
 # ## Where 00b ended: a chunked scan
 #
 # Here is 00b's kernel for the discounted return $G_t = r_t + \gamma(1 - \text{term}_t)\,G_{t+1}$,
-# with $G_T = 0$, so nothing below needs your own. One program per row walks its row in chunks
-# of `CHUNK` steps, last chunk first. In each chunk:
+# with $G_T = 0$, so nothing below needs your own. One program per row walks its row in chunks of
+# `CHUNK` steps, last chunk first. In each chunk:
 #
-# * a reverse `tl.associative_scan` composes the pairs $(a_t, b_t) = (\gamma(1 - \text{term}_t), r_t)$
-#   into each step's map $(A_t, B_t)$ to the chunk's end. Its combine, `affine_combine`, applies
-#   its first pair first; past the row's end the pairs are the identity $(1, 0)$;
-# * $G_t = B_t + A_t \cdot \text{carry}$, the carry being $G$ at the next chunk's first step, or 0
-#   for the row's last chunk: nothing comes after the row;
-# * the new carry is $G$ at this chunk's first step, taken from the block with
+# * A reverse `tl.associative_scan` composes the pairs
+#   $(a_t, b_t) = (\gamma(1 - \text{term}_t), r_t)$. For each step it gives the map $(A_t, B_t)$
+#   from the value after the chunk's end to $G_t$. The combine, `affine_combine`, applies its
+#   first pair first. Past the row's end the pairs are the identity $(1, 0)$.
+# * $G_t = B_t + A_t \cdot \text{carry}$. The carry is $G$ at the next chunk's first step, or 0 for
+#   the row's last chunk, since nothing comes after the row.
+# * The new carry is $G$ at this chunk's first step, taken from the block with
 #   `tl.sum(tl.where(t == first, g, 0.0), 0)`.
 
 # %%
@@ -124,29 +128,28 @@ print("chunked_returns: 3 rows x 300 steps in chunks of 64, with episode ends ==
 # %% [markdown]
 # ## 1. Episode ends as a select: the reset
 #
-# One bad reward, a NaN or an `inf`, must stay inside its own episode. Here you replace 00b's
-# episode end, a multiplication by $a_t = 0$, by a select, in the combine and on the carry, and
-# write `reset_scan`.
+# One bad reward, a NaN or an `inf`, must stay inside its own episode. 00b ended an episode by
+# multiplying by $a_t = 0$. Here you replace that by a select, in the combine and on the carry,
+# and write `reset_scan`.
 #
-# **Episode ends in this notebook: two rules.** (Notebook 01 adds truncations and bootstraps, and
-# gathers every rule on one card.)
+# **Episode ends in this notebook: two rules.**
 #
 # 1. A step **resets** where the value after it must not be read: here, at a termination.
 # 2. The kernel applies a reset with a select, never a multiplication by 0. The reset is a flag
-#    beside the pair, $(a_t, b_t, \kappa_t)$. Code that returns only a pair $(a_t, b_t)$, as the
-#    hooks from `hooked_scan` on do, writes a reset as $a_t = 0$, and the scan turns that into the
-#    flag.
+#    $\kappa_t$ beside the pair, making the triple $(a_t, b_t, \kappa_t)$. From `hooked_scan` on,
+#    code returns only a pair $(a_t, b_t)$. It writes a reset as $a_t = 0$, and the scan turns
+#    that into the flag.
 #
-# 00b ended episodes by multiplying by $a_t = 0$, as `chunked_returns` above does. From here on the
-# course never does that; the cells below show why. (On finite inputs a product and a select give
-# the same values.)
+# `chunked_returns` above multiplies by $a_t = 0$. From here on the course never does that. The
+# cells below show why.
 #
-# In a reverse scan, "behind the end" is later in time: the next episode, or the carry from a
-# later chunk.
+# In a reverse scan, what comes after an episode end is later in time: the next episode, or the
+# carry from a later chunk.
 #
-# Multiplying is exact for finite numbers, but $0 \cdot \text{NaN} = \text{NaN}$, and 0 times
-# `inf` is `NaN` too. One `inf` reward from a diverged environment, or one `NaN` from a value
-# head, therefore poisons every earlier episode (notebook 00, section 4):
+# For finite numbers a product and a select give the same values. But
+# $0 \cdot \text{NaN} = \text{NaN}$, and 0 times `inf` is `NaN` too. So one `inf` reward from a
+# diverged environment, or one `NaN` from a value head, poisons every earlier episode (notebook 00,
+# section 4):
 
 # %%
 print("0 * inf =", 0 * float("inf"), "   0 * nan =", 0 * float("nan"))
@@ -174,48 +177,49 @@ assert torch.isnan(by_multiplying[:2]).all() and torch.isnan(by_kernel[:2]).all(
 
 
 # %% [markdown]
-# The fix is to carry the episode end as a third element, a **reset** flag $\kappa_t$, so that a
-# step's map becomes "$y = b$ if it resets, else $y = b + a\,y'$". Composing the later run
-# $(a_1, b_1, \kappa_1)$ first, then the step $(a_2, b_2, \kappa_2)$, gives:
+# The fix is to carry the episode end as a third element, the **reset** flag $\kappa_t$. A step's
+# map becomes "$y = b$ if it resets, else $y = b + a\,y'$", where $y'$ is the value after the
+# step. Composing the later run $(a_1, b_1, \kappa_1)$ first, then the step $(a_2, b_2, \kappa_2)$,
+# gives:
 #
 # $$(a, b, \kappa) = \begin{cases} (a_2,\ b_2,\ \text{true}) & \text{if } \kappa_2 \\ (a_2 a_1,\ b_2 + a_2 b_1,\ \kappa_1) & \text{otherwise} \end{cases}$$
 #
-# This combine is still associative, and the checker tries your `reset_combine` grouped both ways
-# to make sure. In Triton the cases become `tl.where`, which picks one value and never computes
+# This combine is still associative. The checker tries your `reset_combine` grouped both ways to
+# make sure. In Triton the cases become `tl.where`, which picks one value and never computes
 # $0 \cdot \infty$.
 #
 # <details><summary>Details: why the select is still associative</summary>
 #
-# Read a triple as a map ($y \mapsto b$ where the flag is set, else $a y + b$): the combine composes
-# maps, and composition is associative, so every grouping gives the same outputs. Notebook 00,
-# section 4, proves the stronger statement the checker tests, case by case: every grouping gives
-# the same triple.
+# Read a triple as a map: $y \mapsto b$ where the flag is set, else $a y + b$. The combine composes
+# maps, and composition is associative. So every grouping gives the same outputs. Notebook 00,
+# section 4, proves case by case the stronger statement that the checker tests: every grouping
+# gives the same triple.
 #
 # </details>
 #
-# The scan gives each step its composed map $(A_t, B_t, K_t)$ to the chunk's end. The composed
-# flag $K_t$ is set where an episode ends inside the chunk at or after $t$, and then nothing from
-# the chunks after may reach step $t$. In the kernel:
+# The scan gives each step $t$ its composed triple $(A_t, B_t, K_t)$, from the chunk's end. The
+# flag $K_t$ is set if an episode ends inside the chunk at step $t$ or later. Then nothing from
+# the later chunks may reach step $t$. In the kernel:
 #
-# * the carry is selected too: $G_t = B_t$ where $K_t$, else $B_t + A_t \cdot \text{carry}$;
-# * padding past the row's end is $(1, 0, \text{false})$.
+# * The carry is selected too: $G_t = B_t$ where $K_t$ is set, else $B_t + A_t \cdot \text{carry}$.
+# * Padding past the row's end is the triple $(1, 0, \text{false})$.
 #
 # **Exercise `reset_scan`.** The chunked scan with resets.
 #
 # * **Inputs:** the same as `chunked_returns`'s (00b's `chunked_scan`).
 # * **Returns:** the same returns, a `(B, T)` tensor.
-# * **Edge cases:** a `NaN` or `inf` reward must stay inside its own episode, whether the
-#   episode end is in the same chunk or the bad value arrives through the carry from a later
+# * **Edge cases:** a `NaN` or `inf` reward must stay inside its own episode. This holds whether
+#   the episode end is in the same chunk or the bad value arrives through the carry from a later
 #   chunk.
-# * **Your combine:** a `@triton.jit` function `reset_combine(a1, b1, k1, a2, b2, k2)`, the flags
-#   $\kappa_1$, $\kappa_2$ as `k1`, `k2`. It returns the formula's composed triple, `(a1, b1, k1)`
-#   applied first.
+# * **Your combine:** a `@triton.jit` function `reset_combine(a1, b1, k1, a2, b2, k2)`. Its
+#   arguments `k1` and `k2` are the flags $\kappa_1$ and $\kappa_2$. It returns the composed triple
+#   of the formula above, with `(a1, b1, k1)` applied first.
 #
 # <details><summary>Hint 1: where to start</summary>
 #
-# Start from `chunked_returns` above, or your own `chunked_scan` from 00b. Three things change:
-# the step becomes a triple, the combine selects, and so does the carry. The text just above
-# gives the formula for all three.
+# Start from `chunked_returns` above, or your own `chunked_scan` from 00b. Three things change.
+# The step becomes a triple, the combine selects, and the carry is selected too. The text just
+# above gives the formulas for all three.
 #
 # </details>
 #
@@ -235,11 +239,12 @@ assert torch.isnan(by_multiplying[:2]).all() and torch.isnan(by_kernel[:2]).all(
 # <details><summary>Hint 3: check it by hand</summary>
 #
 # Take one row, $\gamma = 0.5$, $r = (1, 2, \text{NaN}, 4)$, with the first episode ending at
-# $t = 1$ ($\kappa_1$ set). The second episode gives $G_3 = 4$ and $G_2 = \text{NaN}$, which the
-# first never sees: $G_1 = 2$ and $G_0 = 1 + 0.5 \cdot 2 = 2$. With `chunk = 2` the NaN comes to
-# chunk $\{0, 1\}$ through the carry, and with `chunk = 4` it is in the same chunk;
-# `chunked_returns`, which multiplies, prints `[[nan, nan, nan, 4.0]]` for both. Put any number
-# in place of the NaN, too: $G_0$ and $G_1$ must not move.
+# $t = 1$ ($\kappa_1$ set). The second episode gives $G_3 = 4$ and $G_2 = \text{NaN}$. The first
+# episode never sees them: $G_1 = 2$ and $G_0 = 1 + 0.5 \cdot 2 = 2$. With `chunk = 2` the NaN
+# reaches chunk $\{0, 1\}$ through the carry. With `chunk = 4` it is in the same chunk.
+# `chunked_returns`, which multiplies, prints `[[nan, nan, nan, 4.0]]` for both. Also put any
+# number in place of the NaN: $G_0$ and $G_1$ must not move.
+#
 #
 # ```python
 # r = torch.tensor([[1.0, 2.0, float("nan"), 4.0]], device=DEVICE)
@@ -276,12 +281,13 @@ exercises.attempt("reset_scan", reset_scan)
 # %% [markdown]
 # ## 2. Hooks: the algorithm around the scan
 #
-# Every algorithm of the course is the same chunk loop, with different arithmetic before and
-# after the scan. Here you write GAE as that loop plus two small `@triton.jit` functions it
-# calls, its **hooks**:
+# Every algorithm of the course runs the same chunk loop. Only the arithmetic before and after the
+# scan differs. Here you write GAE as that loop plus two small `@triton.jit` functions it calls,
+# its **hooks**:
 #
-# * a **prologue** loads a chunk of the algorithm's inputs and returns the pairs $(a_t, b_t)$;
-# * an **epilogue** takes the scanned values and stores the outputs.
+# * A **prologue** loads a chunk of the algorithm's inputs and returns the steps' pairs
+#   $(a_t, b_t)$, here with their reset flags.
+# * An **epilogue** takes the scanned values and stores the outputs.
 #
 # One chunk's trip through the kernel, with GAE's names:
 #
@@ -294,25 +300,25 @@ exercises.attempt("reset_scan", reset_scan)
 #
 # Only the first arrow and the last change from one algorithm to the next.
 #
-# **Exercise `gae_kernel`.** GAE as your `reset_scan`, in chunks of `chunk` steps, with the
+# **Exercise `gae_kernel`.** Write GAE as your `reset_scan`, in chunks of `chunk` steps, with the
 # diagram's two hooks. The prologue computes
-# $\delta_t = r_t + \gamma(1-\text{term}_t)V(s_{t+1}) - V(s_t)$ and returns the triple
-# $(a_t, b_t, \kappa_t) = (\gamma\lambda, \delta_t, \text{term}_t)$; the epilogue stores the
-# advantage $\hat A_t$, not the scan's composed $A_t$.
+# $\delta_t = r_t + \gamma(1-\text{term}_t)V(s_{t+1}) - V(s_t)$. It returns the triple
+# $(a_t, b_t, \kappa_t) = (\gamma\lambda, \delta_t, \text{term}_t)$. The epilogue stores the
+# advantage $\hat A_t$. Do not confuse it with the scan's composed $A_t$.
 #
 # * **Inputs:** `rewards`, `values`, `next_values` (float32) and `terminated` (bool), contiguous,
-#   of shape `(B, T)`; then `gamma`, `lam` and `chunk`.
+#   of shape `(B, T)`. Then `gamma`, `lam` and `chunk`.
 # * **Returns:** the advantages $\hat A_t$, a `(B, T)` tensor.
-# * **Edge cases:** rows of 7, 600 and 300 steps, with episode ends; a NaN reward in a later
-#   episode; NaN in `next_values` behind terminations, where a terminal state has no value.
+# * **Edge cases:** rows of 7, 600 and 300 steps, with episode ends. A NaN reward in a later
+#   episode. NaN in `next_values` at terminations, where the terminal state has no value.
 # * **Select, don't multiply:** write $\gamma(1-\text{term}_t)V(s_{t+1})$ as a select, so those
 #   NaNs are never read.
 #
 # <details><summary>Hint 1: where to start</summary>
 #
-# This is your `reset_scan` with other inputs: its loop, its combine and its carry stay as they
-# are, and only what goes in (the triple) and what comes out (the store) change. The skeleton
-# below puts each in its own hook.
+# This is your `reset_scan` with other inputs. Its loop, its combine and its carry stay as they
+# are. Only what goes in (the triple) and what comes out (the store) change. The skeleton below
+# puts each of those two in its own hook.
 #
 # </details>
 #
@@ -323,7 +329,7 @@ exercises.attempt("reset_scan", reset_scan)
 # * It returns the triple $(\gamma\lambda, \delta_t, \text{term}_t)$, and $(1, 0, \text{false})$
 #   past $T$.
 # * The kernel scans the triples with `reset_combine` and selects on the carry, as in `reset_scan`.
-# * The scanned $y_t$ is $\hat A_t$, which the epilogue stores; the carry is $y$ at the chunk's
+# * The scanned $y_t$ is $\hat A_t$, which the epilogue stores. The carry is $y$ at the chunk's
 #   first step.
 # * Write each hook as its own `@triton.jit` function. The kernel calls them by name.
 #
@@ -334,9 +340,10 @@ exercises.attempt("reset_scan", reset_scan)
 # Take one row, $\gamma = \lambda = 0.5$ (so $\gamma\lambda = 0.25$), with $r = (1, 2, 3)$,
 # $V = (1, 1, 2)$, $V' = (1, \text{NaN}, 4)$ and a termination at $t = 1$. Then
 # $\delta_0 = 1 + 0.5 \cdot 1 - 1 = 0.5$, $\delta_1 = 2 - 1 = 1$ (the NaN is never read) and
-# $\delta_2 = 3 + 0.5 \cdot 4 - 2 = 3$. Backwards: $\hat A_2 = 3$; $\hat A_1 = 1$ (it terminates:
-# $\hat A_2$ stays out); $\hat A_0 = 0.5 + 0.25 \cdot 1 = 0.75$. With `chunk = 2`, $t = 1$ is a
-# chunk's last step. With $\lambda = 0$, $\hat A_t = \delta_t$: `[[0.5, 1.0, 3.0]]`.
+# $\delta_2 = 3 + 0.5 \cdot 4 - 2 = 3$. Backwards, $\hat A_2 = 3$. Then $\hat A_1 = 1$, because step
+# 1 terminates and $\hat A_2$ stays out. Then $\hat A_0 = 0.5 + 0.25 \cdot 1 = 0.75$. With
+# `chunk = 2`, $t = 1$ is a chunk's last step. With $\lambda = 0$, $\hat A_t = \delta_t$:
+# `[[0.5, 1.0, 3.0]]`.
 #
 # ```python
 # r, v = torch.tensor([[1.0, 2.0, 3.0]], device=DEVICE), torch.tensor([[1.0, 1.0, 2.0]], device=DEVICE)
@@ -383,47 +390,46 @@ def gae_kernel(rewards, values, next_values, terminated, gamma, lam, chunk):
 exercises.attempt("gae_kernel", gae_kernel)
 
 # %% [markdown]
-# **A good place to stop for the first session.** The second covers hooks passed as arguments,
-# `hooked_scan` and the package's kernel (section 3), then, if you have time, the optional
-# exercises at the end.
+# **A good place to stop for the first session.** The second session covers hooks passed as
+# arguments, the exercise `hooked_scan` and the package's kernel (section 3). If you have time, it
+# ends with the optional exercises.
 
 # %% [markdown]
 # ### Before the package: a hook as an argument, tuples of pointers, loops unrolled
 #
 # Your `gae_kernel` calls its hooks by name, so each algorithm would need its own copy of the
-# loop. The package's kernel and the harness `exercises.scan_hook` take the hook *as an argument*
-# instead: one loop's source serves every algorithm. Four pieces of Triton do it:
+# loop. The package's kernel and the harness `exercises.scan_hook` instead take the hook *as an
+# argument*. Then one loop's source serves every algorithm. Four pieces of Triton do it:
 #
-# * **A `@triton.jit` function as a `tl.constexpr` argument** (`HOOK=square` below) is fixed at
-#   compile time, like `BLOCK`: Triton compiles one kernel per hook, its body inlined where called.
-#   One exception: a `tl.associative_scan` combine cannot come in this way (the GPU's compiler
-#   refuses it). Name your combine in the kernel itself, as `affine_combine` is named above.
-# * **`if FLAG:` on a `tl.constexpr`**, like `if EPILOGUE is not None:`, is decided at compile
-#   time: the branch not taken is not compiled in.
-# * **A tuple of tensors as one argument**, `X = (x0, x1, x2)`: `X[i]` points to the `i`-th
+# * **A `@triton.jit` function as a `tl.constexpr` argument** (`HOOK=square` below). It is fixed
+#   at compile time, like `BLOCK`. Triton compiles one kernel per hook, its body inlined where
+#   called. One exception: the GPU's compiler refuses a `tl.associative_scan` combine passed this
+#   way. Name your combine in the kernel itself, as `affine_combine` is named above.
+# * **`if FLAG:` on a `tl.constexpr`**, like `if EPILOGUE is not None:`. It is decided at compile
+#   time, and the branch not taken is not compiled in.
+# * **A tuple of tensors as one argument**, `X = (x0, x1, x2)`. `X[i]` points to the `i`-th
 #   tensor's first element, as in `tl.load(X[i] + offs)`. In a tuple of numbers, `P[i]` is a
 #   number. The index must be known at compile time.
-# * **`tl.static_range(n)`** is a loop unrolled at compile time, each copy with its own constant
-#   `i`. `n` must be known then, as `len(X)` is.
+# * **`tl.static_range(n)`**, a loop unrolled at compile time, each copy with its own constant
+#   `i`. So `n` must be known at compile time, as `len(X)` is.
 #
 # <details><summary>Details: the harness, and the fine print of the four pieces</summary>
 #
 # * The harness `exercises.scan_hook` runs the Triton exercises of notebooks 01, 03, 04 and 06.
 # * A hook's body is inlined as if you had written it where it is called.
-# * `if FLAG:` is not the trap of notebook 00b, section 1: there `if` tested a *block* of
-#   run-time values, which Triton refuses, whereas a constexpr is one value, known before the
-#   kernel runs.
+# * `if FLAG:` is not the trap of notebook 00b, section 1. There `if` tested a *block* of
+#   run-time values, which Triton refuses. A constexpr is one value, known before the kernel runs.
 # * A tuple's index is a literal such as `X[0]`, or the variable of a `tl.static_range` loop.
 # * `len(X)` is known at compile time because the tuple's length is part of what the kernel is
 #   compiled for.
-# * The `i` of a plain `range` loop is a run-time value, which cannot index a tuple when the
-#   kernel is compiled for a GPU. The interpreter, running Python, would let it pass: one more
+# * The `i` of a plain `range` loop is a run-time value. It cannot index a tuple when the kernel
+#   is compiled for a GPU. The interpreter runs Python and would let it pass. That is one more
 #   reason to write `tl.static_range`.
 #
 # </details>
 #
-# A ten-line kernel with all four: each input goes through the hook, is weighted by its number in
-# `P` and summed; the sum is capped at 1 when `CAP` is set.
+# Here is a ten-line kernel that uses all four. It passes each input through the hook, weights it
+# by its number in `P`, and sums the results. When `CAP` is set, it caps the sum at 1.
 
 # %%
 @triton.jit
@@ -448,9 +454,9 @@ def weighted_sum_kernel(X, P, OUT, n, HOOK: tl.constexpr, CAP: tl.constexpr, BLO
     tl.store(OUT + offs, total, mask=m)
 
 # %% [markdown]
-# The same source, launched twice and checked against PyTorch: weighted squares, then capped
-# absolute values. Each launch, with its own hook, `CAP` and tuple length, compiles its own
-# kernel:
+# The same source, launched twice and checked against PyTorch: first weighted squares, then
+# capped absolute values. Each launch has its own hook, `CAP` and tuple length, so each compiles
+# its own kernel:
 
 # %%
 xs = tuple(torch.randn(100, device=DEVICE) for _ in range(3))
@@ -477,30 +483,33 @@ print("one source, two compiled kernels: 0.5 x0² + 2 x1² − x2², and min(|x0
 #
 # </details>
 #
-# **Exercise `hooked_scan`.** Write the loop once, with the prologue passed in:
+# **Exercise `hooked_scan`.** Write the loop once, with the prologue passed in.
 # `hooked_scan(prologue, inputs, params, chunk)` launches one kernel, say
-# `hooked_kernel(X, P, Y, T, PROLOGUE: tl.constexpr, CHUNK: tl.constexpr)`, which calls
-# `a, b = PROLOGUE(X, P, offs, t, m, T)` on each chunk of a row.
+# `hooked_kernel(X, P, Y, T, PROLOGUE: tl.constexpr, CHUNK: tl.constexpr)`. On each chunk of a
+# row, it calls `a, b = PROLOGUE(X, P, offs, t, m, T)`.
 #
-# * **Inputs:** `prologue`, a `@triton.jit` function the checker passes (the discounted return's,
-#   then GAE's); `inputs`, a tuple of contiguous `(B, T)` tensors, the kernel's tuple `X`;
-#   `params`, a tuple of floats, its `P`; and `chunk`.
+# * **Inputs:**
+#   * `prologue`, a `@triton.jit` function the checker passes (the discounted return's, then GAE's);
+#   * `inputs`, a tuple of contiguous `(B, T)` tensors, the kernel's tuple `X`;
+#   * `params`, a tuple of floats, the kernel's `P`;
+#   * `chunk`.
 # * **The prologue's side:** it loads its inputs at `offs = row * T + t` under the mask
-#   `m = t < T` and returns $(a_t, b_t)$. As $a_t = 0$ ends an episode, your reset flag is
+#   `m = t < T`, and returns $(a_t, b_t)$. As $a_t = 0$ ends an episode, your reset flag is
 #   `a == 0.0`, selected as in `reset_scan`.
-# * **Outside `m` the prologue's pair is made up:** it computed on the `other=` values of masked
-#   loads. Your loop, not the prologue, overwrites those lanes with the identity $(1, 0)$.
+# * **Outside `m` the prologue's pair is made up:** it was computed from the `other=` values of
+#   masked loads. Your loop, not the prologue, overwrites those lanes with the identity $(1, 0)$.
+#
 # * **Returns:** $y$, a `(B, T)` float32 tensor: $y_t = b_t + a_t y_{t+1}$ from $y_T = 0$.
 # * **Edge cases:** a row shorter than a chunk (padding lanes), GAE over several chunks with
 #   terminations, and NaN rewards in later episodes.
 #
 # <details><summary>Hint 1: where to start</summary>
 #
-# Start from your `reset_scan` kernel and put the prologue's call where its loads and its triple
-# were; `weighted_sum_kernel` above shows a kernel calling a hook passed as a `tl.constexpr`.
-# `exercises.cases(name)` lists the checker's cases, each a tuple `(description, args, kwargs,
-# expected, marks)`, so `exercises.cases("hooked_scan")[0][1]` is what the checker passes in its
-# first case.
+# Start from your `reset_scan` kernel. Put the prologue's call where its loads and its triple
+# were. `weighted_sum_kernel` above shows a kernel calling a hook passed as a `tl.constexpr`.
+# `exercises.cases(name)` lists the checker's cases. Each case is a tuple `(description, args,
+# kwargs, expected, marks)`. So `exercises.cases("hooked_scan")[0][1]` is what the checker passes
+# in its first case.
 #
 # </details>
 #
@@ -510,8 +519,8 @@ print("one source, two compiled kernels: 0.5 x0² + 2 x1² − x2², and min(|x0
 #   tuple(params)` (tuples: Triton takes a tuple of tensors, not a list), and `PROLOGUE=prologue`.
 # * The output: `torch.empty(B, T, dtype=torch.float32, device=...)`, passed as `Y`.
 # * In each chunk: `offs = row * T + t`, then `a, b = PROLOGUE(X, P, offs, t, m, T)`.
-# * Outside `m`, overwrite the pair with the identity $(1, 0)$, then take the flag: a padding lane
-#   is then $(1, 0, \text{false})$, inert in every part.
+# * Outside `m`, overwrite the pair with the identity $(1, 0)$ before you take the flag. A padding
+#   lane is then $(1, 0, \text{false})$, which changes nothing.
 # * The reset flag is `a == 0.0`. Scan the triple $(a, b, \text{flag})$ with `reset_combine`.
 # * The rest is `reset_scan`: select on the carry, store $y$, update the carry.
 #
@@ -519,12 +528,12 @@ print("one source, two compiled kernels: 0.5 x0² + 2 x1² − x2², and min(|x0
 #
 # <details><summary>Hint 3: check it by hand</summary>
 #
-# Run the checker's prologue of the discounted return (`inputs = (rewards, terminated)`,
-# `params = (gamma,)`; it returns $a = 0$ at an episode end) on one row: $\gamma = 0.5$,
-# $r = (1, 2, 3)$, an episode end at $t = 1$: that gives $y_2 = 3$, $y_1 = 2$ and
-# $y_0 = 1 + 0.5 \cdot 2 = 2$. With `chunk = 4` the fourth lane is past $T$, where this prologue
-# returns made-up values: if your loop lets them in, $y_2$ comes out 53, not 3. Put a NaN in
-# $r_2$, too: $y_0$ and $y_1$ must stay 2 and 2.
+# Take the checker's prologue for the discounted return. Its `inputs` are
+# `(rewards, terminated)` and its `params` are `(gamma,)`. It returns $a = 0$ at an episode end.
+# Run it on one row: $\gamma = 0.5$, $r = (1, 2, 3)$, and an episode end at $t = 1$. That gives
+# $y_2 = 3$, $y_1 = 2$ and $y_0 = 1 + 0.5 \cdot 2 = 2$. With `chunk = 4` the fourth lane is past
+# $T$, where this prologue returns made-up values. If your loop lets them in, $y_2$ comes out 53,
+# not 3. Also put a NaN in $r_2$: $y_0$ and $y_1$ must stay 2 and 2.
 #
 # ```python
 # description, args, kwargs, expected, marks = exercises.cases("hooked_scan")[0]  # the checker's first case
@@ -558,31 +567,32 @@ exercises.attempt("hooked_scan", hooked_scan)
 # %% [markdown]
 # <details><summary>Details: the harness that runs your prologues from notebook 01 on</summary>
 #
-# The harness `exercises.scan_hook` is your `hooked_scan` with two more compile-time choices:
-# `if REVERSE:` picks the chunk order, and `if EPILOGUE is not None:` compiles the epilogue in
-# only when one is passed. Its source answers `reset_scan` and `hooked_scan`, so it waits at the
-# end of this notebook, after the exercises.
+# The harness `exercises.scan_hook` is your `hooked_scan` with two more compile-time choices.
+# `if REVERSE:` picks the chunk order. `if EPILOGUE is not None:` compiles the epilogue in only
+# when one is passed. Its source gives away the answers to `reset_scan` and `hooked_scan`. So it is
+# printed at the end of this notebook, after the exercises.
+#
 #
 # </details>
 
 # %% [markdown]
 # ## 3. The package's kernel, read through its names
 #
-# Here you read the package's kernel, `rltriton_lite/scan.py`, as your `gae_kernel` grown up.
-# Each part you wrote has a named counterpart; here they are, one at a time.
+# Here you read the package's kernel, `rltriton_lite/scan.py`, as a grown-up version of your
+# `gae_kernel`. Each part you wrote has a named counterpart in the package:
 #
-# * **`scan.combine`** is your `reset_combine(a1, b1, k1, a2, b2, k2)`: the same select.
-# * **`ROWS`** replaces your one program per row: each program takes `ROWS` rows at once, as a
-#   2-D tile, and very long rows are split across programs.
+# * **`scan.combine`** is your `reset_combine(a1, b1, k1, a2, b2, k2)`. It makes the same select.
+# * **`ROWS`** replaces your one program per row. Each program takes `ROWS` rows at once, as a
+#   2-D tile. Very long rows are split across several programs.
 # * **`scan._walk`** is the chunk loop and its carry.
-# * **`PROLOGUE` and `EPILOGUE`** are the hooks, `tl.constexpr` arguments of the kernel.
+# * **`PROLOGUE` and `EPILOGUE`** are the hooks. They are `tl.constexpr` arguments of the kernel.
 # * **`load(ptr, strides, row, t, mask, other, ACC)`**, from `rltriton_lite.tile`, replaces your
-#   `R + row * T + t`: a strided load, so time-major and batch-major buffers both work without a
-#   copy.
-# * **`X`, `SX`, `P` and `O`** are what the hooks receive: the inputs as a tuple of pointers `X`,
-#   their strides `SX`, the numbers `P` (γ, λ, ...) and the output pointers `O`.
+#   address `R + row * T + t`. It is a strided load, so it reads time-major and batch-major
+#   buffers alike, without a copy.
+# * **`X`, `SX`, `P` and `O`** are what the hooks receive. `X` is the tuple of input pointers and
+#   `SX` holds their strides. `P` holds the numbers (γ, λ, ...) and `O` the output pointers.
 #
-# Here is the discounted return's prologue, for one.
+# The cell below prints one prologue, the discounted return's.
 #
 # <details><summary>Details: where the package's prologues come back</summary>
 #
@@ -597,14 +607,16 @@ from rltriton_lite import returns  # noqa: E402
 print(inspect.getsource(getattr(returns._returns_prologue, "fn", returns._returns_prologue)))
 
 # %% [markdown]
-# * **`step(...)`** loads the step's γ, λ and flags: `term` (a termination), `done` (any episode
-#   end: a termination, a truncation or the window's last step) and `valid` (not padding). The
-#   package calls this prologue with λ = 1, so `gamma * lam` is γ here: GAE's and TD(λ)'s prologues
-#   have the same shape. `ahead` matters only for calls with a `mask`; `ACC` is the arithmetic dtype.
-# * **`REWARDS`, `VALUES`, `NEXT_VALUES`, ...** are `tl.constexpr` indices into `X`: they name
-#   what each slot holds.
-# * **`(a, b, reset, valid, keep)`** is what a package prologue returns: your triple plus two, the
-#   flag `valid`, which says the step is not padding, and `keep`, values the epilogue needs again.
+# * **`step(...)`** loads the step's γ, λ and three flags. `term` marks a termination. `done`
+#   marks any episode end: a termination, a truncation or the window's last step. `valid` marks a
+#   step that is not padding. The package calls this prologue with λ = 1, so `gamma * lam` is γ
+#   here. That way GAE's and TD(λ)'s prologues have the same shape. `ahead` matters only for calls
+#   with a `mask`. `ACC` is the arithmetic dtype.
+# * **`REWARDS`, `VALUES`, `NEXT_VALUES`, ...** are `tl.constexpr` indices into `X`. Each name
+#   says what its slot holds.
+# * **`(a, b, reset, valid, keep)`** is what a package prologue returns. It is your triple plus
+#   two more: the flag `valid`, set where the step is not padding, and `keep`, values that the
+#   epilogue needs again.
 #
 # <details><summary>Details: episode.py, valid, keep, and the kernel's other arguments</summary>
 #
@@ -616,8 +628,8 @@ print(inspect.getsource(getattr(returns._returns_prologue, "fn", returns._return
 #
 # </details>
 #
-# **`rl.gae`** computes what yours does; here it is against the loop, on a batch with episode
-# ends and rows that span several chunks:
+# **`rl.gae`** computes what your `gae_kernel` computes. The cell below checks it against the
+# loop, on a batch with episode ends and rows that span several chunks:
 
 # %%
 rng = np.random.default_rng(0)
@@ -635,8 +647,9 @@ print("rl.gae == the loop on 2 x 600")
 #
 # ## Exercises
 #
-# Two more exercises, the second session's optional part: do them if you have time after
-# section 3. The first, `strided_scan`, puts section 3's strided load in a kernel of your own:
+# Two more exercises follow. They are the optional part of the second session: do them if you
+# have time after section 3. The first, `strided_scan`, puts section 3's strided load in a kernel
+# of your own.
 #
 # **Exercise `strided_scan`.** `reset_scan` for rollouts stored time-major, as CleanRL and SB3
 # keep them.
@@ -644,15 +657,15 @@ print("rl.gae == the loop on 2 x 600")
 # * **Inputs:** `rewards` (float32) and `terminated` (bool) of shape `(T, B)`, with any strides.
 #   Then `gamma` and `chunk`.
 # * **Returns:** the returns in a new `(T, B)` tensor.
-# * **Edge cases:** a contiguous `(T, B)` tensor, a transposed `(B, T)` buffer and every other
-#   column of a wider one. Read each in place: `.contiguous()` would copy, and the checker refuses
-#   a copy.
+# * **Edge cases:** a contiguous `(T, B)` tensor, a transposed `(B, T)` buffer, and every other
+#   column of a wider tensor. Read each in place. `.contiguous()` would copy, and the checker
+#   refuses a copy.
 # * **Addresses:** element `(t, b)` of a tensor `x` is at `X + t * x.stride(0) + b * x.stride(1)`.
 #   One program per column `b`.
 #
 # <details><summary>Hint 1: where to start</summary>
 #
-# It is `reset_scan` with new addresses, nothing more: a row is now a column `b`, whose steps
+# It is `reset_scan` with new addresses, nothing more. A row is now a column `b`, and its steps
 # are `stride(0)` elements apart, not 1. The loop, the combine and the carry do not change.
 #
 # </details>
@@ -662,8 +675,8 @@ print("rl.gae == the loop on 2 x 600")
 # * `T, B = rewards.shape`; launch `B` programs, with `b = tl.program_id(0)`.
 # * Pass the strides to the kernel as integers: `*rewards.stride()`, `*terminated.stride()`.
 # * The two inputs may have different strides, so give each its own pair.
-# * Make the output with `torch.empty(T, B, ...)` and pass its strides too: `torch.empty_like`
-#   can keep an input's odd layout.
+# * Make the output with `torch.empty(T, B, ...)`, and pass its strides too. (`torch.empty_like`
+#   can keep an input's odd layout.)
 # * Build every load and store address from its own tensor's strides.
 #
 # </details>
@@ -671,11 +684,11 @@ print("rl.gae == the loop on 2 x 600")
 # <details><summary>Hint 3: check it by hand</summary>
 #
 # Take two columns of three steps, $\gamma = 0.5$, `chunk = 2`. `rewards` is a transposed view,
-# with strides (1, 3); `terminated` is contiguous, with strides (2, 1). Column 0: $r = (1, 2, 3)$ and
-# an end at $t = 1$, so $G = (1 + 0.5 \cdot 2,\ 2,\ 3) = (2, 2, 3)$. Column 1: $r = (4, 0, 8)$ and
-# no end, so $G_2 = 8$, $G_1 = 0 + 0.5 \cdot 8 = 4$, $G_0 = 4 + 0.5 \cdot 4 = 6$. As a `(T, B)`
-# tensor, that is $((2, 6), (2, 4), (3, 8))$. If you get `[[2.5, 6.0], [3.0, 8.0], [0.0, 8.0]]`,
-# you read `rewards` as if it were contiguous.
+# with strides (1, 3). `terminated` is contiguous, with strides (2, 1). Column 0 has
+# $r = (1, 2, 3)$ and an end at $t = 1$, so $G = (1 + 0.5 \cdot 2,\ 2,\ 3) = (2, 2, 3)$. Column 1
+# has $r = (4, 0, 8)$ and no end, so $G_2 = 8$, $G_1 = 0 + 0.5 \cdot 8 = 4$,
+# $G_0 = 4 + 0.5 \cdot 4 = 6$. As a `(T, B)` tensor, that is $((2, 6), (2, 4), (3, 8))$. If you get
+# `[[2.5, 6.0], [3.0, 8.0], [0.0, 8.0]]`, you read `rewards` as if it were contiguous.
 #
 # ```python
 # r = torch.tensor([[1.0, 2.0, 3.0], [4.0, 0.0, 8.0]], device=DEVICE).T  # (T, B) = (3, 2), a view
@@ -707,7 +720,7 @@ exercises.attempt("strided_scan", strided_scan)
 
 # %% [markdown]
 # **Exercise `discounted_max`: a scan that is not a sum.** Everything so far scanned affine
-# maps, $y \mapsto b + a\,y$, but a scan needs only an associative combine. Here you scan the
+# maps, $y \mapsto b + a\,y$. But a scan needs only an associative combine. Here you scan the
 # best reward still ahead in the episode, discounted by how far ahead it is:
 #
 # $$h_t = \max(r_t,\ \gamma\, h_{t+1}),$$
@@ -724,25 +737,26 @@ exercises.attempt("strided_scan", strided_scan)
 #
 # * **Inputs:** `rewards` (float32, of either sign) and `terminated` (bool), contiguous, of shape
 #   `(B, T)`, any `T`. Then `gamma` ($0 < \gamma \le 1$) and `chunk`.
-# * **Returns:** $h$, a new `(B, T)` tensor, from your own chunked scan: one program per row,
-#   chunks of `chunk` steps from the last one down, one `tl.associative_scan` each, a carry
-#   between them.
+# * **Returns:** $h$, a new `(B, T)` tensor. Compute it with your own chunked scan: one program
+#   per row, chunks of `chunk` steps from the last one down, one `tl.associative_scan` per chunk,
+#   and a carry between chunks.
 # * **Edge cases:** rewards mostly below 0, a row's length that is not a multiple of `chunk`,
-#   and episode ends in rows of several chunks. The cases are drawn at random; the teacher's
+#   and episode ends in rows of several chunks. The cases are drawn at random. The teacher's
 #   grader draws others.
 # * **Work it out on paper first.** A step is the map $y \mapsto \max(c, g\,y)$, with
-#   $c = r_t$ and $g = \gamma \ge 0$. Check that two steps compose to a map of the same form (as
-#   $g \ge 0$, it can pass inside the max). Find the pair that changes nothing: the padding lanes
-#   load it, and it enters a row's last chunk. Then add the reset flag as in section 1.
-# * **Triton's rule** (section 2's four pieces): name your combine in the kernel itself. Unlike a
-#   hook, a `tl.associative_scan` combine passed as a `tl.constexpr` argument is refused by the
-#   GPU's compiler.
+#   $c = r_t$ and $g = \gamma \ge 0$. Check that two steps compose to a map of the same form. (As
+#   $g \ge 0$, it can pass inside the max.) Find the pair that changes nothing. The padding lanes
+#   load it, and it enters a row's last chunk as the carry. Then add the reset flag as in
+#   section 1.
+# * **Triton's rule** (from section 2's four pieces): name your combine in the kernel itself. The
+#   GPU's compiler accepts a hook passed as a `tl.constexpr` argument, but it refuses a
+#   `tl.associative_scan` combine passed that way.
 #
 # <details><summary>Hint 1: where to start</summary>
 #
-# Reuse `reset_scan` whole, its loop, its carry and its select: only the step changes. Compose
-# two max-maps on paper, as notebook 00, section 2, composed affine maps, then ask which pair
-# leaves every $y$ as it is, remembering that rewards may be below 0.
+# Reuse `reset_scan` whole: its loop, its carry and its select. Only the step changes. Compose
+# two max-maps on paper, as notebook 00, section 2, composed affine maps. Then ask which pair
+# leaves every $y$ as it is. Remember that rewards may be below 0.
 #
 # </details>
 #
@@ -762,23 +776,25 @@ exercises.attempt("strided_scan", strided_scan)
 # * After the scan, select as in `reset_scan`: where the scanned flag is set, the carry never
 #   enters; elsewhere, apply the scanned map to the carry.
 # * The new carry is $h$ at the chunk's first step, taken as in `reset_scan`.
-# * In Triton, use `tl.maximum`, not Python's `max`; an infinite constant is `float("inf")`, or
+# * In Triton, use `tl.maximum`, not Python's `max`. An infinite constant is `float("inf")`, or
 #   its negative.
-# * With $-\infty$ as the identity's $c$, a tiny $\gamma$ (0.01, say) can make $g$ underflow to 0,
-#   and $0 \cdot (-\infty)$ is NaN: the interpreter prints NumPy's `RuntimeWarning: invalid value
-#   encountered in multiply`. It is harmless where that NaN never reaches the output: a lane
-#   selected away by `tl.where`, or an operand of `tl.maximum`, which by default returns the other one.
+# * With $-\infty$ as the identity's $c$, a tiny $\gamma$ (0.01, say) can make $g$ underflow to 0.
+#   Then $0 \cdot (-\infty)$ is NaN, and the interpreter prints NumPy's `RuntimeWarning: invalid
+#   value encountered in multiply`. It is harmless where that NaN never reaches the output. That is
+#   the case in a lane selected away by `tl.where`. It is also the case in an operand of
+#   `tl.maximum`, which by default returns the other one.
 #
 # </details>
 #
 # <details><summary>Hint 3: check it by hand</summary>
 #
 # Take one row, $\gamma = 0.5$, $r = (-3, -4, 4, -2)$, an episode end at $t = 1$, `chunk = 2`.
-# From the end: $h_3 = -2$ (the row's last step); $h_2 = \max(4,\ 0.5 \cdot (-2)) = 4$; $h_1 = -4$ (the
-# episode ends: the carry 4 stays out); $h_0 = \max(-3,\ 0.5 \cdot (-4)) = -2$. Without the
-# episode end, $h_1 = \max(-4, 2) = 2$ and $h_0 = \max(-3, 1) = 1$. The answer must not depend on
-# `chunk`: 2, 4 and 8 (which pads four lanes) print the same. If you get
-# `[[-2.0, -4.0, 4.0, 0.0]]`, a 0 got in after the row's last step: through the carry or a padding lane.
+# From the end: $h_3 = -2$, at the row's last step. $h_2 = \max(4,\ 0.5 \cdot (-2)) = 4$.
+# $h_1 = -4$, because the episode ends there and the carry 4 stays out.
+# $h_0 = \max(-3,\ 0.5 \cdot (-4)) = -2$. Without the episode end, $h_1 = \max(-4, 2) = 2$ and
+# $h_0 = \max(-3, 1) = 1$. The answer must not depend on `chunk`: 2, 4 and 8 (which pads four
+# lanes) print the same. If you get `[[-2.0, -4.0, 4.0, 0.0]]`, a 0 got in after the row's last
+# step, through the carry or a padding lane.
 #
 # ```python
 # r = torch.tensor([[-3.0, -4.0, 4.0, -2.0]], device=DEVICE)
@@ -823,11 +839,11 @@ exercises.attempt("discounted_max", discounted_max)
 # %% [markdown]
 # ## After the exercises: the harness, line by line
 #
-# `exercises._scan_hook_kernel(X, O, P, T, PROLOGUE, CHUNK, REVERSE, EPILOGUE)`, the kernel behind
-# `exercises.scan_hook`, is printed below: compare it with your `hooked_scan`.
+# The cell below prints `exercises._scan_hook_kernel(X, O, P, T, PROLOGUE, CHUNK, REVERSE, EPILOGUE)`,
+# the kernel behind `exercises.scan_hook`. Compare it with your `hooked_scan`.
 #
-# * Its `_scan_steps` takes a step with $a = 0$ as a reset, as `rl.linear_scan` does, and makes
-#   the lanes outside `m` the identity.
+# * Its helper `_scan_steps` treats a step with $a = 0$ as a reset, as `rl.linear_scan` does. It
+#   also makes the lanes outside `m` the identity.
 # * It selects as your `reset_combine` does, in the combine and on the carry.
 #
 # <details><summary>Details: the package's kernel, and a tuple of critics</summary>
@@ -845,13 +861,14 @@ print(inspect.getsource(getattr(exercises._scan_steps, "fn", exercises._scan_ste
 # %% [markdown]
 # ## What you now know
 #
-# * Episode ends: a reset flag selected with `tl.where`, in the combine and on the carry, never a
-#   multiplication by 0, so a NaN or `inf` stays in its own episode.
-# * Hooks: prologue and epilogue as `@triton.jit` functions, passed to one chunk loop as
-#   `tl.constexpr` arguments, with tuples of pointers and `tl.static_range`.
-# * Strides: element $(t, b)$ is at `X + t * stride0 + b * stride1`, so a time-major, transposed
-#   or sliced buffer is read in place.
-# * A scan needs only an associative combine: steps $y \mapsto \max(r, \gamma y)$ compose too,
-#   with their own identity.
-# * `scan.py` is this kernel plus speed: `scan.combine` is `reset_combine`, `scan._walk` the chunk
-#   loop, `PROLOGUE` and `EPILOGUE` the hooks.
+# * Episode ends are a reset flag, selected with `tl.where` in the combine and on the carry. They
+#   are never a multiplication by 0, so a NaN or `inf` stays in its own episode.
+# * Hooks are a prologue and an epilogue, written as `@triton.jit` functions. They are passed to
+#   one chunk loop as `tl.constexpr` arguments, with tuples of pointers and `tl.static_range`.
+# * Element $(t, b)$ is at `X + t * stride0 + b * stride1`. So a time-major, transposed or sliced
+#   buffer is read in place.
+# * A scan needs only an associative combine. Steps $y \mapsto \max(r, \gamma y)$ compose too, with
+#   their own identity.
+# * `scan.py` is this kernel plus speed. `scan.combine` is `reset_combine`, `scan._walk` is the
+#   chunk loop, and `PROLOGUE` and `EPILOGUE` are the hooks.
+

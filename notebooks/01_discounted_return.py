@@ -16,32 +16,42 @@
 # %% [markdown]
 # # 01 — The discounted return
 #
-# * **You will learn:** the return with terminations, truncations and bootstraps as prologue, scan
-#   and epilogue; its gradient as a forward scan in Triton, behind a `torch.autograd.Function`.
-# * **Time:** 3–4 h with the open questions; 2–3 h for the reading and the three checked exercises,
-#   if you are new to Triton.
-# * **Needs:** notebooks 00, 00b and 00c; writing a `torch.autograd.Function`. No GPU.
-# * **Reference:** flags, values and hook signatures on one page, the glossary's
-#   [Names and signatures](GLOSSARY.md#names-and-signatures).
-# * **Minimum path:** sections 1–5 (5 is the harness later exercises run in) and the checked
-#   exercises `transposed_scan`, `returns_autograd` and `n_step_returns`. Section 6 and the open
-#   questions can wait.
+# * **You will learn:**
+#   * the return with terminations, truncations and bootstraps, as prologue, scan and epilogue;
+#   * its gradient as a forward scan in Triton, behind a `torch.autograd.Function`.
+# * **Time:** 3–4 h with the open questions. 2–3 h for the reading and the three checked
+#   exercises, if you are new to Triton.
+# * **Needs:** notebooks 00, 00b and 00c, and writing a `torch.autograd.Function`. No GPU.
+# * **Reference:** the glossary's [Names and signatures](GLOSSARY.md#names-and-signatures) has
+#   the flags, values and hook signatures on one page.
+# * **Minimum path:** sections 1–5 (section 5 is the harness that later exercises run in) and the
+#   checked exercises `transposed_scan`, `returns_autograd` and `n_step_returns`. Section 6 and the
+#   open questions can wait.
 #
-# Policy-gradient methods weight a log-probability by the return. Here you compute it as one scan,
-# with episode ends and a rollout window that cuts episodes:
+# Policy-gradient methods weight a log-probability by the return $G_t$. Here you compute it as one
+# scan, with episode ends and a rollout window that cuts episodes:
 #
 # $$G_t = r_t + \gamma_t (1-\text{term}_t)
 #   \begin{cases} G_{t+1} & \text{if not done}_t \\ V'_t & \text{if done}_t \end{cases}$$
 #
-# * After a **termination** nothing follows.
-# * After a **truncation** (a time limit, or the end of the rollout window), the return bootstraps
-#   from $V'_t = V(s_{t+1})$, the value of the real next state.
+# $r_t$ is the reward and $\gamma_t$ the discount at step $t$. Flags mark the episode ends:
 #
-# **done** is new: any episode end, $\text{done}_t = \text{term}_t \lor \text{trunc}_t$, or the
-# window's last step. Only a termination drops the bootstrap, through $(1-\text{term}_t)$.
+# * $\text{term}_t$ marks a **termination**. Nothing follows it.
+# * $\text{trunc}_t$ marks a **truncation**: a time limit cuts the episode. The end of the rollout
+#   window cuts it in the same way. The return then **bootstraps**: it adds
+#   $V'_t = V(s_{t+1})$, the value of the real next state, in place of the rewards that follow.
+# * $\text{done}_t$ is new. It marks any episode end: $\text{done}_t = \text{term}_t \lor
+#   \text{trunc}_t$, or the window's last step.
+#
+# Only a termination drops the bootstrap, through $(1-\text{term}_t)$.
 #
 # **Episode ends, on one card.** It holds from here to notebook 07 (the glossary repeats it). 00c
-# used terminations alone; truncations, bootstraps and the window's end are new here.
+# used terminations alone.
+#
+# The return is a scan $y_t = b_t + a_t\,y_{t+1}$ over a window of $T$ steps. A step that
+# **resets** cuts off $y_{t+1}$, so $y_t = b_t$. Your hooks write a reset as $a_t = 0$, and the
+# scan turns that into 00c's reset flag. Each row of the card is one kind of step. The third
+# column says what $b_t$ adds in place of the values that follow.
 #
 # | the step is | does it reset? | what $b_t$ adds for what follows | the return's step |
 # | --- | --- | --- | --- |
@@ -50,19 +60,17 @@
 # | a truncation | yes | a bootstrap $\gamma V(s_{t+1})$, through a select | $a_t = 0$ (reset), $b_t = r_t + \gamma V(s_{t+1})$ |
 # | the window's last step | yes | a bootstrap $\gamma V(s_T)$, through a select | as a truncation |
 #
-# **Rule 1: select, never multiply by 0.** A value that may be NaN (a next value behind a
-# termination) enters $b_t$ through `tl.where`. The reset is a select too, as in 00c. The hooks you
-# write return only a pair $(a_t, b_t)$, so they write a reset as $a_t = 0$, and the scan turns that
-# into the flag.
+# **Rule 1: select, never multiply by 0.** A value that may be NaN, such as the next value at a
+# termination, enters $b_t$ through `tl.where`. The reset is a select too, as in 00c.
 #
 # <details><summary>Details: rules 2 and 3, for later exercises</summary>
 #
-# 2. **A shortcut at the window's last step.** The scan starts from $y_T = 0$, so $a_{T-1}$
-#    multiplies 0 there whatever it is: some exercises skip that reset. Not V-trace (notebook 04),
-#    whose $b_t$ is written to cancel against $a_t y_{t+1}$: with no $y_T$ to cancel, its last step
-#    must reset.
+# 2. **A shortcut at the window's last step.** The scan starts from $y_T = 0$. So at the last step
+#    $a_{T-1}$ multiplies 0, whatever its value, and some exercises skip that reset. V-trace
+#    (notebook 04) cannot skip it. Its $b_t$ is written to cancel against $a_t y_{t+1}$, and with
+#    no $y_T$ to cancel, its last step must reset.
 # 3. **A carry is not a bootstrap.** 00b's `last_value`, like `rl.linear_scan`'s `initial`, is the
-#    value after the row's end: it enters through $A_t$, not through $b_t$.
+#    value after the row's end. It enters through $A_t$, not through $b_t$.
 #
 # </details>
 #
@@ -72,8 +80,8 @@
 # reinforcement learning*, Machine Learning 1992; Sutton & Barto, *Reinforcement Learning: An
 # Introduction*, 2nd ed., §3.3.
 #
-# In 00b and 00c the one flag was `terminated`, a termination (nothing after it), and it keeps
-# that meaning.
+# In 00b and 00c the one flag was `terminated`, a termination (nothing after it). It keeps that
+# meaning.
 #
 # </details>
 
@@ -104,7 +112,7 @@ to_numpy = lambda x: x.cpu().numpy()  # noqa: E731
 # %% [markdown]
 # ## 1. The loop
 #
-# The reference loop: the ground truth every version below is checked against.
+# This is the reference loop. Every version below is checked against it.
 
 # %%
 print(inspect.getsource(reference.discounted_returns))
@@ -123,13 +131,13 @@ print(G)
 # ## 2. Prologue, scan, epilogue
 #
 # Here you split the loop into the three pieces a kernel runs. The return is
-# $G_t = b_t + a_t G_{t+1}$ with a reset where done$_t$, and:
+# $G_t = b_t + a_t G_{t+1}$, with a reset where done$_t$ is set, and:
 #
 # * $a_t = \gamma_t$;
-# * $b_t = r_t + [\text{done}_t \land \lnot\text{term}_t]\,\gamma_t V'_t$: the bootstrap enters $b$
-#   only where the carry is cut.
+# * $b_t = r_t + [\text{done}_t \land \lnot\text{term}_t]\,\gamma_t V'_t$. The bracket is 1 where
+#   an episode ends without a termination. So the bootstrap enters $b$ only where the carry is cut.
 #
-# The epilogue writes $y_t$ (0 where padded). In NumPy:
+# The epilogue writes $y_t = G_t$ (0 where padded). In NumPy:
 
 # %%
 def returns_as_scan(r, gamma, terminated, truncated, next_values):
@@ -158,7 +166,7 @@ print("prologue + scan + epilogue == the loop")
 # scan kernel of notebook 00c (section 3), with a prologue and an epilogue for the return. The scan
 # composes the steps chunk by chunk, with the reset of notebook 00c (section 1).
 #
-# This notebook's exercises use a smaller harness, with fewer arguments (section 5).
+# This notebook's exercises use a smaller harness, with fewer arguments. Section 5 describes it.
 #
 # <details><summary>Details: the package's own hooks</summary>
 #
@@ -168,7 +176,8 @@ print("prologue + scan + epilogue == the loop")
 #
 # </details>
 #
-# The kernel on 4 rows of 45 steps, with terminations, truncations, a per-step $\gamma$ and a mask:
+# The cell below runs the kernel on 4 rows of 45 steps, with terminations, truncations, a
+# per-step $\gamma$ and a mask:
 
 # %%
 B, T = 4, 45
@@ -184,8 +193,8 @@ G = rl.discounted_returns(r, gamma=gamma, terminated=term, truncated=trunc, next
 # %% [markdown]
 # ## 4. Kernel against the loop
 #
-# The kernel must match the loop batch-major, time-major (`time_dim=0`), and with one
-# `bootstrap_value` per row in place of `next_values`.
+# The kernel must match the loop on batch-major inputs, on time-major inputs (`time_dim=0`), and
+# with one `bootstrap_value` per row in place of `next_values`.
 
 # %%
 expected = reference.discounted_returns(to_numpy(r), gamma=to_numpy(gamma), terminated=to_numpy(term),
@@ -206,8 +215,8 @@ np.testing.assert_allclose(to_numpy(G2), expected2, rtol=1e-5, atol=1e-5)
 print("kernel == loop")
 
 # %% [markdown]
-# A NaN reward stays inside its episode. The steps before it in that episode sum it and become
-# NaN. Every other episode and row is untouched.
+# A NaN reward stays inside its episode. The steps before it in that episode add it to their sums
+# and become NaN. Every other episode and row is untouched.
 
 # %%
 r_nan = torch.ones(1, 10, device=DEVICE)
@@ -220,8 +229,9 @@ assert torch.isfinite(G_nan[0, :4]).all() and torch.isnan(G_nan[0, 4:7]).all() a
 
 # %% [markdown]
 # The rows above fit in one chunk. `rollout_error` runs the kernel in chunks of 256 steps, on any
-# device, on the profiler's rollout (episode ends included). A row of 1,000 steps spans four, so
-# this also checks the carry from chunk to chunk:
+# device, on the profiler's rollout (episode ends included). A row of 1,000 steps spans four
+# chunks, so this also checks the carry from chunk to chunk:
+
 
 # %%
 long_err = profile.rollout_error("discounted_return", 3, 1000, DEVICE)
@@ -232,19 +242,20 @@ print(f"3 x 1000: relative error {long_err:.1e}")
 # ## 5. The harness for Triton prologues
 #
 # The hook exercises here and in notebooks 03–07 hand your `@triton.jit` function to a harness.
-# This is the one description of it; those exercises link back here.
+# This section is its one description. Those exercises link back here.
 #
 # * `exercises.scan_hook(prologue, inputs, params, chunk=64, reverse=True, epilogue=None)` runs a
-#   prologue inside the chunked scan with resets you wrote in notebook 00c (`reset_scan`). It runs
-#   one program per row and returns the scanned `y`. Notebooks 03, 04 and 06 use it too.
+#   prologue inside the chunked scan with resets, the one you wrote in notebook 00c
+#   (`reset_scan`). It runs one program per row and returns the scanned `y`. Notebooks 03, 04 and
+#   06 use it too.
 # * `exercises.map_hook` (notebooks 05 and 07) runs an elementwise hook with the same first
 #   arguments.
 #
-# The hooks you write, with their arguments in this order:
+# The hooks you write take their arguments in this order:
 #
-# * `prologue(X, P, offs, t, m, T) -> (a, b)`;
-# * `epilogue(X, P, offs, t, m, T, y, y_in) -> out`, stored in place of `y` (reverse scans only;
-#   it comes in notebook 04);
+# * `prologue(X, P, offs, t, m, T) -> (a, b)`.
+# * `epilogue(X, P, offs, t, m, T, y, y_in) -> out`, stored in place of `y`. It works in reverse
+#   scans only, and you first use it in notebook 04.
 # * `map_hook`'s `hook(X, P, offs, m) -> value`, one value per element.
 #
 # | argument | what it is |
@@ -268,15 +279,16 @@ print(f"3 x 1000: relative error {long_err:.1e}")
 #
 # </details>
 #
-# Four rules, all visible in the harness's kernel printed below:
+# The harness follows four rules, all visible in its kernel printed below:
 #
-# * `t` is the global time index, 0 to T-1, not the index inside the chunk.
-# * Lanes past the end (`m` false) become the identity (1, 0), whatever the prologue returns there.
-# * The scan starts from $y_T = 0$ ($y_{-1} = 0$ with `reverse=False`), so a bootstrap at the
+# * `t` is the global time index, from 0 to T-1, not the index inside the chunk.
+# * Lanes past the end (where `m` is false) become the identity (1, 0), whatever the prologue
+#   returns there.
+# * The scan starts from $y_T = 0$ ($y_{-1} = 0$ with `reverse=False`). So a bootstrap at the
 #   window's last step belongs in $b$.
-# * **$a = 0$ is the reset:** as in `rl.linear_scan`, the harness selects $y_t = b_t$, so nothing
-#   behind the step reaches it, NaN included (00c, section 1). It cannot fix a NaN inside $b$
-#   itself: keep an input that may be NaN out of $b$ with `tl.where`.
+# * **$a = 0$ is the reset.** There the harness selects $y_t = b_t$, as `rl.linear_scan` does. So
+#   nothing behind the step reaches it, not even a NaN (00c, section 1). The reset cannot fix a NaN
+#   inside $b$ itself. Keep an input that may be NaN out of $b$ with `tl.where`.
 #
 # <details><summary>Details: what a reset blocks, a NaN inside b, and an a = 0 that is no episode end</summary>
 #
@@ -284,14 +296,15 @@ print(f"3 x 1000: relative error {long_err:.1e}")
 # also visible in `exercises._scan_steps`, which scans each chunk.
 #
 # For every finite input the select gives the same values as multiplying by $a = 0$. So a step
-# with $a = 0$ but no episode end (later: V-trace's $c_t = 0$ where $\pi = 0$, the window's last
-# step in notebooks 03 and 04) is fine: the two differ only where what comes after is NaN or `inf`.
+# with $a = 0$ but no episode end is fine (later: V-trace's $c_t = 0$ where $\pi = 0$, the window's
+# last step in notebooks 03 and 04). The two differ only where what comes after is NaN or `inf`.
 #
-# A NaN inside $b$: take $\gamma (1 - \text{term}_t) V'_t$ with $V'_t$ = NaN behind a termination.
+# A NaN inside $b$: take $\gamma (1 - \text{term}_t) V'_t$ with $V'_t$ = NaN at a termination.
 # It is $0 \cdot \text{NaN} = \text{NaN}$ in $b_t$.
 #
 # How each tool of the course makes an episode end, and the one rule (a select, never a
-# multiplication by 0): [notebook 00c, section 1](00c_episodes_and_hooks.ipynb#1.-Episode-ends-as-a-select:-the-reset).
+# multiplication by 0), are in
+# [notebook 00c, section 1](00c_episodes_and_hooks.ipynb#1.-Episode-ends-as-a-select:-the-reset).
 #
 # </details>
 
@@ -301,10 +314,10 @@ print(inspect.getsource(getattr(exercises._scan_hook_kernel, "fn", exercises._sc
 # %% [markdown]
 # ## 6. Optional: profile it
 #
-# This cell shows the committed H200 table and chart for the return. A `!` after a name marks an
-# implementation whose outputs disagreed with ours: a relative error above the benchmark's
-# tolerance, or a NaN. Its times are still shown. [Notebook 08, section 6](08_profiling.ipynb)
-# reads, explains and checks every algorithm's figures once.
+# This cell shows the return's table and chart as measured on an H200 and committed, not measured
+# here. A `!` after a name marks an implementation whose outputs disagreed with ours: a relative
+# error above the benchmark's tolerance, or a NaN. Its times are still shown.
+# [Notebook 08, section 6](08_profiling.ipynb) reads, explains and checks every algorithm's figures.
 
 # %%
 h200 = profile.committed("discounted_return", missing_ok=True)  # the H200\'s table and chart, read by name: not measured here
@@ -312,16 +325,18 @@ h200 = profile.committed("discounted_return", missing_ok=True)  # the H200\'s ta
 # %% [markdown]
 # ## Exercises
 #
-# Checked exercises work as in notebook 00b: write the starter's function, run the cell after it.
-# `print(exercises.task(name))` restates the task; solutions are in `notebooks/solutions/`.
+# Checked exercises work as in notebook 00b. Write the starter's function, then run the cell after
+# it. `print(exercises.task(name))` restates the task. Solutions are in `notebooks/solutions/`.
 #
 # **`transposed_scan`** (a Triton prologue). The returns' gradient, built in NumPy in notebook 00,
-# section 7. For $y = \mathrm{scan}(a, b)$ run backwards in time, the total gradient is
+# section 7. Take $y = \mathrm{scan}(a, b)$, run backwards in time. Autograd hands the backward
+# the direct part $dy_t = \partial L/\partial y_t$. The total gradient is
 # $\partial L/\partial b_t = g_t$, with $g_t = dy_t + a_{t-1} g_{t-1}$: a scan run *forwards*.
-# $dy_t = \partial L/\partial y_t$ is the direct part, what autograd hands the backward.
 #
-# Write its prologue for `exercises.scan_hook(transposed_scan, (a, dy), (), reverse=False)`.
-# Arguments and rules: ["The harness for Triton prologues"](#5.-The-harness-for-Triton-prologues), above.
+#
+# Write its prologue for `exercises.scan_hook(transposed_scan, (a, dy), (), reverse=False)`. The
+# arguments and rules are in
+# ["The harness for Triton prologues"](#5.-The-harness-for-Triton-prologues), above.
 #
 # * **Inputs:** `X[0]` is `a`, `X[1]` is $\partial L/\partial y$ (`dy`), both (B, T) float32.
 #   `P` is empty, `()`.
@@ -330,9 +345,9 @@ h200 = profile.committed("discounted_return", missing_ok=True)  # the H200\'s ta
 #
 # <details><summary>Details: the reset in the transposed scan, and the checker</summary>
 #
-# The harness runs its chunked scan (your `reset_scan` of 00c, $a = 0$ the reset) forwards. So
-# where $a_{t-1} = 0$ the harness selects, $g_t = dy_t$, where autograd would compute
-# $dy_t + 0 \cdot g_{t-1}$: the same but where $g_{t-1}$ is NaN or inf.
+# The harness runs its chunked scan forwards. That scan is your `reset_scan` of 00c, with $a = 0$
+# as the reset. So where $a_{t-1} = 0$ the harness selects $g_t = dy_t$. Autograd would compute
+# $dy_t + 0 \cdot g_{t-1}$. The two are the same except where $g_{t-1}$ is NaN or inf.
 #
 # The checker compares your $g_t$ with autograd's gradient of `rl.linear_scan`.
 #
@@ -397,20 +412,20 @@ exercises.attempt("transposed_scan", transposed_scan)
 
 # %% [markdown]
 # **`returns_autograd`** (two Triton prologues and an `autograd.Function`). Put both scans behind
-# PyTorch's autograd, as the package does for every algorithm: a `torch.autograd.Function` whose
-# `forward` and `backward` each run `exercises.scan_hook` with a prologue of yours. Arguments:
-# ["The harness for Triton prologues"](#5.-The-harness-for-Triton-prologues), above.
+# PyTorch's autograd, as the package does for every algorithm. Write a `torch.autograd.Function`
+# whose `forward` and `backward` each run `exercises.scan_hook` with a prologue of yours. The
+# arguments are in ["The harness for Triton prologues"](#5.-The-harness-for-Triton-prologues), above.
 #
 # * **Inputs:** `rewards` (B, T) float32, `terminated` (B, T) bool, `gamma` a number.
 # * **Returns:** `Returns.apply(rewards, terminated, gamma)`, the returns, differentiable in
 #   `rewards`. Both passes must launch Triton code of yours.
 #   * `forward`: the reverse scan of $a_t = \gamma(1 - \text{term}_t)$, $b_t = r_t$.
-#   * `backward`: gets $\partial L/\partial G$ (the direct part, 00's $dy$) and runs the transposed
-#     scan forwards (`reverse=False`) with the flags of the step *before*:
+#   * `backward`: it gets $\partial L/\partial G$, the direct part (00's $dy$). It runs the
+#     transposed scan forwards (`reverse=False`), with the flags of the step *before*:
 #     $g_t = \partial L/\partial G_t + \gamma(1 - \text{term}_{t-1})\, g_{t-1}$. It returns one
 #     gradient per input of `forward` (`None` for `terminated` and `gamma`).
 # * **Edge cases:** no step comes before $t = 0$, so there is no flag to load. Nothing is carried
-#   into step 0, so its multiplier is never used: $g_0 = \partial L/\partial G_0$ whatever it is.
+#   into step 0, so its multiplier is never used. $g_0 = \partial L/\partial G_0$ whatever it is.
 #
 # <details><summary>Details: what the checker compares</summary>
 #
@@ -432,8 +447,8 @@ exercises.attempt("transposed_scan", transposed_scan)
 # * Forward prologue: the pair $(\gamma(1-\text{term}_t), r_t)$, with $\gamma$ read from `P[0]`.
 # * `forward` keeps what the backward needs: `ctx.save_for_backward(terminated)` and
 #   `ctx.gamma = gamma`. It returns `exercises.scan_hook(...)` of `(rewards, terminated)`, `(gamma,)`.
-# * `backward` gets `grad`, $\partial L/\partial G$. It may be a broadcast view, but `scan_hook`
-#   takes any layout (it makes its inputs contiguous): no `.contiguous()` needed.
+# * `backward` gets `grad`, $\partial L/\partial G$. It may be a broadcast view. `scan_hook` takes
+#   any layout, because it makes its inputs contiguous, so you need no `.contiguous()`.
 # * Backward prologue: the pair $(\gamma(1-\text{term}_{t-1}), \partial L/\partial G_t)$. Load the
 #   flag at `offs - 1`, only where `t >= 1`.
 # * Before $t = 0$ there is no flag to load: mask that load. Step 0's $a$ is never used (nothing
@@ -447,7 +462,7 @@ exercises.attempt("transposed_scan", transposed_scan)
 # Rewards 1, 2, 3, $\gamma = 0.5$, a termination at step 1. Forward: $G_2 = 3$, $G_1 = 2$
 # (terminal), $G_0 = 1 + 0.5 \cdot 2 = 2$. Backward of $L = \sum_t G_t$, so every
 # $\partial L/\partial G_t = 1$: $g_0 = 1$, $g_1 = 1 + 0.5\,(1-\text{term}_0)\,g_0 = 1.5$ and
-# $g_2 = 1 + 0.5\,(1-\text{term}_1)\,g_1 = 1$. (By hand: $r_1$ is in $G_1$ and, halved, in $G_0$;
+# $g_2 = 1 + 0.5\,(1-\text{term}_1)\,g_1 = 1$. (By hand: $r_1$ is in $G_1$ and, halved, in $G_0$.
 # $r_2$ is in $G_2$ only.)
 #
 # ```python
@@ -492,13 +507,13 @@ def returns_autograd(rewards, terminated, gamma):
 exercises.attempt("returns_autograd", returns_autograd)
 
 # %% [markdown]
-# **`n_step_returns`.** The $n$-step return, in tensor ops. It is not one scan, but it is a
-# difference of two values of one.
+# **`n_step_returns`.** Compute the $n$-step return with tensor ops. It is not one scan, but it is
+# the difference of two values of one scan.
 #
-# Let $S_t$ be the discounted sum to the episode's end: one reverse scan with
-# $a_t = \gamma(1-\text{term}_t)$, and $b_t = r_t$ plus, at $t = T-1$ only, the bootstrap
-# $\gamma(1-\text{term}_{T-1}) V'_{T-1}$. A select (`torch.where`) adds it, so a NaN value behind
-# a termination is never read into the sum.
+# Let $S_t$ be the discounted sum of rewards up to the episode's end. It is one reverse scan with
+# $a_t = \gamma(1-\text{term}_t)$ and $b_t = r_t$. At $t = T-1$ only, $b_t$ also gets the bootstrap
+# $\gamma(1-\text{term}_{T-1}) V'_{T-1}$. A select (`torch.where`) adds it, so a NaN value at a
+# termination is never read into the sum.
 #
 # Then there are two cases:
 #
@@ -540,8 +555,8 @@ S_end = S_of(r1, v_nan, term_end)
 assert torch.isfinite(S_end).all() and torch.isclose(S_end[0, -1], r1[0, -1])  # no bootstrap, no NaN
 
 # %% [markdown]
-# Your function does this for every $t$ at once. Decide per step which case holds, then gather
-# $S_{t+n}$ and $V(s_{t+n})$ with indices clamped to the row (`n` may exceed `T`).
+# Your function does this for every $t$ at once. Decide for each step which case holds. Then
+# gather $S_{t+n}$ and $V(s_{t+n})$, with indices clamped to the row (`n` may exceed `T`).
 #
 # <details><summary>Details: one way to decide which case holds</summary>
 #
@@ -655,15 +670,16 @@ exercises.attempt("n_step_returns", n_step_returns)
 # %% [markdown]
 # ## What you now know
 #
-# * The discounted return is one reverse scan: $a_t = \gamma_t$, $b_t = r_t$, and a reset at every
-#   episode end (done: a termination, a truncation, or the window's last step).
+# * The discounted return is one reverse scan, with $a_t = \gamma_t$ and $b_t = r_t$. It resets at
+#   every episode end (done: a termination, a truncation, or the window's last step).
 # * Only a termination drops the bootstrap. Where `done & ~term`, $b_t$ gets $\gamma_t V'_t$.
 # * `rl.discounted_returns` is a prologue, the shared scan and an epilogue. The package's own hook
 #   slots come in notebook 02.
 # * The gradient is a forward scan, $g_t = \partial L/\partial G_t +
 #   \gamma(1-\text{term}_{t-1})\,g_{t-1}$. Both scans fit in one `torch.autograd.Function`.
-# * `exercises.scan_hook` runs a prologue `(X, P, offs, t, m, T) -> (a, b)`, the package's
-#   arguments in its order. $a = 0$ is a reset, but a value that may be NaN must still be kept out
-#   of $b$ with `tl.where`.
-# * The $n$-step return is $S_t - \gamma^n S_{t+n} + \gamma^n V(s_{t+n})$ from one scan $S$ while
-#   the episode runs on, else $S_t$. $V(s_{t+n})$ is `next_values[t + n - 1]`.
+# * `exercises.scan_hook` runs a prologue `(X, P, offs, t, m, T) -> (a, b)`, with the package's
+#   arguments in the package's order. $a = 0$ is a reset. A value that may be NaN must still be
+#   kept out of $b$ with `tl.where`.
+# * While the episode runs on, the $n$-step return is $S_t - \gamma^n S_{t+n} + \gamma^n V(s_{t+n})$,
+#   from one scan $S$. Otherwise it is $S_t$. $V(s_{t+n})$ is `next_values[t + n - 1]`.
+

@@ -20,32 +20,33 @@
 #   hook slots, and GAE's prologue written in them.
 # * **Time:** 2–3 h with the open questions; 1–1.5 h for the reading and the checked exercises.
 # * **Needs:** notebook 01. No GPU.
-# * **Conventions:** episode ends follow 01's card: every end is a reset, a bootstrap enters
-#   $b_t$ through a select. Flags, values and hook signatures on one page: the glossary's
-#   [Names and signatures](GLOSSARY.md#names-and-signatures).
+# * **Conventions:** episode ends follow the card of notebook 01. Every end is a reset, and a
+#   bootstrap enters $b_t$ through a select. The glossary's
+#   [Names and signatures](GLOSSARY.md#names-and-signatures) lists flags, values and hook
+#   signatures on one page.
 # * **Minimum path:** sections 1–3 with the checked exercises `gae_pairs` and `gae_prologue`.
 #   Section 4 (checks against the loop), section 5 and the open questions can wait.
 #
-# PPO, A2C and most actor-critic methods weight each action by an **advantage**: how much better
-# the return after it was than the critic expected. Generalized advantage estimation (GAE) averages
-# the $n$-step advantages with weights $(1-\lambda)\lambda^{n-1}$. Here you compute it as one
-# reverse scan.
+# PPO, A2C and most actor-critic methods weight each action by an **advantage**. It says how much
+# better the return after the action was than the critic expected. Generalized advantage estimation
+# (GAE) averages the $n$-step advantages with weights $(1-\lambda)\lambda^{n-1}$. Here you compute
+# it as one reverse scan.
 #
-# The average is $\hat A_t = \sum_k (\gamma\lambda)^k\delta_{t+k}$: a discounted return of the TD
-# errors $\delta$, with discount $\gamma\lambda$. Like every return, it is a backward recurrence.
-# With episode ends:
+# The average is $\hat A_t = \sum_k (\gamma\lambda)^k\delta_{t+k}$. This is a discounted return of
+# the TD errors $\delta$, with discount $\gamma\lambda$. Like every return, it is a backward
+# recurrence. With episode ends, it reads:
 #
 # $$\delta_t = r_t + \gamma (1-\text{term}_t) V'_t - V_t, \qquad
 #   \hat A_t = \delta_t + \gamma\lambda (1-\text{done}_t) \hat A_{t+1}, \qquad \text{returns}_t = \hat A_t + V_t .$$
 #
+# * $V_t = V(s_t)$ is the critic's value of state $s_t$, `values[t]`.
 # * $V'_t = V(s_{t+1})$ is the value of the next state. Inside an episode it is `values[t+1]`. At a
 #   time-limit truncation it is the real next state's value (`next_values`). After a termination
-#   there is nothing.
+#   there is no next state.
 # * $\text{done} = \text{terminated} \lor \text{truncated}$. The last step of the rollout acts as a
-#   truncation: it bootstraps from `next_values` there when they are given, else from
-#   `bootstrap_value`.
-# * The factors $(1-\text{term}_t)$ and $(1-\text{done}_t)$ are notation: the code selects
-#   (01's card, rule 1).
+#   truncation. It bootstraps from `next_values` when they are given, else from `bootstrap_value`.
+# * The factors $(1-\text{term}_t)$ and $(1-\text{done}_t)$ are notation. The code uses a select,
+#   not a product (01's card, rule 1).
 #
 # <details><summary>Details: why the average is a scan, and the source</summary>
 #
@@ -83,8 +84,8 @@ rng = np.random.default_rng(0)
 # %% [markdown]
 # ## 1. The loop
 #
-# The ground truth every kernel is tested against: a float64 NumPy loop, one step of time per
-# iteration, the batch handled by broadcasting:
+# Every kernel is tested against this ground truth, a float64 NumPy loop. It handles one time
+# step per iteration, and the whole batch at once by broadcasting.
 
 # %%
 print(inspect.getsource(reference.gae))
@@ -107,13 +108,13 @@ np.testing.assert_allclose(ret, adv + v)
 # %% [markdown]
 # ## 2. Prologue, scan, epilogue
 #
-# Here you split the loop into the three pieces of a kernel, then write the first one yourself.
-# Read the recurrence as $\hat A_t = b_t + a_t \hat A_{t+1}$ with a reset where the episode ends:
+# Here you split the loop into the three pieces of a kernel, then write the first piece yourself.
+# Read the recurrence as $\hat A_t = b_t + a_t \hat A_{t+1}$, with a reset where the episode ends.
 #
-# * **prologue** (per step, independent): $b_t = \delta_t$, $a_t = \gamma_t\lambda_t$,
+# * **prologue**, computed for each step on its own: $b_t = \delta_t$, $a_t = \gamma_t\lambda_t$,
 #   reset$_t$ = done$_t$;
-# * **scan**: the reverse affine scan of notebook 00;
-# * **epilogue** (per step): advantages $= y_t$, returns $= y_t + V_t$, 0 where padded.
+# * **scan**: the reverse affine scan of notebook 00, whose output at step $t$ is $y_t$;
+# * **epilogue**, again per step: advantages $= y_t$, returns $= y_t + V_t$, 0 where padded.
 #
 # The same three pieces in NumPy, checked against the loop on a random rollout:
 
@@ -140,21 +141,22 @@ for got, want in zip(gae_as_scan(R, V, 0.97, 0.9, TERM, BOOT),
 print("prologue + scan + epilogue == the loop")
 
 # %% [markdown]
-# Your turn, in tensor ops first. Checked exercises work as in notebook 00b: write the starter's
+# Your turn, in tensor ops first. Checked exercises work as in notebook 00b. Write the starter's
 # function, then run the cell after it. `print(exercises.task(name))` restates the task.
 #
-# **`gae_pairs`.** GAE's prologue, in tensor ops: the pairs whose reverse scan is the advantage.
+# **`gae_pairs`.** Write GAE's prologue in tensor ops. It returns the pairs whose reverse scan is
+# the advantage.
 #
 # * **Inputs:** `rewards`, `values`, `next_values` ($V(s_{t+1})$), `terminated` and `truncated`
 #   (bool), all (B, T) tensors; `gamma` and `lam` numbers.
 # * **Returns:** `(a, b)`, tensors shaped like `rewards`, whose reverse scan
 #   $y_t = b_t + a_t y_{t+1}$ (`rl.linear_scan`, run by the checker) is the advantage $\hat A_t$.
 # * **Edge cases:** both kinds of episode end.
-#   * `terminated`: no bootstrap, trace cut.
-#   * `truncated`: bootstrap from `next_values`, trace cut.
-#   * `next_values` behind a termination may be NaN: select it away (`torch.where`), do not
+#   * `terminated`: no bootstrap, and the trace is cut.
+#   * `truncated`: bootstrap from `next_values`, and the trace is cut.
+#   * `next_values` behind a termination may be NaN. Select it away (`torch.where`); do not
 #     multiply it by `~terminated`.
-# * **The reset:** `rl.linear_scan` takes $a_t = 0$ as a reset: it cuts the trace there.
+# * **The reset:** `rl.linear_scan` treats $a_t = 0$ as a reset, which cuts the trace there.
 #
 # <details><summary>Hint 1: where to start</summary>
 #
@@ -219,27 +221,27 @@ exercises.attempt("gae_pairs", gae_pairs)
 # %% [markdown]
 # ## 3. The kernel
 #
-# Here you read the package's prologue for the return, then write GAE's in the same form. This
-# package form is this section's alone: from 03 on, the exercises return to 01's harness form,
+# Here you read the package's prologue for the discounted return, then write GAE's in the same
+# form. Only this section uses it. From 03 on, the exercises use 01's harness form,
 # `(X, P, offs, t, m, T) -> (a, b)`.
 #
-# In `rltriton_lite/returns.py` the prologue and epilogue are two `triton.jit` functions: the hooks
-# you ran in 01's harness, with more arguments. The shared scan kernel (`scan._scan_kernel`,
-# notebook 00c, section 3) calls them for each chunk of steps. You need few of the arguments: the
-# exercise's template reads the inputs with three helpers.
+# In `rltriton_lite/returns.py` the prologue and epilogue are two `triton.jit` functions. They are
+# the hooks you ran in 01's harness, with more arguments. The shared scan kernel
+# (`scan._scan_kernel`, notebook 00c, section 3) calls them for each chunk of steps. You need few
+# of the arguments, because the exercise's template reads the inputs with three helpers.
 #
-# * `step(X, SX, P, row, t, m, T, ACC)` gives `(gamma, lam, term, done, valid)`: the step's γ and
-#   λ, then three flags. `done` is any episode end: terminated, truncated, or `t == T - 1` (the
-#   window's end). `valid` is false on padding.
+# * `step(X, SX, P, row, t, m, T, ACC)` gives `(gamma, lam, term, done, valid)`. These are the
+#   step's γ and λ, then three flags. `done` is any episode end: terminated, truncated, or
+#   `t == T - 1` (the window's end). `valid` is false on padding.
 # * `load(X[REWARDS], SX[REWARDS], row, t, valid, 0.0, ACC)` gives the rewards.
 # * `values_now_and_next(X, SX, row, t, m, T, ACC)` gives $V(s_t)$ and $V(s_{t+1})$.
 #
-# `load` comes from `rltriton_lite.tile`, which reads and writes any tensor's tile of steps;
-# `step` and `values_now_and_next` from `rltriton_lite.episode`, which knows the episode's inputs
-# (the slots every estimator shares).
+# `load` comes from `rltriton_lite.tile`, which reads and writes a tile of steps of any tensor.
+# `step` and `values_now_and_next` come from `rltriton_lite.episode`. That module knows the
+# episode's inputs, the slots every estimator shares.
 #
-# A package prologue returns five values, `(a, b, reset, valid, keep)` (the glossary's
-# [hooks' signatures](GLOSSARY.md#names-and-signatures) sets it beside the harness's form):
+# A package prologue returns five values, `(a, b, reset, valid, keep)`. The glossary's
+# [hooks' signatures](GLOSSARY.md#names-and-signatures) sets this form beside the harness's:
 #
 # * section 2's pair `a`, `b`;
 # * the reset flag (a select, as in 00c's `reset_scan`);
@@ -249,12 +251,12 @@ exercises.attempt("gae_pairs", gae_pairs)
 # Below is notebook 01's discounted return in this form. Read three lines of `_returns_prologue`:
 #
 # * the `step` call: γ, λ and the flags;
-# * the line that computes `b`: the bootstrap value is added only where `done & ~term`, a
-#   truncation or the window's end;
-# * the `return` line: `gamma * lam` as $a$, then $b$, the reset `done`, `valid` and an empty
-#   `keep`.
+# * the line that computes `b`. It adds the bootstrap value only where `done & ~term`, that is at
+#   a truncation or at the window's end;
+# * the `return` line. It returns `gamma * lam` as $a$, then $b$, the reset `done`, `valid` and an
+#   empty `keep`.
 #
-# Skip the argument `ahead` for now: it comes after the exercises.
+# Skip the argument `ahead` for now. It is explained after the exercises.
 #
 # <details><summary>Details: why the return has a λ</summary>
 #
@@ -266,12 +268,12 @@ exercises.attempt("gae_pairs", gae_pairs)
 print(inspect.getsource(getattr(returns._returns_prologue, "fn", returns._returns_prologue)))
 
 # %% [markdown]
-# **Exercise `gae_prologue`.** Section 2's `gae_pairs` as a Triton hook: write GAE's prologue,
-# `gae_prologue(X, SX, P, row, t, m, T, ACC)`, in the package's form. The checker runs `rl.gae`
-# with yours in place of the package's (`exercises.package_prologue`).
+# **Exercise `gae_prologue`.** This is section 2's `gae_pairs` as a Triton hook. Write GAE's
+# prologue, `gae_prologue(X, SX, P, row, t, m, T, ACC)`, in the package's form. The checker runs
+# `rl.gae` with your prologue in place of the package's (`exercises.package_prologue`).
 #
 # * **Inputs:** read them with the three helpers above, as the starter's template does. The
-#   rewards' load takes `valid`, as `_returns_prologue` does.
+#   rewards' load takes `valid`, as in `_returns_prologue`.
 # * **Returns:** `(a, b, reset, valid, keep)`.
 #   * `a` and `b` are section 2's, $\gamma_t\lambda_t$ and $\delta_t$.
 #   * The reset is `done`: every episode end, truncations and the window's end included.
@@ -279,8 +281,8 @@ print(inspect.getsource(getattr(returns._returns_prologue, "fn", returns._return
 #   * `keep = (v,)`, so the epilogue adds $V_t$ to the advantage without reading `values` again.
 # * **Edge cases:** the checker's rollouts have terminations, truncations, padding and a per-step
 #   γ. The helpers handle the layouts and the padding for you. At a termination there is no
-#   bootstrap: write it as a select, `tl.where`, so a NaN value behind a terminal state is never
-#   read into a sum.
+#   bootstrap. Write that as a select, `tl.where`, so that a NaN value behind a terminal state
+#   never enters a sum.
 #
 # <details><summary>Hint 1: where to start</summary>
 #
@@ -359,26 +361,27 @@ exercises.attempt("gae_prologue", gae_prologue)
 # %% [markdown]
 # ### After the exercise: the package's names
 #
-# Nothing in the prologue knows about chunks, carries or threads. That is the shared kernel's job,
-# which is why every estimator is about 20 lines.
+# Nothing in the prologue knows about chunks, carries or threads. Those are the shared kernel's
+# job. This is why every estimator is about 20 lines.
 #
-# The package's hooks take the harness's arguments in the same order, with the strides `SX` and the
-# row `row` in place of `offs`, and the arithmetic dtype `ACC` last:
+# The package's hooks take the harness's arguments in the same order. The strides `SX` and the row
+# index `row` replace `offs`, and the arithmetic dtype `ACC` comes last:
 #
 # ```
 # 01's harness (exercises.scan_hook):  (X, P, offs, t, m, T)          -> (a, b)
 # the package (scan.py):               (X, SX, P, row, t, m, T, ACC)  -> (a, b, reset, valid, keep)
 # ```
 #
-# Their slots have names: `X[REWARDS]` is the rewards.
+# The input slots have names. For example, `X[REWARDS]` is the rewards.
 #
 # An epilogue takes the prologue's arguments plus the outputs `O`, their strides `SO`, `valid`,
-# `y` (the scanned value at $t$), `y_in` and `keep`. GAE's epilogue, below, stores two outputs:
+# `y` (the scanned value at $t$), `y_in` (the value that entered step $t$) and `keep`. GAE's
+# epilogue, below, stores two outputs:
 #
 # * the advantages $y_t$, the whole of the plain returns' epilogue;
 # * the returns $y_t + V_t$, with $V_t$ taken from `keep`.
 #
-# The section after the exercises explains every name.
+# The optional section after the exercises explains every name.
 
 # %%
 print(inspect.getsource(getattr(returns._gae_epilogue, "fn", returns._gae_epilogue)))
@@ -386,8 +389,9 @@ print(inspect.getsource(getattr(returns._gae_epilogue, "fn", returns._gae_epilog
 # %% [markdown]
 # ## 4. Kernel against the loop
 #
-# Random rollouts with terminations, truncations bootstrapping from the true next value,
-# left and right padding, a per-step discount, and a time-major buffer:
+# Random rollouts test the kernel against the loop. They have terminations, truncations that
+# bootstrap from the true next value, left and right padding, a per-step discount, and a
+# time-major buffer:
 
 # %%
 B, T = 4, 50
@@ -418,7 +422,7 @@ np.testing.assert_allclose(n(adv_tm).T, e_adv, rtol=1e-5, atol=1e-5)
 print("kernel == loop: episodes, truncations, padding, per-step gamma, time-major")
 
 # %% [markdown]
-# What the advantages look like along one row — episode ends reset the accumulation:
+# The advantages along one row. Each episode end resets the sum.
 
 # %%
 row = 2
@@ -434,8 +438,8 @@ ax.legend()
 plt.show()
 
 # %% [markdown]
-# Gradients flow to rewards, values and next values through a backward kernel. That kernel is
-# the transposed scan. Here it is checked against autograd of the PyTorch path:
+# Gradients flow to rewards, values and next values through a backward kernel, the transposed
+# scan. Here it is checked against autograd of the PyTorch path:
 
 # %%
 r64, v64 = (torch.randn(2, 30, dtype=torch.float64, device=DEVICE, requires_grad=True) for _ in range(2))
@@ -453,7 +457,7 @@ assert profile.rollout_error("gae", 3, 1000, DEVICE) < 1e-5  # 3 × 1,000 steps:
 # %% [markdown]
 # ## 5. Optional: profile it
 #
-# This cell shows GAE's committed H200 table and chart. A `!` after a name: see
+# This cell shows GAE's committed H200 table and chart. For the meaning of a `!` after a name, see
 # [notebook 01, section 6](01_discounted_return.ipynb#6.-Optional:-profile-it). Every algorithm's
 # figures are read, explained and checked once in [notebook 08, section 6](08_profiling.ipynb).
 
@@ -469,12 +473,11 @@ h200 = profile.committed("gae", missing_ok=True)  # the H200\'s table and chart,
 #
 # Without a checker:
 #
-# *(Answer each in its cell below: your teacher's grader collects the answers from
-# them.)*
+# *(Answer each in its cell below. Your teacher's grader collects the answers from them.)*
 #
 # 1. Set $\lambda = 1$. Show that `returns` equals `rl.discounted_returns` when `next_values`
-#    is `values[t+1]` inside episodes. Why does it fail for arbitrary `next_values`?
-# 2. Set $\lambda = 0$: what is the advantage then? Check it against $\delta_t$.
+#    is `values[t+1]` inside episodes. Why does the equality fail for arbitrary `next_values`?
+# 2. Set $\lambda = 0$. What is the advantage then? Check it against $\delta_t$.
 # 3. Pass `lambda_` as a per-step tensor that is 0 on the first step of every episode. What does
 #    that do to the estimator's bias?
 
@@ -547,8 +550,8 @@ for fn in (episode.step, episode.values_now_and_next):
 #
 # * GAE is one reverse scan: $a_t = \gamma\lambda$, $b_t = \delta_t$, a reset at every episode end.
 #   The returns are $\hat A_t + V_t$, from the same pass.
-# * A termination is a select, not a multiplication: no bootstrap, and a NaN value behind it is
-#   never read. A truncation, or the window's end, resets the trace but bootstraps.
+# * A termination is a select, not a multiplication. It has no bootstrap, and a NaN value behind it
+#   is never read. A truncation, or the window's end, resets the trace but bootstraps.
 # * The package's hooks use named slots. A prologue `(X, SX, P, row, t, m, T, ACC)` returns
 #   `(a, b, reset, valid, keep)`.
 #   `episode.step` gives γ, λ and the flags, `values_now_and_next` the two values, and `keep`

@@ -20,9 +20,10 @@
 #   λ, measured; Watkins's Q(λ) as a Triton prologue.
 # * **Time:** 2.5–3.5 h with the open questions; 1–1.5 h for the reading and the checked exercise.
 # * **Needs:** notebooks 01 and 02; the bias and variance of an estimator. No GPU.
-# * **Conventions:** episode ends follow 01's card: every end is a reset, a bootstrap enters
-#   $b_t$ through a select. Flags, values and hook signatures on one page: the glossary's
-#   [Names and signatures](GLOSSARY.md#names-and-signatures).
+# * **Conventions:** episode ends follow the card of notebook 01. Every end is a reset, and a
+#   bootstrap enters $b_t$ through a select. The glossary's
+#   [Names and signatures](GLOSSARY.md#names-and-signatures) lists flags, values and hook
+#   signatures on one page.
 # * **Minimum path:** sections 1–4, the worked prologue under Exercises and the checked exercise
 #   `q_lambda`. Section 5 (the bias–variance measurement), 6 and the open questions can wait.
 #
@@ -33,12 +34,13 @@
 #
 # * Sources: Sutton, *Learning to predict by the methods of temporal differences*, Machine
 #   Learning 1988; Sutton & Barto 2nd ed., §12.1.
-# * Watkins's Q(λ) cuts its trace (this notebook's exercise) and Retrace reweights it
-#   (notebook 04); CRR uses λ = 0.
+# * Watkins's Q(λ) cuts its trace (this notebook's exercise). Retrace reweights it (notebook 04).
+#   CRR uses λ = 0.
 #
 # </details>
 #
-# It has a backward form, as in rlax's `lambda_returns`:
+# It has a backward form, as in rlax's `lambda_returns`. $V'_t$, term and done are as in
+# notebook 02:
 #
 # $$G_t = r_t + \gamma_t (1-\text{term}_t)\Big[(1-\lambda_t) V'_t + \lambda_t
 #   \begin{cases} G_{t+1} & \text{not done}_t \\ V'_t & \text{done}_t \end{cases}\Big]$$
@@ -73,14 +75,15 @@ n = lambda x: x.cpu().numpy()  # noqa: E731
 # %% [markdown]
 # ## 1. The loop
 #
-# The float64 ground truth: one step of time per iteration, `carry` holding $G_{t+1}$.
+# The float64 ground truth loops over time, one step per iteration. Its `carry` holds $G_{t+1}$.
 
 # %%
 print(inspect.getsource(reference.td_lambda))
 
 # %% [markdown]
 # By hand: three steps, $\gamma = 1$, $\lambda = 0.5$, next values 10, 20, 30, rewards 0.
-# $G_2 = 30$ (window end); $G_1 = 0.5·20 + 0.5·30 = 25$; $G_0 = 0.5·10 + 0.5·25 = 17.5$.
+# The window ends at step 2, so $G_2 = 30$. Then $G_1 = 0.5·20 + 0.5·30 = 25$ and
+# $G_0 = 0.5·10 + 0.5·25 = 17.5$.
 
 # %%
 G = reference.td_lambda([0.0, 0.0, 0.0], [10.0, 20.0, 30.0], gamma=1.0, lambda_=0.5)
@@ -94,13 +97,14 @@ print(G)
 #
 # * $a_t = \gamma_t\lambda_t$, with a reset where done$_t$ (terminated, truncated, or the window's
 #   last step), so nothing is carried across an end;
-# * $b_t = r_t + [\lnot\text{term}_t]\,\gamma_t w_t V'_t$. Here $w_t$ is the weight on bootstrapping
-#   from $V'_t$: $1-\lambda_t$ inside an episode, where the rest of the weight goes to $G_{t+1}$, and
-#   1 at a truncation or the window's end, where there is no $G_{t+1}$ to mix in.
+# * $b_t = r_t + [\lnot\text{term}_t]\,\gamma_t w_t V'_t$, where $[\lnot\text{term}_t]$ is 0 at a
+#   termination and 1 elsewhere. $w_t$ is the weight on bootstrapping from $V'_t$. Inside an
+#   episode it is $1-\lambda_t$, and the rest of the weight goes to $G_{t+1}$. At a truncation or
+#   the window's end it is 1, because there is no $G_{t+1}$ to mix in.
 #
-# The exercises below end the window another way: $\lambda_t = 0$ at its last step, with no reset.
-# That gives the same pair: $a_t = \gamma_t \cdot 0 = 0$ carries nothing, as a reset does, and
-# $w_t = 1 - 0 = 1$.
+# The exercises below end the window another way. They set $\lambda_t = 0$ at its last step, with
+# no reset. That gives the same pair. Then $a_t = \gamma_t \cdot 0 = 0$ carries nothing, as a reset
+# does, and $w_t = 1 - 0 = 1$.
 #
 # In NumPy, against the loop:
 
@@ -134,8 +138,8 @@ print("prologue + scan + epilogue == the loop")
 print(inspect.getsource(getattr(returns._td_lambda_prologue, "fn", returns._td_lambda_prologue)))
 
 # %% [markdown]
-# Besides $-V_t$, `w = tl.where(done, 1.0, 1.0 - lam)` is the only difference from GAE's
-# prologue.
+# It differs from GAE's prologue in two places. It has no $-V_t$, and it has the weight
+# `w = tl.where(done, 1.0, 1.0 - lam)`.
 #
 # <details><summary>Details: what the three estimators share</summary>
 #
@@ -146,8 +150,8 @@ print(inspect.getsource(getattr(returns._td_lambda_prologue, "fn", returns._td_l
 #
 # ## 4. Kernel against the loop
 #
-# The kernel against the loop, with terminations, truncations, a random mask, per-step γ and λ,
-# and a time-major buffer. Then the two ends of the family, λ = 0 and λ = 1:
+# The test rollouts have terminations, truncations, a random mask, per-step γ and λ, and a
+# time-major buffer. Then come the two ends of the family, λ = 0 and λ = 1:
 
 # %%
 B, T = 4, 45
@@ -182,35 +186,36 @@ assert profile.rollout_error("td_lambda", 3, 1000, DEVICE) < 1e-5  # 3 × 1,000 
 #
 # Here you measure how λ trades the critic's error for the rewards' noise, and find the best λ.
 #
-# $G_t$ is a random estimate of the true value $v(s_t)$: the rewards are random, and so are the
-# critic's errors. Its mean can be off (bias), and it can scatter around its mean (variance).
-# $\mathrm{MSE} = \mathrm{bias}^2 + \mathrm{variance}$. λ moves weight between two sources:
+# $G_t$ is a random estimate of the true value $v(s_t)$, because the rewards and the critic's
+# errors are random. Its mean can be off (bias), and it can scatter around its mean (variance).
+# The mean squared error is $\mathrm{MSE} = \mathrm{bias}^2 + \mathrm{variance}$. λ moves weight
+# between two sources of error:
 #
-# * **the critic**, through $V'$. At λ = 0, $G_t = r_t + \gamma V'_t$ inherits its error almost
-#   whole ($\gamma$ times it).
+# * **the critic**, through $V'$. At λ = 0, $G_t = r_t + \gamma V'_t$ inherits $\gamma$ times the
+#   critic's error.
 # * **the sampled rewards**. At λ = 1, $G_0 = \sum_{k<T} \gamma^k r_k + \gamma^T V'_{T-1}$ (a
 #   window of $T$ steps) adds up the noise of every reward it sums.
 #
-# A trade-off needs random rewards *and* an imperfect critic, biased or noisy. With deterministic
-# rewards, summing more of them adds no noise, and λ ≈ 1 wins everywhere; with a perfect critic,
-# λ = 0 does. A larger λ removes the critic's bias and averages its noise over more states, but
-# sums the noise of more rewards.
+# A larger λ removes the critic's bias and averages its noise over more states. But it sums the
+# noise of more rewards. So a trade-off needs random rewards *and* an imperfect critic, biased or
+# noisy. With deterministic rewards, summing more of them adds no noise, and λ ≈ 1 wins
+# everywhere. With a perfect critic, λ = 0 wins.
 #
 # The setting:
 #
 # * a chain that never ends, with random rewards $r_t \sim \mathcal N(\mu, \sigma_r^2)$. Every
 #   state has the same true value $v = \mu/(1-\gamma)$.
 # * a critic that overestimates by $\eta$ and is noisy, $V'_t = v + \eta + \sigma_c\,\xi_t$. Its errors
-#   $\xi_t$ are independent across steps (and of the rewards).
+#   $\xi_t$ are standard normal, independent across steps and of the rewards.
 # * windows of $T$ steps, bootstrapped at the end.
 #
 # Bias and variance belong to the *distribution* of $G_0$, which one rollout cannot show. So we
 # draw 20,000 rollouts (each with its own critic error) as the rows of one batch. We compute $G_0$
-# for 21 values of λ: one `reference.td_lambda` call per λ (NumPy, float64).
+# for 21 values of λ, with one `reference.td_lambda` call (NumPy, float64) per λ.
 #
-# **Exact values to check against.** $G_0$ is linear in the rewards and the next values:
-# $G_0 = \sum_t \alpha_t r_t + \sum_t \beta_t V'_t$, with $\alpha_t = (\gamma\lambda)^t$,
-# $\beta_t = \gamma(1-\lambda)(\gamma\lambda)^t$ for $t < T-1$ and
+# **Exact values to check against.** $G_0$ is linear in the rewards and the next values,
+# $G_0 = \sum_t \alpha_t r_t + \sum_t \beta_t V'_t$. Its weights are $\alpha_t = (\gamma\lambda)^t$,
+# $\beta_t = \gamma(1-\lambda)(\gamma\lambda)^t$ for $t < T-1$, and
 # $\beta_{T-1} = \gamma(\gamma\lambda)^{T-1}$. So:
 #
 # * the bias is $\eta\sum_t\beta_t$;
@@ -282,7 +287,7 @@ print(f"unbiased critic, σ_c = 3: best λ = {best_unbiased:.2f}, MSE {mse_unbia
       f"(λ=0 {mse_unbiased[0]:.2f}, λ=1 {mse_unbiased[-1]:.2f})")
 
 # %% [markdown]
-# The best λ here is about 0.73 (the exact curve's minimum; the grid's steps are 0.05). It cuts
+# The best λ here is about 0.73, the exact curve's minimum (the grid's steps are 0.05). It cuts
 # most of the critic's bias, which λ = 0 keeps. It does not sum the noise of every reward, which
 # λ = 1 pays for.
 #
@@ -291,9 +296,9 @@ print(f"unbiased critic, σ_c = 3: best λ = {best_unbiased:.2f}, MSE {mse_unbia
 # ($\sigma_r = 0$) put it at or next to λ = 1.
 #
 # Bias is not needed for a trade-off. The last check, an unbiased critic with $\sigma_c = 3$, has
-# its best λ near 0.58. There two terms balance: the critic's noise term
-# $\sigma_c^2\sum_t\beta_t^2$ (falling as λ grows, up to λ ≈ 0.999) and the rewards'
-# $\sigma_r^2\sum_t\alpha_t^2$ (rising).
+# its best λ near 0.58. There two terms balance. The critic's noise term
+# $\sigma_c^2\sum_t\beta_t^2$ falls as λ grows (up to λ ≈ 0.999). The rewards' term
+# $\sigma_r^2\sum_t\alpha_t^2$ rises.
 #
 # <details><summary>Details: the variance at λ = 0</summary>
 #
@@ -317,8 +322,8 @@ h200 = profile.committed("td_lambda", missing_ok=True)  # the H200\'s table and 
 # %% [markdown]
 # ## Exercises
 #
-# Checked exercises work as in notebook 00b: write the starter's function, then run the cell
-# after it. `print(exercises.task(name))` restates the task; solutions are in
+# Checked exercises work as in notebook 00b. Write the starter's function, then run the cell
+# after it. `print(exercises.task(name))` restates the task. Solutions are in
 # `notebooks/solutions/`.
 #
 # The Triton exercise here runs in `exercises.scan_hook`, the harness of
@@ -328,7 +333,7 @@ h200 = profile.committed("td_lambda", missing_ok=True)  # the H200\'s table and 
 #
 # * $a_t = \gamma(1-\text{term}_t)\lambda_t$ and
 #   $b_t = r_t + \gamma(1-\text{term}_t)(1-\lambda_t)V(s_{t+1})$.
-# * $\lambda_t = 0$ at the last step: the scan starts from $y_T = 0$, so the window's bootstrap is
+# * $\lambda_t = 0$ at the last step. The scan starts from $y_T = 0$, so the window's bootstrap is
 #   all in $b$.
 # * The factor $(1-\text{term}_t)$ is a select, since $V(s_{t+1})$ may be NaN behind a termination.
 #
@@ -366,8 +371,8 @@ print("a 9-line Triton prologue == rl.td_lambda")
 # did, not the greedy one. So the trace is cut there, and $G_t$ bootstraps from
 # $\max_a Q(s_{t+1}, a)$ alone.
 #
-# This is the worked prologue's TD(λ), on $\max_a Q$ with a per-step λ. What is new: your
-# prologue computes the max and the greediness from all the actions' Q.
+# This is the worked prologue's TD(λ), applied to $\max_a Q$ with a per-step λ. What is new is that
+# your prologue computes the max, and whether $a_{t+1}$ is greedy, from all the actions' Q.
 #
 # <details><summary>Details: sources</summary>
 #
@@ -377,10 +382,12 @@ print("a 9-line Triton prologue == rl.td_lambda")
 #
 # **The harness in three lines** (all of it: [notebook 01, section 5](01_discounted_return.ipynb#5.-The-harness-for-Triton-prologues)):
 # your `@triton.jit` prologue `(X, P, offs, t, m, T) -> (a, b)` loads its inputs with
-# `tl.load(X[i] + offs, mask=m, other=0.0)`; $a = 0$ is the reset, selected by the harness; an input
-# that may be NaN is yours to select away in $b$ with `tl.where`, never to multiply by 0.
+# `tl.load(X[i] + offs, mask=m, other=0.0)`. The harness treats $a = 0$ as the reset and applies it
+# with a select. An input that may be NaN is yours to select away in $b$ with `tl.where`; never
+# multiply it by 0.
 #
-# * **Inputs:** `X = (rewards, next_q, next_action, terminated)` and `P = (γ, λ, n_actions)`, `n_actions` an int.
+# * **Inputs:** `X = (rewards, next_q, next_action, terminated)` and `P = (γ, λ, n_actions)`.
+#   `n_actions` is an int.
 #   * `next_q` is a (B, T, n_actions) float32 tensor, $Q(s_{t+1}, a)$ for each action $a$, contiguous with
 #     the actions last.
 #   * `next_action` (B, T, int64) is $a_{t+1}$, the action taken at $s_{t+1}$.
@@ -389,10 +396,10 @@ print("a 9-line Triton prologue == rl.td_lambda")
 #   * $a_{t+1}$ is greedy where $Q(s_{t+1}, a_{t+1}) = \max_a Q(s_{t+1}, a)$. **A tie for the max
 #     counts as greedy**: every tied action is a greedy one. An argmax that picks the first of
 #     them would cut the trace where it should go on.
-#   * After a termination there is no $s_{t+1}$: `next_q` there may be NaN, and the target is
+#   * After a termination there is no $s_{t+1}$. `next_q` there may be NaN, and the target is
 #     $r_t$. Select it away with `tl.where`, as the worked prologue does. A product such as
 #     $\gamma(1-\text{term}_t)\max_a Q$ would put $0 \cdot \text{NaN} = \text{NaN}$ into $b_t$
-#     itself, which the reset at $a_t = 0$ cannot select away.
+#     itself. The reset at $a_t = 0$ cannot select that away.
 #   * At the window's last step $\ell_t = 0$.
 #
 # <details><summary>Hint 1: where to start</summary>
@@ -408,7 +415,8 @@ print("a 9-line Triton prologue == rl.td_lambda")
 #
 # <details><summary>Hint 2: the plan</summary>
 #
-# * Step `offs`'s action `a` is at `X[1] + offs * n_actions + a`: one strided load per action.
+# * The Q of action `a` at step `offs` is at `X[1] + offs * n_actions + a`. That is one strided
+#   load per action.
 # * In the loop, keep a running `max_q` with `tl.maximum`.
 # * Keep `q_taken` too: the Q of the action where `next_action == a`.
 # * After the loop, $a_{t+1}$ is greedy where `q_taken == max_q`. A tie then counts as greedy.
@@ -480,8 +488,8 @@ print("a 9-line Triton prologue == rl.td_lambda")
 #     return a_t, b_t
 # ```
 #
-# One of the checker's cases, to try your function on by hand. `exercises.cases(name)[i]` is case
-# `i`, a tuple `(description, args, kwargs, expected, marks)`:
+# Below is one of the checker's cases, to try your function on by hand. `exercises.cases(name)[i]`
+# is case `i`, a tuple `(description, args, kwargs, expected, marks)`:
 
 # %%
 case_q, args_q, kwargs_q, G_q, marks_q = exercises.cases("q_lambda")[1]  # the checker's second case
@@ -503,8 +511,7 @@ exercises.attempt("q_lambda", q_lambda)
 # %% [markdown]
 # Without a checker:
 #
-# *(Answer each in its cell below: your teacher's grader collects the answers from
-# them.)*
+# *(Answer each in its cell below. Your teacher's grader collects the answers from them.)*
 #
 # 1. Show numerically that `td_lambda(r, values[t+1], λ)` equals `gae(r, values, λ).returns`
 #    inside episodes. Which of the two would you use as a critic target? Why are they the same
@@ -528,10 +535,11 @@ exercises.attempt("q_lambda", q_lambda)
 # %% [markdown]
 # ## What you now know
 #
-# * The λ-return is one reverse scan: $a_t = \gamma_t\lambda_t$, $b_t = r_t + \gamma_t w_t
-#   V'_t$, $w_t = 1-\lambda_t$ inside an episode, 1 at its end. No $V'_t$ after a termination.
-# * Its two ends: λ = 0 is the one-step TD target $r_t + \gamma V'_t$, λ = 1 the discounted
-#   return bootstrapped at episode ends. `rl.td_lambda` also takes γ and λ per step.
+# * The λ-return is one reverse scan, with $a_t = \gamma_t\lambda_t$ and $b_t = r_t + \gamma_t w_t
+#   V'_t$. The weight is $w_t = 1-\lambda_t$ inside an episode, and 1 at its end. After a
+#   termination, $b_t$ has no $V'_t$.
+# * At its two ends, λ = 0 gives the one-step TD target $r_t + \gamma V'_t$, and λ = 1 the
+#   discounted return bootstrapped at episode ends. `rl.td_lambda` also takes γ and λ per step.
 # * λ trades the critic's error for the rewards' noise. In section 5's chain, MSE = bias² +
 #   variance is lowest near λ = 0.73, not at either end.
 # * Bias is not needed for that trade-off: an unbiased but noisy critic has one too, in the

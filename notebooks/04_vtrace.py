@@ -22,9 +22,10 @@
 # * **Time:** 4–6.5 h with the open questions; 2.5–4.5 h for the reading and the four checked
 #   exercises (for a student new to Triton), in two sessions: the second starts at `vtrace_kernel`.
 # * **Needs:** notebooks 01–03; importance sampling. No GPU.
-# * **Conventions:** episode ends follow 01's card: every end is a reset, a bootstrap enters
-#   $b_t$ through a select. Flags, values and hook signatures on one page: the glossary's
-#   [Names and signatures](GLOSSARY.md#names-and-signatures).
+# * **Conventions:** episode ends follow the card of notebook 01. Every end is a reset, and a
+#   bootstrap enters $b_t$ through a select. The glossary's
+#   [Names and signatures](GLOSSARY.md#names-and-signatures) lists flags, values and hook
+#   signatures on one page.
 # * **Minimum path:** sections 1–4 and the checked exercises `retrace`, `vtrace_pg` and
 #   `vtrace_kernel`. Section 5 (the fixed point), its exercise `vtrace_fixed_point`, section 6
 #   and the open questions can wait.
@@ -33,8 +34,8 @@
 # learner's policy $\pi$. V-trace corrects the $n$-step return for this lag. It uses two
 # *truncated* importance weights:
 #
-# * $\rho_t$ decides which value the target converges to. Clipped, it is not always $V^\pi$
-#   (section 5 works out which value).
+# * $\rho_t$ decides which value the target converges to. When $\rho_t$ is clipped, that value is
+#   not always $V^\pi$.
 # * $c_t$ decides how far back a TD error travels. The product $c_s\cdots c_{t-1}$ is the trace.
 #
 # <details><summary>Details: the paper, and where the trace shrinks</summary>
@@ -51,7 +52,8 @@
 #
 # </details>
 #
-# Written backwards, V-trace is a first-order recurrence:
+# Written backwards, V-trace is a first-order recurrence. $V'_t$, terminations, truncations and
+# the end of the window follow notebooks 01–03.
 #
 # $$\rho_t = \min(\bar\rho, \tfrac{\pi}{\mu}), \quad c_t = \lambda_t \min(\bar c, \tfrac{\pi}{\mu}), \quad
 #   \delta_t = r_t + \gamma_t (1-\text{term}_t) V'_t - V_t,$$
@@ -64,11 +66,11 @@
 #
 # * `vs` $= v_t$ is the critic's regression target.
 # * `pg_advantages` $= A^{pg}_t$ multiplies $\nabla\log\pi(a_t|s_t)$ in the policy loss. The
-#   λ-mix in $A^{pg}_t$ is rlax's convention; at λ = 1 it is the paper's advantage (section 4
-#   compares the two).
-# * The importance ratio comes in as `log_rhos` $= \log\pi(a_t|s_t) - \log\mu(a_t|s_t)$.
-#
-# $V'_t$, terminations, truncations and the end of the window follow notebooks 01–03.
+#   λ-mix in $A^{pg}_t$ follows rlax. At λ = 1 it is the paper's advantage.
+# * $\pi/\mu$ is the importance ratio of the action taken. It comes in as
+#   `log_rhos` $= \log\pi(a_t|s_t) - \log\mu(a_t|s_t)$.
+# * $\bar\rho$, $\bar c$ and $\bar\rho_{pg}$ are the clip levels, `rho_bar`, `c_bar` and
+#   `pg_rho_bar`.
 
 # %%
 import importlib
@@ -99,7 +101,7 @@ n = lambda x: x.cpu().numpy()  # noqa: E731
 # %% [markdown]
 # ## 1. The loop
 #
-# The float64 ground truth: one step of time per iteration, `carry` holding $v_{t+1}$.
+# The float64 ground truth loops over time, one step per iteration. Its `carry` holds $v_{t+1}$.
 
 # %%
 print(inspect.getsource(reference.vtrace))
@@ -107,7 +109,7 @@ print(inspect.getsource(reference.vtrace))
 # %% [markdown]
 # By hand: three steps, $\gamma = 0.5$, $\lambda = 1$, the default clips
 # $\bar\rho = \bar c = \bar\rho_{pg} = 1$, rewards and values all 1, and a bootstrap value of 2
-# after the window. Compared with the actor, the learner likes:
+# after the window. Compared with the actor's policy μ, the learner's policy π likes:
 #
 # * the first action twice as much ($\pi/\mu = 2$, clipped to 1);
 # * the second half as much ($\pi/\mu = 0.5$: it halves the trace);
@@ -134,7 +136,7 @@ np.testing.assert_allclose(pg, [0.75, 0.5, 1.0])
 #
 # * **prologue** (per step): the three clipped weights from `log_rhos`, then $a_t$, $b_t$ and the
 #   reset;
-# * **scan**: the reverse affine scan, whose output is $v_t$ itself;
+# * **scan**: the reverse affine scan, whose output $y_t$ is $v_t$ itself;
 # * **epilogue** (per step): `vs` $= y_t$, and the advantage. The advantage needs $v_{t+1}$, the
 #   value the scan carried *into* step $t$, so it costs no extra pass.
 #
@@ -160,8 +162,8 @@ def vtrace_as_scan(log_rhos, r, v, nv, gamma, lam, terminated, truncated, rho_ba
     return vs, pg
 
 # %% [markdown]
-# The check against the loop: 3 rows × 40 random steps with terminations, truncations and all
-# three clips ($\bar\rho = 1.2$, $\bar c = 0.9$, $\bar\rho_{pg} = 1.5$):
+# The check against the loop uses 3 rows × 40 random steps, with terminations, truncations and
+# all three clips ($\bar\rho = 1.2$, $\bar c = 0.9$, $\bar\rho_{pg} = 1.5$):
 
 # %%
 LR, R, V, NV = (rng.normal(size=(3, 40)) for _ in range(4))
@@ -189,8 +191,8 @@ for fn in (vtrace._step, vtrace._vtrace_prologue, vtrace._vtrace_epilogue):
 # Points worth noticing:
 #
 # * **It scans $v_t$, not $v_t - V_t$.** IMPALA's reference code accumulates $v_t - V_t$, which
-#   assumes $V'_t = V_{t+1}$: false at a truncation with a real `next_values`, and across padding.
-#   With $V_t$ and $-\gamma_t c_t V'_t$ in $b_t$, the carried value is $v_{t+1}$ itself.
+#   assumes $V'_t = V_{t+1}$. That is false at a truncation with a real `next_values`, and across
+#   padding. With $V_t$ and $-\gamma_t c_t V'_t$ in $b_t$, the carried value is $v_{t+1}$ itself.
 # * **The advantage reads `y_in`.** The scan hands the epilogue $y_t$ and the value it combined
 #   with, $y_{t+1}$, which is $v_{t+1}$. So one pass gives both outputs. At an episode end,
 #   `tl.where(done, v_next, y_in)` switches to $V'_t$.
@@ -253,7 +255,7 @@ lam = torch.rand(B, T, device=DEVICE) * 0.5 + 0.5    # a per-step λ
 kw = dict(rho_bar=1.2, c_bar=0.9, pg_rho_bar=1.5)
 
 # %% [markdown]
-# The kernel and the loop on that rollout; padded steps must come out as 0:
+# The kernel and the loop on that rollout. Padded steps must come out as 0:
 
 # %%
 vs, pg = rl.vtrace(lr_, r, v, gamma=gamma, lambda_=lam, terminated=term, truncated=trunc, next_values=nv,
@@ -276,7 +278,7 @@ np.testing.assert_allclose(n(vs_tm).T, e_vs, rtol=1e-5, atol=1e-5)
 np.testing.assert_allclose(n(pg_tm).T, e_pg, rtol=1e-5, atol=1e-5)
 
 # %% [markdown]
-# Without `next_values`: $V'_t$ is `values[t+1]`, and `bootstrap_value` follows the last step:
+# Without `next_values`, $V'_t$ is `values[t+1]`, and `bootstrap_value` follows the last step:
 
 # %%
 boot = torch.randn(B, device=DEVICE)
@@ -288,7 +290,7 @@ print("kernel == loop: clipping, episodes, truncations, padding, per-step γ and
 
 # %% [markdown]
 # **On-policy, V-trace is TD(λ).** With $\pi = \mu$ (`log_rhos = 0`) and clips $\ge 1$, every
-# weight is 1 and $c_t = \lambda_t$. The recurrence becomes
+# importance weight is 1 and $c_t = \lambda_t$. The recurrence becomes
 # $v_t = r_t + \gamma_t[(1-\lambda_t)V'_t + \lambda_t v_{t+1}]$, the λ-return of notebook 03. With
 # $V'_t = V_{t+1}$ it is GAE's `returns`, and `pg_advantages` are GAE's advantages.
 
@@ -310,11 +312,11 @@ print("on-policy V-trace == TD(λ) == GAE")
 # **Which policy-gradient advantage.** The IMPALA paper's policy gradient weighs
 # $\nabla\log\pi(a_s|x_s)$ by $\rho_s\big(r_s + \gamma v_{s+1} - V(x_s)\big)$. Here $v_{s+1}$ is
 # the V-trace target at $s+1$, with no λ in it. The paper clips this $\rho_s$ with the same
-# $\bar\rho$; like rlax, the package gives it its own $\bar\rho_{pg}$.
+# $\bar\rho$. Like rlax, the package gives it its own $\bar\rho_{pg}$.
 #
 # The package follows rlax (`vtrace_td_error_and_advantage`). It mixes the next target with the
-# critic's next value, by the same λ that cuts the traces:
-# $r_t + \gamma_t[\lambda_t v_{t+1} + (1-\lambda_t)V'_t] - V_t$ inside an episode. At its end both
+# critic's next value, by the same λ that cuts the traces. Inside an episode the mix is
+# $r_t + \gamma_t[\lambda_t v_{t+1} + (1-\lambda_t)V'_t] - V_t$. At an episode's end, both formulas
 # read $V'_t$. So:
 #
 # * at **λ = 1** the two are the same formula;
@@ -334,8 +336,8 @@ print("on-policy V-trace == TD(λ) == GAE")
 #
 # </details>
 #
-# The paper's advantage, on this section's rollout (its per-step γ and clips; `vs` from the same
-# call):
+# The paper's advantage, on this section's rollout, with its per-step γ and clips. `vs` comes from
+# the same call:
 
 # %%
 def paper_pg(vs, log_rhos, r, v, nv, gamma, term, trunc, pg_rho_bar):
@@ -347,7 +349,8 @@ def paper_pg(vs, log_rhos, r, v, nv, gamma, term, trunc, pg_rho_bar):
     return rho_pg * (r + gamma * torch.where(term, 0.0, vs_next) - v), rho_pg, vs_next, done
 
 # %% [markdown]
-# At λ = 1 and λ = 0.5, the package's advantage minus the paper's against the predicted gap:
+# At λ = 1 and λ = 0.5, the cell compares the package's advantage minus the paper's with the
+# predicted gap:
 
 # %%
 for lam_ in (1.0, 0.5):
@@ -364,7 +367,7 @@ for lam_ in (1.0, 0.5):
 
 # %% [markdown]
 # On-policy at λ = 0 the gap is a whole step. The package's advantage is the one-step TD error,
-# the paper's a two-step one:
+# and the paper's is a two-step one:
 
 # %%
 on = rl.vtrace(zero, r, v, gamma=0.9, lambda_=0.0, next_values=nv, backend=KERNEL)  # no episode ends but the window's
@@ -376,7 +379,8 @@ torch.testing.assert_close(paper_pg(on.vs, zero, r, v, nv, 0.9, no_end, no_end, 
 print("λ = 1: package == paper; λ < 1: they differ by ρ_pg γ (1 − λ)(V' − v_{t+1})")
 
 # %% [markdown]
-# What the ratios do: one row with a constant ratio $\pi/\mu$, rewards 1 and an imperfect critic.
+# To see what the ratios do, take one row with a constant ratio $\pi/\mu$, rewards 1 and an
+# imperfect critic.
 #
 # * At $\pi/\mu \ge 1$ the weights are clipped to 1, and `vs` is the on-policy return.
 # * As the ratio falls, $\rho_t$ shrinks each TD correction and $c_t$ cuts the trace. So `vs`
@@ -403,8 +407,8 @@ torch.testing.assert_close(curves[2.0], curves[1.0])  # ρ̄ = c̄ = 1: a ratio 
 torch.testing.assert_close(curves[0.0], v1, atol=1e-5, rtol=0)  # no trace, no correction: the critic
 
 # %% [markdown]
-# Gradients reach `rewards`, `values` and `next_values` through the fused backward scan. The
-# check: against autograd of the PyTorch path, in float64, with a loss on both outputs:
+# Gradients reach `rewards`, `values` and `next_values` through the fused backward scan. The check
+# compares them with autograd of the PyTorch path, in float64, with a loss on both outputs:
 
 # %%
 r64, v64, nv64 = (torch.randn(2, 30, dtype=torch.float64, device=DEVICE, requires_grad=True) for _ in range(3))
@@ -448,22 +452,23 @@ print("gradients match")
 #
 # </details>
 #
-# That is $V^\pi$ in particular when $\pi_{\bar\rho} = \pi$ (it can also be when actions tie in value).
-# $\pi_{\bar\rho} = \pi$ happens in two ways:
+# So V-trace learns $V^\pi$ when $\pi_{\bar\rho} = \pi$. (It can also learn $V^\pi$ when actions
+# tie in value.) $\pi_{\bar\rho} = \pi$ happens in two ways:
 #
-# * No weight is clipped: $\bar\rho \ge \max_a \pi(a)/\mu(a)$. Then
+# * No weight is clipped, because $\bar\rho \ge \max_a \pi(a)/\mu(a)$. Then
 #   $\min(\bar\rho\,\mu, \pi) = \pi$.
-# * Every action of $\pi$ is clipped by the same factor: $\pi/\mu$ is constant where $\pi > 0$.
-#   An example is on-policy ($\mu = \pi$) with $\bar\rho < 1$. Every weight is clipped to
-#   $\bar\rho$, and $\min(\bar\rho\,\pi, \pi) = \bar\rho\,\pi$ normalises back to $\pi$.
+# * Every action of $\pi$ is clipped by the same factor, because $\pi/\mu$ is constant where
+#   $\pi > 0$. An example is on-policy ($\mu = \pi$) with $\bar\rho < 1$. Every weight is clipped
+#   to $\bar\rho$, and $\min(\bar\rho\,\pi, \pi) = \bar\rho\,\pi$ normalises back to $\pi$.
 #
-# Clipping alone does not move the fixed point; clipping some actions more than others does.
+# Clipping alone does not move the fixed point. Clipping some actions more than others does.
 #
-# The example: one state that returns to itself, and two actions. Every value then has a closed
-# form, $V^\nu = E_\nu[r] / (1 - \gamma)$.
+# The example has one state that returns to itself, and two actions. The value of any policy
+# $\nu$ then has a closed form, $V^\nu = E_\nu[r] / (1 - \gamma)$.
 #
-# * Action 0 pays 1. $\mu$ rarely takes it, $\pi$ mostly does ($\pi/\mu = 4$ and $1/4$).
-# * At the right fixed point the mean of `vs` − V is 0; elsewhere it points towards it.
+# * Action 0 pays 1 and action 1 pays 0. $\mu$ rarely takes action 0 and $\pi$ mostly does, so
+#   $\pi/\mu = 4$ and $1/4$ for the two actions.
+# * At the right fixed point the mean of `vs` − V is 0. Elsewhere it points towards it.
 #
 # <details><summary>Details: why the PyTorch path here</summary>
 #
@@ -483,8 +488,8 @@ def pi_clipped(rho_bar):
     return w / w.sum()
 
 # %% [markdown]
-# A batch of μ's rollouts (1024 rows × 100 steps). Then the mean correction `vs` − V that
-# V-trace applies to a critic that says V everywhere:
+# Below, a batch of μ's rollouts (1024 rows × 100 steps). Then the mean correction `vs` − V that
+# V-trace applies to a critic whose value is V at every step:
 
 # %%
 actions = rng.random((1024, 100)) < mu[1]  # μ's actions: True is action 1
@@ -499,7 +504,8 @@ def mean_correction(V, rho_bar):
     return float((vs - v).mean())
 
 # %% [markdown]
-# For $\bar\rho = 1$ and $\bar\rho = 4$: where the correction vanishes, and what it does at $V^\pi$:
+# For $\bar\rho = 1$ and $\bar\rho = 4$, the cell prints where the correction vanishes, and its
+# value at $V^\pi$:
 
 # %%
 print(f"V^pi = {value_of(pi):.2f}, V^mu = {value_of(mu):.2f}")
@@ -532,8 +538,8 @@ h200 = profile.committed("vtrace", missing_ok=True)  # the H200\'s table and cha
 # %% [markdown]
 # ## Exercises
 #
-# Checked exercises work as in notebook 00b: write the starter's function, then run the cell
-# after it. `print(exercises.task(name))` restates the task; solutions are in
+# Checked exercises work as in notebook 00b. Write the starter's function, then run the cell
+# after it. `print(exercises.task(name))` restates the task. Solutions are in
 # `notebooks/solutions/`.
 #
 # **`retrace`** (a Triton prologue). Retrace(λ) (Munos et al., 2016) is V-trace's counterpart for
@@ -547,15 +553,16 @@ h200 = profile.committed("vtrace", missing_ok=True)  # the H200\'s table and cha
 #
 # **The harness in three lines** (all of it: [notebook 01, section 5](01_discounted_return.ipynb#5.-The-harness-for-Triton-prologues)):
 # your `@triton.jit` prologue `(X, P, offs, t, m, T) -> (a, b)` loads its inputs with
-# `tl.load(X[i] + offs, mask=m, other=0.0)`; $a = 0$ is the reset, selected by the harness; an input
-# that may be NaN is yours to select away in $b$ with `tl.where`, never to multiply by 0.
+# `tl.load(X[i] + offs, mask=m, other=0.0)`. The harness treats $a = 0$ as the reset and applies it
+# with a select. An input that may be NaN is yours to select away in $b$ with `tl.where`; never
+# multiply it by 0.
 #
-# * **Inputs:** `P` holds (γ, λ). `X` holds five (B, T) tensors, one number per step, loaded at
-#   `offs`, in this order:
+# * **Inputs:** `P` holds (γ, λ). `X` holds five (B, T) tensors in this order. Each has one number
+#   per step, loaded at `offs`:
 #   * `X[0]`, `rewards`, $r_t$;
 #   * `X[1]`, `next_expected_q`, $\mathbb E_\pi Q(s_{t+1}, \cdot)$;
-#   * `X[2]`, `next_q`, $Q(s_{t+1}, a_{t+1})$, the value of the action taken next: shape (B, T),
-#     not `q_lambda`'s (B, T, A) of every action's value;
+#   * `X[2]`, `next_q`, $Q(s_{t+1}, a_{t+1})$, the value of the action taken next. Its shape is
+#     (B, T), not the (B, T, A) of `q_lambda`, which held every action's value;
 #   * `X[3]`, `next_log_ratio`, $\log \pi/\mu$ of $a_{t+1}$. Entry $t$ is already step $t+1$'s
 #     ratio, so load it at `offs`, with no shift;
 #   * `X[4]`, `terminated`, a bool flag.
@@ -564,7 +571,7 @@ h200 = profile.committed("vtrace", missing_ok=True)  # the H200\'s table and cha
 #   * $c = 0$ at the window's last step.
 #   * Behind a termination the `next_*` inputs must never be read (they may be NaN). Select them
 #     away with `tl.where`; do not multiply them by $(1-\text{term}_t)$. That would put
-#     $0 \cdot \text{NaN}$ into the step's own $a$ and $b$, where the reset at $a = 0$ cannot help.
+#     $0 \cdot \text{NaN}$ into the step's own $a$ and $b$. The reset at $a = 0$ cannot help there.
 #
 # <details><summary>Hint 1: where to start</summary>
 #
@@ -639,32 +646,32 @@ exercises.attempt("retrace", retrace)
 
 # %% [markdown]
 # **`vtrace_pg`** (a Triton epilogue). You write the policy-gradient advantage as an epilogue.
-# The prologue is given, `exercises.vtrace_prologue` (λ = 1): it returns section 2's pair
+# The prologue is given: `exercises.vtrace_prologue` (λ = 1) returns section 2's pair
 # $(a_t, b_t)$. Its source is held back until after the capstone, `vtrace_kernel`, because the
 # capstone asks you to write that step yourself.
 #
 # The advantage needs $v_{s+1}$, the *next* step's V-trace target. Epilogues get it as `y_in`,
-# the value that entered the step ($y_t = b_t + a_t\,y_{in}$; the scan runs backwards in time).
-# `exercises.scan_hook` takes an `epilogue` argument, called after the scan; what it returns is
-# stored.
+# the value that entered the step ($y_t = b_t + a_t\,y_{in}$, as the scan runs backwards in time).
+# `exercises.scan_hook` takes an `epilogue` argument. The harness calls it after the scan and
+# stores what it returns.
 #
 # **The harness's epilogue in three lines** (all of it: [notebook 01, section 5](01_discounted_return.ipynb#5.-The-harness-for-Triton-prologues)):
 # your `@triton.jit` epilogue `(X, P, offs, t, m, T, y, y_in) -> out` loads its inputs with
-# `tl.load(X[i] + offs, mask=m, other=0.0)`; `out` is stored in place of `y`; an input that may be
-# NaN is yours to select away with `tl.where`, never to multiply by 0.
+# `tl.load(X[i] + offs, mask=m, other=0.0)`. The harness stores `out` in place of `y`. An input that
+# may be NaN is yours to select away with `tl.where`; never multiply it by 0.
 #
 # * **Inputs:** `X` holds log_rhos, rewards, values, next_values, terminated; `P` holds
 #   (γ, ρ̄, c̄). `y` is $v_s$ and `y_in` is $v_{s+1}$.
 # * **Returns:** $\min(\bar\rho, \pi_s/\mu_s)\big(r_s + \gamma(1-\text{term}_s)\,v_{s+1} -
-#   V(x_s)\big)$, with $\pi_s/\mu_s$ = `exp(log_rhos)`: the introduction's clipped $\rho_s$. Two
-#   things are fixed here:
+#   V(x_s)\big)$, with $\pi_s/\mu_s$ = `exp(log_rhos)`. This is the introduction's clipped
+#   $\rho_s$. Two things are fixed here:
 #   * the policy gradient is clipped at ρ̄ itself (`pg_rho_bar` set to `rho_bar`, as the paper does);
 #   * λ = 1, where rlax's form and the paper's are the same advantage (section 4, "Which
 #     policy-gradient advantage").
 # * **Edge cases:**
 #   * At the window's last step, $v_{s+1}$ is `next_values` (`y_in` is 0 there: no step follows).
-#   * At a termination the advantage has no $v_{s+1}$ term: write $1-\text{term}_s$ as a select,
-#     `tl.where(term, 0.0, ...)`: there $v_{s+1}$ is the next episode's value, or, at the window's
+#   * At a termination the advantage has no $v_{s+1}$ term. Write $1-\text{term}_s$ as a select,
+#     `tl.where(term, 0.0, ...)`. There $v_{s+1}$ is the next episode's value, or, at the window's
 #     last step, a `next_values` entry that may be NaN.
 #
 # <details><summary>Hint 1: where to start</summary>
@@ -728,7 +735,7 @@ exercises.attempt("vtrace_pg", vtrace_pg)
 
 # %% [markdown]
 # *A good place to stop for a first session.* The capstone next builds on `retrace` and
-# `vtrace_pg`, and on your `reset_scan` from 00c: have it at hand.
+# `vtrace_pg`, and on your `reset_scan` from 00c. Have it at hand.
 #
 # **`vtrace_kernel`** (the capstone: a whole kernel, as in notebooks 00b and 00c). Write V-trace
 # end to end in Triton, with no harness:
@@ -738,15 +745,16 @@ exercises.attempt("vtrace_pg", vtrace_pg)
 # 2. Put section 2's step in place of the discounted return's, and write `vs`.
 # 3. Compute `vtrace_pg`'s policy-gradient advantage, which reads $v_{s+1}$ one step on.
 #
-# * **Inputs:** `log_rhos`, `rewards`, `values`, `next_values`, (B, T) float32 and contiguous;
-#   `terminated`, bool; `gamma`, `rho_bar`, `c_bar` numbers; `chunk` the chunk length. λ = 1.
+# * **Inputs:** `log_rhos`, `rewards`, `values` and `next_values` are (B, T) float32 and
+#   contiguous. `terminated` is bool. `gamma`, `rho_bar` and `c_bar` are numbers, and `chunk` is
+#   the chunk length. λ = 1.
 # * **Returns:** `(vs, pg)`, both written by kernels of yours. The policy gradient is clipped at
 #   ρ̄. The checker compares both outputs with `reference.vtrace` on rows longer than a chunk,
 #   with terminations.
-# * **Edge cases:** think about two places before writing.
+# * **Edge cases:** think about two places before you write the kernel.
 #   * The window's last step: section 2's equation has $v_T$ in it, and there is no $v_T$.
 #   * A terminal step: `next_values` behind a termination may be NaN here.
-# * **One new Triton pattern, for `pg`:** it reads $v_{s+1}$, the next step's `vs`, which another
+# * **One new Triton pattern, for `pg`.** It reads $v_{s+1}$, the next step's `vs`, which another
 #   program may write. So compute `pg` in a second kernel, launched after the first has finished.
 #   It is an elementwise kernel over all B·T elements, like 00b's first kernels. In a contiguous
 #   (B, T) tensor, element `i` is row `i // T`, step `t = i % T`. Its next step is element `i + 1`,
@@ -854,9 +862,9 @@ def vtrace_kernel(log_rhos, rewards, values, next_values, terminated, gamma, rho
 exercises.attempt("vtrace_kernel", vtrace_kernel)
 
 # %% [markdown]
-# To compare with your kernel's step: `exercises.vtrace_prologue`, the prologue given to you for
-# `vtrace_pg`. Its `a` line resets at a termination and at the window's last step; its `b` line
-# drops $-\gamma c V'$ where $a = 0$:
+# To compare with your kernel's step, here is `exercises.vtrace_prologue`, the prologue given to
+# you for `vtrace_pg`. Its `a` line resets at a termination and at the window's last step. Its `b`
+# line drops $-\gamma c V'$ where $a = 0$:
 
 # %%
 print(inspect.getsource(getattr(exercises.vtrace_prologue, "fn", exercises.vtrace_prologue)))
@@ -866,15 +874,17 @@ print(inspect.getsource(getattr(exercises.vtrace_prologue, "fn", exercises.vtrac
 # one-state argument holds state by state, so it carries over to any finite MDP. Write the value
 # that V-trace's critic converges to, learning from μ's data.
 #
-# * **Inputs:** `P`, (S, A, S): `P[s, a, s2]` is the probability of reaching state `s2` after
-#   action `a` in state `s`. `R`, (S, A): the mean reward. `pi`, `mu`, (S, A): the target and
-#   behaviour policies, one row per state, each summing to 1. `mu > 0` everywhere; `pi` may be 0
-#   on an action. `gamma < 1`, and `rho_bar > 0` (`float("inf")` for no clip).
+# * **Inputs:** `P` has shape (S, A, S). `P[s, a, s2]` is the probability of reaching state `s2`
+#   after action `a` in state `s`. `R`, shape (S, A), is the mean reward. `pi` and `mu`, (S, A),
+#   are the target and behaviour policies, one row per state, each summing to 1. `mu > 0`
+#   everywhere, and `pi` may be 0 on an action. `gamma < 1`, and `rho_bar > 0` (`float("inf")`
+#   for no clip).
 # * **Returns:** `V`, shape (S,), float64: the $V$ at which V-trace's mean correction
 #   $E_\mu[\rho_t\delta_t \mid s_t = s]$ is 0 in every state.
 # * **How it is checked:** the checker holds no answer. It computes that mean correction with
-#   your `V`; it must vanish in every state, which happens at one $V$ only. Where it does not, the
-#   message gives its sign: the way a one-step V-trace update would move your `V`.
+#   your `V`. The correction must vanish in every state, which happens at one $V$ only. Where it
+#   does not vanish, the message gives its sign, which is the way a one-step V-trace update would
+#   move your `V`.
 #
 # Then try it: as $\bar\rho$ grows, where does `V` go? And as $\bar\rho \to 0$?
 #
@@ -943,8 +953,7 @@ exercises.attempt("vtrace_fixed_point", vtrace_fixed_point)
 # %% [markdown]
 # Without a checker:
 #
-# *(Answer each in its cell below: your teacher's grader collects the answers from
-# them.)*
+# *(Answer each in its cell below. Your teacher's grader collects the answers from them.)*
 #
 # 1. Set `rho_bar = c_bar = float("inf")`: `vs` becomes the importance-sampled λ-return. Its mean
 #    is π's λ-return built on the current critic (equal to $V^\pi$ only when $V = V^\pi$), with
@@ -974,10 +983,11 @@ exercises.attempt("vtrace_fixed_point", vtrace_fixed_point)
 #   \rho_t\delta_t - [\lnot\text{done}_t]\,\gamma_t c_t V'_t$, reset at episode ends.
 # * Two clipped weights come from `log_rhos`. $\rho_t = \min(\bar\rho, \pi/\mu)$ sets which value
 #   `vs` converges to. $c_t = \lambda_t\min(\bar c, \pi/\mu)$ sets how far a TD error travels.
-# * That value is $V^{\pi_{\bar\rho}}$, $\pi_{\bar\rho} \propto \min(\bar\rho\,\mu, \pi)$: $V^\pi$
-#   only when no weight is clipped, or all are clipped by the same factor.
-# * Scanning $v_t - V_t$, as IMPALA's code does, assumes $V'_t = V_{t+1}$: wrong at a truncation
-#   with real `next_values`, and across padding.
+# * That value is $V^{\pi_{\bar\rho}}$, with $\pi_{\bar\rho} \propto \min(\bar\rho\,\mu, \pi)$. It is
+#   $V^\pi$ only when no weight is clipped, or all are clipped by the same factor.
+# * Scanning $v_t - V_t$, as IMPALA's code does, assumes $V'_t = V_{t+1}$. That is wrong at a
+#   truncation with real `next_values`, and across padding.
 # * `pg_advantages` come from the same pass (the epilogue reads $v_{t+1}$ as `y_in`). They follow
-#   rlax: the IMPALA paper's advantage at λ = 1, another below it. `log_rhos` gets no gradient.
+#   rlax. At λ = 1 they are the IMPALA paper's advantage, and below 1 they differ from it.
+#   `log_rhos` gets no gradient.
 # * On-policy (`log_rhos = 0`, clips ≥ 1) V-trace is TD(λ), and with $V'_t = V_{t+1}$ it is GAE.

@@ -163,6 +163,11 @@ for b, t in [(16, 128), (4096, 128), (16384, 1024)]:
     wall, gpu = model_us(b, t, gae_bytes)
     print(f"model, GAE {b}×{t}: GPU {gpu:.1f} µs, wall {wall:.1f} µs per call")
 
+
+def against(prediction, measured, what):
+    """Your prediction (None: not made) beside the measured figure."""
+    print(f"{what}: measured {measured:.3g}" + ("" if prediction is None else f", you predicted {prediction:.3g}"))
+
 # %% jupyter={"source_hidden": true}
 # Checks: the claims above, on the committed run (CI runs them; skip when reading)
 smallest = [row(RES, a, 16, 128) for a in list(profile.ops()) + ["linear_scan"]]
@@ -181,10 +186,11 @@ assert math.isclose(ppo_floor_ms, r_ppo["floor_ms"], rel_tol=1e-4)
 # GPU time: at 100 %, the kernel moves its bytes as fast as a plain copy.
 #
 # **Predict first.** GAE at 16384×1024: the model printed its GPU time above. What % floor does
-# that make? Write your number down, then run the next cell: every algorithm at that shape,
+# that make? Put your number in the next cell, then run it: every algorithm at that shape,
 # float32, forward.
 
 # %%
+my_pct_floor = None  # your prediction: GAE's % floor at 16384×1024
 ALGORITHMS = list(profile.ops()) + ["linear_scan"]
 gpu_table = []
 for name in ALGORITHMS:
@@ -196,6 +202,8 @@ for name in ALGORITHMS:
                       "wall µs/call": r["full_call_us"]})
 print(f"H200, committed results {RES['date']}, {B}×{T} float32, forward")
 print(profile.table(gpu_table))
+against(my_pct_floor, 100 * row(RES, "gae", B, T)["floor_ms"] / row(RES, "gae", B, T)["kernel_ms"],
+        "GAE's % floor at 16384×1024")
 
 # %% [markdown]
 # <details><summary>Details: the lowest, and the highest over 100 %</summary>
@@ -235,9 +243,10 @@ assert round(gae_model_gpu) == 69 and round(1e3 * row(RES, "gae", B, T)["kernel_
 #
 # **Predict first**, with `model_us`: GAE's wall and GPU time per call at 4096×128 (its floor is
 # 2 µs), and at 64×16384 (floor 4 µs). Which of the two is the bigger share of a call at each
-# shape? Then run the table, and the chart that sets the model beside it.
+# shape? Put your numbers in the next cell, then run it, and the chart that sets the model beside it.
 
 # %%
+my_wall_us, my_gpu_us = None, None  # your prediction: GAE at 4096×128, µs per call
 SHAPES = [(16, 128), (4096, 128), (64, 16384), (16384, 1024)]
 wall_gpu = []
 for name in ALGORITHMS:
@@ -248,6 +257,8 @@ for name in ALGORITHMS:
     wall_gpu.append(line)
 print(f"H200, committed results {RES['date']}: µs per forward call, wall (host included) and GPU (graph replay)")
 print(profile.table(wall_gpu, digits=3))
+against(my_wall_us, row(RES, "gae", 4096, 128)["full_call_us"], "GAE 4096×128, wall µs per call")
+against(my_gpu_us, 1e3 * row(RES, "gae", 4096, 128)["kernel_ms"], "GAE 4096×128, GPU µs per call")
 
 # %%
 fig, ax = plt.subplots(figsize=(8, 3.4))
@@ -319,11 +330,14 @@ assert [round(min(small_gpu), 1), round(max(small_gpu), 1)] == [1.3, 5.2]  # "fo
 # 4096×128, what share of section 3's wall time per call would capturing remove?
 
 # %%
+my_removed_pct = None  # your prediction: the % of GAE's 4096×128 call a CUDA graph removes
 saving = [{"algorithm": t["algorithm"], "eager wall µs": t["4096×128 wall"],
            "graph replay (GPU) µs": t["4096×128 GPU"],
            "host time removed %": 100 * (1 - t["4096×128 GPU"] / t["4096×128 wall"])} for t in wall_gpu]
 print("H200, committed results, 4096×128 forward: what capturing the call in a CUDA graph removes")
 print(profile.table(saving, digits=3))
+against(my_removed_pct, next(x["host time removed %"] for x in saving if x["algorithm"] == "gae"),
+        "GAE 4096×128, % of the call a graph removes")
 
 # %% [markdown]
 # <details><summary>Details: Caution: small shapes sit in L2</summary>

@@ -70,6 +70,11 @@ def row(algorithm, B, T, impl="rltriton_lite", pass_="fwd"):
             == (algorithm, impl, B, T, DTYPE, pass_)]
     return r
 
+
+def against(prediction, measured, what):
+    """Your prediction (None: not made) beside the measured figure."""
+    print(f"{what}: measured {measured:.3g}" + ("" if prediction is None else f", you predicted {prediction:.3g}"))
+
 # %% [markdown]
 # ## 1. How close to the memory floor?
 #
@@ -96,9 +101,10 @@ assert math.isclose(100 * floor_us / gpu_us, profile.floor_pct(res, DTYPE)["gae"
 #
 # **Predict first, with notebook 08's model:** GPU time ≈ $t_0$ + floor, with $t_0 \approx 2$ µs.
 # GAE's floor is 0.008 µs at 16×128 and 2.1 µs at 4096×128. What % of the floor does the model give
-# at each shape? Which bars of the chart should then sit lowest?
+# at each shape? Which bars of the chart should then sit lowest? Put your numbers in the next cell.
 
 # %%
+my_pct_16x128, my_pct_4096x128 = None, None  # your predictions: GAE's % floor, forward
 fig = profile.floor_chart(res, DTYPE)
 plt.show()
 # the same numbers, one line per shape
@@ -109,6 +115,8 @@ for p in PASSES:
         v = {a: pct[a, s, p] for a in ALGS if (a, s, p) in pct}
         print(f"{p:>7} {profile.shape_name(s):>10}: {min(v.values()):7.3g}–{max(v.values()):<7.3g}% of the floor "
               f"by GPU time (lowest {min(v, key=v.get)})")
+against(my_pct_16x128, pct["gae", (16, 128), "fwd"], "GAE 16×128 forward, % floor")
+against(my_pct_4096x128, pct["gae", (4096, 128), "fwd"], "GAE 4096×128 forward, % floor")
 
 # %% [markdown]
 # **Below the floor, for two reasons.**
@@ -227,12 +235,15 @@ assert [s["x"] for s in profile.peer_speedups(res, DTYPE)
 #
 # **Predict first.** Notebook 08, section 5 counted about 9 launching ops per step of CleanRL's
 # loop, and an eager op costs about 10 µs of host time. What does the loop cost at T = 128, and how
-# many times our 28 µs call is that? At T = 16384?
+# many times our 28 µs call is that? At T = 16384? Put your numbers in the next cell.
 
 # %%
+my_loop_ms, my_times_ours = None, None  # your predictions: GAE 4096×128, the loop's ms per call, and loop ÷ ours
 speedups = profile.peer_speedups(res, DTYPE)  # one dict per (peer, case): x = peer's wall ÷ ours
 no_gpu = sorted({r["impl"] for r in rows if r["impl"] in profile.result_peers(res) and r["kernel_ms"] is None})
 print(f"{len(speedups)} (peer, case) pairs; peers with no GPU time in some rows: {no_gpu}")
+against(my_loop_ms, loop_us / 1e3, "GAE 4096×128, the loop's ms per call")
+against(my_times_ours, loop_us / ours_us, "GAE 4096×128, the loop ÷ ours")
 fig = profile.peers_chart(res, DTYPE)
 plt.show()
 
@@ -269,15 +280,17 @@ assert round(9 * 128 * 10 / 1e3, 1) == 11.5 and round(11.5e3 / ours_us, -2) == 4
 #
 # **Predict first, with notebook 08's model:** wall ≈ max(host, GPU). At 4096×128 GPU time is a
 # few µs and the host 20–50 µs: what wall ÷ GPU do you expect? Is a backward more host work or more
-# GPU work?
+# GPU work? Put your number in the next cell.
 #
 # **One pair of bars by hand first:** GAE's forward at 4096×128, wall time (`full_call_us`, µs)
 # against GPU time (`kernel_ms`, ms).
 
 # %%
+my_wall_over_gpu = None  # your prediction: GAE 4096×128 forward, wall ÷ GPU time
 r = row("gae", 4096, 128)
 print(f"GAE 4096×128 forward: wall {r['full_call_us']:.1f} µs, GPU {1e3 * r['kernel_ms']:.2f} µs: "
       f"wall ÷ GPU = {r['full_call_us'] / (1e3 * r['kernel_ms']):.1f}×")
+against(my_wall_over_gpu, r["full_call_us"] / (1e3 * r["kernel_ms"]), "GAE 4096×128 forward, wall ÷ GPU")
 assert profile.wall_vs_gpu(res, DTYPE, profile.RL_SHAPES)["gae", (4096, 128), "fwd"] == (r["full_call_us"],
                                                                                        1e3 * r["kernel_ms"])
 
