@@ -16,39 +16,40 @@
 # %% [markdown]
 # # 05 — PPO: a scan for the advantages, a reduction for the loss
 #
-# * **You will learn:** PPO's clipped surrogate: GAE is the scan, the loss a deterministic
-#   two-stage reduction; dual-clip PPO as an elementwise Triton hook.
+# * **You will learn:** PPO's clipped surrogate loss. GAE gives its advantages by a scan, and the
+#   loss is a deterministic two-stage reduction. Dual-clip PPO as an elementwise Triton hook.
 # * **Time:** 3.5–5 h with the open questions; 1.25–2 h for the reading and the two checked
 #   exercises.
 # * **Needs:** notebook 02. No GPU.
 # * **Conventions:** the course's flags, values and hook signatures:
 #   [Names and signatures](GLOSSARY.md#names-and-signatures) in the glossary.
 # * **Minimum path:** sections 1–4, the harness and the checked exercises `dual_clip` and
-#   `two_stage_mean` (it needs section 3). Sections 5, 6 and the open questions can wait.
+#   `two_stage_mean` (which builds on section 3). Sections 5, 6 and the open questions can wait.
 #
 # Proximal Policy Optimization (PPO) improves the policy that collected a rollout, with several
 # epochs of minibatch steps on the same data.
 #
-# Its starting point is the importance-sampled surrogate $\mathbb{E}_t[\rho_t \hat A_t]$, with
-# the probability ratio
+# Its starting point is the importance-sampled surrogate $\mathbb{E}_t[\rho_t \hat A_t]$. Here
+# $\hat A_t$ is the advantage estimate of step $t$, and $\rho_t$ is the probability ratio
 # $\rho_t = \pi(a_t|s_t) / \pi_{\text{old}}(a_t|s_t) = e^{\log\pi_t - \log\pi^{\text{old}}_t}$.
-# Maximised freely, it moves the policy too far from the data. PPO clips the ratio and takes the
-# pessimistic minimum, so pushing $\rho_t$ out of $[1-\epsilon, 1+\epsilon]$ gains nothing:
+# Maximised freely, the surrogate moves the policy too far from the data. PPO clips the ratio to
+# $[1-\epsilon, 1+\epsilon]$ and takes the smaller of the clipped and unclipped terms. So pushing
+# $\rho_t$ outside that range gains nothing:
 #
 # $$L^{\text{CLIP}} = \mathbb{E}_t\Big[\min\big(\rho_t \hat A_t,\;
 #   \operatorname{clip}(\rho_t, 1-\epsilon, 1+\epsilon)\, \hat A_t\big)\Big], \qquad
 #   \text{loss} = -\frac{1}{N}\sum_{t\ \text{unmasked}}
 #   \min\big(\rho_t \hat A_t,\; \operatorname{clip}(\rho_t, 1-\epsilon, 1+\epsilon)\, \hat A_t\big).$$
 #
-# $N$ is the number of unmasked elements (the mean's denominator).
+# $N$ is the number of unmasked elements (those that are not padding), the mean's denominator.
 #
 # Two parts of this are credit assignment:
 #
-# * the advantages $\hat A_t$ come from GAE, a reverse scan (notebook 02);
-# * the loss is a **sum**, an associative scan too: its last element is the answer.
+# * The advantages $\hat A_t$ come from GAE, a reverse scan (notebook 02).
+# * The loss is a **sum**. A sum is an associative scan too, whose last element is the total.
 #
-# `rl.ppo_clip_loss` fuses the elementwise part with a deterministic two-stage sum, and returns
-# CleanRL's diagnostics (`clip_fraction`, `approx_kl`) from the same pass.
+# `rl.ppo_clip_loss` fuses the per-element terms with a deterministic two-stage sum. It returns
+# CleanRL's diagnostics, `clip_fraction` and `approx_kl`, from the same pass.
 #
 # <details><summary>Details: the paper, and where the surrogate comes from</summary>
 #
@@ -85,15 +86,15 @@ n = lambda x: x.detach().cpu().numpy()  # noqa: E731
 # %% [markdown]
 # ## 1. The loop
 #
-# A loss has no loop over time: every element is independent. The ground truth is still a
-# float64 NumPy function, readable next to the formula:
+# A loss has no loop over time, because every element is independent. The ground truth is still
+# a float64 NumPy function, which you can read next to the formula:
 
 # %%
 print(inspect.getsource(reference.ppo_clip_loss))
 
 # %% [markdown]
 # Four steps with $\epsilon = 0.2$, one for each case of the clip. The old policy gave every
-# action probability 0.5; the new one gives 0.55, 0.75, 0.45, 0.25. So the ratios are 1.1, 1.5,
+# action probability 0.5. The new one gives 0.55, 0.75, 0.45, 0.25. So the ratios are 1.1, 1.5,
 # 0.9, 0.5. The advantages are $+1, +1, -1, -1$:
 #
 # | t | $\hat A$ | $\rho$ | $\rho \hat A$ | $\operatorname{clip}(\rho) \hat A$ | min | which term |
@@ -119,11 +120,13 @@ np.testing.assert_allclose(approx_kl, 0.07443, atol=1e-5)
 # %% [markdown]
 # A clipped element contributes a constant, so its gradient is zero. That is the whole mechanism:
 #
-# * step 1 is already 1.5 times more likely, with $\hat A > 0$: PPO stops pushing it up;
-# * step 3 is already half as likely, with $\hat A < 0$: PPO stops pushing it down.
+# * Step 1's action is already 1.5 times more likely than under the old policy, and $\hat A > 0$.
+#   PPO stops pushing it up.
+# * Step 3's action is already half as likely, and $\hat A < 0$. PPO stops pushing it down.
 #
-# The plot: the objective (minus the per-element loss) against the ratio, from the kernel's
-# `reduction="none"` output, shaded where the kernel's gradient is exactly 0:
+# The plot shows the objective (minus the per-element loss) against the ratio. The curves come
+# from the kernel's `reduction="none"` output, one loss per element. The shading marks where the
+# kernel's gradient is exactly 0:
 
 # %%
 rho = torch.linspace(0.05, 2.0, 196, dtype=torch.float64, device=DEVICE)
@@ -148,10 +151,10 @@ plt.tight_layout()
 plt.show()
 
 # %% [markdown]
-# The other two "outside" cases keep their gradient: $\hat A > 0$ with $\rho < 1-\epsilon$, and
-# $\hat A < 0$ with $\rho > 1+\epsilon$. There the unclipped term is the minimum, so a step that
-# went the wrong way is always corrected. The clip only stops moves *further* in the advantage's
-# direction.
+# In two other cases the ratio is also outside the range: $\hat A > 0$ with $\rho < 1-\epsilon$,
+# and $\hat A < 0$ with $\rho > 1+\epsilon$. These keep their gradient. There the unclipped term
+# is the minimum, so a ratio that moved the wrong way is always pushed back. The clip only stops
+# moves *further* in the advantage's direction.
 #
 # So `clip_fraction`, the share of ratios outside the range, is not the share of elements without
 # a gradient:
@@ -169,10 +172,10 @@ print("both ratios outside the range, both gradients non-zero:", g)
 #
 # PPO's loop has three steps, and only GAE runs along time:
 #
-# 1. collect a rollout with $\pi_{\text{old}}$ and record $\log\pi_{\text{old}}(a_t|s_t)$;
-# 2. compute advantages (and value targets) with GAE, the reverse scan of notebook 02;
-# 3. for a few epochs, recompute $\log\pi(a_t|s_t)$ with the current parameters and minimise the
-#    clipped loss. The loss takes any shape and any strides.
+# 1. Collect a rollout with $\pi_{\text{old}}$ and record $\log\pi_{\text{old}}(a_t|s_t)$.
+# 2. Compute advantages (and value targets) with GAE, the reverse scan of notebook 02.
+# 3. For a few epochs, recompute $\log\pi(a_t|s_t)$ with the current parameters and minimise the
+#    clipped loss. The loss takes inputs of any shape and any strides.
 
 # %%
 B, T = 4, 32
@@ -190,7 +193,8 @@ out = rl.ppo_clip_loss(log_probs, old_log_probs, adv, epsilon=0.2, normalize_adv
 print(out)
 
 # %% [markdown]
-# The same pipeline in float64 NumPy, `reference.gae` then `reference.ppo_clip_loss`, must agree:
+# The same pipeline in float64 NumPy must agree. It calls `reference.gae`, then
+# `reference.ppo_clip_loss`:
 
 # %%
 e_adv, e_ret = reference.gae(n(rewards), n(values), gamma=0.99, lambda_=0.95, terminated=n(term),
@@ -207,10 +211,11 @@ print("rollout → gae → ppo_clip_loss == reference.gae → reference.ppo_clip
 # %% [markdown]
 # ## 3. The loss is an associative reduction
 #
-# Here you see how the kernel sums the loss, and why in a fixed order.
+# Here you see how the kernel sums the loss, and why it adds in a fixed order.
 #
-# A sum is a scan too. Set every $a_t = 1$: then $y_t = b_t + y_{t+1}$ is the sum of $b$ from $t$
-# to the end, and $y_0$ is the whole sum $\sum_t b_t$. (A reverse scan computes $y_0$ last.)
+# A sum is a scan too. Take notebook 00's reverse scan, $y_t = b_t + a_t\,y_{t+1}$, and set every
+# $a_t = 1$. Then $y_t = b_t + y_{t+1}$ is the sum of $b$ from step $t$ to the end. So $y_0$ is the
+# whole sum $\sum_t b_t$, and the reverse scan computes it last.
 
 # %%
 x = rng.normal(size=50)
@@ -221,26 +226,28 @@ np.testing.assert_allclose(n(y)[0, 0], x.sum(), rtol=1e-12)
 print("a sum is a scan: y_0 =", n(y)[0, 0])
 
 # %% [markdown]
-# Associativity lets the sum be split: each program adds its own tile, then the partial sums
-# are added. `_reduce.reduce` does it in two stages:
+# Associativity lets the sum be split into pieces. Each Triton program adds the elements of its
+# own tile, a block of rows × steps. Then the partial sums are added. `_reduce.reduce` does this
+# in two stages:
 #
-# * `_partials_kernel` runs the elementwise hook over a tile of rows × steps and writes one
-#   partial per statistic.
-# * `_finish_kernel`, a single program, adds the partials **in program order**. If one program
-#   took every tile, it finishes the sum itself (`FINISH`).
+# * `_partials_kernel` runs the elementwise hook over one tile. It writes one partial sum per
+#   statistic, such as the loss.
+# * `_finish_kernel` runs as a single program. It adds the partials **in program order** (program
+#   0's first, then program 1's, and so on). When one program covers every tile, that program
+#   finishes the sum itself (the `FINISH` flag).
 #
-# The package's two kernels are long; the NumPy `two_stage_sum` below carries the idea. The next
-# cell prints the three lines of them that matter for the exercise `two_stage_mean`:
+# The package's two kernels are long. The NumPy `two_stage_sum` below shows the idea. The next
+# cell prints only the three kernel lines that matter for the exercise `two_stage_mean`:
 #
-# * `_partials_kernel`'s last line, `tl.store(PART + tl.program_id(0) * N_STATS + k, total)`: each
-#   program stores its partial sums at its own index;
-# * `_finish_kernel`'s loop `for start in range(0, n_parts, BLOCK_P):`, a block of partials at a
-#   time, in order;
-# * and in it, `total += tl.sum(tl.load(PART + ..., mask=m, other=0.0), axis=0)`: the masked
-#   load adds 0 past the last partial.
+# * `_partials_kernel`'s last line, `tl.store(PART + tl.program_id(0) * N_STATS + k, total)`. Each
+#   program stores its partial sums at its own index.
+# * `_finish_kernel`'s loop, `for start in range(0, n_parts, BLOCK_P):`. It reads the partials one
+#   block at a time, in order.
+# * Inside that loop, `total += tl.sum(tl.load(PART + ..., mask=m, other=0.0), axis=0)`. The
+#   masked load gives 0 past the last partial, so those lanes add nothing.
 #
-# The rest (tiles of rows × steps, `STAGES`, several statistics, `COUNT`, `FINISH`) is the
-# package's generality: the exercise needs none of it.
+# The rest of the kernels (tiles of rows × steps, `STAGES`, several statistics, `COUNT`, `FINISH`)
+# makes the package general. The exercise needs none of it.
 
 # %%
 # the three lines, with where they are (print(inspect.getsource(...)) shows a whole kernel)
@@ -253,7 +260,7 @@ for fn, wanted in ((_reduce._partials_kernel, ["tl.store(PART"]),
         print(f"_reduce.py:{number}: {line}")
 
 # %% [markdown]
-# The same two stages in NumPy, against the plain sum:
+# The same two stages in NumPy, checked against the plain sum:
 
 # %%
 def two_stage_sum(x, block):
@@ -270,10 +277,11 @@ print(len(partials), "partials")
 np.testing.assert_allclose(total, x.sum(), rtol=1e-12)
 
 # %% [markdown]
-# Why not let every program `atomic_add` its partial into one number? Floating-point addition is
-# associative only on paper. Atomics commit in whatever order the programs finish, and in
-# float32 another order gives another answer. The loss changes in its last bits from run to run,
-# and a training run cannot be replayed. The same 16 float32 partials, in a few random orders:
+# Why not let every program add its partial into one number with `atomic_add`? Because
+# floating-point addition is associative only on paper. In float32, adding in another order can
+# give another answer. Atomics add in whatever order the programs happen to finish. So the loss
+# would change in its last bits from run to run, and a training run could not be replayed. Here
+# are the same 16 float32 partials, added in a few random orders:
 
 # %%
 def add_in_order(partials, order):  # what atomics do: whichever program finishes first adds first
@@ -305,29 +313,34 @@ for run in runs[1:]:
 print("bitwise identical across calls")
 
 # %% [markdown]
-# For this loss, how many partials there are, and so the order of the sum, depends only on the shape
-# and the package's settings (`rltriton_lite.config.Config`), never on timing or the device. The
-# same call on the same shape adds in the same order on any run.
+# For this loss, the number of partials depends only on the input's shape and the package's
+# settings (`rltriton_lite.config.Config`), never on timing or the device. So the same call on the
+# same shape adds in the same order on every run.
 
 # %% [markdown]
 # ## 4. The kernel's elementwise hook
 #
 # The kernel's per-element code comes in three functions:
 #
-# * `_ppo_terms` computes what forward and backward share.
-# * `_ppo_forward` returns the five statistics the reduction sums: loss, count, clipped, kl, and
-#   $(\hat A-\mu)^2$ for the normalisation.
-# * `_ppo_backward` is the fused gradient, one elementwise pass.
+# * `_ppo_terms` computes what the forward and the backward share.
+# * `_ppo_forward` returns the five statistics that the reduction sums. They are the loss, the
+#   count of unmasked elements, the count of clipped ratios, the kl term, and $(\hat A-\mu)^2$ for
+#   the advantage normalisation ($\mu$ is the advantages' mean).
+# * `_ppo_backward` computes the gradient in one elementwise pass.
 #
 # What the helpers do, in one line each (the glossary has a table of them):
 #
-# * `load_mask` loads which elements count; `load` loads an input (masked, in the arithmetic dtype);
-# * `param` reads a number such as ε; `store` and `store_grad` write an output and a gradient.
-# * `X[NORM]` is `None` without normalisation. With `normalize_advantages=True` it holds two
-#   numbers: the advantages' mean $\mu$, from a reduction before this pass, and a scale, which
-#   `_scale` reads (1 without normalisation). The scale is $1/(\sigma + 10^{-8})$ where every
-#   element needs it (`reduction="none"`, the backward). For a mean or summed loss it is 1 in this
-#   pass, and the total is scaled afterwards (the Details below say why that is allowed).
+# * `load_mask` loads which elements count.
+# * `load` loads an input, masked, in the dtype the arithmetic uses.
+# * `param` reads a number such as ε.
+# * `store` and `store_grad` write an output and a gradient.
+#
+# `X[NORM]` is `None` without normalisation, and `_scale` then gives 1. With
+# `normalize_advantages=True`, `X[NORM]` holds two numbers. The first is $\mu$, from a reduction
+# before this pass. The second is the scale that `_scale` reads. For `reduction="none"` and in
+# the backward, every element needs its scaled advantage, so the scale is $1/(\sigma + 10^{-8})$
+# ($\sigma$ is the advantages' standard deviation). For a mean or summed loss the scale is 1 in
+# this pass, and the total is scaled afterwards. The Details below say why that is allowed.
 
 # %%
 for fn in (ppo._ppo_terms, ppo._ppo_forward, ppo._ppo_backward):
@@ -336,11 +349,12 @@ for fn in (ppo._ppo_terms, ppo._ppo_forward, ppo._ppo_backward):
 # %% [markdown]
 # Points worth noticing:
 #
-# * **The gradient rule.** $\partial\ell_t/\partial\log\pi_t = -\hat A_t \rho_t$ where the
-#   unclipped term is the minimum, else 0: `tl.where(b_clipped < b_unclipped, 0.0, ...)`.
-#   Ties go to the unclipped branch.
+# * **The gradient rule.** The per-element loss $\ell_t$ has the gradient
+#   $\partial\ell_t/\partial\log\pi_t = -\hat A_t \rho_t$ where the unclipped term is the minimum,
+#   and 0 elsewhere. In the code: `tl.where(b_clipped < b_unclipped, 0.0, ...)`. Ties go to the
+#   unclipped branch.
 # * **One pass, more statistics.** The same pass gives CleanRL's `clip_fraction` and
-#   `approx_kl`, and normalises the advantages inside the op.
+#   `approx_kl`. It also normalises the advantages inside the op.
 # * **Padding is never read.** `load(..., m_valid, 0.0, ...)` reads nothing where the mask is 0,
 #   so padding may hold NaN.
 #
@@ -352,7 +366,7 @@ for fn in (ppo._ppo_terms, ppo._ppo_forward, ppo._ppo_backward):
 # recomputed in other batch sizes). So $\rho = 1$ nearly everywhere.
 #
 # At a tie, `torch.min`'s autograd gives half of the gradient to each term, and the clamp passes
-# its half on inside the range. So the total is the same; the kernel gets there with one select.
+# its half on inside the range. So the total is the same. The kernel gets there with one select.
 #
 # </details>
 #
@@ -377,8 +391,9 @@ for fn in (ppo._ppo_terms, ppo._ppo_forward, ppo._ppo_backward):
 #
 # </details>
 #
-# The tiny example's gradient by hand: $-\hat A\rho/N$ at the ties, 0 where clipped:
-# $(-1.1/4,\ 0,\ 0.9/4,\ 0)$. At $\rho = 1$ it is the vanilla policy gradient $-\hat A/N$:
+# The gradient of section 1's four-step example, by hand, is $-\hat A\rho/N$ at the ties and 0
+# where clipped. That gives $(-1.1/4,\ 0,\ 0.9/4,\ 0)$. At $\rho = 1$ the gradient is the vanilla
+# policy gradient $-\hat A/N$:
 
 # %%
 lp = torch.tensor(logp, device=DEVICE, requires_grad=True)
@@ -423,7 +438,7 @@ old_p, lp_p, advs_p = (torch.where(mask, x, torch.nan) for x in (old, lp, advs))
 
 # %% [markdown]
 # Five settings against the reference. For `reduction="none"` the per-element losses must also
-# be 0 on padding and sum to the `"sum"` reduction:
+# be 0 on padding, and they must sum to the `"sum"` reduction's loss:
 
 # %%
 for kw in (dict(), dict(epsilon=(0.2, 0.28)), dict(normalize_advantages=True),
@@ -443,7 +458,8 @@ for kw in (dict(), dict(epsilon=(0.2, 0.28)), dict(normalize_advantages=True),
 
 # %% [markdown]
 # The statistics against CleanRL's `ppo.py`, written out with its normalisation and its
-# `torch.max` of the negated terms. CleanRL has no mask, so the valid elements are selected first:
+# `torch.max` of the negated terms. CleanRL has no mask, so the cell selects the valid elements
+# first:
 
 # %%
 def cleanrl_ppo(newlogprob, b_logprobs, mb_advantages, clip_coef):
@@ -465,8 +481,8 @@ for a, b in zip(got, want):
 print("loss, clip_fraction, approx_kl == CleanRL's")
 
 # %% [markdown]
-# Gradients in float64 against autograd of the PyTorch path, for each reduction (`"none"` with a
-# random weighting):
+# The gradients in float64, against autograd of the PyTorch path, for each reduction. For
+# `"none"` the per-element losses are first weighted by random numbers `w`:
 
 # %%
 lp64 = lp.double().requires_grad_()
@@ -482,8 +498,8 @@ for kw in (dict(normalize_advantages=True), dict(reduction="sum", epsilon=(0.1, 
 print("gradients match")
 
 # %% [markdown]
-# The batches above fit in one tile. 3 × 1,000 elements take several, whose partial sums are
-# added in a second stage. That path is checked too, on the profiler's inputs:
+# The batches above fit in one tile. A batch of 3 × 1,000 elements takes several tiles, and a
+# second stage adds their partial sums. That path is checked too, on the profiler's inputs:
 
 # %%
 long_err = profile.rollout_error("ppo", 3, 1000, DEVICE)
@@ -493,12 +509,14 @@ print(f"3 x 1000: relative error {long_err:.1e}")
 # %% [markdown]
 # ## 6. Optional: profile it
 #
-# PPO's committed H200 table and chart. Read them after notebook 08, which explains the columns
-# (the floor, GPU against wall time, the anchors, "wall ÷ ours") and checks every algorithm's
-# figures in [section 6](08_profiling.ipynb). At small shapes a call with its backward costs
-# several times the forward's wall time, and the "minimal autograd.Function" anchor can beat our
-# loss on wall time: [notebook 09, section 3](09_benchmarks.ipynb#3.-Wall-versus-GPU-time)
-# shows this is host and autograd work, not GPU time, and why one run cannot settle such a gap.
+# PPO's committed table and chart, measured on an H200. Read them after notebook 08. It
+# explains the columns (the floor, GPU against wall time, the anchors, "wall ÷ ours"), and its
+# [section 6](08_profiling.ipynb) checks every algorithm's figures.
+#
+# At small shapes, a call with its backward costs several times the forward's wall time. There
+# the "minimal autograd.Function" anchor can beat our loss on wall time. As
+# [notebook 09, section 3](09_benchmarks.ipynb#3.-Wall-versus-GPU-time) shows, this is host and
+# autograd work, not GPU time, and one run cannot settle such a gap.
 
 # %%
 h200 = profile.committed("ppo", missing_ok=True)  # the H200\'s table and chart, read by name: not measured here
@@ -506,21 +524,23 @@ h200 = profile.committed("ppo", missing_ok=True)  # the H200\'s table and chart,
 # %% [markdown]
 # ## Exercises
 #
-# Checked exercises work as in notebook 00b: write the starter's function, then run the cell
-# after it. `print(exercises.task(name))` restates the task; solutions are in
+# Checked exercises work as in notebook 00b. Write the starter's function, then run the cell
+# after it, which checks it. `print(exercises.task(name))` restates the task. Solutions are in
 # `notebooks/solutions/`.
 #
 # ### The harness for Triton elementwise hooks
 #
-# `exercises.map_hook(hook, inputs, params)` calls a `@triton.jit` `hook(X, P, offs, m)` on blocks
-# of elements. There is no scan, so no pairs: the hook returns one value per element, and the
-# harness stores them. (The loss is their mean, section 3's reduction.) Notebook 07 uses this
-# harness too.
+# `exercises.map_hook(hook, inputs, params)` calls your `@triton.jit` function `hook(X, P, offs, m)`
+# on blocks of elements. There is no scan here, so the hook returns no $(a, b)$ pairs. It returns
+# one value per element, and the harness stores them. (The loss would be their mean, computed by
+# section 3's reduction.) Notebook 07 uses this harness too.
 #
-# The arguments are those of `scan_hook`'s prologue, in the same order, without `t` and `T`:
+# The hook's arguments are those of `scan_hook`'s prologue, in the same order, without `t` and
+# `T`. `X` holds the inputs as pointers, `P` the parameters, `offs` the block's offsets and `m` the
+# in-bounds mask. The full description:
 # [notebook 01, section 5, "The harness for Triton prologues"](01_discounted_return.ipynb#5.-The-harness-for-Triton-prologues).
 #
-# A worked hook, PPO's own loss per element. `tl.minimum`, `tl.maximum` and `tl.clamp` are
+# A worked hook computes PPO's own loss per element. `tl.minimum`, `tl.maximum` and `tl.clamp` are
 # Triton's elementwise min, max and clip:
 
 # %%
@@ -541,23 +561,24 @@ torch.testing.assert_close(per_element, rl.ppo_clip_loss(lp_h, torch.zeros_like(
 print("a 6-line Triton hook == ppo_clip_loss(reduction='none')")
 
 # %% [markdown]
-# **`dual_clip`** (a Triton elementwise hook). Dual-clip PPO (Ye et al., 2020) bounds the loss of
-# a negative advantage at a large ratio. Write its per-element loss as a hook like
-# `ppo_clip_hook`, run as `exercises.map_hook(dual_clip, (ratio, advantages), (epsilon, c))`.
-# The harness: ["The harness for Triton elementwise hooks"](#The-harness-for-Triton-elementwise-hooks), above.
+# **`dual_clip`** (a Triton elementwise hook). Dual-clip PPO (Ye et al., 2020) bounds the loss
+# where the advantage is negative and the ratio is large. Write its per-element loss as a hook like
+# `ppo_clip_hook`. It runs as `exercises.map_hook(dual_clip, (ratio, advantages), (epsilon, c))`.
+# The harness is described in
+# ["The harness for Triton elementwise hooks"](#The-harness-for-Triton-elementwise-hooks) above.
 #
 # * **Inputs:** `X = (ratio, advantages)`, one number per element; `P = (epsilon, c)`, with
 #   $c > 1$ (e.g. 3).
-# * **Returns:** the per-element loss: the objective with its sign flipped. The objective is
+# * **Returns:** the per-element loss, which is minus the objective. The objective is
 #   $\max\big(\min(\rho \hat A, \operatorname{clip}(\rho, 1-\epsilon, 1+\epsilon) \hat A),
 #   c\hat A\big)$ where $\hat A < 0$, and PPO's $\min(\rho \hat A, \operatorname{clip}(\rho) \hat A)$
 #   where $\hat A \ge 0$.
-# * **Edge cases:** the max with $c\hat A$ applies only where $\hat A < 0$. Where $\hat A \ge 0$ it
-#   would wrongly replace PPO's objective whenever $c\hat A$ is larger.
+# * **Edge cases:** the max with $c\hat A$ applies only where $\hat A < 0$. Applied where
+#   $\hat A \ge 0$, it would wrongly replace PPO's objective whenever $c\hat A$ is larger.
 #
 # <details><summary>Hint 1: where to start</summary>
 #
-# `ppo_clip_hook` above is most of it: it computes PPO's objective per element.
+# `ppo_clip_hook` above is most of it. It computes PPO's objective per element.
 # Dual clip changes only the elements with $\hat A < 0$.
 # A Python `if` cannot choose per element inside a block. What can?
 #
@@ -579,11 +600,11 @@ print("a 6-line Triton hook == ppo_clip_loss(reduction='none')")
 # Take $\epsilon = 0.2$, $c = 3$ and three elements:
 #
 # * $\rho = 5$, $\hat A = -1$: PPO's objective is $\min(-5, 1.2 \cdot (-1)) = -5$. Its max with
-#   $c\hat A = -3$ is $-3$: the loss is 3.
-# * $\rho = 5$, $\hat A = 1$: PPO's $\min(5, 1.2) = 1.2$ stays, as $\hat A \ge 0$: the loss is $-1.2$
-#   (not $-3$, although $c\hat A = 3$ is larger).
-# * $\rho = 0.5$, $\hat A = -1$: $\min(-0.5, 0.8 \cdot (-1)) = -0.8$, already above $c\hat A = -3$: the
-#   loss is 0.8, PPO's.
+#   $c\hat A = -3$ is $-3$, so the loss is 3.
+# * $\rho = 5$, $\hat A = 1$: PPO's $\min(5, 1.2) = 1.2$ stays, because $\hat A \ge 0$. The loss is
+#   $-1.2$ (not $-3$, although $c\hat A = 3$ is larger).
+# * $\rho = 0.5$, $\hat A = -1$: $\min(-0.5, 0.8 \cdot (-1)) = -0.8$. That is already above
+#   $c\hat A = -3$, so the loss is 0.8, PPO's.
 #
 # ```python
 # ratio_c, adv_c = torch.tensor([5.0, 5.0, 0.5], device=DEVICE), torch.tensor([-1.0, 1.0, -1.0], device=DEVICE)
@@ -628,16 +649,16 @@ exercises.attempt("dual_clip", dual_clip)
 # in two launches.
 #
 # * **Inputs:** `x`, a 1-D float32 tensor of `n` elements.
-# * **Returns:** the mean, a 0-d tensor. One program per block of `BLOCK` elements writes its
-#   partial sum. Then a second launch of one program adds the partials in block order and divides
-#   by `n`.
-# * **Edge cases:** the last block is partly past the end: mask it, so padding adds 0. The fixed
-#   order makes two calls give the same bits: the checker calls it twice on each input and
-#   compares the bits as well as the value.
+# * **Returns:** the mean, a 0-d tensor. In the first launch, one program per block of `BLOCK`
+#   elements writes the block's partial sum. Then a second launch, of one program, adds the
+#   partials in block order and divides by `n`.
+# * **Edge cases:** the last block may run past the end of `x`. Mask it, so the lanes past the end
+#   add 0. The fixed order makes two calls give the same bits. The checker calls your function
+#   twice on each input and compares the bits as well as the value.
 #
 # <details><summary>Hint 1: where to start</summary>
 #
-# Section 3 has the plan: `two_stage_sum` in NumPy.
+# Section 3 has the plan, `two_stage_sum` in NumPy.
 # The package's two kernels, `_partials_kernel` and `_finish_kernel`, are printed there too.
 # Two launches of your own kernels, and no atomics.
 # An atomic add runs in the order the programs finish, so its bits vary.
@@ -661,16 +682,18 @@ exercises.attempt("dual_clip", dual_clip)
 #
 # Take `x` $= 0, 1, \dots, 2499$ ($n = 2500$) and `BLOCK = 1024`: three programs.
 #
-# * Their partial sums: $0 + \dots + 1023 = 523776$, $1024 + \dots + 2047 = 1572352$ and
-#   $2048 + \dots + 2499 = 1027622$ (452 real elements; the block's other 572 lanes add 0).
-# * Added in block order: $3123750 = 2499 \cdot 2500 / 2$. Divided by $n$: the mean is 1249.5.
-#   (Every one of these sums is exact in float32.)
-# * `torch.ones(1025)` has a last block of one real element. Its mean is exactly 1.0. A division by
-#   the lanes of two blocks (2048) instead of $n$ gives 0.50048828125.
-# * A first grid of `n // BLOCK` programs rounds down and leaves the partial block out. With the
-#   partials counted the same way, that gives about 838.4512 and 0.9990244 (the two full blocks of
-#   `arange`, 2096128, over 2500; 1024 ones over 1025). With `triton.cdiv(n, BLOCK)` partials from
-#   `torch.empty`, the last one is never stored: the mean is garbage, and changes from call to call.
+# * Their partial sums are $0 + \dots + 1023 = 523776$, $1024 + \dots + 2047 = 1572352$ and
+#   $2048 + \dots + 2499 = 1027622$. The last block has 452 real elements, and its other 572
+#   lanes add 0.
+# * Added in block order, they give $3123750 = 2499 \cdot 2500 / 2$. Divided by $n$, the mean is
+#   1249.5. (Every one of these sums is exact in float32.)
+# * `torch.ones(1025)` has a last block of one real element. Its mean is exactly 1.0. Dividing by
+#   the lanes of two blocks (2048) instead of by $n$ gives 0.50048828125.
+# * A first grid of `n // BLOCK` programs rounds down and leaves the partial block out. If the
+#   second stage counts the partials the same way, the means are about 838.4512 and 0.9990244.
+#   (These are the two full blocks of `arange`, 2096128, over 2500, and 1024 ones over 1025.) If
+#   it counts `triton.cdiv(n, BLOCK)` partials allocated with `torch.empty`, the last one is never
+#   stored. The mean is then garbage, and it changes from call to call.
 #
 # ```python
 # print(exercises.guarded(two_stage_mean, torch.arange(2500.0, device=DEVICE)).item(),
@@ -692,7 +715,7 @@ exercises.attempt("dual_clip", dual_clip)
 #
 # </details>
 #
-# Its checks include an input of n = 1,100,000 elements: under the interpreter each check takes
+# Its checks include an input of n = 1,100,000 elements. Under the interpreter each check takes
 # about 10–40 s.
 
 # %%
@@ -708,11 +731,12 @@ exercises.attempt("two_stage_mean", two_stage_mean)
 #
 # *(Answer each in its cell below: your teacher's grader collects the answers from them.)*
 #
-# 1. Compute dual-clip PPO (c = 3) from `reduction="none"` on section 5's inputs, with the new
-#    log-probabilities spread wider (`old + torch.randn(...)`: at 0.3 a ratio above 3 is rare).
-#    Where does it differ from PPO? Which way does the gradient change there?
+# 1. Compute dual-clip PPO (c = 3) from `reduction="none"` on section 5's inputs. Spread the new
+#    log-probabilities wider, as `old + torch.randn(...)`: with section 5's spread of 0.3, a
+#    ratio above 3 is rare. Where does dual-clip differ from PPO? Which way does the gradient
+#    change there?
 # 2. Token-level RL for language models averages over tokens (`mask` over a (B, T) batch). GRPO,
-#    PPO without a critic, averages each sequence first, then the sequences. Build GRPO's loss
+#    a PPO without a critic, averages each sequence first, then the sequences. Build GRPO's loss
 #    from `reduction="none"` and the mask. Find a batch where the two losses differ in sign. Does
 #    a loss's sign say whether a policy step helped? Compare instead how much of the gradient
 #    each answer gets under each averaging.

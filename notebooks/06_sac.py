@@ -16,20 +16,22 @@
 # %% [markdown]
 # # 06 — Soft Actor-Critic: soft λ-returns as one scan
 #
-# * **You will learn:** soft λ-returns with a min over critics; SAC's actor and temperature
-#   losses; soft λ-targets as a Triton prologue; the bias of multi-step targets on replayed data.
+# * **You will learn:** soft λ-returns with a min over critics, SAC's actor and temperature
+#   losses, soft λ-targets as a Triton prologue, and the bias of multi-step targets on replayed
+#   data.
 # * **Time:** 2.5–3 h with the open questions; 1–1.5 h for the reading and the checked exercise.
 # * **Needs:** notebooks 03 and 04 (section 4 reuses 04's one-state problem). No GPU.
 # * **Conventions:** the course's flags, values and hook signatures:
 #   [Names and signatures](GLOSSARY.md#names-and-signatures) in the glossary.
 # * **Minimum path:** sections 1–3 and the checked exercise `soft_lambda_targets`. Section 4
-#   (checks, replay bias, actor and temperature losses), 5 and the open questions can wait.
+#   (checks, replay bias, actor and temperature losses), section 5 and the open questions can wait.
 #
-# Soft Actor-Critic (SAC) maximises reward plus $\alpha$ times the policy's entropy. Its critic
-# regresses on a *soft* target: the next state's value includes the entropy bonus
-# $-\alpha\log\pi(a'|s')$ of an action $a' \sim \pi$ sampled there. The target takes the minimum
-# over two critics, against overestimation ("clipped double Q"). A follow-up learns $\alpha$
-# itself, driving the policy's entropy towards a target $\bar{\mathcal H}$.
+# Soft Actor-Critic (SAC) maximises reward plus $\alpha$ times the policy's entropy. The weight
+# $\alpha$ is called the temperature. SAC's critic regresses on a *soft* target. In it, the next
+# state's value includes the entropy bonus $-\alpha\log\pi(a'|s')$, where $a' \sim \pi$ is an
+# action sampled at the next state $s'$. The target takes the minimum over two critics, to counter
+# overestimation ("clipped double Q"). A follow-up paper learns $\alpha$ itself, driving the
+# policy's entropy towards a target entropy $\bar{\mathcal H}$.
 #
 # <details><summary>Details: the papers</summary>
 #
@@ -49,33 +51,34 @@
 #   \begin{cases} G_{t+1} - \alpha\log\pi(a_{t+1}|s_{t+1}) & \text{not done}_t \\
 #   V^{\text{soft}\prime}_t & \text{done}_t \end{cases}\Big]$$
 #
-# Here $\text{done}_t$ means step $t$ is terminated or truncated, or is the window's last step;
-# there the bracket is $V^{\text{soft}\prime}_t$ alone.
+# Here $\text{done}_t$ means that step $t$ is terminated or truncated, or is the window's last
+# step. There the bracket is $V^{\text{soft}\prime}_t$ alone.
 #
-# $\lambda = 0$ is SAC's target $r_t + \gamma(1-\text{term}_t)V^{\text{soft}\prime}_t$. With
-# $\lambda > 0$ the target follows the actions actually taken, and each pays its entropy bonus
-# $-\alpha\log\pi(a_{t+1}|s_{t+1})$ (`log_probs`). The inputs:
+# With $\lambda = 0$ this is SAC's target, $r_t + \gamma(1-\text{term}_t)V^{\text{soft}\prime}_t$.
+# With $\lambda > 0$ the target follows the actions actually taken. Each of them pays its entropy
+# bonus $-\alpha\log\pi(a_{t+1}|s_{t+1})$, read from `log_probs`. The other inputs:
 #
-# * `next_q`, one tensor per critic, evaluated at $a'_{t+1}$;
-# * `next_log_probs` $= \log\pi(a'_{t+1}|s_{t+1})$;
-# * the flags of notebooks 01–03. A truncation needs no `next_values`: `next_q` already is the
-#   real next state's value.
+# * `next_q`, one tensor per critic, evaluated at the sampled action $a'_{t+1}$.
+# * `next_log_probs` $= \log\pi(a'_{t+1}|s_{t+1})$.
+# * The flags of notebooks 01–03. A truncation needs no `next_values`, because `next_q` already
+#   is the value of the real next state.
 #
 # Two things the formula leaves to the caller:
 #
-# * **Target critics.** In SAC, `next_q` comes from the *target* critics $\bar Q_k$, copies
-#   averaged after every update: $\bar\theta_k \leftarrow \tau\theta_k + (1-\tau)\bar\theta_k$
-#   ($\tau = 0.005$ in the paper). They keep the regression target from moving with every step of
-#   the critic it trains. The package never sees a network: pass the target networks' outputs,
-#   evaluated under `torch.no_grad()` as usual.
-# * **λ > 0 is off-policy and uncorrected.** SAC learns from a replay buffer: a multi-step target
-#   follows actions $a_{t+1}, a_{t+2}, \dots$ taken by older policies, not by the current $\pi$.
-#   Nothing here reweights them, unlike V-trace's importance weights (notebook 04). So the target
-#   estimates the soft return of *that* behaviour, and is biased for $Q^\pi$: more so the larger
-#   λ and the older the data.
+# * **Target critics.** In SAC, `next_q` comes from the *target* critics $\bar Q_k$. These are
+#   slow copies of the critics, averaged after every update:
+#   $\bar\theta_k \leftarrow \tau\theta_k + (1-\tau)\bar\theta_k$ ($\tau = 0.005$ in the paper).
+#   They keep the regression target from moving with every step of the critic it trains. The
+#   package never sees a network. Pass it the target networks' outputs, evaluated under
+#   `torch.no_grad()` as usual.
+# * **λ > 0 is off-policy and uncorrected.** SAC learns from a replay buffer. So a multi-step
+#   target follows actions $a_{t+1}, a_{t+2}, \dots$ taken by older policies, not by the current
+#   $\pi$. Nothing here reweights them, unlike V-trace's importance weights (notebook 04). So the
+#   target estimates the soft return of *those* policies, and is a biased estimate of $Q^\pi$.
+#   The bias grows with λ and with the age of the data.
 #
-# λ = 0 is free of this bias: its only action, $a'_{t+1}$, is sampled from the current $\pi$.
-# Section 4 measures the bias.
+# λ = 0 is free of this bias, because its only action, $a'_{t+1}$, is sampled from the current
+# $\pi$.
 
 # %%
 import inspect
@@ -111,9 +114,10 @@ n = lambda x: x.cpu().numpy()  # noqa: E731
 print(inspect.getsource(reference.sac_targets))
 
 # %% [markdown]
-# By hand: three steps, $\gamma = 0.5$, $\alpha = 0.5$, rewards 1, two critics, and the episode
-# terminates after step 1. First the soft next values, then the targets for $\lambda = 0$,
-# $0.5$ and $1$; the last two need the log-probabilities of the actions taken.
+# A case by hand: three steps, $\gamma = 0.5$, $\alpha = 0.5$, rewards 1, two critics, and the
+# episode terminates after step 1. The comments compute the soft next values first, then the
+# targets for $\lambda = 0$, $0.5$ and $1$. The last two also need the log-probabilities of the
+# actions taken.
 
 # %%
 r = [1.0, 1.0, 1.0]
@@ -135,32 +139,36 @@ np.testing.assert_allclose(G[1.0], [2.0, 1.0, 4.5])
 #
 # Here you turn the recurrence into a prologue, a scan and an epilogue.
 #
-# $G_t$ depends on the next step through $G_{t+1} - \alpha\log\pi_{t+1}$, not $G_{t+1}$ alone.
-# So scan that: $H_t = G_t - \alpha\log\pi_t$, the soft value of the step taken. First split off
-# the part of $G_t$ that does not depend on the future,
+# $G_t$ depends on the next step through $G_{t+1} - \alpha\log\pi_{t+1}$, not through $G_{t+1}$
+# alone. So the scan carries that quantity, $H_t = G_t - \alpha\log\pi_t$, the soft value of the
+# step taken.
+#
+# First split off $b^G_t$, the part of $G_t$ that does not depend on the future:
 #
 # $$b^G_t = r_t + [\lnot\text{term}_t]\,\gamma_t w_t V^{\text{soft}\prime}_t, \qquad
 #   w_t = \begin{cases} 1 & \text{done}_t \\ 1-\lambda_t & \text{not done}_t\end{cases},$$
 #
-# and $H$ is a linear recurrence with a reset at every episode end:
+# Here $[\lnot\text{term}_t]$ is 1 where step $t$ does not terminate and 0 where it does. The
+# weight $w_t$ is the share of the bootstrap $V^{\text{soft}\prime}_t$ in the bracket. Then $H$ is
+# a linear recurrence, with a reset at every episode end:
 #
 # $$H_t = \underbrace{b^G_t - \alpha\log\pi_t}_{b_t} + \underbrace{\gamma_t\lambda_t}_{a_t} H_{t+1},
 #   \qquad \text{reset where done}_t .$$
 #
 # One reset serves every kind of end. After a termination there is nothing to carry. After a
-# truncation, or at the window's last step, the bootstrap is already in $b^G_t$ with $w_t = 1$.
+# truncation, or at the window's last step, the bootstrap is already in $b^G_t$, with $w_t = 1$.
 #
-# The exercise below ends the window another way: $\lambda_t = 0$ at its last step, with no reset.
-# That gives the same pair, since $a_t = \gamma_t \cdot 0 = 0$ carries nothing, as a reset does, and
-# $w_t = 1 - 0 = 1$.
+# The exercise below ends the window another way. It sets $\lambda_t = 0$ at the last step and
+# uses no reset. That gives the same pair as a reset, because $a_t = \gamma_t \cdot 0 = 0$ carries
+# nothing and $w_t = 1 - 0 = 1$.
 #
 # The three parts:
 #
-# * **prologue** (per step): $\min_k Q_k$, $V^{\text{soft}\prime}_t$, $b^G_t$, then $a_t$, $b_t$ and
-#   the reset;
-# * **scan**: the reverse affine scan of notebook 00, producing $H_t$;
-# * **epilogue** (per step): $G_t = b^G_t + [\lnot\text{done}_t]\, a_t H_{t+1}$, where $H_{t+1}$
-#   is the value the scan carried into step $t$.
+# * **Prologue** (per step). It computes $\min_k Q_k$, $V^{\text{soft}\prime}_t$ and $b^G_t$, then
+#   $a_t$, $b_t$ and the reset.
+# * **Scan.** The reverse affine scan of notebook 00 produces $H_t$.
+# * **Epilogue** (per step). It computes $G_t = b^G_t + [\lnot\text{done}_t]\, a_t H_{t+1}$. Here
+#   $H_{t+1}$ is the value the scan carried into step $t$.
 #
 # In NumPy, against the loop:
 
@@ -192,10 +200,10 @@ print("prologue + scan + epilogue == the loop")
 # %% [markdown]
 # ## 3. The kernel
 #
-# The hooks in `rltriton_lite/sac.py`: the min over critics, the prologue and the epilogue.
-# `step(...)` gives the step's γ, λ and episode flags, `param` reads α (the glossary's table of
-# helpers has both), and `ahead` matters only for calls with a `mask`. The epilogue's `h_next` is
-# the glossary's `y_in`, $H_{t+1}$.
+# The next cell prints three hooks from `rltriton_lite/sac.py`: the min over critics, the
+# prologue and the epilogue. `step(...)` gives the step's γ, λ and episode flags, and
+# `param` reads α. (The glossary's table of helpers has both.) `ahead` matters only for calls
+# with a `mask`. The epilogue's `h_next` is $H_{t+1}$, which the glossary calls `y_in`.
 
 # %%
 for fn in (sac._critic_min, sac._sac_prologue, sac._sac_epilogue):
@@ -205,13 +213,14 @@ for fn in (sac._critic_min, sac._sac_prologue, sac._sac_epilogue):
 # Points worth noticing:
 #
 # * **The min over critics happens in the kernel.** `next_q` is a tuple of pointers, one per
-#   critic, and `tl.static_range` unrolls the loop at compile time. Each critic is read once. The
-#   backward sends the gradient only to the smallest critic, index $k^*$ (the first one on ties).
+#   critic. `tl.static_range` unrolls the loop over them at compile time. Each critic is read
+#   once. The backward sends the gradient only to the smallest critic, index $k^*$ (on ties, the
+#   first one).
 # * **The scan carries $H = G - \alpha\log\pi$.** The epilogue rebuilds $G_t$ from $H_{t+1}$
 #   (`h_next`). `log_probs` is read once, in the prologue of its own step.
-# * **λ = 0 is the usual SAC target.** Then $a_t = 0$ and $w_t = 1$: nothing is carried,
-#   $G_t = b^G_t$, and `log_probs` is not needed. Given λ = 0 as a number, the package runs an
-#   elementwise kernel instead of the scan.
+# * **λ = 0 is the usual SAC target.** Then $a_t = 0$ and $w_t = 1$. Nothing is carried,
+#   $G_t = b^G_t$, and `log_probs` is not needed. When λ = 0 is passed as a number, not a tensor,
+#   the package runs an elementwise kernel instead of the scan.
 #
 # <details><summary>Details: critics, padding, and the λ = 0 kernel</summary>
 #
@@ -222,15 +231,16 @@ for fn in (sac._critic_min, sac._sac_prologue, sac._sac_epilogue):
 #   *unpadded* one, and $G_{t'}$ and $\log\pi_{t'}$ always belong to the same step.
 # * At λ = 0, $G_t = b^G_t = r_t + \gamma_t(1-\text{term}_t)(\min_k Q_k - \alpha\log\pi')$. With
 #   nothing carried there is nothing to scan. The elementwise kernel runs the same arithmetic (no
-#   chunks, no time split; the same bits). The scan serves λ > 0 and per-step λ.
+#   chunks, no time split, and the same bits). The scan serves λ > 0 and per-step λ.
 #
 # </details>
 #
 # ## 4. Kernel against the loop
 #
 # Here you check the kernel against the loop, measure the replay bias of λ > 0, and check the
-# actor and temperature losses. First, random rollouts with three critics, terminations,
-# truncations, left and right padding, a per-step discount, λ = 0.8, and a time-major buffer:
+# actor and temperature losses. First, the kernel against the loop on random rollouts with three
+# critics, terminations, truncations, left and right padding, a per-step discount, λ = 0.8, and a
+# time-major buffer:
 
 # %%
 B, T = 4, 50
@@ -276,17 +286,17 @@ print("λ = 0: r + γ(1 − term)(min Q − α log π')")
 # itself (as in notebook 04, section 5), and two actions paying 1 and 0.
 #
 # * The current policy is $\pi = (0.8, 0.2)$. An older one, $\mu = (0.2, 0.8)$, filled the buffer.
-# * The critic is exact, so any bias is the target's own: the soft
-#   $Q^\pi(a) = r(a) + \gamma V^\pi$, $V^\pi = \mathbb{E}_\pi[r - \alpha\log\pi]/(1-\gamma)$.
+# * The critic is exact, so any bias comes from the target itself. The critic gives the soft
+#   $Q^\pi(a) = r(a) + \gamma V^\pi$, with $V^\pi = \mathbb{E}_\pi[r - \alpha\log\pi]/(1-\gamma)$.
 #
-# Each replayed step after the first pays the soft reward $r - \alpha\log\pi$ of $\mu$'s action,
-# where $Q^\pi$ counts $\pi$'s. Let
-# $\Delta = \mathbb{E}_\mu[r - \alpha\log\pi] - \mathbb{E}_\pi[r - \alpha\log\pi]$. The λ-return
-# sums that difference with weights $(\gamma\lambda)^k$, $k \ge 1$.
+# Each replayed step after the first pays the soft reward $r - \alpha\log\pi$ of $\mu$'s action.
+# $Q^\pi$ counts the soft reward of $\pi$'s action instead. Let
+# $\Delta = \mathbb{E}_\mu[r - \alpha\log\pi] - \mathbb{E}_\pi[r - \alpha\log\pi]$ be the
+# difference per step. The λ-return sums it with weights $(\gamma\lambda)^k$, $k \ge 1$.
 #
-# So in a window of $T$ steps the bias of $G_0$ is $\Delta\sum_{k=1}^{T-1}(\gamma\lambda)^k$:
-# $\gamma\lambda\Delta/(1-\gamma\lambda)$ as $T \to \infty$, and 0 at λ = 0. Measured over 4,000
-# replayed windows of 60 steps (NumPy, `reference.sac_targets`):
+# So in a window of $T$ steps the bias of $G_0$ is $\Delta\sum_{k=1}^{T-1}(\gamma\lambda)^k$. As
+# $T \to \infty$ it tends to $\gamma\lambda\Delta/(1-\gamma\lambda)$, and at λ = 0 it is 0. The next
+# cell measures it over 4,000 replayed windows of 60 steps (NumPy, `reference.sac_targets`):
 
 # %%
 g_, alpha_ = 0.9, 0.2
@@ -313,8 +323,8 @@ for lam_ in (0.0, 0.5, 1.0):
 # $$J_\pi = \operatorname{mean}\big(\alpha\log\pi(a|s) - \min_k Q_k(s, a)\big), \qquad
 #   J(\log\alpha) = -\operatorname{mean}\big(\log\alpha\,(\log\pi(a|s) + \bar{\mathcal H})\big),$$
 #
-# with $a \sim \pi(\cdot|s)$ reparameterised, and $\log\pi$ a constant in $J(\log\alpha)$. Their
-# gradients are simple enough to assert exactly:
+# Here $a \sim \pi(\cdot|s)$ is reparameterised, and $\log\pi$ is a constant in $J(\log\alpha)$.
+# $N$ is the number of unmasked elements. The gradients are simple enough to assert exactly:
 #
 # * $\partial J_\pi/\partial\log\pi = \alpha/N$;
 # * $\partial J_\pi/\partial Q_k = -1/N$ on the critic that is the min;
@@ -323,13 +333,13 @@ for lam_ in (0.0, 0.5, 1.0):
 # **Why log α.** The paper's temperature objective is in α,
 # $J(\alpha) = \mathbb{E}\big[-\alpha\log\pi(a|s) - \alpha\bar{\mathcal H}\big]$, with gradient
 # $\partial J/\partial\alpha = -\operatorname{mean}(\log\pi + \bar{\mathcal H})$. Implementations
-# learn $\log\alpha$ instead: $\alpha = e^{\log\alpha}$ stays positive without a constraint or a
-# projection, and a step on $\log\alpha$ changes α by a *factor*.
+# learn $\log\alpha$ instead. Then $\alpha = e^{\log\alpha}$ stays positive without a constraint or
+# a projection, and a step on $\log\alpha$ changes α by a *factor*.
 #
-# The package follows SB3, which writes the loss above: the paper's $J$ with $\log\alpha$ in
+# The package follows SB3, which writes the loss above, the paper's $J$ with $\log\alpha$ in
 # place of α. Its gradient in $\log\alpha$ is exactly the paper's $\partial J/\partial\alpha$,
-# which does not depend on α. So a step changes α by the same factor whether α is 1 or $10^{-3}$:
-# one learning rate serves every scale.
+# which does not depend on α. So a step changes α by the same factor whether α is 1 or $10^{-3}$.
+# One learning rate serves every scale.
 #
 # α rises while the policy's entropy $-\operatorname{mean}\log\pi$ is below the target
 # $\bar{\mathcal H}$, and falls while it is above.
@@ -376,21 +386,24 @@ assert torch.sign(d_cleanrl) == torch.sign(d_log_alpha)
 print("actor and temperature losses == the loop, gradients as derived")
 
 # %% [markdown]
-# What α and λ do to the targets, on one row: rewards 1, noisy critics, and a policy whose
-# log-probabilities are around −1, so the entropy bonus $-\alpha\log\pi$ is positive.
+# The plot shows what α and λ do to the targets, on one row. The rewards are 1 and the critics
+# are noisy. The policy's log-probabilities are around −1, so the entropy bonus
+# $-\alpha\log\pi$ is positive.
 #
 # * At λ = 0, α shifts every target up by one step's entropy bonus, $\gamma\alpha(-\log\pi')$,
 #   about $0.9\alpha$ here.
 # * λ replaces the one-step bootstrap by the rewards and bonuses actually collected, and smooths
-#   out the critics' noise. At λ = 1 the bonuses add up along the row: about
-#   $\sum_{k \ge 1} 0.9^k \cdot 0.2 = 1.8$ above the reward-only value, far from the window's end.
+#   out the critics' noise. At λ = 1 the bonuses add up along the row. Far from the window's
+#   end, they lift the target about $\sum_{k \ge 1} 0.9^k \cdot 0.2 = 1.8$ above the reward-only
+#   value.
 # * At λ = 0 and α = 0 the targets sit below the dashed line on average. The min of two noisy
-#   critics underestimates: the price clipped double Q pays against overestimation.
+#   critics underestimates. That is the price clipped double Q pays against overestimation.
 #
 # <details><summary>Details: where these numbers come from</summary>
 #
-# * At λ = 0 the shift is only one step's bonus: the critics passed in are reward-only and hold
-#   no bonus of their own. In training the critics learn the soft value, and the bonuses compound.
+# * At λ = 0 the shift is only one step's bonus, because the critics passed in are reward-only and
+#   hold no bonus of their own. In training the critics learn the soft value, and the bonuses
+#   compound.
 # * At λ = 1 there is one bonus per step after the first, each about $0.2$ ($-\log\pi \approx 1$
 #   here, α = 0.2).
 # * At α = 1 the bonus of about 0.9 nearly cancels the min's bias of about −1.
@@ -437,8 +450,9 @@ print(f"mean error of the one-step target: {bias:.2f} ± {std_err:.2f} (expected
 assert bias < -0.4  # 60 steps: the mean's standard error is about 0.19 in theory
 
 # %% [markdown]
-# Gradients reach `rewards`, the critic that is the min, `next_log_probs` and `log_probs` through
-# the transposed scan. Checked against autograd of the PyTorch path, in float64, with λ = 0.8:
+# The gradients flow through the transposed scan to `rewards`, to the critic that is the min, to
+# `next_log_probs` and to `log_probs`. They are checked against autograd of the PyTorch path, in
+# float64, with λ = 0.8:
 
 # %%
 f64 = dict(dtype=torch.float64, device=DEVICE, requires_grad=True)
@@ -462,11 +476,11 @@ assert profile.rollout_error("sac", 3, 1000, DEVICE) < 1e-5  # 3 × 1,000 steps:
 # %% [markdown]
 # ## 5. Optional: profile it
 #
-# SAC's committed H200 table and chart. Read them after notebook 08, which explains the columns
-# (the floor, GPU against wall time, the anchors, "wall ÷ ours") and checks every algorithm's
-# figures in [section 6](08_profiling.ipynb). At small shapes a call with its backward costs
-# several times the forward's wall time: host and autograd work, not GPU time (notebook 09,
-# section 3).
+# SAC's committed table and chart, measured on an H200. Read them after notebook 08. It
+# explains the columns (the floor, GPU against wall time, the anchors, "wall ÷ ours"), and its
+# [section 6](08_profiling.ipynb) checks every algorithm's figures. At small shapes, a call with
+# its backward costs several times the forward's wall time. That is host and autograd work, not
+# GPU time (notebook 09, section 3).
 
 # %%
 h200 = profile.committed("sac", missing_ok=True)  # the H200\'s table and chart, read by name: not measured here
@@ -474,8 +488,8 @@ h200 = profile.committed("sac", missing_ok=True)  # the H200\'s table and chart,
 # %% [markdown]
 # <details><summary>Details: two things to know when you read it</summary>
 #
-# * The benchmark calls `rl.sac_targets` without `lambda_`, so at λ = 0: the elementwise kernel
-#   of section 3, not the λ-return scan this notebook builds.
+# * The benchmark calls `rl.sac_targets` without `lambda_`, so it runs at λ = 0. That is the
+#   elementwise kernel of section 3, not the λ-return scan this notebook builds.
 # * A line can read above 100 % of the floor. At small sizes the inputs can stay in the GPU's L2
 #   cache between the CUDA-graph replays that time the kernel, and L2 is faster than the memory
 #   the floor prices ([notebook 08](08_profiling.ipynb), section 4, "Caution: small shapes sit in
@@ -491,39 +505,41 @@ assert inspect.signature(rl.sac_targets).parameters["lambda_"].default == 0  # .
 # %% [markdown]
 # ## Exercises
 #
-# Checked exercises work as in notebook 00b: write the starter's function, then run the cell
-# after it. `print(exercises.task(name))` restates the task; solutions are in
+# Checked exercises work as in notebook 00b. Write the starter's function, then run the cell
+# after it, which checks it. `print(exercises.task(name))` restates the task. Solutions are in
 # `notebooks/solutions/`.
 #
 # **`soft_lambda_targets`** (a Triton prologue). Write the prologue that turns SAC's soft
-# λ-return into pairs for `exercises.scan_hook`, as notebook 03's `q_lambda` does. With
-# $V'_t = \min(Q_1, Q_2)(s_{t+1}, a') - \alpha \log\pi(a'|s_{t+1})$ (section 1's $V^{\text{soft}\prime}_t$),
+# λ-return into pairs for `exercises.scan_hook`, as notebook 03's `q_lambda` does. The target
+# uses the soft next value $V'_t = \min(Q_1, Q_2)(s_{t+1}, a') - \alpha \log\pi(a'|s_{t+1})$, the
+# $V^{\text{soft}\prime}_t$ of section 1:
 #
 # $$G_t = r_t + \gamma(1-\text{term}_t)\big[(1-\lambda)V'_t + \lambda\big(G_{t+1} - \alpha\log\pi(a_{t+1}|s_{t+1})\big)\big].$$
 #
-# The harness, its hook's arguments and its rules (pairs, $a = 0$ the reset):
+# The harness, its hook's arguments and its rules (the hook returns pairs, and $a = 0$ is the
+# reset) are in
 # [notebook 01, section 5, "The harness for Triton prologues"](01_discounted_return.ipynb#5.-The-harness-for-Triton-prologues).
 #
 # **Here you scan $G_t$, not section 2's $H_t$.** This harness has no epilogue to turn $H$ back
-# into $G$, so scan $G$ directly: $G_t = b_t + a_t G_{t+1}$. The two forms side by side:
+# into $G$. So scan $G$ directly, as $G_t = b_t + a_t G_{t+1}$. The two forms side by side:
 #
 # | scanned | $a_t$ | $b_t$ | reads $\log\pi$ at | needs |
 # | --- | --- | --- | --- | --- |
 # | $H_t$ (section 2) | $\gamma\lambda$ | $b^G_t - \alpha\log\pi_t$ | `offs`, the step's own | an epilogue, $G_t$ from $H_{t+1}$ |
 # | $G_t$ (here) | $\gamma\lambda$ | $b^G_t - \gamma\lambda\alpha\log\pi_{t+1}$ | `offs + 1`, one step on | nothing more |
 #
-# Every term of the bracket that does not multiply $G_{t+1}$ belongs in $b_t$, the continuation's
-# $-\gamma\lambda\alpha\log\pi_{t+1}$ included. Read it at `offs + 1` only where $t + 1 < T$.
-# (The table leaves out the ends: a termination zeroes the bracket, and the window's last step
-# takes $\lambda = 0$.)
+# Every term of the bracket that does not multiply $G_{t+1}$ belongs in $b_t$. That includes the
+# continuation's $-\gamma\lambda\alpha\log\pi_{t+1}$. Read $\log\pi_{t+1}$ at `offs + 1`, and only
+# where $t + 1 < T$. (The table leaves out the ends. A termination zeroes the bracket, and the
+# window's last step takes $\lambda = 0$.)
 #
-# * **Inputs:** `X` holds rewards, next_q1, next_q2, next_log_probs, log_probs, terminated; `P`
+# * **Inputs:** `X` holds rewards, next_q1, next_q2, next_log_probs, log_probs, terminated. `P`
 #   holds (γ, α, λ).
 # * **Returns:** the pair $(a_t, b_t)$ whose reverse scan is $G_t$. The checker compares the scan
 #   with `reference.sac_targets`.
-# * **Edge cases:** $V'_t$ alone in the bracket at the window's last step. A termination zeroes
-#   the bracket, $G_t = r_t$. `next_q1`, `next_q2` and `next_log_probs` behind it may be NaN, so
-#   select them away with `tl.where`.
+# * **Edge cases:** at the window's last step, the bracket is $V'_t$ alone. A termination zeroes
+#   the bracket, so $G_t = r_t$. At a terminated step, `next_q1`, `next_q2` and `next_log_probs`
+#   may be NaN, so select them away with `tl.where`.
 #
 # <details><summary>Hint 1: where to start</summary>
 #
@@ -538,7 +554,8 @@ assert inspect.signature(rl.sac_targets).parameters["lambda_"].default == 0  # .
 #
 # * $V'_t = \min(Q_1, Q_2) - \alpha\,$`next_log_probs`, all loaded at `offs`.
 # * $\log\pi_{t+1}$ is `log_probs` at `offs + 1`, masked with `m & (t + 1 < T)`, as in the template.
-# * Let $\ell_t = \lambda$ where the trace goes on: `t + 1 < T` and not terminated. Else $\ell_t = 0$.
+# * Let $\ell_t = \lambda$ where the trace goes on, that is where `t + 1 < T` and the step is not
+#   terminated. Else $\ell_t = 0$.
 #   With $\ell_t$ in place of $\lambda$, the window's last step needs no case of its own.
 # * Multiply out the bracket. Sort its terms: those that multiply $G_{t+1}$, and the rest.
 # * The factor of $G_{t+1}$, written with $\ell_t$ and the $\gamma$ in front, is $a_t$. $r_t$ plus the
@@ -552,7 +569,7 @@ assert inspect.signature(rl.sac_targets).parameters["lambda_"].default == 0  # .
 #
 # Take $\gamma = 0.5$, $\alpha = 1$, $\lambda = 0.5$ and three steps: $r = 1, 2, 3$; $Q_1 = 4, 4, 4$ and
 # $Q_2 = 6, 2, 8$, so $\min(Q_1, Q_2) = 4, 2, 4$; `next_log_probs` $= 0, 0, 2$, so $V' = 4, 2, 2$;
-# `log_probs` $= 9, 2, 4$ (the 9 is never read: the continuation reads $\log\pi$ at $t + 1$).
+# `log_probs` $= 9, 2, 4$. (The 9 is never read, because the continuation reads $\log\pi$ at $t + 1$.)
 #
 # * $t = 2$, the window's last step, $V'$ alone: $G_2 = 3 + 0.5 \cdot 2 = 4$.
 # * $t = 1$: $G_1 = 2 + 0.5\,[0.5 \cdot 2 + 0.5\,(4 - 1 \cdot 4)] = 2.5$.
@@ -611,7 +628,7 @@ exercises.attempt("soft_lambda_targets", soft_lambda_targets)
 # 2. REDQ (Chen et al., ICLR 2021) keeps 10 critics and takes the min over a random pair each
 #    update. Pass 10 noisy critics of the same true value. Compare the mean target with a
 #    random pair, with all 10, and with one critic. How biased is each?
-# 3. Automatic temperature: take log-probabilities of a fixed Gaussian policy in 6 dimensions
+# 3. Automatic temperature. Take log-probabilities of a fixed Gaussian policy in 6 dimensions
 #    with σ = 1, and set `target_entropy = -6`. Run a few hundred steps of SGD on
 #    `rl.sac_temperature_loss`. Which way does α move, and why does it never stop?
 

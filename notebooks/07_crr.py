@@ -16,9 +16,9 @@
 # %% [markdown]
 # # 07 — CRR: a one-step target for the critic, a weighted sum for the policy
 #
-# * **You will learn:** critic-regularized regression: advantage weights, sampled-Q baselines, the
-#   loss as an associative reduction; AWR's weights as a Triton hook; AWAC's batch-normalised
-#   weights as a Triton kernel with a reduction.
+# * **You will learn:** critic-regularized regression, with its advantage weights, sampled-Q
+#   baselines, and the loss as an associative reduction. AWR's weights as a Triton hook, and
+#   AWAC's batch-normalised weights as a Triton kernel with a reduction.
 # * **Time:** 3–3.5 h with the open questions; 1.25–2 h for the reading and the two checked
 #   exercises.
 # * **Needs:** notebook 05 (and 04's Retrace for the second open question). No GPU.
@@ -31,8 +31,8 @@
 # Critic Regularized Regression (CRR) learns a policy from a fixed dataset, without new
 # interaction. It avoids two failures:
 #
-# * plain behaviour cloning copies every action in the data, good or bad;
-# * off-policy actor-critic methods query the critic on actions the data never tried, where it
+# * Plain behaviour cloning copies every action in the data, good or bad.
+# * Off-policy actor-critic methods query the critic on actions the data never tried, where it
 #   is wrong.
 #
 # CRR clones the dataset's actions, **weighted by how much better the critic thinks they are**
@@ -43,18 +43,19 @@
 #                       [\hat A_t > 0] & \text{CRR-binary} \end{cases}, \qquad
 #   \text{loss} = -\frac{1}{N}\sum_{t\ \text{unmasked}} w_t \log\pi(a_t|s_t),$$
 #
-# with the baseline $\hat V_t \approx V(s_t)$. The paper estimates it from $K$ actions sampled from
-# the policy, $\frac{1}{K}\sum_j Q(s_t, a_j)$; a max over the samples is a stricter filter. The
-# weights are constants: the gradient reaches only $\log\pi$.
+# Here $\beta$ is a temperature, and $[\hat A_t > 0]$ is 1 where the advantage is positive and 0
+# elsewhere. The baseline is $\hat V_t \approx V(s_t)$. The paper estimates it from $K$ actions
+# sampled from the policy, as $\frac{1}{K}\sum_j Q(s_t, a_j)$. A max over the samples instead is a
+# stricter filter. The weights are constants, so the gradient reaches only $\log\pi$.
 #
 # The clip $w_{\max} = 20$ keeps one lucky critic error from dominating a batch. It is AWR's clip
-# (Peng et al., 2019): AWR clips its weights $e^{\hat A/\beta}$ at 20. The critic is trained by its
-# own TD loss towards the one-step target $r_t + \gamma\,\mathbb{E}_{a'\sim\pi} Q'(s_{t+1}, a')$.
+# (Peng et al., 2019), which clips the weights $e^{\hat A/\beta}$ at 20. The critic is trained by
+# its own TD loss towards the one-step target $r_t + \gamma\,\mathbb{E}_{a'\sim\pi} Q'(s_{t+1}, a')$.
 #
 # Two parts of this are credit assignment:
 #
-# * the critic's target is `td_lambda` with $\lambda = 0$, the degenerate scan;
-# * the policy loss is a **sum**, an associative reduction that `rl.crr_loss` fuses with the
+# * The critic's target is `td_lambda` with $\lambda = 0$, the degenerate scan.
+# * The policy loss is a **sum**, an associative reduction. `rl.crr_loss` fuses it with the
 #   weights.
 #
 # <details><summary>Details: the paper, and where the exponential comes from</summary>
@@ -123,11 +124,11 @@ np.testing.assert_allclose(w_bin, [0.0, 1.0, 0.0, 1.0])
 np.testing.assert_allclose([loss_exp, loss_bin], [3.875, 0.625])
 
 # %% [markdown]
-# With a sampled baseline: $Q(s, a) = 1.5$ for the dataset action, and the critic's values of
-# three actions sampled from the policy are 0, 1, 2.
+# Now a sampled baseline. The dataset action has $Q(s, a) = 1.5$. The critic's values of three
+# actions sampled from the policy are 0, 1, 2.
 #
-# * Their mean is 1, so $\hat A = 0.5$: the action is kept.
-# * Their max is 2, so $\hat A = -0.5$: CRR-binary drops it.
+# * Their mean is 1, so $\hat A = 0.5$, and the action is kept.
+# * Their max is 2, so $\hat A = -0.5$, and CRR-binary drops the action.
 #
 # The action is better than the policy on average, but not better than its best sample.
 
@@ -138,9 +139,9 @@ for reduce_, expected_adv, expected_w in (("mean", 0.5, 1.0), ("max", -0.5, 0.0)
     np.testing.assert_allclose([a_[0], w_[0]], [expected_adv, expected_w])
 
 # %% [markdown]
-# How the two filters weigh an advantage: the exponential for several temperatures, and the
-# binary step. The curves are the weights the kernel returns (`crr_loss(...).weights`), with
-# $Q = \hat A$ and $V = 0$:
+# The plot shows how the two filters weigh an advantage: the exponential for several
+# temperatures β, and the binary step. The curves are the weights that the kernel returns
+# (`crr_loss(...).weights`), with $Q = \hat A$ and $V = 0$:
 
 # %%
 A_grid = torch.linspace(-3, 3, 121, device=DEVICE)
@@ -166,7 +167,7 @@ plt.tight_layout()
 plt.show()
 
 # %% [markdown]
-# Small β makes the exponential nearly a step: every advantage above $\beta \ln w_{\max}$ gets the
+# Small β makes the exponential nearly a step. Every advantage above $\beta \ln w_{\max}$ gets the
 # clip $w_{\max}$, and only those below $\beta \ln w_{\max}$ are still ranked. Large β
 # flattens it towards plain behaviour cloning ($w \equiv 1$). The binary filter ignores how much
 # better an action is.
@@ -177,10 +178,11 @@ plt.show()
 #
 # The critic learns $Q(s_t, a_t)$ by TD towards
 # $G_t = r_t + \gamma(1-\text{term}_t)\,\mathbb{E}_{a'\sim\pi} Q'(s_{t+1}, a')$. The expectation
-# is estimated from $K$ actions sampled at the next state, and $Q'$ is a target network.
+# is estimated from $K$ actions sampled at the next state. $Q'$ is a target network, a slowly
+# updated copy of the critic.
 #
 # That is `td_lambda` with $\lambda = 0$ (notebook 03). The scan's coefficient
-# $a_t = \gamma\lambda$ is 0, so no step carries into the one before it: every step is its own
+# $a_t = \gamma\lambda$ is 0, so no step carries into the one before it. Every step is its own
 # one-step target. The dataset is stored as trajectories (rows B × steps T), right-padded to a
 # common length:
 
@@ -201,8 +203,9 @@ torch.testing.assert_close(target, one_step)
 print("td_lambda(λ=0) == reference == r + γ(1-term)·E Q'(s', a')")
 
 # %% [markdown]
-# The same call with $\lambda > 0$ is a real scan: a multi-step target. The paper stays at one
-# step. The dataset's later actions come from the behaviour policy, not from $\pi$ (exercise 2).
+# The same call with $\lambda > 0$ is a real scan, which gives a multi-step target. The paper
+# stays at one step. The dataset's later actions come from the behaviour policy, not from $\pi$
+# (open question 2).
 
 # %%
 target_05 = rl.td_lambda(rewards, next_values, gamma=0.99, lambda_=0.5, terminated=term, mask=mask,
@@ -214,8 +217,8 @@ critic_loss = ((q_sa - target) ** 2)[mask].mean()          # the paper uses a di
 print("critic TD loss", critic_loss.item())
 
 # %% [markdown]
-# Then the policy loss, against the reference. It uses the critic's $Q(s_t, a_t)$, and as the
-# baseline its values of $K$ actions sampled from the policy at $s_t$:
+# Then the policy loss, checked against the reference. It uses the critic's $Q(s_t, a_t)$. Its
+# baseline is the critic's values of $K$ actions sampled from the policy at $s_t$:
 
 # %%
 log_probs = -2.0 * torch.rand(B, T, device=DEVICE) - 0.1  # log π(a_t|s_t) of the dataset's actions
@@ -230,12 +233,12 @@ print(f"policy loss {out.loss.item():.4f}; kept by the binary filter: {(n(out.ad
 # %% [markdown]
 # ## 3. The loss is an associative reduction
 #
-# CRR's loss uses PPO's deterministic two-stage sum (`_reduce`). Only what is summed differs: two
-# statistics, $w_t\log\pi_t$ (0 where masked) and the count $N$ of unmasked steps. The loss is
-# $-\sum_t w_t\log\pi_t / N$.
+# CRR's loss uses PPO's deterministic two-stage sum (`_reduce`). Only what is summed differs.
+# There are two statistics, $w_t\log\pi_t$ (0 where masked) and the count $N$ of unmasked steps.
+# The loss is $-\sum_t w_t\log\pi_t / N$.
 #
-# The cell checks it against the plain sum, and that the loss, the weights, the advantages and
-# the gradient are bitwise identical from call to call:
+# The cell checks the loss against the plain sum. It also checks that the loss, the weights, the
+# advantages and the gradient are bitwise identical from call to call:
 #
 # <details><summary>Details: where the sum is explained</summary>
 #
@@ -267,8 +270,8 @@ print("loss = −Σ w·logπ / N; bitwise identical across calls")
 # The backward reads the weights the forward wrote. When the forward wrote none
 # (`need_weights=False`, below), it computes them again with the forward's own helper.
 #
-# In the printout, `P[P_K]` is $K$, `s_k` the stride between the $K$ samples, and `P[P_BINARY]`
-# and `P[P_MAX_BASELINE]` the two modes' switches; the helpers (`load_mask`, `load`, `param`,
+# In the printout, `P[P_K]` is $K$, `s_k` is the stride between the $K$ samples, and `P[P_BINARY]`
+# and `P[P_MAX_BASELINE]` are the two modes' switches. The helpers (`load_mask`, `load`, `param`,
 # `store`, `store_grad`) are in the glossary's table of them:
 
 # %%
@@ -281,12 +284,13 @@ for fn in (crr._weights, crr._crr_forward, crr._crr_backward):
 # * **The baseline is reduced in the kernel.** A $V(s)$ baseline is passed as $K = 1$. $K$
 #   sampled values sit in a trailing dim and are folded into a running sum and max as they are
 #   loaded. The mean or max is never written to memory.
-# * **The weights are constants**, so $\partial\,\text{loss}/\partial\log\pi_t = -w_t/N$ and the
+# * **The weights are constants**, so $\partial\,\text{loss}/\partial\log\pi_t = -w_t/N$, and the
 #   backward needs $w$ alone. It reads $w$, or computes it again from $Q$ and the baseline.
 # * **Outputs nobody reads cost bytes.** A training step that logs neither the weights nor the
 #   advantages passes `need_weights=False`. The forward then writes nothing per element, and the
 #   backward reads $Q$ and the baseline instead of $w$.
-# * **Strict filter.** `b_adv > 0`: a zero advantage is not "better than the policy".
+# * **Strict filter.** The binary weight tests `b_adv > 0`, so a zero advantage is not "better than
+#   the policy".
 # * **NaN fails loudly in exp mode.** A NaN from a broken critic gives a NaN weight and a NaN
 #   loss, not a plausible $w_{\max}$. Binary mode drops it silently (`NaN > 0` is false), as the
 #   reference does.
@@ -307,10 +311,10 @@ for fn in (crr._weights, crr._crr_forward, crr._crr_backward):
 #
 # ## 5. Kernel against the loop
 #
-# Here the kernel meets the reference on random batches: padding that holds NaN, both modes, and
-# a small `max_weight` so the clip binds. Both baseline shapes are used: $V(s)$, and $K$ sampled
-# Q's reduced by mean or max. The samples come from a sampler that stores them $K$-major,
-# $(K, B, T)$; the kernel reads the permuted view through its strides:
+# Here the kernel meets the reference on random batches. They have padding that holds NaN, both
+# modes, and a small `max_weight` so that the clip binds. Both baseline shapes are used: $V(s)$,
+# and $K$ sampled Q's reduced by mean or max. The samples come from a sampler that stores them
+# $K$-major, as $(K, B, T)$. The kernel reads the permuted view through its strides:
 
 # %%
 shape = (5, 29)
@@ -334,8 +338,8 @@ for baseline in (v_p, samples):
     print("ok, baseline", tuple(baseline.shape))
 
 # %% [markdown]
-# With a $V(s)$ baseline, `baseline_reduce` has nothing to reduce ($K = 1$: mean and max agree).
-# With samples the max is never below the mean, so it keeps fewer actions:
+# With a $V(s)$ baseline, `baseline_reduce` has nothing to reduce: with $K = 1$, mean and max
+# agree. With samples, the max is never below the mean, so it keeps fewer actions:
 
 # %%
 by_reduce = {r: rl.crr_loss(lp, q, samples, mode="binary", baseline_reduce=r, backend=KERNEL).weights
@@ -360,7 +364,8 @@ for baseline, kw in ((v_p, dict(mode="exp", beta=0.5, max_weight=3.0)), (samples
 print("gradients match, and equal −w/N")
 
 # %% [markdown]
-# Without the weights: the same loss, and the same gradient from the weights computed again:
+# With `need_weights=False` no weights are written. The loss is the same, and so is the
+# gradient, from the weights computed again:
 
 # %%
 lean = rl.crr_loss(lp64, q_p.double(), samples.double(), mask=mask, need_weights=False, mode="exp",
@@ -376,11 +381,11 @@ assert profile.rollout_error("crr", 3, 1000, DEVICE) < 1e-5  # 3 × 1,000 steps:
 # %% [markdown]
 # ## 6. Optional: profile it
 #
-# CRR's committed H200 table and chart. Read them after notebook 08, which explains the columns
-# (the floor, GPU against wall time, the anchors, "wall ÷ ours") and checks every algorithm's
-# figures in [section 6](08_profiling.ipynb). At small shapes a call with its backward costs
-# several times the forward's wall time: host and autograd work, not GPU time (notebook 09,
-# section 3).
+# CRR's committed table and chart, measured on an H200. Read them after notebook 08. It
+# explains the columns (the floor, GPU against wall time, the anchors, "wall ÷ ours"), and its
+# [section 6](08_profiling.ipynb) checks every algorithm's figures. At small shapes, a call with
+# its backward costs several times the forward's wall time. That is host and autograd work, not
+# GPU time (notebook 09, section 3).
 
 # %%
 h200 = profile.committed("crr", missing_ok=True)  # the H200\'s table and chart, read by name: not measured here
@@ -388,25 +393,27 @@ h200 = profile.committed("crr", missing_ok=True)  # the H200\'s table and chart,
 # %% [markdown]
 # ## Exercises
 #
-# Checked exercises work as in notebook 00b: write the starter's function, then run the cell
-# after it. `print(exercises.task(name))` restates the task; solutions are in
+# Checked exercises work as in notebook 00b. Write the starter's function, then run the cell
+# after it, which checks it. `print(exercises.task(name))` restates the task. Solutions are in
 # `notebooks/solutions/`.
 #
 # **`awr_weights`** (a Triton elementwise hook). Write the hook for AWR's weights (Peng et al.,
-# 2019), where CRR's come from. It runs as
+# 2019). CRR's weights come from AWR's. The hook runs as
 # `exercises.map_hook(awr_weights, (advantages,), (beta, max_weight))`, like notebook 05's
 # `dual_clip`.
 #
-# The harness: [notebook 05, "The harness for Triton elementwise hooks"](05_ppo.ipynb#The-harness-for-Triton-elementwise-hooks);
-# its hook's arguments: [notebook 01, section 5, "The harness for Triton prologues"](01_discounted_return.ipynb#5.-The-harness-for-Triton-prologues).
+# The harness is described in
+# [notebook 05, "The harness for Triton elementwise hooks"](05_ppo.ipynb#The-harness-for-Triton-elementwise-hooks).
+# Its hook's arguments are described in
+# [notebook 01, section 5, "The harness for Triton prologues"](01_discounted_return.ipynb#5.-The-harness-for-Triton-prologues).
 #
 # * **Inputs:** `X = (advantages,)`; `P = (beta, max_weight)`.
 # * **Returns:** the weight $\exp(\hat A/\beta)$ of each element, clipped at `max_weight` (20 in both
 #   papers).
 # * **Edge cases:** every advantage above $\beta \ln w_{\max}$ ($w_{\max}$ = `max_weight`) gives
 #   `max_weight` (to rounding), even where $\exp(\hat A/\beta)$ overflows to infinity in float32.
-#   On a CPU the interpreter may then print NumPy's "overflow encountered in exp" warning: that
-#   is the expected inf, which the clip turns into `max_weight`.
+#   On a CPU the interpreter may then print NumPy's "overflow encountered in exp" warning. The
+#   warning comes from the expected inf, which the clip turns into `max_weight`.
 #
 # <details><summary>Hint 1: where to start</summary>
 #
@@ -427,13 +434,13 @@ h200 = profile.committed("crr", missing_ok=True)  # the H200\'s table and chart,
 #
 # Take $\beta = 2$, `max_weight` $= 20$ and $\hat A = 0, 2, -2, 10, 1000$:
 #
-# * $e^{0/2} = 1$, $e^{2/2} = e \approx 2.7183$ and $e^{-2/2} \approx 0.3679$: a negative advantage
+# * $e^{0/2} = 1$, $e^{2/2} = e \approx 2.7183$ and $e^{-2/2} \approx 0.3679$. A negative advantage
 #   gives a weight below 1, and nothing clips it from below.
-# * $e^{10/2} \approx 148.4$: clipped to 20.
-# * $e^{1000/2}$ is `inf` in float32: the weight must still be exactly 20, neither `inf` nor NaN.
-# * 0.0183 where 0.3679 should be: you multiplied by $\beta$ instead of dividing.
-# * 0.5000 where 1.0000 should be (and 3.6945 where 2.7183): you divided $e^{\hat A}$ by $\beta$
-#   instead of $\hat A$.
+# * $e^{10/2} \approx 148.4$ is clipped to 20.
+# * $e^{1000/2}$ is `inf` in float32. The weight must still be exactly 20, neither `inf` nor NaN.
+# * If you get 0.0183 where 0.3679 should be, you multiplied by $\beta$ instead of dividing.
+# * If you get 0.5000 where 1.0000 should be (and 3.6945 where 2.7183), you divided $e^{\hat A}$
+#   by $\beta$ instead of $\hat A$.
 #
 # ```python
 # print(exercises.map_hook(awr_weights, (torch.tensor([0.0, 2.0, -2.0, 10.0, 1000.0], device=DEVICE),), (2.0, 20.0)).cpu())
@@ -475,8 +482,8 @@ exercises.attempt("awr_weights", awr_weights)
 #
 # $$w_i = N\cdot\operatorname{softmax}(\hat A/\beta)_i = N\,\frac{e^{\hat A_i/\beta}}{\sum_j e^{\hat A_j/\beta}},$$
 #
-# so the weights sum to $N$ and average 1. Every weight depends on the whole batch: the kernel must
-# reduce before it writes. Write `awac_weights(advantages, beta)`.
+# so the weights sum to $N$ and average 1. Every weight depends on the whole batch, so the kernel
+# must reduce before it writes. Write `awac_weights(advantages, beta)`.
 #
 # * **Inputs:** `advantages`, a 1-D float32 tensor of $N$ advantages; `beta`, a float.
 # * **Returns:** the weights, a tensor your `@triton.jit` kernel wrote, shaped like `advantages`.
@@ -489,10 +496,10 @@ exercises.attempt("awr_weights", awr_weights)
 # <details><summary>Hint 1: where to start</summary>
 #
 # Section 3 and notebook 05's `two_stage_mean` reduced a tensor with `tl.sum` over blocks. Here one
-# program does it: a `for start in range(0, n, BLOCK)` loop inside the kernel, with a running total
-# as in 00b's chunk loop. Why the max? Softmax does not change when every $\hat A_i/\beta$ moves by
-# the same number, and after subtracting the max every exponent is at most 0: no `inf`, and at
-# least one term of the sum is 1, so never 0.
+# program does it, with a `for start in range(0, n, BLOCK)` loop inside the kernel and a running
+# total, as in 00b's chunk loop. Why the max? Softmax does not change when every $\hat A_i/\beta$
+# moves by the same number. After subtracting the max, every exponent is at most 0, so no term is
+# `inf`. And at least one term of the sum is 1, so the sum is never 0.
 #
 # </details>
 #
@@ -513,7 +520,7 @@ exercises.attempt("awr_weights", awr_weights)
 # With $\beta = 1$ and $\hat A = (0, 0, \ln 2)$ the exponentials are 1, 1 and 2, their sum 4, so
 # $w = 3 \cdot (1, 1, 2)/4 = (0.75, 0.75, 1.5)$. Shift every advantage by 1000, up or down: the
 # weights must not move. Without the max, $+1000$ gives `nan` (`inf / inf`) and $-1000$ gives `nan`
-# (`0 / 0`). All 0.25 and 0.5: you left out the factor $N$.
+# (`0 / 0`). If you get 0.25 and 0.5, you left out the factor $N$.
 #
 # ```python
 # for shift in (0.0, 1000.0, -1000.0):
