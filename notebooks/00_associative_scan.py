@@ -500,7 +500,7 @@ print("kernel gradients match autograd")
 # Then it prints "correct on every case", or "WRONG." and a message naming the case that failed.
 # Where your function raised, it prints "ERROR." instead. These are messages, not errors, so Run
 # All goes on. `print(exercises.task(name))` restates the task. The solution is in
-# `notebooks/solutions/<name>.py`. `%load solutions/<name>.py` in the starter's cell loads it.
+# `notebooks/solutions/<name>.py` (`%load solutions/<name>.py` in the starter's cell loads it).
 #
 # **`matrix_compose`.** **Note the order: `matrix_compose(p, q)` is `combine(q, p)`**, with matrices.
 #
