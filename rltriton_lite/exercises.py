@@ -3542,7 +3542,7 @@ def _n_step_hint(args, i, bad, got, expected):
     ends_within = np.zeros(term.shape, dtype=bool)  # a termination at one of the steps t .. t + n - 1
     for k in range(min(n, T)):
         ends_within[..., :T - k] |= term[..., k:]
-    if bad.any() and ends_within[bad].all():
+    if bad.any() and ends_within[bad].all() and np.isfinite(got[bad]).any():  # (NaN alone: the NaN hint says it)
         return ("Every wrong step has a termination within its n steps (t .. t + n - 1): the episode ends before "
                 "the n steps do, so the sum stops at that termination's reward and adds no bootstrap." + _fix(
                     " Where a termination lies in t .. t + n - 1, G_t is the discounted sum of the rewards up to "
