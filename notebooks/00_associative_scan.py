@@ -273,8 +273,10 @@ assert run == (0.25, 5.5, True) and np.isnan(run_mult[1])
 # composition is associative. So every grouping gives the same map, which is all the outputs read.
 #
 # Two triples can describe the same map, since $a$ is unused once $\kappa$ is set (step 3's $A$
-# above). The checkers are stricter and compare $a$ too. So a combine must give the same triple
-# whichever way the steps are grouped. The algebra below shows that this one does.
+# above). The checkers run your combine with both groupings and compare the whole triple, $a$
+# included. So a combine must give the same triple whichever way the steps are grouped. It need
+# not give our $a$ where $\kappa$ is set: there $a_2$ and $a_2 a_1$ both pass, since neither is
+# read. The algebra below shows that this combine gives the same triple.
 #
 # Write $\mathrm{sel}(\kappa, u, v)$ for $u$ if $\kappa$ is set, else $v$ (`tl.where`). Then
 # $p \oplus q$ has $\kappa = \kappa_p \lor \kappa_q$, $a = \mathrm{sel}(\kappa_q, a_q, a_q a_p)$ and

@@ -519,8 +519,10 @@ print("one source, two compiled kernels: 0.5 x0² + 2 x1² − x2², and min(|x0
 #   tuple(params)` (tuples: Triton takes a tuple of tensors, not a list), and `PROLOGUE=prologue`.
 # * The output: `torch.empty(B, T, dtype=torch.float32, device=...)`, passed as `Y`.
 # * In each chunk: `offs = row * T + t`, then `a, b = PROLOGUE(X, P, offs, t, m, T)`.
-# * Outside `m`, overwrite the pair with the identity $(1, 0)$ before you take the flag. A padding
-#   lane is then $(1, 0, \text{false})$, which changes nothing.
+# * Outside `m`, overwrite the pair with the identity $(1, 0)$, and take the flag after it, so
+#   that a padding lane is $(1, 0, \text{false})$ and changes nothing. (A flag set on those lanes
+#   would do no harm here, since only the zero carry lies beyond them. Keep them the identity all
+#   the same.)
 # * The reset flag is `a == 0.0`. Scan the triple $(a, b, \text{flag})$ with `reset_combine`.
 # * The rest is `reset_scan`: select on the carry, store $y$, update the carry.
 #

@@ -477,7 +477,11 @@ def _verdicts(name, fn, seed, go_on=False):
                 # elements never stored hold what the buffer held: the step's marks would point elsewhere
                 if rows:
                     after = "row 1" if rows == 1 else f"everything after row 0 (rows 1 to {rows})"
-                    said = said.split("\nHint:")[0] + "\nHint: " + ROW_0_ONLY.format(after)
+                    theirs = [_programs(launch) for launch in launched
+                              if launch.theirs and got.untyped_storage().data_ptr() in launch.storages]
+                    one = theirs and all(n == 1 for n in theirs)  # a grid of one program, not a row offset left out
+                    said = said.split("\nHint:")[0] + "\nHint: " + (ONE_PROGRAM_ROW_0 if one else ROW_0_ONLY
+                                                                        ).format(after)
                 elif _none_stored(ex, got, launched):
                     chunks = (" (a loop over chunks: does it visit chunks 0 to n_chunks - 1?)" if ex.needs == "scan"
                               else "")
@@ -939,8 +943,9 @@ def _compare(ex, case, got, expected, marks, rtol=1e-5, atol=1e-5, top=True, arg
         if own is None and ex.kind == "kernel" and got.ndim == 2 and got.shape[0] > 1 and not bad[0].any() \
                 and bad[1:].all():  # (compiled: which elements were stored is not known, _only_row_0_stored)
             own = _Whole("Row 0 is right and every element of every other row is wrong: each program works on "
-                         "row 0, or stores there." + _fix(" Add the row's offset (row * T) to every load's and "
-                                                          "store's offsets."))
+                         "row 0, or stores there, or only one program ran." + _fix(
+                             " Launch one program per row, grid = (B,), and add the row's offset (row * T) to every "
+                             "load's and store's offsets."))
         # the student's combine, right without flags (TWO_MAPS), on a reset in the run applied first
         plain, kept = SEEN.get("combine"), SEEN.get("combine_reset_first")
         if own is None and plain is not None and kept is not None and len(kept) >= 2 \
@@ -2141,6 +2146,11 @@ ROW_0_ONLY = ("Your kernel's tl.store calls wrote row 0 only: every program stor
               "you returned never got a value (it holds whatever the buffer held)." + _fix(
                   " Row `row` starts at row * T: add that offset to every address the kernel stores to and loads from "
                   "(the loads may lack it too: row 0's answer in row 0 proves nothing about them)."))
+
+
+ONE_PROGRAM_ROW_0 = ("Your kernel ran on one program, so only row 0 was stored: {} of the tensor you returned never "
+                     "got a value (it holds whatever the buffer held)." + _fix(
+                         " Launch one program per row, grid = (B,), each taking its row from tl.program_id(0)."))
 
 
 NONE_STORED = ("Your kernel's tl.store calls wrote none of the {} elements of the tensor you returned: it holds "
@@ -3377,10 +3387,12 @@ def _discounted_max_hint(args, bad, got, expected):
     r, done, gamma, chunk = _as_numpy(tuple(args))
     with np.errstate(all="ignore"):
         if _is_slip(got, _max_undiscounted(r, done.astype(bool), float(gamma), int(chunk)), expected):
-            return _Whole("Your combine leaves c1 undiscounted: composing (g1, c1) first, then (g2, c2), gives "
-                          "y -> max(c2, g2 max(c1, g1 y)) = max(max(c2, g2 c1), g2 g1 y), so the run applied first is "
-                          "discounted by the step after it. (Dropping g2 keeps the combine associative: the "
-                          "associativity check cannot see it.)" + _fix(" In the combine, c = max(c2, g2 * c1)."))
+            return _Whole("Your combine leaves c1 undiscounted: the run applied first is discounted by the step "
+                          "applied after it. Compose the two maps on paper, (g1, c1) first, then (g2, c2): "
+                          "y -> max(c2, g2 max(c1, g1 y)), and pull g2 inside the max. (Dropping g2 keeps the combine "
+                          "associative: the associativity check cannot see it.)" + _fix(
+                              " max(c2, g2 max(c1, g1 y)) = max(max(c2, g2 c1), g2 g1 y), as g2 >= 0. In the "
+                              "combine, c = max(c2, g2 * c1)."))
         if _is_slip(got, _max_after(r, done.astype(bool), float(gamma), 0.0), expected):
             return _Whole("These are the discounted maxima with 0 entering after the row's last step: max(r, gamma "
                           "* 0) there, and that 0 carried back wherever it beats the rewards. Two things enter a row's last chunk from "

@@ -3677,7 +3677,24 @@ def test_stores_into_row_0_are_named():
         assert exercises.fix("chunked_scan").startswith("Row `row` starts at row * T: add that offset to every address")
     else:
         assert said.startswith(" Row 0 is right and every element of every other row is wrong"), msg
-        assert exercises.fix("chunked_scan").startswith("Add the row's offset (row * T) to every load's")
+        assert exercises.fix("chunked_scan").startswith("Launch one program per row, grid = (B,), and add the row's "
+                                                        "offset (row * T) to every load's")
+
+
+def test_a_grid_of_one_program_is_named_as_such():
+    """chunked_scan launched on one program, grid (1,): row 0 alone is stored, and the hint names the grid,
+    not a row offset left out (this session's review's case: the fix it got was the row offset's)."""
+    def chunked_scan(rewards, terminated, gamma, chunk):
+        out = torch.zeros_like(rewards)
+        _chunked_variant[(1,)](rewards, terminated, out, gamma, rewards.shape[1], CHUNK=chunk,
+                               **dict(SWAPPED=False, CARRY_AT_END=False, CHUNK_OFF_BY_ONE=False, INT_CARRY=False))
+        return out
+    msg = _failure("chunked_scan", chunked_scan)
+    if exercises.INTERPRET:
+        assert msg.split("Hint:")[1].startswith(" Your kernel ran on one program, so only row 0 was stored"), msg
+        assert exercises.fix("chunked_scan").startswith("Launch one program per row, grid = (B,)")
+    else:  # (compiled: which elements were stored is not known)
+        assert "Row 0 is right and every element of every other row is wrong" in msg, msg
 
 
 def test_a_carry_that_changes_shape_is_told_its_axis():
