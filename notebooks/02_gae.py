@@ -225,20 +225,26 @@ exercises.attempt("gae_pairs", gae_pairs)
 # form. Only this section uses it. From 03 on, the exercises use 01's harness form,
 # `(X, P, offs, t, m, T) -> (a, b)`.
 #
-# In `rltriton_lite/returns.py` the prologue and epilogue are two `triton.jit` functions. They are
-# the hooks you ran in 01's harness, with more arguments. The shared scan kernel
-# (`scan._scan_kernel`, notebook 00c, section 3) calls them for each chunk of steps. You need few
-# of the arguments, because the exercise's template reads the inputs with three helpers.
+# What you write: the exercise's template, whose last two lines are yours.
+#
+# ```python
+# @triton.jit
+# def gae_prologue(X, SX, P, row, t, m, T, ACC: tl.constexpr):
+#     gamma, lam, term, done, valid = step(X, SX, P, row, t, m, T, ACC)  # the step's coefficients and flags
+#     r = load(X[REWARDS], SX[REWARDS], row, t, valid, 0.0, ACC)         # the rewards, as ACC
+#     v, v_next = values_now_and_next(X, SX, row, t, m, T, ACC)           # V(s_t) and V(s_{t+1})
+#     delta = ...                                                          # section 2's delta_t
+#     return ...                                                           # (a, b, reset, valid, keep)
+# ```
+#
+# You need few of the arguments, because the exercise's template reads the inputs with three
+# helpers.
 #
 # * `step(X, SX, P, row, t, m, T, ACC)` gives `(gamma, lam, term, done, valid)`. These are the
 #   step's γ and λ, then three flags. `done` is any episode end: terminated, truncated, or
 #   `t == T - 1` (the window's end). `valid` is false on padding.
 # * `load(X[REWARDS], SX[REWARDS], row, t, valid, 0.0, ACC)` gives the rewards.
 # * `values_now_and_next(X, SX, row, t, m, T, ACC)` gives $V(s_t)$ and $V(s_{t+1})$.
-#
-# `load` comes from `rltriton_lite.tile`, which reads and writes a tile of steps of any tensor.
-# `step` and `values_now_and_next` come from `rltriton_lite.episode`. That module knows the
-# episode's inputs, the slots every estimator shares.
 #
 # A package prologue returns five values, `(a, b, reset, valid, keep)`. The glossary's
 # [hooks' signatures](GLOSSARY.md#names-and-signatures) sets this form beside the harness's:
@@ -248,7 +254,23 @@ exercises.attempt("gae_pairs", gae_pairs)
 # * `step`'s `valid`;
 # * `keep`, a tuple of values handed to the epilogue.
 #
-# Below is notebook 01's discounted return in this form. Read three lines of `_returns_prologue`:
+# <details><summary>Details: where the hooks and the helpers live</summary>
+#
+# In `rltriton_lite/returns.py` the prologue and epilogue are two `triton.jit` functions. They are
+# the hooks you ran in 01's harness, with more arguments. The shared scan kernel
+# (`scan._scan_kernel`, notebook 00c, section 3) calls them for each chunk of steps.
+#
+# `load` comes from `rltriton_lite.tile`, which reads and writes a tile of steps of any tensor.
+# `step` and `values_now_and_next` come from `rltriton_lite.episode`. That module knows the
+# episode's inputs, the slots every estimator shares.
+#
+# </details>
+#
+# Below is notebook 01's discounted return in this form, the model for the exercise.
+#
+# <details><summary>Details: three lines to read in <code>_returns_prologue</code>, and its argument <code>ahead</code></summary>
+#
+# Read three lines of `_returns_prologue`:
 #
 # * the `step` call: γ, λ and the flags;
 # * the line that computes `b`. It adds the bootstrap value only where `done & ~term`, that is at
@@ -257,6 +279,8 @@ exercises.attempt("gae_pairs", gae_pairs)
 #   empty `keep`.
 #
 # Skip the argument `ahead` for now. It is explained after the exercises.
+#
+# </details>
 #
 # <details><summary>Details: why the return has a λ</summary>
 #

@@ -102,9 +102,9 @@ print(G)
 #   episode it is $1-\lambda_t$, and the rest of the weight goes to $G_{t+1}$. At a truncation or
 #   the window's end it is 1, because there is no $G_{t+1}$ to mix in.
 #
-# The exercises below end the window another way. They set $\lambda_t = 0$ at its last step, with
-# no reset. That gives the same pair. Then $a_t = \gamma_t \cdot 0 = 0$ carries nothing, as a reset
-# does, and $w_t = 1 - 0 = 1$.
+# The exercises below end the window another way. They have no done flag, so they set
+# $\lambda_{T-1} = 0$ at its last step. That gives the same pair: $a_{T-1} = \gamma_{T-1} \cdot 0 = 0$,
+# which the harness takes as its reset, and $w_{T-1} = 1 - 0 = 1$, a full bootstrap.
 #
 # In NumPy, against the loop:
 

@@ -181,9 +181,9 @@ print("prologue + scan + epilogue == the loop")
 #
 # Here you read the kernel's hooks, in `rltriton_lite/vtrace.py`. `_step` loads one step's
 # coefficients, flags and three clipped weights. The prologue and epilogue are then section 2's
-# two formulas.
+# two formulas. Their printout below is folded and optional.
 
-# %%
+# %% jupyter={"outputs_hidden": true}
 for fn in (vtrace._step, vtrace._vtrace_prologue, vtrace._vtrace_epilogue):
     print(inspect.getsource(getattr(fn, "fn", fn)))
 
@@ -309,10 +309,16 @@ torch.testing.assert_close(pg0, adv)
 print("on-policy V-trace == TD(λ) == GAE")
 
 # %% [markdown]
-# **Which policy-gradient advantage.** The IMPALA paper's policy gradient weighs
-# $\nabla\log\pi(a_s|x_s)$ by $\rho_s\big(r_s + \gamma v_{s+1} - V(x_s)\big)$. Here $v_{s+1}$ is
-# the V-trace target at $s+1$, with no λ in it. The paper clips this $\rho_s$ with the same
-# $\bar\rho$. Like rlax, the package gives it its own $\bar\rho_{pg}$.
+# **Which policy-gradient advantage.** The package follows rlax, not the IMPALA paper, so that λ is
+# one knob for both outputs; at λ = 1 the two are the same formula. The derivation and the checks
+# below are optional (their printouts are folded).
+#
+# <details><summary>Details: the paper's advantage against rlax's</summary>
+#
+# The IMPALA paper's policy gradient weighs $\nabla\log\pi(a_s|x_s)$ by
+# $\rho_s\big(r_s + \gamma v_{s+1} - V(x_s)\big)$. Here $v_{s+1}$ is the V-trace target at $s+1$,
+# with no λ in it. The paper clips this $\rho_s$ with the same $\bar\rho$. Like rlax, the package
+# gives it its own $\bar\rho_{pg}$.
 #
 # The package follows rlax (`vtrace_td_error_and_advantage`). It mixes the next target with the
 # critic's next value, by the same λ that cuts the traces. Inside an episode the mix is
@@ -323,6 +329,8 @@ print("on-policy V-trace == TD(λ) == GAE")
 # * at **λ < 1** the package's advantage differs from the paper's, computed from the same `vs`,
 #   by $\rho^{pg}_t\gamma_t(1-\lambda_t)(V'_t - v_{t+1})$ at every step that does not end an
 #   episode.
+#
+# </details>
 #
 # <details><summary>Details: why the package follows rlax</summary>
 #
@@ -336,8 +344,12 @@ print("on-policy V-trace == TD(λ) == GAE")
 #
 # </details>
 #
+# <details><summary>Details: the paper's advantage, as code</summary>
+#
 # The paper's advantage, on this section's rollout, with its per-step γ and clips. `vs` comes from
 # the same call:
+#
+# </details>
 
 # %%
 def paper_pg(vs, log_rhos, r, v, nv, gamma, term, trunc, pg_rho_bar):
@@ -349,10 +361,14 @@ def paper_pg(vs, log_rhos, r, v, nv, gamma, term, trunc, pg_rho_bar):
     return rho_pg * (r + gamma * torch.where(term, 0.0, vs_next) - v), rho_pg, vs_next, done
 
 # %% [markdown]
+# <details><summary>Details: what this cell checks</summary>
+#
 # At λ = 1 and λ = 0.5, the cell compares the package's advantage minus the paper's with the
 # predicted gap:
+#
+# </details>
 
-# %%
+# %% jupyter={"outputs_hidden": true}
 for lam_ in (1.0, 0.5):
     vs_l, pg_l = rl.vtrace(lr_, r, v, gamma=gamma, lambda_=lam_, terminated=term, truncated=trunc, next_values=nv,
                            backend=KERNEL, **kw)
@@ -366,10 +382,14 @@ for lam_ in (1.0, 0.5):
         assert gap.abs().max() > 0.1  # a real difference, exactly the (1 − λ) term
 
 # %% [markdown]
+# <details><summary>Details: what this cell checks</summary>
+#
 # On-policy at λ = 0 the gap is a whole step. The package's advantage is the one-step TD error,
 # and the paper's is a two-step one:
+#
+# </details>
 
-# %%
+# %% jupyter={"outputs_hidden": true}
 on = rl.vtrace(zero, r, v, gamma=0.9, lambda_=0.0, next_values=nv, backend=KERNEL)  # no episode ends but the window's
 one_step = r + 0.9 * nv - v
 two_step = torch.cat([r[:, :-1] + 0.9 * r[:, 1:] + 0.81 * nv[:, 1:] - v[:, :-1], one_step[:, -1:]], 1)

@@ -320,12 +320,24 @@ print("bitwise identical across calls")
 # %% [markdown]
 # ## 4. The kernel's elementwise hook
 #
+# One elementwise pass returns the five statistics that the reduction sums: the loss, the count of
+# unmasked elements, the count of clipped ratios, the kl term, and $(\hat A-\mu)^2$ for the
+# advantage normalisation ($\mu$ is the advantages' mean). A second elementwise pass computes the
+# gradient.
+#
+# * **The gradient rule.** The per-element loss $\ell_t$ has the gradient
+#   $\partial\ell_t/\partial\log\pi_t = -\hat A_t \rho_t$ where the unclipped term is the minimum,
+#   and 0 elsewhere. Ties go to the unclipped branch.
+# * **One pass, more statistics.** The same pass gives CleanRL's `clip_fraction` and
+#   `approx_kl`. It also normalises the advantages inside the op.
+# * **Padding is never read**, so padding may hold NaN.
+#
+# <details><summary>Details: the three functions, their helpers, and the normalisation's slot</summary>
+#
 # The kernel's per-element code comes in three functions:
 #
 # * `_ppo_terms` computes what the forward and the backward share.
-# * `_ppo_forward` returns the five statistics that the reduction sums. They are the loss, the
-#   count of unmasked elements, the count of clipped ratios, the kl term, and $(\hat A-\mu)^2$ for
-#   the advantage normalisation ($\mu$ is the advantages' mean).
+# * `_ppo_forward` returns the five statistics that the reduction sums.
 # * `_ppo_backward` computes the gradient in one elementwise pass.
 #
 # What the helpers do, in one line each (the glossary has a table of them):
@@ -335,29 +347,25 @@ print("bitwise identical across calls")
 # * `param` reads a number such as ε.
 # * `store` and `store_grad` write an output and a gradient.
 #
+# In the code, the gradient rule is `tl.where(b_clipped < b_unclipped, 0.0, ...)`, and
+# `load(..., m_valid, 0.0, ...)` reads nothing where the mask is 0.
+#
 # `X[NORM]` is `None` without normalisation, and `_scale` then gives 1. With
 # `normalize_advantages=True`, `X[NORM]` holds two numbers. The first is $\mu$, from a reduction
 # before this pass. The second is the scale that `_scale` reads. For `reduction="none"` and in
 # the backward, every element needs its scaled advantage, so the scale is $1/(\sigma + 10^{-8})$
 # ($\sigma$ is the advantages' standard deviation). For a mean or summed loss the scale is 1 in
 # this pass, and the total is scaled afterwards. The Details below say why that is allowed.
+#
+# </details>
+#
+# The next cell prints the three functions. Its printout is folded and optional.
 
-# %%
+# %% jupyter={"outputs_hidden": true}
 for fn in (ppo._ppo_terms, ppo._ppo_forward, ppo._ppo_backward):
     print(inspect.getsource(getattr(fn, "fn", fn)))
 
 # %% [markdown]
-# Points worth noticing:
-#
-# * **The gradient rule.** The per-element loss $\ell_t$ has the gradient
-#   $\partial\ell_t/\partial\log\pi_t = -\hat A_t \rho_t$ where the unclipped term is the minimum,
-#   and 0 elsewhere. In the code: `tl.where(b_clipped < b_unclipped, 0.0, ...)`. Ties go to the
-#   unclipped branch.
-# * **One pass, more statistics.** The same pass gives CleanRL's `clip_fraction` and
-#   `approx_kl`. It also normalises the advantages inside the op.
-# * **Padding is never read.** `load(..., m_valid, 0.0, ...)` reads nothing where the mask is 0,
-#   so padding may hold NaN.
-#
 # <details><summary>Details: why ties are the common case</summary>
 #
 # A tie is the common case, not a corner. Inside the clip range both terms are equal. On the

@@ -158,10 +158,6 @@ np.testing.assert_allclose(G[1.0], [2.0, 1.0, 4.5])
 # One reset serves every kind of end. After a termination there is nothing to carry. After a
 # truncation, or at the window's last step, the bootstrap is already in $b^G_t$, with $w_t = 1$.
 #
-# The exercise below ends the window another way. It sets $\lambda_t = 0$ at the last step and
-# uses no reset. That gives the same pair as a reset, because $a_t = \gamma_t \cdot 0 = 0$ carries
-# nothing and $w_t = 1 - 0 = 1$.
-#
 # The three parts:
 #
 # * **Prologue** (per step). It computes $\min_k Q_k$, $V^{\text{soft}\prime}_t$ and $b^G_t$, then
@@ -200,28 +196,35 @@ print("prologue + scan + epilogue == the loop")
 # %% [markdown]
 # ## 3. The kernel
 #
-# The next cell prints three hooks from `rltriton_lite/sac.py`: the min over critics, the
-# prologue and the epilogue. `step(...)` gives the step's γ, λ and episode flags, and
-# `param` reads α. (The glossary's table of helpers has both.) `ahead` matters only for calls
-# with a `mask`. The epilogue's `h_next` is $H_{t+1}$, which the glossary calls `y_in`.
-
-# %%
-for fn in (sac._critic_min, sac._sac_prologue, sac._sac_epilogue):
-    print(inspect.getsource(getattr(fn, "fn", fn)))
-
-# %% [markdown]
-# Points worth noticing:
+# The kernel runs section 2's three parts as three hooks from `rltriton_lite/sac.py`: the min over
+# critics, the prologue and the epilogue.
 #
-# * **The min over critics happens in the kernel.** `next_q` is a tuple of pointers, one per
-#   critic. `tl.static_range` unrolls the loop over them at compile time. Each critic is read
-#   once. The backward sends the gradient only to the smallest critic, index $k^*$ (on ties, the
-#   first one).
-# * **The scan carries $H = G - \alpha\log\pi$.** The epilogue rebuilds $G_t$ from $H_{t+1}$
-#   (`h_next`). `log_probs` is read once, in the prologue of its own step.
+# * **The min over critics happens in the kernel.** Each critic is read once. The backward sends
+#   the gradient only to the smallest critic, index $k^*$ (on ties, the first one).
+# * **The scan carries $H = G - \alpha\log\pi$.** The epilogue rebuilds $G_t$ from $H_{t+1}$.
+#   `log_probs` is read once, in the prologue of its own step.
 # * **λ = 0 is the usual SAC target.** Then $a_t = 0$ and $w_t = 1$. Nothing is carried,
 #   $G_t = b^G_t$, and `log_probs` is not needed. When λ = 0 is passed as a number, not a tensor,
 #   the package runs an elementwise kernel instead of the scan.
 #
+# <details><summary>Details: reading the hooks' printout</summary>
+#
+# `step(...)` gives the step's γ, λ and episode flags, and `param` reads α. (The glossary's table
+# of helpers has both.) `ahead` matters only for calls with a `mask`. The epilogue's `h_next` is
+# $H_{t+1}$, which the glossary calls `y_in`.
+#
+# `next_q` is a tuple of pointers, one per critic. `tl.static_range` unrolls the loop over them at
+# compile time.
+#
+# </details>
+#
+# The next cell prints the three hooks. Its printout is folded and optional.
+
+# %% jupyter={"outputs_hidden": true}
+for fn in (sac._critic_min, sac._sac_prologue, sac._sac_epilogue):
+    print(inspect.getsource(getattr(fn, "fn", fn)))
+
+# %% [markdown]
 # <details><summary>Details: critics, padding, and the λ = 0 kernel</summary>
 #
 # * Up to `sac.MAX_CRITICS` = 16 critics, enough for REDQ's ensembles. No
@@ -527,6 +530,9 @@ assert inspect.signature(rl.sac_targets).parameters["lambda_"].default == 0  # .
 # | --- | --- | --- | --- | --- |
 # | $H_t$ (section 2) | $\gamma\lambda$ | $b^G_t - \alpha\log\pi_t$ | `offs`, the step's own | an epilogue, $G_t$ from $H_{t+1}$ |
 # | $G_t$ (here) | $\gamma\lambda$ | $b^G_t - \gamma\lambda\alpha\log\pi_{t+1}$ | `offs + 1`, one step on | nothing more |
+#
+# Here the window's end is $\lambda_t = 0$, not a reset flag: $a_t = \gamma_t \cdot 0 = 0$ is the
+# harness's reset, and $w_t = 1 - 0 = 1$.
 #
 # Every term of the bracket that does not multiply $G_{t+1}$ belongs in $b_t$. That includes the
 # continuation's $-\gamma\lambda\alpha\log\pi_{t+1}$. Read $\log\pi_{t+1}$ at `offs + 1`, and only

@@ -267,35 +267,39 @@ print("loss = −Σ w·logπ / N; bitwise identical across calls")
 # One pass reads $\log\pi$, $Q$ and the $K$ baseline samples, and writes the weights and
 # advantages. It returns the two statistics the reduction sums ($w\log\pi$ and the count).
 #
-# The backward reads the weights the forward wrote. When the forward wrote none
-# (`need_weights=False`, below), it computes them again with the forward's own helper.
-#
-# In the printout, `P[P_K]` is $K$, `s_k` is the stride between the $K$ samples, and `P[P_BINARY]`
-# and `P[P_MAX_BASELINE]` are the two modes' switches. The helpers (`load_mask`, `load`, `param`,
-# `store`, `store_grad`) are in the glossary's table of them:
-
-# %%
-for fn in (crr._weights, crr._crr_forward, crr._crr_backward):
-    print(inspect.getsource(getattr(fn, "fn", fn)))
-
-# %% [markdown]
-# Points worth noticing:
-#
+# * **The weights are constants**, so $\partial\,\text{loss}/\partial\log\pi_t = -w_t/N$, and the
+#   backward needs $w$ alone. It reads $w$, or computes it again from $Q$ and the baseline.
 # * **The baseline is reduced in the kernel.** A $V(s)$ baseline is passed as $K = 1$. $K$
 #   sampled values sit in a trailing dim and are folded into a running sum and max as they are
 #   loaded. The mean or max is never written to memory.
-# * **The weights are constants**, so $\partial\,\text{loss}/\partial\log\pi_t = -w_t/N$, and the
-#   backward needs $w$ alone. It reads $w$, or computes it again from $Q$ and the baseline.
 # * **Outputs nobody reads cost bytes.** A training step that logs neither the weights nor the
 #   advantages passes `need_weights=False`. The forward then writes nothing per element, and the
 #   backward reads $Q$ and the baseline instead of $w$.
-# * **Strict filter.** The binary weight tests `b_adv > 0`, so a zero advantage is not "better than
-#   the policy".
+# * **Strict filter.** A zero advantage is not "better than the policy".
 # * **NaN fails loudly in exp mode.** A NaN from a broken critic gives a NaN weight and a NaN
 #   loss, not a plausible $w_{\max}$. Binary mode drops it silently (`NaN > 0` is false), as the
 #   reference does.
 # * **Padding is never read**, so it may hold anything.
 #
+# <details><summary>Details: the names in the printout</summary>
+#
+# The backward reads the weights the forward wrote. When the forward wrote none
+# (`need_weights=False`, below), it computes them again with the forward's own helper.
+#
+# In the printout, `P[P_K]` is $K$, `s_k` is the stride between the $K$ samples, and `P[P_BINARY]`
+# and `P[P_MAX_BASELINE]` are the two modes' switches. The helpers (`load_mask`, `load`, `param`,
+# `store`, `store_grad`) are in the glossary's table of them. The binary weight tests
+# `b_adv > 0`.
+#
+# </details>
+#
+# The next cell prints the three functions. Its printout is folded and optional.
+
+# %% jupyter={"outputs_hidden": true}
+for fn in (crr._weights, crr._crr_forward, crr._crr_backward):
+    print(inspect.getsource(getattr(fn, "fn", fn)))
+
+# %% [markdown]
 # <details><summary>Details: strides, compile-time branches, the gradient, NaN propagation</summary>
 #
 # * The samples are read with their own stride `SX[BASELINE][2]`. `K` is a runtime loop bound

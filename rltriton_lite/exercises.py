@@ -471,7 +471,7 @@ def _verdicts(name, fn, seed, go_on=False):
                 raise AssertionError(f"{ex.name}, {case}: " + said + code.slips())
             expected, marks = _expected(ex, seed, i)
             try:
-                _compare(ex, case, got, expected, marks, args=args)
+                _compare(ex, case, got, expected, marks, args=args, kwargs=kwargs)
             except AssertionError as e:
                 said, note, rows = str(e), "", _only_row_0_stored(ex, got, launched)
                 # elements never stored hold what the buffer held: the step's marks would point elsewhere
@@ -898,7 +898,7 @@ def _get(name: str) -> _Exercise:
     return _EXERCISES[name]
 
 
-def _compare(ex, case, got, expected, marks, rtol=1e-5, atol=1e-5, top=True, args=(), index=None):
+def _compare(ex, case, got, expected, marks, rtol=1e-5, atol=1e-5, top=True, args=(), index=None, kwargs=None):
     said = "your function returned" if top else "got"
     if isinstance(expected, tuple):
         names = f" ({', '.join(ex.results)})" if ex.results else ""
@@ -907,7 +907,7 @@ def _compare(ex, case, got, expected, marks, rtol=1e-5, atol=1e-5, top=True, arg
         for i, (g, e) in enumerate(zip(got, expected)):
             each = dataclasses.replace(ex, scan=ex.scan[i]) if isinstance(ex.scan, tuple) else ex
             label = f"result {i}" + (f" ({ex.results[i]})" if ex.results else "")
-            _compare(each, f"{case}, {label}", g, e, marks, rtol, atol, top=False, args=args, index=i)
+            _compare(each, f"{case}, {label}", g, e, marks, rtol, atol, top=False, args=args, index=i, kwargs=kwargs)
         return
     if not isinstance(got, (torch.Tensor, np.ndarray, np.generic, int, float, list, tuple)) or isinstance(got, bool):
         want = "a number (or a 0-d tensor)" if np.ndim(expected) == 0 else \
@@ -933,7 +933,10 @@ def _compare(ex, case, got, expected, marks, rtol=1e-5, atol=1e-5, top=True, arg
         at_l, where = _where(bad_l, ex.scan)
         at = at_l[:-1][:td] + at_l[-1:] + at_l[:-1][td:] if bad.ndim else at_l
         try:
-            own = ex.hint(args, index, bad, got, expected) if ex.hint is not None else None
+            # (a hint with a kwargs parameter also sees the case's keyword arguments: rl.gae's flags, say)
+            wants = ex.hint is not None and "kwargs" in inspect.signature(ex.hint).parameters
+            own = None if ex.hint is None else ex.hint(args, index, bad, got, expected,
+                                                       **({"kwargs": kwargs or {}} if wants else {}))
         except _NoKey:  # (without the keys, a hint's slip on inputs the function changed in place)
             own = None
         if own is None and ex.kind == "kernel" and got.ndim == 2 and got.shape[0] > 1 and not bad[0].any() \
@@ -3695,6 +3698,22 @@ _KEEP_WRONG = _Whole("The advantages are right and the returns are not: the epil
                      "y + keep[0], so check what keep hands it (the returns are A_t + V(s_t)).")
 
 
+def _gae_prologue_hint(args, got, expected, kwargs):
+    """The advantages of a prologue that resets at terminations only: the trace runs on through a truncation."""
+    if "truncated" not in kwargs or {"mask", "time_dim"} & set(kwargs) or torch.is_tensor(kwargs.get("gamma")):
+        return None  # (the case with truncations: batch-major, no mask, one gamma)
+    r, v, nv, term, trunc = _as_numpy((args[0], args[1], kwargs["next_values"], kwargs["terminated"],
+                                       kwargs["truncated"]))
+    gamma, lam = float(kwargs["gamma"]), float(kwargs["lambda_"])
+    with np.errstate(all="ignore"):
+        slip = _gae_with(r, v, nv, term.astype(bool), term.astype(bool), gamma * lam, gamma)
+    if _is_slip(got, slip, expected):
+        return _Whole("Your reset is the termination alone, so the trace runs on through a truncation. A truncated "
+                      "step still bootstraps from next_values, but its episode ends there: the reset is every "
+                      "episode end, done, as in your gae_pairs." + _fix(" Return done as the reset, not term."))
+    return None
+
+
 @_exercise("gae_prologue", "02_gae", "hook", stream=14, task="""
 gae_prologue: GAE's forward prologue in the package's own slots, a @triton.jit function
 gae_prologue(X, SX, P, row, t, m, T, ACC) -> (a, b, reset, valid, keep) that rltriton_lite.gae
@@ -3707,7 +3726,8 @@ pair); the epilogue stores the advantages y and the returns y + keep[0], and val
 The checker calls rl.gae with masks, truncations, a per-step gamma, time-major inputs and no
 next_values.
 """, needs="hook", run=_package_gae, results=("advantages", "returns"),
-   hint=lambda args, i, bad, got, expected: _KEEP_WRONG if i == 1 else None,
+   hint=lambda args, i, bad, got, expected, kwargs: _KEEP_WRONG if i == 1 else _gae_prologue_hint(
+       args, got, expected, kwargs),
    hook_returns=(5, "a package prologue returns the 5-tuple (a, b, reset, valid, keep): the step's pair (a, b), "
                     "reset (where the trace is cut), valid (false on padding: episode.step's) and keep, a tuple "
                     "of what the epilogue reads (it stores the returns y + keep[0])"))
@@ -4413,6 +4433,9 @@ def _awac_hint(A, beta, got, expected):
         x = _as_numpy(A) / beta
         below = (" Every A / beta here is below 0: a running max that starts at 0, not -inf, stays 0, and then "
                  "exp(A / beta - 0) underflows." if x.max() < -104 else "")
+        if x.size > 1024 and x[:1024].max() < 88 < x.max():  # the largest past the first block
+            below += (" Here the largest lie past the first block of 1024: does your max walk all N elements, "
+                      "block by block?")
         return _Whole("exp(A / beta) overflowed to inf or underflowed to 0 (in float32 exp(x) is inf above x = "
                       f"88.7 and 0 below about -104; here A / beta runs from {x.min():.4g} to {x.max():.4g}), or "
                       "lanes past N set the max." + below + _fix(
@@ -4456,17 +4479,18 @@ or far below 0 (exp underflows to 0): subtract the max before the exp.
     hint=lambda args, i, bad, got, expected: _awac_hint(args[0], args[1], got, expected))
 def _awac_cases(d):
     rng, out = d.rng, []
-    n1, n2, n3 = d.int(2500, 1100, 4000), d.int(700, 300, 1000), d.int(1500, 1100, 2000)
-    n1, n3 = n1 + (n1 % 1024 == 0), n3 + (n3 % 1024 == 0)  # never a whole number of blocks: padding to get right
+    n1, n2, n3 = d.int(2500, 1100, 4000), d.int(1700, 1100, 2500), d.int(1500, 1100, 2000)
+    n1, n2, n3 = (n + (n % 1024 == 0) for n in (n1, n2, n3))  # never a whole number of blocks: padding to get right
     beta = d.real(0.5, 0.3, 2.0)
     grid = lambda n: np.round(64 * rng.normal(size=n)) / 64  # noqa: E731 -- exact in float32, and so A - max
     big = grid(n2)
-    big[rng.choice(n2, 3, replace=False)] = rng.integers(500, 1000, size=3)
+    # past the first block alone: a max taken over that block leaves exp(A - max) to overflow
+    big[rng.choice(np.arange(1024, n2), 3, replace=False)] = rng.integers(500, 1000, size=3)
     for what, A, b in (
             ("N=5, beta=1", rng.normal(size=5), 1.0),
             (f"N={n1}, beta={beta}: more than one block of 1024", rng.normal(size=n1), beta),
-            (f"N={n2}, beta=1, three advantages from 500 to 1000 (exp overflows float32 without the max "
-             "subtracted)", big, 1.0),
+            (f"N={n2}, beta=1, three advantages from 500 to 1000, past the first block (exp overflows float32 "
+             "without the max over every block subtracted)", big, 1.0),
             (f"N={n3}, beta=1, every advantage near -1000 (exp underflows to 0 without the max subtracted)",
              grid(n3) - 1000.0, 1.0)):
         out.append((what, (_t(A), b), {}, _awac_reference(A, b)))

@@ -728,6 +728,8 @@ def wrong_answers(name: str):
                          ("softmax without the factor N", _awac_with(NO_N=True)),
                          ("the max and the sum over the first block only", _awac_with(ONE_BLOCK=True)),
                          ("the running max started at 0, not -inf (a review's case)", _awac_with(MAX_FROM_0=True)),
+                         ("the max over the first block only, the sum over all (a later review's case: it passed)",
+                          _awac_with(MAX_OF_ONE_BLOCK=True)),
                          ("one program per block, each normalised on its own (a later review's case)",
                           _awac_per_block),
                          ("one program per block, each normalised on its own and times N (another review's case)",
@@ -1027,6 +1029,12 @@ W_SAYS = {
                        "review's case)"):
         ("Hint: Every wrong step has a termination within its n steps (t .. t + n - 1)",
          "Where a termination lies in t .. t + n - 1, G_t is the discounted sum of the rewards up to it"),
+    ("awac_weights", "the max over the first block only, the sum over all (a later review's case: it passed)"):
+        ("Here the largest lie past the first block of 1024: does your max walk all N elements",
+         "Subtract the max of A / beta before the exp"),
+    ("gae_prologue", "resets only at terminations"):
+        ("Hint: Your reset is the termination alone, so the trace runs on through a truncation",
+         "Return done as the reset, not term."),
     ("discounted_max", "0 as max's identity (the first carry and the padding)"):
         ("Hint: These are the discounted maxima with 0 entering after the row's last step",
          "Start the carry at float('-inf'), and load the padding lanes as (g, c) = (1, -inf)."),
@@ -1128,12 +1136,13 @@ def test_the_package_s_fast_launches_are_watched():
 
 @triton.jit
 def _awac_variant(A, W, beta, n, BLOCK: tl.constexpr, NO_MAX: tl.constexpr, PAD_ZERO: tl.constexpr,
-                  NO_N: tl.constexpr, ONE_BLOCK: tl.constexpr, MAX_FROM_0: tl.constexpr):
+                  NO_N: tl.constexpr, ONE_BLOCK: tl.constexpr, MAX_FROM_0: tl.constexpr,
+                  MAX_OF_ONE_BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)
     pad = 0.0 if PAD_ZERO else float("-inf")
     stop = BLOCK if ONE_BLOCK else n
     top = 0.0 if MAX_FROM_0 else float("-inf")
-    for start in range(0, stop, BLOCK):
+    for start in range(0, BLOCK if MAX_OF_ONE_BLOCK else stop, BLOCK):
         x = tl.load(A + start + offs, mask=start + offs < n, other=pad) / beta
         top = tl.maximum(top, tl.max(x, 0))
     if NO_MAX:
@@ -1168,7 +1177,8 @@ def _awac_per_block(advantages, beta, by_n=False):
 
 def _awac_with(**mistake):
     """awac_weights with one mistake switched on, as a student writes it (one program, three passes)."""
-    flags = {**dict(NO_MAX=False, PAD_ZERO=False, NO_N=False, ONE_BLOCK=False, MAX_FROM_0=False), **mistake}
+    flags = {**dict(NO_MAX=False, PAD_ZERO=False, NO_N=False, ONE_BLOCK=False, MAX_FROM_0=False,
+                    MAX_OF_ONE_BLOCK=False), **mistake}
 
     def awac_weights(advantages, beta):
         w = torch.empty_like(advantages)
