@@ -1029,7 +1029,10 @@ def _hint(ex, bad, at, marks, got, expected, own=None):
     says_last = set(said) & {*AT_WINDOW_END.values(), _PADDING_IDENTITY, _MAX_PADDING}  # (it is the last step)
     positional = first and not says_last  # the step named for where it is alone: the scan starts there
     if positional:
-        said.insert(0, ex.window_end if scan == "reverse" else FIRST_STEP)
+        start_said = ex.window_end if scan == "reverse" else FIRST_STEP
+        if everywhere and own is None:  # (every element wrong: the start's question would point at the start alone)
+            start_said = re.sub(r"(\(t = [^:)]*)[:][^)]*\)", r"\1, where the scan starts)", start_said)
+        said.insert(0, start_said)
     # one full stop at the end, a held-back fix (_fix) after the text's own
     # (an exercise's own diagnosis, where it has one, replaces the every-element preamble)
     lead = _EVERYWHERE_IN_A_SCAN + " The first wrong step is " if positional and everywhere and own is None \
@@ -4315,6 +4318,11 @@ def _soft_lambda_hint(args, got, expected):
                             "log_probs_{t+1}): the soft return pays alpha log pi at every step it continues through."),
                            (targets(lam, lp), "Your targets read log_probs at step t: the continuation's entropy term "
                             "is the next action's, -alpha log_probs_{t+1}, loaded at offs + 1."),
+                           (reference.linear_scan(a, r + np.where(term, 0.0, np.where(
+                               last, gamma * v, gamma * (1 - lam) * v - lam * alpha * nxt))),
+                            "Your continuation's entropy term lacks the gamma in front of the bracket: G_t = r_t + "
+                            "gamma (1 - term_t)[(1 - lam) V'_t + lam (G_{t+1} - alpha log_probs_{t+1})], so it is "
+                            "-gamma lam alpha log_probs_{t+1}, discounted as the rest of the bracket is."),
                            *((targets(w, nxt, a_times), "Your a_t holds the continuation's entropy term: -alpha "
                               "log_probs_{t+1} is added beside G_{t+1}, lam (G_{t+1} - alpha log_probs_{t+1}), it does "
                               "not multiply it. a_t is the multiplier of G_{t+1} alone.") for w in (0.0, lam))):

@@ -750,6 +750,8 @@ def wrong_answers(name: str):
                                  _soft_entropy_without_lam),
                                 ("-alpha log pi_{t+1} in a, multiplying G_{t+1} (a later review's case)",
                                  _soft_entropy_in_a),
+                                ("-lam alpha log pi_{t+1} without the bracket's gamma (a later review's case)",
+                                 _soft_entropy_without_gamma),
                                 ("(1 - term) multiplied in b (0 * NaN in the step's own b: the harness's reset at "
                                  "a = 0 cannot select it away)", _soft_multiplied)],
         "vtrace_floor_bytes": [
@@ -1032,6 +1034,9 @@ W_SAYS = {
     ("awac_weights", "the max over the first block only, the sum over all (a later review's case: it passed)"):
         ("Here the largest lie past the first block of 1024: does your max walk all N elements",
          "Subtract the max of A / beta before the exp"),
+    ("soft_lambda_targets", "-lam alpha log pi_{t+1} without the bracket's gamma (a later review's case)"):
+        ("Hint: Your continuation's entropy term lacks the gamma in front of the bracket",
+         "In b, the continuation's entropy term is gamma (1 - term_t) lam (-alpha log_probs_{t+1})."),
     ("gae_prologue", "resets only at terminations"):
         ("Hint: Your reset is the termination alone, so the trace runs on through a truncation",
          "Return done as the reset, not term."),
@@ -1584,6 +1589,16 @@ def _soft_entropy_in_a(X, P, offs, t, m, T):  # gamma lam (1 - alpha log_pi_{t+1
     a, b = _soft(X, P, offs, t, m, T, 1, 0.0)
     log_pi = tl.load(X[4] + offs + 1, mask=m & (t + 1 < T), other=0.0)
     return a * (1.0 - P[1] * log_pi), b
+
+
+@triton.jit
+def _soft_entropy_without_gamma(X, P, offs, t, m, T):  # -lam alpha log_pi_{t+1} outside gamma's bracket
+    a, b = _soft(X, P, offs, t, m, T, 1, 1.0)
+    has_next = m & (t + 1 < T)
+    log_pi = tl.load(X[4] + offs + 1, mask=has_next, other=0.0)
+    term = tl.load(X[5] + offs, mask=m, other=0) != 0
+    cont = tl.where(has_next & ~term, P[2], 0.0)
+    return a, b + (P[0] - 1.0) * cont * P[1] * log_pi  # the entropy term's gamma taken back out
 
 
 @triton.jit
