@@ -161,8 +161,8 @@ assert row(RES, "gae", 16384, 1024, pass_="fwd+bwd")["bytes"] == 16384 * 1024 * 
 # %% [markdown]
 # ## 5. Notebook 08, section 3: how much is our call's own host work?
 #
-# The results file times a yardstick beside our calls, the **"anchor: bare Triton launch"**
-# (`bench.bare_gae`). It is *not* an empty kernel: it is a naive GAE kernel, one program per row,
+# The results file times a yardstick beside our calls, the **"anchor: naive GAE kernel, launched
+# bare"** (`bench.bare_gae`, the row `bare_triton_launch`). It is *not* an empty kernel: it is a naive GAE kernel, one program per row,
 # one step at a time, launched plainly (Triton's launcher and `torch.empty_like` for its output,
 # nothing else). Both rows below are GAE, forward, from the same run; the last column is ours ÷ the
 # bare launch: below 1, ours costs less.

@@ -791,7 +791,7 @@ def demo(argv=None) -> int:
 CHART_MAX_WIDTH_PX = 1200
 OURS_IMPL = "rltriton_lite"
 # the harness's anchors: baselines for wall time, not peers
-ANCHORS = {"bare_triton_launch": "bare Triton launch", "minimal_autograd_fn": "minimal autograd.Function"}
+ANCHORS = {"bare_triton_launch": "naive GAE kernel, launched bare", "minimal_autograd_fn": "minimal autograd.Function"}
 # the anchor each pass's wall time is held against
 HEAD_ANCHOR = {"fwd": "bare_triton_launch", "fwd+bwd": "minimal_autograd_fn"}
 RL_SHAPES = ((4096, 128), (64, 16384))  # the shapes RL code uses: many short rollouts, a few long ones
