@@ -69,8 +69,9 @@
 #    $a_{T-1}$ multiplies 0, whatever its value, and some exercises skip that reset. V-trace
 #    (notebook 04) cannot skip it. Its $b_t$ is written to cancel against $a_t y_{t+1}$, and with
 #    no $y_T$ to cancel, its last step must reset.
-# 3. **A carry is not a bootstrap.** 00b's `last_value`, like `rl.linear_scan`'s `initial`, is the
-#    value after the row's end. It enters through $A_t$, not through $b_t$.
+# 3. **A carry is not a bootstrap.** A carry is $y_T$ itself, the value after the window (00b's
+#    `last_value`, `rl.linear_scan`'s `initial`): every step sees it multiplied by the product of
+#    the $a$'s after it. A bootstrap $\gamma V'_t$ is added into $b_t$ at one step.
 #
 # </details>
 #
@@ -294,6 +295,11 @@ print(f"3 x 1000: relative error {long_err:.1e}")
 #
 # "Behind the step" means a later episode, or the carry from a later chunk. The four rules are
 # also visible in `exercises._scan_steps`, which scans each chunk.
+#
+# Where an epilogue is passed (notebook 04), the kernel scans the chunk a second time, from
+# `offs + 1`: the same steps, one on. That second scan gives each step its $y_{t+1}$, the `y_in`
+# an epilogue reads. (The package's own kernel takes `y_in` from the first scan instead; the
+# harness keeps it simple.)
 #
 # For every finite input the select gives the same values as multiplying by $a = 0$. So a step
 # with $a = 0$ but no episode end is fine (later: V-trace's $c_t = 0$ where $\pi = 0$, the window's

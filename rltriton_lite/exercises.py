@@ -3919,8 +3919,9 @@ def _retrace_cases(d):
 def vtrace_prologue(X, P, offs, t, m, T):
     """V-trace's vs as a reverse scan (λ = 1): X = (log_rhos, rewards, values, next_values,
     terminated), P = (gamma, rho_bar, c_bar). Inside an episode V(s_{t+1}) = next_values[t], so
-    vs_t = V_t + δ_t + γ_t c_t (vs_{t+1} - V'_t): a_t = γ_t c_t, b_t = V_t + δ_t - γ_t c_t V'_t; the
-    window's last step bootstraps (vs_T = V'): a = 0, b = V + δ. Behind a termination V'_t is never
+    vs_t = V_t + ρ_t δ_t + γ_t c_t (vs_{t+1} - V'_t), with ρ_t = min(ρ̄, π/μ) and δ_t the TD error:
+    a_t = γ_t c_t, b_t = V_t + ρ_t δ_t - γ_t c_t V'_t; the window's last step bootstraps (vs_T = V'):
+    a = 0, b = V + ρ δ. Behind a termination V'_t is never
     read, only selected away (it may be NaN: 0 · NaN is NaN)."""
     gamma, rho_bar, c_bar = P[0], P[1], P[2]
     rho = tl.exp(tl.load(X[0] + offs, mask=m, other=0.0))
