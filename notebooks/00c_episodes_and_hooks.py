@@ -842,7 +842,8 @@ exercises.attempt("discounted_max", discounted_max)
 # ## After the exercises: the harness, line by line
 #
 # The cell below prints `exercises._scan_hook_kernel(X, O, P, T, PROLOGUE, CHUNK, REVERSE, EPILOGUE)`,
-# the kernel behind `exercises.scan_hook`. Compare it with your `hooked_scan`.
+# the kernel behind `exercises.scan_hook`. Compare it with your `hooked_scan`. Its output is
+# folded: it answers `reset_scan` and `hooked_scan`, so open it once yours pass.
 #
 # * Its helper `_scan_steps` treats a step with $a = 0$ as a reset, as `rl.linear_scan` does. It
 #   also makes the lanes outside `m` the identity.
@@ -856,7 +857,7 @@ exercises.attempt("discounted_max", discounted_max)
 #
 # </details>
 
-# %%
+# %% jupyter={"outputs_hidden": true}
 print(inspect.getsource(getattr(exercises._scan_hook_kernel, "fn", exercises._scan_hook_kernel)))
 print(inspect.getsource(getattr(exercises._scan_steps, "fn", exercises._scan_steps)))
 
