@@ -574,7 +574,6 @@ exercises.attempt("hooked_scan", hooked_scan)
 # when one is passed. Its source gives away the answers to `reset_scan` and `hooked_scan`. So it is
 # printed at the end of this notebook, after the exercises.
 #
-#
 # </details>
 
 # %% [markdown]
