@@ -274,7 +274,9 @@ exercises.attempt("td_target_kernel", td_target_kernel)
 #
 # **The rule: `combine(a1, b1, a2, b2)` applies `(a1, b1)` first**, then `(a2, b2)`. It returns
 # `(a2·a1, b2 + a2·b1)`, the map y ↦ a2·(a1·y + b1) + b2. The order matters, because the affine
-# operator is not commutative.
+# operator is not commutative. Notebook 00's direction card, at the end of
+# [its section 5](00_associative_scan.ipynb#5.-Chunks-and-a-carry), sets this rule and the carry's
+# beside each other for both directions.
 #
 # The scan works as a tree, so each argument is a run of consecutive steps, already composed.
 # Which run is `(a1, b1)`? It is the run applied first, the one nearer the scan's start, where $y$
@@ -528,7 +530,7 @@ print("3 rows x 300 steps in chunks of 128 == cumsum")
 
 # %% [markdown]
 # **The carry in reverse.** Returns run the other way, so the program walks its row from the last
-# chunk to the first. For a return, the carry is the value that enters a chunk from the right. It
+# chunk to the first (the direction card's right-hand column, notebook 00, section 5). For a return, the carry is the value that enters a chunk from the right. It
 # is $G_{t_{\text{end}}+1}$, where $t_{\text{end}}$ is the chunk's last step. Take the simplest
 # case, a discounted sum with a constant $\gamma$ and no episode ends: $y_t = x_t + \gamma\,y_{t+1}$,
 # with $y_T = 0$. The table compares it with the running sum:

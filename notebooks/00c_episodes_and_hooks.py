@@ -74,7 +74,8 @@ print("device:", DEVICE, "(Triton interpreter)" if os.environ.get("TRITON_INTERP
 #
 # Here is 00b's kernel for the discounted return $G_t = r_t + \gamma(1 - \text{term}_t)\,G_{t+1}$,
 # with $G_T = 0$, so nothing below needs your own. One program per row walks its row in chunks of
-# `CHUNK` steps, last chunk first. In each chunk:
+# `CHUNK` steps, last chunk first: the reverse column of notebook 00's direction card (end of
+# [section 5](00_associative_scan.ipynb#5.-Chunks-and-a-carry)). In each chunk:
 #
 # * A reverse `tl.associative_scan` composes the pairs
 #   $(a_t, b_t) = (\gamma(1 - \text{term}_t), r_t)$. For each step it gives the map $(A_t, B_t)$
@@ -520,9 +521,7 @@ print("one source, two compiled kernels: 0.5 x0² + 2 x1² − x2², and min(|x0
 # * The output: `torch.empty(B, T, dtype=torch.float32, device=...)`, passed as `Y`.
 # * In each chunk: `offs = row * T + t`, then `a, b = PROLOGUE(X, P, offs, t, m, T)`.
 # * Outside `m`, overwrite the pair with the identity $(1, 0)$, and take the flag after it, so
-#   that a padding lane is $(1, 0, \text{false})$ and changes nothing. (A flag set on those lanes
-#   would do no harm here, since only the zero carry lies beyond them. Keep them the identity all
-#   the same.)
+#   that a padding lane is $(1, 0, \text{false})$ and changes nothing.
 # * The reset flag is `a == 0.0`. Scan the triple $(a, b, \text{flag})$ with `reset_combine`.
 # * The rest is `reset_scan`: select on the carry, store $y$, update the carry.
 #

@@ -51,9 +51,9 @@
 # The return is a scan $y_t = b_t + a_t\,y_{t+1}$ over a window of $T$ steps. A step that
 # **resets** cuts off $y_{t+1}$, so $y_t = b_t$. Your hooks write a reset as $a_t = 0$, and the
 # scan turns that into 00c's reset flag. Each row of the card is one kind of step. The third
-# column says what $b_t$ adds in place of the values that follow.
+# column says what $b_t$ adds where $y_{t+1}$ is cut off: a bootstrap, or nothing.
 #
-# | the step is | does it reset? | what $b_t$ adds for what follows | the return's step |
+# | the step is | does it reset? | what $b_t$ adds in place of $y_{t+1}$ | the return's step |
 # | --- | --- | --- | --- |
 # | an ordinary step | no | nothing: $y_{t+1}$ comes in through $a_t$ | $a_t = \gamma$, $b_t = r_t$ |
 # | a termination | yes | nothing: no state follows | $a_t = 0$ (reset), $b_t = r_t$ |
@@ -63,12 +63,13 @@
 # **Rule 1: select, never multiply by 0.** A value that may be NaN, such as the next value at a
 # termination, enters $b_t$ through `tl.where`. The reset is a select too, as in 00c.
 #
-# <details><summary>Details: rules 2 and 3, for later exercises</summary>
+# <details><summary>Needed for notebook 04's V-trace: rules 2 and 3</summary>
 #
 # 2. **A shortcut at the window's last step.** The scan starts from $y_T = 0$. So at the last step
 #    $a_{T-1}$ multiplies 0, whatever its value, and some exercises skip that reset. V-trace
-#    (notebook 04) cannot skip it. Its $b_t$ is written to cancel against $a_t y_{t+1}$, and with
-#    no $y_T$ to cancel, its last step must reset.
+#    (notebook 04) cannot skip it. Its $b_t$ holds a term, $-\gamma c V'_t$, written to cancel
+#    against $a_t y_{t+1}$. With no $y_T$ to cancel, its last step must drop that term from $b$:
+#    the reset is what triggers that.
 # 3. **A carry is not a bootstrap.** A carry is $y_T$ itself, the value after the window (00b's
 #    `last_value`, `rl.linear_scan`'s `initial`): every step sees it multiplied by the product of
 #    the $a$'s after it. A bootstrap $\gamma V'_t$ is added into $b_t$ at one step.
@@ -268,7 +269,7 @@ print(f"3 x 1000: relative error {long_err:.1e}")
 # | `m` | the in-bounds mask |
 # | `T` | the row length |
 #
-# <details><summary>Details: the epilogue's two extra arguments (notebook 04), and the package's hooks</summary>
+# <details><summary>Needed for notebook 04: the epilogue's two extra arguments, and the package's hooks</summary>
 #
 # | argument | what it is |
 # | --- | --- |

@@ -42,7 +42,8 @@
 # * $V_t = V(s_t)$ is the critic's value of state $s_t$, `values[t]`.
 # * $V'_t = V(s_{t+1})$ is the value of the next state. Inside an episode it is `values[t+1]`. At a
 #   time-limit truncation it is the real next state's value (`next_values`). After a termination
-#   there is no next state.
+#   there is no next state. A call that passes `next_values` (as `gae_pairs` does) reads
+#   $V'_t$ from it at every step.
 # * $\text{done} = \text{terminated} \lor \text{truncated}$. The last step of the rollout acts as a
 #   truncation. It bootstraps from `next_values` when they are given, else from `bootstrap_value`.
 # * The factors $(1-\text{term}_t)$ and $(1-\text{done}_t)$ are notation. The code uses a select,

@@ -354,7 +354,8 @@ print("bitwise identical across calls")
 # `normalize_advantages=True`, `X[NORM]` holds two numbers. The first is $\mu$, from a reduction
 # before this pass. The second is the scale that `_scale` reads. For `reduction="none"` and in
 # the backward, every element needs its scaled advantage, so the scale is $1/(\sigma + 10^{-8})$
-# ($\sigma$ is the advantages' standard deviation). For a mean or summed loss the scale is 1 in
+# ($\sigma$ is the advantages' standard deviation, with $N - 1$ in its denominator, as
+# CleanRL's `advantages.std()`). For a mean or summed loss the scale is 1 in
 # this pass, and the total is scaled afterwards. The Details below say why that is allowed.
 #
 # </details>

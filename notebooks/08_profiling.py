@@ -606,7 +606,7 @@ assert loop_h200["full_call_us"] > 100 * ours_h200["full_call_us"]
 # the empty launch of section 3, but a kernel that does the work (notebook 14, section 5). For
 # PPO's rows, PPO's loss as a plain `torch.autograd.Function`, one naive Triton kernel each way.
 #
-# These tables divide the other way from section 3's: each row's wall time ÷ ours ("wall ÷ ours").
+# Their column "wall ÷ ours" is this row's wall time ÷ rltriton_lite's wall time at the same shape.
 # So an anchor's row below 1 means the anchor costs less.
 #
 # </details>

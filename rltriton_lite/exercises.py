@@ -3860,6 +3860,8 @@ _RETRACE_SLIPS = {  # a wrong trace c_{t+1} (its name in the keys), and what to 
     "the trace lacks lambda" + _fix(": c_{t+1} = lam * min(1, exp(next_log_ratio_t))"): "no lambda",
     "the ratio of the wrong step: next_log_ratio_t is already log(pi/mu) at t+1 (the action the trace "
     "weighs)" + _fix("; read it at t, at the prologue's own offs, not one step further"): "next step's ratio",
+    "the ratio of the step before: next_log_ratio_t is already log(pi/mu) at t+1 (the action the trace "
+    "weighs), read at the prologue's own offs" + _fix("; read it at offs, not one step back"): "previous step's ratio",
     "the trace is not 0 at the window's last step (t == T - 1), where there is no G_{t+1} to weigh" + _fix(
         ": there the target is r_t + gamma E_pi Q(s_{t+1}, .)"): "no cut at the end",
 }

@@ -706,6 +706,7 @@ def wrong_answers(name: str):
         "retrace": [("c not truncated at 1", _retrace_untruncated),
                     ("Q of the taken action for the expectation", _retrace_taken_q),
                     ("gamma missing from a_t (a review's case)", _retrace_no_gamma_in_a),
+                    ("the ratio read one step back, at offs - 1 (a later review's case)", _retrace_previous_ratio),
                     ("(1 - term) multiplied in a and b (0 * NaN in the step's own b: the harness's reset at a = 0 "
                      "cannot select it away)", _retrace_multiplied)],
         "vtrace_pg": [("vs_t for vs_{t+1}", _pg_same_step), ("no bootstrap at the window's end", _pg_no_window_end),
@@ -1037,6 +1038,9 @@ W_SAYS = {
     ("soft_lambda_targets", "-lam alpha log pi_{t+1} without the bracket's gamma (a later review's case)"):
         ("Hint: Your continuation's entropy term lacks the gamma in front of the bracket",
          "In b, the continuation's entropy term is gamma (1 - term_t) lam (-alpha log_probs_{t+1})."),
+    ("retrace", "the ratio read one step back, at offs - 1 (a later review's case)"):
+        ("Hint: These are Retrace's targets with a wrong trace: the ratio of the step before",
+         "Read it at offs, not one step back"),
     ("gae_prologue", "resets only at terminations"):
         ("Hint: Your reset is the termination alone, so the trace runs on through a truncation",
          "Return done as the reset, not term."),
@@ -1466,6 +1470,18 @@ def _retrace(X, P, offs, t, m, T, TRUNCATE: tl.constexpr, EXPECTATION: tl.conste
     boot = tl.where(tl.load(X[4] + offs, mask=m, other=0) != 0, 0.0, P[0])
     q = tl.load(X[2] + offs, mask=m, other=0.0)
     return boot * c, r + boot * (tl.load(X[EXPECTATION] + offs, mask=m, other=0.0) - c * q)
+
+
+@triton.jit
+def _retrace_previous_ratio(X, P, offs, t, m, T):  # next_log_ratio read at offs - 1 (a later review's case)
+    r = tl.load(X[0] + offs, mask=m, other=0.0)
+    term = tl.load(X[4] + offs, mask=m, other=0) != 0
+    ratio = tl.exp(tl.load(X[3] + offs - 1, mask=m & (t > 0), other=0.0))
+    c = tl.where(t < T - 1, P[1] * tl.minimum(ratio, 1.0), 0.0)
+    boot = tl.where(term, 0.0, P[0])
+    eq = tl.load(X[1] + offs, mask=m, other=0.0)
+    q = tl.load(X[2] + offs, mask=m, other=0.0)
+    return boot * c, r + tl.where(term, 0.0, P[0] * (eq - c * q))
 
 
 @triton.jit

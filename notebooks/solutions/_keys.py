@@ -72,6 +72,8 @@ _TRACES = {  # c_{t+1} from (lam, next_log_ratio, t, T): Retrace's, and the hint
     "uncut": lambda lam, lr, t, T: lam * np.exp(lr[..., t]) * (t < T - 1),
     "no lambda": lambda lam, lr, t, T: np.minimum(1.0, np.exp(lr[..., t])) * (t < T - 1),
     "next step's ratio": lambda lam, lr, t, T: lam * np.minimum(1.0, np.exp(lr[..., min(t + 1, T - 1)])) * (t < T - 1),
+    "previous step's ratio": lambda lam, lr, t, T: (  # offs - 1, masked to 0 (a ratio of 1) at t = 0
+        lam * np.minimum(1.0, np.exp(lr[..., t - 1] if t else np.zeros(lr.shape[:-1]))) * (t < T - 1)),
     "no cut at the end": lambda lam, lr, t, T: lam * np.minimum(1.0, np.exp(lr[..., t])),
 }
 
