@@ -49,6 +49,8 @@
 # * Four folded hints follow each task. Open them in order, and only when you are stuck.
 # * Your kernel must write the answer itself. The checker refuses numbers computed or patched up
 #   in PyTorch.
+# * In a script of your own, import `rltriton_lite` before you run a kernel: the import makes the
+#   CPU interpreter scan as a tree, as a GPU does, so that a wrong combine cannot pass (section 2).
 #
 # <details><summary>Details: more on the checker and the hints</summary>
 #

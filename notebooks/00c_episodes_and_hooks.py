@@ -495,8 +495,10 @@ print("one source, two compiled kernels: 0.5 x0² + 2 x1² − x2², and min(|x0
 #   * `params`, a tuple of floats, the kernel's `P`;
 #   * `chunk`.
 # * **The prologue's side:** it loads its inputs at `offs = row * T + t` under the mask
-#   `m = t < T`, and returns $(a_t, b_t)$. As $a_t = 0$ ends an episode, your reset flag is
-#   `a == 0.0`, selected as in `reset_scan`.
+#   `m = t < T`, and returns $(a_t, b_t)$.
+# * **A new convention: $a_t = 0$ marks an episode end.** A pair has no room for a flag, so your
+#   loop derives it, `flag = a == 0.0`, and selects on it as in `reset_scan`. (In `reset_scan`
+#   the flag came from `terminated`, and $a$ stayed $\gamma$.)
 # * **Outside `m` the prologue's pair is made up:** it was computed from the `other=` values of
 #   masked loads. Your loop, not the prologue, overwrites those lanes with the identity $(1, 0)$.
 #

@@ -2767,7 +2767,7 @@ tl.where (gamma * (1 - term) * V' is 0 * NaN = NaN where V' behind a termination
 
 _COMPOSE_ORDER = ("the b part is wrong{}: is q applied first? (\"q first, then p\": y goes through q, "
                   "then what q gives through p)")
-_COMPOSE_N1 = " (A passes here only because 1 x 1 matrices commute: check its order too)"
+_COMPOSE_N1 = " (at n = 1 the A part cannot show its order, as 1 x 1 matrices commute: larger cases check it)"
 _COMPOSE_A = ("1 x 1 matrices commute and n x n ones do not: the A part is in the wrong order" + _fix(
     ": the product's order is A1 @ A2 (y goes through A2 first), not A2 @ A1"))
 

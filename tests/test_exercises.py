@@ -3240,8 +3240,8 @@ def test_the_padding_hint_only_where_padding_follows_the_last_step():
 
 def test_matrix_compose_names_the_order_where_a_is_right_and_b_wrong():
     """At n = 1 A passes whatever its order (1 x 1 matrices commute): the hint says so, never that A is right."""
-    order = "Hint: the b part is wrong (A passes here only because 1 x 1 matrices commute: check its order too): " \
-            "is q applied first?"
+    order = "Hint: the b part is wrong (at n = 1 the A part cannot show its order, as 1 x 1 matrices commute: " \
+            "larger cases check it): is q applied first?"
     for seed in (None, 3):
         for fn in (lambda p, q: (q[0] @ p[0], q[1] + q[0] @ p[1]),  # p first, then q (A commutes at n = 1)
                    lambda p, q: (p[0] @ q[0], p[1] + q[0] @ q[1])):  # b1 + A2 b2
