@@ -531,8 +531,10 @@ assert inspect.signature(rl.sac_targets).parameters["lambda_"].default == 0  # .
 # | $H_t$ (section 2) | $\gamma\lambda$ | $b^G_t - \alpha\log\pi_t$ | `offs`, the step's own | an epilogue, $G_t$ from $H_{t+1}$ |
 # | $G_t$ (here) | $\gamma\lambda$ | $b^G_t - \gamma\lambda\alpha\log\pi_{t+1}$ | `offs + 1`, one step on | nothing more |
 #
-# Here the window's end is $\lambda_t = 0$, not a reset flag: $a_t = \gamma_t \cdot 0 = 0$ is the
-# harness's reset, and $w_t = 1 - 0 = 1$.
+# This harness has no done flag. Treat the window's last step and a termination as $\lambda = 0$:
+# write $\ell_t$ for that step's λ. Then $a_t = \gamma\ell_t$, which is 0 there, the harness's
+# reset, and $b_t = r_t + \gamma[(1-\ell_t)V'_t - \ell_t\,\alpha\log\pi_{t+1}]$, with $b_t = r_t$
+# at a termination. At the window's end the bootstrap $V'_t$ gets full weight.
 #
 # Every term of the bracket that does not multiply $G_{t+1}$ belongs in $b_t$. That includes the
 # continuation's $-\gamma\lambda\alpha\log\pi_{t+1}$. Read $\log\pi_{t+1}$ at `offs + 1`, and only

@@ -35,6 +35,9 @@
 # replays, the kernels alone) and **wall time** per call (host included). Where the data come
 # from, and what each clock times: notebook 14, an appendix.
 #
+# **The package you installed is newer than this run.** It now runs few long rows with wider
+# chunks (notebook 13, section 4), so its 64×16384 scans would be faster than these rows show.
+#
 # **Skip the "Checks" cells** (folded, starting `# Checks`): CI runs them against the data files.
 
 # %%
