@@ -389,14 +389,17 @@ for fn in (ppo._ppo_terms, ppo._ppo_forward, ppo._ppo_backward):
 # CleanRL normalises each minibatch, $\tilde A = (\hat A - \mu)/(\sigma + 10^{-8})$. Masked steps
 # never enter $\mu$ or $\sigma$.
 #
-# * First a reduction (`_adv_moments`) computes $\mu$.
-# * The main pass sums the loss on $\hat A - \mu$, and, beside it, $(\hat A - \mu)^2$.
-# * $\sigma$ comes from that second sum, and the loss total is multiplied by $1/(\sigma + 10^{-8})$
-#   at the end. That is allowed because a positive factor passes through a min:
-#   $\min(\rho x, c x)\,s = \min(\rho x s, c x s)$ for $s > 0$.
-# * Where each element needs the scaled value, `X[NORM]` carries $1/(\sigma + 10^{-8})$: for
-#   `reduction="none"` a second reduction computes $\sigma$ before the main pass, and the backward
-#   reuses the forward's.
+# A first reduction (`_adv_moments`) computes $\mu$. The scale $s = 1/(\sigma + 10^{-8})$ then
+# enters in one of three ways:
+#
+# | the call | $\sigma$ known before the main pass? | where $s$ is applied |
+# | --- | --- | --- |
+# | mean or summed loss | no: the main pass sums $(\hat A - \mu)^2$ beside the loss | once, on the loss total |
+# | `reduction="none"` | yes: a second reduction computes it | to each element (`X[NORM]`) |
+# | the backward | yes: the forward's, reused | to each element (`X[NORM]`) |
+#
+# Scaling the total once is allowed because a positive factor passes through a min:
+# $\min(\rho x, c x)\,s = \min(\rho x s, c x s)$ for $s > 0$.
 #
 # </details>
 #
