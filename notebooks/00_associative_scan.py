@@ -143,6 +143,16 @@ assert scan_sequential(letters, join) == scan_hillis_steele(letters, join) == sc
 print(prefixes[-1])
 
 # %% [markdown]
+# > **In short.**
+# >
+# > * *Idea:* A scan returns every prefix of a list under an operator $\oplus$, and Hillis–Steele
+# >   and Blelloch compute the prefixes in parallel by regrouping.
+# > * *Rule:* Regrouping gives the same prefixes exactly when $\oplus$ is associative, and the
+# >   operands must stay in their order.
+# > * *Trap:* Checking a scan only on sums, which commute and so cannot catch operands combined in
+# >   the wrong order.
+
+# %% [markdown]
 # ## 2. One step of the loop is an affine map
 #
 # Step $t$ turns the next value, $y_{t+1}$, into $y_t$. It is the *affine map*
@@ -192,6 +202,16 @@ print("associative on 1000 random triples; (1, 0) is the identity")
 # $p \oplus q = q \circ p$.)
 
 # %% [markdown]
+# > **In short.**
+# >
+# > * *Idea:* Step $t$ is the affine map $f_t(y) = a_t\,y + b_t$, a pair $(a, b)$, and two such
+# >   maps compose to another pair.
+# > * *Rule:* $(a_1, b_1) \oplus (a_2, b_2) = (a_2 a_1,\; b_2 + a_2 b_1)$ applies the left pair
+# >   first, is associative, and has the identity $(1, 0)$.
+# > * *Trap:* Reading $p \oplus q$ as $p \circ q$, though the operator is not commutative and
+# >   $p \oplus q = q \circ p$ applies $p$ first.
+
+# %% [markdown]
 # ## 3. The backward recurrence as a reverse scan
 #
 # The loop composes the maps from the end, $y_t = f_t(f_{t+1}(\cdots f_{T-1}(y_T)))$, where $y_T$
@@ -220,6 +240,16 @@ blelloch = scan_blelloch(list(zip(a, b))[::-1], combine, (1.0, 0.0))[::-1]
 np.testing.assert_allclose(np.array([A * y_end + B for A, B in blelloch]), loop, rtol=1e-12)
 np.testing.assert_allclose(reference.linear_scan(a, b, initial=y_end), loop, rtol=1e-12)
 print(np.round(loop, 3))
+
+# %% [markdown]
+# > **In short.**
+# >
+# > * *Idea:* The loop applies $f_{T-1}$ first and $f_t$ last, so it is a scan of the pairs in
+# >   reverse time, its scan order.
+# > * *Rule:* The prefix ending at step $t$ is the map from $y_T$ to $y_t$, and `combine` goes into
+# >   the scan unchanged.
+# > * *Trap:* Swapping `combine`'s operands for the reverse direction, when only the list is
+# >   reversed and the run applied first stays the first argument.
 
 # %% [markdown]
 # ## 4. Episode ends are resets, padding is the identity
@@ -318,6 +348,16 @@ np.testing.assert_allclose(y[0, :2].cpu().numpy(), expected[0, :2], rtol=1e-6)
 assert y[0, 4] == 0 and y[0, 5] == 6.0
 
 # %% [markdown]
+# > **In short.**
+# >
+# > * *Idea:* An episode end is a reset flag $\kappa$ beside the pair, and the combine selects on
+# >   it with `tl.where`.
+# > * *Rule:* A run that resets discards the run applied before it, and a padded step
+# >   (`mask[t] = 0`) is the identity $(1, 0)$.
+# > * *Trap:* Ending an episode by multiplying by $a_t = 0$, since
+# >   $0 \cdot \text{NaN} = \text{NaN}$ lets one bad reward poison every earlier episode.
+
+# %% [markdown]
 # ## 5. Chunks and a carry
 #
 # A GPU program holds only a few thousand values at a time. So for any $T$, the kernel cuts a row
@@ -390,6 +430,16 @@ plt.show()
 # | padding lanes ($t \ge T$) | the identity $(1, 0)$, no reset | the identity $(1, 0)$, no reset |
 
 # %% [markdown]
+# > **In short.**
+# >
+# > * *Idea:* The kernel cuts a row into chunks of `CHUNK` steps, scans the steps inside each chunk
+# >   in parallel, and walks the chunks one after another.
+# > * *Rule:* Finish each step with $y_t = B_t + A_t \cdot \text{carry}$, where for a return the
+# >   carry is $y$ at the first step of the chunk after, in time.
+# > * *Trap:* For a return, reading a chunk's carry out at its last step, as a forward scan does,
+# >   when it is $y$ at its first step.
+
+# %% [markdown]
 # ## 6. The kernel
 #
 # `rltriton_lite/scan.py` holds the one kernel every algorithm uses. Many copies of a kernel,
@@ -417,6 +467,16 @@ for reverse in (True, False):
                                      mask=mask.cpu().numpy(), reverse=reverse)
     np.testing.assert_allclose(y.cpu().numpy(), expected, rtol=1e-5, atol=1e-5)
 print("linear_scan matches the loop, reverse and forward")
+
+# %% [markdown]
+# > **In short.**
+# >
+# > * *Idea:* One kernel serves every algorithm: a prologue supplies the pairs and reset flags, the
+# >   kernel scans and applies the carry, and an epilogue writes the outputs.
+# > * *Rule:* `rl.linear_scan(a, b, initial=, mask=, reverse=)` is the bare primitive, whose
+# >   prologue only loads `a` and `b`.
+# > * *Trap:* Calling it on a CPU without `backend=KERNEL`, since `backend="auto"` then takes the
+# >   PyTorch path and the kernel never runs.
 
 # %% [markdown]
 # ## 7. Gradients are a scan too
@@ -506,6 +566,16 @@ g_torch = torch.autograd.grad((rl.linear_scan(a64, b64, backend="torch") * w).su
 for gk, gt in zip(g_kernel, g_torch):
     torch.testing.assert_close(gk, gt)
 print("kernel gradients match autograd")
+
+# %% [markdown]
+# > **In short.**
+# >
+# > * *Idea:* The gradient of the reverse scan is the transposed scan, the same recurrence run
+# >   forwards in time from $t = 0$.
+# > * *Rule:* $\partial L/\partial b$ is the forward scan of $(a_{t-1}, dy_t)$, and
+# >   $\partial L/\partial a_t = \partial L/\partial b_t \cdot y_{t+1}$.
+# > * *Trap:* Scanning $(a_t, dy_t)$ instead of $(a_{t-1}, dy_t)$, when the multiplier at step $t$
+# >   is that of the step before.
 
 # %% [markdown]
 # ## Exercises

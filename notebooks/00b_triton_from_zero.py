@@ -262,6 +262,16 @@ def td_target_kernel(rewards, next_values, terminated, gamma):
 exercises.attempt("td_target_kernel", td_target_kernel)
 
 # %% [markdown]
+# > **In short.**
+# >
+# > * *Idea:* A kernel runs as many programs, and each one loads, computes and stores its own block
+# >   of indices, `offs`.
+# > * *Rule:* Mask every load and store that can run past the end, and on blocks write `&`, `|`,
+# >   `~`, `tl.minimum`, `tl.maximum` and `tl.where`.
+# > * *Trap:* Writing Python's `and`, `min` or `if` on a block, which the interpreter runs without
+# >   a warning, treating the whole block as one value.
+
+# %% [markdown]
 # ## 2. A scan of one block
 #
 # Here you compute the return of one row with a single `tl.associative_scan`. The one thing to get
@@ -489,6 +499,16 @@ def block_scan(rewards, terminated, gamma, last_value):
 exercises.attempt("block_scan", block_scan)
 
 # %% [markdown]
+# > **In short.**
+# >
+# > * *Idea:* `tl.associative_scan` composes a block's pairs as a tree of runs, in about
+# >   $\log_2(\text{BLOCK})$ parallel steps.
+# > * *Rule:* `affine_combine(a1, b1, a2, b2)` applies `(a1, b1)` first in both directions, returns
+# >   need `reverse=True`, and padding lanes hold the identity $(1, 0)$.
+# > * *Trap:* Swapping the halves of `affine_combine` composes the maps in the wrong order, and a
+# >   test whose steps are all equal cannot show it.
+
+# %% [markdown]
 # ## 3. Rows longer than a block: chunks and a carry
 #
 # A block cannot hold $10^5$ steps. So a program walks its row in **chunks** of `CHUNK` steps,
@@ -686,6 +706,16 @@ def chunked_scan(rewards, terminated, gamma, chunk):
 
 # %%
 exercises.attempt("chunked_scan", chunked_scan)
+
+# %% [markdown]
+# > **In short.**
+# >
+# > * *Idea:* A program walks its row in chunks of `CHUNK` steps, one scan per chunk, and passes a
+# >   carry from each chunk to the next one it works on.
+# > * *Rule:* For a return, go from the last chunk to the first, set
+# >   $G_t = B_t + A_t \cdot \text{carry}$, and take the new carry at the chunk's first step.
+# > * *Trap:* Reading a return's carry at the chunk's last step, as the running sum does, when it
+# >   is $G$ at the first step, `t == c * CHUNK`.
 
 # %% [markdown]
 # ## Exercises

@@ -20,27 +20,24 @@
 #   * to end an episode with a select, so that a NaN or `inf` stays inside its own episode
 #     (section 1);
 #   * to pass an algorithm to the scan as hooks (section 2);
-#   * to read time-major buffers in place through their strides;
-#   * to read the package's kernel (section 3).
-# * **Time:** 3.5–6 h for the reading and the five checked exercises, over two sessions (the high
-#   end for a Triton newcomer). The open question needs a GPU and another 30–45 min.
+#   * to read the package's kernel, with its strided loads (section 3).
+# * **Time:** 2.5–4.5 h for the reading and the three checked exercises, over two sessions (the
+#   high end for a Triton newcomer). The open question needs a GPU and another 30–45 min.
 # * **Needs:** notebook 00b: a first kernel, `tl.associative_scan`, a chunk loop with a carry.
 #   No GPU: Triton's interpreter runs every kernel on a CPU.
 # * **Minimum path:** "Where 00b ended", sections 1–3 and three checked exercises. Do `reset_scan`
-#   and `gae_kernel` in the first session, `hooked_scan` in the second. The two exercises at the
-#   end, `strided_scan` and `discounted_max`, are the second session's optional part. The open
-#   question can wait too.
+#   and `gae_kernel` in the first session, `hooked_scan` in the second. The open question can
+#   wait. Two optional exercises follow in [notebook 00d](00d_more_scans.ipynb): `strided_scan`,
+#   on rollouts stored time-major, and `discounted_max`, a scan whose steps are not affine maps.
 #
 # New words are in the glossary, [`GLOSSARY.md`](GLOSSARY.md). The exercises work as in 00b (see
 # its box "How the exercises work"). Write the starter's function, then run the
 # `exercises.attempt` cell after it.
 #
-# <details><summary>Details: the five exercises, the interpreter, the solutions</summary>
+# <details><summary>Details: the three exercises, the interpreter, the solutions</summary>
 #
 # * Section 1 ends with one exercise, section 2 with two: a kernel with its hooks built in, then
-#   one that takes them as arguments. The optional exercises at the end add `strided_scan`, the
-#   same scan on rollouts stored time-major, and `discounted_max`, a scan whose steps are not
-#   affine maps, written from an empty cell.
+#   one that takes them as arguments.
 # * **No GPU needed**: as in 00b, the next cell sets `TRITON_INTERPRET=1` before `triton` is
 #   imported, and Triton's interpreter then runs every kernel on the CPU.
 # * `print(exercises.task(name))` restates a task. The solutions are in `notebooks/solutions/`.
@@ -278,6 +275,16 @@ def reset_scan(rewards, terminated, gamma, chunk):
 
 # %%
 exercises.attempt("reset_scan", reset_scan)
+
+# %% [markdown]
+# > **In short.**
+# >
+# > * *Idea:* An episode end is a reset flag $\kappa_t$ beside the pair, so one NaN or `inf` reward
+# >   stays inside its own episode.
+# > * *Rule:* Select with `tl.where` in the combine and on the carry: $G_t = B_t$ where $K_t$ is
+# >   set, else $B_t + A_t \cdot \text{carry}$.
+# > * *Trap:* Selecting in the combine but not on the carry, so $B_t + A_t \cdot \text{carry}$
+# >   still lets a later chunk reach step $t$ where $K_t$ is set.
 
 # %% [markdown]
 # ## 2. Hooks: the algorithm around the scan
@@ -578,6 +585,16 @@ exercises.attempt("hooked_scan", hooked_scan)
 # </details>
 
 # %% [markdown]
+# > **In short.**
+# >
+# > * *Idea:* Every algorithm runs the same chunk loop, and only its hooks differ: a prologue that
+# >   returns the steps' pairs, an epilogue that stores the outputs.
+# > * *Rule:* Pass a hook as a `tl.constexpr` argument, and in `hooked_scan` overwrite the lanes
+# >   outside `m` with $(1, 0)$ before taking the flag `a == 0.0`.
+# > * *Trap:* Passing `tl.associative_scan`'s combine as a `tl.constexpr` argument, which the GPU's
+# >   compiler refuses, instead of naming it in the kernel itself.
+
+# %% [markdown]
 # ## 3. The package's kernel, read through its names
 #
 # Here you read the package's kernel, `rltriton_lite/scan.py`, as a grown-up version of your
@@ -646,187 +663,23 @@ print("rl.gae == the loop on 2 x 600")
 
 # %% [markdown]
 # What the package adds beyond your kernel changes its speed, not its results.
-#
+
+# %% [markdown]
+# > **In short.**
+# >
+# > * *Idea:* The package's kernel, `rltriton_lite/scan.py`, is a grown-up `gae_kernel`, and each
+# >   part you wrote has a named counterpart there.
+# > * *Rule:* `scan.combine` is `reset_combine`, `scan._walk` is the chunk loop with its carry, and
+# >   `PROLOGUE` and `EPILOGUE` are the hooks.
+# > * *Trap:* Reading `gamma * lam` in the returns prologue as GAE's $\gamma\lambda$, when the
+# >   package calls that prologue with λ = 1, so it is γ.
+
+# %% [markdown]
 # ## Exercises
 #
-# Two more exercises follow. They are the optional part of the second session: do them if you
-# have time after section 3. The first, `strided_scan`, puts section 3's strided load in a kernel
-# of your own.
+# The exercises of this notebook are in sections 1 and 2. Two optional ones, `strided_scan` and
+# `discounted_max`, are in [notebook 00d](00d_more_scans.ipynb).
 #
-# **Exercise `strided_scan`.** `reset_scan` for rollouts stored time-major, as CleanRL and SB3
-# keep them.
-#
-# * **Inputs:** `rewards` (float32) and `terminated` (bool) of shape `(T, B)`, with any strides.
-#   Then `gamma` and `chunk`.
-# * **Returns:** the returns in a new `(T, B)` tensor.
-# * **Edge cases:** a contiguous `(T, B)` tensor, a transposed `(B, T)` buffer, and every other
-#   column of a wider tensor. Read each in place. `.contiguous()` would copy, and the checker
-#   refuses a copy.
-# * **Addresses:** element `(t, b)` of a tensor `x` is at `X + t * x.stride(0) + b * x.stride(1)`.
-#   One program per column `b`.
-#
-# <details><summary>Hint 1: where to start</summary>
-#
-# It is `reset_scan` with new addresses, nothing more. A row is now a column `b`, and its steps
-# are `stride(0)` elements apart, not 1. The loop, the combine and the carry do not change.
-#
-# </details>
-#
-# <details><summary>Hint 2: the plan</summary>
-#
-# * `T, B = rewards.shape`; launch `B` programs, with `b = tl.program_id(0)`.
-# * Pass the strides to the kernel as integers: `*rewards.stride()`, `*terminated.stride()`.
-# * The two inputs may have different strides, so give each its own pair.
-# * Make the output with `torch.empty(T, B, ...)`, and pass its strides too. (`torch.empty_like`
-#   can keep an input's odd layout.)
-# * Build every load and store address from its own tensor's strides.
-#
-# </details>
-#
-# <details><summary>Hint 3: check it by hand</summary>
-#
-# Take two columns of three steps, $\gamma = 0.5$, `chunk = 2`. `rewards` is a transposed view,
-# with strides (1, 3). `terminated` is contiguous, with strides (2, 1). Column 0 has
-# $r = (1, 2, 3)$ and an end at $t = 1$, so $G = (1 + 0.5 \cdot 2,\ 2,\ 3) = (2, 2, 3)$. Column 1
-# has $r = (4, 0, 8)$ and no end, so $G_2 = 8$, $G_1 = 0 + 0.5 \cdot 8 = 4$,
-# $G_0 = 4 + 0.5 \cdot 4 = 6$. As a `(T, B)` tensor, that is $((2, 6), (2, 4), (3, 8))$. If you get
-# `[[2.5, 6.0], [3.0, 8.0], [0.0, 8.0]]`, you read `rewards` as if it were contiguous.
-#
-# ```python
-# r = torch.tensor([[1.0, 2.0, 3.0], [4.0, 0.0, 8.0]], device=DEVICE).T  # (T, B) = (3, 2), a view
-# term = torch.tensor([[False, False], [True, False], [False, False]], device=DEVICE)
-# print(exercises.guarded(strided_scan, r, term, 0.5, 2).tolist())  # must print [[2.0, 6.0], [2.0, 4.0], [3.0, 8.0]]
-# ```
-#
-# </details>
-#
-# <details><summary>Hint 4: the key lines</summary>
-#
-# ```python
-# r = tl.load(R + ___, mask=m, other=0.0)  # ___: element (t, b), from rs_t, rs_b = rewards.stride()
-# term = (tl.load(D + ___, mask=m, other=0) != 0) & m  # the same, with terminated's own strides
-# tl.store(G + ___, g, mask=m)             # and with out's strides, gs_t, gs_b
-# # the launch: kernel[(B,)](rewards, terminated, out, gamma, T, *rewards.stride(), *terminated.stride(),
-# #                          *out.stride(), CHUNK=chunk)
-# ```
-#
-# </details>
-
-# %%
-def strided_scan(rewards, terminated, gamma, chunk):
-    # YOUR CODE
-    raise NotImplementedError
-
-# %%
-exercises.attempt("strided_scan", strided_scan)
-
-# %% [markdown]
-# **Exercise `discounted_max`: a scan that is not a sum.** Everything so far scanned affine
-# maps, $y \mapsto b + a\,y$. But a scan needs only an associative combine. Here you scan the
-# best reward still ahead in the episode, discounted by how far ahead it is:
-#
-# $$h_t = \max(r_t,\ \gamma\, h_{t+1}),$$
-#
-# with $h_t = r_t$ where the episode ends and at the row's last step.
-#
-# <details><summary>Details: what h means, with a goal reward</summary>
-#
-# Take a reward of 1 at a goal and 0 elsewhere. Then $h_t = \gamma^k$, where $k$ is the number of
-# steps to the next time the goal is reached. $h_t$ is 0 if the episode or the row ends first.
-# Unlike a sum, reaching the goal twice does not count twice.
-#
-# </details>
-#
-# * **Inputs:** `rewards` (float32, of either sign) and `terminated` (bool), contiguous, of shape
-#   `(B, T)`, any `T`. Then `gamma` ($0 < \gamma \le 1$) and `chunk`.
-# * **Returns:** $h$, a new `(B, T)` tensor. Compute it with your own chunked scan: one program
-#   per row, chunks of `chunk` steps from the last one down, one `tl.associative_scan` per chunk,
-#   and a carry between chunks.
-# * **Edge cases:** rewards mostly below 0, a row's length that is not a multiple of `chunk`,
-#   and episode ends in rows of several chunks. The cases are drawn at random. The teacher's
-#   grader draws others.
-# * **Work it out on paper first.** A step is the map $y \mapsto \max(c, g\,y)$, with
-#   $c = r_t$ and $g = \gamma \ge 0$. Check that two steps compose to a map of the same form. (As
-#   $g \ge 0$, it can pass inside the max.) Find the pair that changes nothing. The padding lanes
-#   load it, and it enters a row's last chunk as the carry. Then add the reset flag as in
-#   section 1.
-# * **Triton's rule** (from section 2's four pieces): name your combine in the kernel itself. The
-#   GPU's compiler accepts a hook passed as a `tl.constexpr` argument, but it refuses a
-#   `tl.associative_scan` combine passed that way.
-#
-# <details><summary>Hint 1: where to start</summary>
-#
-# Reuse `reset_scan` whole: its loop, its carry and its select. Only the step changes. Compose
-# two max-maps on paper, as notebook 00, section 2, composed affine maps. Then ask which pair
-# leaves every $y$ as it is. Remember that rewards may be below 0.
-#
-# </details>
-#
-# <details><summary>Hint 2: the plan</summary>
-#
-# * Step $t$ is the pair $(g_t, c_t) = (\gamma, r_t)$: the map $y \mapsto \max(c_t, g_t\,y)$.
-# * Compose: apply $(g_1, c_1)$ first, then $(g_2, c_2)$. Write the nested expression out.
-# * Two facts bring it back to the form $\max(c, g\,y)$: as $g_2 \ge 0$,
-#   $g_2 \max(u, v) = \max(g_2 u, g_2 v)$, and a max of maxes is one max of all their terms.
-#   Using both, the factor of $y$ is your new $g$, and the terms without $y$ give your new $c$.
-# * Check the form on numbers: two steps by hand, against the composed pair.
-# * The identity $(g, c)$ must give $\max(c, g\,y) = y$ for every $y$, and $y$ may be below 0,
-#   as rewards may. Which $c$ never wins a max? Is 0 enough?
-# * Padding lanes load the identity's $c$. The carry into a row's last chunk must change nothing
-#   too: $h_t = r_t$ at the row's last step.
-# * A reset $\kappa_2$ keeps $(g_2, c_2)$ alone and drops what comes after, as in `reset_combine`.
-# * After the scan, select as in `reset_scan`: where the scanned flag is set, the carry never
-#   enters; elsewhere, apply the scanned map to the carry.
-# * The new carry is $h$ at the chunk's first step, taken as in `reset_scan`.
-# * In Triton, use `tl.maximum`, not Python's `max`. An infinite constant is `float("inf")`, or
-#   its negative.
-# * With $-\infty$ as the identity's $c$, a tiny $\gamma$ (0.01, say) can make $g$ underflow to 0.
-#   Then $0 \cdot (-\infty)$ is NaN, and the interpreter prints NumPy's `RuntimeWarning: invalid
-#   value encountered in multiply`. It is harmless where that NaN never reaches the output. That is
-#   the case in a lane selected away by `tl.where`. It is also the case in an operand of
-#   `tl.maximum`, which by default returns the other one.
-#
-# </details>
-#
-# <details><summary>Hint 3: check it by hand</summary>
-#
-# Take one row, $\gamma = 0.5$, $r = (-3, -4, 4, -2)$, an episode end at $t = 1$, `chunk = 2`.
-# From the end: $h_3 = -2$, at the row's last step. $h_2 = \max(4,\ 0.5 \cdot (-2)) = 4$.
-# $h_1 = -4$, because the episode ends there and the carry 4 stays out.
-# $h_0 = \max(-3,\ 0.5 \cdot (-4)) = -2$. Without the episode end, $h_1 = \max(-4, 2) = 2$ and
-# $h_0 = \max(-3, 1) = 1$. The answer must not depend on `chunk`: 2, 4 and 8 (which pads four
-# lanes) print the same. If you get `[[-2.0, -4.0, 4.0, 0.0]]`, a 0 got in after the row's last
-# step, through the carry or a padding lane.
-#
-# ```python
-# r = torch.tensor([[-3.0, -4.0, 4.0, -2.0]], device=DEVICE)
-# term = torch.tensor([[False, True, False, False]], device=DEVICE)
-# print(exercises.guarded(discounted_max, r, term, 0.5, 2).tolist())  # must print [[-2.0, -4.0, 4.0, -2.0]]
-# ```
-#
-# </details>
-#
-# <details><summary>Hint 4: the key lines</summary>
-#
-# ```python
-# @triton.jit
-# def max_combine(g1, c1, k1, g2, c2, k2):  # (g1, c1, k1): the later steps, applied first
-#     return tl.where(k2, g2, ___), tl.where(k2, c2, ___), k1 | k2  # your composed g, your composed c
-# # in the loop: r loaded with other=___ (the identity's c); carry = ___ before the last chunk
-# h = tl.where(k_s, c_s, ___)  # ___: the scanned map (g_s, c_s) applied to the carry
-# ```
-#
-# </details>
-
-# %%
-def discounted_max(rewards, terminated, gamma, chunk):
-    # YOUR CODE
-    raise NotImplementedError
-
-# %%
-exercises.attempt("discounted_max", discounted_max)
-
-# %% [markdown]
 # Without a checker:
 #
 # *(Answer each in its cell below: your teacher's grader collects the answers from
@@ -868,10 +721,8 @@ print(inspect.getsource(getattr(exercises._scan_steps, "fn", exercises._scan_ste
 #   are never a multiplication by 0, so a NaN or `inf` stays in its own episode.
 # * Hooks are a prologue and an epilogue, written as `@triton.jit` functions. They are passed to
 #   one chunk loop as `tl.constexpr` arguments, with tuples of pointers and `tl.static_range`.
-# * Element $(t, b)$ is at `X + t * stride0 + b * stride1`. So a time-major, transposed or sliced
-#   buffer is read in place.
-# * A scan needs only an associative combine. Steps $y \mapsto \max(r, \gamma y)$ compose too, with
-#   their own identity.
+# * The package loads element $(t, b)$ from `X + t * stride0 + b * stride1`. So a time-major,
+#   transposed or sliced buffer is read in place.
 # * `scan.py` is this kernel plus speed. `scan.combine` is `reset_combine`, `scan._walk` is the
 #   chunk loop, and `PROLOGUE` and `EPILOGUE` are the hooks.
 

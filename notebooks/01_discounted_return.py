@@ -60,21 +60,8 @@
 # | a truncation | yes | a bootstrap $\gamma V(s_{t+1})$, through a select | $a_t = 0$ (reset), $b_t = r_t + \gamma V(s_{t+1})$ |
 # | the window's last step | yes | a bootstrap $\gamma V(s_T)$, through a select | as a truncation |
 #
-# **Rule 1: select, never multiply by 0.** A value that may be NaN, such as the next value at a
+# **The rule: select, never multiply by 0.** A value that may be NaN, such as the next value at a
 # termination, enters $b_t$ through `tl.where`. The reset is a select too, as in 00c.
-#
-# <details><summary>Needed for notebook 04's V-trace: rules 2 and 3</summary>
-#
-# 2. **A shortcut at the window's last step.** The scan starts from $y_T = 0$. So at the last step
-#    $a_{T-1}$ multiplies 0, whatever its value, and some exercises skip that reset. V-trace
-#    (notebook 04) cannot skip it. Its $b_t$ holds a term, $-\gamma c V'_t$, written to cancel
-#    against $a_t y_{t+1}$. With no $y_T$ to cancel, its last step must drop that term from $b$:
-#    the reset is what triggers that.
-# 3. **A carry is not a bootstrap.** A carry is $y_T$ itself, the value after the window (00b's
-#    `last_value`, `rl.linear_scan`'s `initial`): every step sees it multiplied by the product of
-#    the $a$'s after it. A bootstrap $\gamma V'_t$ is added into $b_t$ at one step.
-#
-# </details>
 #
 # <details><summary>Details: sources, and the flag of 00b and 00c</summary>
 #
@@ -269,18 +256,6 @@ print(f"3 x 1000: relative error {long_err:.1e}")
 # | `m` | the in-bounds mask |
 # | `T` | the row length |
 #
-# <details><summary>Needed for notebook 04: the epilogue's two extra arguments, and the package's hooks</summary>
-#
-# | argument | what it is |
-# | --- | --- |
-# | `y` | the scanned value at the step |
-# | `y_in` | the value that entered the step, $y_t = b_t + a_t\,y_{in}$: $y_{t+1}$ in a reverse scan (0 after the row's last step) |
-#
-# The package's hooks take the same, with the strides `SX` and the row `row` where the harness
-# has `offs`: notebook 02, section 3.
-#
-# </details>
-#
 # The harness follows four rules, all visible in its kernel printed below:
 #
 # * `t` is the global time index, from 0 to T-1, not the index inside the chunk.
@@ -296,11 +271,6 @@ print(f"3 x 1000: relative error {long_err:.1e}")
 #
 # "Behind the step" means a later episode, or the carry from a later chunk. The four rules are
 # also visible in `exercises._scan_steps`, which scans each chunk.
-#
-# Where an epilogue is passed (notebook 04), the kernel scans the chunk a second time, from
-# `offs + 1`: the same steps, one on. That second scan gives each step its $y_{t+1}$, the `y_in`
-# an epilogue reads. (The package's own kernel takes `y_in` from the first scan instead; the
-# harness keeps it simple.)
 #
 # For every finite input the select gives the same values as multiplying by $a = 0$. So a step
 # with $a = 0$ but no episode end is fine (later: V-trace's $c_t = 0$ where $\pi = 0$, the window's

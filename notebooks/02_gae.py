@@ -47,7 +47,7 @@
 # * $\text{done} = \text{terminated} \lor \text{truncated}$. The last step of the rollout acts as a
 #   truncation. It bootstraps from `next_values` when they are given, else from `bootstrap_value`.
 # * The factors $(1-\text{term}_t)$ and $(1-\text{done}_t)$ are notation. The code uses a select,
-#   not a product (01's card, rule 1).
+#   not a product (01's card, its rule).
 #
 # <details><summary>Details: why the average is a scan, and the source</summary>
 #

@@ -16,10 +16,9 @@
 # %% [markdown]
 # # 04 — V-trace: off-policy targets as one scan
 #
-# * **You will learn:** IMPALA's off-policy correction as one scan; which value V-trace converges
-#   to, in any finite MDP; Retrace as a Triton prologue, V-trace's policy-gradient epilogue, and
-#   V-trace as a whole kernel of your own.
-# * **Time:** 4–6.5 h with the open questions; 2.5–4.5 h for the reading and the four checked
+# * **You will learn:** IMPALA's off-policy correction as one scan; Retrace as a Triton prologue,
+#   V-trace's policy-gradient epilogue, and V-trace as a whole kernel of your own.
+# * **Time:** 3.5–5.5 h with the open questions; 2–3.5 h for the reading and the three checked
 #   exercises (for a student new to Triton), in two sessions: the second starts at `vtrace_kernel`.
 # * **Needs:** notebooks 01–03; importance sampling. No GPU.
 # * **Conventions:** episode ends follow the card of notebook 01. Every end is a reset, and a
@@ -27,15 +26,16 @@
 #   [Names and signatures](GLOSSARY.md#names-and-signatures) lists flags, values and hook
 #   signatures on one page.
 # * **Minimum path:** sections 1–4 and the checked exercises `retrace`, `vtrace_pg` and
-#   `vtrace_kernel`. Section 5 (the fixed point), its exercise `vtrace_fixed_point`, section 6
-#   and the open questions can wait.
+#   `vtrace_kernel`. Section 5 and the open questions can wait.
+# * **Optional sequel:** [notebook 04b](04b_vtrace_fixed_point.ipynb) finds which value V-trace's
+#   critic converges to when $\bar\rho$ clips, with an exercise of its own.
 #
 # In IMPALA, actors collect experience with a behaviour policy $\mu$ that lags behind the
 # learner's policy $\pi$. V-trace corrects the $n$-step return for this lag. It uses two
 # *truncated* importance weights:
 #
 # * $\rho_t$ decides which value the target converges to. When $\rho_t$ is clipped, that value is
-#   not always $V^\pi$.
+#   not always $V^\pi$ (notebook 04b).
 # * $c_t$ decides how far back a TD error travels. The product $c_s\cdots c_{t-1}$ is the trace.
 #
 # <details><summary>Details: the paper, and where the trace shrinks</summary>
@@ -139,6 +139,18 @@ np.testing.assert_allclose(pg, [0.75, 0.5, 1.0])
 # * **scan**: the reverse affine scan, whose output $y_t$ is $v_t$ itself;
 # * **epilogue** (per step): `vs` $= y_t$, and the advantage. The advantage needs $v_{t+1}$, the
 #   value the scan carried *into* step $t$, so it costs no extra pass.
+#
+# Two more rules hold for every scan of the course. V-trace is where they start to matter:
+#
+# * **The window's last step resets.** The scan starts from $y_T = 0$, so at the last step
+#   $a_{T-1}$ multiplies 0 whatever its value, and earlier exercises could skip that reset.
+#   V-trace cannot. Its $b_t$ holds $-\gamma_t c_t V'_t$, written to cancel against
+#   $a_t v_{t+1}$. With no $v_T$ to cancel, the last step must drop that term from $b$, and the
+#   reset is what drops it.
+# * **A carry is not a bootstrap.** A carry is $y_T$ itself, the value after the window (00b's
+#   `last_value`, `rl.linear_scan`'s `initial`). Every step sees it, multiplied by the product of
+#   the $a$'s after it. A bootstrap, $\gamma_t V'_t$ here, is added into $b_t$ at one step.
+#   V-trace bootstraps, and its scan starts from 0.
 #
 # In NumPy:
 
@@ -444,109 +456,11 @@ for gk, gt in zip(grads["triton"], grads["torch"]):
     torch.testing.assert_close(gk, gt)
 print("gradients match")
 
-# %% [markdown]
-# ## 5. Which value the target converges to
-#
-# Here you find the value that V-trace's critic converges to. With clipping, it is not always
-# $V^\pi$.
-#
-# The critic is trained towards `vs`. It stops moving where the mean correction vanishes,
-# $E_\mu[\rho_t\,\delta_t] = 0$. With $\rho = \min(\bar\rho, \pi/\mu)$ that condition is
-#
-# $$\sum_a \mu(a)\min(\bar\rho, \tfrac{\pi(a)}{\mu(a)})
-# \,\delta(a) = \sum_a \min(\bar\rho\,\mu(a), \pi(a))\,\delta(a) = 0.$$
-#
-# This is the expected TD error under the policy $\pi_{\bar\rho}(a) \propto \min(\bar\rho\,\mu(a), \pi(a))$.
-# So V-trace learns $V^{\pi_{\bar\rho}}$.
-#
-# <details><summary>Details: IMPALA's Theorem 1, and the paper's ρ̄</summary>
-#
-# The general statement is IMPALA's Theorem 1. Assume $\bar c \le \bar\rho$, and that
-# $E_\mu[\rho_t]$ stays above a positive constant in every state. Then the V-trace operator is a
-# contraction, whose unique fixed point is $V^{\pi_{\bar\rho}}$. This section only illustrates it,
-# with a one-state argument: the traces $c$ only scale how far a correction travels, and do not
-# move the fixed point.
-#
-# The IMPALA paper's analysis derives exactly this $\pi_{\bar\rho}$ for a finite $\bar\rho$. Its
-# experiments use $\bar\rho = 1$, a policy between $\mu$ and $\pi$.
-#
-# </details>
-#
-# So V-trace learns $V^\pi$ when $\pi_{\bar\rho} = \pi$. (It can also learn $V^\pi$ when actions
-# tie in value.) $\pi_{\bar\rho} = \pi$ happens in two ways:
-#
-# * No weight is clipped, because $\bar\rho \ge \max_a \pi(a)/\mu(a)$. Then
-#   $\min(\bar\rho\,\mu, \pi) = \pi$.
-# * Every action of $\pi$ is clipped by the same factor, because $\pi/\mu$ is constant where
-#   $\pi > 0$. An example is on-policy ($\mu = \pi$) with $\bar\rho < 1$. Every weight is clipped
-#   to $\bar\rho$, and $\min(\bar\rho\,\pi, \pi) = \bar\rho\,\pi$ normalises back to $\pi$.
-#
-# Clipping alone does not move the fixed point. Clipping some actions more than others does.
-#
-# The example has one state that returns to itself, and two actions. The value of any policy
-# $\nu$ then has a closed form, $V^\nu = E_\nu[r] / (1 - \gamma)$.
-#
-# * Action 0 pays 1 and action 1 pays 0. $\mu$ rarely takes action 0 and $\pi$ mostly does, so
-#   $\pi/\mu = 4$ and $1/4$ for the two actions.
-# * At the right fixed point the mean of `vs` − V is 0. Elsewhere it points towards it.
-#
-# <details><summary>Details: why the PyTorch path here</summary>
-#
-# This section uses the PyTorch path of `rl.vtrace`, the same function. The section is about the
-# algorithm, and the interpreter would take seconds per call here.
-#
-# </details>
-
-# %%
-g1, r_a = 0.9, np.array([1.0, 0.0])
-mu, pi = np.array([0.2, 0.8]), np.array([0.8, 0.2])
-value_of = lambda nu: float(nu @ r_a) / (1 - g1)  # noqa: E731
-
-
-def pi_clipped(rho_bar):
-    w = np.minimum(rho_bar * mu, pi)
-    return w / w.sum()
-
-# %% [markdown]
-# Below, a batch of μ's rollouts (1024 rows × 100 steps). Then the mean correction `vs` − V that
-# V-trace applies to a critic whose value is V at every step:
-
-# %%
-actions = rng.random((1024, 100)) < mu[1]  # μ's actions: True is action 1
-r_mu = torch.tensor(r_a[actions.astype(int)], device=DEVICE)
-log_rhos_mu = torch.tensor(np.log(pi / mu)[actions.astype(int)], device=DEVICE)
-
-
-def mean_correction(V, rho_bar):
-    """The mean of vs − V when the critic says V everywhere (one state: V' = V too)."""
-    v = torch.full_like(r_mu, V)
-    vs = rl.vtrace(log_rhos_mu, r_mu, v, next_values=v, gamma=g1, rho_bar=rho_bar, backend="torch").vs
-    return float((vs - v).mean())
-
-# %% [markdown]
-# For $\bar\rho = 1$ and $\bar\rho = 4$, the cell prints where the correction vanishes, and its
-# value at $V^\pi$:
-
-# %%
-print(f"V^pi = {value_of(pi):.2f}, V^mu = {value_of(mu):.2f}")
-for rho_bar in (1.0, 4.0):
-    target = value_of(pi_clipped(rho_bar))
-    at_target, at_v_pi = mean_correction(target, rho_bar), mean_correction(value_of(pi), rho_bar)
-    print(f"rho_bar = {rho_bar}: V^pi_rho_bar = {target:.2f}; mean(vs - V) there {at_target:+.3f}, "
-          f"at V^pi {at_v_pi:+.3f}")
-    assert abs(at_target) < 0.03  # the fixed point
-    if rho_bar == 1.0:
-        assert target < value_of(pi) - 2 and at_v_pi < -0.1  # V^pi is not it: vs pulls the critic below
-    else:
-        assert abs(target - value_of(pi)) < 1e-12  # rho_bar >= max pi/mu: nothing clipped, V^pi
-w_on = np.minimum(0.5 * pi, pi)  # on-policy (mu = pi), rho_bar = 0.5: every weight clipped to 0.5
-assert np.allclose(w_on / w_on.sum(), pi)  # ... and still pi_rho_bar = pi: the fixed point is V^pi
-
 # %%
 assert profile.rollout_error("vtrace", 3, 1000, DEVICE) < 1e-5  # 3 × 1,000 steps: four chunks of 256 per row, the carry between them (notebook 01)
 
 # %% [markdown]
-# ## 6. Optional: profile it
+# ## 5. Optional: profile it
 #
 # This cell shows V-trace's committed H200 table and chart. [Notebook 08, section 6](08_profiling.ipynb)
 # reads, explains and checks the figures of every algorithm. For a `!` after a name, see
@@ -679,6 +593,19 @@ exercises.attempt("retrace", retrace)
 # your `@triton.jit` epilogue `(X, P, offs, t, m, T, y, y_in) -> out` loads its inputs with
 # `tl.load(X[i] + offs, mask=m, other=0.0)`. The harness stores `out` in place of `y`. An input that
 # may be NaN is yours to select away with `tl.where`; never multiply it by 0.
+#
+# | argument | what it is |
+# | --- | --- |
+# | `y` | the scanned value at the step |
+# | `y_in` | the value that entered the step, $y_t = b_t + a_t\,y_{in}$: $y_{t+1}$ in a reverse scan (0 after the row's last step) |
+#
+# <details><summary>Details: how the harness finds y_in</summary>
+#
+# Where an epilogue is passed, the harness scans the chunk a second time, from `offs + 1`: the
+# same steps, one on. That second scan gives each step its $y_{t+1}$. (The package's own kernel
+# takes `y_in` from the first scan instead; the harness keeps it simple.)
+#
+# </details>
 #
 # * **Inputs:** `X` holds log_rhos, rewards, values, next_values, terminated; `P` holds
 #   (γ, ρ̄, c̄). `y` is $v_s$ and `y_in` is $v_{s+1}$.
@@ -890,87 +817,6 @@ exercises.attempt("vtrace_kernel", vtrace_kernel)
 print(inspect.getsource(getattr(exercises.vtrace_prologue, "fn", exercises.vtrace_prologue)))
 
 # %% [markdown]
-# **`vtrace_fixed_point`** (NumPy: where V-trace converges, in any finite MDP). Section 5's
-# one-state argument holds state by state, so it carries over to any finite MDP. Write the value
-# that V-trace's critic converges to, learning from μ's data.
-#
-# * **Inputs:** `P` has shape (S, A, S). `P[s, a, s2]` is the probability of reaching state `s2`
-#   after action `a` in state `s`. `R`, shape (S, A), is the mean reward. `pi` and `mu`, (S, A),
-#   are the target and behaviour policies, one row per state, each summing to 1. `mu > 0`
-#   everywhere, and `pi` may be 0 on an action. `gamma < 1`, and `rho_bar > 0` (`float("inf")`
-#   for no clip).
-# * **Returns:** `V`, shape (S,), float64: the $V$ at which V-trace's mean correction
-#   $E_\mu[\rho_t\delta_t \mid s_t = s]$ is 0 in every state.
-# * **How it is checked:** the checker holds no answer. It computes that mean correction with
-#   your `V`. The correction must vanish in every state, which happens at one $V$ only. Where it
-#   does not vanish, the message gives its sign, which is the way a one-step V-trace update would
-#   move your `V`.
-#
-# Then try it: as $\bar\rho$ grows, where does `V` go? And as $\bar\rho \to 0$?
-#
-# <details><summary>Hint 1: where to start</summary>
-#
-# Section 5 wrote the condition for one state as a sum over actions with weights
-# $\min(\bar\rho\,\mu(a), \pi(a))$. Write the same sum in state $s$, with $V(s')$ for the next
-# state's value. What equation in $V$ do the S conditions make together?
-#
-# </details>
-#
-# <details><summary>Hint 2: the plan</summary>
-#
-# * Each action's weight in state $s$ is $\mu(a|s)\min(\bar\rho, \pi/\mu) = \min(\bar\rho\,\mu, \pi)$:
-#   the second form divides by nothing, which keeps the code short (the checker's `mu` is never 0).
-# * The condition is a weighted mean of TD errors. It is 0 if the weights are normalised first.
-# * Normalised in each state, the weights are a policy $\nu$. The condition is then the Bellman
-#   equation of $\nu$: $V(s) = \sum_a \nu(a|s)\big(R(s,a) + \gamma\sum_{s'} P(s,a,s')V(s')\big)$.
-# * That is linear in $V$: $(I - \gamma P_\nu)V = r_\nu$, solved with `np.linalg.solve`.
-# * Check your function on section 5's one state first: it must give that section's number.
-#
-# </details>
-#
-# <details><summary>Hint 3: check it by hand</summary>
-#
-# Section 5's one state first: $\pi = (0.8, 0.2)$, $\mu = (0.2, 0.8)$, rewards $(1, 0)$,
-# $\gamma = 0.9$, $\bar\rho = 1$. The weights $\min(\bar\rho\,\mu, \pi)$ are $(0.2, 0.2)$, so
-# $\nu = (0.5, 0.5)$ and $V = 0.5 / (1 - 0.9) = 5$. Then two states, $\gamma = 0.5$,
-# $\bar\rho = 1$. In state 0, action 0 pays 1 and moves to state 1, action 1 pays 0 and stays;
-# $\mu = (0.25, 0.75)$ and $\pi = (0.75, 0.25)$, so $\nu = (0.5, 0.5)$. In state 1 both actions pay
-# 2 and go back to state 0. So $V_1 = 2 + 0.5\,V_0$ and $V_0 = 0.5\,(1 + 0.5\,V_1) + 0.5 \cdot 0.5\,V_0$:
-# $V = (1.6, 2.8)$.
-#
-# ```python
-# print(vtrace_fixed_point(np.ones((1, 2, 1)), np.array([[1.0, 0.0]]), np.array([[0.8, 0.2]]),
-#                          np.array([[0.2, 0.8]]), 0.9, 1.0))  # must print [5.]
-# P2 = np.zeros((2, 2, 2)); P2[0, 0, 1] = P2[0, 1, 0] = P2[1, :, 0] = 1.0  # noqa: E702
-# R2 = np.array([[1.0, 0.0], [2.0, 2.0]])
-# pi2, mu2 = np.array([[0.75, 0.25], [0.5, 0.5]]), np.array([[0.25, 0.75], [0.5, 0.5]])
-# print(vtrace_fixed_point(P2, R2, pi2, mu2, 0.5, 1.0))  # must print [1.6 2.8]
-# ```
-#
-# $(2.18, 3.09)$ is $V^\pi$ of the two states: the weights were not clipped.
-#
-# </details>
-#
-# <details><summary>Hint 4: the key lines</summary>
-#
-# ```python
-# w = ___  # ___: each action's weight, mu times the clipped ratio, with no division
-# nu = w / ___  # ___: normalised in each state (which axis?)
-# P_nu = np.einsum("sa,sat->st", nu, P)  # the chain under nu
-# r_nu = ___  # ___: the mean reward under nu, one per state
-# return np.linalg.solve(___, r_nu)  # ___: V = r_nu + gamma P_nu V, rearranged
-# ```
-#
-# </details>
-
-# %%
-# YOUR CODE: replace the next line by your def vtrace_fixed_point(P, R, pi, mu, gamma, rho_bar)
-vtrace_fixed_point = None
-
-# %%
-exercises.attempt("vtrace_fixed_point", vtrace_fixed_point)
-
-# %% [markdown]
 # Without a checker:
 #
 # *(Answer each in its cell below. Your teacher's grader collects the answers from them.)*
@@ -1003,8 +849,6 @@ exercises.attempt("vtrace_fixed_point", vtrace_fixed_point)
 #   \rho_t\delta_t - [\lnot\text{done}_t]\,\gamma_t c_t V'_t$, reset at episode ends.
 # * Two clipped weights come from `log_rhos`. $\rho_t = \min(\bar\rho, \pi/\mu)$ sets which value
 #   `vs` converges to. $c_t = \lambda_t\min(\bar c, \pi/\mu)$ sets how far a TD error travels.
-# * That value is $V^{\pi_{\bar\rho}}$, with $\pi_{\bar\rho} \propto \min(\bar\rho\,\mu, \pi)$. It is
-#   $V^\pi$ only when no weight is clipped, or all are clipped by the same factor.
 # * Scanning $v_t - V_t$, as IMPALA's code does, assumes $V'_t = V_{t+1}$. That is wrong at a
 #   truncation with real `next_values`, and across padding.
 # * `pg_advantages` come from the same pass (the epilogue reads $v_{t+1}$ as `y_in`). They follow

@@ -20,7 +20,8 @@
 #   losses, soft λ-targets as a Triton prologue, and the bias of multi-step targets on replayed
 #   data.
 # * **Time:** 2.5–3 h with the open questions; 1–1.5 h for the reading and the checked exercise.
-# * **Needs:** notebooks 03 and 04 (section 4 reuses 04's one-state problem). No GPU.
+# * **Needs:** notebooks 03 and 04 (section 4 reuses 04b's one-state problem, and explains it
+#   again). No GPU.
 # * **Conventions:** the course's flags, values and hook signatures:
 #   [Names and signatures](GLOSSARY.md#names-and-signatures) in the glossary.
 # * **Minimum path:** sections 1–3 and the checked exercise `soft_lambda_targets`. Section 4
@@ -286,7 +287,7 @@ print("λ = 0: r + γ(1 − term)(min Q − α log π')")
 
 # %% [markdown]
 # **λ > 0 follows the buffer's actions, not π's.** The test problem: one state that returns to
-# itself (as in notebook 04, section 5), and two actions paying 1 and 0.
+# itself (as in notebook 04b, section 1), and two actions paying 1 and 0.
 #
 # * The current policy is $\pi = (0.8, 0.2)$. An older one, $\mu = (0.2, 0.8)$, filled the buffer.
 # * The critic is exact, so any bias comes from the target itself. The critic gives the soft

@@ -134,8 +134,9 @@ ppo_floor_ms = B * T * ppo_bytes / BW * 1e3
 print(f"PPO: {B * T * ppo_bytes / 1e6:.1f} MB → {ppo_floor_ms * 1e3:.1f} µs")
 
 # %% [markdown]
-# **Answer:** No faster than its floor: $B \cdot T$ × the fewest bytes per step ÷ the copy
-# bandwidth. In float32, GAE must move 17 B per step, PPO's loss 12.
+# **Answer: no faster than its floor, the time to move its fewest bytes: 17 B per step for GAE in
+# float32.** The floor is $B \cdot T$ × the fewest bytes per step ÷ the copy bandwidth. PPO's loss
+# must move 12 B per step.
 #
 # **One model for the rest of this notebook.** A call has the host's work (Python, argument checks,
 # the Triton launcher, the allocator) and the GPU's. Launches are asynchronous, so the two overlap:
@@ -206,17 +207,19 @@ against(my_pct_floor, 100 * row(RES, "gae", B, T)["floor_ms"] / row(RES, "gae", 
         "GAE's % floor at 16384×1024")
 
 # %% [markdown]
-# <details><summary>Details: the lowest, and the highest over 100 %</summary>
+# **Answer: close: forward, at 16384×1024, every kernel reaches 81.6–100.3 % of copy speed.** GAE
+# came out below the model's figure. At this big shape the wall time is close to the GPU time, as
+# max(host, GPU) says.
 #
-# The lowest is the discounted return. The highest, SAC, is slightly over 100 %: it mostly reads,
-# and the floor prices a copy's read + write mix (notebook 09, section 1).
+# <details><summary>Details: the model against the H200, wall time, the two ends</summary>
+#
+# * Rounded, the range is about 82–100 %.
+# * The model said 97 % for GAE (67 µs of floor + 2 µs); the H200 took 80 µs, 84 %.
+# * Wall time is within 25 % of GPU time: the host prepares the next call while the kernel runs.
+# * The lowest is the discounted return. The highest, SAC, is slightly over 100 %: it mostly reads,
+#   and the floor prices a copy's read + write mix (notebook 09, section 1).
 #
 # </details>
-#
-# **Answer:** Close: forward, at 16384×1024, every kernel reaches 81.6–100.3 % of copy speed
-# (about 82–100 %). The model said 97 % for GAE (67 µs of floor + 2 µs); the H200 took 80 µs, 84 %.
-# At this big shape, wall time is within 25 % of GPU time, as max(host, GPU) says: the host prepares
-# the next call while the kernel runs.
 
 # %% jupyter={"source_hidden": true}
 # Checks: the claims above, on the committed run (CI runs them; skip when reading)
@@ -275,12 +278,16 @@ plt.tight_layout()
 plt.show()
 
 # %% [markdown]
-# **Answer:** Mostly to the host. At 16×128 and 4096×128, a call costs 19–55 µs of wall time for
-# 1.3–5.2 µs of GPU work: its wall time is 7–34× its GPU time. The model got that right: GPU time
-# is $t_0$ plus a floor of a few µs, and the host is the call. So a faster kernel barely changes
-# what the training loop waits for, and no eager call costs much less than about 10 µs (a
-# `torch.add` takes 10–11 µs, an empty Triton launch 16–19 µs: notebook 14, section 5). Only
-# 16384×1024 is GPU-bound throughout.
+# **Answer: mostly to the host: at 16×128 and 4096×128, a call's wall time is 7–34× its GPU
+# time.** The model got that right: the host is the call. So a faster kernel barely changes what
+# the training loop waits for.
+#
+# <details><summary>Details: the figures, host times as ranges, where the model breaks</summary>
+#
+# **The figures.** At 16×128 and 4096×128, a call costs 19–55 µs of wall time for 1.3–5.2 µs of
+# GPU work. GPU time is $t_0$ plus a floor of a few µs. No eager call costs much less than about
+# 10 µs (a `torch.add` takes 10–11 µs, an empty Triton launch 16–19 µs: notebook 14, section 5).
+# Only 16384×1024 is GPU-bound throughout.
 #
 # **Read host times as ranges.** They come from one run on a shared host, where the same call
 # moves by up to 2× from minute to minute. GAE's 54.5 µs at 16×128 against 27.7 µs at 4096×128
@@ -294,6 +301,8 @@ plt.show()
 # give few programs for the H200's 132 multiprocessors. The time then follows that chain of
 # chunks, not the bytes: a latency term the model lacks. (Splitting long rows costs a second
 # launch, so the package does it only where the wall time gains: notebook 13, sections 5–6.)
+#
+# </details>
 
 # %% jupyter={"source_hidden": true}
 # Checks: the claims above, on the committed run (CI runs them; skip when reading)
@@ -419,10 +428,17 @@ else:
     print("no GPU: nothing to capture here; the committed H200 figures above are the data")
 
 # %% [markdown]
-# **Answer:** Capture the call in a CUDA graph: at 4096×128 that removes over 85 % of its time,
-# the host's share. The model agrees: its GPU time for GAE, 4 µs, is 15 % of the 28 µs call
-# measured, so 85 % is removed (of the model's own 20 µs wall time, 80 %). The price is frozen shapes and addresses. `torch.compile(mode="reduce-overhead")`
-# captures for you; compiling without replays can even add host work (notebook 14, section 6).
+# **Answer: capture the call in a CUDA graph: at 4096×128 that removes over 85 % of its time, the
+# host's share.** The price is frozen shapes and addresses. `torch.compile(mode="reduce-overhead")`
+# captures for you.
+#
+# <details><summary>Details: the model's figure, and compiling without replays</summary>
+#
+# The model agrees: its GPU time for GAE, 4 µs, is 15 % of the 28 µs call measured, so 85 % is
+# removed (of the model's own 20 µs wall time, 80 %). Compiling without replays can even add host
+# work (notebook 14, section 6).
+#
+# </details>
 
 # %% jupyter={"source_hidden": true}
 # Checks: the claims above, on the committed run (CI runs them; skip when reading)
@@ -582,9 +598,9 @@ print(f"H200, committed results {RES['date']}, GAE 4096×128 forward, wall µs p
       f"PyTorch loop over time {loop_h200['full_call_us']:,.0f}, rltriton_lite {ours_h200['full_call_us']:.1f}")
 
 # %% [markdown]
-# **Answer:** The loop pays a fixed cost for every op of every step, so its time grows with T. The
-# scan pays it per round; a fused GPU kernel pays it once, and on the H200 at 4096×128 the loop
-# costs over 100× our call.
+# **Answer: the loop pays a fixed cost for every op of every step: on the H200 at 4096×128 it costs
+# over 100× our call.** So the loop's time grows with T. The scan pays that cost per round. A fused
+# GPU kernel pays it once.
 
 # %% jupyter={"source_hidden": true}
 # Checks: the claims above, on the committed run (CI runs them; skip when reading)
@@ -710,8 +726,9 @@ if DEVICE == "cpu":
     assert check["ms"] is None and "correctness run" in check["timing"]  # the interpreter: checked, not timed
 
 # %% [markdown]
-# **Answer:** Each "profile it" cell is this notebook's measurements for one algorithm, read from
-# the committed run. All seven are host-bound at RL shapes and near the floor on a large batch.
+# **Answer: all seven "profile it" cells show the same two facts: host-bound at 4096×128, near the
+# floor on a large batch.** Each cell is this notebook's measurements for one algorithm, read from
+# the committed run.
 
 # %% [markdown]
 # ## Optional: sweep
@@ -798,8 +815,8 @@ if not GPU:  # the loop's time follows T: printed, not asserted (section 5 count
           + ("" if 10 < grew < 25 else "; far from it: the CPU was busy, section 5") + ")")
 
 # %% [markdown]
-# **Answer:** For GAE on a CPU, the loop's time follows T while B is small enough that each op's
-# fixed cost dominates (section 5: 14 ops per step), and the PyTorch path's follows B × T. At
+# **Answer: for GAE on a CPU, the loop's time follows T (section 5: 14 ops per step) while B is
+# small enough that each op's fixed cost dominates.** The PyTorch path's time follows B × T. At
 # B = 4096 the loop's ops do real work on every element, and B shows too.
 
 # %% [markdown]
@@ -833,14 +850,14 @@ assert all(r["ms"] > 0 and math.isfinite(r["ms"]) for r in live if r["ms"] is no
 # %% [markdown]
 # On a CPU, read "replaced ÷ this" in the torch rows: above 1, the PyTorch path is faster.
 #
-# **Answer:** On a GPU, the fused kernel wins (sections 2 and 6). On a CPU, expect:
+# **Answer: on a CPU, expect the PyTorch path to win only for the scans, at 64×2048.** For the
+# scans it loses at 4096×128. For PPO, SAC and CRR it loses at both shapes. On a GPU, the fused
+# kernel wins (sections 2 and 6).
 #
-# * **The scans:** the path loses at 4096×128 and wins at 64×2048. ⌈log₂ T⌉ rounds for T iterations
-#   pays with few rows and many steps.
-# * **PPO, SAC and CRR:** the path loses at both. Their replaced code has no loop; the package's
-#   path does more.
+# <details><summary>Details: why, and a ratio near 1</summary>
 #
-# <details><summary>Details: a ratio near 1</summary>
+# * **The scans:** ⌈log₂ T⌉ rounds for T iterations pays with few rows and many steps.
+# * **PPO, SAC and CRR:** their replaced code has no loop; the package's path does more.
 #
 # These are medians of 3 calls on a shared CPU. A ratio near 1 can land on either side of it from
 # one run to the next; run the cell again before you trust a surprise (section 5 says why).

@@ -130,12 +130,18 @@ against(my_pct_4096x128, pct["gae", (4096, 128), "fwd"], "GAE 4096×128 forward,
 #
 # Even a copy of a few MB misses the floor (notebook 14, section 8).
 #
-# **Answer.** At the largest shape, every kernel is near the floor: about 82–100 % forward, about
-# 79–95 % with the backward. Smaller shapes fall below it: far below for the tiniest, and for the
-# scans on a few long rows. The model predicted the first: 0.4 % for GAE at 16×128 (0.008 µs of
-# 2 µs), 51 % at 4096×128, where the H200 measured more, as that shape's bytes sit in L2 between
-# replays (the optional part below). Its miss is the second, the latency of a row's chain of chunks that
-# notebook 08, section 3 found.
+# **Answer: at the largest shape, every kernel is near the floor: about 82–100 % of it forward.**
+# Smaller shapes fall below it: far below for the tiniest, and for the scans on a few long rows.
+# The model predicted the first and missed the second.
+#
+# <details><summary>Details: the backward, and the model's figures</summary>
+#
+# * With the backward, at the largest shape: about 79–95 %.
+# * The model predicted 0.4 % for GAE at 16×128 (0.008 µs of 2 µs), and 51 % at 4096×128. The H200
+#   measured more there, as that shape's bytes sit in L2 between replays (the optional part below).
+# * The model's miss is the latency of a row's chain of chunks that notebook 08, section 3 found.
+#
+# </details>
 #
 # ### Optional: above the floor, and below the L2
 #
@@ -268,12 +274,19 @@ assert round(loop_us / 1e3, 1) == 12.1 and round(loop_us / ours_us) == 438 and r
 assert round(9 * 128 * 10 / 1e3, 1) == 11.5 and round(11.5e3 / ours_us, -2) == 400  # the prediction
 
 # %% [markdown]
-# **Answer.** The Python loops the package replaces are 127–438× slower per call at T = 128
-# (59–180× with the backward), and 9,700–27,000× on the long rows of 64×16384, where a loop walks
-# 16,384 steps (its cost grows with T; ours barely does). The prediction, 9 × 128 × 10 µs ≈ 11.5
-# ms, or about 400× ours, is close to GAE's measured 12.1 ms (438×).
-# Against other compiled or fused code the margins are far smaller, a few cases are lost, and one
-# run on a shared host cannot settle the close ones.
+# **Answer: the Python loops the package replaces are 127–438× slower per call at T = 128,
+# forward.** Against other compiled or fused code the margins are far smaller, and a few cases are
+# lost. One run on a shared host cannot settle the close ones.
+#
+# <details><summary>Details: the backward, the long rows, and the prediction</summary>
+#
+# * With the backward, the loops are 59–180× slower at T = 128.
+# * On the long rows of 64×16384 they are 9,700–27,000× slower: a loop walks 16,384 steps (its
+#   cost grows with T; ours barely does).
+# * The prediction, 9 × 128 × 10 µs ≈ 11.5 ms, or about 400× ours, is close to GAE's measured
+#   12.1 ms (438×).
+#
+# </details>
 
 # %% [markdown]
 # ## 3. Wall versus GPU time
@@ -326,9 +339,10 @@ for p in PASSES:
                  if head else "no anchor"))
 
 # %% [markdown]
-# **Answer.** At RL shapes a call's wall time is mostly host time, the more so with a backward,
-# which adds far more host work than GPU work. Only the scans' forward on a few long rows keeps the
-# GPU busy long enough to hide it; elsewhere, the host's work, not the kernel, is what to cut.
+# **Answer: at RL shapes a call's wall time is mostly host time: at 4096×128, over 5× its GPU
+# time.** A backward adds far more host work than GPU work. Only the scans' forward on a few long
+# rows keeps the GPU busy long enough to hide the host. Elsewhere, the host's work, not the kernel,
+# is what to cut.
 #
 # <details><summary>Details: where the backward's host time goes</summary>
 #

@@ -123,7 +123,7 @@ print(f"committed GPU figures: {RES['gpu']}, torch {RES['versions']['torch']}, t
 # bytes = 4 sectors, every byte used.
 #
 # Now take a rollout stored **time-major**, `(T, B)`, and scan it with one program per environment,
-# as your `strided_scan` in 00c does. The lanes hold consecutive steps of one environment, `B`
+# as your `strided_scan` in 00d does. The lanes hold consecutive steps of one environment, `B`
 # elements apart. Once `B` ≥ 8, each lane lands in a sector of its own: 32 sectors for 128 bytes
 # used. Lanes along neighbouring *environments* at one step are adjacent again.
 #

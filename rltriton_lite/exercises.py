@@ -3255,7 +3255,7 @@ def _hooked_scan_cases(d):
     return out
 
 
-@_exercise("strided_scan", "00c_episodes_and_hooks", "kernel", stream=15, task="""
+@_exercise("strided_scan", "00d_more_scans", "kernel", stream=15, task="""
 strided_scan(rewards, terminated, gamma, chunk) -> returns: reset_scan for time-major (T, B) tensors of
 any strides (a transposed or sliced view included), read in place: element (t, b) of x is at
 X + t * x.stride(0) + b * x.stride(1). Returns a (T, B) tensor; one program per column b. The
@@ -3314,7 +3314,7 @@ _MAX_PADDING = ("the row's last step, padding lanes after it in its chunk: the l
                 "pair (g, c) that leaves every y as it is, else they compose into the last step")
 
 
-@_exercise("discounted_max", "00c_episodes_and_hooks", "kernel", stream=25, task="""
+@_exercise("discounted_max", "00d_more_scans", "kernel", stream=25, task="""
 discounted_max(rewards, terminated, gamma, chunk) -> h: h_t = max(r_t, gamma * h_{t+1}) backwards
 in time, h_t = r_t where term_t (the episode ends: nothing after it counts) and at the row's last
 step. (B, T) float32 rewards of either sign, bool terminated, contiguous, any T; 0 < gamma <= 1 a
@@ -3960,16 +3960,38 @@ def _vtrace_reference(log_rhos, r, v, nv, term, gamma, rho_bar, c_bar, chunk=Non
 
 
 def _vtrace_kernel_hint(args, i, bad, got, expected):
-    """Where vs at the window's last step keeps -gamma c V' (that step not a reset): say so."""
-    if i != 0:
-        return None
+    """Where vs at the window's last step keeps -gamma c V' (that step not a reset), or pg there reads
+    vs one step past the row (0, or the next row's first vs) for next_values: say so."""
     lr, r, v, nv, term, gamma, rho_bar, c_bar = _as_numpy(tuple(args[:8]))
+    if i == 1:
+        return _vtrace_pg_past_the_row(lr, r, v, nv, term, gamma, rho_bar, c_bar, bad, got)
     with np.errstate(all="ignore"):
         kept = np.where(term[..., -1], 0.0, gamma * np.minimum(c_bar, np.exp(lr[..., -1])) * nv[..., -1])
     if _is_slip(got[..., -1], expected[..., -1] - kept, expected[..., -1]):
         return ("Your vs there keeps b's -gamma c V' term: it is cancelled by gamma c v_{t+1}, and the window's "
                 "last step has no v_T to add." + _fix(" Make that step a reset, as a termination is (a = 0, "
                                                       "b = V + rho delta, delta bootstrapping from next_values)."))
+    return None
+
+
+def _vtrace_pg_past_the_row(lr, r, v, nv, term, gamma, rho_bar, c_bar, bad, got):
+    """pg wrong at the window's last steps alone, and there equal to rho (r + gamma x - V) with x read
+    at t + 1 = T: 0 (masked) or the next row's first vs."""
+    last = np.zeros(bad.shape, dtype=bool)
+    last[..., -1] = True
+    if not bad.any() or (bad & ~last).any():
+        return None
+    with np.errstate(all="ignore"):
+        vs = _vtrace_reference(lr, r, v, nv, term, gamma, rho_bar, c_bar)[0]
+    with np.errstate(all="ignore"):
+        weight = np.minimum(rho_bar, np.exp(lr[..., -1]))
+        for after in (np.zeros(r.shape[:-1]), np.concatenate([vs[1:, 0], np.zeros(1)])):
+            slip = weight * (r[..., -1] + gamma * after - v[..., -1])
+            rows = bad[..., -1]
+            if np.allclose(np.asarray(got)[..., -1][rows], slip[rows], rtol=1e-5, atol=1e-5):
+                return ("Your pg at the window's last step reads vs one step on, at t + 1 = T: past the row (a "
+                        "masked 0, or the next row's first step), where no step of this window follows." + _fix(
+                            " There v_next is next_values: tl.where(t == T - 1, next_values, vs_next)."))
     return None
 
 
@@ -4094,7 +4116,7 @@ def _fixed_point_hint(args, i, bad, got, expected):
     return said
 
 
-@_exercise("vtrace_fixed_point", "04_vtrace", "numpy", stream=26, task="""
+@_exercise("vtrace_fixed_point", "04b_vtrace_fixed_point", "numpy", stream=26, task="""
 vtrace_fixed_point(P, R, pi, mu, gamma, rho_bar) -> V: the value that V-trace's critic converges to
 in a finite MDP, learning from mu's data. P: (S, A, S) float64, P[s, a, s'] the probability of s'
 after action a in state s; R: (S, A) float64, the mean reward; pi, mu: (S, A) float64, the target
@@ -4109,7 +4131,7 @@ def _vtrace_fixed_point_cases(d):
     one = (np.ones((1, 2, 1)), d.pick(np.array([[1.0, 0.0]]), lambda rng: rng.normal(size=(1, 2))),
            *d.pick((np.array([[0.8, 0.2]]), np.array([[0.2, 0.8]])),  # (pi, mu): mu rarely takes action 0
                    lambda rng: tuple(np.array([[x, 1 - x]]) for x in (rng.uniform(0.6, 0.9), rng.uniform(0.1, 0.3)))))
-    for what, (S, A), rho_bar in (("one state (section 5's: pi/mu > 1 on action 0)", (1, 2), 1.0),
+    for what, (S, A), rho_bar in (("one state (as in 04b, section 1: pi/mu > 1 on action 0)", (1, 2), 1.0),
                                   ("3 states, 2 actions", (d.int(3, 2, 5), 2), 1.0),
                                   ("states on-policy and pi = 0 on an action", (d.int(6, 4, 8), 3),
                                    d.real(2.0, 1.2, 3.0)),

@@ -508,9 +508,10 @@ def _returns_autograd_with(backward):
 
 @triton.jit
 def _vtrace_variant(LR, R, V, NV, D, VS, PG, gamma, rho_bar, c_bar, T, CHUNK: tl.constexpr,
-                    WINDOW_END: tl.constexpr, NEXT: tl.constexpr):
+                    WINDOW_END: tl.constexpr, NEXT: tl.constexpr, PAST: tl.constexpr = False):
     """vtrace_kernel's solution in one kernel, one program per row, with a mistake switched off or on:
-    WINDOW_END (the window's last step resets), NEXT (pg reads vs_{t+1}, else vs_t)."""
+    WINDOW_END (the window's last step resets), NEXT (pg reads vs_{t+1}, else vs_t), PAST (pg's v_next
+    at the window's last step is vs read at t + 1 = T, the next row's first, not next_values)."""
     row = tl.program_id(0)
     carry = 0.0
     n_chunks = tl.cdiv(T, CHUNK)
@@ -542,6 +543,8 @@ def _vtrace_variant(LR, R, V, NV, D, VS, PG, gamma, rho_bar, c_bar, T, CHUNK: tl
         if not NEXT:
             vs = tl.load(VS + row * T + t, mask=m, other=0.0)
         after = tl.where(last, tl.load(NV + row * T + t, mask=m & last, other=0.0), vs)
+        if PAST:  # (the last row's read past the tensor masked: a 0 there)
+            after = tl.load(VS + row * T + t + 1, mask=m & (row * T + t + 1 < tl.num_programs(0) * T), other=0.0)
         after = tl.where(tl.load(D + row * T + t, mask=m, other=0) != 0, 0.0, after)
         rho = tl.minimum(tl.exp(tl.load(LR + row * T + t, mask=m, other=0.0)), rho_bar)
         pg = rho * (tl.load(R + row * T + t, mask=m, other=0.0) + gamma * after - tl.load(V + row * T + t, mask=m))
@@ -658,6 +661,8 @@ def wrong_answers(name: str):
             ("rho_bar and c_bar swapped", lambda lr, r, v, nv, d, g, rb, cb, c: s(lr, r, v, nv, d, g, cb, rb, c)),
             ("no reset at the window's last step", _vtrace_with(WINDOW_END=False, NEXT=True)),
             ("pg reads vs_t, not vs_{t+1}", _vtrace_with(WINDOW_END=True, NEXT=False)),
+            ("pg's v_next at the window's last step read at t + 1 = T, past the row (a later review's case)",
+             _vtrace_with(WINDOW_END=True, NEXT=True, PAST=True)),
         ],
         "gae_kernel": [
             ("bootstraps at terminations", lambda r, v, nv, d, g, lam, c: s(r + g * d * nv, v, nv, d, g, lam, c)),
@@ -719,7 +724,7 @@ def wrong_answers(name: str):
                                ("the weights min(rho_bar mu, pi) not normalised",
                                 lambda P, R, pi, mu, g, rb: _bellman(np.minimum(rb * mu, pi), P, R, g)),
                                ("the clipped ratios normalised as the policy (mu left out)", _fixed_point_ratios),
-                               ("one value for every state (section 5's closed form)", _fixed_point_one_state)],
+                               ("one value for every state (04b section 1's closed form)", _fixed_point_one_state)],
         "dual_clip": [("plain PPO", _plain_ppo), ("dual clip on positive advantages too", _dual_clip_both),
                       ("the objective, not the loss (the sign flipped)", _dual_clip_negated),
                       ("tl.minimum with c A, a cap where the dual clip is a floor (the tenth review's case)",
@@ -821,6 +826,9 @@ def wrong_answers(name: str):
 # What the message says to some of the wrong answers above, (exercise, mistake) -> a fragment of it: where the
 # generic hints would not say what is wrong
 W_SAYS = {
+    ("vtrace_kernel", "pg's v_next at the window's last step read at t + 1 = T, past the row (a later review's case)"):
+        ("Your pg at the window's last step reads vs one step on, at t + 1 = T: past the row",
+         "There v_next is next_values: tl.where(t == T - 1, next_values, vs_next)"),
     ("dual_clip", "the objective, not the loss (the sign flipped)"):
         "Hint: Every wrong element is the answer with its sign flipped: check the sign of the whole expression",
     ("gae_prologue", "keep holds V(s_{t+1}), not V(s_t) (a later review's case)"):
@@ -967,7 +975,7 @@ W_SAYS = {
     ("vtrace_floor_bytes", "an input left out (next_values)"):
         "one tensor of elem_bytes per step is missing: one of the four float inputs",
     ("vtrace_fixed_point", "V^pi: the clip ignored"):
-        "one state (section 5's: pi/mu > 1 on action 0), gamma = 0.9, rho_bar = 1: at index (0,) expected 0, got "
+        "one state (as in 04b, section 1: pi/mu > 1 on action 0), gamma = 0.9, rho_bar = 1: at index (0,) expected 0, got "
         "-0.12 (1 of 1 elements wrong)\nHint: Your V is V^pi, pi's own value. That is V-trace's fixed point only where no weight is clipped (or "
         "all are clipped by one factor); here rho_bar = 1 clips pi/mu = 4. The checker holds no answer to compare "
         "with",

@@ -45,13 +45,16 @@ def test_in_sync_with_percent_script(path):
 
 
 ROOT = Path(__file__).parent.parent
-# where the course's text points into notebooks 00b and 00c (split from one notebook: a reference
-# left pointing at the wrong half is easy to miss)
-SECTION_REF = re.compile(r"\b(00[bc])\)?,?\s+\(?sections?\s+(\d+)(?:,?\s+and\s+(\d+))?")  # "00c, sections 2 and 3"
-QUESTION_REF = re.compile(r"\b(00[bc])(?:'s)?,?\s+question\s+(\d+)")                      # "00c's question 1"
-EXERCISE_REFS = (re.compile(r"\b(00[bc])'s\s+`?(\w+)"),                                  # "00c's `reset_scan`"
-                 re.compile(r"`(\w+)`\s+\((00[bc])\)"),                                  # "`reset_scan` (00c)"
-                 re.compile(r"`?(\w+)`?\s+(?:from|in)\s+(?:notebook\s+)?(00[bc])\b"))  # "`strided_scan` in 00c"
+# where the course's text points into notebooks split from one another (00b, 00c and 00d; 04 and
+# 04b): a reference left pointing at the wrong part is easy to miss
+SPLIT = {"00b": "00b_triton_from_zero", "00c": "00c_episodes_and_hooks", "00d": "00d_more_scans",
+         "04": "04_vtrace", "04b": "04b_vtrace_fixed_point"}
+_NB = r"\b(00[bcd]|04b?)"
+SECTION_REF = re.compile(_NB + r"\)?,?\s+\(?sections?\s+(\d+)(?:,?\s+and\s+(\d+))?")  # "00c, sections 2 and 3"
+QUESTION_REF = re.compile(_NB + r"(?:'s)?,?\s+question\s+(\d+)")                      # "00c's question 1"
+EXERCISE_REFS = (re.compile(_NB + r"'s\s+`?(\w+)"),                                  # "00c's `reset_scan`"
+                 re.compile(r"`(\w+)`\s+\(" + _NB + r"\)"),                          # "`reset_scan` (00c)"
+                 re.compile(r"`?(\w+)`?\s+(?:from|in)\s+(?:notebook\s+)?" + _NB + r"\b"))  # "`strided_scan` in 00c"
 
 
 def _course_texts():
@@ -84,7 +87,7 @@ def stale_references(texts, sections, questions, notebook_of):
     return bad
 
 
-def test_references_to_00b_and_00c_point_at_the_right_notebook():
+def test_references_into_split_notebooks_point_at_the_right_notebook():
     """"00b, section 4" after 00b kept sections 1-3, "00b's question 1" after the question moved to
     00c, or "00b's `reset_scan`" after reset_scan moved there, fails here: every reference names a
     section or a question the notebook has, and the exercise's own notebook."""
@@ -94,10 +97,9 @@ def test_references_to_00b_and_00c_point_at_the_right_notebook():
 
     sections = {nb: {int(n) for n in re.findall(r"^# ## (\d+)\. ", (ROOT / "notebooks" / f"{stem}.py").read_text(),
                                                  re.M)}
-                for nb, stem in (("00b", "00b_triton_from_zero"), ("00c", "00c_episodes_and_hooks"))}
-    assert sections == {"00b": {1, 2, 3}, "00c": {1, 2, 3}}, sections
-    questions = {nb: set(unchecked_questions(ROOT / "notebooks" / f"{stem}.py"))
-                 for nb, stem in (("00b", "00b_triton_from_zero"), ("00c", "00c_episodes_and_hooks"))}
+                for nb, stem in SPLIT.items()}
+    assert sections == {"00b": {1, 2, 3}, "00c": {1, 2, 3}, "00d": set(), "04": {1, 2, 3, 4, 5}, "04b": {1}}, sections
+    questions = {nb: set(unchecked_questions(ROOT / "notebooks" / f"{stem}.py")) for nb, stem in SPLIT.items()}
     notebook_of = {name: nb.split("_")[0] for name, nb, _ in exercises.catalog()}
     example = "(00b, section 4), 00b's question 1 and 00b's\n`reset_scan`"
     assert stale_references([("an example", example)], sections, questions, notebook_of) == [

@@ -1,4 +1,4 @@
-"""Solution: discounted_max (notebook 00c). A step is the map y -> max(c, g y) with g = gamma >= 0.
+"""Solution: discounted_max (notebook 00d). A step is the map y -> max(c, g y) with g = gamma >= 0.
 Two of them compose into one of the same form: (g1, c1) first, then (g2, c2), is
 y -> max(c2, g2 max(c1, g1 y)) = max(max(c2, g2 c1), g2 g1 y), so (g2 g1, max(c2, g2 c1)).
 The identity is (1, -inf); an episode end selects, as in reset_scan."""

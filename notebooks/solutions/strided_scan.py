@@ -1,4 +1,4 @@
-"""Solution: strided_scan (notebook 00c). reset_scan's loop, every address built from the strides
+"""Solution: strided_scan (notebook 00d). reset_scan's loop, every address built from the strides
 it is given: a time-major, transposed or sliced view is read in place."""
 import torch
 import triton

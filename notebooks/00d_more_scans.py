@@ -1,0 +1,231 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 00d — Two more scans (optional): time-major rollouts, and a scan that is not a sum
+#
+# * **You will learn:**
+#   * to run 00c's `reset_scan` on rollouts stored time-major, read in place through their
+#     strides;
+#   * that a scan needs only an associative combine: you scan a max, not a sum, with its own
+#     identity.
+# * **Time:** 1–1.5 h for the two checked exercises.
+# * **Needs:** notebook 00c, sections 1 to 3, and your `reset_scan`. No GPU.
+# * **Optional:** no later notebook needs these two exercises. They are practice for writing a
+#   kernel with less help: the second starts from an empty cell.
+#
+# The exercises work as in 00b and 00c: write the starter's function, then run the
+# `exercises.attempt` cell after it. `print(exercises.task(name))` restates a task.
+
+# %%
+import os
+
+import torch
+
+if not torch.cuda.is_available():
+    os.environ.setdefault("TRITON_INTERPRET", "1")  # Triton kernels on the CPU
+
+import triton
+import triton.language as tl
+
+from rltriton_lite import exercises
+
+DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
+print("device:", DEVICE, "(Triton interpreter)" if os.environ.get("TRITON_INTERPRET") == "1" else "")
+
+# %% [markdown]
+# ## Exercises
+#
+# **Exercise `strided_scan`.** `reset_scan` for rollouts stored time-major, as CleanRL and SB3
+# keep them.
+#
+# * **Inputs:** `rewards` (float32) and `terminated` (bool) of shape `(T, B)`, with any strides.
+#   Then `gamma` and `chunk`.
+# * **Returns:** the returns in a new `(T, B)` tensor.
+# * **Edge cases:** a contiguous `(T, B)` tensor, a transposed `(B, T)` buffer, and every other
+#   column of a wider tensor. Read each in place. `.contiguous()` would copy, and the checker
+#   refuses a copy.
+# * **Addresses:** element `(t, b)` of a tensor `x` is at `X + t * x.stride(0) + b * x.stride(1)`.
+#   One program per column `b`.
+#
+# <details><summary>Hint 1: where to start</summary>
+#
+# It is `reset_scan` with new addresses, nothing more. A row is now a column `b`, and its steps
+# are `stride(0)` elements apart, not 1. The loop, the combine and the carry do not change.
+#
+# </details>
+#
+# <details><summary>Hint 2: the plan</summary>
+#
+# * `T, B = rewards.shape`; launch `B` programs, with `b = tl.program_id(0)`.
+# * Pass the strides to the kernel as integers: `*rewards.stride()`, `*terminated.stride()`.
+# * The two inputs may have different strides, so give each its own pair.
+# * Make the output with `torch.empty(T, B, ...)`, and pass its strides too. (`torch.empty_like`
+#   can keep an input's odd layout.)
+# * Build every load and store address from its own tensor's strides.
+#
+# </details>
+#
+# <details><summary>Hint 3: check it by hand</summary>
+#
+# Take two columns of three steps, $\gamma = 0.5$, `chunk = 2`. `rewards` is a transposed view,
+# with strides (1, 3). `terminated` is contiguous, with strides (2, 1). Column 0 has
+# $r = (1, 2, 3)$ and an end at $t = 1$, so $G = (1 + 0.5 \cdot 2,\ 2,\ 3) = (2, 2, 3)$. Column 1
+# has $r = (4, 0, 8)$ and no end, so $G_2 = 8$, $G_1 = 0 + 0.5 \cdot 8 = 4$,
+# $G_0 = 4 + 0.5 \cdot 4 = 6$. As a `(T, B)` tensor, that is $((2, 6), (2, 4), (3, 8))$. If you get
+# `[[2.5, 6.0], [3.0, 8.0], [0.0, 8.0]]`, you read `rewards` as if it were contiguous.
+#
+# ```python
+# r = torch.tensor([[1.0, 2.0, 3.0], [4.0, 0.0, 8.0]], device=DEVICE).T  # (T, B) = (3, 2), a view
+# term = torch.tensor([[False, False], [True, False], [False, False]], device=DEVICE)
+# print(exercises.guarded(strided_scan, r, term, 0.5, 2).tolist())  # must print [[2.0, 6.0], [2.0, 4.0], [3.0, 8.0]]
+# ```
+#
+# </details>
+#
+# <details><summary>Hint 4: the key lines</summary>
+#
+# ```python
+# r = tl.load(R + ___, mask=m, other=0.0)  # ___: element (t, b), from rs_t, rs_b = rewards.stride()
+# term = (tl.load(D + ___, mask=m, other=0) != 0) & m  # the same, with terminated's own strides
+# tl.store(G + ___, g, mask=m)             # and with out's strides, gs_t, gs_b
+# # the launch: kernel[(B,)](rewards, terminated, out, gamma, T, *rewards.stride(), *terminated.stride(),
+# #                          *out.stride(), CHUNK=chunk)
+# ```
+#
+# </details>
+
+# %%
+def strided_scan(rewards, terminated, gamma, chunk):
+    # YOUR CODE
+    raise NotImplementedError
+
+# %%
+exercises.attempt("strided_scan", strided_scan)
+
+# %% [markdown]
+# **Exercise `discounted_max`: a scan that is not a sum.** Everything so far scanned affine
+# maps, $y \mapsto b + a\,y$. But a scan needs only an associative combine. Here you scan the
+# best reward still ahead in the episode, discounted by how far ahead it is:
+#
+# $$h_t = \max(r_t,\ \gamma\, h_{t+1}),$$
+#
+# with $h_t = r_t$ where the episode ends and at the row's last step.
+#
+# <details><summary>Details: what h means, with a goal reward</summary>
+#
+# Take a reward of 1 at a goal and 0 elsewhere. Then $h_t = \gamma^k$, where $k$ is the number of
+# steps to the next time the goal is reached. $h_t$ is 0 if the episode or the row ends first.
+# Unlike a sum, reaching the goal twice does not count twice.
+#
+# </details>
+#
+# * **Inputs:** `rewards` (float32, of either sign) and `terminated` (bool), contiguous, of shape
+#   `(B, T)`, any `T`. Then `gamma` ($0 < \gamma \le 1$) and `chunk`.
+# * **Returns:** $h$, a new `(B, T)` tensor. Compute it with your own chunked scan: one program
+#   per row, chunks of `chunk` steps from the last one down, one `tl.associative_scan` per chunk,
+#   and a carry between chunks.
+# * **Edge cases:** rewards mostly below 0, a row's length that is not a multiple of `chunk`,
+#   and episode ends in rows of several chunks. The cases are drawn at random. The teacher's
+#   grader draws others.
+# * **Work it out on paper first.** A step is the map $y \mapsto \max(c, g\,y)$, with
+#   $c = r_t$ and $g = \gamma \ge 0$. Check that two steps compose to a map of the same form. (As
+#   $g \ge 0$, it can pass inside the max.) Find the pair that changes nothing. The padding lanes
+#   load it, and it enters a row's last chunk as the carry. Then add the reset flag as in
+#   00c, section 1.
+# * **Triton's rule** (from 00c, section 2's four pieces): name your combine in the kernel itself.
+#   The
+#   GPU's compiler accepts a hook passed as a `tl.constexpr` argument, but it refuses a
+#   `tl.associative_scan` combine passed that way.
+#
+# <details><summary>Hint 1: where to start</summary>
+#
+# Reuse `reset_scan` whole: its loop, its carry and its select. Only the step changes. Compose
+# two max-maps on paper, as notebook 00, section 2, composed affine maps. Then ask which pair
+# leaves every $y$ as it is. Remember that rewards may be below 0.
+#
+# </details>
+#
+# <details><summary>Hint 2: the plan</summary>
+#
+# * Step $t$ is the pair $(g_t, c_t) = (\gamma, r_t)$: the map $y \mapsto \max(c_t, g_t\,y)$.
+# * Compose: apply $(g_1, c_1)$ first, then $(g_2, c_2)$. Write the nested expression out.
+# * Two facts bring it back to the form $\max(c, g\,y)$: as $g_2 \ge 0$,
+#   $g_2 \max(u, v) = \max(g_2 u, g_2 v)$, and a max of maxes is one max of all their terms.
+#   Using both, the factor of $y$ is your new $g$, and the terms without $y$ give your new $c$.
+# * Check the form on numbers: two steps by hand, against the composed pair.
+# * The identity $(g, c)$ must give $\max(c, g\,y) = y$ for every $y$, and $y$ may be below 0,
+#   as rewards may. Which $c$ never wins a max? Is 0 enough?
+# * Padding lanes load the identity's $c$. The carry into a row's last chunk must change nothing
+#   too: $h_t = r_t$ at the row's last step.
+# * A reset $\kappa_2$ keeps $(g_2, c_2)$ alone and drops what comes after, as in `reset_combine`.
+# * After the scan, select as in `reset_scan`: where the scanned flag is set, the carry never
+#   enters; elsewhere, apply the scanned map to the carry.
+# * The new carry is $h$ at the chunk's first step, taken as in `reset_scan`.
+# * In Triton, use `tl.maximum`, not Python's `max`. An infinite constant is `float("inf")`, or
+#   its negative.
+# * With $-\infty$ as the identity's $c$, a tiny $\gamma$ (0.01, say) can make $g$ underflow to 0.
+#   Then $0 \cdot (-\infty)$ is NaN, and the interpreter prints NumPy's `RuntimeWarning: invalid
+#   value encountered in multiply`. It is harmless where that NaN never reaches the output. That is
+#   the case in a lane selected away by `tl.where`. It is also the case in an operand of
+#   `tl.maximum`, which by default returns the other one.
+#
+# </details>
+#
+# <details><summary>Hint 3: check it by hand</summary>
+#
+# Take one row, $\gamma = 0.5$, $r = (-3, -4, 4, -2)$, an episode end at $t = 1$, `chunk = 2`.
+# From the end: $h_3 = -2$, at the row's last step. $h_2 = \max(4,\ 0.5 \cdot (-2)) = 4$.
+# $h_1 = -4$, because the episode ends there and the carry 4 stays out.
+# $h_0 = \max(-3,\ 0.5 \cdot (-4)) = -2$. Without the episode end, $h_1 = \max(-4, 2) = 2$ and
+# $h_0 = \max(-3, 1) = 1$. The answer must not depend on `chunk`: 2, 4 and 8 (which pads four
+# lanes) print the same. If you get `[[-2.0, -4.0, 4.0, 0.0]]`, a 0 got in after the row's last
+# step, through the carry or a padding lane.
+#
+# ```python
+# r = torch.tensor([[-3.0, -4.0, 4.0, -2.0]], device=DEVICE)
+# term = torch.tensor([[False, True, False, False]], device=DEVICE)
+# print(exercises.guarded(discounted_max, r, term, 0.5, 2).tolist())  # must print [[-2.0, -4.0, 4.0, -2.0]]
+# ```
+#
+# </details>
+#
+# <details><summary>Hint 4: the key lines</summary>
+#
+# ```python
+# @triton.jit
+# def max_combine(g1, c1, k1, g2, c2, k2):  # (g1, c1, k1): the later steps, applied first
+#     return tl.where(k2, g2, ___), tl.where(k2, c2, ___), k1 | k2  # your composed g, your composed c
+# # in the loop: r loaded with other=___ (the identity's c); carry = ___ before the last chunk
+# h = tl.where(k_s, c_s, ___)  # ___: the scanned map (g_s, c_s) applied to the carry
+# ```
+#
+# </details>
+
+# %%
+def discounted_max(rewards, terminated, gamma, chunk):
+    # YOUR CODE
+    raise NotImplementedError
+
+# %%
+exercises.attempt("discounted_max", discounted_max)
+
+# %% [markdown]
+# ## What you now know
+#
+# * Element $(t, b)$ of a tensor is at `X + t * stride0 + b * stride1`. A kernel that builds its
+#   addresses from the strides reads a time-major, transposed or sliced buffer in place.
+# * A scan needs only an associative combine. Steps $y \mapsto \max(r, \gamma y)$ compose too,
+#   with their own identity, and the reset flag selects as it does for affine maps.
