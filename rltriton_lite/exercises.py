@@ -467,7 +467,9 @@ def _verdicts(name, fn, seed, go_on=False):
             if SEEN["combine_arity"]:  # (the interpreter runs such a combine, a GPU's compiler refuses it)
                 raise AssertionError(f"{ex.name}, {case}: " + SEEN["combine_arity"])
             if SEEN["not_associative"]:  # the combine itself: said before the values it makes wrong (on a GPU)
-                said = NOT_ASSOCIATIVE.format(SEEN["not_associative"] + "." + _reset_dropped())  # (the slip first)
+                cause = _reset_dropped()  # a known slip: said alone, without the random triples' example
+                said = ("your combine is not associative." + cause + " " + RUNS_MEET_RUNS) if cause else \
+                    NOT_ASSOCIATIVE.format(SEEN["not_associative"] + ".")
                 raise AssertionError(f"{ex.name}, {case}: " + said + code.slips())
             expected, marks = _expected(ex, seed, i)
             try:
@@ -741,6 +743,7 @@ def _expected(ex, seed, i):
     return case[3], (case[4] if len(case) > 4 else {})
 
 
+RUNS_MEET_RUNS = "(A scan combines runs of steps with runs: a combine must be right for two runs, not only for a run and one step.)"
 NOT_ASSOCIATIVE = ("your combine is not associative: {} A scan groups the steps in a tree (on a GPU, and here in "
                    "the interpreter too): it combines runs of steps with runs, and the result must not depend on how "
                    "they are grouped. A combine right only where a run meets one step is not. Compose two runs on "
@@ -1387,9 +1390,11 @@ def _associativity(op, input, result=()) -> str:
 
 def _reset_dropped() -> str:
     """Where the student's combine, on a reset in the run applied first (RESET_FIRST), turned its flag off,
-    or let that reset cut the run (a select on k1, not k2)."""
-    kept = SEEN.get("combine_reset_first")
-    if kept is not None and len(kept) == 3 and np.allclose(kept[:2], RESET_FIRST[1][:2]):
+    or let that reset cut the run (a select on k1, not k2: a combine that composes the a's of two runs
+    without a reset, where one that keeps a2 alone is wrong without any reset)."""
+    kept, plain = SEEN.get("combine_reset_first"), SEEN.get("combine")
+    composes = plain is not None and np.isclose(plain[0], TWO_MAPS[0][0] * TWO_MAPS[1][0])  # a2 * a1 without a reset
+    if kept is not None and len(kept) == 3 and np.allclose(kept[:2], RESET_FIRST[1][:2]) and composes:
         return (" The likely cause is a select on k1: the run (0.5, 1, True), then the run (0.25, 2, "
                 "False), came out as the second run alone. A reset cuts what lies behind the step that holds it, so "
                 "the select is on k2, the flag of the run applied second: the first run's reset was already applied "
@@ -1397,9 +1402,8 @@ def _reset_dropped() -> str:
                     " Select on k2: where it is set, the run applied second ignores the first."))
     if kept is None or len(kept) != 3 or kept[2]:
         return ""
-    return (" Check the flag part first: your combine turned a reset off. The run (0.5, 1, True), then the run "
-            "(0.25, 2, False), came out with its flag False, but a run that contains a reset is a reset, whichever "
-            "of its two parts holds it.")
+    return (" Its flag part turned a reset off: the run (0.5, 1, True), then the run (0.25, 2, False), came out "
+            "with its flag False, but a run that contains a reset is a reset, whichever of its two parts holds it.")
 
 
 TWO_MAPS = ((0.5, 1.0, False), (0.25, 2.0, False))  # p then q, (a, b[, reset]): p ⊕ q = (0.125, 2.25), q ⊕ p = (0.125, 2.0)
@@ -2773,7 +2777,8 @@ _COMPOSE_A = ("1 x 1 matrices commute and n x n ones do not: the A part is in th
 
 
 def _compose_hint(args, i, got):
-    """matrix_compose's usual slips: b2 not taken through p, b1 left out, A elementwise or in the other order."""
+    """matrix_compose's usual slips: b2 not taken through p (or through p's matrix transposed), b1 left out, A
+    elementwise or in the other order."""
     (A1, b1), (A2, b2) = args
     got = np.asarray(got)
     if i == 1 and got.shape == b1.shape and np.allclose(got, b1 + b2) and not np.allclose(A1 @ b2, b2):
@@ -2782,6 +2787,11 @@ def _compose_hint(args, i, got):
     if i == 1 and got.shape == b1.shape and np.allclose(got, A1 @ b2) and not np.allclose(b1, 0):
         return _Whole("Your b is A1 @ b2: q's vector part goes through p, but p's own vector part b1 is missing: "
                       "p adds it after it acts." + _fix(" Add it: b = A1 @ b2 + b1."))
+    if i == 1 and got.shape == b1.shape and A1.shape[0] > 1 and np.allclose(got, A1.T @ b2 + b1) \
+            and not np.allclose(A1.T @ b2, A1 @ b2):
+        return _Whole("Your b is b2 @ A1 + b1 (or A1.T @ b2 + b1): b2 went through p's matrix transposed. With a "
+                      "vector on the left, @ multiplies by the matrix's columns, not its rows, which is why n = 1 "
+                      "passed." + _fix(" Put the matrix first: b = A1 @ b2 + b1."))
     if i == 1:
         return _COMPOSE_ORDER.format(_COMPOSE_N1 if A1.shape[0] == 1 else "")
     if got.shape == A1.shape and A1.shape[0] > 1 and np.allclose(got, A1 * A2):

@@ -66,9 +66,11 @@ def test_sb3_rollout_buffer_matches_sb3(n_steps, n_envs):
     np.testing.assert_array_equal(ours.rewards, rewards)  # inputs untouched
 
 
-def test_sb3_ppo_learns_the_same_with_either_buffer():
+def test_sb3_ppo_learns_the_same_with_either_buffer(tmp_path, monkeypatch):
     """Two PPO updates on CartPole from one seed: the same policy, either buffer class."""
     from stable_baselines3 import PPO
+
+    monkeypatch.setenv("SB3_LOGDIR", str(tmp_path))  # SB3's logger folder: else a new /tmp/SB3-<time> per model
 
     from rltriton_lite.integrations.sb3 import RolloutBuffer
 
