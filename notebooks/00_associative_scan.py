@@ -98,7 +98,7 @@ def scan_sequential(x, op):
 
 
 def scan_hillis_steele(x, op):
-    """log2(n) rounds; in round k every element combines with the one 2**k before it."""
+    """log2(n) rounds; in the round of offset k (1, 2, 4, ...) every element combines with the one k before it."""
     x, k = list(x), 1
     while k < len(x):
         x = [x[i] if i < k else op(x[i - k], x[i]) for i in range(len(x))]
@@ -303,8 +303,9 @@ assert run == (0.25, 5.5, True) and np.isnan(run_mult[1])
 # composition is associative. So every grouping gives the same map, which is all the outputs read.
 #
 # Two triples can describe the same map, since $a$ is unused once $\kappa$ is set (step 3's $A$
-# above). So where $\kappa$ is set, either $a_2$ or $a_2 a_1$ is fine. What the checkers require
-# is that both groupings give the same triple. The algebra below shows that this combine does.
+# above). So a combine could store $a_2$ or $a_2 a_1$ where $\kappa_2$ is set, and no output would
+# change. This one stores $a_2$. The algebra below shows that, with that choice, both groupings
+# give the same triple, not only the same map: that stronger property is what the checkers test.
 #
 # Write $\mathrm{sel}(\kappa, u, v)$ for $u$ if $\kappa$ is set, else $v$ (`tl.where`). Then
 # $p \oplus q$ has $\kappa = \kappa_p \lor \kappa_q$, $a = \mathrm{sel}(\kappa_q, a_q, a_q a_p)$ and
@@ -368,6 +369,10 @@ assert y[0, 4] == 0 and y[0, 5] == 6.0
 # `start - 1`: for that chunk, it is the value just after its last step (`carry = y[start]` in
 # `chunked` below). Finishing a chunk is one multiply-add per step,
 # $y_t = B_t + A_t \cdot \text{carry}$.
+#
+# For example, 10 steps in chunks of 4 are the chunks 0–3, 4–7 and 8–9. The chunk 8–9 is done
+# first, from the carry 0. Its `y[8]` is the carry of the chunk 4–7: the value just after step 7.
+# Then that chunk's `y[4]` is the carry of the chunk 0–3.
 
 # %%
 def chunked(a, b, chunk):

@@ -289,6 +289,19 @@ exercises.attempt("reset_scan", reset_scan)
 # %% [markdown]
 # ## 2. Hooks: the algorithm around the scan
 #
+# **The episode-end card.** Every tool of the course applies a reset with a select. What marks
+# the reset differs from tool to tool:
+#
+# | where | what marks a reset | $a_t$ at a reset | where the select happens |
+# | --- | --- | --- | --- |
+# | 00b: `block_scan`, `chunked_scan` | nothing: $a_t = \gamma(1-\text{term}_t)$ | 0, and a product | nowhere: a NaN behind the step leaks in (section 1) |
+# | 00c: `reset_scan`, `gae_kernel` | the flag $\kappa_t$, from `terminated`, beside the pair | $\gamma$, unused | in the combine and on the carry |
+# | `hooked_scan` (below), `rl.linear_scan`, and the harness of notebooks 01–07 | $a_t = 0$ itself | 0 | the scan reads `a == 0` as $\kappa_t$, then as in the row above |
+# | the package's hooks (section 3, notebook 02) | a flag the prologue returns (from `done`) | $\gamma\lambda$, unused | as in the second row |
+#
+# Reading $a_t = 0$ as a reset never changes a finite result: $b_t + 0 \cdot y_{t+1} = b_t$. It
+# only keeps a NaN or `inf` behind the step out.
+#
 # Every algorithm of the course runs the same chunk loop. Only the arithmetic before and after the
 # scan differs. Here you write GAE as that loop plus two small `@triton.jit` functions it calls,
 # its **hooks**:
@@ -633,6 +646,10 @@ print(inspect.getsource(getattr(returns._returns_prologue, "fn", returns._return
 #   with a `mask`. `ACC` is the arithmetic dtype.
 # * **`REWARDS`, `VALUES`, `NEXT_VALUES`, ...** are `tl.constexpr` indices into `X`. Each name
 #   says what its slot holds.
+# * **`b = r + tl.where(done & ~term, gamma * v_next, 0.0)`**: at a truncation or the window's last
+#   step, the return adds the bootstrap $\gamma V(s_{t+1})$ into $b$, and the reset at `done` keeps
+#   the carry out. That is why a return reads values at all. Notebook 01 derives it, with every
+#   kind of episode end.
 # * **`(a, b, reset, valid, keep)`** is what a package prologue returns. It is your triple plus
 #   two more: the flag `valid`, set where the step is not padding, and `keep`, values that the
 #   epilogue needs again.
@@ -721,8 +738,8 @@ print(inspect.getsource(getattr(exercises._scan_steps, "fn", exercises._scan_ste
 #   are never a multiplication by 0, so a NaN or `inf` stays in its own episode.
 # * Hooks are a prologue and an epilogue, written as `@triton.jit` functions. They are passed to
 #   one chunk loop as `tl.constexpr` arguments, with tuples of pointers and `tl.static_range`.
-# * The package loads element $(t, b)$ from `X + t * stride0 + b * stride1`. So a time-major,
-#   transposed or sliced buffer is read in place.
+# * The package's `load` builds every address from a tensor's row and time strides. So a
+#   time-major, transposed or sliced buffer is read in place (you write such a kernel in 00d).
 # * `scan.py` is this kernel plus speed. `scan.combine` is `reset_combine`, `scan._walk` is the
 #   chunk loop, and `PROLOGUE` and `EPILOGUE` are the hooks.
 

@@ -49,16 +49,18 @@
 # used terminations alone.
 #
 # The return is a scan $y_t = b_t + a_t\,y_{t+1}$ over a window of $T$ steps. A step that
-# **resets** cuts off $y_{t+1}$, so $y_t = b_t$. Your hooks write a reset as $a_t = 0$, and the
-# scan turns that into 00c's reset flag. Each row of the card is one kind of step. The third
-# column says what $b_t$ adds where $y_{t+1}$ is cut off: a bootstrap, or nothing.
+# **resets** cuts off $y_{t+1}$, so $y_t = b_t$. In this notebook's exercises a hook writes a reset
+# as $a_t = 0$, and the harness (section 5) reads that as the reset flag.
+# [00c's episode-end card](00c_episodes_and_hooks.ipynb#2.-Hooks:-the-algorithm-around-the-scan) lists how each tool of the course marks a reset. Each row of the
+# card below is one kind of step. The third column is the bootstrap that $b_t$ adds where
+# $y_{t+1}$ is cut off.
 #
-# | the step is | does it reset? | what $b_t$ adds in place of $y_{t+1}$ | the return's step |
+# | the step is | does it reset? | bootstrap in $b_t$ | the return's step |
 # | --- | --- | --- | --- |
-# | an ordinary step | no | nothing: $y_{t+1}$ comes in through $a_t$ | $a_t = \gamma$, $b_t = r_t$ |
-# | a termination | yes | nothing: no state follows | $a_t = 0$ (reset), $b_t = r_t$ |
-# | a truncation | yes | a bootstrap $\gamma V(s_{t+1})$, through a select | $a_t = 0$ (reset), $b_t = r_t + \gamma V(s_{t+1})$ |
-# | the window's last step | yes | a bootstrap $\gamma V(s_T)$, through a select | as a truncation |
+# | an ordinary step | no | none: $y_{t+1}$ comes in through $a_t$ | $a_t = \gamma$, $b_t = r_t$ |
+# | a termination | yes | none: no state follows | $a_t = 0$ (reset), $b_t = r_t$ |
+# | a truncation | yes | $\gamma V(s_{t+1})$, through a select | $a_t = 0$ (reset), $b_t = r_t + \gamma V(s_{t+1})$ |
+# | the window's last step | yes | $\gamma V(s_T)$, through a select | as a truncation |
 #
 # **The rule: select, never multiply by 0.** A value that may be NaN, such as the next value at a
 # termination, enters $b_t$ through `tl.where`. The reset is a select too, as in 00c.
@@ -263,9 +265,10 @@ print(f"3 x 1000: relative error {long_err:.1e}")
 #   returns there.
 # * The scan starts from $y_T = 0$ ($y_{-1} = 0$ with `reverse=False`). So a bootstrap at the
 #   window's last step belongs in $b$.
-# * **$a = 0$ is the reset.** There the harness selects $y_t = b_t$, as `rl.linear_scan` does. So
-#   nothing behind the step reaches it, not even a NaN (00c, section 1). The reset cannot fix a NaN
-#   inside $b$ itself. Keep an input that may be NaN out of $b$ with `tl.where`.
+# * **$a = 0$ is the reset** (the third row of 00c's episode-end card). There the harness selects
+#   $y_t = b_t$, as `rl.linear_scan` does. So nothing behind the step reaches it, not even a NaN
+#   (00c, section 1). The reset cannot fix a NaN inside $b$ itself. Keep an input that may be NaN
+#   out of $b$ with `tl.where`.
 #
 # <details><summary>Details: what a reset blocks, a NaN inside b, and an a = 0 that is no episode end</summary>
 #
@@ -489,8 +492,8 @@ exercises.attempt("returns_autograd", returns_autograd)
 #
 # Let $S_t$ be the discounted sum of rewards up to the episode's end. It is one reverse scan with
 # $a_t = \gamma(1-\text{term}_t)$ and $b_t = r_t$. At $t = T-1$ only, $b_t$ also gets the bootstrap
-# $\gamma(1-\text{term}_{T-1}) V'_{T-1}$. A select (`torch.where`) adds it, so a NaN value at a
-# termination is never read into the sum.
+# $[\lnot\text{term}_{T-1}]\,\gamma V'_{T-1}$. A select (`torch.where`) adds it, so a NaN value at
+# a termination is never read into the sum.
 #
 # Then there are two cases:
 #

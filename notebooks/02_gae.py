@@ -324,7 +324,8 @@ print(inspect.getsource(getattr(returns._returns_prologue, "fn", returns._return
 # * $a_t = \gamma_t\lambda_t$: `gamma * lam`, both from `step`.
 # * $b_t = \delta_t$.
 # * The reset is `done`: every episode end, truncations and the window's end included.
-# * So $a_t$ needs no zero of its own: the reset is a select.
+# * So $a_t$ needs no zero of its own: a package hook returns the reset as a flag (the last row
+#   of [00c's episode-end card](00c_episodes_and_hooks.ipynb#2.-Hooks:-the-algorithm-around-the-scan)).
 # * `valid` is `step`'s, passed on unchanged.
 # * `keep` holds $V_t$: the epilogue adds it to $y_t$ for the returns.
 #

@@ -494,7 +494,7 @@ print("a 9-line Triton prologue == rl.td_lambda")
 # %%
 case_q, args_q, kwargs_q, G_q, marks_q = exercises.cases("q_lambda")[1]  # the checker's second case
 r_q, next_q, next_action_q, term_q = args_q[:4]  # X: the tensors
-P_q = args_q[4:]  # P: gamma and lambda
+P_q = args_q[4:]  # P: gamma, lambda and n_actions
 print(f"{case_q}\nnext_q {tuple(next_q.shape)} {next_q.dtype}, next_action {tuple(next_action_q.shape)} "
       f"{next_action_q.dtype}, P = {tuple(P_q)}")
 print("next_q[0, :3]:", next_q[0, :3].cpu().double().numpy().round(2).tolist(), " next_action[0, :3]:",

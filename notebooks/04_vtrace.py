@@ -96,6 +96,7 @@ DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
 # the Triton kernels: compiled on a GPU, in the interpreter on a CPU (backend="auto" takes the PyTorch path on a CPU)
 KERNEL = "triton"
 rng = np.random.default_rng(4)
+torch.manual_seed(4)  # the printed figures repeat from run to run
 n = lambda x: x.cpu().numpy()  # noqa: E731
 
 # %% [markdown]
@@ -148,9 +149,9 @@ np.testing.assert_allclose(pg, [0.75, 0.5, 1.0])
 #   $a_t v_{t+1}$. With no $v_T$ to cancel, the last step must drop that term from $b$, and the
 #   reset is what drops it.
 # * **A carry is not a bootstrap.** A carry is $y_T$ itself, the value after the window (00b's
-#   `last_value`, `rl.linear_scan`'s `initial`). Every step sees it, multiplied by the product of
-#   the $a$'s after it. A bootstrap, $\gamma_t V'_t$ here, is added into $b_t$ at one step.
-#   V-trace bootstraps, and its scan starts from 0.
+#   `last_value`, `rl.linear_scan`'s `initial`). Step $t$ sees it multiplied by
+#   $a_t a_{t+1} \cdots a_{T-1}$, its own $a$ included. A bootstrap, $\gamma_t V'_t$ here, is
+#   added into $b_t$ at one step. V-trace bootstraps, and its scan starts from 0.
 #
 # In NumPy:
 

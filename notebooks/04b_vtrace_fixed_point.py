@@ -65,12 +65,13 @@ rng = np.random.default_rng(41)
 # move the fixed point.
 #
 # The IMPALA paper's analysis derives exactly this $\pi_{\bar\rho}$ for a finite $\bar\rho$. Its
-# experiments use $\bar\rho = 1$, a policy between $\mu$ and $\pi$.
+# experiments use $\bar\rho = 1$, for which $\pi_{\bar\rho}$ lies between $\mu$ and $\pi$.
 #
 # </details>
 #
-# So V-trace learns $V^\pi$ when $\pi_{\bar\rho} = \pi$. (It can also learn $V^\pi$ when actions
-# tie in value.) $\pi_{\bar\rho} = \pi$ happens in two ways:
+# So V-trace learns $V^\pi$ when $\pi_{\bar\rho} = \pi$. (It can also learn $V^\pi$ by
+# coincidence: when, at $V^\pi$, the clipped weights still average the TD errors to 0, for example
+# when every action has the same $Q^\pi$.) $\pi_{\bar\rho} = \pi$ happens in two ways:
 #
 # * No weight is clipped, because $\bar\rho \ge \max_a \pi(a)/\mu(a)$. Then
 #   $\min(\bar\rho\,\mu, \pi) = \pi$.

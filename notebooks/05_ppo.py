@@ -737,8 +737,8 @@ exercises.attempt("dual_clip", dual_clip)
 #
 # </details>
 #
-# Its checks include an input of n = 1,100,000 elements. Under the interpreter each check takes
-# about 10–40 s.
+# Its checks include an input of n = 1,100,000 elements. Under the interpreter a check takes a
+# few seconds.
 
 # %%
 def two_stage_mean(x):

@@ -532,15 +532,12 @@ assert inspect.signature(rl.sac_targets).parameters["lambda_"].default == 0  # .
 # | $H_t$ (section 2) | $\gamma\lambda$ | $b^G_t - \alpha\log\pi_t$ | `offs`, the step's own | an epilogue, $G_t$ from $H_{t+1}$ |
 # | $G_t$ (here) | $\gamma\lambda$ | $b^G_t - \gamma\lambda\alpha\log\pi_{t+1}$ | `offs + 1`, one step on | nothing more |
 #
-# This harness has no done flag. Treat the window's last step and a termination as $\lambda = 0$:
-# write $\ell_t$ for that step's λ. Then $a_t = \gamma\ell_t$, which is 0 there, the harness's
-# reset, and $b_t = r_t + \gamma[(1-\ell_t)V'_t - \ell_t\,\alpha\log\pi_{t+1}]$, with $b_t = r_t$
-# at a termination. At the window's end the bootstrap $V'_t$ gets full weight.
-#
-# Every term of the bracket that does not multiply $G_{t+1}$ belongs in $b_t$. That includes the
-# continuation's $-\gamma\lambda\alpha\log\pi_{t+1}$. Read $\log\pi_{t+1}$ at `offs + 1`, and only
-# where $t + 1 < T$. (The table leaves out the ends. A termination zeroes the bracket, and the
-# window's last step takes $\lambda = 0$.)
+# **The ends.** This harness has no done flag. So write $\ell_t$ for the step's λ: λ where the
+# trace goes on to $t + 1$, and 0 at a termination and at the window's last step. Then
+# $a_t = \gamma\ell_t$, which is 0 at both ends (the harness's reset), and
+# $b_t = r_t + \gamma[(1-\ell_t)V'_t - \ell_t\,\alpha\log\pi_{t+1}]$, or $b_t = r_t$ at a termination.
+# So the window's last step bootstraps $V'_t$ at full weight. Read $\log\pi_{t+1}$ at `offs + 1`,
+# and only where $t + 1 < T$.
 #
 # * **Inputs:** `X` holds rewards, next_q1, next_q2, next_log_probs, log_probs, terminated. `P`
 #   holds (γ, α, λ).

@@ -291,8 +291,10 @@ plt.show()
 #
 # **Read host times as ranges.** They come from one run on a shared host, where the same call
 # moves by up to 2× from minute to minute. GAE's 54.5 µs at 16×128 against 27.7 µs at 4096×128
-# is mostly that noise, not a smaller call costing more (notebook 14, section 5). The GPU times,
-# graph replays, are steadier.
+# is mostly that noise, not a smaller call costing more (notebook 14, section 5). A second
+# measurement shows it: the next day, timed in 15 interleaved rounds on the same H200
+# (`benchmarks/results/H200-2026-12-01d-wall.txt`), the same two calls took 47.1 and 38.0 µs. The
+# GPU times, graph replays, are steadier.
 #
 # **Where the model breaks: 64×16384.** The model says about 6 µs of GPU time for GAE there; the
 # scans take 39–60 µs, and that time hides the host. The elementwise losses fit the model and stay
@@ -317,6 +319,10 @@ long_gpu = [t["64×16384 GPU"] for t in wall_gpu if t["algorithm"] in scans]
 long_floor = [1e3 * row(RES, a, 64, 16384)["floor_ms"] for a in scans]
 assert round(model_us(64, 16384, gae_bytes)[1]) == 6  # "about 6 µs of GPU time for GAE there"
 assert [round(row(RES, "gae", b, t)["full_call_us"], 1) for b, t in [(16, 128), (4096, 128)]] == [54.5, 27.7]
+_probe = open(os.path.join(RESULTS, "H200-2026-12-01d-wall.txt"), encoding="utf-8").read().split("== ")
+_gae_probe = [float(next(ln for ln in part.splitlines() if ln.split()[:2] == ["fwd", "gae"]).split()[2])
+              for part in _probe if part.startswith(("16x128:", "4096x128:"))]
+assert _gae_probe == [47.1, 38.0]  # "the same two calls took 47.1 and 38.0 µs"
 assert all(abs(t[f"{s[0]}×{s[1]} GPU"] - model_us(*s, profile.op(t["algorithm"]).bytes_per_step(4))[1]) < 4
            for t in wall_gpu for s in [(16, 128), (4096, 128)] if t["algorithm"] in profile.ops())  # the model fits
 assert all(t["64×16384 GPU"] < 2 * model_us(64, 16384, profile.op(a).bytes_per_step(4))[1]
@@ -334,8 +340,10 @@ assert [round(min(small_gpu), 1), round(max(small_gpu), 1)] == [1.3, 5.2]  # "fo
 # **Question: how do you take the host's share out of a call, and what does that cost?**
 #
 # **A CUDA graph** records the kernels a region launches, once (`torch.cuda.graph(g)`). Then
-# `g.replay()` resubmits them all with one driver call: no Python, no checks, no allocator. Each
-# kernel costs its GPU time: that is how the harness measured GPU time.
+# `g.replay()` resubmits them all with one driver call: no Python, no checks, no allocator. That
+# call is still one launch from the host. A graph that holds a whole update step pays it once for
+# all its kernels; a graph of a single call pays it every call. The harness's GPU times replay a
+# graph of many calls, so each kernel costs its GPU time alone.
 #
 # The price: shapes and addresses are frozen (copy new data in: `static.copy_(fresh)`); each replay
 # overwrites the outputs; nothing inside may sync with the host (`.item()`) or branch on data.
@@ -428,9 +436,10 @@ else:
     print("no GPU: nothing to capture here; the committed H200 figures above are the data")
 
 # %% [markdown]
-# **Answer: capture the call in a CUDA graph: at 4096×128 that removes over 85 % of its time, the
-# host's share.** The price is frozen shapes and addresses. `torch.compile(mode="reduce-overhead")`
-# captures for you.
+# **Answer: capture the calls in a CUDA graph: at 4096×128 that removes over 85 % of a call's
+# time, the host's share, when one graph holds many calls.** A graph of one call still pays one
+# replay launch per call. The price is frozen shapes and addresses.
+# `torch.compile(mode="reduce-overhead")` captures for you.
 #
 # <details><summary>Details: the model's figure, and compiling without replays</summary>
 #

@@ -298,7 +298,8 @@ assert round(9 * 128 * 10 / 1e3, 1) == 11.5 and round(11.5e3 / ours_us, -2) == 4
 # are the anchors' wall times.
 #
 # A wall bar far above its GPU bar means the call is host time: launches, checks, autograd
-# bookkeeping. A CUDA graph removes it (notebook 08, section 4), leaving the blue bars.
+# bookkeeping. A CUDA graph that holds a whole update step removes most of it (notebook 08,
+# section 4), leaving about the blue bars.
 #
 # **Predict first, with notebook 08's model:** wall ≈ max(host, GPU). At 4096×128 GPU time is a
 # few µs and the host 20–50 µs: what wall ÷ GPU do you expect? Is a backward more host work or more

@@ -4345,7 +4345,8 @@ def _soft_lambda_hint(args, got, expected):
 
         if not np.allclose(targets(lam, nxt), expected, rtol=1e-6, atol=1e-6):
             return None  # (these pairs are not the task's: no slip to name)
-        fix = _fix(" In b, the continuation's entropy term is gamma (1 - term_t) lam (-alpha log_probs_{t+1}).")
+        fix = _fix(" In b, the continuation's entropy term is gamma (1 - term_t) lam_t (-alpha log_probs_{t+1}), lam_t = "
+                   "lam where the trace goes on to t + 1, 0 at the window's last step.")
         for slip, said in ((targets(1.0, nxt), "Your targets read -alpha log_probs_{t+1} at full weight: in the task "
                             "it is inside lam's term, lam (G_{t+1} - alpha log_probs_{t+1}), so at lam = 0 no "
                             "log_probs are read at all."),

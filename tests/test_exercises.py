@@ -997,13 +997,13 @@ W_SAYS = {
          "At t == T - 1, v_next is next_values: tl.where(t == T - 1, next_values, y_in)."),
     ("soft_lambda_targets", "-alpha log pi_{t+1} in a, multiplying G_{t+1} (a later review's case)"):
         ("Hint: Your a_t holds the continuation's entropy term",
-         "In b, the continuation's entropy term is gamma (1 - term_t) lam (-alpha log_probs_{t+1})."),
+         "In b, the continuation's entropy term is gamma (1 - term_t) lam_t (-alpha log_probs_{t+1})"),
     ("soft_lambda_targets", "-alpha log pi_{t+1} without its lam (the ninth review's case)"):
         ("Hint: Your targets read -alpha log_probs_{t+1} at full weight: in the task it is inside lam's term",
-         "In b, the continuation's entropy term is gamma (1 - term_t) lam (-alpha log_probs_{t+1})."),
+         "In b, the continuation's entropy term is gamma (1 - term_t) lam_t (-alpha log_probs_{t+1})"),
     ("soft_lambda_targets", "no entropy on the continuation"):
         ("Hint: Your targets leave out the continuation's entropy term",
-         "In b, the continuation's entropy term is gamma (1 - term_t) lam (-alpha log_probs_{t+1})."),
+         "In b, the continuation's entropy term is gamma (1 - term_t) lam_t (-alpha log_probs_{t+1})"),
     ("soft_lambda_targets", "log pi of step t, not t+1"): "Hint: Your targets read log_probs at step t",
     ("token_gae_pairs", "OpenRLHF's, the masked tokens selected to 0 (no NaN: named by name)"):
         ("Hint: that step is a masked token (tool output or padding: as if deleted, the identity (1, 0)). At the "
@@ -1049,7 +1049,7 @@ W_SAYS = {
          "Subtract the max of A / beta before the exp"),
     ("soft_lambda_targets", "-lam alpha log pi_{t+1} without the bracket's gamma (a later review's case)"):
         ("Hint: Your continuation's entropy term lacks the gamma in front of the bracket",
-         "In b, the continuation's entropy term is gamma (1 - term_t) lam (-alpha log_probs_{t+1})."),
+         "In b, the continuation's entropy term is gamma (1 - term_t) lam_t (-alpha log_probs_{t+1})"),
     ("retrace", "the ratio read one step back, at offs - 1 (a later review's case)"):
         ("Hint: These are Retrace's targets with a wrong trace: the ratio of the step before",
          "Read it at offs, not one step back"),
