@@ -22,9 +22,9 @@
 # * **Time:** 2.5–3.5 h with the three open questions, 1–1.5 h for the reading and the checked
 #   exercise.
 # * **Needs:** Python, NumPy and PyTorch tensors. No GPU.
-# * **Minimum path:** all seven sections and the checked exercise `matrix_compose`. (Notebooks
-#   00b, 00c and 01 build on sections 4, 5 and 7.) Skim Blelloch's scan in section 1. The open
-#   questions can wait.
+# * **Minimum path:** sections 2–5 and 7 and the checked exercise `matrix_compose`; notebooks
+#   00b, 00c and 01 build on them. Skim section 1 (the three scan algorithms) and section 6 (the
+#   package's call). The proofs in the folds and the open questions can wait.
 #
 # Every return and advantage in this course is a loop that runs **backwards in time**: discounted
 # returns, GAE, TD(λ), V-trace and the soft λ-returns of SAC. (PPO's and CRR's losses then read
@@ -302,6 +302,8 @@ assert run == (0.25, 5.5, True) and np.isnan(run_mult[1])
 # $y \mapsto b$ if $\kappa$ is set, else $y \mapsto a y + b$. The combine composes these maps, and
 # composition is associative. So every grouping gives the same map, which is all the outputs read.
 #
+# <details><summary>Details: the same triple, not only the same map (the algebra)</summary>
+#
 # Two triples can describe the same map, since $a$ is unused once $\kappa$ is set (step 3's $A$
 # above). So a combine could store $a_2$ or $a_2 a_1$ where $\kappa_2$ is set, and no output would
 # change. This one stores $a_2$. The algebra below shows that, with that choice, both groupings
@@ -314,8 +316,11 @@ assert run == (0.25, 5.5, True) and np.isnan(run_mult[1])
 # $\kappa_q$ set, and neither. Both groupings of $p \oplus q \oplus s$ give
 # $\mathrm{sel}(\kappa_s, a_s, \mathrm{sel}(\kappa_q, a_s a_q, a_s a_q a_p))$ and
 # $\mathrm{sel}(\kappa_s, b_s, \mathrm{sel}(\kappa_q, b_s + a_s b_q, b_s + a_s b_q + a_s a_q b_p))$.
-# The reset last in scan order wins. Without a reset, this is section 2's affine combine. The next
-# cell checks it in NumPy, flags included:
+# The reset last in scan order wins. Without a reset, this is section 2's affine combine.
+#
+# </details>
+#
+# The next cell checks it in NumPy, flags included:
 
 # %%
 steps = [(a_, b_, bool(k_)) for a_, b_, k_ in zip(rng.normal(size=600), rng.normal(size=600), rng.random(600) < 0.3)]

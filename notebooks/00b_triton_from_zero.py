@@ -33,7 +33,7 @@
 #
 # Notebook 00c goes on from your chunked scan. It adds episode ends as a select (so a NaN never
 # crosses an episode end) and the algorithm's prologue and epilogue as hooks. Then comes the
-# package's own kernel, read through its names.
+# package's own kernel, and where your parts went in it.
 #
 # Triton's interpreter needs `TRITON_INTERPRET=1`, set before `triton` is imported. The next cell
 # sets it.
@@ -425,7 +425,7 @@ np.testing.assert_allclose(np.array(maps), np.stack([A_s.cpu().numpy(), B_s.cpu(
 # * **Inputs:** `rewards` (float32) and `terminated` (bool), 1-D tensors of $T \le 1024$ steps.
 #   Then `gamma`, and `last_value`, a float. `last_value` is $G_T$, the value after the row's last
 #   step. The row's end is not a reset here. `last_value` enters through $A_t$, as a carry will in
-#   section 3. (Notebook 01 gathers the course's episode ends on one card.)
+#   section 3. (Notebook 00c's episode-end card gathers the course's ways of ending an episode.)
 # * **Returns:** the returns $G_t$, a tensor of length $T$.
 # * **Edge cases:** rows of 1, 5, 64 and 1000 steps. The two longer rows have episode ends, one
 #   of them at the row's last step.

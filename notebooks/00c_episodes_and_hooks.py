@@ -183,8 +183,8 @@ assert torch.isnan(by_multiplying[:2]).all() and torch.isnan(by_kernel[:2]).all(
 # $$(a, b, \kappa) = \begin{cases} (a_2,\ b_2,\ \text{true}) & \text{if } \kappa_2 \\ (a_2 a_1,\ b_2 + a_2 b_1,\ \kappa_1) & \text{otherwise} \end{cases}$$
 #
 # This combine is still associative. The checker tries your `reset_combine` grouped both ways to
-# make sure. In Triton the cases become `tl.where`, which picks one value and never computes
-# $0 \cdot \infty$.
+# make sure. In Triton the cases become `tl.where`. It computes both branches but passes on only
+# the one selected, so a NaN or `inf` in the other never reaches the result.
 #
 # <details><summary>Details: why the select is still associative</summary>
 #
@@ -289,15 +289,20 @@ exercises.attempt("reset_scan", reset_scan)
 # %% [markdown]
 # ## 2. Hooks: the algorithm around the scan
 #
-# **The episode-end card.** Every tool of the course applies a reset with a select. What marks
-# the reset differs from tool to tool:
+# **The episode-end card.** There are only two behaviours, and the course uses the second from
+# here on:
 #
-# | where | what marks a reset | $a_t$ at a reset | where the select happens |
-# | --- | --- | --- | --- |
-# | 00b: `block_scan`, `chunked_scan` | nothing: $a_t = \gamma(1-\text{term}_t)$ | 0, and a product | nowhere: a NaN behind the step leaks in (section 1) |
-# | 00c: `reset_scan`, `gae_kernel` | the flag $\kappa_t$, from `terminated`, beside the pair | $\gamma$, unused | in the combine and on the carry |
-# | `hooked_scan` (below), `rl.linear_scan`, and the harness of notebooks 01–07 | $a_t = 0$ itself | 0 | the scan reads `a == 0` as $\kappa_t$, then as in the row above |
-# | the package's hooks (section 3, notebook 02) | a flag the prologue returns (from `done`) | $\gamma\lambda$, unused | as in the second row |
+# | where | what happens at an episode end |
+# | --- | --- |
+# | 00b: `block_scan`, `chunked_scan` | $a_t = \gamma(1-\text{term}_t) = 0$ multiplies $y_{t+1}$: a NaN behind the step leaks in (section 1) |
+# | from 00c on, everywhere | the scan **selects** $y_t = b_t$ where the reset flag $\kappa_t$ is set, in the combine and on the carry |
+#
+# The flag is written in one of two ways, with the same result:
+#
+# * **passed beside the pair**: your `reset_scan` and `gae_kernel` (from `terminated`), and the
+#   package's hooks (section 3 and notebook 02: from `done`). There $a_t$ keeps its value, unused;
+# * **read from $a_t = 0$**, where an interface has room for a pair only: `hooked_scan` (below),
+#   `rl.linear_scan`, and the harness of notebooks 01–07.
 #
 # Reading $a_t = 0$ as a reset never changes a finite result: $b_t + 0 \cdot y_{t+1} = b_t$. It
 # only keeps a NaN or `inf` behind the step out.
@@ -516,9 +521,9 @@ print("one source, two compiled kernels: 0.5 x0² + 2 x1² − x2², and min(|x0
 #   * `chunk`.
 # * **The prologue's side:** it loads its inputs at `offs = row * T + t` under the mask
 #   `m = t < T`, and returns $(a_t, b_t)$.
-# * **A new convention: $a_t = 0$ marks an episode end.** A pair has no room for a flag, so your
-#   loop derives it, `flag = a == 0.0`, and selects on it as in `reset_scan`. (In `reset_scan`
-#   the flag came from `terminated`, and $a$ stayed $\gamma$.)
+# * **The flag, read from $a_t = 0$.** A pair has no room for a flag, so your loop derives it,
+#   `flag = a == 0.0`, and selects on it exactly as in `reset_scan` (the card's second way of
+#   writing the flag). In `reset_scan` the flag came from `terminated`, and $a$ stayed $\gamma$.
 # * **Outside `m` the prologue's pair is made up:** it was computed from the `other=` values of
 #   masked loads. Your loop, not the prologue, overwrites those lanes with the identity $(1, 0)$.
 #
@@ -608,7 +613,7 @@ exercises.attempt("hooked_scan", hooked_scan)
 # >   compiler refuses, instead of naming it in the kernel itself.
 
 # %% [markdown]
-# ## 3. The package's kernel, read through its names
+# ## 3. The package's kernel: where your parts went
 #
 # Here you read the package's kernel, `rltriton_lite/scan.py`, as a grown-up version of your
 # `gae_kernel`. Each part you wrote has a named counterpart in the package:

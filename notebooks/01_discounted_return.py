@@ -49,18 +49,19 @@
 # used terminations alone.
 #
 # The return is a scan $y_t = b_t + a_t\,y_{t+1}$ over a window of $T$ steps. A step that
-# **resets** cuts off $y_{t+1}$, so $y_t = b_t$. In this notebook's exercises a hook writes a reset
-# as $a_t = 0$, and the harness (section 5) reads that as the reset flag.
-# [00c's episode-end card](00c_episodes_and_hooks.ipynb#2.-Hooks:-the-algorithm-around-the-scan) lists how each tool of the course marks a reset. Each row of the
-# card below is one kind of step. The third column is the bootstrap that $b_t$ adds where
-# $y_{t+1}$ is cut off.
+# **resets** cuts off $y_{t+1}$, so $y_t = b_t$. Each row of the card below is one kind of step.
+# The third column is the bootstrap that $b_t$ adds where $y_{t+1}$ is cut off. The last two write
+# the same step in the two forms of
+# [00c's episode-end card](00c_episodes_and_hooks.ipynb#2.-Hooks:-the-algorithm-around-the-scan):
+# the harness form (this notebook's exercises: $a_t = 0$ is the reset) and the package form
+# (section 2 and the package: a flag beside the pair). Both give the same values.
 #
-# | the step is | does it reset? | bootstrap in $b_t$ | the return's step |
-# | --- | --- | --- | --- |
-# | an ordinary step | no | none: $y_{t+1}$ comes in through $a_t$ | $a_t = \gamma$, $b_t = r_t$ |
-# | a termination | yes | none: no state follows | $a_t = 0$ (reset), $b_t = r_t$ |
-# | a truncation | yes | $\gamma V(s_{t+1})$, through a select | $a_t = 0$ (reset), $b_t = r_t + \gamma V(s_{t+1})$ |
-# | the window's last step | yes | $\gamma V(s_T)$, through a select | as a truncation |
+# | the step is | does it reset? | bootstrap in $b_t$ | the return's step, harness form $(a_t, b_t)$ | package form $(a_t, b_t, \text{reset})$ (section 2, notebook 02) |
+# | --- | --- | --- | --- | --- |
+# | an ordinary step | no | none: $y_{t+1}$ comes in through $a_t$ | $(\gamma,\ r_t)$ | $(\gamma,\ r_t,\ \text{no})$ |
+# | a termination | yes | none: no state follows | $(0,\ r_t)$ | $(\gamma,\ r_t,\ \text{yes})$ |
+# | a truncation | yes | $\gamma V(s_{t+1})$, through a select | $(0,\ r_t + \gamma V(s_{t+1}))$ | $(\gamma,\ r_t + \gamma V(s_{t+1}),\ \text{yes})$ |
+# | the window's last step | yes | $\gamma V(s_T)$, through a select | as a truncation | as a truncation |
 #
 # **The rule: select, never multiply by 0.** A value that may be NaN, such as the next value at a
 # termination, enters $b_t$ through `tl.where`. The reset is a select too, as in 00c.
@@ -265,7 +266,7 @@ print(f"3 x 1000: relative error {long_err:.1e}")
 #   returns there.
 # * The scan starts from $y_T = 0$ ($y_{-1} = 0$ with `reverse=False`). So a bootstrap at the
 #   window's last step belongs in $b$.
-# * **$a = 0$ is the reset** (the third row of 00c's episode-end card). There the harness selects
+# * **$a = 0$ is the reset** (the flag read from $a = 0$, on 00c's episode-end card). There the harness selects
 #   $y_t = b_t$, as `rl.linear_scan` does. So nothing behind the step reaches it, not even a NaN
 #   (00c, section 1). The reset cannot fix a NaN inside $b$ itself. Keep an input that may be NaN
 #   out of $b$ with `tl.where`.
@@ -310,7 +311,8 @@ h200 = profile.committed("discounted_return", missing_ok=True)  # the H200\'s ta
 #
 # **`transposed_scan`** (a Triton prologue). The returns' gradient, built in NumPy in notebook 00,
 # section 7. Take $y = \mathrm{scan}(a, b)$, run backwards in time. Autograd hands the backward
-# the direct part $dy_t = \partial L/\partial y_t$. The total gradient is
+# $dy_t = \partial L/\partial y_t$, the direct part: how $L$ reads $y_t$ itself. But $y_t$ also
+# feeds $y_{t-1} = b_{t-1} + a_{t-1} y_t$, so the total gradient adds that path:
 # $\partial L/\partial b_t = g_t$, with $g_t = dy_t + a_{t-1} g_{t-1}$: a scan run *forwards*.
 #
 #

@@ -285,7 +285,9 @@ exercises.attempt("gae_pairs", gae_pairs)
 #
 # <details><summary>Details: why the return has a λ</summary>
 #
-# Plain returns are GAE's scan with $\lambda = 1$. Multiplying by exactly 1.0 changes no bit.
+# The returns' prologue has GAE's shape, so `step` hands it a λ too: $\lambda = 1$, and `gamma * lam` is
+# then exactly γ (multiplying by 1.0 changes no bit). Its $b_t$ is the reward plus its bootstrap,
+# not GAE's δ.
 #
 # </details>
 
@@ -324,8 +326,8 @@ print(inspect.getsource(getattr(returns._returns_prologue, "fn", returns._return
 # * $a_t = \gamma_t\lambda_t$: `gamma * lam`, both from `step`.
 # * $b_t = \delta_t$.
 # * The reset is `done`: every episode end, truncations and the window's end included.
-# * So $a_t$ needs no zero of its own: a package hook returns the reset as a flag (the last row
-#   of [00c's episode-end card](00c_episodes_and_hooks.ipynb#2.-Hooks:-the-algorithm-around-the-scan)).
+# * So $a_t$ needs no zero of its own: a package hook passes the reset flag beside the pair (see
+#   [00c's episode-end card](00c_episodes_and_hooks.ipynb#2.-Hooks:-the-algorithm-around-the-scan)).
 # * `valid` is `step`'s, passed on unchanged.
 # * `keep` holds $V_t$: the epilogue adds it to $y_t$ for the returns.
 #

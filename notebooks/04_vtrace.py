@@ -146,12 +146,13 @@ np.testing.assert_allclose(pg, [0.75, 0.5, 1.0])
 # * **The window's last step resets.** The scan starts from $y_T = 0$, so at the last step
 #   $a_{T-1}$ multiplies 0 whatever its value, and earlier exercises could skip that reset.
 #   V-trace cannot. Its $b_t$ holds $-\gamma_t c_t V'_t$, written to cancel against
-#   $a_t v_{t+1}$. With no $v_T$ to cancel, the last step must drop that term from $b$, and the
-#   reset is what drops it.
+#   $a_t v_{t+1}$. With no $v_T$ to cancel, the last step must drop that term from $b$: the last
+#   step counts as done, so the select $[\lnot\text{done}_t]$ in $b_t$ drops it.
 # * **A carry is not a bootstrap.** A carry is $y_T$ itself, the value after the window (00b's
 #   `last_value`, `rl.linear_scan`'s `initial`). Step $t$ sees it multiplied by
 #   $a_t a_{t+1} \cdots a_{T-1}$, its own $a$ included. A bootstrap, $\gamma_t V'_t$ here, is
-#   added into $b_t$ at one step. V-trace bootstraps, and its scan starts from 0.
+#   added into $b_t$ at one step. The harness and the package start every scan from 0, so each
+#   bootstrap must be written into $b$: the scan adds none for you.
 #
 # In NumPy:
 

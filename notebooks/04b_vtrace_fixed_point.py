@@ -65,7 +65,7 @@ rng = np.random.default_rng(41)
 # move the fixed point.
 #
 # The IMPALA paper's analysis derives exactly this $\pi_{\bar\rho}$ for a finite $\bar\rho$. Its
-# experiments use $\bar\rho = 1$, for which $\pi_{\bar\rho}$ lies between $\mu$ and $\pi$.
+# experiments use $\bar\rho = 1$: $\pi_{\bar\rho} \propto \min(\mu, \pi)$, renormalised.
 #
 # </details>
 #
@@ -233,6 +233,6 @@ exercises.attempt("vtrace_fixed_point", vtrace_fixed_point)
 #   state.
 # * That is the value $V^{\pi_{\bar\rho}}$ of the policy $\pi_{\bar\rho} \propto
 #   \min(\bar\rho\,\mu, \pi)$, found by one linear solve in a finite MDP.
-# * It is $V^\pi$ only when no weight is clipped, or all are clipped by the same factor. Clipping
-#   some actions more than others moves it.
+# * In general it is $V^\pi$ only when no weight is clipped, or all are clipped by the same
+#   factor. Clipping some actions more than others moves it.
 # * The traces $c_t$ change how far a correction travels, not where it stops.

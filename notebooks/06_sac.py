@@ -29,10 +29,11 @@
 #
 # Soft Actor-Critic (SAC) maximises reward plus $\alpha$ times the policy's entropy. The weight
 # $\alpha$ is called the temperature. SAC's critic regresses on a *soft* target. In it, the next
-# state's value includes the entropy bonus $-\alpha\log\pi(a'|s')$, where $a' \sim \pi$ is an
-# action sampled at the next state $s'$. The target takes the minimum over two critics, to counter
-# overestimation ("clipped double Q"). A follow-up paper learns $\alpha$ itself, driving the
-# policy's entropy towards a target entropy $\bar{\mathcal H}$.
+# state's value includes the entropy bonus $-\alpha\log\pi(\tilde a|s')$, where $\tilde a \sim \pi$ is
+# an action sampled fresh at the next state $s'$. (The tilde sets it apart from the buffer's
+# action.) The target takes the minimum over two critics, to counter overestimation ("clipped
+# double Q"). A follow-up paper learns $\alpha$ itself, driving the policy's entropy towards a
+# target entropy $\bar{\mathcal H}$.
 #
 # <details><summary>Details: the papers</summary>
 #
@@ -46,7 +47,7 @@
 #
 # The one-step target generalises to a soft λ-return, a backward recurrence like notebook 03's:
 #
-# $$V^{\text{soft}\prime}_t = \min_k Q_k(s_{t+1}, a'_{t+1}) - \alpha\log\pi(a'_{t+1}|s_{t+1}),$$
+# $$V^{\text{soft}\prime}_t = \min_k Q_k(s_{t+1}, \tilde a_{t+1}) - \alpha\log\pi(\tilde a_{t+1}|s_{t+1}),$$
 #
 # $$G_t = r_t + \gamma_t (1-\text{term}_t)\Big[(1-\lambda_t) V^{\text{soft}\prime}_t + \lambda_t
 #   \begin{cases} G_{t+1} - \alpha\log\pi(a_{t+1}|s_{t+1}) & \text{not done}_t \\
@@ -59,8 +60,8 @@
 # With $\lambda > 0$ the target follows the actions actually taken. Each of them pays its entropy
 # bonus $-\alpha\log\pi(a_{t+1}|s_{t+1})$, read from `log_probs`. The other inputs:
 #
-# * `next_q`, one tensor per critic, evaluated at the sampled action $a'_{t+1}$.
-# * `next_log_probs` $= \log\pi(a'_{t+1}|s_{t+1})$.
+# * `next_q`, one tensor per critic, evaluated at the sampled action $\tilde a_{t+1}$.
+# * `next_log_probs` $= \log\pi(\tilde a_{t+1}|s_{t+1})$.
 # * The flags of notebooks 01–03. A truncation needs no `next_values`, because `next_q` already
 #   is the value of the real next state.
 #
@@ -78,7 +79,7 @@
 #   target estimates the soft return of *those* policies, and is a biased estimate of $Q^\pi$.
 #   The bias grows with λ and with the age of the data.
 #
-# λ = 0 is free of this bias, because its only action, $a'_{t+1}$, is sampled from the current
+# λ = 0 is free of this bias, because its only action, $\tilde a_{t+1}$, is sampled from the current
 # $\pi$.
 
 # %%
@@ -310,7 +311,7 @@ Q_pi = r_of + g_ * soft(pi_) / (1 - g_)                       # the exact soft Q
 delta = soft(mu_) - soft(pi_)
 mc = np.random.default_rng(1)
 acts = (mc.random((4000, 60)) < mu_[1]).astype(int)  # replayed actions a_t ~ μ
-nxt = (mc.random((4000, 60)) < pi_[1]).astype(int)   # a'_{t+1} ~ π, sampled fresh by the learner
+nxt = (mc.random((4000, 60)) < pi_[1]).astype(int)   # ã_{t+1} ~ π, sampled fresh by the learner
 for lam_ in (0.0, 0.5, 1.0):
     G_mc = reference.sac_targets(r_of[acts], [Q_pi[nxt]], np.log(pi_)[nxt], gamma=g_, alpha=alpha_, lambda_=lam_,
                                  log_probs=np.log(pi_)[acts])
@@ -515,7 +516,7 @@ assert inspect.signature(rl.sac_targets).parameters["lambda_"].default == 0  # .
 #
 # **`soft_lambda_targets`** (a Triton prologue). Write the prologue that turns SAC's soft
 # λ-return into pairs for `exercises.scan_hook`, as notebook 03's `q_lambda` does. The target
-# uses the soft next value $V'_t = \min(Q_1, Q_2)(s_{t+1}, a') - \alpha \log\pi(a'|s_{t+1})$, the
+# uses the soft next value $V'_t = \min(Q_1, Q_2)(s_{t+1}, \tilde a) - \alpha \log\pi(\tilde a|s_{t+1})$, the
 # $V^{\text{soft}\prime}_t$ of section 1:
 #
 # $$G_t = r_t + \gamma(1-\text{term}_t)\big[(1-\lambda)V'_t + \lambda\big(G_{t+1} - \alpha\log\pi(a_{t+1}|s_{t+1})\big)\big].$$
@@ -588,7 +589,7 @@ assert inspect.signature(rl.sac_targets).parameters["lambda_"].default == 0  # .
 # case = [torch.tensor(x, device=DEVICE) for x in (
 #     [[1.0, 2.0, 3.0]] * 2, [[4.0, 4.0, 4.0], [4.0, nan, 4.0]], [[6.0, 2.0, 8.0]] * 2,
 #     [[0.0, 0.0, 2.0], [0.0, nan, 2.0]], [[9.0, 2.0, 4.0]] * 2, [[False] * 3, [False, True, False]])]
-# print(exercises.scan_hook(soft_lambda_targets, case, (0.5, 1.0, 0.5)).cpu())
+# print(exercises.guarded(exercises.scan_hook, soft_lambda_targets, case, (0.5, 1.0, 0.5)).cpu())
 # # must print tensor([[2.1250, 2.5000, 4.0000],
 # #                    [2.0000, 2.0000, 4.0000]])
 # ```
@@ -650,7 +651,7 @@ exercises.attempt("soft_lambda_targets", soft_lambda_targets)
 # %% [markdown]
 # ## What you now know
 #
-# * SAC's soft next value is $\min_k Q_k(s_{t+1}, a'_{t+1}) - \alpha\log\pi(a'_{t+1}|s_{t+1})$.
+# * SAC's soft next value is $\min_k Q_k(s_{t+1}, \tilde a_{t+1}) - \alpha\log\pi(\tilde a_{t+1}|s_{t+1})$.
 #   At λ = 0 the target is $r_t + \gamma(1-\text{term}_t)$ times it: CleanRL's target.
 # * The soft λ-return is one reverse scan of $H_t = G_t - \alpha\log\pi_t$ ($a_t =
 #   \gamma_t\lambda_t$, reset at episode ends); the epilogue rebuilds $G_t$ from $H_{t+1}$.

@@ -156,11 +156,10 @@ against(my_pct_4096x128, pct["gae", (4096, 128), "fwd"], "GAE 4096×128 forward,
 #   best cases, not a bandwidth (exercise 2). Other kernels fit too and stay below: L2 makes
 #   passing 100 % possible, not certain.
 # * **The read/write mix, at 16384×1024.** This shape is five times the L2, so it comes from
-#   DRAM, yet SAC still reaches about 100.3 %. The floor is a copy's speed, half reads and half
-#   writes. SAC mostly reads (17 of its 21 B per step), and DRAM serves reads a little faster than
-#   a copy's mix: about 3 % faster, by notebook 14's copy probe (section 8). The mix makes
-#   100 % reachable, not certain: PPO's and CRR's losses read only, yet stay at about 92 % and
-#   96 %, with a reduction's work on top of their loads.
+#   DRAM, yet SAC still reaches about 100.3 %. The floor prices a copy, half reads and half
+#   writes, and DRAM serves reads about 3 % faster than that mix (notebook 14's copy probe,
+#   section 8). SAC mostly reads (17 of its 21 B per step), so it can pass 100 %. PPO's and CRR's
+#   losses read only too, but a reduction's work keeps them at about 92 % and 96 %.
 #
 # The next cell prints one SAC row on both clocks, then all of SAC's lines with their bytes beside
 # the H200's 60 MiB L2.
@@ -434,8 +433,8 @@ else:
 # ```python
 # one = {"algorithm": "gae", "impl": "rltriton_lite", "dtype": "float32", "pass": "fwd", "B": 1, "T": 1}
 # two = [{**one, "bytes": 3e6, "kernel_ms": 0.005}, {**one, "bytes": 3e8, "kernel_ms": 0.104}]
-# print(launch_model(two, "gae", "fwd"))   # must print about (4.0, 3000.0)
-# print(launch_model(rows, "ppo", "fwd"))  # must print about (3.80, 4238.3) on the committed run
+# print([round(float(x), 6) for x in launch_model(two, "gae", "fwd")])   # must print [4.0, 3000.0]
+# print([round(float(x), 1) for x in launch_model(rows, "ppo", "fwd")])  # must print [3.8, 4238.3] (the committed run)
 # ```
 #
 # </details>
@@ -522,7 +521,7 @@ assert round(_fit("gae")[0]) == 18 and round(_fit("gae")[2], 1) == 1.9
 # two = [{**one, "B": 16, "T": 128, "full_call_us": 30.0, "kernel_ms": 0.002},
 #        {**one, "B": 64, "T": 16384, "full_call_us": 50.0, "kernel_ms": 0.048}]
 # print(host_bound(two, "gae", "fwd"), host_bound(rows, "gae", "fwd"), host_bound(rows, "sac", "fwd"))
-# # must print 2048 524288 1048576: on the committed run, GAE's 4096×128 and SAC's 64×16384
+# # must print 2048 524288 1048576 (the last two: on the committed run, GAE's 4096×128 and SAC's 64×16384)
 # ```
 #
 # </details>
@@ -586,8 +585,8 @@ exercises.attempt("host_bound", host_bound)
 # ## What you now know
 #
 # * **% floor** is floor ÷ GPU time. On the H200, at the largest shape, every kernel reaches about
-#   82–100 % forward. Smaller shapes fall far below: a kernel's fixed start-up time, $t_0$,
-#   dominates them, as notebook 08's model predicts.
+#   82–100 % forward. The smallest shape falls far below (under 1 % at 16×128): a kernel's fixed
+#   start-up time, $t_0$, dominates it, as notebook 08's model predicts.
 # * **Few long rows** are the model's miss: a scan walks each row's chunks one after another.
 # * **Against the loops it replaces**, the package's call is 127–438× faster at T = 128, and far
 #   more on long rows. Against other compiled code the margins are small, and one run cannot

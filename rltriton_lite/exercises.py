@@ -4109,8 +4109,8 @@ def _fixed_point_hint(args, i, bad, got, expected):
             f"{'up' if got[s] > 0 else 'down'}.")
     clipped_ratio = np.minimum(rho_bar, pi / mu)
     slips = {
-        "Your V is V^pi, pi's own value. That is V-trace's fixed point only where no weight is clipped (or all are "
-        f"clipped by one factor); here rho_bar = {rho_bar:g} clips pi/mu = {(pi / mu).max():.3g}.": pi,
+        "Your V is V^pi, pi's own value. That is V-trace's fixed point, in general, only where no weight is clipped "
+        f"(or all are clipped by one factor); here rho_bar = {rho_bar:g} clips pi/mu = {(pi / mu).max():.3g}.": pi,
         "Your V is V^mu, mu's own value: where TD(0) on mu's data stops, without the weights rho.": mu,
         "Your V uses the weights min(rho_bar mu, pi) as a policy without normalising them state by state (where a "
         "weight is clipped they sum to less than 1: a discount of its own).": mu * clipped_ratio,
@@ -4570,6 +4570,9 @@ def _floor_hint(B, T, e, got):
                 6 * e + 2: "one flag too many: notebook 04's call reads one, terminated (a truncation is not among "
                            "its inputs)"}
     try:
+        if e == 2 and 2 * float(got) == B * T * (6 * 4 + 1):
+            return ("that is half of the 4-byte count, the flag's byte halved too: in 2-byte floats each float "
+                    "takes half, but the flag stays 1 byte per step")
         slip = per_step.get(int(got) // (B * T)) if int(got) % (B * T) == 0 else None
     except (TypeError, ValueError, OverflowError):
         return None

@@ -768,6 +768,8 @@ def wrong_answers(name: str):
             ("log pi and log mu counted as two tensors (a later review's case)", lambda B, T, e: B * T * (7 * e + 1)),
             ("terminated and truncated: two flags (a later review's case)", lambda B, T, e: B * T * (6 * e + 2)),
             ("counted in bits (a later review's case)", lambda B, T, e: 8 * B * T * (6 * e + 1)),
+            ("2-byte floats as half the 4-byte count, flag included (a round-6 review's case)",
+             lambda B, T, e: B * T * (6 * 4 + 1) / 2 if e == 2 else B * T * (6 * e + 1)),
         ],
         "cleanrl_advantages": [("dones as terminated, unshifted", _cleanrl_with(lambda d, nd: d)),
                                ("next_done left out", _cleanrl_with(lambda d, nd: torch.cat([d[1:], 0 * nd[None]]))),
@@ -827,6 +829,8 @@ def wrong_answers(name: str):
 # What the message says to some of the wrong answers above, (exercise, mistake) -> a fragment of it: where the
 # generic hints would not say what is wrong
 W_SAYS = {
+    ("vtrace_floor_bytes", "2-byte floats as half the 4-byte count, flag included (a round-6 review's case)"):
+        "Hint: that is half of the 4-byte count, the flag's byte halved too",
     ("matrix_compose", "b2 @ A1: the vector on the left (a round-4 review's case)"):
         ("Hint: Your b is b2 @ A1 + b1 (or A1.T @ b2 + b1): b2 went through p's matrix transposed",
          "Put the matrix first: b = A1 @ b2 + b1"),
@@ -980,8 +984,8 @@ W_SAYS = {
         "one tensor of elem_bytes per step is missing: one of the four float inputs",
     ("vtrace_fixed_point", "V^pi: the clip ignored"):
         "one state (as in 04b, section 1: pi/mu > 1 on action 0), gamma = 0.9, rho_bar = 1: at index (0,) expected 0, got "
-        "-0.12 (1 of 1 elements wrong)\nHint: Your V is V^pi, pi's own value. That is V-trace's fixed point only where no weight is clipped (or "
-        "all are clipped by one factor); here rho_bar = 1 clips pi/mu = 4. The checker holds no answer to compare "
+        "-0.12 (1 of 1 elements wrong)\nHint: Your V is V^pi, pi's own value. That is V-trace's fixed point, in general, "
+        "only where no weight is clipped (or all are clipped by one factor); here rho_bar = 1 clips pi/mu = 4. The checker holds no answer to compare "
         "with",
     ("returns_autograd", "term_t for term_{t-1} in the backward"):
         ("Hint: that step is an episode end. Your backward is off by one step: its multiplier at step t uses step "

@@ -1,0 +1,85 @@
+"""Every exercise's "Hint 3: check it by hand" runs its small case through the exercise's solution
+and prints what the hint says it "must print": the hand cases the notebooks give students are
+pinned here, as the checkers are by tests/test_exercises.py."""
+import contextlib
+import importlib.util
+import io
+import re
+from pathlib import Path
+
+import jupytext
+import numpy as np
+import pytest
+import torch
+
+import rltriton_lite as rl
+from rltriton_lite import exercises, profile
+
+ROOT = Path(__file__).parent.parent
+# their hand cases read the notebook's own variables (08's rollouts, 10's cleanrl_gae): the
+# notebook's run under nbmake executes them, with the student's function, not the solution
+NEEDS_THE_NOTEBOOK = {"lean_gae_loop", "cleanrl_advantages"}
+
+
+def hint3_blocks(notebook: str, name: str) -> list[str]:
+    """The python blocks of ``name``'s Hint 3, between the previous exercise's attempt cell and its own."""
+    found = []
+    for cell in jupytext.read(ROOT / "notebooks" / f"{notebook}.py").cells:
+        if cell.cell_type == "code" and re.search(r"exercises\s*\.\s*attempt\s*\(", cell.source):
+            if re.search(rf"exercises\s*\.\s*attempt\s*\(\s*[\"']{name}[\"']", cell.source):
+                return found
+            found = []
+        elif cell.cell_type == "markdown":
+            for hint in re.findall(r"<summary>Hint 3: check it by hand</summary>(.*?)</details>", cell.source, re.S):
+                found += re.findall(r"```python\n(.*?)```", hint, re.S)
+    raise AssertionError(f"{notebook}: no attempt cell for {name}")
+
+
+def expected(code: str) -> list[str]:
+    """What each "# must print X" comment promises: X, split at ", then ", "twice"/"three times" cut."""
+    said = []
+    for x in re.findall(r"# must print (.*)", code):
+        x = re.sub(r"\s*\(.*\)\s*$", "", x.strip()) if x.strip().endswith(")") and " (" in x else x.strip()  # (a note)
+        x = re.sub(r",\s*(twice|three times)\s*$", "", x)
+        said += [part.strip() for part in x.split(", then ")]
+    return said
+
+
+def _solution(name):
+    spec = importlib.util.spec_from_file_location(f"solution_{name}", ROOT / "notebooks" / "solutions" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.solution
+
+
+CASES = [(name, nb) for name, nb, _ in exercises.catalog() if name not in NEEDS_THE_NOTEBOOK]
+
+
+def test_the_exercises_left_out_are_real_and_need_their_notebook():
+    names = exercises.names()
+    assert NEEDS_THE_NOTEBOOK <= set(names)
+    for name, nb, _ in exercises.catalog():
+        if name in NEEDS_THE_NOTEBOOK:
+            with pytest.raises(NameError):
+                _run(name, nb)
+
+
+def _run(name, notebook):
+    blocks = hint3_blocks(notebook, name)
+    namespace = {"torch": torch, "np": np, "rl": rl, "exercises": exercises, "DEVICE": "cpu", "KERNEL": "triton",
+                 "rows": profile.committed_results()[1]["rows"], name: _solution(name)}
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        for code in blocks:
+            exec(compile(code, f"{notebook}: {name}'s Hint 3", "exec"), namespace)
+    return blocks, out.getvalue()
+
+
+@pytest.mark.parametrize("name, notebook", CASES, ids=[n for n, _ in CASES])
+def test_hint_3_prints_what_it_promises(name, notebook):
+    blocks, printed = _run(name, notebook)
+    promised = [x for code in blocks for x in expected(code)]
+    assert blocks and promised, f"{name}: Hint 3 has no python block saying what it must print"
+    flat = " ".join(printed.split())
+    for x in promised:
+        assert " ".join(x.split()) in flat, f"{name}: Hint 3 says it must print {x!r}; it printed {printed!r}"
