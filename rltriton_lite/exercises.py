@@ -3562,8 +3562,9 @@ def _n_step_hint(args, i, bad, got, expected):
     for what, slip in _N_STEP_SLIPS.items():
         with np.errstate(all="ignore"):
             other = _key("n_step_returns", r, nv, term, gamma, n, **slip)
-        # (a late read: compared where t + n < T, as the edge depends on how the shifted values were padded)
-        at = np.arange(r.shape[-1]) + n < r.shape[-1] if slip.get("value_step") else slice(None)
+        # (a late read or a missing bootstrap: compared where t + n < T, as the edge depends on how the shifted
+        # values were padded, and on whether the window's end kept its own bootstrap)
+        at = np.arange(r.shape[-1]) + n < r.shape[-1] if slip.get("value_step") or "bootstraps" in slip else slice(None)
         if _is_slip(got, other, expected, at):
             return f"This is the n-step return with a slip: {what}."
     term, T, n = term.astype(bool), r.shape[-1], int(n)

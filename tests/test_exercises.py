@@ -682,6 +682,8 @@ def wrong_answers(name: str):
              _n_step_with(flags_past=1)),
             ("no termination in t .. t + n - 1 counted: the scan form across an episode end (a later review's case)",
              _n_step_with(counts_ends=False)),
+            ("the scan form without V(s_{t+n}), the window's end's bootstrap kept (a round-6 review's case)",
+             _n_step_with(bootstrap=False)),
         ],
         "transposed_scan": [("a_t, not a_{t-1}", _transposed_no_shift), ("a_{t+1}", _transposed_wrong_shift)],
         "gae_pairs": [
@@ -829,6 +831,9 @@ def wrong_answers(name: str):
 # What the message says to some of the wrong answers above, (exercise, mistake) -> a fragment of it: where the
 # generic hints would not say what is wrong
 W_SAYS = {
+    ("n_step_returns", "the scan form without V(s_{t+n}), the window's end's bootstrap kept (a round-6 review's case)"):
+        ("Hint: This is the n-step return with a slip: no bootstrap after the n steps",
+         "G_t adds gamma^n V(s_{t+n}), next_values at step t + n - 1"),
     ("vtrace_floor_bytes", "2-byte floats as half the 4-byte count, flag included (a round-6 review's case)"):
         "Hint: that is half of the 4-byte count, the flag's byte halved too",
     ("matrix_compose", "b2 @ A1: the vector on the left (a round-4 review's case)"):
@@ -2570,12 +2575,13 @@ def _n_step_with_a_loop_over_time(rewards, next_values, terminated, gamma, n):
     return G
 
 
-def _n_step_with(flags_past=0, window_test=True, counts_ends=True):
+def _n_step_with(flags_past=0, window_test=True, counts_ends=True, bootstrap=True):
     """n_step_returns' solution with a review's slip: ``flags_past`` 1 counts the terminations of
     t .. t + n, one flag too many (where step t + n terminates, S_t is kept whole, summed on to
     r_{t+n}, in place of the bootstrap); ``window_test`` False leaves out its `t + n < T` test (where
     fewer than n steps are left, it takes the window's last step for the step n on); ``counts_ends``
-    False counts no termination in the n steps (S_t - gamma^n (S_{t+n} - V) across an episode end)."""
+    False counts no termination in the n steps (S_t - gamma^n (S_{t+n} - V) across an episode end);
+    ``bootstrap`` False leaves out V(s_{t+n}) after the n steps (S_t - gamma^n S_{t+n}), the window's end's kept."""
     def n_step_returns(rewards, next_values, terminated, gamma, n):
         B, T = rewards.shape
         last = torch.zeros_like(rewards, dtype=torch.bool)
@@ -2589,7 +2595,7 @@ def _n_step_with(flags_past=0, window_test=True, counts_ends=True):
         runs_on &= (t + n < T) if window_test else True
         S_n = torch.where(runs_on, S[:, torch.clamp(t + n, max=T - 1)], torch.zeros_like(S))
         V_n = torch.where(runs_on, next_values[:, torch.clamp(t + n - 1, max=T - 1)], torch.zeros_like(S))
-        return S - gamma ** n * (S_n - V_n)
+        return S - gamma ** n * (S_n - (V_n if bootstrap else 0.0))
     return n_step_returns
 
 
