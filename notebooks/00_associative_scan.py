@@ -269,8 +269,10 @@ print(inspect.getsource(getattr(scan.combine, "fn", scan.combine)))
 # `(a2, b2, k2)` is the run after it in scan order, one step or several in a tree scan. The flags
 # combine by OR (`k1 | k2`), so a run resets if any of its steps does.
 #
-# **A worked example first.** Four steps in scan order, composed one at a time from the first.
-# Step 3 resets. Step 2's $b$ is a NaN, a bad reward in the episode that step 3 cuts off. Write
+# **A worked example first.** Four steps in scan order, numbered 1 to 4 by their position in the
+# scan (in a reverse scan, scan position 1 is the last step in time). They are composed one at a
+# time from the first. Step 3 resets. Step 2's $b$ is a NaN, a bad reward in the episode that
+# step 3 cuts off. Write
 # $\kappa$ for the reset flag (`k` in the code). The table prints the running triple
 # $(A, B, \kappa)$, then the running $B$ when a reset is a multiplication by $a = 0$ instead:
 

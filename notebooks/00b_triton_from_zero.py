@@ -110,7 +110,8 @@ print("device:", DEVICE, "(Triton interpreter)" if os.environ.get("TRITON_INTERP
 # `tl.load(X + offs, mask=offs < n, other=0.0)` reads 0 where the mask is off. A masked store
 # writes nothing there. Without the mask, the kernel reads and writes memory that is not yours.
 #
-# Here is a complete kernel. It multiplies each reward $r_t$ by $\gamma^t$.
+# Here is a complete kernel. It multiplies each reward $r_t$ by $\gamma^t$, computed as
+# $e^{t \log\gamma}$ (so $\gamma > 0$ here).
 
 # %%
 @triton.jit
@@ -150,8 +151,8 @@ print("discount: 2 programs of 64 lanes, 28 of them masked off, matches NumPy")
 #
 # <details><summary>Details: why the GPU hides these traps, and the last two rows</summary>
 #
-# * Compiled for a GPU, Triton turns `min` and `max` on blocks into the elementwise forms. It does
-#   the same for `and` and `or` (with a deprecation warning), and it refuses `if` on a block. So
+# * Compiled for a GPU, Triton turns `min` and `max` on blocks into the elementwise forms, and
+#   `and` and `or` too, each with a deprecation warning. It refuses `if` on a block. So
 #   code that is right on a GPU is silently wrong on the CPU.
 # * A loaded bool tensor is an `int1` block: `d + d` is 0 where `d` is true.
 # * A GPU compile refuses a loop variable whose type changes (int32 to fp32); the interpreter runs

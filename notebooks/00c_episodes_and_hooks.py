@@ -130,13 +130,27 @@ print("chunked_returns: 3 rows x 300 steps in chunks of 64, with episode ends ==
 # multiplying by $a_t = 0$. Here you replace that by a select, in the combine and on the carry,
 # and write `reset_scan`.
 #
-# **Episode ends in this notebook: two rules.**
+# A step **resets** where the value after it must not be read: in this notebook, at a
+# termination.
 #
-# 1. A step **resets** where the value after it must not be read: here, at a termination.
-# 2. The kernel applies a reset with a select, never a multiplication by 0. The reset is a flag
-#    $\kappa_t$ beside the pair, making the triple $(a_t, b_t, \kappa_t)$. From `hooked_scan` on,
-#    code returns only a pair $(a_t, b_t)$. It writes a reset as $a_t = 0$, and the scan turns
-#    that into the flag.
+# **The episode-end card.** There are only two behaviours, and the course uses the second from
+# here on:
+#
+# | where | what happens at an episode end |
+# | --- | --- |
+# | 00b: `block_scan`, `chunked_scan` | $a_t = \gamma(1-\text{term}_t) = 0$ multiplies $y_{t+1}$: a NaN behind the step leaks in (shown below) |
+# | from 00c on, everywhere | the scan **selects** $y_t = b_t$ where the reset flag $\kappa_t$ is set, in the combine and on the carry |
+#
+# The flag is written in one of two ways, with the same result:
+#
+# * **passed beside the pair**: your `reset_scan` and `gae_kernel` (from `terminated`), and the
+#   package's hooks (section 3 and notebook 02: from `done`). There $a_t$ keeps its value,
+#   unused at a reset step;
+# * **read from $a_t = 0$**, where an interface has room for a pair only: `hooked_scan` (section 2),
+#   `rl.linear_scan`, and the harness of notebooks 01–07.
+#
+# Reading $a_t = 0$ as a reset never changes a finite result: $b_t + 0 \cdot y_{t+1} = b_t$. It
+# only keeps a NaN or `inf` behind the step out.
 #
 # `chunked_returns` above multiplies by $a_t = 0$. From here on the course never does that. The
 # cells below show why.
@@ -288,24 +302,6 @@ exercises.attempt("reset_scan", reset_scan)
 
 # %% [markdown]
 # ## 2. Hooks: the algorithm around the scan
-#
-# **The episode-end card.** There are only two behaviours, and the course uses the second from
-# here on:
-#
-# | where | what happens at an episode end |
-# | --- | --- |
-# | 00b: `block_scan`, `chunked_scan` | $a_t = \gamma(1-\text{term}_t) = 0$ multiplies $y_{t+1}$: a NaN behind the step leaks in (section 1) |
-# | from 00c on, everywhere | the scan **selects** $y_t = b_t$ where the reset flag $\kappa_t$ is set, in the combine and on the carry |
-#
-# The flag is written in one of two ways, with the same result:
-#
-# * **passed beside the pair**: your `reset_scan` and `gae_kernel` (from `terminated`), and the
-#   package's hooks (section 3 and notebook 02: from `done`). There $a_t$ keeps its value, unused;
-# * **read from $a_t = 0$**, where an interface has room for a pair only: `hooked_scan` (below),
-#   `rl.linear_scan`, and the harness of notebooks 01–07.
-#
-# Reading $a_t = 0$ as a reset never changes a finite result: $b_t + 0 \cdot y_{t+1} = b_t$. It
-# only keeps a NaN or `inf` behind the step out.
 #
 # Every algorithm of the course runs the same chunk loop. Only the arithmetic before and after the
 # scan differs. Here you write GAE as that loop plus two small `@triton.jit` functions it calls,

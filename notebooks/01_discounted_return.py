@@ -52,7 +52,7 @@
 # **resets** cuts off $y_{t+1}$, so $y_t = b_t$. Each row of the card below is one kind of step.
 # The third column is the bootstrap that $b_t$ adds where $y_{t+1}$ is cut off. The last two write
 # the same step in the two forms of
-# [00c's episode-end card](00c_episodes_and_hooks.ipynb#2.-Hooks:-the-algorithm-around-the-scan):
+# [00c's episode-end card](00c_episodes_and_hooks.ipynb#1.-Episode-ends-as-a-select:-the-reset):
 # the harness form (this notebook's exercises: $a_t = 0$ is the reset) and the package form
 # (section 2 and the package: a flag beside the pair). Both give the same values.
 #
@@ -266,8 +266,9 @@ print(f"3 x 1000: relative error {long_err:.1e}")
 #   returns there.
 # * The scan starts from $y_T = 0$ ($y_{-1} = 0$ with `reverse=False`). So a bootstrap at the
 #   window's last step belongs in $b$.
-# * **$a = 0$ is the reset** (the flag read from $a = 0$, on 00c's episode-end card). There the harness selects
-#   $y_t = b_t$, as `rl.linear_scan` does. So nothing behind the step reaches it, not even a NaN
+# * **$a = 0$ is the reset.** If your prologue returns $a_t = 0$, the scan ignores everything
+#   after step $t$: $y_t = b_t$, as in `rl.linear_scan`. (On 00c's episode-end card, this is the
+#   flag read from $a = 0$.) So nothing behind the step reaches it, not even a NaN
 #   (00c, section 1). The reset cannot fix a NaN inside $b$ itself. Keep an input that may be NaN
 #   out of $b$ with `tl.where`.
 #

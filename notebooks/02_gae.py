@@ -327,7 +327,7 @@ print(inspect.getsource(getattr(returns._returns_prologue, "fn", returns._return
 # * $b_t = \delta_t$.
 # * The reset is `done`: every episode end, truncations and the window's end included.
 # * So $a_t$ needs no zero of its own: a package hook passes the reset flag beside the pair (see
-#   [00c's episode-end card](00c_episodes_and_hooks.ipynb#2.-Hooks:-the-algorithm-around-the-scan)).
+#   [00c's episode-end card](00c_episodes_and_hooks.ipynb#1.-Episode-ends-as-a-select:-the-reset)).
 # * `valid` is `step`'s, passed on unchanged.
 # * `keep` holds $V_t$: the epilogue adds it to $y_t$ for the returns.
 #

@@ -176,7 +176,8 @@ assert np.allclose(w_on / w_on.sum(), pi)  # ... and still pi_rho_bar = pi: the 
 #
 # * Each action's weight in state $s$ is $\mu(a|s)\min(\bar\rho, \pi/\mu) = \min(\bar\rho\,\mu, \pi)$:
 #   the second form divides by nothing, which keeps the code short (the checker's `mu` is never 0).
-# * The condition is a weighted mean of TD errors. It is 0 if the weights are normalised first.
+# * The condition is a weighted sum of TD errors. Dividing by the weights' sum does not change
+#   where it is 0, and it makes the weights a policy $\nu$.
 # * Normalised in each state, the weights are a policy $\nu$. The condition is then the Bellman
 #   equation of $\nu$: $V(s) = \sum_a \nu(a|s)\big(R(s,a) + \gamma\sum_{s'} P(s,a,s')V(s')\big)$.
 # * That is linear in $V$: $(I - \gamma P_\nu)V = r_\nu$, solved with `np.linalg.solve`.

@@ -351,8 +351,8 @@ for lam_ in (0.0, 0.5, 1.0):
 #
 # <details><summary>Details: softlearning's and CleanRL's forms</summary>
 #
-# The authors' softlearning code writes the same loss as SB3. CleanRL writes $J(e^{\log\alpha})$
-# instead. Its gradient in $\log\alpha$ is $\alpha$ times SB3's (the chain rule,
+# The authors' first softlearning code (for TensorFlow 1) writes the same loss as SB3. CleanRL,
+# and softlearning's later TensorFlow 2 code, write $J(e^{\log\alpha})$ instead. Its gradient in $\log\alpha$ is $\alpha$ times SB3's (the chain rule,
 # $d\alpha/d\log\alpha = \alpha$). As $\alpha > 0$, the sign is the same either way, and so is
 # the direction α moves.
 #
@@ -534,11 +534,10 @@ assert inspect.signature(rl.sac_targets).parameters["lambda_"].default == 0  # .
 # | $G_t$ (here) | $\gamma\lambda$ | $b^G_t - \gamma\lambda\alpha\log\pi_{t+1}$ | `offs + 1`, one step on | nothing more |
 #
 # **The ends.** This harness has no done flag. So write $\ell_t$ for the step's λ: λ where the
-# trace goes on to $t + 1$, and 0 at a termination and at the window's last step. Then
-# $a_t = \gamma\ell_t$, which is 0 at both ends (the harness's reset), and
-# $b_t = r_t + \gamma[(1-\ell_t)V'_t - \ell_t\,\alpha\log\pi_{t+1}]$, or $b_t = r_t$ at a termination.
-# So the window's last step bootstraps $V'_t$ at full weight. Read $\log\pi_{t+1}$ at `offs + 1`,
-# and only where $t + 1 < T$.
+# trace goes on to $t + 1$, and 0 at a termination and at the window's last step. With $\ell_t$ in
+# place of λ both ends fall out of the formula: the window's last step bootstraps $V'_t$ at full
+# weight, and a termination keeps only $r_t$. Read $\log\pi_{t+1}$ at `offs + 1`, and only where
+# $t + 1 < T$.
 #
 # * **Inputs:** `X` holds rewards, next_q1, next_q2, next_log_probs, log_probs, terminated. `P`
 #   holds (γ, α, λ).

@@ -159,7 +159,7 @@ against(my_pct_4096x128, pct["gae", (4096, 128), "fwd"], "GAE 4096×128 forward,
 #   DRAM, yet SAC still reaches about 100.3 %. The floor prices a copy, half reads and half
 #   writes, and DRAM serves reads about 3 % faster than that mix (notebook 14's copy probe,
 #   section 8). SAC mostly reads (17 of its 21 B per step), so it can pass 100 %. PPO's and CRR's
-#   losses read only too, but a reduction's work keeps them at about 92 % and 96 %.
+#   losses also only read, but a reduction's work keeps them at about 92 % and 96 %.
 #
 # The next cell prints one SAC row on both clocks, then all of SAC's lines with their bytes beside
 # the H200's 60 MiB L2.

@@ -3577,7 +3577,7 @@ def _n_step_hint(args, i, bad, got, expected):
                     " Where a termination lies in t .. t + n - 1, G_t is the discounted sum of the rewards up to "
                     "it, with no gamma^n V(s_{t+n}) term."))
     past_end = np.arange(r.shape[-1]) + n >= r.shape[-1]  # fewer than n steps left in the window
-    if bad.any() and past_end[np.nonzero(bad)[-1]].all() and not past_end.all():
+    if bad.any() and past_end[np.nonzero(bad)[-1]].all() and not past_end.all() and np.isfinite(got[bad]).all():
         return ("Only steps whose n steps run past the window's end (t + n >= T) are wrong: fewer than n steps are "
                 "left there, n_t = T - t, so the return sums to the window's end and bootstraps from next_values at "
                 "its last step, as the task's n_t says, not from a value n steps on.")
@@ -3944,7 +3944,7 @@ def vtrace_prologue(X, P, offs, t, m, T):
     term = tl.load(X[4] + offs, mask=m, other=0) != 0
     delta = tl.minimum(rho, rho_bar) * (r + tl.where(term, 0.0, gamma * v_next) - v)
     a = tl.where(term | (t == T - 1), 0.0, gamma * tl.minimum(rho, c_bar))
-    return a, v + delta - tl.where(term, 0.0, a * v_next)
+    return a, v + delta - tl.where(term | (t == T - 1), 0.0, a * v_next)  # a select, as at every reset
 
 
 def _vtrace_rollouts(d, behind_termination):
