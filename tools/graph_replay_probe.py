@@ -58,7 +58,7 @@ def main():
             times["one"].append(wall_us(one.replay))
             times["hundred"].append(wall_us(hundred.replay, per_fn=100))
         med = {k: statistics.median(x) for k, x in times.items()}
-        print(f"{B}x{T:>5} {med['eager']:8.1f} {med['one']:11.1f} {med['hundred']:13.1f}")
+        print(f"{f'{B}x{T}':>10} {med['eager']:8.1f} {med['one']:11.1f} {med['hundred']:13.1f}")
 
 
 if __name__ == "__main__":
