@@ -19,11 +19,11 @@
 # * **You will learn:** why a loop that runs backwards in time can run in parallel, with a proof.
 #   Three scans: sequential, Hillis–Steele and Blelloch. Resets, padding, and chunks joined by a
 #   carry. Why the gradient is a scan run the other way.
-# * **Time:** 2.5–3.5 h with the three open questions, 1–1.5 h for the reading and the checked
-#   exercise.
+# * **Time:** 3–4 h with the three open questions, 1.5–2 h for the reading and the two checked
+#   exercises.
 # * **Needs:** Python, NumPy and PyTorch tensors. No GPU.
-# * **Minimum path:** sections 2–5 and 7 and the checked exercise `matrix_compose`; notebooks
-#   00b, 00c and 01 build on them. Skim section 1 (the three scan algorithms) and section 6 (the
+# * **Minimum path:** sections 2–5 and 7 and the checked exercises `matrix_compose` and
+#   `chunked_reset_scan`; notebooks 00b, 00c and 01 build on them. Skim section 1 (the three scan algorithms) and section 6 (the
 #   package's call). The proofs in the folds and the open questions can wait.
 #
 # Every return and advantage in this course is a loop that runs **backwards in time**: discounted
@@ -384,8 +384,8 @@ assert y[0, 4] == 0 and y[0, 5] == 6.0
 # %%
 def chunked(a, b, chunk):
     y, carry = np.zeros_like(b), 0.0
-    for end in range(len(b), 0, -chunk):  # chunks from the end of time
-        start = max(0, end - chunk)
+    for start in reversed(range(0, len(b), chunk)):  # chunks from the end of time
+        end = min(start + chunk, len(b))
         pairs = list(zip(a[start:end], b[start:end]))[::-1]
         comp = scan_hillis_steele(pairs, combine)[::-1]
         y[start:end] = [A * carry + B for A, B in comp]
@@ -592,7 +592,7 @@ print("kernel gradients match autograd")
 # %% [markdown]
 # ## Exercises
 #
-# One exercise has a checker. Write the function in the starter's cell, then run the
+# Two exercises have a checker. Write the function in the starter's cell, then run the
 # `exercises.attempt` cell after it. It prints "not attempted yet" while the starter is untouched.
 # Then it prints "correct on every case", or "WRONG." and a message naming the case that failed.
 # Where your function raised, it prints "ERROR." instead. These are messages, not errors, so Run
@@ -664,6 +664,89 @@ def matrix_compose(p, q):
 
 # %%
 exercises.attempt("matrix_compose", matrix_compose)
+
+# %% [markdown]
+# **`chunked_reset_scan`.** The kernel's plan in NumPy, before any Triton: a reverse scan with
+# resets, cut into chunks, with a carry. Sections 4 and 5 together.
+#
+# * **Inputs:** `a` and `b`, float64 arrays of $T$ steps (`b` may hold a NaN or `inf` in a later
+#   episode); `reset`, a bool array; `chunk`, the chunk's length.
+# * **Returns:** `y` and `carry_in`, two float64 arrays of $T$ steps. `y` is the reverse scan
+#   $y_t = b_t + a_t y_{t+1}$ from $y_T = 0$, with $y_t = b_t$ where `reset[t]`. `carry_in[t]` is
+#   the carry that entered step $t$'s chunk: 0 for the last chunk.
+# * **How:** chunk $k$ holds steps $k \cdot$ `chunk` to $(k + 1) \cdot$ `chunk` $- 1$; the last one
+#   may be shorter. Walk the chunks from the last in time. Inside a chunk, compose each step's map
+#   from the chunk's last step down, with section 4's combine, into $(A_t, B_t, \kappa_t)$. Then
+#   $y_t = B_t$ where $\kappa_t$ is set, else $B_t + A_t \cdot \text{carry}$. The next carry is `y`
+#   at the chunk's first step.
+# * **Edge cases:** a NaN behind a reset, inside a chunk and across a chunk's boundary, and a reset
+#   at a chunk's last step.
+#
+# <details><summary>Hint 1: where to start</summary>
+#
+# Section 5's `chunked` is this scan without resets. Add the flag as section 4 does:
+# `combine_np` composes triples $(a, b, \kappa)$. Inside a chunk a plain loop is fine; the kernel
+# uses a tree there, with the same combine.
+#
+# </details>
+#
+# <details><summary>Hint 2: the plan</summary>
+#
+# * `for start in reversed(range(0, T, chunk))`, with `end = min(start + chunk, T)`.
+# * Start each chunk from the identity, `(1.0, 0.0, False)`.
+# * Go from `t = end - 1` down to `start`. Step $t$ is applied after the run of later steps, so it
+#   is the second operand of `combine_np`.
+# * $y_t$ is a select on $\kappa$, never a product: $B$ where $\kappa$, else $B + A \cdot$ carry.
+# * `carry_in[t]` is the carry you used for step $t$.
+# * After the chunk, the carry is `y` at the chunk's first step in time.
+#
+# </details>
+#
+# <details><summary>Hint 3: check it by hand</summary>
+#
+# Take $T = 5$, `chunk = 2`, $a_t = 0.5$, $b = (1, 2, 3, 4, \text{NaN})$ and a reset at $t = 3$.
+# The chunks are $\{4\}$, $\{2, 3\}$ and $\{0, 1\}$, walked in that order.
+#
+# * Chunk $\{4\}$, carry 0: $y_4 = \text{NaN}$. The next carry is NaN.
+# * Chunk $\{2, 3\}$: step 3 resets, so $y_3 = 4$; the NaN carry stays out. Step 2 composes to
+#   $(0.25,\ 3 + 0.5 \cdot 4,\ \text{set}) = (0.25, 5, \text{set})$, so $y_2 = 5$. The next carry is 5.
+# * Chunk $\{0, 1\}$: $y_1 = 2 + 0.5 \cdot 5 = 4.5$, and step 0 composes to $(0.25, 2)$, so
+#   $y_0 = 2 + 0.25 \cdot 5 = 3.25$.
+#
+# If $y_3$ is NaN, the NaN carry got in through a product. If `carry_in[0]` is 4, you read the
+# carry at the chunk's last step.
+#
+# ```python
+# y, carry_in = chunked_reset_scan(np.full(5, 0.5), np.array([1.0, 2.0, 3.0, 4.0, np.nan]),
+#                                  np.array([False, False, False, True, False]), 2)
+# print(y.tolist(), carry_in.tolist())  # must print [3.25, 4.5, 5.0, 4.0, nan] [5.0, 5.0, nan, nan, 0.0]
+# ```
+#
+# </details>
+#
+# <details><summary>Hint 4: the key lines</summary>
+#
+# ```python
+# for start in reversed(range(0, T, chunk)):
+#     end = min(start + chunk, T)
+#     run = (1.0, 0.0, False)  # the identity
+#     for t in reversed(range(start, end)):
+#         run = combine_np(___, ___)  # which is applied first: the later steps' run, or step t?
+#         A, B, K = run
+#         y[t] = ___  # a select on K
+#         carry_in[t] = carry
+#     carry = ___  # y at which step of this chunk?
+# ```
+#
+# </details>
+
+# %%
+def chunked_reset_scan(a, b, reset, chunk):
+    # YOUR CODE: return (y, carry_in), two float64 arrays of len(a)
+    raise NotImplementedError
+
+# %%
+exercises.attempt("chunked_reset_scan", chunked_reset_scan)
 
 # %% [markdown]
 # Without a checker:

@@ -2823,6 +2823,88 @@ def _matrix_compose_cases(d):
     return out
 
 
+
+@_checker_only
+def _chunked_reset_reference(a, b, reset, chunk, carry_at="first", select=True, order="last first"):
+    """00's chunked reverse scan with resets: chunk k holds steps k * chunk .. (k + 1) * chunk - 1;
+    the chunks from the last in time (``order``), each step's map composed from the chunk's last step
+    down, y_t = B_t where K_t (``select``; else B_t + A_t * carry), then the carry: y at the chunk's
+    first step (``carry_at``: or its last). Returns (y, carry_in)."""
+    T = a.shape[-1]
+    y, carry_in, carry = np.zeros(T), np.zeros(T), 0.0
+    starts = list(range(0, T, chunk))
+    for start in (reversed(starts) if order == "last first" else starts):
+        end = min(start + chunk, T)
+        A, B, K = 1.0, 0.0, False
+        for t in reversed(range(start, end)):
+            A, B, K = (a[t], b[t], True) if reset[t] else (a[t] * A, b[t] + a[t] * B, K)
+            y[t] = B if (K and select) else B + A * carry
+            carry_in[t] = carry
+        carry = y[start] if carry_at == "first" else y[end - 1]
+    return y, carry_in
+
+
+_CHUNKED_RESET_SLIPS = {  # what the answer is, where it is the chunked scan with a slip
+    "the carry is read at the chunk's last step in time: it is y at its first step, the value just after the "
+    "last step of the chunk before it in time" + _fix(": carry = y[start], the chunk's first step, once the "
+                                                      "chunk is done"): dict(carry_at="last"),
+    "the chunks are walked from the first in time: a reverse scan starts from the window's end, where nothing "
+    "comes after (carry 0)" + _fix(": walk the chunks from the last in time to the first"): dict(order="first first"),
+}
+
+
+def _chunked_reset_hint(args, i, bad, got, expected):
+    """The usual slips that ``got`` is everywhere (a reset multiplied by 0, or a carry read where K is set, is
+    left to the NaN hint: they differ only where a NaN lies behind a reset)."""
+    for what, slip in _CHUNKED_RESET_SLIPS.items():
+        with np.errstate(all="ignore"):
+            other = _chunked_reset_reference(*args, **slip)[i]
+        if _is_slip(np.asarray(got), other, expected):
+            return _Whole(f"This is the chunked scan with a slip: {what}.")
+    return None
+
+
+@_exercise("chunked_reset_scan", "00_associative_scan", "numpy", stream=32, task="""
+chunked_reset_scan(a, b, reset, chunk) -> (y, carry_in): the reverse scan y_t = b_t + a_t y_{t+1}
+from y_T = 0, with resets (y_t = b_t where reset[t]: nothing after step t is read), computed as the
+kernel does (sections 4 and 5): chunk k holds steps k * chunk to (k + 1) * chunk - 1 (the last one
+may be shorter); walk the chunks from the last in time to the first; inside a chunk compose each
+step's map from the chunk's last step down, with the reset combine, into (A_t, B_t, K_t); then
+y_t = B_t where K_t is set, else B_t + A_t * carry; the next carry is y at the chunk's first step.
+a, b: 1-D float64 NumPy arrays of T steps (b may hold a NaN or inf in a later episode); reset:
+1-D bool; chunk >= 1. Return y and carry_in, both (T,) float64: carry_in[t] is the carry that
+entered step t's chunk (0.0 for the last chunk). Select, never multiply by 0: a NaN behind a reset
+must not reach an earlier step.
+""", scan="reverse", results=("y", "carry_in"),
+   window_end="the window's last step (the last chunk's carry is 0: nothing comes after the window)",
+   hint=lambda args, i, bad, got, expected: _chunked_reset_hint(args, i, bad, got, expected),
+   ordinary="An ordinary step, every step after it right: check its map composed to the chunk's end (the "
+            "combine's order: the step is applied after the run of later steps) and the carry it reads.")
+def _chunked_reset_cases(d):
+    rng = d.rng
+    out = []
+    for what, T, chunk in (("no resets", d.int(6, 5, 9), d.int(4, 2, 4)),
+                           ("resets, one at a chunk's last step", d.int(13, 10, 20), d.int(4, 3, 5)),
+                           ("a NaN and an inf behind resets, one across a chunk boundary", d.int(12, 10, 16), 4),
+                           ("many chunks, random resets", d.int(50, 30, 70), d.int(8, 5, 9))):
+        a, b = rng.uniform(0.5, 1.0, T), rng.normal(size=T)
+        reset = _flags(rng, T, 0.0 if what == "no resets" else 0.2)
+        if what.startswith("resets"):
+            reset[2 * chunk - 1] = True  # the last step of chunk 1: the carry from chunk 2 must not enter
+        if what.startswith("a NaN"):
+            reset[:] = False
+            reset[chunk - 1], b[chunk] = True, np.nan  # chunk 1's first step is NaN: the carry into chunk 0 is NaN
+            reset[chunk + 1], b[chunk + 2] = True, np.inf  # inside chunk 1, behind a reset
+        last = np.zeros(T, dtype=bool)
+        last[np.minimum(np.arange(chunk - 1, T - 1, chunk), T - 1)] = True  # where a carry from a later chunk enters
+        with np.errstate(all="ignore"):
+            expected = _chunked_reset_reference(a, b, reset, chunk)
+        out.append((f"{what}, T = {T}, chunk = {chunk}", (a, b, reset, chunk), {}, expected,
+                    {"an episode end (a reset: y_t = b_t, nothing after it read, the carry included)": reset,
+                     "the last step of a chunk in time, where the carry from the chunk after it enters": last}))
+    return out
+
+
 # ---- 00b: Triton from zero ------------------------------------------------------------------------
 _DONE_ELEMENTWISE = "an episode end (terminated: V(s_{t+1}) is not read there)"
 _PADDING_IDENTITY = ("the row's last step, with padding lanes after it in its block where the block is wider than "

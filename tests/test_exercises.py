@@ -576,6 +576,12 @@ def wrong_answers(name: str):
             ("* for @ (a later review's case)", lambda p, q: (p[0] * q[0], p[0] * q[1] + p[1])),
             ("b2 @ A1: the vector on the left (a round-4 review's case)", lambda p, q: (p[0] @ q[0], q[1] @ p[0] + p[1])),
         ],
+        "chunked_reset_scan": [
+            ("the carry read at the chunk's last step in time", _chunked_reset_with(carry_at="last")),
+            ("the chunks walked from the first in time", _chunked_reset_with(order="first first")),
+            ("the reset as a product, a_t = 0 (00b's arithmetic)", _chunked_reset_with(multiply=True)),
+            ("the carry read where K is set (no select on the carry)", _chunked_reset_with(select=False)),
+        ],
         "td_target_kernel": [
             ("ignores terminations", lambda r, v, d, g: s(r, v, no_flags(d), g)),
             ("gamma on the reward", lambda r, v, d, g: s(g * r, v, d, g)),
@@ -831,6 +837,16 @@ def wrong_answers(name: str):
 # What the message says to some of the wrong answers above, (exercise, mistake) -> a fragment of it: where the
 # generic hints would not say what is wrong
 W_SAYS = {
+    ("chunked_reset_scan", "the reset as a product, a_t = 0 (00b's arithmetic)"):
+        "Hint: that step is an episode end (a reset: y_t = b_t, nothing after it read, the carry included). A NaN",
+    ("chunked_reset_scan", "the carry read where K is set (no select on the carry)"):
+        "and the last step of a chunk in time, where the carry from the chunk after it enters",
+    ("chunked_reset_scan", "the carry read at the chunk's last step in time"):
+        ("Hint: This is the chunked scan with a slip: the carry is read at the chunk's last step in time",
+         "Carry = y[start], the chunk's first step, once the chunk is done"),
+    ("chunked_reset_scan", "the chunks walked from the first in time"):
+        ("Hint: This is the chunked scan with a slip: the chunks are walked from the first in time",
+         "Walk the chunks from the last in time to the first"),
     ("n_step_returns", "the scan form without V(s_{t+n}), the window's end's bootstrap kept (a round-6 review's case)"):
         ("Hint: This is the n-step return with a slip: no bootstrap after the n steps",
          "G_t adds gamma^n V(s_{t+n}), next_values at step t + n - 1"),
@@ -2597,6 +2613,29 @@ def _n_step_with(flags_past=0, window_test=True, counts_ends=True, bootstrap=Tru
         V_n = torch.where(runs_on, next_values[:, torch.clamp(t + n - 1, max=T - 1)], torch.zeros_like(S))
         return S - gamma ** n * (S_n - (V_n if bootstrap else 0.0))
     return n_step_returns
+
+
+def _chunked_reset_with(carry_at="first", select=True, multiply=False, order="last first"):
+    """chunked_reset_scan's solution with a slip: ``carry_at`` "last" reads the carry at the chunk's last
+    step; ``order`` "first first" walks the chunks forwards; ``multiply`` writes the reset as a = 0 (00b's
+    product); ``select`` False reads the carry where K is set."""
+    def chunked_reset_scan(a, b, reset, chunk):
+        T = len(a)
+        y, carry_in, carry = np.zeros(T), np.zeros(T), 0.0
+        bounds = [(s, min(s + chunk, T)) for s in range(0, T, chunk)]
+        for start, end in (bounds[::-1] if order == "last first" else bounds):
+            run = (1.0, 0.0, False)  # (A, B, K) of the steps t + 1 .. end - 1
+            for t in range(end - 1, start - 1, -1):
+                if multiply:
+                    a_t = 0.0 if reset[t] else a[t]
+                    run = (a_t * run[0], b[t] + a_t * run[1], False)
+                else:
+                    run = (a[t], b[t], True) if reset[t] else (a[t] * run[0], b[t] + a[t] * run[1], run[2])
+                y[t] = run[1] if run[2] and select else run[1] + run[0] * carry
+                carry_in[t] = carry
+            carry = y[start] if carry_at == "first" else y[end - 1]
+        return y, carry_in
+    return chunked_reset_scan
 
 
 def _n_step_multiplied(rewards, next_values, terminated, gamma, n):

@@ -119,7 +119,8 @@ def test_grades(graded):
         ("bob", "q_lambda"): "error",                      # its cell does not compile
         ("carol", "matrix_compose"): "timeout",            # the cells never finish
         ("carol", "gae_pairs"): "timeout",
-        ("dave", "matrix_compose"): "not attempted",       # named by the file: notebook 00's exercise
+        ("dave", "matrix_compose"): "not attempted",       # named by the file: notebook 00's exercises
+        ("dave", "chunked_reset_scan"): "not attempted",
     }, rows
     assert len(rows) == len(g)  # the checkpoint copy is not a notebook of its own
     head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True,
@@ -288,9 +289,11 @@ def test_a_verdict_forged_on_the_grader_s_pipe_is_an_error_and_flagged(tmp_path)
     done = _grade_script("--out", str(out), "-q", "--fixed", str(nb))
     assert done.returncode == 0, done.stderr
     with open(out, newline="") as f:
-        (row,) = list(csv.DictReader(f))
+        row, other = list(csv.DictReader(f))  # notebook 00's two exercises: the second never checked
     assert (row["exercise"], row["status"]) == ("matrix_compose", "error"), row
     assert "a verdict for code it never read" in row["message"] and row["flags"], row
+    assert (other["exercise"], other["status"]) == ("chunked_reset_scan", "error"), other
+    assert "no verdict for it before the notebook's process said done" in other["message"], other
 
 
 def test_the_printed_summary_names_the_roster_s_students_without_a_notebook(tmp_path):
@@ -663,11 +666,12 @@ def test_student_build_clears_outputs_and_refuses_leaks(tmp_path):
 
 
 def _grade_built_00(built):
-    """Notebook 00 of the students' build, its starter replaced by the solution, graded: (rows, grader)."""
+    """Notebook 00 of the students' build, its starters replaced by the solutions, graded: (rows, grader)."""
     nb = nbformat.read(str(built / "notebooks" / "00_associative_scan.ipynb"), as_version=4)
-    starters = [c for c in nb.cells if c.cell_type == "code" and c.source.startswith("def matrix_compose")]
-    assert len(starters) == 1
-    starters[0].source = CORRECT["matrix_compose"]
+    for name in ("matrix_compose", "chunked_reset_scan"):
+        starters = [c for c in nb.cells if c.cell_type == "code" and c.source.startswith(f"def {name}")]
+        assert len(starters) == 1
+        starters[0].source = (NOTEBOOKS / "solutions" / f"{name}.py").read_text()
     student = built / "notebooks" / "00_associative_scan-erin.ipynb"  # where the students run it
     nbformat.write(nb, str(student))
     try:
@@ -679,9 +683,9 @@ def _grade_built_00(built):
 
 def test_a_built_notebook_runs_and_grades(built, tmp_path):
     """Notebook 00 from the students' build, its starter replaced by the solution: its cells run
-    in the grader's process without an error, and the exercise is correct on unseen cases."""
+    in the grader's process without an error, and the exercises are correct on unseen cases."""
     rows, g = _grade_built_00(built)
-    assert [r[2:4] for r in rows] == [("matrix_compose", "correct")], rows
+    assert [r[2:4] for r in rows] == [("matrix_compose", "correct"), ("chunked_reset_scan", "correct")], rows
     assert g.graded[0].cell_errors == {}
 
 
@@ -693,7 +697,7 @@ def test_on_a_machine_with_a_gpu_a_notebook_runs_in_a_fresh_interpreter(built, m
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
     rows, g = _grade_built_00(built)
     assert g.ctx.get_start_method() == "spawn"
-    assert [r[2:4] for r in rows] == [("matrix_compose", "correct")], rows
+    assert [r[2:4] for r in rows] == [("matrix_compose", "correct"), ("chunked_reset_scan", "correct")], rows
     assert g.graded[0].cell_errors == {}
 
 

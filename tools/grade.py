@@ -749,7 +749,10 @@ class Grader:
                     job.current = None
                     job.deadline = time.monotonic() + self.timeout  # until the next "start"
                 elif kind == "done":
-                    self._stop(job)
+                    for name in list(job.pending):  # a worker checks every exercise before "done": a forged one
+                        self._record(job, name, "error", "the grader got no verdict for it before the notebook's "
+                                                         "process said done: the notebook wrote to the grader's pipe")
+                    self._stop(job)  # (a fresh process for the rest would run the same cells, and loop)
                     return
         except (EOFError, OSError):
             self._died(job)
