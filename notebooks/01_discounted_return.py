@@ -638,8 +638,9 @@ exercises.attempt("n_step_returns", n_step_returns)
 #    $\Delta t$ (semi-MDPs). Check against the loop.
 # 2. Drop `truncated` but keep time limits in the data. On a rollout where every episode is
 #    cut, how large is the bias of treating a time limit as a termination?
-# 3. Plot $G_t$ for $\gamma \in \{0.9, 0.99, 0.999\}$ on one long episode of constant reward 1.
-#    Where does each curve flatten, and why ($1/(1-\gamma)$)?
+# 3. Plot $G_t$ for $\gamma \in \{0.9, 0.99, 0.999\}$ on one long episode of constant reward 1,
+#    long enough for the slowest to settle ($T \gg 1/(1-0.999) = 1000$: 10,000 steps, say). Where
+#    does each curve flatten, and why ($1/(1-\gamma)$)?
 
 # %% [markdown] tags=["answer-1"]
 # **Answer 1.** *Your answer here (code for it: in cells under this one).*

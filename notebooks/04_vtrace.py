@@ -830,8 +830,10 @@ print(inspect.getsource(getattr(exercises.vtrace_prologue, "fn", exercises.vtrac
 #    independently from $\mathcal N(-\tfrac12, 1)$, so that $E[\rho] = 1$ as for a real ratio π/μ.
 #    Compare the variance of `vs[:, 0]` with and without the clips. What does $\bar\rho$ trade away?
 # 2. Build a rollout with a truncation whose `next_values` differs from `values[t+1]`. Run the
-#    "accumulate $v_t - V_t$" loop of the profiler (`profile.op("vtrace").loop`) next to
-#    `rl.vtrace`. Which steps differ, and why?
+#    "accumulate $v_t - V_t$" loop of the profiler (`profile.op("vtrace").loop(x, p)`: `x` a dict
+#    of the inputs by name, as `profile.op("vtrace").make` builds it, `p` one of the parameters,
+#    `{"gamma": ..., "lambda_": ...}`; it takes no `truncated`) next to `rl.vtrace`. Which steps
+#    differ, and why?
 # 3. Lower `pg_rho_bar` to 0.5, keeping `rho_bar = 1`. Which output changes, and which does not?
 #    Why would IMPALA want separate clips for the critic's target and the policy gradient?
 
