@@ -4430,6 +4430,12 @@ def _soft_lambda_hint(args, got, expected):
             return None  # (these pairs are not the task's: no slip to name)
         fix = _fix(" In b, the continuation's entropy term is gamma (1 - term_t) lam_t (-alpha log_probs_{t+1}), lam_t = "
                    "lam where the trace goes on to t + 1, 0 at the window's last step.")
+        kept = reference.linear_scan(np.where(term, 0.0, gamma * lam), r + np.where(
+            term, 0.0, gamma * ((1 - lam) * v - lam * alpha * nxt)))  # lam at the window's last step too
+        if _is_slip(got, kept, expected):
+            return ("Your targets keep lambda at the window's last step: no G_T follows it (the scan starts from 0), "
+                    "so lam_t = 0 there and the bracket is V'_t alone, the bootstrap at full weight." + _fix(
+                        " lam_t = tl.where(m & (t + 1 < T) & ~term, lam, 0.0), in a and in b."))
         for slip, said in ((targets(1.0, nxt), "Your targets read -alpha log_probs_{t+1} at full weight: in the task "
                             "it is inside lam's term, lam (G_{t+1} - alpha log_probs_{t+1}), so at lam = 0 no "
                             "log_probs are read at all."),
@@ -4908,12 +4914,21 @@ def _host_bound_hint(rows, algorithm, pass_, got):
 
 # ---- 10: training ----------------------------------------------------------------------------------
 @_checker_only
-def _cleanrl_reference(rewards, values, dones, next_value, next_done, gamma, lam, terminated=None, bootstrap=True):
+def _cleanrl_reference(rewards, values, dones, next_value, next_done, gamma, lam, terminated=None, bootstrap=True,
+                       decay_unshifted=False):
     """CleanRL ppo.py's advantages and returns, in float64: GAE with terminated = dones shifted one
-    step on, next_done at the last step (``terminated``, ``bootstrap``: the usual slips)."""
+    step on, next_done at the last step (``terminated``, ``bootstrap``, ``decay_unshifted``: the usual
+    slips; the last, the trace's decay from dones[t] while delta reads the shifted flag)."""
     d, nd = np.asarray(dones, dtype=np.float64), np.asarray(next_done, dtype=np.float64).reshape(1, -1)
     term = np.concatenate([d[1:], nd]) if terminated is None else terminated(d, nd)
     boot = np.asarray(next_value, dtype=np.float64).reshape(-1) if bootstrap else np.zeros(d.shape[1])
+    if decay_unshifted:
+        r, v = np.asarray(rewards, dtype=np.float64), np.asarray(values, dtype=np.float64)
+        v_next, adv, last = np.concatenate([v[1:], boot[None]]), np.zeros_like(r), 0.0
+        for t in reversed(range(r.shape[0])):
+            last = r[t] + gamma * v_next[t] * (1 - term[t]) - v[t] + gamma * lam * (1 - d[t]) * last
+            adv[t] = last
+        return adv, adv + v
     adv, returns = reference.gae(np.asarray(rewards).T, np.asarray(values).T, gamma=gamma, lambda_=lam,
                                  terminated=term.T > 0, bootstrap_value=boot)  # (time last there)
     return adv.T, returns.T
@@ -4928,6 +4943,10 @@ _CLEANRL_SLIPS = {  # what the advantages are, where they are CleanRL's with one
     "dones shifted the wrong way (terminated[t] = dones[t - 1])" + _fix(
         ": dones[t + 1] says the episode ended after step t"): dict(
         terminated=lambda d, nd: np.concatenate([0 * nd, d[:-1]])),
+    "the trace's decay reads dones[t], unshifted, while delta reads the shifted flag: both are "
+    "1 - terminated[t], with terminated[t] = dones[t + 1]" + _fix(
+        ": one nextnonterminal per step, 1 - dones[t + 1] (next_done at the last step), in delta and in the "
+        "decay"): dict(decay_unshifted=True),
     "no bootstrap at the rollout's end: the last step reads V = 0 after it" + _fix(
         ": next_value is the value after the last step: rl.gae's bootstrap_value, or, in a loop of your own, the "
         "last row of the next values, torch.cat([values[1:], next_value])"): dict(bootstrap=False),

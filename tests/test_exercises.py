@@ -761,6 +761,8 @@ def wrong_answers(name: str):
                                 ("V' = min(Q1, Q2) + alpha log pi' (a later review's case)", _soft_value_plus_entropy),
                                 ("V' from the larger critic (a later review's case)", _soft_value_larger_critic),
                                 ("log pi of step t, not t+1", _soft_same_step),
+                                ("lambda kept at the window's last step (a round-7 review's case)",
+                                 _soft_lam_at_the_window_end),
                                 ("-alpha log pi_{t+1} without its lam (the ninth review's case)",
                                  _soft_entropy_without_lam),
                                 ("-alpha log pi_{t+1} in a, multiplying G_{t+1} (a later review's case)",
@@ -793,7 +795,10 @@ def wrong_answers(name: str):
         "lean_gae_loop": [("dones used as terminated, unshifted", _lean_with(lambda d, nd: d)),
                           ("gamma missing from the decay (a review's case)",
                            _lean_with(lambda d, nd: torch.cat([d[1:], nd.reshape(1, -1)]), decay=lambda g, lam: lam)),
-                          ("next_done left out", _lean_with(lambda d, nd: torch.cat([d[1:], 0 * nd.reshape(1, -1)])))],
+                          ("next_done left out", _lean_with(lambda d, nd: torch.cat([d[1:], 0 * nd.reshape(1, -1)]))),
+                          ("delta shifted, the decay from dones[t] (a round-7 review's case)",
+                           _lean_with(lambda d, nd: torch.cat([d[1:], nd.reshape(1, -1)]),
+                                      decay_ended_after=lambda d, nd: d))],
         "host_bound": [("kernel_ms read as microseconds (the 1000 forgotten)", _host_bound_with(us_per_ms=1.0)),
                        ("other implementations' rows counted", _host_bound_with(ours=None)),
                        ("the search stopped at the first shape at or below 2x", _host_bound_with(first_run=True)),
@@ -837,6 +842,12 @@ def wrong_answers(name: str):
 # What the message says to some of the wrong answers above, (exercise, mistake) -> a fragment of it: where the
 # generic hints would not say what is wrong
 W_SAYS = {
+    ("soft_lambda_targets", "lambda kept at the window's last step (a round-7 review's case)"):
+        ("that step is the window's last step (t = T - 1: what does it bootstrap from?). Your targets keep lambda at "
+         "the window's last step", "lam_t = tl.where(m & (t + 1 < T) & ~term, lam, 0.0), in a and in b"),
+    ("lean_gae_loop", "delta shifted, the decay from dones[t] (a round-7 review's case)"):
+        ("the trace's decay reads dones[t], unshifted, while delta reads the shifted flag",
+         "One nextnonterminal per step, 1 - dones[t + 1]"),
     ("chunked_reset_scan", "the reset as a product, a_t = 0 (00b's arithmetic)"):
         "Hint: that step is an episode end (a reset: y_t = b_t, nothing after it read, the carry included). A NaN",
     ("chunked_reset_scan", "the carry read where K is set (no select on the carry)"):
@@ -1243,13 +1254,15 @@ def _cleanrl_with(terminated=lambda d, nd: torch.cat([d[1:], nd[None]]), bootstr
     return cleanrl_advantages
 
 
-def _lean_with(ended_after, decay=lambda gamma, lam: gamma * lam):
-    """lean_gae_loop with one slip in what it hoists, written as a student would."""
+def _lean_with(ended_after, decay=lambda gamma, lam: gamma * lam, decay_ended_after=None):
+    """lean_gae_loop with one slip in what it hoists, written as a student would (``decay_ended_after``: the
+    decay's own flag, where it differs from delta's)."""
     def lean_gae_loop(rewards, values, dones, next_value, next_done, gamma, gae_lambda):
         goes_on = ended_after(dones, next_done) == 0
         next_values = torch.cat([values[1:], next_value.reshape(1, -1)])
         delta = rewards + torch.where(goes_on, gamma * next_values, 0.0) - values
-        decay_t = torch.where(goes_on, decay(gamma, gae_lambda), 0.0)
+        decays = goes_on if decay_ended_after is None else decay_ended_after(dones, next_done) == 0
+        decay_t = torch.where(decays, decay(gamma, gae_lambda), 0.0)
         advantages, last = torch.zeros_like(rewards), torch.zeros_like(rewards[0])
         for t in reversed(range(rewards.shape[0])):
             last = delta[t] + decay_t[t] * last
@@ -1622,7 +1635,7 @@ def _dual_clip_both(X, P, offs, m):
 
 @triton.jit
 def _soft(X, P, offs, t, m, T, NEXT: tl.constexpr, ENTROPY: tl.constexpr, LAM_ON_ENTROPY: tl.constexpr = True,
-          V_SLIP: tl.constexpr = 0):
+          V_SLIP: tl.constexpr = 0, LAM_AT_END: tl.constexpr = False):
     gamma, alpha, lam = P[0], P[1], P[2]
     r = tl.load(X[0] + offs, mask=m, other=0.0)
     q1, q2 = tl.load(X[1] + offs, mask=m, other=0.0), tl.load(X[2] + offs, mask=m, other=0.0)
@@ -1631,7 +1644,7 @@ def _soft(X, P, offs, t, m, T, NEXT: tl.constexpr, ENTROPY: tl.constexpr, LAM_ON
     has_next = m & (t + 1 < T)
     log_pi = tl.load(X[4] + offs + NEXT, mask=has_next, other=0.0) * ENTROPY
     term = tl.load(X[5] + offs, mask=m, other=0) != 0
-    cont = tl.where(has_next & ~term, lam, 0.0)
+    cont = tl.where((has_next | LAM_AT_END) & ~term, lam, 0.0)  # LAM_AT_END: lam at the window's last step too
     boot = tl.where(term, 0.0, gamma)
     weight = cont if LAM_ON_ENTROPY else tl.where(has_next & ~term, 1.0, 0.0)
     return gamma * cont, r + boot * ((1.0 - cont) * v_soft - weight * alpha * log_pi)
@@ -1677,6 +1690,11 @@ def _soft_no_entropy(X, P, offs, t, m, T):
 @triton.jit
 def _soft_same_step(X, P, offs, t, m, T):
     return _soft(X, P, offs, t, m, T, 0, 1.0)
+
+
+@triton.jit
+def _soft_lam_at_the_window_end(X, P, offs, t, m, T):
+    return _soft(X, P, offs, t, m, T, 1, 1.0, LAM_AT_END=True)
 
 
 @triton.jit
