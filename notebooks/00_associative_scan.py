@@ -23,8 +23,9 @@
 #   exercises.
 # * **Needs:** Python, NumPy and PyTorch tensors. No GPU.
 # * **Minimum path:** sections 2–5 and 7 and the checked exercises `matrix_compose` and
-#   `chunked_reset_scan`; notebooks 00b, 00c and 01 build on them. Skim section 1 (the three scan algorithms) and section 6 (the
-#   package's call). The proofs in the folds and the open questions can wait.
+#   `chunked_reset_scan`; notebooks 00b, 00c and 01 build on them. In section 1 read the table and
+#   the sequential scan, and skim the two parallel scans' code (sections 3 and 5 run them). Skim
+#   section 6 (the package's call). The proofs in the folds and the open questions can wait.
 #
 # Every return and advantage in this course is a loop that runs **backwards in time**: discounted
 # returns, GAE, TD(λ), V-trace and the soft λ-returns of SAC. (PPO's and CRR's losses then read

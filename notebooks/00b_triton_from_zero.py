@@ -437,7 +437,9 @@ np.testing.assert_allclose(np.array(maps), np.stack([A_s.cpu().numpy(), B_s.cpu(
 # * **Testing in a script of your own:** import `rltriton_lite` there too. Then the interpreter
 #   runs your scan as a tree, as the checker and a GPU do.
 #
-# For now, an episode end is $a_t = 0$. The scan multiplies the value after it by 0.
+# **A deliberate simplification, for now.** An episode end is $a_t = 0$ here: the scan multiplies
+# the value after it by 0. That leaks a NaN from a later episode (notebook 00, section 4), and
+# keeps a first kernel small; notebook 00c replaces it with the select.
 #
 # <details><summary>Details: why notebook 00c replaces this multiply with a select</summary>
 #

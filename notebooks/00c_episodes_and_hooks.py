@@ -625,6 +625,21 @@ exercises.attempt("hooked_scan", hooked_scan)
 # * **`X`, `SX`, `P` and `O`** are what the hooks receive. `X` is the tuple of input pointers and
 #   `SX` holds their strides. `P` holds the numbers (γ, λ, ...) and `O` the output pointers.
 #
+# The next cell prints the key lines of `scan._walk`, the chunk loop, read from the package. The
+# other lines handle tiles of rows, a look-ahead for masks, and summaries for a split row. In
+# `_scan_chunk` are your `tl.associative_scan` with `combine` and the select on the carry. `after`
+# is the carry for the next chunk: in a reverse scan, `y` at this chunk's first step in time.
+
+# %%
+from rltriton_lite import scan  # noqa: E402
+
+walk = inspect.getsource(getattr(scan._walk, "fn", scan._walk)).splitlines()
+KEY_LINES = ("for k in tl.range", "PROLOGUE(X, SX, P, row, t, m, T, ACC)", "a = tl.where(valid", "b = tl.where(valid",
+             "_scan_chunk(", "EPILOGUE(X", "carry = after")
+assert all(any(k in line for line in walk) for k in KEY_LINES)  # (each still in the package's source)
+print("\n".join(line for line in walk if any(k in line for k in KEY_LINES)))
+
+# %% [markdown]
 # The cell below prints one prologue, the discounted return's.
 #
 # <details><summary>Details: where the package's prologues come back</summary>

@@ -50,18 +50,16 @@
 #
 # The return is a scan $y_t = b_t + a_t\,y_{t+1}$ over a window of $T$ steps. A step that
 # **resets** cuts off $y_{t+1}$, so $y_t = b_t$. Each row of the card below is one kind of step.
-# The third column is the bootstrap that $b_t$ adds where $y_{t+1}$ is cut off. The last two write
-# the same step in the two forms of
-# [00c's episode-end card](00c_episodes_and_hooks.ipynb#1.-Episode-ends-as-a-select:-the-reset):
-# the harness form (this notebook's exercises: $a_t = 0$ is the reset) and the package form
-# (section 2 and the package: a flag beside the pair). Both give the same values.
+# The third column is the bootstrap that $b_t$ adds where $y_{t+1}$ is cut off. The last column is
+# the step as this notebook's exercises write it: $a_t = 0$ is the reset
+# ([00c's episode-end card](00c_episodes_and_hooks.ipynb#1.-Episode-ends-as-a-select:-the-reset)).
 #
-# | the step is | does it reset? | bootstrap in $b_t$ | the return's step, harness form $(a_t, b_t)$ | package form $(a_t, b_t, \text{reset})$ (section 2, notebook 02) |
-# | --- | --- | --- | --- | --- |
-# | an ordinary step | no | none: $y_{t+1}$ comes in through $a_t$ | $(\gamma,\ r_t)$ | $(\gamma,\ r_t,\ \text{no})$ |
-# | a termination | yes | none: no state follows | $(0,\ r_t)$ | $(\gamma,\ r_t,\ \text{yes})$ |
-# | a truncation | yes | $\gamma V(s_{t+1})$, through a select | $(0,\ r_t + \gamma V(s_{t+1}))$ | $(\gamma,\ r_t + \gamma V(s_{t+1}),\ \text{yes})$ |
-# | the window's last step | yes | $\gamma V(s_T)$, through a select | as a truncation | as a truncation |
+# | the step is | does it reset? | bootstrap in $b_t$ | the return's step $(a_t, b_t)$ |
+# | --- | --- | --- | --- |
+# | an ordinary step | no | none: $y_{t+1}$ comes in through $a_t$ | $(\gamma,\ r_t)$ |
+# | a termination | yes | none: no state follows | $(0,\ r_t)$ |
+# | a truncation | yes | $\gamma V(s_{t+1})$, through a select | $(0,\ r_t + \gamma V(s_{t+1}))$ |
+# | the window's last step | yes | $\gamma V(s_T)$, through a select | as a truncation |
 #
 # **The rule: select, never multiply by 0.** A value that may be NaN, such as the next value at a
 # termination, enters $b_t$ through `tl.where`. The reset is a select too, as in 00c.
@@ -123,7 +121,9 @@ print(G)
 # ## 2. Prologue, scan, epilogue
 #
 # Here you split the loop into the three pieces a kernel runs. The return is
-# $G_t = b_t + a_t G_{t+1}$, with a reset where done$_t$ is set, and:
+# $G_t = b_t + a_t G_{t+1}$, with a reset where done$_t$ is set, and the steps below. They keep the
+# reset as a flag beside the pair, so $a_t$ stays $\gamma_t$, as the package's own hooks do
+# (notebook 02, section 3): the card's values, written the other way of 00c's card.
 #
 # * $a_t = \gamma_t$;
 # * $b_t = r_t + [\text{done}_t \land \lnot\text{term}_t]\,\gamma_t V'_t$. The bracket is 1 where
@@ -267,10 +267,12 @@ print(f"3 x 1000: relative error {long_err:.1e}")
 # * The scan starts from $y_T = 0$ ($y_{-1} = 0$ with `reverse=False`). So a bootstrap at the
 #   window's last step belongs in $b$.
 # * **$a = 0$ is the reset.** If your prologue returns $a_t = 0$, the scan ignores everything
-#   after step $t$: $y_t = b_t$, as in `rl.linear_scan`. (On 00c's episode-end card, this is the
-#   flag read from $a = 0$.) So nothing behind the step reaches it, not even a NaN
-#   (00c, section 1). The reset cannot fix a NaN inside $b$ itself. Keep an input that may be NaN
-#   out of $b$ with `tl.where`.
+#   after step $t$: $y_t = b_t$, as in `rl.linear_scan`. What stops a NaN depends on where it sits:
+#
+#   | the NaN is | what keeps it out |
+#   | --- | --- |
+#   | behind the step: a later episode, or the carry | the reset, $a_t = 0$ |
+#   | inside the step's own $b_t$ (a next value at a termination) | your `tl.where` in $b_t$ |
 #
 # <details><summary>Details: what a reset blocks, a NaN inside b, and an a = 0 that is no episode end</summary>
 #
@@ -314,7 +316,8 @@ h200 = profile.committed("discounted_return", missing_ok=True)  # the H200\'s ta
 # section 7. Take $y = \mathrm{scan}(a, b)$, run backwards in time. Autograd hands the backward
 # $dy_t = \partial L/\partial y_t$, the direct part: how $L$ reads $y_t$ itself. But $y_t$ also
 # feeds $y_{t-1} = b_{t-1} + a_{t-1} y_t$, so the total gradient adds that path:
-# $\partial L/\partial b_t = g_t$, with $g_t = dy_t + a_{t-1} g_{t-1}$: a scan run *forwards*.
+# $\partial L/\partial b_t = g_t$, with $g_t = dy_t + a_{t-1} g_{t-1}$: a scan run *forwards*. (Then
+# $\partial L/\partial a_t = g_t\, y_{t+1}$, one product per step.)
 #
 #
 # Write its prologue for `exercises.scan_hook(transposed_scan, (a, dy), (), reverse=False)`. The
@@ -638,9 +641,9 @@ exercises.attempt("n_step_returns", n_step_returns)
 #    $\Delta t$ (semi-MDPs). Check against the loop.
 # 2. Drop `truncated` but keep time limits in the data. On a rollout where every episode is
 #    cut, how large is the bias of treating a time limit as a termination?
-# 3. Plot $G_t$ for $\gamma \in \{0.9, 0.99, 0.999\}$ on one long episode of constant reward 1,
-#    long enough for the slowest to settle ($T \gg 1/(1-0.999) = 1000$: 10,000 steps, say). Where
-#    does each curve flatten, and why ($1/(1-\gamma)$)?
+# 3. Plot $G_t$ for $\gamma \in \{0.9, 0.99, 0.999\}$ on one long episode of constant reward 1
+#    that terminates at its last step, 10,000 steps long. Where does each curve flatten, at what
+#    value, and why?
 
 # %% [markdown] tags=["answer-1"]
 # **Answer 1.** *Your answer here (code for it: in cells under this one).*

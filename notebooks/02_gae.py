@@ -24,8 +24,10 @@
 #   bootstrap enters $b_t$ through a select. The glossary's
 #   [Names and signatures](GLOSSARY.md#names-and-signatures) lists flags, values and hook
 #   signatures on one page.
-# * **Minimum path:** sections 1–3 with the checked exercises `gae_pairs` and `gae_prologue`.
-#   Section 4 (checks against the loop), section 5 and the open questions can wait.
+# * **Minimum path:** sections 1–2 with the checked exercise `gae_pairs`. Section 3 and its
+#   exercise `gae_prologue` teach the package's own hook form, which no later exercise uses: do
+#   them to read the package, or skip them. Section 4 (checks against the loop), section 5 and the
+#   open questions can wait.
 #
 # PPO, A2C and most actor-critic methods weight each action by an **advantage**. It says how much
 # better the return after the action was than the critic expected. Generalized advantage estimation

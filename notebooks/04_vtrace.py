@@ -147,7 +147,9 @@ np.testing.assert_allclose(pg, [0.75, 0.5, 1.0])
 #   $a_{T-1}$ multiplies 0 whatever its value, and earlier exercises could skip that reset.
 #   V-trace cannot. Its $b_t$ holds $-\gamma_t c_t V'_t$, written to cancel against
 #   $a_t v_{t+1}$. With no $v_T$ to cancel, the last step must drop that term from $b$: the last
-#   step counts as done, so the select $[\lnot\text{done}_t]$ in $b_t$ drops it.
+#   step counts as done, so the select $[\lnot\text{done}_t]$ in $b_t$ drops it. That gives
+#   $v_{T-1} = V_{T-1} + \rho_{T-1}\delta_{T-1}$, what keeping the term with $v_T = V'_{T-1}$ would
+#   give: the window's end bootstraps from the next value.
 # * **A carry is not a bootstrap.** A carry is $y_T$ itself, the value after the window (00b's
 #   `last_value`, `rl.linear_scan`'s `initial`). Step $t$ sees it multiplied by
 #   $a_t a_{t+1} \cdots a_{T-1}$, its own $a$ included. A bootstrap, $\gamma_t V'_t$ here, is

@@ -528,10 +528,9 @@ print(f"3 x 1000: relative error {long_err:.1e}")
 # With its backward, a call costs several times the forward's wall time, nearly all of it host and
 # autograd work ([notebook 09, section 3](09_benchmarks.ipynb#3.-Wall-versus-GPU-time)). Both calls
 # are host-bound, so our loss and the "minimal autograd.Function" anchor tie at the small shapes:
-# 270 against 272 µs at 16×128. At 64×16384 this run has ours at 518 µs against the anchor's 294,
-# for 11 µs of GPU time. A second measurement says that gap is the shared host's noise: the wall
-# probe of the next day (`benchmarks/results/H200-2026-12-01d-wall.txt`, 15 interleaved rounds)
-# has the same two calls at 234.8 and 276.6 µs (notebook 08, section 3).
+# 270 against 272 µs at 16×128. This run's 518 against 294 µs at 64×16384 (for 11 µs of GPU time)
+# is the shared host's noise: a second measurement has the two calls at 234.8 and 276.6 µs
+# (notebook 08, section 3, reads such gaps).
 
 # %%
 h200 = profile.committed("ppo", missing_ok=True)  # the H200\'s table and chart, read by name: not measured here

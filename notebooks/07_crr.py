@@ -395,13 +395,11 @@ assert profile.rollout_error("crr", 3, 1000, DEVICE) < 1e-5  # 3 × 1,000 steps:
 h200 = profile.committed("crr", missing_ok=True)  # the H200\'s table and chart, read by name: not measured here
 
 # %% [markdown]
-# **Where the plain formula wins.** With the backward, CRR's eager PyTorch formula is faster than
-# our call in wall time at every shape where both ran: 190 against 352 µs at 16×128 (1.85×), 233
-# against 307 µs at 64×16384. Both gaps are inside the host's 2× band (notebook 08, section 3), so
-# they are suggestive, not a finding: no second measurement has timed this formula. Its few elementwise ops cost the host less than our `autograd.Function`
-# does. On the GPU ours is faster (4.5 against 12.6 µs at 16×128), and forward alone ours wins
-# both clocks. For a loss this cheap, fuse it into a larger step or capture it in a CUDA graph
-# (notebook 08, section 4).
+# **Where the plain formula may win.** With the backward, CRR's eager PyTorch formula shows a
+# lower wall time than our call at every shape where both ran (190 against 352 µs at 16×128, 233
+# against 307 at 64×16384): suggestive only, inside the host's 2× band (notebook 08, section 3).
+# On the GPU ours is faster (4.5 against 12.6 µs at 16×128), and forward alone ours wins both
+# clocks.
 
 # %% jupyter={"source_hidden": true}
 # Checks: the claims above, on the committed run (CI runs them; skip when reading)

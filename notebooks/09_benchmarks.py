@@ -159,7 +159,8 @@ against(my_pct_4096x128, pct["gae", (4096, 128), "fwd"], "GAE 4096×128 forward,
 #   DRAM, yet SAC still reaches about 100.3 %. The floor prices a copy, half reads and half
 #   writes, and DRAM serves reads about 3 % faster than that mix (notebook 14's copy probe,
 #   section 8). SAC mostly reads (17 of its 21 B per step), so it can pass 100 %. PPO's and CRR's
-#   losses also only read, but a reduction's work keeps them at about 92 % and 96 %.
+#   losses also only read, yet stay at about 92 % and 96 %; what holds them there is not measured
+#   here.
 #
 # The next cell prints one SAC row on both clocks, then all of SAC's lines with their bytes beside
 # the H200's 60 MiB L2.
@@ -463,7 +464,8 @@ exercises.attempt("launch_model", launch_model)
 # **What the fit says on the committed run.** For PPO's forward it gives $t_0 \approx 3.8$ µs and
 # about 4,240 GB/s, the copy bandwidth the benchmark measured (4,248 GB/s): an elementwise kernel
 # is a launch plus a copy. For GAE's it gives $t_0 \approx 18$ µs, yet GAE's smallest call takes
-# 1.9 µs: one of its four points is far off the line. Open question 2 asks which, and why.
+# 1.9 µs: one of its four points is far off the line, a scan's few long rows (64×16384, the chain
+# of chunks of notebook 08, section 3). Open question 2 asks which algorithms the model misses.
 
 # %% jupyter={"source_hidden": true}
 # Checks: the fits quoted above, on the committed run (CI runs them; skip when reading)
