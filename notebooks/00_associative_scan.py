@@ -260,7 +260,8 @@ print(np.round(loop, 3))
 # $0 \cdot \text{NaN} = \text{NaN}$, one bad reward would poison every earlier episode. So the
 # kernels carry a *reset flag* and **select** instead of multiplying. The function below is the
 # package's combine, in Triton. Read `tl.where` as `np.where` (notebook 00b teaches Triton). A run
-# that resets discards the run applied before it, the steps later in time:
+# that resets discards the run applied first, which in a reverse scan holds the steps later in
+# time:
 
 # %%
 print(inspect.getsource(getattr(scan.combine, "fn", scan.combine)))
@@ -372,15 +373,14 @@ assert y[0, 4] == 0 and y[0, 5] == 6.0
 # A GPU program holds only a few thousand values at a time. So for any $T$, the kernel cuts a row
 # into *chunks* of `CHUNK` steps. It walks the chunks one after another, from the last in time,
 # and scans the steps inside each chunk in parallel. The scan gives each step $t$ its composed map
-# $(A_t, B_t)$ to the chunk's end. When the chunk of steps `start` to `end - 1` is done,
-# `y[start]` becomes the **carry** of the chunk before it in time, the one that ends at
-# `start - 1`: for that chunk, it is the value just after its last step (`carry = y[start]` in
-# `chunked` below). Finishing a chunk is one multiply-add per step,
+# $(A_t, B_t)$ to the chunk's end. Finishing a chunk is one multiply-add per step,
 # $y_t = B_t + A_t \cdot \text{carry}$.
 #
 # For example, 10 steps in chunks of 4 are the chunks 0–3, 4–7 and 8–9. The chunk 8–9 is done
 # first, from the carry 0. Its `y[8]` is the carry of the chunk 4–7: the value just after step 7.
-# Then that chunk's `y[4]` is the carry of the chunk 0–3.
+# Then that chunk's `y[4]` is the carry of the chunk 0–3. In general, once the chunk of steps
+# `start` to `end - 1` is done, `y[start]` is the **carry** of the chunk that ends at `start - 1`
+# (`carry = y[start]` in `chunked` below).
 
 # %%
 def chunked(a, b, chunk):

@@ -154,6 +154,7 @@ print("prologue + scan + epilogue == the loop")
 # %% [markdown]
 # ## 3. The kernel
 #
+# Here you run the discounted return as one Triton kernel.
 # `rl.discounted_returns` runs section 2's three pieces as one Triton kernel. It is the shared
 # scan kernel of notebook 00c (section 3), with a prologue and an epilogue for the return. The scan
 # composes the steps chunk by chunk, with the reset of notebook 00c (section 1).
@@ -185,6 +186,7 @@ G = rl.discounted_returns(r, gamma=gamma, terminated=term, truncated=trunc, next
 # %% [markdown]
 # ## 4. Kernel against the loop
 #
+# Here you test the kernel against the loop on three kinds of input.
 # The kernel must match the loop on batch-major inputs, on time-major inputs (`time_dim=0`), and
 # with one `bootstrap_value` per row in place of `next_values`.
 
@@ -233,6 +235,7 @@ print(f"3 x 1000: relative error {long_err:.1e}")
 # %% [markdown]
 # ## 5. The harness for Triton prologues
 #
+# This section describes the harness that runs your Triton prologue inside the package's scan.
 # The hook exercises here and in notebooks 03–07 hand your `@triton.jit` function to a harness.
 # This section is its one description. Those exercises link back here.
 #

@@ -132,6 +132,7 @@ print("prologue + scan + epilogue == the loop")
 # %% [markdown]
 # ## 3. The kernel's prologue
 #
+# Here you read the prologue that turns the λ-return's inputs into the scan's pairs.
 # The kernel's prologue, from `rltriton_lite/returns.py`:
 
 # %%
@@ -150,6 +151,7 @@ print(inspect.getsource(getattr(returns._td_lambda_prologue, "fn", returns._td_l
 #
 # ## 4. Kernel against the loop
 #
+# Here you test the kernel against the loop.
 # The test rollouts have terminations, truncations, a random mask, per-step γ and λ, and a
 # time-major buffer. Then come the two ends of the family, λ = 0 and λ = 1:
 

@@ -129,7 +129,8 @@ np.testing.assert_allclose(pg, [0.75, 0.5, 1.0])
 # %% [markdown]
 # ## 2. Prologue, scan, epilogue
 #
-# Here you rewrite V-trace as notebook 00's reverse affine scan. Move every term that does not
+# Here you rewrite V-trace as a reverse affine scan.
+# It is notebook 00's scan. Move every term that does not
 # involve $v_{t+1}$ into $b_t$:
 #
 # $$v_t = \underbrace{V_t + \rho_t\delta_t - [\lnot\text{done}_t]\,\gamma_t c_t V'_t}_{b_t}
@@ -195,7 +196,7 @@ print("prologue + scan + epilogue == the loop")
 # %% [markdown]
 # ## 3. The kernel
 #
-# Here you read the kernel's hooks, in `rltriton_lite/vtrace.py`. `_step` loads one step's
+# Here you read the kernel's hooks. They are in `rltriton_lite/vtrace.py`. `_step` loads one step's
 # coefficients, flags and three clipped weights. The prologue and epilogue are then section 2's
 # two formulas. Their printout below is folded and optional.
 

@@ -47,6 +47,7 @@ rng = np.random.default_rng(41)
 # %% [markdown]
 # ## 1. Which value the target converges to
 #
+# This section finds the value at which V-trace's critic stops moving when the weights are clipped.
 # The critic is trained towards `vs`. It stops moving where the mean correction vanishes,
 # $E_\mu[\rho_t\,\delta_t] = 0$. With $\rho = \min(\bar\rho, \pi/\mu)$ that condition is
 #
