@@ -625,10 +625,17 @@ exercises.attempt("hooked_scan", hooked_scan)
 # * **`X`, `SX`, `P` and `O`** are what the hooks receive. `X` is the tuple of input pointers and
 #   `SX` holds their strides. `P` holds the numbers (γ, λ, ...) and `O` the output pointers.
 #
-# The next cell prints the key lines of `scan._walk`, the chunk loop, read from the package. The
-# other lines handle tiles of rows, a look-ahead for masks, and summaries for a split row. In
-# `_scan_chunk` are your `tl.associative_scan` with `combine` and the select on the carry. `after`
-# is the carry for the next chunk: in a reverse scan, `y` at this chunk's first step in time.
+# The next cell prints the key lines of `scan._walk`, the chunk loop, read from the package. Line
+# by line, against your `gae_kernel`:
+#
+# | your `gae_kernel` | the package's `_walk` |
+# | --- | --- |
+# | the loop over chunks, from the last in time | `for k in tl.range(...)`; `num_stages` lets the GPU load the next chunk while it scans this one |
+# | your prologue's `(a, b, reset)` | `PROLOGUE(...)` returns those and two more: `valid` (not padding) and `keep` (values the epilogue needs) |
+# | padding lanes made the identity $(1, 0)$ | `a = tl.where(valid, a, 1.0)`, `b = tl.where(valid, b, 0.0)`; `ACC` is the arithmetic dtype |
+# | `tl.associative_scan` with `reset_combine`, then the select on the carry | `_scan_chunk(a, b, reset, carry, ...)`: it returns `y`, `y_in` (the value after each step) and `after`; `c_a, c_b, c_r` are the chunk's composed map, used when a long row is split |
+# | `tl.store` of the chunk's values | `EPILOGUE(..., y, y_in, keep)` |
+# | the new carry, `y` at the chunk's first step | `carry = after` |
 
 # %%
 from rltriton_lite import scan  # noqa: E402

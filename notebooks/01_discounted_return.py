@@ -121,11 +121,9 @@ print(G)
 # ## 2. Prologue, scan, epilogue
 #
 # Here you split the loop into the three pieces a kernel runs. The return is
-# $G_t = b_t + a_t G_{t+1}$, with a reset where done$_t$ is set, and the steps below. They keep the
-# reset as a flag beside the pair, so $a_t$ stays $\gamma_t$, as the package's own hooks do
-# (notebook 02, section 3): the card's values, written the other way of 00c's card.
+# $G_t = b_t + a_t G_{t+1}$, with the card's steps:
 #
-# * $a_t = \gamma_t$;
+# * $a_t = \gamma_t$, and $a_t = 0$ where done$_t$ is set: the reset, applied as a select;
 # * $b_t = r_t + [\text{done}_t \land \lnot\text{term}_t]\,\gamma_t V'_t$. The bracket is 1 where
 #   an episode ends without a termination. So the bootstrap enters $b$ only where the carry is cut.
 #
@@ -135,11 +133,12 @@ print(G)
 def returns_as_scan(r, gamma, terminated, truncated, next_values):
     done = terminated | truncated
     done[..., -1] = True
+    a = np.where(done, 0.0, gamma)                                      # prologue: a = 0 is the reset
     b = r + np.where(done & ~terminated, gamma * next_values, 0.0)
     y, carry = np.zeros_like(r), np.zeros(r.shape[:-1])
-    for t in reversed(range(r.shape[-1])):
-        carry = np.where(done[..., t], b[..., t], b[..., t] + gamma * carry)
-        y[..., t] = carry
+    for t in reversed(range(r.shape[-1])):                              # scan (sequential here)
+        carry = np.where(a[..., t] == 0, b[..., t], b[..., t] + a[..., t] * carry)  # a select, not a product
+        y[..., t] = carry                                               # epilogue: y_t = G_t
     return y
 
 

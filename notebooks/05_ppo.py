@@ -46,7 +46,7 @@
 # Two parts of this are credit assignment:
 #
 # * The advantages $\hat A_t$ come from GAE, a reverse scan (notebook 02).
-# * The loss is a **sum**. A sum is an associative scan too, whose last element is the total.
+# * The loss is a **sum**. A sum is an associative scan too, whose last prefix is the total.
 #
 # `rl.ppo_clip_loss` fuses the per-element terms with a deterministic two-stage sum. It returns
 # CleanRL's diagnostics, `clip_fraction` and `approx_kl`, from the same pass.

@@ -135,7 +135,7 @@ ppo_floor_ms = B * T * ppo_bytes / BW * 1e3
 print(f"PPO: {B * T * ppo_bytes / 1e6:.1f} MB → {ppo_floor_ms * 1e3:.1f} µs")
 
 # %% [markdown]
-# **Answer: no faster than its floor, the time to move its fewest bytes: 17 B per step for GAE in
+# **Finding: no faster than its floor, the time to move its fewest bytes: 17 B per step for GAE in
 # float32.** The floor is $B \cdot T$ × the fewest bytes per step ÷ the copy bandwidth. PPO's loss
 # must move 12 B per step.
 #
@@ -208,7 +208,7 @@ against(my_pct_floor, 100 * row(RES, "gae", B, T)["floor_ms"] / row(RES, "gae", 
         "GAE's % floor at 16384×1024")
 
 # %% [markdown]
-# **Answer: close: forward, at 16384×1024, every kernel reaches 81.6–100.3 % of copy speed.** GAE
+# **Finding: close: forward, at 16384×1024, every kernel reaches 81.6–100.3 % of copy speed.** GAE
 # came out below the model's figure. At this big shape the wall time is close to the GPU time, as
 # max(host, GPU) says.
 #
@@ -285,7 +285,7 @@ plt.tight_layout()
 plt.show()
 
 # %% [markdown]
-# **Answer: mostly to the host: at 16×128 and 4096×128, a call's wall time is 7–34× its GPU
+# **Finding: mostly to the host: at 16×128 and 4096×128, a call's wall time is 7–34× its GPU
 # time.** The model got that right: the host is the call. So a faster kernel barely changes what
 # the training loop waits for.
 #
@@ -304,8 +304,9 @@ plt.show()
 # Read one run's wall times as ranges. The
 # GPU times, graph replays, are steadier.
 #
-# **Where the model breaks: 64×16384.** The model says about 6 µs of GPU time for GAE there; the
-# scans take 39–60 µs, and that time hides the host. The elementwise losses fit the model and stay
+# **Where the model breaks: 64×16384.** The model says about 6 µs of GPU time for GAE there; in
+# the committed run the scans take 39–60 µs, and that time hides the host. (The installed package
+# runs few long rows with wider chunks now, notebook 13, section 4, so these rows overstate it.) The elementwise losses fit the model and stay
 # host-bound. The model assumes the whole GPU moves bytes at once. But a scan's steps depend on
 # each other through the carry, so a program walks a row's chunks one after another, and 64 rows
 # give few programs for the H200's 132 multiprocessors. The time then follows that chain of
@@ -444,13 +445,13 @@ else:
     print("no GPU: nothing to capture here; the committed H200 figures above are the data")
 
 # %% [markdown]
-# **Answer: capture the calls in a CUDA graph: at 4096×128 that removes over 85 % of a call's
-# time, the host's share, when one graph holds many calls.** A graph of one call still pays one
-# replay launch per call: it removes about 80 %. Measured on an H100 (`tools/graph_replay_probe.py`), GAE at 4096×128
-# took 22.4 µs per eager call, 4.5 µs as a graph of that one call, and 3.4 µs per call in a graph
-# of 100 (`benchmarks/results/checks/H100-2026-12-05-graph-replay.txt`). The price is frozen
-# shapes and addresses.
-# `torch.compile(mode="reduce-overhead")` captures for you.
+# **Finding: capture the calls in a CUDA graph: at 4096×128 that removes about 85 % of a call's
+# time, the host's share, when one graph holds many calls.** The committed H200 table says over
+# 85 % for every algorithm. A graph of one call still pays one replay launch per call: it removes
+# about 80 %. Measured on an H100 (`tools/graph_replay_probe.py`), GAE at 4096×128 took 22.4 µs per
+# eager call, 4.5 µs as a graph of that one call, and 3.4 µs per call in a graph of 100
+# (`benchmarks/results/checks/H100-2026-12-05-graph-replay.txt`). The price is frozen shapes and
+# addresses. `torch.compile(mode="reduce-overhead")` captures for you.
 #
 # <details><summary>Details: the model's figure, and compiling without replays</summary>
 #
@@ -622,7 +623,7 @@ print(f"H200, committed results {RES['date']}, GAE 4096×128 forward, wall µs p
       f"PyTorch loop over time {loop_h200['full_call_us']:,.0f}, rltriton_lite {ours_h200['full_call_us']:.1f}")
 
 # %% [markdown]
-# **Answer: the loop pays a fixed cost for every op of every step: on the H200 at 4096×128 it costs
+# **Finding: the loop pays a fixed cost for every op of every step: on the H200 at 4096×128 it costs
 # over 100× our call.** So the loop's time grows with T. The scan pays that cost per round. A fused
 # GPU kernel pays it once.
 
@@ -756,7 +757,7 @@ if DEVICE == "cpu":
     assert check["ms"] is None and "correctness run" in check["timing"]  # the interpreter: checked, not timed
 
 # %% [markdown]
-# **Answer: all seven "profile it" cells show the same two facts: host-bound at 4096×128, near the
+# **Finding: all seven "profile it" cells show the same two facts: host-bound at 4096×128, near the
 # floor on a large batch.** Each cell is this notebook's measurements for one algorithm, read from
 # the committed run.
 
@@ -845,7 +846,7 @@ if not GPU:  # the loop's time follows T: printed, not asserted (section 5 count
           + ("" if 10 < grew < 25 else "; far from it: the CPU was busy, section 5") + ")")
 
 # %% [markdown]
-# **Answer: for GAE on a CPU, the loop's time follows T (section 5: 14 ops per step) while B is
+# **Finding: for GAE on a CPU, the loop's time follows T (section 5: 14 ops per step) while B is
 # small enough that each op's fixed cost dominates.** The PyTorch path's time follows B × T. At
 # B = 4096 the loop's ops do real work on every element, and B shows too.
 
@@ -880,7 +881,7 @@ assert all(r["ms"] > 0 and math.isfinite(r["ms"]) for r in live if r["ms"] is no
 # %% [markdown]
 # On a CPU, read "replaced ÷ this" in the torch rows: above 1, the PyTorch path is faster.
 #
-# **Answer: on a CPU, expect the PyTorch path to win only for the scans, at 64×2048.** For the
+# **Finding: on a CPU, expect the PyTorch path to win only for the scans, at 64×2048.** For the
 # scans it loses at 4096×128. For PPO, SAC and CRR it loses at both shapes. On a GPU, the fused
 # kernel wins (sections 2 and 6).
 #

@@ -130,7 +130,7 @@ against(my_pct_4096x128, pct["gae", (4096, 128), "fwd"], "GAE 4096×128 forward,
 #
 # Even a copy of a few MB misses the floor (notebook 14, section 8).
 #
-# **Answer: at the largest shape, every kernel is near the floor: about 82–100 % of it forward.**
+# **Finding: at the largest shape, every kernel is near the floor: about 82–100 % of it forward.**
 # Smaller shapes fall below it: far below for the tiniest, and for the scans on a few long rows.
 # The model predicted the first and missed the second.
 #
@@ -274,7 +274,7 @@ assert round(loop_us / 1e3, 1) == 12.1 and round(loop_us / ours_us) == 438 and r
 assert round(9 * 128 * 10 / 1e3, 1) == 11.5 and round(11.5e3 / ours_us, -2) == 400  # the prediction
 
 # %% [markdown]
-# **Answer: the Python loops the package replaces are 127–438× slower per call at T = 128,
+# **Finding: the Python loops the package replaces are 127–438× slower per call at T = 128,
 # forward.** Against other compiled or fused code the margins are far smaller, and a few cases are
 # lost. One run on a shared host cannot settle the close ones.
 #
@@ -340,7 +340,7 @@ for p in PASSES:
                  if head else "no anchor"))
 
 # %% [markdown]
-# **Answer: at RL shapes a call's wall time is mostly host time: at 4096×128, over 5× its GPU
+# **Finding: at RL shapes a call's wall time is mostly host time: at 4096×128, over 5× its GPU
 # time.** A backward adds far more host work than GPU work. Only the scans' forward on a few long
 # rows keeps the GPU busy long enough to hide the host. Elsewhere, the host's work, not the kernel,
 # is what to cut.

@@ -965,8 +965,11 @@ def _compare(ex, case, got, expected, marks, rtol=1e-5, atol=1e-5, top=True, arg
             own = _Whole("Every wrong element is the answer with its sign flipped: check the sign of the whole "
                          "expression (a loss, for one, is minus the objective it maximises).")
         hint = _hint(ex, bad_l, at_l, marks_l, got[at], expected[at], own)
+        with np.errstate(invalid="ignore"):  # a second bug's NaNs, where the first wrong element is finite
+            nans = int((bad & ~np.isfinite(got) & np.isfinite(expected)).sum()) if bad.ndim else 0
         told = (f"{where} {at} expected {_num(expected[at])}, got {_num(got[at])} ({int(bad.sum())} of {bad.size} "
-                "elements wrong)" if bad.ndim else f"expected {_num(expected)}, {said} {_num(got)}")  # (one number)
+                "elements wrong" + (f", {nans} of them NaN or inf" if nans and np.isfinite(got[at]) else "") + ")"
+                if bad.ndim else f"expected {_num(expected)}, {said} {_num(got)}")  # (one number)
         raise AssertionError(f"{ex.name}, {case}: {told}" + _inputs_there(ex, args, at, got.shape)
                              + (f"\n{hint}" if hint else ""))
 
