@@ -209,7 +209,10 @@ def _worker(rank, world, init, bounds, steps, out_dir, disagree):
                    os.path.join(out_dir, f"{rank}.pt"))
     finally:
         if dist.is_initialized():
-            dist.destroy_process_group()
+            try:  # every rank past its last collective before any tears gloo down: a rank whose peers
+                dist.barrier()  # closed their sockets mid-teardown aborted ("terminate called ...": a CI run)
+            finally:
+                dist.destroy_process_group()
 
 
 def _run(world, bounds, steps, tmp_path, disagree=False):
