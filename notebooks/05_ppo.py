@@ -543,10 +543,9 @@ both = {(r["impl"], r["B"], r["T"]): r for r in res_ppo["rows"]
 assert [round(both[i, 16, 128]["full_call_us"]) for i in ("rltriton_lite", "minimal_autograd_fn")] == [270, 272]
 assert [round(both[i, 64, 16384]["full_call_us"]) for i in ("rltriton_lite", "minimal_autograd_fn")] == [518, 294]
 assert round(1e3 * both["rltriton_lite", 64, 16384]["kernel_ms"]) == 11
-_probe = open(os.path.join(profile.results_folder(), "H200-2026-12-01d-wall.txt"), encoding="utf-8").read()
-_long = _probe.split("== 64x16384")[1].split("== ")[0].splitlines()
-assert [float(next(ln for ln in _long if ln.split()[:2] == ["fwd+bwd", k]).split()[2]) for k in ("ppo", "minimal_fn")] \
-    == [234.8, 276.6]  # "234.8 and 276.6 µs"
+_probe = {(sec["B"], sec["T"]): {(r["pass"], r["name"]): r["us"] for r in sec["rows"]}
+          for sec in profile.read_wall_probe(os.path.join(profile.results_folder(), "H200-2026-12-01d-wall.txt"))}
+assert [_probe[64, 16384]["fwd+bwd", k] for k in ("ppo", "minimal_fn")] == [234.8, 276.6]  # "234.8 and 276.6 µs"
 
 # %% [markdown]
 # ## Exercises

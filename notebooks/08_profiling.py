@@ -328,10 +328,9 @@ long_gpu = [t["64×16384 GPU"] for t in wall_gpu if t["algorithm"] in scans]
 long_floor = [1e3 * row(RES, a, 64, 16384)["floor_ms"] for a in scans]
 assert round(model_us(64, 16384, gae_bytes)[1]) == 6  # "about 6 µs of GPU time for GAE there"
 assert [round(row(RES, "gae", b, t)["full_call_us"], 1) for b, t in [(16, 128), (4096, 128)]] == [54.5, 27.7]
-_probe = open(os.path.join(RESULTS, "H200-2026-12-01d-wall.txt"), encoding="utf-8").read().split("== ")
-_gae_probe = [float(next(ln for ln in part.splitlines() if ln.split()[:2] == ["fwd", "gae"]).split()[2])
-              for part in _probe if part.startswith(("16x128:", "4096x128:"))]
-assert _gae_probe == [47.1, 38.0]  # "the same two calls took 47.1 and 38.0 µs"
+_probe = {(sec["B"], sec["T"]): {(r["pass"], r["name"]): r["us"] for r in sec["rows"]}
+          for sec in profile.read_wall_probe(os.path.join(RESULTS, "H200-2026-12-01d-wall.txt"))}
+assert [_probe[s]["fwd", "gae"] for s in [(16, 128), (4096, 128)]] == [47.1, 38.0]  # "47.1 and 38.0 µs"
 assert all(abs(t[f"{s[0]}×{s[1]} GPU"] - model_us(*s, profile.op(t["algorithm"]).bytes_per_step(4))[1]) < 4
            for t in wall_gpu for s in [(16, 128), (4096, 128)] if t["algorithm"] in profile.ops())  # the model fits
 assert all(t["64×16384 GPU"] < 2 * model_us(64, 16384, profile.op(a).bytes_per_step(4))[1]

@@ -965,8 +965,7 @@ def _compare(ex, case, got, expected, marks, rtol=1e-5, atol=1e-5, top=True, arg
             own = _Whole("Every wrong element is the answer with its sign flipped: check the sign of the whole "
                          "expression (a loss, for one, is minus the objective it maximises).")
         hint = _hint(ex, bad_l, at_l, marks_l, got[at], expected[at], own)
-        with np.errstate(invalid="ignore"):  # a second bug's NaNs, where the first wrong element is finite
-            nans = int((bad & ~np.isfinite(got) & np.isfinite(expected)).sum()) if bad.ndim else 0
+        nans = int((bad & ~np.isfinite(got) & np.isfinite(expected)).sum())  # a second bug's, beside a finite first
         told = (f"{where} {at} expected {_num(expected[at])}, got {_num(got[at])} ({int(bad.sum())} of {bad.size} "
                 "elements wrong" + (f", {nans} of them NaN or inf" if nans and np.isfinite(got[at]) else "") + ")"
                 if bad.ndim else f"expected {_num(expected)}, {said} {_num(got)}")  # (one number)
@@ -2899,7 +2898,7 @@ def _chunked_reset_cases(d):
             reset[chunk - 1], b[chunk] = True, np.nan  # chunk 1's first step is NaN: the carry into chunk 0 is NaN
             reset[chunk + 1], b[chunk + 2] = True, np.inf  # inside chunk 1, behind a reset
         last = np.zeros(T, dtype=bool)
-        last[np.minimum(np.arange(chunk - 1, T - 1, chunk), T - 1)] = True  # where a carry from a later chunk enters
+        last[chunk - 1:T - 1:chunk] = True  # each chunk's last step but the window's: a later chunk's carry enters
         with np.errstate(all="ignore"):
             expected = _chunked_reset_reference(a, b, reset, chunk)
         out.append((f"{what}, T = {T}, chunk = {chunk}", (a, b, reset, chunk), {}, expected,
@@ -4079,7 +4078,6 @@ def _vtrace_pg_past_the_row(lr, r, v, nv, term, gamma, rho_bar, c_bar, bad, got)
         return None
     with np.errstate(all="ignore"):
         vs = _vtrace_reference(lr, r, v, nv, term, gamma, rho_bar, c_bar)[0]
-    with np.errstate(all="ignore"):
         weight = np.minimum(rho_bar, np.exp(lr[..., -1]))
         for after in (np.zeros(r.shape[:-1]), np.concatenate([vs[1:, 0], np.zeros(1)])):
             slip = weight * (r[..., -1] + gamma * after - v[..., -1])
@@ -4925,12 +4923,10 @@ def _cleanrl_reference(rewards, values, dones, next_value, next_done, gamma, lam
     d, nd = np.asarray(dones, dtype=np.float64), np.asarray(next_done, dtype=np.float64).reshape(1, -1)
     term = np.concatenate([d[1:], nd]) if terminated is None else terminated(d, nd)
     boot = np.asarray(next_value, dtype=np.float64).reshape(-1) if bootstrap else np.zeros(d.shape[1])
-    if decay_unshifted:
+    if decay_unshifted:  # GAE's scan of delta with the decay's flag apart: (time last in linear_scan)
         r, v = np.asarray(rewards, dtype=np.float64), np.asarray(values, dtype=np.float64)
-        v_next, adv, last = np.concatenate([v[1:], boot[None]]), np.zeros_like(r), 0.0
-        for t in reversed(range(r.shape[0])):
-            last = r[t] + gamma * v_next[t] * (1 - term[t]) - v[t] + gamma * lam * (1 - d[t]) * last
-            adv[t] = last
+        delta = r + gamma * np.concatenate([v[1:], boot[None]]) * (1 - term) - v
+        adv = reference.linear_scan((gamma * lam * (1 - d)).T, delta.T).T
         return adv, adv + v
     adv, returns = reference.gae(np.asarray(rewards).T, np.asarray(values).T, gamma=gamma, lambda_=lam,
                                  terminated=term.T > 0, bootstrap_value=boot)  # (time last there)

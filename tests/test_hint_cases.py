@@ -36,10 +36,11 @@ def hint3_blocks(notebook: str, name: str) -> list[str]:
 
 
 def expected(code: str) -> list[str]:
-    """What each "# must print X" comment promises: X, split at ", then ", "twice"/"three times" cut."""
+    """What each "# must print X" comment promises: X, split at ", then ", a trailing note in words ("(the
+    committed run)") and "twice"/"three times" cut."""
     said = []
     for x in re.findall(r"# must print (.*)", code):
-        x = re.sub(r"\s*\(.*\)\s*$", "", x.strip()) if x.strip().endswith(")") and " (" in x else x.strip()  # (a note)
+        x = re.sub(r"\s*\([A-Za-z][^()]*\)\s*$", "", x.strip())
         x = re.sub(r",\s*(twice|three times)\s*$", "", x)
         said += [part.strip() for part in x.split(", then ")]
     return said
