@@ -220,7 +220,31 @@ print("associative on 1000 random triples; (1, 0) is the identity")
 # down to $f_t$. So the loop is a scan of the pairs taken in reverse time. The order in which a
 # scan takes the steps is its **scan order**, here reverse time. The prefix ending at step $t$ is
 # $f_{T-1} \oplus f_{T-2} \oplus \dots \oplus f_t$, the map from $y_T$ to $y_t$. So `combine`
-# goes into the scans unchanged. The Hillis–Steele scan above reproduces the loop:
+# goes into the scans unchanged.
+#
+# Two orders are now in play, so the course words them apart. **Before** and **after**, alone,
+# always mean time: step 3 comes before step 4. Scan order is always said as such: "first in scan
+# order", "the run scanned so far". In a reverse scan, the step first in scan order is the last
+# in time. The figure shows both on one row of five steps:
+
+# %%
+fig, ax = plt.subplots(figsize=(9, 2.4))
+for t in range(5):
+    ax.add_patch(plt.Rectangle((t - 0.35, 0), 0.7, 0.6, fill=False))
+    ax.text(t, 0.3, f"$f_{t}$", ha="center", va="center", fontsize=13)
+    ax.text(t, -0.25, f"time t = {t}", ha="center", fontsize=9)
+    ax.text(t, 0.85, f"scan position {5 - t}", ha="center", fontsize=9, color="C1")
+ax.text(5.1, 0.3, "$y_T$", va="center", fontsize=13)
+ax.annotate("", xy=(-0.6, 1.25), xytext=(5.1, 1.25), arrowprops=dict(arrowstyle="->", color="C1"))
+ax.text(2.25, 1.38, "scan order: from $y_T$ to $y_0$, as the loop's reversed(range(T)) walks",
+        ha="center", color="C1", fontsize=9)
+ax.annotate("", xy=(4.6, -0.55), xytext=(-0.4, -0.55), arrowprops=dict(arrowstyle="->"))
+ax.text(2.1, -0.8, "time: 'before' and 'after' in the text always mean this order", ha="center", fontsize=9)
+ax.set_xlim(-0.8, 5.6), ax.set_ylim(-1.0, 1.6), ax.axis("off")
+plt.show()
+
+# %% [markdown]
+# The Hillis–Steele scan above reproduces the loop:
 
 # %%
 T = 12
@@ -362,8 +386,8 @@ assert y[0, 4] == 0 and y[0, 5] == 6.0
 # >
 # > * *Idea:* An episode end is a reset flag $\kappa$ beside the pair, and the combine selects on
 # >   it with `tl.where`.
-# > * *Rule:* A run that resets discards the run applied before it, and a padded step
-# >   (`mask[t] = 0`) is the identity $(1, 0)$.
+# > * *Rule:* A run that resets discards the run applied first (in a reverse scan, the steps
+# >   later in time), and a padded step (`mask[t] = 0`) is the identity $(1, 0)$.
 # > * *Trap:* Ending an episode by multiplying by $a_t = 0$, since
 # >   $0 \cdot \text{NaN} = \text{NaN}$ lets one bad reward poison every earlier episode.
 
@@ -695,7 +719,7 @@ exercises.attempt("matrix_compose", matrix_compose)
 #
 # * `for start in reversed(range(0, T, chunk))`, with `end = min(start + chunk, T)`.
 # * Start each chunk from the identity, `(1.0, 0.0, False)`.
-# * Go from `t = end - 1` down to `start`. Step $t$ is applied after the run of later steps, so it
+# * Go from `t = end - 1` down to `start`. Step $t$ is applied to what the later steps give, so it
 #   is the second operand of `combine_np`.
 # * $y_t$ is a select on $\kappa$, never a product: $B$ where $\kappa$, else $B + A \cdot$ carry.
 # * `carry_in[t]` is the carry you used for step $t$.
