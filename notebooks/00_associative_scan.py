@@ -523,12 +523,14 @@ print("linear_scan matches the loop, reverse and forward")
 # $dy_t = \partial L/\partial y_t$. This counts only the direct effect of $y_t$ on $L$, as if the
 # other $y$ were fixed.
 #
-# But $y_t$ also feeds the step before it, through $y_{t-1} = b_{t-1} + a_{t-1}\,y_t$. Write $g_t$
-# for the *total* gradient of $L$ with respect to $y_t$, with both paths counted. The chain rule
-# gives three facts:
+# But $y_t$ also feeds the step before it, through $y_{t-1} = b_{t-1} + a_{t-1}\,y_t$. Write
+# $g_t = dL/dy_t$ for the *total* gradient of $L$ with respect to $y_t$, with both paths counted
+# (a straight $d$ for the total, a curly $\partial$ for the direct part). The chain rule gives three
+# facts:
 #
-# * $y_t$ reaches $L$ directly and through $y_{t-1}$, so $g_t = dy_t + a_{t-1}\,g_{t-1}$, with
-#   $g_0 = dy_0$ (no step comes before step 0).
+# * $y_t$ reaches $L$ directly and through $y_{t-1}$:
+#   $\frac{dL}{dy_t} = \frac{\partial L}{\partial y_t} + \frac{dL}{dy_{t-1}}\frac{\partial y_{t-1}}{\partial y_t}$,
+#   that is $g_t = dy_t + a_{t-1}\,g_{t-1}$, with $g_0 = dy_0$ (no step comes before step 0).
 # * $b_t$ enters only $y_t$, with $\partial y_t / \partial b_t = 1$, so $\partial L/\partial b_t = g_t$.
 # * $a_t$ enters only $y_t$, with $\partial y_t / \partial a_t = y_{t+1}$, so
 #   $\partial L/\partial a_t = g_t\,y_{t+1}$ (and $y_T$ is the given end value).
@@ -785,7 +787,8 @@ exercises.attempt("chunked_reset_scan", chunked_reset_scan)
 #    affine operator, each combine costs two multiplications. Which scan would you choose for a
 #    GPU warp (32 threads that run in lockstep)? Which for $10^6$ elements?
 # 3. In `chunked`, what happens to accuracy in float32 when all $a_t$ are close to 1 and
-#    $T = 10^6$? Try it with `np.float32`.
+#    $T = 10^6$? Try it with `np.float32` (`chunked` is plain Python: at $T = 10^6$ a run takes
+#    seconds, longer the larger the chunk, so start at $10^5$).
 
 # %% [markdown] tags=["answer-1"]
 # **Answer 1.** *Your answer here (code for it: in cells under this one).*

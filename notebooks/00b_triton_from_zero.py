@@ -437,16 +437,10 @@ np.testing.assert_allclose(np.array(maps), np.stack([A_s.cpu().numpy(), B_s.cpu(
 # * **Testing in a script of your own:** import `rltriton_lite` there too. Then the interpreter
 #   runs your scan as a tree, as the checker and a GPU do.
 #
-# **A deliberate simplification, for now.** An episode end is $a_t = 0$ here: the scan multiplies
-# the value after it by 0. That leaks a NaN from a later episode (notebook 00, section 4), and
-# keeps a first kernel small; notebook 00c replaces it with the select.
-#
-# <details><summary>Details: why notebook 00c replaces this multiply with a select</summary>
-#
-# Notebook 00c, section 1, shows why a multiply leaks a NaN and replaces it with a select, the
-# convention used from then on.
-#
-# </details>
+# **Episode ends are the formula's own factor here**, $a_t = \gamma(1 - \text{term}_t)$, which is 0
+# at an end. That is exact while every value is finite, as in this notebook's exercises. Notebook
+# 00c adds one select, so that a NaN in a later episode cannot cross the end either (notebook 00,
+# section 4, showed how $0 \cdot \text{NaN}$ would).
 #
 # <details><summary>Hint 1: where to start</summary>
 #

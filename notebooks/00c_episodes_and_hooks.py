@@ -141,13 +141,12 @@ print("chunked_returns: 3 rows x 300 steps in chunks of 64, with episode ends ==
 # | 00b: `block_scan`, `chunked_scan` | $a_t = \gamma(1-\text{term}_t) = 0$ multiplies $y_{t+1}$: a NaN behind the step leaks in (shown below) |
 # | from 00c on, everywhere | the scan **selects** $y_t = b_t$ where the reset flag $\kappa_t$ is set, in the combine and on the carry |
 #
-# The flag is written in one of two ways, with the same result:
+# The flag reaches the scan in one of two ways, with the same result:
 #
-# * **passed beside the pair**: your `reset_scan` and `gae_kernel` (from `terminated`), and the
-#   package's hooks (section 3 and notebook 02: from `done`). There $a_t$ keeps its value,
-#   unused at a reset step;
-# * **read from $a_t = 0$**, where an interface has room for a pair only: `hooked_scan` (section 2),
-#   `rl.linear_scan`, and the harness of notebooks 01–07.
+# | the flag is | used by | why this way |
+# | --- | --- | --- |
+# | **passed beside the pair**; $a_t$ keeps its value, unused at a reset | your `reset_scan` and `gae_kernel` (from `terminated`); the package's hooks (section 3, notebook 02: from `done`) | the kernel has an input for it |
+# | **read from $a_t = 0$**: the scan sets the flag where $a_t = 0$, then selects | `hooked_scan` (section 2), `rl.linear_scan`, the harness of notebooks 01–07 | the interface takes a pair $(a_t, b_t)$ only, so $a_t = 0$ is the one way left to say "reset" |
 #
 # Reading $a_t = 0$ as a reset never changes a finite result: $b_t + 0 \cdot y_{t+1} = b_t$. It
 # only keeps a NaN or `inf` behind the step out.
@@ -520,8 +519,9 @@ print("one source, two compiled kernels: 0.5 x0² + 2 x1² − x2², and min(|x0
 # * **The flag, read from $a_t = 0$.** A pair has no room for a flag, so your loop derives it,
 #   `flag = a == 0.0`, and selects on it exactly as in `reset_scan` (the card's second way of
 #   writing the flag). In `reset_scan` the flag came from `terminated`, and $a$ stayed $\gamma$.
-# * **Outside `m` the prologue's pair is made up:** it was computed from the `other=` values of
-#   masked loads. Your loop, not the prologue, overwrites those lanes with the identity $(1, 0)$.
+# * **Outside `m` the prologue's pair is undefined:** a prologue need not care what it returns
+#   there, and the checker's prologues return arbitrary values there on purpose. Your loop, not
+#   the prologue, overwrites those lanes with the identity $(1, 0)$.
 #
 # * **Returns:** $y$, a `(B, T)` float32 tensor: $y_t = b_t + a_t y_{t+1}$ from $y_T = 0$.
 # * **Edge cases:** a row shorter than a chunk (padding lanes), GAE over several chunks with
@@ -556,8 +556,8 @@ print("one source, two compiled kernels: 0.5 x0² + 2 x1² − x2², and min(|x0
 # `(rewards, terminated)` and its `params` are `(gamma,)`. It returns $a = 0$ at an episode end.
 # Run it on one row: $\gamma = 0.5$, $r = (1, 2, 3)$, and an episode end at $t = 1$. That gives
 # $y_2 = 3$, $y_1 = 2$ and $y_0 = 1 + 0.5 \cdot 2 = 2$. With `chunk = 4` the fourth lane is past
-# $T$, where this prologue returns made-up values. If your loop lets them in, $y_2$ comes out 53,
-# not 3. Also put a NaN in $r_2$: $y_0$ and $y_1$ must stay 2 and 2.
+# $T$, where this checker's prologue returns $(2, 100)$ on purpose. If your loop lets them in,
+# $y_2$ comes out 53, not 3. Also put a NaN in $r_2$: $y_0$ and $y_1$ must stay 2 and 2.
 #
 # ```python
 # description, args, kwargs, expected, marks = exercises.cases("hooked_scan")[0]  # the checker's first case
@@ -633,7 +633,7 @@ exercises.attempt("hooked_scan", hooked_scan)
 # | the loop over chunks, from the last in time | `for k in tl.range(...)`; `num_stages` lets the GPU load the next chunk while it scans this one |
 # | your prologue's `(a, b, reset)` | `PROLOGUE(...)` returns those and two more: `valid` (not padding) and `keep` (values the epilogue needs) |
 # | padding lanes made the identity $(1, 0)$ | `a = tl.where(valid, a, 1.0)`, `b = tl.where(valid, b, 0.0)`; `ACC` is the arithmetic dtype |
-# | `tl.associative_scan` with `reset_combine`, then the select on the carry | `_scan_chunk(a, b, reset, carry, ...)`: it returns `y`, `y_in` (the value after each step) and `after`; `c_a, c_b, c_r` are the chunk's composed map, used when a long row is split |
+# | `tl.associative_scan` with `reset_combine`, then the select on the carry | `_scan_chunk(a, b, reset, carry, ...)`: the same scan and select. It returns `y`; `y_in`, the value after each step, $y_{t+1}$, for epilogues that need it; and `after`, the next carry |
 # | `tl.store` of the chunk's values | `EPILOGUE(..., y, y_in, keep)` |
 # | the new carry, `y` at the chunk's first step | `carry = after` |
 
@@ -645,6 +645,14 @@ KEY_LINES = ("for k in tl.range", "PROLOGUE(X, SX, P, row, t, m, T, ACC)", "a = 
              "_scan_chunk(", "EPILOGUE(X", "carry = after")
 assert all(any(k in line for line in walk) for k in KEY_LINES)  # (each still in the package's source)
 print("\n".join(line for line in walk if any(k in line for k in KEY_LINES)))
+
+# %% [markdown]
+# The next cell prints `_walk` whole; its output is folded. The lines not in the table serve long
+# rows split across programs (`c_a, c_b, c_r`, a chunk's composed map, passed between them) and
+# speed. Notebook 13 reads them.
+
+# %% jupyter={"outputs_hidden": true}
+print("\n".join(walk))
 
 # %% [markdown]
 # The cell below prints one prologue, the discounted return's.
@@ -702,6 +710,22 @@ np.testing.assert_allclose(adv.cpu().numpy(), expected, rtol=1e-4, atol=1e-5)
 print("rl.gae == the loop on 2 x 600")
 
 # %% [markdown]
+# **Try it.** CleanRL and SB3 store a rollout time-major, as `(T, B)`. The package's `load` reads
+# such a buffer through its strides, so no copy is needed. Call `rl.gae` on the transposed views
+# `as_t(r_).T`, ... (shape `(600, 2)`) with `time_dim=0`, and set `adv_tm` to its advantages.
+# The cell checks them against the loop once you have.
+
+# %%
+adv_tm = None  # your call: rl.gae(..., time_dim=0, backend=KERNEL).advantages
+
+if adv_tm is None:
+    print("not attempted yet")
+else:
+    assert adv_tm.shape == (600, 2), f"advantages of shape {tuple(adv_tm.shape)}: expected (T, B) = (600, 2)"
+    np.testing.assert_allclose(adv_tm.T.cpu().numpy(), expected, rtol=1e-4, atol=1e-5)
+    print("time-major rl.gae == the loop")
+
+# %% [markdown]
 # What the package adds beyond your kernel changes its speed, not its results.
 
 # %% [markdown]
@@ -726,7 +750,9 @@ print("rl.gae == the loop on 2 x 600")
 # them.)*
 #
 # 1. Time your `reset_scan` with `CHUNK` 16 and 1024 on a GPU, at 4096 rows × 128 steps and at
-#    8 rows × 100,000 steps. Why do the best chunk sizes differ?
+#    8 rows × 100,000 steps. Why do the best chunk sizes differ? *Without a GPU:* for each shape
+#    and each `CHUNK`, count the programs, the chunks each program walks one after another, and
+#    the padding lanes of its last chunk. Predict the faster `CHUNK` at each shape, and say why.
 
 # %% [markdown] tags=["answer-1"]
 # **Answer 1.** *Your answer here (code for it: in cells under this one).*

@@ -102,7 +102,10 @@ to_numpy = lambda x: x.cpu().numpy()  # noqa: E731
 # %% [markdown]
 # ## 1. The loop
 #
-# This is the reference loop. Every version below is checked against it.
+# The intro wrote the return as a backward recurrence, with a reset at every episode end. Its
+# plainest form is a loop that walks the window from the last step to the first, carrying
+# $G_{t+1}$. This is the reference loop: every version below, the NumPy split and the kernel, is
+# checked against it.
 
 # %%
 print(inspect.getsource(reference.discounted_returns))
@@ -120,8 +123,13 @@ print(G)
 # %% [markdown]
 # ## 2. Prologue, scan, epilogue
 #
-# Here you split the loop into the three pieces a kernel runs. The return is
-# $G_t = b_t + a_t G_{t+1}$, with the card's steps:
+# Section 1's loop mixes everything together: each step's inputs, the carry and the output. A
+# kernel keeps them apart, in three pieces: a prologue that builds each step's pair $(a_t, b_t)$
+# from that step's inputs alone, the scan that combines the pairs, and an epilogue that turns the
+# scan's output into what is stored. This section makes the split in NumPy and checks it against
+# the loop, so the kernel in section 3 only has to run the same three pieces.
+#
+# The return is $G_t = b_t + a_t G_{t+1}$, with the card's steps:
 #
 # * $a_t = \gamma_t$, and $a_t = 0$ where done$_t$ is set: the reset, applied as a select;
 # * $b_t = r_t + [\text{done}_t \land \lnot\text{term}_t]\,\gamma_t V'_t$. The bracket is 1 where
@@ -153,10 +161,11 @@ print("prologue + scan + epilogue == the loop")
 # %% [markdown]
 # ## 3. The kernel
 #
-# Here you run the discounted return as one Triton kernel.
-# `rl.discounted_returns` runs section 2's three pieces as one Triton kernel. It is the shared
-# scan kernel of notebook 00c (section 3), with a prologue and an epilogue for the return. The scan
-# composes the steps chunk by chunk, with the reset of notebook 00c (section 1).
+# Section 2 checked the three pieces in NumPy. `rl.discounted_returns` runs them as one Triton
+# kernel: the package's shared scan kernel, which you read at the end of 00c, with a prologue and
+# an epilogue for the return. The scan composes the steps chunk by chunk, carries its value from
+# one chunk to the next, and applies the reset of 00c, a select, at every episode end. So only the
+# prologue and the epilogue are specific to the return.
 #
 # This notebook's exercises use a smaller harness, with fewer arguments. Section 5 describes it.
 #
@@ -185,9 +194,11 @@ G = rl.discounted_returns(r, gamma=gamma, terminated=term, truncated=trunc, next
 # %% [markdown]
 # ## 4. Kernel against the loop
 #
-# Here you test the kernel against the loop on three kinds of input.
-# The kernel must match the loop on batch-major inputs, on time-major inputs (`time_dim=0`), and
-# with one `bootstrap_value` per row in place of `next_values`.
+# Section 3 ran the kernel but did not check it. Here it must match section 1's loop on three
+# kinds of input: batch-major inputs, time-major inputs (`time_dim=0`), and one
+# `bootstrap_value` per row in place of `next_values`. Two more checks follow: a NaN reward must
+# stay inside its own episode, and a row that spans several chunks must still give the loop's
+# answer.
 
 # %%
 expected = reference.discounted_returns(to_numpy(r), gamma=to_numpy(gamma), terminated=to_numpy(term),
@@ -234,9 +245,10 @@ print(f"3 x 1000: relative error {long_err:.1e}")
 # %% [markdown]
 # ## 5. The harness for Triton prologues
 #
-# This section describes the harness that runs your Triton prologue inside the package's scan.
-# The hook exercises here and in notebooks 03–07 hand your `@triton.jit` function to a harness.
-# This section is its one description. Those exercises link back here.
+# Section 3's kernel calls the package's own hooks, which take more arguments than an exercise
+# needs (strides, the row, the arithmetic dtype). So the hook exercises here and in notebooks
+# 03–07 hand your `@triton.jit` function to a smaller harness instead. This section is its one
+# description, and those exercises link back here.
 #
 # * `exercises.scan_hook(prologue, inputs, params, chunk=64, reverse=True, epilogue=None)` runs a
 #   prologue inside the chunked scan with resets, the one you wrote in notebook 00c
@@ -300,8 +312,10 @@ print(inspect.getsource(getattr(exercises._scan_hook_kernel, "fn", exercises._sc
 # %% [markdown]
 # ## 6. Optional: profile it
 #
-# This cell shows the return's table and chart as measured on an H200 and committed, not measured
-# here. A `!` after a name marks an implementation whose outputs disagreed with ours: a relative
+# The kernel now matches the loop, so what is left to see is how fast it runs. The cell below
+# shows the return's table and chart as measured on an H200 and committed, not measured here.
+#
+# A `!` after a name marks an implementation whose outputs disagreed with ours: a relative
 # error above the benchmark's tolerance, or a NaN. Its times are still shown.
 # [Notebook 08, section 6](08_profiling.ipynb) reads, explains and checks every algorithm's figures.
 
@@ -316,10 +330,11 @@ h200 = profile.committed("discounted_return", missing_ok=True)  # the H200\'s ta
 #
 # **`transposed_scan`** (a Triton prologue). The returns' gradient, built in NumPy in notebook 00,
 # section 7. Take $y = \mathrm{scan}(a, b)$, run backwards in time. Autograd hands the backward
-# $dy_t = \partial L/\partial y_t$, the direct part: how $L$ reads $y_t$ itself. But $y_t$ also
-# feeds $y_{t-1} = b_{t-1} + a_{t-1} y_t$, so the total gradient adds that path:
-# $\partial L/\partial b_t = g_t$, with $g_t = dy_t + a_{t-1} g_{t-1}$: a scan run *forwards*. (Then
-# $\partial L/\partial a_t = g_t\, y_{t+1}$, one product per step.)
+# $dy_t = \partial L/\partial y_t$, the direct part: how $L$ reads $y_t$ itself, the other $y$
+# held fixed. But $y_t$ also feeds $y_{t-1} = b_{t-1} + a_{t-1} y_t$. So the total gradient
+# $g_t = dL/dy_t$ adds that path: $g_t = dy_t + a_{t-1}\, g_{t-1}$, a scan run *forwards*. Then
+# $\partial L/\partial b_t = g_t$, and $\partial L/\partial a_t = g_t\, y_{t+1}$, one product per
+# step.
 #
 #
 # Write its prologue for `exercises.scan_hook(transposed_scan, (a, dy), (), reverse=False)`. The

@@ -87,8 +87,10 @@ rng = np.random.default_rng(0)
 # %% [markdown]
 # ## 1. The loop
 #
-# Every kernel is tested against this ground truth, a float64 NumPy loop. It handles one time
-# step per iteration, and the whole batch at once by broadcasting.
+# GAE is a discounted return of the TD errors, with discount $\gamma\lambda$, so it is built as
+# in notebook 01, starting from a loop. The ground truth is a float64 NumPy loop. It handles one
+# time step per iteration, and the whole batch at once by broadcasting. Every kernel is tested
+# against it.
 
 # %%
 print(inspect.getsource(reference.gae))
@@ -111,7 +113,11 @@ np.testing.assert_allclose(ret, adv + v)
 # %% [markdown]
 # ## 2. Prologue, scan, epilogue
 #
-# Here you split the loop into the three pieces of a kernel, then write the first piece yourself.
+# As in notebook 01, the loop splits into the three pieces of a kernel: a prologue, the scan and
+# an epilogue. For GAE the prologue is where the episode ends matter. It computes $\delta_t$, and
+# at each kind of end it decides whether $\delta_t$ bootstraps and whether the trace is cut. So
+# after checking the split in NumPy, you write that prologue yourself, in tensor ops.
+#
 # Read the recurrence as $\hat A_t = b_t + a_t \hat A_{t+1}$, with a reset where the episode ends.
 #
 # * **prologue**, computed for each step on its own: $b_t = \delta_t$, $a_t = \gamma_t\lambda_t$,
@@ -224,10 +230,27 @@ exercises.attempt("gae_pairs", gae_pairs)
 # %% [markdown]
 # ## 3. The kernel
 #
-# Here you read the package's prologue for the discounted return, then write GAE's in the same
-# form. Only this section uses it. From 03 on, the exercises use 01's harness form,
+# Your `gae_pairs` builds the pairs in tensor ops, but the package builds them inside the scan
+# kernel, as a Triton prologue. Here you read the package's prologue for notebook 01's discounted
+# return, then write GAE's in the same form, so that you can read the package's own code. Only
+# this section uses this form: from 03 on, the exercises use 01's harness form,
 # `(X, P, offs, t, m, T) -> (a, b)`.
 #
+# Three helpers read the inputs, so a prologue in this form uses few of its arguments itself:
+#
+# * `step(X, SX, P, row, t, m, T, ACC)` gives `(gamma, lam, term, done, valid)`. These are the
+#   step's γ and λ, then three flags. `done` is any episode end: terminated, truncated, or
+#   `t == T - 1` (the window's end). `valid` is false on padding.
+# * `load(X[REWARDS], SX[REWARDS], row, t, valid, 0.0, ACC)` gives the rewards.
+# * `values_now_and_next(X, SX, row, t, m, T, ACC)` gives $V(s_t)$ and $V(s_{t+1})$.
+#
+# The cell below prints `step`. In it, `last` is `t == T - 1` unless the call has a `mask`
+# (`ahead`), and `P[P_OPEN]` is 0 unless the window is one piece of a longer row (notebook 11).
+
+# %%
+print(inspect.getsource(getattr(episode.step, "fn", episode.step)))  # what `step` reads, and what it returns
+
+# %% [markdown]
 # What you write: the exercise's template, whose last two lines are yours.
 #
 # ```python
@@ -239,15 +262,6 @@ exercises.attempt("gae_pairs", gae_pairs)
 #     delta = ...                                                          # section 2's delta_t
 #     return ...                                                           # (a, b, reset, valid, keep)
 # ```
-#
-# You need few of the arguments, because the exercise's template reads the inputs with three
-# helpers.
-#
-# * `step(X, SX, P, row, t, m, T, ACC)` gives `(gamma, lam, term, done, valid)`. These are the
-#   step's γ and λ, then three flags. `done` is any episode end: terminated, truncated, or
-#   `t == T - 1` (the window's end). `valid` is false on padding.
-# * `load(X[REWARDS], SX[REWARDS], row, t, valid, 0.0, ACC)` gives the rewards.
-# * `values_now_and_next(X, SX, row, t, m, T, ACC)` gives $V(s_t)$ and $V(s_{t+1})$.
 #
 # A package prologue returns five values, `(a, b, reset, valid, keep)`. The glossary's
 # [hooks' signatures](GLOSSARY.md#names-and-signatures) sets this form beside the harness's:
@@ -419,9 +433,10 @@ print(inspect.getsource(getattr(returns._gae_epilogue, "fn", returns._gae_epilog
 # %% [markdown]
 # ## 4. Kernel against the loop
 #
-# Random rollouts test the kernel against the loop. They have terminations, truncations that
-# bootstrap from the true next value, left and right padding, a per-step discount, and a
-# time-major buffer:
+# Section 3 read the kernel's hooks one at a time. Now the whole kernel must match section 1's
+# loop, and then its gradients must match autograd's on the PyTorch path. The random rollouts
+# below test every case at once: terminations, truncations that bootstrap from the true next
+# value, left and right padding, a per-step discount, and a time-major buffer:
 
 # %%
 B, T = 4, 50
@@ -487,9 +502,11 @@ assert profile.rollout_error("gae", 3, 1000, DEVICE) < 1e-5  # 3 × 1,000 steps:
 # %% [markdown]
 # ## 5. Optional: profile it
 #
-# This cell shows GAE's committed H200 table and chart. For the meaning of a `!` after a name, see
-# [notebook 01, section 6](01_discounted_return.ipynb#6.-Optional:-profile-it). Every algorithm's
-# figures are read, explained and checked once in [notebook 08, section 6](08_profiling.ipynb).
+# As in notebook 01, this optional cell shows GAE's table and chart as measured on an H200 and
+# committed, not measured here. A `!` after a name marks an implementation whose outputs disagreed
+# with ours (a relative error above the benchmark's tolerance, or a NaN); its times are still
+# shown. Every algorithm's figures are read, explained and checked once in
+# [notebook 08, section 6](08_profiling.ipynb).
 
 # %%
 h200 = profile.committed("gae", missing_ok=True)  # the H200\'s table and chart, read by name: not measured here

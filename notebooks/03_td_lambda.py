@@ -75,7 +75,9 @@ n = lambda x: x.cpu().numpy()  # noqa: E731
 # %% [markdown]
 # ## 1. The loop
 #
-# The float64 ground truth loops over time, one step per iteration. Its `carry` holds $G_{t+1}$.
+# The λ-return is one more backward recurrence, so it follows the path of notebooks 01 and 02: a
+# loop, then a scan, then the kernel. The float64 ground truth loops over time, one step per
+# iteration, and its `carry` holds $G_{t+1}$. Every later version is checked against it.
 
 # %%
 print(inspect.getsource(reference.td_lambda))
@@ -93,7 +95,10 @@ print(G)
 # %% [markdown]
 # ## 2. Prologue, scan, epilogue
 #
-# Here you write the λ-return as a reverse scan:
+# At each step the loop mixes two things, the next value $V'_t$ and the next return $G_{t+1}$,
+# and only $G_{t+1}$ is carried from step to step. So the part that multiplies $G_{t+1}$ becomes
+# $a_t$, and everything else, the bootstrap from $V'_t$ included, goes into $b_t$. The λ-return
+# as a reverse scan:
 #
 # * $a_t = \gamma_t\lambda_t$, with a reset where done$_t$ (terminated, truncated, or the window's
 #   last step), so nothing is carried across an end;
@@ -132,8 +137,9 @@ print("prologue + scan + epilogue == the loop")
 # %% [markdown]
 # ## 3. The kernel's prologue
 #
-# Here you read the prologue that turns the λ-return's inputs into the scan's pairs.
-# The kernel's prologue, from `rltriton_lite/returns.py`:
+# The package runs section 2's pair on the same scan as the return and GAE, so the part of the
+# kernel to read is its prologue. It turns the λ-return's inputs into the scan's pairs, as GAE's
+# prologue did in notebook 02. Here it is, from `rltriton_lite/returns.py`:
 
 # %%
 print(inspect.getsource(getattr(returns._td_lambda_prologue, "fn", returns._td_lambda_prologue)))
@@ -151,9 +157,10 @@ print(inspect.getsource(getattr(returns._td_lambda_prologue, "fn", returns._td_l
 #
 # ## 4. Kernel against the loop
 #
-# Here you test the kernel against the loop.
-# The test rollouts have terminations, truncations, a random mask, per-step γ and λ, and a
-# time-major buffer. Then come the two ends of the family, λ = 0 and λ = 1:
+# With the prologue read, the kernel must match section 1's loop. The test rollouts have
+# terminations, truncations, a random mask, per-step γ and λ, and a time-major buffer. Then come
+# the two ends of the family from the intro: λ = 0 must give the one-step TD target, and λ = 1
+# notebook 01's discounted return:
 
 # %%
 B, T = 4, 45
@@ -186,7 +193,9 @@ assert profile.rollout_error("td_lambda", 3, 1000, DEVICE) < 1e-5  # 3 × 1,000 
 # %% [markdown]
 # ## 5. How λ trades bias for variance
 #
-# Here you measure how λ trades the critic's error for the rewards' noise, and find the best λ.
+# The kernel gives the whole family, from λ = 0 to λ = 1, so the practical question is which λ
+# to use. This section answers it on an example with a known true value: it measures how λ
+# trades the critic's error for the rewards' noise, and finds the best λ.
 #
 # $G_t$ is a random estimate of the true value $v(s_t)$, because the rewards and the critic's
 # errors are random. Its mean can be off (bias), and it can scatter around its mean (variance).
@@ -314,9 +323,11 @@ print(f"unbiased critic, σ_c = 3: best λ = {best_unbiased:.2f}, MSE {mse_unbia
 # %% [markdown]
 # ## 6. Optional: profile it
 #
-# This cell shows TD(λ)'s committed H200 table and chart. [Notebook 08, section 6](08_profiling.ipynb)
-# reads, explains and checks the figures of every algorithm. For a `!` after a name, see
-# [notebook 01, section 6](01_discounted_return.ipynb#6.-Optional:-profile-it).
+# As in notebooks 01 and 02, this optional cell shows TD(λ)'s table and chart as measured on an
+# H200 and committed, not measured here. A `!` after a name marks an implementation whose outputs
+# disagreed with ours (a relative error above the benchmark's tolerance, or a NaN); its times are
+# still shown. Every algorithm's figures are read, explained and checked once in
+# [notebook 08, section 6](08_profiling.ipynb).
 
 # %%
 h200 = profile.committed("td_lambda", missing_ok=True)  # the H200\'s table and chart, read by name: not measured here

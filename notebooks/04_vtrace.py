@@ -102,7 +102,10 @@ n = lambda x: x.cpu().numpy()  # noqa: E731
 # %% [markdown]
 # ## 1. The loop
 #
-# The float64 ground truth loops over time, one step per iteration. Its `carry` holds $v_{t+1}$.
+# V-trace is again a backward recurrence, now with clipped importance weights in it, so it
+# starts, as in notebooks 01–03, from a loop. The float64 ground truth loops over time, one step
+# per iteration, and its `carry` holds $v_{t+1}$. A worked example then shows what the clip and
+# the trace do.
 
 # %%
 print(inspect.getsource(reference.vtrace))
@@ -129,9 +132,10 @@ np.testing.assert_allclose(pg, [0.75, 0.5, 1.0])
 # %% [markdown]
 # ## 2. Prologue, scan, epilogue
 #
-# Here you rewrite V-trace as a reverse affine scan.
-# It is notebook 00's scan. Move every term that does not
-# involve $v_{t+1}$ into $b_t$:
+# The loop's recurrence is not yet in the form $y_t = b_t + a_t y_{t+1}$, because $v_{t+1}$ sits
+# inside the bracket $(v_{t+1} - V'_t)$. Expanding the bracket fixes that: every term that does
+# not involve $v_{t+1}$ moves into $b_t$, and what multiplies $v_{t+1}$ is $a_t$. V-trace is then
+# notebook 00's reverse affine scan:
 #
 # $$v_t = \underbrace{V_t + \rho_t\delta_t - [\lnot\text{done}_t]\,\gamma_t c_t V'_t}_{b_t}
 #   + \underbrace{\gamma_t c_t}_{a_t}\, v_{t+1}, \qquad \text{reset where done}_t .$$
@@ -156,6 +160,10 @@ np.testing.assert_allclose(pg, [0.75, 0.5, 1.0])
 #   $a_t a_{t+1} \cdots a_{T-1}$, its own $a$ included. A bootstrap, $\gamma_t V'_t$ here, is
 #   added into $b_t$ at one step. The harness and the package start every scan from 0, so each
 #   bootstrap must be written into $b$: the scan adds none for you.
+#   *Where it bites:* for the return ($a = \gamma$, $b = r$), a carry of $V'_{T-1}$ happens to give
+#   the right last step, $r_{T-1} + \gamma V'_{T-1}$. GAE's $b_{T-1} = \delta_{T-1}$ already holds
+#   $\gamma V'_{T-1}$, so the same carry would give $\hat A_{T-1} = \delta_{T-1} + \gamma\lambda
+#   V'_{T-1}$: the bootstrap counted twice, once scaled by $\lambda$.
 #
 # In NumPy:
 
@@ -196,9 +204,10 @@ print("prologue + scan + epilogue == the loop")
 # %% [markdown]
 # ## 3. The kernel
 #
-# Here you read the kernel's hooks. They are in `rltriton_lite/vtrace.py`. `_step` loads one step's
-# coefficients, flags and three clipped weights. The prologue and epilogue are then section 2's
-# two formulas. Their printout below is folded and optional.
+# Section 2's split becomes three Triton functions in `rltriton_lite/vtrace.py`. `_step` loads
+# one step's coefficients, flags and three clipped weights, and the prologue and epilogue are then
+# section 2's two formulas. Their printout below is folded and optional, and the points after it
+# say what to notice in them.
 
 # %% jupyter={"outputs_hidden": true}
 for fn in (vtrace._step, vtrace._vtrace_prologue, vtrace._vtrace_epilogue):
@@ -247,8 +256,9 @@ print("importance weights are constants")
 # %% [markdown]
 # ## 4. Kernel against the loop
 #
-# Here you test the kernel against the loop, then compare V-trace with TD(λ), GAE and the paper's
-# advantage. The test rollout has:
+# Section 3 read the hooks; now the kernel must match section 1's loop. Then V-trace is tied to
+# what you already know: on-policy it must reduce to notebook 03's TD(λ) and notebook 02's GAE,
+# and its policy-gradient advantage is compared with the IMPALA paper's. The test rollout has:
 #
 # * random ratios, with clipping on all three weights;
 # * terminations, and truncations bootstrapping from the true next value;
@@ -467,9 +477,11 @@ assert profile.rollout_error("vtrace", 3, 1000, DEVICE) < 1e-5  # 3 × 1,000 ste
 # %% [markdown]
 # ## 5. Optional: profile it
 #
-# This cell shows V-trace's committed H200 table and chart. [Notebook 08, section 6](08_profiling.ipynb)
-# reads, explains and checks the figures of every algorithm. For a `!` after a name, see
-# [notebook 01, section 6](01_discounted_return.ipynb#6.-Optional:-profile-it).
+# As in notebooks 01–03, this optional cell shows V-trace's table and chart as measured on an
+# H200 and committed, not measured here. A `!` after a name marks an implementation whose outputs
+# disagreed with ours (a relative error above the benchmark's tolerance, or a NaN); its times are
+# still shown. Every algorithm's figures are read, explained and checked once in
+# [notebook 08, section 6](08_profiling.ipynb).
 
 # %%
 h200 = profile.committed("vtrace", missing_ok=True)  # the H200\'s table and chart, read by name: not measured here
@@ -699,7 +711,7 @@ exercises.attempt("vtrace_pg", vtrace_pg)
 #
 # * **Inputs:** `log_rhos`, `rewards`, `values` and `next_values` are (B, T) float32 and
 #   contiguous. `terminated` is bool. `gamma`, `rho_bar` and `c_bar` are numbers, and `chunk` is
-#   the chunk length. λ = 1.
+#   the chunk length, a power of two (`tl.arange` needs one). λ = 1.
 # * **Returns:** `(vs, pg)`, both written by kernels of yours. The policy gradient is clipped at
 #   ρ̄. The checker compares both outputs with `reference.vtrace` on rows longer than a chunk,
 #   with terminations.

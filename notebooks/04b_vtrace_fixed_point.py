@@ -47,9 +47,10 @@ rng = np.random.default_rng(41)
 # %% [markdown]
 # ## 1. Which value the target converges to
 #
-# This section finds the value at which V-trace's critic stops moving when the weights are clipped.
-# The critic is trained towards `vs`. It stops moving where the mean correction vanishes,
-# $E_\mu[\rho_t\,\delta_t] = 0$. With $\rho = \min(\bar\rho, \pi/\mu)$ that condition is
+# The intro asked where training the critic towards `vs` stops once $\bar\rho$ clips the weights,
+# a real question because IMPALA uses a finite $\bar\rho$. The critic stops moving where the mean
+# correction vanishes, $E_\mu[\rho_t\,\delta_t] = 0$. This section solves that condition, then
+# checks the answer on a one-state example. With $\rho = \min(\bar\rho, \pi/\mu)$ the condition is
 #
 # $$\sum_a \mu(a)\min(\bar\rho, \tfrac{\pi(a)}{\mu(a)})
 # \,\delta(a) = \sum_a \min(\bar\rho\,\mu(a), \pi(a))\,\delta(a) = 0.$$

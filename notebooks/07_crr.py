@@ -385,21 +385,25 @@ assert profile.rollout_error("crr", 3, 1000, DEVICE) < 1e-5  # 3 × 1,000 steps:
 # %% [markdown]
 # ## 6. Optional: profile it
 #
-# CRR's committed table and chart, measured on an H200. Read them after notebook 08. It
-# explains the columns (the floor, GPU against wall time, the anchors, "wall ÷ ours"), and its
-# [section 6](08_profiling.ipynb) checks every algorithm's figures. At small shapes, a call with
-# its backward costs several times the forward's wall time. That is host and autograd work, not
-# GPU time (notebook 09, section 3).
+# CRR's committed table and chart, measured on an H200. Read them after notebook 08. Its sections
+# 1–4 explain the columns (the floor, GPU against wall time), and its
+# [section 6](08_profiling.ipynb) the anchors and "wall ÷ ours".
+#
+# * At small shapes, a call with its backward costs several times the forward's wall time. That is
+#   host and autograd work, not GPU time (notebook 09, section 3).
 
 # %%
 h200 = profile.committed("crr", missing_ok=True)  # the H200\'s table and chart, read by name: not measured here
 
 # %% [markdown]
-# **Where the plain formula may win.** With the backward, CRR's eager PyTorch formula shows a
-# lower wall time than our call at every shape where both ran (190 against 352 µs at 16×128, 233
-# against 307 at 64×16384): suggestive only, inside the host's 2× band (notebook 08, section 3).
-# On the GPU ours is faster (4.5 against 12.6 µs at 16×128), and forward alone ours wins both
-# clocks.
+# **Where the plain formula may win.**
+#
+# * With the backward, CRR's eager PyTorch formula shows a lower wall time than our call at every
+#   shape where both ran: 190 against 352 µs at 16×128.
+# * That gap is under 2×: a hint, not a finding, on a shared host (notebook 08, section 3, says
+#   why).
+# * On the GPU ours is faster: 4.5 against 12.6 µs at 16×128.
+# * Forward alone, ours wins both clocks.
 
 # %% jupyter={"source_hidden": true}
 # Checks: the claims above, on the committed run (CI runs them; skip when reading)
@@ -409,6 +413,7 @@ _both = [(B, T) for (impl, pass_, B, T) in _rows if impl == "pytorch_eager" and 
 assert len(_both) == 3 and all(_rows["pytorch_eager", "fwd+bwd", B, T]["full_call_us"]
                                < _rows["rltriton_lite", "fwd+bwd", B, T]["full_call_us"] for B, T in _both)
 assert [round(_rows[i, "fwd+bwd", 16, 128]["full_call_us"]) for i in ("pytorch_eager", "rltriton_lite")] == [190, 352]
+# a check of the data: at 64×16384 too the formula's wall time is lower, 233 against 307 µs
 assert [round(_rows[i, "fwd+bwd", 64, 16384]["full_call_us"]) for i in ("pytorch_eager", "rltriton_lite")] == [233, 307]
 assert [round(1e3 * _rows[i, "fwd+bwd", 16, 128]["kernel_ms"], 1) for i in ("rltriton_lite", "pytorch_eager")] == [4.5, 12.6]
 assert all(_rows["rltriton_lite", "fwd", B, T][k] < _rows["pytorch_eager", "fwd", B, T][k]

@@ -135,9 +135,8 @@ ppo_floor_ms = B * T * ppo_bytes / BW * 1e3
 print(f"PPO: {B * T * ppo_bytes / 1e6:.1f} MB → {ppo_floor_ms * 1e3:.1f} µs")
 
 # %% [markdown]
-# **Finding: no faster than its floor, the time to move its fewest bytes: 17 B per step for GAE in
-# float32.** The floor is $B \cdot T$ × the fewest bytes per step ÷ the copy bandwidth. PPO's loss
-# must move 12 B per step.
+# **Finding:** as fast as its floor, and no faster. GAE must move 17 B per step in float32, and
+# PPO's loss 12 B. The floor is $B \cdot T$ times those bytes, divided by the copy bandwidth.
 #
 # **One model for the rest of this notebook.** A call has the host's work (Python, argument checks,
 # the Triton launcher, the allocator) and the GPU's. Launches are asynchronous, so the two overlap:
@@ -208,9 +207,9 @@ against(my_pct_floor, 100 * row(RES, "gae", B, T)["floor_ms"] / row(RES, "gae", 
         "GAE's % floor at 16384×1024")
 
 # %% [markdown]
-# **Finding: close: forward, at 16384×1024, every kernel reaches 81.6–100.3 % of copy speed.** GAE
-# came out below the model's figure. At this big shape the wall time is close to the GPU time, as
-# max(host, GPU) says.
+# **Finding:** close to the floor. Forward, at 16384×1024, every kernel reaches 81.6–100.3 % of
+# copy speed. GAE came out below the model's figure. At this big shape the wall time is close to
+# the GPU time, as max(host, GPU) says.
 #
 # <details><summary>Details: the model against the H200, wall time, the two ends</summary>
 #
@@ -285,8 +284,8 @@ plt.tight_layout()
 plt.show()
 
 # %% [markdown]
-# **Finding: mostly to the host: at 16×128 and 4096×128, a call's wall time is 7–34× its GPU
-# time.** The model got that right: the host is the call. So a faster kernel barely changes what
+# **Finding:** mostly to the host. At 16×128 and 4096×128, a call's wall time is 7–34× its GPU
+# time. The model got that right: the host is the call. So a faster kernel barely changes what
 # the training loop waits for.
 #
 # <details><summary>Details: the figures, host times as ranges, where the model breaks</summary>
@@ -298,20 +297,19 @@ plt.show()
 #
 # **Read host times as ranges.** They come from one run on a shared host, where the same call
 # moves by up to 2× from minute to minute. GAE's 54.5 µs at 16×128 against 27.7 µs at 4096×128
-# is mostly that noise, not a smaller call costing more (notebook 14, section 5). A second
-# measurement narrows it: the next day, timed in 15 interleaved rounds on the same H200
-# (`benchmarks/results/H200-2026-12-01d-wall.txt`), the same two calls took 47.1 and 38.0 µs.
-# Read one run's wall times as ranges. The
-# GPU times, graph replays, are steadier.
+# is mostly that noise, not a smaller call costing more. A second measurement narrows it: the next
+# day, timed in 15 interleaved rounds on the same H200
+# (`benchmarks/results/H200-2026-12-01d-wall.txt`), the same two calls took 47.1 and 38.0 µs. Read
+# one run's wall times as ranges. The GPU times, graph replays, are steadier.
 #
-# **Where the model breaks: 64×16384.** The model says about 6 µs of GPU time for GAE there; in
-# the committed run the scans take 39–60 µs, and that time hides the host. (The installed package
-# runs few long rows with wider chunks now, notebook 13, section 4, so these rows overstate it.) The elementwise losses fit the model and stay
-# host-bound. The model assumes the whole GPU moves bytes at once. But a scan's steps depend on
-# each other through the carry, so a program walks a row's chunks one after another, and 64 rows
-# give few programs for the H200's 132 multiprocessors. The time then follows that chain of
-# chunks, not the bytes: a latency term the model lacks. (Splitting long rows costs a second
-# launch, so the package does it only where the wall time gains: notebook 13, sections 5–6.)
+# **Where the model breaks: 64×16384.** The model says about 6 µs of GPU time for GAE there; in the
+# committed run the scans take 39–60 µs, and that time hides the host. (The installed package now
+# runs few long rows with wider chunks, so these rows overstate it.) The elementwise losses fit the
+# model and stay host-bound. The model assumes the whole GPU moves bytes at once. But a scan's steps
+# depend on each other through the carry, so a program walks a row's chunks one after another, and
+# 64 rows give few programs for the H200's 132 multiprocessors. The time then follows that chain of
+# chunks, not the bytes: a latency term the model lacks. (Splitting long rows costs a second launch,
+# so the package does it only where the wall time gains.)
 #
 # </details>
 
@@ -444,29 +442,43 @@ else:
     print("no GPU: nothing to capture here; the committed H200 figures above are the data")
 
 # %% [markdown]
-# **Finding: capture the calls in a CUDA graph: at 4096×128 that removes about 85 % of a call's
-# time, the host's share, when one graph holds many calls.** The committed H200 table says over
-# 85 % for every algorithm. A graph of one call still pays one replay launch per call: it removes
-# about 80 %. Measured on an H100 (`tools/graph_replay_probe.py`), GAE at 4096×128 took 22.4 µs per
-# eager call, 4.5 µs as a graph of that one call, and 3.4 µs per call in a graph of 100
-# (`benchmarks/results/checks/H100-2026-12-05-graph-replay.txt`). The price is frozen shapes and
-# addresses. `torch.compile(mode="reduce-overhead")` captures for you.
+# **Finding:** capture the calls in a CUDA graph. In the committed H200 table above, that removes
+# 88 % of GAE's call at 4096×128, and over 85 % for every algorithm.
 #
-# <details><summary>Details: the model's figure, and compiling without replays</summary>
+# What a graph removes is the host's share. The table's GPU times replay one graph of many calls.
+# A graph of one call still pays one replay launch per call, so it removes less. A probe on an H100
+# (`tools/graph_replay_probe.py`; its output:
+# `benchmarks/results/checks/H100-2026-12-05-graph-replay.txt`) timed GAE at 4096×128 three ways:
 #
-# The model agrees: its GPU time for GAE, 4 µs, is 15 % of the 28 µs call measured, so 85 % is
-# removed. Against the model's own wall time of 20 µs, the 4 µs left would be 80 % removed. Compiling without replays can even add host
-# work (notebook 14, section 6).
+# | H100 probe, GAE 4096×128 | µs per call | removed |
+# | --- | --- | --- |
+# | eager | 22.4 | none |
+# | a graph of that one call | 4.5 | about 80 % |
+# | a graph of 100 calls | 3.4 | about 85 % |
+#
+# The price is frozen shapes and addresses. `torch.compile(mode="reduce-overhead")` captures for
+# you.
+#
+# <details><summary>Details: the model's figures, and compiling without replays</summary>
+#
+# * **The model against the H200's call.** The model's GPU time for GAE, 4 µs, is 15 % of the
+#   28 µs call the H200 measured. So the model predicts 85 % removed; the H200 table measured 88 %.
+# * **The model alone.** Against the model's own wall time of 20 µs, the 4 µs left would be 80 %
+#   removed. This 80 % is the model's; the 80 % in the H100 probe's table is a measurement.
+# * **Compiling without replays** can even add host work (notebook 14, section 6).
 #
 # </details>
 
 # %% jupyter={"source_hidden": true}
 # Checks: the claims above, on the committed run (CI runs them; skip when reading)
 assert all(s["host time removed %"] > 85 for s in saving)
+assert round(next(s["host time removed %"] for s in saving if s["algorithm"] == "gae")) == 88  # "88 % of GAE's call"
 _replay = open(os.path.join(RESULTS, "checks", "H100-2026-12-05-graph-replay.txt"), encoding="utf-8").read()
 _replay = {(int(m[0]), int(m[1])): [float(x) for x in m[2:]]  # "4096x  128  22.4  4.5  3.4", as the probe printed it
            for m in re.findall(r"^\s*(\d+)x\s*(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)", _replay, re.M)}
 assert _replay[4096, 128] == [22.4, 4.5, 3.4]  # "22.4 µs eager, 4.5 µs as a graph of one call, 3.4 µs in one of 100"
+_eager, _one, _hundred = _replay[4096, 128]
+assert [round(100 * (1 - _one / _eager)), round(100 * (1 - _hundred / _eager))] == [80, 85]  # the probe's "removed"
 gae_4096 = row(RES, "gae", 4096, 128)
 assert round(model_us(4096, 128, gae_bytes)[1]) == 4 and round(gae_4096["full_call_us"]) == 28
 assert round(100 * (1 - model_us(4096, 128, gae_bytes)[1] / gae_4096["full_call_us"])) == 85
@@ -622,9 +634,9 @@ print(f"H200, committed results {RES['date']}, GAE 4096×128 forward, wall µs p
       f"PyTorch loop over time {loop_h200['full_call_us']:,.0f}, rltriton_lite {ours_h200['full_call_us']:.1f}")
 
 # %% [markdown]
-# **Finding: the loop pays a fixed cost for every op of every step: on the H200 at 4096×128 it costs
-# over 100× our call.** So the loop's time grows with T. The scan pays that cost per round. A fused
-# GPU kernel pays it once.
+# **Finding:** the loop pays a fixed cost for every op of every step. On the H200 at 4096×128, it
+# costs over 100× our call. So the loop's time grows with T. The scan pays that cost per round. A
+# fused GPU kernel pays it once.
 
 # %% jupyter={"source_hidden": true}
 # Checks: the claims above, on the committed run (CI runs them; skip when reading)
@@ -756,9 +768,9 @@ if DEVICE == "cpu":
     assert check["ms"] is None and "correctness run" in check["timing"]  # the interpreter: checked, not timed
 
 # %% [markdown]
-# **Finding: all seven "profile it" cells show the same two facts: host-bound at 4096×128, near the
-# floor on a large batch.** Each cell is this notebook's measurements for one algorithm, read from
-# the committed run.
+# **Finding:** all seven "profile it" cells show the same two facts. A call is host-bound at
+# 4096×128, and near the floor on a large batch. Each cell is this notebook's measurements for one
+# algorithm, read from the committed run.
 
 # %% [markdown]
 # ## Optional: sweep
@@ -845,9 +857,9 @@ if not GPU:  # the loop's time follows T: printed, not asserted (section 5 count
           + ("" if 10 < grew < 25 else "; far from it: the CPU was busy, section 5") + ")")
 
 # %% [markdown]
-# **Finding: for GAE on a CPU, the loop's time follows T (section 5: 14 ops per step) while B is
-# small enough that each op's fixed cost dominates.** The PyTorch path's time follows B × T. At
-# B = 4096 the loop's ops do real work on every element, and B shows too.
+# **Finding:** for GAE on a CPU, the loop's time follows T while B is small. Each step runs 14 ops
+# (section 5), and at small B each op's fixed cost dominates. The PyTorch path's time follows
+# B × T. At B = 4096 the loop's ops do real work on every element, so B shows too.
 
 # %% [markdown]
 # ## Optional: all algorithms side by side
@@ -880,7 +892,7 @@ assert all(r["ms"] > 0 and math.isfinite(r["ms"]) for r in live if r["ms"] is no
 # %% [markdown]
 # On a CPU, read "replaced ÷ this" in the torch rows: above 1, the PyTorch path is faster.
 #
-# **Finding: on a CPU, expect the PyTorch path to win only for the scans, at 64×2048.** For the
+# **Finding:** on a CPU, expect the PyTorch path to win only for the scans at 64×2048. For the
 # scans it loses at 4096×128. For PPO, SAC and CRR it loses at both shapes. On a GPU, the fused
 # kernel wins (sections 2 and 6).
 #
@@ -966,9 +978,10 @@ def vtrace_floor_bytes(B, T, elem_bytes):
 exercises.attempt("vtrace_floor_bytes", vtrace_floor_bytes)
 
 # %% [markdown]
-# **`lean_gae_loop`.** Section 5 counted 14 tensor ops in every step of CleanRL's loop, each with
-# a fixed cost of several µs on a CPU. Most of them do not depend on the carry `lastgaelam`: they
-# can run once, on whole tensors, before the loop. Write `lean_gae_loop`, CleanRL's loop with at
+# **`lean_gae_loop`.** Section 5 counted 14 tensor ops in every step of CleanRL's loop. Each has a
+# fixed cost of about a microsecond or more on a CPU (section 5 printed this machine's figure).
+# Most of them do not depend on the carry `lastgaelam`: they can run once, on whole tensors, before
+# the loop. Write `lean_gae_loop`, CleanRL's loop with at
 # most 6 ops per step.
 #
 # * **Inputs and returns:** `cleanrl_gae`'s (section 5): `rewards`, `values`, `dones`, `(T, N)`;
@@ -1074,8 +1087,8 @@ exercises.attempt("lean_gae_loop", lean_gae_loop)
 #   rows, where a scan's chain of chunks adds a latency the bytes do not show.
 # * **Wall time is not GPU time.** At 16×128 and 4096×128 a call costs many times its GPU time
 #   (section 3's range), and an eager call at least about 10 µs.
-# * **A CUDA graph** removes the host's share (over 85 % at 4096×128), but freezes shapes and
-#   addresses. `torch.compile(mode="reduce-overhead")` captures for you.
+# * **A CUDA graph** removes the host's share (on the H200, over 85 % at 4096×128), but freezes
+#   shapes and addresses. `torch.compile(mode="reduce-overhead")` captures for you.
 # * **The floor** is $B \cdot T$ × the fewest bytes per step ÷ the copy bandwidth. GAE moves 17 B
 #   per step in float32, PPO's loss 12.
 # * **On the H200** every kernel comes close to the floor at 16384×1024 (section 2's range); SAC,
@@ -1083,3 +1096,15 @@ exercises.attempt("lean_gae_loop", lean_gae_loop)
 #   in L2.
 # * **On a CPU** the kernels are checked, not timed. The real timing is the PyTorch path against
 #   CleanRL's loop, whose cost grows with T.
+
+# %% [markdown]
+# > **Further reading** (the two appendix notebooks)
+# >
+# > * **Notebook 14, section 5:** our call's own host work against a bare launch, and why one run's
+# >   wall times are read as ranges (section 3's 54.5 against 27.7 µs).
+# > * **Notebook 13, section 4:** the wider chunks the installed package now uses for few long rows,
+# >   newer than the committed run's 64×16384 rows.
+# > * **Notebook 13, section 5:** the time split of long rows, and why the package splits only where
+# >   the wall time gains.
+# > * **Notebook 14:** every source of the committed results, their fields and how far to trust a
+# >   figure (sections 1–3); `torch.compile` without replays (section 6).

@@ -128,11 +128,11 @@ against(my_pct_4096x128, pct["gae", (4096, 128), "fwd"], "GAE 4096×128 forward,
 #   start and finish.
 # * **At 64×16384,** the scans stay at about 5–10 %. 64 rows give the GPU little parallel work.
 #
-# Even a copy of a few MB misses the floor (notebook 14, section 8).
+# Even a copy of a few MB misses the floor.
 #
-# **Finding: at the largest shape, every kernel is near the floor: about 82–100 % of it forward.**
-# Smaller shapes fall below it: far below for the tiniest, and for the scans on a few long rows.
-# The model predicted the first and missed the second.
+# **Finding:** near the floor at the largest shape. There every kernel reaches about 82–100 % of
+# the floor, forward. Smaller shapes fall below it: far below for the tiniest, and for the scans
+# on a few long rows. The model predicted the first and missed the second.
 #
 # <details><summary>Details: the backward, and the model's figures</summary>
 #
@@ -222,8 +222,7 @@ assert round(1e3 * sac_row["kernel_ms"], 2) == 4.40 and round(pct["sac", (64, 16
 # %% [markdown]
 # **So compare % floor across kernels where the bytes do not fit in L2** (the largest shape). Below
 # the L2's 60 MiB, a replayed time measures the cache as much as the kernel: read a figure there as
-# one kernel's best case on one GPU. Notebook 14's copy probe (section 8) shows how wide the
-# spread is.
+# one kernel's best case on one GPU.
 
 # %% [markdown]
 # ## 2. How much faster than each peer?
@@ -274,9 +273,9 @@ assert round(loop_us / 1e3, 1) == 12.1 and round(loop_us / ours_us) == 438 and r
 assert round(9 * 128 * 10 / 1e3, 1) == 11.5 and round(11.5e3 / ours_us, -2) == 400  # the prediction
 
 # %% [markdown]
-# **Finding: the Python loops the package replaces are 127–438× slower per call at T = 128,
-# forward.** Against other compiled or fused code the margins are far smaller, and a few cases are
-# lost. One run on a shared host cannot settle the close ones.
+# **Finding:** far faster than the Python loops it replaces. At T = 128, forward, those loops are
+# 127–438× slower per call. Against other compiled or fused code the margins are far smaller,
+# and a few cases are lost. One run on a shared host cannot settle the close ones.
 #
 # <details><summary>Details: the backward, the long rows, and the prediction</summary>
 #
@@ -340,10 +339,10 @@ for p in PASSES:
                  if head else "no anchor"))
 
 # %% [markdown]
-# **Finding: at RL shapes a call's wall time is mostly host time: at 4096×128, over 5× its GPU
-# time.** A backward adds far more host work than GPU work. Only the scans' forward on a few long
-# rows keeps the GPU busy long enough to hide the host. Elsewhere, the host's work, not the kernel,
-# is what to cut.
+# **Finding:** at RL shapes a call's wall time is mostly host time. At 4096×128 it is over 5× the
+# call's GPU time. A backward adds far more host work than GPU work. Only the scans' forward on a
+# few long rows keeps the GPU busy long enough to hide the host. Elsewhere, the host's work, not
+# the kernel, is what to cut.
 #
 # <details><summary>Details: where the backward's host time goes</summary>
 #
@@ -596,3 +595,13 @@ exercises.attempt("host_bound", host_bound)
 # * **Wall time at RL shapes is host time.** A backward adds far more host work than GPU work.
 #   Compare a call with the anchor of its own algorithm: GAE's forward with the naive GAE kernel
 #   launched bare, PPO's loss with a minimal `autograd.Function`.
+
+# %% [markdown]
+# > **Further reading** (the two appendix notebooks)
+# >
+# > * **Notebook 14, section 8:** the copy probe. Even a copy of a few MB misses the floor, and
+# >   below the L2 the spread of % floor is wide (section 1 above).
+# > * **Notebook 14, sections 9–10:** every peer's range with the cases where the peer was faster
+# >   (section 2 above); the anchor without and with its backward (section 3 above).
+# > * **Notebook 13, section 4:** the wider chunks the installed package now uses for few long rows,
+# >   newer than the committed run.
