@@ -3641,6 +3641,55 @@ _N_STEP_SLIPS = {  # what the answer is, where it is the n-step return with a sl
 }
 
 
+_N_STEP_WINDOW_HOW = (": count the flags of t .. t + n - 1, ends[t + n] - ends[t] with ends = "
+                      "torch.cumsum(torch.nn.functional.pad(terminated.float(), (1, 0)), 1), the cumsum with a 0 in "
+                      "front (ends[t] counts the flags before step t)")
+_N_STEP_WINDOWS = {  # terminations counted in t + lo .. t + n + hi - 1, not t .. t + n - 1: (lo, hi, wrapped)
+    (1, 1, False): "the terminations it counts are those of t + 1 .. t + n, a window one step late (ends[t + n] - "
+    "ends[t] with ends a cumsum of the flags that has no 0 in front, so that ends[t] already counts step t's flag). "
+    "A termination at step t itself is not counted, so G_t = S_t - gamma^n (S_{t+n} - V(s_{t+n})) subtracts the "
+    "next episode's sum from S_t = r_t; and one at step t + n, just after the n steps, is, so the sum runs on to "
+    "r_{t+n}" + _fix(_N_STEP_WINDOW_HOW),
+    (-1, 0, False): "the terminations it counts are those of t - 1 .. t + n - 1, n + 1 flags from one step early "
+    "(ends[t + n] - ends[t - 1], where ends[t] already counts the flags before step t). A termination at step t - 1, "
+    "which ended the episode before step t began, stops step t's sum: G_t keeps S_t whole, summed on to the episode's "
+    "end, where the n steps and the bootstrap V(s_{t+n}) belong" + _fix(_N_STEP_WINDOW_HOW),
+    (-1, 0, True): "the terminations it counts are those of t - 1 .. t + n - 1, n + 1 flags from one step early "
+    "(ends[t + n] - ends[t - 1], where ends[t] already counts the flags before step t; at t = 0, ends[-1] is the "
+    "row's total). A termination at step t - 1, which ended the episode before step t began, stops step t's sum: "
+    "G_t keeps S_t whole, summed on to the episode's end, where the n steps and the bootstrap V(s_{t+n}) belong"
+    + _fix(_N_STEP_WINDOW_HOW),
+}
+
+
+def _n_step_window_slip(r, nv, term, gamma, n, expected, lo, hi, wrapped):
+    """The scan form of the n-step return (G_t = S_t - gamma^n (S_{t+n} - V(s_{t+n})) where step t runs on, S_t
+    where it does not) with the terminations of t + lo .. t + n + hi - 1 counted (clipped to the row; ``wrapped``:
+    at t = 0 those of n .. T - 1, a count from ends[-1]), where that decides otherwise than t .. t + n - 1 does;
+    ``expected`` elsewhere. S_t is the discounted sum to the episode's end (the window's end bootstraps)."""
+    T = r.shape[-1]
+    S = np.zeros_like(r)
+    for t in range(T - 1, -1, -1):
+        after = nv[..., t] if t == T - 1 else S[..., t + 1]
+        S[..., t] = r[..., t] + np.where(term[..., t], 0.0, gamma * after)
+    ends = np.concatenate([np.zeros(term.shape[:-1] + (1,)), np.cumsum(term, -1)], -1)  # ends[k]: flags before k
+    t = np.arange(T)
+
+    def counted(a, b):  # a termination in steps a .. b - 1 (clipped to the row)
+        a, b = np.clip(a, 0, T), np.clip(b, 0, T)
+        return np.take(ends, np.maximum(a, b), -1) - np.take(ends, a, -1) > 0
+
+    inside = t + n < T  # the n steps end inside the window
+    runs_on = inside & ~counted(t, t + n)
+    theirs = counted(t + lo, t + n + hi)
+    if wrapped and n < T:
+        theirs[..., 0] = counted(np.array(n), np.array(T))
+    runs_on_theirs = inside & ~theirs
+    k = np.minimum(t + n, T - 1)
+    ran_on = S - gamma ** n * (np.take(S, k, -1) - np.take(nv, np.maximum(k - 1, 0), -1))
+    return np.where(runs_on == runs_on_theirs, expected, np.where(runs_on_theirs, ran_on, S))
+
+
 def _n_step_hint(args, i, bad, got, expected):
     r, nv, term, gamma, n = _as_numpy(tuple(args[:5]))
     for what, slip in _N_STEP_SLIPS.items():
@@ -3651,6 +3700,11 @@ def _n_step_hint(args, i, bad, got, expected):
         at = np.arange(r.shape[-1]) + n < r.shape[-1] if slip.get("value_step") or "bootstraps" in slip else slice(None)
         if _is_slip(got, other, expected, at):
             return f"This is the n-step return with a slip: {what}."
+    for (lo, hi, wrapped), what in _N_STEP_WINDOWS.items():
+        with np.errstate(all="ignore"):
+            other = _n_step_window_slip(r, nv, term.astype(bool), gamma, int(n), expected, lo, hi, wrapped)
+        if _is_slip(got, other, expected):
+            return _Whole(f"This is the n-step return with a slip: {what}.")
     term, T, n = term.astype(bool), r.shape[-1], int(n)
     ends_within = np.zeros(term.shape, dtype=bool)  # a termination at one of the steps t .. t + n - 1
     for k in range(min(n, T)):
@@ -3684,7 +3738,11 @@ bootstraps from next_values. Write it with tensor ops (rltriton_lite.linear_scan
 any tensor ops will do). Returns G itself. No Python loop over time: the checker runs
 it on 16 and 64 steps, and your code's Python lines must not grow with T.
 """ + SCAN_RULES, may_use=("linear_scan",), probe=_no_loop_over_time(_n_step_probe_inputs, 16, 64),
-   hint=lambda *a: _n_step_hint(*a))
+   hint=lambda *a: _n_step_hint(*a),
+   # (G is no scan of the student's: tensor ops, S_t at most one linear_scan among them)
+   ordinary="An ordinary step, and the later steps of its row are right: check what your code computes at that "
+            "step (the terminations it counts, those of t .. t + n - 1; the values it reads, S_{t+n} and V(s_{t+n}) "
+            "= next_values[t + n - 1]; the power of gamma, gamma^n; and S_t itself, where you scan for it).")
 def _n_step_cases(d):
     rng, gamma = d.rng, d.real(0.9, 0.8, 0.99)
     out = []
@@ -4059,6 +4117,16 @@ def _vtrace_kernel_hint(args, i, bad, got, expected):
     vs one step past the row (0, or the next row's first vs) for next_values: say so."""
     lr, r, v, nv, term, gamma, rho_bar, c_bar = _as_numpy(tuple(args[:8]))
     if i == 1:
+        with np.errstate(all="ignore"):  # vs_t read where vs_{t+1} belongs (next_values at the last step or not)
+            vs = _vtrace_reference(lr, r, v, nv, term, gamma, rho_bar, c_bar)[0]
+            last = np.arange(r.shape[-1]) == r.shape[-1] - 1
+            for v_next in (np.where(last, nv, vs), vs):
+                slip = np.minimum(rho_bar, np.exp(lr)) * (r + np.where(term, 0.0, gamma * v_next) - v)
+                if _is_slip(np.asarray(got), slip, expected):
+                    return _Whole("Your pg reads vs at step t itself, vs_t, where vs_{t+1} belongs: the advantage "
+                                  "bootstraps from the value after the step." + _fix(
+                                      " Read vs one step on (offs + 1) inside the window, next_values at its last "
+                                      "step: tl.where(t == T - 1, next_values, vs_next)."))
         return _vtrace_pg_past_the_row(lr, r, v, nv, term, gamma, rho_bar, c_bar, bad, got)
     with np.errstate(all="ignore"):
         kept = np.where(term[..., -1], 0.0, gamma * np.minimum(c_bar, np.exp(lr[..., -1])) * nv[..., -1])
@@ -4094,8 +4162,8 @@ def _vtrace_tensors(args):
 
 
 def _vtrace_pg_hint(args, i, bad, got, expected):
-    """vtrace_pg's weight unclipped or clipped at c_bar; or wrong at the window's last step alone, with
-    y_in read there: y_in is 0 at that step."""
+    """vtrace_pg's weight unclipped or clipped at c_bar; y (vs_t) read where y_in (vs_{t+1}) belongs; or
+    wrong at the window's last step alone, with y_in read there: y_in is 0 at that step."""
     log_rhos, r, v, nv, term, gamma, rho_bar, c_bar = _as_numpy(tuple(args[:8]))
     for clip, said in ((np.inf, "the ratio is not clipped: the weight is min(rho_bar, rho_t)"),
                        (c_bar, "the ratio is clipped at c_bar, the trace's bound: the policy gradient's is rho_bar")):
@@ -4106,6 +4174,21 @@ def _vtrace_pg_hint(args, i, bad, got, expected):
             return _Whole(f"These are the policy-gradient advantages with a slip: {said}." + _fix(
                 " The weight is min(rho_bar, exp(log_rhos)), rho_bar = P[1]: pg = weight * (r_t + gamma (1 - term_t) "
                 "v_next - V_t)."))
+    with np.errstate(all="ignore"):  # y, the scan's value at step t (vs_t), where y_in (vs_{t+1}) belongs
+        vs = _vtrace_reference(log_rhos, r, v, nv, term, gamma, rho_bar, c_bar)[0]
+        last = np.arange(r.shape[-1]) == r.shape[-1] - 1
+        for at_end, there in ((False, " at every step (at the window's last one, next_values belongs)"),
+                              (True, " inside the window (at its last step you read next_values, which is right)")):
+            v_next = np.where(last, nv, vs) if at_end else vs
+            slip = np.minimum(rho_bar, np.exp(log_rhos)) * (r + np.where(term, 0.0, gamma * v_next) - v)
+            if _is_slip(np.asarray(got), slip, expected):
+                return _Whole(
+                    f"These are the policy-gradient advantages with a slip: your v_next is y where y_in belongs,{there}"
+                    ". y is vs_t, the scan's value at step t itself (y_t = b_t + a_t y_in); the advantage bootstraps "
+                    "from vs_{t+1}, the value after the step, which is y_in: the value that entered step t from the "
+                    "step after it."
+                    + _fix(" v_next = y_in inside the window, next_values at its last step: "
+                           "tl.where(t == T - 1, next_values, y_in)."))
     last = np.zeros(bad.shape, dtype=bool)
     last[..., -1] = True
     if not bad.any() or (bad & ~last).any():
@@ -4192,15 +4275,31 @@ def _fixed_point_hint(args, i, bad, got, expected):
             f"At state {s} it is {got[s]:+.4g}: a one-step V-trace update (c_bar = 0) would move V({s}) "
             f"{'up' if got[s] > 0 else 'down'}.")
     clipped_ratio = np.minimum(rho_bar, pi / mu)
+    with np.errstate(all="ignore"):
+        ratios = clipped_ratio / clipped_ratio.sum(1, keepdims=True)  # the clipped ratios normalised, mu left out
+    fixed_point_where = ("V-trace's fixed point, in general, only where no weight is clipped (or all are clipped by one "
+                         f"factor); here rho_bar = {rho_bar:g} clips pi/mu = {(pi / mu).max():.3g}")
+    v_pi = f"Your V is V^pi, pi's own value. That is {fixed_point_where}."
+    v_ratios = ("Your V is the value of the clipped ratios min(rho_bar, pi/mu) normalised state by state as the policy, "
+                "mu left out: the correction averages those ratios under mu, so each action weighs mu(a|s) "
+                "min(rho_bar, pi/mu), not min(rho_bar, pi/mu) alone.")
+    weights = (" Normalise the weights min(rho_bar mu, pi) = mu(a|s) min(rho_bar, pi/mu) state by state (the policy "
+               "pi_rho_bar)")
+    fix_weights = _fix(weights + ", not the ratios min(rho_bar, pi/mu).")
+    if np.allclose(ratios, pi):  # (04b's one state: pi = 1 - mu on two actions, and the clipped ratios normalise to pi)
+        shown = lambda x: "(" + ", ".join(f"{v:.3g}" for v in x[s]) + ")"  # noqa: E731
+        v_pi = ("Your V is V^pi, pi's own value, which two slips give on this case. Either your V ignores the clip: "
+                f"V^pi is {fixed_point_where}. Or it normalises the clipped ratios min(rho_bar, pi/mu) state by state as the "
+                f"policy, mu left out: here those ratios, {shown(clipped_ratio)}, normalise to pi itself, "
+                f"{shown(pi)}, a coincidence of this case; the correction averages the ratios under mu, so each "
+                "action weighs mu(a|s) min(rho_bar, pi/mu)." + _fix(weights + ": the clip applied, and mu in the "
+                                                                         "weights."))
     slips = {
-        "Your V is V^pi, pi's own value. That is V-trace's fixed point, in general, only where no weight is clipped "
-        f"(or all are clipped by one factor); here rho_bar = {rho_bar:g} clips pi/mu = {(pi / mu).max():.3g}.": pi,
+        v_pi: pi,
         "Your V is V^mu, mu's own value: where TD(0) on mu's data stops, without the weights rho.": mu,
         "Your V uses the weights min(rho_bar mu, pi) as a policy without normalising them state by state (where a "
         "weight is clipped they sum to less than 1: a discount of its own).": mu * clipped_ratio,
-        "Your V weighs the actions by min(rho_bar, pi/mu), normalised: the correction averages those ratios under "
-        "mu, so each action's weight is mu(a|s) min(rho_bar, pi/mu).": clipped_ratio
-        / clipped_ratio.sum(1, keepdims=True),
+        v_ratios + fix_weights: ratios,
     }
     for what, nu in slips.items():
         with np.errstate(all="ignore"):
@@ -4526,6 +4625,10 @@ def _awr_hint(args, i, bad, got, expected):
                  "exp(A) / beta, the exponential divided by the temperature" + _fix(
                      ": the temperature divides the advantage inside the exp, exp(A / beta)"):
                      np.minimum(np.exp(A) / beta, max_w),
+                 "min(exp(A), max_weight) / beta, the clipped exponential divided by the temperature: beta divides "
+                 "exp(A), not A, and the clip comes before it" + _fix(
+                     ": the temperature divides the advantage inside the exp, exp(A / beta); clip that at max_weight, "
+                     "last"): np.minimum(np.exp(A), max_w) / beta,
                  "the weight is not clipped (a clip of the advantage, before the exp, does not bound it)" + _fix(
                      ": exp(A / beta) is clipped from above at max_weight"): np.exp(A / beta),
                  "the advantage clipped before the exp, not the weight" + _fix(": clip exp(A / beta) at max_weight"):
@@ -4679,11 +4782,14 @@ not depend on the carry for every step at once before it. No package function ma
 checker counts your ATen ops on 16 and 64 steps (as section 5's CountOps does).
 """, time_dim=0, results=("advantages", "returns"),
     probe=_ops_per_step(lambda T: _cleanrl_probe_inputs(T), 16, 64, budget=6, how=(
-        "Each op costs several µs on a CPU whatever its size (section 5): compute what does not depend on the "
-        "carry, δ_t and the factor γλ(1 - done) of every step, with whole-tensor ops before the loop, and keep "
-        "only the recurrence in it (an indexing such as x[t] counts as an op, a write advantages[t] = ... as "
-        "two).")),
+        "Each op costs about a microsecond or more on a CPU whatever its size (section 5 printed this machine's "
+        "figure): compute what does not depend on the carry, δ_t and the factor γλ(1 - done) of every step, "
+        "with whole-tensor ops before the loop, and keep only the recurrence in it (an indexing such as x[t] "
+        "counts as an op, a write advantages[t] = ... as two).")),
     window_end="the rollout's last step (it bootstraps from next_value, unless next_done says the episode ended)",
+    ordinary="An ordinary step, and every step your loop reached before it is right (it runs backwards in time, "
+             "from the rollout's last step): check what your code computes for that step, in the loop and in the "
+             "whole-tensor ops before it (its delta_t, which step's dones it reads, the decay gamma * gae_lambda).",
     hint=lambda args, i, bad, got, expected: _cleanrl_hint(args, i, bad, got, expected))
 def _lean_loop_cases(d):
     return _cleanrl_rollouts(d)
@@ -4998,6 +5104,9 @@ exercise), with no Python loop over the steps: the checker runs it on 16 and 64 
                              "Python does not grow with the rollout's length (build terminated with slicing and "
                              "torch.cat)"),
     window_end="the rollout's last step (it bootstraps from next_value, unless next_done says the episode ended)",
+    ordinary="An ordinary step, and every step after it in time is right (rl.gae scans backwards from the rollout's "
+             "last step): check what your code hands rl.gae at that step (its terminated flag, from dones one step "
+             "on; its rewards and values) and what it makes of rl.gae's result there.",
     hint=lambda args, i, bad, got, expected: _cleanrl_hint(args, i, bad, got, expected))
 def _cleanrl_cases(d):
     return _cleanrl_rollouts(d)

@@ -690,6 +690,10 @@ def wrong_answers(name: str):
              _n_step_with(counts_ends=False)),
             ("the scan form without V(s_{t+n}), the window's end's bootstrap kept (a round-6 review's case)",
              _n_step_with(bootstrap=False)),
+            ("the flags' cumsum without its 0 in front: t + 1 .. t + n counted, one step late (a later review's case)",
+             _n_step_with(no_zero_in_front=True)),
+            ("the terminations of t - 1 .. t + n - 1 counted, ends[t + n] - ends[t - 1] (a later review's case)",
+             _n_step_with(from_t_minus_1=True)),
         ],
         "transposed_scan": [("a_t, not a_{t-1}", _transposed_no_shift), ("a_{t+1}", _transposed_wrong_shift)],
         "gae_pairs": [
@@ -724,6 +728,8 @@ def wrong_answers(name: str):
                     ("(1 - term) multiplied in a and b (0 * NaN in the step's own b: the harness's reset at a = 0 "
                      "cannot select it away)", _retrace_multiplied)],
         "vtrace_pg": [("vs_t for vs_{t+1}", _pg_same_step), ("no bootstrap at the window's end", _pg_no_window_end),
+                      ("y (vs_t) for y_in at every step, the window's last too (a later review's case: every "
+                       "element wrong)", _pg_y_everywhere),
                       ("the advantage's sign flipped (a formula wrong at every step)", _pg_negated),
                       ("the ratio not clipped (a later review's case)", _pg_unclipped),
                       ("the ratio clipped at c_bar (a later review's case)", _pg_clipped_at_c_bar),
@@ -808,7 +814,9 @@ def wrong_answers(name: str):
                         ("exp(A): no temperature (the fourth review's case)", _awr_no_beta),
                         ("clipped from below too, at 1 / max_weight (the ninth review's case)", _awr_clipped_both_ways),
                         ("exp(A) / beta (a later review's case)", _awr_exp_over_beta),
-                        ("clamped to [1, max_weight] (a later review's case)", _awr_clamped_at_1)],
+                        ("clamped to [1, max_weight] (a later review's case)", _awr_clamped_at_1),
+                        ("min(exp(A), max_weight) / beta: clipped, then divided (a later review's case)",
+                         _awr_clipped_then_over_beta)],
         "segment_carries": [("composed from the segments before (the forward scan's order)", _carries_from_before),
                             ("a reset multiplied by 0 (0 * NaN leaks)", _carries_multiplied),
                             ("each segment's own map applied (one segment off)", _carries_own_map),
@@ -881,6 +889,10 @@ W_SAYS = {
     ("awr_weights", "exp(A) / beta (a later review's case)"):
         ("Hint: These are AWR's weights with a slip: exp(A) / beta, the exponential divided by the temperature.",
          "The temperature divides the advantage inside the exp, exp(A / beta)."),
+    ("awr_weights", "min(exp(A), max_weight) / beta: clipped, then divided (a later review's case)"):
+        ("Hint: These are AWR's weights with a slip: min(exp(A), max_weight) / beta, the clipped exponential divided "
+         "by the temperature", "The temperature divides the advantage inside the exp, exp(A / beta); clip that at "
+                               "max_weight, last."),
     ("awr_weights", "exp(A): no temperature (the fourth review's case)"):
         ("Hint: These are AWR's weights with a slip: exp(A) without the temperature.", "Divide the advantage by beta."),
     ("block_scan", "a forward scan, and last_value left out (two slips at once: the tenth review's case)"):
@@ -1015,10 +1027,44 @@ W_SAYS = {
     ("vtrace_floor_bytes", "an input left out (next_values)"):
         "one tensor of elem_bytes per step is missing: one of the four float inputs",
     ("vtrace_fixed_point", "V^pi: the clip ignored"):
-        "one state (as in 04b, section 1: pi/mu > 1 on action 0), gamma = 0.9, rho_bar = 1: at index (0,) expected 0, got "
-        "-0.12 (1 of 1 elements wrong)\nHint: Your V is V^pi, pi's own value. That is V-trace's fixed point, in general, "
-        "only where no weight is clipped (or all are clipped by one factor); here rho_bar = 1 clips pi/mu = 4. The checker holds no answer to compare "
-        "with",
+        # (on 04b's one state the clipped ratios, mu left out, normalise to pi itself: both slips are named)
+        ("one state (as in 04b, section 1: pi/mu > 1 on action 0), gamma = 0.9, rho_bar = 1: at index (0,) expected 0, "
+         "got -0.12 (1 of 1 elements wrong)\nHint: Your V is V^pi, pi's own value, which two slips give on this case. "
+         "Either your V ignores the clip: V^pi is V-trace's fixed point, in general, only where no weight is clipped (or "
+         "all are clipped by one factor); here rho_bar = 1 clips pi/mu = 4. Or it normalises the clipped ratios "
+         "min(rho_bar, pi/mu) state by state as the policy, mu left out: here those ratios, (1, 0.25), normalise to pi "
+         "itself, (0.8, 0.2), a coincidence of this case",
+         "Normalise the weights min(rho_bar mu, pi) = mu(a|s) min(rho_bar, pi/mu) state by state (the policy "
+         "pi_rho_bar): the clip applied, and mu in the weights."),
+    ("vtrace_fixed_point", "the clipped ratios normalised as the policy (mu left out)"):
+        ("Or it normalises the clipped ratios min(rho_bar, pi/mu) state by state as the policy, mu left out: here those "
+         "ratios, (1, 0.25), normalise to pi itself, (0.8, 0.2), a coincidence of this case",
+         "Normalise the weights min(rho_bar mu, pi) = mu(a|s) min(rho_bar, pi/mu) state by state"),
+    ("vtrace_pg", "vs_t for vs_{t+1}"):
+        ("Hint: These are the policy-gradient advantages with a slip: your v_next is y where y_in belongs, inside the "
+         "window (at its last step you read next_values, which is right). y is vs_t, the scan's value at step t itself",
+         "v_next = y_in inside the window, next_values at its last step: tl.where(t == T - 1, next_values, y_in)."),
+    ("vtrace_pg", "y (vs_t) for y_in at every step, the window's last too (a later review's case: every element wrong)"):
+        ("vtrace_pg, shape (1, 5): the error starts (in scan order) at index (0, 4) expected 3.50356, got 4.24266 (5 of "
+         "5 elements wrong)\nHint: These are the policy-gradient advantages with a slip: your v_next is y where y_in "
+         "belongs, at every step (at the window's last one, next_values belongs). y is vs_t",
+         "v_next = y_in inside the window, next_values at its last step: tl.where(t == T - 1, next_values, y_in)."),
+    ("vtrace_kernel", "pg reads vs_t, not vs_{t+1}"):
+        ("result 1 (pg_advantages): the error starts (in scan order) at index (0, 3) expected -0.117867, got 0.475595 "
+         "(4 of 5 elements wrong)\nHint: Your pg reads vs at step t itself, vs_t, where vs_{t+1} belongs",
+         "Read vs one step on (offs + 1) inside the window, next_values at its last step"),
+    ("n_step_returns", "the flags' cumsum without its 0 in front: t + 1 .. t + n counted, one step late (a later "
+                       "review's case)"):
+        ("Hint: This is the n-step return with a slip: the terminations it counts are those of t + 1 .. t + n, a window "
+         "one step late", "Count the flags of t .. t + n - 1, ends[t + n] - ends[t] with ends = "
+                          "torch.cumsum(torch.nn.functional.pad(terminated.float(), (1, 0)), 1)"),
+    ("n_step_returns", "the terminations of t - 1 .. t + n - 1 counted, ends[t + n] - ends[t - 1] (a later review's "
+                       "case)"):
+        ("Hint: This is the n-step return with a slip: the terminations it counts are those of t - 1 .. t + n - 1, n + 1 "
+         "flags from one step early", "Count the flags of t .. t + n - 1, ends[t + n] - ends[t]"),
+    ("n_step_returns", "one step too many"):
+        "Hint: An ordinary step, and the later steps of its row are right: check what your code computes at that step "
+        "(the terminations it counts, those of t .. t + n - 1;",
     ("returns_autograd", "term_t for term_{t-1} in the backward"):
         ("Hint: that step is an episode end. Your backward is off by one step: its multiplier at step t uses step "
          "t's own term_t.",
@@ -1593,6 +1639,11 @@ def _pg_same_step(X, P, offs, t, m, T, y, y_in):
 
 
 @triton.jit
+def _pg_y_everywhere(X, P, offs, t, m, T, y, y_in):  # y (vs_t) for v_next, the window's last step included
+    return _pg(X, P, offs, t, m, T, y, y_in, False, False)
+
+
+@triton.jit
 def _pg_no_window_end(X, P, offs, t, m, T, y, y_in):
     return _pg(X, P, offs, t, m, T, y, y_in, True, False)
 
@@ -1737,6 +1788,11 @@ def _awr_clamped_at_1(X, P, offs, m):  # tl.clamp(w, 1, max_weight): a floor at 
 @triton.jit
 def _awr_exp_over_beta(X, P, offs, m):  # exp(A) / beta: the temperature outside the exp
     return tl.minimum(tl.exp(tl.load(X[0] + offs, mask=m, other=0.0)) / P[0], P[1])
+
+
+@triton.jit
+def _awr_clipped_then_over_beta(X, P, offs, m):  # the clip first, then exp(A) / beta: every weight off at beta != 1
+    return tl.minimum(tl.exp(tl.load(X[0] + offs, mask=m, other=0.0)), P[1]) / P[0]
 
 
 @triton.jit
@@ -2609,13 +2665,17 @@ def _n_step_with_a_loop_over_time(rewards, next_values, terminated, gamma, n):
     return G
 
 
-def _n_step_with(flags_past=0, window_test=True, counts_ends=True, bootstrap=True):
+def _n_step_with(flags_past=0, window_test=True, counts_ends=True, bootstrap=True, no_zero_in_front=False,
+                 from_t_minus_1=False):
     """n_step_returns' solution with a review's slip: ``flags_past`` 1 counts the terminations of
     t .. t + n, one flag too many (where step t + n terminates, S_t is kept whole, summed on to
     r_{t+n}, in place of the bootstrap); ``window_test`` False leaves out its `t + n < T` test (where
     fewer than n steps are left, it takes the window's last step for the step n on); ``counts_ends``
     False counts no termination in the n steps (S_t - gamma^n (S_{t+n} - V) across an episode end);
-    ``bootstrap`` False leaves out V(s_{t+n}) after the n steps (S_t - gamma^n S_{t+n}), the window's end's kept."""
+    ``bootstrap`` False leaves out V(s_{t+n}) after the n steps (S_t - gamma^n S_{t+n}), the window's end's kept;
+    ``no_zero_in_front`` takes the flags' cumsum without its 0 in front (ends[i] - ends[t] then counts
+    t + 1 .. t + n: one step late); ``from_t_minus_1`` counts from ends[t - 1] (t - 1 .. t + n - 1, from one
+    step early; at t = 0, ends[-1], the row's total)."""
     def n_step_returns(rewards, next_values, terminated, gamma, n):
         B, T = rewards.shape
         last = torch.zeros_like(rewards, dtype=torch.bool)
@@ -2624,7 +2684,11 @@ def _n_step_with(flags_past=0, window_test=True, counts_ends=True, bootstrap=Tru
                            rewards + torch.where(last & ~terminated, gamma * next_values, 0.0))
         ends = torch.cumsum(torch.cat([torch.zeros(B, 1, device=rewards.device), terminated.to(rewards.dtype)], 1), 1)
         t = torch.arange(T, device=rewards.device)
-        runs_on = ends[:, torch.clamp(t + n + flags_past, max=T)] - ends[:, t] == 0
+        if no_zero_in_front:  # (Hint 4's ends without its F.pad: ends[:, i] - ends[:, t], i = min(t + n, T - 1))
+            ends = torch.cumsum(terminated.to(rewards.dtype), 1)
+            runs_on = ends[:, torch.clamp(t + n, max=T - 1)] - ends[:, t] == 0
+        else:
+            runs_on = ends[:, torch.clamp(t + n + flags_past, max=T)] - ends[:, t - 1 if from_t_minus_1 else t] == 0
         runs_on |= not counts_ends
         runs_on &= (t + n < T) if window_test else True
         S_n = torch.where(runs_on, S[:, torch.clamp(t + n, max=T - 1)], torch.zeros_like(S))
@@ -3258,6 +3322,23 @@ def test_a_hint_at_an_ordinary_middle_step_names_only_that():
     assert re.search(r"shape \(1, 5\): the error starts \(in scan order\) at index \(0, 2\)", msg), msg
     assert "Hint: An ordinary step" in msg and "its pair (a_t, b_t)" in msg, msg
     assert not [w for w in _WRONG_HINTS if w in msg.split("Hint:")[1]], msg  # gae_pairs has no combine
+
+
+@pytest.mark.parametrize("name", ["n_step_returns", "lean_gae_loop", "cleanrl_advantages"])
+def test_an_ordinary_step_hint_speaks_of_pairs_only_where_the_student_writes_them(name):
+    """A review: n_step_returns (tensor ops), lean_gae_loop (a loop) and cleanrl_advantages (a call of
+    rl.gae) have a scan's hint positions but no pairs (a_t, b_t) of the student's: the ordinary-step
+    hint says what their code computes there instead."""
+    s = solution(name)
+
+    def off_at_one_step(*args):  # one ordinary step wrong (time is the last dim, or the first: time_dim)
+        out = s(*args)
+        first = (out[0] if isinstance(out, tuple) else out).clone()
+        first[(3, 0) if name != "n_step_returns" else (0, 2)] += 1.0
+        return (first, *out[1:]) if isinstance(out, tuple) else first
+
+    msg = _failure(name, off_at_one_step)
+    assert "Hint: An ordinary step" in msg and "(a_t, b_t)" not in msg and "in your combine" not in msg, msg
 
 
 def test_a_hint_at_a_truncation_names_the_truncation_and_nothing_else():
