@@ -295,12 +295,12 @@ print(inspect.getsource(getattr(scan.combine, "fn", scan.combine)))
 # `(a2, b2, k2)` is the run after it in scan order, one step or several in a tree scan. The flags
 # combine by OR (`k1 | k2`), so a run resets if any of its steps does.
 #
-# **A worked example first.** Four steps in scan order, numbered 1 to 4 by their position in the
-# scan (in a reverse scan, scan position 1 is the last step in time). They are composed one at a
-# time from the first. Step 3 resets. Step 2's $b$ is a NaN, a bad reward in the episode that
-# step 3 cuts off. Write
-# $\kappa$ for the reset flag (`k` in the code). The table prints the running triple
-# $(A, B, \kappa)$, then the running $B$ when a reset is a multiplication by $a = 0$ instead:
+# **A worked example first.** Four steps, $t = 0, \dots, 3$, composed one at a time in scan
+# order: a reverse scan starts from the last step, $t = 3$. The episode ends at $t = 1$, so step 1
+# resets. Step 2's $b$ is a NaN: a bad reward in the *next* episode, later in time, which the reset
+# at $t = 1$ must keep out of steps 1 and 0. Write $\kappa$ for the reset flag (`k` in the code).
+# The table prints the running triple $(A, B, \kappa)$, then the running $B$ when a reset is a
+# multiplication by $a = 0$ instead:
 
 # %%
 def combine_np(first, then):
@@ -309,22 +309,24 @@ def combine_np(first, then):
     return (a2 if k2 else a2 * a1, b2 if k2 else b2 + a2 * b1, k1 or k2)
 
 
-four = [(0.5, 1.0, False), (0.5, np.nan, False), (0.5, 3.0, True), (0.5, 4.0, False)]
+four = [(0.5, 1.0, False), (0.5, np.nan, False), (0.5, 3.0, True), (0.5, 4.0, False)]  # t = 3, 2, 1, 0
 run, run_mult = four[0], four[0][:2]
-print("step  (a, b, κ)             running (A, B, κ), select     running B, multiply by a = 0")
+print("   t  (a, b, κ)             running (A, B, κ), select     running B, multiply by a = 0")
 for i, step in enumerate(four):
     if i:
         run = combine_np(run, step)
         a2 = 0.0 if step[2] else step[0]  # the reset as a multiplication
         run_mult = (a2 * run_mult[0], step[1] + a2 * run_mult[1])
-    print(f"{i + 1:>4}  {str(step):<22}  {str(run):<28}  {run_mult[1]}")
+    print(f"{3 - i:>4}  {str(step):<22}  {str(run):<28}  {run_mult[1]}")
 assert run == (0.25, 5.5, True) and np.isnan(run_mult[1])
 
 # %% [markdown]
-# * After step 3, the running map is step 3's own, $y \mapsto 3$. The select dropped everything
-#   before it, the NaN included. Its $A = 0.5$ is never used, since $\kappa$ is set.
-# * Step 4 then gives $B = 4 + 0.5 \cdot 3 = 5.5$ and $A = 0.25$, still unused.
-# * Multiplying instead gives $3 + 0 \cdot \text{NaN} = \text{NaN}$ at step 3, and NaN ever after.
+# * At $t = 1$, the running map becomes step 1's own, $y \mapsto 3$. The select dropped the run
+#   applied first, steps 3 and 2, the NaN included. Its $A = 0.5$ is never used, since $\kappa$
+#   is set.
+# * Step 0 then gives $B = 4 + 0.5 \cdot 3 = 5.5$ and $A = 0.25$, still unused.
+# * Multiplying instead gives $3 + 0 \cdot \text{NaN} = \text{NaN}$ at $t = 1$, and at every
+#   earlier step after it.
 #
 # Is the combine with the flag still associative? Read a triple $(a, b, \kappa)$ as the map
 # $y \mapsto b$ if $\kappa$ is set, else $y \mapsto a y + b$. The combine composes these maps, and
@@ -332,7 +334,7 @@ assert run == (0.25, 5.5, True) and np.isnan(run_mult[1])
 #
 # <details><summary>Details: the same triple, not only the same map (the algebra)</summary>
 #
-# Two triples can describe the same map, since $a$ is unused once $\kappa$ is set (step 3's $A$
+# Two triples can describe the same map, since $a$ is unused once $\kappa$ is set (step 1's $A$
 # above). So a combine could store $a_2$ or $a_2 a_1$ where $\kappa_2$ is set, and no output would
 # change. This one stores $a_2$. The algebra below shows that, with that choice, both groupings
 # give the same triple, not only the same map: that stronger property is what the checkers test.
@@ -539,6 +541,11 @@ print("linear_scan matches the loop, reverse and forward")
 # Its multiplier at step $t$ is $a_{t-1}$, the multiplier of the step before. So the gradient is a
 # forward scan of the pairs $(a_{t-1}, dy_t)$. This is called the **transposed scan**. The package
 # runs it with the same kernel and `reverse=False`.
+#
+# One caveat at an episode end. There $a_t = 0$ is read as a reset, yet
+# $\partial L/\partial a_t = g_t\,y_{t+1}$ still reads $y_{t+1}$, the next episode's value. A NaN
+# there makes that one gradient NaN. The earlier episode's values $y$, and $\partial L/\partial b$,
+# stay clean.
 #
 # **By hand, $T = 3$.** Unroll the loop and read off the coefficients:
 #

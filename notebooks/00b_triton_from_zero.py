@@ -44,8 +44,8 @@
 #
 # * Write the function in the starter's cell, then run the `exercises.attempt` cell after it.
 # * A wrong answer prints `WRONG.`, the failing case, the element where the error starts, and a
-#   hint. When the hint recognizes your mistake, it names the mistake but holds back the fix.
-#   `print(exercises.fix(name))` shows the fix.
+#   hint. When the hint recognizes your mistake, it names it, and mostly leaves the fix to you
+#   (some mistakes are named by their fix). `print(exercises.fix(name))` shows the fix.
 # * Four folded hints follow each task. Open them in order, and only when you are stuck.
 # * Your kernel must write the answer itself. The checker refuses numbers computed or patched up
 #   in PyTorch.

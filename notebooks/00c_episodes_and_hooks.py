@@ -673,8 +673,9 @@ print(inspect.getsource(getattr(returns._returns_prologue, "fn", returns._return
 # * **`step(...)`** loads the step's γ, λ and three flags. `term` marks a termination. `done`
 #   marks any episode end: a termination, a truncation or the window's last step. `valid` marks a
 #   step that is not padding. The package calls this prologue with λ = 1, so `gamma * lam` is γ
-#   here. That way GAE's and TD(λ)'s prologues have the same shape. `ahead` matters only for calls
-#   with a `mask`. `ACC` is the arithmetic dtype.
+#   here. That way GAE's and TD(λ)'s prologues have the same shape. Two arguments can be ignored
+#   here: `ahead`, used only when a call passes a `mask`, and `ACC`, the dtype the arithmetic
+#   runs in.
 # * **`REWARDS`, `VALUES`, `NEXT_VALUES`, ...** are `tl.constexpr` indices into `X`. Each name
 #   says what its slot holds.
 # * **`b = r + tl.where(done & ~term, gamma * v_next, 0.0)`**: at a truncation or the window's last
@@ -722,7 +723,8 @@ if adv_tm is None:
     print("not attempted yet")
 else:
     assert adv_tm.shape == (600, 2), f"advantages of shape {tuple(adv_tm.shape)}: expected (T, B) = (600, 2)"
-    np.testing.assert_allclose(adv_tm.T.cpu().numpy(), expected, rtol=1e-4, atol=1e-5)
+    ok = np.allclose(adv_tm.T.cpu().numpy(), expected, rtol=1e-4, atol=1e-5)
+    assert ok, "right shape, wrong values: did you pass time_dim=0? Without it, each of 600 rows is 2 steps"
     print("time-major rl.gae == the loop")
 
 # %% [markdown]

@@ -179,9 +179,8 @@ exercises.attempt("strided_scan", strided_scan)
 # * With $-\infty$ as the identity's $c$, a tiny $\gamma$ (0.01, say) can make $g$ underflow to 0.
 #   Then $0 \cdot (-\infty)$ is NaN, and the interpreter prints NumPy's `RuntimeWarning: invalid
 #   value encountered in multiply`. It is harmless where that NaN never reaches the output. That is
-#   the case in a lane selected away by `tl.where`. In an operand of `tl.maximum` it is harmless in
-#   practice: the interpreter and NVIDIA GPUs return the other operand, though Triton's docs do
-#   not promise it for the default `propagate_nan`.
+#   the case in a lane selected away by `tl.where`, and in practice in an operand of `tl.maximum`,
+#   which returns the other operand (on the interpreter and NVIDIA GPUs alike).
 #
 # </details>
 #

@@ -273,6 +273,10 @@ print(f"3 x 1000: relative error {long_err:.1e}")
 # | `m` | the in-bounds mask |
 # | `T` | the row length |
 #
+# Every input is loaded at `offs`, but not every input's entry $t$ describes step $t$:
+# `next_values[t]` is $V(s_{t+1})$, for one. The glossary's table "Which step entry $t$ holds"
+# ([Names and signatures](GLOSSARY.md#names-and-signatures)) lists them all.
+#
 # The harness follows four rules, all visible in its kernel printed below:
 #
 # * `t` is the global time index, from 0 to T-1, not the index inside the chunk.

@@ -311,7 +311,8 @@ print(inspect.getsource(getattr(episode.step, "fn", episode.step)))  # what `ste
 print(inspect.getsource(getattr(returns._returns_prologue, "fn", returns._returns_prologue)))
 
 # %% [markdown]
-# **Exercise `gae_prologue`.** This is section 2's `gae_pairs` as a Triton hook. Write GAE's
+# **Exercise `gae_prologue`** (optional: the package's own hook form, which no later exercise
+# uses; do it to read the package). This is section 2's `gae_pairs` as a Triton hook. Write GAE's
 # prologue, `gae_prologue(X, SX, P, row, t, m, T, ACC)`, in the package's form. The checker runs
 # `rl.gae` with your prologue in place of the package's (`exercises.package_prologue`).
 #

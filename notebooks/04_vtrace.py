@@ -217,8 +217,10 @@ for fn in (vtrace._step, vtrace._vtrace_prologue, vtrace._vtrace_epilogue):
 # Points worth noticing:
 #
 # * **It scans $v_t$, not $v_t - V_t$.** IMPALA's reference code accumulates $v_t - V_t$, which
-#   assumes $V'_t = V_{t+1}$. That is false at a truncation with a real `next_values`, and across
-#   padding. With $V_t$ and $-\gamma_t c_t V'_t$ in $b_t$, the carried value is $v_{t+1}$ itself.
+#   assumes $V'_t = V_{t+1}$ at every step that does not reset. That fails across padding, and
+#   wherever the next values are not `values[t+1]` inside an episode. (IMPALA's code has no
+#   truncation flag either: it cannot cut the trace at a time limit and keep the bootstrap.) With
+#   $V_t$ and $-\gamma_t c_t V'_t$ in $b_t$, the carried value is $v_{t+1}$ itself.
 # * **The advantage reads `y_in`.** The scan hands the epilogue $y_t$ and the value it combined
 #   with, $y_{t+1}$, which is $v_{t+1}$. So one pass gives both outputs. At an episode end,
 #   `tl.where(done, v_next, y_in)` switches to $V'_t$.
@@ -230,9 +232,10 @@ for fn in (vtrace._step, vtrace._vtrace_prologue, vtrace._vtrace_epilogue):
 # * `_step` gets the coefficients and flags through `episode.step`, shared with GAE and TD(λ).
 # * IMPALA's reference code (and most ports) accumulate
 #   $v_t - V_t = \rho_t\delta_t + \gamma_t c_t (v_{t+1} - V_{t+1})$ and add $V$ at the end. The
-#   rewrite silently assumes $V'_t = V_{t+1}$. Across padding that fails because the next
-#   *unpadded* step is not $t+1$. Scanning $v_t$ needs neither assumption, and no value is read
-#   twice.
+#   rewrite drops the term $\gamma_t c_t (V_{t+1} - V'_t)$, so it assumes $V'_t = V_{t+1}$ wherever
+#   the trace runs on. Where the trace is cut (a reset), that term is multiplied by 0 and the
+#   rewrite is exact. Across padding it fails, because the next *unpadded* step is not $t+1$.
+#   Scanning $v_t$ needs no such assumption, and no value is read twice.
 # * After padding, `y_in` is the next unpadded step's value.
 # * `log_rhos` is loaded, exponentiated and clipped in the prologue. `vs` is a regression target,
 #   and `pg_advantages` multiplies $\nabla\log\pi$ in the loss.
@@ -848,7 +851,7 @@ print(inspect.getsource(getattr(exercises.vtrace_prologue, "fn", exercises.vtrac
 #    "accumulate $v_t - V_t$" loop of the profiler (`profile.op("vtrace").loop(x, p)`: `x` a dict
 #    of the inputs by name, as `profile.op("vtrace").make` builds it, `p` one of the parameters,
 #    `{"gamma": ..., "lambda_": ...}`; it takes no `truncated`) next to `rl.vtrace`. Which steps
-#    differ, and why?
+#    differ? Is that the $v - V$ rewrite's fault, or the missing `truncated` flag's?
 # 3. Lower `pg_rho_bar` to 0.5, keeping `rho_bar = 1`. Which output changes, and which does not?
 #    Why would IMPALA want separate clips for the critic's target and the policy gradient?
 
@@ -868,8 +871,8 @@ print(inspect.getsource(getattr(exercises.vtrace_prologue, "fn", exercises.vtrac
 #   \rho_t\delta_t - [\lnot\text{done}_t]\,\gamma_t c_t V'_t$, reset at episode ends.
 # * Two clipped weights come from `log_rhos`. $\rho_t = \min(\bar\rho, \pi/\mu)$ sets which value
 #   `vs` converges to. $c_t = \lambda_t\min(\bar c, \pi/\mu)$ sets how far a TD error travels.
-# * Scanning $v_t - V_t$, as IMPALA's code does, assumes $V'_t = V_{t+1}$. That is wrong at a
-#   truncation with real `next_values`, and across padding.
+# * Scanning $v_t - V_t$, as IMPALA's code does, assumes $V'_t = V_{t+1}$ wherever the trace runs
+#   on: wrong across padding, and with next values that are not `values[t+1]`.
 # * `pg_advantages` come from the same pass (the epilogue reads $v_{t+1}$ as `y_in`). They follow
 #   rlax. At λ = 1 they are the IMPALA paper's advantage, and below 1 they differ from it.
 #   `log_rhos` gets no gradient.

@@ -77,7 +77,8 @@ rng = np.random.default_rng(41)
 #
 # * No weight is clipped, because $\bar\rho \ge \max_a \pi(a)/\mu(a)$. Then
 #   $\min(\bar\rho\,\mu, \pi) = \pi$.
-# * Every action of $\pi$ is clipped by the same factor, because $\pi/\mu$ is constant where
+# * Every action of $\pi$ is clipped alike: $\pi/\mu$ is the same constant $k$ wherever $\pi > 0$,
+#   and $\bar\rho < k$. Then $\min(\bar\rho\,\mu, \pi) = \bar\rho\,\mu = (\bar\rho/k)\,\pi$ wherever
 #   $\pi > 0$. An example is on-policy ($\mu = \pi$) with $\bar\rho < 1$. Every weight is clipped
 #   to $\bar\rho$, and $\min(\bar\rho\,\pi, \pi) = \bar\rho\,\pi$ normalises back to $\pi$.
 #

@@ -118,7 +118,8 @@ assert clip_fraction == 0.5
 np.testing.assert_allclose(approx_kl, 0.07443, atol=1e-5)
 
 # %% [markdown]
-# A clipped element contributes a constant, so its gradient is zero. That is the whole mechanism:
+# An element whose clipped term is the minimum contributes a constant, so its gradient is zero.
+# That is the whole mechanism:
 #
 # * Step 1's action is already 1.5 times more likely than under the old policy, and $\hat A > 0$.
 #   PPO stops pushing it up.
@@ -232,9 +233,10 @@ print("a sum is a scan: y_0 =", n(y)[0, 0])
 #
 # * `_partials_kernel` runs the elementwise hook over one tile. It writes one partial sum per
 #   statistic, such as the loss.
-# * `_finish_kernel` runs as a single program. It adds the partials **in program order** (program
-#   0's first, then program 1's, and so on). When one program covers every tile, that program
-#   finishes the sum itself (the `FINISH` flag).
+# * `_finish_kernel` runs as a single program. It adds the partials **in a fixed order**: a block
+#   of `BLOCK_P` partials at a time, each block summed by `tl.sum`'s fixed tree, the blocks in
+#   program order. When one program covers every tile, that program finishes the sum itself (the
+#   `FINISH` flag).
 #
 # The package's two kernels are long. The NumPy `two_stage_sum` below shows the idea. The next
 # cell prints only the three kernel lines that matter for the exercise `two_stage_mean`:
@@ -529,8 +531,9 @@ print(f"3 x 1000: relative error {long_err:.1e}")
 #   host and autograd work ([notebook 09, section 3](09_benchmarks.ipynb#3.-Wall-versus-GPU-time)).
 # * At the small shapes our loss and the "minimal autograd.Function" anchor tie: 270 against 272 µs
 #   at 16×128.
-# * A wall-time gap under 2×, as at 64×16384, is noise until a second measurement agrees. Notebook
-#   08, section 3, says how to read it.
+# * A wall-time gap under 2×, as at 64×16384 (ours slower in this run), is noise until a second
+#   measurement agrees. Here the second measurement reverses it: ours 234.8 against the anchor's
+#   276.6 µs. Notebook 08, section 3, says how to read such gaps.
 
 # %%
 h200 = profile.committed("ppo", missing_ok=True)  # the H200\'s table and chart, read by name: not measured here

@@ -437,6 +437,7 @@ for ax in (ax1, ax2):
     ax.plot(n(true_q), "k--", label="reward-only value")
     ax.set_xlabel("t")
     ax.legend(fontsize=8)
+plt.tight_layout()
 plt.show()
 
 # %% [markdown]

@@ -601,8 +601,9 @@ exercises.attempt("awac_weights", awac_weights)
 #    notebook 04's exercise `retrace` writes its target as a reverse scan. With it, check on a
 #    small example (noisy rewards) that with an exact $Q' = Q^\pi$ its mean is $Q^\pi$ although
 #    $\mu \ne \pi$, while the uncorrected λ = 0.5 target's mean is not. Then set
-#    $c_s = \lambda$ (no importance weight): is the mean still $Q^\pi$? What are the weights
-#    for, then?
+#    $c_s = \lambda$ (no importance weight; this is Harutyunyan et al.'s $Q^\pi(\lambda)$, not
+#    section 2's λ-return, which has no $-Q(s_{t+1}, a_{t+1})$ correction): is the mean still
+#    $Q^\pi$? Then make $Q'$ inexact (add a bias): what do the weights buy?
 # 3. With i.i.d. critic values, what fraction of dataset actions does CRR-binary keep with a max
 #    baseline over $K$ samples? Measure it for $K = 1, 2, 4, \dots, 64$ and compare with
 #    $1/(K+1)$.

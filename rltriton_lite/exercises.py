@@ -758,6 +758,16 @@ _A_LIST = ("(A list passed to a kernel: Triton takes a tuple of tensors (or numb
 _ERROR_HINTS = (  # (what the error says, where to look): the first that the error's text holds
     ("incorrect number of gradients", "(A backward returns one gradient per input of forward, in the order forward "
                                       "takes them: None for an input that needs none, such as a flag or gamma.)"),
+    ("appears to not have been used in the graph", "(An autograd error, not a Triton one: an input the checker "
+                                                    "differentiates never reached your output. Compute the output "
+                                                    "from the tensor you were given, not a detached copy, through "
+                                                    "your Function's apply.)"),
+    ("does not require grad", "(An autograd error, not a Triton one: the output has no graph. Call your Function "
+                              "through .apply(...), and mark the inputs that need a gradient with "
+                              "requires_grad=True.)"),
+    ("modified by an inplace operation", "(An autograd error, not a Triton one: a tensor saved for the backward "
+                                         "was written in place after forward saved it. Save a tensor that nothing "
+                                         "writes later, or a copy.)"),
     ("power of 2", "(A block's length, tl.arange(0, N)'s N, must be a power of 2: round it up with "
                    "triton.next_power_of_2 on the host and mask the lanes past the end.)"),
     ("has no attribute 'is_ptr'", _A_LIST),  # (the interpreter's words)

@@ -1194,6 +1194,17 @@ def test_a_backward_with_one_gradient_too_few_is_told_what_autograd_wants():
     assert "tl.where" not in str(e.value)
 
 
+def test_an_input_cut_from_the_graph_is_told_as_autograd_s_error_not_triton_s():
+    """A review: a Function applied to a detached copy of the rewards gave autograd's "not used in
+    the graph" with the operators' reminder (&, tl.where), which is not about autograd."""
+    returns = solution("returns_autograd").__globals__["Returns"]
+    with pytest.raises(RuntimeError, match=r"not have been used in the graph") as e:
+        exercises.check("returns_autograd",
+                        lambda r, d, g: returns.apply(r.detach().clone().requires_grad_(), d, g))
+    assert "An autograd error, not a Triton one" in str(e.value) and "not a detached copy" in str(e.value)
+    assert "tl.where" not in str(e.value)
+
+
 def test_a_fix_is_held_back_until_asked_for_and_forgotten_when_right():
     (fn,) = [f for w, f in wrong_answers("awr_weights") if w.startswith("exp(A * beta)")]
     with pytest.raises(AssertionError) as e:
