@@ -24,8 +24,8 @@
 # * **Needs:** Python, NumPy and PyTorch tensors. No GPU.
 # * **Minimum path:** sections 2–5 and 7 and the checked exercises `matrix_compose` and
 #   `chunked_reset_scan`; notebooks 00b, 00c and 01 build on them. In section 1 read the table and
-#   the sequential scan, and skim the two parallel scans' code (sections 3 and 5 run them). Skim
-#   section 6 (the package's call). The proofs in the folds and the open questions can wait.
+#   the sequential scan, and skim the parallel scans' code (sections 3 and 5 run them); skim
+#   section 6. The proofs in the folds and the open questions can wait.
 #
 # Every return and advantage in this course is a loop that runs **backwards in time**: discounted
 # returns, GAE, TD(λ), V-trace and the soft λ-returns of SAC. (PPO's and CRR's losses then read
@@ -36,19 +36,17 @@
 # Here $y_t$ is the value at step $t$, $b_t$ is what step $t$ adds (a reward, say), and $a_t$
 # scales the next value (a discount, say).
 #
-# A Python loop runs $T$ steps, each waiting for the one before. A GPU needs thousands of
-# independent pieces of work. Yet this loop can run in parallel. Each step is an *affine map*, and
-# composing affine maps is associative. This notebook shows why that is enough, and how
-# `rltriton_lite` turns it into one Triton kernel. Every claim is checked with an `assert`. New
-# words (scan, carry, chunk, warp, ...) are in the glossary, [`GLOSSARY.md`](GLOSSARY.md), with the
-# notebook that introduces each. Its [table of symbols](GLOSSARY.md#names-and-signatures) says what
-# each letter means ($a_t$, $A_t$, $\hat A_t$, $\rho_t$, ...).
+# A Python loop runs $T$ steps, each waiting for the one before, but a GPU needs thousands of
+# independent pieces of work. The loop can still run in parallel, because each step is an *affine
+# map* and composing affine maps is associative. This notebook shows why that is enough, and how
+# `rltriton_lite` turns it into one Triton kernel; an `assert` checks every claim. New words (scan,
+# carry, chunk, warp, ...) are in [`GLOSSARY.md`](GLOSSARY.md), and its
+# [table of symbols](GLOSSARY.md#names-and-signatures) says what each letter means ($a_t$, $A_t$,
+# $\hat A_t$, $\rho_t$, ...).
 #
-# Without a GPU, the kernels run on the CPU in the Triton interpreter. The next cell switches it on
-# before it imports the package. The package's functions default to `backend="auto"`, which picks
-# the Triton kernel on a GPU and the PyTorch path on a CPU. (The interpreter checks the kernels. It
-# is never the fast path.) So where these notebooks mean the kernel, they pass `backend=KERNEL`,
-# which runs it on any machine:
+# Without a GPU, the next cell runs the kernels on the CPU in the Triton interpreter, a check that
+# is never the fast path. The default `backend="auto"` picks the Triton kernel on a GPU but the
+# PyTorch path on a CPU, so where these notebooks mean the kernel they pass `backend=KERNEL`:
 
 # %%
 import inspect
@@ -76,8 +74,8 @@ print("kernels run", "compiled on " + torch.cuda.get_device_name() if DEVICE == 
 #
 # A *scan* (prefix sum) of $x_0, \dots, x_{n-1}$ under an operator $\oplus$, such as $+$, returns
 # every prefix: $x_0,\; x_0 \oplus x_1,\; \dots,\; x_0 \oplus \dots \oplus x_{n-1}$. In this
-# *inclusive* scan, prefix $i$ includes $x_i$. In an *exclusive* scan, it stops at $x_{i-1}$. There
-# are three ways to compute a scan:
+# *inclusive* scan, prefix $i$ includes $x_i$; an *exclusive* scan stops at $x_{i-1}$. Three ways
+# to compute it:
 #
 # | algorithm | work (operations) | depth (parallel steps) |
 # |---|---|---|
@@ -132,7 +130,7 @@ print(x, "->", scan_sequential(x, add))
 
 # %% [markdown]
 # Sums commute ($u + v = v + u$), so they cannot catch operands combined in the wrong order.
-# Joining strings is associative but not commutative. On strings, every scan must give the
+# Joining strings is associative but not commutative, so on strings every scan must give the
 # prefixes in order.
 
 # %%
@@ -146,30 +144,27 @@ print(prefixes[-1])
 # %% [markdown]
 # > **In short.**
 # >
-# > * *Idea:* A scan returns every prefix of a list under an operator $\oplus$, and Hillis–Steele
-# >   and Blelloch compute the prefixes in parallel by regrouping.
-# > * *Rule:* Regrouping gives the same prefixes exactly when $\oplus$ is associative, and the
-# >   operands must stay in their order.
-# > * *Trap:* Checking a scan only on sums, which commute and so cannot catch operands combined in
-# >   the wrong order.
+# > * *Idea:* A scan returns every prefix; Hillis–Steele and Blelloch regroup to run in parallel.
+# > * *Rule:* Regrouping is safe exactly when $\oplus$ is associative; operands keep their order.
+# > * *Trap:* Testing a scan only on sums, which commute and so hide order mistakes.
 
 # %% [markdown]
 # ## 2. One step of the loop is an affine map
 #
-# Step $t$ turns the next value, $y_{t+1}$, into $y_t$. It is the *affine map*
-# $f_t(y) = a_t\,y + b_t$. Apply step $t+1$ first, then step $t$, and the result is again affine:
+# Step $t$ turns the next value, $y_{t+1}$, into $y_t$ by the *affine map* $f_t(y) = a_t\,y + b_t$.
+# Applying step $t+1$ first, then step $t$, gives again an affine map:
 #
 # $$f_t(f_{t+1}(y)) = a_t(a_{t+1} y + b_{t+1}) + b_t = (a_t a_{t+1})\,y + (b_t + a_t b_{t+1}).$$
 #
-# So an affine map is a pair $(a, b)$. We write the operator on pairs **in the order the maps are
-# applied**, the left operand first:
+# So an affine map is a pair $(a, b)$, and we write the operator on pairs **in the order the maps
+# are applied**, the left operand first:
 #
 # $$(a_1, b_1) \oplus (a_2, b_2) = (a_2 a_1,\; b_2 + a_2 b_1), \qquad \text{the map } y \mapsto a_2(a_1 y + b_1) + b_2.$$
 #
-# Its identity is $(1, 0)$, the map that changes nothing. Every scan in this course uses this
-# order. In a scan, the first argument is the run of steps nearer the start of the list, and it is
-# applied first. The operator is not commutative, so the order matters. But it is associative, and
-# that is all a scan needs. The next cell checks associativity and the identity on random pairs:
+# Its identity is $(1, 0)$. Every scan in this course uses this order: the first argument is the
+# run nearer the start of the list, applied first. The operator is not commutative, so the order
+# matters, but it is associative, which is all a scan needs. The next cell checks associativity
+# and the identity on random pairs:
 
 # %%
 def combine(first, then):
@@ -190,7 +185,7 @@ for p in pairs[:, 0]:
 print("associative on 1000 random triples; (1, 0) is the identity")
 
 # %% [markdown]
-# The numbers only test it. Two lines of algebra prove it. Both groupings give the same pair:
+# The numbers only test it; two lines of algebra prove it. Both groupings give the same pair:
 #
 # $$\big((a_1, b_1) \oplus (a_2, b_2)\big) \oplus (a_3, b_3) = (a_2 a_1,\; b_2 + a_2 b_1) \oplus (a_3, b_3)
 #   = (a_3 a_2 a_1,\; b_3 + a_3 b_2 + a_3 a_2 b_1),$$
@@ -198,34 +193,30 @@ print("associative on 1000 random triples; (1, 0) is the identity")
 # $$(a_1, b_1) \oplus \big((a_2, b_2) \oplus (a_3, b_3)\big) = (a_1, b_1) \oplus (a_3 a_2,\; b_3 + a_3 b_2)
 #   = (a_3 a_2 a_1,\; b_3 + a_3 b_2 + a_3 a_2 b_1).$$
 #
-# (A shorter proof: a pair *is* the map $y \mapsto a y + b$, and $\oplus$ composes maps. Composing
+# (A shorter proof: a pair *is* the map $y \mapsto a y + b$, $\oplus$ composes maps, and composing
 # functions is always associative. In the usual notation $\circ$, which reads right to left,
 # $p \oplus q = q \circ p$.)
 
 # %% [markdown]
 # > **In short.**
 # >
-# > * *Idea:* Step $t$ is the affine map $f_t(y) = a_t\,y + b_t$, a pair $(a, b)$, and two such
-# >   maps compose to another pair.
-# > * *Rule:* $(a_1, b_1) \oplus (a_2, b_2) = (a_2 a_1,\; b_2 + a_2 b_1)$ applies the left pair
-# >   first, is associative, and has the identity $(1, 0)$.
-# > * *Trap:* Reading $p \oplus q$ as $p \circ q$, though the operator is not commutative and
-# >   $p \oplus q = q \circ p$ applies $p$ first.
+# > * *Idea:* Step $t$ is a pair $(a, b)$, and two pairs compose to a pair.
+# > * *Rule:* $(a_1, b_1) \oplus (a_2, b_2) = (a_2 a_1,\; b_2 + a_2 b_1)$, left first; identity
+# >   $(1, 0)$.
+# > * *Trap:* Reading $p \oplus q$ as $p \circ q$; it is $q \circ p$, which applies $p$ first.
 
 # %% [markdown]
 # ## 3. The backward recurrence as a reverse scan
 #
 # The loop composes the maps from the end, $y_t = f_t(f_{t+1}(\cdots f_{T-1}(y_T)))$, where $y_T$
-# is the given value after the last step. $f_{T-1}$ is applied first, then $f_{T-2}$, and so on
-# down to $f_t$. So the loop is a scan of the pairs taken in reverse time. The order in which a
-# scan takes the steps is its **scan order**, here reverse time. The prefix ending at step $t$ is
-# $f_{T-1} \oplus f_{T-2} \oplus \dots \oplus f_t$, the map from $y_T$ to $y_t$. So `combine`
-# goes into the scans unchanged.
+# is the given value after the last step: $f_{T-1}$ is applied first and $f_t$ last. So the loop
+# is a scan of the pairs in reverse time, its **scan order** (the order in which a scan takes the
+# steps). The prefix ending at step $t$ is $f_{T-1} \oplus f_{T-2} \oplus \dots \oplus f_t$, the
+# map from $y_T$ to $y_t$, so `combine` goes into the scans unchanged.
 #
-# Two orders are now in play, so the course words them apart. **Before** and **after**, alone,
-# always mean time: step 3 comes before step 4. Scan order is always said as such: "first in scan
-# order", "the run scanned so far". In a reverse scan, the step first in scan order is the last
-# in time. The figure shows both on one row of five steps:
+# So two orders are in play. **Before** and **after**, alone, always mean time (step 3 comes
+# before step 4); scan order is always named ("first in scan order", "the run scanned so far"). In
+# a reverse scan, the step first in scan order is the last in time, as the figure shows:
 
 # %%
 fig, ax = plt.subplots(figsize=(9, 2.4))
@@ -269,38 +260,32 @@ print(np.round(loop, 3))
 # %% [markdown]
 # > **In short.**
 # >
-# > * *Idea:* The loop applies $f_{T-1}$ first and $f_t$ last, so it is a scan of the pairs in
-# >   reverse time, its scan order.
-# > * *Rule:* The prefix ending at step $t$ is the map from $y_T$ to $y_t$, and `combine` goes into
-# >   the scan unchanged.
-# > * *Trap:* Swapping `combine`'s operands for the reverse direction, when only the list is
-# >   reversed and the run applied first stays the first argument.
+# > * *Idea:* The loop is a scan of the pairs in reverse time, its scan order.
+# > * *Rule:* The prefix ending at step $t$ is the map from $y_T$ to $y_t$; `combine` is unchanged.
+# > * *Trap:* Swapping `combine`'s operands for a reverse scan; only the list is reversed.
 
 # %% [markdown]
 # ## 4. Episode ends are resets, padding is the identity
 #
 # At an episode's last step, nothing flows back from the next episode: $y_t = b_t$, as if
-# $a_t = 0$. But multiplying by zero is *not* the same as ignoring the value. Since
+# $a_t = 0$. But multiplying by zero does *not* ignore the value: since
 # $0 \cdot \text{NaN} = \text{NaN}$, one bad reward would poison every earlier episode. So the
-# kernels carry a *reset flag* and **select** instead of multiplying. The function below is the
-# package's combine, in Triton. Read `tl.where` as `np.where` (notebook 00b teaches Triton). A run
-# that resets discards the run applied first, which in a reverse scan holds the steps later in
-# time:
+# kernels carry a *reset flag* and **select** instead of multiplying. A run that resets discards
+# the run applied first, which in a reverse scan holds the steps later in time. Below is the
+# package's combine in Triton; read `tl.where` as `np.where` (notebook 00b teaches Triton):
 
 # %%
 print(inspect.getsource(getattr(scan.combine, "fn", scan.combine)))
 
 # %% [markdown]
-# The operands come in `combine`'s order. `(a1, b1, k1)` is the run scanned so far, applied first.
-# `(a2, b2, k2)` is the run after it in scan order, one step or several in a tree scan. The flags
-# combine by OR (`k1 | k2`), so a run resets if any of its steps does.
+# The operands come in `combine`'s order (section 2): `(a1, b1, k1)`, the run scanned so far, is
+# applied first. The flags combine by OR (`k1 | k2`), so a run resets if any of its steps does.
 #
-# **A worked example first.** Four steps, $t = 0, \dots, 3$, composed one at a time in scan
-# order: a reverse scan starts from the last step, $t = 3$. The episode ends at $t = 1$, so step 1
-# resets. Step 2's $b$ is a NaN: a bad reward in the *next* episode, later in time, which the reset
-# at $t = 1$ must keep out of steps 1 and 0. Write $\kappa$ for the reset flag (`k` in the code).
-# The table prints the running triple $(A, B, \kappa)$, then the running $B$ when a reset is a
-# multiplication by $a = 0$ instead:
+# **A worked example.** Four steps, $t = 0, \dots, 3$, composed one at a time in scan order,
+# from $t = 3$. The episode ends at $t = 1$, so step 1 resets. Step 2's $b$ is a NaN, a bad
+# reward in the *next* episode, which the reset must keep out of steps 1 and 0. Write $\kappa$ for
+# the reset flag (`k` in the code). The table prints the running triple $(A, B, \kappa)$, then the
+# running $B$ when the reset is a multiplication by $a = 0$:
 
 # %%
 def combine_np(first, then):
@@ -321,23 +306,20 @@ for i, step in enumerate(four):
 assert run == (0.25, 5.5, True) and np.isnan(run_mult[1])
 
 # %% [markdown]
-# * At $t = 1$, the running map becomes step 1's own, $y \mapsto 3$. The select dropped the run
-#   applied first, steps 3 and 2, the NaN included. Its $A = 0.5$ is never used, since $\kappa$
-#   is set.
+# * At $t = 1$, the running map becomes step 1's own, $y \mapsto 3$: the select dropped steps 3
+#   and 2, the NaN included. Its $A = 0.5$ is unused, since $\kappa$ is set.
 # * Step 0 then gives $B = 4 + 0.5 \cdot 3 = 5.5$ and $A = 0.25$, still unused.
-# * Multiplying instead gives $3 + 0 \cdot \text{NaN} = \text{NaN}$ at $t = 1$, and at every
-#   earlier step after it.
+# * Multiplying instead gives $3 + 0 \cdot \text{NaN} = \text{NaN}$ at $t = 1$, and then at $t = 0$.
 #
 # Is the combine with the flag still associative? Read a triple $(a, b, \kappa)$ as the map
 # $y \mapsto b$ if $\kappa$ is set, else $y \mapsto a y + b$. The combine composes these maps, and
-# composition is associative. So every grouping gives the same map, which is all the outputs read.
+# composition is associative, so every grouping gives the same map, which is all the outputs read.
 #
 # <details><summary>Details: the same triple, not only the same map (the algebra)</summary>
 #
-# Two triples can describe the same map, since $a$ is unused once $\kappa$ is set (step 1's $A$
-# above). So a combine could store $a_2$ or $a_2 a_1$ where $\kappa_2$ is set, and no output would
-# change. This one stores $a_2$. The algebra below shows that, with that choice, both groupings
-# give the same triple, not only the same map: that stronger property is what the checkers test.
+# Since $a$ is unused once $\kappa$ is set (step 1's $A$ above), a combine could store $a_2$ or
+# $a_2 a_1$ where $\kappa_2$ is set. This one stores $a_2$, so both groupings give the same
+# triple, not only the same map, and the checkers test that stronger property.
 #
 # Write $\mathrm{sel}(\kappa, u, v)$ for $u$ if $\kappa$ is set, else $v$ (`tl.where`). Then
 # $p \oplus q$ has $\kappa = \kappa_p \lor \kappa_q$, $a = \mathrm{sel}(\kappa_q, a_q, a_q a_p)$ and
@@ -366,11 +348,11 @@ print("multiply by zero:", 2.0 + 0.0 * nan_later[2], " select:", np.where(True, 
 assert np.isnan(2.0 + 0.0 * nan_later[2])
 
 # %% [markdown]
-# `rl.linear_scan`, the package's bare scan, treats $a_t = 0$ as an episode end and resets there.
-# The estimators set the reset flag at every `terminated` or `truncated` step. A padded step
-# (``mask[t] = 0``, such as a prompt token in RLHF) is the identity $(1, 0)$. The value from later
-# steps passes through it unchanged, and its own output is 0. The next cell shows both on the real
-# kernel. A NaN in the second episode of row 0 stays in that episode:
+# `rl.linear_scan`, the package's bare scan, resets where $a_t = 0$; the estimators set the flag
+# at every `terminated` or `truncated` step. A padded step (``mask[t] = 0``, such as a prompt
+# token in RLHF) is the identity $(1, 0)$: the value from later steps passes through unchanged,
+# and its own output is 0. The next cell runs both on the kernel; row 0's NaN stays in its own
+# episode:
 
 # %%
 b = torch.tensor([[1.0, 2.0, 3.0, float("nan"), 5.0, 6.0]], device=DEVICE)
@@ -386,27 +368,22 @@ assert y[0, 4] == 0 and y[0, 5] == 6.0
 # %% [markdown]
 # > **In short.**
 # >
-# > * *Idea:* An episode end is a reset flag $\kappa$ beside the pair, and the combine selects on
-# >   it with `tl.where`.
-# > * *Rule:* A run that resets discards the run applied first (in a reverse scan, the steps
-# >   later in time), and a padded step (`mask[t] = 0`) is the identity $(1, 0)$.
-# > * *Trap:* Ending an episode by multiplying by $a_t = 0$, since
-# >   $0 \cdot \text{NaN} = \text{NaN}$ lets one bad reward poison every earlier episode.
+# > * *Idea:* An episode end is a reset flag $\kappa$ beside the pair; the combine selects on it.
+# > * *Rule:* A reset discards the run applied first; a padded step is the identity $(1, 0)$.
+# > * *Trap:* Multiplying by $a_t = 0$: $0 \cdot \text{NaN} = \text{NaN}$ poisons earlier episodes.
 
 # %% [markdown]
 # ## 5. Chunks and a carry
 #
-# A GPU program holds only a few thousand values at a time. So for any $T$, the kernel cuts a row
+# A GPU program holds only a few thousand values at a time, so for any $T$ the kernel cuts a row
 # into *chunks* of `CHUNK` steps. It walks the chunks one after another, from the last in time,
 # and scans the steps inside each chunk in parallel. The scan gives each step $t$ its composed map
-# $(A_t, B_t)$ to the chunk's end. Finishing a chunk is one multiply-add per step,
-# $y_t = B_t + A_t \cdot \text{carry}$.
+# $(A_t, B_t)$ to the chunk's end, and one multiply-add per step,
+# $y_t = B_t + A_t \cdot \text{carry}$, finishes the chunk.
 #
 # For example, 10 steps in chunks of 4 are the chunks 0–3, 4–7 and 8–9. The chunk 8–9 is done
-# first, from the carry 0. Its `y[8]` is the carry of the chunk 4–7: the value just after step 7.
-# Then that chunk's `y[4]` is the carry of the chunk 0–3. In general, once the chunk of steps
-# `start` to `end - 1` is done, `y[start]` is the **carry** of the chunk that ends at `start - 1`
-# (`carry = y[start]` in `chunked` below).
+# first, from the carry 0, and its `y[8]`, the value just after step 7, is the **carry** of the
+# chunk 4–7, whose `y[4]` is then the carry of the chunk 0–3 (`carry = y[start]` in `chunked`).
 
 # %%
 def chunked(a, b, chunk):
@@ -426,8 +403,8 @@ for chunk in (1, 4, 16, 64):
 print("chunked scans agree for chunks of 1, 4, 16, 64 steps")
 
 # %% [markdown]
-# Two pictures: the Hillis–Steele tree for eight steps, showing which elements combine in each
-# round, and chunks handing their carry backwards in time.
+# Two pictures: the Hillis–Steele rounds for eight steps, and chunks handing their carry backwards
+# in time.
 
 # %%
 fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12, 3.5))
@@ -471,28 +448,24 @@ plt.show()
 # %% [markdown]
 # > **In short.**
 # >
-# > * *Idea:* The kernel cuts a row into chunks of `CHUNK` steps, scans the steps inside each chunk
-# >   in parallel, and walks the chunks one after another.
-# > * *Rule:* Finish each step with $y_t = B_t + A_t \cdot \text{carry}$, where for a return the
-# >   carry is $y$ at the first step of the chunk after, in time.
-# > * *Trap:* For a return, reading a chunk's carry out at its last step, as a forward scan does,
-# >   when it is $y$ at its first step.
+# > * *Idea:* Scan the steps inside each chunk in parallel; walk the chunks one after another.
+# > * *Rule:* Finish each step with $y_t = B_t + A_t \cdot \text{carry}$ (the direction card).
+# > * *Trap:* For a return, taking a chunk's carry out at its last step instead of its first.
 
 # %% [markdown]
 # ## 6. The kernel
 #
-# `rltriton_lite/scan.py` holds the one kernel every algorithm uses. Many copies of a kernel,
-# called *programs*, run at once. Each program owns a few rows and walks their chunks in scan
-# order. For each chunk, it asks the algorithm's **prologue** (a small function each algorithm
-# supplies) for the pairs $(a_t, b_t)$ and reset flags. It scans them and applies the carry. Then
-# it hands $y_t$, and $y$ of the step before in scan order, to the algorithm's **epilogue**, which
-# writes the outputs. Notebooks 00b and 00c have you write this kernel yourself, step by step. The
-# optional appendix, notebook 13, shows how the package makes it fast: several steps per thread,
-# vector loads, long rows split across programs.
+# `rltriton_lite/scan.py` holds the one kernel every algorithm uses. Many copies of it, called
+# *programs*, run at once, and each walks a few rows' chunks in scan order. For each chunk, the
+# algorithm's **prologue** (a small function) supplies the pairs $(a_t, b_t)$ and reset flags, and
+# the kernel scans them and applies the carry. Then the algorithm's **epilogue** gets $y_t$, and
+# $y$ of the step before in scan order, and writes the outputs. You write this kernel in notebooks
+# 00b and 00c; the optional notebook 13 shows how the package makes it fast (several steps per
+# thread, vector loads, long rows split across programs).
 #
 # The bare primitive is `rl.linear_scan`, whose prologue only loads `a` and `b`. The next cell
-# checks it against the loop on random rows, with padding (`mask`) and an initial carry
-# (`initial`), backwards and forwards in time:
+# checks it against the loop, with padding (`mask`) and an initial carry (`initial`), in both
+# directions:
 
 # %%
 B, T = 3, 70
@@ -510,50 +483,42 @@ print("linear_scan matches the loop, reverse and forward")
 # %% [markdown]
 # > **In short.**
 # >
-# > * *Idea:* One kernel serves every algorithm: a prologue supplies the pairs and reset flags, the
-# >   kernel scans and applies the carry, and an epilogue writes the outputs.
-# > * *Rule:* `rl.linear_scan(a, b, initial=, mask=, reverse=)` is the bare primitive, whose
-# >   prologue only loads `a` and `b`.
-# > * *Trap:* Calling it on a CPU without `backend=KERNEL`, since `backend="auto"` then takes the
-# >   PyTorch path and the kernel never runs.
+# > * *Idea:* One kernel serves every algorithm; its prologue and epilogue differ.
+# > * *Rule:* `rl.linear_scan(a, b, initial=, mask=, reverse=)` is the bare primitive.
+# > * *Trap:* On a CPU without `backend=KERNEL`, `"auto"` takes the PyTorch path, not the kernel.
 
 # %% [markdown]
 # ## 7. Gradients are a scan too
 #
-# Take the reverse scan $y_t = b_t + a_t\,y_{t+1}$ with $y_T$ given. Let $L$ be a loss computed
-# from all the $y_t$. In the backward pass, autograd hands you `dy`, with
-# $dy_t = \partial L/\partial y_t$. This counts only the direct effect of $y_t$ on $L$, as if the
-# other $y$ were fixed.
-#
-# But $y_t$ also feeds the step before it, through $y_{t-1} = b_{t-1} + a_{t-1}\,y_t$. Write
-# $g_t = dL/dy_t$ for the *total* gradient of $L$ with respect to $y_t$, with both paths counted
-# (a straight $d$ for the total, a curly $\partial$ for the direct part). The chain rule gives three
-# facts:
+# Take the reverse scan $y_t = b_t + a_t\,y_{t+1}$ with $y_T$ given, and a loss $L$ of all the
+# $y_t$. The backward pass hands you `dy`, with $dy_t = \partial L/\partial y_t$: only the direct
+# effect of $y_t$ on $L$, as if the other $y$ were fixed. But $y_t$ also feeds the step before it,
+# through $y_{t-1} = b_{t-1} + a_{t-1}\,y_t$. Write $g_t = dL/dy_t$ for the *total* gradient, both
+# paths counted (a straight $d$ for the total, a curly $\partial$ for the direct part). The chain
+# rule gives three facts:
 #
 # * $y_t$ reaches $L$ directly and through $y_{t-1}$:
 #   $\frac{dL}{dy_t} = \frac{\partial L}{\partial y_t} + \frac{dL}{dy_{t-1}}\frac{\partial y_{t-1}}{\partial y_t}$,
 #   that is $g_t = dy_t + a_{t-1}\,g_{t-1}$, with $g_0 = dy_0$ (no step comes before step 0).
 # * $b_t$ enters only $y_t$, with $\partial y_t / \partial b_t = 1$, so $\partial L/\partial b_t = g_t$.
 # * $a_t$ enters only $y_t$, with $\partial y_t / \partial a_t = y_{t+1}$, so
-#   $\partial L/\partial a_t = g_t\,y_{t+1}$ (and $y_T$ is the given end value).
+#   $\partial L/\partial a_t = g_t\,y_{t+1}$.
 #
-# The first fact is the same recurrence with time flipped. It runs *forwards*, from $t = 0$ up.
-# Its multiplier at step $t$ is $a_{t-1}$, the multiplier of the step before. So the gradient is a
-# forward scan of the pairs $(a_{t-1}, dy_t)$. This is called the **transposed scan**. The package
-# runs it with the same kernel and `reverse=False`.
+# So the first fact is the same recurrence run *forwards* from $t = 0$, with the multiplier
+# $a_{t-1}$ of the step before: the gradient is a forward scan of the pairs $(a_{t-1}, dy_t)$, the
+# **transposed scan**, which the package runs with the same kernel and `reverse=False`.
 #
-# One caveat at an episode end. There $a_t = 0$ is read as a reset, yet
-# $\partial L/\partial a_t = g_t\,y_{t+1}$ still reads $y_{t+1}$, the next episode's value. A NaN
-# there makes that one gradient NaN. The earlier episode's values $y$, and $\partial L/\partial b$,
-# stay clean.
+# One caveat at an episode end: $a_t = 0$ is read as a reset, yet
+# $\partial L/\partial a_t = g_t\,y_{t+1}$ still reads the next episode's $y_{t+1}$. A NaN there
+# makes that one gradient NaN; the earlier episode's $y$ and $\partial L/\partial b$ stay clean.
 #
 # **By hand, $T = 3$.** Unroll the loop and read off the coefficients:
 #
 # $$y_2 = b_2 + a_2 y_3, \qquad y_1 = b_1 + a_1 b_2 + a_1 a_2 y_3, \qquad y_0 = b_0 + a_0 b_1 + a_0 a_1 b_2 + a_0 a_1 a_2 y_3.$$
 #
 # Take $L = y_0 + y_1 + y_2$, so every $dy_t = 1$. Then $\partial L/\partial b_2 = 1 + a_1 + a_0 a_1
-# = 1 + a_1(1 + a_0)$. That is $dy_2 + a_1 g_1$ with $g_1 = 1 + a_0$, as the recurrence above
-# says. Now take $a = (0.5, 2, 3)$, $b = (1, 1, 1)$ and $y_3 = 1$:
+# = 1 + a_1(1 + a_0)$, which is $dy_2 + a_1 g_1$ with $g_1 = 1 + a_0$, as the recurrence says.
+# Now take $a = (0.5, 2, 3)$, $b = (1, 1, 1)$ and $y_3 = 1$:
 #
 # * The loop runs from the end: $y_2 = 1 + 3 = 4$, $y_1 = 1 + 2 \cdot 4 = 9$,
 #   $y_0 = 1 + 0.5 \cdot 9 = 5.5$.
@@ -561,8 +526,8 @@ print("linear_scan matches the loop, reverse and forward")
 #   $g_2 = 1 + 2 \cdot 1.5 = 4$. So $\partial L/\partial b = (1, 1.5, 4)$.
 # * $\partial L/\partial a = (g_0 y_1,\ g_1 y_2,\ g_2 y_3) = (9,\ 6,\ 4)$.
 #
-# The last multiplier, $a_2$, never enters $g$. It multiplies $y_3$, and no step comes after it.
-# The next cell runs PyTorch's autograd on the plain loop, and it agrees:
+# The last multiplier, $a_2$, never enters $g$, because it multiplies $y_3$ and no step comes
+# after it. PyTorch's autograd on the plain loop agrees:
 
 # %%
 a3 = torch.tensor([0.5, 2.0, 3.0], dtype=torch.float64, requires_grad=True)
@@ -579,10 +544,9 @@ assert dL_da.tolist() == [9.0, 6.0, 4.0]
 print("dL/db =", dL_db.tolist(), " dL/da =", dL_da.tolist())
 
 # %% [markdown]
-# The same on a random row, with a random weight $dy_t$ on each $y_t$, so $dy$ is not all ones.
-# The gradient of $b$ is a forward scan of $(a_{t-1}, dy_t)$, here by the loop in
-# `reference.linear_scan`. The scan starts from 0, so the multiplier at $t = 0$ is never used.
-# Any value will do there:
+# The same on a random row, with a random weight $dy_t$ on each $y_t$. The forward scan of
+# $(a_{t-1}, dy_t)$ is here the loop in `reference.linear_scan`; it starts from 0, so the
+# multiplier at $t = 0$ is never used and any value will do:
 
 # %%
 T = 8
@@ -600,8 +564,8 @@ np.testing.assert_allclose(grad_a.numpy(), g * y_after, rtol=1e-12)
 print("dL/db is the forward scan of (a_{t-1}, dy_t); dL/da_t = dL/db_t * y_{t+1}")
 
 # %% [markdown]
-# The package's kernel computes its gradient this way. The next cell compares it, on a batch,
-# with PyTorch's autograd through the PyTorch path (`backend="torch"`):
+# The kernel computes its gradient this way. On a batch, it matches autograd through the
+# PyTorch path (`backend="torch"`):
 
 # %%
 a64 = torch.rand(2, 30, dtype=torch.float64, device=DEVICE, requires_grad=True)
@@ -616,12 +580,10 @@ print("kernel gradients match autograd")
 # %% [markdown]
 # > **In short.**
 # >
-# > * *Idea:* The gradient of the reverse scan is the transposed scan, the same recurrence run
-# >   forwards in time from $t = 0$.
-# > * *Rule:* $\partial L/\partial b$ is the forward scan of $(a_{t-1}, dy_t)$, and
+# > * *Idea:* The gradient of a reverse scan is the transposed scan, run forwards in time.
+# > * *Rule:* $\partial L/\partial b$ scans $(a_{t-1}, dy_t)$ forwards;
 # >   $\partial L/\partial a_t = \partial L/\partial b_t \cdot y_{t+1}$.
-# > * *Trap:* Scanning $(a_t, dy_t)$ instead of $(a_{t-1}, dy_t)$, when the multiplier at step $t$
-# >   is that of the step before.
+# > * *Trap:* Scanning $(a_t, dy_t)$: step $t$'s multiplier is $a_{t-1}$, the step before's.
 
 # %% [markdown]
 # ## Exercises

@@ -16,11 +16,11 @@
 # %% [markdown]
 # # 00b — Triton from zero: a first kernel, a scan, a chunked scan
 #
-# * **You will learn:** Triton kernels from zero: programs, masks, loads and stores.
-#   `tl.associative_scan` and the order in which it applies its combine. A loop over chunks,
-#   joined by a carry, for rows of any length.
-# * **Time:** 3–6 h for the reading and the three checked exercises, in one or two sessions. The
-#   high end is for a Triton newcomer.
+# * **You will learn:** Triton's programs, masks, loads and stores; `tl.associative_scan` and the
+#   order in which it applies its combine; a loop over chunks, joined by a carry, for rows of any
+#   length.
+# * **Time:** 3–6 h for the reading and the three checked exercises, in one or two sessions (the
+#   high end for a Triton newcomer).
 # * **Needs:** notebook 00. No GPU: Triton's interpreter runs every kernel on a CPU.
 # * **Minimum path:** all three sections, each ending in its checked exercise (`td_target_kernel`,
 #   `block_scan`, `chunked_scan`). There are no open questions.
@@ -31,12 +31,9 @@
 #
 # <details><summary>Details: what notebook 00c adds, and how the interpreter is switched on</summary>
 #
-# Notebook 00c goes on from your chunked scan. It adds episode ends as a select (so a NaN never
-# crosses an episode end) and the algorithm's prologue and epilogue as hooks. Then comes the
-# package's own kernel, and where your parts went in it.
-#
-# Triton's interpreter needs `TRITON_INTERPRET=1`, set before `triton` is imported. The next cell
-# sets it.
+# Notebook 00c starts from your chunked scan. It adds episode ends as a select, the algorithm's
+# prologue and epilogue as hooks, and the package's own kernel. Triton's interpreter needs
+# `TRITON_INTERPRET=1` before `triton` is imported; the next cell sets it.
 #
 # </details>
 #
@@ -44,23 +41,19 @@
 #
 # * Write the function in the starter's cell, then run the `exercises.attempt` cell after it.
 # * A wrong answer prints `WRONG.`, the failing case, the element where the error starts, and a
-#   hint. When the hint recognizes your mistake, it names it, and mostly leaves the fix to you
-#   (some mistakes are named by their fix). `print(exercises.fix(name))` shows the fix.
-# * Four folded hints follow each task. Open them in order, and only when you are stuck.
-# * Your kernel must write the answer itself. The checker refuses numbers computed or patched up
+#   hint that names your mistake when it recognizes it. `print(exercises.fix(name))` shows the fix.
+# * Four folded hints follow each task: open them in order, and only when you are stuck.
+# * Your kernel must write the answer itself: the checker refuses numbers computed or patched up
 #   in PyTorch.
-# * In a script of your own, import `rltriton_lite` before you run a kernel: the import makes the
-#   CPU interpreter scan as a tree, as a GPU does, so that a wrong combine cannot pass (section 2).
+# * In a script of your own, import `rltriton_lite` before you run a kernel (section 2 says why).
 #
 # <details><summary>Details: more on the checker and the hints</summary>
 #
-# * A wrong answer does not stop the notebook. Run All goes on to the next cells. An error raised
-#   in your function, such as a `TypeError`, does not stop it either. `attempt` prints `ERROR.`,
-#   the error, the case and your line that raised it. `exercises.check(name, fn)` raises the error
-#   with its whole traceback.
+# * Neither a wrong answer nor an error raised in your function (a `TypeError`, say) stops Run
+#   All. For an error, `attempt` prints `ERROR.`, the error, the case and your line that raised it;
+#   `exercises.check(name, fn)` raises it with its whole traceback.
 # * `print(exercises.task(name))` restates a task. Solutions are in `notebooks/solutions/<name>.py`.
 # * Each task lists its **Inputs**, what it **Returns** and the **Edge cases** the checker tries.
-#   The four hints are: where to start, the plan, a small case to check by hand, the key lines.
 #
 # </details>
 
@@ -90,28 +83,27 @@ print("device:", DEVICE, "(Triton interpreter)" if os.environ.get("TRITON_INTERP
 # ## 1. A first kernel
 #
 # Here you write *elementwise* kernels, where each output needs only the inputs at its own index.
-# They introduce the basic pieces of a kernel: programs, blocks, loads, stores and masks.
 #
-# **Programs and blocks.** A Triton kernel is a function. Many copies of it, called **programs**,
-# run at once, each on its own **block** of data.
+# **Programs and blocks.** Many copies of a Triton kernel, called **programs**, run at once, each
+# on its own **block** of data.
 #
-# * You launch a kernel on a *grid* of programs: `kernel[(n_programs,)](args...)`.
-# * Inside it, `tl.program_id(0)` says which program this is.
+# * You launch a kernel on a *grid* of programs, `kernel[(n_programs,)](args...)`, and inside it
+#   `tl.program_id(0)` says which program this is.
 # * `tl.arange(0, BLOCK)` is the vector $0, 1, \dots, \text{BLOCK}-1$. BLOCK must be a power of
-#   two. It is a `tl.constexpr`, a value fixed when the kernel is compiled.
+#   two and a `tl.constexpr`, a value fixed when the kernel is compiled.
 # * So `offs = pid * BLOCK + tl.arange(0, BLOCK)` are the indices this program owns.
 #
-# **Loads and stores.** Tensors arrive as pointers to their first element. Pointer arithmetic
+# **Loads and stores.** Tensors arrive as pointers to their first element, and pointer arithmetic
 # counts elements, not bytes. `tl.load(X + offs)` reads the block, and `tl.store(Y + offs, y)`
 # writes it. Element `(row, t)` of a contiguous `(B, T)` tensor is at `X + row * T + t`.
 #
 # **Masks.** The last block usually runs past the end of the tensor. A **mask** is a bool block
 # that says which *lanes* (positions in the block) hold real elements.
-# `tl.load(X + offs, mask=offs < n, other=0.0)` reads 0 where the mask is off. A masked store
+# `tl.load(X + offs, mask=offs < n, other=0.0)` reads 0 where the mask is off, and a masked store
 # writes nothing there. Without the mask, the kernel reads and writes memory that is not yours.
 #
-# Here is a complete kernel. It multiplies each reward $r_t$ by $\gamma^t$, computed as
-# $e^{t \log\gamma}$ (so $\gamma > 0$ here).
+# This complete kernel multiplies each reward $r_t$ by $\gamma^t$, computed as $e^{t \log\gamma}$
+# (so $\gamma > 0$ here):
 
 # %%
 @triton.jit
@@ -137,8 +129,8 @@ print("discount: 2 programs of 64 lanes, 28 of them masked off, matches NumPy")
 # %% [markdown]
 # **Python operators on blocks: the traps.** Inside a kernel, a value like `r` is a block, not a
 # number. Python's `and`, `or`, `not`, `min`, `max` and `if` treat a whole block as one value,
-# and the interpreter runs them without a warning. So `min(x, y)` returns one of the two blocks
-# whole, and `(x > 0) and (y > 0)` returns `y > 0`. Use the elementwise forms, right on both a GPU
+# and the interpreter runs them without a warning: `min(x, y)` returns one of the two blocks
+# whole, and `(x > 0) and (y > 0)` returns `y > 0`. The elementwise forms are right on both a GPU
 # and the CPU:
 #
 # | not this | but this |
@@ -151,16 +143,14 @@ print("discount: 2 programs of 64 lanes, 28 of them masked off, matches NumPy")
 #
 # <details><summary>Details: why the GPU hides these traps, and the last two rows</summary>
 #
-# * Compiled for a GPU, Triton turns `min` and `max` on blocks into the elementwise forms, and
-#   `and` and `or` too, each with a deprecation warning. It refuses `if` on a block. So
-#   code that is right on a GPU is silently wrong on the CPU.
+# * Compiled for a GPU, Triton turns `min`, `max`, `and` and `or` on blocks into the elementwise
+#   forms (the last two with a deprecation warning), and it refuses `if` on a block. So code that
+#   is right on a GPU is silently wrong on the CPU.
 # * A loaded bool tensor is an `int1` block: `d + d` is 0 where `d` is true.
 # * A GPU compile refuses a loop variable whose type changes (int32 to fp32); the interpreter runs
 #   it. The checks compile your kernel for a GPU too, and say so.
 #
 # </details>
-#
-# The next cell uses `&` as an elementwise "and" on two bool blocks.
 
 # %%
 @triton.jit
@@ -179,11 +169,11 @@ print("x > 0 and index < 3, elementwise:", out.tolist())
 # %% [markdown]
 # **Debugging.** Three habits for every exercise:
 #
-# * To see inside a kernel under the interpreter, `print(x)` prints a block as NumPy. On a GPU, use
+# * Under the interpreter, `print(x)` in a kernel prints a block as NumPy; on a GPU, use
 #   `tl.device_print("x", x)`.
 # * Test first on a case small enough to check by hand, such as one row of five steps.
-# * Run that test as `exercises.guarded(your_function, *its_arguments)`. Like `attempt`, it checks
-#   each load and store before it happens.
+# * Run that test as `exercises.guarded(your_function, *its_arguments)`, which, like `attempt`,
+#   checks each load and store before it happens.
 #
 # <details><summary>Details: why not run the test bare</summary>
 #
@@ -265,18 +255,14 @@ exercises.attempt("td_target_kernel", td_target_kernel)
 # %% [markdown]
 # > **In short.**
 # >
-# > * *Idea:* A kernel runs as many programs, and each one loads, computes and stores its own block
-# >   of indices, `offs`.
-# > * *Rule:* Mask every load and store that can run past the end, and on blocks write `&`, `|`,
-# >   `~`, `tl.minimum`, `tl.maximum` and `tl.where`.
-# > * *Trap:* Writing Python's `and`, `min` or `if` on a block, which the interpreter runs without
-# >   a warning, treating the whole block as one value.
+# > * *Idea:* Many programs each load, compute and store their own block of indices, `offs`.
+# > * *Rule:* Mask every load and store that can run past the end; on blocks, use the table's forms.
+# > * *Trap:* Python's `and`, `min` or `if` on a block: the interpreter runs it silently.
 
 # %% [markdown]
 # ## 2. A scan of one block
 #
-# Here you compute the return of one row with a single `tl.associative_scan`. The one thing to get
-# right is the order of the combine's arguments.
+# Here you compute the return of one row with a single `tl.associative_scan`.
 #
 # `tl.associative_scan(x, axis, combine_fn)` computes all prefixes of a block under an associative
 # operator, in about $\log_2(\text{BLOCK})$ parallel steps (notebook 00, section 1).
@@ -287,14 +273,13 @@ exercises.attempt("td_target_kernel", td_target_kernel)
 #
 # **The rule: `combine(a1, b1, a2, b2)` applies `(a1, b1)` first**, then `(a2, b2)`. It returns
 # `(a2·a1, b2 + a2·b1)`, the map y ↦ a2·(a1·y + b1) + b2. The order matters, because the affine
-# operator is not commutative. Notebook 00's direction card, at the end of
-# [its section 5](00_associative_scan.ipynb#5.-Chunks-and-a-carry), sets this rule and the carry's
-# beside each other for both directions.
+# operator is not commutative. (Notebook 00's direction card, at the end of
+# [its section 5](00_associative_scan.ipynb#5.-Chunks-and-a-carry), gives this rule and the
+# carry's for both directions.)
 #
 # The scan works as a tree, so each argument is a run of consecutive steps, already composed.
-# Which run is `(a1, b1)`? It is the run applied first, the one nearer the scan's start, where $y$
-# begins. In a forward scan, that is the earlier run in time. In a reverse scan, it is the later
-# run. Here are both cases on 8 steps, at the tree's last level:
+# `(a1, b1)` is the run applied first, nearer the scan's start: the earlier run in a forward scan,
+# the later run in a reverse scan. Both cases on 8 steps, at the tree's last level:
 #
 # ```text
 # forward scan (reverse=False): y_t = a_t·y_{t-1} + b_t; y moves left to right →
@@ -309,11 +294,9 @@ exercises.attempt("td_target_kernel", td_target_kernel)
 # ```
 #
 # A return is a reverse scan, because step $t$ is applied to the value that comes after it. The
-# code below calls this combine `affine_combine`. It is notebook 00's `combine(p, q)` with the
-# pairs unpacked, and the same function serves both directions.
-#
-# A forward example comes first. `ema_kernel` computes $y_t = a_t y_{t-1} + b_t$ from the start
-# of the row. With $a_t = 0.5$ and $b_t = 0.5 x_t$, this is an exponential moving average of $x$:
+# combine below, `affine_combine`, is notebook 00's `combine(p, q)` with the pairs unpacked, for
+# both directions. A forward example first: `ema_kernel` computes $y_t = a_t y_{t-1} + b_t$ with
+# $a_t = 0.5$ and $b_t = 0.5 x_t$, an exponential moving average of $x$:
 
 # %%
 @triton.jit
@@ -342,32 +325,29 @@ print("EMA by one forward associative scan == the loop")
 # **Try it:** swap the two halves of `affine_combine` (`a1 * a2, b1 + a1 * b2`) and run the cell
 # again. The check fails, because the maps are now composed in the wrong order.
 #
-# **Importing `rltriton_lite` changes Triton's interpreter.** The interpreter then runs
-# `tl.associative_scan` as a GPU does, as a tree on whole blocks. So a combine that is not
-# associative gives wrong values on a CPU too. Without the package, the interpreter runs the scan
-# as a loop, one element at a time. There, such a combine can look right.
+# **Importing `rltriton_lite` changes Triton's interpreter:** it then runs `tl.associative_scan`
+# as a GPU does, as a tree on whole blocks, so a combine that is not associative gives wrong values
+# on a CPU too. Without the package, the interpreter runs the scan as a loop, one element at a
+# time, where such a combine can look right.
 #
 # <details><summary>Details: on a CPU the scan is a tree too, and what it means for your combine</summary>
 #
-# * Without `rltriton_lite`, Triton's interpreter (`TRITON_INTERPRET=1`, this course on a CPU)
-#   would run `tl.associative_scan` as a loop, one element at a time.
 # * The tree is a Hillis–Steele scan of $\log_2(\text{BLOCK})$ rounds, where each element takes the
 #   combine of the run ending $k$ before it and its own run, for $k = 1, 2, 4, \dots$
 # * Your combine is called on whole blocks, so a `print` inside it shows blocks.
-# * Write `tl.where` in a combine, never `if`: it reads the same on blocks and on single elements.
-#   (An `if k2:` on values cannot run on blocks; the interpreter then falls back to its slow loop.)
+# * Write `tl.where` in a combine, never `if`: an `if k2:` on values cannot run on blocks, so the
+#   interpreter falls back to its slow loop.
 # * The checkers also try your combine on the scan's own elements grouped both ways, and say so if
 #   it is not associative.
-# * A combine with its arguments swapped is wrong on a GPU and on a CPU alike. You see it only
-#   where the order changes the result, so the checkers test with random rewards and episode ends,
-#   never with steps that are all equal.
+# * A combine with its arguments swapped is wrong on a GPU and a CPU alike, but it shows only
+#   where the order changes the result. So the checkers use random rewards and episode ends, never
+#   steps that are all equal.
 #
 # </details>
 #
-# Now the reverse scan. `reverse_maps_kernel` uses the same `affine_combine` with `reverse=True`,
-# on four steps with $a_t = 0.5$. Each step $t$ gets $(A_t, B_t)$, its map composed from $t$ to the
-# block's end. The cell checks these against values computed by hand: $A_t = 0.5^{4-t}$ and
-# $B_t = b_t + 0.5\,B_{t+1}$.
+# Now the reverse scan: `reverse_maps_kernel` runs the same `affine_combine` with `reverse=True` on
+# four steps with $a_t = 0.5$. Each step $t$ gets $(A_t, B_t)$, its map composed from $t$ to the
+# block's end, checked against the hand values $A_t = 0.5^{4-t}$ and $B_t = b_t + 0.5\,B_{t+1}$.
 
 # %%
 @triton.jit
@@ -392,8 +372,8 @@ print("A_t:", A_s.tolist(), " B_t:", B_s.tolist())
 
 # %% [markdown]
 # **The rule, seen.** The next cell replays a reverse scan of 4 steps as a tree, on text labels
-# instead of numbers. A run's label lists its steps in the order they are applied. For example,
-# `'s3 s2'` is step 3, then step 2. In every call, `first` plays the part of `(a1, b1)`.
+# instead of numbers. A run's label lists its steps in the order they are applied (`'s3 s2'` is
+# step 3, then step 2), and in every call `first` plays the part of `(a1, b1)`.
 
 # %%
 def tree_reverse_scan(xs, combine, show=False):
@@ -434,13 +414,10 @@ np.testing.assert_allclose(np.array(maps), np.stack([A_s.cpu().numpy(), B_s.cpu(
 #   `triton.next_power_of_2(T)`, and pad the lanes past $T$ with the identity $(1, 0)$.
 # * **The checker requires:** one program and one `tl.associative_scan`. A loop over the steps is
 #   refused.
-# * **Testing in a script of your own:** import `rltriton_lite` there too. Then the interpreter
-#   runs your scan as a tree, as the checker and a GPU do.
 #
 # **Episode ends are the formula's own factor here**, $a_t = \gamma(1 - \text{term}_t)$, which is 0
-# at an end. That is exact while every value is finite, as in this notebook's exercises. Notebook
-# 00c adds one select, so that a NaN in a later episode cannot cross the end either (notebook 00,
-# section 4, showed how $0 \cdot \text{NaN}$ would).
+# at an end: exact while every value is finite, as in this notebook. Notebook 00c adds the select
+# that also stops a NaN.
 #
 # <details><summary>Hint 1: where to start</summary>
 #
@@ -498,30 +475,26 @@ exercises.attempt("block_scan", block_scan)
 # %% [markdown]
 # > **In short.**
 # >
-# > * *Idea:* `tl.associative_scan` composes a block's pairs as a tree of runs, in about
-# >   $\log_2(\text{BLOCK})$ parallel steps.
-# > * *Rule:* `affine_combine(a1, b1, a2, b2)` applies `(a1, b1)` first in both directions, returns
-# >   need `reverse=True`, and padding lanes hold the identity $(1, 0)$.
-# > * *Trap:* Swapping the halves of `affine_combine` composes the maps in the wrong order, and a
-# >   test whose steps are all equal cannot show it.
+# > * *Idea:* `tl.associative_scan` composes a block's pairs as a tree of runs.
+# > * *Rule:* `(a1, b1)` goes first in both directions; returns need `reverse=True`; padding is
+# >   $(1, 0)$.
+# > * *Trap:* Swapped halves in `affine_combine`, which a test with all-equal steps cannot show.
 
 # %% [markdown]
 # ## 3. Rows longer than a block: chunks and a carry
 #
-# A block cannot hold $10^5$ steps. So a program walks its row in **chunks** of `CHUNK` steps,
-# with one scan per chunk. It passes a **carry** from each chunk to the next one it works on
-# (notebook 00, section 5). You see this first forwards, on a running sum, and then in reverse,
-# for a return.
-#
-# This needs two new Triton pieces:
+# A block cannot hold $10^5$ steps, so a program walks its row in **chunks** of `CHUNK` steps,
+# one scan per chunk, and passes a **carry** from each chunk to the next one it works on (notebook
+# 00, section 5): first forwards, on a running sum, then in reverse, for a return. This needs two
+# new Triton pieces:
 #
 # * `for i in range(0, n_chunks)`, with a bound known only at run time, is an ordinary loop in the
 #   kernel. To walk backwards, count `i` up and take chunk `n_chunks - 1 - i`.
 # * To take one element out of a block, such as $G$ at the chunk's first step, zero every other
 #   lane and sum the block: `tl.sum(tl.where(t == first, g, 0.0), 0)`.
 #
-# In the running sum below, the carry is the sum at a chunk's *last* step. It feeds the chunk
-# *after* it:
+# In the running sum below, the carry, the sum at a chunk's *last* step, feeds the chunk *after*
+# it:
 
 # %%
 @triton.jit
@@ -549,10 +522,10 @@ print("3 rows x 300 steps in chunks of 128 == cumsum")
 
 # %% [markdown]
 # **The carry in reverse.** Returns run the other way, so the program walks its row from the last
-# chunk to the first (the direction card's right-hand column, notebook 00, section 5). For a return, the carry is the value that enters a chunk from the right. It
-# is $G_{t_{\text{end}}+1}$, where $t_{\text{end}}$ is the chunk's last step. Take the simplest
-# case, a discounted sum with a constant $\gamma$ and no episode ends: $y_t = x_t + \gamma\,y_{t+1}$,
-# with $y_T = 0$. The table compares it with the running sum:
+# chunk to the first (the direction card's right-hand column). The carry is the value that enters
+# a chunk from the right, $G_{t_{\text{end}}+1}$, where $t_{\text{end}}$ is the chunk's last step.
+# Take the simplest case, a discounted sum with a constant $\gamma$ and no episode ends,
+# $y_t = x_t + \gamma\,y_{t+1}$ with $y_T = 0$, and compare it with the running sum:
 #
 # | | running sum (above) | discounted sum (below) |
 # | --- | --- | --- |
@@ -581,7 +554,7 @@ print("3 rows x 300 steps in chunks of 128 == cumsum")
 # * $A_t$ is what the carry gets multiplied by. With a constant $\gamma$, $A_t = \gamma^{n_t}$,
 #   where $n_t$ counts the steps from $t$ to the chunk's end, $t$ included.
 #
-# Here is the walk in plain NumPy, one chunk at a time, as one program walks its row:
+# Here is that walk in plain NumPy, as one program does it:
 
 # %%
 def chunked_discounted_sum(x, gamma, chunk, show=False):
@@ -707,12 +680,9 @@ exercises.attempt("chunked_scan", chunked_scan)
 # %% [markdown]
 # > **In short.**
 # >
-# > * *Idea:* A program walks its row in chunks of `CHUNK` steps, one scan per chunk, and passes a
-# >   carry from each chunk to the next one it works on.
-# > * *Rule:* For a return, go from the last chunk to the first, set
-# >   $G_t = B_t + A_t \cdot \text{carry}$, and take the new carry at the chunk's first step.
-# > * *Trap:* Reading a return's carry at the chunk's last step, as the running sum does, when it
-# >   is $G$ at the first step, `t == c * CHUNK`.
+# > * *Idea:* A program walks its row in chunks, one scan each, joined by a carry.
+# > * *Rule:* For a return, walk from the last chunk; $G_t = B_t + A_t \cdot \text{carry}$.
+# > * *Trap:* Reading a return's carry at the chunk's last step, as the running sum does.
 
 # %% [markdown]
 # ## Exercises

@@ -25,21 +25,20 @@
 #   high end for a Triton newcomer). The open question needs a GPU and another 30–45 min.
 # * **Needs:** notebook 00b: a first kernel, `tl.associative_scan`, a chunk loop with a carry.
 #   No GPU: Triton's interpreter runs every kernel on a CPU.
-# * **Minimum path:** "Where 00b ended", sections 1–3 and three checked exercises. Do `reset_scan`
-#   and `gae_kernel` in the first session, `hooked_scan` in the second. The open question can
-#   wait. Two optional exercises follow in [notebook 00d](00d_more_scans.ipynb): `strided_scan`,
-#   on rollouts stored time-major, and `discounted_max`, a scan whose steps are not affine maps.
+# * **Minimum path:** "Where 00b ended", sections 1–3 and three checked exercises: `reset_scan`
+#   and `gae_kernel` in the first session, `hooked_scan` in the second. Two optional exercises
+#   follow in [notebook 00d](00d_more_scans.ipynb): `strided_scan`, on rollouts stored
+#   time-major, and `discounted_max`, a scan whose steps are not affine maps.
 #
 # New words are in the glossary, [`GLOSSARY.md`](GLOSSARY.md). The exercises work as in 00b (see
-# its box "How the exercises work"). Write the starter's function, then run the
+# its box "How the exercises work"): write the starter's function, then run the
 # `exercises.attempt` cell after it.
 #
 # <details><summary>Details: the three exercises, the interpreter, the solutions</summary>
 #
 # * Section 1 ends with one exercise, section 2 with two: a kernel with its hooks built in, then
 #   one that takes them as arguments.
-# * **No GPU needed**: as in 00b, the next cell sets `TRITON_INTERPRET=1` before `triton` is
-#   imported, and Triton's interpreter then runs every kernel on the CPU.
+# * As in 00b, the next cell sets `TRITON_INTERPRET=1` without a GPU, before importing `triton`.
 # * `print(exercises.task(name))` restates a task. The solutions are in `notebooks/solutions/`.
 #
 # </details>
@@ -71,17 +70,16 @@ print("device:", DEVICE, "(Triton interpreter)" if os.environ.get("TRITON_INTERP
 #
 # Here is 00b's kernel for the discounted return $G_t = r_t + \gamma(1 - \text{term}_t)\,G_{t+1}$,
 # with $G_T = 0$, so nothing below needs your own. One program per row walks its row in chunks of
-# `CHUNK` steps, last chunk first: the reverse column of notebook 00's direction card (end of
+# `CHUNK` steps, last chunk first (the reverse column of notebook 00's direction card, end of
 # [section 5](00_associative_scan.ipynb#5.-Chunks-and-a-carry)). In each chunk:
 #
 # * A reverse `tl.associative_scan` composes the pairs
-#   $(a_t, b_t) = (\gamma(1 - \text{term}_t), r_t)$. For each step it gives the map $(A_t, B_t)$
-#   from the value after the chunk's end to $G_t$. The combine, `affine_combine`, applies its
-#   first pair first. Past the row's end the pairs are the identity $(1, 0)$.
-# * $G_t = B_t + A_t \cdot \text{carry}$. The carry is $G$ at the next chunk's first step, or 0 for
-#   the row's last chunk, since nothing comes after the row.
-# * The new carry is $G$ at this chunk's first step, taken from the block with
-#   `tl.sum(tl.where(t == first, g, 0.0), 0)`.
+#   $(a_t, b_t) = (\gamma(1 - \text{term}_t), r_t)$ into each step's map $(A_t, B_t)$, from the
+#   value after the chunk's end to $G_t$. The combine, `affine_combine`, applies its first pair
+#   first. Past the row's end the pairs are the identity $(1, 0)$.
+# * $G_t = B_t + A_t \cdot \text{carry}$, where the carry is $G$ at the first step of the chunk
+#   after, in time (0 for the row's last chunk). Each iteration takes its own first step's $G$ with
+#   `tl.sum(tl.where(t == first, g, 0.0), 0)`, the carry of the next iteration.
 
 # %%
 @triton.jit
@@ -127,14 +125,10 @@ print("chunked_returns: 3 rows x 300 steps in chunks of 64, with episode ends ==
 # ## 1. Episode ends as a select: the reset
 #
 # One bad reward, a NaN or an `inf`, must stay inside its own episode. 00b ended an episode by
-# multiplying by $a_t = 0$. Here you replace that by a select, in the combine and on the carry,
-# and write `reset_scan`.
+# multiplying by $a_t = 0$; here you replace that by a select and write `reset_scan`. A step
+# **resets** where the value after it must not be read: in this notebook, at a termination.
 #
-# A step **resets** where the value after it must not be read: in this notebook, at a
-# termination.
-#
-# **The episode-end card.** There are only two behaviours, and the course uses the second from
-# here on:
+# **The episode-end card.** There are only two behaviours:
 #
 # | where | what happens at an episode end |
 # | --- | --- |
@@ -148,19 +142,14 @@ print("chunked_returns: 3 rows x 300 steps in chunks of 64, with episode ends ==
 # | **passed beside the pair**; $a_t$ keeps its value, unused at a reset | your `reset_scan` and `gae_kernel` (from `terminated`); the package's hooks (section 3, notebook 02: from `done`) | the kernel has an input for it |
 # | **read from $a_t = 0$**: the scan sets the flag where $a_t = 0$, then selects | `hooked_scan` (section 2), `rl.linear_scan`, the harness of notebooks 01–07 | the interface takes a pair $(a_t, b_t)$ only, so $a_t = 0$ is the one way left to say "reset" |
 #
-# Reading $a_t = 0$ as a reset never changes a finite result: $b_t + 0 \cdot y_{t+1} = b_t$. It
-# only keeps a NaN or `inf` behind the step out.
-#
-# `chunked_returns` above multiplies by $a_t = 0$. From here on the course never does that. The
-# cells below show why.
+# Reading $a_t = 0$ as a reset never changes a finite result, since $b_t + 0 \cdot y_{t+1} = b_t$;
+# it only keeps a NaN or `inf` behind the step out.
 #
 # In a reverse scan, what comes after an episode end is later in time: the next episode, or the
-# carry from a later chunk.
-#
-# For finite numbers a product and a select give the same values. But
-# $0 \cdot \text{NaN} = \text{NaN}$, and 0 times `inf` is `NaN` too. So one `inf` reward from a
-# diverged environment, or one `NaN` from a value head, poisons every earlier episode (notebook 00,
-# section 4):
+# carry from a later chunk. A product by 0 lets it in, because $0 \cdot \text{NaN} = \text{NaN}$
+# and 0 times `inf` is `NaN` too. So one `inf` reward from a diverged environment, or one `NaN`
+# from a value head, poisons every earlier episode (notebook 00, section 4). `chunked_returns`
+# above multiplies:
 
 # %%
 print("0 * inf =", 0 * float("inf"), "   0 * nan =", 0 * float("nan"))
@@ -188,49 +177,47 @@ assert torch.isnan(by_multiplying[:2]).all() and torch.isnan(by_kernel[:2]).all(
 
 
 # %% [markdown]
-# The fix is to carry the episode end as a third element, the **reset** flag $\kappa_t$. A step's
+# The fix carries the episode end as a third element, the **reset** flag $\kappa_t$. A step's
 # map becomes "$y = b$ if it resets, else $y = b + a\,y'$", where $y'$ is the value after the
 # step. Composing the later run $(a_1, b_1, \kappa_1)$ first, then the step $(a_2, b_2, \kappa_2)$,
 # gives:
 #
 # $$(a, b, \kappa) = \begin{cases} (a_2,\ b_2,\ \text{true}) & \text{if } \kappa_2 \\ (a_2 a_1,\ b_2 + a_2 b_1,\ \kappa_1) & \text{otherwise} \end{cases}$$
 #
-# This combine is still associative. The checker tries your `reset_combine` grouped both ways to
-# make sure. In Triton the cases become `tl.where`. It computes both branches but passes on only
-# the one selected, so a NaN or `inf` in the other never reaches the result.
+# This combine is still associative; the checker tries your `reset_combine` grouped both ways. In
+# Triton the cases become `tl.where`, which computes both branches but passes on only the
+# selected one, so a NaN or `inf` in the other never reaches the result.
 #
 # <details><summary>Details: why the select is still associative</summary>
 #
 # Read a triple as a map: $y \mapsto b$ where the flag is set, else $a y + b$. The combine composes
-# maps, and composition is associative. So every grouping gives the same outputs. Notebook 00,
+# maps, and composition is associative, so every grouping gives the same outputs. Notebook 00,
 # section 4, proves case by case the stronger statement that the checker tests: every grouping
 # gives the same triple.
 #
 # </details>
 #
-# The scan gives each step $t$ its composed triple $(A_t, B_t, K_t)$, from the chunk's end. The
-# flag $K_t$ is set if an episode ends inside the chunk at step $t$ or later. Then nothing from
-# the later chunks may reach step $t$. In the kernel:
+# The scan gives each step $t$ its composed triple $(A_t, B_t, K_t)$, from the chunk's end. $K_t$
+# is set if an episode ends inside the chunk at step $t$ or later, and then nothing from the
+# later chunks may reach step $t$. So in the kernel:
 #
-# * The carry is selected too: $G_t = B_t$ where $K_t$ is set, else $B_t + A_t \cdot \text{carry}$.
-# * Padding past the row's end is the triple $(1, 0, \text{false})$.
+# * the carry is selected too: $G_t = B_t$ where $K_t$ is set, else $B_t + A_t \cdot \text{carry}$;
+# * padding past the row's end is the triple $(1, 0, \text{false})$.
 #
 # **Exercise `reset_scan`.** The chunked scan with resets.
 #
-# * **Inputs:** the same as `chunked_returns`'s (00b's `chunked_scan`).
-# * **Returns:** the same returns, a `(B, T)` tensor.
-# * **Edge cases:** a `NaN` or `inf` reward must stay inside its own episode. This holds whether
-#   the episode end is in the same chunk or the bad value arrives through the carry from a later
-#   chunk.
-# * **Your combine:** a `@triton.jit` function `reset_combine(a1, b1, k1, a2, b2, k2)`. Its
-#   arguments `k1` and `k2` are the flags $\kappa_1$ and $\kappa_2$. It returns the composed triple
-#   of the formula above, with `(a1, b1, k1)` applied first.
+# * **Inputs and returns:** the same as `chunked_returns`'s (00b's `chunked_scan`): the returns, a
+#   `(B, T)` tensor.
+# * **Edge cases:** a `NaN` or `inf` reward must stay inside its own episode, whether the episode
+#   end is in the same chunk or the bad value arrives through the carry from a later chunk.
+# * **Your combine:** a `@triton.jit` function `reset_combine(a1, b1, k1, a2, b2, k2)`, with `k1`
+#   and `k2` the flags $\kappa_1$ and $\kappa_2$. It returns the formula's composed triple, with
+#   `(a1, b1, k1)` applied first.
 #
 # <details><summary>Hint 1: where to start</summary>
 #
-# Start from `chunked_returns` above, or your own `chunked_scan` from 00b. Three things change.
-# The step becomes a triple, the combine selects, and the carry is selected too. The text just
-# above gives the formulas for all three.
+# Start from `chunked_returns` above, or your own `chunked_scan` from 00b. Three things change, by
+# the formulas above: the step becomes a triple, the combine selects, and so does the carry.
 #
 # </details>
 #
@@ -238,9 +225,8 @@ assert torch.isnan(by_multiplying[:2]).all() and torch.isnan(by_kernel[:2]).all(
 #
 # * Write `reset_combine`: each case of the formula is a `tl.where` on `k2`; the flag of the
 #   composed run is set if either run's is.
-# * Step $t$ is the triple $(a_t, b_t, \kappa_t) = (\gamma, r_t, \text{term}_t)$. The flag ends
-#   the episode, so $a_t$ stays $\gamma$.
-# * Padding past $T$ is $(1, 0, \text{false})$.
+# * Step $t$ is the triple $(a_t, b_t, \kappa_t) = (\gamma, r_t, \text{term}_t)$: the flag ends
+#   the episode, so $a_t$ stays $\gamma$. Padding past $T$ is $(1, 0, \text{false})$.
 # * Scan the three blocks with `reset_combine` and `reverse=True` to get $(A_t, B_t, K_t)$.
 # * Select on the carry: $G_t = B_t$ where $K_t$, else $B_t + A_t \cdot \text{carry}$.
 # * The new carry is still $G$ at the chunk's first step.
@@ -250,9 +236,9 @@ assert torch.isnan(by_multiplying[:2]).all() and torch.isnan(by_kernel[:2]).all(
 # <details><summary>Hint 3: check it by hand</summary>
 #
 # Take one row, $\gamma = 0.5$, $r = (1, 2, \text{NaN}, 4)$, with the first episode ending at
-# $t = 1$ ($\kappa_1$ set). The second episode gives $G_3 = 4$ and $G_2 = \text{NaN}$. The first
-# episode never sees them: $G_1 = 2$ and $G_0 = 1 + 0.5 \cdot 2 = 2$. With `chunk = 2` the NaN
-# reaches chunk $\{0, 1\}$ through the carry. With `chunk = 4` it is in the same chunk.
+# $t = 1$ ($\kappa_1$ set). The second episode gives $G_3 = 4$ and $G_2 = \text{NaN}$, which the
+# first never sees: $G_1 = 2$ and $G_0 = 1 + 0.5 \cdot 2 = 2$. With `chunk = 2` the NaN reaches
+# chunk $\{0, 1\}$ through the carry; with `chunk = 4` it is in the same chunk.
 # `chunked_returns`, which multiplies, prints `[[nan, nan, nan, 4.0]]` for both. Also put any
 # number in place of the NaN: $G_0$ and $G_1$ must not move.
 #
@@ -292,24 +278,17 @@ exercises.attempt("reset_scan", reset_scan)
 # %% [markdown]
 # > **In short.**
 # >
-# > * *Idea:* An episode end is a reset flag $\kappa_t$ beside the pair, so one NaN or `inf` reward
-# >   stays inside its own episode.
-# > * *Rule:* Select with `tl.where` in the combine and on the carry: $G_t = B_t$ where $K_t$ is
-# >   set, else $B_t + A_t \cdot \text{carry}$.
-# > * *Trap:* Selecting in the combine but not on the carry, so $B_t + A_t \cdot \text{carry}$
-# >   still lets a later chunk reach step $t$ where $K_t$ is set.
+# > * *Idea:* An episode end is a reset flag $\kappa_t$ beside the pair, never a product by 0.
+# > * *Rule:* Select with `tl.where` in the combine and on the carry.
+# > * *Trap:* Selecting in the combine only, so the carry still reaches a step where $K_t$ is set.
 
 # %% [markdown]
 # ## 2. Hooks: the algorithm around the scan
 #
-# Every algorithm of the course runs the same chunk loop. Only the arithmetic before and after the
+# Every algorithm of the course runs the same chunk loop; only the arithmetic before and after the
 # scan differs. Here you write GAE as that loop plus two small `@triton.jit` functions it calls,
-# its **hooks**:
-#
-# * A **prologue** loads a chunk of the algorithm's inputs and returns the steps' pairs
-#   $(a_t, b_t)$, here with their reset flags.
-# * An **epilogue** takes the scanned values and stores the outputs.
-#
+# its **hooks**: a **prologue** loads a chunk of inputs and returns the steps' pairs $(a_t, b_t)$
+# (here with their reset flags), and an **epilogue** stores the outputs from the scanned values.
 # One chunk's trip through the kernel, with GAE's names:
 #
 # ```
@@ -319,27 +298,23 @@ exercises.attempt("reset_scan", reset_scan)
 #       ──epilogue──▶ stores Â_t = y_t;   carry ← y at the chunk's first step, for the chunk before
 # ```
 #
-# Only the first arrow and the last change from one algorithm to the next.
-#
 # **Exercise `gae_kernel`.** Write GAE as your `reset_scan`, in chunks of `chunk` steps, with the
 # diagram's two hooks. The prologue computes
-# $\delta_t = r_t + \gamma(1-\text{term}_t)V(s_{t+1}) - V(s_t)$. It returns the triple
+# $\delta_t = r_t + \gamma(1-\text{term}_t)V(s_{t+1}) - V(s_t)$ and returns the triple
 # $(a_t, b_t, \kappa_t) = (\gamma\lambda, \delta_t, \text{term}_t)$. The epilogue stores the
-# advantage $\hat A_t$. Do not confuse it with the scan's composed $A_t$.
+# advantage $\hat A_t$ (not the scan's composed $A_t$).
 #
 # * **Inputs:** `rewards`, `values`, `next_values` (float32) and `terminated` (bool), contiguous,
 #   of shape `(B, T)`. Then `gamma`, `lam` and `chunk`.
 # * **Returns:** the advantages $\hat A_t$, a `(B, T)` tensor.
-# * **Edge cases:** rows of 7, 600 and 300 steps, with episode ends. A NaN reward in a later
-#   episode. NaN in `next_values` at terminations, where the terminal state has no value.
-# * **Select, don't multiply:** write $\gamma(1-\text{term}_t)V(s_{t+1})$ as a select, so those
-#   NaNs are never read.
+# * **Edge cases:** rows of 7, 600 and 300 steps, with episode ends; a NaN reward in a later
+#   episode; NaN in `next_values` at terminations, where the terminal state has no value.
+# * **Select, don't multiply** in $\gamma(1-\text{term}_t)V(s_{t+1})$, so those NaNs are never read.
 #
 # <details><summary>Hint 1: where to start</summary>
 #
-# This is your `reset_scan` with other inputs. Its loop, its combine and its carry stay as they
-# are. Only what goes in (the triple) and what comes out (the store) change. The skeleton below
-# puts each of those two in its own hook.
+# This is your `reset_scan` with other inputs: only what goes in (the triple) and what comes out
+# (the store) change, and the skeleton below puts each in its own hook.
 #
 # </details>
 #
@@ -349,10 +324,9 @@ exercises.attempt("reset_scan", reset_scan)
 # * $\delta_t = r_t + \gamma V'_t - V_t$, with 0 in place of $\gamma V'_t$ where $\text{term}_t$.
 # * It returns the triple $(\gamma\lambda, \delta_t, \text{term}_t)$, and $(1, 0, \text{false})$
 #   past $T$.
-# * The kernel scans the triples with `reset_combine` and selects on the carry, as in `reset_scan`.
-# * The scanned $y_t$ is $\hat A_t$, which the epilogue stores. The carry is $y$ at the chunk's
-#   first step.
-# * Write each hook as its own `@triton.jit` function. The kernel calls them by name.
+# * The kernel's loop is `reset_scan`'s. The scanned $y_t$ is $\hat A_t$, which the epilogue
+#   stores.
+# * Write each hook as its own `@triton.jit` function, which the kernel calls by name.
 #
 # </details>
 #
@@ -361,10 +335,9 @@ exercises.attempt("reset_scan", reset_scan)
 # Take one row, $\gamma = \lambda = 0.5$ (so $\gamma\lambda = 0.25$), with $r = (1, 2, 3)$,
 # $V = (1, 1, 2)$, $V' = (1, \text{NaN}, 4)$ and a termination at $t = 1$. Then
 # $\delta_0 = 1 + 0.5 \cdot 1 - 1 = 0.5$, $\delta_1 = 2 - 1 = 1$ (the NaN is never read) and
-# $\delta_2 = 3 + 0.5 \cdot 4 - 2 = 3$. Backwards, $\hat A_2 = 3$. Then $\hat A_1 = 1$, because step
-# 1 terminates and $\hat A_2$ stays out. Then $\hat A_0 = 0.5 + 0.25 \cdot 1 = 0.75$. With
-# `chunk = 2`, $t = 1$ is a chunk's last step. With $\lambda = 0$, $\hat A_t = \delta_t$:
-# `[[0.5, 1.0, 3.0]]`.
+# $\delta_2 = 3 + 0.5 \cdot 4 - 2 = 3$. Backwards, $\hat A_2 = 3$; $\hat A_1 = 1$, because step 1
+# terminates; $\hat A_0 = 0.5 + 0.25 \cdot 1 = 0.75$. With `chunk = 2`, $t = 1$ is a chunk's last
+# step. With $\lambda = 0$, $\hat A_t = \delta_t$: `[[0.5, 1.0, 3.0]]`.
 #
 # ```python
 # r, v = torch.tensor([[1.0, 2.0, 3.0]], device=DEVICE), torch.tensor([[1.0, 1.0, 2.0]], device=DEVICE)
@@ -411,46 +384,43 @@ def gae_kernel(rewards, values, next_values, terminated, gamma, lam, chunk):
 exercises.attempt("gae_kernel", gae_kernel)
 
 # %% [markdown]
-# **A good place to stop for the first session.** The second session covers hooks passed as
-# arguments, the exercise `hooked_scan` and the package's kernel (section 3). If you have time, it
-# ends with the optional exercises.
+# **A good place to stop for the first session.** The second covers hooks as arguments,
+# `hooked_scan` and the package's kernel (section 3).
 
 # %% [markdown]
 # ### Before the package: a hook as an argument, tuples of pointers, loops unrolled
 #
 # Your `gae_kernel` calls its hooks by name, so each algorithm would need its own copy of the
-# loop. The package's kernel and the harness `exercises.scan_hook` instead take the hook *as an
-# argument*. Then one loop's source serves every algorithm. Four pieces of Triton do it:
+# loop. The package's kernel and the harness `exercises.scan_hook` take the hook *as an argument*
+# instead, so one loop's source serves every algorithm. Four pieces of Triton do it:
 #
-# * **A `@triton.jit` function as a `tl.constexpr` argument** (`HOOK=square` below). It is fixed
-#   at compile time, like `BLOCK`. Triton compiles one kernel per hook, its body inlined where
-#   called. One exception: the GPU's compiler refuses a `tl.associative_scan` combine passed this
-#   way. Name your combine in the kernel itself, as `affine_combine` is named above.
-# * **`if FLAG:` on a `tl.constexpr`**, like `if EPILOGUE is not None:`. It is decided at compile
-#   time, and the branch not taken is not compiled in.
-# * **A tuple of tensors as one argument**, `X = (x0, x1, x2)`. `X[i]` points to the `i`-th
-#   tensor's first element, as in `tl.load(X[i] + offs)`. In a tuple of numbers, `P[i]` is a
+# * **A `@triton.jit` function as a `tl.constexpr` argument** (`HOOK=square` below), fixed at
+#   compile time like `BLOCK`: Triton compiles one kernel per hook, its body inlined where called.
+#   But the GPU's compiler refuses a `tl.associative_scan` combine passed this way, so name your
+#   combine in the kernel itself, as `affine_combine` is above.
+# * **`if FLAG:` on a `tl.constexpr`**, like `if EPILOGUE is not None:`: decided at compile time,
+#   so the branch not taken is not compiled in.
+# * **A tuple of tensors as one argument**, `X = (x0, x1, x2)`: `X[i]` points to the `i`-th
+#   tensor's first element, as in `tl.load(X[i] + offs)`; in a tuple of numbers, `P[i]` is a
 #   number. The index must be known at compile time.
 # * **`tl.static_range(n)`**, a loop unrolled at compile time, each copy with its own constant
-#   `i`. So `n` must be known at compile time, as `len(X)` is.
+#   `i`, so `n` must be known at compile time, as `len(X)` is.
 #
 # <details><summary>Details: the harness, and the fine print of the four pieces</summary>
 #
 # * The harness `exercises.scan_hook` runs the Triton exercises of notebooks 01, 03, 04 and 06.
-# * A hook's body is inlined as if you had written it where it is called.
-# * `if FLAG:` is not the trap of notebook 00b, section 1. There `if` tested a *block* of
+# * `if FLAG:` is not the trap of notebook 00b, section 1: there `if` tested a *block* of
 #   run-time values, which Triton refuses. A constexpr is one value, known before the kernel runs.
-# * A tuple's index is a literal such as `X[0]`, or the variable of a `tl.static_range` loop.
+# * A tuple's index is a literal such as `X[0]`, or the variable of a `tl.static_range` loop. A
+#   plain `range` loop's `i` is a run-time value, so it cannot index a tuple on a GPU (the
+#   interpreter, running Python, would let it pass).
 # * `len(X)` is known at compile time because the tuple's length is part of what the kernel is
 #   compiled for.
-# * The `i` of a plain `range` loop is a run-time value. It cannot index a tuple when the kernel
-#   is compiled for a GPU. The interpreter runs Python and would let it pass. That is one more
-#   reason to write `tl.static_range`.
 #
 # </details>
 #
 # Here is a ten-line kernel that uses all four. It passes each input through the hook, weights it
-# by its number in `P`, and sums the results. When `CAP` is set, it caps the sum at 1.
+# by its number in `P`, sums the results and, when `CAP` is set, caps the sum at 1.
 
 # %%
 @triton.jit
@@ -475,9 +445,8 @@ def weighted_sum_kernel(X, P, OUT, n, HOOK: tl.constexpr, CAP: tl.constexpr, BLO
     tl.store(OUT + offs, total, mask=m)
 
 # %% [markdown]
-# The same source, launched twice and checked against PyTorch: first weighted squares, then
-# capped absolute values. Each launch has its own hook, `CAP` and tuple length, so each compiles
-# its own kernel:
+# The same source, launched twice and checked against PyTorch. Each launch has its own hook, `CAP`
+# and tuple length, so each compiles its own kernel:
 
 # %%
 xs = tuple(torch.randn(100, device=DEVICE) for _ in range(3))
@@ -492,22 +461,20 @@ print("one source, two compiled kernels: 0.5 x0² + 2 x1² − x2², and min(|x0
 # %% [markdown]
 # <details><summary>Details: the prologue's signature, from yours to the package's</summary>
 #
-# The prologue's signature grows with what the loop must hand it:
-#
 # | where | the prologue | why it changes |
 # | --- | --- | --- |
 # | your `gae_kernel` (above) | `gae_prologue(R, V, NV, D, offs, m, gamma, lam) -> (a, b, reset)` | one algorithm: its inputs by name |
 # | `hooked_scan` (below) and 01's harness | `(X, P, offs, t, m, T) -> (a, b)` | any algorithm: the inputs as a tuple `X`, the numbers as `P`; `a = 0` is the reset |
 #
 # The package's own hooks take a few more arguments (strides for any layout, the arithmetic
-# dtype, padding). You meet them in notebook 02, section 3, when you need them.
+# dtype, padding), met in notebook 02, section 3.
 #
 # </details>
 #
 # **Exercise `hooked_scan`.** Write the loop once, with the prologue passed in.
 # `hooked_scan(prologue, inputs, params, chunk)` launches one kernel, say
-# `hooked_kernel(X, P, Y, T, PROLOGUE: tl.constexpr, CHUNK: tl.constexpr)`. On each chunk of a
-# row, it calls `a, b = PROLOGUE(X, P, offs, t, m, T)`.
+# `hooked_kernel(X, P, Y, T, PROLOGUE: tl.constexpr, CHUNK: tl.constexpr)`, which calls
+# `a, b = PROLOGUE(X, P, offs, t, m, T)` on each chunk of a row.
 #
 # * **Inputs:**
 #   * `prologue`, a `@triton.jit` function the checker passes (the discounted return's, then GAE's);
@@ -515,25 +482,22 @@ print("one source, two compiled kernels: 0.5 x0² + 2 x1² − x2², and min(|x0
 #   * `params`, a tuple of floats, the kernel's `P`;
 #   * `chunk`.
 # * **The prologue's side:** it loads its inputs at `offs = row * T + t` under the mask
-#   `m = t < T`, and returns $(a_t, b_t)$.
-# * **The flag, read from $a_t = 0$.** A pair has no room for a flag, so your loop derives it,
-#   `flag = a == 0.0`, and selects on it exactly as in `reset_scan` (the card's second way of
-#   writing the flag). In `reset_scan` the flag came from `terminated`, and $a$ stayed $\gamma$.
-# * **Outside `m` the prologue's pair is undefined:** a prologue need not care what it returns
-#   there, and the checker's prologues return arbitrary values there on purpose. Your loop, not
-#   the prologue, overwrites those lanes with the identity $(1, 0)$.
-#
+#   `m = t < T`, and returns $(a_t, b_t)$. Outside `m` its pair is undefined (the checker's
+#   prologues return arbitrary values there on purpose): your loop overwrites those lanes with
+#   $(1, 0)$.
+# * **The flag, read from $a_t = 0$** (the card's second way): your loop derives it,
+#   `flag = a == 0.0`, and selects on it exactly as in `reset_scan`.
 # * **Returns:** $y$, a `(B, T)` float32 tensor: $y_t = b_t + a_t y_{t+1}$ from $y_T = 0$.
 # * **Edge cases:** a row shorter than a chunk (padding lanes), GAE over several chunks with
 #   terminations, and NaN rewards in later episodes.
 #
 # <details><summary>Hint 1: where to start</summary>
 #
-# Start from your `reset_scan` kernel. Put the prologue's call where its loads and its triple
-# were. `weighted_sum_kernel` above shows a kernel calling a hook passed as a `tl.constexpr`.
-# `exercises.cases(name)` lists the checker's cases. Each case is a tuple `(description, args,
-# kwargs, expected, marks)`. So `exercises.cases("hooked_scan")[0][1]` is what the checker passes
-# in its first case.
+# Start from your `reset_scan` kernel, with the prologue's call (as in `weighted_sum_kernel`)
+# where its loads and its triple were.
+# `exercises.cases(name)` lists the checker's cases, each a tuple `(description, args, kwargs,
+# expected, marks)`, so `exercises.cases("hooked_scan")[0][1]` is what the checker passes in its
+# first case.
 #
 # </details>
 #
@@ -552,12 +516,12 @@ print("one source, two compiled kernels: 0.5 x0² + 2 x1² − x2², and min(|x0
 #
 # <details><summary>Hint 3: check it by hand</summary>
 #
-# Take the checker's prologue for the discounted return. Its `inputs` are
-# `(rewards, terminated)` and its `params` are `(gamma,)`. It returns $a = 0$ at an episode end.
-# Run it on one row: $\gamma = 0.5$, $r = (1, 2, 3)$, and an episode end at $t = 1$. That gives
-# $y_2 = 3$, $y_1 = 2$ and $y_0 = 1 + 0.5 \cdot 2 = 2$. With `chunk = 4` the fourth lane is past
-# $T$, where this checker's prologue returns $(2, 100)$ on purpose. If your loop lets them in,
-# $y_2$ comes out 53, not 3. Also put a NaN in $r_2$: $y_0$ and $y_1$ must stay 2 and 2.
+# Take the checker's prologue for the discounted return: its `inputs` are `(rewards, terminated)`,
+# its `params` are `(gamma,)`, and it returns $a = 0$ at an episode end. On one row, with
+# $\gamma = 0.5$, $r = (1, 2, 3)$ and an episode end at $t = 1$, it gives $y_2 = 3$, $y_1 = 2$ and
+# $y_0 = 1 + 0.5 \cdot 2 = 2$. With `chunk = 4` the fourth lane is past $T$, where this prologue
+# returns $(2, 100)$ on purpose: if your loop lets them in, $y_2$ comes out 53, not 3. Also put a
+# NaN in $r_2$: $y_0$ and $y_1$ must stay 2 and 2.
 #
 # ```python
 # description, args, kwargs, expected, marks = exercises.cases("hooked_scan")[0]  # the checker's first case
@@ -591,42 +555,36 @@ exercises.attempt("hooked_scan", hooked_scan)
 # %% [markdown]
 # <details><summary>Details: the harness that runs your prologues from notebook 01 on</summary>
 #
-# The harness `exercises.scan_hook` is your `hooked_scan` with two more compile-time choices.
-# `if REVERSE:` picks the chunk order. `if EPILOGUE is not None:` compiles the epilogue in only
-# when one is passed. Its source gives away the answers to `reset_scan` and `hooked_scan`. So it is
-# printed at the end of this notebook, after the exercises.
+# The harness `exercises.scan_hook` is your `hooked_scan` plus `if REVERSE:` (the chunk order) and
+# `if EPILOGUE is not None:` (an epilogue compiled in only when passed). Its source answers
+# `reset_scan` and `hooked_scan`, so it is printed after the exercises.
 #
 # </details>
 
 # %% [markdown]
 # > **In short.**
 # >
-# > * *Idea:* Every algorithm runs the same chunk loop, and only its hooks differ: a prologue that
-# >   returns the steps' pairs, an epilogue that stores the outputs.
-# > * *Rule:* Pass a hook as a `tl.constexpr` argument, and in `hooked_scan` overwrite the lanes
-# >   outside `m` with $(1, 0)$ before taking the flag `a == 0.0`.
-# > * *Trap:* Passing `tl.associative_scan`'s combine as a `tl.constexpr` argument, which the GPU's
-# >   compiler refuses, instead of naming it in the kernel itself.
+# > * *Idea:* One chunk loop serves every algorithm; only its prologue and epilogue differ.
+# > * *Rule:* Pass a hook as a `tl.constexpr`; make lanes outside `m` $(1, 0)$ before `a == 0.0`.
+# > * *Trap:* Passing the scan's combine as a `tl.constexpr`: the GPU's compiler refuses it.
 
 # %% [markdown]
 # ## 3. The package's kernel: where your parts went
 #
-# Here you read the package's kernel, `rltriton_lite/scan.py`, as a grown-up version of your
-# `gae_kernel`. Each part you wrote has a named counterpart in the package:
+# Here you read the package's kernel, `rltriton_lite/scan.py`, as a grown-up `gae_kernel`: each
+# part you wrote has a named counterpart.
 #
-# * **`scan.combine`** is your `reset_combine(a1, b1, k1, a2, b2, k2)`. It makes the same select.
-# * **`ROWS`** replaces your one program per row. Each program takes `ROWS` rows at once, as a
-#   2-D tile. Very long rows are split across several programs.
-# * **`scan._walk`** is the chunk loop and its carry.
-# * **`PROLOGUE` and `EPILOGUE`** are the hooks. They are `tl.constexpr` arguments of the kernel.
+# * **`scan.combine`** is your `reset_combine`, and **`scan._walk`** your chunk loop with its carry.
+# * **`PROLOGUE` and `EPILOGUE`** are the hooks, `tl.constexpr` arguments of the kernel. They
+#   receive `X` (the tuple of input pointers), `SX` (their strides), `P` (the numbers γ, λ, ...)
+#   and `O` (the output pointers).
+# * **`ROWS`** replaces your one program per row: each program takes `ROWS` rows as a 2-D tile,
+#   and very long rows are split across several programs.
 # * **`load(ptr, strides, row, t, mask, other, ACC)`**, from `rltriton_lite.tile`, replaces your
 #   address `R + row * T + t`. It is a strided load, so it reads time-major and batch-major
 #   buffers alike, without a copy.
-# * **`X`, `SX`, `P` and `O`** are what the hooks receive. `X` is the tuple of input pointers and
-#   `SX` holds their strides. `P` holds the numbers (γ, λ, ...) and `O` the output pointers.
 #
-# The next cell prints the key lines of `scan._walk`, the chunk loop, read from the package. Line
-# by line, against your `gae_kernel`:
+# The next cell prints the key lines of `scan._walk`. Line by line, against your `gae_kernel`:
 #
 # | your `gae_kernel` | the package's `_walk` |
 # | --- | --- |
@@ -670,21 +628,15 @@ from rltriton_lite import returns  # noqa: E402
 print(inspect.getsource(getattr(returns._returns_prologue, "fn", returns._returns_prologue)))
 
 # %% [markdown]
-# * **`step(...)`** loads the step's γ, λ and three flags. `term` marks a termination. `done`
-#   marks any episode end: a termination, a truncation or the window's last step. `valid` marks a
-#   step that is not padding. The package calls this prologue with λ = 1, so `gamma * lam` is γ
-#   here. That way GAE's and TD(λ)'s prologues have the same shape. Two arguments can be ignored
-#   here: `ahead`, used only when a call passes a `mask`, and `ACC`, the dtype the arithmetic
-#   runs in.
-# * **`REWARDS`, `VALUES`, `NEXT_VALUES`, ...** are `tl.constexpr` indices into `X`. Each name
-#   says what its slot holds.
+# * **`step(...)`** loads the step's γ, λ and three flags: `term` marks a termination, `done` any
+#   episode end (a termination, a truncation or the window's last step), `valid` a step that is
+#   not padding. The package calls this prologue with λ = 1, so `gamma * lam` is γ here, and
+#   GAE's and TD(λ)'s prologues have the same shape. Ignore `ahead` (used only when a call passes
+#   a `mask`) and `ACC` (the arithmetic's dtype).
+# * **`REWARDS`, `VALUES`, `NEXT_VALUES`, ...** are `tl.constexpr` indices into `X`.
 # * **`b = r + tl.where(done & ~term, gamma * v_next, 0.0)`**: at a truncation or the window's last
 #   step, the return adds the bootstrap $\gamma V(s_{t+1})$ into $b$, and the reset at `done` keeps
-#   the carry out. That is why a return reads values at all. Notebook 01 derives it, with every
-#   kind of episode end.
-# * **`(a, b, reset, valid, keep)`** is what a package prologue returns. It is your triple plus
-#   two more: the flag `valid`, set where the step is not padding, and `keep`, values that the
-#   epilogue needs again.
+#   the carry out. That is why a return reads values at all; notebook 01 derives it.
 #
 # <details><summary>Details: episode.py, valid, keep, and the kernel's other arguments</summary>
 #
@@ -696,8 +648,8 @@ print(inspect.getsource(getattr(returns._returns_prologue, "fn", returns._return
 #
 # </details>
 #
-# **`rl.gae`** computes what your `gae_kernel` computes. The cell below checks it against the
-# loop, on a batch with episode ends and rows that span several chunks:
+# **`rl.gae`** computes what your `gae_kernel` computes, as the cell below checks on rows with
+# episode ends that span several chunks:
 
 # %%
 rng = np.random.default_rng(0)
@@ -711,10 +663,9 @@ np.testing.assert_allclose(adv.cpu().numpy(), expected, rtol=1e-4, atol=1e-5)
 print("rl.gae == the loop on 2 x 600")
 
 # %% [markdown]
-# **Try it.** CleanRL and SB3 store a rollout time-major, as `(T, B)`. The package's `load` reads
-# such a buffer through its strides, so no copy is needed. Call `rl.gae` on the transposed views
-# `as_t(r_).T`, ... (shape `(600, 2)`) with `time_dim=0`, and set `adv_tm` to its advantages.
-# The cell checks them against the loop once you have.
+# **Try it.** CleanRL and SB3 store a rollout time-major, as `(T, B)`, which `load` reads in place.
+# Call `rl.gae` on the transposed views `as_t(r_).T`, ... (shape `(600, 2)`) with `time_dim=0`,
+# set `adv_tm` to its advantages, and the cell checks them against the loop.
 
 # %%
 adv_tm = None  # your call: rl.gae(..., time_dim=0, backend=KERNEL).advantages
@@ -733,12 +684,10 @@ else:
 # %% [markdown]
 # > **In short.**
 # >
-# > * *Idea:* The package's kernel, `rltriton_lite/scan.py`, is a grown-up `gae_kernel`, and each
-# >   part you wrote has a named counterpart there.
-# > * *Rule:* `scan.combine` is `reset_combine`, `scan._walk` is the chunk loop with its carry, and
-# >   `PROLOGUE` and `EPILOGUE` are the hooks.
-# > * *Trap:* Reading `gamma * lam` in the returns prologue as GAE's $\gamma\lambda$, when the
-# >   package calls that prologue with λ = 1, so it is γ.
+# > * *Idea:* `scan.py` is a grown-up `gae_kernel`: each part you wrote has a counterpart there.
+# > * *Rule:* `scan.combine` is `reset_combine`, `scan._walk` the loop, `PROLOGUE` and `EPILOGUE`
+# >   the hooks.
+# > * *Trap:* Reading the returns prologue's `gamma * lam` as $\gamma\lambda$: there λ = 1.
 
 # %% [markdown]
 # ## Exercises

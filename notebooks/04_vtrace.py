@@ -18,24 +18,22 @@
 #
 # * **You will learn:** IMPALA's off-policy correction as one scan; Retrace as a Triton prologue,
 #   V-trace's policy-gradient epilogue, and V-trace as a whole kernel of your own.
-# * **Time:** 3.5–5.5 h with the open questions; 2–3.5 h for the reading and the three checked
-#   exercises (for a student new to Triton), in two sessions: the second starts at `vtrace_kernel`.
+# * **Time:** for a student new to Triton, 3.5–5.5 h with the open questions, 2–3.5 h without,
+#   in two sessions: the second starts at `vtrace_kernel`.
 # * **Needs:** notebooks 01–03; importance sampling. No GPU.
-# * **Conventions:** episode ends follow the card of notebook 01. Every end is a reset, and a
-#   bootstrap enters $b_t$ through a select. The glossary's
-#   [Names and signatures](GLOSSARY.md#names-and-signatures) lists flags, values and hook
-#   signatures on one page.
-# * **Minimum path:** sections 1–4 and the checked exercises `retrace`, `vtrace_pg` and
-#   `vtrace_kernel`. Section 5 and the open questions can wait.
+# * **Conventions:** episode ends follow the card of notebook 01; flags, values and hook
+#   signatures are on the glossary's [Names and signatures](GLOSSARY.md#names-and-signatures).
+# * **Minimum path:** sections 1–4 and the three checked exercises; section 5 and the open
+#   questions can wait.
 # * **Optional sequel:** [notebook 04b](04b_vtrace_fixed_point.ipynb) finds which value V-trace's
 #   critic converges to when $\bar\rho$ clips, with an exercise of its own.
 #
-# In IMPALA, actors collect experience with a behaviour policy $\mu$ that lags behind the
-# learner's policy $\pi$. V-trace corrects the $n$-step return for this lag. It uses two
-# *truncated* importance weights:
+# In IMPALA, actors act with a behaviour policy $\mu$ that lags behind the learner's policy
+# $\pi$, and V-trace corrects the $n$-step return for this lag with two *truncated* importance
+# weights:
 #
-# * $\rho_t$ decides which value the target converges to. When $\rho_t$ is clipped, that value is
-#   not always $V^\pi$ (notebook 04b).
+# * $\rho_t$ decides which value the target converges to; clipped, that value is not always
+#   $V^\pi$ (notebook 04b).
 # * $c_t$ decides how far back a TD error travels. The product $c_s\cdots c_{t-1}$ is the trace.
 #
 # <details><summary>Details: the paper, and where the trace shrinks</summary>
@@ -44,16 +42,15 @@
 # Legg, Kavukcuoglu: *IMPALA: Scalable Distributed Deep-RL with Importance Weighted Actor-Learner
 # Architectures*, ICML 2018.
 #
-# The trace shrinks wherever $c_t = \lambda_t \min(\bar c, \pi/\mu) < 1$. With
-# $\lambda = \bar c = 1$, that is wherever $\pi$ is less likely than $\mu$ to take the action
-# taken. With $\bar c < 1$, it is at every step. The trace is cut to 0 only at a reset (an episode
-# end, or the window's last step), at a step where $\pi$ would never take the action
-# ($\pi(a_t \mid x_t) = 0$), where $\lambda_t = 0$, or everywhere if $\bar c = 0$.
+# The trace shrinks wherever $c_t = \lambda_t \min(\bar c, \pi/\mu) < 1$: with
+# $\lambda = \bar c = 1$, wherever $\pi$ is less likely than $\mu$ to take the action taken; with
+# $\bar c < 1$, at every step. It is cut to 0 only at a reset (an episode end, or the window's
+# last step), where $\pi(a_t \mid x_t) = 0$, where $\lambda_t = 0$, or everywhere if $\bar c = 0$.
 #
 # </details>
 #
-# Written backwards, V-trace is a first-order recurrence. $V'_t$, terminations, truncations and
-# the end of the window follow notebooks 01–03.
+# Written backwards, V-trace is a first-order recurrence ($V'_t$ and the episode flags as in
+# notebooks 01–03):
 #
 # $$\rho_t = \min(\bar\rho, \tfrac{\pi}{\mu}), \quad c_t = \lambda_t \min(\bar c, \tfrac{\pi}{\mu}), \quad
 #   \delta_t = r_t + \gamma_t (1-\text{term}_t) V'_t - V_t,$$
@@ -65,9 +62,9 @@
 #   v'_{t+1} = \begin{cases} v_{t+1} & \text{not done}_t \\ V'_t & \text{done}_t \end{cases}$$
 #
 # * `vs` $= v_t$ is the critic's regression target.
-# * `pg_advantages` $= A^{pg}_t$ multiplies $\nabla\log\pi(a_t|s_t)$ in the policy loss. The
-#   λ-mix in $A^{pg}_t$ follows rlax. At λ = 1 it is the paper's advantage.
-# * $\pi/\mu$ is the importance ratio of the action taken. It comes in as
+# * `pg_advantages` $= A^{pg}_t$ multiplies $\nabla\log\pi(a_t|s_t)$ in the policy loss. Its
+#   λ-mix follows rlax (section 4).
+# * $\pi/\mu$, the importance ratio of the action taken, comes in as
 #   `log_rhos` $= \log\pi(a_t|s_t) - \log\mu(a_t|s_t)$.
 # * $\bar\rho$, $\bar c$ and $\bar\rho_{pg}$ are the clip levels, `rho_bar`, `c_bar` and
 #   `pg_rho_bar`.
@@ -102,22 +99,20 @@ n = lambda x: x.cpu().numpy()  # noqa: E731
 # %% [markdown]
 # ## 1. The loop
 #
-# V-trace is again a backward recurrence, now with clipped importance weights in it, so it
-# starts, as in notebooks 01–03, from a loop. The float64 ground truth loops over time, one step
-# per iteration, and its `carry` holds $v_{t+1}$. A worked example then shows what the clip and
-# the trace do.
+# As in notebooks 01–03, the ground truth is a float64 loop over time, and its `carry` holds
+# $v_{t+1}$. A worked example then shows what the clip and the trace do.
 
 # %%
 print(inspect.getsource(reference.vtrace))
 
 # %% [markdown]
 # By hand: three steps, $\gamma = 0.5$, $\lambda = 1$, the default clips
-# $\bar\rho = \bar c = \bar\rho_{pg} = 1$, rewards and values all 1, and a bootstrap value of 2
-# after the window. Compared with the actor's policy μ, the learner's policy π likes:
+# $\bar\rho = \bar c = \bar\rho_{pg} = 1$, rewards and values 1, a bootstrap value of 2 after
+# the window. Compared with μ, π likes:
 #
 # * the first action twice as much ($\pi/\mu = 2$, clipped to 1);
 # * the second half as much ($\pi/\mu = 0.5$: it halves the trace);
-# * the third exactly as much.
+# * the third as much.
 
 # %%
 vs, pg = reference.vtrace(np.log([2.0, 0.5, 1.0]), [1.0, 1.0, 1.0], [1.0, 1.0, 1.0], gamma=0.5, bootstrap_value=2.0)
@@ -132,10 +127,9 @@ np.testing.assert_allclose(pg, [0.75, 0.5, 1.0])
 # %% [markdown]
 # ## 2. Prologue, scan, epilogue
 #
-# The loop's recurrence is not yet in the form $y_t = b_t + a_t y_{t+1}$, because $v_{t+1}$ sits
-# inside the bracket $(v_{t+1} - V'_t)$. Expanding the bracket fixes that: every term that does
-# not involve $v_{t+1}$ moves into $b_t$, and what multiplies $v_{t+1}$ is $a_t$. V-trace is then
-# notebook 00's reverse affine scan:
+# The recurrence is not yet of the form $y_t = b_t + a_t y_{t+1}$, because $v_{t+1}$ sits inside
+# the bracket $(v_{t+1} - V'_t)$. Expand it: what multiplies $v_{t+1}$ is $a_t$, the rest is $b_t$,
+# and V-trace is notebook 00's reverse affine scan:
 #
 # $$v_t = \underbrace{V_t + \rho_t\delta_t - [\lnot\text{done}_t]\,\gamma_t c_t V'_t}_{b_t}
 #   + \underbrace{\gamma_t c_t}_{a_t}\, v_{t+1}, \qquad \text{reset where done}_t .$$
@@ -143,27 +137,25 @@ np.testing.assert_allclose(pg, [0.75, 0.5, 1.0])
 # * **prologue** (per step): the three clipped weights from `log_rhos`, then $a_t$, $b_t$ and the
 #   reset;
 # * **scan**: the reverse affine scan, whose output $y_t$ is $v_t$ itself;
-# * **epilogue** (per step): `vs` $= y_t$, and the advantage. The advantage needs $v_{t+1}$, the
-#   value the scan carried *into* step $t$, so it costs no extra pass.
+# * **epilogue** (per step): `vs` $= y_t$, and the advantage, which needs $v_{t+1}$: the value the
+#   scan carried *into* step $t$, so it costs no extra pass.
 #
-# Two more rules hold for every scan of the course. V-trace is where they start to matter:
+# Two rules of every scan start to matter here:
 #
-# * **The window's last step resets.** The scan starts from $y_T = 0$, so at the last step
-#   $a_{T-1}$ multiplies 0 whatever its value, and earlier exercises could skip that reset.
-#   V-trace cannot. Its $b_t$ holds $-\gamma_t c_t V'_t$, written to cancel against
-#   $a_t v_{t+1}$. With no $v_T$ to cancel, the last step must drop that term from $b$: the last
-#   step counts as done, so the select $[\lnot\text{done}_t]$ in $b_t$ drops it. That gives
-#   $v_{T-1} = V_{T-1} + \rho_{T-1}\delta_{T-1}$, what keeping the term with $v_T = V'_{T-1}$ would
-#   give: the window's end bootstraps from the next value.
+# * **The window's last step resets.** Earlier exercises could skip this, because the scan starts
+#   from $y_T = 0$. V-trace cannot: its $b_t$ holds $-\gamma_t c_t V'_t$, written to cancel
+#   against $a_t v_{t+1}$, and there is no $v_T$. So the last step counts as done, and the select
+#   $[\lnot\text{done}_t]$ drops the term, giving $v_{T-1} = V_{T-1} + \rho_{T-1}\delta_{T-1}$:
+#   what $v_T = V'_{T-1}$ would give, a bootstrap from the next value.
 # * **A carry is not a bootstrap.** A carry is $y_T$ itself, the value after the window (00b's
-#   `last_value`, `rl.linear_scan`'s `initial`). Step $t$ sees it multiplied by
+#   `last_value`, `rl.linear_scan`'s `initial`); step $t$ sees it multiplied by
 #   $a_t a_{t+1} \cdots a_{T-1}$, its own $a$ included. A bootstrap, $\gamma_t V'_t$ here, is
-#   added into $b_t$ at one step. The harness and the package start every scan from 0, so each
-#   bootstrap must be written into $b$: the scan adds none for you.
+#   added into $b_t$ at one step. Every scan here starts from 0, so each bootstrap must be
+#   written into $b$.
 #   *Where it bites:* for the return ($a = \gamma$, $b = r$), a carry of $V'_{T-1}$ happens to give
 #   the right last step, $r_{T-1} + \gamma V'_{T-1}$. GAE's $b_{T-1} = \delta_{T-1}$ already holds
 #   $\gamma V'_{T-1}$, so the same carry would give $\hat A_{T-1} = \delta_{T-1} + \gamma\lambda
-#   V'_{T-1}$: the bootstrap counted twice, once scaled by $\lambda$.
+#   V'_{T-1}$: the bootstrap counted twice.
 #
 # In NumPy:
 
@@ -187,8 +179,8 @@ def vtrace_as_scan(log_rhos, r, v, nv, gamma, lam, terminated, truncated, rho_ba
     return vs, pg
 
 # %% [markdown]
-# The check against the loop uses 3 rows × 40 random steps, with terminations, truncations and
-# all three clips ($\bar\rho = 1.2$, $\bar c = 0.9$, $\bar\rho_{pg} = 1.5$):
+# Checked against the loop on 3 rows × 40 random steps, with terminations, truncations and all
+# three clips ($\bar\rho = 1.2$, $\bar c = 0.9$, $\bar\rho_{pg} = 1.5$):
 
 # %%
 LR, R, V, NV = (rng.normal(size=(3, 40)) for _ in range(4))
@@ -204,10 +196,9 @@ print("prologue + scan + epilogue == the loop")
 # %% [markdown]
 # ## 3. The kernel
 #
-# Section 2's split becomes three Triton functions in `rltriton_lite/vtrace.py`. `_step` loads
-# one step's coefficients, flags and three clipped weights, and the prologue and epilogue are then
-# section 2's two formulas. Their printout below is folded and optional, and the points after it
-# say what to notice in them.
+# Section 2's split becomes three Triton functions in `rltriton_lite/vtrace.py`: `_step` loads
+# one step's coefficients, flags and three clipped weights; the prologue and epilogue are
+# section 2's formulas. The printout is optional.
 
 # %% jupyter={"outputs_hidden": true}
 for fn in (vtrace._step, vtrace._vtrace_prologue, vtrace._vtrace_epilogue):
@@ -217,28 +208,22 @@ for fn in (vtrace._step, vtrace._vtrace_prologue, vtrace._vtrace_epilogue):
 # Points worth noticing:
 #
 # * **It scans $v_t$, not $v_t - V_t$.** IMPALA's reference code accumulates $v_t - V_t$, which
-#   assumes $V'_t = V_{t+1}$ at every step that does not reset. That fails across padding, and
-#   wherever the next values are not `values[t+1]` inside an episode. (IMPALA's code has no
-#   truncation flag either: it cannot cut the trace at a time limit and keep the bootstrap.) With
-#   $V_t$ and $-\gamma_t c_t V'_t$ in $b_t$, the carried value is $v_{t+1}$ itself.
-# * **The advantage reads `y_in`.** The scan hands the epilogue $y_t$ and the value it combined
-#   with, $y_{t+1}$, which is $v_{t+1}$. So one pass gives both outputs. At an episode end,
+#   assumes $V'_t = V_{t+1}$ at every step that does not reset: false across padding (the next
+#   unpadded step is not $t+1$), and wherever the next values are not `values[t+1]`. (Nor can it
+#   cut the trace at a time limit and keep the bootstrap: it has no truncation flag.)
+# * **The advantage reads `y_in`,** $v_{t+1}$ (section 2's epilogue), and at an episode end
 #   `tl.where(done, v_next, y_in)` switches to $V'_t$.
-# * **The weights are constants for gradients.** No gradient flows back to `log_rhos`, as in
-#   IMPALA. The backward kernel covers `rewards`, `values`, `next_values` and `bootstrap_value`.
+# * **The weights are constants for gradients,** as in IMPALA: the backward kernel covers
+#   `rewards`, `values`, `next_values` and `bootstrap_value`, not `log_rhos`.
 #
 # <details><summary>Details: the v − V rewrite, padding, and the backward kernel</summary>
 #
 # * `_step` gets the coefficients and flags through `episode.step`, shared with GAE and TD(λ).
-# * IMPALA's reference code (and most ports) accumulate
-#   $v_t - V_t = \rho_t\delta_t + \gamma_t c_t (v_{t+1} - V_{t+1})$ and add $V$ at the end. The
-#   rewrite drops the term $\gamma_t c_t (V_{t+1} - V'_t)$, so it assumes $V'_t = V_{t+1}$ wherever
-#   the trace runs on. Where the trace is cut (a reset), that term is multiplied by 0 and the
-#   rewrite is exact. Across padding it fails, because the next *unpadded* step is not $t+1$.
-#   Scanning $v_t$ needs no such assumption, and no value is read twice.
+# * The rewrite $v_t - V_t = \rho_t\delta_t + \gamma_t c_t (v_{t+1} - V_{t+1})$ (IMPALA's code
+#   and most ports add $V$ at the end) drops the term $\gamma_t c_t (V_{t+1} - V'_t)$, exact only
+#   where a reset multiplies it by 0. Scanning $v_t$ needs no such assumption, and no value is read
+#   twice.
 # * After padding, `y_in` is the next unpadded step's value.
-# * `log_rhos` is loaded, exponentiated and clipped in the prologue. `vs` is a regression target,
-#   and `pg_advantages` multiplies $\nabla\log\pi$ in the loss.
 # * The backward kernel (`_vtrace_bwd_prologue`/`_vtrace_bwd_epilogue`) is the transposed scan,
 #   forwards in time.
 #
@@ -259,15 +244,10 @@ print("importance weights are constants")
 # %% [markdown]
 # ## 4. Kernel against the loop
 #
-# Section 3 read the hooks; now the kernel must match section 1's loop. Then V-trace is tied to
-# what you already know: on-policy it must reduce to notebook 03's TD(λ) and notebook 02's GAE,
-# and its policy-gradient advantage is compared with the IMPALA paper's. The test rollout has:
-#
-# * random ratios, with clipping on all three weights;
-# * terminations, and truncations bootstrapping from the true next value;
-# * left and right padding;
-# * a per-step discount and trace coefficient;
-# * a time-major buffer.
+# The kernel must match section 1's loop and, on-policy, reduce to notebook 03's TD(λ) and
+# notebook 02's GAE. The test rollout has random ratios clipped on all three weights,
+# terminations, truncations that bootstrap from the true next value, left and right padding, a
+# per-step γ and λ, and a time-major copy.
 
 # %%
 B, T = 4, 50
@@ -285,7 +265,7 @@ lam = torch.rand(B, T, device=DEVICE) * 0.5 + 0.5    # a per-step λ
 kw = dict(rho_bar=1.2, c_bar=0.9, pg_rho_bar=1.5)
 
 # %% [markdown]
-# The kernel and the loop on that rollout. Padded steps must come out as 0:
+# The kernel against the loop on that rollout; padded steps must be 0:
 
 # %%
 vs, pg = rl.vtrace(lr_, r, v, gamma=gamma, lambda_=lam, terminated=term, truncated=trunc, next_values=nv,
@@ -340,33 +320,29 @@ print("on-policy V-trace == TD(λ) == GAE")
 
 # %% [markdown]
 # **Which policy-gradient advantage.** The package follows rlax, not the IMPALA paper, so that λ is
-# one knob for both outputs; at λ = 1 the two are the same formula. The derivation and the checks
-# below are optional (their printouts are folded).
+# one knob for both outputs. The derivation and the checks below are optional.
 #
 # <details><summary>Details: the paper's advantage against rlax's</summary>
 #
-# The IMPALA paper's policy gradient weighs $\nabla\log\pi(a_s|x_s)$ by
-# $\rho_s\big(r_s + \gamma v_{s+1} - V(x_s)\big)$. Here $v_{s+1}$ is the V-trace target at $s+1$,
-# with no λ in it. The paper clips this $\rho_s$ with the same $\bar\rho$. Like rlax, the package
-# gives it its own $\bar\rho_{pg}$.
+# The IMPALA paper weighs $\nabla\log\pi(a_s|x_s)$ by
+# $\rho_s\big(r_s + \gamma v_{s+1} - V(x_s)\big)$, with $v_{s+1}$ the V-trace target at $s+1$ and
+# no λ in it. It clips this $\rho_s$ with the same $\bar\rho$; like rlax, the package gives it
+# its own $\bar\rho_{pg}$.
 #
-# The package follows rlax (`vtrace_td_error_and_advantage`). It mixes the next target with the
-# critic's next value, by the same λ that cuts the traces. Inside an episode the mix is
-# $r_t + \gamma_t[\lambda_t v_{t+1} + (1-\lambda_t)V'_t] - V_t$. At an episode's end, both formulas
-# read $V'_t$. So:
+# rlax (`vtrace_td_error_and_advantage`) mixes the next target with the critic's next value, by
+# the same λ that cuts the traces: $r_t + \gamma_t[\lambda_t v_{t+1} + (1-\lambda_t)V'_t] - V_t$
+# inside an episode. At an episode's end, both formulas read $V'_t$. So:
 #
 # * at **λ = 1** the two are the same formula;
-# * at **λ < 1** the package's advantage differs from the paper's, computed from the same `vs`,
-#   by $\rho^{pg}_t\gamma_t(1-\lambda_t)(V'_t - v_{t+1})$ at every step that does not end an
-#   episode.
+# * at **λ < 1**, from the same `vs`, the package's advantage differs from the paper's by
+#   $\rho^{pg}_t\gamma_t(1-\lambda_t)(V'_t - v_{t+1})$ at every step that does not end an episode.
 #
 # </details>
 #
 # <details><summary>Details: why the package follows rlax</summary>
 #
-# λ is then one knob for both outputs. On-policy, `pg_advantages` $=$ `vs` $- V$ is GAE(λ)
-# (above). That is the advantage that matches the critic's λ-return target, with notebook 03's
-# bias–variance trade-off.
+# On-policy, `pg_advantages` $=$ `vs` $- V$ is GAE(λ) (above): the advantage that matches the
+# critic's λ-return target, with notebook 03's bias–variance trade-off.
 #
 # The paper's formula at λ < 1 pairs a full step with the λ-return that follows it. At λ = 0,
 # on-policy, it is the two-step advantage $r_t + \gamma r_{t+1} + \gamma^2 V'_{t+1} - V_t$, while
@@ -376,8 +352,7 @@ print("on-policy V-trace == TD(λ) == GAE")
 #
 # <details><summary>Details: the paper's advantage, as code</summary>
 #
-# The paper's advantage, on this section's rollout, with its per-step γ and clips. `vs` comes from
-# the same call:
+# The paper's advantage on this section's rollout, with `vs` from the same call:
 #
 # </details>
 
@@ -393,8 +368,7 @@ def paper_pg(vs, log_rhos, r, v, nv, gamma, term, trunc, pg_rho_bar):
 # %% [markdown]
 # <details><summary>Details: what this cell checks</summary>
 #
-# At λ = 1 and λ = 0.5, the cell compares the package's advantage minus the paper's with the
-# predicted gap:
+# At λ = 1 and λ = 0.5, the package's advantage minus the paper's against the predicted gap:
 #
 # </details>
 
@@ -414,8 +388,7 @@ for lam_ in (1.0, 0.5):
 # %% [markdown]
 # <details><summary>Details: what this cell checks</summary>
 #
-# On-policy at λ = 0 the gap is a whole step. The package's advantage is the one-step TD error,
-# and the paper's is a two-step one:
+# On-policy at λ = 0 (the "why" fold): one step against two.
 #
 # </details>
 
@@ -429,11 +402,10 @@ torch.testing.assert_close(paper_pg(on.vs, zero, r, v, nv, 0.9, no_end, no_end, 
 print("λ = 1: package == paper; λ < 1: they differ by ρ_pg γ (1 − λ)(V' − v_{t+1})")
 
 # %% [markdown]
-# To see what the ratios do, take one row with a constant ratio $\pi/\mu$, rewards 1 and an
-# imperfect critic.
+# To see what the ratios do: one row, a constant ratio $\pi/\mu$, rewards 1, an imperfect critic.
 #
-# * At $\pi/\mu \ge 1$ the weights are clipped to 1, and `vs` is the on-policy return.
-# * As the ratio falls, $\rho_t$ shrinks each TD correction and $c_t$ cuts the trace. So `vs`
+# * At $\pi/\mu \ge 1$ the weights clip to 1, and `vs` is the on-policy return.
+# * As the ratio falls, $\rho_t$ shrinks each TD correction and $c_t$ cuts the trace, so `vs`
 #   slides toward the critic's own $V_t$, which it reaches at ratio 0.
 
 # %%
@@ -457,8 +429,8 @@ torch.testing.assert_close(curves[2.0], curves[1.0])  # ρ̄ = c̄ = 1: a ratio 
 torch.testing.assert_close(curves[0.0], v1, atol=1e-5, rtol=0)  # no trace, no correction: the critic
 
 # %% [markdown]
-# Gradients reach `rewards`, `values` and `next_values` through the fused backward scan. The check
-# compares them with autograd of the PyTorch path, in float64, with a loss on both outputs:
+# The gradients of the fused backward scan against autograd of the PyTorch path, in float64, with
+# a loss on both outputs:
 
 # %%
 r64, v64, nv64 = (torch.randn(2, 30, dtype=torch.float64, device=DEVICE, requires_grad=True) for _ in range(3))
@@ -480,11 +452,9 @@ assert profile.rollout_error("vtrace", 3, 1000, DEVICE) < 1e-5  # 3 × 1,000 ste
 # %% [markdown]
 # ## 5. Optional: profile it
 #
-# As in notebooks 01–03, this optional cell shows V-trace's table and chart as measured on an
-# H200 and committed, not measured here. A `!` after a name marks an implementation whose outputs
-# disagreed with ours (a relative error above the benchmark's tolerance, or a NaN); its times are
-# still shown. Every algorithm's figures are read, explained and checked once in
-# [notebook 08, section 6](08_profiling.ipynb).
+# As in notebooks 01–03, this cell shows V-trace's committed H200 table and chart, not measured
+# here (`!`: outputs that disagreed with ours). [Notebook 08, section 6](08_profiling.ipynb)
+# reads them.
 
 # %%
 h200 = profile.committed("vtrace", missing_ok=True)  # the H200\'s table and chart, read by name: not measured here

@@ -499,7 +499,8 @@ h200 = profile.committed("sac", missing_ok=True)  # the H200\'s table and chart,
 # * A line can read above 100 % of the floor. At small sizes the inputs can stay in the GPU's L2
 #   cache between the CUDA-graph replays that time the kernel, and L2 is faster than the memory
 #   the floor prices ([notebook 08](08_profiling.ipynb), section 4, "Caution: small shapes sit in
-#   L2"; [notebook 09](09_benchmarks.ipynb), section 1, "Only SAC passes 100 %").
+#   L2"; [notebook 14](14_appendix_data.ipynb#8.-Notebook-09,-section-1:-SAC-above-the-floor),
+#   section 8).
 #
 # </details>
 

@@ -217,7 +217,7 @@ against(my_pct_floor, 100 * row(RES, "gae", B, T)["floor_ms"] / row(RES, "gae", 
 # * The model said 97 % for GAE (67 µs of floor + 2 µs); the H200 took 80 µs, 84 %.
 # * Wall time is within 25 % of GPU time: the host prepares the next call while the kernel runs.
 # * The lowest is the discounted return. The highest, SAC, is slightly over 100 %: it mostly reads,
-#   and the floor prices a copy's read + write mix (notebook 09, section 1).
+#   and the floor prices a copy's read + write mix (notebook 14, section 8).
 #
 # </details>
 
@@ -723,7 +723,7 @@ gae_rows = profile.committed("gae")
 #
 # * **04, `vtrace`.** The clipped weights live in registers, never written.
 #
-# * **06, `sac`.** λ = 0 runs elementwise, past 100 % of the floor at some shapes (09 says why).
+# * **06, `sac`.** λ = 0 runs elementwise, past 100 % of the floor at some shapes (14, section 8).
 #   The PyTorch path runs the scan whatever λ. So on a CPU the one line is faster.
 #
 # * **07, `crr`.** With the backward, the formula's *wall* time is below ours at every shape. At

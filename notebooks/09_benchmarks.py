@@ -25,18 +25,15 @@
 # * **Needs:** notebook 08. No GPU (with one, a small slice of the benchmark re-runs live).
 #
 # * **Minimum path:** sections 1–3 and the checked exercises `launch_model` and `host_bound`.
-#   These can wait: section 1's optional part on SAC above 100 %, "Live, when a GPU is here" and
-#   the open questions.
+#   These can wait: "Live, when a GPU is here" and the open questions.
 #
 # `python -m rltriton_lite.bench` times every kernel on a GPU. It compares each with the memory
 # floor and with the peers it finds (a PyTorch loop, torchrl, JAX, torch.compile, rl-triton, ...).
-# This notebook reads its committed H200 run, notebook 08's. Each section asks one question, reads
-# one chart, and ends with its answer. The clocks are notebook 08's: **GPU time** (CUDA-graph
-# replays, the kernels alone) and **wall time** per call (host included). Where the data come
-# from, and what each clock times: notebook 14, an appendix.
-#
-# **The package you installed is newer than this run.** It now runs few long rows with wider
-# chunks (notebook 13, section 4), so its 64×16384 scans would be faster than these rows show.
+# This notebook reads its committed H200 run, notebook 08's, which is older than the package you
+# installed (notebook 14, section 3). Each section asks one question, reads one chart, and ends
+# with its answer. The clocks are notebook 08's: **GPU time** (CUDA-graph replays, the kernels
+# alone) and **wall time** per call (host included). Where the data come from, and what each clock
+# times: notebook 14, an appendix.
 #
 # **Skip the "Checks" cells** (folded, starting `# Checks`): CI runs them against the data files.
 
@@ -112,7 +109,6 @@ fig = profile.floor_chart(res, DTYPE)
 plt.show()
 # the same numbers, one line per shape
 pct = profile.floor_pct(res, DTYPE)  # (algorithm, shape, pass) -> % floor by GPU time
-ours = profile.our_rows(res, DTYPE)
 for p in PASSES:
     for s in SHAPES:
         v = {a: pct[a, s, p] for a in ALGS if (a, s, p) in pct}
@@ -122,73 +118,24 @@ against(my_pct_16x128, pct["gae", (16, 128), "fwd"], "GAE 16×128 forward, % flo
 against(my_pct_4096x128, pct["gae", (4096, 128), "fwd"], "GAE 4096×128 forward, % floor")
 
 # %% [markdown]
-# **Below the floor, for two reasons.**
+# **Finding:** at the largest shape every kernel is near the floor: about 82–100 % forward, the
+# range notebook 08, section 2 explains. Smaller shapes fall below it: far below at 16×128, and
+# the scans on a few long rows. The model predicted the first and missed the second.
 #
-# * **At 16×128 (under 1 %),** the floor is a hundredth of a µs. A kernel takes a µs or more to
-#   start and finish.
-# * **At 64×16384,** the scans stay at about 5–10 %. 64 rows give the GPU little parallel work.
+# <details><summary>Details: the two shapes below the floor</summary>
 #
-# Even a copy of a few MB misses the floor.
-#
-# **Finding:** near the floor at the largest shape. There every kernel reaches about 82–100 % of
-# the floor, forward. Smaller shapes fall below it: far below for the tiniest, and for the scans
-# on a few long rows. The model predicted the first and missed the second.
-#
-# <details><summary>Details: the backward, and the model's figures</summary>
-#
-# * With the backward, at the largest shape: about 79–95 %.
-# * The model predicted 0.4 % for GAE at 16×128 (0.008 µs of 2 µs), and 51 % at 4096×128. The H200
-#   measured more there, as that shape's bytes sit in L2 between replays (the optional part below).
-# * The model's miss is the latency of a row's chain of chunks that notebook 08, section 3 found.
+# * **16×128, under 1 %.** The floor is a hundredth of a µs, and a kernel takes a µs or more to
+#   start and finish. The model predicted 0.4 % for GAE there (0.008 µs of 2 µs), and 51 % at
+#   4096×128. The H200 measured more at 4096×128: those bytes sit in L2 between replays.
+# * **64×16384, the scans at about 5–10 %.** 64 rows give the GPU little parallel work. The model
+#   misses this: a row's chunks run one after another (notebook 08, section 3).
+# * **With the backward,** the largest shape reads a little lower (notebook 08, section 6).
 #
 # </details>
 #
-# ### Optional: above the floor, and below the L2
-#
-# The minimum path skips this part: why one kernel reads above 100 %, and what a % floor means for
-# bytes that fit in the cache.
-#
-# **Only SAC passes 100 %**, for two reasons, neither of them a kernel beating memory:
-#
-# * **L2 residency, where the bytes fit.** Back-to-back replays are not flushed, so they read
-#   largely from L2, which is faster than the DRAM the floor prices. SAC reaches about 118 % at
-#   64×16384 and 101 % at 4096×128 forward, and 112 % forward + backward at 64×16384. These are
-#   best cases, not a bandwidth (exercise 2). Other kernels fit too and stay below: L2 makes
-#   passing 100 % possible, not certain.
-# * **The read/write mix, at 16384×1024.** This shape is five times the L2, so it comes from
-#   DRAM, yet SAC still reaches about 100.3 %. The floor prices a copy, half reads and half
-#   writes, and DRAM serves reads about 3 % faster than that mix (notebook 14's copy probe,
-#   section 8). SAC mostly reads (17 of its 21 B per step), so it can pass 100 %. PPO's and CRR's
-#   losses also only read, yet stay at about 92 % and 96 %; what holds them there is not measured
-#   here.
-#
-# The next cell prints one SAC row on both clocks, then all of SAC's lines with their bytes beside
-# the H200's 60 MiB L2.
-#
-# <details><summary>Details: one row, both clocks</summary>
-#
-# SAC at 64×16384, forward, moves 21 MiB (22.0 MB), which fits in L2. Its floor is 5.18 µs.
-#
-# * `do_bench` flushes L2 before each call, and counts host time where the GPU waits: 27.1 µs.
-#   So the file's `pct_floor` is 19 %.
-# * Graph replays leave the inputs in L2, and count no host: 4.40 µs. So 118 % by GPU time, the
-#   chart's figure. Only this clock passes 100 %.
-#
-# The L2's size, read on that H200: `L2_cache_size` = 62,914,560 bytes.
-#
-# </details>
-
-# %%
-sac_row = row("sac", 64, 16384)
-print(f"SAC 64×16384 fwd: {sac_row['bytes'] / 2**20:.0f} MiB; floor {1e3 * sac_row['floor_ms']:.2f} µs; "
-      f"do_bench {1e3 * sac_row['ms']:.1f} µs, so pct_floor {sac_row['pct_floor']:.3g} %; "
-      f"GPU time {1e3 * sac_row['kernel_ms']:.2f} µs, so {100 * sac_row['floor_ms'] / sac_row['kernel_ms']:.3g} %")
-L2_BYTES = 60 * 2**20  # read on the committed runs' H200: get_device_properties(0).L2_cache_size = 62,914,560
-sac_lines = [{"pass": p, "shape": profile.shape_name(s), "MiB moved": ours[("sac", *s, DTYPE, p)]["bytes"] / 2**20,
-              "fits in L2": "yes" if ours[("sac", *s, DTYPE, p)]["bytes"] < L2_BYTES else "no",
-              "% floor": pct["sac", s, p]} for p in PASSES for s in SHAPES]
-print(f"sac, {DTYPE}, {RUN}: % of the floor by GPU time")
-print(profile.table(sac_lines, digits=4))
+# SAC is the one kernel above 100 %:
+# [notebook 14, section 8](14_appendix_data.ipynb#8.-Notebook-09,-section-1:-SAC-above-the-floor)
+# says why (L2 residency and the read/write mix).
 
 # %% jupyter={"source_hidden": true}
 # Checks: the claims above, on the committed run (CI runs them; skip when reading)
@@ -198,31 +145,14 @@ model_pct = {s: 100 * f / (2.0 + f) for s in [(16, 128), (4096, 128)]  # 08's mo
              for f in [1e6 * 17 * s[0] * s[1] / res["copy_bandwidth_Bps"]]}
 assert round(model_pct[16, 128], 1) == 0.4 and round(model_pct[4096, 128]) == 51  # "0.4 %", "51 %"
 assert round(1e6 * 17 * 16 * 128 / res["copy_bandwidth_Bps"], 3) == 0.008  # "0.008 µs"
+assert pct["gae", (4096, 128), "fwd"] > model_pct[4096, 128]  # the H200 measured more there (L2)
 assert all(v > 75 for (a, s, p), v in pct.items() if s == largest)  # large: 79-100 %, looser
 big_pct = {p: [v for (a, s, p2), v in pct.items() if (s, p2) == (largest, p)] for p in PASSES}
+# "about 82–100 %" forward; "a little lower" with the backward (79–95 %, notebook 08, section 6)
 assert {p: [round(min(v)), round(max(v))] for p, v in big_pct.items()} == {"fwd": [82, 100], "fwd+bwd": [79, 95]}
 scans = ["discounted_return", "gae", "td_lambda", "vtrace", "linear_scan"]
 assert all(pct[a, (64, 16384), p] < 11 for a in scans for p in PASSES)  # few long rows: little parallel work
-over = {(a, s, p): v for (a, s, p), v in pct.items() if v > 100}
-assert {a for a, _, _ in over} == {"sac"}  # only SAC passes 100 %
-in_l2 = {k: v for k, v in over.items() if ours[(k[0], *k[1], DTYPE, k[2])]["bytes"] < L2_BYTES}
-assert over[("sac", (64, 16384), "fwd")] > 110 and ("sac", (4096, 128), "fwd") in in_l2  # L2-resident
-assert ("sac", (64, 16384), "fwd+bwd") in in_l2
-big = ours[("sac", *largest, DTYPE, "fwd")]
-assert big["bytes"] > 5 * L2_BYTES and 100 < pct["sac", largest, "fwd"] < 101  # from DRAM: the mix, by < 1 %
-assert all(v < 101 for k, v in over.items() if k not in in_l2)  # out of L2, never more than that
-assert profile.op("sac").bytes_per_step(4) == 21  # 4 float reads + a 1-byte flag, 1 float written
-assert [round(pct[a, largest, "fwd"]) for a in ("ppo", "crr")] == [92, 96]  # "about 92 % and 96 %": reads only
-assert pct["gae", (4096, 128), "fwd"] > model_pct[4096, 128]  # the H200 measured more than the model there (L2)
-# the worked row: SAC 64×16384 forward, both clocks
-assert sac_row["bytes"] == 21 * 2**20 < L2_BYTES and round(1e3 * sac_row["floor_ms"], 2) == 5.18
-assert round(1e3 * sac_row["ms"], 1) == 27.1 and round(sac_row["pct_floor"]) == 19
-assert round(1e3 * sac_row["kernel_ms"], 2) == 4.40 and round(pct["sac", (64, 16384), "fwd"]) == 118
-
-# %% [markdown]
-# **So compare % floor across kernels where the bytes do not fit in L2** (the largest shape). Below
-# the L2's 60 MiB, a replayed time measures the cache as much as the kernel: read a figure there as
-# one kernel's best case on one GPU.
+assert {a for (a, s, p), v in pct.items() if v > 100} == {"sac"}  # "the one kernel above 100 %"
 
 # %% [markdown]
 # ## 2. How much faster than each peer?
@@ -273,9 +203,9 @@ assert round(loop_us / 1e3, 1) == 12.1 and round(loop_us / ours_us) == 438 and r
 assert round(9 * 128 * 10 / 1e3, 1) == 11.5 and round(11.5e3 / ours_us, -2) == 400  # the prediction
 
 # %% [markdown]
-# **Finding:** far faster than the Python loops it replaces. At T = 128, forward, those loops are
-# 127–438× slower per call. Against other compiled or fused code the margins are far smaller,
-# and a few cases are lost. One run on a shared host cannot settle the close ones.
+# **Finding:** far faster than the Python loops it replaces: 127–438× per call at T = 128,
+# forward. Against other compiled code the margins are small, and a few cases are lost. One run on
+# a shared host cannot settle the close ones (notebook 14, section 10 lists them).
 #
 # <details><summary>Details: the backward, the long rows, and the prediction</summary>
 #
@@ -339,10 +269,9 @@ for p in PASSES:
                  if head else "no anchor"))
 
 # %% [markdown]
-# **Finding:** at RL shapes a call's wall time is mostly host time. At 4096×128 it is over 5× the
-# call's GPU time. A backward adds far more host work than GPU work. Only the scans' forward on a
-# few long rows keeps the GPU busy long enough to hide the host. Elsewhere, the host's work, not
-# the kernel, is what to cut.
+# **Finding:** at RL shapes a call's wall time is mostly host time, as notebook 08, section 3
+# found. A backward adds far more host work than GPU work: at 4096×128 our forward + backward calls
+# cost 25–75× their GPU time. Only the scans' forward on a few long rows hides the host.
 #
 # <details><summary>Details: where the backward's host time goes</summary>
 #
@@ -355,20 +284,23 @@ for p in PASSES:
 #   second launch.
 #
 # The anchor, a minimal `autograd.Function` around one bare launch each way, pays this too. At
-# 4096×128 it costs 46 µs forward and 241 µs with its backward, for 9.0 and 14.5 µs of GPU time
-# (notebook 14, section 10). So even around a bare launch, the backward adds about 195 µs of
-# wall time, nearly all of it host time (its GPU time grew by 5.5 µs). That is most of why our forward + backward calls cost 25–75× their GPU time at
-# 4096×128.
+# 4096×128 its backward adds about 195 µs of wall time for 5.5 µs of GPU time (notebook 14,
+# section 11).
 #
 # </details>
 
 # %% jupyter={"source_hidden": true}
 # Checks: the claims above, on the committed run (CI runs them; skip when reading)
-assert all(x > 5 for (a, s, p), x in ratio.items() if s == (4096, 128))  # many short rollouts: host-bound
+# data check, no longer quoted: at 4096×128 every call's wall time is over 5× its GPU time
+assert all(x > 5 for (a, s, p), x in ratio.items() if s == (4096, 128))
 hidden = {k for k, x in ratio.items() if x < 2}  # wall time under twice the GPU time: the host hidden
 assert hidden == {(a, (64, 16384), "fwd") for a in scans}  # only the scans' forward on few long rows
 both = [x for (a, s, p), x in ratio.items() if (s, p) == ((4096, 128), "fwd+bwd")]
-assert round(min(both)) == 25 and round(max(both)) == 75
+assert round(min(both)) == 25 and round(max(both)) == 75  # "25–75×"
+FN = profile.HEAD_ANCHOR["fwd+bwd"]  # the minimal autograd.Function
+fn_fwd, fn_both = anchors[(FN, 4096, 128, "fwd")], anchors[(FN, 4096, 128, "fwd+bwd")]
+assert round(fn_both["full_call_us"] - fn_fwd["full_call_us"]) == 195  # "about 195 µs"
+assert round(1e3 * (fn_both["kernel_ms"] - fn_fwd["kernel_ms"]), 1) == 5.5  # "5.5 µs of GPU time"
 
 # %% [markdown]
 # ## Live, when a GPU is here
@@ -585,13 +517,13 @@ exercises.attempt("host_bound", host_bound)
 # %% [markdown]
 # ## What you now know
 #
-# * **% floor** is floor ÷ GPU time. On the H200, at the largest shape, every kernel reaches about
-#   82–100 % forward. The smallest shape falls far below (under 1 % at 16×128): a kernel's fixed
-#   start-up time, $t_0$, dominates it, as notebook 08's model predicts.
+# * **% floor** is floor ÷ GPU time. On the H200 every kernel comes near the floor at the largest
+#   shape. The smallest shape falls far below: a kernel's fixed start-up time, $t_0$, dominates it,
+#   as notebook 08's model predicts.
 # * **Few long rows** are the model's miss: a scan walks each row's chunks one after another.
-# * **Against the loops it replaces**, the package's call is 127–438× faster at T = 128, and far
-#   more on long rows. Against other compiled code the margins are small, and one run cannot
-#   settle the close ones.
+# * **Against the loops it replaces**, the package's call is hundreds of times faster at T = 128,
+#   and far more on long rows. Against other compiled code the margins are small, and one run
+#   cannot settle the close ones.
 # * **Wall time at RL shapes is host time.** A backward adds far more host work than GPU work.
 #   Compare a call with the anchor of its own algorithm: GAE's forward with the naive GAE kernel
 #   launched bare, PPO's loss with a minimal `autograd.Function`.
@@ -599,9 +531,9 @@ exercises.attempt("host_bound", host_bound)
 # %% [markdown]
 # > **Further reading** (the two appendix notebooks)
 # >
-# > * **Notebook 14, section 8:** the copy probe. Even a copy of a few MB misses the floor, and
-# >   below the L2 the spread of % floor is wide (section 1 above).
-# > * **Notebook 14, sections 9–10:** every peer's range with the cases where the peer was faster
+# > * **Notebook 14, sections 8–9:** why SAC passes 100 %, and the copy probe. Even a copy of a
+# >   few MB misses the floor, and below the L2 the spread of % floor is wide (section 1 above).
+# > * **Notebook 14, sections 10–11:** every peer's range with the cases where the peer was faster
 # >   (section 2 above); the anchor without and with its backward (section 3 above).
 # > * **Notebook 13, section 4:** the wider chunks the installed package now uses for few long rows,
 # >   newer than the committed run.
