@@ -508,7 +508,9 @@ print("one source, two compiled kernels: 0.5 x0² + 2 x1² − x2², and min(|x0
 # * The output: `torch.empty(B, T, dtype=torch.float32, device=...)`, passed as `Y`.
 # * In each chunk: `offs = row * T + t`, then `a, b = PROLOGUE(X, P, offs, t, m, T)`.
 # * Outside `m`, overwrite the pair with the identity $(1, 0)$, and take the flag after it, so
-#   that a padding lane is $(1, 0, \text{false})$ and changes nothing.
+#   that a padding lane is $(1, 0, \text{false})$ and changes nothing. (Here the order cannot
+#   show: padding comes first in scan order, where the carry is 0. It matters once a nonzero
+#   value can enter from beyond the row, as the package's `initial` does.)
 # * The reset flag is `a == 0.0`. Scan the triple $(a, b, \text{flag})$ with `reset_combine`.
 # * The rest is `reset_scan`: select on the carry, store $y$, update the carry.
 #
@@ -565,7 +567,7 @@ exercises.attempt("hooked_scan", hooked_scan)
 # > **In short.**
 # >
 # > * *Idea:* One chunk loop serves every algorithm; only its prologue and epilogue differ.
-# > * *Rule:* Pass a hook as a `tl.constexpr`; make lanes outside `m` $(1, 0)$ before `a == 0.0`.
+# > * *Rule:* Pass a hook as a `tl.constexpr`; make lanes outside `m` the identity $(1, 0)$.
 # > * *Trap:* Passing the scan's combine as a `tl.constexpr`: the GPU's compiler refuses it.
 
 # %% [markdown]
@@ -605,48 +607,9 @@ assert all(any(k in line for line in walk) for k in KEY_LINES)  # (each still in
 print("\n".join(line for line in walk if any(k in line for k in KEY_LINES)))
 
 # %% [markdown]
-# The next cell prints `_walk` whole; its output is folded. The lines not in the table serve long
-# rows split across programs (`c_a, c_b, c_r`, a chunk's composed map, passed between them) and
-# speed. Notebook 13 reads them.
-
-# %% jupyter={"outputs_hidden": true}
-print("\n".join(walk))
-
-# %% [markdown]
-# The cell below prints one prologue, the discounted return's.
-#
-# <details><summary>Details: where the package's prologues come back</summary>
-#
-# Notebook 02, section 3, reads this one line by line. GAE's is an exercise there; TD(λ)'s is
-# printed in notebook 03.
-#
-# </details>
-
-# %%
-from rltriton_lite import returns  # noqa: E402
-
-print(inspect.getsource(getattr(returns._returns_prologue, "fn", returns._returns_prologue)))
-
-# %% [markdown]
-# * **`step(...)`** loads the step's γ, λ and three flags: `term` marks a termination, `done` any
-#   episode end (a termination, a truncation or the window's last step), `valid` a step that is
-#   not padding. The package calls this prologue with λ = 1, so `gamma * lam` is γ here, and
-#   GAE's and TD(λ)'s prologues have the same shape. Ignore `ahead` (used only when a call passes
-#   a `mask`) and `ACC` (the arithmetic's dtype).
-# * **`REWARDS`, `VALUES`, `NEXT_VALUES`, ...** are `tl.constexpr` indices into `X`.
-# * **`b = r + tl.where(done & ~term, gamma * v_next, 0.0)`**: at a truncation or the window's last
-#   step, the return adds the bootstrap $\gamma V(s_{t+1})$ into $b$, and the reset at `done` keeps
-#   the carry out. That is why a return reads values at all; notebook 01 derives it.
-#
-# <details><summary>Details: episode.py, valid, keep, and the kernel's other arguments</summary>
-#
-# * The indices and `step` are defined in `rltriton_lite/episode.py`, shared by the algorithms that
-#   read an episode.
-# * A padded step (`valid` off) is the identity.
-# * GAE keeps $V_t$ to add to the advantage, so `values` is read once.
-# * The kernel's other arguments are carries in and out of a row, and knobs for speed.
-#
-# </details>
+# The rest of `_walk` serves long rows split across programs, and speed: notebook 13 reads it.
+# Notebook 02, section 3, reads one of the package's prologues, the discounted return's, line by
+# line.
 #
 # **`rl.gae`** computes what your `gae_kernel` computes, as the cell below checks on rows with
 # episode ends that span several chunks:
@@ -687,7 +650,8 @@ else:
 # > * *Idea:* `scan.py` is a grown-up `gae_kernel`: each part you wrote has a counterpart there.
 # > * *Rule:* `scan.combine` is `reset_combine`, `scan._walk` the loop, `PROLOGUE` and `EPILOGUE`
 # >   the hooks.
-# > * *Trap:* Reading the returns prologue's `gamma * lam` as $\gamma\lambda$: there λ = 1.
+# > * *Trap:* Reading `after` as $y$ at the chunk's last step in time: it is $y$ at the first,
+# >   the carry for the chunk before.
 
 # %% [markdown]
 # ## Exercises

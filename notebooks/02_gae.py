@@ -577,7 +577,7 @@ h200 = profile.committed("gae", missing_ok=True)  # the H200\'s table and chart,
 #   last step then ends nothing (`docs/DESIGN.md`).
 # * `values[t+1]` comes from the same load as `values[t]`, shifted by one step.
 #
-# The slots and `keep` are explained in notebook 00c, section 3.
+# The slots and `keep` are explained in section 3, above.
 #
 # </details>
 #

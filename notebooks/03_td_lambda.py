@@ -207,9 +207,9 @@ assert profile.rollout_error("td_lambda", 3, 1000, DEVICE) < 1e-5  # 3 × 1,000 
 # * **the sampled rewards**. At λ = 1, $G_0 = \sum_{k<T} \gamma^k r_k + \gamma^T V'_{T-1}$ (a
 #   window of $T$ steps) adds up the noise of every reward it sums.
 #
-# A larger λ removes the critic's bias and averages its noise over more states. But it sums the
-# noise of more rewards. So a trade-off needs random rewards *and* an imperfect critic, biased or
-# noisy. With deterministic rewards, summing more of them adds no noise, and λ ≈ 1 wins
+# A larger λ shrinks the critic's bias (at λ = 1 only $\gamma^T$ of it is left) and averages its
+# noise over more states. But it sums the noise of more rewards. So a trade-off needs random
+# rewards *and* an imperfect critic, biased or noisy. With deterministic rewards, summing more of them adds no noise, and λ ≈ 1 wins
 # everywhere. With a perfect critic, λ = 0 wins.
 #
 # The setting:
@@ -298,8 +298,8 @@ print(f"unbiased critic, σ_c = 3: best λ = {best_unbiased:.2f}, MSE {mse_unbia
       f"(λ=0 {mse_unbiased[0]:.2f}, λ=1 {mse_unbiased[-1]:.2f})")
 
 # %% [markdown]
-# The best λ here is about 0.73, the exact curve's minimum (the grid's steps are 0.05). It cuts
-# most of the critic's bias, which λ = 0 keeps. It does not sum the noise of every reward, which
+# The best λ here is about 0.73, the exact curve's minimum (the grid's steps are 0.05). It shrinks
+# the critic's bias, which λ = 0 keeps whole, without summing the noise of every reward, which
 # λ = 1 pays for.
 #
 # Where the optimum lies depends on how wrong the critic is, relative to how noisy the rewards

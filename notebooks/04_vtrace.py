@@ -691,8 +691,10 @@ exercises.attempt("vtrace_pg", vtrace_pg)
 # * **Edge cases:** think about two places before you write the kernel.
 #   * The window's last step: section 2's equation has $v_T$ in it, and there is no $v_T$.
 #   * A terminal step: `next_values` behind a termination may be NaN here.
-# * **One new Triton pattern, for `pg`.** It reads $v_{s+1}$, the next step's `vs`, which another
-#   program may write. So compute `pg` in a second kernel, launched after the first has finished.
+# * **One new Triton pattern, for `pg`.** It reads $v_{s+1}$, the next step's `vs`: another lane
+#   of the same chunk, or the carry. A block cannot be shifted by one lane, and a store by one lane
+#   is not ordered before another lane's load without a barrier. So compute `pg` in a second
+#   kernel, launched after the first has finished.
 #   It is an elementwise kernel over all B·T elements, like 00b's first kernels. In a contiguous
 #   (B, T) tensor, element `i` is row `i // T`, step `t = i % T`. Its next step is element `i + 1`,
 #   except at a row's last step (`t == T - 1`), where `i + 1` is the next row's first.

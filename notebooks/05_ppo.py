@@ -798,7 +798,7 @@ exercises.attempt("two_stage_mean", two_stage_mean)
 #   1+\epsilon) \hat A_t)$, $\rho_t = \pi/\pi_{\text{old}}$ of the action taken; GAE gives $\hat A_t$.
 # * Where the clipped term is the minimum, the gradient is 0. A ratio that moved the wrong way
 #   keeps its gradient, so `clip_fraction` is not the share of elements without one.
-# * At $\rho = 1$ (an update's first minibatch) the gradient is the policy gradient $-\hat A_t/N$.
+# * At $\rho = 1$ (the first minibatch of an update's first epoch) the gradient is the policy gradient $-\hat A_t/N$.
 # * A sum is an associative reduction. Tile partials added in a fixed order give the same bits on
 #   every call; atomics add in any order, and a float sum depends on the order.
 # * `rl.ppo_clip_loss` also returns `clip_fraction` and `approx_kl` ($(\rho-1) - \log\rho$), can

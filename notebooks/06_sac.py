@@ -76,7 +76,8 @@
 # * **λ > 0 is off-policy and uncorrected.** SAC learns from a replay buffer. So a multi-step
 #   target follows actions $a_{t+1}, a_{t+2}, \dots$ taken by older policies, not by the current
 #   $\pi$. Nothing here reweights them, unlike V-trace's importance weights (notebook 04). So the
-#   target estimates the soft return of *those* policies, and is a biased estimate of $Q^\pi$.
+#   target mixes those policies' actions with the current policy's entropy terms and bootstraps:
+#   it estimates neither policy's soft return, and is a biased estimate of $Q^\pi$.
 #   The bias grows with λ and with the age of the data.
 #
 # λ = 0 is free of this bias, because its only action, $\tilde a_{t+1}$, is sampled from the current

@@ -32,8 +32,9 @@
 # interaction. It avoids two failures:
 #
 # * Plain behaviour cloning copies every action in the data, good or bad.
-# * Off-policy actor-critic methods query the critic on actions the data never tried, where it
-#   is wrong.
+# * Off-policy actor-critic methods follow the critic's gradient towards actions the data never
+#   tried, where it is wrong. (CRR still asks the critic about such actions, in its baseline and
+#   its critic's target; it never climbs the critic there.)
 #
 # CRR clones the dataset's actions, **weighted by how much better the critic thinks they are**
 # than what the current policy would do,

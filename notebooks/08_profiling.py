@@ -135,7 +135,8 @@ ppo_floor_ms = B * T * ppo_bytes / BW * 1e3
 print(f"PPO: {B * T * ppo_bytes / 1e6:.1f} MB → {ppo_floor_ms * 1e3:.1f} µs")
 
 # %% [markdown]
-# **Finding:** as fast as its floor, and no faster. GAE must move 17 B per step in float32, and
+# **Finding:** at best as fast as its floor (bytes replayed from the L2 cache can beat it: notebook
+# 14, section 8). GAE must move 17 B per step in float32, and
 # PPO's loss 12 B. The floor is $B \cdot T$ times those bytes, divided by the copy bandwidth.
 #
 # **One model for the rest of this notebook.** A call has the host's work (Python, argument checks,

@@ -21,8 +21,9 @@
 #   processes.
 # * **Time:** 1.5–2 h with the open questions; 45 min–1 h for the reading and the checked
 #   exercise.
-# * **Needs:** notebook 00; the basics of `torch.distributed`. No GPU: the two processes run on
-#   the CPU.
+# * **Needs:** notebooks 00, 01 (section 6 builds on its `transposed_scan`) and 02 (section 5 is
+#   GAE); the basics of `torch.distributed`. No GPU: the two processes run on the CPU, where each
+#   takes the package's PyTorch path, not the kernel (the same arithmetic, checked alike).
 # * **Minimum path:** sections 1–5 and the checked exercise `segment_carries` (it needs sections
 #   1–3). Sections 6 (the backward), 7 (the cost) and the open questions can wait.
 #

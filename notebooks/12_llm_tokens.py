@@ -86,8 +86,8 @@ GAMMA, LAM = 0.99, 0.95
 # $$\delta_t = r_t + \gamma V(s_{t+1}) - V(s_t), \qquad \hat A_t = \delta_t + \gamma\lambda \hat A_{t+1},
 #   \qquad \text{returns}_t = \hat A_t + V(s_t).$$
 #
-# **Why $\gamma = \lambda = 1$ is common.** A response is short and always ends, and the outcome
-# score should reach the first token undiminished. Then the recurrence telescopes to
+# **Why $\gamma = \lambda = 1$ is common.** A response ends (or is cut at the length limit), and
+# the outcome score should reach the first token undiminished. Then the recurrence telescopes to
 # $\hat A_t = \sum_{k \ge t} r_k - V(s_t)$: a reversed cumulative sum, one library call (section 6).
 #
 # **Why people want $\gamma, \lambda < 1$.** With $\lambda = 1$, an early token's advantage carries
@@ -576,8 +576,10 @@ plt.show()
 #
 # The drop-in adds verl's whitening to the scan: a few reductions and one synchronisation with the
 # host. The same synchronisation is in verl's own function: its whitening checks the mask's sum on
-# the host. That is the drop-in's extra wall time, and why it has no CUDA-graph time. The second
-# hidden Checks cell below computes its price from the table, per shape.
+# the host. That is the drop-in's extra wall time, and why it has no CUDA-graph time: with a sync
+# in every call, the host's work and the GPU's no longer overlap from one call to the next, so a
+# call pays both, not the larger. (The committed rows give the total only, not that split.) The
+# second hidden Checks cell below computes the price from the table, per shape.
 #
 # verl calls it once per training step, on the whole batch. So a step pays a fraction of a
 # millisecond more, small beside the model's forward and backward passes over the same batch. What

@@ -1028,7 +1028,8 @@ W_SAYS = {
         "one tensor of elem_bytes per step is missing: one of the four float inputs",
     ("vtrace_fixed_point", "V^pi: the clip ignored"):
         # (on 04b's one state the clipped ratios, mu left out, normalise to pi itself: both slips are named)
-        ("one state (as in 04b, section 1: pi/mu > 1 on action 0), gamma = 0.9, rho_bar = 1: at index (0,) expected 0, "
+        ("one state (as in 04b, section 1: pi/mu > 1 on action 0), gamma = 0.9, rho_bar = 1; compared: the mean "
+         "correction with your V, state by state (0 at the fixed point): at index (0,) expected 0, "
          "got -0.12 (1 of 1 elements wrong)\nHint: Your V is V^pi, pi's own value, which two slips give on this case. "
          "Either your V ignores the clip: V^pi is V-trace's fixed point, in general, only where no weight is clipped (or "
          "all are clipped by one factor); here rho_bar = 1 clips pi/mu = 4. Or it normalises the clipped ratios "
@@ -2788,6 +2789,20 @@ def _n_step_loop_in_a_thread(rewards, next_values, terminated, gamma, n):
     return box["G"]
 
 
+def _cleanrl_loop_execd():
+    """CleanRL's loop over time, exec'd from a string (a review pasted it so: code with no file,
+    which the step counter had taken for a library's generated code)."""
+    ns = {"torch": torch}
+    exec("def loop(rewards, values, dones, next_value, next_done, gamma, gae_lambda):\n"
+         "    T, adv, last = rewards.shape[0], torch.zeros_like(rewards), 0\n"
+         "    for t in reversed(range(T)):\n"
+         "        nnt, nv = (1.0 - next_done, next_value) if t == T - 1 else (1.0 - dones[t + 1], values[t + 1])\n"
+         "        delta = rewards[t] + gamma * nv * nnt - values[t]\n"
+         "        adv[t] = last = delta + gamma * gae_lambda * nnt * last\n"
+         "    return adv, adv + values\n", ns)
+    return ns["loop"]
+
+
 MISSING_REQUIREMENTS = [
     ("chunked_scan", "a loop over the steps in the kernel", _chunked_scan_step_by_step,
      r"your kernel ran no tl\.associative_scan"),
@@ -2805,6 +2820,9 @@ MISSING_REQUIREMENTS = [
      r"your loop runs 1\d(\.\d+)? tensor ops per step \(\d+ ops on a rollout of 16 steps, \d+ on one of 64\); the task "
      r"asks for at most 6"),
     ("n_step_returns", "a Python loop over time", _n_step_with_a_loop_over_time,
+     r"a Python loop over time: your code ran \d+ Python lines and calls on a rollout of 16 steps and \d+ on one "
+     r"of 64"),
+    ("cleanrl_advantages", "CleanRL's loop, exec'd from a string", _cleanrl_loop_execd(),
      r"a Python loop over time: your code ran \d+ Python lines and calls on a rollout of 16 steps and \d+ on one "
      r"of 64"),
     ("n_step_returns", "a Python loop over time, in a thread", _n_step_loop_in_a_thread,
