@@ -22,10 +22,11 @@
 # * **Time:** 3–4 h with the three open questions, 1.5–2 h for the reading and the two checked
 #   exercises.
 # * **Needs:** Python, NumPy and PyTorch tensors. No GPU.
-# * **Minimum path:** sections 2–5 and 7 and the checked exercises `matrix_compose` and
-#   `chunked_reset_scan`; notebooks 00b, 00c and 01 build on them. In section 1 read the table and
-#   the sequential scan, and skim the parallel scans' code (sections 3 and 5 run them); skim
-#   section 6. The proofs in the folds and the open questions can wait.
+# * **Minimum path:** the table below; notebooks 00b, 00c and 01 build on its first column.
+#
+# | read | skim | can wait |
+# | --- | --- | --- |
+# | sections 2–5 and 7; the checked exercises `matrix_compose` and `chunked_reset_scan` | section 1 (read its table and the sequential scan), section 6 | the proofs in the folds, the open questions |
 #
 # Every return and advantage in this course is a loop that runs **backwards in time**: discounted
 # returns, GAE, TD(λ), V-trace and the soft λ-returns of SAC. (PPO's and CRR's losses then read

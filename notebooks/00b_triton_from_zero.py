@@ -71,7 +71,7 @@ import numpy as np
 import triton
 import triton.language as tl
 
-import rltriton_lite as rl
+import rltriton_lite as rl  # (also makes the interpreter run tl.associative_scan as a tree, as a GPU does)
 from rltriton_lite import exercises, reference
 
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"

@@ -57,7 +57,7 @@ import numpy as np
 import triton
 import triton.language as tl
 
-import rltriton_lite as rl
+import rltriton_lite as rl  # (also makes the interpreter run tl.associative_scan as a tree, as a GPU does)
 from rltriton_lite import exercises, reference
 
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
@@ -135,15 +135,8 @@ print("chunked_returns: 3 rows x 300 steps in chunks of 64, with episode ends ==
 # | 00b: `block_scan`, `chunked_scan` | $a_t = \gamma(1-\text{term}_t) = 0$ multiplies $y_{t+1}$: a NaN behind the step leaks in (shown below) |
 # | from 00c on, everywhere | the scan **selects** $y_t = b_t$ where the reset flag $\kappa_t$ is set, in the combine and on the carry |
 #
-# The flag reaches the scan in one of two ways, with the same result:
-#
-# | the flag is | used by | why this way |
-# | --- | --- | --- |
-# | **passed beside the pair**; $a_t$ keeps its value, unused at a reset | your `reset_scan` and `gae_kernel` (from `terminated`); the package's hooks (section 3, notebook 02: from `done`) | the kernel has an input for it |
-# | **read from $a_t = 0$**: the scan sets the flag where $a_t = 0$, then selects | `hooked_scan` (section 2), `rl.linear_scan`, the harness of notebooks 01–07 | the interface takes a pair $(a_t, b_t)$ only, so $a_t = 0$ is the one way left to say "reset" |
-#
-# Reading $a_t = 0$ as a reset never changes a finite result, since $b_t + 0 \cdot y_{t+1} = b_t$;
-# it only keeps a NaN or `inf` behind the step out.
+# In `reset_scan` the flag comes from `terminated`, passed beside the pair. Section 2 meets a
+# second way to pass it, for interfaces that take a pair only.
 #
 # In a reverse scan, what comes after an episode end is later in time: the next episode, or the
 # carry from a later chunk. A product by 0 lets it in, because $0 \cdot \text{NaN} = \text{NaN}$
@@ -471,6 +464,17 @@ print("one source, two compiled kernels: 0.5 x0² + 2 x1² − x2², and min(|x0
 #
 # </details>
 #
+# **Two ways to pass the flag.** A hook that returns a pair $(a_t, b_t)$ has no room for a flag, so
+# `hooked_scan` reads it from $a_t = 0$. Both ways give the same result:
+#
+# | the flag is | used by | why this way |
+# | --- | --- | --- |
+# | **passed beside the pair**; $a_t$ keeps its value, unused at a reset | your `reset_scan` and `gae_kernel` (from `terminated`); the package's hooks (section 3, notebook 02: from `done`) | the kernel has an input for it |
+# | **read from $a_t = 0$**: the scan sets the flag where $a_t = 0$, then selects | `hooked_scan` (section 2), `rl.linear_scan`, the harness of notebooks 01–07 | the interface takes a pair $(a_t, b_t)$ only, so $a_t = 0$ is the one way left to say "reset" |
+#
+# Reading $a_t = 0$ as a reset never changes a finite result, since $b_t + 0 \cdot y_{t+1} = b_t$;
+# it only keeps a NaN or `inf` behind the step out.
+#
 # **Exercise `hooked_scan`.** Write the loop once, with the prologue passed in.
 # `hooked_scan(prologue, inputs, params, chunk)` launches one kernel, say
 # `hooked_kernel(X, P, Y, T, PROLOGUE: tl.constexpr, CHUNK: tl.constexpr)`, which calls
@@ -485,7 +489,7 @@ print("one source, two compiled kernels: 0.5 x0² + 2 x1² − x2², and min(|x0
 #   `m = t < T`, and returns $(a_t, b_t)$. Outside `m` its pair is undefined (the checker's
 #   prologues return arbitrary values there on purpose): your loop overwrites those lanes with
 #   $(1, 0)$.
-# * **The flag, read from $a_t = 0$** (the card's second way): your loop derives it,
+# * **The flag, read from $a_t = 0$** (the second way, in the table above): your loop derives it,
 #   `flag = a == 0.0`, and selects on it exactly as in `reset_scan`.
 # * **Returns:** $y$, a `(B, T)` float32 tensor: $y_t = b_t + a_t y_{t+1}$ from $y_T = 0$.
 # * **Edge cases:** a row shorter than a chunk (padding lanes), GAE over several chunks with
@@ -508,9 +512,7 @@ print("one source, two compiled kernels: 0.5 x0² + 2 x1² − x2², and min(|x0
 # * The output: `torch.empty(B, T, dtype=torch.float32, device=...)`, passed as `Y`.
 # * In each chunk: `offs = row * T + t`, then `a, b = PROLOGUE(X, P, offs, t, m, T)`.
 # * Outside `m`, overwrite the pair with the identity $(1, 0)$, and take the flag after it, so
-#   that a padding lane is $(1, 0, \text{false})$ and changes nothing. (Here the order cannot
-#   show: padding comes first in scan order, where the carry is 0. It matters once a nonzero
-#   value can enter from beyond the row, as the package's `initial` does.)
+#   that a padding lane is $(1, 0, \text{false})$ and changes nothing.
 # * The reset flag is `a == 0.0`. Scan the triple $(a, b, \text{flag})$ with `reset_combine`.
 # * The rest is `reset_scan`: select on the carry, store $y$, update the carry.
 #

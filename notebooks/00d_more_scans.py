@@ -40,7 +40,7 @@ if not torch.cuda.is_available():
 import triton
 import triton.language as tl
 
-from rltriton_lite import exercises
+from rltriton_lite import exercises  # (the import makes the interpreter scan as a tree, as a GPU does)
 
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
 print("device:", DEVICE, "(Triton interpreter)" if os.environ.get("TRITON_INTERPRET") == "1" else "")

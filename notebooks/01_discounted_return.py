@@ -45,8 +45,8 @@
 #
 # Only a termination drops the bootstrap, through $(1-\text{term}_t)$.
 #
-# **Episode ends, on one card.** It holds from here to notebook 07 (the glossary repeats it). 00c
-# used terminations alone.
+# **Episode ends, on one card.** This table covers every kind of episode end used in notebooks
+# 01–07 (the glossary repeats it); 00c used terminations alone.
 #
 # The return is a scan $y_t = b_t + a_t\,y_{t+1}$ over a window of $T$ steps. A step that
 # **resets** cuts off $y_{t+1}$, so $y_t = b_t$. Each row of the card below is one kind of step.
@@ -59,7 +59,7 @@
 # | an ordinary step | no | none: $y_{t+1}$ comes in through $a_t$ | $(\gamma,\ r_t)$ |
 # | a termination | yes | none: no state follows | $(0,\ r_t)$ |
 # | a truncation | yes | $\gamma V(s_{t+1})$, through a select | $(0,\ r_t + \gamma V(s_{t+1}))$ |
-# | the window's last step | yes | $\gamma V(s_T)$, through a select | as a truncation |
+# | the window's last step | yes | $\gamma V(s_T)$, through a select (none if it also terminates) | as a truncation |
 #
 # **The rule: select, never multiply by 0.** A value that may be NaN, such as the next value at a
 # termination, enters $b_t$ through `tl.where`. The reset is a select too, as in 00c.

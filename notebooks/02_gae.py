@@ -244,8 +244,14 @@ exercises.attempt("gae_pairs", gae_pairs)
 # * `load(X[REWARDS], SX[REWARDS], row, t, valid, 0.0, ACC)` gives the rewards.
 # * `values_now_and_next(X, SX, row, t, m, T, ACC)` gives $V(s_t)$ and $V(s_{t+1})$.
 #
-# The cell below prints `step`. In it, `last` is `t == T - 1` unless the call has a `mask`
-# (`ahead`), and `P[P_OPEN]` is 0 unless the window is one piece of a longer row (notebook 11).
+# The cell below prints `step`.
+#
+# <details><summary>Details: two names in it you can skip</summary>
+#
+# `last` is `t == T - 1` unless the call has a `mask` (`ahead`), and `P[P_OPEN]` is 0 unless the
+# window is one piece of a longer row (notebook 11).
+#
+# </details>
 
 # %%
 print(inspect.getsource(getattr(episode.step, "fn", episode.step)))  # what `step` reads, and what it returns

@@ -692,8 +692,8 @@ exercises.attempt("vtrace_pg", vtrace_pg)
 #   * The window's last step: section 2's equation has $v_T$ in it, and there is no $v_T$.
 #   * A terminal step: `next_values` behind a termination may be NaN here.
 # * **One new Triton pattern, for `pg`.** It reads $v_{s+1}$, the next step's `vs`: another lane
-#   of the same chunk, or the carry. A block cannot be shifted by one lane, and a store by one lane
-#   is not ordered before another lane's load without a barrier. So compute `pg` in a second
+#   of the same chunk, or the carry. A block cannot be shifted by one lane, and a store is no way
+#   around it: lane 5 may load `vs[6]` before lane 6 has stored it. So compute `pg` in a second
 #   kernel, launched after the first has finished.
 #   It is an elementwise kernel over all B·T elements, like 00b's first kernels. In a contiguous
 #   (B, T) tensor, element `i` is row `i // T`, step `t = i % T`. Its next step is element `i + 1`,
@@ -818,7 +818,9 @@ print(inspect.getsource(getattr(exercises.vtrace_prologue, "fn", exercises.vtrac
 #    no clipping bias. Take 1000 rows of $T = 20$ steps, γ = 0.9, λ = 1, every reward 1, a
 #    critic $V = 0$ everywhere and a bootstrap value of 0. Draw each step's `log_rhos`
 #    independently from $\mathcal N(-\tfrac12, 1)$, so that $E[\rho] = 1$ as for a real ratio π/μ.
-#    Compare the variance of `vs[:, 0]` with and without the clips. What does $\bar\rho$ trade away?
+#    Compare the variance of `vs[:, 0]` with and without the clips. Then compute the unclipped
+#    variance exactly ($E[\rho^2] = e$ makes it a short double sum) and rerun with a few seeds:
+#    what does a sample of 1000 rows miss, and why? What does $\bar\rho$ trade away?
 # 2. Build a rollout with a truncation whose `next_values` differs from `values[t+1]`. Run the
 #    "accumulate $v_t - V_t$" loop of the profiler (`profile.op("vtrace").loop(x, p)`: `x` a dict
 #    of the inputs by name, as `profile.op("vtrace").make` builds it, `p` one of the parameters,

@@ -42,9 +42,16 @@
 # how close the H200 gets to the floor, where a call's time goes at RL shapes, and what is left
 # when the host's share is taken out.
 #
-# The GPU figures are the committed H200 results of `python -m rltriton_lite.bench` (`RES` below;
-# its fields, sources and cautions: notebook 14, an appendix). On a CPU, Triton runs only in its
-# interpreter, whose time means nothing: the kernels are checked, not timed.
+# > **About this data.** The GPU figures are one committed H200 run of
+# > `python -m rltriton_lite.bench` (`RES` below), made on 2026-12-01 with an earlier version of
+# > the package. The lessons (the floor, the two clocks, what a graph removes) hold for the
+# > version you installed, but its exact figures differ: for one, it now runs the scans on few
+# > long rows (64×16384) with wider chunks. Host times are one run's: read them as
+# > ranges (section 3). Notebooks 13 and 14, appendices, hold the data's sources and the kernels'
+# > lore: optional.
+#
+# On a CPU, Triton runs only in its interpreter, whose time means nothing: the kernels are
+# checked, not timed.
 #
 # **Skip the "Checks" cells** (folded, starting `# Checks`): CI runs them against the data files.
 
@@ -209,8 +216,8 @@ against(my_pct_floor, 100 * row(RES, "gae", B, T)["floor_ms"] / row(RES, "gae", 
 
 # %% [markdown]
 # **Finding:** close to the floor. Forward, at 16384×1024, every kernel reaches 81.6–100.3 % of
-# copy speed. GAE came out below the model's figure. At this big shape the wall time is close to
-# the GPU time, as max(host, GPU) says.
+# copy speed. GAE was slower than the model said: 84 % of the floor, not 97 % (80 µs, not 69). At
+# this big shape the wall time is close to the GPU time, as max(host, GPU) says.
 #
 # <details><summary>Details: the model against the H200, wall time, the two ends</summary>
 #

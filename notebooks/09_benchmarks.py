@@ -177,7 +177,9 @@ assert [s["x"] for s in profile.peer_speedups(res, DTYPE)
 # vectorised GAE, which has no loop over time. How much of the gap was the loop?
 #
 # **Predict first.** Notebook 08, section 5 counted about 9 launching ops per step of CleanRL's
-# loop, and an eager op costs about 10 µs of host time. What does the loop cost at T = 128, and how
+# loop, and an eager op costs about 10 µs of host time on the H200's host (a CUDA launch each: a
+# `torch.add` took 10–11 µs there; the ~1.5 µs you may have measured in 08 is a CPU op, with no
+# launch). What does the loop cost at T = 128, and how
 # many times our 28 µs call is that? At T = 16384? Put your numbers in the next cell.
 
 # %%
@@ -325,9 +327,9 @@ else:
 #
 # **`launch_model`.** Section 1 compared each kernel with its floor, the bytes at the copy
 # bandwidth. A simple model adds a fixed cost per kernel: a call's GPU time is
-# $t = t_0 + \text{bytes} / \text{bandwidth}$. Here $t_0$ is GPU time, the kernel's start and
-# finish as a CUDA graph replays it (a few µs), not the host's cost of a launch, which section 3
-# and notebook 08 measure in wall time. Fit both numbers to a kernel's rows: write
+# $t = t_0 + \text{bytes} / \text{bandwidth}$. Here $t_0$ is GPU time: the kernel's start and finish
+# as a CUDA graph replays it, a few µs. It is not the host's cost of a launch, a wall-clock time
+# (20–50 µs, section 3). Fit both numbers to a kernel's rows: write
 # `launch_model(rows, algorithm, pass_)`.
 #
 # * **Inputs:** `rows`, the results file's list of rows (`res["rows"]` above); an `algorithm`; a

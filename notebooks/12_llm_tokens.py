@@ -270,10 +270,13 @@ assert err < 1e-12
 # rl.gae(rewards, values, gamma=gamma, lambda_=lam, mask=mask)
 # ```
 #
-# Inside, it is one reverse scan of the affine maps $\hat A \mapsto \delta_t + \gamma\lambda \hat A$ over the
-# policy tokens; a masked token is the identity map. The cell runs both backends (`"auto"`, the
-# PyTorch path on a CPU, and `"triton"`, the kernel) and checks every policy token to 1e-12 in
-# float64.
+# Inside, it is a reverse scan of the affine maps $\hat A \mapsto \delta_t + \gamma\lambda \hat A$ over
+# the policy tokens, where a masked token is the identity map. But $\delta_t$ needs $V(s_{t+1})$ at
+# the next *unmasked* token, across a hole: that is a second reverse scan, a look-ahead. The
+# package runs it for you (on a GPU, inside the same launch where it can); the exercise
+# `token_gae_pairs` builds it with a second `rl.linear_scan`. The cell runs both backends
+# (`"auto"`, the PyTorch path on a CPU, and `"triton"`, the kernel) and checks every policy token
+# to 1e-12 in float64.
 
 # %%
 for backend in ("auto", KERNEL):

@@ -954,7 +954,8 @@ def _compare(ex, case, got, expected, marks, rtol=1e-5, atol=1e-5, top=True, arg
             own = None
         if own is None and ex.kind == "kernel" and got.ndim == 2 and got.shape[0] > 1 and not bad[0].any() \
                 and np.allclose(got[1:], expected[:1], rtol=1e-5, atol=1e-5, equal_nan=True):
-            own = _Whole("Every row holds row 0's answer: each program read row 0. " + _fix(
+            own = _Whole("Every row holds row 0's answer: each program read row 0, so a load (or every one) "
+                         "ignores the row's offset. " + _fix(
                 "Add the row's offset (row * T) to the loads' offsets, as to the stores'."))
         if own is None and ex.kind == "kernel" and got.ndim == 2 and got.shape[0] > 1 and not bad[0].any() \
                 and bad[1:].all():  # (compiled: which elements were stored is not known, _only_row_0_stored)
@@ -3003,7 +3004,7 @@ def _order_hint(r, done, gamma, carry, resets, got, expected):
     (the maps applied in the wrong order), or a forward scan; ``carry`` enters where the scan starts, and an
     episode end is a reset flag (``resets``) or a factor 0."""
     swapped = _Whole("Your combine applies the two maps in the wrong order: (a1, b1) is the later run, applied first, "
-                     "then (a2, b2): b2 + a2 * b1 (notebook 00, section 2).")
+                     "then (a2, b2) (notebook 00, section 2)." + _fix(" Compose them as (a2 * a1, b2 + a2 * b1)."))
     got_pq = SEEN["combine"]  # the combine on two maps (the interpreter): it tells where the values cannot
     (a1, b1, _), (a2, b2, _) = TWO_MAPS
     if got_pq is not None and len(got_pq) >= 2 and np.allclose(got_pq[:2], (a2 * a1, b1 + a1 * b2)):
@@ -4679,8 +4680,9 @@ def _awac_hint(A, beta, got, expected):
                           " Multiply by N, the number of advantages."))
     if not np.isfinite(got).all() or not got.any():
         x = _as_numpy(A) / beta
-        below = (" Every A / beta here is below 0: a running max that starts at 0, not -inf, stays 0, and then "
-                 "exp(A / beta - 0) underflows." if x.max() < -104 else "")
+        below = (" Every A / beta here is below -104: exp(A / beta) underflows unless the max is subtracted first, "
+                 "and a running max that starts at 0, not -inf, stays 0 and subtracts nothing." if x.max() < -104
+                 else "")
         if x.size > 1024 and x[:1024].max() < 88 < x.max():  # the largest past the first block
             below += (" Here the largest lie past the first block of 1024: does your max walk all N elements, "
                       "block by block?")
@@ -4737,10 +4739,12 @@ def _awac_cases(d):
     for what, A, b in (
             ("N=5, beta=1", rng.normal(size=5), 1.0),
             (f"N={n1}, beta={beta}: more than one block of 1024", rng.normal(size=n1), beta),
-            (f"N={n2}, beta=1, three advantages from 500 to 1000, past the first block (exp overflows float32 "
-             "without the max over every block subtracted)", big, 1.0),
+            # (the underflow first: a kernel with no max at all is told so there, before the case a max over
+            # the first block alone fails)
             (f"N={n3}, beta=1, every advantage near -1000 (exp underflows to 0 without the max subtracted)",
-             grid(n3) - 1000.0, 1.0)):
+             grid(n3) - 1000.0, 1.0),
+            (f"N={n2}, beta=1, three advantages from 500 to 1000, past the first block (exp overflows float32 "
+             "without the max over every block subtracted)", big, 1.0)):
         out.append((what, (_t(A), b), {}, _awac_reference(A, b)))
     return out
 

@@ -997,7 +997,7 @@ W_SAYS = {
     ("chunked_scan", "the carry added without A_t (a review's case)"):
         ("Your carry enters every step of the chunk added as it is.", "Multiply the carry by the scanned A_t."),
     ("awac_weights", "the running max started at 0, not -inf (a review's case)"):
-        ("a running max that starts at 0, not -inf, stays 0", "start the running max at -inf"),
+        ("a running max that starts at 0, not -inf, stays 0 and subtracts nothing", "start the running max at -inf"),
     ("lean_gae_loop", "dones used as terminated, unshifted"):
         ("These are CleanRL's advantages with a slip: dones used as terminated, unshifted.",
          "terminated[t] = dones[t + 1], and next_done at the last step (torch.cat)."),
