@@ -211,8 +211,8 @@ print("associative on 1000 random triples; (1, 0) is the identity")
 #
 # The loop composes the maps from the end, $y_t = f_t(f_{t+1}(\cdots f_{T-1}(y_T)))$, where $y_T$
 # is the given value after the last step: $f_{T-1}$ is applied first and $f_t$ last. So the loop
-# is a scan of the pairs in reverse time, its **scan order** (the order in which a scan takes the
-# steps). The prefix ending at step $t$ is $f_{T-1} \oplus f_{T-2} \oplus \dots \oplus f_t$, the
+# is a scan of the pairs in reverse time. **Scan order** is the order in which a scan takes the
+# steps; for this loop it is reverse time, $t = T-1$ first. The prefix ending at step $t$ is $f_{T-1} \oplus f_{T-2} \oplus \dots \oplus f_t$, the
 # map from $y_T$ to $y_t$, so `combine` goes into the scans unchanged.
 #
 # So two orders are in play. **Before** and **after**, alone, always mean time (step 3 comes
@@ -225,7 +225,7 @@ for t in range(5):
     ax.add_patch(plt.Rectangle((t - 0.35, 0), 0.7, 0.6, fill=False))
     ax.text(t, 0.3, f"$f_{t}$", ha="center", va="center", fontsize=13)
     ax.text(t, -0.25, f"time t = {t}", ha="center", fontsize=9)
-    ax.text(t, 0.85, f"scan position {5 - t}", ha="center", fontsize=9, color="C1")
+    ax.text(t, 0.85, f"scan order: {['1st', '2nd', '3rd', '4th', '5th'][4 - t]}", ha="center", fontsize=9, color="C1")
 ax.text(5.1, 0.3, "$y_T$", va="center", fontsize=13)
 ax.annotate("", xy=(-0.6, 1.25), xytext=(5.1, 1.25), arrowprops=dict(arrowstyle="->", color="C1"))
 ax.text(2.25, 1.38, "scan order: from $y_T$ to $y_0$, as the loop's reversed(range(T)) walks",
@@ -495,8 +495,9 @@ print("linear_scan matches the loop, reverse and forward")
 # $y_t$. The backward pass hands you `dy`, with $dy_t = \partial L/\partial y_t$: only the direct
 # effect of $y_t$ on $L$, as if the other $y$ were fixed. But $y_t$ also feeds the step before it,
 # through $y_{t-1} = b_{t-1} + a_{t-1}\,y_t$. Write $g_t = dL/dy_t$ for the *total* gradient, both
-# paths counted (a straight $d$ for the total, a curly $\partial$ for the direct part). The chain
-# rule gives three facts:
+# paths counted: for a $y$, a straight $d$ is the total and a curly $\partial$ the direct part. (For
+# the inputs $a_t$ and $b_t$, $\partial$ is the usual partial derivative, every other input held
+# fixed: it counts every path through the $y$'s.) The chain rule gives three facts:
 #
 # * $y_t$ reaches $L$ directly and through $y_{t-1}$:
 #   $\frac{dL}{dy_t} = \frac{\partial L}{\partial y_t} + \frac{dL}{dy_{t-1}}\frac{\partial y_{t-1}}{\partial y_t}$,

@@ -595,7 +595,7 @@ exercises.attempt("hooked_scan", hooked_scan)
 # | the loop over chunks, from the last in time | `for k in tl.range(...)`; `num_stages` lets the GPU load the next chunk while it scans this one |
 # | your prologue's `(a, b, reset)` | `PROLOGUE(...)` returns those and two more: `valid` (not padding) and `keep` (values the epilogue needs) |
 # | padding lanes made the identity $(1, 0)$ | `a = tl.where(valid, a, 1.0)`, `b = tl.where(valid, b, 0.0)`; `ACC` is the arithmetic dtype |
-# | `tl.associative_scan` with `reset_combine`, then the select on the carry | `_scan_chunk(a, b, reset, carry, ...)`: the same scan and select. It returns `y`; `y_in`, the value after each step, $y_{t+1}$, for epilogues that need it; and `after`, the next carry |
+# | `tl.associative_scan` with `reset_combine`, then the select on the carry | `_scan_chunk(a, b, reset, carry, ...)`: the same scan and select. It returns `y`; `y_in`, the value after each step, $y_{t+1}$, for epilogues that need it; `after`, the next carry; and `c_a, c_b, c_r`, the chunk's composed map, for long rows split across programs (notebook 13). `ROWS`, `NV`, `V` and `STAGES` shape the tile, for speed |
 # | `tl.store` of the chunk's values | `EPILOGUE(..., y, y_in, keep)` |
 # | the new carry, `y` at the chunk's first step | `carry = after` |
 
@@ -606,7 +606,7 @@ walk = inspect.getsource(getattr(scan._walk, "fn", scan._walk)).splitlines()
 KEY_LINES = ("for k in tl.range", "PROLOGUE(X, SX, P, row, t, m, T, ACC)", "a = tl.where(valid", "b = tl.where(valid",
              "_scan_chunk(", "EPILOGUE(X", "carry = after")
 assert all(any(k in line for line in walk) for k in KEY_LINES)  # (each still in the package's source)
-print("\n".join(line for line in walk if any(k in line for k in KEY_LINES)))
+print("\n".join(line.strip() for line in walk if any(k in line for k in KEY_LINES)))  # (flattened: nesting dropped)
 
 # %% [markdown]
 # The rest of `_walk` serves long rows split across programs, and speed: notebook 13 reads it.

@@ -662,7 +662,7 @@ exercises.attempt("n_step_returns", n_step_returns)
 #    $\Delta t$ (semi-MDPs). Check against the loop.
 # 2. Drop `truncated` but keep time limits in the data. On a rollout where every episode is
 #    cut (say reward 1 at every step, γ = 0.99, a time limit of 200 steps, and a critic that knows
-#    the true value), how large is the bias of treating a time limit as a termination, at each
+#    the value without the limit, $1/(1-\gamma) = 100$), how large is the bias of treating a time limit as a termination, at each
 #    step of an episode?
 # 3. Plot $G_t$ for $\gamma \in \{0.9, 0.99, 0.999\}$ on one long episode of constant reward 1
 #    that terminates at its last step, 10,000 steps long. Where does each curve flatten, at what

@@ -23,8 +23,8 @@
 # * **Needs:** notebooks 01–03; importance sampling. No GPU.
 # * **Conventions:** episode ends follow the card of notebook 01; flags, values and hook
 #   signatures are on the glossary's [Names and signatures](GLOSSARY.md#names-and-signatures).
-# * **Minimum path:** sections 1–4 and the three checked exercises; section 5 and the open
-#   questions can wait.
+# * **Minimum path:** sections 1–4 and the three checked exercises; section 4's optional part
+#   (which policy-gradient advantage), section 5 and the open questions can wait.
 # * **Optional sequel:** [notebook 04b](04b_vtrace_fixed_point.ipynb) finds which value V-trace's
 #   critic converges to when $\bar\rho$ clips, with an exercise of its own.
 #
@@ -220,9 +220,10 @@ for fn in (vtrace._step, vtrace._vtrace_prologue, vtrace._vtrace_epilogue):
 #
 # * `_step` gets the coefficients and flags through `episode.step`, shared with GAE and TD(λ).
 # * The rewrite $v_t - V_t = \rho_t\delta_t + \gamma_t c_t (v_{t+1} - V_{t+1})$ (IMPALA's code
-#   and most ports add $V$ at the end) drops the term $\gamma_t c_t (V_{t+1} - V'_t)$, exact only
-#   where a reset multiplies it by 0. Scanning $v_t$ needs no such assumption, and no value is read
-#   twice.
+#   and most ports add $V$ at the end) drops the term $\gamma_t c_t (V_{t+1} - V'_t)$. That term is
+#   0 where $V'_t = V_{t+1}$ (inside an episode, without padding) or where a reset multiplies it by
+#   0; elsewhere the rewrite is wrong. Scanning $v_t$ needs no such assumption, and no value is
+#   read twice.
 # * After padding, `y_in` is the next unpadded step's value.
 # * The backward kernel (`_vtrace_bwd_prologue`/`_vtrace_bwd_epilogue`) is the transposed scan,
 #   forwards in time.
@@ -319,8 +320,58 @@ torch.testing.assert_close(pg0, adv)
 print("on-policy V-trace == TD(λ) == GAE")
 
 # %% [markdown]
-# **Which policy-gradient advantage.** The package follows rlax, not the IMPALA paper, so that λ is
-# one knob for both outputs. The derivation and the checks below are optional.
+# To see what the ratios do: one row, a constant ratio $\pi/\mu$, rewards 1, an imperfect critic.
+#
+# * At $\pi/\mu \ge 1$ the weights clip to 1, and `vs` is the on-policy return.
+# * As the ratio falls, $\rho_t$ shrinks each TD correction and $c_t$ cuts the trace, so `vs`
+#   slides toward the critic's own $V_t$, which it reaches at ratio 0.
+
+# %%
+T1 = 60
+r1 = torch.ones(1, T1, device=DEVICE)
+true_v = (1 - 0.95 ** torch.arange(T1, 0, -1, device=DEVICE, dtype=torch.float32)) / (1 - 0.95)
+v1 = 0.5 * true_v[None] + torch.randn(1, T1, device=DEVICE)  # a critic that underestimates
+fig, ax = plt.subplots(figsize=(9, 3))
+curves = {}
+for ratio in (2.0, 1.0, 0.9, 0.6, 0.0):
+    log_rho = torch.full((1, T1), float(np.log(ratio)) if ratio > 0 else -30.0, device=DEVICE)
+    curves[ratio] = rl.vtrace(log_rho, r1, v1, gamma=0.95, backend=KERNEL).vs
+    ax.plot(n(curves[ratio])[0], label=f"π/μ = {ratio}", ls="--" if ratio == 2.0 else "-")
+ax.plot(n(v1)[0], "k.", ms=3, label="critic $V_t$")
+ax.plot(n(true_v), "k:", label="true value")
+ax.set_xlabel("t")
+ax.set_ylabel("vs")
+ax.legend(ncol=3, fontsize=8)
+plt.show()
+torch.testing.assert_close(curves[2.0], curves[1.0])  # ρ̄ = c̄ = 1: a ratio above 1 is clipped
+torch.testing.assert_close(curves[0.0], v1, atol=1e-5, rtol=0)  # no trace, no correction: the critic
+
+# %% [markdown]
+# The gradients of the fused backward scan against autograd of the PyTorch path, in float64, with
+# a loss on both outputs:
+
+# %%
+r64, v64, nv64 = (torch.randn(2, 30, dtype=torch.float64, device=DEVICE, requires_grad=True) for _ in range(3))
+lr64 = 0.5 * torch.randn(2, 30, dtype=torch.float64, device=DEVICE)
+w1, w2 = (torch.randn(2, 30, dtype=torch.float64, device=DEVICE) for _ in range(2))
+t2 = torch.rand(2, 30, device=DEVICE) < 0.1
+tr2 = (torch.rand(2, 30, device=DEVICE) < 0.1) & ~t2
+grads = {}
+for be in ("triton", "torch"):
+    o = rl.vtrace(lr64, r64, v64, lambda_=0.9, terminated=t2, truncated=tr2, next_values=nv64, backend=be)
+    grads[be] = torch.autograd.grad((o.vs * w1 + o.pg_advantages * w2).sum(), (r64, v64, nv64))
+for gk, gt in zip(grads["triton"], grads["torch"]):
+    torch.testing.assert_close(gk, gt)
+print("gradients match")
+
+# %%
+assert profile.rollout_error("vtrace", 3, 1000, DEVICE) < 1e-5  # 3 × 1,000 steps: four chunks of 256 per row, the carry between them (notebook 01)
+
+# %% [markdown]
+# ### Optional: which policy-gradient advantage
+#
+# The package follows rlax, not the IMPALA paper, so that λ is one knob for both outputs. The
+# derivation and the checks below are optional: section 5 and the exercises do not need them.
 #
 # <details><summary>Details: the paper's advantage against rlax's</summary>
 #
@@ -399,55 +450,7 @@ two_step = torch.cat([r[:, :-1] + 0.9 * r[:, 1:] + 0.81 * nv[:, 1:] - v[:, :-1],
 torch.testing.assert_close(on.pg_advantages, one_step)
 no_end = torch.zeros_like(term)
 torch.testing.assert_close(paper_pg(on.vs, zero, r, v, nv, 0.9, no_end, no_end, 1.0)[0], two_step)
-print("λ = 1: package == paper; λ < 1: they differ by ρ_pg γ (1 − λ)(V' − v_{t+1})")
-
-# %% [markdown]
-# To see what the ratios do: one row, a constant ratio $\pi/\mu$, rewards 1, an imperfect critic.
-#
-# * At $\pi/\mu \ge 1$ the weights clip to 1, and `vs` is the on-policy return.
-# * As the ratio falls, $\rho_t$ shrinks each TD correction and $c_t$ cuts the trace, so `vs`
-#   slides toward the critic's own $V_t$, which it reaches at ratio 0.
-
-# %%
-T1 = 60
-r1 = torch.ones(1, T1, device=DEVICE)
-true_v = (1 - 0.95 ** torch.arange(T1, 0, -1, device=DEVICE, dtype=torch.float32)) / (1 - 0.95)
-v1 = 0.5 * true_v[None] + torch.randn(1, T1, device=DEVICE)  # a critic that underestimates
-fig, ax = plt.subplots(figsize=(9, 3))
-curves = {}
-for ratio in (2.0, 1.0, 0.9, 0.6, 0.0):
-    log_rho = torch.full((1, T1), float(np.log(ratio)) if ratio > 0 else -30.0, device=DEVICE)
-    curves[ratio] = rl.vtrace(log_rho, r1, v1, gamma=0.95, backend=KERNEL).vs
-    ax.plot(n(curves[ratio])[0], label=f"π/μ = {ratio}", ls="--" if ratio == 2.0 else "-")
-ax.plot(n(v1)[0], "k.", ms=3, label="critic $V_t$")
-ax.plot(n(true_v), "k:", label="true value")
-ax.set_xlabel("t")
-ax.set_ylabel("vs")
-ax.legend(ncol=3, fontsize=8)
-plt.show()
-torch.testing.assert_close(curves[2.0], curves[1.0])  # ρ̄ = c̄ = 1: a ratio above 1 is clipped
-torch.testing.assert_close(curves[0.0], v1, atol=1e-5, rtol=0)  # no trace, no correction: the critic
-
-# %% [markdown]
-# The gradients of the fused backward scan against autograd of the PyTorch path, in float64, with
-# a loss on both outputs:
-
-# %%
-r64, v64, nv64 = (torch.randn(2, 30, dtype=torch.float64, device=DEVICE, requires_grad=True) for _ in range(3))
-lr64 = 0.5 * torch.randn(2, 30, dtype=torch.float64, device=DEVICE)
-w1, w2 = (torch.randn(2, 30, dtype=torch.float64, device=DEVICE) for _ in range(2))
-t2 = torch.rand(2, 30, device=DEVICE) < 0.1
-tr2 = (torch.rand(2, 30, device=DEVICE) < 0.1) & ~t2
-grads = {}
-for be in ("triton", "torch"):
-    o = rl.vtrace(lr64, r64, v64, lambda_=0.9, terminated=t2, truncated=tr2, next_values=nv64, backend=be)
-    grads[be] = torch.autograd.grad((o.vs * w1 + o.pg_advantages * w2).sum(), (r64, v64, nv64))
-for gk, gt in zip(grads["triton"], grads["torch"]):
-    torch.testing.assert_close(gk, gt)
-print("gradients match")
-
-# %%
-assert profile.rollout_error("vtrace", 3, 1000, DEVICE) < 1e-5  # 3 × 1,000 steps: four chunks of 256 per row, the carry between them (notebook 01)
+print("λ = 0 on-policy: the package's advantage is one step, the paper's two")
 
 # %% [markdown]
 # ## 5. Optional: profile it
@@ -622,7 +625,7 @@ exercises.attempt("retrace", retrace)
 #
 # <details><summary>Hint 2: the plan</summary>
 #
-# * $\rho_s$ is `exp(log_rhos)`, clipped at ρ̄ (`P[1]`) with `tl.minimum`.
+# * $\rho_s$ is the ratio $\pi/\mu$ = `exp(log_rhos)`, clipped at ρ̄ (`P[1]`) with `tl.minimum`.
 # * $v_{s+1}$ is `y_in`, except where `t == T - 1`: there it is `next_values`.
 # * The advantage is $\min(\bar\rho, \rho_s)\,(r_s + \gamma v_{s+1} - V(x_s))$.
 # * At a termination, drop $\gamma v_{s+1}$ with `tl.where`. There `y_in` is the next episode's value.

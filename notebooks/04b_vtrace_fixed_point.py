@@ -82,7 +82,7 @@ rng = np.random.default_rng(41)
 #   $\pi > 0$. An example is on-policy ($\mu = \pi$) with $\bar\rho < 1$. Every weight is clipped
 #   to $\bar\rho$, and $\min(\bar\rho\,\pi, \pi) = \bar\rho\,\pi$ normalises back to $\pi$.
 #
-# Clipping alone does not move the fixed point. Clipping some actions more than others does.
+# Clipping alone does not move the fixed point. Clipping some actions more than others can.
 #
 # The example has one state that returns to itself, and two actions. The value of any policy
 # $\nu$ then has a closed form, $V^\nu = E_\nu[r] / (1 - \gamma)$.
@@ -165,7 +165,7 @@ assert np.allclose(w_on / w_on.sum(), pi)  # ... and still pi_rho_bar = pi: the 
 #   does not vanish, the message gives its sign, which is the way a one-step V-trace update would
 #   move your `V`.
 #
-# Then try it: as $\bar\rho$ grows, where does `V` go? And as $\bar\rho \to 0$?
+# Then try it (not graded): as $\bar\rho$ grows, where does `V` go? And as $\bar\rho \to 0$?
 #
 # <details><summary>Hint 1: where to start</summary>
 #

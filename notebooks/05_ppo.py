@@ -525,7 +525,7 @@ print(f"3 x 1000: relative error {long_err:.1e}")
 #
 # PPO's committed table and chart, measured on an H200. Read them after notebook 08. Its sections
 # 1–4 explain the columns (the floor, GPU against wall time), and its
-# [section 6](08_profiling.ipynb) the anchors and "wall ÷ ours".
+# [section 6](08_profiling.ipynb#6.-The-"profile-it"-sections-of-notebooks-01–07,-read-once) the anchors and "wall ÷ ours".
 #
 # * With its backward, a call costs several times the forward's wall time. Nearly all of that is
 #   host and autograd work ([notebook 09, section 3](09_benchmarks.ipynb#3.-Wall-versus-GPU-time)).

@@ -344,7 +344,7 @@ for baseline in (v_p, samples):
 
 # %% [markdown]
 # With a $V(s)$ baseline, `baseline_reduce` has nothing to reduce: with $K = 1$, mean and max
-# agree. With samples, the max is never below the mean, so it keeps fewer actions:
+# agree. With samples, the max is never below the mean, so it keeps no more actions:
 
 # %%
 by_reduce = {r: rl.crr_loss(lp, q, samples, mode="binary", baseline_reduce=r, backend=KERNEL).weights
@@ -388,7 +388,7 @@ assert profile.rollout_error("crr", 3, 1000, DEVICE) < 1e-5  # 3 × 1,000 steps:
 #
 # CRR's committed table and chart, measured on an H200. Read them after notebook 08. Its sections
 # 1–4 explain the columns (the floor, GPU against wall time), and its
-# [section 6](08_profiling.ipynb) the anchors and "wall ÷ ours".
+# [section 6](08_profiling.ipynb#6.-The-"profile-it"-sections-of-notebooks-01–07,-read-once) the anchors and "wall ÷ ours".
 #
 # * At small shapes, a call with its backward costs several times the forward's wall time. That is
 #   host and autograd work, not GPU time (notebook 09, section 3).
@@ -594,17 +594,18 @@ exercises.attempt("awac_weights", awac_weights)
 #    instead and clips nothing: your `awac_weights`. Compute them from `crr_loss(...).advantages`
 #    (with your kernel, or a torch softmax), and compare them with CRR-exp's for a batch with one
 #    huge advantage. What does `max_weight` protect against that the softmax does not?
-# 2. Use the $\lambda = 0.5$ target of section 2 on an offline dataset whose actions come from a
-#    behaviour policy $\mu \ne \pi$. Which expectation does $G_t$ then estimate? Why is the
-#    one-step target unbiased for $Q^\pi$ (given $Q'$), while the multi-step one is not?
-#    Correcting a multi-step *Q* target is Retrace's job. Retrace(λ) cuts the trace with the
-#    truncated importance weights $c_s = \lambda\min\big(1, \pi(a_s|s_s)/\mu(a_s|s_s)\big)$, and
-#    notebook 04's exercise `retrace` writes its target as a reverse scan. With it, check on a
-#    small example (noisy rewards) that with an exact $Q' = Q^\pi$ its mean is $Q^\pi$ although
-#    $\mu \ne \pi$, while the uncorrected λ = 0.5 target's mean is not. Then set
-#    $c_s = \lambda$ (no importance weight; this is Harutyunyan et al.'s $Q^\pi(\lambda)$, not
-#    section 2's λ-return, which has no $-Q(s_{t+1}, a_{t+1})$ correction): is the mean still
-#    $Q^\pi$? Then make $Q'$ inexact (add a bias): what do the weights buy?
+# 2. Off-policy multi-step targets, in three parts (one answer cell).
+#    * (a) Use the $\lambda = 0.5$ target of section 2 on an offline dataset whose actions come
+#      from a behaviour policy $\mu \ne \pi$. Which expectation does $G_t$ then estimate? Why is
+#      the one-step target unbiased for $Q^\pi$ (given $Q'$), while the multi-step one is not?
+#    * (b) Correcting a multi-step *Q* target is Retrace's job. Retrace(λ) cuts the trace with
+#      the truncated importance weights $c_s = \lambda\min\big(1, \pi(a_s|s_s)/\mu(a_s|s_s)\big)$,
+#      and notebook 04's exercise `retrace` writes its target as a reverse scan. With it, check on
+#      a small example (noisy rewards) that with an exact $Q' = Q^\pi$ its mean is $Q^\pi$
+#      although $\mu \ne \pi$, while the uncorrected λ = 0.5 target's mean is not.
+#    * (c) Set $c_s = \lambda$ (no importance weight; this is Harutyunyan et al.'s
+#      $Q^\pi(\lambda)$, not section 2's λ-return, which has no $-Q(s_{t+1}, a_{t+1})$ correction):
+#      is the mean still $Q^\pi$? Then make $Q'$ inexact (add a bias): what do the weights buy?
 # 3. With i.i.d. critic values, what fraction of dataset actions does CRR-binary keep with a max
 #    baseline over $K$ samples? Measure it for $K = 1, 2, 4, \dots, 64$ and compare with
 #    $1/(K+1)$.
@@ -633,7 +634,7 @@ exercises.attempt("awac_weights", awac_weights)
 # * Small β makes the exponential nearly a step (advantages above $\beta \ln w_{\max}$ all get
 #   $w_{\max}$); large β tends to plain behaviour cloning. The clip keeps one lucky critic error from dominating a batch.
 # * The baseline is $V(s_t)$ or the critic's values of $K$ actions sampled from the policy,
-#   reduced by mean or max; the max keeps fewer actions. CRR-binary drops a zero advantage.
+#   reduced by mean or max; the max keeps no more actions. CRR-binary drops a zero advantage.
 # * The weights are constants: the gradient is $-w_t/N$ on $\log\pi$ alone. So
 #   `need_weights=False` gives the same loss and gradient without writing the weights.
 # * The critic's target is `rl.td_lambda` with λ = 0, a scan that carries nothing. λ > 0 on a

@@ -252,8 +252,8 @@ assert round(gae_model_gpu) == 69 and round(1e3 * row(RES, "gae", B, T)["kernel_
 # allocator, the CUDA launch. Launches are asynchronous, so back-to-back calls cost about
 # max(host time, GPU time) each: the model's wall time.
 #
-# **How the course reads a wall time.** On a shared host the same call moves by up to 2× from run
-# to run. So a wall-time gap under 2× counts as a finding only where a second measurement agrees
+# **How the course reads a wall time.** On a shared host the same call moves by about 2× from run
+# to run (one pair in this course's data, 2.2×). So a wall-time gap under 2× counts as a finding only where a second measurement agrees
 # (the wall probe, `benchmarks/results/H200-2026-12-01d-wall.txt`, 15 interleaved rounds);
 # otherwise the course calls it noise. GPU times are steadier, but small inputs sit in the L2
 # cache, which can make them beat the floor (section 4).
@@ -304,10 +304,10 @@ plt.show()
 # Only 16384×1024 is GPU-bound throughout.
 #
 # **Read host times as ranges.** They come from one run on a shared host, where the same call
-# moves by up to 2× from minute to minute. GAE's 54.5 µs at 16×128 against 27.7 µs at 4096×128
-# is mostly that noise, not a smaller call costing more. A second measurement narrows it: the next
-# day, timed in 15 interleaved rounds on the same H200
-# (`benchmarks/results/H200-2026-12-01d-wall.txt`), the same two calls took 47.1 and 38.0 µs. Read
+# moves by about 2× from minute to minute. GAE's 54.5 µs at 16×128 against 27.7 µs at 4096×128
+# is mostly that noise, not a smaller call costing more. A second measurement narrows it: later
+# the same day, timed in 15 interleaved rounds on the same H200 with a newer version of the
+# package (`benchmarks/results/H200-2026-12-01d-wall.txt`), the two calls took 47.1 and 38.0 µs. Read
 # one run's wall times as ranges. The GPU times, graph replays, are steadier.
 #
 # **Where the model breaks: 64×16384.** The model says about 6 µs of GPU time for GAE there; in the

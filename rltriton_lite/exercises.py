@@ -4176,7 +4176,7 @@ def _vtrace_pg_hint(args, i, bad, got, expected):
     """vtrace_pg's weight unclipped or clipped at c_bar; y (vs_t) read where y_in (vs_{t+1}) belongs; or
     wrong at the window's last step alone, with y_in read there: y_in is 0 at that step."""
     log_rhos, r, v, nv, term, gamma, rho_bar, c_bar = _as_numpy(tuple(args[:8]))
-    for clip, said in ((np.inf, "the ratio is not clipped: the weight is min(rho_bar, rho_t)"),
+    for clip, said in ((np.inf, "the ratio is not clipped: the weight is min(rho_bar, pi/mu)"),
                        (c_bar, "the ratio is clipped at c_bar, the trace's bound: the policy gradient's is rho_bar")):
         with np.errstate(all="ignore"):
             slip = reference.vtrace(log_rhos, r, v, gamma=gamma, rho_bar=rho_bar, c_bar=c_bar, pg_rho_bar=clip,
@@ -4219,7 +4219,7 @@ exercises.scan_hook(exercises.vtrace_prologue, X, P, epilogue=vtrace_pg), with X
 rewards, values, next_values, terminated) and P = (gamma, rho_bar, c_bar): the scan gives y = vs_t
 and y_in = vs_{t+1} (the value that entered step t: the scan runs backwards in time, y_t = b_t +
 a_t y_in; the package's name, as in its own epilogues; at a termination, a reset, it is still
-vs_{t+1}, the next episode's); return the policy-gradient advantage min(rho_bar, rho_t) (r_t +
+vs_{t+1}, the next episode's); return the policy-gradient advantage min(rho_bar, pi/mu) (r_t +
 gamma (1 - term_t) v_next - V_t), where v_next is vs_{t+1} inside the window and next_values at
 its last step (t == T - 1). next_values behind a termination may be NaN: select it away.
 """ + HOOK_RULES + RESET_RULE, needs="hook",
@@ -4238,8 +4238,8 @@ vtrace_kernel(log_rhos, rewards, values, next_values, terminated, gamma, rho_bar
 (vs, pg): V-trace end to end in Triton, on (B, T) float32 inputs and bool terminations (lambda = 1,
 the policy gradient's clip is rho_bar). Your reset_scan (chunks of `chunk` steps, one program per
 row) over the affine step of vs that this notebook derives, then the policy-gradient advantage
-pg_t = min(rho_bar, rho_t) (r_t + gamma (1 - term_t) vs'_{t+1} - V_t), vs'_{t+1} being vs_{t+1}
-inside the window and next_values at its last step. Both outputs written by kernels of yours (one
+pg_t = min(rho_bar, pi/mu) (r_t + gamma (1 - term_t) vs'_{t+1} - V_t), pi/mu = exp(log_rhos),
+vs'_{t+1} being vs_{t+1} inside the window and next_values at its last step. Both outputs written by kernels of yours (one
 kernel, or the scan and then a kernel that reads vs one step on). next_values behind a termination
 may be NaN: select it away. Contiguous inputs.
 """, needs="scan", run=_in_chunks(8), results=("vs", "pg_advantages"), recompute=_vtrace_reference,
