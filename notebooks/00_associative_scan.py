@@ -494,14 +494,14 @@ print("linear_scan matches the loop, reverse and forward")
 # Take the reverse scan $y_t = b_t + a_t\,y_{t+1}$ with $y_T$ given, and a loss $L$ of all the
 # $y_t$. The backward pass hands you `dy`, with $dy_t = \partial L/\partial y_t$: only the direct
 # effect of $y_t$ on $L$, as if the other $y$ were fixed. But $y_t$ also feeds the step before it,
-# through $y_{t-1} = b_{t-1} + a_{t-1}\,y_t$. Write $g_t = dL/dy_t$ for the *total* gradient, both
-# paths counted: for a $y$, a straight $d$ is the total and a curly $\partial$ the direct part. (For
-# the inputs $a_t$ and $b_t$, $\partial$ is the usual partial derivative, every other input held
-# fixed: it counts every path through the $y$'s.) The chain rule gives three facts:
+# through $y_{t-1} = b_{t-1} + a_{t-1}\,y_t$. Write $g_t$ for the *total* gradient with respect
+# to $y_t$, both paths counted. (For the inputs $a_t$ and $b_t$, $\partial L/\partial a_t$ and
+# $\partial L/\partial b_t$ are the usual partial derivatives, every other input held fixed: they
+# count every path through the $y$'s.) The chain rule gives three facts:
 #
-# * $y_t$ reaches $L$ directly and through $y_{t-1}$:
-#   $\frac{dL}{dy_t} = \frac{\partial L}{\partial y_t} + \frac{dL}{dy_{t-1}}\frac{\partial y_{t-1}}{\partial y_t}$,
-#   that is $g_t = dy_t + a_{t-1}\,g_{t-1}$, with $g_0 = dy_0$ (no step comes before step 0).
+# * $y_t$ reaches $L$ directly, by $dy_t$, and through $y_{t-1}$, by $a_{t-1}$ times the total
+#   gradient there: $g_t = dy_t + a_{t-1}\,g_{t-1}$, with $g_0 = dy_0$ (no step comes before
+#   step 0).
 # * $b_t$ enters only $y_t$, with $\partial y_t / \partial b_t = 1$, so $\partial L/\partial b_t = g_t$.
 # * $a_t$ enters only $y_t$, with $\partial y_t / \partial a_t = y_{t+1}$, so
 #   $\partial L/\partial a_t = g_t\,y_{t+1}$.

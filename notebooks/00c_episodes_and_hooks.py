@@ -592,10 +592,10 @@ exercises.attempt("hooked_scan", hooked_scan)
 #
 # | your `gae_kernel` | the package's `_walk` |
 # | --- | --- |
-# | the loop over chunks, from the last in time | `for k in tl.range(...)`; `num_stages` lets the GPU load the next chunk while it scans this one |
+# | the loop over chunks, from the last in time | `for k in tl.range(...)` |
 # | your prologue's `(a, b, reset)` | `PROLOGUE(...)` returns those and two more: `valid` (not padding) and `keep` (values the epilogue needs) |
 # | padding lanes made the identity $(1, 0)$ | `a = tl.where(valid, a, 1.0)`, `b = tl.where(valid, b, 0.0)`; `ACC` is the arithmetic dtype |
-# | `tl.associative_scan` with `reset_combine`, then the select on the carry | `_scan_chunk(a, b, reset, carry, ...)`: the same scan and select. It returns `y`; `y_in`, the value after each step, $y_{t+1}$, for epilogues that need it; `after`, the next carry; and `c_a, c_b, c_r`, the chunk's composed map, for long rows split across programs (notebook 13). `ROWS`, `NV`, `V` and `STAGES` shape the tile, for speed |
+# | `tl.associative_scan` with `reset_combine`, then the select on the carry | `_scan_chunk(a, b, reset, carry, ...)`: the same scan and select. It returns `y`; `y_in`, the value after each step, $y_{t+1}$, for epilogues that need it; `after`, the next carry (its other outputs serve notebook 13's long rows) |
 # | `tl.store` of the chunk's values | `EPILOGUE(..., y, y_in, keep)` |
 # | the new carry, `y` at the chunk's first step | `carry = after` |
 

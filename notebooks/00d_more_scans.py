@@ -118,7 +118,9 @@ exercises.attempt("strided_scan", strided_scan)
 # %% [markdown]
 # **Exercise `discounted_max`: a scan that is not a sum.** Everything so far scanned affine
 # maps, $y \mapsto b + a\,y$. But a scan needs only an associative combine. Here you scan the
-# best reward still ahead in the episode, discounted by how far ahead it is:
+# discounted max of the rewards still ahead in the episode (for rewards ≥ 0, the best reward
+# ahead, discounted by how far ahead it is; a negative reward far ahead shrinks towards 0 and can
+# beat a nearer one):
 #
 # $$h_t = \max(r_t,\ \gamma\, h_{t+1}),$$
 #

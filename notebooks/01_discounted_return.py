@@ -38,8 +38,8 @@
 #
 # * $\text{term}_t$ marks a **termination**. Nothing follows it.
 # * $\text{trunc}_t$ marks a **truncation**: a time limit cuts the episode. The end of the rollout
-#   window cuts it in the same way. The return then **bootstraps**: it adds
-#   $V'_t = V(s_{t+1})$, the value of the real next state, in place of the rewards that follow.
+#   window cuts it in the same way. The return then **bootstraps**: it adds $\gamma_t V'_t$, with
+#   $V'_t = V(s_{t+1})$ the value of the real next state, in place of the rewards that follow.
 # * $\text{done}_t$ is new. It marks any episode end: $\text{done}_t = \text{term}_t \lor
 #   \text{trunc}_t$, or the window's last step.
 #
@@ -292,6 +292,17 @@ print(f"3 x 1000: relative error {long_err:.1e}")
 #   | behind the step: a later episode, or the carry | the reset, $a_t = 0$ |
 #   | inside the step's own $b_t$ (a next value at a termination) | your `tl.where` in $b_t$ |
 #
+# **The window's last step, estimator by estimator.** The scan starts from $y_T = 0$. What the last
+# step needs on top of that depends on what $b_t$ holds:
+#
+# | estimator (its exercise) | at $t = T - 1$ | why |
+# | --- | --- | --- |
+# | the return, GAE (`gae_pairs`, notebook 02) | nothing more: $a_{T-1}$ multiplies 0 | the bootstrap is already in $b$, and nothing in $b$ waits for $y_T$ |
+# | TD(λ), Q(λ) (`q_lambda`, notebook 03) | λ (ℓ) = 0 | inside the window the bootstrap $\gamma V'$ has weight $1 - \lambda$; at its end it must be whole |
+# | Retrace (`retrace`, notebook 04) | $c = 0$ | $b$ holds $-\gamma c\,Q(s_{t+1}, a_{t+1})$, written to cancel against $y_{t+1}$: there is no $y_T$ to cancel |
+# | V-trace (`vtrace_pg`, `vtrace_kernel`, notebook 04) | a reset, which drops $-\gamma c V'$ from $b$ | the same: $-\gamma c V'_t$ waits for $v_{t+1}$ |
+# | the package's hooks (notebook 02) | `done` holds `t == T - 1`, a flag beside the pair | one rule for every estimator |
+#
 # <details><summary>Details: what a reset blocks, a NaN inside b, and an a = 0 that is no episode end</summary>
 #
 # "Behind the step" means a later episode, or the carry from a later chunk. The four rules are
@@ -336,7 +347,7 @@ h200 = profile.committed("discounted_return", missing_ok=True)  # the H200\'s ta
 # section 7. Take $y = \mathrm{scan}(a, b)$, run backwards in time. Autograd hands the backward
 # $dy_t = \partial L/\partial y_t$, the direct part: how $L$ reads $y_t$ itself, the other $y$
 # held fixed. But $y_t$ also feeds $y_{t-1} = b_{t-1} + a_{t-1} y_t$. So the total gradient
-# $g_t = dL/dy_t$ adds that path: $g_t = dy_t + a_{t-1}\, g_{t-1}$, a scan run *forwards*. Then
+# $g_t$ adds that path: $g_t = dy_t + a_{t-1}\, g_{t-1}$, a scan run *forwards*. Then
 # $\partial L/\partial b_t = g_t$, and $\partial L/\partial a_t = g_t\, y_{t+1}$, one product per
 # step.
 #

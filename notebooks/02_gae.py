@@ -318,7 +318,9 @@ print(inspect.getsource(getattr(returns._returns_prologue, "fn", returns._return
 
 # %% [markdown]
 # **Exercise `gae_prologue`** (optional: the package's own hook form, which no later exercise
-# uses; do it to read the package). This is section 2's `gae_pairs` as a Triton hook. Write GAE's
+# uses; do it to read the package). This is section 2's `gae_pairs` as a Triton hook, with one
+# change of convention: **the reset is a flag of its own (`done`), and $a$ keeps its value**
+# ($\gamma\lambda$), where `gae_pairs` wrote the reset as $a = 0$. Write GAE's
 # prologue, `gae_prologue(X, SX, P, row, t, m, T, ACC)`, in the package's form. The checker runs
 # `rl.gae` with your prologue in place of the package's (`exercises.package_prologue`).
 #

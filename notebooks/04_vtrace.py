@@ -155,7 +155,7 @@ np.testing.assert_allclose(pg, [0.75, 0.5, 1.0])
 #   *Where it bites:* for the return ($a = \gamma$, $b = r$), a carry of $V'_{T-1}$ happens to give
 #   the right last step, $r_{T-1} + \gamma V'_{T-1}$. GAE's $b_{T-1} = \delta_{T-1}$ already holds
 #   $\gamma V'_{T-1}$, so the same carry would give $\hat A_{T-1} = \delta_{T-1} + \gamma\lambda
-#   V'_{T-1}$: the bootstrap counted twice.
+#   V'_{T-1}$: the bootstrap added a second time, weighted $\gamma\lambda$.
 #
 # In NumPy:
 
@@ -495,7 +495,7 @@ h200 = profile.committed("vtrace", missing_ok=True)  # the H200\'s table and cha
 #   * `X[4]`, `terminated`, a bool flag.
 # * **Returns:** the pair $(a_t, b_t)$ whose reverse scan is $G_t$ above.
 # * **Edge cases:**
-#   * $c = 0$ at the window's last step.
+#   * $c = 0$ at the window's last step (why: [notebook 01's table](01_discounted_return.ipynb#5.-The-harness-for-Triton-prologues) of the window's last step).
 #   * Behind a termination the `next_*` inputs must never be read (they may be NaN). Select them
 #     away with `tl.where`; do not multiply them by $(1-\text{term}_t)$. That would put
 #     $0 \cdot \text{NaN}$ into the step's own $a$ and $b$. The reset at $a = 0$ cannot help there.

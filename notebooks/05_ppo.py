@@ -532,8 +532,9 @@ print(f"3 x 1000: relative error {long_err:.1e}")
 # * At the small shapes our loss and the "minimal autograd.Function" anchor tie: 270 against 272 µs
 #   at 16×128.
 # * A wall-time gap under 2×, as at 64×16384 (ours slower in this run), is noise until a second
-#   measurement agrees. Here the second measurement reverses it: ours 234.8 against the anchor's
-#   276.6 µs. Notebook 08, section 3, says how to read such gaps.
+#   measurement agrees. A second measurement (later the same day, with a newer version of the
+#   package) had ours at 234.8 against the anchor's 276.6 µs: this gap is not settled. Notebook 08,
+#   section 3, says how to read such gaps.
 
 # %%
 h200 = profile.committed("ppo", missing_ok=True)  # the H200\'s table and chart, read by name: not measured here
@@ -738,6 +739,7 @@ exercises.attempt("dual_clip", dual_clip)
 # ```python
 # offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)  # stage 1: this program's block
 # tl.store(S + tl.program_id(0), tl.sum(tl.load(X + offs, mask=___, other=0.0), 0))  # ___: which lanes are real?
+# acc = 0.0  # stage 2's running sum (a float: a GPU compile refuses a carry that changes type)
 # for start in range(0, n_partials, BLOCK):  # stage 2, one program: the same order every call
 #     offs = start + tl.arange(0, BLOCK)
 #     acc += tl.sum(tl.load(S + offs, mask=___, other=0.0), 0)  # ___: how many partials are there?

@@ -3308,6 +3308,10 @@ def _hooked_gae(X, P, offs, t, m, T):
 
 _HOOKED_BY_NAME = ("Every element is wrong with GAE's prologue: does your kernel call PROLOGUE, the prologue passed "
                    "in (a tl.constexpr argument), or a prologue of its own by name?")
+_HOOKED_FLAG = ("A NaN crossed an episode end: either the reset flag is never set (here the prologue marks an end "
+                "with a = 0, and your kernel makes the flag from it, flag = a == 0.0), or it is set but not selected "
+                "on everywhere it must be, in the combine and on the carry. A product by a = 0 lets 0 * NaN = NaN "
+                "through.")
 _HOOKED = {  # hooked_scan's prologues: what each scans, as the float64 loop (inputs, then params)
     id(_hooked_returns): lambda r, done, gamma: reference.discounted_returns(r, gamma=gamma, terminated=done),
     id(_hooked_gae): lambda r, v, nv, done, gamma, lam: reference.gae(r, v, next_values=nv, terminated=done,
@@ -3328,7 +3332,8 @@ float32 tensor your kernel wrote. The checker passes its own prologues (the disc
 GAE's): your one kernel is compiled once for each.
 """, needs="scan", run=_in_chunks(3), window_end="the row's last step (t = T - 1: y_T = 0 after it)",
    recompute=lambda prologue, inputs, params, chunk: _HOOKED[id(prologue)](*inputs, *params),
-   hint=lambda args, i, bad, got, expected: _HOOKED_BY_NAME if args[0] is _hooked_gae and bad.all() else None)
+   hint=lambda args, i, bad, got, expected: _HOOKED_BY_NAME if args[0] is _hooked_gae and bad.all() else (
+       _HOOKED_FLAG if (bad & ~np.isfinite(got) & np.isfinite(expected)).any() else None))
 def _hooked_scan_cases(d):
     rng, gamma, lam = d.rng, d.real(0.9, 0.8, 0.99), d.real(0.8, 0.5, 0.95)
     out = []

@@ -992,6 +992,8 @@ W_SAYS = {
         ("Your tl.where's two branches are swapped", "tl.where(cond, x, y) gives x where cond is true"),
     ("gae_kernel", "the returns stored, advantages + values (a review's case)"):
         ("Your kernel stores the returns, advantages + V(s_t)", "Store the scanned values y_t themselves."),
+    ("hooked_scan", "a = 0 multiplied, not selected (no reset)"):
+        "A NaN crossed an episode end: either the reset flag is never set (here the prologue marks an end with a = 0",
     ("gae_kernel", "the scan's A_t stored (a review's case)"):
         ("Your kernel stores A_t, the scan's product of the decays to the chunk's end", "Store y_t = B_t where K_t"),
     ("chunked_scan", "the carry added without A_t (a review's case)"):
