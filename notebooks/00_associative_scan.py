@@ -271,8 +271,9 @@ print(np.round(loop, 3))
 # At an episode's last step, nothing flows back from the next episode: $y_t = b_t$, as if
 # $a_t = 0$. But multiplying by zero does *not* ignore the value: since
 # $0 \cdot \text{NaN} = \text{NaN}$, one bad reward would poison every earlier episode. So the
-# kernels carry a *reset flag* and **select** instead of multiplying. A run that resets discards
-# the run applied first, which in a reverse scan holds the steps later in time. Below is the
+# kernels carry a *reset flag* and **select** instead of multiplying. When two runs combine and
+# the second resets, the first is dropped. In a reverse scan the first run holds the steps later
+# in time: the next episode. Below is the
 # package's combine in Triton; read `tl.where` as `np.where` (notebook 00b teaches Triton):
 
 # %%
@@ -495,13 +496,14 @@ print("linear_scan matches the loop, reverse and forward")
 # $y_t$. The backward pass hands you `dy`, with $dy_t = \partial L/\partial y_t$: only the direct
 # effect of $y_t$ on $L$, as if the other $y$ were fixed. But $y_t$ also feeds the step before it,
 # through $y_{t-1} = b_{t-1} + a_{t-1}\,y_t$. Write $g_t$ for the *total* gradient with respect
-# to $y_t$, both paths counted. (For the inputs $a_t$ and $b_t$, $\partial L/\partial a_t$ and
-# $\partial L/\partial b_t$ are the usual partial derivatives, every other input held fixed: they
-# count every path through the $y$'s.) The chain rule gives three facts:
+# to $y_t$, both paths counted. For the inputs, $\partial L/\partial a_t$ and
+# $\partial L/\partial b_t$ are the usual partial derivatives. They count every path through the
+# $y$'s. The chain rule gives three facts:
 #
 # * $y_t$ reaches $L$ directly, by $dy_t$, and through $y_{t-1}$, by $a_{t-1}$ times the total
 #   gradient there: $g_t = dy_t + a_{t-1}\,g_{t-1}$, with $g_0 = dy_0$ (no step comes before
-#   step 0).
+#   step 0). A reset at step $t - 1$ ($a_{t-1} = 0$) is a reset of this forward scan at step $t$:
+#   $g_t = dy_t$, selected.
 # * $b_t$ enters only $y_t$, with $\partial y_t / \partial b_t = 1$, so $\partial L/\partial b_t = g_t$.
 # * $a_t$ enters only $y_t$, with $\partial y_t / \partial a_t = y_{t+1}$, so
 #   $\partial L/\partial a_t = g_t\,y_{t+1}$.

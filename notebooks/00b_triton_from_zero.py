@@ -192,7 +192,7 @@ print("x > 0 and index < 3, elementwise:", out.tolist())
 # * **Returns:** the targets $y_t$, a new tensor of the same length, written by your kernel.
 # * **Edge cases:** the checker tries 8, 1 and 1000 elements. Then it tries 16, with NaN in
 #   `next_values` at the episode ends, where no next value exists.
-# * **Select, don't multiply:** where $\text{term}_t$ is true, $V(s_{t+1})$ is never read and may
+# * **Select, don't multiply:** where $\text{term}_t$ is true, $V(s_{t+1})$ is never used and may
 #   be NaN. Select it away with `tl.where`, because $0 \cdot \text{NaN} = \text{NaN}$.
 #
 # <details><summary>Hint 1: where to start</summary>
@@ -217,7 +217,7 @@ print("x > 0 and index < 3, elementwise:", out.tolist())
 # <details><summary>Hint 3: check it by hand</summary>
 #
 # Three steps, $\gamma = 0.5$: $r = (1, 2, 3)$, $V(s_{t+1}) = (4, \text{NaN}, 6)$, and the episode
-# ends at $t = 1$. Then $y_0 = 1 + 0.5 \cdot 4 = 3$, $y_1 = 2$ (the NaN is never read) and
+# ends at $t = 1$. Then $y_0 = 1 + 0.5 \cdot 4 = 3$, $y_1 = 2$ (the NaN is never used) and
 # $y_2 = 3 + 0.5 \cdot 6 = 6$. Three elements also leave most lanes of your block masked off.
 # A `nan` at $t = 1$ means you multiplied by $1 - \text{term}_t$ where you had to select.
 #

@@ -22,7 +22,8 @@
 #   * to pass an algorithm to the scan as hooks (section 2);
 #   * to read the package's kernel, with its strided loads (section 3).
 # * **Time:** 2.5–4.5 h for the reading and the three checked exercises, over two sessions (the
-#   high end for a Triton newcomer). The open question needs a GPU and another 30–45 min.
+#   high end for a Triton newcomer). The open question takes another 30–45 min (a CPU version
+#   counts instead of timing).
 # * **Needs:** notebook 00b: a first kernel, `tl.associative_scan`, a chunk loop with a carry.
 #   No GPU: Triton's interpreter runs every kernel on a CPU.
 # * **Minimum path:** "Where 00b ended", sections 1–3 and three checked exercises: `reset_scan`
@@ -302,7 +303,7 @@ exercises.attempt("reset_scan", reset_scan)
 # * **Returns:** the advantages $\hat A_t$, a `(B, T)` tensor.
 # * **Edge cases:** rows of 7, 600 and 300 steps, with episode ends; a NaN reward in a later
 #   episode; NaN in `next_values` at terminations, where the terminal state has no value.
-# * **Select, don't multiply** in $\gamma(1-\text{term}_t)V(s_{t+1})$, so those NaNs are never read.
+# * **Select, don't multiply** in $\gamma(1-\text{term}_t)V(s_{t+1})$, so those NaNs are never used.
 #
 # <details><summary>Hint 1: where to start</summary>
 #
@@ -327,7 +328,7 @@ exercises.attempt("reset_scan", reset_scan)
 #
 # Take one row, $\gamma = \lambda = 0.5$ (so $\gamma\lambda = 0.25$), with $r = (1, 2, 3)$,
 # $V = (1, 1, 2)$, $V' = (1, \text{NaN}, 4)$ and a termination at $t = 1$. Then
-# $\delta_0 = 1 + 0.5 \cdot 1 - 1 = 0.5$, $\delta_1 = 2 - 1 = 1$ (the NaN is never read) and
+# $\delta_0 = 1 + 0.5 \cdot 1 - 1 = 0.5$, $\delta_1 = 2 - 1 = 1$ (the NaN is never used) and
 # $\delta_2 = 3 + 0.5 \cdot 4 - 2 = 3$. Backwards, $\hat A_2 = 3$; $\hat A_1 = 1$, because step 1
 # terminates; $\hat A_0 = 0.5 + 0.25 \cdot 1 = 0.75$. With `chunk = 2`, $t = 1$ is a chunk's last
 # step. With $\lambda = 0$, $\hat A_t = \delta_t$: `[[0.5, 1.0, 3.0]]`.

@@ -118,9 +118,10 @@ exercises.attempt("strided_scan", strided_scan)
 # %% [markdown]
 # **Exercise `discounted_max`: a scan that is not a sum.** Everything so far scanned affine
 # maps, $y \mapsto b + a\,y$. But a scan needs only an associative combine. Here you scan the
-# discounted max of the rewards still ahead in the episode (for rewards ≥ 0, the best reward
-# ahead, discounted by how far ahead it is; a negative reward far ahead shrinks towards 0 and can
-# beat a nearer one):
+# discounted max of the rewards still ahead in the episode. For rewards ≥ 0 it is the best reward
+# ahead, discounted by how far ahead it is. (With negative rewards, discounting pulls a far one
+# towards 0, so it can beat a nearer one.) It scores a trajectory by its peak instead of its sum,
+# as objectives that care about the best outcome reached do:
 #
 # $$h_t = \max(r_t,\ \gamma\, h_{t+1}),$$
 #

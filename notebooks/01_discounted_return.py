@@ -293,7 +293,8 @@ print(f"3 x 1000: relative error {long_err:.1e}")
 #   | inside the step's own $b_t$ (a next value at a termination) | your `tl.where` in $b_t$ |
 #
 # **The window's last step, estimator by estimator.** The scan starts from $y_T = 0$. What the last
-# step needs on top of that depends on what $b_t$ holds:
+# step needs on top of that depends on what $b_t$ holds. Only the first row concerns this notebook;
+# the others are a reference that 03 and 04 link back to when their estimators come up:
 #
 # | estimator (its exercise) | at $t = T - 1$ | why |
 # | --- | --- | --- |
@@ -345,8 +346,8 @@ h200 = profile.committed("discounted_return", missing_ok=True)  # the H200\'s ta
 #
 # **`transposed_scan`** (a Triton prologue). The returns' gradient, built in NumPy in notebook 00,
 # section 7. Take $y = \mathrm{scan}(a, b)$, run backwards in time. Autograd hands the backward
-# $dy_t = \partial L/\partial y_t$, the direct part: how $L$ reads $y_t$ itself, the other $y$
-# held fixed. But $y_t$ also feeds $y_{t-1} = b_{t-1} + a_{t-1} y_t$. So the total gradient
+# $dy_t = \partial L/\partial y_t$: the gradient arriving at output $y_t$ from the loss alone,
+# before the scan's own path through $y_{t-1}$. But $y_t$ also feeds $y_{t-1} = b_{t-1} + a_{t-1} y_t$. So the total gradient
 # $g_t$ adds that path: $g_t = dy_t + a_{t-1}\, g_{t-1}$, a scan run *forwards*. Then
 # $\partial L/\partial b_t = g_t$, and $\partial L/\partial a_t = g_t\, y_{t+1}$, one product per
 # step.

@@ -428,7 +428,7 @@ print("a 9-line Triton prologue == rl.td_lambda")
 #
 # <details><summary>Hint 2: the plan</summary>
 #
-# * The Q of action `a` at step `offs` is at `X[1] + offs * n_actions + a`. That is one strided
+# * The Q of action `k` at step `offs` is at `X[1] + offs * n_actions + k`. That is one strided
 #   load per action.
 # * In the loop, keep a running `max_q` with `tl.maximum`.
 # * Keep `q_taken` too: the Q of the action where `next_action == a`.
@@ -462,10 +462,10 @@ print("a 9-line Triton prologue == rl.td_lambda")
 # <details><summary>Hint 4: the key lines</summary>
 #
 # ```python
-# for a in range(1, n_actions):  # action 0 is the template's max_q; start q_taken there too
-#     q_a = tl.load(X[1] + offs * n_actions + a, mask=m, other=0.0)  # action a's Q
-#     max_q = ___  # ___: the running max, with q_a
-#     q_taken = tl.where(___, q_a, q_taken)  # ___: when is action a the one taken next?
+# for k in range(1, n_actions):  # k: an action; action 0 is the template's max_q, q_taken's start
+#     q_k = tl.load(X[1] + offs * n_actions + k, mask=m, other=0.0)  # action k's Q
+#     max_q = ___  # ___: the running max, with q_k
+#     q_taken = tl.where(___, q_k, q_taken)  # ___: when is action k the one taken next?
 # lam_t = tl.where(___, lam, 0.0)  # ___: greedy (a tie counts), and not the window's last step
 # ```
 #
@@ -496,7 +496,7 @@ print("a 9-line Triton prologue == rl.td_lambda")
 #     term = tl.load(X[3] + offs, mask=m, other=0) != 0           # a bool flag
 #     max_q = tl.load(X[1] + offs * n_actions, mask=m, other=0.0) # Q(s_{t+1}, 0)
 #     q_taken = max_q                                             # Q(s_{t+1}, a_{t+1}) so far
-#     for a in range(1, n_actions):
+#     for k in range(1, n_actions):  # k: an action (a_t below is the scan's multiplier)
 #         ...
 #     return a_t, b_t
 # ```

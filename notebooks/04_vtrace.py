@@ -142,8 +142,8 @@ np.testing.assert_allclose(pg, [0.75, 0.5, 1.0])
 #
 # Two rules of every scan start to matter here:
 #
-# * **The window's last step resets.** Earlier exercises could skip this, because the scan starts
-#   from $y_T = 0$. V-trace cannot: its $b_t$ holds $-\gamma_t c_t V'_t$, written to cancel
+# * **The window's last step resets.** The return and GAE could skip this, because the scan starts
+#   from $y_T = 0$; TD(λ) and Q(λ) got it from $\lambda_{T-1} = 0$. V-trace needs it too: its $b_t$ holds $-\gamma_t c_t V'_t$, written to cancel
 #   against $a_t v_{t+1}$, and there is no $v_T$. So the last step counts as done, and the select
 #   $[\lnot\text{done}_t]$ drops the term, giving $v_{T-1} = V_{T-1} + \rho_{T-1}\delta_{T-1}$:
 #   what $v_T = V'_{T-1}$ would give, a bootstrap from the next value.
@@ -825,10 +825,16 @@ print(inspect.getsource(getattr(exercises.vtrace_prologue, "fn", exercises.vtrac
 #    variance exactly ($E[\rho^2] = e$ makes it a short double sum) and rerun with a few seeds:
 #    what does a sample of 1000 rows miss, and why? What does $\bar\rho$ trade away?
 # 2. Build a rollout with a truncation whose `next_values` differs from `values[t+1]`. Run the
-#    "accumulate $v_t - V_t$" loop of the profiler (`profile.op("vtrace").loop(x, p)`: `x` a dict
-#    of the inputs by name, as `profile.op("vtrace").make` builds it, `p` one of the parameters,
-#    `{"gamma": ..., "lambda_": ...}`; it takes no `truncated`) next to `rl.vtrace`. Which steps
-#    differ? Is that the $v - V$ rewrite's fault, or the missing `truncated` flag's?
+#    "accumulate $v_t - V_t$" loop of the profiler next to `rl.vtrace`. It takes a dict of the
+#    inputs by name and one set of parameters, and returns `vs` only (it takes no `truncated`):
+#
+#    ```python
+#    x = profile.op("vtrace").make(1, 12, torch.float64, "cpu", torch.Generator().manual_seed(0))
+#    # ... edit x["rewards"], x["values"], x["log_rhos"], x["terminated"] as you need ...
+#    vs_loop = profile.op("vtrace").loop(x, {"gamma": 0.9, "lambda_": 1.0})
+#    ```
+#
+#    Which steps differ? Is that the $v - V$ rewrite's fault, or the missing `truncated` flag's?
 # 3. Lower `pg_rho_bar` to 0.5, keeping `rho_bar = 1`. Which output changes, and which does not?
 #    Why would IMPALA want separate clips for the critic's target and the policy gradient?
 

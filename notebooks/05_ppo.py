@@ -725,7 +725,8 @@ exercises.attempt("dual_clip", dual_clip)
 #   second stage counts the partials the same way, the means are about 838.4512 and 0.9990244.
 #   (These are the two full blocks of `arange`, 2096128, over 2500, and 1024 ones over 1025.) If
 #   it counts `triton.cdiv(n, BLOCK)` partials allocated with `torch.empty`, the last one is never
-#   stored. The mean is then garbage, and it changes from call to call.
+#   stored. The mean then reads whatever that memory held: garbage, or a plausible wrong number
+#   where it happened to be 0 (838.45 again), and it may change from call to call.
 #
 # ```python
 # print(exercises.guarded(two_stage_mean, torch.arange(2500.0, device=DEVICE)).item(),

@@ -2889,7 +2889,7 @@ a, b: 1-D float64 NumPy arrays of T steps (b may hold a NaN or inf in a later ep
 entered step t's chunk (0.0 for the last chunk). Select, never multiply by 0: a NaN behind a reset
 must not reach an earlier step.
 """, scan="reverse", results=("y", "carry_in"),
-   window_end="the window's last step (the last chunk's carry is 0: nothing comes after the window)",
+   window_end="the row's last step (the last chunk's carry is 0: nothing comes after the row)",
    hint=lambda args, i, bad, got, expected: _chunked_reset_hint(args, i, bad, got, expected),
    ordinary="An ordinary step, every step after it right: check its map composed to the chunk's end (the "
             "combine's order: the step is applied after the run of later steps) and the carry it reads.")
@@ -3958,8 +3958,8 @@ def _next_actions(rng, q, p_greedy):
 q_lambda: a @triton.jit prologue q_lambda(X, P, offs, t, m, T) -> (a, b) for exercises.scan_hook,
 with X = (rewards, next_q, next_action, terminated) and P = (gamma, lam, n_actions): Watkins's
 Q(lambda) targets. next_q is (B, T, n_actions) float32, Q(s_{t+1}, .) for each action (step offs's
-action a is at offs * n_actions + a); next_action (B, T) int64, the action a_{t+1} taken at
-s_{t+1}; n_actions an int. With a loop over the actions (for a in range(n_actions)) compute
+action k is at offs * n_actions + k); next_action (B, T) int64, the action a_{t+1} taken at
+s_{t+1}; n_actions an int. With a loop over the actions (for k in range(n_actions)) compute
 max_q = max_a Q(s_{t+1}, a) and whether the
 action taken is greedy, Q(s_{t+1}, a_{t+1}) == max_q (a tie for the max counts as greedy). Then
 G_t = r_t + gamma (1 - term_t) [(1 - l_t) max_q + l_t G_{t+1}], l_t = lam where a_{t+1} is greedy
@@ -4625,10 +4625,11 @@ def _awr_cases(d):
     huge = d.pick(np.array([-1000.0, -3.0, 0.0, 3.0, 50.0, 1000.0]), lambda rng: rng.permutation(np.concatenate(
         [rng.uniform(-1200, -500, 1), rng.uniform(-2, 2, 3), rng.uniform(50, 80, 1), rng.uniform(500, 1200, 1)])))
     with np.errstate(over="ignore"):  # exp(1000) is inf: the weight is max_weight all the same
-        return [(f"beta={beta}" + (", exp(A / beta) overflows to inf in float32" if big else ""), (_t(a), beta, 20.0),
-                 {}, np.minimum(np.exp(a / beta), 20.0))
-                for a, beta, big in ((A, d.real(1.0, 0.7, 1.3), False), (A, d.real(0.5, 0.3, 0.7), False),
-                                     (huge, d.real(1.0, 0.7, 1.3), True))]
+        return [(f"beta={beta}, max_weight={w:g}" + (", exp(A / beta) overflows to inf in float32" if big else ""),
+                 (_t(a), beta, w), {}, np.minimum(np.exp(a / beta), w))
+                for a, beta, w, big in ((A, d.real(1.0, 0.7, 1.3), 20.0, False), (A, d.real(0.5, 0.3, 0.7), 20.0, False),
+                                        (huge, d.real(1.0, 0.7, 1.3), 20.0, True),
+                                        (A, d.real(1.0, 0.7, 1.3), 3.0, False))]  # P[1] read, not a literal 20
 
 
 def _awr_hint(args, i, bad, got, expected):
@@ -4656,6 +4657,9 @@ def _awr_hint(args, i, bad, got, expected):
                  "a clip from below too (at 1): nothing clips AWR's weights from below, a negative advantage's weight "
                  "is below 1 and may go to 0" + _fix(": clip from above only, tl.minimum(w, max_weight)"):
                      np.clip(np.exp(A / beta), 1.0, max_w)}
+    if max_w != 20:  # (20 is AWR's and CRR's usual clip: a literal 20 passes every case that passes 20)
+        slips[f"the clip is 20, not max_weight = P[1] (here {max_w:g})" + _fix(": clip at P[1], the max_weight "
+                                                                            "passed in")] = np.minimum(np.exp(A / beta), 20.0)
     for what, slip in slips.items():
         if _is_slip(got, slip, expected):
             return _Whole(f"These are AWR's weights with a slip: {what}.")

@@ -816,7 +816,8 @@ def wrong_answers(name: str):
                         ("exp(A) / beta (a later review's case)", _awr_exp_over_beta),
                         ("clamped to [1, max_weight] (a later review's case)", _awr_clamped_at_1),
                         ("min(exp(A), max_weight) / beta: clipped, then divided (a later review's case)",
-                         _awr_clipped_then_over_beta)],
+                         _awr_clipped_then_over_beta),
+                        ("the clip written as 20, P[1] never read (a later review's case)", _awr_clip_at_20)],
         "segment_carries": [("composed from the segments before (the forward scan's order)", _carries_from_before),
                             ("a reset multiplied by 0 (0 * NaN leaks)", _carries_multiplied),
                             ("each segment's own map applied (one segment off)", _carries_own_map),
@@ -994,6 +995,8 @@ W_SAYS = {
         ("Your kernel stores the returns, advantages + V(s_t)", "Store the scanned values y_t themselves."),
     ("hooked_scan", "a = 0 multiplied, not selected (no reset)"):
         "A NaN crossed an episode end: either the reset flag is never set (here the prologue marks an end with a = 0",
+    ("awr_weights", "the clip written as 20, P[1] never read (a later review's case)"):
+        ("These are AWR's weights with a slip: the clip is 20, not max_weight = P[1] (here 3)", "Clip at P[1]"),
     ("gae_kernel", "the scan's A_t stored (a review's case)"):
         ("Your kernel stores A_t, the scan's product of the decays to the chunk's end", "Store y_t = B_t where K_t"),
     ("chunked_scan", "the carry added without A_t (a review's case)"):
@@ -1782,6 +1785,11 @@ def _dual_clip_negated(X, P, offs, m):  # the objective returned, not the loss: 
 def _awr_clipped_both_ways(X, P, offs, m):  # from below too, at 1 / max_weight
     w = tl.exp(tl.load(X[0] + offs, mask=m, other=0.0) / P[0])
     return tl.minimum(tl.maximum(w, 1.0 / P[1]), P[1])
+
+
+@triton.jit
+def _awr_clip_at_20(X, P, offs, m):  # CRR's and AWR's 20 written in, P[1] never read (a review's case)
+    return tl.minimum(tl.exp(tl.load(X[0] + offs, mask=m, other=0.0) / P[0]), 20.0)
 
 
 @triton.jit

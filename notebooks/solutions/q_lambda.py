@@ -15,10 +15,10 @@ def q_lambda(X, P, offs, t, m, T):
     term = tl.load(X[3] + offs, mask=m, other=0) != 0
     max_q = tl.load(X[1] + offs * n_actions, mask=m, other=0.0)  # action 0
     q_taken = max_q
-    for a in range(1, n_actions):
-        q_a = tl.load(X[1] + offs * n_actions + a, mask=m, other=0.0)
-        max_q = tl.maximum(max_q, q_a)
-        q_taken = tl.where(next_action == a, q_a, q_taken)
+    for k in range(1, n_actions):  # k: an action (a_t is the scan's multiplier)
+        q_k = tl.load(X[1] + offs * n_actions + k, mask=m, other=0.0)
+        max_q = tl.maximum(max_q, q_k)
+        q_taken = tl.where(next_action == k, q_k, q_taken)
     greedy = q_taken == max_q  # a tie for the max is greedy
     lam_t = tl.where(greedy & (t < T - 1), lam, 0.0)
     a_t = tl.where(term, 0.0, gamma * lam_t)
