@@ -335,9 +335,7 @@ print("EMA by one forward associative scan == the loop")
 # * The tree is a Hillis–Steele scan of $\log_2(\text{BLOCK})$ rounds, where each element takes the
 #   combine of the run ending $k$ before it and its own run, for $k = 1, 2, 4, \dots$
 # * Your combine is called on whole blocks, so a `print` inside it shows blocks.
-# * Write `tl.where` in a combine, not `if`. An `if k2:` may work inside a combine, which a GPU
-#   runs one element at a time, but it fails on blocks anywhere else, and under the interpreter it
-#   falls back to a slow loop. `tl.where` works everywhere.
+# * Never write `if` in a combine: use `tl.where`, which works on blocks everywhere.
 # * The checkers also try your combine on the scan's own elements grouped both ways, and say so if
 #   it is not associative.
 # * A combine with its arguments swapped is wrong on a GPU and a CPU alike, but it shows only

@@ -24,7 +24,7 @@
 # * **Time:** 1–1.5 h for the two checked exercises.
 # * **Needs:** notebook 00c, sections 1 to 3, and your `reset_scan`. No GPU.
 # * **Optional:** no later notebook needs these two exercises. They are practice for writing a
-#   kernel with less help: the second starts from an empty cell.
+#   kernel with less help: the second starts without a skeleton.
 #
 # The exercises work as in 00b and 00c: write the starter's function, then run the
 # `exercises.attempt` cell after it. `print(exercises.task(name))` restates a task.
@@ -118,10 +118,10 @@ exercises.attempt("strided_scan", strided_scan)
 # %% [markdown]
 # **Exercise `discounted_max`: a scan that is not a sum.** Everything so far scanned affine
 # maps, $y \mapsto b + a\,y$. But a scan needs only an associative combine. Here you scan the
-# discounted max of the rewards still ahead in the episode. For rewards ≥ 0 it is the best reward
-# ahead, discounted by how far ahead it is. (With negative rewards, discounting pulls a far one
-# towards 0, so it can beat a nearer one.) It scores a trajectory by its peak instead of its sum,
-# as objectives that care about the best outcome reached do:
+# discounted max of the rewards still ahead in the episode, $h_t = \max_k \gamma^k r_{t+k}$ over
+# the episode's remaining steps: the largest discounted reward ahead. (With negative rewards,
+# discounting pulls a far one towards 0, so it can beat a nearer one.) It scores a trajectory by
+# its peak instead of its sum, as objectives that care about the best outcome reached do:
 #
 # $$h_t = \max(r_t,\ \gamma\, h_{t+1}),$$
 #

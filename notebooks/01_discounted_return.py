@@ -292,17 +292,11 @@ print(f"3 x 1000: relative error {long_err:.1e}")
 #   | behind the step: a later episode, or the carry | the reset, $a_t = 0$ |
 #   | inside the step's own $b_t$ (a next value at a termination) | your `tl.where` in $b_t$ |
 #
-# **The window's last step, estimator by estimator.** The scan starts from $y_T = 0$. What the last
-# step needs on top of that depends on what $b_t$ holds. Only the first row concerns this notebook;
-# the others are a reference that 03 and 04 link back to when their estimators come up:
-#
-# | estimator (its exercise) | at $t = T - 1$ | why |
-# | --- | --- | --- |
-# | the return, GAE (`gae_pairs`, notebook 02) | nothing more: $a_{T-1}$ multiplies 0 | the bootstrap is already in $b$, and nothing in $b$ waits for $y_T$ |
-# | TD(λ), Q(λ) (`q_lambda`, notebook 03) | λ (ℓ) = 0 | inside the window the bootstrap $\gamma V'$ has weight $1 - \lambda$; at its end it must be whole |
-# | Retrace (`retrace`, notebook 04) | $c = 0$ | $b$ holds $-\gamma c\,Q(s_{t+1}, a_{t+1})$, written to cancel against $y_{t+1}$: there is no $y_T$ to cancel |
-# | V-trace (`vtrace_pg`, `vtrace_kernel`, notebook 04) | a reset, which drops $-\gamma c V'$ from $b$ | the same: $-\gamma c V'_t$ waits for $v_{t+1}$ |
-# | the package's hooks (notebook 02) | `done` holds `t == T - 1`, a flag beside the pair | one rule for every estimator |
+# **The window's last step.** The scan starts from $y_T = 0$. For the return and GAE that is all
+# the last step needs: $a_{T-1}$ multiplies 0, and the bootstrap is already in $b$. The general
+# rule: where $b_t$ holds a term written to cancel against $y_{t+1}$, the last step must cut the
+# scan, since no $y_T$ is there to cancel it. Notebooks 03 and 04 meet such estimators; the
+# package's hooks put `t == T - 1` into `done`, one rule for all.
 #
 # <details><summary>Details: what a reset blocks, a NaN inside b, and an a = 0 that is no episode end</summary>
 #

@@ -413,7 +413,8 @@ print("a 9-line Triton prologue == rl.td_lambda")
 #     $r_t$. Select it away with `tl.where`, as the worked prologue does. A product such as
 #     $\gamma(1-\text{term}_t)\max_a Q$ would put $0 \cdot \text{NaN} = \text{NaN}$ into $b_t$
 #     itself. The reset at $a_t = 0$ cannot select that away.
-#   * At the window's last step $\ell_t = 0$ (why: [notebook 01's table](01_discounted_return.ipynb#5.-The-harness-for-Triton-prologues) of the window's last step).
+#   * At the window's last step $\ell_t = 0$: inside the window the bootstrap $\gamma \max_a Q$ has
+#     weight $1 - \ell_t$, and at its end it must be whole.
 #
 # <details><summary>Hint 1: where to start</summary>
 #

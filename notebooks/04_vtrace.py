@@ -495,7 +495,8 @@ h200 = profile.committed("vtrace", missing_ok=True)  # the H200\'s table and cha
 #   * `X[4]`, `terminated`, a bool flag.
 # * **Returns:** the pair $(a_t, b_t)$ whose reverse scan is $G_t$ above.
 # * **Edge cases:**
-#   * $c = 0$ at the window's last step (why: [notebook 01's table](01_discounted_return.ipynb#5.-The-harness-for-Triton-prologues) of the window's last step).
+#   * $c = 0$ at the window's last step: $b_t$ holds $-\gamma c\,Q(s_{t+1}, a_{t+1})$, written to
+#     cancel against $G_{t+1}$, and no $G_T$ is there to cancel it.
 #   * Behind a termination the `next_*` inputs must never be read (they may be NaN). Select them
 #     away with `tl.where`; do not multiply them by $(1-\text{term}_t)$. That would put
 #     $0 \cdot \text{NaN}$ into the step's own $a$ and $b$. The reset at $a = 0$ cannot help there.
@@ -830,11 +831,12 @@ print(inspect.getsource(getattr(exercises.vtrace_prologue, "fn", exercises.vtrac
 #
 #    ```python
 #    x = profile.op("vtrace").make(1, 12, torch.float64, "cpu", torch.Generator().manual_seed(0))
-#    # ... edit x["rewards"], x["values"], x["log_rhos"], x["terminated"] as you need ...
+#    # ... edit x["rewards"], x["values"], x["next_values"], x["log_rhos"], x["terminated"] ...
 #    vs_loop = profile.op("vtrace").loop(x, {"gamma": 0.9, "lambda_": 1.0})
 #    ```
 #
-#    Which steps differ? Is that the $v - V$ rewrite's fault, or the missing `truncated` flag's?
+#    The loop computes in float32, so compare with a tolerance (about 1e-6). Which steps differ?
+#    Is that the $v - V$ rewrite's fault, or the missing `truncated` flag's?
 # 3. Lower `pg_rho_bar` to 0.5, keeping `rho_bar = 1`. Which output changes, and which does not?
 #    Why would IMPALA want separate clips for the critic's target and the policy gradient?
 

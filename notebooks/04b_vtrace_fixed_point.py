@@ -64,7 +64,9 @@ rng = np.random.default_rng(41)
 # $E_\mu[\rho_t]$ stays above a positive constant in every state. Then the V-trace operator is a
 # contraction, whose unique fixed point is $V^{\pi_{\bar\rho}}$. This section only illustrates it,
 # with a one-state argument: the traces $c$ only scale how far a correction travels, and do not
-# move the fixed point.
+# move the fixed point. In one line: a later correction enters step $s$ as $c_s\,\rho_{s+1}
+# \delta_{s+1}$, and $E[c_s\,\rho_{s+1}\delta_{s+1} \mid s] = E[c_s\,E[\rho_{s+1}\delta_{s+1} \mid
+# s_{s+1}] \mid s] = 0$ wherever the one-step correction is 0 in every state.
 #
 # The IMPALA paper's analysis derives exactly this $\pi_{\bar\rho}$ for a finite $\bar\rho$. Its
 # experiments use $\bar\rho = 1$: $\pi_{\bar\rho} \propto \min(\mu, \pi)$, renormalised.

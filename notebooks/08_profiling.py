@@ -305,10 +305,10 @@ plt.show()
 #
 # **Read host times as ranges.** They come from one run on a shared host, where the same call
 # moves by about 2× from minute to minute. GAE's 54.5 µs at 16×128 against 27.7 µs at 4096×128
-# is mostly that noise, not a smaller call costing more. A second measurement narrows it: later
-# the same day, timed in 15 interleaved rounds on the same H200 with a newer version of the
-# package (`benchmarks/results/H200-2026-12-01d-wall.txt`), the two calls took 47.1 and 38.0 µs. Read
-# one run's wall times as ranges. The GPU times, graph replays, are steadier.
+# is mostly that noise. A second measurement (later the same day, 15 interleaved rounds on the
+# same H200, a newer version of the package: `benchmarks/results/H200-2026-12-01d-wall.txt`)
+# agrees in direction but shrinks the gap to 1.2×: 47.1 against 38.0 µs. So the smaller call does
+# cost a little more, and most of the 2× was noise. Read one run's wall times as ranges. The GPU times, graph replays, are steadier.
 #
 # **Where the model breaks: 64×16384.** The model says about 6 µs of GPU time for GAE there; in the
 # committed run the scans take 39–60 µs, and that time hides the host. (The installed package now
@@ -706,7 +706,8 @@ gae_rows = profile.committed("gae")
 #
 # <details><summary>Details: each algorithm against the code it replaces, and what is particular</summary>
 #
-# The third column names its clock. The scans beat their loops on both clocks; the three losses
+# The third column names its clock. The scans beat their loops on wall time (a loop has no GPU
+# time to compare); the three losses
 # beat their eager formulas on GPU time, while their wall time with the backward ties or loses
 # (05 and 07 show it). At 16×128, torch.compile's kernels of PPO's and CRR's losses have the lower
 # GPU time (07 gives CRR's figures).
