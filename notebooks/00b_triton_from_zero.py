@@ -45,6 +45,8 @@
 # * Four folded hints follow each task: open them in order, and only when you are stuck.
 # * Your kernel must write the answer itself: the checker refuses numbers computed or patched up
 #   in PyTorch.
+# * The exercise's name (`td_target_kernel`, say) is the Python function the checker calls. Give
+#   your `@triton.jit` kernel another name (`_td_kernel`), or the second definition replaces it.
 # * In a script of your own, import `rltriton_lite` before you run a kernel (section 2 says why).
 #
 # <details><summary>Details: more on the checker and the hints</summary>

@@ -361,9 +361,7 @@ def fix(name: str) -> str:
     held = _HELD.get(name, "not run")
     return {"not run": f"{name}: no fix to show: it has not been checked yet in this session.",
             "": f"{name}: no fix to show: its last check passed.",
-            None: f"{name}: no fix to show: its last check held none back, so its message already says all the "
-                  "checker knows (the case, the element, what is special there, and the mistake where it recognised "
-                  "one). Work from it; then the notebook's Hint 3 (a case by hand) and Hint 4 (the key lines)."
+            None: f"{name}: no fix beyond the message above; try Hint 3 (a case by hand), then Hint 4."
             }.get(held, held)
 
 
