@@ -53,6 +53,7 @@ if not torch.cuda.is_available():
     os.environ.setdefault("TRITON_INTERPRET", "1")
 
 import inspect
+import textwrap
 
 import numpy as np
 import triton
@@ -589,28 +590,41 @@ exercises.attempt("hooked_scan", hooked_scan)
 #   address `R + row * T + t`. It is a strided load, so it reads time-major and batch-major
 #   buffers alike, without a copy.
 #
-# The next cell prints the key lines of `scan._walk`. Line by line, against your `gae_kernel`:
-#
-# | your `gae_kernel` | the package's `_walk` |
-# | --- | --- |
-# | the loop over chunks, from the last in time | `for k in tl.range(...)` |
-# | your prologue's `(a, b, reset)` | `PROLOGUE(...)` returns those and two more: `valid` (not padding) and `keep` (values the epilogue needs) |
-# | padding lanes made the identity $(1, 0)$ | `a = tl.where(valid, a, 1.0)`, `b = tl.where(valid, b, 0.0)`; `ACC` is the arithmetic dtype |
-# | `tl.associative_scan` with `reset_combine`, then the select on the carry | `_scan_chunk(a, b, reset, carry, ...)`: the same scan and select. It returns `y`; `y_in`, the value after each step, $y_{t+1}$, for epilogues that need it; `after`, the next carry (its other outputs serve notebook 13's long rows) |
-# | `tl.store` of the chunk's values | `EPILOGUE(..., y, y_in, keep)` |
-# | the new carry, `y` at the chunk's first step | `carry = after` |
+# The next cell prints the key lines of `scan._walk`, the chunk loop, with their nesting kept.
+# `...` marks lines left out (long rows split across programs, and speed: notebook 13 reads them).
+# Above each line, a comment names its counterpart in your `gae_kernel`. Three names are new:
+# `valid` marks a step that is not padding, `keep` holds values the epilogue needs again, and
+# `y_in` is the value after each step, $y_{t+1}$, for epilogues that read it. (`c_a, c_b, c_r` and
+# the tile's sizes, `ROWS`, `NV`, `V`, serve the long rows and speed.)
 
 # %%
 from rltriton_lite import scan  # noqa: E402
 
 walk = inspect.getsource(getattr(scan._walk, "fn", scan._walk)).splitlines()
-KEY_LINES = ("for k in tl.range", "PROLOGUE(X, SX, P, row, t, m, T, ACC)", "a = tl.where(valid", "b = tl.where(valid",
-             "_scan_chunk(", "EPILOGUE(X", "carry = after")
-assert all(any(k in line for line in walk) for k in KEY_LINES)  # (each still in the package's source)
-print("\n".join(line.strip() for line in walk if any(k in line for k in KEY_LINES)))  # (flattened: nesting dropped)
+YOURS = {  # a key line of _walk -> its counterpart in your gae_kernel
+    "for k in tl.range": "the loop over the chunks, from the last in time",
+    "PROLOGUE(X, SX, P, row, t, m, T, ACC)": "the prologue's (a, b, reset), plus valid and keep",
+    "a = tl.where(valid": "padding lanes made the identity: a = 1 ...",
+    "b = tl.where(valid": "... and b = 0",
+    "_scan_chunk(": "tl.associative_scan with reset_combine, then the select on the carry",
+    "EPILOGUE(X": "the tl.store of the chunk's values",
+    "carry = after": "the new carry: y at the chunk's first step",
+}
+assert all(any(k in line for line in walk) for k in YOURS)  # (each still in the package's source)
+shown, last = [], None
+for i, line in enumerate(walk):
+    key = next((k for k in YOURS if k in line), None)
+    if key is None:
+        continue
+    indent = line[:len(line) - len(line.lstrip())]
+    skipped = [w for w in walk[last + 1:i] if w.strip()] if last is not None else []
+    if skipped:  # '...' at the outermost level of the lines left out
+        shown.append(min((w[:len(w) - len(w.lstrip())] for w in skipped), key=len) + "...")
+    shown += [f"{indent}# yours: {YOURS[key]}", line.rstrip()]
+    last = i
+print(textwrap.dedent("\n".join(shown)))
 
 # %% [markdown]
-# The rest of `_walk` serves long rows split across programs, and speed: notebook 13 reads it.
 # Notebook 02, section 3, reads one of the package's prologues, the discounted return's, line by
 # line.
 #
