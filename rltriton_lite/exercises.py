@@ -3682,10 +3682,7 @@ def _n_step_window_slip(r, nv, term, gamma, n, expected, lo, hi, wrapped):
     at t = 0 those of n .. T - 1, a count from ends[-1]), where that decides otherwise than t .. t + n - 1 does;
     ``expected`` elsewhere. S_t is the discounted sum to the episode's end (the window's end bootstraps)."""
     T = r.shape[-1]
-    S = np.zeros_like(r)
-    for t in range(T - 1, -1, -1):
-        after = nv[..., t] if t == T - 1 else S[..., t + 1]
-        S[..., t] = r[..., t] + np.where(term[..., t], 0.0, gamma * after)
+    S = reference.discounted_returns(r, gamma=gamma, terminated=term, next_values=nv)
     ends = np.concatenate([np.zeros(term.shape[:-1] + (1,)), np.cumsum(term, -1)], -1)  # ends[k]: flags before k
     t = np.arange(T)
 
@@ -4131,16 +4128,11 @@ def _vtrace_kernel_hint(args, i, bad, got, expected):
     vs one step past the row (0, or the next row's first vs) for next_values: say so."""
     lr, r, v, nv, term, gamma, rho_bar, c_bar = _as_numpy(tuple(args[:8]))
     if i == 1:
-        with np.errstate(all="ignore"):  # vs_t read where vs_{t+1} belongs (next_values at the last step or not)
-            vs = _vtrace_reference(lr, r, v, nv, term, gamma, rho_bar, c_bar)[0]
-            last = np.arange(r.shape[-1]) == r.shape[-1] - 1
-            for v_next in (np.where(last, nv, vs), vs):
-                slip = np.minimum(rho_bar, np.exp(lr)) * (r + np.where(term, 0.0, gamma * v_next) - v)
-                if _is_slip(np.asarray(got), slip, expected):
-                    return _Whole("Your pg reads vs at step t itself, vs_t, where vs_{t+1} belongs: the advantage "
-                                  "bootstraps from the value after the step." + _fix(
-                                      " Read vs one step on (offs + 1) inside the window, next_values at its last "
-                                      "step: tl.where(t == T - 1, next_values, vs_next)."))
+        if _pg_from_vs_t(lr, r, v, nv, term, gamma, rho_bar, c_bar, got, expected) is not None:
+            return _Whole("Your pg reads vs at step t itself, vs_t, where vs_{t+1} belongs: the advantage "
+                          "bootstraps from the value after the step." + _fix(
+                              " Read vs one step on (offs + 1) inside the window, next_values at its last "
+                              "step: tl.where(t == T - 1, next_values, vs_next)."))
         return _vtrace_pg_past_the_row(lr, r, v, nv, term, gamma, rho_bar, c_bar, bad, got)
     with np.errstate(all="ignore"):
         kept = np.where(term[..., -1], 0.0, gamma * np.minimum(c_bar, np.exp(lr[..., -1])) * nv[..., -1])
@@ -4175,6 +4167,21 @@ def _vtrace_tensors(args):
     return (*map(_t, args[:4]), _t(args[4], torch.bool), *args[5:])
 
 
+def _pg_from_vs_t(lr, r, v, nv, term, gamma, rho_bar, c_bar, got, expected):
+    """Whether ``got`` is V-trace's policy-gradient advantage with vs_t read where vs_{t+1} belongs: None
+    where it is not; else whether next_values was still read at the window's last step (vtrace_pg's
+    and vtrace_kernel's slip alike)."""
+    with np.errstate(all="ignore"):
+        vs = _vtrace_reference(lr, r, v, nv, term, gamma, rho_bar, c_bar)[0]
+        last = np.arange(r.shape[-1]) == r.shape[-1] - 1
+        for at_end in (False, True):
+            v_next = np.where(last, nv, vs) if at_end else vs
+            slip = np.minimum(rho_bar, np.exp(lr)) * (r + np.where(term, 0.0, gamma * v_next) - v)
+            if _is_slip(np.asarray(got), slip, expected):
+                return at_end
+    return None
+
+
 def _vtrace_pg_hint(args, i, bad, got, expected):
     """vtrace_pg's weight unclipped or clipped at c_bar; y (vs_t) read where y_in (vs_{t+1}) belongs; or
     wrong at the window's last step alone, with y_in read there: y_in is 0 at that step."""
@@ -4188,21 +4195,17 @@ def _vtrace_pg_hint(args, i, bad, got, expected):
             return _Whole(f"These are the policy-gradient advantages with a slip: {said}." + _fix(
                 " The weight is min(rho_bar, exp(log_rhos)), rho_bar = P[1]: pg = weight * (r_t + gamma (1 - term_t) "
                 "v_next - V_t)."))
-    with np.errstate(all="ignore"):  # y, the scan's value at step t (vs_t), where y_in (vs_{t+1}) belongs
-        vs = _vtrace_reference(log_rhos, r, v, nv, term, gamma, rho_bar, c_bar)[0]
-        last = np.arange(r.shape[-1]) == r.shape[-1] - 1
-        for at_end, there in ((False, " at every step (at the window's last one, next_values belongs)"),
-                              (True, " inside the window (at its last step you read next_values, which is right)")):
-            v_next = np.where(last, nv, vs) if at_end else vs
-            slip = np.minimum(rho_bar, np.exp(log_rhos)) * (r + np.where(term, 0.0, gamma * v_next) - v)
-            if _is_slip(np.asarray(got), slip, expected):
-                return _Whole(
-                    f"These are the policy-gradient advantages with a slip: your v_next is y where y_in belongs,{there}"
-                    ". y is vs_t, the scan's value at step t itself (y_t = b_t + a_t y_in); the advantage bootstraps "
-                    "from vs_{t+1}, the value after the step, which is y_in: the value that entered step t from the "
-                    "step after it."
-                    + _fix(" v_next = y_in inside the window, next_values at its last step: "
-                           "tl.where(t == T - 1, next_values, y_in)."))
+    at_end = _pg_from_vs_t(log_rhos, r, v, nv, term, gamma, rho_bar, c_bar, got, expected)
+    if at_end is not None:  # y, the scan's value at step t (vs_t), where y_in (vs_{t+1}) belongs
+        there = (" inside the window (at its last step you read next_values, which is right)" if at_end else
+                 " at every step (at the window's last one, next_values belongs)")
+        return _Whole(
+            f"These are the policy-gradient advantages with a slip: your v_next is y where y_in belongs,{there}"
+            ". y is vs_t, the scan's value at step t itself (y_t = b_t + a_t y_in); the advantage bootstraps "
+            "from vs_{t+1}, the value after the step, which is y_in: the value that entered step t from the "
+            "step after it."
+            + _fix(" v_next = y_in inside the window, next_values at its last step: "
+                   "tl.where(t == T - 1, next_values, y_in)."))
     last = np.zeros(bad.shape, dtype=bool)
     last[..., -1] = True
     if not bad.any() or (bad & ~last).any():
