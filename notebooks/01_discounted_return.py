@@ -645,6 +645,8 @@ assert torch.isfinite(S_end).all() and torch.isclose(S_end[0, -1], r1[0, -1])  #
 # ```python
 # runs_on = (___ == 0) & (t + n < T)  # no termination in [t, t + n): a difference of `ends`
 # i = torch.clamp(t + n, max=T - 1)  # S_(t+n) at i; at which index is V(s_(t+n))?
+# # (the clamp only keeps an index inside the row: where runs_on is False, the value read is not used;
+# #  `ends` has T + 1 entries, so its index t + n clamps at T)
 # G = S - gamma ** n * torch.where(runs_on, ___, 0.0)
 # ```
 #

@@ -42,12 +42,18 @@
 #   \hat A_t = \delta_t + \gamma\lambda (1-\text{done}_t) \hat A_{t+1}, \qquad \text{returns}_t = \hat A_t + V_t .$$
 #
 # * $V_t = V(s_t)$ is the critic's value of state $s_t$, `values[t]`.
-# * $V'_t = V(s_{t+1})$ is the value of the next state. Inside an episode it is `values[t+1]`. At a
-#   time-limit truncation it is the real next state's value (`next_values`). After a termination
-#   there is no next state. A call that passes `next_values` (as `gae_pairs` does) reads
-#   $V'_t$ from it at every step.
+# * $V'_t = V(s_{t+1})$ is the value of the next state. After a termination there is none (it is
+#   never read). Elsewhere it comes from one of two inputs, by what the call passes:
+#
+#   | the call passes | $V'_t$ at a step inside the window | $V'_{T-1}$, the window's last step |
+#   |---|---|---|
+#   | `next_values` (as `gae_pairs` does) | `next_values[t]`, truncations included | `next_values[T-1]` |
+#   | `values` and `bootstrap_value` only | `values[t+1]` | `bootstrap_value` |
+#
+#   At a truncation `values[t+1]` is the next episode's first state, not the real next state: so
+#   `truncated` without `next_values` is a ValueError.
 # * $\text{done} = \text{terminated} \lor \text{truncated}$. The last step of the rollout acts as a
-#   truncation. It bootstraps from `next_values` when they are given, else from `bootstrap_value`.
+#   truncation: it bootstraps, from the table's last column.
 # * The factors $(1-\text{term}_t)$ and $(1-\text{done}_t)$ are notation. The code uses a select,
 #   not a product (01's card, its rule).
 #

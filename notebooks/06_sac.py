@@ -237,7 +237,9 @@ for fn in (sac._critic_min, sac._sac_prologue, sac._sac_epilogue):
 #   *unpadded* one, and $G_{t'}$ and $\log\pi_{t'}$ always belong to the same step.
 # * At λ = 0, $G_t = b^G_t = r_t + \gamma_t(1-\text{term}_t)(\min_k Q_k - \alpha\log\pi')$. With
 #   nothing carried there is nothing to scan. The elementwise kernel runs the same arithmetic (no
-#   chunks, no time split, and the same bits). The scan serves λ > 0 and per-step λ.
+#   chunks, no time split, and the same bits). The scan serves λ > 0 and per-step λ. The PyTorch
+#   path (`backend="torch"`, which "auto" picks on a CPU) has no such shortcut: it runs its scan at λ = 0
+#   too, with every $a_t = 0$. The numbers are the same; the time is a scan's, not a map's.
 #
 # </details>
 #

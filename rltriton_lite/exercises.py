@@ -961,6 +961,13 @@ def _compare(ex, case, got, expected, marks, rtol=1e-5, atol=1e-5, top=True, arg
                          "row 0, or stores there, or only one program ran." + _fix(
                              " Launch one program per row, grid = (B,), and add the row's offset (row * T) to every "
                              "load's and store's offsets."))
+        # row 0 right, later rows partly: a slip at a flag would show in row 0 too, where row 0 has that flag
+        if own is None and ex.kind == "kernel" and bad_l.ndim == 2 and bad_l.shape[0] > 1 and not bad_l[0].any() \
+                and all(m[0].any() or not m[at_l] for m in marks_l.values()):
+            own = _Whole("Row 0 is right and later rows are partly wrong: row 0 is the one row where a load that "
+                         "ignores the row does no harm. A load without the row's offset reads row 0's input in "
+                         "every row, and an element comes out right only where that input happens to match." + _fix(
+                             " Give every load the row's offset: row * T for a (B, T) input, row for a (B,) one."))
         # the student's combine, right without flags (TWO_MAPS), on a reset in the run applied first
         plain, kept = SEEN.get("combine"), SEEN.get("combine_reset_first")
         if own is None and plain is not None and kept is not None and len(kept) >= 2 \

@@ -677,6 +677,8 @@ def wrong_answers(name: str):
             ("the returns stored, advantages + values (a review's case)",
              lambda r, v, nv, d, g, lam, c: s(r, v, nv, d, g, lam, c) + v),
             ("the scan's A_t stored (a review's case)", _gae_kernel_storing_a),
+            ("the flags loaded without the row's offset: row 0's in every row (a later review's case)",
+             _gae_kernel_flags_of_row_0),
         ],
         "n_step_returns": [
             ("one step too many", lambda r, nv, d, g, n: s(r, nv, d, g, n + 1)),
@@ -997,6 +999,9 @@ W_SAYS = {
         "A NaN crossed an episode end: either the reset flag is never set (here the prologue marks an end with a = 0",
     ("awr_weights", "the clip written as 20, P[1] never read (a later review's case)"):
         ("These are AWR's weights with a slip: the clip is 20, not max_weight = P[1] (here 3)", "Clip at P[1]"),
+    ("gae_kernel", "the flags loaded without the row's offset: row 0's in every row (a later review's case)"):
+        ("Row 0 is right and later rows are partly wrong: row 0 is the one row where a load that ignores the row",
+         "Give every load the row's offset: row * T for a (B, T) input, row for a (B,) one."),
     ("gae_kernel", "the scan's A_t stored (a review's case)"):
         ("Your kernel stores A_t, the scan's product of the decays to the chunk's end", "Store y_t = B_t where K_t"),
     ("chunked_scan", "the carry added without A_t (a review's case)"):
@@ -1341,6 +1346,21 @@ def _cleanrl_verbatim():
     pasted = {"torch": torch}
     exec(compile(textwrap.dedent(inspect.getsource(cleanrl.loop)), "<pasted>", "exec"), pasted)
     return pasted["loop"]
+
+
+@triton.jit
+def _hooked_gae_flags_of_row_0(X, P, offs, t, m, T):  # exercises._hooked_gae, the flags' load without row * T
+    r = tl.load(X[0] + offs, mask=m, other=0.0)
+    v = tl.load(X[1] + offs, mask=m, other=0.0)
+    nv = tl.load(X[2] + offs, mask=m, other=0.0)
+    done = tl.load(X[3] + t, mask=m, other=0) != 0
+    return tl.where(m, tl.where(done, 0.0, P[0] * P[1]), 2.0), tl.where(m, r + tl.where(done, 0.0, P[0] * nv) - v, 100.0)
+
+
+def _gae_kernel_flags_of_row_0(rewards, values, next_values, terminated, gamma, lam, chunk):
+    """gae_kernel whose load of the flags lacks the row's offset (a review's case): row 0's flags in every row."""
+    return _hooked_scan_with()(_hooked_gae_flags_of_row_0, (rewards, values, next_values, terminated), (gamma, lam),
+                               chunk)
 
 
 def _gae_kernel_storing_a(rewards, values, next_values, terminated, gamma, lam, chunk):

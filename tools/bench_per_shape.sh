@@ -13,13 +13,8 @@ shift
 specs=("$@")
 [ ${#specs[@]} -eq 0 ] && specs=(16384x1024:float32,bfloat16 4096x128:float32,bfloat16 8x131072:float32
                                  64x16384:float32 1x1048576:float32 1024x1024:float32 16x128:float32)
-OUT=${OUT:-/tmp/out}
+source "$(dirname "$0")/device_env.sh"
 mkdir -p "$OUT/r"
-export PYTHONUNBUFFERED=1 XLA_PYTHON_CLIENT_PREALLOCATE=false
-if [ -d .whl ]; then
-    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
-        && export PYTHONPATH=/tmp/site:$PWD
-fi
 end=$((SECONDS + budget))
 for spec in "${specs[@]}"; do
     shape=${spec%%:*}

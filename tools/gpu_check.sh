@@ -5,15 +5,7 @@
 #   bash tools/gpu_check.sh [pytest args]
 # With -n 8 (pytest-xdist) add --dist loadgroup: the tests that take tens of GiB of GPU memory
 # then share one worker.
-export PYTHONUNBUFFERED=1
-OUT=${OUT:-/tmp/out}
-mkdir -p "$OUT"
-if [ -d .whl ]; then
-    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
-        && export PYTHONPATH=/tmp/site:$PWD
-fi
-nvidia-smi --query-gpu=name,memory.total,clocks.sm,clocks.mem --format=csv | tee "$OUT/env.txt"
-python3 -c "import torch, triton, sys; print(sys.version.split()[0], torch.__version__, triton.__version__)" | tee -a "$OUT/env.txt"
+source "$(dirname "$0")/device_env.sh"
 args=("$@")
 [ ${#args[@]} -eq 0 ] && args=(tests notebooks)
 timeout "${PYTEST_TIMEOUT:-480}" python3 -m pytest -q -p no:cacheprovider --maxfail=25 --durations=15 "${args[@]}" 2>&1 \
