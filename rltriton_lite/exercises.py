@@ -359,7 +359,7 @@ def fix(name: str) -> str:
     held one back: the message says what is wrong; this says what to change."""
     _get(name)
     held = _HELD.get(name, "not run")
-    return {"not run": f"{name}: no fix to show: it has not been checked yet in this session.",
+    return {"not run": f"{name}: no fix to show: no attempt of yours has been checked yet in this session.",
             "": f"{name}: no fix to show: its last check passed.",
             None: f"{name}: no fix beyond the message above; try Hint 3 (a case by hand), then Hint 4."
             }.get(held, held)
@@ -871,6 +871,7 @@ def attempt(name: str, fn: Callable | None, seed: int | None = None) -> None:
     try:
         check(name, fn, seed=seed)
     except NotImplementedError:
+        _HELD.pop(name, None)  # (the starter's: no check of the student's code has run)
         print(f"{name}: not attempted yet (the starter raises NotImplementedError)")
         return
     except AssertionError as e:
@@ -3995,7 +3996,9 @@ def _q_lambda_cases(d):
         greedy = q_taken == q.max(-1)
         ties = greedy & ((q == q_taken[..., None]).sum(-1) > 1)
         marks = {TERM: term, "followed by a non-greedy action (the trace is cut)": ~greedy & ~term,
-                 "followed by a greedy action tied with another for the max (greedy: the trace goes on)": ties,
+                 "followed by a greedy action tied with another for the max (greedy: the trace goes on)" + _fix(
+                     " Compare the Q of the action taken with the max, q_taken == max_q, not the action with the "
+                     "first argmax: a tie is greedy."): ties,
                  **_carry_steps(shape)}
         out.append((f"{what}, shape {shape}, {A} actions",
                     (_t(r), _t(q), _t(action, torch.int64), _t(term, torch.bool), gamma, lam, A), {},

@@ -2122,6 +2122,9 @@ def test_attempt_tells_a_starter_from_a_wrong_answer(capsys):
     assert exercises.attempt("gae_pairs", starter) is None
     assert exercises.attempt("awr_weights", None) is None  # a Triton exercise's starter
     assert capsys.readouterr().out.count("not attempted yet") == 2
+    # a fresh notebook's Run All has run the starter: fix() speaks of no check, not of "the message above"
+    assert exercises.fix("gae_pairs") == "gae_pairs: no fix to show: no attempt of yours has been checked yet in " \
+                                         "this session."
     assert exercises.attempt("gae_pairs", solution("gae_pairs")) is None
     assert capsys.readouterr().out == "gae_pairs: correct on every case\n"
     # a wrong answer: its message printed, not raised, so Run All goes on past the cell
