@@ -22,15 +22,15 @@
 # * **Time:** 3–4 h with the three open questions, 1.5–2 h for the reading and the two checked
 #   exercises.
 # * **Needs:** Python, NumPy and PyTorch tensors. No GPU.
-# * **Minimum path:** the table below; notebooks 00b, 00c and 01 build on its first column.
+# * **Minimum path:** the table below; notebooks 00b and 00c build on its first column.
 #
 # | read | skim | can wait |
 # | --- | --- | --- |
-# | sections 2–5 and 7; the checked exercises `matrix_compose` and `chunked_reset_scan` | section 1 (read its table and the sequential scan), section 6 | the proofs in the folds, the open questions |
+# | sections 2–5; the checked exercises `matrix_compose` and `chunked_reset_scan` | section 1 (read its table and the sequential scan), section 6 | section 7 (until notebook 01), the proofs in the folds, the open questions |
 #
 # Every return and advantage in this course is a loop that runs **backwards in time**: discounted
-# returns, GAE, TD(λ), V-trace and the soft λ-returns of SAC. (PPO's and CRR's losses then read
-# these advantages one element at a time.) Each loop has this form:
+# returns, GAE, TD(λ), V-trace and the soft λ-returns of SAC. PPO's and CRR's losses then read
+# these advantages one element at a time. Each loop has this form:
 #
 # $$y_t = b_t + a_t \, y_{t+1}, \qquad t = T-1, \dots, 0.$$
 #
@@ -40,14 +40,13 @@
 # A Python loop runs $T$ steps, each waiting for the one before, but a GPU needs thousands of
 # independent pieces of work. The loop can still run in parallel, because each step is an *affine
 # map* and composing affine maps is associative. This notebook shows why that is enough, and how
-# `rltriton_lite` turns it into one Triton kernel; an `assert` checks every claim. New words (scan,
-# carry, chunk, warp, ...) are in [`GLOSSARY.md`](GLOSSARY.md), and its
-# [table of symbols](GLOSSARY.md#names-and-signatures) says what each letter means ($a_t$, $A_t$,
-# $\hat A_t$, $\rho_t$, ...).
+# `rltriton_lite` turns it into one Triton kernel. An `assert` checks every claim. New words are in
+# [`GLOSSARY.md`](GLOSSARY.md), and its [table of symbols](GLOSSARY.md#names-and-signatures) says
+# what each letter means.
 #
-# Without a GPU, the next cell runs the kernels on the CPU in the Triton interpreter, a check that
-# is never the fast path. The default `backend="auto"` picks the Triton kernel on a GPU but the
-# PyTorch path on a CPU, so where these notebooks mean the kernel they pass `backend=KERNEL`:
+# Without a GPU, the next cell runs the kernels on the CPU in the Triton interpreter: a check, never
+# the fast path. On a CPU the default `backend="auto"` takes the PyTorch path, so where these
+# notebooks mean the kernel they pass `backend=KERNEL`:
 
 # %%
 import inspect
@@ -108,7 +107,7 @@ def scan_hillis_steele(x, op):
 
 def scan_blelloch(x, op, identity):
     """Up-sweep builds a tree of partial sums; down-sweep pushes prefixes back down.
-    Gives the exclusive scan; combining with x gives the inclusive one."""
+    That gives the exclusive scan; the last line combines it with x and returns the inclusive scan."""
     n = 1 << (len(x) - 1).bit_length()
     t = list(x) + [identity] * (n - len(x))
     d = 1
@@ -163,9 +162,8 @@ print(prefixes[-1])
 # $$(a_1, b_1) \oplus (a_2, b_2) = (a_2 a_1,\; b_2 + a_2 b_1), \qquad \text{the map } y \mapsto a_2(a_1 y + b_1) + b_2.$$
 #
 # Its identity is $(1, 0)$. Every scan in this course uses this order: the first argument is the
-# run nearer the start of the list, applied first. The operator is not commutative, so the order
-# matters, but it is associative, which is all a scan needs. The next cell checks associativity
-# and the identity on random pairs:
+# run nearer the start of the list. The operator is not commutative, so the order matters. But it
+# is associative, which is all a scan needs. The next cell checks both on random pairs:
 
 # %%
 def combine(first, then):
@@ -194,9 +192,9 @@ print("associative on 1000 random triples; (1, 0) is the identity")
 # $$(a_1, b_1) \oplus \big((a_2, b_2) \oplus (a_3, b_3)\big) = (a_1, b_1) \oplus (a_3 a_2,\; b_3 + a_3 b_2)
 #   = (a_3 a_2 a_1,\; b_3 + a_3 b_2 + a_3 a_2 b_1).$$
 #
-# (A shorter proof: a pair *is* the map $y \mapsto a y + b$, $\oplus$ composes maps, and composing
+# A shorter proof: a pair *is* the map $y \mapsto a y + b$, $\oplus$ composes maps, and composing
 # functions is always associative. In the usual notation $\circ$, which reads right to left,
-# $p \oplus q = q \circ p$.)
+# $p \oplus q = q \circ p$.
 
 # %% [markdown]
 # > **In short.**
@@ -210,14 +208,14 @@ print("associative on 1000 random triples; (1, 0) is the identity")
 # ## 3. The backward recurrence as a reverse scan
 #
 # The loop composes the maps from the end, $y_t = f_t(f_{t+1}(\cdots f_{T-1}(y_T)))$, where $y_T$
-# is the given value after the last step: $f_{T-1}$ is applied first and $f_t$ last. So the loop
+# is the given value after the last step. So $f_{T-1}$ is applied first and $f_t$ last: the loop
 # is a scan of the pairs in reverse time. **Scan order** is the order in which a scan takes the
-# steps; for this loop it is reverse time, $t = T-1$ first. The prefix ending at step $t$ is $f_{T-1} \oplus f_{T-2} \oplus \dots \oplus f_t$, the
-# map from $y_T$ to $y_t$, so `combine` goes into the scans unchanged.
+# steps, here $t = T-1$ first. The prefix ending at step $t$ is
+# $f_{T-1} \oplus f_{T-2} \oplus \dots \oplus f_t$, the map from $y_T$ to $y_t$, so `combine` goes
+# into the scans unchanged.
 #
-# So two orders are in play. **Before** and **after**, alone, always mean time (step 3 comes
-# before step 4); scan order is always named ("first in scan order", "the run scanned so far"). In
-# a reverse scan, the step first in scan order is the last in time, as the figure shows:
+# So two orders are in play. **Before** and **after**, alone, always mean time: step 3 comes
+# before step 4. Scan order is always named, as in "first in scan order". The figure shows both:
 
 # %%
 fig, ax = plt.subplots(figsize=(9, 2.4))
@@ -273,15 +271,15 @@ print(np.round(loop, 3))
 # $0 \cdot \text{NaN} = \text{NaN}$, one bad reward would poison every earlier episode. So the
 # kernels carry a *reset flag* and **select** instead of multiplying. When two runs combine and
 # the second resets, the first is dropped. In a reverse scan the first run holds the steps later
-# in time: the next episode. Below is the
-# package's combine in Triton; read `tl.where` as `np.where` (notebook 00b teaches Triton):
+# in time: the next episode. Below is the package's combine in Triton. Read `tl.where` as
+# `np.where`; notebook 00b teaches Triton.
 
 # %%
 print(inspect.getsource(getattr(scan.combine, "fn", scan.combine)))
 
 # %% [markdown]
-# The operands come in `combine`'s order (section 2): `(a1, b1, k1)`, the run scanned so far, is
-# applied first. The flags combine by OR (`k1 | k2`), so a run resets if any of its steps does.
+# `(a1, b1, k1)` is the run scanned so far, applied first, as in section 2. The flags combine by
+# OR, `k1 | k2`: a run resets if any of its steps does.
 #
 # **A worked example.** Four steps, $t = 0, \dots, 3$, composed one at a time in scan order,
 # from $t = 3$. The episode ends at $t = 1$, so step 1 resets. Step 2's $b$ is a NaN, a bad
@@ -350,10 +348,10 @@ print("multiply by zero:", 2.0 + 0.0 * nan_later[2], " select:", np.where(True, 
 assert np.isnan(2.0 + 0.0 * nan_later[2])
 
 # %% [markdown]
-# `rl.linear_scan`, the package's bare scan, resets where $a_t = 0$; the estimators set the flag
-# at every `terminated` or `truncated` step. A padded step (``mask[t] = 0``, such as a prompt
-# token in RLHF) is the identity $(1, 0)$: the value from later steps passes through unchanged,
-# and its own output is 0. The next cell runs both on the kernel; row 0's NaN stays in its own
+# `rl.linear_scan`, the package's bare scan, resets where $a_t = 0$. The estimators set the flag
+# at every `terminated` or `truncated` step. A padded step, where `mask[t] = 0` (a prompt token in
+# RLHF, say), is the identity $(1, 0)$. The value from later steps passes through it unchanged,
+# and its own output is 0. The next cell runs both on the kernel. Row 0's NaN stays in its own
 # episode:
 
 # %%
@@ -384,8 +382,8 @@ assert y[0, 4] == 0 and y[0, 5] == 6.0
 # $y_t = B_t + A_t \cdot \text{carry}$, finishes the chunk.
 #
 # For example, 10 steps in chunks of 4 are the chunks 0–3, 4–7 and 8–9. The chunk 8–9 is done
-# first, from the carry 0, and its `y[8]`, the value just after step 7, is the **carry** of the
-# chunk 4–7, whose `y[4]` is then the carry of the chunk 0–3 (`carry = y[start]` in `chunked`).
+# first, from the carry 0. Its `y[8]`, the value just after step 7, is the **carry** of the chunk
+# 4–7. That chunk's `y[4]` is then the carry of the chunk 0–3: `carry = y[start]` in `chunked`.
 
 # %%
 def chunked(a, b, chunk):
@@ -459,11 +457,10 @@ plt.show()
 #
 # `rltriton_lite/scan.py` holds the one kernel every algorithm uses. Many copies of it, called
 # *programs*, run at once, and each walks a few rows' chunks in scan order. For each chunk, the
-# algorithm's **prologue** (a small function) supplies the pairs $(a_t, b_t)$ and reset flags, and
-# the kernel scans them and applies the carry. Then the algorithm's **epilogue** gets $y_t$, and
-# $y$ of the step before in scan order, and writes the outputs. You write this kernel in notebooks
-# 00b and 00c; the optional notebook 13 shows how the package makes it fast (several steps per
-# thread, vector loads, long rows split across programs).
+# algorithm's **prologue**, a small function, supplies the pairs $(a_t, b_t)$ and reset flags. The
+# kernel scans them and applies the carry. Then the algorithm's **epilogue** gets $y_t$ and $y$ of
+# the step before in scan order, and writes the outputs. You write this kernel in notebooks 00b
+# and 00c. The optional notebook 13 shows how the package makes it fast.
 #
 # The bare primitive is `rl.linear_scan`, whose prologue only loads `a` and `b`. The next cell
 # checks it against the loop, with padding (`mask`) and an initial carry (`initial`), in both
@@ -492,25 +489,26 @@ print("linear_scan matches the loop, reverse and forward")
 # %% [markdown]
 # ## 7. Gradients are a scan too
 #
-# Take the reverse scan $y_t = b_t + a_t\,y_{t+1}$ with $y_T$ given, and a loss $L$ of all the
-# $y_t$. The backward pass hands you `dy`, with $dy_t = \partial L/\partial y_t$: only the direct
-# effect of $y_t$ on $L$, as if the other $y$ were fixed. But $y_t$ also feeds the step before it,
-# through $y_{t-1} = b_{t-1} + a_{t-1}\,y_t$. Write $g_t$ for the *total* gradient with respect
-# to $y_t$, both paths counted. For the inputs, $\partial L/\partial a_t$ and
-# $\partial L/\partial b_t$ are the usual partial derivatives. They count every path through the
-# $y$'s. The chain rule gives three facts:
+# You need this section from notebook 01 on. On a first pass, you may go straight to the exercises.
 #
-# * $y_t$ reaches $L$ directly, by $dy_t$, and through $y_{t-1}$, by $a_{t-1}$ times the total
-#   gradient there: $g_t = dy_t + a_{t-1}\,g_{t-1}$, with $g_0 = dy_0$ (no step comes before
-#   step 0). A reset at step $t - 1$ ($a_{t-1} = 0$) is a reset of this forward scan at step $t$:
-#   $g_t = dy_t$, selected.
+# Take the reverse scan $y_t = b_t + a_t\,y_{t+1}$ with $y_T$ given, and a loss $L$ of all the
+# $y_t$. The backward pass hands you `dy`, the **upstream gradient**. Its entry $dy_t$ is only the
+# direct effect of $y_t$ on $L$, as if the other $y$ were fixed. But $y_t$ also feeds the step
+# before it, through $y_{t-1} = b_{t-1} + a_{t-1}\,y_t$. Write $g_t$ for the *total* gradient with
+# respect to $y_t$, both paths counted. The inputs' gradients, $\partial L/\partial a_t$ and
+# $\partial L/\partial b_t$, are totals too: they count every path through the $y$'s. The chain
+# rule gives three facts:
+#
+# * $y_t$ reaches $L$ directly, by the upstream gradient $dy_t$, and through $y_{t-1}$, by
+#   $a_{t-1}$ times the total gradient there: $g_t = dy_t + a_{t-1}\,g_{t-1}$. No step comes
+#   before step 0, so $g_0 = dy_0$. A reset at step $t - 1$, where $a_{t-1} = 0$, is a reset of
+#   this forward scan at step $t$: $g_t = dy_t$, selected.
 # * $b_t$ enters only $y_t$, with $\partial y_t / \partial b_t = 1$, so $\partial L/\partial b_t = g_t$.
 # * $a_t$ enters only $y_t$, with $\partial y_t / \partial a_t = y_{t+1}$, so
 #   $\partial L/\partial a_t = g_t\,y_{t+1}$.
 #
-# So the first fact is the same recurrence run *forwards* from $t = 0$, with the multiplier
-# $a_{t-1}$ of the step before: the gradient is a forward scan of the pairs $(a_{t-1}, dy_t)$, the
-# **transposed scan**, which the package runs with the same kernel and `reverse=False`.
+# So the gradient is a forward scan of the pairs $(a_{t-1}, dy_t)$, run from $t = 0$: the
+# **transposed scan**. The package runs it with the same kernel and `reverse=False`.
 #
 # One caveat at an episode end: $a_t = 0$ is read as a reset, yet
 # $\partial L/\partial a_t = g_t\,y_{t+1}$ still reads the next episode's $y_{t+1}$. A NaN there
@@ -520,8 +518,9 @@ print("linear_scan matches the loop, reverse and forward")
 #
 # $$y_2 = b_2 + a_2 y_3, \qquad y_1 = b_1 + a_1 b_2 + a_1 a_2 y_3, \qquad y_0 = b_0 + a_0 b_1 + a_0 a_1 b_2 + a_0 a_1 a_2 y_3.$$
 #
-# Take $L = y_0 + y_1 + y_2$, so every $dy_t = 1$. Then $\partial L/\partial b_2 = 1 + a_1 + a_0 a_1
-# = 1 + a_1(1 + a_0)$, which is $dy_2 + a_1 g_1$ with $g_1 = 1 + a_0$, as the recurrence says.
+# Take $L = y_0 + y_1 + y_2$, so every upstream gradient $dy_t = 1$. Then
+# $\partial L/\partial b_2 = 1 + a_1 + a_0 a_1 = 1 + a_1(1 + a_0)$, which is $dy_2 + a_1 g_1$ with
+# $g_1 = 1 + a_0$, as the recurrence says.
 # Now take $a = (0.5, 2, 3)$, $b = (1, 1, 1)$ and $y_3 = 1$:
 #
 # * The loop runs from the end: $y_2 = 1 + 3 = 4$, $y_1 = 1 + 2 \cdot 4 = 9$,
@@ -548,15 +547,16 @@ assert dL_da.tolist() == [9.0, 6.0, 4.0]
 print("dL/db =", dL_db.tolist(), " dL/da =", dL_da.tolist())
 
 # %% [markdown]
-# The same on a random row, with a random weight $dy_t$ on each $y_t$. The forward scan of
-# $(a_{t-1}, dy_t)$ is here the loop in `reference.linear_scan`; it starts from 0, so the
-# multiplier at $t = 0$ is never used and any value will do:
+# The same on a random row, with a random upstream gradient $dy_t$: the loss is
+# $L = \sum_t dy_t\,y_t$. The forward scan of $(a_{t-1}, dy_t)$ is here the loop in
+# `reference.linear_scan`. It starts from 0, so the multiplier at $t = 0$ is never used and any
+# value will do:
 
 # %%
 T = 8
 a_row = torch.rand(T, dtype=torch.float64, requires_grad=True)
 b_row = torch.randn(T, dtype=torch.float64, requires_grad=True)
-dy = torch.randn(T, dtype=torch.float64)  # L = sum_t dy_t * y_t, so dL/dy_t = dy_t
+dy = torch.randn(T, dtype=torch.float64)  # the upstream gradient: L = sum_t dy_t * y_t
 y_row = rl.linear_scan(a_row, b_row, backend="torch")
 grad_a, grad_b = torch.autograd.grad((y_row * dy).sum(), (a_row, b_row))
 
@@ -593,11 +593,8 @@ print("kernel gradients match autograd")
 # ## Exercises
 #
 # Two exercises have a checker. Write the function in the starter's cell, then run the
-# `exercises.attempt` cell after it. It prints "not attempted yet" while the starter is untouched.
-# Then it prints "correct on every case", or "WRONG." and a message naming the case that failed.
-# Where your function raised, it prints "ERROR." instead. These are messages, not errors, so Run
-# All goes on. `print(exercises.task(name))` restates the task. The solution is in
-# `notebooks/solutions/<name>.py` (`%load solutions/<name>.py` in the starter's cell loads it).
+# `exercises.attempt` cell after it: it prints "correct on every case", or the case that failed.
+# Notebook 00b's box "How the exercises work" explains the rest (hints, messages, solutions).
 #
 # **`matrix_compose`.** **Note the order: `matrix_compose(p, q)` is `combine(q, p)`**, with matrices.
 #

@@ -26,20 +26,13 @@
 #   `block_scan`, `chunked_scan`). There are no open questions.
 #
 # Notebook 00 showed that every algorithm in this course is a reverse scan over affine maps. Here
-# you write that scan as a GPU kernel. New words (program, block, mask, carry, warp, ...) are in
-# the glossary, [`GLOSSARY.md`](GLOSSARY.md).
+# you write that scan as a GPU kernel. New words are in [`GLOSSARY.md`](GLOSSARY.md).
 #
-# <details><summary>Details: what notebook 00c adds, and how the interpreter is switched on</summary>
+# **How the exercises work** (in notebook 00, here and in every later notebook):
 #
-# Notebook 00c starts from your chunked scan. It adds episode ends as a select, the algorithm's
-# prologue and epilogue as hooks, and the package's own kernel. Triton's interpreter needs
-# `TRITON_INTERPRET=1` before `triton` is imported; the next cell sets it.
-#
-# </details>
-#
-# **How the exercises work** (here and in every later notebook):
-#
-# * Write the function in the starter's cell, then run the `exercises.attempt` cell after it.
+# * Write the function in the starter's cell, then run the `exercises.attempt` cell after it. It
+#   prints `not attempted yet` while the starter is untouched, and `correct on every case` once
+#   your function passes.
 # * A wrong answer prints `WRONG.`, the failing case, the element where the error starts, and a
 #   hint that names your mistake when it recognizes it. `print(exercises.fix(name))` shows the fix.
 # * Four folded hints follow each task: open them in order, and only when you are stuck.
@@ -49,13 +42,14 @@
 #   your `@triton.jit` kernel another name (`_td_kernel`), or the second definition replaces it.
 # * In a script of your own, import `rltriton_lite` before you run a kernel (section 2 says why).
 #
-# <details><summary>Details: more on the checker and the hints</summary>
+# <details><summary>Details: errors, the task's text, the solutions</summary>
 #
-# * Neither a wrong answer nor an error raised in your function (a `TypeError`, say) stops Run
-#   All. For an error, `attempt` prints `ERROR.`, the error, the case and your line that raised it;
+# * A wrong answer does not stop Run All, and neither does an error raised in your function. For
+#   an error, `attempt` prints `ERROR.`, the error, the case and your line that raised it.
 #   `exercises.check(name, fn)` raises it with its whole traceback.
-# * `print(exercises.task(name))` restates a task. Solutions are in `notebooks/solutions/<name>.py`.
 # * Each task lists its **Inputs**, what it **Returns** and the **Edge cases** the checker tries.
+#   `print(exercises.task(name))` restates a task. The solution is in
+#   `notebooks/solutions/<name>.py` (`%load solutions/<name>.py` in the starter's cell loads it).
 #
 # </details>
 
@@ -65,7 +59,7 @@ import os
 import torch
 
 if not torch.cuda.is_available():
-    os.environ.setdefault("TRITON_INTERPRET", "1")
+    os.environ.setdefault("TRITON_INTERPRET", "1")  # before triton is imported: kernels run on the CPU
 
 import inspect
 
@@ -274,10 +268,9 @@ exercises.attempt("td_target_kernel", td_target_kernel)
 #   `combine(a1, b1, a2, b2)`, and returns a tuple.
 #
 # **The rule: `combine(a1, b1, a2, b2)` applies `(a1, b1)` first**, then `(a2, b2)`. It returns
-# `(a2·a1, b2 + a2·b1)`, the map y ↦ a2·(a1·y + b1) + b2. The order matters, because the affine
-# operator is not commutative. (Notebook 00's direction card, at the end of
-# [its section 5](00_associative_scan.ipynb#5.-Chunks-and-a-carry), gives this rule and the
-# carry's for both directions.)
+# `(a2·a1, b2 + a2·b1)`, the map y ↦ a2·(a1·y + b1) + b2. Notebook 00's direction card, at the end
+# of [its section 5](00_associative_scan.ipynb#5.-Chunks-and-a-carry), gives this rule and the
+# carry's for both directions.
 #
 # The scan works as a tree, so each argument is a run of consecutive steps, already composed.
 # `(a1, b1)` is the run applied first, nearer the scan's start: the earlier run in a forward scan,
@@ -295,10 +288,9 @@ exercises.attempt("td_target_kernel", td_target_kernel)
 #          └────(a2, b2)─────┘     └────(a1, b1)─────┘
 # ```
 #
-# A return is a reverse scan, because step $t$ is applied to the value that comes after it. The
-# combine below, `affine_combine`, is notebook 00's `combine(p, q)` with the pairs unpacked, for
-# both directions. A forward example first: `ema_kernel` computes $y_t = a_t y_{t-1} + b_t$ with
-# $a_t = 0.5$ and $b_t = 0.5 x_t$, an exponential moving average of $x$:
+# The combine below, `affine_combine`, is notebook 00's `combine(p, q)` with the pairs unpacked,
+# for both directions. A forward example first: `ema_kernel` computes $y_t = a_t y_{t-1} + b_t$
+# with $a_t = 0.5$ and $b_t = 0.5 x_t$, an exponential moving average of $x$:
 
 # %%
 @triton.jit
@@ -328,7 +320,7 @@ print("EMA by one forward associative scan == the loop")
 # again. The check fails, because the maps are now composed in the wrong order.
 #
 # **Importing `rltriton_lite` changes Triton's interpreter:** it then runs `tl.associative_scan`
-# as a GPU does, as a tree on whole blocks, so a combine that is not associative gives wrong values
+# as a GPU does, as a tree on whole blocks. So a combine that is not associative gives wrong values
 # on a CPU too. Without the package, the interpreter runs the scan as a loop, one element at a
 # time, where such a combine can look right.
 #
@@ -373,8 +365,8 @@ print("A_t:", A_s.tolist(), " B_t:", B_s.tolist())
 
 # %% [markdown]
 # **The rule, seen.** The next cell replays a reverse scan of 4 steps as a tree, on text labels
-# instead of numbers. A run's label lists its steps in the order they are applied (`'s3 s2'` is
-# step 3, then step 2), and in every call `first` plays the part of `(a1, b1)`.
+# instead of numbers. A run's label lists its steps in the order they are applied: `'s3 s2'` is
+# step 3, then step 2. In every call, `first` plays the part of `(a1, b1)`.
 
 # %%
 def tree_reverse_scan(xs, combine, show=False):
@@ -484,10 +476,10 @@ exercises.attempt("block_scan", block_scan)
 # %% [markdown]
 # ## 3. Rows longer than a block: chunks and a carry
 #
-# A block cannot hold $10^5$ steps, so a program walks its row in **chunks** of `CHUNK` steps,
-# one scan per chunk, and passes a **carry** from each chunk to the next one it works on (notebook
-# 00, section 5): first forwards, on a running sum, then in reverse, for a return. This needs two
-# new Triton pieces:
+# A block cannot hold $10^5$ steps. So a program walks its row in **chunks** of `CHUNK` steps, one
+# scan per chunk, and passes a **carry** from each chunk to the next one it works on, as in
+# notebook 00, section 5. Here it runs first forwards, on a running sum, then in reverse, for a
+# return. This needs two new Triton pieces:
 #
 # * `for i in range(0, n_chunks)`, with a bound known only at run time, is an ordinary loop in the
 #   kernel. To walk backwards, count `i` up and take chunk `n_chunks - 1 - i`.
@@ -522,10 +514,9 @@ torch.testing.assert_close(y, x.cumsum(1), rtol=1e-5, atol=1e-4)
 print("3 rows x 300 steps in chunks of 128 == cumsum")
 
 # %% [markdown]
-# **The carry in reverse.** Returns run the other way, so the program walks its row from the last
-# chunk to the first (the direction card's right-hand column). The carry is the value that enters
-# a chunk from the right, $G_{t_{\text{end}}+1}$, where $t_{\text{end}}$ is the chunk's last step.
-# Take the simplest case, a discounted sum with a constant $\gamma$ and no episode ends,
+# **The carry in reverse.** For a return, the carry is the value that enters a chunk from the
+# right, $G_{t_{\text{end}}+1}$, where $t_{\text{end}}$ is the chunk's last step. Take the simplest
+# case, a discounted sum with a constant $\gamma$ and no episode ends,
 # $y_t = x_t + \gamma\,y_{t+1}$ with $y_T = 0$, and compare it with the running sum:
 #
 # | | running sum (above) | discounted sum (below) |

@@ -31,18 +31,8 @@
 #   follow in [notebook 00d](00d_more_scans.ipynb): `strided_scan`, on rollouts stored
 #   time-major, and `discounted_max`, a scan whose steps are not affine maps.
 #
-# New words are in the glossary, [`GLOSSARY.md`](GLOSSARY.md). The exercises work as in 00b (see
-# its box "How the exercises work"): write the starter's function, then run the
-# `exercises.attempt` cell after it.
-#
-# <details><summary>Details: the three exercises, the interpreter, the solutions</summary>
-#
-# * Section 1 ends with one exercise, section 2 with two: a kernel with its hooks built in, then
-#   one that takes them as arguments.
-# * As in 00b, the next cell sets `TRITON_INTERPRET=1` without a GPU, before importing `triton`.
-# * `print(exercises.task(name))` restates a task. The solutions are in `notebooks/solutions/`.
-#
-# </details>
+# New words are in [`GLOSSARY.md`](GLOSSARY.md). The exercises work as 00b's box "How the
+# exercises work" says.
 
 # %%
 import os
@@ -71,17 +61,14 @@ print("device:", DEVICE, "(Triton interpreter)" if os.environ.get("TRITON_INTERP
 # ## Where 00b ended: a chunked scan
 #
 # Here is 00b's kernel for the discounted return $G_t = r_t + \gamma(1 - \text{term}_t)\,G_{t+1}$,
-# with $G_T = 0$, so nothing below needs your own. One program per row walks its row in chunks of
-# `CHUNK` steps, last chunk first (the reverse column of notebook 00's direction card, end of
-# [section 5](00_associative_scan.ipynb#5.-Chunks-and-a-carry)). In each chunk:
+# with $G_T = 0$, so nothing below needs your own. It follows the reverse column of notebook 00's
+# direction card, end of [section 5](00_associative_scan.ipynb#5.-Chunks-and-a-carry). One program
+# per row walks its row in chunks of `CHUNK` steps, last chunk first. In each chunk:
 #
-# * A reverse `tl.associative_scan` composes the pairs
-#   $(a_t, b_t) = (\gamma(1 - \text{term}_t), r_t)$ into each step's map $(A_t, B_t)$, from the
-#   value after the chunk's end to $G_t$. The combine, `affine_combine`, applies its first pair
-#   first. Past the row's end the pairs are the identity $(1, 0)$.
-# * $G_t = B_t + A_t \cdot \text{carry}$, where the carry is $G$ at the first step of the chunk
-#   after, in time (0 for the row's last chunk). Each iteration takes its own first step's $G$ with
-#   `tl.sum(tl.where(t == first, g, 0.0), 0)`, the carry of the next iteration.
+# * A reverse `tl.associative_scan` with `affine_combine` composes the pairs
+#   $(a_t, b_t) = (\gamma(1 - \text{term}_t), r_t)$ into each step's map $(A_t, B_t)$.
+# * $G_t = B_t + A_t \cdot \text{carry}$. The carry is $G$ at the first step of the chunk after,
+#   in time, and 0 for the row's last chunk.
 
 # %%
 @triton.jit
@@ -137,14 +124,8 @@ print("chunked_returns: 3 rows x 300 steps in chunks of 64, with episode ends ==
 # | 00b: `block_scan`, `chunked_scan` | $a_t = \gamma(1-\text{term}_t) = 0$ multiplies $y_{t+1}$: a NaN behind the step leaks in (shown below) |
 # | from 00c on, everywhere | the scan **selects** $y_t = b_t$ where the reset flag $\kappa_t$ is set, in the combine and on the carry |
 #
-# In `reset_scan` the flag comes from `terminated`, passed beside the pair. Section 2 meets a
-# second way to pass it, for interfaces that take a pair only.
-#
-# In a reverse scan, what comes after an episode end is later in time: the next episode, or the
-# carry from a later chunk. A product by 0 lets it in, because $0 \cdot \text{NaN} = \text{NaN}$
-# and 0 times `inf` is `NaN` too. So one `inf` reward from a diverged environment, or one `NaN`
-# from a value head, poisons every earlier episode (notebook 00, section 4). `chunked_returns`
-# above multiplies:
+# What comes after an episode end is the next episode, or the carry from a later chunk. A product
+# by 0 lets it in, as 0 times NaN or `inf` is NaN. `chunked_returns` above multiplies:
 
 # %%
 print("0 * inf =", 0 * float("inf"), "   0 * nan =", 0 * float("nan"))
@@ -179,18 +160,10 @@ assert torch.isnan(by_multiplying[:2]).all() and torch.isnan(by_kernel[:2]).all(
 #
 # $$(a, b, \kappa) = \begin{cases} (a_2,\ b_2,\ \text{true}) & \text{if } \kappa_2 \\ (a_2 a_1,\ b_2 + a_2 b_1,\ \kappa_1) & \text{otherwise} \end{cases}$$
 #
-# This combine is still associative; the checker tries your `reset_combine` grouped both ways. In
-# Triton the cases become `tl.where`, which computes both branches but passes on only the
-# selected one, so a NaN or `inf` in the other never reaches the result.
-#
-# <details><summary>Details: why the select is still associative</summary>
-#
-# Read a triple as a map: $y \mapsto b$ where the flag is set, else $a y + b$. The combine composes
-# maps, and composition is associative, so every grouping gives the same outputs. Notebook 00,
-# section 4, proves case by case the stronger statement that the checker tests: every grouping
-# gives the same triple.
-#
-# </details>
+# This combine is still associative, as notebook 00, section 4, proved. The checker tries your
+# `reset_combine` grouped both ways. In Triton the cases become `tl.where`. It computes both
+# branches but passes on only the selected one, so a NaN or `inf` in the other never reaches the
+# result.
 #
 # The scan gives each step $t$ its composed triple $(A_t, B_t, K_t)$, from the chunk's end. $K_t$
 # is set if an episode ends inside the chunk at step $t$ or later, and then nothing from the
@@ -282,9 +255,9 @@ exercises.attempt("reset_scan", reset_scan)
 #
 # Every algorithm of the course runs the same chunk loop; only the arithmetic before and after the
 # scan differs. Here you write GAE as that loop plus two small `@triton.jit` functions it calls,
-# its **hooks**: a **prologue** loads a chunk of inputs and returns the steps' pairs $(a_t, b_t)$
-# (here with their reset flags), and an **epilogue** stores the outputs from the scanned values.
-# One chunk's trip through the kernel, with GAE's names:
+# its **hooks**. A **prologue** loads a chunk of inputs and returns the steps' pairs $(a_t, b_t)$,
+# here with their reset flags. An **epilogue** stores the outputs from the scanned values. One
+# chunk's trip through the kernel, with GAE's names:
 #
 # ```
 #  r, V, V', term ──prologue──▶ (a_t, b_t, κ_t) = (γλ, δ_t, term_t)
@@ -472,7 +445,7 @@ print("one source, two compiled kernels: 0.5 x0² + 2 x1² − x2², and min(|x0
 # | the flag is | used by | why this way |
 # | --- | --- | --- |
 # | **passed beside the pair**; $a_t$ keeps its value, unused at a reset | your `reset_scan` and `gae_kernel` (from `terminated`); the package's hooks (section 3, notebook 02: from `done`) | the kernel has an input for it |
-# | **read from $a_t = 0$**: the scan sets the flag where $a_t = 0$, then selects | `hooked_scan` (section 2), `rl.linear_scan`, the harness of notebooks 01–07 | the interface takes a pair $(a_t, b_t)$ only, so $a_t = 0$ is the one way left to say "reset" |
+# | **read from $a_t = 0$**: the scan sets the flag where $a_t = 0$, then selects | `hooked_scan` (section 2), `rl.linear_scan`, the harness of notebooks 01–07 | the interface takes a pair $(a_t, b_t)$ only |
 #
 # Reading $a_t = 0$ as a reset never changes a finite result, since $b_t + 0 \cdot y_{t+1} = b_t$;
 # it only keeps a NaN or `inf` behind the step out.
@@ -559,15 +532,6 @@ def hooked_scan(prologue, inputs, params, chunk):
 exercises.attempt("hooked_scan", hooked_scan)
 
 # %% [markdown]
-# <details><summary>Details: the harness that runs your prologues from notebook 01 on</summary>
-#
-# The harness `exercises.scan_hook` is your `hooked_scan` plus `if REVERSE:` (the chunk order) and
-# `if EPILOGUE is not None:` (an epilogue compiled in only when passed). Its source answers
-# `reset_scan` and `hooked_scan`, so it is printed after the exercises.
-#
-# </details>
-
-# %% [markdown]
 # > **In short.**
 # >
 # > * *Idea:* One chunk loop serves every algorithm; only its prologue and epilogue differ.
@@ -591,11 +555,19 @@ exercises.attempt("hooked_scan", hooked_scan)
 #   buffers alike, without a copy.
 #
 # The next cell prints the key lines of `scan._walk`, the chunk loop, with their nesting kept.
-# `...` marks lines left out (long rows split across programs, and speed: notebook 13 reads them).
-# Above each line, a comment names its counterpart in your `gae_kernel`. Three names are new:
-# `valid` marks a step that is not padding, `keep` holds values the epilogue needs again, and
-# `y_in` is the value after each step, $y_{t+1}$, for epilogues that read it. (`c_a, c_b, c_r` and
-# the tile's sizes, `ROWS`, `NV`, `V`, serve the long rows and speed.)
+# `...` marks lines left out. They split long rows across programs and add speed; notebook 13
+# reads them. Above each line, a comment names its counterpart in your `gae_kernel`. Three names
+# are new:
+#
+# * `valid` marks a step that is not padding.
+# * `keep` holds values the epilogue needs again.
+# * `y_in` is the value after each step, $y_{t+1}$, for epilogues that read it.
+#
+# <details><summary>Details: the other names in the printout</summary>
+#
+# `c_a, c_b, c_r` and the tile's sizes, `ROWS`, `NV` and `V`, serve the long rows and speed.
+#
+# </details>
 
 # %%
 from rltriton_lite import scan  # noqa: E402
@@ -696,6 +668,8 @@ else:
 # the kernel behind `exercises.scan_hook`. Compare it with your `hooked_scan`. Its output is
 # folded: it answers `reset_scan` and `hooked_scan`, so open it once yours pass.
 #
+# * It is your `hooked_scan` plus `if REVERSE:`, the chunk order, and `if EPILOGUE is not None:`,
+#   an epilogue compiled in only when one is passed.
 # * Its helper `_scan_steps` treats a step with $a = 0$ as a reset, as `rl.linear_scan` does. It
 #   also makes the lanes outside `m` the identity.
 # * It selects as your `reset_combine` does, in the combine and on the carry.

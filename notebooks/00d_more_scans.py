@@ -26,8 +26,7 @@
 # * **Optional:** no later notebook needs these two exercises. They are practice for writing a
 #   kernel with less help: the second starts without a skeleton.
 #
-# The exercises work as in 00b and 00c: write the starter's function, then run the
-# `exercises.attempt` cell after it. `print(exercises.task(name))` restates a task.
+# The exercises work as 00b's box "How the exercises work" says.
 
 # %%
 import os
@@ -145,12 +144,11 @@ exercises.attempt("strided_scan", strided_scan)
 #   grader draws others.
 # * **Work it out on paper first.** A step is the map $y \mapsto \max(c, g\,y)$, with
 #   $c = r_t$ and $g = \gamma \ge 0$. Check that two steps compose to a map of the same form. (As
-#   $g \ge 0$, it can pass inside the max.) Find the pair that changes nothing. The padding lanes
-#   load it, and it enters a row's last chunk as the carry. Then add the reset flag as in
-#   00c, section 1.
+#   $g \ge 0$, it can pass inside the max.) Find the pair that changes nothing: the padding lanes
+#   load it. Its $c$ is also the first carry, the value that enters a row's last chunk, since
+#   nothing after the row may change $h$. Then add the reset flag as in 00c, section 1.
 # * **Triton's rule** (from 00c, section 2's four pieces): name your combine in the kernel itself.
-#   The
-#   GPU's compiler accepts a hook passed as a `tl.constexpr` argument, but it refuses a
+#   The GPU's compiler accepts a hook passed as a `tl.constexpr` argument, but it refuses a
 #   `tl.associative_scan` combine passed that way.
 #
 # <details><summary>Hint 1: where to start</summary>

@@ -61,8 +61,7 @@
 # | a truncation | yes | $\gamma V(s_{t+1})$, through a select | $(0,\ r_t + \gamma V(s_{t+1}))$ |
 # | the window's last step | yes | $\gamma V(s_T)$, through a select (none if it also terminates) | as a truncation |
 #
-# **The rule: select, never multiply by 0.** A value that may be NaN, such as the next value at a
-# termination, enters $b_t$ through `tl.where`. The reset is a select too, as in 00c.
+# Both the reset and the bootstrap are selects, never products with 0. Section 5's NaN card says why.
 #
 # <details><summary>Details: sources, and the flag of 00b and 00c</summary>
 #
@@ -285,12 +284,20 @@ print(f"3 x 1000: relative error {long_err:.1e}")
 # * The scan starts from $y_T = 0$ ($y_{-1} = 0$ with `reverse=False`). So a bootstrap at the
 #   window's last step belongs in $b$.
 # * **$a = 0$ is the reset.** If your prologue returns $a_t = 0$, the scan ignores everything
-#   after step $t$: $y_t = b_t$, as in `rl.linear_scan`. What stops a NaN depends on where it sits:
+#   after step $t$: $y_t = b_t$, as in `rl.linear_scan`. It is a select, as the card below says.
 #
-#   | the NaN is | what keeps it out |
-#   | --- | --- |
-#   | behind the step: a later episode, or the carry | the reset, $a_t = 0$ |
-#   | inside the step's own $b_t$ (a next value at a termination) | your `tl.where` in $b_t$ |
+# **The NaN card: select, never multiply by 0.** This rule holds in every notebook, and later ones
+# point back to it as "01's NaN card". $0 \times \text{NaN}$ is NaN, so a product with 0 does not
+# remove a NaN. What keeps a NaN out depends on where it sits:
+#
+# | the NaN is | what keeps it out |
+# | --- | --- |
+# | behind the step: a later episode, or the carry | the reset, $a_t = 0$, which the harness applies as a select |
+# | inside the step's own $b_t$ (a next value at a termination) | your `tl.where` in $b_t$ |
+#
+# The second row is yours to write. $\gamma(1-\text{term}_t)V'_t$ written as a product puts a NaN
+# into $b_t$ wherever the next value behind a termination is NaN, and the reset cannot remove it.
+# Write every such factor as a select: `tl.where` in Triton, `torch.where` in tensor code.
 #
 # **The window's last step.** The scan starts from $y_T = 0$. For the return and GAE that is all
 # the last step needs: $a_{T-1}$ multiplies 0, and the bootstrap is already in $b$. The general
@@ -298,20 +305,16 @@ print(f"3 x 1000: relative error {long_err:.1e}")
 # scan, since no $y_T$ is there to cancel it. Notebooks 03 and 04 meet such estimators; the
 # package's hooks put `t == T - 1` into `done`, one rule for all.
 #
-# <details><summary>Details: what a reset blocks, a NaN inside b, and an a = 0 that is no episode end</summary>
+# <details><summary>Details: what a reset blocks, and an a = 0 that is no episode end</summary>
 #
 # "Behind the step" means a later episode, or the carry from a later chunk. The four rules are
 # also visible in `exercises._scan_steps`, which scans each chunk.
 #
-# For every finite input the select gives the same values as multiplying by $a = 0$. So a step
-# with $a = 0$ but no episode end is fine (later: V-trace's $c_t = 0$ where $\pi = 0$, the window's
-# last step in notebooks 03 and 04). The two differ only where what comes after is NaN or `inf`.
+# For every finite input the select gives the same values as multiplying by $a = 0$. So a prologue
+# may return $a = 0$ at a step that ends no episode, to stop the scan there for another reason:
+# the harness treats it the same way. The two differ only where what comes after is NaN or `inf`.
 #
-# A NaN inside $b$: take $\gamma (1 - \text{term}_t) V'_t$ with $V'_t$ = NaN at a termination.
-# It is $0 \cdot \text{NaN} = \text{NaN}$ in $b_t$.
-#
-# How each tool of the course makes an episode end, and the one rule (a select, never a
-# multiplication by 0), are in
+# How each tool of the course makes an episode end is in
 # [notebook 00c, section 1](00c_episodes_and_hooks.ipynb#1.-Episode-ends-as-a-select:-the-reset).
 #
 # </details>
@@ -340,8 +343,8 @@ h200 = profile.committed("discounted_return", missing_ok=True)  # the H200\'s ta
 #
 # **`transposed_scan`** (a Triton prologue). The returns' gradient, built in NumPy in notebook 00,
 # section 7. Take $y = \mathrm{scan}(a, b)$, run backwards in time. Autograd hands the backward
-# $dy_t = \partial L/\partial y_t$: the gradient arriving at output $y_t$ from the loss alone,
-# before the scan's own path through $y_{t-1}$. But $y_t$ also feeds $y_{t-1} = b_{t-1} + a_{t-1} y_t$. So the total gradient
+# the upstream gradient $dy_t$: the gradient arriving at output $y_t$ from the loss alone, before
+# the scan's own path through $y_{t-1}$. But $y_t$ also feeds $y_{t-1} = b_{t-1} + a_{t-1} y_t$. So the total gradient
 # $g_t$ adds that path: $g_t = dy_t + a_{t-1}\, g_{t-1}$, a scan run *forwards*. Then
 # $\partial L/\partial b_t = g_t$, and $\partial L/\partial a_t = g_t\, y_{t+1}$, one product per
 # step.
@@ -351,7 +354,7 @@ h200 = profile.committed("discounted_return", missing_ok=True)  # the H200\'s ta
 # arguments and rules are in
 # ["The harness for Triton prologues"](#5.-The-harness-for-Triton-prologues), above.
 #
-# * **Inputs:** `X[0]` is `a`, `X[1]` is $\partial L/\partial y$ (`dy`), both (B, T) float32.
+# * **Inputs:** `X[0]` is `a`, `X[1]` is the upstream gradient `dy`, both (B, T) float32.
 #   `P` is empty, `()`.
 # * **Returns:** the pairs $(a_{t-1}, dy_t)$ of each chunk. Their forward scan is $g_t$.
 # * **Edge cases:** at $t = 0$ there is no step before, and $g_0 = dy_0$.
@@ -433,12 +436,12 @@ exercises.attempt("transposed_scan", transposed_scan)
 # * **Returns:** `Returns.apply(rewards, terminated, gamma)`, the returns, differentiable in
 #   `rewards`. Both passes must launch Triton code of yours.
 #   * `forward`: the reverse scan of $a_t = \gamma(1 - \text{term}_t)$, $b_t = r_t$.
-#   * `backward`: it gets $\partial L/\partial G$, the direct part (00's $dy$). It runs the
+#   * `backward`: it gets the upstream gradient of $G$ (00's $dy$). It runs the
 #     transposed scan forwards (`reverse=False`), with the flags of the step *before*:
-#     $g_t = \partial L/\partial G_t + \gamma(1 - \text{term}_{t-1})\, g_{t-1}$. It returns one
+#     $g_t = dG_t + \gamma(1 - \text{term}_{t-1})\, g_{t-1}$, with $dG_t$ the upstream gradient's entry $t$. It returns one
 #     gradient per input of `forward` (`None` for `terminated` and `gamma`).
 # * **Edge cases:** no step comes before $t = 0$, so there is no flag to load. Nothing is carried
-#   into step 0, so its multiplier is never used. $g_0 = \partial L/\partial G_0$ whatever it is.
+#   into step 0, so its multiplier is never used. $g_0 = dG_0$ whatever it is.
 #
 # <details><summary>Details: what the checker compares</summary>
 #
@@ -460,9 +463,9 @@ exercises.attempt("transposed_scan", transposed_scan)
 # * Forward prologue: the pair $(\gamma(1-\text{term}_t), r_t)$, with $\gamma$ read from `P[0]`.
 # * `forward` keeps what the backward needs: `ctx.save_for_backward(terminated)` and
 #   `ctx.gamma = gamma`. It returns `exercises.scan_hook(...)` of `(rewards, terminated)`, `(gamma,)`.
-# * `backward` gets `grad`, $\partial L/\partial G$. It may be a broadcast view. `scan_hook` takes
+# * `backward` gets `grad`, the upstream gradient $dG$. It may be a broadcast view. `scan_hook` takes
 #   any layout, because it makes its inputs contiguous, so you need no `.contiguous()`.
-# * Backward prologue: the pair $(\gamma(1-\text{term}_{t-1}), \partial L/\partial G_t)$. Load the
+# * Backward prologue: the pair $(\gamma(1-\text{term}_{t-1}), dG_t)$. Load the
 #   flag at `offs - 1`, only where `t >= 1`.
 # * Before $t = 0$ there is no flag to load: mask that load. Step 0's $a$ is never used (nothing
 #   is carried into it), so any `other` will do.
@@ -474,7 +477,7 @@ exercises.attempt("transposed_scan", transposed_scan)
 #
 # Rewards 1, 2, 3, $\gamma = 0.5$, a termination at step 1. Forward: $G_2 = 3$, $G_1 = 2$
 # (terminal), $G_0 = 1 + 0.5 \cdot 2 = 2$. Backward of $L = \sum_t G_t$, so every
-# $\partial L/\partial G_t = 1$: $g_0 = 1$, $g_1 = 1 + 0.5\,(1-\text{term}_0)\,g_0 = 1.5$ and
+# $dG_t = 1$: $g_0 = 1$, $g_1 = 1 + 0.5\,(1-\text{term}_0)\,g_0 = 1.5$ and
 # $g_2 = 1 + 0.5\,(1-\text{term}_1)\,g_1 = 1$. (By hand: $r_1$ is in $G_1$ and, halved, in $G_0$.
 # $r_2$ is in $G_2$ only.)
 #
@@ -693,7 +696,7 @@ exercises.attempt("n_step_returns", n_step_returns)
 # * Only a termination drops the bootstrap. Where `done & ~term`, $b_t$ gets $\gamma_t V'_t$.
 # * `rl.discounted_returns` is a prologue, the shared scan and an epilogue. The package's own hook
 #   slots come in notebook 02.
-# * The gradient is a forward scan, $g_t = \partial L/\partial G_t +
+# * The gradient is a forward scan, $g_t = dG_t +
 #   \gamma(1-\text{term}_{t-1})\,g_{t-1}$. Both scans fit in one `torch.autograd.Function`.
 # * `exercises.scan_hook` runs a prologue `(X, P, offs, t, m, T) -> (a, b)`, with the package's
 #   arguments in the package's order. $a = 0$ is a reset. A value that may be NaN must still be

@@ -20,10 +20,9 @@
 #   hook slots, and GAE's prologue written in them.
 # * **Time:** 2–3 h with the open questions; 1–1.5 h for the reading and the checked exercises.
 # * **Needs:** notebook 01. No GPU.
-# * **Conventions:** episode ends follow the card of notebook 01. Every end is a reset, and a
-#   bootstrap enters $b_t$ through a select. The glossary's
-#   [Names and signatures](GLOSSARY.md#names-and-signatures) lists flags, values and hook
-#   signatures on one page.
+# * **Conventions:** episode ends follow the card of notebook 01: every end is a reset. The
+#   glossary's [Names and signatures](GLOSSARY.md#names-and-signatures) lists flags, values and
+#   hook signatures on one page.
 # * **Minimum path:** sections 1–2 with the checked exercise `gae_pairs`. Section 3 and its
 #   exercise `gae_prologue` teach the package's own hook form, which no later exercise uses: do
 #   them to read the package, or skip them. Section 4 (checks against the loop), section 5 and the
@@ -54,8 +53,8 @@
 #   `truncated` without `next_values` is a ValueError.
 # * $\text{done} = \text{terminated} \lor \text{truncated}$. The last step of the rollout acts as a
 #   truncation: it bootstraps, from the table's last column.
-# * The factors $(1-\text{term}_t)$ and $(1-\text{done}_t)$ are notation. The code uses a select,
-#   not a product (01's card, its rule).
+# * The factors $(1-\text{term}_t)$ and $(1-\text{done}_t)$ are notation: the code writes a select
+#   (01's NaN card).
 #
 # <details><summary>Details: why the average is a scan, and the source</summary>
 #
@@ -169,8 +168,8 @@ print("prologue + scan + epilogue == the loop")
 # * **Edge cases:** both kinds of episode end.
 #   * `terminated`: no bootstrap, and the trace is cut.
 #   * `truncated`: bootstrap from `next_values`, and the trace is cut.
-#   * `next_values` behind a termination may be NaN. Select it away (`torch.where`); do not
-#     multiply it by `~terminated`.
+#   * `next_values` behind a termination may be NaN: select it away with `torch.where` (01's NaN
+#     card).
 # * **The reset:** `rl.linear_scan` treats $a_t = 0$ as a reset, which cuts the trace there.
 #
 # <details><summary>Hint 1: where to start</summary>
@@ -236,11 +235,23 @@ exercises.attempt("gae_pairs", gae_pairs)
 # %% [markdown]
 # ## 3. The kernel
 #
-# Your `gae_pairs` builds the pairs in tensor ops, but the package builds them inside the scan
-# kernel, as a Triton prologue. Here you read the package's prologue for notebook 01's discounted
-# return, then write GAE's in the same form, so that you can read the package's own code. Only
-# this section uses this form: from 03 on, the exercises use 01's harness form,
-# `(X, P, offs, t, m, T) -> (a, b)`.
+# **Where you are, and how a reset is written.** The course writes an episode end in three ways,
+# one for each place you meet it. All three are the same select:
+#
+# | where you are | how a reset is written |
+# | --- | --- |
+# | tensor ops with `rl.linear_scan` (your `gae_pairs`), and 01's harness `exercises.scan_hook` (the prologues of 03 and 04) | $a_t = 0$, with no flag: the scan reads `a == 0` as the reset |
+# | the package's hooks: `_returns_prologue` below, your `gae_prologue` | a flag of its own, returned beside the pair, `(a, b, reset, valid, keep)`; $a_t$ keeps its value, $\gamma_t\lambda_t$ |
+# | inside a combine: `scan.combine` (printed in 00), your `reset_combine` (00c) | a third entry of each step, a bool: $\kappa_t$ in formulas, `k` in code, $K_t$ once composed over a run, where runs combine their flags by OR |
+#
+# The first two rows feed the third. The harness turns `a == 0` into `k`
+# (`exercises._scan_steps`), and the package's kernel hands your `reset` on as `k`.
+#
+# Your `gae_pairs` builds the pairs in tensor ops (the first row). The package builds them inside
+# the scan kernel, as a Triton prologue (the second row). Here you read the package's prologue for
+# notebook 01's discounted return, then write GAE's in the same form, so that you can read the
+# package's own code. Only this section uses this form: from 03 on, the exercises use 01's harness
+# form, `(X, P, offs, t, m, T) -> (a, b)`.
 #
 # Three helpers read the inputs, so a prologue in this form uses few of its arguments itself:
 #
@@ -275,15 +286,21 @@ print(inspect.getsource(getattr(episode.step, "fn", episode.step)))  # what `ste
 #     return ...                                                           # (a, b, reset, valid, keep)
 # ```
 #
-# A package prologue returns five values, `(a, b, reset, valid, keep)`. The glossary's
-# [hooks' signatures](GLOSSARY.md#names-and-signatures) sets this form beside the harness's:
+# The `return` line hands five values to the shared kernel: section 2's pair `a`, `b`; the reset
+# flag; `step`'s `valid`; and `keep`, a tuple of values handed to the epilogue.
 #
-# * section 2's pair `a`, `b`;
-# * the reset flag (a select, as in 00c's `reset_scan`);
-# * `step`'s `valid`;
-# * `keep`, a tuple of values handed to the epilogue.
+# Below is notebook 01's discounted return in this form, the model for the exercise. Read three of
+# its lines: the `step` call; the `b` line, which adds the bootstrap only where `done & ~term` (a
+# truncation or the window's end); and the `return` line, with `gamma * lam` as $a$, then $b$, the
+# reset `done`, `valid` and an empty `keep`.
 #
-# <details><summary>Details: where the hooks and the helpers live</summary>
+# <details><summary>Details: its argument <code>ahead</code>, why it has a λ, and where the hooks and helpers live</summary>
+#
+# Skip the argument `ahead` for now. It is explained after the exercises.
+#
+# The returns' prologue has GAE's shape, so `step` hands it a λ too: $\lambda = 1$, and
+# `gamma * lam` is then exactly γ (multiplying by 1.0 changes no bit). Its $b_t$ is the reward
+# plus its bootstrap, not GAE's δ.
 #
 # In `rltriton_lite/returns.py` the prologue and epilogue are two `triton.jit` functions. They are
 # the hooks you ran in 01's harness, with more arguments. The shared scan kernel
@@ -293,29 +310,8 @@ print(inspect.getsource(getattr(episode.step, "fn", episode.step)))  # what `ste
 # `step` and `values_now_and_next` come from `rltriton_lite.episode`. That module knows the
 # episode's inputs, the slots every estimator shares.
 #
-# </details>
-#
-# Below is notebook 01's discounted return in this form, the model for the exercise.
-#
-# <details><summary>Details: three lines to read in <code>_returns_prologue</code>, and its argument <code>ahead</code></summary>
-#
-# Read three lines of `_returns_prologue`:
-#
-# * the `step` call: γ, λ and the flags;
-# * the line that computes `b`. It adds the bootstrap value only where `done & ~term`, that is at
-#   a truncation or at the window's end;
-# * the `return` line. It returns `gamma * lam` as $a$, then $b$, the reset `done`, `valid` and an
-#   empty `keep`.
-#
-# Skip the argument `ahead` for now. It is explained after the exercises.
-#
-# </details>
-#
-# <details><summary>Details: why the return has a λ</summary>
-#
-# The returns' prologue has GAE's shape, so `step` hands it a λ too: $\lambda = 1$, and `gamma * lam` is
-# then exactly γ (multiplying by 1.0 changes no bit). Its $b_t$ is the reward plus its bootstrap,
-# not GAE's δ.
+# The glossary's [hooks' signatures](GLOSSARY.md#names-and-signatures) sets this form beside the
+# harness's.
 #
 # </details>
 
@@ -325,10 +321,11 @@ print(inspect.getsource(getattr(returns._returns_prologue, "fn", returns._return
 # %% [markdown]
 # **Exercise `gae_prologue`** (optional: the package's own hook form, which no later exercise
 # uses; do it to read the package). This is section 2's `gae_pairs` as a Triton hook, with one
-# change of convention: **the reset is a flag of its own (`done`), and $a$ keeps its value**
-# ($\gamma\lambda$), where `gae_pairs` wrote the reset as $a = 0$. Write GAE's
-# prologue, `gae_prologue(X, SX, P, row, t, m, T, ACC)`, in the package's form. The checker runs
-# `rl.gae` with your prologue in place of the package's (`exercises.package_prologue`).
+# change of convention, the second row of section 3's table: **the reset is a flag of its own
+# (`done`), and $a$ keeps its value** ($\gamma\lambda$), where `gae_pairs` wrote the reset as
+# $a = 0$. Write GAE's prologue, `gae_prologue(X, SX, P, row, t, m, T, ACC)`, in the package's
+# form. The checker runs `rl.gae` with your prologue in place of the package's
+# (`exercises.package_prologue`).
 #
 # * **Inputs:** read them with the three helpers above, as the starter's template does. The
 #   rewards' load takes `valid`, as in `_returns_prologue`.
@@ -339,8 +336,7 @@ print(inspect.getsource(getattr(returns._returns_prologue, "fn", returns._return
 #   * `keep = (v,)`, so the epilogue adds $V_t$ to the advantage without reading `values` again.
 # * **Edge cases:** the checker's rollouts have terminations, truncations, padding and a per-step
 #   γ. The helpers handle the layouts and the padding for you. At a termination there is no
-#   bootstrap. Write that as a select, `tl.where`, so that a NaN value behind a terminal state
-#   never enters a sum.
+#   bootstrap: a select, `tl.where` (01's NaN card).
 #
 # <details><summary>Hint 1: where to start</summary>
 #

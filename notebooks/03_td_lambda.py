@@ -20,10 +20,9 @@
 #   λ, measured; Watkins's Q(λ) as a Triton prologue.
 # * **Time:** 2.5–3.5 h with the open questions; 1–1.5 h for the reading and the checked exercise.
 # * **Needs:** notebooks 01 and 02; the bias and variance of an estimator. No GPU.
-# * **Conventions:** episode ends follow the card of notebook 01. Every end is a reset, and a
-#   bootstrap enters $b_t$ through a select. The glossary's
-#   [Names and signatures](GLOSSARY.md#names-and-signatures) lists flags, values and hook
-#   signatures on one page.
+# * **Conventions:** episode ends follow the card of notebook 01: every end is a reset. The
+#   glossary's [Names and signatures](GLOSSARY.md#names-and-signatures) lists flags, values and
+#   hook signatures on one page.
 # * **Minimum path:** sections 1–4, the worked prologue under Exercises and the checked exercise
 #   `q_lambda`. Section 5 (the bias–variance measurement), 6 and the open questions can wait.
 #
@@ -209,8 +208,9 @@ assert profile.rollout_error("td_lambda", 3, 1000, DEVICE) < 1e-5  # 3 × 1,000 
 #
 # A larger λ shrinks the critic's bias (at λ = 1 only $\gamma^T$ of it is left) and averages its
 # noise over more states. But it sums the noise of more rewards. So a trade-off needs random
-# rewards *and* an imperfect critic, biased or noisy. With deterministic rewards, summing more of them adds no noise, and λ ≈ 1 wins
-# everywhere. With a perfect critic, λ = 0 wins.
+# rewards *and* an imperfect critic, biased or noisy. With deterministic rewards, summing more of
+# them adds no noise: when $\gamma^T$ is small, as here, λ ≈ 1 then wins everywhere. With a
+# perfect critic, λ = 0 wins.
 #
 # The setting:
 #
@@ -304,7 +304,10 @@ print(f"unbiased critic, σ_c = 3: best λ = {best_unbiased:.2f}, MSE {mse_unbia
 #
 # Where the optimum lies depends on how wrong the critic is, relative to how noisy the rewards
 # are. A perfect critic ($\eta = \sigma_c = 0$) puts it at λ = 0. Noiseless rewards
-# ($\sigma_r = 0$) put it at or next to λ = 1.
+# ($\sigma_r = 0$) put it at or next to λ = 1 when $\gamma^T$ is small, as here
+# ($\gamma^T = 0.8^{20} \approx 0.01$). In a short window, or with γ near 1, $\gamma^T$ is not
+# small: at λ = 1 the critic's whole weight $\gamma^T$ sits on one noisy bootstrap value, and the
+# best λ can lie well below 1 (open question 3).
 #
 # Bias is not needed for a trade-off. The last check, an unbiased critic with $\sigma_c = 3$, has
 # its best λ near 0.58. There two terms balance. The critic's noise term
@@ -396,8 +399,8 @@ print("a 9-line Triton prologue == rl.td_lambda")
 # **The harness in three lines** (all of it: [notebook 01, section 5](01_discounted_return.ipynb#5.-The-harness-for-Triton-prologues)):
 # your `@triton.jit` prologue `(X, P, offs, t, m, T) -> (a, b)` loads its inputs with
 # `tl.load(X[i] + offs, mask=m, other=0.0)`. The harness treats $a = 0$ as the reset and applies it
-# with a select. An input that may be NaN is yours to select away in $b$ with `tl.where`; never
-# multiply it by 0.
+# with a select. An input that may be NaN is yours to select away in $b$ with `tl.where` (01's NaN
+# card).
 #
 # * **Inputs:** `X = (rewards, next_q, next_action, terminated)` and `P = (γ, λ, n_actions)`.
 #   `n_actions` is an int.
@@ -410,9 +413,7 @@ print("a 9-line Triton prologue == rl.td_lambda")
 #     counts as greedy**: every tied action is a greedy one. An argmax that picks the first of
 #     them would cut the trace where it should go on.
 #   * After a termination there is no $s_{t+1}$. `next_q` there may be NaN, and the target is
-#     $r_t$. Select it away with `tl.where`, as the worked prologue does. A product such as
-#     $\gamma(1-\text{term}_t)\max_a Q$ would put $0 \cdot \text{NaN} = \text{NaN}$ into $b_t$
-#     itself. The reset at $a_t = 0$ cannot select that away.
+#     $r_t$. Select it away with `tl.where`, as the worked prologue does (01's NaN card).
 #   * At the window's last step $\ell_t = 0$: inside the window the bootstrap $\gamma \max_a Q$ has
 #     weight $1 - \ell_t$, and at its end it must be whole.
 #
@@ -535,7 +536,8 @@ exercises.attempt("q_lambda", q_lambda)
 # 3. In section 5's setting, make the critic unbiased: $\eta = 0$. Keep $\sigma_c = 0.25$ and
 #    $\sigma_r = 2$ (not the $\sigma_c = 3$ of the section's last check). Which λ minimises the
 #    MSE now, and why? Then make the rewards deterministic ($\sigma_r = 0$): what is left of the
-#    trade-off?
+#    trade-off? Last, keep $\eta = \sigma_r = 0$ and $T = 20$, but set $\gamma = 0.99$ (so
+#    $\gamma^T \approx 0.82$) and $\sigma_c = 1$. Where is the best λ now, and why?
 
 # %% [markdown] tags=["answer-1"]
 # **Answer 1.** *Your answer here (code for it: in cells under this one).*

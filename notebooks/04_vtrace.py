@@ -23,8 +23,8 @@
 # * **Needs:** notebooks 01–03; importance sampling. No GPU.
 # * **Conventions:** episode ends follow the card of notebook 01; flags, values and hook
 #   signatures are on the glossary's [Names and signatures](GLOSSARY.md#names-and-signatures).
-# * **Minimum path:** sections 1–4 and the three checked exercises; section 4's optional part
-#   (which policy-gradient advantage), section 5 and the open questions can wait.
+# * **Minimum path:** sections 1–4 and the three checked exercises. Section 5, the open questions
+#   and the optional section after the exercises (which policy-gradient advantage) can wait.
 # * **Optional sequel:** [notebook 04b](04b_vtrace_fixed_point.ipynb) finds which value V-trace's
 #   critic converges to when $\bar\rho$ clips, with an exercise of its own.
 #
@@ -63,7 +63,7 @@
 #
 # * `vs` $= v_t$ is the critic's regression target.
 # * `pg_advantages` $= A^{pg}_t$ multiplies $\nabla\log\pi(a_t|s_t)$ in the policy loss. Its
-#   λ-mix follows rlax (section 4).
+#   λ-mix follows rlax (the optional section after the exercises).
 # * $\pi/\mu$, the importance ratio of the action taken, comes in as
 #   `log_rhos` $= \log\pi(a_t|s_t) - \log\mu(a_t|s_t)$.
 # * $\bar\rho$, $\bar c$ and $\bar\rho_{pg}$ are the clip levels, `rho_bar`, `c_bar` and
@@ -140,22 +140,26 @@ np.testing.assert_allclose(pg, [0.75, 0.5, 1.0])
 # * **epilogue** (per step): `vs` $= y_t$, and the advantage, which needs $v_{t+1}$: the value the
 #   scan carried *into* step $t$, so it costs no extra pass.
 #
-# Two rules of every scan start to matter here:
+# **The window's last step resets.** The return and GAE could skip this, because the scan starts
+# from $y_T = 0$; TD(λ) and Q(λ) got it from $\lambda_{T-1} = 0$. V-trace needs it too: its $b_t$
+# holds $-\gamma_t c_t V'_t$, written to cancel against $a_t v_{t+1}$, and there is no $v_T$. So the
+# last step counts as done, and the select $[\lnot\text{done}_t]$ drops the term, giving
+# $v_{T-1} = V_{T-1} + \rho_{T-1}\delta_{T-1}$: what $v_T = V'_{T-1}$ would give, a bootstrap from
+# the next value.
 #
-# * **The window's last step resets.** The return and GAE could skip this, because the scan starts
-#   from $y_T = 0$; TD(λ) and Q(λ) got it from $\lambda_{T-1} = 0$. V-trace needs it too: its $b_t$ holds $-\gamma_t c_t V'_t$, written to cancel
-#   against $a_t v_{t+1}$, and there is no $v_T$. So the last step counts as done, and the select
-#   $[\lnot\text{done}_t]$ drops the term, giving $v_{T-1} = V_{T-1} + \rho_{T-1}\delta_{T-1}$:
-#   what $v_T = V'_{T-1}$ would give, a bootstrap from the next value.
-# * **A carry is not a bootstrap.** A carry is $y_T$ itself, the value after the window (00b's
-#   `last_value`, `rl.linear_scan`'s `initial`); step $t$ sees it multiplied by
-#   $a_t a_{t+1} \cdots a_{T-1}$, its own $a$ included. A bootstrap, $\gamma_t V'_t$ here, is
-#   added into $b_t$ at one step. Every scan here starts from 0, so each bootstrap must be
-#   written into $b$.
-#   *Where it bites:* for the return ($a = \gamma$, $b = r$), a carry of $V'_{T-1}$ happens to give
-#   the right last step, $r_{T-1} + \gamma V'_{T-1}$. GAE's $b_{T-1} = \delta_{T-1}$ already holds
-#   $\gamma V'_{T-1}$, so the same carry would give $\hat A_{T-1} = \delta_{T-1} + \gamma\lambda
-#   V'_{T-1}$: the bootstrap added a second time, weighted $\gamma\lambda$.
+# <details><summary>Details: a carry is not a bootstrap</summary>
+#
+# A carry is $y_T$ itself, the value after the window (00b's `last_value`, `rl.linear_scan`'s
+# `initial`). Step $t$ sees it multiplied by $a_t a_{t+1} \cdots a_{T-1}$, its own $a$ included.
+# A bootstrap, $\gamma_t V'_t$ here, is added into $b_t$ at one step. Every scan here starts from
+# 0, so each bootstrap must be written into $b$.
+#
+# *Where it bites:* for the return ($a = \gamma$, $b = r$), a carry of $V'_{T-1}$ happens to give
+# the right last step, $r_{T-1} + \gamma V'_{T-1}$. GAE's $b_{T-1} = \delta_{T-1}$ already holds
+# $\gamma V'_{T-1}$, so the same carry would give $\hat A_{T-1} = \delta_{T-1} + \gamma\lambda
+# V'_{T-1}$: the bootstrap added a second time, weighted $\gamma\lambda$.
+#
+# </details>
 #
 # In NumPy:
 
@@ -264,6 +268,7 @@ mask[1, -5:] = False  # right padding
 gamma = torch.rand(B, T, device=DEVICE) * 0.1 + 0.9  # a per-step discount
 lam = torch.rand(B, T, device=DEVICE) * 0.5 + 0.5    # a per-step λ
 kw = dict(rho_bar=1.2, c_bar=0.9, pg_rho_bar=1.5)
+rollout4 = (lr_, r, v, gamma, term, trunc, nv, kw)  # kept for the optional section after the exercises
 
 # %% [markdown]
 # The kernel against the loop on that rollout; padded steps must be 0:
@@ -368,91 +373,6 @@ print("gradients match")
 assert profile.rollout_error("vtrace", 3, 1000, DEVICE) < 1e-5  # 3 × 1,000 steps: four chunks of 256 per row, the carry between them (notebook 01)
 
 # %% [markdown]
-# ### Optional: which policy-gradient advantage
-#
-# The package follows rlax, not the IMPALA paper, so that λ is one knob for both outputs. The
-# derivation and the checks below are optional: section 5 and the exercises do not need them.
-#
-# <details><summary>Details: the paper's advantage against rlax's</summary>
-#
-# The IMPALA paper weighs $\nabla\log\pi(a_s|x_s)$ by
-# $\rho_s\big(r_s + \gamma v_{s+1} - V(x_s)\big)$, with $v_{s+1}$ the V-trace target at $s+1$ and
-# no λ in it. It clips this $\rho_s$ with the same $\bar\rho$; like rlax, the package gives it
-# its own $\bar\rho_{pg}$.
-#
-# rlax (`vtrace_td_error_and_advantage`) mixes the next target with the critic's next value, by
-# the same λ that cuts the traces: $r_t + \gamma_t[\lambda_t v_{t+1} + (1-\lambda_t)V'_t] - V_t$
-# inside an episode. At an episode's end, both formulas read $V'_t$. So:
-#
-# * at **λ = 1** the two are the same formula;
-# * at **λ < 1**, from the same `vs`, the package's advantage differs from the paper's by
-#   $\rho^{pg}_t\gamma_t(1-\lambda_t)(V'_t - v_{t+1})$ at every step that does not end an episode.
-#
-# </details>
-#
-# <details><summary>Details: why the package follows rlax</summary>
-#
-# On-policy, `pg_advantages` $=$ `vs` $- V$ is GAE(λ) (above): the advantage that matches the
-# critic's λ-return target, with notebook 03's bias–variance trade-off.
-#
-# The paper's formula at λ < 1 pairs a full step with the λ-return that follows it. At λ = 0,
-# on-policy, it is the two-step advantage $r_t + \gamma r_{t+1} + \gamma^2 V'_{t+1} - V_t$, while
-# the critic's target is one step.
-#
-# </details>
-#
-# <details><summary>Details: the paper's advantage, as code</summary>
-#
-# The paper's advantage on this section's rollout, with `vs` from the same call:
-#
-# </details>
-
-# %%
-def paper_pg(vs, log_rhos, r, v, nv, gamma, term, trunc, pg_rho_bar):
-    """IMPALA's advantage ρ_pg (r_t + γ v_{t+1} − V_t), v_{t+1} from `vs` (V'_t at an episode end)."""
-    done = term | trunc
-    done[:, -1] = True
-    vs_next = torch.where(done, nv, torch.roll(vs, -1, dims=1))
-    rho_pg = torch.clamp(log_rhos.exp(), max=pg_rho_bar)
-    return rho_pg * (r + gamma * torch.where(term, 0.0, vs_next) - v), rho_pg, vs_next, done
-
-# %% [markdown]
-# <details><summary>Details: what this cell checks</summary>
-#
-# At λ = 1 and λ = 0.5, the package's advantage minus the paper's against the predicted gap:
-#
-# </details>
-
-# %% jupyter={"outputs_hidden": true}
-for lam_ in (1.0, 0.5):
-    vs_l, pg_l = rl.vtrace(lr_, r, v, gamma=gamma, lambda_=lam_, terminated=term, truncated=trunc, next_values=nv,
-                           backend=KERNEL, **kw)
-    paper, rho_pg, vs_next, done = paper_pg(vs_l, lr_, r, v, nv, gamma, term, trunc, kw["pg_rho_bar"])
-    gap = torch.where(done, 0.0, rho_pg * gamma * (1 - lam_) * (nv - vs_next))
-    torch.testing.assert_close(pg_l - paper, gap, rtol=1e-5, atol=1e-5)
-    print(f"λ = {lam_}: largest |package − paper| = {(pg_l - paper).abs().max().item():.3f}")
-    if lam_ == 1.0:
-        torch.testing.assert_close(pg_l, paper, rtol=1e-5, atol=1e-5)  # the same advantage
-    else:
-        assert gap.abs().max() > 0.1  # a real difference, exactly the (1 − λ) term
-
-# %% [markdown]
-# <details><summary>Details: what this cell checks</summary>
-#
-# On-policy at λ = 0 (the "why" fold): one step against two.
-#
-# </details>
-
-# %% jupyter={"outputs_hidden": true}
-on = rl.vtrace(zero, r, v, gamma=0.9, lambda_=0.0, next_values=nv, backend=KERNEL)  # no episode ends but the window's
-one_step = r + 0.9 * nv - v
-two_step = torch.cat([r[:, :-1] + 0.9 * r[:, 1:] + 0.81 * nv[:, 1:] - v[:, :-1], one_step[:, -1:]], 1)
-torch.testing.assert_close(on.pg_advantages, one_step)
-no_end = torch.zeros_like(term)
-torch.testing.assert_close(paper_pg(on.vs, zero, r, v, nv, 0.9, no_end, no_end, 1.0)[0], two_step)
-print("λ = 0 on-policy: the package's advantage is one step, the paper's two")
-
-# %% [markdown]
 # ## 5. Optional: profile it
 #
 # As in notebooks 01–03, this cell shows V-trace's committed H200 table and chart, not measured
@@ -476,13 +396,8 @@ h200 = profile.committed("vtrace", missing_ok=True)  # the H200\'s table and cha
 #   - Q(s_{t+1}, a_{t+1})\big)\big], \qquad c_{t+1} = \lambda \min(1, \pi/\mu) \text{ at step } t+1.$$
 #
 # Write its prologue in Triton for `exercises.scan_hook` (notebook 00c's chunked reverse scan with
-# resets), as in notebook 03's `q_lambda`.
-#
-# **The harness in three lines** (all of it: [notebook 01, section 5](01_discounted_return.ipynb#5.-The-harness-for-Triton-prologues)):
-# your `@triton.jit` prologue `(X, P, offs, t, m, T) -> (a, b)` loads its inputs with
-# `tl.load(X[i] + offs, mask=m, other=0.0)`. The harness treats $a = 0$ as the reset and applies it
-# with a select. An input that may be NaN is yours to select away in $b$ with `tl.where`; never
-# multiply it by 0.
+# resets), as in notebook 03's `q_lambda`. The harness is as there: see "The harness in three
+# lines" in [03's exercises](03_td_lambda.ipynb#Exercises).
 #
 # * **Inputs:** `P` holds (γ, λ). `X` holds five (B, T) tensors in this order. Each has one number
 #   per step, loaded at `offs`:
@@ -497,9 +412,8 @@ h200 = profile.committed("vtrace", missing_ok=True)  # the H200\'s table and cha
 # * **Edge cases:**
 #   * $c = 0$ at the window's last step: $b_t$ holds $-\gamma c\,Q(s_{t+1}, a_{t+1})$, written to
 #     cancel against $G_{t+1}$, and no $G_T$ is there to cancel it.
-#   * Behind a termination the `next_*` inputs must never be read (they may be NaN). Select them
-#     away with `tl.where`; do not multiply them by $(1-\text{term}_t)$. That would put
-#     $0 \cdot \text{NaN}$ into the step's own $a$ and $b$. The reset at $a = 0$ cannot help there.
+#   * Behind a termination the `next_*` inputs may be NaN: select them away with `tl.where` (01's
+#     NaN card), in $a$ as in $b$.
 #
 # <details><summary>Hint 1: where to start</summary>
 #
@@ -583,10 +497,8 @@ exercises.attempt("retrace", retrace)
 # `exercises.scan_hook` takes an `epilogue` argument. The harness calls it after the scan and
 # stores what it returns.
 #
-# **The harness's epilogue in three lines** (all of it: [notebook 01, section 5](01_discounted_return.ipynb#5.-The-harness-for-Triton-prologues)):
-# your `@triton.jit` epilogue `(X, P, offs, t, m, T, y, y_in) -> out` loads its inputs with
-# `tl.load(X[i] + offs, mask=m, other=0.0)`. The harness stores `out` in place of `y`. An input that
-# may be NaN is yours to select away with `tl.where`; never multiply it by 0.
+# Your `@triton.jit` epilogue is `(X, P, offs, t, m, T, y, y_in) -> out`: the harness of `q_lambda`
+# ([03's "The harness in three lines"](03_td_lambda.ipynb#Exercises)), with two more arguments.
 #
 # | argument | what it is |
 # | --- | --- |
@@ -607,8 +519,8 @@ exercises.attempt("retrace", retrace)
 #   V(x_s)\big)$, with $\pi_s/\mu_s$ = `exp(log_rhos)`. This is the introduction's clipped
 #   $\rho_s$. Two things are fixed here:
 #   * the policy gradient is clipped at ρ̄ itself (`pg_rho_bar` set to `rho_bar`, as the paper does);
-#   * λ = 1, where rlax's form and the paper's are the same advantage (section 4, "Which
-#     policy-gradient advantage").
+#   * λ = 1, where rlax's form and the paper's are the same advantage (the optional section after
+#     the exercises, "Which policy-gradient advantage").
 # * **Edge cases:**
 #   * At the window's last step, $v_{s+1}$ is `next_values` (`y_in` is 0 there: no step follows).
 #   * At a termination the advantage has no $v_{s+1}$ term. Write $1-\text{term}_s$ as a select,
@@ -848,6 +760,94 @@ print(inspect.getsource(getattr(exercises.vtrace_prologue, "fn", exercises.vtrac
 
 # %% [markdown] tags=["answer-3"]
 # **Answer 3.** *Your answer here (code for it: in cells under this one).*
+
+# %% [markdown]
+# ## After the exercises: which policy-gradient advantage (optional)
+#
+# Optional reading. The package follows rlax, not the IMPALA paper, so that λ is one knob for both
+# outputs. This section derives how the two advantages differ, then checks it on section 4's
+# rollout.
+#
+# <details><summary>Details: the paper's advantage against rlax's</summary>
+#
+# The IMPALA paper weighs $\nabla\log\pi(a_s|x_s)$ by
+# $\rho_s\big(r_s + \gamma v_{s+1} - V(x_s)\big)$, with $v_{s+1}$ the V-trace target at $s+1$ and
+# no λ in it. It clips this $\rho_s$ with the same $\bar\rho$; like rlax, the package gives it
+# its own $\bar\rho_{pg}$.
+#
+# rlax (`vtrace_td_error_and_advantage`) mixes the next target with the critic's next value, by
+# the same λ that cuts the traces: $r_t + \gamma_t[\lambda_t v_{t+1} + (1-\lambda_t)V'_t] - V_t$
+# inside an episode. At an episode's end, both formulas read $V'_t$. So:
+#
+# * at **λ = 1** the two are the same formula;
+# * at **λ < 1**, from the same `vs`, the package's advantage differs from the paper's by
+#   $\rho^{pg}_t\gamma_t(1-\lambda_t)(V'_t - v_{t+1})$ at every step that does not end an episode.
+#
+# </details>
+#
+# <details><summary>Details: why the package follows rlax</summary>
+#
+# On-policy, `pg_advantages` $=$ `vs` $- V$ is GAE(λ) (section 4): the advantage that matches the
+# critic's λ-return target, with notebook 03's bias–variance trade-off.
+#
+# The paper's formula at λ < 1 pairs a full step with the λ-return that follows it. At λ = 0,
+# on-policy, it is the two-step advantage $r_t + \gamma r_{t+1} + \gamma^2 V'_{t+1} - V_t$, while
+# the critic's target is one step.
+#
+# </details>
+#
+# <details><summary>Details: the paper's advantage, as code</summary>
+#
+# The paper's advantage on section 4's rollout, with `vs` from the same call:
+#
+# </details>
+
+# %%
+def paper_pg(vs, log_rhos, r, v, nv, gamma, term, trunc, pg_rho_bar):
+    """IMPALA's advantage ρ_pg (r_t + γ v_{t+1} − V_t), v_{t+1} from `vs` (V'_t at an episode end)."""
+    done = term | trunc
+    done[:, -1] = True
+    vs_next = torch.where(done, nv, torch.roll(vs, -1, dims=1))
+    rho_pg = torch.clamp(log_rhos.exp(), max=pg_rho_bar)
+    return rho_pg * (r + gamma * torch.where(term, 0.0, vs_next) - v), rho_pg, vs_next, done
+
+# %% [markdown]
+# <details><summary>Details: what this cell checks</summary>
+#
+# At λ = 1 and λ = 0.5, the package's advantage minus the paper's against the predicted gap:
+#
+# </details>
+
+# %% jupyter={"outputs_hidden": true}
+lr_, r, v, gamma, term, trunc, nv, kw = rollout4  # section 4's rollout, even if your answers reused its names
+zero = torch.zeros_like(r)
+for lam_ in (1.0, 0.5):
+    vs_l, pg_l = rl.vtrace(lr_, r, v, gamma=gamma, lambda_=lam_, terminated=term, truncated=trunc, next_values=nv,
+                           backend=KERNEL, **kw)
+    paper, rho_pg, vs_next, done = paper_pg(vs_l, lr_, r, v, nv, gamma, term, trunc, kw["pg_rho_bar"])
+    gap = torch.where(done, 0.0, rho_pg * gamma * (1 - lam_) * (nv - vs_next))
+    torch.testing.assert_close(pg_l - paper, gap, rtol=1e-5, atol=1e-5)
+    print(f"λ = {lam_}: largest |package − paper| = {(pg_l - paper).abs().max().item():.3f}")
+    if lam_ == 1.0:
+        torch.testing.assert_close(pg_l, paper, rtol=1e-5, atol=1e-5)  # the same advantage
+    else:
+        assert gap.abs().max() > 0.1  # a real difference, exactly the (1 − λ) term
+
+# %% [markdown]
+# <details><summary>Details: what this cell checks</summary>
+#
+# On-policy at λ = 0 (the "why" fold): one step against two.
+#
+# </details>
+
+# %% jupyter={"outputs_hidden": true}
+on = rl.vtrace(zero, r, v, gamma=0.9, lambda_=0.0, next_values=nv, backend=KERNEL)  # no episode ends but the window's
+one_step = r + 0.9 * nv - v
+two_step = torch.cat([r[:, :-1] + 0.9 * r[:, 1:] + 0.81 * nv[:, 1:] - v[:, :-1], one_step[:, -1:]], 1)
+torch.testing.assert_close(on.pg_advantages, one_step)
+no_end = torch.zeros_like(term)
+torch.testing.assert_close(paper_pg(on.vs, zero, r, v, nv, 0.9, no_end, no_end, 1.0)[0], two_step)
+print("λ = 0 on-policy: the package's advantage is one step, the paper's two")
 
 # %% [markdown]
 # ## What you now know

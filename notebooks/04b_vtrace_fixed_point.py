@@ -167,7 +167,8 @@ assert np.allclose(w_on / w_on.sum(), pi)  # ... and still pi_rho_bar = pi: the 
 #   does not vanish, the message gives its sign, which is the way a one-step V-trace update would
 #   move your `V`.
 #
-# Then try it (not graded): as $\bar\rho$ grows, where does `V` go? And as $\bar\rho \to 0$?
+# Then try it (not graded): as $\bar\rho$ grows, where does `V` go? And as $\bar\rho \to 0$? (Mind
+# the actions where $\pi = 0$.)
 #
 # <details><summary>Hint 1: where to start</summary>
 #

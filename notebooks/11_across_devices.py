@@ -330,8 +330,8 @@ assert (without[~live] == by_hand[~live]).all() and not torch.isclose(without[li
 # last $\delta$. So part of its gradient is computed on rank 0 and sent back.
 #
 # For a bare scan, the backward is the transposed scan of notebook 01's exercise. Write
-# $y = $ `linear_scan(a, b)`, $dy_t = \partial L/\partial y_t$ the direct part (what autograd hands
-# the backward) and $g_t = \partial L/\partial b_t$ the total. Then $g_t = dy_t + a_{t-1} g_{t-1}$:
+# $y = $ `linear_scan(a, b)`, $dy_t$ the upstream gradient (what autograd hands the backward) and
+# $g_t = \partial L/\partial b_t$ the total. Then $g_t = dy_t + a_{t-1} g_{t-1}$:
 # a *forward* scan of the pairs $(a_{t-1}, dy_t)$.
 #
 # So each rank's segment is again one map. It now goes from the gradient entering at its first
