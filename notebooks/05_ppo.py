@@ -549,7 +549,7 @@ assert [round(both[i, 16, 128]["full_call_us"]) for i in ("rltriton_lite", "mini
 assert [round(both[i, 64, 16384]["full_call_us"]) for i in ("rltriton_lite", "minimal_autograd_fn")] == [518, 294]
 assert round(1e3 * both["rltriton_lite", 64, 16384]["kernel_ms"]) == 11
 _probe = {(sec["B"], sec["T"]): {(r["pass"], r["name"]): r["us"] for r in sec["rows"]}
-          for sec in profile.read_wall_probe(os.path.join(profile.results_folder(), "H200-2026-12-01d-wall.txt"))}
+          for sec in profile.read_wall_probe(os.path.join(profile.results_folder(), profile.COMMITTED_WALL))}
 # ... and a second measurement, the wall probe (notebook 08, section 3), reverses it: 234.8, 276.6 µs
 assert [_probe[64, 16384]["fwd+bwd", k] for k in ("ppo", "minimal_fn")] == [234.8, 276.6]
 

@@ -335,7 +335,7 @@ long_floor = [1e3 * row(RES, a, 64, 16384)["floor_ms"] for a in scans]
 assert round(model_us(64, 16384, gae_bytes)[1]) == 6  # "about 6 µs of GPU time for GAE there"
 assert [round(row(RES, "gae", b, t)["full_call_us"], 1) for b, t in [(16, 128), (4096, 128)]] == [54.5, 27.7]
 _probe = {(sec["B"], sec["T"]): {(r["pass"], r["name"]): r["us"] for r in sec["rows"]}
-          for sec in profile.read_wall_probe(os.path.join(RESULTS, "H200-2026-12-01d-wall.txt"))}
+          for sec in profile.read_wall_probe(os.path.join(RESULTS, profile.COMMITTED_WALL))}
 assert [_probe[s]["fwd", "gae"] for s in [(16, 128), (4096, 128)]] == [47.1, 38.0]  # "47.1 and 38.0 µs"
 assert all(abs(t[f"{s[0]}×{s[1]} GPU"] - model_us(*s, profile.op(t["algorithm"]).bytes_per_step(4))[1]) < 4
            for t in wall_gpu for s in [(16, 128), (4096, 128)] if t["algorithm"] in profile.ops())  # the model fits
@@ -479,7 +479,7 @@ else:
 # Checks: the claims above, on the committed run (CI runs them; skip when reading)
 assert all(s["host time removed %"] > 85 for s in saving)
 assert round(next(s["host time removed %"] for s in saving if s["algorithm"] == "gae")) == 88  # "88 % of GAE's call"
-_replay = open(os.path.join(RESULTS, "checks", "H100-2026-12-05-graph-replay.txt"), encoding="utf-8").read()
+_replay = open(os.path.join(RESULTS, profile.COMMITTED_REPLAY), encoding="utf-8").read()
 _replay = {(int(m[0]), int(m[1])): [float(x) for x in m[2:]]  # "4096x  128  22.4  4.5  3.4", as the probe printed it
            for m in re.findall(r"^\s*(\d+)x\s*(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)", _replay, re.M)}
 assert _replay[4096, 128] == [22.4, 4.5, 3.4]  # "22.4 µs eager, 4.5 µs as a graph of one call, 3.4 µs in one of 100"

@@ -202,7 +202,7 @@ bare = {t["shape"]: t for t in bare_table}
 # op.
 
 # %%
-PROBE = "H200-2026-12-01d-wall.txt"
+PROBE = profile.COMMITTED_WALL
 with open(os.path.join(RESULTS, PROBE), encoding="utf-8") as f:
     print(f.readline().strip("# \n"))  # its first line: the GPU, the date, the commit and the stack
 probe = {(sec["B"], sec["T"]): {r["name"]: r["us"] for r in sec["rows"] if r["pass"] == "fwd"}

@@ -690,7 +690,7 @@ def table(rows, columns=None, digits: int = 4) -> str:
 
 def read_wall_probe(path) -> list[dict]:
     """The sections of a committed wall-time probe (``tools/wall_probe.py``'s output, e.g.
-    ``benchmarks/results/H200-2026-12-01d-wall.txt``) that time one shape: a list of dicts with
+    ``benchmarks/results/`` + ``COMMITTED_WALL``) that time one shape: a list of dicts with
     B, T, the section's header and its rows, each a dict of pass, name, us (wall time per call of
     back-to-back calls, host included), ratio and anchor (what the ratio divides by: the median
     of the interleaved rounds' ratios). A name timed twice in a section keeps its first row. The
@@ -803,6 +803,8 @@ RL_SHAPES = ((4096, 128), (64, 16384))  # the shapes RL code uses: many short ro
 # nothing that the notebooks show or assert.
 COMMITTED_RUN = "H200-2026-12-01c"    # float32 at the shapes RL code uses: notebooks 01-09 and 13
 COMMITTED_SWEEP = "H200-2026-11-30d"  # the previous full sweep, bfloat16 too: notebook 08
+COMMITTED_WALL = "H200-2026-12-01d-wall.txt"  # tools/wall_probe.py's output (read_wall_probe): notebooks 05, 08, 14
+COMMITTED_REPLAY = "checks/H100-2026-12-05-graph-replay.txt"  # tools/graph_replay_probe.py's output: notebook 08
 
 
 def committed_results(folder=None, run: str = COMMITTED_RUN) -> tuple[str, dict]:

@@ -17,7 +17,7 @@ import pytest
 from rltriton_lite import profile
 
 RESULTS = Path(__file__).parent.parent / "benchmarks" / "results"
-PROBE = RESULTS / "H200-2026-12-01d-wall.txt"  # notebook 08, section 3
+PROBE = RESULTS / profile.COMMITTED_WALL  # notebook 08, section 3
 
 FIELDS = {"algorithm", "impl", "B", "T", "dtype", "pass", "ms", "floor_ms", "pct_floor", "full_call_us",
           "kernel_ms", "max_rel_err", "tol", "checked_against", "timer", "bytes"}

@@ -52,7 +52,7 @@ def test_table_columns_digits_and_missing_values():
 def test_read_wall_probe():
     """The committed probe's one-shape sections, in file order; the split sections left out; a
     name timed twice in a section (beside each anchor) keeps its first row."""
-    sections = profile.read_wall_probe(RESULTS / "H200-2026-12-01d-wall.txt")
+    sections = profile.read_wall_probe(RESULTS / profile.COMMITTED_WALL)
     assert [(s["B"], s["T"]) for s in sections] == [(16, 128), (4096, 128), (1024, 1024), (64, 16384)]
     rows = {(r["pass"], r["name"]): r for r in sections[1]["rows"]}
     assert rows["fwd", "gae"] == {"pass": "fwd", "name": "gae", "us": 38.0, "ratio": 0.544, "anchor": "bare_launch"}

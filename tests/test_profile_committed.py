@@ -186,7 +186,7 @@ def test_committed_figures_the_readme_quotes():
     assert round(100 * gae["floor_ms"] / gae["kernel_ms"], 1) == 83.5  # GPU time: GAE's % floor
     assert round(row["crr", profile.OURS_IMPL, 16, 128, "float32", "fwd"]["full_call_us"], 1) == 44.1
     probe = {(sec["B"], sec["T"]): {r["name"]: r["us"] for r in sec["rows"] if r["pass"] == "fwd"}
-             for sec in profile.read_wall_probe(RESULTS / "H200-2026-12-01d-wall.txt")}
+             for sec in profile.read_wall_probe(RESULTS / profile.COMMITTED_WALL)}
     assert probe[4096, 128]["gae"] == 38.0  # the README's wall-time table
     assert probe[16, 128]["crr"] == 86.6 and probe[16, 128]["gae"] == 47.1
     sweep = json.loads((RESULTS / f"{profile.COMMITTED_SWEEP}.json").read_text())
