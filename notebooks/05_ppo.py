@@ -529,12 +529,13 @@ print(f"3 x 1000: relative error {long_err:.1e}")
 #
 # * With its backward, a call costs several times the forward's wall time. Nearly all of that is
 #   host and autograd work ([notebook 09, section 3](09_benchmarks.ipynb#3.-Wall-versus-GPU-time)).
-# * At the small shapes our loss and the "minimal autograd.Function" anchor tie: 270 against 272 µs
-#   at 16×128.
-# * A wall-time gap under 2×, as at 64×16384 (ours slower in this run), is noise until a second
-#   measurement agrees. A second measurement (later the same day, with a newer version of the
-#   package) had ours at 234.8 against the anchor's 276.6 µs: this gap is not settled. Notebook 08,
-#   section 3, says how to read such gaps.
+# * A wall-time gap under 2× is noise until a second measurement agrees. The wall probe (notebook
+#   08, section 3), run right after the harness on the same code, is that second measurement.
+# * At 16×128 our loss is a little faster than the "minimal autograd.Function" anchor: 211 against
+#   234 µs, and the probe agrees (398.7 against 478.8 µs; host times drift, so read them as ranges).
+# * At 64×16384 the harness has ours slower (563 against 471 µs), but the probe has the two within
+#   3 % (325.2 against 316.9 µs): this gap is not settled. Notebook 08, section 3, says how to read
+#   such gaps.
 
 # %%
 h200 = profile.committed("ppo", missing_ok=True)  # the H200\'s table and chart, read by name: not measured here
@@ -544,14 +545,17 @@ h200 = profile.committed("ppo", missing_ok=True)  # the H200\'s table and chart,
 _, res_ppo = profile.committed_results()
 both = {(r["impl"], r["B"], r["T"]): r for r in res_ppo["rows"]
         if (r["algorithm"], r["dtype"], r["pass"]) == ("ppo", "float32", "fwd+bwd")}
-assert [round(both[i, 16, 128]["full_call_us"]) for i in ("rltriton_lite", "minimal_autograd_fn")] == [270, 272]
-# a check of the data: 64×16384's gap (518 against 294 µs, for 11 µs of GPU time) is under 2× ...
-assert [round(both[i, 64, 16384]["full_call_us"]) for i in ("rltriton_lite", "minimal_autograd_fn")] == [518, 294]
-assert round(1e3 * both["rltriton_lite", 64, 16384]["kernel_ms"]) == 11
 _probe = {(sec["B"], sec["T"]): {(r["pass"], r["name"]): r["us"] for r in sec["rows"]}
           for sec in profile.read_wall_probe(os.path.join(profile.results_folder(), profile.COMMITTED_WALL))}
-# ... and a second measurement, the wall probe (notebook 08, section 3), reverses it: 234.8, 276.6 µs
-assert [_probe[64, 16384]["fwd+bwd", k] for k in ("ppo", "minimal_fn")] == [234.8, 276.6]
+# 16×128: ours faster in the harness (211, 234 µs) and in the probe (398.7, 478.8 µs)
+assert [round(both[i, 16, 128]["full_call_us"]) for i in ("rltriton_lite", "minimal_autograd_fn")] == [211, 234]
+assert [_probe[16, 128]["fwd+bwd", k] for k in ("ppo", "minimal_fn")] == [398.7, 478.8]
+# 64×16384: ours slower in the harness (563, 471 µs; under 2×, for 11 µs of GPU time) ...
+assert [round(both[i, 64, 16384]["full_call_us"]) for i in ("rltriton_lite", "minimal_autograd_fn")] == [563, 471]
+assert round(1e3 * both["rltriton_lite", 64, 16384]["kernel_ms"]) == 11
+# ... and within 3 % in the probe: 325.2, 316.9 µs
+assert [_probe[64, 16384]["fwd+bwd", k] for k in ("ppo", "minimal_fn")] == [325.2, 316.9]
+assert abs(_probe[64, 16384]["fwd+bwd", "ppo"] / _probe[64, 16384]["fwd+bwd", "minimal_fn"] - 1) < 0.03
 
 # %% [markdown]
 # ## Exercises

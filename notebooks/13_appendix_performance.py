@@ -31,8 +31,8 @@
 #
 # The kernels you wrote in notebooks 00b and 00c compute the right numbers; the package's kernel
 # computes the same numbers faster. On an H200, at 16384×1024 (forward), its scans run at about
-# 82–94 % of the memory floor in the committed run, and every kernel of the package at about
-# 82–100 % (notebook 08, section 2).
+# 79–93 % of the memory floor in the committed run, and every kernel of the package at about
+# 79–99 % (notebook 08, section 2).
 #
 # **The question of this appendix:** what separates the two? Nothing in notebooks 01–09 depends on
 # it. Each section states an idea, checks it in NumPy, and cites the measurement that decided it.
@@ -45,8 +45,8 @@
 #
 # <details><summary>Details: where the GPU numbers come from</summary>
 #
-# Every GPU figure here comes from one of two places: the committed
-# `benchmarks/results/H200-2026-12-01c.json`, or `docs/DESIGN.md`, "Decisions", which says where
+# Every GPU figure here comes from one of two places: the committed run,
+# `benchmarks/results/H200-2026-12-06.json` (`profile.COMMITTED_RUN`), or `docs/DESIGN.md`, "Decisions", which says where
 # every figure comes from. Both were measured on an NVIDIA H200 with **torch 2.11 and Triton 3.6**.
 # `requirements.txt` pins newer versions (torch 2.13, Triton 3.9).
 #
@@ -70,7 +70,6 @@ if not torch.cuda.is_available():
     os.environ.setdefault("TRITON_INTERPRET", "1")
 
 import inspect
-import json
 
 import numpy as np
 import triton
@@ -86,7 +85,7 @@ GPU = DEVICE == "cuda"
 KERNEL = "triton"
 rng = np.random.default_rng(0)
 RESULTS = profile.results_folder()  # benchmarks/results/: what an H200 measured (notebooks 08 and 09)
-RES = json.load(open(f"{RESULTS}/H200-2026-12-01c.json"))  # the latest committed run, as notebook 08 reads it
+RUN, RES = profile.committed_results()  # the committed run (profile.COMMITTED_RUN), read by name as notebook 08 reads it
 
 # %% jupyter={"source_hidden": true}
 # Checks: the introduction's figures and versions, on the committed run (CI runs them; skip when reading)
@@ -95,8 +94,8 @@ assert RES["versions"]["torch"].startswith("2.11") and RES["versions"]["triton"]
 BIG_PCT = {r["algorithm"]: 100 * r["floor_ms"] / r["kernel_ms"] for r in RES["rows"]
            if (r["impl"], r["B"], r["T"], r["dtype"], r["pass"]) == ("rltriton_lite", 16384, 1024, "float32", "fwd")}
 SCAN_PCT = [BIG_PCT[a] for a in ("discounted_return", "gae", "td_lambda", "vtrace", "linear_scan")]
-assert [round(min(SCAN_PCT)), round(max(SCAN_PCT))] == [82, 94]  # "about 82–94 %": the scans
-assert [round(min(BIG_PCT.values())), round(max(BIG_PCT.values()))] == [82, 100]  # "about 82–100 %": every kernel
+assert [round(min(SCAN_PCT)), round(max(SCAN_PCT))] == [79, 93]  # "about 79–93 %": the scans
+assert [round(min(BIG_PCT.values())), round(max(BIG_PCT.values()))] == [79, 99]  # "about 79–99 %": every kernel
 print(f"committed GPU figures: {RES['gpu']}, torch {RES['versions']['torch']}, triton {RES['versions']['triton']}; "
       f"installed here: torch {torch.__version__}, triton {triton.__version__}")
 
@@ -502,8 +501,7 @@ assert plan._plan(16384, 1024, True, 4, torch.device("cuda"), ON_H200)[:4] == (2
 # * The wide chunks were chosen by wall time per call, what a training loop pays. `DESIGN.md` ("The
 #   time split") records the probe: at 64×16384, 1024 steps in 4 warps took GAE's call from 59.5 to
 #   35.4 µs, and 512 steps in 2 warps or 2048 in 8 were no better. The committed run that notebooks
-#   08 and 09 read was made just before this change, so its 64×16384 rows show the scans without
-#   wide chunks.
+#   08 and 09 read was made with the wide chunks (the package as it is installed now).
 #
 # </details>
 #
@@ -833,17 +831,17 @@ for B_, T_ in LAB_SHAPES:
         h200.append({"kernel": what, "B × T": f"{B_}×{T_}", "wall µs/call": r["full_call_us"],
                      "GPU µs": 1e3 * r["kernel_ms"], "floor µs": 1e3 * r["floor_ms"],
                      "% floor": 100 * r["floor_ms"] / r["kernel_ms"]})
-print(f"{RES['gpu']}, committed results H200-2026-12-01c.json ({RES['date']}): measured there, not on this machine")
+print(f"{RES['gpu']}, committed results {RUN}.json ({RES['date']}): measured there, not on this machine")
 print(profile.table(h200, digits=3))
 big = {t["kernel"]: t for t in h200 if t["B × T"] == "16384×1024"}
-assert big["rl.discounted_returns"]["% floor"] > 80 and big["step-by-step walk (GAE, anchor)"]["% floor"] < 5
-assert h200[0]["B × T"] == "4096×128" and h200[0]["wall µs/call"] > 3 * h200[0]["GPU µs"]  # host-bound
+assert round(big["rl.discounted_returns"]["% floor"]) == 79 and round(big["step-by-step walk (GAE, anchor)"]["% floor"]) == 3
+assert h200[0]["B × T"] == "4096×128" and h200[0]["wall µs/call"] > 2 * h200[0]["GPU µs"]  # host-bound: wall > 2 × GPU
 
 # %% [markdown]
-# At 16384×1024 the package moves its bytes at over 80 % of copy speed. The step-by-step walk
-# manages about 3 %: its loads fail both tests of the primer (0.1 and 0.2). At 4096×128 the
-# package's wall time is several times its GPU time: the host's work is most of the call (notebook
-# 08, section 3).
+# At 16384×1024 the package moves its bytes at 79 % of copy speed. The step-by-step walk manages
+# about 3 %: its loads fail both tests of the primer (0.1 and 0.2). At 4096×128 the package's wall
+# time is several times its GPU time: the call is host-bound, the host's work is most of it
+# (notebook 08, section 3).
 #
 # Where does your `reset_scan` land? Each pass of its loop loads a whole chunk, coalesced, so it
 # keeps far more bytes in flight than the walk. But it does not load the next chunk while it scans

@@ -801,10 +801,10 @@ RL_SHAPES = ((4096, 128), (64, 16384))  # the shapes RL code uses: many short ro
 # newest": a results file that a TA writes into the same folder for their own GPU (``python -m
 # rltriton_lite.bench --out benchmarks/results/mygpu.json``) is listed by notebook 09, and changes
 # nothing that the notebooks show or assert.
-COMMITTED_RUN = "H200-2026-12-01c"    # float32 at the shapes RL code uses: notebooks 01-09 and 13
+COMMITTED_RUN = "H200-2026-12-06"     # float32 at the shapes RL code uses: notebooks 01-09 and 13
 COMMITTED_SWEEP = "H200-2026-11-30d"  # the previous full sweep, bfloat16 too: notebook 08
-COMMITTED_WALL = "H200-2026-12-01d-wall.txt"  # tools/wall_probe.py's output (read_wall_probe): notebooks 05, 08, 14
-COMMITTED_REPLAY = "checks/H100-2026-12-05-graph-replay.txt"  # tools/graph_replay_probe.py's output: notebook 08
+COMMITTED_WALL = "H200-2026-12-06-wall.txt"  # tools/wall_probe.py's output (read_wall_probe): notebooks 05, 08, 14
+COMMITTED_REPLAY = "checks/H200-2026-12-06-graph-replay.txt"  # tools/graph_replay_probe.py's output: notebook 08
 
 
 def committed_results(folder=None, run: str = COMMITTED_RUN) -> tuple[str, dict]:

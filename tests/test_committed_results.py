@@ -26,7 +26,7 @@ ALGORITHMS = {"discounted_return", "gae", "td_lambda", "vtrace", "ppo", "sac", "
 # What each file must hold: its header, and how many rows of each kind (a lost row changes a count).
 EXPECTED = {
     profile.COMMITTED_RUN: dict(
-        date="2026-12-01", bandwidth=4247799533371.2373, rows=195,
+        date="2026-12-06", bandwidth=4273327122340.466, rows=195,
         by_dtype_pass={("float32", "fwd"): 121, ("float32", "fwd+bwd"): 74},
         shapes={(16, 128), (4096, 128), (64, 16384), (16384, 1024)},
         by_impl={"rltriton_lite": 64, "accelerated_scan": 24, "pytorch_loop": 20, "pytorch_eager": 18,
@@ -79,7 +79,7 @@ def test_the_files_the_notebooks_read_are_committed():
         assert (RESULTS / f"{run}.json").is_file(), run
         assert (RESULTS / f"{run}.md").is_file(), run  # the tables the harness wrote beside it
     assert PROBE.is_file()
-    assert profile.COMMITTED_RUN == "H200-2026-12-01c" and profile.COMMITTED_SWEEP == "H200-2026-11-30d"
+    assert profile.COMMITTED_RUN == "H200-2026-12-06" and profile.COMMITTED_SWEEP == "H200-2026-11-30d"
 
 
 def test_header_names_the_gpu_date_stack_and_bandwidth(run):
@@ -169,9 +169,9 @@ def test_spot_values_of_the_run():
     row = {_key(r): r for r in _load(profile.COMMITTED_RUN)["rows"]}
     gae = row["gae", profile.OURS_IMPL, 16384, 1024, "float32", "fwd"]
     assert gae["bytes"] == 16384 * 1024 * 17
-    assert round(1e3 * gae["floor_ms"], 1) == 67.1 and round(1e3 * gae["kernel_ms"], 1) == 80.4
-    assert round(row["gae", profile.OURS_IMPL, 4096, 128, "float32", "fwd"]["full_call_us"], 2) == 27.68
-    assert round(row["gae", "pytorch_loop", 4096, 128, "float32", "fwd"]["full_call_us"]) == 12123
+    assert round(1e3 * gae["floor_ms"], 1) == 66.7 and round(1e3 * gae["kernel_ms"], 1) == 80.2
+    assert round(row["gae", profile.OURS_IMPL, 4096, 128, "float32", "fwd"]["full_call_us"], 2) == 28.13
+    assert round(row["gae", "pytorch_loop", 4096, 128, "float32", "fwd"]["full_call_us"]) == 12152
     sweep = {_key(r): r for r in _load(profile.COMMITTED_SWEEP)["rows"]}
     assert sweep["gae", profile.OURS_IMPL, 16384, 1024, "bfloat16", "fwd"]["bytes"] == 16384 * 1024 * 9
 
@@ -180,7 +180,7 @@ def test_the_wall_probe_file():
     """Notebook 08's section 3 reads this probe: its first line names the GPU, the date and the
     stack of the JSON files; it has a section per shape with every row the notebook reads."""
     first = PROBE.read_text(encoding="utf-8").splitlines()[0]
-    assert "NVIDIA H200, 2026-12-01" in first and "torch 2.11, Triton 3.6" in first
+    assert "NVIDIA H200, 2026-12-06" in first and "torch 2.11, Triton 3.6" in first
     sections = profile.read_wall_probe(PROBE)
     assert [(s["B"], s["T"]) for s in sections] == [(16, 128), (4096, 128), (1024, 1024), (64, 16384)]
     assert all(len(s["rows"]) == 24 for s in sections)
@@ -189,6 +189,6 @@ def test_the_wall_probe_file():
              "sac", "ppo", "crr", "linear_scan"}
     assert all(names <= set(v) for v in fwd.values())
     assert all(us > 0 for v in fwd.values() for us in v.values())
-    assert fwd[16, 128]["noop kernel[grid]"] == 17.5 and fwd[16, 128]["torch.add"] == 11.3
-    assert fwd[16, 128]["bare_launch"] == 27.5 and fwd[4096, 128]["bare_launch"] == 69.8
-    assert fwd[16, 128]["crr"] == 86.6 and fwd[4096, 128]["gae"] == 38.0
+    assert fwd[16, 128]["noop kernel[grid]"] == 12.5 and fwd[16, 128]["torch.add"] == 8.2
+    assert fwd[16, 128]["bare_launch"] == 20.6 and fwd[4096, 128]["bare_launch"] == 69.5
+    assert fwd[16, 128]["crr"] == 59.7 and fwd[4096, 128]["gae"] == 28.4
