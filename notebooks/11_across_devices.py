@@ -31,7 +31,7 @@
 #
 # In a context- or sequence-parallel stack, each GPU holds a stretch of the sequence: rank 0 the
 # first steps, rank 1 the next, and so on. The sequence is split because its activations do not
-# fit on one GPU. Gathering every rank's rewards and values onto each GPU would move O(steps) per
+# fit on one GPU. Gathering every rank's rewards and values onto each GPU would move O(rows × steps) per
 # rank. The scan across ranks moves only O(rows × ranks).
 #
 # The recurrence $y_t = b_t + a_t\,y_{t+1}$ looks as if it needed the whole sequence in order, rank

@@ -502,7 +502,7 @@ assert {r["impl"] for r in rows} == set(bench.TOKEN_IMPLS)
 assert all((B_, T_, k) in wall for B_, T_ in shapes for k in bench.TOKEN_IMPLS), "a shape with an impl missing"
 errs = [r["max_abs_err_vs_loop"] for r in rows if r["impl"] == OURS]
 lines = [{"B × T": profile.shape_name(s), "tokens": s[0] * s[1], "loop ms": wall[(*s, LOOP)] / 1e3,
-          "loop µs/token": wall[(*s, LOOP)] / s[1], "cumsum µs": wall[(*s, CUMSUM)],
+          "loop µs per step of T": wall[(*s, LOOP)] / s[1], "cumsum µs": wall[(*s, CUMSUM)],
           "cumsum GPU µs": gpu[(*s, CUMSUM)], "rl.gae µs": wall[(*s, OURS)],
           "rl.gae GPU µs": gpu[(*s, OURS)], "verl drop-in µs": wall[(*s, DROP_IN)],
           "loop ÷ rl.gae": profile.speedup_text(wall[(*s, LOOP)] / wall[(*s, OURS)]),
@@ -546,7 +546,8 @@ plt.show()
 # %% [markdown]
 # What the table and the chart show:
 #
-# * **The loop pays per token of response length.** Its µs-per-token column is nearly the same at
+# * **The loop pays per step of response length T** (one iteration handles one position of every
+#   response). Its "µs per step of T" column is nearly the same at
 #   every shape, from 256 responses to 4: each iteration launches about a dozen small kernels
 #   (question 3 counts them).
 #
@@ -724,7 +725,7 @@ exercises.attempt("token_gae_pairs", token_gae_pairs)
 #
 # 3. Count the kernels `bench.token_gae_loop` launches per response token (the tensor operations
 #    of one iteration). For $T = 4096$, how many launches is one call, and what does that say
-#    about the loop's wall time per token in section 7's table?
+#    about the loop's wall time per step of T in section 7's table?
 
 # %% [markdown] tags=["answer-1"]
 # **Answer 1.** *Your answer here (code for it: in cells under this one).*

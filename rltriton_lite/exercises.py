@@ -5295,6 +5295,15 @@ def _token_gae_hint(args, got, expected):
         if _is_slip(got_, slip, expected):
             return _Whole(f"These are verl's advantages with a slip: {what}.")
     nxt = np.concatenate([v0[:, 1:], np.zeros_like(v0[:, :1])], 1)
+    for read in (nxt, np.concatenate([v[:, 1:], np.zeros_like(v[:, :1])], 1)):  # zeroed in a hole, or as it is
+        with np.errstate(invalid="ignore"):
+            slip = reference.linear_scan(np.where(mask, gamma * lam, 1.0), np.where(mask, r0 + gamma * read - v0, 0.0))
+        if _is_slip(got_, slip, expected):
+            return _Whole("These are verl's advantages with a slip: V_next is read at position t + 1 whatever the "
+                          "mask. At the last policy token before a hole, t + 1 is tool output, whose value is never to "
+                          "be read (OpenRLHF's reading, section 5), not the next response token's." + _fix(
+                              " V_next is the value at the next response token: a reverse scan of the values with "
+                              "a = (~mask), read one position later."))
     theirs = reference.linear_scan(np.full_like(r0, gamma * lam), r0 + gamma * nxt - v0)
     if np.shape(got) != theirs.shape or np.allclose(theirs[mask], expected[mask], rtol=1e-5, atol=1e-5) \
             or not np.allclose(np.asarray(got)[mask], theirs[mask], rtol=1e-5, atol=1e-5):
