@@ -106,7 +106,7 @@ print(f"committed GPU figures: {RES['gpu']}, torch {RES['versions']['torch']}, t
 # the memory system, and three ideas say most of it. First, some words.
 #
 # * A GPU is made of **streaming multiprocessors** (SMs), its processors. An H200 has 132. The
-#   planner wants two programs per SM, so 264 on the H200.
+#   package's planner wants a launch of at least two programs per SM, 264 on the H200 (0.3).
 # * Each program of a launch runs on one SM, as one or more **warps**. A warp is 32 threads, its
 #   **lanes**, that run each instruction together.
 # * When a warp runs a load instruction, each lane asks for a few bytes at its own address.
@@ -232,19 +232,29 @@ assert 2e6 < in_flight_gpu < 3e6
 #   before this chunk is scanned: **pipelining**, the package's `STAGES = 2` (section 4).
 #
 # The package leans on the second. One of its GAE programs at 16384×1024 owns 2 rows × 128 steps per
-# chunk, and reads 9 bytes per step (reward and value, 4 bytes each, and a 1-byte flag). Compare
-# the step-by-step walk, notebook 08's "bare launch" anchor: one program per row, one step at a
-# time, asking for one step's 9 bytes and waiting.
+# chunk, and reads 9 bytes per step (reward and value, 4 bytes each, and a 1-byte flag). With
+# `STAGES = 2`, while it waits for one chunk, the next chunk's loads are in flight too: two chunks.
+# Compare the step-by-step walk, notebook 08's "bare launch" anchor: one program per row, one step
+# at a time, asking for one step's 9 bytes and waiting.
 
 # %%
 GAE_READ = 4 + 4 + 1  # bytes read per step: reward, value, flag
-package_program = 2 * 128 * GAE_READ  # one chunk of 2 rows x 128 steps in flight
+CHUNKS_IN_FLIGHT = 2  # STAGES = 2: this chunk's loads and the next chunk's
+package_program = 2 * 128 * GAE_READ * CHUNKS_IN_FLIGHT  # two chunks of 2 rows x 128 steps in flight
 step_program = GAE_READ  # one step in flight
+print(f"bytes in flight per program: the package's {package_program / 1e3:.1f} KB, a step-by-step walk "
+      f"{step_program} B")
 print(f"programs per SM to keep {per_sm / 1e3:.1f} KB in flight: the package's {per_sm / package_program:.0f}, "
       f"a step-by-step walk {per_sm / step_program:,.0f}")
+assert round(package_program / 1e3, 1) == 4.6 and round(per_sm / package_program) == 4  # "4.6 KB", "about 4"
 assert per_sm / step_program > 200 * (per_sm / package_program)
 
 # %% [markdown]
+# So the model asks for about 4 of the package's programs at once on each SM. The planner's "two
+# programs per SM" (above) is a different number: not how many programs an SM runs at once, but the
+# fewest a launch may have before the planner changes its plan (0.3). At 16384×1024 the launch has
+# 8192 programs, 62 per SM: far more than 4 (section 4 counts them).
+#
 # No SM holds thousands of warps, so the step-by-step walk cannot fill the memory system, whatever
 # the latency is exactly. It also fails 0.1's test: each of its loads fetches a sector for 4 bytes
 # used. The committed H200 results show the outcome at 16384×1024 (`% floor` = the floor ÷ the GPU
@@ -475,19 +485,17 @@ assert plan._plan(16384, 1024, True, 4, torch.device("cuda"), ON_H200)[:4] == (2
 #
 # * **The chunk** is the row's length rounded up to a power of 2 (at least 16), capped at 128 steps
 #   from 4096 rows up and at 256 below.
-# * **The rows** fill the tile up to 256 steps, from 1024 rows up (2 rows of 128 steps, say). With
-#   fewer rows, a program owns one row.
+# * **The rows** fill the tile up to 256 steps from 1024 rows up (2 rows of 128 steps, say), if the
+#   launch keeps at least `Config.min_programs` programs (264 on an H200). Otherwise a program owns
+#   one row. At 1024×64, 4 rows would leave 256 programs, so a program owns 1; at 1056×64 they
+#   leave 264, and a program owns 4.
 # * **The warps**: one per 256 steps of the chunk, and at least one.
 # * **The stages**: 2 when a row has more than one chunk, so that there is a next chunk to load;
 #   otherwise 1. One exception: a one-row tile of a 2-byte dtype (bfloat16) is not pipelined.
 # * **The vector** is 16 bytes: 4 float32 steps or 8 bfloat16 steps.
-#
-# So at **16384×1024** the chunk is 128 steps, a program takes 2 rows, and each row's 8 chunks give
-# 2 stages. At **64×16384** there are 64 programs, fewer than the 264 an H200 wants, so each must
-# keep more bytes in flight (section 0.2). A row of 32 or more **wide chunks** of 1024 steps
-# (`Config.split_min_chunks`, `Config.wide_block`) is split in time (section 5). A row of 16384
-# steps has only 16, so it is walked in wide chunks instead: 4 warps, each lane still holding 8
-# steps, and 4 times the bytes of a 256-step chunk in flight.
+# * **Too few programs** (under `min_programs`): a row of 32 or more **wide chunks** of 1024 steps
+#   (`Config.split_min_chunks`, `Config.wide_block`) is split in time (section 5). A shorter row is
+#   walked in wide chunks, a warp per 256 steps: a row of 64×16384 has 16 wide chunks.
 #
 # <details><summary>Details: the measurements behind the rules</summary>
 #
@@ -505,22 +513,43 @@ assert plan._plan(16384, 1024, True, 4, torch.device("cuda"), ON_H200)[:4] == (2
 #
 # </details>
 #
-# The planner's tile at six shapes, with an H200's 264 programs as in section 0.3:
+# **The tile against the model.** The table asks the planner for GAE's tile at nine shapes, with an
+# H200's 264 programs as in section 0.3. Then it counts 0.2's bytes in flight. GAE reads 9 bytes
+# per float32 step (5 per bfloat16 step), and a program keeps `STAGES` chunks of `ROWS` × `BLOCK`
+# steps in flight. `tile` is rows × chunk × warps × stages; `per SM` is programs ÷ 132. `KB/SM`
+# puts every program in flight at once: compare it with 0.2's 19.4 KB. (An SM runs only as many
+# programs at once as fit; the rest wait their turn.)
 
 # %%
 tiles = []
-for B_, T_, dtype in [(16384, 1024, "float32"), (1024, 1024, "float32"), (4096, 128, "float32"),
-                      (16384, 1024, "bfloat16"), (8, 131072, "bfloat16"), (64, 16384, "float32")]:
+for B_, T_, dtype in [(16, 128, "float32"), (1024, 64, "float32"), (1056, 64, "float32"), (4096, 128, "float32"),
+                      (1024, 1024, "float32"), (16384, 1024, "float32"), (16384, 1024, "bfloat16"),
+                      (64, 16384, "float32"), (8, 131072, "bfloat16")]:
     itemsize = 2 if dtype == "bfloat16" else 4
     rows, block, warps, stages, vector, row_programs, segments, seg = plan._plan(
         B_, T_, True, itemsize, torch.device("cuda"), ON_H200)
-    tiles.append({"B × T": f"{B_}×{T_}", "dtype": dtype, "ROWS": rows, "BLOCK": block, "num_warps": warps,
-                  "STAGES": stages, "V": vector, "steps per lane": rows * block // (32 * warps),
-                  "chunks per row": -(-T_ // block), "time split": segments > 1})
-print(profile.table(tiles, digits=3))
+    programs = row_programs * segments
+    flight = rows * block * (2 * itemsize + 1) * stages  # GAE's reads (0.2): STAGES chunks of ROWS × BLOCK steps
+    tiles.append({"B × T": f"{B_}×{T_}", "dtype": dtype, "tile": f"{rows}×{block}×{warps}×{stages}",
+                  "ROWS": rows, "BLOCK": block, "num_warps": warps, "STAGES": stages, "V": vector,
+                  "programs": programs, "per SM": programs / H200_SMS,
+                  "bytes in flight": flight, "KB/program": flight / 1e3, "KB/SM": flight * programs / H200_SMS / 1e3})
+print(profile.table(tiles, ["B × T", "dtype", "tile", "programs", "per SM", "KB/program", "KB/SM"], digits=3))
+
+# %% [markdown]
+# Read the table against 0.2's 19.4 KB per SM. Two rules follow from the model. A one-warp tile of
+# 256 steps keeps 2.3 KB in flight, 4.6 KB pipelined, so 4–8 programs per SM fill the memory, and
+# the large shapes launch 8–62 per SM. Where only 64 programs run (64×16384), a wide chunk keeps
+# 18.4 KB in flight: about what one busy SM needs.
+#
+# The model cannot set the other thresholds. 1024×64 and 1056×64 keep the same 4.5 and 4.6 KB per
+# SM: every load of the problem at once, far below the need. `min_programs` makes the switch.
+# 2 × 128 and 1 × 256 keep the same bytes in flight, and the model would pipeline bfloat16 too.
+# `docs/DESIGN.md`, "The scan's tile" and "The time split", says where the 4096 rows, the bfloat16
+# exception and the 32 wide chunks were measured.
 
 # %% jupyter={"source_hidden": true}
-# Checks: the rules above on the six tiles, and the figures against docs/DESIGN.md (CI runs them; skip when reading)
+# Checks: the rules and the table's reading, and the figures on docs/DESIGN.md (CI runs them; skip when reading)
 tile_of = {(t["B × T"], t["dtype"]): tuple(t[k] for k in ("ROWS", "BLOCK", "num_warps", "STAGES", "V"))
            for t in tiles}
 assert tile_of["16384×1024", "float32"] == (2, 128, 1, 2, 4)  # many rows: 2 × 128
@@ -529,7 +558,33 @@ assert tile_of["4096×128", "float32"] == (2, 128, 1, 1, 4)  # one chunk per row
 assert tile_of["16384×1024", "bfloat16"] == (2, 128, 1, 2, 8)  # 16 bytes: 8 bfloat16 steps
 assert tile_of["8×131072", "bfloat16"] == (1, 256, 1, 1, 8)  # one row of a 2-byte dtype: not pipelined
 assert tile_of["64×16384", "float32"] == (1, 1024, 4, 2, 4)  # few programs, 16 wide chunks: 4 warps
-assert all(t["steps per lane"] == 8 for t in tiles)  # 256 steps per warp at every shape here
+assert tile_of["16×128", "float32"] == (1, 128, 1, 1, 4)  # one chunk per row, 16 programs
+assert all(t["ROWS"] * t["BLOCK"] // (32 * t["num_warps"]) == 8 for t in tiles  # 256 steps per warp, 8 per lane,
+           if t["ROWS"] * t["BLOCK"] >= 256)  # wherever the tile reaches 256 steps
+# the rows: 4 rows of 64 steps leave 256 programs at 1024 rows (below min_programs: one row each), 264 at 1056
+model = {(t["B × T"], t["dtype"]): t for t in tiles}
+short, stacked = model["1024×64", "float32"], model["1056×64", "float32"]
+assert -(-1024 // 4) == 256 < ON_H200.min_programs == -(-1056 // 4) == 264
+assert (short["ROWS"], short["programs"]) == (1, 1024) and (stacked["ROWS"], stacked["programs"]) == (4, 264)
+for B_, rows_ in [(1024, 1), (1056, 4)]:  # the planner itself, asked for a CUDA device's plan
+    assert plan._plan(B_, 64, True, 4, torch.device("cuda"), ON_H200)[0] == rows_
+# the reading: 0.2's bytes in flight
+assert round(per_sm / 1e3, 1) == 19.4 and model["16384×1024", "float32"]["bytes in flight"] == package_program
+assert all(t["BLOCK"] <= int(t["B × T"].split("×")[1]) for t in tiles)  # every step of a chunk is a real step
+one_warp = [model[s_, "float32"] for s_ in ("4096×128", "1024×1024", "16384×1024")]
+assert all(t["num_warps"] == 1 and t["ROWS"] * t["BLOCK"] == 256 for t in one_warp)  # 2 × 128 and 1 × 256 alike
+assert [(t["STAGES"], round(t["KB/program"], 1)) for t in one_warp] == [(1, 2.3), (2, 4.6), (2, 4.6)]  # "4.6 pipelined"
+assert [round(per_sm / t["bytes in flight"]) for t in one_warp] == [8, 4, 4]  # "4–8 programs per SM fill the memory"
+assert [round(t["per SM"]) for t in one_warp] == [16, 8, 62]  # "launch 8–62 per SM" (0.2: "62 per SM")
+assert model["16384×1024", "float32"]["programs"] == 8192 and all(t["KB/SM"] > per_sm / 1e3 for t in one_warp)
+wide = model["64×16384", "float32"]
+assert wide["programs"] == 64 and round(wide["KB/program"], 1) == 18.4 and 0.9 < wide["bytes in flight"] / per_sm < 1
+assert [round(short["KB/SM"], 1), round(stacked["KB/SM"], 1)] == [4.5, 4.6]  # "the same 4.5 and 4.6 KB per SM"
+assert all(round(t["KB/SM"] * 1e3 * H200_SMS) == int(t["B × T"].split("×")[0]) * 64 * 9  # every load of the problem
+           for t in (short, stacked))
+assert stacked["KB/SM"] * 1e3 < per_sm / 4  # "far below the need"
+bf16_long = model["8×131072", "bfloat16"]
+assert bf16_long["STAGES"] == 1 and 131072 > bf16_long["BLOCK"]  # a next chunk to load, not pipelined
 defaults = Config()
 assert ON_H200.min_programs == 264 and defaults.wide_block == 1024 and defaults.split_min_chunks == 32
 assert 16384 // defaults.wide_block == 16 < defaults.split_min_chunks  # 64×16384: wide chunks, no split

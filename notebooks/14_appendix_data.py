@@ -279,9 +279,10 @@ print(f"{RUN}: GAE 4096×128 fwd, ours {ours_line['wall_us']:.1f} µs wall, {our
 # below for GAE, then for all seven algorithms:
 #
 # * `ours`: how many of our lines have both times.
-# * `replaced_x`: the smallest ratio of the replaced code's time to ours. For a loop it uses wall
-#   time: a loop has no GPU time. For an eager formula it uses GPU time: both calls are mostly
-#   host, and a captured step pays the GPU time.
+# * `replaced_x`: the smallest ratio of the replaced code's time to ours. Against a Python loop it
+#   divides wall times, because a loop has no GPU time. Against an eager formula it divides GPU
+#   times. Both eager calls spend most of their wall time on the host, and a training step captured
+#   in a CUDA graph skips that host work: it pays only the GPU time.
 # * `host_x`: the smallest wall ÷ GPU time of ours at 4096×128.
 # * `floor_pct`: the smallest % floor of ours at the largest shape, the one beyond the L2 cache.
 
@@ -316,6 +317,16 @@ sac_rows = profile.committed_rows(RES, "sac")
 assert any(r["pct_floor"] > 100 for r in sac_rows if r["impl"] == "rltriton_lite")  # over 100 % somewhere
 crr_wall = {(r["impl"], r["B"], r["T"]): r["wall_us"] for r in profile.committed_rows(RES, "crr") if r["pass"] == "fwd+bwd"}
 assert all(crr_wall[i, b, t] < crr_wall["rltriton_lite", b, t] for i, b, t in crr_wall if i == "pytorch_eager")
+# replaced_x against an eager formula: both calls mostly host (wall time over twice the GPU time) wherever eager ran
+eager_seen = 0
+for name in replaced_bound:
+    by_impl = {(r_["impl"], r_["B"], r_["T"], r_["pass"]): r_ for r_ in profile.committed_rows(RES, name)}
+    for (i, b, t, p_), r_ in by_impl.items():
+        if i == "pytorch_eager":
+            eager_seen += 1
+            pair = (r_, by_impl["rltriton_lite", b, t, p_])  # the eager formula and ours, same case
+            assert all(x["wall_us"] > 2 * x["gpu_us"] for x in pair), (name, b, t, p_)
+assert eager_seen > 0
 # about 79–99 % forward, 77–94 % with the backward (notebooks 08 and 09): the seven at the largest shape, by GPU time
 seven = {p_: [100 * r["floor_ms"] / r["kernel_ms"] for name in replaced_bound
               for r in [row(RES, name, 16384, 1024, pass_=p_)]] for p_ in ("fwd", "fwd+bwd")}
@@ -421,12 +432,12 @@ assert round(1e3 * sac_row["kernel_ms"], 2) == 4.44 and round(pct["sac", (64, 16
 # counts, exactly as the GPU time is timed (the table below):
 #
 # * **Below the L2,** their figures spread widely:
-#   * PyTorch's `copy_` reads 60–71 % of the floor at every size from 9.5 to 40 MB.
-#   * A plain Triton copy kernel reads 59 % at 9.5 MB, 117 % at 16 MB, 85 % at 22 MB and 140 % at
+#   * PyTorch's `copy_` reaches 60–71 % of the floor at every size from 9.5 to 40 MB.
+#   * A plain Triton copy kernel reaches 59 % at 9.5 MB, 117 % at 16 MB, 85 % at 22 MB and 140 % at
 #     32 MB: no order by size.
 #   * A Triton kernel with SAC's byte mix (four floats and a flag read, one float written) and none
-#     of its arithmetic reads 74 % at SAC's 22 MB, where SAC's own kernel reads 116 %.
-# * **At 1 GB, read from DRAM,** the spread is gone: the copies read 99 %, and SAC's read-heavy mix
+#     of its arithmetic reaches 74 % at SAC's 22 MB, where SAC's own kernel reaches 116 %.
+# * **At 1 GB, read from DRAM,** the spread is gone: the copies reach 99 %, and SAC's read-heavy mix
 #   103 %. DRAM serves reads about 3 % faster than a copy's mix.
 #
 # The probe ran graph replays, by `tools/copy_probe.py`, on an H200 with torch 2.11 and Triton 3.6,
@@ -460,8 +471,9 @@ assert [pct_of(k, 1024) for k in kinds] == [99, 99, 103]
 # %% [markdown]
 # ## 10. Notebook 09, section 2: every peer's range, and the cases where the peer was faster
 #
-# One run on a shared host cannot say which call is faster when their speed-up is near 1×
-# (section 3).
+# A speed-up here is a ratio of two wall times from one run on a shared host. A wall time moves
+# 1.2–2.9× between runs (section 3), so one case alone settles little. A loss that repeats across
+# shapes says more than one that stands alone.
 
 # %%
 speedups = profile.peer_speedups(RES, DTYPE)  # one dict per (peer, case): x = peer's wall ÷ ours
@@ -476,6 +488,38 @@ slower = sorted((s["x"], s["algorithm"], s["peer"], profile.shape_name(s["shape"
 print(f"\n{len(slower)} of {len(speedups)} cases where the peer's call was faster:")
 for x, a, q, s, p in slower:
     print(f"   {a} {p} {s} vs {q}: {x:.2f}×")
+
+# %% [markdown]
+# **Reading the eight.** Five are CRR with its backward: the eager formula wins at all three shapes
+# where both ran, and torch.compile at two of them. That loss repeats, so it is no single noisy
+# reading. Against the eager formula our kernels are faster on the GPU, so the gap is host work.
+# Notebook 07 (section 6, "Where the plain formula may win") reads it, and says why even the 0.38×
+# at 64×16384 is not settled. The other three stand alone, at 0.70–0.91×: V-trace against
+# rl-triton at 16×128 and 64×16384 (ours wins at 4096×128), and SAC against torch.compile at
+# 4096×128. Their gaps, at most 1.4×, lie well inside the 2.9× a wall time has moved between runs.
+
+# %% jupyter={"source_hidden": true}
+# Checks: section 10's reading, on the committed run (CI runs them; skip when reading)
+assert len(slower) == 8
+lost = {(a, q, s, p) for _, a, q, s, p in slower}
+crr_lost = {(q, s) for a, q, s, p in lost if (a, p) == ("crr", "fwd+bwd")}
+assert len(crr_lost) == 5 and {q for q, _ in crr_lost} == {"pytorch_eager", "torch_compile"}  # "five are CRR's"
+crr_eager = [s for s in speedups if (s["algorithm"], s["peer"], s["pass_"]) == ("crr", "pytorch_eager", "fwd+bwd")]
+crr_compile = [s for s in speedups if (s["algorithm"], s["peer"], s["pass_"]) == ("crr", "torch_compile", "fwd+bwd")]
+assert len(crr_eager) == 3 and all(s["x"] < 1 for s in crr_eager)  # "at all three shapes where both ran"
+assert len(crr_compile) == 3 and sum(s["x"] < 1 for s in crr_compile) == 2  # "and torch.compile at two of them"
+assert all(row(RES, "crr", *s["shape"], pass_="fwd+bwd")["kernel_ms"]
+           < row(RES, "crr", *s["shape"], impl="pytorch_eager", pass_="fwd+bwd")["kernel_ms"]
+           for s in crr_eager)  # ours faster on the GPU: the gap is host work
+assert round(min(s["x"] for s in crr_eager), 2) == 0.38 and min(crr_eager, key=lambda s: s["x"])["shape"] == (64, 16384)
+alone = sorted((x, a, q, s) for x, a, q, s, p in slower if a != "crr")
+assert [(a, q, s) for _, a, q, s in alone] == [("vtrace", "rl_triton", "16×128"), ("vtrace", "rl_triton", "64×16384"),
+                                               ("sac", "torch_compile", "4096×128")]
+assert [round(alone[0][0], 2), round(alone[-1][0], 2)] == [0.70, 0.91]  # "at 0.70–0.91×"
+vtrace_mid = [s["x"] for s in speedups
+              if (s["algorithm"], s["peer"], s["shape"], s["pass_"]) == ("vtrace", "rl_triton", (4096, 128), "fwd")]
+assert len(vtrace_mid) == 1 and vtrace_mid[0] > 1  # "ours wins at 4096×128"
+assert round(1 / alone[0][0], 1) == 1.4 < 2.9  # "at most 1.4×", inside section 3's 1.2–2.9× between runs
 
 # %% [markdown]
 # ## 11. Notebook 09, section 3: the anchor, without and with its backward
