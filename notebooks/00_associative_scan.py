@@ -458,8 +458,8 @@ plt.show()
 # `rltriton_lite/scan.py` holds the one kernel every algorithm uses. Many copies of it, called
 # *programs*, run at once, and each walks a few rows' chunks in scan order. For each chunk, the
 # algorithm's **prologue**, a small function, supplies the pairs $(a_t, b_t)$ and reset flags. The
-# kernel scans them and applies the carry. Then the algorithm's **epilogue** gets $y_t$ and $y$ of
-# the step before in scan order, and writes the outputs. You write this kernel in notebooks 00b
+# kernel scans them and applies the carry. Then the algorithm's **epilogue** gets $y_t$ and the
+# value that entered step $t$ (for a return, $y_{t+1}$; 00c calls it `y_in`), and writes the outputs. You write this kernel in notebooks 00b
 # and 00c. The optional notebook 13 shows how the package makes it fast.
 #
 # The bare primitive is `rl.linear_scan`, whose prologue only loads `a` and `b`. The next cell
@@ -596,13 +596,11 @@ print("kernel gradients match autograd")
 # `exercises.attempt` cell after it: it prints "correct on every case", or the case that failed.
 # Notebook 00b's box "How the exercises work" explains the rest (hints, messages, solutions).
 #
-# **`matrix_compose`.** **Note the order: `matrix_compose(p, q)` is `combine(q, p)`**, with matrices.
-#
-# Write the composition of maps $y \mapsto A\,y + b$, with a matrix $A$ and a vector $b$ (the
-# steps of a linear system run backwards). This function is named and ordered as mathematics
-# writes it. `matrix_compose(p, q)` is $p \circ q$: `q` is applied first, then `p`, the reverse of
-# `combine`'s order. This exercise checks one skill, reading an operator's order off its
-# definition.
+# **`matrix_compose`.** Write the composition of maps $y \mapsto A\,y + b$, with a matrix $A$ and
+# a vector $b$ (the steps of a linear system run backwards). This function is named and ordered as
+# mathematics writes it: `matrix_compose(p, q)` is $p \circ q$, so `q` is applied first, then `p`.
+# This exercise checks one skill: reading an operator's order off its definition, and keeping it in
+# the matrix products.
 #
 # <details><summary>Hint 1: where to start</summary>
 #
@@ -614,6 +612,8 @@ print("kernel gradients match autograd")
 #
 # <details><summary>Hint 2: the plan</summary>
 #
+# * Mind the argument order: `matrix_compose(p, q)` is `combine(q, p)` with matrices (the reverse
+#   of `combine`'s order).
 # * `q` comes first. Write $z = q(y)$ with $A_2$ and $b_2$.
 # * Then `p` acts on $z$, not on $y$. Write $p(z)$ and put your $z$ in.
 # * Expand it. The term that multiplies $y$ is the matrix part. What is left is the vector part.

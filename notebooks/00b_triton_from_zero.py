@@ -400,6 +400,8 @@ np.testing.assert_allclose(np.array(maps), np.stack([A_s.cpu().numpy(), B_s.cpu(
 #   Then `gamma`, and `last_value`, a float. `last_value` is $G_T$, the value after the row's last
 #   step. The row's end is not a reset here. `last_value` enters through $A_t$, as a carry will in
 #   section 3. (Notebook 00c's episode-end card gathers the course's ways of ending an episode.)
+#   Here an episode end is $a_t = 0$, a product: these rows hold no NaN. That is temporary: 00c
+#   makes the end a select, so that a NaN after it cannot leak in.
 # * **Returns:** the returns $G_t$, a tensor of length $T$.
 # * **Edge cases:** rows of 1, 5, 64 and 1000 steps. The two longer rows have episode ends, one
 #   of them at the row's last step.

@@ -61,7 +61,8 @@
 # Inside one episode (no ends, an endless rollout), the $n$-step advantage is a sum of TD errors,
 # because the values in between cancel: $\hat A^{(n)}_t = \sum_{k<n}\gamma^k r_{t+k} + \gamma^n V_{t+n} - V_t =
 # \sum_{k<n}\gamma^k\delta_{t+k}$. In the average, $\delta_{t+k}$ appears in every $\hat A^{(n)}$
-# with $n > k$. Its weights add up to $\sum_{n>k}(1-\lambda)\lambda^{n-1} = \lambda^k$. So the
+# with $n > k$, each time with the factor $\gamma^k$. Its weights add up to
+# $\sum_{n>k}(1-\lambda)\lambda^{n-1} = \lambda^k$, so its total weight is $(\gamma\lambda)^k$, and the
 # average is $\hat A_t = \sum_k (\gamma\lambda)^k\delta_{t+k}$.
 #
 # GAE: Schulman, Moritz, Levine, Jordan, Abbeel, *High-Dimensional Continuous Control Using

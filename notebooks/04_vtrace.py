@@ -602,7 +602,7 @@ exercises.attempt("vtrace_pg", vtrace_pg)
 #   contiguous. `terminated` is bool. `gamma`, `rho_bar` and `c_bar` are numbers, and `chunk` is
 #   the chunk length, a power of two (`tl.arange` needs one). λ = 1.
 # * **Returns:** `(vs, pg)`, both written by kernels of yours. The policy gradient is clipped at
-#   ρ̄. The checker compares both outputs with `reference.vtrace` on rows longer than a chunk,
+#   ρ̄. The checker compares both outputs with `reference.vtrace` on rows shorter and longer than a chunk,
 #   with terminations.
 # * **Edge cases:** think about two places before you write the kernel.
 #   * The window's last step: section 2's equation has $v_T$ in it, and there is no $v_T$.

@@ -64,9 +64,10 @@ rng = np.random.default_rng(41)
 # $E_\mu[\rho_t]$ stays above a positive constant in every state. Then the V-trace operator is a
 # contraction, whose unique fixed point is $V^{\pi_{\bar\rho}}$. This section only illustrates it,
 # with a one-state argument: the traces $c$ only scale how far a correction travels, and do not
-# move the fixed point. In one line: a later correction enters step $s$ as $c_s\,\rho_{s+1}
-# \delta_{s+1}$, and $E[c_s\,\rho_{s+1}\delta_{s+1} \mid s] = E[c_s\,E[\rho_{s+1}\delta_{s+1} \mid
-# s_{s+1}] \mid s] = 0$ wherever the one-step correction is 0 in every state.
+# move the fixed point. In one line, with $x_u$ the state at step $u$: a later correction enters
+# step $u$ as $\gamma\,c_u\,\rho_{u+1}\delta_{u+1}$, and $E[\gamma\,c_u\,\rho_{u+1}\delta_{u+1} \mid x_u]
+# = \gamma\,E[c_u\,E[\rho_{u+1}\delta_{u+1} \mid x_{u+1}] \mid x_u] = 0$ wherever the one-step
+# correction is 0 in every state.
 #
 # The IMPALA paper's analysis derives exactly this $\pi_{\bar\rho}$ for a finite $\bar\rho$. Its
 # experiments use $\bar\rho = 1$: $\pi_{\bar\rho} \propto \min(\mu, \pi)$, renormalised.
@@ -167,7 +168,7 @@ assert np.allclose(w_on / w_on.sum(), pi)  # ... and still pi_rho_bar = pi: the 
 #   does not vanish, the message gives its sign, which is the way a one-step V-trace update would
 #   move your `V`.
 #
-# Then try it (not graded): as $\bar\rho$ grows, where does `V` go? And as $\bar\rho \to 0$? (Mind
+# Then try it (for self-study: not graded, no answer cell): as $\bar\rho$ grows, where does `V` go? And as $\bar\rho \to 0$? (Mind
 # the actions where $\pi = 0$.)
 #
 # <details><summary>Hint 1: where to start</summary>

@@ -2897,8 +2897,9 @@ must not reach an earlier step.
 """, scan="reverse", results=("y", "carry_in"),
    window_end="the row's last step (the last chunk's carry is 0: nothing comes after the row)",
    hint=lambda args, i, bad, got, expected: _chunked_reset_hint(args, i, bad, got, expected),
-   ordinary="An ordinary step, every step after it right: check its map composed to the chunk's end (the "
-            "combine's order: the step is applied after the run of later steps) and the carry it reads.")
+   ordinary="Step t is ordinary (no reset, not a chunk's last step), and every later step is right, so the "
+            "error is in step t itself: check its map composed with the run of later steps to the chunk's end "
+            "(the combine's order: step t's map is applied after that run's) and the carry it reads.")
 def _chunked_reset_cases(d):
     rng = d.rng
     out = []
