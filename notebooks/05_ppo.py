@@ -34,7 +34,9 @@
 # $\rho_t = \pi(a_t|s_t) / \pi_{\text{old}}(a_t|s_t) = e^{\log\pi_t - \log\pi^{\text{old}}_t}$.
 # Maximised freely, the surrogate moves the policy too far from the data. PPO clips the ratio to
 # $[1-\epsilon, 1+\epsilon]$ and takes the smaller of the clipped and unclipped terms. So pushing
-# $\rho_t$ outside that range gains nothing:
+# $\rho_t$ past the clip in the advantage's direction gains nothing: above $1+\epsilon$ when
+# $\hat A_t > 0$, below $1-\epsilon$ when $\hat A_t < 0$. In the other direction the unclipped
+# term is the smaller, so the loss still counts it:
 #
 # $$L^{\text{CLIP}} = \mathbb{E}_t\Big[\min\big(\rho_t \hat A_t,\;
 #   \operatorname{clip}(\rho_t, 1-\epsilon, 1+\epsilon)\, \hat A_t\big)\Big], \qquad

@@ -530,12 +530,17 @@ assert inspect.signature(rl.sac_targets).parameters["lambda_"].default == 0  # .
 # reset) are in
 # [notebook 01, section 5, "The harness for Triton prologues"](01_discounted_return.ipynb#5.-The-harness-for-Triton-prologues).
 #
-# The harness's hook, `(X, P, offs, t, m, T)`, is a simplified form of the package's
-# `_sac_prologue(X, SX, P, row, t, m, T, ACC, ahead=None)` printed in section 3. Where the harness
-# passes `offs`, flat offsets into contiguous inputs, the package passes `SX`, each input's (row,
-# time) strides, and `row`, the rows' indices. `ACC` is the dtype the package computes in. `ahead`
-# looks ahead to the next unmasked step (whether there is one, and its value), in calls with a
-# `mask` only.
+# The harness's hook is `(X, P, offs, t, m, T)`, a simplified form of the package's prologue.
+#
+# <details><summary>Details: the package's prologue</summary>
+#
+# The package's `_sac_prologue(X, SX, P, row, t, m, T, ACC, ahead=None)` is printed in section 3.
+# Where the harness passes `offs`, flat offsets into contiguous inputs, the package passes `SX`,
+# each input's (row, time) strides, and `row`, the rows' indices. `ACC` is the dtype the package
+# computes in. `ahead` looks ahead to the next unmasked step (whether there is one, and its value),
+# in calls with a `mask` only. The exercise needs none of these.
+#
+# </details>
 #
 # **Here you scan $G_t$, not section 2's $H_t$.** This harness has no epilogue to turn $H$ back
 # into $G$. So scan $G$ directly, as $G_t = b_t + a_t G_{t+1}$. The two forms side by side:

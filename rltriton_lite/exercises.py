@@ -4792,7 +4792,7 @@ def _floor_hint(B, T, e, got):
                            "V_t, and writes vs and the policy-gradient advantages",
                 5 * e + 1: "one tensor of elem_bytes per step is missing: one of the four float inputs that "
                            "notebook 04's kernel reads (next_values, a tensor of its own, among them) or one of the "
-                           "two outputs it writes",
+                           "two outputs it writes (a count cannot say which: list the tensors with their bytes)",
                 7 * e: "the flag is one byte per step, not elem_bytes",
                 8 * (6 * e + 1): "that is the count in bits: the task asks for bytes",
                 7 * e + 1: "one float tensor too many: the importance weights come in one tensor, log_rhos = "
