@@ -584,7 +584,8 @@ assert inspect.signature(rl.sac_targets).parameters["lambda_"].default == 0  # .
 # * The factor of $G_{t+1}$, written with $\ell_t$ and the $\gamma$ in front, is $a_t$. $r_t$ plus the
 #   rest is $b_t$.
 # * Watch $-\lambda\alpha\log\pi_{t+1}$: it sits next to $G_{t+1}$, but does it multiply it?
-# * At a termination, select the whole bracket away with `tl.where`: $b_t = r_t$.
+# * At a termination, select the whole bracket away with `tl.where`: $b_t = r_t$. The flag is a
+#   bool tensor, `X[5]`: `term = tl.load(X[5] + offs, mask=m, other=0) != 0`.
 #
 # </details>
 #

@@ -408,8 +408,9 @@ h200 = profile.committed("crr", missing_ok=True)  # the H200\'s table and chart,
 #   shape where both ran: 319 against 364 µs at 16×128, 283 against 741 µs at 64×16384.
 # * At 16×128 and 4096×128 that gap is under 2×: a hint, not a finding, on a shared host (notebook
 #   08, section 3, says why). At 64×16384 it is 2.6×, but both calls there are host-bound (10 and
-#   32 µs of GPU time), and the wall probe, right after on the same code, timed our call (without
-#   its weights) at 330.9 µs: the 741 µs is one high reading, so this gap is not settled either.
+#   32 µs of GPU time), and the wall probe, right after on the same code, timed the same call (the
+#   loss alone, `need_weights=False`, as in the harness) at 330.9 µs: the 741 µs is one high
+#   reading, so this gap is not settled either.
 # * On the GPU ours is faster than the eager formula: 3.7 against 13.4 µs at 16×128.
 # * Forward alone, ours beats the eager formula on both clocks.
 # * torch.compile's generated kernels have the lower GPU time at 16×128 with the backward: 3.4

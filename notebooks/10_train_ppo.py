@@ -165,7 +165,7 @@ def collect_rollout(agent, envs, buf, next_obs, next_done, episodes):
 # **One simplification, CleanRL's own.** `next_done` is `terminations or truncations`, so a
 # truncated episode is cut as if it had terminated, with no bootstrap. CleanRL's `ppo.py` does the
 # same, and both runs keep it. CartPole-v1 truncates only at 500 steps, so the error is rare there,
-# though not small when it happens: the target loses $\gamma V(s_{500})$, near $1/(1-\gamma)$ for a
+# though not small when it happens: the target loses $\gamma V(s_{500})$, near $\gamma/(1-\gamma)$ for a
 # balanced pole. In the short runs below no episode gets that far (section 3 checks). The right
 # treatment, as notebooks 01 and 02 teach it, bootstraps from the value of the final observation
 # (`infos["final_obs"]` with gymnasium's `SAME_STEP` autoreset, since `next_obs` already starts

@@ -370,7 +370,7 @@ print("the gradient from carries composed over the ranks before = autograd's, ma
 #
 # * Each rank reads its steps twice: the map, then the scan from its carry.
 # * The ranks exchange small tables in three `all_gather`s: a header of seven numbers per rank (so
-#   that ranks that disagree all raise the same error), what the windows' ends read (four numbers
+#   that ranks that disagree all raise the same error), what the ends of each rank's stretch of steps read (four numbers
 #   per row per rank, the first value among them), and the maps (four numbers per row per rank:
 #   section 4's three and its error flag). Each is at most O(rows × ranks) numbers.
 #

@@ -580,9 +580,10 @@ plt.show()
 #
 # The drop-in adds verl's whitening to the scan: a few reductions and one synchronisation with the
 # host. The same synchronisation is in verl's own function: its whitening checks the mask's sum on
-# the host. That is the drop-in's extra wall time, and why it has no CUDA-graph time: with a sync
-# in every call, the host's work and the GPU's no longer overlap from one call to the next, so a
-# call pays both, not the larger. (The committed rows give the total only, not that split.) The
+# the host. It has two effects. A call that waits for the host cannot be captured in a CUDA graph,
+# so the drop-in has no CUDA-graph time. And with a sync in every call, the host's work and the
+# GPU's no longer overlap from one call to the next, so a call pays both, not the larger: that is
+# its extra wall time. (The committed rows give the total only, not that split.) The
 # second hidden Checks cell below computes the price from the table, per shape.
 #
 # verl calls it once per training step, on the whole batch. So a step pays a fraction of a

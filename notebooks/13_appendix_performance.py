@@ -894,7 +894,8 @@ assert h200[0]["B × T"] == "4096×128" and h200[0]["wall µs/call"] > 2 * h200[
 
 # %% [markdown]
 # At 16384×1024 the package moves its bytes at 79 % of copy speed. The step-by-step walk manages
-# about 3 %: its loads fail both tests of the primer (0.1 and 0.2). At 4096×128 the package's wall
+# about 3 %: too few bytes in flight (the primer's 0.2). Its loads of one row's consecutive steps
+# do reuse their sectors (0.1): the cache serves the next steps after each miss. At 4096×128 the package's wall
 # time is several times its GPU time: the call is host-bound, the host's work is most of it
 # (notebook 08, section 3).
 #

@@ -94,7 +94,7 @@ for f in sorted(glob.glob(os.path.join(RESULTS, "*.json"))):
 # | `kernel_ms` | **GPU time**: the median of CUDA-graph replays, the kernels alone, no host |
 # | `full_call_us` | **wall time** per call: back-to-back eager calls, one sync at the end, host included |
 # | `ms` | the `triton.testing.do_bench` median: CUDA events around each call, L2 flushed between calls |
-# | `pct_floor` | `floor_ms ÷ ms` |
+# | `pct_floor` | `100 × floor_ms ÷ ms`, in % |
 #
 # **What the two GPU-side clocks time** (`kernel_ms` and `measure` in `rltriton_lite/bench.py`):
 #
@@ -107,9 +107,9 @@ for f in sorted(glob.glob(os.path.join(RESULTS, "*.json"))):
 #   read from there.
 #
 # **Two % floors.** So % floor can be computed two ways: the file's `pct_floor` (÷ the `do_bench`
-# time), and the one notebooks 05–09 show (÷ the GPU time). In this run the GPU time is never above
-# the `do_bench` time, so the notebooks' % floor is never below the file's (the Checks cell tests
-# it on every row of ours). With the backward, whose host path is long, the `do_bench` time is of
+# time), and the one notebooks 05–09 show (÷ the GPU time). In this run, in every row of ours, the
+# GPU time is never above the `do_bench` time, so the notebooks' % floor is never below the file's
+# (the Checks cell tests it on those rows). With the backward, whose host path is long, the `do_bench` time is of
 # the order of the wall time. For example, GAE at 4096×128, forward:
 
 # %%
