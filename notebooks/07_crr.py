@@ -432,8 +432,7 @@ _gap = {(B, T): _rows["rltriton_lite", "fwd+bwd", B, T]["full_call_us"] / _rows[
         for B, T in _both}
 assert _gap[16, 128] < 2 and _gap[4096, 128] < 2 and round(_gap[64, 16384], 1) == 2.6  # "under 2×", "2.6×"
 assert [round(1e3 * _rows[i, "fwd+bwd", 64, 16384]["kernel_ms"]) for i in ("rltriton_lite", "pytorch_eager")] == [10, 32]
-_probe = {(sec["B"], sec["T"]): {(r["pass"], r["name"]): r["us"] for r in sec["rows"]}
-          for sec in profile.read_wall_probe(os.path.join(profile.results_folder(), profile.COMMITTED_WALL))}
+_probe = profile.wall_probe_us()  # the wall probe: {(B, T): {(pass, name): µs per call}}
 assert _probe[64, 16384]["fwd+bwd", "crr"] == 330.9  # the wall probe: our call, need_weights=False
 assert _probe[64, 16384]["fwd+bwd", "crr"] < 2 * _rows["pytorch_eager", "fwd+bwd", 64, 16384]["full_call_us"]  # "noise can explain it"
 assert all(_rows["rltriton_lite", "fwd+bwd", B, T]["full_call_us"] > 2e3 * _rows["rltriton_lite", "fwd+bwd", B, T]["kernel_ms"]

@@ -188,8 +188,7 @@ if os.path.exists(_pins):
     assert re.search(r"^torch==2\.13\.", _pins, re.M) and re.search(r"^triton==3\.9\.", _pins, re.M)
 smallest = [row(RES, a, 16, 128) for a in list(profile.ops()) + ["linear_scan"]]
 assert 1 < min(1e3 * r["kernel_ms"] for r in smallest) < T0_US < max(1e3 * r["kernel_ms"] for r in smallest) < 4
-_probe = {(sec["B"], sec["T"]): {(r["pass"], r["name"]): r["us"] for r in sec["rows"]}  # the wall probe (section 3)
-          for sec in profile.read_wall_probe(os.path.join(RESULTS, profile.COMMITTED_WALL))}
+_probe = profile.wall_probe_us(os.path.join(RESULTS, profile.COMMITTED_WALL))  # the wall probe (section 3)
 lightest = min(_probe[s]["fwd", a] for a in list(profile.ops()) + ["linear_scan"] for s in [(16, 128), (4096, 128)])
 assert round(lightest) == HOST_US and max(r["full_call_us"] for r in smallest) > 2 * HOST_US  # "host ≈ 23 µs"
 r_gae, r_ppo = row(RES, "gae", B, T), row(RES, "ppo", B, T)

@@ -688,6 +688,15 @@ def table(rows, columns=None, digits: int = 4) -> str:
     return "\n".join([line([headers[k] for k in keys]), "  ".join("-" * w for w in widths)] + [line(c) for c in cells])
 
 
+def wall_probe_us(path=None) -> dict:
+    """A wall-time probe's µs per call by shape and call: {(B, T): {(pass, name): us}}, from
+    ``read_wall_probe(path)`` (default: ``COMMITTED_WALL`` in ``results_folder()``)."""
+    import os
+
+    path = path or os.path.join(results_folder(), COMMITTED_WALL)
+    return {(sec["B"], sec["T"]): {(r["pass"], r["name"]): r["us"] for r in sec["rows"]} for sec in read_wall_probe(path)}
+
+
 def read_wall_probe(path) -> list[dict]:
     """The sections of a committed wall-time probe (``tools/wall_probe.py``'s output, e.g.
     ``benchmarks/results/`` + ``COMMITTED_WALL``) that time one shape: a list of dicts with

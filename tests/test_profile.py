@@ -64,6 +64,10 @@ def test_read_wall_probe():
     assert sections[3]["rows"][2] == {"pass": "fwd", "name": "torch.add", "us": 11.0, "ratio": 0.013,
                                       "anchor": "bare_launch"}
     assert not any("unsplit" in r["name"] for s in sections for r in s["rows"])
+    # by shape and call, read from the committed probe by default
+    assert profile.wall_probe_us() == {(s["B"], s["T"]): {(r["pass"], r["name"]): r["us"] for r in s["rows"]}
+                                       for s in sections}
+    assert profile.wall_probe_us()[4096, 128]["fwd", "gae"] == 28.4
 
 
 @pytest.mark.skipif(DEVICE == "cuda", reason="the interpreter's rows")
