@@ -37,20 +37,23 @@
 # Here $y_t$ is the value at step $t$, $b_t$ is what step $t$ adds (a reward, say), and $a_t$
 # scales the next value (a discount, say).
 #
-# A Python loop runs $T$ steps, each waiting for the one before, but a GPU needs thousands of
-# independent pieces of work. The loop can still run in parallel, because each step is an *affine
-# map* and composing affine maps is associative. This notebook shows why that is enough, and how
-# `rltriton_lite` turns it into one Triton kernel. An `assert` checks every claim. New words are in
-# [`GLOSSARY.md`](GLOSSARY.md), and its [table of symbols](GLOSSARY.md#names-and-signatures) says
-# what each letter means.
+# A Python loop runs these $T$ steps one at a time, each waiting for the one before. A GPU is fast
+# only when it has thousands of independent pieces of work. The loop can still run in parallel,
+# for two reasons. Each step is an *affine map*, a function $y \mapsto a\,y + b$. And composing
+# such maps is *associative*: the steps may be grouped in any way, as long as their order is kept.
+# This notebook shows why that is enough, and how `rltriton_lite` turns it into one Triton kernel.
+# An `assert` checks every claim. New words are in [`GLOSSARY.md`](GLOSSARY.md), and its
+# [table of symbols](GLOSSARY.md#names-and-signatures) says what each letter means.
 #
-# Without a GPU, the next cell runs the kernels on the CPU in the Triton interpreter: a check, never
-# the fast path. On a CPU the default `backend="auto"` takes the PyTorch path, so where these
-# notebooks mean the kernel they pass `backend=KERNEL`:
+# You do not need a GPU. Without one, the next cell makes Triton's *interpreter* run the kernels on
+# the CPU. It is slow, so it only checks results. The package's functions also take a `backend`
+# argument. Its default, `"auto"`, runs the kernel on a GPU but plain PyTorch code on a CPU. So
+# where these notebooks mean the kernel itself, they pass `backend=KERNEL`, which is `"triton"`:
 
 # %%
 import inspect
 import os
+from functools import reduce
 
 import numpy as np
 import torch
@@ -72,20 +75,35 @@ print("kernels run", "compiled on " + torch.cuda.get_device_name() if DEVICE == 
 # %% [markdown]
 # ## 1. What a scan is
 #
-# A *scan* (prefix sum) of $x_0, \dots, x_{n-1}$ under an operator $\oplus$, such as $+$, returns
-# every prefix: $x_0,\; x_0 \oplus x_1,\; \dots,\; x_0 \oplus \dots \oplus x_{n-1}$. In this
-# *inclusive* scan, prefix $i$ includes $x_i$; an *exclusive* scan stops at $x_{i-1}$. Three ways
-# to compute it:
+# A *scan* (or prefix sum) of $x_0, \dots, x_{n-1}$ under an operator $\oplus$, such as $+$,
+# returns every prefix: $x_0,\; x_0 \oplus x_1,\; \dots,\; x_0 \oplus \dots \oplus x_{n-1}$. For
+# example, the scan of $(3, 1, 4, 1)$ under $+$ is $(3, 4, 8, 9)$.
+#
+# * This is the *inclusive* scan: prefix $i$ includes $x_i$. An *exclusive* scan stops at
+#   $x_{i-1}$, so it gives $(0, 3, 4, 8)$.
+# * The exclusive scan starts from the operator's *identity*, the element that changes nothing:
+#   $0$ for $+$, since $x + 0 = x$.
+#
+# There are three ways to compute a scan. *Work* counts all the operations. *Depth* counts the
+# rounds, where the operations of one round all run at once. With enough processors, the depth
+# sets the time.
 #
 # | algorithm | work (operations) | depth (parallel steps) |
 # |---|---|---|
 # | sequential loop | $n - 1$ | $n - 1$ |
 # | Hillis–Steele (1986) | about $n \log_2 n$ | $\log_2 n$ |
-# | Blelloch (1990): up-sweep, down-sweep | about $2n$ for the exclusive scan ($3n$ with the last pass below, which makes it inclusive) | $2 \log_2 n$ (+1 for that last pass) |
+# | Blelloch (1990): up-sweep, down-sweep | about $2n$, plus $n$ for a last pass that makes it inclusive | $2 \log_2 n$, plus 1 |
+#
+# In round $k = 1, 2, 4, \dots$ of Hillis–Steele, every element combines with the element $k$
+# places before it. On $(3, 1, 4, 1)$, round 1 gives $(3, 4, 5, 5)$ and round 2 gives
+# $(3, 4, 8, 9)$. Blelloch first builds a tree of partial sums (the up-sweep), then pushes the
+# prefixes back down the tree (the down-sweep).
 #
 # Both parallel versions regroup the operations, as $(x_0 \oplus x_1) \oplus (x_2 \oplus x_3)$
-# instead of $((x_0 \oplus x_1) \oplus x_2) \oplus x_3$. That gives the same result exactly when
-# $\oplus$ is **associative**. Here are the three, checked on sums:
+# instead of $((x_0 \oplus x_1) \oplus x_2) \oplus x_3$. This gives the same result exactly when
+# $\oplus$ is **associative**: $(x \oplus y) \oplus z = x \oplus (y \oplus z)$ for all $x, y, z$.
+# In words, the brackets may move, but the operands keep their order. Here are the three scans,
+# checked on sums:
 
 # %%
 def scan_sequential(x, op):
@@ -105,33 +123,41 @@ def scan_hillis_steele(x, op):
     return x
 
 
-def scan_blelloch(x, op, identity):
+def scan_blelloch(x, op, identity, trace=None):
     """Up-sweep builds a tree of partial sums; down-sweep pushes prefixes back down.
-    That gives the exclusive scan; the last line combines it with x and returns the inclusive scan."""
+    That gives the exclusive scan; the last line combines it with x and returns the inclusive scan.
+    A list passed as `trace` receives the tree after each round."""
     n = 1 << (len(x) - 1).bit_length()
     t = list(x) + [identity] * (n - len(x))
     d = 1
     while d < n:  # up-sweep
         for i in range(2 * d - 1, n, 2 * d):
             t[i] = op(t[i - d], t[i])
+        if trace is not None:
+            trace.append((f"up-sweep, d={d}", list(t)))
         d *= 2
     t[n - 1] = identity
+    if trace is not None:
+        trace.append(("root cleared", list(t)))
     while d > 1:  # down-sweep: the left child gets the prefix, the right one prefix ⊕ left
         d //= 2
         for i in range(2 * d - 1, n, 2 * d):
             t[i - d], t[i] = t[i], op(t[i], t[i - d])
+        if trace is not None:
+            trace.append((f"down-sweep, d={d}", list(t)))
     return [op(e, v) for e, v in zip(t, x)]
 
 
 x = rng.integers(0, 10, 13).tolist()
 add = lambda u, v: u + v  # noqa: E731
+assert scan_hillis_steele([3, 1, 4, 1], add) == [3, 4, 8, 9]  # the example above
 assert scan_sequential(x, add) == scan_hillis_steele(x, add) == scan_blelloch(x, add, 0) == np.cumsum(x).tolist()
 print(x, "->", scan_sequential(x, add))
 
 # %% [markdown]
-# Sums commute ($u + v = v + u$), so they cannot catch operands combined in the wrong order.
-# Joining strings is associative but not commutative, so on strings every scan must give the
-# prefixes in order.
+# Sums *commute*: $u + v = v + u$. So a test on sums cannot catch operands combined in the wrong
+# order. Joining strings is associative but does not commute (`"ab"` is not `"ba"`), so on strings
+# every scan must give the prefixes in order. The identity of joining is the empty string.
 
 # %%
 letters = list("abcdefghijklm")
@@ -140,6 +166,24 @@ prefixes = ["".join(letters[:i + 1]) for i in range(len(letters))]
 assert scan_sequential(letters, join) == scan_hillis_steele(letters, join) == scan_blelloch(letters, join, "") \
     == prefixes
 print(prefixes[-1])
+
+# %% [markdown]
+# Blelloch's scan is harder to follow than Hillis–Steele's, so here is its tree on `"abcd"`,
+# printed after each round. The up-sweep leaves partial joins in the odd positions. Then the last
+# position, the root, is cleared to the identity, `''`. In each round of the down-sweep, a left child takes its
+# parent's value, the join of everything before it. The right child takes that value joined with
+# the left child's old one, in that order, because the parent's letters come earlier. The result
+# is the exclusive scan, and the function's last line joins it with `x` to make it inclusive:
+
+# %%
+trace = []
+result = scan_blelloch(list("abcd"), join, "", trace=trace)
+for phase, tree in trace:
+    print(f"{phase:<17} {tree}")
+print("inclusive        ", result)
+assert [tree for _, tree in trace] == [["a", "ab", "c", "cd"], ["a", "ab", "c", "abcd"], ["a", "ab", "c", ""],
+                                       ["a", "", "c", "ab"], ["", "a", "ab", "abc"]]
+assert result == ["a", "ab", "abc", "abcd"]
 
 # %% [markdown]
 # > **In short.**
@@ -156,14 +200,19 @@ print(prefixes[-1])
 #
 # $$f_t(f_{t+1}(y)) = a_t(a_{t+1} y + b_{t+1}) + b_t = (a_t a_{t+1})\,y + (b_t + a_t b_{t+1}).$$
 #
-# So an affine map is a pair $(a, b)$, and we write the operator on pairs **in the order the maps
-# are applied**, the left operand first:
+# So an affine map is a pair $(a, b)$. Name the steps by time, $L$ for the later step $t+1$ and $E$
+# for the earlier step $t$, and write the operator on pairs **in the order the maps are
+# applied**, the left operand (here $L$) first:
 #
-# $$(a_1, b_1) \oplus (a_2, b_2) = (a_2 a_1,\; b_2 + a_2 b_1), \qquad \text{the map } y \mapsto a_2(a_1 y + b_1) + b_2.$$
+# $$(a_L, b_L) \oplus (a_E, b_E) = (a_E a_L,\; b_E + a_E b_L), \qquad \text{the map } y \mapsto a_E(a_L y + b_L) + b_E.$$
 #
-# Its identity is $(1, 0)$. Every scan in this course uses this order: the first argument is the
-# run nearer the start of the list. The operator is not commutative, so the order matters. But it
-# is associative, which is all a scan needs. The next cell checks both on random pairs:
+# Its identity is $(1, 0)$, the map $y \mapsto y$. Inside a scan, an operand is often a *run*:
+# several consecutive steps already composed into one pair. Every scan in this course keeps the
+# order above: the left operand is the run applied first, the later run $L$ in a return. One
+# exercise alone reverses it: `matrix_compose(p, q)`, at the end, follows mathematics'
+# $p \circ q$, which applies `q` first, because that exercise trains you to read the order off a
+# definition. The operator does not commute, but it is associative, which is all a scan needs.
+# The next cell checks both facts on random pairs:
 
 # %%
 def combine(first, then):
@@ -184,57 +233,56 @@ for p in pairs[:, 0]:
 print("associative on 1000 random triples; (1, 0) is the identity")
 
 # %% [markdown]
-# The numbers only test it; two lines of algebra prove it. Both groupings give the same pair:
+# The numbers only test it; two lines of algebra prove it. Take three pairs $p$, $q$, $s$, applied
+# in that order. Both groupings give the same pair:
 #
-# $$\big((a_1, b_1) \oplus (a_2, b_2)\big) \oplus (a_3, b_3) = (a_2 a_1,\; b_2 + a_2 b_1) \oplus (a_3, b_3)
-#   = (a_3 a_2 a_1,\; b_3 + a_3 b_2 + a_3 a_2 b_1),$$
+# $$\big((a_p, b_p) \oplus (a_q, b_q)\big) \oplus (a_s, b_s) = (a_q a_p,\; b_q + a_q b_p) \oplus (a_s, b_s)
+#   = (a_s a_q a_p,\; b_s + a_s b_q + a_s a_q b_p),$$
 #
-# $$(a_1, b_1) \oplus \big((a_2, b_2) \oplus (a_3, b_3)\big) = (a_1, b_1) \oplus (a_3 a_2,\; b_3 + a_3 b_2)
-#   = (a_3 a_2 a_1,\; b_3 + a_3 b_2 + a_3 a_2 b_1).$$
+# $$(a_p, b_p) \oplus \big((a_q, b_q) \oplus (a_s, b_s)\big) = (a_p, b_p) \oplus (a_s a_q,\; b_s + a_s b_q)
+#   = (a_s a_q a_p,\; b_s + a_s b_q + a_s a_q b_p).$$
 #
 # A shorter proof: a pair *is* the map $y \mapsto a y + b$, $\oplus$ composes maps, and composing
 # functions is always associative. In the usual notation $\circ$, which reads right to left,
-# $p \oplus q = q \circ p$.
+# $p \oplus q = q \circ p$. So for a return, `combine(later, earlier)` is $E \circ L$: $L$ acts first.
 
 # %% [markdown]
 # > **In short.**
 # >
 # > * *Idea:* Step $t$ is a pair $(a, b)$, and two pairs compose to a pair.
-# > * *Rule:* $(a_1, b_1) \oplus (a_2, b_2) = (a_2 a_1,\; b_2 + a_2 b_1)$, left first; identity
+# > * *Rule:* $(a_L, b_L) \oplus (a_E, b_E) = (a_E a_L,\; b_E + a_E b_L)$, left first; identity
 # >   $(1, 0)$.
 # > * *Trap:* Reading $p \oplus q$ as $p \circ q$; it is $q \circ p$, which applies $p$ first.
 
 # %% [markdown]
 # ## 3. The backward recurrence as a reverse scan
 #
-# The loop composes the maps from the end, $y_t = f_t(f_{t+1}(\cdots f_{T-1}(y_T)))$, where $y_T$
-# is the given value after the last step. So $f_{T-1}$ is applied first and $f_t$ last: the loop
-# is a scan of the pairs in reverse time. **Scan order** is the order in which a scan takes the
-# steps, here $t = T-1$ first. The prefix ending at step $t$ is
-# $f_{T-1} \oplus f_{T-2} \oplus \dots \oplus f_t$, the map from $y_T$ to $y_t$, so `combine` goes
-# into the scans unchanged.
+# The loop composes the maps from the end: $y_t = f_t(f_{t+1}(\cdots f_{T-1}(y_T)))$, where $y_T$
+# is the given value after the last step. So $f_{T-1}$ is applied first and $f_t$ last. The loop
+# is therefore a scan of the pairs taken from $t = T-1$ down to $t = 0$, a **reverse scan**. The
+# order in which a scan takes the steps is its **scan order**.
 #
-# So two orders are in play. **Before** and **after**, alone, always mean time: step 3 comes
-# before step 4. Scan order is always named, as in "first in scan order". The figure shows both:
-
-# %%
-fig, ax = plt.subplots(figsize=(9, 2.4))
-for t in range(5):
-    ax.add_patch(plt.Rectangle((t - 0.35, 0), 0.7, 0.6, fill=False))
-    ax.text(t, 0.3, f"$f_{t}$", ha="center", va="center", fontsize=13)
-    ax.text(t, -0.25, f"time t = {t}", ha="center", fontsize=9)
-    ax.text(t, 0.85, f"scan order: {['1st', '2nd', '3rd', '4th', '5th'][4 - t]}", ha="center", fontsize=9, color="C1")
-ax.text(5.1, 0.3, "$y_T$", va="center", fontsize=13)
-ax.annotate("", xy=(-0.6, 1.25), xytext=(5.1, 1.25), arrowprops=dict(arrowstyle="->", color="C1"))
-ax.text(2.25, 1.38, "scan order: from $y_T$ to $y_0$, as the loop's reversed(range(T)) walks",
-        ha="center", color="C1", fontsize=9)
-ax.annotate("", xy=(4.6, -0.55), xytext=(-0.4, -0.55), arrowprops=dict(arrowstyle="->"))
-ax.text(2.1, -0.8, "time: 'before' and 'after' in the text always mean this order", ha="center", fontsize=9)
-ax.set_xlim(-0.8, 5.6), ax.set_ylim(-1.0, 1.6), ax.axis("off")
-plt.show()
-
-# %% [markdown]
-# The Hillis–Steele scan above reproduces the loop:
+# To run it, list the pairs from the end, $f_{T-1}, f_{T-2}, \dots, f_0$, and scan that list with
+# `combine` unchanged. The prefix ending at step $t$ is then the map from $y_T$ to $y_t$.
+#
+# A tree scan joins *runs* of consecutive steps. This drawing shows the last combine of a reverse
+# scan on 8 steps, where two runs of four meet. It is the reference for every return in the
+# course:
+#
+# ```text
+#   time t:   0     1     2     3     4     5     6     7     → y_8, the value after the row
+#             └── earlier run E ──┘     └─── later run L ───┘
+#                 (a_E, b_E, κ_E)           (a_L, b_L, κ_L)
+#
+#   combine(later run, earlier run) = combine((a_L, b_L), (a_E, b_E)) = (a_E·a_L, b_E + a_E·b_L)
+#       the map y ↦ b_E + a_E·(b_L + a_L·y): the later run acts first, on y_8, then the earlier run
+#   with a reset flag κ (section 4): if κ_E is set, the result is (a_E, b_E, κ_E) alone
+#   in code, combine(a1, b1, k1, a2, b2, k2): here (a1, b1, k1) is L and (a2, b2, k2) is E
+# ```
+#
+# **The rule for returns: `combine(later run, earlier run)`; a reset in the earlier run wins.**
+# The later run goes first because it acts on the value that comes from the future. The check
+# below runs both tree scans on a reversed list:
 
 # %%
 T = 12
@@ -246,7 +294,7 @@ for t in reversed(range(T)):
     y = b[t] + a[t] * y
     loop[t] = y
 
-# scan order is reverse time: reverse the pairs, scan, reverse the composed maps back
+# reverse the pairs, scan, and reverse the composed maps back into time
 composed = scan_hillis_steele(list(zip(a, b))[::-1], combine)[::-1]
 from_scan = np.array([A * y_end + B for A, B in composed])
 np.testing.assert_allclose(from_scan, loop, rtol=1e-12)
@@ -254,42 +302,50 @@ np.testing.assert_allclose(from_scan, loop, rtol=1e-12)
 blelloch = scan_blelloch(list(zip(a, b))[::-1], combine, (1.0, 0.0))[::-1]
 np.testing.assert_allclose(np.array([A * y_end + B for A, B in blelloch]), loop, rtol=1e-12)
 np.testing.assert_allclose(reference.linear_scan(a, b, initial=y_end), loop, rtol=1e-12)
+# the drawing's last combine on this row: combine(later run, earlier run) gives y_0
+later_run, earlier_run = reduce(combine, list(zip(a, b))[:5:-1]), reduce(combine, list(zip(a, b))[5::-1])
+A0, B0 = combine(later_run, earlier_run)
+np.testing.assert_allclose(A0 * y_end + B0, loop[0], rtol=1e-12)
 print(np.round(loop, 3))
 
 # %% [markdown]
 # > **In short.**
 # >
-# > * *Idea:* The loop is a scan of the pairs in reverse time, its scan order.
-# > * *Rule:* The prefix ending at step $t$ is the map from $y_T$ to $y_t$; `combine` is unchanged.
+# > * *Idea:* A return is a scan of the pairs in reverse time, a reverse scan.
+# > * *Rule:* `combine(later run, earlier run)`, with `combine` unchanged; a reset in the earlier
+# >   run wins (section 4).
 # > * *Trap:* Swapping `combine`'s operands for a reverse scan; only the list is reversed.
 
 # %% [markdown]
 # ## 4. Episode ends are resets, padding is the identity
 #
 # At an episode's last step, nothing flows back from the next episode: $y_t = b_t$, as if
-# $a_t = 0$. But multiplying by zero does *not* ignore the value: since
-# $0 \cdot \text{NaN} = \text{NaN}$, one bad reward would poison every earlier episode. So the
-# kernels carry a *reset flag* and **select** instead of multiplying. When two runs combine and
-# the second resets, the first is dropped. In a reverse scan the first run holds the steps later
-# in time: the next episode. Below is the package's combine in Triton. Read `tl.where` as
-# `np.where`; notebook 00b teaches Triton.
+# $a_t = 0$. But multiplying by zero does *not* ignore the value, because
+# $0 \cdot \text{NaN} = \text{NaN}$. One bad reward would then poison every earlier episode.
+#
+# So the kernels carry a *reset flag* $\kappa$ with each step, and they **select** instead of
+# multiplying. To select is to pick one of two values, as `np.where` does, with no arithmetic on
+# the other. This is the second half of [section 3's rule](#3.-The-backward-recurrence-as-a-reverse-scan):
+# a reset in the earlier run wins. The combine then returns the earlier run's map alone and drops
+# the later run, which holds the next episode.
+#
+# Below is the package's combine, in Triton; read `tl.where` as `np.where`.
 
 # %%
 print(inspect.getsource(getattr(scan.combine, "fn", scan.combine)))
 
 # %% [markdown]
-# `(a1, b1, k1)` is the run scanned so far, applied first, as in section 2. The flags combine by
-# OR, `k1 | k2`: a run resets if any of its steps does.
+# The arguments are numbered as under the drawing, and `k` is $\kappa$. The flags combine by OR,
+# `k1 | k2`: a run resets if any of its steps does.
 #
-# **A worked example.** Four steps, $t = 0, \dots, 3$, composed one at a time in scan order,
-# from $t = 3$. The episode ends at $t = 1$, so step 1 resets. Step 2's $b$ is a NaN, a bad
-# reward in the *next* episode, which the reset must keep out of steps 1 and 0. Write $\kappa$ for
-# the reset flag (`k` in the code). The table prints the running triple $(A, B, \kappa)$, then the
-# running $B$ when the reset is a multiplication by $a = 0$:
+# **A worked example.** Four steps, $t = 0, \dots, 3$, composed one at a time from $t = 3$ down.
+# The episode ends at $t = 1$, so step 1 resets. Step 2's $b$ is a NaN, a bad reward in the
+# *next* episode, which the reset must keep out of steps 1 and 0. The table prints the running
+# triple $(A, B, \kappa)$, then the running $B$ when the reset is a multiplication by $a = 0$:
 
 # %%
 def combine_np(first, then):
-    """scan.combine on numbers: (a1, b1, k1) applied first, then (a2, b2, k2)."""
+    """scan.combine on numbers: combine_np(later run, earlier run), triples (a, b, κ)."""
     (a1, b1, k1), (a2, b2, k2) = first, then
     return (a2 if k2 else a2 * a1, b2 if k2 else b2 + a2 * b1, k1 or k2)
 
@@ -311,15 +367,37 @@ assert run == (0.25, 5.5, True) and np.isnan(run_mult[1])
 # * Step 0 then gives $B = 4 + 0.5 \cdot 3 = 5.5$ and $A = 0.25$, still unused.
 # * Multiplying instead gives $3 + 0 \cdot \text{NaN} = \text{NaN}$ at $t = 1$, and then at $t = 0$.
 #
+# A tree meets the same rule when two runs of several steps combine. Take section 3's drawing with
+# $a_t = 0.5$, $b = (1, 2, 4, 3, 5, \text{NaN}, 6, 7)$ and an episode end at $t = 2$:
+#
+# * The earlier run, steps 0–3, composes to $(0.125, 3, \text{set})$. Inside it, step 2's reset
+#   already dropped step 3, so the run's $b = 1 + 0.5 \cdot (2 + 0.5 \cdot 4) = 3$, which is $y_0$.
+# * The later run, steps 4–7, composes to $(0.0625, \text{NaN}, \text{clear})$.
+# * The earlier run's reset wins: the combine returns $(0.125, 3, \text{set})$, and the NaN is
+#   dropped.
+
+# %%
+b8 = [1.0, 2.0, 4.0, 3.0, 5.0, np.nan, 6.0, 7.0]
+steps8 = [(0.5, b8[t], t == 2) for t in range(8)]  # the episode ends at t = 2
+later = reduce(combine_np, steps8[7:3:-1])  # steps 7, 6, 5, 4: the later run L
+earlier = reduce(combine_np, steps8[3::-1])  # steps 3, 2, 1, 0: the earlier run E
+print("later run:", later, "  earlier run:", earlier, "  combine(later, earlier):", combine_np(later, earlier))
+assert later[0] == 0.0625 and np.isnan(later[1]) and not later[2]
+assert earlier == combine_np(later, earlier) == (0.125, 3.0, True)
+
+# %% [markdown]
 # Is the combine with the flag still associative? Read a triple $(a, b, \kappa)$ as the map
 # $y \mapsto b$ if $\kappa$ is set, else $y \mapsto a y + b$. The combine composes these maps, and
-# composition is associative, so every grouping gives the same map, which is all the outputs read.
+# composition is associative. So every grouping gives the same map, and the outputs read only
+# the map.
 #
 # <details><summary>Details: the same triple, not only the same map (the algebra)</summary>
 #
-# Since $a$ is unused once $\kappa$ is set (step 1's $A$ above), a combine could store $a_2$ or
-# $a_2 a_1$ where $\kappa_2$ is set. This one stores $a_2$, so both groupings give the same
-# triple, not only the same map, and the checkers test that stronger property.
+# Take `nan_behind` in the next cell: a later run with a NaN multiplier, then an earlier run that
+# resets. Where $\kappa_E$ is set, $a$ is unused, so a combine may store $a_E$ or $a_E a_L$
+# there; both are associative. This one stores $a_E$, so $A = 0.5$ here, not NaN: the later run's
+# multipliers stay out of $A$. Both groupings give the same triple, not only the same map, and
+# the checkers test that stronger property.
 #
 # Write $\mathrm{sel}(\kappa, u, v)$ for $u$ if $\kappa$ is set, else $v$ (`tl.where`). Then
 # $p \oplus q$ has $\kappa = \kappa_p \lor \kappa_q$, $a = \mathrm{sel}(\kappa_q, a_q, a_q a_p)$ and
@@ -328,31 +406,33 @@ assert run == (0.25, 5.5, True) and np.isnan(run_mult[1])
 # $\kappa_q$ set, and neither. Both groupings of $p \oplus q \oplus s$ give
 # $\mathrm{sel}(\kappa_s, a_s, \mathrm{sel}(\kappa_q, a_s a_q, a_s a_q a_p))$ and
 # $\mathrm{sel}(\kappa_s, b_s, \mathrm{sel}(\kappa_q, b_s + a_s b_q, b_s + a_s b_q + a_s a_q b_p))$.
-# The reset last in scan order wins. Without a reset, this is section 2's affine combine.
+# The reset in the run applied last wins (in a return, $E$). Without a reset, this is section 2's
+# affine combine.
 #
 # </details>
 #
-# The next cell checks it in NumPy, flags included:
+# The next cell checks it in NumPy, flags included, and the fold's other choice, $a_E a_L$, too:
 
 # %%
 steps = [(a_, b_, bool(k_)) for a_, b_, k_ in zip(rng.normal(size=600), rng.normal(size=600), rng.random(600) < 0.3)]
-for s1, s2, s3 in zip(steps[0::3], steps[1::3], steps[2::3]):
-    np.testing.assert_allclose(combine_np(combine_np(s1, s2), s3)[:2], combine_np(s1, combine_np(s2, s3))[:2],
-                               rtol=1e-12)
-    assert combine_np(combine_np(s1, s2), s3)[2] == combine_np(s1, combine_np(s2, s3))[2]
-print("the combine with resets is associative on 200 random triples of steps")
-
-# %%
-nan_later = np.array([1.0, 2.0, np.nan])
-print("multiply by zero:", 2.0 + 0.0 * nan_later[2], " select:", np.where(True, 2.0, 2.0 + 0.5 * nan_later[2]))
-assert np.isnan(2.0 + 0.0 * nan_later[2])
+# the other choice: a2 * a1 even where k2 is set
+combine_prod = lambda p, q: (q[0] * p[0],) + combine_np(p, q)[1:]  # noqa: E731
+for op in (combine_np, combine_prod):
+    for s1, s2, s3 in zip(steps[0::3], steps[1::3], steps[2::3]):
+        np.testing.assert_allclose(op(op(s1, s2), s3)[:2], op(s1, op(s2, s3))[:2], rtol=1e-12)
+        assert op(op(s1, s2), s3)[2] == op(s1, op(s2, s3))[2]
+nan_behind, resets = (np.nan, 1.0, False), (0.5, 2.0, True)  # a later run with a NaN multiplier, an earlier reset
+assert combine_np(nan_behind, resets)[0] == 0.5 and np.isnan(combine_prod(nan_behind, resets)[0])
+print("both choices of the combine with resets are associative on 200 random triples of steps")
 
 # %% [markdown]
-# `rl.linear_scan`, the package's bare scan, resets where $a_t = 0$. The estimators set the flag
-# at every `terminated` or `truncated` step. A padded step, where `mask[t] = 0` (a prompt token in
+# In the package, `rl.linear_scan` is the bare scan. It resets where $a_t = 0$. The return and
+# advantage functions set the flag at every `terminated` or `truncated` step.
+#
+# *Padding* is different from a reset. A padded step, where `mask[t] = 0` (a prompt token in
 # RLHF, say), is the identity $(1, 0)$. The value from later steps passes through it unchanged,
-# and its own output is 0. The next cell runs both on the kernel. Row 0's NaN stays in its own
-# episode:
+# and its own output is 0. The next cell runs a reset and a padded step on the kernel. Row 0's
+# NaN stays in its own episode:
 
 # %%
 b = torch.tensor([[1.0, 2.0, 3.0, float("nan"), 5.0, 6.0]], device=DEVICE)
@@ -369,21 +449,27 @@ assert y[0, 4] == 0 and y[0, 5] == 6.0
 # > **In short.**
 # >
 # > * *Idea:* An episode end is a reset flag $\kappa$ beside the pair; the combine selects on it.
-# > * *Rule:* A reset discards the run applied first; a padded step is the identity $(1, 0)$.
+# > * *Rule:* A reset in the earlier run wins (section 3's rule); a padded step is the identity
+# >   $(1, 0)$.
 # > * *Trap:* Multiplying by $a_t = 0$: $0 \cdot \text{NaN} = \text{NaN}$ poisons earlier episodes.
 
 # %% [markdown]
 # ## 5. Chunks and a carry
 #
-# A GPU program holds only a few thousand values at a time, so for any $T$ the kernel cuts a row
-# into *chunks* of `CHUNK` steps. It walks the chunks one after another, from the last in time,
-# and scans the steps inside each chunk in parallel. The scan gives each step $t$ its composed map
-# $(A_t, B_t)$ to the chunk's end, and one multiply-add per step,
-# $y_t = B_t + A_t \cdot \text{carry}$, finishes the chunk.
+# A GPU runs a kernel as many copies at once, called *programs* (section 6). Each program holds
+# only a few thousand values at a time. So, whatever $T$ is, the kernel cuts a row into *chunks*
+# of `CHUNK` consecutive steps. It walks the chunks one after another, from the last in time, and
+# scans the steps inside each chunk in parallel.
 #
-# For example, 10 steps in chunks of 4 are the chunks 0–3, 4–7 and 8–9. The chunk 8–9 is done
-# first, from the carry 0. Its `y[8]`, the value just after step 7, is the **carry** of the chunk
-# 4–7. That chunk's `y[4]` is then the carry of the chunk 0–3: `carry = y[start]` in `chunked`.
+# Inside a chunk, the scan gives each step $t$ the composed map $(A_t, B_t)$ of the steps from $t$
+# to the chunk's last step. The value that enters the chunk from the next one is its **carry**.
+# Applying the map to the carry gives $y_t = B_t + A_t \cdot \text{carry}$, so one multiply-add
+# per step finishes the chunk.
+#
+# For example, 10 steps in chunks of 4 are the chunks 0–3, 4–7 and 8–9. The walk starts with the
+# chunk 8–9, from the carry 0. Its `y[8]`, the value just after step 7, is the carry of
+# the chunk 4–7. That chunk's `y[4]` is then the carry of the chunk 0–3: `carry = y[start]` in
+# `chunked`.
 
 # %%
 def chunked(a, b, chunk):
@@ -432,18 +518,18 @@ plt.tight_layout()
 plt.show()
 
 # %% [markdown]
-# **The direction card.** Every kernel of the course follows it; 00b and 00c refer back here.
+# **The direction card.** Every kernel of the course follows it:
 #
 # | | forward scan (`reverse=False`) | reverse scan (`reverse=True`: returns) |
 # | --- | --- | --- |
 # | the recurrence | $y_t = a_t y_{t-1} + b_t$ | $y_t = a_t y_{t+1} + b_t$ |
 # | scan order: the steps applied first to last | $t = 0, 1, \dots, T-1$ | $t = T-1, \dots, 1, 0$ |
-# | `combine(a1, b1, a2, b2)`: `(a1, b1)` is | the earlier run, applied first | the later run, applied first |
+# | `combine(a1, b1, a2, b2)`: `(a1, b1)` is | the earlier run, applied first | the later run $L$, applied first |
 # | the chunks are walked | first to last | last to first |
 # | a chunk's carry out is $y$ at | its last step | its first step |
 # | and it enters | the next chunk in time | the chunk before it in time |
-# | the first carry, before any chunk | $y_{-1} = 0$ | $y_T = 0$ (or the value after the row) |
-# | padding lanes ($t \ge T$) | the identity $(1, 0)$, no reset | the identity $(1, 0)$, no reset |
+# | the carry into the chunk scanned first | $y_{-1} = 0$ | $y_T = 0$ (or the value after the row) |
+# | padding past the row's end ($t \ge T$) | the identity $(1, 0)$, no reset | the identity $(1, 0)$, no reset |
 
 # %% [markdown]
 # > **In short.**
@@ -455,12 +541,19 @@ plt.show()
 # %% [markdown]
 # ## 6. The kernel
 #
-# `rltriton_lite/scan.py` holds the one kernel every algorithm uses. Many copies of it, called
-# *programs*, run at once, and each walks a few rows' chunks in scan order. For each chunk, the
-# algorithm's **prologue**, a small function, supplies the pairs $(a_t, b_t)$ and reset flags. The
-# kernel scans them and applies the carry. Then the algorithm's **epilogue** gets $y_t$ and the
-# value that entered step $t$ (for a return, $y_{t+1}$; 00c calls it `y_in`), and writes the outputs. You write this kernel in notebooks 00b
-# and 00c. The optional notebook 13 shows how the package makes it fast.
+# `rltriton_lite/scan.py` holds the one kernel every algorithm uses. Many copies of it, the
+# *programs*, run at once. Each program walks the chunks of a few rows in scan order. Two small
+# functions, which each algorithm supplies, fit the kernel to that algorithm:
+#
+# * The **prologue** runs before the scan of each chunk. It loads the algorithm's inputs and
+#   returns the pairs $(a_t, b_t)$ and the reset flags. For GAE, it computes the TD errors
+#   $\delta_t$ as the $b_t$.
+# * The kernel then scans the pairs and applies the carry.
+# * The **epilogue** runs after the scan. It gets $y_t$ and the value that entered step $t$ (for a
+#   return, $y_{t+1}$; 00c calls it `y_in`), and it writes the outputs, such as GAE's advantages.
+#
+# You write this kernel in notebooks 00b and 00c. The optional notebook 13 shows how the package
+# makes it fast.
 #
 # The bare primitive is `rl.linear_scan`, whose prologue only loads `a` and `b`. The next cell
 # checks it against the loop, with padding (`mask`) and an initial carry (`initial`), in both
@@ -493,16 +586,18 @@ print("linear_scan matches the loop, reverse and forward")
 #
 # Take the reverse scan $y_t = b_t + a_t\,y_{t+1}$ with $y_T$ given, and a loss $L$ of all the
 # $y_t$. The backward pass hands you `dy`, the **upstream gradient**. Its entry $dy_t$ is only the
-# direct effect of $y_t$ on $L$, as if the other $y$ were fixed. But $y_t$ also feeds the step
-# before it, through $y_{t-1} = b_{t-1} + a_{t-1}\,y_t$. Write $g_t$ for the *total* gradient with
-# respect to $y_t$, both paths counted. The inputs' gradients, $\partial L/\partial a_t$ and
-# $\partial L/\partial b_t$, are totals too: they count every path through the $y$'s. The chain
-# rule gives three facts:
+# direct effect of $y_t$ on $L$, as if the other $y$ were fixed.
 #
-# * $y_t$ reaches $L$ directly, by the upstream gradient $dy_t$, and through $y_{t-1}$, by
-#   $a_{t-1}$ times the total gradient there: $g_t = dy_t + a_{t-1}\,g_{t-1}$. No step comes
-#   before step 0, so $g_0 = dy_0$. A reset at step $t - 1$, where $a_{t-1} = 0$, is a reset of
-#   this forward scan at step $t$: $g_t = dy_t$, selected.
+# But $y_t$ also feeds the step before it, through $y_{t-1} = b_{t-1} + a_{t-1}\,y_t$. So write
+# $g_t$ for the *total* gradient with respect to $y_t$, both paths counted. The inputs' gradients,
+# $\partial L/\partial a_t$ and $\partial L/\partial b_t$, are totals too: they count every path
+# through the $y$'s. The chain rule gives three facts:
+#
+# * $y_t$ reaches $L$ directly, by the upstream gradient $dy_t$. It also reaches $L$ through
+#   $y_{t-1}$, by $a_{t-1}$ times the total gradient there. So $g_t = dy_t + a_{t-1}\,g_{t-1}$.
+#   No step comes before step 0, so $g_0 = dy_0$. If step $t - 1$ resets ($a_{t-1} = 0$), then
+#   $y_t$ does not reach $y_{t-1}$, and $g_t = dy_t$: this forward scan resets at step $t$, and
+#   the kernel selects there too.
 # * $b_t$ enters only $y_t$, with $\partial y_t / \partial b_t = 1$, so $\partial L/\partial b_t = g_t$.
 # * $a_t$ enters only $y_t$, with $\partial y_t / \partial a_t = y_{t+1}$, so
 #   $\partial L/\partial a_t = g_t\,y_{t+1}$.
@@ -510,9 +605,9 @@ print("linear_scan matches the loop, reverse and forward")
 # So the gradient is a forward scan of the pairs $(a_{t-1}, dy_t)$, run from $t = 0$: the
 # **transposed scan**. The package runs it with the same kernel and `reverse=False`.
 #
-# One caveat at an episode end: $a_t = 0$ is read as a reset, yet
+# One caveat at an episode end. There $a_t = 0$ is read as a reset, yet
 # $\partial L/\partial a_t = g_t\,y_{t+1}$ still reads the next episode's $y_{t+1}$. A NaN there
-# makes that one gradient NaN; the earlier episode's $y$ and $\partial L/\partial b$ stay clean.
+# makes that one gradient NaN. The earlier episode's $y$ and $\partial L/\partial b$ stay clean.
 #
 # **By hand, $T = 3$.** Unroll the loop and read off the coefficients:
 #
@@ -547,10 +642,10 @@ assert dL_da.tolist() == [9.0, 6.0, 4.0]
 print("dL/db =", dL_db.tolist(), " dL/da =", dL_da.tolist())
 
 # %% [markdown]
-# The same on a random row, with a random upstream gradient $dy_t$: the loss is
-# $L = \sum_t dy_t\,y_t$. The forward scan of $(a_{t-1}, dy_t)$ is here the loop in
-# `reference.linear_scan`. It starts from 0, so the multiplier at $t = 0$ is never used and any
-# value will do:
+# Now the same on a random row, with a random upstream gradient $dy_t$, so the loss is
+# $L = \sum_t dy_t\,y_t$. Here the loop in `reference.linear_scan`, run forwards, computes the
+# scan of $(a_{t-1}, dy_t)$. The loop starts from 0, so the multiplier at $t = 0$ is never used,
+# and any value will do there:
 
 # %%
 T = 8
@@ -597,10 +692,9 @@ print("kernel gradients match autograd")
 # Notebook 00b's box "How the exercises work" explains the rest (hints, messages, solutions).
 #
 # **`matrix_compose`.** Write the composition of maps $y \mapsto A\,y + b$, with a matrix $A$ and
-# a vector $b$ (the steps of a linear system run backwards). This function is named and ordered as
-# mathematics writes it: `matrix_compose(p, q)` is $p \circ q$, so `q` is applied first, then `p`.
-# This exercise checks one skill: reading an operator's order off its definition, and keeping it in
-# the matrix products.
+# a vector $b$ (the steps of a linear system run backwards). Here `matrix_compose(p, q)` is
+# mathematics' $p \circ q$: `q` is applied first, then `p`. This exercise checks one skill:
+# reading an operator's order off its definition, and keeping it in the matrix products.
 #
 # <details><summary>Hint 1: where to start</summary>
 #
@@ -612,13 +706,11 @@ print("kernel gradients match autograd")
 #
 # <details><summary>Hint 2: the plan</summary>
 #
-# * Mind the argument order: `matrix_compose(p, q)` is `combine(q, p)` with matrices (the reverse
-#   of `combine`'s order).
+# * Mind the argument order: `matrix_compose(p, q)` is `combine(q, p)` with matrices.
 # * `q` comes first. Write $z = q(y)$ with $A_2$ and $b_2$.
 # * Then `p` acts on $z$, not on $y$. Write $p(z)$ and put your $z$ in.
 # * Expand it. The term that multiplies $y$ is the matrix part. What is left is the vector part.
 # * In a product $M N y$, which matrix touches $y$ first? Keep that order in your matrix part.
-# * Test your order on two 2×2 matrices that do not commute, against `p(q(y))` computed directly.
 # * In NumPy, `@` is the matrix product. `*` multiplies element by element.
 #
 # </details>
@@ -691,8 +783,8 @@ exercises.attempt("matrix_compose", matrix_compose)
 #
 # * `for start in reversed(range(0, T, chunk))`, with `end = min(start + chunk, T)`.
 # * Start each chunk from the identity, `(1.0, 0.0, False)`.
-# * Go from `t = end - 1` down to `start`. Step $t$ is applied to what the later steps give, so it
-#   is the second operand of `combine_np`.
+# * Go from `t = end - 1` down to `start`. By section 3's rule, `combine_np(later run, earlier
+#   run)`, step $t$ is the second operand.
 # * $y_t$ is a select on $\kappa$, never a product: $B$ where $\kappa$, else $B + A \cdot$ carry.
 # * `carry_in[t]` is the carry you used for step $t$.
 # * After the chunk, the carry is `y` at the chunk's first step in time.
@@ -772,18 +864,16 @@ exercises.attempt("chunked_reset_scan", chunked_reset_scan)
 # %% [markdown]
 # ## What you now know
 #
-# * Each step of $y_t = b_t + a_t y_{t+1}$ is an affine map. Maps compose as $(a_1, b_1) \oplus
-#   (a_2, b_2) = (a_2 a_1,\; b_2 + a_2 b_1)$, left first, with identity $(1, 0)$.
+# * Each step of $y_t = b_t + a_t y_{t+1}$ is an affine map. Maps compose as $(a_L, b_L) \oplus
+#   (a_E, b_E) = (a_E a_L,\; b_E + a_E b_L)$, the later first, with identity $(1, 0)$.
 # * That operator is associative but not commutative. Hillis–Steele and Blelloch may regroup it
 #   but must keep its order. A return is this scan taken in reverse time.
 # * An episode end is a reset flag and a select, not a multiplication by $a_t = 0$, since
-#   $0 \cdot \text{NaN} = \text{NaN}$ would poison earlier episodes.
-#   (`rl.linear_scan` and the course's harness take $a_t = 0$ as the flag, then select.) A padded
-#   step is the identity $(1, 0)$.
-# * Rows of any length: the chunks are walked one after another, and the steps inside each are
-#   scanned in parallel. Each chunk is finished by one multiply-add with the carry from the chunk
-#   after it, $y_t = B_t + A_t \cdot \text{carry}$. (Notebook 13's time split scans the chunks in
-#   parallel too.)
+#   $0 \cdot \text{NaN} = \text{NaN}$ would poison earlier episodes. `rl.linear_scan` reads
+#   $a_t = 0$ as the flag, then selects. A padded step is the identity $(1, 0)$.
+# * A row of any length is cut into chunks. The chunks are walked one after another, and the steps
+#   inside each are scanned in parallel. Each chunk is finished by one multiply-add with the carry
+#   from the chunk after it, $y_t = B_t + A_t \cdot \text{carry}$.
 # * `rl.linear_scan(a, b, initial=, mask=, reverse=)` runs all of this in one kernel.
 # * Its gradient is the transposed scan, the same recurrence run the other way in time.
 #   $\partial L/\partial b$ is a forward scan of $(a_{t-1}, dy_t)$, and $\partial L/\partial a_t =

@@ -67,7 +67,7 @@ import numpy as np
 import triton
 import triton.language as tl
 
-import rltriton_lite as rl  # (also makes the interpreter run tl.associative_scan as a tree, as a GPU does)
+import rltriton_lite as rl  # (also makes the interpreter run tl.associative_scan as a tree, like a GPU)
 from rltriton_lite import exercises, reference
 
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
@@ -80,23 +80,28 @@ print("device:", DEVICE, "(Triton interpreter)" if os.environ.get("TRITON_INTERP
 #
 # Here you write *elementwise* kernels, where each output needs only the inputs at its own index.
 #
-# **Programs and blocks.** Many copies of a Triton kernel, called **programs**, run at once, each
-# on its own **block** of data.
+# **Programs and blocks.** A Triton kernel is a function that runs as many copies at once. Each
+# copy is a **program**, and it works on its own **block** of data: a short vector of elements,
+# handled together.
 #
-# * You launch a kernel on a *grid* of programs, `kernel[(n_programs,)](args...)`, and inside it
-#   `tl.program_id(0)` says which program this is.
+# * You launch a kernel on a *grid* of programs, `kernel[(n_programs,)](args...)`. Inside the
+#   kernel, `tl.program_id(0)` says which program this is: 0, 1, 2, ...
 # * `tl.arange(0, BLOCK)` is the vector $0, 1, \dots, \text{BLOCK}-1$. BLOCK must be a power of
-#   two and a `tl.constexpr`, a value fixed when the kernel is compiled.
-# * So `offs = pid * BLOCK + tl.arange(0, BLOCK)` are the indices this program owns.
+#   two, and it must be a `tl.constexpr`: a value fixed when the kernel is compiled. Triton
+#   compiles a new kernel for each new value of a constexpr, so it can use it as a size.
+# * So `offs = pid * BLOCK + tl.arange(0, BLOCK)` are the indices this program owns. With
+#   `BLOCK = 64`, program 0 owns indices 0–63 and program 1 owns 64–127.
 #
-# **Loads and stores.** Tensors arrive as pointers to their first element, and pointer arithmetic
-# counts elements, not bytes. `tl.load(X + offs)` reads the block, and `tl.store(Y + offs, y)`
-# writes it. Element `(row, t)` of a contiguous `(B, T)` tensor is at `X + row * T + t`.
+# **Loads and stores.** A tensor arrives in the kernel as a pointer to its first element. Adding
+# to a pointer counts elements, not bytes. `tl.load(X + offs)` reads the block, and
+# `tl.store(Y + offs, y)` writes it. Element `(row, t)` of a contiguous `(B, T)` tensor is at
+# `X + row * T + t`.
 #
-# **Masks.** The last block usually runs past the end of the tensor. A **mask** is a bool block
-# that says which *lanes* (positions in the block) hold real elements.
-# `tl.load(X + offs, mask=offs < n, other=0.0)` reads 0 where the mask is off, and a masked store
-# writes nothing there. Without the mask, the kernel reads and writes memory that is not yours.
+# **Masks.** Take 100 elements in blocks of 64. Program 1 owns indices 64–127, but only 64–99
+# exist. A **mask** is a bool block that says which *lanes* (positions in the block) hold real
+# elements; here it is `offs < 100`. `tl.load(X + offs, mask=offs < n, other=0.0)` reads 0 where
+# the mask is off, and a masked store writes nothing there. Without the mask, the kernel would
+# read and write memory that is not yours.
 #
 # This complete kernel multiplies each reward $r_t$ by $\gamma^t$, computed as $e^{t \log\gamma}$
 # (so $\gamma > 0$ here):
@@ -124,10 +129,11 @@ print("discount: 2 programs of 64 lanes, 28 of them masked off, matches NumPy")
 
 # %% [markdown]
 # **Python operators on blocks: the traps.** Inside a kernel, a value like `r` is a block, not a
-# number. Python's `and`, `or`, `not`, `min`, `max` and `if` treat a whole block as one value,
-# and the interpreter runs them without a warning: `min(x, y)` returns one of the two blocks
-# whole, and `(x > 0) and (y > 0)` returns `y > 0`. The elementwise forms are right on both a GPU
-# and the CPU:
+# number. Python's `and`, `or`, `not`, `min`, `max` and `if` were made for single values. Given
+# blocks, they treat each whole block as one value. So `min(x, y)` returns one of the two blocks
+# whole, not the smaller element at each lane. And `(x > 0) and (y > 0)` simply returns `y > 0`.
+# The interpreter runs such code without a warning. Use the elementwise forms on the right, which
+# are right on a GPU and on the CPU:
 #
 # | not this | but this |
 # | --- | --- |
@@ -177,7 +183,8 @@ print("x > 0 and index < 3, elementwise:", out.tolist())
 # print the right answer, and then the notebook's Jupyter kernel (its Python process) dies.
 #
 # </details>
-#
+
+# %% [markdown]
 # **Exercise `td_target_kernel`.** Write a kernel for the one-step TD target
 # $y_t = r_t + \gamma\,(1 - \text{term}_t)\,V(s_{t+1})$. Here $\text{term}_t$ is 1 where the
 # episode ends at step $t$ (`terminated`), and $V(s_{t+1})$ is the value of the next state
@@ -260,36 +267,27 @@ exercises.attempt("td_target_kernel", td_target_kernel)
 #
 # Here you compute the return of one row with a single `tl.associative_scan`.
 #
-# `tl.associative_scan(x, axis, combine_fn)` computes all prefixes of a block under an associative
-# operator, in about $\log_2(\text{BLOCK})$ parallel steps (notebook 00, section 1).
+# `tl.associative_scan(x, axis, combine_fn)` computes the inclusive scan of a block `x` under an
+# associative operator, in about $\log_2(\text{BLOCK})$ parallel steps (notebook 00, section 1).
+# Our blocks are 1-D, so `axis` is always 0.
 #
 # * `combine_fn` is itself a `@triton.jit` function of two elements.
 # * When `x` is a tuple of blocks, such as `(a, b)`, the combine takes the elements of two tuples,
 #   `combine(a1, b1, a2, b2)`, and returns a tuple.
+# * With `reverse=True`, the scan runs from the block's last lane to its first. Under `+`,
+#   `(3, 1, 4, 1)` then gives `(9, 6, 5, 1)`: lane $t$ combines lanes $t$ to the end. A return
+#   needs this direction.
 #
-# **The rule: `combine(a1, b1, a2, b2)` applies `(a1, b1)` first**, then `(a2, b2)`. It returns
-# `(a2·a1, b2 + a2·b1)`, the map y ↦ a2·(a1·y + b1) + b2. Notebook 00's direction card, at the end
-# of [its section 5](00_associative_scan.ipynb#5.-Chunks-and-a-carry), gives this rule and the
-# carry's for both directions.
+# **The rule: `combine(a1, b1, a2, b2)` applies `(a1, b1)` first**, then `(a2, b2)`, and returns
+# `(a2·a1, b2 + a2·b1)`. The scan works as a tree, so each argument is a *run* of consecutive
+# steps, already composed into one pair. In a forward scan, `(a1, b1)` is the earlier run. In a
+# reverse scan (a return), it is the later run $L$ and `(a2, b2)` the earlier run $E$:
+# `combine(later run, earlier run)`. Notebook 00 draws this case in
+# [section 3](00_associative_scan.ipynb#3.-The-backward-recurrence-as-a-reverse-scan), and its
+# direction card, at the end of section 5, sets out both directions.
 #
-# The scan works as a tree, so each argument is a run of consecutive steps, already composed.
-# `(a1, b1)` is the run applied first, nearer the scan's start: the earlier run in a forward scan,
-# the later run in a reverse scan. Both cases on 8 steps, at the tree's last level:
-#
-# ```text
-# forward scan (reverse=False): y_t = a_t·y_{t-1} + b_t; y moves left to right →
-#
-#   step:  0     1     2     3     4     5     6     7
-#          └────(a1, b1)─────┘     └────(a2, b2)─────┘
-#
-# reverse scan (reverse=True): y_t = a_t·y_{t+1} + b_t; y moves right to left ←
-#
-#   step:  0     1     2     3     4     5     6     7
-#          └────(a2, b2)─────┘     └────(a1, b1)─────┘
-# ```
-#
-# The combine below, `affine_combine`, is notebook 00's `combine(p, q)` with the pairs unpacked,
-# for both directions. A forward example first: `ema_kernel` computes $y_t = a_t y_{t-1} + b_t$
+# The combine below, `affine_combine`, is notebook 00's `combine` with the pairs unpacked, for
+# both directions. A forward example first: `ema_kernel` computes $y_t = a_t y_{t-1} + b_t$
 # with $a_t = 0.5$ and $b_t = 0.5 x_t$, an exponential moving average of $x$:
 
 # %%
@@ -320,14 +318,18 @@ print("EMA by one forward associative scan == the loop")
 # again. The check fails, because the maps are now composed in the wrong order.
 #
 # **Importing `rltriton_lite` changes Triton's interpreter:** it then runs `tl.associative_scan`
-# as a GPU does, as a tree on whole blocks. So a combine that is not associative gives wrong values
+# as a tree on whole blocks, like a GPU. So a combine that is not associative gives wrong values
 # on a CPU too. Without the package, the interpreter runs the scan as a loop, one element at a
 # time, where such a combine can look right.
 #
 # <details><summary>Details: on a CPU the scan is a tree too, and what it means for your combine</summary>
 #
-# * The tree is a Hillis–Steele scan of $\log_2(\text{BLOCK})$ rounds, where each element takes the
-#   combine of the run ending $k$ before it and its own run, for $k = 1, 2, 4, \dots$
+# * The interpreter's tree is a Hillis–Steele scan of $\log_2(\text{BLOCK})$ rounds, where each
+#   element takes the combine of the run ending $k$ before it and its own run, for
+#   $k = 1, 2, 4, \dots$
+# * A GPU groups the steps differently: each thread first combines its own few elements in order,
+#   then the threads' runs are combined across the lanes of a warp, then across warps. So a wrong
+#   combine can give different wrong numbers on the two.
 # * Your combine is called on whole blocks, so a `print` inside it shows blocks.
 # * Never write `if` in a combine: use `tl.where`, which works on blocks everywhere.
 # * The checkers also try your combine on the scan's own elements grouped both ways, and say so if
@@ -338,9 +340,10 @@ print("EMA by one forward associative scan == the loop")
 #
 # </details>
 #
-# Now the reverse scan: `reverse_maps_kernel` runs the same `affine_combine` with `reverse=True` on
-# four steps with $a_t = 0.5$. Each step $t$ gets $(A_t, B_t)$, its map composed from $t$ to the
-# block's end, checked against the hand values $A_t = 0.5^{4-t}$ and $B_t = b_t + 0.5\,B_{t+1}$.
+# Now the reverse scan. `reverse_maps_kernel` runs the same `affine_combine`, with `reverse=True`,
+# on four steps with $a_t = 0.5$. Each step $t$ gets $(A_t, B_t)$, the map of the steps from $t$ to
+# the block's end, composed. The cell checks them against the values by hand:
+# $A_t = 0.5^{4-t}$, and $B_t = b_t + 0.5\,B_{t+1}$ with $B_4 = 0$.
 
 # %%
 @triton.jit
@@ -366,7 +369,7 @@ print("A_t:", A_s.tolist(), " B_t:", B_s.tolist())
 # %% [markdown]
 # **The rule, seen.** The next cell replays a reverse scan of 4 steps as a tree, on text labels
 # instead of numbers. A run's label lists its steps in the order they are applied: `'s3 s2'` is
-# step 3, then step 2. In every call, `first` plays the part of `(a1, b1)`.
+# step 3, then step 2. Every call is `combine(later run, earlier run)`.
 
 # %%
 def tree_reverse_scan(xs, combine, show=False):
@@ -375,15 +378,15 @@ def tree_reverse_scan(xs, combine, show=False):
     while k < len(xs):
         new = list(xs)
         for t in range(len(xs) - k):
-            new[t] = combine(xs[t + k], xs[t])  # (a1, b1): the later run, from t + k; (a2, b2): the run at t
+            new[t] = combine(xs[t + k], xs[t])  # combine(later run, from t + k; earlier run, at t)
             calls.append((xs[t + k], xs[t]))
             if show:
-                print(f"round k={k}: combine(first={xs[t + k]!r}, then={xs[t]!r}) -> {new[t]!r}")
+                print(f"round k={k}: combine(later={xs[t + k]!r}, earlier={xs[t]!r}) -> {new[t]!r}")
         xs, k = new, 2 * k
     return xs, calls
 
 
-runs, calls = tree_reverse_scan(["s0", "s1", "s2", "s3"], lambda first, then: first + " " + then, show=True)
+runs, calls = tree_reverse_scan(["s0", "s1", "s2", "s3"], lambda later, earlier: later + " " + earlier, show=True)
 print("result:", runs)
 assert calls == [("s1", "s0"), ("s2", "s1"), ("s3", "s2"), ("s3 s2", "s1 s0"), ("s3", "s2 s1")]
 assert runs == ["s3 s2 s1 s0", "s3 s2 s1", "s3 s2", "s3"]  # step t: the steps from the end down to t, the last first
@@ -398,10 +401,8 @@ np.testing.assert_allclose(np.array(maps), np.stack([A_s.cpu().numpy(), B_s.cpu(
 #
 # * **Inputs:** `rewards` (float32) and `terminated` (bool), 1-D tensors of $T \le 1024$ steps.
 #   Then `gamma`, and `last_value`, a float. `last_value` is $G_T$, the value after the row's last
-#   step. The row's end is not a reset here. `last_value` enters through $A_t$, as a carry will in
-#   section 3. (Notebook 00c's episode-end card gathers the course's ways of ending an episode.)
-#   Here an episode end is $a_t = 0$, a product: these rows hold no NaN. That is temporary: 00c
-#   makes the end a select, so that a NaN after it cannot leak in.
+#   step. The row's end is not a reset here: `last_value` enters through $A_t$, as a carry will in
+#   section 3.
 # * **Returns:** the returns $G_t$, a tensor of length $T$.
 # * **Edge cases:** rows of 1, 5, 64 and 1000 steps. The two longer rows have episode ends, one
 #   of them at the row's last step.
@@ -410,9 +411,10 @@ np.testing.assert_allclose(np.array(maps), np.stack([A_s.cpu().numpy(), B_s.cpu(
 # * **The checker requires:** one program and one `tl.associative_scan`. A loop over the steps is
 #   refused.
 #
-# **Episode ends are the formula's own factor here**, $a_t = \gamma(1 - \text{term}_t)$, which is 0
-# at an end: exact while every value is finite, as in this notebook. Notebook 00c adds the select
-# that also stops a NaN.
+# **Episode ends are a product here.** The formula's own factor, $a_t = \gamma(1 - \text{term}_t)$,
+# is 0 at an end. That is exact while every value is finite, and these rows hold no NaN. It is
+# temporary: notebook 00c makes the end a select, so that a NaN after it cannot leak in. (00c's
+# episode-end card gathers the course's ways of ending an episode.)
 #
 # <details><summary>Hint 1: where to start</summary>
 #
@@ -471,25 +473,26 @@ exercises.attempt("block_scan", block_scan)
 # > **In short.**
 # >
 # > * *Idea:* `tl.associative_scan` composes a block's pairs as a tree of runs.
-# > * *Rule:* `(a1, b1)` goes first in both directions; returns need `reverse=True`; padding is
-# >   $(1, 0)$.
+# > * *Rule:* `(a1, b1)` is applied first in both directions; returns need `reverse=True`;
+# >   padding is $(1, 0)$.
 # > * *Trap:* Swapped halves in `affine_combine`, which a test with all-equal steps cannot show.
 
 # %% [markdown]
 # ## 3. Rows longer than a block: chunks and a carry
 #
-# A block cannot hold $10^5$ steps. So a program walks its row in **chunks** of `CHUNK` steps, one
-# scan per chunk, and passes a **carry** from each chunk to the next one it works on, as in
-# notebook 00, section 5. Here it runs first forwards, on a running sum, then in reverse, for a
-# return. This needs two new Triton pieces:
+# A block cannot hold $10^5$ steps. So a program walks its row in **chunks** of `CHUNK` steps,
+# with one scan per chunk. From each chunk it passes a **carry**, one number, to the next chunk
+# it works on, as in notebook 00, section 5. We do it first forwards, on a running sum, then in
+# reverse, for a return. This needs two new Triton pieces:
 #
-# * `for i in range(0, n_chunks)`, with a bound known only at run time, is an ordinary loop in the
-#   kernel. To walk backwards, count `i` up and take chunk `n_chunks - 1 - i`.
-# * To take one element out of a block, such as $G$ at the chunk's first step, zero every other
-#   lane and sum the block: `tl.sum(tl.where(t == first, g, 0.0), 0)`.
+# * `for i in range(0, n_chunks)` is an ordinary loop in the kernel, even when `n_chunks` is
+#   known only at run time. To walk backwards, count `i` up and take chunk `n_chunks - 1 - i`.
+# * A block has no cheap way to read one lane, like `g[0]`. To take one element out, such as $G$
+#   at the chunk's first step, zero every other lane and sum the block:
+#   `tl.sum(tl.where(t == first, g, 0.0), 0)`.
 #
-# In the running sum below, the carry, the sum at a chunk's *last* step, feeds the chunk *after*
-# it:
+# In the running sum below, the carry is the sum at a chunk's *last* step. It is added to every
+# step of the chunk *after* it:
 
 # %%
 @triton.jit
@@ -523,7 +526,7 @@ print("3 rows x 300 steps in chunks of 128 == cumsum")
 #
 # | | running sum (above) | discounted sum (below) |
 # | --- | --- | --- |
-# | the chunks, in the order they are done | the first one first | the last one first |
+# | the chunks are done | from the first in time | from the last in time |
 # | the carry is read at | the chunk's last step | the chunk's **first** step |
 # | it enters | the chunk after | the chunk **before** |
 # | finishing step $t$ | $s_t + \text{carry}$ | $B_t + A_t \cdot \text{carry}$ |
@@ -556,7 +559,7 @@ def chunked_discounted_sum(x, gamma, chunk, show=False):
     T = len(x)
     y = np.zeros(T)
     carry = 0.0  # y_T: nothing comes after the row
-    for c in reversed(range(-(-T // chunk))):  # the last chunk first
+    for c in reversed(range(-(-T // chunk))):  # from the last chunk in time
         start, end = c * chunk, min(c * chunk + chunk, T)
         B, acc = np.zeros(end - start), 0.0
         for k in reversed(range(end - start)):  # the chunk alone (in a kernel: one reverse scan)

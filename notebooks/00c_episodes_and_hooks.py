@@ -49,7 +49,7 @@ import numpy as np
 import triton
 import triton.language as tl
 
-import rltriton_lite as rl  # (also makes the interpreter run tl.associative_scan as a tree, as a GPU does)
+import rltriton_lite as rl  # (also makes the interpreter run tl.associative_scan as a tree, like a GPU)
 from rltriton_lite import exercises, reference
 
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
@@ -63,7 +63,7 @@ print("device:", DEVICE, "(Triton interpreter)" if os.environ.get("TRITON_INTERP
 # Here is 00b's kernel for the discounted return $G_t = r_t + \gamma(1 - \text{term}_t)\,G_{t+1}$,
 # with $G_T = 0$, so nothing below needs your own. It follows the reverse column of notebook 00's
 # direction card, end of [section 5](00_associative_scan.ipynb#5.-Chunks-and-a-carry). One program
-# per row walks its row in chunks of `CHUNK` steps, last chunk first. In each chunk:
+# per row walks its row in chunks of `CHUNK` steps, from the last chunk in time. In each chunk:
 #
 # * A reverse `tl.associative_scan` with `affine_combine` composes the pairs
 #   $(a_t, b_t) = (\gamma(1 - \text{term}_t), r_t)$ into each step's map $(A_t, B_t)$.
@@ -73,7 +73,7 @@ print("device:", DEVICE, "(Triton interpreter)" if os.environ.get("TRITON_INTERP
 # %%
 @triton.jit
 def affine_combine(a1, b1, a2, b2):
-    # (a1, b1): the run applied first (in a reverse scan, the steps after); then (a2, b2)
+    # (a1, b1) is applied first: in a reverse scan, the later run L
     return a2 * a1, b2 + a2 * b1
 
 
@@ -114,8 +114,8 @@ print("chunked_returns: 3 rows x 300 steps in chunks of 64, with episode ends ==
 # ## 1. Episode ends as a select: the reset
 #
 # One bad reward, a NaN or an `inf`, must stay inside its own episode. 00b ended an episode by
-# multiplying by $a_t = 0$; here you replace that by a select and write `reset_scan`. A step
-# **resets** where the value after it must not be read: in this notebook, at a termination.
+# multiplying by $a_t = 0$. Here you replace that product by a select, and write `reset_scan`. A
+# step **resets** where the value after it must not be read: in this notebook, at a termination.
 #
 # **The episode-end card.** There are only two behaviours:
 #
@@ -155,23 +155,27 @@ assert torch.isnan(by_multiplying[:2]).all() and torch.isnan(by_kernel[:2]).all(
 # %% [markdown]
 # The fix carries the episode end as a third element, the **reset** flag $\kappa_t$. A step's
 # map becomes "$y = b$ if it resets, else $y = b + a\,y'$", where $y'$ is the value after the
-# step. Composing the later run $(a_1, b_1, \kappa_1)$ first, then the step $(a_2, b_2, \kappa_2)$,
-# gives:
+# step. The combine follows
+# [notebook 00's rule for returns](00_associative_scan.ipynb#3.-The-backward-recurrence-as-a-reverse-scan),
+# `combine(later run, earlier run)`; a reset in the earlier run wins. With the later run
+# $(a_L, b_L, \kappa_L)$ and the earlier run $(a_E, b_E, \kappa_E)$:
 #
-# $$(a, b, \kappa) = \begin{cases} (a_2,\ b_2,\ \text{true}) & \text{if } \kappa_2 \\ (a_2 a_1,\ b_2 + a_2 b_1,\ \kappa_1) & \text{otherwise} \end{cases}$$
+# $$(a, b, \kappa) = \begin{cases} (a_E,\ b_E,\ \text{true}) & \text{if } \kappa_E \\ (a_E a_L,\ b_E + a_E b_L,\ \kappa_L) & \text{otherwise} \end{cases}$$
 #
 # This combine is still associative, as notebook 00, section 4, proved. The checker tries your
-# `reset_combine` grouped both ways. In Triton the cases become `tl.where`. It computes both
-# branches but passes on only the selected one, so a NaN or `inf` in the other never reaches the
-# result.
+# `reset_combine` grouped both ways.
+# In Triton, the two cases become `tl.where`. It computes both branches but passes on only the
+# selected one. So a NaN or `inf` in the other branch never reaches the result.
 #
-# The scan gives each step $t$ its composed triple $(A_t, B_t, K_t)$, from the chunk's end. $K_t$
-# is set if an episode ends inside the chunk at step $t$ or later, and then nothing from the
-# later chunks may reach step $t$. So in the kernel:
+# The scan gives each step $t$ its composed triple $(A_t, B_t, K_t)$: the steps from $t$ to the
+# chunk's end, composed. $K_t$ is set when an episode ends at step $t$ or later inside the chunk.
+# For example, if the episode ends at the chunk's second step in time, $K_t$ is set at its first
+# two steps. Nothing from the later chunks may reach those steps. So in the kernel:
 #
 # * the carry is selected too: $G_t = B_t$ where $K_t$ is set, else $B_t + A_t \cdot \text{carry}$;
 # * padding past the row's end is the triple $(1, 0, \text{false})$.
-#
+
+# %% [markdown]
 # **Exercise `reset_scan`.** The chunked scan with resets.
 #
 # * **Inputs and returns:** the same as `chunked_returns`'s (00b's `chunked_scan`): the returns, a
@@ -179,8 +183,8 @@ assert torch.isnan(by_multiplying[:2]).all() and torch.isnan(by_kernel[:2]).all(
 # * **Edge cases:** a `NaN` or `inf` reward must stay inside its own episode, whether the episode
 #   end is in the same chunk or the bad value arrives through the carry from a later chunk.
 # * **Your combine:** a `@triton.jit` function `reset_combine(a1, b1, k1, a2, b2, k2)`, with `k1`
-#   and `k2` the flags $\kappa_1$ and $\kappa_2$. It returns the formula's composed triple, with
-#   `(a1, b1, k1)` applied first.
+#   and `k2` the flags $\kappa_L$ and $\kappa_E$. It returns the formula's composed triple:
+#   `(a1, b1, k1)` is the later run $L$.
 #
 # <details><summary>Hint 1: where to start</summary>
 #
@@ -253,11 +257,19 @@ exercises.attempt("reset_scan", reset_scan)
 # %% [markdown]
 # ## 2. Hooks: the algorithm around the scan
 #
-# Every algorithm of the course runs the same chunk loop; only the arithmetic before and after the
-# scan differs. Here you write GAE as that loop plus two small `@triton.jit` functions it calls,
-# its **hooks**. A **prologue** loads a chunk of inputs and returns the steps' pairs $(a_t, b_t)$,
-# here with their reset flags. An **epilogue** stores the outputs from the scanned values. One
-# chunk's trip through the kernel, with GAE's names:
+# Every algorithm of the course runs the same chunk loop. Only the arithmetic before and after the
+# scan differs. For the discounted return, the steps are $(\gamma, r_t)$ and the output is $y_t$
+# itself. For GAE, the steps are $(\gamma\lambda, \delta_t)$, which must first be computed from the
+# rewards and values.
+#
+# So here you write GAE as that loop plus two small `@triton.jit` functions that it calls, its
+# **hooks**:
+#
+# * The **prologue** runs before the scan. It loads a chunk of inputs and returns the steps'
+#   pairs $(a_t, b_t)$, here with their reset flags.
+# * The **epilogue** runs after the scan. It stores the outputs from the scanned values.
+#
+# One chunk's trip through the kernel, with GAE's names:
 #
 # ```
 #  r, V, V', term ──prologue──▶ (a_t, b_t, κ_t) = (γλ, δ_t, term_t)
@@ -265,7 +277,8 @@ exercises.attempt("reset_scan", reset_scan)
 #       ──select on the carry──▶ y_t = B_t if K_t, else B_t + A_t · carry
 #       ──epilogue──▶ stores Â_t = y_t;   carry ← y at the chunk's first step, for the chunk before
 # ```
-#
+
+# %% [markdown]
 # **Exercise `gae_kernel`.** Write GAE as your `reset_scan`, in chunks of `chunk` steps, with the
 # diagram's two hooks. The prologue computes
 # $\delta_t = r_t + \gamma(1-\text{term}_t)V(s_{t+1}) - V(s_t)$ and returns the triple
@@ -359,24 +372,26 @@ exercises.attempt("gae_kernel", gae_kernel)
 # ### Before the package: a hook as an argument, tuples of pointers, loops unrolled
 #
 # Your `gae_kernel` calls its hooks by name, so each algorithm would need its own copy of the
-# loop. The package's kernel and the harness `exercises.scan_hook` take the hook *as an argument*
-# instead, so one loop's source serves every algorithm. Four pieces of Triton do it:
+# loop. The package's kernel and the harness `exercises.scan_hook` (the kernel that runs the
+# prologues you write in notebooks 01, 03, 04 and 06) take the hook *as an argument* instead. Then one loop's source serves
+# every algorithm. Four pieces of Triton do it:
 #
-# * **A `@triton.jit` function as a `tl.constexpr` argument** (`HOOK=square` below), fixed at
-#   compile time like `BLOCK`: Triton compiles one kernel per hook, its body inlined where called.
-#   But the GPU's compiler refuses a `tl.associative_scan` combine passed this way, so name your
-#   combine in the kernel itself, as `affine_combine` is above.
-# * **`if FLAG:` on a `tl.constexpr`**, like `if EPILOGUE is not None:`: decided at compile time,
-#   so the branch not taken is not compiled in.
-# * **A tuple of tensors as one argument**, `X = (x0, x1, x2)`: `X[i]` points to the `i`-th
-#   tensor's first element, as in `tl.load(X[i] + offs)`; in a tuple of numbers, `P[i]` is a
-#   number. The index must be known at compile time.
-# * **`tl.static_range(n)`**, a loop unrolled at compile time, each copy with its own constant
-#   `i`, so `n` must be known at compile time, as `len(X)` is.
+# * **A `@triton.jit` function passed as a `tl.constexpr` argument**, as `HOOK=square` below. Like
+#   `BLOCK`, it is fixed at compile time. Triton compiles one kernel per hook, with the hook's body
+#   pasted in where it is called. One exception: the GPU's compiler refuses a
+#   `tl.associative_scan` combine passed this way. So name your combine in the kernel itself, as
+#   `affine_combine` is above.
+# * **`if FLAG:` on a `tl.constexpr`**, such as `if EPILOGUE is not None:`. It is decided at
+#   compile time, so the branch not taken is not compiled in at all.
+# * **A tuple of tensors as one argument**, such as `X = (x0, x1, x2)`. `X[i]` points to the
+#   `i`-th tensor's first element, as in `tl.load(X[i] + offs)`. In a tuple of numbers, `P[i]` is
+#   a number. The index `i` must be known at compile time.
+# * **`tl.static_range(n)`**, a loop *unrolled* at compile time: the compiler writes out one copy
+#   of the body for each `i`, each with its own constant `i`. So `n` must be known at compile
+#   time, as `len(X)` is.
 #
-# <details><summary>Details: the harness, and the fine print of the four pieces</summary>
+# <details><summary>Details: the fine print of the four pieces</summary>
 #
-# * The harness `exercises.scan_hook` runs the Triton exercises of notebooks 01, 03, 04 and 06.
 # * `if FLAG:` is not the trap of notebook 00b, section 1: there `if` tested a *block* of
 #   run-time values, which Triton refuses. A constexpr is one value, known before the kernel runs.
 # * A tuple's index is a literal such as `X[0]`, or the variable of a `tl.static_range` loop. A
@@ -435,21 +450,23 @@ print("one source, two compiled kernels: 0.5 x0² + 2 x1² − x2², and min(|x0
 # | `hooked_scan` (below) and 01's harness | `(X, P, offs, t, m, T) -> (a, b)` | any algorithm: the inputs as a tuple `X`, the numbers as `P`; `a = 0` is the reset |
 #
 # The package's own hooks take a few more arguments (strides for any layout, the arithmetic
-# dtype, padding), met in notebook 02, section 3.
+# dtype, padding), met in notebook 02's appendix.
 #
 # </details>
 #
-# **Two ways to pass the flag.** A hook that returns a pair $(a_t, b_t)$ has no room for a flag, so
-# `hooked_scan` reads it from $a_t = 0$. Both ways give the same result:
+# **Two ways to pass the flag.** Your `reset_scan` got the flag from its own input, `terminated`.
+# But a hook that returns only a pair $(a_t, b_t)$ has no room for a flag. So `hooked_scan` reads
+# the flag from the pair itself: a step with $a_t = 0$ resets. Both ways give the same result:
 #
 # | the flag is | used by | why this way |
 # | --- | --- | --- |
-# | **passed beside the pair**; $a_t$ keeps its value, unused at a reset | your `reset_scan` and `gae_kernel` (from `terminated`); the package's hooks (section 3, notebook 02: from `done`) | the kernel has an input for it |
-# | **read from $a_t = 0$**: the scan sets the flag where $a_t = 0$, then selects | `hooked_scan` (section 2), `rl.linear_scan`, the harness of notebooks 01–07 | the interface takes a pair $(a_t, b_t)$ only |
+# | **passed beside the pair**; $a_t$ keeps its value, unused at a reset | your `reset_scan` and `gae_kernel` (from `terminated`); the package's hooks (notebook 02's appendix: from `done`) | the kernel has an input for it |
+# | **read from $a_t = 0$**: the scan sets the flag where $a_t = 0$, then selects | `hooked_scan` (section 2), `rl.linear_scan`, the harness `exercises.scan_hook` | the interface takes a pair $(a_t, b_t)$ only |
 #
-# Reading $a_t = 0$ as a reset never changes a finite result, since $b_t + 0 \cdot y_{t+1} = b_t$;
-# it only keeps a NaN or `inf` behind the step out.
-#
+# Reading $a_t = 0$ as a reset never changes a finite result, since $b_t + 0 \cdot y_{t+1} = b_t$.
+# It only keeps a NaN or `inf` behind the step out.
+
+# %% [markdown]
 # **Exercise `hooked_scan`.** Write the loop once, with the prologue passed in.
 # `hooked_scan(prologue, inputs, params, chunk)` launches one kernel, say
 # `hooked_kernel(X, P, Y, T, PROLOGUE: tl.constexpr, CHUNK: tl.constexpr)`, which calls
@@ -461,9 +478,9 @@ print("one source, two compiled kernels: 0.5 x0² + 2 x1² − x2², and min(|x0
 #   * `params`, a tuple of floats, the kernel's `P`;
 #   * `chunk`.
 # * **The prologue's side:** it loads its inputs at `offs = row * T + t` under the mask
-#   `m = t < T`, and returns $(a_t, b_t)$. Outside `m` its pair is undefined (the checker's
-#   prologues return arbitrary values there on purpose): your loop overwrites those lanes with
-#   $(1, 0)$.
+#   `m = t < T`, and returns $(a_t, b_t)$. Outside `m` its pair is undefined: the checker's
+#   prologues return arbitrary values there on purpose. So your loop **must** make those lanes the
+#   identity $(1, 0)$, before it derives the flag.
 # * **The flag, read from $a_t = 0$** (the second way, in the table above): your loop derives it,
 #   `flag = a == 0.0`, and selects on it exactly as in `reset_scan`.
 # * **Returns:** $y$, a `(B, T)` float32 tensor: $y_t = b_t + a_t y_{t+1}$ from $y_T = 0$.
@@ -545,27 +562,33 @@ exercises.attempt("hooked_scan", hooked_scan)
 # part you wrote has a named counterpart.
 #
 # * **`scan.combine`** is your `reset_combine`, and **`scan._walk`** your chunk loop with its carry.
-# * **`PROLOGUE` and `EPILOGUE`** are the hooks, `tl.constexpr` arguments of the kernel. They
-#   receive `X` (the tuple of input pointers), `SX` (their strides), `P` (the numbers γ, λ, ...)
-#   and `O` (the output pointers).
-# * **`ROWS`** replaces your one program per row: each program takes `ROWS` rows as a 2-D tile,
-#   and very long rows are split across several programs.
+# * **`PROLOGUE` and `EPILOGUE`** are the hooks, `tl.constexpr` arguments of the kernel. Both
+#   receive `X` (the tuple of input pointers), `SX` (their strides) and `P` (the numbers γ, λ,
+#   ...). Only the epilogue gets `O` and `SO`, the outputs' pointers and strides.
 # * **`load(ptr, strides, row, t, mask, other, ACC)`**, from `rltriton_lite.tile`, replaces your
-#   address `R + row * T + t`. It is a strided load, so it reads time-major and batch-major
+#   address `R + row * T + t`. It builds each address from the tensor's *strides*, the distance in
+#   elements between neighbours along each dimension. So it reads time-major and batch-major
 #   buffers alike, without a copy.
 #
 # The next cell prints the key lines of `scan._walk`, the chunk loop, with their nesting kept.
-# `...` marks lines left out. They split long rows across programs and add speed; notebook 13
-# reads them. Above each line, a comment names its counterpart in your `gae_kernel`. Three names
-# are new:
-#
-# * `valid` marks a step that is not padding.
-# * `keep` holds values the epilogue needs again.
-# * `y_in` is the value after each step, $y_{t+1}$, for epilogues that read it.
+# Above each line, a comment names its counterpart in your `gae_kernel`. `...` marks lines left
+# out, which add speed (notebook 13 reads them).
 #
 # <details><summary>Details: the other names in the printout</summary>
 #
-# `c_a, c_b, c_r` and the tile's sizes, `ROWS`, `NV` and `V`, serve the long rows and speed.
+# * `ROWS` replaces your one program per row. Each program takes `ROWS` rows at once, a 2-D block
+#   called a *tile*, and very long rows are split across several programs.
+# * `valid` marks a step that is not padding, and `keep` holds values the epilogue needs again.
+# * `NV` and `V` are the tile's other sizes: each chunk is held as `NV` vectors of `V` steps.
+#   `REVERSE` is set for a return.
+# * `_scan_chunk` scans one chunk from `carry`, selects on it, and returns six values:
+#   * `y` is $y_t$ at each step, after the select on the carry;
+#   * `y_in` is the value that entered each step, $y_{t+1}$ in a return, for epilogues that read
+#     it;
+#   * `after`, the next carry, is $y$ at the step the scan reaches last: for a return, the
+#     chunk's first step;
+#   * `c_a, c_b, c_r` are the whole chunk composed into one triple $(A, B, \kappa)$, used only by
+#     lines left out here.
 #
 # </details>
 
@@ -579,10 +602,12 @@ YOURS = {  # a key line of _walk -> its counterpart in your gae_kernel
     "a = tl.where(valid": "padding lanes made the identity: a = 1 ...",
     "b = tl.where(valid": "... and b = 0",
     "_scan_chunk(": "tl.associative_scan with reset_combine, then the select on the carry",
-    "EPILOGUE(X": "the tl.store of the chunk's values",
+    "EPILOGUE(X, SX, P, O, SO,": "the tl.store of the chunk's values",
     "carry = after": "the new carry: y at the chunk's first step",
 }
 assert all(any(k in line for line in walk) for k in YOURS)  # (each still in the package's source)
+# c_a, c_b, c_r: read only by a line left out of the printout
+assert [line.strip() for line in walk if " c_a," in line][1:] == ["s_a, s_b, s_r = combine(s_a, s_b, s_r, c_a, c_b, c_r)"]
 shown, last = [], None
 for i, line in enumerate(walk):
     key = next((k for k in YOURS if k in line), None)
@@ -597,7 +622,7 @@ for i, line in enumerate(walk):
 print(textwrap.dedent("\n".join(shown)))
 
 # %% [markdown]
-# Notebook 02, section 3, reads one of the package's prologues, the discounted return's, line by
+# Notebook 02's appendix reads one of the package's prologues, the discounted return's, line by
 # line.
 #
 # **`rl.gae`** computes what your `gae_kernel` computes, as the cell below checks on rows with
@@ -663,7 +688,7 @@ else:
 # **Answer 1.** *Your answer here (code for it: in cells under this one).*
 
 # %% [markdown]
-# ## After the exercises: the harness, line by line
+# ## After the exercises: the harness's source
 #
 # The cell below prints `exercises._scan_hook_kernel(X, O, P, T, PROLOGUE, CHUNK, REVERSE, EPILOGUE)`,
 # the kernel behind `exercises.scan_hook`. Compare it with your `hooked_scan`. Its output is

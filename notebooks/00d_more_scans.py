@@ -39,7 +39,7 @@ if not torch.cuda.is_available():
 import triton
 import triton.language as tl
 
-from rltriton_lite import exercises  # (the import makes the interpreter scan as a tree, as a GPU does)
+from rltriton_lite import exercises  # (the import makes the interpreter scan as a tree, like a GPU)
 
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
 print("device:", DEVICE, "(Triton interpreter)" if os.environ.get("TRITON_INTERPRET") == "1" else "")
@@ -48,7 +48,12 @@ print("device:", DEVICE, "(Triton interpreter)" if os.environ.get("TRITON_INTERP
 # ## Exercises
 #
 # **Exercise `strided_scan`.** `reset_scan` for rollouts stored time-major, as CleanRL and SB3
-# keep them.
+# keep them: of shape `(T, B)`, one column per environment.
+#
+# A tensor's *stride* along a dimension is how many elements apart two neighbours along it are.
+# A contiguous `(T, B)` tensor has strides `(B, 1)`: step $t + 1$ of a column lies $B$ elements
+# after step $t$. A transposed view of a `(B, T)` buffer has strides `(1, T)` instead, over the
+# same memory.
 #
 # * **Inputs:** `rewards` (float32) and `terminated` (bool) of shape `(T, B)`, with any strides.
 #   Then `gamma` and `chunk`.
@@ -117,10 +122,10 @@ exercises.attempt("strided_scan", strided_scan)
 # %% [markdown]
 # **Exercise `discounted_max`: a scan that is not a sum.** Everything so far scanned affine
 # maps, $y \mapsto b + a\,y$. But a scan needs only an associative combine. Here you scan the
-# discounted max of the rewards still ahead in the episode, $h_t = \max_k \gamma^k r_{t+k}$ over
-# the episode's remaining steps: the largest discounted reward ahead. (With negative rewards,
-# discounting pulls a far one towards 0, so it can beat a nearer one.) It scores a trajectory by
-# its peak instead of its sum, as objectives that care about the best outcome reached do:
+# largest discounted reward still ahead in the episode: $h_t = \max_k \gamma^k r_{t+k}$, where $k$
+# runs over the episode's remaining steps. It scores a trajectory by its peak instead of its sum,
+# as objectives that care about the best outcome reached do. With negative rewards,
+# discounting pulls a far reward towards 0, so it can beat a nearer one. As a recurrence:
 #
 # $$h_t = \max(r_t,\ \gamma\, h_{t+1}),$$
 #
@@ -143,10 +148,11 @@ exercises.attempt("strided_scan", strided_scan)
 #   and episode ends in rows of several chunks. The cases are drawn at random. The teacher's
 #   grader draws others.
 # * **Work it out on paper first.** A step is the map $y \mapsto \max(c, g\,y)$, with
-#   $c = r_t$ and $g = \gamma \ge 0$. Check that two steps compose to a map of the same form. (As
-#   $g \ge 0$, it can pass inside the max.) Find the pair that changes nothing: the padding lanes
-#   load it. Its $c$ is also the first carry, the value that enters a row's last chunk, since
-#   nothing after the row may change $h$. Then add the reset flag as in 00c, section 1.
+#   $c = r_t$ and $g = \gamma \ge 0$. Check that two steps compose to a map of the same form. As
+#   $g \ge 0$, it can pass inside the max. Then find the identity, the pair that changes nothing:
+#   the padding lanes load it. Its $c$ is also the first carry, the value that enters a row's
+#   last chunk, because nothing after the row may change $h$. Then add the reset flag as in 00c,
+#   section 1.
 # * **Triton's rule** (from 00c, section 2's four pieces): name your combine in the kernel itself.
 #   The GPU's compiler accepts a hook passed as a `tl.constexpr` argument, but it refuses a
 #   `tl.associative_scan` combine passed that way.
@@ -162,26 +168,20 @@ exercises.attempt("strided_scan", strided_scan)
 # <details><summary>Hint 2: the plan</summary>
 #
 # * Step $t$ is the pair $(g_t, c_t) = (\gamma, r_t)$: the map $y \mapsto \max(c_t, g_t\,y)$.
-# * Compose: apply $(g_1, c_1)$ first, then $(g_2, c_2)$. Write the nested expression out.
-# * Two facts bring it back to the form $\max(c, g\,y)$: as $g_2 \ge 0$,
-#   $g_2 \max(u, v) = \max(g_2 u, g_2 v)$, and a max of maxes is one max of all their terms.
+# * Write out the composition: the later run $(g_L, c_L)$ first, then the earlier $(g_E, c_E)$.
+# * Two facts bring it back to the form $\max(c, g\,y)$: as $g_E \ge 0$,
+#   $g_E \max(u, v) = \max(g_E u, g_E v)$, and a max of maxes is one max of all their terms.
 #   Using both, the factor of $y$ is your new $g$, and the terms without $y$ give your new $c$.
-# * Check the form on numbers: two steps by hand, against the composed pair.
 # * The identity $(g, c)$ must give $\max(c, g\,y) = y$ for every $y$, and $y$ may be below 0,
 #   as rewards may. Which $c$ never wins a max? Is 0 enough?
 # * Padding lanes load the identity's $c$. The carry into a row's last chunk must change nothing
 #   too: $h_t = r_t$ at the row's last step.
-# * A reset $\kappa_2$ keeps $(g_2, c_2)$ alone and drops what comes after, as in `reset_combine`.
+# * A reset $\kappa_E$ keeps $(g_E, c_E)$ alone and drops what comes after, as in `reset_combine`.
 # * After the scan, select as in `reset_scan`: where the scanned flag is set, the carry never
 #   enters; elsewhere, apply the scanned map to the carry.
 # * The new carry is $h$ at the chunk's first step, taken as in `reset_scan`.
 # * In Triton, use `tl.maximum`, not Python's `max`. An infinite constant is `float("inf")`, or
 #   its negative.
-# * With $-\infty$ as the identity's $c$, a tiny $\gamma$ (0.01, say) can make $g$ underflow to 0.
-#   Then $0 \cdot (-\infty)$ is NaN, and the interpreter prints NumPy's `RuntimeWarning: invalid
-#   value encountered in multiply`. It is harmless where that NaN never reaches the output. That is
-#   the case in a lane selected away by `tl.where`, and in practice in an operand of `tl.maximum`,
-#   which returns the other operand (on the interpreter and NVIDIA GPUs alike).
 #
 # </details>
 #
@@ -207,7 +207,7 @@ exercises.attempt("strided_scan", strided_scan)
 #
 # ```python
 # @triton.jit
-# def max_combine(g1, c1, k1, g2, c2, k2):  # (g1, c1, k1): the later steps, applied first
+# def max_combine(g1, c1, k1, g2, c2, k2):  # (g1, c1, k1): the later run L, applied first
 #     return tl.where(k2, g2, ___), tl.where(k2, c2, ___), k1 | k2  # your composed g, your composed c
 # # in the loop: r loaded with other=___ (the identity's c); carry = ___ before the last chunk
 # h = tl.where(k_s, c_s, ___)  # ___: the scanned map (g_s, c_s) applied to the carry
@@ -222,6 +222,36 @@ def discounted_max(rewards, terminated, gamma, chunk):
 
 # %%
 exercises.attempt("discounted_max", discounted_max)
+
+# %% [markdown]
+# <details><summary>Details: a −∞ identity and underflow</summary>
+#
+# With $-\infty$ as the identity's $c$, a tiny $\gamma$ (0.01) can make $g$ underflow to 0
+# over a long run. Then $0 \cdot (-\infty)$ is NaN, and the interpreter prints NumPy's
+# `RuntimeWarning: invalid value encountered in multiply`. That NaN never reaches the output:
+# `tl.where` selects it away, and `tl.maximum`'s default, `propagate_nan=tl.PropagateNan.NONE`,
+# returns the other operand, as `np.fmax` does. With `tl.PropagateNan.ALL`, or with
+# `np.maximum`, the NaN would win.
+#
+# </details>
+
+
+# %% jupyter={"source_hidden": true}
+# Checks: the fold's claims on underflow and tl.maximum's NaN (CI runs them; skip when reading)
+@triton.jit
+def _max_nan(X, Y, O_NONE, O_ALL):
+    i = tl.arange(0, 2)
+    x, y = tl.load(X + i), tl.load(Y + i)
+    tl.store(O_NONE + i, tl.maximum(x, y))  # the default, propagate_nan=tl.PropagateNan.NONE
+    tl.store(O_ALL + i, tl.maximum(x, y, propagate_nan=tl.PropagateNan.ALL))
+
+
+g_run = torch.full((30,), 0.01).prod()  # gamma = 0.01 over 30 steps underflows in float32
+assert g_run == 0 and torch.isnan(g_run * float("-inf"))
+x_, y_ = torch.tensor([float("nan"), -3.0], device=DEVICE), torch.tensor([-3.0, float("nan")], device=DEVICE)
+o_none, o_all = torch.empty_like(x_), torch.empty_like(x_)
+_max_nan[(1,)](x_, y_, o_none, o_all)
+assert o_none.tolist() == [-3.0, -3.0] and torch.isnan(o_all).all()
 
 # %% [markdown]
 # ## What you now know

@@ -22,8 +22,8 @@
 # * **Time:** 3–4 h with the open questions. 2–3 h for the reading and the three checked
 #   exercises, if you are new to Triton.
 # * **Needs:** notebooks 00, 00b and 00c, and writing a `torch.autograd.Function`. No GPU.
-# * **Reference:** the glossary's [Names and signatures](GLOSSARY.md#names-and-signatures) has
-#   the flags, values and hook signatures on one page.
+# * **Reference:** the glossary's [Names and signatures](GLOSSARY.md#names-and-signatures) lists
+#   flags, values and hook signatures.
 # * **Minimum path:** sections 1–5 (section 5 is the harness that later exercises run in) and the
 #   checked exercises `transposed_scan`, `returns_autograd` and `n_step_returns`. Section 6 and the
 #   open questions can wait.
@@ -45,14 +45,11 @@
 #
 # Only a termination drops the bootstrap, through $(1-\text{term}_t)$.
 #
-# **Episode ends, on one card.** This table covers every kind of episode end used in notebooks
-# 01–07 (the glossary repeats it); 00c used terminations alone.
-#
-# The return is a scan $y_t = b_t + a_t\,y_{t+1}$ over a window of $T$ steps. A step that
-# **resets** cuts off $y_{t+1}$, so $y_t = b_t$. Each row of the card below is one kind of step.
-# The third column is the bootstrap that $b_t$ adds where $y_{t+1}$ is cut off. The last column is
-# the step as this notebook's exercises write it: $a_t = 0$ is the reset
-# ([00c's episode-end card](00c_episodes_and_hooks.ipynb#1.-Episode-ends-as-a-select:-the-reset)).
+# **Episode ends, on one card.** The return is a scan $y_t = b_t + a_t\,y_{t+1}$ over a window of
+# $T$ steps. A step that **resets** cuts off $y_{t+1}$, so $y_t = b_t$. The card lists every kind of
+# episode end that notebooks 01–07 use, one row each. The third column is the bootstrap that $b_t$
+# adds where $y_{t+1}$ is cut off. The last column is the step as this notebook's exercises write
+# it, with $a_t = 0$ as the reset:
 #
 # | the step is | does it reset? | bootstrap in $b_t$ | the return's step $(a_t, b_t)$ |
 # | --- | --- | --- | --- |
@@ -61,7 +58,8 @@
 # | a truncation | yes | $\gamma V(s_{t+1})$, through a select | $(0,\ r_t + \gamma V(s_{t+1}))$ |
 # | the window's last step | yes | $\gamma V(s_T)$, through a select (none if it also terminates) | as a truncation |
 #
-# Both the reset and the bootstrap are selects, never products with 0. Section 5's NaN card says why.
+# Both the reset and the bootstrap are selects, never products with 0: section 5's NaN card
+# states the rule once for the whole course.
 #
 # <details><summary>Details: sources, and the flag of 00b and 00c</summary>
 #
@@ -70,7 +68,7 @@
 # Introduction*, 2nd ed., §3.3.
 #
 # In 00b and 00c the one flag was `terminated`, a termination (nothing after it). It keeps that
-# meaning.
+# meaning. The glossary repeats the card.
 #
 # </details>
 
@@ -101,10 +99,9 @@ to_numpy = lambda x: x.cpu().numpy()  # noqa: E731
 # %% [markdown]
 # ## 1. The loop
 #
-# The intro wrote the return as a backward recurrence, with a reset at every episode end. Its
-# plainest form is a loop that walks the window from the last step to the first, carrying
-# $G_{t+1}$. This is the reference loop: every version below, the NumPy split and the kernel, is
-# checked against it.
+# The return's plainest form is a loop that walks the window from the last step to the first,
+# carrying $G_{t+1}$. Every version below, the NumPy split and the kernel, is checked against this
+# float64 reference loop.
 
 # %%
 print(inspect.getsource(reference.discounted_returns))
@@ -126,7 +123,7 @@ print(G)
 # kernel keeps them apart, in three pieces: a prologue that builds each step's pair $(a_t, b_t)$
 # from that step's inputs alone, the scan that combines the pairs, and an epilogue that turns the
 # scan's output into what is stored. This section makes the split in NumPy and checks it against
-# the loop, so the kernel in section 3 only has to run the same three pieces.
+# the loop.
 #
 # The return is $G_t = b_t + a_t G_{t+1}$, with the card's steps:
 #
@@ -160,21 +157,10 @@ print("prologue + scan + epilogue == the loop")
 # %% [markdown]
 # ## 3. The kernel
 #
-# Section 2 checked the three pieces in NumPy. `rl.discounted_returns` runs them as one Triton
-# kernel: the package's shared scan kernel, which you read at the end of 00c, with a prologue and
-# an epilogue for the return. The scan composes the steps chunk by chunk, carries its value from
-# one chunk to the next, and applies the reset of 00c, a select, at every episode end. So only the
-# prologue and the epilogue are specific to the return.
-#
-# This notebook's exercises use a smaller harness, with fewer arguments. Section 5 describes it.
-#
-# <details><summary>Details: the package's own hooks</summary>
-#
-# The package's hooks take more arguments than that: strides, the row, the arithmetic dtype,
-# values handed from prologue to epilogue. You read them in notebook 02, section 3, where you
-# write GAE's prologue in them.
-#
-# </details>
+# `rl.discounted_returns` runs section 2's three pieces as one Triton kernel. Its scan is the
+# package's shared scan kernel, which you read at the end of 00c. That kernel composes the steps
+# chunk by chunk, carries the value from one chunk to the next, and applies 00c's reset at every
+# episode end. So only the prologue and the epilogue are specific to the return.
 #
 # The cell below runs the kernel on 4 rows of 45 steps, with terminations, truncations, a
 # per-step $\gamma$ and a mask:
@@ -193,10 +179,9 @@ G = rl.discounted_returns(r, gamma=gamma, terminated=term, truncated=trunc, next
 # %% [markdown]
 # ## 4. Kernel against the loop
 #
-# Section 3 ran the kernel but did not check it. Here it must match section 1's loop on three
-# kinds of input: batch-major inputs, time-major inputs (`time_dim=0`), and one
-# `bootstrap_value` per row in place of `next_values`. Two more checks follow: a NaN reward must
-# stay inside its own episode, and a row that spans several chunks must still give the loop's
+# The kernel must match section 1's loop on three kinds of input: batch-major, time-major
+# (`time_dim=0`), and one `bootstrap_value` per row in place of `next_values`. Then a NaN reward
+# must stay inside its own episode, and a row that spans several chunks must still give the loop's
 # answer.
 
 # %%
@@ -231,9 +216,9 @@ print(G_nan)
 assert torch.isfinite(G_nan[0, :4]).all() and torch.isnan(G_nan[0, 4:7]).all() and torch.isfinite(G_nan[0, 7:]).all()
 
 # %% [markdown]
-# The rows above fit in one chunk. `rollout_error` runs the kernel in chunks of 256 steps, on any
-# device, on the profiler's rollout (episode ends included). A row of 1,000 steps spans four
-# chunks, so this also checks the carry from chunk to chunk:
+# The rows above fit in one chunk. `profile.rollout_error` runs the kernel, in chunks of 256 steps,
+# on the profiler's rollout with episode ends, and returns its relative error against the float64
+# reference. A row of 1,000 steps spans four chunks, so this also checks the carry between chunks:
 
 
 # %%
@@ -247,27 +232,21 @@ print(f"3 x 1000: relative error {long_err:.1e}")
 # Section 3's kernel calls the package's own hooks, which take more arguments than an exercise
 # needs (strides, the row, the arithmetic dtype). So the hook exercises here and in notebooks
 # 03–07 hand your `@triton.jit` function to a smaller harness instead. This section is its one
-# description, and those exercises link back here.
+# description.
 #
-# * `exercises.scan_hook(prologue, inputs, params, chunk=64, reverse=True, epilogue=None)` runs a
-#   prologue inside the chunked scan with resets, the one you wrote in notebook 00c
-#   (`reset_scan`). It runs one program per row and returns the scanned `y`. Notebooks 03, 04 and
-#   06 use it too.
-# * `exercises.map_hook` (notebooks 05 and 07) runs an elementwise hook with the same first
-#   arguments.
-#
-# The hooks you write take their arguments in this order:
+# `exercises.scan_hook(prologue, inputs, params, chunk=64, reverse=True, epilogue=None)` runs a
+# prologue inside the chunked scan with resets, the one you wrote in notebook 00c (`reset_scan`).
+# It runs one program per row and returns the scanned `y`. The hooks you write take their
+# arguments in this order:
 #
 # * `prologue(X, P, offs, t, m, T) -> (a, b)`.
-# * `epilogue(X, P, offs, t, m, T, y, y_in) -> out`, stored in place of `y`. It works in reverse
-#   scans only, and you first use it in notebook 04.
-# * `map_hook`'s `hook(X, P, offs, m) -> value`, one value per element.
+# * `epilogue(X, P, offs, t, m, T, y, y_in) -> out`, stored in place of `y` (reverse scans only).
 #
 # | argument | what it is |
 # | --- | --- |
 # | `X` | the tuple of your `inputs`, as pointers: `tl.load(X[0] + offs, mask=m, other=0.0)` loads a chunk of the first |
 # | `P` | the tuple of your `params`: `P[0]` is γ if you pass `(gamma,)` |
-# | `offs` | the chunk's flat offsets into each (B, T) input (`map_hook`: a block's, into its inputs) |
+# | `offs` | the flat offsets of the chunk's steps in each (B, T) input, `row * T + t` |
 # | `t` | each step's time index |
 # | `m` | the in-bounds mask |
 # | `T` | the row length |
@@ -275,6 +254,13 @@ print(f"3 x 1000: relative error {long_err:.1e}")
 # Every input is loaded at `offs`, but not every input's entry $t$ describes step $t$:
 # `next_values[t]` is $V(s_{t+1})$, for one. The glossary's table "Which step entry $t$ holds"
 # ([Names and signatures](GLOSSARY.md#names-and-signatures)) lists them all.
+#
+# <details><summary>Details: the elementwise harness, <code>exercises.map_hook</code></summary>
+#
+# `exercises.map_hook` runs an elementwise hook `hook(X, P, offs, m) -> value`, one value per
+# element, with the same first arguments; there `offs` are a block's offsets.
+#
+# </details>
 #
 # The harness follows four rules, all visible in its kernel printed below:
 #
@@ -286,35 +272,32 @@ print(f"3 x 1000: relative error {long_err:.1e}")
 # * **$a = 0$ is the reset.** If your prologue returns $a_t = 0$, the scan ignores everything
 #   after step $t$: $y_t = b_t$, as in `rl.linear_scan`. It is a select, as the card below says.
 #
-# **The NaN card: select, never multiply by 0.** This rule holds in every notebook, and later ones
-# point back to it as "01's NaN card". $0 \times \text{NaN}$ is NaN, so a product with 0 does not
-# remove a NaN. What keeps a NaN out depends on where it sits:
+# **The NaN card: select, never multiply by 0.** This is the course's one statement of the rule;
+# later notebooks point back to it as "01's NaN card". $0 \times \text{NaN}$ is NaN, so a product
+# with 0 does not remove a NaN. What keeps a NaN out depends on where it sits:
 #
 # | the NaN is | what keeps it out |
 # | --- | --- |
-# | behind the step: a later episode, or the carry | the reset, $a_t = 0$, which the harness applies as a select |
+# | behind the step: a later episode, or the carry from a later chunk | the reset, $a_t = 0$, which the harness applies as a select |
 # | inside the step's own $b_t$ (a next value at a termination) | your `tl.where` in $b_t$ |
 #
 # The second row is yours to write. $\gamma(1-\text{term}_t)V'_t$ written as a product puts a NaN
 # into $b_t$ wherever the next value behind a termination is NaN, and the reset cannot remove it.
 # Write every such factor as a select: `tl.where` in Triton, `torch.where` in tensor code.
 #
-# **The window's last step.** The scan starts from $y_T = 0$. For the return and GAE that is all
-# the last step needs: $a_{T-1}$ multiplies 0, and the bootstrap is already in $b$. The general
-# rule: where $b_t$ holds a term written to cancel against $y_{t+1}$, the last step must cut the
-# scan, since no $y_T$ is there to cancel it. Notebooks 03 and 04 meet such estimators; the
-# package's hooks put `t == T - 1` into `done`, one rule for all.
+# **The window's last step.** The scan starts from $y_T = 0$. For the return and GAE that is
+# enough: $a_{T-1}$ multiplies 0, and the bootstrap is already in $b_{T-1}$.
 #
-# <details><summary>Details: what a reset blocks, and an a = 0 that is no episode end</summary>
+# <details><summary>Details: estimators that must reset at the window's end, and an a = 0 that is no episode end</summary>
 #
-# "Behind the step" means a later episode, or the carry from a later chunk. The four rules are
-# also visible in `exercises._scan_steps`, which scans each chunk.
+# Estimators whose $b_t$ only makes sense together with $y_{t+1}$ must reset at $t = T-1$;
+# notebooks 03 and 04 show why. The package's hooks simply count `t == T - 1` as `done`, one rule
+# for all.
 #
 # For every finite input the select gives the same values as multiplying by $a = 0$. So a prologue
 # may return $a = 0$ at a step that ends no episode, to stop the scan there for another reason:
 # the harness treats it the same way. The two differ only where what comes after is NaN or `inf`.
-#
-# How each tool of the course makes an episode end is in
+# How each tool of the course writes an episode end is in
 # [notebook 00c, section 1](00c_episodes_and_hooks.ipynb#1.-Episode-ends-as-a-select:-the-reset).
 #
 # </details>
@@ -327,13 +310,42 @@ print(inspect.getsource(getattr(exercises._scan_hook_kernel, "fn", exercises._sc
 #
 # The kernel now matches the loop, so what is left to see is how fast it runs. The cell below
 # shows the return's table and chart as measured on an H200 and committed, not measured here.
+# Notebooks 02–04 show theirs the same way, and this section reads the table once for all of them.
 #
-# A `!` after a name marks an implementation whose outputs disagreed with ours: a relative
-# error above the benchmark's tolerance, or a NaN. Its times are still shown.
-# [Notebook 08, section 6](08_profiling.ipynb) reads, explains and checks every algorithm's figures.
+# * A `!` after a name marks an implementation whose outputs disagreed with ours: a relative error
+#   above the benchmark's tolerance, or a NaN. Its times are still shown.
+# * The last column divides each line's wall time by ours at the same shape and pass, so our own
+#   line reads 1.00. At 16384×1024 only ours was timed.
+# * With the backward (`fwd+bwd`), our wall time is several times the forward's, while our GPU time
+#   is only 2 to 3 times it. The extra wall time is mostly host time: autograd's and the call's own
+#   host work, on the H200 box's host.
+#
+# <details><summary>Details: where these figures are explained</summary>
+#
+# [Notebook 14, section 7](14_appendix_data.ipynb#7.-The-"profile-it"-sections-of-notebooks-01–07,-read-once)
+# reads, explains and checks every algorithm's figures. Notebook 08, section 3, measures the host
+# time.
+#
+# </details>
 
 # %%
 h200 = profile.committed("discounted_return", missing_ok=True)  # the H200\'s table and chart, read by name: not measured here
+
+# %% jupyter={"source_hidden": true}
+# Checks: the claims above, on the committed rows (CI runs them; skip when reading)
+ours_h200 = {(r["B"], r["T"], r["pass"]): r for r in h200 if r["impl"] == profile.OURS_IMPL}
+assert not h200 or len(ours_h200) == 8
+assert all(r["vs_ours"] == 1.0 for r in ours_h200.values())  # "our own line reads 1.00"
+assert all(r["impl"] == profile.OURS_IMPL for r in h200 if (r["B"], r["T"]) == (16384, 1024))  # "only ours"
+# the backward's claims, for the return and for 02-04's scans, which point here ("here too")
+for alg in ("discounted_return", "gae", "td_lambda", "vtrace"):
+    rows_ = profile.committed_rows(profile.committed_results()[1], alg) if h200 else []
+    ours_ = {(r["B"], r["T"], r["pass"]): r for r in rows_ if r["impl"] == profile.OURS_IMPL}
+    for (b_, t_, p_), fw in ours_.items():
+        if p_ == "fwd":
+            bw = ours_[b_, t_, "fwd+bwd"]
+            assert bw["wall_us"] > 4 * fw["wall_us"] and 1.8 < bw["gpu_us"] / fw["gpu_us"] < 3.1, alg  # "several", "2 to 3 times"
+            assert bw["wall_us"] - fw["wall_us"] > 2 * (bw["gpu_us"] - fw["gpu_us"]), alg  # "mostly host time"
 
 # %% [markdown]
 # ## Exercises
@@ -341,23 +353,27 @@ h200 = profile.committed("discounted_return", missing_ok=True)  # the H200\'s ta
 # Checked exercises work as in notebook 00b. Write the starter's function, then run the cell after
 # it. `print(exercises.task(name))` restates the task. Solutions are in `notebooks/solutions/`.
 #
-# **`transposed_scan`** (a Triton prologue). The returns' gradient, built in NumPy in notebook 00,
-# section 7. Take $y = \mathrm{scan}(a, b)$, run backwards in time. Autograd hands the backward
-# the upstream gradient $dy_t$: the gradient arriving at output $y_t$ from the loss alone, before
-# the scan's own path through $y_{t-1}$. But $y_t$ also feeds $y_{t-1} = b_{t-1} + a_{t-1} y_t$. So the total gradient
-# $g_t$ adds that path: $g_t = dy_t + a_{t-1}\, g_{t-1}$, a scan run *forwards*. Then
-# $\partial L/\partial b_t = g_t$, and $\partial L/\partial a_t = g_t\, y_{t+1}$, one product per
-# step.
+# **`transposed_scan`** (a Triton prologue). This is the gradient of a reverse scan, which you
+# built in NumPy in notebook 00, section 7. Take $y = \mathrm{scan}(a, b)$, run backwards in time.
+# Autograd hands the backward pass $dy_t$, the gradient that reaches $y_t$ directly from the loss.
+# But $y_t$ also reaches the loss through $y_{t-1} = b_{t-1} + a_{t-1} y_t$. The total gradient
+# $g_t$ adds that second path: $g_t = dy_t + a_{t-1}\, g_{t-1}$. This is a scan run *forwards*.
+# From $g$, each input's gradient is one product per step: $\partial L/\partial b_t = g_t$ and
+# $\partial L/\partial a_t = g_t\, y_{t+1}$.
 #
+# Write its prologue for `exercises.scan_hook(transposed_scan, (a, dy), (), reverse=False)`
+# ([section 5](#5.-The-harness-for-Triton-prologues) has the arguments and rules).
 #
-# Write its prologue for `exercises.scan_hook(transposed_scan, (a, dy), (), reverse=False)`. The
-# arguments and rules are in
-# ["The harness for Triton prologues"](#5.-The-harness-for-Triton-prologues), above.
+# **Reset written as:** $a = 0$ in the pair, here $a_{t-1}$ (the harness makes the flag).
 #
 # * **Inputs:** `X[0]` is `a`, `X[1]` is the upstream gradient `dy`, both (B, T) float32.
 #   `P` is empty, `()`.
-# * **Returns:** the pairs $(a_{t-1}, dy_t)$ of each chunk. Their forward scan is $g_t$.
-# * **Edge cases:** at $t = 0$ there is no step before, and $g_0 = dy_0$.
+# * **Returns:** the pair of each step of the chunk. Their forward scan is $g_t$:
+#
+#   | step | multiplier | $b_t$ | reset? |
+#   | --- | --- | --- | --- |
+#   | $t \ge 1$ | $a_{t-1}$, loaded at `offs - 1` | $dy_t$ | where $a_{t-1} = 0$ (step $t-1$ reset) |
+#   | $t = 0$, where the forward scan starts | any: nothing is carried in, so $g_0 = dy_0$ | $dy_0$ | makes no difference |
 #
 # <details><summary>Details: the reset in the transposed scan, and the checker</summary>
 #
@@ -381,8 +397,8 @@ h200 = profile.committed("discounted_return", missing_ok=True)  # the H200\'s ta
 #
 # * Step $t$'s pair is $(a_{t-1}, dy_t)$: the step before's multiplier, and this step's $dy$.
 # * $dy_t$ is at `offs`, as in the skeleton below. $a_{t-1}$ is one element back, at `offs - 1`.
-# * At $t = 0$, `offs - 1` is the previous row's last step, or before the tensor. Mask it off.
-# * The scan carries nothing into step 0. So any value there gives $g_0 = dy_0$: take `other=0.0`.
+# * At $t = 0$, `offs - 1` is the previous row's last step, or before the tensor. Mask it off,
+#   with `other=0.0`: the table says any value will do there.
 #
 # </details>
 #
@@ -429,19 +445,28 @@ exercises.attempt("transposed_scan", transposed_scan)
 # %% [markdown]
 # **`returns_autograd`** (two Triton prologues and an `autograd.Function`). Put both scans behind
 # PyTorch's autograd, as the package does for every algorithm. Write a `torch.autograd.Function`
-# whose `forward` and `backward` each run `exercises.scan_hook` with a prologue of yours. The
-# arguments are in ["The harness for Triton prologues"](#5.-The-harness-for-Triton-prologues), above.
+# whose `forward` and `backward` each run `exercises.scan_hook` with a prologue of yours.
+#
+# **Reset written as:** $a_t = 0$ in both prologues (the harness makes the flag).
 #
 # * **Inputs:** `rewards` (B, T) float32, `terminated` (B, T) bool, `gamma` a number.
 # * **Returns:** `Returns.apply(rewards, terminated, gamma)`, the returns, differentiable in
 #   `rewards`. Both passes must launch Triton code of yours.
-#   * `forward`: the reverse scan of $a_t = \gamma(1 - \text{term}_t)$, $b_t = r_t$.
+#   * `forward`: the reverse scan $G_t = r_t + \gamma(1 - \text{term}_t)\,G_{t+1}$.
 #   * `backward`: it gets the upstream gradient of $G$ (00's $dy$). It runs the
 #     transposed scan forwards (`reverse=False`), with the flags of the step *before*:
 #     $g_t = dG_t + \gamma(1 - \text{term}_{t-1})\, g_{t-1}$, with $dG_t$ the upstream gradient's entry $t$. It returns one
 #     gradient per input of `forward` (`None` for `terminated` and `gamma`).
-# * **Edge cases:** no step comes before $t = 0$, so there is no flag to load. Nothing is carried
-#   into step 0, so its multiplier is never used. $g_0 = dG_0$ whatever it is.
+# * **The pairs** your two prologues return. There is no truncation input, and the window's last
+#   step needs nothing of its own, since the forward pass's scan starts from $y_T = 0$:
+#
+#   | pass | step | multiplier | $b_t$ | reset? |
+#   | --- | --- | --- | --- | --- |
+#   | forward | ordinary, or the window's last step | $\gamma$ | $r_t$ | no |
+#   | forward | termination | 0 | $r_t$ | yes |
+#   | backward | $t \ge 1$, step $t-1$ not terminated | $\gamma$ | $dG_t$ | no |
+#   | backward | $t \ge 1$, step $t-1$ terminated | 0 | $dG_t$ | yes |
+#   | backward | $t = 0$: no step before, no flag to load | any: nothing is carried in | $dG_0$ | makes no difference |
 #
 # <details><summary>Details: what the checker compares</summary>
 #
@@ -460,15 +485,13 @@ exercises.attempt("transposed_scan", transposed_scan)
 #
 # <details><summary>Hint 2: the plan</summary>
 #
-# * Forward prologue: the pair $(\gamma(1-\text{term}_t), r_t)$, with $\gamma$ read from `P[0]`.
+# * Both prologues read $\gamma$ from `P[0]`.
 # * `forward` keeps what the backward needs: `ctx.save_for_backward(terminated)` and
 #   `ctx.gamma = gamma`. It returns `exercises.scan_hook(...)` of `(rewards, terminated)`, `(gamma,)`.
 # * `backward` gets `grad`, the upstream gradient $dG$. It may be a broadcast view. `scan_hook` takes
 #   any layout, because it makes its inputs contiguous, so you need no `.contiguous()`.
-# * Backward prologue: the pair $(\gamma(1-\text{term}_{t-1}), dG_t)$. Load the
-#   flag at `offs - 1`, only where `t >= 1`.
-# * Before $t = 0$ there is no flag to load: mask that load. Step 0's $a$ is never used (nothing
-#   is carried into it), so any `other` will do.
+# * Backward prologue: load the flag of step $t-1$ at `offs - 1`, only where `t >= 1`. Mask the
+#   load before $t = 0$: any `other` will do (the table's last row).
 # * Run it with `reverse=False`. Return `g, None, None`: one gradient per input of `forward`.
 #
 # </details>
@@ -526,10 +549,18 @@ exercises.attempt("returns_autograd", returns_autograd)
 # **`n_step_returns`.** Compute the $n$-step return with tensor ops. It is not one scan, but it is
 # the difference of two values of one scan.
 #
-# Let $S_t$ be the discounted sum of rewards up to the episode's end. It is one reverse scan with
-# $a_t = \gamma(1-\text{term}_t)$ and $b_t = r_t$. At $t = T-1$ only, $b_t$ also gets the bootstrap
-# $[\lnot\text{term}_{T-1}]\,\gamma V'_{T-1}$. A select (`torch.where`) adds it, so a NaN value at
-# a termination is never read into the sum.
+# Let $S_t$ be the discounted sum of rewards up to the episode's end, with the bootstrap at the
+# window's end. It is one reverse scan, `rl.linear_scan`, whose reset is $a_t = 0$. There is no
+# truncation input:
+#
+# | step | multiplier | $b_t$ | reset? |
+# | --- | --- | --- | --- |
+# | ordinary | $\gamma$ | $r_t$ | no |
+# | termination, the window's last step included | 0 | $r_t$ | yes |
+# | the window's last step, not terminated | $\gamma$ (it multiplies $y_T = 0$) | $r_t + \gamma V'_{T-1}$ | not needed |
+#
+# A select (`torch.where`) adds the bootstrap, so a NaN value at a termination is never read into
+# the sum.
 #
 # Then there are two cases:
 #
@@ -573,16 +604,12 @@ assert torch.isfinite(S_end).all() and torch.isclose(S_end[0, -1], r1[0, -1])  #
 # %% [markdown]
 # Your function does this for every $t$ at once. Decide for each step which case holds. Then
 # gather $S_{t+n}$ and $V(s_{t+n})$, with indices clamped to the row (`n` may exceed `T`).
-#
-# <details><summary>Details: one way to decide which case holds</summary>
-#
-# Count the terminations in each window $[t, t+n)$, as differences of a `torch.cumsum`.
-#
-# </details>
 
 # %% [markdown]
 # **The task.** Write it with tensor ops (`rl.linear_scan`, as above, or any others), with no
 # Python loop over time.
+#
+# **Reset written as:** $a_t = 0$ in `rl.linear_scan` (it makes the flag), as in the table above.
 #
 # * **Inputs:** `rewards`, `next_values` ($V(s_{t+1})$ at step $t$) and `terminated` (bool), all
 #   (B, T); `gamma` a number; `n` an int, which may exceed `T`.
@@ -601,17 +628,16 @@ assert torch.isfinite(S_end).all() and torch.isclose(S_end[0, -1], r1[0, -1])  #
 #
 # <details><summary>Hint 1: where to start</summary>
 #
-# Read the idea worked above first: $S_t$ by one reverse scan, then two cases. The cell after
-# it says how to do every $t$ at once. For each step $t$, ask which case holds. Then ask which
-# values of $S$ and `next_values` it needs. Build index tensors over $t$, not a loop.
+# Read the idea worked above first: $S_t$ by one reverse scan, then two cases. For each step $t$,
+# ask which case holds. Then ask which values of $S$ and `next_values` it needs. Build index
+# tensors over $t$, not a loop.
 #
 # </details>
 #
 # <details><summary>Hint 2: the plan</summary>
 #
-# * $S$ is `rl.linear_scan(a, b)`, with $a_t = \gamma(1-\text{term}_t)$ (from `~terminated`) and
-#   $b_t = r_t$.
-# * At the last step, add $\gamma V'_{T-1}$ to $b$, unless it terminates. Use `torch.where`.
+# * $S$ is `rl.linear_scan(a, b)`, with the table's pairs: $a$ from `~terminated`, and the
+#   bootstrap added to $b$ by `torch.where`.
 # * Step $t$ "runs on" if $t + n < T$ and no termination lies in $[t, t+n)$.
 # * Count the terminations of each window: a `torch.cumsum` of the flags, with a 0 in front. Take
 #   its difference between $t + n$ and $t$.
@@ -694,13 +720,11 @@ exercises.attempt("n_step_returns", n_step_returns)
 # * The discounted return is one reverse scan, with $a_t = \gamma_t$ and $b_t = r_t$. It resets at
 #   every episode end (done: a termination, a truncation, or the window's last step).
 # * Only a termination drops the bootstrap. Where `done & ~term`, $b_t$ gets $\gamma_t V'_t$.
-# * `rl.discounted_returns` is a prologue, the shared scan and an epilogue. The package's own hook
-#   slots come in notebook 02.
+# * `rl.discounted_returns` is a prologue, the shared scan and an epilogue.
 # * The gradient is a forward scan, $g_t = dG_t +
 #   \gamma(1-\text{term}_{t-1})\,g_{t-1}$. Both scans fit in one `torch.autograd.Function`.
-# * `exercises.scan_hook` runs a prologue `(X, P, offs, t, m, T) -> (a, b)`, with the package's
-#   arguments in the package's order. $a = 0$ is a reset. A value that may be NaN must still be
-#   kept out of $b$ with `tl.where`.
+# * `exercises.scan_hook` runs a prologue `(X, P, offs, t, m, T) -> (a, b)`. $a = 0$ is a reset. A
+#   value that may be NaN must still be kept out of $b$ with `tl.where` (the NaN card).
 # * While the episode runs on, the $n$-step return is $S_t - \gamma^n S_{t+n} + \gamma^n V(s_{t+n})$,
 #   from one scan $S$. Otherwise it is $S_t$. $V(s_{t+n})$ is `next_values[t + n - 1]`.
 

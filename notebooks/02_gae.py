@@ -16,17 +16,15 @@
 # %% [markdown]
 # # 02 — Generalized advantage estimation as one scan
 #
-# * **You will learn:** generalized advantage estimation as one reverse scan; the package's named
-#   hook slots, and GAE's prologue written in them.
+# * **You will learn:** generalized advantage estimation as one reverse scan, and its prologue in
+#   tensor ops. An optional appendix reads the package's own hook form.
 # * **Time:** 2–3 h with the open questions; 1–1.5 h for the reading and the checked exercises.
 # * **Needs:** notebook 01. No GPU.
-# * **Conventions:** episode ends follow the card of notebook 01: every end is a reset. The
-#   glossary's [Names and signatures](GLOSSARY.md#names-and-signatures) lists flags, values and
-#   hook signatures on one page.
-# * **Minimum path:** sections 1–2 with the checked exercise `gae_pairs`. Section 3 and its
-#   exercise `gae_prologue` teach the package's own hook form, which no later exercise uses: do
-#   them to read the package, or skip them. Section 4 (checks against the loop), section 5 and the
-#   open questions can wait.
+# * **Conventions:** episode ends follow notebook 01's card; the glossary's
+#   [Names and signatures](GLOSSARY.md#names-and-signatures) lists flags, values and hook signatures.
+# * **Minimum path:** sections 1–3 with the checked exercise `gae_pairs`. Section 4 (checks
+#   against the loop), section 5 and the open questions can wait. The appendix and its exercise
+#   `gae_prologue` are optional.
 #
 # PPO, A2C and most actor-critic methods weight each action by an **advantage**. It says how much
 # better the return after the action was than the critic expected. Generalized advantage estimation
@@ -41,20 +39,21 @@
 #   \hat A_t = \delta_t + \gamma\lambda (1-\text{done}_t) \hat A_{t+1}, \qquad \text{returns}_t = \hat A_t + V_t .$$
 #
 # * $V_t = V(s_t)$ is the critic's value of state $s_t$, `values[t]`.
-# * $V'_t = V(s_{t+1})$ is the value of the next state. After a termination there is none (it is
-#   never read). Elsewhere it comes from one of two inputs, by what the call passes:
+# * $V'_t = V(s_{t+1})$ is the value of the next state. After a termination there is no next
+#   state, and $V'_t$ is never read. Elsewhere it comes from one of two inputs, depending on what
+#   the call passes:
 #
 #   | the call passes | $V'_t$ at a step inside the window | $V'_{T-1}$, the window's last step |
 #   |---|---|---|
 #   | `next_values` (as `gae_pairs` does) | `next_values[t]`, truncations included | `next_values[T-1]` |
 #   | `values` and `bootstrap_value` only | `values[t+1]` | `bootstrap_value` |
 #
-#   At a truncation `values[t+1]` is the next episode's first state, not the real next state: so
-#   `truncated` without `next_values` is a ValueError.
+#   At a truncation, `values[t+1]` is the value of the next episode's first state, not of the real
+#   next state. So a call that passes `truncated` without `next_values` raises a ValueError.
 # * $\text{done} = \text{terminated} \lor \text{truncated}$. The last step of the rollout acts as a
 #   truncation: it bootstraps, from the table's last column.
-# * The factors $(1-\text{term}_t)$ and $(1-\text{done}_t)$ are notation: the code writes a select
-#   (01's NaN card).
+# * The factors $(1-\text{term}_t)$ and $(1-\text{done}_t)$ are notation. The code writes each as a
+#   select (01's NaN card).
 #
 # <details><summary>Details: why the average is a scan, and the source</summary>
 #
@@ -93,10 +92,8 @@ rng = np.random.default_rng(0)
 # %% [markdown]
 # ## 1. The loop
 #
-# GAE is a discounted return of the TD errors, with discount $\gamma\lambda$, so it is built as
-# in notebook 01, starting from a loop. The ground truth is a float64 NumPy loop. It handles one
-# time step per iteration, and the whole batch at once by broadcasting. Every kernel is tested
-# against it.
+# GAE is built as in notebook 01, starting from a float64 NumPy loop. It handles one time step per
+# iteration, and the whole batch at once by broadcasting. Every kernel is tested against it.
 
 # %%
 print(inspect.getsource(reference.gae))
@@ -119,15 +116,15 @@ np.testing.assert_allclose(ret, adv + v)
 # %% [markdown]
 # ## 2. Prologue, scan, epilogue
 #
-# As in notebook 01, the loop splits into the three pieces of a kernel: a prologue, the scan and
-# an epilogue. For GAE the prologue is where the episode ends matter. It computes $\delta_t$, and
-# at each kind of end it decides whether $\delta_t$ bootstraps and whether the trace is cut. So
-# after checking the split in NumPy, you write that prologue yourself, in tensor ops.
+# As in notebook 01, the loop splits into a prologue, the scan and an epilogue. For GAE the
+# prologue is where the episode ends matter. It computes $\delta_t$, and at each kind of end it
+# decides whether $\delta_t$ bootstraps and whether the trace is cut. After checking the split in
+# NumPy, you write that prologue yourself, in tensor ops.
 #
 # Read the recurrence as $\hat A_t = b_t + a_t \hat A_{t+1}$, with a reset where the episode ends.
 #
-# * **prologue**, computed for each step on its own: $b_t = \delta_t$, $a_t = \gamma_t\lambda_t$,
-#   reset$_t$ = done$_t$;
+# * **prologue**, computed for each step on its own: $b_t = \delta_t$, and $a_t = \gamma_t\lambda_t$,
+#   with $a_t = 0$ where done$_t$: the reset;
 # * **scan**: the reverse affine scan of notebook 00, whose output at step $t$ is $y_t$;
 # * **epilogue**, again per step: advantages $= y_t$, returns $= y_t + V_t$, 0 where padded.
 #
@@ -140,10 +137,10 @@ def gae_as_scan(r, v, gamma, lam, terminated, bootstrap_value):
     done = terminated.copy()
     done[..., -1] = True
     b = r + np.where(terminated, 0.0, gamma * v_next) - v      # prologue
-    a = gamma * lam
+    a = np.where(done, 0.0, gamma * lam)                         # a = 0 is the reset
     y, carry = np.zeros_like(b), np.zeros(b.shape[:-1])
     for t in reversed(range(T)):                                 # scan (sequential here)
-        carry = np.where(done[..., t], b[..., t], b[..., t] + a * carry)
+        carry = np.where(a[..., t] == 0, b[..., t], b[..., t] + a[..., t] * carry)  # a select, not a product
         y[..., t] = carry
     return y, y + v                                              # epilogue
 
@@ -156,37 +153,42 @@ for got, want in zip(gae_as_scan(R, V, 0.97, 0.9, TERM, BOOT),
 print("prologue + scan + epilogue == the loop")
 
 # %% [markdown]
-# Your turn, in tensor ops first. Checked exercises work as in notebook 00b. Write the starter's
+# Your turn, in tensor ops. Checked exercises work as in notebook 00b. Write the starter's
 # function, then run the cell after it. `print(exercises.task(name))` restates the task.
 #
 # **`gae_pairs`.** Write GAE's prologue in tensor ops. It returns the pairs whose reverse scan is
 # the advantage.
 #
+# **Reset written as:** $a_t = 0$ (`rl.linear_scan` makes the flag), as in section 2.
+#
 # * **Inputs:** `rewards`, `values`, `next_values` ($V(s_{t+1})$), `terminated` and `truncated`
 #   (bool), all (B, T) tensors; `gamma` and `lam` numbers.
 # * **Returns:** `(a, b)`, tensors shaped like `rewards`, whose reverse scan
 #   $y_t = b_t + a_t y_{t+1}$ (`rl.linear_scan`, run by the checker) is the advantage $\hat A_t$.
-# * **Edge cases:** both kinds of episode end.
-#   * `terminated`: no bootstrap, and the trace is cut.
-#   * `truncated`: bootstrap from `next_values`, and the trace is cut.
-#   * `next_values` behind a termination may be NaN: select it away with `torch.where` (01's NaN
-#     card).
-# * **The reset:** `rl.linear_scan` treats $a_t = 0$ as a reset, which cuts the trace there.
+#   Each kind of step:
+#
+#   | step | multiplier $a_t$ | $b_t$ | reset? |
+#   | --- | --- | --- | --- |
+#   | ordinary | $\gamma\lambda$ | $r_t + \gamma V'_t - V_t$ | no |
+#   | termination | 0 | $r_t - V_t$ | yes |
+#   | truncation | 0 | $r_t + \gamma V'_t - V_t$ | yes |
+#   | the window's last step, otherwise ordinary | $\gamma\lambda$ (it multiplies $y_T = 0$) | $r_t + \gamma V'_{T-1} - V_t$ | not needed |
+#
+# * **Edge cases:** `next_values` behind a termination may be NaN: select it away with
+#   `torch.where` (01's NaN card).
 #
 # <details><summary>Hint 1: where to start</summary>
 #
 # Section 2's `gae_as_scan` builds these pairs in NumPy: its `b` and `a` lines.
 # Yours is the same in torch, with two kinds of episode end.
-# For each kind, ask two questions.
-# Does $\delta_t$ bootstrap from $V'_t$? Does the trace go on to $t+1$?
+# The table's rows differ only where a flag is set: each difference is one select.
 #
 # </details>
 #
 # <details><summary>Hint 2: the plan</summary>
 #
-# * $b_t = \delta_t = r_t + \gamma V'_t - V_t$, without the $\gamma V'_t$ where `terminated`.
-# * A truncation keeps its bootstrap in $b_t$. Only its trace is cut.
-# * $a_t = \gamma\lambda$, and 0 wherever either kind of end cuts the trace.
+# * $b_t = \delta_t$: one select on `terminated` drops $\gamma V'_t$. A truncation keeps it.
+# * $a_t = \gamma\lambda$, made 0 by either flag.
 # * The window's last step needs no $a_t = 0$ here: the scan starts from $y_T = 0$, so
 #   $a_{T-1}$ multiplies 0 whatever it is. ($\delta_t$ reads $V'_t$, an input, never the scanned $y_{t+1}$.)
 # * Drop $V'_t$ with `torch.where`, not with a product: $0 \cdot \text{NaN} = \text{NaN}$.
@@ -236,83 +238,208 @@ exercises.attempt("gae_pairs", gae_pairs)
 # %% [markdown]
 # ## 3. The kernel
 #
-# **Where you are, and how a reset is written.** The course writes an episode end in three ways,
-# one for each place you meet it. All three are the same select:
+# `rl.gae` runs section 2's three pieces as one Triton kernel. The scan is the package's shared
+# scan kernel, the one you met in notebooks 00c and 01. The prologue and the epilogue are GAE's
+# own, and the package writes each of them as a **hook**: a small `@triton.jit` function that the
+# shared kernel calls on every chunk of steps. GAE's prologue computes the same step as your
+# `gae_pairs`. The optional [appendix](#Appendix:-the-package's-hook-form) reads the package's
+# hook form.
+
+# %% [markdown]
+# ## 4. Kernel against the loop
 #
-# | where you are | how a reset is written |
-# | --- | --- |
-# | tensor ops with `rl.linear_scan` (your `gae_pairs`), and 01's harness `exercises.scan_hook` (the prologues of 03 and 04) | $a_t = 0$, with no flag: the scan reads `a == 0` as the reset |
-# | the package's hooks: `_returns_prologue` below, your `gae_prologue` | a flag of its own, returned beside the pair, `(a, b, reset, valid, keep)`; $a_t$ keeps its value, $\gamma_t\lambda_t$ |
-# | inside a combine: `scan.combine` (printed in 00), your `reset_combine` (00c) | a third entry of each step, a bool: $\kappa_t$ in formulas, `k` in code, $K_t$ once composed over a run, where runs combine their flags by OR |
+# The kernel must match section 1's loop, and its gradients autograd's on the PyTorch path. The
+# random rollouts below test every case at once: terminations, truncations that bootstrap from the
+# true next value, left and right padding, a per-step discount, and a time-major buffer:
+
+# %%
+B, T = 4, 50
+r = torch.randn(B, T, device=DEVICE)
+v = torch.randn(B, T, device=DEVICE)
+term = torch.rand(B, T, device=DEVICE) < 0.1
+trunc = (torch.rand(B, T, device=DEVICE) < 0.1) & ~term
+nv = torch.where(trunc, torch.randn(B, T, device=DEVICE), torch.cat([v[:, 1:], torch.randn(B, 1, device=DEVICE)], 1))
+mask = torch.ones(B, T, dtype=torch.bool, device=DEVICE)
+mask[0, :7] = False   # left padding (a prompt)
+mask[1, -5:] = False  # right padding
+gamma = torch.rand(B, T, device=DEVICE) * 0.1 + 0.9  # a per-step discount
+n = lambda x: x.cpu().numpy()  # noqa: E731
+
+adv, ret = rl.gae(r, v, gamma=gamma, lambda_=0.95, terminated=term, truncated=trunc, next_values=nv, mask=mask,
+                  backend=KERNEL)
+e_adv, e_ret = reference.gae(n(r), n(v), gamma=n(gamma), lambda_=0.95, terminated=n(term), truncated=n(trunc),
+                             next_values=n(nv), mask=n(mask))
+np.testing.assert_allclose(n(adv), e_adv, rtol=1e-5, atol=1e-5)
+np.testing.assert_allclose(n(ret), e_ret, rtol=1e-5, atol=1e-5)
+assert (adv[~mask] == 0).all()
+
+# the same data as a time-major (T, B) buffer, as CleanRL and SB3 store it: read through strides
+adv_tm, _ = rl.gae(r.t().contiguous(), v.t().contiguous(), gamma=gamma.t().contiguous(), lambda_=0.95,
+                   terminated=term.t().contiguous(), truncated=trunc.t().contiguous(),
+                   next_values=nv.t().contiguous(), mask=mask.t().contiguous(), time_dim=0, backend=KERNEL)
+np.testing.assert_allclose(n(adv_tm).T, e_adv, rtol=1e-5, atol=1e-5)
+print("kernel == loop: episodes, truncations, padding, per-step gamma, time-major")
+
+# %% [markdown]
+# The advantages along one row. Each episode end resets the sum.
+
+# %%
+row = 2
+fig, ax = plt.subplots(figsize=(10, 2.8))
+ax.plot(n(adv)[row], ".-", label=r"advantage $\hat A_t$")
+ax.plot(n(r)[row], ".", alpha=0.5, label="reward $r_t$")
+for t in np.flatnonzero(n(term)[row]):
+    ax.axvline(t + 0.5, color="k", lw=1)
+for t in np.flatnonzero(n(trunc)[row]):
+    ax.axvline(t + 0.5, color="k", ls=":", lw=1)
+ax.set_xlabel("t  (solid: termination, dotted: truncation)")
+ax.legend()
+plt.show()
+
+# %% [markdown]
+# Gradients flow to rewards, values and next values through a backward kernel, the transposed
+# scan. Here it is checked against autograd of the PyTorch path. A next value behind a termination
+# is never read, so its gradient is 0; every other next value gets one:
+
+# %%
+r64, v64, nv64 = (torch.randn(2, 30, dtype=torch.float64, device=DEVICE, requires_grad=True) for _ in range(3))
+w = torch.randn(2, 30, dtype=torch.float64, device=DEVICE)
+t2 = torch.rand(2, 30, device=DEVICE) < 0.1
+grads = {be: torch.autograd.grad((rl.gae(r64, v64, terminated=t2, next_values=nv64, backend=be).advantages * w).sum(),
+                                 (r64, v64, nv64))
+         for be in ("triton", "torch")}
+for gk, gt in zip(grads["triton"], grads["torch"]):
+    torch.testing.assert_close(gk, gt)
+d_nv = grads["triton"][2]
+assert (d_nv[t2] == 0).all() and (d_nv[~t2] != 0).all()  # behind a termination: never read
+print("gradients match, next values included")
+
+# %%
+assert profile.rollout_error("gae", 3, 1000, DEVICE) < 1e-5  # 3 × 1,000 steps: four chunks of 256 per row, the carry between them (notebook 01)
+
+# %% [markdown]
+# ## 5. Optional: profile it
 #
-# The first two rows feed the third. The harness turns `a == 0` into `k`
-# (`exercises._scan_steps`), and the package's kernel hands your `reset` on as `k`.
+# GAE's table and chart, measured on an H200 and committed: nothing is measured here. Read
+# them as in [notebook 01, section 6](01_discounted_return.ipynb#6.-Optional:-profile-it): here
+# too, the backward's extra wall time is mostly host time.
+
+# %%
+h200 = profile.committed("gae", missing_ok=True)  # the H200\'s table and chart, read by name: not measured here
+
+# %% [markdown]
+# ## Exercises
 #
-# Your `gae_pairs` builds the pairs in tensor ops (the first row). The package builds them inside
-# the scan kernel, as a Triton prologue (the second row). Here you read the package's prologue for
-# notebook 01's discounted return, then write GAE's in the same form, so that you can read the
-# package's own code. Only this section uses this form: from 03 on, the exercises use 01's harness
-# form, `(X, P, offs, t, m, T) -> (a, b)`.
+# The checked exercise `gae_pairs` (tensor ops) is at the end of section 2. The optional
+# `gae_prologue`, the same prologue as a Triton hook, is in the appendix. Solutions are in
+# `notebooks/solutions/`.
 #
-# Three helpers read the inputs, so a prologue in this form uses few of its arguments itself:
+# Without a checker:
+#
+# *(Answer each in its cell below. Your teacher's grader collects the answers from them.)*
+#
+# 1. Set $\lambda = 1$. Show that `returns` equals `rl.discounted_returns` when `next_values`
+#    is `values[t+1]` inside episodes. Why does the equality fail for arbitrary `next_values`?
+# 2. Set $\lambda = 0$. What is the advantage then? Check it against $\delta_t$.
+# 3. Pass `lambda_` as a per-step tensor that is 0 on the first step of every episode. What does
+#    that do to the estimator's bias?
+
+# %% [markdown] tags=["answer-1"]
+# **Answer 1.** *Your answer here (code for it: in cells under this one).*
+
+# %% [markdown] tags=["answer-2"]
+# **Answer 2.** *Your answer here (code for it: in cells under this one).*
+
+# %% [markdown] tags=["answer-3"]
+# **Answer 3.** *Your answer here (code for it: in cells under this one).*
+
+# %% [markdown]
+# ## What you now know
+#
+# * GAE is one reverse scan: $a_t = \gamma\lambda$, $b_t = \delta_t$, and $a_t = 0$ (a reset) at
+#   every episode end. The returns are $\hat A_t + V_t$, from the same pass.
+# * A termination is a select, not a multiplication. It has no bootstrap, and a NaN value behind it
+#   is never read. A truncation, or the window's end, resets the trace but bootstraps.
+# * In the package, GAE's prologue and epilogue are hooks around one shared scan kernel. A hook
+#   knows nothing of chunks, carries or threads, so every estimator is a short prologue and
+#   epilogue.
+
+# %% [markdown]
+# ## Appendix: the package's hook form
+#
+# Optional. Read it when you want to read the package's source, and do its exercise,
+# `gae_prologue`, to write a hook of the package yourself. No later exercise uses this form.
+#
+# **How a package hook writes a reset.** `gae_pairs` and 01's harness write a reset as $a_t = 0$,
+# and the scan turns that into a flag. A package hook returns the flag itself, beside the pair,
+# and $a_t$ keeps its value. These are 00c's "Two ways to pass the flag" (00c, section 2); both are
+# the same select, the rule of [01's NaN card](01_discounted_return.ipynb#5.-The-harness-for-Triton-prologues).
+#
+# ### The package's prologue
+#
+# A package prologue takes 01's harness arguments in the same order, with two changes. The strides
+# `SX` and the row index `row` replace `offs`, so that one hook reads batch-major and time-major
+# buffers alike. The arithmetic dtype `ACC` comes last. It returns five values, not two:
+#
+# ```
+# 01's harness (exercises.scan_hook):  (X, P, offs, t, m, T)          -> (a, b)
+# the package (scan.py):               (X, SX, P, row, t, m, T, ACC)  -> (a, b, reset, valid, keep)
+# ```
+#
+# Of the five, `valid` is false on padding, and `keep` is a tuple of values handed to the
+# epilogue, so that nothing is loaded twice. The input slots have names, defined in
+# `rltriton_lite/episode.py`: `X[REWARDS]` is the rewards and `SX[REWARDS]` their (row, time)
+# strides. `P` holds the numbers, such as `P[P_GAMMA]`, γ when it is one number for all steps.
+#
+# Three helpers read the inputs, so a prologue uses few of its arguments itself:
 #
 # * `step(X, SX, P, row, t, m, T, ACC)` gives `(gamma, lam, term, done, valid)`. These are the
 #   step's γ and λ, then three flags. `done` is any episode end: terminated, truncated, or
-#   `t == T - 1` (the window's end). `valid` is false on padding.
+#   `t == T - 1` (the window's end).
 # * `load(X[REWARDS], SX[REWARDS], row, t, valid, 0.0, ACC)` gives the rewards.
 # * `values_now_and_next(X, SX, row, t, m, T, ACC)` gives $V(s_t)$ and $V(s_{t+1})$.
 #
-# The cell below prints `step`.
+# The cell below prints `step` and `values_now_and_next`. Most of it is the package's machinery.
+# Read three places: in `step`, the line that computes `done` and the `return` line; in
+# `values_now_and_next`, the docstring, which says what it returns.
 #
-# <details><summary>Details: two names in it you can skip</summary>
+# <details><summary>Details: the names in them you can skip</summary>
 #
-# `last` is `t == T - 1` unless the call has a `mask` (`ahead`), and `P[P_OPEN]` is 0 unless the
-# window is one piece of a longer row (notebook 11).
+# * `ahead` is a masked call's look-ahead. Without a mask it is `None`, and `last`, the window's
+#   last step, is `t == T - 1`.
+# * `P[P_OPEN]` is 0 unless the window is one piece of a longer row, split across processes. Its
+#   last step then ends nothing.
+# * `load_mask` loads `valid` (in bounds and not padding). `coef` loads a coefficient such as γ,
+#   per step or one number.
+# * `values[t+1]` comes from the same load as `values[t]`, shifted by one step.
+# * The helpers load at every step in bounds, even where a value is not used, and the prologue
+#   selects afterwards. A load masked by the flags or by `valid` would also be correct.
 #
 # </details>
 
 # %%
-print(inspect.getsource(getattr(episode.step, "fn", episode.step)))  # what `step` reads, and what it returns
+for fn in (episode.step, episode.values_now_and_next):  # what the helpers read, and what they return
+    print(inspect.getsource(getattr(fn, "fn", fn)))
 
 # %% [markdown]
-# What you write: the exercise's template, whose last two lines are yours.
-#
-# ```python
-# @triton.jit
-# def gae_prologue(X, SX, P, row, t, m, T, ACC: tl.constexpr):
-#     gamma, lam, term, done, valid = step(X, SX, P, row, t, m, T, ACC)  # the step's coefficients and flags
-#     r = load(X[REWARDS], SX[REWARDS], row, t, valid, 0.0, ACC)         # the rewards, as ACC
-#     v, v_next = values_now_and_next(X, SX, row, t, m, T, ACC)           # V(s_t) and V(s_{t+1})
-#     delta = ...                                                          # section 2's delta_t
-#     return ...                                                           # (a, b, reset, valid, keep)
-# ```
-#
-# The `return` line hands five values to the shared kernel: section 2's pair `a`, `b`; the reset
-# flag; `step`'s `valid`; and `keep`, a tuple of values handed to the epilogue.
-#
 # Below is notebook 01's discounted return in this form, the model for the exercise. Read three of
-# its lines: the `step` call; the `b` line, which adds the bootstrap only where `done & ~term` (a
-# truncation or the window's end); and the `return` line, with `gamma * lam` as $a$, then $b$, the
-# reset `done`, `valid` and an empty `keep`.
+# its lines:
 #
-# <details><summary>Details: its argument <code>ahead</code>, why it has a λ, and where the hooks and helpers live</summary>
+# * the `step` call;
+# * the `b` line, which adds the bootstrap only where `done & ~term` (a truncation or the window's
+#   end);
+# * the `return` line: `gamma * lam` as $a$, then $b$, the reset `done`, `valid` and an empty
+#   `keep`.
 #
-# Skip the argument `ahead` for now. It is explained after the exercises.
+# <details><summary>Details: why it has a λ, and where the hooks live</summary>
 #
 # The returns' prologue has GAE's shape, so `step` hands it a λ too: $\lambda = 1$, and
 # `gamma * lam` is then exactly γ (multiplying by 1.0 changes no bit). Its $b_t$ is the reward
-# plus its bootstrap, not GAE's δ.
+# plus its bootstrap, not GAE's δ. `ahead` is the masked call's look-ahead of the fold above.
 #
-# In `rltriton_lite/returns.py` the prologue and epilogue are two `triton.jit` functions. They are
-# the hooks you ran in 01's harness, with more arguments. The shared scan kernel
-# (`scan._scan_kernel`, notebook 00c, section 3) calls them for each chunk of steps.
-#
-# `load` comes from `rltriton_lite.tile`, which reads and writes a tile of steps of any tensor.
-# `step` and `values_now_and_next` come from `rltriton_lite.episode`. That module knows the
-# episode's inputs, the slots every estimator shares.
-#
-# The glossary's [hooks' signatures](GLOSSARY.md#names-and-signatures) sets this form beside the
-# harness's.
+# The prologue and epilogue live in `rltriton_lite/returns.py`, and the shared scan kernel
+# (`scan._scan_kernel`, notebook 00c, section 3) calls them for each chunk of steps. `load` comes
+# from `rltriton_lite.tile`, and `step` and `values_now_and_next` from `rltriton_lite.episode`.
 #
 # </details>
 
@@ -320,24 +447,32 @@ print(inspect.getsource(getattr(episode.step, "fn", episode.step)))  # what `ste
 print(inspect.getsource(getattr(returns._returns_prologue, "fn", returns._returns_prologue)))
 
 # %% [markdown]
-# **Exercise `gae_prologue`** (optional: the package's own hook form, which no later exercise
-# uses; do it to read the package). This is section 2's `gae_pairs` as a Triton hook, with one
-# change of convention, the second row of section 3's table: **the reset is a flag of its own
-# (`done`), and $a$ keeps its value** ($\gamma\lambda$), where `gae_pairs` wrote the reset as
-# $a = 0$. Write GAE's prologue, `gae_prologue(X, SX, P, row, t, m, T, ACC)`, in the package's
-# form. The checker runs `rl.gae` with your prologue in place of the package's
-# (`exercises.package_prologue`).
+# ### Exercise `gae_prologue`
+#
+# **`gae_prologue`** (optional, a Triton hook). This is your `gae_pairs` again, in the package's
+# form. Write GAE's prologue, `gae_prologue(X, SX, P, row, t, m, T, ACC)`. The checker runs
+# `rl.gae` with your prologue in place of the package's (`exercises.package_prologue`).
+#
+# **Reset written as:** the flag `done` beside the pair, with $a_t$ kept at $\gamma_t\lambda_t$
+# (either form passes).
 #
 # * **Inputs:** read them with the three helpers above, as the starter's template does. The
 #   rewards' load takes `valid`, as in `_returns_prologue`.
-# * **Returns:** `(a, b, reset, valid, keep)`.
-#   * `a` and `b` are section 2's, $\gamma_t\lambda_t$ and $\delta_t$.
-#   * The reset is `done`: every episode end, truncations and the window's end included.
-#   * `valid` is `step`'s.
-#   * `keep = (v,)`, so the epilogue adds $V_t$ to the advantage without reading `values` again.
+# * **Returns:** `(a, b, reset, valid, keep)`. `valid` is `step`'s, and `keep = (v,)`, so the
+#   epilogue adds $V_t$ to the advantage without reading `values` again. The first three, for each
+#   kind of step:
+#
+#   | step | multiplier $a_t$ | $b_t$ | `reset` |
+#   | --- | --- | --- | --- |
+#   | ordinary | $\gamma_t\lambda_t$ | $r_t + \gamma_t V'_t - V_t$ | false |
+#   | termination | $\gamma_t\lambda_t$ | $r_t - V_t$ | true |
+#   | truncation | $\gamma_t\lambda_t$ | $r_t + \gamma_t V'_t - V_t$ | true |
+#   | the window's last step, otherwise ordinary | $\gamma_t\lambda_t$ | $r_t + \gamma_t V'_{T-1} - V_t$ | true |
+#
+#   The last column is `step`'s `done`, as it stands.
 # * **Edge cases:** the checker's rollouts have terminations, truncations, padding and a per-step
-#   γ. The helpers handle the layouts and the padding for you. At a termination there is no
-#   bootstrap: a select, `tl.where` (01's NaN card).
+#   γ. The helpers handle the layouts and the padding for you. Drop a termination's bootstrap
+#   with a select, `tl.where` (01's NaN card).
 #
 # <details><summary>Hint 1: where to start</summary>
 #
@@ -350,12 +485,8 @@ print(inspect.getsource(getattr(returns._returns_prologue, "fn", returns._return
 #
 # <details><summary>Hint 2: the plan</summary>
 #
-# * $\delta_t = r_t + \gamma_t V'_t - V_t$, with no bootstrap where `term`.
-# * $a_t = \gamma_t\lambda_t$: `gamma * lam`, both from `step`.
-# * $b_t = \delta_t$.
-# * The reset is `done`: every episode end, truncations and the window's end included.
-# * So $a_t$ needs no zero of its own: a package hook passes the reset flag beside the pair (see
-#   [00c's episode-end card](00c_episodes_and_hooks.ipynb#1.-Episode-ends-as-a-select:-the-reset)).
+# * $b_t = \delta_t = r_t + \gamma_t V'_t - V_t$, with no bootstrap where `term`.
+# * $a_t$ is `gamma * lam`, both from `step`, and the reset is `done`: $a_t$ needs no zero of its own.
 # * `valid` is `step`'s, passed on unchanged.
 # * `keep` holds $V_t$: the epilogue adds it to $y_t$ for the returns.
 #
@@ -415,205 +546,18 @@ gae_prologue = None
 exercises.attempt("gae_prologue", gae_prologue)
 
 # %% [markdown]
-# ### After the exercise: the package's names
+# ### The epilogue
 #
-# Nothing in the prologue knows about chunks, carries or threads. Those are the shared kernel's
-# job. This is why every estimator is about 20 lines.
+# Nothing in a prologue knows about chunks, carries or threads. Those are the shared kernel's job,
+# which is why every estimator is about 20 lines.
 #
-# The package's hooks take the harness's arguments in the same order. The strides `SX` and the row
-# index `row` replace `offs`, and the arithmetic dtype `ACC` comes last:
+# An epilogue takes the prologue's arguments plus six more. `O` and `SO` are the output tensors
+# and their strides. `valid` is the prologue's. `y` is the scanned value at $t$. `y_in` is the
+# value that entered step $t$: $y_t = b_t + a_t\,y_{in}$, so in a reverse scan `y_in` is $y_{t+1}$.
+# `keep` is what the prologue handed on. GAE's epilogue, below, stores two outputs:
 #
-# ```
-# 01's harness (exercises.scan_hook):  (X, P, offs, t, m, T)          -> (a, b)
-# the package (scan.py):               (X, SX, P, row, t, m, T, ACC)  -> (a, b, reset, valid, keep)
-# ```
-#
-# The input slots have names. For example, `X[REWARDS]` is the rewards.
-#
-# An epilogue takes the prologue's arguments plus the outputs `O`, their strides `SO`, `valid`,
-# `y` (the scanned value at $t$), `y_in` (the value that entered step $t$) and `keep`. GAE's
-# epilogue, below, stores two outputs:
-#
-# * the advantages $y_t$, the whole of the plain returns' epilogue;
+# * the advantages $y_t$, which is all the plain returns' epilogue stores;
 # * the returns $y_t + V_t$, with $V_t$ taken from `keep`.
-#
-# The optional section after the exercises explains every name.
 
 # %%
 print(inspect.getsource(getattr(returns._gae_epilogue, "fn", returns._gae_epilogue)))
-
-# %% [markdown]
-# ## 4. Kernel against the loop
-#
-# Section 3 read the kernel's hooks one at a time. Now the whole kernel must match section 1's
-# loop, and then its gradients must match autograd's on the PyTorch path. The random rollouts
-# below test every case at once: terminations, truncations that bootstrap from the true next
-# value, left and right padding, a per-step discount, and a time-major buffer:
-
-# %%
-B, T = 4, 50
-r = torch.randn(B, T, device=DEVICE)
-v = torch.randn(B, T, device=DEVICE)
-term = torch.rand(B, T, device=DEVICE) < 0.1
-trunc = (torch.rand(B, T, device=DEVICE) < 0.1) & ~term
-nv = torch.where(trunc, torch.randn(B, T, device=DEVICE), torch.cat([v[:, 1:], torch.randn(B, 1, device=DEVICE)], 1))
-mask = torch.ones(B, T, dtype=torch.bool, device=DEVICE)
-mask[0, :7] = False   # left padding (a prompt)
-mask[1, -5:] = False  # right padding
-gamma = torch.rand(B, T, device=DEVICE) * 0.1 + 0.9  # a per-step discount
-n = lambda x: x.cpu().numpy()  # noqa: E731
-
-adv, ret = rl.gae(r, v, gamma=gamma, lambda_=0.95, terminated=term, truncated=trunc, next_values=nv, mask=mask,
-                  backend=KERNEL)
-e_adv, e_ret = reference.gae(n(r), n(v), gamma=n(gamma), lambda_=0.95, terminated=n(term), truncated=n(trunc),
-                             next_values=n(nv), mask=n(mask))
-np.testing.assert_allclose(n(adv), e_adv, rtol=1e-5, atol=1e-5)
-np.testing.assert_allclose(n(ret), e_ret, rtol=1e-5, atol=1e-5)
-assert (adv[~mask] == 0).all()
-
-# the same data as a time-major (T, B) buffer, as CleanRL and SB3 store it: read through strides
-adv_tm, _ = rl.gae(r.t().contiguous(), v.t().contiguous(), gamma=gamma.t().contiguous(), lambda_=0.95,
-                   terminated=term.t().contiguous(), truncated=trunc.t().contiguous(),
-                   next_values=nv.t().contiguous(), mask=mask.t().contiguous(), time_dim=0, backend=KERNEL)
-np.testing.assert_allclose(n(adv_tm).T, e_adv, rtol=1e-5, atol=1e-5)
-print("kernel == loop: episodes, truncations, padding, per-step gamma, time-major")
-
-# %% [markdown]
-# The advantages along one row. Each episode end resets the sum.
-
-# %%
-row = 2
-fig, ax = plt.subplots(figsize=(10, 2.8))
-ax.plot(n(adv)[row], ".-", label=r"advantage $\hat A_t$")
-ax.plot(n(r)[row], ".", alpha=0.5, label="reward $r_t$")
-for t in np.flatnonzero(n(term)[row]):
-    ax.axvline(t + 0.5, color="k", lw=1)
-for t in np.flatnonzero(n(trunc)[row]):
-    ax.axvline(t + 0.5, color="k", ls=":", lw=1)
-ax.set_xlabel("t  (solid: termination, dotted: truncation)")
-ax.legend()
-plt.show()
-
-# %% [markdown]
-# Gradients flow to rewards, values and next values through a backward kernel, the transposed
-# scan. Here it is checked against autograd of the PyTorch path:
-
-# %%
-r64, v64 = (torch.randn(2, 30, dtype=torch.float64, device=DEVICE, requires_grad=True) for _ in range(2))
-w = torch.randn(2, 30, dtype=torch.float64, device=DEVICE)
-t2 = torch.rand(2, 30, device=DEVICE) < 0.1
-grads = {be: torch.autograd.grad((rl.gae(r64, v64, terminated=t2, backend=be).advantages * w).sum(), (r64, v64))
-         for be in ("triton", "torch")}
-for gk, gt in zip(grads["triton"], grads["torch"]):
-    torch.testing.assert_close(gk, gt)
-print("gradients match")
-
-# %%
-assert profile.rollout_error("gae", 3, 1000, DEVICE) < 1e-5  # 3 × 1,000 steps: four chunks of 256 per row, the carry between them (notebook 01)
-
-# %% [markdown]
-# ## 5. Optional: profile it
-#
-# As in notebook 01, this optional cell shows GAE's table and chart as measured on an H200 and
-# committed, not measured here. A `!` after a name marks an implementation whose outputs disagreed
-# with ours (a relative error above the benchmark's tolerance, or a NaN); its times are still
-# shown. Every algorithm's figures are read, explained and checked once in
-# [notebook 08, section 6](08_profiling.ipynb).
-
-# %%
-h200 = profile.committed("gae", missing_ok=True)  # the H200\'s table and chart, read by name: not measured here
-
-# %% [markdown]
-# ## Exercises
-#
-# The two checked exercises are in the lesson: `gae_pairs` (tensor ops) at the end of section 2,
-# then `gae_prologue` (the same prologue as a Triton hook) in section 3. Solutions are in
-# `notebooks/solutions/`.
-#
-# Without a checker:
-#
-# *(Answer each in its cell below. Your teacher's grader collects the answers from them.)*
-#
-# 1. Set $\lambda = 1$. Show that `returns` equals `rl.discounted_returns` when `next_values`
-#    is `values[t+1]` inside episodes. Why does the equality fail for arbitrary `next_values`?
-# 2. Set $\lambda = 0$. What is the advantage then? Check it against $\delta_t$.
-# 3. Pass `lambda_` as a per-step tensor that is 0 on the first step of every episode. What does
-#    that do to the estimator's bias?
-
-# %% [markdown] tags=["answer-1"]
-# **Answer 1.** *Your answer here (code for it: in cells under this one).*
-
-# %% [markdown] tags=["answer-2"]
-# **Answer 2.** *Your answer here (code for it: in cells under this one).*
-
-# %% [markdown] tags=["answer-3"]
-# **Answer 3.** *Your answer here (code for it: in cells under this one).*
-
-# %% [markdown]
-# ## After the exercises: the package's helpers, line by line
-#
-# Optional reading. Your `gae_prologue` called two helpers of `rltriton_lite/episode.py`:
-# `episode.step` and `episode.values_now_and_next`. Their source is below.
-#
-# <details><summary>Details: every slot of the package's hooks</summary>
-#
-# | name | what it is |
-# | --- | --- |
-# | `X`, `SX` | the input tensors (pointers) and their strides, a tuple each: time-major and batch-major buffers read alike. `X[REWARDS]` is the rewards, `SX[REWARDS]` their (row, time) strides. The slot names live in `rltriton_lite/episode.py` |
-# | `P` | the numbers: γ, λ, ... when they are constants (`P[P_GAMMA]`) |
-# | `O`, `SO` | the output tensors and their strides (the epilogue's) |
-# | `row`, `t`, `m` | the tile's row and time indices and the mask of in-bounds elements; `row`, `t` and `SX` replace the harness's `offs` |
-# | `T` | the row length |
-# | `ACC` | the arithmetic dtype (float32, or float64 for float64 inputs) |
-# | `keep` | values the prologue hands to the epilogue, so nothing is loaded twice |
-# | `y`, `y_in` | the scanned value at $t$, and the value that entered step $t$ ($y_t = b_t + a_t y_{in}$: $y_{t+1}$ in a reverse scan) |
-# | `ahead` | an optional last argument: a masked call's look-ahead; skip it on first reading |
-# | a prologue returns `(a, b, reset, valid, keep)` | your `reset_scan` triple (00c, section 1); `valid`, false on padding (a padded step is the identity); `keep` |
-#
-# </details>
-#
-# **What to read in the source below.** Most of it is the package's machinery. Read a few lines:
-#
-# * in `step`: the line that computes `done`, the reset, and the `return` line;
-# * in `values_now_and_next`: the docstring, which says what it returns.
-#
-# Two more helpers appear in `step`. `load_mask` loads `valid` (in bounds and not padding). `coef`
-# loads a coefficient such as γ, per step or one number.
-#
-# <details><summary>Details: three details you skipped</summary>
-#
-# * `ahead` is a masked call's look-ahead (notebook 13, section 6). Without a mask it is `None`.
-#   Then the window's last step is `t == T - 1`.
-# * The slot `P_OPEN` flags a window that is part of a longer row, split across processes. Its
-#   last step then ends nothing (`docs/DESIGN.md`).
-# * `values[t+1]` comes from the same load as `values[t]`, shifted by one step.
-#
-# The slots and `keep` are explained in section 3, above.
-#
-# </details>
-#
-# <details><summary>Details: why the masks are the bounds `m`</summary>
-#
-# The helpers load at every step in bounds, even where a value is not used, and the prologue
-# selects afterwards. A load masked by the flags or by `valid` would also be correct; the bounds
-# are the package's choice, for speed (notebook 13, section 3, if you want to know why).
-#
-# </details>
-
-# %%
-for fn in (episode.step, episode.values_now_and_next):
-    print(inspect.getsource(getattr(fn, "fn", fn)))
-
-# %% [markdown]
-# ## What you now know
-#
-# * GAE is one reverse scan: $a_t = \gamma\lambda$, $b_t = \delta_t$, a reset at every episode end.
-#   The returns are $\hat A_t + V_t$, from the same pass.
-# * A termination is a select, not a multiplication. It has no bootstrap, and a NaN value behind it
-#   is never read. A truncation, or the window's end, resets the trace but bootstraps.
-# * The package's hooks use named slots. A prologue `(X, SX, P, row, t, m, T, ACC)` returns
-#   `(a, b, reset, valid, keep)`.
-#   `episode.step` gives γ, λ and the flags, `values_now_and_next` the two values, and `keep`
-#   hands $V_t$ to the epilogue.
-# * A prologue knows nothing of chunks, carries or threads. Every estimator is a short prologue
-#   and epilogue around one shared kernel.

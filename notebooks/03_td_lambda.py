@@ -20,9 +20,8 @@
 #   λ, measured; Watkins's Q(λ) as a Triton prologue.
 # * **Time:** 2.5–3.5 h with the open questions; 1–1.5 h for the reading and the checked exercise.
 # * **Needs:** notebooks 01 and 02; the bias and variance of an estimator. No GPU.
-# * **Conventions:** episode ends follow the card of notebook 01: every end is a reset. The
-#   glossary's [Names and signatures](GLOSSARY.md#names-and-signatures) lists flags, values and
-#   hook signatures on one page.
+# * **Conventions:** episode ends follow notebook 01's card; the glossary's
+#   [Names and signatures](GLOSSARY.md#names-and-signatures) lists flags, values and hook signatures.
 # * **Minimum path:** sections 1–4, the worked prologue under Exercises and the checked exercise
 #   `q_lambda`. Section 5 (the bias–variance measurement), 6 and the open questions can wait.
 #
@@ -74,9 +73,8 @@ n = lambda x: x.cpu().numpy()  # noqa: E731
 # %% [markdown]
 # ## 1. The loop
 #
-# The λ-return is one more backward recurrence, so it follows the path of notebooks 01 and 02: a
-# loop, then a scan, then the kernel. The float64 ground truth loops over time, one step per
-# iteration, and its `carry` holds $G_{t+1}$. Every later version is checked against it.
+# The λ-return follows the path of notebooks 01 and 02: a loop, then a scan, then the kernel. The
+# float64 ground truth loops over time, and its `carry` holds $G_{t+1}$.
 
 # %%
 print(inspect.getsource(reference.td_lambda))
@@ -99,8 +97,8 @@ print(G)
 # $a_t$, and everything else, the bootstrap from $V'_t$ included, goes into $b_t$. The λ-return
 # as a reverse scan:
 #
-# * $a_t = \gamma_t\lambda_t$, with a reset where done$_t$ (terminated, truncated, or the window's
-#   last step), so nothing is carried across an end;
+# * $a_t = \gamma_t\lambda_t$, and $a_t = 0$ where done$_t$ (terminated, truncated, or the window's
+#   last step): the reset, applied as a select, so nothing is carried across an end;
 # * $b_t = r_t + [\lnot\text{term}_t]\,\gamma_t w_t V'_t$, where $[\lnot\text{term}_t]$ is 0 at a
 #   termination and 1 elsewhere. $w_t$ is the weight on bootstrapping from $V'_t$. Inside an
 #   episode it is $1-\lambda_t$, and the rest of the weight goes to $G_{t+1}$. At a truncation or
@@ -118,9 +116,10 @@ def td_lambda_as_scan(r, nv, gamma, lam, terminated, truncated):
     done[..., -1] = True
     w = np.where(done, 1.0, 1.0 - lam)
     b = r + np.where(terminated, 0.0, gamma * w * nv)
+    a = np.where(done, 0.0, gamma * lam)  # a = 0 is the reset
     y, carry = np.zeros_like(r), np.zeros(r.shape[:-1])
     for t in reversed(range(r.shape[-1])):
-        carry = np.where(done[..., t], b[..., t], b[..., t] + gamma * lam * carry)
+        carry = np.where(a[..., t] == 0, b[..., t], b[..., t] + a[..., t] * carry)  # a select, not a product
         y[..., t] = carry
     return y
 
@@ -136,30 +135,23 @@ print("prologue + scan + epilogue == the loop")
 # %% [markdown]
 # ## 3. The kernel's prologue
 #
-# The package runs section 2's pair on the same scan as the return and GAE, so the part of the
-# kernel to read is its prologue. It turns the λ-return's inputs into the scan's pairs, as GAE's
-# prologue did in notebook 02. Here it is, from `rltriton_lite/returns.py`:
+# The package runs section 2's pair on the same scan as the return and GAE. So the only part of
+# the kernel to read is its prologue, which turns the λ-return's inputs into the scan's pairs. It
+# is written in the package's hook form (notebook 02's appendix). You need only two of its lines
+# here. Here it is, from `rltriton_lite/returns.py`:
 
 # %%
 print(inspect.getsource(getattr(returns._td_lambda_prologue, "fn", returns._td_lambda_prologue)))
 
 # %% [markdown]
-# It differs from GAE's prologue in two places. It has no $-V_t$, and it has the weight
-# `w = tl.where(done, 1.0, 1.0 - lam)`.
-#
-# <details><summary>Details: what the three estimators share</summary>
-#
-# The three estimators share `episode.step`, `episode.values_now_and_next`, the backward prologue
-# and the whole scan.
-#
-# </details>
+# It differs from GAE's prologue in two places. Its `b` has no $-V_t$, and it has the weight
+# `w = tl.where(done, 1.0, 1.0 - lam)`: section 2's $w_t$.
 #
 # ## 4. Kernel against the loop
 #
-# With the prologue read, the kernel must match section 1's loop. The test rollouts have
-# terminations, truncations, a random mask, per-step γ and λ, and a time-major buffer. Then come
-# the two ends of the family from the intro: λ = 0 must give the one-step TD target, and λ = 1
-# notebook 01's discounted return:
+# The kernel must match section 1's loop, on rollouts with terminations, truncations, a random
+# mask, per-step γ and λ, and a time-major buffer. At the two ends of the family, λ = 0 must give
+# the one-step TD target, and λ = 1 notebook 01's discounted return:
 
 # %%
 B, T = 4, 45
@@ -192,8 +184,7 @@ assert profile.rollout_error("td_lambda", 3, 1000, DEVICE) < 1e-5  # 3 × 1,000 
 # %% [markdown]
 # ## 5. How λ trades bias for variance
 #
-# The kernel gives the whole family, from λ = 0 to λ = 1, so the practical question is which λ
-# to use. This section answers it on an example with a known true value: it measures how λ
+# Which λ should one use? On an example with a known true value, this section measures how λ
 # trades the critic's error for the rewards' noise, and finds the best λ.
 #
 # $G_t$ is a random estimate of the true value $v(s_t)$, because the rewards and the critic's
@@ -206,11 +197,9 @@ assert profile.rollout_error("td_lambda", 3, 1000, DEVICE) < 1e-5  # 3 × 1,000 
 # * **the sampled rewards**. At λ = 1, $G_0 = \sum_{k<T} \gamma^k r_k + \gamma^T V'_{T-1}$ (a
 #   window of $T$ steps) adds up the noise of every reward it sums.
 #
-# A larger λ shrinks the critic's bias (at λ = 1 only $\gamma^T$ of it is left) and averages its
-# noise over more states. But it sums the noise of more rewards. So a trade-off needs random
-# rewards *and* an imperfect critic, biased or noisy. With deterministic rewards, summing more of
-# them adds no noise: when $\gamma^T$ is small, as here, λ ≈ 1 then wins everywhere. With a
-# perfect critic, λ = 0 wins.
+# A larger λ shrinks the critic's bias: at λ = 1 only $\gamma^T$ of it is left. It also averages
+# the critic's noise over more states. But it sums the noise of more rewards. So a trade-off needs
+# both random rewards and an imperfect critic, biased or noisy.
 #
 # The setting:
 #
@@ -221,7 +210,7 @@ assert profile.rollout_error("td_lambda", 3, 1000, DEVICE) < 1e-5  # 3 × 1,000 
 # * windows of $T$ steps, bootstrapped at the end.
 #
 # Bias and variance belong to the *distribution* of $G_0$, which one rollout cannot show. So we
-# draw 20,000 rollouts (each with its own critic error) as the rows of one batch. We compute $G_0$
+# draw 20,000 rollouts as the rows of one batch, each with its own critic errors. We compute $G_0$
 # for 21 values of λ, with one `reference.td_lambda` call (NumPy, float64) per λ.
 #
 # **Exact values to check against.** $G_0$ is linear in the rewards and the next values,
@@ -286,6 +275,7 @@ beta_f[:, -1] = gamma_ * alpha_f[:, -1]
 mse_f = (b_critic * beta_f.sum(1)) ** 2 + sigma_r**2 * (alpha_f**2).sum(1) + sigma_c**2 * (beta_f**2).sum(1)
 print(f"MSE: λ=0 {mse[0]:.2f}, best on the grid λ={lams[best]:.2f} {mse[best]:.2f}, λ=1 {mse[-1]:.2f}; "
       f"the exact curve's minimum: λ={fine[mse_f.argmin()]:.2f}")
+assert abs(fine[mse_f.argmin()] - 0.73) < 0.01  # the best λ, "about 0.73" in the text below
 
 assert var[-1] > 2 * var[0] and np.all(np.diff(bias2) < 0)  # variance grows with λ, bias² falls
 assert 0 < best < len(lams) - 1 and mse[best] < 0.95 * min(mse[0], mse[-1])  # an interior λ beats both ends
@@ -298,9 +288,9 @@ print(f"unbiased critic, σ_c = 3: best λ = {best_unbiased:.2f}, MSE {mse_unbia
       f"(λ=0 {mse_unbiased[0]:.2f}, λ=1 {mse_unbiased[-1]:.2f})")
 
 # %% [markdown]
-# The best λ here is about 0.73, the exact curve's minimum (the grid's steps are 0.05). It shrinks
-# the critic's bias, which λ = 0 keeps whole, without summing the noise of every reward, which
-# λ = 1 pays for.
+# The best λ here is about 0.73, the minimum of the exact curve (the rollouts' grid has steps of
+# 0.05). This λ shrinks the critic's bias, which λ = 0 keeps whole. And it does not sum the noise
+# of every reward, which λ = 1 pays for.
 #
 # Where the optimum lies depends on how wrong the critic is, relative to how noisy the rewards
 # are. A perfect critic ($\eta = \sigma_c = 0$) puts it at λ = 0. Noiseless rewards
@@ -326,11 +316,9 @@ print(f"unbiased critic, σ_c = 3: best λ = {best_unbiased:.2f}, MSE {mse_unbia
 # %% [markdown]
 # ## 6. Optional: profile it
 #
-# As in notebooks 01 and 02, this optional cell shows TD(λ)'s table and chart as measured on an
-# H200 and committed, not measured here. A `!` after a name marks an implementation whose outputs
-# disagreed with ours (a relative error above the benchmark's tolerance, or a NaN); its times are
-# still shown. Every algorithm's figures are read, explained and checked once in
-# [notebook 08, section 6](08_profiling.ipynb).
+# TD(λ)'s table and chart, measured on an H200 and committed: nothing is measured here. Read
+# them as in [notebook 01, section 6](01_discounted_return.ipynb#6.-Optional:-profile-it): here
+# too, the backward's extra wall time is mostly host time.
 
 # %%
 h200 = profile.committed("td_lambda", missing_ok=True)  # the H200\'s table and chart, read by name: not measured here
@@ -342,15 +330,11 @@ h200 = profile.committed("td_lambda", missing_ok=True)  # the H200\'s table and 
 # after it. `print(exercises.task(name))` restates the task. Solutions are in
 # `notebooks/solutions/`.
 #
-# The Triton exercise here runs in `exercises.scan_hook`, the harness of
-# [notebook 01, section 5, "The harness for Triton prologues"](01_discounted_return.ipynb#5.-The-harness-for-Triton-prologues).
-#
-# A worked prologue first: TD(λ) with terminations.
+# A worked prologue first: TD(λ) with terminations, for 01's harness `exercises.scan_hook`.
 #
 # * $a_t = \gamma(1-\text{term}_t)\lambda_t$ and
 #   $b_t = r_t + \gamma(1-\text{term}_t)(1-\lambda_t)V(s_{t+1})$.
-# * $\lambda_t = 0$ at the last step. The scan starts from $y_T = 0$, so the window's bootstrap is
-#   all in $b$.
+# * $\lambda_t = 0$ at the last step (section 2), so the window's bootstrap is all in $b$.
 # * The factor $(1-\text{term}_t)$ is a select, since $V(s_{t+1})$ may be NaN behind a termination.
 #
 # Against the package's `td_lambda`:
@@ -380,15 +364,16 @@ print("a 9-line Triton prologue == rl.td_lambda")
 # from an exploring policy's data. Its λ-return follows the rollout only while the rollout does
 # what the greedy policy would do:
 #
-# $$G_t = r_t + \gamma(1-\text{term}_t)\Big[(1-\ell_t)\max_a Q(s_{t+1}, a) + \ell_t G_{t+1}\Big],
-# \qquad \ell_t = \begin{cases} \lambda & a_{t+1} \text{ greedy} \\ 0 & \text{otherwise, or } t = T-1 \end{cases}$$
+# $$G_t = r_t + \gamma(1-\text{term}_t)\Big[(1-\ell_t)\max_u Q(s_{t+1}, u) + \ell_t G_{t+1}\Big],
+# \qquad \ell_t = \begin{cases} \lambda & u_{t+1} \text{ greedy} \\ 0 & \text{otherwise, or } t = T-1 \end{cases}$$
 #
-# Where the next action is exploratory, the rest of the rollout shows what the behaviour policy
-# did, not the greedy one. So the trace is cut there, and $G_t$ bootstraps from
-# $\max_a Q(s_{t+1}, a)$ alone.
+# Here $u$ is an action ($a_t$ is the scan's multiplier), and $u_{t+1}$ the action taken at
+# $s_{t+1}$. Where the next action is exploratory, the rest of the rollout shows what the behaviour
+# policy did, not the greedy one. So the trace is cut there, and $G_t$ bootstraps from
+# $\max_u Q(s_{t+1}, u)$ alone.
 #
-# This is the worked prologue's TD(λ), applied to $\max_a Q$ with a per-step λ. What is new is that
-# your prologue computes the max, and whether $a_{t+1}$ is greedy, from all the actions' Q.
+# This is the worked prologue's TD(λ), applied to $\max_u Q$ with a per-step λ. What is new is that
+# your prologue computes the max, and whether $u_{t+1}$ is greedy, from all the actions' Q.
 #
 # <details><summary>Details: sources</summary>
 #
@@ -396,34 +381,43 @@ print("a 9-line Triton prologue == rl.td_lambda")
 #
 # </details>
 #
-# **The harness in three lines** (all of it: [notebook 01, section 5](01_discounted_return.ipynb#5.-The-harness-for-Triton-prologues)):
-# your `@triton.jit` prologue `(X, P, offs, t, m, T) -> (a, b)` loads its inputs with
-# `tl.load(X[i] + offs, mask=m, other=0.0)`. The harness treats $a = 0$ as the reset and applies it
-# with a select. An input that may be NaN is yours to select away in $b$ with `tl.where` (01's NaN
-# card).
+# **The harness in three lines.** Your `@triton.jit` prologue `(X, P, offs, t, m, T) -> (a, b)`
+# loads its inputs with `tl.load(X[i] + offs, mask=m, other=0.0)`. The harness treats $a = 0$ as the
+# reset and applies it with a select. An input that may be NaN is yours to select away in $b$ with
+# `tl.where` (01's NaN card). The full description is in
+# [notebook 01, section 5](01_discounted_return.ipynb#5.-The-harness-for-Triton-prologues).
+#
+# **Reset written as:** $a_t = 0$ (the harness makes the flag), as in the worked prologue.
 #
 # * **Inputs:** `X = (rewards, next_q, next_action, terminated)` and `P = (γ, λ, n_actions)`.
 #   `n_actions` is an int.
-#   * `next_q` is a (B, T, n_actions) float32 tensor, $Q(s_{t+1}, a)$ for each action $a$, contiguous with
+#   * `next_q` is a (B, T, n_actions) float32 tensor, $Q(s_{t+1}, u)$ for each action $u$, contiguous with
 #     the actions last.
-#   * `next_action` (B, T, int64) is $a_{t+1}$, the action taken at $s_{t+1}$.
-# * **Returns:** the pair $(a_t, b_t)$ whose reverse scan is $G_t$ above.
+#   * `next_action` (B, T, int64) is $u_{t+1}$, the action taken at $s_{t+1}$.
+# * **Returns:** the pair $(a_t, b_t)$ whose reverse scan is $G_t$ above. With
+#   $M_t = \max_u Q(s_{t+1}, u)$, and no truncation input:
+#
+#   | step | multiplier $a_t$ | $b_t$ | reset? |
+#   | --- | --- | --- | --- |
+#   | ordinary, $u_{t+1}$ greedy | $\gamma\lambda$ | $r_t + \gamma(1-\lambda)M_t$ | no |
+#   | ordinary, $u_{t+1}$ not greedy (the trace is cut) | 0 | $r_t + \gamma M_t$ | yes |
+#   | termination | 0 | $r_t$ | yes |
+#   | the window's last step, not terminated ($\ell_t = 0$) | 0 | $r_t + \gamma M_t$ | yes |
+#
 # * **Edge cases:**
-#   * $a_{t+1}$ is greedy where $Q(s_{t+1}, a_{t+1}) = \max_a Q(s_{t+1}, a)$. **A tie for the max
-#     counts as greedy**: every tied action is a greedy one. An argmax that picks the first of
-#     them would cut the trace where it should go on.
-#   * After a termination there is no $s_{t+1}$. `next_q` there may be NaN, and the target is
-#     $r_t$. Select it away with `tl.where`, as the worked prologue does (01's NaN card).
-#   * At the window's last step $\ell_t = 0$: inside the window the bootstrap $\gamma \max_a Q$ has
-#     weight $1 - \ell_t$, and at its end it must be whole.
+#   * $u_{t+1}$ is greedy where $Q(s_{t+1}, u_{t+1}) = M_t$. **A tie for the max counts as
+#     greedy**: every tied action is a greedy one. An argmax that picks the first of them would
+#     cut the trace where it should go on.
+#   * After a termination there is no $s_{t+1}$, and `next_q` there may be NaN. Select it away
+#     with `tl.where`, as the worked prologue does (01's NaN card).
 #
 # <details><summary>Hint 1: where to start</summary>
 #
 # Start from the worked `td_lambda_prologue` above: TD(λ) with terminations.
-# Put $\max_a Q(s_{t+1}, a)$ where it has $V(s_{t+1})$.
+# Put $M_t = \max_u Q(s_{t+1}, u)$ where it has $V(s_{t+1})$.
 # Put the per-step $\ell_t$ where it has `lam_t`.
 # The new work is two values per step.
-# The max over the actions, and whether $a_{t+1}$ is greedy.
+# The max over the actions, and whether $u_{t+1}$ is greedy.
 # Both come from one loop over the actions.
 #
 # </details>
@@ -433,11 +427,11 @@ print("a 9-line Triton prologue == rl.td_lambda")
 # * The Q of action `k` at step `offs` is at `X[1] + offs * n_actions + k`. That is one strided
 #   load per action.
 # * In the loop, keep a running `max_q` with `tl.maximum`.
-# * Keep `q_taken` too: the Q of the action where `next_action == a`.
-# * After the loop, $a_{t+1}$ is greedy where `q_taken == max_q`. A tie then counts as greedy.
-# * $\ell_t = \lambda$ where greedy and `t < T - 1`, else 0.
-# * $a_t = \gamma\ell_t$ and $b_t = r_t + \gamma(1-\ell_t)\max_a Q(s_{t+1}, a)$.
-# * At a termination: $a_t = 0$ and $b_t = r_t$, both by `tl.where`.
+# * Keep `q_taken` too: the Q of the action where `next_action == k`.
+# * After the loop, $u_{t+1}$ is greedy where `q_taken == max_q`. A tie then counts as greedy.
+# * The table's first, second and fourth rows are one formula: $a_t = \gamma\ell_t$ and
+#   $b_t = r_t + \gamma(1-\ell_t)M_t$, with $\ell_t = \lambda$ where greedy and `t < T - 1`, else 0.
+# * The termination row is a `tl.where` on `term`, in $a_t$ and in $b_t$.
 #
 # </details>
 #
@@ -494,11 +488,11 @@ print("a 9-line Triton prologue == rl.td_lambda")
 # def q_lambda(X, P, offs, t, m, T):
 #     gamma, lam, n_actions = P[0], P[1], P[2]
 #     r = tl.load(X[0] + offs, mask=m, other=0.0)                 # rewards
-#     next_action = tl.load(X[2] + offs, mask=m, other=0)         # a_{t+1}, an int
+#     next_action = tl.load(X[2] + offs, mask=m, other=0)         # u_{t+1}, an int
 #     term = tl.load(X[3] + offs, mask=m, other=0) != 0           # a bool flag
 #     max_q = tl.load(X[1] + offs * n_actions, mask=m, other=0.0) # Q(s_{t+1}, 0)
-#     q_taken = max_q                                             # Q(s_{t+1}, a_{t+1}) so far
-#     for k in range(1, n_actions):  # k: an action (a_t below is the scan's multiplier)
+#     q_taken = max_q                                             # Q(s_{t+1}, u_{t+1}) so far
+#     for k in range(1, n_actions):  # k: an action
 #         ...
 #     return a_t, b_t
 # ```
@@ -560,5 +554,5 @@ exercises.attempt("q_lambda", q_lambda)
 #   variance is lowest near λ = 0.73, not at either end.
 # * Bias is not needed for that trade-off: an unbiased but noisy critic has one too, in the
 #   variance alone.
-# * Watkins's Q(λ) is TD(λ) on $\max_a Q(s_{t+1}, a)$. The trace is cut where the next action is
+# * Watkins's Q(λ) is TD(λ) on $\max_u Q(s_{t+1}, u)$. The trace is cut where the next action is
 #   not greedy (a tie for the max counts as greedy).

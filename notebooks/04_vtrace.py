@@ -21,20 +21,21 @@
 # * **Time:** for a student new to Triton, 3.5–5.5 h with the open questions, 2–3.5 h without,
 #   in two sessions: the second starts at `vtrace_kernel`.
 # * **Needs:** notebooks 01–03; importance sampling. No GPU.
-# * **Conventions:** episode ends follow the card of notebook 01; flags, values and hook
-#   signatures are on the glossary's [Names and signatures](GLOSSARY.md#names-and-signatures).
+# * **Conventions:** episode ends follow notebook 01's card; the glossary's
+#   [Names and signatures](GLOSSARY.md#names-and-signatures) lists flags, values and hook signatures.
 # * **Minimum path:** sections 1–4 and the three checked exercises. Section 5, the open questions
-#   and the optional section after the exercises (which policy-gradient advantage) can wait.
-# * **Optional sequel:** [notebook 04b](04b_vtrace_fixed_point.ipynb) finds which value V-trace's
-#   critic converges to when $\bar\rho$ clips, with an exercise of its own.
+#   and the optional section after the exercises can wait. So can the optional sequel,
+#   [notebook 04b](04b_vtrace_fixed_point.ipynb): where V-trace's critic converges.
 #
 # In IMPALA, actors act with a behaviour policy $\mu$ that lags behind the learner's policy
-# $\pi$, and V-trace corrects the $n$-step return for this lag with two *truncated* importance
-# weights:
+# $\pi$. V-trace corrects the $n$-step return for this lag with two importance weights of the
+# action taken, each *truncated*, that is clipped at a ceiling:
 #
-# * $\rho_t$ decides which value the target converges to; clipped, that value is not always
-#   $V^\pi$ (notebook 04b).
+# * $\rho_t$ decides which value the target converges to. Once it is clipped, that value is not
+#   always $V^\pi$.
 # * $c_t$ decides how far back a TD error travels. The product $c_s\cdots c_{t-1}$ is the trace.
+#
+# As in notebook 03, $u_t$ is the action taken at step $t$, and $a_t$ is the scan's multiplier.
 #
 # <details><summary>Details: the paper, and where the trace shrinks</summary>
 #
@@ -42,10 +43,14 @@
 # Legg, Kavukcuoglu: *IMPALA: Scalable Distributed Deep-RL with Importance Weighted Actor-Learner
 # Architectures*, ICML 2018.
 #
-# The trace shrinks wherever $c_t = \lambda_t \min(\bar c, \pi/\mu) < 1$: with
-# $\lambda = \bar c = 1$, wherever $\pi$ is less likely than $\mu$ to take the action taken; with
-# $\bar c < 1$, at every step. It is cut to 0 only at a reset (an episode end, or the window's
-# last step), where $\pi(a_t \mid x_t) = 0$, where $\lambda_t = 0$, or everywhere if $\bar c = 0$.
+# The trace shrinks wherever $c_t = \lambda_t \min(\bar c, \pi/\mu) < 1$. With
+# $\lambda = \bar c = 1$, that is wherever $\pi$ is less likely than $\mu$ to take the action
+# taken. With $\bar c < 1$, it is every step. The trace is cut to 0 only in four places:
+#
+# * at a reset, which is an episode end or the window's last step;
+# * where $\pi(u_t \mid s_t) = 0$;
+# * where $\lambda_t = 0$;
+# * everywhere, if $\bar c = 0$.
 #
 # </details>
 #
@@ -62,10 +67,10 @@
 #   v'_{t+1} = \begin{cases} v_{t+1} & \text{not done}_t \\ V'_t & \text{done}_t \end{cases}$$
 #
 # * `vs` $= v_t$ is the critic's regression target.
-# * `pg_advantages` $= A^{pg}_t$ multiplies $\nabla\log\pi(a_t|s_t)$ in the policy loss. Its
-#   λ-mix follows rlax (the optional section after the exercises).
+# * `pg_advantages` $= A^{pg}_t$ multiplies $\nabla\log\pi(u_t|s_t)$ in the policy loss. Its
+#   λ-mix follows rlax.
 # * $\pi/\mu$, the importance ratio of the action taken, comes in as
-#   `log_rhos` $= \log\pi(a_t|s_t) - \log\mu(a_t|s_t)$.
+#   `log_rhos` $= \log\pi(u_t|s_t) - \log\mu(u_t|s_t)$.
 # * $\bar\rho$, $\bar c$ and $\bar\rho_{pg}$ are the clip levels, `rho_bar`, `c_bar` and
 #   `pg_rho_bar`.
 
@@ -99,8 +104,7 @@ n = lambda x: x.cpu().numpy()  # noqa: E731
 # %% [markdown]
 # ## 1. The loop
 #
-# As in notebooks 01–03, the ground truth is a float64 loop over time, and its `carry` holds
-# $v_{t+1}$. A worked example then shows what the clip and the trace do.
+# As in notebooks 01–03, the ground truth is a float64 loop over time. Its `carry` holds $v_{t+1}$.
 
 # %%
 print(inspect.getsource(reference.vtrace))
@@ -137,14 +141,14 @@ np.testing.assert_allclose(pg, [0.75, 0.5, 1.0])
 # * **prologue** (per step): the three clipped weights from `log_rhos`, then $a_t$, $b_t$ and the
 #   reset;
 # * **scan**: the reverse affine scan, whose output $y_t$ is $v_t$ itself;
-# * **epilogue** (per step): `vs` $= y_t$, and the advantage, which needs $v_{t+1}$: the value the
-#   scan carried *into* step $t$, so it costs no extra pass.
+# * **epilogue** (per step): `vs` $= y_t$, and the advantage. The advantage needs $v_{t+1}$, the
+#   value the scan carried *into* step $t$, so it costs no extra pass.
 #
-# **The window's last step resets.** The return and GAE could skip this, because the scan starts
-# from $y_T = 0$; TD(λ) and Q(λ) got it from $\lambda_{T-1} = 0$. V-trace needs it too: its $b_t$
-# holds $-\gamma_t c_t V'_t$, written to cancel against $a_t v_{t+1}$, and there is no $v_T$. So the
-# last step counts as done, and the select $[\lnot\text{done}_t]$ drops the term, giving
-# $v_{T-1} = V_{T-1} + \rho_{T-1}\delta_{T-1}$: what $v_T = V'_{T-1}$ would give, a bootstrap from
+# **The window's last step resets.** The return and GAE could skip this reset, because the scan
+# starts from $y_T = 0$. V-trace cannot: its $b_t$ holds $-\gamma_t c_t V'_t$, which is there to
+# cancel against $a_t v_{t+1} = \gamma_t c_t v_{t+1}$, and after the window there is no $v_T$. So
+# the last step counts as done, and the select $[\lnot\text{done}_t]$ drops the term. That leaves
+# $v_{T-1} = V_{T-1} + \rho_{T-1}\delta_{T-1}$, what $v_T = V'_{T-1}$ would give: a bootstrap from
 # the next value.
 #
 # <details><summary>Details: a carry is not a bootstrap</summary>
@@ -200,9 +204,9 @@ print("prologue + scan + epilogue == the loop")
 # %% [markdown]
 # ## 3. The kernel
 #
-# Section 2's split becomes three Triton functions in `rltriton_lite/vtrace.py`: `_step` loads
-# one step's coefficients, flags and three clipped weights; the prologue and epilogue are
-# section 2's formulas. The printout is optional.
+# Section 2's split becomes three Triton functions in `rltriton_lite/vtrace.py`, in the package's
+# hook form. `_step` loads one step's coefficients, flags and three clipped weights. The prologue
+# and the epilogue are section 2's formulas. The printout is optional.
 
 # %% jupyter={"outputs_hidden": true}
 for fn in (vtrace._step, vtrace._vtrace_prologue, vtrace._vtrace_epilogue):
@@ -211,23 +215,20 @@ for fn in (vtrace._step, vtrace._vtrace_prologue, vtrace._vtrace_epilogue):
 # %% [markdown]
 # Points worth noticing:
 #
-# * **It scans $v_t$, not $v_t - V_t$.** IMPALA's reference code accumulates $v_t - V_t$, which
-#   assumes $V'_t = V_{t+1}$ at every step that does not reset: false across padding (the next
-#   unpadded step is not $t+1$), and wherever the next values are not `values[t+1]`. (Nor can it
-#   cut the trace at a time limit and keep the bootstrap: it has no truncation flag.)
-# * **The advantage reads `y_in`,** $v_{t+1}$ (section 2's epilogue), and at an episode end
-#   `tl.where(done, v_next, y_in)` switches to $V'_t$.
+# * **It scans $v_t$, not $v_t - V_t$.** IMPALA's reference code accumulates
+#   $v_t - V_t = \rho_t\delta_t + \gamma_t c_t (v_{t+1} - V_{t+1})$, then adds $V$ at the end. That
+#   drops the term $\gamma_t c_t (V_{t+1} - V'_t)$, so it assumes $V'_t = V_{t+1}$ at every step that
+#   does not reset. The assumption is false across padding, where the next unpadded step is not
+#   $t+1$, and wherever the next values are not `values[t+1]`. IMPALA's code also has no truncation
+#   flag, so it cannot cut the trace at a time limit and keep the bootstrap.
+# * **The advantage reads `y_in`.** An epilogue gets `y_in`, the value that entered step $t$ in the
+#   scan. In this reverse scan that is $v_{t+1}$, which section 2's epilogue needs. At an episode
+#   end, `tl.where(done, v_next, y_in)` reads $V'_t$ instead.
 # * **The weights are constants for gradients,** as in IMPALA: the backward kernel covers
 #   `rewards`, `values`, `next_values` and `bootstrap_value`, not `log_rhos`.
 #
-# <details><summary>Details: the v − V rewrite, padding, and the backward kernel</summary>
+# <details><summary>Details: padding, and the backward kernel</summary>
 #
-# * `_step` gets the coefficients and flags through `episode.step`, shared with GAE and TD(λ).
-# * The rewrite $v_t - V_t = \rho_t\delta_t + \gamma_t c_t (v_{t+1} - V_{t+1})$ (IMPALA's code
-#   and most ports add $V$ at the end) drops the term $\gamma_t c_t (V_{t+1} - V'_t)$. That term is
-#   0 where $V'_t = V_{t+1}$ (inside an episode, without padding) or where a reset multiplies it by
-#   0; elsewhere the rewrite is wrong. Scanning $v_t$ needs no such assumption, and no value is
-#   read twice.
 # * After padding, `y_in` is the next unpadded step's value.
 # * The backward kernel (`_vtrace_bwd_prologue`/`_vtrace_bwd_epilogue`) is the transposed scan,
 #   forwards in time.
@@ -375,12 +376,13 @@ assert profile.rollout_error("vtrace", 3, 1000, DEVICE) < 1e-5  # 3 × 1,000 ste
 # %% [markdown]
 # ## 5. Optional: profile it
 #
-# As in notebooks 01–03, this cell shows V-trace's committed H200 table and chart, not measured
-# here (`!`: outputs that disagreed with ours). [Notebook 08, section 6](08_profiling.ipynb)
-# reads them.
+# V-trace's table and chart, measured on an H200 and committed: nothing is measured here. Read
+# them as in [notebook 01, section 6](01_discounted_return.ipynb#6.-Optional:-profile-it): here
+# too, the backward's extra wall time is mostly host time. No line carries a `!`.
 
 # %%
 h200 = profile.committed("vtrace", missing_ok=True)  # the H200\'s table and chart, read by name: not measured here
+assert not any(r["flagged"] for r in h200)  # no line carries a `!`: every implementation agreed with ours
 
 # %% [markdown]
 # ## Exercises
@@ -393,34 +395,41 @@ h200 = profile.committed("vtrace", missing_ok=True)  # the H200\'s table and cha
 # *action* values:
 #
 # $$G_t = r_t + \gamma(1-\text{term}_t)\big[\mathbb E_\pi Q(s_{t+1}, \cdot) + c_{t+1}\big(G_{t+1}
-#   - Q(s_{t+1}, a_{t+1})\big)\big], \qquad c_{t+1} = \lambda \min(1, \pi/\mu) \text{ at step } t+1.$$
+#   - Q(s_{t+1}, u_{t+1})\big)\big], \qquad c_{t+1} = \lambda \min(1, \pi/\mu) \text{ at step } t+1.$$
 #
-# Write its prologue in Triton for `exercises.scan_hook` (notebook 00c's chunked reverse scan with
-# resets), as in notebook 03's `q_lambda`. The harness is as there: see "The harness in three
-# lines" in [03's exercises](03_td_lambda.ipynb#Exercises).
+# Write its prologue in Triton for `exercises.scan_hook`, as you did for notebook 03's `q_lambda`
+# ("The harness in three lines" in [03's exercises](03_td_lambda.ipynb#Exercises) recaps it).
+#
+# **Reset written as:** $a_t = 0$ (the harness makes the flag), as in `q_lambda`.
 #
 # * **Inputs:** `P` holds (γ, λ). `X` holds five (B, T) tensors in this order. Each has one number
 #   per step, loaded at `offs`:
 #   * `X[0]`, `rewards`, $r_t$;
-#   * `X[1]`, `next_expected_q`, $\mathbb E_\pi Q(s_{t+1}, \cdot)$;
-#   * `X[2]`, `next_q`, $Q(s_{t+1}, a_{t+1})$, the value of the action taken next. Its shape is
+#   * `X[1]`, `next_expected_q`, $\mathbb E_\pi Q_{t+1} = \mathbb E_\pi Q(s_{t+1}, \cdot)$;
+#   * `X[2]`, `next_q`, $Q_{t+1} = Q(s_{t+1}, u_{t+1})$, the value of the action taken next. Its shape is
 #     (B, T), not the (B, T, A) of `q_lambda`, which held every action's value;
-#   * `X[3]`, `next_log_ratio`, $\log \pi/\mu$ of $a_{t+1}$. Entry $t$ is already step $t+1$'s
+#   * `X[3]`, `next_log_ratio`, $\log \pi/\mu$ of $u_{t+1}$. Entry $t$ is already step $t+1$'s
 #     ratio, so load it at `offs`, with no shift;
 #   * `X[4]`, `terminated`, a bool flag.
-# * **Returns:** the pair $(a_t, b_t)$ whose reverse scan is $G_t$ above.
-# * **Edge cases:**
-#   * $c = 0$ at the window's last step: $b_t$ holds $-\gamma c\,Q(s_{t+1}, a_{t+1})$, written to
-#     cancel against $G_{t+1}$, and no $G_T$ is there to cancel it.
-#   * Behind a termination the `next_*` inputs may be NaN: select them away with `tl.where` (01's
-#     NaN card), in $a$ as in $b$.
+# * **Returns:** the pair $(a_t, b_t)$ whose reverse scan is $G_t$ above. There is no truncation
+#   input:
+#
+#   | step | multiplier $a_t$ | $b_t$ | reset? |
+#   | --- | --- | --- | --- |
+#   | ordinary | $\gamma c_{t+1}$ | $r_t + \gamma(\mathbb E_\pi Q_{t+1} - c_{t+1} Q_{t+1})$ | only where $c_{t+1} = 0$ |
+#   | termination | 0 | $r_t$ | yes |
+#   | the window's last step, not terminated ($c = 0$) | 0 | $r_t + \gamma\,\mathbb E_\pi Q_{t+1}$ | yes |
+#
+#   The last row is why the window's last step resets: $b_t$'s $-\gamma c\,Q_{t+1}$ is there to
+#   cancel against $G_{t+1}$, and no $G_T$ is there to cancel it.
+# * **Edge cases:** behind a termination the `next_*` inputs may be NaN: select them away with
+#   `tl.where` (01's NaN card).
 #
 # <details><summary>Hint 1: where to start</summary>
 #
 # It has the shape of notebook 03's worked `td_lambda_prologue`, or of your `q_lambda`.
-# Expand the bracket.
-# What multiplies $G_{t+1}$ is $a_t$, the scan's multiplier (not the action $a_{t+1}$).
-# Everything else goes into $b_t$.
+# The table comes from expanding the bracket.
+# What multiplies $G_{t+1}$ is $a_t$, and everything else goes into $b_t$.
 #
 # </details>
 #
@@ -428,10 +437,9 @@ h200 = profile.committed("vtrace", missing_ok=True)  # the H200\'s table and cha
 #
 # * $\pi/\mu$ is `exp(next_log_ratio)`, loaded at `offs`: entry $t$ is already step $t+1$'s.
 # * $c_{t+1} = \lambda\min(1, \pi/\mu)$, and $c = 0$ where `t == T - 1`.
-# * Multiply the bracket out. Sort its terms into those with $G_{t+1}$ and those without.
-# * $a_t$ is the coefficient of $G_{t+1}$. Check which factors outside the bracket it takes.
-# * $b_t$ is $r_t$ plus every other term. Mind the sign of the one with $Q(s_{t+1}, a_{t+1})$.
-# * Each $(1-\text{term}_t)$ is a `tl.where`. At a termination, $a_t = 0$ and $b_t = r_t$.
+# * With that $c$, the table's first and last rows are one formula for $a_t$ and one for $b_t$.
+#   Mind the sign of the term with $Q_{t+1}$.
+# * Each $(1-\text{term}_t)$ is a `tl.where`: the table's termination row.
 #
 # </details>
 #
@@ -489,21 +497,14 @@ exercises.attempt("retrace", retrace)
 # %% [markdown]
 # **`vtrace_pg`** (a Triton epilogue). You write the policy-gradient advantage as an epilogue.
 # The prologue is given: `exercises.vtrace_prologue` (λ = 1) returns section 2's pair
-# $(a_t, b_t)$. Its source is held back until after the capstone, `vtrace_kernel`, because the
-# capstone asks you to write that step yourself.
+# $(a_t, b_t)$. Its source is printed only after the capstone, which asks you to write that step.
 #
-# The advantage needs $v_{s+1}$, the *next* step's V-trace target. Epilogues get it as `y_in`,
-# the value that entered the step ($y_t = b_t + a_t\,y_{in}$, as the scan runs backwards in time).
-# `exercises.scan_hook` takes an `epilogue` argument. The harness calls it after the scan and
-# stores what it returns.
-#
-# Your `@triton.jit` epilogue is `(X, P, offs, t, m, T, y, y_in) -> out`: the harness of `q_lambda`
-# ([03's "The harness in three lines"](03_td_lambda.ipynb#Exercises)), with two more arguments.
-#
-# | argument | what it is |
-# | --- | --- |
-# | `y` | the scanned value at the step |
-# | `y_in` | the value that entered the step, $y_t = b_t + a_t\,y_{in}$: $y_{t+1}$ in a reverse scan (0 after the row's last step) |
+# The advantage needs $v_{s+1}$, the *next* step's V-trace target. `exercises.scan_hook` takes
+# an `epilogue` argument, which it calls after the scan, and stores what it returns. Your
+# `@triton.jit` epilogue is `(X, P, offs, t, m, T, y, y_in) -> out`: the prologue's arguments
+# ([03's "The harness in three lines"](03_td_lambda.ipynb#Exercises)) and two more. `y` is the
+# scanned value at the step. `y_in` is the value that entered it, $y_t = b_t + a_t\,y_{in}$: in a
+# reverse scan $y_{t+1}$, and 0 after the row's last step.
 #
 # <details><summary>Details: how the harness finds y_in</summary>
 #
@@ -513,19 +514,24 @@ exercises.attempt("retrace", retrace)
 #
 # </details>
 #
+# **Reset written as:** nothing to write, since an epilogue returns one value; the given prologue
+# uses $a_t = 0$.
+#
 # * **Inputs:** `X` holds log_rhos, rewards, values, next_values, terminated; `P` holds
 #   (γ, ρ̄, c̄). `y` is $v_s$ and `y_in` is $v_{s+1}$.
 # * **Returns:** $\min(\bar\rho, \pi_s/\mu_s)\big(r_s + \gamma(1-\text{term}_s)\,v_{s+1} -
-#   V(x_s)\big)$, with $\pi_s/\mu_s$ = `exp(log_rhos)`. This is the introduction's clipped
-#   $\rho_s$. Two things are fixed here:
-#   * the policy gradient is clipped at ρ̄ itself (`pg_rho_bar` set to `rho_bar`, as the paper does);
-#   * λ = 1, where rlax's form and the paper's are the same advantage (the optional section after
-#     the exercises, "Which policy-gradient advantage").
-# * **Edge cases:**
-#   * At the window's last step, $v_{s+1}$ is `next_values` (`y_in` is 0 there: no step follows).
-#   * At a termination the advantage has no $v_{s+1}$ term. Write $1-\text{term}_s$ as a select,
-#     `tl.where(term, 0.0, ...)`. There $v_{s+1}$ is the next episode's value, or, at the window's
-#     last step, a `next_values` entry that may be NaN.
+#   V(x_s)\big)$, with $\pi_s/\mu_s$ = `exp(log_rhos)`. The policy gradient is clipped at ρ̄ itself (`pg_rho_bar` set to `rho_bar`, as the
+#   paper does), and λ = 1, where rlax's form and the paper's are the same advantage.
+# * **Each kind of step** (there is no truncation input):
+#
+#   | step | $v_{s+1}$ | the epilogue returns |
+#   | --- | --- | --- |
+#   | ordinary | `y_in` | $\rho_s(r_s + \gamma v_{s+1} - V(x_s))$ |
+#   | termination, the window's last step included | none | $\rho_s(r_s - V(x_s))$, through `tl.where(term, 0.0, ...)` |
+#   | the window's last step, not terminated | `next_values` (`y_in` is 0 there: no step follows) | $\rho_s(r_s + \gamma v_{s+1} - V(x_s))$ |
+#
+#   At a termination `y_in` is the next episode's value, and at the window's last step
+#   `next_values` may be NaN: the select reads neither.
 #
 # <details><summary>Hint 1: where to start</summary>
 #
@@ -539,9 +545,8 @@ exercises.attempt("retrace", retrace)
 # <details><summary>Hint 2: the plan</summary>
 #
 # * $\rho_s$ is the ratio $\pi/\mu$ = `exp(log_rhos)`, clipped at ρ̄ (`P[1]`) with `tl.minimum`.
-# * $v_{s+1}$ is `y_in`, except where `t == T - 1`: there it is `next_values`.
-# * The advantage is $\min(\bar\rho, \rho_s)\,(r_s + \gamma v_{s+1} - V(x_s))$.
-# * At a termination, drop $\gamma v_{s+1}$ with `tl.where`. There `y_in` is the next episode's value.
+# * The table's $v_{s+1}$ column is one `tl.where` on `t == T - 1`.
+# * Its termination row is one more, on `term`, around $\gamma v_{s+1}$.
 # * `y` ($v_s$) is not needed.
 #
 # </details>
@@ -598,22 +603,50 @@ exercises.attempt("vtrace_pg", vtrace_pg)
 # 2. Put section 2's step in place of the discounted return's, and write `vs`.
 # 3. Compute `vtrace_pg`'s policy-gradient advantage, which reads $v_{s+1}$ one step on.
 #
+# **Reset written as:** a flag `k` beside the pair, as in 00c's `reset_scan`, with $a_t$ kept at
+# $\gamma c_t$ (either form passes).
+#
 # * **Inputs:** `log_rhos`, `rewards`, `values` and `next_values` are (B, T) float32 and
 #   contiguous. `terminated` is bool. `gamma`, `rho_bar` and `c_bar` are numbers, and `chunk` is
 #   the chunk length, a power of two (`tl.arange` needs one). λ = 1.
 # * **Returns:** `(vs, pg)`, both written by kernels of yours. The policy gradient is clipped at
 #   ρ̄. The checker compares both outputs with `reference.vtrace` on rows shorter and longer than a chunk,
 #   with terminations.
-# * **Edge cases:** think about two places before you write the kernel.
-#   * The window's last step: section 2's equation has $v_T$ in it, and there is no $v_T$.
-#   * A terminal step: `next_values` behind a termination may be NaN here.
-# * **One new Triton pattern, for `pg`.** It reads $v_{s+1}$, the next step's `vs`: another lane
-#   of the same chunk, or the carry. A block cannot be shifted by one lane, and a store is no way
-#   around it: lane 5 may load `vs[6]` before lane 6 has stored it. So compute `pg` in a second
-#   kernel, launched after the first has finished.
-#   It is an elementwise kernel over all B·T elements, like 00b's first kernels. In a contiguous
-#   (B, T) tensor, element `i` is row `i // T`, step `t = i % T`. Its next step is element `i + 1`,
-#   except at a row's last step (`t == T - 1`), where `i + 1` is the next row's first.
+# * **The triple of each lane**, with λ = 1, so $\rho_t = \min(\bar\rho, \pi/\mu)$,
+#   $c_t = \min(\bar c, \pi/\mu)$ and $\delta_t = r_t + \gamma V'_t - V_t$ (there is no truncation
+#   input):
+#
+#   | step | multiplier $a_t$ | $b_t$ | reset `k` |
+#   | --- | --- | --- | --- |
+#   | ordinary | $\gamma c_t$ | $V_t + \rho_t\delta_t - \gamma c_t V'_t$ | false |
+#   | termination | $\gamma c_t$ | $V_t + \rho_t(r_t - V_t)$ | true |
+#   | the window's last step, not terminated | $\gamma c_t$ | $V_t + \rho_t\delta_t$ | true |
+#   | padding, past the row's end | 1 | 0 | false |
+#
+#   The last step resets because it has no $v_T$ for $-\gamma c_t V'_t$ to cancel against (section
+#   2). `next_values` behind a termination may be NaN: select it away before it enters $\delta_t$.
+# * **One new Triton pattern, for `pg`.** `pg` reads $v_{s+1}$, the next step's `vs`: inside a
+#   chunk another lane's value, and at the chunk's last lane the carry. The simplest way to read it
+#   is a second kernel, launched after the first has finished, which computes `pg`. It is an
+#   elementwise kernel over all B·T elements, like 00b's first kernels. In a contiguous (B, T)
+#   tensor, element `i` is row `i // T`, step `t = i % T`. Its next step is element `i + 1`, except
+#   at a row's last step (`t == T - 1`), where `i + 1` is the next row's first.
+#
+# <details><summary>Details: why not read v<sub>s+1</sub> in the first kernel</summary>
+#
+# Triton has no cheap way to move a block by one lane (`tl.gather` can, as a general gather).
+# Storing `vs` and loading it back in the same kernel needs a barrier between the store and the
+# load (`tl.debug_barrier()`), or lane 5 may load `vs[6]` before lane 6 has stored it.
+#
+# </details>
+#
+# <details><summary>Details: the table's padding row, a safeguard that never shows here</summary>
+#
+# Padding lanes lie after step $T-1$, which always resets, so nothing from them reaches `vs`. The
+# identity matters in a row with no reset at its end, such as one process's piece of a row split
+# across processes (notebook 11): there the padding lanes' pair enters the chunk's map.
+#
+# </details>
 #
 # <details><summary>Recap: the chunk loop of 00c's <code>reset_scan</code></summary>
 #
@@ -660,11 +693,9 @@ exercises.attempt("vtrace_pg", vtrace_pg)
 # <details><summary>Hint 2: the plan</summary>
 #
 # * With λ = 1: $\rho_t = \min(\bar\rho, \pi/\mu)$ and $c_t = \min(\bar c, \pi/\mu)$.
-# * $\delta_t = r_t + \gamma V'_t - V_t$, with $V'_t$ selected to 0 at a termination first.
-# * $a_t = \gamma c_t$ and $b_t = V_t + \rho_t\delta_t - \gamma c_t V'_t$: section 2's pair.
-# * Section 2 resets where `done`. Which steps of a window are `done` here, with no truncation flag?
-# * At a reset, section 2's $b_t$ loses a term. Write $v_{T-1}$ out: is a $v_T$ left in it?
-# * Padding lanes (`t >= T`) must be the identity pair, with no reset.
+# * Select $V'_t$ to 0 at a termination first. Then one line for $\delta_t$ serves every row of
+#   the table, and a `tl.where` on the reset drops $-\gamma c_t V'_t$ from $b_t$.
+# * Padding lanes get the table's last row: a `tl.where` on `m`.
 # * Store `vs`. The carry into the chunk before is one of this chunk's `vs`: which? Take it with
 #   the masked sum of the recap above, `tl.sum(tl.where(t == ..., vs, 0.0), 0)`.
 # * The second kernel runs over all B·T elements: element `i` is step `t = i % T`.
@@ -770,7 +801,7 @@ print(inspect.getsource(getattr(exercises.vtrace_prologue, "fn", exercises.vtrac
 #
 # <details><summary>Details: the paper's advantage against rlax's</summary>
 #
-# The IMPALA paper weighs $\nabla\log\pi(a_s|x_s)$ by
+# The IMPALA paper weighs $\nabla\log\pi(u_s|x_s)$ by
 # $\rho_s\big(r_s + \gamma v_{s+1} - V(x_s)\big)$, with $v_{s+1}$ the V-trace target at $s+1$ and
 # no λ in it. It clips this $\rho_s$ with the same $\bar\rho$; like rlax, the package gives it
 # its own $\bar\rho_{pg}$.
@@ -796,11 +827,7 @@ print(inspect.getsource(getattr(exercises.vtrace_prologue, "fn", exercises.vtrac
 #
 # </details>
 #
-# <details><summary>Details: the paper's advantage, as code</summary>
-#
 # The paper's advantage on section 4's rollout, with `vs` from the same call:
-#
-# </details>
 
 # %%
 def paper_pg(vs, log_rhos, r, v, nv, gamma, term, trunc, pg_rho_bar):
@@ -812,11 +839,7 @@ def paper_pg(vs, log_rhos, r, v, nv, gamma, term, trunc, pg_rho_bar):
     return rho_pg * (r + gamma * torch.where(term, 0.0, vs_next) - v), rho_pg, vs_next, done
 
 # %% [markdown]
-# <details><summary>Details: what this cell checks</summary>
-#
-# At λ = 1 and λ = 0.5, the package's advantage minus the paper's against the predicted gap:
-#
-# </details>
+# At λ = 1 and λ = 0.5, the package's advantage minus the paper's, against the predicted gap:
 
 # %% jupyter={"outputs_hidden": true}
 lr_, r, v, gamma, term, trunc, nv, kw = rollout4  # section 4's rollout, even if your answers reused its names
@@ -834,11 +857,7 @@ for lam_ in (1.0, 0.5):
         assert gap.abs().max() > 0.1  # a real difference, exactly the (1 − λ) term
 
 # %% [markdown]
-# <details><summary>Details: what this cell checks</summary>
-#
 # On-policy at λ = 0 (the "why" fold): one step against two.
-#
-# </details>
 
 # %% jupyter={"outputs_hidden": true}
 on = rl.vtrace(zero, r, v, gamma=0.9, lambda_=0.0, next_values=nv, backend=KERNEL)  # no episode ends but the window's

@@ -47,15 +47,20 @@ rng = np.random.default_rng(41)
 # %% [markdown]
 # ## 1. Which value the target converges to
 #
-# The intro asked where training the critic towards `vs` stops once $\bar\rho$ clips the weights,
-# a real question because IMPALA uses a finite $\bar\rho$. The critic stops moving where the mean
-# correction vanishes, $E_\mu[\rho_t\,\delta_t] = 0$. This section solves that condition, then
-# checks the answer on a one-state example. With $\rho = \min(\bar\rho, \pi/\mu)$ the condition is
+# Training moves the critic $V$ towards `vs`, so it stops where the mean correction `vs` − V is 0.
+# The correction's first term is $\rho_t\delta_t$. Its later terms carry later steps' $\rho\delta$
+# back through the traces. Their mean is 0 once the first term's mean is 0 in every state (the
+# fold below). So the critic stops where $E_\mu[\rho_t\,\delta_t] = 0$ in every state. This section solves that
+# condition, then checks the answer on a one-state example. With $\rho = \min(\bar\rho, \pi/\mu)$
+# the condition is
 #
-# $$\sum_a \mu(a)\min(\bar\rho, \tfrac{\pi(a)}{\mu(a)})
-# \,\delta(a) = \sum_a \min(\bar\rho\,\mu(a), \pi(a))\,\delta(a) = 0.$$
+# $$\sum_u \mu(u)\min(\bar\rho, \tfrac{\pi(u)}{\mu(u)})
+# \,\delta(u) = \sum_u \min(\bar\rho\,\mu(u), \pi(u))\,\delta(u) = 0.$$
 #
-# This is the expected TD error under the policy $\pi_{\bar\rho}(a) \propto \min(\bar\rho\,\mu(a), \pi(a))$.
+# Here $u$ is an action, as in notebooks 03 and 04, where $a_t$ is the scan's multiplier. $\delta(u)$
+# is the TD error of a step that takes action $u$.
+#
+# This is the expected TD error under the policy $\pi_{\bar\rho}(u) \propto \min(\bar\rho\,\mu(u), \pi(u))$.
 # So V-trace learns $V^{\pi_{\bar\rho}}$.
 #
 # <details><summary>Details: IMPALA's Theorem 1, and the paper's ρ̄</summary>
@@ -64,28 +69,35 @@ rng = np.random.default_rng(41)
 # $E_\mu[\rho_t]$ stays above a positive constant in every state. Then the V-trace operator is a
 # contraction, whose unique fixed point is $V^{\pi_{\bar\rho}}$. This section only illustrates it,
 # with a one-state argument: the traces $c$ only scale how far a correction travels, and do not
-# move the fixed point. In one line, with $x_u$ the state at step $u$: a later correction enters
-# step $u$ as $\gamma\,c_u\,\rho_{u+1}\delta_{u+1}$, and $E[\gamma\,c_u\,\rho_{u+1}\delta_{u+1} \mid x_u]
-# = \gamma\,E[c_u\,E[\rho_{u+1}\delta_{u+1} \mid x_{u+1}] \mid x_u] = 0$ wherever the one-step
-# correction is 0 in every state.
+# move the fixed point. Here is why, with $s_j$ the state at step $j$. The correction that step $j$
+# gets from $k$ steps later is $D_k(j) = \gamma^k c_j \cdots c_{j+k-1}\,\rho_{j+k}\delta_{j+k}$,
+# and `vs` − V at step $j$ is the sum of these over $k$.
+#
+# * For $k = 0$ it is $\rho_j\delta_j$, whose mean given $s_j$ is 0 in every state: the condition.
+# * For $k \ge 1$, $D_k(j) = \gamma\,c_j\,D_{k-1}(j+1)$. Given $s_{j+1}$, what follows does not
+#   depend on the action at step $j$ (the Markov property), so
+#   $E[D_k(j) \mid s_j] = \gamma\,E\big[c_j\,E[D_{k-1}(j+1) \mid s_{j+1}] \mid s_j\big]$. If the
+#   inner mean is 0 in every state, so is this one.
+#
+# By induction on $k$, every term has mean 0 in every state, and so has their sum.
 #
 # The IMPALA paper's analysis derives exactly this $\pi_{\bar\rho}$ for a finite $\bar\rho$. Its
 # experiments use $\bar\rho = 1$: $\pi_{\bar\rho} \propto \min(\mu, \pi)$, renormalised.
 #
 # </details>
 #
-# So V-trace learns $V^\pi$ when $\pi_{\bar\rho} = \pi$. (It can also learn $V^\pi$ by
-# coincidence: when, at $V^\pi$, the clipped weights still average the TD errors to 0, for example
-# when every action has the same $Q^\pi$.) $\pi_{\bar\rho} = \pi$ happens in two ways:
+# So V-trace learns $V^\pi$ when $\pi_{\bar\rho} = \pi$. That happens in two ways:
 #
-# * No weight is clipped, because $\bar\rho \ge \max_a \pi(a)/\mu(a)$. Then
+# * No weight is clipped, because $\bar\rho \ge \max_u \pi(u)/\mu(u)$. Then
 #   $\min(\bar\rho\,\mu, \pi) = \pi$.
 # * Every action of $\pi$ is clipped alike: $\pi/\mu$ is the same constant $k$ wherever $\pi > 0$,
 #   and $\bar\rho < k$. Then $\min(\bar\rho\,\mu, \pi) = \bar\rho\,\mu = (\bar\rho/k)\,\pi$ wherever
 #   $\pi > 0$. An example is on-policy ($\mu = \pi$) with $\bar\rho < 1$. Every weight is clipped
 #   to $\bar\rho$, and $\min(\bar\rho\,\pi, \pi) = \bar\rho\,\pi$ normalises back to $\pi$.
 #
-# Clipping alone does not move the fixed point. Clipping some actions more than others can.
+# Clipping alone does not move the fixed point. Clipping some actions more than others can. Even
+# then V-trace may learn $V^\pi$ by coincidence: when, at $V^\pi$, the clipped weights still
+# average the TD errors to 0. One example is an MDP where every action has the same $Q^\pi$.
 #
 # The example has one state that returns to itself, and two actions. The value of any policy
 # $\nu$ then has a closed form, $V^\nu = E_\nu[r] / (1 - \gamma)$.
@@ -147,6 +159,24 @@ w_on = np.minimum(0.5 * pi, pi)  # on-policy (mu = pi), rho_bar = 0.5: every wei
 assert np.allclose(w_on / w_on.sum(), pi)  # ... and still pi_rho_bar = pi: the fixed point is V^pi
 
 # %% [markdown]
+# At $V^\pi$ with $\bar\rho = 1$ the cell prints about −0.19, the mean of the whole correction
+# `vs` − V. The exercise's checker, on the same case, reports −0.12: the first term alone,
+# $E_\mu[\rho_t\delta_t]$, a one-step update. The rest is the traces' later terms. In one state
+# each is the one before times $\gamma E_\mu[c_t] = 0.9 \cdot 0.4 = 0.36$, so the whole is
+# $-0.12 / (1 - 0.36) \approx -0.19$, a little less in a window of 100 steps:
+
+# %%
+v_pi, T_mu = value_of(pi), r_mu.shape[1]
+one_step = float(np.minimum(mu, pi) @ (r_a + g1 * v_pi - v_pi))  # E_mu[rho delta] at V^pi, rho_bar = 1
+trace = g1 * float(mu @ np.minimum(1.0, pi / mu))  # gamma E_mu[c], c_bar = 1
+in_window = one_step * np.mean((1 - trace ** (T_mu - np.arange(T_mu))) / (1 - trace))  # step t sees T - t terms
+measured = mean_correction(v_pi, 1.0)
+print(f"at V^pi: one step {one_step:+.3f}; all terms {one_step / (1 - trace):+.3f}, "
+      f"in a window of {T_mu} steps {in_window:+.3f}; measured {measured:+.3f}")
+assert abs(one_step + 0.12) < 1e-12 and abs(trace - 0.36) < 1e-12
+assert abs(measured - in_window) < 0.005 and abs(one_step / (1 - trace) + 0.1875) < 1e-12
+
+# %% [markdown]
 # ## Exercises
 #
 # Checked exercises work as in notebook 00b: write the starter's function, then run the cell after
@@ -156,8 +186,8 @@ assert np.allclose(w_on / w_on.sum(), pi)  # ... and still pi_rho_bar = pi: the 
 # one-state argument holds state by state, so it carries over to any finite MDP. Write the value
 # that V-trace's critic converges to, learning from μ's data.
 #
-# * **Inputs:** `P` has shape (S, A, S). `P[s, a, s2]` is the probability of reaching state `s2`
-#   after action `a` in state `s`. `R`, shape (S, A), is the mean reward. `pi` and `mu`, (S, A),
+# * **Inputs:** `P` has shape (S, A, S). `P[s, u, s2]` is the probability of reaching state `s2`
+#   after action `u` in state `s`. `R`, shape (S, A), is the mean reward. `pi` and `mu`, (S, A),
 #   are the target and behaviour policies, one row per state, each summing to 1. `mu > 0`
 #   everywhere, and `pi` may be 0 on an action. `gamma < 1`, and `rho_bar > 0` (`float("inf")`
 #   for no clip).
@@ -168,25 +198,24 @@ assert np.allclose(w_on / w_on.sum(), pi)  # ... and still pi_rho_bar = pi: the 
 #   does not vanish, the message gives its sign, which is the way a one-step V-trace update would
 #   move your `V`.
 #
-# Then try it (for self-study: not graded, no answer cell): as $\bar\rho$ grows, where does `V` go? And as $\bar\rho \to 0$? (Mind
-# the actions where $\pi = 0$.)
+# Then try it for self-study (it is not graded and has no answer cell). As $\bar\rho$ grows, where
+# does `V` go? And as $\bar\rho \to 0$? Mind the actions where $\pi = 0$.
 #
 # <details><summary>Hint 1: where to start</summary>
 #
 # Section 1 wrote the condition for one state as a sum over actions with weights
-# $\min(\bar\rho\,\mu(a), \pi(a))$. Write the same sum in state $s$, with $V(s')$ for the next
+# $\min(\bar\rho\,\mu(u), \pi(u))$. Write the same sum in state $s$, with $V(s')$ for the next
 # state's value. What equation in $V$ do the S conditions make together?
 #
 # </details>
 #
 # <details><summary>Hint 2: the plan</summary>
 #
-# * Each action's weight in state $s$ is $\mu(a|s)\min(\bar\rho, \pi/\mu) = \min(\bar\rho\,\mu, \pi)$:
+# * Each action's weight in state $s$ is $\mu(u|s)\min(\bar\rho, \pi/\mu) = \min(\bar\rho\,\mu, \pi)$:
 #   the second form divides by nothing, which keeps the code short (the checker's `mu` is never 0).
-# * The condition is a weighted sum of TD errors. Dividing by the weights' sum does not change
-#   where it is 0, and it makes the weights a policy $\nu$.
-# * Normalised in each state, the weights are a policy $\nu$. The condition is then the Bellman
-#   equation of $\nu$: $V(s) = \sum_a \nu(a|s)\big(R(s,a) + \gamma\sum_{s'} P(s,a,s')V(s')\big)$.
+# * The condition is a weighted sum of TD errors. Dividing by the weights' sum in each state does
+#   not change where it is 0, and it makes the weights a policy $\nu$.
+# * The condition is then the Bellman equation of $\nu$: $V(s) = \sum_u \nu(u|s)\big(R(s,u) + \gamma\sum_{s'} P(s,u,s')V(s')\big)$.
 # * That is linear in $V$: $(I - \gamma P_\nu)V = r_\nu$, solved with `np.linalg.solve`.
 # * Check your function on section 1's one state first: it must give that section's number.
 #

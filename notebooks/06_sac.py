@@ -24,16 +24,19 @@
 #   again). No GPU.
 # * **Conventions:** the course's flags, values and hook signatures:
 #   [Names and signatures](GLOSSARY.md#names-and-signatures) in the glossary.
-# * **Minimum path:** sections 1–3 and the checked exercise `soft_lambda_targets`. Section 4
-#   (checks, replay bias, actor and temperature losses), section 5 and the open questions can wait.
+# * **Minimum path:** sections 1–3 and the checked exercise `soft_lambda_targets`. Section 4, which
+#   checks the kernel and adds the replay bias and the actor and temperature losses, section 5 and
+#   the open questions can wait.
 #
 # Soft Actor-Critic (SAC) maximises reward plus $\alpha$ times the policy's entropy. The weight
-# $\alpha$ is called the temperature. SAC's critic regresses on a *soft* target. In it, the next
-# state's value includes the entropy bonus $-\alpha\log\pi(\tilde a|s')$, where $\tilde a \sim \pi$ is
-# an action sampled fresh at the next state $s'$. (The tilde sets it apart from the buffer's
-# action.) The target takes the minimum over two critics, to counter overestimation ("clipped
-# double Q"). A follow-up paper learns $\alpha$ itself, driving the policy's entropy towards a
-# target entropy $\bar{\mathcal H}$.
+# $\alpha$ is called the temperature. SAC learns from a *replay buffer*, a store of past
+# transitions collected by earlier versions of the policy. Its critic regresses on a *soft*
+# target. In it, the next state's value includes the entropy bonus $-\alpha\log\pi(\tilde u|s')$,
+# where $\tilde u \sim \pi$ is an action sampled fresh at the next state $s'$. As in notebooks 03
+# and 04, $u$ is an action, because $a_t$ is the scan's multiplier (section 2 uses it). The tilde
+# sets $\tilde u$ apart from the action $u_t$ stored in the buffer. The target takes the minimum over two critics, to
+# counter their overestimation; this is called "clipped double Q". A follow-up paper learns
+# $\alpha$ itself, driving the policy's entropy towards a target entropy $\bar{\mathcal H}$.
 #
 # <details><summary>Details: the papers</summary>
 #
@@ -47,10 +50,10 @@
 #
 # The one-step target generalises to a soft λ-return, a backward recurrence like notebook 03's:
 #
-# $$V^{\text{soft}\prime}_t = \min_k Q_k(s_{t+1}, \tilde a_{t+1}) - \alpha\log\pi(\tilde a_{t+1}|s_{t+1}),$$
+# $$V^{\text{soft}\prime}_t = \min_k Q_k(s_{t+1}, \tilde u_{t+1}) - \alpha\log\pi(\tilde u_{t+1}|s_{t+1}),$$
 #
 # $$G_t = r_t + \gamma_t (1-\text{term}_t)\Big[(1-\lambda_t) V^{\text{soft}\prime}_t + \lambda_t
-#   \begin{cases} G_{t+1} - \alpha\log\pi(a_{t+1}|s_{t+1}) & \text{not done}_t \\
+#   \begin{cases} G_{t+1} - \alpha\log\pi(u_{t+1}|s_{t+1}) & \text{not done}_t \\
 #   V^{\text{soft}\prime}_t & \text{done}_t \end{cases}\Big]$$
 #
 # Here $\text{done}_t$ means that step $t$ is terminated or truncated, or is the window's last
@@ -58,10 +61,10 @@
 #
 # With $\lambda = 0$ this is SAC's target, $r_t + \gamma(1-\text{term}_t)V^{\text{soft}\prime}_t$.
 # With $\lambda > 0$ the target follows the actions actually taken. Each of them pays its entropy
-# bonus $-\alpha\log\pi(a_{t+1}|s_{t+1})$, read from `log_probs`. The other inputs:
+# bonus $-\alpha\log\pi(u_{t+1}|s_{t+1})$, read from `log_probs`. The other inputs:
 #
-# * `next_q`, one tensor per critic, evaluated at the sampled action $\tilde a_{t+1}$.
-# * `next_log_probs` $= \log\pi(\tilde a_{t+1}|s_{t+1})$.
+# * `next_q`, one tensor per critic, evaluated at the sampled action $\tilde u_{t+1}$.
+# * `next_log_probs` $= \log\pi(\tilde u_{t+1}|s_{t+1})$.
 # * The flags of notebooks 01–03. A truncation needs no `next_values`, because `next_q` already
 #   is the value of the real next state.
 #
@@ -73,14 +76,14 @@
 #   They keep the regression target from moving with every step of the critic it trains. The
 #   package never sees a network. Pass it the target networks' outputs, evaluated under
 #   `torch.no_grad()` as usual.
-# * **λ > 0 is off-policy and uncorrected.** SAC learns from a replay buffer. So a multi-step
-#   target follows actions $a_{t+1}, a_{t+2}, \dots$ taken by older policies, not by the current
+# * **λ > 0 is off-policy and uncorrected.** SAC learns from its replay buffer. So a multi-step
+#   target follows actions $u_{t+1}, u_{t+2}, \dots$ taken by older policies, not by the current
 #   $\pi$. Nothing here reweights them, unlike V-trace's importance weights (notebook 04). So the
 #   target mixes those policies' actions with the current policy's entropy terms and bootstraps:
 #   it estimates neither policy's soft return, and is a biased estimate of $Q^\pi$.
 #   The bias grows with λ and with the age of the data.
 #
-# λ = 0 is free of this bias, because its only action, $\tilde a_{t+1}$, is sampled from the current
+# λ = 0 is free of this bias, because its only action, $\tilde u_{t+1}$, is sampled from the current
 # $\pi$.
 
 # %%
@@ -110,8 +113,8 @@ n = lambda x: x.cpu().numpy()  # noqa: E731
 # %% [markdown]
 # ## 1. The loop
 #
-# The float64 ground truth. `carry` holds $G_{t+1} - \alpha\log\pi_{t+1}$, the soft value of the
-# step that follows:
+# The ground truth is a float64 loop. Its variable `carry` holds $G_{t+1} - \alpha\log\pi_{t+1}$,
+# the soft value of the step that follows:
 
 # %%
 print(inspect.getsource(reference.sac_targets))
@@ -230,16 +233,18 @@ for fn in (sac._critic_min, sac._sac_prologue, sac._sac_epilogue):
 # %% [markdown]
 # <details><summary>Details: critics, padding, and the λ = 0 kernel</summary>
 #
-# * Up to `sac.MAX_CRITICS` = 16 critics, enough for REDQ's ensembles. No
-#   `torch.min(torch.stack(...))` materialises a tensor in memory first. A NaN counts as the
-#   minimum, so it shows up in the target instead of hiding.
+# * The kernel takes up to `sac.MAX_CRITICS` = 16 critics, enough for the ensembles of REDQ, a
+#   SAC variant with 10 critics. It reads them one by one, so it never writes the stacked tensor
+#   that `torch.min(torch.stack(...))` would build in memory. A NaN counts as the minimum, so it
+#   shows up in the target instead of hiding.
 # * A padded step passes $H$ through unchanged. So "the next step" after $t$ is the next
 #   *unpadded* one, and $G_{t'}$ and $\log\pi_{t'}$ always belong to the same step.
 # * At λ = 0, $G_t = b^G_t = r_t + \gamma_t(1-\text{term}_t)(\min_k Q_k - \alpha\log\pi')$. With
-#   nothing carried there is nothing to scan. The elementwise kernel runs the same arithmetic (no
-#   chunks, no time split, and the same bits). The scan serves λ > 0 and per-step λ. The PyTorch
-#   path (`backend="torch"`, which "auto" picks on a CPU) has no such shortcut: it runs its scan at λ = 0
-#   too, with every $a_t = 0$. The numbers are the same; the time is a scan's, not a map's.
+#   nothing carried there is nothing to scan. The elementwise kernel runs the same arithmetic
+#   without chunks or a time split, and gives the same bits. The scan serves λ > 0 and a λ given
+#   per step. The PyTorch path, `backend="torch"`, which `"auto"` picks on a CPU, has no such
+#   shortcut. It runs its scan at λ = 0 too, with every $a_t = 0$: the same numbers, in a scan's
+#   time rather than an elementwise map's.
 #
 # </details>
 #
@@ -290,12 +295,12 @@ torch.testing.assert_close(G0, cleanrl)
 print("λ = 0: r + γ(1 − term)(min Q − α log π')")
 
 # %% [markdown]
-# **λ > 0 follows the buffer's actions, not π's.** The test problem: one state that returns to
-# itself (as in notebook 04b, section 1), and two actions paying 1 and 0.
+# **λ > 0 follows the buffer's actions, not π's.** The test problem has one state, which every
+# action leads back to (as in notebook 04b, section 1), and two actions, which pay 1 and 0.
 #
 # * The current policy is $\pi = (0.8, 0.2)$. An older one, $\mu = (0.2, 0.8)$, filled the buffer.
 # * The critic is exact, so any bias comes from the target itself. The critic gives the soft
-#   $Q^\pi(a) = r(a) + \gamma V^\pi$, with $V^\pi = \mathbb{E}_\pi[r - \alpha\log\pi]/(1-\gamma)$.
+#   $Q^\pi(u) = r(u) + \gamma V^\pi$, with $V^\pi = \mathbb{E}_\pi[r - \alpha\log\pi]/(1-\gamma)$.
 #
 # Each replayed step after the first pays the soft reward $r - \alpha\log\pi$ of $\mu$'s action.
 # $Q^\pi$ counts the soft reward of $\pi$'s action instead. Let
@@ -304,7 +309,7 @@ print("λ = 0: r + γ(1 − term)(min Q − α log π')")
 #
 # So in a window of $T$ steps the bias of $G_0$ is $\Delta\sum_{k=1}^{T-1}(\gamma\lambda)^k$. As
 # $T \to \infty$ it tends to $\gamma\lambda\Delta/(1-\gamma\lambda)$, and at λ = 0 it is 0. The next
-# cell measures it over 4,000 replayed windows of 60 steps (NumPy, `reference.sac_targets`):
+# cell measures it over 4,000 replayed windows of 60 steps, with `reference.sac_targets` in NumPy:
 
 # %%
 g_, alpha_ = 0.9, 0.2
@@ -313,14 +318,14 @@ soft = lambda nu: float(nu @ (r_of - alpha_ * np.log(pi_)))  # noqa: E731  E_ν[
 Q_pi = r_of + g_ * soft(pi_) / (1 - g_)                       # the exact soft Q^π of each action
 delta = soft(mu_) - soft(pi_)
 mc = np.random.default_rng(1)
-acts = (mc.random((4000, 60)) < mu_[1]).astype(int)  # replayed actions a_t ~ μ
-nxt = (mc.random((4000, 60)) < pi_[1]).astype(int)   # ã_{t+1} ~ π, sampled fresh by the learner
+acts = (mc.random((4000, 60)) < mu_[1]).astype(int)  # replayed actions u_t ~ μ
+nxt = (mc.random((4000, 60)) < pi_[1]).astype(int)   # ũ_{t+1} ~ π, sampled fresh by the learner
 for lam_ in (0.0, 0.5, 1.0):
     G_mc = reference.sac_targets(r_of[acts], [Q_pi[nxt]], np.log(pi_)[nxt], gamma=g_, alpha=alpha_, lambda_=lam_,
                                  log_probs=np.log(pi_)[acts])
     bias = (G_mc[:, 0] - Q_pi[acts[:, 0]]).mean()
     exact = delta * sum((g_ * lam_) ** k for k in range(1, 60)) + 0.0
-    print(f"λ = {lam_}: mean(G_0 − Q^π(a_0)) = {bias:+.3f}   (exact {exact:+.3f})")
+    print(f"λ = {lam_}: mean(G_0 − Q^π(u_0)) = {bias:+.3f}   (exact {exact:+.3f})")
     assert abs(bias - exact) < 0.05
     assert abs(bias) < 0.05 if lam_ == 0.0 else bias < -0.3  # unbiased at λ = 0, biased (towards μ) above
 
@@ -328,10 +333,11 @@ for lam_ in (0.0, 0.5, 1.0):
 # **The actor and temperature losses** are reductions, not scans. They read the same inputs, the
 # min over critics included, so the package fuses them the same way:
 #
-# $$J_\pi = \operatorname{mean}\big(\alpha\log\pi(a|s) - \min_k Q_k(s, a)\big), \qquad
-#   J(\log\alpha) = -\operatorname{mean}\big(\log\alpha\,(\log\pi(a|s) + \bar{\mathcal H})\big),$$
+# $$J_\pi = \operatorname{mean}\big(\alpha\log\pi(u|s) - \min_k Q_k(s, u)\big), \qquad
+#   J(\log\alpha) = -\operatorname{mean}\big(\log\alpha\,(\log\pi(u|s) + \bar{\mathcal H})\big),$$
 #
-# Here $a \sim \pi(\cdot|s)$ is reparameterised, and $\log\pi$ is a constant in $J(\log\alpha)$.
+# Here $u \sim \pi(\cdot|s)$ is sampled with the reparameterisation trick, so that gradients flow
+# through the sample to the policy, and $\log\pi$ is a constant in $J(\log\alpha)$.
 # $N$ is the number of unmasked elements. The gradients are simple enough to assert exactly:
 #
 # * $\partial J_\pi/\partial\log\pi = \alpha/N$;
@@ -339,7 +345,7 @@ for lam_ in (0.0, 0.5, 1.0):
 # * $\partial J/\partial\log\alpha = -\operatorname{mean}(\log\pi + \bar{\mathcal H})$.
 #
 # **Why log α.** The paper's temperature objective is in α,
-# $J(\alpha) = \mathbb{E}\big[-\alpha\log\pi(a|s) - \alpha\bar{\mathcal H}\big]$, with gradient
+# $J(\alpha) = \mathbb{E}\big[-\alpha\log\pi(u|s) - \alpha\bar{\mathcal H}\big]$, with gradient
 # $\partial J/\partial\alpha = -\operatorname{mean}(\log\pi + \bar{\mathcal H})$. Implementations
 # learn $\log\alpha$ instead. Then $\alpha = e^{\log\alpha}$ stays positive without a constraint or
 # a projection, and a step on $\log\alpha$ changes α by a *factor*.
@@ -485,32 +491,24 @@ assert profile.rollout_error("sac", 3, 1000, DEVICE) < 1e-5  # 3 × 1,000 steps:
 # %% [markdown]
 # ## 5. Optional: profile it
 #
-# SAC's committed table and chart, measured on an H200. Read them after notebook 08. It
-# explains the columns (the floor, GPU against wall time, the anchors, "wall ÷ ours"), and its
-# [section 6](08_profiling.ipynb) checks every algorithm's figures. At small shapes, a call with
-# its backward costs several times the forward's wall time. That is host and autograd work, not
-# GPU time (notebook 09, section 3).
+# As in notebook 05, this optional cell shows SAC's table and chart, measured on an H200 and
+# committed: nothing is measured here. **What to take away:** the benchmark calls
+# `rl.sac_targets` without `lambda_`, so it times the λ = 0 target, section 3's elementwise
+# kernel, not the λ-return scan this notebook builds. With its backward (the `fwd+bwd` rows),
+# that call spends most of its wall time on the host, not on the GPU, at the shapes RL code uses.
+# Its GPU time is several times less than the eager PyTorch formula's, but the tens of µs it
+# saves are a small part of a wall time of hundreds of µs. Read after notebook 08:
+# [notebook 09, section 4](09_benchmarks.ipynb#4.-Fused-losses-against-their-eager-formulas)
+# compares these calls.
 
 # %%
 h200 = profile.committed("sac", missing_ok=True)  # the H200\'s table and chart, read by name: not measured here
 
-# %% [markdown]
-# <details><summary>Details: two things to know when you read it</summary>
-#
-# * The benchmark calls `rl.sac_targets` without `lambda_`, so it runs at λ = 0. That is the
-#   elementwise kernel of section 3, not the λ-return scan this notebook builds.
-# * A line can read above 100 % of the floor. At small sizes the inputs can stay in the GPU's L2
-#   cache between the CUDA-graph replays that time the kernel, and L2 is faster than the memory
-#   the floor prices ([notebook 08](08_profiling.ipynb), section 4, "Caution: small shapes sit in
-#   L2"; [notebook 14](14_appendix_data.ipynb#8.-Notebook-09,-section-1:-SAC-above-the-floor),
-#   section 8).
-#
-# </details>
-
 # %% jupyter={"source_hidden": true}
-# Checks: the claims above (CI runs them; skip when reading)
+# Checks: the claims above, on the committed rows (CI runs them; skip when reading)
 assert "lambda_" not in profile.op("sac").params  # bench.py runs profile.op("sac"): it passes no λ ...
 assert inspect.signature(rl.sac_targets).parameters["lambda_"].default == 0  # ... so λ = 0
+# (the host-time claims, the same as PPO's, are checked with PPO's in notebook 05's Checks)
 
 # %% [markdown]
 # ## Exercises
@@ -521,10 +519,10 @@ assert inspect.signature(rl.sac_targets).parameters["lambda_"].default == 0  # .
 #
 # **`soft_lambda_targets`** (a Triton prologue). Write the prologue that turns SAC's soft
 # λ-return into pairs for `exercises.scan_hook`, as notebook 03's `q_lambda` does. The target
-# uses the soft next value $V'_t = \min(Q_1, Q_2)(s_{t+1}, \tilde a) - \alpha \log\pi(\tilde a|s_{t+1})$, the
+# uses the soft next value $V'_t = \min(Q_1, Q_2)(s_{t+1}, \tilde u) - \alpha \log\pi(\tilde u|s_{t+1})$, the
 # $V^{\text{soft}\prime}_t$ of section 1:
 #
-# $$G_t = r_t + \gamma(1-\text{term}_t)\big[(1-\lambda)V'_t + \lambda\big(G_{t+1} - \alpha\log\pi(a_{t+1}|s_{t+1})\big)\big].$$
+# $$G_t = r_t + \gamma(1-\text{term}_t)\big[(1-\lambda)V'_t + \lambda\big(G_{t+1} - \alpha\log\pi(u_{t+1}|s_{t+1})\big)\big].$$
 #
 # The harness, its hook's arguments and its rules (the hook returns pairs, and $a = 0$ is the
 # reset) are in
@@ -668,14 +666,15 @@ exercises.attempt("soft_lambda_targets", soft_lambda_targets)
 # %% [markdown]
 # ## What you now know
 #
-# * SAC's soft next value is $\min_k Q_k(s_{t+1}, \tilde a_{t+1}) - \alpha\log\pi(\tilde a_{t+1}|s_{t+1})$.
+# * SAC's soft next value is $\min_k Q_k(s_{t+1}, \tilde u_{t+1}) - \alpha\log\pi(\tilde u_{t+1}|s_{t+1})$.
 #   At λ = 0 the target is $r_t + \gamma(1-\text{term}_t)$ times it: CleanRL's target.
-# * The soft λ-return is one reverse scan of $H_t = G_t - \alpha\log\pi_t$ ($a_t =
-#   \gamma_t\lambda_t$, reset at episode ends); the epilogue rebuilds $G_t$ from $H_{t+1}$.
+# * The soft λ-return is one reverse scan of $H_t = G_t - \alpha\log\pi_t$, with
+#   $a_t = \gamma_t\lambda_t$ and a reset at each episode end. The epilogue rebuilds $G_t$ from
+#   $H_{t+1}$.
 # * `rl.sac_targets` takes the min over critics inside the kernel and sends the gradient to the
 #   critic that is the min. You pass the target critics' outputs yourself.
 # * λ > 0 on replayed data follows the buffer's actions, not π's, and nothing reweights them.
-#   The target is biased for $Q^\pi$, more so as λ grows; λ = 0 is not.
+#   The target is then biased for $Q^\pi$, more so as λ grows. At λ = 0 it is not.
 # * The min of noisy critics underestimates: the price clipped double Q pays against
 #   overestimation.
 # * Learning $\log\alpha$ with SB3's loss gives the gradient $-\operatorname{mean}(\log\pi +

@@ -68,13 +68,14 @@ _ = torch.manual_seed(0)
 #
 # Take 4 rows of 24 steps. Cut them into three segments, as three ranks would hold them.
 #
-# Each segment has a map from the value after it to the value at its first step. The value after
-# it ($y$ at its end) is called the *carry*. In the map:
+# The value that enters a segment from the steps after it is its *carry*: the $y$ of the first
+# step past the segment's end, which is the next segment's first value. Given its carry $c$, a
+# segment's first value is $B + A\,c$, one affine map per row:
 #
 # * $A$ is the product of the segment's $a_t$.
 # * $B$ is what the segment gives with a carry of 0.
 #
-# Both come from the scan itself.
+# Both come from the segment's own steps.
 
 # %%
 rows, T = 4, 24
@@ -106,8 +107,9 @@ print("each segment's first value is B + A * carry, for any carry")
 #
 # $$c_2 = 0, \qquad c_1 = B_2 + A_2 c_2, \qquad c_0 = B_1 + A_1 c_1.$$
 #
-# This is a composition of a few numbers per row — no step is read twice. With the carries known,
-# each segment is scanned on its own. Put side by side, the pieces are the one-process scan.
+# This composes a few numbers per row, and it reads no step a second time. Once the carries are
+# known, each segment is scanned on its own, and the pieces put side by side are the one-process
+# scan.
 
 # %%
 carries = [None] * 3
@@ -125,12 +127,13 @@ print("three segments scanned from their composed carries = the one-process scan
 # %% [markdown]
 # ## 3. An episode end at the boundary, by hand
 #
-# An episode end makes a step a *reset*: $y_t = b_t$, whatever comes after. A segment with a reset
-# hands on nothing from its carry. So its map is "$B$, whatever the carry".
+# An episode end makes a step a *reset*: $y_t = b_t$, whatever comes after. So nothing of a
+# segment's carry reaches its first value once the segment contains a reset: its map is "$B$,
+# whatever the carry".
 #
-# That is a select, not $A = 0$. The select stops a NaN in a later episode from leaking backwards
-# through $0 \cdot \text{NaN}$. For that reason, the package's maps are triples
-# $(A, B, \text{reset})$.
+# The package writes that map as a select, not as $A = 0$. A product would let a NaN in a later
+# episode leak backwards, since $0 \cdot \text{NaN} = \text{NaN}$; a select drops it. For that
+# reason, the package's maps are triples $(A, B, \text{reset})$.
 #
 # The hardest place for a reset is a rank's last step. The example is one row of 12 steps on two
 # ranks (steps 0–5 and 6–11):
@@ -139,8 +142,8 @@ print("three segments scanned from their composed carries = the one-process scan
 # * The reward at step 8, in the next episode, is NaN (a failed environment step, say).
 #
 # Each step is a triple $(a_t, b_t, \kappa_t) = (\gamma, \text{reward}_t, \text{done}_t)$ of the
-# discounted return. A segment's triple composes its steps from its end. It uses the rule of
-# notebook 00c's `reset_scan`: a step that resets ignores the steps after it.
+# discounted return. A segment's triple is its steps composed from the segment's end, by the rule
+# of notebook 00c's `reset_scan`: a step that resets ignores the steps after it.
 
 # %%
 gamma = 0.9
@@ -305,8 +308,9 @@ for key, expected in (("adv", adv), ("ret", ret), ("d_values", values.grad)):
 #
 # In row 0 the carry is selected away, because its episode ends at step 16.
 #
-# Without the first values, rank 0 would take $V(s_{17})$ as 0. Then every row whose episode goes
-# on past step 16 would be wrong. Row 0 reads neither.
+# Without the first values, rank 0 would take $V(s_{17})$ as 0, and every row whose episode goes on
+# past step 16 would be wrong. Row 0 would still be right: its episode ends at step 16, so it reads
+# neither $V(s_{17})$ nor the carry.
 
 # %%
 r_, v_, term_ = rollout["rewards"], rollout["values"], rollout["terminated"]
@@ -327,21 +331,24 @@ assert (without[~live] == by_hand[~live]).all() and not torch.isclose(without[li
 # ## 6. The backward: the same exchange, the other way
 #
 # The gradient crosses the boundary the other way. $V$ at rank 1's first step was read by rank 0's
-# last $\delta$. So part of its gradient is computed on rank 0 and sent back.
+# last $\delta$, so part of its gradient is computed on rank 0 and must be sent back to rank 1.
 #
-# For a bare scan, the backward is the transposed scan of notebook 01's exercise. Write
-# $y = $ `linear_scan(a, b)`, $dy_t$ the upstream gradient (what autograd hands the backward) and
-# $g_t = \partial L/\partial b_t$ the total. Then $g_t = dy_t + a_{t-1} g_{t-1}$:
-# a *forward* scan of the pairs $(a_{t-1}, dy_t)$.
+# For a bare scan, the backward is the transposed scan of notebook 01's exercise. Let
+# $y = $ `linear_scan(a, b)`, let $dy_t$ be the upstream gradient (what autograd hands the
+# backward), and let $g_t = \partial L/\partial b_t$ be the total gradient at step $t$. Then
+# $g_t = dy_t + a_{t-1} g_{t-1}$: a *forward* scan of the pairs $(a_{t-1}, dy_t)$.
 #
-# So each rank's segment is again one map. It now goes from the gradient entering at its first
-# step to the gradient at its last. A rank's carry is composed from the maps of the ranks *before*
-# it. Rank 0's carry is 0.
+# So each rank's segment is again one map, now from the gradient entering at its first step to the
+# gradient at its last. Because this scan runs forwards, a rank's carry is composed from the maps
+# of the ranks *before* it, and rank 0's carry is 0.
 #
-# The pair at a rank's first step reads $a_{t-1}$, the last $a$ of the rank before. That is one
-# number per row: the backward's own "first values". (The gradient with respect to $a$ is
-# $g_t\,y_{t+1}$. It reads the forward's $y$ one step on. At a rank's last step, that is the next
-# rank's first output.)
+# Two more values per row cross the boundary, each one that a rank needs from a neighbour:
+#
+# * **From the rank before: its last $a$.** The pair at a rank's first step is $(a_{t-1}, dy_t)$,
+#   and $a_{t-1}$ lives on the rank before.
+# * **From the rank after: its first output.** The gradient with respect to $a_t$ is
+#   $g_t\,y_{t+1}$, which reads the forward's $y$ one step on. At a rank's last step, $y_{t+1}$ is
+#   the next rank's first output.
 #
 # The cell below checks the example of sections 1–2 by hand, against autograd on one process.
 
@@ -369,10 +376,12 @@ print("the gradient from carries composed over the ranks before = autograd's, ma
 # Per call, forwards:
 #
 # * Each rank reads its steps twice: the map, then the scan from its carry.
-# * The ranks exchange small tables in three `all_gather`s: a header of seven numbers per rank (so
-#   that ranks that disagree all raise the same error), what the ends of each rank's stretch of steps read (four numbers
-#   per row per rank, the first value among them), and the maps (four numbers per row per rank:
-#   section 4's three and its error flag). Each is at most O(rows × ranks) numbers.
+# * The ranks exchange small tables in three `all_gather`s, each of at most O(rows × ranks)
+#   numbers:
+#   * a header of seven numbers per rank, so that ranks that disagree all raise the same error;
+#   * what the ends of each rank's stretch of steps read: four numbers per row per rank, the first
+#     value among them;
+#   * the maps: four numbers per row per rank, section 4's three and its error flag.
 #
 # Backwards: two passes and two exchanges.
 #

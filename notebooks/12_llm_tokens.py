@@ -69,7 +69,9 @@ GAMMA, LAM = 0.99, 0.95
 #
 # * **state** $s_t = (x, y_0, \dots, y_{t-1})$: the prompt and the tokens generated so far.
 #
-# * **action** $a_t = y_t$: the next token, sampled from $\pi_\theta(\cdot \mid s_t)$.
+# * **action** $u_t = y_t$: the next token, sampled from $\pi_\theta(\cdot \mid s_t)$. As in
+#   notebooks 03 to 07, $u$ is an action, because $a_t$ is the scan's multiplier (the exercise
+#   uses it).
 #
 # * **transition**: deterministic, the token is appended. The episode ends after EOS, or at the
 #   maximum length.
@@ -270,13 +272,15 @@ assert err < 1e-12
 # rl.gae(rewards, values, gamma=gamma, lambda_=lam, mask=mask)
 # ```
 #
-# Inside, it is a reverse scan of the affine maps $\hat A \mapsto \delta_t + \gamma\lambda \hat A$ over
-# the policy tokens, where a masked token is the identity map. But $\delta_t$ needs $V(s_{t+1})$ at
-# the next *unmasked* token, across a hole: that is a second reverse scan, a look-ahead. The
-# package runs it for you (on a GPU, inside the same launch where it can); the exercise
-# `token_gae_pairs` builds it with a second `rl.linear_scan`. The cell runs both backends
-# (`"auto"`, the PyTorch path on a CPU, and `"triton"`, the kernel) and checks every policy token
-# to 1e-12 in float64.
+# Inside, the call is a reverse scan of the affine maps $\hat A \mapsto \delta_t + \gamma\lambda \hat A$
+# over the policy tokens, where a masked token is the identity map. One more piece is needed:
+# $\delta_t$ reads $V(s_{t+1})$ at the next *unmasked* token, which may lie across a hole. Finding
+# that value is a second reverse scan, a *look-ahead*. The package runs it for you, on a GPU inside
+# the same launch where it can. The exercise `token_gae_pairs` builds it with a second
+# `rl.linear_scan`.
+#
+# The cell runs both backends, `"auto"` (the PyTorch path on a CPU) and `"triton"` (the kernel),
+# and checks every policy token against the loop to 1e-12 in float64.
 
 # %%
 for backend in ("auto", KERNEL):
@@ -298,9 +302,13 @@ for backend in ("auto", KERNEL):
 #   next policy token (0 after the last), and `returns = advantages + values` there too.
 # * **It whitens the advantages over the mask:** mean 0 and variance 1 over the policy tokens.
 #
-# `integrations.verl.compute_gae_advantage_return` gives all of it, element for element: the masked
-# `gae` call, then one `linear_scan` that hands each masked token the next policy token's advantage
-# ($a = 0$, a reset, at every policy token, $a = 1$ at the masked ones), then verl's whitening.
+# `integrations.verl.compute_gae_advantage_return` gives all of it, element for element, in three
+# steps:
+#
+# 1. the masked `gae` call;
+# 2. one `linear_scan` that hands each masked token the next policy token's advantage. Its $a$ is 0
+#    (a reset) at every policy token and 1 at the masked ones;
+# 3. verl's whitening.
 
 # %%
 print(inspect.getsource(verl.compute_gae_advantage_return))
@@ -338,10 +346,10 @@ assert abs(adv_drop[mask].mean().item()) < 1e-9 and abs(adv_drop[mask].std().ite
 # %% [markdown]
 # ## 5. OpenRLHF's semantics: the same on right padding, not on holes
 #
-# Does OpenRLHF give the same advantages? It (like trlx, DeepSpeed-Chat and TRL before it)
-# multiplies the values and rewards by the mask, then runs plain GAE over every position, so
-# $V(s_{t+1})$ is read at position $t + 1$ whatever the mask says there.
-# `integrations.openrlhf.get_advantages_and_returns` is that, as one scan.
+# Does OpenRLHF give the same advantages? OpenRLHF multiplies the values and rewards by the mask,
+# then runs plain GAE over every position, as trlx, DeepSpeed-Chat and TRL did before it. So it
+# reads $V(s_{t+1})$ at position $t + 1$, whatever the mask says there.
+# `integrations.openrlhf.get_advantages_and_returns` is that computation, as one scan.
 #
 # * **On right padding** it gives verl's answer at every policy token: the last token's next value
 #   is 0 either way, and the reverse scan carries nothing from the padding's zeros.
@@ -401,11 +409,11 @@ axes[0].set_ylabel(r"advantage $\hat A_t$ at the policy tokens")
 plt.show()
 
 # %% [markdown]
-# Left, the two lines are one. Right, they part at the token before the hole and stay apart
-# before it. OpenRLHF bootstraps that token from the hole's zeroed value, $V = 0$ instead of
-# $V(s_{30})$. For a state in the middle of an episode, 0 is simply wrong: the answer was correct,
-# yet every token before the tool call gets a lower advantage than it earned, as if calling the
-# tool had cost something.
+# Left, the two lines are one. Right, they separate at the token before the hole, and every earlier
+# token keeps a difference, because GAE carries it backwards. OpenRLHF bootstraps the token before
+# the hole from the hole's zeroed value, $V = 0$ instead of $V(s_{30})$. For a state in the middle
+# of an episode, 0 is simply wrong. Here the answer was correct, yet every token before the tool
+# call gets a lower advantage than it earned, as if calling the tool had cost something.
 #
 # Which to use? verl's treats the tool output as part of the transition, as section 2's MDP says.
 # But if your trainer's other code (its loss, its value targets) was written for OpenRLHF's, keep
@@ -546,10 +554,9 @@ plt.show()
 # %% [markdown]
 # What the table and the chart show:
 #
-# * **The loop pays per step of response length T** (one iteration handles one position of every
-#   response). Its "µs per step of T" column is nearly the same at
-#   every shape, from 256 responses to 4: each iteration launches about a dozen small kernels
-#   (question 3 counts them).
+# * **The loop pays per step of response length T.** One iteration handles one position of every
+#   response and launches about a dozen small kernels (question 3 counts them). So its "µs per
+#   step of T" column is nearly the same at every shape, from 256 responses to 4.
 #
 # * **The scan pays mostly per call.** From a quarter of a million tokens to four million, 16× the
 #   tokens, its wall time grows only about 3×, from 28.0 to 89.0 µs. It is over 4,000× faster than
@@ -579,18 +586,21 @@ plt.show()
 # <details><summary>Details: what the drop-in's extra time is</summary>
 #
 # The drop-in adds verl's whitening to the scan: a few reductions and one synchronisation with the
-# host. The same synchronisation is in verl's own function: its whitening checks the mask's sum on
-# the host. It has two effects. A call that waits for the host cannot be captured in a CUDA graph,
-# so the drop-in has no CUDA-graph time. And with a sync in every call, the host's work and the
-# GPU's no longer overlap from one call to the next, so a call pays both, not the larger: that is
-# its extra wall time. (The committed rows give the total only, not that split.) The
-# second hidden Checks cell below computes the price from the table, per shape.
+# host. verl's own function has the same synchronisation, because its whitening checks the mask's
+# sum on the host. A synchronisation makes the host stop and wait until the GPU has finished all
+# the work queued before it. It has two effects here:
 #
-# verl calls it once per training step, on the whole batch. So a step pays a fraction of a
-# millisecond more, small beside the model's forward and backward passes over the same batch. What
-# the extra time is matters more than its size: the host stops and waits until the GPU has
-# finished all the work queued before it. Meanwhile nothing new is queued, so the GPU waits for the
-# host's next launch. verl's own function pays the same.
+# * A call that waits for the host cannot be captured in a CUDA graph, so the drop-in has no
+#   CUDA-graph time.
+# * Without a sync, the host prepares the next call while the GPU runs this one, and a call costs
+#   the larger of the two. With a sync in every call, the two no longer overlap, so a call pays
+#   both. That lost overlap, with the reductions, is the drop-in's extra wall time; the committed
+#   rows give only the total, not how it splits.
+#
+# The second hidden Checks cell below computes the price from the table, per shape. verl calls the
+# function once per training step, on the whole batch, so a step pays a fraction of a millisecond
+# more: small beside the model's forward and backward passes over the same batch. verl's own
+# function pays the same.
 #
 # </details>
 
@@ -751,8 +761,8 @@ exercises.attempt("token_gae_pairs", token_gae_pairs)
 #
 # * OpenRLHF agrees with verl on right padding but not on a hole inside a response. It bootstraps
 #   from the hole's zeroed value, which shifts every advantage before the tool call: down where
-#   $V + \lambda\hat A$ at the first token after the hole is above 0 (section 5's correct answer),
-#   up where it is below.
+#   $V + \lambda\hat A$ at the first token after the hole is above 0 (as in section 5's example, a
+#   response with a correct answer), up where it is below.
 #
 # * With $\gamma = \lambda = 1$, GAE is a reversed cumulative sum, $\hat A_t = \sum_{k \ge t} r_k -
 #   V(s_t)$. For $\gamma\lambda \ne 1$ the stacks loop, and the scan makes λ < 1 cost no speed.

@@ -29,40 +29,32 @@
 #   sections 1 and 5. Sections 2–4, 6 and 7 (the GPU lab), the checked exercise `tiled_scan` (it
 #   needs section 4) and the open questions can wait.
 #
-# The kernels you wrote in notebooks 00b and 00c compute the right numbers; the package's kernel
-# computes the same numbers faster. On an H200, at 16384×1024 (forward), its scans run at about
-# 79–93 % of the memory floor in the committed run, and every kernel of the package at about
-# 79–99 % (notebook 08, section 2).
-#
-# **The question of this appendix:** what separates the two? Nothing in notebooks 01–09 depends on
-# it. Each section states an idea, checks it in NumPy, and cites the measurement that decided it.
+# **The question of this appendix:** your kernels from notebooks 00b and 00c compute the same
+# numbers as the package's kernel, so why is the package's faster? **The answer in one sentence:**
+# it keeps enough bytes on their way from memory at every moment, and wastes none of the bytes it
+# fetches. On an H200, at 16384×1024 (forward), its scans run at about 79–93 % of the memory floor in
+# the committed run, and every kernel of the package at about 79–99 % (notebook 08, section 2).
+# Nothing in notebooks 01–09 depends on this appendix.
 #
 # These kernels do a few flops per byte they move, so they are **memory-bound**: memory, not
 # arithmetic, sets their time. The fastest possible run reads each input once and writes each
-# output once at the GPU's copy bandwidth: the *floor* (notebook 08). Everything below is about
-# keeping enough bytes in flight, and wasting none. New words are in the glossary,
+# output once at the GPU's copy bandwidth: the *floor* (notebook 08). Each section below opens with
+# its question and a one-sentence answer, then gives the evidence. New words are in the glossary,
 # [`GLOSSARY.md`](GLOSSARY.md).
 #
 # <details><summary>Details: where the GPU numbers come from</summary>
 #
-# Every GPU figure here comes from one of two places: the committed run,
-# `benchmarks/results/H200-2026-12-06.json` (`profile.COMMITTED_RUN`), or `docs/DESIGN.md`, "Decisions", which says where
-# every figure comes from. Both were measured on an NVIDIA H200 with **torch 2.11 and Triton 3.6**.
-# `requirements.txt` pins newer versions (torch 2.13, Triton 3.9).
-#
-# The two do not mix. Each `DESIGN.md` figure was measured to decide one change, on that day's
-# code, older or newer than the committed run's. So compare it only with the other figures of the
-# same `DESIGN.md` entry, never with the committed run's. (Notebook 14, section 1, lists every
-# source.)
-#
-# So what this appendix says of Triton's compiled code is what Triton 3.6 did (section 2's reverse
-# scan, section 6's counts). A newer Triton may compile the same source differently. Section 7
-# times your kernel with whatever you installed.
+# Every GPU figure here was measured on an NVIDIA H200 with torch 2.11 and Triton 3.6
+# (`requirements.txt` pins newer versions), so what it says of compiled code is what Triton 3.6
+# did. Most figures come from the committed run, `benchmarks/results/H200-2026-12-06.json`
+# (`profile.COMMITTED_RUN`). The rest come from `docs/DESIGN.md`, "Decisions": each was measured on
+# the code of its day, so compare it only with the figures of the same entry.
 #
 # </details>
 
 # %%
 import os
+import re
 
 import torch
 
@@ -98,44 +90,42 @@ assert [round(min(SCAN_PCT)), round(max(SCAN_PCT))] == [79, 93]  # "about 79–9
 assert [round(min(BIG_PCT.values())), round(max(BIG_PCT.values()))] == [79, 99]  # "about 79–99 %": every kernel
 print(f"committed GPU figures: {RES['gpu']}, torch {RES['versions']['torch']}, triton {RES['versions']['triton']}; "
       f"installed here: torch {torch.__version__}, triton {triton.__version__}")
+ROOT = os.path.dirname(os.path.dirname(RESULTS))  # the checkout: benchmarks/results/ is two levels down
+with open(os.path.join(ROOT, "docs", "DESIGN.md"), encoding="utf-8") as f:
+    design = " ".join(f.read().split())  # one line: the figures as the design document states them, checked below
 
 # %% [markdown]
 # ## 0. A primer: what makes a memory-bound kernel fast
 #
-# Your kernels in notebooks 00b and 00c are correct. Are they fast? That depends on how they meet
-# the memory system, and three ideas say most of it. First, some words.
+# **The question:** your kernels in notebooks 00b and 00c are correct, but are they fast? **The
+# answer:** a memory-bound kernel is fast when every load uses the bytes it fetches (0.1), when
+# enough bytes are on their way at every moment (0.2), and when there are enough programs to keep
+# every processor busy (0.3). First, some words.
 #
-# * A GPU is made of **streaming multiprocessors** (SMs), its processors. An H200 has 132. The
-#   package's planner wants a launch of at least two programs per SM, 264 on the H200 (0.3).
+# * A GPU is made of **streaming multiprocessors** (SMs), its processors. An H200 has 132.
 # * Each program of a launch runs on one SM, as one or more **warps**. A warp is 32 threads, its
 #   **lanes**, that run each instruction together.
 # * When a warp runs a load instruction, each lane asks for a few bytes at its own address.
 #
 # ### 0.1 Coalescing: a warp reads memory in 32-byte sectors
 #
-# What does one load of a warp cost? The hardware collects the 32 lanes' addresses and fetches the
-# **sectors** that hold them: aligned 32-byte pieces of memory. Each sector is fetched once, however
-# many lanes read from it. So a load costs the sectors it touches, and delivers the bytes the lanes
-# use.
+# **The question:** what does one load of a warp cost? **The answer:** it costs the 32-byte
+# sectors it touches, so adjacent lanes should read adjacent addresses.
 #
-# When adjacent lanes read adjacent addresses, the load is **coalesced**: 32 lanes × 4 bytes = 128
-# bytes = 4 sectors, every byte used.
+# The hardware collects the 32 lanes' addresses and fetches the **sectors** that hold them: aligned
+# 32-byte pieces of memory. Each sector is fetched once, however many lanes read from it. When
+# adjacent lanes read adjacent addresses, the load is **coalesced**: 32 lanes × 4 bytes = 128 bytes
+# = 4 sectors, and every fetched byte is used.
 #
 # Now take a rollout stored **time-major**, `(T, B)`, and scan it with one program per environment,
-# as your `strided_scan` in 00d does. The lanes hold consecutive steps of one environment, `B`
-# elements apart. Once `B` ≥ 8, each lane lands in a sector of its own: 32 sectors for 128 bytes
-# used. Lanes along neighbouring *environments* at one step are adjacent again.
+# as your `strided_scan` in 00d does. The lanes then hold consecutive steps of one environment,
+# which lie `B` elements apart. Once `B` ≥ 8, each lane lands in a sector of its own: 32 sectors
+# fetched for 128 bytes used. Lanes that read neighbouring *environments* at one step are adjacent
+# again.
 #
-# The count in NumPy, with byte addresses from the start of the buffer. Each lane's 4 bytes sit
-# inside one sector, so a lane's sector is just `address // 32`:
-#
-# <details><summary>Details: cache lines, the source, and who stores time-major</summary>
-#
-# Four sectors make a 128-byte cache line. The rule is NVIDIA's (*CUDA C++ Best Practices Guide*,
-# "Coalesced Access to Global Memory"). CleanRL and SB3 keep rollouts time-major. A float32 element
-# starts at a multiple of 4, which is why its 4 bytes never cross a sector.
-#
-# </details>
+# The count in NumPy, with byte addresses from the start of the buffer. A float32 element starts at
+# a multiple of 4, so its 4 bytes never cross a sector, and a lane's sector is just `address // 32`.
+# (The rule is NVIDIA's: *CUDA C++ Best Practices Guide*, "Coalesced Access to Global Memory".)
 
 # %%
 SECTOR = 32  # bytes
@@ -156,36 +146,34 @@ assert [t["sectors"] for t in sector_table] == [4, 32, 4]
 assert [t["% used"] for t in sector_table] == [100, 12.5, 100]  # strided: 8 times the traffic
 
 # %% [markdown]
-# Read along time, the warp fetches 8 times the bytes it uses. This is why the package's time-major
-# tiles span up to 64 rows (`Config.time_major_tile`): neighbouring environments at each step.
+# Read along time, the warp fetches 8 times the bytes it uses. Caches soften this only when other
+# programs happen to read the rest of the same sectors soon after, and nothing guarantees that. This
+# is why the package's tile for a time-major buffer spans up to 64 rows (`Config.time_major_tile`):
+# its lanes read neighbouring environments at each step.
 #
 # A lane can also load up to 16 bytes in one instruction: a **vector** of 4 float32 steps
 # (section 1). Then 32 lanes × 16 bytes = 512 bytes = 16 sectors, all used, in one instruction
 # instead of four. But a vector load must start at a multiple of 16 bytes: it must be *aligned*.
-# `values[t+1]` starts 4 bytes later, so the compiler issues four 4-byte loads instead (section 3),
-# spread over one more sector. Counting sectors for loads that may cross a sector boundary is this
-# notebook's checked exercise, `warp_sectors`.
-#
-# <details><summary>Details: caches, and where the tile comes from</summary>
-#
-# Caches soften a strided pattern when other programs soon read the rest of the same sectors. But
-# nothing guarantees that timing, and the traffic into the SM is still 8 times what is used. The
-# time-major tile is recorded in `docs/DESIGN.md`, "The scan's tile".
-#
-# </details>
+# `values[t+1]` starts 4 bytes later, so the compiler would issue four 4-byte loads instead
+# (section 3), spread over one more sector. Counting sectors for loads that may cross a sector
+# boundary is this notebook's checked exercise, `warp_sectors`.
 #
 # ### 0.2 Bytes in flight: Little's law, and occupancy
 #
-# How many bytes must be on their way to keep the memory busy? A load takes a long time to come
-# back: its **latency**. Bytes asked for and not yet delivered are **in flight**. The memory
-# delivers its full bandwidth only if enough bytes are in flight at every moment. Little's law
-# (from queueing theory) says how many:
+# **The question:** how many bytes must be on their way to keep the memory busy? **The answer:**
+# bandwidth × latency. On an H200 that is about 19 KB per SM if a load takes 600 ns, a latency we
+# assume rather than measure (the cell below). A program that asks for one step at a time cannot
+# get there.
+#
+# A load takes a long time to come back: its **latency**. Bytes asked for and not yet delivered are
+# **in flight**. The memory delivers its full bandwidth only if enough bytes are in flight at every
+# moment. Little's law, from queueing theory, says how many:
 #
 # $$\text{bytes in flight} = \text{bandwidth} \times \text{latency}.$$
 #
-# A toy memory checks it. Each cycle, it accepts new requests up to a peak number of bytes, and
-# answers each `latency` cycles later. The program keeps `in_flight` bytes asked for and not yet
-# answered:
+# A toy memory checks it. Each cycle, the toy accepts new requests up to a peak number of bytes, and
+# it answers each request `latency` cycles later. The program keeps `in_flight` bytes asked for and
+# not yet answered:
 
 # %%
 def delivered(in_flight, latency, peak, cycles=20_000):
@@ -223,22 +211,26 @@ print(f"{BW / 1e12:.2f} TB/s × {LATENCY_S * 1e9:.0f} ns (assumed) = {in_flight_
 assert 2e6 < in_flight_gpu < 3e6
 
 # %% [markdown]
-# Where do those 19 KB per SM come from? There are two ways.
+# A kernel can reach those 19 KB per SM in two ways.
 #
 # * **More warps at once on each SM.** Each warp's registers and shared memory come out of a fixed
-#   budget per SM, so a kernel that needs more of them fits fewer warps. The warps an SM holds,
-#   against the most it could hold, is its **occupancy**.
-# * **More bytes per warp.** Use wide loads (16-byte vectors), and issue the next chunk's loads
-#   before this chunk is scanned: **pipelining**, the package's `STAGES = 2` (section 4).
+#   budget per SM, so a kernel that needs more of them fits fewer warps. The number of warps an SM
+#   holds, against the most it could hold, is its **occupancy**.
+# * **More bytes per warp.** A warp can use wide loads (16-byte vectors). It can also issue the next
+#   chunk's loads before it scans this chunk: this is **pipelining**, the package's `STAGES = 2`
+#   (section 4).
 #
-# The package leans on the second. One of its GAE programs at 16384×1024 owns 2 rows × 128 steps per
-# chunk, and reads 9 bytes per step (reward and value, 4 bytes each, and a 1-byte flag). With
-# `STAGES = 2`, while it waits for one chunk, the next chunk's loads are in flight too: two chunks.
-# Compare the step-by-step walk, notebook 08's "bare launch" anchor: one program per row, one step
-# at a time, asking for one step's 9 bytes and waiting.
+# The package leans on the second way. One of its GAE programs at 16384×1024 owns 2 rows × 128 steps
+# per chunk, and it reads 9 B per step (17 moved, with the advantage and the return it writes): the
+# reward and the value, 4 bytes each, and a 1-byte flag. With `STAGES = 2`, the next chunk's loads are in flight while the program waits for this
+# chunk, so two chunks are in flight. Compare the step-by-step walk, notebook 14's "bare launch"
+# anchor (its section 5): it runs one program per row, which asks for one step's 9 bytes and waits
+# for them.
 
 # %%
 GAE_READ = 4 + 4 + 1  # bytes read per step: reward, value, flag
+assert profile.op("gae").bytes_per_step(4) == GAE_READ + 2 * 4 == 17  # "9 B read (17 moved)": two floats written
+assert profile.op("gae").bytes_per_step(2) == 9  # bfloat16: "5 B ... (9 moved)"
 CHUNKS_IN_FLIGHT = 2  # STAGES = 2: this chunk's loads and the next chunk's
 package_program = 2 * 128 * GAE_READ * CHUNKS_IN_FLIGHT  # two chunks of 2 rows x 128 steps in flight
 step_program = GAE_READ  # one step in flight
@@ -250,15 +242,11 @@ assert round(package_program / 1e3, 1) == 4.6 and round(per_sm / package_program
 assert per_sm / step_program > 200 * (per_sm / package_program)
 
 # %% [markdown]
-# So the model asks for about 4 of the package's programs at once on each SM. The planner's "two
-# programs per SM" (above) is a different number: not how many programs an SM runs at once, but the
-# fewest a launch may have before the planner changes its plan (0.3). At 16384×1024 the launch has
-# 8192 programs, 62 per SM: far more than 4 (section 4 counts them).
-#
-# No SM holds thousands of warps, so the step-by-step walk cannot fill the memory system, whatever
-# the latency is exactly. It also fails 0.1's test: each of its loads fetches a sector for 4 bytes
-# used. The committed H200 results show the outcome at 16384×1024 (`% floor` = the floor ÷ the GPU
-# time):
+# So the model asks for about 4 of the package's programs at once on each SM, and the launch at
+# 16384×1024 has 8192 programs, 62 per SM: far more than enough (section 4 counts them). The
+# step-by-step walk would need thousands of programs at once on each SM, and no SM holds that many,
+# whatever the latency is exactly. The committed H200 results show the outcome at 16384×1024
+# (`% floor` = the floor ÷ the GPU time):
 
 # %%
 def committed(algorithm, B, T, impl="rltriton_lite"):
@@ -277,16 +265,19 @@ assert 100 * walk["floor_ms"] / walk["kernel_ms"] < 5 and 100 * ours["floor_ms"]
 # %% [markdown]
 # ### 0.3 Enough programs: why a few long rows leave the GPU idle
 #
-# How many programs does a launch need? Each program runs on one SM, so a launch of P programs keeps
-# at most P SMs busy, and each SM wants several programs at once (0.2). One program per row is
-# natural for a scan: a row's steps depend on each other through the carry, so a program walks its
-# chunks one after another. With 16384 rows that is plenty of programs.
+# **The question:** how many programs does a launch need? **The answer:** at least a few per SM, so
+# a launch with a few long rows must cut them in time to get enough programs.
 #
-# With 8 rows of 131,072 steps it is 8 programs: only 8 of 132 SMs have any work, each walking 512
-# chunks of 256 steps in series. The **time split** (section 5) fixes it: cut each row into
-# segments, and give each segment a program. The table shows what the package's planner
-# (`plan._plan`) decides for three shapes, with an H200's threshold of 264 programs
-# (`Config.min_programs`).
+# Each program runs on one SM, so a launch of P programs keeps at most P SMs busy, and each SM wants
+# several programs at once (0.2). One program per row is natural for a scan, because a row's steps
+# depend on each other through the carry: a program walks its chunks one after another. With 16384
+# rows, that gives plenty of programs.
+#
+# With 8 rows of 131,072 steps, it gives 8 programs. Only 8 of the 132 SMs then have any work, and
+# each walks 512 chunks of 256 steps in series. The **time split** (section 5) fixes this: it cuts
+# each row into segments and gives each segment a program. The package's planner (`plan._plan`)
+# makes this choice when a launch would have fewer than `Config.min_programs` programs: two per SM,
+# 264 on an H200. The table shows what it decides for three shapes:
 
 # %%
 ON_H200 = Config(min_programs=2 * H200_SMS)  # two programs per SM, as the planner has it on an H200
@@ -311,23 +302,27 @@ assert not by_shape["64×16384"]["time split"] and by_shape["64×16384"]["its ch
 # price is a second pass over the inputs and a second launch (section 5). At 64×16384 it does not
 # split: it walks wider chunks instead (1024 steps, 4 warps; section 4 says why).
 #
-# The rest of this notebook is these three ideas inside the package's kernel.
+# The rest of this notebook shows these three ideas inside the package's kernel.
 
 # %% [markdown]
 # ## 1. Two levels inside a chunk: registers, then threads
 #
-# How does the package scan one chunk? Your `block_scan` handed every step to
-# `tl.associative_scan`, which composes elements across threads: a warp's 32 lanes exchange
-# register values directly (*shuffles*), in about $\log_2 32 = 5$ rounds. The package works in two
-# levels instead:
+# **The question:** how does the package scan one chunk? **The answer:** in two levels: each thread
+# first composes a short vector of consecutive steps in its registers, and only the vectors' maps
+# then travel between threads.
 #
-# 1. **In registers.** Each thread gets a **vector** of consecutive steps, in one 16-byte load: 4
-#    float32 or 8 bfloat16 steps. It composes its vector sequentially, one `combine` after another.
+# Your `block_scan` handed every step to `tl.associative_scan`, which composes elements across
+# threads. The 32 lanes of a warp exchange register values directly, by **shuffles**, in about
+# $\log_2 32 = 5$ rounds. The package works in two levels instead:
+#
+# 1. **In registers.** Each thread gets one or more **vectors** of consecutive steps, each in one
+#    16-byte load: 4 float32 or 8 bfloat16 steps. (Section 4's tiles give a lane 8 float32 steps:
+#    two vectors.) It composes its steps sequentially, one `combine` after another.
 # 2. **Across threads.** Only the vectors' composed maps travel between threads, in one
 #    `tl.associative_scan`.
 #
-# Each vector then needs the value entering it: the end value of the vector before it in scan
-# order. The same two levels in NumPy, on one chunk:
+# Each vector then needs the value entering it, which is the end value of the vector before it in
+# scan order. The same two levels in NumPy, on one chunk:
 
 # %%
 def two_level(a, b, carry, V=4):
@@ -363,21 +358,17 @@ print(inspect.getsource(getattr(scan._chain, "fn", scan._chain)))
 # %% [markdown]
 # ## 2. A reverse scan that runs forwards
 #
+# **The question:** how does a reverse scan avoid the cost of reversing? **The answer:** the package
+# lays a reverse scan's vectors out from the last one down, so that the scan across threads always
+# runs forwards.
+#
 # `tl.associative_scan(..., reverse=True)` is correct, but it costs extra shuffles: Triton 3.6
-# reverses the lanes of every operand, runs a forward scan, and reverses them back. The package
-# lays a reverse scan's vectors out from the last one down instead, so the scan across threads
-# always runs forwards. In the compiled code of GAE's float32 chunk, this took the shuffles from
-# 263 to 53. The time alone barely moved: fewer instructions, the same memory traffic.
+# reverses the lanes of every operand, runs a forward scan, and reverses them back. With the
+# package's layout, the compiled code of GAE's float32 chunk has 53 shuffles instead of 263 (with
+# vectors of 4 steps, as in section 1; `docs/DESIGN.md`, "The scan's tile"). The time alone barely
+# moved: the layout removes instructions, not memory traffic.
 #
 # In NumPy the layout is just an index map, from (vector in scan order, step in vector) to time:
-#
-# <details><summary>Details: which Triton, and where the count comes from</summary>
-#
-# Triton 3.6 is the version the package was measured with; a later one may compile the reverse
-# scan differently. The count is for vectors of 4 steps, as in section 1, and is recorded in
-# `docs/DESIGN.md`, "The scan's tile".
-#
-# </details>
 
 # %%
 BLOCK, V = 16, 4
@@ -388,14 +379,21 @@ print(time_of)
 assert sorted(time_of.ravel()) == list(range(BLOCK))  # every step once
 assert (np.diff(time_of, axis=1) == 1).all()  # steps inside a vector ascend: one aligned load
 
+# %% jupyter={"source_hidden": true}
+# Checks: the shuffle count above, as docs/DESIGN.md states it (CI runs them; skip when reading)
+assert "GAE's chunk 263 → 53 shuffles (PTX)" in design and "Alone it did not change the time" in design
+
 # %% [markdown]
 # ## 3. One load per input, aligned
 #
-# How does a kernel keep every load a vector load? A vector of 4 float32 steps is one 16-byte load
-# only if it starts at a 16-byte boundary, so chunks start at the row's start, with ascending
-# addresses. GAE also needs $V(s_{t+1})$ = `values[t+1]`; as a second load, one step off the
-# alignment, it would be one scalar load per step. So it is not a second load: it is the loaded
-# `values` tile, shifted by one step inside the kernel.
+# **The question:** how does a kernel keep every load a vector load? **The answer:** every chunk
+# starts at a 16-byte boundary, and the kernel never loads the same input a second time at an
+# offset.
+#
+# A vector of 4 float32 steps is one 16-byte load only if it starts at a 16-byte boundary, so chunks
+# start at the row's start, with ascending addresses. GAE also needs $V(s_{t+1})$ = `values[t+1]`.
+# As a second load, one step off the alignment, it would cost one scalar load per step. So the
+# kernel takes it from the loaded `values` tile, shifted by one step inside the kernel.
 #
 # <details><summary>Details: two more rules of the same kind</summary>
 #
@@ -410,121 +408,67 @@ assert (np.diff(time_of, axis=1) == 1).all()  # steps inside a vector ascend: on
 #
 # ## 4. The tile: how many rows and steps a program owns
 #
-# What does one program of the package own? A **tile**: `ROWS` rows × `BLOCK` steps per chunk,
-# walked chunk after chunk with one carry per row, as your `reset_scan` walks one row. For each
-# launch the planner (`plan._tile`, called by `plan._plan`) picks five numbers, the knobs that
-# section 7's lab turns on your own kernel:
+# **The question:** what does one program of the package own, and why so little? **The answer:** a
+# small tile of rows × steps on one warp, pipelined two chunks deep, because one warp never waits
+# for other warps, and two chunks in flight give it enough bytes in flight.
 #
-# * **`ROWS`**: the rows of one program; its carry is a block of `ROWS` values.
+# A **tile** is `ROWS` rows × `BLOCK` steps per chunk. A program walks its tile chunk after chunk,
+# with one carry per row, as your `reset_scan` walks one row. For each launch the planner
+# (`plan._tile`, called by `plan._plan`) picks five numbers. They are the knobs that section 7's lab
+# turns on your own kernel:
+#
+# * **`ROWS`**: the rows of one program. Its carry is a block of `ROWS` values.
 # * **`BLOCK`**: the steps of one chunk, a power of 2.
 # * **`V`**: the steps of one vector (section 1). Your `tiled_scan` (the exercises) builds the same
 #   tile without the vector axis, as a `(ROWS, CHUNK)` block.
 # * **`num_warps`**: the warps that share the tile. The tiles below hold 256 steps per warp, so
 #   each of the 32 lanes holds 8 steps.
-# * **`STAGES`**: with 2, the compiler issues the next chunk's loads before this chunk is scanned,
-#   the pipelining of section 0.2. Only the scan waits for the carry.
+# * **`STAGES`**: with 2, the compiler issues the next chunk's loads before this chunk is scanned.
+#   This is the pipelining of section 0.2: the loads do not depend on the carry, so they can run
+#   ahead, and only the scan waits for it. In the kernel, `STAGES` is the `num_stages` of the chunk
+#   loop's `tl.range`.
+#
+# Four of the five numbers are `tl.constexpr` arguments of the kernel; `num_warps` is a launch
+# option.
 #
 # **Why small, pipelined tiles.** A tile that spans several warps must pass values between them
-# through shared memory, and every warp waits for the others at a barrier, issuing no loads. Inside
-# one warp, the lanes pass values by shuffles, with no other warp to wait for. GAE's GPU time at
-# 16384×1024, float32, on an H200, for three tiles (rows × steps × warps × stages):
+# through shared memory, and every warp waits for the others at a barrier, issuing no loads while
+# it waits. Inside one warp, the lanes pass values by shuffles, with no other warp to wait for. The
+# evidence is GAE's GPU time at 16384×1024, float32, on an H200, for three tiles (rows × steps ×
+# warps × stages), from one probe recorded in `docs/DESIGN.md`, "The scan's tile":
 #
 # | tile | GAE, ms |
 # | --- | --- |
-# | 4 × 256 × 4 × 1 (the earlier tile) | 0.1226 |
+# | 4 × 256 × 4 × 1 (four warps, not pipelined) | 0.1226 |
 # | 1 × 256 × 1 × 2 | 0.0851 |
-# | 2 × 128 × 1 × 2 (the one that ships, from 4096 rows up) | 0.0814 |
+# | 2 × 128 × 1 × 2 (the planner's tile, from 4096 rows up) | 0.0814 |
 #
-# The first change took 31 % off the time; the second, 2 rows of 128 steps in one warp, took 4 %
-# more off.
-#
-# <details><summary>Details: the knobs in the kernel, and where the three times come from</summary>
-#
-# Four of the five numbers become `tl.constexpr` arguments of the kernel; `num_warps` is a launch
-# option. Program `p` owns rows `p * ROWS` to `p * ROWS + ROWS - 1`. A chunk is a
-# `[ROWS, BLOCK // V, V]` block: for each row, `BLOCK // V` vectors of `V` ascending steps. When
-# time is contiguous, one lane loads a vector in one 16-byte instruction: two vectors of 4 float32
-# steps per lane, or one of 8 bfloat16 steps. `STAGES` is the `num_stages` of the chunk loop,
-# `tl.range(k_start, k_end, num_stages=STAGES)` in `scan._walk`; the loads do not depend on the
-# carry, so they can run ahead. With 1 stage, a chunk's loads are issued when the loop reaches that
-# chunk, and the program waits for them. The lab's knobs are the chunk, `num_warps`, `num_stages`
-# and several rows per program.
-#
-# The package's kernel used to take the wide tile, 4 rows × 256 steps in 4 warps, with one stage.
-# The three times are in `docs/DESIGN.md` ("The scan's tile"). All three come from one probe of
-# 2026-11-29, on code older than the committed run. The first change changed three things at once:
-# one row instead of four, one warp instead of four, two stages instead of one. `DESIGN.md` sums up
-# why: "Wide programs wait on their barriers; small pipelined ones keep enough bytes in flight."
-#
-# </details>
-#
-# The three tiles' times, and the tile the planner picks at that shape today:
-
-# %%
-TILE_MS = {(4, 256, 4, 1): 0.1226, (1, 256, 1, 2): 0.0851, (2, 128, 1, 2): 0.0814}  # GAE, H200, DESIGN.md
-print(profile.table([{"rows × steps × warps × stages": " × ".join(map(str, t)), "GAE ms (H200)": f"{ms:.4f}"}
-                     for t, ms in TILE_MS.items()]))
-print("the planner's tile at 16384×1024, float32:", plan._plan(16384, 1024, True, 4, torch.device("cuda"), ON_H200)[:4])
+# Going from four warps to one pipelined warp took 31 % off the time. That step changed three
+# things at once (rows, warps and stages), so it does not say which mattered most. Two rows of 128
+# steps in that warp took 4 % more off.
 
 # %% jupyter={"source_hidden": true}
-# Checks: the figures above, against docs/DESIGN.md (CI runs them; skip when reading)
-ROOT = os.path.dirname(os.path.dirname(RESULTS))  # the checkout: benchmarks/results/ is two levels down
-with open(os.path.join(ROOT, "docs", "DESIGN.md"), encoding="utf-8") as f:
-    design = " ".join(f.read().split())  # one line: the figures as the design document states them
+# Checks: the table's figures, against docs/DESIGN.md, and the planner's tile (CI runs them; skip when reading)
+TILE_MS = {(4, 256, 4, 1): 0.1226, (1, 256, 1, 2): 0.0851, (2, 128, 1, 2): 0.0814}  # GAE, H200, DESIGN.md
 assert "GAE 0.1226 ms at the earlier 4 rows × 256 × 4 warps × 1 stage, 0.0851 ms at 1 × 256 × 1 × 2, " \
        "0.0814 ms at 2 × 128 × 1 × 2" in design
-assert "(2026-11-29, probe `H200-2026-11-29-v4-tiles.log`" in design  # one probe, that day
-(old_ms, one_row_ms, ships_ms) = TILE_MS.values()
-assert round(100 * (1 - one_row_ms / old_ms)) == 31  # % off the time, as the text says
-assert round(100 * (1 - ships_ms / one_row_ms)) == 4
-assert plan._plan(16384, 1024, True, 4, torch.device("cuda"), ON_H200)[:4] == (2, 128, 1, 2)  # the winner ships
+(four_warps_ms, one_row_ms, planned_ms) = TILE_MS.values()
+assert round(100 * (1 - one_row_ms / four_warps_ms)) == 31  # % off the time, as the text says
+assert round(100 * (1 - planned_ms / one_row_ms)) == 4
+assert plan._plan(16384, 1024, True, 4, torch.device("cuda"), ON_H200)[:4] == (2, 128, 1, 2)  # the planner's tile
 
 # %% [markdown]
-# **How the planner shapes the tile.** `plan._tile` starts from 256 steps for one warp and fits
-# them to the problem:
-#
-# * **The chunk** is the row's length rounded up to a power of 2 (at least 16), capped at 128 steps
-#   from 4096 rows up and at 256 below.
-# * **The rows** fill the tile up to 256 steps from 1024 rows up (2 rows of 128 steps, say), if the
-#   launch keeps at least `Config.min_programs` programs (264 on an H200). Otherwise a program owns
-#   one row. At 1024×64, 4 rows would leave 256 programs, so a program owns 1; at 1056×64 they
-#   leave 264, and a program owns 4.
-# * **The warps**: one per 256 steps of the chunk, and at least one.
-# * **The stages**: 2 when a row has more than one chunk, so that there is a next chunk to load;
-#   otherwise 1. One exception: a one-row tile of a 2-byte dtype (bfloat16) is not pipelined.
-# * **The vector** is 16 bytes: 4 float32 steps or 8 bfloat16 steps.
-# * **Too few programs** (under `min_programs`): a row of 32 or more **wide chunks** of 1024 steps
-#   (`Config.split_min_chunks`, `Config.wide_block`) is split in time (section 5). A shorter row is
-#   walked in wide chunks, a warp per 256 steps: a row of 64×16384 has 16 wide chunks.
-#
-# <details><summary>Details: the measurements behind the rules</summary>
-#
-# * `DESIGN.md` measured 2 × 128 at 16384 rows; below 4096 rows the planner keeps the one-row tile
-#   of 256 steps.
-# * Triton 3.6 gave the one-row bfloat16 tile a layout in which every thread holds all 256
-#   elements, and the kernel spilled registers. Without the pipelining, bfloat16 GAE at 8×131072
-#   went from 0.453 to 0.0132 ms.
-# * With 8 steps per vector, the bfloat16 scans gained 4–14 points of the floor (GAE bfloat16
-#   0.0565 → 0.0479 ms). For float32, 8 steps gave mixed results, so float32 keeps 4.
-# * The wide chunks were chosen by wall time per call, what a training loop pays. `DESIGN.md` ("The
-#   time split") records the probe: at 64×16384, 1024 steps in 4 warps took GAE's call from 59.5 to
-#   35.4 µs, and 512 steps in 2 warps or 2048 in 8 were no better. The committed run that notebooks
-#   08 and 09 read was made with the wide chunks (the package as it is installed now).
-#
-# </details>
-#
-# **The tile against the model.** The table asks the planner for GAE's tile at nine shapes, with an
-# H200's 264 programs as in section 0.3. Then it counts 0.2's bytes in flight. GAE reads 9 bytes
-# per float32 step (5 per bfloat16 step), and a program keeps `STAGES` chunks of `ROWS` × `BLOCK`
-# steps in flight. `tile` is rows × chunk × warps × stages; `per SM` is programs ÷ 132. `KB/SM`
-# puts every program in flight at once: compare it with 0.2's 19.4 KB. (An SM runs only as many
-# programs at once as fit; the rest wait their turn.)
+# **The planner's tiles, and the bytes they keep in flight.** The planner (`plan._tile`) starts
+# from 256 steps for one warp and fits them to the problem. Do its tiles keep 0.2's 19.4 KB per SM
+# in flight? The cell asks it for GAE's tile at six shapes, on an H200 as in section 0.3, and counts
+# the bytes in flight: GAE reads 9 B per float32 step (17 moved) and 5 B per bfloat16 step (9
+# moved), and a program keeps `STAGES` chunks of `ROWS` × `BLOCK` steps in flight. In the table,
+# `tile` is rows × chunk × warps × stages, and `per SM` is programs ÷ 132.
 
 # %%
 tiles = []
-for B_, T_, dtype in [(16, 128, "float32"), (1024, 64, "float32"), (1056, 64, "float32"), (4096, 128, "float32"),
-                      (1024, 1024, "float32"), (16384, 1024, "float32"), (16384, 1024, "bfloat16"),
-                      (64, 16384, "float32"), (8, 131072, "bfloat16")]:
+for B_, T_, dtype in [(4096, 128, "float32"), (1024, 1024, "float32"), (16384, 1024, "float32"),
+                      (16384, 1024, "bfloat16"), (64, 16384, "float32"), (8, 131072, "bfloat16")]:
     itemsize = 2 if dtype == "bfloat16" else 4
     rows, block, warps, stages, vector, row_programs, segments, seg = plan._plan(
         B_, T_, True, itemsize, torch.device("cuda"), ON_H200)
@@ -533,120 +477,143 @@ for B_, T_, dtype in [(16, 128, "float32"), (1024, 64, "float32"), (1056, 64, "f
     tiles.append({"B × T": f"{B_}×{T_}", "dtype": dtype, "tile": f"{rows}×{block}×{warps}×{stages}",
                   "ROWS": rows, "BLOCK": block, "num_warps": warps, "STAGES": stages, "V": vector,
                   "programs": programs, "per SM": programs / H200_SMS,
-                  "bytes in flight": flight, "KB/program": flight / 1e3, "KB/SM": flight * programs / H200_SMS / 1e3})
-print(profile.table(tiles, ["B × T", "dtype", "tile", "programs", "per SM", "KB/program", "KB/SM"], digits=3))
+                  "bytes in flight": flight, "KB/program": flight / 1e3})
+print(profile.table(tiles, ["B × T", "dtype", "tile", "programs", "per SM", "KB/program"], digits=3))
 
 # %% [markdown]
-# Read the table against 0.2's 19.4 KB per SM. Two rules follow from the model. A one-warp tile of
-# 256 steps keeps 2.3 KB in flight, 4.6 KB pipelined, so 4–8 programs per SM fill the memory, and
-# the large shapes launch 8–62 per SM. Where only 64 programs run (64×16384), a wide chunk keeps
-# 18.4 KB in flight: about what one busy SM needs.
+# The table shows the planner's rules at work:
 #
-# The model cannot set the other thresholds. 1024×64 and 1056×64 keep the same 4.5 and 4.6 KB per
-# SM: every load of the problem at once, far below the need. `min_programs` makes the switch.
-# 2 × 128 and 1 × 256 keep the same bytes in flight, and the model would pipeline bfloat16 too.
-# `docs/DESIGN.md`, "The scan's tile" and "The time split", says where the 4096 rows, the bfloat16
-# exception and the 32 wide chunks were measured.
+# * **Chunk and rows.** The chunk is capped at 128 steps from 4096 rows up, and at 256 below. Several
+#   rows fill the tile up to 256 steps, as long as the launch keeps at least `Config.min_programs`
+#   programs; otherwise a program owns one row.
+# * **Stages.** A row of one chunk (4096×128) has no next chunk to load, so it gets 1 stage. A
+#   one-row tile of bfloat16 (8×131072) is not pipelined either, because with Triton 3.6 that tile
+#   spilled registers (section 6 says what a spill is).
+# * **Too few programs.** When a launch would have fewer than `Config.min_programs` programs (264
+#   on an H200), the rule is this. If a row holds at least 32 chunks of 1024 steps
+#   (`Config.split_min_chunks`, `Config.wide_block`), that is if T > 31 × 1024 = 31,744 steps, the
+#   row is split in time (section 5, 8×131072). Otherwise it is walked in **wide chunks** of up to
+#   1024 steps, a warp per 256 steps: 1024-step chunks on 4 warps at 64×16384. There, wide chunks
+#   took GAE's call from 59.5 to 35.4 µs of wall time (`docs/DESIGN.md`, "The time split").
+#
+# At the large shapes the bytes in flight are enough. A one-warp tile of 256 steps keeps 2.3 KB in
+# flight, or 4.6 KB pipelined, so 4–8 such programs per SM fill the memory, and the large shapes
+# launch 8–62 per SM. The model does not set the thresholds, though (the 264 programs, the 4096
+# rows, the 32 wide chunks): those were measured, and `docs/DESIGN.md` says where.
 
 # %% jupyter={"source_hidden": true}
 # Checks: the rules and the table's reading, and the figures on docs/DESIGN.md (CI runs them; skip when reading)
-tile_of = {(t["B × T"], t["dtype"]): tuple(t[k] for k in ("ROWS", "BLOCK", "num_warps", "STAGES", "V"))
-           for t in tiles}
-assert tile_of["16384×1024", "float32"] == (2, 128, 1, 2, 4)  # many rows: 2 × 128
-assert tile_of["1024×1024", "float32"] == (1, 256, 1, 2, 4)  # fewer than 4096 rows: one row of 256
+model = {(t["B × T"], t["dtype"]): t for t in tiles}
+tile_of = {k: tuple(t[f] for f in ("ROWS", "BLOCK", "num_warps", "STAGES", "V")) for k, t in model.items()}
+assert tile_of["16384×1024", "float32"] == (2, 128, 1, 2, 4)  # from 4096 rows up: chunks of 128, 2 rows
+assert tile_of["1024×1024", "float32"] == (1, 256, 1, 2, 4)  # below: one row of 256
 assert tile_of["4096×128", "float32"] == (2, 128, 1, 1, 4)  # one chunk per row: nothing to load ahead
 assert tile_of["16384×1024", "bfloat16"] == (2, 128, 1, 2, 8)  # 16 bytes: 8 bfloat16 steps
-assert tile_of["8×131072", "bfloat16"] == (1, 256, 1, 1, 8)  # one row of a 2-byte dtype: not pipelined
-assert tile_of["64×16384", "float32"] == (1, 1024, 4, 2, 4)  # few programs, 16 wide chunks: 4 warps
-assert tile_of["16×128", "float32"] == (1, 128, 1, 1, 4)  # one chunk per row, 16 programs
-assert all(t["ROWS"] * t["BLOCK"] // (32 * t["num_warps"]) == 8 for t in tiles  # 256 steps per warp, 8 per lane,
-           if t["ROWS"] * t["BLOCK"] >= 256)  # wherever the tile reaches 256 steps
-# the rows: 4 rows of 64 steps leave 256 programs at 1024 rows (below min_programs: one row each), 264 at 1056
-model = {(t["B × T"], t["dtype"]): t for t in tiles}
-short, stacked = model["1024×64", "float32"], model["1056×64", "float32"]
-assert -(-1024 // 4) == 256 < ON_H200.min_programs == -(-1056 // 4) == 264
-assert (short["ROWS"], short["programs"]) == (1, 1024) and (stacked["ROWS"], stacked["programs"]) == (4, 264)
-for B_, rows_ in [(1024, 1), (1056, 4)]:  # the planner itself, asked for a CUDA device's plan
+assert tile_of["8×131072", "bfloat16"] == (1, 256, 1, 1, 8) and model["8×131072", "bfloat16"]["programs"] > 8
+assert tile_of["64×16384", "float32"] == (1, 1024, 4, 2, 4) and model["64×16384", "float32"]["programs"] == 64
+assert all(t["ROWS"] * t["BLOCK"] // (32 * t["num_warps"]) == 8 for t in tiles)  # 256 steps per warp, 8 per lane
+for B_, rows_ in [(1024, 1), (1056, 4)]:  # 4 rows of 64 steps: 256 programs (too few) at 1024 rows, 264 at 1056
     assert plan._plan(B_, 64, True, 4, torch.device("cuda"), ON_H200)[0] == rows_
-# the reading: 0.2's bytes in flight
-assert round(per_sm / 1e3, 1) == 19.4 and model["16384×1024", "float32"]["bytes in flight"] == package_program
-assert all(t["BLOCK"] <= int(t["B × T"].split("×")[1]) for t in tiles)  # every step of a chunk is a real step
-one_warp = [model[s_, "float32"] for s_ in ("4096×128", "1024×1024", "16384×1024")]
-assert all(t["num_warps"] == 1 and t["ROWS"] * t["BLOCK"] == 256 for t in one_warp)  # 2 × 128 and 1 × 256 alike
-assert [(t["STAGES"], round(t["KB/program"], 1)) for t in one_warp] == [(1, 2.3), (2, 4.6), (2, 4.6)]  # "4.6 pipelined"
+one_warp = [model[s_, "float32"] for s_ in ("4096×128", "1024×1024", "16384×1024")]  # the reading's figures
+assert [round(t["KB/program"], 1) for t in one_warp] == [2.3, 4.6, 4.6]  # "2.3 KB in flight, or 4.6 KB pipelined"
+assert one_warp[2]["bytes in flight"] == package_program  # 0.2's program
 assert [round(per_sm / t["bytes in flight"]) for t in one_warp] == [8, 4, 4]  # "4–8 programs per SM fill the memory"
 assert [round(t["per SM"]) for t in one_warp] == [16, 8, 62]  # "launch 8–62 per SM" (0.2: "62 per SM")
-assert model["16384×1024", "float32"]["programs"] == 8192 and all(t["KB/SM"] > per_sm / 1e3 for t in one_warp)
 wide = model["64×16384", "float32"]
-assert wide["programs"] == 64 and round(wide["KB/program"], 1) == 18.4 and 0.9 < wide["bytes in flight"] / per_sm < 1
-assert [round(short["KB/SM"], 1), round(stacked["KB/SM"], 1)] == [4.5, 4.6]  # "the same 4.5 and 4.6 KB per SM"
-assert all(round(t["KB/SM"] * 1e3 * H200_SMS) == int(t["B × T"].split("×")[0]) * 64 * 9  # every load of the problem
-           for t in (short, stacked))
-assert stacked["KB/SM"] * 1e3 < per_sm / 4  # "far below the need"
-bf16_long = model["8×131072", "bfloat16"]
-assert bf16_long["STAGES"] == 1 and 131072 > bf16_long["BLOCK"]  # a next chunk to load, not pipelined
+assert round(wide["KB/program"], 1) == 18.4 and round(per_sm / 1e3, 1) == 19.4  # the next cell's figures
 defaults = Config()
 assert ON_H200.min_programs == 264 and defaults.wide_block == 1024 and defaults.split_min_chunks == 32
-assert 16384 // defaults.wide_block == 16 < defaults.split_min_chunks  # 64×16384: wide chunks, no split
-for figure in ("bf16 GAE at 8×131072 0.453 → 0.0132 ms", "bf16 scans gained 4–14 points of the floor",
-               "GAE bf16 0.0565 → 0.0479 ms", "1024 steps in 4 warps 0.59× at 64×16384 (GAE 59.5 → 35.4 µs",
-               "512 steps in 2 warps and 2048 in 8 were no better"):
-    assert figure in design, figure  # the text's figures, as docs/DESIGN.md states them
+assert defaults.max_block_t == 1024  # so a wide chunk is 1024 steps
+for T_, split_ in [(16384, False), (31744, False), (31745, True), (131072, True)]:  # "split if T > 31,744"
+    p_ = plan._plan(8, T_, True, 4, torch.device("cuda"), ON_H200)
+    assert (p_[6] > 1) == split_ and (split_ or p_[1:3] == (1024, 4))  # else 1024-step chunks on 4 warps
+assert defaults.time_major_tile[0] == 64  # 0.1: a time-major tile spans up to 64 rows
+assert "1024 steps in 4 warps 0.59× at 64×16384 (GAE 59.5 → 35.4 µs" in design  # the wide chunks' figure
+assert "A one-row tile of a 2-byte dtype is not pipelined." in design and "elements; GAE's kernel 7268 " \
+    "instructions in PTX, spills" in design  # the bfloat16 exception and its reason
+
+# %% [markdown]
+# **Where the model says the package is slow: 64×16384.** This launch has only 64 programs, one per
+# row, so at most 64 of the 132 SMs have any work. Each program keeps two wide chunks, 18.4 KB, in
+# flight. The 19.4 KB per SM of section 0.2 was the whole GPU's need, bandwidth × latency =
+# 2.56 MB, shared among all 132 SMs. So the right sum is over the busy SMs: 64 × 18.4 KB is under
+# half of 2.56 MB. By Little's law the memory then delivers at most that share of its bandwidth,
+# if a load takes the assumed 600 ns. The cell puts this bound next to the committed H200 run:
+
+# %%
+busy = model["64×16384", "float32"]  # the planner's wide tile: 64 programs of 1 × 1024 steps, 2 stages
+flight_busy = busy["programs"] * busy["bytes in flight"]  # every program's bytes in flight, all SMs together
+bound_pct = 100 * flight_busy / in_flight_gpu  # Little's law: the most of the bandwidth those bytes can carry
+slow = committed("gae", 64, 16384)
+slow_pct = 100 * slow["floor_ms"] / slow["kernel_ms"]
+chunks_in_row = 16384 // busy["BLOCK"]  # the chunks one program walks one after another
+print(f"64 programs × {busy['KB/program']:.1f} KB = {flight_busy / 1e6:.2f} MB in flight, "
+      f"of {in_flight_gpu / 1e6:.2f} MB needed: at most {bound_pct:.0f} % of the floor (600 ns assumed)")
+print(f"committed H200 run, GAE 64×16384: GPU {1e3 * slow['kernel_ms']:.1f} µs, {slow_pct:.1f} % of the floor; "
+      f"{chunks_in_row} chunks per row, {1e3 * slow['kernel_ms'] / chunks_in_row:.1f} µs each")
+assert round(flight_busy / 1e6, 2) == 1.18 and round(in_flight_gpu / 1e6, 2) == 2.56 and round(bound_pct) == 46
+assert round(slow_pct, 1) == 12.9 and round(1e3 * slow["kernel_ms"], 1) == 32.3  # "12.9 %", "32.3 µs"
+assert chunks_in_row == 16 and round(1e3 * slow["kernel_ms"] / chunks_in_row, 1) == 2.0  # "16 chunks, 2.0 µs each"
+
+# %% [markdown]
+# The model explains part of this. With 64 rows walked one program each, the launch cannot keep
+# enough bytes in flight with this tile, so the floor is out of reach. It does not
+# explain the rest: the run measured 12.9 %, far below even the 46 % bound, so some other cost
+# dominates, and the committed data do not say which. One candidate, not tested here, is the chain
+# inside each row: a program walks its 16 chunks one after another, about 2.0 µs each, which is
+# more than three times the assumed latency of a load.
+#
+# The planner accepts this on purpose. `docs/DESIGN.md` ("The time split") says the split
+# threshold was chosen by the **wall time** per call, which is what a training loop pays, and a
+# split call costs two launches and more host time. Without the host's costs, the split does better
+# at this shape: under CUDA-graph replay, where the host costs nothing, the same entry records
+# 11.5 µs of GPU time for GAE with the split (on the code of that day). A caller that replays
+# graphs can pass `Config(split_min_chunks=2)`.
+
+# %% jupyter={"source_hidden": true}
+# Checks: the reading's statements from docs/DESIGN.md (CI runs them; skip when reading)
+assert "Both chosen by wall time per call, what a training loop pays, not by GPU time: a split call costs " \
+       "two launches" in design
+assert "the split is faster still (GAE 64×16384: 11.5 µs of GPU time); a caller that replays graphs can pass " \
+       "`Config(split_min_chunks=2)`" in design
+assert 1e-3 * slow["kernel_ms"] / chunks_in_row > 3 * LATENCY_S  # "more than three times the assumed latency"
 
 # %% [markdown]
 # **The `Config`.** The planner's tunables are one frozen object, `rltriton_lite.config.Config`,
-# printed below with its defaults. The warps and the stages are not fields: the planner derives
-# them, as above. Its `tile` field fixes one tile for every scan:
-# `(rows, block, warps[, stages[, vector]])`.
-#
-# A tile changes the speed, never the results. Here GAE runs under the earlier tile, 4 × 256 × 4
-# warps × 1 stage, and gives the same advantages as under the planner's tile:
-#
-# <details><summary>Details: the other fields of the Config</summary>
-#
-# `DESIGN.md` says which measurement chose each default.
-#
-# * `max_block_t` (1024) only caps the chunk: the rules above pick 128 or 256 steps, or 1024 for a
-#   wide chunk. Tests lower it to give short rows several chunks.
-# * `vector` sets the steps per vector. None means 16 bytes.
-# * `min_programs`, `wide_block` and `split_min_chunks` say when programs are too few, and what
-#   then: wide chunks or a time split (above, and section 5).
-# * `compose` and `compose_block` say how a time split composes its segments' maps (section 5).
-# * `time_major_tile` is the tile of a time-major buffer (section 0.1): up to 64 rows, at most
-#   2048 elements, 4 warps. It has one stage, because pipelining hurt there.
-# * A tile sweep such as `DESIGN.md`'s is run with `tile`.
-# * `look_ahead` says where a masked call's look-ahead runs (`AHEAD`, section 6).
-# * The rest, from `map_min_programs` to `finish_block`, tile the losses' maps and reductions
-#   (notebook 05), not the scans.
-#
-# </details>
+# printed below with its defaults. The warps and the stages are not fields, because the planner
+# derives them. Its `tile` field fixes one tile for every scan: `(rows, block, warps[, stages[,
+# vector]])`. A tile changes the speed, never the results. Here GAE runs under the four-warp tile
+# of the table above, 4 × 256 × 4 warps × 1 stage, and gives the same advantages as under the
+# planner's tile:
 
 # %%
 from rltriton_lite.config import current, using  # noqa: E402
 
 print(Config())
-assert defaults.max_block_t == 1024 and defaults.vector is None and defaults.time_major_tile == (64, 2048, 4)
 rew, val = torch.randn(2, 6, 700, device=DEVICE)
 done = torch.rand(6, 700, device=DEVICE) < 0.02
 planned_adv = rl.gae(rew, val, terminated=done, gamma=0.99, lambda_=0.95, backend=KERNEL).advantages
-with using(Config(tile=(4, 256, 4, 1))):  # the earlier tile, for every scan
+with using(Config(tile=(4, 256, 4, 1))):  # the four-warp tile, for every scan
     assert plan._plan(6, 700, True, 4, torch.device(DEVICE), current())[:4] == (4, 256, 4, 1)
-    earlier_adv = rl.gae(rew, val, terminated=done, gamma=0.99, lambda_=0.95, backend=KERNEL).advantages
-torch.testing.assert_close(earlier_adv, planned_adv, rtol=1e-5, atol=1e-5)
-print("GAE under the earlier tile == GAE under the planner's tile")
+    four_warp_adv = rl.gae(rew, val, terminated=done, gamma=0.99, lambda_=0.95, backend=KERNEL).advantages
+torch.testing.assert_close(four_warp_adv, planned_adv, rtol=1e-5, atol=1e-5)
+print("GAE under the four-warp tile == GAE under the planner's tile")
 
 # %% [markdown]
 # ## 5. Long rows: the time split
 #
-# How do a few long rows keep the whole GPU busy? With 8 rows of 131,072 steps, one program per row
-# leaves an H200's 132 multiprocessors almost idle: GAE took 1.86 ms. The fix is the associativity
-# of notebook 00 once more. Cut each row into segments, then:
+# **The question:** how do a few long rows keep the whole GPU busy? **The answer:** by the
+# associativity of notebook 00 once more: cut each row into segments, compose each segment's map,
+# and rescan each segment from the carry that enters it.
+#
+# At 8×131072, one program per row leaves most of an H200's 132 SMs idle (0.3), and GAE took
+# 1.86 ms. The time split cuts each row into segments, then runs three steps:
 #
 # 1. **Pass 1.** One program per segment composes its segment's map: a summary, with no outputs.
 # 2. **Compose.** The summaries are composed from the end, to get the carry entering each segment.
 # 3. **Pass 2.** Each program rescans its segment from that carry and writes the outputs.
 #
-# The same GAE took 0.033 ms. In NumPy:
+# The same GAE call took 0.033 ms with the split (`docs/DESIGN.md`, "The time split"). In NumPy:
 
 # %%
 def split_scan(a, b, segments):
@@ -675,16 +642,9 @@ print("8 segments, two passes == the loop")
 
 # %% [markdown]
 # Each pass is a launch, and a launch costs host time. So the split runs only for rows of at least
-# `Config.split_min_chunks` wide chunks, a threshold chosen by the **wall time** of a call (what a
-# training loop pays), not by the GPU time alone. The results do not depend on it: a configuration
-# that forces the split gives the same numbers.
-#
-# <details><summary>Details: where the figures come from</summary>
-#
-# The 1.86 ms and 0.033 ms, and the choice of the threshold, are recorded in `docs/DESIGN.md`,
-# "The time split".
-#
-# </details>
+# `Config.split_min_chunks` wide chunks. That threshold was chosen by the **wall time** of a call,
+# which is what a training loop pays, not by the GPU time alone. The results do not depend on it: a
+# configuration that forces the split gives the same numbers.
 
 # %%
 r = torch.randn(2, 700, device=DEVICE)
@@ -695,83 +655,74 @@ with using(Config(max_block_t=64, min_programs=1 << 20, split_min_chunks=2)):  #
 torch.testing.assert_close(split, plain, rtol=1e-5, atol=1e-5)
 print("the time split gives the same returns")
 
+# %% jupyter={"source_hidden": true}
+# Checks: the section's two times, as docs/DESIGN.md states them (CI runs them; skip when reading)
+assert "Before the split, GAE at 8×131072 ran 8 programs for 1.86 ms; with it, 0.033 ms." in design
+
 # %% [markdown]
 # ## 6. Looking at the compiled code
 #
-# What can you check of the compiled kernel, and what can the interpreter not show? On a GPU, a
-# compiled Triton kernel carries its intermediate forms: `compiled.asm["ttgir"]` (Triton's GPU
-# dialect, with the layouts) and `compiled.asm["ptx"]` (**PTX**, NVIDIA's assembly). In the PTX,
-# counting `shfl.sync` counts the shuffles of section 2, and `.local` memory means registers
-# **spilled**: the compiler stored some values in (cached) memory. `tools/compile_sm90.py` compiles
-# the package's kernels for an H100/H200 without a GPU, and fails on spills.
+# **The question:** what can you check of the compiled kernel, and what can the interpreter not
+# show? **The answer:** the compiled code shows the shuffles and any spilled registers, while the
+# interpreter hides stray memory accesses and races between programs.
+#
+# On a GPU, a compiled Triton kernel carries its intermediate forms: `compiled.asm["ttgir"]`
+# (Triton's GPU dialect, with the layouts) and `compiled.asm["ptx"]` (**PTX**, NVIDIA's assembly).
+# In the PTX, counting `shfl.sync` counts the shuffles of section 2. A kernel **spills** when it
+# needs more registers than it has: the compiler then keeps some values in `.local` memory, which is
+# slower. `tools/compile_sm90.py` compiles the package's kernels for an H100/H200 without a GPU,
+# and fails on spills.
 #
 # **What the interpreter does not show.** Without a GPU, `TRITON_INTERPRET=1` runs the same code
 # one program at a time, with NumPy. Most mistakes in indexing or arithmetic show the same way
 # there. Three do not:
 #
-# * **It does not guard memory.** A load past the end without a mask reads garbage; a store can
-#   corrupt memory and crash the Python kernel. (The course's checkers stop a stray access first,
-#   and name the `tl.load` or `tl.store` that needs a mask.)
-#
+# * **It does not guard memory.** A load past the end without a mask reads garbage, and a store
+#   can corrupt memory and crash the Python kernel. The course's checkers stop a stray access
+#   first, and name the `tl.load` or `tl.store` that needs a mask.
 # * **It runs programs one after another.** So programs that race on the same memory look fine.
-#
 # * **Its `tl.associative_scan` is a loop over the elements.** Importing `rltriton_lite` replaces
 #   it with a tree on whole blocks (00b, section 2), so a combine that is not associative shows on
 #   a CPU too. The checkers also try your combines grouped both ways.
 #
-# Conversely, some checks run only in the interpreter, and so does grading: on a GPU, run your
-# checks under `TRITON_INTERPRET=1` before you hand in.
+# Conversely, some checks run only in the interpreter (a chunked scan's width, Python's `min` and
+# `and` on blocks, which elements a kernel stored), and so does grading. On a GPU, run your checks
+# under `TRITON_INTERPRET=1` before you hand in.
 #
-# **The kernel's arguments.** Here is `scan._scan_kernel`'s signature, each argument with its
-# comment from the source:
-#
-# <details><summary>Details: which checks run only in the interpreter</summary>
-#
-# They check a chunked scan's width, Python's `min` and `and` on blocks, and which elements a
-# kernel stored.
-#
-# </details>
-
-# %%
-kernel_source = inspect.getsource(getattr(scan._scan_kernel, "fn", scan._scan_kernel))
-print(kernel_source[:kernel_source.index("):") + 2])
-
-# %% [markdown]
-# They fall in three groups: what you wrote in notebooks 00b and 00c (inputs, outputs, sizes, the
-# prologue and epilogue, `BLOCK`), carries in and out of a row (`Y0`, `Y_END`), and speed, this
-# notebook's knobs. The whole kernel follows, for reference.
-#
-# <details><summary>Details: the three groups, argument by argument</summary>
+# **The kernel.** The cell prints `scan._scan_kernel`, with a comment on each argument. The
+# arguments fall in three groups:
 #
 # * **What you wrote in notebooks 00b and 00c:** the inputs and outputs `X`, `SX`, `P`, `O`, `SO`,
-#   the sizes `n_rows`, `T`, and `PROLOGUE`, `EPILOGUE`, `REVERSE`, `ACC` (the accumulation dtype)
-#   and `BLOCK`.
-# * **Carries in and out of a row:** `Y0`, the carry entering each row (each segment of a split; 0
-#   if absent), and `Y_END`, where the carry after each row's last step is written (notebook 11
-#   hands it between processes).
+#   the sizes `n_rows` and `T`, and `PROLOGUE`, `EPILOGUE`, `REVERSE`, `ACC` (the accumulation
+#   dtype) and `BLOCK`.
+# * **Carries in and out of a row:** `Y0` is the carry entering each row (or each segment of a
+#   split; 0 if absent). `Y_END` receives the carry after each row's last step (notebook 11 hands
+#   it between processes).
 # * **Speed** (this notebook): `ROWS`, `V` and `STAGES` (sections 1 and 4); `SUMMARY`, `SEG`,
-#   `BLOCK_S` and `COMPOSE` for the time split (section 5); `AHEAD`, a hook whose look-ahead the
-#   prologue reads, treating masked steps as if deleted in the same launch.
-#
-# </details>
+#   `BLOCK_S` and `COMPOSE` for the time split (section 5). `AHEAD` is notebook 12's look-ahead
+#   (each masked step's next unmasked value, found by a scan of its own) done inside this launch:
+#   a hook whose result the prologue reads, so that masked steps count as deleted without a second
+#   launch.
 
 # %%
-print(kernel_source)
+print(inspect.getsource(getattr(scan._scan_kernel, "fn", scan._scan_kernel)))
 
 # %% [markdown]
 # ## 7. On a GPU: time your own kernel (optional profiling)
 #
+# **The question:** how close does your own kernel come to the package's? **The answer:** you find
+# out by timing it here, against the same floor and the same committed H200 figures.
+#
 # **The lab's target:** your `reset_scan` from notebook 00c at **≥ 50 % of the memory floor at
 # 16384×1024** (float32, GPU time), on a GPU.
 #
-# How close does your own kernel come to the package's? The section gives you a baseline kernel, a
-# timing cell, the committed H200 figures to compare with, variants to try, one `torch.profiler`
-# pass and a rubric in points. On a CPU every cell still runs: it checks the kernel in the
-# interpreter and says what it skipped.
+# The section gives you a baseline kernel, a timing cell, the committed H200 figures to compare
+# with, variants to try, one `torch.profiler` pass and a rubric in points. On a CPU every cell still
+# runs: it checks the kernel in the interpreter and says what it skipped.
 #
 # The kernel below is the simplest correct one for discounted returns: one program per row, one
-# step at a time, no scan (the idea of notebook 08's "bare launch" anchor). It takes the arguments
-# of your `reset_scan` from notebook 00c. **To time yours**, paste your `reset_scan` (its kernel and
+# step at a time, no scan (the idea of the "bare launch" anchor, notebook 14, section 5). It takes
+# the arguments of your `reset_scan` from notebook 00c. **To time yours**, paste your `reset_scan` (its kernel and
 # its function) into a new cell after this one, add `my_returns = reset_scan`, and run the cells
 # that follow again.
 
@@ -808,29 +759,18 @@ torch.testing.assert_close(my_returns(r_small, d_small, 0.99, 16),
 print("my_returns == rl.discounted_returns on 3 × 50:", "compiled" if GPU else "in the interpreter, checked, not timed")
 
 # %% [markdown]
-# Then, on a GPU, each call is timed the way the benchmark harness times it: wall time per call,
-# GPU time (the kernels alone) and `% floor` (the floor ÷ the GPU time), at two shapes of the
-# committed results: many short rows, 4096×128, where a call is mostly host time, and a large
-# batch, 16384×1024, where the GPU time is the call. Without a GPU the cell times nothing.
+# Then, on a GPU, the cell below times each call the way the benchmark harness does, at two shapes
+# of the committed results. At 4096×128 (many short rows) a call is mostly host time; at 16384×1024
+# (a large batch) the GPU time is the call. Without a GPU the cell times nothing. It reports three
+# figures, measured by `rltriton_lite/bench.py`:
 #
-# <details><summary>Details: how each figure is measured</summary>
-#
-# The method is `rltriton_lite/bench.py`'s:
-#
-# * **Wall time** per call, by `bench.measure`. Calls run back to back, with one synchronisation at
-#   the end. The host's work is included: it is what an eager training step pays (notebook 08,
-#   section 3).
-# * **GPU time**, by `bench.kernel_ms`: the median of CUDA-graph replays, the kernels alone
-#   (notebook 08, section 4).
-# * **% floor**: the floor ÷ the GPU time. The floor is the fewest bytes over the copy bandwidth of
-#   *your* GPU (`profile.copy_bandwidth`). The fewest bytes are 9 per step: the reward and the flag
-#   read, the return written.
-#
-# A call that cannot be captured in a CUDA graph has no GPU time (one that synchronises with the
-# host, say). Its `GPU µs` and `% floor` show `n/a`, never a time with the host in it. The
-# interpreter runs the programs one after another in Python, and its time says nothing about a GPU.
-#
-# </details>
+# * **Wall time** per call (`bench.measure`): calls run back to back, with one synchronisation at
+#   the end, so the host's work is included, as in an eager training step.
+# * **GPU time** (`bench.kernel_ms`): the median of CUDA-graph replays, the kernels alone. A call
+#   that cannot be captured in a CUDA graph, such as one that synchronises with the host, has no GPU
+#   time and shows `n/a`.
+# * **% floor**: the floor ÷ the GPU time. The floor is the fewest bytes, 9 per step (the reward and
+#   the flag read, the return written), over the copy bandwidth of *your* GPU.
 
 # %%
 LAB_SHAPES = [(4096, 128), (16384, 1024)]
@@ -866,17 +806,11 @@ else:
           "with, and notebook 08 (sections 2 and 3) and notebook 09 explain and chart all of them.")
 
 # %% [markdown]
-# What the H200 measured at the same shapes, by the same method (committed results), for the
-# package's `rl.discounted_returns` and for the step-by-step walk of 0.2 (GAE), the closest
-# committed kernel to `my_returns`. Compare `% floor`, which divides out the algorithm's bytes per
-# step.
-#
-# <details><summary>Details: why % floor compares only to a first approximation</summary>
-#
-# A walk step by step is bound by the wait on its loads more than by their bytes, so dividing out
-# the bytes per step does not make GAE's walk and your returns kernel exactly comparable.
-#
-# </details>
+# Here is what the H200 measured at the same shapes, by the same method (committed results). The
+# rows are the package's `rl.discounted_returns` and the step-by-step walk of 0.2, whose committed
+# kernel computes GAE: it is the closest committed kernel to `my_returns`. Compare `% floor`, which
+# divides out each algorithm's bytes per step. That comparison is only approximate for the walk,
+# whose time is set by waiting on its loads more than by their bytes.
 
 # %%
 h200 = []
@@ -894,10 +828,10 @@ assert h200[0]["B × T"] == "4096×128" and h200[0]["wall µs/call"] > 2 * h200[
 
 # %% [markdown]
 # At 16384×1024 the package moves its bytes at 79 % of copy speed. The step-by-step walk manages
-# about 3 %: too few bytes in flight (the primer's 0.2). Its loads of one row's consecutive steps
-# do reuse their sectors (0.1): the cache serves the next steps after each miss. At 4096×128 the package's wall
-# time is several times its GPU time: the call is host-bound, the host's work is most of it
-# (notebook 08, section 3).
+# about 3 %, because it has too few bytes in flight (0.2); its sectors are not wasted, since the
+# cache serves a row's next steps after each miss. At 4096×128 the package's wall time is several
+# times its GPU time: the call is host-bound, which means the host's work is most of it (notebook
+# 08, section 3).
 #
 # Where does your `reset_scan` land? Each pass of its loop loads a whole chunk, coalesced, so it
 # keeps far more bytes in flight than the walk. But it does not load the next chunk while it scans
@@ -913,6 +847,33 @@ if GPU:
           + f"; target {TARGET_PCT} %: " + ("met" if got is not None and got >= TARGET_PCT else "not yet"))
 else:
     print(f"the target (>= {TARGET_PCT} % of the floor at 16384×1024) is measured on a GPU: nothing to time here")
+
+# %% [markdown]
+# **Is the target within reach?** Yes. The course's own answer was timed the same way on a GPU
+# (`tools/lab_probe.py`, on an H100). The solution of `reset_scan`, at the chunk of 256 used above,
+# ran at 45 % of that GPU's floor at 16384×1024, just short of the target. One of the knobs below,
+# changed alone, took it past 50 %. The file below has every variant's row: try the knobs first,
+# then compare. The step-by-step walk ran at 3 %.
+#
+# `% floor` divides by the GPU's own copy bandwidth, so it carries over roughly from an H100 to an
+# H200 or another GPU; compare the GPU µs themselves only on one GPU.
+
+# %%
+LAB_REFERENCE = os.path.join(RESULTS, "checks", "H100-2026-12-06-lab.txt")  # tools/lab_probe.py's output
+reference_lab, resources = {}, {}  # (variant, shape) -> % floor; -> the compiled kernel's registers, smem, ...
+for line in open(LAB_REFERENCE, encoding="utf-8").read().splitlines()[2:]:
+    timing, _, compiled = line.partition("#")  # after "#": "regs 31, spills 0, smem 36 B, warps 4"
+    *name, shape, wall_us, gpu_us, floor_us, pct = timing.split()
+    reference_lab[(" ".join(name), shape)] = float(pct)
+    resources[(" ".join(name), shape)] = {k: int(v) for k, v in re.findall(r"(\w+) (\d+)", compiled)}
+solution_pct = reference_lab[("reset_scan solution, chunk 256", "16384x1024")]
+walk_pct = reference_lab[("step_by_step (13's baseline)", "16384x1024")]
+print(f"H100, 16384×1024: the solution at chunk 256 {solution_pct:.1f} % of the floor; the step-by-step walk "
+      f"{walk_pct:.1f} %")
+assert round(solution_pct) == 45 and round(walk_pct) == 3
+# one knob changed alone passes the target (the variants: chunk, num_warps, tl.range's stages)
+assert max(pct for (name, shape), pct in reference_lab.items()
+           if name.startswith("reset_scan") and shape == "16384x1024") >= TARGET_PCT
 
 # %% [markdown]
 # **Variants to try.** Change one knob at a time, re-run the timing cell and the one above, and
@@ -974,6 +935,65 @@ if GPU:
 else:
     print("torch.profiler needs a GPU: on a CPU the kernel runs in the Triton interpreter and launches "
           "no CUDA kernel to record")
+
+# %% [markdown]
+# ### Reading the reference, after your own table
+#
+# **The question:** why did the knobs move the course's own solution as they did? **The answer:**
+# each knob that helped put more of this row's bytes in flight for more of the time; the one that
+# did not (pipelining) added work through shared memory that this kernel did not need. Read this
+# after you have written your own sentences for the rubric.
+#
+# The cell prints the reference's rows at 16384×1024 with each compiled kernel's registers per
+# thread and shared memory (from the file's `#` column: Triton reports them for each compiled
+# kernel).
+
+# %%
+BIG = "16384x1024"
+for name in ["reset_scan solution, chunk 256", "reset_scan, chunk 256, num_warps 2", "reset_scan, chunk 256, num_warps 1",
+             "reset_scan, chunk 256, num_warps 8", "reset_scan solution, chunk 512", "reset_scan solution, chunk 1024",
+             "reset_scan solution, chunk 2048", "reset_scan, chunk 256, tl.range stages 2",
+             "reset_scan, chunk 256, num_warps 1, tl.range stages 2"]:
+    r = resources[(name, BIG)]
+    print(f"{name:<52} {reference_lab[(name, BIG)]:5.1f} % of the floor   {r['warps']} warps, {r['regs']:3d} registers "
+          f"a thread, {r['smem']:5d} B of shared memory")
+pct = {name: p for (name, shape), p in reference_lab.items() if shape == BIG}
+# fewer warps per program: better, down to one warp, which needs no shared memory at all
+assert pct["reset_scan, chunk 256, num_warps 8"] < pct["reset_scan solution, chunk 256"] \
+    < pct["reset_scan, chunk 256, num_warps 2"] < pct["reset_scan, chunk 256, num_warps 1"]
+assert resources[("reset_scan, chunk 256, num_warps 1", BIG)]["smem"] == 0
+# longer chunks: better up to 1024 steps, then worse, as the registers a thread needs grow
+assert pct["reset_scan solution, chunk 256"] < pct["reset_scan solution, chunk 512"] < pct["reset_scan solution, chunk 1024"]
+assert pct["reset_scan solution, chunk 2048"] < pct["reset_scan solution, chunk 512"]
+assert resources[("reset_scan solution, chunk 2048", BIG)]["regs"] > resources[("reset_scan solution, chunk 1024", BIG)]["regs"]
+# pipelining never helped this kernel: every staged variant is below its unstaged twin
+for name in [n for n in pct if "tl.range stages" in n]:
+    twin = name.split(", tl.range")[0].replace("reset_scan, chunk", "reset_scan solution, chunk") \
+        if "num_warps" not in name else name.split(", tl.range")[0]
+    assert pct[name] < pct[twin], (name, twin)
+
+# %% [markdown]
+# **Fewer warps per program.** With 4 warps, one chunk of 256 steps is split over 128 threads, 2
+# steps each. The scan then crosses warps: the warps exchange their partial results through shared
+# memory and wait for each other at a barrier (section 4), and the carry's `tl.sum` does the same.
+# While a program waits there, none of its loads are in flight. With one warp, each lane holds 8
+# steps, the scan runs in registers and shuffles, and the kernel uses no shared memory at all. An SM
+# also holds twice as many one-warp programs as four-warp ones (it is limited to 32 programs and 64
+# warps). Both effects raise the bytes in flight of section 0.2.
+#
+# **Longer chunks.** Each trip round the loop pays the scan's fixed cost (the barrier, the carry's
+# sum) once, whatever the chunk's size. A chunk of 1024 steps loads four times the bytes of a chunk
+# of 256 for about the same fixed cost, so more of the time has loads in flight. At 2048 steps each
+# thread needs 72 registers instead of 48; fewer programs fit in an SM's registers (section 0.2's
+# occupancy), and the bytes in flight fall again.
+#
+# **Pipelining.** `tl.range(..., num_stages=2)` made every variant slower, even though the package
+# pipelines its own loop. The staged loads go through shared memory (the kernel's 1–5 KB of it),
+# which costs instructions and a wait of their own. Here the other programs on the SM already
+# supply the overlap that staging would add. This reading fits the numbers, but it was not
+# profiled: treat it as a hypothesis you could test with the profiler cell above. The package's
+# kernel differs from yours in its vector loads and its tile (section 4), which is one reason the
+# same knob can help one kernel and not another.
 
 # %% [markdown]
 # ## Exercises
@@ -1169,6 +1189,10 @@ exercises.attempt("tiled_scan", tiled_scan)
 #
 # * **Two levels.** Inside a chunk, each thread composes a vector of consecutive steps in
 #   registers. Only the vectors' maps go through `tl.associative_scan`.
+#
+# * **The tile.** A program of the package owns 256 steps per chunk (2 rows × 128, say) on one
+#   warp, with the next chunk's loads in flight. No warp waits at a barrier, and 4–8 programs per SM
+#   fill the memory.
 #
 # * **The interpreter** does not guard memory and runs programs one after another. So a race can
 #   pass there and fail on a GPU. (Its scans run as a tree once `rltriton_lite` is imported, and

@@ -984,7 +984,8 @@ def _compare(ex, case, got, expected, marks, rtol=1e-5, atol=1e-5, top=True, arg
         hint = _hint(ex, bad_l, at_l, marks_l, got[at], expected[at], own)
         nans = int((bad & ~np.isfinite(got) & np.isfinite(expected)).sum())  # a second bug's, beside a finite first
         told = (f"{where} {at} expected {_num(expected[at])}, got {_num(got[at])} ({int(bad.sum())} of {bad.size} "
-                "elements wrong" + (f", {nans} of them NaN or inf" if nans and np.isfinite(got[at]) else "") + ")"
+                "elements wrong" + (f", {nans} of them NaN or inf where the answer is finite: something that a select "
+                                    "(tl.where) or a mask should keep out got in, by this slip or another one" if nans and np.isfinite(got[at]) else "") + ")"
                 if bad.ndim else f"expected {_num(expected)}, {said} {_num(got)}")  # (one number)
         raise AssertionError(f"{ex.name}, {case}: {told}" + _inputs_there(ex, args, at, got.shape)
                              + (f"\n{hint}" if hint else ""))
@@ -1037,7 +1038,8 @@ def _hint(ex, bad, at, marks, got, expected, own=None):
     elements, the NaN hint only where the answer there is finite (and its unmasked-load part only
     for Triton code), the ordinary-step hint only for a scan, with a combine only where the
     student writes one. ``own``: the exercise's own hint (``_Exercise.hint``) where it is true: said
-    after the step's marks, in place of the "every element" and ordinary-step hints."""
+    after the step's marks, in place of the "every element" and ordinary-step hints (and of the NaN
+    hint, where it speaks of a NaN itself)."""
     scan = ex.scan
     everywhere = bad.size > 1 and bad.all()
     # an error that stays at its step (ex.local) and is everywhere is in the formula, not at one step; a hint
@@ -1062,7 +1064,8 @@ def _hint(ex, bad, at, marks, got, expected, own=None):
     hints = [lead + re.sub(r"\.(\x01[^\x02]*\x02)?$", r"\1", "; and ".join(said)) + "."] if said else []
     if own:
         hints.append(own)
-    if not np.isfinite(got) and np.isfinite(expected) and not isinstance(own, _Whole):  # (a whole answer says it)
+    # (a whole answer says it; so does an exercise's own hint about a NaN)
+    if not np.isfinite(got) and np.isfinite(expected) and not isinstance(own, _Whole) and "NaN" not in (own or ""):
         at_end = any(word in what for what in said for word in ("episode end", "termination", "resets"))
         if at_end and _resets_at_zero(ex):  # the scan selects at a = 0: the NaN is in the step's own pair
             hints.append("A NaN or inf where the answer is finite, at an episode end: the scan takes a = 0 as a "
@@ -2709,7 +2712,7 @@ def scan_hook(prologue, inputs, params, chunk: int = 64, reverse: bool = True, e
 
     The arguments are the package's hooks' (docs/DESIGN.md, "Hooks"), in the package's order, with
     ``offs`` in place of ``SX`` and ``row``: ``X``: the pointers of ``inputs`` ((B, T) tensors, in
-    order); ``P``: ``params``, ints (a count: ``for a in range(P[2])``) as ints, the rest as floats;
+    order); ``P``: ``params``, ints (a count: ``for k in range(P[2])``) as ints, the rest as floats;
     ``offs``: the chunk's flat offsets into the inputs (``tl.load(X[0] + offs, mask=m,
     other=0.0)``); ``t``: the time indices; ``m``: the in-bounds mask; ``T``: the row length. One
     program per row; an input may have trailing axes (a (B, T, K) tensor: step ``offs``'s element
@@ -3011,7 +3014,9 @@ def _order_hint(r, done, gamma, carry, resets, got, expected):
     (the maps applied in the wrong order), or a forward scan; ``carry`` enters where the scan starts, and an
     episode end is a reset flag (``resets``) or a factor 0."""
     swapped = _Whole("Your combine applies the two maps in the wrong order: (a1, b1) is the later run, applied first, "
-                     "then (a2, b2) (notebook 00, section 2)." + _fix(" Compose them as (a2 * a1, b2 + a2 * b1)."))
+                     "then (a2, b2) (notebook 00, section 2)." + _fix(
+                         " Select on k2, the earlier run's flag: tl.where(k2, a2, a2 * a1), tl.where(k2, b2, b2 + a2 * "
+                         "b1)." if resets else " Compose them as (a2 * a1, b2 + a2 * b1)."))
     got_pq = SEEN["combine"]  # the combine on two maps (the interpreter): it tells where the values cannot
     (a1, b1, _), (a2, b2, _) = TWO_MAPS
     if got_pq is not None and len(got_pq) >= 2 and np.allclose(got_pq[:2], (a2 * a1, b1 + a1 * b2)):
@@ -3962,11 +3967,11 @@ def _next_actions(rng, q, p_greedy):
 q_lambda: a @triton.jit prologue q_lambda(X, P, offs, t, m, T) -> (a, b) for exercises.scan_hook,
 with X = (rewards, next_q, next_action, terminated) and P = (gamma, lam, n_actions): Watkins's
 Q(lambda) targets. next_q is (B, T, n_actions) float32, Q(s_{t+1}, .) for each action (step offs's
-action k is at offs * n_actions + k); next_action (B, T) int64, the action a_{t+1} taken at
-s_{t+1}; n_actions an int. With a loop over the actions (for k in range(n_actions)) compute
-max_q = max_a Q(s_{t+1}, a) and whether the
-action taken is greedy, Q(s_{t+1}, a_{t+1}) == max_q (a tie for the max counts as greedy). Then
-G_t = r_t + gamma (1 - term_t) [(1 - l_t) max_q + l_t G_{t+1}], l_t = lam where a_{t+1} is greedy
+action k is at offs * n_actions + k); next_action (B, T) int64, the action u_{t+1} taken at
+s_{t+1} (u: an action; a_t is the scan's multiplier); n_actions an int. With a loop over the
+actions (for k in range(n_actions)) compute max_q = max_u Q(s_{t+1}, u) and whether the action
+taken is greedy, Q(s_{t+1}, u_{t+1}) == max_q (a tie for the max counts as greedy). Then
+G_t = r_t + gamma (1 - term_t) [(1 - l_t) max_q + l_t G_{t+1}], l_t = lam where u_{t+1} is greedy
 and 0 where it is not (the trace is cut) or at the window's last step (t == T - 1). next_q behind a
 termination may be NaN: select it away (tl.where), do not multiply it by 0. The harness scans
 y_t = b_t + a_t y_{t+1} from y_T = 0.
@@ -4024,7 +4029,7 @@ def _q_lambda_hint(args, i, bad, got, expected):
     if _is_slip(got, uncut, expected):
         return _Whole("These are Q(lambda)'s targets with the trace not cut at the window's last step (t == T - 1): "
                       "there is no G_{t+1} to weigh there, so lambda_t must be 0 and the target bootstraps fully "
-                      "from max_a next_q." + _fix(" lambda_t = 0 where t == T - 1: tl.where(t < T - 1, ..., 0.0)."))
+                      "from max_u next_q." + _fix(" lambda_t = 0 where t == T - 1: tl.where(t < T - 1, ..., 0.0)."))
     return None
 
 
@@ -4053,9 +4058,9 @@ def _retrace_hint(args, i, bad, got, expected):
     with np.errstate(all="ignore"):
         slip = _key("retrace", r, eq, q, lr, term, gamma, lam, q_sign=1.0)
     if _is_slip(got, slip, expected):
-        return _Whole("These are Retrace's targets with c Q(s_{t+1}, a_{t+1}) added" + _fix(
-            ": it enters the bracket with a minus sign, c (G_{t+1} - Q(s_{t+1}, a_{t+1})), so b_t holds "
-            "-gamma c Q(s_{t+1}, a_{t+1})") + ".")
+        return _Whole("These are Retrace's targets with c Q(s_{t+1}, u_{t+1}) added" + _fix(
+            ": it enters the bracket with a minus sign, c (G_{t+1} - Q(s_{t+1}, u_{t+1})), so b_t holds "
+            "-gamma c Q(s_{t+1}, u_{t+1})") + ".")
     with np.errstate(all="ignore"):
         slip = _key("retrace", r, eq, q, lr, term, gamma, lam, carry_gamma=False)
     if _is_slip(got, slip, expected):
@@ -4067,8 +4072,8 @@ def _retrace_hint(args, i, bad, got, expected):
 @_exercise("retrace", "04_vtrace", "hook", stream=8, task="""
 retrace: a @triton.jit prologue retrace(X, P, offs, t, m, T) -> (a, b) for exercises.scan_hook,
 with X = (rewards, next_expected_q, next_q, next_log_ratio, terminated) and P = (gamma, lam):
-Retrace(lambda) targets for Q(s_t, a_t): G_t = r_t + gamma (1 - term_t) [E_pi Q(s_{t+1}, .)
-+ c_{t+1} (G_{t+1} - Q(s_{t+1}, a_{t+1}))], c_{t+1} = lam min(1, pi/mu at t+1) =
+Retrace(lambda) targets for Q(s_t, u_t) (u: an action): G_t = r_t + gamma (1 - term_t) [E_pi Q(s_{t+1}, .)
++ c_{t+1} (G_{t+1} - Q(s_{t+1}, u_{t+1}))], c_{t+1} = lam min(1, pi/mu at t+1) =
 lam min(1, exp(next_log_ratio_t)), and c = 0 at the window's last step (t == T - 1). Behind a
 termination the next_* inputs are never to be read (they may be NaN): select them away
 (tl.where), do not multiply them by (1 - term).
@@ -4149,8 +4154,9 @@ def _vtrace_kernel_hint(args, i, bad, got, expected):
         kept = np.where(term[..., -1], 0.0, gamma * np.minimum(c_bar, np.exp(lr[..., -1])) * nv[..., -1])
     if _is_slip(got[..., -1], expected[..., -1] - kept, expected[..., -1]):
         return ("Your vs there keeps b's -gamma c V' term: it is cancelled by gamma c v_{t+1}, and the window's "
-                "last step has no v_T to add." + _fix(" Make that step a reset, as a termination is (a = 0, "
-                                                      "b = V + rho delta, delta bootstrapping from next_values)."))
+                "last step has no v_T to add." + _fix(" Make that step a reset, as an episode end is: set its "
+                                                      "flag k (a may keep gamma c), b = V + rho delta, delta "
+                                                      "bootstrapping from next_values."))
     return None
 
 
@@ -4298,8 +4304,8 @@ def _fixed_point_hint(args, i, bad, got, expected):
     P, R, pi, mu, gamma, rho_bar = args
     s = int(np.flatnonzero(bad)[0])  # the state the message shows
     said = ("The checker holds no answer to compare with: with your V it computes V-trace's mean correction in "
-            "each state, E_mu[rho delta | s] = sum_a mu(a|s) min(rho_bar, pi/mu) (R(s,a) + gamma sum_s' "
-            "P(s,a,s') V(s') - V(s)), which is 0 in every state at the fixed point and nowhere else. "
+            "each state, E_mu[rho delta | s] = sum_u mu(u|s) min(rho_bar, pi/mu) (R(s,u) + gamma sum_s' "
+            "P(s,u,s') V(s') - V(s)), which is 0 in every state at the fixed point and nowhere else. "
             f"At state {s} it is {got[s]:+.4g}: a one-step V-trace update (c_bar = 0) would move V({s}) "
             f"{'up' if got[s] > 0 else 'down'}.")
     clipped_ratio = np.minimum(rho_bar, pi / mu)
@@ -4309,9 +4315,9 @@ def _fixed_point_hint(args, i, bad, got, expected):
                          f"factor); here rho_bar = {rho_bar:g} clips pi/mu = {(pi / mu).max():.3g}")
     v_pi = f"Your V is V^pi, pi's own value. That is {fixed_point_where}."
     v_ratios = ("Your V is the value of the clipped ratios min(rho_bar, pi/mu) normalised state by state as the policy, "
-                "mu left out: the correction averages those ratios under mu, so each action weighs mu(a|s) "
+                "mu left out: the correction averages those ratios under mu, so each action weighs mu(u|s) "
                 "min(rho_bar, pi/mu), not min(rho_bar, pi/mu) alone.")
-    weights = (" Normalise the weights min(rho_bar mu, pi) = mu(a|s) min(rho_bar, pi/mu) state by state (the policy "
+    weights = (" Normalise the weights min(rho_bar mu, pi) = mu(u|s) min(rho_bar, pi/mu) state by state (the policy "
                "pi_rho_bar)")
     fix_weights = _fix(weights + ", not the ratios min(rho_bar, pi/mu).")
     if np.allclose(ratios, pi):  # (04b's one state: pi = 1 - mu on two actions, and the clipped ratios normalise to pi)
@@ -4320,7 +4326,7 @@ def _fixed_point_hint(args, i, bad, got, expected):
                 f"V^pi is {fixed_point_where}. Or it normalises the clipped ratios min(rho_bar, pi/mu) state by state as the "
                 f"policy, mu left out: here those ratios, {shown(clipped_ratio)}, normalise to pi itself, "
                 f"{shown(pi)}, a coincidence of this case; the correction averages the ratios under mu, so each "
-                "action weighs mu(a|s) min(rho_bar, pi/mu)." + _fix(weights + ": the clip applied, and mu in the "
+                "action weighs mu(u|s) min(rho_bar, pi/mu)." + _fix(weights + ": the clip applied, and mu in the "
                                                                          "weights."))
     slips = {
         v_pi: pi,
@@ -4339,8 +4345,8 @@ def _fixed_point_hint(args, i, bad, got, expected):
 
 @_exercise("vtrace_fixed_point", "04b_vtrace_fixed_point", "numpy", stream=26, task="""
 vtrace_fixed_point(P, R, pi, mu, gamma, rho_bar) -> V: the value that V-trace's critic converges to
-in a finite MDP, learning from mu's data. P: (S, A, S) float64, P[s, a, s'] the probability of s'
-after action a in state s; R: (S, A) float64, the mean reward; pi, mu: (S, A) float64, the target
+in a finite MDP, learning from mu's data. P: (S, A, S) float64, P[s, u, s'] the probability of s'
+after action u in state s; R: (S, A) float64, the mean reward; pi, mu: (S, A) float64, the target
 and behaviour policies (each row sums to 1; mu > 0 everywhere, pi may be 0); gamma < 1; rho_bar > 0
 (float("inf") for no clip). Return V, shape (S,): the V at which V-trace's mean correction
 E_mu[rho_t delta_t | s_t = s] vanishes in every state, rho_t = min(rho_bar, pi/mu) and
@@ -4582,7 +4588,7 @@ def _soft_lambda_hint(args, got, expected):
                               "not multiply it. a_t is the multiplier of G_{t+1} alone.") for w in (0.0, lam))):
             if _is_slip(got, slip, expected):
                 return said + fix
-        for v_slip, said in ((np.minimum(q1, q2) + alpha * nlp, "Your soft value V'_t adds alpha log pi(a'|s_{t+1}): "
+        for v_slip, said in ((np.minimum(q1, q2) + alpha * nlp, "Your soft value V'_t adds alpha log pi(u'|s_{t+1}): "
                               "the soft value subtracts it: its entropy bonus is -alpha log pi."),
                              (np.maximum(q1, q2) - alpha * nlp, "Your soft value V'_t takes the larger critic: SAC's "
                               "two critics are there to take the smaller, min(Q1, Q2), against overestimation.")):
@@ -4599,9 +4605,9 @@ def _soft_lambda_hint(args, got, expected):
 soft_lambda_targets: a @triton.jit prologue soft_lambda_targets(X, P, offs, t, m, T) -> (a, b) for
 exercises.scan_hook, with X = (rewards, next_q1, next_q2, next_log_probs, log_probs, terminated)
 and P = (gamma, alpha, lam): the soft lambda-return (rltriton_lite.sac_targets with two critics).
-V'_t = min(Q1, Q2)(s_{t+1}) - alpha log pi(a'|s_{t+1}); G_t = r_t +
-gamma (1 - term_t)[(1 - lam) V'_t + lam (G_{t+1} - alpha log_probs_{t+1})], with V'_t alone in
-the bracket at the window's last step (a termination zeroes the bracket: G_t = r_t; next_q1,
+V'_t = min(Q1, Q2)(s_{t+1}) - alpha log pi(u'|s_{t+1}), with u' an action sampled fresh at s_{t+1};
+G_t = r_t + gamma (1 - term_t)[(1 - lam) V'_t + lam (G_{t+1} - alpha log_probs_{t+1})], with V'_t
+alone in the bracket at the window's last step (a termination zeroes the bracket: G_t = r_t; next_q1,
 next_q2 and next_log_probs behind it may be NaN: select them away with tl.where, do not multiply
 by (1 - term)).
 """ + HOOK_RULES + NEXT_STEP + RESET_RULE, needs="hook", run=_scan_with(6),
@@ -5382,8 +5388,8 @@ def _sectors_hint(addresses, nbytes, got, expected):
     slips = ((len({int(s) for s in first}), "that is the sectors of each load's first byte only: a load whose bytes "
               "cross a sector boundary touches two." + _fix(" Count every sector from its first byte's, address // "
                                                             "32, to its last byte's, (address + nbytes - 1) // 32.")),
-             (len(addresses), "that is the number of lanes (or of distinct addresses)." + _fix(
-                 " Count the distinct sectors, address // 32, in a set.")),
+             (len(addresses), "that is the number of lanes (or of distinct addresses): a sector that several lanes "
+              "read counts once." + _fix(" Count the distinct sectors, address // 32, in a set.")),
              (-(-len(addresses) * nbytes // SECTOR), "that is the bytes asked for / 32: true only where the lanes "
               "read contiguous, aligned bytes." + _fix(" Put each lane's sectors into a set.")),
              (len({int(a) for a in addresses}), "that is the distinct addresses: several addresses can share one "
@@ -5422,8 +5428,9 @@ def _warp_sectors_cases(d):
          "one environment)", base + 4 * B * lane, 4),
         (f"bfloat16, contiguous, the last block of a row: {n} active lanes at {base} + 2 i", base + 2 * lane[:n], 2),
         (f"16-byte vectors (4 float32 steps a lane), aligned: lane i at {base} + 16 i", base + 16 * lane, 16),
-        (f"16-byte vectors one step off the alignment (values[t+1] loaded as vectors), loads crossing sector "
-         f"boundaries: lane i at {base + 4} + 16 i", base + 4 + 16 * lane, 16),
+        (f"16 bytes a lane, one float32 step off the 16-byte alignment (values[t+1], 4 steps a lane: too "
+         f"misaligned for one vector load), loads crossing sector boundaries: lane i at {base + 4} + 16 i",
+         base + 4 + 16 * lane, 16),
         (f"float32 gather: 32 lanes at random elements of a {size}-element tensor at {base} (some lanes share "
          "an element)", base + 4 * rng.integers(0, size, 32), 4),
     ]

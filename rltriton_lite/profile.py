@@ -811,8 +811,8 @@ RL_SHAPES = ((4096, 128), (64, 16384))  # the shapes RL code uses: many short ro
 # rltriton_lite.bench --out benchmarks/results/mygpu.json``) is listed by notebook 09, and changes
 # nothing that the notebooks show or assert.
 COMMITTED_RUN = "H200-2026-12-06"     # float32 at the shapes RL code uses: notebooks 01-09 and 13
-COMMITTED_SWEEP = "H200-2026-11-30d"  # the previous full sweep, bfloat16 too: notebook 08
-COMMITTED_WALL = "H200-2026-12-06-wall.txt"  # tools/wall_probe.py's output (read_wall_probe): notebooks 05, 08, 14
+COMMITTED_SWEEP = "H200-2026-11-30d"  # the previous full sweep, bfloat16 too: notebooks 08, 09, 14
+COMMITTED_WALL = "H200-2026-12-06-wall.txt"  # tools/wall_probe.py's output (read_wall_probe): notebooks 08, 09, 14
 COMMITTED_REPLAY = "checks/H200-2026-12-06-graph-replay.txt"  # tools/graph_replay_probe.py's output: notebook 08
 
 
@@ -1099,7 +1099,8 @@ def results_folder() -> str:
         folder = os.path.join(root, "benchmarks", "results")
         if os.path.isdir(folder):
             return folder
-    raise FileNotFoundError("no benchmarks/results/ beside the package, in the working directory or in its parent")
+    raise FileNotFoundError("no benchmarks/results/ beside the package, in the working directory or in its parent: "
+                            "run from the course's folder or its notebooks/ folder")
 
 
 def impl_name(impl: str) -> str:

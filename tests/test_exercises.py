@@ -1045,12 +1045,12 @@ W_SAYS = {
          "all are clipped by one factor); here rho_bar = 1 clips pi/mu = 4. Or it normalises the clipped ratios "
          "min(rho_bar, pi/mu) state by state as the policy, mu left out: here those ratios, (1, 0.25), normalise to pi "
          "itself, (0.8, 0.2), a coincidence of this case",
-         "Normalise the weights min(rho_bar mu, pi) = mu(a|s) min(rho_bar, pi/mu) state by state (the policy "
+         "Normalise the weights min(rho_bar mu, pi) = mu(u|s) min(rho_bar, pi/mu) state by state (the policy "
          "pi_rho_bar): the clip applied, and mu in the weights."),
     ("vtrace_fixed_point", "the clipped ratios normalised as the policy (mu left out)"):
         ("Or it normalises the clipped ratios min(rho_bar, pi/mu) state by state as the policy, mu left out: here those "
          "ratios, (1, 0.25), normalise to pi itself, (0.8, 0.2), a coincidence of this case",
-         "Normalise the weights min(rho_bar mu, pi) = mu(a|s) min(rho_bar, pi/mu) state by state"),
+         "Normalise the weights min(rho_bar mu, pi) = mu(u|s) min(rho_bar, pi/mu) state by state"),
     ("vtrace_pg", "vs_t for vs_{t+1}"):
         ("Hint: These are the policy-gradient advantages with a slip: your v_next is y where y_in belongs, inside the "
          "window (at its last step you read next_values, which is right). y is vs_t, the scan's value at step t itself",
@@ -1126,7 +1126,7 @@ W_SAYS = {
     ("vtrace_pg", "the ratio clipped at c_bar (a later review's case)"):
         "Hint: These are the policy-gradient advantages with a slip: the ratio is clipped at c_bar",
     ("soft_lambda_targets", "V' = min(Q1, Q2) + alpha log pi' (a later review's case)"):
-        ("Hint: Your soft value V'_t adds alpha log pi(a'|s_{t+1})", "V'_t = min(Q1, Q2) - alpha * next_log_probs"),
+        ("Hint: Your soft value V'_t adds alpha log pi(u'|s_{t+1})", "V'_t = min(Q1, Q2) - alpha * next_log_probs"),
     ("soft_lambda_targets", "V' from the larger critic (a later review's case)"):
         ("Hint: Your soft value V'_t takes the larger critic", "V'_t = min(Q1, Q2) - alpha * next_log_probs"),
     ("launch_model", "the do_bench time (ms) fitted (a later review's case)"):
@@ -3542,7 +3542,7 @@ def _retrace_q_added(X, P, offs, t, m, T):
 def test_retrace_names_the_sign_of_the_taken_action_s_value():
     """c Q(s_{t+1}, a_{t+1}) added where it is subtracted: named (the fifth review's case)."""
     msg = _failure("retrace", _retrace_q_added)
-    assert "These are Retrace's targets with c Q(s_{t+1}, a_{t+1}) added" in msg and "that step is" not in msg, msg
+    assert "These are Retrace's targets with c Q(s_{t+1}, u_{t+1}) added" in msg and "that step is" not in msg, msg
 
 
 @pytest.mark.parametrize("slip,said", [(_retrace_uncut, "the ratio is not cut at 1"),

@@ -307,7 +307,7 @@ def test_the_printed_summary_names_the_roster_s_students_without_a_notebook(tmp_
     assert "on the roster, no notebook graded (0 points in g-students.csv): hal" in done.stdout, done.stdout
 
 
-def test_the_keys_values_recorded_where_the_keys_are_grade_where_they_are_not(tmp_path):
+def test_the_keys_values_recorded_where_the_keys_are_grade_where_they_are_not(tmp_path, monkeypatch, capsys):
     """--record-keys FILE --seed S (the teacher's step, no student code) writes the keys' values on
     the seed's cases; --keys FILE grades on them (the seed is the file's), as in a container
     without the solutions; another --seed is a usage error."""
@@ -321,8 +321,9 @@ def test_the_keys_values_recorded_where_the_keys_are_grade_where_they_are_not(tm
     with open(out, newline="") as f:
         assert [(r["exercise"], r["status"], r["seed"]) for r in csv.DictReader(f)] == [("matrix_compose", "correct",
                                                                                          "5")]
-    assert _grade_script("--keys", str(keys), "--seed", "6", "--out", str(out), "-q", str(nb)).returncode == 2
-    assert _grade_script("--record-keys", str(keys), str(nb)).returncode == 2  # no seed, a notebook
+    assert "holds the cases of seed 5, not of --seed 6" in _usage_error(
+        monkeypatch, capsys, "--keys", str(keys), "--seed", "6", "--out", str(out), "-q", str(nb))
+    assert "--record-keys takes --seed S" in _usage_error(monkeypatch, capsys, "--record-keys", str(keys), str(nb))
 
 
 def solution_fn(name):
@@ -347,6 +348,18 @@ def _grade_script(*argv, env=None):
     keeps its environment). The finished process, its output captured."""
     return subprocess.run([sys.executable, str(ROOT / "tools" / "grade.py"), *argv], env=env, timeout=600,
                           capture_output=True, text=True)
+
+
+def _usage_error(monkeypatch, capsys, *argv):
+    """What grade.main prints for a usage error (exit code 2), run in this process: a usage error
+    stops it before any notebook runs. With --compiled where this process's kernels are compiled
+    (grade.main refuses a package imported in the other mode); TRITON_INTERPRET restored after."""
+    monkeypatch.setenv("TRITON_INTERPRET", os.environ.get("TRITON_INTERPRET", "1"))
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as e:
+        grade.main([*argv, *([] if exercises.INTERPRET else ["--compiled"])])
+    assert e.value.code == 2, argv
+    return capsys.readouterr().err
 
 
 def test_usage_errors(tmp_path, capsys):
@@ -447,7 +460,7 @@ def test_grading_is_in_the_interpreter_unless_compiled(tmp_path, monkeypatch, ca
                    "os.environ.get('TRITON_INTERPRET'), exercises.INTERPRET)", CORRECT["matrix_compose"])
     logs = tmp_path / "logs"
     env = dict(os.environ, TRITON_INTERPRET="0")  # a GPU machine's shell: overridden
-    run = subprocess.run([sys.executable, str(ROOT / "tools" / "grade.py"), "--out", str(tmp_path / "g.csv"),
+    run = subprocess.run([sys.executable, str(ROOT / "tools" / "grade.py"), "--out", str(tmp_path / "g.csv"), "--fixed",
                           "--log-dir", str(logs), str(nb)], env=env, timeout=600, capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
     assert "in the notebook: TRITON_INTERPRET = 1 True" in (logs / "erin__erin.log").read_text()
@@ -774,8 +787,8 @@ def test_answers_are_collected_from_a_notebook_without_checked_exercises(tmp_pat
     old = copy.deepcopy(course)
     old.cells = [c for c in old.cells if not c.metadata.get("tags")]
     nbformat.write(old, str(tmp_path / "sub" / "10_train_ppo-bob.ipynb"))
-    done = _grade_script("--out", str(tmp_path / "g.csv"), "-q", "--exercises", "matrix_compose", "--collect-answers",
-                         str(tmp_path / "sub"))
+    done = _grade_script("--out", str(tmp_path / "g.csv"), "--fixed", "-q", "--exercises", "matrix_compose",
+                         "--collect-answers", str(tmp_path / "sub"))
     assert done.returncode == 0, done.stderr
     assert "0 notebooks with exercises (of 2 found), 0 grades" in done.stdout, done.stdout
     text = (tmp_path / "g-answers" / "10_train_ppo.md").read_text(encoding="utf-8")
@@ -788,7 +801,7 @@ def test_answers_are_collected_from_a_notebook_without_checked_exercises(tmp_pat
     assert "### 10_train_ppo-bob\n\n(no answer cell tagged answer-2 in this notebook" in q2, q2
 
 
-def test_out_makes_its_folder(tmp_path):
+def test_out_makes_its_folder(tmp_path, monkeypatch, capsys):
     """--out in a folder that does not exist yet: the folder is made, with the CSVs and the sources
     beside each other in it; a file in the way is a usage error."""
     nb = _notebook(tmp_path / "gina.ipynb", CORRECT["matrix_compose"])
@@ -800,11 +813,11 @@ def test_out_makes_its_folder(tmp_path):
     assert (out.parent / "grades-students.csv").exists()
     assert (out.parent / "grades-sources" / "gina" / "matrix_compose.py").exists()
     (tmp_path / "a_file").write_text("")
-    bad = _grade_script("--out", str(tmp_path / "a_file" / "grades.csv"), "-q", str(nb))
-    assert bad.returncode == 2 and "cannot make the folder" in bad.stderr, bad.stderr
+    assert "cannot make the folder" in _usage_error(monkeypatch, capsys, "--out", str(tmp_path / "a_file" / "grades.csv"),
+                                                    "-q", str(nb))
 
 
-def test_only_the_exercises_named_are_graded(tmp_path):
+def test_only_the_exercises_named_are_graded(tmp_path, monkeypatch, capsys):
     """--exercises: the rows (and the per-student points) are those exercises' alone; a name that
     is no exercise is a usage error."""
     nb = _notebook(tmp_path / "gina.ipynb", CORRECT["matrix_compose"], WRONG_GAE_PAIRS)
@@ -817,8 +830,8 @@ def test_only_the_exercises_named_are_graded(tmp_path):
     with open(tmp_path / "g-students.csv", newline="") as f:
         (student,) = list(csv.DictReader(f))
     assert (student["exercises"], student["points"]) == ("1", "1.00"), student
-    bad = _grade_script("--out", str(out), "-q", "--exercises", "matrix_compose,no_such", str(nb))
-    assert bad.returncode == 2 and "no exercise named no_such" in bad.stderr, bad.stderr
+    assert "no exercise named no_such" in _usage_error(monkeypatch, capsys, "--out", str(out), "-q", "--exercises",
+                                                       "matrix_compose,no_such", str(nb))
 
 
 def test_an_exercise_named_but_not_handed_in_is_noted_missing(tmp_path):

@@ -74,7 +74,7 @@ CLEARED_CELL_METADATA = ("execution", "collapsed", "scrolled")
 ALWAYS = ("docs/DESIGN.md", "benchmarks/README.md")
 # the teacher's tools, named in the notebooks ("`tools/grade.py --collect-answers` gathers the answers") but
 # not copied: the grader's doc says how it checks, which a student needs no more than its code
-TEACHERS_ONLY = {"tools/grade.py", "tools/student_build.py"}
+TEACHERS_ONLY = {"tools/grade.py", "tools/student_build.py", "tools/lab_probe.py"}
 # a file of the repository named in a notebook's text: `tools/wall_probe.py`, docs/DESIGN.md, ...
 NAMED = re.compile(r"(?<![\w./~-])((?:docs|tools|benchmarks)/[\w./-]*\w\.(?:md|py|sh|txt|json))\b")
 LINK = re.compile(r"\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")  # a markdown link's target

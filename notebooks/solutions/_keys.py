@@ -81,7 +81,7 @@ _TRACES = {  # c_{t+1} from (lam, next_log_ratio, t, T): Retrace's, and the hint
 def retrace(r, next_expected_q, next_q, next_log_ratio, term, gamma, lam, trace="retrace", q_sign=-1.0,
             carry_gamma=True):
     """The loop; ``trace`` names the trace c_{t+1} (``_TRACES``: Retrace's, or a slip of the hint's);
-    ``q_sign`` +1 is the hint's sign slip, c (G_{t+1} + Q(s_{t+1}, a_{t+1})); ``carry_gamma`` False its
+    ``q_sign`` +1 is the hint's sign slip, c (G_{t+1} + Q(s_{t+1}, u_{t+1})); ``carry_gamma`` False its
     a_t without gamma (c G_{t+1} undiscounted)."""
     c_of = _TRACES[trace]
     G = np.zeros_like(r)

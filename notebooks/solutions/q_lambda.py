@@ -1,5 +1,5 @@
 """Solution: q_lambda (notebook 03). Watkins's Q(lambda): a loop over the n_actions actions of next_q
-(a (B, T, n_actions) tensor: step offs's action a at offs * n_actions + a) gives max_a Q(s_{t+1}, a) and the Q of the
+(a (B, T, n_actions) tensor: step offs's action u at offs * n_actions + u) gives max_u Q(s_{t+1}, u) and the Q of the
 action taken; that action is greedy where its Q equals the max (a tie counts as greedy). Then
 TD(lambda) on the max with lambda_t = lam where greedy, 0 where not (the trace is cut) and at the
 window's last step; a termination is selected away (next_q may be NaN there)."""
@@ -15,7 +15,7 @@ def q_lambda(X, P, offs, t, m, T):
     term = tl.load(X[3] + offs, mask=m, other=0) != 0
     max_q = tl.load(X[1] + offs * n_actions, mask=m, other=0.0)  # action 0
     q_taken = max_q
-    for k in range(1, n_actions):  # k: an action (a_t is the scan's multiplier)
+    for k in range(1, n_actions):  # k: an action
         q_k = tl.load(X[1] + offs * n_actions + k, mask=m, other=0.0)
         max_q = tl.maximum(max_q, q_k)
         q_taken = tl.where(next_action == k, q_k, q_taken)

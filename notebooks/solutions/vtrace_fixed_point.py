@@ -1,11 +1,11 @@
-"""Solution: vtrace_fixed_point (notebook 04). Section 5's argument, state by state: the mean
-correction weighs each action by mu(a|s) min(rho_bar, pi/mu) = min(rho_bar mu, pi); normalised in
+"""Solution: vtrace_fixed_point (notebook 04b). Section 1's argument, state by state: the mean
+correction weighs each action by mu(u|s) min(rho_bar, pi/mu) = min(rho_bar mu, pi); normalised in
 each state that is the policy pi_rho_bar, and V is its value, the solution of its Bellman equation."""
 import numpy as np
 
 
 def vtrace_fixed_point(P, R, pi, mu, gamma, rho_bar):
-    w = np.minimum(rho_bar * mu, pi)  # mu(a|s) * rho(s, a): each action's weight in the correction
+    w = np.minimum(rho_bar * mu, pi)  # mu(u|s) * rho(s, u): each action u's weight in the correction
     nu = w / w.sum(axis=1, keepdims=True)  # pi_rho_bar, normalised state by state
     P_nu = np.einsum("sa,sat->st", nu, P)  # its transition matrix
     r_nu = (nu * R).sum(axis=1)  # its mean reward
