@@ -29,8 +29,7 @@
 # | sections 2–5; the checked exercises `matrix_compose` and `chunked_reset_scan` | section 1 (read its table and the sequential scan), section 6 | section 7 (until notebook 01), the proofs in the folds, the open questions |
 #
 # Every return and advantage in this course is a loop that runs **backwards in time**: discounted
-# returns, GAE, TD(λ), V-trace and the soft λ-returns of SAC. PPO's and CRR's losses then read
-# these advantages one element at a time. Each loop has this form:
+# returns, GAE, TD(λ), V-trace and the soft λ-returns of SAC. Each loop has this form:
 #
 # $$y_t = b_t + a_t \, y_{t+1}, \qquad t = T-1, \dots, 0.$$
 #
@@ -186,13 +185,6 @@ assert [tree for _, tree in trace] == [["a", "ab", "c", "cd"], ["a", "ab", "c", 
 assert result == ["a", "ab", "abc", "abcd"]
 
 # %% [markdown]
-# > **In short.**
-# >
-# > * *Idea:* A scan returns every prefix; Hillis–Steele and Blelloch regroup to run in parallel.
-# > * *Rule:* Regrouping is safe exactly when $\oplus$ is associative; operands keep their order.
-# > * *Trap:* Testing a scan only on sums, which commute and so hide order mistakes.
-
-# %% [markdown]
 # ## 2. One step of the loop is an affine map
 #
 # Step $t$ turns the next value, $y_{t+1}$, into $y_t$ by the *affine map* $f_t(y) = a_t\,y + b_t$.
@@ -206,13 +198,8 @@ assert result == ["a", "ab", "abc", "abcd"]
 #
 # $$(a_L, b_L) \oplus (a_E, b_E) = (a_E a_L,\; b_E + a_E b_L), \qquad \text{the map } y \mapsto a_E(a_L y + b_L) + b_E.$$
 #
-# Its identity is $(1, 0)$, the map $y \mapsto y$. Inside a scan, an operand is often a *run*:
-# several consecutive steps already composed into one pair. Every scan in this course keeps the
-# order above: the left operand is the run applied first, the later run $L$ in a return. One
-# exercise alone reverses it: `matrix_compose(p, q)`, at the end, follows mathematics'
-# $p \circ q$, which applies `q` first, because that exercise trains you to read the order off a
-# definition. The operator does not commute, but it is associative, which is all a scan needs.
-# The next cell checks both facts on random pairs:
+# Its identity is $(1, 0)$, the map $y \mapsto y$. The operator does not commute, but it is
+# associative, which is all a scan needs. The next cell checks both facts on random pairs:
 
 # %%
 def combine(first, then):
@@ -244,15 +231,7 @@ print("associative on 1000 random triples; (1, 0) is the identity")
 #
 # A shorter proof: a pair *is* the map $y \mapsto a y + b$, $\oplus$ composes maps, and composing
 # functions is always associative. In the usual notation $\circ$, which reads right to left,
-# $p \oplus q = q \circ p$. So for a return, `combine(later, earlier)` is $E \circ L$: $L$ acts first.
-
-# %% [markdown]
-# > **In short.**
-# >
-# > * *Idea:* Step $t$ is a pair $(a, b)$, and two pairs compose to a pair.
-# > * *Rule:* $(a_L, b_L) \oplus (a_E, b_E) = (a_E a_L,\; b_E + a_E b_L)$, left first; identity
-# >   $(1, 0)$.
-# > * *Trap:* Reading $p \oplus q$ as $p \circ q$; it is $q \circ p$, which applies $p$ first.
+# $p \oplus q = q \circ p$: the left operand acts first.
 
 # %% [markdown]
 # ## 3. The backward recurrence as a reverse scan
@@ -265,9 +244,8 @@ print("associative on 1000 random triples; (1, 0) is the identity")
 # To run it, list the pairs from the end, $f_{T-1}, f_{T-2}, \dots, f_0$, and scan that list with
 # `combine` unchanged. The prefix ending at step $t$ is then the map from $y_T$ to $y_t$.
 #
-# A tree scan joins *runs* of consecutive steps. This drawing shows the last combine of a reverse
-# scan on 8 steps, where two runs of four meet. It is the reference for every return in the
-# course:
+# A tree scan joins *runs*: several consecutive steps already composed into one pair. This
+# drawing shows the last combine of a reverse scan on 8 steps, where two runs of four meet:
 #
 # ```text
 #   time t:   0     1     2     3     4     5     6     7     → y_8, the value after the row
@@ -280,9 +258,10 @@ print("associative on 1000 random triples; (1, 0) is the identity")
 #   in code, combine(a1, b1, k1, a2, b2, k2): here (a1, b1, k1) is L and (a2, b2, k2) is E
 # ```
 #
-# **The rule for returns: `combine(later run, earlier run)`; a reset in the earlier run wins.**
-# The later run goes first because it acts on the value that comes from the future. The check
-# below runs both tree scans on a reversed list:
+# **The order rule: `combine(later run, earlier run)`; a reset in the earlier run wins.** The
+# later run goes first because it acts on the value that comes from the future. Every scan of
+# the course keeps it (a forward scan's first operand is simply its earlier run), and later
+# notebooks link back here. The check below runs both tree scans on a reversed list:
 
 # %%
 T = 12
@@ -309,14 +288,6 @@ np.testing.assert_allclose(A0 * y_end + B0, loop[0], rtol=1e-12)
 print(np.round(loop, 3))
 
 # %% [markdown]
-# > **In short.**
-# >
-# > * *Idea:* A return is a scan of the pairs in reverse time, a reverse scan.
-# > * *Rule:* `combine(later run, earlier run)`, with `combine` unchanged; a reset in the earlier
-# >   run wins (section 4).
-# > * *Trap:* Swapping `combine`'s operands for a reverse scan; only the list is reversed.
-
-# %% [markdown]
 # ## 4. Episode ends are resets, padding is the identity
 #
 # At an episode's last step, nothing flows back from the next episode: $y_t = b_t$, as if
@@ -325,9 +296,8 @@ print(np.round(loop, 3))
 #
 # So the kernels carry a *reset flag* $\kappa$ with each step, and they **select** instead of
 # multiplying. To select is to pick one of two values, as `np.where` does, with no arithmetic on
-# the other. This is the second half of [section 3's rule](#3.-The-backward-recurrence-as-a-reverse-scan):
-# a reset in the earlier run wins. The combine then returns the earlier run's map alone and drops
-# the later run, which holds the next episode.
+# the other. A reset in the earlier run wins ([the order rule, section 3](#3.-The-backward-recurrence-as-a-reverse-scan)): the combine
+# returns the earlier run's map alone and drops the later run, which holds the next episode.
 #
 # Below is the package's combine, in Triton; read `tl.where` as `np.where`.
 
@@ -367,7 +337,7 @@ assert run == (0.25, 5.5, True) and np.isnan(run_mult[1])
 # * Step 0 then gives $B = 4 + 0.5 \cdot 3 = 5.5$ and $A = 0.25$, still unused.
 # * Multiplying instead gives $3 + 0 \cdot \text{NaN} = \text{NaN}$ at $t = 1$, and then at $t = 0$.
 #
-# A tree meets the same rule when two runs of several steps combine. Take section 3's drawing with
+# A tree meets the same rule when two runs combine. Take section 3's drawing with
 # $a_t = 0.5$, $b = (1, 2, 4, 3, 5, \text{NaN}, 6, 7)$ and an episode end at $t = 2$:
 #
 # * The earlier run, steps 0–3, composes to $(0.125, 3, \text{set})$. Inside it, step 2's reset
@@ -393,12 +363,6 @@ assert earlier == combine_np(later, earlier) == (0.125, 3.0, True)
 #
 # <details><summary>Details: the same triple, not only the same map (the algebra)</summary>
 #
-# Take `nan_behind` in the next cell: a later run with a NaN multiplier, then an earlier run that
-# resets. Where $\kappa_E$ is set, $a$ is unused, so a combine may store $a_E$ or $a_E a_L$
-# there; both are associative. This one stores $a_E$, so $A = 0.5$ here, not NaN: the later run's
-# multipliers stay out of $A$. Both groupings give the same triple, not only the same map, and
-# the checkers test that stronger property.
-#
 # Write $\mathrm{sel}(\kappa, u, v)$ for $u$ if $\kappa$ is set, else $v$ (`tl.where`). Then
 # $p \oplus q$ has $\kappa = \kappa_p \lor \kappa_q$, $a = \mathrm{sel}(\kappa_q, a_q, a_q a_p)$ and
 # $b = \mathrm{sel}(\kappa_q, b_q, b_q + a_q b_p)$. The $\kappa$ part is an OR, which is
@@ -407,11 +371,16 @@ assert earlier == combine_np(later, earlier) == (0.125, 3.0, True)
 # $\mathrm{sel}(\kappa_s, a_s, \mathrm{sel}(\kappa_q, a_s a_q, a_s a_q a_p))$ and
 # $\mathrm{sel}(\kappa_s, b_s, \mathrm{sel}(\kappa_q, b_s + a_s b_q, b_s + a_s b_q + a_s a_q b_p))$.
 # The reset in the run applied last wins (in a return, $E$). Without a reset, this is section 2's
-# affine combine.
+# affine combine. So both groupings give the same triple, not only the same map, and the
+# checkers test that stronger property.
 #
 # </details>
 #
-# The next cell checks it in NumPy, flags included, and the fold's other choice, $a_E a_L$, too:
+# Where $\kappa$ is set, $a$ is unused, so a combine may store $a_E$ there, as the package does,
+# or $a_E a_L$; both choices are associative. The next cell checks both in NumPy, flags included.
+# Its last lines show why the package stores $a_E$. `nan_behind` is a later run with a NaN
+# multiplier, and `resets` an earlier run that resets. Storing $a_E$ gives $A = 0.5$, so the
+# later run's multipliers stay out of $A$; storing $a_E a_L$ gives NaN.
 
 # %%
 steps = [(a_, b_, bool(k_)) for a_, b_, k_ in zip(rng.normal(size=600), rng.normal(size=600), rng.random(600) < 0.3)]
@@ -444,14 +413,6 @@ expected = reference.linear_scan(a.cpu().numpy(), np.nan_to_num(b.cpu().numpy(),
 assert torch.isfinite(y[0, :2]).all() and torch.isnan(y[0, 2:4]).all()
 np.testing.assert_allclose(y[0, :2].cpu().numpy(), expected[0, :2], rtol=1e-6)
 assert y[0, 4] == 0 and y[0, 5] == 6.0
-
-# %% [markdown]
-# > **In short.**
-# >
-# > * *Idea:* An episode end is a reset flag $\kappa$ beside the pair; the combine selects on it.
-# > * *Rule:* A reset in the earlier run wins (section 3's rule); a padded step is the identity
-# >   $(1, 0)$.
-# > * *Trap:* Multiplying by $a_t = 0$: $0 \cdot \text{NaN} = \text{NaN}$ poisons earlier episodes.
 
 # %% [markdown]
 # ## 5. Chunks and a carry
@@ -518,25 +479,18 @@ plt.tight_layout()
 plt.show()
 
 # %% [markdown]
-# **The direction card.** Every kernel of the course follows it:
+# **The direction card.** Both directions side by side:
 #
 # | | forward scan (`reverse=False`) | reverse scan (`reverse=True`: returns) |
 # | --- | --- | --- |
 # | the recurrence | $y_t = a_t y_{t-1} + b_t$ | $y_t = a_t y_{t+1} + b_t$ |
 # | scan order: the steps applied first to last | $t = 0, 1, \dots, T-1$ | $t = T-1, \dots, 1, 0$ |
-# | `combine(a1, b1, a2, b2)`: `(a1, b1)` is | the earlier run, applied first | the later run $L$, applied first |
+# | `combine(a1, b1, a2, b2)`: `(a1, b1)` is | the earlier run | the later run $L$ (the order rule, section 3) |
 # | the chunks are walked | first to last | last to first |
 # | a chunk's carry out is $y$ at | its last step | its first step |
 # | and it enters | the next chunk in time | the chunk before it in time |
 # | the carry into the chunk scanned first | $y_{-1} = 0$ | $y_T = 0$ (or the value after the row) |
 # | padding past the row's end ($t \ge T$) | the identity $(1, 0)$, no reset | the identity $(1, 0)$, no reset |
-
-# %% [markdown]
-# > **In short.**
-# >
-# > * *Idea:* Scan the steps inside each chunk in parallel; walk the chunks one after another.
-# > * *Rule:* Finish each step with $y_t = B_t + A_t \cdot \text{carry}$ (the direction card).
-# > * *Trap:* For a return, taking a chunk's carry out at its last step instead of its first.
 
 # %% [markdown]
 # ## 6. The kernel
@@ -571,13 +525,6 @@ for reverse in (True, False):
                                      mask=mask.cpu().numpy(), reverse=reverse)
     np.testing.assert_allclose(y.cpu().numpy(), expected, rtol=1e-5, atol=1e-5)
 print("linear_scan matches the loop, reverse and forward")
-
-# %% [markdown]
-# > **In short.**
-# >
-# > * *Idea:* One kernel serves every algorithm; its prologue and epilogue differ.
-# > * *Rule:* `rl.linear_scan(a, b, initial=, mask=, reverse=)` is the bare primitive.
-# > * *Trap:* On a CPU without `backend=KERNEL`, `"auto"` takes the PyTorch path, not the kernel.
 
 # %% [markdown]
 # ## 7. Gradients are a scan too
@@ -675,14 +622,6 @@ g_torch = torch.autograd.grad((rl.linear_scan(a64, b64, backend="torch") * w).su
 for gk, gt in zip(g_kernel, g_torch):
     torch.testing.assert_close(gk, gt)
 print("kernel gradients match autograd")
-
-# %% [markdown]
-# > **In short.**
-# >
-# > * *Idea:* The gradient of a reverse scan is the transposed scan, run forwards in time.
-# > * *Rule:* $\partial L/\partial b$ scans $(a_{t-1}, dy_t)$ forwards;
-# >   $\partial L/\partial a_t = \partial L/\partial b_t \cdot y_{t+1}$.
-# > * *Trap:* Scanning $(a_t, dy_t)$: step $t$'s multiplier is $a_{t-1}$, the step before's.
 
 # %% [markdown]
 # ## Exercises
@@ -783,8 +722,8 @@ exercises.attempt("matrix_compose", matrix_compose)
 #
 # * `for start in reversed(range(0, T, chunk))`, with `end = min(start + chunk, T)`.
 # * Start each chunk from the identity, `(1.0, 0.0, False)`.
-# * Go from `t = end - 1` down to `start`. By section 3's rule, `combine_np(later run, earlier
-#   run)`, step $t$ is the second operand.
+# * Go from `t = end - 1` down to `start`. By the order rule (section 3), step $t$ is the second
+#   operand.
 # * $y_t$ is a select on $\kappa$, never a product: $B$ where $\kappa$, else $B + A \cdot$ carry.
 # * `carry_in[t]` is the carry you used for step $t$.
 # * After the chunk, the carry is `y` at the chunk's first step in time.
@@ -864,17 +803,13 @@ exercises.attempt("chunked_reset_scan", chunked_reset_scan)
 # %% [markdown]
 # ## What you now know
 #
-# * Each step of $y_t = b_t + a_t y_{t+1}$ is an affine map. Maps compose as $(a_L, b_L) \oplus
-#   (a_E, b_E) = (a_E a_L,\; b_E + a_E b_L)$, the later first, with identity $(1, 0)$.
-# * That operator is associative but not commutative. Hillis–Steele and Blelloch may regroup it
-#   but must keep its order. A return is this scan taken in reverse time.
-# * An episode end is a reset flag and a select, not a multiplication by $a_t = 0$, since
-#   $0 \cdot \text{NaN} = \text{NaN}$ would poison earlier episodes. `rl.linear_scan` reads
-#   $a_t = 0$ as the flag, then selects. A padded step is the identity $(1, 0)$.
-# * A row of any length is cut into chunks. The chunks are walked one after another, and the steps
-#   inside each are scanned in parallel. Each chunk is finished by one multiply-add with the carry
-#   from the chunk after it, $y_t = B_t + A_t \cdot \text{carry}$.
-# * `rl.linear_scan(a, b, initial=, mask=, reverse=)` runs all of this in one kernel.
-# * Its gradient is the transposed scan, the same recurrence run the other way in time.
-#   $\partial L/\partial b$ is a forward scan of $(a_{t-1}, dy_t)$, and $\partial L/\partial a_t =
-#   \partial L/\partial b_t \cdot y_{t+1}$.
+# * Each step of $y_t = b_t + a_t y_{t+1}$ is an affine map, and maps compose associatively but
+#   not commutatively. Hillis–Steele and Blelloch may regroup them but must keep their order. A
+#   return is this scan taken in reverse time, with `combine(later run, earlier run)`.
+# * An episode end is a reset flag and a select, never a multiplication by $a_t = 0$, since
+#   $0 \cdot \text{NaN} = \text{NaN}$. A padded step is the identity $(1, 0)$.
+# * A row is cut into chunks, scanned in parallel inside and walked one after another, each
+#   finished by $y_t = B_t + A_t \cdot \text{carry}$. `rl.linear_scan` runs all of this in one
+#   kernel.
+# * The gradient is the transposed scan: $\partial L/\partial b$ is a forward scan of
+#   $(a_{t-1}, dy_t)$, and $\partial L/\partial a_t = \partial L/\partial b_t \cdot y_{t+1}$.

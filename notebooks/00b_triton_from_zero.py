@@ -256,13 +256,6 @@ def td_target_kernel(rewards, next_values, terminated, gamma):
 exercises.attempt("td_target_kernel", td_target_kernel)
 
 # %% [markdown]
-# > **In short.**
-# >
-# > * *Idea:* Many programs each load, compute and store their own block of indices, `offs`.
-# > * *Rule:* Mask every load and store that can run past the end; on blocks, use the table's forms.
-# > * *Trap:* Python's `and`, `min` or `if` on a block: the interpreter runs it silently.
-
-# %% [markdown]
 # ## 2. A scan of one block
 #
 # Here you compute the return of one row with a single `tl.associative_scan`.
@@ -278,13 +271,10 @@ exercises.attempt("td_target_kernel", td_target_kernel)
 #   `(3, 1, 4, 1)` then gives `(9, 6, 5, 1)`: lane $t$ combines lanes $t$ to the end. A return
 #   needs this direction.
 #
-# **The rule: `combine(a1, b1, a2, b2)` applies `(a1, b1)` first**, then `(a2, b2)`, and returns
-# `(a2·a1, b2 + a2·b1)`. The scan works as a tree, so each argument is a *run* of consecutive
-# steps, already composed into one pair. In a forward scan, `(a1, b1)` is the earlier run. In a
-# reverse scan (a return), it is the later run $L$ and `(a2, b2)` the earlier run $E$:
-# `combine(later run, earlier run)`. Notebook 00 draws this case in
-# [section 3](00_associative_scan.ipynb#3.-The-backward-recurrence-as-a-reverse-scan), and its
-# direction card, at the end of section 5, sets out both directions.
+# **`combine(a1, b1, a2, b2)` applies `(a1, b1)` first**, then `(a2, b2)`, and returns
+# `(a2·a1, b2 + a2·b1)`. Each argument is a *run* of consecutive steps, already composed into
+# one pair. In a forward scan, `(a1, b1)` is the earlier run; in a return, the later run
+# ([the order rule, 00 §3](00_associative_scan.ipynb#3.-The-backward-recurrence-as-a-reverse-scan)).
 #
 # The combine below, `affine_combine`, is notebook 00's `combine` with the pairs unpacked, for
 # both directions. A forward example first: `ema_kernel` computes $y_t = a_t y_{t-1} + b_t$
@@ -293,7 +283,7 @@ exercises.attempt("td_target_kernel", td_target_kernel)
 # %%
 @triton.jit
 def affine_combine(a1, b1, a2, b2):
-    return a2 * a1, b2 + a2 * b1  # (a1, b1) first, then (a2, b2): the rule above
+    return a2 * a1, b2 + a2 * b1  # (a1, b1) first, then (a2, b2)
 
 
 @triton.jit
@@ -367,9 +357,9 @@ assert A_s.tolist() == [0.5 ** (4 - t) for t in range(4)] and np.allclose(B_s.cp
 print("A_t:", A_s.tolist(), " B_t:", B_s.tolist())
 
 # %% [markdown]
-# **The rule, seen.** The next cell replays a reverse scan of 4 steps as a tree, on text labels
-# instead of numbers. A run's label lists its steps in the order they are applied: `'s3 s2'` is
-# step 3, then step 2. Every call is `combine(later run, earlier run)`.
+# **The order rule, seen.** The next cell replays a reverse scan of 4 steps as a tree, on text
+# labels instead of numbers. A run's label lists its steps in the order they are applied:
+# `'s3 s2'` is step 3, then step 2.
 
 # %%
 def tree_reverse_scan(xs, combine, show=False):
@@ -468,14 +458,6 @@ def block_scan(rewards, terminated, gamma, last_value):
 
 # %%
 exercises.attempt("block_scan", block_scan)
-
-# %% [markdown]
-# > **In short.**
-# >
-# > * *Idea:* `tl.associative_scan` composes a block's pairs as a tree of runs.
-# > * *Rule:* `(a1, b1)` is applied first in both directions; returns need `reverse=True`;
-# >   padding is $(1, 0)$.
-# > * *Trap:* Swapped halves in `affine_combine`, which a test with all-equal steps cannot show.
 
 # %% [markdown]
 # ## 3. Rows longer than a block: chunks and a carry
@@ -673,13 +655,6 @@ def chunked_scan(rewards, terminated, gamma, chunk):
 
 # %%
 exercises.attempt("chunked_scan", chunked_scan)
-
-# %% [markdown]
-# > **In short.**
-# >
-# > * *Idea:* A program walks its row in chunks, one scan each, joined by a carry.
-# > * *Rule:* For a return, walk from the last chunk; $G_t = B_t + A_t \cdot \text{carry}$.
-# > * *Trap:* Reading a return's carry at the chunk's last step, as the running sum does.
 
 # %% [markdown]
 # ## Exercises

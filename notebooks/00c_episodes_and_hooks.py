@@ -73,7 +73,7 @@ print("device:", DEVICE, "(Triton interpreter)" if os.environ.get("TRITON_INTERP
 # %%
 @triton.jit
 def affine_combine(a1, b1, a2, b2):
-    # (a1, b1) is applied first: in a reverse scan, the later run L
+    # (a1, b1) is applied first (the order rule, 00 §3)
     return a2 * a1, b2 + a2 * b1
 
 
@@ -156,9 +156,8 @@ assert torch.isnan(by_multiplying[:2]).all() and torch.isnan(by_kernel[:2]).all(
 # The fix carries the episode end as a third element, the **reset** flag $\kappa_t$. A step's
 # map becomes "$y = b$ if it resets, else $y = b + a\,y'$", where $y'$ is the value after the
 # step. The combine follows
-# [notebook 00's rule for returns](00_associative_scan.ipynb#3.-The-backward-recurrence-as-a-reverse-scan),
-# `combine(later run, earlier run)`; a reset in the earlier run wins. With the later run
-# $(a_L, b_L, \kappa_L)$ and the earlier run $(a_E, b_E, \kappa_E)$:
+# [the order rule, 00 §3](00_associative_scan.ipynb#3.-The-backward-recurrence-as-a-reverse-scan),
+# with the later run $(a_L, b_L, \kappa_L)$ and the earlier run $(a_E, b_E, \kappa_E)$:
 #
 # $$(a, b, \kappa) = \begin{cases} (a_E,\ b_E,\ \text{true}) & \text{if } \kappa_E \\ (a_E a_L,\ b_E + a_E b_L,\ \kappa_L) & \text{otherwise} \end{cases}$$
 #
@@ -246,13 +245,6 @@ def reset_scan(rewards, terminated, gamma, chunk):
 
 # %%
 exercises.attempt("reset_scan", reset_scan)
-
-# %% [markdown]
-# > **In short.**
-# >
-# > * *Idea:* An episode end is a reset flag $\kappa_t$ beside the pair, never a product by 0.
-# > * *Rule:* Select with `tl.where` in the combine and on the carry.
-# > * *Trap:* Selecting in the combine only, so the carry still reaches a step where $K_t$ is set.
 
 # %% [markdown]
 # ## 2. Hooks: the algorithm around the scan
@@ -520,10 +512,11 @@ print("one source, two compiled kernels: 0.5 x0² + 2 x1² − x2², and min(|x0
 # NaN in $r_2$: $y_0$ and $y_1$ must stay 2 and 2.
 #
 # ```python
-# description, args, kwargs, expected, marks = exercises.cases("hooked_scan")[0]  # the checker's first case
-# prologue = args[0]  # its first argument (hooked_scan's prologue): the discounted return's
-# r, term = torch.tensor([[1.0, 2.0, 3.0]], device=DEVICE), torch.tensor([[False, True, False]], device=DEVICE)
-# print(exercises.guarded(hooked_scan, prologue, (r, term), (0.5,), 4).tolist())  # must print [[2.0, 2.0, 3.0]]
+# hint_case = exercises.cases("hooked_scan")[0]  # the checker's first case: (description, args, kwargs, expected, marks)
+# hint_prologue = hint_case[1][0]  # its first argument (hooked_scan's prologue): the discounted return's
+# hint_r = torch.tensor([[1.0, 2.0, 3.0]], device=DEVICE)
+# hint_term = torch.tensor([[False, True, False]], device=DEVICE)
+# print(exercises.guarded(hooked_scan, hint_prologue, (hint_r, hint_term), (0.5,), 4).tolist())  # must print [[2.0, 2.0, 3.0]]
 # ```
 #
 # </details>
@@ -549,13 +542,6 @@ def hooked_scan(prologue, inputs, params, chunk):
 exercises.attempt("hooked_scan", hooked_scan)
 
 # %% [markdown]
-# > **In short.**
-# >
-# > * *Idea:* One chunk loop serves every algorithm; only its prologue and epilogue differ.
-# > * *Rule:* Pass a hook as a `tl.constexpr`; make lanes outside `m` the identity $(1, 0)$.
-# > * *Trap:* Passing the scan's combine as a `tl.constexpr`: the GPU's compiler refuses it.
-
-# %% [markdown]
 # ## 3. The package's kernel: where your parts went
 #
 # Here you read the package's kernel, `rltriton_lite/scan.py`, as a grown-up `gae_kernel`: each
@@ -572,7 +558,8 @@ exercises.attempt("hooked_scan", hooked_scan)
 #
 # The next cell prints the key lines of `scan._walk`, the chunk loop, with their nesting kept.
 # Above each line, a comment names its counterpart in your `gae_kernel`. `...` marks lines left
-# out, which add speed (notebook 13 reads them).
+# out, which add speed (notebook 13 reads them). Where a line sits deeper than the lines after
+# it, as `PROLOGUE(...)` does, the `...` above it hid the start of a branch (an `if`) that holds it.
 #
 # <details><summary>Details: the other names in the printout</summary>
 #
@@ -657,15 +644,6 @@ else:
 
 # %% [markdown]
 # What the package adds beyond your kernel changes its speed, not its results.
-
-# %% [markdown]
-# > **In short.**
-# >
-# > * *Idea:* `scan.py` is a grown-up `gae_kernel`: each part you wrote has a counterpart there.
-# > * *Rule:* `scan.combine` is `reset_combine`, `scan._walk` the loop, `PROLOGUE` and `EPILOGUE`
-# >   the hooks.
-# > * *Trap:* Reading `after` as $y$ at the chunk's last step in time: it is $y$ at the first,
-# >   the carry for the chunk before.
 
 # %% [markdown]
 # ## Exercises

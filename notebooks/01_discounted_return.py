@@ -306,6 +306,24 @@ print(f"3 x 1000: relative error {long_err:.1e}")
 print(inspect.getsource(getattr(exercises._scan_hook_kernel, "fn", exercises._scan_hook_kernel)))
 
 # %% [markdown]
+# A worked prologue before the exercises: the plain discounted sum $y_t = r_t + \gamma y_{t+1}$,
+# with no episode ends. Its pair is $a_t = \gamma$ and $b_t = r_t$, so the prologue loads one input
+# and reads one parameter. Lanes past the end need no care, since the harness makes them (1, 0).
+# Run through `scan_hook`, it matches `rl.linear_scan` on the same pairs:
+
+# %%
+@triton.jit
+def discounted_sum(X, P, offs, t, m, T):
+    r = tl.load(X[0] + offs, mask=m, other=0.0)  # X[0] is the rewards
+    return tl.zeros_like(r) + P[0], r  # a_t = gamma (P[0]) at every step, b_t = r_t
+
+
+r_w = torch.randn(2, 150, generator=torch.Generator().manual_seed(3)).to(DEVICE)  # 150 steps: 3 chunks
+y_w = exercises.scan_hook(discounted_sum, (r_w,), (0.9,))
+torch.testing.assert_close(y_w, rl.linear_scan(torch.full_like(r_w, 0.9), r_w, backend=KERNEL), rtol=1e-5, atol=1e-5)
+print("discounted_sum through scan_hook == rl.linear_scan")
+
+# %% [markdown]
 # ## 6. Optional: profile it
 #
 # The kernel now matches the loop, so what is left to see is how fast it runs. The cell below
@@ -316,9 +334,10 @@ print(inspect.getsource(getattr(exercises._scan_hook_kernel, "fn", exercises._sc
 #   above the benchmark's tolerance, or a NaN. Its times are still shown.
 # * The last column divides each line's wall time by ours at the same shape and pass, so our own
 #   line reads 1.00. At 16384×1024 only ours was timed.
-# * With the backward (`fwd+bwd`), our wall time is several times the forward's, while our GPU time
-#   is only 2 to 3 times it. The extra wall time is mostly host time: autograd's and the call's own
-#   host work, on the H200 box's host.
+# * With the backward (`fwd+bwd`), our wall time for the return is 11 to 17 times the forward's
+#   (4 to 17 times for the scans of notebooks 02–04), while our GPU time is only 2 to 3 times it.
+#   The extra wall time is mostly host time: autograd's and the call's own host work, on the H200
+#   box's host.
 #
 # <details><summary>Details: where these figures are explained</summary>
 #
@@ -329,7 +348,7 @@ print(inspect.getsource(getattr(exercises._scan_hook_kernel, "fn", exercises._sc
 # </details>
 
 # %%
-h200 = profile.committed("discounted_return", missing_ok=True)  # the H200\'s table and chart, read by name: not measured here
+h200 = profile.committed("discounted_return", missing_ok=True)  # the H200's table and chart, read by name: not measured here
 
 # %% jupyter={"source_hidden": true}
 # Checks: the claims above, on the committed rows (CI runs them; skip when reading)
@@ -344,7 +363,8 @@ for alg in ("discounted_return", "gae", "td_lambda", "vtrace"):
     for (b_, t_, p_), fw in ours_.items():
         if p_ == "fwd":
             bw = ours_[b_, t_, "fwd+bwd"]
-            assert bw["wall_us"] > 4 * fw["wall_us"] and 1.8 < bw["gpu_us"] / fw["gpu_us"] < 3.1, alg  # "several", "2 to 3 times"
+            lo_, hi_ = (11, 17) if alg == "discounted_return" else (4, 17)  # "11 to 17 times", "4 to 17 times"
+            assert lo_ < bw["wall_us"] / fw["wall_us"] < hi_ and 1.8 < bw["gpu_us"] / fw["gpu_us"] < 3.1, alg  # "2 to 3 times"
             assert bw["wall_us"] - fw["wall_us"] > 2 * (bw["gpu_us"] - fw["gpu_us"]), alg  # "mostly host time"
 
 # %% [markdown]

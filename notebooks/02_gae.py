@@ -325,7 +325,7 @@ assert profile.rollout_error("gae", 3, 1000, DEVICE) < 1e-5  # 3 × 1,000 steps:
 # too, the backward's extra wall time is mostly host time.
 
 # %%
-h200 = profile.committed("gae", missing_ok=True)  # the H200\'s table and chart, read by name: not measured here
+h200 = profile.committed("gae", missing_ok=True)  # the H200's table and chart, read by name: not measured here
 
 # %% [markdown]
 # ## Exercises

@@ -321,7 +321,7 @@ print(f"unbiased critic, σ_c = 3: best λ = {best_unbiased:.2f}, MSE {mse_unbia
 # too, the backward's extra wall time is mostly host time.
 
 # %%
-h200 = profile.committed("td_lambda", missing_ok=True)  # the H200\'s table and chart, read by name: not measured here
+h200 = profile.committed("td_lambda", missing_ok=True)  # the H200's table and chart, read by name: not measured here
 
 # %% [markdown]
 # ## Exercises

@@ -381,7 +381,7 @@ assert profile.rollout_error("vtrace", 3, 1000, DEVICE) < 1e-5  # 3 × 1,000 ste
 # too, the backward's extra wall time is mostly host time. No line carries a `!`.
 
 # %%
-h200 = profile.committed("vtrace", missing_ok=True)  # the H200\'s table and chart, read by name: not measured here
+h200 = profile.committed("vtrace", missing_ok=True)  # the H200's table and chart, read by name: not measured here
 assert not any(r["flagged"] for r in h200)  # no line carries a `!`: every implementation agreed with ours
 
 # %% [markdown]
@@ -514,9 +514,6 @@ exercises.attempt("retrace", retrace)
 #
 # </details>
 #
-# **Reset written as:** nothing to write, since an epilogue returns one value; the given prologue
-# uses $a_t = 0$.
-#
 # * **Inputs:** `X` holds log_rhos, rewards, values, next_values, terminated; `P` holds
 #   (γ, ρ̄, c̄). `y` is $v_s$ and `y_in` is $v_{s+1}$.
 # * **Returns:** $\min(\bar\rho, \pi_s/\mu_s)\big(r_s + \gamma(1-\text{term}_s)\,v_{s+1} -
@@ -530,8 +527,8 @@ exercises.attempt("retrace", retrace)
 #   | termination, the window's last step included | none | $\rho_s(r_s - V(x_s))$, through `tl.where(term, 0.0, ...)` |
 #   | the window's last step, not terminated | `next_values` (`y_in` is 0 there: no step follows) | $\rho_s(r_s + \gamma v_{s+1} - V(x_s))$ |
 #
-#   At a termination `y_in` is the next episode's value, and at the window's last step
-#   `next_values` may be NaN: the select reads neither.
+#   At a termination the select reads neither `y_in`, which there is the next episode's value, nor
+#   `next_values`, which there may be NaN, even when the termination is the window's last step.
 #
 # <details><summary>Hint 1: where to start</summary>
 #

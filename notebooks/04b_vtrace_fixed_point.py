@@ -160,8 +160,9 @@ assert np.allclose(w_on / w_on.sum(), pi)  # ... and still pi_rho_bar = pi: the 
 
 # %% [markdown]
 # At $V^\pi$ with $\bar\rho = 1$ the cell prints about −0.19, the mean of the whole correction
-# `vs` − V. The exercise's checker, on the same case, reports −0.12: the first term alone,
-# $E_\mu[\rho_t\delta_t]$, a one-step update. The rest is the traces' later terms. In one state
+# `vs` − V. Its first term alone, $E_\mu[\rho_t\delta_t]$, is the one-step correction: the update
+# that the step's own TD error makes, before any trace. Here it is −0.12, and it is the value the
+# exercise's checker below reports if you hand it $V^\pi$. The rest is the traces' later terms. In one state
 # each is the one before times $\gamma E_\mu[c_t] = 0.9 \cdot 0.4 = 0.36$, so the whole is
 # $-0.12 / (1 - 0.36) \approx -0.19$, a little less in a window of 100 steps:
 

@@ -23,7 +23,7 @@
 #   exercises.
 # * **Needs:** notebook 02. No GPU.
 # * **Conventions:** the course's flags, values and hook signatures:
-#   [Names and signatures](GLOSSARY.md#names-and-signatures) in the glossary.
+#   [Names and signatures](GLOSSARY.md#Names-and-signatures) in the glossary.
 # * **Minimum path:** sections 1–4, the harness and the checked exercises `dual_clip` and
 #   `two_stage_mean` (which builds on section 3). Sections 5, 6 and the open questions can wait.
 #
@@ -567,26 +567,40 @@ print(f"3 x 1000: relative error {long_err:.1e}")
 # measured here. **What to take away:** at the shapes RL code uses, PPO's loss with its backward
 # (the `fwd+bwd` rows) spends most of its wall time on the host (Python, autograd's bookkeeping,
 # the launches), not on the GPU. The fused kernel takes several times less GPU time than the
-# eager PyTorch formula, but the tens of µs it saves are a small part of a wall time of hundreds
-# of µs. Read after notebook 08: [notebook 09, section 4](09_benchmarks.ipynb#4.-Fused-losses-against-their-eager-formulas)
+# eager PyTorch formula, and the call is faster on the wall clock too, by 1.3–3.3× at every shape
+# where the eager formula was timed. The wall time it saves is larger than the GPU time it saves
+# (at 4096×128, about 330 µs against 53 µs), so most of the saving is host work removed: one
+# fused call, with one autograd node, replaces the eager formula's chain of small ops, each of
+# which pays its own host cost. Each gap is smaller than notebook 08's noise rule can certify, but
+# all of them point the same way. Read after notebook 08:
+# [notebook 09, section 4](09_benchmarks.ipynb#4.-Fused-losses-against-their-eager-formulas)
 # compares these calls.
 
 # %%
-h200 = profile.committed("ppo", missing_ok=True)  # the H200\'s table and chart, read by name: not measured here
+h200 = profile.committed("ppo", missing_ok=True)  # the H200's table and chart, read by name: not measured here
 
 # %% jupyter={"source_hidden": true}
 # Checks: the claims above, on the committed rows (CI runs them; skip when reading)
-for alg in ("ppo", "sac"):  # 06 says the same of SAC's call ("as in notebook 05")
+probe_us = profile.wall_probe_us() if h200 else {}  # the second source of our wall time (notebook 08)
+for alg, x_range in (("ppo", (1.3, 3.3)), ("sac", (1.3, 1.7))):  # 06 says the same of SAC's call, with its range
     rows_ = profile.committed_rows(profile.committed_results()[1], alg) if h200 else []
     both = {(r["impl"], r["B"], r["T"]): r for r in rows_ if r["pass"] == "fwd+bwd"}
     eager_shapes = [(b_, t_) for i_, b_, t_ in both if i_ == "pytorch_eager"]
     assert not h200 or len(eager_shapes) == 3
+    x_wall = []
     for b_, t_ in eager_shapes:
         ours_r, eager_r = both[profile.OURS_IMPL, b_, t_], both["pytorch_eager", b_, t_]
-        assert ours_r["gpu_us"] < ours_r["wall_us"] / 2, alg  # "most of its wall time on the host"
+        ours_wall = [ours_r["wall_us"], probe_us[b_, t_]["fwd+bwd", alg]]  # both sources
+        assert ours_r["gpu_us"] < min(ours_wall) / 2, alg  # "most of its wall time on the host"
         assert eager_r["gpu_us"] > 5 * ours_r["gpu_us"], alg  # "several times less GPU time"
-        saved = eager_r["gpu_us"] - ours_r["gpu_us"]
-        assert 10 < saved < 100 and ours_r["wall_us"] > 200 and saved < ours_r["wall_us"] / 5, alg  # "tens of µs"
+        x_wall += [eager_r["wall_us"] / w_ for w_ in ours_wall]
+        # "the wall time it saves is larger than the GPU time it saves", with ours at its slower source
+        assert eager_r["wall_us"] - max(ours_wall) > eager_r["gpu_us"] - ours_r["gpu_us"] > 0, alg
+        assert eager_r["wall_us"] < 2.2 * max(ours_wall), alg  # "smaller than the noise rule can certify" (08's rule)
+        if (alg, b_, t_) == ("ppo", 4096, 128):  # "about 330 µs against 53 µs"
+            assert [round(eager_r["wall_us"] - max(ours_wall), -1), round(eager_r["gpu_us"] - ours_r["gpu_us"])] \
+                == [330, 53]
+    assert not h200 or (round(min(x_wall), 1), round(max(x_wall), 1)) == x_range, alg  # "faster ... by 1.3–3.3×"
 
 # %% [markdown]
 # ## Exercises

@@ -24,7 +24,7 @@
 #   exercises.
 # * **Needs:** notebook 05 (and 04's Retrace for the second open question). No GPU.
 # * **Conventions:** the course's flags, values and hook signatures:
-#   [Names and signatures](GLOSSARY.md#names-and-signatures) in the glossary.
+#   [Names and signatures](GLOSSARY.md#Names-and-signatures) in the glossary.
 # * **Minimum path:** sections 1, 2 and 4, and the checked exercises `awr_weights`, which uses
 #   notebook 05's harness, and `awac_weights`, a kernel of your own. Section 3, which reuses
 #   notebook 05's reduction, sections 5 and 6 and the open questions can wait.
@@ -397,24 +397,33 @@ assert profile.rollout_error("crr", 3, 1000, DEVICE) < 1e-5  # 3 × 1,000 steps:
 # and committed: nothing is measured here. **What to take away:** fusing CRR's loss into one
 # kernel cuts its GPU time to about a third of the eager PyTorch formula's. But with its backward
 # (the `fwd+bwd` rows), at the shapes RL code uses, the call spends most of its wall time on the
-# host, not on the GPU, and the µs the kernel saves are a small part of a wall time of hundreds of
-# µs. Read after notebook 08:
+# host, not on the GPU. Unlike PPO's and SAC's calls (notebooks 05 and 06), ours is not faster
+# than the eager formula on the wall clock: the eager formula's wall time is below ours at two of
+# the three shapes where it was timed, and inside the range of ours at the third. The 10–22 µs of
+# GPU time the kernel saves do not show through the host's cost. Read after notebook 08:
 # [notebook 09, section 4](09_benchmarks.ipynb#4.-Fused-losses-against-their-eager-formulas)
 # compares these calls.
 
 # %%
-h200 = profile.committed("crr", missing_ok=True)  # the H200\'s table and chart, read by name: not measured here
+h200 = profile.committed("crr", missing_ok=True)  # the H200's table and chart, read by name: not measured here
 
 # %% jupyter={"source_hidden": true}
 # Checks: the claims above, on the committed rows (CI runs them; skip when reading)
 both = {(r["impl"], r["B"], r["T"]): r for r in h200 if r["pass"] == "fwd+bwd"}
 eager_shapes = [(b_, t_) for i_, b_, t_ in both if i_ == "pytorch_eager"]
 assert not h200 or len(eager_shapes) == 3
+probe_us = profile.wall_probe_us() if h200 else {}  # the second source of our wall time (notebook 08)
+below, inside, saved = [], [], []
 for b_, t_ in eager_shapes:
     ours_r, eager_r = both[profile.OURS_IMPL, b_, t_], both["pytorch_eager", b_, t_]
+    ours_wall = sorted([ours_r["wall_us"], probe_us[b_, t_]["fwd+bwd", "crr"]])  # both sources
     assert 2.5 < eager_r["gpu_us"] / ours_r["gpu_us"] < 4  # "about a third of the eager formula's"
-    assert ours_r["gpu_us"] < ours_r["wall_us"] / 2  # "most of its wall time on the host"
-    assert ours_r["wall_us"] > 200 and eager_r["gpu_us"] - ours_r["gpu_us"] < ours_r["wall_us"] / 5  # "a small part"
+    assert ours_r["gpu_us"] < ours_wall[0] / 2  # "most of its wall time on the host"
+    below += [eager_r["wall_us"] < ours_wall[0]]
+    inside += [ours_wall[0] <= eager_r["wall_us"] <= ours_wall[1]]
+    saved += [eager_r["gpu_us"] - ours_r["gpu_us"]]
+assert not h200 or (sum(below), sum(inside)) == (2, 1)  # "below ours at two ... inside the range of ours at the third"
+assert not h200 or [round(min(saved)), round(max(saved))] == [10, 22]  # "the 10–22 µs of GPU time the kernel saves"
 
 # %% [markdown]
 # ## Exercises

@@ -386,7 +386,8 @@ print("the gradient from carries composed over the ranks before = autograd's, ma
 # Backwards: two passes and two exchanges.
 #
 # The length of the sequence never crosses the wire. `tools/time_group_cost.py` measures a rank's
-# share of that cost on a GPU. `benchmarks/results/checks/` has the figures.
+# share of that cost on a GPU. Its figures on an H200 are in
+# `benchmarks/results/checks/H200-2026-12-01f-time-group-cost.txt`.
 #
 # ## Exercises
 #

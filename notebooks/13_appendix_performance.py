@@ -223,9 +223,10 @@ assert 2e6 < in_flight_gpu < 3e6
 # The package leans on the second way. One of its GAE programs at 16384×1024 owns 2 rows × 128 steps
 # per chunk, and it reads 9 B per step (17 moved, with the advantage and the return it writes): the
 # reward and the value, 4 bytes each, and a 1-byte flag. With `STAGES = 2`, the next chunk's loads are in flight while the program waits for this
-# chunk, so two chunks are in flight. Compare the step-by-step walk, notebook 14's "bare launch"
-# anchor (its section 5): it runs one program per row, which asks for one step's 9 bytes and waits
-# for them.
+# chunk, so two chunks are in flight. Compare the **step-by-step walk**, a naive GAE kernel timed
+# beside the package as a baseline: one program per row, which walks its row one step at a time
+# with no scan, asking for one step's 9 bytes and waiting for them (notebook 14, section 5, calls
+# it the "bare launch" anchor).
 
 # %%
 GAE_READ = 4 + 4 + 1  # bytes read per step: reward, value, flag
@@ -277,19 +278,32 @@ assert 100 * walk["floor_ms"] / walk["kernel_ms"] < 5 and 100 * ours["floor_ms"]
 # each walks 512 chunks of 256 steps in series. The **time split** (section 5) fixes this: it cuts
 # each row into segments and gives each segment a program. The package's planner (`plan._plan`)
 # makes this choice when a launch would have fewer than `Config.min_programs` programs: two per SM,
-# 264 on an H200. The table shows what it decides for three shapes:
+# 264 on an H200. The cell wraps the planner in a small helper, `tile_plan(B, T)`, which returns its
+# choices by name (later cells reuse it), and shows what it decides for three shapes:
 
 # %%
 ON_H200 = Config(min_programs=2 * H200_SMS)  # two programs per SM, as the planner has it on an H200
+PLAN_FIELDS = ("rows", "block", "warps", "stages", "vector", "row_programs", "segments", "seg")
+
+
+def tile_plan(B, T, itemsize=4):
+    """The planner's launch for a (B, T) scan on an H200, as a dict of named fields: rows and block
+    (the tile), warps, stages, vector (elements per load), row_programs, segments (of the time split)
+    and seg (chunks per segment)."""
+    # True is time_contiguous: each row's T steps lie next to each other in memory, the (B, T) layout
+    return dict(zip(PLAN_FIELDS, plan._plan(B, T, True, itemsize, torch.device("cuda"), ON_H200)))
+
+
 plans = []
 for B_, T_ in [(16384, 1024), (8, 131072), (64, 16384)]:
-    rows, block, warps, stages, vector, row_programs, segments, seg = plan._plan(B_, T_, True, 4, torch.device("cuda"),
-                                                                                ON_H200)
+    p_ = tile_plan(B_, T_)
+    split = p_["segments"] > 1
     plans.append({"B × T": f"{B_}×{T_}", "one per row: programs": B_,
                   "SMs with work %": 100 * min(B_, H200_SMS) / H200_SMS,
-                  "chunks of 256 in series": T_ // 256, "planner: programs": row_programs * segments,
-                  "its chunk (steps)": block, "its chunks in series": seg if segments > 1 else -(-T_ // block),
-                  "time split": segments > 1})
+                  "chunks of 256 in series": T_ // 256, "planner: programs": p_["row_programs"] * p_["segments"],
+                  "its chunk (steps)": p_["block"],
+                  "its chunks in series": p_["seg"] if split else -(-T_ // p_["block"]),
+                  "time split": split})
 print(profile.table(plans, digits=3))
 by_shape = {p["B × T"]: p for p in plans}
 assert not by_shape["16384×1024"]["time split"]  # many rows: enough programs already
@@ -455,7 +469,8 @@ assert "GAE 0.1226 ms at the earlier 4 rows × 256 × 4 warps × 1 stage, 0.0851
 (four_warps_ms, one_row_ms, planned_ms) = TILE_MS.values()
 assert round(100 * (1 - one_row_ms / four_warps_ms)) == 31  # % off the time, as the text says
 assert round(100 * (1 - planned_ms / one_row_ms)) == 4
-assert plan._plan(16384, 1024, True, 4, torch.device("cuda"), ON_H200)[:4] == (2, 128, 1, 2)  # the planner's tile
+planned = tile_plan(16384, 1024)
+assert [planned[f] for f in ("rows", "block", "warps", "stages")] == [2, 128, 1, 2]  # the planner's tile
 
 # %% [markdown]
 # **The planner's tiles, and the bytes they keep in flight.** The planner (`plan._tile`) starts
@@ -470,15 +485,17 @@ tiles = []
 for B_, T_, dtype in [(4096, 128, "float32"), (1024, 1024, "float32"), (16384, 1024, "float32"),
                       (16384, 1024, "bfloat16"), (64, 16384, "float32"), (8, 131072, "bfloat16")]:
     itemsize = 2 if dtype == "bfloat16" else 4
-    rows, block, warps, stages, vector, row_programs, segments, seg = plan._plan(
-        B_, T_, True, itemsize, torch.device("cuda"), ON_H200)
-    programs = row_programs * segments
-    flight = rows * block * (2 * itemsize + 1) * stages  # GAE's reads (0.2): STAGES chunks of ROWS × BLOCK steps
-    tiles.append({"B × T": f"{B_}×{T_}", "dtype": dtype, "tile": f"{rows}×{block}×{warps}×{stages}",
-                  "ROWS": rows, "BLOCK": block, "num_warps": warps, "STAGES": stages, "V": vector,
-                  "programs": programs, "per SM": programs / H200_SMS,
+    p_ = tile_plan(B_, T_, itemsize)
+    programs = p_["row_programs"] * p_["segments"]
+    # GAE's reads (0.2): STAGES chunks of ROWS × BLOCK steps, 2 × itemsize + 1 bytes each
+    flight = p_["rows"] * p_["block"] * (2 * itemsize + 1) * p_["stages"]
+    tiles.append({"B × T": f"{B_}×{T_}", "dtype": dtype,
+                  "tile": f"{p_['rows']}×{p_['block']}×{p_['warps']}×{p_['stages']}",
+                  "ROWS": p_["rows"], "BLOCK": p_["block"], "num_warps": p_["warps"], "STAGES": p_["stages"],
+                  "V": p_["vector"], "programs": programs, "per SM": programs / H200_SMS,
                   "bytes in flight": flight, "KB/program": flight / 1e3})
 print(profile.table(tiles, ["B × T", "dtype", "tile", "programs", "per SM", "KB/program"], digits=3))
+model = {(t["B × T"], t["dtype"]): t for t in tiles}  # each row of the table, by shape and dtype
 
 # %% [markdown]
 # The table shows the planner's rules at work:
@@ -503,7 +520,6 @@ print(profile.table(tiles, ["B × T", "dtype", "tile", "programs", "per SM", "KB
 
 # %% jupyter={"source_hidden": true}
 # Checks: the rules and the table's reading, and the figures on docs/DESIGN.md (CI runs them; skip when reading)
-model = {(t["B × T"], t["dtype"]): t for t in tiles}
 tile_of = {k: tuple(t[f] for f in ("ROWS", "BLOCK", "num_warps", "STAGES", "V")) for k, t in model.items()}
 assert tile_of["16384×1024", "float32"] == (2, 128, 1, 2, 4)  # from 4096 rows up: chunks of 128, 2 rows
 assert tile_of["1024×1024", "float32"] == (1, 256, 1, 2, 4)  # below: one row of 256
@@ -513,7 +529,7 @@ assert tile_of["8×131072", "bfloat16"] == (1, 256, 1, 1, 8) and model["8×13107
 assert tile_of["64×16384", "float32"] == (1, 1024, 4, 2, 4) and model["64×16384", "float32"]["programs"] == 64
 assert all(t["ROWS"] * t["BLOCK"] // (32 * t["num_warps"]) == 8 for t in tiles)  # 256 steps per warp, 8 per lane
 for B_, rows_ in [(1024, 1), (1056, 4)]:  # 4 rows of 64 steps: 256 programs (too few) at 1024 rows, 264 at 1056
-    assert plan._plan(B_, 64, True, 4, torch.device("cuda"), ON_H200)[0] == rows_
+    assert tile_plan(B_, 64)["rows"] == rows_
 one_warp = [model[s_, "float32"] for s_ in ("4096×128", "1024×1024", "16384×1024")]  # the reading's figures
 assert [round(t["KB/program"], 1) for t in one_warp] == [2.3, 4.6, 4.6]  # "2.3 KB in flight, or 4.6 KB pipelined"
 assert one_warp[2]["bytes in flight"] == package_program  # 0.2's program
@@ -525,8 +541,9 @@ defaults = Config()
 assert ON_H200.min_programs == 264 and defaults.wide_block == 1024 and defaults.split_min_chunks == 32
 assert defaults.max_block_t == 1024  # so a wide chunk is 1024 steps
 for T_, split_ in [(16384, False), (31744, False), (31745, True), (131072, True)]:  # "split if T > 31,744"
-    p_ = plan._plan(8, T_, True, 4, torch.device("cuda"), ON_H200)
-    assert (p_[6] > 1) == split_ and (split_ or p_[1:3] == (1024, 4))  # else 1024-step chunks on 4 warps
+    p_ = tile_plan(8, T_)
+    assert (p_["segments"] > 1) == split_  # split if T > 31,744
+    assert split_ or (p_["block"], p_["warps"]) == (1024, 4)  # else 1024-step chunks on 4 warps
 assert defaults.time_major_tile[0] == 64  # 0.1: a time-major tile spans up to 64 rows
 assert "1024 steps in 4 warps 0.59× at 64×16384 (GAE 59.5 → 35.4 µs" in design  # the wide chunks' figure
 assert "A one-row tile of a 2-byte dtype is not pipelined." in design and "elements; GAE's kernel 7268 " \
@@ -965,7 +982,8 @@ assert resources[("reset_scan, chunk 256, num_warps 1", BIG)]["smem"] == 0
 # longer chunks: better up to 1024 steps, then worse, as the registers a thread needs grow
 assert pct["reset_scan solution, chunk 256"] < pct["reset_scan solution, chunk 512"] < pct["reset_scan solution, chunk 1024"]
 assert pct["reset_scan solution, chunk 2048"] < pct["reset_scan solution, chunk 512"]
-assert resources[("reset_scan solution, chunk 2048", BIG)]["regs"] > resources[("reset_scan solution, chunk 1024", BIG)]["regs"]
+assert resources[("reset_scan solution, chunk 2048", BIG)]["regs"] == 72 and resources[
+    ("reset_scan solution, chunk 1024", BIG)]["regs"] == 48  # the whole chunk's registers, half of it masked at T = 1024
 # pipelining never helped this kernel: every staged variant is below its unstaged twin
 for name in [n for n in pct if "tl.range stages" in n]:
     twin = name.split(", tl.range")[0].replace("reset_scan, chunk", "reset_scan solution, chunk") \
@@ -983,9 +1001,11 @@ for name in [n for n in pct if "tl.range stages" in n]:
 #
 # **Longer chunks.** Each trip round the loop pays the scan's fixed cost (the barrier, the carry's
 # sum) once, whatever the chunk's size. A chunk of 1024 steps loads four times the bytes of a chunk
-# of 256 for about the same fixed cost, so more of the time has loads in flight. At 2048 steps each
-# thread needs 72 registers instead of 48; fewer programs fit in an SM's registers (section 0.2's
-# occupancy), and the bytes in flight fall again.
+# of 256 for about the same fixed cost, so more of the time has loads in flight. A chunk of 2048
+# steps is longer than the row (T = 1024): half its lanes are masked off and load nothing. Each
+# thread still needs the registers of the whole chunk, 72 instead of 48, so fewer programs fit in an
+# SM's registers (section 0.2's occupancy), each with no more useful bytes than before, and the
+# bytes in flight fall.
 #
 # **Pipelining.** `tl.range(..., num_stages=2)` made every variant slower, even though the package
 # pipelines its own loop. The staged loads go through shared memory (the kernel's 1–5 KB of it),

@@ -78,6 +78,7 @@ def row(res, algorithm, B, T, impl="rltriton_lite", dtype=DTYPE, pass_="fwd"):
 # | `H200-2026-11-30d.json` | an earlier, wider sweep (bfloat16 too), older code | 08's bfloat16 bytes and open question 2 |
 # | `checks/H200-2026-12-04a-copy-probe.json` | copies timed as the GPU time is (`tools/copy_probe.py`) | sections 8–9 here (09, section 1): what a % floor means below the L2 |
 # | `checks/H100-2026-12-06-lab.txt` | notebook 13's GPU lab run on the course's own answers, **on an H100** (`tools/lab_probe.py`): the solution of `reset_scan` and 13's step-by-step walk, over the lab's knobs | 13, section 7: the lab's reference |
+# | `checks/H200-2026-12-01f-time-group-cost.txt` | what `time_group=` costs a rank, wall and GPU time (`tools/time_group_cost.py`), older code | 11, section 7 |
 # | `tokens/H200-2026-12-03.json` | GAE over LLM response tokens (`bench --tokens`) | 12, section 7 |
 # | `docs/DESIGN.md`, "Decisions" | the probe that decided each design choice, each on its own day's code | 13's figures marked `DESIGN.md` |
 #

@@ -4496,8 +4496,9 @@ def _two_stage_hint(x, got, expected):
         return f"That is the sum divided by {lanes:,}, the lanes of the blocks, padding included." + _fix(
             f" Divide by n = {n:,}.")
     if n > 1024 * 1024:  # (before the full blocks' check: n // 8192 blocks of 8192 can be 1024 * 1024 elements)
-        return (f"This case has {blocks:,} blocks of 1024, so more partial sums than one block of the second "
-                "stage holds: does it add all of them (a loop over the partials, block by block)?")
+        return (f"This case has n = {n:,} elements, {blocks:,} blocks of 1024 (more with a smaller BLOCK), so more "
+                "partial sums than one block of the second stage holds: does it add all of them (a loop over the "
+                "partials, block by block)?")
     return _one_block_of_partials(x, got) or _full_blocks_only(x, got)
 
 
