@@ -305,7 +305,8 @@ print("EMA by one forward associative scan == the loop")
 
 # %% [markdown]
 # **Try it:** swap the two halves of `affine_combine` (`a1 * a2, b1 + a1 * b2`) and run the cell
-# again. The check fails, because the maps are now composed in the wrong order.
+# again. The check fails, because the maps are now composed in the wrong order. Then swap them back
+# and run the cell once more before going on, because the cells below use `affine_combine` too.
 #
 # **Importing `rltriton_lite` changes Triton's interpreter:** it then runs `tl.associative_scan`
 # as a tree on whole blocks, like a GPU. So a combine that is not associative gives wrong values

@@ -48,8 +48,10 @@
 # **Episode ends, on one card.** The return is a scan $y_t = b_t + a_t\,y_{t+1}$ over a window of
 # $T$ steps. A step that **resets** cuts off $y_{t+1}$, so $y_t = b_t$. The card lists every kind of
 # episode end that notebooks 01–07 use, one row each. The third column is the bootstrap that $b_t$
-# adds where $y_{t+1}$ is cut off. The last column is the step as this notebook's exercises write
-# it, with $a_t = 0$ as the reset:
+# adds where $y_{t+1}$ is cut off. The last column writes each step with $a_t = 0$ as the reset.
+# The window's last step may be written either way, as $(0, \cdot)$ or with $a_t = \gamma$ and no
+# reset, as the tables further on write it: the scan starts from $y_T = 0$, so both give the same
+# numbers.
 #
 # | the step is | does it reset? | bootstrap in $b_t$ | the return's step $(a_t, b_t)$ |
 # | --- | --- | --- | --- |

@@ -235,12 +235,12 @@ assert profile.rollout_error("td_lambda", 3, 1000, DEVICE) < 1e-5  # 3 × 1,000 
 # </details>
 
 # %%
-gamma_, T_mc, mu_r, sigma_r, b_critic, sigma_c, N_mc = 0.8, 20, 1.0, 2.0, 3.0, 0.25, 20_000
+gamma_, T_mc, mu_r, sigma_r, eta, sigma_c, N_mc = 0.8, 20, 1.0, 2.0, 3.0, 0.25, 20_000
 v_true = mu_r / (1 - gamma_)
 lams = np.linspace(0.0, 1.0, 21)
 mc = np.random.default_rng(0)  # its own generator: the result does not depend on the cells above
 r_mc = mu_r + sigma_r * mc.standard_normal((N_mc, T_mc))           # one rollout per row
-nv_mc = v_true + b_critic + sigma_c * mc.standard_normal((N_mc, T_mc))  # a biased, noisy critic
+nv_mc = v_true + eta + sigma_c * mc.standard_normal((N_mc, T_mc))  # a biased, noisy critic
 G0 = np.stack([reference.td_lambda(r_mc, nv_mc, gamma=gamma_, lambda_=lam_)[:, 0] for lam_ in lams])  # (λ, rows)
 bias2, var, mse = (G0.mean(1) - v_true) ** 2, G0.var(1), ((G0 - v_true) ** 2).mean(1)
 np.testing.assert_allclose(mse, bias2 + var)  # the decomposition, exact for the sample moments too
@@ -250,11 +250,11 @@ k = np.arange(T_mc)
 alpha_w = (gamma_ * lams[:, None]) ** k
 beta_w = gamma_ * (1 - lams[:, None]) * alpha_w
 beta_w[:, -1] = gamma_ * alpha_w[:, -1]
-exact_bias2 = (b_critic * beta_w.sum(1)) ** 2
+exact_bias2 = (eta * beta_w.sum(1)) ** 2
 exact_var = sigma_r**2 * (alpha_w**2).sum(1) + sigma_c**2 * (beta_w**2).sum(1)
 np.testing.assert_allclose(var, exact_var, rtol=0.05)            # Monte Carlo agrees with the formulas
 np.testing.assert_allclose(mse, exact_bias2 + exact_var, rtol=0.05)
-np.testing.assert_allclose(exact_bias2[[0, -1]], [(gamma_ * b_critic) ** 2, (gamma_**T_mc * b_critic) ** 2])
+np.testing.assert_allclose(exact_bias2[[0, -1]], [(gamma_ * eta) ** 2, (gamma_**T_mc * eta) ** 2])
 
 fig, ax = plt.subplots(figsize=(7, 3.5))
 ax.plot(lams, bias2, "o-", ms=3, label="bias²")
@@ -272,7 +272,7 @@ fine = np.linspace(0.0, 1.0, 1001)
 alpha_f = (gamma_ * fine[:, None]) ** k
 beta_f = gamma_ * (1 - fine[:, None]) * alpha_f
 beta_f[:, -1] = gamma_ * alpha_f[:, -1]
-mse_f = (b_critic * beta_f.sum(1)) ** 2 + sigma_r**2 * (alpha_f**2).sum(1) + sigma_c**2 * (beta_f**2).sum(1)
+mse_f = (eta * beta_f.sum(1)) ** 2 + sigma_r**2 * (alpha_f**2).sum(1) + sigma_c**2 * (beta_f**2).sum(1)
 print(f"MSE: λ=0 {mse[0]:.2f}, best on the grid λ={lams[best]:.2f} {mse[best]:.2f}, λ=1 {mse[-1]:.2f}; "
       f"the exact curve's minimum: λ={fine[mse_f.argmin()]:.2f}")
 assert abs(fine[mse_f.argmin()] - 0.73) < 0.01  # the best λ, "about 0.73" in the text below

@@ -50,7 +50,12 @@ rng = np.random.default_rng(41)
 # Training moves the critic $V$ towards `vs`, so it stops where the mean correction `vs` − V is 0.
 # The correction's first term is $\rho_t\delta_t$. Its later terms carry later steps' $\rho\delta$
 # back through the traces. Their mean is 0 once the first term's mean is 0 in every state (the
-# fold below). So the critic stops where $E_\mu[\rho_t\,\delta_t] = 0$ in every state. This section solves that
+# fold below). The converse holds too. State by state, the whole mean correction is
+# $(I + \gamma C + (\gamma C)^2 + \dots)\,d = (I - \gamma C)^{-1} d$, where $d$ holds the one-step
+# means $E_\mu[\rho_t\delta_t \mid s_t = s]$ and $C_{ss'} = E_\mu[c_t\,\mathbb{1}(s_{t+1} = s') \mid s_t = s]$
+# is the traces' matrix, whose rows sum to at most 1 because $c_t \le \pi/\mu$. With $\gamma < 1$
+# the matrix $I - \gamma C$ is invertible, so the correction is 0 exactly where $d$ is. So the
+# critic stops where, and only where, $E_\mu[\rho_t\,\delta_t] = 0$ in every state. This section solves that
 # condition, then checks the answer on a one-state example. With $\rho = \min(\bar\rho, \pi/\mu)$
 # the condition is
 #
@@ -164,7 +169,8 @@ assert np.allclose(w_on / w_on.sum(), pi)  # ... and still pi_rho_bar = pi: the 
 # that the step's own TD error makes, before any trace. Here it is −0.12, and it is the value the
 # exercise's checker below reports if you hand it $V^\pi$. The rest is the traces' later terms. In one state
 # each is the one before times $\gamma E_\mu[c_t] = 0.9 \cdot 0.4 = 0.36$, so the whole is
-# $-0.12 / (1 - 0.36) \approx -0.19$, a little less in a window of 100 steps:
+# $-0.12 / (1 - 0.36) \approx -0.19$: section 1's $(I - \gamma C)^{-1} d$, with $C = 0.4$ a number.
+# It is a little less in a window of 100 steps:
 
 # %%
 v_pi, T_mu = value_of(pi), r_mu.shape[1]

@@ -397,9 +397,11 @@ assert profile.rollout_error("crr", 3, 1000, DEVICE) < 1e-5  # 3 × 1,000 steps:
 # and committed: nothing is measured here. **What to take away:** fusing CRR's loss into one
 # kernel cuts its GPU time to about a third of the eager PyTorch formula's. But with its backward
 # (the `fwd+bwd` rows), at the shapes RL code uses, the call spends most of its wall time on the
-# host, not on the GPU. Unlike PPO's and SAC's calls (notebooks 05 and 06), ours is not faster
-# than the eager formula on the wall clock: the eager formula's wall time is below ours at two of
-# the three shapes where it was timed, and inside the range of ours at the third. The 10–22 µs of
+# host, not on the GPU. Unlike PPO's and SAC's calls (notebooks 05 and 06), ours does not take
+# less wall time than the eager formula: the eager formula's wall time is below ours at two of the
+# three shapes where it was timed, and inside the range of ours at the third (at 4096×128, 573 µs
+# against ours at 398 µs in the wall probe and 592 µs in the table). Every gap is within notebook
+# 08's noise rule. The 10–22 µs of
 # GPU time the kernel saves do not show through the host's cost. Read after notebook 08:
 # [notebook 09, section 4](09_benchmarks.ipynb#4.-Fused-losses-against-their-eager-formulas)
 # compares these calls.
@@ -422,6 +424,10 @@ for b_, t_ in eager_shapes:
     below += [eager_r["wall_us"] < ours_wall[0]]
     inside += [ours_wall[0] <= eager_r["wall_us"] <= ours_wall[1]]
     saved += [eager_r["gpu_us"] - ours_r["gpu_us"]]
+    if (b_, t_) == (4096, 128):  # "573 µs against ours at 398 µs in the wall probe and 592 µs in the table"
+        assert [round(eager_r["wall_us"]), round(probe_us[b_, t_]["fwd+bwd", "crr"]), round(ours_r["wall_us"])] \
+            == [573, 398, 592]
+    assert ours_wall[0] <= 2.2 * eager_r["wall_us"] and eager_r["wall_us"] <= 2.2 * ours_wall[1]  # "within ... the noise rule"
 assert not h200 or (sum(below), sum(inside)) == (2, 1)  # "below ours at two ... inside the range of ours at the third"
 assert not h200 or [round(min(saved)), round(max(saved))] == [10, 22]  # "the 10–22 µs of GPU time the kernel saves"
 

@@ -236,8 +236,14 @@ def train(advantages_fn, policy_loss_fn, a=ARGS):
 
 # %% [markdown]
 # ## 3. Both runs, from the same seed
+#
+# The first update in a process pays a one-time warm-up (PyTorch's and the optimiser's first
+# calls), which would land on whichever run goes first, CleanRL's. So the cell first runs one
+# untimed update of each, then the two timed runs.
 
 # %%
+for warm_fns in [(cleanrl_gae, cleanrl_policy_loss), (rltriton_gae, rltriton_policy_loss)]:
+    train(*warm_fns, a={**ARGS, "total_timesteps": ARGS["num_envs"] * ARGS["num_steps"]})  # untimed warm-up
 runs = {"CleanRL loops": train(cleanrl_gae, cleanrl_policy_loss),
         "rltriton_lite calls": train(rltriton_gae, rltriton_policy_loss)}
 (ret_a, t_a), (ret_b, t_b) = runs.values()
