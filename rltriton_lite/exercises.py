@@ -5275,18 +5275,18 @@ def _token_gae_reference(r, v, mask, gamma, lam):
 
 def _token_value_scan_slips(r0, v0, mask, gamma, lam):
     """The advantages where the scan of the values that gives V_next has a slip: not shifted (each
-    token reads its own value), or its flag swapped (a = 1 at the response tokens, 0 at the masked)."""
+    token reads its own value), or its flag swapped (a = 1 at the policy tokens, 0 at the masked)."""
     def advantages(v_from_here, shift=True):
         v_next = np.concatenate([v_from_here[:, 1:], np.zeros_like(v0[:, :1])], 1) if shift else v_from_here
         return reference.linear_scan(np.where(mask, gamma * lam, 1.0), np.where(mask, r0 + gamma * v_next - v0, 0.0))
 
     return {
-        "V_next is each response token's own value: the scan of the values gives, at t, V at the first response "
-        "token at or after t, which is V_t itself at a response token. V_next is that scan read one position "
+        "V_next is each policy token's own value: the scan of the values gives, at t, V at the first policy "
+        "token at or after t, which is V_t itself at a policy token. V_next is that scan read one position "
         "later" + _fix(": torch.cat([scanned[..., 1:], zeros], -1)"): advantages(
             reference.linear_scan((~mask).astype(float), v0), shift=False),
-        "the scan of the values has its flag swapped: it carries through the response tokens and stops at the masked "
-        "ones. It must stop at each response token (a = 0 there: the token's own value) and carry a value back "
+        "the scan of the values has its flag swapped: it carries through the policy tokens and stops at the masked "
+        "ones. It must stop at each policy token (a = 0 there: the token's own value) and carry a value back "
         "through the masked tokens before it (a = 1 there)" + _fix(": in the scan of the values, a = (~mask)"):
             advantages(reference.linear_scan(mask.astype(float), v0)),
     }
@@ -5309,8 +5309,8 @@ def _token_gae_hint(args, got, expected):
         if _is_slip(got_, slip, expected):
             return _Whole("These are verl's advantages with a slip: V_next is read at position t + 1 whatever the "
                           "mask. At the last policy token before a hole, t + 1 is tool output, whose value is never to "
-                          "be read (OpenRLHF's reading, section 5), not the next response token's." + _fix(
-                              " V_next is the value at the next response token: a reverse scan of the values with "
+                          "be read (OpenRLHF's reading, section 5), not the next policy token's." + _fix(
+                              " V_next is the value at the next policy token: a reverse scan of the values with "
                               "a = (~mask), read one position later."))
     theirs = reference.linear_scan(np.full_like(r0, gamma * lam), r0 + gamma * nxt - v0)
     if np.shape(got) != theirs.shape or np.allclose(theirs[mask], expected[mask], rtol=1e-5, atol=1e-5) \
@@ -5320,7 +5320,7 @@ def _token_gae_hint(args, got, expected):
             "the mask and V(s_{t+1}) read at position t + 1, so the token before a hole bootstraps from the "
             "hole's 0 and the hole's positions add TD errors of their own. The task is verl's: a masked token "
             "is as if deleted." + _fix(" A masked token is the identity (a, b) = (1, 0), and V_next is the "
-                                       "value at the next response token, carried back across the hole by a "
+                                       "value at the next policy token, carried back across the hole by a "
                                        "reverse scan of the values."))
 
 
@@ -5330,9 +5330,9 @@ as the pairs of one reverse scan. rewards, values: (B, T) float32; mask: (B, T) 
 policy's tokens, False at tool output inside a response and at the padding after it (what rewards
 and values hold there is never to be read). The checker runs linear_scan(a, b) and compares y with
 verl's advantages before its whitening, at every position. A masked token is as if deleted: the
-identity (a, b) = (1, 0), so y there is the advantage carried back from the next response token (0
-after the last). At a response token a = gamma * lam and b = r_t + gamma * V_next - V_t, V_next
-the value at the next response token, across any hole (0 after the response's last token). V_next
+identity (a, b) = (1, 0), so y there is the advantage carried back from the next policy token (0
+after the last). At a policy token a = gamma * lam and b = r_t + gamma * V_next - V_t, V_next
+the value at the next policy token, across any hole (0 after the response's last token). V_next
 is itself a reverse scan of the values: linear_scan may be called.
 """ + SCAN_RULES, run=_scan, may_use=("linear_scan",),
     window_end="the window's last position (no token after it: V_next = 0 there)",
@@ -5360,7 +5360,7 @@ def _token_gae_cases(d):
             for start, width in spans:
                 mask[row, start:start + width] = False
         last = mask & ~np.concatenate([np.cumsum(mask[:, ::-1], 1)[:, ::-1][:, 1:] > 0,
-                                       np.zeros((B, 1), dtype=bool)], 1)  # no response token after it
+                                       np.zeros((B, 1), dtype=bool)], 1)  # no policy token after it
         r = -0.05 * np.abs(rng.normal(size=(B, T)))  # a KL penalty per token (at masked ones too: not read)
         r[last] += rng.normal(size=B)  # the outcome reward, at each response's last token
         v = rng.normal(size=(B, T))  # the critic's values (at masked tokens too: not read)
@@ -5368,7 +5368,7 @@ def _token_gae_cases(d):
         marks = {"a masked token (tool output or padding: as if deleted, the identity (1, 0))": ~mask,
                  "the last policy token before a hole (V_next: the value at the first policy token after the hole)":
                      before_hole,
-                 "a response's last token (no response token after it: V_next = 0)": last}
+                 "a response's last token (no policy token after it: V_next = 0)": last}
         expected = _token_gae_reference(r, v, mask, gamma, lam)
         if what.startswith("tool output"):  # what a masked token holds is never to be read: NaN there
             r, v = np.where(mask, r, np.nan), np.where(mask, v, np.nan)

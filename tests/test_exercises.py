@@ -1101,12 +1101,12 @@ W_SAYS = {
     ("token_gae_pairs", "OpenRLHF's, the masked tokens selected to 0 (no NaN: named by name)"):
         ("Hint: that step is a masked token (tool output or padding: as if deleted, the identity (1, 0)). At the "
          "policy tokens these are OpenRLHF's advantages (notebook 12, section 5)",
-         "A masked token is the identity (a, b) = (1, 0), and V_next is the value at the next response token"),
+         "A masked token is the identity (a, b) = (1, 0), and V_next is the value at the next policy token"),
     ("token_gae_pairs", "masked tokens the identity, but V_next read at t + 1 (zero in a hole)"):
         ("Hint: These are verl's advantages with a slip: V_next is read at position t + 1 whatever the mask.",
-         "V_next is the value at the next response token: a reverse scan of the values with a = (~mask)"),
+         "V_next is the value at the next policy token: a reverse scan of the values with a = (~mask)"),
     ("token_gae_pairs", "V_next not shifted: each token's own value (a later review's case)"):
-        ("Hint: These are verl's advantages with a slip: V_next is each response token's own value",
+        ("Hint: These are verl's advantages with a slip: V_next is each policy token's own value",
          "torch.cat([scanned[..., 1:], zeros], -1)."),
     ("token_gae_pairs", "the scan of the values with its flag swapped (a later review's case)"):
         ("Hint: These are verl's advantages with a slip: the scan of the values has its flag swapped",
