@@ -982,11 +982,11 @@ def _compare(ex, case, got, expected, marks, rtol=1e-5, atol=1e-5, top=True, arg
             own = _Whole("Every wrong element is the answer with its sign flipped: check the sign of the whole "
                          "expression (a loss, for one, is minus the objective it maximises).")
         hint = _hint(ex, bad_l, at_l, marks_l, got[at], expected[at], own)
-        nans = int((bad & ~np.isfinite(got) & np.isfinite(expected)).sum())  # a second bug's, beside a finite first
+        nans = int((bad & ~np.isfinite(got) & np.isfinite(expected)).sum())  # beside a finite first error
+        nan_note = (f", {nans} of them NaN or inf where the answer is finite: something that a select (tl.where) or "
+                    "a mask should keep out got in, by this slip or another one") if nans and np.isfinite(got[at]) else ""
         told = (f"{where} {at} expected {_num(expected[at])}, got {_num(got[at])} ({int(bad.sum())} of {bad.size} "
-                "elements wrong" + (f", {nans} of them NaN or inf where the answer is finite: something that a select "
-                                    "(tl.where) or a mask should keep out got in, by this slip or another one" if nans and np.isfinite(got[at]) else "") + ")"
-                if bad.ndim else f"expected {_num(expected)}, {said} {_num(got)}")  # (one number)
+                f"elements wrong{nan_note})" if bad.ndim else f"expected {_num(expected)}, {said} {_num(got)}")  # (one number)
         raise AssertionError(f"{ex.name}, {case}: {told}" + _inputs_there(ex, args, at, got.shape)
                              + (f"\n{hint}" if hint else ""))
 

@@ -24,8 +24,8 @@ SHAPES = [(4096, 128), (16384, 1024)]
 STEP_BYTES = profile.op("discounted_return").bytes_per_step(4)
 
 
-def _solution():
-    spec = importlib.util.spec_from_file_location("reset_scan_solution", ROOT / "notebooks" / "solutions" / "reset_scan.py")
+def _module(name, path):
+    spec = importlib.util.spec_from_file_location(name, path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
@@ -37,13 +37,10 @@ def _baseline():
     cell = re.search(r"^@triton\.jit\ndef step_by_step_kernel.*?^    return out$", text, re.S | re.M).group(0)
     path = Path(tempfile.mkdtemp()) / "lab_baseline.py"  # @triton.jit reads its source from a file
     path.write_text("import torch\nimport triton\nimport triton.language as tl\n\n" + cell + "\n")
-    spec = importlib.util.spec_from_file_location("lab_baseline", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return _module("lab_baseline", path)
 
 
-SOL = _solution()
+SOL = _module("reset_scan_solution", ROOT / "notebooks" / "solutions" / "reset_scan.py")
 
 
 @triton.jit
