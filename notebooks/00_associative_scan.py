@@ -192,19 +192,19 @@ assert result == ["a", "ab", "abc", "abcd"]
 #
 # $$f_t(f_{t+1}(y)) = a_t(a_{t+1} y + b_{t+1}) + b_t = (a_t a_{t+1})\,y + (b_t + a_t b_{t+1}).$$
 #
-# So an affine map is a pair $(a, b)$. Name the steps by time, $L$ for the later step $t+1$ and $E$
-# for the earlier step $t$, and write the operator on pairs **in the order the maps are
-# applied**, the left operand (here $L$) first:
+# So an affine map is a pair $(a, b)$. Write the operator on pairs **in the order the maps are
+# applied**: $p \oplus q$, in code `combine(p, q)`, is the map $p$ applied first, then $q$:
 #
-# $$(a_L, b_L) \oplus (a_E, b_E) = (a_E a_L,\; b_E + a_E b_L), \qquad \text{the map } y \mapsto a_E(a_L y + b_L) + b_E.$$
+# $$(a_p, b_p) \oplus (a_q, b_q) = (a_q a_p,\; b_q + a_q b_p), \qquad \text{the map } y \mapsto a_q(a_p y + b_p) + b_q.$$
 #
-# Its identity is $(1, 0)$, the map $y \mapsto y$. The operator does not commute, but it is
-# associative, which is all a scan needs. The next cell checks both facts on random pairs:
+# In the composition above, $p$ is $f_{t+1}$ and $q$ is $f_t$. The operator's identity is $(1, 0)$,
+# the map $y \mapsto y$. The operator does not commute, but it is associative, which is all a scan
+# needs. The next cell checks both facts on random pairs:
 
 # %%
-def combine(first, then):
-    """(a1, b1) ⊕ (a2, b2): apply `first`, then `then`."""
-    (a1, b1), (a2, b2) = first, then
+def combine(p, q):
+    """p ⊕ q: apply p first, then q (the order rule, section 3)."""
+    (a1, b1), (a2, b2) = p, q
     return (a2 * a1, b2 + a2 * b1)
 
 
@@ -231,7 +231,7 @@ print("associative on 1000 random triples; (1, 0) is the identity")
 #
 # A shorter proof: a pair *is* the map $y \mapsto a y + b$, $\oplus$ composes maps, and composing
 # functions is always associative. In the usual notation $\circ$, which reads right to left,
-# $p \oplus q = q \circ p$: the left operand acts first.
+# $p \oplus q$ is $q \circ p$.
 
 # %% [markdown]
 # ## 3. The backward recurrence as a reverse scan
@@ -244,24 +244,31 @@ print("associative on 1000 random triples; (1, 0) is the identity")
 # To run it, list the pairs from the end, $f_{T-1}, f_{T-2}, \dots, f_0$, and scan that list with
 # `combine` unchanged. The prefix ending at step $t$ is then the map from $y_T$ to $y_t$.
 #
-# A tree scan joins *runs*: several consecutive steps already composed into one pair. This
-# drawing shows the last combine of a reverse scan on 8 steps, where two runs of four meet:
+# A tree scan joins *runs*: several consecutive steps already composed into one pair. Which run
+# goes first is the one rule that every scan and every combine of the course keeps, and later
+# notebooks link back to it here:
+#
+# > **The order rule.** In `combine(p, q)`, written $p \oplus q$, `p` is the map applied first
+# > and `q` the map applied second. The result is "`p`, then `q`", which the usual notation
+# > writes $q \circ p$. A reset (section 4) makes a map constant, so a reset in the map applied
+# > second wins: the result is `q` alone.
+# >
+# > A reverse scan applies the later run first: `combine(later run, earlier run)`. A forward scan
+# > applies the earlier run first.
+#
+# In a return the later run goes first because it acts on the value that comes from the future.
+# This drawing shows the last combine of a reverse scan on 8 steps, where two runs of four meet:
 #
 # ```text
 #   time t:   0     1     2     3     4     5     6     7     → y_8, the value after the row
 #             └── earlier run E ──┘     └─── later run L ───┘
 #                 (a_E, b_E, κ_E)           (a_L, b_L, κ_L)
 #
-#   combine(later run, earlier run) = combine((a_L, b_L), (a_E, b_E)) = (a_E·a_L, b_E + a_E·b_L)
-#       the map y ↦ b_E + a_E·(b_L + a_L·y): the later run acts first, on y_8, then the earlier run
-#   with a reset flag κ (section 4): if κ_E is set, the result is (a_E, b_E, κ_E) alone
-#   in code, combine(a1, b1, k1, a2, b2, k2): here (a1, b1, k1) is L and (a2, b2, k2) is E
+#   combine(L, E) = (a_E·a_L, b_E + a_E·b_L), the map y ↦ b_E + a_E·(b_L + a_L·y):
+#       L acts first, on y_8, then E; if κ_E is set (section 4), the result is E alone
 # ```
 #
-# **The order rule: `combine(later run, earlier run)`; a reset in the earlier run wins.** The
-# later run goes first because it acts on the value that comes from the future. Every scan of
-# the course keeps it (a forward scan's first operand is simply its earlier run), and later
-# notebooks link back here. The check below runs both tree scans on a reversed list:
+# The check below runs both tree scans on a reversed list, then the drawing's last combine:
 
 # %%
 T = 12
@@ -296,8 +303,9 @@ print(np.round(loop, 3))
 #
 # So the kernels carry a *reset flag* $\kappa$ with each step, and they **select** instead of
 # multiplying. To select is to pick one of two values, as `np.where` does, with no arithmetic on
-# the other. A reset in the earlier run wins ([the order rule, section 3](#3.-The-backward-recurrence-as-a-reverse-scan)): the combine
-# returns the earlier run's map alone and drops the later run, which holds the next episode.
+# the other. By [the order rule](#3.-The-backward-recurrence-as-a-reverse-scan), a reset in the
+# earlier run wins: the combine returns the earlier run's map alone and drops the later run, which
+# holds the next episode.
 #
 # Below is the package's combine, in Triton; read `tl.where` as `np.where`.
 
@@ -305,8 +313,9 @@ print(np.round(loop, 3))
 print(inspect.getsource(getattr(scan.combine, "fn", scan.combine)))
 
 # %% [markdown]
-# The arguments are numbered as under the drawing, and `k` is $\kappa$. The flags combine by OR,
-# `k1 | k2`: a run resets if any of its steps does.
+# Its first triple, `(a1, b1, k1)`, is `p`, the map applied first (in a return, the later run),
+# and `(a2, b2, k2)` is `q`; `k` is $\kappa$. The flags combine by OR, `k1 | k2`: a run resets if
+# any of its steps does.
 #
 # **A worked example.** Four steps, $t = 0, \dots, 3$, composed one at a time from $t = 3$ down.
 # The episode ends at $t = 1$, so step 1 resets. Step 2's $b$ is a NaN, a bad reward in the
@@ -314,9 +323,9 @@ print(inspect.getsource(getattr(scan.combine, "fn", scan.combine)))
 # triple $(A, B, \kappa)$, then the running $B$ when the reset is a multiplication by $a = 0$:
 
 # %%
-def combine_np(first, then):
-    """scan.combine on numbers: combine_np(later run, earlier run), triples (a, b, κ)."""
-    (a1, b1, k1), (a2, b2, k2) = first, then
+def combine_np(p, q):
+    """scan.combine on numbers: triples (a, b, κ), p applied first; a reset in q wins (section 3)."""
+    (a1, b1, k1), (a2, b2, k2) = p, q
     return (a2 if k2 else a2 * a1, b2 if k2 else b2 + a2 * b1, k1 or k2)
 
 
@@ -349,8 +358,8 @@ assert run == (0.25, 5.5, True) and np.isnan(run_mult[1])
 # %%
 b8 = [1.0, 2.0, 4.0, 3.0, 5.0, np.nan, 6.0, 7.0]
 steps8 = [(0.5, b8[t], t == 2) for t in range(8)]  # the episode ends at t = 2
-later = reduce(combine_np, steps8[7:3:-1])  # steps 7, 6, 5, 4: the later run L
-earlier = reduce(combine_np, steps8[3::-1])  # steps 3, 2, 1, 0: the earlier run E
+later = reduce(combine_np, steps8[7:3:-1])  # steps 7, 6, 5, 4: the later run
+earlier = reduce(combine_np, steps8[3::-1])  # steps 3, 2, 1, 0: the earlier run
 print("later run:", later, "  earlier run:", earlier, "  combine(later, earlier):", combine_np(later, earlier))
 assert later[0] == 0.0625 and np.isnan(later[1]) and not later[2]
 assert earlier == combine_np(later, earlier) == (0.125, 3.0, True)
@@ -370,17 +379,17 @@ assert earlier == combine_np(later, earlier) == (0.125, 3.0, True)
 # $\kappa_q$ set, and neither. Both groupings of $p \oplus q \oplus s$ give
 # $\mathrm{sel}(\kappa_s, a_s, \mathrm{sel}(\kappa_q, a_s a_q, a_s a_q a_p))$ and
 # $\mathrm{sel}(\kappa_s, b_s, \mathrm{sel}(\kappa_q, b_s + a_s b_q, b_s + a_s b_q + a_s a_q b_p))$.
-# The reset in the run applied last wins (in a return, $E$). Without a reset, this is section 2's
-# affine combine. So both groupings give the same triple, not only the same map, and the
-# checkers test that stronger property.
+# The reset applied last wins, as the order rule says. Without a reset, this is section 2's affine
+# combine. So both groupings give the same triple, not only the same map, and the checkers test
+# that stronger property.
 #
 # </details>
 #
-# Where $\kappa$ is set, $a$ is unused, so a combine may store $a_E$ there, as the package does,
-# or $a_E a_L$; both choices are associative. The next cell checks both in NumPy, flags included.
-# Its last lines show why the package stores $a_E$. `nan_behind` is a later run with a NaN
-# multiplier, and `resets` an earlier run that resets. Storing $a_E$ gives $A = 0.5$, so the
-# later run's multipliers stay out of $A$; storing $a_E a_L$ gives NaN.
+# Where $\kappa$ is set, $a$ is unused, so a combine may store $a_q$ there, as the package does,
+# or $a_q a_p$; both choices are associative. The next cell checks both in NumPy, flags included.
+# Its last lines show why the package stores $a_q$. `nan_behind` is a later run with a NaN
+# multiplier, and `resets` an earlier run that resets. Storing $a_q$ gives $A = 0.5$, so the
+# later run's multipliers stay out of $A$; storing $a_q a_p$ gives NaN.
 
 # %%
 steps = [(a_, b_, bool(k_)) for a_, b_, k_ in zip(rng.normal(size=600), rng.normal(size=600), rng.random(600) < 0.3)]
@@ -485,7 +494,8 @@ plt.show()
 # | --- | --- | --- |
 # | the recurrence | $y_t = a_t y_{t-1} + b_t$ | $y_t = a_t y_{t+1} + b_t$ |
 # | scan order: the steps applied first to last | $t = 0, 1, \dots, T-1$ | $t = T-1, \dots, 1, 0$ |
-# | `combine(a1, b1, a2, b2)`: `(a1, b1)` is | the earlier run | the later run $L$ (the order rule, section 3) |
+# | [`combine(p, q)`](#3.-The-backward-recurrence-as-a-reverse-scan), `p` applied first | `combine(earlier run, later run)` | `combine(later run, earlier run)` |
+# | the run whose reset wins (`q`) | the later run | the earlier run |
 # | the chunks are walked | first to last | last to first |
 # | a chunk's carry out is $y$ at | its last step | its first step |
 # | and it enters | the next chunk in time | the chunk before it in time |
@@ -630,24 +640,25 @@ print("kernel gradients match autograd")
 # `exercises.attempt` cell after it: it prints "correct on every case", or the case that failed.
 # Notebook 00b's box "How the exercises work" explains the rest (hints, messages, solutions).
 #
-# **`matrix_compose`.** Write the composition of maps $y \mapsto A\,y + b$, with a matrix $A$ and
-# a vector $b$ (the steps of a linear system run backwards). Here `matrix_compose(p, q)` is
-# mathematics' $p \circ q$: `q` is applied first, then `p`. This exercise checks one skill:
-# reading an operator's order off its definition, and keeping it in the matrix products.
+# **`matrix_compose`.** Write `combine` for maps $y \mapsto A\,y + b$, with a matrix $A$ and a
+# vector $b$ (the steps of a linear system run backwards). `matrix_compose(p, q)` keeps
+# [the order rule](#3.-The-backward-recurrence-as-a-reverse-scan): `p` is applied first, then
+# `q`. This exercise checks one skill: keeping the order of the matrix products when you compose
+# maps in `combine`'s order, since matrices do not commute.
 #
 # <details><summary>Hint 1: where to start</summary>
 #
 # Section 2 built `combine` by applying one map to the other's output. Do the same here. Write
-# what `q` does to $y$. Then apply `p` to that. Matrices do not commute, so keep each product's
+# what `p` does to $y$. Then apply `q` to that. Matrices do not commute, so keep each product's
 # order.
 #
 # </details>
 #
 # <details><summary>Hint 2: the plan</summary>
 #
-# * Mind the argument order: `matrix_compose(p, q)` is `combine(q, p)` with matrices.
-# * `q` comes first. Write $z = q(y)$ with $A_2$ and $b_2$.
-# * Then `p` acts on $z$, not on $y$. Write $p(z)$ and put your $z$ in.
+# * `matrix_compose(p, q)` is `combine(p, q)` with matrices: `p` first.
+# * Write $z = p(y)$ with $A_1$ and $b_1$.
+# * Then `q` acts on $z$, not on $y$. Write $q(z)$ and put your $z$ in.
 # * Expand it. The term that multiplies $y$ is the matrix part. What is left is the vector part.
 # * In a product $M N y$, which matrix touches $y$ first? Keep that order in your matrix part.
 # * In NumPy, `@` is the matrix product. `*` multiplies element by element.
@@ -658,17 +669,17 @@ print("kernel gradients match autograd")
 #
 # Take $A_1 = \begin{pmatrix} 0 & 1 \\ 1 & 0 \end{pmatrix}$ (it swaps the two entries),
 # $b_1 = (1, 0)$, and $A_2 = \begin{pmatrix} 2 & 0 \\ 0 & 1 \end{pmatrix}$ (it doubles the first),
-# $b_2 = (0, 3)$. By hand, apply `q` first, then `p`. The point $(0, 0)$ goes
-# $(0, 0) \to (0, 3) \to (4, 0)$, so $b = (4, 0)$. Likewise $(1, 0) \to (2, 3) \to (4, 2)$ and
-# $(0, 1) \to (0, 4) \to (5, 0)$. Subtract $b$, and the columns of $A$ are $(0, 2)$ and $(1, 0)$.
-# If you get `[[0.0, 2.0], [1.0, 0.0]] [2.0, 3.0]`, you applied `p` first. That is
+# $b_2 = (0, 3)$. By hand, apply `p` first, then `q`. The point $(0, 0)$ goes
+# $(0, 0) \to (1, 0) \to (2, 3)$, so $b = (2, 3)$. Likewise $(1, 0) \to (1, 1) \to (2, 4)$ and
+# $(0, 1) \to (2, 0) \to (4, 3)$. Subtract $b$, and the columns of $A$ are $(0, 1)$ and $(2, 0)$.
+# If you get `[[0.0, 1.0], [2.0, 0.0]] [4.0, 0.0]`, you applied `q` first. That is
 # `matrix_compose(q, p)`.
 #
 # ```python
 # p = (np.array([[0.0, 1.0], [1.0, 0.0]]), np.array([1.0, 0.0]))
 # q = (np.array([[2.0, 0.0], [0.0, 1.0]]), np.array([0.0, 3.0]))
 # A, b = matrix_compose(p, q)
-# print(A.tolist(), b.tolist())  # must print [[0.0, 1.0], [2.0, 0.0]] [4.0, 0.0]
+# print(A.tolist(), b.tolist())  # must print [[0.0, 2.0], [1.0, 0.0]] [2.0, 3.0]
 # ```
 #
 # </details>
@@ -676,9 +687,9 @@ print("kernel gradients match autograd")
 # <details><summary>Hint 4: the key lines</summary>
 #
 # ```python
-# # p(q(y)) = A1 @ (___) + b1, where ___ is q(y) written out
+# # q(p(y)) = A2 @ (___) + b2, where ___ is p(y) written out
 # A = ___ @ ___  # which of A1, A2 acts on y first, and on which side must it stand?
-# b = ___        # what does p do to q's vector part b2?
+# b = ___        # what does q do to p's vector part b1?
 # return A, b
 # ```
 #
@@ -687,7 +698,7 @@ print("kernel gradients match autograd")
 # %%
 def matrix_compose(p, q):
     (A1, b1), (A2, b2) = p, q
-    # YOUR CODE: return the pair (A, b) of "q first, then p"
+    # YOUR CODE: return the pair (A, b) of "p first, then q"
     raise NotImplementedError
 
 # %%
@@ -722,7 +733,8 @@ exercises.attempt("matrix_compose", matrix_compose)
 #
 # * `for start in reversed(range(0, T, chunk))`, with `end = min(start + chunk, T)`.
 # * Start each chunk from the identity, `(1.0, 0.0, False)`.
-# * Go from `t = end - 1` down to `start`. By the order rule (section 3), step $t$ is the second
+# * Go from `t = end - 1` down to `start`. By
+#   [the order rule](#3.-The-backward-recurrence-as-a-reverse-scan), step $t$ is the second
 #   operand.
 # * $y_t$ is a select on $\kappa$, never a product: $B$ where $\kappa$, else $B + A \cdot$ carry.
 # * `carry_in[t]` is the carry you used for step $t$.

@@ -558,8 +558,8 @@ exercises.attempt("hooked_scan", hooked_scan)
 #
 # The next cell prints the key lines of `scan._walk`, the chunk loop, with their nesting kept.
 # Above each line, a comment names its counterpart in your `gae_kernel`. `...` marks lines left
-# out, which add speed (notebook 13 reads them). Where a line sits deeper than the lines after
-# it, as `PROLOGUE(...)` does, the `...` above it hid the start of a branch (an `if`) that holds it.
+# out, which add speed (notebook 13 reads them). The `for`, `if` and `else` lines that hold a
+# printed line are printed too, so the nesting reads as Python.
 #
 # <details><summary>Details: the other names in the printout</summary>
 #
@@ -595,18 +595,37 @@ YOURS = {  # a key line of _walk -> its counterpart in your gae_kernel
 assert all(any(k in line for line in walk) for k in YOURS)  # (each still in the package's source)
 # c_a, c_b, c_r: read only by a line left out of the printout
 assert [line.strip() for line in walk if " c_a," in line][1:] == ["s_a, s_b, s_r = combine(s_a, s_b, s_r, c_a, c_b, c_r)"]
+depth = lambda line: len(line) - len(line.lstrip())  # noqa: E731
+body = depth(next(line for line in walk if "for k in tl.range" in line))  # _walk's loop, the outermost line shown
+
+
+def headers(i):
+    """The for/if/else lines of the blocks that hold walk[i], up to the loop's level."""
+    out, d = [], depth(walk[i])
+    for j in range(i - 1, -1, -1):
+        line = walk[j]
+        if line.strip() and not line.lstrip().startswith("#") and body <= depth(line) < d:
+            out.append(j)
+            d = depth(line) + line.lstrip().startswith(("else", "elif"))  # an else: look on for its if
+    return out
+
+
+keys = {i: k for i, line in enumerate(walk) for k in YOURS if k in line}
 shown, last = [], None
-for i, line in enumerate(walk):
-    key = next((k for k in YOURS if k in line), None)
-    if key is None:
-        continue
-    indent = line[:len(line) - len(line.lstrip())]
+for i in sorted(set(keys) | {j for i in keys for j in headers(i)}):
     skipped = [w for w in walk[last + 1:i] if w.strip()] if last is not None else []
     if skipped:  # '...' at the outermost level of the lines left out
-        shown.append(min((w[:len(w) - len(w.lstrip())] for w in skipped), key=len) + "...")
-    shown += [f"{indent}# yours: {YOURS[key]}", line.rstrip()]
+        shown.append(min((w[:depth(w)] for w in skipped), key=len) + "...")
+    if i in keys:
+        shown.append(f"{walk[i][:depth(walk[i])]}# yours: {YOURS[keys[i]]}")
+    shown.append(walk[i].rstrip())
     last = i
 print(textwrap.dedent("\n".join(shown)))
+code = [line for line in shown if not line.lstrip().startswith("# yours")]
+# the nesting reads as Python: a line deeper than the one before it sits under a printed header
+assert all(depth(now) <= depth(before) or before.split("#")[0].rstrip().endswith(":")
+           for before, now in zip(code, code[1:]))
+assert any(line.strip() == "if AHEAD is None:" for line in shown)  # the branch that holds PROLOGUE(...)
 
 # %% [markdown]
 # Notebook 02's appendix reads one of the package's prologues, the discounted return's, line by

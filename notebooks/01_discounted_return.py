@@ -288,13 +288,10 @@ print(f"3 x 1000: relative error {long_err:.1e}")
 # Write every such factor as a select: `tl.where` in Triton, `torch.where` in tensor code.
 #
 # **The window's last step.** The scan starts from $y_T = 0$. For the return and GAE that is
-# enough: $a_{T-1}$ multiplies 0, and the bootstrap is already in $b_{T-1}$.
+# enough: $a_{T-1}$ multiplies 0, and the bootstrap is already in $b_{T-1}$. Some estimators must
+# reset there all the same: [notebook 04, section 2](04_vtrace.ipynb#2.-Prologue,-scan,-epilogue) says why.
 #
-# <details><summary>Details: estimators that must reset at the window's end, and an a = 0 that is no episode end</summary>
-#
-# Estimators whose $b_t$ only makes sense together with $y_{t+1}$ must reset at $t = T-1$;
-# notebooks 03 and 04 show why. The package's hooks simply count `t == T - 1` as `done`, one rule
-# for all.
+# <details><summary>Details: an a = 0 that is no episode end</summary>
 #
 # For every finite input the select gives the same values as multiplying by $a = 0$. So a prologue
 # may return $a = 0$ at a step that ends no episode, to stop the scan there for another reason:

@@ -54,8 +54,10 @@
 #
 # </details>
 #
-# Written backwards, V-trace is a first-order recurrence ($V'_t$ and the episode flags as in
-# notebooks 01–03):
+# Written backwards, V-trace is a first-order recurrence. The flags are notebook 01's:
+# $\text{term}_t$ marks a termination, after which nothing is bootstrapped, and $\text{done}_t$ any
+# episode end (a termination, a truncation, or the window's last step). $V'_t = V(s_{t+1})$ is the
+# value of the real next state, which a truncation bootstraps from.
 #
 # $$\rho_t = \min(\bar\rho, \tfrac{\pi}{\mu}), \quad c_t = \lambda_t \min(\bar c, \tfrac{\pi}{\mu}), \quad
 #   \delta_t = r_t + \gamma_t (1-\text{term}_t) V'_t - V_t,$$
@@ -151,6 +153,11 @@ np.testing.assert_allclose(pg, [0.75, 0.5, 1.0])
 # $v_{T-1} = V_{T-1} + \rho_{T-1}\delta_{T-1}$, what $v_T = V'_{T-1}$ would give: a bootstrap from
 # the next value.
 #
+# The rule is general: an estimator whose $b_t$ only makes sense together with $y_{t+1}$ must reset
+# at $t = T-1$. Notebook 03's λ-return is another: its $b_t$ bootstraps from $V'_t$ with weight
+# $1-\lambda_t$ only, and counts on $\lambda_t G_{t+1}$ for the rest. The package's hooks simply
+# count `t == T - 1` as done for every estimator, one rule for all.
+#
 # <details><summary>Details: a carry is not a bootstrap</summary>
 #
 # A carry is $y_T$ itself, the value after the window (00b's `last_value`, `rl.linear_scan`'s
@@ -205,8 +212,9 @@ print("prologue + scan + epilogue == the loop")
 # ## 3. The kernel
 #
 # Section 2's split becomes three Triton functions in `rltriton_lite/vtrace.py`, in the package's
-# hook form. `_step` loads one step's coefficients, flags and three clipped weights. The prologue
-# and the epilogue are section 2's formulas. The printout is optional.
+# hook form: small `@triton.jit` functions that the package's shared scan kernel calls on every
+# chunk of steps. `_step` loads one step's coefficients, flags and three clipped weights. The
+# prologue and the epilogue are section 2's formulas. The printout is optional.
 
 # %% jupyter={"outputs_hidden": true}
 for fn in (vtrace._step, vtrace._vtrace_prologue, vtrace._vtrace_epilogue):
@@ -376,9 +384,11 @@ assert profile.rollout_error("vtrace", 3, 1000, DEVICE) < 1e-5  # 3 × 1,000 ste
 # %% [markdown]
 # ## 5. Optional: profile it
 #
-# V-trace's table and chart, measured on an H200 and committed: nothing is measured here. Read
-# them as in [notebook 01, section 6](01_discounted_return.ipynb#6.-Optional:-profile-it): here
-# too, the backward's extra wall time is mostly host time. No line carries a `!`.
+# V-trace's table and chart, measured on an H200 and committed: nothing is measured here. As in
+# [notebook 01, section 6](01_discounted_return.ipynb#6.-Optional:-profile-it), the last column is
+# each line's wall time divided by ours, and a `!` after a name would mark an implementation whose
+# outputs disagreed with ours. No line carries one. Here too, the backward's extra wall time is
+# mostly host time.
 
 # %%
 h200 = profile.committed("vtrace", missing_ok=True)  # the H200's table and chart, read by name: not measured here
@@ -397,8 +407,15 @@ assert not any(r["flagged"] for r in h200)  # no line carries a `!`: every imple
 # $$G_t = r_t + \gamma(1-\text{term}_t)\big[\mathbb E_\pi Q(s_{t+1}, \cdot) + c_{t+1}\big(G_{t+1}
 #   - Q(s_{t+1}, u_{t+1})\big)\big], \qquad c_{t+1} = \lambda \min(1, \pi/\mu) \text{ at step } t+1.$$
 #
-# Write its prologue in Triton for `exercises.scan_hook`, as you did for notebook 03's `q_lambda`
-# ("The harness in three lines" in [03's exercises](03_td_lambda.ipynb#Exercises) recaps it).
+# Mind the index: the link from $t+1$ back to $t$ carries $c_{t+1}$ here and $c_t$ in V-trace.
+# $Q(s_t, u_t)$ already conditions on the action $u_t$, so the first action Retrace reweights is
+# $u_{t+1}$, while V-trace's $V(s_t)$ does not, so its link is weighed by $u_t$'s own ratio.
+#
+# Write its prologue in Triton for `exercises.scan_hook`, as you did for notebook 03's `q_lambda`.
+# The harness, in brief: your `@triton.jit` prologue `(X, P, offs, t, m, T) -> (a, b)` loads input
+# `i` with `tl.load(X[i] + offs, mask=m, other=0.0)`, where `t` is the global step (0 to T-1) and
+# `m` is false on lanes past the row's end. The harness scans the pairs backwards in chunks, makes
+# the lanes past the end the identity (1, 0), and treats $a_t = 0$ as the reset, applied as a select.
 #
 # **Reset written as:** $a_t = 0$ (the harness makes the flag), as in `q_lambda`.
 #
@@ -423,7 +440,7 @@ assert not any(r["flagged"] for r in h200)  # no line carries a `!`: every imple
 #   The last row is why the window's last step resets: $b_t$'s $-\gamma c\,Q_{t+1}$ is there to
 #   cancel against $G_{t+1}$, and no $G_T$ is there to cancel it.
 # * **Edge cases:** behind a termination the `next_*` inputs may be NaN: select them away with
-#   `tl.where` (01's NaN card).
+#   `tl.where`. A product with 0 would not do, since $0 \times \text{NaN}$ is NaN.
 #
 # <details><summary>Hint 1: where to start</summary>
 #
@@ -501,10 +518,10 @@ exercises.attempt("retrace", retrace)
 #
 # The advantage needs $v_{s+1}$, the *next* step's V-trace target. `exercises.scan_hook` takes
 # an `epilogue` argument, which it calls after the scan, and stores what it returns. Your
-# `@triton.jit` epilogue is `(X, P, offs, t, m, T, y, y_in) -> out`: the prologue's arguments
-# ([03's "The harness in three lines"](03_td_lambda.ipynb#Exercises)) and two more. `y` is the
-# scanned value at the step. `y_in` is the value that entered it, $y_t = b_t + a_t\,y_{in}$: in a
-# reverse scan $y_{t+1}$, and 0 after the row's last step.
+# `@triton.jit` epilogue is `(X, P, offs, t, m, T, y, y_in) -> out`: a prologue's arguments, as
+# for `retrace`, and two more. `y` is the scanned value at the step. `y_in` is the value that
+# entered it, $y_t = b_t + a_t\,y_{in}$: in a reverse scan $y_{t+1}$, and 0 after the row's last
+# step.
 #
 # <details><summary>Details: how the harness finds y_in</summary>
 #
@@ -590,15 +607,13 @@ exercises.attempt("vtrace_pg", vtrace_pg)
 
 # %% [markdown]
 # *A good place to stop for a first session.* The capstone next builds on `retrace` and
-# `vtrace_pg`, and on your `reset_scan` from 00c. Have it at hand.
+# `vtrace_pg`, and on your `reset_scan` from 00c. Have it at hand if you can, though the checklist
+# after the task says everything the exercise needs.
 #
 # **`vtrace_kernel`** (the capstone: a whole kernel, as in notebooks 00b and 00c). Write V-trace
-# end to end in Triton, with no harness:
-#
-# 1. Start from your `reset_scan` from 00c: one program per row, walking chunks of `chunk` steps
-#    from the last.
-# 2. Put section 2's step in place of the discounted return's, and write `vs`.
-# 3. Compute `vtrace_pg`'s policy-gradient advantage, which reads $v_{s+1}$ one step on.
+# end to end in Triton, with no harness. A first kernel scans `vs` row by row, in chunks, with
+# section 2's step and its resets. A second kernel, launched after the first has finished, reads
+# `vs` one step on and computes `vtrace_pg`'s policy-gradient advantage.
 #
 # **Reset written as:** a flag `k` beside the pair, as in 00c's `reset_scan`, with $a_t$ kept at
 # $\gamma c_t$ (either form passes).
@@ -620,20 +635,17 @@ exercises.attempt("vtrace_pg", vtrace_pg)
 #   | the window's last step, not terminated | $\gamma c_t$ | $V_t + \rho_t\delta_t$ | true |
 #   | padding, past the row's end | 1 | 0 | false |
 #
-#   The last step resets because it has no $v_T$ for $-\gamma c_t V'_t$ to cancel against (section
-#   2). `next_values` behind a termination may be NaN: select it away before it enters $\delta_t$.
-# * **One new Triton pattern, for `pg`.** `pg` reads $v_{s+1}$, the next step's `vs`: inside a
-#   chunk another lane's value, and at the chunk's last lane the carry. The simplest way to read it
-#   is a second kernel, launched after the first has finished, which computes `pg`. It is an
-#   elementwise kernel over all B·T elements, like 00b's first kernels. In a contiguous (B, T)
-#   tensor, element `i` is row `i // T`, step `t = i % T`. Its next step is element `i + 1`, except
-#   at a row's last step (`t == T - 1`), where `i + 1` is the next row's first.
+#   The last step resets because it has no $v_T$ for $-\gamma c_t V'_t$ to cancel against
+#   (section 2).
 #
-# <details><summary>Details: why not read v<sub>s+1</sub> in the first kernel</summary>
+# <details><summary>Details: why a second kernel for pg</summary>
 #
-# Triton has no cheap way to move a block by one lane (`tl.gather` can, as a general gather).
-# Storing `vs` and loading it back in the same kernel needs a barrier between the store and the
-# load (`tl.debug_barrier()`), or lane 5 may load `vs[6]` before lane 6 has stored it.
+# `pg` reads $v_{t+1}$, the next step's `vs`: inside a chunk another lane's value, and at the
+# chunk's last lane the carry. Triton has no cheap way to move a block by one lane (`tl.gather`
+# can, as a general gather). Storing `vs` and loading it back in the same kernel needs a barrier
+# between the store and the load (`tl.debug_barrier()`), or lane 5 may load `vs[6]` before lane 6
+# has stored it. A second kernel starts only once the first has finished, so all of `vs` is in
+# memory by then.
 #
 # </details>
 #
@@ -644,60 +656,78 @@ exercises.attempt("vtrace_pg", vtrace_pg)
 # across processes (notebook 11): there the padding lanes' pair enters the chunk's map.
 #
 # </details>
+
+# %% [markdown]
+# **What your kernel does**, line by line. With the table above, these six lines are all the
+# exercise needs.
 #
-# <details><summary>Recap: the chunk loop of 00c's <code>reset_scan</code></summary>
-#
-# The loop of [00c's first cell](00c_episodes_and_hooks.ipynb#Where-00b-ended:-a-chunked-scan),
-# with the reset of 00c's section 1: the skeleton your kernel fills in. Only the triple and what
-# is stored change here. Keep the combine's order: the run applied first comes first.
-#
-# ```python
-# @triton.jit
-# def reset_combine(a1, b1, k1, a2, b2, k2):
-#     # (a1, b1, k1): the run applied first (in a reverse scan, the steps after); a run that resets ignores it
-#     return tl.where(k2, a2, a2 * a1), tl.where(k2, b2, b2 + a2 * b1), k1 | k2
-#
-# # in the kernel:
-# row = tl.program_id(0)                      # one program per row
-# carry = 0.0                                 # nothing comes after the row
-# n_chunks = tl.cdiv(T, CHUNK)
-# for i in range(0, n_chunks):
-#     c = n_chunks - 1 - i                    # the chunks, last first
-#     t = c * CHUNK + tl.arange(0, CHUNK)
-#     m = t < T                               # lanes past the row's end: padding
-#     ...                                     # load, then (a, b, k): k at a reset, (1, 0, False) on padding
-#     A, B, K = tl.associative_scan((a, b, k), 0, reset_combine, reverse=True)
-#     y = tl.where(K, B, B + A * carry)       # a reset at or after t: the carry never enters
-#     tl.store(Y + row * T + t, y, mask=m)
-#     carry = tl.sum(tl.where(t == c * CHUNK, y, 0.0), 0)  # the masked sum: y at the chunk's first step
-# ```
-#
-# The last line is the masked-sum idiom: a block cannot be indexed by position, so select the one
-# lane you want (0 elsewhere) and sum the block.
-#
-# </details>
-#
+# 1. **The loop.** One program per row, `row = tl.program_id(0)`, starts with `carry = 0.0` and
+#    walks the row's `tl.cdiv(T, chunk)` chunks from the last. Chunk `c` holds the steps
+#    `t = c * chunk + tl.arange(0, chunk)`, and `m = t < T` is false on its padding lanes, past the
+#    row's end. Step `t` of the row is element `row * T + t` of each input.
+# 2. **The triple.** Load the five inputs with `mask=m`. Select $V'_t$ to 0 at a termination with
+#    `tl.where` before it enters $\delta_t$: `next_values` there may be NaN, and a product with 0
+#    would keep it, since $0 \times \text{NaN}$ is NaN. Then build $(a_t, b_t, k_t)$ by the table,
+#    with $k_t$ true at a termination and at `t == T - 1`, and $(1, 0, \text{false})$ on padding lanes.
+# 3. **The reset.** Scan the triples backwards, `tl.associative_scan((a, b, k), 0, combine,
+#    reverse=True)`, with the combine `(tl.where(k2, a2, a2 * a1), tl.where(k2, b2, b2 + a2 * b1),
+#    k1 | k2)`. Its first operand `(a1, b1, k1)` is the run applied first, in a reverse scan the
+#    steps after, and a run that resets ignores it. The scan returns `(A, B, K)`, and
+#    `vs = tl.where(K, B, B + A * carry)`: the carry enters only where no reset lies between.
+# 4. **The store and the carry lane.** Store `vs` at `row * T + t` with `mask=m`. The carry into
+#    the chunk before is `vs` at this chunk's first step, `t == c * chunk`. A block cannot be
+#    indexed by position, so take that lane with a masked sum: `vs` where `t == c * chunk`, 0
+#    elsewhere, summed with `tl.sum(..., 0)`.
+# 5. **The second kernel's shifted load.** It is elementwise over all B·T elements, a block of
+#    them per program: `i = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)`, masked where
+#    `i >= B * T`. Element `i` is step `t = i % T` of its row, and $v_{t+1}$ is `vs` at element
+#    `i + 1`, loaded with a mask that is also false at a row's last step (`t == T - 1`), where
+#    `i + 1` is the next row's first step.
+# 6. **The advantage.** At `t == T - 1`, $v_{t+1}$ is `next_values` instead. Then
+#    `pg` $= \min(\bar\rho, \pi/\mu)\,(r_t + \gamma v_{t+1} - V_t)$, with $\gamma v_{t+1}$ selected
+#    to 0 at a termination (a `tl.where`, for the same NaN), stored with the mask.
+
+# %% [markdown]
 # <details><summary>Hint 1: where to start</summary>
 #
-# Two pieces you already have.
-# Your `reset_scan` from 00c walks a row's chunks from the last, with a carry.
-# Section 2 writes V-trace's step as a pair $(a_t, b_t)$ with a reset.
-# Then `pg` is your `vtrace_pg`, with $v_{s+1}$ read from memory.
-# A second kernel reads `vs` one step on. The first has finished when it starts.
+# Copy your `reset_scan` from 00c. Its loop, combine, carry and store are the checklist's lines
+# 1, 3 and 4 already: only the triple it builds (line 2) changes.
+# For `pg`, start from your `vtrace_pg`. The formula is the same, with `y_in` replaced by a load of
+# `vs` one element on.
 #
 # </details>
 #
 # <details><summary>Hint 2: the plan</summary>
 #
-# * With λ = 1: $\rho_t = \min(\bar\rho, \pi/\mu)$ and $c_t = \min(\bar c, \pi/\mu)$.
-# * Select $V'_t$ to 0 at a termination first. Then one line for $\delta_t$ serves every row of
-#   the table, and a `tl.where` on the reset drops $-\gamma c_t V'_t$ from $b_t$.
-# * Padding lanes get the table's last row: a `tl.where` on `m`.
-# * Store `vs`. The carry into the chunk before is one of this chunk's `vs`: which? Take it with
-#   the masked sum of the recap above, `tl.sum(tl.where(t == ..., vs, 0.0), 0)`.
-# * The second kernel runs over all B·T elements: element `i` is step `t = i % T`.
-# * There $v_{s+1}$ is `vs` one element on, except at the row's last step.
-# * Then `pg` as in `vtrace_pg`, with $\gamma v_{s+1}$ selected away at a termination.
+# The two kernels and the launcher, with `...` where V-trace's lines go. `reset_combine` is the
+# checklist's combine, a `@triton.jit` function of its six arguments. In the first kernel `c` is
+# the chunk's index, so give $c_t$ another name.
+#
+# ```python
+# @triton.jit
+# def vs_kernel(LR, R, V, NV, TERM, VS, gamma, rho_bar, c_bar, T, CHUNK: tl.constexpr):
+#     row = tl.program_id(0)                      # one program per row
+#     carry = 0.0                                 # nothing comes after the row
+#     n_chunks = tl.cdiv(T, CHUNK)
+#     for i in range(0, n_chunks):
+#         c = n_chunks - 1 - i                    # the chunks, last first
+#         t = c * CHUNK + tl.arange(0, CHUNK)
+#         m = t < T                               # lanes past the row's end: padding
+#         ...                                     # load at row * T + t, then (a, b, k) by the table
+#         A, B, K = tl.associative_scan((a, b, k), 0, reset_combine, reverse=True)
+#         vs = tl.where(K, B, B + A * carry)      # a reset at or after t: the carry never enters
+#         tl.store(VS + row * T + t, vs, mask=m)
+#         carry = ...                             # the masked sum: vs at the chunk's first step
+#
+# @triton.jit
+# def pg_kernel(LR, R, V, NV, TERM, VS, PG, gamma, rho_bar, T, N, BLOCK: tl.constexpr):
+#     i = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+#     m = i < N                                   # N = B * T
+#     t = i % T
+#     ...                                         # v_{t+1}, then pg as in vtrace_pg; store at PG + i
+#
+# # the launcher: vs_kernel[(B,)](...), then pg_kernel[(triton.cdiv(B * T, BLOCK),)](...)
+# ```
 #
 # </details>
 #

@@ -107,8 +107,8 @@ def make_envs(n, seed):
 #
 # The loop takes the two pieces as parameters. `advantages_fn` computes advantages and returns from
 # the rollout, and `policy_loss_fn` computes the clipped surrogate of a minibatch. Here are
-# CleanRL's versions first, the same in substance as in `ppo.py`. The loop below makes one
-# simplification of `ppo.py`, in both runs: it does not clip the value loss (`clip_vloss=False`).
+# CleanRL's versions first, the same in substance as in `ppo.py`. The loop below departs from
+# `ppo.py` in one way, in both runs: it does not clip the value loss (`clip_vloss=False`).
 
 # %%
 def cleanrl_gae(rewards, values, dones, next_value, next_done, gamma, gae_lambda):
@@ -166,22 +166,24 @@ def collect_rollout(agent, envs, buf, next_obs, next_done, episodes):
     return next_obs, next_done
 
 # %% [markdown]
-# **One simplification, CleanRL's own.** `next_done` is `terminations or truncations`, so a
-# truncated episode is cut as if it had terminated, with no bootstrap. CleanRL's `ppo.py` does the
-# same, and both runs keep it.
+# **Truncation treated as termination, a shortcut of CleanRL's own.** `next_done` is
+# `terminations or truncations`, so a truncated episode is cut as if it had terminated, with no
+# bootstrap. CleanRL's `ppo.py` does the same, and both runs keep it.
 #
 # How much does it cost? CartPole-v1 truncates only at 500 steps, so the error is rare. But when it
-# happens it is not small: the target loses $\gamma V(s_{500})$, and for a balanced pole that value
-# is near $\gamma/(1-\gamma)$. In the short runs below no episode gets that far (section 3 checks).
+# happens it is not small. The last step's target loses $\gamma V(s_{500})$. A balanced pole earns a
+# reward of 1 per step, so $V(s_{500}) \approx 1/(1-\gamma)$ and the lost term is
+# $\gamma V(s_{500}) \approx \gamma/(1-\gamma)$, which is 99 at this notebook's $\gamma = 0.99$. In
+# the short runs below no episode gets that far (section 3 checks).
 #
 # The right treatment, as notebooks 01 and 02 teach it, bootstraps from the value of the final
 # observation. With gymnasium's `SAME_STEP` autoreset, `next_obs` already starts the next episode,
 # so the final observation is in `infos["final_obs"]`. In the package, you pass its value in
 # `next_values` at the truncated steps: `rl.gae(..., terminated=, truncated=, next_values=)`.
 #
-# The second, `update`, is where the two pieces enter. It calls `advantages_fn` once on the
-# rollout. Then it calls `policy_loss_fn` on every minibatch of `update_epochs` shuffled passes
-# over it:
+# The loop's second phase, `update`, is where the two pieces enter. It calls `advantages_fn` once
+# on the rollout. Then it calls `policy_loss_fn` on every minibatch of `update_epochs` shuffled
+# passes over it:
 
 # %%
 def update(agent, optimizer, buf, next_obs, next_done, advantages_fn, policy_loss_fn, iteration, a):
@@ -254,7 +256,8 @@ assert ret_a[-20:].mean() > ret_a[:20].mean()  # a short run: only a rise on ave
 per_update = ARGS["num_envs"] * ARGS["num_steps"]
 assert (ARGS["total_timesteps"] // per_update, per_update) == (12, 512)  # "12 updates of 512 steps", as the text says
 print(f"longest episode: {ret_a.max():.0f} steps (CartPole-v1 truncates at 500)")
-assert ret_a.max() < 500  # no truncation here: section 2's simplification changes nothing
+assert ret_a.max() < 500  # no truncation here: treating truncation as termination changes nothing
+assert round(ARGS["gamma"] / (1 - ARGS["gamma"])) == 99  # γ/(1−γ): what a truncation's target would lose
 print("the same episodic returns, episode for episode")
 
 # %% [markdown]

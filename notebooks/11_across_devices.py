@@ -31,8 +31,9 @@
 #
 # In a context- or sequence-parallel stack, each GPU holds a stretch of the sequence: rank 0 the
 # first steps, rank 1 the next, and so on. The sequence is split because its activations do not
-# fit on one GPU. Gathering every rank's rewards and values onto each GPU would move O(rows × steps) per
-# rank. The scan across ranks moves only O(rows × ranks).
+# fit on one GPU. A batch holds several such sequences, and we call each one a *row*. Gathering
+# every rank's rewards and values onto each GPU would move O(rows × steps) numbers per rank. The
+# scan across ranks moves only O(rows × ranks).
 #
 # The recurrence $y_t = b_t + a_t\,y_{t+1}$ looks as if it needed the whole sequence in order, rank
 # after rank. Notebook 00 showed why it does not. Affine maps compose associatively. So any stretch
@@ -141,9 +142,11 @@ print("three segments scanned from their composed carries = the one-process scan
 # * The episode ends at step 5, exactly at the boundary.
 # * The reward at step 8, in the next episode, is NaN (a failed environment step, say).
 #
-# Each step is a triple $(a_t, b_t, \kappa_t) = (\gamma, \text{reward}_t, \text{done}_t)$ of the
-# discounted return. A segment's triple is its steps composed from the segment's end, by the rule
-# of notebook 00c's `reset_scan`: a step that resets ignores the steps after it.
+# For the discounted return, step $t$ is the triple
+# $(a_t, b_t, \kappa_t) = (\gamma, \text{reward}_t, \text{done}_t)$, where $\kappa_t$ says whether
+# the step resets. A segment's triple composes its steps one at a time, from its last step back to
+# its first. The rule is that of notebook 00c's `reset_scan`: a step that resets ignores the steps
+# after it.
 
 # %%
 gamma = 0.9
@@ -470,10 +473,10 @@ exercises.attempt("segment_carries", segment_carries)
 # *(Answer each in its cell below: your teacher's grader collects the answers from
 # them.)*
 #
-# 1. How many bytes does the maps' `all_gather` move into each rank for 4096 rows on 8 ranks
-#    (three float64 numbers per row per rank, the map's $(A, B, \text{reset})$; the package sends a
-#    fourth, section 4's error flag)? Compare with one input tensor of the rank's own steps, 4096
-#    rows of 16,384 steps in float32.
+# 1. After the maps' `all_gather`, each rank holds a table of every rank's map, its own included.
+#    For 4096 rows on 8 ranks, how many bytes is that table? Count three float64 numbers per row
+#    per rank, the map's $(A, B, \text{reset})$, and leave out section 4's error flag. Compare with
+#    one input tensor of the rank's own steps, 4096 rows of 16,384 steps in float32.
 #
 # 2. With `reverse=False` (a forward scan, $y_t = b_t + a_t y_{t-1}$), which ranks' maps does a
 #    rank compose, and where does `initial` enter?

@@ -18,23 +18,25 @@
 #
 # * **You will learn:** what makes a memory-bound kernel fast. First three basics: coalesced loads
 #   and 32-byte sectors, bytes in flight, enough programs. Then the package's tricks: vectors,
-#   shuffles, tiles and the time split. On a GPU, you time your own kernel against the package's.
+#   shuffles, aligned loads, tiles and the time split, and what its compiled code shows. Timing
+#   your own kernel on a GPU is the next notebook, 13b, the GPU lab.
 #
-# * **Time:** 2.5–4 h with the open questions; 1–2 h for the reading and the checked exercise.
-#   Optional.
+# * **Time:** 1–1.5 h for the reading and the two checked exercises, `warp_sectors` and
+#   `tiled_scan`; 2.5–3.5 h with the open questions. Optional.
 #
-# * **Needs:** notebooks 00c and 08. A GPU only for section 7 and open questions 1 and 3.
+# * **Needs:** notebooks 00c and 08. A GPU only for open questions 1 and 3.
 #
-# * **Minimum path:** section 0 and the checked exercise `warp_sectors` (it needs 0.1), then
-#   sections 1 and 5. Sections 2–4, 6 and 7 (the GPU lab), the checked exercise `tiled_scan` (it
-#   needs section 4) and the open questions can wait.
+# * **Minimum path:** sections 0, 1 and 5, then the first checked exercise, `warp_sectors` (it
+#   needs section 0.1). Sections 2–4 and 6 can wait, and with them the second checked exercise,
+#   `tiled_scan` (it needs section 4), and the open questions.
 #
 # **The question of this appendix:** your kernels from notebooks 00b and 00c compute the same
 # numbers as the package's kernel, so why is the package's faster? **The answer in one sentence:**
 # it keeps enough bytes on their way from memory at every moment, and wastes none of the bytes it
 # fetches. On an H200, at 16384×1024 (forward), its scans run at about 79–93 % of the memory floor in
 # the committed run, and every kernel of the package at about 79–99 % (notebook 08, section 2).
-# Nothing in notebooks 01–09 depends on this appendix.
+# Nothing in notebooks 01–09 depends on this appendix; notebook 13b, the GPU lab, builds on its
+# sections 0 and 4.
 #
 # These kernels do a few flops per byte they move, so they are **memory-bound**: memory, not
 # arithmetic, sets their time. The fastest possible run reads each input once and writes each
@@ -54,7 +56,6 @@
 
 # %%
 import os
-import re
 
 import torch
 
@@ -68,11 +69,10 @@ import triton
 import triton.language as tl
 
 import rltriton_lite as rl
-from rltriton_lite import bench, exercises, plan, profile, reference, scan
+from rltriton_lite import exercises, plan, profile, reference, scan
 from rltriton_lite.config import Config
 
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
-GPU = DEVICE == "cuda"
 # the Triton kernels: compiled on a GPU, in the interpreter on a CPU (backend="auto" takes the PyTorch path on a CPU)
 KERNEL = "triton"
 rng = np.random.default_rng(0)
@@ -156,7 +156,7 @@ assert [t["% used"] for t in sector_table] == [100, 12.5, 100]  # strided: 8 tim
 # instead of four. But a vector load must start at a multiple of 16 bytes: it must be *aligned*.
 # `values[t+1]` starts 4 bytes later, so the compiler would issue four 4-byte loads instead
 # (section 3), spread over one more sector. Counting sectors for loads that may cross a sector
-# boundary is this notebook's checked exercise, `warp_sectors`.
+# boundary is this notebook's first checked exercise, `warp_sectors`.
 #
 # ### 0.2 Bytes in flight: Little's law, and occupancy
 #
@@ -428,8 +428,8 @@ assert "GAE's chunk 263 → 53 shuffles (PTX)" in design and "Alone it did not c
 #
 # A **tile** is `ROWS` rows × `BLOCK` steps per chunk. A program walks its tile chunk after chunk,
 # with one carry per row, as your `reset_scan` walks one row. For each launch the planner
-# (`plan._tile`, called by `plan._plan`) picks five numbers. They are the knobs that section 7's lab
-# turns on your own kernel:
+# (`plan._tile`, called by `plan._plan`) picks five numbers. Notebook 13b's GPU lab turns the same
+# knobs on your own kernel:
 #
 # * **`ROWS`**: the rows of one program. Its carry is a block of `ROWS` values.
 # * **`BLOCK`**: the steps of one chunk, a power of 2.
@@ -725,297 +725,6 @@ assert "Before the split, GAE at 8×131072 ran 8 programs for 1.86 ms; with it, 
 print(inspect.getsource(getattr(scan._scan_kernel, "fn", scan._scan_kernel)))
 
 # %% [markdown]
-# ## 7. On a GPU: time your own kernel (optional profiling)
-#
-# **The question:** how close does your own kernel come to the package's? **The answer:** you find
-# out by timing it here, against the same floor and the same committed H200 figures.
-#
-# **The lab's target:** your `reset_scan` from notebook 00c at **≥ 50 % of the memory floor at
-# 16384×1024** (float32, GPU time), on a GPU.
-#
-# The section gives you a baseline kernel, a timing cell, the committed H200 figures to compare
-# with, variants to try, one `torch.profiler` pass and a rubric in points. On a CPU every cell still
-# runs: it checks the kernel in the interpreter and says what it skipped.
-#
-# The kernel below is the simplest correct one for discounted returns: one program per row, one
-# step at a time, no scan (the idea of the "bare launch" anchor, notebook 14, section 5). It takes
-# the arguments of your `reset_scan` from notebook 00c. **To time yours**, paste your `reset_scan` (its kernel and
-# its function) into a new cell after this one, add `my_returns = reset_scan`, and run the cells
-# that follow again.
-
-# %%
-@triton.jit
-def step_by_step_kernel(R, D, G, gamma, T):
-    """Discounted returns of one row per program, walking its steps from the last one, one at a time."""
-    base = tl.program_id(0).to(tl.int64) * T
-    g = 0.0
-    for i in range(0, T):
-        t = base + T - 1 - i
-        term = tl.load(D + t) != 0
-        g = tl.load(R + t) + tl.where(term, 0.0, gamma * g)
-        tl.store(G + t, g)
-
-
-def my_returns(rewards, terminated, gamma, chunk):
-    """G_t = r_t + gamma (1 - term_t) G_{t+1}, G_T = 0, for contiguous (B, T) float32 rewards and
-    bool terminated: the arguments of 00c's reset_scan (this kernel has no chunks: it ignores
-    chunk)."""
-    out = torch.empty_like(rewards)
-    step_by_step_kernel[(rewards.shape[0],)](rewards, terminated, out, gamma, rewards.shape[1])
-    return out
-
-# %% [markdown]
-# First the kernel must be right. On a CPU this runs it in the Triton interpreter: a check, not a
-# timing.
-
-# %%
-r_small = torch.randn(3, 50, device=DEVICE)
-d_small = torch.rand(3, 50, device=DEVICE) < 0.1
-torch.testing.assert_close(my_returns(r_small, d_small, 0.99, 16),
-                           rl.discounted_returns(r_small, gamma=0.99, terminated=d_small, backend=KERNEL))
-print("my_returns == rl.discounted_returns on 3 × 50:", "compiled" if GPU else "in the interpreter, checked, not timed")
-
-# %% [markdown]
-# Then, on a GPU, the cell below times each call the way the benchmark harness does, at two shapes
-# of the committed results. At 4096×128 (many short rows) a call is mostly host time; at 16384×1024
-# (a large batch) the GPU time is the call. Without a GPU the cell times nothing. It reports three
-# figures, measured by `rltriton_lite/bench.py`:
-#
-# * **Wall time** per call (`bench.measure`): calls run back to back, with one synchronisation at
-#   the end, so the host's work is included, as in an eager training step.
-# * **GPU time** (`bench.kernel_ms`): the median of CUDA-graph replays, the kernels alone. A call
-#   that cannot be captured in a CUDA graph, such as one that synchronises with the host, has no GPU
-#   time and shows `n/a`.
-# * **% floor**: the floor ÷ the GPU time. The floor is the fewest bytes, 9 per step (the reward and
-#   the flag read, the return written), over the copy bandwidth of *your* GPU.
-
-# %%
-LAB_SHAPES = [(4096, 128), (16384, 1024)]
-LAB_CHUNK = 256  # the chunk passed to my_returns: one of the variants below
-STEP_BYTES = profile.op("discounted_return").bytes_per_step(4)  # 4 + 1 read, 4 written
-assert STEP_BYTES == 9
-lab = []
-if GPU:
-    bandwidth = profile.copy_bandwidth("cuda")  # bytes read + written per second by a device-to-device copy
-    sync = lambda _out: torch.cuda.synchronize()  # noqa: E731
-    for B_, T_ in LAB_SHAPES:
-        g = torch.Generator(device="cuda").manual_seed(0)
-        r_ = torch.randn(B_, T_, device="cuda", generator=g)
-        d_ = torch.rand(B_, T_, device="cuda", generator=g) < 0.02
-        floor_ms = bench.floor_ms(B_ * T_ * STEP_BYTES, bandwidth)
-        calls = {"yours (my_returns)": lambda: my_returns(r_, d_, 0.99, LAB_CHUNK),
-                 "rl.discounted_returns": lambda: rl.discounted_returns(r_, gamma=0.99, terminated=d_)}
-        expected = calls["rl.discounted_returns"]()
-        for name, fn in calls.items():
-            torch.testing.assert_close(fn(), expected, rtol=1e-4, atol=1e-4)  # right before it is timed
-            _, wall_us, _ = bench.measure(fn, sync, bench.QUICK, use_do_bench=True)
-            gpu_ms = bench.kernel_ms(fn, bench.QUICK)  # None if the call cannot be captured in a CUDA graph
-            lab.append({"kernel": name, "B × T": f"{B_}×{T_}", "wall µs/call": wall_us,
-                        "GPU µs": 1e3 * gpu_ms if gpu_ms else None, "floor µs": 1e3 * floor_ms,
-                        "% floor": 100 * floor_ms / gpu_ms if gpu_ms else None})  # None shows as n/a
-    print(f"{torch.cuda.get_device_name()}, copy bandwidth {bandwidth / 1e12:.2f} TB/s: measured now, on this GPU")
-    print(profile.table(lab, digits=3))
-    assert len(lab) == 2 * len(LAB_SHAPES) and all(r["wall µs/call"] > 0 for r in lab)
-    assert all(r["GPU µs"] is None or r["GPU µs"] > 0 for r in lab)
-else:
-    print("No GPU here, so nothing is timed: the Triton interpreter's times say nothing about a GPU.\n"
-          "What an H200 measured is committed in benchmarks/results/: the next cell shows the rows to compare\n"
-          "with, and notebook 08 (sections 2 and 3) and notebook 09 explain and chart all of them.")
-
-# %% [markdown]
-# Here is what the H200 measured at the same shapes, by the same method (committed results). The
-# rows are the package's `rl.discounted_returns` and the step-by-step walk of 0.2, whose committed
-# kernel computes GAE: it is the closest committed kernel to `my_returns`. Compare `% floor`, which
-# divides out each algorithm's bytes per step. That comparison is only approximate for the walk,
-# whose time is set by waiting on its loads more than by their bytes.
-
-# %%
-h200 = []
-for B_, T_ in LAB_SHAPES:
-    for what, r in [("rl.discounted_returns", committed("discounted_return", B_, T_)),
-                    ("step-by-step walk (GAE, anchor)", committed("gae", B_, T_, impl="bare_triton_launch"))]:
-        h200.append({"kernel": what, "B × T": f"{B_}×{T_}", "wall µs/call": r["full_call_us"],
-                     "GPU µs": 1e3 * r["kernel_ms"], "floor µs": 1e3 * r["floor_ms"],
-                     "% floor": 100 * r["floor_ms"] / r["kernel_ms"]})
-print(f"{RES['gpu']}, committed results {RUN}.json ({RES['date']}): measured there, not on this machine")
-print(profile.table(h200, digits=3))
-big = {t["kernel"]: t for t in h200 if t["B × T"] == "16384×1024"}
-assert round(big["rl.discounted_returns"]["% floor"]) == 79 and round(big["step-by-step walk (GAE, anchor)"]["% floor"]) == 3
-assert h200[0]["B × T"] == "4096×128" and h200[0]["wall µs/call"] > 2 * h200[0]["GPU µs"]  # host-bound: wall > 2 × GPU
-
-# %% [markdown]
-# At 16384×1024 the package moves its bytes at 79 % of copy speed. The step-by-step walk manages
-# about 3 %, because it has too few bytes in flight (0.2); its sectors are not wasted, since the
-# cache serves a row's next steps after each miss. At 4096×128 the package's wall time is several
-# times its GPU time: the call is host-bound, which means the host's work is most of it (notebook
-# 08, section 3).
-#
-# Where does your `reset_scan` land? Each pass of its loop loads a whole chunk, coalesced, so it
-# keeps far more bytes in flight than the walk. But it does not load the next chunk while it scans
-# this one, as the package does (section 4). Time it and see.
-
-# %%
-TARGET_PCT = 50  # the lab's target: >= 50 % of the floor at 16384×1024, by GPU time
-if GPU:
-    (yours,) = [r for r in lab if r["kernel"] == "yours (my_returns)" and r["B × T"] == "16384×1024"]
-    got = yours["% floor"]
-    print(f"my_returns at 16384×1024, chunk {LAB_CHUNK}: "
-          + ("no GPU time (the call could not be captured)" if got is None else f"{got:.1f} % of the floor")
-          + f"; target {TARGET_PCT} %: " + ("met" if got is not None and got >= TARGET_PCT else "not yet"))
-else:
-    print(f"the target (>= {TARGET_PCT} % of the floor at 16384×1024) is measured on a GPU: nothing to time here")
-
-# %% [markdown]
-# **Is the target within reach?** Yes. The course's own answer was timed the same way on a GPU
-# (`tools/lab_probe.py`, on an H100). The solution of `reset_scan`, at the chunk of 256 used above,
-# ran at 45 % of that GPU's floor at 16384×1024, just short of the target. One of the knobs below,
-# changed alone, took it past 50 %. The file below has every variant's row: try the knobs first,
-# then compare. The step-by-step walk ran at 3 %.
-#
-# `% floor` divides by the GPU's own copy bandwidth, so it carries over roughly from an H100 to an
-# H200 or another GPU; compare the GPU µs themselves only on one GPU.
-
-# %%
-LAB_REFERENCE = os.path.join(RESULTS, "checks", "H100-2026-12-06-lab.txt")  # tools/lab_probe.py's output
-reference_lab, resources = {}, {}  # (variant, shape) -> % floor; -> the compiled kernel's registers, smem, ...
-for line in open(LAB_REFERENCE, encoding="utf-8").read().splitlines()[2:]:
-    timing, _, compiled = line.partition("#")  # after "#": "regs 31, spills 0, smem 36 B, warps 4"
-    *name, shape, wall_us, gpu_us, floor_us, pct = timing.split()
-    reference_lab[(" ".join(name), shape)] = float(pct)
-    resources[(" ".join(name), shape)] = {k: int(v) for k, v in re.findall(r"(\w+) (\d+)", compiled)}
-solution_pct = reference_lab[("reset_scan solution, chunk 256", "16384x1024")]
-walk_pct = reference_lab[("step_by_step (13's baseline)", "16384x1024")]
-print(f"H100, 16384×1024: the solution at chunk 256 {solution_pct:.1f} % of the floor; the step-by-step walk "
-      f"{walk_pct:.1f} %")
-assert round(solution_pct) == 45 and round(walk_pct) == 3
-# one knob changed alone passes the target (the variants: chunk, num_warps, tl.range's stages)
-assert max(pct for (name, shape), pct in reference_lab.items()
-           if name.startswith("reset_scan") and shape == "16384x1024") >= TARGET_PCT
-
-# %% [markdown]
-# **Variants to try.** Change one knob at a time, re-run the timing cell and the one above, and
-# note the GPU µs and % floor at 16384×1024.
-#
-# * **Chunk size**: `LAB_CHUNK` = 64, 128, 256, 512, 1024. A longer chunk means more bytes per load
-#   instruction and fewer trips round the loop, but more registers per thread (section 0.2).
-#
-# * **`num_warps`**: a launch option of your `reset_scan`'s kernel, `kernel[(B,)](...,
-#   CHUNK=chunk, num_warps=w)`, with w = 1, 2, 4, 8: how many warps share one chunk's loads.
-#
-# * **Pipelining**: loop over the chunks with `tl.range(0, n_chunks, num_stages=2)` (or 3) instead
-#   of `range`, so that the next chunk's loads are issued while this one is scanned (section 0.2's
-#   "more bytes per warp", the package's `STAGES = 2`). The carry still passes chunk to chunk.
-#
-# * Optional: several rows per program (a 2-D tile, section 4). The planner uses this when rows are
-#   short.
-#
-# **Rubric (10 points).**
-#
-# * **Correct (2 points):** your `reset_scan` passes its check in notebook 00c. It also passes the
-#   `assert_close` of the timing cell above, at every variant you report.
-#
-# * **Target (3 points):** ≥ 50 % of the floor at 16384×1024 by GPU time: 3 points; 25–50 %:
-#   1 point.
-#
-# * **Variants (3 points):** a table of at least three variants (one knob changed each), with
-#   GPU µs and % floor at 16384×1024. For each, one sentence on why the time moved or did not, in
-#   the primer's terms (sectors, bytes in flight, programs per SM).
-#
-# * **Profiler (2 points):** the next cell's table for your best variant. Name your kernel and give
-#   its CUDA time. Say whether it agrees with the timing cell's GPU µs (and if not, why not).
-#
-# **One `torch.profiler` pass.** The profiler records what one call launches on the GPU: each
-# kernel's name and its CUDA time, without the host's share. On a CPU there is no CUDA kernel to
-# record, and the cell says so.
-
-# %%
-if GPU:
-    from torch.profiler import ProfilerActivity
-    from torch.profiler import profile as torch_profile
-
-    B_, T_ = 16384, 1024
-    g = torch.Generator(device="cuda").manual_seed(0)
-    r_ = torch.randn(B_, T_, device="cuda", generator=g)
-    d_ = torch.rand(B_, T_, device="cuda", generator=g) < 0.02
-    my_returns(r_, d_, 0.99, LAB_CHUNK)  # compile and warm up outside the recording
-    torch.cuda.synchronize()
-    with torch_profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
-        my_returns(r_, d_, 0.99, LAB_CHUNK)
-        torch.cuda.synchronize()
-    kernels = [{"CUDA kernel": e.name, "CUDA µs": e.device_time_total} for e in prof.events()
-               if e.device_type == torch.autograd.DeviceType.CUDA]
-    print(f"torch.profiler, one call of my_returns at {B_}×{T_}, chunk {LAB_CHUNK}, "
-          f"{torch.cuda.get_device_name()}: measured now")
-    print(profile.table(kernels, digits=3))
-    assert kernels, "the profiler recorded no CUDA kernel"
-    print(prof.key_averages().table(sort_by="cuda_time_total", row_limit=8))  # the profiler's own summary
-else:
-    print("torch.profiler needs a GPU: on a CPU the kernel runs in the Triton interpreter and launches "
-          "no CUDA kernel to record")
-
-# %% [markdown]
-# ### Reading the reference, after your own table
-#
-# **The question:** why did the knobs move the course's own solution as they did? **The answer:**
-# each knob that helped put more of this row's bytes in flight for more of the time; the one that
-# did not (pipelining) added work through shared memory that this kernel did not need. Read this
-# after you have written your own sentences for the rubric.
-#
-# The cell prints the reference's rows at 16384×1024 with each compiled kernel's registers per
-# thread and shared memory (from the file's `#` column: Triton reports them for each compiled
-# kernel).
-
-# %%
-BIG = "16384x1024"
-for name in ["reset_scan solution, chunk 256", "reset_scan, chunk 256, num_warps 2", "reset_scan, chunk 256, num_warps 1",
-             "reset_scan, chunk 256, num_warps 8", "reset_scan solution, chunk 512", "reset_scan solution, chunk 1024",
-             "reset_scan solution, chunk 2048", "reset_scan, chunk 256, tl.range stages 2",
-             "reset_scan, chunk 256, num_warps 1, tl.range stages 2"]:
-    r = resources[(name, BIG)]
-    print(f"{name:<52} {reference_lab[(name, BIG)]:5.1f} % of the floor   {r['warps']} warps, {r['regs']:3d} registers "
-          f"a thread, {r['smem']:5d} B of shared memory")
-pct = {name: p for (name, shape), p in reference_lab.items() if shape == BIG}
-# fewer warps per program: better, down to one warp, which needs no shared memory at all
-assert pct["reset_scan, chunk 256, num_warps 8"] < pct["reset_scan solution, chunk 256"] \
-    < pct["reset_scan, chunk 256, num_warps 2"] < pct["reset_scan, chunk 256, num_warps 1"]
-assert resources[("reset_scan, chunk 256, num_warps 1", BIG)]["smem"] == 0
-# longer chunks: better up to 1024 steps, then worse, as the registers a thread needs grow
-assert pct["reset_scan solution, chunk 256"] < pct["reset_scan solution, chunk 512"] < pct["reset_scan solution, chunk 1024"]
-assert pct["reset_scan solution, chunk 2048"] < pct["reset_scan solution, chunk 512"]
-assert resources[("reset_scan solution, chunk 2048", BIG)]["regs"] == 72 and resources[
-    ("reset_scan solution, chunk 1024", BIG)]["regs"] == 48  # the whole chunk's registers, half of it masked at T = 1024
-# pipelining never helped this kernel: every staged variant is below its unstaged twin
-for name in [n for n in pct if "tl.range stages" in n]:
-    twin = name.split(", tl.range")[0]  # the same variant unstaged: the solution's own row at 4 warps
-    twin = twin if twin in pct else twin.replace("reset_scan,", "reset_scan solution,")
-    assert pct[name] < pct[twin], (name, twin)
-
-# %% [markdown]
-# **Fewer warps per program.** With 4 warps, one chunk of 256 steps is split over 128 threads, 2
-# steps each. The scan then crosses warps: the warps exchange their partial results through shared
-# memory and wait for each other at a barrier (section 4), and the carry's `tl.sum` does the same.
-# While a program waits there, none of its loads are in flight. With one warp, each lane holds 8
-# steps, the scan runs in registers and shuffles, and the kernel uses no shared memory at all. An SM
-# also holds twice as many one-warp programs as four-warp ones (it is limited to 32 programs and 64
-# warps). Both effects raise the bytes in flight of section 0.2.
-#
-# **Longer chunks.** Each trip round the loop pays the scan's fixed cost (the barrier, the carry's
-# sum) once, whatever the chunk's size. A chunk of 1024 steps loads four times the bytes of a chunk
-# of 256 for about the same fixed cost, so more of the time has loads in flight. A chunk of 2048
-# steps is longer than the row (T = 1024): half its lanes are masked off and load nothing. Each
-# thread still needs the registers of the whole chunk, 72 instead of 48, so fewer programs fit in an
-# SM's registers (section 0.2's occupancy), each with no more useful bytes than before, and the
-# bytes in flight fall.
-#
-# **Pipelining.** `tl.range(..., num_stages=2)` made every variant slower, even though the package
-# pipelines its own loop. The staged loads go through shared memory (the kernel's 1–5 KB of it),
-# which costs instructions and a wait of their own. Here the other programs on the SM already
-# supply the overlap that staging would add. This reading fits the numbers, but it was not
-# profiled: treat it as a hypothesis you could test with the profiler cell above. The package's
-# kernel differs from yours in its vector loads and its tile (section 4), which is one reason the
-# same knob can help one kernel and not another.
-
-# %% [markdown]
 # ## Exercises
 #
 # Checked exercises work as in notebook 00b. Write the starter's function, then run the cell after
@@ -1093,8 +802,8 @@ exercises.attempt("warp_sectors", warp_sectors)
 # %% [markdown]
 # **`tiled_scan`** (a kernel). Section 4 said that the package's program owns a **tile**: `ROWS`
 # rows × `BLOCK` steps. Write one: your `reset_scan` from 00c, with `rows` rows per program. Fewer,
-# larger programs are one of the knobs section 7's lab turns; here you learn the 2-D blocks it
-# needs.
+# larger programs are one of the knobs of notebook 13b's GPU lab; here you learn the 2-D blocks
+# they need.
 #
 # * **Inputs:** `rewards` (float32) and `terminated` (bool), contiguous, of shape `(B, T)`; then
 #   `gamma`, `chunk` and `rows` (both powers of 2). `B` need not be a multiple of `rows`.
@@ -1161,7 +870,8 @@ exercises.attempt("warp_sectors", warp_sectors)
 #
 # </details>
 #
-# On a GPU, section 7's timer can compare `rows` 1, 2, 4 and 8 at 4096 × 128: the optional part.
+# On a GPU, notebook 13b's timing cell can compare `rows` 1, 2, 4 and 8 at 4096 × 128: the optional
+# part.
 
 # %%
 def tiled_scan(rewards, terminated, gamma, chunk, rows):
@@ -1210,10 +920,19 @@ exercises.attempt("tiled_scan", tiled_scan)
 # * **Two levels.** Inside a chunk, each thread composes a vector of consecutive steps in
 #   registers. Only the vectors' maps go through `tl.associative_scan`.
 #
+# * **Fewer instructions, wider loads.** A reverse scan laid out from its last vector down runs
+#   forwards across threads (GAE's chunk: 53 shuffles instead of 263). Chunks start at a 16-byte
+#   boundary, so each vector is one load, and `values[t+1]` is the loaded tile shifted, not a
+#   second load.
+#
 # * **The tile.** A program of the package owns 256 steps per chunk (2 rows × 128, say) on one
 #   warp, with the next chunk's loads in flight. No warp waits at a barrier, and 4–8 programs per SM
 #   fill the memory.
 #
-# * **The interpreter** does not guard memory and runs programs one after another. So a race can
+# * **The compiled code** (`ttgir`, PTX) shows the shuffles and any spilled registers.
+#   **The interpreter** does not guard memory and runs programs one after another. So a race can
 #   pass there and fail on a GPU. (Its scans run as a tree once `rltriton_lite` is imported, and
 #   the checkers try a combine grouped both ways: a combine that is not associative cannot pass.)
+#
+# **Next, with a GPU:** notebook 13b, the GPU lab, times your own `reset_scan` against the
+# package's and turns the tile's knobs on it.

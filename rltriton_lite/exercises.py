@@ -2791,29 +2791,29 @@ NaN included, reaches it). A NaN inside b itself is yours: select NaN-able input
 tl.where (gamma * (1 - term) * V' is 0 * NaN = NaN where V' behind a termination is NaN)."""
 
 
-_COMPOSE_ORDER = ("the b part is wrong{}: is q applied first? (\"q first, then p\": y goes through q, "
-                  "then what q gives through p)")
+_COMPOSE_ORDER = ("the b part is wrong{}: is q applied first? (\"p first, then q\": y goes through p, "
+                  "then what p gives through q)")
 _COMPOSE_N1 = " (at n = 1 the A part cannot show its order, as 1 x 1 matrices commute: larger cases check it)"
 _COMPOSE_A = ("1 x 1 matrices commute and n x n ones do not: the A part is in the wrong order" + _fix(
-    ": the product's order is A1 @ A2 (y goes through A2 first), not A2 @ A1"))
+    ": the product's order is A2 @ A1 (y goes through A1 first), not A1 @ A2"))
 
 
 def _compose_hint(args, i, got):
-    """matrix_compose's usual slips: b2 not taken through p (or through p's matrix transposed), b1 left out, A
+    """matrix_compose's usual slips: b1 not taken through q (or through q's matrix transposed), b2 left out, A
     elementwise or in the other order."""
     (A1, b1), (A2, b2) = args
     got = np.asarray(got)
-    if i == 1 and got.shape == b1.shape and np.allclose(got, b1 + b2) and not np.allclose(A1 @ b2, b2):
-        return _Whole("Your b is b1 + b2: q's vector part skips p, but p acts on all that q gives, b2 included."
-                      + _fix(" Take b2 through p: b = A1 @ b2 + b1."))
-    if i == 1 and got.shape == b1.shape and np.allclose(got, A1 @ b2) and not np.allclose(b1, 0):
-        return _Whole("Your b is A1 @ b2: q's vector part goes through p, but p's own vector part b1 is missing: "
-                      "p adds it after it acts." + _fix(" Add it: b = A1 @ b2 + b1."))
-    if i == 1 and got.shape == b1.shape and A1.shape[0] > 1 and np.allclose(got, A1.T @ b2 + b1) \
-            and not np.allclose(A1.T @ b2, A1 @ b2):
-        return _Whole("Your b is b2 @ A1 + b1 (or A1.T @ b2 + b1): b2 went through p's matrix transposed. With a "
+    if i == 1 and got.shape == b1.shape and np.allclose(got, b1 + b2) and not np.allclose(A2 @ b1, b1):
+        return _Whole("Your b is b1 + b2: p's vector part skips q, but q acts on all that p gives, b1 included."
+                      + _fix(" Take b1 through q: b = A2 @ b1 + b2."))
+    if i == 1 and got.shape == b1.shape and np.allclose(got, A2 @ b1) and not np.allclose(b2, 0):
+        return _Whole("Your b is A2 @ b1: p's vector part goes through q, but q's own vector part b2 is missing: "
+                      "q adds it after it acts." + _fix(" Add it: b = A2 @ b1 + b2."))
+    if i == 1 and got.shape == b1.shape and A2.shape[0] > 1 and np.allclose(got, A2.T @ b1 + b2) \
+            and not np.allclose(A2.T @ b1, A2 @ b1):
+        return _Whole("Your b is b1 @ A2 + b2 (or A2.T @ b1 + b2): b1 went through q's matrix transposed. With a "
                       "vector on the left, @ multiplies by the matrix's columns, not its rows, which is why n = 1 "
-                      "passed." + _fix(" Put the matrix first: b = A1 @ b2 + b1."))
+                      "passed." + _fix(" Put the matrix first: b = A2 @ b1 + b2."))
     if i == 1:
         return _COMPOSE_ORDER.format(_COMPOSE_N1 if A1.shape[0] == 1 else "")
     if got.shape == A1.shape and A1.shape[0] > 1 and np.allclose(got, A1 * A2):
@@ -2826,13 +2826,13 @@ def _swapped_a(args, got) -> bool:
     """matrix_compose's A is the product in the other order (right at n = 1, where the two agree)."""
     (A1, _), (A2, _) = args
     got = np.asarray(got)
-    return got.shape == A1.shape and A1.shape[0] > 1 and np.allclose(got, A2 @ A1)
+    return got.shape == A1.shape and A1.shape[0] > 1 and np.allclose(got, A1 @ A2)
 
 
 # ---- 00: the associative scan ---------------------------------------------------------------------
 @_exercise("matrix_compose", "00_associative_scan", "numpy", stream=0, task="""
-matrix_compose(p, q) -> (A, b): the composition "q first, then p" of two affine maps
-y -> A_i @ y + b_i, with p = (A1, b1) and q = (A2, b2) NumPy arrays (n x n, n).
+matrix_compose(p, q) -> (A, b): the composition "p first, then q" of two affine maps
+y -> A_i @ y + b_i, with p = (A1, b1) and q = (A2, b2) NumPy arrays (n x n, n): combine's order.
 """, scan=None, results=("A", "b"),
    hint=lambda args, i, bad, got, expected: _compose_hint(args, i, got))
 def _matrix_compose_cases(d):
@@ -2867,9 +2867,9 @@ def _chunked_reset_reference(a, b, reset, chunk, carry_at="first", select=True, 
 
 
 _CHUNKED_RESET_SLIPS = {  # what the answer is, where it is the chunked scan with a slip
-    "the carry is read at the chunk's last step in time: it is y at its first step, the value just after the "
-    "last step of the chunk before it in time" + _fix(": carry = y[start], the chunk's first step, once the "
-                                                      "chunk is done"): dict(carry_at="last"),
+    "the carry is read at the chunk's last step in time. In a reverse scan the value that enters the chunk "
+    "before is y at this chunk's first step in time, y[start]: the step right after the chunk before ends"
+    + _fix(": carry = y[start] once the chunk is done"): dict(carry_at="last"),
     "the chunks are walked from the first in time: a reverse scan starts from the window's end, where nothing "
     "comes after (carry 0)" + _fix(": walk the chunks from the last in time to the first"): dict(order="first first"),
 }
@@ -3009,18 +3009,26 @@ def _composed(a, b, k, later_first=True, reverse=True):
     return A, B, K
 
 
+def _swapped_combine(resets, seen=True):
+    """The hint for a combine whose operands are swapped (the maps applied in the wrong order): where the
+    interpreter saw it run on two maps (``seen``), else None; without ``seen``, the hint alone."""
+    got_pq = SEEN["combine"]  # the combine on two maps (the interpreter): it tells where the values cannot
+    (a1, b1, _), (a2, b2, _) = TWO_MAPS
+    if seen and (got_pq is None or len(got_pq) < 2 or not np.allclose(got_pq[:2], (a2 * a1, b1 + a1 * b2))):
+        return None  # (q ⊕ p is b1 + a1 * b2: (a2, b2) applied first)
+    return _Whole("Your combine applies the two maps in the wrong order: (a1, b1) is the later run, applied first, "
+                  "then (a2, b2) (the order rule, notebook 00, section 3)." + _fix(
+                      " Select on k2, the earlier run's flag: tl.where(k2, a2, a2 * a1), tl.where(k2, b2, b2 + a2 * "
+                      "b1)." if resets else " Compose them as (a2 * a1, b2 + a2 * b1)."))
+
+
 def _order_hint(r, done, gamma, carry, resets, got, expected):
     """The returns' two slips of direction, where the answer is one: a combine whose operands are swapped
     (the maps applied in the wrong order), or a forward scan; ``carry`` enters where the scan starts, and an
     episode end is a reset flag (``resets``) or a factor 0."""
-    swapped = _Whole("Your combine applies the two maps in the wrong order: (a1, b1) is the later run, applied first, "
-                     "then (a2, b2) (notebook 00, section 2)." + _fix(
-                         " Select on k2, the earlier run's flag: tl.where(k2, a2, a2 * a1), tl.where(k2, b2, b2 + a2 * "
-                         "b1)." if resets else " Compose them as (a2 * a1, b2 + a2 * b1)."))
-    got_pq = SEEN["combine"]  # the combine on two maps (the interpreter): it tells where the values cannot
-    (a1, b1, _), (a2, b2, _) = TWO_MAPS
-    if got_pq is not None and len(got_pq) >= 2 and np.allclose(got_pq[:2], (a2 * a1, b1 + a1 * b2)):
-        return swapped  # q ⊕ p: b1 + a1 * b2, (a2, b2) applied first
+    if _swapped_combine(resets):
+        return _swapped_combine(resets)
+    swapped = _swapped_combine(resets, seen=False)  # (compiled: only the values can tell)
     a = np.full(r.shape, gamma) if resets else gamma * (1.0 - done)
     k = done if resets else np.zeros(r.shape, bool)
     forwards = "Your scan runs forwards (reverse=False): a return is built from the row's end"
@@ -3062,7 +3070,7 @@ def _one_chunk_order_hint(args, resets, got, expected):
     r, done, gamma, chunk = _as_numpy(tuple(args))
     if r.shape[-1] <= chunk:
         return _order_hint(r, done, gamma, 0.0, resets, got, expected)
-    return _chunks_forwards_hint(r, done, gamma, chunk, got, expected) or \
+    return _swapped_combine(resets) or _chunks_forwards_hint(r, done, gamma, chunk, got, expected) or \
         _carry_at_end_hint(r, done, gamma, chunk, got, expected) or \
         _carry_unscaled_hint(r, done, gamma, chunk, got, expected)
 
@@ -5472,7 +5480,8 @@ from the last one down. Each chunk is a (ROWS, CHUNK) block: one tl.associative_
 (reverse=True) with your reset_combine, and a carry per row (a block of ROWS values) selected as in
 reset_scan. Contiguous inputs; B need not be a multiple of rows.
 """, needs="scan", run=_in_tiles(3, 4), recompute=lambda r, done, gamma, chunk, rows: reference.discounted_returns(
-    r, gamma=gamma, terminated=done), window_end=_ROW_END)
+    r, gamma=gamma, terminated=done), window_end=_ROW_END,
+    hint=lambda args, i, bad, got, expected: _one_chunk_order_hint(args[:4], True, got, expected))
 def _tiled_scan_cases(d):
     rng, gamma = d.rng, d.real(0.9, 0.8, 0.99)
     out = []

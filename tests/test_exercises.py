@@ -348,7 +348,7 @@ def _discounted_max_one_step_combine(R, D, M, gamma, T, CHUNK: tl.constexpr):
 @triton.jit
 def _tiled_variant(R, D, G, gamma, B, T, CHUNK: tl.constexpr, ROWS: tl.constexpr, ONE_CARRY: tl.constexpr,
                    CARRY_READ: tl.constexpr, CARRY_AXIS_0: tl.constexpr = False, NO_AXIS: tl.constexpr = False,
-                   A_FROM_T: tl.constexpr = False):
+                   A_FROM_T: tl.constexpr = False, SWAPPED: tl.constexpr = False):
     """tiled_scan's solution with one of its mistakes switched on."""
     rows = tl.program_id(0) * ROWS + tl.arange(0, ROWS)
     carry = tl.zeros((ROWS,), dtype=tl.float32)
@@ -361,7 +361,10 @@ def _tiled_variant(R, D, G, gamma, B, T, CHUNK: tl.constexpr, ROWS: tl.constexpr
         r = tl.load(R + offs, mask=m, other=0.0)
         term = (tl.load(D + offs, mask=m, other=0) != 0) & m
         a = tl.where((t < T)[None, :], gamma, 1.0) if A_FROM_T else tl.where(m, gamma, 1.0)  # (1, CHUNK) from t
-        a_s, b_s, k_s = tl.associative_scan((a, r, term), 1, _reset_combine, reverse=True)
+        if SWAPPED:
+            a_s, b_s, k_s = tl.associative_scan((a, r, term), 1, _reset_combine_swapped, reverse=True)
+        else:
+            a_s, b_s, k_s = tl.associative_scan((a, r, term), 1, _reset_combine, reverse=True)
         if NO_AXIS:
             g = tl.where(k_s, b_s, b_s + a_s * carry)  # (ROWS,) against (ROWS, CHUNK): no [:, None]
         elif CARRY_READ:
@@ -570,11 +573,11 @@ def wrong_answers(name: str):
     s = solution(name)
     W = {
         "matrix_compose": [
-            ("p first, then q", lambda p, q: s(q, p)),
-            ("b1 + A2 b2", lambda p, q: (p[0] @ q[0], p[1] + q[0] @ q[1])),
-            ("A2 A1 (b right)", lambda p, q: (q[0] @ p[0], p[1] + p[0] @ q[1])),
-            ("* for @ (a later review's case)", lambda p, q: (p[0] * q[0], p[0] * q[1] + p[1])),
-            ("b2 @ A1: the vector on the left (a round-4 review's case)", lambda p, q: (p[0] @ q[0], q[1] @ p[0] + p[1])),
+            ("q first, then p", lambda p, q: s(q, p)),
+            ("b2 + A1 b1", lambda p, q: (q[0] @ p[0], q[1] + p[0] @ p[1])),
+            ("A1 A2 (b right)", lambda p, q: (p[0] @ q[0], q[1] + q[0] @ p[1])),
+            ("* for @ (a later review's case)", lambda p, q: (q[0] * p[0], q[0] * p[1] + q[1])),
+            ("b1 @ A2: the vector on the left (a round-4 review's case)", lambda p, q: (q[0] @ p[0], p[1] @ q[0] + q[1])),
         ],
         "chunked_reset_scan": [
             ("the carry read at the chunk's last step in time", _chunked_reset_with(carry_at="last")),
@@ -865,7 +868,7 @@ W_SAYS = {
         "and the last step of a chunk in time, where the carry from the chunk after it enters",
     ("chunked_reset_scan", "the carry read at the chunk's last step in time"):
         ("Hint: This is the chunked scan with a slip: the carry is read at the chunk's last step in time",
-         "Carry = y[start], the chunk's first step, once the chunk is done"),
+         "Carry = y[start] once the chunk is done"),
     ("chunked_reset_scan", "the chunks walked from the first in time"):
         ("Hint: This is the chunked scan with a slip: the chunks are walked from the first in time",
          "Walk the chunks from the last in time to the first"),
@@ -874,9 +877,9 @@ W_SAYS = {
          "G_t adds gamma^n V(s_{t+n}), next_values at step t + n - 1"),
     ("vtrace_floor_bytes", "2-byte floats as half the 4-byte count, flag included (a round-6 review's case)"):
         "Hint: that is half of the 4-byte count, the flag's byte halved too",
-    ("matrix_compose", "b2 @ A1: the vector on the left (a round-4 review's case)"):
-        ("Hint: Your b is b2 @ A1 + b1 (or A1.T @ b2 + b1): b2 went through p's matrix transposed",
-         "Put the matrix first: b = A1 @ b2 + b1"),
+    ("matrix_compose", "b1 @ A2: the vector on the left (a round-4 review's case)"):
+        ("Hint: Your b is b1 @ A2 + b2 (or A2.T @ b1 + b2): b1 went through q's matrix transposed",
+         "Put the matrix first: b = A2 @ b1 + b2"),
     ("vtrace_kernel", "pg's v_next at the window's last step read at t + 1 = T, past the row (a later review's case)"):
         ("Your pg at the window's last step reads vs one step on, at t + 1 = T: past the row",
          "There v_next is next_values: tl.where(t == T - 1, next_values, vs_next)"),
@@ -3439,9 +3442,9 @@ def test_no_every_element_hint_for_a_one_number_output():
                                      (lambda B, T, e: B * T * 6 * e + 3, "count per step")])
 def test_vtrace_floor_bytes_names_what_the_count_left_out(fn, said):
     assert said in _failure("vtrace_floor_bytes", fn)
-    msg = _failure("matrix_compose", lambda p, q: (p[0] @ q[0], q[1] + p[0] @ q[1]))  # b wrong, n = 1: size 1
+    msg = _failure("matrix_compose", lambda p, q: (q[0] @ p[0], p[1] + q[0] @ p[1]))  # b wrong, n = 1: size 1
     assert "n=1, result 1 (b)" in msg and "(1 of 1 elements wrong)" in msg and "Every element" not in msg, msg
-    msg = _failure("matrix_compose", lambda p, q: (q[0] @ p[0], q[1] + q[0] @ p[1]))  # p first: n = 1 still
+    msg = _failure("matrix_compose", lambda p, q: (p[0] @ q[0], p[1] + p[0] @ q[1]))  # q first: n = 1 still
     assert "Every element" not in msg, msg
 
 
@@ -3468,16 +3471,16 @@ def test_matrix_compose_names_the_order_where_a_is_right_and_b_wrong():
     order = "Hint: the b part is wrong (at n = 1 the A part cannot show its order, as 1 x 1 matrices commute: " \
             "larger cases check it): is q applied first?"
     for seed in (None, 3):
-        for fn in (lambda p, q: (q[0] @ p[0], q[1] + q[0] @ p[1]),  # p first, then q (A commutes at n = 1)
-                   lambda p, q: (p[0] @ q[0], p[1] + q[0] @ q[1])):  # b1 + A2 b2
+        for fn in (lambda p, q: (p[0] @ q[0], p[1] + p[0] @ q[1]),  # q first, then p (A commutes at n = 1)
+                   lambda p, q: (q[0] @ p[0], q[1] + p[0] @ p[1])):  # b2 + A1 b1
             msg = _failure_seeded("matrix_compose", fn, seed)
             assert "result 1 (b)" in msg and order in msg and "A is right" not in msg, msg
-    msg = _failure("matrix_compose", lambda p, q: (q[0] @ p[0] + 1.0, p[1] + p[0] @ q[1]))  # A wrong: not said
+    msg = _failure("matrix_compose", lambda p, q: (p[0] @ q[0] + 1.0, q[1] + q[0] @ p[1]))  # A wrong: not said
     assert "result 0 (A)" in msg and order not in msg, msg
     for seed in (None, 3):  # A's product in the other order, b right: n = 1 passes, then A is wrong
-        msg = _failure_seeded("matrix_compose", lambda p, q: (q[0] @ p[0], p[1] + p[0] @ q[1]), seed)
-        assert "result 0 (A)" in msg and "matrices commute" in msg and "A1 @ A2" not in msg, msg
-        assert "A1 @ A2" in exercises.fix("matrix_compose")  # the fix, held back
+        msg = _failure_seeded("matrix_compose", lambda p, q: (p[0] @ q[0], q[1] + q[0] @ p[1]), seed)
+        assert "result 0 (A)" in msg and "matrices commute" in msg and "A2 @ A1" not in msg, msg
+        assert "A2 @ A1" in exercises.fix("matrix_compose")  # the fix, held back
 
 
 def test_dual_clip_says_which_side_of_the_advantage_is_wrong():
@@ -3670,6 +3673,17 @@ def test_a_scan_in_the_wrong_direction_or_order_is_named_so(name, wrong, said):
         exercises.check(name, wrong())
     hint = str(e.value).split("Hint: ")[1]
     assert hint.startswith(said) and "that step is" not in hint, hint
+
+
+@pytest.mark.skipif(not exercises.INTERPRET, reason="the interpreter runs the combine on two maps; compiled, "
+                    "the values name the step (test_tiled_scan's wrong answers)")
+def test_tiled_scan_names_a_swapped_combine_on_every_case():
+    """A review's case: tiled_scan with its combine's operands swapped was pointed at the window's last
+    step, where its values first went wrong; the combine is named now, whatever the case."""
+    with pytest.raises(AssertionError) as e:
+        exercises.check("tiled_scan", _tiled_with(SWAPPED=True))
+    hint = str(e.value).split("Hint: ")[1]
+    assert hint.startswith("Your combine applies the two maps in the wrong order") and "window's last" not in hint, hint
 
 
 def test_an_order_slip_is_named_by_the_combine_where_the_values_cannot_tell_it():
@@ -4411,13 +4425,13 @@ def test_two_stage_mean_names_a_finisher_of_one_block_whatever_its_block():
 
 
 @pytest.mark.parametrize("fn,said,fixed", [
-    (lambda p, q: (p[0] @ q[0], p[1] + q[1]), "Your b is b1 + b2: q's vector part skips p", "Take b2 through p: b = A1 @ b2 + b1."),
-    (lambda p, q: (p[0] * q[0], p[1] + p[0] @ q[1]), "Your A is the elementwise product A1 * A2: at n = 1 it is the "
+    (lambda p, q: (q[0] @ p[0], p[1] + q[1]), "Your b is b1 + b2: p's vector part skips q", "Take b1 through q: b = A2 @ b1 + b2."),
+    (lambda p, q: (q[0] * p[0], q[1] + q[0] @ p[1]), "Your A is the elementwise product A1 * A2: at n = 1 it is the "
      "matrix product, which is why n = 1 passed.", "Use the matrix product, @."),
-    (lambda p, q: (p[0] @ q[0], p[0] @ q[1]), "Your b is A1 @ b2: q's vector part goes through p, but p's own vector "
-     "part b1 is missing", "Add it: b = A1 @ b2 + b1.")], ids=["b1 + b2", "A1 * A2", "A1 b2 (b1 left out)"])
-def test_matrix_compose_names_b2_skipping_p_and_an_elementwise_product(fn, said, fixed):
-    """The thirteenth review's cases: b1 + b2 was asked "is q applied first?" (it is), and A1 * A2 was
+    (lambda p, q: (q[0] @ p[0], q[0] @ p[1]), "Your b is A2 @ b1: p's vector part goes through q, but q's own vector "
+     "part b2 is missing", "Add it: b = A2 @ b1 + b2.")], ids=["b1 + b2", "A1 * A2", "A2 b1 (b2 left out)"])
+def test_matrix_compose_names_b1_skipping_q_and_an_elementwise_product(fn, said, fixed):
+    """The thirteenth review's cases: b1 + b2 was asked about the order (not its slip), and A1 * A2 was
     told "every element is wrong" where n = 1 had passed; a later review's A1 @ b2 was asked about the order too."""
     msg = _failure("matrix_compose", fn)
     assert said in msg and "is q applied first" not in msg and "Every element" not in msg, msg

@@ -42,7 +42,7 @@ HEADER = ("import os\n\nimport torch\n\nif not torch.cuda.is_available():\n"
           "import triton\nimport triton.language as tl\n\nfrom rltriton_lite import exercises")
 STARTER = {
     "matrix_compose": "def matrix_compose(p, q):\n    (A1, b1), (A2, b2) = p, q\n"
-                      "    # YOUR CODE: return the pair (A, b) of \"q first, then p\"\n    raise NotImplementedError\n",
+                      "    # YOUR CODE: return the pair (A, b) of \"p first, then q\"\n    raise NotImplementedError\n",
     "gae_pairs": "def gae_pairs(rewards, values, next_values, terminated, truncated, gamma, lam):\n"
                  "    # YOUR CODE: return (a, b), tensors shaped like rewards\n    raise NotImplementedError\n",
     "vtrace_floor_bytes": "def vtrace_floor_bytes(B, T, elem_bytes):\n    # YOUR CODE\n    raise NotImplementedError\n",
@@ -385,7 +385,7 @@ def test_unseen_cases_need_the_teacher_s_keys(tmp_path, monkeypatch, capsys):
     assert not (tmp_path / "g.csv").exists()
 
 
-WRONG_COMPOSE = "def matrix_compose(p, q):\n    (A1, b1), (A2, b2) = p, q\n    return A2 @ A1, b2 + A2 @ b1\n"
+WRONG_COMPOSE = "def matrix_compose(p, q):\n    (A1, b1), (A2, b2) = p, q\n    return A1 @ A2, b1 + A1 @ b2\n"  # q first
 
 
 def test_unseen_cases_by_default_from_a_seed_in_the_csv(tmp_path):

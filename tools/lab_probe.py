@@ -1,9 +1,12 @@
-"""Notebook 13's GPU lab, run on the course's own answers: the solution of ``reset_scan``
-(notebooks/solutions/reset_scan.py) and section 7's step-by-step baseline (``step_by_step_kernel``,
-read from the notebook), timed the way section 7 times a student's kernel (``bench.measure`` for the
-wall time, ``bench.kernel_ms`` for the GPU time, % floor at 9 bytes per step over this GPU's copy
-bandwidth), at the lab's shapes and over its knobs: the chunk, ``num_warps`` and a pipelined chunk
-loop (``tl.range(..., num_stages=2)``). The teacher's reference for the lab's target and rubric:
+"""Notebook 13b's GPU lab, run on the course's own answers: the solution of ``reset_scan``
+(notebooks/solutions/reset_scan.py) and 13b's step-by-step baseline (``step_by_step_kernel``, read
+from notebooks/13b_gpu_lab.py, section 1), timed the way 13b's section 2 times a student's kernel
+(``bench.measure`` for the wall time, ``bench.kernel_ms`` for the GPU time, % floor at 9 bytes per
+step over this GPU's copy bandwidth), at the lab's shapes and over its knobs: the chunk,
+``num_warps`` and a pipelined chunk loop (``tl.range(..., num_stages=2)``). The teacher's reference
+for the lab's target and rubric (13b, section 3, reads it; the output's labels, "notebook 13's lab"
+and "step_by_step (13's baseline)", are kept as the committed file has them, from before the lab
+moved to 13b):
 
     PYTHONPATH=$PWD python tools/lab_probe.py > $OUT/lab.txt
 """
@@ -32,8 +35,8 @@ def _module(name, path):
 
 
 def _baseline():
-    """13's ``step_by_step_kernel`` and ``my_returns``, executed from the notebook's own cell."""
-    text = (ROOT / "notebooks" / "13_appendix_performance.py").read_text()
+    """13b's ``step_by_step_kernel`` and ``my_returns``, executed from the notebook's own cell."""
+    text = (ROOT / "notebooks" / "13b_gpu_lab.py").read_text()
     cell = re.search(r"^@triton\.jit\ndef step_by_step_kernel.*?^    return out$", text, re.S | re.M).group(0)
     path = Path(tempfile.mkdtemp()) / "lab_baseline.py"  # @triton.jit reads its source from a file
     path.write_text("import torch\nimport triton\nimport triton.language as tl\n\n" + cell + "\n")

@@ -15,8 +15,8 @@ import numpy as np
 
 
 def matrix_compose(A1, b1, A2, b2):
-    """(A2, b2) first, then (A1, b1): y -> A1 (A2 y + b2) + b1."""
-    return A1 @ A2, b1 + A1 @ b2
+    """(A1, b1) first, then (A2, b2): y -> A2 (A1 y + b1) + b2."""
+    return A2 @ A1, A2 @ b1 + b2
 
 
 def n_step_returns(r, nv, term, gamma, n, stops=True, bootstraps=True, window_end=True, value_step=0,
