@@ -202,8 +202,8 @@ assert result == ["a", "ab", "abc", "abcd"]
 # needs. The next cell checks both facts on random pairs:
 
 # %%
-def combine(p, q):
-    """p ⊕ q: apply p first, then q (the order rule, section 3)."""
+def combine(p, q):  # p: the map applied first, in a reverse scan the later run
+    """p ⊕ q: p applied first, then q (the order rule, section 3)."""
     (a1, b1), (a2, b2) = p, q
     return (a2 * a1, b2 + a2 * b1)
 
@@ -220,14 +220,14 @@ for p in pairs[:, 0]:
 print("associative on 1000 random triples; (1, 0) is the identity")
 
 # %% [markdown]
-# The numbers only test it; two lines of algebra prove it. Take three pairs $p$, $q$, $s$, applied
+# The numbers only test it; two lines of algebra prove it. Take three pairs $p$, $q$, $w$, applied
 # in that order. Both groupings give the same pair:
 #
-# $$\big((a_p, b_p) \oplus (a_q, b_q)\big) \oplus (a_s, b_s) = (a_q a_p,\; b_q + a_q b_p) \oplus (a_s, b_s)
-#   = (a_s a_q a_p,\; b_s + a_s b_q + a_s a_q b_p),$$
+# $$\big((a_p, b_p) \oplus (a_q, b_q)\big) \oplus (a_w, b_w) = (a_q a_p,\; b_q + a_q b_p) \oplus (a_w, b_w)
+#   = (a_w a_q a_p,\; b_w + a_w b_q + a_w a_q b_p),$$
 #
-# $$(a_p, b_p) \oplus \big((a_q, b_q) \oplus (a_s, b_s)\big) = (a_p, b_p) \oplus (a_s a_q,\; b_s + a_s b_q)
-#   = (a_s a_q a_p,\; b_s + a_s b_q + a_s a_q b_p).$$
+# $$(a_p, b_p) \oplus \big((a_q, b_q) \oplus (a_w, b_w)\big) = (a_p, b_p) \oplus (a_w a_q,\; b_w + a_w b_q)
+#   = (a_w a_q a_p,\; b_w + a_w b_q + a_w a_q b_p).$$
 #
 # A shorter proof: a pair *is* the map $y \mapsto a y + b$, $\oplus$ composes maps, and composing
 # functions is always associative. In the usual notation $\circ$, which reads right to left,
@@ -282,16 +282,16 @@ for t in reversed(range(T)):
 
 # reverse the pairs, scan, and reverse the composed maps back into time
 composed = scan_hillis_steele(list(zip(a, b))[::-1], combine)[::-1]
-from_scan = np.array([A * y_end + B for A, B in composed])
+from_scan = np.array([a_s * y_end + b_s for a_s, b_s in composed])  # (a_s, b_s): a scanned map
 np.testing.assert_allclose(from_scan, loop, rtol=1e-12)
 # Blelloch's scan too: the operator is not commutative, so this checks its order of combination
 blelloch = scan_blelloch(list(zip(a, b))[::-1], combine, (1.0, 0.0))[::-1]
-np.testing.assert_allclose(np.array([A * y_end + B for A, B in blelloch]), loop, rtol=1e-12)
+np.testing.assert_allclose(np.array([a_s * y_end + b_s for a_s, b_s in blelloch]), loop, rtol=1e-12)
 np.testing.assert_allclose(reference.linear_scan(a, b, initial=y_end), loop, rtol=1e-12)
 # the drawing's last combine on this row: combine(later run, earlier run) gives y_0
 later_run, earlier_run = reduce(combine, list(zip(a, b))[:5:-1]), reduce(combine, list(zip(a, b))[5::-1])
-A0, B0 = combine(later_run, earlier_run)
-np.testing.assert_allclose(A0 * y_end + B0, loop[0], rtol=1e-12)
+a_s, b_s = combine(later_run, earlier_run)
+np.testing.assert_allclose(a_s * y_end + b_s, loop[0], rtol=1e-12)
 print(np.round(loop, 3))
 
 # %% [markdown]
@@ -323,8 +323,8 @@ print(inspect.getsource(getattr(scan.combine, "fn", scan.combine)))
 # triple $(A, B, \kappa)$, then the running $B$ when the reset is a multiplication by $a = 0$:
 
 # %%
-def combine_np(p, q):
-    """scan.combine on numbers: triples (a, b, κ), p applied first; a reset in q wins (section 3)."""
+def combine_np(p, q):  # p: the map applied first, in a reverse scan the later run
+    """scan.combine on numbers: triples (a, b, κ); a reset in q wins (section 3)."""
     (a1, b1, k1), (a2, b2, k2) = p, q
     return (a2 if k2 else a2 * a1, b2 if k2 else b2 + a2 * b1, k1 or k2)
 
@@ -370,28 +370,30 @@ assert earlier == combine_np(later, earlier) == (0.125, 3.0, True)
 # composition is associative. So every grouping gives the same map, and the outputs read only
 # the map.
 #
-# <details><summary>Details: the same triple, not only the same map (the algebra)</summary>
+# <details><summary>Details: the same triple, not only the same map (the algebra), and the unused a</summary>
 #
 # Write $\mathrm{sel}(\kappa, u, v)$ for $u$ if $\kappa$ is set, else $v$ (`tl.where`). Then
 # $p \oplus q$ has $\kappa = \kappa_p \lor \kappa_q$, $a = \mathrm{sel}(\kappa_q, a_q, a_q a_p)$ and
 # $b = \mathrm{sel}(\kappa_q, b_q, b_q + a_q b_p)$. The $\kappa$ part is an OR, which is
-# associative. For $a$ and $b$, check three cases: $\kappa_s$ set, $\kappa_s$ clear with
-# $\kappa_q$ set, and neither. Both groupings of $p \oplus q \oplus s$ give
-# $\mathrm{sel}(\kappa_s, a_s, \mathrm{sel}(\kappa_q, a_s a_q, a_s a_q a_p))$ and
-# $\mathrm{sel}(\kappa_s, b_s, \mathrm{sel}(\kappa_q, b_s + a_s b_q, b_s + a_s b_q + a_s a_q b_p))$.
+# associative. For $a$ and $b$, check three cases: $\kappa_w$ set, $\kappa_w$ clear with
+# $\kappa_q$ set, and neither. Both groupings of $p \oplus q \oplus w$ give
+# $\mathrm{sel}(\kappa_w, a_w, \mathrm{sel}(\kappa_q, a_w a_q, a_w a_q a_p))$ and
+# $\mathrm{sel}(\kappa_w, b_w, \mathrm{sel}(\kappa_q, b_w + a_w b_q, b_w + a_w b_q + a_w a_q b_p))$.
 # The reset applied last wins, as the order rule says. Without a reset, this is section 2's affine
 # combine. So both groupings give the same triple, not only the same map, and the checkers test
 # that stronger property.
 #
-# </details>
+# Where $\kappa$ is set, the outputs never read $a$. So a combine may store $a_q$ there, as the
+# package does, or the product $a_q a_p$, and both choices are associative. The package stores
+# $a_q$, so that a NaN multiplier in the run applied first (in a return, the later run) never
+# reaches the stored $a$. For example, combine a later run $(\text{NaN}, 1, \text{clear})$ with an
+# earlier run $(0.5, 2, \text{set})$: storing $a_q$ gives $a = 0.5$, and storing $a_q a_p$ gives
+# NaN. The folded checks cell below tests both choices on random triples, and this example.
 #
-# Where $\kappa$ is set, $a$ is unused, so a combine may store $a_q$ there, as the package does,
-# or $a_q a_p$; both choices are associative. The next cell checks both in NumPy, flags included.
-# Its last lines show why the package stores $a_q$. `nan_behind` is a later run with a NaN
-# multiplier, and `resets` an earlier run that resets. Storing $a_q$ gives $A = 0.5$, so the
-# later run's multipliers stay out of $A$; storing $a_q a_p$ gives NaN.
+# </details>
 
-# %%
+# %% jupyter={"source_hidden": true}
+# Checks: the combine with resets is associative, with either choice of the unused a (CI runs them; skip when reading)
 steps = [(a_, b_, bool(k_)) for a_, b_, k_ in zip(rng.normal(size=600), rng.normal(size=600), rng.random(600) < 0.3)]
 # the other choice: a2 * a1 even where k2 is set
 combine_prod = lambda p, q: (q[0] * p[0],) + combine_np(p, q)[1:]  # noqa: E731
@@ -399,9 +401,8 @@ for op in (combine_np, combine_prod):
     for s1, s2, s3 in zip(steps[0::3], steps[1::3], steps[2::3]):
         np.testing.assert_allclose(op(op(s1, s2), s3)[:2], op(s1, op(s2, s3))[:2], rtol=1e-12)
         assert op(op(s1, s2), s3)[2] == op(s1, op(s2, s3))[2]
-nan_behind, resets = (np.nan, 1.0, False), (0.5, 2.0, True)  # a later run with a NaN multiplier, an earlier reset
-assert combine_np(nan_behind, resets)[0] == 0.5 and np.isnan(combine_prod(nan_behind, resets)[0])
-print("both choices of the combine with resets are associative on 200 random triples of steps")
+later_nan, earlier_reset = (np.nan, 1.0, False), (0.5, 2.0, True)  # the fold's example
+assert combine_np(later_nan, earlier_reset)[0] == 0.5 and np.isnan(combine_prod(later_nan, earlier_reset)[0])
 
 # %% [markdown]
 # In the package, `rl.linear_scan` is the bare scan. It resets where $a_t = 0$. The return and
@@ -448,7 +449,7 @@ def chunked(a, b, chunk):
         end = min(start + chunk, len(b))
         pairs = list(zip(a[start:end], b[start:end]))[::-1]
         comp = scan_hillis_steele(pairs, combine)[::-1]
-        y[start:end] = [A * carry + B for A, B in comp]
+        y[start:end] = [a_s * carry + b_s for a_s, b_s in comp]
         carry = y[start]
     return y
 
@@ -524,11 +525,11 @@ plt.show()
 # directions:
 
 # %%
-B, T = 3, 70
-a = torch.rand(B, T, device=DEVICE)
-b = torch.randn(B, T, device=DEVICE)
-init = torch.randn(B, device=DEVICE)
-mask = torch.rand(B, T, device=DEVICE) > 0.2
+n_rows, T = 3, 70
+a = torch.rand(n_rows, T, device=DEVICE)
+b = torch.randn(n_rows, T, device=DEVICE)
+init = torch.randn(n_rows, device=DEVICE)
+mask = torch.rand(n_rows, T, device=DEVICE) > 0.2
 for reverse in (True, False):
     y = rl.linear_scan(a, b, initial=init, mask=mask, reverse=reverse, backend=KERNEL)
     expected = reference.linear_scan(a.cpu().numpy(), b.cpu().numpy(), initial=init.cpu().numpy(),
@@ -772,8 +773,8 @@ exercises.attempt("matrix_compose", matrix_compose)
 #     run = (1.0, 0.0, False)  # the identity
 #     for t in reversed(range(start, end)):
 #         run = combine_np(___, ___)  # which is applied first: the later steps' run, or step t?
-#         A, B, K = run
-#         y[t] = ___  # a select on K
+#         a_s, b_s, k_s = run
+#         y[t] = ___  # a select on k_s
 #         carry_in[t] = carry
 #     carry = ___  # y at which step of this chunk?
 # ```

@@ -140,7 +140,7 @@ print("discount: 2 programs of 64 lanes, 28 of them masked off, matches NumPy")
 # | `a and b`, `a or b`, `not a` | `a & b`, `a \| b`, `~a` (on bool blocks, e.g. `flag != 0`) |
 # | `min(x, y)`, `max(x, y)` | `tl.minimum(x, y)`, `tl.maximum(x, y)` (`tl.clamp(x, lo, hi)`) |
 # | `if cond: x else: y` | `tl.where(cond, x, y)` |
-# | integer arithmetic on a loaded bool tensor | `tl.where(d, x, y)`, or `d.to(tl.float32)` first |
+# | arithmetic between two loaded bool blocks, such as `term + trunc` | `term \| trunc`, or `.to(tl.float32)` on each first |
 # | a loop's carry started as an integer, `carry = 0`, then made a float in the loop | `carry = 0.0` |
 #
 # <details><summary>Details: why the GPU hides these traps, and the last two rows</summary>
@@ -148,7 +148,12 @@ print("discount: 2 programs of 64 lanes, 28 of them masked off, matches NumPy")
 # * Compiled for a GPU, Triton turns `min`, `max`, `and` and `or` on blocks into the elementwise
 #   forms (the last two with a deprecation warning), and it refuses `if` on a block. So code that
 #   is right on a GPU is silently wrong on the CPU.
-# * A loaded bool tensor is an `int1` block: `d + d` is 0 where `d` is true.
+# * A loaded bool tensor is an `int1` block, a single bit. Arithmetic between two `int1` blocks
+#   stays one bit and wraps, on a GPU as on the CPU: `term + trunc` is 0 where both are true, and
+#   `-term` is 1, not −1. A Python integer first makes the block an `int32` one, so `1 - term` is
+#   1 or 0, as meant.
+# * `~` is a logical not on a bool block only. On a loaded `int8` tensor it flips every bit, so
+#   compare with 0 first, as the table's first row says.
 # * A GPU compile refuses a loop variable whose type changes (int32 to fp32); the interpreter runs
 #   it. The checks compile your kernel for a GPU too, and say so.
 #
@@ -167,6 +172,30 @@ out = torch.empty_like(x)
 both_kernel[(1,)](x, out, 5, BLOCK=8)
 assert out.tolist() == [1.0, 0.0, 1.0, 0.0, 0.0]
 print("x > 0 and index < 3, elementwise:", out.tolist())
+
+
+# %% jupyter={"source_hidden": true}
+# Checks: the fold's claims on bool blocks (CI runs them; skip when reading)
+@triton.jit
+def _bool_arith(D, D8, OUT, BLOCK: tl.constexpr):
+    i = tl.arange(0, BLOCK)
+    d = tl.load(D + i)  # a bool tensor: an int1 block
+    d8 = tl.load(D8 + i)  # the same flags stored as int8
+    tl.store(OUT + 0 * BLOCK + i, (d + d).to(tl.float32))
+    tl.store(OUT + 1 * BLOCK + i, (-d).to(tl.float32))
+    tl.store(OUT + 2 * BLOCK + i, (1 - d).to(tl.float32))
+    tl.store(OUT + 3 * BLOCK + i, 0.5 * (1 - d))
+    tl.store(OUT + 4 * BLOCK + i, (~d).to(tl.float32))
+    tl.store(OUT + 5 * BLOCK + i, (~d8).to(tl.float32))
+    tl.store(OUT + 6 * BLOCK + i, (~(d8 != 0)).to(tl.float32))
+
+
+flags = torch.tensor([False, True], device=DEVICE)
+bool_out = torch.empty(7, 2, device=DEVICE)
+_bool_arith[(1,)](flags, flags.to(torch.int8), bool_out, BLOCK=2)
+assert bool_out[:2].tolist() == [[0.0, 0.0], [0.0, 1.0]]  # bool + bool wraps to 0; -True is 1
+assert bool_out[2:5].tolist() == [[1.0, 0.0], [0.5, 0.0], [1.0, 0.0]]  # 1 - d (times gamma too), ~d: right
+assert bool_out[5:].tolist() == [[-1.0, -2.0], [1.0, 0.0]]  # ~ on int8 flips the bits; after != 0, a not
 
 # %% [markdown]
 # **Debugging.** Three habits for every exercise:
@@ -282,8 +311,8 @@ exercises.attempt("td_target_kernel", td_target_kernel)
 
 # %%
 @triton.jit
-def affine_combine(a1, b1, a2, b2):
-    return a2 * a1, b2 + a2 * b1  # (a1, b1) first, then (a2, b2)
+def affine_combine(a1, b1, a2, b2):  # (a1, b1): the map applied first, in a reverse scan the later run
+    return a2 * a1, b2 + a2 * b1
 
 
 @triton.jit
@@ -334,7 +363,8 @@ print("EMA by one forward associative scan == the loop")
 # Now the reverse scan. `reverse_maps_kernel` runs the same `affine_combine`, with `reverse=True`,
 # on four steps with $a_t = 0.5$. Each step $t$ gets $(A_t, B_t)$, the map of the steps from $t$ to
 # the block's end, composed. The cell checks them against the values by hand:
-# $A_t = 0.5^{4-t}$, and $B_t = b_t + 0.5\,B_{t+1}$ with $B_4 = 0$.
+# $A_t = 0.5^{4-t}$, and $B_t = b_t + 0.5\,B_{t+1}$ with $B_4 = 0$. In code, the course names
+# the scanned values `a_s` and `b_s` (`s` for scanned), and from 00c on the scanned flag `k_s`.
 
 # %%
 @triton.jit
@@ -349,13 +379,13 @@ def reverse_maps_kernel(B_IN, A_OUT, B_OUT, T, BLOCK: tl.constexpr):
 
 
 b_in = torch.tensor([1.0, 2.0, 3.0, 4.0], device=DEVICE)
-A_s, B_s = torch.empty_like(b_in), torch.empty_like(b_in)
-reverse_maps_kernel[(1,)](b_in, A_s, B_s, 4, BLOCK=4)
-B_hand = [0.0] * 5
+a_s, b_s = torch.empty_like(b_in), torch.empty_like(b_in)  # the scanned (A_t, B_t)
+reverse_maps_kernel[(1,)](b_in, a_s, b_s, 4, BLOCK=4)
+b_hand = [0.0] * 5
 for t in reversed(range(4)):
-    B_hand[t] = b_in[t].item() + 0.5 * B_hand[t + 1]
-assert A_s.tolist() == [0.5 ** (4 - t) for t in range(4)] and np.allclose(B_s.cpu(), B_hand[:4])
-print("A_t:", A_s.tolist(), " B_t:", B_s.tolist())
+    b_hand[t] = b_in[t].item() + 0.5 * b_hand[t + 1]
+assert a_s.tolist() == [0.5 ** (4 - t) for t in range(4)] and np.allclose(b_s.cpu(), b_hand[:4])
+print("A_t:", a_s.tolist(), " B_t:", b_s.tolist())
 
 # %% [markdown]
 # **The order rule, seen.** The next cell replays a reverse scan of 4 steps as a tree, on text
@@ -383,7 +413,7 @@ assert calls == [("s1", "s0"), ("s2", "s1"), ("s3", "s2"), ("s3 s2", "s1 s0"), (
 assert runs == ["s3 s2 s1 s0", "s3 s2 s1", "s3 s2", "s3"]  # step t: the steps from the end down to t, the last first
 # the same tree on the numbers above, with affine_combine's own body, gives reverse_maps_kernel's (A_t, B_t)
 maps, _ = tree_reverse_scan([(0.5, b) for b in b_in.tolist()], lambda p, q: affine_combine.fn(*p, *q))
-np.testing.assert_allclose(np.array(maps), np.stack([A_s.cpu().numpy(), B_s.cpu().numpy()], 1), rtol=1e-6)
+np.testing.assert_allclose(np.array(maps), np.stack([a_s.cpu().numpy(), b_s.cpu().numpy()], 1), rtol=1e-6)
 
 
 # %% [markdown]
@@ -544,12 +574,12 @@ def chunked_discounted_sum(x, gamma, chunk, show=False):
     carry = 0.0  # y_T: nothing comes after the row
     for c in reversed(range(-(-T // chunk))):  # from the last chunk in time
         start, end = c * chunk, min(c * chunk + chunk, T)
-        B, acc = np.zeros(end - start), 0.0
+        b_s, acc = np.zeros(end - start), 0.0  # the scanned B_t
         for k in reversed(range(end - start)):  # the chunk alone (in a kernel: one reverse scan)
             acc = x[start + k] + gamma * acc
-            B[k] = acc
-        A = gamma ** (end - start - np.arange(end - start))  # gamma^(steps from t to the chunk's end)
-        y[start:end] = B + A * carry
+            b_s[k] = acc
+        a_s = gamma ** (end - start - np.arange(end - start))  # A_t: gamma^(steps from t to the chunk's end)
+        y[start:end] = b_s + a_s * carry
         if show:
             print(f"chunk {c}: steps {start}..{end - 1}, carry in {carry:6.3f}, carry out y_{start} = {y[start]:6.3f}")
         carry = y[start]  # read at the chunk's FIRST step: it enters the chunk before
@@ -577,9 +607,9 @@ print("chunks from the end, the carry read at each chunk's first step == the loo
 # **Exercise `chunked_scan`.** Discounted returns, $G_t = r_t + \gamma(1 - \text{term}_t)\,G_{t+1}$,
 # for a batch of rows of any length.
 #
-# * **Inputs:** `rewards` (float32) and `terminated` (bool), contiguous, of shape `(B, T)`, any
-#   `T`. Then `gamma`, and `chunk`, the chunk size (the checker picks 64 or 128).
-# * **Returns:** the returns $G_t$, a `(B, T)` tensor, with $G_T = 0$.
+# * **Inputs:** `rewards` (float32) and `terminated` (bool), contiguous, of shape `(n_rows, T)`,
+#   any `T`. Then `gamma`, and `chunk`, the chunk size (the checker picks 64 or 128).
+# * **Returns:** the returns $G_t$, an `(n_rows, T)` tensor, with $G_T = 0$.
 # * **Edge cases:** rows shorter than a chunk (5 steps), rows of 300 steps, then rows of 700
 #   steps with episode ends. These catch a carry that is not applied, and a carry that an episode
 #   end inside the chunk does not reset.
@@ -596,7 +626,7 @@ print("chunks from the end, the carry read at each chunk's first step == the loo
 #
 # <details><summary>Hint 2: the plan</summary>
 #
-# * Launch `B` programs, one per row: `row = tl.program_id(0)`. Pass `chunk` as `CHUNK=chunk`.
+# * Launch `n_rows` programs, one per row: `row = tl.program_id(0)`. Pass `chunk` as `CHUNK=chunk`.
 # * Start with `carry = 0.0`, because $G_T = 0$. Write it as a float, not `0`.
 # * Walk the chunks from the last one down: `c = n_chunks - 1 - i`.
 # * In chunk `c`: `t = c * CHUNK + tl.arange(0, CHUNK)` and `m = t < T`. Row `row` starts at
@@ -648,7 +678,7 @@ print("chunks from the end, the carry read at each chunk's first step == the loo
 #     for i in range(0, n_chunks):
 #         c = n_chunks - 1 - i             # the chunks from the last one down
 #         t = c * CHUNK + tl.arange(0, CHUNK)
-#         ...                              # load, pairs, reverse scan, G = B + A * carry, store
+#         ...                              # load, pairs, reverse scan, g = b_s + a_s * carry, store
 #         carry = ...                      # G at the chunk's first step, c * CHUNK
 def chunked_scan(rewards, terminated, gamma, chunk):
     # YOUR CODE

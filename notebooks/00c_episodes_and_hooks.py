@@ -43,7 +43,6 @@ if not torch.cuda.is_available():
     os.environ.setdefault("TRITON_INTERPRET", "1")
 
 import inspect
-import textwrap
 
 import numpy as np
 import triton
@@ -72,8 +71,7 @@ print("device:", DEVICE, "(Triton interpreter)" if os.environ.get("TRITON_INTERP
 
 # %%
 @triton.jit
-def affine_combine(a1, b1, a2, b2):
-    # (a1, b1) is applied first (the order rule, 00 §3)
+def affine_combine(a1, b1, a2, b2):  # (a1, b1): the map applied first, in a reverse scan the later run
     return a2 * a1, b2 + a2 * b1
 
 
@@ -89,14 +87,14 @@ def chunked_returns_kernel(R, D, G, gamma, T, CHUNK: tl.constexpr):
         r = tl.load(R + row * T + t, mask=m, other=0.0)
         term = tl.load(D + row * T + t, mask=m, other=0) != 0
         a = tl.where(m, tl.where(term, 0.0, gamma), 1.0)  # an episode end: a = 0; padding: a = 1
-        A, B = tl.associative_scan((a, r), 0, affine_combine, reverse=True)
-        g = B + A * carry
+        a_s, b_s = tl.associative_scan((a, r), 0, affine_combine, reverse=True)
+        g = b_s + a_s * carry
         tl.store(G + row * T + t, g, mask=m)
         carry = tl.sum(tl.where(t == c * CHUNK, g, 0.0), 0)  # G at the chunk's first step
 
 
 def chunked_returns(rewards, terminated, gamma, chunk):
-    """00b's chunked_scan: contiguous (B, T) float32 rewards, bool terminated -> the returns G_t."""
+    """00b's chunked_scan: contiguous (n_rows, T) float32 rewards, bool terminated -> the returns G_t."""
     out = torch.empty_like(rewards)
     chunked_returns_kernel[(rewards.shape[0],)](rewards, terminated, out, gamma, rewards.shape[1],
                                                 CHUNK=chunk)
@@ -177,13 +175,13 @@ assert torch.isnan(by_multiplying[:2]).all() and torch.isnan(by_kernel[:2]).all(
 # %% [markdown]
 # **Exercise `reset_scan`.** The chunked scan with resets.
 #
-# * **Inputs and returns:** the same as `chunked_returns`'s (00b's `chunked_scan`): the returns, a
-#   `(B, T)` tensor.
+# * **Inputs and returns:** the same as `chunked_returns`'s (00b's `chunked_scan`): the returns, an
+#   `(n_rows, T)` tensor.
 # * **Edge cases:** a `NaN` or `inf` reward must stay inside its own episode, whether the episode
 #   end is in the same chunk or the bad value arrives through the carry from a later chunk.
-# * **Your combine:** a `@triton.jit` function `reset_combine(a1, b1, k1, a2, b2, k2)`, with `k1`
-#   and `k2` the flags $\kappa_L$ and $\kappa_E$. It returns the formula's composed triple:
-#   `(a1, b1, k1)` is the later run $L$.
+# * **Your combine:** a `@triton.jit` function `reset_combine(a1, b1, k1, a2, b2, k2)` that returns
+#   the formula's composed triple. `(a1, b1, k1)` is the map applied first, in a reverse scan the
+#   later run $L$, and `(a2, b2, k2)` is the earlier run $E$.
 #
 # <details><summary>Hint 1: where to start</summary>
 #
@@ -227,7 +225,7 @@ assert torch.isnan(by_multiplying[:2]).all() and torch.isnan(by_kernel[:2]).all(
 #
 # ```python
 # @triton.jit
-# def reset_combine(a1, b1, k1, a2, b2, k2):
+# def reset_combine(a1, b1, k1, a2, b2, k2):  # (a1, b1, k1): the map applied first, in a reverse scan the later run
 #     return tl.where(k2, ___, a2 * a1), tl.where(k2, ___, ___), ___  # ___: the formula's two cases
 #
 # term = tl.load(D + row * T + t, mask=m, other=0) != 0  # (a padding lane loads 0: it never resets)
@@ -278,8 +276,8 @@ exercises.attempt("reset_scan", reset_scan)
 # advantage $\hat A_t$ (not the scan's composed $A_t$).
 #
 # * **Inputs:** `rewards`, `values`, `next_values` (float32) and `terminated` (bool), contiguous,
-#   of shape `(B, T)`. Then `gamma`, `lam` and `chunk`.
-# * **Returns:** the advantages $\hat A_t$, a `(B, T)` tensor.
+#   of shape `(n_rows, T)`. Then `gamma`, `lam` and `chunk`.
+# * **Returns:** the advantages $\hat A_t$, an `(n_rows, T)` tensor.
 # * **Edge cases:** rows of 7, 600 and 300 steps, with episode ends; a NaN reward in a later
 #   episode; NaN in `next_values` at terminations, where the terminal state has no value.
 # * **Select, don't multiply** in $\gamma(1-\text{term}_t)V(s_{t+1})$, so those NaNs are never used.
@@ -466,16 +464,22 @@ print("one source, two compiled kernels: 0.5 x0² + 2 x1² − x2², and min(|x0
 #
 # * **Inputs:**
 #   * `prologue`, a `@triton.jit` function the checker passes (the discounted return's, then GAE's);
-#   * `inputs`, a tuple of contiguous `(B, T)` tensors, the kernel's tuple `X`;
+#   * `inputs`, a tuple of contiguous `(n_rows, T)` tensors, the kernel's tuple `X`;
 #   * `params`, a tuple of floats, the kernel's `P`;
 #   * `chunk`.
 # * **The prologue's side:** it loads its inputs at `offs = row * T + t` under the mask
 #   `m = t < T`, and returns $(a_t, b_t)$. Outside `m` its pair is undefined: the checker's
-#   prologues return arbitrary values there on purpose. So your loop **must** make those lanes the
-#   identity $(1, 0)$, before it derives the flag.
+#   prologues return arbitrary values there on purpose. So your loop **must** overwrite the pair in
+#   those padding lanes with the identity $(1, 0)$.
+# * **Why:** padding lanes exist only in the row's last chunk in time, which the loop scans first,
+#   from the carry $y_T = 0$. Their $b = 0$ keeps the prologue's values out of the steps before
+#   them. Their $a = 1$ matters once a carry other than 0 enters after the row, as
+#   `rl.linear_scan`'s `initial` allows.
 # * **The flag, read from $a_t = 0$** (the second way, in the table above): your loop derives it,
-#   `flag = a == 0.0`, and selects on it exactly as in `reset_scan`.
-# * **Returns:** $y$, a `(B, T)` float32 tensor: $y_t = b_t + a_t y_{t+1}$ from $y_T = 0$.
+#   `flag = a == 0.0`, and selects on it exactly as in `reset_scan`. Deriving it before or after
+#   the overwrite gives the same result: a padding lane that resets keeps out only the carry 0 and
+#   the padding after it, which add nothing.
+# * **Returns:** $y$, an `(n_rows, T)` float32 tensor: $y_t = b_t + a_t y_{t+1}$ from $y_T = 0$.
 # * **Edge cases:** a row shorter than a chunk (padding lanes), GAE over several chunks with
 #   terminations, and NaN rewards in later episodes.
 #
@@ -491,12 +495,13 @@ print("one source, two compiled kernels: 0.5 x0² + 2 x1² − x2², and min(|x0
 #
 # <details><summary>Hint 2: the plan</summary>
 #
-# * Launch `B` programs. Pass `X = tuple(x.contiguous() for x in inputs)` and `P =
+# * Launch `n_rows` programs. Pass `X = tuple(x.contiguous() for x in inputs)` and `P =
 #   tuple(params)` (tuples: Triton takes a tuple of tensors, not a list), and `PROLOGUE=prologue`.
-# * The output: `torch.empty(B, T, dtype=torch.float32, device=...)`, passed as `Y`.
+# * The output: `torch.empty(n_rows, T, dtype=torch.float32, device=...)`, passed as `Y`.
 # * In each chunk: `offs = row * T + t`, then `a, b = PROLOGUE(X, P, offs, t, m, T)`.
-# * Outside `m`, overwrite the pair with the identity $(1, 0)$, and take the flag after it, so
-#   that a padding lane is $(1, 0, \text{false})$ and changes nothing.
+# * Outside `m`, overwrite the pair with the identity $(1, 0)$. Take the flag after that, so that
+#   a padding lane is exactly the identity $(1, 0, \text{false})$ (before also passes, as the task
+#   says).
 # * The reset flag is `a == 0.0`. Scan the triple $(a, b, \text{flag})$ with `reset_combine`.
 # * The rest is `reset_scan`: select on the carry, store $y$, update the carry.
 #
@@ -528,7 +533,7 @@ print("one source, two compiled kernels: 0.5 x0² + 2 x1² − x2², and min(|x0
 # a = tl.where(m, a, ___)  # ___, ___: the pair that changes nothing, in the lanes past T
 # b = tl.where(m, b, ___)
 # a_s, b_s, k_s = tl.associative_scan((a, b, ___), 0, reset_combine, reverse=True)  # ___: the flag, from a
-# # the launch: hooked_kernel[(B,)](X, P, y, T, PROLOGUE=prologue, CHUNK=chunk)
+# # the launch: hooked_kernel[(n_rows,)](X, P, y, T, PROLOGUE=prologue, CHUNK=chunk)
 # ```
 #
 # </details>
@@ -568,6 +573,17 @@ exercises.attempt("hooked_scan", hooked_scan)
 # * `valid` marks a step that is not padding, and `keep` holds values the epilogue needs again.
 # * `NV` and `V` are the tile's other sizes: each chunk is held as `NV` vectors of `V` steps.
 #   `REVERSE` is set for a return.
+# * `k_start` and `k_end` bound the chunks this program walks, counted in scan order. They span
+#   the whole row, unless a very long row is split in time, each program taking one segment.
+# * `STAGES` is the loop's `num_stages`: on a GPU, the compiler may start loading the next chunks
+#   while it scans this one (1: not at all). Notebook 13 covers it.
+# * `AHEAD` is `None` in every call of this notebook, so the printed branch `if AHEAD is None:`
+#   is the one that runs. The return and advantage functions pass a hook there on some calls with
+#   a `mask`: a masked step then counts as deleted, and the prologue also gets the value at the
+#   nearest unmasked step after each step.
+# * `SUMMARIZE` is set only in the first launch of a time split, which composes each segment's
+#   chunks into one map and writes nothing. Otherwise the `else:` branch runs: the epilogue and
+#   the new carry, as in your loop.
 # * `_scan_chunk` scans one chunk from `carry`, selects on it, and returns six values:
 #   * `y` is $y_t$ at each step, after the select on the carry;
 #   * `y_in` is the value that entered each step, $y_{t+1}$ in a return, for epilogues that read
@@ -582,7 +598,6 @@ exercises.attempt("hooked_scan", hooked_scan)
 # %%
 from rltriton_lite import scan  # noqa: E402
 
-walk = inspect.getsource(getattr(scan._walk, "fn", scan._walk)).splitlines()
 YOURS = {  # a key line of _walk -> its counterpart in your gae_kernel
     "for k in tl.range": "the loop over the chunks, from the last in time",
     "PROLOGUE(X, SX, P, row, t, m, T, ACC)": "the prologue's (a, b, reset), plus valid and keep",
@@ -592,40 +607,22 @@ YOURS = {  # a key line of _walk -> its counterpart in your gae_kernel
     "EPILOGUE(X, SX, P, O, SO,": "the tl.store of the chunk's values",
     "carry = after": "the new carry: y at the chunk's first step",
 }
-assert all(any(k in line for line in walk) for k in YOURS)  # (each still in the package's source)
+print(exercises.key_lines(scan._walk, YOURS))
+
+# %% jupyter={"source_hidden": true}
+# Checks: the printout's claims (CI runs them; skip when reading)
+shown = exercises.key_lines(scan._walk, YOURS).splitlines()
+walk = inspect.getsource(getattr(scan._walk, "fn", scan._walk)).splitlines()
 # c_a, c_b, c_r: read only by a line left out of the printout
 assert [line.strip() for line in walk if " c_a," in line][1:] == ["s_a, s_b, s_r = combine(s_a, s_b, s_r, c_a, c_b, c_r)"]
+assert not any("c_a, c_b, c_r)" in line for line in shown)
+assert any(line.strip() == "if AHEAD is None:" for line in shown)  # the branch that holds PROLOGUE(...)
+assert any(line.strip().startswith("if SUMMARIZE:") for line in shown) and any(line.strip() == "else:" for line in shown)
 depth = lambda line: len(line) - len(line.lstrip())  # noqa: E731
-body = depth(next(line for line in walk if "for k in tl.range" in line))  # _walk's loop, the outermost line shown
-
-
-def headers(i):
-    """The for/if/else lines of the blocks that hold walk[i], up to the loop's level."""
-    out, d = [], depth(walk[i])
-    for j in range(i - 1, -1, -1):
-        line = walk[j]
-        if line.strip() and not line.lstrip().startswith("#") and body <= depth(line) < d:
-            out.append(j)
-            d = depth(line) + line.lstrip().startswith(("else", "elif"))  # an else: look on for its if
-    return out
-
-
-keys = {i: k for i, line in enumerate(walk) for k in YOURS if k in line}
-shown, last = [], None
-for i in sorted(set(keys) | {j for i in keys for j in headers(i)}):
-    skipped = [w for w in walk[last + 1:i] if w.strip()] if last is not None else []
-    if skipped:  # '...' at the outermost level of the lines left out
-        shown.append(min((w[:depth(w)] for w in skipped), key=len) + "...")
-    if i in keys:
-        shown.append(f"{walk[i][:depth(walk[i])]}# yours: {YOURS[keys[i]]}")
-    shown.append(walk[i].rstrip())
-    last = i
-print(textwrap.dedent("\n".join(shown)))
 code = [line for line in shown if not line.lstrip().startswith("# yours")]
 # the nesting reads as Python: a line deeper than the one before it sits under a printed header
 assert all(depth(now) <= depth(before) or before.split("#")[0].rstrip().endswith(":")
            for before, now in zip(code, code[1:]))
-assert any(line.strip() == "if AHEAD is None:" for line in shown)  # the branch that holds PROLOGUE(...)
 
 # %% [markdown]
 # Notebook 02's appendix reads one of the package's prologues, the discounted return's, line by

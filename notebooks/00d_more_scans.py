@@ -207,7 +207,7 @@ exercises.attempt("strided_scan", strided_scan)
 #
 # ```python
 # @triton.jit
-# def max_combine(g1, c1, k1, g2, c2, k2):  # (g1, c1, k1): the later run L, applied first
+# def max_combine(g1, c1, k1, g2, c2, k2):  # (g1, c1, k1): the map applied first, in a reverse scan the later run
 #     return tl.where(k2, g2, ___), tl.where(k2, c2, ___), k1 | k2  # your composed g, your composed c
 # # in the loop: r loaded with other=___ (the identity's c); carry = ___ before the last chunk
 # h = tl.where(k_s, c_s, ___)  # ___: the scanned map (g_s, c_s) applied to the carry

@@ -49,9 +49,10 @@
 # $T$ steps. A step that **resets** cuts off $y_{t+1}$, so $y_t = b_t$. The card lists every kind of
 # episode end that notebooks 01–07 use, one row each. The third column is the bootstrap that $b_t$
 # adds where $y_{t+1}$ is cut off. The last column writes each step with $a_t = 0$ as the reset.
-# The window's last step may be written either way, as $(0, \cdot)$ or with $a_t = \gamma$ and no
-# reset, as the tables further on write it: the scan starts from $y_T = 0$, so both give the same
-# numbers.
+# For the return and GAE only, the window's last step may be written either way, as $(0, \cdot)$
+# or with $a_t = \gamma$ and no reset, as their tables further on write it: the scan starts from
+# $y_T = 0$, so both give the same numbers. TD(λ) and V-trace, in notebooks 03 and 04, need the
+# reset there, because their ordinary $b_t$ counts on a $y_{t+1}$ (section 5 says more).
 #
 # | the step is | does it reset? | bootstrap in $b_t$ | the return's step $(a_t, b_t)$ |
 # | --- | --- | --- | --- |
@@ -165,7 +166,10 @@ print("prologue + scan + epilogue == the loop")
 # episode end. So only the prologue and the epilogue are specific to the return.
 #
 # The cell below runs the kernel on 4 rows of 45 steps, with terminations, truncations, a
-# per-step $\gamma$ and a mask:
+# per-step $\gamma$ and a mask. The `mask` argument marks the steps that take part. A step where
+# it is 0 (padding, say) is treated as if deleted: nothing of it is read, the step before it
+# continues from the next unmasked step, as if the two were neighbours in the row, and its own
+# outputs are 0. The row's last unmasked step counts as the window's last step.
 
 # %%
 B, T = 4, 45
@@ -182,14 +186,23 @@ G = rl.discounted_returns(r, gamma=gamma, terminated=term, truncated=trunc, next
 # ## 4. Kernel against the loop
 #
 # The kernel must match section 1's loop on three kinds of input: batch-major, time-major
-# (`time_dim=0`), and one `bootstrap_value` per row in place of `next_values`. Then a NaN reward
-# must stay inside its own episode, and a row that spans several chunks must still give the loop's
-# answer.
+# (`time_dim=0`), and one `bootstrap_value` per row in place of `next_values`. The masked steps
+# must act as deleted: their outputs are 0, a NaN in them is never read, and a row with them
+# deleted gives the same returns at its other steps. Then a NaN reward must stay inside its own
+# episode, and a row that spans several chunks must still give the loop's answer.
 
 # %%
 expected = reference.discounted_returns(to_numpy(r), gamma=to_numpy(gamma), terminated=to_numpy(term),
                                         truncated=to_numpy(trunc), next_values=to_numpy(nv), mask=to_numpy(mask))
 np.testing.assert_allclose(to_numpy(G), expected, rtol=1e-5, atol=1e-5)
+assert (G[~mask] == 0).all()  # a masked step's output is 0
+G_holes = rl.discounted_returns(torch.where(mask, r, float("nan")), gamma=gamma, terminated=term, truncated=trunc,
+                                next_values=torch.where(mask, nv, float("nan")), mask=mask, backend=KERNEL)
+torch.testing.assert_close(G_holes, G)  # NaN in the masked steps: nothing of them is read
+kept = mask[0]  # row 0 with its masked steps deleted gives the same returns at the other steps
+G_del = rl.discounted_returns(r[:1, kept], gamma=gamma[:1, kept], terminated=term[:1, kept],
+                              truncated=trunc[:1, kept], next_values=nv[:1, kept], backend=KERNEL)
+torch.testing.assert_close(G_del[0], G[0, kept])
 
 G_tm = rl.discounted_returns(r.t().contiguous(), gamma=gamma.t().contiguous(), terminated=term.t().contiguous(),
                              truncated=trunc.t().contiguous(), next_values=nv.t().contiguous(),

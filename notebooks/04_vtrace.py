@@ -33,7 +33,8 @@
 #
 # * $\rho_t$ decides which value the target converges to. Once it is clipped, that value is not
 #   always $V^\pi$.
-# * $c_t$ decides how far back a TD error travels. The product $c_s\cdots c_{t-1}$ is the trace.
+# * $c_t$ decides how far back a TD error travels. A TD error $k$ steps later reaches step $t$
+#   through the product $c_t c_{t+1} \cdots c_{t+k-1}$, the trace.
 #
 # As in notebook 03, $u_t$ is the action taken at step $t$, and $a_t$ is the scan's multiplier.
 #
@@ -64,9 +65,13 @@
 #
 # $$v_t = V_t + \rho_t\delta_t + \gamma_t (1-\text{done}_t)\, c_t\, (v_{t+1} - V'_t),$$
 #
-# $$A^{pg}_t = \min(\bar\rho_{pg}, \tfrac{\pi}{\mu})\big(r_t + \gamma_t(1-\text{term}_t)
-#   [\lambda_t v'_{t+1} + (1-\lambda_t) V'_t] - V_t\big), \qquad
-#   v'_{t+1} = \begin{cases} v_{t+1} & \text{not done}_t \\ V'_t & \text{done}_t \end{cases}$$
+# $$A^{pg}_t = \rho^{pg}_t\big(r_t + \gamma_t(1-\text{term}_t)
+#   [\lambda_t\,\text{follow}_t + (1-\lambda_t) V'_t] - V_t\big), \qquad
+#   \rho^{pg}_t = \min(\bar\rho_{pg}, \tfrac{\pi}{\mu}), \qquad
+#   \text{follow}_t = \begin{cases} v_{t+1} & \text{not done}_t \\ V'_t & \text{done}_t \end{cases}$$
+#
+# $\text{follow}_t$ is what the advantage reads after step $t$: the next step's target $v_{t+1}$
+# inside an episode, and the next value $V'_t$ at an episode end (`follow` in the NumPy code below).
 #
 # * `vs` $= v_t$ is the critic's regression target.
 # * `pg_advantages` $= A^{pg}_t$ multiplies $\nabla\log\pi(u_t|s_t)$ in the policy loss. Its
@@ -74,7 +79,7 @@
 # * $\pi/\mu$, the importance ratio of the action taken, comes in as
 #   `log_rhos` $= \log\pi(u_t|s_t) - \log\mu(u_t|s_t)$.
 # * $\bar\rho$, $\bar c$ and $\bar\rho_{pg}$ are the clip levels, `rho_bar`, `c_bar` and
-#   `pg_rho_bar`.
+#   `pg_rho_bar`. So $\rho^{pg}_t$ is the advantage's own clipped weight.
 
 # %%
 import importlib
@@ -231,7 +236,7 @@ for fn in (vtrace._step, vtrace._vtrace_prologue, vtrace._vtrace_epilogue):
 #   flag, so it cannot cut the trace at a time limit and keep the bootstrap.
 # * **The advantage reads `y_in`.** An epilogue gets `y_in`, the value that entered step $t$ in the
 #   scan. In this reverse scan that is $v_{t+1}$, which section 2's epilogue needs. At an episode
-#   end, `tl.where(done, v_next, y_in)` reads $V'_t$ instead.
+#   end, `tl.where(done, v_next, y_in)` reads $V'_t$ instead: the introduction's $\text{follow}_t$.
 # * **The weights are constants for gradients,** as in IMPALA: the backward kernel covers
 #   `rewards`, `values`, `next_values` and `bootstrap_value`, not `log_rhos`.
 #
@@ -516,7 +521,7 @@ exercises.attempt("retrace", retrace)
 # The prologue is given: `exercises.vtrace_prologue` (λ = 1) returns section 2's pair
 # $(a_t, b_t)$. Its source is printed only after the capstone, which asks you to write that step.
 #
-# The advantage needs $v_{s+1}$, the *next* step's V-trace target. `exercises.scan_hook` takes
+# The advantage needs $v_{t+1}$, the *next* step's V-trace target. `exercises.scan_hook` takes
 # an `epilogue` argument, which it calls after the scan, and stores what it returns. Your
 # `@triton.jit` epilogue is `(X, P, offs, t, m, T, y, y_in) -> out`: a prologue's arguments, as
 # for `retrace`, and two more. `y` is the scanned value at the step. `y_in` is the value that
@@ -532,17 +537,20 @@ exercises.attempt("retrace", retrace)
 # </details>
 #
 # * **Inputs:** `X` holds log_rhos, rewards, values, next_values, terminated; `P` holds
-#   (γ, ρ̄, c̄). `y` is $v_s$ and `y_in` is $v_{s+1}$.
-# * **Returns:** $\min(\bar\rho, \pi_s/\mu_s)\big(r_s + \gamma(1-\text{term}_s)\,v_{s+1} -
-#   V(x_s)\big)$, with $\pi_s/\mu_s$ = `exp(log_rhos)`. The policy gradient is clipped at ρ̄ itself (`pg_rho_bar` set to `rho_bar`, as the
-#   paper does), and λ = 1, where rlax's form and the paper's are the same advantage.
+#   (γ, ρ̄, c̄). `y` is $v_t$ and `y_in` is $v_{t+1}$.
+# * **Returns:** the introduction's $A^{pg}_t$ at λ = 1,
+#   $\rho^{pg}_t\big(r_t + \gamma(1-\text{term}_t)\,v_{t+1} - V_t\big)$ with
+#   $\rho^{pg}_t = \min(\bar\rho, \pi_t/\mu_t)$, where $\pi_t/\mu_t$ = `exp(log_rhos)` is the ratio
+#   of step $t$'s action. $v_{t+1}$ is the next step's V-trace target (`y_in`), and `next_values`
+#   at the window's last step. The policy gradient is clipped at ρ̄ itself (`pg_rho_bar` set to
+#   `rho_bar`, as the paper does). At λ = 1, rlax's form and the paper's are the same advantage.
 # * **Each kind of step** (there is no truncation input):
 #
-#   | step | $v_{s+1}$ | the epilogue returns |
+#   | step | $v_{t+1}$ | the epilogue returns |
 #   | --- | --- | --- |
-#   | ordinary | `y_in` | $\rho_s(r_s + \gamma v_{s+1} - V(x_s))$ |
-#   | termination, the window's last step included | none | $\rho_s(r_s - V(x_s))$, through `tl.where(term, 0.0, ...)` |
-#   | the window's last step, not terminated | `next_values` (`y_in` is 0 there: no step follows) | $\rho_s(r_s + \gamma v_{s+1} - V(x_s))$ |
+#   | ordinary | `y_in` | $\rho^{pg}_t(r_t + \gamma v_{t+1} - V_t)$ |
+#   | termination, the window's last step included | none | $\rho^{pg}_t(r_t - V_t)$, through `tl.where(term, 0.0, ...)` |
+#   | the window's last step, not terminated | `next_values` (`y_in` is 0 there: no step follows) | $\rho^{pg}_t(r_t + \gamma v_{t+1} - V_t)$ |
 #
 #   At a termination the select reads neither `y_in`, which there is the next episode's value, nor
 #   `next_values`, which there may be NaN, even when the termination is the window's last step.
@@ -552,16 +560,16 @@ exercises.attempt("retrace", retrace)
 # Section 3's `_vtrace_epilogue` makes the same switch: `tl.where(done, v_next, y_in)`.
 # Here only the window's last step switches.
 # The epilogue is elementwise: load what you need at `offs`, as a prologue does.
-# `y_in` already holds $v_{s+1}$. What is left is the formula.
+# `y_in` already holds $v_{t+1}$. What is left is the formula.
 #
 # </details>
 #
 # <details><summary>Hint 2: the plan</summary>
 #
-# * $\rho_s$ is the ratio $\pi/\mu$ = `exp(log_rhos)`, clipped at ρ̄ (`P[1]`) with `tl.minimum`.
-# * The table's $v_{s+1}$ column is one `tl.where` on `t == T - 1`.
-# * Its termination row is one more, on `term`, around $\gamma v_{s+1}$.
-# * `y` ($v_s$) is not needed.
+# * $\rho^{pg}_t$ is the ratio $\pi_t/\mu_t$ = `exp(log_rhos)`, clipped at ρ̄ (`P[1]`) with `tl.minimum`.
+# * The table's $v_{t+1}$ column is one `tl.where` on `t == T - 1`.
+# * Its termination row is one more, on `term`, around $\gamma v_{t+1}$.
+# * `y` ($v_t$) is not needed.
 #
 # </details>
 #
@@ -571,9 +579,9 @@ exercises.attempt("retrace", retrace)
 # values 1, $\gamma = 0.5$, $\bar\rho = \bar c = 1$, `next_values` $(1, \text{NaN}, 2)$. The given
 # prologue's `vs` is $(1.5, 1, 2)$.
 #
-# * $s = 2$ is the window's last step (`y_in` is 0 there): $v_3$ is `next_values`, $1 \cdot (1 + 0.5 \cdot 2 - 1) = 1$.
-# * $s = 1$ terminates: $0.5 \cdot (1 - 1) = 0$, the NaN unread.
-# * $s = 0$: $v_1 = 1$ and $\min(\bar\rho, 2) = 1$, so $1 \cdot (1 + 0.5 \cdot 1 - 1) = 0.5$.
+# * $t = 2$ is the window's last step (`y_in` is 0 there): $v_3$ is `next_values`, $1 \cdot (1 + 0.5 \cdot 2 - 1) = 1$.
+# * $t = 1$ terminates: $0.5 \cdot (1 - 1) = 0$, the NaN unread.
+# * $t = 0$: $v_1 = 1$ and $\min(\bar\rho, 2) = 1$, so $1 \cdot (1 + 0.5 \cdot 1 - 1) = 0.5$.
 #
 # ```python
 # X3 = (torch.log(torch.tensor([[2.0, 0.5, 1.0]], device=DEVICE)), torch.ones(1, 3, device=DEVICE),
@@ -583,7 +591,7 @@ exercises.attempt("retrace", retrace)
 # # must print [[0.5, 0.0, 1.0]]
 # ```
 #
-# A 0 at $s = 2$ is `y_in` read at the window's end; 1.0 at $s = 0$ is a ratio left unclipped.
+# A 0 at $t = 2$ is `y_in` read at the window's end; 1.0 at $t = 0$ is a ratio left unclipped.
 #
 # </details>
 #
@@ -591,7 +599,7 @@ exercises.attempt("retrace", retrace)
 #
 # ```python
 # next_values = tl.load(X[3] + offs, mask=m, other=0.0)
-# v_next = tl.where(___, next_values, y_in)  # ___: at which step does y_in hold no v_{s+1}?
+# v_next = tl.where(___, next_values, y_in)  # ___: at which step does y_in hold no v_{t+1}?
 # rho = ___  # ___: pi/mu from log_rhos, clipped at rho_bar (P[1])
 # return rho * (r + tl.where(term, ___, ___) - v)  # ___: what does a terminated step bootstrap from?
 # ```
@@ -608,7 +616,7 @@ exercises.attempt("vtrace_pg", vtrace_pg)
 # %% [markdown]
 # *A good place to stop for a first session.* The capstone next builds on `retrace` and
 # `vtrace_pg`, and on your `reset_scan` from 00c. Have it at hand if you can, though the checklist
-# after the task says everything the exercise needs.
+# after the task says what each part of the exercise must do.
 #
 # **`vtrace_kernel`** (the capstone: a whole kernel, as in notebooks 00b and 00c). Write V-trace
 # end to end in Triton, with no harness. A first kernel scans `vs` row by row, in chunks, with
@@ -658,40 +666,38 @@ exercises.attempt("vtrace_pg", vtrace_pg)
 # </details>
 
 # %% [markdown]
-# **What your kernel does**, line by line. With the table above, these six lines are all the
-# exercise needs.
+# **What your kernel does**, part by part. With the table above, these six parts are the whole
+# task. They say what each part must do; the hints below hold the code.
 #
-# 1. **The loop.** One program per row, `row = tl.program_id(0)`, starts with `carry = 0.0` and
-#    walks the row's `tl.cdiv(T, chunk)` chunks from the last. Chunk `c` holds the steps
-#    `t = c * chunk + tl.arange(0, chunk)`, and `m = t < T` is false on its padding lanes, past the
-#    row's end. Step `t` of the row is element `row * T + t` of each input.
-# 2. **The triple.** Load the five inputs with `mask=m`. Select $V'_t$ to 0 at a termination with
-#    `tl.where` before it enters $\delta_t$: `next_values` there may be NaN, and a product with 0
-#    would keep it, since $0 \times \text{NaN}$ is NaN. Then build $(a_t, b_t, k_t)$ by the table,
-#    with $k_t$ true at a termination and at `t == T - 1`, and $(1, 0, \text{false})$ on padding lanes.
-# 3. **The reset.** Scan the triples backwards, `tl.associative_scan((a, b, k), 0, combine,
-#    reverse=True)`, with the combine `(tl.where(k2, a2, a2 * a1), tl.where(k2, b2, b2 + a2 * b1),
-#    k1 | k2)`. Its first operand `(a1, b1, k1)` is the run applied first, in a reverse scan the
-#    steps after, and a run that resets ignores it. The scan returns `(A, B, K)`, and
-#    `vs = tl.where(K, B, B + A * carry)`: the carry enters only where no reset lies between.
-# 4. **The store and the carry lane.** Store `vs` at `row * T + t` with `mask=m`. The carry into
-#    the chunk before is `vs` at this chunk's first step, `t == c * chunk`. A block cannot be
-#    indexed by position, so take that lane with a masked sum: `vs` where `t == c * chunk`, 0
-#    elsewhere, summed with `tl.sum(..., 0)`.
-# 5. **The second kernel's shifted load.** It is elementwise over all B·T elements, a block of
-#    them per program: `i = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)`, masked where
-#    `i >= B * T`. Element `i` is step `t = i % T` of its row, and $v_{t+1}$ is `vs` at element
-#    `i + 1`, loaded with a mask that is also false at a row's last step (`t == T - 1`), where
-#    `i + 1` is the next row's first step.
-# 6. **The advantage.** At `t == T - 1`, $v_{t+1}$ is `next_values` instead. Then
-#    `pg` $= \min(\bar\rho, \pi/\mu)\,(r_t + \gamma v_{t+1} - V_t)$, with $\gamma v_{t+1}$ selected
-#    to 0 at a termination (a `tl.where`, for the same NaN), stored with the mask.
+# 1. **The loop.** One program per row walks the row's chunks from the last to the first. A chunk
+#    is `chunk` consecutive steps of the row, and its lanes past the row's end are padding. The
+#    program carries one number from chunk to chunk, $v$ at the first step of the chunk just done.
+#    It starts at 0, since nothing follows the row.
+# 2. **The triple.** Each step's five inputs give its triple $(a_t, b_t, k_t)$, by the table:
+#    $k_t$ is true at a termination and at the window's last step, and padding lanes get the
+#    identity $(1, 0, \text{false})$. At a termination, $V'_t$ must not enter $\delta_t$ at all,
+#    not even multiplied by 0, since it may be NaN (01's NaN card).
+# 3. **The reset.** A reverse scan of the chunk's triples gives each step the map $(A, B, K)$ of
+#    itself and the chunk's later steps. The combine joins two neighbouring runs of steps:
+#    $(a_1, b_1, k_1)$ is the later steps' map, applied first; $(a_2, b_2, k_2)$ the earlier
+#    steps'; if the earlier run resets, the later one is ignored. Otherwise the result is the two
+#    maps composed. The joined run resets if either run does.
+# 4. **The carry and the store.** `vs` at a step is $B + A \cdot \text{carry}$ where no reset lies
+#    between the step and the chunk's end ($K$ false), and $B$ alone where one does. It is stored
+#    at every real step. The carry into the chunk before is `vs` at this chunk's first step.
+# 5. **The second kernel's $v_{t+1}$.** Launched after the first kernel has finished, it handles
+#    every element of the (B, T) output independently. At step $t$ of a row, $v_{t+1}$ is that
+#    row's `vs` at step $t+1$; at the window's last step it is `next_values` instead, and never
+#    the next row's first step.
+# 6. **The advantage.** $\text{pg} = \rho^{pg}_t\,(r_t + \gamma v_{t+1} - V_t)$ with
+#    $\rho^{pg}_t = \min(\bar\rho, \pi_t/\mu_t)$, as in `vtrace_pg`. At a termination the term
+#    $\gamma v_{t+1}$ is dropped by a select, for the same NaN. It is stored at every real element.
 
 # %% [markdown]
 # <details><summary>Hint 1: where to start</summary>
 #
-# Copy your `reset_scan` from 00c. Its loop, combine, carry and store are the checklist's lines
-# 1, 3 and 4 already: only the triple it builds (line 2) changes.
+# Copy your `reset_scan` from 00c. Its loop, combine, carry and store are the checklist's parts
+# 1, 3 and 4 already: only the triple it builds (part 2) changes.
 # For `pg`, start from your `vtrace_pg`. The formula is the same, with `y_in` replaced by a load of
 # `vs` one element on.
 #
@@ -699,11 +705,14 @@ exercises.attempt("vtrace_pg", vtrace_pg)
 #
 # <details><summary>Hint 2: the plan</summary>
 #
-# The two kernels and the launcher, with `...` where V-trace's lines go. `reset_combine` is the
-# checklist's combine, a `@triton.jit` function of its six arguments. In the first kernel `c` is
-# the chunk's index, so give $c_t$ another name.
+# The two kernels and the launcher, with `...` where V-trace's lines go. In the first kernel `c`
+# is the chunk's index, so give $c_t$ another name.
 #
 # ```python
+# @triton.jit
+# def reset_combine(a1, b1, k1, a2, b2, k2):      # (a1, b1, k1): the later steps, applied first
+#     return tl.where(k2, a2, a2 * a1), tl.where(k2, b2, b2 + a2 * b1), k1 | k2
+#
 # @triton.jit
 # def vs_kernel(LR, R, V, NV, TERM, VS, gamma, rho_bar, c_bar, T, CHUNK: tl.constexpr):
 #     row = tl.program_id(0)                      # one program per row
@@ -713,21 +722,28 @@ exercises.attempt("vtrace_pg", vtrace_pg)
 #         c = n_chunks - 1 - i                    # the chunks, last first
 #         t = c * CHUNK + tl.arange(0, CHUNK)
 #         m = t < T                               # lanes past the row's end: padding
-#         ...                                     # load at row * T + t, then (a, b, k) by the table
+#         ...                                     # load at row * T + t with mask=m, then (a, b, k) by the table
 #         A, B, K = tl.associative_scan((a, b, k), 0, reset_combine, reverse=True)
 #         vs = tl.where(K, B, B + A * carry)      # a reset at or after t: the carry never enters
 #         tl.store(VS + row * T + t, vs, mask=m)
-#         carry = ...                             # the masked sum: vs at the chunk's first step
+#         carry = ...                             # vs at the chunk's first step: a masked sum (below)
 #
 # @triton.jit
 # def pg_kernel(LR, R, V, NV, TERM, VS, PG, gamma, rho_bar, T, N, BLOCK: tl.constexpr):
 #     i = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
 #     m = i < N                                   # N = B * T
-#     t = i % T
+#     t = i % T                                   # element i is step t of its row
 #     ...                                         # v_{t+1}, then pg as in vtrace_pg; store at PG + i
 #
 # # the launcher: vs_kernel[(B,)](...), then pg_kernel[(triton.cdiv(B * T, BLOCK),)](...)
 # ```
+#
+# * **The termination's $V'_t$:** select it to 0 with `tl.where` before it enters $\delta_t$.
+# * **The carry lane:** a block cannot be indexed by position, so take `vs` at the chunk's first
+#   step with a masked sum: `vs` on that one lane, 0 on the others, summed with `tl.sum(..., 0)`.
+# * **The shifted load:** $v_{t+1}$ is `vs` at element `i + 1`, loaded with a mask that is also
+#   false at a row's last step, where `i + 1` is the next row's first step. There a `tl.where`
+#   reads `next_values` instead.
 #
 # </details>
 #
@@ -828,7 +844,8 @@ print(inspect.getsource(getattr(exercises.vtrace_prologue, "fn", exercises.vtrac
 #
 # <details><summary>Details: the paper's advantage against rlax's</summary>
 #
-# The IMPALA paper weighs $\nabla\log\pi(u_s|x_s)$ by
+# This fold keeps the paper's letters: its step $s$ is this notebook's $t$, its state $x_s$ our
+# $s_t$, and its $V(x_s)$ our $V_t$. The IMPALA paper weighs $\nabla\log\pi(u_s|x_s)$ by
 # $\rho_s\big(r_s + \gamma v_{s+1} - V(x_s)\big)$, with $v_{s+1}$ the V-trace target at $s+1$ and
 # no λ in it. It clips this $\rho_s$ with the same $\bar\rho$; like rlax, the package gives it
 # its own $\bar\rho_{pg}$.

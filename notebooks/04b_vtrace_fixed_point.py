@@ -48,16 +48,24 @@ rng = np.random.default_rng(41)
 # ## 1. Which value the target converges to
 #
 # Training moves the critic $V$ towards `vs`, so it stops where the mean correction `vs` − V is 0.
+# **The condition:** that happens where, and only where, the mean *one-step* correction is 0 in
+# every state,
+#
+# $$E_\mu[\rho_t\,\delta_t \mid s_t = s] = 0 \quad \text{for every state } s.$$
+#
+# The traces $c_t$ do not appear in it. This section solves the condition, then checks the answer
+# on a one-state example. First, why it is the right condition.
+#
 # The correction's first term is $\rho_t\delta_t$. Its later terms carry later steps' $\rho\delta$
-# back through the traces. Their mean is 0 once the first term's mean is 0 in every state (the
-# fold below). The converse holds too. State by state, the whole mean correction is
-# $(I + \gamma C + (\gamma C)^2 + \dots)\,d = (I - \gamma C)^{-1} d$, where $d$ holds the one-step
-# means $E_\mu[\rho_t\delta_t \mid s_t = s]$ and $C_{ss'} = E_\mu[c_t\,\mathbb{1}(s_{t+1} = s') \mid s_t = s]$
-# is the traces' matrix, whose rows sum to at most 1 because $c_t \le \pi/\mu$. With $\gamma < 1$
-# the matrix $I - \gamma C$ is invertible, so the correction is 0 exactly where $d$ is. So the
-# critic stops where, and only where, $E_\mu[\rho_t\,\delta_t] = 0$ in every state. This section solves that
-# condition, then checks the answer on a one-state example. With $\rho = \min(\bar\rho, \pi/\mu)$
-# the condition is
+# back through the traces. Write $d$ for the vector of one-step means
+# $E_\mu[\rho_t\delta_t \mid s_t = s]$, one per state, and
+# $C_{ss'} = E_\mu[c_t\,\mathbb{1}(s_{t+1} = s') \mid s_t = s]$ for the traces' matrix, whose rows
+# sum to at most 1 because $c_t \le \pi/\mu$. State by state, the whole mean correction is then
+# $(I + \gamma C + (\gamma C)^2 + \dots)\,d = (I - \gamma C)^{-1} d$ (the fold below derives the
+# series term by term). With $\gamma < 1$ the matrix $I - \gamma C$ is invertible, so the whole
+# correction is 0 in every state exactly where $d$ is: both directions of the condition.
+#
+# With $\rho = \min(\bar\rho, \pi/\mu)$ the condition, in each state, is
 #
 # $$\sum_u \mu(u)\min(\bar\rho, \tfrac{\pi(u)}{\mu(u)})
 # \,\delta(u) = \sum_u \min(\bar\rho\,\mu(u), \pi(u))\,\delta(u) = 0.$$
@@ -72,17 +80,23 @@ rng = np.random.default_rng(41)
 #
 # The general statement is IMPALA's Theorem 1. Assume $\bar c \le \bar\rho$, and that
 # $E_\mu[\rho_t]$ stays above a positive constant in every state. Then the V-trace operator is a
-# contraction, whose unique fixed point is $V^{\pi_{\bar\rho}}$. This section only illustrates it,
-# with a one-state argument: the traces $c$ only scale how far a correction travels, and do not
-# move the fixed point. Here is why, with $s_j$ the state at step $j$. The correction that step $j$
+# contraction, whose unique fixed point is $V^{\pi_{\bar\rho}}$. This notebook does not prove the
+# theorem: the contraction is the hard part. It shows where the fixed point lies, in any finite
+# MDP, and checks that on one state.
+#
+# This fold derives the series that the text above used, term by term. It is why the traces $c$
+# only scale how far a correction travels, and do not move the fixed point. The argument is an
+# induction on $k$, the number of steps a correction travels, and it holds in every state at
+# once. Let $s_j$ be the state at step $j$. The correction that step $j$
 # gets from $k$ steps later is $D_k(j) = \gamma^k c_j \cdots c_{j+k-1}\,\rho_{j+k}\delta_{j+k}$,
 # and `vs` − V at step $j$ is the sum of these over $k$.
 #
 # * For $k = 0$ it is $\rho_j\delta_j$, whose mean given $s_j$ is 0 in every state: the condition.
 # * For $k \ge 1$, $D_k(j) = \gamma\,c_j\,D_{k-1}(j+1)$. Given $s_{j+1}$, what follows does not
 #   depend on the action at step $j$ (the Markov property), so
-#   $E[D_k(j) \mid s_j] = \gamma\,E\big[c_j\,E[D_{k-1}(j+1) \mid s_{j+1}] \mid s_j\big]$. If the
-#   inner mean is 0 in every state, so is this one.
+#   $E[D_k(j) \mid s_j] = \gamma\,E\big[c_j\,E[D_{k-1}(j+1) \mid s_{j+1}] \mid s_j\big]$. With the
+#   inner mean written as a vector $m_{k-1}$ over states, this is $\gamma\,C\,m_{k-1}$, so the
+#   $k$-th term's mean is $(\gamma C)^k d$. If the inner mean is 0 in every state, so is this one.
 #
 # By induction on $k$, every term has mean 0 in every state, and so has their sum.
 #
@@ -190,7 +204,7 @@ assert abs(measured - in_window) < 0.005 and abs(one_step / (1 - trace) + 0.1875
 # it. `print(exercises.task(name))` restates the task.
 #
 # **`vtrace_fixed_point`** (NumPy: where V-trace converges, in any finite MDP). Section 1's
-# one-state argument holds state by state, so it carries over to any finite MDP. Write the value
+# condition holds state by state, so it applies to any finite MDP, not only to its one state. Write the value
 # that V-trace's critic converges to, learning from μ's data.
 #
 # * **Inputs:** `P` has shape (S, A, S). `P[s, u, s2]` is the probability of reaching state `s2`

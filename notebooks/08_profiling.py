@@ -35,7 +35,8 @@
 # **The lesson to keep: two clocks.**
 #
 # * **Wall time** per call: what a training loop waits for, host included.
-# * **GPU time**: the kernel alone, timed by replaying a CUDA graph.
+# * **GPU time**: the kernel alone, timed by replaying a CUDA graph (a recorded launch that skips
+#   the host: section 4).
 #
 # These kernels do a few flops per byte: they are memory-bound. Their **floor** is the time to move
 # the fewest bytes they must move. Section 1 prices it by hand and builds a small cost model.
@@ -44,12 +45,12 @@
 #
 # > **About this data.** The figures come from one H200 device session on 2026-12-06, with the
 # > package at commit c3288b4 (its kernels and call path are the ones you installed): the committed
-# > run of `python -m rltriton_lite.bench` (`RES` below), then on the same code the wall-time probe
-# > (section 3) and the CUDA-graph replay probe (section 4). That GPU box ran torch 2.11 and Triton
-# > 3.6; `requirements.txt` pins torch 2.13 and Triton 3.9 for a CPU machine (a cell below prints
-# > the run's versions and yours). Host times drift on a shared host: read them as ranges (section
-# > 3). Notebook 14, an optional appendix, holds the data's sources and details; notebook 13 the
-# > kernels' lore.
+# > run of `python -m rltriton_lite.bench`, the **benchmark run** (`RES` below), then on the same
+# > code the **wall probe** (section 3) and the CUDA-graph replay probe (section 4). That GPU box
+# > ran torch 2.11 and Triton 3.6; `requirements.txt` pins torch 2.13 and Triton 3.9 for a CPU
+# > machine (a cell below prints the run's versions and yours). Host times drift on a shared
+# > host: read them as ranges (section 3). Notebook 14, an optional appendix, holds the data's
+# > sources and details; notebook 13 the kernels' lore.
 #
 # On a CPU, Triton runs only in its interpreter, whose time means nothing: the kernels are
 # checked, not timed.
@@ -129,8 +130,8 @@ assert ppo_bytes == profile.op("ppo").bytes_per_step(4) == 12
 # %% [markdown]
 # In bfloat16 the floats halve, but the flag stays 1 byte: GAE moves 2+2+1+2+2 = 9 B, not 8.5.
 #
-# **The floor.** The harness times a large device-to-device copy, counting reads and writes: that
-# is the usable memory bandwidth. For GAE on 16384 rollouts × 1024 steps,
+# **The floor.** The benchmark run times a large device-to-device copy, counting reads and
+# writes: that is the usable memory bandwidth. For GAE on 16384 rollouts × 1024 steps,
 # $t_\text{floor} = B \cdot T \cdot \text{bytes per step} \,/\, \text{copy bandwidth}$:
 
 # %%
@@ -142,9 +143,9 @@ ppo_floor_ms = B * T * ppo_bytes / BW * 1e3
 print(f"PPO: {B * T * ppo_bytes / 1e6:.1f} MB → {ppo_floor_ms * 1e3:.1f} µs")
 
 # %% [markdown]
-# **Finding:** a kernel is at best as fast as its floor (bytes replayed from the L2 cache can beat
-# it: notebook 14, section 8). GAE must move 17 B per step in float32, and PPO's loss 12 B. The
-# floor is $B \cdot T$ times those bytes, divided by the copy bandwidth.
+# **Finding:** a kernel is at best as fast as its floor (bytes read again from the GPU's L2 cache,
+# a small on-chip memory, can beat it: notebook 14, section 8). GAE must move 17 B per step in
+# float32, and PPO's loss 12 B. The floor is $B \cdot T$ times those bytes, divided by the copy bandwidth.
 #
 # **One model for the rest of this notebook.** A call has the host's work (Python, argument checks,
 # the Triton launcher, the allocator) and the GPU's. Launches are asynchronous, so the two overlap:
@@ -155,7 +156,8 @@ print(f"PPO: {B * T * ppo_bytes / 1e6:.1f} MB → {ppo_floor_ms * 1e3:.1f} µs")
 # * $t_0 \approx 2$ µs is a kernel's fixed cost on the GPU: what the smallest shape takes.
 # * host $\approx 23$ µs is the wall time of the lightest forward call at 16×128 and 4096×128,
 #   where the kernel hides behind the host: 22.5 µs in the benchmark run, 22.7 µs in the wall
-#   probe (section 3 introduces it). The estimators' own checks add more.
+#   probe (section 3 introduces it). Most calls take more than this lightest one: at 16×128, up
+#   to 78 µs in the benchmark run.
 #
 # Three constants and a byte count: sections 2–4 test this model against the H200's figures, and
 # find where it breaks.
@@ -194,7 +196,7 @@ _probe = profile.wall_probe_us(os.path.join(RESULTS, profile.COMMITTED_WALL))  #
 _light = [min(_probe[s]["fwd", a] for a in ALGS for s in [(16, 128), (4096, 128)]),  # the probe's lightest
           min(row(RES, a, *s)["full_call_us"] for a in ALGS for s in [(16, 128), (4096, 128)])]  # the run's
 assert [round(x, 1) for x in _light] == [22.7, 22.5] and all(abs(x - HOST_US) < 1 for x in _light)  # "host ≈ 23 µs"
-assert max(r["full_call_us"] for r in smallest) > 2 * HOST_US  # "the estimators' own checks add more"
+assert round(max(r["full_call_us"] for r in smallest)) == 78 > 2 * HOST_US  # "up to 78 µs in the benchmark run"
 r_gae, r_ppo = row(RES, "gae", B, T), row(RES, "ppo", B, T)
 assert r_gae["bytes"] == B * T * gae_bytes and r_ppo["bytes"] == B * T * ppo_bytes
 # within 0.01 %: each row was priced with the bandwidth measured beside it; BW is their mean
@@ -288,7 +290,7 @@ assert all(t["GPU ÷ model"] in ("(exercise)", _vs_model[t["algorithm"]]) for t 
 # call faster than another only when the slower call's range starts more than 2.2× above the top
 # of the faster call's range. A smaller gap is **within the noise**. Notebook 09 reads every
 # comparison with this rule. For example, take PPO's loss with its backward at 4096×128. Our call
-# reads 384 µs in the benchmark run and 424 µs in the wall probe, so its range is 384–424 µs. The
+# reads 424 µs in the benchmark run and 384 µs in the wall probe, so its range is 384–424 µs. The
 # eager PyTorch formula (notebook 05) was timed by the benchmark run alone, at 752 µs. The nearest
 # ends, 424 and 752 µs, are 1.8× apart, less than 2.2×: our call reads lower in both sources, but
 # the gap is within the noise.
@@ -377,10 +379,12 @@ _pairs = [(row(RES, a, *s, pass_=p), probe[s][p, a]) for s in [(16, 128), (4096,
           for a in ALGORITHMS for p in ("fwd", "fwd+bwd")]  # every call both sources timed: (the run's row, the probe's µs)
 _drift = [max(r["full_call_us"], q) / min(r["full_call_us"], q) for r, q in _pairs]
 assert round(max(_drift), 1) == 2.2  # "the sources differ by up to 2.2×", the noise rule's factor
-# the noise rule's worked example: PPO with its backward at 4096×128, ours 384–424 µs against the eager formula's 752 µs
-_ours = sorted([row(RES, "ppo", 4096, 128, pass_="fwd+bwd")["full_call_us"], probe[4096, 128]["fwd+bwd", "ppo"]])
+# the noise rule's worked example: PPO with its backward at 4096×128, ours 424 µs (run) and 384 µs (probe),
+# against the eager formula's 752 µs (run only)
+_ours_run, _ours_probe = row(RES, "ppo", 4096, 128, pass_="fwd+bwd")["full_call_us"], probe[4096, 128]["fwd+bwd", "ppo"]
+_ours = sorted([_ours_run, _ours_probe])  # the range
 _eager = row(RES, "ppo", 4096, 128, impl="pytorch_eager", pass_="fwd+bwd")["full_call_us"]
-assert [round(_ours[0]), round(_ours[1]), round(_eager)] == [384, 424, 752]
+assert [round(_ours_run), round(_ours_probe), round(_eager)] == [424, 384, 752]  # which source gives which figure
 assert _eager > _ours[1] and round(_eager / _ours[1], 1) == 1.8 < 2.2  # "1.8× apart ... within the noise"
 _vt_probe = probe[64, 16384]["fwd", "vtrace"]
 assert round(ratio["vtrace", (64, 16384)], 1) == 2.4 and round(_vt_probe / gpu_us["vtrace", (64, 16384)], 1) == 1.8
@@ -395,7 +399,7 @@ assert all(abs(gpu_us[a, s] - model_us(*s, profile.op(a).bytes_per_step(4))[1]) 
 _long = [gpu_us[a, (64, 16384)] for a in scans]
 assert min(_long) > 3 * model_us(64, 16384, gae_bytes)[1]  # "several times the GPU time it gives GAE"
 _add = [sec["fwd", "torch.add"] for sec in probe.values()]
-assert min(_add) == 8.2  # "an eager call at least about 8 µs" (What you now know; notebook 14, section 5)
+assert min(_add) == 8.2  # "one plain PyTorch op (`torch.add`) costs about 8 µs or more" (What you now know; notebook 14, section 5)
 
 # %% [markdown]
 # ## 4. Taking the host out: CUDA graphs and `torch.compile(mode="reduce-overhead")`
@@ -846,7 +850,8 @@ exercises.attempt("lean_gae_loop", lean_gae_loop)
 #   which mostly reads, closest to 100 %. A small shape's % floor is a best case: its data fit
 #   in L2.
 # * **Wall time is not GPU time.** At 16×128 and 4096×128 a call costs many times its GPU time
-#   (section 3's range), and an eager call at least about 8 µs (notebook 14, section 5).
+#   (section 3's range), and even one plain PyTorch op (`torch.add`) costs about 8 µs or more
+#   (the wall probe; notebook 14, section 5).
 # * **Wall time drifts** with the host's load: one call's two committed timings differ by up to
 #   2.2×. **The noise rule:** read a wall time as the range of the two, and call one call faster
 #   than another only when the ranges are more than 2.2× apart; a smaller gap is within the noise.

@@ -50,6 +50,7 @@
 
 # %%
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -60,7 +61,7 @@ import numpy as np
 import torch
 
 import rltriton_lite as rl
-from rltriton_lite import exercises
+from rltriton_lite import exercises, profile
 
 _ = torch.manual_seed(0)
 
@@ -388,10 +389,56 @@ print("the gradient from carries composed over the ranks before = autograd's, ma
 #
 # Backwards: two passes and two exchanges.
 #
-# The length of the sequence never crosses the wire. `tools/time_group_cost.py` measures a rank's
-# share of that cost on a GPU. Its figures on an H200 are in
-# `benchmarks/results/checks/H200-2026-12-01f-time-group-cost.txt`.
+# The length of the sequence never crosses the wire. But what does a call cost in time?
+# `tools/time_group_cost.py` timed it on an H200, on an older version of the package, and the cell
+# below prints its file. Each row is one call at one shape, in µs, as *wall time* (calls back to
+# back, host included) and *GPU time* (the kernels alone). The columns are:
 #
+# * **one device:** the plain call, no `time_group=`;
+# * **2 ranks, local gather:** the same steps held by rank 0 of two ranks, the `all_gather`
+#   replaced by a local copy, so that everything a rank runs is timed except the wire;
+# * **NCCL, 1 rank:** a real NCCL group, of one rank.
+
+# %%
+COST_FILE = os.path.join(profile.results_folder(), "checks", "H200-2026-12-01f-time-group-cost.txt")
+with open(COST_FILE, encoding="utf-8") as f:
+    cost_lines = f.read().splitlines()
+print("\n".join(line for line in cost_lines if not line.startswith("#")))
+cost = {}  # (shape, call) -> [one device, local gather, NCCL], each (wall µs, GPU µs)
+for line in cost_lines:
+    m = re.match(r"\s*(\d+ x \d+)\s+(\D+?)\s+([\d.]+ \|.*)$", line)
+    if m:
+        numbers = [float(x) for x in re.findall(r"[\d.]+", m.group(3))]
+        cost[m.group(1), m.group(2)] = list(zip(numbers[0::2], numbers[1::2]))
+(one_wall, one_gpu), (local_wall, local_gpu), (nccl_wall, _) = cost["1 x 1048576", "gae forwards"]
+print(f"\nGAE forwards, one row of 1,048,576 steps: {one_wall:.0f} µs on one device, "
+      f"{local_wall / 1e3:.1f} ms with time_group= and a local gather, {nccl_wall / 1e3:.1f} ms over NCCL")
+
+# %% [markdown]
+# The split costs milliseconds per call. GAE's forward on one row of about a million steps takes
+# 92 µs of wall time on one device, 2.6 ms with `time_group=` and a local gather, and 3.3 ms over
+# NCCL. Across all eight lines of the file, a call with the split takes 1.3–6.7 ms, against
+# 45–740 µs on one device. The GPU time grows too (GAE's forward: from 13 to 83 µs), but it is a
+# small part of those milliseconds: most of the cost is the host's. (The split path waits for the
+# GPU to read the header it exchanged, so each call synchronises once.)
+#
+# So `time_group=` is not a way to speed up a sequence that fits on one GPU. It is worth its
+# milliseconds only when the sequence must be split anyway, because its activations do not fit on
+# one GPU. Then the alternative is to gather every rank's steps, and the split moves far fewer
+# numbers.
+
+# %% jupyter={"source_hidden": true}
+# Checks: the figures section 7 quotes, from the committed file (CI runs them; skip when reading)
+assert "H200" in cost_lines[4] and len(cost) == 8
+assert (one_wall, round(one_gpu), round(local_wall / 1e3, 1), round(local_gpu), round(nccl_wall / 1e3, 1)) \
+    == (92.0, 13, 2.6, 83, 3.3)  # "92 µs", "13 to 83 µs", "2.6 ms", "3.3 ms"
+split_walls = [w for row_ in cost.values() for w, _ in row_[1:]]
+one_walls = [row_[0][0] for row_ in cost.values()]
+assert (round(min(split_walls) / 1e3, 1), round(max(split_walls) / 1e3, 1)) == (1.3, 6.7)  # "1.3–6.7 ms"
+assert (round(min(one_walls)), round(max(one_walls), -1)) == (45, 740)  # "45–740 µs"
+assert all(g < 0.1 * w for row_ in cost.values() for w, g in row_[1:])  # "a small part": under a tenth
+
+# %% [markdown]
 # ## Exercises
 #
 # Checked, as in notebook 00b: write the starter's function and run the cell after it.

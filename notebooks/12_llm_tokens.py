@@ -739,9 +739,10 @@ exercises.attempt("token_gae_pairs", token_gae_pairs)
 #    bootstraps a truncated response from a value `v_after` and ends the others at their EOS,
 #    masks included, and check it against a loop.
 #
-# 3. Count the kernels `bench.token_gae_loop` launches per position of the response (the tensor
-#    operations of one iteration). For $T = 4096$, how many launches is one call, and what does that say
-#    about the loop's wall time per step of T in section 7's table?
+# 3. Count the kernels that section 3's loop, `verl_gae_loop`, launches per position of the
+#    response: the tensor operations of one iteration. (Section 7 times `bench.token_gae_loop`, the
+#    same loop with the same operations per position.) For $T = 4096$, how many launches is one
+#    call, and what does that say about the loop's wall time per step of T in section 7's table?
 
 # %% [markdown] tags=["answer-1"]
 # **Answer 1.** *Your answer here (code for it: in cells under this one).*

@@ -244,9 +244,14 @@ assert per_sm / step_program > 200 * (per_sm / package_program)
 
 # %% [markdown]
 # So the model asks for about 4 of the package's programs at once on each SM, and the launch at
-# 16384×1024 has 8192 programs, 62 per SM: far more than enough (section 4 counts them). The
-# step-by-step walk would need thousands of programs at once on each SM, and no SM holds that many,
-# whatever the latency is exactly. The committed H200 results show the outcome at 16384×1024
+# 16384×1024 has 8192 programs, 62 per SM: far more than enough (section 4 counts them). Two counts
+# "per SM" appear in this course, and they differ. Here and in section 4's table, "per SM" is the
+# launch's programs ÷ 132: how many programs each SM runs over the whole launch, one after another
+# as earlier ones finish. The programs **resident** on an SM at once are fewer: an SM of an H100 or
+# H200 holds at most 32 programs and 64 warps, and fewer when their registers or shared memory run
+# out (occupancy). The model's 4 programs, and notebook 13b's "32 programs", count resident ones.
+# The step-by-step walk would need thousands of programs at once on each SM, and no SM holds that
+# many, whatever the latency is exactly. The committed H200 results show the outcome at 16384×1024
 # (`% floor` = the floor ÷ the GPU time):
 
 # %%
@@ -507,16 +512,27 @@ model = {(t["B × T"], t["dtype"]): t for t in tiles}  # each row of the table, 
 #   one-row tile of bfloat16 (8×131072) is not pipelined either, because with Triton 3.6 that tile
 #   spilled registers (section 6 says what a spill is).
 # * **Too few programs.** When a launch would have fewer than `Config.min_programs` programs (264
-#   on an H200), the rule is this. If a row holds at least 32 chunks of 1024 steps
-#   (`Config.split_min_chunks`, `Config.wide_block`), that is if T > 31 × 1024 = 31,744 steps, the
-#   row is split in time (section 5, 8×131072). Otherwise it is walked in **wide chunks** of up to
-#   1024 steps, a warp per 256 steps: 1024-step chunks on 4 warps at 64×16384. There, wide chunks
-#   took GAE's call from 59.5 to 35.4 µs of wall time (`docs/DESIGN.md`, "The time split").
+#   on an H200), the rule is this. The planner counts a row's chunks of 1024 steps
+#   (`Config.wide_block`), and a row's last chunk may be partial: it counts as a chunk too. If a
+#   row has at least 32 chunks (`Config.split_min_chunks`), it is split in time (section 5,
+#   8×131072). So 31 full chunks and one more step are enough: the split starts at
+#   T = 31 × 1024 + 1 = 31,745 steps. A shorter row is walked in **wide chunks** of up to 1024
+#   steps, a warp per 256 steps: 1024-step chunks on 4 warps at 64×16384. There, wide chunks took
+#   GAE's call from 59.5 to 35.4 µs of wall time (`docs/DESIGN.md`, "The time split").
 #
-# At the large shapes the bytes in flight are enough. A one-warp tile of 256 steps keeps 2.3 KB in
-# flight, or 4.6 KB pipelined, so 4–8 such programs per SM fill the memory, and the large shapes
-# launch 8–62 per SM. The model does not set the thresholds, though (the 264 programs, the 4096
-# rows, the 32 wide chunks): those were measured, and `docs/DESIGN.md` says where.
+# At three shapes of float32 (4096×128, 1024×1024 and 16384×1024) the bytes in flight are enough.
+# A one-warp tile of 256 steps keeps 2.3 KB in flight, or 4.6 KB pipelined, so 4–8 such programs
+# at once on each SM fill the memory, and these launches have 8–62 per SM.
+#
+# Two rows of the table fall short. One is 64×16384, which the next cells take up. The other is
+# **8×131072 in bfloat16**. Its tile is one row of 256 steps, not
+# pipelined, at 5 B per step: 1.28 KB per program. Its 1024 programs make 7.76 per SM. An SM can
+# hold all of them at once, but together they keep only 9.9 KB in flight, about half of the
+# 19.4 KB per SM. By Little's law, with the assumed 600 ns, that bounds this launch at about 51 % of
+# the floor. The committed run does not time this shape, so the bound is untested here.
+#
+# The model does not set the thresholds, though (the 264 programs, the 4096 rows, the 32 wide
+# chunks): those were measured, and `docs/DESIGN.md` says where.
 
 # %% jupyter={"source_hidden": true}
 # Checks: the rules and the table's reading, and the figures on docs/DESIGN.md (CI runs them; skip when reading)
@@ -535,6 +551,13 @@ assert [round(t["KB/program"], 1) for t in one_warp] == [2.3, 4.6, 4.6]  # "2.3 
 assert one_warp[2]["bytes in flight"] == package_program  # 0.2's program
 assert [round(per_sm / t["bytes in flight"]) for t in one_warp] == [8, 4, 4]  # "4–8 programs per SM fill the memory"
 assert [round(t["per SM"]) for t in one_warp] == [16, 8, 62]  # "launch 8–62 per SM" (0.2: "62 per SM")
+short = model["8×131072", "bfloat16"]  # the row that falls short
+short_sm = short["per SM"] * short["bytes in flight"]  # bytes in flight per SM, all its programs at once
+assert short["bytes in flight"] == 1280 and short["programs"] == 1024 and round(short["per SM"], 2) == 7.76
+assert short["per SM"] < 32 and round(short_sm / 1e3, 1) == 9.9  # all resident at once: 9.9 KB per SM
+assert round(100 * short_sm / per_sm) == 51  # "about 51 % of the floor", with the assumed 600 ns
+assert not any((r["B"], r["T"]) == (8, 131072) for r in RES["rows"])  # "the committed run does not time this shape"
+assert all(round(per_sm / t["bytes in flight"]) <= t["per SM"] for t in one_warp)  # "enough" at the three shapes
 wide = model["64×16384", "float32"]
 assert round(wide["KB/program"], 1) == 18.4 and round(per_sm / 1e3, 1) == 19.4  # the next cell's figures
 defaults = Config()

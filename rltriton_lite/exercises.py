@@ -151,7 +151,7 @@ from .primitive import linear_scan
 from .returns import gae as _harness_gae
 
 __all__ = ["names", "catalog", "task", "check", "checks", "score", "credit", "attempt", "fix", "guarded", "cases",
-           "scan_hook", "map_hook", "vtrace_prologue", "package_prologue"]
+           "scan_hook", "map_hook", "vtrace_prologue", "package_prologue", "key_lines"]
 
 KINDS = ("kernel", "hook", "numpy", "concept")
 
@@ -363,6 +363,39 @@ def fix(name: str) -> str:
             "": f"{name}: no fix to show: its last check passed.",
             None: f"{name}: no fix beyond the message above; try Hint 3 (a case by hand), then Hint 4."
             }.get(held, held)
+
+
+def key_lines(fn: Callable, notes: dict[str, str]) -> str:
+    """The lines of ``fn``'s source (a ``@triton.jit`` function's too) that hold a key of ``notes``,
+    each under a comment ``# yours: <note>``, with the ``for``/``if``/``else`` lines of the blocks that
+    hold them, and ``...`` where lines are left out: the printout of notebook 00c, section 3."""
+    source = inspect.getsource(getattr(fn, "fn", fn)).splitlines()
+    depth = lambda line: len(line) - len(line.lstrip())  # noqa: E731
+    keys = {i: k for i, line in enumerate(source) for k in notes if k in line}
+    missing = set(notes) - set(keys.values())
+    if missing:
+        raise ValueError(f"notes: no line of {getattr(fn, '__name__', fn)} holds {sorted(missing)}")
+    top = min(depth(source[i]) for i in keys)
+
+    def holders(i):  # the block headers above line i, up to the outermost kept line's level
+        out, d = [], depth(source[i])
+        for j in range(i - 1, -1, -1):
+            line = source[j]
+            if line.strip() and not line.lstrip().startswith("#") and top <= depth(line) < d:
+                out.append(j)
+                d = depth(line) + line.lstrip().startswith(("else", "elif"))  # an else: look on for its if
+        return out
+
+    shown, last = [], None
+    for i in sorted(set(keys) | {j for i in keys for j in holders(i)}):
+        skipped = [w for w in source[last + 1:i] if w.strip()] if last is not None else []
+        if skipped:  # '...' at the outermost level of the lines left out
+            shown.append(min((w[:depth(w)] for w in skipped), key=len) + "...")
+        if i in keys:
+            shown.append(f"{source[i][:depth(source[i])]}# yours: {notes[keys[i]]}")
+        shown.append(source[i].rstrip())
+        last = i
+    return textwrap.dedent("\n".join(shown))
 
 
 def guarded(fn: Callable, *args, **kwargs):
@@ -1015,7 +1048,7 @@ def _where(bad, scan):
         return at, "at index"
     steps = np.flatnonzero(bad[at[:-1]])
     at = at[:-1] + (int(steps[-1] if scan == "reverse" else steps[0]),)
-    return at, "the error starts (in scan order) at index"
+    return at, f"the error starts (counting from the row's {'end' if scan == 'reverse' else 'start'}) at index"
 
 
 FIRST_STEP = "the first step (t = 0: the forward scan starts there, nothing before it is read)"
@@ -3050,7 +3083,7 @@ def _order_hint(r, done, gamma, carry, resets, got, expected):
 
 
 def _last_value_hint(r, done, gamma, last, got, expected):
-    """block_scan's two slips with last_value: left out (G_T = 0), or added to every B_t undiscounted."""
+    """block_scan's slips with last_value: left out (G_T = 0), or added to every B_t undiscounted or times gamma."""
     B = reference.discounted_returns(r, gamma=gamma, terminated=done)  # the composed B_t: G_T = 0
     for slip, said in ((B, "Your returns leave last_value out: they are the returns of a row that ends with G_T = 0 "
                            "(or padding lanes past T with a = 0 cut it off)." + _fix(
@@ -3058,7 +3091,11 @@ def _last_value_hint(r, done, gamma, last, got, expected):
                                "to the row's end: G_t = B_t + A_t * last_value, with the padding lanes (1, 0).")),
                        (B + last, "Your returns add last_value to every step undiscounted (B_t + last_value)." + _fix(
                            " It reaches step t through A_t, the product of the discounts from t to the row's end: "
-                           "G_t = B_t + A_t * last_value."))):
+                           "G_t = B_t + A_t * last_value.")),
+                       (B + gamma * last, "Your returns add last_value to every step discounted once (B_t + gamma * "
+                        "last_value), where it is discounted once for every step from t to the row's end: gamma "
+                        "stands where the scanned A_t belongs, or your combine's a part keeps a2 alone (A_t = a_t)."
+                        + _fix(" G_t = B_t + A_t * last_value, with a2 * a1 as the combine's a part."))):
         if _is_slip(got, slip, expected):
             return _Whole(said)
     return None
@@ -4250,9 +4287,9 @@ exercises.scan_hook(exercises.vtrace_prologue, X, P, epilogue=vtrace_pg), with X
 rewards, values, next_values, terminated) and P = (gamma, rho_bar, c_bar): the scan gives y = vs_t
 and y_in = vs_{t+1} (the value that entered step t: the scan runs backwards in time, y_t = b_t +
 a_t y_in; the package's name, as in its own epilogues; at a termination, a reset, it is still
-vs_{t+1}, the next episode's); return the policy-gradient advantage min(rho_bar, pi/mu) (r_t +
-gamma (1 - term_t) v_next - V_t), where v_next is vs_{t+1} inside the window and next_values at
-its last step (t == T - 1). next_values behind a termination may be NaN: select it away.
+vs_{t+1}, the next episode's); return the policy-gradient advantage min(rho_bar, pi_t/mu_t) (r_t +
+gamma (1 - term_t) v_{t+1} - V_t), where v_{t+1} is vs_{t+1} (y_in) inside the window and next_values
+at its last step (t == T - 1). next_values behind a termination may be NaN: select it away.
 """ + HOOK_RULES + RESET_RULE, needs="hook",
    run=lambda fn, args, kw: _harness_scan(vtrace_prologue, args[:5], args[5:], epilogue=fn), local=True,
    hint=lambda *a: _vtrace_pg_hint(*a),
@@ -4554,7 +4591,8 @@ def _two_stage_cases(d):
 # ---- 06: SAC ---------------------------------------------------------------------------------------
 def _soft_lambda_hint(args, got, expected):
     """soft_lambda_targets' slips in the continuation's entropy term, -alpha log_probs_{t+1} inside lam's
-    term: left out, taken at full weight (so read even at lambda = 0), or read at step t; in the soft value
+    term: left out, taken at full weight (so read even at lambda = 0), read at step t, or its sign flipped;
+    in the soft value
     V'_t: + alpha log pi, or the larger critic; and at lambda = 0, where nothing is carried, that the error
     is in the step's own b."""
     r, q1, q2, nlp, lp, term, gamma, alpha, lam = _as_numpy(tuple(args))
@@ -4592,6 +4630,9 @@ def _soft_lambda_hint(args, got, expected):
                             "Your continuation's entropy term lacks the gamma in front of the bracket: G_t = r_t + "
                             "gamma (1 - term_t)[(1 - lam) V'_t + lam (G_{t+1} - alpha log_probs_{t+1})], so it is "
                             "-gamma lam alpha log_probs_{t+1}, discounted as the rest of the bracket is."),
+                           (targets(-lam, nxt), "Your continuation's entropy term has the wrong sign: + lam alpha "
+                            "log_probs_{t+1}. The soft return subtracts alpha log pi at every step it continues "
+                            "through (the entropy bonus is -alpha log pi), lam (G_{t+1} - alpha log_probs_{t+1})."),
                            *((targets(w, nxt, a_times), "Your a_t holds the continuation's entropy term: -alpha "
                               "log_probs_{t+1} is added beside G_{t+1}, lam (G_{t+1} - alpha log_probs_{t+1}), it does "
                               "not multiply it. a_t is the multiplier of G_{t+1} alone.") for w in (0.0, lam))):

@@ -698,6 +698,23 @@ def wall_probe_us(path=None) -> dict:
     return {(sec["B"], sec["T"]): {(r["pass"], r["name"]): r["us"] for r in sec["rows"]} for sec in read_wall_probe(path)}
 
 
+def read_loss_wall(path=None) -> dict:
+    """``tools/wall_probe.py --losses``'s output (default: ``COMMITTED_LOSS_WALL`` in ``results_folder()``):
+    ``{(loss, (B, T), pass, impl): (µs per call, ratio's median, lowest, highest)}``, each ratio that
+    impl's wall time ÷ ours within one round of the interleaved rounds."""
+    import os
+
+    path = path or os.path.join(results_folder(), COMMITTED_LOSS_WALL)
+    out = {}
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            if line.startswith("loss "):
+                _, loss, shape, pass_, impl, us, _us, _ratio, med, lo, hi = line.split()
+                B, T = map(int, shape.split("x"))
+                out[loss, (B, T), pass_, impl] = (float(us), float(med), float(lo), float(hi))
+    return out
+
+
 def read_wall_probe(path) -> list[dict]:
     """The sections of a committed wall-time probe (``tools/wall_probe.py``'s output, e.g.
     ``benchmarks/results/`` + ``COMMITTED_WALL``) that time one shape: a list of dicts with
@@ -815,6 +832,7 @@ COMMITTED_RUN = "H200-2026-12-06"     # float32 at the shapes RL code uses: note
 COMMITTED_SWEEP = "H200-2026-11-30d"  # the previous full sweep, bfloat16 too: notebooks 08, 09, 14
 COMMITTED_WALL = "H200-2026-12-06-wall.txt"  # tools/wall_probe.py's output (read_wall_probe): notebooks 08, 09, 14
 COMMITTED_REPLAY = "checks/H200-2026-12-06-graph-replay.txt"  # tools/graph_replay_probe.py's output: notebook 08
+COMMITTED_LOSS_WALL = "checks/H100-2026-12-06-loss-wall.txt"  # wall_probe.py --losses (read_loss_wall): notebook 09
 
 
 def committed_results(folder=None, run: str = COMMITTED_RUN) -> tuple[str, dict]:
@@ -1121,6 +1139,19 @@ def flagged(row) -> bool:
     if not isinstance(err, float) or tol is None:
         return False
     return bool(row.get("checked_against")) if err != err else err > tol
+
+
+def fused_against_eager(name: str) -> dict:
+    """A loss's fused call against its eager formula, with the backward, float32, in the committed run
+    and the wall probe (notebooks 05-07's "profile it"): ``{(B, T): {"ours_gpu_us", "eager_gpu_us",
+    "ours_wall_us"}}`` at the shapes where the eager formula was timed, ``ours_wall_us`` the lower of
+    the two sources' wall times for our call."""
+    res = committed_results()[1]
+    probe = wall_probe_us()
+    both = {(r["impl"], r["B"], r["T"]): r for r in committed_rows(res, name) if r["pass"] == "fwd+bwd"}
+    return {(B, T): {"ours_gpu_us": both[OURS_IMPL, B, T]["gpu_us"], "eager_gpu_us": r["gpu_us"],
+                     "ours_wall_us": min(both[OURS_IMPL, B, T]["wall_us"], probe[B, T]["fwd+bwd", name])}
+            for (impl, B, T), r in both.items() if impl == "pytorch_eager"}
 
 
 def committed_rows(res, name: str, dtype: str = "float32") -> list[dict]:

@@ -173,3 +173,13 @@ def test_python_block_runs(block):
 def test_no_run_block_compiles(block):
     _, line, heading, code = block
     compile(code, f"ANSWERS.md:{line} ({heading})", "exec")
+
+
+def test_the_rubrics_total_is_the_sum_of_the_rubrics():
+    """The key's introduction states the points of all its rubrics and their range: a question added
+    or a rubric changed fails here until that sentence follows (it had drifted from 157 to 170)."""
+    text = ANSWERS.read_text(encoding="utf-8")
+    points = [int(p) for p in re.findall(r"^\*\*Rubric \((\d+) points", text, re.M)]
+    assert len(points) == len(re.findall(r"^## \w+, question \d+", text, re.M))  # one rubric per answer
+    total, low, high = map(int, re.search(r"its points \((\d+) in all, (\d+) to (\d+) a question", text).groups())
+    assert (total, low, high) == (sum(points), min(points), max(points))

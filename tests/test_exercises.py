@@ -598,6 +598,8 @@ def wrong_answers(name: str):
             ("bootstraps last_value at a terminal last step", lambda r, d, g, v: s(r, not_at_the_end(d), g, v)),
             ("a forward scan, and last_value left out (two slips at once: the tenth review's case)",
              lambda r, d, g, v: solution("block_scan")(r.flip(0), d.flip(0), g, 0.0).flip(0)),
+            ("last_value times gamma once, B_t + gamma * last_value (a round-27 review's case)",
+             lambda r, d, g, v: s(r, d, g, 0.0) + g * v),
         ],
         "chunked_scan": [
             ("no carry between chunks",
@@ -778,6 +780,9 @@ def wrong_answers(name: str):
                                  _soft_entropy_without_lam),
                                 ("-alpha log pi_{t+1} in a, multiplying G_{t+1} (a later review's case)",
                                  _soft_entropy_in_a),
+                                ("+lam alpha log pi_{t+1}: the continuation's entropy sign flipped (a round-27 "
+                                 "review's case)", _soft_entropy_sign),
+                                ("+alpha log pi in V' and in the continuation: both signs flipped", _soft_both_signs),
                                 ("-lam alpha log pi_{t+1} without the bracket's gamma (a later review's case)",
                                  _soft_entropy_without_gamma),
                                 ("(1 - term) multiplied in b (0 * NaN in the step's own b: the harness's reset at "
@@ -886,7 +891,7 @@ W_SAYS = {
     ("dual_clip", "the objective, not the loss (the sign flipped)"):
         "Hint: Every wrong element is the answer with its sign flipped: check the sign of the whole expression",
     ("gae_prologue", "keep holds V(s_{t+1}), not V(s_t) (a later review's case)"):
-        "result 1 (returns): the error starts (in scan order) at index (0, 89) expected -0.0921065, got -0.260225 (270 of "
+        "result 1 (returns): the error starts (counting from the row's end) at index (0, 89) expected -0.0921065, got -0.260225 (270 of "
         "270 elements wrong)\nHint: The advantages are right and the returns are not: the epilogue stores the returns as "
         "y + keep[0], so check what keep hands it",
     ("awr_weights", "clamped to [1, max_weight] (a later review's case)"):
@@ -937,6 +942,14 @@ W_SAYS = {
     ("returns_autograd", "the backward scanned in reverse, as the forward (a later review's case)"):
         ("Hint: Your backward scans backwards in time, as the forward does",
          "In the backward, scan_hook(..., reverse=False)."),
+    ("block_scan", "last_value times gamma once, B_t + gamma * last_value (a round-27 review's case)"):
+        ("Hint: Your returns add last_value to every step discounted once (B_t + gamma * last_value)",
+         "G_t = B_t + A_t * last_value, with a2 * a1 as the combine's a part."),
+    ("soft_lambda_targets", "+lam alpha log pi_{t+1}: the continuation's entropy sign flipped (a round-27 review's "
+                            "case)"):
+        "Hint: Your continuation's entropy term has the wrong sign: + lam alpha log_probs_{t+1}",
+    ("soft_lambda_targets", "+alpha log pi in V' and in the continuation: both signs flipped"):
+        "Hint: Your soft value V'_t adds alpha log pi(u'|s_{t+1})",  # (the first case, lambda = 0, shows V' alone)
     ("matrix_compose", "* for @ (a later review's case)"):
         "result 1 (b): expected shape (1,), got (1, 1)\nHint: one dimension too many: * between a matrix and a "
         "vector multiplies element by element and broadcasts to a matrix; the matrix product is @.",
@@ -964,7 +977,7 @@ W_SAYS = {
         ("no bootstrap at the rollout's end", "next_value is the value after the last step: rl.gae's "
          "bootstrap_value, or, in a loop of your own, the last row of the next values"),
     ("cleanrl_advantages", "returns = advantages (values not added)"):
-        "result 1 (returns): the error starts (in scan order) at index (7, 0) expected -1.62987, got -2.91153 (24 of "
+        "result 1 (returns): the error starts (counting from the row's end) at index (7, 0) expected -1.62987, got -2.91153 (24 of "
         "24 elements wrong)\nHint: Your returns are the advantages: CleanRL's returns are advantages + values.",
     ("launch_model", "kernel_ms fitted as microseconds (the 1000 forgotten)"):
         ("That is the fit with a slip: kernel_ms (milliseconds) fitted as if it were in µs.",
@@ -1059,12 +1072,12 @@ W_SAYS = {
          "window (at its last step you read next_values, which is right). y is vs_t, the scan's value at step t itself",
          "v_next = y_in inside the window, next_values at its last step: tl.where(t == T - 1, next_values, y_in)."),
     ("vtrace_pg", "y (vs_t) for y_in at every step, the window's last too (a later review's case: every element wrong)"):
-        ("vtrace_pg, shape (1, 5): the error starts (in scan order) at index (0, 4) expected 3.50356, got 4.24266 (5 of "
+        ("vtrace_pg, shape (1, 5): the error starts (counting from the row's end) at index (0, 4) expected 3.50356, got 4.24266 (5 of "
          "5 elements wrong)\nHint: These are the policy-gradient advantages with a slip: your v_next is y where y_in "
          "belongs, at every step (at the window's last one, next_values belongs). y is vs_t",
          "v_next = y_in inside the window, next_values at its last step: tl.where(t == T - 1, next_values, y_in)."),
     ("vtrace_kernel", "pg reads vs_t, not vs_{t+1}"):
-        ("result 1 (pg_advantages): the error starts (in scan order) at index (0, 3) expected -0.117867, got 0.475595 "
+        ("result 1 (pg_advantages): the error starts (counting from the row's end) at index (0, 3) expected -0.117867, got 0.475595 "
          "(4 of 5 elements wrong)\nHint: Your pg reads vs at step t itself, vs_t, where vs_{t+1} belongs",
          "Read vs one step on (offs + 1) inside the window, next_values at its last step"),
     ("n_step_returns", "the flags' cumsum without its 0 in front: t + 1 .. t + n counted, one step late (a later "
@@ -1779,6 +1792,16 @@ def _soft_value_larger_critic(X, P, offs, t, m, T):
 @triton.jit
 def _soft_no_entropy(X, P, offs, t, m, T):
     return _soft(X, P, offs, t, m, T, 1, 0.0)
+
+
+@triton.jit
+def _soft_entropy_sign(X, P, offs, t, m, T):
+    return _soft(X, P, offs, t, m, T, 1, -1.0)
+
+
+@triton.jit
+def _soft_both_signs(X, P, offs, t, m, T):
+    return _soft(X, P, offs, t, m, T, 1, -1.0, V_SLIP=1)
 
 
 @triton.jit
@@ -4436,3 +4459,24 @@ def test_matrix_compose_names_b1_skipping_q_and_an_elementwise_product(fn, said,
     msg = _failure("matrix_compose", fn)
     assert said in msg and "is q applied first" not in msg and "Every element" not in msg, msg
     assert exercises.fix("matrix_compose") == fixed
+
+
+def _nested(x):
+    total = 0
+    for i in range(x):
+        total += i
+        if i % 2:
+            total -= 1
+        else:
+            total += 2
+    return total
+
+
+def test_key_lines_prints_the_kept_lines_under_their_headers_and_names_a_missing_key():
+    """00c section 3's printout: each kept line under its note, the for/if/else lines that hold it, and
+    '...' where lines are left out; a note whose key no line holds is a ValueError naming it."""
+    assert exercises.key_lines(_nested, {"total = 0": "start", "total += 2": "the else branch"}).splitlines() == [
+        "# yours: start", "total = 0", "for i in range(x):", "    ...", "    if i % 2:", "        ...", "    else:",
+        "        # yours: the else branch", "        total += 2"]
+    with pytest.raises(ValueError, match=r"notes: no line of _nested holds \['total = 1'\]"):
+        exercises.key_lines(_nested, {"total = 1": "absent"})

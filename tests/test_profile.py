@@ -70,6 +70,15 @@ def test_read_wall_probe():
     assert profile.wall_probe_us()[4096, 128]["fwd", "gae"] == 28.4
 
 
+def test_read_loss_wall():
+    """The committed --losses probe: every loss, shape, pass and call it timed, ours at ratio 1 in every
+    round, and the values of one line as the file writes them."""
+    got = profile.read_loss_wall()
+    assert len(got) == 3 * 3 * 2 * 3 + 3 * 2  # 3 losses, 3 shapes, 2 passes, 3 calls; PPO's anchor too
+    assert got["ppo", (4096, 128), "fwd+bwd", "pytorch_eager"] == (595.3, 1.788, 1.542, 1.863)
+    assert all(v[1:] == (1.0, 1.0, 1.0) for k, v in got.items() if k[3] == "rltriton_lite")
+
+
 @pytest.mark.skipif(DEVICE == "cuda", reason="the interpreter's rows")
 def test_interpreter_rows_have_no_bandwidth(capsys):
     """On a CPU, ``measure``: times only, each saying how it was taken (the kernel's: the
@@ -90,3 +99,39 @@ def test_interpreter_rows_have_no_bandwidth(capsys):
     assert all(r["rel_err"] < 1e-5 for r in last) and last[2]["ms"] is None
     assert profile.table(last, profile.CPU_COLUMNS).splitlines()[0].split()[:4] == ["impl", "B", "T", "ms"]
     assert "eager ÷ this" in printed and "loop ÷ this" not in printed
+
+
+def test_the_readme_states_the_loss_probe_as_it_reads():
+    """README's "losses against their eager formulas, by wall time" line, from the committed --losses
+    probe: each span of medians (one digit), and where every round agrees."""
+    got = profile.read_loss_wall()
+    shapes = [(16, 128), (4096, 128), (64, 16384)]
+
+    def span(loss, pass_, k=1, invert=False):
+        v = [got[loss, s, pass_, "pytorch_eager"][k] for s in shapes]
+        v = [1 / x for x in v] if invert else v
+        return f"{min(v):.1f}–{max(v):.1f}×"
+
+    readme = " ".join((RESULTS.parent.parent / "README.md").read_text(encoding="utf-8").split())
+    line = readme[readme.index("The losses against their eager formulas, by wall time"):][:900]
+    for text in (f"PPO's fused call is faster in every round, {span('ppo', 'fwd')} forward and {span('ppo', 'fwd+bwd')} "
+                 "with the backward", f"SAC's one-step target {span('sac', 'fwd')} forward in every round, "
+                 f"{span('sac', 'fwd+bwd')} with the backward (not in every round)", f"CRR's {span('crr', 'fwd')} "
+                 f"forward", f"ours taking {span('crr', 'fwd+bwd', invert=True)} its time"):
+        assert text in line, (text, line)
+    every = {(a, p): min(got[a, s, p, "pytorch_eager"][2] for s in shapes) > 1
+             for a in ("ppo", "sac", "crr") for p in ("fwd", "fwd+bwd")}
+    assert every == {("ppo", "fwd"): True, ("ppo", "fwd+bwd"): True, ("sac", "fwd"): True, ("sac", "fwd+bwd"): False,
+                     ("crr", "fwd"): True, ("crr", "fwd+bwd"): False}
+
+
+def test_fused_against_eager_reads_both_sources_at_the_eager_formulas_shapes():
+    """05-07's "profile it": the three shapes where the eager formula was timed, our wall time the lower
+    of the committed run's and the wall probe's."""
+    got = profile.fused_against_eager("ppo")
+    assert sorted(got) == [(16, 128), (64, 16384), (4096, 128)]
+    run = {(r["impl"], r["B"], r["T"]): r for r in profile.committed_rows(profile.committed_results()[1], "ppo")
+           if r["pass"] == "fwd+bwd"}
+    assert got[4096, 128]["ours_wall_us"] == min(run["rltriton_lite", 4096, 128]["wall_us"],
+                                                 profile.wall_probe_us()[4096, 128]["fwd+bwd", "ppo"]) == 384.4
+    assert got[4096, 128]["eager_gpu_us"] == run["pytorch_eager", 4096, 128]["gpu_us"]

@@ -7,6 +7,7 @@ interleaved rounds, and each ratio is the median of the ratios within a round:
     PYTHONPATH=$PWD python tools/wall_probe.py > $OUT/wall_probe.txt
     PYTHONPATH=$PWD python tools/wall_probe.py --split    # the time split alone
     PYTHONPATH=$PWD python tools/wall_probe.py --tiles    # wider tiles for few long rows
+    PYTHONPATH=$PWD python tools/wall_probe.py --losses   # the fused losses against their eager formulas
 """
 import os
 import statistics
@@ -107,8 +108,9 @@ def cases(B, T):
     return fwd, bwd
 
 
+MODE = sys.argv[1] if len(sys.argv) > 1 else None  # None: the calls and the split; --split, --tiles, --losses
 SHAPES = os.environ.get("WALL_PROBE_SHAPES", "16x128,4096x128,1024x1024,64x16384")
-for B, T in [] if len(sys.argv) > 1 else [tuple(map(int, s.split("x"))) for s in SHAPES.split(",")]:
+for B, T in [] if MODE else [tuple(map(int, s.split("x"))) for s in SHAPES.split(",")]:
     fwd, bwd = cases(B, T)
     print(f"== {B}x{T}: median over 15 interleaved rounds; ratio: median of the rounds' ratios")
     times = rounds(fwd, 100)
@@ -132,9 +134,8 @@ def under(cfg, fn):
             return fn()
     return run
 
-for B, T in [(256, 4096), (128, 8192), (64, 16384), (32, 32768), (16, 65536), (8, 131072)]:
-    if "--tiles" in sys.argv:
-        break
+for B, T in [(256, 4096), (128, 8192), (64, 16384), (32, 32768), (16, 65536), (8, 131072)] if MODE in (None, "--split") \
+        else []:
     g = torch.Generator(device=dev).manual_seed(0)
     r, v = (torch.randn(B, T, device=dev, generator=g) for _ in range(2))
     d = torch.rand(B, T, device=dev, generator=g) < 0.02
@@ -149,7 +150,7 @@ for B, T in [(256, 4096), (128, 8192), (64, 16384), (32, 32768), (16, 65536), (8
 # default plan, each under its own config (the same cost of using() for all); alone with --tiles.
 TILES = {"default": Config(), "1x512 w2": Config(tile=(1, 512, 2, 2)), "1x1024 w4": Config(tile=(1, 1024, 4, 2)),
          "1x2048 w8": Config(tile=(1, 2048, 8, 2)), "1x4096 w8": Config(tile=(1, 4096, 8, 2))}
-for B, T in [(256, 4096), (128, 8192), (64, 16384), (32, 32768), (16, 65536)] if "--tiles" in sys.argv else []:
+for B, T in [(256, 4096), (128, 8192), (64, 16384), (32, 32768), (16, 65536)] if MODE == "--tiles" else []:
     g = torch.Generator(device=dev).manual_seed(0)
     r, v, lr = (torch.randn(B, T, device=dev, generator=g) for _ in range(3))
     d = torch.rand(B, T, device=dev, generator=g) < 0.02
@@ -163,3 +164,54 @@ for B, T in [(256, 4096), (128, 8192), (64, 16384), (32, 32768), (16, 65536)] if
     times = rounds(fns, 50, reps=9)
     for k in base:
         report("fwd", {n: t for n, t in times.items() if n.startswith(k)}, f"{k} default")
+
+# The fused losses against the PyTorch they replace, alone with --losses: ours, the eager formula,
+# torch.compile of it and (PPO) the minimal autograd.Function, each call checked against ours, then
+# timed in the same interleaved rounds. A ratio's median and its lowest and highest over the rounds
+# are of the within-round ratios, so the host's drift between rounds cancels: a ratio above 1 in
+# every round is a wall-time saving the host's noise cannot explain.
+LOSS_SHAPES = [(16, 128), (4096, 128), (64, 16384)]  # where the benchmark times the eager formulas
+
+
+def loss_calls(name, B, T, pass_):
+    """{impl: call} for one loss and pass, as bench.Sweep builds them (fwd+bwd: the gradients of the
+    harness's leaves, against the same cotangents), each checked against ours."""
+    from rltriton_lite import bench
+
+    op = bench._op(name)
+    p = op.defaults
+    x = op.make(B, T, torch.float32, dev, torch.Generator().manual_seed(0))
+    peers = {"pytorch_eager": bench._pytorch(name, x, p), "torch_compile": bench._torch_compile(name, x, p)}
+    if name == "ppo":
+        peers["minimal_autograd_fn"] = bench._minimal_autograd(name, x, p)
+    if pass_ == "fwd":
+        calls = {"rltriton_lite": bench._ours(name, x, p, pass_)}
+        calls.update({k: (lambda run=run: run(x)) for k, run in peers.items()})
+    else:
+        xg = dict(x, **{k: x[k].detach().clone().requires_grad_() for k in bench.BACKWARD[name][0]})
+        leaves = [xg[k] for k in bench.BACKWARD[name][0]]
+        fwd = bench._ours(name, xg, p, pass_)
+        weights = bench._cotangents(fwd())
+        calls = {"rltriton_lite": bench._grad_call(fwd, leaves, weights)}
+        for k, run in peers.items():
+            peer_fwd = lambda run=run: run(bench.tie_next_values(name, xg))  # noqa: E731
+            calls[k] = bench._grad_call(peer_fwd, leaves, [w.to(o.dtype) for w, o in zip(weights, peer_fwd())])
+    expected = calls["rltriton_lite"]()
+    for k in ("pytorch_eager", "torch_compile"):  # (the anchor computes PPO's loss of other inputs)
+        err = bench.max_rel_err(list(calls[k]()), list(expected))
+        assert err < 1e-4, f"{name} {pass_} {k}: {err:.2e} from ours"
+    return calls
+
+
+if MODE == "--losses":
+    print(f"# {torch.cuda.get_device_name()}, torch {torch.__version__}, triton {triton.__version__}: "
+          "µs per call (median of 15 interleaved rounds of back-to-back calls, one sync each); "
+          "ratio = impl ÷ rltriton_lite within a round: median, lowest, highest over the rounds")
+    for name in ("ppo", "sac", "crr"):
+        for B, T in LOSS_SHAPES:
+            for pass_ in ("fwd", "fwd+bwd"):
+                times = rounds(loss_calls(name, B, T, pass_), 100 if pass_ == "fwd" else 50)
+                for impl, us in times.items():
+                    r = [u / o for u, o in zip(us, times["rltriton_lite"])]
+                    print(f"loss {name} {B}x{T} {pass_} {impl} {statistics.median(us):.1f} us "
+                          f"ratio {statistics.median(r):.3f} {min(r):.3f} {max(r):.3f}")

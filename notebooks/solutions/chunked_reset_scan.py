@@ -9,13 +9,13 @@ def chunked_reset_scan(a, b, reset, chunk):
     y, carry_in, carry = np.zeros(T), np.zeros(T), 0.0
     for start in reversed(range(0, T, chunk)):  # the chunks, from the last in time
         end = min(start + chunk, T)
-        A, B, K = 1.0, 0.0, False  # the identity: the map of no steps
+        a_s, b_s, k_s = 1.0, 0.0, False  # the identity: the map of no steps
         for t in reversed(range(start, end)):  # step t applied after the run of steps t + 1 .. end - 1
             if reset[t]:
-                A, B, K = a[t], b[t], True  # a reset drops the run: nothing after step t is read
+                a_s, b_s, k_s = a[t], b[t], True  # a reset drops the run: nothing after step t is read
             else:
-                A, B = a[t] * A, b[t] + a[t] * B
-            y[t] = B if K else B + A * carry  # a select: a NaN carry never enters where K is set
+                a_s, b_s = a[t] * a_s, b[t] + a[t] * b_s
+            y[t] = b_s if k_s else b_s + a_s * carry  # a select: a NaN carry never enters where k_s is set
             carry_in[t] = carry
         carry = y[start]  # the value just after the last step of the chunk before, in time
     return y, carry_in

@@ -45,8 +45,8 @@ def _gae(R, V, NV, D, OUT, gamma, lam, T, CHUNK: tl.constexpr):
 def gae_kernel(rewards, values, next_values, terminated, gamma, lam, chunk):
     x = [t.contiguous() for t in (rewards, values, next_values, terminated)]
     out = torch.empty_like(x[0])
-    B, T = x[0].shape
-    _gae[(B,)](*x, out, gamma, lam, T, CHUNK=chunk)
+    n_rows, T = x[0].shape
+    _gae[(n_rows,)](*x, out, gamma, lam, T, CHUNK=chunk)
     return out
 
 

@@ -33,9 +33,9 @@ def _hooked_scan(X, P, Y, T, PROLOGUE: tl.constexpr, CHUNK: tl.constexpr):
 
 def hooked_scan(prologue, inputs, params, chunk):
     X = tuple(x.contiguous() for x in inputs)
-    B, T = X[0].shape
-    y = torch.empty(B, T, dtype=torch.float32, device=X[0].device)
-    _hooked_scan[(B,)](X, tuple(float(p) for p in params), y, T, PROLOGUE=prologue, CHUNK=chunk)
+    n_rows, T = X[0].shape
+    y = torch.empty(n_rows, T, dtype=torch.float32, device=X[0].device)
+    _hooked_scan[(n_rows,)](X, tuple(float(p) for p in params), y, T, PROLOGUE=prologue, CHUNK=chunk)
     return y
 
 

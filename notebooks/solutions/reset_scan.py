@@ -32,8 +32,8 @@ def _reset_scan(R, D, G, gamma, T, CHUNK: tl.constexpr):
 def reset_scan(rewards, terminated, gamma, chunk):
     rewards, terminated = rewards.contiguous(), terminated.contiguous()
     out = torch.empty_like(rewards)
-    B, T = rewards.shape
-    _reset_scan[(B,)](rewards, terminated, out, gamma, T, CHUNK=chunk)
+    n_rows, T = rewards.shape
+    _reset_scan[(n_rows,)](rewards, terminated, out, gamma, T, CHUNK=chunk)
     return out
 
 
