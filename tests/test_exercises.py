@@ -2255,7 +2255,7 @@ def test_the_message_points_where_the_error_starts():
     step of the row and what is special about it, not index (0, 0)."""
     s = solution("chunked_scan")
     no_carry = lambda r, d, g, c: s(r, d | (torch.arange(r.shape[-1], device=d.device) % c == c - 1), g, c)  # noqa: E731
-    with pytest.raises(AssertionError, match=r"starts \(in scan order\) at index \(0, 255\).*\n.*last step of a chunk"):
+    with pytest.raises(AssertionError, match=r"starts \(counting from the row's end\) at index \(0, 255\).*\n.*last step of a chunk"):
         exercises.check("chunked_scan", no_carry)
     g = solution("gae_pairs")
     with pytest.raises(AssertionError, match=r"(?s)truncations(, NaN next values behind the terminations)?: "
@@ -3410,7 +3410,7 @@ def test_a_hint_at_an_ordinary_middle_step_names_only_that():
         return a, b
 
     msg = _failure("gae_pairs", off_at_step_2)
-    assert re.search(r"shape \(1, 5\): the error starts \(in scan order\) at index \(0, 2\)", msg), msg
+    assert re.search(r"shape \(1, 5\): the error starts \(counting from the row's end\) at index \(0, 2\)", msg), msg
     assert "Hint: An ordinary step" in msg and "its pair (a_t, b_t)" in msg, msg
     assert not [w for w in _WRONG_HINTS if w in msg.split("Hint:")[1]], msg  # gae_pairs has no combine
 
