@@ -3042,13 +3042,15 @@ def _composed(a, b, k, later_first=True, reverse=True):
     return A, B, K
 
 
-def _swapped_combine(resets, seen=True):
-    """The hint for a combine whose operands are swapped (the maps applied in the wrong order): where the
-    interpreter saw it run on two maps (``seen``), else None; without ``seen``, the hint alone."""
+def _combine_seen_swapped() -> bool:
+    """Whether the interpreter saw the student's combine, run on two maps, apply them in the wrong order."""
     got_pq = SEEN["combine"]  # the combine on two maps (the interpreter): it tells where the values cannot
     (a1, b1, _), (a2, b2, _) = TWO_MAPS
-    if seen and (got_pq is None or len(got_pq) < 2 or not np.allclose(got_pq[:2], (a2 * a1, b1 + a1 * b2))):
-        return None  # (q ⊕ p is b1 + a1 * b2: (a2, b2) applied first)
+    return got_pq is not None and len(got_pq) >= 2 and np.allclose(got_pq[:2], (a2 * a1, b1 + a1 * b2))  # q ⊕ p
+
+
+def _swapped_hint(resets):
+    """The hint for a combine whose operands are swapped (the maps applied in the wrong order)."""
     return _Whole("Your combine applies the two maps in the wrong order: (a1, b1) is the later run, applied first, "
                   "then (a2, b2) (the order rule, notebook 00, section 3)." + _fix(
                       " Select on k2, the earlier run's flag: tl.where(k2, a2, a2 * a1), tl.where(k2, b2, b2 + a2 * "
@@ -3059,9 +3061,9 @@ def _order_hint(r, done, gamma, carry, resets, got, expected):
     """The returns' two slips of direction, where the answer is one: a combine whose operands are swapped
     (the maps applied in the wrong order), or a forward scan; ``carry`` enters where the scan starts, and an
     episode end is a reset flag (``resets``) or a factor 0."""
-    if _swapped_combine(resets):
-        return _swapped_combine(resets)
-    swapped = _swapped_combine(resets, seen=False)  # (compiled: only the values can tell)
+    swapped = _swapped_hint(resets)
+    if _combine_seen_swapped():
+        return swapped
     a = np.full(r.shape, gamma) if resets else gamma * (1.0 - done)
     k = done if resets else np.zeros(r.shape, bool)
     forwards = "Your scan runs forwards (reverse=False): a return is built from the row's end"
@@ -3107,7 +3109,9 @@ def _one_chunk_order_hint(args, resets, got, expected):
     r, done, gamma, chunk = _as_numpy(tuple(args))
     if r.shape[-1] <= chunk:
         return _order_hint(r, done, gamma, 0.0, resets, got, expected)
-    return _swapped_combine(resets) or _chunks_forwards_hint(r, done, gamma, chunk, got, expected) or \
+    if _combine_seen_swapped():
+        return _swapped_hint(resets)
+    return _chunks_forwards_hint(r, done, gamma, chunk, got, expected) or \
         _carry_at_end_hint(r, done, gamma, chunk, got, expected) or \
         _carry_unscaled_hint(r, done, gamma, chunk, got, expected)
 
