@@ -250,8 +250,7 @@ print("associative on 1000 random triples; (1, 0) is the identity")
 #
 # > **The order rule.** In `combine(p, q)`, written $p \oplus q$, `p` is the map applied first
 # > and `q` the map applied second. The result is "`p`, then `q`", which the usual notation
-# > writes $q \circ p$. A reset (section 4) makes a map constant, so a reset in the map applied
-# > second wins: the result is `q` alone.
+# > writes $q \circ p$.
 # >
 # > A reverse scan applies the later run first: `combine(later run, earlier run)`. A forward scan
 # > applies the earlier run first.
@@ -262,10 +261,10 @@ print("associative on 1000 random triples; (1, 0) is the identity")
 # ```text
 #   time t:   0     1     2     3     4     5     6     7     → y_8, the value after the row
 #             └── earlier run E ──┘     └─── later run L ───┘
-#                 (a_E, b_E, κ_E)           (a_L, b_L, κ_L)
+#                   (a_E, b_E)                (a_L, b_L)
 #
 #   combine(L, E) = (a_E·a_L, b_E + a_E·b_L), the map y ↦ b_E + a_E·(b_L + a_L·y):
-#       L acts first, on y_8, then E; if κ_E is set (section 4), the result is E alone
+#       L acts first, on y_8, then E
 # ```
 #
 # The check below runs both tree scans on a reversed list, then the drawing's last combine:
@@ -303,9 +302,13 @@ print(np.round(loop, 3))
 #
 # So the kernels carry a *reset flag* $\kappa$ with each step, and they **select** instead of
 # multiplying. To select is to pick one of two values, as `np.where` does, with no arithmetic on
-# the other. By [the order rule](#3.-The-backward-recurrence-as-a-reverse-scan), a reset in the
-# earlier run wins: the combine returns the earlier run's map alone and drops the later run, which
-# holds the next episode.
+# the other.
+#
+# A reset makes a step's map constant, $y \mapsto b_t$: it ignores the value it is given. So in
+# `combine(p, q)`, a reset in `q`, the map applied second by
+# [the order rule](#3.-The-backward-recurrence-as-a-reverse-scan), wins: the result is `q` alone.
+# In a return, `q` is the earlier run, so its reset drops the later run, which holds the next
+# episode.
 #
 # Below is the package's combine, in Triton; read `tl.where` as `np.where`.
 
@@ -324,7 +327,7 @@ print(inspect.getsource(getattr(scan.combine, "fn", scan.combine)))
 
 # %%
 def combine_np(p, q):  # p: the map applied first, in a reverse scan the later run
-    """scan.combine on numbers: triples (a, b, κ); a reset in q wins (section 3)."""
+    """scan.combine on numbers: triples (a, b, κ); a reset in q wins (section 4)."""
     (a1, b1, k1), (a2, b2, k2) = p, q
     return (a2 if k2 else a2 * a1, b2 if k2 else b2 + a2 * b1, k1 or k2)
 
@@ -346,8 +349,8 @@ assert run == (0.25, 5.5, True) and np.isnan(run_mult[1])
 # * Step 0 then gives $B = 4 + 0.5 \cdot 3 = 5.5$ and $A = 0.25$, still unused.
 # * Multiplying instead gives $3 + 0 \cdot \text{NaN} = \text{NaN}$ at $t = 1$, and then at $t = 0$.
 #
-# A tree meets the same rule when two runs combine. Take section 3's drawing with
-# $a_t = 0.5$, $b = (1, 2, 4, 3, 5, \text{NaN}, 6, 7)$ and an episode end at $t = 2$:
+# A tree meets the same rule when two runs combine. Take section 3's drawing again, each run now
+# a triple, with $a_t = 0.5$, $b = (1, 2, 4, 3, 5, \text{NaN}, 6, 7)$ and an episode end at $t = 2$:
 #
 # * The earlier run, steps 0–3, composes to $(0.125, 3, \text{set})$. Inside it, step 2's reset
 #   already dropped step 3, so the run's $b = 1 + 0.5 \cdot (2 + 0.5 \cdot 4) = 3$, which is $y_0$.
@@ -405,8 +408,10 @@ later_nan, earlier_reset = (np.nan, 1.0, False), (0.5, 2.0, True)  # the fold's 
 assert combine_np(later_nan, earlier_reset)[0] == 0.5 and np.isnan(combine_prod(later_nan, earlier_reset)[0])
 
 # %% [markdown]
-# In the package, `rl.linear_scan` is the bare scan. It resets where $a_t = 0$. The return and
-# advantage functions set the flag at every `terminated` or `truncated` step.
+# In the package, `rl.linear_scan` is the bare scan. It reads $a_t = 0$ as the flag $\kappa$ and
+# selects there; it never multiplies by that 0 (notebook 00c, section 2, compares the two ways to
+# pass the flag). The return and advantage functions set the flag at every `terminated` or
+# `truncated` step.
 #
 # *Padding* is different from a reset. A padded step, where `mask[t] = 0` (a prompt token in
 # RLHF, say), is the identity $(1, 0)$. The value from later steps passes through it unchanged,
@@ -415,7 +420,7 @@ assert combine_np(later_nan, earlier_reset)[0] == 0.5 and np.isnan(combine_prod(
 
 # %%
 b = torch.tensor([[1.0, 2.0, 3.0, float("nan"), 5.0, 6.0]], device=DEVICE)
-a = torch.tensor([[0.9, 0.0, 0.9, 0.9, 0.9, 0.9]], device=DEVICE)  # a = 0 at step 1: the episode ends there
+a = torch.tensor([[0.9, 0.0, 0.9, 0.9, 0.9, 0.9]], device=DEVICE)  # a = 0 at step 1: a reset, the episode ends there
 mask = torch.tensor([[1, 1, 1, 1, 0, 1]], device=DEVICE)          # step 4 is padding
 y = rl.linear_scan(a, b, mask=mask, backend=KERNEL)
 print(y)
@@ -496,7 +501,7 @@ plt.show()
 # | the recurrence | $y_t = a_t y_{t-1} + b_t$ | $y_t = a_t y_{t+1} + b_t$ |
 # | scan order: the steps applied first to last | $t = 0, 1, \dots, T-1$ | $t = T-1, \dots, 1, 0$ |
 # | [`combine(p, q)`](#3.-The-backward-recurrence-as-a-reverse-scan), `p` applied first | `combine(earlier run, later run)` | `combine(later run, earlier run)` |
-# | the run whose reset wins (`q`) | the later run | the earlier run |
+# | [the run whose reset wins](#4.-Episode-ends-are-resets,-padding-is-the-identity) (`q`) | the later run | the earlier run |
 # | the chunks are walked | first to last | last to first |
 # | a chunk's carry out is $y$ at | its last step | its first step |
 # | and it enters | the next chunk in time | the chunk before it in time |
@@ -637,9 +642,27 @@ print("kernel gradients match autograd")
 # %% [markdown]
 # ## Exercises
 #
-# Two exercises have a checker. Write the function in the starter's cell, then run the
-# `exercises.attempt` cell after it: it prints "correct on every case", or the case that failed.
-# Notebook 00b's box "How the exercises work" explains the rest (hints, messages, solutions).
+# Two exercises have a checker; the questions after them have none.
+#
+# **How the exercises work** (here and in every later notebook):
+#
+# * Write the function in the starter's cell, then run the `exercises.attempt` cell after it. It
+#   prints `not attempted yet` while the starter is untouched, and `correct on every case` once
+#   your function passes.
+# * A wrong answer prints `WRONG.`, the failing case, the element where the error starts, and a
+#   hint that names your mistake when it recognizes it. `print(exercises.fix(name))` shows the fix.
+# * Four folded hints follow each task: open them in order, and only when you are stuck.
+#
+# <details><summary>Details: errors, the task's text, the solutions</summary>
+#
+# * A wrong answer does not stop Run All, and neither does an error raised in your function. For
+#   an error, `attempt` prints `ERROR.`, the error, the case and your line that raised it.
+#   `exercises.check(name, fn)` raises it with its whole traceback.
+# * A longer task lists its **Inputs**, what it **Returns** and the **Edge cases** the checker
+#   tries. `print(exercises.task(name))` restates a task. The solution is in
+#   `notebooks/solutions/<name>.py` (`%load solutions/<name>.py` in the starter's cell loads it).
+#
+# </details>
 #
 # **`matrix_compose`.** Write `combine` for maps $y \mapsto A\,y + b$, with a matrix $A$ and a
 # vector $b$ (the steps of a linear system run backwards). `matrix_compose(p, q)` keeps

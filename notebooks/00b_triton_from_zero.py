@@ -28,30 +28,16 @@
 # Notebook 00 showed that every algorithm in this course is a reverse scan over affine maps. Here
 # you write that scan as a GPU kernel. New words are in [`GLOSSARY.md`](GLOSSARY.md).
 #
-# **How the exercises work** (in notebook 00, here and in every later notebook):
+# **How the exercises work** is the box of that name in
+# [notebook 00's exercises](00_associative_scan.ipynb#Exercises): `exercises.attempt`, its
+# messages, `exercises.fix` and the four folded hints work here as there. Kernel exercises add
+# three rules:
 #
-# * Write the function in the starter's cell, then run the `exercises.attempt` cell after it. It
-#   prints `not attempted yet` while the starter is untouched, and `correct on every case` once
-#   your function passes.
-# * A wrong answer prints `WRONG.`, the failing case, the element where the error starts, and a
-#   hint that names your mistake when it recognizes it. `print(exercises.fix(name))` shows the fix.
-# * Four folded hints follow each task: open them in order, and only when you are stuck.
 # * Your kernel must write the answer itself: the checker refuses numbers computed or patched up
 #   in PyTorch.
 # * The exercise's name (`td_target_kernel`, say) is the Python function the checker calls. Give
 #   your `@triton.jit` kernel another name (`_td_kernel`), or the second definition replaces it.
 # * In a script of your own, import `rltriton_lite` before you run a kernel (section 2 says why).
-#
-# <details><summary>Details: errors, the task's text, the solutions</summary>
-#
-# * A wrong answer does not stop Run All, and neither does an error raised in your function. For
-#   an error, `attempt` prints `ERROR.`, the error, the case and your line that raised it.
-#   `exercises.check(name, fn)` raises it with its whole traceback.
-# * Each task lists its **Inputs**, what it **Returns** and the **Edge cases** the checker tries.
-#   `print(exercises.task(name))` restates a task. The solution is in
-#   `notebooks/solutions/<name>.py` (`%load solutions/<name>.py` in the starter's cell loads it).
-#
-# </details>
 
 # %%
 import os
@@ -475,7 +461,8 @@ np.testing.assert_allclose(np.array(maps), np.stack([a_s.cpu().numpy(), b_s.cpu(
 #
 # ```python
 # term = tl.load(D + t, mask=m, other=0) != 0
-# a = tl.where(m, ___, 1.0)  # ___: a real step's a_t, a select on term; past T, the identity's 1
+# # ___: a real step's a_t, a select on term: it builds a = 0 at an end, and the combine then multiplies by it
+# a = tl.where(m, ___, 1.0)  # past T, the identity's 1
 # a_s, b_s = tl.associative_scan((a, r), 0, affine_combine, reverse=___)  # which way do returns run?
 # tl.store(G + t, ___, mask=m)  # ___: what does the composed map (a_s, b_s) make of last_value?
 # ```

@@ -31,8 +31,8 @@
 #   follow in [notebook 00d](00d_more_scans.ipynb): `strided_scan`, on rollouts stored
 #   time-major, and `discounted_max`, a scan whose steps are not affine maps.
 #
-# New words are in [`GLOSSARY.md`](GLOSSARY.md). The exercises work as 00b's box "How the
-# exercises work" says.
+# New words are in [`GLOSSARY.md`](GLOSSARY.md). The exercises work as notebook 00's box "How the
+# exercises work" says, with 00b's three rules for kernels.
 
 # %%
 import os
@@ -476,12 +476,18 @@ print("one source, two compiled kernels: 0.5 x0² + 2 x1² − x2², and min(|x0
 #   them. Their $a = 1$ matters once a carry other than 0 enters after the row, as
 #   `rl.linear_scan`'s `initial` allows.
 # * **The flag, read from $a_t = 0$** (the second way, in the table above): your loop derives it,
-#   `flag = a == 0.0`, and selects on it exactly as in `reset_scan`. Deriving it before or after
-#   the overwrite gives the same result: a padding lane that resets keeps out only the carry 0 and
-#   the padding after it, which add nothing.
+#   `flag = a == 0.0`, and selects on it exactly as in `reset_scan`.
 # * **Returns:** $y$, an `(n_rows, T)` float32 tensor: $y_t = b_t + a_t y_{t+1}$ from $y_T = 0$.
 # * **Edge cases:** a row shorter than a chunk (padding lanes), GAE over several chunks with
 #   terminations, and NaN rewards in later episodes.
+#
+# <details><summary>Details: the flag before or after the overwrite</summary>
+#
+# Deriving the flag before or after the overwrite gives the same result. A padding lane that
+# resets keeps out only what its select drops: the carry 0 and the padding after it, which add
+# nothing.
+#
+# </details>
 #
 # <details><summary>Hint 1: where to start</summary>
 #
@@ -500,8 +506,8 @@ print("one source, two compiled kernels: 0.5 x0² + 2 x1² − x2², and min(|x0
 # * The output: `torch.empty(n_rows, T, dtype=torch.float32, device=...)`, passed as `Y`.
 # * In each chunk: `offs = row * T + t`, then `a, b = PROLOGUE(X, P, offs, t, m, T)`.
 # * Outside `m`, overwrite the pair with the identity $(1, 0)$. Take the flag after that, so that
-#   a padding lane is exactly the identity $(1, 0, \text{false})$ (before also passes, as the task
-#   says).
+#   a padding lane is exactly the identity $(1, 0, \text{false})$ (before also passes, as the
+#   task's fold says).
 # * The reset flag is `a == 0.0`. Scan the triple $(a, b, \text{flag})$ with `reset_combine`.
 # * The rest is `reset_scan`: select on the carry, store $y$, update the carry.
 #
@@ -566,24 +572,14 @@ exercises.attempt("hooked_scan", hooked_scan)
 # out, which add speed (notebook 13 reads them). The `for`, `if` and `else` lines that hold a
 # printed line are printed too, so the nesting reads as Python.
 #
-# <details><summary>Details: the other names in the printout</summary>
+# <details><summary>Details: the names in your lines</summary>
 #
-# * `ROWS` replaces your one program per row. Each program takes `ROWS` rows at once, a 2-D block
-#   called a *tile*, and very long rows are split across several programs.
+# * `ROWS` replaces your one program per row: each program takes `ROWS` rows at once, a 2-D block
+#   called a *tile*, and `row` holds their indices. `NV` and `V` are the tile's other sizes: each
+#   chunk is held as `NV` vectors of `V` steps.
+# * `t` holds the time step of each element of the chunk, and `m` is your mask, `t < T`, on each of
+#   the tile's rows. `REVERSE` is set for a return, and `ACC` is the dtype the arithmetic runs in.
 # * `valid` marks a step that is not padding, and `keep` holds values the epilogue needs again.
-# * `NV` and `V` are the tile's other sizes: each chunk is held as `NV` vectors of `V` steps.
-#   `REVERSE` is set for a return.
-# * `k_start` and `k_end` bound the chunks this program walks, counted in scan order. They span
-#   the whole row, unless a very long row is split in time, each program taking one segment.
-# * `STAGES` is the loop's `num_stages`: on a GPU, the compiler may start loading the next chunks
-#   while it scans this one (1: not at all). Notebook 13 covers it.
-# * `AHEAD` is `None` in every call of this notebook, so the printed branch `if AHEAD is None:`
-#   is the one that runs. The return and advantage functions pass a hook there on some calls with
-#   a `mask`: a masked step then counts as deleted, and the prologue also gets the value at the
-#   nearest unmasked step after each step.
-# * `SUMMARIZE` is set only in the first launch of a time split, which composes each segment's
-#   chunks into one map and writes nothing. Otherwise the `else:` branch runs: the epilogue and
-#   the new carry, as in your loop.
 # * `_scan_chunk` scans one chunk from `carry`, selects on it, and returns six values:
 #   * `y` is $y_t$ at each step, after the select on the carry;
 #   * `y_in` is the value that entered each step, $y_{t+1}$ in a return, for epilogues that read
@@ -591,7 +587,11 @@ exercises.attempt("hooked_scan", hooked_scan)
 #   * `after`, the next carry, is $y$ at the step the scan reaches last: for a return, the
 #     chunk's first step;
 #   * `c_a, c_b, c_r` are the whole chunk composed into one triple $(A, B, \kappa)$, used only by
-#     lines left out here.
+#     a line left out here.
+#
+# The other names in the printout (`AHEAD`, `SUMMARIZE`, `STAGES`, `k_start` and `k_end`) serve
+# speed and the split of long rows; notebook 13 reads them, and here each branch that holds your
+# lines is the one every call of this notebook takes.
 #
 # </details>
 

@@ -26,7 +26,8 @@
 # * **Optional:** no later notebook needs these two exercises. They are practice for writing a
 #   kernel with less help: the second starts without a skeleton.
 #
-# The exercises work as 00b's box "How the exercises work" says.
+# The exercises work as notebook 00's box "How the exercises work" says, with 00b's three rules for
+# kernels.
 
 # %%
 import os

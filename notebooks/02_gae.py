@@ -153,7 +153,7 @@ for got, want in zip(gae_as_scan(R, V, 0.97, 0.9, TERM, BOOT),
 print("prologue + scan + epilogue == the loop")
 
 # %% [markdown]
-# Your turn, in tensor ops. Checked exercises work as in notebook 00b. Write the starter's
+# Your turn, in tensor ops. Checked exercises work as in notebooks 00 and 00b. Write the starter's
 # function, then run the cell after it. `print(exercises.task(name))` restates the task.
 #
 # **`gae_pairs`.** Write GAE's prologue in tensor ops. It returns the pairs whose reverse scan is
@@ -172,8 +172,10 @@ print("prologue + scan + epilogue == the loop")
 #   | ordinary | $\gamma\lambda$ | $r_t + \gamma V'_t - V_t$ | no |
 #   | termination | 0 | $r_t - V_t$ | yes |
 #   | truncation | 0 | $r_t + \gamma V'_t - V_t$ | yes |
-#   | the window's last step, otherwise ordinary | $\gamma\lambda$ (it multiplies $y_T = 0$) | $r_t + \gamma V'_{T-1} - V_t$ | not needed |
+#   | the window's last step, otherwise ordinary | $\gamma\lambda$ | $r_t + \gamma V'_{T-1} - V_t$ | no |
 #
+#   As in 01's `returns_autograd`, the window's last step needs no reset of its own here
+#   ([notebook 03, section 2](03_td_lambda.ipynb#2.-Prologue,-scan,-epilogue) says when one does).
 # * **Edge cases:** `next_values` behind a termination may be NaN: select it away with
 #   `torch.where` (01's NaN card).
 #
@@ -189,8 +191,6 @@ print("prologue + scan + epilogue == the loop")
 #
 # * $b_t = \delta_t$: one select on `terminated` drops $\gamma V'_t$. A truncation keeps it.
 # * $a_t = \gamma\lambda$, made 0 by either flag.
-# * The window's last step needs no $a_t = 0$ here: the scan starts from $y_T = 0$, so
-#   $a_{T-1}$ multiplies 0 whatever it is. ($\delta_t$ reads $V'_t$, an input, never the scanned $y_{t+1}$.)
 # * Drop $V'_t$ with `torch.where`, not with a product: $0 \cdot \text{NaN} = \text{NaN}$.
 #
 # </details>

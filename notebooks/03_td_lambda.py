@@ -104,6 +104,15 @@ print(G)
 #   episode it is $1-\lambda_t$, and the rest of the weight goes to $G_{t+1}$. At a truncation or
 #   the window's end it is 1, because there is no $G_{t+1}$ to mix in.
 #
+# **The window's last step must reset.** For the return and GAE it need not: the scan starts from
+# $y_T = 0$, so $a_{T-1}$ multiplies 0, and their last step can keep its ordinary $a_t$ and give
+# the same numbers (the tables of 01 and 02 write it so). TD(λ) cannot do that. Its ordinary $b_t$
+# bootstraps from $V'_t$ with weight $1-\lambda_t$ only, and counts on $\lambda_t G_{t+1}$ for the
+# rest. After the window there is no $G_T$, so the last step must take its done form, $w = 1$, a
+# full bootstrap, and the reset is what selects that form. Any estimator whose ordinary $b_t$
+# counts on a $y_{t+1}$ must reset there: V-trace, in notebook 04, is another. The package's hooks
+# simply count `t == T - 1` as done for every estimator, one rule for all.
+#
 # The exercises below end the window another way. They have no done flag, so they set
 # $\lambda_{T-1} = 0$ at its last step. That gives the same pair: $a_{T-1} = \gamma_{T-1} \cdot 0 = 0$,
 # which the harness takes as its reset, and $w_{T-1} = 1 - 0 = 1$, a full bootstrap.
@@ -326,7 +335,7 @@ h200 = profile.committed("td_lambda", missing_ok=True)  # the H200's table and c
 # %% [markdown]
 # ## Exercises
 #
-# Checked exercises work as in notebook 00b. Write the starter's function, then run the cell
+# Checked exercises work as in notebooks 00 and 00b. Write the starter's function, then run the cell
 # after it. `print(exercises.task(name))` restates the task. Solutions are in
 # `notebooks/solutions/`.
 #

@@ -151,17 +151,12 @@ np.testing.assert_allclose(pg, [0.75, 0.5, 1.0])
 # * **epilogue** (per step): `vs` $= y_t$, and the advantage. The advantage needs $v_{t+1}$, the
 #   value the scan carried *into* step $t$, so it costs no extra pass.
 #
-# **The window's last step resets.** The return and GAE could skip this reset, because the scan
-# starts from $y_T = 0$. V-trace cannot: its $b_t$ holds $-\gamma_t c_t V'_t$, which is there to
-# cancel against $a_t v_{t+1} = \gamma_t c_t v_{t+1}$, and after the window there is no $v_T$. So
-# the last step counts as done, and the select $[\lnot\text{done}_t]$ drops the term. That leaves
-# $v_{T-1} = V_{T-1} + \rho_{T-1}\delta_{T-1}$, what $v_T = V'_{T-1}$ would give: a bootstrap from
-# the next value.
-#
-# The rule is general: an estimator whose $b_t$ only makes sense together with $y_{t+1}$ must reset
-# at $t = T-1$. Notebook 03's λ-return is another: its $b_t$ bootstraps from $V'_t$ with weight
-# $1-\lambda_t$ only, and counts on $\lambda_t G_{t+1}$ for the rest. The package's hooks simply
-# count `t == T - 1` as done for every estimator, one rule for all.
+# **The window's last step resets,** as TD(λ)'s does
+# ([notebook 03, section 2](03_td_lambda.ipynb#2.-Prologue,-scan,-epilogue)). V-trace's $b_t$
+# holds $-\gamma_t c_t V'_t$, which is there to cancel against $a_t v_{t+1} = \gamma_t c_t v_{t+1}$,
+# and after the window there is no $v_T$. So the last step counts as done, and the select
+# $[\lnot\text{done}_t]$ drops the term. That leaves $v_{T-1} = V_{T-1} + \rho_{T-1}\delta_{T-1}$,
+# what $v_T = V'_{T-1}$ would give: a bootstrap from the next value.
 #
 # <details><summary>Details: a carry is not a bootstrap</summary>
 #
@@ -402,7 +397,7 @@ assert not any(r["flagged"] for r in h200)  # no line carries a `!`: every imple
 # %% [markdown]
 # ## Exercises
 #
-# Checked exercises work as in notebook 00b. Write the starter's function, then run the cell
+# Checked exercises work as in notebooks 00 and 00b. Write the starter's function, then run the cell
 # after it. `print(exercises.task(name))` restates the task. Solutions are in
 # `notebooks/solutions/`.
 #
@@ -442,8 +437,8 @@ assert not any(r["flagged"] for r in h200)  # no line carries a `!`: every imple
 #   | termination | 0 | $r_t$ | yes |
 #   | the window's last step, not terminated ($c = 0$) | 0 | $r_t + \gamma\,\mathbb E_\pi Q_{t+1}$ | yes |
 #
-#   The last row is why the window's last step resets: $b_t$'s $-\gamma c\,Q_{t+1}$ is there to
-#   cancel against $G_{t+1}$, and no $G_T$ is there to cancel it.
+#   The window's last step resets as V-trace's does (section 2): its $-\gamma c\,Q_{t+1}$ has no
+#   $G_T$ to cancel against.
 # * **Edge cases:** behind a termination the `next_*` inputs may be NaN: select them away with
 #   `tl.where`. A product with 0 would not do, since $0 \times \text{NaN}$ is NaN.
 #
@@ -524,9 +519,12 @@ exercises.attempt("retrace", retrace)
 # The advantage needs $v_{t+1}$, the *next* step's V-trace target. `exercises.scan_hook` takes
 # an `epilogue` argument, which it calls after the scan, and stores what it returns. Your
 # `@triton.jit` epilogue is `(X, P, offs, t, m, T, y, y_in) -> out`: a prologue's arguments, as
-# for `retrace`, and two more. `y` is the scanned value at the step. `y_in` is the value that
-# entered it, $y_t = b_t + a_t\,y_{in}$: in a reverse scan $y_{t+1}$, and 0 after the row's last
-# step.
+# for `retrace`, and two more.
+#
+# * `y` is the scanned value at step $t$, here $v_t$.
+# * `y_in` is the value that the scan carried into step $t$, the one that $a_t$ multiplies:
+#   $y_t = b_t + a_t\,y_{in}$. A reverse scan runs from the row's end, so `y_in` is the next
+#   step's value, $v_{t+1}$. At the row's last step no step follows, and `y_in` is 0.
 #
 # <details><summary>Details: how the harness finds y_in</summary>
 #
@@ -550,10 +548,11 @@ exercises.attempt("retrace", retrace)
 #   | --- | --- | --- |
 #   | ordinary | `y_in` | $\rho^{pg}_t(r_t + \gamma v_{t+1} - V_t)$ |
 #   | termination, the window's last step included | none | $\rho^{pg}_t(r_t - V_t)$, through `tl.where(term, 0.0, ...)` |
-#   | the window's last step, not terminated | `next_values` (`y_in` is 0 there: no step follows) | $\rho^{pg}_t(r_t + \gamma v_{t+1} - V_t)$ |
+#   | the window's last step, not terminated | `next_values` | $\rho^{pg}_t(r_t + \gamma v_{t+1} - V_t)$ |
 #
-#   At a termination the select reads neither `y_in`, which there is the next episode's value, nor
-#   `next_values`, which there may be NaN, even when the termination is the window's last step.
+#   At a termination the advantage has no $v_{t+1}$ term, so the select must read neither input.
+#   There `y_in` holds the first value of the next episode, which does not belong to this one, and
+#   `next_values` may be NaN. This holds at the window's last step too, when it terminates.
 #
 # <details><summary>Hint 1: where to start</summary>
 #
@@ -817,7 +816,8 @@ print(inspect.getsource(getattr(exercises.vtrace_prologue, "fn", exercises.vtrac
 #
 #    ```python
 #    x = profile.op("vtrace").make(1, 12, torch.float64, "cpu", torch.Generator().manual_seed(0))
-#    # ... edit x["rewards"], x["values"], x["next_values"], x["log_rhos"], x["terminated"] ...
+#    # x has 11 entries, shared by all the profiler's algorithms. The loop reads only five:
+#    # rewards, values, next_values, log_rhos and terminated. Edit those, and leave the rest.
 #    vs_loop = profile.op("vtrace").loop(x, {"gamma": 0.9, "lambda_": 1.0})
 #    ```
 #

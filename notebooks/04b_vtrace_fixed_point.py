@@ -200,7 +200,7 @@ assert abs(measured - in_window) < 0.005 and abs(one_step / (1 - trace) + 0.1875
 # %% [markdown]
 # ## Exercises
 #
-# Checked exercises work as in notebook 00b: write the starter's function, then run the cell after
+# Checked exercises work as in notebooks 00 and 00b: write the starter's function, then run the cell after
 # it. `print(exercises.task(name))` restates the task.
 #
 # **`vtrace_fixed_point`** (NumPy: where V-trace converges, in any finite MDP). Section 1's

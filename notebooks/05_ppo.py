@@ -570,7 +570,8 @@ print(f"3 x 1000: relative error {long_err:.1e}")
 # fused kernel replaces, the fused call takes 7.6–9.8× less GPU time at every shape where the
 # eager formula was timed. What that does to the wall clock is read in
 # [notebook 09, section 4](09_benchmarks.ipynb#4.-Fused-losses-against-their-eager-formulas),
-# which needs notebook 08's tools: read it after notebook 08.
+# whose wall times come from paired rounds on an H100, not from this H200 table. It needs notebook
+# 08's tools: read it after notebook 08.
 
 # %%
 h200 = profile.committed("ppo", missing_ok=True)  # the H200's table and chart, read by name: not measured here
@@ -582,11 +583,12 @@ assert not h200 or len(fused) == 3
 assert all(f["ours_gpu_us"] < f["ours_wall_us"] / 2 for f in fused.values())  # "most of its wall time on the host"
 x_gpu = [f["eager_gpu_us"] / f["ours_gpu_us"] for f in fused.values()]
 assert not h200 or (round(min(x_gpu), 1), round(max(x_gpu), 1)) == (7.6, 9.8)  # "7.6–9.8× less GPU time"
+assert profile.COMMITTED_LOSS_WALL.startswith("checks/H100")  # notebook 09, section 4's wall times: "on an H100"
 
 # %% [markdown]
 # ## Exercises
 #
-# Checked exercises work as in notebook 00b. Write the starter's function, then run the cell
+# Checked exercises work as in notebooks 00 and 00b. Write the starter's function, then run the cell
 # after it, which checks it. `print(exercises.task(name))` restates the task. Solutions are in
 # `notebooks/solutions/`.
 #

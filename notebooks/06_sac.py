@@ -501,7 +501,8 @@ assert profile.rollout_error("sac", 3, 1000, DEVICE) < 1e-5  # 3 × 1,000 steps:
 # the bytes sit in the GPU's L2 cache, faster than its main memory (notebook 14, section 8). What
 # the fused call does to the wall clock is read in
 # [notebook 09, section 4](09_benchmarks.ipynb#4.-Fused-losses-against-their-eager-formulas),
-# which needs notebook 08's tools: read it after notebook 08.
+# whose wall times come from paired rounds on an H100, not from this H200 table. It needs notebook
+# 08's tools: read it after notebook 08.
 
 # %%
 h200 = profile.committed("sac", missing_ok=True)  # the H200's table and chart, read by name: not measured here
@@ -518,11 +519,12 @@ assert not h200 or len(_fused) == 3
 assert all(f["ours_gpu_us"] < f["ours_wall_us"] / 2 for f in _fused.values())  # "most of its wall time on the host"
 _x_gpu = [f["eager_gpu_us"] / f["ours_gpu_us"] for f in _fused.values()]
 assert not h200 or (round(min(_x_gpu), 1), round(max(_x_gpu), 1)) == (5.3, 7.4)  # "5.3–7.4× less GPU time"
+assert profile.COMMITTED_LOSS_WALL.startswith("checks/H100")  # notebook 09, section 4's wall times: "on an H100"
 
 # %% [markdown]
 # ## Exercises
 #
-# Checked exercises work as in notebook 00b. Write the starter's function, then run the cell
+# Checked exercises work as in notebooks 00 and 00b. Write the starter's function, then run the cell
 # after it, which checks it. `print(exercises.task(name))` restates the task. Solutions are in
 # `notebooks/solutions/`.
 #

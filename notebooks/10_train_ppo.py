@@ -210,11 +210,15 @@ def update(agent, optimizer, buf, next_obs, next_done, advantages_fn, policy_los
             optimizer.step()
 
 # %% [markdown]
-# `train` sets up the agent, the optimiser and the buffers from the seed. Then it alternates the
-# two phases, with CleanRL's linearly annealed learning rate, and times each update:
+# `train_updates` sets up the agent, the optimiser and the buffers from the seed. Then it alternates
+# the two phases, with CleanRL's linearly annealed learning rate, and times each update. It is a
+# generator: after each update it pauses and hands back the episodes so far, when the update
+# started and how many seconds it took. So section 3 can run two trainings in turn, one update
+# each. While one run is paused, the other draws from torch's random numbers, so each run keeps
+# its own random state and puts it back when it resumes. `train` runs one training to the end.
 
 # %%
-def train(advantages_fn, policy_loss_fn, a=ARGS):
+def train_updates(advantages_fn, policy_loss_fn, a=ARGS):
     torch.manual_seed(a["seed"])
     envs = make_envs(a["num_envs"], a["seed"])
     agent = Agent(envs)
@@ -226,28 +230,49 @@ def train(advantages_fn, policy_loss_fn, a=ARGS):
     buf = (obs, actions, logprobs, rewards, dones, values)
     next_obs, _ = envs.reset(seed=a["seed"])
     next_obs, next_done = torch.Tensor(next_obs), torch.zeros(N)
-    episodes, update_s = [], []
-    for iteration in range(1, num_iterations + 1):
-        optimizer.param_groups[0]["lr"] = (1.0 - (iteration - 1.0) / num_iterations) * a["learning_rate"]
-        next_obs, next_done = collect_rollout(agent, envs, buf, next_obs, next_done, episodes)
-        t0 = time.perf_counter()
-        update(agent, optimizer, buf, next_obs, next_done, advantages_fn, policy_loss_fn, iteration, a)
-        update_s.append(time.perf_counter() - t0)
-    envs.close()
+    episodes = []
+    try:
+        for iteration in range(1, num_iterations + 1):
+            optimizer.param_groups[0]["lr"] = (1.0 - (iteration - 1.0) / num_iterations) * a["learning_rate"]
+            next_obs, next_done = collect_rollout(agent, envs, buf, next_obs, next_done, episodes)
+            t0 = time.perf_counter()
+            update(agent, optimizer, buf, next_obs, next_done, advantages_fn, policy_loss_fn, iteration, a)
+            seconds = time.perf_counter() - t0
+            own_rng = torch.get_rng_state()  # this run's random numbers, kept while it is paused
+            yield episodes, t0, seconds
+            torch.set_rng_state(own_rng)
+    finally:
+        envs.close()
+
+
+def train(advantages_fn, policy_loss_fn, a=ARGS):
+    """One whole training run: its episodic returns and its seconds per update."""
+    update_s = []
+    for episodes, _, seconds in train_updates(advantages_fn, policy_loss_fn, a):
+        update_s.append(seconds)
     return np.array(episodes), np.array(update_s)
 
 # %% [markdown]
 # ## 3. Both runs, from the same seed
 #
 # The first update in a process pays a one-time warm-up (PyTorch's and the optimiser's first
-# calls), which would land on whichever run goes first, CleanRL's. So the cell first runs one
-# untimed update of each, then the two timed runs.
+# calls), which would land on whichever run goes first. So the cell first runs one untimed update
+# of each. Then it runs the two timed trainings **interleaved**: CleanRL's first update (A), then
+# the package's first (B), then CleanRL's second, and so on. A busy spell of the shared CPU then
+# slows both runs alike, instead of only the run that happened to be going at the time.
 
 # %%
 for warm_fns in [(cleanrl_gae, cleanrl_policy_loss), (rltriton_gae, rltriton_policy_loss)]:
     train(*warm_fns, a={**ARGS, "total_timesteps": ARGS["num_envs"] * ARGS["num_steps"]})  # untimed warm-up
-runs = {"CleanRL loops": train(cleanrl_gae, cleanrl_policy_loss),
-        "rltriton_lite calls": train(rltriton_gae, rltriton_policy_loss)}
+starts, seconds_a, seconds_b = [], [], []  # when each update started (and whose it was); their seconds
+both = zip(train_updates(cleanrl_gae, cleanrl_policy_loss), train_updates(rltriton_gae, rltriton_policy_loss))
+for (episodes_a, start_a, s_a), (episodes_b, start_b, s_b) in both:  # zip steps the first run, then the second
+    starts += [(start_a, "A"), (start_b, "B")]
+    seconds_a.append(s_a)
+    seconds_b.append(s_b)
+assert [run for _, run in sorted(starts)] == ["A", "B"] * len(seconds_a)  # the updates ran in turn: A, B, A, B, ...
+runs = {"CleanRL loops": (np.array(episodes_a), np.array(seconds_a)),
+        "rltriton_lite calls": (np.array(episodes_b), np.array(seconds_b))}
 (ret_a, t_a), (ret_b, t_b) = runs.values()
 print(f"{len(ret_a)} episodes each; last 10 returns: {ret_a[-10:]} / {ret_b[-10:]}")
 assert len(ret_a) > 50 and np.array_equal(ret_a, ret_b), "the two runs saw different episodes"
@@ -359,9 +384,9 @@ assert max(per_update.values()) < 0.5 * median_update_ms  # "under half of a med
 #
 # Either way, the swapped pieces are under half of a median update here (the cell prints their
 # share). With a 64-unit network, an update is mostly the network's and the optimiser's work. The
-# two runs ran one after the other on a shared CPU, so their times per update also differ by
-# chance. A gap between them that is larger than the cell's balance comes from that noise, not
-# from the swap.
+# two runs took turns, update by update, so a busy moment of the shared CPU falls on both of them.
+# Their times per update still differ by chance, from one update to the next. A gap between them
+# that is larger than the cell's balance comes from that noise, not from the swap.
 #
 # On a GPU, CleanRL's loop launches a few kernels per time step, so the swap saves more there.
 # Notebook 09, section 2, shows how much: on the H200, its chart sets every peer's wall time per
@@ -370,7 +395,7 @@ assert max(per_update.values()) < 0.5 * median_update_ms  # "under half of a med
 # %% [markdown]
 # ## Exercises
 #
-# Checked exercises work as in notebook 00b. Write the starter's function, then run the cell after
+# Checked exercises work as in notebooks 00 and 00b. Write the starter's function, then run the cell after
 # it. `print(exercises.task(name))` restates the task; solutions are in `notebooks/solutions/`.
 #
 # **`cleanrl_advantages`.** Section 2 swapped CleanRL's loop for `cleanrl.gae`, a wrapper. Write

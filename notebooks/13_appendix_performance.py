@@ -512,13 +512,21 @@ model = {(t["B × T"], t["dtype"]): t for t in tiles}  # each row of the table, 
 #   one-row tile of bfloat16 (8×131072) is not pipelined either, because with Triton 3.6 that tile
 #   spilled registers (section 6 says what a spill is).
 # * **Too few programs.** When a launch would have fewer than `Config.min_programs` programs (264
-#   on an H200), the rule is this. The planner counts a row's chunks of 1024 steps
-#   (`Config.wide_block`), and a row's last chunk may be partial: it counts as a chunk too. If a
-#   row has at least 32 chunks (`Config.split_min_chunks`), it is split in time (section 5,
-#   8×131072). So 31 full chunks and one more step are enough: the split starts at
-#   T = 31 × 1024 + 1 = 31,745 steps. A shorter row is walked in **wide chunks** of up to 1024
-#   steps, a warp per 256 steps: 1024-step chunks on 4 warps at 64×16384. There, wide chunks took
-#   GAE's call from 59.5 to 35.4 µs of wall time (`docs/DESIGN.md`, "The time split").
+#   on an H200), the planner splits each row in time (section 5, 8×131072) exactly when
+#   $\lceil T / 1024 \rceil \ge 32$, that is, when $T > 31{,}744$. Here 1024 is `Config.wide_block`
+#   and 32 is `Config.split_min_chunks`; the details below derive the 31,744. A shorter row is
+#   walked in **wide chunks** of up to 1024 steps, a warp per 256 steps: 1024-step chunks on 4
+#   warps at 64×16384. There, wide chunks took GAE's call from 59.5 to 35.4 µs of wall time
+#   (`docs/DESIGN.md`, "The time split").
+#
+# <details><summary>Details: where 31,744 comes from</summary>
+#
+# The planner counts a row's chunks of 1024 steps, and a partial last chunk counts as a chunk:
+# that count is the ceiling, $\lceil T / 1024 \rceil$. A row of 31 × 1024 = 31,744 steps has 31
+# chunks, so it is not split. One more step makes a 32nd, partial chunk, so the split starts at
+# T = 31,745 steps.
+#
+# </details>
 #
 # At three shapes of float32 (4096×128, 1024×1024 and 16384×1024) the bytes in flight are enough.
 # A one-warp tile of 256 steps keeps 2.3 KB in flight, or 4.6 KB pipelined, so 4–8 such programs
@@ -566,6 +574,7 @@ assert defaults.max_block_t == 1024  # so a wide chunk is 1024 steps
 for T_, split_ in [(16384, False), (31744, False), (31745, True), (131072, True)]:  # "split if T > 31,744"
     p_ = tile_plan(8, T_)
     assert (p_["segments"] > 1) == split_  # split if T > 31,744
+    assert (-(-T_ // defaults.wide_block) >= defaults.split_min_chunks) == split_  # "split ⇔ ⌈T / 1024⌉ ≥ 32"
     assert split_ or (p_["block"], p_["warps"]) == (1024, 4)  # else 1024-step chunks on 4 warps
 assert defaults.time_major_tile[0] == 64  # 0.1: a time-major tile spans up to 64 rows
 assert "1024 steps in 4 warps 0.59× at 64×16384 (GAE 59.5 → 35.4 µs" in design  # the wide chunks' figure
@@ -739,7 +748,9 @@ assert "Before the split, GAE at 8×131072 ran 8 programs for 1.86 ms; with it, 
 #   split; 0 if absent). `Y_END` receives the carry after each row's last step (notebook 11 hands
 #   it between processes).
 # * **Speed** (this notebook): `ROWS`, `V` and `STAGES` (sections 1 and 4); `SUMMARY`, `SEG`,
-#   `BLOCK_S` and `COMPOSE` for the time split (section 5). `AHEAD` is notebook 12's look-ahead
+#   `BLOCK_S` and `COMPOSE` for the time split (section 5); inside `_walk`, the chunk loop 00c
+#   printed, `SUMMARIZE` is the split's first pass (a segment's map composed, nothing stored) and
+#   `k_start`, `k_end` bound the chunks of one row or segment. `AHEAD` is notebook 12's look-ahead
 #   (each masked step's next unmasked value, found by a scan of its own) done inside this launch:
 #   a hook whose result the prologue reads, so that masked steps count as deleted without a second
 #   launch.
@@ -750,7 +761,7 @@ print(inspect.getsource(getattr(scan._scan_kernel, "fn", scan._scan_kernel)))
 # %% [markdown]
 # ## Exercises
 #
-# Checked exercises work as in notebook 00b. Write the starter's function, then run the cell after
+# Checked exercises work as in notebooks 00 and 00b. Write the starter's function, then run the cell after
 # it. `print(exercises.task(name))` restates the task; the solutions are in `notebooks/solutions/`.
 #
 # **`warp_sectors`.** Count the 32-byte sectors that one load instruction of a warp touches, as
@@ -893,7 +904,7 @@ exercises.attempt("warp_sectors", warp_sectors)
 #
 # </details>
 #
-# On a GPU, notebook 13b's timing cell can compare `rows` 1, 2, 4 and 8 at 4096 × 128: the optional
+# On a GPU, notebook 13b's `time_lab` can compare `rows` 1, 2, 4 and 8 at 4096 × 128: the optional
 # part.
 
 # %%

@@ -28,9 +28,9 @@
 #   runs: it checks the kernel in the Triton interpreter and says what it skipped.
 #
 # * **Minimum path:** on a GPU, sections 1 to 4 in order, then the lab: the three questions of the
-#   exercises. You write your `reset_scan` into answer 1's cells, time it, try the variants and
-#   profile it. Without a GPU, sections 1 to 3 and the questions' rubric. Read "Reading the
-#   reference" only after you have written your own table.
+#   exercises. You write your `reset_scan` into answer 1's cells, and the lines under each answer
+#   time it, try the variants and profile it. Without a GPU, sections 1 to 3 and the questions'
+#   rubric. Read "Reading the reference" only after you have written your own table.
 #
 # **The question of this lab:** how close does your own kernel come to the package's? **The
 # answer:** you find out by timing it here, against the same floor and beside the package on the
@@ -41,24 +41,31 @@
 #
 # Notebook 13 explained what makes the package's kernel fast: every fetched byte used, enough bytes
 # in flight, enough programs. This notebook lets you test those reasons on a kernel of your own.
-# The sections give you a baseline kernel (1), a timing cell and the committed H200 figures to
-# compare with (2), the course's own answer timed the same way (3) and one `torch.profiler` pass
-# (4). The exercises are the lab itself: three questions, each with its answer cell and its points
-# of a 10-point rubric. New words are in the glossary, [`GLOSSARY.md`](GLOSSARY.md).
+# Each of sections 1 to 4 defines one function and shows it on a baseline kernel: a check (1), a
+# timing beside the package, with the committed H200 figures to compare with (2), the verdict
+# against the target, after the course's own answer timed the same way (3), and one
+# `torch.profiler` pass (4). The exercises are the lab itself: three questions, each with its
+# answer cell and its points of a 10-point rubric. The lines under each answer call the same
+# functions on your kernel, so a run from top to bottom (Restart & Run All, as your teacher's
+# grader runs it) prints your own numbers. New words are in the glossary,
+# [`GLOSSARY.md`](GLOSSARY.md).
 #
 # <details><summary>Details: where the GPU numbers come from</summary>
 #
 # The cells that time a kernel measure it on your GPU, when you run them. The H200 figures come
 # from the committed run, `benchmarks/results/H200-2026-12-06.json` (`profile.COMMITTED_RUN`),
 # measured with torch 2.11 and Triton 3.6. The lab's reference (section 3, and the reading after
-# the questions) is the course's own answer timed by `tools/lab_probe.py` on an **H100**, with the same
-# versions, in `benchmarks/results/checks/H100-2026-12-06-lab.txt`.
+# the questions) is the course's own answer timed on an **H100**, with the same versions, in
+# `benchmarks/results/checks/H100-2026-12-06-lab.txt`. The teacher's tool `tools/lab_probe.py`
+# wrote that file. It reads the course's solutions, so it is not in the student handout; its
+# output file is.
 #
 # </details>
 
 # %%
 import os
 import re
+import statistics
 
 import torch
 
@@ -77,7 +84,8 @@ GPU = DEVICE == "cuda"
 KERNEL = "triton"
 RESULTS = profile.results_folder()  # benchmarks/results/: what an H200 measured (notebooks 08 and 09)
 RUN, RES = profile.committed_results()  # the committed run (profile.COMMITTED_RUN), read by name as notebook 08 reads it
-LAB_REFERENCE = os.path.join(RESULTS, "checks", "H100-2026-12-06-lab.txt")  # the lab's reference: tools/lab_probe.py's output
+# the lab's reference, written by the teacher's tools/lab_probe.py (not in the student handout)
+LAB_REFERENCE = os.path.join(RESULTS, "checks", "H100-2026-12-06-lab.txt")
 TARGET_PCT = 50  # the lab's target on the H100: >= 50 % of the floor at 16384×1024, by GPU time (section 3)
 
 
@@ -97,7 +105,7 @@ with open(LAB_REFERENCE, encoding="utf-8") as f:
 assert "H100" in lab_header and "torch 2.11" in lab_header and "triton 3.6" in lab_header  # "on an H100, the same versions"
 
 # %% [markdown]
-# ## 1. A baseline kernel, checked first
+# ## 1. A baseline kernel, and a check
 #
 # **The question:** what do you time, before your own kernel is ready? **The answer:** the simplest
 # correct kernel for discounted returns, which takes the same arguments as your `reset_scan`.
@@ -105,13 +113,15 @@ assert "H100" in lab_header and "torch 2.11" in lab_header and "triton 3.6" in l
 # The kernel below has one program per row, which walks its row one step at a time, with no scan.
 # It is notebook 13's **step-by-step walk** (section 0.2), written for returns: each step asks for
 # its few bytes and waits for them (the idea of the "bare launch" anchor, notebook 14, section 5).
-# It takes the arguments of your `reset_scan` from notebook 00c.
+# Its function, `step_by_step`, takes the arguments of your `reset_scan` from notebook 00c:
+# `(rewards, terminated, gamma, chunk)`.
 #
-# **To time yours**, write your `reset_scan` (its kernel and its function) in the cells under
-# **Answer 1**, in the exercises, and end them with `my_returns = reset_scan`. Run those cells.
-# Then come back and run again every code cell from section 1's check (the second code cell below)
-# to the end of section 4: they time whatever `my_returns` names. Do not run the next cell again,
-# because it would put the baseline back.
+# **How the lab uses these sections.** Each section defines a function whose argument `fn` is a
+# kernel's function such as `step_by_step`, and shows it on this baseline: `check_small(fn)` here,
+# `time_lab(fn)` in section 2, `target_verdict(lab)` in section 3 and `profile_once(fn)` in
+# section 4. You do not edit these cells or run them again. Your `reset_scan` goes into the cells
+# under **Answer 1**, in the exercises, and the lines that each question gives you call the same
+# functions on it there.
 
 # %%
 @triton.jit
@@ -126,7 +136,7 @@ def step_by_step_kernel(R, D, G, gamma, T):
         tl.store(G + t, g)
 
 
-def my_returns(rewards, terminated, gamma, chunk):
+def step_by_step(rewards, terminated, gamma, chunk):
     """G_t = r_t + gamma (1 - term_t) G_{t+1}, G_T = 0, for contiguous (B, T) float32 rewards and
     bool terminated: the arguments of 00c's reset_scan (this kernel has no chunks: it ignores
     chunk)."""
@@ -135,15 +145,25 @@ def my_returns(rewards, terminated, gamma, chunk):
     return out
 
 # %% [markdown]
-# First the kernel must be right. On a CPU this runs it in the Triton interpreter: a check, not a
-# timing.
+# First the kernel must be right. `check_small(fn)` compares `fn` with `rl.discounted_returns` on 3
+# rows of 50 steps, at the lab's chunk of 256 steps unless you pass another. On a CPU this runs the
+# kernel in the Triton interpreter: a check, not a timing.
 
 # %%
-r_small = torch.randn(3, 50, device=DEVICE)
-d_small = torch.rand(3, 50, device=DEVICE) < 0.1
-torch.testing.assert_close(my_returns(r_small, d_small, 0.99, 16),
-                           rl.discounted_returns(r_small, gamma=0.99, terminated=d_small, backend=KERNEL))
-print("my_returns == rl.discounted_returns on 3 × 50:", "compiled" if GPU else "in the interpreter, checked, not timed")
+LAB_CHUNK = 256  # the chunk the lab passes to fn unless told otherwise: one of the variants of the lab
+
+
+def check_small(fn, chunk=LAB_CHUNK):
+    """Asserts that fn(rewards, terminated, gamma, chunk) equals rl.discounted_returns on 3 rows of 50 steps:
+    compiled on a GPU, in the Triton interpreter on a CPU."""
+    g = torch.Generator(device=DEVICE).manual_seed(0)
+    r = torch.randn(3, 50, device=DEVICE, generator=g)
+    d = torch.rand(3, 50, device=DEVICE, generator=g) < 0.1
+    torch.testing.assert_close(fn(r, d, 0.99, chunk), rl.discounted_returns(r, gamma=0.99, terminated=d, backend=KERNEL))
+
+
+check_small(step_by_step)
+print("step_by_step == rl.discounted_returns on 3 × 50:", "compiled" if GPU else "in the interpreter, checked, not timed")
 
 # %% [markdown]
 # ## 2. Timing a call: wall time, GPU time and % of the floor
@@ -151,10 +171,11 @@ print("my_returns == rl.discounted_returns on 3 × 50:", "compiled" if GPU else 
 # **The question:** how fast is a call, and how fast could it be? **The answer:** time it as the
 # benchmark harness does, and divide the memory floor by its GPU time.
 #
-# On a GPU, the cell below times each call at two shapes of the committed results. At 4096×128
-# (many short rows) a call is mostly host time; at 16384×1024 (a large batch) the GPU time is the
-# call. Without a GPU the cell times nothing. It reports three figures, measured by
-# `rltriton_lite/bench.py`:
+# `time_lab(fn)` first runs `check_small(fn)`. On a GPU it then times `fn` beside
+# `rl.discounted_returns` at two shapes of the committed results. At 4096×128 (many short rows) a
+# call is mostly host time; at 16384×1024 (a large batch) the GPU time is the call. It returns one
+# row per call and shape, for `profile.table`. On a CPU it stops after the check, says so and
+# returns an empty list. Each row has three figures, measured by `rltriton_lite/bench.py`:
 #
 # * **Wall time** per call (`bench.measure`): calls run back to back, with one synchronisation at
 #   the end, so the host's work is included, as in an eager training step.
@@ -163,44 +184,63 @@ print("my_returns == rl.discounted_returns on 3 × 50:", "compiled" if GPU else 
 #   time and shows `n/a`.
 # * **% floor**: the floor ÷ the GPU time. The floor is the fewest bytes, 9 per step (the reward and
 #   the flag read, the return written), over the copy bandwidth of *your* GPU.
+#
+# Its other arguments serve question 2's variants: `chunk` is passed on to `fn`, `name` labels
+# `fn`'s rows (by default the function's name and the chunk), and `shapes` narrows the timing, to
+# `[(16384, 1024)]` for instance. The cell shows it on the baseline.
 
 # %%
 LAB_SHAPES = [(4096, 128), (16384, 1024)]
-LAB_CHUNK = 256  # the chunk passed to my_returns: one of the variants of the lab
 STEP_BYTES = profile.op("discounted_return").bytes_per_step(4)  # 4 + 1 read, 4 written
 assert STEP_BYTES == 9
-lab = []
-if GPU:
+
+
+def time_lab(fn, chunk=LAB_CHUNK, name=None, shapes=LAB_SHAPES):
+    """Rows of wall µs, GPU µs, floor µs and % floor for fn(rewards, terminated, gamma, chunk) and for
+    rl.discounted_returns at each shape, measured on this GPU after check_small(fn, chunk); [] on a CPU."""
+    if name is None:  # the function's name, or "yours" for a lambda, and the chunk
+        name = f"{'yours' if fn.__name__ == '<lambda>' else fn.__name__}, chunk {chunk}"
+    check_small(fn, chunk)
+    if not GPU:
+        print(f"{name}: checked in the Triton interpreter; not timed, because the interpreter's times say "
+              "nothing about a GPU")
+        return []
     bandwidth = profile.copy_bandwidth("cuda")  # bytes read + written per second by a device-to-device copy
+    print(f"{torch.cuda.get_device_name()}, copy bandwidth {bandwidth / 1e12:.2f} TB/s: measured now, on this GPU")
     sync = lambda _out: torch.cuda.synchronize()  # noqa: E731
-    for B_, T_ in LAB_SHAPES:
+    rows = []
+    for B_, T_ in shapes:
         g = torch.Generator(device="cuda").manual_seed(0)
         r_ = torch.randn(B_, T_, device="cuda", generator=g)
         d_ = torch.rand(B_, T_, device="cuda", generator=g) < 0.02
         floor_ms = bench.floor_ms(B_ * T_ * STEP_BYTES, bandwidth)
-        calls = {"yours (my_returns)": lambda: my_returns(r_, d_, 0.99, LAB_CHUNK),
+        calls = {name: lambda: fn(r_, d_, 0.99, chunk),
                  "rl.discounted_returns": lambda: rl.discounted_returns(r_, gamma=0.99, terminated=d_)}
         expected = calls["rl.discounted_returns"]()
-        for name, fn in calls.items():
-            torch.testing.assert_close(fn(), expected, rtol=1e-4, atol=1e-4)  # right before it is timed
-            _, wall_us, _ = bench.measure(fn, sync, bench.QUICK, use_do_bench=True)
-            gpu_ms = bench.kernel_ms(fn, bench.QUICK)  # None if the call cannot be captured in a CUDA graph
-            lab.append({"kernel": name, "B × T": f"{B_}×{T_}", "wall µs/call": wall_us,
-                        "GPU µs": 1e3 * gpu_ms if gpu_ms else None, "floor µs": 1e3 * floor_ms,
-                        "% floor": 100 * floor_ms / gpu_ms if gpu_ms else None})  # None shows as n/a
-    print(f"{torch.cuda.get_device_name()}, copy bandwidth {bandwidth / 1e12:.2f} TB/s: measured now, on this GPU")
-    print(profile.table(lab, digits=3))
+        for what, call in calls.items():
+            torch.testing.assert_close(call(), expected, rtol=1e-4, atol=1e-4)  # right before it is timed
+            _, wall_us, _ = bench.measure(call, sync, bench.QUICK, use_do_bench=True)
+            gpu_ms = bench.kernel_ms(call, bench.QUICK)  # None if the call cannot be captured in a CUDA graph
+            rows.append({"kernel": what, "B × T": f"{B_}×{T_}", "wall µs/call": wall_us,
+                         "GPU µs": 1e3 * gpu_ms if gpu_ms else None, "floor µs": 1e3 * floor_ms,
+                         "% floor": 100 * floor_ms / gpu_ms if gpu_ms else None})  # None shows as n/a
+    return rows
+
+
+lab = time_lab(step_by_step, name="step_by_step (no chunks)")
+print(profile.table(lab, digits=3))
+if GPU:
     assert len(lab) == 2 * len(LAB_SHAPES) and all(r["wall µs/call"] > 0 for r in lab)
     assert all(r["GPU µs"] is None or r["GPU µs"] > 0 for r in lab)
 else:
-    print("No GPU here, so nothing is timed: the Triton interpreter's times say nothing about a GPU.\n"
-          "What an H200 measured is committed in benchmarks/results/: the next cell shows the rows to compare\n"
+    assert lab == []
+    print("What an H200 measured is committed in benchmarks/results/: the next cell shows the rows to compare\n"
           "with, and notebook 08 (sections 2 and 3) and notebook 09 explain and chart all of them.")
 
 # %% [markdown]
 # Here is what the H200 measured at the same shapes, by the same method (committed results). The
 # rows are the package's `rl.discounted_returns` and notebook 13's step-by-step walk, whose
-# committed kernel computes GAE: it is the closest committed kernel to `my_returns`. Compare
+# committed kernel computes GAE: it is the closest committed kernel to `step_by_step`. Compare
 # `% floor`, which divides out each algorithm's bytes per step. That comparison is only approximate
 # for the walk, whose time is set by waiting on its loads more than by their bytes.
 
@@ -237,11 +277,11 @@ assert h200[0]["B × T"] == "4096×128" and h200[0]["wall µs/call"] > 2 * h200[
 # H100, one knob takes the course's own answer past it. On any GPU, the target is a share of what
 # the package reaches on that same GPU.
 #
-# The course's own answer was timed the same way on a GPU (`tools/lab_probe.py`, on an H100). The
-# solution of `reset_scan`, at the chunk of 256 used above, ran at 45 % of that GPU's floor at
-# 16384×1024, just short of the target. One of the lab's knobs, changed alone, took it past 50 %.
-# The file read below has every variant's row: try the knobs first, then compare. The step-by-step
-# walk ran at 3 %.
+# The course's own answer was timed the same way on an H100, by `tools/lab_probe.py` (the
+# teacher's tool, not in the student handout). The solution of `reset_scan`, at the lab's chunk of
+# 256, ran at 45 % of that GPU's floor at 16384×1024, just short of the target. One of the lab's
+# knobs, changed alone, took it past 50 %. The file read below has every variant's row: try the
+# knobs first, then compare. The step-by-step walk ran at 3 %.
 
 # %%
 reference_lab, resources = {}, {}  # (variant, shape) -> % floor; -> the compiled kernel's registers, smem, ...
@@ -251,7 +291,7 @@ for line in open(LAB_REFERENCE, encoding="utf-8").read().splitlines()[2:]:
     reference_lab[(" ".join(name), shape)] = float(pct)
     resources[(" ".join(name), shape)] = {k: int(v) for k, v in re.findall(r"(\w+) (\d+)", compiled)}
 solution_pct = reference_lab[("reset_scan solution, chunk 256", "16384x1024")]
-walk_pct = reference_lab[("step_by_step (13's baseline)", "16384x1024")]  # this notebook's step_by_step_kernel
+walk_pct = reference_lab[("step_by_step (13's baseline)", "16384x1024")]  # this notebook's step_by_step
 print(f"H100, 16384×1024: the solution at chunk 256 {solution_pct:.1f} % of the floor; the step-by-step walk "
       f"{walk_pct:.1f} %")
 assert round(solution_pct) == 45 and round(walk_pct) == 3
@@ -266,8 +306,8 @@ assert max(one_knob.values()) >= TARGET_PCT
 # H100 and at 79.0 % on the H200. That gap of 11 points is wider than the 5 points from the
 # reference's 45 % to the target. So the target is set against the package on the same GPU. On
 # the H100, 50 % of the floor is 55 % of the package's 90.3 %. On your GPU, the target is 55 % of
-# the package's % floor, measured in section 2's timing cell beside your kernel. On the H200, that
-# would be 44 % of the floor. Compare the GPU µs themselves only on one GPU.
+# the package's % floor, measured by `time_lab` beside your kernel. On the H200, that would be 44 %
+# of the floor. Compare the GPU µs themselves only on one GPU.
 
 # %%
 package_h100 = reference_lab[("rl.discounted_returns", "16384x1024")]  # the package, on the lab's H100
@@ -280,19 +320,45 @@ assert round(package_h100 - package_h200) == 11 and round(package_h100 - package
 assert round(100 * TARGET_SHARE) == 55 and round(TARGET_SHARE * package_h200) == 44
 
 # %% [markdown]
-# On a GPU, the cell below sets your kernel's % floor at 16384×1024 against the target on that GPU.
+# `target_verdict(lab)` reads a table from `time_lab`. For each kernel in it other than the
+# package, it sets the kernel's % floor at 16384×1024 against the target on that GPU: 55 % of the
+# package's % floor in the same table. It returns one line per kernel that ends in "met" or "not
+# yet". On a CPU, where `lab` is empty, its line says that nothing was timed. The cell judges the
+# baseline.
 
 # %%
-if GPU:
-    row = {r["kernel"]: r["% floor"] for r in lab if r["B × T"] == "16384×1024"}
-    got, target = row["yours (my_returns)"], TARGET_SHARE * row["rl.discounted_returns"]
-    print(f"my_returns at 16384×1024, chunk {LAB_CHUNK}: "
-          + ("no GPU time (the call could not be captured)" if got is None else f"{got:.1f} % of the floor")
-          + f"; target on this GPU {target:.1f} % ({100 * TARGET_SHARE:.0f} % of the package's "
-          f"{row['rl.discounted_returns']:.1f} %): " + ("met" if got is not None and got >= target else "not yet"))
-else:
-    print(f"the target ({100 * TARGET_SHARE:.0f} % of the package's % floor at 16384×1024, on the same GPU) "
-          "is measured on a GPU: nothing to time here")
+def target_verdict(lab):
+    """One line per kernel of a time_lab table, the package's left out: its % floor at 16384×1024 against
+    TARGET_SHARE × the package's % floor in the same table (their median, if the table joins several)."""
+    rows = [r for r in lab if r["B × T"] == "16384×1024"]
+    package = [r["% floor"] for r in rows if r["kernel"] == "rl.discounted_returns"]
+    if not package:
+        return (f"the target ({100 * TARGET_SHARE:.0f} % of the package's % floor at 16384×1024, on the same GPU) "
+                "is measured on a GPU, by time_lab at 16384×1024: "
+                + ("nothing was timed here" if not lab else "this table has no package row at that shape"))
+    package_pct = statistics.median(package)
+    target = TARGET_SHARE * package_pct
+    lines = []
+    for r in rows:
+        if r["kernel"] != "rl.discounted_returns":
+            got = r["% floor"]
+            lines.append(f"{r['kernel']} at 16384×1024: "
+                         + ("no GPU time (the call could not be captured)" if got is None else f"{got:.1f} % of the floor")
+                         + f"; target on this GPU {target:.1f} % ({100 * TARGET_SHARE:.0f} % of the package's "
+                         f"{package_pct:.1f} %): " + ("met" if got is not None and got >= target else "not yet"))
+    return "\n".join(lines)
+
+
+verdict = target_verdict(lab)
+print(verdict)
+assert verdict.endswith("not yet") if GPU else verdict.endswith("nothing was timed here")
+
+# %% jupyter={"source_hidden": true}
+# Checks: target_verdict's two verdicts, on made-up rows (CI runs them; skip when reading)
+made_up = [{"kernel": k, "B × T": "16384×1024", "% floor": p}
+           for k, p in [("a", 50.5), ("b", 49.5), ("c", None), ("rl.discounted_returns", package_h100)]]
+assert [line.rsplit(": ", 1)[1] for line in target_verdict(made_up).splitlines()] == ["met", "not yet", "not yet"]
+assert target_verdict(made_up[:1]).endswith("no package row at that shape")
 
 # %% [markdown]
 # ## 4. One `torch.profiler` pass
@@ -301,11 +367,20 @@ else:
 # **The answer:** the profiler records what one call launches on the GPU: each kernel's name and its
 # CUDA time, without the host's share.
 #
-# The cell profiles one call of `my_returns` at 16384×1024: the baseline, or yours once answer 1's
-# cells have defined it. On a CPU there is no CUDA kernel to record, and the cell says so.
+# `profile_once(fn)` runs `check_small(fn)`, then profiles one call of `fn` at 16384×1024 and
+# returns one row per CUDA kernel, with its CUDA µs, for `profile.table`. With `summary=True` it
+# also prints the profiler's own summary. On a CPU there is no CUDA kernel to record: it says so
+# and returns an empty list. The cell profiles the baseline.
 
 # %%
-if GPU:
+def profile_once(fn, chunk=LAB_CHUNK, summary=False):
+    """The CUDA kernels that one call of fn(rewards, terminated, gamma, chunk) launches at 16384×1024,
+    with their CUDA µs, after check_small(fn, chunk); [] on a CPU."""
+    check_small(fn, chunk)
+    if not GPU:
+        print("checked in the Triton interpreter; not profiled, because torch.profiler needs a GPU: on a CPU "
+              "the kernel launches no CUDA kernel to record")
+        return []
     from torch.profiler import ProfilerActivity
     from torch.profiler import profile as torch_profile
 
@@ -313,39 +388,49 @@ if GPU:
     g = torch.Generator(device="cuda").manual_seed(0)
     r_ = torch.randn(B_, T_, device="cuda", generator=g)
     d_ = torch.rand(B_, T_, device="cuda", generator=g) < 0.02
-    my_returns(r_, d_, 0.99, LAB_CHUNK)  # compile and warm up outside the recording
+    fn(r_, d_, 0.99, chunk)  # compile and warm up outside the recording
     torch.cuda.synchronize()
     with torch_profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
-        my_returns(r_, d_, 0.99, LAB_CHUNK)
+        fn(r_, d_, 0.99, chunk)
         torch.cuda.synchronize()
-    kernels = [{"CUDA kernel": e.name, "CUDA µs": e.device_time_total} for e in prof.events()
-               if e.device_type == torch.autograd.DeviceType.CUDA]
-    print(f"torch.profiler, one call of my_returns at {B_}×{T_}, chunk {LAB_CHUNK}, "
-          f"{torch.cuda.get_device_name()}: measured now")
-    print(profile.table(kernels, digits=3))
+    print(f"torch.profiler, one call at {B_}×{T_}, chunk {chunk}, {torch.cuda.get_device_name()}: measured now")
+    if summary:
+        print(prof.key_averages().table(sort_by="cuda_time_total", row_limit=8))  # the profiler's own summary
+    return [{"CUDA kernel": e.name, "CUDA µs": e.device_time_total} for e in prof.events()
+            if e.device_type == torch.autograd.DeviceType.CUDA]
+
+
+kernels = profile_once(step_by_step, summary=True)
+print(profile.table(kernels, digits=3))
+if GPU:
     assert kernels, "the profiler recorded no CUDA kernel"
-    print(prof.key_averages().table(sort_by="cuda_time_total", row_limit=8))  # the profiler's own summary
 else:
-    print("torch.profiler needs a GPU: on a CPU the kernel runs in the Triton interpreter and launches "
-          "no CUDA kernel to record")
+    assert kernels == []
 
 # %% [markdown]
 # ## Exercises
 #
 # **The lab** is this notebook's exercise: three questions, scored by a rubric of 10 points split
-# among them. Nothing checks them automatically: your teacher reads your answers. The grader
-# collects each answer cell and the cells under it, up to the next answer cell or heading, so put
-# all you hand in there, your kernel's code included.
+# among them. Nothing checks them automatically: your teacher reads your answers. The grader runs
+# the notebook from top to bottom, then collects each answer cell and the cells under it, up to the
+# next answer cell or heading. So put all you hand in there, your kernel's code included, and check
+# it with Restart & Run All before you hand it in. Each question gives you the lines to put under
+# its answer: they call sections 1 to 4's functions on your kernel. Without a GPU, those lines
+# still run: they check your kernel in the Triton interpreter and say what they skipped.
 #
-# **Variants to try** (question 2). Change one knob at a time. Then run again section 2's timing
-# cell and section 3's last cell, and note the GPU µs and % floor at 16384×1024.
+# **Variants to try** (question 2). Change one knob at a time, and time each variant at the large
+# shape under Answer 2, with a line such as
+# `time_lab(reset_scan, chunk=512, name="chunk 512", shapes=[(16384, 1024)])`. Note the GPU µs and
+# % floor at 16384×1024.
 #
-# * **Chunk size**: `LAB_CHUNK` = 64, 128, 256, 512, 1024. A longer chunk means more bytes per load
+# * **Chunk size**: `chunk=` 64, 128, 256, 512, 1024. A longer chunk means more bytes per load
 #   instruction and fewer trips round the loop, but more registers per thread (notebook 13,
 #   section 0.2).
 #
 # * **`num_warps`**: a launch option of your `reset_scan`'s kernel, `kernel[(B,)](...,
-#   CHUNK=chunk, num_warps=w)`, with w = 1, 2, 4, 8: how many warps share one chunk's loads.
+#   CHUNK=chunk, num_warps=w)`, with w = 1, 2, 4, 8: how many warps share one chunk's loads. Write
+#   a copy of `reset_scan` that takes `num_warps` as a fifth argument, say `reset_scan_w`, and time
+#   `lambda r, d, gamma, chunk: reset_scan_w(r, d, gamma, chunk, 1)` with `name="num_warps 1"`.
 #
 # * **Pipelining**: loop over the chunks with `tl.range(0, n_chunks, num_stages=2)` (or 3) instead
 #   of `range`, so that the next chunk's loads are issued while this one is scanned (notebook 13,
@@ -353,10 +438,15 @@ else:
 #   to chunk.
 #
 # * Optional: several rows per program, a 2-D tile (notebook 13, section 4). Your `tiled_scan` from
-#   notebook 13's exercises is one. Put it in answer 2's cells, set
-#   `my_returns = lambda r, d, gamma, chunk: tiled_scan(r, d, gamma, chunk, 4)` for 4 rows a
-#   program, and compare `rows` 1, 2, 4 and 8 at 4096×128. The package's planner puts several rows
-#   in a program when rows are short.
+#   notebook 13's exercises is one. Put it in answer 2's cells and time
+#   `lambda r, d, gamma, chunk: tiled_scan(r, d, gamma, chunk, 4)` for 4 rows a program, with
+#   `shapes=[(4096, 128)]`. Compare `rows` 1, 2, 4 and 8 at 4096×128. The package's planner puts
+#   several rows in a program when rows are short.
+#
+# `time_lab` returns a list of rows, so the lists of several calls join with `+` into one table of
+# all your variants: `variants = time_lab(...) + time_lab(...) + time_lab(...)`, then
+# `print(profile.table(variants, digits=3))` and `print(target_verdict(variants))`. Give each
+# lambda a `name`: without one, its rows read "yours".
 
 # %% [markdown]
 # Without a checker:
@@ -365,20 +455,22 @@ else:
 # them.)*
 #
 # 1. **Your kernel, timed (5 points).** In the cells under Answer 1, write your `reset_scan` from
-#    notebook 00c, its kernel and its function, and end with `my_returns = reset_scan`. Run them,
-#    then run section 1's check and sections 2 to 4 again: those cells time `my_returns`. Add a
-#    cell under your code with `print(profile.table(lab, digits=3))`, and give your kernel's %
-#    floor at 16384×1024 against section 3's target on your GPU. *Correct, 2 points:* it passes
-#    its check in notebook 00c, and section 2's `assert_close` at every variant you report.
-#    *Target, 3 points:* at least the target (55 % of the package's % floor on the same GPU, that
-#    is 50 % of the floor on an H100); 1 point for at least half the target.
+#    notebook 00c, its kernel and its function. Under them, add a cell with these three lines:
+#    `lab = time_lab(reset_scan)`, then `print(profile.table(lab, digits=3))`, then
+#    `print(target_verdict(lab))`. Give your kernel's % floor at 16384×1024 against the target on
+#    your GPU. *Correct, 2 points:* it passes its check in notebook 00c, and `time_lab`'s
+#    `assert_close` at every variant you report. *Target, 3 points:* at least the target (55 % of
+#    the package's % floor on the same GPU, that is 50 % of the floor on an H100); 1 point for at
+#    least half the target.
 # 2. **The variants (3 points).** A table of at least three variants, one knob changed in each,
-#    with the GPU µs and % floor at 16384×1024. For each, one sentence on why the time moved or
-#    did not, in the terms of notebook 13's primer: sectors, bytes in flight, programs per SM.
-# 3. **The profiler (2 points).** Section 4's table for your best variant: name your kernel and
-#    give its CUDA time. Say whether it agrees with the timing cell's GPU µs, and if not, why not.
-#    A cell under Answer 3 with `print(profile.table(kernels, digits=3))` keeps the table with
-#    your answer.
+#    with the GPU µs and % floor at 16384×1024, from `time_lab` calls in a cell under Answer 2.
+#    For each, one sentence on why the time moved or did not, in the terms of notebook 13's primer:
+#    sectors, bytes in flight, programs per SM.
+# 3. **The profiler (2 points).** Profile your best variant with `profile_once`, in a cell under
+#    Answer 3: `kernels = profile_once(best, chunk=c)`, then
+#    `print(profile.table(kernels, digits=3))`, where `best` is its function (a lambda, as in the
+#    variants, will do) and `c` its chunk. Name your kernel and give its CUDA time. Say whether it
+#    agrees with `time_lab`'s GPU µs for that variant, and if not, why not.
 
 # %% [markdown] tags=["answer-1"]
 # **Answer 1.** *Your answer here (code for it: in cells under this one).*
@@ -420,6 +512,14 @@ assert pct["reset_scan solution, chunk 256"] < pct["reset_scan solution, chunk 5
 assert pct["reset_scan solution, chunk 2048"] < pct["reset_scan solution, chunk 512"]
 assert resources[("reset_scan solution, chunk 2048", BIG)]["regs"] == 72 and resources[
     ("reset_scan solution, chunk 1024", BIG)]["regs"] == 48  # the whole chunk's registers, half of it masked at T = 1024
+REGISTERS_PER_SM = 65_536  # 32-bit registers per SM of an H100 or H200
+fit = {}  # chunk -> its 4-warp programs that an SM's registers hold at once
+for c in (1024, 2048):
+    r = resources[(f"reset_scan solution, chunk {c}", BIG)]
+    fit[c] = REGISTERS_PER_SM // (r["regs"] * 32 * r["warps"])
+assert fit == {1024: 10, 2048: 7} and max(fit.values()) <= min(32, 64 // 4)  # "7 at once instead of 10", under the caps
+in_proportion = pct["reset_scan solution, chunk 1024"] * fit[2048] / fit[1024]  # "about 45 %, yet it fell to 35.7 %"
+assert round(in_proportion) == 45 and pct["reset_scan solution, chunk 2048"] == 35.7 < in_proportion - 5
 # pipelining never helped this kernel: every staged variant is below its unstaged twin
 for name in [n for n in pct if "tl.range stages" in n]:
     twin = name.split(", tl.range")[0]  # the same variant unstaged: the solution's own row at 4 warps
@@ -437,17 +537,25 @@ for name in [n for n in pct if "tl.range stages" in n]:
 #
 # **Longer chunks.** Each trip round the loop pays the scan's fixed cost (the barrier, the carry's
 # sum) once, whatever the chunk's size. A chunk of 1024 steps loads four times the bytes of a chunk
-# of 256 for about the same fixed cost, so more of the time has loads in flight. A chunk of 2048
-# steps is longer than the row (T = 1024): half its lanes are masked off and load nothing. Each
-# thread still needs the registers of the whole chunk, 72 instead of 48, so fewer programs fit in an
-# SM's registers (occupancy, notebook 13, section 0.2), each with no more useful bytes than before,
-# and the bytes in flight fall.
+# of 256 for about the same fixed cost, so more of the time has loads in flight. At T = 1024, a
+# chunk of 1024 steps is the whole row, scanned in one trip.
+#
+# **Why the chunk of 2048 falls back, a hypothesis.** A chunk of 2048 steps is twice the row, so
+# half of it is padding past the row's end. The masked lanes load nothing, but the kernel still
+# works on them, in two ways. First, each thread holds 16 steps instead of 8, so it needs 72
+# registers instead of 48. An SM has 65,536 registers, so it holds 7 of these 4-warp programs at
+# once instead of 10 (occupancy, notebook 13, section 0.2), each with no more useful bytes than
+# before. Second, the scan runs over all 2048 lanes, padding included: twice the work of the chunk
+# of 1024, and while a program scans, none of its loads are in flight. Occupancy alone does not
+# explain the drop. Had the % floor fallen in proportion to the programs, it would have gone from
+# 63.8 % to about 45 %, yet it fell to 35.7 %. The doubled scan could account for the rest. Like the
+# pipelining reading below, this fits the numbers but was not profiled.
 #
 # **Pipelining.** `tl.range(..., num_stages=2)` made every variant slower, even though the package
 # pipelines its own loop. The staged loads go through shared memory (the kernel's 1–5 KB of it),
 # which costs instructions and a wait of their own. Here the other programs on the SM already
 # supply the overlap that staging would add. This reading fits the numbers, but it was not
-# profiled: treat it as a hypothesis you could test with section 4's profiler cell. The package's
+# profiled: treat it as a hypothesis you could test with `profile_once` (section 4). The package's
 # kernel differs from yours in its vector loads and its tile (notebook 13, sections 1 and 4), which
 # is one reason the same knob can help one kernel and not another.
 

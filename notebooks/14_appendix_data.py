@@ -77,7 +77,7 @@ def row(res, algorithm, B, T, impl="rltriton_lite", dtype=DTYPE, pass_="fwd"):
 # | `checks/H200-2026-12-06-graph-replay.txt` | the CUDA-graph replay probe (`tools/graph_replay_probe.py`), same session | 08, section 4: a call captured in a graph |
 # | `H200-2026-11-30d.json` | an earlier, wider sweep (bfloat16 too), older code | 08's bfloat16 bytes and open question 2 |
 # | `checks/H200-2026-12-04a-copy-probe.json` | copies timed as the GPU time is (`tools/copy_probe.py`) | sections 8–9 here (09, section 1): what a % floor means below the L2 |
-# | `checks/H100-2026-12-06-lab.txt` | notebook 13b's GPU lab run on the course's own answers, **on an H100** (`tools/lab_probe.py`): the solution of `reset_scan` and 13b's step-by-step baseline, over the lab's knobs | 13b, section 3: the lab's reference |
+# | `checks/H100-2026-12-06-lab.txt` | notebook 13b's GPU lab run on the course's own answers, **on an H100** (`tools/lab_probe.py`, the teacher's tool: it reads the solutions, so it is not in the student handout): the solution of `reset_scan` and 13b's step-by-step baseline, over the lab's knobs | 13b, section 3: the lab's reference |
 # | `checks/H100-2026-12-06-loss-wall.txt` | the fused losses against their eager formulas and `torch.compile`, timed in paired rounds, **on an H100** (`tools/wall_probe.py --losses`) | 09, section 4: their wall clock |
 # | `checks/H200-2026-12-01f-time-group-cost.txt` | what `time_group=` costs a rank, wall and GPU time (`tools/time_group_cost.py`), older code | 11, section 7 |
 # | `tokens/H200-2026-12-03.json` | GAE over LLM response tokens (`bench --tokens`) | 12, section 7 |
@@ -105,7 +105,7 @@ for f in sorted(glob.glob(os.path.join(RESULTS, "*.json"))):
 # own % floor there on both cards.
 
 # %%
-LAB = os.path.join(RESULTS, "checks", "H100-2026-12-06-lab.txt")  # tools/lab_probe.py's output; 13b, section 3, reads it
+LAB = os.path.join(RESULTS, "checks", "H100-2026-12-06-lab.txt")  # the teacher's tools/lab_probe.py wrote it; 13b reads it
 with open(LAB, encoding="utf-8") as f:
     lab_lines = f.read().splitlines()
 print(lab_lines[0].strip("# "))  # the card, the stack, the copy bandwidth

@@ -1048,7 +1048,7 @@ def _where(bad, scan):
         return at, "at index"
     steps = np.flatnonzero(bad[at[:-1]])
     at = at[:-1] + (int(steps[-1] if scan == "reverse" else steps[0]),)
-    return at, f"the error starts (counting from the row's {'end' if scan == 'reverse' else 'start'}) at index"
+    return at, f"the error starts (counting {'back from the last' if scan == 'reverse' else 'from the first'} step) at index"
 
 
 FIRST_STEP = "the first step (t = 0: the forward scan starts there, nothing before it is read)"
@@ -2901,7 +2901,7 @@ def _chunked_reset_reference(a, b, reset, chunk, carry_at="first", select=True, 
 
 _CHUNKED_RESET_SLIPS = {  # what the answer is, where it is the chunked scan with a slip
     "the carry is read at the chunk's last step in time. In a reverse scan the value that enters the chunk "
-    "before is y at this chunk's first step in time, y[start]: the step right after the chunk before ends"
+    "before is y at this chunk's first step in time: the step right after the chunk before ends"
     + _fix(": carry = y[start] once the chunk is done"): dict(carry_at="last"),
     "the chunks are walked from the first in time: a reverse scan starts from the window's end, where nothing "
     "comes after (carry 0)" + _fix(": walk the chunks from the last in time to the first"): dict(order="first first"),
@@ -4698,7 +4698,8 @@ def _awr_cases(d):
         [rng.uniform(-1200, -500, 1), rng.uniform(-2, 2, 3), rng.uniform(50, 80, 1), rng.uniform(500, 1200, 1)])))
     with np.errstate(over="ignore"):  # exp(1000) is inf: the weight is max_weight all the same
         return [(f"beta={beta}" + (f", max_weight={w:g}" if w != 20 else "")
-                 + (", exp(A / beta) overflows to inf in float32" if big else ""),
+                 + (", advantages up to +-1000 (exp(A / beta) overflows to inf in float32 at the largest)" if big
+                    else ""),
                  (_t(a), beta, w), {}, np.minimum(np.exp(a / beta), w))
                 for a, beta, w, big in ((A, d.real(1.0, 0.7, 1.3), 20.0, False), (A, d.real(0.5, 0.3, 0.7), 20.0, False),
                                         (huge, d.real(1.0, 0.7, 1.3), 20.0, True),

@@ -832,7 +832,7 @@ COMMITTED_RUN = "H200-2026-12-06"     # float32 at the shapes RL code uses: note
 COMMITTED_SWEEP = "H200-2026-11-30d"  # the previous full sweep, bfloat16 too: notebooks 08, 09, 14
 COMMITTED_WALL = "H200-2026-12-06-wall.txt"  # tools/wall_probe.py's output (read_wall_probe): notebooks 08, 09, 14
 COMMITTED_REPLAY = "checks/H200-2026-12-06-graph-replay.txt"  # tools/graph_replay_probe.py's output: notebook 08
-COMMITTED_LOSS_WALL = "checks/H100-2026-12-06-loss-wall.txt"  # wall_probe.py --losses (read_loss_wall): notebook 09
+COMMITTED_LOSS_WALL = "checks/H100-2026-12-06-loss-wall.txt"  # wall_probe.py --losses (read_loss_wall): 08, 09
 
 
 def committed_results(folder=None, run: str = COMMITTED_RUN) -> tuple[str, dict]:

@@ -35,7 +35,7 @@ def _module(name, path):
 
 
 def _baseline():
-    """13b's ``step_by_step_kernel`` and ``my_returns``, executed from the notebook's own cell."""
+    """13b's ``step_by_step_kernel`` and ``step_by_step``, executed from the notebook's own cell."""
     text = (ROOT / "notebooks" / "13b_gpu_lab.py").read_text()
     cell = re.search(r"^@triton\.jit\ndef step_by_step_kernel.*?^    return out$", text, re.S | re.M).group(0)
     path = Path(tempfile.mkdtemp()) / "lab_baseline.py"  # @triton.jit reads its source from a file
@@ -99,7 +99,7 @@ def main():
           f"copy bandwidth {bandwidth / 1e12:.3f} TB/s; notebook 13's lab, float32, gamma 0.99, 2 % episode ends")
     print(f"{'kernel':<50} {'B x T':>11} {'wall us':>9} {'GPU us':>9} {'floor us':>9} {'% floor':>8}")
     calls = {"rl.discounted_returns": lambda r, d: rl.discounted_returns(r, gamma=0.99, terminated=d),
-             "step_by_step (13's baseline)": lambda r, d: base.my_returns(r, d, 0.99, 0)}
+             "step_by_step (13's baseline)": lambda r, d: base.step_by_step(r, d, 0.99, 0)}
     def label(chunk, warps, stages):
         return ", ".join([f"reset_scan{' solution' if warps is None and stages is None else ''}", f"chunk {chunk}"]
                          + ([f"num_warps {warps}"] if warps else []) + ([f"tl.range stages {stages}"] if stages else []))
