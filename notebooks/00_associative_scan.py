@@ -41,8 +41,10 @@
 # for two reasons. Each step is an *affine map*, a function $y \mapsto a\,y + b$. And composing
 # such maps is *associative*: the steps may be grouped in any way, as long as their order is kept.
 # This notebook shows why that is enough, and how `rltriton_lite` turns it into one Triton kernel.
-# An `assert` checks every claim. New words are in [`GLOSSARY.md`](GLOSSARY.md), and its
-# [table of symbols](GLOSSARY.md#names-and-signatures) says what each letter means.
+# An `assert` checks each claim that a CPU can check. Notebooks 00b–00d make a few claims about
+# what the GPU's compiler does, which no CPU run can show; the text marks each of them. New words
+# are in [`GLOSSARY.md`](GLOSSARY.md), and its [table of symbols](GLOSSARY.md#names-and-signatures)
+# says what each letter means.
 #
 # You do not need a GPU. Without one, the next cell makes Triton's *interpreter* run the kernels on
 # the CPU. It is slow, so it only checks results. The package's functions also take a `backend`
@@ -304,11 +306,16 @@ print(np.round(loop, 3))
 # multiplying. To select is to pick one of two values, as `np.where` does, with no arithmetic on
 # the other.
 #
-# A reset makes a step's map constant, $y \mapsto b_t$: it ignores the value it is given. So in
-# `combine(p, q)`, a reset in `q`, the map applied second by
-# [the order rule](#3.-The-backward-recurrence-as-a-reverse-scan), wins: the result is `q` alone.
-# In a return, `q` is the earlier run, so its reset drops the later run, which holds the next
-# episode.
+# A reset makes a step's map constant, $y \mapsto b_t$: it ignores the value it is given. In
+# `combine(p, q)`, `q` is the map applied second, by
+# [the order rule](#3.-The-backward-recurrence-as-a-reverse-scan). So if `q` resets, it ignores
+# what `p` produced, and the result is `q` alone. Which run is `q` depends on the scan's
+# direction:
+#
+# | scan | `p`, applied first | `q`, applied second | the run whose reset wins | what its reset drops |
+# | --- | --- | --- | --- | --- |
+# | forward | the earlier run | the later run | the later run | the earlier run |
+# | reverse (a return) | the later run | the earlier run | the earlier run | the later run, which holds the next episode |
 #
 # Below is the package's combine, in Triton; read `tl.where` as `np.where`.
 
@@ -396,7 +403,7 @@ assert earlier == combine_np(later, earlier) == (0.125, 3.0, True)
 # </details>
 
 # %% jupyter={"source_hidden": true}
-# Checks: the combine with resets is associative, with either choice of the unused a (CI runs them; skip when reading)
+# Checks: the combine with resets is associative, with either choice of the unused a; the table's forward row (CI runs them; skip when reading)
 steps = [(a_, b_, bool(k_)) for a_, b_, k_ in zip(rng.normal(size=600), rng.normal(size=600), rng.random(600) < 0.3)]
 # the other choice: a2 * a1 even where k2 is set
 combine_prod = lambda p, q: (q[0] * p[0],) + combine_np(p, q)[1:]  # noqa: E731
@@ -404,6 +411,9 @@ for op in (combine_np, combine_prod):
     for s1, s2, s3 in zip(steps[0::3], steps[1::3], steps[2::3]):
         np.testing.assert_allclose(op(op(s1, s2), s3)[:2], op(s1, op(s2, s3))[:2], rtol=1e-12)
         assert op(op(s1, s2), s3)[2] == op(s1, op(s2, s3))[2]
+# section 4's table, forward row: combine(earlier run, later run), and a reset in the later run wins
+fwd = [(0.5, float(t), t == 5) for t in range(8)]  # a reset at t = 5, in the later run 4-7
+assert combine_np(reduce(combine_np, fwd[:4]), reduce(combine_np, fwd[4:])) == reduce(combine_np, fwd[4:])
 later_nan, earlier_reset = (np.nan, 1.0, False), (0.5, 2.0, True)  # the fold's example
 assert combine_np(later_nan, earlier_reset)[0] == 0.5 and np.isnan(combine_prod(later_nan, earlier_reset)[0])
 
@@ -415,19 +425,30 @@ assert combine_np(later_nan, earlier_reset)[0] == 0.5 and np.isnan(combine_prod(
 #
 # *Padding* is different from a reset. A padded step, where `mask[t] = 0` (a prompt token in
 # RLHF, say), is the identity $(1, 0)$. The value from later steps passes through it unchanged,
-# and its own output is 0. The next cell runs a reset and a padded step on the kernel. Row 0's
-# NaN stays in its own episode:
+# and its own output is 0.
+#
+# The next cell runs a reset and a padded step on the kernel, on one row of six steps:
+#
+# * Step 1 resets ($a_1 = 0$), so one episode is $t = 0$–$1$ and the next is $t = 2$–$5$.
+# * Step 3's $b$ is a NaN, and step 4 is padding.
+# * The NaN at $t = 3$ stays in the episode $t = 2$–$5$: $y_2$ and $y_3$ are NaN.
+# * The episode before it never sees the NaN: $y_0 = 1 + 0.9 \cdot 2 = 2.8$ and $y_1 = 2$.
+# * The padded step $t = 4$ outputs 0 and passes $y_5 = 6$ back to step 3.
+#
+# The loop in `reference.linear_scan` gives the same values, printed below the kernel's:
 
 # %%
 b = torch.tensor([[1.0, 2.0, 3.0, float("nan"), 5.0, 6.0]], device=DEVICE)
 a = torch.tensor([[0.9, 0.0, 0.9, 0.9, 0.9, 0.9]], device=DEVICE)  # a = 0 at step 1: a reset, the episode ends there
 mask = torch.tensor([[1, 1, 1, 1, 0, 1]], device=DEVICE)          # step 4 is padding
 y = rl.linear_scan(a, b, mask=mask, backend=KERNEL)
-print(y)
-expected = reference.linear_scan(a.cpu().numpy(), np.nan_to_num(b.cpu().numpy(), nan=0.0), mask=mask.cpu().numpy())
-assert torch.isfinite(y[0, :2]).all() and torch.isnan(y[0, 2:4]).all()
-np.testing.assert_allclose(y[0, :2].cpu().numpy(), expected[0, :2], rtol=1e-6)
-assert y[0, 4] == 0 and y[0, 5] == 6.0
+expected = reference.linear_scan(a.cpu().numpy(), b.cpu().numpy(), mask=mask.cpu().numpy())
+print("the kernel:", np.round(y[0].cpu().numpy(), 4))
+print("the loop:  ", np.round(expected[0], 4))
+np.testing.assert_allclose(y.cpu().numpy(), expected, rtol=1e-6)  # (NaN where the loop has NaN)
+assert torch.isnan(y[0, 2:4]).all()  # the NaN's own episode, t = 2-5
+np.testing.assert_allclose(y[0, :2].cpu().numpy(), [2.8, 2.0], rtol=1e-6)  # the episode before it
+assert y[0, 4] == 0 and y[0, 5] == 6.0  # the padded step, and the step after it
 
 # %% [markdown]
 # ## 5. Chunks and a carry
@@ -757,8 +778,7 @@ exercises.attempt("matrix_compose", matrix_compose)
 #
 # * `for start in reversed(range(0, T, chunk))`, with `end = min(start + chunk, T)`.
 # * Start each chunk from the identity, `(1.0, 0.0, False)`.
-# * Go from `t = end - 1` down to `start`. By
-#   [the order rule](#3.-The-backward-recurrence-as-a-reverse-scan), step $t$ is the second
+# * Go from `t = end - 1` down to `start`. By the order rule (section 3), step $t$ is the second
 #   operand.
 # * $y_t$ is a select on $\kappa$, never a product: $B$ where $\kappa$, else $B + A \cdot$ carry.
 # * `carry_in[t]` is the carry you used for step $t$.

@@ -368,9 +368,9 @@ exercises.attempt("gae_kernel", gae_kernel)
 #
 # * **A `@triton.jit` function passed as a `tl.constexpr` argument**, as `HOOK=square` below. Like
 #   `BLOCK`, it is fixed at compile time. Triton compiles one kernel per hook, with the hook's body
-#   pasted in where it is called. One exception: the GPU's compiler refuses a
-#   `tl.associative_scan` combine passed this way. So name your combine in the kernel itself, as
-#   `affine_combine` is above.
+#   pasted in where it is called. One exception, on a GPU only (the interpreter cannot show it):
+#   the GPU's compiler refuses a `tl.associative_scan` combine passed this way. So name your
+#   combine in the kernel itself, as `affine_combine` is above.
 # * **`if FLAG:` on a `tl.constexpr`**, such as `if EPILOGUE is not None:`. It is decided at
 #   compile time, so the branch not taken is not compiled in at all.
 # * **A tuple of tensors as one argument**, such as `X = (x0, x1, x2)`. `X[i]` points to the
@@ -471,10 +471,11 @@ print("one source, two compiled kernels: 0.5 x0² + 2 x1² − x2², and min(|x0
 #   `m = t < T`, and returns $(a_t, b_t)$. Outside `m` its pair is undefined: the checker's
 #   prologues return arbitrary values there on purpose. So your loop **must** overwrite the pair in
 #   those padding lanes with the identity $(1, 0)$.
-# * **Why:** padding lanes exist only in the row's last chunk in time, which the loop scans first,
-#   from the carry $y_T = 0$. Their $b = 0$ keeps the prologue's values out of the steps before
-#   them. Their $a = 1$ matters once a carry other than 0 enters after the row, as
-#   `rl.linear_scan`'s `initial` allows.
+# * **Why:** padding lanes exist only in the row's last chunk in time. The loop scans that chunk
+#   first, from the carry $y_T = 0$. A padding lane's $b = 0$ adds nothing, so the prologue's
+#   arbitrary values never reach the real steps before it. Its $a = 1$ passes the value after it
+#   through unchanged. Here that value is 0, but it need not be: `rl.linear_scan`'s `initial`
+#   lets another value enter after the row.
 # * **The flag, read from $a_t = 0$** (the second way, in the table above): your loop derives it,
 #   `flag = a == 0.0`, and selects on it exactly as in `reset_scan`.
 # * **Returns:** $y$, an `(n_rows, T)` float32 tensor: $y_t = b_t + a_t y_{t+1}$ from $y_T = 0$.
@@ -555,10 +556,11 @@ exercises.attempt("hooked_scan", hooked_scan)
 # %% [markdown]
 # ## 3. The package's kernel: where your parts went
 #
-# Here you read the package's kernel, `rltriton_lite/scan.py`, as a grown-up `gae_kernel`: each
-# part you wrote has a named counterpart.
+# Here you read the package's kernel, `rltriton_lite/scan.py`, as a grown-up `gae_kernel`. Each
+# part you wrote has a named counterpart:
 #
-# * **`scan.combine`** is your `reset_combine`, and **`scan._walk`** your chunk loop with its carry.
+# * **`scan.combine`** is your `reset_combine`, and **`scan._walk`** is your chunk loop with its
+#   carry.
 # * **`PROLOGUE` and `EPILOGUE`** are the hooks, `tl.constexpr` arguments of the kernel. Both
 #   receive `X` (the tuple of input pointers), `SX` (their strides) and `P` (the numbers γ, λ,
 #   ...). Only the epilogue gets `O` and `SO`, the outputs' pointers and strides.
@@ -567,59 +569,115 @@ exercises.attempt("hooked_scan", hooked_scan)
 #   elements between neighbours along each dimension. So it reads time-major and batch-major
 #   buffers alike, without a copy.
 #
-# The next cell prints the key lines of `scan._walk`, the chunk loop, with their nesting kept.
-# Above each line, a comment names its counterpart in your `gae_kernel`. `...` marks lines left
-# out, which add speed (notebook 13 reads them). The `for`, `if` and `else` lines that hold a
-# printed line are printed too, so the nesting reads as Python.
-#
-# <details><summary>Details: the names in your lines</summary>
-#
-# * `ROWS` replaces your one program per row: each program takes `ROWS` rows at once, a 2-D block
-#   called a *tile*, and `row` holds their indices. `NV` and `V` are the tile's other sizes: each
-#   chunk is held as `NV` vectors of `V` steps.
-# * `t` holds the time step of each element of the chunk, and `m` is your mask, `t < T`, on each of
-#   the tile's rows. `REVERSE` is set for a return, and `ACC` is the dtype the arithmetic runs in.
-# * `valid` marks a step that is not padding, and `keep` holds values the epilogue needs again.
-# * `_scan_chunk` scans one chunk from `carry`, selects on it, and returns six values:
-#   * `y` is $y_t$ at each step, after the select on the carry;
-#   * `y_in` is the value that entered each step, $y_{t+1}$ in a return, for epilogues that read
-#     it;
-#   * `after`, the next carry, is $y$ at the step the scan reaches last: for a return, the
-#     chunk's first step;
-#   * `c_a, c_b, c_r` are the whole chunk composed into one triple $(A, B, \kappa)$, used only by
-#     a line left out here.
-#
-# The other names in the printout (`AHEAD`, `SUMMARIZE`, `STAGES`, `k_start` and `k_end`) serve
-# speed and the split of long rows; notebook 13 reads them, and here each branch that holds your
-# lines is the one every call of this notebook takes.
-#
-# </details>
+# The next cell prints the key lines of `scan._walk`, the chunk loop. Above each line, a comment
+# names its counterpart in your `gae_kernel`. The `for`, `if` and `else` lines that hold a printed
+# line are printed too, so the nesting reads as Python. `...` marks lines left out. They are the
+# forward scan's chunk order, the chunk's times `t` and mask `m` (built as in yours), and lines
+# for speed and for long rows, which notebook 13 reads.
 
 # %%
 from rltriton_lite import scan  # noqa: E402
 
 YOURS = {  # a key line of _walk -> its counterpart in your gae_kernel
-    "for k in tl.range": "the loop over the chunks, from the last in time",
+    "for k in tl.range": "the loop over the chunks",
+    "c = n_chunks - 1 - k": "c = n_chunks - 1 - i: from the last chunk in time",
     "PROLOGUE(X, SX, P, row, t, m, T, ACC)": "the prologue's (a, b, reset), plus valid and keep",
     "a = tl.where(valid": "padding lanes made the identity: a = 1 ...",
-    "b = tl.where(valid": "... and b = 0",
+    "b = tl.where(valid": "... b = 0 ...",
+    "reset = reset & valid": "... and no reset",
     "_scan_chunk(": "tl.associative_scan with reset_combine, then the select on the carry",
     "EPILOGUE(X, SX, P, O, SO,": "the tl.store of the chunk's values",
     "carry = after": "the new carry: y at the chunk's first step",
 }
 print(exercises.key_lines(scan._walk, YOURS))
 
+# %% [markdown]
+# **Line by line.** Here is your `gae_kernel`, in the shape of hint 4 and the solution, beside
+# the printout. Your names may differ, so match the lines by what they do.
+#
+# | your `gae_kernel` | `_walk`, as printed |
+# | --- | --- |
+# | `for i in range(0, n_chunks):` | `for k in tl.range(k_start, k_end, num_stages=STAGES):` |
+# | `c = n_chunks - 1 - i` | `if REVERSE:`, then `c = n_chunks - 1 - k` |
+# | `a, b, reset = gae_prologue(R, V, NV, D, row * T + t, m, gamma, lam)` | `a, b, reset, valid, keep = PROLOGUE(X, SX, P, row, t, m, T, ACC)` |
+# | in your prologue: `tl.where(m, gamma * lam, 1.0)` | `a = tl.where(valid, a, 1.0).to(ACC)` |
+# | in your prologue: `tl.where(m, delta, 0.0)` | `b = tl.where(valid, b, 0.0).to(ACC)` |
+# | in your prologue: `term & m` | `reset = reset & valid` |
+# | `a_s, b_s, k_s = tl.associative_scan((a, b, reset), 0, reset_combine, reverse=True)`, then `y = tl.where(k_s, b_s, b_s + a_s * carry)` | `y, y_in, after, c_a, c_b, c_r = _scan_chunk(a, b, reset, carry, ROWS, NV, V, REVERSE)` |
+# | `gae_epilogue(OUT, row * T + t, m, y)` | `EPILOGUE(X, SX, P, O, SO, row, t, m, T, ACC, valid, y, y_in, keep)` |
+# | `carry = tl.sum(tl.where(t == c * CHUNK, y, 0.0), 0)` | `carry = after` |
+#
+# Two things moved. Your prologue made its own padding lanes the identity $(1, 0, \text{false})$.
+# `_walk` does that after the prologue, so no prologue has to. Your loop also picked the new carry
+# out of $y$ by hand. `_scan_chunk` returns it, as `after`.
+#
+# <details><summary>Details: the other names in the printed lines</summary>
+#
+# * `k_start` and `k_end` bound the chunks that one program walks: a whole row, or a part of a
+#   long row split in time.
+# * `STAGES`, `AHEAD` and `SUMMARIZE` serve speed, masked steps and long rows; notebook 13 reads
+#   them. The printed branch of each `if` is the one that holds your lines.
+# * `row` holds the indices of `ROWS` rows, which one program walks together. So a chunk is a
+#   2-D block, a *tile*, held as `NV` vectors of `V` steps in each row. `_scan_chunk` takes these
+#   sizes.
+# * `ACC` is the dtype the arithmetic runs in, such as float32.
+# * `valid` is true at a real step: one inside the row (`m`) that a `mask` argument does not mark
+#   as padding.
+# * `keep` holds values the prologue loaded that the epilogue needs again, so nothing is read
+#   twice.
+# * `y_in` is the value that entered each step: $y_{t+1}$ in a return. V-trace's epilogue reads
+#   it (notebook 04).
+# * `after` is $y$ at the step the scan reaches last. In a return, that is the chunk's first step.
+# * `c_a, c_b, c_r` are the whole chunk composed into one triple $(A, B, \kappa)$. Only the
+#   `SUMMARIZE` branch reads them.
+#
+# </details>
+
+# %% [markdown]
+# **Try it.** Turn your `gae_kernel` into a forward scan, on paper. Three of its lines change:
+# `c` becomes `i`, the scan takes `reverse=False`, and the new carry becomes $y$ at the chunk's
+# *last* step. In `_walk`, no printed line changes its text: the flag `REVERSE` makes all three
+# changes. The `if REVERSE:` line sets the chunk order. Which printed line makes the other two
+# changes? Set `direction_line` to its key in `YOURS`, such as `"carry = after"`.
+
+# %%
+direction_line = None  # your answer: a key of YOURS, copied from the cell above
+
+if direction_line is None:
+    print("not attempted yet")
+else:
+    assert direction_line in YOURS, f"{direction_line!r} is not a key of YOURS: copy one from the cell above"
+    assert direction_line != "carry = after", ("carry = after stays the same in both directions, because after is "
+                                               "already y at the right step. Which line computed after?")
+    assert direction_line != "c = n_chunks - 1 - k", "that line sets the chunk order. Which line scans the chunk?"
+    assert direction_line == "_scan_chunk(", "that line does not see REVERSE: which printed line has it as an argument?"
+    print("correct: _scan_chunk gets REVERSE. It scans the chunk in that direction, and it returns as after the y "
+          "at the step the scan reaches last, so carry = after fits both directions")
+
 # %% jupyter={"source_hidden": true}
 # Checks: the printout's claims (CI runs them; skip when reading)
 shown = exercises.key_lines(scan._walk, YOURS).splitlines()
 walk = inspect.getsource(getattr(scan._walk, "fn", scan._walk)).splitlines()
-# c_a, c_b, c_r: read only by a line left out of the printout
+code = [line for line in shown if not line.lstrip().startswith("# yours")]
+# the table's right column: each line as printed
+table = ["for k in tl.range(k_start, k_end, num_stages=STAGES):", "if REVERSE:", "c = n_chunks - 1 - k",
+         "a, b, reset, valid, keep = PROLOGUE(X, SX, P, row, t, m, T, ACC)", "a = tl.where(valid, a, 1.0).to(ACC)",
+         "b = tl.where(valid, b, 0.0).to(ACC)", "reset = reset & valid",
+         "y, y_in, after, c_a, c_b, c_r = _scan_chunk(a, b, reset, carry, ROWS, NV, V, REVERSE)",
+         "EPILOGUE(X, SX, P, O, SO, row, t, m, T, ACC, valid, y, y_in, keep)", "carry = after"]
+assert all(any(line.strip() == want for line in code) for want in table)
+# left out: the forward scan's chunk order, t and m
+assert "c = k" in [line.strip() for line in walk] and "c = k" not in [line.strip() for line in code]
+assert any(line.strip().startswith("t = ") for line in walk) and not any(line.strip().startswith("t = ") for line in code)
+assert any(line.strip().startswith("m = ") for line in walk) and not any(line.strip().startswith("m = ") for line in code)
+# the Try it: among the printed lines, REVERSE is read by the if and passed to _scan_chunk only
+assert [line.strip() for line in code if "REVERSE" in line] == ["if REVERSE:", table[7]]
+# c_a, c_b, c_r: read only in the SUMMARIZE branch, left out of the printout
 assert [line.strip() for line in walk if " c_a," in line][1:] == ["s_a, s_b, s_r = combine(s_a, s_b, s_r, c_a, c_b, c_r)"]
 assert not any("c_a, c_b, c_r)" in line for line in shown)
 assert any(line.strip() == "if AHEAD is None:" for line in shown)  # the branch that holds PROLOGUE(...)
 assert any(line.strip().startswith("if SUMMARIZE:") for line in shown) and any(line.strip() == "else:" for line in shown)
 depth = lambda line: len(line) - len(line.lstrip())  # noqa: E731
-code = [line for line in shown if not line.lstrip().startswith("# yours")]
 # the nesting reads as Python: a line deeper than the one before it sits under a printed header
 assert all(depth(now) <= depth(before) or before.split("#")[0].rstrip().endswith(":")
            for before, now in zip(code, code[1:]))
@@ -693,6 +751,14 @@ else:
 # * Its helper `_scan_steps` treats a step with $a = 0$ as a reset, as `rl.linear_scan` does. It
 #   also makes the lanes outside `m` the identity.
 # * It selects as your `reset_combine` does, in the combine and on the carry.
+# * **How its epilogue gets `y_in`.** The epilogue needs $y_{t+1}$ at each step. The kernel runs
+#   the prologue and the scan a second time, one step on: at `offs + 1` and `t + 1`, under the
+#   mask `m_n`. That mask is off at the chunk's last step and past the row's end, so those lanes
+#   are the identity. The second scan starts from the same carry, so such a lane gets the carry
+#   itself: $y$ just after the chunk, or 0 after the row. Every other lane $t$ composes the steps
+#   from $t + 1$ to the chunk's end, which gives $y_{t+1}$. This works for reverse scans only, and
+#   `scan_hook` refuses an epilogue in a forward scan. (The package's `_scan_chunk` returns
+#   `y_in` from its one scan.)
 #
 # <details><summary>Details: the package's kernel, and a tuple of critics</summary>
 #
@@ -705,6 +771,37 @@ else:
 # %% jupyter={"outputs_hidden": true}
 print(inspect.getsource(getattr(exercises._scan_hook_kernel, "fn", exercises._scan_hook_kernel)))
 print(inspect.getsource(getattr(exercises._scan_steps, "fn", exercises._scan_steps)))
+
+# %% jupyter={"source_hidden": true}
+# Checks: the bullet on y_in (CI runs them; skip when reading)
+harness = inspect.getsource(getattr(exercises._scan_hook_kernel, "fn", exercises._scan_hook_kernel))
+assert "m_n = m & (t + 1 < T) & (t + 1 < c * CHUNK + CHUNK)" in harness  # off at the chunk's last step, past T
+assert "y_in = _scan_steps(PROLOGUE(X, P, offs + 1, t + 1, m_n, T), m_n, carry, REVERSE)" in harness
+
+
+@triton.jit
+def _check_prologue(X, P, offs, t, m, T):  # the discounted return's pair: a = 0 at an episode end
+    r = tl.load(X[0] + offs, mask=m, other=0.0)
+    return tl.where(tl.load(X[1] + offs, mask=m, other=0) != 0, 0.0, P[0]), r
+
+
+@triton.jit
+def _check_epilogue(X, P, offs, t, m, T, y, y_in):  # stores y_in itself
+    return y_in
+
+
+check_rng = np.random.default_rng(2)
+check_r = torch.tensor(check_rng.normal(size=(2, 11)), dtype=torch.float32, device=DEVICE)
+check_d = torch.tensor(check_rng.random((2, 11)) < 0.2, device=DEVICE)
+check_y = exercises.scan_hook(_check_prologue, (check_r, check_d), (0.9,), chunk=4)  # 3 chunks, the last padded
+check_in = exercises.scan_hook(_check_prologue, (check_r, check_d), (0.9,), chunk=4, epilogue=_check_epilogue)
+torch.testing.assert_close(check_in, torch.cat([check_y[:, 1:], torch.zeros_like(check_y[:, :1])], 1))  # y_{t+1}
+assert check_d.any()
+try:
+    exercises.scan_hook(_check_prologue, (check_r, check_d), (0.9,), chunk=4, reverse=False, epilogue=_check_epilogue)
+    raise AssertionError("scan_hook took an epilogue in a forward scan")
+except ValueError:
+    pass
 
 # %% [markdown]
 # ## What you now know

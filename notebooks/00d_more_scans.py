@@ -156,7 +156,7 @@ exercises.attempt("strided_scan", strided_scan)
 #   section 1.
 # * **Triton's rule** (from 00c, section 2's four pieces): name your combine in the kernel itself.
 #   The GPU's compiler accepts a hook passed as a `tl.constexpr` argument, but it refuses a
-#   `tl.associative_scan` combine passed that way.
+#   `tl.associative_scan` combine passed that way (on a GPU only: the interpreter cannot show it).
 #
 # <details><summary>Hint 1: where to start</summary>
 #

@@ -57,6 +57,12 @@
 # | a truncation | yes | $\gamma V(s_{t+1})$, through a select | $(0,\ r_t + \gamma V(s_{t+1}))$ |
 # | the window's last step | yes | $\gamma V(s_T)$, through a select (none if it also terminates) | as a truncation |
 #
+# **The window's last step.** The card resets it always, as the package's kernels do. It must
+# reset when its ordinary $b_t$ counts on $y_{t+1}$, as TD(λ)'s and V-trace's do; otherwise nothing
+# follows it and the scan starts from $y_T = 0$, so it may reset or not, and the exercises' step
+# tables then write "optional ($y_T = 0$)"
+# ([notebook 03, section 2](03_td_lambda.ipynb#2.-Prologue,-scan,-epilogue) gives the argument).
+#
 # Both the reset and the bootstrap are selects, never products with 0: section 5's NaN card
 # states the rule once for the whole course.
 #
@@ -330,10 +336,11 @@ print("discounted_sum through scan_hook == rl.linear_scan")
 # * Small shapes are host-bound: the wall time is almost all host work, which is noisy. The
 #   return's forward at 16×128 takes 1.8 µs on the GPU but 52 µs of wall time, more than the
 #   22.5 µs of the larger 4096×128.
-# * With the backward (`fwd+bwd`), our wall time for the return is 11 to 17 times the forward's
-#   (4 to 17 times for the scans of notebooks 02–04), while our GPU time is only 2 to 3 times it.
-#   The extra wall time is mostly host time (about 530 µs of it at 16×128): autograd's and the
-#   call's own host work, on the H200 box's host.
+# * Adding the backward (the `fwd+bwd` lines) costs far more wall time than GPU time. For the
+#   return, the wall time with the backward is 11 to 17 times the forward's alone; for the scans
+#   of notebooks 02–04 it is 4 to 17 times. The GPU time is only 2 to 3 times the forward's. So
+#   most of the added wall time is work on the host, autograd's and our call's own: at 16×128 the
+#   host adds about 530 µs.
 #
 # Notebooks 08 and 14 explain these figures; the fold below says where.
 #
@@ -341,7 +348,8 @@ print("discounted_sum through scan_hook == rl.linear_scan")
 #
 # [Notebook 14, section 7](14_appendix_data.ipynb#7.-The-"profile-it"-sections-of-notebooks-01–07,-read-once)
 # reads, explains and checks every algorithm's figures. Its section 3 says why a wall time is
-# noisy, its section 5 reads GAE's anchor, and its section 10 the cases where a peer was faster.
+# noisy, its section 5 (on our call's own host work) reads GAE's anchor, and its section 10 the
+# cases where a peer was faster.
 # Notebook 08, section 3, measures the host time.
 #
 # </details>
@@ -497,8 +505,9 @@ exercises.attempt("transposed_scan", transposed_scan)
 #
 #   | pass | step | multiplier | $b_t$ | reset? |
 #   | --- | --- | --- | --- | --- |
-#   | forward | ordinary, or the window's last step | $\gamma$ | $r_t$ | no |
-#   | forward | termination | 0 | $r_t$ | yes |
+#   | forward | ordinary | $\gamma$ | $r_t$ | no |
+#   | forward | termination, the window's last step included | 0 | $r_t$ | yes |
+#   | forward | the window's last step, not terminated | $\gamma$ | $r_t$ | optional ($y_T = 0$) |
 #   | backward | $t \ge 1$, step $t-1$ not terminated | $\gamma$ | $dG_t$ | no |
 #   | backward | $t \ge 1$, step $t-1$ terminated | 0 | $dG_t$ | yes |
 #   | backward | $t = 0$: no step before, no flag to load | any: nothing is carried in | $dG_0$ | makes no difference |
@@ -592,7 +601,7 @@ exercises.attempt("returns_autograd", returns_autograd)
 # | --- | --- | --- | --- |
 # | ordinary | $\gamma$ | $r_t$ | no |
 # | termination, the window's last step included | 0 | $r_t$ | yes |
-# | the window's last step, not terminated | $\gamma$ | $r_t + \gamma V'_{T-1}$ | no |
+# | the window's last step, not terminated | $\gamma$ | $r_t + \gamma V'_{T-1}$ | optional ($y_T = 0$) |
 #
 # A select (`torch.where`) adds the bootstrap, so a NaN value at a termination is never read into
 # the sum.

@@ -172,7 +172,7 @@ print("prologue + scan + epilogue == the loop")
 #   | ordinary | $\gamma\lambda$ | $r_t + \gamma V'_t - V_t$ | no |
 #   | termination | 0 | $r_t - V_t$ | yes |
 #   | truncation | 0 | $r_t + \gamma V'_t - V_t$ | yes |
-#   | the window's last step, otherwise ordinary | $\gamma\lambda$ | $r_t + \gamma V'_{T-1} - V_t$ | no |
+#   | the window's last step, otherwise ordinary | $\gamma\lambda$ | $r_t + \gamma V'_{T-1} - V_t$ | optional ($y_T = 0$) |
 #
 #   As in 01's `returns_autograd`, the window's last step needs no reset of its own here
 #   ([notebook 03, section 2](03_td_lambda.ipynb#2.-Prologue,-scan,-epilogue) says when one does).
@@ -221,7 +221,7 @@ print("prologue + scan + epilogue == the loop")
 # ```python
 # delta = rewards + torch.where(terminated, ___, ___) - values  # ___: what does a terminated step bootstrap from?
 # ends = ___  # a bool: which flags cut the trace?
-# a = gamma * lam * ___  # ___: 0 where ends, 1 elsewhere. 1 - ends fails on a bool: what turns it into a number?
+# a = torch.where(ends, ___, ___)  # ___: the reset as a select, 0 where the trace is cut, gamma * lam elsewhere
 # return a, delta
 # ```
 #
@@ -377,9 +377,11 @@ h200 = profile.committed("gae", missing_ok=True)  # the H200's table and chart, 
 #
 # ### The package's prologue
 #
-# A package prologue takes 01's harness arguments in the same order, with two changes. The strides
-# `SX` and the row index `row` replace `offs`, so that one hook reads batch-major and time-major
-# buffers alike. The arithmetic dtype `ACC` comes last. It returns five values, not two:
+# A package prologue takes the arguments of a prologue for 01's harness, in the same order, with
+# three differences. `row`, the index of the row, takes the place of `offs`. `SX`, the inputs'
+# strides, is added after `X`; with `row`, it lets one hook read batch-major and time-major
+# buffers alike. `ACC`, the dtype to compute in, is added at the end. The prologue also returns
+# five values, not two:
 #
 # ```
 # 01's harness (exercises.scan_hook):  (X, P, offs, t, m, T)          -> (a, b)
@@ -462,14 +464,14 @@ print(inspect.getsource(getattr(returns._returns_prologue, "fn", returns._return
 #   epilogue adds $V_t$ to the advantage without reading `values` again. The first three, for each
 #   kind of step:
 #
-#   | step | multiplier $a_t$ | $b_t$ | `reset` |
+#   | step | multiplier $a_t$ | $b_t$ | reset? (`reset`) |
 #   | --- | --- | --- | --- |
-#   | ordinary | $\gamma_t\lambda_t$ | $r_t + \gamma_t V'_t - V_t$ | false |
-#   | termination | $\gamma_t\lambda_t$ | $r_t - V_t$ | true |
-#   | truncation | $\gamma_t\lambda_t$ | $r_t + \gamma_t V'_t - V_t$ | true |
-#   | the window's last step, otherwise ordinary | $\gamma_t\lambda_t$ | $r_t + \gamma_t V'_{T-1} - V_t$ | true |
+#   | ordinary | $\gamma_t\lambda_t$ | $r_t + \gamma_t V'_t - V_t$ | no |
+#   | termination | $\gamma_t\lambda_t$ | $r_t - V_t$ | yes |
+#   | truncation | $\gamma_t\lambda_t$ | $r_t + \gamma_t V'_t - V_t$ | yes |
+#   | the window's last step, otherwise ordinary | $\gamma_t\lambda_t$ | $r_t + \gamma_t V'_{T-1} - V_t$ | yes |
 #
-#   The last column is `step`'s `done`, as it stands.
+#   The flag `reset` you return is `step`'s `done`, as it stands: true on the rows marked yes.
 # * **Edge cases:** the checker's rollouts have terminations, truncations, padding and a per-step
 #   γ. The helpers handle the layouts and the padding for you. Drop a termination's bootstrap
 #   with a select, `tl.where` (01's NaN card).

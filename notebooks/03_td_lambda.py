@@ -106,12 +106,13 @@ print(G)
 #
 # **The window's last step must reset.** For the return and GAE it need not: the scan starts from
 # $y_T = 0$, so $a_{T-1}$ multiplies 0, and their last step can keep its ordinary $a_t$ and give
-# the same numbers (the tables of 01 and 02 write it so). TD(λ) cannot do that. Its ordinary $b_t$
-# bootstraps from $V'_t$ with weight $1-\lambda_t$ only, and counts on $\lambda_t G_{t+1}$ for the
-# rest. After the window there is no $G_T$, so the last step must take its done form, $w = 1$, a
-# full bootstrap, and the reset is what selects that form. Any estimator whose ordinary $b_t$
-# counts on a $y_{t+1}$ must reset there: V-trace, in notebook 04, is another. The package's hooks
-# simply count `t == T - 1` as done for every estimator, one rule for all.
+# the same numbers (the tables of 01 and 02 mark it "optional ($y_T = 0$)"). TD(λ) cannot do
+# that. Its ordinary $b_t$ bootstraps from $V'_t$ with weight $1-\lambda_t$ only, and counts on
+# $\lambda_t G_{t+1}$ for the rest. After the window there is no $G_T$, so the last step must take
+# its done form, $w = 1$, a full bootstrap, and the reset is what selects that form. Any
+# estimator whose ordinary $b_t$ counts on a $y_{t+1}$ must reset there: V-trace, in notebook 04,
+# is another. The package's hooks simply count `t == T - 1` as done for every estimator, one rule
+# for all.
 #
 # The exercises below end the window another way. They have no done flag, so they set
 # $\lambda_{T-1} = 0$ at its last step. That gives the same pair: $a_{T-1} = \gamma_{T-1} \cdot 0 = 0$,
@@ -206,9 +207,10 @@ assert profile.rollout_error("td_lambda", 3, 1000, DEVICE) < 1e-5  # 3 × 1,000 
 # * **the sampled rewards**. At λ = 1, $G_0 = \sum_{k<T} \gamma^k r_k + \gamma^T V'_{T-1}$ (a
 #   window of $T$ steps) adds up the noise of every reward it sums.
 #
-# A larger λ shrinks the critic's bias: at λ = 1 only $\gamma^T$ of it is left. It also averages
-# the critic's noise over more states. But it sums the noise of more rewards. So a trade-off needs
-# both random rewards and an imperfect critic, biased or noisy.
+# A larger λ shrinks the critic's bias: at λ = 1 only $\gamma^T$ of it is left. Until λ nears 1,
+# it also spreads the critic's noise over more states; at λ = 1 the critic's whole weight sits on
+# one bootstrap value. But a larger λ sums the noise of more rewards. So a trade-off needs both
+# random rewards and an imperfect critic, biased or noisy.
 #
 # The setting:
 #
@@ -282,6 +284,8 @@ alpha_f = (gamma_ * fine[:, None]) ** k
 beta_f = gamma_ * (1 - fine[:, None]) * alpha_f
 beta_f[:, -1] = gamma_ * alpha_f[:, -1]
 mse_f = (eta * beta_f.sum(1)) ** 2 + sigma_r**2 * (alpha_f**2).sum(1) + sigma_c**2 * (beta_f**2).sum(1)
+noise_c = (beta_f**2).sum(1)  # the critic's noise term, over σ_c²: "falls up to λ ≈ 0.999", then rises to λ = 1
+assert abs(fine[noise_c.argmin()] - 0.999) < 1e-9 and noise_c[-1] > noise_c.min()
 print(f"MSE: λ=0 {mse[0]:.2f}, best on the grid λ={lams[best]:.2f} {mse[best]:.2f}, λ=1 {mse[-1]:.2f}; "
       f"the exact curve's minimum: λ={fine[mse_f.argmin()]:.2f}")
 assert abs(fine[mse_f.argmin()] - 0.73) < 0.01  # the best λ, "about 0.73" in the text below

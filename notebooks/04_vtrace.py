@@ -635,12 +635,12 @@ exercises.attempt("vtrace_pg", vtrace_pg)
 #   $c_t = \min(\bar c, \pi/\mu)$ and $\delta_t = r_t + \gamma V'_t - V_t$ (there is no truncation
 #   input):
 #
-#   | step | multiplier $a_t$ | $b_t$ | reset `k` |
+#   | step | multiplier $a_t$ | $b_t$ | reset? (`k`) |
 #   | --- | --- | --- | --- |
-#   | ordinary | $\gamma c_t$ | $V_t + \rho_t\delta_t - \gamma c_t V'_t$ | false |
-#   | termination | $\gamma c_t$ | $V_t + \rho_t(r_t - V_t)$ | true |
-#   | the window's last step, not terminated | $\gamma c_t$ | $V_t + \rho_t\delta_t$ | true |
-#   | padding, past the row's end | 1 | 0 | false |
+#   | ordinary | $\gamma c_t$ | $V_t + \rho_t\delta_t - \gamma c_t V'_t$ | no |
+#   | termination | $\gamma c_t$ | $V_t + \rho_t(r_t - V_t)$ | yes |
+#   | the window's last step, not terminated | $\gamma c_t$ | $V_t + \rho_t\delta_t$ | yes |
+#   | padding, past the row's end | 1 | 0 | no |
 #
 #   The last step resets because it has no $v_T$ for $-\gamma c_t V'_t$ to cancel against
 #   (section 2).
@@ -708,9 +708,7 @@ exercises.attempt("vtrace_pg", vtrace_pg)
 # is the chunk's index, so give $c_t$ another name.
 #
 # ```python
-# @triton.jit
-# def reset_combine(a1, b1, k1, a2, b2, k2):      # (a1, b1, k1): the later steps, applied first
-#     return tl.where(k2, a2, a2 * a1), tl.where(k2, b2, b2 + a2 * b1), k1 | k2
+# # reset_combine: your reset_combine from 00c, unchanged
 #
 # @triton.jit
 # def vs_kernel(LR, R, V, NV, TERM, VS, gamma, rho_bar, c_bar, T, CHUNK: tl.constexpr):

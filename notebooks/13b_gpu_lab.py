@@ -24,7 +24,7 @@
 # * **Time:** 30–45 min to read it and run it on a CPU; 1.5–2.5 h with the lab on a GPU. Optional.
 #
 # * **Needs:** notebook 00c (your `reset_scan`) and notebook 13, sections 0 and 4 (sectors, bytes
-#   in flight and programs per SM; the tile). A GPU for the timing. Without one, every cell still
+#   in flight, resident programs; the tile). A GPU for the timing. Without one, every cell still
 #   runs: it checks the kernel in the Triton interpreter and says what it skipped.
 #
 # * **Minimum path:** on a GPU, sections 1 to 4 in order, then the lab: the three questions of the
@@ -465,7 +465,7 @@ else:
 # 2. **The variants (3 points).** A table of at least three variants, one knob changed in each,
 #    with the GPU µs and % floor at 16384×1024, from `time_lab` calls in a cell under Answer 2.
 #    For each, one sentence on why the time moved or did not, in the terms of notebook 13's primer:
-#    sectors, bytes in flight, programs per SM.
+#    sectors, bytes in flight, resident programs.
 # 3. **The profiler (2 points).** Profile your best variant with `profile_once`, in a cell under
 #    Answer 3: `kernels = profile_once(best, chunk=c)`, then
 #    `print(profile.table(kernels, digits=3))`, where `best` is its function (a lambda, as in the
@@ -533,7 +533,8 @@ for name in [n for n in pct if "tl.range stages" in n]:
 # does the same. While a program waits there, none of its loads are in flight. With one warp, each
 # lane holds 8 steps, the scan runs in registers and shuffles, and the kernel uses no shared memory
 # at all. An SM also holds twice as many one-warp programs as four-warp ones at once: it is limited
-# to 32 **resident** programs and 64 warps (notebook 13, section 0.2). Both effects raise the bytes in flight of notebook 13, section 0.2.
+# to 32 **resident programs** and 64 warps (notebook 13, section 0.2). Both effects raise the bytes
+# in flight of notebook 13, section 0.2.
 #
 # **Longer chunks.** Each trip round the loop pays the scan's fixed cost (the barrier, the carry's
 # sum) once, whatever the chunk's size. A chunk of 1024 steps loads four times the bytes of a chunk

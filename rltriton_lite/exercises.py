@@ -519,8 +519,10 @@ def _verdicts(name, fn, seed, go_on=False):
                     chunks = (" (a loop over chunks: does it visit chunks 0 to n_chunks - 1?)" if ex.needs == "scan"
                               else "")
                     said = said.split("\nHint:")[0] + "\nHint: " + NONE_STORED.format(got.numel(), chunks)
-                else:
+                else:  # elements never stored: said first, before the step's hint (which may point elsewhere)
                     note = _unstored_note(ex, got, launched, hinted="\nHint:" in said)
+                    head, hint_mark, hint = said.partition("\nHint:")
+                    said, note = head + note + hint_mark + hint, ""
                 raise AssertionError(said + code.slips() + _no_kernel_note(ex, launched) + note) from None
             del expected
             try:
@@ -1057,8 +1059,8 @@ _ORDINARY = ("An ordinary step, and every step the scan reached before it is rig
 
 
 _EVERYWHERE_IN_A_SCAN = (
-    "Every element is wrong. Look first at what every step shares: a load's address or layout (which element "
-    "of which tensor each step reads), or the formula. Steps that an episode end cuts off from the rest are wrong "
+    "Every element is wrong. Look first at what every step shares: {reads} (which element of which {what} "
+    "each step reads), or the formula. Steps that an episode end cuts off from the rest are wrong "
     "too in that case, since no carry crosses an end. Otherwise the error is at the step where the scan starts, "
     "and the carry takes it to every step before.")
 
@@ -1092,8 +1094,9 @@ def _hint(ex, bad, at, marks, got, expected, own=None):
         said.insert(0, start_said)
     # one full stop at the end, a held-back fix (_fix) after the text's own
     # (an exercise's own diagnosis, where it has one, replaces the every-element preamble)
-    lead = _EVERYWHERE_IN_A_SCAN + " The first wrong step is " if positional and everywhere and own is None \
-        else "that step is "
+    reads, what = ("an index", "array") if ex.kind == "numpy" else ("a load's address or layout", "tensor")
+    lead = (_EVERYWHERE_IN_A_SCAN.format(reads=reads, what=what) + " The first wrong step is "
+            if positional and everywhere and own is None else "that step is ")
     hints = [lead + re.sub(r"\.(\x01[^\x02]*\x02)?$", r"\1", "; and ".join(said)) + "."] if said else []
     if own:
         hints.append(own)
@@ -2255,12 +2258,12 @@ def _unstored_note(ex, got, launched, hinted=True) -> str:
         missing = _stores_missing(value, launched)
         if missing is not None and missing.any():
             first = f"index {tuple(int(i) for i in np.argwhere(missing)[0])}" if missing.ndim else "its one element"
-            return (f"\n(And your kernel's tl.store calls wrote only {int((~missing).sum())} of the {missing.size} "
-                    f"elements of the tensor you returned ({int(missing.sum())} never stored, the first at {first}): "
-                    "those hold whatever the buffer held before the launch (torch.empty: anything), so "
-                    + ("the hint above may point elsewhere" if hinted else "the values above may be anything")
+            return (f"\nFirst: your kernel's tl.store calls wrote only {int((~missing).sum())} of the {missing.size} "
+                    f"elements of the tensor you returned ({int(missing.sum())} never stored, the first at {first}). "
+                    "Those hold whatever the buffer held before the launch (torch.empty: anything), so "
+                    + ("the hint below may point elsewhere" if hinted else "the values above may be anything")
                     + ". Store every element: a grid that covers the whole tensor"
-                    + (", and a loop over the chunks in each program.)" if ex.needs == "scan" else ".)"))
+                    + (", and a loop over the chunks in each program." if ex.needs == "scan" else "."))
     return ""
 
 

@@ -6,7 +6,7 @@ import torch
 def gae_pairs(rewards, values, next_values, terminated, truncated, gamma, lam):
     # a select, not a multiplication by ~terminated: next_values behind a termination may be NaN
     delta = rewards + torch.where(terminated, 0.0, gamma * next_values) - values
-    a = gamma * lam * (~(terminated | truncated)).to(rewards.dtype)
+    a = torch.where(terminated | truncated, 0.0, gamma * lam).to(rewards.dtype)  # the reset as a select
     return a, delta
 
 
