@@ -42,7 +42,8 @@
 # such maps is *associative*: the steps may be grouped in any way, as long as their order is kept.
 # This notebook shows why that is enough, and how `rltriton_lite` turns it into one Triton kernel.
 # An `assert` checks each claim that a CPU can check. Notebooks 00b–00d make a few claims about
-# what the GPU's compiler does, which no CPU run can show; the text marks each of them. New words
+# what Triton's compiler does for a GPU, which no CPU run can show. The text marks each of them
+# with "Triton 3.6", the version the course's GPU runs used. New words
 # are in [`GLOSSARY.md`](GLOSSARY.md), and its [table of symbols](GLOSSARY.md#names-and-signatures)
 # says what each letter means.
 #
@@ -272,8 +273,9 @@ print("associative on 1000 random triples; (1, 0) is the identity")
 # The check below runs both tree scans on a reversed list, then the drawing's last combine:
 
 # %%
-T = 12
+T = 8  # the drawing's 8 steps
 a, b, y_end = rng.uniform(0.5, 1.0, T), rng.normal(size=T), 0.7
+steps = list(zip(a, b))  # the pairs (a_t, b_t) in time order, t = 0, ..., 7
 
 loop = np.zeros(T)
 y = y_end
@@ -282,15 +284,16 @@ for t in reversed(range(T)):
     loop[t] = y
 
 # reverse the pairs, scan, and reverse the composed maps back into time
-composed = scan_hillis_steele(list(zip(a, b))[::-1], combine)[::-1]
+composed = scan_hillis_steele(steps[::-1], combine)[::-1]
 from_scan = np.array([a_s * y_end + b_s for a_s, b_s in composed])  # (a_s, b_s): a scanned map
 np.testing.assert_allclose(from_scan, loop, rtol=1e-12)
 # Blelloch's scan too: the operator is not commutative, so this checks its order of combination
-blelloch = scan_blelloch(list(zip(a, b))[::-1], combine, (1.0, 0.0))[::-1]
+blelloch = scan_blelloch(steps[::-1], combine, (1.0, 0.0))[::-1]
 np.testing.assert_allclose(np.array([a_s * y_end + b_s for a_s, b_s in blelloch]), loop, rtol=1e-12)
 np.testing.assert_allclose(reference.linear_scan(a, b, initial=y_end), loop, rtol=1e-12)
-# the drawing's last combine on this row: combine(later run, earlier run) gives y_0
-later_run, earlier_run = reduce(combine, list(zip(a, b))[:5:-1]), reduce(combine, list(zip(a, b))[5::-1])
+# the drawing's last combine: each run composed from its end (in scan order), then combine(L, E) gives y_0
+later_run = reduce(combine, steps[4:][::-1])  # L: steps 7, 6, 5, 4
+earlier_run = reduce(combine, steps[:4][::-1])  # E: steps 3, 2, 1, 0
 a_s, b_s = combine(later_run, earlier_run)
 np.testing.assert_allclose(a_s * y_end + b_s, loop[0], rtol=1e-12)
 print(np.round(loop, 3))
@@ -368,8 +371,8 @@ assert run == (0.25, 5.5, True) and np.isnan(run_mult[1])
 # %%
 b8 = [1.0, 2.0, 4.0, 3.0, 5.0, np.nan, 6.0, 7.0]
 steps8 = [(0.5, b8[t], t == 2) for t in range(8)]  # the episode ends at t = 2
-later = reduce(combine_np, steps8[7:3:-1])  # steps 7, 6, 5, 4: the later run
-earlier = reduce(combine_np, steps8[3::-1])  # steps 3, 2, 1, 0: the earlier run
+later = reduce(combine_np, steps8[4:][::-1])  # steps 7, 6, 5, 4: the later run
+earlier = reduce(combine_np, steps8[:4][::-1])  # steps 3, 2, 1, 0: the earlier run
 print("later run:", later, "  earlier run:", earlier, "  combine(later, earlier):", combine_np(later, earlier))
 assert later[0] == 0.0625 and np.isnan(later[1]) and not later[2]
 assert earlier == combine_np(later, earlier) == (0.125, 3.0, True)
@@ -385,13 +388,19 @@ assert earlier == combine_np(later, earlier) == (0.125, 3.0, True)
 # Write $\mathrm{sel}(\kappa, u, v)$ for $u$ if $\kappa$ is set, else $v$ (`tl.where`). Then
 # $p \oplus q$ has $\kappa = \kappa_p \lor \kappa_q$, $a = \mathrm{sel}(\kappa_q, a_q, a_q a_p)$ and
 # $b = \mathrm{sel}(\kappa_q, b_q, b_q + a_q b_p)$. The $\kappa$ part is an OR, which is
-# associative. For $a$ and $b$, check three cases: $\kappa_w$ set, $\kappa_w$ clear with
-# $\kappa_q$ set, and neither. Both groupings of $p \oplus q \oplus w$ give
-# $\mathrm{sel}(\kappa_w, a_w, \mathrm{sel}(\kappa_q, a_w a_q, a_w a_q a_p))$ and
-# $\mathrm{sel}(\kappa_w, b_w, \mathrm{sel}(\kappa_q, b_w + a_w b_q, b_w + a_w b_q + a_w a_q b_p))$.
-# The reset applied last wins, as the order rule says. Without a reset, this is section 2's affine
-# combine. So both groupings give the same triple, not only the same map, and the checkers test
-# that stronger property.
+# associative. For $a$ and $b$, take three triples $p$, $q$, $w$, applied in that order. In each
+# of three cases, both groupings, $(p \oplus q) \oplus w$ and $p \oplus (q \oplus w)$, give the
+# pair in the table:
+#
+# | case | $a$ | $b$ |
+# | --- | --- | --- |
+# | $\kappa_w$ set | $a_w$ | $b_w$ |
+# | $\kappa_w$ clear, $\kappa_q$ set | $a_w a_q$ | $b_w + a_w b_q$ |
+# | neither set ($\kappa_p$ does not matter) | $a_w a_q a_p$ | $b_w + a_w b_q + a_w a_q b_p$ |
+#
+# The reset applied last wins, as the order rule says. The last row, without a reset, is
+# section 2's affine combine. So both groupings give the same triple, not only the same map, and
+# the checkers test that stronger property.
 #
 # Where $\kappa$ is set, the outputs never read $a$. So a combine may store $a_q$ there, as the
 # package does, or the product $a_q a_p$, and both choices are associative. The package stores
@@ -414,6 +423,12 @@ for op in (combine_np, combine_prod):
 # section 4's table, forward row: combine(earlier run, later run), and a reset in the later run wins
 fwd = [(0.5, float(t), t == 5) for t in range(8)]  # a reset at t = 5, in the later run 4-7
 assert combine_np(reduce(combine_np, fwd[:4]), reduce(combine_np, fwd[4:])) == reduce(combine_np, fwd[4:])
+# the fold's table of three cases: both groupings give the row's (a, b), whatever the other flags
+table_row = lambda p, q, w: ((w[0], w[1]) if w[2] else (w[0] * q[0], w[1] + w[0] * q[1]) if q[2]  # noqa: E731
+                             else (w[0] * q[0] * p[0], w[1] + w[0] * q[1] + w[0] * q[0] * p[1]))
+for kp, kq, kw in [(kp, kq, kw) for kp in (False, True) for kq in (False, True) for kw in (False, True)]:
+    p3, q3, w3 = (0.5, 2.0, kp), (0.25, 3.0, kq), (0.125, 5.0, kw)
+    assert combine_np(combine_np(p3, q3), w3)[:2] == combine_np(p3, combine_np(q3, w3))[:2] == table_row(p3, q3, w3)
 later_nan, earlier_reset = (np.nan, 1.0, False), (0.5, 2.0, True)  # the fold's example
 assert combine_np(later_nan, earlier_reset)[0] == 0.5 and np.isnan(combine_prod(later_nan, earlier_reset)[0])
 

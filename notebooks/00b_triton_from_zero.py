@@ -131,10 +131,10 @@ print("discount: 2 programs of 64 lanes, 28 of them masked off, matches NumPy")
 #
 # <details><summary>Details: why the GPU hides these traps, and the last two rows</summary>
 #
-# * *On a GPU only (the interpreter cannot show it, so no cell checks it):* Triton's compiler
-#   turns `min`, `max`, `and` and `or` on blocks into the elementwise forms, the last two with a
-#   deprecation warning. It also refuses `if` on a block. So code that is right on a GPU is
-#   silently wrong on the CPU.
+# * *On a GPU only (Triton 3.6's compiler for a GPU; the interpreter cannot show it), so no cell
+#   checks this:* the compiler turns `min`, `max`, `and` and `or` on blocks into the elementwise
+#   forms, the last two with a deprecation warning. It also refuses `if` on a block. So code that
+#   is right on a GPU is silently wrong on the CPU.
 # * A loaded bool tensor is an `int1` block, a single bit. Arithmetic between two `int1` blocks
 #   stays one bit and wraps, on a GPU as on the CPU: `term + trunc` is 0 where both are true, and
 #   `-term` is 1, not −1. A Python integer first makes the block an `int32` one, so `1 - term` is

@@ -368,9 +368,9 @@ exercises.attempt("gae_kernel", gae_kernel)
 #
 # * **A `@triton.jit` function passed as a `tl.constexpr` argument**, as `HOOK=square` below. Like
 #   `BLOCK`, it is fixed at compile time. Triton compiles one kernel per hook, with the hook's body
-#   pasted in where it is called. One exception, on a GPU only (the interpreter cannot show it):
-#   the GPU's compiler refuses a `tl.associative_scan` combine passed this way. So name your
-#   combine in the kernel itself, as `affine_combine` is above.
+#   pasted in where it is called. One exception, on a GPU only (Triton 3.6's compiler for a GPU;
+#   the interpreter cannot show it): the compiler refuses a `tl.associative_scan` combine passed
+#   this way. So name your combine in the kernel itself, as `affine_combine` is above.
 # * **`if FLAG:` on a `tl.constexpr`**, such as `if EPILOGUE is not None:`. It is decided at
 #   compile time, so the branch not taken is not compiled in at all.
 # * **A tuple of tensors as one argument**, such as `X = (x0, x1, x2)`. `X[i]` points to the
@@ -385,8 +385,9 @@ exercises.attempt("gae_kernel", gae_kernel)
 # * `if FLAG:` is not the trap of notebook 00b, section 1: there `if` tested a *block* of
 #   run-time values, which Triton refuses. A constexpr is one value, known before the kernel runs.
 # * A tuple's index is a literal such as `X[0]`, or the variable of a `tl.static_range` loop. A
-#   plain `range` loop's `i` is a run-time value, so it cannot index a tuple on a GPU (the
-#   interpreter, running Python, would let it pass).
+#   plain `range` loop's `i` is a run-time value, so it cannot index a tuple on a GPU
+#   (Triton 3.6's compiler for a GPU; the interpreter cannot show it). The interpreter runs
+#   Python, so it lets such an index pass.
 # * `len(X)` is known at compile time because the tuple's length is part of what the kernel is
 #   compiled for.
 #
@@ -471,24 +472,14 @@ print("one source, two compiled kernels: 0.5 x0² + 2 x1² − x2², and min(|x0
 #   `m = t < T`, and returns $(a_t, b_t)$. Outside `m` its pair is undefined: the checker's
 #   prologues return arbitrary values there on purpose. So your loop **must** overwrite the pair in
 #   those padding lanes with the identity $(1, 0)$.
-# * **Why:** padding lanes exist only in the row's last chunk in time. The loop scans that chunk
-#   first, from the carry $y_T = 0$. A padding lane's $b = 0$ adds nothing, so the prologue's
-#   arbitrary values never reach the real steps before it. Its $a = 1$ passes the value after it
-#   through unchanged. Here that value is 0, but it need not be: `rl.linear_scan`'s `initial`
-#   lets another value enter after the row.
+# * **Why:** padding lanes lie only in the row's last chunk in time, which the loop scans first,
+#   and there the identity adds nothing ($b = 0$) and passes the value after the row through
+#   unchanged ($a = 1$).
 # * **The flag, read from $a_t = 0$** (the second way, in the table above): your loop derives it,
 #   `flag = a == 0.0`, and selects on it exactly as in `reset_scan`.
 # * **Returns:** $y$, an `(n_rows, T)` float32 tensor: $y_t = b_t + a_t y_{t+1}$ from $y_T = 0$.
 # * **Edge cases:** a row shorter than a chunk (padding lanes), GAE over several chunks with
 #   terminations, and NaN rewards in later episodes.
-#
-# <details><summary>Details: the flag before or after the overwrite</summary>
-#
-# Deriving the flag before or after the overwrite gives the same result. A padding lane that
-# resets keeps out only what its select drops: the carry 0 and the padding after it, which add
-# nothing.
-#
-# </details>
 #
 # <details><summary>Hint 1: where to start</summary>
 #
@@ -507,8 +498,7 @@ print("one source, two compiled kernels: 0.5 x0² + 2 x1² − x2², and min(|x0
 # * The output: `torch.empty(n_rows, T, dtype=torch.float32, device=...)`, passed as `Y`.
 # * In each chunk: `offs = row * T + t`, then `a, b = PROLOGUE(X, P, offs, t, m, T)`.
 # * Outside `m`, overwrite the pair with the identity $(1, 0)$. Take the flag after that, so that
-#   a padding lane is exactly the identity $(1, 0, \text{false})$ (before also passes, as the
-#   task's fold says).
+#   a padding lane is exactly the identity $(1, 0, \text{false})$.
 # * The reset flag is `a == 0.0`. Scan the triple $(a, b, \text{flag})$ with `reset_combine`.
 # * The rest is `reset_scan`: select on the carry, store $y$, update the carry.
 #
@@ -643,14 +633,19 @@ print(exercises.key_lines(scan._walk, YOURS))
 # %%
 direction_line = None  # your answer: a key of YOURS, copied from the cell above
 
+# a wrong answer prints WRONG and the run goes on, as exercises.attempt does
 if direction_line is None:
     print("not attempted yet")
+elif direction_line not in YOURS:
+    print(f"WRONG: {direction_line!r} is not a key of YOURS: copy one from the cell above")
+elif direction_line == "carry = after":
+    print("WRONG: carry = after stays the same in both directions, because after is already y at the right step. "
+          "Which line computed after?")
+elif direction_line == "c = n_chunks - 1 - k":
+    print("WRONG: that line sets the chunk order. Which line scans the chunk?")
+elif direction_line != "_scan_chunk(":
+    print("WRONG: that line does not see REVERSE: which printed line has it as an argument?")
 else:
-    assert direction_line in YOURS, f"{direction_line!r} is not a key of YOURS: copy one from the cell above"
-    assert direction_line != "carry = after", ("carry = after stays the same in both directions, because after is "
-                                               "already y at the right step. Which line computed after?")
-    assert direction_line != "c = n_chunks - 1 - k", "that line sets the chunk order. Which line scans the chunk?"
-    assert direction_line == "_scan_chunk(", "that line does not see REVERSE: which printed line has it as an argument?"
     print("correct: _scan_chunk gets REVERSE. It scans the chunk in that direction, and it returns as after the y "
           "at the step the scan reaches last, so carry = after fits both directions")
 
@@ -710,11 +705,12 @@ adv_tm = None  # your call: rl.gae(..., time_dim=0, backend=KERNEL).advantages
 
 if adv_tm is None:
     print("not attempted yet")
+elif tuple(adv_tm.shape) != (600, 2):
+    print(f"WRONG: advantages of shape {tuple(adv_tm.shape)}: expected (T, B) = (600, 2)")
+elif not np.allclose(adv_tm.T.cpu().numpy(), expected, rtol=1e-4, atol=1e-5):
+    print("WRONG: right shape, wrong values: did you pass time_dim=0? Without it, each of 600 rows is 2 steps")
 else:
-    assert adv_tm.shape == (600, 2), f"advantages of shape {tuple(adv_tm.shape)}: expected (T, B) = (600, 2)"
-    ok = np.allclose(adv_tm.T.cpu().numpy(), expected, rtol=1e-4, atol=1e-5)
-    assert ok, "right shape, wrong values: did you pass time_dim=0? Without it, each of 600 rows is 2 steps"
-    print("time-major rl.gae == the loop")
+    print("correct: time-major rl.gae == the loop")
 
 # %% [markdown]
 # What the package adds beyond your kernel changes its speed, not its results.

@@ -155,8 +155,9 @@ exercises.attempt("strided_scan", strided_scan)
 #   last chunk, because nothing after the row may change $h$. Then add the reset flag as in 00c,
 #   section 1.
 # * **Triton's rule** (from 00c, section 2's four pieces): name your combine in the kernel itself.
-#   The GPU's compiler accepts a hook passed as a `tl.constexpr` argument, but it refuses a
-#   `tl.associative_scan` combine passed that way (on a GPU only: the interpreter cannot show it).
+#   The compiler accepts a hook passed as a `tl.constexpr` argument, but it refuses a
+#   `tl.associative_scan` combine passed that way (Triton 3.6's compiler for a GPU; the
+#   interpreter cannot show it).
 #
 # <details><summary>Hint 1: where to start</summary>
 #

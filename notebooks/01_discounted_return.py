@@ -57,11 +57,13 @@
 # | a truncation | yes | $\gamma V(s_{t+1})$, through a select | $(0,\ r_t + \gamma V(s_{t+1}))$ |
 # | the window's last step | yes | $\gamma V(s_T)$, through a select (none if it also terminates) | as a truncation |
 #
-# **The window's last step.** The card resets it always, as the package's kernels do. It must
-# reset when its ordinary $b_t$ counts on $y_{t+1}$, as TD(λ)'s and V-trace's do; otherwise nothing
-# follows it and the scan starts from $y_T = 0$, so it may reset or not, and the exercises' step
-# tables then write "optional ($y_T = 0$)"
-# ([notebook 03, section 2](03_td_lambda.ipynb#2.-Prologue,-scan,-epilogue) gives the argument).
+# **The window's last step always resets,** as the package does for every estimator. A step that
+# resets gives $y_t = b_t$ whatever comes after it, so the window's end holds its bootstrap in
+# $b_{T-1}$ and reads nothing from beyond the window. A step that does not reset still multiplies
+# $y_T$ by $a_{T-1}$. That is harmless only while $y_T$ is 0, and the first cell after the imports
+# shows what goes wrong when it is not. TD(λ) and V-trace (notebooks 03 and 04) need the reset for a second
+# reason: their ordinary $b_t$ counts on $y_{t+1}$, and at the last step the reset selects the
+# form of $b$ that does not.
 #
 # Both the reset and the bootstrap are selects, never products with 0: section 5's NaN card
 # states the rule once for the whole course.
@@ -100,6 +102,30 @@ DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
 KERNEL = "triton"
 rng = np.random.default_rng(1)
 to_numpy = lambda x: x.cpu().numpy()  # noqa: E731
+
+# %% [markdown]
+# **Why the window's last step resets, on two steps of GAE.** Take $\gamma = \lambda = 0.5$,
+# rewards 1, values 2, and $V(s_2) = 10$ after the window. GAE's pair is
+# $(a_t, b_t) = (\gamma\lambda, \delta_t)$, with $\delta_t = r_t + \gamma V'_t - V_t$, so
+# $b = (1 + 0.5 \cdot 2 - 2,\ 1 + 0.5 \cdot 10 - 2) = (0, 4)$: the bootstrap is already in $b_1$.
+# From $y_2 = 0$, both forms of the last step give $\hat A = (0 + 0.25 \cdot 4,\ 4) = (1, 4)$. Now
+# let a value come in as $y_2$, as 00b's `last_value` and `rl.linear_scan`'s `initial` let one in:
+# say $V(s_2) = 10$ itself, mistaken for something to carry. Without the reset,
+# $\hat A_1 = 4 + 0.25 \cdot 10 = 6.5$ counts the bootstrap twice, and $\hat A_0$ inherits the
+# error. With it, the answer stays $(1, 4)$, whatever comes in.
+
+# %%
+b2 = torch.tensor([[0.0, 4.0]], device=DEVICE)  # GAE's b = delta on two steps
+no_reset = torch.tensor([[0.25, 0.25]], device=DEVICE)  # a = gamma * lambda at both steps
+with_reset = torch.tensor([[0.25, 0.0]], device=DEVICE)  # a = 0 at the window's last step
+y_2 = torch.tensor([10.0], device=DEVICE)  # a value that comes in after the window
+for a2 in (no_reset, with_reset):  # from y_2 = 0 the two agree
+    torch.testing.assert_close(rl.linear_scan(a2, b2, backend=KERNEL), torch.tensor([[1.0, 4.0]], device=DEVICE))
+counted_twice = rl.linear_scan(no_reset, b2, initial=y_2, backend=KERNEL)
+torch.testing.assert_close(counted_twice, torch.tensor([[1.625, 6.5]], device=DEVICE))  # 4 + 0.25 * 10 at t = 1
+torch.testing.assert_close(rl.linear_scan(with_reset, b2, initial=y_2, backend=KERNEL),
+                           torch.tensor([[1.0, 4.0]], device=DEVICE))  # the reset ignores y_2
+print("without the reset:", counted_twice.tolist(), " with it: [[1.0, 4.0]]")
 
 # %% [markdown]
 # ## 1. The loop
@@ -282,6 +308,8 @@ print(f"3 x 1000: relative error {long_err:.1e}")
 #   window's last step belongs in $b$.
 # * **$a = 0$ is the reset.** If your prologue returns $a_t = 0$, the scan ignores everything
 #   after step $t$: $y_t = b_t$, as in `rl.linear_scan`. It is a select, as the card below says.
+#   You return only the pair: the harness makes 00c's reset flag from it, `flag = a == 0`, and
+#   `rl.linear_scan` does the same. Each exercise's **Reset:** line says which form it uses.
 #
 # **The NaN card: select, never multiply by 0.** This is the course's one statement of the rule;
 # later notebooks point back to it as "01's NaN card". $0 \times \text{NaN}$ is NaN, so a product
@@ -329,18 +357,13 @@ print("discounted_sum through scan_hook == rl.linear_scan")
 # * The last column divides each line's wall time by ours at the same shape and pass, so our own
 #   line reads 1.00, and a ratio under 1 means that line was faster than ours. At 16384×1024 only
 #   ours was timed.
-# * An **anchor** is a yardstick timed beside ours, not a peer. GAE's table has one: a naive GAE
-#   kernel launched with nothing around it, which shows what a bare Triton call costs.
-# * In the tables of notebooks 01–04, three lines read under 1: GAE's anchor at 16×128 (0.597),
-#   and rl_triton in V-trace's table at 16×128 and 64×16384 (0.696 and 0.855).
 # * Small shapes are host-bound: the wall time is almost all host work, which is noisy. The
 #   return's forward at 16×128 takes 1.8 µs on the GPU but 52 µs of wall time, more than the
 #   22.5 µs of the larger 4096×128.
 # * Adding the backward (the `fwd+bwd` lines) costs far more wall time than GPU time. For the
-#   return, the wall time with the backward is 11 to 17 times the forward's alone; for the scans
-#   of notebooks 02–04 it is 4 to 17 times. The GPU time is only 2 to 3 times the forward's. So
-#   most of the added wall time is work on the host, autograd's and our call's own: at 16×128 the
-#   host adds about 530 µs.
+#   return, the wall time with the backward is 11 to 17 times the forward's alone, while the GPU
+#   time is only 2 to 3 times the forward's. So most of the added wall time is work on the host,
+#   autograd's and our call's own: at 16×128 the host adds about 530 µs.
 #
 # Notebooks 08 and 14 explain these figures; the fold below says where.
 #
@@ -348,8 +371,8 @@ print("discounted_sum through scan_hook == rl.linear_scan")
 #
 # [Notebook 14, section 7](14_appendix_data.ipynb#7.-The-"profile-it"-sections-of-notebooks-01–07,-read-once)
 # reads, explains and checks every algorithm's figures. Its section 3 says why a wall time is
-# noisy, its section 5 (on our call's own host work) reads GAE's anchor, and its section 10 the
-# cases where a peer was faster.
+# noisy, its section 5 is on our call's own host work, and its section 10 on the cases where a
+# peer was faster.
 # Notebook 08, section 3, measures the host time.
 #
 # </details>
@@ -363,31 +386,19 @@ ours_h200 = {(r["B"], r["T"], r["pass"]): r for r in h200 if r["impl"] == profil
 assert not h200 or len(ours_h200) == 8
 assert all(r["vs_ours"] == 1.0 for r in ours_h200.values())  # "our own line reads 1.00"
 assert all(r["impl"] == profile.OURS_IMPL for r in h200 if (r["B"], r["T"]) == (16384, 1024))  # "only ours"
-# the backward's claims, for the return and for 02-04's scans, which point here ("here too")
-for alg in ("discounted_return", "gae", "td_lambda", "vtrace"):
-    rows_ = profile.committed_rows(profile.committed_results()[1], alg) if h200 else []
-    ours_ = {(r["B"], r["T"], r["pass"]): r for r in rows_ if r["impl"] == profile.OURS_IMPL}
-    for (b_, t_, p_), fw in ours_.items():
-        if p_ == "fwd":
-            bw = ours_[b_, t_, "fwd+bwd"]
-            lo_, hi_ = (11, 17) if alg == "discounted_return" else (4, 17)  # "11 to 17 times", "4 to 17 times"
-            assert lo_ < bw["wall_us"] / fw["wall_us"] < hi_ and 1.8 < bw["gpu_us"] / fw["gpu_us"] < 3.1, alg  # "2 to 3 times"
-            assert bw["wall_us"] - fw["wall_us"] > 2 * (bw["gpu_us"] - fw["gpu_us"]), alg  # "mostly host time"
-# the oddities: host-bound small shapes, and the three lines under 1 (the anchor, rl_triton twice)
+# the backward's claims
+for (b_, t_, p_), fw in ours_h200.items():
+    if p_ == "fwd":
+        bw = ours_h200[b_, t_, "fwd+bwd"]
+        assert 11 < bw["wall_us"] / fw["wall_us"] < 17 and 1.8 < bw["gpu_us"] / fw["gpu_us"] < 3.1  # "11 to 17", "2 to 3"
+        assert bw["wall_us"] - fw["wall_us"] > 2 * (bw["gpu_us"] - fw["gpu_us"])  # "mostly host time"
+# the host-bound small shapes
 if h200:
     fw16, fw4k, bw16 = ours_h200[16, 128, "fwd"], ours_h200[4096, 128, "fwd"], ours_h200[16, 128, "fwd+bwd"]
     assert (round(fw16["gpu_us"], 1), round(fw16["wall_us"]), round(fw4k["wall_us"], 1)) == (1.8, 52, 22.5)
     assert fw16["wall_us"] > fw4k["wall_us"] and fw16["wall_us"] > 20 * fw16["gpu_us"]  # "host-bound"
     host_added = (bw16["wall_us"] - fw16["wall_us"]) - (bw16["gpu_us"] - fw16["gpu_us"])
     assert round(host_added, -1) == 530, host_added  # "about 530 µs of it at 16×128"
-    under_1 = sorted((alg, r["impl"], r["B"], r["T"], r["pass"], round(r["vs_ours"], 3))
-                     for alg in ("discounted_return", "gae", "td_lambda", "vtrace")
-                     for r in profile.committed_rows(profile.committed_results()[1], alg)
-                     if r["vs_ours"] is not None and r["vs_ours"] < 1)
-    assert under_1 == [("gae", "bare_triton_launch", 16, 128, "fwd", 0.597),
-                       ("vtrace", "rl_triton", 16, 128, "fwd", 0.696),
-                       ("vtrace", "rl_triton", 64, 16384, "fwd", 0.855)], under_1  # "three lines read under 1"
-    assert "bare_triton_launch" in profile.ANCHORS  # GAE's anchor: "a naive GAE kernel launched" bare
 
 # %% [markdown]
 # ## Exercises
@@ -406,7 +417,7 @@ if h200:
 # Write its prologue for `exercises.scan_hook(transposed_scan, (a, dy), (), reverse=False)`
 # ([section 5](#5.-The-harness-for-Triton-prologues) has the arguments and rules).
 #
-# **Reset written as:** $a = 0$ in the pair, here $a_{t-1}$ (the harness makes the flag).
+# **Reset:** $a = 0$ in the pair, here $a_{t-1}$.
 #
 # * **Inputs:** `X[0]` is `a`, `X[1]` is the upstream gradient `dy`, both (B, T) float32.
 #   `P` is empty, `()`.
@@ -489,7 +500,7 @@ exercises.attempt("transposed_scan", transposed_scan)
 # PyTorch's autograd, as the package does for every algorithm. Write a `torch.autograd.Function`
 # whose `forward` and `backward` each run `exercises.scan_hook` with a prologue of yours.
 #
-# **Reset written as:** $a_t = 0$ in both prologues (the harness makes the flag).
+# **Reset:** $a_t = 0$ in both prologues.
 #
 # * **Inputs:** `rewards` (B, T) float32, `terminated` (B, T) bool, `gamma` a number.
 # * **Returns:** `Returns.apply(rewards, terminated, gamma)`, the returns, differentiable in
@@ -499,15 +510,14 @@ exercises.attempt("transposed_scan", transposed_scan)
 #     transposed scan forwards (`reverse=False`), with the flags of the step *before*:
 #     $g_t = dG_t + \gamma(1 - \text{term}_{t-1})\, g_{t-1}$, with $dG_t$ the upstream gradient's entry $t$. It returns one
 #     gradient per input of `forward` (`None` for `terminated` and `gamma`).
-# * **The pairs** your two prologues return. There is no truncation input, and the window's last
-#   step needs no reset of its own, since the forward scan starts from $y_T = 0$
-#   ([notebook 03, section 2](03_td_lambda.ipynb#2.-Prologue,-scan,-epilogue) says when one does):
+# * **The pairs** your two prologues return. There is no truncation input and no bootstrap, so
+#   the window's last step is a reset with $b_t = r_t$, as the card says:
 #
 #   | pass | step | multiplier | $b_t$ | reset? |
 #   | --- | --- | --- | --- | --- |
 #   | forward | ordinary | $\gamma$ | $r_t$ | no |
-#   | forward | termination, the window's last step included | 0 | $r_t$ | yes |
-#   | forward | the window's last step, not terminated | $\gamma$ | $r_t$ | optional ($y_T = 0$) |
+#   | forward | termination | 0 | $r_t$ | yes |
+#   | forward | the window's last step ($t = T-1$) | 0 | $r_t$ | yes |
 #   | backward | $t \ge 1$, step $t-1$ not terminated | $\gamma$ | $dG_t$ | no |
 #   | backward | $t \ge 1$, step $t-1$ terminated | 0 | $dG_t$ | yes |
 #   | backward | $t = 0$: no step before, no flag to load | any: nothing is carried in | $dG_0$ | makes no difference |
@@ -530,6 +540,7 @@ exercises.attempt("transposed_scan", transposed_scan)
 # <details><summary>Hint 2: the plan</summary>
 #
 # * Both prologues read $\gamma$ from `P[0]`.
+# * Forward prologue: $a_t = 0$ where the step terminates or `t == T - 1`, $\gamma$ elsewhere.
 # * `forward` keeps what the backward needs: `ctx.save_for_backward(terminated)` and
 #   `ctx.gamma = gamma`. It returns `exercises.scan_hook(...)` of `(rewards, terminated)`, `(gamma,)`.
 # * `backward` gets `grad`, the upstream gradient $dG$. It may be a broadcast view. `scan_hook` takes
@@ -595,13 +606,13 @@ exercises.attempt("returns_autograd", returns_autograd)
 #
 # Let $S_t$ be the discounted sum of rewards up to the episode's end, with the bootstrap at the
 # window's end. It is one reverse scan, `rl.linear_scan`, whose reset is $a_t = 0$. There is no
-# truncation input, and, as in `returns_autograd`, the window's last step needs no reset:
+# truncation input:
 #
 # | step | multiplier | $b_t$ | reset? |
 # | --- | --- | --- | --- |
 # | ordinary | $\gamma$ | $r_t$ | no |
 # | termination, the window's last step included | 0 | $r_t$ | yes |
-# | the window's last step, not terminated | $\gamma$ | $r_t + \gamma V'_{T-1}$ | optional ($y_T = 0$) |
+# | the window's last step, not terminated | 0 | $r_t + \gamma V'_{T-1}$ | yes |
 #
 # A select (`torch.where`) adds the bootstrap, so a NaN value at a termination is never read into
 # the sum.
@@ -629,7 +640,7 @@ last[0, -1] = True  # the window's last step
 def S_of(r, v, term):
     """S_t: a reverse scan; the bootstrap only at the window's last step, and only if it does not terminate."""
     boot = torch.where(last & ~term, 0.9 * v, 0.0)  # a select: a NaN behind a termination is not read
-    return rl.linear_scan(0.9 * (~term).float(), r + boot, backend=KERNEL)
+    return rl.linear_scan(0.9 * (~(term | last)).float(), r + boot, backend=KERNEL)  # a = 0: the resets
 
 
 S = S_of(r1, v1, term1)  # S_t
@@ -653,7 +664,7 @@ assert torch.isfinite(S_end).all() and torch.isclose(S_end[0, -1], r1[0, -1])  #
 # **The task.** Write it with tensor ops (`rl.linear_scan`, as above, or any others), with no
 # Python loop over time.
 #
-# **Reset written as:** $a_t = 0$ in `rl.linear_scan` (it makes the flag), as in the table above.
+# **Reset:** $a_t = 0$ in `rl.linear_scan`, as in the table above.
 #
 # * **Inputs:** `rewards`, `next_values` ($V(s_{t+1})$ at step $t$) and `terminated` (bool), all
 #   (B, T); `gamma` a number; `n` an int, which may exceed `T`.
@@ -680,8 +691,8 @@ assert torch.isfinite(S_end).all() and torch.isclose(S_end[0, -1], r1[0, -1])  #
 #
 # <details><summary>Hint 2: the plan</summary>
 #
-# * $S$ is `rl.linear_scan(a, b)`, with the table's pairs: $a$ from `~terminated`, and the
-#   bootstrap added to $b$ by `torch.where`.
+# * $S$ is `rl.linear_scan(a, b)`, with the table's pairs: $a$ is 0 at a termination and at the
+#   window's last step, and the bootstrap is added to $b$ by `torch.where`.
 # * Step $t$ "runs on" if $t + n < T$ and no termination lies in $[t, t+n)$.
 # * Count the terminations of each window: a `torch.cumsum` of the flags, with a 0 in front. Take
 #   its difference between $t + n$ and $t$.

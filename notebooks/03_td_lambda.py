@@ -104,15 +104,10 @@ print(G)
 #   episode it is $1-\lambda_t$, and the rest of the weight goes to $G_{t+1}$. At a truncation or
 #   the window's end it is 1, because there is no $G_{t+1}$ to mix in.
 #
-# **The window's last step must reset.** For the return and GAE it need not: the scan starts from
-# $y_T = 0$, so $a_{T-1}$ multiplies 0, and their last step can keep its ordinary $a_t$ and give
-# the same numbers (the tables of 01 and 02 mark it "optional ($y_T = 0$)"). TD(λ) cannot do
-# that. Its ordinary $b_t$ bootstraps from $V'_t$ with weight $1-\lambda_t$ only, and counts on
+# **The window's last step resets,** as on 01's card, and for TD(λ) the numbers depend on it. Its
+# ordinary $b_t$ bootstraps from $V'_t$ with weight $1-\lambda_t$ only, and counts on
 # $\lambda_t G_{t+1}$ for the rest. After the window there is no $G_T$, so the last step must take
-# its done form, $w = 1$, a full bootstrap, and the reset is what selects that form. Any
-# estimator whose ordinary $b_t$ counts on a $y_{t+1}$ must reset there: V-trace, in notebook 04,
-# is another. The package's hooks simply count `t == T - 1` as done for every estimator, one rule
-# for all.
+# its done form, $w = 1$, a full bootstrap, and the reset is what selects that form.
 #
 # The exercises below end the window another way. They have no done flag, so they set
 # $\lambda_{T-1} = 0$ at its last step. That gives the same pair: $a_{T-1} = \gamma_{T-1} \cdot 0 = 0$,
@@ -336,6 +331,14 @@ print(f"unbiased critic, σ_c = 3: best λ = {best_unbiased:.2f}, MSE {mse_unbia
 # %%
 h200 = profile.committed("td_lambda", missing_ok=True)  # the H200's table and chart, read by name: not measured here
 
+# %% jupyter={"source_hidden": true}
+# Checks: the claims above, on the committed rows (CI runs them; skip when reading)
+ours_ = {(r["B"], r["T"], r["pass"]): r for r in h200 if r["impl"] == profile.OURS_IMPL}
+for (b_, t_, p_), fw in ours_.items():
+    if p_ == "fwd":
+        bw = ours_[b_, t_, "fwd+bwd"]
+        assert bw["wall_us"] - fw["wall_us"] > 2 * (bw["gpu_us"] - fw["gpu_us"]), (b_, t_)  # "mostly host time"
+
 # %% [markdown]
 # ## Exercises
 #
@@ -400,7 +403,7 @@ print("a 9-line Triton prologue == rl.td_lambda")
 # `tl.where` (01's NaN card). The full description is in
 # [notebook 01, section 5](01_discounted_return.ipynb#5.-The-harness-for-Triton-prologues).
 #
-# **Reset written as:** $a_t = 0$ (the harness makes the flag), as in the worked prologue.
+# **Reset:** $a_t = 0$, as in the worked prologue.
 #
 # * **Inputs:** `X = (rewards, next_q, next_action, terminated)` and `P = (γ, λ, n_actions)`.
 #   `n_actions` is an int.

@@ -63,23 +63,12 @@
 # $$\rho_t = \min(\bar\rho, \tfrac{\pi}{\mu}), \quad c_t = \lambda_t \min(\bar c, \tfrac{\pi}{\mu}), \quad
 #   \delta_t = r_t + \gamma_t (1-\text{term}_t) V'_t - V_t,$$
 #
-# $$v_t = V_t + \rho_t\delta_t + \gamma_t (1-\text{done}_t)\, c_t\, (v_{t+1} - V'_t),$$
+# $$v_t = V_t + \rho_t\delta_t + \gamma_t (1-\text{done}_t)\, c_t\, (v_{t+1} - V'_t).$$
 #
-# $$A^{pg}_t = \rho^{pg}_t\big(r_t + \gamma_t(1-\text{term}_t)
-#   [\lambda_t\,\text{follow}_t + (1-\lambda_t) V'_t] - V_t\big), \qquad
-#   \rho^{pg}_t = \min(\bar\rho_{pg}, \tfrac{\pi}{\mu}), \qquad
-#   \text{follow}_t = \begin{cases} v_{t+1} & \text{not done}_t \\ V'_t & \text{done}_t \end{cases}$$
-#
-# $\text{follow}_t$ is what the advantage reads after step $t$: the next step's target $v_{t+1}$
-# inside an episode, and the next value $V'_t$ at an episode end (`follow` in the NumPy code below).
-#
-# * `vs` $= v_t$ is the critic's regression target.
-# * `pg_advantages` $= A^{pg}_t$ multiplies $\nabla\log\pi(u_t|s_t)$ in the policy loss. Its
-#   λ-mix follows rlax.
-# * $\pi/\mu$, the importance ratio of the action taken, comes in as
-#   `log_rhos` $= \log\pi(u_t|s_t) - \log\mu(u_t|s_t)$.
-# * $\bar\rho$, $\bar c$ and $\bar\rho_{pg}$ are the clip levels, `rho_bar`, `c_bar` and
-#   `pg_rho_bar`. So $\rho^{pg}_t$ is the advantage's own clipped weight.
+# `vs` $= v_t$ is the critic's regression target. $\pi/\mu$, the importance ratio of the action
+# taken, comes in as `log_rhos` $= \log\pi(u_t|s_t) - \log\mu(u_t|s_t)$, and $\bar\rho$ and
+# $\bar c$ are the clip levels `rho_bar` and `c_bar`. V-trace's second output, the policy-gradient
+# advantage, is read off $v$ afterwards: section 2 gives it, beside the epilogue that computes it.
 
 # %%
 import importlib
@@ -118,8 +107,8 @@ print(inspect.getsource(reference.vtrace))
 
 # %% [markdown]
 # By hand: three steps, $\gamma = 0.5$, $\lambda = 1$, the default clips
-# $\bar\rho = \bar c = \bar\rho_{pg} = 1$, rewards and values 1, a bootstrap value of 2 after
-# the window. Compared with μ, π likes:
+# $\bar\rho = \bar c = \bar\rho_{pg} = 1$ ($\bar\rho_{pg}$ clips the advantage `pg`, which
+# section 2 defines), rewards and values 1, a bootstrap value of 2 after the window. Compared with μ, π likes:
 #
 # * the first action twice as much ($\pi/\mu = 2$, clipped to 1);
 # * the second half as much ($\pi/\mu = 0.5$: it halves the trace);
@@ -151,6 +140,18 @@ np.testing.assert_allclose(pg, [0.75, 0.5, 1.0])
 # * **epilogue** (per step): `vs` $= y_t$, and the advantage. The advantage needs $v_{t+1}$, the
 #   value the scan carried *into* step $t$, so it costs no extra pass.
 #
+# **The advantage.** `pg_advantages` $= A^{pg}_t$ multiplies $\nabla\log\pi(u_t|s_t)$ in the
+# policy loss. Its λ-mix follows rlax:
+#
+# $$A^{pg}_t = \rho^{pg}_t\big(r_t + \gamma_t(1-\text{term}_t)
+#   [\lambda_t\,\text{follow}_t + (1-\lambda_t) V'_t] - V_t\big), \qquad
+#   \text{follow}_t = \begin{cases} v_{t+1} & \text{not done}_t \\ V'_t & \text{done}_t \end{cases}$$
+#
+# $\rho^{pg}_t = \min(\bar\rho_{pg}, \pi/\mu)$ is the advantage's own clipped weight, with its
+# own clip level $\bar\rho_{pg}$, `pg_rho_bar`. $\text{follow}_t$ is what the advantage reads after
+# step $t$: the next step's target $v_{t+1}$ inside an episode, and the next value $V'_t$ at an
+# episode end (`follow` in the NumPy code below).
+#
 # **The window's last step resets,** as TD(λ)'s does
 # ([notebook 03, section 2](03_td_lambda.ipynb#2.-Prologue,-scan,-epilogue)). V-trace's $b_t$
 # holds $-\gamma_t c_t V'_t$, which is there to cancel against $a_t v_{t+1} = \gamma_t c_t v_{t+1}$,
@@ -165,10 +166,9 @@ np.testing.assert_allclose(pg, [0.75, 0.5, 1.0])
 # A bootstrap, $\gamma_t V'_t$ here, is added into $b_t$ at one step. Every scan here starts from
 # 0, so each bootstrap must be written into $b$.
 #
-# *Where it bites:* for the return ($a = \gamma$, $b = r$), a carry of $V'_{T-1}$ happens to give
-# the right last step, $r_{T-1} + \gamma V'_{T-1}$. GAE's $b_{T-1} = \delta_{T-1}$ already holds
-# $\gamma V'_{T-1}$, so the same carry would give $\hat A_{T-1} = \delta_{T-1} + \gamma\lambda
-# V'_{T-1}$: the bootstrap added a second time, weighted $\gamma\lambda$.
+# *Where it bites:* notebook 01's two-step GAE, at its top. GAE's $b_{T-1} = \delta_{T-1}$ already
+# holds $\gamma V'_{T-1}$, so a carry of $V'_{T-1}$ through a last step that does not reset adds the
+# bootstrap a second time.
 #
 # </details>
 #
@@ -231,7 +231,7 @@ for fn in (vtrace._step, vtrace._vtrace_prologue, vtrace._vtrace_epilogue):
 #   flag, so it cannot cut the trace at a time limit and keep the bootstrap.
 # * **The advantage reads `y_in`.** An epilogue gets `y_in`, the value that entered step $t$ in the
 #   scan. In this reverse scan that is $v_{t+1}$, which section 2's epilogue needs. At an episode
-#   end, `tl.where(done, v_next, y_in)` reads $V'_t$ instead: the introduction's $\text{follow}_t$.
+#   end, `tl.where(done, v_next, y_in)` reads $V'_t$ instead: section 2's $\text{follow}_t$.
 # * **The weights are constants for gradients,** as in IMPALA: the backward kernel covers
 #   `rewards`, `values`, `next_values` and `bootstrap_value`, not `log_rhos`.
 #
@@ -388,11 +388,25 @@ assert profile.rollout_error("vtrace", 3, 1000, DEVICE) < 1e-5  # 3 × 1,000 ste
 # [notebook 01, section 6](01_discounted_return.ipynb#6.-Optional:-profile-it), the last column is
 # each line's wall time divided by ours, and a `!` after a name would mark an implementation whose
 # outputs disagreed with ours. No line carries one. Here too, the backward's extra wall time is
-# mostly host time.
+# mostly host time. Two lines read under 1: rl_triton's forward at 16×128 (0.696) and at
+# 64×16384 (0.855). [Notebook 14, section 7](14_appendix_data.ipynb#7.-The-"profile-it"-sections-of-notebooks-01–07,-read-once)
+# reads them.
 
 # %%
 h200 = profile.committed("vtrace", missing_ok=True)  # the H200's table and chart, read by name: not measured here
 assert not any(r["flagged"] for r in h200)  # no line carries a `!`: every implementation agreed with ours
+
+# %% jupyter={"source_hidden": true}
+# Checks: the claims above, on the committed rows (CI runs them; skip when reading)
+ours_ = {(r["B"], r["T"], r["pass"]): r for r in h200 if r["impl"] == profile.OURS_IMPL}
+for (b_, t_, p_), fw in ours_.items():
+    if p_ == "fwd":
+        bw = ours_[b_, t_, "fwd+bwd"]
+        assert bw["wall_us"] - fw["wall_us"] > 2 * (bw["gpu_us"] - fw["gpu_us"]), (b_, t_)  # "mostly host time"
+under_1 = sorted((r["impl"], r["B"], r["T"], r["pass"], round(r["vs_ours"], 3)) for r in h200
+                 if r["vs_ours"] is not None and r["vs_ours"] < 1)
+assert not h200 or under_1 == [("rl_triton", 16, 128, "fwd", 0.696),
+                               ("rl_triton", 64, 16384, "fwd", 0.855)], under_1  # "two lines under 1"
 
 # %% [markdown]
 # ## Exercises
@@ -417,7 +431,7 @@ assert not any(r["flagged"] for r in h200)  # no line carries a `!`: every imple
 # `m` is false on lanes past the row's end. The harness scans the pairs backwards in chunks, makes
 # the lanes past the end the identity (1, 0), and treats $a_t = 0$ as the reset, applied as a select.
 #
-# **Reset written as:** $a_t = 0$ (the harness makes the flag), as in `q_lambda`.
+# **Reset:** $a_t = 0$, as in `q_lambda`.
 #
 # * **Inputs:** `P` holds (γ, λ). `X` holds five (B, T) tensors in this order. Each has one number
 #   per step, loaded at `offs`:
@@ -535,8 +549,9 @@ exercises.attempt("retrace", retrace)
 # </details>
 #
 # * **Inputs:** `X` holds log_rhos, rewards, values, next_values, terminated; `P` holds
-#   (γ, ρ̄, c̄). `y` is $v_t$ and `y_in` is $v_{t+1}$.
-# * **Returns:** the introduction's $A^{pg}_t$ at λ = 1,
+#   (γ, ρ̄, c̄). `P[2]` is for the given prologue; your epilogue does not need it. `y` is $v_t$ and
+#   `y_in` is $v_{t+1}$.
+# * **Returns:** section 2's $A^{pg}_t$ at λ = 1,
 #   $\rho^{pg}_t\big(r_t + \gamma(1-\text{term}_t)\,v_{t+1} - V_t\big)$ with
 #   $\rho^{pg}_t = \min(\bar\rho, \pi_t/\mu_t)$, where $\pi_t/\mu_t$ = `exp(log_rhos)` is the ratio
 #   of step $t$'s action. $v_{t+1}$ is the next step's V-trace target (`y_in`), and `next_values`
@@ -622,7 +637,7 @@ exercises.attempt("vtrace_pg", vtrace_pg)
 # section 2's step and its resets. A second kernel, launched after the first has finished, reads
 # `vs` one step on and computes `vtrace_pg`'s policy-gradient advantage.
 #
-# **Reset written as:** a flag `k` beside the pair, as in 00c's `reset_scan`, with $a_t$ kept at
+# **Reset:** a flag `k` beside the pair, as in 00c's `reset_scan`, with $a_t$ kept at
 # $\gamma c_t$ (either form passes).
 #
 # * **Inputs:** `log_rhos`, `rewards`, `values` and `next_values` are (B, T) float32 and

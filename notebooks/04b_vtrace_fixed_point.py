@@ -114,8 +114,10 @@ rng = np.random.default_rng(41)
 #   $\pi > 0$. An example is on-policy ($\mu = \pi$) with $\bar\rho < 1$. Every weight is clipped
 #   to $\bar\rho$, and $\min(\bar\rho\,\pi, \pi) = \bar\rho\,\pi$ normalises back to $\pi$.
 #
-# Clipping alone does not move the fixed point. Clipping some actions more than others can. Even
-# then V-trace may learn $V^\pi$ by coincidence: when, at $V^\pi$, the clipped weights still
+# Clipping every action of $\pi$ by the same factor does not move the fixed point. Clipping some
+# more than others can. In the example below, $\bar\rho = 1$ clips one action's weight from 4 to
+# 1 and leaves the other's at 1/4, and the fixed point moves from $V^\pi = 8$ to 5. Even then
+# V-trace may learn $V^\pi$ by coincidence: when, at $V^\pi$, the clipped weights still
 # average the TD errors to 0. One example is an MDP where every action has the same $Q^\pi$.
 #
 # The example has one state that returns to itself, and two actions. The value of any policy
@@ -172,6 +174,7 @@ for rho_bar in (1.0, 4.0):
     assert abs(at_target) < 0.03  # the fixed point
     if rho_bar == 1.0:
         assert target < value_of(pi) - 2 and at_v_pi < -0.1  # V^pi is not it: vs pulls the critic below
+        assert (round(value_of(pi), 9), round(target, 9)) == (8.0, 5.0)  # "moves from V^pi = 8 to 5"
     else:
         assert abs(target - value_of(pi)) < 1e-12  # rho_bar >= max pi/mu: nothing clipped, V^pi
 w_on = np.minimum(0.5 * pi, pi)  # on-policy (mu = pi), rho_bar = 0.5: every weight clipped to 0.5

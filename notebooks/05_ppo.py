@@ -568,8 +568,8 @@ print(f"3 x 1000: relative error {long_err:.1e}")
 # (the `fwd+bwd` rows) spends most of its wall time on the host (Python, autograd's bookkeeping,
 # the launches), not on the GPU. That host time is the H200 box's: a faster host CPU shrinks it,
 # while the GPU time does not change with the host. Against the eager PyTorch formula, whose
-# chain of small ops the fused kernel replaces, the fused call takes 7.6–9.8× less GPU time at
-# every shape where the eager formula was timed. What that does to the wall clock is read in
+# chain of small ops the fused kernel replaces, the fused call with its backward takes 7.6–9.8× less GPU
+# time at every shape where the eager formula was timed. What that does to the wall clock is read in
 # [notebook 09, section 4](09_benchmarks.ipynb#4.-Fused-losses-against-their-eager-formulas),
 # whose wall times come from paired rounds on an H100, not from this H200 table. It needs notebook
 # 08's tools: read it after notebook 08.

@@ -498,8 +498,8 @@ assert profile.rollout_error("sac", 3, 1000, DEVICE) < 1e-5  # 3 × 1,000 steps:
 # that call spends most of its wall time on the host, not on the GPU, at the shapes RL code uses.
 # That host time is the H200 box's: a faster host CPU shrinks it, while the GPU time does not change
 # with the host.
-# Against the eager PyTorch formula it takes 5.3–7.4× less GPU time at every shape where the eager
-# formula was timed. The table's "% floor" passes 100 % (116 and 109) at 64×16384 because there
+# Against the eager PyTorch formula, with its backward, it takes 5.3–7.4× less GPU time at every
+# shape where the eager formula was timed. The table's "% floor" passes 100 % (116 and 109) at 64×16384 because there
 # the bytes sit in the GPU's L2 cache, faster than its main memory (notebook 14, section 8). What
 # the fused call does to the wall clock is read in
 # [notebook 09, section 4](09_benchmarks.ipynb#4.-Fused-losses-against-their-eager-formulas),

@@ -399,10 +399,11 @@ assert profile.rollout_error("crr", 3, 1000, DEVICE) < 1e-5  # 3 × 1,000 steps:
 # formula's: 2.9–3.6× less, or 10–22 µs per call, at every shape where the eager formula was
 # timed. Yet at the shapes RL code uses, the fused call spends most of its wall time on the host,
 # not on the GPU. That host time is the H200 box's: a faster host CPU shrinks it, while the GPU time
-# does not change with the host. And with its backward, the eager formula is faster on the wall
-# clock here: its wall time is below ours in all three of those rows ("wall ÷ ours" under 1).
-# [Notebook 09, section 4](09_benchmarks.ipynb#4.-Fused-losses-against-their-eager-formulas) says
-# why, with wall times from paired rounds on an H100. It needs notebook 08's tools: read it after
+# does not change with the host. With its backward, this table leans towards the eager formula on
+# the wall clock: its wall time is below ours in all three of those rows ("wall ÷ ours" under 1),
+# though timings taken apart like these settle little.
+# [Notebook 09, section 4](09_benchmarks.ipynb#4.-Fused-losses-against-their-eager-formulas) settles
+# it with paired rounds on an H100 (the eager formula is faster with the backward there) and says why. It needs notebook 08's tools: read it after
 # notebook 08.
 
 # %%

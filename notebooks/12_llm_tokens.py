@@ -101,9 +101,10 @@ GAMMA, LAM = 0.99, 0.95
 # <details><summary>Details: the KL term and verl's defaults</summary>
 #
 # Some stacks put the KL term in the loss instead; their reward is the outcome alone. verl's
-# default configuration (0.9.1) sets $\gamma = \lambda = 1$. The critic is why PPO pays for a
-# value head at all: it is what $\lambda < 1$ leans on. And $\gamma < 1$ pushes against padding a
-# response with reasoning that does not help.
+# default configuration (0.9.1) sets $\gamma = \lambda = 1$. PPO pays for a value head either
+# way: at $\gamma = \lambda = 1$ the critic is still the baseline subtracted in
+# $\hat A_t = \sum_{k \ge t} r_k - V(s_t)$, and with $\lambda < 1$ the advantage also bootstraps
+# from it. And $\gamma < 1$ pushes against padding a response with reasoning that does not help.
 #
 # </details>
 

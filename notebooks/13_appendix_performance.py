@@ -522,11 +522,30 @@ print(profile.table(tiles, ["B × T", "dtype", "tile", "programs", "per SM (laun
 model = {(t["B × T"], t["dtype"]): t for t in tiles}  # each row of the table, by shape and dtype
 
 # %% [markdown]
-# The table shows the planner's rules at work:
+# Those tiles follow a few rules. The next cell prints the planner's decision at each shape of the
+# table above, and at two more, 1056×64 and 1024×64, which sit either side of the
+# `Config.min_programs` limit. `split` is the number of segments each row is cut into in time (1:
+# not split).
+
+# %%
+decisions = []
+for B_, T_, dtype in [(4096, 128, "float32"), (1024, 1024, "float32"), (16384, 1024, "float32"),
+                      (16384, 1024, "bfloat16"), (1056, 64, "float32"), (1024, 64, "float32"),
+                      (64, 16384, "float32"), (8, 131072, "bfloat16")]:
+    p_ = tile_plan(B_, T_, 2 if dtype == "bfloat16" else 4)
+    decisions.append({"B × T": f"{B_}×{T_}", "dtype": dtype, "ROWS": p_["rows"], "BLOCK": p_["block"],
+                      "warps": p_["warps"], "stages": p_["stages"], "split": p_["segments"],
+                      "programs": p_["row_programs"] * p_["segments"]})
+print(profile.table(decisions, digits=4))
+decided = {(d["B × T"], d["dtype"]): d for d in decisions}
+
+# %% [markdown]
+# The rules behind the table:
 #
-# * **Chunk and rows.** The chunk is capped at 128 steps from 4096 rows up, and at 256 below. Several
-#   rows fill the tile up to 256 steps, as long as the launch keeps at least `Config.min_programs`
-#   programs; otherwise a program owns one row.
+# * **Chunk and rows.** The chunk is the row's length rounded up to a power of two, at most 256
+#   steps, or 128 from 4096 rows up; from 1024 rows up, a program takes as many rows as fill 256
+#   steps. If that would leave fewer than `Config.min_programs` programs (1024×64), a program takes
+#   one row instead, walked in wide chunks (the last rule).
 # * **Stages.** A row of one chunk (4096×128) has no next chunk to load, so it gets 1 stage. A
 #   one-row tile of bfloat16 (8×131072) is not pipelined either, because with Triton 3.6 that tile
 #   spilled registers (section 6 says what a spill is).
@@ -576,6 +595,15 @@ assert tile_of["8×131072", "bfloat16"] == (1, 256, 1, 1, 8) and model["8×13107
 assert tile_of["64×16384", "float32"] == (1, 1024, 4, 2, 4) and model["64×16384", "float32"]["programs"] == 64
 assert all(t["ROWS"] * t["BLOCK"] // (32 * t["num_warps"]) == 8 for t in tiles)  # 256 steps per warp, 8 per lane
 for B_, rows_ in [(1024, 1), (1056, 4)]:  # 4 rows of 64 steps: 256 programs (too few) at 1024 rows, 264 at 1056
+    assert tile_plan(B_, 64)["rows"] == rows_
+assert decided["1056×64", "float32"]["programs"] == 264 and decided["1024×64", "float32"]["programs"] == 1024
+assert all(tuple(decided[k][f] for f in ("ROWS", "BLOCK", "warps", "stages")) == tuple(t[f] for f in (
+    "ROWS", "BLOCK", "num_warps", "STAGES")) for k, t in model.items())  # the decision table agrees with the tiles
+assert (decided["8×131072", "bfloat16"]["split"] > 1) and all(  # only the 8×131072 row is split in time
+    d["split"] == 1 for k, d in decided.items() if k != ("8×131072", "bfloat16"))
+for B_, T_, block_ in [(4095, 1024, 256), (4096, 1024, 128), (1024, 100, 128), (2048, 16, 16)]:
+    assert tile_plan(B_, T_)["block"] == block_  # "a power of two, at most 256 steps, or 128 from 4096 rows up"
+for B_, rows_ in [(512, 1), (1023, 1), (2048, 4)]:  # "from 1024 rows up": several rows of 64 steps
     assert tile_plan(B_, 64)["rows"] == rows_
 one_warp = [model[s_, "float32"] for s_ in ("4096×128", "1024×1024", "16384×1024")]  # the reading's figures
 assert [round(t["KB/program"], 1) for t in one_warp] == [2.3, 4.6, 4.6]  # "2.3 KB in flight, or 4.6 KB pipelined"

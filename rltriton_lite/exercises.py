@@ -1097,6 +1097,8 @@ def _hint(ex, bad, at, marks, got, expected, own=None):
     reads, what = ("an index", "array") if ex.kind == "numpy" else ("a load's address or layout", "tensor")
     lead = (_EVERYWHERE_IN_A_SCAN.format(reads=reads, what=what) + " The first wrong step is "
             if positional and everywhere and own is None else "that step is ")
+    if own and _FIXES.search(own):  # an exercise's own diagnosis holds its fix: the step's marks' fixes would compete
+        said = [_FIXES.sub("", what) for what in said]
     hints = [lead + re.sub(r"\.(\x01[^\x02]*\x02)?$", r"\1", "; and ".join(said)) + "."] if said else []
     if own:
         hints.append(own)
@@ -1104,10 +1106,11 @@ def _hint(ex, bad, at, marks, got, expected, own=None):
     if not np.isfinite(got) and np.isfinite(expected) and not isinstance(own, _Whole) and "NaN" not in (own or ""):
         at_end = any(word in what for what in said for word in ("episode end", "termination", "resets"))
         if at_end and _resets_at_zero(ex):  # the scan selects at a = 0: the NaN is in the step's own pair
-            hints.append("A NaN or inf where the answer is finite, at an episode end: the scan takes a = 0 as a "
-                         "reset (nothing behind the step reaches it), so the NaN comes from what that step "
-                         "computes itself (its pair (a, b), or an epilogue's terms there): a NaN-able input there "
-                         "(a next value behind a termination) multiplied by zero (0 * NaN = NaN). Select it away (tl.where, torch.where), do not multiply it by zero.")
+            hints.append("A NaN or inf where the answer is finite, at an episode end. The scan takes a = 0 as a "
+                         "reset, so nothing behind the step reaches it: the NaN comes from what that step computes "
+                         "itself, its pair (a, b) or an epilogue's terms there. Most likely a NaN-able input there (a "
+                         "next value behind a termination) was multiplied by zero, and 0 * NaN = NaN. Select it "
+                         "away (tl.where, torch.where); do not multiply it by zero.")
         elif at_end:
             hints.append("A NaN or inf where the answer is finite, at an episode end: what lies behind it (a NaN "
                          "next value, a later episode) leaked in: a term that may be NaN there must be selected "
@@ -3375,7 +3378,9 @@ _HOOKED_BY_NAME = ("Every element is wrong with GAE's prologue: does your kernel
 _HOOKED_FLAG = ("A NaN crossed an episode end: either the reset flag is never set (here the prologue marks an end "
                 "with a = 0, and your kernel makes the flag from it, flag = a == 0.0), or it is set but not selected "
                 "on everywhere it must be, in the combine and on the carry. A product by a = 0 lets 0 * NaN = NaN "
-                "through.")
+                "through." + _fix(" Make the flag from the prologue's a, flag = a == 0.0, after the padding lanes "
+                                  "are made (1, 0); scan the triple (a, b, flag) with your reset_combine; and select "
+                                  "the carry away where the composed flag is set."))
 _HOOKED = {  # hooked_scan's prologues: what each scans, as the float64 loop (inputs, then params)
     id(_hooked_returns): lambda r, done, gamma: reference.discounted_returns(r, gamma=gamma, terminated=done),
     id(_hooked_gae): lambda r, v, nv, done, gamma, lam: reference.gae(r, v, next_values=nv, terminated=done,

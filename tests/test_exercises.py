@@ -4203,7 +4203,7 @@ def test_a_reset_multiplied_by_zero_fails_at_a_nan_behind_the_end(name, fn):
     own terms, and the hint says so."""
     msg = _failure(name, fn)
     assert "NaN next values behind" in msg.split(":")[0] + msg.split(":")[1], msg
-    said = "must be selected away" if name == "td_target_kernel" else "so the NaN comes from what that step computes"
+    said = "must be selected away" if name == "td_target_kernel" else "the NaN comes from what that step computes"
     assert "got nan" in msg and said in msg and ("not multiply" in msg or "not multiplied" in msg), msg
     assert exercises.check(name, solution(name)) is None
 

@@ -14,7 +14,8 @@ def n_step_returns(rewards, next_values, terminated, gamma, n):
     # S_t = r_t + gamma (1 - term_t) S_{t+1}, and at the window's last step r + gamma V(s_T) (a select:
     # V behind a termination may be anything)
     b = rewards + torch.where(last & ~terminated, gamma * next_values, 0.0)
-    S = rl.linear_scan(gamma * (~terminated).to(rewards.dtype), b)
+    # a = 0 at every reset, the window's last step included
+    S = rl.linear_scan(gamma * (~(terminated | last)).to(rewards.dtype), b)
     # an episode that terminates in [t, t+n) ends the sum: count terminations in each window
     ends = torch.cumsum(torch.cat([torch.zeros(B, 1, device=rewards.device), terminated.to(rewards.dtype)], 1), 1)
     t = torch.arange(T, device=rewards.device)

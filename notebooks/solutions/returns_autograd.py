@@ -11,7 +11,8 @@ from rltriton_lite import exercises
 def _returns_prologue(X, P, offs, t, m, T):
     r = tl.load(X[0] + offs, mask=m, other=0.0)
     term = tl.load(X[1] + offs, mask=m, other=0) != 0
-    return tl.where(term, 0.0, P[0]), r  # G_t = r_t + gamma (1 - term_t) G_{t+1}
+    # G_t = r_t + gamma (1 - term_t) G_{t+1}; the window's last step resets too, as every estimator's does
+    return tl.where(term | (t == T - 1), 0.0, P[0]), r
 
 
 @triton.jit
