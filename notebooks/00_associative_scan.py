@@ -43,7 +43,8 @@
 # This notebook shows why that is enough, and how `rltriton_lite` turns it into one Triton kernel.
 # An `assert` checks each claim that a CPU can check. Notebooks 00b–00d make a few claims about
 # what Triton's compiler does for a GPU, which no CPU run can show. The text marks each of them
-# with "Triton 3.6", the version the course's GPU runs used. New words
+# with "Triton 3.6", the version on the course's GPU machine (`requirements.txt` pins a newer one
+# for the CPU). New words
 # are in [`GLOSSARY.md`](GLOSSARY.md), and its [table of symbols](GLOSSARY.md#names-and-signatures)
 # says what each letter means.
 #

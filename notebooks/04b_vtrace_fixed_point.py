@@ -187,7 +187,7 @@ assert np.allclose(w_on / w_on.sum(), pi)  # ... and still pi_rho_bar = pi: the 
 # exercise's checker below reports if you hand it $V^\pi$. The rest is the traces' later terms. In one state
 # each is the one before times $\gamma E_\mu[c_t] = 0.9 \cdot 0.4 = 0.36$, so the whole is
 # $-0.12 / (1 - 0.36) \approx -0.19$: section 1's $(I - \gamma C)^{-1} d$, with $C = 0.4$ a number.
-# It is a little less in a window of 100 steps:
+# It is a little smaller in magnitude in a window of 100 steps:
 
 # %%
 v_pi, T_mu = value_of(pi), r_mu.shape[1]

@@ -442,8 +442,10 @@ print(f"\nGAE forwards, one row of 1,048,576 steps: {one_wall:.0f} µs on one de
 #
 # So `time_group=` is not a way to speed up a sequence that fits on one GPU. It is worth its
 # milliseconds only when the sequence must be split anyway, because its activations do not fit on
-# one GPU. Then the alternative is to gather every rank's steps, and the split moves far fewer
-# numbers.
+# one GPU. Then the alternative is to gather every rank's rewards and values on one GPU. That moves
+# more numbers (one per step, against the split's four per row per rank), but whether it takes
+# longer than the split's milliseconds was not timed here: an `all_gather` and one call on one GPU
+# may well be faster, and the split's case rests on not having to put the whole row in one place.
 
 # %% jupyter={"source_hidden": true}
 # Checks: the figures section 7 quotes, from the committed file (CI runs them; skip when reading)

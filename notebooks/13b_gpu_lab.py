@@ -146,24 +146,27 @@ def step_by_step(rewards, terminated, gamma, chunk):
 
 # %% [markdown]
 # First the kernel must be right. `check_small(fn)` compares `fn` with `rl.discounted_returns` on 3
-# rows of 50 steps, at the lab's chunk of 256 steps unless you pass another. On a CPU this runs the
-# kernel in the Triton interpreter: a check, not a timing.
+# rows of 300 steps, at the lab's chunk of 256 steps (or the one you pass) and at a chunk of 16, so
+# that a carry crosses several chunks. On a CPU this runs the kernel in the Triton interpreter: a
+# check, not a timing.
 
 # %%
 LAB_CHUNK = 256  # the chunk the lab passes to fn unless told otherwise: one of the variants of the lab
 
 
 def check_small(fn, chunk=LAB_CHUNK):
-    """Asserts that fn(rewards, terminated, gamma, chunk) equals rl.discounted_returns on 3 rows of 50 steps:
-    compiled on a GPU, in the Triton interpreter on a CPU."""
+    """Asserts that fn(rewards, terminated, gamma, chunk) equals rl.discounted_returns on 3 rows of 300 steps,
+    at ``chunk`` and at 16 (a carry across several chunks): compiled on a GPU, in the Triton interpreter on a CPU."""
     g = torch.Generator(device=DEVICE).manual_seed(0)
-    r = torch.randn(3, 50, device=DEVICE, generator=g)
-    d = torch.rand(3, 50, device=DEVICE, generator=g) < 0.1
-    torch.testing.assert_close(fn(r, d, 0.99, chunk), rl.discounted_returns(r, gamma=0.99, terminated=d, backend=KERNEL))
+    r = torch.randn(3, 300, device=DEVICE, generator=g)
+    d = torch.rand(3, 300, device=DEVICE, generator=g) < 0.1
+    expected = rl.discounted_returns(r, gamma=0.99, terminated=d, backend=KERNEL)
+    for c in (chunk, 16):
+        torch.testing.assert_close(fn(r, d, 0.99, c), expected)
 
 
 check_small(step_by_step)
-print("step_by_step == rl.discounted_returns on 3 × 50:", "compiled" if GPU else "in the interpreter, checked, not timed")
+print("step_by_step == rl.discounted_returns on 3 × 300:", "compiled" if GPU else "in the interpreter, checked, not timed")
 
 # %% [markdown]
 # ## 2. Timing a call: wall time, GPU time and % of the floor

@@ -3296,6 +3296,12 @@ def _gae_kernel_cases(d):
         adv, _ = reference.gae(r, v, next_values=nv, terminated=done, gamma=gamma, lambda_=lam)
         out.append((what, (_t(r), _t(v), _t(nv), _t(done, torch.bool), gamma, lam, 64), {}, adv,
                     {DONE: done, **_carry_steps(shape)}))
+    # gamma * lam near 1 and short chunks with no episode end: a carry taken from the wrong value shows
+    r, v, nv = rng.normal(size=(3, 2, 100))
+    adv, _ = reference.gae(r, v, next_values=nv, gamma=0.99, lambda_=0.95)
+    out.append(("shape (2, 100), chunk 16, no episode ends, gamma 0.99, lambda 0.95",
+                (_t(r), _t(v), _t(nv), _t(np.zeros(r.shape, bool), torch.bool), 0.99, 0.95, 16), {}, adv,
+                {**_carry_steps(r.shape, 16)}))
     return out
 
 
@@ -3431,6 +3437,12 @@ def _hooked_scan_cases(d):
         out.append((f"{what}, shape {shape}, chunk 64", (prologue, tensors, params, 64), {}, expected,
                     {DONE: done, **_carry_steps(shape), **_padded_last_step(done, 64),
                      **_reset_before_the_carry(done, 64)}))
+    # gamma near 1 and short chunks with no episode end: a carry taken from the wrong value shows
+    r = rng.normal(size=(2, 100))
+    done = np.zeros(r.shape, bool)
+    out.append(("the discounted return, no episode ends, gamma 0.99, shape (2, 100), chunk 16",
+                (_hooked_returns, (_t(r), _t(done, torch.bool)), (0.99,), 16), {},
+                _HOOKED[id(_hooked_returns)](r, done, 0.99), {**_carry_steps(r.shape, 16)}))
     return out
 
 

@@ -4481,3 +4481,29 @@ def test_key_lines_prints_the_kept_lines_under_their_headers_and_names_a_missing
         "        # yours: the else branch", "        total += 2"]
     with pytest.raises(ValueError, match=r"notes: no line of _nested holds \['total = 1'\]"):
         exercises.key_lines(_nested, {"total = 1": "absent"})
+
+
+def _solution_with(name, old, new, tmp_path):
+    """Exercise ``name``'s solution with one line changed (``old`` -> ``new``), loaded from a file of its own
+    (a @triton.jit function reads its source from one)."""
+    text = (Path(__file__).parent.parent / "notebooks" / "solutions" / f"{name}.py").read_text()
+    assert text.count(old) == 1, old
+    path = tmp_path / f"{name}_slip.py"
+    path.write_text(text.replace(old, new))
+    spec = importlib.util.spec_from_file_location(f"{name}_slip", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.solution
+
+
+@pytest.mark.parametrize("name", ["gae_kernel", "hooked_scan", "reset_scan"])
+def test_a_carry_taken_from_the_scanned_b_fails(name, tmp_path):
+    """A round-31 review's slip: the carry handed on is b_s at the chunk's first step, not y (they differ
+    by A_t * carry). gae_kernel and hooked_scan passed it, their carries too small to show (gamma * lam =
+    0.72 over chunks of 64) or cut by an episode end in every chunk: a case with gamma * lam near 1 and
+    chunks of 16 without an end fails it."""
+    text = (Path(__file__).parent.parent / "notebooks" / "solutions" / f"{name}.py").read_text()
+    line = next(ln.strip() for ln in text.splitlines() if ln.strip().startswith("carry = tl.sum("))
+    fn = _solution_with(name, line, line.replace(", y,", ", b_s,").replace(", g,", ", b_s,"), tmp_path)
+    with pytest.raises(AssertionError, match="expected"):
+        exercises.check(name, fn)
