@@ -1141,6 +1141,20 @@ def flagged(row) -> bool:
     return bool(row.get("checked_against")) if err != err else err > tol
 
 
+def backward_added(rows: list[dict]) -> dict:
+    """What the backward adds to our call, per shape, from ``committed_rows``' rows of one algorithm
+    (notebooks 01-04's "profile it"): ``{(B, T): (wall µs added, GPU µs added, wall ratio, GPU ratio)}``,
+    each ratio fwd+bwd ÷ fwd."""
+    ours = {(r["B"], r["T"], r["pass"]): r for r in rows if r["impl"] == OURS_IMPL}
+    out = {}
+    for (B, T, pass_), fw in ours.items():
+        if pass_ == "fwd":
+            bw = ours[B, T, "fwd+bwd"]
+            out[B, T] = (bw["wall_us"] - fw["wall_us"], bw["gpu_us"] - fw["gpu_us"], bw["wall_us"] / fw["wall_us"],
+                         bw["gpu_us"] / fw["gpu_us"])
+    return out
+
+
 def fused_against_eager(name: str) -> dict:
     """A loss's fused call against its eager formula, with the backward, float32, in the committed run
     and the wall probe (notebooks 05-07's "profile it"): ``{(B, T): {"ours_gpu_us", "eager_gpu_us",

@@ -4483,13 +4483,11 @@ def test_key_lines_prints_the_kept_lines_under_their_headers_and_names_a_missing
         exercises.key_lines(_nested, {"total = 1": "absent"})
 
 
-def _solution_with(name, old, new, tmp_path):
-    """Exercise ``name``'s solution with one line changed (``old`` -> ``new``), loaded from a file of its own
-    (a @triton.jit function reads its source from one)."""
-    text = (Path(__file__).parent.parent / "notebooks" / "solutions" / f"{name}.py").read_text()
-    assert text.count(old) == 1, old
+def _solution_with(name, edit, tmp_path):
+    """Exercise ``name``'s solution with its source changed by ``edit`` (text -> text), loaded from a file of
+    its own (a @triton.jit function reads its source from one)."""
     path = tmp_path / f"{name}_slip.py"
-    path.write_text(text.replace(old, new))
+    path.write_text(edit((Path(__file__).parent.parent / "notebooks" / "solutions" / f"{name}.py").read_text()))
     spec = importlib.util.spec_from_file_location(f"{name}_slip", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -4502,8 +4500,11 @@ def test_a_carry_taken_from_the_scanned_b_fails(name, tmp_path):
     by A_t * carry). gae_kernel and hooked_scan passed it, their carries too small to show (gamma * lam =
     0.72 over chunks of 64) or cut by an episode end in every chunk: a case with gamma * lam near 1 and
     chunks of 16 without an end fails it."""
-    text = (Path(__file__).parent.parent / "notebooks" / "solutions" / f"{name}.py").read_text()
-    line = next(ln.strip() for ln in text.splitlines() if ln.strip().startswith("carry = tl.sum("))
-    fn = _solution_with(name, line, line.replace(", y,", ", b_s,").replace(", g,", ", b_s,"), tmp_path)
+    def carry_from_b_s(text):
+        (line,) = [ln for ln in text.splitlines() if ln.strip().startswith("carry = tl.sum(")]
+        slip = line.replace(", y,", ", b_s,").replace(", g,", ", b_s,")
+        assert slip != line
+        return text.replace(line, slip)
+
     with pytest.raises(AssertionError, match="expected"):
-        exercises.check(name, fn)
+        exercises.check(name, _solution_with(name, carry_from_b_s, tmp_path))

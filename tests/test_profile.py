@@ -135,3 +135,14 @@ def test_fused_against_eager_reads_both_sources_at_the_eager_formulas_shapes():
     assert got[4096, 128]["ours_wall_us"] == min(run["rltriton_lite", 4096, 128]["wall_us"],
                                                  profile.wall_probe_us()[4096, 128]["fwd+bwd", "ppo"]) == 384.4
     assert got[4096, 128]["eager_gpu_us"] == run["pytorch_eager", 4096, 128]["gpu_us"]
+
+
+def test_backward_added_is_fwd_bwd_against_fwd_of_our_call():
+    """01-04's "profile it": per shape, what the backward adds to our call's wall and GPU time, and the ratios."""
+    rows = profile.committed_rows(profile.committed_results()[1], "gae")
+    ours = {(r["B"], r["T"], r["pass"]): r for r in rows if r["impl"] == profile.OURS_IMPL}
+    got = profile.backward_added(rows)
+    assert sorted(got) == sorted({(b, t) for b, t, _ in ours})
+    fw, bw = ours[4096, 128, "fwd"], ours[4096, 128, "fwd+bwd"]
+    assert got[4096, 128] == (bw["wall_us"] - fw["wall_us"], bw["gpu_us"] - fw["gpu_us"], bw["wall_us"] / fw["wall_us"],
+                              bw["gpu_us"] / fw["gpu_us"])
