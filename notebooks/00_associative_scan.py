@@ -41,17 +41,19 @@
 # for two reasons. Each step is an *affine map*, a function $y \mapsto a\,y + b$. And composing
 # such maps is *associative*: the steps may be grouped in any way, as long as their order is kept.
 # This notebook shows why that is enough, and how `rltriton_lite` turns it into one Triton kernel.
-# An `assert` checks each claim that a CPU can check. Notebooks 00b–00d make a few claims about
-# what Triton's compiler does for a GPU, which no CPU run can show. The text marks each of them
-# with "Triton 3.6", the version on the course's GPU machine (`requirements.txt` pins a newer one
-# for the CPU). New words
-# are in [`GLOSSARY.md`](GLOSSARY.md), and its [table of symbols](GLOSSARY.md#names-and-signatures)
-# says what each letter means.
+# An `assert` checks each claim that a CPU can check. New words are in
+# [`GLOSSARY.md`](GLOSSARY.md), and its [table of symbols](GLOSSARY.md#names-and-signatures) says
+# what each letter means.
+#
+# **Two versions of Triton.** Notebooks 00b–00d make a few claims about what Triton's compiler does
+# on a GPU, which no CPU run can show. Those claims were checked with Triton 3.6, the version the
+# course's GPU runs used, and the text marks each of them "Triton 3.6". The CPU install is a
+# different one: `requirements.txt` pins a newer Triton, 3.9.0, whose interpreter runs every check
+# in these notebooks. (A GPU machine keeps the Triton that came with its CUDA build of torch, as
+# the README explains.)
 #
 # You do not need a GPU. Without one, the next cell makes Triton's *interpreter* run the kernels on
-# the CPU. It is slow, so it only checks results. The package's functions also take a `backend`
-# argument. Its default, `"auto"`, runs the kernel on a GPU but plain PyTorch code on a CPU. So
-# where these notebooks mean the kernel itself, they pass `backend=KERNEL`, which is `"triton"`:
+# the CPU. It is slow, so it only checks results.
 
 # %%
 import inspect
@@ -443,7 +445,13 @@ assert combine_np(later_nan, earlier_reset)[0] == 0.5 and np.isnan(combine_prod(
 # RLHF, say), is the identity $(1, 0)$. The value from later steps passes through it unchanged,
 # and its own output is 0.
 #
-# The next cell runs a reset and a padded step on the kernel, on one row of six steps:
+# **The `backend` argument.** The next cell is the first to run one of the package's functions.
+# Each takes a `backend` argument. Its default, `"auto"`, runs the Triton kernel on a GPU but plain
+# PyTorch code on a CPU. These notebooks want the kernel itself on both, so they pass
+# `backend=KERNEL`, which the first cell set to `"triton"`. On a CPU, Triton's interpreter then
+# runs the kernel.
+#
+# The cell runs a reset and a padded step on the kernel, on one row of six steps:
 #
 # * Step 1 resets ($a_1 = 0$), so one episode is $t = 0$–$1$ and the next is $t = 2$–$5$.
 # * Step 3's $b$ is a NaN, and step 4 is padding.

@@ -126,7 +126,7 @@ print("discount: 2 programs of 64 lanes, 28 of them masked off, matches NumPy")
 # | `a and b`, `a or b`, `not a` | `a & b`, `a \| b`, `~a` (on bool blocks, e.g. `flag != 0`) |
 # | `min(x, y)`, `max(x, y)` | `tl.minimum(x, y)`, `tl.maximum(x, y)` (`tl.clamp(x, lo, hi)`) |
 # | `if cond: x else: y` | `tl.where(cond, x, y)` |
-# | arithmetic between two loaded bool blocks, such as `term + trunc` | `term \| trunc`, or `.to(tl.float32)` on each first |
+# | arithmetic between two loaded bool blocks, such as `term + trunc`, the flags *terminated* (the episode ended) and *truncated* (a time limit cut it off) | `term \| trunc`, or `.to(tl.float32)` on each first |
 # | a loop's carry started as an integer, `carry = 0`, then made a float in the loop | `carry = 0.0` |
 #
 # <details><summary>Details: why the GPU hides these traps, and the last two rows</summary>

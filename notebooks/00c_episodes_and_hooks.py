@@ -66,8 +66,8 @@ print("device:", DEVICE, "(Triton interpreter)" if os.environ.get("TRITON_INTERP
 #
 # * A reverse `tl.associative_scan` with `affine_combine` composes the pairs
 #   $(a_t, b_t) = (\gamma(1 - \text{term}_t), r_t)$ into each step's map $(A_t, B_t)$.
-# * $G_t = B_t + A_t \cdot \text{carry}$. The carry is $G$ at the first step of the chunk after,
-#   in time, and 0 for the row's last chunk.
+# * $G_t = B_t + A_t \cdot \text{carry}$. The carry is $G$ at the first step of the next chunk in
+#   time, or 0 in the row's last chunk.
 
 # %%
 @triton.jit
@@ -180,8 +180,8 @@ assert torch.isnan(by_multiplying[:2]).all() and torch.isnan(by_kernel[:2]).all(
 # * **Edge cases:** a `NaN` or `inf` reward must stay inside its own episode, whether the episode
 #   end is in the same chunk or the bad value arrives through the carry from a later chunk.
 # * **Your combine:** a `@triton.jit` function `reset_combine(a1, b1, k1, a2, b2, k2)` that returns
-#   the formula's composed triple. `(a1, b1, k1)` is the map applied first, in a reverse scan the
-#   later run $L$, and `(a2, b2, k2)` is the earlier run $E$.
+#   the formula's composed triple. In a reverse scan, `(a1, b1, k1)` is the later run $L$, the map
+#   applied first, and `(a2, b2, k2)` is the earlier run $E$.
 #
 # <details><summary>Hint 1: where to start</summary>
 #
@@ -362,15 +362,15 @@ exercises.attempt("gae_kernel", gae_kernel)
 # ### Before the package: a hook as an argument, tuples of pointers, loops unrolled
 #
 # Your `gae_kernel` calls its hooks by name, so each algorithm would need its own copy of the
-# loop. The package's kernel and the harness `exercises.scan_hook` (the kernel that runs the
-# prologues you write in notebooks 01, 03, 04 and 06) take the hook *as an argument* instead. Then one loop's source serves
-# every algorithm. Four pieces of Triton do it:
+# loop. The package's kernel takes the hook *as an argument* instead. So does the harness
+# `exercises.scan_hook`, the kernel that runs the prologues you write in notebooks 01, 03, 04 and
+# 06. Then one loop's source serves every algorithm. Four pieces of Triton do it:
 #
 # * **A `@triton.jit` function passed as a `tl.constexpr` argument**, as `HOOK=square` below. Like
 #   `BLOCK`, it is fixed at compile time. Triton compiles one kernel per hook, with the hook's body
-#   pasted in where it is called. One exception, on a GPU only (Triton 3.6's compiler for a GPU;
-#   the interpreter cannot show it): the compiler refuses a `tl.associative_scan` combine passed
-#   this way. So name your combine in the kernel itself, as `affine_combine` is above.
+#   pasted in where it is called. One exception appears on a GPU only, so no cell here can show
+#   it: Triton 3.6's compiler refuses a `tl.associative_scan` combine passed this way. So name
+#   your combine in the kernel itself, as `affine_combine` is above.
 # * **`if FLAG:` on a `tl.constexpr`**, such as `if EPILOGUE is not None:`. It is decided at
 #   compile time, so the branch not taken is not compiled in at all.
 # * **A tuple of tensors as one argument**, such as `X = (x0, x1, x2)`. `X[i]` points to the
@@ -385,9 +385,9 @@ exercises.attempt("gae_kernel", gae_kernel)
 # * `if FLAG:` is not the trap of notebook 00b, section 1: there `if` tested a *block* of
 #   run-time values, which Triton refuses. A constexpr is one value, known before the kernel runs.
 # * A tuple's index is a literal such as `X[0]`, or the variable of a `tl.static_range` loop. A
-#   plain `range` loop's `i` is a run-time value, so it cannot index a tuple on a GPU
-#   (Triton 3.6's compiler for a GPU; the interpreter cannot show it). The interpreter runs
-#   Python, so it lets such an index pass.
+#   plain `range` loop's `i` is a run-time value, so Triton 3.6's compiler refuses it as a tuple's
+#   index on a GPU. The interpreter runs Python and lets such an index pass, so no CPU run can
+#   show this.
 # * `len(X)` is known at compile time because the tuple's length is part of what the kernel is
 #   compiled for.
 #
@@ -472,9 +472,9 @@ print("one source, two compiled kernels: 0.5 x0² + 2 x1² − x2², and min(|x0
 #   `m = t < T`, and returns $(a_t, b_t)$. Outside `m` its pair is undefined: the checker's
 #   prologues return arbitrary values there on purpose. So your loop **must** overwrite the pair in
 #   those padding lanes with the identity $(1, 0)$.
-# * **Why:** padding lanes lie only in the row's last chunk in time, which the loop scans first,
-#   and there the identity adds nothing ($b = 0$) and passes the value after the row through
-#   unchanged ($a = 1$).
+# * **Why:** padding lanes lie only in the row's last chunk in time, which the loop scans first.
+#   There the identity adds nothing ($b = 0$) and passes the value after the row through unchanged
+#   ($a = 1$).
 # * **The flag, read from $a_t = 0$** (the second way, in the table above): your loop derives it,
 #   `flag = a == 0.0`, and selects on it exactly as in `reset_scan`.
 # * **Returns:** $y$, an `(n_rows, T)` float32 tensor: $y_t = b_t + a_t y_{t+1}$ from $y_T = 0$.
@@ -598,30 +598,12 @@ print(exercises.key_lines(scan._walk, YOURS))
 # | `carry = tl.sum(tl.where(t == c * CHUNK, y, 0.0), 0)` | `carry = after` |
 #
 # Two things moved. Your prologue made its own padding lanes the identity $(1, 0, \text{false})$.
-# `_walk` does that after the prologue, so no prologue has to. Your loop also picked the new carry
-# out of $y$ by hand. `_scan_chunk` returns it, as `after`.
+# `_walk` does that after the prologue, with `valid` in the place of your `m`, so no prologue has
+# to. Your loop also picked the new carry out of $y$ by hand. `_scan_chunk` returns it, as `after`.
 #
-# <details><summary>Details: the other names in the printed lines</summary>
-#
-# * `k_start` and `k_end` bound the chunks that one program walks: a whole row, or a part of a
-#   long row split in time.
-# * `STAGES`, `AHEAD` and `SUMMARIZE` serve speed, masked steps and long rows; notebook 13 reads
-#   them. The printed branch of each `if` is the one that holds your lines.
-# * `row` holds the indices of `ROWS` rows, which one program walks together. So a chunk is a
-#   2-D block, a *tile*, held as `NV` vectors of `V` steps in each row. `_scan_chunk` takes these
-#   sizes.
-# * `ACC` is the dtype the arithmetic runs in, such as float32.
-# * `valid` is true at a real step: one inside the row (`m`) that a `mask` argument does not mark
-#   as padding.
-# * `keep` holds values the prologue loaded that the epilogue needs again, so nothing is read
-#   twice.
-# * `y_in` is the value that entered each step: $y_{t+1}$ in a return. V-trace's epilogue reads
-#   it (notebook 04).
-# * `after` is $y$ at the step the scan reaches last. In a return, that is the chunk's first step.
-# * `c_a, c_b, c_r` are the whole chunk composed into one triple $(A, B, \kappa)$. Only the
-#   `SUMMARIZE` branch reads them.
-#
-# </details>
+# The printed lines hold more names than your kernel and its hooks use, such as `STAGES`, `ROWS`
+# and `keep`: you need none of them here, and the appendix at the end of this notebook explains
+# each one.
 
 # %% [markdown]
 # **Try it.** Turn your `gae_kernel` into a forward scan, on paper. Three of its lines change:
@@ -667,11 +649,6 @@ assert any(line.strip().startswith("t = ") for line in walk) and not any(line.st
 assert any(line.strip().startswith("m = ") for line in walk) and not any(line.strip().startswith("m = ") for line in code)
 # the Try it: among the printed lines, REVERSE is read by the if and passed to _scan_chunk only
 assert [line.strip() for line in code if "REVERSE" in line] == ["if REVERSE:", table[7]]
-# c_a, c_b, c_r: read only in the SUMMARIZE branch, left out of the printout
-assert [line.strip() for line in walk if " c_a," in line][1:] == ["s_a, s_b, s_r = combine(s_a, s_b, s_r, c_a, c_b, c_r)"]
-assert not any("c_a, c_b, c_r)" in line for line in shown)
-assert any(line.strip() == "if AHEAD is None:" for line in shown)  # the branch that holds PROLOGUE(...)
-assert any(line.strip().startswith("if SUMMARIZE:") for line in shown) and any(line.strip() == "else:" for line in shown)
 depth = lambda line: len(line) - len(line.lstrip())  # noqa: E731
 # the nesting reads as Python: a line deeper than the one before it sits under a printed header
 assert all(depth(now) <= depth(before) or before.split("#")[0].rstrip().endswith(":")
@@ -747,14 +724,8 @@ else:
 # * Its helper `_scan_steps` treats a step with $a = 0$ as a reset, as `rl.linear_scan` does. It
 #   also makes the lanes outside `m` the identity.
 # * It selects as your `reset_combine` does, in the combine and on the carry.
-# * **How its epilogue gets `y_in`.** The epilogue needs $y_{t+1}$ at each step. The kernel runs
-#   the prologue and the scan a second time, one step on: at `offs + 1` and `t + 1`, under the
-#   mask `m_n`. That mask is off at the chunk's last step and past the row's end, so those lanes
-#   are the identity. The second scan starts from the same carry, so such a lane gets the carry
-#   itself: $y$ just after the chunk, or 0 after the row. Every other lane $t$ composes the steps
-#   from $t + 1$ to the chunk's end, which gives $y_{t+1}$. This works for reverse scans only, and
-#   `scan_hook` refuses an epilogue in a forward scan. (The package's `_scan_chunk` returns
-#   `y_in` from its one scan.)
+# * Its epilogue also gets `y_in`, the value that entered each step. The appendix at the end of
+#   this notebook shows how the kernel computes it.
 #
 # <details><summary>Details: the package's kernel, and a tuple of critics</summary>
 #
@@ -768,8 +739,74 @@ else:
 print(inspect.getsource(getattr(exercises._scan_hook_kernel, "fn", exercises._scan_hook_kernel)))
 print(inspect.getsource(getattr(exercises._scan_steps, "fn", exercises._scan_steps)))
 
+# %% [markdown]
+# ## What you now know
+#
+# * Episode ends are a reset flag, selected with `tl.where` in the combine and on the carry. They
+#   are never a multiplication by 0, so a NaN or `inf` stays in its own episode.
+# * Hooks are a prologue and an epilogue, written as `@triton.jit` functions. They are passed to
+#   one chunk loop as `tl.constexpr` arguments, with tuples of pointers and `tl.static_range`.
+# * The package's `load` builds every address from a tensor's row and time strides. So a
+#   time-major, transposed or sliced buffer is read in place (you write such a kernel in 00d).
+# * `scan.py` is this kernel plus speed. `scan.combine` is `reset_combine`, `scan._walk` is the
+#   chunk loop, and `PROLOGUE` and `EPILOGUE` are the hooks.
+
+
+# %% [markdown]
+# ## Appendix: the package kernel's other names
+#
+# Nothing before this appendix needs it. It names what section 3's printout of `_walk` holds
+# beyond your `gae_kernel`, then shows how the harness's kernel gets `y_in`.
+#
+# **The other names in the printed lines:**
+#
+# * `k_start` and `k_end` bound the chunks that one program walks: a whole row, or a part of a
+#   long row split in time.
+# * `STAGES`, `AHEAD` and `SUMMARIZE` serve speed, masked steps and long rows; notebook 13 reads
+#   them. Of each `if` on them, the printout shows the branch that holds your lines.
+# * `row` holds the indices of `ROWS` rows, which one program walks together. So a chunk is a 2-D
+#   block, a *tile*. Each of its rows is held as `NV` vectors of `V` steps. `_scan_chunk` takes
+#   these sizes.
+# * `ACC` is the dtype the arithmetic runs in, such as float32.
+# * `valid` is true at a real step: a step inside the row (`m`) that a `mask` argument does not
+#   mark as padding.
+# * `keep` holds values that the prologue loaded and the epilogue needs again, so nothing is read
+#   twice.
+# * `y_in` is the value that entered each step: $y_{t+1}$ in a return. V-trace's epilogue reads it
+#   (notebook 04).
+# * `c_a, c_b, c_r` are the whole chunk composed into one triple $(A, B, \kappa)$. Only the
+#   `SUMMARIZE` branch reads them.
+
 # %% jupyter={"source_hidden": true}
-# Checks: the bullet on y_in (CI runs them; skip when reading)
+# Checks: the other names (CI runs them; skip when reading)
+shown = exercises.key_lines(scan._walk, YOURS).splitlines()
+walk = inspect.getsource(getattr(scan._walk, "fn", scan._walk)).splitlines()
+# c_a, c_b, c_r: read only in the SUMMARIZE branch, left out of the printout
+assert [line.strip() for line in walk if " c_a," in line][1:] == ["s_a, s_b, s_r = combine(s_a, s_b, s_r, c_a, c_b, c_r)"]
+assert not any("c_a, c_b, c_r)" in line for line in shown)
+assert any(line.strip() == "if AHEAD is None:" for line in shown)  # the branch that holds PROLOGUE(...)
+assert any(line.strip().startswith("if SUMMARIZE:") for line in shown) and any(line.strip() == "else:" for line in shown)
+
+# %% [markdown]
+# **How the harness's epilogue gets `y_in`.** An epilogue may need $y_{t+1}$, the value that
+# entered step $t$, beside $y_t$. The harness's kernel, printed above, gets it from a second scan
+# of the chunk, shifted one step later in time:
+#
+# 1. Lane $t$ of the second scan holds step $t + 1$: the kernel calls the prologue again, at
+#    `offs + 1` and `t + 1`.
+# 2. The mask of this call, `m_n`, is off where step $t + 1$ lies outside the chunk or past the
+#    row's end. Those lanes become the identity.
+# 3. The second scan starts from the same carry as the first. So lane $t$ applies the steps from
+#    $t + 1$ to the chunk's end to the carry, and that is $y_{t+1}$.
+# 4. At the chunk's last step, and at the row's last step, only identities follow. So the lane
+#    gets the carry itself: $y$ just after the chunk, or 0 after the row. That is $y_{t+1}$ too.
+#
+# This works only in a reverse scan, where the carry enters at the chunk's last step. So
+# `scan_hook` refuses an epilogue in a forward scan. The package's `_scan_chunk` needs no second
+# scan: it gets `y_in` from its one scan.
+
+# %% jupyter={"source_hidden": true}
+# Checks: how the harness gets y_in (CI runs them; skip when reading)
 harness = inspect.getsource(getattr(exercises._scan_hook_kernel, "fn", exercises._scan_hook_kernel))
 assert "m_n = m & (t + 1 < T) & (t + 1 < c * CHUNK + CHUNK)" in harness  # off at the chunk's last step, past T
 assert "y_in = _scan_steps(PROLOGUE(X, P, offs + 1, t + 1, m_n, T), m_n, carry, REVERSE)" in harness
@@ -798,16 +835,3 @@ try:
     raise AssertionError("scan_hook took an epilogue in a forward scan")
 except ValueError:
     pass
-
-# %% [markdown]
-# ## What you now know
-#
-# * Episode ends are a reset flag, selected with `tl.where` in the combine and on the carry. They
-#   are never a multiplication by 0, so a NaN or `inf` stays in its own episode.
-# * Hooks are a prologue and an epilogue, written as `@triton.jit` functions. They are passed to
-#   one chunk loop as `tl.constexpr` arguments, with tuples of pointers and `tl.static_range`.
-# * The package's `load` builds every address from a tensor's row and time strides. So a
-#   time-major, transposed or sliced buffer is read in place (you write such a kernel in 00d).
-# * `scan.py` is this kernel plus speed. `scan.combine` is `reset_combine`, `scan._walk` is the
-#   chunk loop, and `PROLOGUE` and `EPILOGUE` are the hooks.
-

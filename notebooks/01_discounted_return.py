@@ -59,11 +59,8 @@
 #
 # **The window's last step always resets,** as the package does for every estimator. A step that
 # resets gives $y_t = b_t$ whatever comes after it, so the window's end holds its bootstrap in
-# $b_{T-1}$ and reads nothing from beyond the window. A step that does not reset still multiplies
-# $y_T$ by $a_{T-1}$. That is harmless only while $y_T$ is 0, and the first cell after the imports
-# shows what goes wrong when it is not. TD(λ) and V-trace (notebooks 03 and 04) need the reset for a second
-# reason: their ordinary $b_t$ counts on $y_{t+1}$, and at the last step the reset selects the
-# form of $b$ that does not.
+# $b_{T-1}$ and reads nothing from beyond the window. Section 2 shows on two steps what goes wrong
+# without it.
 #
 # Both the reset and the bootstrap are selects, never products with 0: section 5's NaN card
 # states the rule once for the whole course.
@@ -102,30 +99,6 @@ DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
 KERNEL = "triton"
 rng = np.random.default_rng(1)
 to_numpy = lambda x: x.cpu().numpy()  # noqa: E731
-
-# %% [markdown]
-# **Why the window's last step resets, on two steps of GAE.** Take $\gamma = \lambda = 0.5$,
-# rewards 1, values 2, and $V(s_2) = 10$ after the window. GAE's pair is
-# $(a_t, b_t) = (\gamma\lambda, \delta_t)$, with $\delta_t = r_t + \gamma V'_t - V_t$, so
-# $b = (1 + 0.5 \cdot 2 - 2,\ 1 + 0.5 \cdot 10 - 2) = (0, 4)$: the bootstrap is already in $b_1$.
-# From $y_2 = 0$, both forms of the last step give $\hat A = (0 + 0.25 \cdot 4,\ 4) = (1, 4)$. Now
-# let a value come in as $y_2$, as 00b's `last_value` and `rl.linear_scan`'s `initial` let one in:
-# say $V(s_2) = 10$ itself, mistaken for something to carry. Without the reset,
-# $\hat A_1 = 4 + 0.25 \cdot 10 = 6.5$ counts the bootstrap twice, and $\hat A_0$ inherits the
-# error. With it, the answer stays $(1, 4)$, whatever comes in.
-
-# %%
-b2 = torch.tensor([[0.0, 4.0]], device=DEVICE)  # GAE's b = delta on two steps
-no_reset = torch.tensor([[0.25, 0.25]], device=DEVICE)  # a = gamma * lambda at both steps
-with_reset = torch.tensor([[0.25, 0.0]], device=DEVICE)  # a = 0 at the window's last step
-y_2 = torch.tensor([10.0], device=DEVICE)  # a value that comes in after the window
-for a2 in (no_reset, with_reset):  # from y_2 = 0 the two agree
-    torch.testing.assert_close(rl.linear_scan(a2, b2, backend=KERNEL), torch.tensor([[1.0, 4.0]], device=DEVICE))
-counted_twice = rl.linear_scan(no_reset, b2, initial=y_2, backend=KERNEL)
-torch.testing.assert_close(counted_twice, torch.tensor([[1.625, 6.5]], device=DEVICE))  # 4 + 0.25 * 10 at t = 1
-torch.testing.assert_close(rl.linear_scan(with_reset, b2, initial=y_2, backend=KERNEL),
-                           torch.tensor([[1.0, 4.0]], device=DEVICE))  # the reset ignores y_2
-print("without the reset:", counted_twice.tolist(), " with it: [[1.0, 4.0]]")
 
 # %% [markdown]
 # ## 1. The loop
@@ -186,12 +159,47 @@ np.testing.assert_allclose(returns_as_scan(R, 0.9, TERM, TRUNC, NV),
 print("prologue + scan + epilogue == the loop")
 
 # %% [markdown]
+# **Why the window's last step resets, on two steps.** Take rewards $r = (1, 1)$ and
+# $\gamma = 0.5$, in a window that ends after step 1, with $V(s_2) = 10$. By the card, step 0 is
+# ordinary, $(a_0, b_0) = (0.5,\ 1)$, and step 1, the window's last step, is
+# $(a_1, b_1) = (0,\ 1 + 0.5 \cdot 10) = (0,\ 6)$. So $b = (1, 6)$, and the scan gives
+# $G_1 = 6$ and $G_0 = 1 + 0.5 \cdot 6 = 4$.
+#
+# A scan may also start from a value after the window, $y_2$: `rl.linear_scan` takes one as its
+# `initial` argument. Say $V(s_2) = 10$ comes in that way, mistaken for something to carry. With
+# the reset, $G_1 = b_1 = 6$ whatever $y_2$ is. Without it ($a_1 = 0.5$),
+# $G_1 = 6 + 0.5 \cdot 10 = 11$: the bootstrap is counted twice, once in $b_1$ and once through
+# $a_1 y_2$, and $G_0 = 6.5$ inherits the error.
+#
+# From $y_2 = 0$ the two forms give the same numbers, so only a scan that starts from another value
+# tells them apart. The checker of notebook 02's `gae_pairs` starts from one, so a last step that
+# does not reset fails it.
+
+# %%
+a_reset = torch.tensor([[0.5, 0.0]], device=DEVICE)  # a_1 = 0: the window's last step resets
+a_no_reset = torch.tensor([[0.5, 0.5]], device=DEVICE)  # the slip: a_1 = gamma
+r_two = torch.tensor([[1.0, 1.0]], device=DEVICE)
+b_two = r_two + torch.tensor([[0.0, 0.5 * 10.0]], device=DEVICE)  # the bootstrap gamma * V(s_2) in b_1 only
+torch.testing.assert_close(b_two, torch.tensor([[1.0, 6.0]], device=DEVICE))
+G_two = rl.linear_scan(a_reset, b_two, backend=KERNEL)
+torch.testing.assert_close(G_two, torch.tensor([[4.0, 6.0]], device=DEVICE))
+np.testing.assert_allclose(reference.discounted_returns([1.0, 1.0], gamma=0.5, bootstrap_value=10.0), [4.0, 6.0])
+torch.testing.assert_close(rl.linear_scan(a_no_reset, b_two, backend=KERNEL), G_two)  # from y_2 = 0 the two agree
+
+y_2 = torch.tensor([10.0], device=DEVICE)  # V(s_2), carried in after the window by mistake
+kept_out = rl.linear_scan(a_reset, b_two, initial=y_2, backend=KERNEL)
+counted_twice = rl.linear_scan(a_no_reset, b_two, initial=y_2, backend=KERNEL)
+torch.testing.assert_close(kept_out, G_two)  # the reset ignores y_2
+torch.testing.assert_close(counted_twice, torch.tensor([[6.5, 11.0]], device=DEVICE))  # G_1 = 6 + 0.5 * 10
+print("with the reset:", kept_out.tolist(), "  without it:", counted_twice.tolist())
+
+# %% [markdown]
 # ## 3. The kernel
 #
 # `rl.discounted_returns` runs section 2's three pieces as one Triton kernel. Its scan is the
 # package's shared scan kernel, which you read at the end of 00c. That kernel composes the steps
-# chunk by chunk, carries the value from one chunk to the next, and applies 00c's reset at every
-# episode end. So only the prologue and the epilogue are specific to the return.
+# chunk by chunk, carries the value from one chunk to the next, and selects $y_t = b_t$ at every
+# episode end, the reset. So only the prologue and the epilogue are specific to the return.
 #
 # The cell below runs the kernel on 4 rows of 45 steps, with terminations, truncations, a
 # per-step $\gamma$ and a mask. The `mask` argument marks the steps that take part. A step where
@@ -305,14 +313,14 @@ print(f"3 x 1000: relative error {long_err:.1e}")
 # * Lanes past the end (where `m` is false) become the identity (1, 0), whatever the prologue
 #   returns there.
 # * The scan starts from $y_T = 0$ ($y_{-1} = 0$ with `reverse=False`). So a bootstrap at the
-#   window's last step belongs in $b$.
+#   window's last step belongs in $b$, and that step still resets (section 2 shows why).
 # * **$a = 0$ is the reset.** If your prologue returns $a_t = 0$, the scan ignores everything
 #   after step $t$: $y_t = b_t$, as in `rl.linear_scan`. It is a select, as the card below says.
-#   You return only the pair: the harness makes 00c's reset flag from it, `flag = a == 0`, and
+#   You return only the pair: the harness makes the reset flag from it, `flag = a == 0`, and
 #   `rl.linear_scan` does the same. Each exercise's **Reset:** line says which form it uses.
 #
-# **The NaN card: select, never multiply by 0.** This is the course's one statement of the rule;
-# later notebooks point back to it as "01's NaN card". $0 \times \text{NaN}$ is NaN, so a product
+# **The NaN card: select, never multiply by 0.** This is the course's one statement of the rule,
+# and later notebooks point back to it. $0 \times \text{NaN}$ is NaN, so a product
 # with 0 does not remove a NaN. What keeps a NaN out depends on where it sits:
 #
 # | the NaN is | what keeps it out |
@@ -504,7 +512,7 @@ exercises.attempt("transposed_scan", transposed_scan)
 # * **Returns:** `Returns.apply(rewards, terminated, gamma)`, the returns, differentiable in
 #   `rewards`. Both passes must launch Triton code of yours.
 #   * `forward`: the reverse scan $G_t = r_t + \gamma(1 - \text{term}_t)\,G_{t+1}$.
-#   * `backward`: it gets the upstream gradient of $G$ (00's $dy$). It runs the
+#   * `backward`: it gets the upstream gradient of $G$ (the $dy$ of `transposed_scan`). It runs the
 #     transposed scan forwards (`reverse=False`), with the flags of the step *before*:
 #     $g_t = dG_t + \gamma(1 - \text{term}_{t-1})\, g_{t-1}$, with $dG_t$ the upstream gradient's entry $t$. It returns one
 #     gradient per input of `forward` (`None` for `terminated` and `gamma`).

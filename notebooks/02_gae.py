@@ -53,7 +53,8 @@
 # * $\text{done} = \text{terminated} \lor \text{truncated}$. The last step of the rollout acts as a
 #   truncation: it bootstraps, from the table's last column.
 # * The factors $(1-\text{term}_t)$ and $(1-\text{done}_t)$ are notation. The code writes each as a
-#   select (01's NaN card).
+#   select (`torch.where`, `tl.where`), because a product with 0 keeps a NaN: $0 \times \text{NaN}$
+#   is NaN.
 #
 # <details><summary>Details: why the average is a scan, and the source</summary>
 #
@@ -153,6 +154,31 @@ for got, want in zip(gae_as_scan(R, V, 0.97, 0.9, TERM, BOOT),
 print("prologue + scan + epilogue == the loop")
 
 # %% [markdown]
+# **Why the window's last step resets, for GAE.** Notebook 01 showed it on the return; GAE's
+# version is the same slip. Take two steps, $\gamma = \lambda = 0.5$, rewards 1, values 2, and
+# $V(s_2) = 10$ after the window. Then $b = \delta = (1 + 0.5 \cdot 2 - 2,\ 1 + 0.5 \cdot 10 - 2)
+# = (0, 4)$: the bootstrap is already in $b_1$. From $y_2 = 0$, both forms of the last step give
+# $\hat A = (0 + 0.25 \cdot 4,\ 4) = (1, 4)$.
+#
+# Now let $V(s_2) = 10$ come in after the window as $y_2$ (`rl.linear_scan`'s `initial`), mistaken
+# for something to carry. Without the reset, $\hat A_1 = 4 + 0.25 \cdot 10 = 6.5$ counts the
+# bootstrap twice, and $\hat A_0$ inherits the error. With it, the answer stays $(1, 4)$, whatever
+# comes in.
+
+# %%
+b_two = torch.tensor([[0.0, 4.0]], device=DEVICE)  # GAE's b = delta on two steps
+a_no_reset = torch.tensor([[0.25, 0.25]], device=DEVICE)  # a = gamma * lambda at both steps
+a_reset = torch.tensor([[0.25, 0.0]], device=DEVICE)  # a = 0 at the window's last step
+y_2 = torch.tensor([10.0], device=DEVICE)  # a value that comes in after the window
+for a_two in (a_no_reset, a_reset):  # from y_2 = 0 the two agree
+    torch.testing.assert_close(rl.linear_scan(a_two, b_two, backend=KERNEL), torch.tensor([[1.0, 4.0]], device=DEVICE))
+counted_twice = rl.linear_scan(a_no_reset, b_two, initial=y_2, backend=KERNEL)
+torch.testing.assert_close(counted_twice, torch.tensor([[1.625, 6.5]], device=DEVICE))  # 4 + 0.25 * 10 at t = 1
+torch.testing.assert_close(rl.linear_scan(a_reset, b_two, initial=y_2, backend=KERNEL),
+                           torch.tensor([[1.0, 4.0]], device=DEVICE))  # the reset ignores y_2
+print("without the reset:", counted_twice.tolist(), " with it: [[1.0, 4.0]]")
+
+# %% [markdown]
 # Your turn, in tensor ops. Checked exercises work as in notebooks 00 and 00b. Write the starter's
 # function, then run the cell after it. `print(exercises.task(name))` restates the task.
 #
@@ -175,7 +201,8 @@ print("prologue + scan + epilogue == the loop")
 #   | the window's last step, otherwise ordinary | 0 | $r_t + \gamma V'_{T-1} - V_t$ | yes |
 #
 # * **Edge cases:** `next_values` behind a termination may be NaN: select it away with
-#   `torch.where` (01's NaN card).
+#   `torch.where`, since a product with 0 keeps the NaN. The checker scans your pairs from a
+#   nonzero value after the window, so the window's last step must reset, as the cell above shows.
 #
 # <details><summary>Hint 1: where to start</summary>
 #
@@ -188,7 +215,7 @@ print("prologue + scan + epilogue == the loop")
 # <details><summary>Hint 2: the plan</summary>
 #
 # * $b_t = \delta_t$: one select on `terminated` drops $\gamma V'_t$. A truncation keeps it.
-# * $a_t = \gamma\lambda$, made 0 by either flag and at the window's last step (01's card).
+# * $a_t = \gamma\lambda$, made 0 by either flag and at the window's last step.
 # * Drop $V'_t$ with `torch.where`, not with a product: $0 \cdot \text{NaN} = \text{NaN}$.
 #
 # </details>
@@ -208,10 +235,12 @@ print("prologue + scan + epilogue == the loop")
 # a4, b4 = gae_pairs(torch.ones(1, 4), torch.full((1, 4), 2.0), torch.tensor([[2.0, float("nan"), 8.0, 10.0]]),
 #                    torch.tensor([[False, True, False, False]]), torch.tensor([[False, False, True, False]]), 0.5, 0.5)
 # print(b4.tolist(), rl.linear_scan(a4, b4).tolist())  # must print [[0.0, -1.0, 3.0, 4.0]] [[-0.25, -1.0, 3.0, 4.0]]
+# print(rl.linear_scan(a4, b4, initial=torch.tensor([5.0])).tolist())  # must print [[-0.25, -1.0, 3.0, 4.0]]
 # ```
 #
 # A NaN means $V'_1$ was multiplied by 0, not selected away. $\hat A_2 = 4$ means the truncation
-# did not cut the trace.
+# did not cut the trace. A 5.25 at the last step ($4 + 0.25 \cdot 5$), with `initial` 5, means the
+# window's last step did not reset.
 #
 # </details>
 #
@@ -328,8 +357,8 @@ assert profile.rollout_error("gae", 3, 1000, DEVICE) < 1e-5  # 3 × 1,000 steps:
 # One line is not a peer but an **anchor**, a yardstick timed beside ours: `bare_triton_launch`, a
 # naive GAE kernel launched with nothing around it, which shows what a bare Triton call costs. It
 # is the one line that reads under 1: 0.597 at 16×128, though our kernel is the faster on the GPU
-# there (1.8 µs against 8.0). At that shape the wall time is almost all host work, as in 01's
-# table; [notebook 14, section 7](14_appendix_data.ipynb#7.-The-"profile-it"-sections-of-notebooks-01–07,-read-once) reads it.
+# there (1.8 µs against 8.0). At that shape the wall time is almost all host work, as in the
+# return's table; [notebook 14, section 7](14_appendix_data.ipynb#7.-The-"profile-it"-sections-of-notebooks-01–07,-read-once) reads it.
 
 # %%
 h200 = profile.committed("gae", missing_ok=True)  # the H200's table and chart, read by name: not measured here
@@ -390,28 +419,32 @@ if h200:
 # Optional. Read it when you want to read the package's source, and do its exercise,
 # `gae_prologue`, to write a hook of the package yourself. No later exercise uses this form.
 #
-# **How a package hook writes a reset.** `gae_pairs` and 01's harness write a reset as $a_t = 0$,
-# and the scan turns that into a flag. A package hook returns the flag itself, beside the pair,
-# and $a_t$ keeps its value. These are 00c's "Two ways to pass the flag" (00c, section 2); both are
-# the same select, the rule of [01's NaN card](01_discounted_return.ipynb#5.-The-harness-for-Triton-prologues).
+# **How a package hook writes a reset.** `gae_pairs` and notebook 01's harness,
+# `exercises.scan_hook`, write a reset as $a_t = 0$, and the scan turns that into a flag. A package
+# hook returns the flag itself, beside the pair, and $a_t$ keeps its value. Either way the scan
+# then selects $y_t = b_t$ where the flag is set, so nothing behind the step reaches it, NaN
+# included.
 #
 # ### The package's prologue
 #
-# A package prologue takes the arguments of a prologue for 01's harness, in the same order, with
-# three differences. `row`, the index of the row, takes the place of `offs`. `SX`, the inputs'
-# strides, is added after `X`; with `row`, it lets one hook read batch-major and time-major
-# buffers alike. `ACC`, the dtype to compute in, is added at the end. The prologue also returns
-# five values, not two:
-#
 # ```
-# 01's harness (exercises.scan_hook):  (X, P, offs, t, m, T)          -> (a, b)
-# the package (scan.py):               (X, SX, P, row, t, m, T, ACC)  -> (a, b, reset, valid, keep)
+# the harness (exercises.scan_hook):  (X, P, offs, t, m, T)          -> (a, b)
+# the package (scan.py):              (X, SX, P, row, t, m, T, ACC)  -> (a, b, reset, valid, keep)
 # ```
 #
-# Of the five, `valid` is false on padding, and `keep` is a tuple of values handed to the
-# epilogue, so that nothing is loaded twice. The input slots have names, defined in
-# `rltriton_lite/episode.py`: `X[REWARDS]` is the rewards and `SX[REWARDS]` their (row, time)
-# strides. `P` holds the numbers, such as `P[P_GAMMA]`, γ when it is one number for all steps.
+# The arguments keep their order. What is new, one line each:
+#
+# * `SX`, new after `X`: each input's (row, time) strides. With `row`, they let one hook read
+#   batch-major and time-major buffers alike.
+# * `row`, in place of `offs`: the index of the row.
+# * `ACC`, new at the end: the dtype to compute in.
+# * `reset`, returned: the flag, true where the step resets.
+# * `valid`, returned: false on padding.
+# * `keep`, returned: a tuple of values handed to the epilogue, so that nothing is loaded twice.
+#
+# The input slots have names, defined in `rltriton_lite/episode.py`: `X[REWARDS]` is the rewards
+# and `SX[REWARDS]` their (row, time) strides. `P` holds the numbers, such as `P[P_GAMMA]`, γ when
+# it is one number for all steps.
 #
 # Three helpers read the inputs, so a prologue uses few of its arguments itself:
 #
@@ -475,6 +508,12 @@ print(inspect.getsource(getattr(returns._returns_prologue, "fn", returns._return
 # form. Write GAE's prologue, `gae_prologue(X, SX, P, row, t, m, T, ACC)`. The checker runs
 # `rl.gae` with your prologue in place of the package's (`exercises.package_prologue`).
 #
+# The package's prologues end with one more argument, `ahead=None`, which they pass on to `step`
+# and `values_now_and_next`: a masked call's look-ahead, the value at the next unpadded step and
+# whether there is one. Your prologue may leave it out. `exercises.package_prologue` turns the
+# look-ahead off and handles the mask before the kernel runs, so the kernel calls your prologue
+# with the eight arguments above, and the helpers take their default `ahead=None`.
+#
 # **Reset:** the flag `done` beside the pair, with $a_t$ kept at $\gamma_t\lambda_t$
 # (either form passes).
 #
@@ -494,7 +533,7 @@ print(inspect.getsource(getattr(returns._returns_prologue, "fn", returns._return
 #   The flag `reset` you return is `step`'s `done`, as it stands: true on the rows marked yes.
 # * **Edge cases:** the checker's rollouts have terminations, truncations, padding and a per-step
 #   γ. The helpers handle the layouts and the padding for you. Drop a termination's bootstrap
-#   with a select, `tl.where` (01's NaN card).
+#   with a select, `tl.where`: a product with 0 would keep a NaN.
 #
 # <details><summary>Hint 1: where to start</summary>
 #

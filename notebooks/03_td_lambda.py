@@ -104,8 +104,8 @@ print(G)
 #   episode it is $1-\lambda_t$, and the rest of the weight goes to $G_{t+1}$. At a truncation or
 #   the window's end it is 1, because there is no $G_{t+1}$ to mix in.
 #
-# **The window's last step resets,** as on 01's card, and for TD(λ) the numbers depend on it. Its
-# ordinary $b_t$ bootstraps from $V'_t$ with weight $1-\lambda_t$ only, and counts on
+# **The window's last step resets,** as every episode end does, and for TD(λ) the numbers depend
+# on it. Its ordinary $b_t$ bootstraps from $V'_t$ with weight $1-\lambda_t$ only, and counts on
 # $\lambda_t G_{t+1}$ for the rest. After the window there is no $G_T$, so the last step must take
 # its done form, $w = 1$, a full bootstrap, and the reset is what selects that form.
 #
@@ -218,6 +218,32 @@ assert profile.rollout_error("td_lambda", 3, 1000, DEVICE) < 1e-5  # 3 × 1,000 
 # Bias and variance belong to the *distribution* of $G_0$, which one rollout cannot show. So we
 # draw 20,000 rollouts as the rows of one batch, each with its own critic errors. We compute $G_0$
 # for 21 values of λ, with one `reference.td_lambda` call (NumPy, float64) per λ.
+
+# %%
+gamma_, T_mc, mu_r, sigma_r, eta, sigma_c, N_mc = 0.8, 20, 1.0, 2.0, 3.0, 0.25, 20_000
+v_true = mu_r / (1 - gamma_)
+lams = np.linspace(0.0, 1.0, 21)
+mc = np.random.default_rng(0)  # its own generator: the result does not depend on the cells above
+r_mc = mu_r + sigma_r * mc.standard_normal((N_mc, T_mc))           # one rollout per row
+nv_mc = v_true + eta + sigma_c * mc.standard_normal((N_mc, T_mc))  # a biased, noisy critic
+G0 = np.stack([reference.td_lambda(r_mc, nv_mc, gamma=gamma_, lambda_=lam_)[:, 0] for lam_ in lams])  # (λ, rows)
+bias2, var, mse = (G0.mean(1) - v_true) ** 2, G0.var(1), ((G0 - v_true) ** 2).mean(1)
+best = int(mse.argmin())
+
+fig, ax = plt.subplots(figsize=(7, 3.5))
+ax.plot(lams, bias2, "o-", ms=3, label="bias²")
+ax.plot(lams, var, "o-", ms=3, label="variance")
+ax.plot(lams, mse, "ko-", ms=3, lw=2, label="MSE = bias² + variance")
+ax.axvline(lams[best], color="gray", ls="--", lw=1)
+ax.set_xlabel("λ")
+ax.set_title(f"$G_0$ against the true value, {N_mc:,} rollouts")
+ax.legend(fontsize=8)
+plt.show()
+print(f"MSE: λ=0 {mse[0]:.2f}, best on the grid λ={lams[best]:.2f} {mse[best]:.2f}, λ=1 {mse[-1]:.2f}")
+
+# %% [markdown]
+# As λ grows, the bias falls at every point of the grid, and the variance more than doubles. Their
+# sum is lowest inside the range, not at either end.
 #
 # **Exact values to check against.** $G_0$ is linear in the rewards and the next values,
 # $G_0 = \sum_t \alpha_t r_t + \sum_t \beta_t V'_t$. Its weights are $\alpha_t = (\gamma\lambda)^t$,
@@ -239,61 +265,33 @@ assert profile.rollout_error("td_lambda", 3, 1000, DEVICE) < 1e-5  # 3 × 1,000 
 # * Correlated critic errors would add cross terms to the variance.
 #
 # </details>
+#
+# The cell below computes the exact MSE on a fine grid of λ, checks the rollouts against it, and
+# draws both:
 
 # %%
-gamma_, T_mc, mu_r, sigma_r, eta, sigma_c, N_mc = 0.8, 20, 1.0, 2.0, 3.0, 0.25, 20_000
-v_true = mu_r / (1 - gamma_)
-lams = np.linspace(0.0, 1.0, 21)
-mc = np.random.default_rng(0)  # its own generator: the result does not depend on the cells above
-r_mc = mu_r + sigma_r * mc.standard_normal((N_mc, T_mc))           # one rollout per row
-nv_mc = v_true + eta + sigma_c * mc.standard_normal((N_mc, T_mc))  # a biased, noisy critic
-G0 = np.stack([reference.td_lambda(r_mc, nv_mc, gamma=gamma_, lambda_=lam_)[:, 0] for lam_ in lams])  # (λ, rows)
-bias2, var, mse = (G0.mean(1) - v_true) ** 2, G0.var(1), ((G0 - v_true) ** 2).mean(1)
-np.testing.assert_allclose(mse, bias2 + var)  # the decomposition, exact for the sample moments too
+def exact_terms(lam_grid, k=np.arange(T_mc)):
+    """bias², the rewards' variance term and the critic's, from the weights α_t and β_t."""
+    alpha = (gamma_ * lam_grid[:, None]) ** k
+    beta = gamma_ * (1 - lam_grid[:, None]) * alpha
+    beta[:, -1] = gamma_ * alpha[:, -1]  # the window's last step bootstraps fully
+    return (eta * beta.sum(1)) ** 2, sigma_r**2 * (alpha**2).sum(1), sigma_c**2 * (beta**2).sum(1)
 
-# the exact values, from the weights α_t and β_t
-k = np.arange(T_mc)
-alpha_w = (gamma_ * lams[:, None]) ** k
-beta_w = gamma_ * (1 - lams[:, None]) * alpha_w
-beta_w[:, -1] = gamma_ * alpha_w[:, -1]
-exact_bias2 = (eta * beta_w.sum(1)) ** 2
-exact_var = sigma_r**2 * (alpha_w**2).sum(1) + sigma_c**2 * (beta_w**2).sum(1)
-np.testing.assert_allclose(var, exact_var, rtol=0.05)            # Monte Carlo agrees with the formulas
-np.testing.assert_allclose(mse, exact_bias2 + exact_var, rtol=0.05)
-np.testing.assert_allclose(exact_bias2[[0, -1]], [(gamma_ * eta) ** 2, (gamma_**T_mc * eta) ** 2])
+
+b2_grid, vr_grid, vc_grid = exact_terms(lams)
+np.testing.assert_allclose(mse, b2_grid + vr_grid + vc_grid, rtol=0.05)  # the rollouts agree with the formulas
+fine = np.linspace(0.0, 1.0, 1001)
+b2_f, vr_f, vc_f = exact_terms(fine)
+mse_f = b2_f + vr_f + vc_f
 
 fig, ax = plt.subplots(figsize=(7, 3.5))
-ax.plot(lams, bias2, "o-", ms=3, label="bias²")
-ax.plot(lams, var, "o-", ms=3, label="variance")
-ax.plot(lams, mse, "ko-", ms=3, lw=2, label="MSE = bias² + variance")
-ax.plot(lams, exact_bias2 + exact_var, "k:", lw=1, label="MSE, exact")
-best = int(mse.argmin())
-ax.axvline(lams[best], color="gray", ls="--", lw=1)
+ax.plot(lams, mse, "ko", ms=3, label="MSE, 20,000 rollouts")
+ax.plot(fine, mse_f, "k-", lw=1, label="MSE, exact")
+ax.axvline(fine[mse_f.argmin()], color="gray", ls="--", lw=1)
 ax.set_xlabel("λ")
-ax.set_title(f"$G_0$ against the true value, {N_mc:,} rollouts")
 ax.legend(fontsize=8)
 plt.show()
-# the exact curve on a fine grid of λ, where the grid of the rollouts has steps of 0.05
-fine = np.linspace(0.0, 1.0, 1001)
-alpha_f = (gamma_ * fine[:, None]) ** k
-beta_f = gamma_ * (1 - fine[:, None]) * alpha_f
-beta_f[:, -1] = gamma_ * alpha_f[:, -1]
-mse_f = (eta * beta_f.sum(1)) ** 2 + sigma_r**2 * (alpha_f**2).sum(1) + sigma_c**2 * (beta_f**2).sum(1)
-noise_c = (beta_f**2).sum(1)  # the critic's noise term, over σ_c²: "falls up to λ ≈ 0.999", then rises to λ = 1
-assert abs(fine[noise_c.argmin()] - 0.999) < 1e-9 and noise_c[-1] > noise_c.min()
-print(f"MSE: λ=0 {mse[0]:.2f}, best on the grid λ={lams[best]:.2f} {mse[best]:.2f}, λ=1 {mse[-1]:.2f}; "
-      f"the exact curve's minimum: λ={fine[mse_f.argmin()]:.2f}")
-assert abs(fine[mse_f.argmin()] - 0.73) < 0.01  # the best λ, "about 0.73" in the text below
-
-assert var[-1] > 2 * var[0] and np.all(np.diff(bias2) < 0)  # variance grows with λ, bias² falls
-assert 0 < best < len(lams) - 1 and mse[best] < 0.95 * min(mse[0], mse[-1])  # an interior λ beats both ends
-
-# an unbiased critic (η = 0) that is noisy (σ_c = 3): no bias at all, and still a trade-off, in variance alone
-mse_unbiased = sigma_r**2 * (alpha_f**2).sum(1) + 3.0**2 * (beta_f**2).sum(1)  # exact: bias 0, MSE = variance
-best_unbiased = fine[mse_unbiased.argmin()]
-assert 0.5 < best_unbiased < 0.65 and mse_unbiased.min() < 0.7 * min(mse_unbiased[0], mse_unbiased[-1])
-print(f"unbiased critic, σ_c = 3: best λ = {best_unbiased:.2f}, MSE {mse_unbiased.min():.2f} "
-      f"(λ=0 {mse_unbiased[0]:.2f}, λ=1 {mse_unbiased[-1]:.2f})")
+print(f"the exact curve's minimum: λ = {fine[mse_f.argmin()]:.2f}, MSE {mse_f.min():.2f}")
 
 # %% [markdown]
 # The best λ here is about 0.73, the minimum of the exact curve (the rollouts' grid has steps of
@@ -307,19 +305,58 @@ print(f"unbiased critic, σ_c = 3: best λ = {best_unbiased:.2f}, MSE {mse_unbia
 # small: at λ = 1 the critic's whole weight $\gamma^T$ sits on one noisy bootstrap value, and the
 # best λ can lie well below 1 (open question 3).
 #
-# Bias is not needed for a trade-off. The last check, an unbiased critic with $\sigma_c = 3$, has
-# its best λ near 0.58. There two terms balance. The critic's noise term
-# $\sigma_c^2\sum_t\beta_t^2$ falls as λ grows (up to λ ≈ 0.999). The rewards' term
-# $\sigma_r^2\sum_t\alpha_t^2$ rises.
+# **Bias is not needed for a trade-off.** Take an unbiased critic ($\eta = 0$) that is noisy,
+# $\sigma_c = 3$. The MSE is then the variance alone, the sum of two terms, drawn below from the
+# same exact formulas:
+
+# %%
+noise_r = vr_f  # the rewards' term, as before (σ_r = 2)
+noise_c = 3.0**2 * (vc_f / sigma_c**2)  # the critic's term, now with σ_c = 3
+mse_unbiased = noise_r + noise_c  # bias 0: MSE = variance
+best_unbiased = fine[mse_unbiased.argmin()]
+
+fig, ax = plt.subplots(figsize=(7, 3.5))
+ax.plot(fine, noise_r, label=r"the rewards' term $\sigma_r^2\sum_t\alpha_t^2$")
+ax.plot(fine, noise_c, label=r"the critic's term $\sigma_c^2\sum_t\beta_t^2$, $\sigma_c = 3$")
+ax.plot(fine, mse_unbiased, "k-", lw=2, label="MSE = variance")
+ax.axvline(best_unbiased, color="gray", ls="--", lw=1)
+ax.set_xlabel("λ")
+ax.legend(fontsize=8)
+plt.show()
+print(f"unbiased critic, σ_c = 3: best λ = {best_unbiased:.2f}, MSE {mse_unbiased.min():.2f} "
+      f"(λ=0 {mse_unbiased[0]:.2f}, λ=1 {mse_unbiased[-1]:.2f})")
+
+# %% [markdown]
+# Its best λ is near 0.58, where the critic's term falls as fast as the rewards' term rises. The
+# critic's term falls as λ grows (up to λ ≈ 0.999), and the rewards' term rises all the way.
 #
 # <details><summary>Details: the variance at λ = 0</summary>
 #
-# The variance at λ = 0 is not the critic's noise. It is mostly the one reward $r_0$ (here
-# $\sigma_r > \sigma_c$). It still falls at first as λ grows from 0 (its slope there is
-# $-2\gamma^2\sigma_c^2$), by too little to see on this grid. With a noisier critic the dip is
-# visible.
+# In the first setting the variance at λ = 0 is not the critic's noise. It is mostly the one
+# reward $r_0$ (there $\sigma_r > \sigma_c$). It still falls at first as λ grows from 0 (its slope
+# there is $-2\gamma^2\sigma_c^2$), by too little to see on that grid. With a noisier critic, as in
+# the last plot, the fall is plain to see.
 #
 # </details>
+
+# %% jupyter={"source_hidden": true}
+# Checks: the claims above (CI runs them; skip when reading)
+np.testing.assert_allclose(mse, bias2 + var)  # MSE = bias² + variance, exact for the sample moments too
+np.testing.assert_allclose(var, vr_grid + vc_grid, rtol=0.05)  # the rollouts' variance agrees with the formula
+np.testing.assert_allclose(b2_grid[[0, -1]], [(gamma_ * eta) ** 2, (gamma_**T_mc * eta) ** 2])  # the ends' table
+assert var[-1] > 2 * var[0] and np.all(np.diff(bias2) < 0)  # "the bias falls ..., the variance more than doubles"
+assert 0 < best < len(lams) - 1 and mse[best] < 0.95 * min(mse[0], mse[-1])  # "lowest inside the range"
+assert abs(fine[mse_f.argmin()] - 0.73) < 0.01  # "about 0.73"
+assert abs(gamma_**T_mc - 0.01) < 0.002  # "0.8^20 ≈ 0.01"
+assert abs(best_unbiased - 0.58) < 0.01  # "near 0.58"
+assert mse_unbiased.min() < 0.7 * min(mse_unbiased[0], mse_unbiased[-1])  # a real trade-off: both ends worse
+assert abs(fine[noise_c.argmin()] - 0.999) < 1e-9 and noise_c[-1] > noise_c.min()  # "falls up to λ ≈ 0.999"
+assert np.all(np.diff(noise_c[:1000]) < 0)  # ... at every point of the fine grid up to there
+assert np.all(np.diff(noise_r) > 0)  # "the rewards' term rises"
+slope0 = (vr_f[1] + vc_f[1] - vr_f[0] - vc_f[0]) / fine[1]  # the first setting's variance, near λ = 0
+assert abs(slope0 + 2 * gamma_**2 * sigma_c**2) < 0.01 and slope0 < 0  # "its slope there is -2γ²σ_c²"
+slope0_noisy = (noise_r[1] + noise_c[1] - noise_r[0] - noise_c[0]) / fine[1]
+assert slope0_noisy < -10  # with σ_c = 3 the dip is steep enough to see
 
 # %% [markdown]
 # ## 6. Optional: profile it
@@ -342,7 +379,8 @@ assert all(wall > 2 * gpu for wall, gpu, *_ in profile.backward_added(h200).valu
 # after it. `print(exercises.task(name))` restates the task. Solutions are in
 # `notebooks/solutions/`.
 #
-# A worked prologue first: TD(λ) with terminations, for 01's harness `exercises.scan_hook`.
+# A worked prologue first: TD(λ) with terminations, for the harness `exercises.scan_hook` that runs
+# a Triton prologue in a chunked scan (notebook 01, section 5).
 #
 # * $a_t = \gamma(1-\text{term}_t)\lambda_t$ and
 #   $b_t = r_t + \gamma(1-\text{term}_t)(1-\lambda_t)V(s_{t+1})$.
@@ -396,7 +434,7 @@ print("a 9-line Triton prologue == rl.td_lambda")
 # **The harness in three lines.** Your `@triton.jit` prologue `(X, P, offs, t, m, T) -> (a, b)`
 # loads its inputs with `tl.load(X[i] + offs, mask=m, other=0.0)`. The harness treats $a = 0$ as the
 # reset and applies it with a select. An input that may be NaN is yours to select away in $b$ with
-# `tl.where` (01's NaN card). The full description is in
+# `tl.where`, since a product with 0 keeps the NaN. The full description is in
 # [notebook 01, section 5](01_discounted_return.ipynb#5.-The-harness-for-Triton-prologues).
 #
 # **Reset:** $a_t = 0$, as in the worked prologue.
@@ -421,7 +459,7 @@ print("a 9-line Triton prologue == rl.td_lambda")
 #     greedy**: every tied action is a greedy one. An argmax that picks the first of them would
 #     cut the trace where it should go on.
 #   * After a termination there is no $s_{t+1}$, and `next_q` there may be NaN. Select it away
-#     with `tl.where`, as the worked prologue does (01's NaN card).
+#     with `tl.where`, as the worked prologue does: $0 \times \text{NaN}$ is NaN.
 #
 # <details><summary>Hint 1: where to start</summary>
 #

@@ -161,14 +161,14 @@ np.testing.assert_allclose(pg, [0.75, 0.5, 1.0])
 #
 # <details><summary>Details: a carry is not a bootstrap</summary>
 #
-# A carry is $y_T$ itself, the value after the window (00b's `last_value`, `rl.linear_scan`'s
-# `initial`). Step $t$ sees it multiplied by $a_t a_{t+1} \cdots a_{T-1}$, its own $a$ included.
-# A bootstrap, $\gamma_t V'_t$ here, is added into $b_t$ at one step. Every scan here starts from
-# 0, so each bootstrap must be written into $b$.
+# A carry is $y_T$ itself, a value the scan starts from after the window (`rl.linear_scan` takes
+# one as `initial`). Step $t$ sees it multiplied by $a_t a_{t+1} \cdots a_{T-1}$, its own $a$
+# included. A bootstrap, $\gamma_t V'_t$ here, is added into $b_t$ at one step. Every scan here
+# starts from 0, so each bootstrap must be written into $b$.
 #
-# *Where it bites:* notebook 01's two-step GAE, at its top. GAE's $b_{T-1} = \delta_{T-1}$ already
-# holds $\gamma V'_{T-1}$, so a carry of $V'_{T-1}$ through a last step that does not reset adds the
-# bootstrap a second time.
+# *Where it bites:* a last step that does not reset. GAE's $b_{T-1} = \delta_{T-1}$ already holds
+# $\gamma V'_{T-1}$, so a carry of $V'_{T-1}$ through such a step adds the bootstrap a second time
+# (notebooks 01 and 02, section 2, work it out on two steps).
 #
 # </details>
 #
@@ -633,8 +633,8 @@ exercises.attempt("vtrace_pg", vtrace_pg)
 # section 2's step and its resets. A second kernel, launched after the first has finished, reads
 # `vs` one step on and computes `vtrace_pg`'s policy-gradient advantage.
 #
-# **Reset:** a flag `k` beside the pair, as in 00c's `reset_scan`, with $a_t$ kept at
-# $\gamma c_t$ (either form passes).
+# **Reset:** a flag `k` beside the pair, a triple $(a_t, b_t, k_t)$ as in your `reset_scan` of
+# 00c, with $a_t$ kept at $\gamma c_t$ (either form passes).
 #
 # * **Inputs:** `log_rhos`, `rewards`, `values` and `next_values` are (B, T) float32 and
 #   contiguous. `terminated` is bool. `gamma`, `rho_bar` and `c_bar` are numbers, and `chunk` is
@@ -686,12 +686,14 @@ exercises.attempt("vtrace_pg", vtrace_pg)
 # 2. **The triple.** Each step's five inputs give its triple $(a_t, b_t, k_t)$, by the table:
 #    $k_t$ is true at a termination and at the window's last step, and padding lanes get the
 #    identity $(1, 0, \text{false})$. At a termination, $V'_t$ must not enter $\delta_t$ at all,
-#    not even multiplied by 0, since it may be NaN (01's NaN card).
+#    not even multiplied by 0, since it may be NaN and $0 \times \text{NaN}$ is NaN.
 # 3. **The reset.** A reverse scan of the chunk's triples gives each step the map $(A, B, K)$ of
-#    itself and the chunk's later steps. The combine joins two neighbouring runs of steps:
-#    $(a_1, b_1, k_1)$ is the later steps' map, applied first; $(a_2, b_2, k_2)$ the earlier
-#    steps'; if the earlier run resets, the later one is ignored. Otherwise the result is the two
-#    maps composed. The joined run resets if either run does.
+#    itself and the chunk's later steps. The combine joins two neighbouring runs of steps. Its
+#    first operand $(a_1, b_1, k_1)$ is the later run, applied first, and its second
+#    $(a_2, b_2, k_2)$ the earlier run. The joined run's map is
+#    $(a_2 a_1,\ b_2 + a_2 b_1,\ k_1 \lor k_2)$, or $(a_2,\ b_2,\ \text{true})$ where $k_2$ is set:
+#    a reset in the earlier run ignores the later one. In Triton, $a$ and $b$ are each a
+#    `tl.where` on `k2`, and the flag is `k1 | k2` in both cases, as in your `reset_combine`.
 # 4. **The carry and the store.** `vs` at a step is $B + A \cdot \text{carry}$ where no reset lies
 #    between the step and the chunk's end ($K$ false), and $B$ alone where one does. It is stored
 #    at every real step. The carry into the chunk before is `vs` at this chunk's first step.

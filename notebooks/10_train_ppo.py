@@ -270,7 +270,6 @@ for (episodes_a, start_a, s_a), (episodes_b, start_b, s_b) in both:  # zip steps
     starts += [(start_a, "A"), (start_b, "B")]
     seconds_a.append(s_a)
     seconds_b.append(s_b)
-assert [run for _, run in sorted(starts)] == ["A", "B"] * len(seconds_a)  # the updates ran in turn: A, B, A, B, ...
 runs = {"CleanRL loops": (np.array(episodes_a), np.array(seconds_a)),
         "rltriton_lite calls": (np.array(episodes_b), np.array(seconds_b))}
 (ret_a, t_a), (ret_b, t_b) = runs.values()
@@ -278,12 +277,16 @@ print(f"{len(ret_a)} episodes each; last 10 returns: {ret_a[-10:]} / {ret_b[-10:
 assert len(ret_a) > 50 and np.array_equal(ret_a, ret_b), "the two runs saw different episodes"
 print(f"mean return, first 20 episodes: {ret_a[:20].mean():.1f}; last 20: {ret_a[-20:].mean():.1f}")
 assert ret_a[-20:].mean() > ret_a[:20].mean()  # a short run: only a rise on average is checked
-per_update = ARGS["num_envs"] * ARGS["num_steps"]
-assert (ARGS["total_timesteps"] // per_update, per_update) == (12, 512)  # "12 updates of 512 steps", as the text says
 print(f"longest episode: {ret_a.max():.0f} steps (CartPole-v1 truncates at 500)")
 assert ret_a.max() < 500  # no truncation here: treating truncation as termination changes nothing
-assert round(ARGS["gamma"] / (1 - ARGS["gamma"])) == 99  # γ/(1−γ): what a truncation's target would lose
 print("the same episodic returns, episode for episode")
+
+# %% jupyter={"source_hidden": true}
+# Checks: the run's set-up, as the text states it (CI runs them; skip when reading)
+assert [run for _, run in sorted(starts)] == ["A", "B"] * len(seconds_a)  # the updates ran in turn: A, B, A, B, ...
+steps_per_update = ARGS["num_envs"] * ARGS["num_steps"]
+assert (ARGS["total_timesteps"] // steps_per_update, steps_per_update) == (12, 512)  # "12 updates of 512 steps"
+assert round(ARGS["gamma"] / (1 - ARGS["gamma"])) == 99  # γ/(1−γ): what a truncation's target would lose
 
 # %% [markdown]
 # The runs agree exactly, for two reasons. First, every number the agent acts on agrees to float32
@@ -363,12 +366,12 @@ print(f"the balance, the package's pieces minus CleanRL's: {balance:+.2f} ms per
 median_update_ms = 1e3 * min(np.median(t_a), np.median(t_b))
 print(f"the swapped pieces' share of a median update: at most {max(per_update.values()) / median_update_ms:.0%}")
 torch.testing.assert_close(loss_step(rltriton_policy_loss), loss_step(cleanrl_policy_loss))  # the same gradient
-assert torch_calls["rltriton_lite calls"] > 3 * torch_calls["CleanRL loops"]  # "several times the torch calls"
 
 # %% jupyter={"source_hidden": true}
-# Checks: the timings' two claims, on this CPU (CI runs them; skip when reading). CPU times are
-# noisy, so each compares fastest-of-20 timings, and each holds by a wide margin on a quiet laptop:
-# the package's GAE is the faster, and the pieces are under half of a median update.
+# Checks: the claims of "Reading the timings", on this CPU (CI runs them; skip when reading). CPU
+# times are noisy, so each compares fastest-of-20 timings, and each holds by a wide margin on a quiet
+# laptop: the package's GAE is the faster, and the pieces are under half of a median update.
+assert torch_calls["rltriton_lite calls"] > 3 * torch_calls["CleanRL loops"]  # "several times the torch calls"
 assert gae_time["rltriton_lite calls"] < gae_time["CleanRL loops"]  # "the package's GAE wins"
 assert max(per_update.values()) < 0.5 * median_update_ms  # "under half of a median update"
 

@@ -384,8 +384,12 @@ print("the gradient from carries composed over the ranks before = autograd's, ma
 # * The ranks exchange small tables in three `all_gather`s, each of at most O(rows × ranks)
 #   numbers:
 #   * a short header, a few numbers per rank (the details below say what it is for);
-#   * what the ends of each rank's stretch of steps read: four numbers per row per rank, the first
-#     value among them;
+#   * what the ends of each rank's stretch of steps read, four numbers per row per rank: a flag
+#     for whether the row has a step on this rank that its mask keeps, the value at the first such
+#     step (section 5's "first value"), the value after the row's last step (GAE's
+#     `bootstrap_value`) and the carry that enters the row from its end (`linear_scan`'s
+#     `initial`). The last two are 0 where the call has none, and only the copy from the rank
+#     where the scan starts is read;
 #   * the maps: four numbers per row per rank, section 4's three and its error flag.
 #
 # Backwards: two passes and two exchanges.
@@ -466,6 +470,9 @@ from rltriton_lite import distributed  # noqa: E402  (the details' header: seven
 head_src = inspect.getsource(distributed._TimeSharded.forward)
 head_list = re.search(r"head = torch\.tensor\(\[(.*?)\], dtype", head_src, re.S).group(1)
 assert len([x for x in head_list.split(",") if x.strip()]) == 7 and "the ranks disagree on the call" in head_src
+# the second exchange's four numbers per row: the flag, the first value, then bootstrap_value and initial
+assert "table = gather(torch.stack([has.to(torch.float64), v_first, *tails]))" in head_src
+assert "for name in (w.boundary, w.initial)]" in head_src and "table[-1, 2]" in head_src and "table[-1, 3]" in head_src
 
 # %% [markdown]
 # ## Exercises

@@ -195,10 +195,13 @@ plt.show()
 # a response, with a policy token after it, and every response ends with a policy token.
 
 # %%
-assert torch.equal(small_mask.cpu(), torch.tensor(kind == POLICY))
-tool_rows = [b for b in range(6) if (kind[b] == TOOL).any()]
-assert tool_rows and all((kind[b, np.flatnonzero(kind[b] == TOOL).max() + 1:] == POLICY).any() for b in tool_rows)
 print("tokens per response:", (kind != PAD).sum(1), " of which tool output:", (kind == TOOL).sum(1))
+
+# %% jupyter={"source_hidden": true}
+# Checks: the sentences above, on this batch (CI runs them; skip when reading)
+assert torch.equal(small_mask.cpu(), torch.tensor(kind == POLICY))  # the mask is 1 exactly at the policy's tokens
+tool_rows = [b for b in range(6) if (kind[b] == TOOL).any()]  # tool output has a policy token after it
+assert tool_rows and all((kind[b, np.flatnonzero(kind[b] == TOOL).max() + 1:] == POLICY).any() for b in tool_rows)
 
 # %% [markdown]
 # ## 3. The loop: verl's GAE
@@ -239,10 +242,11 @@ keep = mask.to(torch.float64)
 adv_loop, ret_loop = verl_gae_loop(rewards, values, keep, GAMMA, LAM)
 print(f"{B} responses of {T} positions: {int(mask.sum())} policy tokens, {int((kind == TOOL).sum())} tool tokens "
       f"in {int((kind == TOOL).any(1).sum())} responses, {int((kind == PAD).sum())} padding")
-assert (kind == TOOL).any(1).sum() >= 3 and mask[0, -1] and (kind == PAD).any()
 
 # %% jupyter={"source_hidden": true}
-# Checks: section 7 times bench.token_gae_loop, this same loop (CI runs them; skip when reading)
+# Checks: the batch as the text describes it (tool output inside most responses, right padding),
+# and section 7 times bench.token_gae_loop, this same loop (CI runs them; skip when reading)
+assert (kind == TOOL).any(1).sum() >= 3 and mask[0, -1] and (kind == PAD).any()
 adv_bench, _ = bench.token_gae_loop(rewards, values, keep, GAMMA, LAM)
 assert torch.allclose(adv_bench, adv_loop, rtol=0, atol=1e-12)
 print(inspect.getsource(bench.token_gae_loop))
@@ -342,6 +346,9 @@ err_adv, err_ret = (adv_drop - want).abs().max().item(), (ret_drop - ret_loop).a
 print(f"integrations.verl against verl's loop + whitening, every position: advantages {err_adv:.1e}, "
       f"returns {err_ret:.1e}")
 assert err_adv < 1e-12 and err_ret < 1e-12
+
+# %% jupyter={"source_hidden": true}
+# Checks: the whitening, mean 0 and variance 1 over the policy tokens (CI runs them; skip when reading)
 assert abs(adv_drop[mask].mean().item()) < 1e-9 and abs(adv_drop[mask].std().item() - 1) < 1e-6
 
 # %% [markdown]
@@ -459,7 +466,10 @@ one = rl.gae(rewards, values, gamma=1.0, lambda_=1.0, mask=mask)
 err = max((adv_cum - one.advantages)[mask].abs().max().item(), (ret_cum - one.returns)[mask].abs().max().item())
 print(f"cumsum shortcut against rl.gae(gamma=1, lambda_=1, mask=) at the policy tokens: {err:.1e}")
 assert err < 1e-12
-assert (adv_cum - adv_loop)[mask].abs().max() > 0.1  # and it is not GAE with λ = 0.95
+
+# %% jupyter={"source_hidden": true}
+# Checks: "it computes something else whenever γλ ≠ 1" (CI runs them; skip when reading)
+assert (adv_cum - adv_loop)[mask].abs().max() > 0.1  # not GAE with λ = 0.95
 
 # %% [markdown]
 # ## 7. On an H200: the loop, the shortcut and the scan
@@ -507,8 +517,6 @@ rows = res["rows"]
 wall = {(r["B"], r["T"], r["impl"]): r["wall_us"] for r in rows}
 gpu = {(r["B"], r["T"], r["impl"]): r["gpu_us"] for r in rows}
 shapes = sorted({(r["B"], r["T"]) for r in rows}, key=lambda s: (s[0] * s[1], s[1]))
-assert {r["impl"] for r in rows} == set(bench.TOKEN_IMPLS)
-assert all((B_, T_, k) in wall for B_, T_ in shapes for k in bench.TOKEN_IMPLS), "a shape with an impl missing"
 errs = [r["max_abs_err_vs_loop"] for r in rows if r["impl"] == OURS]
 lines = [{"B × T": profile.shape_name(s), "tokens": s[0] * s[1], "loop ms": wall[(*s, LOOP)] / 1e3,
           "loop µs per step of T": wall[(*s, LOOP)] / s[1], "cumsum µs": wall[(*s, CUMSUM)],
@@ -615,6 +623,8 @@ for s in shapes:
 
 # %% jupyter={"source_hidden": true}
 # Checks: the claims above, on the committed figures (CI runs them; skip when reading)
+assert {r["impl"] for r in rows} == set(bench.TOKEN_IMPLS)  # the four implementations of the table
+assert all((B_, T_, k) in wall for B_, T_ in shapes for k in bench.TOKEN_IMPLS), "a shape with an impl missing"
 per_token = [wall[(*s, LOOP)] / s[1] for s in shapes]
 assert max(per_token) < 2 * min(per_token)  # the loop's time per token of length, whatever the batch
 assert [round(min(per_token)), round(max(per_token))] == [131, 177]  # "between 131 and 177 µs"

@@ -997,9 +997,11 @@ def _compare(ex, case, got, expected, marks, rtol=1e-5, atol=1e-5, top=True, arg
                          "row 0, or stores there, or only one program ran." + _fix(
                              " Launch one program per row, grid = (B,), and add the row's offset (row * T) to every "
                              "load's and store's offsets."))
-        # row 0 right, later rows partly: a slip at a flag would show in row 0 too, where row 0 has that flag
+        # row 0 right, later rows partly: a slip at a flag would show in row 0 too, where row 0 has that flag;
+        # one that starts where a carry enters is the carry's (row 0's may be hidden by a reset or a small a)
         if own is None and ex.kind == "kernel" and bad_l.ndim == 2 and bad_l.shape[0] > 1 and not bad_l[0].any() \
-                and all(m[0].any() or not m[at_l] for m in marks_l.values()):
+                and all(m[0].any() or not m[at_l] for m in marks_l.values()) \
+                and not any(m[at_l] for k, m in marks_l.items() if k.startswith(_CARRY_LABELS)):
             own = _Whole("Row 0 is right and later rows are partly wrong: row 0 is the one row where a load that "
                          "ignores the row does no harm. A load without the row's offset reads row 0's input in "
                          "every row, and an element comes out right only where that input happens to match." + _fix(
@@ -2658,6 +2660,9 @@ def _window_end_marks(ex, case):
     return (*case[:4], marks)
 
 
+_CARRY_LABELS = ("the last step of a chunk", "the first step of a chunk")  # _carry_steps' marks, and the like
+
+
 def _carry_steps(shape, chunk=64, reverse=True):
     """The steps where a chunk's scan meets the carry of the chunk before it in scan order."""
     t = np.arange(shape[-1])
@@ -2678,15 +2683,25 @@ reset (y_t = b_t, selected: a NaN after it never reaches y_t), as exercises.scan
 inside b itself is yours to select away (torch.where)."""
 
 
-def _scan(fn, args, kw):
-    """A hook's (a, b) through the scan: y_t = b_t + a_t y_{t+1}."""
+def _scan(fn, args, kw, initial=None):
+    """A hook's (a, b) through the scan: y_t = b_t + a_t y_{t+1}, from y_T = ``initial`` (0 if None)."""
     pair = fn(*args, **kw)
     if not isinstance(pair, (tuple, list)) or len(pair) != 2:
         raise AssertionError(f"{fn.__name__} must return the pair (a, b) for linear_scan, got {_describe(pair)}")
     if pair[1] is None or pair[0] is None:
         raise AssertionError(f"{fn.__name__} returned None for {'a' if pair[0] is None else 'b'}: the pair (a, b) "
                              "for linear_scan is two tensors (a may be a number)")
-    return linear_scan(*pair)
+    if initial is None:
+        return linear_scan(*pair)
+    return linear_scan(*pair, initial=torch.full(pair[1].shape[:-1], initial, dtype=pair[1].dtype))
+
+
+PAST_WINDOW = 100.0  # gae_pairs' y_T: what lies past the window, which the window's last step resets away
+
+
+def _scan_past_window(fn, args, kw):
+    """gae_pairs' scan starts from y_T = PAST_WINDOW, not 0: a last step that does not reset lets it in."""
+    return _scan(fn, args, kw, initial=PAST_WINDOW)
 
 
 # ---- Harnesses for Triton hooks: your @triton.jit function inside a fixed kernel ------------------
@@ -2886,11 +2901,13 @@ def _matrix_compose_cases(d):
 
 
 @_checker_only
-def _chunked_reset_reference(a, b, reset, chunk, carry_at="first", select=True, order="last first"):
+def _chunked_reset_reference(a, b, reset, chunk, carry_at="first", select=True, order="last first",
+                             swapped=False):
     """00's chunked reverse scan with resets: chunk k holds steps k * chunk .. (k + 1) * chunk - 1;
     the chunks from the last in time (``order``), each step's map composed from the chunk's last step
-    down, y_t = B_t where K_t (``select``; else B_t + A_t * carry), then the carry: y at the chunk's
-    first step (``carry_at``: or its last). Returns (y, carry_in)."""
+    down (``swapped``: step t's map applied first, then the later run's), y_t = B_t where K_t
+    (``select``; else B_t + A_t * carry), then the carry: y at the chunk's first step (``carry_at``: or
+    its last). Returns (y, carry_in)."""
     T = a.shape[-1]
     y, carry_in, carry = np.zeros(T), np.zeros(T), 0.0
     starts = list(range(0, T, chunk))
@@ -2898,7 +2915,8 @@ def _chunked_reset_reference(a, b, reset, chunk, carry_at="first", select=True, 
         end = min(start + chunk, T)
         A, B, K = 1.0, 0.0, False
         for t in reversed(range(start, end)):
-            A, B, K = (a[t], b[t], True) if reset[t] else (a[t] * A, b[t] + a[t] * B, K)
+            A, B, K = (a[t], b[t], True) if reset[t] else (A * a[t], B + A * b[t], K) if swapped else \
+                (a[t] * A, b[t] + a[t] * B, K)
             y[t] = B if (K and select) else B + A * carry
             carry_in[t] = carry
         carry = y[start] if carry_at == "first" else y[end - 1]
@@ -2911,6 +2929,9 @@ _CHUNKED_RESET_SLIPS = {  # what the answer is, where it is the chunked scan wit
     + _fix(": carry = y[start] once the chunk is done"): dict(carry_at="last"),
     "the chunks are walked from the first in time: a reverse scan starts from the window's end, where nothing "
     "comes after (carry 0)" + _fix(": walk the chunks from the last in time to the first"): dict(order="first first"),
+    "step t's map and the run of later steps are composed in the wrong order (B + A * b[t]: step t's map applied "
+    "first). Going back from the chunk's end, the run of later steps is applied first, then step t's map (the "
+    "order rule, section 3)" + _fix(": A, B = a[t] * A, b[t] + a[t] * B"): dict(swapped=True),
 }
 
 
@@ -3699,8 +3720,10 @@ torch.autograd.Function whose forward runs the reverse scan G_t = r_t + gamma (1
 forwards in time: dL/dr_t = g_t, g_t = dL/dG_t + gamma (1 - term_{t-1}) g_{t-1} (scan_hook with
 reverse=False and a second prologue; no step comes before t = 0).
 Save what the backward needs with ctx.save_for_backward. (B, T) float32 rewards, bool terminated.
-The checker requires the autograd.Function's apply, and Triton code of yours launched in the forward
-and in the backward.
+scan_hook starts from y_T = 0, so here a window's last step that does not reset gives the same
+returns (nothing comes in past the window); the reset there is still the rule (gae_pairs' check
+starts from a nonzero y_T, and fails without it). The checker requires the autograd.Function's
+apply, and Triton code of yours launched in the forward and in the backward.
 """ + RESET_RULE, needs="autograd", run=_with_gradient, scan=("reverse", "forward"),
    results=("the returns G", "dL/drewards"),
    may_use=("scan_hook",), recompute=lambda r, done, gamma, w: _returns_and_gradient(r, done, gamma, w),
@@ -3905,8 +3928,16 @@ def _gae_pairs_hint(args, got, expected):
                  (_gae_with(r, v, nv, ends, term, gamma * lam, gamma * lam),
                   "Your delta_t discounts next_values by gamma * lam: lam weighs the trace (a) alone, and delta_t is "
                   "the one-step TD error." + _fix(" Set b = r + gamma * V(s_{t+1}) - V(s_t), without lam.")))
+        open_end = reference.linear_scan(np.where(ends, 0.0, gamma * lam), r + np.where(term, 0.0, gamma * nv) - v,
+                                         initial=PAST_WINDOW)
         v_next = np.concatenate([v[..., 1:], nv[..., -1:]], -1)  # values[t + 1]: the next step's V, not V(s_{t+1})
         shifted = _gae_with(r, v, v_next, ends, term, gamma * lam, gamma)
+    if _is_slip(got, open_end, expected):
+        return _Whole(f"Your window's last step does not reset, so the value past the window (here "
+                      f"{PAST_WINDOW:g}, where the scan starts) flows into the last step and, through it, into every "
+                      "step before it up to an episode end. The window's last step bootstraps from next_values in b, "
+                      "so a = 0 there, as at an episode end." + _fix(
+                          " Set a = 0 at the last step (t = T - 1) as well as where terminated or truncated."))
     if _is_slip(got, shifted, expected, at=slice(None, -1)):
         return _Whole("Your delta_t reads values[t + 1], the next step's value, where the task gives next_values: "
                       "V(s_{t+1}) of the state after step t, which after an episode end is not the next step's "
@@ -3918,9 +3949,11 @@ def _gae_pairs_hint(args, got, expected):
 gae_pairs(rewards, values, next_values, terminated, truncated, gamma, lam) -> (a, b): GAE's
 prologue. The checker runs linear_scan(a, b) and compares y with the advantages: terminated
 cuts the bootstrap and the trace, truncated only the trace (it bootstraps from next_values).
+The window's last step resets too: the checker's scan starts from y_T = 100, a stand-in for what
+lies past the window, which a last step with a = 0 keeps out (its bootstrap is in b).
 next_values behind a termination is never to be read (it may be NaN): select it away
 (torch.where), do not multiply it by ~terminated, as 0 * NaN = NaN.
-""" + SCAN_RULES, run=_scan, may_use=("linear_scan",),
+""" + SCAN_RULES, run=_scan_past_window, may_use=("linear_scan",),
    hint=lambda args, i, bad, got, expected: _gae_pairs_hint(args, got, expected))
 def _gae_pairs_cases(d):
     rng, gamma, lam = d.rng, d.real(0.9, 0.8, 0.99), d.real(0.8, 0.5, 0.95)
@@ -5048,15 +5081,17 @@ def _launch_model_hint(args, i, got):
 
 @_checker_only
 def _host_bound_reference(rows, algorithm, pass_, us_per_ms=1e3, ours="rltriton_lite", dtype="float32",
-                          any_pass=False, first_run=False, size=lambda B, T: B * T, clock="kernel_ms"):
+                          any_pass=False, first_run=False, size=lambda B, T: B * T, clock="kernel_ms",
+                          at_least=False):
     """B * T of the largest shape whose wall time exceeds twice its GPU time, or 0; the keywords
     make the usual slips (kernel_ms read as µs, a filter left out, the scan stopped at the first
-    shape at or below 2x, shapes ordered by B or T, the do_bench time ``ms`` taken for the GPU time)."""
+    shape at or below 2x, shapes ordered by B or T, the do_bench time ``ms`` taken for the GPU time, a shape
+    at exactly 2x counted)."""
     mine = [r for r in rows if r["algorithm"] == algorithm and (any_pass or r["pass"] == pass_) and r["kernel_ms"] is not None
             and (ours is None or r["impl"] == ours) and (dtype is None or r["dtype"] == dtype)]
     best = None
     for r in sorted(mine, key=lambda r: size(r["B"], r["T"])):
-        if r["full_call_us"] > 2 * us_per_ms * r[clock]:
+        if r["full_call_us"] > 2 * us_per_ms * r[clock] or (at_least and r["full_call_us"] == 2 * us_per_ms * r[clock]):
             best = r
         elif first_run and best is not None:
             break
@@ -5103,6 +5138,9 @@ def _host_bound_cases(d):
     gpu_bound = ([row("sac", "rltriton_lite", s, x) for s, x in zip(shapes, ratios(1.6, 1.3, 1.2, 1.05))]
                  + [_bench_row({**row("sac", "pytorch_loop", s, 1.0), "kernel_ms": None}) for s in shapes])
     out.append(("sac, forward, never above 2x (a peer without a GPU time among the rows)", (gpu_bound, "sac", "fwd")))
+    # exactly 2x at the second shape (15.625 µs: every product and quotient of it here is exact in binary)
+    edge = [row("crr", "rltriton_lite", s, x, gpu_us=15.625) for s, x in zip(shapes, (20.0, 2.0, 1.5, 1.25))]
+    out.append(("crr, forward, exactly twice the GPU time at the second shape", (edge, "crr", "fwd")))
     return [(what, args, {}, _host_bound_reference(*args)) for what, args in out]
 
 
@@ -5117,6 +5155,8 @@ def _host_bound_hint(rows, algorithm, pass_, got):
              "rows of the other pass counted" + _fix(": keep pass == pass_"): dict(any_pass=True),
              "the search stops at the first shape at or below 2x, but the ratio can rise again at a larger "
              "shape" + _fix(": look at every shape"): dict(first_run=True),
+             "a shape at exactly twice its GPU time counted, where the task asks for more than twice" + _fix(
+                 ": full_call_us > 2 * the GPU time, not >="): dict(at_least=True),
              "shapes ordered by B (rows), not by their elements B * T": dict(size=lambda B, T: (B, T)),
              "shapes ordered by T (steps), not by their elements B * T": dict(size=lambda B, T: (T, B))}
     got = np.asarray(got, dtype=float).reshape(-1)

@@ -53,7 +53,9 @@ CORRECT = {name: (NOTEBOOKS / "solutions" / f"{name}.py").read_text() for name i
 WRONG_GAE_PAIRS = ("def gae_pairs(rewards, values, next_values, terminated, truncated, gamma, lam):\n"
                    "    delta = rewards + gamma * (~terminated) * next_values - values\n"
                    "    # the trace runs on past a truncation\n"
-                   "    return gamma * lam * (~terminated).to(rewards.dtype), delta\n")
+                   "    a = gamma * lam * (~terminated).to(rewards.dtype)\n"
+                   "    a[..., -1] = 0.0  # the window's last step resets\n"
+                   "    return a, delta\n")
 LOOPS = "def matrix_compose(p, q):\n    while True:\n        pass\n"
 RAISES = "def vtrace_floor_bytes(B, T, elem_bytes):\n    return B * T // 0\n"
 NO_COLON = "@triton.jit\ndef q_lambda(X, P, offs, t, m, T)\n    return 0.0, 0.0\n"
@@ -391,7 +393,8 @@ WRONG_COMPOSE = "def matrix_compose(p, q):\n    (A1, b1), (A2, b2) = p, q\n    r
 def test_unseen_cases_by_default_from_a_seed_in_the_csv(tmp_path):
     """Without --seed, a run draws its own seed: the CSV's seed column and the printed line say which,
     and the failing case's name carries it; --seed S grades those cases again; --fixed grades on the
-    notebooks' own cases (seed column "fixed"). --help says so."""
+    notebooks' own cases (seed column "fixed": test_a_notebook_that_calls_torch_compile_is_graded's
+    run). --help says so."""
     nb = _notebook(tmp_path / "frank.ipynb", WRONG_COMPOSE)
 
     def run(*argv):
@@ -410,8 +413,6 @@ def test_unseen_cases_by_default_from_a_seed_in_the_csv(tmp_path):
     again, printed = run("--seed", seed)
     assert again["seed"] == seed and again["message"] == row["message"], (row, again)
     assert "drawn for this run" not in printed
-    fixed, printed = run("--fixed")
-    assert fixed["seed"] == "fixed" and "(seed=" not in fixed["message"] and "fixed cases" in printed, fixed
     assert len({grade.draw_seed() for _ in range(4)}) > 1  # a fresh seed each run
     help_text = " ".join(grade._parser().format_help().split())
     assert "--fixed" in help_text and "default: a seed drawn for this run" in help_text, help_text
@@ -443,13 +444,17 @@ def test_a_notebook_that_calls_torch_compile_is_graded(tmp_path):
     does it in section 4): that is torch's doing, not a cell that changes the checker."""
     compiles = ("import torch\nstep = torch.compile(lambda x: x * 2 + 1, backend='eager')\n"
                 "print(step(torch.ones(3)))")
-    nb = _notebook(tmp_path / "hana.ipynb", compiles, CORRECT["matrix_compose"])
+    nb = _notebook(tmp_path / "hana.ipynb", compiles, CORRECT["matrix_compose"],
+                   "def vtrace_floor_bytes(B, T, elem_bytes):\n    return 0\n")
     out = tmp_path / "g.csv"
     done = _grade_script("--out", str(out), "-q", "--fixed", str(nb))
     assert done.returncode == 0, done.stderr
     with open(out, newline="") as f:
-        assert [(r["exercise"], r["status"], r["message"]) for r in csv.DictReader(f)] == [
-            ("matrix_compose", "correct", "")]
+        rows = list(csv.DictReader(f))
+    assert [(r["exercise"], r["status"], r["message"]) for r in rows][:1] == [("matrix_compose", "correct", "")]
+    # --fixed: the notebooks' own cases, seed column "fixed", no seed in a failure's message
+    assert all(r["seed"] == "fixed" for r in rows) and "fixed cases" in done.stdout, (rows, done.stdout)
+    assert rows[1]["exercise"] == "vtrace_floor_bytes" and rows[1]["status"] == "wrong" and "(seed=" not in rows[1]["message"]
 
 
 def test_grading_is_in_the_interpreter_unless_compiled(tmp_path, monkeypatch, capsys):

@@ -33,14 +33,15 @@ except ImportError:
 
 def rounds(fns, n, reps=15):
     """{name: [µs per call in each round]}: ``reps`` rounds, each timing ``n`` back-to-back calls
-    (one sync) of every function in turn."""
+    (one sync) of every function in turn, the order reversed every other round (a call's place in
+    the round, first or after another's, cancels in the median of the ratios)."""
     for fn in fns.values():
         for _ in range(10):
             fn()
     torch.cuda.synchronize()
     out = {name: [] for name in fns}
-    for _ in range(reps):
-        for name, fn in fns.items():
+    for i in range(reps):
+        for name, fn in (list(fns.items()) if i % 2 == 0 else list(fns.items())[::-1]):
             t = time.perf_counter()
             for _ in range(n):
                 fn()
@@ -205,7 +206,8 @@ def loss_calls(name, B, T, pass_):
 
 if MODE == "--losses":
     print(f"# {torch.cuda.get_device_name()}, torch {torch.__version__}, triton {triton.__version__}: "
-          "µs per call (median of 15 interleaved rounds of back-to-back calls, one sync each); "
+          "µs per call (median of 15 interleaved rounds of back-to-back calls, one sync each, the order "
+          "reversed every other round); "
           "ratio = impl ÷ rltriton_lite within a round: median, lowest, highest over the rounds")
     for name in ("ppo", "sac", "crr"):
         for B, T in LOSS_SHAPES:
