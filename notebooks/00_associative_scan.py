@@ -26,7 +26,7 @@
 #
 # | read | skim | can wait |
 # | --- | --- | --- |
-# | sections 2–5; the checked exercises `matrix_compose` and `chunked_reset_scan` | section 1 (read its table and the sequential scan), section 6 | section 7 (until notebook 01), the proofs in the folds, the open questions |
+# | sections 2–6; the checked exercises `matrix_compose` and `chunked_reset_scan` | section 1 (read its table and the sequential scan), section 7 | section 8 (until notebook 01), the proofs in the folds, the open questions |
 #
 # Every return and advantage in this course is a loop that runs **backwards in time**: discounted
 # returns, GAE, TD(λ), V-trace and the soft λ-returns of SAC. Each loop has this form:
@@ -302,7 +302,7 @@ np.testing.assert_allclose(a_s * y_end + b_s, loop[0], rtol=1e-12)
 print(np.round(loop, 3))
 
 # %% [markdown]
-# ## 4. Episode ends are resets, padding is the identity
+# ## 4. Episode ends are resets
 #
 # At an episode's last step, nothing flows back from the next episode: $y_t = b_t$, as if
 # $a_t = 0$. But multiplying by zero does *not* ignore the value, because
@@ -315,32 +315,29 @@ print(np.round(loop, 3))
 # A reset makes a step's map constant, $y \mapsto b_t$: it ignores the value it is given. In
 # `combine(p, q)`, `q` is the map applied second, by
 # [the order rule](#3.-The-backward-recurrence-as-a-reverse-scan). So if `q` resets, it ignores
-# what `p` produced, and the result is `q` alone. Which run is `q` depends on the scan's
-# direction:
+# what `p` produced, and the result is `q` alone. A run resets if any of its steps does, so the
+# combined flag is the OR of the two.
 #
-# | scan | `p`, applied first | `q`, applied second | the run whose reset wins | what its reset drops |
-# | --- | --- | --- | --- | --- |
-# | forward | the earlier run | the later run | the later run | the earlier run |
-# | reverse (a return) | the later run | the earlier run | the earlier run | the later run, which holds the next episode |
+# Which run is `q` depends on the scan's direction. The table below gives, for each direction,
+# the run applied second, whose reset wins, and what that reset drops. In a return, the earlier
+# run is applied second. So its reset wins, and it drops the later run, where the next episode
+# lies.
 #
-# Below is the package's combine, in Triton; read `tl.where` as `np.where`.
-
-# %%
-print(inspect.getsource(getattr(scan.combine, "fn", scan.combine)))
-
-# %% [markdown]
-# Its first triple, `(a1, b1, k1)`, is `p`, the map applied first (in a return, the later run),
-# and `(a2, b2, k2)` is `q`; `k` is $\kappa$. The flags combine by OR, `k1 | k2`: a run resets if
-# any of its steps does.
+# | scan | `p`, applied first | `q`, applied second: its reset wins | what the reset drops |
+# | --- | --- | --- | --- |
+# | forward | the earlier run | the later run | the earlier run |
+# | reverse (a return) | the later run | the earlier run | the later run: the next episode |
 #
-# **A worked example.** Four steps, $t = 0, \dots, 3$, composed one at a time from $t = 3$ down.
-# The episode ends at $t = 1$, so step 1 resets. Step 2's $b$ is a NaN, a bad reward in the
-# *next* episode, which the reset must keep out of steps 1 and 0. The table prints the running
-# triple $(A, B, \kappa)$, then the running $B$ when the reset is a multiplication by $a = 0$:
+# **A worked example.** `combine_np` below is this combine on triples $(a, b, \kappa)$ of
+# numbers: `(a1, b1, k1)` is `p` and `(a2, b2, k2)` is `q`. Take four steps, $t = 0, \dots, 3$,
+# composed one at a time from $t = 3$ down. The episode ends at $t = 1$, so step 1 resets.
+# Step 2's $b$ is a NaN, a bad reward in the *next* episode, which the reset must keep out of
+# steps 1 and 0. The cell prints, step by step, the running triple $(A, B, \kappa)$, then the
+# running $B$ when the reset is a multiplication by $a = 0$:
 
 # %%
 def combine_np(p, q):  # p: the map applied first, in a reverse scan the later run
-    """scan.combine on numbers: triples (a, b, κ); a reset in q wins (section 4)."""
+    """The package's combine on numbers: triples (a, b, κ); a reset in q wins (section 4)."""
     (a1, b1, k1), (a2, b2, k2) = p, q
     return (a2 if k2 else a2 * a1, b2 if k2 else b2 + a2 * b1, k1 or k2)
 
@@ -386,7 +383,7 @@ assert earlier == combine_np(later, earlier) == (0.125, 3.0, True)
 # composition is associative. So every grouping gives the same map, and the outputs read only
 # the map.
 #
-# <details><summary>Details: the same triple, not only the same map (the algebra), and the unused a</summary>
+# <details><summary>Details: the same triple, not only the same map (the algebra)</summary>
 #
 # Write $\mathrm{sel}(\kappa, u, v)$ for $u$ if $\kappa$ is set, else $v$ (`tl.where`). Then
 # $p \oplus q$ has $\kappa = \kappa_p \lor \kappa_q$, $a = \mathrm{sel}(\kappa_q, a_q, a_q a_p)$ and
@@ -405,17 +402,32 @@ assert earlier == combine_np(later, earlier) == (0.125, 3.0, True)
 # section 2's affine combine. So both groupings give the same triple, not only the same map, and
 # the checkers test that stronger property.
 #
+# </details>
+#
+# <details><summary>Details: the package's combine in Triton, and what it stores in the unused a</summary>
+#
+# The package's combine is `scan.combine` in `rltriton_lite/scan.py`. It is `combine_np` written
+# in Triton, which notebook 00b teaches: read `tl.where` as `np.where`, and `k` as $\kappa$. Its
+# body is three lines:
+#
+# ```python
+# a = tl.where(k2, a2, a2 * a1)
+# b = tl.where(k2, b2, b2 + a2 * b1)
+# return a, b, k1 | k2
+# ```
+#
 # Where $\kappa$ is set, the outputs never read $a$. So a combine may store $a_q$ there, as the
 # package does, or the product $a_q a_p$, and both choices are associative. The package stores
 # $a_q$, so that a NaN multiplier in the run applied first (in a return, the later run) never
 # reaches the stored $a$. For example, combine a later run $(\text{NaN}, 1, \text{clear})$ with an
 # earlier run $(0.5, 2, \text{set})$: storing $a_q$ gives $a = 0.5$, and storing $a_q a_p$ gives
-# NaN. The folded checks cell below tests both choices on random triples, and this example.
+# NaN. The folded checks cell below tests both choices on random triples, and this example. It
+# also checks that the three lines above are the package's own.
 #
 # </details>
 
 # %% jupyter={"source_hidden": true}
-# Checks: the combine with resets is associative, with either choice of the unused a; the table's forward row (CI runs them; skip when reading)
+# Checks: the combine with resets is associative, with either choice of the unused a; the table's forward row; the package's three lines (CI runs them; skip when reading)
 steps = [(a_, b_, bool(k_)) for a_, b_, k_ in zip(rng.normal(size=600), rng.normal(size=600), rng.random(600) < 0.3)]
 # the other choice: a2 * a1 even where k2 is set
 combine_prod = lambda p, q: (q[0] * p[0],) + combine_np(p, q)[1:]  # noqa: E731
@@ -434,16 +446,23 @@ for kp, kq, kw in [(kp, kq, kw) for kp in (False, True) for kq in (False, True) 
     assert combine_np(combine_np(p3, q3), w3)[:2] == combine_np(p3, combine_np(q3, w3))[:2] == table_row(p3, q3, w3)
 later_nan, earlier_reset = (np.nan, 1.0, False), (0.5, 2.0, True)  # the fold's example
 assert combine_np(later_nan, earlier_reset)[0] == 0.5 and np.isnan(combine_prod(later_nan, earlier_reset)[0])
+# the second fold's three lines are scan.combine's body
+package_combine = [line.strip() for line in inspect.getsource(getattr(scan.combine, "fn", scan.combine)).splitlines()]
+assert package_combine[-3:] == ["a = tl.where(k2, a2, a2 * a1)", "b = tl.where(k2, b2, b2 + a2 * b1)",
+                                "return a, b, k1 | k2"]
 
 # %% [markdown]
-# In the package, `rl.linear_scan` is the bare scan. It reads $a_t = 0$ as the flag $\kappa$ and
-# selects there; it never multiplies by that 0 (notebook 00c, section 2, compares the two ways to
-# pass the flag). The return and advantage functions set the flag at every `terminated` or
-# `truncated` step.
+# ## 5. Padding is the identity, and rl.linear_scan
 #
 # *Padding* is different from a reset. A padded step, where `mask[t] = 0` (a prompt token in
-# RLHF, say), is the identity $(1, 0)$. The value from later steps passes through it unchanged,
-# and its own output is 0.
+# RLHF, say), is the identity $(1, 0)$, with no reset. The value from later steps passes through
+# it unchanged, and its own output is 0. A reset stops the value from later steps; padding lets
+# it through.
+#
+# In the package, `rl.linear_scan` is the bare scan. It has no argument for the flag: it reads
+# $a_t = 0$ as the flag $\kappa$ and selects there, and it never multiplies by that 0. (Notebook
+# 00c, section 2, compares the two ways to pass the flag.) The return and advantage functions set
+# the flag at every `terminated` or `truncated` step.
 #
 # **The `backend` argument.** The next cell is the first to run one of the package's functions.
 # Each takes a `backend` argument. Its default, `"auto"`, runs the Triton kernel on a GPU but plain
@@ -475,9 +494,9 @@ np.testing.assert_allclose(y[0, :2].cpu().numpy(), [2.8, 2.0], rtol=1e-6)  # the
 assert y[0, 4] == 0 and y[0, 5] == 6.0  # the padded step, and the step after it
 
 # %% [markdown]
-# ## 5. Chunks and a carry
+# ## 6. Chunks and a carry
 #
-# A GPU runs a kernel as many copies at once, called *programs* (section 6). Each program holds
+# A GPU runs a kernel as many copies at once, called *programs* (section 7). Each program holds
 # only a few thousand values at a time. So, whatever $T$ is, the kernel cuts a row into *chunks*
 # of `CHUNK` consecutive steps. It walks the chunks one after another, from the last in time, and
 # scans the steps inside each chunk in parallel.
@@ -546,7 +565,7 @@ plt.show()
 # | the recurrence | $y_t = a_t y_{t-1} + b_t$ | $y_t = a_t y_{t+1} + b_t$ |
 # | scan order: the steps applied first to last | $t = 0, 1, \dots, T-1$ | $t = T-1, \dots, 1, 0$ |
 # | [`combine(p, q)`](#3.-The-backward-recurrence-as-a-reverse-scan), `p` applied first | `combine(earlier run, later run)` | `combine(later run, earlier run)` |
-# | [the run whose reset wins](#4.-Episode-ends-are-resets,-padding-is-the-identity) (`q`) | the later run | the earlier run |
+# | [the run whose reset wins](#4.-Episode-ends-are-resets) (`q`) | the later run | the earlier run |
 # | the chunks are walked | first to last | last to first |
 # | a chunk's carry out is $y$ at | its last step | its first step |
 # | and it enters | the next chunk in time | the chunk before it in time |
@@ -554,7 +573,7 @@ plt.show()
 # | padding past the row's end ($t \ge T$) | the identity $(1, 0)$, no reset | the identity $(1, 0)$, no reset |
 
 # %% [markdown]
-# ## 6. The kernel
+# ## 7. The kernel
 #
 # `rltriton_lite/scan.py` holds the one kernel every algorithm uses. Many copies of it, the
 # *programs*, run at once. Each program walks the chunks of a few rows in scan order. Two small
@@ -588,7 +607,7 @@ for reverse in (True, False):
 print("linear_scan matches the loop, reverse and forward")
 
 # %% [markdown]
-# ## 7. Gradients are a scan too
+# ## 8. Gradients are a scan too
 #
 # You need this section from notebook 01 on. On a first pass, you may go straight to the exercises.
 #
@@ -775,7 +794,7 @@ exercises.attempt("matrix_compose", matrix_compose)
 
 # %% [markdown]
 # **`chunked_reset_scan`.** The kernel's plan in NumPy, before any Triton: a reverse scan with
-# resets, cut into chunks, with a carry. Sections 4 and 5 together.
+# resets, cut into chunks, with a carry. Sections 4 and 6 together.
 #
 # * **Inputs:** `a` and `b`, float64 arrays of $T$ steps (`b` may hold a NaN or `inf` in a later
 #   episode); `reset`, a bool array; `chunk`, the chunk's length.
@@ -792,7 +811,7 @@ exercises.attempt("matrix_compose", matrix_compose)
 #
 # <details><summary>Hint 1: where to start</summary>
 #
-# Section 5's `chunked` is this scan without resets. Add the flag as section 4 does:
+# Section 6's `chunked` is this scan without resets. Add the flag as section 4 does:
 # `combine_np` composes triples $(a, b, \kappa)$. Inside a chunk a plain loop is fine; the kernel
 # uses a tree there, with the same combine.
 #

@@ -126,7 +126,7 @@ print("discount: 2 programs of 64 lanes, 28 of them masked off, matches NumPy")
 # | `a and b`, `a or b`, `not a` | `a & b`, `a \| b`, `~a` (on bool blocks, e.g. `flag != 0`) |
 # | `min(x, y)`, `max(x, y)` | `tl.minimum(x, y)`, `tl.maximum(x, y)` (`tl.clamp(x, lo, hi)`) |
 # | `if cond: x else: y` | `tl.where(cond, x, y)` |
-# | arithmetic between two loaded bool blocks, such as `term + trunc`, the flags *terminated* (the episode ended) and *truncated* (a time limit cut it off) | `term \| trunc`, or `.to(tl.float32)` on each first |
+# | `term + trunc`, two loaded bool flags | `term \| trunc` |
 # | a loop's carry started as an integer, `carry = 0`, then made a float in the loop | `carry = 0.0` |
 #
 # <details><summary>Details: why the GPU hides these traps, and the last two rows</summary>
@@ -135,12 +135,15 @@ print("discount: 2 programs of 64 lanes, 28 of them masked off, matches NumPy")
 #   checks this:* the compiler turns `min`, `max`, `and` and `or` on blocks into the elementwise
 #   forms, the last two with a deprecation warning. It also refuses `if` on a block. So code that
 #   is right on a GPU is silently wrong on the CPU.
-# * A loaded bool tensor is an `int1` block, a single bit. Arithmetic between two `int1` blocks
-#   stays one bit and wraps, on a GPU as on the CPU: `term + trunc` is 0 where both are true, and
-#   `-term` is 1, not −1. A Python integer first makes the block an `int32` one, so `1 - term` is
-#   1 or 0, as meant.
-# * `~` is a logical not on a bool block only. On a loaded `int8` tensor it flips every bit, so
-#   compare with 0 first, as the table's first row says.
+# * The row `term + trunc`: `term` and `trunc` are the flags *terminated* (the episode ended) and
+#   *truncated* (a time limit cut it off). A loaded bool tensor is an `int1` block, a single bit.
+#   Arithmetic between two `int1` blocks stays one bit and wraps, on a GPU as on the CPU:
+#   `term + trunc` is 0 where both are true, and `-term` is 1, not −1. Use `term | trunc`, or
+#   convert each with `.to(tl.float32)` before the arithmetic. A Python integer first makes the
+#   block an `int32` one, so `1 - term` is 1 or 0, as meant.
+# * `~` is a logical not on a bool block only. On a loaded `int8` tensor it flips every bit. So
+#   always compare a loaded flag with 0, `!= 0`, as the table's first row says: it is right for
+#   bool and `int8` loads alike.
 # * A GPU compile refuses a loop variable whose type changes (int32 to fp32); the interpreter runs
 #   it. The checks compile your kernel for a GPU too, and say so.
 #
@@ -175,14 +178,17 @@ def _bool_arith(D, D8, OUT, BLOCK: tl.constexpr):
     tl.store(OUT + 4 * BLOCK + i, (~d).to(tl.float32))
     tl.store(OUT + 5 * BLOCK + i, (~d8).to(tl.float32))
     tl.store(OUT + 6 * BLOCK + i, (~(d8 != 0)).to(tl.float32))
+    tl.store(OUT + 7 * BLOCK + i, (d | d).to(tl.float32))
+    tl.store(OUT + 8 * BLOCK + i, d.to(tl.float32) + d.to(tl.float32))
 
 
 flags = torch.tensor([False, True], device=DEVICE)
-bool_out = torch.empty(7, 2, device=DEVICE)
+bool_out = torch.empty(9, 2, device=DEVICE)
 _bool_arith[(1,)](flags, flags.to(torch.int8), bool_out, BLOCK=2)
 assert bool_out[:2].tolist() == [[0.0, 0.0], [0.0, 1.0]]  # bool + bool wraps to 0; -True is 1
 assert bool_out[2:5].tolist() == [[1.0, 0.0], [0.5, 0.0], [1.0, 0.0]]  # 1 - d (times gamma too), ~d: right
-assert bool_out[5:].tolist() == [[-1.0, -2.0], [1.0, 0.0]]  # ~ on int8 flips the bits; after != 0, a not
+assert bool_out[5:7].tolist() == [[-1.0, -2.0], [1.0, 0.0]]  # ~ on int8 flips the bits; after != 0, a not
+assert bool_out[7:].tolist() == [[0.0, 1.0], [0.0, 2.0]]  # the fixes: d | d, and d + d after .to(tl.float32)
 
 # %% [markdown]
 # **Debugging.** Three habits for every exercise:
@@ -227,7 +233,8 @@ assert bool_out[5:].tolist() == [[-1.0, -2.0], [1.0, 0.0]]  # ~ on int8 flips th
 # * Pick a `BLOCK`, say 128. Launch `triton.cdiv(n, BLOCK)` programs.
 # * In each program: `offs` and the mask `m`, as in `discount_kernel`.
 # * Load $r_t$ and $V(s_{t+1})$ under `m`.
-# * `terminated` is a bool tensor. Load it, then compare it with 0 to get a bool block.
+# * `terminated` is a bool tensor. Load it, then compare it with 0, `!= 0`, to get a bool block.
+#   Always compare a loaded flag this way: it is right for bool and `int8` loads alike.
 # * $y_t = r_t + \gamma V(s_{t+1})$, with 0 in place of $\gamma V(s_{t+1})$ where $\text{term}_t$.
 # * Store $y_t$ under `m`. In Python: `out = torch.empty_like(rewards)`, launch, return `out`.
 #
@@ -320,9 +327,36 @@ np.testing.assert_allclose(y.cpu().numpy(), expected, rtol=1e-5, atol=1e-6)
 print("EMA by one forward associative scan == the loop")
 
 # %% [markdown]
-# **Try it:** swap the two halves of `affine_combine` (`a1 * a2, b1 + a1 * b2`) and run the cell
-# again. The check fails, because the maps are now composed in the wrong order. Then swap them back
-# and run the cell once more before going on, because the cells below use `affine_combine` too.
+# **Try it:** what if the combine applied `(a2, b2)` first? `swapped_combine` below is
+# `affine_combine` with its operands swapped: it returns `a1 * a2, b1 + a1 * b2`.
+# `ema_swapped_kernel` is `ema_kernel` with that combine. Predict whether it still matches the
+# loop before you run the cell. (Both have names of their own, so `affine_combine` and the cells
+# below stay as they are.)
+
+# %%
+@triton.jit
+def swapped_combine(a1, b1, a2, b2):  # the wrong order: (a2, b2) applied first
+    return a1 * a2, b1 + a1 * b2
+
+
+@triton.jit
+def ema_swapped_kernel(X, Y, T, BLOCK: tl.constexpr):  # ema_kernel, with swapped_combine
+    t = tl.arange(0, BLOCK)
+    m = t < T
+    x = tl.load(X + t, mask=m, other=0.0)
+    a = tl.where(m, 0.5, 1.0)
+    _, y = tl.associative_scan((a, 0.5 * x), 0, swapped_combine)
+    tl.store(Y + t, y, mask=m)
+
+
+y_swapped = torch.empty_like(x)
+ema_swapped_kernel[(1,)](x, y_swapped, 37, BLOCK=64)
+error = np.abs(y_swapped.cpu().numpy() - expected).max()
+print(f"swapped combine: largest error against the loop {error:.3f}")
+assert error > 0.1  # the wrong order gives wrong values
+
+# %% [markdown]
+# It does not match: the maps are now composed in the wrong order.
 #
 # **Importing `rltriton_lite` changes Triton's interpreter:** it then runs `tl.associative_scan`
 # as a tree on whole blocks, like a GPU. So a combine that is not associative gives wrong values
@@ -421,8 +455,10 @@ np.testing.assert_allclose(np.array(maps), np.stack([a_s.cpu().numpy(), b_s.cpu(
 #
 # **Episode ends are a product here.** The formula's own factor, $a_t = \gamma(1 - \text{term}_t)$,
 # is 0 at an end. That is exact while every value is finite, and these rows hold no NaN. It is
-# temporary: notebook 00c makes the end a select, so that a NaN after it cannot leak in. (00c's
-# episode-end card gathers the course's ways of ending an episode.)
+# temporary, and it is here to keep your first Triton scans small: pairs are two blocks, `a` and
+# `b`. Notebook 00c adds the reset flag you used in notebook 00's `chunked_reset_scan`, as a third
+# block, and makes the end a select, so that a NaN after it cannot leak in. (00c's episode-end
+# card gathers the course's ways of ending an episode.)
 #
 # <details><summary>Hint 1: where to start</summary>
 #
@@ -483,7 +519,7 @@ exercises.attempt("block_scan", block_scan)
 #
 # A block cannot hold $10^5$ steps. So a program walks its row in **chunks** of `CHUNK` steps,
 # with one scan per chunk. From each chunk it passes a **carry**, one number, to the next chunk
-# it works on, as in notebook 00, section 5. We do it first forwards, on a running sum, then in
+# it works on, as in notebook 00, section 6. We do it first forwards, on a running sum, then in
 # reverse, for a return. This needs two new Triton pieces:
 #
 # * `for i in range(0, n_chunks)` is an ordinary loop in the kernel, even when `n_chunks` is

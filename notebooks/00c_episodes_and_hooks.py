@@ -61,7 +61,7 @@ print("device:", DEVICE, "(Triton interpreter)" if os.environ.get("TRITON_INTERP
 #
 # Here is 00b's kernel for the discounted return $G_t = r_t + \gamma(1 - \text{term}_t)\,G_{t+1}$,
 # with $G_T = 0$, so nothing below needs your own. It follows the reverse column of notebook 00's
-# direction card, end of [section 5](00_associative_scan.ipynb#5.-Chunks-and-a-carry). One program
+# direction card, end of [section 6](00_associative_scan.ipynb#6.-Chunks-and-a-carry). One program
 # per row walks its row in chunks of `CHUNK` steps, from the last chunk in time. In each chunk:
 #
 # * A reverse `tl.associative_scan` with `affine_combine` composes the pairs
@@ -546,46 +546,13 @@ exercises.attempt("hooked_scan", hooked_scan)
 # %% [markdown]
 # ## 3. The package's kernel: where your parts went
 #
-# Here you read the package's kernel, `rltriton_lite/scan.py`, as a grown-up `gae_kernel`. Each
-# part you wrote has a named counterpart:
+# Here you read the package's kernel, `rltriton_lite/scan.py`, as a grown-up `gae_kernel`. Its
+# chunk loop is the function `scan._walk`, and its combine, `scan.combine`, is your
+# `reset_combine`. The table puts each line of your `gae_kernel` beside the line of `_walk` that
+# does its work, in the order both run. The left column follows hint 4 and the solution. Your
+# names may differ, so match the lines by what they do.
 #
-# * **`scan.combine`** is your `reset_combine`, and **`scan._walk`** is your chunk loop with its
-#   carry.
-# * **`PROLOGUE` and `EPILOGUE`** are the hooks, `tl.constexpr` arguments of the kernel. Both
-#   receive `X` (the tuple of input pointers), `SX` (their strides) and `P` (the numbers γ, λ,
-#   ...). Only the epilogue gets `O` and `SO`, the outputs' pointers and strides.
-# * **`load(ptr, strides, row, t, mask, other, ACC)`**, from `rltriton_lite.tile`, replaces your
-#   address `R + row * T + t`. It builds each address from the tensor's *strides*, the distance in
-#   elements between neighbours along each dimension. So it reads time-major and batch-major
-#   buffers alike, without a copy.
-#
-# The next cell prints the key lines of `scan._walk`, the chunk loop. Above each line, a comment
-# names its counterpart in your `gae_kernel`. The `for`, `if` and `else` lines that hold a printed
-# line are printed too, so the nesting reads as Python. `...` marks lines left out. They are the
-# forward scan's chunk order, the chunk's times `t` and mask `m` (built as in yours), and lines
-# for speed and for long rows, which notebook 13 reads.
-
-# %%
-from rltriton_lite import scan  # noqa: E402
-
-YOURS = {  # a key line of _walk -> its counterpart in your gae_kernel
-    "for k in tl.range": "the loop over the chunks",
-    "c = n_chunks - 1 - k": "c = n_chunks - 1 - i: from the last chunk in time",
-    "PROLOGUE(X, SX, P, row, t, m, T, ACC)": "the prologue's (a, b, reset), plus valid and keep",
-    "a = tl.where(valid": "padding lanes made the identity: a = 1 ...",
-    "b = tl.where(valid": "... b = 0 ...",
-    "reset = reset & valid": "... and no reset",
-    "_scan_chunk(": "tl.associative_scan with reset_combine, then the select on the carry",
-    "EPILOGUE(X, SX, P, O, SO,": "the tl.store of the chunk's values",
-    "carry = after": "the new carry: y at the chunk's first step",
-}
-print(exercises.key_lines(scan._walk, YOURS))
-
-# %% [markdown]
-# **Line by line.** Here is your `gae_kernel`, in the shape of hint 4 and the solution, beside
-# the printout. Your names may differ, so match the lines by what they do.
-#
-# | your `gae_kernel` | `_walk`, as printed |
+# | your `gae_kernel` | `_walk` |
 # | --- | --- |
 # | `for i in range(0, n_chunks):` | `for k in tl.range(k_start, k_end, num_stages=STAGES):` |
 # | `c = n_chunks - 1 - i` | `if REVERSE:`, then `c = n_chunks - 1 - k` |
@@ -597,13 +564,50 @@ print(exercises.key_lines(scan._walk, YOURS))
 # | `gae_epilogue(OUT, row * T + t, m, y)` | `EPILOGUE(X, SX, P, O, SO, row, t, m, T, ACC, valid, y, y_in, keep)` |
 # | `carry = tl.sum(tl.where(t == c * CHUNK, y, 0.0), 0)` | `carry = after` |
 #
+# The right column uses names that your kernel does not have:
+#
+# * **`PROLOGUE` and `EPILOGUE`** are the hooks, `tl.constexpr` arguments of the kernel. Both
+#   receive `X` (the tuple of input pointers), `SX` (their strides) and `P` (the numbers γ, λ,
+#   ...). Only the epilogue gets `O` and `SO`, the outputs' pointers and strides.
+# * **`valid`** takes the place of your mask `m`: it is true at a real step.
+# * You need none of the others, such as `STAGES`, `ROWS` and `keep`, here. The appendix at the end
+#   of this notebook explains each one.
+#
+# The next cell prints exactly these lines from the source of `_walk`, to show that they are the
+# package's own. The number before each line is its place in that source. The lines in between
+# are left out. They build the chunk's times `t` and mask `m` as yours does, and they serve the
+# forward scan, speed and long rows. The appendix prints the lines again, inside the `for`, `if`
+# and `else` lines that hold them.
+
+# %%
+from rltriton_lite import scan  # noqa: E402
+
+YOURS = {  # a key of a line of _walk -> its counterpart in your gae_kernel (the table's rows)
+    "for k in tl.range": "the loop over the chunks",
+    "if REVERSE:": "(none: your loop always runs in reverse)",
+    "c = n_chunks - 1 - k": "c = n_chunks - 1 - i: from the last chunk in time",
+    "PROLOGUE(X, SX, P, row, t, m, T, ACC)": "the prologue's (a, b, reset), plus valid and keep",
+    "a = tl.where(valid": "padding lanes made the identity: a = 1 ...",
+    "b = tl.where(valid": "... b = 0 ...",
+    "reset = reset & valid": "... and no reset",
+    "_scan_chunk(": "tl.associative_scan with reset_combine, then the select on the carry",
+    "EPILOGUE(X, SX, P, O, SO,": "the tl.store of the chunk's values",
+    "carry = after": "the new carry: y at the chunk's first step",
+}
+walk = inspect.getsource(getattr(scan._walk, "fn", scan._walk)).splitlines()
+mapped = [(n, line.strip()) for n, line in enumerate(walk, 1) if any(key in line for key in YOURS)]
+for n, line in mapped:
+    print(f"{n:>3}  {line}")
+
+# %% [markdown]
 # Two things moved. Your prologue made its own padding lanes the identity $(1, 0, \text{false})$.
 # `_walk` does that after the prologue, with `valid` in the place of your `m`, so no prologue has
 # to. Your loop also picked the new carry out of $y$ by hand. `_scan_chunk` returns it, as `after`.
 #
-# The printed lines hold more names than your kernel and its hooks use, such as `STAGES`, `ROWS`
-# and `keep`: you need none of them here, and the appendix at the end of this notebook explains
-# each one.
+# One part of yours has no line here: the address `R + row * T + t`. The package's prologues read
+# their inputs with `load(ptr, strides, row, t, mask, other, ACC)`, from `rltriton_lite.tile`. It
+# builds each address from the tensor's *strides*, the distance in elements between neighbours
+# along each dimension. So it reads time-major and batch-major buffers alike, without a copy.
 
 # %% [markdown]
 # **Try it.** Turn your `gae_kernel` into a forward scan, on paper. Three of its lines change:
@@ -623,7 +627,7 @@ elif direction_line not in YOURS:
 elif direction_line == "carry = after":
     print("WRONG: carry = after stays the same in both directions, because after is already y at the right step. "
           "Which line computed after?")
-elif direction_line == "c = n_chunks - 1 - k":
+elif direction_line in ("if REVERSE:", "c = n_chunks - 1 - k"):
     print("WRONG: that line sets the chunk order. Which line scans the chunk?")
 elif direction_line != "_scan_chunk(":
     print("WRONG: that line does not see REVERSE: which printed line has it as an argument?")
@@ -633,26 +637,21 @@ else:
 
 # %% jupyter={"source_hidden": true}
 # Checks: the printout's claims (CI runs them; skip when reading)
-shown = exercises.key_lines(scan._walk, YOURS).splitlines()
-walk = inspect.getsource(getattr(scan._walk, "fn", scan._walk)).splitlines()
-code = [line for line in shown if not line.lstrip().startswith("# yours")]
-# the table's right column: each line as printed
+printed = [line for _, line in mapped]
+# the table's right column, in the order _walk runs it: exactly the printed lines
 table = ["for k in tl.range(k_start, k_end, num_stages=STAGES):", "if REVERSE:", "c = n_chunks - 1 - k",
          "a, b, reset, valid, keep = PROLOGUE(X, SX, P, row, t, m, T, ACC)", "a = tl.where(valid, a, 1.0).to(ACC)",
          "b = tl.where(valid, b, 0.0).to(ACC)", "reset = reset & valid",
          "y, y_in, after, c_a, c_b, c_r = _scan_chunk(a, b, reset, carry, ROWS, NV, V, REVERSE)",
          "EPILOGUE(X, SX, P, O, SO, row, t, m, T, ACC, valid, y, y_in, keep)", "carry = after"]
-assert all(any(line.strip() == want for line in code) for want in table)
-# left out: the forward scan's chunk order, t and m
-assert "c = k" in [line.strip() for line in walk] and "c = k" not in [line.strip() for line in code]
-assert any(line.strip().startswith("t = ") for line in walk) and not any(line.strip().startswith("t = ") for line in code)
-assert any(line.strip().startswith("m = ") for line in walk) and not any(line.strip().startswith("m = ") for line in code)
+assert printed == table
+# the numbers are each line's place in the source, and lines between them are left out
+assert all(walk[n - 1].strip() == line for n, line in mapped) and mapped[-1][0] - mapped[0][0] + 1 > len(mapped)
+# left out: the forward scan's chunk order, and the chunk's t and m
+assert "c = k" in [line.strip() for line in walk] and "c = k" not in printed
+assert not any(line.startswith(("t = ", "m = ")) for line in printed)
 # the Try it: among the printed lines, REVERSE is read by the if and passed to _scan_chunk only
-assert [line.strip() for line in code if "REVERSE" in line] == ["if REVERSE:", table[7]]
-depth = lambda line: len(line) - len(line.lstrip())  # noqa: E731
-# the nesting reads as Python: a line deeper than the one before it sits under a printed header
-assert all(depth(now) <= depth(before) or before.split("#")[0].rstrip().endswith(":")
-           for before, now in zip(code, code[1:]))
+assert [line for line in printed if "REVERSE" in line] == ["if REVERSE:", table[7]]
 
 # %% [markdown]
 # Notebook 02's appendix reads one of the package's prologues, the discounted return's, line by
@@ -755,15 +754,26 @@ print(inspect.getsource(getattr(exercises._scan_steps, "fn", exercises._scan_ste
 # %% [markdown]
 # ## Appendix: the package kernel's other names
 #
-# Nothing before this appendix needs it. It names what section 3's printout of `_walk` holds
-# beyond your `gae_kernel`, then shows how the harness's kernel gets `y_in`.
+# Nothing before this appendix needs it. It prints section 3's lines of `_walk` in place, names
+# what they hold beyond your `gae_kernel`, then shows how the harness's kernel gets `y_in`.
 #
-# **The other names in the printed lines:**
+# **Section 3's lines in place.** The next cell prints each line of section 3's table with the
+# `for`, `if` and `else` lines that hold it, so the nesting reads as Python. Above each line, a
+# comment names its counterpart in your `gae_kernel`. `...` marks lines left out. Two of the `if`
+# lines test flags that your kernel has no use for. The prologue's call sits under
+# `if AHEAD is None:`. The epilogue's call and the new carry sit in the `else:` branch of
+# `if SUMMARIZE:`.
+
+# %%
+print(exercises.key_lines(scan._walk, YOURS))
+
+# %% [markdown]
+# **The other names in these lines:**
 #
 # * `k_start` and `k_end` bound the chunks that one program walks: a whole row, or a part of a
 #   long row split in time.
 # * `STAGES`, `AHEAD` and `SUMMARIZE` serve speed, masked steps and long rows; notebook 13 reads
-#   them. Of each `if` on them, the printout shows the branch that holds your lines.
+#   them.
 # * `row` holds the indices of `ROWS` rows, which one program walks together. So a chunk is a 2-D
 #   block, a *tile*. Each of its rows is held as `NV` vectors of `V` steps. `_scan_chunk` takes
 #   these sizes.
@@ -786,6 +796,13 @@ assert [line.strip() for line in walk if " c_a," in line][1:] == ["s_a, s_b, s_r
 assert not any("c_a, c_b, c_r)" in line for line in shown)
 assert any(line.strip() == "if AHEAD is None:" for line in shown)  # the branch that holds PROLOGUE(...)
 assert any(line.strip().startswith("if SUMMARIZE:") for line in shown) and any(line.strip() == "else:" for line in shown)
+# the printout holds section 3's lines, and its nesting reads as Python: a line deeper than the one before
+# it sits under a printed header
+code = [line for line in shown if not line.lstrip().startswith("# yours")]
+assert all(any(line.strip() == want for line in code) for want in table)
+depth = lambda line: len(line) - len(line.lstrip())  # noqa: E731
+assert all(depth(now) <= depth(before) or before.split("#")[0].rstrip().endswith(":")
+           for before, now in zip(code, code[1:]))
 
 # %% [markdown]
 # **How the harness's epilogue gets `y_in`.** An epilogue may need $y_{t+1}$, the value that

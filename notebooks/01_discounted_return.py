@@ -57,13 +57,10 @@
 # | a truncation | yes | $\gamma V(s_{t+1})$, through a select | $(0,\ r_t + \gamma V(s_{t+1}))$ |
 # | the window's last step | yes | $\gamma V(s_T)$, through a select (none if it also terminates) | as a truncation |
 #
-# **The window's last step always resets,** as the package does for every estimator. A step that
-# resets gives $y_t = b_t$ whatever comes after it, so the window's end holds its bootstrap in
-# $b_{T-1}$ and reads nothing from beyond the window. Section 2 shows on two steps what goes wrong
-# without it.
-#
-# Both the reset and the bootstrap are selects, never products with 0: section 5's NaN card
-# states the rule once for the whole course.
+# Three conventions go with the card, and every estimator of the course follows them. Every
+# bootstrap is written into $b_t$. Every episode end resets, and so does the window's last step. A
+# value that may be NaN is selected away, never multiplied by 0. [Section 2](#The-three-conventions)
+# explains each one, with its reasons, once for the whole course.
 #
 # <details><summary>Details: sources, and the flag of 00b and 00c</summary>
 #
@@ -159,21 +156,70 @@ np.testing.assert_allclose(returns_as_scan(R, 0.9, TERM, TRUNC, NV),
 print("prologue + scan + epilogue == the loop")
 
 # %% [markdown]
-# **Why the window's last step resets, on two steps.** Take rewards $r = (1, 1)$ and
-# $\gamma = 0.5$, in a window that ends after step 1, with $V(s_2) = 10$. By the card, step 0 is
-# ordinary, $(a_0, b_0) = (0.5,\ 1)$, and step 1, the window's last step, is
+# ### The three conventions
+#
+# Every estimator of the course builds its steps by the same three conventions: the return here,
+# GAE, TD(λ), V-trace and Retrace in notebooks 02–04, and those of notebooks 05–07. This is their
+# one explanation, and the later notebooks link back to it.
+#
+# **1. Every bootstrap goes into $b$.** The scan starts from $y_T = 0$ after the window, in
+# `rl.linear_scan` and in the exercises' harness alike. A bootstrap $\gamma_t V'_t$ is added into
+# $b_t$ at the one step whose episode is cut there, not passed in as a value after the window. A
+# truncation inside the window must bootstrap from its own next state, which no value after the
+# window could give, and the window's end is written the same way as a truncation.
+#
+# **2. Every episode end resets, and so does the window's last step.** A step that resets ignores
+# what comes after it: $y_t = b_t$. An episode end must reset, since what follows it is another
+# episode. The window's last step ends no episode, yet it resets too, for three reasons:
+#
+# * *One rule serves every estimator.* Every estimator already has a form of its step for a
+#   truncation, where the episode goes on unseen and a bootstrap stands in for the rest. The
+#   window's end is that case. So done$_t$ includes the window's last step, and no estimator needs
+#   a case of its own for it.
+# * *TD(λ) and V-trace need it even when the scan starts from $y_T = 0$.* For the return and GAE,
+#   with the bootstrap already in $b_{T-1}$, the reset changes no number then, since
+#   $a_{T-1} \cdot 0 = 0$. But the ordinary $b_t$ of TD(λ) and of V-trace counts on the
+#   $a_t y_{t+1}$ that follows it. TD(λ)'s bootstraps from $V'_t$ with weight $1-\lambda_t$ only,
+#   and leaves the rest to $\lambda_t G_{t+1}$. V-trace's holds a term $-\gamma_t c_t V'_t$, which
+#   cancels against $\gamma_t c_t v_{t+1}$. After the window there is no $y_T$, so the last step
+#   must take its done form of $b$, a full bootstrap, and the reset is what selects that form
+#   (section 2 of notebooks 03 and 04 shows each one).
+# * *A value really does come in after some windows.* `rl.linear_scan` takes one as its `initial`
+#   argument. Notebook 11 splits a long row into windows, one per process, and each window but the
+#   last gets the next window's first value that way. The last step of such a window ends nothing:
+#   it neither bootstraps nor resets, and the value that comes in is the rest of the row. A window
+#   that ends the rollout is the other case. Its last step bootstraps in $b$, and the reset keeps
+#   out whatever comes in after it. Both at once would count what follows the window twice. The
+#   checker of notebook 02's `gae_pairs` starts its scan from such a value, so a last step that
+#   does not reset fails it.
+#
+# **3. Select, never multiply by 0.** $0 \times \text{NaN}$ is NaN, so a product with 0 does not
+# remove a NaN. NaNs are real inputs: a failed environment step gives one, and a next value behind
+# a termination may be one, since no next state exists there. So the reset and the dropped
+# bootstrap are both **selects** (`np.where`, `torch.where`, `tl.where`), which pick one of two
+# values and do no arithmetic with the other. Where the NaN sits decides which select keeps it out:
+#
+# | the NaN is | what keeps it out |
+# | --- | --- |
+# | behind the step: in a later episode, or in the carry from a later chunk | the reset, a select that the scan makes |
+# | inside the step's own $b_t$ (a next value at a termination) | a select in $b_t$, which you write |
+#
+# The formulas still write $(1-\text{term}_t)$ and $(1-\text{done}_t)$ as factors. That is notation:
+# the code selects. The NumPy split above does both. Its `b` line drops the bootstrap with
+# `np.where`, and its scan takes `carry = b` where `a == 0`.
+#
+# **The third reason of convention 2, on two steps.** Take rewards $r = (1, 1)$ and
+# $\gamma = 0.5$, in a window that ends the rollout after step 1, with $V(s_2) = 10$. By the card,
+# step 0 is ordinary, $(a_0, b_0) = (0.5,\ 1)$, and step 1, the window's last step, is
 # $(a_1, b_1) = (0,\ 1 + 0.5 \cdot 10) = (0,\ 6)$. So $b = (1, 6)$, and the scan gives
 # $G_1 = 6$ and $G_0 = 1 + 0.5 \cdot 6 = 4$.
 #
-# A scan may also start from a value after the window, $y_2$: `rl.linear_scan` takes one as its
-# `initial` argument. Say $V(s_2) = 10$ comes in that way, mistaken for something to carry. With
-# the reset, $G_1 = b_1 = 6$ whatever $y_2$ is. Without it ($a_1 = 0.5$),
-# $G_1 = 6 + 0.5 \cdot 10 = 11$: the bootstrap is counted twice, once in $b_1$ and once through
-# $a_1 y_2$, and $G_0 = 6.5$ inherits the error.
-#
-# From $y_2 = 0$ the two forms give the same numbers, so only a scan that starts from another value
-# tells them apart. The checker of notebook 02's `gae_pairs` starts from one, so a last step that
-# does not reset fails it.
+# Now let a value come in after the window, $y_2 = 10$ through `initial`, as it would come into a
+# window that is one piece of a longer row. With the reset, $G_1 = b_1 = 6$ whatever $y_2$ is.
+# Without it ($a_1 = 0.5$), $G_1 = 6 + 0.5 \cdot 10 = 11$. What follows the window is then counted
+# twice, once as the bootstrap in $b_1$ and once through $a_1 y_2$, and $G_0 = 6.5$ inherits the
+# error. From $y_2 = 0$ the two forms give the same numbers, so only a scan that starts from
+# another value tells them apart.
 
 # %%
 a_reset = torch.tensor([[0.5, 0.0]], device=DEVICE)  # a_1 = 0: the window's last step resets
@@ -186,7 +232,7 @@ torch.testing.assert_close(G_two, torch.tensor([[4.0, 6.0]], device=DEVICE))
 np.testing.assert_allclose(reference.discounted_returns([1.0, 1.0], gamma=0.5, bootstrap_value=10.0), [4.0, 6.0])
 torch.testing.assert_close(rl.linear_scan(a_no_reset, b_two, backend=KERNEL), G_two)  # from y_2 = 0 the two agree
 
-y_2 = torch.tensor([10.0], device=DEVICE)  # V(s_2), carried in after the window by mistake
+y_2 = torch.tensor([10.0], device=DEVICE)  # a value after the window, as a piece of a longer row gets it
 kept_out = rl.linear_scan(a_reset, b_two, initial=y_2, backend=KERNEL)
 counted_twice = rl.linear_scan(a_no_reset, b_two, initial=y_2, backend=KERNEL)
 torch.testing.assert_close(kept_out, G_two)  # the reset ignores y_2
@@ -313,24 +359,18 @@ print(f"3 x 1000: relative error {long_err:.1e}")
 # * Lanes past the end (where `m` is false) become the identity (1, 0), whatever the prologue
 #   returns there.
 # * The scan starts from $y_T = 0$ ($y_{-1} = 0$ with `reverse=False`). So a bootstrap at the
-#   window's last step belongs in $b$, and that step still resets (section 2 shows why).
+#   window's last step belongs in $b$, and that step still resets, by
+#   [section 2's conventions](#The-three-conventions).
 # * **$a = 0$ is the reset.** If your prologue returns $a_t = 0$, the scan ignores everything
-#   after step $t$: $y_t = b_t$, as in `rl.linear_scan`. It is a select, as the card below says.
-#   You return only the pair: the harness makes the reset flag from it, `flag = a == 0`, and
-#   `rl.linear_scan` does the same. Each exercise's **Reset:** line says which form it uses.
+#   after step $t$: $y_t = b_t$, as in `rl.linear_scan`. The harness applies it as a select, so a
+#   NaN behind the step never reaches it. You return only the pair: the harness makes the reset
+#   flag from it, `flag = a == 0`, and `rl.linear_scan` does the same. Each exercise's **Reset:**
+#   line says which form it uses.
 #
-# **The NaN card: select, never multiply by 0.** This is the course's one statement of the rule,
-# and later notebooks point back to it. $0 \times \text{NaN}$ is NaN, so a product
-# with 0 does not remove a NaN. What keeps a NaN out depends on where it sits:
-#
-# | the NaN is | what keeps it out |
-# | --- | --- |
-# | behind the step: a later episode, or the carry from a later chunk | the reset, $a_t = 0$, which the harness applies as a select |
-# | inside the step's own $b_t$ (a next value at a termination) | your `tl.where` in $b_t$ |
-#
-# The second row is yours to write. $\gamma(1-\text{term}_t)V'_t$ written as a product puts a NaN
-# into $b_t$ wherever the next value behind a termination is NaN, and the reset cannot remove it.
-# Write every such factor as a select: `tl.where` in Triton, `torch.where` in tensor code.
+# A NaN inside your own $b_t$ is yours to keep out (section 2's third convention):
+# $\gamma(1-\text{term}_t)V'_t$ written as a product puts a NaN into $b_t$ wherever the next value
+# behind a termination is NaN, and the reset cannot remove it. Write every such factor as a
+# select: `tl.where` in Triton, `torch.where` in tensor code.
 
 # %%
 print(inspect.getsource(getattr(exercises._scan_hook_kernel, "fn", exercises._scan_hook_kernel)))
@@ -413,7 +453,7 @@ if h200:
 # it. `print(exercises.task(name))` restates the task. Solutions are in `notebooks/solutions/`.
 #
 # **`transposed_scan`** (a Triton prologue). This is the gradient of a reverse scan, which you
-# built in NumPy in notebook 00, section 7. Take $y = \mathrm{scan}(a, b)$, run backwards in time.
+# built in NumPy in notebook 00, section 8. Take $y = \mathrm{scan}(a, b)$, run backwards in time.
 # Autograd hands the backward pass $dy_t$, the gradient that reaches $y_t$ directly from the loss.
 # But $y_t$ also reaches the loss through $y_{t-1} = b_{t-1} + a_{t-1} y_t$. The total gradient
 # $g_t$ adds that second path: $g_t = dy_t + a_{t-1}\, g_{t-1}$. This is a scan run *forwards*.
@@ -423,7 +463,9 @@ if h200:
 # Write its prologue for `exercises.scan_hook(transposed_scan, (a, dy), (), reverse=False)`
 # ([section 5](#5.-The-harness-for-Triton-prologues) has the arguments and rules).
 #
-# **Reset:** $a = 0$ in the pair, here $a_{t-1}$.
+# **Reset:** $a = 0$ in the pair, as in `rl.linear_scan`. Here step $t$'s multiplier is $a_{t-1}$,
+# so step $t$ resets where $a_{t-1} = 0$, that is, where the step before it reset in the reverse
+# scan of $y$.
 #
 # * **Inputs:** `X[0]` is `a`, `X[1]` is the upstream gradient `dy`, both (B, T) float32.
 #   `P` is empty, `()`.
@@ -446,7 +488,7 @@ if h200:
 #
 # <details><summary>Hint 1: where to start</summary>
 #
-# Notebook 00, section 7, built this scan in NumPy. There `a_prev` was `a` shifted one step
+# Notebook 00, section 8, built this scan in NumPy. There `a_prev` was `a` shifted one step
 # right. Here the shift is an address: step $t$ reads $a$ at step $t-1$. The harness runs the
 # scan. You only return the pairs.
 #
@@ -617,7 +659,7 @@ exercises.attempt("returns_autograd", returns_autograd)
 # | step | multiplier | $b_t$ | reset? |
 # | --- | --- | --- | --- |
 # | ordinary | $\gamma$ | $r_t$ | no |
-# | termination, the window's last step included | 0 | $r_t$ | yes |
+# | termination (at any step, the window's last included) | 0 | $r_t$ | yes |
 # | the window's last step, not terminated | 0 | $r_t + \gamma V'_{T-1}$ | yes |
 #
 # A select (`torch.where`) adds the bootstrap, so a NaN value at a termination is never read into
@@ -784,8 +826,10 @@ exercises.attempt("n_step_returns", n_step_returns)
 # * `rl.discounted_returns` is a prologue, the shared scan and an epilogue.
 # * The gradient is a forward scan, $g_t = dG_t +
 #   \gamma(1-\text{term}_{t-1})\,g_{t-1}$. Both scans fit in one `torch.autograd.Function`.
+# * Three conventions serve every estimator: every bootstrap goes into $b$; every episode end and
+#   the window's last step reset; a value that may be NaN is selected away, never multiplied by 0.
 # * `exercises.scan_hook` runs a prologue `(X, P, offs, t, m, T) -> (a, b)`. $a = 0$ is a reset. A
-#   value that may be NaN must still be kept out of $b$ with `tl.where` (the NaN card).
+#   value that may be NaN must still be kept out of $b$ with `tl.where`.
 # * While the episode runs on, the $n$-step return is $S_t - \gamma^n S_{t+n} + \gamma^n V(s_{t+n})$,
 #   from one scan $S$. Otherwise it is $S_t$. $V(s_{t+n})$ is `next_values[t + n - 1]`.
 

@@ -35,9 +35,12 @@
 # the TD errors $\delta$, with discount $\gamma\lambda$. Like every return, it is a backward
 # recurrence. With episode ends, it reads:
 #
-# $$\delta_t = r_t + \gamma (1-\text{term}_t) V'_t - V_t, \qquad
-#   \hat A_t = \delta_t + \gamma\lambda (1-\text{done}_t) \hat A_{t+1}, \qquad \text{returns}_t = \hat A_t + V_t .$$
+# $$\delta_t = r_t + \gamma_t (1-\text{term}_t) V'_t - V_t, \qquad
+#   \hat A_t = \delta_t + \gamma_t\lambda_t (1-\text{done}_t) \hat A_{t+1}, \qquad \text{returns}_t = \hat A_t + V_t .$$
 #
+# * $\gamma_t$ and $\lambda_t$ are the discount and the λ of step $t$: `rl.gae` takes each as one
+#   number or as a (B, T) tensor, one per step. Where they are one number, as in the average above
+#   and in the exercise `gae_pairs`, the subscripts are dropped.
 # * $V_t = V(s_t)$ is the critic's value of state $s_t$, `values[t]`.
 # * $V'_t = V(s_{t+1})$ is the value of the next state. After a termination there is no next
 #   state, and $V'_t$ is never read. Elsewhere it comes from one of two inputs, depending on what
@@ -52,9 +55,8 @@
 #   next state. So a call that passes `truncated` without `next_values` raises a ValueError.
 # * $\text{done} = \text{terminated} \lor \text{truncated}$. The last step of the rollout acts as a
 #   truncation: it bootstraps, from the table's last column.
-# * The factors $(1-\text{term}_t)$ and $(1-\text{done}_t)$ are notation. The code writes each as a
-#   select (`torch.where`, `tl.where`), because a product with 0 keeps a NaN: $0 \times \text{NaN}$
-#   is NaN.
+# * The factors $(1-\text{term}_t)$ and $(1-\text{done}_t)$ are notation for selects, by
+#   [notebook 01's three conventions](01_discounted_return.ipynb#The-three-conventions).
 #
 # <details><summary>Details: why the average is a scan, and the source</summary>
 #
@@ -125,7 +127,8 @@ np.testing.assert_allclose(ret, adv + v)
 # Read the recurrence as $\hat A_t = b_t + a_t \hat A_{t+1}$, with a reset where the episode ends.
 #
 # * **prologue**, computed for each step on its own: $b_t = \delta_t$, and $a_t = \gamma_t\lambda_t$,
-#   with $a_t = 0$ where done$_t$: the reset;
+#   with $a_t = 0$ where done$_t$, the window's last step included: the reset, by
+#   [notebook 01's conventions](01_discounted_return.ipynb#The-three-conventions);
 # * **scan**: the reverse affine scan of notebook 00, whose output at step $t$ is $y_t$;
 # * **epilogue**, again per step: advantages $= y_t$, returns $= y_t + V_t$, 0 where padded.
 #
@@ -154,31 +157,6 @@ for got, want in zip(gae_as_scan(R, V, 0.97, 0.9, TERM, BOOT),
 print("prologue + scan + epilogue == the loop")
 
 # %% [markdown]
-# **Why the window's last step resets, for GAE.** Notebook 01 showed it on the return; GAE's
-# version is the same slip. Take two steps, $\gamma = \lambda = 0.5$, rewards 1, values 2, and
-# $V(s_2) = 10$ after the window. Then $b = \delta = (1 + 0.5 \cdot 2 - 2,\ 1 + 0.5 \cdot 10 - 2)
-# = (0, 4)$: the bootstrap is already in $b_1$. From $y_2 = 0$, both forms of the last step give
-# $\hat A = (0 + 0.25 \cdot 4,\ 4) = (1, 4)$.
-#
-# Now let $V(s_2) = 10$ come in after the window as $y_2$ (`rl.linear_scan`'s `initial`), mistaken
-# for something to carry. Without the reset, $\hat A_1 = 4 + 0.25 \cdot 10 = 6.5$ counts the
-# bootstrap twice, and $\hat A_0$ inherits the error. With it, the answer stays $(1, 4)$, whatever
-# comes in.
-
-# %%
-b_two = torch.tensor([[0.0, 4.0]], device=DEVICE)  # GAE's b = delta on two steps
-a_no_reset = torch.tensor([[0.25, 0.25]], device=DEVICE)  # a = gamma * lambda at both steps
-a_reset = torch.tensor([[0.25, 0.0]], device=DEVICE)  # a = 0 at the window's last step
-y_2 = torch.tensor([10.0], device=DEVICE)  # a value that comes in after the window
-for a_two in (a_no_reset, a_reset):  # from y_2 = 0 the two agree
-    torch.testing.assert_close(rl.linear_scan(a_two, b_two, backend=KERNEL), torch.tensor([[1.0, 4.0]], device=DEVICE))
-counted_twice = rl.linear_scan(a_no_reset, b_two, initial=y_2, backend=KERNEL)
-torch.testing.assert_close(counted_twice, torch.tensor([[1.625, 6.5]], device=DEVICE))  # 4 + 0.25 * 10 at t = 1
-torch.testing.assert_close(rl.linear_scan(a_reset, b_two, initial=y_2, backend=KERNEL),
-                           torch.tensor([[1.0, 4.0]], device=DEVICE))  # the reset ignores y_2
-print("without the reset:", counted_twice.tolist(), " with it: [[1.0, 4.0]]")
-
-# %% [markdown]
 # Your turn, in tensor ops. Checked exercises work as in notebooks 00 and 00b. Write the starter's
 # function, then run the cell after it. `print(exercises.task(name))` restates the task.
 #
@@ -202,7 +180,8 @@ print("without the reset:", counted_twice.tolist(), " with it: [[1.0, 4.0]]")
 #
 # * **Edge cases:** `next_values` behind a termination may be NaN: select it away with
 #   `torch.where`, since a product with 0 keeps the NaN. The checker scans your pairs from a
-#   nonzero value after the window, so the window's last step must reset, as the cell above shows.
+#   nonzero value after the window, so the window's last step must reset
+#   ([notebook 01's second convention](01_discounted_return.ipynb#The-three-conventions)).
 #
 # <details><summary>Hint 1: where to start</summary>
 #
@@ -232,10 +211,12 @@ print("without the reset:", counted_twice.tolist(), " with it: [[1.0, 4.0]]")
 # * The scan: $\hat A = (0 + 0.25 \cdot (-1),\ -1,\ 3,\ 4) = (-0.25, -1, 3, 4)$.
 #
 # ```python
-# a4, b4 = gae_pairs(torch.ones(1, 4), torch.full((1, 4), 2.0), torch.tensor([[2.0, float("nan"), 8.0, 10.0]]),
-#                    torch.tensor([[False, True, False, False]]), torch.tensor([[False, False, True, False]]), 0.5, 0.5)
+# a4, b4 = gae_pairs(torch.ones(1, 4, device=DEVICE), torch.full((1, 4), 2.0, device=DEVICE),
+#                    torch.tensor([[2.0, float("nan"), 8.0, 10.0]], device=DEVICE),
+#                    torch.tensor([[False, True, False, False]], device=DEVICE),
+#                    torch.tensor([[False, False, True, False]], device=DEVICE), 0.5, 0.5)
 # print(b4.tolist(), rl.linear_scan(a4, b4).tolist())  # must print [[0.0, -1.0, 3.0, 4.0]] [[-0.25, -1.0, 3.0, 4.0]]
-# print(rl.linear_scan(a4, b4, initial=torch.tensor([5.0])).tolist())  # must print [[-0.25, -1.0, 3.0, 4.0]]
+# print(rl.linear_scan(a4, b4, initial=torch.tensor([5.0], device=DEVICE)).tolist())  # must print [[-0.25, -1.0, 3.0, 4.0]]
 # ```
 #
 # A NaN means $V'_1$ was multiplied by 0, not selected away. $\hat A_2 = 4$ means the truncation

@@ -104,10 +104,9 @@ print(G)
 #   episode it is $1-\lambda_t$, and the rest of the weight goes to $G_{t+1}$. At a truncation or
 #   the window's end it is 1, because there is no $G_{t+1}$ to mix in.
 #
-# **The window's last step resets,** as every episode end does, and for TD(λ) the numbers depend
-# on it. Its ordinary $b_t$ bootstraps from $V'_t$ with weight $1-\lambda_t$ only, and counts on
-# $\lambda_t G_{t+1}$ for the rest. After the window there is no $G_T$, so the last step must take
-# its done form, $w = 1$, a full bootstrap, and the reset is what selects that form.
+# For TD(λ) the window's last step must reset even when the scan starts from $y_T = 0$: without
+# its done form, $b_{T-1}$ would bootstrap with weight $1-\lambda_{T-1}$ only
+# ([notebook 01's conventions](01_discounted_return.ipynb#The-three-conventions)).
 #
 # The exercises below end the window another way. They have no done flag, so they set
 # $\lambda_{T-1} = 0$ at its last step. That gives the same pair: $a_{T-1} = \gamma_{T-1} \cdot 0 = 0$,

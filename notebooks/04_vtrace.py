@@ -152,25 +152,10 @@ np.testing.assert_allclose(pg, [0.75, 0.5, 1.0])
 # step $t$: the next step's target $v_{t+1}$ inside an episode, and the next value $V'_t$ at an
 # episode end (`follow` in the NumPy code below).
 #
-# **The window's last step resets,** as TD(λ)'s does
-# ([notebook 03, section 2](03_td_lambda.ipynb#2.-Prologue,-scan,-epilogue)). V-trace's $b_t$
-# holds $-\gamma_t c_t V'_t$, which is there to cancel against $a_t v_{t+1} = \gamma_t c_t v_{t+1}$,
-# and after the window there is no $v_T$. So the last step counts as done, and the select
-# $[\lnot\text{done}_t]$ drops the term. That leaves $v_{T-1} = V_{T-1} + \rho_{T-1}\delta_{T-1}$,
-# what $v_T = V'_{T-1}$ would give: a bootstrap from the next value.
-#
-# <details><summary>Details: a carry is not a bootstrap</summary>
-#
-# A carry is $y_T$ itself, a value the scan starts from after the window (`rl.linear_scan` takes
-# one as `initial`). Step $t$ sees it multiplied by $a_t a_{t+1} \cdots a_{T-1}$, its own $a$
-# included. A bootstrap, $\gamma_t V'_t$ here, is added into $b_t$ at one step. Every scan here
-# starts from 0, so each bootstrap must be written into $b$.
-#
-# *Where it bites:* a last step that does not reset. GAE's $b_{T-1} = \delta_{T-1}$ already holds
-# $\gamma V'_{T-1}$, so a carry of $V'_{T-1}$ through such a step adds the bootstrap a second time
-# (notebooks 01 and 02, section 2, work it out on two steps).
-#
-# </details>
+# **The window's last step resets,** as every episode end does, by
+# [notebook 01's conventions](01_discounted_return.ipynb#The-three-conventions). There the select
+# $[\lnot\text{done}_t]$ drops $-\gamma_t c_t V'_t$, which has no $v_T$ to cancel against, and leaves
+# $v_{T-1} = V_{T-1} + \rho_{T-1}\delta_{T-1}$: a bootstrap from the next value.
 #
 # In NumPy:
 
@@ -558,12 +543,8 @@ exercises.attempt("retrace", retrace)
 #   | step | $v_{t+1}$ | the epilogue returns |
 #   | --- | --- | --- |
 #   | ordinary | `y_in` | $\rho^{pg}_t(r_t + \gamma v_{t+1} - V_t)$ |
-#   | termination, the window's last step included | none | $\rho^{pg}_t(r_t - V_t)$, through `tl.where(term, 0.0, ...)` |
+#   | termination (at any step, the window's last included) | none | $\rho^{pg}_t(r_t - V_t)$: `tl.where(term, 0.0, ...)` reads neither `y_in` (the next episode's value) nor `next_values` (maybe NaN) |
 #   | the window's last step, not terminated | `next_values` | $\rho^{pg}_t(r_t + \gamma v_{t+1} - V_t)$ |
-#
-#   At a termination the advantage has no $v_{t+1}$ term, so the select must read neither input.
-#   There `y_in` holds the first value of the next episode, which does not belong to this one, and
-#   `next_values` may be NaN. This holds at the window's last step too, when it terminates.
 #
 # <details><summary>Hint 1: where to start</summary>
 #
@@ -688,10 +669,14 @@ exercises.attempt("vtrace_pg", vtrace_pg)
 #    identity $(1, 0, \text{false})$. At a termination, $V'_t$ must not enter $\delta_t$ at all,
 #    not even multiplied by 0, since it may be NaN and $0 \times \text{NaN}$ is NaN.
 # 3. **The reset.** A reverse scan of the chunk's triples gives each step the map $(A, B, K)$ of
-#    itself and the chunk's later steps. The combine joins two neighbouring runs of steps. Its
-#    first operand $(a_1, b_1, k_1)$ is the later run, applied first, and its second
-#    $(a_2, b_2, k_2)$ the earlier run. The joined run's map is
-#    $(a_2 a_1,\ b_2 + a_2 b_1,\ k_1 \lor k_2)$, or $(a_2,\ b_2,\ \text{true})$ where $k_2$ is set:
+#    itself and the chunk's later steps. The combine joins two neighbouring runs of steps.
+#    `tl.associative_scan(..., reverse=True)` calls it as `combine(later run, earlier run)`,
+#    [notebook 00's order rule](00_associative_scan.ipynb#3.-The-backward-recurrence-as-a-reverse-scan)
+#    for a reverse scan. So its first operand $(a_1, b_1, k_1)$ is the later run, the map applied
+#    first, to the value that comes from after it, and its second $(a_2, b_2, k_2)$ is the earlier
+#    run. Where $k_2$ is not set, the joined run composes the two maps,
+#    $y \mapsto b_2 + a_2(b_1 + a_1 y)$, which gives the triple $(a_2 a_1,\ b_2 + a_2 b_1,\ k_1 \lor k_2)$.
+#    Where $k_2$ is set it is $(a_2,\ b_2,\ \text{true})$:
 #    a reset in the earlier run ignores the later one. In Triton, $a$ and $b$ are each a
 #    `tl.where` on `k2`, and the flag is `k1 | k2` in both cases, as in your `reset_combine`.
 # 4. **The carry and the store.** `vs` at a step is $B + A \cdot \text{carry}$ where no reset lies

@@ -145,20 +145,26 @@ def pi_clipped(rho_bar):
     return w / w.sum()
 
 # %% [markdown]
-# Below, a batch of μ's rollouts (1024 rows × 100 steps). Then the mean correction `vs` − V that
-# V-trace applies to a critic whose value is V at every step:
+# Below, a batch of μ's rollouts, 16,384 rows × 100 steps: the last cell of this section needs
+# that many rows to see a small effect. Then the correction `vs` − V that V-trace applies to a
+# critic whose value is V at every step, and its mean:
 
 # %%
-actions = rng.random((1024, 100)) < mu[1]  # μ's actions: True is action 1
+actions = rng.random((16384, 100)) < mu[1]  # μ's actions: True is action 1
 r_mu = torch.tensor(r_a[actions.astype(int)], device=DEVICE)
 log_rhos_mu = torch.tensor(np.log(pi / mu)[actions.astype(int)], device=DEVICE)
 
 
-def mean_correction(V, rho_bar):
-    """The mean of vs − V when the critic says V everywhere (one state: V' = V too)."""
+def corrections(V, rho_bar):
+    """vs − V at every step of every row, when the critic says V everywhere (one state: V' = V too)."""
     v = torch.full_like(r_mu, V)
     vs = rl.vtrace(log_rhos_mu, r_mu, v, next_values=v, gamma=g1, rho_bar=rho_bar, backend="torch").vs
-    return float((vs - v).mean())
+    return vs - v
+
+
+def mean_correction(V, rho_bar):
+    """The mean of vs − V over the whole batch."""
+    return float(corrections(V, rho_bar).mean())
 
 # %% [markdown]
 # For $\bar\rho = 1$ and $\bar\rho = 4$, the cell prints where the correction vanishes, and its
@@ -186,19 +192,29 @@ assert np.allclose(w_on / w_on.sum(), pi)  # ... and still pi_rho_bar = pi: the 
 # that the step's own TD error makes, before any trace. Here it is −0.12, and it is the value the
 # exercise's checker below reports if you hand it $V^\pi$. The rest is the traces' later terms. In one state
 # each is the one before times $\gamma E_\mu[c_t] = 0.9 \cdot 0.4 = 0.36$, so the whole is
-# $-0.12 / (1 - 0.36) \approx -0.19$: section 1's $(I - \gamma C)^{-1} d$, with $C = 0.4$ a number.
-# It is a little smaller in magnitude in a window of 100 steps:
+# $-0.12 / (1 - 0.36) = -0.1875$: section 1's $(I - \gamma C)^{-1} d$, with $C = 0.4$ a number.
+#
+# In a window of 100 steps the mean is smaller in magnitude, by about 0.001, because the window's
+# last steps have fewer later terms. So small an effect needs many rows to be seen. The rows are
+# independent rollouts, so the spread of their means gives the measurement's standard error:
+# about 0.00014 with 16,384 rows. The window's value and the all-terms value then lie more than
+# seven standard errors apart, and the cell below shows the measurement at the window's value:
 
 # %%
 v_pi, T_mu = value_of(pi), r_mu.shape[1]
 one_step = float(np.minimum(mu, pi) @ (r_a + g1 * v_pi - v_pi))  # E_mu[rho delta] at V^pi, rho_bar = 1
 trace = g1 * float(mu @ np.minimum(1.0, pi / mu))  # gamma E_mu[c], c_bar = 1
+all_terms = one_step / (1 - trace)
 in_window = one_step * np.mean((1 - trace ** (T_mu - np.arange(T_mu))) / (1 - trace))  # step t sees T - t terms
-measured = mean_correction(v_pi, 1.0)
-print(f"at V^pi: one step {one_step:+.3f}; all terms {one_step / (1 - trace):+.3f}, "
-      f"in a window of {T_mu} steps {in_window:+.3f}; measured {measured:+.3f}")
-assert abs(one_step + 0.12) < 1e-12 and abs(trace - 0.36) < 1e-12
-assert abs(measured - in_window) < 0.005 and abs(one_step / (1 - trace) + 0.1875) < 1e-12
+row_means = corrections(v_pi, 1.0).mean(1)  # one mean per row
+measured, se = float(row_means.mean()), float(row_means.std()) / len(row_means) ** 0.5
+print(f"at V^pi: one step {one_step:+.4f}; all terms {all_terms:+.4f}, in a window of {T_mu} steps "
+      f"{in_window:+.4f}; measured {measured:+.4f}, standard error {se:.5f}")
+assert abs(one_step + 0.12) < 1e-12 and abs(trace - 0.36) < 1e-12 and abs(all_terms + 0.1875) < 1e-12
+assert abs((in_window - all_terms) - 0.001) < 0.0001  # "smaller in magnitude, by about 0.001"
+assert abs(se - 0.00014) < 0.00002  # "about 0.00014"
+assert abs(in_window - all_terms) > 7 * se  # "more than seven standard errors apart"
+assert abs(measured - in_window) < 2 * se < abs(measured - all_terms) / 3  # "at the window's value"
 
 # %% [markdown]
 # ## Exercises

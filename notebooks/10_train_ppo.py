@@ -41,6 +41,7 @@
 # speed.
 
 # %%
+import inspect
 import time
 
 import gymnasium as gym
@@ -108,7 +109,12 @@ def make_envs(n, seed):
 # The loop takes the two pieces as parameters. `advantages_fn` computes advantages and returns from
 # the rollout, and `policy_loss_fn` computes the clipped surrogate of a minibatch. Here are
 # CleanRL's versions first, the same in substance as in `ppo.py`. The loop below departs from
-# `ppo.py` in one way, in both runs: it does not clip the value loss (`clip_vloss=False`).
+# `ppo.py` in two ways, in both runs. First, it does not clip the value loss (`clip_vloss=False`).
+# Second, it shuffles each epoch's minibatches with a generator of its own,
+# `np.random.default_rng(iteration * 100 + epoch)`, where `ppo.py` draws from NumPy's global
+# generator (`np.random.shuffle`). The second departure is harmless: each epoch still splits the
+# rollout into random minibatches. It also keeps section 3's two interleaved runs apart, since
+# with one global generator each run's shuffles would depend on the other run's draws.
 
 # %%
 def cleanrl_gae(rewards, values, dones, next_value, next_done, gamma, gae_lambda):
@@ -287,6 +293,8 @@ assert [run for _, run in sorted(starts)] == ["A", "B"] * len(seconds_a)  # the 
 steps_per_update = ARGS["num_envs"] * ARGS["num_steps"]
 assert (ARGS["total_timesteps"] // steps_per_update, steps_per_update) == (12, 512)  # "12 updates of 512 steps"
 assert round(ARGS["gamma"] / (1 - ARGS["gamma"])) == 99  # γ/(1−γ): what a truncation's target would lose
+# section 2's second departure: the shuffle's generator depends only on the iteration and the epoch
+assert "np.random.default_rng(iteration * 100 + epoch).shuffle(b_inds)" in inspect.getsource(update)
 
 # %% [markdown]
 # The runs agree exactly, for two reasons. First, every number the agent acts on agrees to float32

@@ -447,9 +447,11 @@ print(f"\nGAE forwards, one row of 1,048,576 steps: {one_wall:.0f} µs on one de
 # So `time_group=` is not a way to speed up a sequence that fits on one GPU. It is worth its
 # milliseconds only when the sequence must be split anyway, because its activations do not fit on
 # one GPU. Then the alternative is to gather every rank's rewards and values on one GPU. That moves
-# more numbers (one per step, against the split's four per row per rank), but whether it takes
-# longer than the split's milliseconds was not timed here: an `all_gather` and one call on one GPU
-# may well be faster, and the split's case rests on not having to put the whole row in one place.
+# more numbers: at least two per step, a reward and a value. The split's forward sends eight
+# numbers per row per rank (its two tables of four) and the seven numbers of each rank's header.
+# But whether it takes longer than the split's milliseconds was not timed here: an `all_gather`
+# and one call on one GPU may well be faster, and the split's case rests on not having to put the
+# whole row in one place.
 
 # %% jupyter={"source_hidden": true}
 # Checks: the figures section 7 quotes, from the committed file (CI runs them; skip when reading)
@@ -473,6 +475,9 @@ assert len([x for x in head_list.split(",") if x.strip()]) == 7 and "the ranks d
 # the second exchange's four numbers per row: the flag, the first value, then bootstrap_value and initial
 assert "table = gather(torch.stack([has.to(torch.float64), v_first, *tails]))" in head_src
 assert "for name in (w.boundary, w.initial)]" in head_src and "table[-1, 2]" in head_src and "table[-1, 3]" in head_src
+# the third exchange's four numbers per row: section 4's three and the error flag (8 per row per rank in all)
+assert ".expand(4, rows)  # the identity, no error" in head_src and "maps = gather(maps)" in head_src
+assert head_src.count(" = gather(") == 3  # the forward's three exchanges: the header, the ends' table, the maps
 
 # %% [markdown]
 # ## Exercises

@@ -308,8 +308,11 @@ assert 100 * walk["floor_ms"] / walk["kernel_ms"] < 5 and 100 * ours["floor_ms"]
 # With 8 rows of 131,072 steps, it gives 8 programs. Only 8 of the 132 SMs then have any work, and
 # each walks 512 chunks of 256 steps in series. The **time split** (section 5) fixes this: it cuts
 # each row into segments and gives each segment a program. The package's planner (`plan._plan`)
-# makes this choice when a launch would have fewer than `Config.min_programs` programs: two per SM
-# over the launch, 264 on an H200. The cell wraps the planner in a small helper, `tile_plan(B, T)`,
+# makes this choice when two conditions hold. The launch would have fewer than
+# `Config.min_programs` programs: two per SM over the launch, 264 on an H200. And the rows are long
+# enough: at least 32 wide chunks of 1024 steps, so more than 31,744 steps (section 4 gives the
+# rule). A launch with too few programs but shorter rows, such as 64×16384, is not split: its rows
+# are walked in wider chunks instead. The cell wraps the planner in a small helper, `tile_plan(B, T)`,
 # which returns its choices by name (later cells reuse it), and shows what it decides for three
 # shapes:
 
@@ -345,6 +348,9 @@ assert not by_shape["16384×1024"]["time split"]  # many rows: enough programs a
 long = by_shape["8×131072"]
 assert long["time split"] and long["planner: programs"] == 1024 and long["its chunks in series"] == 4
 assert not by_shape["64×16384"]["time split"] and by_shape["64×16384"]["its chunk (steps)"] == 1024
+# the two conditions: 64 programs are too few, but a row of 16384 steps has only 16 wide chunks, fewer than 32
+assert 64 < ON_H200.min_programs == 264 and 16384 // Config().wide_block == 16 < Config().split_min_chunks == 32
+assert 31 * Config().wide_block == 31_744  # "more than 31,744 steps"
 
 # %% [markdown]
 # At 8×131072 the planner runs 1024 programs of 4 chunks each, instead of 8 programs of 512. The

@@ -29,13 +29,17 @@
 #
 # * **Minimum path:** on a GPU, sections 1 to 4 in order, then the lab: the three questions of the
 #   exercises. You write your `reset_scan` into answer 1's cells, and the lines under each answer
-#   time it, try the variants and profile it. Without a GPU, sections 1 to 3 and the questions'
-#   rubric. Read "Reading the reference" only after you have written your own table.
+#   time it, try the variants and profile it. Without a GPU, sections 1 to 3, then the two parts of
+#   the lab that need none: your kernel's check under answer 1, and question 2's written
+#   prediction of which way each knob should move the GPU time, and why, from notebook 13's
+#   primer. Read "Reading the reference" only after you have written your prediction and your own
+#   table.
 #
 # **The question of this lab:** how close does your own kernel come to the package's? **The
 # answer:** you find out by timing it here, beside the package on the same GPU. **The lab's
-# target:** at 16384×1024 (float32), your `reset_scan` from notebook 00c takes **at most 1.8 times
-# the GPU time of the package's `rl.discounted_returns`**, timed beside it on the same GPU. Section
+# target:** at 16384×1024 (float32), your `reset_scan` from notebook 00c, as you wrote it or in the
+# best variant of its launch knobs that you report, takes **at most 1.8 times the GPU time of the
+# package's `rl.discounted_returns`**, timed beside it on the same GPU. Section
 # 3 says where the 1.8 comes from, and what it is in % of the memory floor on an H100 and an H200.
 #
 # Notebook 13 explained what makes the package's kernel fast: every fetched byte used, enough bytes
@@ -353,7 +357,8 @@ for (name, shape), p_ in reference_lab.items():
 
 # %% [markdown]
 # On the H100, the solution at chunk 256 took 112.2 µs against a target of 100 µs: not yet. The
-# variants of question 2 show which knob closes the gap. On your GPU, `target_verdict` does the
+# variants of question 2 show which knob closes the gap, and question 1 judges the target on the
+# best variant you report, so a knob that closes it counts. On your GPU, `target_verdict` does the
 # sum for you.
 #
 # `target_verdict(lab)` reads a table from `time_lab`. For each kernel in it other than the
@@ -456,7 +461,9 @@ else:
 # next answer cell or heading. So put all you hand in there, your kernel's code included, and check
 # it with Restart & Run All before you hand it in. Each question gives you the lines to put under
 # its answer: they call sections 1 to 4's functions on your kernel. Without a GPU, those lines
-# still run: they check your kernel in the Triton interpreter and say what they skipped.
+# still run: they check your kernel in the Triton interpreter and say what they skipped. Without a
+# GPU you can still earn 4 of the 10 points: question 1's 2 points of correctness, which that
+# check shows, and question 2's written prediction, 2 points.
 #
 # **Variants to try** (question 2). Change one knob at a time, and time each variant at the large
 # shape under Answer 2, with a line such as
@@ -494,18 +501,29 @@ else:
 # *(Answer each in its cell below: your teacher's grader collects the answers from
 # them.)*
 #
-# 1. **Your kernel, timed (5 points).** In the cells under Answer 1, write your `reset_scan` from
+# 1. **Your kernel, timed (4 points).** In the cells under Answer 1, write your `reset_scan` from
 #    notebook 00c, its kernel and its function. Under them, add a cell with these three lines:
 #    `lab = time_lab(reset_scan)`, then `print(profile.table(lab, digits=3))`, then
 #    `print(target_verdict(lab))`. Give your kernel's % floor at 16384×1024 against the target on
 #    your GPU. *Correct, 2 points:* it passes its check in notebook 00c, and `time_lab`'s
-#    `assert_close` at every variant you report. *Target, 3 points:* a GPU time at most 1.8 times
+#    `assert_close` at every variant you report. *Target, 2 points:* a GPU time at most 1.8 times
 #    the package's in the same table (55 % of its % floor; on an H100, 50 % of the floor); 1 point
-#    for at least half the target, a GPU time at most 3.6 times the package's.
-# 2. **The variants (3 points).** A table of at least three variants, one knob changed in each,
-#    with the GPU µs and % floor at 16384×1024, from `time_lab` calls in a cell under Answer 2.
-#    For each, one sentence on why the time moved or did not, in the terms of notebook 13's primer:
-#    sectors, bytes in flight, resident programs.
+#    for at least half the target, a GPU time at most 3.6 times the package's. The target is judged
+#    on the best variant you report: your kernel as you wrote it, or one of question 2's variants,
+#    timed by `time_lab` beside the package (`target_verdict(variants)` judges each of them). Your
+#    kernel as written need not meet it: the course's own did not (section 3). So name here the
+#    variant you are judged on, and come back to this answer after question 2 if a knob helped.
+# 2. **The variants (4 points).** First, before you time any variant and before you read
+#    "Reading the reference", write your prediction under Answer 2: for each of the three knobs of
+#    the list above (chunk size, `num_warps`, pipelining), which way it should move the GPU time
+#    at 16384×1024, from the lab's chunk of 256 on Triton's default 4 warps, and why, in the terms
+#    of notebook 13's primer (section 0) and its section 4: sectors, bytes in flight, resident
+#    programs, registers, barriers between warps. This part needs no GPU. Then, on a GPU, a table
+#    of at least three variants, one knob changed in each, with the GPU µs and % floor at
+#    16384×1024, from `time_lab` calls in a cell under Answer 2. For each, one sentence: did the
+#    time move as you predicted, and why did it move or not, in the same terms? *Prediction, 2
+#    points* (graded on its reasons, not on whether the GPU agreed); *the table, 1 point; the
+#    sentences, 1 point.*
 # 3. **The profiler (2 points).** Profile your best variant with `profile_once`, in a cell under
 #    Answer 3: `kernels = profile_once(best, chunk=c)`, then
 #    `print(profile.table(kernels, digits=3))`, where `best` is its function (a lambda, as in the
@@ -527,7 +545,7 @@ else:
 # **The question:** why did the knobs move the course's own solution as they did? **The answer:**
 # each knob that helped put more of this row's bytes in flight for more of the time; the one that
 # did not (pipelining) added work through shared memory that this kernel did not need. Read this
-# after you have written your own sentences for question 2.
+# after you have written your prediction and your own sentences for question 2.
 #
 # The cell prints the reference's rows at 16384×1024 with each compiled kernel's registers per
 # thread and shared memory (from the file's `#` column: Triton reports them for each compiled

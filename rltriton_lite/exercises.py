@@ -368,7 +368,7 @@ def fix(name: str) -> str:
 def key_lines(fn: Callable, notes: dict[str, str]) -> str:
     """The lines of ``fn``'s source (a ``@triton.jit`` function's too) that hold a key of ``notes``,
     each under a comment ``# yours: <note>``, with the ``for``/``if``/``else`` lines of the blocks that
-    hold them, and ``...`` where lines are left out: the printout of notebook 00c, section 3."""
+    hold them, and ``...`` where lines are left out: the printout of notebook 00c's appendix."""
     source = inspect.getsource(getattr(fn, "fn", fn)).splitlines()
     depth = lambda line: len(line) - len(line.lstrip())  # noqa: E731
     keys = {i: k for i, line in enumerate(source) for k in notes if k in line}
@@ -2931,7 +2931,8 @@ _CHUNKED_RESET_SLIPS = {  # what the answer is, where it is the chunked scan wit
     "comes after (carry 0)" + _fix(": walk the chunks from the last in time to the first"): dict(order="first first"),
     "step t's map and the run of later steps are composed in the wrong order (B + A * b[t]: step t's map applied "
     "first). Going back from the chunk's end, the run of later steps is applied first, then step t's map (the "
-    "order rule, section 3)" + _fix(": A, B = a[t] * A, b[t] + a[t] * B"): dict(swapped=True),
+    "order rule, section 3)" + _fix(": A, B = a[t] * A, b[t] + a[t] * B, or with section 4's combine_np, "
+                                     "combine_np(run, step): the run first"): dict(swapped=True),
 }
 
 
@@ -2949,7 +2950,7 @@ def _chunked_reset_hint(args, i, bad, got, expected):
 @_exercise("chunked_reset_scan", "00_associative_scan", "numpy", stream=32, task="""
 chunked_reset_scan(a, b, reset, chunk) -> (y, carry_in): the reverse scan y_t = b_t + a_t y_{t+1}
 from y_T = 0, with resets (y_t = b_t where reset[t]: nothing after step t is read), computed as the
-kernel does (sections 4 and 5): chunk k holds steps k * chunk to (k + 1) * chunk - 1 (the last one
+kernel does (sections 4 and 6): chunk k holds steps k * chunk to (k + 1) * chunk - 1 (the last one
 may be shorter); walk the chunks from the last in time to the first; inside a chunk compose each
 step's map from the chunk's last step down, with the reset combine, into (A_t, B_t, K_t); then
 y_t = B_t where K_t is set, else B_t + A_t * carry; the next carry is y at the chunk's first step.
@@ -3182,7 +3183,8 @@ def _carry_at_end_hint(r, done, gamma, chunk, got, expected):
     return _Whole("Your carry is G at the chunk's last step, as the chunked cumsum's is. In a reverse scan the "
                   "value that enters the chunk before is G at this chunk's first step in time, t = c * CHUNK: the "
                   "step right after the chunk before ends." + _fix(" Pick the carry with tl.where(t == c * CHUNK, "
-                                                                     "g, 0.0), summed."))
+                                                                     "g, 0.0), summed (in a tile of rows: t[None, :] "
+                                                                     "and tl.sum(..., axis=1), one carry per row)."))
 
 
 def _chunks_forwards_hint(r, done, gamma, chunk, got, expected):
@@ -4926,7 +4928,7 @@ def _floor_hint(B, T, e, got):
 @_exercise("lean_gae_loop", "08_profiling", "numpy", stream=31, task="""
 lean_gae_loop(rewards, values, dones, next_value, next_done, gamma, gae_lambda) -> (advantages,
 returns): section 5's cleanrl_gae, CleanRL's loop over time, with at most 6 tensor ops per step
-(CleanRL's runs 14). The arguments and results are cleanrl_gae's: (num_steps, num_envs) float32
+(CleanRL's runs 15). The arguments and results are cleanrl_gae's: (num_steps, num_envs) float32
 tensors, time first; dones[t] is 1.0 where the episode ended before step t; next_value (1, num_envs);
 next_done (num_envs,). Keep a Python loop over the steps for the recurrence, and compute what does
 not depend on the carry for every step at once before it. No package function may be called. The

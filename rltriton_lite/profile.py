@@ -445,7 +445,7 @@ def cpu_why(name: str) -> str:
     """Why the replaced code's time ÷ the PyTorch path's (the loop's, or the eager formula's) is
     what it is on a CPU, for ``name``, in words."""
     if name in SCANS:
-        return ("Why: the loop runs T Python iterations of a dozen or so small tensor ops (notebook 08 counts 14 for "
+        return ("Why: the loop runs T Python iterations of a dozen or so small tensor ops (notebook 08 counts 15 for "
                 "GAE), each with a fixed cost of a "
                 "few µs; the PyTorch path runs ⌈log₂ T⌉ rounds of about ten whole-tensor ops (a scan), so it pays "
                 "the fixed costs far less often but passes over all B×T elements ⌈log₂ T⌉ times. Few rows and "

@@ -913,7 +913,8 @@ W_SAYS = {
          "left out: it reaches step t through A_t.)", "Scan with reverse=True, then G_t = B_t + A_t * last_value."),
     ("chunked_scan", "the carry taken at the chunk's last step (t == c * CHUNK + CHUNK - 1), not its first"):
         ("Hint: Your carry is G at the chunk's last step, as the chunked cumsum's is.",
-         "Pick the carry with tl.where(t == c * CHUNK, g, 0.0), summed."),
+         "Pick the carry with tl.where(t == c * CHUNK, g, 0.0), summed (in a tile of rows: t[None, :] and "
+         "tl.sum(..., axis=1), one carry per row)."),
     ("gae_pairs", "truncation ignored"):
         ("cut: a reset). Your trace runs on through a truncation.", "Set a = 0 where terminated or truncated."),
     ("gae_pairs", "a truncation taken as a termination: no bootstrap there (the tenth review's case)"):
@@ -1369,7 +1370,7 @@ def _lean_with(ended_after, decay=lambda gamma, lam: gamma * lam, decay_ended_af
 
 def _cleanrl_verbatim():
     """CleanRL ppo.py's loop as it is, pasted by a student (the package's copy, cleanrl.loop, is refused):
-    right values, 14 ops per step."""
+    right values, 15 ops per step."""
     from rltriton_lite.integrations import cleanrl
     pasted = {"torch": torch}
     exec(compile(textwrap.dedent(inspect.getsource(cleanrl.loop)), "<pasted>", "exec"), pasted)
@@ -1975,7 +1976,7 @@ def test_wrong_answers_fail_with_a_message(name):
             _told_what_is_wrong(name, what, e)
 
 
-SEEDS = (1, 2)  # every seed runs all of an exercise's cases again: a few
+SEEDS = (1, 5)  # every seed runs all of an exercise's cases again: a few
 
 
 @pytest.mark.parametrize("name", exercises.names())
@@ -3300,15 +3301,6 @@ def test_the_replay_puts_the_inputs_back_and_refreshes_copies_of_them():
     assert len(seen) == len(exercises.cases("td_target_kernel"))
     assert all(torch.equal(torch.nan_to_num(x), torch.nan_to_num(before)) for case in seen for x, before in case)
     assert exercises.check("td_target_kernel", reads_copies) is None
-
-
-PROVENANCE = ["td_target_kernel", "block_scan", "chunked_scan", "reset_scan", "gae_kernel", "hooked_scan",
-              "strided_scan", "two_stage_mean", "awac_weights", "returns_autograd"]
-
-
-@pytest.mark.parametrize("name", PROVENANCE)
-def test_the_solutions_are_their_kernels_answers_on_another_seed(name):
-    assert exercises.check(name, solution(name), seed=5) is None
 
 
 # ---- More ways to the package's answer, refused ---------------------------------------------------

@@ -1176,9 +1176,6 @@ def main(argv=None) -> int:
     if rltriton_lite.exercises.INTERPRET == args.compiled:  # imported before main() could set it
         parser.error("rltriton_lite was imported " + ("with" if args.compiled else "without")
                      + " TRITON_INTERPRET=1 before grade.py could set it: run grade.py as a script")
-    import nbformat  # noqa: F401
-    from IPython.core.interactiveshell import InteractiveShell  # noqa: F401
-
     only = None
     if args.exercises is not None:
         only = [n.strip() for n in args.exercises.split(",") if n.strip()]
@@ -1195,6 +1192,8 @@ def main(argv=None) -> int:
         print(f"the keys' values on the cases of seed {args.seed} -> {args.record_keys}: grade with "
               f"--keys {args.record_keys} --seed {args.seed}")
         return 0
+    import nbformat  # noqa: F401  (a grading run's: not the keys' step, which reads no notebook)
+    from IPython.core.interactiveshell import InteractiveShell  # noqa: F401
     keys = args.keys
     if keys is not None:
         try:

@@ -1,5 +1,5 @@
 """Solution: returns_autograd (notebook 01). A torch.autograd.Function: the forward is the reverse
-scan of the returns, the backward the transposed scan of notebook 00, section 7, run forwards."""
+scan of the returns, the backward the transposed scan of notebook 00, section 8, run forwards."""
 import torch
 import triton
 import triton.language as tl

@@ -46,8 +46,8 @@ def gae(rewards, values, dones, next_value, next_done, *, gamma=0.99, gae_lambda
 
 def loop(rewards, values, dones, next_value, next_done, gamma=0.99, gae_lambda=0.95):
     """CleanRL ppo.py's own advantage loop, verbatim in substance: what :func:`gae` replaces, kept
-    as the oracle of its tests and the timings (one Python iteration of 14 small ATen ops per step, as
-    notebook 08, section 5, counts them)."""
+    as the oracle of its tests and the timings (one Python iteration of 15 small ATen ops per step with
+    next_value of shape (1, N), as notebook 08, section 5, counts them)."""
     num_steps = rewards.shape[0]
     advantages = torch.zeros_like(rewards)
     lastgaelam = 0
