@@ -45,15 +45,19 @@
 # [`GLOSSARY.md`](GLOSSARY.md), and its [table of symbols](GLOSSARY.md#names-and-signatures) says
 # what each letter means.
 #
-# **Two versions of Triton.** Notebooks 00b–00d make a few claims about what Triton's compiler does
-# on a GPU, which no CPU run can show. Those claims were checked with Triton 3.6, the version the
-# course's GPU runs used, and the text marks each of them "Triton 3.6". The CPU install is a
-# different one: `requirements.txt` pins a newer Triton, 3.9.0, whose interpreter runs every check
-# in these notebooks. (A GPU machine keeps the Triton that came with its CUDA build of torch, as
-# the README explains.)
-#
 # You do not need a GPU. Without one, the next cell makes Triton's *interpreter* run the kernels on
 # the CPU. It is slow, so it only checks results.
+#
+# <details><summary>Details: two versions of Triton</summary>
+#
+# Notebooks 00b–00d make a few claims about what Triton's compiler does on a GPU, which no CPU
+# run can show. Those claims were checked with Triton 3.6, the version the course's GPU runs
+# used, and the text marks each of them "Triton 3.6". The CPU install is a different one:
+# `requirements.txt` pins a newer Triton, 3.9.0, whose interpreter runs every check in these
+# notebooks. (A GPU machine keeps the Triton that came with its CUDA build of torch, as the README
+# explains.)
+#
+# </details>
 
 # %%
 import inspect
@@ -888,7 +892,10 @@ exercises.attempt("chunked_reset_scan", chunked_reset_scan)
 #    GPU warp (32 threads that run in lockstep)? Which for $10^6$ elements?
 # 3. In `chunked`, what happens to accuracy in float32 when all $a_t$ are close to 1 and
 #    $T = 10^6$? Try it with `np.float32` (`chunked` is plain Python: at $T = 10^6$ a run takes
-#    seconds, longer the larger the chunk, so start at $10^5$).
+#    seconds, longer the larger the chunk, so start at $10^5$). Measure the error against a
+#    float64 loop run on the float32-rounded $a$, `a.astype(np.float32).astype(np.float64)`.
+#    Against the $a$ you meant, the rounding of $a$ itself hides the rest. Then watch how the
+#    error changes with the chunk size and how it grows with $1/(1-a)$.
 
 # %% [markdown] tags=["answer-1"]
 # **Answer 1.** *Your answer here (code for it: in cells under this one).*

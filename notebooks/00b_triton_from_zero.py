@@ -28,6 +28,17 @@
 # Notebook 00 showed that every algorithm in this course is a reverse scan over affine maps. Here
 # you write that scan as a GPU kernel. New words are in [`GLOSSARY.md`](GLOSSARY.md).
 #
+# **The operands card.** Every combine in 00b and 00c takes two runs of steps, and the text names
+# them one way, by [the order rule of 00 §3](00_associative_scan.ipynb#3.-The-backward-recurrence-as-a-reverse-scan):
+#
+# | operand | in code | in a reverse scan (every return) |
+# | --- | --- | --- |
+# | $p$, applied first | `(a1, b1)`, and `(a1, b1, k1)` with 00c's reset flag | the later run, $L$ |
+# | $q$, applied second | `(a2, b2)`, and `(a2, b2, k2)` | the earlier run, $E$ |
+#
+# The combine returns "$p$, then $q$": `(a2·a1, b2 + a2·b1)`. In a forward scan, such as section
+# 2's moving average, $p$ is the earlier run, and still the one applied first.
+#
 # **How the exercises work** is the box of that name in
 # [notebook 00's exercises](00_associative_scan.ipynb#Exercises): `exercises.attempt`, its
 # messages, `exercises.fix` and the four folded hints work here as there. Kernel exercises add

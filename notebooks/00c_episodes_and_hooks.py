@@ -33,6 +33,14 @@
 #
 # New words are in [`GLOSSARY.md`](GLOSSARY.md). The exercises work as notebook 00's box "How the
 # exercises work" says, with 00b's three rules for kernels.
+#
+# **The operands card** (as in 00b). Every combine here takes two runs of steps, named one way by
+# [the order rule of 00 §3](00_associative_scan.ipynb#3.-The-backward-recurrence-as-a-reverse-scan):
+#
+# | operand | in code | in a reverse scan (every return) |
+# | --- | --- | --- |
+# | $p$, applied first | `(a1, b1, k1)`, with the reset flag `k1` | the later run, $L$ |
+# | $q$, applied second | `(a2, b2, k2)` | the earlier run, $E$ |
 
 # %%
 import os
@@ -548,50 +556,45 @@ exercises.attempt("hooked_scan", hooked_scan)
 #
 # Here you read the package's kernel, `rltriton_lite/scan.py`, as a grown-up `gae_kernel`. Its
 # chunk loop is the function `scan._walk`, and its combine, `scan.combine`, is your
-# `reset_combine`. The table puts each line of your `gae_kernel` beside the line of `_walk` that
-# does its work, in the order both run. The left column follows hint 4 and the solution. Your
-# names may differ, so match the lines by what they do.
+# `reset_combine`. The table puts the five parts of your `gae_kernel` beside the lines of `_walk`
+# that do their work, in the order both run. The left column follows hint 4 and the solution.
+# Your names may differ, so match the lines by what they do.
 #
-# | your `gae_kernel` | `_walk` |
-# | --- | --- |
-# | `for i in range(0, n_chunks):` | `for k in tl.range(k_start, k_end, num_stages=STAGES):` |
-# | `c = n_chunks - 1 - i` | `if REVERSE:`, then `c = n_chunks - 1 - k` |
-# | `a, b, reset = gae_prologue(R, V, NV, D, row * T + t, m, gamma, lam)` | `a, b, reset, valid, keep = PROLOGUE(X, SX, P, row, t, m, T, ACC)` |
-# | in your prologue: `tl.where(m, gamma * lam, 1.0)` | `a = tl.where(valid, a, 1.0).to(ACC)` |
-# | in your prologue: `tl.where(m, delta, 0.0)` | `b = tl.where(valid, b, 0.0).to(ACC)` |
-# | in your prologue: `term & m` | `reset = reset & valid` |
-# | `a_s, b_s, k_s = tl.associative_scan((a, b, reset), 0, reset_combine, reverse=True)`, then `y = tl.where(k_s, b_s, b_s + a_s * carry)` | `y, y_in, after, c_a, c_b, c_r = _scan_chunk(a, b, reset, carry, ROWS, NV, V, REVERSE)` |
-# | `gae_epilogue(OUT, row * T + t, m, y)` | `EPILOGUE(X, SX, P, O, SO, row, t, m, T, ACC, valid, y, y_in, keep)` |
-# | `carry = tl.sum(tl.where(t == c * CHUNK, y, 0.0), 0)` | `carry = after` |
+# | part | your `gae_kernel` | `_walk` |
+# | --- | --- | --- |
+# | the loop | `for i in range(0, n_chunks):` | `for k in tl.range(k_start, k_end, num_stages=STAGES):` |
+# | the prologue | `a, b, reset = gae_prologue(R, V, NV, D, row * T + t, m, gamma, lam)` | `a, b, reset, valid, keep = PROLOGUE(X, SX, P, row, t, m, T, ACC)` |
+# | padding | in your prologue: `tl.where(m, gamma * lam, 1.0)`, `tl.where(m, delta, 0.0)`, `term & m` | `a = tl.where(valid, a, 1.0).to(ACC)`, `b = tl.where(valid, b, 0.0).to(ACC)`, `reset = reset & valid` |
+# | scan and select | `tl.associative_scan((a, b, reset), 0, reset_combine, reverse=True)`, then `y = tl.where(k_s, b_s, b_s + a_s * carry)` | `y, y_in, after, c_a, c_b, c_r = _scan_chunk(a, b, reset, carry, ROWS, NV, V, REVERSE)` |
+# | epilogue and carry | `gae_epilogue(OUT, row * T + t, m, y)`, then `carry = tl.sum(tl.where(t == c * CHUNK, y, 0.0), 0)` | `EPILOGUE(X, SX, P, O, SO, row, t, m, T, ACC, valid, y, y_in, keep)`, then `carry = after` |
 #
-# The right column uses names that your kernel does not have:
+# Three names are worth knowing here:
 #
-# * **`PROLOGUE` and `EPILOGUE`** are the hooks, `tl.constexpr` arguments of the kernel. Both
-#   receive `X` (the tuple of input pointers), `SX` (their strides) and `P` (the numbers γ, λ,
-#   ...). Only the epilogue gets `O` and `SO`, the outputs' pointers and strides.
+# * **`PROLOGUE` and `EPILOGUE`** are the hooks, `tl.constexpr` arguments of the kernel, as in
+#   your `hooked_scan`. Both receive `X` (the tuple of input pointers), `SX` (their strides) and
+#   `P` (the numbers γ, λ, ...).
 # * **`valid`** takes the place of your mask `m`: it is true at a real step.
-# * You need none of the others, such as `STAGES`, `ROWS` and `keep`, here. The appendix at the end
-#   of this notebook explains each one.
+# * **`after`**, returned by `_scan_chunk`, is the new carry: $y$ at the step the scan reaches
+#   last, the chunk's first step in a reverse scan.
+#
+# You need none of the other names here. The appendix at the end of this notebook explains them.
 #
 # The next cell prints exactly these lines from the source of `_walk`, to show that they are the
 # package's own. The number before each line is its place in that source. The lines in between
-# are left out. They build the chunk's times `t` and mask `m` as yours does, and they serve the
-# forward scan, speed and long rows. The appendix prints the lines again, inside the `for`, `if`
-# and `else` lines that hold them.
+# are left out: they build the chunk's times `t` and mask `m` as yours do, and they serve the
+# forward scan, speed and long rows.
 
 # %%
 from rltriton_lite import scan  # noqa: E402
 
-YOURS = {  # a key of a line of _walk -> its counterpart in your gae_kernel (the table's rows)
+YOURS = {  # a key of a line of _walk -> its counterpart in your gae_kernel (the table's five rows)
     "for k in tl.range": "the loop over the chunks",
-    "if REVERSE:": "(none: your loop always runs in reverse)",
-    "c = n_chunks - 1 - k": "c = n_chunks - 1 - i: from the last chunk in time",
     "PROLOGUE(X, SX, P, row, t, m, T, ACC)": "the prologue's (a, b, reset), plus valid and keep",
     "a = tl.where(valid": "padding lanes made the identity: a = 1 ...",
     "b = tl.where(valid": "... b = 0 ...",
     "reset = reset & valid": "... and no reset",
     "_scan_chunk(": "tl.associative_scan with reset_combine, then the select on the carry",
-    "EPILOGUE(X, SX, P, O, SO,": "the tl.store of the chunk's values",
+    "EPILOGUE(X, SX, P, O, SO,": "the epilogue: the tl.store of the chunk's values",
     "carry = after": "the new carry: y at the chunk's first step",
 }
 walk = inspect.getsource(getattr(scan._walk, "fn", scan._walk)).splitlines()
@@ -612,9 +615,10 @@ for n, line in mapped:
 # %% [markdown]
 # **Try it.** Turn your `gae_kernel` into a forward scan, on paper. Three of its lines change:
 # `c` becomes `i`, the scan takes `reverse=False`, and the new carry becomes $y$ at the chunk's
-# *last* step. In `_walk`, no printed line changes its text: the flag `REVERSE` makes all three
-# changes. The `if REVERSE:` line sets the chunk order. Which printed line makes the other two
-# changes? Set `direction_line` to its key in `YOURS`, such as `"carry = after"`.
+# *last* step. In `_walk`, none of the printed lines changes its text: a `tl.constexpr` flag,
+# `REVERSE`, makes all three changes. An `if REVERSE:` just under the `for` line, not printed,
+# sets the chunk order. Which printed line makes the other two changes? Set `direction_line` to
+# its key in `YOURS`, such as `"carry = after"`.
 
 # %%
 direction_line = None  # your answer: a key of YOURS, copied from the cell above
@@ -624,13 +628,14 @@ if direction_line is None:
     print("not attempted yet")
 elif direction_line not in YOURS:
     print(f"WRONG: {direction_line!r} is not a key of YOURS: copy one from the cell above")
+elif direction_line == "for k in tl.range":
+    print("WRONG: the for line counts k up in both directions; it scans no chunk and picks no step for the carry")
+elif direction_line in ("a = tl.where(valid", "b = tl.where(valid", "reset = reset & valid"):
+    print("WRONG: these lines make the padding lanes the identity, which is the same map in both directions")
+elif direction_line in ("PROLOGUE(X, SX, P, row, t, m, T, ACC)", "EPILOGUE(X, SX, P, O, SO,"):
+    print("WRONG: a hook loads or stores each step at its own time t; it neither scans nor carries")
 elif direction_line == "carry = after":
-    print("WRONG: carry = after stays the same in both directions, because after is already y at the right step. "
-          "Which line computed after?")
-elif direction_line in ("if REVERSE:", "c = n_chunks - 1 - k"):
-    print("WRONG: that line sets the chunk order. Which line scans the chunk?")
-elif direction_line != "_scan_chunk(":
-    print("WRONG: that line does not see REVERSE: which printed line has it as an argument?")
+    print("WRONG: carry = after only copies a value, in either direction; it scans nothing and picks no step")
 else:
     print("correct: _scan_chunk gets REVERSE. It scans the chunk in that direction, and it returns as after the y "
           "at the step the scan reaches last, so carry = after fits both directions")
@@ -639,7 +644,7 @@ else:
 # Checks: the printout's claims (CI runs them; skip when reading)
 printed = [line for _, line in mapped]
 # the table's right column, in the order _walk runs it: exactly the printed lines
-table = ["for k in tl.range(k_start, k_end, num_stages=STAGES):", "if REVERSE:", "c = n_chunks - 1 - k",
+table = ["for k in tl.range(k_start, k_end, num_stages=STAGES):",
          "a, b, reset, valid, keep = PROLOGUE(X, SX, P, row, t, m, T, ACC)", "a = tl.where(valid, a, 1.0).to(ACC)",
          "b = tl.where(valid, b, 0.0).to(ACC)", "reset = reset & valid",
          "y, y_in, after, c_a, c_b, c_r = _scan_chunk(a, b, reset, carry, ROWS, NV, V, REVERSE)",
@@ -647,11 +652,17 @@ table = ["for k in tl.range(k_start, k_end, num_stages=STAGES):", "if REVERSE:",
 assert printed == table
 # the numbers are each line's place in the source, and lines between them are left out
 assert all(walk[n - 1].strip() == line for n, line in mapped) and mapped[-1][0] - mapped[0][0] + 1 > len(mapped)
-# left out: the forward scan's chunk order, and the chunk's t and m
-assert "c = k" in [line.strip() for line in walk] and "c = k" not in printed
+# left out: the chunk order (an if REVERSE: just under the for line), and the chunk's t and m
+stripped = [line.strip() for line in walk]
+for_at = stripped.index(table[0])
+assert stripped[for_at + 1] == "if REVERSE:" and "c = k" in stripped and "if REVERSE:" not in printed
 assert not any(line.startswith(("t = ", "m = ")) for line in printed)
-# the Try it: among the printed lines, REVERSE is read by the if and passed to _scan_chunk only
-assert [line for line in printed if "REVERSE" in line] == ["if REVERSE:", table[7]]
+# the Try it: no printed line's text depends on the direction, and _scan_chunk is the one printed line that gets REVERSE
+assert [line for line in printed if "REVERSE" in line] == [table[5]]
+# its WRONG messages cover every other key of YOURS
+assert set(YOURS) - {"_scan_chunk("} == {"for k in tl.range", "a = tl.where(valid", "b = tl.where(valid",
+                                         "reset = reset & valid", "PROLOGUE(X, SX, P, row, t, m, T, ACC)",
+                                         "EPILOGUE(X, SX, P, O, SO,", "carry = after"}
 
 # %% [markdown]
 # Notebook 02's appendix reads one of the package's prologues, the discounted return's, line by
@@ -684,7 +695,13 @@ if adv_tm is None:
 elif tuple(adv_tm.shape) != (600, 2):
     print(f"WRONG: advantages of shape {tuple(adv_tm.shape)}: expected (T, B) = (600, 2)")
 elif not np.allclose(adv_tm.T.cpu().numpy(), expected, rtol=1e-4, atol=1e-5):
-    print("WRONG: right shape, wrong values: did you pass time_dim=0? Without it, each of 600 rows is 2 steps")
+    batch_major = rl.gae(as_t(r_).T, as_t(v_).T, next_values=as_t(nv_).T, terminated=torch.tensor(d_, device=DEVICE).T,
+                         gamma=0.9, lambda_=0.8, backend=KERNEL).advantages  # the views read as 600 rows of 2 steps
+    if np.allclose(adv_tm.cpu().numpy(), batch_major.cpu().numpy(), rtol=1e-4, atol=1e-5):
+        print("WRONG: these are the advantages of 600 rows of 2 steps each: the scan ran along the axis of "
+              "length 2, the batch, not along time")
+    else:
+        print(f"WRONG: right shape, but up to {np.abs(adv_tm.T.cpu().numpy() - expected).max():.3g} away from the loop")
 else:
     print("correct: time-major rl.gae == the loop")
 
@@ -754,21 +771,28 @@ print(inspect.getsource(getattr(exercises._scan_steps, "fn", exercises._scan_ste
 # %% [markdown]
 # ## Appendix: the package kernel's other names
 #
-# Nothing before this appendix needs it. It prints section 3's lines of `_walk` in place, names
-# what they hold beyond your `gae_kernel`, then shows how the harness's kernel gets `y_in`.
+# Nothing before this appendix needs it, and each part is folded. It prints section 3's lines of
+# `_walk` in place, names what they hold beyond your `gae_kernel`, then shows how the harness's
+# kernel gets `y_in`.
 #
-# **Section 3's lines in place.** The next cell prints each line of section 3's table with the
-# `for`, `if` and `else` lines that hold it, so the nesting reads as Python. Above each line, a
-# comment names its counterpart in your `gae_kernel`. `...` marks lines left out. Two of the `if`
-# lines test flags that your kernel has no use for. The prologue's call sits under
-# `if AHEAD is None:`. The epilogue's call and the new carry sit in the `else:` branch of
-# `if SUMMARIZE:`.
+# <details><summary>Section 3's lines in place, with the chunk order</summary>
+#
+# The next cell (its output folded) prints each line of section 3's table, and the two lines that
+# set the chunk order, with the `for`, `if` and `else` lines that hold them, so the nesting reads
+# as Python. Above each line, a comment names its counterpart in your `gae_kernel`. `...` marks
+# lines left out. Two of the `if` lines test flags that your kernel has no use for. The
+# prologue's call sits under `if AHEAD is None:`. The epilogue's call and the new carry sit in the
+# `else:` branch of `if SUMMARIZE:`.
+#
+# </details>
 
-# %%
-print(exercises.key_lines(scan._walk, YOURS))
+# %% jupyter={"outputs_hidden": true}
+IN_PLACE = {**YOURS, "if REVERSE:": "(none: your loop always runs in reverse)",
+            "c = n_chunks - 1 - k": "c = n_chunks - 1 - i: from the last chunk in time"}
+print(exercises.key_lines(scan._walk, IN_PLACE))
 
 # %% [markdown]
-# **The other names in these lines:**
+# <details><summary>The other names in these lines</summary>
 #
 # * `k_start` and `k_end` bound the chunks that one program walks: a whole row, or a part of a
 #   long row split in time.
@@ -786,10 +810,12 @@ print(exercises.key_lines(scan._walk, YOURS))
 #   (notebook 04).
 # * `c_a, c_b, c_r` are the whole chunk composed into one triple $(A, B, \kappa)$. Only the
 #   `SUMMARIZE` branch reads them.
+#
+# </details>
 
 # %% jupyter={"source_hidden": true}
 # Checks: the other names (CI runs them; skip when reading)
-shown = exercises.key_lines(scan._walk, YOURS).splitlines()
+shown = exercises.key_lines(scan._walk, IN_PLACE).splitlines()
 walk = inspect.getsource(getattr(scan._walk, "fn", scan._walk)).splitlines()
 # c_a, c_b, c_r: read only in the SUMMARIZE branch, left out of the printout
 assert [line.strip() for line in walk if " c_a," in line][1:] == ["s_a, s_b, s_r = combine(s_a, s_b, s_r, c_a, c_b, c_r)"]
@@ -799,15 +825,16 @@ assert any(line.strip().startswith("if SUMMARIZE:") for line in shown) and any(l
 # the printout holds section 3's lines, and its nesting reads as Python: a line deeper than the one before
 # it sits under a printed header
 code = [line for line in shown if not line.lstrip().startswith("# yours")]
-assert all(any(line.strip() == want for line in code) for want in table)
+assert all(any(line.strip() == want for line in code) for want in table + ["if REVERSE:", "c = n_chunks - 1 - k"])
 depth = lambda line: len(line) - len(line.lstrip())  # noqa: E731
 assert all(depth(now) <= depth(before) or before.split("#")[0].rstrip().endswith(":")
            for before, now in zip(code, code[1:]))
 
 # %% [markdown]
-# **How the harness's epilogue gets `y_in`.** An epilogue may need $y_{t+1}$, the value that
-# entered step $t$, beside $y_t$. The harness's kernel, printed above, gets it from a second scan
-# of the chunk, shifted one step later in time:
+# <details><summary>How the harness's epilogue gets <code>y_in</code></summary>
+#
+# An epilogue may need $y_{t+1}$, the value that entered step $t$, beside $y_t$. The harness's
+# kernel, printed above, gets it from a second scan of the chunk, shifted one step later in time:
 #
 # 1. Lane $t$ of the second scan holds step $t + 1$: the kernel calls the prologue again, at
 #    `offs + 1` and `t + 1`.
@@ -821,6 +848,8 @@ assert all(depth(now) <= depth(before) or before.split("#")[0].rstrip().endswith
 # This works only in a reverse scan, where the carry enters at the chunk's last step. So
 # `scan_hook` refuses an epilogue in a forward scan. The package's `_scan_chunk` needs no second
 # scan: it gets `y_in` from its one scan.
+#
+# </details>
 
 # %% jupyter={"source_hidden": true}
 # Checks: how the harness gets y_in (CI runs them; skip when reading)

@@ -19,14 +19,12 @@
 # * **You will learn:**
 #   * the return with terminations, truncations and bootstraps, as prologue, scan and epilogue;
 #   * its gradient as a forward scan in Triton, behind a `torch.autograd.Function`.
-# * **Time:** 3–4 h with the open questions. 2–3 h for the reading and the three checked
-#   exercises, if you are new to Triton.
+# * **Time:** 3–4 h with the open questions; 2–3 h for the reading and the checked exercises.
 # * **Needs:** notebooks 00, 00b and 00c, and writing a `torch.autograd.Function`. No GPU.
 # * **Reference:** the glossary's [Names and signatures](GLOSSARY.md#names-and-signatures) lists
 #   flags, values and hook signatures.
-# * **Minimum path:** sections 1–5 (section 5 is the harness that later exercises run in) and the
-#   checked exercises `transposed_scan`, `returns_autograd` and `n_step_returns`. Section 6 and the
-#   open questions can wait.
+# * **Minimum path:** sections 1–5 (5 is the harness later exercises run in) and the three checked
+#   exercises. Section 6 and the open questions can wait.
 #
 # Policy-gradient methods weight a log-probability by the return $G_t$. Here you compute it as one
 # scan, with episode ends and a rollout window that cuts episodes:
@@ -162,15 +160,33 @@ print("prologue + scan + epilogue == the loop")
 # GAE, TD(λ), V-trace and Retrace in notebooks 02–04, and those of notebooks 05–07. This is their
 # one explanation, and the later notebooks link back to it.
 #
-# **1. Every bootstrap goes into $b$.** The scan starts from $y_T = 0$ after the window, in
-# `rl.linear_scan` and in the exercises' harness alike. A bootstrap $\gamma_t V'_t$ is added into
-# $b_t$ at the one step whose episode is cut there, not passed in as a value after the window. A
-# truncation inside the window must bootstrap from its own next state, which no value after the
-# window could give, and the window's end is written the same way as a truncation.
+# **1. Every bootstrap goes into $b$.** The scan starts from $y_T = 0$ after the window. A
+# bootstrap $\gamma_t V'_t$ is added into $b_t$ at the step whose episode is cut there, never passed
+# in as a value after the window.
 #
 # **2. Every episode end resets, and so does the window's last step.** A step that resets ignores
-# what comes after it: $y_t = b_t$. An episode end must reset, since what follows it is another
-# episode. The window's last step ends no episode, yet it resets too, for three reasons:
+# what comes after it: $y_t = b_t$.
+#
+# **3. Select, never multiply by 0.** $0 \times \text{NaN}$ is NaN, so the reset and the dropped
+# bootstrap are **selects** (`np.where`, `torch.where`, `tl.where`): they pick one of two values and
+# do no arithmetic with the other. Where the NaN sits decides which select keeps it out:
+#
+# | the NaN is | what keeps it out |
+# | --- | --- |
+# | behind the step: in a later episode, or in the carry from a later chunk | the reset, a select that the scan makes |
+# | inside the step's own $b_t$ (a next value at a termination) | a select in $b_t$, which you write |
+#
+# The checker of notebook 02's `gae_pairs` scans from a nonzero value after the window, so a last
+# step that does not reset fails it.
+#
+# <details><summary>Details: why each convention, and the window's end on two steps</summary>
+#
+# **Why every bootstrap goes into $b$.** `rl.linear_scan` and the exercises' harness both start
+# from $y_T = 0$. A truncation inside the window must bootstrap from its own next state, which no
+# value after the window could give, and the window's end is written the same way as a truncation.
+#
+# **Why the window's last step resets.** An episode end must reset, since what follows it is
+# another episode. The window's last step ends no episode, yet it resets too, for three reasons:
 #
 # * *One rule serves every estimator.* Every estimator already has a form of its step for a
 #   truncation, where the episode goes on unseen and a bootstrap stands in for the rest. The
@@ -189,28 +205,17 @@ print("prologue + scan + epilogue == the loop")
 #   last gets the next window's first value that way. The last step of such a window ends nothing:
 #   it neither bootstraps nor resets, and the value that comes in is the rest of the row. A window
 #   that ends the rollout is the other case. Its last step bootstraps in $b$, and the reset keeps
-#   out whatever comes in after it. Both at once would count what follows the window twice. The
-#   checker of notebook 02's `gae_pairs` starts its scan from such a value, so a last step that
-#   does not reset fails it.
+#   out whatever comes in after it. Both at once would count what follows the window twice.
 #
-# **3. Select, never multiply by 0.** $0 \times \text{NaN}$ is NaN, so a product with 0 does not
-# remove a NaN. NaNs are real inputs: a failed environment step gives one, and a next value behind
-# a termination may be one, since no next state exists there. So the reset and the dropped
-# bootstrap are both **selects** (`np.where`, `torch.where`, `tl.where`), which pick one of two
-# values and do no arithmetic with the other. Where the NaN sits decides which select keeps it out:
+# **Why select.** NaNs are real inputs: a failed environment step gives one, and a next value
+# behind a termination may be one, since no next state exists there. The formulas still write
+# $(1-\text{term}_t)$ and $(1-\text{done}_t)$ as factors. That is notation: the code selects. The
+# NumPy split above does both. Its `b` line drops the bootstrap with `np.where`, and its scan takes
+# `carry = b` where `a == 0`.
 #
-# | the NaN is | what keeps it out |
-# | --- | --- |
-# | behind the step: in a later episode, or in the carry from a later chunk | the reset, a select that the scan makes |
-# | inside the step's own $b_t$ (a next value at a termination) | a select in $b_t$, which you write |
-#
-# The formulas still write $(1-\text{term}_t)$ and $(1-\text{done}_t)$ as factors. That is notation:
-# the code selects. The NumPy split above does both. Its `b` line drops the bootstrap with
-# `np.where`, and its scan takes `carry = b` where `a == 0`.
-#
-# **The third reason of convention 2, on two steps.** Take rewards $r = (1, 1)$ and
-# $\gamma = 0.5$, in a window that ends the rollout after step 1, with $V(s_2) = 10$. By the card,
-# step 0 is ordinary, $(a_0, b_0) = (0.5,\ 1)$, and step 1, the window's last step, is
+# **The window's end on two steps.** Take rewards $r = (1, 1)$ and $\gamma = 0.5$, in a window
+# that ends the rollout after step 1, with $V(s_2) = 10$. By the card, step 0 is ordinary,
+# $(a_0, b_0) = (0.5,\ 1)$, and step 1, the window's last step, is
 # $(a_1, b_1) = (0,\ 1 + 0.5 \cdot 10) = (0,\ 6)$. So $b = (1, 6)$, and the scan gives
 # $G_1 = 6$ and $G_0 = 1 + 0.5 \cdot 6 = 4$.
 #
@@ -219,9 +224,12 @@ print("prologue + scan + epilogue == the loop")
 # Without it ($a_1 = 0.5$), $G_1 = 6 + 0.5 \cdot 10 = 11$. What follows the window is then counted
 # twice, once as the bootstrap in $b_1$ and once through $a_1 y_2$, and $G_0 = 6.5$ inherits the
 # error. From $y_2 = 0$ the two forms give the same numbers, so only a scan that starts from
-# another value tells them apart.
+# another value tells them apart. The folded cell below checks these numbers.
+#
+# </details>
 
-# %%
+# %% jupyter={"source_hidden": true}
+# Checks: the two-step example in the fold above (CI runs them; skip when reading)
 a_reset = torch.tensor([[0.5, 0.0]], device=DEVICE)  # a_1 = 0: the window's last step resets
 a_no_reset = torch.tensor([[0.5, 0.5]], device=DEVICE)  # the slip: a_1 = gamma
 r_two = torch.tensor([[1.0, 1.0]], device=DEVICE)
@@ -237,7 +245,6 @@ kept_out = rl.linear_scan(a_reset, b_two, initial=y_2, backend=KERNEL)
 counted_twice = rl.linear_scan(a_no_reset, b_two, initial=y_2, backend=KERNEL)
 torch.testing.assert_close(kept_out, G_two)  # the reset ignores y_2
 torch.testing.assert_close(counted_twice, torch.tensor([[6.5, 11.0]], device=DEVICE))  # G_1 = 6 + 0.5 * 10
-print("with the reset:", kept_out.tolist(), "  without it:", counted_twice.tolist())
 
 # %% [markdown]
 # ## 3. The kernel
@@ -449,8 +456,8 @@ if h200:
 # %% [markdown]
 # ## Exercises
 #
-# Checked exercises work as in notebooks 00 and 00b. Write the starter's function, then run the cell after
-# it. `print(exercises.task(name))` restates the task. Solutions are in `notebooks/solutions/`.
+# Checked exercises work as in [notebook 00](00_associative_scan.ipynb#Exercises);
+# `print(exercises.task(name))` restates a task.
 #
 # **`transposed_scan`** (a Triton prologue). This is the gradient of a reverse scan, which you
 # built in NumPy in notebook 00, section 8. Take $y = \mathrm{scan}(a, b)$, run backwards in time.
@@ -565,7 +572,7 @@ exercises.attempt("transposed_scan", transposed_scan)
 #   | --- | --- | --- | --- | --- |
 #   | forward | ordinary | $\gamma$ | $r_t$ | no |
 #   | forward | termination | 0 | $r_t$ | yes |
-#   | forward | the window's last step ($t = T-1$) | 0 | $r_t$ | yes |
+#   | forward | the window's last step ($t = T-1$) | 0 | $r_t$ | yes: required by convention 2; changes no number here (`scan_hook` starts from 0) |
 #   | backward | $t \ge 1$, step $t-1$ not terminated | $\gamma$ | $dG_t$ | no |
 #   | backward | $t \ge 1$, step $t-1$ terminated | 0 | $dG_t$ | yes |
 #   | backward | $t = 0$: no step before, no flag to load | any: nothing is carried in | $dG_0$ | makes no difference |

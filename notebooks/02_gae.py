@@ -22,9 +22,8 @@
 # * **Needs:** notebook 01. No GPU.
 # * **Conventions:** episode ends follow notebook 01's card; the glossary's
 #   [Names and signatures](GLOSSARY.md#names-and-signatures) lists flags, values and hook signatures.
-# * **Minimum path:** sections 1–3 with the checked exercise `gae_pairs`. Section 4 (checks
-#   against the loop), section 5 and the open questions can wait. The appendix and its exercise
-#   `gae_prologue` are optional.
+# * **Minimum path:** sections 1–3 and the checked exercise `gae_pairs`. Sections 4–5, the open
+#   questions and the optional appendix (with its exercise `gae_prologue`) can wait.
 #
 # PPO, A2C and most actor-critic methods weight each action by an **advantage**. It says how much
 # better the return after the action was than the critic expected. Generalized advantage estimation
@@ -157,8 +156,9 @@ for got, want in zip(gae_as_scan(R, V, 0.97, 0.9, TERM, BOOT),
 print("prologue + scan + epilogue == the loop")
 
 # %% [markdown]
-# Your turn, in tensor ops. Checked exercises work as in notebooks 00 and 00b. Write the starter's
-# function, then run the cell after it. `print(exercises.task(name))` restates the task.
+# Your turn, in tensor ops.
+# Checked exercises work as in [notebook 00](00_associative_scan.ipynb#Exercises);
+# `print(exercises.task(name))` restates a task.
 #
 # **`gae_pairs`.** Write GAE's prologue in tensor ops. It returns the pairs whose reverse scan is
 # the advantage.

@@ -374,9 +374,8 @@ assert all(wall > 2 * gpu for wall, gpu, *_ in profile.backward_added(h200).valu
 # %% [markdown]
 # ## Exercises
 #
-# Checked exercises work as in notebooks 00 and 00b. Write the starter's function, then run the cell
-# after it. `print(exercises.task(name))` restates the task. Solutions are in
-# `notebooks/solutions/`.
+# Checked exercises work as in [notebook 00](00_associative_scan.ipynb#Exercises);
+# `print(exercises.task(name))` restates a task.
 #
 # A worked prologue first: TD(λ) with terminations, for the harness `exercises.scan_hook` that runs
 # a Triton prologue in a chunked scan (notebook 01, section 5).

@@ -18,14 +18,13 @@
 #
 # * **You will learn:** IMPALA's off-policy correction as one scan; Retrace as a Triton prologue,
 #   V-trace's policy-gradient epilogue, and V-trace as a whole kernel of your own.
-# * **Time:** for a student new to Triton, 3.5–5.5 h with the open questions, 2–3.5 h without,
-#   in two sessions: the second starts at `vtrace_kernel`.
+# * **Time:** 3.5–5.5 h with the open questions, 2–3.5 h without, in two sessions: the second
+#   starts at `vtrace_kernel`.
 # * **Needs:** notebooks 01–03; importance sampling. No GPU.
 # * **Conventions:** episode ends follow notebook 01's card; the glossary's
 #   [Names and signatures](GLOSSARY.md#names-and-signatures) lists flags, values and hook signatures.
-# * **Minimum path:** sections 1–4 and the three checked exercises. Section 5, the open questions
-#   and the optional section after the exercises can wait. So can the optional sequel,
-#   [notebook 04b](04b_vtrace_fixed_point.ipynb): where V-trace's critic converges.
+# * **Minimum path:** sections 1–4 and the three checked exercises. Section 5, the open questions,
+#   the optional section and the optional [notebook 04b](04b_vtrace_fixed_point.ipynb) can wait.
 #
 # In IMPALA, actors act with a behaviour policy $\mu$ that lags behind the learner's policy
 # $\pi$. V-trace corrects the $n$-step return for this lag with two importance weights of the
@@ -392,9 +391,8 @@ assert not h200 or under_1 == [("rl_triton", 16, 128, "fwd", 0.696),
 # %% [markdown]
 # ## Exercises
 #
-# Checked exercises work as in notebooks 00 and 00b. Write the starter's function, then run the cell
-# after it. `print(exercises.task(name))` restates the task. Solutions are in
-# `notebooks/solutions/`.
+# Checked exercises work as in [notebook 00](00_associative_scan.ipynb#Exercises);
+# `print(exercises.task(name))` restates a task.
 #
 # **`retrace`** (a Triton prologue). Retrace(λ) (Munos et al., 2016) is V-trace's counterpart for
 # *action* values:
@@ -669,16 +667,22 @@ exercises.attempt("vtrace_pg", vtrace_pg)
 #    identity $(1, 0, \text{false})$. At a termination, $V'_t$ must not enter $\delta_t$ at all,
 #    not even multiplied by 0, since it may be NaN and $0 \times \text{NaN}$ is NaN.
 # 3. **The reset.** A reverse scan of the chunk's triples gives each step the map $(A, B, K)$ of
-#    itself and the chunk's later steps. The combine joins two neighbouring runs of steps.
-#    `tl.associative_scan(..., reverse=True)` calls it as `combine(later run, earlier run)`,
+#    itself and the chunk's later steps. The combine joins two neighbouring runs of steps, and
+#    `tl.associative_scan(..., reverse=True)` calls it as `combine(later run, earlier run)`, by
 #    [notebook 00's order rule](00_associative_scan.ipynb#3.-The-backward-recurrence-as-a-reverse-scan)
-#    for a reverse scan. So its first operand $(a_1, b_1, k_1)$ is the later run, the map applied
-#    first, to the value that comes from after it, and its second $(a_2, b_2, k_2)$ is the earlier
-#    run. Where $k_2$ is not set, the joined run composes the two maps,
-#    $y \mapsto b_2 + a_2(b_1 + a_1 y)$, which gives the triple $(a_2 a_1,\ b_2 + a_2 b_1,\ k_1 \lor k_2)$.
-#    Where $k_2$ is set it is $(a_2,\ b_2,\ \text{true})$:
-#    a reset in the earlier run ignores the later one. In Triton, $a$ and $b$ are each a
-#    `tl.where` on `k2`, and the flag is `k1 | k2` in both cases, as in your `reset_combine`.
+#    for a reverse scan. On two steps, $t = 0, 1$, with $y_2$ the value from after them:
+#
+#    | | step 0 | step 1 |
+#    | --- | --- | --- |
+#    | in time | the earlier run | the later run |
+#    | its map is applied | second, to $y_1$ | first, to $y_2$ |
+#    | in `combine(a1, b1, k1, a2, b2, k2)` | the second operand: `a2, b2, k2` $= (a_0, b_0, k_0)$ | the first operand: `a1, b1, k1` $= (a_1, b_1, k_1)$ |
+#
+#    The joined map is $y_2 \mapsto b_0 + a_0(b_1 + a_1 y_2)$: the triple
+#    $(a_0 a_1,\ b_0 + a_0 b_1,\ k_0 \lor k_1)$, or `(a2 * a1, b2 + a2 * b1, k1 | k2)` in the
+#    combine's names. Where `k2` is set, it is $(a_0,\ b_0,\ \text{true})$ instead: a reset in the
+#    earlier run ignores the later one. In Triton, $a$ and $b$ are each a `tl.where` on `k2`, and
+#    the flag is `k1 | k2` in both cases, as in your `reset_combine`.
 # 4. **The carry and the store.** `vs` at a step is $B + A \cdot \text{carry}$ where no reset lies
 #    between the step and the chunk's end ($K$ false), and $B$ alone where one does. It is stored
 #    at every real step. The carry into the chunk before is `vs` at this chunk's first step.
@@ -702,12 +706,10 @@ exercises.attempt("vtrace_pg", vtrace_pg)
 #
 # <details><summary>Hint 2: the plan</summary>
 #
-# The two kernels and the launcher, with `...` where V-trace's lines go. In the first kernel `c`
-# is the chunk's index, so give $c_t$ another name.
+# The first kernel's loop over chunks, as in your `reset_scan`. The `...` is parts 2–4 of the
+# checklist. `c` is the chunk's index here, so give $c_t$ another name.
 #
 # ```python
-# # reset_combine: your reset_combine from 00c, unchanged
-#
 # @triton.jit
 # def vs_kernel(LR, R, V, NV, TERM, VS, gamma, rho_bar, c_bar, T, CHUNK: tl.constexpr):
 #     row = tl.program_id(0)                      # one program per row
@@ -717,28 +719,11 @@ exercises.attempt("vtrace_pg", vtrace_pg)
 #         c = n_chunks - 1 - i                    # the chunks, last first
 #         t = c * CHUNK + tl.arange(0, CHUNK)
 #         m = t < T                               # lanes past the row's end: padding
-#         ...                                     # load at row * T + t with mask=m, then (a, b, k) by the table
-#         A, B, K = tl.associative_scan((a, b, k), 0, reset_combine, reverse=True)
-#         vs = tl.where(K, B, B + A * carry)      # a reset at or after t: the carry never enters
-#         tl.store(VS + row * T + t, vs, mask=m)
-#         carry = ...                             # vs at the chunk's first step: a masked sum (below)
-#
-# @triton.jit
-# def pg_kernel(LR, R, V, NV, TERM, VS, PG, gamma, rho_bar, T, N, BLOCK: tl.constexpr):
-#     i = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-#     m = i < N                                   # N = B * T
-#     t = i % T                                   # element i is step t of its row
-#     ...                                         # v_{t+1}, then pg as in vtrace_pg; store at PG + i
-#
-# # the launcher: vs_kernel[(B,)](...), then pg_kernel[(triton.cdiv(B * T, BLOCK),)](...)
+#         ...                                     # the triple, the scan, the store, the next carry
 # ```
 #
-# * **The termination's $V'_t$:** select it to 0 with `tl.where` before it enters $\delta_t$.
-# * **The carry lane:** a block cannot be indexed by position, so take `vs` at the chunk's first
-#   step with a masked sum: `vs` on that one lane, 0 on the others, summed with `tl.sum(..., 0)`.
-# * **The shifted load:** $v_{t+1}$ is `vs` at element `i + 1`, loaded with a mask that is also
-#   false at a row's last step, where `i + 1` is the next row's first step. There a `tl.where`
-#   reads `next_values` instead.
+# The second kernel takes one block of the (B, T) elements per program. The launcher runs
+# `vs_kernel[(B,)]`, then `pg_kernel[(triton.cdiv(B * T, BLOCK),)]`.
 #
 # </details>
 #
@@ -770,7 +755,7 @@ exercises.attempt("vtrace_pg", vtrace_pg)
 # reset = term | ___  # ___: which other step has no v_{t+1} to read?
 # a = tl.where(m, ___, 1.0)  # padding lanes: the identity
 # b = tl.where(m, v + rho * delta - tl.where(reset, ___, ___), 0.0)  # ___: what does a reset drop?
-# carry = tl.sum(tl.where(t == ___, vs, 0.0), 0)  # the masked sum. ___: the step whose vs enters the chunk before
+# carry = tl.sum(tl.where(t == ___, vs, 0.0), 0)  # a masked sum: vs on one lane. ___: the step whose vs enters the chunk before
 # vs_next = tl.load(VS + i + 1, mask=m & ___, other=0.0)  # second kernel. ___: never the next row's
 # ```
 #

@@ -19,8 +19,7 @@
 # * **You will learn:** which value V-trace's critic converges to when $\bar\rho$ clips the
 #   importance weights: in one state here, in any finite MDP in the exercise.
 # * **Time:** 45 min–1 h, the reading and the checked exercise.
-# * **Needs:** notebook 04, sections 1 and 2. No GPU, no Triton: this notebook is about the
-#   algorithm.
+# * **Needs:** notebook 04, sections 1 and 2. No GPU and no Triton: this notebook is about the algorithm.
 # * **Optional:** notebook 04's kernels and exercises do not need it. Notebook 06 reuses its
 #   one-state problem, and explains it again.
 #
@@ -57,13 +56,25 @@ rng = np.random.default_rng(41)
 # on a one-state example. First, why it is the right condition.
 #
 # The correction's first term is $\rho_t\delta_t$. Its later terms carry later steps' $\rho\delta$
-# back through the traces. Write $d$ for the vector of one-step means
-# $E_\mu[\rho_t\delta_t \mid s_t = s]$, one per state, and
-# $C_{ss'} = E_\mu[c_t\,\mathbb{1}(s_{t+1} = s') \mid s_t = s]$ for the traces' matrix, whose rows
-# sum to at most 1 because $c_t \le \pi/\mu$. State by state, the whole mean correction is then
-# $(I + \gamma C + (\gamma C)^2 + \dots)\,d = (I - \gamma C)^{-1} d$ (the fold below derives the
-# series term by term). With $\gamma < 1$ the matrix $I - \gamma C$ is invertible, so the whole
-# correction is 0 in every state exactly where $d$ is: both directions of the condition.
+# back through the traces.
+#
+# **In one state first.** Write $d = E_\mu[\rho_t\delta_t]$ for the mean one-step correction. The
+# term from one step later is $\gamma c_t\,\rho_{t+1}\delta_{t+1}$, and its mean is
+# $\gamma E_\mu[c_t]\,d$. Each later term is the one before times the same number $\gamma E_\mu[c_t]$.
+# In this section's example that number is $0.9 \cdot 0.4 = 0.36$, so the whole mean correction is
+#
+# $$d\,(1 + 0.36 + 0.36^2 + \dots) = \frac{d}{1 - 0.36}.$$
+#
+# It is 0 exactly where $d$ is.
+#
+# **In any finite MDP.** Now $d$ is a vector, $d_s = E_\mu[\rho_t\delta_t \mid s_t = s]$, one
+# entry per state. The number $E_\mu[c_t]$ becomes the traces' matrix
+# $C_{ss'} = E_\mu[c_t\,\mathbb{1}(s_{t+1} = s') \mid s_t = s]$, which weighs the next state's
+# correction by the trace and by how likely that state follows $s$. Its rows sum to at most 1 because $c_t \le \pi/\mu$. State by
+# state, the whole mean correction is $(I + \gamma C + (\gamma C)^2 + \dots)\,d = (I - \gamma C)^{-1} d$
+# (the fold below derives the series term by term). With $\gamma < 1$ the matrix $I - \gamma C$ is
+# invertible, so the whole correction is 0 in every state exactly where $d$ is: both directions of
+# the condition.
 #
 # With $\rho = \min(\bar\rho, \pi/\mu)$ the condition, in each state, is
 #
@@ -219,8 +230,8 @@ assert abs(measured - in_window) < 2 * se < abs(measured - all_terms) / 3  # "at
 # %% [markdown]
 # ## Exercises
 #
-# Checked exercises work as in notebooks 00 and 00b: write the starter's function, then run the cell after
-# it. `print(exercises.task(name))` restates the task.
+# Checked exercises work as in [notebook 00](00_associative_scan.ipynb#Exercises);
+# `print(exercises.task(name))` restates a task.
 #
 # **`vtrace_fixed_point`** (NumPy: where V-trace converges, in any finite MDP). Section 1's
 # condition holds state by state, so it applies to any finite MDP, not only to its one state. Write the value

@@ -566,9 +566,9 @@ print(f"3 x 1000: relative error {long_err:.1e}")
 # **Takeaway: with its backward, the fused loss takes 7.6–9.8× less GPU time than the eager
 # formula, yet most of its wall time is host work.**
 #
-# The cell prints the six rows of the committed H200 run that this line quotes (ours and the eager
-# formula, `fwd+bwd`, at the three shapes where the eager formula was timed); nothing is measured
-# here. The columns are defined in [notebook 08](08_profiling.ipynb#Reading-the-profile-tables-of-notebooks-01-to-07).
+# The cell prints the six rows of the committed H200 run that this line quotes; nothing is measured
+# here. They are ours and the eager formula's, `fwd+bwd`, at the three shapes where the eager
+# formula was timed. The columns are defined in [notebook 08](08_profiling.ipynb#Reading-the-profile-tables-of-notebooks-01-to-07).
 # Which call is faster on the wall clock: [notebook 09, section 4](09_benchmarks.ipynb#4.-Fused-losses-against-their-eager-formulas).
 
 # %%

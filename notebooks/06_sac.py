@@ -523,11 +523,11 @@ assert profile.rollout_error("sac", 3, 1000, DEVICE) < 1e-5  # 3 × 1,000 steps:
 # formula, yet most of its wall time is host work.**
 #
 # The benchmark calls `rl.sac_targets` without `lambda_`: it times the λ = 0 target, section 3's
-# elementwise kernel, not the λ-return scan this notebook builds. The cell prints the seven rows
-# of the committed H200 run that this section quotes (ours and the eager formula, `fwd+bwd`, at
-# the three shapes where the eager formula was timed, and our forward at 64×16384, whose % floor
-# passes 100 %: 116 % forward, 109 % with the backward, because its bytes sit in the L2 cache,
-# notebook 14, section 8); nothing is measured here. The columns are defined in
+# elementwise kernel, not the λ-return scan this notebook builds. The cell prints seven rows of the
+# committed H200 run; nothing is measured here. Six of them are ours and the eager formula's,
+# `fwd+bwd`, at the three shapes where the eager formula was timed. The seventh is our forward at
+# 64×16384, whose % floor passes 100 %: 116 % forward and 109 % with the backward, because its
+# bytes sit in the L2 cache (notebook 14, section 8). The columns are defined in
 # [notebook 08](08_profiling.ipynb#Reading-the-profile-tables-of-notebooks-01-to-07).
 # Which call is faster on the wall clock: [notebook 09, section 4](09_benchmarks.ipynb#4.-Fused-losses-against-their-eager-formulas).
 

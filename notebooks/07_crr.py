@@ -397,9 +397,9 @@ assert profile.rollout_error("crr", 3, 1000, DEVICE) < 1e-5  # 3 × 1,000 steps:
 # formula (10–22 µs less per call), yet most of its wall time is host work, and on the wall clock
 # the eager formula is faster.**
 #
-# The cell prints the six rows of the committed H200 run that this line quotes (ours and the eager
-# formula, `fwd+bwd`, at the three shapes where the eager formula was timed); nothing is measured
-# here. The columns are defined in [notebook 08](08_profiling.ipynb#Reading-the-profile-tables-of-notebooks-01-to-07).
+# The cell prints the six rows of the committed H200 run that this line quotes; nothing is measured
+# here. They are ours and the eager formula's, `fwd+bwd`, at the three shapes where the eager
+# formula was timed. The columns are defined in [notebook 08](08_profiling.ipynb#Reading-the-profile-tables-of-notebooks-01-to-07).
 # Which call is faster on the wall clock, by 1.1–1.2× in paired rounds on an H100, and why:
 # [notebook 09, section 4](09_benchmarks.ipynb#4.-Fused-losses-against-their-eager-formulas).
 

@@ -49,8 +49,11 @@
 # **predict with the model first**, then read one measured figure. Section 5 measures for real,
 # on your CPU.
 #
-# **Where the figures come from.** Each claim below quotes one figure from one committed file in
-# `benchmarks/results/`:
+# Each claim below quotes one figure from one committed file in `benchmarks/results/`. Every file
+# but one comes from an H200; the paired loss probe of section 3 comes from an H100. The fold below
+# names the files; you can skip it on a first reading.
+#
+# <details><summary>Details: where the figures come from</summary>
 #
 # | source | card | what this notebook reads from it |
 # | --- | --- | --- |
@@ -60,10 +63,15 @@
 # | **wall probe** (`H200-2026-12-06-wall.txt`) | H200, same session | the wall time of one plain PyTorch op |
 # | **previous sweep** (`H200-2026-11-30d.json`, `FULL` below) | H200, older code | bfloat16 (open question 2) |
 #
-# Where two files timed the same call, this notebook quotes one; notebook 14 sets the sources side
-# by side (sections 3 and 13) and lists every file of the course (section 1). The package's commit
-# and the versions of torch and Triton on those cards, beside the ones `requirements.txt` pins,
-# are in [notebook 14, section 3](14_appendix_data.ipynb#3.-How-far-to-trust-a-figure).
+# The replay probe's script is `tools/graph_replay_probe.py`; its output's name is
+# `profile.COMMITTED_REPLAY`. The paired loss probe's script is `tools/wall_probe.py --losses`.
+# Where two files timed the same call, this notebook quotes one. Notebook 14 sets the sources side
+# by side (sections 3 and 13) and lists every file of the course (section 1). It also gives the
+# package's commit and the versions of torch and Triton on those cards, beside the ones
+# `requirements.txt` pins
+# ([notebook 14, section 3](14_appendix_data.ipynb#3.-How-far-to-trust-a-figure)).
+#
+# </details>
 #
 # On a CPU, Triton runs only in its interpreter, whose time means nothing: the kernels are
 # checked, not timed.
@@ -281,8 +289,9 @@ assert round(gae_floor_ms * 1e3) == 67 and T0_US < gae_floor_ms * 1e3 / 30  # "2
 #
 # **Question: at the shapes RL code uses, where does a call's time go?** RL shapes are small: 4096
 # environments × 128 steps, 16 × 128, or a few long rollouts (64 × 16384). There the kernel takes a
-# few µs, but a Python call also pays the host's work: argument checks, the Triton launcher, the
-# allocator, the CUDA launch.
+# few µs. But a Python call also pays the host's work: argument checks, the Triton launcher, the
+# allocator, the CUDA launch. This section's figures come from the H200, except the paired ratio
+# at its end, which comes from an H100.
 #
 # **Three labels**, one definition for the whole course. Divide a call's wall time by its GPU time:
 #
@@ -293,9 +302,9 @@ assert round(gae_floor_ms * 1e3) == 67 and T0_US < gae_floor_ms * 1e3 / 30  # "2
 # | at most 1.2× | **GPU-bound** | the kernel is the call |
 #
 # The GPU time is timed by replaying a CUDA graph (section 4), with no host in it. The wall time
-# includes the host, whose load changes from minute to minute: a label near 2× can differ from one
-# run to the next. (Where the bounds 2× and 1.2× come from, and how far the committed wall times
-# drift: notebook 14, sections 3 and 12.)
+# includes the host, whose load changes from minute to minute. So a label near 2× can differ from
+# one run to the next. Notebook 14, section 3 says where the bounds 2× and 1.2× come from;
+# section 12 says how far the committed wall times drift.
 #
 # **Predict first**, with `model_us`: GAE's wall and GPU time per call at 4096×128. What is its
 # wall ÷ GPU time, and so its label? Put your numbers in the next cell. The chart then plots every
@@ -353,10 +362,11 @@ print(profile.table(shape_table, digits=3))
 
 # %% [markdown]
 # **Finding:** mostly to the host. At 16×128 and 4096×128 every call is host-bound, as the model
-# predicted, so a faster kernel barely changes what the training loop waits for; section 4 takes
-# the host out instead. At 16384×1024 the kernel is the call: GPU-bound, or mixed for PPO's and
-# CRR's losses. Even one plain PyTorch op costs the host a few µs: the wall probe timed a single
-# `torch.add` on GPU tensors at 8.2 µs per call at its fastest.
+# predicted. So at those shapes a faster kernel barely changes what the training loop waits for;
+# section 4 takes the host out instead. At 16384×1024 the kernel is the call: every call is
+# GPU-bound there, except PPO's and CRR's losses, which are mixed. Even one plain PyTorch op costs
+# the host a few µs. The wall probe timed a single `torch.add` on GPU tensors at 8.2 µs per call at
+# its fastest.
 #
 # **Your prediction, debriefed.** For GAE at 4096×128 the model gives 23 µs of wall time for
 # 4.1 µs of GPU time: 5.6×, host-bound. The benchmark run agrees on the label but reads 8.4×, off
@@ -365,10 +375,10 @@ print(profile.table(shape_table, digits=3))
 # floor: GAE's 8.9 MB fit in the 60 MiB L2 cache, which back-to-back replays do not flush
 # (section 4's fold).
 #
-# The model breaks at 64×16384: there the scans take several times the GPU time it gives GAE (the
-# table's last two columns). A scan's steps depend on each other through the carry, and 64 rows
-# give few programs for the H200's multiprocessors. So the time follows the chain of chunks, not
-# the bytes: a latency term the model lacks.
+# The model breaks at 64×16384. There the scans take several times the GPU time it gives GAE (the
+# table's last two columns). A scan's steps depend on each other through the carry. And 64 rows
+# give few programs for the GPU's multiprocessors. So the time follows the chain of chunks, not the
+# bytes: a latency term the model lacks.
 
 # %% jupyter={"source_hidden": true}
 # Checks: the claims above, on the committed run (CI runs them; skip when reading)
@@ -404,12 +414,12 @@ assert min(sec["fwd", "torch.add"] for sec in probe.values()) == 8.2  # "`torch.
 # **If one call is faster in every round, the host's drift cannot explain the difference.** This
 # is how the course calls one call faster than another.
 #
-# The paired loss probe of the table at the top does this for the three losses, on an H100
-# (notebook 09, section 4, reads all of it). It alternates the order of its calls from round to
-# round: the first round times ours first, then the eager formula, `torch.compile` and, for PPO,
-# the anchor, and every other round reverses that order. So an effect of the order itself, such as
-# a call running faster because the one before it warmed the host's caches, falls on each call in
-# about half of the rounds.
+# The paired loss probe does this for the three losses. It ran on the H100; notebook 09, section 4
+# reads all of it. The probe alternates the order of its calls from round to round. Its first
+# round times ours first, then the eager formula, `torch.compile` and, for PPO, the anchor. Every
+# other round reverses that order. So an effect of the order itself falls on each call in about
+# half of the rounds. One such effect: a call may run faster because the call before it warmed the
+# host's caches.
 #
 # One case: PPO's loss with its backward at 4096×128, ours against the eager PyTorch formula that
 # notebook 05 writes out.
@@ -418,7 +428,7 @@ assert min(sec["fwd", "torch.add"] for sec in probe.values()) == 8.2  # "`torch.
 paired = profile.read_loss_wall()  # the paired loss probe: (loss, shape, pass, impl) -> (µs, ratio's median, lowest, highest)
 eager_paired_us, median_x, lowest_x, highest_x = paired["ppo", (4096, 128), "fwd+bwd", "pytorch_eager"]
 ours_paired_us = paired["ppo", (4096, 128), "fwd+bwd", "rltriton_lite"][0]
-print(f"H100, PPO's loss with its backward at 4096×128, 15 paired rounds: ours {ours_paired_us:.0f} µs, "
+print(f"the paired loss probe, PPO's loss with its backward at 4096×128, 15 paired rounds: ours {ours_paired_us:.0f} µs, "
       f"the eager formula {eager_paired_us:.0f} µs per call (the medians)")
 print(f"the eager formula's time ÷ ours within a round: median {median_x:.2f}, lowest {lowest_x:.2f}, "
       f"highest {highest_x:.2f}")
@@ -428,8 +438,8 @@ print(f"the eager formula's time ÷ ours within a round: median {median_x:.2f}, 
 # every round, whichever call went first: a difference that the host's drift cannot explain.
 #
 # Where no paired rounds exist, the course falls back on a cautious rule for separate timings, the
-# **noise rule**: notebook 14, section 12 derives it, and shows that the same case timed separately
-# on the H200 cannot tell which call is faster.
+# **noise rule**. Notebook 14, section 12 derives it. It also shows that the same case, timed
+# separately in the benchmark run, cannot tell which call is faster.
 
 # %% jupyter={"source_hidden": true}
 # Checks: the paired ratio, on the paired loss probe (CI runs them; skip when reading)
@@ -448,7 +458,8 @@ assert all(v == ["rltriton_lite", "pytorch_eager", "torch_compile"] + (["minimal
 # %% [markdown]
 # ## 4. Taking the host out: CUDA graphs and `torch.compile(mode="reduce-overhead")`
 #
-# **Question: how do you take the host's share out of a call, and what does that cost?**
+# **Question: how do you take the host's share out of a call, and what does that cost?** This
+# section's figures all come from the H200: the benchmark run and the replay probe.
 #
 # **A CUDA graph** records the kernels a region launches, once (`torch.cuda.graph(g)`). Then
 # `g.replay()` resubmits them all with one driver call: no Python, no checks, no allocator. The
@@ -477,7 +488,7 @@ for what, us in [("gae, graph of 1 call", replay_one), ("gae, graph of 100 calls
     removed[what] = 100 * (1 - us / replay_eager)
     saving.append({"call": what, "source": "replay probe", "wall µs": replay_eager, "replayed µs": us,
                    "removed %": removed[what]})
-print("H200, 4096×128 forward: what capturing the call in a CUDA graph removes (the last two rows: GAE again, each")
+print("4096×128 forward: what capturing the call in a CUDA graph removes (the last two rows: GAE again, each")
 print("replay against the replay probe's own eager call)")
 print(profile.table(saving, digits=3))
 model_wall, model_gpu = model_us(4096, 128, gae_bytes)
@@ -487,31 +498,30 @@ print(f"the model, GAE: a replay leaves its {model_gpu:.2g} µs of GPU time, so 
 against(my_removed_pct, removed["gae"], "GAE 4096×128, % of the call a graph removes", model=model_removed)
 
 # %% [markdown]
-# **Finding:** a CUDA graph removes nearly all of a small call: over 85 % for every algorithm,
-# about what the model predicted (the line under the table). For GAE the model leaves its 4.1 µs
-# of GPU time and so removes 85 % of the measured call; the replay left 3.3 µs and removed 88 %.
-# It beats the model for the reason section 3 gave: at this shape the replayed kernel is faster
-# than $t_0$ + floor.
+# **Finding:** a CUDA graph removes nearly all of a small call: over 85 % for every algorithm.
+# That is about what the model predicted (the line under the table). For GAE the model leaves its
+# 4.1 µs of GPU time, and so removes 85 % of the measured call. The replay left 3.3 µs and removed
+# 88 %. It beats the model for the reason section 3 gave: at this shape the replayed kernel is
+# faster than $t_0$ + floor.
 #
 # A graph of *one* call removes less, because each replay is still a launch. The table's last two
-# rows show it: a probe on the same H200, in the same session (`tools/graph_replay_probe.py`, its
-# output `profile.COMMITTED_REPLAY`), timed GAE's call eager, as a graph of that one call and
-# inside a graph of 100 calls. So capture a whole update step, not a single call. (Compiling
-# *without* replays can even add host work: notebook 14, section 6.)
+# rows show it. The replay probe timed GAE's call three ways: eager, as a graph of that one call,
+# and inside a graph of 100 calls. So capture a whole update step, not a single call. Compiling
+# *without* replays can even add host work (notebook 14, section 6).
 #
 # <details><summary>Details: Caution: small shapes sit in L2</summary>
 #
-# Replays run back to back without flushing the L2 cache: 60 MiB on the committed runs' H200
-# (`torch.cuda.get_device_properties(0).L2_cache_size` read there: 62,914,560 bytes). Small inputs
-# fit in it. So small shapes' GPU times are best cases; only the big shape's % floor measures
-# memory bandwidth. SAC at 64×16384 even "beats" its DRAM floor (notebook 14, section 8).
+# Replays run back to back without flushing the L2 cache. On the committed runs' card it holds
+# 60 MiB: `torch.cuda.get_device_properties(0).L2_cache_size` read 62,914,560 bytes there. Small
+# inputs fit in it. So small shapes' GPU times are best cases. Only the big shape's % floor
+# measures memory bandwidth. SAC at 64×16384 even "beats" its DRAM floor (notebook 14, section 8).
 #
 # </details>
 #
-# **`torch.compile(mode="reduce-overhead")`** captures for you: it fuses the torch ops around our
+# **`torch.compile(mode="reduce-overhead")`** captures for you. It fuses the torch ops around our
 # kernels, records CUDA graphs and replays them for the same shapes. The region must trace into
-# one graph. This package's functions are `torch.library` custom ops, so `fullgraph=True` passes:
-# below, a step calling GAE then PPO's loss traces into one graph (the backend only records it).
+# one graph. This package's functions are `torch.library` custom ops, so `fullgraph=True` passes.
+# Below, a step calling GAE then PPO's loss traces into one graph; the backend only records it.
 
 # %%
 graphs = []
@@ -542,7 +552,7 @@ assert {"rltriton_lite.gae.default", "rltriton_lite.ppo_clip_loss.default"} <= s
 assert all(removed[a] > 85 for a in ALGORITHMS)  # "over 85 % for every algorithm"
 assert abs(model_removed - removed["gae"]) < 5  # "about what the model predicted"
 assert [round(model_removed), round(removed["gae"])] == [85, 88] and model_removed < removed["gae"]  # "it beats the model"
-assert replay_text.startswith("# NVIDIA H200")  # "a probe on the same H200"
+assert replay_text.startswith("# NVIDIA H200")  # "This section's figures all come from the H200"
 assert replay[4096, 128] == [25.9, 4.5, 3.2]  # the probe's own printout: eager, a graph of one call, one of 100
 assert replay_hundred < replay_one < replay_eager  # "a graph of one call removes less": each replay is a launch
 sac_long = row(RES, "sac", 64, 16384)
@@ -680,11 +690,15 @@ print(f"the loop at 2048×1 ÷ at 128×4: {growth:.3g}× the time, for {op_growt
 #
 # Every tensor op, however small, pays a fixed cost of µs to tens of µs on a CPU (the second
 # table's "loop µs/op"). So on a quiet machine the loop's time follows its op count: from 128×4 to
-# 2048×1, about 17× the time for 17× the ops. The scan pays the fixed cost per round, not per step, but each round
-# works on the whole (T, N) rollout: it does about log₂ T times the loop's arithmetic. So its lead
-# is largest when N is small, and it shrinks as N grows and the arithmetic comes to set the time.
-# With many envs it can turn into a loss: on a CPU, the loop can be the faster of the two at
-# 4096 envs × 128 steps, one of the shapes the optional profiler below times.
+# 2048×1, about 17× the time for 17× the ops (the line under the tables prints your ratio). A
+# loaded machine reads more, because a pause only ever adds time. If your ratio is far from 17,
+# rerun the cell when the machine is quieter.
+#
+# The scan pays the fixed cost per round, not per step. But each round works on the whole (T, N)
+# rollout, so it does about log₂ T times the loop's arithmetic. So its lead is largest when N is
+# small, and it shrinks as N grows and the arithmetic comes to set the time. With many envs it can
+# turn into a loss: on a CPU, the loop can be the faster of the two at 4096 envs × 128 steps, one
+# of the shapes the optional profiler below times.
 #
 # On a GPU each of the nine computing ops is also a launch: the loop costs about 9 × T launches per
 # call, the fused kernel one. On the H200, at 4096×128 (the benchmark run):
@@ -696,8 +710,8 @@ print(f"H200, GAE 4096×128 forward, wall µs per call: PyTorch loop over time {
 
 # %% [markdown]
 # **Finding:** the loop pays a fixed cost for every op of every step, so its time grows with T. The
-# scan pays that cost per round. A fused GPU kernel pays it once: on the H200 at 4096×128, the loop
-# costs over 400× our call.
+# scan pays that cost per round. A fused GPU kernel pays it once: at 4096×128, the loop costs over
+# 400× our call.
 
 # %% jupyter={"source_hidden": true}
 # Checks: the claims above, on this machine's op counts and the committed run (CI runs them; skip when reading)

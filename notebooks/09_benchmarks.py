@@ -32,8 +32,8 @@
 # compares each kernel with its memory floor, and with the other implementations of the same
 # algorithm that it finds installed, which the course calls **peers**: a PyTorch loop over time,
 # torchrl, JAX, `torch.compile`, rl-triton and others. This notebook reads the run committed from
-# an H200, the same run that notebook 08 reads, and, in section 4, a paired probe from an H100
-# (notebook 08's table of sources names each file).
+# an H200, the same run that notebook 08 reads. Section 4 also reads a paired probe from an H100.
+# The fold below names the files.
 #
 # Each section asks one question and answers it with one chart, using notebook 08's four ideas:
 # the memory floor (section 1), the two clocks (sections 2 and 3), CUDA graphs (section 3's lesson)
@@ -42,13 +42,26 @@
 # * **GPU time** is the kernels alone, timed by replaying a CUDA graph, so no host work counts.
 # * **Wall time** per call is what back-to-back calls from Python take, host work included.
 #
-# Each claim quotes one figure from one source. Notebook 14, an optional appendix, says where the
-# data come from, what exactly each clock times, and how the sources compare where two timed the
-# same call.
+# Each claim quotes one figure from one source.
+#
+# <details><summary>Details: where the figures come from</summary>
+#
+# | source | card | what this notebook reads from it |
+# | --- | --- | --- |
+# | **benchmark run** (`H200-2026-12-06.json`, `res` below) | H200 | every call and peer at four shapes, GPU and wall time: sections 1–4 |
+# | **wall probe** (`H200-2026-12-06-wall.txt`, `tools/wall_probe.py`) | H200, same session | one plain `torch.add` (section 2); the same calls timed again (section 4) |
+# | **paired loss probe** (`checks/H100-2026-12-06-loss-wall.txt`, `tools/wall_probe.py --losses`) | **H100** | the three losses against their eager formulas, in 15 paired rounds (section 4) |
+#
+# All three files sit in `benchmarks/results/`. Notebook 14, an optional appendix, says where the
+# data come from and what exactly each clock times. It also says how the sources compare where two
+# timed the same call.
+#
+# </details>
 #
 # **Skip the "Checks" cells** (folded, starting `# Checks`): CI runs them against the data files.
 
 # %%
+import inspect
 import math
 import os
 
@@ -191,7 +204,8 @@ assert {(a, s) for (a, s, p), v in pct.items() if v > 100} == {("sac", (64, 1638
 # ## 2. How much faster than each peer?
 #
 # **The question:** how does the package's call compare with the Python loops it replaces, and
-# with other compiled code?
+# with other compiled code? This section's figures all come from the H200: the benchmark run and
+# the wall probe.
 #
 # **What to look at:** the chart shows each peer's speed-up, its wall time per call divided by ours
 # in the same case. Wall time is the one clock every peer has. Several peers have no GPU time in
@@ -217,15 +231,15 @@ assert [s["x"] for s in profile.peer_speedups(res, DTYPE)
 # was the loop?
 #
 # **Predict first.** Notebook 08, section 5 counted 9 operations per step of CleanRL's loop that
-# compute, and so each launch a CUDA kernel. What does one such operation cost the H200's host?
-# One figure to start from: the wall probe timed a single `torch.add` on GPU tensors, on the same
-# H200, at 8–11 µs per call (notebook 14, section 5). Then: what does the loop cost at T = 128,
-# 9 × 128 such operations, and how many times our call is that? Our call takes 28.1 µs in the
+# compute, and so each launch a CUDA kernel. What does one such operation cost the host? One
+# figure to start from: the wall probe timed a single `torch.add` on GPU tensors at 8–11 µs per
+# call (notebook 14, section 5). Then: what does the loop cost at T = 128, 9 × 128 such
+# operations? How many times our call is that? Our call takes 28.1 µs in the
 # benchmark run. And at T = 16384? Put your numbers in the next cell; the printout reveals the
 # cost per operation.
 
 # %%
-my_op_us = None  # your estimate: the H200 host's µs per launching op
+my_op_us = None  # your estimate: the host's µs per launching op
 my_loop_ms, my_times_ours = None, None  # your predictions: GAE 4096×128, the loop's ms per call, and loop ÷ ours
 speedups = profile.peer_speedups(res, DTYPE)  # one dict per (peer, case): x = peer's wall ÷ ours
 no_gpu = sorted({r["impl"] for r in rows if r["impl"] in profile.result_peers(res) and r["kernel_ms"] is None})
@@ -253,23 +267,28 @@ print("H200, float32: each peer's wall time ÷ ours, over its cases (the chart's
 print(profile.table(peer_table))
 
 # %% [markdown]
-# **The lesson.** The loop pays for its launches: 9 × 128 operations, each about 10 µs of the
-# H200's host time (the printout under your prediction). Against the Python loops it replaces, the
-# package's call is faster by far: over 100× per forward call at T = 128 (110–432× in the chart),
-# 46–182× with the backward, and far more on long rows, because a loop's cost grows with T and ours
-# barely does. Against other compiled code (rl-triton, `torch.compile`, JAX, accelerated-scan) and
-# the eager formulas of the three losses, the margins are smaller, up to about 10×
-# (accelerated-scan 1.6–9.8×, `torch.compile` up to 4.7×).
+# **The lesson.** The loop pays for its launches. Its wall time, divided by its 9 × 128 launching
+# operations, comes to about 10 µs of host time per operation (the printout under your
+# prediction). That division charges the whole loop to the 9 ops per step that launch a kernel.
+# Notebook 08, section 5 counted 6 more ops per step that run on the host alone (five `select`s
+# and a `view`); their cost is folded into the 10 µs.
+#
+# Against the Python loops it replaces, the package's call is faster by far. It is over 100× faster
+# per forward call at T = 128 (110–432× in the chart), and 46–182× with the backward. On long rows
+# it is far faster still, because a loop's cost grows with T and ours barely does. Against other
+# compiled code (rl-triton, `torch.compile`, JAX, accelerated-scan) and the eager formulas of the
+# three losses, the margins are smaller, up to about 10×. Accelerated-scan takes 1.6–9.8× our wall
+# time, and `torch.compile` up to 4.7×.
 #
 # **Your prediction, debriefed.** At T = 128 the loop cost 10.55 µs per op. The loop's model,
 # 9 × T ops at 10.55 µs each, gives 1.6 s per call on the long rows (T = 16384), about 30,000× ours
-# there. The run measured 2.1 s, about 40,000×: 14 µs per op, so the model is 1.4× short. A cost
-# per op, times the ops, predicts a loop's wall time to within a factor of 2.
+# there. The run measured 2.1 s, about 40,000×. That is 14 µs per op, so the model is 1.4× short.
+# A cost per op, times the ops, predicts a loop's wall time to within a factor of 2.
 #
 # **Are the small gaps real?** The benchmark timed each peer on its own, not in paired rounds
-# (notebook 08, section 3), so a small gap may be the host's load rather than the code. The chart
+# (notebook 08, section 3). So a small gap may be the host's load rather than the code. The chart
 # puts a peer ahead in 8 of its 119 cases. Section 4 below compares the fused losses with their
-# eager formulas in paired rounds; notebook 14, section 12 reads all 119 cases with the course's
+# eager formulas in paired rounds. Notebook 14, section 12 reads all 119 cases with the course's
 # rule for timings that are not paired.
 
 # %% jupyter={"source_hidden": true}
@@ -283,7 +302,7 @@ assert {x["algorithm"] for x in rows if x["impl"] == "accelerated_scan" and x["k
 assert round(ours_us, 1) == 28.1  # "Our call takes 28.1 µs"
 _add = [sec["fwd", "torch.add"] for sec in probe.values()]
 assert [round(min(_add)), round(max(_add))] == [8, 11]  # "a single torch.add ... at 8–11 µs per call"
-assert 9.5 < loop_us / (9 * 128) < 11  # "each about 10 µs of the H200's host time" (the reveal)
+assert 9.5 < loop_us / (9 * 128) < 11  # "about 10 µs of host time per operation" (the reveal); 08's Checks count the 9 + 6 ops
 # the debrief: the loop's model on the long rows against the run
 assert round(loop_us / (9 * 128), 2) == 10.55 and round(long_loop_us / (9 * 16384)) == 14
 assert [round(model_long_us / 1e6, 1), round(long_loop_us / 1e6, 1)] == [1.6, 2.1]
@@ -306,7 +325,8 @@ assert sum(t["cases where the peer was faster"] for t in peer_table) == 8  # the
 # %% [markdown]
 # ## 3. Wall versus GPU time
 #
-# **The question:** how much of a call's wall time is GPU work, and how much is host work?
+# **The question:** how much of a call's wall time is GPU work, and how much is host work? This
+# section's figures all come from the H200's benchmark run.
 #
 # **What to look at:** the chart puts each call's wall time beside its GPU time at the shapes RL
 # code uses, in µs on a log scale. A wall bar far above its GPU bar means the call is mostly host
@@ -341,9 +361,9 @@ assert all(profile.wall_vs_gpu(res, DTYPE, profile.RL_SHAPES)["gae", (4096, 128)
 
 # %% [markdown]
 # **Your prediction, debriefed.** The backward about doubled the GPU time, 3.3 → 7.0 µs, as its
-# bytes did. The wall time grew tenfold, 28 → 287 µs, so the ratio went from 8.4× to 41×. The
-# backward's cost is host work: autograd's bookkeeping and a second launch, not the GPU's. The same holds for every call of the chart below: with its backward, each adds
-# over 10× more wall time than GPU time.
+# bytes did. The wall time grew tenfold, 28 → 287 µs. So the ratio went from 8.4× to 41×. Almost
+# all of the added wall time is spent off the GPU, on the host. The same holds for every call of
+# the chart below: with its backward, each adds over 10× more wall time than GPU time.
 
 # %%
 fig = profile.wall_gpu_chart(res, DTYPE, profile.RL_SHAPES)
@@ -375,16 +395,24 @@ print(f"the {profile.ANCHORS[FN]} at 4096×128: its backward adds {backward_adds
       f"for {1e3 * (fn_both['kernel_ms'] - fn_fwd['kernel_ms']):.2g} µs of GPU time")
 
 # %% [markdown]
-# **The lesson.** At the shapes RL code uses, a call's wall time is mostly host time: every call is
-# host-bound but four scans' forwards on a few long rows (64×16384), where each row's chain of
-# chunks makes the GPU time long. A backward adds far more host work than GPU work. Autograd
-# records the call in its graph, then walks that graph, allocates the gradients and launches a
-# second kernel. Even the anchor, a minimal `autograd.Function` around one bare launch each way,
-# pays for this (the line under the table). So to make such a call cheaper, take out host work
-# first, for example by capturing the whole update step in a CUDA graph (notebook 08, section 4),
-# before you tune the kernel.
+# **The lesson.** At the shapes RL code uses, a call's wall time is mostly host time. Every call is
+# host-bound except four scans' forwards on a few long rows (64×16384). There each row's chain of
+# chunks makes the GPU time long.
 #
-# These host µs are the H200 box's: its host is a shared server CPU. The same calls on your own
+# A backward adds far more wall time than GPU time. Even the anchor, a minimal `autograd.Function`
+# around one bare launch each way, shows it (the line under the table). With a backward, autograd
+# records the call in its graph, walks that graph, allocates the gradients and launches a second
+# kernel. The run times whole calls, so it cannot say which of these costs the most. Read the
+# added time as an observation on this host, with its cause not isolated.
+#
+# So to make such a call cheaper, take out host work first, before you tune the kernel. One way is
+# to capture the whole update step in a CUDA graph (notebook 08, section 4).
+#
+# The naive GAE anchor at 64×16384 takes 877 µs per call, against our 52 µs. It runs one program
+# per row, and each program walks its row's 16384 steps one at a time. So only 64 programs run,
+# each a chain of 16384 dependent steps, and its GPU time is nearly all of its wall time.
+#
+# These host µs are that machine's: its host is a shared server CPU. The same calls on your own
 # machine may cost much less host time, or more. What carries over is the method: put a call's
 # wall time beside its GPU time, on your machine, before you tune its kernel. (Notebook 14,
 # section 13 sets this table beside the wall probe, which timed the same calls again.)
@@ -398,12 +426,19 @@ assert all(a in SCANS and s == (64, 16384) and p == "fwd" for a, s, p in not_hos
 assert all(wall_gpu[a, s, "fwd+bwd"][0] - w > 10 * (wall_gpu[a, s, "fwd+bwd"][1] - g)
            for (a, s, p), (w, g) in wall_gpu.items() if p == "fwd")  # "each adds over 10× more wall time than GPU time"
 assert round(backward_adds) == 401  # the line under the table
-assert backward_adds > 50 * 1e3 * (fn_both["kernel_ms"] - fn_fwd["kernel_ms"])  # "far more host work than GPU work"
+# the naive GAE anchor at 64×16384: one program per row, walking the row step by step (bench.bare_gae)
+_bare = anchors[(profile.HEAD_ANCHOR["fwd"], 64, 16384, "fwd")]
+assert _bare["algorithm"] == "gae" and [round(_bare["full_call_us"]), round(wall_gpu["gae", (64, 16384), "fwd"][0])] == [877, 52]
+assert 1e3 * _bare["kernel_ms"] > 0.95 * _bare["full_call_us"]  # "its GPU time is nearly all of its wall time"
+assert "_bare_gae_kernel[(rewards.shape[0],)]" in inspect.getsource(bench.bare_gae)  # "one program per row"
+assert "for i in range(T):" in inspect.getsource(bench._bare_gae_kernel.fn)  # "one step at a time"
+assert backward_adds > 50 * 1e3 * (fn_both["kernel_ms"] - fn_fwd["kernel_ms"])  # "far more wall time than GPU time"
 assert all(len(t) == 8 for t in host_table)  # every row has its anchor
 # the prediction and its debrief: GAE at 4096×128, forward and with the backward
 _g = {p: (r["full_call_us"], 1e3 * r["kernel_ms"]) for p, r in gae_pair.items()}
 assert [round(w / g, 1) for w, g in _g.values()] == [8.4, 41.1]  # "from 8.4× to 41×"
 assert [round(g, 1) for _, g in _g.values()] == [3.3, 7.0] and [round(w) for w, _ in _g.values()] == [28, 287]
+assert _g["fwd+bwd"][1] - _g["fwd"][1] < 0.05 * (_g["fwd+bwd"][0] - _g["fwd"][0])  # "almost all ... off the GPU"
 assert bwd["bytes"] == 2 * gae_pair["fwd"]["bytes"]  # "as many bytes again as the forward"
 assert _g["fwd+bwd"][0] / _g["fwd"][0] > 10 > _g["fwd+bwd"][1] / _g["fwd"][1]  # "grew tenfold" against "doubled"
 
@@ -418,25 +453,25 @@ assert _g["fwd+bwd"][0] / _g["fwd"][0] > 10 > _g["fwd+bwd"][1] / _g["fwd"][1]  #
 # 05–07 write it out). Each column is the eager formula's time divided by ours, so above 1 means
 # ours is faster.
 #
-# * **GPU time**, with the backward, from the committed H200 run.
-# * **Wall time**, from a *paired* probe (`tools/wall_probe.py --losses`, run on an H100). It
-#   times ours and the eager formula in the same rounds, 15 rounds in all, and divides the two
-#   within each round. The host's drift from one round to the next hits both calls of a round
-#   alike, so it cancels in the ratio. A column shows the median ratio and, in brackets, the lowest
-#   and the highest of the 15. The probe reverses the order of the calls every other round, so
-#   neither call always goes first (notebook 08, section 3).
+# * **GPU time**, with the backward, from the benchmark run on the H200.
+# * **Wall time**, from the *paired* loss probe, run on an H100. It times ours and the eager
+#   formula in the same rounds, 15 rounds in all, and divides the two within each round. The
+#   host's drift from one round to the next hits both calls of a round alike, so it cancels in the
+#   ratio. A column shows the median ratio and, in brackets, the lowest and the highest of the 15.
+#   The probe reverses the order of the calls every other round, so neither call always goes first
+#   (notebook 08, section 3).
 #
 # This is notebook 08's paired ratio (section 3): **if the lowest ratio is above 1, ours was faster
-# in every round**, and no drift of the host explains it. Both calls are host-bound, their GPU
-# times at most an eighth of their wall times in the committed H200 run. So a wall ratio is set by
-# the host CPU, and these are the H100 host's.
+# in every round**, and no drift of the host explains it. Both calls are host-bound: in the
+# benchmark run, their GPU times are at most an eighth of their wall times. So a wall ratio is set
+# by the host CPU, here the paired probe's.
 #
-# **Why not the H200 table's own wall times?** Each is a single timing on a shared host, taken
-# minutes from the next, and such timings move. CRR with its backward at 64×16384 shows how far:
-# the benchmark run timed ours at 741 µs and the eager formula at 283 µs, as if ours were 2.6×
-# slower, yet the wall probe, run right after it on the same H200, timed the same call of ours at
-# 331 µs. So a gap of about 2× or less between two single timings settles nothing: the "profile
-# it" tables of notebooks 05–07 show such timings, and this section's paired rounds settle them.
+# **Why not the benchmark run's own wall times?** Each is a single timing on a shared host, taken
+# minutes from the next, and such timings move. CRR with its backward at 64×16384 shows how far.
+# The benchmark run timed ours at 741 µs and the eager formula at 283 µs, as if ours were 2.6×
+# slower. Yet the wall probe, run right after it on the same card, timed the same call of ours at
+# 331 µs. So a gap of about 2× or less between two single timings settles nothing. The "profile
+# it" tables of notebooks 05–07 show such timings; this section's paired rounds settle them.
 #
 # **Predict first.** Section 3 found that a backward is mostly host work. If the eager formula
 # takes several times our GPU time, how far apart do you expect the two wall times? Put your
@@ -480,12 +515,11 @@ against(my_eager_over_ours, paired["ppo", (4096, 128), "fwd+bwd", "pytorch_eager
 
 # %% [markdown]
 # **Your prediction, debriefed.** Two models bracket the measurement (the line above the reveal).
-# If wall time followed GPU time, PPO at 4096×128 would read 7.8×, its GPU ratio on the H200.
-# Notebook 08's model, wall ≈ max(host, GPU) with the same host cost for both calls, gives 1.0×:
-# both GPU times hide behind that host cost. The paired median, 1.71×, lies between. Both calls
-# are host-bound, so the GPU ratio does not carry over; but their host costs differ, because the
-# eager formula launches a chain of small ops, each with its own backward in autograd, where ours
-# launches one kernel each way.
+# If wall time followed GPU time, PPO at 4096×128 would read 7.8×, its GPU ratio. Notebook 08's
+# model, wall ≈ max(host, GPU) with the same host cost for both calls, gives 1.0×: both GPU times
+# hide behind that host cost. The paired median, 1.71×, lies between. Both calls are host-bound, so
+# the GPU ratio does not carry over. But their host costs differ. The eager formula launches a
+# chain of small ops, each with its own backward in autograd; ours launches one kernel each way.
 #
 # **The lesson.** On the GPU, fusing pays at every shape: the eager formula takes 2.9–9.8× our
 # GPU time with the backward, because it runs several unfused kernels. On the wall clock, loss by
@@ -501,19 +535,19 @@ against(my_eager_over_ours, paired["ppo", (4096, 128), "fwd+bwd", "pytorch_eager
 #   every round.
 #
 # Why CRR loses with its backward: a fused loss with its backward costs about what a minimal custom
-# `autograd.Function` costs. PPO's anchor (section 3) is exactly that: with its backward it takes
-# 200–230 µs per call on the H100 of the paired probe, within 15 % of ours in the median at every
-# shape, and our fused calls take 190–330 µs there. CRR's eager formula is only a few elementwise
-# ops and a mean, and autograd runs them with their backward in 180–200 µs on that H100, less than
-# our fused CRR call at every shape. So fusing saves wall time where the eager formula is a long
-# chain of small ops, as PPO's clipped surrogate is, and not where it is as short as CRR's.
+# `autograd.Function` costs. PPO's anchor (section 3) is exactly that. In the paired probe, with
+# its backward, it takes 200–230 µs per call. That is within 15 % of ours in the median at every
+# shape. Our fused calls take 190–330 µs there. CRR's eager formula is only a few elementwise ops
+# and a mean. Autograd runs them with their backward in 180–200 µs, less than our fused CRR call at
+# every shape. So fusing saves wall time where the eager formula is a long chain of small ops, as
+# PPO's clipped surrogate is. It does not where the formula is as short as CRR's.
 #
 # `torch.compile` of the formula is slower than ours in the median of every case, by 1.2–7.6×,
 # though with the backward not in every round. Its GPU times hold an oddity that notebook 14,
 # section 6 reads.
 #
-# These paired ratios are the H100's. Notebook 14, section 12 sets them beside the H200's own
-# unpaired timings of the same calls, and shows why those cannot settle a comparison alone.
+# Notebook 14, section 12 sets these paired ratios beside the benchmark run's unpaired timings of
+# the same calls. It shows why those cannot settle a comparison alone.
 
 # %% jupyter={"source_hidden": true}
 # Checks: the claims above, on the committed run and the paired probe (CI runs them; skip when reading)
@@ -563,7 +597,7 @@ assert all(e < o for e, o in zip(_crr_us["pytorch_eager"], _crr_us["rltriton_lit
 _compiled = [m for a in LOSSES for p in ("fwd", "fwd+bwd") for m in _medians(a, p, impl="torch_compile")]
 assert min(_compiled) > 1 and _span(_compiled) == [1.2, 7.6]  # torch.compile: "slower than ours in the median"
 assert min(m for a in LOSSES for m in _medians(a, "fwd+bwd", impl="torch_compile", k=2)) < 1  # "not in every round"
-# "Why not the H200 table's own wall times?": CRR with its backward at 64×16384, two sources of the same session
+# "Why not the benchmark run's own wall times?": CRR with its backward at 64×16384, two sources of the same session
 _crr_run = {i: row("crr", 64, 16384, impl=i, pass_="fwd+bwd")["full_call_us"] for i in ("rltriton_lite", "pytorch_eager")}
 assert [round(_crr_run["rltriton_lite"]), round(_crr_run["pytorch_eager"])] == [741, 283]  # "741 µs ... 283 µs"
 assert round(_crr_run["rltriton_lite"] / _crr_run["pytorch_eager"], 1) == 2.6  # "as if ours were 2.6× slower"

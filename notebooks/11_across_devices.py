@@ -449,9 +449,8 @@ print(f"\nGAE forwards, one row of 1,048,576 steps: {one_wall:.0f} µs on one de
 # one GPU. Then the alternative is to gather every rank's rewards and values on one GPU. That moves
 # more numbers: at least two per step, a reward and a value. The split's forward sends eight
 # numbers per row per rank (its two tables of four) and the seven numbers of each rank's header.
-# But whether it takes longer than the split's milliseconds was not timed here: an `all_gather`
-# and one call on one GPU may well be faster, and the split's case rests on not having to put the
-# whole row in one place.
+# Gathering the whole row onto one GPU was not timed; an `all_gather` plus one local call may beat
+# the split. The split's case rests on not having to put the whole row in one place.
 
 # %% jupyter={"source_hidden": true}
 # Checks: the figures section 7 quotes, from the committed file (CI runs them; skip when reading)

@@ -241,8 +241,11 @@ assert round(per_sm / 1e3, 1) == 10.3  # "about 10 KB of loads per SM"
 #   chunk's loads before it scans this chunk: this is **pipelining**, the package's `STAGES = 2`
 #   (section 4).
 #
-# The package leans on the second way. One of its GAE programs at 16384×1024 owns 2 rows × 128 steps
-# per chunk, at 9 B per step, and with `STAGES = 2` it has two chunks in flight. Compare the
+# The package leans on the second way. Pipelining pays only when too few warps are resident on an
+# SM to keep those bytes in flight by themselves, and it is not free: the chunk loaded ahead waits
+# in shared memory, which the kernel must set aside. One of the package's GAE programs at
+# 16384×1024 owns 2 rows × 128 steps per chunk, at 9 B per step, and with `STAGES = 2` it has two
+# chunks in flight. Compare the
 # **step-by-step walk**, a naive GAE kernel timed beside the package as a baseline: one program per
 # row, which walks its row one step at a time with no scan, asking for one step's 9 bytes and
 # waiting for them (notebook 14, section 5, calls it the "bare launch" anchor).
@@ -542,8 +545,11 @@ decided = {(d["B × T"], d["dtype"]): d for d in decisions}
 #
 # * **Chunk and rows.** The chunk is the row's length rounded up to a power of two, at most 256
 #   steps, or 128 from 4096 rows up. From 1024 rows up, a program takes as many rows as fill 256
-#   steps, unless that would leave fewer than `Config.min_programs` programs (264 on an H200): at
-#   1024×64, four rows a program would make only 256 programs, so a program takes one row.
+#   steps, unless that would leave fewer than `Config.min_programs` programs (264 on an H200).
+#   The planner does not then halve the rows. A launch that would have too few programs takes the
+#   plan of the third rule below, whose tile always has one row a program. So at 1024×64, where
+#   four rows a program would make only 256 programs, a program takes one row (1024 programs),
+#   although two rows (512 programs) would have been enough.
 # * **Stages.** A row of one chunk (4096×128) has no next chunk to load, so it gets 1 stage. A
 #   one-row tile of bfloat16 (8×131072) is not pipelined either, because with Triton 3.6 that tile
 #   spilled registers (section 6 says what a spill is).
@@ -571,6 +577,9 @@ big_shapes = [d for d in decisions if d["B × T"] != "1024×64"]  # (its rows of
 assert all(d["ROWS"] * d["BLOCK"] // (32 * d["warps"]) == 8 for d in big_shapes)  # 256 steps per warp, 8 per lane
 for B_, rows_ in [(1024, 1), (1056, 4)]:  # 4 rows of 64 steps: 256 programs (too few) at 1024 rows, 264 at 1056
     assert tile_plan(B_, 64)["rows"] == rows_
+# "does not halve the rows": too few programs takes the wide plan, one row a program, though 2 rows would do
+assert all(plan._tile(B_, 64, True, 4, ON_H200, wide=True)[0] == 1 for B_ in (1024, 4096, 16384))
+assert 1024 // 4 < ON_H200.min_programs <= 1024 // 2  # 256 programs too few; 512 enough
 assert decided["1056×64", "float32"]["programs"] == 264 and decided["1024×64", "float32"]["programs"] == 1024
 assert (decided["8×131072", "bfloat16"]["split"] > 1) and all(  # only the 8×131072 row is split in time
     d["split"] == 1 for k, d in decided.items() if k != ("8×131072", "bfloat16"))
@@ -611,6 +620,11 @@ print(f"64 programs × {busy['bytes in flight'] / 1e3:.1f} KB = {flight_busy / 1
       f"of {in_flight_gpu / 1e6:.2f} MB needed: at most {bound_pct:.0f} % of the floor (600 ns assumed)")
 print(f"committed H200 run, GAE 64×16384: GPU {1e3 * slow['kernel_ms']:.1f} µs, {slow_pct:.1f} % of the floor; "
       f"{chunks_in_row} chunks per row, {1e3 * slow['kernel_ms'] / chunks_in_row:.1f} µs each")
+chunk_s = 1e-3 * slow["kernel_ms"] / chunks_in_row  # one chunk's time, in seconds
+program_rate = busy["BLOCK"] * GAE_READ / chunk_s  # bytes per second that one program loads
+print(f"one program: {busy['BLOCK']} steps × {GAE_READ} B every {1e6 * chunk_s:.1f} µs = {program_rate / 1e9:.1f} GB/s; "
+      f"× 64 programs = {100 * busy['programs'] * program_rate / load_bw:.1f} % of the loads' rate at the floor; "
+      f"on average {program_rate * LATENCY_S / 1e3:.1f} KB in flight per program (600 ns assumed)")
 
 # %% jupyter={"source_hidden": true}
 # Checks: the figures of the paragraphs above and below (CI runs them; skip when reading)
@@ -619,12 +633,20 @@ assert round(in_flight_gpu / 1e6, 2) == 1.36 and round(bound_pct) == 87  # "1.36
 assert round(slow_pct, 1) == 12.9  # "12.9 %"
 assert chunks_in_row == 16 and round(1e3 * slow["kernel_ms"] / chunks_in_row, 1) == 2.0  # "16 chunks, about 2.0 µs each"
 assert 1e-3 * slow["kernel_ms"] / chunks_in_row > 3 * LATENCY_S  # "more than three times the assumed latency"
+assert round(program_rate / 1e9, 1) == 4.6  # "1024 steps × 9 B every 2.0 µs, about 4.6 GB/s"
+assert round(100 * busy["programs"] * program_rate / load_bw, 1) == round(slow_pct, 1)  # "64 such programs: the 12.9 %"
+assert round(program_rate * LATENCY_S / 1e3, 1) == 2.7 and round(100 * program_rate * LATENCY_S / busy["bytes in flight"]) == 15
 
 # %% [markdown]
-# The run measured 12.9 %, far below the model's bound, so some other cost dominates, and the
-# committed data do not say which. One candidate, not tested here, is the chain inside each row: a
-# program walks its 16 chunks one after another, about 2.0 µs each, which is more than three times
-# the assumed latency of a load.
+# The run measured 12.9 %, far below the model's 87 %. Little's law gives an upper bound, not a
+# prediction: 87 % is what the bytes in flight could carry if every program kept its 18.4 KB in
+# flight all the time. What limits each program here is the serial chain inside its row. A program
+# walks its 16 chunks one after another, and each chunk's loads, scan and carry take about 2.0 µs,
+# more than three times the assumed latency of a load. So one program loads 1024 steps × 9 B every
+# 2.0 µs, about 4.6 GB/s, and 64 such programs together load at 12.9 % of the floor's rate: the
+# measured figure. By Little's law again, 4.6 GB/s × 600 ns is about 2.7 KB in flight on average
+# per program, 15 % of the 18.4 KB it could hold. Which link of the chain costs the most, the
+# committed data do not say.
 #
 # The planner accepts this on purpose. `docs/DESIGN.md` ("The time split") says the split
 # threshold was chosen by the **wall time** per call, which is what a training loop pays, and a
@@ -966,7 +988,9 @@ exercises.attempt("tiled_scan", tiled_scan)
 #    third pass, which scans the summaries in parallel, worth its launch?
 # 3. On a GPU: compile GAE's kernel (`rl.gae` once, then look in `~/.triton/cache` for the
 #    `.ptx`) and count `shfl.sync`, `ld.global.v4` and `cp.async` (a pipelined tile's loads go
-#    through it). Change `Config(vector=...)` and count again.
+#    through it). Change `Config(vector=...)` and count again. Section 2's counts (263 and 53
+#    shuffles) were made with Triton 3.6; another version of Triton may compile the same kernel
+#    differently, so your counts may differ from them: compare your own counts with each other.
 
 # %% [markdown] tags=["answer-1"]
 # **Answer 1.** *Your answer here (code for it: in cells under this one).*
