@@ -203,18 +203,19 @@ assert result == ["a", "ab", "abc", "abcd"]
 # $$f_t(f_{t+1}(y)) = a_t(a_{t+1} y + b_{t+1}) + b_t = (a_t a_{t+1})\,y + (b_t + a_t b_{t+1}).$$
 #
 # So an affine map is a pair $(a, b)$. Write the operator on pairs **in the order the maps are
-# applied**: $p \oplus q$, in code `combine(p, q)`, is the map $p$ applied first, then $q$:
+# applied**. Its **first** operand, $(a_1, b_1)$, is the map applied first, and its **second**
+# operand, $(a_2, b_2)$, is the map applied second. In code it is `combine(first, second)`:
 #
-# $$(a_p, b_p) \oplus (a_q, b_q) = (a_q a_p,\; b_q + a_q b_p), \qquad \text{the map } y \mapsto a_q(a_p y + b_p) + b_q.$$
+# $$(a_1, b_1) \oplus (a_2, b_2) = (a_2 a_1,\; b_2 + a_2 b_1), \qquad \text{the map } y \mapsto a_2(a_1 y + b_1) + b_2.$$
 #
-# In the composition above, $p$ is $f_{t+1}$ and $q$ is $f_t$. The operator's identity is $(1, 0)$,
-# the map $y \mapsto y$. The operator does not commute, but it is associative, which is all a scan
-# needs. The next cell checks both facts on random pairs:
+# In the composition above, the first operand is $f_{t+1}$ and the second is $f_t$. The
+# operator's identity is $(1, 0)$, the map $y \mapsto y$. The operator does not commute, but it is
+# associative, which is all a scan needs. The next cell checks both facts on random pairs:
 
 # %%
-def combine(p, q):  # p: the map applied first, in a reverse scan the later run
-    """p ⊕ q: p applied first, then q (the order rule, section 3)."""
-    (a1, b1), (a2, b2) = p, q
+def combine(first, second):  # the first operand is the map applied first (the order rule, section 3)
+    """first ⊕ second: the first operand applied first, then the second."""
+    (a1, b1), (a2, b2) = first, second
     return (a2 * a1, b2 + a2 * b1)
 
 
@@ -230,18 +231,18 @@ for p in pairs[:, 0]:
 print("associative on 1000 random triples; (1, 0) is the identity")
 
 # %% [markdown]
-# The numbers only test it; two lines of algebra prove it. Take three pairs $p$, $q$, $w$, applied
-# in that order. Both groupings give the same pair:
+# The numbers only test it; two lines of algebra prove it. Take three pairs $(a_1, b_1)$,
+# $(a_2, b_2)$, $(a_3, b_3)$, applied in that order. Both groupings give the same pair:
 #
-# $$\big((a_p, b_p) \oplus (a_q, b_q)\big) \oplus (a_w, b_w) = (a_q a_p,\; b_q + a_q b_p) \oplus (a_w, b_w)
-#   = (a_w a_q a_p,\; b_w + a_w b_q + a_w a_q b_p),$$
+# $$\big((a_1, b_1) \oplus (a_2, b_2)\big) \oplus (a_3, b_3) = (a_2 a_1,\; b_2 + a_2 b_1) \oplus (a_3, b_3)
+#   = (a_3 a_2 a_1,\; b_3 + a_3 b_2 + a_3 a_2 b_1),$$
 #
-# $$(a_p, b_p) \oplus \big((a_q, b_q) \oplus (a_w, b_w)\big) = (a_p, b_p) \oplus (a_w a_q,\; b_w + a_w b_q)
-#   = (a_w a_q a_p,\; b_w + a_w b_q + a_w a_q b_p).$$
+# $$(a_1, b_1) \oplus \big((a_2, b_2) \oplus (a_3, b_3)\big) = (a_1, b_1) \oplus (a_3 a_2,\; b_3 + a_3 b_2)
+#   = (a_3 a_2 a_1,\; b_3 + a_3 b_2 + a_3 a_2 b_1).$$
 #
 # A shorter proof: a pair *is* the map $y \mapsto a y + b$, $\oplus$ composes maps, and composing
 # functions is always associative. In the usual notation $\circ$, which reads right to left,
-# $p \oplus q$ is $q \circ p$.
+# first $\oplus$ second is second $\circ$ first.
 
 # %% [markdown]
 # ## 3. The backward recurrence as a reverse scan
@@ -258,24 +259,23 @@ print("associative on 1000 random triples; (1, 0) is the identity")
 # goes first is the one rule that every scan and every combine of the course keeps, and later
 # notebooks link back to it here:
 #
-# > **The order rule.** In `combine(p, q)`, written $p \oplus q$, `p` is the map applied first
-# > and `q` the map applied second. The result is "`p`, then `q`", which the usual notation
-# > writes $q \circ p$.
+# > **The order rule.** In `combine(first, second)`, the first operand, `(a1, b1)`, is the map
+# > applied first, and the second operand, `(a2, b2)`, is the map applied second. The result is
+# > "first, then second", which the usual notation writes second $\circ$ first.
 # >
-# > A reverse scan applies the later run first: `combine(later run, earlier run)`. A forward scan
-# > applies the earlier run first.
-#
-# In a return the later run goes first because it acts on the value that comes from the future.
-# This drawing shows the last combine of a reverse scan on 8 steps, where two runs of four meet:
-#
-# ```text
-#   time t:   0     1     2     3     4     5     6     7     → y_8, the value after the row
-#             └── earlier run E ──┘     └─── later run L ───┘
-#                   (a_E, b_E)                (a_L, b_L)
-#
-#   combine(L, E) = (a_E·a_L, b_E + a_E·b_L), the map y ↦ b_E + a_E·(b_L + a_L·y):
-#       L acts first, on y_8, then E
-# ```
+# > In a forward scan, the first operand is the run earlier in time. **In a reverse scan (a
+# > return), the first operand is the run later in time**, because it acts on the value that
+# > comes from the future. The drawing shows the last combine of a reverse scan on 8 steps, where
+# > two runs of four meet:
+# >
+# > ```text
+# >   time t:   0     1     2     3     4     5     6     7     → y_8, the value after the row
+# >             └ second operand ─┘     └─ first operand ─┘
+# >                  (a2, b2)                (a1, b1)
+# >
+# >   combine(first, second) = (a2·a1, b2 + a2·b1), the map y ↦ b2 + a2·(b1 + a1·y):
+# >       the first operand acts on y_8, then the second
+# > ```
 #
 # The check below runs both tree scans on a reversed list, then the drawing's last combine:
 
@@ -298,10 +298,10 @@ np.testing.assert_allclose(from_scan, loop, rtol=1e-12)
 blelloch = scan_blelloch(steps[::-1], combine, (1.0, 0.0))[::-1]
 np.testing.assert_allclose(np.array([a_s * y_end + b_s for a_s, b_s in blelloch]), loop, rtol=1e-12)
 np.testing.assert_allclose(reference.linear_scan(a, b, initial=y_end), loop, rtol=1e-12)
-# the drawing's last combine: each run composed from its end (in scan order), then combine(L, E) gives y_0
-later_run = reduce(combine, steps[4:][::-1])  # L: steps 7, 6, 5, 4
-earlier_run = reduce(combine, steps[:4][::-1])  # E: steps 3, 2, 1, 0
-a_s, b_s = combine(later_run, earlier_run)
+# the drawing's last combine: each run composed from its end (in scan order), then combine(first, second) gives y_0
+first = reduce(combine, steps[4:][::-1])  # the first operand: steps 7, 6, 5, 4
+second = reduce(combine, steps[:4][::-1])  # the second operand: steps 3, 2, 1, 0
+a_s, b_s = combine(first, second)
 np.testing.assert_allclose(a_s * y_end + b_s, loop[0], rtol=1e-12)
 print(np.round(loop, 3))
 
@@ -317,32 +317,26 @@ print(np.round(loop, 3))
 # the other.
 #
 # A reset makes a step's map constant, $y \mapsto b_t$: it ignores the value it is given. In
-# `combine(p, q)`, `q` is the map applied second, by
-# [the order rule](#3.-The-backward-recurrence-as-a-reverse-scan). So if `q` resets, it ignores
-# what `p` produced, and the result is `q` alone. A run resets if any of its steps does, so the
-# combined flag is the OR of the two.
+# `combine(first, second)`, the second operand is the map applied second, by
+# [the order rule](#3.-The-backward-recurrence-as-a-reverse-scan). So if the second operand
+# resets, it ignores what the first produced, and the result is the second alone. A run resets if
+# any of its steps does, so the combined flag is the OR of the two.
 #
-# Which run is `q` depends on the scan's direction. The table below gives, for each direction,
-# the run applied second, whose reset wins, and what that reset drops. In a return, the earlier
-# run is applied second. So its reset wins, and it drops the later run, where the next episode
-# lies.
-#
-# | scan | `p`, applied first | `q`, applied second: its reset wins | what the reset drops |
-# | --- | --- | --- | --- |
-# | forward | the earlier run | the later run | the earlier run |
-# | reverse (a return) | the later run | the earlier run | the later run: the next episode |
+# So the second operand's reset wins, and it drops the first operand. In a return, that drops the
+# steps after the reset in time: the next episode, as it should. In a forward scan, it drops the
+# steps before the reset.
 #
 # **A worked example.** `combine_np` below is this combine on triples $(a, b, \kappa)$ of
-# numbers: `(a1, b1, k1)` is `p` and `(a2, b2, k2)` is `q`. Take four steps, $t = 0, \dots, 3$,
+# numbers: `(a1, b1, k1)` is the first operand and `(a2, b2, k2)` the second. Take four steps, $t = 0, \dots, 3$,
 # composed one at a time from $t = 3$ down. The episode ends at $t = 1$, so step 1 resets.
 # Step 2's $b$ is a NaN, a bad reward in the *next* episode, which the reset must keep out of
 # steps 1 and 0. The cell prints, step by step, the running triple $(A, B, \kappa)$, then the
 # running $B$ when the reset is a multiplication by $a = 0$:
 
 # %%
-def combine_np(p, q):  # p: the map applied first, in a reverse scan the later run
-    """The package's combine on numbers: triples (a, b, κ); a reset in q wins (section 4)."""
-    (a1, b1, k1), (a2, b2, k2) = p, q
+def combine_np(first, second):  # the first operand is the map applied first (section 3)
+    """The package's combine on numbers: triples (a, b, κ); a reset in the second operand wins."""
+    (a1, b1, k1), (a2, b2, k2) = first, second
     return (a2 if k2 else a2 * a1, b2 if k2 else b2 + a2 * b1, k1 or k2)
 
 
@@ -366,20 +360,21 @@ assert run == (0.25, 5.5, True) and np.isnan(run_mult[1])
 # A tree meets the same rule when two runs combine. Take section 3's drawing again, each run now
 # a triple, with $a_t = 0.5$, $b = (1, 2, 4, 3, 5, \text{NaN}, 6, 7)$ and an episode end at $t = 2$:
 #
-# * The earlier run, steps 0–3, composes to $(0.125, 3, \text{set})$. Inside it, step 2's reset
+# * The second operand, steps 0–3, composes to $(0.125, 3, \text{set})$. Inside it, step 2's reset
 #   already dropped step 3, so the run's $b = 1 + 0.5 \cdot (2 + 0.5 \cdot 4) = 3$, which is $y_0$.
-# * The later run, steps 4–7, composes to $(0.0625, \text{NaN}, \text{clear})$.
-# * The earlier run's reset wins: the combine returns $(0.125, 3, \text{set})$, and the NaN is
+# * The first operand, steps 4–7, composes to $(0.0625, \text{NaN}, \text{clear})$.
+# * The second operand's reset wins: the combine returns $(0.125, 3, \text{set})$, and the NaN is
 #   dropped.
 
 # %%
 b8 = [1.0, 2.0, 4.0, 3.0, 5.0, np.nan, 6.0, 7.0]
 steps8 = [(0.5, b8[t], t == 2) for t in range(8)]  # the episode ends at t = 2
-later = reduce(combine_np, steps8[4:][::-1])  # steps 7, 6, 5, 4: the later run
-earlier = reduce(combine_np, steps8[:4][::-1])  # steps 3, 2, 1, 0: the earlier run
-print("later run:", later, "  earlier run:", earlier, "  combine(later, earlier):", combine_np(later, earlier))
-assert later[0] == 0.0625 and np.isnan(later[1]) and not later[2]
-assert earlier == combine_np(later, earlier) == (0.125, 3.0, True)
+first = reduce(combine_np, steps8[4:][::-1])  # the first operand: steps 7, 6, 5, 4
+second = reduce(combine_np, steps8[:4][::-1])  # the second operand: steps 3, 2, 1, 0
+print("first (steps 4-7):", first, "  second (steps 0-3):", second, "  combine(first, second):",
+      combine_np(first, second))
+assert first[0] == 0.0625 and np.isnan(first[1]) and not first[2]
+assert second == combine_np(first, second) == (0.125, 3.0, True)
 
 # %% [markdown]
 # Is the combine with the flag still associative? Read a triple $(a, b, \kappa)$ as the map
@@ -389,18 +384,19 @@ assert earlier == combine_np(later, earlier) == (0.125, 3.0, True)
 #
 # <details><summary>Details: the same triple, not only the same map (the algebra)</summary>
 #
-# Write $\mathrm{sel}(\kappa, u, v)$ for $u$ if $\kappa$ is set, else $v$ (`tl.where`). Then
-# $p \oplus q$ has $\kappa = \kappa_p \lor \kappa_q$, $a = \mathrm{sel}(\kappa_q, a_q, a_q a_p)$ and
-# $b = \mathrm{sel}(\kappa_q, b_q, b_q + a_q b_p)$. The $\kappa$ part is an OR, which is
-# associative. For $a$ and $b$, take three triples $p$, $q$, $w$, applied in that order. In each
-# of three cases, both groupings, $(p \oplus q) \oplus w$ and $p \oplus (q \oplus w)$, give the
-# pair in the table:
+# Write $\mathrm{sel}(\kappa, u, v)$ for $u$ if $\kappa$ is set, else $v$ (`tl.where`), and
+# $x_i$ for the triple $(a_i, b_i, \kappa_i)$. Then the first operand $x_1$ combined with the
+# second, $x_2$, gives $\kappa = \kappa_1 \lor \kappa_2$, $a = \mathrm{sel}(\kappa_2, a_2, a_2 a_1)$
+# and $b = \mathrm{sel}(\kappa_2, b_2, b_2 + a_2 b_1)$. The $\kappa$ part is an OR, which is
+# associative. For $a$ and $b$, take three triples $x_1$, $x_2$, $x_3$, applied in that order. In
+# each of three cases, both groupings, $(x_1 \oplus x_2) \oplus x_3$ and
+# $x_1 \oplus (x_2 \oplus x_3)$, give the pair in the table:
 #
 # | case | $a$ | $b$ |
 # | --- | --- | --- |
-# | $\kappa_w$ set | $a_w$ | $b_w$ |
-# | $\kappa_w$ clear, $\kappa_q$ set | $a_w a_q$ | $b_w + a_w b_q$ |
-# | neither set ($\kappa_p$ does not matter) | $a_w a_q a_p$ | $b_w + a_w b_q + a_w a_q b_p$ |
+# | $\kappa_3$ set | $a_3$ | $b_3$ |
+# | $\kappa_3$ clear, $\kappa_2$ set | $a_3 a_2$ | $b_3 + a_3 b_2$ |
+# | neither set ($\kappa_1$ does not matter) | $a_3 a_2 a_1$ | $b_3 + a_3 b_2 + a_3 a_2 b_1$ |
 #
 # The reset applied last wins, as the order rule says. The last row, without a reset, is
 # section 2's affine combine. So both groupings give the same triple, not only the same map, and
@@ -420,12 +416,11 @@ assert earlier == combine_np(later, earlier) == (0.125, 3.0, True)
 # return a, b, k1 | k2
 # ```
 #
-# Where $\kappa$ is set, the outputs never read $a$. So a combine may store $a_q$ there, as the
-# package does, or the product $a_q a_p$, and both choices are associative. The package stores
-# $a_q$, so that a NaN multiplier in the run applied first (in a return, the later run) never
-# reaches the stored $a$. For example, combine a later run $(\text{NaN}, 1, \text{clear})$ with an
-# earlier run $(0.5, 2, \text{set})$: storing $a_q$ gives $a = 0.5$, and storing $a_q a_p$ gives
-# NaN. The folded checks cell below tests both choices on random triples, and this example. It
+# Where $\kappa$ is set, the outputs never read $a$. So a combine may store $a_2$ there, as the
+# package does, or the product $a_2 a_1$, and both choices are associative. The package stores
+# $a_2$, so that a NaN multiplier in the first operand never reaches the stored $a$. For example,
+# combine the first operand $(\text{NaN}, 1, \text{clear})$ with the second $(0.5, 2, \text{set})$:
+# storing $a_2$ gives $a = 0.5$, and storing $a_2 a_1$ gives NaN. The folded checks cell below tests both choices on random triples, and this example. It
 # also checks that the three lines above are the package's own.
 #
 # </details>
@@ -439,8 +434,8 @@ for op in (combine_np, combine_prod):
     for s1, s2, s3 in zip(steps[0::3], steps[1::3], steps[2::3]):
         np.testing.assert_allclose(op(op(s1, s2), s3)[:2], op(s1, op(s2, s3))[:2], rtol=1e-12)
         assert op(op(s1, s2), s3)[2] == op(s1, op(s2, s3))[2]
-# section 4's table, forward row: combine(earlier run, later run), and a reset in the later run wins
-fwd = [(0.5, float(t), t == 5) for t in range(8)]  # a reset at t = 5, in the later run 4-7
+# section 4's forward scan: combine(steps 0-3, steps 4-7), and a reset in the second operand wins
+fwd = [(0.5, float(t), t == 5) for t in range(8)]  # a reset at t = 5, in the second operand, steps 4-7
 assert combine_np(reduce(combine_np, fwd[:4]), reduce(combine_np, fwd[4:])) == reduce(combine_np, fwd[4:])
 # the fold's table of three cases: both groupings give the row's (a, b), whatever the other flags
 table_row = lambda p, q, w: ((w[0], w[1]) if w[2] else (w[0] * q[0], w[1] + w[0] * q[1]) if q[2]  # noqa: E731
@@ -448,8 +443,8 @@ table_row = lambda p, q, w: ((w[0], w[1]) if w[2] else (w[0] * q[0], w[1] + w[0]
 for kp, kq, kw in [(kp, kq, kw) for kp in (False, True) for kq in (False, True) for kw in (False, True)]:
     p3, q3, w3 = (0.5, 2.0, kp), (0.25, 3.0, kq), (0.125, 5.0, kw)
     assert combine_np(combine_np(p3, q3), w3)[:2] == combine_np(p3, combine_np(q3, w3))[:2] == table_row(p3, q3, w3)
-later_nan, earlier_reset = (np.nan, 1.0, False), (0.5, 2.0, True)  # the fold's example
-assert combine_np(later_nan, earlier_reset)[0] == 0.5 and np.isnan(combine_prod(later_nan, earlier_reset)[0])
+first_nan, second_reset = (np.nan, 1.0, False), (0.5, 2.0, True)  # the fold's example
+assert combine_np(first_nan, second_reset)[0] == 0.5 and np.isnan(combine_prod(first_nan, second_reset)[0])
 # the second fold's three lines are scan.combine's body
 package_combine = [line.strip() for line in inspect.getsource(getattr(scan.combine, "fn", scan.combine)).splitlines()]
 assert package_combine[-3:] == ["a = tl.where(k2, a2, a2 * a1)", "b = tl.where(k2, b2, b2 + a2 * b1)",
@@ -511,8 +506,8 @@ assert y[0, 4] == 0 and y[0, 5] == 6.0  # the padded step, and the step after it
 # per step finishes the chunk.
 #
 # For example, 10 steps in chunks of 4 are the chunks 0–3, 4–7 and 8–9. The walk starts with the
-# chunk 8–9, from the carry 0. Its `y[8]`, the value just after step 7, is the carry of
-# the chunk 4–7. That chunk's `y[4]` is then the carry of the chunk 0–3: `carry = y[start]` in
+# chunk 8–9, from the carry 0. Its `y[8]`, step 8's output, is the value that enters step 7: the
+# carry of the chunk 4–7. That chunk's `y[4]` is then the carry of the chunk 0–3: `carry = y[start]` in
 # `chunked`.
 
 # %%
@@ -568,8 +563,7 @@ plt.show()
 # | --- | --- | --- |
 # | the recurrence | $y_t = a_t y_{t-1} + b_t$ | $y_t = a_t y_{t+1} + b_t$ |
 # | scan order: the steps applied first to last | $t = 0, 1, \dots, T-1$ | $t = T-1, \dots, 1, 0$ |
-# | [`combine(p, q)`](#3.-The-backward-recurrence-as-a-reverse-scan), `p` applied first | `combine(earlier run, later run)` | `combine(later run, earlier run)` |
-# | [the run whose reset wins](#4.-Episode-ends-are-resets) (`q`) | the later run | the earlier run |
+# | [a reset drops](#4.-Episode-ends-are-resets) | the steps before it | the steps after it: the next episode |
 # | the chunks are walked | first to last | last to first |
 # | a chunk's carry out is $y$ at | its last step | its first step |
 # | and it enters | the next chunk in time | the chunk before it in time |
@@ -734,8 +728,8 @@ print("kernel gradients match autograd")
 #
 # **`matrix_compose`.** Write `combine` for maps $y \mapsto A\,y + b$, with a matrix $A$ and a
 # vector $b$ (the steps of a linear system run backwards). `matrix_compose(p, q)` keeps
-# [the order rule](#3.-The-backward-recurrence-as-a-reverse-scan): `p` is applied first, then
-# `q`. This exercise checks one skill: keeping the order of the matrix products when you compose
+# [the order rule](#3.-The-backward-recurrence-as-a-reverse-scan): its first operand, `p`, is
+# applied first, then its second, `q`. This exercise checks one skill: keeping the order of the matrix products when you compose
 # maps in `combine`'s order, since matrices do not commute.
 #
 # <details><summary>Hint 1: where to start</summary>
@@ -748,7 +742,7 @@ print("kernel gradients match autograd")
 #
 # <details><summary>Hint 2: the plan</summary>
 #
-# * `matrix_compose(p, q)` is `combine(p, q)` with matrices: `p` first.
+# * `matrix_compose(p, q)` is `combine(first, second)` with matrices: `p` is the first operand.
 # * Write $z = p(y)$ with $A_1$ and $b_1$.
 # * Then `q` acts on $z$, not on $y$. Write $q(z)$ and put your $z$ in.
 # * Expand it. The term that multiplies $y$ is the matrix part. What is left is the vector part.
@@ -862,7 +856,7 @@ exercises.attempt("matrix_compose", matrix_compose)
 #     end = min(start + chunk, T)
 #     run = (1.0, 0.0, False)  # the identity
 #     for t in reversed(range(start, end)):
-#         run = combine_np(___, ___)  # which is applied first: the later steps' run, or step t?
+#         run = combine_np(___, ___)  # which is the first operand: the run of steps t+1 to end-1, or step t?
 #         a_s, b_s, k_s = run
 #         y[t] = ___  # a select on k_s
 #         carry_in[t] = carry
@@ -911,7 +905,8 @@ exercises.attempt("chunked_reset_scan", chunked_reset_scan)
 #
 # * Each step of $y_t = b_t + a_t y_{t+1}$ is an affine map, and maps compose associatively but
 #   not commutatively. Hillis–Steele and Blelloch may regroup them but must keep their order. A
-#   return is this scan taken in reverse time, with `combine(later run, earlier run)`.
+#   return is this scan taken in reverse time; `combine(first, second)` applies its first operand
+#   first in both directions.
 # * An episode end is a reset flag and a select, never a multiplication by $a_t = 0$, since
 #   $0 \cdot \text{NaN} = \text{NaN}$. A padded step is the identity $(1, 0)$.
 # * A row is cut into chunks, scanned in parallel inside and walked one after another, each

@@ -28,16 +28,7 @@
 # Notebook 00 showed that every algorithm in this course is a reverse scan over affine maps. Here
 # you write that scan as a GPU kernel. New words are in [`GLOSSARY.md`](GLOSSARY.md).
 #
-# **The operands card.** Every combine in 00b and 00c takes two runs of steps, and the text names
-# them one way, by [the order rule of 00 §3](00_associative_scan.ipynb#3.-The-backward-recurrence-as-a-reverse-scan):
-#
-# | operand | in code | in a reverse scan (every return) |
-# | --- | --- | --- |
-# | $p$, applied first | `(a1, b1)`, and `(a1, b1, k1)` with 00c's reset flag | the later run, $L$ |
-# | $q$, applied second | `(a2, b2)`, and `(a2, b2, k2)` | the earlier run, $E$ |
-#
-# The combine returns "$p$, then $q$": `(a2·a1, b2 + a2·b1)`. In a forward scan, such as section
-# 2's moving average, $p$ is the earlier run, and still the one applied first.
+# **The operands card.** A combine's first operand, `(a1, b1)`, is applied first and its second, `(a2, b2)`, second, by [00's order rule](00_associative_scan.ipynb#3.-The-backward-recurrence-as-a-reverse-scan).
 #
 # **How the exercises work** is the box of that name in
 # [notebook 00's exercises](00_associative_scan.ipynb#Exercises): `exercises.attempt`, its
@@ -305,10 +296,11 @@ exercises.attempt("td_target_kernel", td_target_kernel)
 #   `(3, 1, 4, 1)` then gives `(9, 6, 5, 1)`: lane $t$ combines lanes $t$ to the end. A return
 #   needs this direction.
 #
-# **`combine(a1, b1, a2, b2)` applies `(a1, b1)` first**, then `(a2, b2)`, and returns
-# `(a2·a1, b2 + a2·b1)`. Each argument is a *run* of consecutive steps, already composed into
-# one pair. In a forward scan, `(a1, b1)` is the earlier run; in a return, the later run
-# ([the order rule, 00 §3](00_associative_scan.ipynb#3.-The-backward-recurrence-as-a-reverse-scan)).
+# **`combine(a1, b1, a2, b2)` applies its first operand, `(a1, b1)`, first**, then its second,
+# `(a2, b2)`, and returns `(a2·a1, b2 + a2·b1)`. Each operand is a *run* of consecutive steps,
+# already composed into one pair. Which run that is in time depends on the scan's direction, as
+# the drawing in [the order rule, 00 §3](00_associative_scan.ipynb#3.-The-backward-recurrence-as-a-reverse-scan)
+# shows.
 #
 # The combine below, `affine_combine`, is notebook 00's `combine` with the pairs unpacked, for
 # both directions. A forward example first: `ema_kernel` computes $y_t = a_t y_{t-1} + b_t$
@@ -316,7 +308,7 @@ exercises.attempt("td_target_kernel", td_target_kernel)
 
 # %%
 @triton.jit
-def affine_combine(a1, b1, a2, b2):  # (a1, b1): the map applied first, in a reverse scan the later run
+def affine_combine(a1, b1, a2, b2):  # (a1, b1): the first operand, applied first (00's order rule)
     return a2 * a1, b2 + a2 * b1
 
 
@@ -431,20 +423,20 @@ def tree_reverse_scan(xs, combine, show=False):
     while k < len(xs):
         new = list(xs)
         for t in range(len(xs) - k):
-            new[t] = combine(xs[t + k], xs[t])  # combine(later run, from t + k; earlier run, at t)
+            new[t] = combine(xs[t + k], xs[t])  # the first operand: element t + k; the second: element t
             calls.append((xs[t + k], xs[t]))
             if show:
-                print(f"round k={k}: combine(later={xs[t + k]!r}, earlier={xs[t]!r}) -> {new[t]!r}")
+                print(f"round k={k}: combine(first={xs[t + k]!r}, second={xs[t]!r}) -> {new[t]!r}")
         xs, k = new, 2 * k
     return xs, calls
 
 
-runs, calls = tree_reverse_scan(["s0", "s1", "s2", "s3"], lambda later, earlier: later + " " + earlier, show=True)
+runs, calls = tree_reverse_scan(["s0", "s1", "s2", "s3"], lambda first, second: first + " " + second, show=True)
 print("result:", runs)
 assert calls == [("s1", "s0"), ("s2", "s1"), ("s3", "s2"), ("s3 s2", "s1 s0"), ("s3", "s2 s1")]
 assert runs == ["s3 s2 s1 s0", "s3 s2 s1", "s3 s2", "s3"]  # step t: the steps from the end down to t, the last first
 # the same tree on the numbers above, with affine_combine's own body, gives reverse_maps_kernel's (A_t, B_t)
-maps, _ = tree_reverse_scan([(0.5, b) for b in b_in.tolist()], lambda p, q: affine_combine.fn(*p, *q))
+maps, _ = tree_reverse_scan([(0.5, b) for b in b_in.tolist()], lambda first, second: affine_combine.fn(*first, *second))
 np.testing.assert_allclose(np.array(maps), np.stack([a_s.cpu().numpy(), b_s.cpu().numpy()], 1), rtol=1e-6)
 
 
@@ -736,7 +728,7 @@ exercises.attempt("chunked_scan", chunked_scan)
 #   `tl.arange`). Every load and store that can run past the end needs a mask.
 # * On blocks, use the elementwise forms, not Python's operators: `&`, `|`, `~`, `tl.minimum`,
 #   `tl.maximum`, `tl.where`.
-# * `tl.associative_scan` takes `affine_combine`, whose first argument is applied first in both
+# * `tl.associative_scan` takes `affine_combine`, whose first operand is applied first in both
 #   directions. Returns need `reverse=True`. Padding lanes hold the identity $(1, 0)$.
 # * Rows of any length are cut into chunks, each finished by $y_t = B_t + A_t \cdot \text{carry}$.
 #   For a return, the chunks go from the end. The carry is $y$ at the first step of the chunk

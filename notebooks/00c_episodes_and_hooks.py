@@ -34,13 +34,7 @@
 # New words are in [`GLOSSARY.md`](GLOSSARY.md). The exercises work as notebook 00's box "How the
 # exercises work" says, with 00b's three rules for kernels.
 #
-# **The operands card** (as in 00b). Every combine here takes two runs of steps, named one way by
-# [the order rule of 00 §3](00_associative_scan.ipynb#3.-The-backward-recurrence-as-a-reverse-scan):
-#
-# | operand | in code | in a reverse scan (every return) |
-# | --- | --- | --- |
-# | $p$, applied first | `(a1, b1, k1)`, with the reset flag `k1` | the later run, $L$ |
-# | $q$, applied second | `(a2, b2, k2)` | the earlier run, $E$ |
+# **The operands card.** A combine's first operand, `(a1, b1, k1)`, is applied first and its second, `(a2, b2, k2)`, second, by [00's order rule](00_associative_scan.ipynb#3.-The-backward-recurrence-as-a-reverse-scan).
 
 # %%
 import os
@@ -79,7 +73,7 @@ print("device:", DEVICE, "(Triton interpreter)" if os.environ.get("TRITON_INTERP
 
 # %%
 @triton.jit
-def affine_combine(a1, b1, a2, b2):  # (a1, b1): the map applied first, in a reverse scan the later run
+def affine_combine(a1, b1, a2, b2):  # (a1, b1): the first operand, applied first (00's order rule)
     return a2 * a1, b2 + a2 * b1
 
 
@@ -163,9 +157,9 @@ assert torch.isnan(by_multiplying[:2]).all() and torch.isnan(by_kernel[:2]).all(
 # map becomes "$y = b$ if it resets, else $y = b + a\,y'$", where $y'$ is the value after the
 # step. The combine follows
 # [the order rule, 00 §3](00_associative_scan.ipynb#3.-The-backward-recurrence-as-a-reverse-scan),
-# with the later run $(a_L, b_L, \kappa_L)$ and the earlier run $(a_E, b_E, \kappa_E)$:
+# with the first operand $(a_1, b_1, \kappa_1)$ and the second $(a_2, b_2, \kappa_2)$:
 #
-# $$(a, b, \kappa) = \begin{cases} (a_E,\ b_E,\ \text{true}) & \text{if } \kappa_E \\ (a_E a_L,\ b_E + a_E b_L,\ \kappa_L) & \text{otherwise} \end{cases}$$
+# $$(a, b, \kappa) = \begin{cases} (a_2,\ b_2,\ \text{true}) & \text{if } \kappa_2 \\ (a_2 a_1,\ b_2 + a_2 b_1,\ \kappa_1) & \text{otherwise} \end{cases}$$
 #
 # This combine is still associative, as notebook 00, section 4, proved. The checker tries your
 # `reset_combine` grouped both ways.
@@ -188,8 +182,8 @@ assert torch.isnan(by_multiplying[:2]).all() and torch.isnan(by_kernel[:2]).all(
 # * **Edge cases:** a `NaN` or `inf` reward must stay inside its own episode, whether the episode
 #   end is in the same chunk or the bad value arrives through the carry from a later chunk.
 # * **Your combine:** a `@triton.jit` function `reset_combine(a1, b1, k1, a2, b2, k2)` that returns
-#   the formula's composed triple. In a reverse scan, `(a1, b1, k1)` is the later run $L$, the map
-#   applied first, and `(a2, b2, k2)` is the earlier run $E$.
+#   the formula's composed triple: `(a1, b1, k1)` is the first operand, and `(a2, b2, k2)` the
+#   second.
 #
 # <details><summary>Hint 1: where to start</summary>
 #
@@ -233,7 +227,7 @@ assert torch.isnan(by_multiplying[:2]).all() and torch.isnan(by_kernel[:2]).all(
 #
 # ```python
 # @triton.jit
-# def reset_combine(a1, b1, k1, a2, b2, k2):  # (a1, b1, k1): the map applied first, in a reverse scan the later run
+# def reset_combine(a1, b1, k1, a2, b2, k2):  # (a1, b1, k1): the first operand, applied first
 #     return tl.where(k2, ___, a2 * a1), tl.where(k2, ___, ___), ___  # ___: the formula's two cases
 #
 # term = tl.load(D + row * T + t, mask=m, other=0) != 0  # (a padding lane loads 0: it never resets)

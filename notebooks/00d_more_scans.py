@@ -124,21 +124,19 @@ exercises.attempt("strided_scan", strided_scan)
 # **Exercise `discounted_max`: a scan that is not a sum.** Everything so far scanned affine
 # maps, $y \mapsto b + a\,y$. But a scan needs only an associative combine. Here you scan the
 # largest discounted reward still ahead in the episode: $h_t = \max_k \gamma^k r_{t+k}$, where $k$
-# runs over the episode's remaining steps. It scores a trajectory by its peak instead of its sum,
-# as objectives that care about the best outcome reached do. With negative rewards,
-# discounting pulls a far reward towards 0, so it can beat a nearer one. As a recurrence:
+# runs over the episode's remaining steps.
+#
+# **What $h$ measures.** Take a goal reward: 1 at a goal and 0 elsewhere. Then $h_t = \gamma^k$,
+# where $k$ is the number of steps to the next time the goal is reached, and $h_t = 0$ if the
+# episode or the row ends first. So $h$ says how soon the goal comes. Unlike the return, reaching
+# the goal twice does not count twice. As a recurrence:
 #
 # $$h_t = \max(r_t,\ \gamma\, h_{t+1}),$$
 #
 # with $h_t = r_t$ where the episode ends and at the row's last step.
 #
-# <details><summary>Details: what h means, with a goal reward</summary>
-#
-# Take a reward of 1 at a goal and 0 elsewhere. Then $h_t = \gamma^k$, where $k$ is the number of
-# steps to the next time the goal is reached. $h_t$ is 0 if the episode or the row ends first.
-# Unlike a sum, reaching the goal twice does not count twice.
-#
-# </details>
+# The checker's rewards take either sign, mostly below 0. Negative rewards matter for one choice
+# only: the identity of your combine, which must lose every max even to a reward below 0.
 #
 # * **Inputs:** `rewards` (float32, of either sign) and `terminated` (bool), contiguous, of shape
 #   `(B, T)`, any `T`. Then `gamma` ($0 < \gamma \le 1$) and `chunk`.
@@ -170,15 +168,15 @@ exercises.attempt("strided_scan", strided_scan)
 # <details><summary>Hint 2: the plan</summary>
 #
 # * Step $t$ is the pair $(g_t, c_t) = (\gamma, r_t)$: the map $y \mapsto \max(c_t, g_t\,y)$.
-# * Write out the composition: the later run $(g_L, c_L)$ first, then the earlier $(g_E, c_E)$.
-# * Two facts bring it back to the form $\max(c, g\,y)$: as $g_E \ge 0$,
-#   $g_E \max(u, v) = \max(g_E u, g_E v)$, and a max of maxes is one max of all their terms.
+# * Write out the composition: the first operand $(g_1, c_1)$ first, then the second $(g_2, c_2)$.
+# * Two facts bring it back to the form $\max(c, g\,y)$: as $g_2 \ge 0$,
+#   $g_2 \max(u, v) = \max(g_2 u, g_2 v)$, and a max of maxes is one max of all their terms.
 #   Using both, the factor of $y$ is your new $g$, and the terms without $y$ give your new $c$.
 # * The identity $(g, c)$ must give $\max(c, g\,y) = y$ for every $y$, and $y$ may be below 0,
 #   as rewards may. Which $c$ never wins a max? Is 0 enough?
 # * Padding lanes load the identity's $c$. The carry into a row's last chunk must change nothing
 #   too: $h_t = r_t$ at the row's last step.
-# * A reset $\kappa_E$ keeps $(g_E, c_E)$ alone and drops what comes after, as in `reset_combine`.
+# * A reset $\kappa_2$ keeps $(g_2, c_2)$ alone and drops the first operand, as in `reset_combine`.
 # * After the scan, select as in `reset_scan`: where the scanned flag is set, the carry never
 #   enters; elsewhere, apply the scanned map to the carry.
 # * The new carry is $h$ at the chunk's first step, taken as in `reset_scan`.
@@ -209,7 +207,7 @@ exercises.attempt("strided_scan", strided_scan)
 #
 # ```python
 # @triton.jit
-# def max_combine(g1, c1, k1, g2, c2, k2):  # (g1, c1, k1): the map applied first, in a reverse scan the later run
+# def max_combine(g1, c1, k1, g2, c2, k2):  # (g1, c1, k1): the first operand, applied first
 #     return tl.where(k2, g2, ___), tl.where(k2, c2, ___), k1 | k2  # your composed g, your composed c
 # # in the loop: r loaded with other=___ (the identity's c); carry = ___ before the last chunk
 # h = tl.where(k_s, c_s, ___)  # ___: the scanned map (g_s, c_s) applied to the carry

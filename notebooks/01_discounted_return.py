@@ -165,11 +165,16 @@ print("prologue + scan + epilogue == the loop")
 # in as a value after the window.
 #
 # **2. Every episode end resets, and so does the window's last step.** A step that resets ignores
-# what comes after it: $y_t = b_t$.
+# what comes after it: $y_t = b_t$. The window's end is treated as a truncation: the episode goes on
+# unseen, and a bootstrap in $b_{T-1}$ stands in for the rest. So one rule serves every estimator.
+# Section 2 of notebooks 03 and 04 shows why TD(λ) and V-trace need this reset even when the scan
+# starts from $y_T = 0$.
 #
-# **3. Select, never multiply by 0.** $0 \times \text{NaN}$ is NaN, so the reset and the dropped
+# **3. Select, never multiply by 0.** NaNs are real inputs: a failed environment step gives one, and
+# a next value behind a termination may be one. $0 \times \text{NaN}$ is NaN, so the reset and the dropped
 # bootstrap are **selects** (`np.where`, `torch.where`, `tl.where`): they pick one of two values and
-# do no arithmetic with the other. Where the NaN sits decides which select keeps it out:
+# do no arithmetic with the other. Where a formula writes $(1-\text{term}_t)$ as a factor, that is
+# notation: the code selects. Where the NaN sits decides which select keeps it out:
 #
 # | the NaN is | what keeps it out |
 # | --- | --- |
@@ -179,39 +184,7 @@ print("prologue + scan + epilogue == the loop")
 # The checker of notebook 02's `gae_pairs` scans from a nonzero value after the window, so a last
 # step that does not reset fails it.
 #
-# <details><summary>Details: why each convention, and the window's end on two steps</summary>
-#
-# **Why every bootstrap goes into $b$.** `rl.linear_scan` and the exercises' harness both start
-# from $y_T = 0$. A truncation inside the window must bootstrap from its own next state, which no
-# value after the window could give, and the window's end is written the same way as a truncation.
-#
-# **Why the window's last step resets.** An episode end must reset, since what follows it is
-# another episode. The window's last step ends no episode, yet it resets too, for three reasons:
-#
-# * *One rule serves every estimator.* Every estimator already has a form of its step for a
-#   truncation, where the episode goes on unseen and a bootstrap stands in for the rest. The
-#   window's end is that case. So done$_t$ includes the window's last step, and no estimator needs
-#   a case of its own for it.
-# * *TD(λ) and V-trace need it even when the scan starts from $y_T = 0$.* For the return and GAE,
-#   with the bootstrap already in $b_{T-1}$, the reset changes no number then, since
-#   $a_{T-1} \cdot 0 = 0$. But the ordinary $b_t$ of TD(λ) and of V-trace counts on the
-#   $a_t y_{t+1}$ that follows it. TD(λ)'s bootstraps from $V'_t$ with weight $1-\lambda_t$ only,
-#   and leaves the rest to $\lambda_t G_{t+1}$. V-trace's holds a term $-\gamma_t c_t V'_t$, which
-#   cancels against $\gamma_t c_t v_{t+1}$. After the window there is no $y_T$, so the last step
-#   must take its done form of $b$, a full bootstrap, and the reset is what selects that form
-#   (section 2 of notebooks 03 and 04 shows each one).
-# * *A value really does come in after some windows.* `rl.linear_scan` takes one as its `initial`
-#   argument. Notebook 11 splits a long row into windows, one per process, and each window but the
-#   last gets the next window's first value that way. The last step of such a window ends nothing:
-#   it neither bootstraps nor resets, and the value that comes in is the rest of the row. A window
-#   that ends the rollout is the other case. Its last step bootstraps in $b$, and the reset keeps
-#   out whatever comes in after it. Both at once would count what follows the window twice.
-#
-# **Why select.** NaNs are real inputs: a failed environment step gives one, and a next value
-# behind a termination may be one, since no next state exists there. The formulas still write
-# $(1-\text{term}_t)$ and $(1-\text{done}_t)$ as factors. That is notation: the code selects. The
-# NumPy split above does both. Its `b` line drops the bootstrap with `np.where`, and its scan takes
-# `carry = b` where `a == 0`.
+# <details><summary>Details: the window's end on two steps</summary>
 #
 # **The window's end on two steps.** Take rewards $r = (1, 1)$ and $\gamma = 0.5$, in a window
 # that ends the rollout after step 1, with $V(s_2) = 10$. By the card, step 0 is ordinary,
@@ -224,7 +197,9 @@ print("prologue + scan + epilogue == the loop")
 # Without it ($a_1 = 0.5$), $G_1 = 6 + 0.5 \cdot 10 = 11$. What follows the window is then counted
 # twice, once as the bootstrap in $b_1$ and once through $a_1 y_2$, and $G_0 = 6.5$ inherits the
 # error. From $y_2 = 0$ the two forms give the same numbers, so only a scan that starts from
-# another value tells them apart. The folded cell below checks these numbers.
+# another value tells them apart. The folded cell below checks these numbers. Notebook 11 splits a
+# long row into such pieces, one per process; there a piece's last step resets only where an
+# episode ends (its section 3).
 #
 # </details>
 

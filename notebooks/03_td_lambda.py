@@ -104,9 +104,12 @@ print(G)
 #   episode it is $1-\lambda_t$, and the rest of the weight goes to $G_{t+1}$. At a truncation or
 #   the window's end it is 1, because there is no $G_{t+1}$ to mix in.
 #
-# For TD(λ) the window's last step must reset even when the scan starts from $y_T = 0$: without
-# its done form, $b_{T-1}$ would bootstrap with weight $1-\lambda_{T-1}$ only
-# ([notebook 01's conventions](01_discounted_return.ipynb#The-three-conventions)).
+# For TD(λ) the window's last step must reset even when the scan starts from $y_T = 0$
+# ([notebook 01's conventions](01_discounted_return.ipynb#The-three-conventions)). The ordinary
+# $b_t$ bootstraps from $V'_t$ with weight $1-\lambda_t$ only, and leaves the rest of the target to
+# $\lambda_t G_{t+1}$, which the scan adds as $a_t y_{t+1}$. After the window there is no $G_T$ to
+# add. So the last step must take its done form, $w_{T-1} = 1$, a full bootstrap, and the reset
+# is what selects that form.
 #
 # The exercises below end the window another way. They have no done flag, so they set
 # $\lambda_{T-1} = 0$ at its last step. That gives the same pair: $a_{T-1} = \gamma_{T-1} \cdot 0 = 0$,
@@ -302,7 +305,7 @@ print(f"the exact curve's minimum: λ = {fine[mse_f.argmin()]:.2f}, MSE {mse_f.m
 # ($\sigma_r = 0$) put it at or next to λ = 1 when $\gamma^T$ is small, as here
 # ($\gamma^T = 0.8^{20} \approx 0.01$). In a short window, or with γ near 1, $\gamma^T$ is not
 # small: at λ = 1 the critic's whole weight $\gamma^T$ sits on one noisy bootstrap value, and the
-# best λ can lie well below 1 (open question 3).
+# best λ can lie below 1 (open question 3).
 #
 # **Bias is not needed for a trade-off.** Take an unbiased critic ($\eta = 0$) that is noisy,
 # $\sigma_c = 3$. The MSE is then the variance alone, the sum of two terms, drawn below from the
@@ -570,9 +573,9 @@ exercises.attempt("q_lambda", q_lambda)
 #
 # *(Answer each in its cell below. Your teacher's grader collects the answers from them.)*
 #
-# 1. Show numerically that `td_lambda(r, values[t+1], λ)` equals `gae(r, values, λ).returns`
-#    inside episodes. Which of the two would you use as a critic target? Why are they the same
-#    thing?
+# 1. Show numerically that `td_lambda(r, values[t+1], λ)`, with `bootstrap_value` as the last next
+#    value, equals `gae(r, values, λ).returns` inside episodes. Which of the two would you use as a
+#    critic target? Why are they the same thing?
 # 2. Dreamer uses λ-returns of imagined rollouts with a learned, per-step `discount`
 #    (continuation probability). Pass it as `gamma` and check the result against the loop.
 # 3. In section 5's setting, make the critic unbiased: $\eta = 0$. Keep $\sigma_c = 0.25$ and

@@ -19,7 +19,7 @@
 # * **You will learn:** IMPALA's off-policy correction as one scan; Retrace as a Triton prologue,
 #   V-trace's policy-gradient epilogue, and V-trace as a whole kernel of your own.
 # * **Time:** 3.5–5.5 h with the open questions, 2–3.5 h without, in two sessions: the second
-#   starts at `vtrace_kernel`.
+#   starts at `vtrace_kernel`, the capstone, which alone can take a newcomer 1–2 h.
 # * **Needs:** notebooks 01–03; importance sampling. No GPU.
 # * **Conventions:** episode ends follow notebook 01's card; the glossary's
 #   [Names and signatures](GLOSSARY.md#names-and-signatures) lists flags, values and hook signatures.
@@ -152,9 +152,12 @@ np.testing.assert_allclose(pg, [0.75, 0.5, 1.0])
 # episode end (`follow` in the NumPy code below).
 #
 # **The window's last step resets,** as every episode end does, by
-# [notebook 01's conventions](01_discounted_return.ipynb#The-three-conventions). There the select
-# $[\lnot\text{done}_t]$ drops $-\gamma_t c_t V'_t$, which has no $v_T$ to cancel against, and leaves
-# $v_{T-1} = V_{T-1} + \rho_{T-1}\delta_{T-1}$: a bootstrap from the next value.
+# [notebook 01's conventions](01_discounted_return.ipynb#The-three-conventions), and V-trace needs
+# that reset even when the scan starts from $y_T = 0$. The ordinary $b_t$ holds the term
+# $-\gamma_t c_t V'_t$, written to cancel against the $\gamma_t c_t v_{t+1}$ that the scan adds. After
+# the window there is no $v_T$. So at the last step the select $[\lnot\text{done}_t]$ drops
+# $-\gamma_t c_t V'_t$ and leaves $v_{T-1} = V_{T-1} + \rho_{T-1}\delta_{T-1}$: a bootstrap from the
+# next value.
 #
 # In NumPy:
 
@@ -744,7 +747,9 @@ exercises.attempt("vtrace_pg", vtrace_pg)
 # # must print [[[1.75, 1.5, 2.0]], [[0.75, 0.5, 1.0]]], then [[[1.5, 1.0, 2.0]], [[0.5, 0.0, 1.0]]]
 # ```
 #
-# $v_2 = 1$ means the window's last step was not a reset. For the carry, a property: on a random
+# $v_2 = 1$ means the window's last step was not a reset. `vs` $= (1.5, 1.5, 2)$ on the first case
+# means your combine's operands are swapped: it applies the earlier run's map first, so $v_0$ comes
+# out as $b_1 + a_1 b_0 + a_1 a_0 v_2$. For the carry, a property: on a random
 # row of 10 steps, `vs` with `chunk=2` and with `chunk=16` must agree (to about $10^{-6}$).
 #
 # </details>

@@ -46,7 +46,10 @@ rng = np.random.default_rng(41)
 # %% [markdown]
 # ## 1. Which value the target converges to
 #
-# Training moves the critic $V$ towards `vs`, so it stops where the mean correction `vs` − V is 0.
+# Training moves the critic $V$ towards `vs`. For a tabular critic, one free value per state, it
+# therefore stops where the mean correction `vs` − V is 0. (With function approximation it stops
+# where the correction's projection onto what the critic can represent is 0, a different point in
+# general; this notebook keeps to the tabular case.)
 # **The condition:** that happens where, and only where, the mean *one-step* correction is 0 in
 # every state,
 #

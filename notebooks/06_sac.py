@@ -20,8 +20,8 @@
 #   losses, soft λ-targets as a Triton prologue, and the bias of multi-step targets on replayed
 #   data.
 # * **Time:** 2.5–3 h with the open questions; 1–1.5 h for the reading and the checked exercise.
-# * **Needs:** notebooks 03 and 04 (section 4 reuses 04b's one-state problem, and explains it
-#   again). No GPU.
+# * **Needs:** notebook 03: the exercise starts from its `td_lambda_prologue`. Section 4 reuses
+#   notebook 04b's one-state problem and explains it again, so 04b helps but is not required. No GPU.
 # * **Conventions:** the course's flags, values and hook signatures:
 #   [Names and signatures](GLOSSARY.md#Names-and-signatures) in the glossary.
 # * **Minimum path:** sections 1–3 and the checked exercise `soft_lambda_targets`. Section 4, which
@@ -603,6 +603,29 @@ assert not h200 or (round(min(_x_gpu), 1), round(max(_x_gpu), 1)) == (5.3, 7.4) 
 # weight, and a termination keeps only $r_t$. Read $\log\pi_{t+1}$ at `offs + 1`, and only where
 # $t + 1 < T$.
 #
+# **Two steps, worked in the $G$ form.** Take $\gamma = 0.5$, $\alpha = 1$, $\lambda = 0.5$, no
+# termination, $r = (1, 2)$, $V' = (4, 2)$ and $\log\pi_1 = 2$.
+#
+# * $t = 1$ is the window's last step, so $\ell_1 = 0$. Then $a_1 = \gamma\ell_1 = 0$ and
+#   $b_1 = r_1 + \gamma V'_1 = 2 + 0.5 \cdot 2 = 3$, so $G_1 = 3$.
+# * At $t = 0$ the trace goes on, so $\ell_0 = \lambda$. Then $a_0 = \gamma\ell_0 = 0.25$ and
+#   $b_0 = r_0 + \gamma\big[(1 - \ell_0)V'_0 - \ell_0\alpha\log\pi_1\big] = 1 + 0.5\,(2 - 1) = 1.5$,
+#   so $G_0 = b_0 + a_0 G_1 = 1.5 + 0.25 \cdot 3 = 2.25$.
+#
+# The formula above gives the same: $G_0 = 1 + 0.5\,[0.5 \cdot 4 + 0.5\,(3 - 2)] = 2.25$.
+
+# %% jupyter={"source_hidden": true}
+# Checks: the two worked steps, against the reference (CI runs them; skip when reading)
+_gamma, _alpha, _lam, _r, _v, _lp_next = 0.5, 1.0, 0.5, [1.0, 2.0], [4.0, 2.0], [2.0, 0.0]  # log π_{t+1}; none at t = 1
+_ell = [_lam, 0.0]  # ℓ_t: λ where the trace goes on, 0 at the window's last step
+_a = [_gamma * l for l in _ell]
+_b = [r + _gamma * ((1 - l) * v - l * _alpha * lp) for r, v, l, lp in zip(_r, _v, _ell, _lp_next)]
+_G = reference.sac_targets(np.array([_r]), np.array([_v]), np.zeros((1, 2)), gamma=_gamma, alpha=_alpha,
+                           lambda_=_lam, log_probs=np.array([[0.0, 2.0]]))  # V' = Q - α·0; log π_0 is never read
+assert _a == [0.25, 0.0] and _b == [1.5, 3.0]  # "a_0 = 0.25, b_0 = 1.5"; "a_1 = 0, b_1 = 3"
+assert np.allclose(_G, [[_b[0] + _a[0] * _b[1], _b[1]]]) and np.allclose(_G, [[2.25, 3.0]])  # "G_0 = 2.25", "G_1 = 3"
+
+# %% [markdown]
 # * **Inputs:** `X` holds rewards, next_q1, next_q2, next_log_probs, log_probs, terminated. `P`
 #   holds (γ, α, λ).
 # * **Returns:** the pair $(a_t, b_t)$ whose reverse scan is $G_t$. The checker compares the scan

@@ -164,9 +164,15 @@ ppo_floor_ms = B * T * ppo_bytes / BW * 1e3
 print(f"PPO: {B * T * ppo_bytes / 1e6:.1f} MB → {ppo_floor_ms * 1e3:.1f} µs")
 
 # %% [markdown]
-# **Finding:** a kernel is at best as fast as its floor (bytes read again from the GPU's L2 cache,
-# a small on-chip memory, can beat it: notebook 14, section 8). GAE must move 17 B per step in
-# float32, and PPO's loss 12 B. The floor is $B \cdot T$ times those bytes, divided by the copy bandwidth.
+# **Finding:** a kernel is at best as fast as its floor. GAE must move 17 B per step in float32,
+# and PPO's loss 12 B. The floor is $B \cdot T$ times those bytes, divided by the copy bandwidth.
+#
+# <details><summary>Details: the one exception</summary>
+#
+# Bytes read again from the GPU's L2 cache, a small on-chip memory, can beat the floor: notebook 14,
+# section 8 reads such a case.
+#
+# </details>
 #
 # **One model for the rest of this notebook.** A call has the host's work (Python, argument checks,
 # the Triton launcher, the allocator) and the GPU's. Launches are asynchronous, so the two overlap:
@@ -176,8 +182,14 @@ print(f"PPO: {B * T * ppo_bytes / 1e6:.1f} MB → {ppo_floor_ms * 1e3:.1f} µs")
 # * $t_\text{floor}$ is the floor above.
 # * $t_0 \approx 2$ µs is a kernel's fixed cost on the GPU: what the smallest shape takes.
 # * host $\approx 23$ µs is the wall time of the lightest forward call at 16×128 and 4096×128,
-#   where the kernel hides behind the host: 22.5 µs in the benchmark run. Most calls take more
-#   than this lightest one: at 16×128, up to 78 µs.
+#   where the kernel hides behind the host. Most calls take more than this lightest one.
+#
+# <details><summary>Details: the host constant in the run</summary>
+#
+# The lightest forward call at those shapes reads 22.5 µs in the benchmark run. At 16×128 the
+# calls take up to 78 µs.
+#
+# </details>
 #
 # Three constants and a byte count: sections 2–4 test this model against the H200's figures, and
 # find where it breaks.
@@ -258,14 +270,21 @@ against(my_pct_floor, 100 * row(RES, "gae", B, T)["floor_ms"] / row(RES, "gae", 
         "GAE's % floor at 16384×1024", model=model_pct_gae)
 
 # %% [markdown]
-# **Finding:** close to the floor, but not at it. For GAE the model gives 97 % of the floor: at
-# this shape its fixed cost $t_0$, 2 µs, is small beside the floor's 67 µs. GAE measures 83 %. So
-# the miss is not the fixed cost: GAE's kernel moves its bytes more slowly than a plain copy, and
-# the model, which prices them at a copy's speed, is a little optimistic. Every kernel's GPU time
-# lies within about 20 % of the model's ("GPU ÷ model"), mostly above it. SAC, which mostly reads,
-# comes closest (notebook 14, section 8, says why reads can go a little faster than a copy). The
-# benchmark's SAC row is the λ = 0 target, an elementwise kernel, not the λ-return scan that
-# notebook 06 writes (notebook 06, section 5).
+# **Finding:** close to the floor, but not at it. For GAE the model gives 97 % of the floor, and
+# GAE measures 83 %. At this shape the fixed cost $t_0$ is small beside the floor, so the miss is
+# not the fixed cost: GAE's kernel moves its bytes more slowly than a plain copy, and the model,
+# which prices them at a copy's speed, is a little optimistic. Every kernel's GPU time lies within
+# about 20 % of the model's ("GPU ÷ model"), mostly above it.
+#
+# <details><summary>Details: the fixed cost's share, and SAC</summary>
+#
+# * At 16384×1024, GAE's fixed cost, 2 µs, is small beside its floor's 67 µs.
+# * SAC, which mostly reads, comes closest to its floor. Notebook 14, section 8 says why reads can
+#   go a little faster than a copy.
+# * The benchmark's SAC row is the λ = 0 target, an elementwise kernel, not the λ-return scan that
+#   notebook 06 writes (notebook 06, section 5).
+#
+# </details>
 
 # %% jupyter={"source_hidden": true}
 # Checks: the claims above, on the committed run (CI runs them; skip when reading)
@@ -304,7 +323,7 @@ assert round(gae_floor_ms * 1e3) == 67 and T0_US < gae_floor_ms * 1e3 / 30  # "2
 # The GPU time is timed by replaying a CUDA graph (section 4), with no host in it. The wall time
 # includes the host, whose load changes from minute to minute. So a label near 2× can differ from
 # one run to the next. Notebook 14, section 3 says where the bounds 2× and 1.2× come from;
-# section 12 says how far the committed wall times drift.
+# section 10 says how far the committed wall times drift.
 #
 # **Predict first**, with `model_us`: GAE's wall and GPU time per call at 4096×128. What is its
 # wall ÷ GPU time, and so its label? Put your numbers in the next cell. The chart then plots every
@@ -365,15 +384,22 @@ print(profile.table(shape_table, digits=3))
 # predicted. So at those shapes a faster kernel barely changes what the training loop waits for;
 # section 4 takes the host out instead. At 16384×1024 the kernel is the call: every call is
 # GPU-bound there, except PPO's and CRR's losses, which are mixed. Even one plain PyTorch op costs
-# the host a few µs. The wall probe timed a single `torch.add` on GPU tensors at 8.2 µs per call at
+# the host a few µs: the wall probe timed a single `torch.add` on GPU tensors at 8.2 µs per call at
 # its fastest.
 #
-# **Your prediction, debriefed.** For GAE at 4096×128 the model gives 23 µs of wall time for
-# 4.1 µs of GPU time: 5.6×, host-bound. The benchmark run agrees on the label but reads 8.4×, off
-# in both terms. The wall time is 28.1 µs, because GAE's call does more host work than the
-# lightest call the model's 23 µs stands for. The GPU time is 3.3 µs, below the model's $t_0$ +
-# floor: GAE's 8.9 MB fit in the 60 MiB L2 cache, which back-to-back replays do not flush
-# (section 4's fold).
+# **Your prediction, debriefed.** For GAE at 4096×128 the model gives 5.6×, host-bound. The
+# benchmark run agrees on the label but reads 8.4×, off in both terms: its wall time is above the
+# model's host cost, and its GPU time below the model's $t_0$ + floor.
+#
+# <details><summary>Details: the two terms</summary>
+#
+# * The model gives 23 µs of wall time for 4.1 µs of GPU time.
+# * The run's wall time is 28.1 µs, because GAE's call does more host work than the lightest call
+#   the model's 23 µs stands for.
+# * The run's GPU time is 3.3 µs: GAE's 8.9 MB fit in the 60 MiB L2 cache, which back-to-back
+#   replays do not flush (section 4's fold).
+#
+# </details>
 #
 # The model breaks at 64×16384. There the scans take several times the GPU time it gives GAE (the
 # table's last two columns). A scan's steps depend on each other through the carry. And 64 rows
@@ -437,9 +463,13 @@ print(f"the eager formula's time ÷ ours within a round: median {median_x:.2f}, 
 # **Finding:** the eager formula took 1.58–2.29× our wall time, round by round. Ours was faster in
 # every round, whichever call went first: a difference that the host's drift cannot explain.
 #
-# Where no paired rounds exist, the course falls back on a cautious rule for separate timings, the
-# **noise rule**. Notebook 14, section 12 derives it. It also shows that the same case, timed
-# separately in the benchmark run, cannot tell which call is faster.
+# <details><summary>Details: when no paired rounds exist</summary>
+#
+# The course then falls back on a cautious rule for separate timings, the **noise rule**.
+# Notebook 14, section 10 derives it. It also shows that the same case, timed separately in the
+# benchmark run, cannot tell which call is faster.
+#
+# </details>
 
 # %% jupyter={"source_hidden": true}
 # Checks: the paired ratio, on the paired loss probe (CI runs them; skip when reading)
@@ -499,15 +529,20 @@ against(my_removed_pct, removed["gae"], "GAE 4096×128, % of the call a graph re
 
 # %% [markdown]
 # **Finding:** a CUDA graph removes nearly all of a small call: over 85 % for every algorithm.
-# That is about what the model predicted (the line under the table). For GAE the model leaves its
-# 4.1 µs of GPU time, and so removes 85 % of the measured call. The replay left 3.3 µs and removed
-# 88 %. It beats the model for the reason section 3 gave: at this shape the replayed kernel is
-# faster than $t_0$ + floor.
+# That is about what the model predicted (the line under the table): for GAE the model removes
+# 85 % of the measured call, and the replay removed 88 %. It beats the model for the reason
+# section 3 gave: at this shape the replayed kernel is faster than $t_0$ + floor.
 #
 # A graph of *one* call removes less, because each replay is still a launch. The table's last two
 # rows show it. The replay probe timed GAE's call three ways: eager, as a graph of that one call,
-# and inside a graph of 100 calls. So capture a whole update step, not a single call. Compiling
-# *without* replays can even add host work (notebook 14, section 6).
+# and inside a graph of 100 calls. So capture a whole update step, not a single call.
+#
+# <details><summary>Details: GAE's replayed time, and compiling without replays</summary>
+#
+# * For GAE at 4096×128 the model leaves its 4.1 µs of GPU time; the replay left 3.3 µs.
+# * Compiling *without* replays can even add host work (notebook 14, section 6).
+#
+# </details>
 #
 # <details><summary>Details: Caution: small shapes sit in L2</summary>
 #
@@ -678,15 +713,24 @@ print(f"the loop at 2048×1 ÷ at 128×4: {growth:.3g}× the time, for {op_growt
 
 # %% [markdown]
 # **Why the loop costs what it does.** The op counts say it. At 4 and at 64 envs each step of the
-# loop runs 15 ops (the printout names them). Six compute nothing: five indexings (`select`) and one
-# `view`. Nine compute: four multiplications, two additions, two subtractions (one of them
-# `1.0 - dones`, an `rsub`) and one write (`copy_`). The `view` comes from CleanRL's shape for
-# `next_value`, (1, N): from the last step on, the carry `lastgaelam` is (1, N) too, and writing it
-# into row t of `advantages`, shape (N,), first views it as (N,). With a single env that write
-# takes one more op that computes nothing (an `expand`): 16 per step at 2048×1. So the loop runs
-# 15 × T ops whatever N (16 × T with one env): 16× the steps at 64 envs are 16× the ops. The scan's
-# count grows with its rounds (7 at T = 128, 11 at T = 2048), not with the steps, and not at all
+# loop runs 15 ops (the printout names them), and nine of them compute; the others only index or
+# reshape. So the loop's count is a fixed number of ops per step, times T: 16× the steps at 64 envs
+# are 16× the ops. The scan's count grows with its rounds, not with the steps, and not at all
 # with N.
+#
+# <details><summary>Details: the 15 ops by name, one env, and the scan's rounds</summary>
+#
+# * Six ops compute nothing: five indexings (`select`) and one `view`. Nine compute: four
+#   multiplications, two additions, two subtractions (one of them `1.0 - dones`, an `rsub`) and one
+#   write (`copy_`).
+# * The `view` comes from CleanRL's shape for `next_value`, (1, N): from the last step on, the
+#   carry `lastgaelam` is (1, N) too, and writing it into row t of `advantages`, shape (N,), first
+#   views it as (N,).
+# * With a single env that write takes one more op that computes nothing (an `expand`): 16 per
+#   step at 2048×1.
+# * The scan runs 7 rounds at T = 128 and 11 at T = 2048.
+#
+# </details>
 #
 # Every tensor op, however small, pays a fixed cost of µs to tens of µs on a CPU (the second
 # table's "loop µs/op"). So on a quiet machine the loop's time follows its op count: from 128×4 to
@@ -957,7 +1001,7 @@ exercises.attempt("lean_gae_loop", lean_gae_loop)
 # * **Paired comparison.** Wall time drifts with the host's load. To compare two calls, time both
 #   in the same rounds and divide within each round: a call faster in every round is faster,
 #   whatever the drift (section 3's PPO example). Timings that are not paired settle only large
-#   gaps (notebook 14, section 12).
+#   gaps (notebook 14, section 10).
 # * **On a CPU** the kernels are checked, not timed. The real timing is the PyTorch path against
 #   CleanRL's loop, whose cost grows with T: 15 ops per step, each with a fixed cost.
 
@@ -968,7 +1012,7 @@ exercises.attempt("lean_gae_loop", lean_gae_loop)
 # >   figure (sections 1–3); our call's host work against a bare launch (section 5); `torch.compile`
 # >   without replays (section 6); the "profile it" tables of notebooks 01–07 (section 7); where the
 # >   labels' bounds 2× and 1.2× come from, and the noise rule for timings that are not paired
-# >   (section 12); this notebook's figures beside the wall probe's, which timed the same calls
+# >   (section 10); this notebook's figures beside the wall probe's, which timed the same calls
 # >   again, and the labels that flip between the two (section 13).
 # > * **Notebook 13, section 4:** the wider chunks the package uses for few long rows (the committed
 # >   run's 64×16384 rows).

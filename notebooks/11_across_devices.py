@@ -382,15 +382,16 @@ print("the gradient from carries composed over the ranks before = autograd's, ma
 #
 # * Each rank reads its steps twice: the map, then the scan from its carry.
 # * The ranks exchange small tables in three `all_gather`s, each of at most O(rows × ranks)
-#   numbers:
-#   * a short header, a few numbers per rank (the details below say what it is for);
-#   * what the ends of each rank's stretch of steps read, four numbers per row per rank: a flag
-#     for whether the row has a step on this rank that its mask keeps, the value at the first such
-#     step (section 5's "first value"), the value after the row's last step (GAE's
-#     `bootstrap_value`) and the carry that enters the row from its end (`linear_scan`'s
-#     `initial`). The last two are 0 where the call has none, and only the copy from the rank
-#     where the scan starts is read;
-#   * the maps: four numbers per row per rank, section 4's three and its error flag.
+#   numbers, in this order:
+#
+# | exchange | numbers sent by each rank | what they are |
+# | --- | --- | --- |
+# | 1. the header | 7 | a description of the call, so that every rank checks that all run the same one (details below) |
+# | 2. the ends | 4 per row | a flag: the row has a step on this rank that its mask keeps; the value at the first such step (section 5's "first value"); the value after the row's last step (GAE's `bootstrap_value`); the carry that enters the row from its end (`linear_scan`'s `initial`) |
+# | 3. the maps | 4 per row | section 4's three numbers of the rank's map, and its error flag |
+#
+# In the second exchange, the bootstrap value and the carry are 0 where the call passes none, and
+# only the copy sent by the rank where the scan starts is read.
 #
 # Backwards: two passes and two exchanges.
 #

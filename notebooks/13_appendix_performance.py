@@ -563,9 +563,38 @@ decided = {(d["B × T"], d["dtype"]): d for d in decisions}
 #
 # The thresholds (the 264 programs, the 4096 rows, the 32 wide chunks) were measured, not derived
 # from a model; `docs/DESIGN.md` says where.
+#
+# **The same rules as an `if` chain.** The function below is the planner's decision for a scan of
+# B rows of T steps in the (B, T) layout, written out: its first two lines are the first rule, its
+# `if` chain the third, and its `stages` line the second; `triton.cdiv(a, b)` is a ÷ b rounded up.
+# The check under it compares the function with `plan._plan` itself at 360 shapes and dtypes.
+
+# %%
+def planner_rules(B, T, itemsize=4, min_programs=ON_H200.min_programs):
+    """(ROWS, BLOCK, warps, stages, split in time?) of a (B, T) scan, by section 4's three rules."""
+    block = min(max(triton.next_power_of_2(T), 16), 128 if B >= 4096 else 256)  # the chunk
+    rows = min(256 // block, triton.next_power_of_2(B)) if B >= 1024 else 1  # rows that fill 256 steps
+    if triton.cdiv(B, rows) >= min_programs:  # enough programs: keep this tile
+        split = False
+    elif triton.cdiv(T, 1024) < 32:  # too few programs, rows under 32 wide chunks: wide chunks
+        rows, block, split = 1, min(max(triton.next_power_of_2(T), 16), 1024), False
+    else:  # too few programs, longer rows: split each row in time (section 5)
+        split = True
+    stages = 2 if T > block and not (itemsize < 4 and rows == 1) else 1  # a next chunk to load ahead
+    return rows, block, max(1, block // 256), stages, split
+
+
+print("1024×64:", planner_rules(1024, 64), "  64×16384:", planner_rules(64, 16384),
+      "  8×131072 bfloat16:", planner_rules(8, 131072, 2))
 
 # %% jupyter={"source_hidden": true}
 # Checks: the rules and the table's reading, and the figures on docs/DESIGN.md (CI runs them; skip when reading)
+for B_ in [1, 8, 64, 100, 263, 264, 512, 1000, 1023, 1024, 1056, 2048, 4095, 4096, 16384]:
+    for T_ in [1, 16, 64, 100, 128, 256, 1024, 4096, 16384, 31744, 31745, 131072]:
+        for size_ in (4, 2):
+            p_ = tile_plan(B_, T_, size_)
+            assert planner_rules(B_, T_, size_) == (p_["rows"], p_["block"], p_["warps"], p_["stages"],
+                                                    p_["segments"] > 1), (B_, T_, size_)  # the chain is the planner
 tile_of = {k: tuple(d[f] for f in ("ROWS", "BLOCK", "warps", "stages", "V")) for k, d in decided.items()}
 assert tile_of["16384×1024", "float32"] == (2, 128, 1, 2, 4)  # from 4096 rows up: chunks of 128, 2 rows
 assert tile_of["1024×1024", "float32"] == (1, 256, 1, 2, 4)  # below: one row of 256
@@ -968,6 +997,9 @@ exercises.attempt("warp_sectors", warp_sectors)
 # part.
 
 # %%
+# paste your reset_combine from 00c here (your kernel below calls it, unchanged)
+
+
 def tiled_scan(rewards, terminated, gamma, chunk, rows):
     # YOUR CODE: a @triton.jit kernel above this function, launched on triton.cdiv(B, rows) programs
     raise NotImplementedError

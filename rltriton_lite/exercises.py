@@ -3081,9 +3081,10 @@ def _combine_seen_swapped() -> bool:
 
 def _swapped_hint(resets):
     """The hint for a combine whose operands are swapped (the maps applied in the wrong order)."""
-    return _Whole("Your combine applies the two maps in the wrong order: (a1, b1) is the later run, applied first, "
-                  "then (a2, b2) (the order rule, notebook 00, section 3)." + _fix(
-                      " Select on k2, the earlier run's flag: tl.where(k2, a2, a2 * a1), tl.where(k2, b2, b2 + a2 * "
+    return _Whole("Your combine applies the two maps in the wrong order: the first operand, (a1, b1), is applied "
+                  "first (in a reverse scan, the run later in time), then the second, (a2, b2) (the order rule, "
+                  "notebook 00, section 3)." + _fix(
+                      " Select on k2, the second operand's flag: tl.where(k2, a2, a2 * a1), tl.where(k2, b2, b2 + a2 * "
                       "b1)." if resets else " Compose them as (a2 * a1, b2 + a2 * b1)."))
 
 

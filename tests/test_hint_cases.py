@@ -86,3 +86,21 @@ def test_hint_3_prints_what_it_promises(name, notebook):
     flat = " ".join(printed.replace(", device='cuda:0'", "").split())  # a CUDA tensor prints its device
     for x in promised:
         assert " ".join(x.split()) in flat, f"{name}: Hint 3 says it must print {x!r}; it printed {printed!r}"
+
+
+def test_vtrace_kernel_s_hint_3_names_what_a_swapped_combine_prints(tmp_path):
+    """04's Hint 3: vs = (1.5, 1.5, 2) on its first case (chunk 2) means the combine's operands are swapped."""
+    src = (ROOT / "notebooks" / "solutions" / "vtrace_kernel.py").read_text()
+    swapped = src.replace("return tl.where(k2, a2, a2 * a1), tl.where(k2, b2, b2 + a2 * b1), k1 | k2",
+                          "return tl.where(k1, a1, a1 * a2), tl.where(k1, b1, b1 + a1 * b2), k1 | k2")
+    assert swapped != src
+    path = tmp_path / "vtrace_kernel_swapped.py"  # (triton.jit reads its source from a file)
+    path.write_text(swapped)
+    spec = importlib.util.spec_from_file_location("vtrace_kernel_swapped", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    one_row = lambda *x: torch.tensor([x], device=DEVICE)  # noqa: E731
+    vs, _ = module.solution(torch.log(one_row(2.0, 0.5, 1.0)), one_row(1.0, 1.0, 1.0), one_row(1.0, 1.0, 1.0),
+                            one_row(1.0, 1.0, 2.0), one_row(False, False, False), 0.5, 1.0, 1.0, 2)
+    torch.testing.assert_close(vs.cpu(), torch.tensor([[1.5, 1.5, 2.0]]))
+    assert "(1.5, 1.5, 2)" in (ROOT / "notebooks" / "04_vtrace.py").read_text()
