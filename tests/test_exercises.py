@@ -1987,7 +1987,10 @@ def test_solution_passes_unseen_cases(name):
 
 @pytest.mark.parametrize("name", exercises.names())
 def test_wrong_answers_fail_on_unseen_cases(name):
-    for what, fn in wrong_answers(name):
+    """A seed's cases reject wrong answers too: the first two of each exercise (all of them are tried on the
+    fixed cases; test_every_kind_of_special_step_a_seed_draws_is_in_the_fixed_cases keeps a seed's cases
+    of the same kinds)."""
+    for what, fn in wrong_answers(name)[:2]:
         with pytest.raises(AssertionError, match=rf"^{name}, .*\(seed=3\)[:,] .*(expected|got|different bits)"):
             exercises.check(name, fn, seed=3)
 

@@ -763,7 +763,8 @@ def test_answers_without_a_checker_are_collected(tmp_path):
     assert done.returncode == 0, done.stderr
     text = (tmp_path / "g-answers" / "03_td_lambda.md").read_text(encoding="utf-8")
     q1, q2, q3 = text.split("\n## ")[1:]
-    assert q1.startswith("1. Show numerically that `td_lambda(r, values[t+1], λ)` equals"), q1
+    assert q1.startswith("1. Show numerically that `td_lambda(r, values[t+1], λ)`, with `bootstrap_value` as the "
+                         "last next value, equals"), q1
     assert q2.startswith("2. Dreamer") and q3.startswith("3. In section 5"), text
     assert ("### alice\n\n**Answer 1.** The same recursion: G_t = A_t + V_t inside episodes.\n\n"
             "```python\nprint(td - gae_returns)  # 0 inside episodes\n```\n\n```text\ntensor([0., 0.])\n```") in q1, q1
