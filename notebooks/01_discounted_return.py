@@ -547,7 +547,7 @@ exercises.attempt("transposed_scan", transposed_scan)
 #   | --- | --- | --- | --- | --- |
 #   | forward | ordinary | $\gamma$ | $r_t$ | no |
 #   | forward | termination | 0 | $r_t$ | yes |
-#   | forward | the window's last step ($t = T-1$) | 0 | $r_t$ | yes: required by convention 2; changes no number here (`scan_hook` starts from 0) |
+#   | forward | the window's last step ($t = T-1$) | 0 | $r_t$ | yes: required by convention 2; changes no number here (`scan_hook` starts from 0), so the checker cannot see it |
 #   | backward | $t \ge 1$, step $t-1$ not terminated | $\gamma$ | $dG_t$ | no |
 #   | backward | $t \ge 1$, step $t-1$ terminated | 0 | $dG_t$ | yes |
 #   | backward | $t = 0$: no step before, no flag to load | any: nothing is carried in | $dG_0$ | makes no difference |

@@ -717,7 +717,7 @@ exercises.attempt("soft_lambda_targets", soft_lambda_targets)
 # *(Answer each in its cell below: your teacher's grader collects the answers from them.)*
 #
 # 1. With `alpha=0` and one critic, show that `rl.sac_targets(r, q, nlp, lambda_=λ,
-#    log_probs=lp)` equals `rl.td_lambda(r, q, lambda_=λ)` for any `nlp` and `lp`. Which of
+#    log_probs=lp)` equals `rl.td_lambda(r, q, lambda_=λ)`, to float32 rounding, for any `nlp` and `lp`. Which of
 #    notebook 03's statements then carry over to SAC?
 # 2. REDQ (Chen et al., ICLR 2021) keeps 10 critics and takes the min over a random pair each
 #    update. Pass 10 noisy critics of the same true value. Compare the mean target with a

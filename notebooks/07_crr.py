@@ -661,4 +661,4 @@ exercises.attempt("awac_weights", awac_weights)
 # * In exp mode a NaN critic value gives a NaN loss, so it fails loudly. Binary mode drops it.
 # * AWAC normalises the weights over the batch instead of clipping them, $N\cdot\operatorname{softmax}(\hat A/\beta)$:
 #   a kernel that reduces (the max, then the sum) before it writes, with the max subtracted so that
-#   `exp` neither overflows nor underflows.
+#   `exp` cannot overflow and the sum is at least 1 (single small weights may still underflow to 0).

@@ -672,8 +672,9 @@ assert round(program_rate * LATENCY_S / 1e3, 1) == 2.7 and round(100 * program_r
 # flight all the time. What limits each program here is the serial chain inside its row. A program
 # walks its 16 chunks one after another, and each chunk's loads, scan and carry take about 2.0 µs,
 # more than three times the assumed latency of a load. So one program loads 1024 steps × 9 B every
-# 2.0 µs, about 4.6 GB/s, and 64 such programs together load at 12.9 % of the floor's rate: the
-# measured figure. By Little's law again, 4.6 GB/s × 600 ns is about 2.7 KB in flight on average
+# 2.0 µs, about 4.6 GB/s, and 64 such programs together load at 12.9 % of the floor's rate. That
+# this equals the measured figure holds by construction, since the rate per program was computed
+# from the measured time: it confirms the arithmetic, not the model. By Little's law again, 4.6 GB/s × 600 ns is about 2.7 KB in flight on average
 # per program, 15 % of the 18.4 KB it could hold. Which link of the chain costs the most, the
 # committed data do not say.
 #

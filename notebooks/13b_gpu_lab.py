@@ -542,6 +542,7 @@ else:
 # knobs, changed alone, took the solution past the target.
 
 # %%
+SHOW_REFERENCE = False  # True, once your prediction for question 2 is written: print every knob's reference row below
 solution_pct = reference_lab[("reset_scan solution, chunk 256", "16384x1024")]
 walk_pct = reference_lab[("step_by_step (13's baseline)", "16384x1024")]  # this notebook's step_by_step
 solution_us = reference_us[("reset_scan solution, chunk 256", "16384x1024")]
@@ -558,19 +559,23 @@ one_knob = {name: pct for (name, shape), pct in reference_lab.items() if shape =
 assert max(one_knob.values()) >= TARGET_PCT
 
 # %% [markdown]
-# The cell below prints the reference's rows at 16384×1024 with each compiled kernel's registers
+# The cell below builds the reference's rows at 16384×1024 with each compiled kernel's registers
 # per thread and shared memory (from the file's `#` column: Triton reports them for each compiled
-# kernel).
+# kernel). It prints them only if you set `SHOW_REFERENCE = True` in the cell above, so that
+# *Restart & Run All* does not show them before you have written your prediction.
 
 # %%
 BIG = "16384x1024"
+rows = []
 for name in ["reset_scan solution, chunk 256", "reset_scan, chunk 256, num_warps 2", "reset_scan, chunk 256, num_warps 1",
              "reset_scan, chunk 256, num_warps 8", "reset_scan solution, chunk 512", "reset_scan solution, chunk 1024",
              "reset_scan solution, chunk 2048", "reset_scan, chunk 256, tl.range stages 2",
              "reset_scan, chunk 256, num_warps 1, tl.range stages 2"]:
     r = resources[(name, BIG)]
-    print(f"{name:<52} {reference_lab[(name, BIG)]:5.1f} % of the floor   {r['warps']} warps, {r['regs']:3d} registers "
-          f"a thread, {r['smem']:5d} B of shared memory")
+    rows.append(f"{name:<52} {reference_lab[(name, BIG)]:5.1f} % of the floor   {r['warps']} warps, {r['regs']:3d} "
+                f"registers a thread, {r['smem']:5d} B of shared memory")
+print("\n".join(rows) if SHOW_REFERENCE else f"{len(rows)} reference rows at 16384×1024, hidden "
+      "(set SHOW_REFERENCE = True in the cell above, after writing your prediction, to print them)")
 
 # %% jupyter={"source_hidden": true}
 # Checks: the reading below, on the reference's rows (CI runs them; skip when reading)
@@ -618,9 +623,12 @@ for name in [n for n in pct if "tl.range stages" in n]:
 # holds 16 steps instead of 8 and needs 72 registers instead of 48, so an SM's 65,536 registers
 # hold 7 of these 4-warp programs at once instead of 10 (occupancy, notebook 13, section 0.2). And
 # the scan runs over all 2048 positions, twice the work of the chunk of 1024, with none of the
-# program's loads in flight meanwhile. Fewer programs alone would have taken the % floor from
-# 63.8 % to about 45 %, yet it fell to 35.7 %: the doubled scan could account for the rest. Like
-# the pipelining reading below, this fits the numbers but was not profiled.
+# program's loads in flight meanwhile. Assume that throughput is proportional to the programs
+# resident on an SM, as Little's law gives while too few bytes are in flight to cover the latency
+# (notebook 13, section 0.2; once enough are in flight, more programs add nothing). Then fewer
+# programs alone would have taken the % floor from 63.8 % to about 45 % (63.8 × 7/10), yet it fell
+# to 35.7 %: the doubled scan could account for the rest. Like the
+# pipelining reading below, this fits the numbers but was not profiled.
 #
 # **Pipelining.** `tl.range(..., num_stages=2)` made every variant slower, even though the package
 # pipelines its own loop. The staged loads go through shared memory (the kernel's 1–5 KB of it),

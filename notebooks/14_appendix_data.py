@@ -873,7 +873,7 @@ assert worked["full_call_us"] > 5e3 * worked["kernel_ms"]  # the wall time is mo
 # * **Trust.** GPU times hold to a few per cent at the large shape, not at the smallest. A wall
 #   time moves up to 2.2× within one session and up to 2.9× between separate runs (section 3), so
 #   a gap within the bound that applies says nothing. Compare calls in paired rounds, or by section
-#   12's noise rule. Where the bytes fit in the L2, a % floor is one kernel's best case.
+#   10's noise rule. Where the bytes fit in the L2, a % floor is one kernel's best case.
 # * **Two sources, one story.** Where the benchmark run and the wall probe timed the same call, the
 #   figures differ by up to 2.2×, but notebooks 08 and 09's conclusions hold with either (section
 #   13, in the part for maintainers after this one).
@@ -883,9 +883,8 @@ assert worked["full_call_us"] > 5e3 * worked["kernel_ms"]  # the wall time is mo
 #
 # **A student can stop here.** The three sections below check notebook 09's claims against both
 # H200 sources, call by call; they teach nothing that the sections above do not, and no exercise
-# needs them. They keep their numbers (10, 11 and 13) because notebook 09 and the glossary cite
-# them by number. They read variables of the sections above, so run the notebook from the top.
-# Like sections 1–9 and 12, each opens with its takeaway in bold and folds the figures behind it.
+# needs them. They are numbered 11 to 13, after the student's sections 1 to 10. They read variables of the sections above, so run the notebook from the top.
+# Like sections 1–10, each opens with its takeaway in bold and folds the figures behind it.
 
 # %% [markdown]
 # ## 11. Notebook 09, section 2: the cases where a peer was faster

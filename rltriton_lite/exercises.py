@@ -1015,6 +1015,9 @@ def _compare(ex, case, got, expected, marks, rtol=1e-5, atol=1e-5, top=True, arg
                          "is set, (a2, b2) alone; where only k1 is, the two compose as usual, with the flag "
                          "carried on (k1 | k2)." + _fix(" Select on k2: tl.where(k2, a2, a2 * a1) and tl.where(k2, b2, "
                                                         "b2 + a2 * b1)."))
+        # any kernel's combine, seen applying the two maps in the wrong order (vtrace_kernel's, say)
+        if own is None and _combine_seen_swapped():
+            own = _swapped_hint(resets=len(SEEN["combine"]) == 3)
         if own is None and bad.sum() > 1 and np.allclose(got[bad], -expected[bad], rtol=1e-5, atol=1e-5):
             own = _Whole("Every wrong element is the answer with its sign flipped: check the sign of the whole "
                          "expression (a loss, for one, is minus the objective it maximises).")

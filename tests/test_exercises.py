@@ -4525,3 +4525,18 @@ def test_a_carry_taken_from_the_scanned_b_fails(name, tmp_path):
         exercises.check(name, _solution_with(name, carry_from_b_s, tmp_path))
     # (reset_scan's first wrong element is where the carry enters: once blamed on the row's offset)
     assert "row's offset" not in str(e.value) and "chunk" in str(e.value), str(e.value)
+
+
+def test_a_swapped_combine_is_named_in_vtrace_kernel(tmp_path):
+    """A round-35 review: the capstone's likeliest slip, the combine's operands swapped, got the generic
+    ordinary-step hint; any kernel's combine seen applying the maps in the wrong order is now named."""
+    def swapped(text):
+        line = "return tl.where(k2, a2, a2 * a1), tl.where(k2, b2, b2 + a2 * b1), k1 | k2"
+        assert line in text
+        return text.replace(line, "return tl.where(k1, a1, a1 * a2), tl.where(k1, b1, b1 + a1 * b2), k1 | k2")
+
+    if not exercises.INTERPRET:
+        pytest.skip("the student's combine is tried on two maps by the interpreter (compiled, it runs only in the scan)")
+    with pytest.raises(AssertionError, match="Your combine applies the two maps in the wrong order") as e:
+        exercises.check("vtrace_kernel", _solution_with("vtrace_kernel", swapped, tmp_path))
+    assert "tl.where(k2, a2, a2 * a1)" in e.value.fix
