@@ -91,7 +91,7 @@ def graded(tmp_path_factory):
               WRONG_GAE_PAIRS, STARTER["vtrace_floor_bytes"], STARTER["q_lambda"],
               "while True:  # after the last exercise: never run\n    pass")
     _notebook(sub / "bob.ipynb", LOOPS, CORRECT["gae_pairs"], RAISES, NO_COLON)
-    _notebook(sub / "carol" / "course.ipynb", "while True:  # the cells never finish\n    pass",
+    _notebook(sub / "carol" / "course.ipynb", "import time\ntime.sleep(3600)  # the cells never finish (idle: no CPU)",
               CORRECT["matrix_compose"], CORRECT["gae_pairs"])
     _notebook(sub / "carol" / ".ipynb_checkpoints" / "course-checkpoint.ipynb", CORRECT["matrix_compose"])
     dave = sub / "dave" / "00_associative_scan-dave.ipynb"  # the course notebook, the starter deleted
