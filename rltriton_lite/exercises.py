@@ -3953,11 +3953,11 @@ def _gae_pairs_hint(args, got, expected):
     return next((said for slip, said in slips if _is_slip(got, slip, expected)), None)  # after the step's marks
 
 
-@_exercise("gae_pairs", "02_gae", "numpy", stream=6, task="""
+@_exercise("gae_pairs", "02_gae", "numpy", stream=6, task=f"""
 gae_pairs(rewards, values, next_values, terminated, truncated, gamma, lam) -> (a, b): GAE's
 prologue. The checker runs linear_scan(a, b) and compares y with the advantages: terminated
 cuts the bootstrap and the trace, truncated only the trace (it bootstraps from next_values).
-The window's last step resets too: the checker's scan starts from y_T = 100, a stand-in for what
+The window's last step resets too: the checker's scan starts from y_T = {PAST_WINDOW:g}, a stand-in for what
 lies past the window, which a last step with a = 0 keeps out (its bootstrap is in b).
 next_values behind a termination is never to be read (it may be NaN): select it away
 (torch.where), do not multiply it by ~terminated, as 0 * NaN = NaN.
