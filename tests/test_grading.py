@@ -215,12 +215,12 @@ def test_graded_source_reaches_the_student_s_helpers_and_kernels():
     assert text.startswith(f"# (from {NOTEBOOKS / 'solutions' / 'returns_autograd.py'})\n"), text
 
 
-def test_a_notebook_cannot_read_the_solutions(tmp_path):
-    """The teacher's solutions and keys sit beside the package where the grader runs. The graded
-    notebook's process never loads the keys (it holds their values on the seed's cases, recorded by
-    a process of their own), and its code may not reach the solutions' folder by a path (an audit
-    hook): a cell that loads a solution, reads its text, or links it elsewhere fails, and so does a
-    function that digs the keys out of the checker. (The eighth teacher review's routes.)"""
+@pytest.fixture(scope="module")
+def seed_5_graded(tmp_path_factory):
+    """One run on seed 5 (one grader start) for the two tests below: mallory's and oscar's routes to the
+    teacher's solutions and to the seed's expected values."""
+    sub = tmp_path_factory.mktemp("seed5")
+    aside = tmp_path_factory.mktemp("aside")
     load = ("import importlib.util\nfrom rltriton_lite import exercises as ex\n"
             "spec = importlib.util.spec_from_file_location('s', ex._KEYS_FILE.parent / 'matrix_compose.py')\n"
             "mod = importlib.util.module_from_spec(spec)\nspec.loader.exec_module(mod)\n"
@@ -228,20 +228,41 @@ def test_a_notebook_cannot_read_the_solutions(tmp_path):
     read = ("from rltriton_lite import exercises as ex\nns = {}\n"
             "exec((ex._KEYS_FILE.parent / 'n_step_returns.py').read_text(), ns)\nn_step_returns = ns['solution']")
     link = ("import os, sys, importlib\nfrom rltriton_lite import exercises as ex\n"
-            f"os.link(ex._KEYS_FILE.parent / 'q_lambda.py', {str(tmp_path / 'my_q_lambda.py')!r})\n"
-            f"sys.path.insert(0, {str(tmp_path)!r})\nq_lambda = importlib.import_module('my_q_lambda').q_lambda")
+            f"os.link(ex._KEYS_FILE.parent / 'q_lambda.py', {str(aside / 'my_q_lambda.py')!r})\n"
+            f"sys.path.insert(0, {str(aside)!r})\nq_lambda = importlib.import_module('my_q_lambda').q_lambda")
     dig = ("import inspect\nfrom rltriton_lite import exercises as ex\n"
            "def warp_sectors(addresses, nbytes):\n"
            "    guarded = ex._keys().warp_sectors\n"
            "    key = [c.cell_contents for c in guarded.__closure__ if inspect.isfunction(c.cell_contents)][0]\n"
            "    return key(addresses, nbytes)")
-    nb = _notebook(tmp_path / "00_associative_scan-mallory.ipynb", load, read, link, dig)
-    out = tmp_path / "g.csv"
+    _notebook(sub / "mallory" / "00_associative_scan.ipynb", load, read, link, dig)
+    table = ("from rltriton_lite import exercises\n"
+             "_TABLE = [c[3] for c in exercises.cases('matrix_compose', seed=5)]\n"
+             "def matrix_compose(p, q):\n    return _TABLE[0]")
+    lookup = ("import numpy as np\nfrom rltriton_lite import exercises\n"
+              "def n_step_returns(rewards, next_values, terminated, gamma, n):\n"
+              "    for v in exercises._recorded().values():\n"
+              "        if np.shape(v) == tuple(rewards.shape):\n            return v\n")
+    _notebook(sub / "oscar" / "00_associative_scan.ipynb", table, lookup)
+    out = sub.parent / "seed5.csv"
     done = _grade_script("--out", str(out), "-q", "--seed", "5", "--exercises",
-                         "matrix_compose,n_step_returns,q_lambda,warp_sectors", str(nb))
+                         "matrix_compose,n_step_returns,q_lambda,warp_sectors", str(sub))
     assert done.returncode == 0, done.stderr
+    by = collections.defaultdict(dict)
     with open(out, newline="") as f:
-        rows = {r["exercise"]: r for r in csv.DictReader(f)}
+        for r in csv.DictReader(f):
+            by[r["student"]][r["exercise"]] = r
+    return by, aside
+
+
+def test_a_notebook_cannot_read_the_solutions(seed_5_graded):
+    """The teacher's solutions and keys sit beside the package where the grader runs. The graded
+    notebook's process never loads the keys (it holds their values on the seed's cases, recorded by
+    a process of their own), and its code may not reach the solutions' folder by a path (an audit
+    hook): a cell that loads a solution, reads its text, or links it elsewhere fails, and so does a
+    function that digs the keys out of the checker. (The eighth teacher review's routes.)"""
+    by, aside = seed_5_graded
+    rows = by["mallory"]
     assert {e: r["status"] for e, r in rows.items()} == dict.fromkeys(
         ("matrix_compose", "n_step_returns", "q_lambda", "warp_sectors"), "error"), rows
     for e in ("matrix_compose", "n_step_returns", "q_lambda"):
@@ -250,63 +271,18 @@ def test_a_notebook_cannot_read_the_solutions(tmp_path):
     # the flags column: what the cells do that the course's notebook 00 does not, for a spot review
     assert {r["flags"] for r in rows.values()} == {"links or copies of files, code loaded by hand, the checker's "
                                                    "internals"}, rows
-    assert not (tmp_path / "my_q_lambda.py").exists()
+    assert not (aside / "my_q_lambda.py").exists()
 
 
-def test_a_notebook_cannot_look_up_the_seed_s_expected_values(tmp_path):
+def test_a_notebook_cannot_look_up_the_seed_s_expected_values(seed_5_graded):
     """The seed's expected values reach the graded process only after its cells have run, so a cell
     cannot tabulate them (exercises.cases on the seed fails there), and while a check runs the
     checker's table of them refuses the student's function (the ninth teacher review's routes)."""
-    table = ("from rltriton_lite import exercises\n"
-             "_TABLE = [c[3] for c in exercises.cases('matrix_compose', seed=5)]\n"
-             "def matrix_compose(p, q):\n    return _TABLE[0]")
-    lookup = ("import numpy as np\nfrom rltriton_lite import exercises\n"
-              "def n_step_returns(rewards, next_values, terminated, gamma, n):\n"
-              "    for v in exercises._recorded().values():\n"
-              "        if np.shape(v) == tuple(rewards.shape):\n            return v\n")
-    nb = _notebook(tmp_path / "00_associative_scan-oscar.ipynb", table, lookup)
-    out = tmp_path / "g.csv"
-    done = _grade_script("--out", str(out), "-q", "--seed", "5", "--exercises", "matrix_compose,n_step_returns", str(nb))
-    assert done.returncode == 0, done.stderr
-    with open(out, newline="") as f:
-        rows = {r["exercise"]: r for r in csv.DictReader(f)}
+    rows = seed_5_graded[0]["oscar"]
     assert rows["matrix_compose"]["status"] == "error", rows
     assert "cases drawn from a seed are checked with the teacher's keys" in rows["matrix_compose"]["message"], rows
     assert rows["n_step_returns"]["status"] == "wrong" and rows["n_step_returns"]["checks_passed"] == "0", rows
     assert "rltriton_lite.exercises._recorded" in rows["n_step_returns"]["message"], rows
-
-
-def test_a_verdict_forged_on_the_grader_s_pipe_is_an_error_and_flagged(tmp_path):
-    """A cell that finds the worker's pipe and sends "correct" for an exercise it never defined (the
-    tenth teacher review): the grader takes no verdict for code it did not read, and the flags name
-    the cell's tricks."""
-    forge = ("import gc as _g, os as _o\n"
-             "_c = [x for x in getattr(_g, 'get_' + 'objects')() if type(x).__name__ == 'Connection' "
-             "and not x.closed and x.writable][0]\n"
-             "_c.send(('setup', {}))\n_c.send(('start', 'matrix_compose'))\n"
-             "_c.send(('result', 'matrix_compose', 'correct', '', None, {}))\n_c.send(('done',))\n"
-             "getattr(_o, '_ex' + 'it')(0)")
-    nb = _notebook(tmp_path / "00_associative_scan-pat.ipynb", forge, "def matrix_compose(p, q):\n    return p")
-    out = tmp_path / "g.csv"
-    done = _grade_script("--out", str(out), "-q", "--fixed", str(nb))
-    assert done.returncode == 0, done.stderr
-    with open(out, newline="") as f:
-        row, other = list(csv.DictReader(f))  # notebook 00's two exercises: the second never checked
-    assert (row["exercise"], row["status"]) == ("matrix_compose", "error"), row
-    assert "a verdict for code it never read" in row["message"] and row["flags"], row
-    assert (other["exercise"], other["status"]) == ("chunked_reset_scan", "error"), other
-    assert "no verdict for it before the notebook's process said done" in other["message"], other
-
-
-def test_the_printed_summary_names_the_roster_s_students_without_a_notebook(tmp_path):
-    """A student on the roster who handed nothing in has a 0-point row in <stem>-students.csv; the
-    printed summary, which counts graded notebooks, names them too (the ninth teacher review)."""
-    nb = _notebook(tmp_path / "gina.ipynb", CORRECT["matrix_compose"])
-    roster = tmp_path / "roster.txt"
-    roster.write_text("gina\nhal\n")
-    done = _grade_script("--out", str(tmp_path / "g.csv"), "-q", "--fixed", "--roster", str(roster), str(nb))
-    assert done.returncode == 0, done.stderr
-    assert "on the roster, no notebook graded (0 points in g-students.csv): hal" in done.stdout, done.stdout
 
 
 def test_the_keys_values_recorded_where_the_keys_are_grade_where_they_are_not(tmp_path, monkeypatch, capsys):
@@ -419,42 +395,93 @@ def test_unseen_cases_by_default_from_a_seed_in_the_csv(tmp_path):
     assert "On unseen cases, by default" in grade.__doc__
 
 
-def test_a_notebook_that_changes_the_checker_is_not_graded(tmp_path):
+FORGE = ("import gc as _g, os as _o\n"
+         "_c = [x for x in getattr(_g, 'get_' + 'objects')() if type(x).__name__ == 'Connection' "
+         "and not x.closed and x.writable][0]\n"
+         "_c.send(('setup', {}))\n_c.send(('start', 'matrix_compose'))\n"
+         "_c.send(('result', 'matrix_compose', 'correct', '', None, {}))\n_c.send(('done',))\n"
+         "getattr(_o, '_ex' + 'it')(0)")
+TAMPER = ("from rltriton_lite import exercises, reference\n"
+          "exercises._compare = lambda *args, **kwargs: None\n"
+          "reference.gae.__code__ = (lambda *args, **kwargs: None).__code__\n"
+          "import numpy as np\n"
+          "np.isclose = lambda a, b, **kwargs: np.ones(np.broadcast(a, b).shape, dtype=bool)")
+COMPILES = ("import torch\nstep = torch.compile(lambda x: x * 2 + 1, backend='eager')\n"
+            "print(step(torch.ones(3)))")
+
+
+@pytest.fixture(scope="module")
+def fixed_graded(tmp_path_factory):
+    """One --fixed run (one grader start, not five) for the five tests below: pat forges a verdict,
+    mel changes the checker, hana calls torch.compile, gina is right; hal, on the roster, handed
+    nothing in; --out is in a folder not made yet."""
+    sub = tmp_path_factory.mktemp("fixed")
+    _notebook(sub / "pat" / "00_associative_scan.ipynb", FORGE, "def matrix_compose(p, q):\n    return p")
+    _notebook(sub / "mel.ipynb", TAMPER, WRONG_COMPOSE)
+    _notebook(sub / "hana.ipynb", COMPILES, CORRECT["matrix_compose"],
+              "def vtrace_floor_bytes(B, T, elem_bytes):\n    return 0\n")
+    gina = _notebook(sub / "gina.ipynb", CORRECT["matrix_compose"])
+    roster = sub.parent / "fixed-roster.txt"
+    roster.write_text("gina\nhal\nhana\nmel\npat\n")
+    out = sub.parent / "runs" / "2024-06" / "grades.csv"
+    done = _grade_script("--out", str(out), "-q", "--fixed", "--roster", str(roster), str(sub))
+    assert done.returncode == 0, done.stderr
+    by = collections.defaultdict(list)
+    with open(out, newline="") as f:
+        for r in csv.DictReader(f):
+            by[r["student"]].append(r)
+    return done, by, out, gina
+
+
+def test_a_verdict_forged_on_the_grader_s_pipe_is_an_error_and_flagged(fixed_graded):
+    """A cell that finds the worker's pipe and sends "correct" for an exercise it never defined (the
+    tenth teacher review): the grader takes no verdict for code it did not read, and the flags name
+    the cell's tricks."""
+    row, other = fixed_graded[1]["pat"]  # notebook 00's two exercises: the second never checked
+    assert (row["exercise"], row["status"]) == ("matrix_compose", "error"), row
+    assert "a verdict for code it never read" in row["message"] and row["flags"], row
+    assert (other["exercise"], other["status"]) == ("chunked_reset_scan", "error"), other
+    assert "no verdict for it before the notebook's process said done" in other["message"], other
+
+
+def test_the_printed_summary_names_the_roster_s_students_without_a_notebook(fixed_graded):
+    """A student on the roster who handed nothing in has a 0-point row in <stem>-students.csv; the
+    printed summary, which counts graded notebooks, names them too (the ninth teacher review)."""
+    done = fixed_graded[0]
+    assert "on the roster, no notebook graded (0 points in grades-students.csv): hal" in done.stdout, done.stdout
+
+
+def test_a_notebook_that_changes_the_checker_is_not_graded(fixed_graded):
     """A cell that swaps a check of the checker's module, a reference's code and NumPy's isclose for
     ones that pass everything: every exercise of the notebook is an error naming the cell and what
     it changed, not a pass."""
-    tamper = ("from rltriton_lite import exercises, reference\n"
-              "exercises._compare = lambda *args, **kwargs: None\n"
-              "reference.gae.__code__ = (lambda *args, **kwargs: None).__code__\n"
-              "import numpy as np\n"
-              "np.isclose = lambda a, b, **kwargs: np.ones(np.broadcast(a, b).shape, dtype=bool)")
-    nb = _notebook(tmp_path / "mallory.ipynb", tamper, WRONG_COMPOSE)
-    out = tmp_path / "g.csv"
-    done = _grade_script("--out", str(out), "-q", "--fixed", str(nb))
-    assert done.returncode == 0, done.stderr
-    with open(out, newline="") as f:
-        (row,) = list(csv.DictReader(f))
+    (row,) = fixed_graded[1]["mel"]
     assert row["exercise"] == "matrix_compose" and row["status"] == "error", row
     assert row["message"].startswith("cell ") and "changed the checker (rltriton_lite.exercises._compare, " \
         "rltriton_lite.reference.gae, numpy.isclose)" in row["message"], row
 
 
-def test_a_notebook_that_calls_torch_compile_is_graded(tmp_path):
+def test_a_notebook_that_calls_torch_compile_is_graded(fixed_graded):
     """torch.compile's first call imports torch._dynamo, which wraps torch.manual_seed in place (08
     does it in section 4): that is torch's doing, not a cell that changes the checker."""
-    compiles = ("import torch\nstep = torch.compile(lambda x: x * 2 + 1, backend='eager')\n"
-                "print(step(torch.ones(3)))")
-    nb = _notebook(tmp_path / "hana.ipynb", compiles, CORRECT["matrix_compose"],
-                   "def vtrace_floor_bytes(B, T, elem_bytes):\n    return 0\n")
-    out = tmp_path / "g.csv"
-    done = _grade_script("--out", str(out), "-q", "--fixed", str(nb))
-    assert done.returncode == 0, done.stderr
-    with open(out, newline="") as f:
-        rows = list(csv.DictReader(f))
+    done, by = fixed_graded[:2]
+    rows = by["hana"]
     assert [(r["exercise"], r["status"], r["message"]) for r in rows][:1] == [("matrix_compose", "correct", "")]
     # --fixed: the notebooks' own cases, seed column "fixed", no seed in a failure's message
     assert all(r["seed"] == "fixed" for r in rows) and "fixed cases" in done.stdout, (rows, done.stdout)
     assert rows[1]["exercise"] == "vtrace_floor_bytes" and rows[1]["status"] == "wrong" and "(seed=" not in rows[1]["message"]
+
+
+def test_out_makes_its_folder(fixed_graded, tmp_path, monkeypatch, capsys):
+    """--out in a folder that does not exist yet: the folder is made, with the CSVs and the sources
+    beside each other in it; a file in the way is a usage error."""
+    _, by, out, gina = fixed_graded
+    assert [(r["exercise"], r["status"]) for r in by["gina"]] == [("matrix_compose", "correct")]
+    assert (out.parent / "grades-students.csv").exists()
+    assert (out.parent / "grades-sources" / "gina" / "matrix_compose.py").exists()
+    (tmp_path / "a_file").write_text("")
+    assert "cannot make the folder" in _usage_error(monkeypatch, capsys, "--out", str(tmp_path / "a_file" / "grades.csv"),
+                                                    "-q", str(gina))
 
 
 def test_grading_is_in_the_interpreter_unless_compiled(tmp_path, monkeypatch, capsys):
@@ -805,22 +832,6 @@ def test_answers_are_collected_from_a_notebook_without_checked_exercises(tmp_pat
     assert "### alice\n\n(not answered)" in q2, q2
     assert "### 10_train_ppo-bob\n\n(no answer cell tagged answer-1 in this notebook" in q1, q1
     assert "### 10_train_ppo-bob\n\n(no answer cell tagged answer-2 in this notebook" in q2, q2
-
-
-def test_out_makes_its_folder(tmp_path, monkeypatch, capsys):
-    """--out in a folder that does not exist yet: the folder is made, with the CSVs and the sources
-    beside each other in it; a file in the way is a usage error."""
-    nb = _notebook(tmp_path / "gina.ipynb", CORRECT["matrix_compose"])
-    out = tmp_path / "runs" / "2024-06" / "grades.csv"
-    done = _grade_script("--out", str(out), "--fixed", "-q", str(nb))
-    assert done.returncode == 0, done.stderr
-    with open(out, newline="") as f:
-        assert [(r["exercise"], r["status"]) for r in csv.DictReader(f)] == [("matrix_compose", "correct")]
-    assert (out.parent / "grades-students.csv").exists()
-    assert (out.parent / "grades-sources" / "gina" / "matrix_compose.py").exists()
-    (tmp_path / "a_file").write_text("")
-    assert "cannot make the folder" in _usage_error(monkeypatch, capsys, "--out", str(tmp_path / "a_file" / "grades.csv"),
-                                                    "-q", str(nb))
 
 
 def test_only_the_exercises_named_are_graded(tmp_path, monkeypatch, capsys):

@@ -170,6 +170,9 @@ STATUSES = ("correct", "wrong", "not attempted", "error", "timeout")
 SEEDS = 1_000_000  # a run's own seed is drawn from 0 .. SEEDS - 1 (short enough to type back as --seed)
 ROOT = Path(__file__).resolve().parent.parent
 MESSAGE_CHARS = 500
+# nbformat's jsonschema would import its optional IRI checker, which compiles grammars for 1.6 s; a
+# notebook's schema has no IRI field, so the grader (one import per run) goes without it
+sys.modules.setdefault("rfc3987_syntax", None)
 
 
 class UsageError(Exception):
