@@ -620,15 +620,18 @@ print("linear_scan matches the loop, reverse and forward")
 #
 # * $y_t$ reaches $L$ directly, by the upstream gradient $dy_t$. It also reaches $L$ through
 #   $y_{t-1}$, by $a_{t-1}$ times the total gradient there. So $g_t = dy_t + a_{t-1}\,g_{t-1}$.
-#   No step comes before step 0, so $g_0 = dy_0$. If step $t - 1$ resets ($a_{t-1} = 0$), then
-#   $y_t$ does not reach $y_{t-1}$, and $g_t = dy_t$: this forward scan resets at step $t$, and
-#   the kernel selects there too.
+#   No step comes before step 0, so $g_0 = dy_0$.
 # * $b_t$ enters only $y_t$, with $\partial y_t / \partial b_t = 1$, so $\partial L/\partial b_t = g_t$.
 # * $a_t$ enters only $y_t$, with $\partial y_t / \partial a_t = y_{t+1}$, so
 #   $\partial L/\partial a_t = g_t\,y_{t+1}$.
 #
 # So the gradient is a forward scan of the pairs $(a_{t-1}, dy_t)$, run from $t = 0$: the
 # **transposed scan**. The package runs it with the same kernel and `reverse=False`.
+#
+# Resets carry over to it. The transposed scan's step $t$ is the pair $(a_{t-1}, dy_t)$, a reset
+# when $a_{t-1} = 0$. At such a step, $y_t$ does not reach $y_{t-1}$, so $g_t = dy_t$ exactly.
+# The kernel selects there, as it does when it computes $y$, so an `inf` or NaN in $g_{t-1}$
+# stays out of $g_t$ (a folded check below tries it).
 #
 # One caveat at an episode end. There $a_t = 0$ is read as a reset, yet
 # $\partial L/\partial a_t = g_t\,y_{t+1}$ still reads the next episode's $y_{t+1}$. A NaN there
@@ -700,6 +703,16 @@ g_torch = torch.autograd.grad((rl.linear_scan(a64, b64, backend="torch") * w).su
 for gk, gt in zip(g_kernel, g_torch):
     torch.testing.assert_close(gk, gt)
 print("kernel gradients match autograd")
+
+# %% jupyter={"source_hidden": true}
+# Checks: the transposed scan selects at a reset (CI runs them; skip when reading)
+a_r = torch.tensor([[0.5, 0.0, 0.5, 0.5]], dtype=torch.float64, device=DEVICE, requires_grad=True)  # step 1 resets
+b_r = torch.ones(1, 4, dtype=torch.float64, device=DEVICE, requires_grad=True)
+dy_r = torch.tensor([[float("inf"), float("nan"), 1.0, 1.0]], dtype=torch.float64, device=DEVICE)  # g_0 = inf, g_1 = NaN
+_, g_r = torch.autograd.grad((rl.linear_scan(a_r, b_r, backend=KERNEL) * dy_r).sum(), (a_r, b_r))
+assert torch.isinf(g_r[0, 0]) and torch.isnan(g_r[0, 1])
+assert g_r[0, 2].item() == 1.0 == dy_r[0, 2].item()  # g_2 = dy_2: the pair (a_1, dy_2) = (0, 1) is a reset, not 1 + 0 * NaN
+assert g_r[0, 3].item() == 1.0 + 0.5 * 1.0  # after it, the ordinary step g_3 = dy_3 + a_2 g_2
 
 # %% [markdown]
 # ## Exercises
@@ -884,12 +897,13 @@ exercises.attempt("chunked_reset_scan", chunked_reset_scan)
 # 2. Count the combines of `scan_hillis_steele` and `scan_blelloch` for $n = 1024$. With the
 #    affine operator, each combine costs two multiplications. Which scan would you choose for a
 #    GPU warp (32 threads that run in lockstep)? Which for $10^6$ elements?
-# 3. In `chunked`, what happens to accuracy in float32 when all $a_t$ are close to 1 and
-#    $T = 10^6$? Try it with `np.float32` (`chunked` is plain Python: at $T = 10^6$ a run takes
-#    seconds, longer the larger the chunk, so start at $10^5$). Measure the error against a
-#    float64 loop run on the float32-rounded $a$, `a.astype(np.float32).astype(np.float64)`.
-#    Against the $a$ you meant, the rounding of $a$ itself hides the rest. Then watch how the
-#    error changes with the chunk size and how it grows with $1/(1-a)$.
+# 3. In `chunked`, what happens to accuracy in float32 when all $a_t$ are close to 1 and the
+#    rows are long? `chunked` is plain Python, so run it on $T$ up to $10^5$ with a chunk of at
+#    most 64: such a run takes under a second. Try it with `np.float32`. Measure the error
+#    against a float64 loop run on the float32-rounded $a$,
+#    `a.astype(np.float32).astype(np.float64)`. Against the $a$ you meant, the rounding of $a$
+#    itself hides the rest. Then watch how the error changes with the chunk size and how it grows
+#    with $1/(1-a)$.
 
 # %% [markdown] tags=["answer-1"]
 # **Answer 1.** *Your answer here (code for it: in cells under this one).*

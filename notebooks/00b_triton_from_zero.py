@@ -106,6 +106,7 @@ def discount_kernel(R, OUT, gamma, n, BLOCK: tl.constexpr):
 def discount(rewards, gamma, BLOCK=64):
     out = torch.empty_like(rewards)  # the kernel writes every element: no need to zero it
     n = rewards.numel()
+    # triton.cdiv is ceiling division, (n + BLOCK - 1) // BLOCK: enough programs to cover every element
     discount_kernel[(triton.cdiv(n, BLOCK),)](rewards, out, gamma, n, BLOCK=BLOCK)
     return out
 
@@ -113,6 +114,7 @@ def discount(rewards, gamma, BLOCK=64):
 r = torch.randn(100, device=DEVICE)  # 100 is not a multiple of 64: the second block is masked
 np.testing.assert_allclose(discount(r, 0.9).cpu().numpy(), r.cpu().numpy() * 0.9 ** np.arange(100),
                            rtol=1e-5)
+assert triton.cdiv(100, 64) == (100 + 64 - 1) // 64 == 2  # "2 programs"
 print("discount: 2 programs of 64 lanes, 28 of them masked off, matches NumPy")
 
 # %% [markdown]

@@ -64,7 +64,10 @@ print("device:", DEVICE, "(Triton interpreter)" if os.environ.get("TRITON_INTERP
 # Here is 00b's kernel for the discounted return $G_t = r_t + \gamma(1 - \text{term}_t)\,G_{t+1}$,
 # with $G_T = 0$, so nothing below needs your own. It follows the reverse column of notebook 00's
 # direction card, end of [section 6](00_associative_scan.ipynb#6.-Chunks-and-a-carry). One program
-# per row walks its row in chunks of `CHUNK` steps, from the last chunk in time. In each chunk:
+# per row walks its row in chunks of `CHUNK` steps, from the last chunk in time. A row of `T`
+# steps holds `tl.cdiv(T, CHUNK)` chunks: `cdiv` is ceiling division,
+# `cdiv(n, k) = (n + k - 1) // k`, so a last, partial chunk counts too (`triton.cdiv` is the same
+# on the host). In each chunk:
 #
 # * A reverse `tl.associative_scan` with `affine_combine` composes the pairs
 #   $(a_t, b_t) = (\gamma(1 - \text{term}_t), r_t)$ into each step's map $(A_t, B_t)$.
@@ -81,7 +84,7 @@ def affine_combine(a1, b1, a2, b2):  # (a1, b1): the first operand, applied firs
 def chunked_returns_kernel(R, D, G, gamma, T, CHUNK: tl.constexpr):
     row = tl.program_id(0)  # one program per row
     carry = 0.0  # G after the row's last step
-    n_chunks = tl.cdiv(T, CHUNK)
+    n_chunks = tl.cdiv(T, CHUNK)  # ceiling division: cdiv(n, k) = (n + k - 1) // k
     for i in range(0, n_chunks):
         c = n_chunks - 1 - i  # the chunks from the last one down
         t = c * CHUNK + tl.arange(0, CHUNK)
@@ -105,6 +108,7 @@ def chunked_returns(rewards, terminated, gamma, chunk):
 
 rng = np.random.default_rng(1)
 r_np, d_np = rng.normal(size=(3, 300)), rng.random((3, 300)) < 0.05  # 300 steps: 5 chunks of 64
+assert triton.cdiv(300, 64) == (300 + 64 - 1) // 64 == 5  # 4 full chunks and a partial one of 44 steps
 G = chunked_returns(torch.tensor(r_np, dtype=torch.float32, device=DEVICE), torch.tensor(d_np, device=DEVICE), 0.9, 64)
 np.testing.assert_allclose(G.cpu().numpy(), reference.discounted_returns(r_np, gamma=0.9, terminated=d_np),
                            rtol=1e-4, atol=1e-5)
@@ -548,119 +552,50 @@ exercises.attempt("hooked_scan", hooked_scan)
 # %% [markdown]
 # ## 3. The package's kernel: where your parts went
 #
-# Here you read the package's kernel, `rltriton_lite/scan.py`, as a grown-up `gae_kernel`. Its
-# chunk loop is the function `scan._walk`, and its combine, `scan.combine`, is your
-# `reset_combine`. The table puts the five parts of your `gae_kernel` beside the lines of `_walk`
-# that do their work, in the order both run. The left column follows hint 4 and the solution.
-# Your names may differ, so match the lines by what they do.
+# The package's kernel, `rltriton_lite/scan.py`, is your `gae_kernel` grown up, with its hooks
+# passed in as in your `hooked_scan`. Its chunk loop is the function `scan._walk`, and its
+# combine, `scan.combine`, is your `reset_combine`. Four things you wrote reappear in `_walk`:
 #
-# | part | your `gae_kernel` | `_walk` |
-# | --- | --- | --- |
-# | the loop | `for i in range(0, n_chunks):` | `for k in tl.range(k_start, k_end, num_stages=STAGES):` |
-# | the prologue | `a, b, reset = gae_prologue(R, V, NV, D, row * T + t, m, gamma, lam)` | `a, b, reset, valid, keep = PROLOGUE(X, SX, P, row, t, m, T, ACC)` |
-# | padding | in your prologue: `tl.where(m, gamma * lam, 1.0)`, `tl.where(m, delta, 0.0)`, `term & m` | `a = tl.where(valid, a, 1.0).to(ACC)`, `b = tl.where(valid, b, 0.0).to(ACC)`, `reset = reset & valid` |
-# | scan and select | `tl.associative_scan((a, b, reset), 0, reset_combine, reverse=True)`, then `y = tl.where(k_s, b_s, b_s + a_s * carry)` | `y, y_in, after, c_a, c_b, c_r = _scan_chunk(a, b, reset, carry, ROWS, NV, V, REVERSE)` |
-# | epilogue and carry | `gae_epilogue(OUT, row * T + t, m, y)`, then `carry = tl.sum(tl.where(t == c * CHUNK, y, 0.0), 0)` | `EPILOGUE(X, SX, P, O, SO, row, t, m, T, ACC, valid, y, y_in, keep)`, then `carry = after` |
+# | what you wrote | where it is in `scan._walk` |
+# | --- | --- |
+# | 1. **The hooks:** `gae_prologue` and `gae_epilogue`, and the `PROLOGUE` argument of `hooked_scan` | `PROLOGUE` and `EPILOGUE`, two `tl.constexpr` arguments, as in your `hooked_scan` |
+# | 2. **Padding → the identity:** the padding lanes set to $(1, 0, \text{false})$, by your prologue in `gae_kernel` and by your loop in `hooked_scan` | three `tl.where` lines after the prologue's call, as in your `hooked_scan`, so that no prologue has to |
+# | 3. **The scan and the select:** `tl.associative_scan` with `reset_combine`, then $y_t = B_t$ where $K_t$, else $B_t + A_t \cdot \text{carry}$ | one call, `_scan_chunk`, which does both and returns $y$ |
+# | 4. **The new carry:** $y$ at the chunk's first step, picked out with `tl.sum(tl.where(...))` | `carry = after`: `_scan_chunk` also returns that value, $y$ at the step its scan reaches last, and names it `after` |
 #
-# Three names are worth knowing here:
-#
-# * **`PROLOGUE` and `EPILOGUE`** are the hooks, `tl.constexpr` arguments of the kernel, as in
-#   your `hooked_scan`. Both receive `X` (the tuple of input pointers), `SX` (their strides) and
-#   `P` (the numbers γ, λ, ...).
-# * **`valid`** takes the place of your mask `m`: it is true at a real step.
-# * **`after`**, returned by `_scan_chunk`, is the new carry: $y$ at the step the scan reaches
-#   last, the chunk's first step in a reverse scan.
-#
-# You need none of the other names here. The appendix at the end of this notebook explains them.
-#
-# The next cell prints exactly these lines from the source of `_walk`, to show that they are the
-# package's own. The number before each line is its place in that source. The lines in between
-# are left out: they build the chunk's times `t` and mask `m` as yours do, and they serve the
-# forward scan, speed and long rows.
-
-# %%
-from rltriton_lite import scan  # noqa: E402
-
-YOURS = {  # a key of a line of _walk -> its counterpart in your gae_kernel (the table's five rows)
-    "for k in tl.range": "the loop over the chunks",
-    "PROLOGUE(X, SX, P, row, t, m, T, ACC)": "the prologue's (a, b, reset), plus valid and keep",
-    "a = tl.where(valid": "padding lanes made the identity: a = 1 ...",
-    "b = tl.where(valid": "... b = 0 ...",
-    "reset = reset & valid": "... and no reset",
-    "_scan_chunk(": "tl.associative_scan with reset_combine, then the select on the carry",
-    "EPILOGUE(X, SX, P, O, SO,": "the epilogue: the tl.store of the chunk's values",
-    "carry = after": "the new carry: y at the chunk's first step",
-}
-walk = inspect.getsource(getattr(scan._walk, "fn", scan._walk)).splitlines()
-mapped = [(n, line.strip()) for n, line in enumerate(walk, 1) if any(key in line for key in YOURS)]
-for n, line in mapped:
-    print(f"{n:>3}  {line}")
-
-# %% [markdown]
-# Two things moved. Your prologue made its own padding lanes the identity $(1, 0, \text{false})$.
-# `_walk` does that after the prologue, with `valid` in the place of your `m`, so no prologue has
-# to. Your loop also picked the new carry out of $y$ by hand. `_scan_chunk` returns it, as `after`.
-#
-# One part of yours has no line here: the address `R + row * T + t`. The package's prologues read
-# their inputs with `load(ptr, strides, row, t, mask, other, ACC)`, from `rltriton_lite.tile`. It
-# builds each address from the tensor's *strides*, the distance in elements between neighbours
-# along each dimension. So it reads time-major and batch-major buffers alike, without a copy.
-
-# %% [markdown]
-# **Try it.** Turn your `gae_kernel` into a forward scan, on paper. Three of its lines change:
-# `c` becomes `i`, the scan takes `reverse=False`, and the new carry becomes $y$ at the chunk's
-# *last* step. In `_walk`, none of the printed lines changes its text: a `tl.constexpr` flag,
-# `REVERSE`, makes all three changes. An `if REVERSE:` just under the `for` line, not printed,
-# sets the chunk order. Which printed line makes the other two changes? Set `direction_line` to
-# its key in `YOURS`, such as `"carry = after"`.
-
-# %%
-direction_line = None  # your answer: a key of YOURS, copied from the cell above
-
-# a wrong answer prints WRONG and the run goes on, as exercises.attempt does
-if direction_line is None:
-    print("not attempted yet")
-elif direction_line not in YOURS:
-    print(f"WRONG: {direction_line!r} is not a key of YOURS: copy one from the cell above")
-elif direction_line == "for k in tl.range":
-    print("WRONG: the for line counts k up in both directions; it scans no chunk and picks no step for the carry")
-elif direction_line in ("a = tl.where(valid", "b = tl.where(valid", "reset = reset & valid"):
-    print("WRONG: these lines make the padding lanes the identity, which is the same map in both directions")
-elif direction_line in ("PROLOGUE(X, SX, P, row, t, m, T, ACC)", "EPILOGUE(X, SX, P, O, SO,"):
-    print("WRONG: a hook loads or stores each step at its own time t; it neither scans nor carries")
-elif direction_line == "carry = after":
-    print("WRONG: carry = after only copies a value, in either direction; it scans nothing and picks no step")
-else:
-    print("correct: _scan_chunk gets REVERSE. It scans the chunk in that direction, and it returns as after the y "
-          "at the step the scan reaches last, so carry = after fits both directions")
+# The rest of `_walk` serves speed, masked steps and long rows. You need none of it here. The
+# appendix at the end of this notebook prints these lines of `_walk` and names the rest.
 
 # %% jupyter={"source_hidden": true}
-# Checks: the printout's claims (CI runs them; skip when reading)
-printed = [line for _, line in mapped]
-# the table's right column, in the order _walk runs it: exactly the printed lines
-table = ["for k in tl.range(k_start, k_end, num_stages=STAGES):",
-         "a, b, reset, valid, keep = PROLOGUE(X, SX, P, row, t, m, T, ACC)", "a = tl.where(valid, a, 1.0).to(ACC)",
-         "b = tl.where(valid, b, 0.0).to(ACC)", "reset = reset & valid",
-         "y, y_in, after, c_a, c_b, c_r = _scan_chunk(a, b, reset, carry, ROWS, NV, V, REVERSE)",
-         "EPILOGUE(X, SX, P, O, SO, row, t, m, T, ACC, valid, y, y_in, keep)", "carry = after"]
-assert printed == table
-# the numbers are each line's place in the source, and lines between them are left out
-assert all(walk[n - 1].strip() == line for n, line in mapped) and mapped[-1][0] - mapped[0][0] + 1 > len(mapped)
-# left out: the chunk order (an if REVERSE: just under the for line), and the chunk's t and m
-stripped = [line.strip() for line in walk]
-for_at = stripped.index(table[0])
-assert stripped[for_at + 1] == "if REVERSE:" and "c = k" in stripped and "if REVERSE:" not in printed
-assert not any(line.startswith(("t = ", "m = ")) for line in printed)
-# the Try it: no printed line's text depends on the direction, and _scan_chunk is the one printed line that gets REVERSE
-assert [line for line in printed if "REVERSE" in line] == [table[5]]
-# its WRONG messages cover every other key of YOURS
-assert set(YOURS) - {"_scan_chunk("} == {"for k in tl.range", "a = tl.where(valid", "b = tl.where(valid",
-                                         "reset = reset & valid", "PROLOGUE(X, SX, P, row, t, m, T, ACC)",
-                                         "EPILOGUE(X, SX, P, O, SO,", "carry = after"}
+# Checks: the table's four rows, in the package's source (CI runs them; skip when reading)
+from rltriton_lite import scan, tile  # noqa: E402
+
+source_of = lambda f: inspect.getsource(getattr(f, "fn", f))  # noqa: E731
+code = [line.strip() for line in source_of(scan._walk).splitlines()]
+# scan.combine is reset_combine: a reset in the second operand selects it alone
+assert all(part in source_of(scan.combine) for part in ("tl.where(k2, a2, a2 * a1)", "tl.where(k2, b2, b2 + a2 * b1)",
+                                                        "k1 | k2"))
+# 1. the hooks are tl.constexpr arguments of _walk, called in its chunk loop
+assert "PROLOGUE: tl.constexpr" in source_of(scan._walk) and "EPILOGUE: tl.constexpr" in source_of(scan._walk)
+prologue_at = [i for i, line in enumerate(code) if line.startswith("a, b, reset, valid, keep = PROLOGUE(")]
+epilogue_at = [i for i, line in enumerate(code) if line.startswith("EPILOGUE(")]
+# 2. padding: three tl.where lines after the prologue's calls; 3. _scan_chunk; 4. carry = after, in that order
+padding_at = code.index("a = tl.where(valid, a, 1.0).to(ACC)")
+assert code[padding_at + 1:padding_at + 3] == ["b = tl.where(valid, b, 0.0).to(ACC)", "reset = reset & valid"]
+chunk_at = code.index("y, y_in, after, c_a, c_b, c_r = _scan_chunk(a, b, reset, carry, ROWS, NV, V, REVERSE)")
+assert max(prologue_at) < padding_at < chunk_at < epilogue_at[0] < code.index("carry = after")
+# 3. _scan_chunk scans with scan.combine and selects on the carry (_value: b where reset, else b + a * carry)
+assert "tl.associative_scan(" in source_of(scan._scan_chunk) and ", combine)" in source_of(scan._scan_chunk)
+assert "tl.where(r, b, b + a * c_in)" in source_of(scan._value)
+# the strides, below: tile.load builds each address from the row and time strides
+assert "p + row * s[0] + t * s[1]" in source_of(tile.load)
 
 # %% [markdown]
-# Notebook 02's appendix reads one of the package's prologues, the discounted return's, line by
-# line.
+# One part of yours is not in the table: the address `R + row * T + t`. The package's prologues
+# read their inputs with a helper, `load` from `rltriton_lite.tile`, which builds each address
+# from the tensor's *strides*, the distance in elements between neighbours along each dimension.
+# So it reads time-major and batch-major buffers alike, without a copy. Notebook 02's appendix
+# reads one of the package's prologues, the discounted return's, line by line.
 #
 # **`rl.gae`** computes what your `gae_kernel` computes, as the cell below checks on rows with
 # episode ends that span several chunks:
@@ -765,22 +700,47 @@ print(inspect.getsource(getattr(exercises._scan_steps, "fn", exercises._scan_ste
 # %% [markdown]
 # ## Appendix: the package kernel's other names
 #
-# Nothing before this appendix needs it, and each part is folded. It prints section 3's lines of
-# `_walk` in place, names what they hold beyond your `gae_kernel`, then shows how the harness's
-# kernel gets `y_in`.
+# Nothing before this appendix needs it. It puts section 3's rows beside the exact lines of
+# `scan._walk`, prints those lines in place, names what they hold beyond your `gae_kernel`, asks
+# one question about the scan's direction, and shows how the harness's kernel gets `y_in`.
 #
-# <details><summary>Section 3's lines in place, with the chunk order</summary>
+# <details><summary>Section 3's rows, line by line</summary>
 #
-# The next cell (its output folded) prints each line of section 3's table, and the two lines that
-# set the chunk order, with the `for`, `if` and `else` lines that hold them, so the nesting reads
-# as Python. Above each line, a comment names its counterpart in your `gae_kernel`. `...` marks
-# lines left out. Two of the `if` lines test flags that your kernel has no use for. The
-# prologue's call sits under `if AHEAD is None:`. The epilogue's call and the new carry sit in the
-# `else:` branch of `if SUMMARIZE:`.
+# The table puts the parts of your `gae_kernel` beside the lines of `_walk` that do their work, in
+# the order both run. Its middle rows are section 3's rows 1 to 4. The left column follows hint 4
+# and the solution. Your names may differ, so match the lines by what they do.
+#
+# | part | your `gae_kernel` | `_walk` |
+# | --- | --- | --- |
+# | the loop | `for i in range(0, n_chunks):` | `for k in tl.range(k_start, k_end, num_stages=STAGES):` |
+# | the prologue | `a, b, reset = gae_prologue(R, V, NV, D, row * T + t, m, gamma, lam)` | `a, b, reset, valid, keep = PROLOGUE(X, SX, P, row, t, m, T, ACC)` |
+# | padding | in your prologue: `tl.where(m, gamma * lam, 1.0)`, `tl.where(m, delta, 0.0)`, `term & m` | `a = tl.where(valid, a, 1.0).to(ACC)`, `b = tl.where(valid, b, 0.0).to(ACC)`, `reset = reset & valid` |
+# | scan and select | `tl.associative_scan((a, b, reset), 0, reset_combine, reverse=True)`, then `y = tl.where(k_s, b_s, b_s + a_s * carry)` | `y, y_in, after, c_a, c_b, c_r = _scan_chunk(a, b, reset, carry, ROWS, NV, V, REVERSE)` |
+# | epilogue and carry | `gae_epilogue(OUT, row * T + t, m, y)`, then `carry = tl.sum(tl.where(t == c * CHUNK, y, 0.0), 0)` | `EPILOGUE(X, SX, P, O, SO, row, t, m, T, ACC, valid, y, y_in, keep)`, then `carry = after` |
 #
 # </details>
+#
+# The next cell prints these lines of `_walk` in place, and the two lines that set the chunk
+# order, with the `for`, `if` and `else` lines that hold them, so the nesting reads as Python.
+# Above each line, a `# yours:` comment names its counterpart in your `gae_kernel`. `...` marks
+# lines left out: they build the chunk's times `t` and mask `m` as yours do, and serve speed,
+# masked steps and long rows. Two of the `if` lines test flags that your kernel has no use for.
+# The prologue's call sits under `if AHEAD is None:`. The epilogue's call and the new carry sit in
+# the `else:` branch of `if SUMMARIZE:`.
 
-# %% jupyter={"outputs_hidden": true}
+# %%
+from rltriton_lite import scan  # noqa: E402
+
+YOURS = {  # a key of a line of _walk -> its counterpart in your gae_kernel (the table's rows)
+    "for k in tl.range": "the loop over the chunks",
+    "PROLOGUE(X, SX, P, row, t, m, T, ACC)": "the prologue's (a, b, reset), plus valid and keep",
+    "a = tl.where(valid": "padding lanes made the identity: a = 1 ...",
+    "b = tl.where(valid": "... b = 0 ...",
+    "reset = reset & valid": "... and no reset",
+    "_scan_chunk(": "tl.associative_scan with reset_combine, then the select on the carry",
+    "EPILOGUE(X, SX, P, O, SO,": "the epilogue: the tl.store of the chunk's values",
+    "carry = after": "the new carry: y at the chunk's first step",
+}
 IN_PLACE = {**YOURS, "if REVERSE:": "(none: your loop always runs in reverse)",
             "c = n_chunks - 1 - k": "c = n_chunks - 1 - i: from the last chunk in time"}
 print(exercises.key_lines(scan._walk, IN_PLACE))
@@ -788,6 +748,8 @@ print(exercises.key_lines(scan._walk, IN_PLACE))
 # %% [markdown]
 # <details><summary>The other names in these lines</summary>
 #
+# * `X`, `SX` and `P` go to both hooks: the tuple of input pointers, their strides, and the
+#   numbers γ, λ, .... The epilogue also gets `O` and `SO`, the outputs and their strides.
 # * `k_start` and `k_end` bound the chunks that one program walks: a whole row, or a part of a
 #   long row split in time.
 # * `STAGES`, `AHEAD` and `SUMMARIZE` serve speed, masked steps and long rows; notebook 13 reads
@@ -796,33 +758,90 @@ print(exercises.key_lines(scan._walk, IN_PLACE))
 #   block, a *tile*. Each of its rows is held as `NV` vectors of `V` steps. `_scan_chunk` takes
 #   these sizes.
 # * `ACC` is the dtype the arithmetic runs in, such as float32.
-# * `valid` is true at a real step: a step inside the row (`m`) that a `mask` argument does not
-#   mark as padding.
+# * `valid` takes the place of your mask `m`. It is true at a real step: a step inside the row
+#   (`m`) that a `mask` argument does not mark as padding.
 # * `keep` holds values that the prologue loaded and the epilogue needs again, so nothing is read
 #   twice.
 # * `y_in` is the value that entered each step: $y_{t+1}$ in a return. V-trace's epilogue reads it
 #   (notebook 04).
+# * `after` is the new carry, as section 3's row 4 says.
 # * `c_a, c_b, c_r` are the whole chunk composed into one triple $(A, B, \kappa)$. Only the
 #   `SUMMARIZE` branch reads them.
 #
 # </details>
 
 # %% jupyter={"source_hidden": true}
-# Checks: the other names (CI runs them; skip when reading)
+# Checks: the table, the printout and the other names (CI runs them; skip when reading)
+source_of = lambda f: inspect.getsource(getattr(f, "fn", f))  # noqa: E731
+code = [line.strip() for line in source_of(scan._walk).splitlines()]
+table = ["for k in tl.range(k_start, k_end, num_stages=STAGES):",
+         "a, b, reset, valid, keep = PROLOGUE(X, SX, P, row, t, m, T, ACC)", "a = tl.where(valid, a, 1.0).to(ACC)",
+         "b = tl.where(valid, b, 0.0).to(ACC)", "reset = reset & valid",
+         "y, y_in, after, c_a, c_b, c_r = _scan_chunk(a, b, reset, carry, ROWS, NV, V, REVERSE)",
+         "EPILOGUE(X, SX, P, O, SO, row, t, m, T, ACC, valid, y, y_in, keep)", "carry = after"]
+# the table's right column, in the order _walk runs it: the lines of _walk that YOURS picks
+assert [line for line in code if any(key in line for key in YOURS)] == table
 shown = exercises.key_lines(scan._walk, IN_PLACE).splitlines()
-walk = inspect.getsource(getattr(scan._walk, "fn", scan._walk)).splitlines()
-# c_a, c_b, c_r: read only in the SUMMARIZE branch, left out of the printout
-assert [line.strip() for line in walk if " c_a," in line][1:] == ["s_a, s_b, s_r = combine(s_a, s_b, s_r, c_a, c_b, c_r)"]
-assert not any("c_a, c_b, c_r)" in line for line in shown)
-assert any(line.strip() == "if AHEAD is None:" for line in shown)  # the branch that holds PROLOGUE(...)
-assert any(line.strip().startswith("if SUMMARIZE:") for line in shown) and any(line.strip() == "else:" for line in shown)
-# the printout holds section 3's lines, and its nesting reads as Python: a line deeper than the one before
-# it sits under a printed header
-code = [line for line in shown if not line.lstrip().startswith("# yours")]
-assert all(any(line.strip() == want for line in code) for want in table + ["if REVERSE:", "c = n_chunks - 1 - k"])
+printed = [line.strip() for line in shown if not line.lstrip().startswith("# yours")]
+# the printout holds the table's lines in that order, and the two lines of the chunk order
+assert [line for line in printed if line in table] == table
+assert "if REVERSE:" in printed and "c = n_chunks - 1 - k" in printed
+# left out: the chunk's t and m, which _walk builds
+assert any(line.startswith("t = ") for line in code) and any(line.startswith("m = ") for line in code)
+assert not any(line.startswith(("t = ", "m = ")) for line in printed) and "..." in printed
+# the nesting reads as Python: a line deeper than the one before it sits under a printed header
+nested = [line for line in shown if not line.lstrip().startswith("# yours")]
 depth = lambda line: len(line) - len(line.lstrip())  # noqa: E731
 assert all(depth(now) <= depth(before) or before.split("#")[0].rstrip().endswith(":")
-           for before, now in zip(code, code[1:]))
+           for before, now in zip(nested, nested[1:]))
+assert "if AHEAD is None:" in printed  # the branch that holds PROLOGUE(...)
+assert any(line.startswith("if SUMMARIZE:") for line in printed) and "else:" in printed
+# c_a, c_b, c_r: read only in the SUMMARIZE branch, left out of the printout
+assert [line for line in code if " c_a," in line][1:] == ["s_a, s_b, s_r = combine(s_a, s_b, s_r, c_a, c_b, c_r)"]
+assert not any("c_a, c_b, c_r)" in line for line in printed)
+
+# %% [markdown]
+# **Try it.** Turn your `gae_kernel` into a forward scan, on paper. Three of its lines change:
+# `c` becomes `i`, the scan takes `reverse=False`, and the new carry becomes $y$ at the chunk's
+# *last* step. In `_walk`, a `tl.constexpr` flag, `REVERSE`, makes all three changes. The
+# printed `if REVERSE:` sets the chunk order. Which call receives `REVERSE`, and so must scan in
+# that direction and return $y$ at the step it reaches last? Set `direction_line` to its key in
+# `YOURS`, such as `"carry = after"`.
+
+# %%
+direction_line = None  # your answer: a key of YOURS, copied from the cell above
+
+# a wrong answer prints WRONG and the run goes on, as exercises.attempt does
+if direction_line is None:
+    print("not attempted yet")
+elif direction_line in ("if REVERSE:", "c = n_chunks - 1 - k"):
+    print("WRONG: that line sets the chunk order only, and it is no call: which call gets REVERSE as an argument?")
+elif direction_line not in YOURS:
+    print(f"WRONG: {direction_line!r} is not a key of YOURS: copy one from the cell above")
+elif direction_line == "for k in tl.range":
+    print("WRONG: the for line counts k up in both directions; it scans no chunk and picks no step for the carry")
+elif direction_line in ("a = tl.where(valid", "b = tl.where(valid", "reset = reset & valid"):
+    print("WRONG: these lines make the padding lanes the identity, which is the same map in both directions")
+elif direction_line in ("PROLOGUE(X, SX, P, row, t, m, T, ACC)", "EPILOGUE(X, SX, P, O, SO,"):
+    print("WRONG: a hook loads or stores each step at its own time t; it neither scans nor carries")
+elif direction_line == "carry = after":
+    print("WRONG: carry = after only copies a value, in either direction; it scans nothing and picks no step")
+else:
+    print("correct: _scan_chunk gets REVERSE. It scans the chunk in that direction, and it returns as after the y "
+          "at the step the scan reaches last, so carry = after fits both directions")
+
+# %% jupyter={"source_hidden": true}
+# Checks: the Try it (CI runs them; skip when reading)
+# _scan_chunk is the one call of the table that receives REVERSE, and if REVERSE: sets the chunk order
+assert [line for line in table if "REVERSE" in line] == [table[5]]
+assert printed[printed.index("if REVERSE:") + 1] == "c = n_chunks - 1 - k"
+assert "REVERSE: tl.constexpr" in source_of(scan._walk) and "REVERSE: tl.constexpr" in source_of(scan._scan_chunk)
+# its WRONG messages cover every other key of YOURS, and the two lines of the chunk order
+assert set(IN_PLACE) - set(YOURS) == {"if REVERSE:", "c = n_chunks - 1 - k"}
+assert set(YOURS) - {"_scan_chunk("} == {"for k in tl.range", "a = tl.where(valid", "b = tl.where(valid",
+                                         "reset = reset & valid", "PROLOGUE(X, SX, P, row, t, m, T, ACC)",
+                                         "EPILOGUE(X, SX, P, O, SO,", "carry = after"}
+
 
 # %% [markdown]
 # <details><summary>How the harness's epilogue gets <code>y_in</code></summary>

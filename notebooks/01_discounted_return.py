@@ -222,6 +222,24 @@ torch.testing.assert_close(kept_out, G_two)  # the reset ignores y_2
 torch.testing.assert_close(counted_twice, torch.tensor([[6.5, 11.0]], device=DEVICE))  # G_1 = 6 + 0.5 * 10
 
 # %% [markdown]
+# ### The three reset forms you will meet
+#
+# Every scan of the course resets in the same way: where a step's reset flag is set, the scan
+# selects $y_t = b_t$, so nothing behind the step reaches it, a NaN included. The code marks the
+# steps that reset in one of three forms, and each exercise's **Reset:** line links here to name
+# its form:
+#
+# | form | how a step says that it resets | where you meet it |
+# | --- | --- | --- |
+# | 1. $a_t = 0$ in the pair $(a_t, b_t)$ | its multiplier is 0, and the scan makes the flag itself, `a == 0` | `rl.linear_scan`; the harness `exercises.scan_hook` of section 5, which runs the prologue exercises of 01, 03, 04 and 06; the NumPy sketches of 01–03 |
+# | 2. a flag beside the pair | the hook returns `reset` after $(a_t, b_t)$, and $a_t$ keeps its value, such as $\gamma_t\lambda_t$ | the package's hooks: 02's appendix and its exercise `gae_prologue`, the kernels printed in 03 and 04; 04's NumPy sketch (`done`) |
+# | 3. a triple $(a_t, b_t, k_t)$ | $k_t$ is the flag ($\kappa_t$ in 00c's formulas), and the combine carries it with the pair | kernels you write whole: 00c's `reset_scan` and 04's capstone `vtrace_kernel` |
+#
+# In form 1 any $a_t = 0$ is a reset, even at a step that ends no episode: 03's `q_lambda` cuts its
+# trace that way. In forms 2 and 3 a hook may also set $a_t = 0$ where the flag is set. On finite
+# inputs that changes no number, and the exercises accept both.
+
+# %% [markdown]
 # ## 3. The kernel
 #
 # `rl.discounted_returns` runs section 2's three pieces as one Triton kernel. Its scan is the
@@ -343,11 +361,8 @@ print(f"3 x 1000: relative error {long_err:.1e}")
 # * The scan starts from $y_T = 0$ ($y_{-1} = 0$ with `reverse=False`). So a bootstrap at the
 #   window's last step belongs in $b$, and that step still resets, by
 #   [section 2's conventions](#The-three-conventions).
-# * **$a = 0$ is the reset.** If your prologue returns $a_t = 0$, the scan ignores everything
-#   after step $t$: $y_t = b_t$, as in `rl.linear_scan`. The harness applies it as a select, so a
-#   NaN behind the step never reaches it. You return only the pair: the harness makes the reset
-#   flag from it, `flag = a == 0`, and `rl.linear_scan` does the same. Each exercise's **Reset:**
-#   line says which form it uses.
+# * **$a = 0$ is the reset**, form 1 of [the three reset forms](#The-three-reset-forms-you-will-meet):
+#   where your prologue returns $a_t = 0$, $y_t = b_t$, and nothing after step $t$ reaches it.
 #
 # A NaN inside your own $b_t$ is yours to keep out (section 2's third convention):
 # $\gamma(1-\text{term}_t)V'_t$ written as a product puts a NaN into $b_t$ wherever the next value
@@ -399,11 +414,10 @@ print("discounted_sum through scan_hook == rl.linear_scan")
 #
 # <details><summary>Details: where these figures are explained</summary>
 #
-# [Notebook 14, section 7](14_appendix_data.ipynb#7.-The-"profile-it"-sections-of-notebooks-01–07,-read-once)
-# reads, explains and checks every algorithm's figures. Its section 3 says why a wall time is
-# noisy, its section 5 is on our call's own host work, and its section 10 on the cases where a
-# peer was faster.
-# Notebook 08, section 3, measures the host time.
+# [Notebook 08](08_profiling.ipynb#Reading-the-profile-tables-of-notebooks-01-to-07) says how to read these tables, and its section 3 measures the
+# host time. [Notebook 14](14_appendix_data.ipynb)'s section 3 says why a wall time is noisy, and
+# its section 6 gives the rule for two timings that were not paired, with our call against a bare
+# launch.
 #
 # </details>
 
@@ -445,9 +459,9 @@ if h200:
 # Write its prologue for `exercises.scan_hook(transposed_scan, (a, dy), (), reverse=False)`
 # ([section 5](#5.-The-harness-for-Triton-prologues) has the arguments and rules).
 #
-# **Reset:** $a = 0$ in the pair, as in `rl.linear_scan`. Here step $t$'s multiplier is $a_{t-1}$,
-# so step $t$ resets where $a_{t-1} = 0$, that is, where the step before it reset in the reverse
-# scan of $y$.
+# **Reset:** $a = 0$ in the pair, [form 1](#The-three-reset-forms-you-will-meet). Here step $t$'s
+# multiplier is $a_{t-1}$, so step $t$ resets where the step before it reset in the reverse scan of
+# $y$.
 #
 # * **Inputs:** `X[0]` is `a`, `X[1]` is the upstream gradient `dy`, both (B, T) float32.
 #   `P` is empty, `()`.
@@ -460,8 +474,7 @@ if h200:
 #
 # <details><summary>Details: the reset in the transposed scan, and the checker</summary>
 #
-# The harness runs its chunked scan forwards. That scan is your `reset_scan` of 00c, with $a = 0$
-# as the reset. So where $a_{t-1} = 0$ the harness selects $g_t = dy_t$. Autograd would compute
+# Where $a_{t-1} = 0$ the harness selects $g_t = dy_t$. Autograd would compute
 # $dy_t + 0 \cdot g_{t-1}$. The two are the same except where $g_{t-1}$ is NaN or inf.
 #
 # The checker compares your $g_t$ with autograd's gradient of `rl.linear_scan`.
@@ -530,7 +543,7 @@ exercises.attempt("transposed_scan", transposed_scan)
 # PyTorch's autograd, as the package does for every algorithm. Write a `torch.autograd.Function`
 # whose `forward` and `backward` each run `exercises.scan_hook` with a prologue of yours.
 #
-# **Reset:** $a_t = 0$ in both prologues.
+# **Reset:** $a_t = 0$ in both prologues, [form 1](#The-three-reset-forms-you-will-meet).
 #
 # * **Inputs:** `rewards` (B, T) float32, `terminated` (B, T) bool, `gamma` a number.
 # * **Returns:** `Returns.apply(rewards, terminated, gamma)`, the returns, differentiable in
@@ -694,7 +707,8 @@ assert torch.isfinite(S_end).all() and torch.isclose(S_end[0, -1], r1[0, -1])  #
 # **The task.** Write it with tensor ops (`rl.linear_scan`, as above, or any others), with no
 # Python loop over time.
 #
-# **Reset:** $a_t = 0$ in `rl.linear_scan`, as in the table above.
+# **Reset:** $a_t = 0$ in `rl.linear_scan` ([form 1](#The-three-reset-forms-you-will-meet)), as in
+# the table above.
 #
 # * **Inputs:** `rewards`, `next_values` ($V(s_{t+1})$ at step $t$) and `terminated` (bool), all
 #   (B, T); `gamma` a number; `n` an int, which may exceed `T`.
@@ -810,8 +824,9 @@ exercises.attempt("n_step_returns", n_step_returns)
 #   \gamma(1-\text{term}_{t-1})\,g_{t-1}$. Both scans fit in one `torch.autograd.Function`.
 # * Three conventions serve every estimator: every bootstrap goes into $b$; every episode end and
 #   the window's last step reset; a value that may be NaN is selected away, never multiplied by 0.
-# * `exercises.scan_hook` runs a prologue `(X, P, offs, t, m, T) -> (a, b)`. $a = 0$ is a reset. A
-#   value that may be NaN must still be kept out of $b$ with `tl.where`.
+# * `exercises.scan_hook` runs a prologue `(X, P, offs, t, m, T) -> (a, b)`. $a = 0$ is a reset,
+#   the first of three forms; the others are a flag beside the pair and a triple. A value that may
+#   be NaN must still be kept out of $b$ with `tl.where`.
 # * While the episode runs on, the $n$-step return is $S_t - \gamma^n S_{t+n} + \gamma^n V(s_{t+n})$,
 #   from one scan $S$. Otherwise it is $S_t$. $V(s_{t+n})$ is `next_values[t + n - 1]`.
 

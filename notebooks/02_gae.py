@@ -163,7 +163,8 @@ print("prologue + scan + epilogue == the loop")
 # **`gae_pairs`.** Write GAE's prologue in tensor ops. It returns the pairs whose reverse scan is
 # the advantage.
 #
-# **Reset:** $a_t = 0$, as in section 2.
+# **Reset:** $a_t = 0$, as in section 2: form 1 of
+# [notebook 01's three reset forms](01_discounted_return.ipynb#The-three-reset-forms-you-will-meet).
 #
 # * **Inputs:** `rewards`, `values`, `next_values` ($V(s_{t+1})$), `terminated` and `truncated`
 #   (bool), all (B, T) tensors; `gamma` and `lam` numbers.
@@ -339,7 +340,7 @@ assert profile.rollout_error("gae", 3, 1000, DEVICE) < 1e-5  # 3 × 1,000 steps:
 # naive GAE kernel launched with nothing around it, which shows what a bare Triton call costs. It
 # is the one line that reads under 1: 0.597 at 16×128, though our kernel is the faster on the GPU
 # there (1.8 µs against 8.0). At that shape the wall time is almost all host work, as in the
-# return's table; [notebook 14, section 7](14_appendix_data.ipynb#7.-The-"profile-it"-sections-of-notebooks-01–07,-read-once) reads it.
+# return's table; [notebook 08](08_profiling.ipynb#Reading-the-profile-tables-of-notebooks-01-to-07) says how to read such a line.
 
 # %%
 h200 = profile.committed("gae", missing_ok=True)  # the H200's table and chart, read by name: not measured here
@@ -400,11 +401,9 @@ if h200:
 # Optional. Read it when you want to read the package's source, and do its exercise,
 # `gae_prologue`, to write a hook of the package yourself. No later exercise uses this form.
 #
-# **How a package hook writes a reset.** `gae_pairs` and notebook 01's harness,
-# `exercises.scan_hook`, write a reset as $a_t = 0$, and the scan turns that into a flag. A package
-# hook returns the flag itself, beside the pair, and $a_t$ keeps its value. Either way the scan
-# then selects $y_t = b_t$ where the flag is set, so nothing behind the step reaches it, NaN
-# included.
+# **How a package hook writes a reset.** It returns the flag beside the pair, form 2 of
+# [notebook 01's three reset forms](01_discounted_return.ipynb#The-three-reset-forms-you-will-meet).
+# `gae_pairs` used form 1, $a_t = 0$.
 #
 # ### The package's prologue
 #
@@ -495,8 +494,9 @@ print(inspect.getsource(getattr(returns._returns_prologue, "fn", returns._return
 # look-ahead off and handles the mask before the kernel runs, so the kernel calls your prologue
 # with the eight arguments above, and the helpers take their default `ahead=None`.
 #
-# **Reset:** the flag `done` beside the pair, with $a_t$ kept at $\gamma_t\lambda_t$
-# (either form passes).
+# **Reset:** the flag `done` beside the pair, with $a_t$ kept at $\gamma_t\lambda_t$:
+# [form 2](01_discounted_return.ipynb#The-three-reset-forms-you-will-meet).
+# Returning $a_t = 0$ at those steps passes too.
 #
 # * **Inputs:** read them with the three helpers above, as the starter's template does. The
 #   rewards' load takes `valid`, as in `_returns_prologue`.

@@ -98,7 +98,7 @@ print(G)
 # as a reverse scan:
 #
 # * $a_t = \gamma_t\lambda_t$, and $a_t = 0$ where done$_t$ (terminated, truncated, or the window's
-#   last step): the reset, applied as a select, so nothing is carried across an end;
+#   last step): the reset, so nothing is carried across an end;
 # * $b_t = r_t + [\lnot\text{term}_t]\,\gamma_t w_t V'_t$, where $[\lnot\text{term}_t]$ is 0 at a
 #   termination and 1 elsewhere. $w_t$ is the weight on bootstrapping from $V'_t$. Inside an
 #   episode it is $1-\lambda_t$, and the rest of the weight goes to $G_{t+1}$. At a truncation or
@@ -196,18 +196,7 @@ assert profile.rollout_error("td_lambda", 3, 1000, DEVICE) < 1e-5  # 3 × 1,000 
 #
 # $G_t$ is a random estimate of the true value $v(s_t)$, because the rewards and the critic's
 # errors are random. Its mean can be off (bias), and it can scatter around its mean (variance).
-# The mean squared error is $\mathrm{MSE} = \mathrm{bias}^2 + \mathrm{variance}$. λ moves weight
-# between two sources of error:
-#
-# * **the critic**, through $V'$. At λ = 0, $G_t = r_t + \gamma V'_t$ inherits $\gamma$ times the
-#   critic's error.
-# * **the sampled rewards**. At λ = 1, $G_0 = \sum_{k<T} \gamma^k r_k + \gamma^T V'_{T-1}$ (a
-#   window of $T$ steps) adds up the noise of every reward it sums.
-#
-# A larger λ shrinks the critic's bias: at λ = 1 only $\gamma^T$ of it is left. Until λ nears 1,
-# it also spreads the critic's noise over more states; at λ = 1 the critic's whole weight sits on
-# one bootstrap value. But a larger λ sums the noise of more rewards. So a trade-off needs both
-# random rewards and an imperfect critic, biased or noisy.
+# The mean squared error is $\mathrm{MSE} = \mathrm{bias}^2 + \mathrm{variance}$.
 #
 # The setting:
 #
@@ -217,13 +206,59 @@ assert profile.rollout_error("td_lambda", 3, 1000, DEVICE) < 1e-5  # 3 × 1,000 
 #   $\xi_t$ are standard normal, independent across steps and of the rewards.
 # * windows of $T$ steps, bootstrapped at the end.
 #
+# **Where λ puts the weight.** $G_0$ is linear in the rewards and the critic's next values,
+# $G_0 = \sum_t \alpha_t r_t + \sum_t \beta_t V'_t$. The rewards' weights are
+# $\alpha_t = (\gamma\lambda)^t$. The critic's weights are $\beta_t = \gamma(1-\lambda)(\gamma\lambda)^t$
+# for $t < T-1$, and $\beta_{T-1} = \gamma(\gamma\lambda)^{T-1}$ at the window's last step, which
+# bootstraps fully. The plot shows the critic's weights for four values of λ, with
+# $\gamma = 0.8$ and $T = 20$, on a log scale, where a weight of 0 is not drawn:
+
+# %%
+gamma_, T_mc, mu_r, sigma_r, eta, sigma_c, N_mc = 0.8, 20, 1.0, 2.0, 3.0, 0.25, 20_000
+v_true = mu_r / (1 - gamma_)
+
+
+def weights(lam_grid, k=np.arange(T_mc)):
+    """The weights α_t of the rewards and β_t of the next values in G_0, one row per λ."""
+    alpha = (gamma_ * lam_grid[:, None]) ** k
+    beta = gamma_ * (1 - lam_grid[:, None]) * alpha
+    beta[:, -1] = gamma_ * alpha[:, -1]  # the window's last step bootstraps fully
+    return alpha, beta
+
+
+lam_show = np.array([0.0, 0.5, 0.9, 1.0])
+_, beta_show = weights(lam_show)
+fig, ax = plt.subplots(figsize=(7, 3))
+for lam_, beta_row in zip(lam_show, beta_show):
+    ax.plot(np.where(beta_row > 0, beta_row, np.nan), "o-", ms=4, label=f"λ = {lam_:g}")
+ax.set_yscale("log")
+ax.set_xlabel("t")
+ax.set_ylabel(r"$\beta_t$, the weight on $V'_t$")
+ax.legend(fontsize=8)
+plt.show()
+assert np.count_nonzero(beta_show[0]) == np.count_nonzero(beta_show[-1]) == 1  # the ends: one value each
+assert beta_show[0, 0] == gamma_ and np.isclose(beta_show[-1, -1], gamma_**T_mc)  # β_0 = γ; β_{T-1} = γ^T
+
+# %% [markdown]
+# λ moves the error between two sources:
+#
+# * **The critic**, through the $\beta_t$. Its bias $\eta$ enters $G_0$ as $\eta\sum_t\beta_t$. At
+#   λ = 0 the one weight is $\beta_0 = \gamma$, so the bias is $\gamma\eta$. A larger λ lowers the
+#   total weight, down to $\gamma^T$ at λ = 1, and so shrinks the bias. The critic's noise enters
+#   the variance as $\sigma_c^2\sum_t\beta_t^2$. Until λ nears 1, a larger λ spreads the weight
+#   over more states, whose independent errors partly cancel, and this term falls too. At λ = 1
+#   the critic's whole weight, $\gamma^T$, sits on one bootstrap value.
+# * **The sampled rewards**, through the $\alpha_t$. Their noise enters the variance as
+#   $\sigma_r^2\sum_t\alpha_t^2$, which grows with λ: at λ = 1, $G_0$ sums the noise of every
+#   reward of the window.
+#
+# So a trade-off needs both random rewards and an imperfect critic, biased or noisy.
+#
 # Bias and variance belong to the *distribution* of $G_0$, which one rollout cannot show. So we
 # draw 20,000 rollouts as the rows of one batch, each with its own critic errors. We compute $G_0$
 # for 21 values of λ, with one `reference.td_lambda` call (NumPy, float64) per λ.
 
 # %%
-gamma_, T_mc, mu_r, sigma_r, eta, sigma_c, N_mc = 0.8, 20, 1.0, 2.0, 3.0, 0.25, 20_000
-v_true = mu_r / (1 - gamma_)
 lams = np.linspace(0.0, 1.0, 21)
 mc = np.random.default_rng(0)  # its own generator: the result does not depend on the cells above
 r_mc = mu_r + sigma_r * mc.standard_normal((N_mc, T_mc))           # one rollout per row
@@ -247,14 +282,9 @@ print(f"MSE: λ=0 {mse[0]:.2f}, best on the grid λ={lams[best]:.2f} {mse[best]:
 # As λ grows, the bias falls at every point of the grid, and the variance more than doubles. Their
 # sum is lowest inside the range, not at either end.
 #
-# **Exact values to check against.** $G_0$ is linear in the rewards and the next values,
-# $G_0 = \sum_t \alpha_t r_t + \sum_t \beta_t V'_t$. Its weights are $\alpha_t = (\gamma\lambda)^t$,
-# $\beta_t = \gamma(1-\lambda)(\gamma\lambda)^t$ for $t < T-1$, and
-# $\beta_{T-1} = \gamma(\gamma\lambda)^{T-1}$. So:
-#
-# * the bias is $\eta\sum_t\beta_t$;
-# * the variance is $\sigma_r^2\sum_t\alpha_t^2 + \sigma_c^2\sum_t\beta_t^2$, a sum of squares
-#   because the errors are independent.
+# **Exact values to check against.** The weights give the exact terms: the bias is
+# $\eta\sum_t\beta_t$, and the variance is $\sigma_r^2\sum_t\alpha_t^2 + \sigma_c^2\sum_t\beta_t^2$, a
+# sum of squares because the errors are independent.
 #
 # <details><summary>Details: the two ends of λ, and two side remarks</summary>
 #
@@ -272,11 +302,9 @@ print(f"MSE: λ=0 {mse[0]:.2f}, best on the grid λ={lams[best]:.2f} {mse[best]:
 # draws both:
 
 # %%
-def exact_terms(lam_grid, k=np.arange(T_mc)):
+def exact_terms(lam_grid):
     """bias², the rewards' variance term and the critic's, from the weights α_t and β_t."""
-    alpha = (gamma_ * lam_grid[:, None]) ** k
-    beta = gamma_ * (1 - lam_grid[:, None]) * alpha
-    beta[:, -1] = gamma_ * alpha[:, -1]  # the window's last step bootstraps fully
+    alpha, beta = weights(lam_grid)
     return (eta * beta.sum(1)) ** 2, sigma_r**2 * (alpha**2).sum(1), sigma_c**2 * (beta**2).sum(1)
 
 
@@ -293,12 +321,13 @@ ax.axvline(fine[mse_f.argmin()], color="gray", ls="--", lw=1)
 ax.set_xlabel("λ")
 ax.legend(fontsize=8)
 plt.show()
-print(f"the exact curve's minimum: λ = {fine[mse_f.argmin()]:.2f}, MSE {mse_f.min():.2f}")
+print(f"the exact curve's minimum: λ = {fine[mse_f.argmin()]:.2f}, MSE {mse_f.min():.2f}, "
+      f"bias {b2_f[mse_f.argmin()] ** 0.5:.2f} (λ=0: {b2_f[0] ** 0.5:.2f})")
 
 # %% [markdown]
 # The best λ here is about 0.73, the minimum of the exact curve (the rollouts' grid has steps of
-# 0.05). This λ shrinks the critic's bias, which λ = 0 keeps whole. And it does not sum the noise
-# of every reward, which λ = 1 pays for.
+# 0.05). There the critic's bias in $G_0$ is about 1.5, down from $\gamma\eta = 2.4$ at λ = 0.
+# And it does not sum the noise of every reward, which λ = 1 pays for.
 #
 # Where the optimum lies depends on how wrong the critic is, relative to how noisy the rewards
 # are. A perfect critic ($\eta = \sigma_c = 0$) puts it at λ = 0. Noiseless rewards
@@ -349,6 +378,8 @@ np.testing.assert_allclose(b2_grid[[0, -1]], [(gamma_ * eta) ** 2, (gamma_**T_mc
 assert var[-1] > 2 * var[0] and np.all(np.diff(bias2) < 0)  # "the bias falls ..., the variance more than doubles"
 assert 0 < best < len(lams) - 1 and mse[best] < 0.95 * min(mse[0], mse[-1])  # "lowest inside the range"
 assert abs(fine[mse_f.argmin()] - 0.73) < 0.01  # "about 0.73"
+assert round(b2_f[mse_f.argmin()] ** 0.5, 1) == 1.5 and round(b2_f[0] ** 0.5, 9) == round(gamma_ * eta, 9) == 2.4
+assert np.all(np.diff(b2_f) < 0)  # the exact bias shrinks as λ grows, on the fine grid too
 assert abs(gamma_**T_mc - 0.01) < 0.002  # "0.8^20 ≈ 0.01"
 assert abs(best_unbiased - 0.58) < 0.01  # "near 0.58"
 assert mse_unbiased.min() < 0.7 * min(mse_unbiased[0], mse_unbiased[-1])  # a real trade-off: both ends worse
@@ -432,13 +463,12 @@ print("a 9-line Triton prologue == rl.td_lambda")
 #
 # </details>
 #
-# **The harness in three lines.** Your `@triton.jit` prologue `(X, P, offs, t, m, T) -> (a, b)`
-# loads its inputs with `tl.load(X[i] + offs, mask=m, other=0.0)`. The harness treats $a = 0$ as the
-# reset and applies it with a select. An input that may be NaN is yours to select away in $b$ with
-# `tl.where`, since a product with 0 keeps the NaN. The full description is in
-# [notebook 01, section 5](01_discounted_return.ipynb#5.-The-harness-for-Triton-prologues).
+# The harness is [notebook 01's](01_discounted_return.ipynb#5.-The-harness-for-Triton-prologues):
+# your `@triton.jit` prologue `(X, P, offs, t, m, T) -> (a, b)` loads input `i` with
+# `tl.load(X[i] + offs, mask=m, other=0.0)`.
 #
-# **Reset:** $a_t = 0$, as in the worked prologue.
+# **Reset:** $a_t = 0$, as in the worked prologue:
+# [form 1](01_discounted_return.ipynb#The-three-reset-forms-you-will-meet).
 #
 # * **Inputs:** `X = (rewards, next_q, next_action, terminated)` and `P = (γ, λ, n_actions)`.
 #   `n_actions` is an int.

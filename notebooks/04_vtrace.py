@@ -376,8 +376,8 @@ assert profile.rollout_error("vtrace", 3, 1000, DEVICE) < 1e-5  # 3 × 1,000 ste
 # each line's wall time divided by ours, and a `!` after a name would mark an implementation whose
 # outputs disagreed with ours. No line carries one. Here too, the backward's extra wall time is
 # mostly host time. Two lines read under 1: rl_triton's forward at 16×128 (0.696) and at
-# 64×16384 (0.855). [Notebook 14, section 7](14_appendix_data.ipynb#7.-The-"profile-it"-sections-of-notebooks-01–07,-read-once)
-# reads them.
+# 64×16384 (0.855): single timings, which [notebook 14](14_appendix_data.ipynb)'s section 6
+# reads with its noise rule.
 
 # %%
 h200 = profile.committed("vtrace", missing_ok=True)  # the H200's table and chart, read by name: not measured here
@@ -403,17 +403,26 @@ assert not h200 or under_1 == [("rl_triton", 16, 128, "fwd", 0.696),
 # $$G_t = r_t + \gamma(1-\text{term}_t)\big[\mathbb E_\pi Q(s_{t+1}, \cdot) + c_{t+1}\big(G_{t+1}
 #   - Q(s_{t+1}, u_{t+1})\big)\big], \qquad c_{t+1} = \lambda \min(1, \pi/\mu) \text{ at step } t+1.$$
 #
-# Mind the index: the link from $t+1$ back to $t$ carries $c_{t+1}$ here and $c_t$ in V-trace.
-# $Q(s_t, u_t)$ already conditions on the action $u_t$, so the first action Retrace reweights is
-# $u_{t+1}$, while V-trace's $V(s_t)$ does not, so its link is weighed by $u_t$'s own ratio.
+# **Mind the index.** The link from step $t+1$ back to step $t$ carries the trace $c_{t+1}$ in
+# Retrace, but $c_t$ in V-trace. Side by side, inside an episode:
+#
+# $$\begin{aligned}
+# \text{Retrace:}\quad G_t &= r_t + \gamma\,\mathbb E_\pi Q(s_{t+1}, \cdot)
+#   &&+\ \gamma\,c_{t+1}\big(G_{t+1} - Q(s_{t+1}, u_{t+1})\big), \\
+# \text{V-trace:}\quad v_t &= V_t + \rho_t\delta_t &&+\ \gamma\,c_t\,\big(v_{t+1} - V'_t\big).
+# \end{aligned}$$
+#
+# The reason is what each value already knows. $Q(s_t, u_t)$ conditions on the action $u_t$, so
+# Retrace never reweights $u_t$: the first action it reweights is $u_{t+1}$. $V(s_t)$ does not
+# condition on $u_t$, so V-trace weighs the link by $u_t$'s own ratio.
 #
 # Write its prologue in Triton for `exercises.scan_hook`, as you did for notebook 03's `q_lambda`.
-# The harness, in brief: your `@triton.jit` prologue `(X, P, offs, t, m, T) -> (a, b)` loads input
-# `i` with `tl.load(X[i] + offs, mask=m, other=0.0)`, where `t` is the global step (0 to T-1) and
-# `m` is false on lanes past the row's end. The harness scans the pairs backwards in chunks, makes
-# the lanes past the end the identity (1, 0), and treats $a_t = 0$ as the reset, applied as a select.
+# The harness is [notebook 01's](01_discounted_return.ipynb#5.-The-harness-for-Triton-prologues):
+# your `@triton.jit` prologue `(X, P, offs, t, m, T) -> (a, b)` loads input `i` with
+# `tl.load(X[i] + offs, mask=m, other=0.0)`, and `t` is the global step, 0 to T-1.
 #
-# **Reset:** $a_t = 0$, as in `q_lambda`.
+# **Reset:** $a_t = 0$, as in `q_lambda`:
+# [form 1](01_discounted_return.ipynb#The-three-reset-forms-you-will-meet).
 #
 # * **Inputs:** `P` holds (γ, λ). `X` holds five (B, T) tensors in this order. Each has one number
 #   per step, loaded at `offs`:
@@ -615,8 +624,9 @@ exercises.attempt("vtrace_pg", vtrace_pg)
 # section 2's step and its resets. A second kernel, launched after the first has finished, reads
 # `vs` one step on and computes `vtrace_pg`'s policy-gradient advantage.
 #
-# **Reset:** a flag `k` beside the pair, a triple $(a_t, b_t, k_t)$ as in your `reset_scan` of
-# 00c, with $a_t$ kept at $\gamma c_t$ (either form passes).
+# **Reset:** a flag `k` beside the pair, the triple $(a_t, b_t, k_t)$ of your `reset_scan` in 00c:
+# [form 3](01_discounted_return.ipynb#The-three-reset-forms-you-will-meet).
+# $a_t$ stays $\gamma c_t$ at a reset, though returning $a_t = 0$ there passes too.
 #
 # * **Inputs:** `log_rhos`, `rewards`, `values` and `next_values` are (B, T) float32 and
 #   contiguous. `terminated` is bool. `gamma`, `rho_bar` and `c_bar` are numbers, and `chunk` is

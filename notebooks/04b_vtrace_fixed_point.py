@@ -77,7 +77,10 @@ rng = np.random.default_rng(41)
 # state, the whole mean correction is $(I + \gamma C + (\gamma C)^2 + \dots)\,d = (I - \gamma C)^{-1} d$
 # (the fold below derives the series term by term). With $\gamma < 1$ the matrix $I - \gamma C$ is
 # invertible, so the whole correction is 0 in every state exactly where $d$ is: both directions of
-# the condition.
+# the condition. Both hold in the states that μ visits, the only ones the critic is trained on and
+# reads, and in training's finite windows too, where the series stops at the window's end: the
+# window's last step resets, so its correction is the one-step term $\rho_t\delta_t$ alone, and a
+# critic whose mean correction is 0 at every step of the window therefore has $d = 0$.
 #
 # With $\rho = \min(\bar\rho, \pi/\mu)$ the condition, in each state, is
 #
@@ -159,9 +162,9 @@ def pi_clipped(rho_bar):
     return w / w.sum()
 
 # %% [markdown]
-# Below, a batch of μ's rollouts, 16,384 rows × 100 steps: the last cell of this section needs
-# that many rows to see a small effect. Then the correction `vs` − V that V-trace applies to a
-# critic whose value is V at every step, and its mean:
+# Below, a batch of μ's rollouts, 16,384 rows × 100 steps: the folded measurement at the end of
+# this section needs that many rows to see a small effect. Then the correction `vs` − V that
+# V-trace applies to a critic whose value is V at every step, and its mean:
 
 # %%
 actions = rng.random((16384, 100)) < mu[1]  # μ's actions: True is action 1
@@ -204,27 +207,44 @@ assert np.allclose(w_on / w_on.sum(), pi)  # ... and still pi_rho_bar = pi: the 
 # At $V^\pi$ with $\bar\rho = 1$ the cell prints about −0.19, the mean of the whole correction
 # `vs` − V. Its first term alone, $E_\mu[\rho_t\delta_t]$, is the one-step correction: the update
 # that the step's own TD error makes, before any trace. Here it is −0.12, and it is the value the
-# exercise's checker below reports if you hand it $V^\pi$. The rest is the traces' later terms. In one state
-# each is the one before times $\gamma E_\mu[c_t] = 0.9 \cdot 0.4 = 0.36$, so the whole is
-# $-0.12 / (1 - 0.36) = -0.1875$: section 1's $(I - \gamma C)^{-1} d$, with $C = 0.4$ a number.
-#
-# In a window of 100 steps the mean is smaller in magnitude, by about 0.001, because the window's
-# last steps have fewer later terms. So small an effect needs many rows to be seen. The rows are
-# independent rollouts, so the spread of their means gives the measurement's standard error:
-# about 0.00014 with 16,384 rows. The window's value and the all-terms value then lie more than
-# seven standard errors apart, and the cell below shows the measurement at the window's value:
+# exercise's checker below reports if you hand it $V^\pi$. The rest is the traces' later terms. In
+# one state each is the one before times $\gamma E_\mu[c_t] = 0.9 \cdot 0.4 = 0.36$, so the whole
+# is $-0.12 / (1 - 0.36) = -0.1875$: section 1's $(I - \gamma C)^{-1} d$, with $C = 0.4$ a number.
+# The cell below computes the three numbers, and checks that the window's last step, which
+# resets, carries the one-step term alone:
 
 # %%
 v_pi, T_mu = value_of(pi), r_mu.shape[1]
 one_step = float(np.minimum(mu, pi) @ (r_a + g1 * v_pi - v_pi))  # E_mu[rho delta] at V^pi, rho_bar = 1
 trace = g1 * float(mu @ np.minimum(1.0, pi / mu))  # gamma E_mu[c], c_bar = 1
 all_terms = one_step / (1 - trace)
-in_window = one_step * np.mean((1 - trace ** (T_mu - np.arange(T_mu))) / (1 - trace))  # step t sees T - t terms
-row_means = corrections(v_pi, 1.0).mean(1)  # one mean per row
-measured, se = float(row_means.mean()), float(row_means.std()) / len(row_means) ** 0.5
-print(f"at V^pi: one step {one_step:+.4f}; all terms {all_terms:+.4f}, in a window of {T_mu} steps "
-      f"{in_window:+.4f}; measured {measured:+.4f}, standard error {se:.5f}")
+corr_v_pi = corrections(v_pi, 1.0)  # vs - V at every step, at V^pi
+print(f"at V^pi: one step {one_step:+.4f}, gamma E[c] {trace:.2f}, all terms {all_terms:+.4f}; "
+      f"the batch's mean {float(corr_v_pi.mean()):+.4f}")
 assert abs(one_step + 0.12) < 1e-12 and abs(trace - 0.36) < 1e-12 and abs(all_terms + 0.1875) < 1e-12
+assert round(float(corr_v_pi.mean()), 2) == -0.19  # "prints about -0.19"
+rho_mu = torch.clamp(log_rhos_mu.exp(), max=1.0)  # the clipped rho of each step, rho_bar = 1
+torch.testing.assert_close(corr_v_pi[:, -1], (rho_mu * (r_mu + g1 * v_pi - v_pi))[:, -1])  # last step: rho delta
+
+# %% [markdown]
+# <details><summary>Details: the window of 100 steps, measured</summary>
+#
+# In a window of 100 steps the mean is smaller in magnitude than −0.1875, by about 0.001, because
+# the window's last steps have fewer later terms. So small an effect needs many rows to be seen.
+# The rows are independent rollouts, so the spread of their means gives the measurement's standard
+# error: about 0.00014 with 16,384 rows. The window's value and the all-terms value then lie more
+# than seven standard errors apart. The folded cell below shows the measurement at the window's
+# value.
+#
+# </details>
+
+# %% jupyter={"source_hidden": true}
+# Checks: the window of 100 steps, in the fold above (CI runs them; skip when reading)
+in_window = one_step * np.mean((1 - trace ** (T_mu - np.arange(T_mu))) / (1 - trace))  # step t sees T - t terms
+row_means = corr_v_pi.mean(1)  # one mean per row
+measured, se = float(row_means.mean()), float(row_means.std()) / len(row_means) ** 0.5
+print(f"all terms {all_terms:+.4f}, in a window of {T_mu} steps {in_window:+.4f}; "
+      f"measured {measured:+.4f}, standard error {se:.5f}")
 assert abs((in_window - all_terms) - 0.001) < 0.0001  # "smaller in magnitude, by about 0.001"
 assert abs(se - 0.00014) < 0.00002  # "about 0.00014"
 assert abs(in_window - all_terms) > 7 * se  # "more than seven standard errors apart"

@@ -65,11 +65,9 @@
 #
 # The replay probe's script is `tools/graph_replay_probe.py`; its output's name is
 # `profile.COMMITTED_REPLAY`. The paired loss probe's script is `tools/wall_probe.py --losses`.
-# Where two files timed the same call, this notebook quotes one. Notebook 14 sets the sources side
-# by side (sections 3 and 13) and lists every file of the course (section 1). It also gives the
-# package's commit and the versions of torch and Triton on those cards, beside the ones
-# `requirements.txt` pins
-# ([notebook 14, section 3](14_appendix_data.ipynb#3.-How-far-to-trust-a-figure)).
+# Where two files timed the same call, this notebook quotes one. The appendix,
+# [notebook 14](14_appendix_data.ipynb), lists every file of the course. It also gives the package's commit and the versions of torch and Triton on those cards,
+# beside the ones `requirements.txt` pins.
 #
 # </details>
 #
@@ -169,8 +167,8 @@ print(f"PPO: {B * T * ppo_bytes / 1e6:.1f} MB → {ppo_floor_ms * 1e3:.1f} µs")
 #
 # <details><summary>Details: the one exception</summary>
 #
-# Bytes read again from the GPU's L2 cache, a small on-chip memory, can beat the floor: notebook 14,
-# section 8 reads such a case.
+# Bytes read again from the GPU's L2 cache, a small on-chip memory, can beat the floor:
+# [notebook 14](14_appendix_data.ipynb) reads such a case.
 #
 # </details>
 #
@@ -270,17 +268,18 @@ against(my_pct_floor, 100 * row(RES, "gae", B, T)["floor_ms"] / row(RES, "gae", 
         "GAE's % floor at 16384×1024", model=model_pct_gae)
 
 # %% [markdown]
-# **Finding:** close to the floor, but not at it. For GAE the model gives 97 % of the floor, and
-# GAE measures 83 %. At this shape the fixed cost $t_0$ is small beside the floor, so the miss is
-# not the fixed cost: GAE's kernel moves its bytes more slowly than a plain copy, and the model,
-# which prices them at a copy's speed, is a little optimistic. Every kernel's GPU time lies within
-# about 20 % of the model's ("GPU ÷ model"), mostly above it.
+# **Finding:** close to the floor, but not at it: GAE reaches 83 % of its floor. At this shape the
+# fixed cost $t_0$ is small beside the floor, so the miss is not the fixed cost. GAE's kernel moves
+# its bytes more slowly than a plain copy, and the model, which prices them at a copy's speed, is a
+# little optimistic. The other kernels sit about as close to the model (the table's "GPU ÷ model").
 #
-# <details><summary>Details: the fixed cost's share, and SAC</summary>
+# <details><summary>Details: the model's figure, the other kernels, and SAC</summary>
 #
-# * At 16384×1024, GAE's fixed cost, 2 µs, is small beside its floor's 67 µs.
-# * SAC, which mostly reads, comes closest to its floor. Notebook 14, section 8 says why reads can
-#   go a little faster than a copy.
+# * The model gives GAE 97 % of the floor at this shape: its fixed cost, 2 µs, is small beside its
+#   floor's 67 µs.
+# * Every kernel's GPU time lies within about 20 % of the model's, mostly above it.
+# * SAC, which mostly reads, comes closest to its floor. [Notebook 14](14_appendix_data.ipynb) says
+#   why reads can go a little faster than a copy.
 # * The benchmark's SAC row is the λ = 0 target, an elementwise kernel, not the λ-return scan that
 #   notebook 06 writes (notebook 06, section 5).
 #
@@ -322,8 +321,9 @@ assert round(gae_floor_ms * 1e3) == 67 and T0_US < gae_floor_ms * 1e3 / 30  # "2
 #
 # The GPU time is timed by replaying a CUDA graph (section 4), with no host in it. The wall time
 # includes the host, whose load changes from minute to minute. So a label near 2× can differ from
-# one run to the next. Notebook 14, section 3 says where the bounds 2× and 1.2× come from;
-# section 10 says how far the committed wall times drift.
+# one run to the next. [Notebook 14](14_appendix_data.ipynb) says how far the committed wall times drift. It also
+# derives the **noise rule**, the course's
+# cautious rule for two timings that were not paired (end of this section).
 #
 # **Predict first**, with `model_us`: GAE's wall and GPU time per call at 4096×128. What is its
 # wall ÷ GPU time, and so its label? Put your numbers in the next cell. The chart then plots every
@@ -382,18 +382,22 @@ print(profile.table(shape_table, digits=3))
 # %% [markdown]
 # **Finding:** mostly to the host. At 16×128 and 4096×128 every call is host-bound, as the model
 # predicted. So at those shapes a faster kernel barely changes what the training loop waits for;
-# section 4 takes the host out instead. At 16384×1024 the kernel is the call: every call is
-# GPU-bound there, except PPO's and CRR's losses, which are mixed. Even one plain PyTorch op costs
-# the host a few µs: the wall probe timed a single `torch.add` on GPU tensors at 8.2 µs per call at
-# its fastest.
+# section 4 takes the host out instead. Even one plain PyTorch op costs the host 8.2 µs per call:
+# the wall probe's fastest single `torch.add` on GPU tensors.
 #
-# **Your prediction, debriefed.** For GAE at 4096×128 the model gives 5.6×, host-bound. The
-# benchmark run agrees on the label but reads 8.4×, off in both terms: its wall time is above the
-# model's host cost, and its GPU time below the model's $t_0$ + floor.
+# <details><summary>Details: the largest shape</summary>
 #
-# <details><summary>Details: the two terms</summary>
+# At 16384×1024 the kernel is the call: every call is GPU-bound there, except PPO's and CRR's
+# losses, which are mixed.
 #
-# * The model gives 23 µs of wall time for 4.1 µs of GPU time.
+# </details>
+#
+# **Your prediction, debriefed.** For GAE at 4096×128 the benchmark run reads 8.4×: host-bound, as
+# the model said. The model's own ratio is lower, because both of its terms are off (the fold).
+#
+# <details><summary>Details: the model's ratio and its two terms</summary>
+#
+# * The model gives 23 µs of wall time for 4.1 µs of GPU time: 5.6×.
 # * The run's wall time is 28.1 µs, because GAE's call does more host work than the lightest call
 #   the model's 23 µs stands for.
 # * The run's GPU time is 3.3 µs: GAE's 8.9 MB fit in the 60 MiB L2 cache, which back-to-back
@@ -440,12 +444,9 @@ assert min(sec["fwd", "torch.add"] for sec in probe.values()) == 8.2  # "`torch.
 # **If one call is faster in every round, the host's drift cannot explain the difference.** This
 # is how the course calls one call faster than another.
 #
-# The paired loss probe does this for the three losses. It ran on the H100; notebook 09, section 4
-# reads all of it. The probe alternates the order of its calls from round to round. Its first
-# round times ours first, then the eager formula, `torch.compile` and, for PPO, the anchor. Every
-# other round reverses that order. So an effect of the order itself falls on each call in about
-# half of the rounds. One such effect: a call may run faster because the call before it warmed the
-# host's caches.
+# The paired loss probe does this for the three losses on an H100 (notebook 09, section 4 reads all
+# of it), and it reverses the order of its calls every other round, so that neither call always
+# goes first.
 #
 # One case: PPO's loss with its backward at 4096×128, ours against the eager PyTorch formula that
 # notebook 05 writes out.
@@ -460,14 +461,14 @@ print(f"the eager formula's time ÷ ours within a round: median {median_x:.2f}, 
       f"highest {highest_x:.2f}")
 
 # %% [markdown]
-# **Finding:** the eager formula took 1.58–2.29× our wall time, round by round. Ours was faster in
-# every round, whichever call went first: a difference that the host's drift cannot explain.
+# **Finding:** ours was faster in every round, whichever call went first: even in its closest
+# round, the eager formula took 1.58× our wall time. The host's drift cannot explain that.
 #
-# <details><summary>Details: when no paired rounds exist</summary>
+# <details><summary>Details: the other rounds, and when no paired rounds exist</summary>
 #
-# The course then falls back on a cautious rule for separate timings, the **noise rule**.
-# Notebook 14, section 10 derives it. It also shows that the same case, timed separately in the
-# benchmark run, cannot tell which call is faster.
+# * In its slowest round the eager formula took 2.29× our wall time.
+# * Where no paired rounds exist, the course falls back on the noise rule (above): a cautious rule
+#   that settles only large gaps between two separate timings.
 #
 # </details>
 
@@ -475,15 +476,8 @@ print(f"the eager formula's time ÷ ours within a round: median {median_x:.2f}, 
 # Checks: the paired ratio, on the paired loss probe (CI runs them; skip when reading)
 _loss_text = open(os.path.join(RESULTS, profile.COMMITTED_LOSS_WALL), encoding="utf-8").read()
 assert _loss_text.startswith("# NVIDIA H100") and "the order reversed every other round" in _loss_text.splitlines()[0]  # "alternates"
-assert [round(x, 2) for x in (lowest_x, highest_x)] == [1.58, 2.29]  # "1.58–2.29× ... round by round"
+assert [round(x, 2) for x in (lowest_x, highest_x)] == [1.58, 2.29]  # "its closest round, 1.58×", "slowest, 2.29×"
 assert lowest_x > 1  # "ours was faster in every round"
-# "the first round times ours first, then the eager formula, torch.compile and, for PPO, the anchor": the probe
-# prints each case's calls in the order of its first round
-_order = {}
-for _m in re.finditer(r"^loss (\w+) (\d+x\d+) (\S+) (\w+) ", _loss_text, re.M):
-    _order.setdefault(_m.groups()[:3], []).append(_m[4])
-assert all(v == ["rltriton_lite", "pytorch_eager", "torch_compile"] + (["minimal_autograd_fn"] if k[0] == "ppo" else [])
-           for k, v in _order.items()) and len(_order) == 18
 
 # %% [markdown]
 # ## 4. Taking the host out: CUDA graphs and `torch.compile(mode="reduce-overhead")`
@@ -528,19 +522,19 @@ print(f"the model, GAE: a replay leaves its {model_gpu:.2g} µs of GPU time, so 
 against(my_removed_pct, removed["gae"], "GAE 4096×128, % of the call a graph removes", model=model_removed)
 
 # %% [markdown]
-# **Finding:** a CUDA graph removes nearly all of a small call: over 85 % for every algorithm.
-# That is about what the model predicted (the line under the table): for GAE the model removes
-# 85 % of the measured call, and the replay removed 88 %. It beats the model for the reason
-# section 3 gave: at this shape the replayed kernel is faster than $t_0$ + floor.
+# **Finding:** a CUDA graph removes nearly all of a small call: over 85 % for every algorithm, about
+# what the model predicted (the line under the table). For GAE the replay removed a little more
+# than the model, for the reason section 3 gave: at this shape the replayed kernel is faster than
+# $t_0$ + floor.
 #
 # A graph of *one* call removes less, because each replay is still a launch. The table's last two
 # rows show it. The replay probe timed GAE's call three ways: eager, as a graph of that one call,
 # and inside a graph of 100 calls. So capture a whole update step, not a single call.
 #
-# <details><summary>Details: GAE's replayed time, and compiling without replays</summary>
+# <details><summary>Details: GAE's figures against the model's</summary>
 #
-# * For GAE at 4096×128 the model leaves its 4.1 µs of GPU time; the replay left 3.3 µs.
-# * Compiling *without* replays can even add host work (notebook 14, section 6).
+# * The model removes 85 % of GAE's measured call; the replay removed 88 %.
+# * The model leaves its 4.1 µs of GPU time; the replay left 3.3 µs.
 #
 # </details>
 #
@@ -549,7 +543,7 @@ against(my_removed_pct, removed["gae"], "GAE 4096×128, % of the call a graph re
 # Replays run back to back without flushing the L2 cache. On the committed runs' card it holds
 # 60 MiB: `torch.cuda.get_device_properties(0).L2_cache_size` read 62,914,560 bytes there. Small
 # inputs fit in it. So small shapes' GPU times are best cases. Only the big shape's % floor
-# measures memory bandwidth. SAC at 64×16384 even "beats" its DRAM floor (notebook 14, section 8).
+# measures memory bandwidth. SAC at 64×16384 even "beats" its DRAM floor.
 #
 # </details>
 #
@@ -586,7 +580,7 @@ assert {"rltriton_lite.gae.default", "rltriton_lite.ppo_clip_loss.default"} <= s
 # Checks: the claims above, on the committed run (CI runs them; skip when reading)
 assert all(removed[a] > 85 for a in ALGORITHMS)  # "over 85 % for every algorithm"
 assert abs(model_removed - removed["gae"]) < 5  # "about what the model predicted"
-assert [round(model_removed), round(removed["gae"])] == [85, 88] and model_removed < removed["gae"]  # "it beats the model"
+assert [round(model_removed), round(removed["gae"])] == [85, 88] and model_removed < removed["gae"]  # "a little more than the model"
 assert replay_text.startswith("# NVIDIA H200")  # "This section's figures all come from the H200"
 assert replay[4096, 128] == [25.9, 4.5, 3.2]  # the probe's own printout: eager, a graph of one call, one of 100
 assert replay_hundred < replay_one < replay_eager  # "a graph of one call removes less": each replay is a launch
@@ -610,9 +604,8 @@ assert sac_long["bytes"] < 60 * 2**20 and sac_long["kernel_ms"] < sac_long["floo
 #
 # `GPU µs` reads `n/a` where the harness has no graph to replay: it does not try to capture the
 # Python loops or torchrl's functions, JAX cannot be captured, and the capture of accelerated-scan's
-# TD(λ) failed (the harness keeps such a row, without a GPU time). How to read a whole table, and
-# what its `!` marks mean:
-# [notebook 14, section 7](14_appendix_data.ipynb#7.-The-"profile-it"-sections-of-notebooks-01–07,-read-once).
+# TD(λ) failed (the harness keeps such a row, without a GPU time). The legend under each table says what
+# its `!` marks mean.
 
 # %% jupyter={"source_hidden": true}
 # Checks: the `n/a` rows, on the harness's peer list and the committed run (CI runs them; skip when reading)
@@ -1001,19 +994,16 @@ exercises.attempt("lean_gae_loop", lean_gae_loop)
 # * **Paired comparison.** Wall time drifts with the host's load. To compare two calls, time both
 #   in the same rounds and divide within each round: a call faster in every round is faster,
 #   whatever the drift (section 3's PPO example). Timings that are not paired settle only large
-#   gaps (notebook 14, section 10).
+#   gaps (the noise rule).
 # * **On a CPU** the kernels are checked, not timed. The real timing is the PyTorch path against
 #   CleanRL's loop, whose cost grows with T: 15 ops per step, each with a fixed cost.
 
 # %% [markdown]
 # > **Further reading** (the two appendix notebooks)
 # >
-# > * **Notebook 14:** every source of the committed results, their fields and how far to trust a
-# >   figure (sections 1–3); our call's host work against a bare launch (section 5); `torch.compile`
-# >   without replays (section 6); the "profile it" tables of notebooks 01–07 (section 7); where the
-# >   labels' bounds 2× and 1.2× come from, and the noise rule for timings that are not paired
-# >   (section 10); this notebook's figures beside the wall probe's, which timed the same calls
-# >   again, and the labels that flip between the two (section 13).
+# > * **[Notebook 14](14_appendix_data.ipynb):** every source of the committed results, their
+# >   fields and how far to trust a figure; why SAC passes 100 %, and the copy probe; the noise
+# >   rule, with our call against a bare launch.
 # > * **Notebook 13, section 4:** the wider chunks the package uses for few long rows (the committed
 # >   run's 64×16384 rows).
 # > * **Notebook 13, section 5:** the time split of long rows, and why the package splits only where

@@ -52,9 +52,8 @@
 # | **wall probe** (`H200-2026-12-06-wall.txt`, `tools/wall_probe.py`) | H200, same session | one plain `torch.add` (section 2); the same calls timed again (section 4) |
 # | **paired loss probe** (`checks/H100-2026-12-06-loss-wall.txt`, `tools/wall_probe.py --losses`) | **H100** | the three losses against their eager formulas, in 15 paired rounds (section 4) |
 #
-# All three files sit in `benchmarks/results/`. Notebook 14, an optional appendix, says where the
-# data come from and what exactly each clock times. It also says how the sources compare where two
-# timed the same call.
+# All three files sit in `benchmarks/results/`. [Notebook 14](14_appendix_data.ipynb), an optional
+# appendix, says where the data come from and what exactly each clock times.
 #
 # </details>
 #
@@ -173,17 +172,22 @@ against(my_pct_4096x128, pct["gae", (4096, 128), "fwd"], "GAE 4096×128 forward,
 # 64×16384, passes 100 %: it keeps its bytes in the GPU's on-chip L2 cache, which is faster than
 # the memory the floor assumes.
 #
-# **Your prediction, debriefed.** For GAE the model gives 0.41 % of the floor at 16×128 and 51 %
-# at 4096×128. The run measured a little more at both (the reveal above): GAE's GPU time there is
+# **Your prediction, debriefed.** At 4096×128 the run measured 63 % of the floor, more than the
+# model gives; at 16×128 too it measured a little more (the reveal above). GAE's GPU time there is
 # below the model's $t_0$ + floor.
 #
 # <details><summary>Details: the debrief's figures, and where to read more</summary>
 #
-# * The run measured 0.45 % at 16×128 and 63 % at 4096×128. GAE's GPU time there is 1.8 and
-#   3.3 µs, below the model's 2 µs + floor: its fixed cost is a little under the round 2 µs, and at
-#   4096×128 its bytes sit in the L2 cache, as notebook 08, section 3's debrief found.
+# | GAE, forward | the model's % floor | the run's % floor | the run's GPU µs |
+# | --- | --- | --- | --- |
+# | 16×128 | 0.41 | 0.45 | 1.8 |
+# | 4096×128 | 51 | 63 | 3.3 |
+#
+# * Both GPU times are below the model's 2 µs + floor: GAE's fixed cost is a little under the
+#   round 2 µs, and at 4096×128 its bytes sit in the L2 cache, as notebook 08, section 3's debrief
+#   found.
 # * Notebook 13, section 4 shows how the package plans for few long rows.
-# * Notebook 14, section 8 reads SAC's case above 100 %.
+# * [Notebook 14](14_appendix_data.ipynb) reads SAC's case above 100 %.
 #
 # </details>
 
@@ -240,11 +244,10 @@ assert [s["x"] for s in profile.peer_speedups(res, DTYPE)
 #
 # **Predict first.** Notebook 08, section 5 counted 9 operations per step of CleanRL's loop that
 # compute, and so each launch a CUDA kernel. What does one such operation cost the host? One
-# figure to start from: the wall probe timed a single `torch.add` on GPU tensors at 8–11 µs per
-# call (notebook 14, section 5). Then: what does the loop cost at T = 128, 9 × 128 such
-# operations? How many times our call is that? Our call takes 28.1 µs in the
-# benchmark run. And at T = 16384? Put your numbers in the next cell; the printout reveals the
-# cost per operation.
+# figure to start from: the wall probe timed a single `torch.add` on GPU tensors at 8 µs per call
+# at its fastest. Then: what does the loop cost at T = 128, 9 × 128 such operations? How many
+# times our call is that? Our call takes 28.1 µs in the benchmark run. And at T = 16384? Put your
+# numbers in the next cell; the printout reveals the cost per operation.
 
 # %%
 my_op_us = None  # your estimate: the host's µs per launching op
@@ -277,31 +280,40 @@ print(profile.table(peer_table))
 
 # %% [markdown]
 # **The lesson.** The loop pays for its launches: about 10 µs of host time for each operation that
-# launches a kernel (the printout under your prediction). Against the Python loops it replaces, the
-# package's call is over 100× faster per forward call at T = 128, and far faster still on long rows,
-# because a loop's cost grows with T and ours barely does. Against other compiled code and the
-# eager formulas of the three losses, the margins are smaller, up to about 10×.
+# launches a kernel (the printout under your prediction). So against the Python loops it replaces,
+# the package's call is over 100× faster per forward call at T = 128, and far faster still on long
+# rows, because a loop's cost grows with T and ours barely does. Against other compiled code the
+# margins are much smaller: up to about 10×.
 #
-# <details><summary>Details: the lesson's other figures</summary>
+# <details><summary>Details: the lesson's ranges, and what the 10 µs holds</summary>
 #
+# | peers | wall ÷ ours, over their cases |
+# | --- | --- |
+# | the Python loops, forward at T = 128 | 110–432× |
+# | the Python loops, with the backward at T = 128 | 46–182× |
+# | accelerated-scan | 1.6–9.8× |
+# | `torch.compile` | up to 4.7× |
+#
+# * The other compiled code is rl-triton, `torch.compile`, JAX and accelerated-scan, and the eager
+#   formulas of the three losses (section 4).
 # * The 10 µs is the loop's wall time divided by its 9 × 128 launching operations. That division
 #   charges the whole loop to the 9 ops per step that launch a kernel. Notebook 08, section 5
 #   counted 6 more ops per step that run on the host alone (five `select`s and a `view`); their
 #   cost is folded into the 10 µs.
-# * Against the loops: 110–432× per forward call at T = 128, and 46–182× with the backward.
-# * The other compiled code is rl-triton, `torch.compile`, JAX and accelerated-scan.
-#   Accelerated-scan takes 1.6–9.8× our wall time, and `torch.compile` up to 4.7×.
+# * The wall probe's single `torch.add` took 8–11 µs per call over its shapes.
 #
 # </details>
 #
-# **Your prediction, debriefed.** At T = 128 the loop cost 10.55 µs per op. At that cost, the
-# loop's model, 9 × T ops, falls 1.4× short of the run on the long rows (T = 16384). So a cost per
-# op, times the ops, predicts a loop's wall time to within a factor of 2.
+# **Your prediction, debriefed.** A cost per op, times the ops, predicts a loop's wall time to
+# within a factor of 2. Price the long rows' 9 × 16384 ops at the cost per op revealed at T = 128,
+# and the model comes out 1.4× short of the run.
 #
 # <details><summary>Details: the long rows' figures</summary>
 #
-# The model gives 1.6 s per call on the long rows, about 30,000× ours there. The run measured
-# 2.1 s, about 40,000×. That is 14 µs per op.
+# | GAE 64×16384, the loop | s per call | ÷ ours | µs per op |
+# | --- | --- | --- | --- |
+# | the model: 9 × 16384 ops at T = 128's cost | 1.6 | about 30,000 | 10.55 |
+# | the run | 2.1 | about 40,000 | 14 |
 #
 # </details>
 #
@@ -312,9 +324,9 @@ print(profile.table(peer_table))
 #
 # <details><summary>Details: the 119 cases by the noise rule</summary>
 #
-# Notebook 14, section 10 reads all 119 cases with the course's rule for timings that are not
-# paired, the noise rule. It finds the 8 cases where a peer is ahead all within the noise: those
-# timings cannot tell which call is faster.
+# The 8 cases are single timings, not paired ones, taken at different moments of the run: each
+# is as noisy as the host was then. [Notebook 14](14_appendix_data.ipynb), section 6, gives the
+# course's rule for reading two such timings, the noise rule.
 #
 # </details>
 
@@ -357,9 +369,9 @@ assert sum(t["cases where the peer was faster"] for t in peer_table) == 8  # the
 #
 # **What to look at:** the chart puts each call's wall time beside its GPU time at the shapes RL
 # code uses, in µs on a log scale. A wall bar far above its GPU bar means the call is mostly host
-# time: launches, argument checks, autograd's bookkeeping. The hatched bars are the two anchors
-# (notebook 14, section 7), yardsticks timed beside ours. One is a naive GAE kernel launched bare, with no package
-# around it: compare it with GAE's forward. The other is PPO's loss as a minimal
+# time: launches, argument checks, autograd's bookkeeping. The hatched bars are the two
+# **anchors**, yardsticks timed beside ours. One is a naive GAE kernel launched bare, with no
+# package around it: compare it with GAE's forward. The other is PPO's loss as a minimal
 # `torch.autograd.Function`: compare it with PPO's bars. The dashed lines are the anchors' wall
 # times.
 #
@@ -367,10 +379,10 @@ assert sum(t["cases where the peer was faster"] for t in peer_table) == 8  # the
 # above 2×, **GPU-bound** at most 1.2×, and **mixed** in between.
 #
 # **Predict first.** Notebook 08, section 3 predicted GAE's forward at 4096×128 and debriefed it:
-# wall ÷ GPU time 5.6× by the model, 8.4× in the run, host-bound either way. Now add the backward.
-# It moves as many bytes again as the forward (notebook 14, section 4), so the GPU time about
-# doubles. Does the wall time about double too, or grow by much more? Put your guess for GAE's
-# wall ÷ GPU time with its backward at 4096×128 in the next cell.
+# the run read 8.4× wall ÷ GPU time, host-bound. Now add the backward. It moves as many bytes again
+# as the forward, so the GPU time about doubles. Does the wall time about double too, or grow by
+# much more? Put your guess for GAE's wall ÷ GPU time with its backward at 4096×128 in the next
+# cell.
 #
 # **One pair of bars by hand first:** GAE at 4096×128, forward and with the backward, its wall
 # time (`full_call_us`, in µs) against its GPU time (`kernel_ms`, in ms).
@@ -387,14 +399,19 @@ assert all(profile.wall_vs_gpu(res, DTYPE, profile.RL_SHAPES)["gae", (4096, 128)
            == (r["full_call_us"], 1e3 * r["kernel_ms"]) for p, r in gae_pair.items())
 
 # %% [markdown]
-# **Your prediction, debriefed.** The backward about doubled the GPU time, as its bytes did, but
-# the wall time grew tenfold. So the ratio went from 8.4× to 41×. Almost all of the added wall time
-# is spent off the GPU, on the host, and the same holds for every call of the chart below.
+# **Your prediction, debriefed.** With its backward, GAE's wall time is 41× its GPU time. The
+# backward about doubled the GPU time, as its bytes did, but the wall time grew tenfold. Almost all
+# of the added wall time is spent off the GPU, on the host, and the same holds for every call of
+# the chart below.
 #
 # <details><summary>Details: the debrief's figures</summary>
 #
-# GAE's GPU time went from 3.3 to 7.0 µs, its wall time from 28 to 287 µs. With its backward, every
-# call of the chart below adds over 10× more wall time than GPU time.
+# | GAE 4096×128 | GPU µs | wall µs | wall ÷ GPU |
+# | --- | --- | --- | --- |
+# | forward | 3.3 | 28 | 8.4× |
+# | with the backward | 7.0 | 287 | 41× |
+#
+# With its backward, every call of the chart below adds over 10× more wall time than GPU time.
 #
 # </details>
 
@@ -433,24 +450,20 @@ print(f"the {profile.ANCHORS[FN]} at 4096×128: its backward adds {backward_adds
 # chunks makes the GPU time long.
 #
 # A backward adds far more wall time than GPU time. Even the anchor, a minimal `autograd.Function`
-# around one bare launch each way, shows it (the line under the table). With a backward, autograd
-# records the call in its graph, walks that graph, allocates the gradients and launches a second
-# kernel. The run times whole calls, so it cannot say which of these costs the most. Read the
-# added time as an observation on this host, with its cause not isolated.
+# around one bare launch each way, shows it: its backward adds 401 µs of wall time (the line under
+# the table). With a backward, autograd records the call in its graph, walks that graph, allocates
+# the gradients and launches a second kernel. The run times whole calls, so it cannot say which of
+# these costs the most. Read the added time as an observation on the H200's host, with its cause
+# not isolated.
 #
 # So to make such a call cheaper, take out host work first, before you tune the kernel. One way is
 # to capture the whole update step in a CUDA graph (notebook 08, section 4).
-#
-# These host µs are that machine's: its host is a shared server CPU. The same calls on your own
-# machine may cost much less host time, or more. What carries over is the method: put a call's
-# wall time beside its GPU time, on your machine, before you tune its kernel.
 #
 # <details><summary>Details: the naive anchor on long rows, and a second source</summary>
 #
 # * The naive GAE anchor at 64×16384 takes 877 µs per call, against our 52 µs. It runs one program
 #   per row, and each program walks its row's 16384 steps one at a time. So only 64 programs run,
 #   each a chain of 16384 dependent steps, and its GPU time is nearly all of its wall time.
-# * Notebook 14, section 13 sets this table beside the wall probe, which timed the same calls again.
 #
 # </details>
 
@@ -480,98 +493,181 @@ assert bwd["bytes"] == 2 * gae_pair["fwd"]["bytes"]  # "as many bytes again as t
 assert _g["fwd+bwd"][0] / _g["fwd"][0] > 10 > _g["fwd+bwd"][1] / _g["fwd"][1]  # "grew tenfold" against "doubled"
 
 # %% [markdown]
+# **Autograd's host cost on your machine.** The H200's figures above cannot be rerun without a
+# GPU, but autograd's share of a backward can be seen on any CPU. The next cell times the smallest
+# `autograd.Function` there is: one elementwise op forwards (y = 2x) and one backwards, on 1024
+# numbers on the CPU. It times the forward alone, then the forward with `.backward()`, each as the
+# best of 7 runs of 200 back-to-back calls, on one thread.
+
+# %%
+import timeit  # noqa: E402
+
+
+class Twice(torch.autograd.Function):
+    """The smallest autograd.Function: y = 2x forwards, and the gradient 2 · grad_y backwards."""
+
+    @staticmethod
+    def forward(ctx, x):
+        return x * 2
+
+    @staticmethod
+    def backward(ctx, grad_y):
+        return grad_y * 2
+
+
+x_cpu = torch.randn(1024, requires_grad=True)  # on the CPU, whatever this machine has
+ones_cpu = torch.ones(1024)  # the gradient that .backward() starts from
+
+
+def best_us(fn, calls=200, repeats=7):
+    """µs per call: the best of `repeats` runs of `calls` back-to-back calls, on one CPU thread."""
+    with profile.cpu_threads(1):
+        fn()  # a warm-up call
+        return 1e6 * min(timeit.repeat(fn, number=calls, repeat=repeats)) / calls
+
+
+fwd_cpu_us = best_us(lambda: Twice.apply(x_cpu))
+both_cpu_us = best_us(lambda: Twice.apply(x_cpu).backward(ones_cpu))
+print(f"this CPU, a minimal autograd.Function on 1024 floats, µs per call: forward {fwd_cpu_us:.1f}, "
+      f"forward + backward {both_cpu_us:.1f}; the backward adds {both_cpu_us - fwd_cpu_us:.1f} µs")
+assert both_cpu_us > fwd_cpu_us  # a backward costs host time, with no GPU at all
+
+# %% [markdown]
+# The backward's own arithmetic is one multiplication of 1024 numbers, yet it adds host time:
+# autograd walks the graph it recorded, and allocates and accumulates the gradient. The cell does
+# not reproduce the H200's figures: a CPU tensor launches no kernel, and this host is not that
+# server's. Nor does it split autograd's cost into its steps. What carries over is the method: put
+# a call's wall time beside its GPU time, on your machine, before you tune its kernel.
+
+# %% [markdown]
 # ## 4. Fused losses against their eager formulas
 #
 # **The question:** notebooks 05–07 fuse the losses of PPO, SAC and CRR, each into one kernel
 # forwards and one backwards. Does fusing pay, on the GPU and on the wall clock?
 #
-# **What to look at:** one table, one row per loss and shape, float32, at the three shapes where
-# the benchmark timed the **eager formula**, the plain PyTorch code that ours replaces (notebooks
-# 05–07 write it out). Each column is the eager formula's time divided by ours, so above 1 means
-# ours is faster.
+# **What to look at:** two cards answer, each in its own table, and this section never puts a
+# figure of one card into a calculation with a figure of the other. Each table has one row per loss
+# and shape, float32, at the three shapes where the benchmark timed the **eager formula**, the plain
+# PyTorch code that ours replaces (notebooks 05–07 write it out). Each ratio is the eager formula's
+# time divided by ours, so above 1 means ours is faster.
 #
-# * **GPU time**, with the backward, from the benchmark run on the H200.
-# * **Wall time**, from the *paired* loss probe, run on an H100. It times ours and the eager
-#   formula in the same rounds, 15 rounds in all, and divides the two within each round. The
-#   host's drift from one round to the next hits both calls of a round alike, so it cancels in the
-#   ratio. A column shows the median ratio and, in brackets, the lowest and the highest of the 15.
-#   The probe reverses the order of the calls every other round, so neither call always goes first
-#   (notebook 08, section 3).
-#
-# This is notebook 08's paired ratio (section 3): **if the lowest ratio is above 1, ours was faster
-# in every round**, and no drift of the host explains it. Both calls are host-bound: in the
-# benchmark run, their GPU times are at most an eighth of their wall times. So a wall ratio is set
-# by the host CPU, here the paired probe's.
+# * **The H200's table, GPU time:** from the benchmark run, with the backward. Its last column says
+#   how much of each call's own wall time is GPU time.
+# * **The H100's table, wall time:** from the *paired* loss probe, which times ours and the eager
+#   formula in the same rounds, 15 rounds in all, reversing their order every other round, and
+#   divides the two within each round (notebook 08's paired ratio, section 3). A column shows the
+#   median ratio and, in brackets, the lowest and the highest of the 15. **If the lowest ratio is
+#   above 1, ours was faster in every round**, and no drift of the host explains it.
 #
 # **Why not the benchmark run's own wall times?** Each is a single timing on a shared host, taken
-# minutes from the next, and such timings move. CRR with its backward at 64×16384 shows how far:
-# the benchmark run timed our call at 741 µs, and the wall probe, run right after it on the same
-# card, timed the same call at 331 µs. So a gap of about 2× or less between two single timings
-# settles nothing. The "profile it" tables of notebooks 05–07 show such timings; this section's
-# paired rounds settle them.
+# minutes from the next, and such timings move: one call, timed twice on the same card, read over
+# 2× apart (the fold). So a gap of about 2× or less between two single timings settles nothing. The
+# "profile it" tables of notebooks 05–07 show such timings; this section's paired rounds settle
+# them.
 #
-# <details><summary>Details: the eager formula's single timing</summary>
+# <details><summary>Details: one call timed twice, and the eager formula's single timing</summary>
 #
-# The benchmark run timed CRR's eager formula, with its backward at 64×16384, at 283 µs. Beside
-# our 741 µs of the same run, that reads as if ours were 2.6× slower.
+# * CRR with its backward at 64×16384, on the H200: the benchmark run timed our call at 741 µs, and
+#   the wall probe, run right after it on the same card, timed the same call at 331 µs.
+# * The benchmark run timed CRR's eager formula in the same case at 283 µs. Beside our 741 µs of
+#   the same run, that reads as if ours were 2.6× slower.
 #
 # </details>
 #
-# **Predict first.** Section 3 found that a backward is mostly host work. If the eager formula
-# takes several times our GPU time, how far apart do you expect the two wall times? Put your
-# number for PPO at 4096×128 in the next cell.
+# **Predict first.** Section 3 found that a backward is mostly host work. On the H200, PPO's eager
+# formula with its backward takes 7.8× our GPU time at 4096×128. On the H100's wall clock, how many
+# times our call's wall time do you expect it to take? Put your number in the next cell.
 
 # %%
-my_eager_over_ours = None  # your prediction: PPO with its backward at 4096×128, the eager formula's wall ÷ ours
+my_eager_over_ours = None  # your prediction: PPO with its backward at 4096×128, H100, the eager formula's wall ÷ ours
 LOSSES = ["ppo", "sac", "crr"]
 LOSS_SHAPES = [(16, 128), (4096, 128), (64, 16384)]  # where the eager formulas were timed
-paired = profile.read_loss_wall()  # (loss, shape, pass, impl) -> (µs per call, ratio: median, lowest, highest)
+paired = profile.read_loss_wall()  # H100: (loss, shape, pass, impl) -> (µs per call, ratio: median, lowest, highest)
 
 
 def in_rounds(loss, shape, pass_, impl="pytorch_eager"):
-    """impl's wall time ÷ ours within a round: "median (lowest–highest)" over the 15 rounds."""
+    """H100: impl's wall time ÷ ours within a round, "median (lowest–highest)" over the 15 rounds."""
     _, median, lowest, highest = paired[loss, shape, pass_, impl]
     return f"{median:.2f} ({lowest:.2f}–{highest:.2f})"
 
 
 def gpu_ratio(loss, shape):
-    """The eager formula's GPU time ÷ ours, with the backward, in the committed H200 run."""
+    """H200: the eager formula's GPU time ÷ ours, with the backward, in the committed run."""
     return row(loss, *shape, impl="pytorch_eager", pass_="fwd+bwd")["kernel_ms"] / \
         row(loss, *shape, pass_="fwd+bwd")["kernel_ms"]
 
 
-fusing = [{"loss": loss if shape == LOSS_SHAPES[0] else "", "B × T": profile.shape_name(shape),
-           "GPU, fwd+bwd": gpu_ratio(loss, shape), "wall, fwd": in_rounds(loss, shape, "fwd"),
-           "wall, fwd+bwd": in_rounds(loss, shape, "fwd+bwd")}
-          for loss in LOSSES for shape in LOSS_SHAPES]
-print("the eager formula ÷ ours, float32: GPU time (H200, committed run); wall time within each of 15 rounds")
-print("(median (lowest–highest), H100, tools/wall_probe.py --losses)")
-print(profile.table(fusing, digits=2))
-# two models for the prediction: wall time following GPU time, and notebook 08's max(host, GPU)
-# with the same host cost for both calls: ours on the H200 (the benchmark run)
-ppo_ours, ppo_eager = (row("ppo", 4096, 128, impl=i, pass_="fwd+bwd") for i in ("rltriton_lite", "pytorch_eager"))
-host_us = ppo_ours["full_call_us"]
-one_host_x = max(host_us, 1e3 * ppo_eager["kernel_ms"]) / max(host_us, 1e3 * ppo_ours["kernel_ms"])
-print(f"PPO 4096×128 with its backward: the GPU ratio (H200) {gpu_ratio('ppo', (4096, 128)):.2g}×; "
-      f"max(host, GPU) with the same host cost for both, the H200's {host_us:.0f} µs: {one_host_x:.1f}×")
-against(my_eager_over_ours, paired["ppo", (4096, 128), "fwd+bwd", "pytorch_eager"][1],
-        "PPO 4096×128 with its backward, eager wall ÷ ours (the median of the paired rounds)")
+def gpu_share(loss, shape):
+    """H200: the larger of the two calls' GPU time ÷ wall time, with the backward, in the committed run."""
+    return max(1e3 * r["kernel_ms"] / r["full_call_us"]
+               for r in (row(loss, *shape, impl=i, pass_="fwd+bwd") for i in ("rltriton_lite", "pytorch_eager")))
+
+
+h200_table = [{"loss": loss if shape == LOSS_SHAPES[0] else "", "B × T": profile.shape_name(shape),
+               "GPU time, eager ÷ ours": gpu_ratio(loss, shape), "GPU ÷ wall, the larger call": gpu_share(loss, shape)}
+              for loss in LOSSES for shape in LOSS_SHAPES]
+print("H200, benchmark run, float32, with the backward: the eager formula's GPU time ÷ ours, and the")
+print("larger of the two calls' GPU time ÷ its own wall time")
+print(profile.table(h200_table, digits=2))
+PPO_CASE = "ppo", (4096, 128), "fwd+bwd"
+print(f"H200, PPO 4096×128 with its backward: the eager formula's GPU time ÷ ours {gpu_ratio(*PPO_CASE[:2]):.2g}×; "
+      f"the larger call's GPU time is {gpu_share(*PPO_CASE[:2]):.2f} of its wall time")
 
 # %% [markdown]
-# **Your prediction, debriefed.** Two models bracket the measurement (the line above the reveal).
-# If wall time followed GPU time, PPO at 4096×128 would read 7.8×, its GPU ratio. Notebook 08's
-# model, wall ≈ max(host, GPU) with the same host cost for both calls, gives 1.0×: both GPU times
-# hide behind that host cost. The paired median, 1.71×, lies between. Both calls are host-bound, so
-# the GPU ratio does not carry over. But their host costs differ. The eager formula launches a
-# chain of small ops, each with its own backward in autograd; ours launches one kernel each way.
+# **The reveal, on the H100.** Notebook 08's model, wall ≈ max(host, GPU), takes its host cost from
+# the paired file itself: our fused call's µs per call. The table under the reveal gives every loss
+# and shape.
+
+# %%
+host_h100_us = paired[(*PPO_CASE, "rltriton_lite")][0]  # H100: our fused call's µs per call, the model's host cost
+eager_h100_us, eager_median_x = paired[(*PPO_CASE, "pytorch_eager")][:2]
+
+
+def host_model_x(eager_host_us, ours_host_us):
+    """Notebook 08's model for two host-bound calls: wall ≈ host, so their wall ratio is their host costs' ratio."""
+    return eager_host_us / ours_host_us
+
+
+same_host_x = host_model_x(host_h100_us, host_h100_us)  # one host cost for both calls: ours
+print(f"H100, PPO 4096×128 with its backward: our fused call {host_h100_us:.0f} µs per call; with that host cost "
+      f"for both calls the model gives {same_host_x:.1f}×")
+against(my_eager_over_ours, eager_median_x, "H100, PPO 4096×128 with its backward, the eager formula's wall ÷ ours "
+        "(the median of the paired rounds)", model=same_host_x)
+h100_table = [{"loss": loss if shape == LOSS_SHAPES[0] else "", "B × T": profile.shape_name(shape),
+               "wall, fwd": in_rounds(loss, shape, "fwd"), "wall, fwd+bwd": in_rounds(loss, shape, "fwd+bwd"),
+               "ours µs, fwd+bwd": paired[loss, shape, "fwd+bwd", "rltriton_lite"][0]}
+              for loss in LOSSES for shape in LOSS_SHAPES]
+print("\nH100, paired loss probe (tools/wall_probe.py --losses), float32: the eager formula's wall time ÷ ours")
+print("within each of 15 rounds, median (lowest–highest); our call's µs per call, the median of the rounds")
+print(profile.table(h100_table, digits=3))
+
+# %% [markdown]
+# **Your prediction, debriefed.** On the H100 the eager formula took 1.71× our wall time, the
+# median of the paired rounds. Each card gives one half of the argument.
 #
-# The line above the reveal takes the host cost from the H200's run, while the paired median comes
-# from the H100. The 1.0× does not depend on that choice: any host cost above both GPU times gives
-# 1.0×.
+# * **The H200, GPU time.** The eager formula takes 7.8× our GPU time, but both calls are
+#   host-bound there, at every loss and shape (the H200 table's last column). So the GPU ratio
+#   does not set the wall ratio.
+# * **The H100, wall time.** Notebook 08's model says that two host-bound calls with the same host
+#   cost take the same wall time. With our fused call's 196 µs as the host cost of both, it gives
+#   1.0×. The measured 1.71× says that the two host costs differ. The eager formula launches a chain
+#   of small ops, each with its own backward in autograd; ours launches one kernel each way.
 #
-# **The lesson.** On the GPU, fusing pays at every shape: with the backward, the eager formula
-# takes 2.9–9.8× our GPU time, because it runs several unfused kernels. On the wall clock, loss by
-# loss (the table's wall columns):
+# <details><summary>Details: each card's argument, with its other figures</summary>
+#
+# * On the H200, each call's GPU time is at most an eighth of its wall time, at every loss and
+#   shape of the tables.
+# * The H100's file holds no GPU times. So its model assumes that both calls are host-bound on the
+#   H100 too.
+# * Give each call its own host cost, its median µs per call on the H100, and the model gives
+#   1.87×: the eager formula's 366 µs against our 196. That is near the paired median, though not
+#   equal to it: a ratio of two medians is not the median of the rounds' ratios.
+#
+# </details>
+#
+# **The lesson.** On the GPU, fusing pays at every shape: on the H200, with the backward, the eager
+# formula takes at least 2.9× our GPU time, because it runs several unfused kernels. On the H100's
+# wall clock, loss by loss (the H100 table):
 #
 # * **PPO:** ours is faster in every round, at every shape, forward and with the backward.
 # * **SAC:** forward, ours is faster in every round. With the backward, ours is faster in the
@@ -580,12 +676,13 @@ against(my_eager_over_ours, paired["ppo", (4096, 128), "fwd+bwd", "pytorch_eager
 #   backward, the eager formula is faster in the median, and at the two larger shapes in every
 #   round.
 #
-# <details><summary>Details: the medians, loss by loss</summary>
+# <details><summary>Details: the ranges, loss by loss</summary>
 #
-# * **PPO:** 1.3–1.8× forward and 1.7–2.1× with the backward.
-# * **SAC:** 1.7–1.8× forward and 1.2–1.3× with the backward.
-# * **CRR:** 1.2–1.7× forward; the lowest ratio at 64×16384 is 0.94. With the backward, ours
-#   takes 1.1–1.2× the eager formula's wall time.
+# | loss | H200: GPU time, eager ÷ ours, with the backward | H100: wall medians, forward | H100: wall medians, with the backward |
+# | --- | --- | --- | --- |
+# | PPO | 7.6–9.8× | 1.3–1.8× | 1.7–2.1× |
+# | SAC | 5.3–7.4× | 1.7–1.8× | 1.2–1.3× |
+# | CRR | 2.9–3.6× | 1.2–1.7× (its lowest round, at 64×16384: 0.94) | 0.83–0.89× (ours is slower) |
 #
 # </details>
 #
@@ -605,20 +702,17 @@ print("H100, paired loss probe, with the backward: µs per call, the median of t
 print(profile.table(why_crr))
 
 # %% [markdown]
-# Our fused calls cost about as much as the anchor or more, while CRR's eager formula, only a few
-# elementwise ops and a mean, costs less than our CRR call at every shape: so fusing saves wall
-# time where the eager formula is a long chain of small ops, as PPO's clipped surrogate is, and not
-# where it is as short as CRR's.
+# Our fused calls cost about as much as the anchor, a minimal `autograd.Function` around one bare
+# launch each way, or more. CRR's eager formula is only a few elementwise ops and a mean, and it
+# costs less than our CRR call at every shape. So fusing saves wall time where the eager formula is
+# a long chain of small ops, as PPO's clipped surrogate is, and not where it is as short as CRR's.
 #
-# <details><summary>Details: the table's ranges, <code>torch.compile</code>, and notebook 14</summary>
+# <details><summary>Details: the table's ranges, <code>torch.compile</code>, and the appendix</summary>
 #
 # * PPO's anchor takes 200–230 µs per call, within 15 % of our PPO call in the median at every
 #   shape. Our fused calls take 190–330 µs, and CRR's eager formula 180–200 µs.
 # * `torch.compile` of the formula is slower than ours in the median of every case, by 1.2–7.6×,
-#   though with the backward not in every round. Its GPU times hold an oddity that notebook 14,
-#   section 6 reads.
-# * Notebook 14, section 10 sets these paired ratios beside the benchmark run's unpaired timings of
-#   the same calls. It shows why those cannot settle a comparison alone.
+#   though with the backward not in every round.
 #
 # </details>
 
@@ -629,20 +723,25 @@ for loss in LOSSES:  # the eager formulas (and torch.compile) were timed at thes
         == set(LOSS_SHAPES)
 assert {k[:2] for k in paired} == {(a, s) for a in LOSSES for s in LOSS_SHAPES}  # the probe timed the same cases
 _x = [gpu_ratio(a, s) for a in LOSSES for s in LOSS_SHAPES]
-assert [round(min(_x), 1), round(max(_x), 1)] == [2.9, 9.8]  # "2.9–9.8× our GPU time"
-# the debrief: the two models bracket the paired median
-_ppo_median = paired["ppo", (4096, 128), "fwd+bwd", "pytorch_eager"][1]
-assert [round(gpu_ratio("ppo", (4096, 128)), 1), round(one_host_x, 1), round(_ppo_median, 2)] == [7.8, 1.0, 1.71]
-assert one_host_x < _ppo_median < gpu_ratio("ppo", (4096, 128))  # "lies between"
-_gpus = [1e3 * ppo_ours["kernel_ms"], 1e3 * ppo_eager["kernel_ms"]]
-for _h in (max(_gpus) * 1.01, host_us, 10 * host_us):  # "any host cost above both GPU times gives 1.0×"
-    assert max(_h, _gpus[1]) / max(_h, _gpus[0]) == 1.0
-assert round(host_us) == 424 and res["gpu"] == "NVIDIA H200"  # the H200's host cost, printed above the reveal
-for a in LOSSES:  # "host-bound, their GPU times at most an eighth of their wall times" (the committed run)
+assert [round(min(_x), 1), round(max(_x), 1)] == [2.9, 9.8]  # "at least 2.9× our GPU time"; the fold's PPO up to 9.8×
+assert [[round(gpu_ratio(a, s), 1) for s in LOSS_SHAPES] for a in LOSSES] == [[9.8, 7.8, 7.6], [7.4, 5.9, 5.3],
+                                                                           [3.6, 2.9, 3.3]]  # the fold's table, by loss
+# each card's figures from its own file: the benchmark run is the H200's, the paired loss probe the H100's
+assert res["gpu"] == "NVIDIA H200"
+assert open(os.path.join(RESULTS, profile.COMMITTED_LOSS_WALL), encoding="utf-8").readline().startswith("# NVIDIA H100")
+# the H200's half: the GPU ratio, and both calls host-bound, "each call's GPU time at most an eighth of its wall time"
+assert round(gpu_ratio(*PPO_CASE[:2]), 1) == 7.8
+for a in LOSSES:
     for s in LOSS_SHAPES:
         for impl in ("rltriton_lite", "pytorch_eager"):
             _r = row(a, *s, impl=impl, pass_="fwd+bwd")
             assert 1e3 * _r["kernel_ms"] < _r["full_call_us"] / 8, (a, s, impl)
+assert all(t["GPU ÷ wall, the larger call"] < 1 / 8 for t in h200_table)  # the table's last column says the same
+# the H100's half, on the paired file alone: our call's 196 µs as both host costs gives 1.0×; measured 1.71×
+assert [round(host_h100_us), same_host_x, round(eager_median_x, 2)] == [196, 1.0, 1.71]
+assert eager_median_x > same_host_x  # "the two host costs differ"
+assert round(eager_h100_us) == 366 and round(host_model_x(eager_h100_us, host_h100_us), 2) == 1.87  # the fold
+assert 0 < host_model_x(eager_h100_us, host_h100_us) - eager_median_x < 0.2  # "near the paired median, though not equal"
 
 
 def _medians(loss, pass_, impl="pytorch_eager", k=1):  # k = 1: the medians; 2: the lowest; 3: the highest
@@ -661,7 +760,7 @@ assert min(_medians("sac", "fwd+bwd", k=2)) < 1  # "but not in every round"
 assert min(_medians("crr", "fwd")) > 1 and _span(_medians("crr", "fwd")) == [1.2, 1.7]  # CRR forward, "in the median"
 assert [lo > 1 for lo in _medians("crr", "fwd", k=2)] == [True, True, False]  # "not in every round at 64×16384"
 assert round(_medians("crr", "fwd", k=2)[2], 2) == 0.94  # "the lowest ratio there is 0.94"
-assert max(_medians("crr", "fwd+bwd")) < 1 and _span([1 / m for m in _medians("crr", "fwd+bwd")]) == [1.1, 1.2]
+assert max(_medians("crr", "fwd+bwd")) < 1 and _span(_medians("crr", "fwd+bwd"), 2) == [0.83, 0.89]  # "ours is slower"
 assert [h < 1 for h in _medians("crr", "fwd+bwd", k=3)] == [False, True, True]  # "at the two larger shapes ... every round"
 _anchor = _medians("ppo", "fwd+bwd", impl="minimal_autograd_fn")
 assert max(abs(m - 1) for m in _anchor) < 0.15  # "within 15 % of ours in the median at every shape"
@@ -954,29 +1053,26 @@ exercises.attempt("host_bound", host_bound)
 #   shape. The smallest shape falls far below: a kernel's fixed start-up time, $t_0$, dominates it,
 #   as notebook 08's model predicts.
 # * **Few long rows** are the model's miss: a scan walks each row's chunks one after another.
-# * **Against the loops it replaces**, the package's call is 110–432× faster per forward call at
-#   T = 128, 46–182× with the backward, and far more on long rows. Against other compiled code the
-#   margins are much smaller, up to about 10×, and a peer was even ahead in 8 of the 119 unpaired
-#   cases. Each of those 8 leads is within the noise of timings that are not paired (notebook 14,
-#   section 10).
-# * **Wall time at RL shapes is host time.** A backward adds far more host work than GPU work.
-#   Compare a call with the anchor of its own algorithm: GAE's forward with the naive GAE kernel
-#   launched bare, PPO's loss with a minimal `autograd.Function`.
+# * **Against the loops it replaces**, the package's call is over 100× faster per forward call at
+#   T = 128, and far more on long rows. Against other compiled code the margins are much smaller,
+#   up to about 10×, and a peer was even ahead in 8 of the 119 unpaired cases, each within the
+#   noise of timings that are not paired.
+# * **Wall time at RL shapes is host time.** A backward adds far more host work than GPU work, and
+#   autograd's share of it shows even on a CPU (section 3). Compare a call with the anchor of its
+#   own algorithm: GAE's forward with the naive GAE kernel launched bare, PPO's loss with a minimal
+#   `autograd.Function`.
 # * **Compare wall times in paired rounds**, never as two single timings: on a shared host, one
 #   call's single timings can differ by over 2× (section 4).
-# * **Fusing a loss pays on the GPU, and on the wall clock where the eager formula is long.**
-#   Against their eager formulas, with their backward, the fused losses take 2.9–9.8× less GPU time.
-#   Timed in paired rounds on an H100, PPO's fused call is faster in every round, forward and with
-#   the backward; CRR's, whose eager formula is a few ops, is slower with the backward.
+# * **Fusing a loss pays on the GPU, and on the wall clock where the eager formula is long.** On the
+#   H200, with their backward, the fused losses take at least 2.9× less GPU time than their eager
+#   formulas. Timed in paired rounds on an H100, PPO's fused call is faster in every round, forward
+#   and with the backward; CRR's, whose eager formula is a few ops, is slower with the backward.
 
 # %% [markdown]
 # > **Further reading** (the two appendix notebooks)
 # >
-# > * **Notebook 14, sections 8–9:** why SAC passes 100 %, and the copy probe. Even a copy of a
-# >   few MB misses the floor, and below the L2 the spread of % floor is wide (section 1 above).
-# > * **Notebook 14, sections 10–13:** the cases where a peer was faster (section 2 above); the
-# >   anchor without and with its backward (section 3 above); the noise rule, which reads the 119
-# >   unpaired cases of section 2 and sets section 4's paired H100 ratios beside the H200's own
-# >   timings; this notebook's figures beside the wall probe's, which timed the same calls again.
+# > * **[Notebook 14](14_appendix_data.ipynb):** why SAC passes 100 %, and the copy probe: even a
+# >   copy of a few MB misses the floor, and below the L2 the spread of % floor is wide (section 1
+# >   above). Then the noise rule, for two timings that were not paired (section 2 above).
 # > * **Notebook 13, section 4:** the wider chunks the package uses for few long rows, the scans'
 # >   64×16384 rows of section 1 above.

@@ -432,18 +432,24 @@ print(f"\nGAE forwards, one row of 1,048,576 steps: {one_wall:.0f} µs on one de
       f"{local_wall / 1e3:.1f} ms with time_group= and a local gather, {nccl_wall / 1e3:.1f} ms over NCCL")
 
 # %% [markdown]
-# The split costs milliseconds per call. GAE's forward on one row of about a million steps takes
-# 92 µs of wall time on one device, 2.6 ms with `time_group=` and a local gather, and 3.3 ms over
-# NCCL. Across all eight lines of the file, a call with the split takes 1.3–6.7 ms, against
-# 45–740 µs on one device. The GPU time grows too (GAE's forward: from 13 to 83 µs), but it is a
-# small part of those milliseconds: most of the cost is the host's. (The split path waits for the
-# GPU to read the header it exchanged, so each call synchronises once.)
+# The split costs milliseconds per call: on every line of the file, a call with `time_group=`
+# takes 1.3 ms or more of wall time. Most of that is the host's, since the GPU time stays under a
+# tenth of the wall time. (The split path waits for the GPU to read the header it exchanged, so
+# each call synchronises once.)
+#
+# <details><summary>Details: the figures behind this, and one odd line</summary>
+#
+# GAE's forward on one row of about a million steps takes 92 µs of wall time on one device, 2.6 ms
+# with `time_group=` and a local gather, and 3.3 ms over NCCL; its GPU time grows from 13 to 83 µs.
+# Across all eight lines of the file, a call with the split takes 1.3–6.7 ms, against 45–740 µs on
+# one device.
 #
 # One line of the file looks odd. On one device, a bare `linear_scan` forward over one row of
 # 1,048,576 steps took 172 µs of wall time, more than GAE's 92 µs, although its GPU time was lower
 # (11.5 against 12.9 µs). This older file does not say why, and neither does `docs/DESIGN.md`. The
-# conclusion does not rest on those rows: it rests on the split's columns, which take 1.3 ms or
-# more on every line.
+# conclusion does not rest on those rows: it rests on the split's columns.
+#
+# </details>
 #
 # So `time_group=` is not a way to speed up a sequence that fits on one GPU. It is worth its
 # milliseconds only when the sequence must be split anyway, because its activations do not fit on

@@ -248,7 +248,7 @@ assert round(per_sm / 1e3, 1) == 10.3  # "about 10 KB of loads per SM"
 # chunks in flight. Compare the
 # **step-by-step walk**, a naive GAE kernel timed beside the package as a baseline: one program per
 # row, which walks its row one step at a time with no scan, asking for one step's 9 bytes and
-# waiting for them (notebook 14, section 5, calls it the "bare launch" anchor).
+# waiting for them (notebook 14, section 6, calls it the "bare launch" anchor).
 
 # %%
 CHUNKS_IN_FLIGHT = 2  # STAGES = 2: this chunk's loads and the next chunk's
@@ -517,11 +517,79 @@ planned = tile_plan(16384, 1024)
 assert [planned[f] for f in ("rows", "block", "warps", "stages")] == [2, 128, 1, 2]  # the planner's tile
 
 # %% [markdown]
-# **The planner's choices.** The cell asks the planner for its tile at eight shapes, on an H200 as
-# in section 0.3: `ROWS`, `BLOCK`, warps and stages; `split`, the number of segments each row is
-# cut into in time (1: not split); the launch's programs; and the programs per SM over the launch,
-# programs ÷ 132. Two shapes, 1056×64 and 1024×64, sit either side of the `Config.min_programs`
-# limit.
+# **The planner's rules, as an `if` chain.** How does the planner pick these numbers for a launch?
+# The function below writes its decision for a scan of B rows of T steps in the (B, T) layout as
+# plain Python, and the check under it compares the function with `plan._plan` itself at 360
+# shapes and dtypes. `triton.cdiv(a, b)` is a ÷ b rounded up, and `min_programs` is
+# `Config.min_programs`, 264 on an H200 (section 0.3).
+
+# %%
+def planner_rules(B, T, itemsize=4, min_programs=ON_H200.min_programs):
+    """(ROWS, BLOCK, warps, stages, split in time?) of a (B, T) scan, as plan._plan decides them."""
+    block = min(max(triton.next_power_of_2(T), 16), 128 if B >= 4096 else 256)  # the chunk
+    rows = min(256 // block, triton.next_power_of_2(B)) if B >= 1024 else 1  # rows that fill 256 steps
+    if triton.cdiv(B, rows) >= min_programs:  # enough programs: keep this tile
+        split = False
+    elif triton.cdiv(T, 1024) < 32:  # too few programs, rows under 32 wide chunks: wide chunks
+        rows, block, split = 1, min(max(triton.next_power_of_2(T), 16), 1024), False
+    else:  # too few programs, longer rows: split each row in time (section 5)
+        split = True
+    stages = 2 if T > block and not (itemsize < 4 and rows == 1) else 1  # a next chunk to load ahead
+    return rows, block, max(1, block // 256), stages, split
+
+
+print("1024×64:", planner_rules(1024, 64), "  64×16384:", planner_rules(64, 16384),
+      "  8×131072 bfloat16:", planner_rules(8, 131072, 2))
+
+# %% jupyter={"source_hidden": true}
+# Checks: the chain is the planner, and the lines' readings below (CI runs them; skip when reading)
+for B_ in [1, 8, 64, 100, 263, 264, 512, 1000, 1023, 1024, 1056, 2048, 4095, 4096, 16384]:
+    for T_ in [1, 16, 64, 100, 128, 256, 1024, 4096, 16384, 31744, 31745, 131072]:
+        for size_ in (4, 2):
+            p_ = tile_plan(B_, T_, size_)
+            assert planner_rules(B_, T_, size_) == (p_["rows"], p_["block"], p_["warps"], p_["stages"],
+                                                    p_["segments"] > 1), (B_, T_, size_)  # the chain is the planner
+assert "max(_checks.next_power_of_2(T), 16)" in inspect.getsource(plan._tile)  # the code's minimum chunk: 16 steps
+assert tile_plan(8, 5)["block"] == tile_plan(2048, 5)["block"] == 16  # "a row of 5 steps gets a chunk of 16"
+for B_, T_, block_ in [(4095, 1024, 256), (4096, 1024, 128), (1024, 100, 128), (2048, 16, 16)]:
+    assert tile_plan(B_, T_)["block"] == block_  # "a power of two, at most 256 steps, or 128 from 4096 rows up"
+for B_, rows_ in [(512, 1), (1023, 1), (2048, 4)]:  # "from 1024 rows up": several rows of 64 steps
+    assert tile_plan(B_, 64)["rows"] == rows_
+assert tile_plan(16384, 128)["rows"] == 2  # "2 rows of 128"
+defaults = Config()
+assert ON_H200.min_programs == 264 and defaults.wide_block == 1024 and defaults.split_min_chunks == 32
+assert defaults.max_block_t == 1024  # so a wide chunk is 1024 steps
+for T_, split_ in [(16384, False), (31744, False), (31745, True), (131072, True)]:  # "split if T > 31,744"
+    p_ = tile_plan(8, T_)
+    assert (p_["segments"] > 1) == split_  # split if T > 31,744
+    assert (-(-T_ // defaults.wide_block) >= defaults.split_min_chunks) == split_  # "at least 32 wide chunks"
+    assert split_ or (p_["block"], p_["warps"]) == (1024, 4)  # else 1024-step chunks on 4 warps
+
+# %% [markdown]
+# Line by line:
+#
+# 1. **`block`, the chunk.** The chunk is T rounded up to a power of two, but at least 16 steps
+#    and at most 256, or 128 from 4096 rows up. The 16 is the code's minimum chunk: a row of 5
+#    steps gets a chunk of 16, whose last 11 steps are padding, masked off.
+# 2. **`rows`.** From 1024 rows up, a program takes as many rows as fill 256 steps: 2 rows of 128,
+#    or 4 of 64. Below 1024 rows, it takes one.
+# 3. **`if`: enough programs.** If this tile gives at least `min_programs` programs, the plan is
+#    done.
+# 4. **`elif`: too few programs, shorter rows.** If a row has fewer than 32 wide chunks of 1024
+#    steps, a partial last chunk included, the program takes one row and walks it in **wide
+#    chunks**: T rounded up to a power of two, at most 1024 steps. (1024 is `Config.wide_block`,
+#    32 is `Config.split_min_chunks`.)
+# 5. **`else`: too few programs, long rows.** A row of more than 31 × 1024 = 31,744 steps is split
+#    in time (section 5).
+# 6. **`stages`.** A tile gets 2 stages when its row has a next chunk to load ahead, else 1. A
+#    one-row tile of a 2-byte dtype, such as bfloat16, always gets 1.
+# 7. **Warps.** The last line gives one warp per 256 steps of the chunk, and at least one.
+#
+# **What follows from the rules.** The cell asks the planner for its tile at eight shapes, on an
+# H200 as in section 0.3: `ROWS`, `BLOCK`, warps and stages; `split`, the number of segments each
+# row is cut into in time (1: not split); the launch's programs; and the programs per SM over the
+# launch, programs ÷ 132. Two shapes, 1056×64 and 1024×64, sit either side of the
+# `Config.min_programs` limit.
 
 # %%
 decisions = []
@@ -541,60 +609,27 @@ print(profile.table(decisions, ["B × T", "dtype", "ROWS", "BLOCK", "warps", "st
 decided = {(d["B × T"], d["dtype"]): d for d in decisions}
 
 # %% [markdown]
-# The rules behind the table:
+# What the table shows:
 #
-# * **Chunk and rows.** The chunk is the row's length rounded up to a power of two, at most 256
-#   steps, or 128 from 4096 rows up. From 1024 rows up, a program takes as many rows as fill 256
-#   steps, unless that would leave fewer than `Config.min_programs` programs (264 on an H200).
-#   The planner does not then halve the rows. A launch that would have too few programs takes the
-#   plan of the third rule below, whose tile always has one row a program. So at 1024×64, where
-#   four rows a program would make only 256 programs, a program takes one row (1024 programs),
-#   although two rows (512 programs) would have been enough.
-# * **Stages.** A row of one chunk (4096×128) has no next chunk to load, so it gets 1 stage. A
-#   one-row tile of bfloat16 (8×131072) is not pipelined either, because with Triton 3.6 that tile
-#   spilled registers (section 6 says what a spill is).
-# * **Too few programs.** When a launch would have fewer than `Config.min_programs` programs, the
-#   planner splits each row in time (section 5) if the row has at least 32 wide chunks of 1024
-#   steps, a partial last chunk included: rows longer than 31 × 1024 = 31,744 steps, such as
-#   8×131072. (1024 is `Config.wide_block`, 32 is `Config.split_min_chunks`.) A shorter row is
-#   walked in **wide chunks** of up to 1024 steps, a warp per 256 steps: 1024-step chunks on 4
-#   warps at 64×16384. There, wide chunks took GAE's call from 59.5 to 35.4 µs of wall time
+# * **Too few programs does not halve the rows.** The `if` does not try fewer rows a program before
+#   it gives up on the tile. At 1024×64, four rows a program would make only 256 programs, so the
+#   launch takes the `elif`'s plan, one row a program: 1024 programs, although two rows (512
+#   programs) would have been enough. At 1056×64, four rows make 264 programs, and the tile stays.
+# * **One stage where nothing can run ahead.** At 4096×128 each row is one chunk, with no next
+#   chunk to load. At 8×131072 in bfloat16 the one-row tile is not pipelined, because with Triton
+#   3.6 that tile spilled registers (section 6 says what a spill is).
+# * **Wide chunks.** At 64×16384 each row has only 16 wide chunks, so the `elif` gives it 1024-step
+#   chunks on 4 warps. There, wide chunks took GAE's call from 59.5 to 35.4 µs of wall time
 #   (`docs/DESIGN.md`, "The time split").
+# * **The time split.** Only 8×131072, a row of more than 31,744 steps, is split.
+# * **256 steps per warp.** Every tile but 1024×64's, whose rows of 64 steps cannot fill 256, gives
+#   each warp 256 steps, 8 per lane.
 #
 # The thresholds (the 264 programs, the 4096 rows, the 32 wide chunks) were measured, not derived
 # from a model; `docs/DESIGN.md` says where.
-#
-# **The same rules as an `if` chain.** The function below is the planner's decision for a scan of
-# B rows of T steps in the (B, T) layout, written out: its first two lines are the first rule, its
-# `if` chain the third, and its `stages` line the second; `triton.cdiv(a, b)` is a ÷ b rounded up.
-# The check under it compares the function with `plan._plan` itself at 360 shapes and dtypes.
-
-# %%
-def planner_rules(B, T, itemsize=4, min_programs=ON_H200.min_programs):
-    """(ROWS, BLOCK, warps, stages, split in time?) of a (B, T) scan, by section 4's three rules."""
-    block = min(max(triton.next_power_of_2(T), 16), 128 if B >= 4096 else 256)  # the chunk
-    rows = min(256 // block, triton.next_power_of_2(B)) if B >= 1024 else 1  # rows that fill 256 steps
-    if triton.cdiv(B, rows) >= min_programs:  # enough programs: keep this tile
-        split = False
-    elif triton.cdiv(T, 1024) < 32:  # too few programs, rows under 32 wide chunks: wide chunks
-        rows, block, split = 1, min(max(triton.next_power_of_2(T), 16), 1024), False
-    else:  # too few programs, longer rows: split each row in time (section 5)
-        split = True
-    stages = 2 if T > block and not (itemsize < 4 and rows == 1) else 1  # a next chunk to load ahead
-    return rows, block, max(1, block // 256), stages, split
-
-
-print("1024×64:", planner_rules(1024, 64), "  64×16384:", planner_rules(64, 16384),
-      "  8×131072 bfloat16:", planner_rules(8, 131072, 2))
 
 # %% jupyter={"source_hidden": true}
-# Checks: the rules and the table's reading, and the figures on docs/DESIGN.md (CI runs them; skip when reading)
-for B_ in [1, 8, 64, 100, 263, 264, 512, 1000, 1023, 1024, 1056, 2048, 4095, 4096, 16384]:
-    for T_ in [1, 16, 64, 100, 128, 256, 1024, 4096, 16384, 31744, 31745, 131072]:
-        for size_ in (4, 2):
-            p_ = tile_plan(B_, T_, size_)
-            assert planner_rules(B_, T_, size_) == (p_["rows"], p_["block"], p_["warps"], p_["stages"],
-                                                    p_["segments"] > 1), (B_, T_, size_)  # the chain is the planner
+# Checks: the table's reading, and the figures on docs/DESIGN.md (CI runs them; skip when reading)
 tile_of = {k: tuple(d[f] for f in ("ROWS", "BLOCK", "warps", "stages", "V")) for k, d in decided.items()}
 assert tile_of["16384×1024", "float32"] == (2, 128, 1, 2, 4)  # from 4096 rows up: chunks of 128, 2 rows
 assert tile_of["1024×1024", "float32"] == (1, 256, 1, 2, 4)  # below: one row of 256
@@ -602,6 +637,7 @@ assert tile_of["4096×128", "float32"] == (2, 128, 1, 1, 4)  # one chunk per row
 assert tile_of["16384×1024", "bfloat16"] == (2, 128, 1, 2, 8)  # 16 bytes: 8 bfloat16 steps
 assert tile_of["8×131072", "bfloat16"] == (1, 256, 1, 1, 8) and decided["8×131072", "bfloat16"]["programs"] > 8
 assert tile_of["64×16384", "float32"] == (1, 1024, 4, 2, 4) and decided["64×16384", "float32"]["programs"] == 64
+assert -(-16384 // defaults.wide_block) == 16 < defaults.split_min_chunks  # "only 16 wide chunks"
 big_shapes = [d for d in decisions if d["B × T"] != "1024×64"]  # (its rows of 64 steps cannot fill 256)
 assert all(d["ROWS"] * d["BLOCK"] // (32 * d["warps"]) == 8 for d in big_shapes)  # 256 steps per warp, 8 per lane
 for B_, rows_ in [(1024, 1), (1056, 4)]:  # 4 rows of 64 steps: 256 programs (too few) at 1024 rows, 264 at 1056
@@ -609,23 +645,12 @@ for B_, rows_ in [(1024, 1), (1056, 4)]:  # 4 rows of 64 steps: 256 programs (to
 # "does not halve the rows": too few programs takes the wide plan, one row a program, though 2 rows would do
 assert all(plan._tile(B_, 64, True, 4, ON_H200, wide=True)[0] == 1 for B_ in (1024, 4096, 16384))
 assert 1024 // 4 < ON_H200.min_programs <= 1024 // 2  # 256 programs too few; 512 enough
+assert 1056 // 4 == ON_H200.min_programs  # 1056×64: four rows make 264 programs
 assert decided["1056×64", "float32"]["programs"] == 264 and decided["1024×64", "float32"]["programs"] == 1024
 assert (decided["8×131072", "bfloat16"]["split"] > 1) and all(  # only the 8×131072 row is split in time
     d["split"] == 1 for k, d in decided.items() if k != ("8×131072", "bfloat16"))
-for B_, T_, block_ in [(4095, 1024, 256), (4096, 1024, 128), (1024, 100, 128), (2048, 16, 16)]:
-    assert tile_plan(B_, T_)["block"] == block_  # "a power of two, at most 256 steps, or 128 from 4096 rows up"
-for B_, rows_ in [(512, 1), (1023, 1), (2048, 4)]:  # "from 1024 rows up": several rows of 64 steps
-    assert tile_plan(B_, 64)["rows"] == rows_
 big = decided["16384×1024", "float32"]  # section 0.2's program: 8192 of them, 62 per SM over the launch
 assert big["bytes in flight"] == package_program and big["programs"] == 8192 and round(big["per SM (launch)"]) == 62
-defaults = Config()
-assert ON_H200.min_programs == 264 and defaults.wide_block == 1024 and defaults.split_min_chunks == 32
-assert defaults.max_block_t == 1024  # so a wide chunk is 1024 steps
-for T_, split_ in [(16384, False), (31744, False), (31745, True), (131072, True)]:  # "split if T > 31,744"
-    p_ = tile_plan(8, T_)
-    assert (p_["segments"] > 1) == split_  # split if T > 31,744
-    assert (-(-T_ // defaults.wide_block) >= defaults.split_min_chunks) == split_  # "at least 32 wide chunks"
-    assert split_ or (p_["block"], p_["warps"]) == (1024, 4)  # else 1024-step chunks on 4 warps
 assert defaults.time_major_tile[0] == 64  # 0.1: a time-major tile spans up to 64 rows
 assert "1024 steps in 4 warps 0.59× at 64×16384 (GAE 59.5 → 35.4 µs" in design  # the wide chunks' figure
 assert "A one-row tile of a 2-byte dtype is not pipelined." in design and "elements; GAE's kernel 7268 " \
@@ -935,6 +960,9 @@ exercises.attempt("warp_sectors", warp_sectors)
 # * **The tile:** launch `triton.cdiv(B, rows)` programs. Program `p` owns rows `p * ROWS` to
 #   `p * ROWS + ROWS - 1`. Each chunk is a `(ROWS, CHUNK)` block, scanned by one
 #   `tl.associative_scan` along axis 1. The carry is one value per row: a block of `ROWS` values.
+# * **The combine:** your `reset_combine(a1, b1, k1, a2, b2, k2)` from 00c, unchanged. In the
+#   reverse scan, `(a1, b1, k1)` is the later steps, applied first, and `(a2, b2, k2)` the earlier
+#   ones, whose flag `k2` drops the later steps.
 # * **Edge cases:** a last tile with rows past `B`, rows of several chunks, and NaN and inf after
 #   episode ends (they must stay in their own episode, across chunks too).
 #

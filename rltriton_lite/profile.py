@@ -698,6 +698,29 @@ def wall_probe_us(path=None) -> dict:
     return {(sec["B"], sec["T"]): {(r["pass"], r["name"]): r["us"] for r in sec["rows"]} for sec in read_wall_probe(path)}
 
 
+def result_row(res, algorithm, B, T, impl="rltriton_lite", dtype="float32", pass_="fwd") -> dict:
+    """The one row of a committed run for this case."""
+    (r,) = [r for r in res["rows"] if (r["algorithm"], r["impl"], r["B"], r["T"], r["dtype"], r["pass"])
+            == (algorithm, impl, B, T, dtype, pass_)]
+    return r
+
+
+def wall_range(res, probe_us, probe_names, impl, algorithm, shape, pass_, dtype="float32") -> tuple:
+    """A call's (lowest, highest) wall µs per call over the two sources that timed it: the run ``res``
+    and the wall probe's ``probe_us`` (wall_probe_us), where ``probe_names`` names ``impl`` there."""
+    us = [result_row(res, algorithm, *shape, impl=impl, dtype=dtype, pass_=pass_)["full_call_us"]]
+    name = probe_names[impl].format(algorithm) if impl in probe_names else None
+    if (pass_, name) in probe_us.get(tuple(shape), {}):
+        us.append(probe_us[tuple(shape)][pass_, name])
+    return min(us), max(us)
+
+
+def noise_verdict(ours, other, x) -> str:
+    """The noise rule (notebook 14, section 6) on two wall ranges (lowest µs, highest µs): one call is
+    faster only where the ranges' nearest ends are more than ``x`` apart."""
+    return "ours faster" if other[0] > x * ours[1] else "peer faster" if ours[0] > x * other[1] else "within the noise"
+
+
 def read_loss_wall(path=None) -> dict:
     """``tools/wall_probe.py --losses``'s output (default: ``COMMITTED_LOSS_WALL`` in ``results_folder()``):
     ``{(loss, (B, T), pass, impl): (µs per call, ratio's median, lowest, highest)}``, each ratio that
@@ -1193,6 +1216,16 @@ def committed_rows(res, name: str, dtype: str = "float32") -> list[dict]:
     return rows
 
 
+def committed_or_empty(name: str, dtype: str = "float32") -> tuple:
+    """(run, res, ``committed_rows``) of ``COMMITTED_RUN``; if not found, a printed line and (None, None, [])."""
+    try:
+        run, res = committed_results()
+    except FileNotFoundError as e:  # a notebook run outside the course's folder
+        print(f"no committed results here ({e})")
+        return None, None, []
+    return run, res, committed_rows(res, name, dtype)
+
+
 class Facts(NamedTuple):
     """What the notebooks assert of ``committed_rows``: ``ours``, our rows with positive wall and
     GPU times; ``replaced_x``, the smallest ratio, over the cases, of the replaced code's time to
@@ -1218,9 +1251,10 @@ def committed_facts(rows) -> Facts:
                  min(r["pct_floor"] for (b, t, _), r in ours.items() if b * t == biggest))
 
 
-def committed_table(rows) -> str:
+def committed_table(rows, leave_out=()) -> str:
     """``committed_rows`` as a plain-text table: one line per implementation, the shape, pass
-    and floor written once per case; "!" after a name whose outputs disagreed with ours."""
+    and floor written once per case; "!" after a name whose outputs disagreed with ours.
+    ``leave_out``: keys of ``COMMITTED_COLUMNS`` not to print (e.g. ``("vs_ours",)``)."""
     lines, case = [], None
     for r in rows:
         first = (r["B"], r["T"], r["pass"]) != case
@@ -1229,7 +1263,7 @@ def committed_table(rows) -> str:
                       "floor": r["floor_us"] if first else "", "name": r["name"] + (" !" if r["flagged"] else ""),
                       "wall_us": r["wall_us"], "gpu_us": r["gpu_us"], "pct_floor": r["pct_floor"],
                       "vs_ours": r["vs_ours"]})
-    return table(lines, COMMITTED_COLUMNS, digits=3)
+    return table(lines, {k: v for k, v in COMMITTED_COLUMNS.items() if k not in leave_out}, digits=3)
 
 
 def _impl_colors(res) -> dict:
