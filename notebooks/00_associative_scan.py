@@ -60,7 +60,6 @@
 # </details>
 
 # %%
-import inspect
 import os
 from functools import reduce
 
@@ -73,7 +72,7 @@ if not torch.cuda.is_available():
 import matplotlib.pyplot as plt
 
 import rltriton_lite as rl
-from rltriton_lite import exercises, reference, scan
+from rltriton_lite import exercises, reference
 
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
 # the Triton kernels: compiled on a GPU, in the interpreter on a CPU (backend="auto" takes the PyTorch path on a CPU)
@@ -403,37 +402,14 @@ assert second == combine_np(first, second) == (0.125, 3.0, True)
 # the checkers test that stronger property.
 #
 # </details>
-#
-# <details><summary>Details: the package's combine in Triton, and what it stores in the unused a</summary>
-#
-# The package's combine is `scan.combine` in `rltriton_lite/scan.py`. It is `combine_np` written
-# in Triton, which notebook 00b teaches: read `tl.where` as `np.where`, and `k` as $\kappa$. Its
-# body is three lines:
-#
-# ```python
-# a = tl.where(k2, a2, a2 * a1)
-# b = tl.where(k2, b2, b2 + a2 * b1)
-# return a, b, k1 | k2
-# ```
-#
-# Where $\kappa$ is set, the outputs never read $a$. So a combine may store $a_2$ there, as the
-# package does, or the product $a_2 a_1$, and both choices are associative. The package stores
-# $a_2$, so that a NaN multiplier in the first operand never reaches the stored $a$. For example,
-# combine the first operand $(\text{NaN}, 1, \text{clear})$ with the second $(0.5, 2, \text{set})$:
-# storing $a_2$ gives $a = 0.5$, and storing $a_2 a_1$ gives NaN. The folded checks cell below tests both choices on random triples, and this example. It
-# also checks that the three lines above are the package's own.
-#
-# </details>
 
 # %% jupyter={"source_hidden": true}
-# Checks: the combine with resets is associative, with either choice of the unused a; the table's forward row; the package's three lines (CI runs them; skip when reading)
+# Checks: the combine with resets is associative; the forward row; the fold's table (CI runs them; skip when reading)
 steps = [(a_, b_, bool(k_)) for a_, b_, k_ in zip(rng.normal(size=600), rng.normal(size=600), rng.random(600) < 0.3)]
-# the other choice: a2 * a1 even where k2 is set
-combine_prod = lambda p, q: (q[0] * p[0],) + combine_np(p, q)[1:]  # noqa: E731
-for op in (combine_np, combine_prod):
-    for s1, s2, s3 in zip(steps[0::3], steps[1::3], steps[2::3]):
-        np.testing.assert_allclose(op(op(s1, s2), s3)[:2], op(s1, op(s2, s3))[:2], rtol=1e-12)
-        assert op(op(s1, s2), s3)[2] == op(s1, op(s2, s3))[2]
+for s1, s2, s3 in zip(steps[0::3], steps[1::3], steps[2::3]):
+    np.testing.assert_allclose(combine_np(combine_np(s1, s2), s3)[:2], combine_np(s1, combine_np(s2, s3))[:2],
+                               rtol=1e-12)
+    assert combine_np(combine_np(s1, s2), s3)[2] == combine_np(s1, combine_np(s2, s3))[2]
 # section 4's forward scan: combine(steps 0-3, steps 4-7), and a reset in the second operand wins
 fwd = [(0.5, float(t), t == 5) for t in range(8)]  # a reset at t = 5, in the second operand, steps 4-7
 assert combine_np(reduce(combine_np, fwd[:4]), reduce(combine_np, fwd[4:])) == reduce(combine_np, fwd[4:])
@@ -443,12 +419,6 @@ table_row = lambda p, q, w: ((w[0], w[1]) if w[2] else (w[0] * q[0], w[1] + w[0]
 for kp, kq, kw in [(kp, kq, kw) for kp in (False, True) for kq in (False, True) for kw in (False, True)]:
     p3, q3, w3 = (0.5, 2.0, kp), (0.25, 3.0, kq), (0.125, 5.0, kw)
     assert combine_np(combine_np(p3, q3), w3)[:2] == combine_np(p3, combine_np(q3, w3))[:2] == table_row(p3, q3, w3)
-first_nan, second_reset = (np.nan, 1.0, False), (0.5, 2.0, True)  # the fold's example
-assert combine_np(first_nan, second_reset)[0] == 0.5 and np.isnan(combine_prod(first_nan, second_reset)[0])
-# the second fold's three lines are scan.combine's body
-package_combine = [line.strip() for line in inspect.getsource(getattr(scan.combine, "fn", scan.combine)).splitlines()]
-assert package_combine[-3:] == ["a = tl.where(k2, a2, a2 * a1)", "b = tl.where(k2, b2, b2 + a2 * b1)",
-                                "return a, b, k1 | k2"]
 
 # %% [markdown]
 # ## 5. Padding is the identity, and rl.linear_scan

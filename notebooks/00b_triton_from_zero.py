@@ -28,8 +28,6 @@
 # Notebook 00 showed that every algorithm in this course is a reverse scan over affine maps. Here
 # you write that scan as a GPU kernel. New words are in [`GLOSSARY.md`](GLOSSARY.md).
 #
-# **The operands card.** A combine's first operand, `(a1, b1)`, is applied first and its second, `(a2, b2)`, second, by [00's order rule](00_associative_scan.ipynb#3.-The-backward-recurrence-as-a-reverse-scan).
-#
 # **How the exercises work** is the box of that name in
 # [notebook 00's exercises](00_associative_scan.ipynb#Exercises): `exercises.attempt`, its
 # messages, `exercises.fix` and the four folded hints work here as there. Kernel exercises add
@@ -298,11 +296,9 @@ exercises.attempt("td_target_kernel", td_target_kernel)
 #   `(3, 1, 4, 1)` then gives `(9, 6, 5, 1)`: lane $t$ combines lanes $t$ to the end. A return
 #   needs this direction.
 #
-# **`combine(a1, b1, a2, b2)` applies its first operand, `(a1, b1)`, first**, then its second,
-# `(a2, b2)`, and returns `(a2·a1, b2 + a2·b1)`. Each operand is a *run* of consecutive steps,
-# already composed into one pair. Which run that is in time depends on the scan's direction, as
-# the drawing in [the order rule, 00 §3](00_associative_scan.ipynb#3.-The-backward-recurrence-as-a-reverse-scan)
-# shows.
+# **`combine(a1, b1, a2, b2)` applies its first operand, `(a1, b1)`, first**, by
+# [00's order rule](00_associative_scan.ipynb#3.-The-backward-recurrence-as-a-reverse-scan), and
+# returns `(a2·a1, b2 + a2·b1)`. Each operand is a *run* of steps already composed into one pair.
 #
 # The combine below, `affine_combine`, is notebook 00's `combine` with the pairs unpacked, for
 # both directions. A forward example first: `ema_kernel` computes $y_t = a_t y_{t-1} + b_t$

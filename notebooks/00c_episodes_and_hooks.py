@@ -33,8 +33,6 @@
 #
 # New words are in [`GLOSSARY.md`](GLOSSARY.md). The exercises work as notebook 00's box "How the
 # exercises work" says, with 00b's three rules for kernels.
-#
-# **The operands card.** A combine's first operand, `(a1, b1, k1)`, is applied first and its second, `(a2, b2, k2)`, second, by [00's order rule](00_associative_scan.ipynb#3.-The-backward-recurrence-as-a-reverse-scan).
 
 # %%
 import os
@@ -167,6 +165,7 @@ assert torch.isnan(by_multiplying[:2]).all() and torch.isnan(by_kernel[:2]).all(
 #
 # This combine is still associative, as notebook 00, section 4, proved. The checker tries your
 # `reset_combine` grouped both ways.
+#
 # In Triton, the two cases become `tl.where`. It computes both branches but passes on only the
 # selected one. So a NaN or `inf` in the other branch never reaches the result.
 #
@@ -177,6 +176,38 @@ assert torch.isnan(by_multiplying[:2]).all() and torch.isnan(by_kernel[:2]).all(
 #
 # * the carry is selected too: $G_t = B_t$ where $K_t$ is set, else $B_t + A_t \cdot \text{carry}$;
 # * padding past the row's end is the triple $(1, 0, \text{false})$.
+#
+# <details><summary>Details: what the combine stores in the unused a</summary>
+#
+# Where $\kappa_2$ is set, the composed map is the constant $y \mapsto b_2$, so no output reads
+# its $a$. The formula stores $a_2$ there, but the product $a_2 a_1$ would do as well: both
+# choices give an associative combine. The package's combine, `scan.combine`, stores $a_2$, so
+# that a NaN multiplier in the first operand never reaches the stored $a$. For example, the first
+# operand $(\text{NaN}, 1, \text{false})$ with the second $(0.5, 2, \text{true})$ gives
+# $a = 0.5$ by the formula, and NaN by the product. The folded checks cell below tests both
+# choices on random triples, and this example.
+#
+# </details>
+
+# %% jupyter={"source_hidden": true}
+# Checks: the fold's unused a: either choice is associative; the example; the package stores a2 (CI runs them; skip when reading)
+def combine_np(first, second):  # the formula on numbers: triples (a, b, k), the first operand applied first
+    (a1, b1, k1), (a2, b2, k2) = first, second
+    return (a2 if k2 else a2 * a1, b2 if k2 else b2 + a2 * b1, k1 or k2)
+
+
+combine_prod = lambda p, q: (q[0] * p[0],) + combine_np(p, q)[1:]  # noqa: E731  (a2 * a1 even where k2 is set)
+check_rng = np.random.default_rng(3)
+triples = [(a_, b_, bool(k_)) for a_, b_, k_ in zip(check_rng.normal(size=600), check_rng.normal(size=600),
+                                                    check_rng.random(600) < 0.3)]
+for op in (combine_np, combine_prod):
+    for s1, s2, s3 in zip(triples[0::3], triples[1::3], triples[2::3]):
+        np.testing.assert_allclose(op(op(s1, s2), s3)[:2], op(s1, op(s2, s3))[:2], rtol=1e-12)
+        assert op(op(s1, s2), s3)[2] == op(s1, op(s2, s3))[2]
+first_nan, second_reset = (np.nan, 1.0, False), (0.5, 2.0, True)  # the fold's example
+assert combine_np(first_nan, second_reset)[0] == 0.5 and np.isnan(combine_prod(first_nan, second_reset)[0])
+combine_src = inspect.getsource(getattr(rl.scan.combine, "fn", rl.scan.combine))
+assert "tl.where(k2, a2, a2 * a1)" in combine_src  # scan.combine stores a2 where k2 is set
 
 # %% [markdown]
 # **Exercise `reset_scan`.** The chunked scan with resets.
@@ -504,7 +535,10 @@ print("one source, two compiled kernels: 0.5 x0² + 2 x1² − x2², and min(|x0
 # * The output: `torch.empty(n_rows, T, dtype=torch.float32, device=...)`, passed as `Y`.
 # * In each chunk: `offs = row * T + t`, then `a, b = PROLOGUE(X, P, offs, t, m, T)`.
 # * Outside `m`, overwrite the pair with the identity $(1, 0)$. Take the flag after that, so that
-#   a padding lane is exactly the identity $(1, 0, \text{false})$.
+#   a padding lane is exactly the identity $(1, 0, \text{false})$. Taken before, the flag passes
+#   here too, because the value after the row is 0. But a prologue may return $a = 0$ in a padding
+#   lane, and that flag would then drop a nonzero value entering at the row's end, such as a
+#   bootstrap value.
 # * The reset flag is `a == 0.0`. Scan the triple $(a, b, \text{flag})$ with `reset_combine`.
 # * The rest is `reset_scan`: select on the carry, store $y$, update the carry.
 #
@@ -563,8 +597,8 @@ exercises.attempt("hooked_scan", hooked_scan)
 # | 3. **The scan and the select:** `tl.associative_scan` with `reset_combine`, then $y_t = B_t$ where $K_t$, else $B_t + A_t \cdot \text{carry}$ | one call, `_scan_chunk`, which does both and returns $y$ |
 # | 4. **The new carry:** $y$ at the chunk's first step, picked out with `tl.sum(tl.where(...))` | `carry = after`: `_scan_chunk` also returns that value, $y$ at the step its scan reaches last, and names it `after` |
 #
-# The rest of `_walk` serves speed, masked steps and long rows. You need none of it here. The
-# appendix at the end of this notebook prints these lines of `_walk` and names the rest.
+# The rest of `_walk` serves speed, masked steps and long rows. You need none of it here.
+# Notebook 13, section 6, prints these lines of `_walk` and names the rest.
 
 # %% jupyter={"source_hidden": true}
 # Checks: the table's four rows, in the package's source (CI runs them; skip when reading)
@@ -669,20 +703,22 @@ else:
 # * Its helper `_scan_steps` treats a step with $a = 0$ as a reset, as `rl.linear_scan` does. It
 #   also makes the lanes outside `m` the identity.
 # * It selects as your `reset_combine` does, in the combine and on the carry.
-# * Its epilogue also gets `y_in`, the value that entered each step. The appendix at the end of
-#   this notebook shows how the kernel computes it.
-#
-# <details><summary>Details: the package's kernel, and a tuple of critics</summary>
-#
-# The package's kernel of section 3 works the same way, with more slots. SAC's hooks, for one,
-# take the critics as a tuple `Q` and find their minimum in a `tl.static_range(1, len(Q))` loop
-# (`sac._critic_min`).
-#
-# </details>
+# * Its epilogue also gets `y_in`, the value that entered each step, $y_{t+1}$ in a return.
+#   Notebook 04 uses it, and says how the harness computes it.
 
 # %% jupyter={"outputs_hidden": true}
 print(inspect.getsource(getattr(exercises._scan_hook_kernel, "fn", exercises._scan_hook_kernel)))
 print(inspect.getsource(getattr(exercises._scan_steps, "fn", exercises._scan_steps)))
+
+# %% jupyter={"source_hidden": true}
+# Checks: the bullets above, in the harness's source (CI runs them; skip when reading)
+harness = source_of(exercises._scan_hook_kernel)
+assert "if REVERSE:" in harness and "if EPILOGUE is not None:" in harness and "EPILOGUE: tl.constexpr" in harness
+assert "out = EPILOGUE(X, P, offs, t, m, T, y, y_in)" in harness  # the epilogue gets y_in
+steps_src = source_of(exercises._scan_steps)
+assert "a = tl.where(m, step[0], 1.0)" in steps_src and "tl.where(m, step[1], 0.0), a == 0.0)" in steps_src
+assert "_combine, reverse=REVERSE)" in steps_src and "tl.where(k_s, b_s, b_s + a_s * carry)" in steps_src
+assert "tl.where(k2, a2, a2 * a1), tl.where(k2, b2, b2 + a2 * b1), k1 | k2" in source_of(exercises._combine)
 
 # %% [markdown]
 # ## What you now know
@@ -695,202 +731,3 @@ print(inspect.getsource(getattr(exercises._scan_steps, "fn", exercises._scan_ste
 #   time-major, transposed or sliced buffer is read in place (you write such a kernel in 00d).
 # * `scan.py` is this kernel plus speed. `scan.combine` is `reset_combine`, `scan._walk` is the
 #   chunk loop, and `PROLOGUE` and `EPILOGUE` are the hooks.
-
-
-# %% [markdown]
-# ## Appendix: the package kernel's other names
-#
-# Nothing before this appendix needs it. It puts section 3's rows beside the exact lines of
-# `scan._walk`, prints those lines in place, names what they hold beyond your `gae_kernel`, asks
-# one question about the scan's direction, and shows how the harness's kernel gets `y_in`.
-#
-# <details><summary>Section 3's rows, line by line</summary>
-#
-# The table puts the parts of your `gae_kernel` beside the lines of `_walk` that do their work, in
-# the order both run. Its middle rows are section 3's rows 1 to 4. The left column follows hint 4
-# and the solution. Your names may differ, so match the lines by what they do.
-#
-# | part | your `gae_kernel` | `_walk` |
-# | --- | --- | --- |
-# | the loop | `for i in range(0, n_chunks):` | `for k in tl.range(k_start, k_end, num_stages=STAGES):` |
-# | the prologue | `a, b, reset = gae_prologue(R, V, NV, D, row * T + t, m, gamma, lam)` | `a, b, reset, valid, keep = PROLOGUE(X, SX, P, row, t, m, T, ACC)` |
-# | padding | in your prologue: `tl.where(m, gamma * lam, 1.0)`, `tl.where(m, delta, 0.0)`, `term & m` | `a = tl.where(valid, a, 1.0).to(ACC)`, `b = tl.where(valid, b, 0.0).to(ACC)`, `reset = reset & valid` |
-# | scan and select | `tl.associative_scan((a, b, reset), 0, reset_combine, reverse=True)`, then `y = tl.where(k_s, b_s, b_s + a_s * carry)` | `y, y_in, after, c_a, c_b, c_r = _scan_chunk(a, b, reset, carry, ROWS, NV, V, REVERSE)` |
-# | epilogue and carry | `gae_epilogue(OUT, row * T + t, m, y)`, then `carry = tl.sum(tl.where(t == c * CHUNK, y, 0.0), 0)` | `EPILOGUE(X, SX, P, O, SO, row, t, m, T, ACC, valid, y, y_in, keep)`, then `carry = after` |
-#
-# </details>
-#
-# The next cell prints these lines of `_walk` in place, and the two lines that set the chunk
-# order, with the `for`, `if` and `else` lines that hold them, so the nesting reads as Python.
-# Above each line, a `# yours:` comment names its counterpart in your `gae_kernel`. `...` marks
-# lines left out: they build the chunk's times `t` and mask `m` as yours do, and serve speed,
-# masked steps and long rows. Two of the `if` lines test flags that your kernel has no use for.
-# The prologue's call sits under `if AHEAD is None:`. The epilogue's call and the new carry sit in
-# the `else:` branch of `if SUMMARIZE:`.
-
-# %%
-from rltriton_lite import scan  # noqa: E402
-
-YOURS = {  # a key of a line of _walk -> its counterpart in your gae_kernel (the table's rows)
-    "for k in tl.range": "the loop over the chunks",
-    "PROLOGUE(X, SX, P, row, t, m, T, ACC)": "the prologue's (a, b, reset), plus valid and keep",
-    "a = tl.where(valid": "padding lanes made the identity: a = 1 ...",
-    "b = tl.where(valid": "... b = 0 ...",
-    "reset = reset & valid": "... and no reset",
-    "_scan_chunk(": "tl.associative_scan with reset_combine, then the select on the carry",
-    "EPILOGUE(X, SX, P, O, SO,": "the epilogue: the tl.store of the chunk's values",
-    "carry = after": "the new carry: y at the chunk's first step",
-}
-IN_PLACE = {**YOURS, "if REVERSE:": "(none: your loop always runs in reverse)",
-            "c = n_chunks - 1 - k": "c = n_chunks - 1 - i: from the last chunk in time"}
-print(exercises.key_lines(scan._walk, IN_PLACE))
-
-# %% [markdown]
-# <details><summary>The other names in these lines</summary>
-#
-# * `X`, `SX` and `P` go to both hooks: the tuple of input pointers, their strides, and the
-#   numbers γ, λ, .... The epilogue also gets `O` and `SO`, the outputs and their strides.
-# * `k_start` and `k_end` bound the chunks that one program walks: a whole row, or a part of a
-#   long row split in time.
-# * `STAGES`, `AHEAD` and `SUMMARIZE` serve speed, masked steps and long rows; notebook 13 reads
-#   them.
-# * `row` holds the indices of `ROWS` rows, which one program walks together. So a chunk is a 2-D
-#   block, a *tile*. Each of its rows is held as `NV` vectors of `V` steps. `_scan_chunk` takes
-#   these sizes.
-# * `ACC` is the dtype the arithmetic runs in, such as float32.
-# * `valid` takes the place of your mask `m`. It is true at a real step: a step inside the row
-#   (`m`) that a `mask` argument does not mark as padding.
-# * `keep` holds values that the prologue loaded and the epilogue needs again, so nothing is read
-#   twice.
-# * `y_in` is the value that entered each step: $y_{t+1}$ in a return. V-trace's epilogue reads it
-#   (notebook 04).
-# * `after` is the new carry, as section 3's row 4 says.
-# * `c_a, c_b, c_r` are the whole chunk composed into one triple $(A, B, \kappa)$. Only the
-#   `SUMMARIZE` branch reads them.
-#
-# </details>
-
-# %% jupyter={"source_hidden": true}
-# Checks: the table, the printout and the other names (CI runs them; skip when reading)
-source_of = lambda f: inspect.getsource(getattr(f, "fn", f))  # noqa: E731
-code = [line.strip() for line in source_of(scan._walk).splitlines()]
-table = ["for k in tl.range(k_start, k_end, num_stages=STAGES):",
-         "a, b, reset, valid, keep = PROLOGUE(X, SX, P, row, t, m, T, ACC)", "a = tl.where(valid, a, 1.0).to(ACC)",
-         "b = tl.where(valid, b, 0.0).to(ACC)", "reset = reset & valid",
-         "y, y_in, after, c_a, c_b, c_r = _scan_chunk(a, b, reset, carry, ROWS, NV, V, REVERSE)",
-         "EPILOGUE(X, SX, P, O, SO, row, t, m, T, ACC, valid, y, y_in, keep)", "carry = after"]
-# the table's right column, in the order _walk runs it: the lines of _walk that YOURS picks
-assert [line for line in code if any(key in line for key in YOURS)] == table
-shown = exercises.key_lines(scan._walk, IN_PLACE).splitlines()
-printed = [line.strip() for line in shown if not line.lstrip().startswith("# yours")]
-# the printout holds the table's lines in that order, and the two lines of the chunk order
-assert [line for line in printed if line in table] == table
-assert "if REVERSE:" in printed and "c = n_chunks - 1 - k" in printed
-# left out: the chunk's t and m, which _walk builds
-assert any(line.startswith("t = ") for line in code) and any(line.startswith("m = ") for line in code)
-assert not any(line.startswith(("t = ", "m = ")) for line in printed) and "..." in printed
-# the nesting reads as Python: a line deeper than the one before it sits under a printed header
-nested = [line for line in shown if not line.lstrip().startswith("# yours")]
-depth = lambda line: len(line) - len(line.lstrip())  # noqa: E731
-assert all(depth(now) <= depth(before) or before.split("#")[0].rstrip().endswith(":")
-           for before, now in zip(nested, nested[1:]))
-assert "if AHEAD is None:" in printed  # the branch that holds PROLOGUE(...)
-assert any(line.startswith("if SUMMARIZE:") for line in printed) and "else:" in printed
-# c_a, c_b, c_r: read only in the SUMMARIZE branch, left out of the printout
-assert [line for line in code if " c_a," in line][1:] == ["s_a, s_b, s_r = combine(s_a, s_b, s_r, c_a, c_b, c_r)"]
-assert not any("c_a, c_b, c_r)" in line for line in printed)
-
-# %% [markdown]
-# **Try it.** Turn your `gae_kernel` into a forward scan, on paper. Three of its lines change:
-# `c` becomes `i`, the scan takes `reverse=False`, and the new carry becomes $y$ at the chunk's
-# *last* step. In `_walk`, a `tl.constexpr` flag, `REVERSE`, makes all three changes. The
-# printed `if REVERSE:` sets the chunk order. Which call receives `REVERSE`, and so must scan in
-# that direction and return $y$ at the step it reaches last? Set `direction_line` to its key in
-# `YOURS`, such as `"carry = after"`.
-
-# %%
-direction_line = None  # your answer: a key of YOURS, copied from the cell above
-
-# a wrong answer prints WRONG and the run goes on, as exercises.attempt does
-if direction_line is None:
-    print("not attempted yet")
-elif direction_line in ("if REVERSE:", "c = n_chunks - 1 - k"):
-    print("WRONG: that line sets the chunk order only, and it is no call: which call gets REVERSE as an argument?")
-elif direction_line not in YOURS:
-    print(f"WRONG: {direction_line!r} is not a key of YOURS: copy one from the cell above")
-elif direction_line == "for k in tl.range":
-    print("WRONG: the for line counts k up in both directions; it scans no chunk and picks no step for the carry")
-elif direction_line in ("a = tl.where(valid", "b = tl.where(valid", "reset = reset & valid"):
-    print("WRONG: these lines make the padding lanes the identity, which is the same map in both directions")
-elif direction_line in ("PROLOGUE(X, SX, P, row, t, m, T, ACC)", "EPILOGUE(X, SX, P, O, SO,"):
-    print("WRONG: a hook loads or stores each step at its own time t; it neither scans nor carries")
-elif direction_line == "carry = after":
-    print("WRONG: carry = after only copies a value, in either direction; it scans nothing and picks no step")
-else:
-    print("correct: _scan_chunk gets REVERSE. It scans the chunk in that direction, and it returns as after the y "
-          "at the step the scan reaches last, so carry = after fits both directions")
-
-# %% jupyter={"source_hidden": true}
-# Checks: the Try it (CI runs them; skip when reading)
-# _scan_chunk is the one call of the table that receives REVERSE, and if REVERSE: sets the chunk order
-assert [line for line in table if "REVERSE" in line] == [table[5]]
-assert printed[printed.index("if REVERSE:") + 1] == "c = n_chunks - 1 - k"
-assert "REVERSE: tl.constexpr" in source_of(scan._walk) and "REVERSE: tl.constexpr" in source_of(scan._scan_chunk)
-# its WRONG messages cover every other key of YOURS, and the two lines of the chunk order
-assert set(IN_PLACE) - set(YOURS) == {"if REVERSE:", "c = n_chunks - 1 - k"}
-assert set(YOURS) - {"_scan_chunk("} == {"for k in tl.range", "a = tl.where(valid", "b = tl.where(valid",
-                                         "reset = reset & valid", "PROLOGUE(X, SX, P, row, t, m, T, ACC)",
-                                         "EPILOGUE(X, SX, P, O, SO,", "carry = after"}
-
-
-# %% [markdown]
-# <details><summary>How the harness's epilogue gets <code>y_in</code></summary>
-#
-# An epilogue may need $y_{t+1}$, the value that entered step $t$, beside $y_t$. The harness's
-# kernel, printed above, gets it from a second scan of the chunk, shifted one step later in time:
-#
-# 1. Lane $t$ of the second scan holds step $t + 1$: the kernel calls the prologue again, at
-#    `offs + 1` and `t + 1`.
-# 2. The mask of this call, `m_n`, is off where step $t + 1$ lies outside the chunk or past the
-#    row's end. Those lanes become the identity.
-# 3. The second scan starts from the same carry as the first. So lane $t$ applies the steps from
-#    $t + 1$ to the chunk's end to the carry, and that is $y_{t+1}$.
-# 4. At the chunk's last step, and at the row's last step, only identities follow. So the lane
-#    gets the carry itself: $y$ just after the chunk, or 0 after the row. That is $y_{t+1}$ too.
-#
-# This works only in a reverse scan, where the carry enters at the chunk's last step. So
-# `scan_hook` refuses an epilogue in a forward scan. The package's `_scan_chunk` needs no second
-# scan: it gets `y_in` from its one scan.
-#
-# </details>
-
-# %% jupyter={"source_hidden": true}
-# Checks: how the harness gets y_in (CI runs them; skip when reading)
-harness = inspect.getsource(getattr(exercises._scan_hook_kernel, "fn", exercises._scan_hook_kernel))
-assert "m_n = m & (t + 1 < T) & (t + 1 < c * CHUNK + CHUNK)" in harness  # off at the chunk's last step, past T
-assert "y_in = _scan_steps(PROLOGUE(X, P, offs + 1, t + 1, m_n, T), m_n, carry, REVERSE)" in harness
-
-
-@triton.jit
-def _check_prologue(X, P, offs, t, m, T):  # the discounted return's pair: a = 0 at an episode end
-    r = tl.load(X[0] + offs, mask=m, other=0.0)
-    return tl.where(tl.load(X[1] + offs, mask=m, other=0) != 0, 0.0, P[0]), r
-
-
-@triton.jit
-def _check_epilogue(X, P, offs, t, m, T, y, y_in):  # stores y_in itself
-    return y_in
-
-
-check_rng = np.random.default_rng(2)
-check_r = torch.tensor(check_rng.normal(size=(2, 11)), dtype=torch.float32, device=DEVICE)
-check_d = torch.tensor(check_rng.random((2, 11)) < 0.2, device=DEVICE)
-check_y = exercises.scan_hook(_check_prologue, (check_r, check_d), (0.9,), chunk=4)  # 3 chunks, the last padded
-check_in = exercises.scan_hook(_check_prologue, (check_r, check_d), (0.9,), chunk=4, epilogue=_check_epilogue)
-torch.testing.assert_close(check_in, torch.cat([check_y[:, 1:], torch.zeros_like(check_y[:, :1])], 1))  # y_{t+1}
-assert check_d.any()
-try:
-    exercises.scan_hook(_check_prologue, (check_r, check_d), (0.9,), chunk=4, reverse=False, epilogue=_check_epilogue)
-    raise AssertionError("scan_hook took an epilogue in a forward scan")
-except ValueError:
-    pass

@@ -55,10 +55,9 @@
 # | a truncation | yes | $\gamma V(s_{t+1})$, through a select | $(0,\ r_t + \gamma V(s_{t+1}))$ |
 # | the window's last step | yes | $\gamma V(s_T)$, through a select (none if it also terminates) | as a truncation |
 #
-# Three conventions go with the card, and every estimator of the course follows them. Every
-# bootstrap is written into $b_t$. Every episode end resets, and so does the window's last step. A
-# value that may be NaN is selected away, never multiplied by 0. [Section 2](#The-three-conventions)
-# explains each one, with its reasons, once for the whole course.
+# Every estimator of the course builds its steps from this card: each bootstrap is written into
+# $b_t$, and every episode end resets, the window's last step included. Section 2 adds the one
+# rule that keeps NaNs out, [select, never multiply by 0](#The-reset-and-the-select-rule).
 #
 # <details><summary>Details: sources, and the flag of 00b and 00c</summary>
 #
@@ -154,37 +153,29 @@ np.testing.assert_allclose(returns_as_scan(R, 0.9, TERM, TRUNC, NV),
 print("prologue + scan + epilogue == the loop")
 
 # %% [markdown]
-# ### The three conventions
+# ### The reset and the select rule
 #
-# Every estimator of the course builds its steps by the same three conventions: the return here,
-# GAE, TD(λ), V-trace and Retrace in notebooks 02–04, and those of notebooks 05–07. This is their
-# one explanation, and the later notebooks link back to it.
+# **A reset is $a_t = 0$.** In 00c each step carried its reset flag $\kappa_t$ beside the pair.
+# The sketch above, `rl.linear_scan` and the harness of section 5 take pairs only, so a step says
+# that it resets through its multiplier: where $a_t = 0$, the scan selects $y_t = b_t$, and nothing
+# behind the step reaches it. Every exercise of this notebook writes its resets this way. Any
+# $a_t = 0$ is a reset, even at a step that ends no episode: notebook 03's `q_lambda` cuts its trace
+# so.
 #
-# **1. Every bootstrap goes into $b$.** The scan starts from $y_T = 0$ after the window. A
-# bootstrap $\gamma_t V'_t$ is added into $b_t$ at the step whose episode is cut there, never passed
-# in as a value after the window.
+# **Select, never multiply by 0.** NaNs are real inputs: a failed environment step gives one, and a
+# next value behind a termination may be one. $0 \times \text{NaN}$ is NaN, so the reset and the
+# dropped bootstrap are **selects** (`np.where`, `torch.where`, `tl.where`): they pick one of two
+# values and do no arithmetic with the other. Where a formula writes $(1-\text{term}_t)$ as a
+# factor, that is notation: the code selects. The scan's select keeps out a NaN that lies behind
+# the step, in a later episode or in the carry from a later chunk. A NaN inside the step's own
+# $b_t$, such as a next value at a termination, needs a select that you write.
 #
-# **2. Every episode end resets, and so does the window's last step.** A step that resets ignores
-# what comes after it: $y_t = b_t$. The window's end is treated as a truncation: the episode goes on
-# unseen, and a bootstrap in $b_{T-1}$ stands in for the rest. So one rule serves every estimator.
-# Section 2 of notebooks 03 and 04 shows why TD(λ) and V-trace need this reset even when the scan
-# starts from $y_T = 0$.
+# <details><summary>Details: why the window's last step resets, on two steps</summary>
 #
-# **3. Select, never multiply by 0.** NaNs are real inputs: a failed environment step gives one, and
-# a next value behind a termination may be one. $0 \times \text{NaN}$ is NaN, so the reset and the dropped
-# bootstrap are **selects** (`np.where`, `torch.where`, `tl.where`): they pick one of two values and
-# do no arithmetic with the other. Where a formula writes $(1-\text{term}_t)$ as a factor, that is
-# notation: the code selects. Where the NaN sits decides which select keeps it out:
-#
-# | the NaN is | what keeps it out |
-# | --- | --- |
-# | behind the step: in a later episode, or in the carry from a later chunk | the reset, a select that the scan makes |
-# | inside the step's own $b_t$ (a next value at a termination) | a select in $b_t$, which you write |
-#
-# The checker of notebook 02's `gae_pairs` scans from a nonzero value after the window, so a last
-# step that does not reset fails it.
-#
-# <details><summary>Details: the window's end on two steps</summary>
+# The card treats the window's end as a truncation: the episode goes on unseen, and a bootstrap in
+# $b_{T-1}$ stands in for the rest. So one rule, reset at every episode end and at the window's
+# last step, serves every estimator. Section 2 of notebooks 03 and 04 shows why TD(λ) and V-trace
+# need this reset even when the scan starts from $y_T = 0$.
 #
 # **The window's end on two steps.** Take rewards $r = (1, 1)$ and $\gamma = 0.5$, in a window
 # that ends the rollout after step 1, with $V(s_2) = 10$. By the card, step 0 is ordinary,
@@ -196,10 +187,11 @@ print("prologue + scan + epilogue == the loop")
 # window that is one piece of a longer row. With the reset, $G_1 = b_1 = 6$ whatever $y_2$ is.
 # Without it ($a_1 = 0.5$), $G_1 = 6 + 0.5 \cdot 10 = 11$. What follows the window is then counted
 # twice, once as the bootstrap in $b_1$ and once through $a_1 y_2$, and $G_0 = 6.5$ inherits the
-# error. From $y_2 = 0$ the two forms give the same numbers, so only a scan that starts from
+# error. From $y_2 = 0$ the two give the same numbers, so only a scan that starts from
 # another value tells them apart. The folded cell below checks these numbers. Notebook 11 splits a
 # long row into such pieces, one per process; there a piece's last step resets only where an
-# episode ends (its section 3).
+# episode ends (its section 3). The checker of notebook 02's `gae_pairs` scans from a nonzero
+# value after the window, so a last step that does not reset fails it.
 #
 # </details>
 
@@ -220,24 +212,6 @@ kept_out = rl.linear_scan(a_reset, b_two, initial=y_2, backend=KERNEL)
 counted_twice = rl.linear_scan(a_no_reset, b_two, initial=y_2, backend=KERNEL)
 torch.testing.assert_close(kept_out, G_two)  # the reset ignores y_2
 torch.testing.assert_close(counted_twice, torch.tensor([[6.5, 11.0]], device=DEVICE))  # G_1 = 6 + 0.5 * 10
-
-# %% [markdown]
-# ### The three reset forms you will meet
-#
-# Every scan of the course resets in the same way: where a step's reset flag is set, the scan
-# selects $y_t = b_t$, so nothing behind the step reaches it, a NaN included. The code marks the
-# steps that reset in one of three forms, and each exercise's **Reset:** line links here to name
-# its form:
-#
-# | form | how a step says that it resets | where you meet it |
-# | --- | --- | --- |
-# | 1. $a_t = 0$ in the pair $(a_t, b_t)$ | its multiplier is 0, and the scan makes the flag itself, `a == 0` | `rl.linear_scan`; the harness `exercises.scan_hook` of section 5, which runs the prologue exercises of 01, 03, 04 and 06; the NumPy sketches of 01–03 |
-# | 2. a flag beside the pair | the hook returns `reset` after $(a_t, b_t)$, and $a_t$ keeps its value, such as $\gamma_t\lambda_t$ | the package's hooks: 02's appendix and its exercise `gae_prologue`, the kernels printed in 03 and 04; 04's NumPy sketch (`done`) |
-# | 3. a triple $(a_t, b_t, k_t)$ | $k_t$ is the flag ($\kappa_t$ in 00c's formulas), and the combine carries it with the pair | kernels you write whole: 00c's `reset_scan` and 04's capstone `vtrace_kernel` |
-#
-# In form 1 any $a_t = 0$ is a reset, even at a step that ends no episode: 03's `q_lambda` cuts its
-# trace that way. In forms 2 and 3 a hook may also set $a_t = 0$ where the flag is set. On finite
-# inputs that changes no number, and the exercises accept both.
 
 # %% [markdown]
 # ## 3. The kernel
@@ -359,12 +333,11 @@ print(f"3 x 1000: relative error {long_err:.1e}")
 # * Lanes past the end (where `m` is false) become the identity (1, 0), whatever the prologue
 #   returns there.
 # * The scan starts from $y_T = 0$ ($y_{-1} = 0$ with `reverse=False`). So a bootstrap at the
-#   window's last step belongs in $b$, and that step still resets, by
-#   [section 2's conventions](#The-three-conventions).
-# * **$a = 0$ is the reset**, form 1 of [the three reset forms](#The-three-reset-forms-you-will-meet):
-#   where your prologue returns $a_t = 0$, $y_t = b_t$, and nothing after step $t$ reaches it.
+#   window's last step belongs in $b$, and that step still resets, as the card says.
+# * **$a = 0$ is the reset**, as in [section 2](#The-reset-and-the-select-rule): where your
+#   prologue returns $a_t = 0$, $y_t = b_t$, and nothing after step $t$ reaches it.
 #
-# A NaN inside your own $b_t$ is yours to keep out (section 2's third convention):
+# A NaN inside your own $b_t$ is yours to keep out, by section 2's select rule:
 # $\gamma(1-\text{term}_t)V'_t$ written as a product puts a NaN into $b_t$ wherever the next value
 # behind a termination is NaN, and the reset cannot remove it. Write every such factor as a
 # select: `tl.where` in Triton, `torch.where` in tensor code.
@@ -393,31 +366,28 @@ print("discounted_sum through scan_hook == rl.linear_scan")
 # %% [markdown]
 # ## 6. Optional: profile it
 #
-# The kernel now matches the loop, so what is left to see is how fast it runs. The cell below
-# shows the return's table and chart as measured on an H200 and committed, not measured here.
-# Notebooks 02–04 show theirs the same way, and this section reads the table once for all of them.
+# **Takeaway: at the small shapes of RL code a call of the return is host-bound, and its backward
+# adds far more host time than GPU time.** At 16×128 the forward takes 1.8 µs on the GPU but 52 µs
+# of wall time. Adding the backward multiplies the wall time by 11 to 17, and the GPU time by only
+# 2 to 3.
+#
+# The cell prints the return's table and chart from the committed H200 run; nothing is measured
+# here. [Notebook 08](08_profiling.ipynb#Reading-the-profile-tables-of-notebooks-01-to-07) says how
+# to read them, for this notebook and for 02–07.
+#
+# <details><summary>Details: the table's marks, and the figures behind the takeaway</summary>
 #
 # * A `!` after a name marks an implementation whose outputs disagreed with ours: a relative error
 #   above the benchmark's tolerance, or a NaN. Its times are still shown.
 # * The last column divides each line's wall time by ours at the same shape and pass, so our own
-#   line reads 1.00, and a ratio under 1 means that line was faster than ours. At 16384×1024 only
+#   line reads 1.00, and a ratio under 1 means that line's wall time was below ours. At 16384×1024 only
 #   ours was timed.
-# * Small shapes are host-bound: the wall time is almost all host work, which is noisy. The
-#   return's forward at 16×128 takes 1.8 µs on the GPU but 52 µs of wall time, more than the
-#   22.5 µs of the larger 4096×128.
-# * Adding the backward (the `fwd+bwd` lines) costs far more wall time than GPU time. For the
-#   return, the wall time with the backward is 11 to 17 times the forward's alone, while the GPU
-#   time is only 2 to 3 times the forward's. So most of the added wall time is work on the host,
-#   autograd's and our call's own: at 16×128 the host adds about 530 µs.
-#
-# Notebooks 08 and 14 explain these figures; the fold below says where.
-#
-# <details><summary>Details: where these figures are explained</summary>
-#
-# [Notebook 08](08_profiling.ipynb#Reading-the-profile-tables-of-notebooks-01-to-07) says how to read these tables, and its section 3 measures the
-# host time. [Notebook 14](14_appendix_data.ipynb)'s section 3 says why a wall time is noisy, and
-# its section 6 gives the rule for two timings that were not paired, with our call against a bare
-# launch.
+# * The forward's 52 µs of wall time at 16×128 is more than the 22.5 µs of the larger 4096×128: at
+#   small shapes the wall time is almost all host work, which is noisy.
+# * With the backward, most of the added wall time is work on the host, autograd's and our call's
+#   own: at 16×128 the host adds about 530 µs.
+# * Notebook 08's section 3 measures the host time. Notebook 14's section 3 says why a wall time is
+#   noisy, and its section 6 gives the rule for two timings that were not paired.
 #
 # </details>
 
@@ -459,7 +429,7 @@ if h200:
 # Write its prologue for `exercises.scan_hook(transposed_scan, (a, dy), (), reverse=False)`
 # ([section 5](#5.-The-harness-for-Triton-prologues) has the arguments and rules).
 #
-# **Reset:** $a = 0$ in the pair, [form 1](#The-three-reset-forms-you-will-meet). Here step $t$'s
+# **Reset:** $a = 0$ in the pair, [as in section 2](#The-reset-and-the-select-rule). Here step $t$'s
 # multiplier is $a_{t-1}$, so step $t$ resets where the step before it reset in the reverse scan of
 # $y$.
 #
@@ -543,7 +513,7 @@ exercises.attempt("transposed_scan", transposed_scan)
 # PyTorch's autograd, as the package does for every algorithm. Write a `torch.autograd.Function`
 # whose `forward` and `backward` each run `exercises.scan_hook` with a prologue of yours.
 #
-# **Reset:** $a_t = 0$ in both prologues, [form 1](#The-three-reset-forms-you-will-meet).
+# **Reset:** $a_t = 0$ in both prologues, [as in section 2](#The-reset-and-the-select-rule).
 #
 # * **Inputs:** `rewards` (B, T) float32, `terminated` (B, T) bool, `gamma` a number.
 # * **Returns:** `Returns.apply(rewards, terminated, gamma)`, the returns, differentiable in
@@ -560,7 +530,7 @@ exercises.attempt("transposed_scan", transposed_scan)
 #   | --- | --- | --- | --- | --- |
 #   | forward | ordinary | $\gamma$ | $r_t$ | no |
 #   | forward | termination | 0 | $r_t$ | yes |
-#   | forward | the window's last step ($t = T-1$) | 0 | $r_t$ | yes: required by convention 2; changes no number here (`scan_hook` starts from 0), so the checker cannot see it |
+#   | forward | the window's last step ($t = T-1$) | 0 | $r_t$ | yes: required by the card; changes no number here (`scan_hook` starts from 0), so the checker cannot see it |
 #   | backward | $t \ge 1$, step $t-1$ not terminated | $\gamma$ | $dG_t$ | no |
 #   | backward | $t \ge 1$, step $t-1$ terminated | 0 | $dG_t$ | yes |
 #   | backward | $t = 0$: no step before, no flag to load | any: nothing is carried in | $dG_0$ | makes no difference |
@@ -707,8 +677,8 @@ assert torch.isfinite(S_end).all() and torch.isclose(S_end[0, -1], r1[0, -1])  #
 # **The task.** Write it with tensor ops (`rl.linear_scan`, as above, or any others), with no
 # Python loop over time.
 #
-# **Reset:** $a_t = 0$ in `rl.linear_scan` ([form 1](#The-three-reset-forms-you-will-meet)), as in
-# the table above.
+# **Reset:** $a_t = 0$ in `rl.linear_scan` ([as in section 2](#The-reset-and-the-select-rule)), as
+# in the table above.
 #
 # * **Inputs:** `rewards`, `next_values` ($V(s_{t+1})$ at step $t$) and `terminated` (bool), all
 #   (B, T); `gamma` a number; `n` an int, which may exceed `T`.
@@ -822,11 +792,10 @@ exercises.attempt("n_step_returns", n_step_returns)
 # * `rl.discounted_returns` is a prologue, the shared scan and an epilogue.
 # * The gradient is a forward scan, $g_t = dG_t +
 #   \gamma(1-\text{term}_{t-1})\,g_{t-1}$. Both scans fit in one `torch.autograd.Function`.
-# * Three conventions serve every estimator: every bootstrap goes into $b$; every episode end and
-#   the window's last step reset; a value that may be NaN is selected away, never multiplied by 0.
-# * `exercises.scan_hook` runs a prologue `(X, P, offs, t, m, T) -> (a, b)`. $a = 0$ is a reset,
-#   the first of three forms; the others are a flag beside the pair and a triple. A value that may
-#   be NaN must still be kept out of $b$ with `tl.where`.
+# * The card serves every estimator: every bootstrap goes into $b$, and every episode end and the
+#   window's last step reset. A value that may be NaN is selected away, never multiplied by 0.
+# * `exercises.scan_hook` runs a prologue `(X, P, offs, t, m, T) -> (a, b)`. $a = 0$ is a reset, as
+#   in `rl.linear_scan`. A value that may be NaN must still be kept out of $b$ with `tl.where`.
 # * While the episode runs on, the $n$-step return is $S_t - \gamma^n S_{t+n} + \gamma^n V(s_{t+n})$,
 #   from one scan $S$. Otherwise it is $S_t$. $V(s_{t+n})$ is `next_values[t + n - 1]`.
 

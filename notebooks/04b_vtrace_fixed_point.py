@@ -77,10 +77,11 @@ rng = np.random.default_rng(41)
 # state, the whole mean correction is $(I + \gamma C + (\gamma C)^2 + \dots)\,d = (I - \gamma C)^{-1} d$
 # (the fold below derives the series term by term). With $\gamma < 1$ the matrix $I - \gamma C$ is
 # invertible, so the whole correction is 0 in every state exactly where $d$ is: both directions of
-# the condition. Both hold in the states that μ visits, the only ones the critic is trained on and
-# reads, and in training's finite windows too, where the series stops at the window's end: the
-# window's last step resets, so its correction is the one-step term $\rho_t\delta_t$ alone, and a
-# critic whose mean correction is 0 at every step of the window therefore has $d = 0$.
+# the condition. Both directions hold in the states that μ visits, the only ones the critic is
+# trained on and reads. They hold in training's finite windows too, where the series stops at the
+# window's end. There the window's last step resets, so its correction is the one-step term
+# $\rho_t\delta_t$ alone. A critic whose mean correction is 0 at every step of the window therefore
+# has $d = 0$.
 #
 # With $\rho = \min(\bar\rho, \pi/\mu)$ the condition, in each state, is
 #

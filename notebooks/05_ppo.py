@@ -565,16 +565,14 @@ print(f"3 x 1000: relative error {long_err:.1e}")
 # %% [markdown]
 # ## 6. Optional: profile it
 #
-# **Takeaway: with its backward, the fused loss takes at least 7.6× less GPU time than the eager
-# formula, yet most of its wall time is host work.**
+# **Takeaway: with its backward, the eager formula takes at least 7.6× the fused loss's GPU time,
+# yet most of the fused loss's wall time is host work.**
 #
 # The cell prints the six rows of the committed H200 run that this line quotes; nothing is measured
 # here. They are ours and the eager formula's, `fwd+bwd`, at the three shapes where the eager
 # formula was timed. The columns are defined in [notebook 08](08_profiling.ipynb#Reading-the-profile-tables-of-notebooks-01-to-07).
-# The table's wall times are single timings, taken at different moments of the run, so it does not divide one by
-# another. The line under it gives the wall-time ratio from paired rounds instead, which time the
-# two calls in alternation on one machine, an H100. The paired rounds in full:
-# [notebook 09, section 4](09_benchmarks.ipynb#4.-Fused-losses-against-their-eager-formulas).
+# The table's wall times are single timings, so the line under it gives the wall-time ratio from
+# paired rounds on an H100 instead: [notebook 09, section 4](09_benchmarks.ipynb#4.-Fused-losses-against-their-eager-formulas).
 
 # %%
 RUN, RES, h200 = profile.committed_or_empty("ppo")  # every row of PPO's loss in the committed H200 run
@@ -596,7 +594,7 @@ fused = profile.fused_against_eager("ppo") if h200 else {}  # at the shapes wher
 assert not h200 or len(fused) == 3 == len(quoted) / 2  # the six rows printed: ours and the eager formula at each
 assert all(f["ours_gpu_us"] < f["ours_wall_us"] / 2 for f in fused.values())  # "most of its wall time on the host"
 x_gpu = [f["eager_gpu_us"] / f["ours_gpu_us"] for f in fused.values()]
-assert not h200 or round(min(x_gpu), 1) == 7.6  # "at least 7.6× less GPU time"
+assert not h200 or round(min(x_gpu), 1) == 7.6  # "the eager formula takes at least 7.6× the fused call's GPU time"
 assert not h200 or (set(paired) == set(fused) and round(min(paired.values()), 1) == 1.7)  # the paired line
 assert profile.COMMITTED_LOSS_WALL.startswith("checks/H100")  # "paired rounds on an H100"
 

@@ -519,8 +519,8 @@ assert profile.rollout_error("sac", 3, 1000, DEVICE) < 1e-5  # 3 × 1,000 steps:
 # %% [markdown]
 # ## 5. Optional: profile it
 #
-# **Takeaway: with its backward, the benchmarked call takes at least 5.3× less GPU time than the
-# eager formula, yet most of its wall time is host work.**
+# **Takeaway: with its backward, the eager formula takes at least 5.3× the benchmarked call's GPU
+# time, yet most of that call's wall time is host work.**
 #
 # The benchmark calls `rl.sac_targets` without `lambda_`: it times the λ = 0 target, section 3's
 # elementwise kernel, not the λ-return scan this notebook builds. The cell prints seven rows of the
@@ -529,10 +529,8 @@ assert profile.rollout_error("sac", 3, 1000, DEVICE) < 1e-5  # 3 × 1,000 steps:
 # 64×16384. There, forward and with the backward, our % floor passes 100 %, because the bytes sit
 # in the L2 cache (notebook 14, section 4). The columns are defined in
 # [notebook 08](08_profiling.ipynb#Reading-the-profile-tables-of-notebooks-01-to-07).
-# The table's wall times are single timings, taken at different moments of the run, so it does not divide one by
-# another. The line under it gives the wall-time ratio from paired rounds instead, which time the
-# two calls in alternation on one machine, an H100. The paired rounds in full:
-# [notebook 09, section 4](09_benchmarks.ipynb#4.-Fused-losses-against-their-eager-formulas).
+# The table's wall times are single timings, so the line under it gives the wall-time ratio from
+# paired rounds on an H100 instead: [notebook 09, section 4](09_benchmarks.ipynb#4.-Fused-losses-against-their-eager-formulas).
 
 # %%
 RUN, RES, h200 = profile.committed_or_empty("sac")  # every row of SAC's target in the committed H200 run
@@ -558,7 +556,7 @@ _fused = profile.fused_against_eager("sac") if h200 else {}  # at the shapes whe
 assert not h200 or len(_fused) == 3 and len(quoted) == 7  # the seven rows printed
 assert all(f["ours_gpu_us"] < f["ours_wall_us"] / 2 for f in _fused.values())  # "most of its wall time on the host"
 _x_gpu = [f["eager_gpu_us"] / f["ours_gpu_us"] for f in _fused.values()]
-assert not h200 or round(min(_x_gpu), 1) == 5.3  # "at least 5.3× less GPU time"
+assert not h200 or round(min(_x_gpu), 1) == 5.3  # "the eager formula takes at least 5.3× the fused call's GPU time"
 assert not h200 or (set(paired) == set(_fused) and round(min(paired.values()), 1) == 1.2)  # the paired line
 assert profile.COMMITTED_LOSS_WALL.startswith("checks/H100")  # "paired rounds on an H100"
 
@@ -570,8 +568,8 @@ assert profile.COMMITTED_LOSS_WALL.startswith("checks/H100")  # "paired rounds o
 # `notebooks/solutions/`.
 #
 # **`soft_lambda_targets`** (a Triton prologue). Write the prologue that turns SAC's soft
-# λ-return into pairs for `exercises.scan_hook`, as notebook 03's `q_lambda` does. The target
-# uses the soft next value $V'_t = \min(Q_1, Q_2)(s_{t+1}, \tilde u) - \alpha \log\pi(\tilde u|s_{t+1})$, the
+# λ-return into pairs for `exercises.scan_hook`, as notebook 03's worked `td_lambda_prologue` does
+# for TD(λ). The target uses the soft next value $V'_t = \min(Q_1, Q_2)(s_{t+1}, \tilde u) - \alpha \log\pi(\tilde u|s_{t+1})$, the
 # $V^{\text{soft}\prime}_t$ of section 1:
 #
 # $$G_t = r_t + \gamma(1-\text{term}_t)\big[(1-\lambda)V'_t + \lambda\big(G_{t+1} - \alpha\log\pi(u_{t+1}|s_{t+1})\big)\big].$$

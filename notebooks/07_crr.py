@@ -393,17 +393,16 @@ assert profile.rollout_error("crr", 3, 1000, DEVICE) < 1e-5  # 3 × 1,000 steps:
 # %% [markdown]
 # ## 6. Optional: profile it
 #
-# **Takeaway: with its backward, the fused loss takes at least 2.9× less GPU time than the eager
-# formula, yet most of its wall time is host work, and on the wall clock the eager formula is
+# **Takeaway: with its backward, the eager formula takes at least 2.9× the fused loss's GPU time,
+# yet most of the fused loss's wall time is host work, and on the wall clock the eager formula is
 # faster.**
 #
 # The cell prints the six rows of the committed H200 run that this line quotes; nothing is measured
 # here. They are ours and the eager formula's, `fwd+bwd`, at the three shapes where the eager
 # formula was timed. The columns are defined in [notebook 08](08_profiling.ipynb#Reading-the-profile-tables-of-notebooks-01-to-07).
-# The table's wall times are single timings, taken at different moments of the run, so it does not divide one by
-# another. The line under it gives the wall-time ratio from paired rounds instead, which time the
-# two calls in alternation on one machine, an H100. The paired rounds in full, and why the eager
-# formula wins there: [notebook 09, section 4](09_benchmarks.ipynb#4.-Fused-losses-against-their-eager-formulas).
+# The table's wall times are single timings, so the line under it gives the wall-time ratio from
+# paired rounds on an H100 instead: [notebook 09, section 4](09_benchmarks.ipynb#4.-Fused-losses-against-their-eager-formulas),
+# which also says why the eager formula wins there.
 
 # %%
 RUN, RES, h200 = profile.committed_or_empty("crr")  # every row of CRR's loss in the committed H200 run
@@ -425,7 +424,7 @@ fused = profile.fused_against_eager("crr") if h200 else {}  # at the shapes wher
 assert not h200 or len(fused) == 3 and len(quoted) == 6  # the six rows printed
 assert all(f["ours_gpu_us"] < f["ours_wall_us"] / 2 for f in fused.values())  # "most of its wall time on the host"
 x_gpu = [f["eager_gpu_us"] / f["ours_gpu_us"] for f in fused.values()]
-assert not h200 or round(min(x_gpu), 1) == 2.9  # "at least 2.9× less GPU time"
+assert not h200 or round(min(x_gpu), 1) == 2.9  # "the eager formula takes at least 2.9× the fused call's GPU time"
 assert not h200 or set(paired) == set(fused) and max(paired.values()) < 1  # "the eager formula is faster"
 assert not h200 or round(1 / max(paired.values()), 1) == 1.1  # the paired line
 assert profile.COMMITTED_LOSS_WALL.startswith("checks/H100")  # "paired rounds on an H100"

@@ -567,19 +567,19 @@ plt.show()
 #   response and launches about a dozen small kernels (question 3 counts them). So its "µs per
 #   step of T" column stays between 131 and 177 µs at every shape, from 256 responses to 4.
 #
-# * **The scan pays mostly per call.** From a quarter of a million tokens to four million, 16× the
-#   tokens, its wall time grows only about 3×. It is over 4,000× faster than the loop at every
-#   shape, and in this run faster than the cumulative sum too. With the scan, choosing
-#   $\lambda < 1$ is no longer a choice about speed.
+# * **The scan pays mostly per call.** For 16× the tokens, its wall time grows only about 3×. It is
+#   over 4,000× faster than the loop at every shape, and in this run faster than the cumulative sum
+#   too. With the scan, choosing $\lambda < 1$ is no longer a choice about speed.
 #
-# * **The drop-in** adds at most 0.68 ms per call to `rl.gae` alone, once per training step. It is
-#   still over 350 times faster than the loop it replaces.
+# * **The drop-in** adds a fraction of a millisecond per call to `rl.gae` alone, once per training
+#   step, and stays hundreds of times faster than the loop it replaces (details below).
 #
 # <details><summary>Details: the loop's and the scan's time, and the shortcut</summary>
 #
 # At these sizes a launch costs the same whatever the batch, so the loop's time follows $T$, its
 # number of iterations. A response of a million tokens takes minutes. The scan's wall time goes
-# from 28.0 µs at 256×1024 to 89.0 µs at 4×1048576. At the smaller shapes it is mostly host time:
+# from 28.0 µs at 256×1024 (a quarter of a million tokens) to 89.0 µs at 4×1048576 (four
+# million). At the smaller shapes it is mostly host time:
 # its GPU time is a fraction of its wall time. It is launching, not moving bytes.
 #
 # Against the cumulative sum:
@@ -608,9 +608,10 @@ plt.show()
 #   rows give only the total, not how it splits.
 #
 # The cell below computes the price from the table, per shape: the drop-in takes 8.6 to 13.6 times
-# the wall time of `rl.gae` alone, 0.34 to 0.68 ms more per call. verl calls the function once per
-# training step, on the whole batch, so a step pays a fraction of a millisecond more: small beside
-# the model's forward and backward passes over the same batch. verl's own function pays the same.
+# the wall time of `rl.gae` alone, 0.34 to 0.68 ms more per call, and the loop still takes over 350
+# times as long. verl calls the function once per training step, on the whole batch, so a step
+# pays a fraction of a millisecond more: small beside the model's forward and backward passes over
+# the same batch. verl's own function pays the same.
 #
 # </details>
 
@@ -654,7 +655,7 @@ assert max(errs) < 1e-4  # float32 on the GPU against the loop in float32
 assert [round(min(drop_in_x.values()), 1), round(max(drop_in_x.values()), 1)] == [8.6, 13.6]  # "8.6 to 13.6 times"
 assert [round(min(extra_ms.values()), 2), round(max(extra_ms.values()), 2)] == [0.34, 0.68]  # "0.34 to 0.68 ms more"
 assert max(extra_ms.values()) < 1  # "a fraction of a millisecond" per training step
-assert all(wall[(*s, LOOP)] > 350 * wall[(*s, DROP_IN)] for s in shapes)  # "over 350 times faster than the loop"
+assert all(wall[(*s, LOOP)] > 350 * wall[(*s, DROP_IN)] for s in shapes)  # "the loop ... over 350 times as long"
 
 # %% [markdown]
 # ## Exercises

@@ -24,7 +24,8 @@
 # * **Time:** 1–1.5 h for the reading and the two checked exercises, `warp_sectors` and
 #   `tiled_scan`; 2.5–3.5 h with the open questions. Optional.
 #
-# * **Needs:** notebooks 00c and 08. A GPU only for open questions 1 and 3.
+# * **Needs:** notebooks 00c, 00d (its `strided_scan`, in section 0.1) and 08. A GPU only for
+#   open questions 1 and 3.
 #
 # * **Minimum path:** sections 0, 1 and 5, then the first checked exercise, `warp_sectors` (it
 #   needs section 0.1). Sections 2–4 and 6 can wait, and with them the second checked exercise,
@@ -844,9 +845,7 @@ assert "Before the split, GAE at 8×131072 ran 8 programs for 1.86 ms; with it, 
 #   split; 0 if absent). `Y_END` receives the carry after each row's last step (notebook 11 hands
 #   it between processes).
 # * **Speed** (this notebook): `ROWS`, `V` and `STAGES` (sections 1 and 4); `SUMMARY`, `SEG`,
-#   `BLOCK_S` and `COMPOSE` for the time split (section 5); inside `_walk`, the chunk loop 00c
-#   printed, `SUMMARIZE` is the split's first pass (a segment's map composed, nothing stored) and
-#   `k_start`, `k_end` bound the chunks of one row or segment. `AHEAD` is notebook 12's look-ahead
+#   `BLOCK_S` and `COMPOSE` for the time split (section 5). `AHEAD` is notebook 12's look-ahead
 #   (each masked step's next unmasked value, found by a scan of its own) done inside this launch:
 #   a hook whose result the prologue reads, so that masked steps count as deleted without a second
 #   launch.
@@ -870,8 +869,96 @@ print(kernel_src if SHOW_KERNEL else f"_scan_kernel: {len(args)} arguments, {len
 # %% jupyter={"source_hidden": true}
 # Checks: the details' three groups hold every argument of the kernel (CI runs them; skip when reading)
 assert sorted(args) == sorted(a for group in ARG_GROUPS.values() for a in group)  # every argument, in one group
-walk_src = inspect.getsource(getattr(scan._walk, "fn", scan._walk))  # the chunk loop, which the kernel calls
-assert "_walk" in kernel_src and all(w in walk_src for w in ("SUMMARIZE", "k_start", "k_end"))  # as the details say
+assert "_walk(" in kernel_src  # the chunk loop, below
+
+# %% [markdown]
+# **The chunk loop, `_walk`, beside your `gae_kernel`.** The kernel calls `scan._walk` to walk
+# the chunks of its rows, or of one segment of them. Notebook 00c, section 3, mapped four parts
+# of your `gae_kernel` onto `_walk`. The cell below prints those lines of `_walk` in place, each
+# under a `# yours:` comment that names its counterpart in your kernel, with the `for`, `if` and
+# `else` lines that hold them. `...` marks lines left out: the forward chunk order, the chunk's
+# times `t` and mask `m` (built as yours are), and lines of the look-ahead and the time split.
+# The output is folded; the details under it name what the lines hold beyond your kernel.
+
+# %% jupyter={"outputs_hidden": true}
+YOURS = {  # a key of a line of _walk -> its counterpart in your gae_kernel (00c, section 3's table)
+    "for k in tl.range": "the loop over the chunks",
+    "PROLOGUE(X, SX, P, row, t, m, T, ACC)": "the prologue's (a, b, reset), plus valid and keep",
+    "a = tl.where(valid": "padding lanes made the identity: a = 1 ...",
+    "b = tl.where(valid": "... b = 0 ...",
+    "reset = reset & valid": "... and no reset",
+    "_scan_chunk(": "tl.associative_scan with reset_combine, then the select on the carry",
+    "EPILOGUE(X, SX, P, O, SO,": "the epilogue: the tl.store of the chunk's values",
+    "carry = after": "the new carry: y at the chunk's first step",
+}
+IN_PLACE = {**YOURS, "if REVERSE:": "(none: your loop always runs in reverse)",
+            "c = n_chunks - 1 - k": "c = n_chunks - 1 - i: from the last chunk in time"}
+print(exercises.key_lines(scan._walk, IN_PLACE))
+
+# %% [markdown]
+# <details><summary>Details: the other names in these lines</summary>
+#
+# * `X`, `SX` and `P` go to both hooks: the tuple of input pointers, their strides, and the
+#   numbers γ, λ, .... The epilogue also gets `O` and `SO`, the outputs and their strides.
+# * `k_start` and `k_end` bound the chunks that one program walks: a whole row, or one segment of
+#   a row split in time (section 5).
+# * `STAGES` is the `num_stages` of the loop's `tl.range`, section 4's pipelining.
+# * `AHEAD` is the look-ahead of the details above. Without one, the prologue's call is the one
+#   under `if AHEAD is None:`.
+# * `SUMMARIZE` is the time split's first pass (section 5): the chunk's composed map,
+#   `c_a, c_b, c_r`, is folded into the segment's, and nothing is stored. Those three are read
+#   only in that branch. Otherwise, in the `else:` branch, the epilogue stores the chunk and the
+#   carry moves on.
+# * `row` holds the indices of `ROWS` rows, which one program walks together: a chunk is a tile
+#   (section 4). Each of its rows is held as `NV` vectors of `V` steps (section 1), and
+#   `_scan_chunk` takes these sizes.
+# * `ACC` is the dtype the arithmetic runs in, such as float32.
+# * `valid` takes the place of your mask `m`. It is true at a real step: a step inside the row
+#   (`m`) that a `mask` argument does not mark as padding.
+# * `keep` holds values that the prologue loaded and the epilogue needs again, so nothing is read
+#   twice.
+# * `y_in` is the value that entered each step: $y_{t+1}$ in a return. V-trace's epilogue reads it
+#   (notebook 04).
+# * `after` is the new carry: $y$ at the step that `_scan_chunk` reaches last, the chunk's first
+#   step in a reverse scan and its last in a forward one. `_scan_chunk` gets `REVERSE` too, so
+#   `carry = after` serves both directions, while `if REVERSE:` sets the order of the chunks.
+#
+# </details>
+
+# %% jupyter={"source_hidden": true}
+# Checks: the printout and the other names (CI runs them; skip when reading)
+walk_src = inspect.getsource(getattr(scan._walk, "fn", scan._walk))
+walk_code = [line.strip() for line in walk_src.splitlines()]
+walk_table = ["for k in tl.range(k_start, k_end, num_stages=STAGES):",
+              "a, b, reset, valid, keep = PROLOGUE(X, SX, P, row, t, m, T, ACC)", "a = tl.where(valid, a, 1.0).to(ACC)",
+              "b = tl.where(valid, b, 0.0).to(ACC)", "reset = reset & valid",
+              "y, y_in, after, c_a, c_b, c_r = _scan_chunk(a, b, reset, carry, ROWS, NV, V, REVERSE)",
+              "EPILOGUE(X, SX, P, O, SO, row, t, m, T, ACC, valid, y, y_in, keep)", "carry = after"]
+# YOURS picks these lines, in the order _walk runs them
+assert [line for line in walk_code if any(key in line for key in YOURS)] == walk_table
+shown = exercises.key_lines(scan._walk, IN_PLACE).splitlines()
+printed = [line.strip() for line in shown if not line.lstrip().startswith("# yours")]
+assert [line for line in printed if line in walk_table] == walk_table  # the printout holds them in that order
+assert printed[printed.index("if REVERSE:") + 1] == "c = n_chunks - 1 - k"  # the chunk order
+# left out: the chunk's t and m, which _walk builds
+assert any(line.startswith("t = ") for line in walk_code) and any(line.startswith("m = ") for line in walk_code)
+assert not any(line.startswith(("t = ", "m = ")) for line in printed) and "..." in printed
+# the nesting reads as Python: a line deeper than the one before it sits under a printed header
+depth = lambda line: len(line) - len(line.lstrip())  # noqa: E731
+nested = [line for line in shown if not line.lstrip().startswith("# yours")]
+assert all(depth(now) <= depth(before) or before.split("#")[0].rstrip().endswith(":")
+           for before, now in zip(nested, nested[1:]))
+# the details: k_start, k_end; STAGES; the prologue under if AHEAD is None:; SUMMARIZE and its else:
+assert all(w in walk_src for w in ("k_start", "k_end", "SUMMARIZE", "AHEAD"))
+assert "if AHEAD is None:" in printed and any(line.startswith("if SUMMARIZE:") for line in printed)
+assert "else:" in printed
+# c_a, c_b, c_r: read only in the SUMMARIZE branch, and not printed
+assert [line for line in walk_code if " c_a," in line][1:] == [
+    "s_a, s_b, s_r = combine(s_a, s_b, s_r, c_a, c_b, c_r)"]
+assert not any("c_a, c_b, c_r)" in line for line in printed)
+# after: _scan_chunk gets REVERSE, as a constexpr
+chunk_src = inspect.getsource(getattr(scan._scan_chunk, "fn", scan._scan_chunk))
+assert walk_table[5].endswith("REVERSE)") and "REVERSE: tl.constexpr" in chunk_src
 
 # %% [markdown]
 # ## Exercises

@@ -29,11 +29,11 @@
 #
 # * **Minimum path:** on a GPU, sections 1 to 4 in order, then the lab: the three questions of the
 #   exercises. You write your `reset_scan` into answer 1's cells, and the lines under each answer
-#   time it, try the variants and profile it. Without a GPU, sections 1 to 3, then the two parts of
-#   the lab that need none: your kernel's check under answer 1, and question 2's written
-#   prediction of which way each knob should move the GPU time, and why, from notebook 13's
-#   primer. Read "Reading the reference" only after you have written your prediction and your own
-#   table.
+#   time it, try the variants and profile it. Without a GPU, sections 1 to 4 as well, since their
+#   cells run on a CPU and say what they skip; then the two parts of the lab that need none: your
+#   kernel's check under answer 1, and question 2's written prediction of which way each knob
+#   should move the GPU time, and why, from notebook 13's primer. Read "Reading the reference"
+#   only after you have written your prediction and your own table.
 #
 # **The question of this lab:** how close does your own kernel come to the package's? **The
 # answer:** you find out by timing it here, beside the package on the same GPU. **The lab's
@@ -75,7 +75,7 @@ import triton
 import triton.language as tl
 
 import rltriton_lite as rl
-from rltriton_lite import bench, profile
+from rltriton_lite import bench, exercises, profile
 
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
 GPU = DEVICE == "cuda"
@@ -491,6 +491,67 @@ else:
 # lambda a `name`: without one, its rows read "yours".
 
 # %% [markdown]
+# **`resident_programs`** (checked; it needs no GPU). Question 2 below asks you to predict, among
+# other things, how a knob changes the number of **resident programs**: the programs an SM holds at
+# once (notebook 13, section 0.2). Write that count for any kernel, from what each program uses.
+#
+# * **Inputs:** `regs`, the registers each thread uses; `num_warps`, the warps of one program (32
+#   threads each); `shared_bytes`, the shared memory one program uses (0: none).
+# * **Returns:** an int, how many programs one SM of an H100 or H200 holds at once.
+# * **The SM's limits:** 65,536 registers, 64 warps, 32 programs and 233,472 bytes (228 KiB) of
+#   shared memory. A program is resident whole or not at all. The model leaves out the GPU's
+#   rounding of registers and shared memory to its allocation units.
+#
+# <details><summary>Hint 1: where to start</summary>
+#
+# Each limit on its own allows some number of programs. Which limit binds depends on the kernel, so
+# compute all four and take the smallest.
+#
+# </details>
+#
+# <details><summary>Hint 2: the plan</summary>
+#
+# * Registers: one program holds `regs` registers in each of its `32 * num_warps` threads. How many
+#   such programs fit in 65,536 registers?
+# * Warps: how many programs of `num_warps` warps fit in 64 warps?
+# * Programs: never more than 32.
+# * Shared memory: how many programs of `shared_bytes` fit in 233,472 bytes? None needed where
+#   `shared_bytes` is 0.
+# * A program that does not fit whole does not count: divide with `//`.
+#
+# </details>
+#
+# <details><summary>Hint 3: check it by hand</summary>
+#
+# * 48 registers, 4 warps: 48 × 128 = 6,144 registers a program, 65,536 // 6,144 = 10.
+# * 32 registers, 1 warp: registers allow 64 and warps 64, but an SM holds at most 32 programs.
+# * 32 registers, 4 warps, 40,000 bytes of shared memory: 233,472 // 40,000 = 5.
+#
+# ```python
+# print(resident_programs(48, 4, 0), resident_programs(32, 1, 0), resident_programs(32, 4, 40000))  # must print 10 32 5
+# ```
+#
+# </details>
+#
+# <details><summary>Hint 4: the key lines</summary>
+#
+# ```python
+# by_registers = 65536 // (___)  # ___: the registers of one program
+# by_shared = 233472 // shared_bytes if shared_bytes else 32
+# return min(32, 64 // num_warps, by_registers, by_shared)
+# ```
+#
+# </details>
+
+# %%
+def resident_programs(regs, num_warps, shared_bytes):
+    # YOUR CODE
+    raise NotImplementedError
+
+# %%
+exercises.attempt("resident_programs", resident_programs)
+
+# %% [markdown]
 # Without a checker:
 #
 # *(Answer each in its cell below: your teacher's grader collects the answers from
@@ -612,6 +673,7 @@ for c in (1024, 2048):
     r = resources[(f"reset_scan solution, chunk {c}", BIG)]
     fit[c] = REGISTERS_PER_SM // (r["regs"] * 32 * r["warps"])
 assert fit == {1024: 10, 2048: 7} and max(fit.values()) <= min(32, 64 // 4)  # "7 at once instead of 10", under the caps
+assert pct["reset_scan solution, chunk 1024"] == 63.8  # "from 63.8 %"
 in_proportion = pct["reset_scan solution, chunk 1024"] * fit[2048] / fit[1024]  # "about 45 %, yet it fell to 35.7 %"
 assert round(in_proportion) == 45 and pct["reset_scan solution, chunk 2048"] == 35.7 < in_proportion - 5
 # pipelining never helped this kernel: every staged variant is below its unstaged twin
@@ -636,16 +698,19 @@ for name in [n for n in pct if "tl.range stages" in n]:
 # chunk of 1024 steps is the whole row, scanned in one trip.
 #
 # **Why the chunk of 2048 falls back, a hypothesis.** A chunk of 2048 steps is twice the row, so
-# half of it is padding. The padding loads nothing, but the kernel still works on it. Each thread
-# holds 16 steps instead of 8 and needs 72 registers instead of 48, so an SM's 65,536 registers
-# hold 7 of these 4-warp programs at once instead of 10 (occupancy, notebook 13, section 0.2). And
-# the scan runs over all 2048 positions, twice the work of the chunk of 1024, with none of the
-# program's loads in flight meanwhile. Assume that throughput is proportional to the programs
-# resident on an SM, as Little's law gives while too few bytes are in flight to cover the latency
-# (notebook 13, section 0.2; once enough are in flight, more programs add nothing). Then fewer
-# programs alone would have taken the % floor from 63.8 % to about 45 % (63.8 × 7/10), yet it fell
-# to 35.7 %: the doubled scan could account for the rest. Like the
-# pipelining reading below, this fits the numbers but was not profiled.
+# half of it is padding. The padding loads nothing, but the kernel still works on it. The reading
+# has three steps; like the pipelining reading below, it fits the numbers but was not profiled.
+#
+# * **Occupancy.** Each thread holds 16 steps instead of 8 and needs 72 registers instead of 48.
+#   So an SM's 65,536 registers hold 7 of these 4-warp programs at once instead of 10 (notebook
+#   13, section 0.2).
+# * **Little's law.** While too few bytes are in flight to cover the memory's latency, throughput
+#   is proportional to the programs resident on an SM (notebook 13, section 0.2; once enough are in
+#   flight, more programs add nothing). Fewer programs alone would then take the % floor from
+#   63.8 % to about 45 % (63.8 × 7/10). Yet it fell to 35.7 %.
+# * **Doubled scan work.** The scan runs over all 2048 positions, twice the work of the chunk of
+#   1024, and none of the program's loads are in flight meanwhile. That could account for the rest
+#   of the fall.
 #
 # **Pipelining.** `tl.range(..., num_stages=2)` made every variant slower, even though the package
 # pipelines its own loop. The staged loads go through shared memory (the kernel's 1–5 KB of it),

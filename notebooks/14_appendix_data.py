@@ -44,7 +44,7 @@ import os
 
 import matplotlib.pyplot as plt
 
-from rltriton_lite import profile
+from rltriton_lite import exercises, profile
 
 RESULTS = profile.results_folder()  # benchmarks/results/ beside the package
 RUN, RES = profile.committed_results(RESULTS)  # by name: H200-2026-12-06.json (profile.COMMITTED_RUN)
@@ -115,8 +115,8 @@ assert h100_files == [f"H100-{RES['date']}-lab.txt", f"H100-{RES['date']}-loss-w
 #
 # **`kernel_ms` is the GPU time (graph replays, no host), `full_call_us` the wall time (host
 # included), and `ms` a third clock, `do_bench`'s, which starts every call with a cold L2 cache and
-# counts host time for a call whose host work is long. The notebooks' % floor divides by the GPU
-# time.**
+# counts host time for a call whose host work outlasts the cache's flush. The notebooks' % floor
+# divides by the GPU time.**
 #
 # Each row of the committed run is one (algorithm, implementation, shape, dtype, pass):
 #
@@ -134,17 +134,23 @@ assert h100_files == [f"H100-{RES['date']}-lab.txt", f"H100-{RES['date']}-loss-w
 # * **The GPU time** replays a CUDA graph: no host work and no flush of the **L2 cache**, the
 #   GPU's on-chip cache (60 MiB on the H200) in front of its main memory, the DRAM. So data that
 #   fit in the L2 may be read from there.
-# * **`do_bench`** queues, before each timed call, a write of 256 MB over a scratch buffer, which
+# * **`do_bench`** queues, before each timed call, a write of 256 MiB over a scratch buffer, which
 #   empties the L2 cache. Then it records a CUDA event, makes the call, and records another event.
 #   Only the span between the two events is timed, so every timed call starts with a cold cache.
 #
 # **Does `do_bench` count host time?** Sometimes. Events time the GPU's work *and its waits*.
-# While the GPU writes the 256 MB, the host runs ahead: it records the first event and launches
-# the call. If the call is queued before the flush ends, the GPU runs it at once, and no host time
-# is timed. If the host takes longer, the GPU passes the first event, then waits for the call's
-# kernels, and that wait is timed. The next cell prints GAE's rows of both kinds.
+# While the GPU writes the 256 MiB, the host runs ahead: it records the first event, makes the call
+# and records the second event. If all of that is queued before the flush ends, the GPU runs the
+# call at once, and no host time is timed. If the host takes longer, the GPU passes the first
+# event, then waits for the call's kernels or for the second event, and that wait is timed. So the
+# question for each row is whether the host's work per call, which the wall time shows, is longer
+# than the flush. The next cell prints the flush's time at the run's copy bandwidth, then three of
+# GAE's rows.
 
 # %%
+FLUSH_BYTES = 256 * 2**20  # what do_bench writes before each timed call (Triton's "256 MB" buffer)
+flush_us = 1e6 * FLUSH_BYTES / RES["copy_bandwidth_Bps"]  # an estimate: a write-only flush need not run at copy speed
+print(f"the flush: 256 MiB at the run's copy bandwidth, about {flush_us:.0f} µs")
 clock_rows = [("gae", 16, 128, "fwd"), ("gae", 4096, 128, "fwd"), ("gae", 4096, 128, "fwd+bwd")]
 for a, b, t, p in clock_rows:
     r = row(RES, a, b, t, pass_=p)
@@ -152,16 +158,24 @@ for a, b, t, p in clock_rows:
           f"wall {r['full_call_us']:6.1f} µs; {r['bytes'] / 1e3:,.0f} KB moved")
 
 # %% [markdown]
-# So the `do_bench` time is mostly host time wherever the host work is long, as with the backward.
+# So where the host work is far longer than the flush, as with the backward, the `do_bench` time is
+# mostly host time. For the two forward rows, whose host work is shorter, these files cannot split
+# the `do_bench` time between the host, the cold cache and the events' own cost.
 #
-# <details><summary>Details: which rows caught host time</summary>
+# <details><summary>Details: what each row shows</summary>
 #
 # * **With the backward, the host work is long:** hundreds of µs of wall time, nearly all of it
-#   Python and autograd. There the `do_bench` time is more than 10× the GPU time and of the order
-#   of the wall time: it is mostly host time. This holds for all our backward rows at 16×128 and
-#   4096×128.
-# * **At 4096×128, forward,** GAE reads 7.9 µs by `do_bench` against 3.3 µs of GPU time. Whether
-#   that gap is host time, the cold cache or the events' own cost, these files cannot say.
+#   Python and autograd, several times the flush. There the `do_bench` time is more than 10× the
+#   GPU time and of the order of the wall time: it is mostly host time. This holds for all our
+#   backward rows at 16×128 and 4096×128.
+# * **At 16×128, forward,** GAE reads 21.1 µs by `do_bench` against 1.8 µs of GPU time. Its host
+#   needs about 50 µs a call, and `do_bench` adds its own host work (queuing the flush, recording
+#   the events): together about as long as the flush's 63 µs, too close to tell whether the host
+#   kept ahead. Whether the gap is host time, the cold cache or the events' own cost, these files
+#   cannot say.
+# * **At 4096×128, forward,** GAE reads 7.9 µs by `do_bench` against 3.3 µs of GPU time, with a
+#   host well under the flush (28 µs a call). By the mechanism above, that gap should then be the
+#   cold cache or the events' own cost rather than host time; these files cannot say which.
 #
 # </details>
 #
@@ -174,12 +188,18 @@ for a, b, t, p in clock_rows:
 gae_row = row(RES, "gae", 4096, 128)
 assert math.isclose(gae_row["pct_floor"], 100 * gae_row["floor_ms"] / gae_row["ms"])  # the field's definition
 assert [round(1e3 * gae_row["ms"], 1), round(1e3 * gae_row["kernel_ms"], 1)] == [7.9, 3.3]
+assert round(gae_row["full_call_us"]) == 28 and gae_row["full_call_us"] < flush_us / 2  # "well under the flush (28 µs)"
+assert round(flush_us) == 63  # "the flush's 63 µs", at the copy bandwidth
+tiny_row = row(RES, "gae", 16, 128)
+assert [round(1e3 * tiny_row["ms"], 1), round(1e3 * tiny_row["kernel_ms"], 1)] == [21.1, 1.8]  # "21.1 µs ... 1.8 µs"
+assert round(tiny_row["full_call_us"], -1) == 50 and 0.75 < tiny_row["full_call_us"] / flush_us < 1  # "about 50 µs": close
 ours_timed = [r for r in RES["rows"] if r["impl"] == profile.OURS_IMPL and r["kernel_ms"]]
 assert all(r["kernel_ms"] <= r["ms"] for r in ours_timed)  # "the GPU time is at most the do_bench time"
 small_bwd = [r for r in ours_timed if (r["B"], r["T"]) in [(16, 128), (4096, 128)] and r["pass"] == "fwd+bwd"]
 assert small_bwd and all(r["ms"] > 10 * r["kernel_ms"] for r in small_bwd)  # "more than 10× the GPU time"
 assert all(0.5 < 1e3 * r["ms"] / r["full_call_us"] < 2 for r in small_bwd)  # "of the order of the wall time"
 assert all(r["full_call_us"] > 200 and r["full_call_us"] > 20e3 * r["kernel_ms"] for r in small_bwd)  # "hundreds of µs", host
+assert all(r["full_call_us"] > 3 * flush_us for r in small_bwd)  # "several times the flush"
 
 
 # %% [markdown]
@@ -419,7 +439,7 @@ def wall_range(impl, algorithm, shape, pass_):
     return profile.wall_range(RES, probe_us, PROBE_NAME, impl, algorithm, shape, pass_, DTYPE)
 
 
-def noise_verdict(ours, other):
+def verdict(ours, other):
     """The noise rule on two wall ranges: faster only by more than NOISE_X, between their nearest ends."""
     return profile.noise_verdict(ours, other, NOISE_X)
 
@@ -427,7 +447,7 @@ def noise_verdict(ours, other):
 ours_ppo = wall_range(profile.OURS_IMPL, "ppo", (4096, 128), "fwd+bwd")
 eager_ppo = wall_range("pytorch_eager", "ppo", (4096, 128), "fwd+bwd")
 print(f"PPO's loss with its backward, 4096×128: ours {ours_ppo[0]:.0f}–{ours_ppo[1]:.0f} µs, the eager formula "
-      f"{eager_ppo[0]:.0f} µs; nearest ends {eager_ppo[0] / ours_ppo[1]:.1f}× apart: {noise_verdict(ours_ppo, eager_ppo)}")
+      f"{eager_ppo[0]:.0f} µs; nearest ends {eager_ppo[0] / ours_ppo[1]:.1f}× apart: {verdict(ours_ppo, eager_ppo)}")
 
 # %% [markdown]
 # **A second case: our call against a bare launch.** Beside GAE the committed run times an
@@ -441,7 +461,7 @@ print(f"PPO's loss with its backward, 4096×128: ours {ours_ppo[0]:.0f}–{ours_
 ours_tiny, bare_tiny = (row(RES, "gae", 16, 128, impl=i) for i in (profile.OURS_IMPL, "bare_triton_launch"))
 print(f"GAE 16×128 fwd: ours {ours_tiny['full_call_us']:.1f} µs wall ({1e3 * ours_tiny['kernel_ms']:.1f} µs GPU), "
       f"the bare launch {bare_tiny['full_call_us']:.1f} µs wall ({1e3 * bare_tiny['kernel_ms']:.1f} µs GPU): "
-      + noise_verdict(wall_range(profile.OURS_IMPL, "gae", (16, 128), "fwd"),
+      + verdict(wall_range(profile.OURS_IMPL, "gae", (16, 128), "fwd"),
                       wall_range("bare_triton_launch", "gae", (16, 128), "fwd")))
 
 # %% jupyter={"source_hidden": true}
@@ -450,12 +470,12 @@ assert NOISE_X == 2.2  # "the host's drift within the session (section 3)", 2.2�
 assert [round(row(RES, "ppo", 4096, 128, pass_="fwd+bwd")["full_call_us"]), round(probe_us[4096, 128]["fwd+bwd", "ppo"]),
         round(eager_ppo[0])] == [424, 384, 752] and eager_ppo[0] == eager_ppo[1]  # "424 µs ... 384 µs ...; timed once, at 752 µs"
 assert ours_ppo[1] == row(RES, "ppo", 4096, 128, pass_="fwd+bwd")["full_call_us"]  # 424 µs is the top of our range
-assert round(eager_ppo[0] / ours_ppo[1], 1) == 1.8 and noise_verdict(ours_ppo, eager_ppo) == "within the noise"
+assert round(eager_ppo[0] / ours_ppo[1], 1) == 1.8 and verdict(ours_ppo, eager_ppo) == "within the noise"
 _paired = profile.read_loss_wall()  # (loss, shape, pass, impl) -> (µs, ratio's median, lowest, highest): the H100
 assert _paired["ppo", (4096, 128), "fwd+bwd", "pytorch_eager"][2] > 1  # "faster in every round"
 assert round(ours_tiny["full_call_us"] / bare_tiny["full_call_us"], 1) == 1.7  # the bare launch: "1.7× its wall time"
 assert ours_tiny["kernel_ms"] < bare_tiny["kernel_ms"]  # "our kernel is the faster of the two on the GPU"
-assert noise_verdict(wall_range(profile.OURS_IMPL, "gae", (16, 128), "fwd"),
+assert verdict(wall_range(profile.OURS_IMPL, "gae", (16, 128), "fwd"),
                      wall_range("bare_triton_launch", "gae", (16, 128), "fwd")) == "within the noise"
 
 
@@ -495,6 +515,68 @@ assert worked["full_call_us"] > 5e3 * worked["kernel_ms"]  # the wall time is mo
 # the host and hides whatever the cache did.
 
 # %% [markdown]
+# **`noise_verdict`** (checked). Write section 6's noise rule, the one the cell there calls
+# `verdict`, for any two calls and any bound.
+#
+# * **Inputs:** `ours` and `other`, each a pair (lowest, highest) of one call's wall times in µs
+#   per call over the timings that exist (the two equal where the call was timed once); `x`, the
+#   bound (2.2 for the committed session).
+# * **Returns:** `1` when ours is faster (the other call's lowest timing is more than `x` times our
+#   highest), `-1` when the other call is faster, `0` when the gap between the nearest ends is `x`
+#   or less: within the noise.
+#
+# <details><summary>Hint 1: where to start</summary>
+#
+# Draw the two ranges on a line of µs. Which two ends are closest to each other when ours is the
+# faster call? The rule compares those two, so that a verdict holds even if each call ran at the
+# end of its range least favourable to the verdict.
+#
+# </details>
+#
+# <details><summary>Hint 2: the plan</summary>
+#
+# * Ours faster: even the other call's fastest timing, `other[0]`, is more than `x` times our
+#   slowest, `ours[1]`.
+# * The other call faster: the same with the roles swapped.
+# * Otherwise within the noise. "More than": a gap of exactly `x` is within the noise.
+#
+# </details>
+#
+# <details><summary>Hint 3: check it by hand</summary>
+#
+# * Ours timed at 10 and 12 µs, the other call at 20 and 40, x = 2.2: the nearest ends, 12 and 20,
+#   are 1.67× apart, so 0, though the far ends are 4× apart.
+# * Ours 100 to 120 µs, the other 30 to 40: 100 > 2.2 × 40 = 88, so -1.
+# * Ours 12.5, the other 25 to 30, x = 2: 25 is exactly 2 × 12.5, so 0.
+#
+# ```python
+# print(noise_verdict((10, 12), (20, 40), 2.2), noise_verdict((100, 120), (30, 40), 2.2),
+#       noise_verdict((12.5, 12.5), (25, 30), 2.0))  # must print 0 -1 0
+# ```
+#
+# </details>
+#
+# <details><summary>Hint 4: the key lines</summary>
+#
+# ```python
+# if other[0] > x * ours[1]:
+#     return 1
+# if ___:  # ___: the other call faster, the same test with the roles swapped
+#     return -1
+# return 0
+# ```
+#
+# </details>
+
+# %%
+def noise_verdict(ours, other, x):
+    # YOUR CODE
+    raise NotImplementedError
+
+# %%
+exercises.attempt("noise_verdict", noise_verdict)
+
+# %% [markdown]
 # Without a checker:
 #
 # *(Answer each in its cell below: your teacher's grader collects the answers from them.)*
@@ -520,8 +602,10 @@ assert worked["full_call_us"] > 5e3 * worked["kernel_ms"]  # the wall time is mo
 #   names another file. The other files answer their own questions.
 # * **Three clocks.** GPU time (graph replays, no host), the `do_bench` time (events around each
 #   call, cold L2, host time where the host is slower than the flush) and wall time (host
-#   included). The notebooks' % floor uses the GPU time, the one clock whose figure can show the
-#   L2 (the exercises' `three_clocks`).
+#   included). The notebooks' % floor uses the GPU time: it neither flushes the L2 nor counts the
+#   host, so it is the one clock that can show the L2 whatever the host does. The wall time does
+#   not flush either, so it can show the L2 too, but only where the kernel outlasts the host's
+#   work; elsewhere, as in the exercises' SAC row, the host hides the cache (`three_clocks`).
 # * **Trust.** GPU times hold to a few per cent at the large shape, not at the smallest. A wall
 #   time moves up to 2.2× within one session and up to 2.9× between separate runs (section 3).
 # * **The L2.** Where a call's bytes fit in the 60 MiB L2, graph replays can read them from there:

@@ -368,7 +368,7 @@ def fix(name: str) -> str:
 def key_lines(fn: Callable, notes: dict[str, str]) -> str:
     """The lines of ``fn``'s source (a ``@triton.jit`` function's too) that hold a key of ``notes``,
     each under a comment ``# yours: <note>``, with the ``for``/``if``/``else`` lines of the blocks that
-    hold them, and ``...`` where lines are left out: the printout of notebook 00c's appendix."""
+    hold them, and ``...`` where lines are left out: the printout of notebook 13, section 6."""
     source = inspect.getsource(getattr(fn, "fn", fn)).splitlines()
     depth = lambda line: len(line) - len(line.lstrip())  # noqa: E731
     keys = {i: k for i, line in enumerate(source) for k in notes if k in line}
@@ -5615,3 +5615,113 @@ def _tiled_scan_cases(d):
                     reference.discounted_returns(r, gamma=gamma, terminated=done),
                     {DONE: done, **_carry_steps(shape, chunk), **_reset_before_the_carry(done, chunk)}))
     return out
+
+
+# ---- 13b: the GPU lab ------------------------------------------------------------------------------
+SM_REGISTERS, SM_WARPS, SM_PROGRAMS, SM_SHARED = 65536, 64, 32, 233472  # an H100's or H200's SM (228 KiB)
+
+
+def _resident_reference(regs, num_warps, shared_bytes):
+    by_regs = SM_REGISTERS // (regs * 32 * num_warps)
+    return min(SM_PROGRAMS, SM_WARPS // num_warps, by_regs, SM_SHARED // shared_bytes if shared_bytes else SM_PROGRAMS)
+
+
+def _resident_hint(regs, num_warps, shared_bytes, got):
+    """What a wrong count of resident_programs left out, where it is one of the usual slips."""
+    limits = {"registers": SM_REGISTERS // (regs * 32 * num_warps), "warps": SM_WARPS // num_warps,
+              "programs": SM_PROGRAMS, "shared": SM_SHARED // shared_bytes if shared_bytes else SM_SHARED}
+    slips = (
+        (min(SM_PROGRAMS, SM_WARPS // num_warps, SM_REGISTERS // (regs * num_warps), limits["shared"]),
+         "your register limit counts one register per warp, not per thread: a program of num_warps warps "
+         "holds regs registers in each of its 32 * num_warps threads." + _fix(
+             " registers: 65536 // (regs * 32 * num_warps).")),
+        (min(v for k, v in limits.items() if k != "programs"),
+         "your count passes 32 programs: an SM holds at most 32 resident programs, however small they are."
+         + _fix(" Take the smallest of the four limits, 32 among them.")),
+        (min(v for k, v in limits.items() if k != "warps"),
+         "your count passes 64 warps: an SM holds at most 64 warps at once, so at most 64 // num_warps programs."
+         + _fix(" Take the smallest of the four limits, 64 // num_warps among them.")),
+        (min(v for k, v in limits.items() if k != "shared"),
+         "your count leaves out shared memory: the programs' shared memory together must fit the SM's 233,472 "
+         "bytes." + _fix(" shared memory: 233472 // shared_bytes (no limit where shared_bytes is 0).")),
+        (min(SM_PROGRAMS, SM_WARPS // num_warps, -(-SM_REGISTERS // (regs * 32 * num_warps)), limits["shared"]),
+         "your register limit rounds up: a program runs only where all its registers fit, so the count rounds "
+         "down." + _fix(" Use // (floor division).")))
+    try:
+        got = int(got)
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return next((said for value, said in slips if value == got != _resident_reference(regs, num_warps, shared_bytes)),
+                None)
+
+
+@_exercise("resident_programs", "13b_gpu_lab", "concept", stream=33, task="""
+resident_programs(regs, num_warps, shared_bytes) -> int: how many programs of a kernel an SM of an
+H100 or H200 holds at once. Each program has num_warps warps of 32 threads; each thread uses regs
+registers; each program uses shared_bytes bytes of shared memory (0: none). The SM's limits: 65,536
+registers, 64 warps, 32 programs, and 233,472 bytes (228 KiB) of shared memory. The answer is the
+smallest of the four counts each limit allows (a program is resident whole or not at all). The model
+leaves out the GPU's rounding of registers and shared memory to its allocation units.
+""", scan=None, hint=lambda args, i, bad, got, expected: _resident_hint(*args, got))
+def _resident_cases(d):
+    cases = (("4 warps, no shared memory", (48, 4, 0)),
+             ("4 warps, more registers per thread", (d.choice(72, (64, 72, 80, 96)), 4, 0)),
+             ("one warp, few registers: the cap on programs", (d.choice(32, (16, 24, 32, 40)), 1, 0)),
+             ("8 warps: the cap on warps", (d.choice(16, (16, 24, 32)), 8, 0)),
+             ("4 warps, 40 KB of shared memory (a pipelined kernel's stages)",
+              (32, 4, d.int(40000, 20000, 60000))),
+             ("2 warps, 1 KiB of shared memory", (d.choice(64, (40, 48, 64, 96)), 2, 1024)))
+    return [(f"{what}: regs={a[0]}, num_warps={a[1]}, shared_bytes={a[2]}", a, {}, _resident_reference(*a))
+            for what, a in cases]
+
+
+# ---- 14: the GPU data ------------------------------------------------------------------------------
+def _noise_reference(ours, other, x):
+    return 1 if other[0] > x * ours[1] else -1 if ours[0] > x * other[1] else 0
+
+
+def _noise_hint(ours, other, x, got):
+    """Which usual slip a wrong verdict of noise_verdict is, where this case tells it apart."""
+    def rule(o, p, faster=lambda a, b: a > b):
+        return 1 if faster(p[0], x * o[1]) else -1 if faster(o[0], x * p[1]) else 0
+    mid = lambda r: (r[0] + r[1]) / 2  # noqa: E731
+    slips = ((rule(ours, other, lambda a, b: a >= b), "exactly x apart is within the noise: the rule calls a call "
+              "faster only when the gap is MORE than x." + _fix(" Compare with >, not >=.")),
+             (-_noise_reference(ours, other, x), "your signs are swapped: 1 means ours is faster (the other "
+              "call's range lies above ours), -1 that the other call is." + _fix(" Return 1 where other's low end "
+                                                                                  "> x * ours' high end.")),
+             *((v, "you compared other points of the ranges than their nearest ends (the low ends, the far ends or "
+               "the middles: where one of these says faster, the others often do too). The rule compares the "
+               "nearest ends, the slower call's lowest timing against the faster call's highest, so that what it "
+               "calls faster is faster beyond any drift." + _fix(
+                   " Ours faster when other[0] > x * ours[1]; the other faster when ours[0] > x * other[1]."))
+               for v in (1 if other[1] > x * ours[0] else -1 if ours[1] > x * other[0] else 0,
+                         1 if mid(other) > x * mid(ours) else -1 if mid(ours) > x * mid(other) else 0,
+                         1 if other[0] > x * ours[0] else -1 if ours[0] > x * other[0] else 0)))
+    try:
+        got = int(got)
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return next((said for value, said in slips if value == got != _noise_reference(ours, other, x)), None)
+
+
+@_exercise("noise_verdict", "14_appendix_data", "concept", stream=34, task="""
+noise_verdict(ours, other, x) -> int: the noise rule (section 6) on two wall-time ranges that were
+not paired. ours and other: (lowest, highest) µs per call over the timings of each call (equal when
+timed once). Return 1 when ours is faster (the other call's lowest timing is more than x times our
+highest), -1 when the other call is faster (our lowest is more than x times its highest), and 0 when
+the gap between the ranges' nearest ends is x or less: within the noise.
+""", scan=None, hint=lambda args, i, bad, got, expected: _noise_hint(*args, got))
+def _noise_cases(d):
+    s = d.choice(1.0, (0.5, 2.0, 4.0, 8.0))  # a scale: powers of 2 keep every product exact
+    cases = (("single timings, ours faster", (50.0, 50.0), (120.0, 120.0), 2.2),
+             ("ranges, the nearest ends within x (the far ends and the middles more than x apart)",
+              (10.0, 12.0), (20.0, 40.0), 2.2),
+             ("the other call faster", (100.0, 120.0), (30.0, 40.0), 2.2),
+             ("the nearest ends exactly x apart", (12.5, 12.5), (25.0, 30.0), 2.0),
+             ("our range wide: its top decides", (10.0, 20.0), (30.0, 50.0), 2.0),
+             ("the other call's far end more than x below ours, its near end not", (100.0, 120.0), (30.0, 50.0), 2.2),
+             ("overlapping ranges", (40.0, 60.0), (50.0, 70.0), 2.2))
+    return [(f"{what}: ours={tuple(v * s for v in o)}, other={tuple(v * s for v in p)}, x={x}",
+             (tuple(v * s for v in o), tuple(v * s for v in p), x), {},
+             _noise_reference(tuple(v * s for v in o), tuple(v * s for v in p), x)) for what, o, p, x in cases]

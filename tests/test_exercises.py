@@ -856,6 +856,21 @@ def wrong_answers(name: str):
                          ("distinct addresses, not sectors", lambda a, n: len(np.unique(a))),
                          ("the last byte taken as address + nbytes (one too many: the fourth review's case)",
                           lambda a, n: len({s for x in a for s in range(int(x) // 32, (int(x) + n) // 32 + 1)}))],
+        "resident_programs": [
+            ("registers counted per warp, not per thread", lambda r, w, sh: min(32, 64 // w, 65536 // (r * w),
+                                                                              233472 // sh if sh else 32)),
+            ("no cap of 32 programs", lambda r, w, sh: min(64 // w, 65536 // (r * 32 * w), 233472 // sh if sh else 64)),
+            ("no cap of 64 warps", lambda r, w, sh: min(32, 65536 // (r * 32 * w), 233472 // sh if sh else 32)),
+            ("shared memory left out", lambda r, w, sh: min(32, 64 // w, 65536 // (r * 32 * w))),
+            ("the register count rounded up", lambda r, w, sh: min(32, 64 // w, -(-65536 // (r * 32 * w)),
+                                                                   233472 // sh if sh else 32))],
+        "noise_verdict": [
+            (">= for >: exactly x apart called faster", lambda o, p, x: 1 if p[0] >= x * o[1] else -1 if o[0] >= x * p[1]
+             else 0),
+            ("the signs swapped", lambda o, p, x: -s(o, p, x)),
+            ("the far ends compared", lambda o, p, x: 1 if p[1] > x * o[0] else -1 if o[1] > x * p[0] else 0),
+            ("the middles compared", lambda o, p, x: 1 if sum(p) > x * sum(o) else -1 if sum(o) > x * sum(p) else 0),
+            ("the low ends compared", lambda o, p, x: 1 if p[0] > x * o[0] else -1 if o[0] > x * p[0] else 0)],
     }
     return W[name]
 
@@ -863,6 +878,16 @@ def wrong_answers(name: str):
 # What the message says to some of the wrong answers above, (exercise, mistake) -> a fragment of it: where the
 # generic hints would not say what is wrong
 W_SAYS = {
+    ("resident_programs", "registers counted per warp, not per thread"): "not per thread",
+    ("resident_programs", "no cap of 32 programs"): "at most 32 resident programs",
+    ("resident_programs", "no cap of 64 warps"): "at most 64 warps at once",
+    ("resident_programs", "shared memory left out"): "your count leaves out shared memory",
+    ("resident_programs", "the register count rounded up"): "rounds up",
+    ("noise_verdict", ">= for >: exactly x apart called faster"): "exactly x apart is within the noise",
+    ("noise_verdict", "the signs swapped"): "your signs are swapped",
+    ("noise_verdict", "the far ends compared"): "than their nearest ends (the low ends, the far ends or the middles",
+    ("noise_verdict", "the middles compared"): "than their nearest ends (the low ends, the far ends or the middles",
+    ("noise_verdict", "the low ends compared"): "than their nearest ends (the low ends, the far ends or the middles",
     ("soft_lambda_targets", "lambda kept at the window's last step (a round-7 review's case)"):
         ("that step is the window's last step (t = T - 1: what does it bootstrap from?). Your targets keep lambda at "
          "the window's last step", "lam_t = tl.where(m & (t + 1 < T) & ~term, lam, 0.0), in a and in b"),
@@ -2147,7 +2172,7 @@ def test_a_seed_draws_other_cases_of_the_same_structure(name):
     kind = {n: k for n, _, k in exercises.catalog()}[name]
     assert all(differ) if kind != "concept" else any(differ), differ
     assert any(not _same(_values(a[1:]), _values(f[1:])) for a, f in zip(one, fixed))
-    assert _sizes([c[1] for c in one]) != _sizes([c[1] for c in two]) or name in ("dual_clip", "awr_weights"), name  # these two: values, not sizes
+    assert _sizes([c[1] for c in one]) != _sizes([c[1] for c in two]) or name in ("dual_clip", "awr_weights", "noise_verdict"), name  # values, not sizes
 
 
 def _sizes(x):
@@ -4489,7 +4514,7 @@ def _nested(x):
 
 
 def test_key_lines_prints_the_kept_lines_under_their_headers_and_names_a_missing_key():
-    """00c section 3's printout: each kept line under its note, the for/if/else lines that hold it, and
+    """13 section 6's printout: each kept line under its note, the for/if/else lines that hold it, and
     '...' where lines are left out; a note whose key no line holds is a ValueError naming it."""
     assert exercises.key_lines(_nested, {"total = 0": "start", "total += 2": "the else branch"}).splitlines() == [
         "# yours: start", "total = 0", "for i in range(x):", "    ...", "    if i % 2:", "        ...", "    else:",
