@@ -642,8 +642,8 @@ print("dL/db =", dL_db.tolist(), " dL/da =", dL_da.tolist())
 # %% [markdown]
 # Now the same on a random row, with a random upstream gradient $dy_t$, so the loss is
 # $L = \sum_t dy_t\,y_t$. Here the loop in `reference.linear_scan`, run forwards, computes the
-# scan of $(a_{t-1}, dy_t)$. The loop starts from 0, so the multiplier at $t = 0$ is never used,
-# and any value will do there:
+# scan of $(a_{t-1}, dy_t)$. The loop starts from 0, so the multiplier at $t = 0$ multiplies 0,
+# and any finite value will do there (an `inf` would make 0 · inf = NaN):
 
 # %%
 T = 8

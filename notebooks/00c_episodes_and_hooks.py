@@ -534,11 +534,10 @@ print("one source, two compiled kernels: 0.5 x0² + 2 x1² − x2², and min(|x0
 #   tuple(params)` (tuples: Triton takes a tuple of tensors, not a list), and `PROLOGUE=prologue`.
 # * The output: `torch.empty(n_rows, T, dtype=torch.float32, device=...)`, passed as `Y`.
 # * In each chunk: `offs = row * T + t`, then `a, b = PROLOGUE(X, P, offs, t, m, T)`.
-# * Outside `m`, overwrite the pair with the identity $(1, 0)$. Take the flag after that, so that
-#   a padding lane is exactly the identity $(1, 0, \text{false})$. Taken before, the flag passes
-#   here too, because the value after the row is 0. But a prologue may return $a = 0$ in a padding
-#   lane, and that flag would then drop a nonzero value entering at the row's end, such as a
-#   bootstrap value.
+# * Outside `m`, overwrite the pair with the identity $(1, 0)$ first, then take the flag,
+#   `flag = a == 0.0`. A padding lane is then exactly $(1, 0, \text{false})$. Otherwise a padding
+#   lane with $a = 0$ sets the flag and drops any value entering at the row's end, such as a
+#   bootstrap value. The checker's value there is 0, so it cannot catch this slip.
 # * The reset flag is `a == 0.0`. Scan the triple $(a, b, \text{flag})$ with `reset_combine`.
 # * The rest is `reset_scan`: select on the carry, store $y$, update the carry.
 #

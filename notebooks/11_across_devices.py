@@ -110,7 +110,7 @@ print("each segment's first value is B + A * carry, for any carry")
 #
 # $$c_2 = 0, \qquad c_1 = B_2 + A_2 c_2, \qquad c_0 = B_1 + A_1 c_1.$$
 #
-# This composes a few numbers per row, and it reads no step a second time. Once the carries are
+# This composes a few numbers per row: the composition rereads no step. Once the carries are
 # known, each segment is scanned on its own, and the pieces put side by side are the one-process
 # scan.
 

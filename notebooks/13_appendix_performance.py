@@ -974,8 +974,9 @@ assert walk_table[5].endswith("REVERSE)") and "REVERSE: tl.constexpr" in chunk_s
 # * Every lane loads `nbytes` bytes.
 #
 # Section 0.1's count assumed that each lane's bytes sit inside one sector. Here a load may cross a
-# sector boundary (16 bytes one step off the alignment). And lanes may share a sector, or an
-# address.
+# sector boundary (16 bytes one step off the alignment: too misaligned for one vector load, the
+# GPU issues them as smaller loads, which touch the same sectors). And lanes may share a sector, or
+# an address.
 #
 # <details><summary>Hint 1: where to start</summary>
 #

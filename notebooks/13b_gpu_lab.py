@@ -598,11 +598,16 @@ exercises.attempt("resident_programs", resident_programs)
 # %% [markdown]
 # ### Reading the reference, after your own answers
 #
-# **The question:** why did the knobs move the course's own solution as they did? **The answer:**
-# each knob that helped put more of this row's bytes in flight for more of the time. The one that
+# **The question:** why did the knobs move the course's own solution as they did? Read the folds
+# of this part only after you have written your prediction and your own sentences for question 2.
+#
+# <details><summary>The short answer (open it after writing your prediction)</summary>
+#
+# Each knob that helped put more of this row's bytes in flight for more of the time. The one that
 # did not, pipelining, most likely added work through shared memory that this kernel did not need
-# (a reading of the numbers, not profiled: see "Pipelining" below). Read this after you have
-# written your prediction and your own sentences for question 2.
+# (a reading of the numbers, not profiled: see "Pipelining" in the fold further down).
+#
+# </details>
 #
 # The course's own answer was timed on an H100 (section 3's file). The cell below prints its
 # figures only once you set `SHOW_REFERENCE = True` in it, so *Restart & Run All* does not show
@@ -683,6 +688,8 @@ for name in [n for n in pct if "tl.range stages" in n]:
     assert pct[name] < pct[twin], (name, twin)
 
 # %% [markdown]
+# <details><summary>The reference's reading of each knob (open it after writing your prediction)</summary>
+#
 # **Fewer warps per program.** With 4 warps, one chunk of 256 steps is split over 128 threads, 2
 # steps each. The scan then crosses warps: the warps exchange their partial results through shared
 # memory and wait for each other at a barrier (notebook 13, section 4), and the carry's `tl.sum`
@@ -719,6 +726,8 @@ for name in [n for n in pct if "tl.range stages" in n]:
 # profiled: treat it as a hypothesis you could test with `profile_once` (section 4). The package's
 # kernel differs from yours in its vector loads and its tile (notebook 13, sections 1 and 4), which
 # is one reason the same knob can help one kernel and not another.
+#
+# </details>
 
 # %% jupyter={"source_hidden": true}
 # Checks: "What you now know", on the reference's rows (CI runs them; skip when reading)
@@ -742,9 +751,16 @@ assert all(one_knob[name] >= TARGET_PCT for name in ["reset_scan, chunk 256, num
 #   of the floor and the step-by-step walk at about 3 %: one step at a time keeps too few bytes in
 #   flight.
 #
-# * **The knobs, on the course's own `reset_scan`** (an H100). At a chunk of 256 on 4 warps it ran
-#   at 45 % of the floor. Fewer warps per program (2 or 1) or a longer chunk (512 or 1024 steps),
-#   each changed alone, took it past 50 %. Pipelining with `tl.range` lowered every variant.
+# * **The knobs, on the course's own `reset_scan`** (an H100): "Reading the reference" says which
+#   moved it and why.
+#
+#   <details><summary>In short (open it after your answers)</summary>
+#
+#   At a chunk of 256 on 4 warps it ran at 45 % of the floor. Fewer warps per program (2 or 1) or a
+#   longer chunk (512 or 1024 steps), each changed alone, took it past 50 %. Pipelining with
+#   `tl.range` lowered every variant.
+#
+#   </details>
 #
 # * **The profiler** names each kernel that one call launches and gives its CUDA time, without the
 #   host's share.

@@ -4609,7 +4609,18 @@ def _two_stage_hint(x, got, expected):
         return (f"This case has n = {n:,} elements, {blocks:,} blocks of 1024 (more with a smaller BLOCK), so more "
                 "partial sums than one block of the second stage holds: does it add all of them (a loop over the "
                 "partials, block by block)?")
-    return _one_block_of_partials(x, got) or _full_blocks_only(x, got)
+    return _one_block_of_partials(x, got) or _full_blocks_only(x, got) or _nothing_written(x, got)
+
+
+def _nothing_written(x, got):
+    """A first grid of n // BLOCK programs over a buffer from torch.empty: at n < BLOCK no program wrote a
+    partial, and the finisher added whatever the memory held."""
+    x = x.detach().cpu().double().numpy()
+    if x.size < 16 and not abs(float(got)) <= 100 * (np.abs(x).max() + 1):
+        return (f"At n = {x.size} your mean is far from anything the input holds: it looks like memory that no "
+                "program wrote. Does the first launch have a program for the last, partial block? n // BLOCK is 0 "
+                "here." + _fix(" The first launch's grid: (triton.cdiv(n, BLOCK),)."))
+    return None
 
 
 def _full_blocks_only(x, got):

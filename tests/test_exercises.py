@@ -770,6 +770,8 @@ def wrong_answers(name: str):
             ("a finisher of one block, no loop (the partials past 1024 dropped: the sixth review's case)",
              _two_stage_one_block),
             ("a first grid of n // BLOCK programs (a later review's case)", _two_stage_floor_grid),
+            ("a first grid of n // BLOCK programs, its partials from torch.empty (round 37's case: memory no "
+             "program wrote)", lambda x: _two_stage_floor_grid(x, fill=3057.83)),
         ],
         "soft_lambda_targets": [("no entropy on the continuation", _soft_no_entropy),
                                 ("V' = min(Q1, Q2) + alpha log pi' (a later review's case)", _soft_value_plus_entropy),
@@ -990,6 +992,10 @@ W_SAYS = {
          "One program, whose three passes each loop over every block: for start in range(0, n, BLOCK)."),
     ("awac_weights", "one program per block, each normalised on its own and times N (another review's case)"):
         "Hint: Within each block of 1024 your weights are right up to one factor",
+    ("two_stage_mean", "a first grid of n // BLOCK programs, its partials from torch.empty (round 37's case: memory no "
+                       "program wrote)"):
+        ("it looks like memory that no program wrote. Does the first launch have a program for the last, partial "
+         "block?", "The first launch's grid: (triton.cdiv(n, BLOCK),)."),
     ("two_stage_mean", "a first grid of n // BLOCK programs (a later review's case)"):
         ("n=1: expected 0.534193, your function returned 0\nHint: That is the sum of the full blocks only, over n "
          "(0 where n < BLOCK): the last, partial block had no program.",
@@ -2877,15 +2883,16 @@ def _two_stage_one_block(x):
     return out
 
 
-def _two_stage_floor_grid(x):
+def _two_stage_floor_grid(x, fill=0.0):
     """two_stage_mean's solution with n // BLOCK programs first: the last, partial block has none
-    (a review's case; the partials sized the same way)."""
+    (a review's case; the partials sized the same way). ``fill``: what the partials' memory held before
+    (torch.empty's leftovers, made deterministic)."""
     glob = solution("two_stage_mean").__globals__
     n, BLOCK = x.numel(), 1024
-    partials = torch.zeros(max(n // BLOCK, 1), dtype=torch.float32, device=x.device)
+    partials = torch.full((max(n // BLOCK, 1),), fill, dtype=torch.float32, device=x.device)
     out = torch.empty((), dtype=torch.float32, device=x.device)
     glob["_partials"][(n // BLOCK,)](x, partials, n, BLOCK=BLOCK)
-    glob["_finish"][(1,)](partials, out, n // BLOCK, n, BLOCK=1024)
+    glob["_finish"][(1,)](partials, out, partials.numel() if fill else n // BLOCK, n, BLOCK=1024)  # (the buffer's size)
     return out
 
 
