@@ -3137,16 +3137,16 @@ def _last_value_hint(r, done, gamma, last, got, expected):
     return None
 
 
-def _one_chunk_order_hint(args, resets, got, expected):
+def _one_chunk_order_hint(args, resets, got, expected, tiled=False):
     """_order_hint on a case whose rows fit one chunk (no carry enters them: the scan starts from 0); on
-    rows of several chunks, the chunks walked first to last."""
+    rows of several chunks, the chunks walked first to last. ``tiled``: a program owns a tile of rows."""
     r, done, gamma, chunk = _as_numpy(tuple(args))
     if r.shape[-1] <= chunk:
         return _order_hint(r, done, gamma, 0.0, resets, got, expected)
     if _combine_seen_swapped():
         return _swapped_hint(resets)
     return _chunks_forwards_hint(r, done, gamma, chunk, got, expected) or \
-        _carry_at_end_hint(r, done, gamma, chunk, got, expected) or \
+        _carry_at_end_hint(r, done, gamma, chunk, got, expected, tiled) or \
         _carry_unscaled_hint(r, done, gamma, chunk, got, expected)
 
 
@@ -3178,7 +3178,7 @@ def _carry_unscaled_hint(r, done, gamma, chunk, got, expected):
     return None
 
 
-def _carry_at_end_hint(r, done, gamma, chunk, got, expected):
+def _carry_at_end_hint(r, done, gamma, chunk, got, expected, tiled=False):
     """The carry handed on taken at the chunk's last step (00b's chunked cumsum's carry, copied into the
     reverse scan) instead of its first."""
     slip = _chunk_walk(r, chunk, lambda steps, carry: reference.discounted_returns(  # from the carry handed in
@@ -3188,9 +3188,10 @@ def _carry_at_end_hint(r, done, gamma, chunk, got, expected):
         return None
     return _Whole("Your carry is G at the chunk's last step, as the chunked cumsum's is. In a reverse scan the "
                   "value that enters the chunk before is G at this chunk's first step in time, t = c * CHUNK: the "
-                  "step right after the chunk before ends." + _fix(" Pick the carry with tl.where(t == c * CHUNK, "
-                                                                     "g, 0.0), summed (in a tile of rows: t[None, :] "
-                                                                     "and tl.sum(..., axis=1), one carry per row)."))
+                  "step right after the chunk before ends." + _fix(
+                      " Pick the carry with tl.where(t == c * CHUNK, g, 0.0), summed" + (
+                          " along the steps: t[None, :] and tl.sum(..., axis=1), one carry per row of the tile."
+                          if tiled else ".")))
 
 
 def _chunks_forwards_hint(r, done, gamma, chunk, got, expected):
@@ -5606,7 +5607,7 @@ from the last one down. Each chunk is a (ROWS, CHUNK) block: one tl.associative_
 reset_scan. Contiguous inputs; B need not be a multiple of rows.
 """, needs="scan", run=_in_tiles(3, 4), recompute=lambda r, done, gamma, chunk, rows: reference.discounted_returns(
     r, gamma=gamma, terminated=done), window_end=_ROW_END,
-    hint=lambda args, i, bad, got, expected: _one_chunk_order_hint(args[:4], True, got, expected))
+    hint=lambda args, i, bad, got, expected: _one_chunk_order_hint(args[:4], True, got, expected, tiled=True))
 def _tiled_scan_cases(d):
     rng, gamma = d.rng, d.real(0.9, 0.8, 0.99)
     out = []

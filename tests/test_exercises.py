@@ -348,7 +348,7 @@ def _discounted_max_one_step_combine(R, D, M, gamma, T, CHUNK: tl.constexpr):
 @triton.jit
 def _tiled_variant(R, D, G, gamma, B, T, CHUNK: tl.constexpr, ROWS: tl.constexpr, ONE_CARRY: tl.constexpr,
                    CARRY_READ: tl.constexpr, CARRY_AXIS_0: tl.constexpr = False, NO_AXIS: tl.constexpr = False,
-                   A_FROM_T: tl.constexpr = False, SWAPPED: tl.constexpr = False):
+                   A_FROM_T: tl.constexpr = False, SWAPPED: tl.constexpr = False, CARRY_AT_END: tl.constexpr = False):
     """tiled_scan's solution with one of its mistakes switched on."""
     rows = tl.program_id(0) * ROWS + tl.arange(0, ROWS)
     carry = tl.zeros((ROWS,), dtype=tl.float32)
@@ -372,7 +372,10 @@ def _tiled_variant(R, D, G, gamma, B, T, CHUNK: tl.constexpr, ROWS: tl.constexpr
         else:
             g = tl.where(k_s, b_s, b_s + a_s * carry[:, None])
         tl.store(G + offs, g, mask=m)
-        first = tl.where(t[None, :] == c * CHUNK, g, 0.0)
+        if CARRY_AT_END:  # the chunk's last step, as the chunked cumsum's carry
+            first = tl.where(t[None, :] == c * CHUNK + CHUNK - 1, g, 0.0)
+        else:
+            first = tl.where(t[None, :] == c * CHUNK, g, 0.0)
         if ONE_CARRY:
             carry = tl.zeros((ROWS,), dtype=tl.float32) + tl.sum(tl.sum(first, 1), 0)  # the tile's rows summed
         elif CARRY_AXIS_0:
@@ -615,6 +618,7 @@ def wrong_answers(name: str):
         "tiled_scan": [
             ("one carry for the tile, its rows' values summed", _tiled_with(ONE_CARRY=True)),
             ("the carry read where the composed reset flag is set", _tiled_with(CARRY_READ=True)),
+            ("the carry taken at the chunk's last step (a round-37 review's case)", _tiled_with(CARRY_AT_END=True)),
         ],
         "reset_scan": [
             ("multiplies by 0 (chunked_scan's arithmetic)", solution("chunked_scan")),
@@ -880,6 +884,8 @@ def wrong_answers(name: str):
 # What the message says to some of the wrong answers above, (exercise, mistake) -> a fragment of it: where the
 # generic hints would not say what is wrong
 W_SAYS = {
+    ("tiled_scan", "the carry taken at the chunk's last step (a round-37 review's case)"):
+        ("Your carry is G at the chunk's last step", "t[None, :] and tl.sum(..., axis=1), one carry per row of the tile."),
     ("resident_programs", "registers counted per warp, not per thread"): "not per thread",
     ("resident_programs", "no cap of 32 programs"): "at most 32 resident programs",
     ("resident_programs", "no cap of 64 warps"): "at most 64 warps at once",
@@ -940,8 +946,7 @@ W_SAYS = {
          "left out: it reaches step t through A_t.)", "Scan with reverse=True, then G_t = B_t + A_t * last_value."),
     ("chunked_scan", "the carry taken at the chunk's last step (t == c * CHUNK + CHUNK - 1), not its first"):
         ("Hint: Your carry is G at the chunk's last step, as the chunked cumsum's is.",
-         "Pick the carry with tl.where(t == c * CHUNK, g, 0.0), summed (in a tile of rows: t[None, :] and "
-         "tl.sum(..., axis=1), one carry per row)."),
+         "Pick the carry with tl.where(t == c * CHUNK, g, 0.0), summed."),
     ("gae_pairs", "truncation ignored"):
         ("cut: a reset). Your trace runs on through a truncation.", "Set a = 0 where terminated or truncated."),
     ("gae_pairs", "a truncation taken as a termination: no bootstrap there (the tenth review's case)"):
