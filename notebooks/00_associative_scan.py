@@ -36,28 +36,17 @@
 # Here $y_t$ is the value at step $t$, $b_t$ is what step $t$ adds (a reward, say), and $a_t$
 # scales the next value (a discount, say).
 #
-# A Python loop runs these $T$ steps one at a time, each waiting for the one before. A GPU is fast
-# only when it has thousands of independent pieces of work. The loop can still run in parallel,
-# for two reasons. Each step is an *affine map*, a function $y \mapsto a\,y + b$. And composing
-# such maps is *associative*: the steps may be grouped in any way, as long as their order is kept.
-# This notebook shows why that is enough, and how `rltriton_lite` turns it into one Triton kernel.
-# An `assert` checks each claim that a CPU can check. New words are in
-# [`GLOSSARY.md`](GLOSSARY.md), and its [table of symbols](GLOSSARY.md#names-and-signatures) says
-# what each letter means.
+# A Python loop runs these $T$ steps one at a time, but a GPU is fast only with thousands of
+# independent pieces of work. The loop can still run in parallel: each step is an *affine map*,
+# $y \mapsto a\,y + b$, and composing such maps is *associative*, so the steps may be grouped in
+# any way as long as their order is kept. This notebook shows why that is enough, and how
+# `rltriton_lite` turns it into one Triton kernel. An `assert` checks each claim a CPU can check.
+# New words are in [`GLOSSARY.md`](GLOSSARY.md), and its
+# [table of symbols](GLOSSARY.md#names-and-signatures) says what each letter means.
 #
-# You do not need a GPU. Without one, the next cell makes Triton's *interpreter* run the kernels on
-# the CPU. It is slow, so it only checks results.
-#
-# <details><summary>Details: two versions of Triton</summary>
-#
-# Notebooks 00b–00d make a few claims about what Triton's compiler does on a GPU, which no CPU
-# run can show. Those claims were checked with Triton 3.6, the version the course's GPU runs
-# used, and the text marks each of them "Triton 3.6". The CPU install is a different one:
-# `requirements.txt` pins a newer Triton, 3.9.0, whose interpreter runs every check in these
-# notebooks. (A GPU machine keeps the Triton that came with its CUDA build of torch, as the README
-# explains.)
-#
-# </details>
+# No GPU is needed: without one, the next cell makes Triton's *interpreter* run the kernels on the
+# CPU, slowly, to check results. What a CPU run cannot show is gathered at the end of each notebook
+# from 00 to 00d, in its [GPU notes](#GPU-notes).
 
 # %%
 import os
@@ -87,12 +76,11 @@ print("kernels run", "compiled on " + torch.cuda.get_device_name() if DEVICE == 
 # returns every prefix: $x_0,\; x_0 \oplus x_1,\; \dots,\; x_0 \oplus \dots \oplus x_{n-1}$. For
 # example, the scan of $(3, 1, 4, 1)$ under $+$ is $(3, 4, 8, 9)$.
 #
-# * This is the *inclusive* scan: prefix $i$ includes $x_i$. An *exclusive* scan stops at
-#   $x_{i-1}$, so it gives $(0, 3, 4, 8)$.
-# * The exclusive scan starts from the operator's *identity*, the element that changes nothing:
-#   $0$ for $+$, since $x + 0 = x$.
+# This is the *inclusive* scan: prefix $i$ includes $x_i$. An *exclusive* scan stops at $x_{i-1}$
+# and starts from the operator's *identity*, the element that changes nothing ($0$ for $+$), so it
+# gives $(0, 3, 4, 8)$.
 #
-# There are three ways to compute a scan. *Work* counts all the operations. *Depth* counts the
+# There are three ways to compute a scan. *Work* counts all the operations; *depth* counts the
 # rounds, where the operations of one round all run at once. With enough processors, the depth
 # sets the time.
 #
@@ -103,15 +91,15 @@ print("kernels run", "compiled on " + torch.cuda.get_device_name() if DEVICE == 
 # | Blelloch (1990): up-sweep, down-sweep | about $2n$, plus $n$ for a last pass that makes it inclusive | $2 \log_2 n$, plus 1 |
 #
 # In round $k = 1, 2, 4, \dots$ of Hillis–Steele, every element combines with the element $k$
-# places before it. On $(3, 1, 4, 1)$, round 1 gives $(3, 4, 5, 5)$ and round 2 gives
-# $(3, 4, 8, 9)$. Blelloch first builds a tree of partial sums (the up-sweep), then pushes the
+# places before it: on $(3, 1, 4, 1)$, round 1 gives $(3, 4, 5, 5)$ and round 2 gives
+# $(3, 4, 8, 9)$. Blelloch's scan builds a tree of partial sums (the up-sweep), then pushes the
 # prefixes back down the tree (the down-sweep).
 #
-# Both parallel versions regroup the operations, as $(x_0 \oplus x_1) \oplus (x_2 \oplus x_3)$
+# Both parallel scans regroup the operations, as $(x_0 \oplus x_1) \oplus (x_2 \oplus x_3)$
 # instead of $((x_0 \oplus x_1) \oplus x_2) \oplus x_3$. This gives the same result exactly when
 # $\oplus$ is **associative**: $(x \oplus y) \oplus z = x \oplus (y \oplus z)$ for all $x, y, z$.
-# In words, the brackets may move, but the operands keep their order. Here are the three scans,
-# checked on sums:
+# The brackets may move, but the operands keep their order. Here are the sequential and
+# Hillis–Steele scans, checked on sums:
 
 # %%
 def scan_sequential(x, op):
@@ -131,6 +119,29 @@ def scan_hillis_steele(x, op):
     return x
 
 
+x = rng.integers(0, 10, 13).tolist()
+add = lambda u, v: u + v  # noqa: E731
+assert scan_hillis_steele([3, 1, 4, 1], add) == [3, 4, 8, 9]  # the example above
+assert scan_sequential(x, add) == scan_hillis_steele(x, add) == np.cumsum(x).tolist()
+print(x, "->", scan_sequential(x, add))
+
+# %% [markdown]
+# Blelloch's scan is longer, and no later notebook uses it, so its code is in the folded cell
+# below. Open it for question 2, or skip it.
+#
+# <details><summary>Details: Blelloch's tree on "abcd"</summary>
+#
+# The folded cell also prints the tree after each round, on the letters `"abcd"` joined as
+# strings. The up-sweep leaves partial joins in the odd positions. Then the last position, the
+# root, is cleared to the identity, `''`. In each round of the down-sweep, a left child takes its
+# parent's value, the join of everything before it. The right child takes that value joined with
+# the left child's old one, in that order, because the parent's letters come earlier. The result
+# is the exclusive scan, and the function's last line joins it with `x` to make it inclusive.
+#
+# </details>
+
+# %% jupyter={"outputs_hidden": true, "source_hidden": true}
+# Blelloch's scan, checked on sums, and its tree on "abcd" (folded: no later notebook uses it)
 def scan_blelloch(x, op, identity, trace=None):
     """Up-sweep builds a tree of partial sums; down-sweep pushes prefixes back down.
     That gives the exclusive scan; the last line combines it with x and returns the inclusive scan.
@@ -156,11 +167,15 @@ def scan_blelloch(x, op, identity, trace=None):
     return [op(e, v) for e, v in zip(t, x)]
 
 
-x = rng.integers(0, 10, 13).tolist()
-add = lambda u, v: u + v  # noqa: E731
-assert scan_hillis_steele([3, 1, 4, 1], add) == [3, 4, 8, 9]  # the example above
-assert scan_sequential(x, add) == scan_hillis_steele(x, add) == scan_blelloch(x, add, 0) == np.cumsum(x).tolist()
-print(x, "->", scan_sequential(x, add))
+assert scan_blelloch(x, add, 0) == np.cumsum(x).tolist()
+trace = []
+result = scan_blelloch(list("abcd"), lambda u, v: u + v, "", trace=trace)
+for phase, tree in trace:
+    print(f"{phase:<17} {tree}")
+print("inclusive        ", result)
+assert [tree for _, tree in trace] == [["a", "ab", "c", "cd"], ["a", "ab", "c", "abcd"], ["a", "ab", "c", ""],
+                                       ["a", "", "c", "ab"], ["", "a", "ab", "abc"]]
+assert result == ["a", "ab", "abc", "abcd"]
 
 # %% [markdown]
 # Sums *commute*: $u + v = v + u$. So a test on sums cannot catch operands combined in the wrong
@@ -176,40 +191,22 @@ assert scan_sequential(letters, join) == scan_hillis_steele(letters, join) == sc
 print(prefixes[-1])
 
 # %% [markdown]
-# Blelloch's scan is harder to follow than Hillis–Steele's, so here is its tree on `"abcd"`,
-# printed after each round. The up-sweep leaves partial joins in the odd positions. Then the last
-# position, the root, is cleared to the identity, `''`. In each round of the down-sweep, a left child takes its
-# parent's value, the join of everything before it. The right child takes that value joined with
-# the left child's old one, in that order, because the parent's letters come earlier. The result
-# is the exclusive scan, and the function's last line joins it with `x` to make it inclusive:
-
-# %%
-trace = []
-result = scan_blelloch(list("abcd"), join, "", trace=trace)
-for phase, tree in trace:
-    print(f"{phase:<17} {tree}")
-print("inclusive        ", result)
-assert [tree for _, tree in trace] == [["a", "ab", "c", "cd"], ["a", "ab", "c", "abcd"], ["a", "ab", "c", ""],
-                                       ["a", "", "c", "ab"], ["", "a", "ab", "abc"]]
-assert result == ["a", "ab", "abc", "abcd"]
-
-# %% [markdown]
 # ## 2. One step of the loop is an affine map
 #
-# Step $t$ turns the next value, $y_{t+1}$, into $y_t$ by the *affine map* $f_t(y) = a_t\,y + b_t$.
-# Applying step $t+1$ first, then step $t$, gives again an affine map:
+# Step $t$ turns $y_{t+1}$ into $y_t$ by the *affine map* $f_t(y) = a_t\,y + b_t$. Applying step
+# $t+1$ first, then step $t$, gives again an affine map:
 #
 # $$f_t(f_{t+1}(y)) = a_t(a_{t+1} y + b_{t+1}) + b_t = (a_t a_{t+1})\,y + (b_t + a_t b_{t+1}).$$
 #
 # So an affine map is a pair $(a, b)$. Write the operator on pairs **in the order the maps are
-# applied**. Its **first** operand, $(a_1, b_1)$, is the map applied first, and its **second**
-# operand, $(a_2, b_2)$, is the map applied second. In code it is `combine(first, second)`:
+# applied**: its **first** operand, $(a_1, b_1)$, is applied first, and its **second**,
+# $(a_2, b_2)$, second. In code it is `combine(first, second)`:
 #
 # $$(a_1, b_1) \oplus (a_2, b_2) = (a_2 a_1,\; b_2 + a_2 b_1), \qquad \text{the map } y \mapsto a_2(a_1 y + b_1) + b_2.$$
 #
-# In the composition above, the first operand is $f_{t+1}$ and the second is $f_t$. The
-# operator's identity is $(1, 0)$, the map $y \mapsto y$. The operator does not commute, but it is
-# associative, which is all a scan needs. The next cell checks both facts on random pairs:
+# In the composition above, the first operand is $f_{t+1}$ and the second is $f_t$. The identity
+# is $(1, 0)$, the map $y \mapsto y$. The operator does not commute, but it is associative, which
+# is all a scan needs. The next cell checks associativity and the identity on random pairs:
 
 # %%
 def combine(first, second):  # the first operand is the map applied first (the order rule, section 3)
@@ -230,8 +227,13 @@ for p in pairs[:, 0]:
 print("associative on 1000 random triples; (1, 0) is the identity")
 
 # %% [markdown]
-# The numbers only test it; two lines of algebra prove it. Take three pairs $(a_1, b_1)$,
-# $(a_2, b_2)$, $(a_3, b_3)$, applied in that order. Both groupings give the same pair:
+# The numbers only test it; a proof is short. A pair *is* the map $y \mapsto a y + b$, $\oplus$
+# composes maps, and composing functions is always associative.
+#
+# <details><summary>Details: the same proof in two lines of algebra</summary>
+#
+# Take three pairs $(a_1, b_1)$, $(a_2, b_2)$, $(a_3, b_3)$, applied in that order. Both
+# groupings give the same pair:
 #
 # $$\big((a_1, b_1) \oplus (a_2, b_2)\big) \oplus (a_3, b_3) = (a_2 a_1,\; b_2 + a_2 b_1) \oplus (a_3, b_3)
 #   = (a_3 a_2 a_1,\; b_3 + a_3 b_2 + a_3 a_2 b_1),$$
@@ -239,28 +241,25 @@ print("associative on 1000 random triples; (1, 0) is the identity")
 # $$(a_1, b_1) \oplus \big((a_2, b_2) \oplus (a_3, b_3)\big) = (a_1, b_1) \oplus (a_3 a_2,\; b_3 + a_3 b_2)
 #   = (a_3 a_2 a_1,\; b_3 + a_3 b_2 + a_3 a_2 b_1).$$
 #
-# A shorter proof: a pair *is* the map $y \mapsto a y + b$, $\oplus$ composes maps, and composing
-# functions is always associative. In the usual notation $\circ$, which reads right to left,
-# first $\oplus$ second is second $\circ$ first.
+# </details>
 
 # %% [markdown]
 # ## 3. The backward recurrence as a reverse scan
 #
 # The loop composes the maps from the end: $y_t = f_t(f_{t+1}(\cdots f_{T-1}(y_T)))$, where $y_T$
-# is the given value after the last step. So $f_{T-1}$ is applied first and $f_t$ last. The loop
-# is therefore a scan of the pairs taken from $t = T-1$ down to $t = 0$, a **reverse scan**. The
-# order in which a scan takes the steps is its **scan order**.
+# is the given value after the last step. So $f_{T-1}$ is applied first and $f_t$ last: the loop
+# is a scan of the pairs taken from $t = T-1$ down to $t = 0$, a **reverse scan**. The order in
+# which a scan takes the steps is its **scan order**. To run it, list the pairs from the end and
+# scan that list with `combine` unchanged: the prefix ending at step $t$ is the map from $y_T$ to
+# $y_t$.
 #
-# To run it, list the pairs from the end, $f_{T-1}, f_{T-2}, \dots, f_0$, and scan that list with
-# `combine` unchanged. The prefix ending at step $t$ is then the map from $y_T$ to $y_t$.
-#
-# A tree scan joins *runs*: several consecutive steps already composed into one pair. Which run
-# goes first is the one rule that every scan and every combine of the course keeps, and later
-# notebooks link back to it here:
+# A tree scan joins *runs*: consecutive steps already composed into one pair. Which run goes first
+# is the one rule every scan and every combine of the course keeps:
 #
 # > **The order rule.** In `combine(first, second)`, the first operand, `(a1, b1)`, is the map
 # > applied first, and the second operand, `(a2, b2)`, is the map applied second. The result is
-# > "first, then second", which the usual notation writes second $\circ$ first.
+# > "first, then second", which the usual notation $\circ$, read right to left, writes
+# > second $\circ$ first.
 # >
 # > In a forward scan, the first operand is the run earlier in time. **In a reverse scan (a
 # > return), the first operand is the run later in time**, because it acts on the value that
@@ -309,28 +308,21 @@ print(np.round(loop, 3))
 #
 # At an episode's last step, nothing flows back from the next episode: $y_t = b_t$, as if
 # $a_t = 0$. But multiplying by zero does *not* ignore the value, because
-# $0 \cdot \text{NaN} = \text{NaN}$. One bad reward would then poison every earlier episode.
+# $0 \cdot \text{NaN} = \text{NaN}$: one bad reward would poison every earlier episode. So the
+# kernels carry a *reset flag* $\kappa$ with each step, and they **select** instead of
+# multiplying: they pick one of two values, as `np.where` does, with no arithmetic on the other.
 #
-# So the kernels carry a *reset flag* $\kappa$ with each step, and they **select** instead of
-# multiplying. To select is to pick one of two values, as `np.where` does, with no arithmetic on
-# the other.
+# A reset makes a step's map constant, $y \mapsto b_t$. In `combine(first, second)` the second
+# operand is applied second ([the order rule](#3.-The-backward-recurrence-as-a-reverse-scan)), so
+# if it resets, it ignores what the first produced: the result is the second alone. A run resets if
+# any of its steps does, so the combined flag is the OR of the two. In a return, the dropped first
+# operand is the steps after the reset in time, the next episode, as it should be. In a forward
+# scan, it is the steps before the reset.
 #
-# A reset makes a step's map constant, $y \mapsto b_t$: it ignores the value it is given. In
-# `combine(first, second)`, the second operand is the map applied second, by
-# [the order rule](#3.-The-backward-recurrence-as-a-reverse-scan). So if the second operand
-# resets, it ignores what the first produced, and the result is the second alone. A run resets if
-# any of its steps does, so the combined flag is the OR of the two.
-#
-# So the second operand's reset wins, and it drops the first operand. In a return, that drops the
-# steps after the reset in time: the next episode, as it should. In a forward scan, it drops the
-# steps before the reset.
-#
-# **A worked example.** `combine_np` below is this combine on triples $(a, b, \kappa)$ of
-# numbers: `(a1, b1, k1)` is the first operand and `(a2, b2, k2)` the second. Take four steps, $t = 0, \dots, 3$,
-# composed one at a time from $t = 3$ down. The episode ends at $t = 1$, so step 1 resets.
-# Step 2's $b$ is a NaN, a bad reward in the *next* episode, which the reset must keep out of
-# steps 1 and 0. The cell prints, step by step, the running triple $(A, B, \kappa)$, then the
-# running $B$ when the reset is a multiplication by $a = 0$:
+# **A worked example.** `combine_np` below is this combine on triples $(a, b, \kappa)$. Four steps,
+# $t = 0, \dots, 3$, are composed one at a time from $t = 3$ down. Step 1 resets (the episode ends
+# there), and step 2's $b$ is a NaN, a bad reward in the *next* episode. The cell prints the running
+# triple $(A, B, \kappa)$, then the running $B$ when the reset is a multiplication by $a = 0$:
 
 # %%
 def combine_np(first, second):  # the first operand is the map applied first (section 3)
@@ -351,19 +343,17 @@ for i, step in enumerate(four):
 assert run == (0.25, 5.5, True) and np.isnan(run_mult[1])
 
 # %% [markdown]
-# * At $t = 1$, the running map becomes step 1's own, $y \mapsto 3$: the select dropped steps 3
-#   and 2, the NaN included. Its $A = 0.5$ is unused, since $\kappa$ is set.
-# * Step 0 then gives $B = 4 + 0.5 \cdot 3 = 5.5$ and $A = 0.25$, still unused.
-# * Multiplying instead gives $3 + 0 \cdot \text{NaN} = \text{NaN}$ at $t = 1$, and then at $t = 0$.
+# At $t = 1$ the running map becomes step 1's own, $y \mapsto 3$: the select dropped steps 3 and
+# 2, the NaN included, and step 0 then gives $B = 4 + 0.5 \cdot 3 = 5.5$ (the $A$ of a set flag is
+# unused). Multiplying instead gives $3 + 0 \cdot \text{NaN} = \text{NaN}$ at $t = 1$, then at
+# $t = 0$.
 #
-# A tree meets the same rule when two runs combine. Take section 3's drawing again, each run now
-# a triple, with $a_t = 0.5$, $b = (1, 2, 4, 3, 5, \text{NaN}, 6, 7)$ and an episode end at $t = 2$:
-#
-# * The second operand, steps 0–3, composes to $(0.125, 3, \text{set})$. Inside it, step 2's reset
-#   already dropped step 3, so the run's $b = 1 + 0.5 \cdot (2 + 0.5 \cdot 4) = 3$, which is $y_0$.
-# * The first operand, steps 4–7, composes to $(0.0625, \text{NaN}, \text{clear})$.
-# * The second operand's reset wins: the combine returns $(0.125, 3, \text{set})$, and the NaN is
-#   dropped.
+# A tree meets the same rule when two runs combine. Take section 3's drawing again, with
+# $a_t = 0.5$, $b = (1, 2, 4, 3, 5, \text{NaN}, 6, 7)$ and an episode end at $t = 2$. The second
+# operand, steps 0–3, composes to $(0.125, 3, \text{set})$: step 2's reset already dropped step 3,
+# so its $b = 1 + 0.5 \cdot (2 + 0.5 \cdot 4) = 3$, which is $y_0$. The first operand, steps 4–7,
+# composes to $(0.0625, \text{NaN}, \text{clear})$. The second operand's reset wins, and the NaN
+# is dropped:
 
 # %%
 b8 = [1.0, 2.0, 4.0, 3.0, 5.0, np.nan, 6.0, 7.0]
@@ -423,29 +413,24 @@ for kp, kq, kw in [(kp, kq, kw) for kp in (False, True) for kq in (False, True) 
 # %% [markdown]
 # ## 5. Padding is the identity, and rl.linear_scan
 #
-# *Padding* is different from a reset. A padded step, where `mask[t] = 0` (a prompt token in
-# RLHF, say), is the identity $(1, 0)$, with no reset. The value from later steps passes through
-# it unchanged, and its own output is 0. A reset stops the value from later steps; padding lets
-# it through.
+# *Padding* is not a reset. A padded step, where `mask[t] = 0` (a prompt token in RLHF, say), is
+# the identity $(1, 0)$, with no reset: the value from later steps passes through it unchanged,
+# and its own output is 0.
 #
-# In the package, `rl.linear_scan` is the bare scan. It has no argument for the flag: it reads
-# $a_t = 0$ as the flag $\kappa$ and selects there, and it never multiplies by that 0. (Notebook
-# 00c, section 2, compares the two ways to pass the flag.) The return and advantage functions set
-# the flag at every `terminated` or `truncated` step.
+# `rl.linear_scan` is the package's bare scan. It has no argument for the flag: it reads $a_t = 0$
+# as the flag $\kappa$ and selects there, never multiplying by that 0 (notebook 00c, section 2,
+# compares the two ways to pass the flag). The return and advantage functions set the flag at
+# every `terminated` or `truncated` step. Each of the package's functions takes a `backend`
+# argument; these notebooks pass `backend=KERNEL`, so that the Triton kernel itself runs, on a CPU
+# too ([GPU note 2](#GPU-notes)).
 #
-# **The `backend` argument.** The next cell is the first to run one of the package's functions.
-# Each takes a `backend` argument. Its default, `"auto"`, runs the Triton kernel on a GPU but plain
-# PyTorch code on a CPU. These notebooks want the kernel itself on both, so they pass
-# `backend=KERNEL`, which the first cell set to `"triton"`. On a CPU, Triton's interpreter then
-# runs the kernel.
+# The next cell runs one row of six steps through the kernel:
 #
-# The cell runs a reset and a padded step on the kernel, on one row of six steps:
-#
-# * Step 1 resets ($a_1 = 0$), so one episode is $t = 0$–$1$ and the next is $t = 2$–$5$.
+# * Step 1 resets ($a_1 = 0$): one episode is $t = 0$–$1$, the next $t = 2$–$5$.
 # * Step 3's $b$ is a NaN, and step 4 is padding.
-# * The NaN at $t = 3$ stays in the episode $t = 2$–$5$: $y_2$ and $y_3$ are NaN.
-# * The episode before it never sees the NaN: $y_0 = 1 + 0.9 \cdot 2 = 2.8$ and $y_1 = 2$.
-# * The padded step $t = 4$ outputs 0 and passes $y_5 = 6$ back to step 3.
+# * The NaN stays in its own episode: $y_2$ and $y_3$ are NaN, while $y_0 = 1 + 0.9 \cdot 2 = 2.8$
+#   and $y_1 = 2$.
+# * The padded step outputs 0 and passes $y_5 = 6$ back to step 3.
 #
 # The loop in `reference.linear_scan` gives the same values, printed below the kernel's:
 
@@ -465,20 +450,18 @@ assert y[0, 4] == 0 and y[0, 5] == 6.0  # the padded step, and the step after it
 # %% [markdown]
 # ## 6. Chunks and a carry
 #
-# A GPU runs a kernel as many copies at once, called *programs* (section 7). Each program holds
-# only a few thousand values at a time. So, whatever $T$ is, the kernel cuts a row into *chunks*
-# of `CHUNK` consecutive steps. It walks the chunks one after another, from the last in time, and
-# scans the steps inside each chunk in parallel.
+# A GPU runs a kernel as many copies at once, called *programs* (section 7), and each holds only a
+# few thousand values at a time. So the kernel cuts a row into *chunks* of `CHUNK` consecutive
+# steps, walks the chunks one after another from the last in time, and scans the steps inside
+# each chunk in parallel.
 #
 # Inside a chunk, the scan gives each step $t$ the composed map $(A_t, B_t)$ of the steps from $t$
-# to the chunk's last step. The value that enters the chunk from the next one is its **carry**.
-# Applying the map to the carry gives $y_t = B_t + A_t \cdot \text{carry}$, so one multiply-add
-# per step finishes the chunk.
+# to the chunk's last step. The value that enters the chunk from the next one is its **carry**,
+# and $y_t = B_t + A_t \cdot \text{carry}$: one multiply-add per step finishes the chunk.
 #
-# For example, 10 steps in chunks of 4 are the chunks 0–3, 4–7 and 8–9. The walk starts with the
-# chunk 8–9, from the carry 0. Its `y[8]`, step 8's output, is the value that enters step 7: the
-# carry of the chunk 4–7. That chunk's `y[4]` is then the carry of the chunk 0–3: `carry = y[start]` in
-# `chunked`.
+# For example, 10 steps in chunks of 4 are the chunks 0–3, 4–7 and 8–9. The walk starts with 8–9,
+# from the carry 0. Its `y[8]` enters step 7, so it is the carry of the chunk 4–7, whose `y[4]` is
+# in turn the carry of the chunk 0–3: `carry = y[start]` in `chunked`.
 
 # %%
 def chunked(a, b, chunk):
@@ -543,23 +526,18 @@ plt.show()
 # %% [markdown]
 # ## 7. The kernel
 #
-# `rltriton_lite/scan.py` holds the one kernel every algorithm uses. Many copies of it, the
-# *programs*, run at once. Each program walks the chunks of a few rows in scan order. Two small
-# functions, which each algorithm supplies, fit the kernel to that algorithm:
+# `rltriton_lite/scan.py` holds the one kernel every algorithm uses: each program walks the chunks
+# of a few rows in scan order, scans the pairs and applies the carry. Two small functions, which
+# each algorithm supplies, fit it to the algorithm:
 #
-# * The **prologue** runs before the scan of each chunk. It loads the algorithm's inputs and
-#   returns the pairs $(a_t, b_t)$ and the reset flags. For GAE, it computes the TD errors
-#   $\delta_t$ as the $b_t$.
-# * The kernel then scans the pairs and applies the carry.
-# * The **epilogue** runs after the scan. It gets $y_t$ and the value that entered step $t$ (for a
-#   return, $y_{t+1}$; 00c calls it `y_in`), and it writes the outputs, such as GAE's advantages.
+# * The **prologue**, before the scan of each chunk, loads the inputs and returns the pairs
+#   $(a_t, b_t)$ and the reset flags. For GAE, its $b_t$ are the TD errors $\delta_t$.
+# * The **epilogue**, after the scan, gets $y_t$ and the value that entered step $t$ (for a return,
+#   $y_{t+1}$; 00c calls it `y_in`), and writes the outputs, such as GAE's advantages.
 #
-# You write this kernel in notebooks 00b and 00c. The optional notebook 13 shows how the package
-# makes it fast.
-#
-# The bare primitive is `rl.linear_scan`, whose prologue only loads `a` and `b`. The next cell
-# checks it against the loop, with padding (`mask`) and an initial carry (`initial`), in both
-# directions:
+# You write this kernel in notebooks 00b and 00c. The bare primitive, `rl.linear_scan`, has a
+# prologue that only loads `a` and `b`. The next cell checks it against the loop, with padding
+# (`mask`) and an initial carry (`initial`), in both directions:
 
 # %%
 n_rows, T = 3, 70
@@ -577,16 +555,14 @@ print("linear_scan matches the loop, reverse and forward")
 # %% [markdown]
 # ## 8. Gradients are a scan too
 #
-# You need this section from notebook 01 on. On a first pass, you may go straight to the exercises.
+# You need this section from notebook 01 on; on a first pass, skip to the exercises.
 #
 # Take the reverse scan $y_t = b_t + a_t\,y_{t+1}$ with $y_T$ given, and a loss $L$ of all the
-# $y_t$. The backward pass hands you `dy`, the **upstream gradient**. Its entry $dy_t$ is only the
-# direct effect of $y_t$ on $L$, as if the other $y$ were fixed.
-#
-# But $y_t$ also feeds the step before it, through $y_{t-1} = b_{t-1} + a_{t-1}\,y_t$. So write
-# $g_t$ for the *total* gradient with respect to $y_t$, both paths counted. The inputs' gradients,
-# $\partial L/\partial a_t$ and $\partial L/\partial b_t$, are totals too: they count every path
-# through the $y$'s. The chain rule gives three facts:
+# $y_t$. The backward pass hands you `dy`, the **upstream gradient**: $dy_t$ is only the direct
+# effect of $y_t$ on $L$, as if the other $y$ were fixed. But $y_t$ also feeds the step before it,
+# through $y_{t-1} = b_{t-1} + a_{t-1}\,y_t$. So write $g_t$ for the *total* gradient with respect
+# to $y_t$, both paths counted. The inputs' gradients, $\partial L/\partial a_t$ and
+# $\partial L/\partial b_t$, are totals too. The chain rule gives three facts:
 #
 # * $y_t$ reaches $L$ directly, by the upstream gradient $dy_t$. It also reaches $L$ through
 #   $y_{t-1}$, by $a_{t-1}$ times the total gradient there. So $g_t = dy_t + a_{t-1}\,g_{t-1}$.
@@ -598,23 +574,13 @@ print("linear_scan matches the loop, reverse and forward")
 # So the gradient is a forward scan of the pairs $(a_{t-1}, dy_t)$, run from $t = 0$: the
 # **transposed scan**. The package runs it with the same kernel and `reverse=False`.
 #
-# Resets carry over to it. The transposed scan's step $t$ is the pair $(a_{t-1}, dy_t)$, a reset
-# when $a_{t-1} = 0$. At such a step, $y_t$ does not reach $y_{t-1}$, so $g_t = dy_t$ exactly.
-# The kernel selects there, as it does when it computes $y$, so an `inf` or NaN in $g_{t-1}$
-# stays out of $g_t$ (a folded check below tries it).
-#
-# One caveat at an episode end. There $a_t = 0$ is read as a reset, yet
-# $\partial L/\partial a_t = g_t\,y_{t+1}$ still reads the next episode's $y_{t+1}$. A NaN there
-# makes that one gradient NaN. The earlier episode's $y$ and $\partial L/\partial b$ stay clean.
-#
 # **By hand, $T = 3$.** Unroll the loop and read off the coefficients:
 #
 # $$y_2 = b_2 + a_2 y_3, \qquad y_1 = b_1 + a_1 b_2 + a_1 a_2 y_3, \qquad y_0 = b_0 + a_0 b_1 + a_0 a_1 b_2 + a_0 a_1 a_2 y_3.$$
 #
-# Take $L = y_0 + y_1 + y_2$, so every upstream gradient $dy_t = 1$. Then
-# $\partial L/\partial b_2 = 1 + a_1 + a_0 a_1 = 1 + a_1(1 + a_0)$, which is $dy_2 + a_1 g_1$ with
-# $g_1 = 1 + a_0$, as the recurrence says.
-# Now take $a = (0.5, 2, 3)$, $b = (1, 1, 1)$ and $y_3 = 1$:
+# Take $L = y_0 + y_1 + y_2$, so every $dy_t = 1$. Then
+# $\partial L/\partial b_2 = 1 + a_1 + a_0 a_1 = dy_2 + a_1 g_1$ with $g_1 = 1 + a_0$, as the
+# recurrence says. Now take $a = (0.5, 2, 3)$, $b = (1, 1, 1)$ and $y_3 = 1$:
 #
 # * The loop runs from the end: $y_2 = 1 + 3 = 4$, $y_1 = 1 + 2 \cdot 4 = 9$,
 #   $y_0 = 1 + 0.5 \cdot 9 = 5.5$.
@@ -622,8 +588,8 @@ print("linear_scan matches the loop, reverse and forward")
 #   $g_2 = 1 + 2 \cdot 1.5 = 4$. So $\partial L/\partial b = (1, 1.5, 4)$.
 # * $\partial L/\partial a = (g_0 y_1,\ g_1 y_2,\ g_2 y_3) = (9,\ 6,\ 4)$.
 #
-# The last multiplier, $a_2$, never enters $g$, because it multiplies $y_3$ and no step comes
-# after it. PyTorch's autograd on the plain loop agrees:
+# The last multiplier, $a_2$, never enters $g$: it multiplies $y_3$, and no step comes after it.
+# PyTorch's autograd on the plain loop agrees:
 
 # %%
 a3 = torch.tensor([0.5, 2.0, 3.0], dtype=torch.float64, requires_grad=True)
@@ -674,6 +640,18 @@ for gk, gt in zip(g_kernel, g_torch):
     torch.testing.assert_close(gk, gt)
 print("kernel gradients match autograd")
 
+# %% [markdown]
+# <details><summary>Details: resets in the gradient</summary>
+#
+# The transposed scan's step $t$ is the pair $(a_{t-1}, dy_t)$, a reset when $a_{t-1} = 0$: there
+# $y_t$ does not reach $y_{t-1}$, so $g_t = dy_t$ exactly. The kernel selects there, so an `inf` or
+# NaN in $g_{t-1}$ stays out of $g_t$, as the folded check below tries. One gradient still reads
+# across an episode end: $\partial L/\partial a_t = g_t\,y_{t+1}$ reads the next episode's
+# $y_{t+1}$, so a NaN there makes that one gradient NaN. The earlier episode's $y$ and
+# $\partial L/\partial b$ stay clean.
+#
+# </details>
+
 # %% jupyter={"source_hidden": true}
 # Checks: the transposed scan selects at a reset (CI runs them; skip when reading)
 a_r = torch.tensor([[0.5, 0.0, 0.5, 0.5]], dtype=torch.float64, device=DEVICE, requires_grad=True)  # step 1 resets
@@ -712,8 +690,8 @@ assert g_r[0, 3].item() == 1.0 + 0.5 * 1.0  # after it, the ordinary step g_3 = 
 # **`matrix_compose`.** Write `combine` for maps $y \mapsto A\,y + b$, with a matrix $A$ and a
 # vector $b$ (the steps of a linear system run backwards). `matrix_compose(p, q)` keeps
 # [the order rule](#3.-The-backward-recurrence-as-a-reverse-scan): its first operand, `p`, is
-# applied first, then its second, `q`. This exercise checks one skill: keeping the order of the matrix products when you compose
-# maps in `combine`'s order, since matrices do not commute.
+# applied first, then its second, `q`. Matrices do not commute, so the skill checked is keeping
+# the order of the products.
 #
 # <details><summary>Hint 1: where to start</summary>
 #
@@ -775,18 +753,17 @@ exercises.attempt("matrix_compose", matrix_compose)
 
 # %% [markdown]
 # **`chunked_reset_scan`.** The kernel's plan in NumPy, before any Triton: a reverse scan with
-# resets, cut into chunks, with a carry. Sections 4 and 6 together.
+# resets, cut into chunks, with a carry (sections 4 and 6 together).
 #
 # * **Inputs:** `a` and `b`, float64 arrays of $T$ steps (`b` may hold a NaN or `inf` in a later
 #   episode); `reset`, a bool array; `chunk`, the chunk's length.
 # * **Returns:** `y` and `carry_in`, two float64 arrays of $T$ steps. `y` is the reverse scan
 #   $y_t = b_t + a_t y_{t+1}$ from $y_T = 0$, with $y_t = b_t$ where `reset[t]`. `carry_in[t]` is
 #   the carry that entered step $t$'s chunk: 0 for the last chunk.
-# * **How:** chunk $k$ holds steps $k \cdot$ `chunk` to $(k + 1) \cdot$ `chunk` $- 1$; the last one
-#   may be shorter. Walk the chunks from the last in time. Inside a chunk, compose each step's map
-#   from the chunk's last step down, with section 4's combine, into $(A_t, B_t, \kappa_t)$. Then
-#   $y_t = B_t$ where $\kappa_t$ is set, else $B_t + A_t \cdot \text{carry}$. The next carry is `y`
-#   at the chunk's first step.
+# * **How:** walk the chunks of `chunk` steps from the last in time (the last may be shorter).
+#   Inside one, compose each step's map from the chunk's last step down, with section 4's combine,
+#   into $(A_t, B_t, \kappa_t)$; then $y_t = B_t$ where $\kappa_t$ is set, else
+#   $B_t + A_t \cdot \text{carry}$. The next carry is `y` at the chunk's first step.
 # * **Edge cases:** a NaN behind a reset, inside a chunk and across a chunk's boundary, and a reset
 #   at a chunk's last step.
 #
@@ -868,12 +845,10 @@ exercises.attempt("chunked_reset_scan", chunked_reset_scan)
 #    affine operator, each combine costs two multiplications. Which scan would you choose for a
 #    GPU warp (32 threads that run in lockstep)? Which for $10^6$ elements?
 # 3. In `chunked`, what happens to accuracy in float32 when all $a_t$ are close to 1 and the
-#    rows are long? `chunked` is plain Python, so run it on $T$ up to $10^5$ with a chunk of at
-#    most 64: such a run takes under a second. Try it with `np.float32`. Measure the error
-#    against a float64 loop run on the float32-rounded $a$,
-#    `a.astype(np.float32).astype(np.float64)`. Against the $a$ you meant, the rounding of $a$
-#    itself hides the rest. Then watch how the error changes with the chunk size and how it grows
-#    with $1/(1-a)$.
+#    rows are long? Run it with `np.float32` on $T$ up to $10^5$ and a chunk of at most 64 (under a
+#    second). Measure the error against a float64 loop run on the float32-rounded $a$,
+#    `a.astype(np.float32).astype(np.float64)`: against the $a$ you meant, the rounding of $a$
+#    itself hides the rest. How does the error change with the chunk size, and with $1/(1-a)$?
 
 # %% [markdown] tags=["answer-1"]
 # **Answer 1.** *Your answer here (code for it: in cells under this one).*
@@ -888,13 +863,30 @@ exercises.attempt("chunked_reset_scan", chunked_reset_scan)
 # ## What you now know
 #
 # * Each step of $y_t = b_t + a_t y_{t+1}$ is an affine map, and maps compose associatively but
-#   not commutatively. Hillis–Steele and Blelloch may regroup them but must keep their order. A
-#   return is this scan taken in reverse time; `combine(first, second)` applies its first operand
-#   first in both directions.
+#   not commutatively: a tree scan may regroup them but must keep their order. A return is this
+#   scan in reverse time; `combine(first, second)` applies its first operand first in both
+#   directions.
 # * An episode end is a reset flag and a select, never a multiplication by $a_t = 0$, since
 #   $0 \cdot \text{NaN} = \text{NaN}$. A padded step is the identity $(1, 0)$.
 # * A row is cut into chunks, scanned in parallel inside and walked one after another, each
-#   finished by $y_t = B_t + A_t \cdot \text{carry}$. `rl.linear_scan` runs all of this in one
-#   kernel.
+#   finished by $y_t = B_t + A_t \cdot \text{carry}$. `rl.linear_scan` runs this in one kernel.
 # * The gradient is the transposed scan: $\partial L/\partial b$ is a forward scan of
 #   $(a_{t-1}, dy_t)$, and $\partial L/\partial a_t = \partial L/\partial b_t \cdot y_{t+1}$.
+
+# %% [markdown]
+# ## GPU notes
+#
+# <details><summary>On a GPU, in the interpreter, and Triton's versions</summary>
+#
+# 1. **Two versions of Triton.** Notebooks 00b–00d make a few claims about what Triton's compiler
+#    does on a GPU, which no CPU run can show; each gathers them in its own GPU notes. Those claims
+#    were checked with Triton 3.6, the version of the course's GPU runs. The CPU install is a
+#    different one: `requirements.txt` pins Triton 3.9.0, whose interpreter runs every check in
+#    these notebooks. (A GPU machine keeps the Triton that came with its CUDA build of torch, as
+#    the README explains.)
+# 2. **The `backend` argument** (section 5). Each of the package's functions takes one. Its
+#    default, `"auto"`, runs the Triton kernel on a GPU but plain PyTorch code on a CPU. These
+#    notebooks want the kernel itself on both, so they pass `backend=KERNEL`, which the first cell
+#    sets to `"triton"`. On a CPU, Triton's interpreter then runs the kernel.
+#
+# </details>

@@ -26,12 +26,11 @@
 #   `block_scan`, `chunked_scan`). There are no open questions.
 #
 # Notebook 00 showed that every algorithm in this course is a reverse scan over affine maps. Here
-# you write that scan as a GPU kernel. New words are in [`GLOSSARY.md`](GLOSSARY.md).
+# you write that scan as a GPU kernel. New words are in [`GLOSSARY.md`](GLOSSARY.md), and what
+# differs on a GPU is in the [GPU notes](#GPU-notes) at the end.
 #
-# **How the exercises work** is the box of that name in
-# [notebook 00's exercises](00_associative_scan.ipynb#Exercises): `exercises.attempt`, its
-# messages, `exercises.fix` and the four folded hints work here as there. Kernel exercises add
-# three rules:
+# The exercises work as in the box "How the exercises work" of
+# [notebook 00's exercises](00_associative_scan.ipynb#Exercises). Kernel exercises add three rules:
 #
 # * Your kernel must write the answer itself: the checker refuses numbers computed or patched up
 #   in PyTorch.
@@ -73,21 +72,21 @@ print("device:", DEVICE, "(Triton interpreter)" if os.environ.get("TRITON_INTERP
 # * You launch a kernel on a *grid* of programs, `kernel[(n_programs,)](args...)`. Inside the
 #   kernel, `tl.program_id(0)` says which program this is: 0, 1, 2, ...
 # * `tl.arange(0, BLOCK)` is the vector $0, 1, \dots, \text{BLOCK}-1$. BLOCK must be a power of
-#   two, and it must be a `tl.constexpr`: a value fixed when the kernel is compiled. Triton
-#   compiles a new kernel for each new value of a constexpr, so it can use it as a size.
+#   two and a `tl.constexpr`: a value fixed when the kernel is compiled, so that Triton can use it
+#   as a size (each new value compiles a new kernel).
 # * So `offs = pid * BLOCK + tl.arange(0, BLOCK)` are the indices this program owns. With
 #   `BLOCK = 64`, program 0 owns indices 0–63 and program 1 owns 64–127.
 #
-# **Loads and stores.** A tensor arrives in the kernel as a pointer to its first element. Adding
-# to a pointer counts elements, not bytes. `tl.load(X + offs)` reads the block, and
+# **Loads and stores.** A tensor arrives in the kernel as a pointer to its first element, and
+# adding to a pointer counts elements, not bytes. `tl.load(X + offs)` reads the block, and
 # `tl.store(Y + offs, y)` writes it. Element `(row, t)` of a contiguous `(B, T)` tensor is at
 # `X + row * T + t`.
 #
-# **Masks.** Take 100 elements in blocks of 64. Program 1 owns indices 64–127, but only 64–99
+# **Masks.** Take 100 elements in blocks of 64: program 1 owns indices 64–127, but only 64–99
 # exist. A **mask** is a bool block that says which *lanes* (positions in the block) hold real
-# elements; here it is `offs < 100`. `tl.load(X + offs, mask=offs < n, other=0.0)` reads 0 where
-# the mask is off, and a masked store writes nothing there. Without the mask, the kernel would
-# read and write memory that is not yours.
+# elements, here `offs < 100`. `tl.load(X + offs, mask=offs < n, other=0.0)` reads 0 where the
+# mask is off, and a masked store writes nothing there. Without the mask, the kernel would read
+# and write memory that is not yours.
 #
 # This complete kernel multiplies each reward $r_t$ by $\gamma^t$, computed as $e^{t \log\gamma}$
 # (so $\gamma > 0$ here):
@@ -117,11 +116,9 @@ print("discount: 2 programs of 64 lanes, 28 of them masked off, matches NumPy")
 
 # %% [markdown]
 # **Python operators on blocks: the traps.** Inside a kernel, a value like `r` is a block, not a
-# number. Python's `and`, `or`, `not`, `min`, `max` and `if` were made for single values. Given
-# blocks, they treat each whole block as one value. So `min(x, y)` returns one of the two blocks
-# whole, not the smaller element at each lane. And `(x > 0) and (y > 0)` simply returns `y > 0`.
-# The interpreter runs such code without a warning. Use the elementwise forms on the right, which
-# are right on a GPU and on the CPU:
+# number. Python's `and`, `or`, `not`, `min`, `max` and `if` treat a whole block as one value: so
+# `min(x, y)` returns one of the two blocks whole, and `(x > 0) and (y > 0)` simply returns
+# `y > 0`, without a warning (GPU note 1). Use the elementwise forms on the right:
 #
 # | not this | but this |
 # | --- | --- |
@@ -129,14 +126,10 @@ print("discount: 2 programs of 64 lanes, 28 of them masked off, matches NumPy")
 # | `min(x, y)`, `max(x, y)` | `tl.minimum(x, y)`, `tl.maximum(x, y)` (`tl.clamp(x, lo, hi)`) |
 # | `if cond: x else: y` | `tl.where(cond, x, y)` |
 # | `term + trunc`, two loaded bool flags | `term \| trunc` |
-# | a loop's carry started as an integer, `carry = 0`, then made a float in the loop | `carry = 0.0` |
+# | `carry = 0` before a loop that makes it a float | `carry = 0.0` |
 #
-# <details><summary>Details: why the GPU hides these traps, and the last two rows</summary>
+# <details><summary>Details: the last two rows, and `~` on a loaded flag</summary>
 #
-# * *On a GPU only (Triton 3.6's compiler for a GPU; the interpreter cannot show it), so no cell
-#   checks this:* the compiler turns `min`, `max`, `and` and `or` on blocks into the elementwise
-#   forms, the last two with a deprecation warning. It also refuses `if` on a block. So code that
-#   is right on a GPU is silently wrong on the CPU.
 # * The row `term + trunc`: `term` and `trunc` are the flags *terminated* (the episode ended) and
 #   *truncated* (a time limit cut it off). A loaded bool tensor is an `int1` block, a single bit.
 #   Arithmetic between two `int1` blocks stays one bit and wraps, on a GPU as on the CPU:
@@ -146,8 +139,7 @@ print("discount: 2 programs of 64 lanes, 28 of them masked off, matches NumPy")
 # * `~` is a logical not on a bool block only. On a loaded `int8` tensor it flips every bit. So
 #   always compare a loaded flag with 0, `!= 0`, as the table's first row says: it is right for
 #   bool and `int8` loads alike.
-# * A GPU compile refuses a loop variable whose type changes (int32 to fp32); the interpreter runs
-#   it. The checks compile your kernel for a GPU too, and say so.
+# * The last row: a loop variable whose type changes (int32 to fp32) fails on a GPU (GPU note 2).
 #
 # </details>
 
@@ -195,8 +187,7 @@ assert bool_out[7:].tolist() == [[0.0, 1.0], [0.0, 2.0]]  # the fixes: d | d, an
 # %% [markdown]
 # **Debugging.** Three habits for every exercise:
 #
-# * Under the interpreter, `print(x)` in a kernel prints a block as NumPy; on a GPU, use
-#   `tl.device_print("x", x)`.
+# * Under the interpreter, `print(x)` in a kernel prints a block as NumPy (GPU note 3).
 # * Test first on a case small enough to check by hand, such as one row of five steps.
 # * Run that test as `exercises.guarded(your_function, *its_arguments)`, which, like `attempt`,
 #   checks each load and store before it happens.
@@ -220,7 +211,7 @@ assert bool_out[7:].tolist() == [[0.0, 1.0], [0.0, 2.0]]  # the fixes: d | d, an
 # * **Edge cases:** the checker tries 8, 1 and 1000 elements. Then it tries 16, with NaN in
 #   `next_values` at the episode ends, where no next value exists.
 # * **Select, don't multiply:** where $\text{term}_t$ is true, $V(s_{t+1})$ is never used and may
-#   be NaN. Select it away with `tl.where`, because $0 \cdot \text{NaN} = \text{NaN}$.
+#   be NaN: select it away with `tl.where`, since $0 \cdot \text{NaN} = \text{NaN}$.
 #
 # <details><summary>Hint 1: where to start</summary>
 #
@@ -289,20 +280,18 @@ exercises.attempt("td_target_kernel", td_target_kernel)
 # associative operator, in about $\log_2(\text{BLOCK})$ parallel steps (notebook 00, section 1).
 # Our blocks are 1-D, so `axis` is always 0.
 #
-# * `combine_fn` is itself a `@triton.jit` function of two elements.
-# * When `x` is a tuple of blocks, such as `(a, b)`, the combine takes the elements of two tuples,
-#   `combine(a1, b1, a2, b2)`, and returns a tuple.
-# * With `reverse=True`, the scan runs from the block's last lane to its first. Under `+`,
-#   `(3, 1, 4, 1)` then gives `(9, 6, 5, 1)`: lane $t$ combines lanes $t$ to the end. A return
-#   needs this direction.
+# * `combine_fn` is itself a `@triton.jit` function of two elements. When `x` is a tuple of
+#   blocks, such as `(a, b)`, it takes the elements of two tuples, `combine(a1, b1, a2, b2)`, and
+#   returns a tuple.
+# * With `reverse=True`, the scan runs from the block's last lane to its first: under `+`,
+#   `(3, 1, 4, 1)` gives `(9, 6, 5, 1)`. A return needs this direction.
 #
 # **`combine(a1, b1, a2, b2)` applies its first operand, `(a1, b1)`, first**, by
 # [00's order rule](00_associative_scan.ipynb#3.-The-backward-recurrence-as-a-reverse-scan), and
 # returns `(a2·a1, b2 + a2·b1)`. Each operand is a *run* of steps already composed into one pair.
-#
-# The combine below, `affine_combine`, is notebook 00's `combine` with the pairs unpacked, for
-# both directions. A forward example first: `ema_kernel` computes $y_t = a_t y_{t-1} + b_t$
-# with $a_t = 0.5$ and $b_t = 0.5 x_t$, an exponential moving average of $x$:
+# This is `affine_combine` below, notebook 00's `combine` with the pairs unpacked, for both
+# directions. A forward example first: `ema_kernel` computes $y_t = a_t y_{t-1} + b_t$ with
+# $a_t = 0.5$ and $b_t = 0.5 x_t$, an exponential moving average of $x$:
 
 # %%
 @triton.jit
@@ -328,11 +317,9 @@ np.testing.assert_allclose(y.cpu().numpy(), expected, rtol=1e-5, atol=1e-6)
 print("EMA by one forward associative scan == the loop")
 
 # %% [markdown]
-# **Try it:** what if the combine applied `(a2, b2)` first? `swapped_combine` below is
-# `affine_combine` with its operands swapped: it returns `a1 * a2, b1 + a1 * b2`.
-# `ema_swapped_kernel` is `ema_kernel` with that combine. Predict whether it still matches the
-# loop before you run the cell. (Both have names of their own, so `affine_combine` and the cells
-# below stay as they are.)
+# **Try it:** what if the combine applied `(a2, b2)` first? `swapped_combine` below returns
+# `a1 * a2, b1 + a1 * b2`, and `ema_swapped_kernel` is `ema_kernel` with it. Predict whether it
+# still matches the loop before you run the cell.
 
 # %%
 @triton.jit
@@ -357,36 +344,17 @@ print(f"swapped combine: largest error against the loop {error:.3f}")
 assert error > 0.1  # the wrong order gives wrong values
 
 # %% [markdown]
-# It does not match: the maps are now composed in the wrong order.
-#
-# **Importing `rltriton_lite` changes Triton's interpreter:** it then runs `tl.associative_scan`
-# as a tree on whole blocks, like a GPU. So a combine that is not associative gives wrong values
-# on a CPU too. Without the package, the interpreter runs the scan as a loop, one element at a
-# time, where such a combine can look right.
-#
-# <details><summary>Details: on a CPU the scan is a tree too, and what it means for your combine</summary>
-#
-# * The interpreter's tree is a Hillis–Steele scan of $\log_2(\text{BLOCK})$ rounds, where each
-#   element takes the combine of the run ending $k$ before it and its own run, for
-#   $k = 1, 2, 4, \dots$
-# * A GPU groups the steps differently: each thread first combines its own few elements in order,
-#   then the threads' runs are combined across the lanes of a warp, then across warps. So a wrong
-#   combine can give different wrong numbers on the two.
-# * Your combine is called on whole blocks, so a `print` inside it shows blocks.
-# * Never write `if` in a combine: use `tl.where`, which works on blocks everywhere.
-# * The checkers also try your combine on the scan's own elements grouped both ways, and say so if
-#   it is not associative.
-# * A combine with its arguments swapped is wrong on a GPU and a CPU alike, but it shows only
-#   where the order changes the result. So the checkers use random rewards and episode ends, never
-#   steps that are all equal.
-#
-# </details>
+# It does not match: the maps are now composed in the wrong order. Such a mistake shows only where
+# the order changes the result, so test a combine on random values, never on steps that are all
+# equal. Never write `if` in a combine: use `tl.where`. And import `rltriton_lite` first: the
+# interpreter then runs `tl.associative_scan` as a tree on whole blocks, as a GPU does, so a
+# combine that is not associative gives wrong values on a CPU too (GPU note 4).
 #
 # Now the reverse scan. `reverse_maps_kernel` runs the same `affine_combine`, with `reverse=True`,
-# on four steps with $a_t = 0.5$. Each step $t$ gets $(A_t, B_t)$, the map of the steps from $t$ to
-# the block's end, composed. The cell checks them against the values by hand:
-# $A_t = 0.5^{4-t}$, and $B_t = b_t + 0.5\,B_{t+1}$ with $B_4 = 0$. In code, the course names
-# the scanned values `a_s` and `b_s` (`s` for scanned), and from 00c on the scanned flag `k_s`.
+# on four steps with $a_t = 0.5$. Each step $t$ gets $(A_t, B_t)$, the composed map of the steps
+# from $t$ to the block's end, which the cell checks by hand: $A_t = 0.5^{4-t}$, and
+# $B_t = b_t + 0.5\,B_{t+1}$ with $B_4 = 0$. In code, the scanned values are `a_s` and `b_s`
+# (`s` for scanned), and from 00c on the scanned flag is `k_s`.
 
 # %%
 @triton.jit
@@ -443,23 +411,18 @@ np.testing.assert_allclose(np.array(maps), np.stack([a_s.cpu().numpy(), b_s.cpu(
 # $G_t = r_t + \gamma(1 - \text{term}_t)\,G_{t+1}$, in one program.
 #
 # * **Inputs:** `rewards` (float32) and `terminated` (bool), 1-D tensors of $T \le 1024$ steps.
-#   Then `gamma`, and `last_value`, a float. `last_value` is $G_T$, the value after the row's last
-#   step. The row's end is not a reset here: `last_value` enters through $A_t$, as a carry will in
-#   section 3.
+#   Then `gamma`, and `last_value`, a float: $G_T$, the value after the row's last step, which
+#   enters through $A_t$ as a carry will in section 3.
 # * **Returns:** the returns $G_t$, a tensor of length $T$.
 # * **Edge cases:** rows of 1, 5, 64 and 1000 steps. The two longer rows have episode ends, one
 #   of them at the row's last step.
-# * **Block size:** $T$ need not be a power of two, but the block size must be. Use
-#   `triton.next_power_of_2(T)`, and pad the lanes past $T$ with the identity $(1, 0)$.
-# * **The checker requires:** one program and one `tl.associative_scan`. A loop over the steps is
-#   refused.
+# * **Block size:** a power of two, `triton.next_power_of_2(T)`, with the lanes past $T$ padded
+#   with the identity $(1, 0)$.
+# * **The checker requires:** one program and one `tl.associative_scan`, not a loop over the steps.
 #
-# **Episode ends are a product here.** The formula's own factor, $a_t = \gamma(1 - \text{term}_t)$,
-# is 0 at an end. That is exact while every value is finite, and these rows hold no NaN. It is
-# temporary, and it is here to keep your first Triton scans small: pairs are two blocks, `a` and
-# `b`. Notebook 00c adds the reset flag you used in notebook 00's `chunked_reset_scan`, as a third
-# block, and makes the end a select, so that a NaN after it cannot leak in. (00c's episode-end
-# card gathers the course's ways of ending an episode.)
+# **Episode ends are a product here:** $a_t = \gamma(1 - \text{term}_t)$ is 0 at an end, exact
+# while every value is finite, as in these rows. Notebook 00c makes the end a select, with a reset
+# flag as a third block, so that a NaN after it cannot leak in.
 #
 # <details><summary>Hint 1: where to start</summary>
 #
@@ -519,18 +482,17 @@ exercises.attempt("block_scan", block_scan)
 # ## 3. Rows longer than a block: chunks and a carry
 #
 # A block cannot hold $10^5$ steps. So a program walks its row in **chunks** of `CHUNK` steps,
-# with one scan per chunk. From each chunk it passes a **carry**, one number, to the next chunk
-# it works on, as in notebook 00, section 6. We do it first forwards, on a running sum, then in
-# reverse, for a return. This needs two new Triton pieces:
+# with one scan per chunk, and passes a **carry**, one number, from each chunk to the next it works
+# on (notebook 00, section 6). First forwards, on a running sum, then in reverse, for a return.
+# Two new Triton pieces:
 #
 # * `for i in range(0, n_chunks)` is an ordinary loop in the kernel, even when `n_chunks` is
 #   known only at run time. To walk backwards, count `i` up and take chunk `n_chunks - 1 - i`.
-# * A block has no cheap way to read one lane, like `g[0]`. To take one element out, such as $G$
-#   at the chunk's first step, zero every other lane and sum the block:
-#   `tl.sum(tl.where(t == first, g, 0.0), 0)`.
+# * A block has no cheap way to read one lane, like `g[0]`. To take one element out, zero every
+#   other lane and sum the block: `tl.sum(tl.where(t == first, g, 0.0), 0)`.
 #
-# In the running sum below, the carry is the sum at a chunk's *last* step. It is added to every
-# step of the chunk *after* it:
+# In the running sum below, the carry is the sum at a chunk's *last* step, added to every step of
+# the chunk *after* it:
 
 # %%
 @triton.jit
@@ -558,9 +520,9 @@ print("3 rows x 300 steps in chunks of 128 == cumsum")
 
 # %% [markdown]
 # **The carry in reverse.** For a return, the carry is the value that enters a chunk from the
-# right, $G_{t_{\text{end}}+1}$, where $t_{\text{end}}$ is the chunk's last step. Take the simplest
-# case, a discounted sum with a constant $\gamma$ and no episode ends,
-# $y_t = x_t + \gamma\,y_{t+1}$ with $y_T = 0$, and compare it with the running sum:
+# right, $G_{t_{\text{end}}+1}$, where $t_{\text{end}}$ is the chunk's last step. Take a
+# discounted sum with a constant $\gamma$, $y_t = x_t + \gamma\,y_{t+1}$ with $y_T = 0$, and
+# compare it with the running sum:
 #
 # | | running sum (above) | discounted sum (below) |
 # | --- | --- | --- |
@@ -583,13 +545,10 @@ print("3 rows x 300 steps in chunks of 128 == cumsum")
 # </details>
 #
 # The scan of a chunk gives each step $t$ its composed map $(A_t, B_t)$, from $t$ to the chunk's
-# end:
-#
-# * $B_t$ is the discounted sum from $t$ to the chunk's end, as if nothing came after it.
-# * $A_t$ is what the carry gets multiplied by. With a constant $\gamma$, $A_t = \gamma^{n_t}$,
-#   where $n_t$ counts the steps from $t$ to the chunk's end, $t$ included.
-#
-# Here is that walk in plain NumPy, as one program does it:
+# end. $B_t$ is the discounted sum over those steps, as if nothing came after them, and $A_t$
+# multiplies the carry: with a constant $\gamma$, $A_t = \gamma^{n_t}$, where $n_t$ counts the
+# steps from $t$ to the chunk's end, $t$ included. Here is that walk in plain NumPy, as one
+# program does it:
 
 # %%
 def chunked_discounted_sum(x, gamma, chunk, show=False):
@@ -715,21 +674,51 @@ exercises.attempt("chunked_scan", chunked_scan)
 # %% [markdown]
 # ## Exercises
 #
-# The three checked exercises are in the lesson, one per section: `td_target_kernel`, `block_scan`
-# and `chunked_scan`. This notebook has no questions without a checker. Notebook 00c starts from a
-# written-out chunked scan like yours. So you can go on even if yours does not pass yet.
+# The three checked exercises are in the lesson, one per section, and there are no questions
+# without a checker. Notebook 00c starts from a written-out chunked scan like yours, so you can go
+# on even if yours does not pass yet.
 
 # %% [markdown]
 # ## What you now know
 #
-# * A kernel runs as many programs. Each program owns a block of indices (`tl.program_id`,
+# * A kernel runs as many programs, each owning a block of indices (`tl.program_id`,
 #   `tl.arange`). Every load and store that can run past the end needs a mask.
-# * On blocks, use the elementwise forms, not Python's operators: `&`, `|`, `~`, `tl.minimum`,
-#   `tl.maximum`, `tl.where`.
+# * On blocks, use `&`, `|`, `~`, `tl.minimum`, `tl.maximum` and `tl.where`, not Python's
+#   operators.
 # * `tl.associative_scan` takes `affine_combine`, whose first operand is applied first in both
-#   directions. Returns need `reverse=True`. Padding lanes hold the identity $(1, 0)$.
+#   directions. Returns need `reverse=True`; padding lanes hold the identity $(1, 0)$.
 # * Rows of any length are cut into chunks, each finished by $y_t = B_t + A_t \cdot \text{carry}$.
-#   For a return, the chunks go from the end. The carry is $y$ at the first step of the chunk
+#   For a return, the chunks go from the end, and the carry is $y$ at the first step of the chunk
 #   after, in time.
 #
 # Next, notebook 00c covers episode ends as a select, hooks, and the package's kernel.
+
+# %% [markdown]
+# ## GPU notes
+#
+# <details><summary>On a GPU and in the interpreter: what differs (Triton 3.6 on the GPU)</summary>
+#
+# No cell can check the GPU halves of these notes on a CPU. They were checked with Triton 3.6's
+# compiler for a GPU (notebook 00's GPU notes say why the version matters).
+#
+# 1. **Python operators on blocks** (section 1). On a GPU the compiler turns `min`, `max`, `and`
+#    and `or` on blocks into the elementwise forms, the last two with a deprecation warning, and it
+#    refuses `if` on a block. So code that is right on a GPU is silently wrong in the interpreter:
+#    use the table's forms everywhere.
+# 2. **A loop variable whose type changes**, such as a carry started as `0` and made a float in
+#    the loop. A GPU compile refuses it; the interpreter runs it. The checks compile your kernel
+#    for a GPU too, and say so.
+# 3. **Printing.** Under the interpreter, `print(x)` in a kernel prints a block as NumPy. On a
+#    GPU, use `tl.device_print("x", x)`.
+# 4. **The scan in the interpreter** (section 2). Without the package, the interpreter runs
+#    `tl.associative_scan` as a loop, one element at a time, where a combine that is not
+#    associative can look right. Importing `rltriton_lite` makes it a tree on whole blocks: a
+#    Hillis–Steele scan of $\log_2(\text{BLOCK})$ rounds, where each element takes the combine of
+#    the run ending $k$ before it and its own run, for $k = 1, 2, 4, \dots$ A GPU groups the steps
+#    differently: each thread first combines its own few elements in order, then the threads' runs
+#    are combined across the lanes of a warp, then across warps. So a wrong combine can give
+#    different wrong numbers on the two. Your combine is called on whole blocks, so a `print`
+#    inside it shows blocks. The checkers also try your combine on the scan's own elements grouped
+#    both ways, and say so if it is not associative.
+#
+# </details>

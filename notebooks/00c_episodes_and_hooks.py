@@ -28,11 +28,11 @@
 #   No GPU: Triton's interpreter runs every kernel on a CPU.
 # * **Minimum path:** "Where 00b ended", sections 1–3 and three checked exercises: `reset_scan`
 #   and `gae_kernel` in the first session, `hooked_scan` in the second. Two optional exercises
-#   follow in [notebook 00d](00d_more_scans.ipynb): `strided_scan`, on rollouts stored
-#   time-major, and `discounted_max`, a scan whose steps are not affine maps.
+#   follow in [notebook 00d](00d_more_scans.ipynb).
 #
-# New words are in [`GLOSSARY.md`](GLOSSARY.md). The exercises work as notebook 00's box "How the
-# exercises work" says, with 00b's three rules for kernels.
+# New words are in [`GLOSSARY.md`](GLOSSARY.md), and what differs on a GPU is in the
+# [GPU notes](#GPU-notes) at the end. The exercises work as notebook 00's box "How the exercises
+# work" says, with 00b's three rules for kernels.
 
 # %%
 import os
@@ -62,10 +62,8 @@ print("device:", DEVICE, "(Triton interpreter)" if os.environ.get("TRITON_INTERP
 # Here is 00b's kernel for the discounted return $G_t = r_t + \gamma(1 - \text{term}_t)\,G_{t+1}$,
 # with $G_T = 0$, so nothing below needs your own. It follows the reverse column of notebook 00's
 # direction card, end of [section 6](00_associative_scan.ipynb#6.-Chunks-and-a-carry). One program
-# per row walks its row in chunks of `CHUNK` steps, from the last chunk in time. A row of `T`
-# steps holds `tl.cdiv(T, CHUNK)` chunks: `cdiv` is ceiling division,
-# `cdiv(n, k) = (n + k - 1) // k`, so a last, partial chunk counts too (`triton.cdiv` is the same
-# on the host). In each chunk:
+# per row walks its row in `tl.cdiv(T, CHUNK)` chunks (ceiling division, so a last, partial chunk
+# counts too), from the last chunk in time. In each chunk:
 #
 # * A reverse `tl.associative_scan` with `affine_combine` composes the pairs
 #   $(a_t, b_t) = (\gamma(1 - \text{term}_t), r_t)$ into each step's map $(A_t, B_t)$.
@@ -115,19 +113,11 @@ print("chunked_returns: 3 rows x 300 steps in chunks of 64, with episode ends ==
 # %% [markdown]
 # ## 1. Episode ends as a select: the reset
 #
-# One bad reward, a NaN or an `inf`, must stay inside its own episode. 00b ended an episode by
-# multiplying by $a_t = 0$. Here you replace that product by a select, and write `reset_scan`. A
-# step **resets** where the value after it must not be read: in this notebook, at a termination.
-#
-# **The episode-end card.** There are only two behaviours:
-#
-# | where | what happens at an episode end |
-# | --- | --- |
-# | 00b: `block_scan`, `chunked_scan` | $a_t = \gamma(1-\text{term}_t) = 0$ multiplies $y_{t+1}$: a NaN behind the step leaks in (shown below) |
-# | from 00c on, everywhere | the scan **selects** $y_t = b_t$ where the reset flag $\kappa_t$ is set, in the combine and on the carry |
-#
-# What comes after an episode end is the next episode, or the carry from a later chunk. A product
-# by 0 lets it in, as 0 times NaN or `inf` is NaN. `chunked_returns` above multiplies:
+# One bad reward, a NaN or an `inf`, must stay inside its own episode. A step **resets** where the
+# value after it must not be read: in this notebook, at a termination. What comes after it is the
+# next episode, or the carry from a later chunk. 00b's `block_scan` and `chunked_scan` ended an
+# episode by multiplying by $a_t = \gamma(1-\text{term}_t) = 0$, which lets that value in, as 0
+# times NaN or `inf` is NaN. `chunked_returns` above multiplies:
 
 # %%
 print("0 * inf =", 0 * float("inf"), "   0 * nan =", 0 * float("nan"))
@@ -155,24 +145,23 @@ assert torch.isnan(by_multiplying[:2]).all() and torch.isnan(by_kernel[:2]).all(
 
 
 # %% [markdown]
-# The fix carries the episode end as a third element, the **reset** flag $\kappa_t$. A step's
-# map becomes "$y = b$ if it resets, else $y = b + a\,y'$", where $y'$ is the value after the
-# step. The combine follows
+# The fix, used everywhere from here on, carries the episode end as a third element, the
+# **reset** flag $\kappa_t$. A step's map becomes "$y = b$ if it resets, else $y = b + a\,y'$",
+# where $y'$ is the value after the step. The combine follows
 # [the order rule, 00 §3](00_associative_scan.ipynb#3.-The-backward-recurrence-as-a-reverse-scan),
 # with the first operand $(a_1, b_1, \kappa_1)$ and the second $(a_2, b_2, \kappa_2)$:
 #
 # $$(a, b, \kappa) = \begin{cases} (a_2,\ b_2,\ \text{true}) & \text{if } \kappa_2 \\ (a_2 a_1,\ b_2 + a_2 b_1,\ \kappa_1) & \text{otherwise} \end{cases}$$
 #
-# This combine is still associative, as notebook 00, section 4, proved. The checker tries your
-# `reset_combine` grouped both ways.
+# This combine is still associative (notebook 00, section 4), and the checker tries your
+# `reset_combine` grouped both ways. In Triton, the two cases become `tl.where`, which computes
+# both branches but passes on only the selected one, so a NaN or `inf` in the other never reaches
+# the result.
 #
-# In Triton, the two cases become `tl.where`. It computes both branches but passes on only the
-# selected one. So a NaN or `inf` in the other branch never reaches the result.
-#
-# The scan gives each step $t$ its composed triple $(A_t, B_t, K_t)$: the steps from $t$ to the
-# chunk's end, composed. $K_t$ is set when an episode ends at step $t$ or later inside the chunk.
-# For example, if the episode ends at the chunk's second step in time, $K_t$ is set at its first
-# two steps. Nothing from the later chunks may reach those steps. So in the kernel:
+# The scan gives each step $t$ its composed triple $(A_t, B_t, K_t)$, from $t$ to the chunk's end.
+# $K_t$ is set when an episode ends at step $t$ or later inside the chunk: if it ends at the
+# chunk's second step, $K_t$ is set at its first two steps, and nothing from the later chunks may
+# reach them. So in the kernel:
 #
 # * the carry is selected too: $G_t = B_t$ where $K_t$ is set, else $B_t + A_t \cdot \text{carry}$;
 # * padding past the row's end is the triple $(1, 0, \text{false})$.
@@ -284,18 +273,12 @@ exercises.attempt("reset_scan", reset_scan)
 # %% [markdown]
 # ## 2. Hooks: the algorithm around the scan
 #
-# Every algorithm of the course runs the same chunk loop. Only the arithmetic before and after the
+# Every algorithm of the course runs the same chunk loop; only the arithmetic before and after the
 # scan differs. For the discounted return, the steps are $(\gamma, r_t)$ and the output is $y_t$
-# itself. For GAE, the steps are $(\gamma\lambda, \delta_t)$, which must first be computed from the
-# rewards and values.
-#
-# So here you write GAE as that loop plus two small `@triton.jit` functions that it calls, its
-# **hooks**:
-#
-# * The **prologue** runs before the scan. It loads a chunk of inputs and returns the steps'
-#   pairs $(a_t, b_t)$, here with their reset flags.
-# * The **epilogue** runs after the scan. It stores the outputs from the scanned values.
-#
+# itself. For GAE, the steps are $(\gamma\lambda, \delta_t)$, computed first from the rewards and
+# values. So here you write GAE as that loop plus two small `@triton.jit` functions that it calls,
+# its **hooks**. The **prologue**, before the scan, loads a chunk of inputs and returns the steps'
+# pairs $(a_t, b_t)$, here with their reset flags; the **epilogue**, after it, stores the outputs.
 # One chunk's trip through the kernel, with GAE's names:
 #
 # ```
@@ -399,32 +382,27 @@ exercises.attempt("gae_kernel", gae_kernel)
 # ### Before the package: a hook as an argument, tuples of pointers, loops unrolled
 #
 # Your `gae_kernel` calls its hooks by name, so each algorithm would need its own copy of the
-# loop. The package's kernel takes the hook *as an argument* instead. So does the harness
-# `exercises.scan_hook`, the kernel that runs the prologues you write in notebooks 01, 03, 04 and
-# 06. Then one loop's source serves every algorithm. Four pieces of Triton do it:
+# loop. The package's kernel takes the hook *as an argument* instead, and so does the harness
+# `exercises.scan_hook`, which runs the prologues you write in notebooks 01, 03, 04 and 06. Then
+# one loop's source serves every algorithm. Four pieces of Triton do it:
 #
 # * **A `@triton.jit` function passed as a `tl.constexpr` argument**, as `HOOK=square` below. Like
-#   `BLOCK`, it is fixed at compile time. Triton compiles one kernel per hook, with the hook's body
-#   pasted in where it is called. One exception appears on a GPU only, so no cell here can show
-#   it: Triton 3.6's compiler refuses a `tl.associative_scan` combine passed this way. So name
-#   your combine in the kernel itself, as `affine_combine` is above.
+#   `BLOCK`, it is fixed at compile time: Triton compiles one kernel per hook, with the hook's body
+#   pasted in where it is called. A combine is the exception: name your combine in the kernel
+#   itself, as `affine_combine` is above (GPU note 1).
 # * **`if FLAG:` on a `tl.constexpr`**, such as `if EPILOGUE is not None:`. It is decided at
 #   compile time, so the branch not taken is not compiled in at all.
 # * **A tuple of tensors as one argument**, such as `X = (x0, x1, x2)`. `X[i]` points to the
-#   `i`-th tensor's first element, as in `tl.load(X[i] + offs)`. In a tuple of numbers, `P[i]` is
-#   a number. The index `i` must be known at compile time.
-# * **`tl.static_range(n)`**, a loop *unrolled* at compile time: the compiler writes out one copy
-#   of the body for each `i`, each with its own constant `i`. So `n` must be known at compile
-#   time, as `len(X)` is.
+#   `i`-th tensor's first element, as in `tl.load(X[i] + offs)`; in a tuple of numbers, `P[i]` is
+#   a number. The index `i` must be known at compile time (GPU note 2).
+# * **`tl.static_range(n)`**, a loop *unrolled* at compile time: one copy of the body for each
+#   `i`, each with its own constant `i`. So `n` must be known at compile time, as `len(X)` is.
 #
 # <details><summary>Details: the fine print of the four pieces</summary>
 #
 # * `if FLAG:` is not the trap of notebook 00b, section 1: there `if` tested a *block* of
 #   run-time values, which Triton refuses. A constexpr is one value, known before the kernel runs.
-# * A tuple's index is a literal such as `X[0]`, or the variable of a `tl.static_range` loop. A
-#   plain `range` loop's `i` is a run-time value, so Triton 3.6's compiler refuses it as a tuple's
-#   index on a GPU. The interpreter runs Python and lets such an index pass, so no CPU run can
-#   show this.
+# * A tuple's index is a literal such as `X[0]`, or the variable of a `tl.static_range` loop.
 # * `len(X)` is known at compile time because the tuple's length is part of what the kernel is
 #   compiled for.
 #
@@ -483,16 +461,16 @@ print("one source, two compiled kernels: 0.5 x0² + 2 x1² − x2², and min(|x0
 # </details>
 #
 # **Two ways to pass the flag.** Your `reset_scan` got the flag from its own input, `terminated`.
-# But a hook that returns only a pair $(a_t, b_t)$ has no room for a flag. So `hooked_scan` reads
-# the flag from the pair itself: a step with $a_t = 0$ resets. Both ways give the same result:
+# A hook that returns only a pair $(a_t, b_t)$ has no room for a flag, so `hooked_scan` reads it
+# from the pair itself: a step with $a_t = 0$ resets. Both ways give the same result:
 #
 # | the flag is | used by | why this way |
 # | --- | --- | --- |
 # | **passed beside the pair**; $a_t$ keeps its value, unused at a reset | your `reset_scan` and `gae_kernel` (from `terminated`); the package's hooks (notebook 02's appendix: from `done`) | the kernel has an input for it |
 # | **read from $a_t = 0$**: the scan sets the flag where $a_t = 0$, then selects | `hooked_scan` (section 2), `rl.linear_scan`, the harness `exercises.scan_hook` | the interface takes a pair $(a_t, b_t)$ only |
 #
-# Reading $a_t = 0$ as a reset never changes a finite result, since $b_t + 0 \cdot y_{t+1} = b_t$.
-# It only keeps a NaN or `inf` behind the step out.
+# Reading $a_t = 0$ as a reset never changes a finite result, since $b_t + 0 \cdot y_{t+1} = b_t$;
+# it only keeps a NaN or `inf` behind the step out.
 
 # %% [markdown]
 # **Exercise `hooked_scan`.** Write the loop once, with the prologue passed in.
@@ -500,19 +478,15 @@ print("one source, two compiled kernels: 0.5 x0² + 2 x1² − x2², and min(|x0
 # `hooked_kernel(X, P, Y, T, PROLOGUE: tl.constexpr, CHUNK: tl.constexpr)`, which calls
 # `a, b = PROLOGUE(X, P, offs, t, m, T)` on each chunk of a row.
 #
-# * **Inputs:**
-#   * `prologue`, a `@triton.jit` function the checker passes (the discounted return's, then GAE's);
-#   * `inputs`, a tuple of contiguous `(n_rows, T)` tensors, the kernel's tuple `X`;
-#   * `params`, a tuple of floats, the kernel's `P`;
-#   * `chunk`.
+# * **Inputs:** `prologue`, a `@triton.jit` function the checker passes (the discounted return's,
+#   then GAE's); `inputs`, a tuple of contiguous `(n_rows, T)` tensors, the kernel's `X`;
+#   `params`, a tuple of floats, the kernel's `P`; and `chunk`.
 # * **The prologue's side:** it loads its inputs at `offs = row * T + t` under the mask
-#   `m = t < T`, and returns $(a_t, b_t)$. Outside `m` its pair is undefined: the checker's
-#   prologues return arbitrary values there on purpose. So your loop **must** overwrite the pair in
-#   those padding lanes with the identity $(1, 0)$.
-# * **Why:** padding lanes lie only in the row's last chunk in time, which the loop scans first.
-#   There the identity adds nothing ($b = 0$) and passes the value after the row through unchanged
-#   ($a = 1$).
-# * **The flag, read from $a_t = 0$** (the second way, in the table above): your loop derives it,
+#   `m = t < T`, and returns $(a_t, b_t)$. Outside `m` its pair is undefined (the checker's
+#   prologues return arbitrary values there on purpose), so your loop **must** overwrite the pair
+#   in those padding lanes with the identity $(1, 0)$, which adds nothing and passes the value
+#   after the row through unchanged.
+# * **The flag, read from $a_t = 0$** (the table's second way): your loop derives it,
 #   `flag = a == 0.0`, and selects on it exactly as in `reset_scan`.
 # * **Returns:** $y$, an `(n_rows, T)` float32 tensor: $y_t = b_t + a_t y_{t+1}$ from $y_T = 0$.
 # * **Edge cases:** a row shorter than a chunk (padding lanes), GAE over several chunks with
@@ -594,9 +568,9 @@ exercises.attempt("hooked_scan", hooked_scan)
 # | 1. **The hooks:** `gae_prologue` and `gae_epilogue`, and the `PROLOGUE` argument of `hooked_scan` | `PROLOGUE` and `EPILOGUE`, two `tl.constexpr` arguments, as in your `hooked_scan` |
 # | 2. **Padding → the identity:** the padding lanes set to $(1, 0, \text{false})$, by your prologue in `gae_kernel` and by your loop in `hooked_scan` | three `tl.where` lines after the prologue's call, as in your `hooked_scan`, so that no prologue has to |
 # | 3. **The scan and the select:** `tl.associative_scan` with `reset_combine`, then $y_t = B_t$ where $K_t$, else $B_t + A_t \cdot \text{carry}$ | one call, `_scan_chunk`, which does both and returns $y$ |
-# | 4. **The new carry:** $y$ at the chunk's first step, picked out with `tl.sum(tl.where(...))` | `carry = after`: `_scan_chunk` also returns that value, $y$ at the step its scan reaches last, and names it `after` |
+# | 4. **The new carry:** $y$ at the chunk's first step, picked out with `tl.sum(tl.where(...))` | `carry = after`: `_scan_chunk` also returns `after`, $y$ at the chunk's first step in time (the step a reverse scan reaches last) |
 #
-# The rest of `_walk` serves speed, masked steps and long rows. You need none of it here.
+# The rest of `_walk` serves speed, masked steps and long rows, which you need none of here.
 # Notebook 13, section 6, prints these lines of `_walk` and names the rest.
 
 # %% jupyter={"source_hidden": true}
@@ -625,10 +599,10 @@ assert "p + row * s[0] + t * s[1]" in source_of(tile.load)
 
 # %% [markdown]
 # One part of yours is not in the table: the address `R + row * T + t`. The package's prologues
-# read their inputs with a helper, `load` from `rltriton_lite.tile`, which builds each address
-# from the tensor's *strides*, the distance in elements between neighbours along each dimension.
-# So it reads time-major and batch-major buffers alike, without a copy. Notebook 02's appendix
-# reads one of the package's prologues, the discounted return's, line by line.
+# read their inputs with `load` from `rltriton_lite.tile`, which builds each address from the
+# tensor's *strides*, the distance in elements between neighbours along each dimension. So it
+# reads time-major and batch-major buffers alike, without a copy (notebook 02's appendix reads one
+# such prologue line by line).
 #
 # **`rl.gae`** computes what your `gae_kernel` computes, as the cell below checks on rows with
 # episode ends that span several chunks:
@@ -668,13 +642,11 @@ else:
     print("correct: time-major rl.gae == the loop")
 
 # %% [markdown]
-# What the package adds beyond your kernel changes its speed, not its results.
-
-# %% [markdown]
 # ## Exercises
 #
-# The exercises of this notebook are in sections 1 and 2. Two optional ones, `strided_scan` and
-# `discounted_max`, are in [notebook 00d](00d_more_scans.ipynb).
+# The exercises of this notebook are in sections 1 and 2. Two optional ones, `strided_scan` on
+# rollouts stored time-major and `discounted_max` on a scan whose steps are not affine maps, are
+# in [notebook 00d](00d_more_scans.ipynb).
 #
 # Without a checker:
 #
@@ -693,9 +665,11 @@ else:
 # %% [markdown]
 # ## After the exercises: the harness's source
 #
-# The cell below prints `exercises._scan_hook_kernel(X, O, P, T, PROLOGUE, CHUNK, REVERSE, EPILOGUE)`,
-# the kernel behind `exercises.scan_hook`. Compare it with your `hooked_scan`. Its output is
-# folded: it answers `reset_scan` and `hooked_scan`, so open it once yours pass.
+# The cell below prints `exercises._scan_hook_kernel`, the kernel behind `exercises.scan_hook`,
+# to compare with your `hooked_scan`. Its output is folded: it answers `reset_scan` and
+# `hooked_scan`, so open it once yours pass.
+#
+# <details><summary>Details: what to look for in it</summary>
 #
 # * It is your `hooked_scan` plus `if REVERSE:`, the chunk order, and `if EPILOGUE is not None:`,
 #   an epilogue compiled in only when one is passed.
@@ -704,6 +678,8 @@ else:
 # * It selects as your `reset_combine` does, in the combine and on the carry.
 # * Its epilogue also gets `y_in`, the value that entered each step, $y_{t+1}$ in a return.
 #   Notebook 04 uses it, and says how the harness computes it.
+#
+# </details>
 
 # %% jupyter={"outputs_hidden": true}
 print(inspect.getsource(getattr(exercises._scan_hook_kernel, "fn", exercises._scan_hook_kernel)))
@@ -724,9 +700,26 @@ assert "tl.where(k2, a2, a2 * a1), tl.where(k2, b2, b2 + a2 * b1), k1 | k2" in s
 #
 # * Episode ends are a reset flag, selected with `tl.where` in the combine and on the carry. They
 #   are never a multiplication by 0, so a NaN or `inf` stays in its own episode.
-# * Hooks are a prologue and an epilogue, written as `@triton.jit` functions. They are passed to
-#   one chunk loop as `tl.constexpr` arguments, with tuples of pointers and `tl.static_range`.
-# * The package's `load` builds every address from a tensor's row and time strides. So a
+# * Hooks are a prologue and an epilogue, `@triton.jit` functions passed to one chunk loop as
+#   `tl.constexpr` arguments, with tuples of pointers and `tl.static_range`.
+# * The package's `load` builds every address from a tensor's row and time strides, so a
 #   time-major, transposed or sliced buffer is read in place (you write such a kernel in 00d).
 # * `scan.py` is this kernel plus speed. `scan.combine` is `reset_combine`, `scan._walk` is the
 #   chunk loop, and `PROLOGUE` and `EPILOGUE` are the hooks.
+
+# %% [markdown]
+# ## GPU notes
+#
+# <details><summary>On a GPU and in the interpreter: what differs (Triton 3.6 on the GPU)</summary>
+#
+# Both notes are about Triton 3.6's compiler for a GPU. The interpreter runs Python and accepts
+# both forms, so no cell here can show them.
+#
+# 1. **A combine passed as an argument** (section 2). The compiler accepts a hook passed as a
+#    `tl.constexpr` argument, but it refuses a `tl.associative_scan` combine passed this way. So
+#    the course's kernels, and yours, name their combine in the kernel itself.
+# 2. **A tuple's index** (section 2). The compiler refuses a plain `range` loop's `i`, a run-time
+#    value, as a tuple's index: use a literal such as `X[0]` or the variable of a
+#    `tl.static_range` loop.
+#
+# </details>

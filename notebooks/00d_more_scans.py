@@ -27,7 +27,7 @@
 #   kernel with less help: the second starts without a skeleton.
 #
 # The exercises work as notebook 00's box "How the exercises work" says, with 00b's three rules for
-# kernels.
+# kernels. What differs on a GPU is in the [GPU notes](#GPU-notes) at the end.
 
 # %%
 import os
@@ -53,15 +53,14 @@ print("device:", DEVICE, "(Triton interpreter)" if os.environ.get("TRITON_INTERP
 #
 # A tensor's *stride* along a dimension is how many elements apart two neighbours along it are.
 # A contiguous `(T, B)` tensor has strides `(B, 1)`: step $t + 1$ of a column lies $B$ elements
-# after step $t$. A transposed view of a `(B, T)` buffer has strides `(1, T)` instead, over the
-# same memory.
+# after step $t$. A transposed view of a `(B, T)` buffer has strides `(1, T)` over the same memory.
 #
 # * **Inputs:** `rewards` (float32) and `terminated` (bool) of shape `(T, B)`, with any strides.
 #   Then `gamma` and `chunk`.
 # * **Returns:** the returns in a new `(T, B)` tensor.
 # * **Edge cases:** a contiguous `(T, B)` tensor, a transposed `(B, T)` buffer, and every other
-#   column of a wider tensor. Read each in place. `.contiguous()` would copy, and the checker
-#   refuses a copy.
+#   column of a wider tensor. Read each in place: the checker refuses a copy, such as
+#   `.contiguous()` makes.
 # * **Addresses:** element `(t, b)` of a tensor `x` is at `X + t * x.stride(0) + b * x.stride(1)`.
 #   One program per column `b`.
 #
@@ -122,21 +121,16 @@ exercises.attempt("strided_scan", strided_scan)
 
 # %% [markdown]
 # **Exercise `discounted_max`: a scan that is not a sum.** Everything so far scanned affine
-# maps, $y \mapsto b + a\,y$. But a scan needs only an associative combine. Here you scan the
+# maps, $y \mapsto b + a\,y$, but a scan needs only an associative combine. Here you scan the
 # largest discounted reward still ahead in the episode: $h_t = \max_k \gamma^k r_{t+k}$, where $k$
-# runs over the episode's remaining steps.
-#
-# **What $h$ measures.** Take a goal reward: 1 at a goal and 0 elsewhere. Then $h_t = \gamma^k$,
-# where $k$ is the number of steps to the next time the goal is reached, and $h_t = 0$ if the
-# episode or the row ends first. So $h$ says how soon the goal comes. Unlike the return, reaching
-# the goal twice does not count twice. As a recurrence:
+# runs over the episode's remaining steps. With a goal reward, 1 at a goal and 0 elsewhere,
+# $h_t = \gamma^k$ says how soon the goal comes ($k$ steps; 0 if the episode or the row ends
+# first), and unlike the return, reaching it twice does not count twice. As a recurrence:
 #
 # $$h_t = \max(r_t,\ \gamma\, h_{t+1}),$$
 #
-# with $h_t = r_t$ where the episode ends and at the row's last step.
-#
-# The checker's rewards take either sign, mostly below 0. Negative rewards matter for one choice
-# only: the identity of your combine, which must lose every max even to a reward below 0.
+# with $h_t = r_t$ where the episode ends and at the row's last step. Rewards may be below 0, so
+# your combine's identity must lose every max, even to a negative reward.
 #
 # * **Inputs:** `rewards` (float32, of either sign) and `terminated` (bool), contiguous, of shape
 #   `(B, T)`, any `T`. Then `gamma` ($0 < \gamma \le 1$) and `chunk`.
@@ -144,18 +138,14 @@ exercises.attempt("strided_scan", strided_scan)
 #   per row, chunks of `chunk` steps from the last one down, one `tl.associative_scan` per chunk,
 #   and a carry between chunks.
 # * **Edge cases:** rewards mostly below 0, a row's length that is not a multiple of `chunk`,
-#   and episode ends in rows of several chunks. The cases are drawn at random. The teacher's
-#   grader draws others.
+#   and episode ends in rows of several chunks, drawn at random (the teacher's grader draws
+#   others).
 # * **Work it out on paper first.** A step is the map $y \mapsto \max(c, g\,y)$, with
-#   $c = r_t$ and $g = \gamma \ge 0$. Check that two steps compose to a map of the same form. As
-#   $g \ge 0$, it can pass inside the max. Then find the identity, the pair that changes nothing:
-#   the padding lanes load it. Its $c$ is also the first carry, the value that enters a row's
-#   last chunk, because nothing after the row may change $h$. Then add the reset flag as in 00c,
-#   section 1.
-# * **Triton's rule** (from 00c, section 2's four pieces): name your combine in the kernel itself.
-#   The compiler accepts a hook passed as a `tl.constexpr` argument, but it refuses a
-#   `tl.associative_scan` combine passed that way (Triton 3.6's compiler for a GPU; the
-#   interpreter cannot show it).
+#   $c = r_t$ and $g = \gamma \ge 0$. Check that two steps compose to a map of the same form (as
+#   $g \ge 0$, it can pass inside the max). Then find the identity, the pair that changes nothing:
+#   the padding lanes load it, and its $c$ is the first carry, since nothing after the row may
+#   change $h$. Then add the reset flag as in 00c, section 1.
+# * **Name your combine in the kernel itself**, as in 00c, section 2 (GPU note 1).
 #
 # <details><summary>Hint 1: where to start</summary>
 #
@@ -181,7 +171,7 @@ exercises.attempt("strided_scan", strided_scan)
 #   enters; elsewhere, apply the scanned map to the carry.
 # * The new carry is $h$ at the chunk's first step, taken as in `reset_scan`.
 # * In Triton, use `tl.maximum`, not Python's `max`. An infinite constant is `float("inf")`, or
-#   its negative.
+#   its negative (GPU note 2 explains a `RuntimeWarning` it may bring).
 #
 # </details>
 #
@@ -224,22 +214,35 @@ def discounted_max(rewards, terminated, gamma, chunk):
 exercises.attempt("discounted_max", discounted_max)
 
 # %% [markdown]
-# <details><summary>Details: a −∞ identity and underflow</summary>
+# ## What you now know
 #
-# With $-\infty$ as the identity's $c$, a tiny $\gamma$ (0.01) can make $g$ underflow to 0
-# over a long run. Then $0 \cdot (-\infty)$ is NaN, and the interpreter prints NumPy's
-# `RuntimeWarning: invalid value encountered in multiply`. In the interpreter, that NaN never
-# reaches the output: `tl.where` selects it away, and `tl.maximum`'s default,
-# `propagate_nan=tl.PropagateNan.NONE`, returns the other operand, as `np.fmax` does. The cell
-# below shows this in the interpreter only: Triton's documentation does not say what `NONE` does
-# with a NaN on a GPU, and the course has not measured it. With `tl.PropagateNan.ALL`, or with
-# `np.maximum`, the NaN wins.
+# * Element $(t, b)$ of a tensor is at `X + t * stride0 + b * stride1`. A kernel that builds its
+#   addresses from the strides reads a time-major, transposed or sliced buffer in place.
+# * A scan needs only an associative combine. Steps $y \mapsto \max(r, \gamma y)$ compose too,
+#   with their own identity, and the reset flag selects as it does for affine maps.
+
+# %% [markdown]
+# ## GPU notes
+#
+# <details><summary>On a GPU and in the interpreter: what differs (Triton 3.6 on the GPU)</summary>
+#
+# 1. **A combine passed as an argument.** Triton 3.6's compiler for a GPU accepts a hook passed
+#    as a `tl.constexpr` argument, but it refuses a `tl.associative_scan` combine passed that way
+#    (00c's GPU note 1). The interpreter runs it, so no CPU run shows this.
+# 2. **A −∞ identity and underflow.** With $-\infty$ as the identity's $c$, a tiny $\gamma$ (0.01)
+#    can make $g$ underflow to 0 over a long run. Then $0 \cdot (-\infty)$ is NaN, and the
+#    interpreter prints NumPy's `RuntimeWarning: invalid value encountered in multiply`. In the
+#    interpreter, that NaN never reaches the output: `tl.where` selects it away, and
+#    `tl.maximum`'s default, `propagate_nan=tl.PropagateNan.NONE`, returns the other operand, as
+#    `np.fmax` does. The checks below show this in the interpreter only: Triton's documentation
+#    does not say what `NONE` does with a NaN on a GPU, and the course has not measured it. With
+#    `tl.PropagateNan.ALL`, or with `np.maximum`, the NaN wins.
 #
 # </details>
 
 
 # %% jupyter={"source_hidden": true}
-# Checks: the fold's claims on underflow and tl.maximum's NaN, in the interpreter (CI runs them; skip when reading)
+# Checks: GPU note 2's claims on underflow and tl.maximum's NaN, in the interpreter (CI runs them; skip when reading)
 @triton.jit
 def _max_nan(X, Y, O_NONE, O_ALL):
     i = tl.arange(0, 2)
@@ -256,11 +259,3 @@ _max_nan[(1,)](x_, y_, o_none, o_all)
 assert torch.isnan(o_all).all()  # ALL: the NaN wins
 if os.environ.get("TRITON_INTERPRET") == "1":  # the interpreter's NONE: the other operand, as np.fmax
     assert o_none.tolist() == [-3.0, -3.0]
-
-# %% [markdown]
-# ## What you now know
-#
-# * Element $(t, b)$ of a tensor is at `X + t * stride0 + b * stride1`. A kernel that builds its
-#   addresses from the strides reads a time-major, transposed or sliced buffer in place.
-# * A scan needs only an associative combine. Steps $y \mapsto \max(r, \gamma y)$ compose too,
-#   with their own identity, and the reset flag selects as it does for affine maps.

@@ -98,23 +98,31 @@ print(G)
 # as a reverse scan:
 #
 # * $a_t = \gamma_t\lambda_t$, and $a_t = 0$ where done$_t$ (terminated, truncated, or the window's
-#   last step): the reset, so nothing is carried across an end;
+#   last step): the reset, which **cuts** the carry, so nothing is carried across an end;
 # * $b_t = r_t + [\lnot\text{term}_t]\,\gamma_t w_t V'_t$, where $[\lnot\text{term}_t]$ is 0 at a
 #   termination and 1 elsewhere. $w_t$ is the weight on bootstrapping from $V'_t$. Inside an
 #   episode it is $1-\lambda_t$, and the rest of the weight goes to $G_{t+1}$. At a truncation or
-#   the window's end it is 1, because there is no $G_{t+1}$ to mix in.
+#   the window's end it is 1, because there is no $G_{t+1}$ to mix in. That is the **end form** of
+#   $b_t$: the bootstrap as it is at an episode end, selected by done$_t$.
 #
-# For TD(λ) the window's last step must reset, as
-# [notebook 01](01_discounted_return.ipynb#The-reset-and-the-select-rule) has every estimator do,
-# even when the scan starts from $y_T = 0$. The ordinary $b_t$ bootstraps from $V'_t$ with weight
-# $1-\lambda_t$ only, and leaves the rest of the target to $\lambda_t G_{t+1}$, which the scan adds
-# as $a_t y_{t+1}$. After the window there is no $G_T$ to
-# add. So the last step must take its done form, $w_{T-1} = 1$, a full bootstrap, and the reset
-# is what selects that form.
+# So an episode end changes a step's pair in two separate places: the cut in $a_t$, and the end
+# form in $b_t$. At the window's last step they play different parts, since the scan starts from
+# $y_T = 0$.
+#
+# * **$b_{T-1}$ must take its end form**, $w_{T-1} = 1$, a full bootstrap. The ordinary form
+#   bootstraps from $V'_{T-1}$ with weight $1-\lambda$ only, and leaves the rest of the target,
+#   $\lambda G_T$, to the scan's $a_{T-1} y_T$. After the window there is no $G_T$, and $y_T = 0$
+#   adds nothing. In section 1's example the ordinary form would give $G_2 = 0.5 \cdot 30 = 15$,
+#   where the target is 30.
+# * **$a_{T-1}$ changes no number from $y_T = 0$,** since $a_{T-1} \cdot 0 = 0$, as
+#   [notebook 01's two-step fold](01_discounted_return.ipynb#The-reset-and-the-select-rule) shows.
+#   The course cuts there all the same, as at every episode end, so that a value carried in after
+#   the window, through `rl.linear_scan`'s `initial`, cannot leak into $G_{T-1}$.
 #
 # The exercises below end the window another way. They have no done flag, so they set
-# $\lambda_{T-1} = 0$ at its last step. That gives the same pair: $a_{T-1} = \gamma_{T-1} \cdot 0 = 0$,
-# which the harness takes as its reset, and $w_{T-1} = 1 - 0 = 1$, a full bootstrap.
+# $\lambda_{T-1} = 0$ at its last step. That one setting gives both parts: the cut,
+# $a_{T-1} = \gamma_{T-1} \cdot 0 = 0$, which the harness takes as its reset, and the end form,
+# $w_{T-1} = 1 - 0 = 1$.
 #
 # In NumPy, against the loop:
 
@@ -140,6 +148,20 @@ np.testing.assert_allclose(td_lambda_as_scan(R, NV, 0.95, 0.8, TERM, TRUNC),
                            rtol=1e-12)
 print("prologue + scan + epilogue == the loop")
 
+# %% jupyter={"source_hidden": true}
+# Checks: the window's last step, on section 1's example (CI runs them; skip when reading)
+r3 = torch.zeros(1, 3, device=DEVICE)
+b_end = r3 + torch.tensor([[0.5 * 10.0, 0.5 * 20.0, 30.0]], device=DEVICE)  # w = (0.5, 0.5, 1): b_2 in its end form
+b_ordinary = r3 + torch.tensor([[0.5 * 10.0, 0.5 * 20.0, 0.5 * 30.0]], device=DEVICE)  # b_2 in the ordinary form
+a_cut, a_kept = (torch.tensor([[0.5, 0.5, a2]], device=DEVICE) for a2 in (0.0, 0.5))  # a_2 = 0 (the cut) or gamma lambda
+target = torch.tensor([[17.5, 25.0, 30.0]], device=DEVICE)  # section 1's G
+torch.testing.assert_close(rl.linear_scan(a_cut, b_end, backend=KERNEL), target)
+assert rl.linear_scan(a_cut, b_ordinary, backend=KERNEL)[0, 2] == 15.0  # "the ordinary form would give G_2 = 15"
+torch.testing.assert_close(rl.linear_scan(a_kept, b_end, backend=KERNEL), target)  # from y_T = 0, a_2 changes nothing
+y_after = torch.tensor([100.0], device=DEVICE)  # a value carried in after the window
+torch.testing.assert_close(rl.linear_scan(a_cut, b_end, initial=y_after, backend=KERNEL), target)  # the cut keeps it out
+assert rl.linear_scan(a_kept, b_end, initial=y_after, backend=KERNEL)[0, 2] == 80.0  # without it: 30 + 0.5 * 100
+
 # %% [markdown]
 # ## 3. The kernel's prologue
 #
@@ -153,7 +175,9 @@ print(inspect.getsource(getattr(returns._td_lambda_prologue, "fn", returns._td_l
 
 # %% [markdown]
 # It differs from GAE's prologue in two places. Its `b` has no $-V_t$, and it has the weight
-# `w = tl.where(done, 1.0, 1.0 - lam)`: section 2's $w_t$.
+# `w = tl.where(done, 1.0, 1.0 - lam)`: section 2's $w_t$, which selects the end form of $b$. Its
+# cut is not $a = 0$: it returns $a = \gamma\lambda$ and the flag `done` beside the pair, and the
+# package's scan selects on that flag (notebook 02's appendix).
 #
 # ## 4. Kernel against the loop
 #
@@ -395,13 +419,11 @@ assert slope0_noisy < -10  # with σ_c = 3 the dip is steep enough to see
 # %% [markdown]
 # ## 6. Optional: profile it
 #
-# **Takeaway: as for the return and GAE, the small shapes are host-bound, and the backward's extra
-# wall time is mostly host time.** At 16×128 the forward takes 1.8 µs on the GPU but 41 µs of wall
-# time.
-#
-# The cell prints TD(λ)'s table and chart from the committed H200 run; nothing is measured here.
-# [Notebook 08](08_profiling.ipynb#Reading-the-profile-tables-of-notebooks-01-to-07) says how to
-# read them.
+# **Takeaway: as for the return and GAE, the small shapes are host-bound, with a forward at 16×128
+# that takes 1.8 µs on the GPU but 41 µs of wall time, and most of the backward's extra wall time
+# is host time.** The cell prints TD(λ)'s table and chart from the committed H200 run, and measures
+# nothing; [notebook 08](08_profiling.ipynb#Reading-the-profile-tables-of-notebooks-01-to-07) says
+# how to read them.
 
 # %%
 h200 = profile.committed("td_lambda", missing_ok=True)  # the H200's table and chart, read by name: not measured here
@@ -425,7 +447,7 @@ if h200:
 #
 # * $a_t = \gamma(1-\text{term}_t)\lambda_t$ and
 #   $b_t = r_t + \gamma(1-\text{term}_t)(1-\lambda_t)V(s_{t+1})$.
-# * $\lambda_t = 0$ at the last step (section 2), so the window's bootstrap is all in $b$.
+# * $\lambda_t = 0$ at the last step gives the cut and the end form of $b$ at once (section 2).
 # * The factor $(1-\text{term}_t)$ is a select, since $V(s_{t+1})$ may be NaN behind a termination.
 #
 # Against the package's `td_lambda`:
@@ -636,8 +658,9 @@ exercises.attempt("q_lambda", q_lambda)
 # ## What you now know
 #
 # * The λ-return is one reverse scan, with $a_t = \gamma_t\lambda_t$ and $b_t = r_t + \gamma_t w_t
-#   V'_t$. The weight is $w_t = 1-\lambda_t$ inside an episode, and 1 at its end. After a
-#   termination, $b_t$ has no $V'_t$.
+#   V'_t$. The weight is $w_t = 1-\lambda_t$ inside an episode, and 1 at its end: the end form of
+#   $b_t$, which the window's last step needs even from $y_T = 0$. After a termination, $b_t$ has no
+#   $V'_t$.
 # * At its two ends, λ = 0 gives the one-step TD target $r_t + \gamma V'_t$, and λ = 1 the
 #   discounted return bootstrapped at episode ends. `rl.td_lambda` also takes γ and λ per step.
 # * λ trades the critic's error for the rewards' noise. In section 5's chain, MSE = bias² +

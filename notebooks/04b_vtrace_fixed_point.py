@@ -78,11 +78,53 @@ rng = np.random.default_rng(41)
 # (the fold below derives the series term by term). With $\gamma < 1$ the matrix $I - \gamma C$ is
 # invertible, so the whole correction is 0 in every state exactly where $d$ is: both directions of
 # the condition. Both directions hold in the states that μ visits, the only ones the critic is
-# trained on and reads. They hold in training's finite windows too, where the series stops at the
-# window's end. There the window's last step resets, so its correction is the one-step term
-# $\rho_t\delta_t$ alone. A critic whose mean correction is 0 at every step of the window therefore
-# has $d = 0$.
+# trained on and reads.
 #
+# **In training's windows.** A window of $T$ steps stops the series at its end. The window's last
+# step takes the end form of $b$ ([notebook 04, section 2](04_vtrace.ipynb#2.-Prologue,-scan,-epilogue)),
+# so its correction is the one-step term $\rho_t\delta_t$ alone, and the step $j$ places before the
+# end gets the first $j + 1$ terms. Training does not zero the correction at each position of the
+# window. It zeroes, state by state, the correction averaged over the positions. Where μ's states
+# are equally distributed at every position, as in a stationary rollout, that average is
+#
+# $$\frac{1}{T}\sum_{k=0}^{T-1} (T-k)\,(\gamma C)^k\, d,$$
+#
+# since the $k$-th term reaches the $T-k$ positions that lie at least $k$ steps before the end. The
+# matrix in front of $d$ is invertible, so this average too is 0 exactly where $d = 0$.
+#
+# <details><summary>Details: why that matrix is invertible</summary>
+#
+# Write $X = \gamma C$. Counting the terms by the position they reach,
+# $\sum_{k<T}(T-k)X^k = \sum_{j=1}^{T}(I + X + \dots + X^{j-1}) = \big(T\,I - \sum_{j=1}^{T} X^j\big)(I - X)^{-1}$.
+# $I - X$ is invertible, as above. The rows of $C$ are non-negative and sum to at most 1, so every
+# row of $X^j$ sums to at most $\gamma^j$, and the rows of $\sum_{j=1}^{T} X^j$ sum to at most
+# $\gamma + \dots + \gamma^T < T$. A matrix $T\,I - N$ whose $N$ has such rows is invertible: if
+# $(T\,I - N)x = 0$, the entry of $x$ largest in size, $x_s$, would satisfy
+# $T|x_s| = |(Nx)_s| < T|x_s|$, so $x = 0$.
+#
+# </details>
+
+# %% jupyter={"source_hidden": true}
+# Checks: the windows' matrix, on random traces' matrices (CI runs them; skip when reading)
+def window_matrix(X, T):
+    """sum_k (T - k) X^k, k < T: the k-th term reaches the T - k positions at least k steps before the end."""
+    return sum((T - k) * np.linalg.matrix_power(X, k) for k in range(T))
+
+
+rng_w = np.random.default_rng(0)  # its own generator: the rollouts below draw from rng
+for S, T_w, g_w in ((1, 100, 0.9), (3, 3, 0.5), (5, 100, 0.99), (8, 20, 0.9)):
+    C_w = rng_w.random((S, S)) * rng_w.random((S, 1))
+    C_w /= C_w.sum(1, keepdims=True) / rng_w.uniform(0.5, 1.0, (S, 1))  # non-negative rows, each summing to 0.5..1
+    X_w, I_w = g_w * C_w, np.eye(S)
+    M_w = window_matrix(X_w, T_w)
+    N_w = sum(np.linalg.matrix_power(X_w, j) for j in range(1, T_w + 1))
+    np.testing.assert_allclose(M_w, (T_w * I_w - N_w) @ np.linalg.inv(I_w - X_w), rtol=1e-9, atol=1e-9)  # the identity
+    assert N_w.sum(1).max() <= sum(g_w ** j for j in range(1, T_w + 1)) + 1e-9 < T_w  # rows of N: at most γ + ... + γ^T < T
+    assert np.linalg.svd(M_w, compute_uv=False).min() > 1e-6  # invertible: M d = 0 only at d = 0
+    d_w = rng_w.normal(size=S)
+    np.testing.assert_allclose(np.linalg.solve(M_w, M_w @ d_w), d_w, rtol=1e-6, atol=1e-9)
+
+# %% [markdown]
 # With $\rho = \min(\bar\rho, \pi/\mu)$ the condition, in each state, is
 #
 # $$\sum_u \mu(u)\min(\bar\rho, \tfrac{\pi(u)}{\mu(u)})
@@ -211,8 +253,8 @@ assert np.allclose(w_on / w_on.sum(), pi)  # ... and still pi_rho_bar = pi: the 
 # exercise's checker below reports if you hand it $V^\pi$. The rest is the traces' later terms. In
 # one state each is the one before times $\gamma E_\mu[c_t] = 0.9 \cdot 0.4 = 0.36$, so the whole
 # is $-0.12 / (1 - 0.36) = -0.1875$: section 1's $(I - \gamma C)^{-1} d$, with $C = 0.4$ a number.
-# The cell below computes the three numbers, and checks that the window's last step, which
-# resets, carries the one-step term alone:
+# The cell below computes the three numbers, and checks that the window's last step, in its end
+# form, carries the one-step term alone:
 
 # %%
 v_pi, T_mu = value_of(pi), r_mu.shape[1]
@@ -242,6 +284,7 @@ torch.testing.assert_close(corr_v_pi[:, -1], (rho_mu * (r_mu + g1 * v_pi - v_pi)
 # %% jupyter={"source_hidden": true}
 # Checks: the window of 100 steps, in the fold above (CI runs them; skip when reading)
 in_window = one_step * np.mean((1 - trace ** (T_mu - np.arange(T_mu))) / (1 - trace))  # step t sees T - t terms
+assert abs(in_window - one_step * window_matrix(np.array([[trace]]), T_mu)[0, 0] / T_mu) < 1e-12  # section 1's average
 row_means = corr_v_pi.mean(1)  # one mean per row
 measured, se = float(row_means.mean()), float(row_means.std()) / len(row_means) ** 0.5
 print(f"all terms {all_terms:+.4f}, in a window of {T_mu} steps {in_window:+.4f}; "

@@ -336,30 +336,6 @@ print("bitwise identical across calls")
 # %% [markdown]
 # How many partials there are, and so the order of the additions, never depends on timing. So
 # the same device and the same shape give the same bits, on every run.
-#
-# <details><summary>Details: what sets the order, and how the device can change it</summary>
-#
-# The number of partials depends on the input's shape and on the package's settings
-# (`rltriton_lite.config.Config`). It can also depend on the device. When the kernel also writes
-# one value per element, as with `reduction="none"`, a GPU cuts the tiles smaller until there are
-# enough programs to keep it busy, while the interpreter on a CPU keeps them wide
-# (`_reduce._min_programs`). So with `reduction="none"` the statistics summed beside the
-# per-element losses, such as `approx_kl`, are added in another order on a GPU than on a CPU, and
-# their last bits can differ. The mean and the sum, which write no per-element output, are tiled
-# the same way on every device.
-#
-# </details>
-
-# %% jupyter={"source_hidden": true}
-# Checks: the claims above, read off the planner (CI runs them; skip when reading)
-from rltriton_lite import config  # noqa: E402
-
-_cfg, _gpu = config.current(), torch.device("cuda")  # planning for a GPU needs no GPU
-_sum_plan = [_reduce._partials_config(4096, 128, False, _cfg, d) for d in (torch.device("cpu"), _gpu)]
-assert _sum_plan[0] == _sum_plan[1]  # "the mean and the sum are tiled the same way on every device"
-if _reduce.interpreted_on(torch.device("cpu")):  # the interpreter runs here: "it keeps them wide"
-    _none_plan = [_reduce._partials_config(4096, 128, True, _cfg, d) for d in (torch.device("cpu"), _gpu)]
-    assert _none_plan[0][0] > _none_plan[1][0]  # reduction="none": more rows per tile on the CPU
 
 # %% [markdown]
 # ## 4. The kernel's elementwise hook
@@ -566,13 +542,10 @@ print(f"3 x 1000: relative error {long_err:.1e}")
 # ## 6. Optional: profile it
 #
 # **Takeaway: with its backward, the eager formula takes at least 7.5× the fused loss's GPU time,
-# yet most of the fused loss's wall time is host work.**
-#
-# The cell prints the six rows of the committed H200 run that this line quotes; nothing is measured
-# here. They are ours and the eager formula's, `fwd+bwd`, at the three shapes where the eager
-# formula was timed. The columns are defined in [notebook 08](08_profiling.ipynb#Reading-the-profile-tables-of-notebooks-01-to-07).
-# The table's wall times are single timings, so the line under it gives the wall-time ratio from
-# paired rounds on an H100 instead: [notebook 09, section 4](09_benchmarks.ipynb#4.-Fused-losses-against-their-eager-formulas).
+# yet most of the fused loss's wall time is host work.** The table is the committed H200 run's
+# (notebook 08 defines its columns); the line under it is the wall-clock ratio from paired rounds,
+# which [notebook 09, section 4](09_benchmarks.ipynb#4.-Fused-losses-against-their-eager-formulas)
+# reads in full.
 
 # %%
 RUN, RES, h200 = profile.committed_or_empty("ppo")  # every row of PPO's loss in the committed H200 run

@@ -520,17 +520,12 @@ assert profile.rollout_error("sac", 3, 1000, DEVICE) < 1e-5  # 3 × 1,000 steps:
 # ## 5. Optional: profile it
 #
 # **Takeaway: with its backward, the eager formula takes at least 5.2× the benchmarked call's GPU
-# time, yet most of that call's wall time is host work.**
-#
-# The benchmark calls `rl.sac_targets` without `lambda_`: it times the λ = 0 target, section 3's
-# elementwise kernel, not the λ-return scan this notebook builds. The cell prints seven rows of the
-# committed H200 run; nothing is measured here. Six of them are ours and the eager formula's,
-# `fwd+bwd`, at the three shapes where the eager formula was timed. The seventh is our forward at
-# 64×16384. There, forward and with the backward, our % floor passes 100 %, because the bytes sit
-# in the L2 cache (notebook 14, section 4). The columns are defined in
-# [notebook 08](08_profiling.ipynb#Reading-the-profile-tables-of-notebooks-01-to-07).
-# The table's wall times are single timings, so the line under it gives the wall-time ratio from
-# paired rounds on an H100 instead: [notebook 09, section 4](09_benchmarks.ipynb#4.-Fused-losses-against-their-eager-formulas).
+# time, yet most of that call's wall time is host work.** The benchmark times the λ = 0 target,
+# section 3's elementwise kernel, not the λ-return scan. At 64×16384 our rows pass 100 % of the
+# floor, because the bytes sit in the L2 cache. The table is the committed H200 run's (notebook 08
+# defines its columns); the line under it is the wall-clock ratio from paired rounds, which
+# [notebook 09, section 4](09_benchmarks.ipynb#4.-Fused-losses-against-their-eager-formulas)
+# reads in full.
 
 # %%
 RUN, RES, h200 = profile.committed_or_empty("sac")  # every row of SAC's target in the committed H200 run

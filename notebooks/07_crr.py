@@ -395,14 +395,10 @@ assert profile.rollout_error("crr", 3, 1000, DEVICE) < 1e-5  # 3 × 1,000 steps:
 #
 # **Takeaway: with its backward, the eager formula takes at least 2.8× the fused loss's GPU time,
 # yet most of the fused loss's wall time is host work, and on the wall clock the eager formula is
-# faster.**
-#
-# The cell prints the six rows of the committed H200 run that this line quotes; nothing is measured
-# here. They are ours and the eager formula's, `fwd+bwd`, at the three shapes where the eager
-# formula was timed. The columns are defined in [notebook 08](08_profiling.ipynb#Reading-the-profile-tables-of-notebooks-01-to-07).
-# The table's wall times are single timings, so the line under it gives the wall-time ratio from
-# paired rounds on an H100 instead: [notebook 09, section 4](09_benchmarks.ipynb#4.-Fused-losses-against-their-eager-formulas),
-# which also says why the eager formula wins there.
+# faster.** The table is the committed H200 run's (notebook 08 defines its columns); the line under
+# it is the wall-clock ratio from paired rounds, which
+# [notebook 09, section 4](09_benchmarks.ipynb#4.-Fused-losses-against-their-eager-formulas)
+# reads in full, with why the eager formula wins.
 
 # %%
 RUN, RES, h200 = profile.committed_or_empty("crr")  # every row of CRR's loss in the committed H200 run

@@ -18,7 +18,8 @@
 #
 # * **You will learn:** to count the memory floor by hand; how GPU time differs from wall time;
 #   what a CUDA graph removes from a call, and that the package's calls trace into the one graph
-#   that `torch.compile(mode="reduce-overhead")` needs; what a CPU can measure.
+#   that `torch.compile(mode="reduce-overhead")` needs; what a CPU can measure, with an op counter
+#   and `torch.profiler`.
 #
 # * **Time:** 1.25–2 h for the reading and the two checked exercises; 2.5–3.5 h with the open
 #   questions.
@@ -49,27 +50,8 @@
 # **predict with the model first**, then read one measured figure. Section 5 measures for real,
 # on your CPU.
 #
-# Each claim below quotes one figure from one committed file in `benchmarks/results/`. Every file
-# but one comes from an H200; the paired loss probe of section 3 comes from an H100. The fold below
-# names the files; you can skip it on a first reading.
-#
-# <details><summary>Details: where the figures come from</summary>
-#
-# | source | card | what this notebook reads from it |
-# | --- | --- | --- |
-# | **benchmark run** (`H200-2026-12-06.json`, `RES` below) | H200 | every call at four shapes, GPU and wall time: most figures |
-# | **replay probe** (`checks/H200-2026-12-06-graph-replay.txt`) | H200, same session | GAE's call eager and as a CUDA graph (section 4) |
-# | **paired loss probe** (`checks/H100-2026-12-06-loss-wall.txt`) | **H100** | PPO's loss against its eager formula, in 15 paired rounds (section 3) |
-# | **wall probe** (`H200-2026-12-06-wall.txt`) | H200, same session | the wall time of one plain PyTorch op |
-# | **previous sweep** (`H200-2026-11-30d.json`, `FULL` below) | H200, older code | bfloat16 (open question 2) |
-#
-# The replay probe's script is `tools/graph_replay_probe.py`; its output's name is
-# `profile.COMMITTED_REPLAY`. The paired loss probe's script is `tools/wall_probe.py --losses`.
-# Where two files timed the same call, this notebook quotes one. The appendix,
-# [notebook 14](14_appendix_data.ipynb), lists every file of the course. It also gives the package's commit and the versions of torch and Triton on those cards,
-# beside the ones `requirements.txt` pins.
-#
-# </details>
+# Each GPU figure below is read from a committed file in `benchmarks/results/`. The box "Sources
+# and caveats" at the end of the notebook says which file and which card each one comes from.
 #
 # On a CPU, Triton runs only in its interpreter, whose time means nothing: the kernels are
 # checked, not timed.
@@ -182,13 +164,6 @@ print(f"PPO: {B * T * ppo_bytes / 1e6:.1f} MB → {ppo_floor_ms * 1e3:.1f} µs")
 # * host $\approx 23$ µs is the wall time of the lightest forward call at 16×128 and 4096×128,
 #   where the kernel hides behind the host. Most calls take more than this lightest one.
 #
-# <details><summary>Details: the host constant in the run</summary>
-#
-# The lightest forward call at those shapes reads 22.5 µs in the benchmark run. At 16×128 the
-# calls take up to 78 µs.
-#
-# </details>
-#
 # Three constants and a byte count: sections 2–4 test this model against the H200's figures, and
 # find where it breaks.
 
@@ -214,18 +189,6 @@ def against(prediction, measured, what, model=None):
 
 # %% jupyter={"source_hidden": true}
 # Checks: the claims above, on the committed run (CI runs them; skip when reading)
-# "Where the figures come from": the five files by name, each one's card (and the sweep's date), as it says itself
-assert (profile.COMMITTED_RUN, profile.COMMITTED_WALL, profile.COMMITTED_REPLAY, profile.COMMITTED_LOSS_WALL,
-        profile.COMMITTED_SWEEP) == ("H200-2026-12-06", "H200-2026-12-06-wall.txt", "checks/H200-2026-12-06-graph-replay.txt",
-                                     "checks/H100-2026-12-06-loss-wall.txt", "H200-2026-11-30d")
-_head = {f: open(os.path.join(RESULTS, f), encoding="utf-8").read(400)  # the first lines: card, date, method
-         for f in (profile.COMMITTED_WALL, profile.COMMITTED_REPLAY, profile.COMMITTED_LOSS_WALL)}
-assert RES["gpu"] == FULL["gpu"] == "NVIDIA H200" and (RES["date"], FULL["date"]) == ("2026-12-06", "2026-11-30")
-assert _head[profile.COMMITTED_WALL].startswith("# NVIDIA H200, 2026-12-06")
-assert _head[profile.COMMITTED_REPLAY].startswith("# NVIDIA H200")
-assert _head[profile.COMMITTED_LOSS_WALL].startswith("# NVIDIA H100") and "15 interleaved rounds" in _head[profile.COMMITTED_LOSS_WALL]
-assert {(r["B"], r["T"]) for r in RES["rows"]} == {(16, 128), (4096, 128), (64, 16384), (16384, 1024)}  # "four shapes"
-assert "bfloat16" in {r["dtype"] for r in FULL["rows"]}  # the sweep's bfloat16 rows (open question 2)
 ALGS = list(profile.ops()) + ["linear_scan"]
 smallest = [row(RES, a, 16, 128) for a in ALGS]
 assert 1 < min(1e3 * r["kernel_ms"] for r in smallest) < T0_US < max(1e3 * r["kernel_ms"] for r in smallest) < 4
@@ -308,8 +271,7 @@ assert round(gae_floor_ms * 1e3) == 67 and T0_US < gae_floor_ms * 1e3 / 30  # "2
 # **Question: at the shapes RL code uses, where does a call's time go?** RL shapes are small: 4096
 # environments × 128 steps, 16 × 128, or a few long rollouts (64 × 16384). There the kernel takes a
 # few µs. But a Python call also pays the host's work: argument checks, the Triton launcher, the
-# allocator, the CUDA launch. This section's figures come from the H200, except the paired ratio
-# at its end, which comes from an H100.
+# allocator, the CUDA launch.
 #
 # **Three labels**, one definition for the whole course. Divide a call's wall time by its GPU time:
 #
@@ -402,7 +364,7 @@ print(profile.table(shape_table, digits=3))
 # * The run's wall time is 28.1 µs, because GAE's call does more host work than the lightest call
 #   the model's 23 µs stands for.
 # * The run's GPU time is 3.3 µs: GAE's 8.9 MB fit in the 60 MiB L2 cache, which back-to-back
-#   replays do not flush (section 4's fold).
+#   replays do not flush ("Sources and caveats", at the end).
 #
 # </details>
 #
@@ -466,27 +428,20 @@ print(f"the eager formula's time ÷ ours within a round: median {median_x:.2f}, 
 # round, the eager formula took 1.58× our wall time. The host's drift cannot explain that. In the
 # round with the highest ratio it took 2.29× our wall time.
 #
-# **Where no paired rounds exist: the noise rule.** Two timings that were not paired settle which
-# call is faster only when they are more than 2.2× apart: 2.2× is the most that one call's two
-# timings drifted within the committed session, timed once in the benchmark run and once in the
-# wall probe, minutes apart. A smaller gap is **within the noise**: those timings cannot tell
-# which call is faster, which is not the same as a tie.
-#
-# <details><summary>Details: a call timed more than once, and where the 2.2× comes from</summary>
-#
-# * Where a call was timed more than once, its timings form a range. Compare the nearest ends of
-#   the two ranges: the top of the faster-looking call's range and the bottom of the other's.
-# * Between separate runs of the benchmark the same call's wall time moved up to 2.9×: use that
-#   bound when you set a committed wall time beside your own.
-# * [Notebook 14](14_appendix_data.ipynb), an optional appendix, derives both bounds and applies
-#   the rule to a worked case.
-#
-# </details>
+# **Where no paired rounds exist: the noise rule, a rule of thumb.** In the committed data, one
+# call timed twice in the same session, minutes apart, read at most 2.2× apart. So the course
+# treats two timings that were not paired as **within the noise** when they are at most 2.2×
+# apart: they cannot tell which call is faster, which is not the same as a tie. The 2.2× is the
+# largest drift seen in this data, not a law. Another host, or another session, drifts by a
+# different amount (between separate runs of this benchmark, up to 2.9×), so measure your own
+# drift before you lean on it. The box "Sources and caveats" at the end says where the 2.2× comes
+# from.
 
 # %% jupyter={"source_hidden": true}
 # Checks: the paired ratio, on the paired loss probe (CI runs them; skip when reading)
 _loss_text = open(os.path.join(RESULTS, profile.COMMITTED_LOSS_WALL), encoding="utf-8").read()
 assert _loss_text.startswith("# NVIDIA H100") and "the order reversed every other round" in _loss_text.splitlines()[0]  # "alternates"
+assert "15 interleaved rounds" in _loss_text[:400]  # "15 rounds in all"
 assert [round(x, 2) for x in (lowest_x, highest_x)] == [1.58, 2.29]  # "its closest round, 1.58×", "the highest, 2.29×"
 assert lowest_x > 1  # "ours was faster in every round"
 # the noise rule's 2.2×: the most one call's two wall timings of the session differ (the benchmark run, the wall probe)
@@ -499,8 +454,7 @@ with open(os.path.join(os.path.dirname(os.path.dirname(RESULTS)), "docs", "DESIG
 # %% [markdown]
 # ## 4. Taking the host out: CUDA graphs and `torch.compile(mode="reduce-overhead")`
 #
-# **Question: how do you take the host's share out of a call, and what does that cost?** This
-# section's figures all come from the H200: the benchmark run and the replay probe.
+# **Question: how do you take the host's share out of a call, and what does that cost?**
 #
 # **A CUDA graph** records the kernels a region launches, once (`torch.cuda.graph(g)`). Then
 # `g.replay()` resubmits them all with one driver call: no Python, no checks, no allocator. The
@@ -555,15 +509,6 @@ against(my_removed_pct, removed["gae"], "GAE 4096×128, % of the call a graph re
 #
 # </details>
 #
-# <details><summary>Details: Caution: small shapes sit in L2</summary>
-#
-# Replays run back to back without flushing the L2 cache. On the committed runs' card it holds
-# 60 MiB: `torch.cuda.get_device_properties(0).L2_cache_size` read 62,914,560 bytes there. Small
-# inputs fit in it. So small shapes' GPU times are best cases. Only the big shape's % floor
-# measures memory bandwidth. SAC at 64×16384 even "beats" its DRAM floor.
-#
-# </details>
-#
 # **`torch.compile(mode="reduce-overhead")`** captures for you. It fuses the torch ops around our
 # kernels, records CUDA graphs and replays them for the same shapes. The region must trace into
 # one graph. This package's functions are `torch.library` custom ops, so `fullgraph=True` passes.
@@ -598,11 +543,8 @@ assert {"rltriton_lite.gae.default", "rltriton_lite.ppo_clip_loss.default"} <= s
 assert all(removed[a] > 85 for a in ALGORITHMS)  # "over 85 % for every algorithm"
 assert abs(model_removed - removed["gae"]) < 5  # "about what the model predicted"
 assert [round(model_removed), round(removed["gae"])] == [85, 88] and model_removed < removed["gae"]  # "a little more than the model"
-assert replay_text.startswith("# NVIDIA H200")  # "This section's figures all come from the H200"
 assert replay[4096, 128] == [25.9, 4.5, 3.2]  # the probe's own printout: eager, a graph of one call, one of 100
 assert replay_hundred < replay_one < replay_eager  # "a graph of one call removes less": each replay is a launch
-sac_long = row(RES, "sac", 64, 16384)
-assert sac_long["bytes"] < 60 * 2**20 and sac_long["kernel_ms"] < sac_long["floor_ms"]  # in L2, "beats" its floor
 
 # %% [markdown]
 # ### Reading the profile tables of notebooks 01 to 07
@@ -801,6 +743,49 @@ assert [math.ceil(math.log2(t)) for t in (128, 2048)] == [7, 11]  # "7 at T = 12
 assert scan_growth == counts[1] / counts[0] and round(scan_growth, 1) == 1.4 and 1 < scan_growth < 11 / 7  # "1.4×"
 assert all(r["torch path ops"] < r["loop ops"] / 5 for r in op_rows)
 assert loop_h200["full_call_us"] > 400 * ours_h200["full_call_us"]  # "over 400× our call"
+
+# %% [markdown]
+# ### The same two calls under `torch.profiler`
+#
+# `CountOps` is a dozen lines written for this notebook. PyTorch ships a general tool,
+# `torch.profiler`: inside its `with` block it records every op that runs, with its CPU time and
+# its number of calls, and `prof.key_averages().table(...)` sums them by op. The next cell profiles
+# three calls of each code at CleanRL's default, 128×4. It prints the eight ops with the most
+# **self CPU time**, an op's own time without the ops it calls.
+
+# %%
+from torch.profiler import ProfilerActivity  # noqa: E402
+from torch.profiler import profile as torch_profile  # noqa: E402
+
+PROFILED_CALLS = 3
+profiled = {}  # code -> {aten op: calls}
+for who, fn in [("CleanRL's loop", cleanrl_gae), ("rl.gae (the PyTorch path)", package_gae)]:
+    fn(*rollouts[128, 4])  # a warm-up call, outside the profile
+    with torch_profile(activities=[ProfilerActivity.CPU]) as prof:
+        for _ in range(PROFILED_CALLS):
+            fn(*rollouts[128, 4])
+    averages = prof.key_averages()
+    profiled[who] = {e.key: e.count for e in averages if e.key.startswith("aten::")}
+    print(f"{who}, {PROFILED_CALLS} calls at 128×4: {len(profiled[who])} kinds of aten op, "
+          f"{sum(profiled[who].values())} calls")
+    print(averages.table(sort_by="self_cpu_time_total", row_limit=8))
+
+# %% [markdown]
+# **Finding:** the profiler tells the op counts' story with times attached. The loop's table is a
+# few kinds of tiny op, indexing (`select`) and arithmetic, each run hundreds of times per call.
+# `rl.gae` runs more kinds of op (the scan's `where`, `cat` and padding), but less than a fifth as
+# many calls. The profiler counts more calls than `CountOps` did, because it also records the ops
+# that run inside other ops. The times in the tables are this machine's; the counts are the same
+# on every machine.
+
+# %% jupyter={"source_hidden": true}
+# Checks: the profiler's counts (CI runs them; skip when reading)
+_loop_p, _scan_p = profiled["CleanRL's loop"], profiled["rl.gae (the PyTorch path)"]
+assert sum(_loop_p.values()) > 5 * sum(_scan_p.values())  # "less than a fifth as many calls"
+assert len(_scan_p) > len(_loop_p)  # "rl.gae runs more kinds of op"
+assert {"aten::where", "aten::cat"} <= set(_scan_p) and not {"aten::where", "aten::cat"} & set(_loop_p)
+assert _loop_p["aten::select"] > 4 * 128 * PROFILED_CALLS  # "hundreds of times per call": about five per step
+assert sum(_loop_p.values()) > PROFILED_CALLS * op_rows[0]["loop ops"]  # "more calls than CountOps"
 
 # %% [markdown]
 # **End of the minimum path.** Go to the exercises `vtrace_floor_bytes` and `lean_gae_loop` under
@@ -1027,11 +1012,12 @@ exercises.attempt("lean_gae_loop", lean_gae_loop)
 #   one graph it needs (its timing is not in the committed data).
 # * **Paired comparison.** Wall time drifts with the host's load. To compare two calls, time both
 #   in the same rounds and divide within each round: a call faster in every round is faster,
-#   whatever the drift (section 3's PPO example). Two timings that are not paired settle which call
-#   is faster only when they are more than 2.2× apart (the noise rule); a smaller gap is within the
-#   noise.
+#   whatever the drift (section 3's PPO example). Where timings are not paired, the course's rule
+#   of thumb from the committed data calls a gap of at most 2.2× within the noise; on another host,
+#   measure your own drift.
 # * **On a CPU** the kernels are checked, not timed. The real timing is the PyTorch path against
 #   CleanRL's loop, whose cost grows with T: 15 ops per step, each with a fixed cost.
+#   `torch.profiler` lists those ops by name, with their calls and their CPU time.
 
 # %% [markdown]
 # > **Further reading** (the two appendix notebooks)
@@ -1043,3 +1029,64 @@ exercises.attempt("lean_gae_loop", lean_gae_loop)
 # >   run's 64×16384 rows).
 # > * **Notebook 13, section 5:** the time split of long rows, and why the package splits only where
 # >   the wall time gains.
+
+# %% [markdown]
+# <details><summary><b>Sources and caveats</b>: the files and their cards, the host constant, the noise rule's 2.2×, small shapes in L2</summary>
+#
+# **The files.** All five sit in `benchmarks/results/`. Every figure is from the H200 except section
+# 3's paired ratio, from an H100; no figure of one card enters a calculation with one of the other.
+#
+# | source | card | what this notebook reads from it |
+# | --- | --- | --- |
+# | **benchmark run** (`H200-2026-12-06.json`, `RES`) | H200 | every call at four shapes, GPU and wall time: most figures |
+# | **replay probe** (`checks/H200-2026-12-06-graph-replay.txt`) | H200, same session | GAE's call eager and as a CUDA graph (section 4) |
+# | **paired loss probe** (`checks/H100-2026-12-06-loss-wall.txt`) | **H100** | PPO's loss against its eager formula, in 15 paired rounds (section 3) |
+# | **wall probe** (`H200-2026-12-06-wall.txt`) | H200, same session | one plain `torch.add` (section 3), and each call's second timing (below) |
+# | **previous sweep** (`H200-2026-11-30d.json`, `FULL`) | H200, older code | bfloat16 (open question 2) |
+#
+# The replay probe's script is `tools/graph_replay_probe.py`, and the paired loss probe's is
+# `tools/wall_probe.py --losses`. Where two files timed the same call, the notebook quotes one.
+# [Notebook 14](14_appendix_data.ipynb) lists every file of the course, with the package's commit
+# and the versions of torch and Triton on those cards.
+#
+# **The host constant.** The model's 23 µs rounds the lightest forward call at 16×128 and
+# 4096×128, which reads 22.5 µs in the benchmark run. At 16×128 the calls take up to 78 µs.
+#
+# **Where the 2.2× comes from.** The benchmark run and the wall probe each timed our 8 calls at
+# three shapes, forward and with the backward, in the same session: 48 pairs of timings of one
+# call. The pair furthest apart reads 2.24×, written 2.2×: CRR's loss with its backward at
+# 64×16384, 741 µs in the benchmark run and 331 µs in the wall probe. Where a call was timed more
+# than once, its timings form a range, and the rule compares the nearest ends of two ranges.
+# Between separate runs of the benchmark the same call's wall time moved up to 2.9×: use that
+# bound when you set a committed wall time beside your own.
+#
+# **Small shapes sit in L2.** Replays run back to back without flushing the L2 cache. On the
+# committed runs' card it holds 60 MiB: `torch.cuda.get_device_properties(0).L2_cache_size` read
+# 62,914,560 bytes there. Small inputs fit in it, so small shapes' GPU times are best cases, and
+# only the big shape's % floor measures memory bandwidth. SAC at 64×16384 even "beats" its DRAM
+# floor.
+#
+# </details>
+
+# %% jupyter={"source_hidden": true}
+# Checks: the box "Sources and caveats", on the committed files (CI runs them; skip when reading)
+# the five files by name, each one's card (and the sweep's date), as it says itself
+assert (profile.COMMITTED_RUN, profile.COMMITTED_WALL, profile.COMMITTED_REPLAY, profile.COMMITTED_LOSS_WALL,
+        profile.COMMITTED_SWEEP) == ("H200-2026-12-06", "H200-2026-12-06-wall.txt", "checks/H200-2026-12-06-graph-replay.txt",
+                                     "checks/H100-2026-12-06-loss-wall.txt", "H200-2026-11-30d")
+_head = {f: open(os.path.join(RESULTS, f), encoding="utf-8").read(400)  # the first lines: card, date, method
+         for f in (profile.COMMITTED_WALL, profile.COMMITTED_REPLAY, profile.COMMITTED_LOSS_WALL)}
+assert RES["gpu"] == FULL["gpu"] == "NVIDIA H200" and (RES["date"], FULL["date"]) == ("2026-12-06", "2026-11-30")
+assert _head[profile.COMMITTED_WALL].startswith("# NVIDIA H200, 2026-12-06")
+assert _head[profile.COMMITTED_REPLAY].startswith("# NVIDIA H200")
+assert _head[profile.COMMITTED_LOSS_WALL].startswith("# NVIDIA H100") and "15 interleaved rounds" in _head[profile.COMMITTED_LOSS_WALL]
+assert {(r["B"], r["T"]) for r in RES["rows"]} == {(16, 128), (4096, 128), (64, 16384), (16384, 1024)}  # "four shapes"
+assert "bfloat16" in {r["dtype"] for r in FULL["rows"]}  # the sweep's bfloat16 rows (open question 2)
+# the 2.2×: 48 pairs (our 8 calls, 3 shapes, 2 passes), the furthest apart CRR's with its backward at 64×16384
+assert len(ALGS) == 8 and len(_twice) == 48
+_far = max(_twice, key=lambda k: max(_twice[k]) / min(_twice[k]))
+assert _far == ("crr", (64, 16384), "fwd+bwd") and round(max(_twice[_far]) / min(_twice[_far]), 2) == 2.24
+assert [round(x) for x in _twice[_far]] == [741, 331]  # "741 µs in the benchmark run and 331 µs in the wall probe"
+# small shapes in L2: SAC at 64×16384 fits in 60 MiB and "beats" its floor
+sac_long = row(RES, "sac", 64, 16384)
+assert sac_long["bytes"] < 60 * 2**20 and sac_long["kernel_ms"] < sac_long["floor_ms"]

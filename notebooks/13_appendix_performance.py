@@ -16,41 +16,41 @@
 # %% [markdown]
 # # 13 — Appendix: what makes the scan fast (optional)
 #
-# * **You will learn:** what makes a memory-bound kernel fast. First three basics: coalesced loads
-#   and 32-byte sectors, bytes in flight, enough programs. Then the package's tricks: vectors,
-#   shuffles, aligned loads, tiles and the time split, and what its compiled code shows. Timing
-#   your own kernel on a GPU is the next notebook, 13b, the GPU lab.
+# * **You will learn:** what makes a memory-bound kernel fast, and how the package's kernel does it.
+#   Timing your own kernel on a GPU is the next notebook, 13b, the GPU lab.
 #
 # * **Time:** 1–1.5 h for the reading and the two checked exercises, `warp_sectors` and
-#   `tiled_scan`; 2.5–3.5 h with the open questions. Optional.
+#   `tiled_scan`; 2.5–3.5 h with the open questions. Optional: nothing in notebooks 01–09 needs it.
 #
 # * **Needs:** notebooks 00c, 00d (its `strided_scan`, in section 0.1) and 08. A GPU only for
 #   open questions 1 and 3.
 #
-# * **Minimum path:** sections 0, 1 and 5, then the first checked exercise, `warp_sectors` (it
-#   needs section 0.1). Sections 2–4 and 6 can wait, and with them the second checked exercise,
-#   `tiled_scan` (it needs section 4), and the open questions.
+# * **Minimum path:** Part 1, the primer (section 0), and its exercise, `warp_sectors`. Part 1 gives
+#   three rules for any memory-bound kernel: use every byte of a sector, keep enough bytes in
+#   flight, launch enough programs. You can stop there. Part 2 (sections 1–6) goes inside the
+#   package: vectors, a reverse scan laid out forwards, aligned loads, tiles and the time split,
+#   with the exercise `tiled_scan`. The GPU lab, 13b, needs Part 1 and section 4.
 #
 # **The question of this appendix:** your kernels from notebooks 00b and 00c compute the same
-# numbers as the package's kernel, so why is the package's faster? **The answer in one sentence:**
-# it keeps enough bytes on their way from memory at every moment, and wastes none of the bytes it
-# fetches. On an H200, at 16384×1024 (forward), its scans run at about 79–93 % of the memory floor
-# (notebook 08, section 2). Nothing in notebooks 01–09 depends on this appendix; notebook 13b, the
-# GPU lab, builds on its sections 0 and 4.
+# numbers as the package's kernel, so why is the package's faster? **The answer:** it keeps enough
+# bytes on their way from memory at every moment, and wastes none of the bytes it fetches. On an
+# H200, at 16384×1024 (forward), its scans run at about 79–93 % of the memory floor (notebook 08,
+# section 2).
 #
 # These kernels do a few flops per byte they move, so they are **memory-bound**: memory, not
-# arithmetic, sets their time. The fastest possible run reads each input once and writes each
-# output once at the GPU's copy bandwidth: the *floor* (notebook 08). Each section below opens with
-# its question and a one-sentence answer, then gives the evidence. New words are in the glossary,
-# [`GLOSSARY.md`](GLOSSARY.md).
+# arithmetic, sets their time. Their *floor* (notebook 08) is the time to read each input once and
+# write each output once at the GPU's copy bandwidth. Each section opens with its question and a
+# one-sentence answer. Where it quotes figures, a folded **Sources** box at its end says where they
+# come from; you can skip these boxes. New words are in the glossary, [`GLOSSARY.md`](GLOSSARY.md).
 #
-# <details><summary>Details: where the GPU numbers come from</summary>
+# <details><summary>Sources</summary>
 #
 # Every GPU figure here was measured on an NVIDIA H200 with torch 2.11 and Triton 3.6
 # (`requirements.txt` pins newer versions), so what it says of compiled code is what Triton 3.6
 # did. Most figures come from the committed run, `benchmarks/results/H200-2026-12-06.json`
 # (`profile.COMMITTED_RUN`). The rest come from `docs/DESIGN.md`, "Decisions": each was measured on
-# the code of its day, so compare it only with the figures of the same entry.
+# the code of its day, so compare it only with the figures of the same entry. The folded `# Checks`
+# cells compare the quoted figures with the files they come from.
 #
 # </details>
 
@@ -94,12 +94,15 @@ with open(os.path.join(ROOT, "docs", "DESIGN.md"), encoding="utf-8") as f:
     design = " ".join(f.read().split())  # one line: the figures as the design document states them, checked below
 
 # %% [markdown]
+# # Part 1: the primer
+#
+# Its exercise, `warp_sectors`, is the first of the Exercises at the end.
+#
 # ## 0. A primer: what makes a memory-bound kernel fast
 #
 # **The question:** your kernels in notebooks 00b and 00c are correct, but are they fast? **The
-# answer:** a memory-bound kernel is fast when every load uses the bytes it fetches (0.1), when
-# enough bytes are on their way at every moment (0.2), and when there are enough programs to keep
-# every processor busy (0.3). First, some words.
+# answer:** only if every load uses the bytes it fetches (0.1), enough bytes are on their way at
+# every moment (0.2), and enough programs keep every processor busy (0.3). First, some words.
 #
 # * A GPU is made of **streaming multiprocessors** (SMs), its processors. An H200 has 132.
 # * Each program of a launch runs on one SM, as one or more **warps**. A warp is 32 threads, its
@@ -111,20 +114,15 @@ with open(os.path.join(ROOT, "docs", "DESIGN.md"), encoding="utf-8") as f:
 # **The question:** what does one load of a warp cost? **The answer:** it costs the 32-byte
 # sectors it touches, so adjacent lanes should read adjacent addresses.
 #
-# The hardware collects the 32 lanes' addresses and fetches the **sectors** that hold them: aligned
-# 32-byte pieces of memory. Each sector is fetched once, however many lanes read from it. When
-# adjacent lanes read adjacent addresses, the load is **coalesced**: 32 lanes × 4 bytes = 128 bytes
-# = 4 sectors, and every fetched byte is used.
+# The hardware fetches the **sectors** that hold the 32 lanes' addresses: aligned 32-byte pieces of
+# memory, each fetched once however many lanes read from it. When adjacent lanes read adjacent
+# addresses, the load is **coalesced**: 32 lanes × 4 bytes = 128 bytes = 4 sectors, every byte used.
 #
-# Now take a rollout stored **time-major**, `(T, B)`, and scan it with one program per environment,
-# as your `strided_scan` in 00d does. The lanes then hold consecutive steps of one environment,
-# which lie `B` elements apart. Once `B` ≥ 8, each lane lands in a sector of its own: 32 sectors
-# fetched for 128 bytes used. Lanes that read neighbouring *environments* at one step are adjacent
-# again.
-#
-# The count in NumPy, with byte addresses from the start of the buffer. A float32 element starts at
-# a multiple of 4, so its 4 bytes never cross a sector, and a lane's sector is just `address // 32`.
-# (The rule is NVIDIA's: *CUDA C++ Best Practices Guide*, "Coalesced Access to Global Memory".)
+# Now scan a **time-major** rollout, `(T, B)`, with one program per environment, as your
+# `strided_scan` in 00d does. The lanes then hold consecutive steps of one environment, `B`
+# elements apart, and once `B` ≥ 8 each lane lands in a sector of its own: 32 sectors fetched for
+# 128 bytes used. The count in NumPy, with byte addresses from the buffer's start; a float32 never
+# crosses a sector, so a lane's sector is `address // 32`.
 
 # %%
 SECTOR = 32  # bytes
@@ -148,17 +146,22 @@ assert [t["sectors"] for t in sector_table] == [4, 32, 4]
 assert [t["% used"] for t in sector_table] == [100, 12.5, 100]  # strided: 8 times the traffic
 
 # %% [markdown]
-# Read along time, the warp fetches 8 times the bytes it uses. Caches soften this only when other
-# programs happen to read the rest of the same sectors soon after, and nothing guarantees that. This
-# is why the package's tile for a time-major buffer spans up to 64 rows (`Config.time_major_tile`):
-# its lanes read neighbouring environments at each step.
+# Read along time, the warp fetches 8 times the bytes it uses, and caches help only if other
+# programs happen to read the rest of those sectors soon after. So the package's tile for a
+# time-major buffer spans up to 64 rows (`Config.time_major_tile`): its lanes read neighbouring
+# environments at each step, as in the table's last row.
 #
-# A lane can also load up to 16 bytes in one instruction: a **vector** of 4 float32 steps
-# (section 1). Then 32 lanes × 16 bytes = 512 bytes = 16 sectors, all used, in one instruction
-# instead of four. But a vector load must start at a multiple of 16 bytes: it must be *aligned*.
-# `values[t+1]` starts 4 bytes later, so the compiler would issue four 4-byte loads instead
-# (section 3), spread over one more sector. Counting sectors for loads that may cross a sector
-# boundary is this notebook's first checked exercise, `warp_sectors`.
+# A lane can also load 16 bytes in one instruction: a **vector** of 4 float32 steps (section 1).
+# Then 32 lanes fetch 16 sectors, all used, in one instruction instead of four. But a vector load
+# must start at a multiple of 16 bytes: it must be *aligned*. `values[t+1]` starts 4 bytes later, so
+# the compiler would issue four 4-byte loads instead (section 3). Counting sectors for loads that
+# may cross a sector boundary is the first checked exercise, `warp_sectors`.
+#
+# <details><summary>Sources</summary>
+#
+# The sector rule is NVIDIA's: *CUDA C++ Best Practices Guide*, "Coalesced Access to Global Memory".
+#
+# </details>
 #
 # ### 0.2 Bytes in flight: Little's law, and occupancy
 #
@@ -168,14 +171,13 @@ assert [t["% used"] for t in sector_table] == [100, 12.5, 100]  # strided: 8 tim
 # time cannot get there.
 #
 # A load takes a long time to come back: its **latency**. Bytes asked for and not yet delivered are
-# **in flight**. The memory delivers its full bandwidth only if enough bytes are in flight at every
+# **in flight**, and the memory delivers its full bandwidth only if enough are in flight at every
 # moment. Little's law, from queueing theory, says how many:
 #
 # $$\text{bytes in flight} = \text{bandwidth} \times \text{latency}.$$
 #
-# A toy memory checks it. Each cycle, the toy accepts new requests up to a peak number of bytes, and
-# it answers each request `latency` cycles later. The program keeps `in_flight` bytes asked for and
-# not yet answered:
+# A toy memory checks it. Each cycle it accepts new requests up to a peak number of bytes, and it
+# answers each `latency` cycles later. The program keeps `in_flight` bytes asked for and unanswered:
 
 # %%
 def delivered(in_flight, latency, peak, cycles=20_000):
@@ -203,17 +205,14 @@ assert all(np.isclose(got, law) for got, law in toy.values())
 assert PEAK * LATENCY == 32_000 and np.isclose(toy[32_000][0], PEAK)  # the fewest bytes in flight that reach the peak
 
 # %% [markdown]
-# The toy reaches its peak only with peak × latency bytes in flight, here 32,000. What does an H200
-# need for GAE? Both sides of the law must count the same bytes, and the bytes in flight are a
-# kernel's **loads**, so the bandwidth to fill is that of its loads.
+# The toy reaches its peak only with peak × latency bytes in flight, here 32,000. For GAE on an
+# H200, both sides of the law must count the same bytes, the kernel's **loads**:
 #
 # * **The bandwidth of the loads.** Notebook 08 measured the H200's copy bandwidth, which counts
-#   the bytes read and the bytes written together. A kernel at the floor moves all its bytes at that
-#   rate. GAE moves 17 bytes per float32 step, and 9 of them are loads: the reward and the value,
-#   4 bytes each, and a 1-byte flag. (The other 8 are the advantage and the return it writes.) So
-#   at the floor, GAE's loads arrive at 9/17 of the copy bandwidth.
-# * **The latency.** It was never measured here: **assume** 600 ns, a round number for
-#   illustration only.
+#   bytes read and bytes written together. GAE moves 17 bytes per float32 step, and 9 of them are
+#   loads: the reward and the value, 4 bytes each, and a 1-byte flag. So at the floor, GAE's loads
+#   arrive at 9/17 of the copy bandwidth.
+# * **The latency.** It was never measured here: **assume** 600 ns, for illustration only.
 
 # %%
 BW = RES["copy_bandwidth_Bps"]  # bytes per second, read + written: measured on the H200 (committed results)
@@ -238,18 +237,13 @@ assert round(per_sm / 1e3, 1) == 10.3  # "about 10 KB of loads per SM"
 # * **More warps at once on each SM.** Each warp's registers and shared memory come out of a fixed
 #   budget per SM, so a kernel that needs more of them fits fewer warps. The number of warps an SM
 #   holds, against the most it could hold, is its **occupancy**.
-# * **More bytes per warp.** A warp can use wide loads (16-byte vectors). It can also issue the next
-#   chunk's loads before it scans this chunk: this is **pipelining**, the package's `STAGES = 2`
-#   (section 4).
+# * **More bytes per warp.** A warp can use 16-byte vector loads, and it can issue the next chunk's
+#   loads before it scans this chunk: **pipelining**, the package's `STAGES = 2` (section 4). The
+#   chunk loaded ahead waits in shared memory, which the kernel must set aside.
 #
-# The package leans on the second way. Pipelining pays only when too few warps are resident on an
-# SM to keep those bytes in flight by themselves, and it is not free: the chunk loaded ahead waits
-# in shared memory, which the kernel must set aside. One of the package's GAE programs at
-# 16384×1024 owns 2 rows × 128 steps per chunk, at 9 B per step, and with `STAGES = 2` it has two
-# chunks in flight. Compare the
-# **step-by-step walk**, a naive GAE kernel timed beside the package as a baseline: one program per
-# row, which walks its row one step at a time with no scan, asking for one step's 9 bytes and
-# waiting for them (notebook 14, section 6, calls it the "bare launch" anchor).
+# The package leans on the second way: one of its GAE programs at 16384×1024 owns 2 rows × 128 steps
+# per chunk, at 9 B per step, with two chunks in flight. Compare the **step-by-step walk**, a naive
+# GAE baseline: one program per row asks for one step's 9 bytes and waits for them.
 
 # %%
 CHUNKS_IN_FLIGHT = 2  # STAGES = 2: this chunk's loads and the next chunk's
@@ -266,20 +260,18 @@ assert round(package_program / 1e3, 1) == 4.6 and round(per_sm / package_program
 assert 1000 < per_sm / step_program < 2000  # "more than a thousand"
 
 # %% [markdown]
-# So the model asks for about 2 of the package's programs at once on each SM. Two different counts
-# of programs come up from here on, and this notebook gives them two names:
+# So the model asks for about 2 of the package's programs at once on each SM. Two counts of programs
+# come up from here on:
 #
-# * **Resident programs** are the programs on an SM *at once*. An SM of an H100 or H200 holds at
-#   most 32 of them and 64 warps, and fewer when their registers or shared memory run out
-#   (occupancy). The model's 2 programs count resident ones, and so do notebook 13b's "32
-#   programs".
-# * **Programs per SM over the launch** are the launch's programs ÷ 132: how many programs each SM
-#   runs over the whole launch, one after another as earlier ones finish. The launch at 16384×1024
-#   has 8192 programs, 62 per SM over the launch: far more than the 2 resident ones needed.
+# * **Resident programs** are the programs on an SM *at once*: at most 32 on an H100 or H200 (and
+#   64 warps), fewer when their registers or shared memory run out. The model's 2 programs count
+#   resident ones, and so do notebook 13b's "32 programs".
+# * **Programs per SM over the launch** are the launch's programs ÷ 132, which each SM runs one
+#   after another. At 16384×1024 the launch has 8192 programs, 62 per SM over the launch.
 #
 # The step-by-step walk would need more than a thousand resident programs on each SM, and no SM
-# holds that many, whatever the latency is exactly. The committed H200 results show the outcome at
-# 16384×1024 (`% floor` = the floor ÷ the GPU time):
+# holds that many, whatever the latency is exactly. The committed H200 run shows the outcome at
+# 16384×1024:
 
 # %%
 def committed(algorithm, B, T, impl="rltriton_lite"):
@@ -299,26 +291,32 @@ for what, r in [("step-by-step walk (anchor)", walk), ("rltriton_lite", ours)]:
 assert 100 * walk["floor_ms"] / walk["kernel_ms"] < 5 and 100 * ours["floor_ms"] / ours["kernel_ms"] > 80
 
 # %% [markdown]
+# <details><summary>Sources</summary>
+#
+# * The copy bandwidth and both GAE times are from the committed H200 run. The step-by-step walk is
+#   its `bare_triton_launch` row; notebook 14, section 6, calls it the "bare launch" anchor.
+# * The H200's 132 SMs are from `docs/DESIGN.md`.
+# * The 600 ns latency is assumed, not measured, so the 10.3 KB per SM and the 2 resident programs
+#   illustrate the law; they are not measurements.
+#
+# </details>
+
+# %% [markdown]
 # ### 0.3 Enough programs: why a few long rows leave the GPU idle
 #
 # **The question:** how many programs does a launch need? **The answer:** at least a few per SM over
 # the launch, so a launch with a few long rows must cut them in time to get enough programs.
 #
-# Each program runs on one SM, so a launch of P programs keeps at most P SMs busy, and each SM wants
-# a few resident programs (0.2). One program per row is natural for a scan, because a row's steps
-# depend on each other through the carry: a program walks its chunks one after another. With 16384
-# rows, that gives plenty of programs.
+# A launch of P programs keeps at most P SMs busy. One program per row is natural for a scan,
+# because a row's steps depend on each other through the carry, and 16384 rows give plenty of
+# programs. But 8 rows of 131,072 steps give 8: only 8 of the 132 SMs have any work, and each walks
+# 512 chunks of 256 steps in series.
 #
-# With 8 rows of 131,072 steps, it gives 8 programs. Only 8 of the 132 SMs then have any work, and
-# each walks 512 chunks of 256 steps in series. The **time split** (section 5) fixes this: it cuts
-# each row into segments and gives each segment a program. The package's planner (`plan._plan`)
-# makes this choice when two conditions hold. The launch would have fewer than
-# `Config.min_programs` programs: two per SM over the launch, 264 on an H200. And the rows are long
-# enough: at least 32 wide chunks of 1024 steps, so more than 31,744 steps (section 4 gives the
-# rule). A launch with too few programs but shorter rows, such as 64×16384, is not split: its rows
-# are walked in wider chunks instead. The cell wraps the planner in a small helper, `tile_plan(B, T)`,
-# which returns its choices by name (later cells reuse it), and shows what it decides for three
-# shapes:
+# The **time split** (section 5) cuts each row into segments, one program each. The planner
+# (`plan._plan`) splits when the launch would have fewer than `Config.min_programs` programs (two
+# per SM over the launch, 264 on an H200) and the rows have more than 31,744 steps (section 4 says
+# why). Shorter rows, such as 64×16384's, are walked in wider chunks instead. The helper `tile_plan(B, T)` returns the planner's choices by name; here they are
+# at three shapes:
 
 # %%
 ON_H200 = Config(min_programs=2 * H200_SMS)  # two programs per SM over the launch, as on an H200
@@ -357,13 +355,15 @@ assert 64 < ON_H200.min_programs == 264 and 16384 // Config().wide_block == 16 <
 assert 31 * Config().wide_block == 31_744  # "more than 31,744 steps"
 
 # %% [markdown]
-# At 8×131072 the planner runs 1024 programs of 4 chunks each, instead of 8 programs of 512. The
-# price is a second pass over the inputs and a second launch (section 5). At 64×16384 it does not
-# split: it walks wider chunks instead (1024 steps, 4 warps; section 4 says why).
-#
-# The rest of this notebook shows these three ideas inside the package's kernel.
+# At 8×131072 the planner runs 1024 programs of 4 chunks each, instead of 8 programs of 512, at the
+# price of a second pass over the inputs and a second launch (section 5).
 
 # %% [markdown]
+# # Part 2: inside the package
+#
+# How the package's kernel follows Part 1's rules: one chunk (sections 1–3), one program's share
+# (section 4), long rows (section 5) and the compiled code (section 6). Its exercise is `tiled_scan`.
+#
 # ## 1. Two levels inside a chunk: registers, then threads
 #
 # **The question:** how does the package scan one chunk? **The answer:** in two levels: each thread
@@ -371,17 +371,16 @@ assert 31 * Config().wide_block == 31_744  # "more than 31,744 steps"
 # then travel between threads.
 #
 # Your `block_scan` handed every step to `tl.associative_scan`, which composes elements across
-# threads. The 32 lanes of a warp exchange register values directly, by **shuffles**, in about
+# threads: the 32 lanes of a warp exchange register values directly, by **shuffles**, in about
 # $\log_2 32 = 5$ rounds. The package works in two levels instead:
 #
-# 1. **In registers.** Each thread gets one or more **vectors** of consecutive steps, each in one
-#    16-byte load: 4 float32 or 8 bfloat16 steps. (Section 4's tiles give a lane 8 float32 steps:
-#    two vectors.) It composes its steps sequentially, one `combine` after another.
+# 1. **In registers.** Each thread gets one or more **vectors** of consecutive steps, each one
+#    16-byte load (4 float32 or 8 bfloat16 steps), and composes them one `combine` after another.
 # 2. **Across threads.** Only the vectors' composed maps travel between threads, in one
 #    `tl.associative_scan`.
 #
-# Each vector then needs the value entering it, which is the end value of the vector before it in
-# scan order. The same two levels in NumPy, on one chunk:
+# Each vector then needs the value entering it: the end value of the vector before it in scan
+# order. The same two levels in NumPy, on one chunk:
 
 # %%
 def two_level(a, b, carry, V=4):
@@ -421,10 +420,9 @@ print(inspect.getsource(getattr(scan._chain, "fn", scan._chain)))
 # lays a reverse scan's vectors out from the last one down, so that the scan across threads always
 # runs forwards.
 #
-# `tl.associative_scan(..., reverse=True)` is correct, but it costs extra shuffles: Triton 3.6
-# reverses the lanes of every operand, runs a forward scan, and reverses them back. With the
-# package's layout, the compiled code of GAE's float32 chunk has 53 shuffles instead of 263 (with
-# vectors of 4 steps, as in section 1; `docs/DESIGN.md`, "The scan's tile"). The time alone barely
+# `tl.associative_scan(..., reverse=True)` is correct, but it costs extra shuffles: it reverses the
+# lanes of every operand, runs a forward scan, and reverses them back. With the package's layout,
+# the compiled code of GAE's float32 chunk has 53 shuffles instead of 263. The time alone barely
 # moved: the layout removes instructions, not memory traffic.
 #
 # In NumPy the layout is just an index map, from (vector in scan order, step in vector) to time:
@@ -443,20 +441,29 @@ assert (np.diff(time_of, axis=1) == 1).all()  # steps inside a vector ascend: on
 assert "GAE's chunk 263 → 53 shuffles (PTX)" in design and "Alone it did not change the time" in design
 
 # %% [markdown]
+# <details><summary>Sources</summary>
+#
+# The reversal is what Triton 3.6 compiles `reverse=True` to. The counts 263 and 53 are from
+# `docs/DESIGN.md`, "The scan's tile": shuffles in the PTX of GAE's float32 chunk, with vectors of 4
+# steps, compiled by Triton 3.6 on the code of its day. The same entry records that the layout alone
+# did not change the time. Open question 3 has you count them again.
+#
+# </details>
+
+# %% [markdown]
 # ## 3. One load per input, aligned
 #
 # **The question:** how does a kernel keep every load a vector load? **The answer:** every chunk
 # starts at a 16-byte boundary, and the kernel never loads the same input a second time at an
 # offset.
 #
-# A vector of 4 float32 steps is one 16-byte load only if it starts at a 16-byte boundary, so chunks
-# start at the row's start, with ascending addresses. GAE also needs $V(s_{t+1})$ = `values[t+1]`.
-# As a second load, one step off the alignment, it would cost one scalar load per step. So the
-# kernel takes it from the loaded `values` tile, shifted by one step inside the kernel.
+# A vector of 4 float32 steps is one load only if it is aligned (0.1), so chunks start at the row's
+# start, with ascending addresses. GAE also needs $V(s_{t+1})$ = `values[t+1]`: as a second load, one step off the alignment, it would cost one scalar load per
+# step, so the kernel shifts the loaded `values` tile by one step instead.
 #
-# <details><summary>Details: two more rules of the same kind</summary>
+# <details><summary>Sources</summary>
 #
-# From `docs/DESIGN.md`, "Loads":
+# `docs/DESIGN.md`, "Loads", states these rules and two more of the same kind:
 #
 # * **Loads are masked by bounds only, never by loaded flags.** A mask that depends on data makes
 #   every load scalar. Steps are chosen afterwards, with `tl.where`.
@@ -468,33 +475,27 @@ assert "GAE's chunk 263 → 53 shuffles (PTX)" in design and "Alone it did not c
 # ## 4. The tile: how many rows and steps a program owns
 #
 # **The question:** what does one program of the package own, and why so little? **The answer:** a
-# small tile of rows × steps on one warp, pipelined two chunks deep, because one warp never waits
-# for other warps, and two chunks in flight give it enough bytes in flight.
+# small tile of rows × steps on one warp, pipelined two chunks deep: one warp never waits for other
+# warps, and two chunks give it enough bytes in flight.
 #
 # A **tile** is `ROWS` rows × `BLOCK` steps per chunk. A program walks its tile chunk after chunk,
 # with one carry per row, as your `reset_scan` walks one row. For each launch the planner
-# (`plan._tile`, called by `plan._plan`) picks five numbers. Notebook 13b's GPU lab turns the same
-# knobs on your own kernel:
+# (`plan._tile`, called by `plan._plan`) picks five numbers, the knobs that notebook 13b's GPU lab
+# turns on your own kernel:
 #
-# * **`ROWS`**: the rows of one program. Its carry is a block of `ROWS` values.
-# * **`BLOCK`**: the steps of one chunk, a power of 2.
-# * **`V`**: the steps of one vector (section 1). Your `tiled_scan` (the exercises) builds the same
-#   tile without the vector axis, as a `(ROWS, CHUNK)` block.
-# * **`num_warps`**: the warps that share the tile. The planner's tiles hold 256 steps per warp
-#   where the rows are long enough, so each of the 32 lanes holds 8 steps.
-# * **`STAGES`**: with 2, the compiler issues the next chunk's loads before this chunk is scanned.
-#   This is the pipelining of section 0.2: the loads do not depend on the carry, so they can run
-#   ahead, and only the scan waits for it. In the kernel, `STAGES` is the `num_stages` of the chunk
-#   loop's `tl.range`.
+# * **`ROWS`**, the rows of one program, and **`BLOCK`**, the steps of one chunk (a power of 2).
+#   Your `tiled_scan` (the exercises) builds such a tile as a `(ROWS, CHUNK)` block.
+# * **`V`**, the steps of one vector (section 1).
+# * **`num_warps`**, the warps that share the tile. Where the rows are long enough, the planner's
+#   tiles give each warp 256 steps, 8 per lane.
+# * **`STAGES`**, the `num_stages` of the chunk loop's `tl.range`. With 2, the next chunk's loads
+#   are issued before this chunk is scanned: section 0.2's pipelining. The loads do not depend on
+#   the carry, so only the scan waits for it.
 #
-# Four of the five numbers are `tl.constexpr` arguments of the kernel; `num_warps` is a launch
-# option.
-#
-# **Why small, pipelined tiles.** A tile that spans several warps must pass values between them
-# through shared memory, and every warp waits for the others at a barrier, issuing no loads while
-# it waits. Inside one warp, the lanes pass values by shuffles, with no other warp to wait for. The
-# evidence is GAE's GPU time at 16384×1024, float32, on an H200, for three tiles (rows × steps ×
-# warps × stages), from one probe recorded in `docs/DESIGN.md`, "The scan's tile":
+# **Why small, pipelined tiles.** A tile that spans several warps passes values between them
+# through shared memory, and every warp waits for the others at a barrier, issuing no loads. Inside
+# one warp, the lanes pass values by shuffles, with no other warp to wait for. GAE's GPU time at
+# 16384×1024, float32, on an H200, for three tiles (rows × steps × warps × stages):
 #
 # | tile | GAE, ms |
 # | --- | --- |
@@ -502,15 +503,13 @@ assert "GAE's chunk 263 → 53 shuffles (PTX)" in design and "Alone it did not c
 # | 1 × 256 × 1 × 2 | 0.0851 |
 # | 2 × 128 × 1 × 2 (the planner's tile, from 4096 rows up) | 0.0814 |
 #
-# Going from four warps to one pipelined warp took 31 % off the time. That step changed three
-# things at once (rows, warps and stages), so it does not say which mattered most. Two rows of 128
-# steps in that warp took 4 % more off.
+# Going from four warps to one pipelined warp took 31 % off the time. That step changed rows, warps
+# and stages at once, so it does not say which mattered most. Two rows of 128 steps in that warp
+# took 4 % more off.
 
 # %% jupyter={"source_hidden": true}
-# Checks: the table's figures, against docs/DESIGN.md, and the planner's tile (CI runs them; skip when reading)
+# Checks: the table's figures (against docs/DESIGN.md at the section's end) and the planner's tile (CI runs them; skip when reading)
 TILE_MS = {(4, 256, 4, 1): 0.1226, (1, 256, 1, 2): 0.0851, (2, 128, 1, 2): 0.0814}  # GAE, H200, DESIGN.md
-assert "GAE 0.1226 ms at the earlier 4 rows × 256 × 4 warps × 1 stage, 0.0851 ms at 1 × 256 × 1 × 2, " \
-       "0.0814 ms at 2 × 128 × 1 × 2" in design
 (four_warps_ms, one_row_ms, planned_ms) = TILE_MS.values()
 assert round(100 * (1 - one_row_ms / four_warps_ms)) == 31  # % off the time, as the text says
 assert round(100 * (1 - planned_ms / one_row_ms)) == 4
@@ -518,11 +517,9 @@ planned = tile_plan(16384, 1024)
 assert [planned[f] for f in ("rows", "block", "warps", "stages")] == [2, 128, 1, 2]  # the planner's tile
 
 # %% [markdown]
-# **The planner's rules, as an `if` chain.** How does the planner pick these numbers for a launch?
-# The function below writes its decision for a scan of B rows of T steps in the (B, T) layout as
-# plain Python, and the check under it compares the function with `plan._plan` itself at 360
-# shapes and dtypes. `triton.cdiv(a, b)` is a ÷ b rounded up, and `min_programs` is
-# `Config.min_programs`, 264 on an H200 (section 0.3).
+# **The planner's rules, as an `if` chain.** The function below writes the planner's decision for B
+# rows of T steps, in the (B, T) layout, as plain Python; the check under it compares it with
+# `plan._plan` at 360 shapes and dtypes. `triton.cdiv(a, b)` is a ÷ b rounded up.
 
 # %%
 def planner_rules(B, T, itemsize=4, min_programs=ON_H200.min_programs):
@@ -569,28 +566,21 @@ for T_, split_ in [(16384, False), (31744, False), (31745, True), (131072, True)
 # %% [markdown]
 # Line by line:
 #
-# 1. **`block`, the chunk.** The chunk is T rounded up to a power of two, but at least 16 steps
-#    and at most 256, or 128 from 4096 rows up. The 16 is the code's minimum chunk: a row of 5
-#    steps gets a chunk of 16, whose last 11 steps are padding, masked off.
-# 2. **`rows`.** From 1024 rows up, a program takes as many rows as fill 256 steps: 2 rows of 128,
-#    or 4 of 64. Below 1024 rows, it takes one.
-# 3. **`if`: enough programs.** If this tile gives at least `min_programs` programs, the plan is
-#    done.
-# 4. **`elif`: too few programs, shorter rows.** If a row has fewer than 32 wide chunks of 1024
-#    steps, a partial last chunk included, the program takes one row and walks it in **wide
-#    chunks**: T rounded up to a power of two, at most 1024 steps. (1024 is `Config.wide_block`,
-#    32 is `Config.split_min_chunks`.)
-# 5. **`else`: too few programs, long rows.** A row of more than 31 × 1024 = 31,744 steps is split
+# 1. **`block`:** T rounded up to a power of two, at least 16 steps and at most 256 (128 from 4096
+#    rows up). A row of 5 steps gets a chunk of 16, whose last 11 steps are masked off.
+# 2. **`rows`:** from 1024 rows up, as many rows as fill 256 steps (2 of 128, or 4 of 64); else 1.
+# 3. **`if`:** the tile gives enough programs, at least `min_programs` (264 on an H200), and stays.
+# 4. **`elif`:** too few programs, and rows of fewer than 32 wide chunks of 1024 steps
+#    (`Config.split_min_chunks`, `Config.wide_block`). Each program takes one row and walks it in
+#    **wide chunks**: T rounded up to a power of two, at most 1024 steps.
+# 5. **`else`:** too few programs, and rows of more than 31 × 1024 = 31,744 steps. They are split
 #    in time (section 5).
-# 6. **`stages`.** A tile gets 2 stages when its row has a next chunk to load ahead, else 1. A
-#    one-row tile of a 2-byte dtype, such as bfloat16, always gets 1.
-# 7. **Warps.** The last line gives one warp per 256 steps of the chunk, and at least one.
+# 6. **`stages`:** 2 when the row has a next chunk to load ahead, else 1. A one-row tile of a
+#    2-byte dtype, such as bfloat16, always gets 1.
+# 7. **Warps:** one per 256 steps of the chunk, and at least one.
 #
-# **What follows from the rules.** The cell asks the planner for its tile at eight shapes, on an
-# H200 as in section 0.3: `ROWS`, `BLOCK`, warps and stages; `split`, the number of segments each
-# row is cut into in time (1: not split); the launch's programs; and the programs per SM over the
-# launch, programs ÷ 132. Two shapes, 1056×64 and 1024×64, sit either side of the
-# `Config.min_programs` limit.
+# **What follows from the rules.** The planner's tile at eight shapes, on an H200; `split` is the
+# number of segments each row is cut into (1: not split).
 
 # %%
 decisions = []
@@ -612,25 +602,19 @@ decided = {(d["B × T"], d["dtype"]): d for d in decisions}
 # %% [markdown]
 # What the table shows:
 #
-# * **Too few programs does not halve the rows.** The `if` does not try fewer rows a program before
-#   it gives up on the tile. At 1024×64, four rows a program would make only 256 programs, so the
-#   launch takes the `elif`'s plan, one row a program: 1024 programs, although two rows (512
-#   programs) would have been enough. At 1056×64, four rows make 264 programs, and the tile stays.
+# * **Too few programs: one row a program at once.** At 1024×64 a tile of four rows gives only 256
+#   programs, fewer than 264. The planner does not then try two rows a program, which would give
+#   512 programs, enough. It goes straight to the `elif`'s plan, one row a program: 1024 programs.
+#   At 1056×64, four rows give 264 programs, and the tile stays.
 # * **One stage where nothing can run ahead.** At 4096×128 each row is one chunk, with no next
-#   chunk to load. At 8×131072 in bfloat16 the one-row tile is not pipelined, because with Triton
-#   3.6 that tile spilled registers (section 6 says what a spill is).
-# * **Wide chunks.** At 64×16384 each row has only 16 wide chunks, so the `elif` gives it 1024-step
-#   chunks on 4 warps. There, wide chunks took GAE's call from 59.5 to 35.4 µs of wall time
-#   (`docs/DESIGN.md`, "The time split").
-# * **The time split.** Only 8×131072, a row of more than 31,744 steps, is split.
-# * **256 steps per warp.** Every tile but 1024×64's, whose rows of 64 steps cannot fill 256, gives
-#   each warp 256 steps, 8 per lane.
-#
-# The thresholds (the 264 programs, the 4096 rows, the 32 wide chunks) were measured, not derived
-# from a model; `docs/DESIGN.md` says where.
+#   chunk to load. At 8×131072 in bfloat16 the one-row tile is not pipelined, because pipelined it
+#   spilled registers (section 6 says what a spill is).
+# * **Wide chunks and the split.** At 64×16384 each row has only 16 wide chunks, so the `elif`
+#   walks it in 1024-step chunks on 4 warps, which took GAE's call from 59.5 to 35.4 µs of wall
+#   time. Only 8×131072 is split in time.
 
 # %% jupyter={"source_hidden": true}
-# Checks: the table's reading, and the figures on docs/DESIGN.md (CI runs them; skip when reading)
+# Checks: the table's reading (CI runs them; skip when reading)
 tile_of = {k: tuple(d[f] for f in ("ROWS", "BLOCK", "warps", "stages", "V")) for k, d in decided.items()}
 assert tile_of["16384×1024", "float32"] == (2, 128, 1, 2, 4)  # from 4096 rows up: chunks of 128, 2 rows
 assert tile_of["1024×1024", "float32"] == (1, 256, 1, 2, 4)  # below: one row of 256
@@ -643,7 +627,7 @@ big_shapes = [d for d in decisions if d["B × T"] != "1024×64"]  # (its rows of
 assert all(d["ROWS"] * d["BLOCK"] // (32 * d["warps"]) == 8 for d in big_shapes)  # 256 steps per warp, 8 per lane
 for B_, rows_ in [(1024, 1), (1056, 4)]:  # 4 rows of 64 steps: 256 programs (too few) at 1024 rows, 264 at 1056
     assert tile_plan(B_, 64)["rows"] == rows_
-# "does not halve the rows": too few programs takes the wide plan, one row a program, though 2 rows would do
+# "one row a program at once": too few programs takes the wide plan, one row a program, though 2 rows would do
 assert all(plan._tile(B_, 64, True, 4, ON_H200, wide=True)[0] == 1 for B_ in (1024, 4096, 16384))
 assert 1024 // 4 < ON_H200.min_programs <= 1024 // 2  # 256 programs too few; 512 enough
 assert 1056 // 4 == ON_H200.min_programs  # 1056×64: four rows make 264 programs
@@ -653,16 +637,13 @@ assert (decided["8×131072", "bfloat16"]["split"] > 1) and all(  # only the 8×1
 big = decided["16384×1024", "float32"]  # section 0.2's program: 8192 of them, 62 per SM over the launch
 assert big["bytes in flight"] == package_program and big["programs"] == 8192 and round(big["per SM (launch)"]) == 62
 assert defaults.time_major_tile[0] == 64  # 0.1: a time-major tile spans up to 64 rows
-assert "1024 steps in 4 warps 0.59× at 64×16384 (GAE 59.5 → 35.4 µs" in design  # the wide chunks' figure
-assert "A one-row tile of a 2-byte dtype is not pipelined." in design and "elements; GAE's kernel 7268 " \
-    "instructions in PTX, spills" in design  # the bfloat16 exception and its reason
 
 # %% [markdown]
 # **Where the package is slow: 64×16384.** This launch has only 64 programs, one per row, so at
-# most 64 of the 132 SMs have any work. Each program keeps two wide chunks in flight, 18.4 KB. All
-# together that is 1.18 MB, against the 1.36 MB of loads that the whole GPU needs in flight
-# (section 0.2). By Little's law, the memory then delivers at most 87 % of the floor, if a load
-# takes the assumed 600 ns. The cell puts this bound next to the committed H200 run:
+# most 64 of the 132 SMs have any work. Each program keeps two wide chunks in flight, 18.4 KB, so
+# 1.18 MB in all, against the 1.36 MB of loads that the whole GPU needs in flight (section 0.2). By
+# Little's law, the memory then delivers at most 87 % of the floor, if a load takes the assumed
+# 600 ns. The cell puts this bound next to the committed H200 run:
 
 # %%
 busy = decided["64×16384", "float32"]  # the planner's wide tile: 64 programs of 1 × 1024 steps, 2 stages
@@ -693,38 +674,25 @@ assert round(100 * busy["programs"] * program_rate / load_bw, 1) == round(slow_p
 assert round(program_rate * LATENCY_S / 1e3, 1) == 2.7 and round(100 * program_rate * LATENCY_S / busy["bytes in flight"]) == 15
 
 # %% [markdown]
-# The run measured 12.9 %, far below the model's 87 %. Little's law gives an upper bound, not a
-# prediction: 87 % is what the bytes in flight could carry if every program kept its 18.4 KB in
-# flight all the time. What limits each program here is the serial chain inside its row. A program
-# walks its 16 chunks one after another, and each chunk's loads, scan and carry take about 2.0 µs,
-# more than three times the assumed latency of a load. So one program loads 1024 steps × 9 B every
-# 2.0 µs, about 4.6 GB/s, and 64 such programs together load at 12.9 % of the floor's rate. That
-# this equals the measured figure holds by construction, since the rate per program was computed
-# from the measured time: it confirms the arithmetic, not the model. By Little's law again, 4.6 GB/s × 600 ns is about 2.7 KB in flight on average
-# per program, 15 % of the 18.4 KB it could hold. Which link of the chain costs the most, the
-# committed data do not say.
+# The run measured 12.9 %, far below 87 %: Little's law gives an upper bound, not a prediction.
+# What limits each program is the serial chain inside its row: it walks its 16 chunks one after
+# another, and each chunk's loads, scan and carry take about 2.0 µs, more than three times the
+# assumed latency. So one program loads 1024 steps × 9 B every 2.0 µs, about 4.6 GB/s, and 64 of
+# them load at 12.9 % of the floor's rate. (This matches the measurement by construction: the rate
+# came from the measured time.) By Little's law again, 4.6 GB/s × 600 ns is about 2.7 KB in flight
+# per program, 15 % of the 18.4 KB it could hold. The committed data do not say which link of the
+# chain costs the most.
 #
-# The planner accepts this on purpose. `docs/DESIGN.md` ("The time split") says the split
-# threshold was chosen by the **wall time** per call, which is what a training loop pays, and a
-# split call costs two launches and more host time. Under CUDA-graph replay, where the host costs
-# nothing, the split does better at this shape: the same entry records 11.5 µs of GPU time for
-# GAE with the split (on the code of that day). A caller that replays graphs can pass
-# `Config(split_min_chunks=2)`.
-
-# %% jupyter={"source_hidden": true}
-# Checks: the reading's statements from docs/DESIGN.md (CI runs them; skip when reading)
-assert "Both chosen by wall time per call, what a training loop pays, not by GPU time: a split call costs " \
-       "two launches" in design
-assert "the split is faster still (GAE 64×16384: 11.5 µs of GPU time); a caller that replays graphs can pass " \
-       "`Config(split_min_chunks=2)`" in design
+# The planner accepts this on purpose. It chose the split threshold by the **wall time** per call,
+# what a training loop pays, and a split call costs two launches. Under CUDA-graph replay, where the
+# host costs nothing, the split is faster here (GAE: 11.5 µs of GPU time), so a caller that replays
+# graphs can pass `Config(split_min_chunks=2)`.
 
 # %% [markdown]
 # **The `Config`.** The planner's tunables are one frozen object, `rltriton_lite.config.Config`,
-# printed below with its defaults. The warps and the stages are not fields, because the planner
-# derives them. Its `tile` field fixes one tile for every scan: `(rows, block, warps[, stages[,
-# vector]])`. A tile changes the speed, never the results. Here GAE runs under the four-warp tile
-# of the table above, 4 × 256 × 4 warps × 1 stage, and gives the same advantages as under the
-# planner's tile:
+# printed below. Its `tile` field fixes one tile for every scan, `(rows, block, warps[, stages[,
+# vector]])`. A tile changes the speed, never the results: under the four-warp tile of the table,
+# GAE gives the same advantages as under the planner's.
 
 # %%
 from rltriton_lite.config import current, using  # noqa: E402
@@ -744,6 +712,33 @@ with using(Config(tile=(4, 256, 4, 1))):
     assert plan._plan(6, 700, True, 4, torch.device(DEVICE), current())[:4] == (4, 256, 4, 1)
 
 # %% [markdown]
+# <details><summary>Sources</summary>
+#
+# All from `docs/DESIGN.md`, each entry measured on the code of its day:
+#
+# * "The scan's tile": the three tiles' GAE times, from one probe.
+# * "The time split": the wide chunks' 59.5 → 35.4 µs at 64×16384; the split threshold chosen by
+#   wall time per call; the split's 11.5 µs of GPU time under CUDA-graph replay.
+# * The bfloat16 exception: a one-row tile of a 2-byte dtype spilled registers when pipelined, with
+#   Triton 3.6.
+# * The thresholds (the 264 programs, the 4096 rows, the 32 wide chunks) were measured, not derived
+#   from a model; `docs/DESIGN.md` says where.
+#
+# </details>
+
+# %% jupyter={"source_hidden": true}
+# Checks: the Sources box's figures, as docs/DESIGN.md states them (CI runs them; skip when reading)
+assert "GAE 0.1226 ms at the earlier 4 rows × 256 × 4 warps × 1 stage, 0.0851 ms at 1 × 256 × 1 × 2, " \
+       "0.0814 ms at 2 × 128 × 1 × 2" in design  # the tile table
+assert "1024 steps in 4 warps 0.59× at 64×16384 (GAE 59.5 → 35.4 µs" in design  # the wide chunks' figure
+assert "A one-row tile of a 2-byte dtype is not pipelined." in design and "elements; GAE's kernel 7268 " \
+    "instructions in PTX, spills" in design  # the bfloat16 exception and its reason
+assert "Both chosen by wall time per call, what a training loop pays, not by GPU time: a split call costs " \
+       "two launches" in design
+assert "the split is faster still (GAE 64×16384: 11.5 µs of GPU time); a caller that replays graphs can pass " \
+       "`Config(split_min_chunks=2)`" in design
+
+# %% [markdown]
 # ## 5. Long rows: the time split
 #
 # **The question:** how do a few long rows keep the whole GPU busy? **The answer:** by the
@@ -751,13 +746,13 @@ with using(Config(tile=(4, 256, 4, 1))):
 # and rescan each segment from the carry that enters it.
 #
 # At 8×131072, one program per row leaves most of an H200's 132 SMs idle (0.3), and GAE took
-# 1.86 ms. The time split cuts each row into segments, then runs three steps:
+# 1.86 ms. The split runs in three steps:
 #
 # 1. **Pass 1.** One program per segment composes its segment's map: a summary, with no outputs.
 # 2. **Compose.** The summaries are composed from the end, to get the carry entering each segment.
 # 3. **Pass 2.** Each program rescans its segment from that carry and writes the outputs.
 #
-# The same GAE call took 0.033 ms with the split (`docs/DESIGN.md`, "The time split"). In NumPy:
+# With the split, the same GAE call took 0.033 ms. In NumPy:
 
 # %%
 def split_scan(a, b, segments):
@@ -785,9 +780,9 @@ np.testing.assert_allclose(split_scan(a_l, b_l, 8), reference.linear_scan(a_l[No
 print("8 segments, two passes == the loop")
 
 # %% [markdown]
-# Each pass is a launch, and a launch costs host time, so the split runs only for rows of at least
-# `Config.split_min_chunks` wide chunks (section 4). The results do not depend on that threshold: a
-# configuration that forces the split gives the same numbers.
+# Each pass is a launch, which costs host time: this is why the split waits for rows of more than
+# 31,744 steps (section 4). It changes the speed, never the results: forced on two short rows, it
+# gives the same returns.
 
 # %%
 r = torch.randn(2, 700, device=DEVICE)
@@ -798,8 +793,16 @@ with using(Config(max_block_t=64, min_programs=1 << 20, split_min_chunks=2)):  #
 torch.testing.assert_close(split, plain, rtol=1e-5, atol=1e-5)
 print("the time split gives the same returns")
 
+# %% [markdown]
+# <details><summary>Sources</summary>
+#
+# Both GAE times at 8×131072, 1.86 ms before the split and 0.033 ms with it, are from
+# `docs/DESIGN.md`, "The time split", on the code of its day.
+#
+# </details>
+
 # %% jupyter={"source_hidden": true}
-# Checks: the section's two times, as docs/DESIGN.md states them (CI runs them; skip when reading)
+# Checks: the Sources box's two times, as docs/DESIGN.md states them (CI runs them; skip when reading)
 assert "Before the split, GAE at 8×131072 ran 8 programs for 1.86 ms; with it, 0.033 ms." in design
 
 # %% [markdown]
@@ -809,32 +812,24 @@ assert "Before the split, GAE at 8×131072 ran 8 programs for 1.86 ms; with it, 
 # show? **The answer:** the compiled code shows the shuffles and any spilled registers, while the
 # interpreter hides stray memory accesses and races between programs.
 #
-# On a GPU, a compiled Triton kernel carries its intermediate forms: `compiled.asm["ttgir"]`
-# (Triton's GPU dialect, with the layouts) and `compiled.asm["ptx"]` (**PTX**, NVIDIA's assembly).
-# In the PTX, counting `shfl.sync` counts the shuffles of section 2. A kernel **spills** when it
-# needs more registers than it has: the compiler then keeps some values in `.local` memory, which is
-# slower. `tools/compile_sm90.py` compiles the package's kernels for an H100/H200 without a GPU,
-# and fails on spills.
+# A compiled Triton kernel carries its intermediate forms: `compiled.asm["ttgir"]` (Triton's GPU
+# dialect, with the layouts) and `compiled.asm["ptx"]` (**PTX**, NVIDIA's assembly). Counting
+# `shfl.sync` in the PTX counts section 2's shuffles. A kernel **spills** when it needs more
+# registers than it has: the compiler then keeps some values in slower `.local` memory.
+# `tools/compile_sm90.py` compiles the package's kernels for an H100/H200 without a GPU, and fails
+# on spills.
 #
 # **What the interpreter does not show.** Without a GPU, `TRITON_INTERPRET=1` runs the same code
-# one program at a time, with NumPy. Most mistakes in indexing or arithmetic show the same way
-# there. Three do not:
+# one program at a time, with NumPy. So programs that race on the same memory look fine there. It
+# does not guard memory either: an unmasked load past the end reads garbage, and a store can crash
+# the Python kernel, so the course's checkers stop a stray access first and name the `tl.load` or
+# `tl.store` that needs a mask. (Its `tl.associative_scan` is a plain loop, but importing
+# `rltriton_lite` makes it a tree, as in 00b, section 2, and the checkers try your combines grouped
+# both ways.) Some checks, and grading, run only in the interpreter: on a GPU, run your checks under
+# `TRITON_INTERPRET=1` before you hand in.
 #
-# * **It does not guard memory.** A load past the end without a mask reads garbage, and a store
-#   can corrupt memory and crash the Python kernel. The course's checkers stop a stray access
-#   first, and name the `tl.load` or `tl.store` that needs a mask.
-# * **It runs programs one after another.** So programs that race on the same memory look fine.
-# * **Its `tl.associative_scan` is a loop over the elements.** Importing `rltriton_lite` replaces
-#   it with a tree on whole blocks (00b, section 2), so a combine that is not associative shows on
-#   a CPU too. The checkers also try your combines grouped both ways.
-#
-# Conversely, some checks run only in the interpreter (a chunked scan's width, Python's `min` and
-# `and` on blocks, which elements a kernel stored), and so does grading. On a GPU, run your checks
-# under `TRITON_INTERPRET=1` before you hand in.
-#
-# **The kernel.** The package's whole scan kernel is `scan._scan_kernel`, about 70 lines with a
-# comment on each argument. The cell below lists its arguments in the three groups of the details,
-# and prints the kernel only if you set `SHOW_KERNEL = True` in it.
+# **The kernel.** The package's scan kernel is `scan._scan_kernel`, about 70 lines. The cell below
+# lists its arguments in the details' three groups, and prints it if you set `SHOW_KERNEL = True`.
 #
 # <details><summary>Details: the kernel's arguments, in three groups</summary>
 #
@@ -872,13 +867,12 @@ assert sorted(args) == sorted(a for group in ARG_GROUPS.values() for a in group)
 assert "_walk(" in kernel_src  # the chunk loop, below
 
 # %% [markdown]
-# **The chunk loop, `_walk`, beside your `gae_kernel`.** The kernel calls `scan._walk` to walk
-# the chunks of its rows, or of one segment of them. Notebook 00c, section 3, mapped four parts
-# of your `gae_kernel` onto `_walk`. The cell below prints those lines of `_walk` in place, each
-# under a `# yours:` comment that names its counterpart in your kernel, with the `for`, `if` and
-# `else` lines that hold them. `...` marks lines left out: the forward chunk order, the chunk's
-# times `t` and mask `m` (built as yours are), and lines of the look-ahead and the time split.
-# The output is folded; the details under it name what the lines hold beyond your kernel.
+# **The chunk loop, `_walk`, beside your `gae_kernel`.** The kernel walks the chunks of its rows,
+# or of one segment, in `scan._walk`; notebook 00c, section 3, mapped four parts of your
+# `gae_kernel` onto it. The cell below prints those lines of `_walk` in place, each under a
+# `# yours:` comment that names its counterpart, with the `for`, `if` and `else` lines around them.
+# `...` marks lines left out, such as the chunk's `t` and `m`, built as yours are. The details under
+# the folded output name the rest.
 
 # %% jupyter={"outputs_hidden": true}
 YOURS = {  # a key of a line of _walk -> its counterpart in your gae_kernel (00c, section 3's table)
@@ -966,7 +960,7 @@ assert walk_table[5].endswith("REVERSE)") and "REVERSE: tl.constexpr" in chunk_s
 # Checked exercises work as in notebooks 00 and 00b. Write the starter's function, then run the cell after
 # it. `print(exercises.task(name))` restates the task; the solutions are in `notebooks/solutions/`.
 #
-# **`warp_sectors`.** Count the 32-byte sectors that one load instruction of a warp touches, as
+# **`warp_sectors`** (Part 1). Count the 32-byte sectors that one load instruction of a warp touches, as
 # section 0.1 did, but for any load.
 #
 # * `addresses` holds the byte address where each active lane's load starts. Masked-off lanes are
@@ -1037,7 +1031,7 @@ def warp_sectors(addresses, nbytes):
 exercises.attempt("warp_sectors", warp_sectors)
 
 # %% [markdown]
-# **`tiled_scan`** (a kernel). Section 4 said that the package's program owns a **tile**: `ROWS`
+# **`tiled_scan`** (Part 2, a kernel). Section 4 said that the package's program owns a **tile**: `ROWS`
 # rows × `BLOCK` steps. Write one: your `reset_scan` from 00c, with `rows` rows per program. Fewer,
 # larger programs are one of the knobs of notebook 13b's GPU lab; here you learn the 2-D blocks
 # they need.
@@ -1153,33 +1147,30 @@ exercises.attempt("tiled_scan", tiled_scan)
 # %% [markdown]
 # ## What you now know
 #
+# **Part 1, the primer:**
+#
 # * **Sectors.** A warp's load costs the 32-byte sectors it touches. Lanes at adjacent addresses
-#   use every byte. Lanes along time in a `(T, B)` buffer fetch 8 times what they use ($B \ge 8$).
-#
-# * **Little's law:** bytes in flight = bandwidth × latency, both counting the same bytes: a
-#   kernel's loads fill the bandwidth of its reads. Asking for one step at a time cannot fill the
-#   memory system. (The step-by-step walk: under 5 % of the floor at 16384×1024.)
-#
-# * **The time split.** A few long rows give a few programs and idle SMs. The time split cuts rows
+#   use every byte; lanes along time in a `(T, B)` buffer fetch 8 times what they use ($B \ge 8$).
+# * **Little's law:** bytes in flight = bandwidth × latency, both counting the kernel's loads.
+#   Asking for one step at a time cannot fill the memory: the step-by-step walk runs at under 5 %
+#   of the floor at 16384×1024.
+# * **Enough programs.** A few long rows give a few programs and idle SMs. The time split cuts rows
 #   into segments, composes their maps into carries, and rescans each segment from its carry.
 #
-# * **Two levels.** Inside a chunk, each thread composes a vector of consecutive steps in
-#   registers. Only the vectors' maps go through `tl.associative_scan`.
+# **Part 2, inside the package:**
 #
+# * **Two levels.** Inside a chunk, each thread composes a vector of consecutive steps in
+#   registers; only the vectors' maps go through `tl.associative_scan`.
 # * **Fewer instructions, wider loads.** A reverse scan laid out from its last vector down runs
 #   forwards across threads (GAE's chunk: 53 shuffles instead of 263). Chunks start at a 16-byte
 #   boundary, so each vector is one load, and `values[t+1]` is the loaded tile shifted, not a
 #   second load.
-#
-# * **The tile.** A program of the package gives each warp 256 steps per chunk (2 rows × 128 on
-#   one warp at 16384×1024, 1 row × 1024 on 4 warps at 64×16384), with the next chunk's loads in
-#   flight. With one warp, no warp waits at a barrier, and at 16384×1024 about 2 resident programs
-#   per SM fill the memory.
-#
-# * **The compiled code** (`ttgir`, PTX) shows the shuffles and any spilled registers.
-#   **The interpreter** does not guard memory and runs programs one after another. So a race can
-#   pass there and fail on a GPU. (Its scans run as a tree once `rltriton_lite` is imported, and
-#   the checkers try a combine grouped both ways: a combine that is not associative cannot pass.)
+# * **The tile.** Each warp gets 256 steps per chunk (2 rows × 128 on one warp at 16384×1024,
+#   1 row × 1024 on 4 warps at 64×16384), with the next chunk's loads in flight. A single warp
+#   waits at no barrier, and at 16384×1024 about 2 resident programs per SM fill the memory.
+# * **The compiled code** (`ttgir`, PTX) shows the shuffles and any spilled registers. **The
+#   interpreter** does not guard memory and runs programs one after another, so a race can pass
+#   there and fail on a GPU.
 #
 # **Next, with a GPU:** notebook 13b, the GPU lab, times your own `reset_scan` against the
 # package's and turns the tile's knobs on it.
