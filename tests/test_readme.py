@@ -57,7 +57,8 @@ def test_there_are_python_examples():
 
 
 @pytest.mark.parametrize("line,code", PYTHON_BLOCKS, ids=[f"line{line}" for line, _ in PYTHON_BLOCKS])
-def test_python_block_runs_as_pasted(line, code):
+def test_python_block_runs_as_pasted(line, code, tmp_path, monkeypatch):
+    monkeypatch.setenv("SB3_LOGDIR", str(tmp_path))  # SB3's logger folder: else a new /tmp/SB3-<time> per model
     torch.manual_seed(0)
     namespace = {"__name__": "__readme__"}
     exec(compile(code, f"README.md:{line}", "exec"), namespace)  # raises on any failure
