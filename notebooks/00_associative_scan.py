@@ -533,7 +533,7 @@ plt.show()
 # * The **prologue**, before the scan of each chunk, loads the inputs and returns the pairs
 #   $(a_t, b_t)$ and the reset flags. For GAE, its $b_t$ are the TD errors $\delta_t$.
 # * The **epilogue**, after the scan, gets $y_t$ and the value that entered step $t$ (for a return,
-#   $y_{t+1}$; 00c calls it `y_in`), and writes the outputs, such as GAE's advantages.
+#   $y_{t+1}$; the package calls it `y_in`, and notebook 04 uses it), and writes the outputs, such as GAE's advantages.
 #
 # You write this kernel in notebooks 00b and 00c. The bare primitive, `rl.linear_scan`, has a
 # prologue that only loads `a` and `b`. The next cell checks it against the loop, with padding

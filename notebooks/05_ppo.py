@@ -554,7 +554,7 @@ quoted = [r for r in h200 if r["pass"] == "fwd+bwd" and r["impl"] in ("rltriton_
           and (r["B"], r["T"]) in timed]
 if quoted:
     print(f"PPO's loss with its backward, {RES['gpu']}, {RUN}.json: measured there, not here")
-    print(profile.committed_table(quoted, leave_out=("vs_ours",)))  # no wall ratio of single timings
+    print(profile.committed_table(quoted, leave_out=("wall_us", "vs_ours")))  # no single-timing wall figures: the paired line
     # the paired probe's eager ÷ ours wall time, with the backward: the median of its rounds, at each shape
     paired = {s: profile.read_loss_wall()["ppo", s, "fwd+bwd", "pytorch_eager"][1] for s in timed}
     print(f"Paired rounds on an H100 ({profile.COMMITTED_LOSS_WALL}):\n  the eager formula's wall time is at "

@@ -534,7 +534,7 @@ quoted = [r for r in h200 if r["impl"] in ("rltriton_lite", "pytorch_eager") and
           and (r["pass"] == "fwd+bwd" or (r["impl"], r["B"], r["T"]) == ("rltriton_lite", 64, 16384))]
 if quoted:
     print(f"SAC's target, {RES['gpu']}, {RUN}.json: measured there, not here")
-    print(profile.committed_table(quoted, leave_out=("vs_ours",)))  # no wall ratio of single timings
+    print(profile.committed_table(quoted, leave_out=("wall_us", "vs_ours")))  # no single-timing wall figures: the paired line
     # the paired probe's eager ÷ ours wall time, with the backward: the median of its rounds, at each shape
     paired = {s: profile.read_loss_wall()["sac", s, "fwd+bwd", "pytorch_eager"][1] for s in timed}
     print(f"Paired rounds on an H100 ({profile.COMMITTED_LOSS_WALL}):\n  with the backward, the eager formula's "

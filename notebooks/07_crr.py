@@ -407,7 +407,7 @@ quoted = [r for r in h200 if r["impl"] in ("rltriton_lite", "pytorch_eager") and
           and r["pass"] == "fwd+bwd"]
 if quoted:
     print(f"CRR's loss with its backward, {RES['gpu']}, {RUN}.json: measured there, not here")
-    print(profile.committed_table(quoted, leave_out=("vs_ours",)))  # no wall ratio of single timings
+    print(profile.committed_table(quoted, leave_out=("wall_us", "vs_ours")))  # no single-timing wall figures: the paired line
     # the paired probe's eager ÷ ours wall time, with the backward: the median of its rounds, at each shape
     paired = {s: profile.read_loss_wall()["crr", s, "fwd+bwd", "pytorch_eager"][1] for s in timed}
     print(f"Paired rounds on an H100 ({profile.COMMITTED_LOSS_WALL}):\n  our wall time is at least "

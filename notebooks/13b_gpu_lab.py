@@ -30,9 +30,10 @@
 # * **Minimum path:** on a GPU, sections 1 to 4 in order, then the lab: the three questions of the
 #   exercises. You write your `reset_scan` into answer 1's cells, and the lines under each answer
 #   time it, try the variants and profile it. Without a GPU, sections 1 to 4 as well, since their
-#   cells run on a CPU and say what they skip; then the two parts of the lab that need none: your
-#   kernel's check under answer 1, and question 2's written prediction of which way each knob
-#   should move the GPU time, and why, from notebook 13's primer. Read "Reading the reference"
+#   cells run on a CPU and say what they skip; then the checked exercise `resident_programs` (how
+#   many programs an SM holds, the count behind question 2's predictions) and the two parts of the
+#   lab that need no GPU: your kernel's check under answer 1, and question 2's written prediction of
+#   which way each knob should move the GPU time, and why, from notebook 13's primer. Read "Reading the reference"
 #   only after you have written your prediction and your own table.
 #
 # **The question of this lab:** how close does your own kernel come to the package's? **The

@@ -1055,7 +1055,7 @@ def _where(bad, scan):
         return at, "at index"
     steps = np.flatnonzero(bad[at[:-1]])
     at = at[:-1] + (int(steps[-1] if scan == "reverse" else steps[0]),)
-    return at, f"the error starts (counting {'back from the last' if scan == 'reverse' else 'from the first'} step) at index"
+    return at, f"the error starts at the {'latest' if scan == 'reverse' else 'earliest'} wrong step, index"
 
 
 FIRST_STEP = "the first step (t = 0: the forward scan starts there, nothing before it is read)"
@@ -5682,7 +5682,9 @@ def _resident_cases(d):
              ("8 warps: the cap on warps", (d.choice(16, (16, 24, 32)), 8, 0)),
              ("4 warps, 40 KB of shared memory (a pipelined kernel's stages)",
               (32, 4, d.int(40000, 20000, 60000))),
-             ("2 warps, 1 KiB of shared memory", (d.choice(64, (40, 48, 64, 96)), 2, 1024)))
+             ("2 warps, 1 KiB of shared memory", (d.choice(64, (40, 48, 64, 96)), 2, 1024)),
+             ("one warp, few registers, a little shared memory: the cap on programs again",
+              (d.choice(16, (16, 24, 32)), 1, d.int(1000, 500, 4000))))
     return [(f"{what}: regs={a[0]}, num_warps={a[1]}, shared_bytes={a[2]}", a, {}, _resident_reference(*a))
             for what, a in cases]
 

@@ -867,6 +867,8 @@ def wrong_answers(name: str):
                                                                               233472 // sh if sh else 32)),
             ("no cap of 32 programs", lambda r, w, sh: min(64 // w, 65536 // (r * 32 * w), 233472 // sh if sh else 64)),
             ("no cap of 64 warps", lambda r, w, sh: min(32, 65536 // (r * 32 * w), 233472 // sh if sh else 32)),
+            ("the cap of 32 only where there is no shared memory (Hint 4's line without the 32 in its min: round 38's "
+             "case)", lambda r, w, sh: min(64 // w, 65536 // (r * 32 * w), 233472 // sh if sh else 32)),
             ("shared memory left out", lambda r, w, sh: min(32, 64 // w, 65536 // (r * 32 * w))),
             ("the register count rounded up", lambda r, w, sh: min(32, 64 // w, -(-65536 // (r * 32 * w)),
                                                                    233472 // sh if sh else 32))],
@@ -888,6 +890,8 @@ W_SAYS = {
         ("Your carry is G at the chunk's last step", "t[None, :] and tl.sum(..., axis=1), one carry per row of the tile."),
     ("resident_programs", "registers counted per warp, not per thread"): "not per thread",
     ("resident_programs", "no cap of 32 programs"): "at most 32 resident programs",
+    ("resident_programs", "the cap of 32 only where there is no shared memory (Hint 4's line without the 32 in its min: "
+                          "round 38's case)"): "at most 32 resident programs",
     ("resident_programs", "no cap of 64 warps"): "at most 64 warps at once",
     ("resident_programs", "shared memory left out"): "your count leaves out shared memory",
     ("resident_programs", "the register count rounded up"): "rounds up",
@@ -926,7 +930,7 @@ W_SAYS = {
     ("dual_clip", "the objective, not the loss (the sign flipped)"):
         "Hint: Every wrong element is the answer with its sign flipped: check the sign of the whole expression",
     ("gae_prologue", "keep holds V(s_{t+1}), not V(s_t) (a later review's case)"):
-        "result 1 (returns): the error starts (counting back from the last step) at index (0, 89) expected -0.0921065, got -0.260225 (270 of "
+        "result 1 (returns): the error starts at the latest wrong step, index (0, 89) expected -0.0921065, got -0.260225 (270 of "
         "270 elements wrong)\nHint: The advantages are right and the returns are not: the epilogue stores the returns as "
         "y + keep[0], so check what keep hands it",
     ("awr_weights", "clamped to [1, max_weight] (a later review's case)"):
@@ -1019,7 +1023,7 @@ W_SAYS = {
         ("no bootstrap at the rollout's end", "next_value is the value after the last step: rl.gae's "
          "bootstrap_value, or, in a loop of your own, the last row of the next values"),
     ("cleanrl_advantages", "returns = advantages (values not added)"):
-        "result 1 (returns): the error starts (counting back from the last step) at index (7, 0) expected -1.62987, got -2.91153 (24 of "
+        "result 1 (returns): the error starts at the latest wrong step, index (7, 0) expected -1.62987, got -2.91153 (24 of "
         "24 elements wrong)\nHint: Your returns are the advantages: CleanRL's returns are advantages + values.",
     ("launch_model", "kernel_ms fitted as microseconds (the 1000 forgotten)"):
         ("That is the fit with a slip: kernel_ms (milliseconds) fitted as if it were in µs.",
@@ -1117,12 +1121,12 @@ W_SAYS = {
          "window (at its last step you read next_values, which is right). y is vs_t, the scan's value at step t itself",
          "v_next = y_in inside the window, next_values at its last step: tl.where(t == T - 1, next_values, y_in)."),
     ("vtrace_pg", "y (vs_t) for y_in at every step, the window's last too (a later review's case: every element wrong)"):
-        ("vtrace_pg, shape (1, 5): the error starts (counting back from the last step) at index (0, 4) expected 3.50356, got 4.24266 (5 of "
+        ("vtrace_pg, shape (1, 5): the error starts at the latest wrong step, index (0, 4) expected 3.50356, got 4.24266 (5 of "
          "5 elements wrong)\nHint: These are the policy-gradient advantages with a slip: your v_next is y where y_in "
          "belongs, at every step (at the window's last one, next_values belongs). y is vs_t",
          "v_next = y_in inside the window, next_values at its last step: tl.where(t == T - 1, next_values, y_in)."),
     ("vtrace_kernel", "pg reads vs_t, not vs_{t+1}"):
-        ("result 1 (pg_advantages): the error starts (counting back from the last step) at index (0, 3) expected -0.117867, got 0.475595 "
+        ("result 1 (pg_advantages): the error starts at the latest wrong step, index (0, 3) expected -0.117867, got 0.475595 "
          "(4 of 5 elements wrong)\nHint: Your pg reads vs at step t itself, vs_t, where vs_{t+1} belongs",
          "Read vs one step on (offs + 1) inside the window, next_values at its last step"),
     ("n_step_returns", "the flags' cumsum without its 0 in front: t + 1 .. t + n counted, one step late (a later "
@@ -2315,7 +2319,7 @@ def test_the_message_points_where_the_error_starts():
     step of the row and what is special about it, not index (0, 0)."""
     s = solution("chunked_scan")
     no_carry = lambda r, d, g, c: s(r, d | (torch.arange(r.shape[-1], device=d.device) % c == c - 1), g, c)  # noqa: E731
-    with pytest.raises(AssertionError, match=r"starts \(counting back from the last step\) at index \(0, 255\).*\n.*last step of a chunk"):
+    with pytest.raises(AssertionError, match=r"starts at the latest wrong step, index \(0, 255\).*\n.*last step of a chunk"):
         exercises.check("chunked_scan", no_carry)
     g = solution("gae_pairs")
     with pytest.raises(AssertionError, match=r"(?s)truncations(, NaN next values behind the terminations)?: "
@@ -3462,7 +3466,7 @@ def test_a_hint_at_an_ordinary_middle_step_names_only_that():
         return a, b
 
     msg = _failure("gae_pairs", off_at_step_2)
-    assert re.search(r"shape \(1, 5\): the error starts \(counting back from the last step\) at index \(0, 2\)", msg), msg
+    assert re.search(r"shape \(1, 5\): the error starts at the latest wrong step, index \(0, 2\)", msg), msg
     assert "Hint: An ordinary step" in msg and "its pair (a_t, b_t)" in msg, msg
     assert not [w for w in _WRONG_HINTS if w in msg.split("Hint:")[1]], msg  # gae_pairs has no combine
 
