@@ -834,7 +834,7 @@ exercises.attempt("vtrace_pg", vtrace_pg)
 # a = tl.where(m, ___, 1.0)  # padding lanes: the identity
 # b = tl.where(m, v + rho * delta - tl.where(reset, ___, ___), 0.0)  # ___: what does a reset drop?
 # carry = tl.sum(tl.where(t == ___, vs, 0.0), 0)  # a masked sum: vs on one lane. ___: the step whose vs enters the chunk before
-# vs_next = tl.load(VS + i + 1, mask=m & ___, other=0.0)  # second kernel. ___: never the next row's
+# vs_next = tl.load(VS + e + 1, mask=m & ___, other=0.0)  # second kernel, e = row * T + t (flat). ___: never the next row's
 # ```
 #
 # </details>

@@ -3861,8 +3861,8 @@ n_step_returns(rewards, next_values, terminated, gamma, n) -> G, (B, T) tensors:
 G_t = sum_{k<n_t} gamma^k r_{t+k} + [no termination in t..t+n_t-1] gamma^n_t V(s_{t+n_t}), n_t = n
 steps or fewer: an episode that terminates inside the n steps adds no bootstrap; the window's end
 bootstraps from next_values. Write it with tensor ops (rltriton_lite.linear_scan may be called;
-any tensor ops will do). Returns G itself. No Python loop over time: the checker runs
-it on 16 and 64 steps, and your code's Python lines must not grow with T.
+any tensor ops will do). Returns G itself. No Python loop over time: besides its cases, the
+checker runs it on 16 and 64 steps, and your code's Python lines must not grow with T.
 """ + SCAN_RULES, may_use=("linear_scan",), probe=_no_loop_over_time(_n_step_probe_inputs, 16, 64),
    hint=lambda *a: _n_step_hint(*a),
    # (G is no scan of the student's: tensor ops, S_t at most one linear_scan among them)
@@ -5276,7 +5276,8 @@ is 1.0 where the episode ended before step t (obs[t] is a new episode's first). 
 episode ended at the rollout's last step. Return CleanRL's advantages and returns = advantages +
 values, each (num_steps, num_envs), equal to cleanrl_gae's up to float32 rounding. rl.gae is the
 only package function you may call (not rltriton_lite.integrations: writing its conversion is the
-exercise), with no Python loop over the steps: the checker runs it on 16 and 64 steps.
+exercise), with no Python loop over the steps: besides its cases, the checker runs it on 16
+and 64 steps to see that your code's Python lines do not grow with T.
 """, may_use=("gae",), time_dim=0, results=("advantages", "returns"),
     probe=_no_loop_over_time(_cleanrl_probe_inputs, 16, 64, how="one call of rl.gae and tensor ops, whose "
                              "Python does not grow with the rollout's length (build terminated with slicing and "
