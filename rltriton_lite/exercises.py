@@ -5634,15 +5634,19 @@ def _tiled_scan_cases(d):
 SM_REGISTERS, SM_WARPS, SM_PROGRAMS, SM_SHARED = 65536, 64, 32, 233472  # an H100's or H200's SM (228 KiB)
 
 
+def _resident_limits(regs, num_warps, shared_bytes) -> dict:
+    """The programs each of an SM's four limits allows (no shared memory: no limit below the others)."""
+    return {"registers": SM_REGISTERS // (regs * 32 * num_warps), "warps": SM_WARPS // num_warps,
+            "programs": SM_PROGRAMS, "shared": SM_SHARED // shared_bytes if shared_bytes else SM_SHARED}
+
+
 def _resident_reference(regs, num_warps, shared_bytes):
-    by_regs = SM_REGISTERS // (regs * 32 * num_warps)
-    return min(SM_PROGRAMS, SM_WARPS // num_warps, by_regs, SM_SHARED // shared_bytes if shared_bytes else SM_PROGRAMS)
+    return min(_resident_limits(regs, num_warps, shared_bytes).values())
 
 
 def _resident_hint(regs, num_warps, shared_bytes, got):
     """What a wrong count of resident_programs left out, where it is one of the usual slips."""
-    limits = {"registers": SM_REGISTERS // (regs * 32 * num_warps), "warps": SM_WARPS // num_warps,
-              "programs": SM_PROGRAMS, "shared": SM_SHARED // shared_bytes if shared_bytes else SM_SHARED}
+    limits = _resident_limits(regs, num_warps, shared_bytes)
     slips = (
         (min(SM_PROGRAMS, SM_WARPS // num_warps, SM_REGISTERS // (regs * num_warps), limits["shared"]),
          "your register limit counts one register per warp, not per thread: a program of num_warps warps "
@@ -5737,6 +5741,5 @@ def _noise_cases(d):
              ("our range wide: its top decides", (10.0, 20.0), (30.0, 50.0), 2.0),
              ("the other call's far end more than x below ours, its near end not", (100.0, 120.0), (30.0, 50.0), 2.2),
              ("overlapping ranges", (40.0, 60.0), (50.0, 70.0), 2.2))
-    return [(f"{what}: ours={tuple(v * s for v in o)}, other={tuple(v * s for v in p)}, x={x}",
-             (tuple(v * s for v in o), tuple(v * s for v in p), x), {},
-             _noise_reference(tuple(v * s for v in o), tuple(v * s for v in p), x)) for what, o, p, x in cases]
+    scaled = [(what, tuple(v * s for v in o), tuple(v * s for v in p), x) for what, o, p, x in cases]
+    return [(f"{what}: ours={o}, other={p}, x={x}", (o, p, x), {}, _noise_reference(o, p, x)) for what, o, p, x in scaled]
