@@ -57,7 +57,7 @@ DTYPE = "float32"  # the committed run's only dtype
 PASSES, SHAPES = profile.result_passes(RES), profile.result_shapes(RES, DTYPE)
 ALL = list(profile.ops()) + ["linear_scan"]  # our calls
 PROBE = profile.COMMITTED_WALL  # H200-2026-12-06-wall.txt
-PROBE_SHAPES = [(16, 128), (4096, 128), (64, 16384)]  # the shapes the wall probe timed
+PROBE_SHAPES = profile.WALL_PROBE_SHAPES  # the shapes the wall probe timed
 probe_us = profile.wall_probe_us(os.path.join(RESULTS, PROBE))  # {(B, T): {(pass, name): µs per call}}
 print(f"{RUN}: {RES['gpu']}, {RES['date']}, torch {RES['versions']['torch']}, triton {RES['versions']['triton']}, "
       f"{len(RES['rows'])} rows; wall probe {PROBE}")
@@ -66,8 +66,7 @@ print(f"{RUN}: {RES['gpu']}, {RES['date']}, torch {RES['versions']['torch']}, tr
 row = profile.result_row  # row(res, algorithm, B, T, impl=, dtype=, pass_=): the one row of a case
 
 
-twice = {(a, s, p): (row(RES, a, *s, pass_=p)["full_call_us"], probe_us[s][p, a])  # every call both sources timed
-         for a in ALL for s in PROBE_SHAPES for p in ("fwd", "fwd+bwd")}
+twice = profile.timed_twice(RES, probe_us)  # every call both sources timed: (the run's µs, the probe's)
 drift = {k: max(w) / min(w) for k, w in twice.items()}  # one call's two wall times, the larger ÷ the smaller
 SESSION_X = NOISE_X = round(max(drift.values()), 1)  # notebook 14's bound within one session, and its noise rule's
 PROBE_NAME = {"rltriton_lite": "{}", "rl_triton": "rl_triton {}", "minimal_autograd_fn": "minimal_fn"}  # names there
@@ -179,8 +178,7 @@ print(f"the gap around 1.2×: no call between {max(x for x in _x.values() if x <
 
 # %%
 # Checks: section 3's bounds, on the committed run and the wall probe (CI runs them)
-_pairs = [(row(RES, a, *s, pass_=p), probe_us[s][p, a]) for s in PROBE_SHAPES
-          for a in ALL for p in ("fwd", "fwd+bwd")]  # every call both sources timed: (the run's row, the probe's µs)
+_pairs = [(row(RES, a, *s, pass_=p), probe_us[s][p, a]) for a, s, p in twice]  # (the run's row, the probe's µs)
 _drift = [max(r["full_call_us"], q) / min(r["full_call_us"], q) for r, q in _pairs]
 assert round(max(_drift), 1) == NOISE_X == 2.2
 assert round(_x["vtrace", 64, 16384, "fwd"], 1) == 2.4 and round(probe_us[64, 16384]["fwd", "vtrace"] / (1e3 * _vt["kernel_ms"]), 1) == 1.8

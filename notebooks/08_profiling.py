@@ -445,8 +445,7 @@ assert "15 interleaved rounds" in _loss_text[:400]  # "15 rounds in all"
 assert [round(x, 2) for x in (lowest_x, highest_x)] == [1.58, 2.29]  # "its closest round, 1.58×", "the highest, 2.29×"
 assert lowest_x > 1  # "ours was faster in every round"
 # the noise rule's 2.2×: the most one call's two wall timings of the session differ (the benchmark run, the wall probe)
-_twice = {(a, s, p): (row(RES, a, *s, pass_=p)["full_call_us"], probe[s][p, a])
-          for a in ALGS for s in [(16, 128), (4096, 128), (64, 16384)] for p in ("fwd", "fwd+bwd")}
+_twice = profile.timed_twice(RES, probe)
 assert len(_twice) == 48 and round(max(max(w) / min(w) for w in _twice.values()), 1) == 2.2
 with open(os.path.join(os.path.dirname(os.path.dirname(RESULTS)), "docs", "DESIGN.md"), encoding="utf-8") as f:
     assert "read 1.2–2.9× apart between runs" in " ".join(f.read().split())  # "up to 2.9×" between runs

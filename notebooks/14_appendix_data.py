@@ -241,12 +241,10 @@ for shape in [(16, 128), (16384, 1024)]:
           f"over {len(x)} calls")
 
 # %%
-ALL = list(profile.ops()) + ["linear_scan"]  # our calls
 PROBE = profile.COMMITTED_WALL  # H200-2026-12-06-wall.txt
-PROBE_SHAPES = [(16, 128), (4096, 128), (64, 16384)]  # the shapes the wall probe timed
+PROBE_SHAPES = profile.WALL_PROBE_SHAPES  # the shapes the wall probe timed
 probe_us = profile.wall_probe_us(os.path.join(RESULTS, PROBE))  # {(B, T): {(pass, name): µs per call}}
-twice = {(a, s, p): (row(RES, a, *s, pass_=p)["full_call_us"], probe_us[s][p, a])  # every call both sources timed
-         for a in ALL for s in PROBE_SHAPES for p in ("fwd", "fwd+bwd")}
+twice = profile.timed_twice(RES, probe_us)  # every call both sources timed: (the run's µs, the probe's)
 drift = {k: max(w) / min(w) for k, w in twice.items()}  # one call's two wall times, the larger ÷ the smaller
 SESSION_X = round(max(drift.values()), 1)  # the bound within one session
 DAYS_X = 2.9  # the bound across separate runs (docs/DESIGN.md)

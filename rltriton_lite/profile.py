@@ -715,6 +715,16 @@ def wall_range(res, probe_us, probe_names, impl, algorithm, shape, pass_, dtype=
     return min(us), max(us)
 
 
+WALL_PROBE_SHAPES = ((16, 128), (4096, 128), (64, 16384))  # the shapes tools/wall_probe.py times
+
+
+def timed_twice(res, probe_us, dtype="float32") -> dict:
+    """{(algorithm, (B, T), pass): (the run's wall µs, the wall probe's)} for each of our calls that both
+    sources of one session timed: the pairs the course's drift bound (2.2×) is read from."""
+    return {(a, s, p): (result_row(res, a, *s, dtype=dtype, pass_=p)["full_call_us"], probe_us[s][p, a])
+            for a in [*ops(), "linear_scan"] for s in WALL_PROBE_SHAPES for p in ("fwd", "fwd+bwd")}
+
+
 def noise_verdict(ours, other, x) -> str:
     """The noise rule (notebook 14, section 6) on two wall ranges (lowest µs, highest µs): one call is
     faster only where the ranges' nearest ends are more than ``x`` apart."""
