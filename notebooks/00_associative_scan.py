@@ -19,14 +19,14 @@
 # * **You will learn:** why a loop that runs backwards in time can run in parallel, with a proof.
 #   Three scans: sequential, Hillis–Steele and Blelloch. Resets, padding, and chunks joined by a
 #   carry. Why the gradient is a scan run the other way.
-# * **Time:** 3–4 h with the three open questions, 1.5–2 h for the reading and the two checked
+# * **Time:** 3–4 h with the three open questions, 1.5–2 h for the reading and the three checked
 #   exercises.
 # * **Needs:** Python, NumPy and PyTorch tensors. No GPU.
 # * **Minimum path:** the table below; notebooks 00b and 00c build on its first column.
 #
 # | read | skim | can wait |
 # | --- | --- | --- |
-# | sections 2–6; the checked exercises `matrix_compose` and `chunked_reset_scan` | section 1 (read its table and the sequential scan), section 7 | section 8 (until notebook 01), the proofs in the folds, the open questions |
+# | sections 2–6, with their checked exercises `matrix_compose`, `combine_arrays` and `chunked_reset_scan` | section 1 (read its table and the sequential scan), section 7 | section 8 (until notebook 01), the proofs in the folds, the open questions |
 #
 # Every return and advantage in this course is a loop that runs **backwards in time**: discounted
 # returns, GAE, TD(λ), V-trace and the soft λ-returns of SAC. Each loop has this form:
@@ -257,9 +257,8 @@ print("associative on 1000 random triples; (1, 0) is the identity")
 # is the one rule every scan and every combine of the course keeps:
 #
 # > **The order rule.** In `combine(first, second)`, the first operand, `(a1, b1)`, is the map
-# > applied first, and the second operand, `(a2, b2)`, is the map applied second. The result is
-# > "first, then second", which the usual notation $\circ$, read right to left, writes
-# > second $\circ$ first.
+# > applied first, $f_1$, and the second operand, `(a2, b2)`, is the map applied second, $f_2$.
+# > The result is $f_2 \circ f_1$: first $f_1$, then $f_2$.
 # >
 # > In a forward scan, the first operand is the run earlier in time. **In a reverse scan (a
 # > return), the first operand is the run later in time**, because it acts on the value that
@@ -302,6 +301,99 @@ second = reduce(combine, steps[:4][::-1])  # the second operand: steps 3, 2, 1, 
 a_s, b_s = combine(first, second)
 np.testing.assert_allclose(a_s * y_end + b_s, loop[0], rtol=1e-12)
 print(np.round(loop, 3))
+
+# %% [markdown]
+# ### How the exercises work
+#
+# This notebook has three exercises with a checker, each right after the section it practises:
+# `matrix_compose` here, `combine_arrays` after section 4 and `chunked_reset_scan` after section 6.
+# The [questions at the end](#Exercises) have no checker. The checked exercises work this way,
+# here and in every later notebook:
+#
+# * Write the function in the starter's cell, then run the `exercises.attempt` cell after it. It
+#   prints `not attempted yet` while the starter is untouched, and `correct on every case` once
+#   your function passes.
+# * A wrong answer prints `WRONG.`, the failing case, the element where the error starts, and a
+#   hint that names your mistake when it recognizes it. `print(exercises.fix(name))` shows the fix.
+# * Four folded hints follow each task: open them in order, and only when you are stuck.
+#
+# <details><summary>Details: errors, the task's text, the solutions</summary>
+#
+# * A wrong answer does not stop Run All, and neither does an error raised in your function. For
+#   an error, `attempt` prints `ERROR.`, the error, the case and your line that raised it.
+#   `exercises.check(name, fn)` raises it with its whole traceback.
+# * A longer task lists its **Inputs**, what it **Returns** and the **Edge cases** the checker
+#   tries. `print(exercises.task(name))` restates a task. The solution is in
+#   `notebooks/solutions/<name>.py` (`%load solutions/<name>.py` in the starter's cell loads it).
+#
+# </details>
+
+# %% [markdown]
+# ### Exercise: `matrix_compose`
+#
+# Write `combine` for maps $y \mapsto A\,y + b$, with a matrix $A$ and a vector $b$ (the steps
+# of a linear system run backwards). `matrix_compose(p, q)` keeps
+# [the order rule](#3.-The-backward-recurrence-as-a-reverse-scan): its first operand, `p`, is
+# applied first, then its second, `q`. Matrices do not commute, so the skill checked is keeping
+# the order of the products.
+#
+# <details><summary>Hint 1: where to start</summary>
+#
+# Section 2 built `combine` by applying one map to the other's output. Do the same here. Write
+# what `p` does to $y$. Then apply `q` to that. Matrices do not commute, so keep each product's
+# order.
+#
+# </details>
+#
+# <details><summary>Hint 2: the plan</summary>
+#
+# * `matrix_compose(p, q)` is `combine(first, second)` with matrices: `p` is the first operand.
+# * Write $z = p(y)$ with $A_1$ and $b_1$.
+# * Then `q` acts on $z$, not on $y$. Write $q(z)$ and put your $z$ in.
+# * Expand it. The term that multiplies $y$ is the matrix part. What is left is the vector part.
+# * In a product $M N y$, which matrix touches $y$ first? Keep that order in your matrix part.
+# * In NumPy, `@` is the matrix product. `*` multiplies element by element.
+#
+# </details>
+#
+# <details><summary>Hint 3: check it by hand</summary>
+#
+# Take $A_1 = \begin{pmatrix} 0 & 1 \\ 1 & 0 \end{pmatrix}$ (it swaps the two entries),
+# $b_1 = (1, 0)$, and $A_2 = \begin{pmatrix} 2 & 0 \\ 0 & 1 \end{pmatrix}$ (it doubles the first),
+# $b_2 = (0, 3)$. By hand, apply `p` first, then `q`. The point $(0, 0)$ goes
+# $(0, 0) \to (1, 0) \to (2, 3)$, so $b = (2, 3)$. Likewise $(1, 0) \to (1, 1) \to (2, 4)$ and
+# $(0, 1) \to (2, 0) \to (4, 3)$. Subtract $b$, and the columns of $A$ are $(0, 1)$ and $(2, 0)$.
+# If you get `[[0.0, 1.0], [2.0, 0.0]] [4.0, 0.0]`, you applied `q` first. That is
+# `matrix_compose(q, p)`.
+#
+# ```python
+# p = (np.array([[0.0, 1.0], [1.0, 0.0]]), np.array([1.0, 0.0]))
+# q = (np.array([[2.0, 0.0], [0.0, 1.0]]), np.array([0.0, 3.0]))
+# A, b = matrix_compose(p, q)
+# print(A.tolist(), b.tolist())  # must print [[0.0, 2.0], [1.0, 0.0]] [2.0, 3.0]
+# ```
+#
+# </details>
+#
+# <details><summary>Hint 4: the key lines</summary>
+#
+# ```python
+# # q(p(y)) = A2 @ (___) + b2, where ___ is p(y) written out
+# A = ___ @ ___  # which of A1, A2 acts on y first, and on which side must it stand?
+# b = ___        # what does q do to p's vector part b1?
+# return A, b
+# ```
+#
+# </details>
+
+# %%
+def matrix_compose(p, q):
+    (A1, b1), (A2, b2) = p, q
+    # YOUR CODE: return the pair (A, b) of "p first, then q"
+    raise NotImplementedError
+
+# %%
+exercises.attempt("matrix_compose", matrix_compose)
 
 # %% [markdown]
 # ## 4. Episode ends are resets
@@ -409,6 +501,83 @@ table_row = lambda p, q, w: ((w[0], w[1]) if w[2] else (w[0] * q[0], w[1] + w[0]
 for kp, kq, kw in [(kp, kq, kw) for kp in (False, True) for kq in (False, True) for kw in (False, True)]:
     p3, q3, w3 = (0.5, 2.0, kp), (0.25, 3.0, kq), (0.125, 5.0, kw)
     assert combine_np(combine_np(p3, q3), w3)[:2] == combine_np(p3, combine_np(q3, w3))[:2] == table_row(p3, q3, w3)
+
+# %% [markdown]
+# ### Exercise: `combine_arrays`
+#
+# Write section 4's combine for whole arrays, since a kernel's combine works on a block of steps
+# at once. `combine_arrays(first, second)` takes two triples `(a, b, k)` of NumPy arrays of one
+# shape: `a` and `b` are float64, and `k` is bool. It returns their combined triple, element by
+# element, with `first` the map applied first. Select with `np.where`, never multiply by the
+# flag, because `b1` may hold a NaN where the second operand resets. The checker compares `k` and
+# `b` everywhere, but `a` only where the combined flag is clear, since the $a$ of a set flag is
+# never read.
+#
+# <details><summary>Hint 1: where to start</summary>
+#
+# Start from `combine_np` above: it is this combine on one step. Your arrays hold many steps side
+# by side, and element `i` of the result reads only element `i` of each input. So rewrite each of
+# `combine_np`'s three results for arrays: an `if ... else` on a flag becomes an `np.where`, and
+# `or` on bools becomes `|`.
+#
+# </details>
+#
+# <details><summary>Hint 2: the plan</summary>
+#
+# * Unpack as `combine_np` does: `(a1, b1, k1), (a2, b2, k2) = first, second`. The first operand
+#   is applied first ([the order rule](#3.-The-backward-recurrence-as-a-reverse-scan)).
+# * Where `k2` is set, the second map ignores its input, so the result is the second alone:
+#   `(a2, b2)`.
+# * Where `k2` is clear, the result is section 2's affine combine, `(a2 * a1, b2 + a2 * b1)`.
+#   `k1` changes only the flag: the second map still acts on the first's output.
+# * `np.where(cond, x, y)` takes `x` where `cond` is true and `y` elsewhere. It computes both
+#   arrays, NaN included, but copies only the chosen one, so nothing of `y` reaches an element
+#   where `cond` is true. A product such as `(1 - k2) * a2 * b1` does reach it: `0 * NaN` is NaN.
+# * The combined flag is set where either operand's flag is.
+#
+# </details>
+#
+# <details><summary>Hint 3: check it by hand</summary>
+#
+# Take three elements side by side, all with $a = 0.5$. In element 0 neither map resets, so
+# $a = 0.25$ and $b = 4 + 0.5 \cdot 1 = 4.5$. In element 1 the second map resets: the result is
+# the second alone, $b = 3$, and the NaN in `b1` is dropped. In element 2 only the first map
+# resets: the run resets, and the second map still acts on the first's output,
+# $b = 4 + 0.5 \cdot 2 = 5$. Only element 0 has a clear flag, so only its $a$ is printed.
+#
+# ```python
+# first = (np.array([0.5, 0.5, 0.5]), np.array([1.0, np.nan, 2.0]), np.array([False, False, True]))
+# second = (np.array([0.5, 0.5, 0.5]), np.array([4.0, 3.0, 4.0]), np.array([False, True, False]))
+# a, b, k = combine_arrays(first, second)
+# print(a[~k].tolist(), b.tolist(), k.tolist())  # must print [0.25] [4.5, 3.0, 5.0] [False, True, True]
+# ```
+#
+# If `b` prints `[4.5, nan, 5.0]`, the reset was a product, and `0 * nan` is `nan`. If it prints
+# `[4.5, nan, 4.0]`, you selected on `k1`: the first operand's reset won. If it prints
+# `[3.0, nan, 2.0]`, the operands are swapped, the second map applied first. If `k` prints
+# `[False, True, False]`, the flag is the second operand's alone.
+#
+# </details>
+#
+# <details><summary>Hint 4: the key lines</summary>
+#
+# ```python
+# (a1, b1, k1), (a2, b2, k2) = first, second  # first: the map applied first
+# a = np.where(___, a2, a2 * a1)  # ___: whose reset makes the result the second map alone?
+# b = np.where(___, b2, ___)      # the second ___: section 2's b of "first, then second"
+# return a, b, ___                # a run resets where either of its steps does
+# ```
+#
+# </details>
+
+# %%
+def combine_arrays(first, second):
+    (a1, b1, k1), (a2, b2, k2) = first, second
+    # YOUR CODE: return the triple (a, b, k) of "first, then second", element by element
+    raise NotImplementedError
+
+# %%
+exercises.attempt("combine_arrays", combine_arrays)
 
 # %% [markdown]
 # ## 5. Padding is the identity, and rl.linear_scan
@@ -524,6 +693,90 @@ plt.show()
 # | padding past the row's end ($t \ge T$) | the identity $(1, 0)$, no reset | the identity $(1, 0)$, no reset |
 
 # %% [markdown]
+# ### Exercise: `chunked_reset_scan`
+#
+# The kernel's plan in NumPy, before any Triton: a reverse scan with resets, cut into chunks, with
+# a carry (sections 4 and 6 together).
+#
+# * **Inputs:** `a` and `b`, float64 arrays of $T$ steps (`b` may hold a NaN or `inf` in a later
+#   episode); `reset`, a bool array; `chunk`, the chunk's length.
+# * **Returns:** `y` and `carry_in`, two float64 arrays of $T$ steps. `y` is the reverse scan
+#   $y_t = b_t + a_t y_{t+1}$ from $y_T = 0$, with $y_t = b_t$ where `reset[t]`. `carry_in[t]` is
+#   the carry that entered step $t$'s chunk: 0 for the last chunk.
+# * **How:** walk the chunks of `chunk` steps from the last in time (the last may be shorter).
+#   Inside one, compose each step's map from the chunk's last step down, with section 4's combine,
+#   into $(A_t, B_t, \kappa_t)$; then $y_t = B_t$ where $\kappa_t$ is set, else
+#   $B_t + A_t \cdot \text{carry}$. The next carry is `y` at the chunk's first step.
+# * **Edge cases:** a NaN behind a reset, inside a chunk and across a chunk's boundary, and a reset
+#   at a chunk's last step.
+#
+# <details><summary>Hint 1: where to start</summary>
+#
+# Section 6's `chunked` is this scan without resets. Add the flag as section 4 does:
+# `combine_np` composes triples $(a, b, \kappa)$. Inside a chunk a plain loop is fine; the kernel
+# uses a tree there, with the same combine.
+#
+# </details>
+#
+# <details><summary>Hint 2: the plan</summary>
+#
+# * `for start in reversed(range(0, T, chunk))`, with `end = min(start + chunk, T)`.
+# * Start each chunk from the identity, `(1.0, 0.0, False)`.
+# * Go from `t = end - 1` down to `start`. By the order rule (section 3), step $t$ is the second
+#   operand.
+# * $y_t$ is a select on $\kappa$, never a product: $B$ where $\kappa$, else $B + A \cdot$ carry.
+# * `carry_in[t]` is the carry you used for step $t$.
+# * After the chunk, the carry is `y` at the chunk's first step in time.
+#
+# </details>
+#
+# <details><summary>Hint 3: check it by hand</summary>
+#
+# Take $T = 5$, `chunk = 2`, $a_t = 0.5$, $b = (1, 2, 3, 4, \text{NaN})$ and a reset at $t = 3$.
+# The chunks are $\{4\}$, $\{2, 3\}$ and $\{0, 1\}$, walked in that order.
+#
+# * Chunk $\{4\}$, carry 0: $y_4 = \text{NaN}$. The next carry is NaN.
+# * Chunk $\{2, 3\}$: step 3 resets, so $y_3 = 4$; the NaN carry stays out. Step 2 composes to
+#   $(0.25,\ 3 + 0.5 \cdot 4,\ \text{set}) = (0.25, 5, \text{set})$, so $y_2 = 5$. The next carry is 5.
+# * Chunk $\{0, 1\}$: $y_1 = 2 + 0.5 \cdot 5 = 4.5$, and step 0 composes to $(0.25, 2)$, so
+#   $y_0 = 2 + 0.25 \cdot 5 = 3.25$.
+#
+# If $y_3$ is NaN, the NaN carry got in through a product. If `carry_in[0]` is 4, you read the
+# carry at the chunk's last step.
+#
+# ```python
+# y, carry_in = chunked_reset_scan(np.full(5, 0.5), np.array([1.0, 2.0, 3.0, 4.0, np.nan]),
+#                                  np.array([False, False, False, True, False]), 2)
+# print(y.tolist(), carry_in.tolist())  # must print [3.25, 4.5, 5.0, 4.0, nan] [5.0, 5.0, nan, nan, 0.0]
+# ```
+#
+# </details>
+#
+# <details><summary>Hint 4: the key lines</summary>
+#
+# ```python
+# for start in reversed(range(0, T, chunk)):
+#     end = min(start + chunk, T)
+#     run = (1.0, 0.0, False)  # the identity
+#     for t in reversed(range(start, end)):
+#         run = combine_np(___, ___)  # which is the first operand: the run of steps t+1 to end-1, or step t?
+#         a_s, b_s, k_s = run
+#         y[t] = ___  # a select on k_s
+#         carry_in[t] = carry
+#     carry = ___  # y at which step of this chunk?
+# ```
+#
+# </details>
+
+# %%
+def chunked_reset_scan(a, b, reset, chunk):
+    # YOUR CODE: return (y, carry_in), two float64 arrays of len(a)
+    raise NotImplementedError
+
+# %%
+exercises.attempt("chunked_reset_scan", chunked_reset_scan)
+
+# %% [markdown]
 # ## 7. The kernel
 #
 # `rltriton_lite/scan.py` holds the one kernel every algorithm uses: each program walks the chunks
@@ -532,8 +785,9 @@ plt.show()
 #
 # * The **prologue**, before the scan of each chunk, loads the inputs and returns the pairs
 #   $(a_t, b_t)$ and the reset flags. For GAE, its $b_t$ are the TD errors $\delta_t$.
-# * The **epilogue**, after the scan, gets $y_t$ and the value that entered step $t$ (for a return,
-#   $y_{t+1}$; the package calls it `y_in`, and notebook 04 uses it), and writes the outputs, such as GAE's advantages.
+# * The **epilogue**, after the scan, gets $y_t$ and the value that entered step $t$, and writes
+#   the outputs, such as GAE's advantages. For a return, the value that entered step $t$ is
+#   $y_{t+1}$; the package calls it `y_in`, and notebook 04 uses it.
 #
 # You write this kernel in notebooks 00b and 00c. The bare primitive, `rl.linear_scan`, has a
 # prologue that only loads `a` and `b`. The next cell checks it against the loop, with padding
@@ -555,7 +809,8 @@ print("linear_scan matches the loop, reverse and forward")
 # %% [markdown]
 # ## 8. Gradients are a scan too
 #
-# You need this section from notebook 01 on; on a first pass, skip to the exercises.
+# You need this section from notebook 01 on; on a first pass, skip to the [questions](#Exercises) at
+# the end.
 #
 # Take the reverse scan $y_t = b_t + a_t\,y_{t+1}$ with $y_T$ given, and a loss $L$ of all the
 # $y_t$. The backward pass hands you `dy`, the **upstream gradient**: $dy_t$ is only the direct
@@ -665,175 +920,10 @@ assert g_r[0, 3].item() == 1.0 + 0.5 * 1.0  # after it, the ordinary step g_3 = 
 # %% [markdown]
 # ## Exercises
 #
-# Two exercises have a checker; the questions after them have none.
+# The three checked exercises come right after the sections they practise: `matrix_compose`
+# after section 3, `combine_arrays` after section 4 and `chunked_reset_scan` after section 6.
+# [How the exercises work](#How-the-exercises-work) is told before the first of them.
 #
-# **How the exercises work** (here and in every later notebook):
-#
-# * Write the function in the starter's cell, then run the `exercises.attempt` cell after it. It
-#   prints `not attempted yet` while the starter is untouched, and `correct on every case` once
-#   your function passes.
-# * A wrong answer prints `WRONG.`, the failing case, the element where the error starts, and a
-#   hint that names your mistake when it recognizes it. `print(exercises.fix(name))` shows the fix.
-# * Four folded hints follow each task: open them in order, and only when you are stuck.
-#
-# <details><summary>Details: errors, the task's text, the solutions</summary>
-#
-# * A wrong answer does not stop Run All, and neither does an error raised in your function. For
-#   an error, `attempt` prints `ERROR.`, the error, the case and your line that raised it.
-#   `exercises.check(name, fn)` raises it with its whole traceback.
-# * A longer task lists its **Inputs**, what it **Returns** and the **Edge cases** the checker
-#   tries. `print(exercises.task(name))` restates a task. The solution is in
-#   `notebooks/solutions/<name>.py` (`%load solutions/<name>.py` in the starter's cell loads it).
-#
-# </details>
-#
-# **`matrix_compose`.** Write `combine` for maps $y \mapsto A\,y + b$, with a matrix $A$ and a
-# vector $b$ (the steps of a linear system run backwards). `matrix_compose(p, q)` keeps
-# [the order rule](#3.-The-backward-recurrence-as-a-reverse-scan): its first operand, `p`, is
-# applied first, then its second, `q`. Matrices do not commute, so the skill checked is keeping
-# the order of the products.
-#
-# <details><summary>Hint 1: where to start</summary>
-#
-# Section 2 built `combine` by applying one map to the other's output. Do the same here. Write
-# what `p` does to $y$. Then apply `q` to that. Matrices do not commute, so keep each product's
-# order.
-#
-# </details>
-#
-# <details><summary>Hint 2: the plan</summary>
-#
-# * `matrix_compose(p, q)` is `combine(first, second)` with matrices: `p` is the first operand.
-# * Write $z = p(y)$ with $A_1$ and $b_1$.
-# * Then `q` acts on $z$, not on $y$. Write $q(z)$ and put your $z$ in.
-# * Expand it. The term that multiplies $y$ is the matrix part. What is left is the vector part.
-# * In a product $M N y$, which matrix touches $y$ first? Keep that order in your matrix part.
-# * In NumPy, `@` is the matrix product. `*` multiplies element by element.
-#
-# </details>
-#
-# <details><summary>Hint 3: check it by hand</summary>
-#
-# Take $A_1 = \begin{pmatrix} 0 & 1 \\ 1 & 0 \end{pmatrix}$ (it swaps the two entries),
-# $b_1 = (1, 0)$, and $A_2 = \begin{pmatrix} 2 & 0 \\ 0 & 1 \end{pmatrix}$ (it doubles the first),
-# $b_2 = (0, 3)$. By hand, apply `p` first, then `q`. The point $(0, 0)$ goes
-# $(0, 0) \to (1, 0) \to (2, 3)$, so $b = (2, 3)$. Likewise $(1, 0) \to (1, 1) \to (2, 4)$ and
-# $(0, 1) \to (2, 0) \to (4, 3)$. Subtract $b$, and the columns of $A$ are $(0, 1)$ and $(2, 0)$.
-# If you get `[[0.0, 1.0], [2.0, 0.0]] [4.0, 0.0]`, you applied `q` first. That is
-# `matrix_compose(q, p)`.
-#
-# ```python
-# p = (np.array([[0.0, 1.0], [1.0, 0.0]]), np.array([1.0, 0.0]))
-# q = (np.array([[2.0, 0.0], [0.0, 1.0]]), np.array([0.0, 3.0]))
-# A, b = matrix_compose(p, q)
-# print(A.tolist(), b.tolist())  # must print [[0.0, 2.0], [1.0, 0.0]] [2.0, 3.0]
-# ```
-#
-# </details>
-#
-# <details><summary>Hint 4: the key lines</summary>
-#
-# ```python
-# # q(p(y)) = A2 @ (___) + b2, where ___ is p(y) written out
-# A = ___ @ ___  # which of A1, A2 acts on y first, and on which side must it stand?
-# b = ___        # what does q do to p's vector part b1?
-# return A, b
-# ```
-#
-# </details>
-
-# %%
-def matrix_compose(p, q):
-    (A1, b1), (A2, b2) = p, q
-    # YOUR CODE: return the pair (A, b) of "p first, then q"
-    raise NotImplementedError
-
-# %%
-exercises.attempt("matrix_compose", matrix_compose)
-
-# %% [markdown]
-# **`chunked_reset_scan`.** The kernel's plan in NumPy, before any Triton: a reverse scan with
-# resets, cut into chunks, with a carry (sections 4 and 6 together).
-#
-# * **Inputs:** `a` and `b`, float64 arrays of $T$ steps (`b` may hold a NaN or `inf` in a later
-#   episode); `reset`, a bool array; `chunk`, the chunk's length.
-# * **Returns:** `y` and `carry_in`, two float64 arrays of $T$ steps. `y` is the reverse scan
-#   $y_t = b_t + a_t y_{t+1}$ from $y_T = 0$, with $y_t = b_t$ where `reset[t]`. `carry_in[t]` is
-#   the carry that entered step $t$'s chunk: 0 for the last chunk.
-# * **How:** walk the chunks of `chunk` steps from the last in time (the last may be shorter).
-#   Inside one, compose each step's map from the chunk's last step down, with section 4's combine,
-#   into $(A_t, B_t, \kappa_t)$; then $y_t = B_t$ where $\kappa_t$ is set, else
-#   $B_t + A_t \cdot \text{carry}$. The next carry is `y` at the chunk's first step.
-# * **Edge cases:** a NaN behind a reset, inside a chunk and across a chunk's boundary, and a reset
-#   at a chunk's last step.
-#
-# <details><summary>Hint 1: where to start</summary>
-#
-# Section 6's `chunked` is this scan without resets. Add the flag as section 4 does:
-# `combine_np` composes triples $(a, b, \kappa)$. Inside a chunk a plain loop is fine; the kernel
-# uses a tree there, with the same combine.
-#
-# </details>
-#
-# <details><summary>Hint 2: the plan</summary>
-#
-# * `for start in reversed(range(0, T, chunk))`, with `end = min(start + chunk, T)`.
-# * Start each chunk from the identity, `(1.0, 0.0, False)`.
-# * Go from `t = end - 1` down to `start`. By the order rule (section 3), step $t$ is the second
-#   operand.
-# * $y_t$ is a select on $\kappa$, never a product: $B$ where $\kappa$, else $B + A \cdot$ carry.
-# * `carry_in[t]` is the carry you used for step $t$.
-# * After the chunk, the carry is `y` at the chunk's first step in time.
-#
-# </details>
-#
-# <details><summary>Hint 3: check it by hand</summary>
-#
-# Take $T = 5$, `chunk = 2`, $a_t = 0.5$, $b = (1, 2, 3, 4, \text{NaN})$ and a reset at $t = 3$.
-# The chunks are $\{4\}$, $\{2, 3\}$ and $\{0, 1\}$, walked in that order.
-#
-# * Chunk $\{4\}$, carry 0: $y_4 = \text{NaN}$. The next carry is NaN.
-# * Chunk $\{2, 3\}$: step 3 resets, so $y_3 = 4$; the NaN carry stays out. Step 2 composes to
-#   $(0.25,\ 3 + 0.5 \cdot 4,\ \text{set}) = (0.25, 5, \text{set})$, so $y_2 = 5$. The next carry is 5.
-# * Chunk $\{0, 1\}$: $y_1 = 2 + 0.5 \cdot 5 = 4.5$, and step 0 composes to $(0.25, 2)$, so
-#   $y_0 = 2 + 0.25 \cdot 5 = 3.25$.
-#
-# If $y_3$ is NaN, the NaN carry got in through a product. If `carry_in[0]` is 4, you read the
-# carry at the chunk's last step.
-#
-# ```python
-# y, carry_in = chunked_reset_scan(np.full(5, 0.5), np.array([1.0, 2.0, 3.0, 4.0, np.nan]),
-#                                  np.array([False, False, False, True, False]), 2)
-# print(y.tolist(), carry_in.tolist())  # must print [3.25, 4.5, 5.0, 4.0, nan] [5.0, 5.0, nan, nan, 0.0]
-# ```
-#
-# </details>
-#
-# <details><summary>Hint 4: the key lines</summary>
-#
-# ```python
-# for start in reversed(range(0, T, chunk)):
-#     end = min(start + chunk, T)
-#     run = (1.0, 0.0, False)  # the identity
-#     for t in reversed(range(start, end)):
-#         run = combine_np(___, ___)  # which is the first operand: the run of steps t+1 to end-1, or step t?
-#         a_s, b_s, k_s = run
-#         y[t] = ___  # a select on k_s
-#         carry_in[t] = carry
-#     carry = ___  # y at which step of this chunk?
-# ```
-#
-# </details>
-
-# %%
-def chunked_reset_scan(a, b, reset, chunk):
-    # YOUR CODE: return (y, carry_in), two float64 arrays of len(a)
-    raise NotImplementedError
-
-# %%
-exercises.attempt("chunked_reset_scan", chunked_reset_scan)
-
-# %% [markdown]
 # Without a checker:
 #
 # *(Answer each in its cell below. Your teacher's grader collects the answers from those

@@ -29,8 +29,9 @@
 # you write that scan as a GPU kernel. New words are in [`GLOSSARY.md`](GLOSSARY.md), and what
 # differs on a GPU is in the [GPU notes](#GPU-notes) at the end.
 #
-# The exercises work as in the box "How the exercises work" of
-# [notebook 00's exercises](00_associative_scan.ipynb#Exercises). Kernel exercises add three rules:
+# The exercises work as notebook 00's
+# ["How the exercises work"](00_associative_scan.ipynb#How-the-exercises-work) says. Kernel
+# exercises add three rules:
 #
 # * Your kernel must write the answer itself: the checker refuses numbers computed or patched up
 #   in PyTorch.
@@ -421,8 +422,12 @@ np.testing.assert_allclose(np.array(maps), np.stack([a_s.cpu().numpy(), b_s.cpu(
 # * **The checker requires:** one program and one `tl.associative_scan`, not a loop over the steps.
 #
 # **Episode ends are a product here:** $a_t = \gamma(1 - \text{term}_t)$ is 0 at an end, exact
-# while every value is finite, as in these rows. Notebook 00c makes the end a select, with a reset
-# flag as a third block, so that a NaN after it cannot leak in.
+# while every value is finite, as in these rows. This breaks notebook 00's rule (select, never
+# multiply by 0) on purpose, to keep this first kernel to pairs. In
+# [notebook 00c, section 1](00c_episodes_and_hooks.ipynb#1.-Episode-ends-as-a-select:-the-reset)
+# you run section 3's `chunked_scan`, written this way, on a row with a NaN after an episode end,
+# and watch the NaN reach the episode before it. That section then makes the end a select, with a
+# reset flag as a third block, so that a NaN after it cannot leak in.
 #
 # <details><summary>Hint 1: where to start</summary>
 #
@@ -462,7 +467,7 @@ np.testing.assert_allclose(np.array(maps), np.stack([a_s.cpu().numpy(), b_s.cpu(
 #
 # ```python
 # term = tl.load(D + t, mask=m, other=0) != 0
-# # ___: a real step's a_t, a select on term: it builds a = 0 at an end, and the combine then multiplies by it
+# # ___: a real step's a_t, a tl.where on term: 0 at an end, gamma elsewhere
 # a = tl.where(m, ___, 1.0)  # past T, the identity's 1
 # a_s, b_s = tl.associative_scan((a, r), 0, affine_combine, reverse=___)  # which way do returns run?
 # tl.store(G + t, ___, mask=m)  # ___: what does the composed map (a_s, b_s) make of last_value?
@@ -704,7 +709,10 @@ exercises.attempt("chunked_scan", chunked_scan)
 # 1. **Python operators on blocks** (section 1). On a GPU the compiler turns `min`, `max`, `and`
 #    and `or` on blocks into the elementwise forms, the last two with a deprecation warning, and it
 #    refuses `if` on a block. So code that is right on a GPU is silently wrong in the interpreter:
-#    use the table's forms everywhere.
+#    use the table's forms everywhere. Inside a `tl.associative_scan` combine, `max` happens to
+#    work element by element in the interpreter, because the package's tree scan falls back to a
+#    loop over single elements for a combine that reads a block as a bool, as `max` does; the rule
+#    there stays `tl.maximum` and `tl.minimum`.
 # 2. **A loop variable whose type changes**, such as a carry started as `0` and made a float in
 #    the loop. A GPU compile refuses it; the interpreter runs it. The checks compile your kernel
 #    for a GPU too, and say so.
@@ -722,3 +730,39 @@ exercises.attempt("chunked_scan", chunked_scan)
 #    both ways, and say so if it is not associative.
 #
 # </details>
+
+# %% jupyter={"source_hidden": true}
+# Checks: section 1's and GPU note 1's claims on Python's max (CI runs them; skip when reading)
+@triton.jit
+def _python_max(X, Y, OUT, BLOCK: tl.constexpr):  # max in a kernel body
+    i = tl.arange(0, BLOCK)
+    tl.store(OUT + i, max(tl.load(X + i), tl.load(Y + i)))
+
+
+@triton.jit
+def _max_of_two(u, v):  # max in a combine
+    return max(u, v)
+
+
+@triton.jit
+def _running_max(X, OUT, BLOCK: tl.constexpr):
+    i = tl.arange(0, BLOCK)
+    tl.store(OUT + i, tl.associative_scan(tl.load(X + i), 0, _max_of_two))
+
+
+x_, y_ = (torch.tensor(v, device=DEVICE) for v in ([3.0, -1.0, 5.0, 0.0], [0.0, 2.0, 1.0, 4.0]))
+o_ = torch.empty_like(x_)
+_running_max[(1,)](torch.tensor([1.0, 3.0, 2.0, 0.5], device=DEVICE), o_, BLOCK=4)
+assert o_.tolist() == [1.0, 3.0, 3.0, 3.0]  # in a combine, max works element by element: the running max
+if os.environ.get("TRITON_INTERPRET") == "1":  # in the interpreter, max in a kernel body returns one block whole
+    _python_max[(1,)](x_, y_, o_, BLOCK=4)
+    assert o_.tolist() == y_.tolist() != torch.maximum(x_, y_).tolist()
+    widths = []  # the width of each block the combine is called on
+
+    @triton.jit
+    def _max_of_two(u, v):  # replaces the combine above, which _running_max calls by name; it records its calls
+        widths.append(u.numel)
+        return max(u, v)
+
+    _running_max[(1,)](torch.tensor([1.0, 3.0, 2.0, 0.5], device=DEVICE), o_, BLOCK=4)
+    assert o_.tolist() == [1.0, 3.0, 3.0, 3.0] and widths == [4, 1, 1, 1]  # the tree's try, then one element at a time

@@ -453,41 +453,35 @@ print("one source, two compiled kernels: 0.5 x0² + 2 x1² − x2², and min(|x0
 # | where | the prologue | why it changes |
 # | --- | --- | --- |
 # | your `gae_kernel` (above) | `gae_prologue(R, V, NV, D, offs, m, gamma, lam) -> (a, b, reset)` | one algorithm: its inputs by name |
-# | `hooked_scan` (below) and 01's harness | `(X, P, offs, t, m, T) -> (a, b)` | any algorithm: the inputs as a tuple `X`, the numbers as `P`; `a = 0` is the reset |
+# | `hooked_scan` (below) and 01's harness | `(X, P, offs, t, m, T) -> (a, b, reset)` | any algorithm: the inputs as a tuple `X`, the numbers as `P` |
 #
 # The package's own hooks take a few more arguments (strides for any layout, the arithmetic
 # dtype, padding), met in notebook 02's appendix.
 #
 # </details>
 #
-# **Two ways to pass the flag.** Your `reset_scan` got the flag from its own input, `terminated`.
-# A hook that returns only a pair $(a_t, b_t)$ has no room for a flag, so `hooked_scan` reads it
-# from the pair itself: a step with $a_t = 0$ resets. Both ways give the same result:
-#
-# | the flag is | used by | why this way |
-# | --- | --- | --- |
-# | **passed beside the pair**; $a_t$ keeps its value, unused at a reset | your `reset_scan` and `gae_kernel` (from `terminated`); the package's hooks (notebook 02's appendix: from `done`) | the kernel has an input for it |
-# | **read from $a_t = 0$**: the scan sets the flag where $a_t = 0$, then selects | `hooked_scan` (section 2), `rl.linear_scan`, the harness `exercises.scan_hook` | the interface takes a pair $(a_t, b_t)$ only |
-#
-# Reading $a_t = 0$ as a reset never changes a finite result, since $b_t + 0 \cdot y_{t+1} = b_t$;
-# it only keeps a NaN or `inf` behind the step out.
+# **One reset form in Triton.** A prologue returns the triple $(a_t, b_t, \text{reset}_t)$, as your
+# `gae_prologue` does: the flag travels beside the pair, and $a_t$ keeps its value (it is not read
+# at a reset). Every Triton function you write from here on, and the package's own hooks, use this
+# form. Only tensor code differs: `rl.linear_scan(a, b)` takes a pair and has no flag argument, so
+# there a step with $a_t = 0$ is the reset (notebook 01 uses both).
 
 # %% [markdown]
 # **Exercise `hooked_scan`.** Write the loop once, with the prologue passed in.
 # `hooked_scan(prologue, inputs, params, chunk)` launches one kernel, say
 # `hooked_kernel(X, P, Y, T, PROLOGUE: tl.constexpr, CHUNK: tl.constexpr)`, which calls
-# `a, b = PROLOGUE(X, P, offs, t, m, T)` on each chunk of a row.
+# `a, b, reset = PROLOGUE(X, P, offs, t, m, T)` on each chunk of a row.
 #
-# * **Inputs:** `prologue`, a `@triton.jit` function the checker passes (the discounted return's,
-#   then GAE's); `inputs`, a tuple of contiguous `(n_rows, T)` tensors, the kernel's `X`;
-#   `params`, a tuple of floats, the kernel's `P`; and `chunk`.
+# * **Inputs:** `prologue` is a `@triton.jit` function that the checker passes: the discounted
+#   return's, then GAE's. `inputs`, the kernel's `X`, is a tuple of contiguous `(n_rows, T)`
+#   tensors. `params`, the kernel's `P`, is a tuple of floats. Last comes `chunk`.
 # * **The prologue's side:** it loads its inputs at `offs = row * T + t` under the mask
-#   `m = t < T`, and returns $(a_t, b_t)$. Outside `m` its pair is undefined (the checker's
-#   prologues return arbitrary values there on purpose), so your loop **must** overwrite the pair
-#   in those padding lanes with the identity $(1, 0)$, which adds nothing and passes the value
-#   after the row through unchanged.
-# * **The flag, read from $a_t = 0$** (the table's second way): your loop derives it,
-#   `flag = a == 0.0`, and selects on it exactly as in `reset_scan`.
+#   `m = t < T`, and returns $(a_t, b_t, \text{reset}_t)$. Outside `m` its triple is undefined (the
+#   checker's prologues return arbitrary values there on purpose, a set flag included). Your loop
+#   overwrites those padding lanes with the identity $(1, 0, \text{false})$, which adds nothing
+#   and passes the value after the row through unchanged. The checker tests $a$ and $b$ there;
+#   Hint 2 says why it cannot test the flag.
+# * **The flag:** select on it exactly as in `reset_scan`.
 # * **Returns:** $y$, an `(n_rows, T)` float32 tensor: $y_t = b_t + a_t y_{t+1}$ from $y_T = 0$.
 # * **Edge cases:** a row shorter than a chunk (padding lanes), GAE over several chunks with
 #   terminations, and NaN rewards in later episodes.
@@ -507,12 +501,13 @@ print("one source, two compiled kernels: 0.5 x0² + 2 x1² − x2², and min(|x0
 # * Launch `n_rows` programs. Pass `X = tuple(x.contiguous() for x in inputs)` and `P =
 #   tuple(params)` (tuples: Triton takes a tuple of tensors, not a list), and `PROLOGUE=prologue`.
 # * The output: `torch.empty(n_rows, T, dtype=torch.float32, device=...)`, passed as `Y`.
-# * In each chunk: `offs = row * T + t`, then `a, b = PROLOGUE(X, P, offs, t, m, T)`.
-# * Outside `m`, overwrite the pair with the identity $(1, 0)$ first, then take the flag,
-#   `flag = a == 0.0`. A padding lane is then exactly $(1, 0, \text{false})$. Otherwise a padding
-#   lane with $a = 0$ sets the flag and drops any value entering at the row's end, such as a
-#   bootstrap value. The checker's value there is 0, so it cannot catch this slip.
-# * The reset flag is `a == 0.0`. Scan the triple $(a, b, \text{flag})$ with `reset_combine`.
+# * In each chunk: `offs = row * T + t`, then `a, b, reset = PROLOGUE(X, P, offs, t, m, T)`.
+# * Outside `m`, overwrite the triple with the identity $(1, 0, \text{false})$: `tl.where` for `a`
+#   and `b`, and `reset & m` for the flag. The checker cannot catch a flag left set there,
+#   because your carry starts at 0 and $b$ is 0 in a padding lane, so that reset changes nothing
+#   here; it would drop any value that enters at the row's end, such as a bootstrap value (the
+#   package's `initial` carry).
+# * Scan the triple $(a, b, \text{reset})$ with `reset_combine`.
 # * The rest is `reset_scan`: select on the carry, store $y$, update the carry.
 #
 # </details>
@@ -520,10 +515,10 @@ print("one source, two compiled kernels: 0.5 x0² + 2 x1² − x2², and min(|x0
 # <details><summary>Hint 3: check it by hand</summary>
 #
 # Take the checker's prologue for the discounted return: its `inputs` are `(rewards, terminated)`,
-# its `params` are `(gamma,)`, and it returns $a = 0$ at an episode end. On one row, with
+# its `params` are `(gamma,)`, and it returns $(\gamma, r_t, \text{terminated}_t)$. On one row, with
 # $\gamma = 0.5$, $r = (1, 2, 3)$ and an episode end at $t = 1$, it gives $y_2 = 3$, $y_1 = 2$ and
 # $y_0 = 1 + 0.5 \cdot 2 = 2$. With `chunk = 4` the fourth lane is past $T$, where this prologue
-# returns $(2, 100)$ on purpose: if your loop lets them in, $y_2$ comes out 53, not 3. Also put a
+# returns $(2, 100, \text{true})$ on purpose: if your loop lets them in, $y_2$ comes out 53, not 3. Also put a
 # NaN in $r_2$: $y_0$ and $y_1$ must stay 2 and 2.
 #
 # ```python
@@ -539,10 +534,11 @@ print("one source, two compiled kernels: 0.5 x0² + 2 x1² − x2², and min(|x0
 # <details><summary>Hint 4: the key lines</summary>
 #
 # ```python
-# a, b = PROLOGUE(X, P, offs, t, m, T)
-# a = tl.where(m, a, ___)  # ___, ___: the pair that changes nothing, in the lanes past T
+# a, b, reset = PROLOGUE(X, P, offs, t, m, T)
+# a = tl.where(m, a, ___)  # ___, ___, ___: the triple that changes nothing, in the lanes past T
 # b = tl.where(m, b, ___)
-# a_s, b_s, k_s = tl.associative_scan((a, b, ___), 0, reset_combine, reverse=True)  # ___: the flag, from a
+# reset = reset & ___
+# a_s, b_s, k_s = tl.associative_scan((a, b, reset), 0, reset_combine, reverse=True)
 # # the launch: hooked_kernel[(n_rows,)](X, P, y, T, PROLOGUE=prologue, CHUNK=chunk)
 # ```
 #
@@ -673,8 +669,8 @@ else:
 #
 # * It is your `hooked_scan` plus `if REVERSE:`, the chunk order, and `if EPILOGUE is not None:`,
 #   an epilogue compiled in only when one is passed.
-# * Its helper `_scan_steps` treats a step with $a = 0$ as a reset, as `rl.linear_scan` does. It
-#   also makes the lanes outside `m` the identity.
+# * Its helper `_scan_steps` takes the prologue's triple and makes the lanes outside `m` the
+#   identity $(1, 0, \text{false})$, as your loop does.
 # * It selects as your `reset_combine` does, in the combine and on the carry.
 # * Its epilogue also gets `y_in`, the value that entered each step, $y_{t+1}$ in a return.
 #   Notebook 04 uses it, and says how the harness computes it.
@@ -691,7 +687,8 @@ harness = source_of(exercises._scan_hook_kernel)
 assert "if REVERSE:" in harness and "if EPILOGUE is not None:" in harness and "EPILOGUE: tl.constexpr" in harness
 assert "out = EPILOGUE(X, P, offs, t, m, T, y, y_in)" in harness  # the epilogue gets y_in
 steps_src = source_of(exercises._scan_steps)
-assert "a = tl.where(m, step[0], 1.0)" in steps_src and "tl.where(m, step[1], 0.0), a == 0.0)" in steps_src
+assert "a = tl.where(m, step[0], 1.0)" in steps_src and "k = m & (step[2] != 0)" in steps_src
+assert "tl.where(m, step[1], 0.0), k)" in steps_src
 assert "_combine, reverse=REVERSE)" in steps_src and "tl.where(k_s, b_s, b_s + a_s * carry)" in steps_src
 assert "tl.where(k2, a2, a2 * a1), tl.where(k2, b2, b2 + a2 * b1), k1 | k2" in source_of(exercises._combine)
 

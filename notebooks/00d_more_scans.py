@@ -26,8 +26,9 @@
 # * **Optional:** no later notebook needs these two exercises. They are practice for writing a
 #   kernel with less help: the second starts without a skeleton.
 #
-# The exercises work as notebook 00's box "How the exercises work" says, with 00b's three rules for
-# kernels. What differs on a GPU is in the [GPU notes](#GPU-notes) at the end.
+# The exercises work as notebook 00's
+# ["How the exercises work"](00_associative_scan.ipynb#How-the-exercises-work) says, with 00b's three
+# rules for kernels. What differs on a GPU is in the [GPU notes](#GPU-notes) at the end.
 
 # %%
 import os
@@ -124,8 +125,9 @@ exercises.attempt("strided_scan", strided_scan)
 # maps, $y \mapsto b + a\,y$, but a scan needs only an associative combine. Here you scan the
 # largest discounted reward still ahead in the episode: $h_t = \max_k \gamma^k r_{t+k}$, where $k$
 # runs over the episode's remaining steps. With a goal reward, 1 at a goal and 0 elsewhere,
-# $h_t = \gamma^k$ says how soon the goal comes ($k$ steps; 0 if the episode or the row ends
-# first), and unlike the return, reaching it twice does not count twice. As a recurrence:
+# $h_t = \gamma^k$ says that the next goal comes $k$ steps ahead, and $h_t = 0$ that the episode
+# or the row ends first. Unlike the return, $h_t$ gains nothing from a second goal. As a
+# recurrence:
 #
 # $$h_t = \max(r_t,\ \gamma\, h_{t+1}),$$
 #
@@ -145,6 +147,9 @@ exercises.attempt("strided_scan", strided_scan)
 #   $g \ge 0$, it can pass inside the max). Then find the identity, the pair that changes nothing:
 #   the padding lanes load it, and its $c$ is the first carry, since nothing after the row may
 #   change $h$. Then add the reset flag as in 00c, section 1.
+# * **Then keep $0 \cdot (-\infty)$ out.** The identity's $c$ turns out to be $-\infty$, and
+#   $0 \cdot (-\infty)$ is NaN, so guard the two products that can meet it with a `tl.where`
+#   (Hint 2 says which, and how a product can reach 0).
 # * **Name your combine in the kernel itself**, as in 00c, section 2 (GPU note 1).
 #
 # <details><summary>Hint 1: where to start</summary>
@@ -166,12 +171,23 @@ exercises.attempt("strided_scan", strided_scan)
 #   as rewards may. Which $c$ never wins a max? Is 0 enough?
 # * Padding lanes load the identity's $c$. The carry into a row's last chunk must change nothing
 #   too: $h_t = r_t$ at the row's last step.
-# * A reset $\kappa_2$ keeps $(g_2, c_2)$ alone and drops the first operand, as in `reset_combine`.
+# * A reset $\kappa_2$ keeps $(g_2, c_2)$ alone and drops the first operand, as the combine of
+#   00c's `reset_scan` does.
 # * After the scan, select as in `reset_scan`: where the scanned flag is set, the carry never
 #   enters; elsewhere, apply the scanned map to the carry.
 # * The new carry is $h$ at the chunk's first step, taken as in `reset_scan`.
 # * In Triton, use `tl.maximum`, not Python's `max`. An infinite constant is `float("inf")`, or
-#   its negative (GPU note 2 explains a `RuntimeWarning` it may bring).
+#   its negative.
+# * Guard the two products with $-\infty$, as the task says. A run's $g$ is a power of $\gamma$,
+#   which underflows to 0 in float32 for a small $\gamma$ over a long chunk (0.01 over 30 steps).
+#   Then $g_2 c_1$, or $g$ times the first carry, is $0 \cdot (-\infty) = \text{NaN}$.
+# * In the combine, where $c_1 = -\infty$, the composed $c$ is $c_2$:
+#   `tl.where(c1 == float("-inf"), c2, ...)`. After the scan, where the carry is $-\infty$, $h_t$
+#   is the scanned map's $c$.
+# * The checker's $\gamma$ (0.8 or more, in chunks of at most 128 steps) never underflows, so it
+#   cannot see a missing guard; write the guard anyway. The NaN is then selected away, and your
+#   result never depends on what `tl.maximum` does with a NaN. The interpreter may still print a
+#   `RuntimeWarning` for the NaN it computes before the select drops it (GPU note 2).
 #
 # </details>
 #
@@ -198,9 +214,10 @@ exercises.attempt("strided_scan", strided_scan)
 # ```python
 # @triton.jit
 # def max_combine(g1, c1, k1, g2, c2, k2):  # (g1, c1, k1): the first operand, applied first
-#     return tl.where(k2, g2, ___), tl.where(k2, c2, ___), k1 | k2  # your composed g, your composed c
+#     c = tl.where(c1 == float("-inf"), c2, ___)  # ___: your composed c; the select keeps 0 * (-inf) out
+#     return tl.where(k2, g2, ___), tl.where(k2, c2, c), k1 | k2  # ___: your composed g
 # # in the loop: r loaded with other=___ (the identity's c); carry = ___ before the last chunk
-# h = tl.where(k_s, c_s, ___)  # ___: the scanned map (g_s, c_s) applied to the carry
+# h = tl.where(k_s, c_s, tl.where(carry == float("-inf"), c_s, ___))  # ___: the scanned map (g_s, c_s) applied to the carry
 # ```
 #
 # </details>
@@ -231,18 +248,24 @@ exercises.attempt("discounted_max", discounted_max)
 #    (00c's GPU note 1). The interpreter runs it, so no CPU run shows this.
 # 2. **A −∞ identity and underflow.** With $-\infty$ as the identity's $c$, a tiny $\gamma$ (0.01)
 #    can make $g$ underflow to 0 over a long run. Then $0 \cdot (-\infty)$ is NaN, and the
-#    interpreter prints NumPy's `RuntimeWarning: invalid value encountered in multiply`. In the
-#    interpreter, that NaN never reaches the output: `tl.where` selects it away, and
-#    `tl.maximum`'s default, `propagate_nan=tl.PropagateNan.NONE`, returns the other operand, as
-#    `np.fmax` does. The checks below show this in the interpreter only: Triton's documentation
-#    does not say what `NONE` does with a NaN on a GPU, and the course has not measured it. With
-#    `tl.PropagateNan.ALL`, or with `np.maximum`, the NaN wins.
+#    interpreter prints NumPy's `RuntimeWarning: invalid value encountered in multiply`. The
+#    guarded form of the exercise, `tl.where(c1 == float("-inf"), c2, tl.maximum(c2, g2 * c1))`
+#    and the same test on the carry, selects that NaN away after `tl.maximum` has read it. So the
+#    result does not depend on what `tl.maximum` does with a NaN, which is known only in the
+#    interpreter. There, its default, `propagate_nan=tl.PropagateNan.NONE`, returns the other
+#    operand, as `np.fmax` does; with `tl.PropagateNan.ALL`, or with `np.maximum`, the NaN wins.
+#    Triton's documentation does not say what `NONE` does with a NaN on a GPU, and the course has
+#    not measured it. The checks below show the guarded form dropping the NaN even under `ALL`,
+#    on any device, and `NONE`'s behaviour in the interpreter only.
 #
 # </details>
 
 
 # %% jupyter={"source_hidden": true}
-# Checks: GPU note 2's claims on underflow and tl.maximum's NaN, in the interpreter (CI runs them; skip when reading)
+# Checks: GPU note 2's claims on underflow and tl.maximum's NaN, and the guard (CI runs them; skip when reading)
+import numpy as np
+
+
 @triton.jit
 def _max_nan(X, Y, O_NONE, O_ALL):
     i = tl.arange(0, 2)
@@ -251,8 +274,21 @@ def _max_nan(X, Y, O_NONE, O_ALL):
     tl.store(O_ALL + i, tl.maximum(x, y, propagate_nan=tl.PropagateNan.ALL))
 
 
+@triton.jit
+def _guarded_c(C1, G2, C2, O):  # the exercise's guarded c, under ALL: a NaN read by the max would win it
+    i = tl.arange(0, 2)
+    c1, g2, c2 = tl.load(C1 + i), tl.load(G2 + i), tl.load(C2 + i)
+    tl.store(O + i, tl.where(c1 == float("-inf"), c2, tl.maximum(c2, g2 * c1, propagate_nan=tl.PropagateNan.ALL)))
+
+
 g_run = torch.full((30,), 0.01).prod()  # gamma = 0.01 over 30 steps underflows in float32
 assert g_run == 0 and torch.isnan(g_run * float("-inf"))
+assert torch.tensor(0.8).pow(128) > 0  # the checker's smallest gamma over its longest chunk, 128 steps, does not
+c1_, g2_, c2_ = (torch.tensor(v, device=DEVICE) for v in ([float("-inf"), 2.0], [0.0, 0.5], [-3.0, -3.0]))
+o_guard = torch.empty_like(c1_)
+with np.errstate(invalid="ignore"):  # (the interpreter's 0 * -inf, made before the select drops it)
+    _guarded_c[(1,)](c1_, g2_, c2_, o_guard)
+assert o_guard.tolist() == [-3.0, 1.0]  # c1 = -inf, g2 = 0: c2 itself, no NaN; elsewhere max(c2, g2 * c1)
 x_, y_ = torch.tensor([float("nan"), -3.0], device=DEVICE), torch.tensor([-3.0, float("nan")], device=DEVICE)
 o_none, o_all = torch.empty_like(x_), torch.empty_like(x_)
 _max_nan[(1,)](x_, y_, o_none, o_all)

@@ -44,22 +44,27 @@
 # Only a termination drops the bootstrap, through $(1-\text{term}_t)$.
 #
 # **Episode ends, on one card.** The return is a scan $y_t = b_t + a_t\,y_{t+1}$ over a window of
-# $T$ steps. A step that **resets** cuts off $y_{t+1}$, so $y_t = b_t$. The card lists every kind of
-# episode end that notebooks 01–07 use, one row each. The third column is the bootstrap that $b_t$
-# adds where $y_{t+1}$ is cut off. The last column writes each step with $a_t = 0$ as the reset.
+# $T$ steps, with $a_t = \gamma_t$. A step that **resets** cuts off $y_{t+1}$, so $y_t = b_t$. The
+# card lists every kind of episode end that notebooks 01–07 use, one row each. The third column is
+# the bootstrap that $b_t$ adds where $y_{t+1}$ is cut off.
 #
-# | the step is | does it reset? | bootstrap in $b_t$ | the return's step $(a_t, b_t)$ |
+# | the step is | does it reset? | bootstrap in $b_t$ | the return's $b_t$ |
 # | --- | --- | --- | --- |
-# | an ordinary step | no | none: $y_{t+1}$ comes in through $a_t$ | $(\gamma,\ r_t)$ |
-# | a termination | yes | none: no state follows | $(0,\ r_t)$ |
-# | a truncation | yes | $\gamma V(s_{t+1})$, through a select | $(0,\ r_t + \gamma V(s_{t+1}))$ |
+# | an ordinary step | no | none: $y_{t+1}$ comes in through $a_t$ | $r_t$ |
+# | a termination | yes | none: no state follows | $r_t$ |
+# | a truncation | yes | $\gamma V(s_{t+1})$, through a select | $r_t + \gamma V(s_{t+1})$ |
 # | the window's last step | yes | $\gamma V(s_T)$, through a select (none if it also terminates) | as a truncation |
 #
-# An episode end thus does two separate things to its step. It **cuts** the carry: the reset,
-# written $a_t = 0$ in this notebook, and a flag beside the pair in the package's kernels. And it
-# gives $b_t$ its **end form**, with the bootstrap of the third column. Every estimator of the
+# An episode end thus does two separate things to its step. It **cuts** the carry: the reset. And
+# it gives $b_t$ its **end form**, with the bootstrap of the third column. Every estimator of the
 # course builds its steps from this card: each bootstrap is written into $b_t$, and every episode
-# end resets, the window's last step included. Section 2 adds the one
+# end resets, the window's last step included.
+#
+# **How a reset is written.** Tensor code writes a reset as $a_t = 0$, because `rl.linear_scan`
+# takes pairs and has no flag argument. Every Triton function you write returns a flag beside the
+# pair instead, the triple $(a_t, b_t, \text{reset}_t)$ of 00c's `reset_scan`, and leaves $a_t$ at
+# its usual value. Either way, the scan *selects* $y_t = b_t$ at a reset. A reset may also cut a
+# trace at a step that ends no episode, as notebook 03's `q_lambda` does. Section 2 adds the one
 # rule that keeps NaNs out, [select, never multiply by 0](#The-reset-and-the-select-rule).
 #
 # <details><summary>Details: sources, and the flag of 00b and 00c</summary>
@@ -128,7 +133,8 @@ print(G)
 #
 # The return is $G_t = b_t + a_t G_{t+1}$, with the card's steps:
 #
-# * $a_t = \gamma_t$, and $a_t = 0$ where done$_t$ is set: the reset, applied as a select;
+# * $a_t = \gamma_t$, and $a_t = 0$ where done$_t$ is set: the reset in its tensor form, applied as
+#   a select;
 # * $b_t = r_t + [\text{done}_t \land \lnot\text{term}_t]\,\gamma_t V'_t$. The bracket is 1 where
 #   an episode ends without a termination. So the bootstrap enters $b$ only where the carry is cut.
 #
@@ -158,13 +164,6 @@ print("prologue + scan + epilogue == the loop")
 # %% [markdown]
 # ### The reset and the select rule
 #
-# **A reset is $a_t = 0$.** In 00c each step carried its reset flag $\kappa_t$ beside the pair.
-# The sketch above, `rl.linear_scan` and the harness of section 5 take pairs only, so a step says
-# that it resets through its multiplier: where $a_t = 0$, the scan selects $y_t = b_t$, and nothing
-# behind the step reaches it. Every exercise of this notebook writes its resets this way. Any
-# $a_t = 0$ is a reset, even at a step that ends no episode: notebook 03's `q_lambda` cuts its trace
-# so.
-#
 # **Select, never multiply by 0.** NaNs are real inputs: a failed environment step gives one, and a
 # next value behind a termination may be one. $0 \times \text{NaN}$ is NaN, so the reset and the
 # dropped bootstrap are **selects** (`np.where`, `torch.where`, `tl.where`): they pick one of two
@@ -173,31 +172,33 @@ print("prologue + scan + epilogue == the loop")
 # the step, in a later episode or in the carry from a later chunk. A NaN inside the step's own
 # $b_t$, such as a next value at a termination, needs a select that you write.
 #
-# <details><summary>Details: why the window's last step resets, on two steps</summary>
+# <details><summary>Details: why the window's last step needs both its end form and its reset</summary>
 #
 # The card treats the window's end as a truncation: the episode goes on unseen, and a bootstrap in
-# $b_{T-1}$ stands in for the rest. So one rule, reset at every episode end and at the window's
-# last step, serves every estimator. The two things a reset does play different parts there. The
-# end form of $b_{T-1}$ is needed even when the scan starts from $y_T = 0$: for the return it only
-# adds the bootstrap, but section 2 of notebooks 03 and 04 shows that TD(λ) and V-trace also drop
-# a term there. The cut, $a_{T-1} = 0$, matters only where a value comes in after the window, as
-# below.
+# $b_{T-1}$ stands in for the rest. The cut and the end form play different parts there.
 #
-# **The window's end on two steps.** Take rewards $r = (1, 1)$ and $\gamma = 0.5$, in a window
-# that ends the rollout after step 1, with $V(s_2) = 10$. By the card, step 0 is ordinary,
-# $(a_0, b_0) = (0.5,\ 1)$, and step 1, the window's last step, is
-# $(a_1, b_1) = (0,\ 1 + 0.5 \cdot 10) = (0,\ 6)$. So $b = (1, 6)$, and the scan gives
-# $G_1 = 6$ and $G_0 = 1 + 0.5 \cdot 6 = 4$.
+# **The end form is needed even when the scan starts from $y_T = 0$.** An ordinary $b_t$ may
+# count on $a_t y_{t+1}$ for part of the target: TD(λ)'s leaves the $\lambda G_{t+1}$ part to the
+# scan, and V-trace's holds a term that cancels against $a_t y_{t+1}$. After the window there is no
+# $y_T$ to do that, so $b_{T-1}$ takes its end form, which holds the whole bootstrap. For the
+# return the end form only adds the bootstrap; notebooks 03 and 04 (section 2) give a number each.
 #
-# Now let a value come in after the window, $y_2 = 10$ through `initial`, as it would come into a
-# window that is one piece of a longer row. With the cut, $G_1 = b_1 = 6$ whatever $y_2$ is.
-# Without it ($a_1 = 0.5$, $b_1$ still in its end form), $G_1 = 6 + 0.5 \cdot 10 = 11$. What follows the window is then counted
-# twice, once as the bootstrap in $b_1$ and once through $a_1 y_2$, and $G_0 = 6.5$ inherits the
-# error. From $y_2 = 0$ the two give the same numbers, so only a scan that starts from
-# another value tells them apart. The folded cell below checks these numbers. Notebook 11 splits a
-# long row into such pieces, one per process; there a piece's last step resets only where an
-# episode ends (its section 3). The checker of notebook 02's `gae_pairs` scans from a nonzero
-# value after the window, so a last step that does not reset fails it.
+# **The cut changes no number from $y_T = 0$**, since $a_{T-1} \cdot 0 = 0$. It matters where a
+# value comes in after the window, as it does into a window that is one piece of a longer row. On
+# two steps: take rewards $r = (1, 1)$ and $\gamma = 0.5$, in a window that ends the rollout after
+# step 1, with $V(s_2) = 10$. By the card, step 0 is ordinary, $(a_0, b_0) = (0.5,\ 1)$, and step 1,
+# the window's last step, is $(a_1, b_1) = (0,\ 1 + 0.5 \cdot 10) = (0,\ 6)$ in tensor form. So
+# $b = (1, 6)$, and the scan gives $G_1 = 6$ and $G_0 = 1 + 0.5 \cdot 6 = 4$.
+#
+# Now let a value come in after the window, $y_2 = 10$ through `initial`. With the cut,
+# $G_1 = b_1 = 6$ whatever $y_2$ is. Without it ($a_1 = 0.5$, $b_1$ still in its end form),
+# $G_1 = 6 + 0.5 \cdot 10 = 11$. What follows the window is then counted twice, once as the
+# bootstrap in $b_1$ and once through $a_1 y_2$, and $G_0 = 6.5$ inherits the error. From $y_2 = 0$
+# the two give the same numbers, so only a scan that starts from another value tells them apart.
+# The folded cell below checks these numbers. The checkers of notebook 02's `gae_pairs` and of
+# this notebook's `returns_autograd` start their scans from 100, so a last step that does not
+# reset fails them. Notebook 11 splits a long row into such pieces, one per process; there a
+# piece's last step resets only where an episode ends (its section 3).
 #
 # </details>
 
@@ -218,6 +219,8 @@ kept_out = rl.linear_scan(a_reset, b_two, initial=y_2, backend=KERNEL)
 counted_twice = rl.linear_scan(a_no_reset, b_two, initial=y_2, backend=KERNEL)
 torch.testing.assert_close(kept_out, G_two)  # the reset ignores y_2
 torch.testing.assert_close(counted_twice, torch.tensor([[6.5, 11.0]], device=DEVICE))  # G_1 = 6 + 0.5 * 10
+said = {name: " ".join(exercises.task(name).split()) for name in ("gae_pairs", "returns_autograd")}
+assert "starts from y_T = 100" in said["gae_pairs"] and "starts both scans from 100" in said["returns_autograd"]
 
 # %% [markdown]
 # ## 3. The kernel
@@ -317,7 +320,7 @@ print(f"3 x 1000: relative error {long_err:.1e}")
 # It runs one program per row and returns the scanned `y`. The hooks you write take their
 # arguments in this order:
 #
-# * `prologue(X, P, offs, t, m, T) -> (a, b)`.
+# * `prologue(X, P, offs, t, m, T) -> (a, b, reset)`, with `reset` a bool per step.
 # * `epilogue(X, P, offs, t, m, T, y, y_in) -> out`, stored in place of `y` (reverse scans only).
 #
 # | argument | what it is |
@@ -336,12 +339,12 @@ print(f"3 x 1000: relative error {long_err:.1e}")
 # The harness follows four rules, all visible in its kernel printed below:
 #
 # * `t` is the global time index, from 0 to T-1, not the index inside the chunk.
-# * Lanes past the end (where `m` is false) become the identity (1, 0), whatever the prologue
-#   returns there.
+# * Lanes past the end (where `m` is false) become the identity (1, 0), with no reset, whatever
+#   the prologue returns there.
+# * Where `reset` is set, the scan selects $y_t = b_t$, as on the card.
 # * The scan starts from $y_T = 0$ ($y_{-1} = 0$ with `reverse=False`). So a bootstrap at the
-#   window's last step belongs in $b$, and that step still resets, as the card says.
-# * **$a = 0$ is the reset**, as in [section 2](#The-reset-and-the-select-rule): where your
-#   prologue returns $a_t = 0$, $y_t = b_t$, and nothing after step $t$ reaches it.
+#   window's last step belongs in $b$, and that step still resets, as the card says. A checker
+#   may start the scan from another value, a stand-in for what lies past the window.
 #
 # A NaN inside your own $b_t$ is yours to keep out, by section 2's select rule:
 # $\gamma(1-\text{term}_t)V'_t$ written as a product puts a NaN into $b_t$ wherever the next value
@@ -353,15 +356,15 @@ print(inspect.getsource(getattr(exercises._scan_hook_kernel, "fn", exercises._sc
 
 # %% [markdown]
 # A worked prologue before the exercises: the plain discounted sum $y_t = r_t + \gamma y_{t+1}$,
-# with no episode ends. Its pair is $a_t = \gamma$ and $b_t = r_t$, so the prologue loads one input
-# and reads one parameter. Lanes past the end need no care, since the harness makes them (1, 0).
-# Run through `scan_hook`, it matches `rl.linear_scan` on the same pairs:
+# with no episode ends. Its triple is $a_t = \gamma$, $b_t = r_t$, and a reset only at the
+# window's last step, so the prologue loads one input and reads one parameter. Run through
+# `scan_hook`, it matches `rl.linear_scan` on the same pairs:
 
 # %%
 @triton.jit
 def discounted_sum(X, P, offs, t, m, T):
     r = tl.load(X[0] + offs, mask=m, other=0.0)  # X[0] is the rewards
-    return tl.zeros_like(r) + P[0], r  # a_t = gamma (P[0]) at every step, b_t = r_t
+    return tl.zeros_like(r) + P[0], r, t == T - 1  # a_t = gamma (P[0]), b_t = r_t; the window's last step resets
 
 
 r_w = torch.randn(2, 150, generator=torch.Generator().manual_seed(3)).to(DEVICE)  # 150 steps: 3 chunks
@@ -372,16 +375,20 @@ print("discounted_sum through scan_hook == rl.linear_scan")
 # %% [markdown]
 # ## 6. Optional: profile it
 #
-# **Takeaway: at the small shapes of RL code a call of the return is host-bound, with a forward at
-# 16×128 that takes 1.8 µs on the GPU but 52 µs of wall time, and most of what its backward adds is
-# host time.** The cell prints the return's table and chart from the committed H200 run, and
-# measures nothing; [notebook 08](08_profiling.ipynb#Reading-the-profile-tables-of-notebooks-01-to-07)
-# says how to read them, for this notebook and for 02–07.
+# **Takeaway: at the small shapes of RL code, a call of the return is host-bound.** At 16×128 its
+# forward takes 1.8 µs on the GPU but 52 µs of wall time. The backward adds about 530 µs of host
+# time there, about ten times the forward's whole wall time. That is host-side work done on every
+# call: autograd records the call, walks its graph, allocates the gradients and launches the
+# backward's kernel. The benchmark times whole calls, so it cannot say which of these costs the most
+# ([notebook 09, section 3](09_benchmarks.ipynb#3.-Wall-versus-GPU-time)).
 #
-# <details><summary>Details: the backward's figures</summary>
+# The cell prints the return's table and chart from the committed H200 run. It measures nothing.
+# [Notebook 08](08_profiling.ipynb#Reading-the-profile-tables-of-notebooks-01-to-07) says how to
+# read them, for this notebook and for 02–07.
 #
-# Adding the backward multiplies the wall time by 11 to 17, and the GPU time by only 2 to 3. At
-# 16×128 the host adds about 530 µs.
+# <details><summary>Details: the backward's figures at every shape</summary>
+#
+# Adding the backward multiplies the wall time by 11 to 17, and the GPU time by only 2 to 3.
 #
 # </details>
 
@@ -400,7 +407,8 @@ if h200:
     assert (round(fw16["gpu_us"], 1), round(fw16["wall_us"])) == (1.8, 52)  # "1.8 µs on the GPU but 52 µs"
     assert fw16["wall_us"] > 20 * fw16["gpu_us"]  # "host-bound"
     host_added = (bw16["wall_us"] - fw16["wall_us"]) - (bw16["gpu_us"] - fw16["gpu_us"])
-    assert round(host_added, -1) == 530, host_added  # "the host adds about 530 µs"
+    assert round(host_added, -1) == 530, host_added  # "about 530 µs of host time"
+    assert 10 <= round(host_added / fw16["wall_us"]) < 11  # "about ten times the forward's whole wall time"
 
 # %% [markdown]
 # ## Exercises
@@ -419,23 +427,23 @@ if h200:
 # Write its prologue for `exercises.scan_hook(transposed_scan, (a, dy), (), reverse=False)`
 # ([section 5](#5.-The-harness-for-Triton-prologues) has the arguments and rules).
 #
-# **Reset:** $a = 0$ in the pair, [as in section 2](#The-reset-and-the-select-rule). Here step $t$'s
-# multiplier is $a_{t-1}$, so step $t$ resets where the step before it reset in the reverse scan of
-# $y$.
-#
 # * **Inputs:** `X[0]` is `a`, `X[1]` is the upstream gradient `dy`, both (B, T) float32.
 #   `P` is empty, `()`.
-# * **Returns:** the pair of each step of the chunk. Their forward scan is $g_t$:
+# * **Returns:** the triple of each step of the chunk. Their forward scan is $g_t$:
 #
 #   | step | multiplier | $b_t$ | reset? |
 #   | --- | --- | --- | --- |
-#   | $t \ge 1$ | $a_{t-1}$, loaded at `offs - 1` | $dy_t$ | where $a_{t-1} = 0$ (step $t-1$ reset) |
-#   | $t = 0$, where the forward scan starts | any: nothing is carried in, so $g_0 = dy_0$ | $dy_0$ | makes no difference |
+#   | $t \ge 1$ | $a_{t-1}$, loaded at `offs - 1` | $dy_t$ | no |
+#   | $t = 0$, where the forward scan starts | any: not read | $dy_0$ | yes: nothing comes before it, so $g_0 = dy_0$ |
 #
-# <details><summary>Details: the reset in the transposed scan, and the checker</summary>
+#   Step 0 resets. A multiplier of 0 there without the reset gives the same numbers, but only
+#   because the value before step 0, the scan's start, is never NaN.
 #
-# Where $a_{t-1} = 0$ the harness selects $g_t = dy_t$. Autograd would compute
-# $dy_t + 0 \cdot g_{t-1}$. The two are the same except where $g_{t-1}$ is NaN or inf.
+# <details><summary>Details: where a_(t-1) = 0, and the checker</summary>
+#
+# Where step $t-1$ reset in the reverse scan of $y$ ($a_{t-1} = 0$ in `rl.linear_scan`'s pairs),
+# the multiplier 0 stops $g_{t-1}$, as autograd's $dy_t + 0 \cdot g_{t-1}$ does. A reset there
+# would pass too.
 #
 # The checker compares your $g_t$ with autograd's gradient of `rl.linear_scan`.
 #
@@ -445,16 +453,16 @@ if h200:
 #
 # Notebook 00, section 8, built this scan in NumPy. There `a_prev` was `a` shifted one step
 # right. Here the shift is an address: step $t$ reads $a$ at step $t-1$. The harness runs the
-# scan. You only return the pairs.
+# scan. You only return the triples.
 #
 # </details>
 #
 # <details><summary>Hint 2: the plan</summary>
 #
-# * Step $t$'s pair is $(a_{t-1}, dy_t)$: the step before's multiplier, and this step's $dy$.
+# * Step $t$'s multiplier is $a_{t-1}$, the step before's, and its $b_t$ is this step's $dy_t$.
 # * $dy_t$ is at `offs`, as in the skeleton below. $a_{t-1}$ is one element back, at `offs - 1`.
-# * At $t = 0$, `offs - 1` is the previous row's last step, or before the tensor. Mask it off,
-#   with `other=0.0`: the table says any value will do there.
+# * At $t = 0$, `offs - 1` is the previous row's last step, or before the tensor. Mask it off.
+#   Step 0 resets, since nothing comes before it, so its multiplier is not read: `other=1.0` will do.
 #
 # </details>
 #
@@ -477,8 +485,8 @@ if h200:
 # <details><summary>Hint 4: the key lines</summary>
 #
 # ```python
-# a_prev = tl.load(X[0] + ___, mask=___, other=0.0)  # a_(t-1): at which offset? where is there none?
-# return a_prev, dy
+# a_prev = tl.load(X[0] + ___, mask=___, other=1.0)  # a_(t-1): at which offset? where is there none?
+# return a_prev, dy, ___  # ___: the reset, a bool: which step has no step before it? (its 1.0 is not read)
 # ```
 #
 # </details>
@@ -488,7 +496,7 @@ if h200:
 # def transposed_scan(X, P, offs, t, m, T):
 #     dy = tl.load(X[1] + offs, mask=m, other=0.0)
 #     ...
-#     return a_prev, dy
+#     return a_prev, dy, reset
 # ```
 
 # %%
@@ -503,8 +511,6 @@ exercises.attempt("transposed_scan", transposed_scan)
 # PyTorch's autograd, as the package does for every algorithm. Write a `torch.autograd.Function`
 # whose `forward` and `backward` each run `exercises.scan_hook` with a prologue of yours.
 #
-# **Reset:** $a_t = 0$ in both prologues, [as in section 2](#The-reset-and-the-select-rule).
-#
 # * **Inputs:** `rewards` (B, T) float32, `terminated` (B, T) bool, `gamma` a number.
 # * **Returns:** `Returns.apply(rewards, terminated, gamma)`, the returns, differentiable in
 #   `rewards`. Both passes must launch Triton code of yours.
@@ -513,17 +519,21 @@ exercises.attempt("transposed_scan", transposed_scan)
 #     transposed scan forwards (`reverse=False`), with the flags of the step *before*:
 #     $g_t = dG_t + \gamma(1 - \text{term}_{t-1})\, g_{t-1}$, with $dG_t$ the upstream gradient's entry $t$. It returns one
 #     gradient per input of `forward` (`None` for `terminated` and `gamma`).
-# * **The pairs** your two prologues return. There is no truncation input and no bootstrap, so
-#   the window's last step is a reset with $b_t = r_t$, as the card says:
+# * **The triples** your two prologues return, with the multiplier $\gamma$ at every step. There is
+#   no truncation input and no bootstrap, so the window's last step is a reset with $b_t = r_t$, as
+#   the card says:
 #
-#   | pass | step | multiplier | $b_t$ | reset? |
-#   | --- | --- | --- | --- | --- |
-#   | forward | ordinary | $\gamma$ | $r_t$ | no |
-#   | forward | termination | 0 | $r_t$ | yes |
-#   | forward | the window's last step ($t = T-1$) | 0 | $r_t$ | yes: required by the card; changes no number here (`scan_hook` starts from 0), so the checker cannot see it |
-#   | backward | $t \ge 1$, step $t-1$ not terminated | $\gamma$ | $dG_t$ | no |
-#   | backward | $t \ge 1$, step $t-1$ terminated | 0 | $dG_t$ | yes |
-#   | backward | $t = 0$: no step before, no flag to load | any: nothing is carried in | $dG_0$ | makes no difference |
+#   | pass | step | $b_t$ | reset? |
+#   | --- | --- | --- | --- |
+#   | forward | ordinary | $r_t$ | no |
+#   | forward | termination | $r_t$ | yes |
+#   | forward | the window's last step ($t = T-1$) | $r_t$ | yes |
+#   | backward | $t \ge 1$, step $t-1$ not terminated | $dG_t$ | no |
+#   | backward | $t \ge 1$, step $t-1$ terminated | $dG_t$ | yes |
+#   | backward | $t = 0$: no step before it | $dG_0$ | yes |
+#
+#   The checker tests the two resets at the ends: in its cases marked "past the window" both scans
+#   start from 100, not 0, and only those two resets keep that value out.
 #
 # <details><summary>Details: what the checker compares</summary>
 #
@@ -543,13 +553,13 @@ exercises.attempt("transposed_scan", transposed_scan)
 # <details><summary>Hint 2: the plan</summary>
 #
 # * Both prologues read $\gamma$ from `P[0]`.
-# * Forward prologue: $a_t = 0$ where the step terminates or `t == T - 1`, $\gamma$ elsewhere.
+# * Forward prologue: $a_t = \gamma$, and the reset where the step terminates or `t == T - 1`.
 # * `forward` keeps what the backward needs: `ctx.save_for_backward(terminated)` and
 #   `ctx.gamma = gamma`. It returns `exercises.scan_hook(...)` of `(rewards, terminated)`, `(gamma,)`.
 # * `backward` gets `grad`, the upstream gradient $dG$. It may be a broadcast view. `scan_hook` takes
 #   any layout, because it makes its inputs contiguous, so you need no `.contiguous()`.
 # * Backward prologue: load the flag of step $t-1$ at `offs - 1`, only where `t >= 1`. Mask the
-#   load before $t = 0$: any `other` will do (the table's last row).
+#   load before $t = 0$, with an `other` that makes step 0 reset (the table's last row).
 # * Run it with `reverse=False`. Return `g, None, None`: one gradient per input of `forward`.
 #
 # </details>
@@ -578,8 +588,8 @@ exercises.attempt("transposed_scan", transposed_scan)
 # In the backward's prologue, with `X = (grad, terminated)` and `dy` loaded from `X[0]`:
 #
 # ```python
-# term_before = tl.load(X[1] + offs - 1, mask=___, other=0) != 0  # ___: where is there a step before?
-# return tl.where(term_before, ___, ___), dy  # a for step t: gamma (1 - term_(t-1))
+# term_before = tl.load(X[1] + offs - 1, mask=___, other=___) != 0  # ___: where is there a step before? what resets step 0?
+# return ___, dy, term_before  # ___: the multiplier; step t resets where step t - 1 terminated
 # ```
 #
 # </details>
@@ -666,9 +676,6 @@ assert torch.isfinite(S_end).all() and torch.isclose(S_end[0, -1], r1[0, -1])  #
 # %% [markdown]
 # **The task.** Write it with tensor ops (`rl.linear_scan`, as above, or any others), with no
 # Python loop over time.
-#
-# **Reset:** $a_t = 0$ in `rl.linear_scan` ([as in section 2](#The-reset-and-the-select-rule)), as
-# in the table above.
 #
 # * **Inputs:** `rewards`, `next_values` ($V(s_{t+1})$ at step $t$) and `terminated` (bool), all
 #   (B, T); `gamma` a number; `n` an int, which may exceed `T`.
@@ -784,8 +791,8 @@ exercises.attempt("n_step_returns", n_step_returns)
 #   \gamma(1-\text{term}_{t-1})\,g_{t-1}$. Both scans fit in one `torch.autograd.Function`.
 # * The card serves every estimator: every bootstrap goes into $b$, and every episode end and the
 #   window's last step reset. A value that may be NaN is selected away, never multiplied by 0.
-# * `exercises.scan_hook` runs a prologue `(X, P, offs, t, m, T) -> (a, b)`. $a = 0$ is a reset, as
-#   in `rl.linear_scan`. A value that may be NaN must still be kept out of $b$ with `tl.where`.
+# * A reset is $a_t = 0$ in tensor code and a flag in Triton: `exercises.scan_hook` runs a prologue
+#   `(X, P, offs, t, m, T) -> (a, b, reset)`.
 # * While the episode runs on, the $n$-step return is $S_t - \gamma^n S_{t+n} + \gamma^n V(s_{t+n})$,
 #   from one scan $S$. Otherwise it is $S_t$. $V(s_{t+n})$ is `next_values[t + n - 1]`.
 

@@ -97,32 +97,18 @@ print(G)
 # $a_t$, and everything else, the bootstrap from $V'_t$ included, goes into $b_t$. The λ-return
 # as a reverse scan:
 #
-# * $a_t = \gamma_t\lambda_t$, and $a_t = 0$ where done$_t$ (terminated, truncated, or the window's
-#   last step): the reset, which **cuts** the carry, so nothing is carried across an end;
+# * $a_t = \gamma_t\lambda_t$, with a reset where done$_t$: a termination, a truncation or the
+#   window's last step. The NumPy below writes it as tensor code does, $a_t = 0$;
 # * $b_t = r_t + [\lnot\text{term}_t]\,\gamma_t w_t V'_t$, where $[\lnot\text{term}_t]$ is 0 at a
 #   termination and 1 elsewhere. $w_t$ is the weight on bootstrapping from $V'_t$. Inside an
 #   episode it is $1-\lambda_t$, and the rest of the weight goes to $G_{t+1}$. At a truncation or
 #   the window's end it is 1, because there is no $G_{t+1}$ to mix in. That is the **end form** of
-#   $b_t$: the bootstrap as it is at an episode end, selected by done$_t$.
+#   $b_t$, selected by done$_t$.
 #
-# So an episode end changes a step's pair in two separate places: the cut in $a_t$, and the end
-# form in $b_t$. At the window's last step they play different parts, since the scan starts from
-# $y_T = 0$.
-#
-# * **$b_{T-1}$ must take its end form**, $w_{T-1} = 1$, a full bootstrap. The ordinary form
-#   bootstraps from $V'_{T-1}$ with weight $1-\lambda$ only, and leaves the rest of the target,
-#   $\lambda G_T$, to the scan's $a_{T-1} y_T$. After the window there is no $G_T$, and $y_T = 0$
-#   adds nothing. In section 1's example the ordinary form would give $G_2 = 0.5 \cdot 30 = 15$,
-#   where the target is 30.
-# * **$a_{T-1}$ changes no number from $y_T = 0$,** since $a_{T-1} \cdot 0 = 0$, as
-#   [notebook 01's two-step fold](01_discounted_return.ipynb#The-reset-and-the-select-rule) shows.
-#   The course cuts there all the same, as at every episode end, so that a value carried in after
-#   the window, through `rl.linear_scan`'s `initial`, cannot leak into $G_{T-1}$.
-#
-# The exercises below end the window another way. They have no done flag, so they set
-# $\lambda_{T-1} = 0$ at its last step. That one setting gives both parts: the cut,
-# $a_{T-1} = \gamma_{T-1} \cdot 0 = 0$, which the harness takes as its reset, and the end form,
-# $w_{T-1} = 1 - 0 = 1$.
+# The window's last step needs the end form even from $y_T = 0$
+# ([notebook 01's fold](01_discounted_return.ipynb#The-reset-and-the-select-rule) says why). Here
+# the ordinary form would leave $\lambda G_T$ to the scan, and there is no $G_T$: in section 1's
+# example it would give $G_2 = 0.5 \cdot 30 = 15$, where the target is 30.
 #
 # In NumPy, against the loop:
 
@@ -153,14 +139,10 @@ print("prologue + scan + epilogue == the loop")
 r3 = torch.zeros(1, 3, device=DEVICE)
 b_end = r3 + torch.tensor([[0.5 * 10.0, 0.5 * 20.0, 30.0]], device=DEVICE)  # w = (0.5, 0.5, 1): b_2 in its end form
 b_ordinary = r3 + torch.tensor([[0.5 * 10.0, 0.5 * 20.0, 0.5 * 30.0]], device=DEVICE)  # b_2 in the ordinary form
-a_cut, a_kept = (torch.tensor([[0.5, 0.5, a2]], device=DEVICE) for a2 in (0.0, 0.5))  # a_2 = 0 (the cut) or gamma lambda
+a_cut = torch.tensor([[0.5, 0.5, 0.0]], device=DEVICE)  # gamma lambda, and a_2 = 0: the reset in tensor form
 target = torch.tensor([[17.5, 25.0, 30.0]], device=DEVICE)  # section 1's G
 torch.testing.assert_close(rl.linear_scan(a_cut, b_end, backend=KERNEL), target)
 assert rl.linear_scan(a_cut, b_ordinary, backend=KERNEL)[0, 2] == 15.0  # "the ordinary form would give G_2 = 15"
-torch.testing.assert_close(rl.linear_scan(a_kept, b_end, backend=KERNEL), target)  # from y_T = 0, a_2 changes nothing
-y_after = torch.tensor([100.0], device=DEVICE)  # a value carried in after the window
-torch.testing.assert_close(rl.linear_scan(a_cut, b_end, initial=y_after, backend=KERNEL), target)  # the cut keeps it out
-assert rl.linear_scan(a_kept, b_end, initial=y_after, backend=KERNEL)[0, 2] == 80.0  # without it: 30 + 0.5 * 100
 
 # %% [markdown]
 # ## 3. The kernel's prologue
@@ -175,9 +157,7 @@ print(inspect.getsource(getattr(returns._td_lambda_prologue, "fn", returns._td_l
 
 # %% [markdown]
 # It differs from GAE's prologue in two places. Its `b` has no $-V_t$, and it has the weight
-# `w = tl.where(done, 1.0, 1.0 - lam)`: section 2's $w_t$, which selects the end form of $b$. Its
-# cut is not $a = 0$: it returns $a = \gamma\lambda$ and the flag `done` beside the pair, and the
-# package's scan selects on that flag (notebook 02's appendix).
+# `w = tl.where(done, 1.0, 1.0 - lam)`: section 2's $w_t$, which selects the end form of $b$.
 #
 # ## 4. Kernel against the loop
 #
@@ -419,11 +399,13 @@ assert slope0_noisy < -10  # with σ_c = 3 the dip is steep enough to see
 # %% [markdown]
 # ## 6. Optional: profile it
 #
-# **Takeaway: as for the return and GAE, the small shapes are host-bound, with a forward at 16×128
-# that takes 1.8 µs on the GPU but 41 µs of wall time, and most of the backward's extra wall time
-# is host time.** The cell prints TD(λ)'s table and chart from the committed H200 run, and measures
-# nothing; [notebook 08](08_profiling.ipynb#Reading-the-profile-tables-of-notebooks-01-to-07) says
-# how to read them.
+# **Takeaway: as for the return and GAE, the small shapes are host-bound.** At 16×128 the forward
+# takes 1.8 µs on the GPU but 41 µs of wall time. Most of the backward's extra wall time is host
+# time, as in notebook 01.
+#
+# The cell prints TD(λ)'s table and chart from the committed H200 run. It measures nothing.
+# [Notebook 08](08_profiling.ipynb#Reading-the-profile-tables-of-notebooks-01-to-07) says how to
+# read them.
 
 # %%
 h200 = profile.committed("td_lambda", missing_ok=True)  # the H200's table and chart, read by name: not measured here
@@ -445,9 +427,9 @@ if h200:
 # A worked prologue first: TD(λ) with terminations, for the harness `exercises.scan_hook` that runs
 # a Triton prologue in a chunked scan (notebook 01, section 5).
 #
-# * $a_t = \gamma(1-\text{term}_t)\lambda_t$ and
-#   $b_t = r_t + \gamma(1-\text{term}_t)(1-\lambda_t)V(s_{t+1})$.
-# * $\lambda_t = 0$ at the last step gives the cut and the end form of $b$ at once (section 2).
+# * $a_t = \gamma\lambda$ and $b_t = r_t + \gamma(1-\text{term}_t)(1-\lambda_t)V(s_{t+1})$, with the
+#   reset at a termination and at the window's last step.
+# * There is no done input: $\lambda_t = 0$ at the last step gives $b$ its end form (section 2).
 # * The factor $(1-\text{term}_t)$ is a select, since $V(s_{t+1})$ may be NaN behind a termination.
 #
 # Against the package's `td_lambda`:
@@ -459,9 +441,9 @@ def td_lambda_prologue(X, P, offs, t, m, T):
     r = tl.load(X[0] + offs, mask=m, other=0.0)  # rewards
     v_next = tl.load(X[1] + offs, mask=m, other=0.0)  # V(s_{t+1})
     term = tl.load(X[2] + offs, mask=m, other=0) != 0  # a bool flag
-    lam_t = tl.where(t < T - 1, lam, 0.0)  # the window's last step bootstraps fully
-    a = tl.where(term, 0.0, gamma * lam_t)  # a = 0: the harness's reset, as linear_scan's
-    return a, r + tl.where(term, 0.0, gamma * (1.0 - lam_t) * v_next)  # select: v_next may be NaN there
+    lam_t = tl.where(t < T - 1, lam, 0.0)  # the window's last step bootstraps fully: b's end form
+    b = r + tl.where(term, 0.0, gamma * (1.0 - lam_t) * v_next)  # select: v_next may be NaN there
+    return gamma * lam, b, term | (t == T - 1)  # the reset: a termination, the window's last step
 
 
 g_h = torch.Generator().manual_seed(5)
@@ -495,25 +477,23 @@ print("a 9-line Triton prologue == rl.td_lambda")
 # </details>
 #
 # The harness is [notebook 01's](01_discounted_return.ipynb#5.-The-harness-for-Triton-prologues):
-# your `@triton.jit` prologue `(X, P, offs, t, m, T) -> (a, b)` loads input `i` with
+# your `@triton.jit` prologue `(X, P, offs, t, m, T) -> (a, b, reset)` loads input `i` with
 # `tl.load(X[i] + offs, mask=m, other=0.0)`.
-#
-# **Reset:** $a_t = 0$, as in the worked prologue and in [notebook 01](01_discounted_return.ipynb#The-reset-and-the-select-rule).
 #
 # * **Inputs:** `X = (rewards, next_q, next_action, terminated)` and `P = (γ, λ, n_actions)`.
 #   `n_actions` is an int.
 #   * `next_q` is a (B, T, n_actions) float32 tensor, $Q(s_{t+1}, u)$ for each action $u$, contiguous with
 #     the actions last.
 #   * `next_action` (B, T, int64) is $u_{t+1}$, the action taken at $s_{t+1}$.
-# * **Returns:** the pair $(a_t, b_t)$ whose reverse scan is $G_t$ above. With
-#   $M_t = \max_u Q(s_{t+1}, u)$, and no truncation input:
+# * **Returns:** the triple $(a_t, b_t, \text{reset}_t)$ whose reverse scan is $G_t$ above. With
+#   $M_t = \max_u Q(s_{t+1}, u)$, $a_t = \gamma\lambda$ at every step, and no truncation input:
 #
-#   | step | multiplier $a_t$ | $b_t$ | reset? |
-#   | --- | --- | --- | --- |
-#   | ordinary, $u_{t+1}$ greedy | $\gamma\lambda$ | $r_t + \gamma(1-\lambda)M_t$ | no |
-#   | ordinary, $u_{t+1}$ not greedy (the trace is cut) | 0 | $r_t + \gamma M_t$ | yes |
-#   | termination | 0 | $r_t$ | yes |
-#   | the window's last step, not terminated ($\ell_t = 0$) | 0 | $r_t + \gamma M_t$ | yes |
+#   | step | $b_t$ | reset? |
+#   | --- | --- | --- |
+#   | ordinary, $u_{t+1}$ greedy | $r_t + \gamma(1-\lambda)M_t$ | no |
+#   | ordinary, $u_{t+1}$ not greedy (the trace is cut) | $r_t + \gamma M_t$ | yes |
+#   | termination | $r_t$ | yes |
+#   | the window's last step, not terminated ($\ell_t = 0$) | $r_t + \gamma M_t$ | yes |
 #
 # * **Edge cases:**
 #   * $u_{t+1}$ is greedy where $Q(s_{t+1}, u_{t+1}) = M_t$. **A tie for the max counts as
@@ -540,9 +520,10 @@ print("a 9-line Triton prologue == rl.td_lambda")
 # * In the loop, keep a running `max_q` with `tl.maximum`.
 # * Keep `q_taken` too: the Q of the action where `next_action == k`.
 # * After the loop, $u_{t+1}$ is greedy where `q_taken == max_q`. A tie then counts as greedy.
-# * The table's first, second and fourth rows are one formula: $a_t = \gamma\ell_t$ and
-#   $b_t = r_t + \gamma(1-\ell_t)M_t$, with $\ell_t = \lambda$ where greedy and `t < T - 1`, else 0.
-# * The termination row is a `tl.where` on `term`, in $a_t$ and in $b_t$.
+# * The table's first, second and fourth rows are one formula, $b_t = r_t + \gamma(1-\ell_t)M_t$,
+#   with $\ell_t = \lambda$ where greedy and `t < T - 1`, else 0.
+# * The step resets wherever $\ell_t = 0$, and at a termination.
+# * The termination row is a `tl.where` on `term` in $b_t$.
 #
 # </details>
 #
@@ -605,7 +586,7 @@ print("a 9-line Triton prologue == rl.td_lambda")
 #     q_taken = max_q                                             # Q(s_{t+1}, u_{t+1}) so far
 #     for k in range(1, n_actions):  # k: an action
 #         ...
-#     return a_t, b_t
+#     return a_t, b_t, reset
 # ```
 #
 # Below is one of the checker's cases, to try your function on by hand. `exercises.cases(name)[i]`

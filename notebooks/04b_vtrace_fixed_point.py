@@ -47,9 +47,9 @@ rng = np.random.default_rng(41)
 # ## 1. Which value the target converges to
 #
 # Training moves the critic $V$ towards `vs`. For a tabular critic, one free value per state, it
-# therefore stops where the mean correction `vs` − V is 0. (With function approximation it stops
-# where the correction's projection onto what the critic can represent is 0, a different point in
-# general; this notebook keeps to the tabular case.)
+# therefore stops where the mean correction `vs` − V is 0. This notebook keeps to that tabular case.
+# A critic with function approximation stops elsewhere in general: where the correction's
+# projection onto what the critic can represent is 0.
 # **The condition:** that happens where, and only where, the mean *one-step* correction is 0 in
 # every state,
 #
@@ -77,20 +77,26 @@ rng = np.random.default_rng(41)
 # state, the whole mean correction is $(I + \gamma C + (\gamma C)^2 + \dots)\,d = (I - \gamma C)^{-1} d$
 # (the fold below derives the series term by term). With $\gamma < 1$ the matrix $I - \gamma C$ is
 # invertible, so the whole correction is 0 in every state exactly where $d$ is: both directions of
-# the condition. Both directions hold in the states that μ visits, the only ones the critic is
-# trained on and reads.
+# the condition. The condition only has to hold in states μ visits; the critic never trains on or
+# reads the others.
 #
 # **In training's windows.** A window of $T$ steps stops the series at its end. The window's last
-# step takes the end form of $b$ ([notebook 04, section 2](04_vtrace.ipynb#2.-Prologue,-scan,-epilogue)),
-# so its correction is the one-step term $\rho_t\delta_t$ alone, and the step $j$ places before the
-# end gets the first $j + 1$ terms. Training does not zero the correction at each position of the
-# window. It zeroes, state by state, the correction averaged over the positions. Where μ's states
-# are equally distributed at every position, as in a stationary rollout, that average is
+# step resets, and its $b$ takes the end form
+# ([notebook 04, section 2](04_vtrace.ipynb#2.-Prologue,-scan,-epilogue)). So the last
+# step's correction is the one-step term $\rho_t\delta_t$ alone. The step before it gets two terms:
+# its own and the last step's, carried back by one trace. In general, a step that lies $j$ steps
+# before the end gets the first $j + 1$ terms of the series.
 #
-# $$\frac{1}{T}\sum_{k=0}^{T-1} (T-k)\,(\gamma C)^k\, d,$$
+# So the correction depends on where a step sits in the window. Training does not make it 0 at
+# each position. It makes 0, in each state, the correction averaged over all the positions. Say
+# μ's states are equally distributed at every position, as in a stationary rollout. The $k$-th
+# term then reaches the $T-k$ positions that lie at least $k$ steps before the end, and the
+# average is
 #
-# since the $k$-th term reaches the $T-k$ positions that lie at least $k$ steps before the end. The
-# matrix in front of $d$ is invertible, so this average too is 0 exactly where $d = 0$.
+# $$\frac{1}{T}\sum_{k=0}^{T-1} (T-k)\,(\gamma C)^k\, d.$$
+#
+# The matrix in front of $d$ is invertible (the fold proves it). So this average, too, is 0 exactly
+# where $d = 0$.
 #
 # <details><summary>Details: why that matrix is invertible</summary>
 #

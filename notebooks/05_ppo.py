@@ -352,7 +352,7 @@ print("bitwise identical across calls")
 #   `approx_kl`. It also normalises the advantages inside the op.
 # * **Padding is never read**, so padding may hold NaN.
 #
-# <details><summary>Details: the three functions, their helpers, and the normalisation's slot</summary>
+# <details><summary>Details: the three functions and their helpers</summary>
 #
 # The kernel's per-element code comes in three functions:
 #
@@ -368,15 +368,8 @@ print("bitwise identical across calls")
 # * `store` and `store_grad` write an output and a gradient.
 #
 # In the code, the gradient rule is `tl.where(b_clipped < b_unclipped, 0.0, ...)`, and
-# `load(..., m_valid, 0.0, ...)` reads nothing where the mask is 0.
-#
-# `X[NORM]` is `None` without normalisation, and `_scale` then gives 1. With
-# `normalize_advantages=True`, `X[NORM]` holds two numbers. The first is $\mu$, from a reduction
-# before this pass. The second is the scale that `_scale` reads. For `reduction="none"` and in
-# the backward, every element needs its scaled advantage, so the scale is $1/(\sigma + 10^{-8})$
-# ($\sigma$ is the advantages' standard deviation, with $N - 1$ in its denominator, as
-# CleanRL's `advantages.std()`). For a mean or summed loss the scale is 1 in
-# this pass, and the total is scaled afterwards. The Details below say why that is allowed.
+# `load(..., m_valid, 0.0, ...)` reads nothing where the mask is 0. `X[NORM]`, the normalisation's
+# slot, is in "Details: the statistics and the normalisation" below.
 #
 # </details>
 #
@@ -409,15 +402,17 @@ for fn in (ppo._ppo_terms, ppo._ppo_forward, ppo._ppo_backward):
 # CleanRL normalises each minibatch, $\tilde A = (\hat A - \mu)/(\sigma + 10^{-8})$. Masked steps
 # never enter $\mu$ or $\sigma$.
 #
-# A first reduction (`_adv_moments`) computes $\mu$. The scale $s = 1/(\sigma + 10^{-8})$ then
-# enters in one of three ways:
+# **The normalisation's slot, `X[NORM]`.** A first reduction (`_adv_moments`) computes $\mu$. The
+# scale $s = 1/(\sigma + 10^{-8})$, with $\sigma$ computed with $N - 1$ in its denominator as
+# CleanRL's `advantages.std()` is, then enters in one of three ways:
 #
-# | the call | $\sigma$ known before the main pass? | where $s$ is applied |
-# | --- | --- | --- |
-# | mean or summed loss | no: the main pass sums $(\hat A - \mu)^2$ beside the loss | once, on the loss total |
-# | `reduction="none"` | yes: a second reduction computes it | to each element (`X[NORM]`) |
-# | the backward | yes: the forward's, reused | to each element (`X[NORM]`) |
+# | the call | $\sigma$ known before the main pass? | `X[NORM]` in the main pass | where $s$ is applied |
+# | --- | --- | --- | --- |
+# | mean or summed loss | no: the main pass sums $(\hat A - \mu)^2$ beside the loss | $(\mu, 1)$ | once, on the loss total |
+# | `reduction="none"` | yes: a second reduction computes it | $(\mu, s)$ | to each element |
+# | the backward | yes: the forward's, reused | $(\mu, s)$ | to each element |
 #
+# `_scale` reads the second number; without normalisation `X[NORM]` is `None` and `_scale` gives 1.
 # Scaling the total once is allowed because a positive factor passes through a min:
 # $\min(\rho x, c x)\,s = \min(\rho x s, c x s)$ for $s > 0$.
 #
@@ -541,11 +536,12 @@ print(f"3 x 1000: relative error {long_err:.1e}")
 # %% [markdown]
 # ## 6. Optional: profile it
 #
-# **Takeaway: with its backward, the eager formula takes at least 7.5× the fused loss's GPU time,
-# yet most of the fused loss's wall time is host work.** The table is the committed H200 run's
-# (notebook 08 defines its columns); the line under it is the wall-clock ratio from paired rounds,
-# which [notebook 09, section 4](09_benchmarks.ipynb#4.-Fused-losses-against-their-eager-formulas)
-# reads in full.
+# **Takeaway.** On the H200 (the table, whose columns notebook 08 defines), the eager formula with
+# its backward takes at least 7.5× the fused loss's GPU time, yet most of the fused loss's wall time
+# is host work. On an H100, timed in paired rounds (the line under the table), the eager formula's
+# wall time with the backward is at least 1.7× ours in the median round at each shape;
+# [notebook 09, section 4](09_benchmarks.ipynb#4.-Fused-losses-against-their-eager-formulas)
+# reads those rounds in full.
 
 # %%
 RUN, RES, h200 = profile.committed_or_empty("ppo")  # every row of PPO's loss in the committed H200 run
@@ -568,7 +564,7 @@ assert not h200 or len(fused) == 3 == len(quoted) / 2  # the six rows printed: o
 assert all(f["ours_gpu_us"] < f["ours_wall_us"] / 2 for f in fused.values())  # "most of its wall time on the host"
 x_gpu = [f["eager_gpu_us"] / f["ours_gpu_us"] for f in fused.values()]
 assert not h200 or int(10 * min(x_gpu)) / 10 == 7.5  # "the eager formula takes at least 7.5× the fused call's GPU time"
-assert not h200 or (set(paired) == set(fused) and int(10 * min(paired.values())) / 10 == 1.7)  # the paired line
+assert not h200 or (set(paired) == set(fused) and int(10 * min(paired.values())) / 10 == 1.7)  # the paired line: "at least 1.7×"
 assert profile.COMMITTED_LOSS_WALL.startswith("checks/H100")  # "paired rounds on an H100"
 
 # %% [markdown]

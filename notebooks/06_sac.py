@@ -519,13 +519,15 @@ assert profile.rollout_error("sac", 3, 1000, DEVICE) < 1e-5  # 3 × 1,000 steps:
 # %% [markdown]
 # ## 5. Optional: profile it
 #
-# **Takeaway: with its backward, the eager formula takes at least 5.2× the benchmarked call's GPU
-# time, yet most of that call's wall time is host work.** The benchmark times the λ = 0 target,
-# section 3's elementwise kernel, not the λ-return scan. At 64×16384 our rows pass 100 % of the
-# floor, because the bytes sit in the L2 cache. The table is the committed H200 run's (notebook 08
-# defines its columns); the line under it is the wall-clock ratio from paired rounds, which
+# **Takeaway.** On the H200 (the table, whose columns notebook 08 defines), the eager formula with
+# its backward takes at least 5.2× the benchmarked call's GPU time, yet most of that call's wall
+# time is host work. On an H100, timed in paired rounds (the line under the table), the eager
+# formula's wall time with the backward is at least 1.1× ours in the median round at each shape;
 # [notebook 09, section 4](09_benchmarks.ipynb#4.-Fused-losses-against-their-eager-formulas)
-# reads in full.
+# reads those rounds in full.
+#
+# The benchmark times the λ = 0 target, section 3's elementwise kernel, not the λ-return scan. At
+# 64×16384 our rows pass 100 % of the floor, because the bytes sit in the L2 cache.
 
 # %%
 RUN, RES, h200 = profile.committed_or_empty("sac")  # every row of SAC's target in the committed H200 run
@@ -552,7 +554,7 @@ assert not h200 or len(_fused) == 3 and len(quoted) == 7  # the seven rows print
 assert all(f["ours_gpu_us"] < f["ours_wall_us"] / 2 for f in _fused.values())  # "most of its wall time on the host"
 _x_gpu = [f["eager_gpu_us"] / f["ours_gpu_us"] for f in _fused.values()]
 assert not h200 or int(10 * min(_x_gpu)) / 10 == 5.2  # "the eager formula takes at least 5.2× the fused call's GPU time"
-assert not h200 or (set(paired) == set(_fused) and int(10 * min(paired.values())) / 10 == 1.1)  # the paired line
+assert not h200 or (set(paired) == set(_fused) and int(10 * min(paired.values())) / 10 == 1.1)  # the paired line: "at least 1.1×"
 assert profile.COMMITTED_LOSS_WALL.startswith("checks/H100")  # "paired rounds on an H100"
 
 # %% [markdown]
@@ -563,14 +565,14 @@ assert profile.COMMITTED_LOSS_WALL.startswith("checks/H100")  # "paired rounds o
 # `notebooks/solutions/`.
 #
 # **`soft_lambda_targets`** (a Triton prologue). Write the prologue that turns SAC's soft
-# λ-return into pairs for `exercises.scan_hook`, as notebook 03's worked `td_lambda_prologue` does
+# λ-return into triples for `exercises.scan_hook`, as notebook 03's worked `td_lambda_prologue` does
 # for TD(λ). The target uses the soft next value $V'_t = \min(Q_1, Q_2)(s_{t+1}, \tilde u) - \alpha \log\pi(\tilde u|s_{t+1})$, the
 # $V^{\text{soft}\prime}_t$ of section 1:
 #
 # $$G_t = r_t + \gamma(1-\text{term}_t)\big[(1-\lambda)V'_t + \lambda\big(G_{t+1} - \alpha\log\pi(u_{t+1}|s_{t+1})\big)\big].$$
 #
-# The harness, its hook's arguments and its rules (the hook returns pairs, and $a = 0$ is the
-# reset) are in
+# The harness, its hook's arguments and its rules (the hook returns the triple $(a, b, \text{reset})$,
+# as your prologues in 01–04 do) are in
 # [notebook 01, section 5, "The harness for Triton prologues"](01_discounted_return.ipynb#5.-The-harness-for-Triton-prologues).
 #
 # The harness's hook is `(X, P, offs, t, m, T)`, a simplified form of the package's prologue.
@@ -586,25 +588,31 @@ assert profile.COMMITTED_LOSS_WALL.startswith("checks/H100")  # "paired rounds o
 # </details>
 #
 # **Here you scan $G_t$, not section 2's $H_t$.** This harness has no epilogue to turn $H$ back
-# into $G$. So scan $G$ directly, as $G_t = b_t + a_t G_{t+1}$. The two forms side by side:
+# into $G$, so scan $G$ directly. Multiplied out, the target above is this recurrence:
 #
-# | scanned | $a_t$ | $b_t$ | reads $\log\pi$ at | needs |
-# | --- | --- | --- | --- | --- |
-# | $H_t$ (section 2) | $\gamma\lambda$ | $b^G_t - \alpha\log\pi_t$ | `offs`, the step's own | an epilogue, $G_t$ from $H_{t+1}$ |
-# | $G_t$ (here) | $\gamma\lambda$ | $b^G_t - \gamma\lambda\alpha\log\pi_{t+1}$ | `offs + 1`, one step on | nothing more |
+# $$G_t = \begin{cases} b_t & \text{where step } t \text{ resets,} \\ b_t + a_t\,G_{t+1} & \text{elsewhere,} \end{cases}
+# \qquad a_t = \gamma\lambda, \qquad b_t = r_t + \gamma\big[(1 - \lambda)V'_t - \lambda\alpha\log\pi_{t+1}\big].$$
 #
-# **The ends.** This harness has no done flag. So write $\ell_t$ for the step's λ: λ where the
-# trace goes on to $t + 1$, and 0 at a termination and at the window's last step. With $\ell_t$ in
-# place of λ both ends fall out of the formula: the window's last step bootstraps $V'_t$ at full
-# weight, and a termination keeps only $r_t$. Read $\log\pi_{t+1}$ at `offs + 1`, and only where
-# $t + 1 < T$.
+# A step resets where the trace stops: at the window's last step and at a termination. There the
+# reset drops $G_{t+1}$, so $b_t$ must hold the step's whole target, and each end gets it its own
+# way. Read $\log\pi_{t+1}$ at `offs + 1`, and only where $t + 1 < T$.
+#
+# * **The window's last step: $\ell_t$.** Write $\ell_t$ for the step's λ: λ where the trace goes
+#   on to $t + 1$, and 0 where it stops. With $\ell_t$ in place of λ in $b_t$, the last step's $b_t$
+#   is $r_t + \gamma V'_t$, the end form that bootstraps $V'_t$ at full weight, with no case of its
+#   own.
+# * **A termination: a select.** There the target is $r_t$ alone. $\ell_t = 0$ would still leave
+#   $\gamma V'_t$ in $b_t$, so a `tl.where` on the termination selects the whole bracket away,
+#   $b_t = r_t$; it also keeps out the NaN a terminated step's next-state inputs may hold.
+#
+# A worked example first, then the two forms side by side.
 #
 # **Two steps, worked in the $G$ form.** Take $\gamma = 0.5$, $\alpha = 1$, $\lambda = 0.5$, no
 # termination, $r = (1, 2)$, $V' = (4, 2)$ and $\log\pi_1 = 2$.
 #
-# * $t = 1$ is the window's last step, so $\ell_1 = 0$. Then $a_1 = \gamma\ell_1 = 0$ and
-#   $b_1 = r_1 + \gamma V'_1 = 2 + 0.5 \cdot 2 = 3$, so $G_1 = 3$.
-# * At $t = 0$ the trace goes on, so $\ell_0 = \lambda$. Then $a_0 = \gamma\ell_0 = 0.25$ and
+# * $t = 1$ is the window's last step: it resets, and $\ell_1 = 0$. So
+#   $b_1 = r_1 + \gamma V'_1 = 2 + 0.5 \cdot 2 = 3$, and $G_1 = b_1 = 3$.
+# * At $t = 0$ the trace goes on, so $\ell_0 = \lambda$. Then $a_0 = \gamma\lambda = 0.25$ and
 #   $b_0 = r_0 + \gamma\big[(1 - \ell_0)V'_0 - \ell_0\alpha\log\pi_1\big] = 1 + 0.5\,(2 - 1) = 1.5$,
 #   so $G_0 = b_0 + a_0 G_1 = 1.5 + 0.25 \cdot 3 = 2.25$.
 #
@@ -614,18 +622,32 @@ assert profile.COMMITTED_LOSS_WALL.startswith("checks/H100")  # "paired rounds o
 # Checks: the two worked steps, against the reference (CI runs them; skip when reading)
 _gamma, _alpha, _lam, _r, _v, _lp_next = 0.5, 1.0, 0.5, [1.0, 2.0], [4.0, 2.0], [2.0, 0.0]  # log π_{t+1}; none at t = 1
 _ell = [_lam, 0.0]  # ℓ_t: λ where the trace goes on, 0 at the window's last step
-_a = [_gamma * l for l in _ell]
+_a, _reset = [_gamma * _lam] * 2, [False, True]  # a = γλ everywhere; step 1, the window's last, resets
 _b = [r + _gamma * ((1 - l) * v - l * _alpha * lp) for r, v, l, lp in zip(_r, _v, _ell, _lp_next)]
 _G = reference.sac_targets(np.array([_r]), np.array([_v]), np.zeros((1, 2)), gamma=_gamma, alpha=_alpha,
                            lambda_=_lam, log_probs=np.array([[0.0, 2.0]]))  # V' = Q - α·0; log π_0 is never read
-assert _a == [0.25, 0.0] and _b == [1.5, 3.0]  # "a_0 = 0.25, b_0 = 1.5"; "a_1 = 0, b_1 = 3"
+assert _a[0] == 0.25 and _b == [1.5, 3.0] and _reset[1]  # "a_0 = 0.25, b_0 = 1.5"; "it resets ... b_1 = 3"
+assert -_gamma * _ell[0] * _alpha * _lp_next[0] == -0.5  # the next markdown: "b_0 held ... = -0.5"
+# at a termination ℓ_t = 0 alone is not enough: b_t would keep γV'_t; the select on the termination leaves r_t
+assert _r[1] + _gamma * ((1 - 0.0) * _v[1] - 0.0 * _alpha * _lp_next[1]) == _r[1] + _gamma * _v[1] != _r[1]
 assert np.allclose(_G, [[_b[0] + _a[0] * _b[1], _b[1]]]) and np.allclose(_G, [[2.25, 3.0]])  # "G_0 = 2.25", "G_1 = 3"
 
 # %% [markdown]
+# **The two forms side by side.** In the example, $b_0$ held $-\gamma\ell_0\alpha\log\pi_1 = -0.5$:
+# the $G$ form reads the log-probability one step on. Section 2's $H$ form reads it at the step's
+# own index, and needs an epilogue to turn $H$ back into $G$:
+#
+# | scanned | $a_t$ | $b_t$ | reads $\log\pi$ at | needs |
+# | --- | --- | --- | --- | --- |
+# | $H_t$ (section 2) | $\gamma\lambda$ | $b^G_t - \alpha\log\pi_t$ | `offs`, the step's own | an epilogue, $G_t$ from $H_{t+1}$ |
+# | $G_t$ (here) | $\gamma\lambda$ | $b^G_t - \gamma\lambda\alpha\log\pi_{t+1}$ | `offs + 1`, one step on | nothing more |
+#
+# The exercise, `soft_lambda_targets`:
+#
 # * **Inputs:** `X` holds rewards, next_q1, next_q2, next_log_probs, log_probs, terminated. `P`
 #   holds (γ, α, λ).
-# * **Returns:** the pair $(a_t, b_t)$ whose reverse scan is $G_t$. The checker compares the scan
-#   with `reference.sac_targets`.
+# * **Returns:** the triple $(a_t, b_t, \text{reset}_t)$ whose reverse scan is $G_t$. The checker
+#   compares the scan with `reference.sac_targets`.
 # * **Edge cases:** at the window's last step, the bracket is $V'_t$ alone. A termination zeroes
 #   the bracket, so $G_t = r_t$. At a terminated step, `next_q1`, `next_q2` and `next_log_probs`
 #   may be NaN, so select them away with `tl.where`.
@@ -643,11 +665,11 @@ assert np.allclose(_G, [[_b[0] + _a[0] * _b[1], _b[1]]]) and np.allclose(_G, [[2
 #
 # * $V'_t = \min(Q_1, Q_2) - \alpha\,$`next_log_probs`, all loaded at `offs`.
 # * $\log\pi_{t+1}$ is `log_probs` at `offs + 1`, masked with `m & (t + 1 < T)`, as in the template.
-# * Let $\ell_t = \lambda$ where the trace goes on, that is where `t + 1 < T` and the step is not
-#   terminated. Else $\ell_t = 0$.
-#   With $\ell_t$ in place of $\lambda$, the window's last step needs no case of its own.
+# * The trace goes on where `t + 1 < T` and the step is not terminated. Elsewhere the step resets.
+# * Let $\ell_t = \lambda$ where the trace goes on, else 0. With $\ell_t$ in place of $\lambda$ in
+#   $b_t$, the window's last step needs no case of its own.
 # * Multiply out the bracket. Sort its terms: those that multiply $G_{t+1}$, and the rest.
-# * The factor of $G_{t+1}$, written with $\ell_t$ and the $\gamma$ in front, is $a_t$. $r_t$ plus the
+# * The factor of $G_{t+1}$, with the $\gamma$ in front, is $a_t$. $r_t$ plus $\gamma$ times the
 #   rest is $b_t$.
 # * Watch $-\lambda\alpha\log\pi_{t+1}$: it sits next to $G_{t+1}$, but does it multiply it?
 # * At a termination, select the whole bracket away with `tl.where`: $b_t = r_t$. The flag is a
@@ -682,9 +704,11 @@ assert np.allclose(_G, [[_b[0] + _a[0] * _b[1], _b[1]]]) and np.allclose(_G, [[2
 # <details><summary>Hint 4: the key lines</summary>
 #
 # ```python
-# lam_t = tl.where(m & (t + 1 < T) & ~term, lam, 0.0)  # the trace runs on to t + 1
-# a = ___  # ___: the factor of G_{t+1} in G_t, with lam_t for λ
-# b = r + tl.where(term, 0.0, ___)  # ___: γ times the bracket's terms without G_{t+1}
+# going_on = m & (t + 1 < T) & ~term  # the trace runs on to t + 1
+# lam_t = tl.where(going_on, lam, 0.0)
+# a = ___  # ___: the factor of G_{t+1} in G_t
+# b = r + tl.where(term, 0.0, ___)  # ___: γ times the bracket's terms without G_{t+1}, with lam_t for λ
+# return a, b, ___  # ___: where the trace stops
 # ```
 #
 # </details>
@@ -697,7 +721,7 @@ assert np.allclose(_G, [[_b[0] + _a[0] * _b[1], _b[1]]]) and np.allclose(_G, [[2
 #     gamma, alpha, lam = P[0], P[1], P[2]
 #     log_pi_next = tl.load(X[4] + offs + 1, mask=m & (t + 1 < T), other=0.0)
 #     ...
-#     return a, b
+#     return a, b, reset
 # ```
 
 # %%

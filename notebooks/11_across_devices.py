@@ -204,13 +204,11 @@ assert torch.isfinite(one_process[:6]).all() and torch.isnan(one_process[6:9]).a
 # The drawing below shows three steps:
 #
 # 1. Each rank computes its segment's map: one read of its steps.
-# 2. The ranks swap their maps: an `all_gather` of three numbers per row per rank, the triple
-#    $(A, B, \text{reset})$ of section 3, whatever the length.
+# 2. The ranks swap their maps in one `all_gather`. Per row, each rank sends the triple
+#    $(A, B, \text{reset})$ of section 3, whatever the length, and one flag. The flag is not part
+#    of the scan: it lets every rank raise the same error when one rank's arguments were refused.
 # 3. Each rank composes the maps of the ranks after it into its carry. Then it scans its own steps
 #    from that carry.
-#
-# (The package's gather carries a fourth number per row. It is a flag that lets every rank raise
-# the same error when one rank's arguments were refused.)
 
 # %%
 fig, ax = plt.subplots(figsize=(10, 3.4))
@@ -222,7 +220,7 @@ for r, (lo, hi) in enumerate(zip(bounds, bounds[1:])):
                 arrowprops=dict(arrowstyle="->", color=colors[r]))
     ax.text((lo + hi) / 2 + 0.3, 1.6, f"$(A_{r}, B_{r})$", color=colors[r])
 ax.add_patch(plt.Rectangle((0, 2.2), T - 0.3, 0.6, color="0.85"))
-ax.text(T / 2, 2.5, "all_gather: every rank gets every map (3 numbers per row per rank)", ha="center", va="center")
+ax.text(T / 2, 2.5, "all_gather: every rank gets every map (per row per rank: 3 numbers + 1 flag)", ha="center", va="center")
 for r in (0, 1):
     ax.annotate("", xy=(bounds[r + 1] - 0.5, -0.15), xytext=(bounds[r + 1] + 1.5, -0.15),
                 arrowprops=dict(arrowstyle="->", color="k"))
@@ -390,6 +388,9 @@ print("the gradient from carries composed over the ranks before = autograd's, ma
 # | 2. the ends | 4 per row | the row's ends on this rank (listed below) |
 # | 3. the maps | 4 per row | section 4's three numbers of the rank's map, and its error flag |
 #
+# **In all, a forward call sends 7 numbers per rank, plus 8 per row per rank,** however many steps
+# each rank holds.
+#
 # The second exchange's four numbers per row are:
 #
 # * a flag: does the row have a step on this rank that its mask keeps?
@@ -397,8 +398,9 @@ print("the gradient from carries composed over the ranks before = autograd's, ma
 # * the value after the row's last step (GAE's `bootstrap_value`);
 # * the carry that enters the row from its end (`linear_scan`'s `initial`).
 #
-# The last two are 0 where the call passes none, and only the copy sent by the rank where the scan
-# starts is read.
+# Every rank sends all four, but only one rank's copy of the last two is read: the copy of the rank
+# where the scan starts, the last rank in a reverse scan. A call that passes no `bootstrap_value`
+# or `initial` sends 0 in their place.
 #
 # Backwards: two passes and two exchanges.
 #
@@ -447,8 +449,8 @@ print(f"\nGAE forwards, one row of 1,048,576 steps: {one_wall:.0f} µs on one de
 # So `time_group=` is not a way to speed up a sequence that fits on one GPU. It is worth its
 # milliseconds only when the sequence must be split anyway, because its activations do not fit on
 # one GPU. Then the alternative is to gather every rank's rewards and values on one GPU. That moves
-# more numbers: at least two per step, a reward and a value. The split's forward sends eight
-# numbers per row per rank (its two tables of four) and the seven numbers of each rank's header.
+# more numbers: at least two per step, a reward and a value, where the split sends the few numbers
+# per row counted above.
 # Gathering the whole row onto one GPU was not timed; an `all_gather` plus one local call may beat
 # the split. The split's case rests on not having to put the whole row in one place.
 

@@ -17,7 +17,6 @@
 # # 13 — Appendix: what makes the scan fast (optional)
 #
 # * **You will learn:** what makes a memory-bound kernel fast, and how the package's kernel does it.
-#   Timing your own kernel on a GPU is the next notebook, 13b, the GPU lab.
 #
 # * **Time:** 1–1.5 h for the reading and the two checked exercises, `warp_sectors` and
 #   `tiled_scan`; 2.5–3.5 h with the open questions. Optional: nothing in notebooks 01–09 needs it.
@@ -25,32 +24,37 @@
 # * **Needs:** notebooks 00c, 00d (its `strided_scan`, in section 0.1) and 08. A GPU only for
 #   open questions 1 and 3.
 #
-# * **Minimum path:** Part 1, the primer (section 0), and its exercise, `warp_sectors`. Part 1 gives
-#   three rules for any memory-bound kernel: use every byte of a sector, keep enough bytes in
-#   flight, launch enough programs. You can stop there. Part 2 (sections 1–6) goes inside the
-#   package: vectors, a reverse scan laid out forwards, aligned loads, tiles and the time split,
-#   with the exercise `tiled_scan`. The GPU lab, 13b, needs Part 1 and section 4.
+# * **Minimum path:** Part 1, the primer (section 0), and its exercise, `warp_sectors`. You can stop
+#   there. The GPU lab, 13b, needs Part 1 and section 4.
 #
 # **The question of this appendix:** your kernels from notebooks 00b and 00c compute the same
 # numbers as the package's kernel, so why is the package's faster? **The answer:** it keeps enough
 # bytes on their way from memory at every moment, and wastes none of the bytes it fetches. On an
-# H200, at 16384×1024 (forward), its scans run at about 79–93 % of the memory floor (notebook 08,
-# section 2).
+# H200, at 16384×1024, its scans run at about 79–93 % of the memory floor (notebook 08, section 2).
+#
+# The argument has three steps:
+#
+# 1. **Three rules** (Part 1, section 0), for any memory-bound kernel: use every byte of a sector,
+#    keep enough bytes in flight, launch enough programs.
+# 2. **The package's tile** (Part 2): how the package's kernel follows the rules, one chunk
+#    (sections 1–3), one program's tile (section 4), long rows split in time (section 5), and what
+#    the interpreter cannot show (section 6). It ends in your own tile, the exercise `tiled_scan`.
+# 3. **Your kernel** (notebook 13b, the GPU lab): the rules tried on your own `reset_scan`.
 #
 # These kernels do a few flops per byte they move, so they are **memory-bound**: memory, not
 # arithmetic, sets their time. Their *floor* (notebook 08) is the time to read each input once and
-# write each output once at the GPU's copy bandwidth. Each section opens with its question and a
-# one-sentence answer. Where it quotes figures, a folded **Sources** box at its end says where they
-# come from; you can skip these boxes. New words are in the glossary, [`GLOSSARY.md`](GLOSSARY.md).
+# write each output once at the GPU's copy bandwidth. Exact figures and where they come from are in
+# folded **Sources** boxes, and the package's internals (the planner's exact rules, the kernel's
+# arguments, its chunk loop) in folded boxes and cells marked **For maintainers**: the argument
+# reads without opening any of them. New words are in the glossary, [`GLOSSARY.md`](GLOSSARY.md).
 #
 # <details><summary>Sources</summary>
 #
-# Every GPU figure here was measured on an NVIDIA H200 with torch 2.11 and Triton 3.6
-# (`requirements.txt` pins newer versions), so what it says of compiled code is what Triton 3.6
-# did. Most figures come from the committed run, `benchmarks/results/H200-2026-12-06.json`
-# (`profile.COMMITTED_RUN`). The rest come from `docs/DESIGN.md`, "Decisions": each was measured on
-# the code of its day, so compare it only with the figures of the same entry. The folded `# Checks`
-# cells compare the quoted figures with the files they come from.
+# Every GPU figure here was measured on an H200 with torch 2.11 and Triton 3.6 (newer versions are
+# pinned now). Most come from the committed run,
+# `benchmarks/results/H200-2026-12-06.json` (`profile.COMMITTED_RUN`). The rest come from
+# `docs/DESIGN.md`, "Decisions", each measured on the code of its day: compare it only with the
+# figures of the same entry. The folded `# Checks` cells compare each figure with its file.
 #
 # </details>
 
@@ -96,13 +100,11 @@ with open(os.path.join(ROOT, "docs", "DESIGN.md"), encoding="utf-8") as f:
 # %% [markdown]
 # # Part 1: the primer
 #
-# Its exercise, `warp_sectors`, is the first of the Exercises at the end.
-#
 # ## 0. A primer: what makes a memory-bound kernel fast
 #
 # **The question:** your kernels in notebooks 00b and 00c are correct, but are they fast? **The
-# answer:** only if every load uses the bytes it fetches (0.1), enough bytes are on their way at
-# every moment (0.2), and enough programs keep every processor busy (0.3). First, some words.
+# answer:** only if they follow three rules: every load uses the bytes it fetches (0.1), enough
+# bytes are on their way at every moment (0.2), and enough programs keep every processor busy (0.3).
 #
 # * A GPU is made of **streaming multiprocessors** (SMs), its processors. An H200 has 132.
 # * Each program of a launch runs on one SM, as one or more **warps**. A warp is 32 threads, its
@@ -114,15 +116,14 @@ with open(os.path.join(ROOT, "docs", "DESIGN.md"), encoding="utf-8") as f:
 # **The question:** what does one load of a warp cost? **The answer:** it costs the 32-byte
 # sectors it touches, so adjacent lanes should read adjacent addresses.
 #
-# The hardware fetches the **sectors** that hold the 32 lanes' addresses: aligned 32-byte pieces of
+# The hardware fetches the **sectors** that hold the lanes' addresses: aligned 32-byte pieces of
 # memory, each fetched once however many lanes read from it. When adjacent lanes read adjacent
-# addresses, the load is **coalesced**: 32 lanes × 4 bytes = 128 bytes = 4 sectors, every byte used.
+# addresses, the load is **coalesced**: 32 lanes × 4 bytes fill 4 sectors, every byte used.
 #
 # Now scan a **time-major** rollout, `(T, B)`, with one program per environment, as your
-# `strided_scan` in 00d does. The lanes then hold consecutive steps of one environment, `B`
-# elements apart, and once `B` ≥ 8 each lane lands in a sector of its own: 32 sectors fetched for
-# 128 bytes used. The count in NumPy, with byte addresses from the buffer's start; a float32 never
-# crosses a sector, so a lane's sector is `address // 32`.
+# `strided_scan` in 00d does. The lanes then hold steps of one environment, `B` elements apart, so
+# once `B` ≥ 8 each lane lands in a sector of its own: 32 sectors fetched for 128 bytes used. The
+# count in NumPy: a float32 never crosses a sector, so a lane's sector is its byte address `// 32`.
 
 # %%
 SECTOR = 32  # bytes
@@ -148,18 +149,17 @@ assert [t["% used"] for t in sector_table] == [100, 12.5, 100]  # strided: 8 tim
 # %% [markdown]
 # Read along time, the warp fetches 8 times the bytes it uses, and caches help only if other
 # programs happen to read the rest of those sectors soon after. So the package's tile for a
-# time-major buffer spans up to 64 rows (`Config.time_major_tile`): its lanes read neighbouring
-# environments at each step, as in the table's last row.
+# time-major buffer spans up to 64 rows: its lanes read neighbouring environments at each step, as
+# in the table's last row.
 #
-# A lane can also load 16 bytes in one instruction: a **vector** of 4 float32 steps (section 1).
-# Then 32 lanes fetch 16 sectors, all used, in one instruction instead of four. But a vector load
-# must start at a multiple of 16 bytes: it must be *aligned*. `values[t+1]` starts 4 bytes later, so
-# the compiler would issue four 4-byte loads instead (section 3). Counting sectors for loads that
-# may cross a sector boundary is the first checked exercise, `warp_sectors`.
+# A lane can also load 16 bytes in one instruction, a **vector** (section 1), but only from an
+# address that is a multiple of 16: an *aligned* one (section 3). Counting sectors for any load,
+# aligned or not, is the first checked exercise, `warp_sectors`.
 #
 # <details><summary>Sources</summary>
 #
 # The sector rule is NVIDIA's: *CUDA C++ Best Practices Guide*, "Coalesced Access to Global Memory".
+# The time-major tile is `Config.time_major_tile`.
 #
 # </details>
 #
@@ -167,8 +167,7 @@ assert [t["% used"] for t in sector_table] == [100, 12.5, 100]  # strided: 8 tim
 #
 # **The question:** how many bytes must be on their way to keep the memory busy? **The answer:**
 # the bandwidth × the latency. For GAE on an H200 that is about 10 KB of loads per SM, if a load
-# takes 600 ns (a latency we assume rather than measure). A program that asks for one step at a
-# time cannot get there.
+# takes 600 ns (a latency we assume). A program that asks for one step at a time cannot get there.
 #
 # A load takes a long time to come back: its **latency**. Bytes asked for and not yet delivered are
 # **in flight**, and the memory delivers its full bandwidth only if enough are in flight at every
@@ -205,14 +204,13 @@ assert all(np.isclose(got, law) for got, law in toy.values())
 assert PEAK * LATENCY == 32_000 and np.isclose(toy[32_000][0], PEAK)  # the fewest bytes in flight that reach the peak
 
 # %% [markdown]
-# The toy reaches its peak only with peak × latency bytes in flight, here 32,000. For GAE on an
-# H200, both sides of the law must count the same bytes, the kernel's **loads**:
+# The toy reaches its peak only with peak × latency bytes in flight. For GAE on an H200, both sides
+# of the law must count the same bytes, the kernel's **loads**:
 #
-# * **The bandwidth of the loads.** Notebook 08 measured the H200's copy bandwidth, which counts
-#   bytes read and bytes written together. GAE moves 17 bytes per float32 step, and 9 of them are
-#   loads: the reward and the value, 4 bytes each, and a 1-byte flag. So at the floor, GAE's loads
-#   arrive at 9/17 of the copy bandwidth.
-# * **The latency.** It was never measured here: **assume** 600 ns, for illustration only.
+# * **The bandwidth of the loads.** The copy bandwidth (notebook 08) counts bytes read and written
+#   together. GAE moves 17 bytes per float32 step, and 9 of them are loads: the reward and the
+#   value, 4 bytes each, and a 1-byte flag. So at the floor, GAE's loads arrive at 9/17 of it.
+# * **The latency.** We never measured it: **assume** 600 ns, for illustration.
 
 # %%
 BW = RES["copy_bandwidth_Bps"]  # bytes per second, read + written: measured on the H200 (committed results)
@@ -232,46 +230,51 @@ assert round(in_flight_gpu / 1e6, 2) == 1.36  # "1.36 MB" (section 4)
 assert round(per_sm / 1e3, 1) == 10.3  # "about 10 KB of loads per SM"
 
 # %% [markdown]
-# A kernel can reach those 10.3 KB of loads per SM in two ways.
+# A kernel can reach those 10 KB of loads per SM in two ways.
 #
 # * **More warps at once on each SM.** Each warp's registers and shared memory come out of a fixed
-#   budget per SM, so a kernel that needs more of them fits fewer warps. The number of warps an SM
-#   holds, against the most it could hold, is its **occupancy**.
+#   budget per SM, so a kernel that needs more of them fits fewer warps. The warps an SM holds,
+#   against the most it could hold, are its **occupancy**.
 # * **More bytes per warp.** A warp can use 16-byte vector loads, and it can issue the next chunk's
-#   loads before it scans this chunk: **pipelining**, the package's `STAGES = 2` (section 4). The
-#   chunk loaded ahead waits in shared memory, which the kernel must set aside.
+#   loads before it scans this chunk: **pipelining** (section 4). The chunk loaded ahead waits in
+#   shared memory.
 #
-# The package leans on the second way: one of its GAE programs at 16384×1024 owns 2 rows × 128 steps
-# per chunk, at 9 B per step, with two chunks in flight. Compare the **step-by-step walk**, a naive
-# GAE baseline: one program per row asks for one step's 9 bytes and waits for them.
+# The package leans on the second way: one of its GAE programs at 16384×1024 loads 2 rows × 128
+# steps per chunk, and it issues the next chunk's loads before it scans this one (`STAGES = 2`).
+# So **up to** two chunks' loads are in flight at once: the next chunk's, and this chunk's if they
+# have not all landed yet. The estimates below assume two. If this chunk's loads have landed by
+# the time it is scanned, one chunk is in flight, and the bytes in flight per program halve. Which
+# of the two holds was not measured. Compare the **step-by-step walk**, a naive GAE baseline: one
+# program per row asks for one step's 9 bytes and waits for them.
 
 # %%
-CHUNKS_IN_FLIGHT = 2  # STAGES = 2: this chunk's loads and the next chunk's
-package_program = 2 * 128 * GAE_READ * CHUNKS_IN_FLIGHT  # two chunks of 2 rows x 128 steps in flight
+CHUNKS_IN_FLIGHT = 2  # assumed, an upper bound: the next chunk's loads and this chunk's (1 if this chunk's have landed)
+package_program = 2 * 128 * GAE_READ * CHUNKS_IN_FLIGHT  # up to two chunks of 2 rows x 128 steps in flight
 step_program = GAE_READ  # one step in flight
-print(f"bytes in flight per program: the package's {package_program / 1e3:.1f} KB, a step-by-step walk "
-      f"{step_program} B")
+print(f"bytes in flight per program: the package's up to {package_program / 1e3:.1f} KB "
+      f"({package_program / CHUNKS_IN_FLIGHT / 1e3:.1f} KB with one chunk), a step-by-step walk {step_program} B")
 print(f"resident programs per SM to keep {per_sm / 1e3:.1f} KB in flight: the package's "
-      f"{per_sm / package_program:.0f}, a step-by-step walk {per_sm / step_program:,.0f}")
+      f"{per_sm / package_program:.0f} ({CHUNKS_IN_FLIGHT * per_sm / package_program:.0f} with one chunk), "
+      f"a step-by-step walk {per_sm / step_program:,.0f}")
 
 # %% jupyter={"source_hidden": true}
 # Checks: the two programs' figures as the text reads them (CI runs them; skip when reading)
-assert round(package_program / 1e3, 1) == 4.6 and round(per_sm / package_program) == 2  # "4.6 KB", "about 2"
+assert round(package_program / 1e3, 1) == 4.6 and round(per_sm / package_program) == 2  # "up to 4.6 KB", "about 2"
+assert round(package_program / 2 / 1e3, 1) == 2.3 and round(2 * per_sm / package_program) == 4  # one chunk: "about 4"
 assert 1000 < per_sm / step_program < 2000  # "more than a thousand"
 
 # %% [markdown]
-# So the model asks for about 2 of the package's programs at once on each SM. Two counts of programs
-# come up from here on:
+# So the model asks for about 2 of the package's programs at once on each SM, or about 4 if only
+# one chunk is in flight. Two counts of programs come up from here on:
 #
 # * **Resident programs** are the programs on an SM *at once*: at most 32 on an H100 or H200 (and
-#   64 warps), fewer when their registers or shared memory run out. The model's 2 programs count
-#   resident ones, and so do notebook 13b's "32 programs".
+#   64 warps), fewer when their registers or shared memory run out. The model's 2 to 4 are
+#   resident.
 # * **Programs per SM over the launch** are the launch's programs ÷ 132, which each SM runs one
-#   after another. At 16384×1024 the launch has 8192 programs, 62 per SM over the launch.
+#   after another: about 62 at 16384×1024.
 #
 # The step-by-step walk would need more than a thousand resident programs on each SM, and no SM
-# holds that many, whatever the latency is exactly. The committed H200 run shows the outcome at
-# 16384×1024:
+# holds that many, whatever the latency is. The committed run shows the outcome:
 
 # %%
 def committed(algorithm, B, T, impl="rltriton_lite"):
@@ -293,30 +296,29 @@ assert 100 * walk["floor_ms"] / walk["kernel_ms"] < 5 and 100 * ours["floor_ms"]
 # %% [markdown]
 # <details><summary>Sources</summary>
 #
-# * The copy bandwidth and both GAE times are from the committed H200 run. The step-by-step walk is
-#   its `bare_triton_launch` row; notebook 14, section 6, calls it the "bare launch" anchor.
-# * The H200's 132 SMs are from `docs/DESIGN.md`.
-# * The 600 ns latency is assumed, not measured, so the 10.3 KB per SM and the 2 resident programs
-#   illustrate the law; they are not measurements.
+# * The copy bandwidth and both GAE times are from the committed H200 run, where the step-by-step
+#   walk is the `bare_triton_launch` row (notebook 14's "bare launch" anchor). The H200's 132 SMs
+#   are from `docs/DESIGN.md`.
+# * The 600 ns latency is assumed, and so are the two chunks in flight per program, so the 10.3 KB
+#   per SM and the 2 to 4 resident programs illustrate the law; they are not measurements.
 #
 # </details>
 
 # %% [markdown]
 # ### 0.3 Enough programs: why a few long rows leave the GPU idle
 #
-# **The question:** how many programs does a launch need? **The answer:** at least a few per SM over
-# the launch, so a launch with a few long rows must cut them in time to get enough programs.
+# **The question:** how many programs does a launch need? **The answer:** at least a few per SM, so
+# a launch of a few long rows must cut them in time.
 #
-# A launch of P programs keeps at most P SMs busy. One program per row is natural for a scan,
-# because a row's steps depend on each other through the carry, and 16384 rows give plenty of
-# programs. But 8 rows of 131,072 steps give 8: only 8 of the 132 SMs have any work, and each walks
-# 512 chunks of 256 steps in series.
+# A launch of P programs keeps at most P SMs busy. One program per row is natural for a scan, and
+# 16384 rows give plenty of programs. But 8 rows of 131,072 steps give 8: only 8 of the 132 SMs
+# have any work, and each walks 512 chunks of 256 steps in series.
 #
-# The **time split** (section 5) cuts each row into segments, one program each. The planner
-# (`plan._plan`) splits when the launch would have fewer than `Config.min_programs` programs (two
-# per SM over the launch, 264 on an H200) and the rows have more than 31,744 steps (section 4 says
-# why). Shorter rows, such as 64×16384's, are walked in wider chunks instead. The helper `tile_plan(B, T)` returns the planner's choices by name; here they are
-# at three shapes:
+# The fix is the **time split** (section 5): cut each row into segments, one program each. The
+# package's **planner** picks each launch's layout. It splits a row in time only when two things
+# hold: the launch would have fewer than two programs per SM, and the rows are very long, more than
+# about 32,000 steps. Section 4 explains why. Shorter rows are walked in wider chunks instead. The
+# helper `tile_plan(B, T)` returns the planner's choices by name; here they are at three shapes:
 
 # %%
 ON_H200 = Config(min_programs=2 * H200_SMS)  # two programs per SM over the launch, as on an H200
@@ -356,19 +358,24 @@ assert 31 * Config().wide_block == 31_744  # "more than 31,744 steps"
 
 # %% [markdown]
 # At 8×131072 the planner runs 1024 programs of 4 chunks each, instead of 8 programs of 512, at the
-# price of a second pass over the inputs and a second launch (section 5).
+# price of a second pass and a second launch (section 5).
+#
+# <details><summary>Sources</summary>
+#
+# The planner is `plan._plan`; section 4 writes its rules out, with their exact thresholds.
+#
+# </details>
 
 # %% [markdown]
 # # Part 2: inside the package
 #
-# How the package's kernel follows Part 1's rules: one chunk (sections 1–3), one program's share
+# How the package's kernel follows Part 1's rules: one chunk (sections 1–3), one program's tile
 # (section 4), long rows (section 5) and the compiled code (section 6). Its exercise is `tiled_scan`.
 #
 # ## 1. Two levels inside a chunk: registers, then threads
 #
-# **The question:** how does the package scan one chunk? **The answer:** in two levels: each thread
-# first composes a short vector of consecutive steps in its registers, and only the vectors' maps
-# then travel between threads.
+# **The question:** how does the package scan one chunk? **The answer:** in two levels, registers
+# first, then threads.
 #
 # Your `block_scan` handed every step to `tl.associative_scan`, which composes elements across
 # threads: the 32 lanes of a warp exchange register values directly, by **shuffles**, in about
@@ -379,8 +386,8 @@ assert 31 * Config().wide_block == 31_744  # "more than 31,744 steps"
 # 2. **Across threads.** Only the vectors' composed maps travel between threads, in one
 #    `tl.associative_scan`.
 #
-# Each vector then needs the value entering it: the end value of the vector before it in scan
-# order. The same two levels in NumPy, on one chunk:
+# Each vector then needs the value entering it, the end value of the vector before it. The same two
+# levels in NumPy, on one chunk:
 
 # %%
 def two_level(a, b, carry, V=4):
@@ -407,8 +414,8 @@ assert np.isclose(last, expected[0])  # the chunk's carry for the chunk before i
 print("two levels = the loop:", np.round(y_c[:4], 4), "...")
 
 # %% [markdown]
-# The kernel's thread-level composition is `scan._chain`, written out step by step so that the
-# compiler keeps everything in registers:
+# The kernel's first level is `scan._chain`, written out step by step so that it stays in
+# registers:
 
 # %%
 print(inspect.getsource(getattr(scan._chain, "fn", scan._chain)))
@@ -416,16 +423,15 @@ print(inspect.getsource(getattr(scan._chain, "fn", scan._chain)))
 # %% [markdown]
 # ## 2. A reverse scan that runs forwards
 #
-# **The question:** how does a reverse scan avoid the cost of reversing? **The answer:** the package
-# lays a reverse scan's vectors out from the last one down, so that the scan across threads always
-# runs forwards.
+# **The question:** how does a reverse scan avoid the cost of reversing? **The answer:** its vectors
+# are laid out from the last one down, so the scan across threads runs forwards.
 #
 # `tl.associative_scan(..., reverse=True)` is correct, but it costs extra shuffles: it reverses the
 # lanes of every operand, runs a forward scan, and reverses them back. With the package's layout,
-# the compiled code of GAE's float32 chunk has 53 shuffles instead of 263. The time alone barely
-# moved: the layout removes instructions, not memory traffic.
+# GAE's compiled chunk has about a fifth of the shuffles. The time alone barely moved: the layout
+# removes instructions, not memory traffic.
 #
-# In NumPy the layout is just an index map, from (vector in scan order, step in vector) to time:
+# In NumPy the layout is an index map, from (vector in scan order, step in vector) to time:
 
 # %%
 BLOCK, V = 16, 4
@@ -439,14 +445,14 @@ print(time_of)
 assert sorted(time_of.ravel()) == list(range(BLOCK))  # every step once
 assert (np.diff(time_of, axis=1) == 1).all()  # steps inside a vector ascend: one aligned load
 assert "GAE's chunk 263 → 53 shuffles (PTX)" in design and "Alone it did not change the time" in design
+assert round(263 / 53) == 5  # "about a fifth of the shuffles"
 
 # %% [markdown]
 # <details><summary>Sources</summary>
 #
-# The reversal is what Triton 3.6 compiles `reverse=True` to. The counts 263 and 53 are from
-# `docs/DESIGN.md`, "The scan's tile": shuffles in the PTX of GAE's float32 chunk, with vectors of 4
-# steps, compiled by Triton 3.6 on the code of its day. The same entry records that the layout alone
-# did not change the time. Open question 3 has you count them again.
+# The reversal is what Triton 3.6 compiles `reverse=True` to. `docs/DESIGN.md`, "The scan's tile",
+# counts 263 shuffles before and 53 after in the PTX of GAE's float32 chunk (Triton 3.6, the code
+# of its day), and records that the layout alone did not change the time.
 #
 # </details>
 
@@ -454,74 +460,109 @@ assert "GAE's chunk 263 → 53 shuffles (PTX)" in design and "Alone it did not c
 # ## 3. One load per input, aligned
 #
 # **The question:** how does a kernel keep every load a vector load? **The answer:** every chunk
-# starts at a 16-byte boundary, and the kernel never loads the same input a second time at an
-# offset.
+# starts at a 16-byte boundary, and no input is loaded a second time at an offset.
 #
 # A vector of 4 float32 steps is one load only if it is aligned (0.1), so chunks start at the row's
-# start, with ascending addresses. GAE also needs $V(s_{t+1})$ = `values[t+1]`: as a second load, one step off the alignment, it would cost one scalar load per
-# step, so the kernel shifts the loaded `values` tile by one step instead.
+# start, with ascending addresses. GAE also needs $V(s_{t+1})$, that is `values[t+1]`. Loaded a
+# second time, one step off the alignment, it would cost one scalar load per step. So the kernel
+# shifts the `values` tile it already loaded by one step instead.
 #
 # <details><summary>Sources</summary>
 #
-# `docs/DESIGN.md`, "Loads", states these rules and two more of the same kind:
-#
-# * **Loads are masked by bounds only, never by loaded flags.** A mask that depends on data makes
-#   every load scalar. Steps are chosen afterwards, with `tl.where`.
-# * **A per-row input is read once per row.** An input such as `bootstrap_value` is not read as a
-#   time-strided tile with stride 0.
+# `docs/DESIGN.md`, "Loads", states these rules and two more: loads are masked by bounds only, never
+# by loaded flags, and a per-row input is read once per row.
 #
 # </details>
 #
 # ## 4. The tile: how many rows and steps a program owns
 #
 # **The question:** what does one program of the package own, and why so little? **The answer:** a
-# small tile of rows × steps on one warp, pipelined two chunks deep: one warp never waits for other
-# warps, and two chunks give it enough bytes in flight.
+# small tile on one warp, pipelined two chunks deep: one warp waits for no other, and two chunks
+# give it enough bytes in flight.
 #
 # A **tile** is `ROWS` rows × `BLOCK` steps per chunk. A program walks its tile chunk after chunk,
-# with one carry per row, as your `reset_scan` walks one row. For each launch the planner
-# (`plan._tile`, called by `plan._plan`) picks five numbers, the knobs that notebook 13b's GPU lab
-# turns on your own kernel:
+# with one carry per row, as your `reset_scan` walks one row. For each launch the planner picks five
+# numbers, the knobs that notebook 13b's GPU lab turns on your own kernel:
 #
-# * **`ROWS`**, the rows of one program, and **`BLOCK`**, the steps of one chunk (a power of 2).
-#   Your `tiled_scan` (the exercises) builds such a tile as a `(ROWS, CHUNK)` block.
+# * **`ROWS`** and **`BLOCK`**, the rows of one program and the steps of one chunk. Your
+#   `tiled_scan` builds such a tile.
 # * **`V`**, the steps of one vector (section 1).
-# * **`num_warps`**, the warps that share the tile. Where the rows are long enough, the planner's
-#   tiles give each warp 256 steps, 8 per lane.
+# * **`num_warps`**, the warps that share the tile. Where the rows are long enough, each warp gets
+#   256 steps, 8 per lane.
 # * **`STAGES`**, the `num_stages` of the chunk loop's `tl.range`. With 2, the next chunk's loads
-#   are issued before this chunk is scanned: section 0.2's pipelining. The loads do not depend on
-#   the carry, so only the scan waits for it.
+#   are issued before this chunk is scanned (section 0.2's pipelining); only the scan waits for the
+#   carry.
 #
 # **Why small, pipelined tiles.** A tile that spans several warps passes values between them
 # through shared memory, and every warp waits for the others at a barrier, issuing no loads. Inside
 # one warp, the lanes pass values by shuffles, with no other warp to wait for. GAE's GPU time at
-# 16384×1024, float32, on an H200, for three tiles (rows × steps × warps × stages):
+# 16384×1024 on an H200, for three tiles (rows × steps × warps × stages):
 #
-# | tile | GAE, ms |
+# | tile | GAE, µs |
 # | --- | --- |
-# | 4 × 256 × 4 × 1 (four warps, not pipelined) | 0.1226 |
-# | 1 × 256 × 1 × 2 | 0.0851 |
-# | 2 × 128 × 1 × 2 (the planner's tile, from 4096 rows up) | 0.0814 |
+# | 4 × 256 × 4 × 1 (four warps, not pipelined) | 123 |
+# | 1 × 256 × 1 × 2 | 85 |
+# | 2 × 128 × 1 × 2 (the planner's tile, from 4096 rows up) | 81 |
 #
-# Going from four warps to one pipelined warp took 31 % off the time. That step changed rows, warps
-# and stages at once, so it does not say which mattered most. Two rows of 128 steps in that warp
-# took 4 % more off.
+# Going from four warps to one pipelined warp took about 30 % off the time; that step changed rows,
+# warps and stages at once, so it does not say which mattered. Two rows of 128 steps in that warp
+# took about 4 % more off.
 
 # %% jupyter={"source_hidden": true}
 # Checks: the table's figures (against docs/DESIGN.md at the section's end) and the planner's tile (CI runs them; skip when reading)
 TILE_MS = {(4, 256, 4, 1): 0.1226, (1, 256, 1, 2): 0.0851, (2, 128, 1, 2): 0.0814}  # GAE, H200, DESIGN.md
 (four_warps_ms, one_row_ms, planned_ms) = TILE_MS.values()
-assert round(100 * (1 - one_row_ms / four_warps_ms)) == 31  # % off the time, as the text says
-assert round(100 * (1 - planned_ms / one_row_ms)) == 4
+assert [round(1e3 * ms) for ms in TILE_MS.values()] == [123, 85, 81]  # the table, in µs
+assert round(100 * (1 - one_row_ms / four_warps_ms)) == 31  # "about 30 %" off the time
+assert round(100 * (1 - planned_ms / one_row_ms)) == 4  # "about 4 % more"
 planned = tile_plan(16384, 1024)
 assert [planned[f] for f in ("rows", "block", "warps", "stages")] == [2, 128, 1, 2]  # the planner's tile
 
 # %% [markdown]
-# **The planner's rules, as an `if` chain.** The function below writes the planner's decision for B
-# rows of T steps, in the (B, T) layout, as plain Python; the check under it compares it with
-# `plan._plan` at 360 shapes and dtypes. `triton.cdiv(a, b)` is a ÷ b rounded up.
+# **The planner's rules, in short.** The planner picks these numbers for each launch from B, T and
+# the dtype. A chunk is T rounded up to a power of two, at most 256 steps (128 from 4096 rows up);
+# from 1024 rows up, a program takes as many rows as fill 256 steps; and the loop is pipelined
+# wherever a row has a next chunk to load ahead. If that tile would give fewer than two programs
+# per SM (264 on an H200), each row gets a program of its own, which walks it in **wide chunks** of
+# up to 1024 steps, one warp per 256 steps of the chunk. Rows longer than 31 wide chunks, 31,744
+# steps, are split in time instead (section 5): a split costs a second launch, so only rows this
+# long repay it. At 16384×1024 the rules give the table's last tile, 2 × 128 steps on one warp, 2
+# stages.
+#
+# <details><summary>For maintainers: the planner's rules as an <code>if</code> chain, and its tile at
+# eight shapes (two folded cells)</summary>
+#
+# The first folded cell writes the planner's decision for B rows of T steps as plain Python; a
+# check compares the two at 360 cases. `triton.cdiv(a, b)` is a ÷ b rounded up. Line by line:
+#
+# 1. **`block`:** T rounded up to a power of two, from 16 to 256 steps (128 from 4096 rows up). A
+#    row of 5 steps gets a chunk of 16, 11 of them masked off.
+# 2. **`rows`:** from 1024 rows up, as many rows as fill 256 steps; else 1.
+# 3. **`if`:** at least two programs per SM (264 on an H200): the tile stays.
+# 4. **`elif`:** too few programs, and rows shorter than 32 wide chunks: one row a program, walked
+#    in **wide chunks** of up to 1024 steps.
+# 5. **`else`:** too few programs, and rows of more than 31 wide chunks, 31,744 steps: split in time
+#    (section 5). A split costs a second launch, so only rows this long repay it.
+# 6. **`stages`:** 2 when the row has a next chunk to load ahead, else 1; always 1 for a one-row
+#    tile of a 2-byte dtype such as bfloat16.
+# 7. **Warps:** one per 256 steps of the chunk, at least one.
+#
+# The second folded cell prints the planner's tile at eight shapes, on an H200; `split` counts the
+# segments of each row (1: not split). What the table shows:
+#
+# * **Too few programs: one row a program.** At 1024×64 four rows a program give only 256
+#   programs, fewer than 264, so the planner goes straight to the `elif`: 1024 programs of one row,
+#   though two rows (512 programs) would have done. At 1056×64 four rows give 264.
+# * **One stage where nothing can run ahead.** At 4096×128 each row is one chunk. At 8×131072 in
+#   bfloat16 the one-row tile is not pipelined, because pipelined it spilled registers (section 6).
+# * **Wide chunks and the split.** At 64×16384 each row has only 16 wide chunks, so the `elif`
+#   walks it in 1024-step chunks on 4 warps, which took about 40 % off GAE's wall time per call.
+#   Only 8×131072 is split in time.
+#
+# </details>
 
-# %%
+# %% jupyter={"source_hidden": true, "outputs_hidden": true}
+# For maintainers (folded): the planner's rules as an if chain, compared with the planner in the checks below
 def planner_rules(B, T, itemsize=4, min_programs=ON_H200.min_programs):
     """(ROWS, BLOCK, warps, stages, split in time?) of a (B, T) scan, as plan._plan decides them."""
     block = min(max(triton.next_power_of_2(T), 16), 128 if B >= 4096 else 256)  # the chunk
@@ -563,26 +604,8 @@ for T_, split_ in [(16384, False), (31744, False), (31745, True), (131072, True)
     assert (-(-T_ // defaults.wide_block) >= defaults.split_min_chunks) == split_  # "at least 32 wide chunks"
     assert split_ or (p_["block"], p_["warps"]) == (1024, 4)  # else 1024-step chunks on 4 warps
 
-# %% [markdown]
-# Line by line:
-#
-# 1. **`block`:** T rounded up to a power of two, at least 16 steps and at most 256 (128 from 4096
-#    rows up). A row of 5 steps gets a chunk of 16, whose last 11 steps are masked off.
-# 2. **`rows`:** from 1024 rows up, as many rows as fill 256 steps (2 of 128, or 4 of 64); else 1.
-# 3. **`if`:** the tile gives enough programs, at least `min_programs` (264 on an H200), and stays.
-# 4. **`elif`:** too few programs, and rows of fewer than 32 wide chunks of 1024 steps
-#    (`Config.split_min_chunks`, `Config.wide_block`). Each program takes one row and walks it in
-#    **wide chunks**: T rounded up to a power of two, at most 1024 steps.
-# 5. **`else`:** too few programs, and rows of more than 31 × 1024 = 31,744 steps. They are split
-#    in time (section 5).
-# 6. **`stages`:** 2 when the row has a next chunk to load ahead, else 1. A one-row tile of a
-#    2-byte dtype, such as bfloat16, always gets 1.
-# 7. **Warps:** one per 256 steps of the chunk, and at least one.
-#
-# **What follows from the rules.** The planner's tile at eight shapes, on an H200; `split` is the
-# number of segments each row is cut into (1: not split).
-
-# %%
+# %% jupyter={"source_hidden": true, "outputs_hidden": true}
+# For maintainers (folded): the planner's tile at eight shapes, on an H200
 decisions = []
 for B_, T_, dtype in [(4096, 128, "float32"), (1024, 1024, "float32"), (16384, 1024, "float32"),
                       (16384, 1024, "bfloat16"), (1056, 64, "float32"), (1024, 64, "float32"),
@@ -598,20 +621,6 @@ for B_, T_, dtype in [(4096, 128, "float32"), (1024, 1024, "float32"), (16384, 1
 print(profile.table(decisions, ["B × T", "dtype", "ROWS", "BLOCK", "warps", "stages", "split", "programs",
                                 "per SM (launch)"], digits=4))
 decided = {(d["B × T"], d["dtype"]): d for d in decisions}
-
-# %% [markdown]
-# What the table shows:
-#
-# * **Too few programs: one row a program at once.** At 1024×64 a tile of four rows gives only 256
-#   programs, fewer than 264. The planner does not then try two rows a program, which would give
-#   512 programs, enough. It goes straight to the `elif`'s plan, one row a program: 1024 programs.
-#   At 1056×64, four rows give 264 programs, and the tile stays.
-# * **One stage where nothing can run ahead.** At 4096×128 each row is one chunk, with no next
-#   chunk to load. At 8×131072 in bfloat16 the one-row tile is not pipelined, because pipelined it
-#   spilled registers (section 6 says what a spill is).
-# * **Wide chunks and the split.** At 64×16384 each row has only 16 wide chunks, so the `elif`
-#   walks it in 1024-step chunks on 4 warps, which took GAE's call from 59.5 to 35.4 µs of wall
-#   time. Only 8×131072 is split in time.
 
 # %% jupyter={"source_hidden": true}
 # Checks: the table's reading (CI runs them; skip when reading)
@@ -639,11 +648,12 @@ assert big["bytes in flight"] == package_program and big["programs"] == 8192 and
 assert defaults.time_major_tile[0] == 64  # 0.1: a time-major tile spans up to 64 rows
 
 # %% [markdown]
-# **Where the package is slow: 64×16384.** This launch has only 64 programs, one per row, so at
-# most 64 of the 132 SMs have any work. Each program keeps two wide chunks in flight, 18.4 KB, so
-# 1.18 MB in all, against the 1.36 MB of loads that the whole GPU needs in flight (section 0.2). By
-# Little's law, the memory then delivers at most 87 % of the floor, if a load takes the assumed
-# 600 ns. The cell puts this bound next to the committed H200 run:
+# **Where the package is slow: 64×16384.** This launch has only 64 programs, one per row, each
+# walking its row in 16 wide chunks of 1024 steps, so at most 64 of the 132 SMs have any work.
+# Together they keep up to about 1.2 MB in flight, if two wide chunks per program are in flight
+# (section 0.2's assumption), where the whole GPU needs about 1.4 MB (with the assumed 600 ns). So
+# by Little's law its % floor is at most about 87, or about 43 with one chunk per program in
+# flight. The cell puts this bound next to the committed run:
 
 # %%
 busy = decided["64×16384", "float32"]  # the planner's wide tile: 64 programs of 1 × 1024 steps, 2 stages
@@ -652,47 +662,50 @@ bound_pct = 100 * flight_busy / in_flight_gpu  # Little's law: the most of the b
 slow = committed("gae", 64, 16384)
 slow_pct = 100 * slow["floor_ms"] / slow["kernel_ms"]
 chunks_in_row = 16384 // busy["BLOCK"]  # the chunks one program walks one after another
-print(f"64 programs × {busy['bytes in flight'] / 1e3:.1f} KB = {flight_busy / 1e6:.2f} MB in flight, "
-      f"of {in_flight_gpu / 1e6:.2f} MB needed: at most {bound_pct:.0f} % of the floor (600 ns assumed)")
+print(f"64 programs × up to {busy['bytes in flight'] / 1e3:.1f} KB = {flight_busy / 1e6:.2f} MB in flight, "
+      f"of {in_flight_gpu / 1e6:.2f} MB needed: % floor at most {bound_pct:.0f}, or {bound_pct / 2:.0f} with one "
+      "chunk in flight (600 ns assumed)")
 print(f"committed H200 run, GAE 64×16384: GPU {1e3 * slow['kernel_ms']:.1f} µs, {slow_pct:.1f} % of the floor; "
       f"{chunks_in_row} chunks per row, {1e3 * slow['kernel_ms'] / chunks_in_row:.1f} µs each")
 chunk_s = 1e-3 * slow["kernel_ms"] / chunks_in_row  # one chunk's time, in seconds
 program_rate = busy["BLOCK"] * GAE_READ / chunk_s  # bytes per second that one program loads
 print(f"one program: {busy['BLOCK']} steps × {GAE_READ} B every {1e6 * chunk_s:.1f} µs = {program_rate / 1e9:.1f} GB/s; "
       f"× 64 programs = {100 * busy['programs'] * program_rate / load_bw:.1f} % of the loads' rate at the floor; "
-      f"on average {program_rate * LATENCY_S / 1e3:.1f} KB in flight per program (600 ns assumed)")
+      f"on average {program_rate * LATENCY_S / 1e3:.1f} KB in flight per program, "
+      f"{100 * program_rate * LATENCY_S / busy['bytes in flight']:.0f} % of its up to {busy['bytes in flight'] / 1e3:.1f} KB "
+      "(600 ns assumed)")
 
 # %% jupyter={"source_hidden": true}
 # Checks: the figures of the paragraphs above and below (CI runs them; skip when reading)
-assert round(busy["bytes in flight"] / 1e3, 1) == 18.4 and round(flight_busy / 1e6, 2) == 1.18  # "18.4 KB", "1.18 MB"
-assert round(in_flight_gpu / 1e6, 2) == 1.36 and round(bound_pct) == 87  # "1.36 MB", "at most 87 %"
-assert round(slow_pct, 1) == 12.9  # "12.9 %"
-assert chunks_in_row == 16 and round(1e3 * slow["kernel_ms"] / chunks_in_row, 1) == 2.0  # "16 chunks, about 2.0 µs each"
+assert round(busy["bytes in flight"] / 1e3, 1) == 18.4 and round(flight_busy / 1e6, 2) == 1.18  # "about 18 KB", "1.2 MB"
+assert round(in_flight_gpu / 1e6, 2) == 1.36 and round(bound_pct) == 87  # "about 1.4 MB", "at most about 87"
+assert busy["stages"] == CHUNKS_IN_FLIGHT == 2 and round(bound_pct / 2) == 43 > slow_pct  # one chunk: "about 43"
+assert -(-16384 // busy["BLOCK"]) == 16 and busy["BLOCK"] == defaults.wide_block  # "16 wide chunks of 1024 steps"
+assert round(slow_pct, 1) == 12.9 and round(slow_pct) == 13  # "about 13 %"
+assert chunks_in_row == 16 and round(1e3 * slow["kernel_ms"] / chunks_in_row, 1) == 2.0  # "16 chunks, about 2 µs each"
 assert 1e-3 * slow["kernel_ms"] / chunks_in_row > 3 * LATENCY_S  # "more than three times the assumed latency"
-assert round(program_rate / 1e9, 1) == 4.6  # "1024 steps × 9 B every 2.0 µs, about 4.6 GB/s"
-assert round(100 * busy["programs"] * program_rate / load_bw, 1) == round(slow_pct, 1)  # "64 such programs: the 12.9 %"
+assert round(program_rate / 1e9, 1) == 4.6  # the printout: "1024 steps × 9 B every 2.0 µs, about 4.6 GB/s"
+assert round(100 * busy["programs"] * program_rate / load_bw, 1) == round(slow_pct, 1)  # "64 such programs: the 13 %"
 assert round(program_rate * LATENCY_S / 1e3, 1) == 2.7 and round(100 * program_rate * LATENCY_S / busy["bytes in flight"]) == 15
 
 # %% [markdown]
-# The run measured 12.9 %, far below 87 %: Little's law gives an upper bound, not a prediction.
-# What limits each program is the serial chain inside its row: it walks its 16 chunks one after
-# another, and each chunk's loads, scan and carry take about 2.0 µs, more than three times the
-# assumed latency. So one program loads 1024 steps × 9 B every 2.0 µs, about 4.6 GB/s, and 64 of
-# them load at 12.9 % of the floor's rate. (This matches the measurement by construction: the rate
-# came from the measured time.) By Little's law again, 4.6 GB/s × 600 ns is about 2.7 KB in flight
-# per program, 15 % of the 18.4 KB it could hold. The committed data do not say which link of the
-# chain costs the most.
+# The run measured a % floor of about 13, under either bound: Little's law gives an upper bound,
+# not a prediction. What limits each program is the serial chain inside its row. It walks its 16
+# chunks one after another, each taking about 2 µs for its three links: the chunk's loads, its
+# scan, and the carry handed to the next chunk. That is more than three times the assumed latency.
+# At that pace, taken from the measured time, each program has on average only about 15 % of the
+# bytes it could have in flight (the cell's last line). Which of the three links costs the most,
+# the data do not say.
 #
 # The planner accepts this on purpose. It chose the split threshold by the **wall time** per call,
 # what a training loop pays, and a split call costs two launches. Under CUDA-graph replay, where the
-# host costs nothing, the split is faster here (GAE: 11.5 µs of GPU time), so a caller that replays
-# graphs can pass `Config(split_min_chunks=2)`.
+# host costs nothing, the split is faster here, so a caller that replays graphs can pass
+# `Config(split_min_chunks=2)`.
 
 # %% [markdown]
-# **The `Config`.** The planner's tunables are one frozen object, `rltriton_lite.config.Config`,
-# printed below. Its `tile` field fixes one tile for every scan, `(rows, block, warps[, stages[,
-# vector]])`. A tile changes the speed, never the results: under the four-warp tile of the table,
-# GAE gives the same advantages as under the planner's.
+# **The `Config`.** The planner's tunables are one frozen object, `rltriton_lite.config.Config`.
+# Its `tile` field fixes one tile for every scan. A tile changes the speed, never the results:
+# under the table's four-warp tile, GAE gives the same advantages as under the planner's.
 
 # %%
 from rltriton_lite.config import current, using  # noqa: E402
@@ -714,15 +727,15 @@ with using(Config(tile=(4, 256, 4, 1))):
 # %% [markdown]
 # <details><summary>Sources</summary>
 #
-# All from `docs/DESIGN.md`, each entry measured on the code of its day:
+# The planner is `plan._plan`, which calls `plan._tile`. The rest is from `docs/DESIGN.md`, each
+# entry measured on the code of its day:
 #
-# * "The scan's tile": the three tiles' GAE times, from one probe.
-# * "The time split": the wide chunks' 59.5 → 35.4 µs at 64×16384; the split threshold chosen by
-#   wall time per call; the split's 11.5 µs of GPU time under CUDA-graph replay.
-# * The bfloat16 exception: a one-row tile of a 2-byte dtype spilled registers when pipelined, with
-#   Triton 3.6.
+# * "The scan's tile": the three tiles' GAE times, 0.1226, 0.0851 and 0.0814 ms, from one probe.
+# * "The time split": the wide chunks' 59.5 → 35.4 µs of wall time at 64×16384; the split threshold
+#   chosen by wall time per call; the split's 11.5 µs of GPU time under CUDA-graph replay.
+# * The bfloat16 exception: a one-row tile of a 2-byte dtype spilled registers when pipelined.
 # * The thresholds (the 264 programs, the 4096 rows, the 32 wide chunks) were measured, not derived
-#   from a model; `docs/DESIGN.md` says where.
+#   from a model.
 #
 # </details>
 
@@ -737,22 +750,22 @@ assert "Both chosen by wall time per call, what a training loop pays, not by GPU
        "two launches" in design
 assert "the split is faster still (GAE 64×16384: 11.5 µs of GPU time); a caller that replays graphs can pass " \
        "`Config(split_min_chunks=2)`" in design
+assert round(100 * (1 - 35.4 / 59.5), -1) == 40  # the wide chunks: "about 40 % off GAE's wall time per call"
 
 # %% [markdown]
 # ## 5. Long rows: the time split
 #
 # **The question:** how do a few long rows keep the whole GPU busy? **The answer:** by the
-# associativity of notebook 00 once more: cut each row into segments, compose each segment's map,
-# and rescan each segment from the carry that enters it.
+# associativity of notebook 00 once more, in three steps.
 #
-# At 8×131072, one program per row leaves most of an H200's 132 SMs idle (0.3), and GAE took
-# 1.86 ms. The split runs in three steps:
+# At 8×131072, one program per row leaves most of an H200's 132 SMs idle (0.3). The split cuts each
+# row into segments, one program each:
 #
 # 1. **Pass 1.** One program per segment composes its segment's map: a summary, with no outputs.
 # 2. **Compose.** The summaries are composed from the end, to get the carry entering each segment.
 # 3. **Pass 2.** Each program rescans its segment from that carry and writes the outputs.
 #
-# With the split, the same GAE call took 0.033 ms. In NumPy:
+# With the split, the same GAE call ran about 56 times faster. In NumPy:
 
 # %%
 def split_scan(a, b, segments):
@@ -781,8 +794,8 @@ print("8 segments, two passes == the loop")
 
 # %% [markdown]
 # Each pass is a launch, which costs host time: this is why the split waits for rows of more than
-# 31,744 steps (section 4). It changes the speed, never the results: forced on two short rows, it
-# gives the same returns.
+# about 32,000 steps (section 4). It changes the speed, never the results: forced on two short
+# rows, it gives the same returns.
 
 # %%
 r = torch.randn(2, 700, device=DEVICE)
@@ -796,58 +809,54 @@ print("the time split gives the same returns")
 # %% [markdown]
 # <details><summary>Sources</summary>
 #
-# Both GAE times at 8×131072, 1.86 ms before the split and 0.033 ms with it, are from
-# `docs/DESIGN.md`, "The time split", on the code of its day.
+# GAE at 8×131072 took 1.86 ms before the split and 0.033 ms with it (`docs/DESIGN.md`, "The time
+# split", on the code of its day).
 #
 # </details>
 
 # %% jupyter={"source_hidden": true}
 # Checks: the Sources box's two times, as docs/DESIGN.md states them (CI runs them; skip when reading)
 assert "Before the split, GAE at 8×131072 ran 8 programs for 1.86 ms; with it, 0.033 ms." in design
+assert round(1.86 / 0.033) == 56  # "about 56 times faster"
 
 # %% [markdown]
 # ## 6. Looking at the compiled code
 #
 # **The question:** what can you check of the compiled kernel, and what can the interpreter not
-# show? **The answer:** the compiled code shows the shuffles and any spilled registers, while the
-# interpreter hides stray memory accesses and races between programs.
+# show? **The answer:** the compiled code shows shuffles and spills; the interpreter hides races and
+# stray memory accesses.
 #
-# A compiled Triton kernel carries its intermediate forms: `compiled.asm["ttgir"]` (Triton's GPU
-# dialect, with the layouts) and `compiled.asm["ptx"]` (**PTX**, NVIDIA's assembly). Counting
-# `shfl.sync` in the PTX counts section 2's shuffles. A kernel **spills** when it needs more
-# registers than it has: the compiler then keeps some values in slower `.local` memory.
-# `tools/compile_sm90.py` compiles the package's kernels for an H100/H200 without a GPU, and fails
-# on spills.
+# A compiled Triton kernel carries its intermediate forms, such as `compiled.asm["ptx"]` (**PTX**,
+# NVIDIA's assembly). Counting `shfl.sync` in the PTX counts section 2's shuffles. A kernel
+# **spills** when it needs more registers than it has: the compiler then keeps some values in
+# slower `.local` memory. `tools/compile_sm90.py` compiles the package's kernels for an H100/H200
+# without a GPU, and fails on spills.
 #
-# **What the interpreter does not show.** Without a GPU, `TRITON_INTERPRET=1` runs the same code
-# one program at a time, with NumPy. So programs that race on the same memory look fine there. It
-# does not guard memory either: an unmasked load past the end reads garbage, and a store can crash
-# the Python kernel, so the course's checkers stop a stray access first and name the `tl.load` or
-# `tl.store` that needs a mask. (Its `tl.associative_scan` is a plain loop, but importing
-# `rltriton_lite` makes it a tree, as in 00b, section 2, and the checkers try your combines grouped
-# both ways.) Some checks, and grading, run only in the interpreter: on a GPU, run your checks under
+# **What the interpreter does not show.** `TRITON_INTERPRET=1` runs programs one at a time, so
+# programs that race on the same memory look fine there. Nor does it guard memory: an unmasked load
+# past the end reads garbage, so the course's checkers stop a stray access and name the `tl.load` or
+# `tl.store` that needs a mask. Grading runs in the interpreter: on a GPU, run your checks under
 # `TRITON_INTERPRET=1` before you hand in.
 #
-# **The kernel.** The package's scan kernel is `scan._scan_kernel`, about 70 lines. The cell below
-# lists its arguments in the details' three groups, and prints it if you set `SHOW_KERNEL = True`.
+# **The kernel and its chunk loop.** The package's scan kernel is `scan._scan_kernel`, about 70
+# lines. It walks the chunks of its rows in `scan._walk`, onto which notebook 00c, section 3,
+# mapped four parts of your `gae_kernel`. Two folded cells below are for reading that source:
+# the first lists the kernel's arguments (and prints the kernel if you set `SHOW_KERNEL = True`),
+# the second prints `_walk`'s lines beside your `gae_kernel`'s. Nothing after them needs them.
 #
-# <details><summary>Details: the kernel's arguments, in three groups</summary>
+# <details><summary>For maintainers: the kernel's arguments, in three groups (the first folded cell)</summary>
 #
-# * **What you wrote in notebooks 00b and 00c:** the inputs and outputs `X`, `SX`, `P`, `O`, `SO`,
-#   the sizes `n_rows` and `T`, and `PROLOGUE`, `EPILOGUE`, `REVERSE`, `ACC` (the accumulation
-#   dtype) and `BLOCK`.
-# * **Carries in and out of a row:** `Y0` is the carry entering each row (or each segment of a
-#   split; 0 if absent). `Y_END` receives the carry after each row's last step (notebook 11 hands
-#   it between processes).
-# * **Speed** (this notebook): `ROWS`, `V` and `STAGES` (sections 1 and 4); `SUMMARY`, `SEG`,
-#   `BLOCK_S` and `COMPOSE` for the time split (section 5). `AHEAD` is notebook 12's look-ahead
-#   (each masked step's next unmasked value, found by a scan of its own) done inside this launch:
-#   a hook whose result the prologue reads, so that masked steps count as deleted without a second
-#   launch.
+# * **What you wrote in notebooks 00b and 00c:** `X`, `SX`, `P`, `O`, `SO`, `n_rows`, `T`,
+#   `PROLOGUE`, `EPILOGUE`, `REVERSE`, `ACC` (the accumulation dtype) and `BLOCK`.
+# * **Carries:** `Y0` enters each row or segment; `Y_END` receives the carry after each row's last
+#   step (notebook 11).
+# * **Speed:** `ROWS`, `V` and `STAGES` (sections 1 and 4); `SUMMARY`, `SEG`, `BLOCK_S` and
+#   `COMPOSE` for the time split (section 5); `AHEAD`, notebook 12's look-ahead.
 #
 # </details>
 
-# %%
+# %% jupyter={"source_hidden": true, "outputs_hidden": true}
+# For maintainers (folded): the kernel's arguments in the details' three groups, and the kernel itself
 SHOW_KERNEL = False  # True: print the whole kernel, about 70 lines
 kernel_fn = getattr(scan._scan_kernel, "fn", scan._scan_kernel)
 ARG_GROUPS = {"what you wrote": ["X", "SX", "P", "O", "SO", "n_rows", "T", "PROLOGUE", "EPILOGUE", "REVERSE", "ACC",
@@ -867,14 +876,32 @@ assert sorted(args) == sorted(a for group in ARG_GROUPS.values() for a in group)
 assert "_walk(" in kernel_src  # the chunk loop, below
 
 # %% [markdown]
-# **The chunk loop, `_walk`, beside your `gae_kernel`.** The kernel walks the chunks of its rows,
-# or of one segment, in `scan._walk`; notebook 00c, section 3, mapped four parts of your
-# `gae_kernel` onto it. The cell below prints those lines of `_walk` in place, each under a
-# `# yours:` comment that names its counterpart, with the `for`, `if` and `else` lines around them.
-# `...` marks lines left out, such as the chunk's `t` and `m`, built as yours are. The details under
-# the folded output name the rest.
+# <details><summary>For maintainers: <code>_walk</code> beside your <code>gae_kernel</code> (the second folded
+# cell)</summary>
+#
+# The cell prints the lines of `scan._walk` that notebook 00c, section 3, mapped onto your
+# `gae_kernel`, each under a `# yours:` comment that names its counterpart; `...` marks lines left
+# out. The other names in the printout:
+#
+# * `X`, `SX` and `P` go to both hooks: the input pointers, their strides, and the numbers γ, λ,
+#   .... The epilogue also gets the outputs `O` and their strides `SO`.
+# * `k_start` and `k_end` bound the chunks one program walks: a row, or one segment (section 5).
+# * `STAGES` is section 4's pipelining. Without a look-ahead (`AHEAD`), the prologue's call is the
+#   one under `if AHEAD is None:`.
+# * `SUMMARIZE` is the time split's first pass (section 5): the chunk's composed map, `c_a, c_b,
+#   c_r`, is folded into the segment's, and nothing is stored. Otherwise, under `else:`, the
+#   epilogue stores the chunk and the carry moves on.
+# * `row` holds the `ROWS` rows of section 4's tile, each as `NV` vectors of `V` steps.
+# * `valid` takes the place of your mask `m`, minus the steps that a `mask` argument marks as
+#   padding. `keep` holds loaded values that the epilogue needs again. `y_in` is the value that
+#   entered each step, $y_{t+1}$ in a return (V-trace reads it).
+# * `after` is the new carry: $y$ at the step that `_scan_chunk` reaches last. `_scan_chunk` gets
+#   `REVERSE` too, so `carry = after` serves both directions; `if REVERSE:` sets the chunks' order.
+#
+# </details>
 
-# %% jupyter={"outputs_hidden": true}
+# %% jupyter={"source_hidden": true, "outputs_hidden": true}
+# For maintainers (folded): the lines of scan._walk beside your gae_kernel (00c, section 3)
 YOURS = {  # a key of a line of _walk -> its counterpart in your gae_kernel (00c, section 3's table)
     "for k in tl.range": "the loop over the chunks",
     "PROLOGUE(X, SX, P, row, t, m, T, ACC)": "the prologue's (a, b, reset), plus valid and keep",
@@ -888,36 +915,6 @@ YOURS = {  # a key of a line of _walk -> its counterpart in your gae_kernel (00c
 IN_PLACE = {**YOURS, "if REVERSE:": "(none: your loop always runs in reverse)",
             "c = n_chunks - 1 - k": "c = n_chunks - 1 - i: from the last chunk in time"}
 print(exercises.key_lines(scan._walk, IN_PLACE))
-
-# %% [markdown]
-# <details><summary>Details: the other names in these lines</summary>
-#
-# * `X`, `SX` and `P` go to both hooks: the tuple of input pointers, their strides, and the
-#   numbers γ, λ, .... The epilogue also gets `O` and `SO`, the outputs and their strides.
-# * `k_start` and `k_end` bound the chunks that one program walks: a whole row, or one segment of
-#   a row split in time (section 5).
-# * `STAGES` is the `num_stages` of the loop's `tl.range`, section 4's pipelining.
-# * `AHEAD` is the look-ahead of the details above. Without one, the prologue's call is the one
-#   under `if AHEAD is None:`.
-# * `SUMMARIZE` is the time split's first pass (section 5): the chunk's composed map,
-#   `c_a, c_b, c_r`, is folded into the segment's, and nothing is stored. Those three are read
-#   only in that branch. Otherwise, in the `else:` branch, the epilogue stores the chunk and the
-#   carry moves on.
-# * `row` holds the indices of `ROWS` rows, which one program walks together: a chunk is a tile
-#   (section 4). Each of its rows is held as `NV` vectors of `V` steps (section 1), and
-#   `_scan_chunk` takes these sizes.
-# * `ACC` is the dtype the arithmetic runs in, such as float32.
-# * `valid` takes the place of your mask `m`. It is true at a real step: a step inside the row
-#   (`m`) that a `mask` argument does not mark as padding.
-# * `keep` holds values that the prologue loaded and the epilogue needs again, so nothing is read
-#   twice.
-# * `y_in` is the value that entered each step: $y_{t+1}$ in a return. V-trace's epilogue reads it
-#   (notebook 04).
-# * `after` is the new carry: $y$ at the step that `_scan_chunk` reaches last, the chunk's first
-#   step in a reverse scan and its last in a forward one. `_scan_chunk` gets `REVERSE` too, so
-#   `carry = after` serves both directions, while `if REVERSE:` sets the order of the chunks.
-#
-# </details>
 
 # %% jupyter={"source_hidden": true}
 # Checks: the printout and the other names (CI runs them; skip when reading)
@@ -968,9 +965,8 @@ assert walk_table[5].endswith("REVERSE)") and "REVERSE: tl.constexpr" in chunk_s
 # * Every lane loads `nbytes` bytes.
 #
 # Section 0.1's count assumed that each lane's bytes sit inside one sector. Here a load may cross a
-# sector boundary (16 bytes one step off the alignment: too misaligned for one vector load, the
-# GPU issues them as smaller loads, which touch the same sectors). And lanes may share a sector, or
-# an address.
+# sector boundary (a misaligned 16-byte load becomes smaller loads, which touch the same sectors),
+# and lanes may share a sector, or an address.
 #
 # <details><summary>Hint 1: where to start</summary>
 #
@@ -985,12 +981,10 @@ assert walk_table[5].endswith("REVERSE)") and "REVERSE: tl.constexpr" in chunk_s
 #
 # * Lane `i` reads `nbytes` bytes, starting at byte `addresses[i]`. At which byte does it end?
 # * A byte's sector is its address `// 32`. Find the sector of the lane's first byte and of its last.
-# * An aligned load has the two equal: one sector.
-# * An unaligned load can cross a sector boundary. Then the two differ, and it touches both.
-# * Example: 16 bytes at byte 20 are bytes 20 to 35. Sector 0 holds 20 to 31, sector 1 holds 32 to 35.
+# * An unaligned load can cross a sector boundary: 16 bytes at byte 20 are bytes 20 to 35, in
+#   sectors 0 (20 to 31) and 1 (32 to 35).
 # * A lane touches every sector from its first to its last, both included.
-# * Put every lane's sectors into one set. Shared sectors then count once.
-# * The answer is the set's size.
+# * Put every lane's sectors into one set, so that shared sectors count once. The answer is its size.
 #
 # </details>
 #
@@ -1032,9 +1026,8 @@ exercises.attempt("warp_sectors", warp_sectors)
 
 # %% [markdown]
 # **`tiled_scan`** (Part 2, a kernel). Section 4 said that the package's program owns a **tile**: `ROWS`
-# rows × `BLOCK` steps. Write one: your `reset_scan` from 00c, with `rows` rows per program. Fewer,
-# larger programs are one of the knobs of notebook 13b's GPU lab; here you learn the 2-D blocks
-# they need.
+# rows × `BLOCK` steps. Write one: your `reset_scan` from 00c, with `rows` rows per program. On a
+# GPU, notebook 13b's lab can time it.
 #
 # * **Inputs:** `rewards` (float32) and `terminated` (bool), contiguous, of shape `(B, T)`; then
 #   `gamma`, `chunk` and `rows` (both powers of 2). `B` need not be a multiple of `rows`.
@@ -1050,10 +1043,9 @@ exercises.attempt("warp_sectors", warp_sectors)
 #
 # <details><summary>Hint 1: where to start</summary>
 #
-# Start from your `reset_scan`, its `reset_combine` included. Every 1-D block of `CHUNK` steps
-# becomes a 2-D block of `(ROWS, CHUNK)`. What was one number per program (the row, the carry)
-# becomes a block of `ROWS`. Two 1-D blocks make a 2-D one by broadcasting, as in NumPy:
-# `x[:, None]` and `y[None, :]`.
+# Start from your `reset_scan`. Every 1-D block of `CHUNK` steps becomes a `(ROWS, CHUNK)` block,
+# and what was one number per program (the row, the carry) becomes a block of `ROWS`. Two 1-D
+# blocks make a 2-D one by broadcasting, as in NumPy: `x[:, None]` and `y[None, :]`.
 #
 # </details>
 #
@@ -1103,9 +1095,6 @@ exercises.attempt("warp_sectors", warp_sectors)
 # ```
 #
 # </details>
-#
-# On a GPU, notebook 13b's `time_lab` can compare `rows` 1, 2, 4 and 8 at 4096 × 128: the optional
-# part.
 
 # %%
 # paste your reset_combine from 00c here (your kernel below calls it, unchanged)
@@ -1131,9 +1120,9 @@ exercises.attempt("tiled_scan", tiled_scan)
 #    third pass, which scans the summaries in parallel, worth its launch?
 # 3. On a GPU: compile GAE's kernel (`rl.gae` once, then look in `~/.triton/cache` for the
 #    `.ptx`) and count `shfl.sync`, `ld.global.v4` and `cp.async` (a pipelined tile's loads go
-#    through it). Change `Config(vector=...)` and count again. Section 2's counts (263 and 53
-#    shuffles) were made with Triton 3.6; another version of Triton may compile the same kernel
-#    differently, so your counts may differ from them: compare your own counts with each other.
+#    through it). Change `Config(vector=...)` and count again. Section 2's counts were made with
+#    Triton 3.6, and another version may compile the kernel differently: compare your own counts
+#    with each other.
 
 # %% [markdown] tags=["answer-1"]
 # **Answer 1.** *Your answer here (code for it: in cells under this one).*
@@ -1149,28 +1138,14 @@ exercises.attempt("tiled_scan", tiled_scan)
 #
 # **Part 1, the primer:**
 #
-# * **Sectors.** A warp's load costs the 32-byte sectors it touches. Lanes at adjacent addresses
-#   use every byte; lanes along time in a `(T, B)` buffer fetch 8 times what they use ($B \ge 8$).
-# * **Little's law:** bytes in flight = bandwidth × latency, both counting the kernel's loads.
-#   Asking for one step at a time cannot fill the memory: the step-by-step walk runs at under 5 %
-#   of the floor at 16384×1024.
-# * **Enough programs.** A few long rows give a few programs and idle SMs. The time split cuts rows
-#   into segments, composes their maps into carries, and rescans each segment from its carry.
+# * **Sectors.** A warp's load costs the 32-byte sectors it touches.
+# * **Little's law:** bytes in flight = bandwidth × latency. The step-by-step walk, one step at a
+#   time, runs at under 5 % of the floor.
+# * **Enough programs.** A few long rows leave SMs idle; the time split cuts them into segments.
 #
-# **Part 2, inside the package:**
+# **Part 2, the package's tile:** vectors composed in registers, aligned loads, and a small tile on
+# one warp with the next chunk's loads in flight. **The interpreter** runs programs one at a time
+# and does not guard memory: a race can pass there and fail on a GPU.
 #
-# * **Two levels.** Inside a chunk, each thread composes a vector of consecutive steps in
-#   registers; only the vectors' maps go through `tl.associative_scan`.
-# * **Fewer instructions, wider loads.** A reverse scan laid out from its last vector down runs
-#   forwards across threads (GAE's chunk: 53 shuffles instead of 263). Chunks start at a 16-byte
-#   boundary, so each vector is one load, and `values[t+1]` is the loaded tile shifted, not a
-#   second load.
-# * **The tile.** Each warp gets 256 steps per chunk (2 rows × 128 on one warp at 16384×1024,
-#   1 row × 1024 on 4 warps at 64×16384), with the next chunk's loads in flight. A single warp
-#   waits at no barrier, and at 16384×1024 about 2 resident programs per SM fill the memory.
-# * **The compiled code** (`ttgir`, PTX) shows the shuffles and any spilled registers. **The
-#   interpreter** does not guard memory and runs programs one after another, so a race can pass
-#   there and fail on a GPU.
-#
-# **Next, with a GPU:** notebook 13b, the GPU lab, times your own `reset_scan` against the
+# **Next, your kernel:** notebook 13b, the GPU lab, times your own `reset_scan` against the
 # package's and turns the tile's knobs on it.

@@ -16,39 +16,37 @@
 # %% [markdown]
 # # 13b — Appendix lab: time your own kernel on a GPU (optional)
 #
-# * **You will learn:** how to time a Triton kernel the way the course's benchmarks do (wall time,
-#   GPU time, and % of the memory floor), how to set your figures beside the committed H200 ones,
-#   which launch knobs move a scan kernel towards the floor, and how to read one `torch.profiler`
-#   pass.
+# * **You will learn:** how to time a Triton kernel as the course's benchmarks do, how to set your
+#   figures beside the package's, which launch knobs move a scan kernel towards the memory floor,
+#   and how to read one `torch.profiler` pass.
 #
 # * **Time:** 30–45 min to read it and run it on a CPU; 1.5–2.5 h with the lab on a GPU. Optional.
 #
-# * **Needs:** notebook 00c (your `reset_scan`) and notebook 13, sections 0 and 4 (sectors, bytes
-#   in flight, resident programs; the tile). A GPU for the timing. Without one, every cell still
-#   runs: it checks the kernel in the Triton interpreter and says what it skipped.
+# * **Needs:** notebook 00c (your `reset_scan`) and notebook 13, sections 0 and 4 (the three rules;
+#   the tile). A GPU for the timing. Without one, every cell still runs: it checks the kernel in the
+#   Triton interpreter and says what it skipped.
 #
-# * **Minimum path:** on a GPU, sections 1 to 4 in order, then the lab: the three questions of the
-#   exercises. You write your `reset_scan` into answer 1's cells, and the lines under each answer
-#   time it, try the variants and profile it. Without a GPU, sections 1 to 4 as well, since their
-#   cells run on a CPU and say what they skip; then the checked exercise `resident_programs` (how
-#   many programs an SM holds, the count behind question 2's predictions) and the two parts of the
-#   lab that need no GPU: your kernel's check under answer 1, and question 2's written prediction of
-#   which way each knob should move the GPU time, and why, from notebook 13's primer. Read "Reading the reference"
-#   only after you have written your prediction and your own table.
+# * **Without a GPU:** read sections 1 to 3, then do the checked exercise `resident_programs`,
+#   check your kernel under Answer 1 and write Answer 2's prediction, and stop there. That earns 4
+#   of the lab's 10 points. Every other point needs a GPU, and what follows the questions reads the
+#   reference's GPU timings, which you can only read, not reproduce.
+#
+# * **Minimum path with a GPU:** sections 1 to 4, then the exercises.
 #
 # **The question of this lab:** how close does your own kernel come to the package's? **The
-# answer:** you find out by timing it here, beside the package on the same GPU. **The lab's
-# target:** at 16384×1024 (float32), your `reset_scan` from notebook 00c, as you wrote it or in the
-# best variant of its launch knobs that you report, takes **at most 1.8 times the GPU time of the
-# package's `rl.discounted_returns`**, timed beside it on the same GPU. Section
-# 3 says where the 1.8 comes from, and what it is in % of the memory floor on an H100 and an H200.
+# answer:** you find out by timing it beside the package on the same GPU, against a target that
+# section 3 sets.
 #
-# Notebook 13 explained what makes the package's kernel fast: every fetched byte used, enough bytes
-# in flight, enough programs. This notebook lets you test those reasons on a kernel of your own.
-# Sections 1 to 4 each define one function and show it on a baseline kernel: a check (1), a timing
-# beside the package (2), the verdict against the target (3), and one `torch.profiler` pass (4).
-# The exercises are the lab itself: three questions, scored out of 10, whose answer cells call the
-# same functions on your kernel. New words are in the glossary, [`GLOSSARY.md`](GLOSSARY.md).
+# This lab is the last step of notebook 13's argument. Notebook 13 gave three rules for a
+# memory-bound kernel and showed how the package's tile follows them; here you test them on your
+# own kernel. Sections 1 to 4 each define one function and show it on a baseline kernel: a check
+# (1), a timing beside the package (2), the verdict against the target (3), and one
+# `torch.profiler` pass (4).
+#
+# The exercises are of two kinds. **`resident_programs`** is checked and needs no GPU: it counts
+# the programs an SM holds at once, the count behind question 2's predictions. **The lab** is three
+# questions, scored out of 10, whose answer cells call sections 1 to 4's functions on your kernel.
+# New words are in the glossary, [`GLOSSARY.md`](GLOSSARY.md).
 #
 # <details><summary>Details: where the GPU numbers come from</summary>
 #
@@ -112,16 +110,14 @@ assert "H100" in lab_header and "torch 2.11" in lab_header and "triton 3.6" in l
 #
 # The kernel below has one program per row, which walks its row one step at a time, with no scan.
 # It is notebook 13's **step-by-step walk** (section 0.2), written for returns: each step asks for
-# its few bytes and waits for them (the idea of the "bare launch" anchor, notebook 14, section 6).
-# Its function, `step_by_step`, takes the arguments of your `reset_scan` from notebook 00c:
-# `(rewards, terminated, gamma, chunk)`.
+# its few bytes and waits for them. Its function, `step_by_step`, takes the arguments of your
+# `reset_scan` from notebook 00c: `(rewards, terminated, gamma, chunk)`.
 #
-# **How the lab uses these sections.** Each section defines a function whose argument `fn` is a
-# kernel's function such as `step_by_step`, and shows it on this baseline: `check_small(fn)` here,
-# `time_lab(fn)` in section 2, `target_verdict(lab)` in section 3 and `profile_once(fn)` in
-# section 4. You do not edit these cells or run them again. Your `reset_scan` goes into the cells
-# under **Answer 1**, in the exercises, and the lines that each question gives you call the same
-# functions on it there.
+# **How the lab uses these sections.** Each section defines a function of a kernel's function `fn`
+# and shows it on this baseline: `check_small(fn)` here, `time_lab(fn)` in section 2,
+# `target_verdict(lab)` in section 3 and `profile_once(fn)` in section 4. You do not edit these
+# cells. Your `reset_scan` goes into the cells under **Answer 1**, where each question's lines call
+# the same functions on it.
 
 # %%
 @triton.jit
@@ -146,9 +142,8 @@ def step_by_step(rewards, terminated, gamma, chunk):
 
 # %% [markdown]
 # First the kernel must be right. `check_small(fn)` compares `fn` with `rl.discounted_returns` on 3
-# rows of 300 steps, at the lab's chunk of 256 steps (or the one you pass) and at a chunk of 16, so
-# that a carry crosses several chunks. On a CPU this runs the kernel in the Triton interpreter: a
-# check, not a timing.
+# rows of 300 steps, at the lab's chunk of 256 steps (or yours) and at a chunk of 16, so that a
+# carry crosses several chunks. On a CPU it runs the kernel in the Triton interpreter.
 
 # %%
 LAB_CHUNK = 256  # the chunk the lab passes to fn unless told otherwise: one of the variants of the lab
@@ -175,22 +170,20 @@ print("step_by_step == rl.discounted_returns on 3 × 300:", "compiled" if GPU el
 # benchmark harness does, and divide the memory floor by its GPU time.
 #
 # `time_lab(fn)` first runs `check_small(fn)`. On a GPU it then times `fn` beside
-# `rl.discounted_returns` at two shapes of the committed results. At 4096×128 (many short rows) a
-# call is mostly host time; at 16384×1024 (a large batch) the GPU time is the call. It returns one
-# row per call and shape, for `profile.table`. On a CPU it stops after the check, says so and
-# returns an empty list. Each row has three figures, measured by `rltriton_lite/bench.py`:
+# `rl.discounted_returns` at two shapes: at 4096×128 (many short rows) a call is mostly host time,
+# and at 16384×1024 the GPU time is the call. It returns one row per call and shape, for
+# `profile.table`; on a CPU, an empty list. Each row has three figures, measured by
+# `rltriton_lite/bench.py`:
 #
-# * **Wall time** per call (`bench.measure`): calls run back to back, with one synchronisation at
-#   the end, so the host's work is included, as in an eager training step.
-# * **GPU time** (`bench.kernel_ms`): the median of CUDA-graph replays, the kernels alone. A call
-#   that cannot be captured in a CUDA graph, such as one that synchronises with the host, has no GPU
-#   time and shows `n/a`.
+# * **Wall time** per call: calls run back to back, with one synchronisation at the end, so the
+#   host's work is included.
+# * **GPU time**: the median of CUDA-graph replays, the kernels alone. A call that cannot be
+#   captured in a CUDA graph, such as one that synchronises with the host, shows `n/a`.
 # * **% floor**: the floor ÷ the GPU time. The floor is the fewest bytes, 9 per step (the reward and
 #   the flag read, the return written), over the copy bandwidth of *your* GPU.
 #
 # Its other arguments serve question 2's variants: `chunk` is passed on to `fn`, `name` labels
-# `fn`'s rows (by default the function's name and the chunk), and `shapes` narrows the timing, to
-# `[(16384, 1024)]` for instance. The cell shows it on the baseline.
+# `fn`'s rows, and `shapes` narrows the timing, to `[(16384, 1024)]` for instance.
 
 # %%
 LAB_SHAPES = [(4096, 128), (16384, 1024)]
@@ -246,11 +239,10 @@ else:
     assert lab == []
 
 # %% [markdown]
-# Here is what the H200 measured at the same shapes, by the same method (committed results). The
-# rows are the package's `rl.discounted_returns` and notebook 13's step-by-step walk, whose
-# committed kernel computes GAE: it is the closest committed kernel to `step_by_step`. Compare
-# `% floor`, which divides out each algorithm's bytes per step. That comparison is only approximate
-# for the walk, whose time is set by waiting on its loads more than by their bytes.
+# Here is what the H200 measured at the same shapes, by the same method: the package's
+# `rl.discounted_returns`, and notebook 13's step-by-step walk, whose committed kernel computes GAE
+# (the closest to `step_by_step`). Compare `% floor`, which divides out each algorithm's bytes per
+# step; for the walk, whose time is set by waiting on its loads, that is only approximate.
 
 # %%
 h200 = []
@@ -266,34 +258,39 @@ big = {t["kernel"]: t for t in h200 if t["B × T"] == "16384×1024"}
 
 # %% jupyter={"source_hidden": true}
 # Checks: the figures the next paragraph reads (CI runs them; skip when reading)
-assert round(big["rl.discounted_returns"]["% floor"]) == 79 and round(big["step-by-step walk (GAE, anchor)"]["% floor"]) == 3
-assert h200[0]["B × T"] == "4096×128" and h200[0]["wall µs/call"] > 2 * h200[0]["GPU µs"]  # host-bound: wall > 2 × GPU
+assert round(big["rl.discounted_returns"]["% floor"], -1) == 80  # "about 80 %" (79.0)
+assert round(big["step-by-step walk (GAE, anchor)"]["% floor"]) == 3
+assert h200[0]["B × T"] == "4096×128" and h200[0]["kernel"] == "rl.discounted_returns"
+assert [round(h200[0]["wall µs/call"], 1), round(h200[0]["GPU µs"], 2)] == [22.5, 3.37]  # "22.5 against 3.37 µs"
+assert round(h200[0]["wall µs/call"] / h200[0]["GPU µs"]) == 7  # "about seven times": host-bound (over 2×)
 
 # %% [markdown]
-# At 16384×1024 the package moves its bytes at 79 % of copy speed. The step-by-step walk manages
-# about 3 %, because it has too few bytes in flight (notebook 13, section 0.2). Its sectors are not
-# wasted, since the cache serves a row's next steps after each miss. At 4096×128 the package's wall
-# time is several times its GPU time: the call is host-bound, which means the host's work is most
-# of it (notebook 08, section 3).
+# At 16384×1024 the package moves its bytes at about 80 % of copy speed. The step-by-step walk
+# manages about 3 %, because it has too few bytes in flight (notebook 13, section 0.2). At 4096×128
+# the package's wall time is about seven times its GPU time, 22.5 against 3.37 µs: the call is
+# host-bound, which means the host's work is most of it (notebook 08, section 3).
 #
 # Where does your `reset_scan` land? Each pass of its loop loads a whole chunk, coalesced, so it
 # keeps far more bytes in flight than the walk. But it does not load the next chunk while it scans
-# this one, as the package does (notebook 13, section 4). Time it and see; section 3 sets the
-# target against the package on your own GPU.
+# this one, as the package does (notebook 13, section 4). Time it and see.
 
 # %% [markdown]
 # ## 3. The target on your GPU
 #
-# **The question:** what is the target on your GPU? **The answer:** on any GPU, your kernel's GPU
-# time at most 1.8 times the package's, timed beside it.
+# **The question:** what is the target on your GPU? **The answer:** a ratio of your kernel's GPU
+# time to the package's, so that it means the same on any GPU:
 #
-# The target was fixed on an H100, where the course's own answer and its variants were timed the
-# same way, by `tools/lab_probe.py` (the teacher's tool, not in the student handout). The cell
-# below reads that file, but prints only the package's row: the course's own kernel and its
-# variants wait for "Reading the reference", after the questions, so that you predict before you
-# see them.
+# > **The lab's target: at 16384×1024, your kernel's GPU time is at most 1.8 times the package's,
+# > timed beside it on the same GPU.**
+#
+# The target is a ratio because % floor does not carry over from one GPU to another: the package's
+# own returns ran at about 90 % of the floor on an H100 and about 80 % on the H200. It was set on
+# an H100, where the course's own answer was timed. The folded cell below reads that timing file,
+# but prints only the package's row: the course's kernel and its variants wait for "Reading the
+# reference", after the questions, so that you predict before you see them.
 
-# %%
+# %% jupyter={"source_hidden": true}
+# Reads the lab's reference file (folded: its parsing is not part of the lab); prints the package's row only
 reference_lab, resources = {}, {}  # (variant, shape) -> % floor; -> the compiled kernel's registers, smem, ...
 reference_us = {}  # (variant, shape) -> GPU µs
 for line in open(LAB_REFERENCE, encoding="utf-8").read().splitlines()[2:]:
@@ -306,25 +303,18 @@ print(f"H100, 16384×1024: the package (rl.discounted_returns) at "
       f"{reference_lab[('rl.discounted_returns', '16384x1024')]:.1f} % of the floor")
 
 # %% [markdown]
-# **The rule**, on any GPU:
-#
-# > **At 16384×1024, your kernel's GPU time is at most 1.8 × the package's, timed on the same GPU.**
-#
-# The target is a ratio of GPU times because % floor does not carry over from one GPU to another:
-# at 16384×1024 the package's own returns ran at 90.3 % of the floor on the H100 and at 79.0 % on
-# the H200. So your kernel is set against the package timed beside it.
-#
 # <details><summary>Details: where the 1.8 comes from</summary>
 #
-# The target was fixed on the H100 as 50 % of the floor. The package ran there at 90.3 %, so the
-# target is 50/90.3 = 0.554 of the package's % floor, which the course rounds to 55 %. Your kernel
-# and the package are timed in one `time_lab` table, on the same GPU against the same floor, so a %
-# floor at least 0.554 times the package's is a GPU time at most 1/0.554 = 1.806 times its. The
-# course rounds this to 1.8; `target_verdict` uses the exact ratio.
+# The target was fixed on the H100 as 50 % of the floor, where the package ran at 90.3 % (79.0 %
+# on the H200). Your kernel and the package are timed in one `time_lab` table, on the same GPU
+# against the same floor, so the ratio of two % floors is the inverse of the ratio of their GPU
+# times: 50 % of the floor on the H100 is a GPU time 90.3/50 = 1.806 times the package's. The
+# course writes 1.8; `target_verdict` uses the exact figure. The rubric states the same target the
+# other way round, as a share of the package's % floor: 50/90.3, about 55 %.
 #
 # </details>
 #
-# The cell shows what the rule means on the two GPUs of the course's files:
+# The cell shows what the target means on the two GPUs of the course's files:
 
 # %%
 package_h100 = reference_lab[("rl.discounted_returns", "16384x1024")]  # the package, on the lab's H100
@@ -342,9 +332,10 @@ print(profile.table(targets, digits=3))
 # %% jupyter={"source_hidden": true}
 # Checks: the rule and the table, as the text states them (CI runs them; skip when reading)
 assert round(package_h100, 1) == 90.3 and round(package_h200, 1) == 79.0
+assert round(package_h100, -1) == 90 and round(package_h200, -1) == 80  # "about 90 % ... about 80 %"
 assert round(100 * TARGET_SHARE) == 55 and round(1 / TARGET_SHARE, 1) == 1.8  # "55 %", "1.8 times"
-assert round(TARGET_SHARE, 3) == 0.554 and round(TARGET_PCT / 90.3, 3) == 0.554  # "50/90.3 = 0.554"
-assert round(1 / TARGET_SHARE, 3) == 1.806  # "1/0.554 = 1.806"
+assert round(TARGET_SHARE, 3) == 0.554 and round(TARGET_PCT / 90.3, 3) == 0.554  # the rubric's "50/90.3, about 55 %"
+assert round(1 / TARGET_SHARE, 3) == round(90.3 / TARGET_PCT, 3) == 1.806  # "90.3/50 = 1.806"
 assert round(2 / TARGET_SHARE, 1) == 3.6  # question 1: half the target is "at most 3.6 times the package's" GPU time
 assert round(targets[0]["target: % floor at least"]) == TARGET_PCT and round(targets[1]["target: % floor at least"]) == 44
 assert round(targets[0]["target: GPU µs at most"]) == 100  # "100 µs" on the H100
@@ -354,14 +345,10 @@ for (name, shape), p_ in reference_lab.items():
         assert (p_ >= TARGET_SHARE * package_h100) == (reference_us[(name, shape)] <= targets[0]["target: GPU µs at most"])
 
 # %% [markdown]
-# Question 1 judges the target on the best variant you report, so a knob of question 2 that
-# closes the gap counts. On your GPU, `target_verdict` does the sum for you.
-#
-# `target_verdict(lab)` reads a table from `time_lab`. For each kernel in it other than the
-# package, it sets the kernel's % floor at 16384×1024 against 55 % of the package's % floor in the
-# same table, which is the rule's test. It returns one line per kernel that ends in "met" or "not
-# yet". On a CPU, where `lab` is empty, its line says that nothing was timed. The cell judges the
-# baseline.
+# `target_verdict(lab)` applies the target to a table from `time_lab`: one line per kernel other
+# than the package, ending in "met" or "not yet" (on a CPU, one line saying that nothing was timed).
+# Question 1 judges it on the best variant you report, so a knob of question 2 that closes the gap
+# counts. The cell judges the baseline.
 
 # %%
 def target_verdict(lab):
@@ -402,13 +389,12 @@ assert target_verdict(made_up[:1]).endswith("no package row at that shape")
 # ## 4. One `torch.profiler` pass
 #
 # **The question:** which kernels does one call launch, and how long does each take on the GPU?
-# **The answer:** the profiler records what one call launches on the GPU: each kernel's name and its
-# CUDA time, without the host's share.
+# **The answer:** the profiler records each kernel's name and its CUDA time, without the host's
+# share.
 #
 # `profile_once(fn)` runs `check_small(fn)`, then profiles one call of `fn` at 16384×1024 and
-# returns one row per CUDA kernel, with its CUDA µs, for `profile.table`. With `summary=True` it
-# also prints the profiler's own summary. On a CPU there is no CUDA kernel to record: it says so
-# and returns an empty list. The cell profiles the baseline.
+# returns one row per CUDA kernel, with its CUDA µs. With `summary=True` it also prints the
+# profiler's own summary. On a CPU there is no CUDA kernel to record: it returns an empty list.
 
 # %%
 def profile_once(fn, chunk=LAB_CHUNK, summary=False):
@@ -451,57 +437,19 @@ else:
 # %% [markdown]
 # ## Exercises
 #
-# **The lab** is this notebook's exercise: three questions, scored by a rubric of 10 points split
-# among them. Nothing checks them automatically: your teacher reads your answers. The grader runs
-# the notebook from top to bottom, then collects each answer cell and the cells under it, up to the
-# next answer cell or heading. So put all you hand in there, your kernel's code included, and check
-# it with Restart & Run All before you hand it in. Each question gives you the lines to put under
-# its answer: they call sections 1 to 4's functions on your kernel. Without a GPU, those lines
-# still run: they check your kernel in the Triton interpreter and say what they skipped. Without a
-# GPU you can still earn 4 of the 10 points: question 1's 2 points of correctness, which that
-# check shows, and question 2's written prediction, 2 points.
+# First the checked exercise, `resident_programs`, which needs no GPU; then the lab, three questions
+# that your teacher scores.
 #
-# **Variants to try** (question 2). Change one knob at a time, and time each variant at the large
-# shape under Answer 2, with a line such as
-# `time_lab(reset_scan, chunk=512, name="chunk 512", shapes=[(16384, 1024)])`. Note the GPU µs and
-# % floor at 16384×1024.
-#
-# * **Chunk size**: `chunk=` 64, 128, 256, 512, 1024. A longer chunk means more bytes per load
-#   instruction and fewer trips round the loop, but more registers per thread (notebook 13,
-#   section 0.2).
-#
-# * **`num_warps`**: a launch option of your `reset_scan`'s kernel, `kernel[(B,)](...,
-#   CHUNK=chunk, num_warps=w)`, with w = 1, 2, 4, 8: how many warps share one chunk's loads. Write
-#   a copy of `reset_scan` that takes `num_warps` as a fifth argument, say `reset_scan_w`, and time
-#   `lambda r, d, gamma, chunk: reset_scan_w(r, d, gamma, chunk, 1)` with `name="num_warps 1"`.
-#
-# * **Pipelining**: loop over the chunks with `tl.range(0, n_chunks, num_stages=2)` (or 3) instead
-#   of `range`, so that the next chunk's loads are issued while this one is scanned (notebook 13,
-#   section 0.2's "more bytes per warp", the package's `STAGES = 2`). The carry still passes chunk
-#   to chunk.
-#
-# * Optional: several rows per program, a 2-D tile (notebook 13, section 4). Your `tiled_scan` from
-#   notebook 13's exercises is one. Put it in answer 2's cells and time
-#   `lambda r, d, gamma, chunk: tiled_scan(r, d, gamma, chunk, 4)` for 4 rows a program, with
-#   `shapes=[(4096, 128)]`. Compare `rows` 1, 2, 4 and 8 at 4096×128. The package's planner puts
-#   several rows in a program when rows are short.
-#
-# `time_lab` returns a list of rows, so the lists of several calls join with `+` into one table of
-# all your variants: `variants = time_lab(...) + time_lab(...) + time_lab(...)`, then
-# `print(profile.table(variants, digits=3))` and `print(target_verdict(variants))`. Give each
-# lambda a `name`: without one, its rows read "yours".
-
-# %% [markdown]
-# **`resident_programs`** (checked; it needs no GPU). Question 2 below asks you to predict, among
-# other things, how a knob changes the number of **resident programs**: the programs an SM holds at
-# once (notebook 13, section 0.2). Write that count for any kernel, from what each program uses.
+# **`resident_programs`** (checked; no GPU). Question 2 asks you to predict, among other things,
+# how a knob changes the number of **resident programs**: the programs an SM holds at once
+# (notebook 13, section 0.2). Write that count for any kernel, from what each program uses.
 #
 # * **Inputs:** `regs`, the registers each thread uses; `num_warps`, the warps of one program (32
 #   threads each); `shared_bytes`, the shared memory one program uses (0: none).
 # * **Returns:** an int, how many programs one SM of an H100 or H200 holds at once.
 # * **The SM's limits:** 65,536 registers, 64 warps, 32 programs and 233,472 bytes (228 KiB) of
-#   shared memory. A program is resident whole or not at all. The model leaves out the GPU's
-#   rounding of registers and shared memory to its allocation units.
+#   shared memory. A program is resident whole or not at all. The model ignores the GPU's rounding
+#   to allocation units.
 #
 # <details><summary>Hint 1: where to start</summary>
 #
@@ -553,39 +501,70 @@ def resident_programs(regs, num_warps, shared_bytes):
 exercises.attempt("resident_programs", resident_programs)
 
 # %% [markdown]
+# **The lab** (your teacher reads your answers). The grader runs the notebook from top
+# to bottom, then collects each answer cell and the cells under it, up to the next answer cell or
+# heading. So put all you hand in there, your kernel's code included, and check it with Restart &
+# Run All. Each question gives the lines to put under its answer. Without a GPU those lines still
+# run: they check your kernel in the Triton interpreter and say what they skipped.
+#
+# **The rubric**, 10 points:
+#
+# | points | condition |
+# | --- | --- |
+# | 2 | Question 1, correct: your kernel passes its check in notebook 00c, and `time_lab`'s `assert_close` at every variant you report. |
+# | 2 | Question 1, the target: the best variant you report meets section 3's target. |
+# | 1 | Question 1, instead of the 2 above: half the target, a GPU time at most 3.6 times the package's. |
+# | 2 | Question 2, the prediction, written before any timing: graded on its reasons, not on whether the GPU agreed. |
+# | 1 | Question 2, a table of at least three variants, one knob changed in each. |
+# | 1 | Question 2, one sentence per variant: did it move as predicted, and why? |
+# | 2 | Question 3, the profiler: your kernel's CUDA time, set against `time_lab`'s GPU µs. |
+#
+# Without a GPU you can earn 4 of the 10 points: question 1's correctness and question 2's
+# prediction.
+#
+# **Variants to try** (question 2). Change one knob at a time, and time each variant at the large
+# shape, as in `time_lab(reset_scan, chunk=512, name="chunk 512", shapes=[(16384, 1024)])`.
+#
+# * **Chunk size**: `chunk=` 64, 128, 256, 512, 1024. A longer chunk means more bytes per load
+#   instruction and fewer trips round the loop, but more registers per thread.
+# * **`num_warps`**: a launch option of your kernel, `kernel[(B,)](..., CHUNK=chunk, num_warps=w)`,
+#   with w = 1, 2, 4, 8: how many warps share one chunk's loads. Write a copy of `reset_scan` that
+#   takes `num_warps` as a fifth argument, say `reset_scan_w`, and time
+#   `lambda r, d, gamma, chunk: reset_scan_w(r, d, gamma, chunk, 1)` with `name="num_warps 1"`.
+# * **Pipelining**: loop over the chunks with `tl.range(0, n_chunks, num_stages=2)` (or 3) instead
+#   of `range`, so that the next chunk's loads are issued while this one is scanned (notebook 13,
+#   section 4). The carry still passes chunk to chunk.
+# * Optional: several rows per program, a 2-D tile, such as your `tiled_scan` from notebook 13's
+#   exercises. Time `lambda r, d, gamma, chunk: tiled_scan(r, d, gamma, chunk, 4)` for 4 rows a
+#   program, with `shapes=[(4096, 128)]`, and compare `rows` 1, 2, 4 and 8.
+#
+# The lists that `time_lab` returns join with `+` into one table of all your variants:
+# `variants = time_lab(...) + time_lab(...)`, then `print(profile.table(variants, digits=3))` and
+# `print(target_verdict(variants))`. Give each lambda a `name`: without one, its rows read "yours".
+#
 # Without a checker:
 #
 # *(Answer each in its cell below: your teacher's grader collects the answers from
 # them.)*
 #
-# 1. **Your kernel, timed (4 points).** In the cells under Answer 1, write your `reset_scan` from
-#    notebook 00c, its kernel and its function. Under them, add a cell with these three lines:
-#    `lab = time_lab(reset_scan)`, then `print(profile.table(lab, digits=3))`, then
-#    `print(target_verdict(lab))`. Give your kernel's % floor at 16384×1024 against the target on
-#    your GPU. *Correct, 2 points:* it passes its check in notebook 00c, and `time_lab`'s
-#    `assert_close` at every variant you report. *Target, 2 points:* a GPU time at most 1.8 times
-#    the package's in the same table (55 % of its % floor; on an H100, 50 % of the floor); 1 point
-#    for at least half the target, a GPU time at most 3.6 times the package's. The target is judged
-#    on the best variant you report: your kernel as you wrote it, or one of question 2's variants,
-#    timed by `time_lab` beside the package (`target_verdict(variants)` judges each of them). Your
-#    kernel as written need not meet it. So name here the variant you are judged on, and come
+# 1. **Your kernel, timed.** In the cells under Answer 1, write your `reset_scan` from notebook 00c,
+#    its kernel and its function. Under them, add a cell with `lab = time_lab(reset_scan)`,
+#    `print(profile.table(lab, digits=3))` and `print(target_verdict(lab))`. Give your kernel's %
+#    floor at 16384×1024 against the target on your GPU. The target is judged on the best variant
+#    you report, your kernel as written or one of question 2's: name that variant here, and come
 #    back to this answer after question 2 if a knob helped.
-# 2. **The variants (4 points).** First, before you time any variant and before you read
-#    "Reading the reference", write your prediction under Answer 2: for each of the three knobs of
-#    the list above (chunk size, `num_warps`, pipelining), which way it should move the GPU time
-#    at 16384×1024, from the lab's chunk of 256 on Triton's default 4 warps, and why, in the terms
-#    of notebook 13's primer (section 0) and its section 4: sectors, bytes in flight, resident
-#    programs, registers, barriers between warps. This part needs no GPU. Then, on a GPU, a table
-#    of at least three variants, one knob changed in each, with the GPU µs and % floor at
-#    16384×1024, from `time_lab` calls in a cell under Answer 2. For each, one sentence: did the
-#    time move as you predicted, and why did it move or not, in the same terms? *Prediction, 2
-#    points* (graded on its reasons, not on whether the GPU agreed); *the table, 1 point; the
-#    sentences, 1 point.*
-# 3. **The profiler (2 points).** Profile your best variant with `profile_once`, in a cell under
-#    Answer 3: `kernels = profile_once(best, chunk=c)`, then
-#    `print(profile.table(kernels, digits=3))`, where `best` is its function (a lambda, as in the
-#    variants, will do) and `c` its chunk. Name your kernel and give its CUDA time. Say whether it
-#    agrees with `time_lab`'s GPU µs for that variant, and if not, why not.
+# 2. **The variants.** First, before you time any variant or read "Reading the reference", write
+#    your prediction under Answer 2: for each of the three knobs above (chunk size, `num_warps`,
+#    pipelining), which way it should move the GPU time at 16384×1024, from a chunk of 256 on
+#    Triton's default 4 warps, and why, in the terms of notebook 13's sections 0 and 4: sectors,
+#    bytes in flight, resident programs, registers, barriers between warps. This part needs no GPU.
+#    Then, on a GPU, a table of at least three variants, one knob changed in each, with the GPU µs
+#    and % floor at 16384×1024. For each, one sentence: did the time move as you predicted, and
+#    why, in the same terms?
+# 3. **The profiler.** Profile your best variant in a cell under Answer 3:
+#    `kernels = profile_once(best, chunk=c)`, then `print(profile.table(kernels, digits=3))`, where
+#    `best` is its function (a lambda will do) and `c` its chunk. Name your kernel and give its
+#    CUDA time. Does it agree with `time_lab`'s GPU µs for that variant? If not, why not?
 
 # %% [markdown] tags=["answer-1"]
 # **Answer 1.** *Your answer here (code for it: in cells under this one).*
@@ -599,8 +578,8 @@ exercises.attempt("resident_programs", resident_programs)
 # %% [markdown]
 # ### Reading the reference, after your own answers
 #
-# **The question:** why did the knobs move the course's own solution as they did? Read the folds
-# of this part only after you have written your prediction and your own sentences for question 2.
+# **The question:** why did the knobs move the course's own solution as they did? Open the folds
+# of this part only after writing your prediction and your own sentences for question 2.
 #
 # <details><summary>The short answer (open it after writing your prediction)</summary>
 #
@@ -612,7 +591,7 @@ exercises.attempt("resident_programs", resident_programs)
 #
 # The course's own answer was timed on an H100 (section 3's file). The cell below prints its
 # figures only once you set `SHOW_REFERENCE = True` in it, so *Restart & Run All* does not show
-# them before you have written your prediction.
+# them too early.
 #
 # <details><summary>The reference's baseline (open it after writing your prediction)</summary>
 #
@@ -644,9 +623,9 @@ one_knob = {name: pct for (name, shape), pct in reference_lab.items() if shape =
 assert max(one_knob.values()) >= TARGET_PCT
 
 # %% [markdown]
-# The cell below builds the reference's rows at 16384×1024 with each compiled kernel's registers
-# per thread and shared memory (from the file's `#` column: Triton reports them for each compiled
-# kernel). It too prints them only if you set `SHOW_REFERENCE = True` in the cell above.
+# The cell below builds the reference's rows at 16384×1024, with each compiled kernel's registers
+# per thread and shared memory, as Triton reported them. It too prints them only if
+# `SHOW_REFERENCE = True` above.
 
 # %%
 BIG = "16384x1024"
@@ -679,8 +658,8 @@ for c in (1024, 2048):
     r = resources[(f"reset_scan solution, chunk {c}", BIG)]
     fit[c] = REGISTERS_PER_SM // (r["regs"] * 32 * r["warps"])
 assert fit == {1024: 10, 2048: 7} and max(fit.values()) <= min(32, 64 // 4)  # "7 at once instead of 10", under the caps
-assert pct["reset_scan solution, chunk 1024"] == 63.8  # "from 63.8 %"
-in_proportion = pct["reset_scan solution, chunk 1024"] * fit[2048] / fit[1024]  # "about 45 %, yet it fell to 35.7 %"
+assert pct["reset_scan solution, chunk 1024"] == 63.8  # "from about 64 %"
+in_proportion = pct["reset_scan solution, chunk 1024"] * fit[2048] / fit[1024]  # "about 45 %, yet it fell to about 36 %"
 assert round(in_proportion) == 45 and pct["reset_scan solution, chunk 2048"] == 35.7 < in_proportion - 5
 # pipelining never helped this kernel: every staged variant is below its unstaged twin
 for name in [n for n in pct if "tl.range stages" in n]:
@@ -691,42 +670,36 @@ for name in [n for n in pct if "tl.range stages" in n]:
 # %% [markdown]
 # <details><summary>The reference's reading of each knob (open it after writing your prediction)</summary>
 #
-# **Fewer warps per program.** With 4 warps, one chunk of 256 steps is split over 128 threads, 2
-# steps each. The scan then crosses warps: the warps exchange their partial results through shared
-# memory and wait for each other at a barrier (notebook 13, section 4), and the carry's `tl.sum`
-# does the same. While a program waits there, none of its loads are in flight. With one warp, each
-# lane holds 8 steps, the scan runs in registers and shuffles, and the kernel uses no shared memory
-# at all. An SM also holds twice as many one-warp programs as four-warp ones at once: it is limited
-# to 32 **resident programs** and 64 warps (notebook 13, section 0.2). Both effects raise the bytes
-# in flight.
+# **Fewer warps per program.** With 4 warps, a chunk of 256 steps gives each of 128 threads 2
+# steps, and the scan crosses warps: they exchange partial results through shared memory and wait
+# for each other at a barrier (notebook 13, section 4), as the carry's `tl.sum` does. While a
+# program waits there, none of its loads are in flight. With one warp, each lane holds 8 steps, the
+# scan runs in registers and shuffles, and the kernel uses no shared memory. An SM also holds twice
+# as many one-warp programs at once, within its 32 **resident programs** and 64 warps (notebook 13,
+# section 0.2). Both effects raise the bytes in flight.
 #
 # **Longer chunks.** Each trip round the loop pays the scan's fixed cost (the barrier, the carry's
 # sum) once, whatever the chunk's size. A chunk of 1024 steps loads four times the bytes of a chunk
-# of 256 for about the same fixed cost, so more of the time has loads in flight. At T = 1024, a
-# chunk of 1024 steps is the whole row, scanned in one trip.
+# of 256 for about the same cost, so more of the time has loads in flight.
 #
 # **Why the chunk of 2048 falls back, a hypothesis.** A chunk of 2048 steps is twice the row, so
-# half of it is padding. The padding loads nothing, but the kernel still works on it. The reading
-# has three steps; like the pipelining reading below, it fits the numbers but was not profiled.
+# half of it is padding, which loads nothing but is still worked on. Like the pipelining reading
+# below, this fits the numbers but was not profiled.
 #
-# * **Occupancy.** Each thread holds 16 steps instead of 8 and needs 72 registers instead of 48.
-#   So an SM's 65,536 registers hold 7 of these 4-warp programs at once instead of 10 (notebook
-#   13, section 0.2).
-# * **Little's law.** While too few bytes are in flight to cover the memory's latency, throughput
-#   is proportional to the programs resident on an SM (notebook 13, section 0.2; once enough are in
-#   flight, more programs add nothing). Fewer programs alone would then take the % floor from
-#   63.8 % to about 45 % (63.8 × 7/10). Yet it fell to 35.7 %.
+# * **Occupancy.** Each thread holds 16 steps instead of 8 and needs 72 registers instead of 48, so
+#   an SM's 65,536 registers hold 7 of these 4-warp programs at once instead of 10.
+# * **Little's law.** While too few bytes are in flight, throughput is proportional to the resident
+#   programs (notebook 13, section 0.2). Fewer programs alone would take the % floor from about
+#   64 % to about 45 % (× 7/10). Yet it fell to about 36 %.
 # * **Doubled scan work.** The scan runs over all 2048 positions, twice the work of the chunk of
-#   1024, and none of the program's loads are in flight meanwhile. That could account for the rest
-#   of the fall.
+#   1024, with none of the program's loads in flight meanwhile. That could account for the rest.
 #
-# **Pipelining.** `tl.range(..., num_stages=2)` made every variant slower, even though the package
-# pipelines its own loop. The staged loads go through shared memory (the kernel's 1–5 KB of it),
-# which costs instructions and a wait of their own. Here the other programs on the SM already
-# supply the overlap that staging would add. This reading fits the numbers, but it was not
-# profiled: treat it as a hypothesis you could test with `profile_once` (section 4). The package's
-# kernel differs from yours in its vector loads and its tile (notebook 13, sections 1 and 4), which
-# is one reason the same knob can help one kernel and not another.
+# **Pipelining.** `tl.range(..., num_stages=2)` made every variant slower, though the package
+# pipelines its own loop. The staged loads go through shared memory, which costs instructions and a
+# wait of their own, and here the other programs on the SM already supply the overlap that staging
+# would add. This fits the numbers but was not profiled: a hypothesis you could test with
+# `profile_once` (section 4). The package's kernel differs from yours in its vector loads and its
+# tile (notebook 13, sections 1 and 4), one reason the same knob can help one and not the other.
 #
 # </details>
 
@@ -740,17 +713,13 @@ assert all(one_knob[name] >= TARGET_PCT for name in ["reset_scan, chunk 256, num
 #
 # * **Three figures per call.** Wall time includes the host's work; GPU time is the kernels alone,
 #   from CUDA-graph replays; % floor is the floor ÷ the GPU time, on your GPU's copy bandwidth. At
-#   4096×128 the package's call is host-bound: on the H200, its wall time is more than twice its
-#   GPU time.
+#   4096×128 the package's call is host-bound.
 #
-# * **% floor differs between GPUs.** At 16384×1024 the package's returns ran at 90.3 % of the
-#   floor on the H100 and 79.0 % on the H200. So set your kernel against the package timed on the
-#   same GPU: the lab's target is a GPU time at most 1.8 times the package's (50 % of the floor on
-#   the H100, 44 % on the H200).
+# * **% floor differs between GPUs,** so the lab's target is a ratio: your kernel's GPU time against
+#   the package's, timed on the same GPU.
 #
-# * **The package against the walk.** At 16384×1024 on the H200, the package's returns run at 79 %
-#   of the floor and the step-by-step walk at about 3 %: one step at a time keeps too few bytes in
-#   flight.
+# * **The package against the walk.** The package's returns run at about 80 % of the floor, the
+#   step-by-step walk at about 3 %: one step at a time keeps too few bytes in flight.
 #
 # * **The knobs, on the course's own `reset_scan`** (an H100): "Reading the reference" says which
 #   moved it and why.

@@ -193,6 +193,9 @@ class _Exercise:
     # The words that name its key cases in their labels, what the exercise is about (a NaN behind an
     # episode end, a carry across chunks): an answer wrong on one gets no partial credit (score)
     key: str = "NaN"
+    # What a step's map is, where the student writes a combine: "affine" (y -> b + a y; the combine's order is
+    # read from TWO_MAPS), or another kind (discounted_max's max-plus maps), where that reading does not apply
+    maps: str = "affine"
 
 
 _EXERCISES: dict[str, _Exercise] = {}
@@ -523,7 +526,9 @@ def _verdicts(name, fn, seed, go_on=False):
                     note = _unstored_note(ex, got, launched, hinted="\nHint:" in said)
                     head, hint_mark, hint = said.partition("\nHint:")
                     said, note = head + note + hint_mark + hint, ""
-                raise AssertionError(said + code.slips() + _no_kernel_note(ex, launched) + note) from None
+                head, hint_mark, hint = said.partition("\nHint:")  # Python on a block: said before any guess
+                raise AssertionError(head + code.slips() + hint_mark + hint + _no_kernel_note(ex, launched)
+                                     + note) from None
             del expected
             try:
                 _require(ex, case, fn, args, launched, widest, functions, got)
@@ -1016,7 +1021,7 @@ def _compare(ex, case, got, expected, marks, rtol=1e-5, atol=1e-5, top=True, arg
                          "carried on (k1 | k2)." + _fix(" Select on k2: tl.where(k2, a2, a2 * a1) and tl.where(k2, b2, "
                                                         "b2 + a2 * b1)."))
         # any kernel's combine, seen applying the two maps in the wrong order (vtrace_kernel's, say)
-        if own is None and _combine_seen_swapped():
+        if own is None and ex.maps == "affine" and _combine_seen_swapped():
             own = _swapped_hint(resets=len(SEEN["combine"]) == 3)
         if own is None and bad.sum() > 1 and np.allclose(got[bad], -expected[bad], rtol=1e-5, atol=1e-5):
             own = _Whole("Every wrong element is the answer with its sign flipped: check the sign of the whole "
@@ -1110,12 +1115,14 @@ def _hint(ex, bad, at, marks, got, expected, own=None):
     # (a whole answer says it; so does an exercise's own hint about a NaN)
     if not np.isfinite(got) and np.isfinite(expected) and not isinstance(own, _Whole) and "NaN" not in (own or ""):
         at_end = any(word in what for what in said for word in ("episode end", "termination", "resets"))
-        if at_end and _resets_at_zero(ex):  # the scan selects at a = 0: the NaN is in the step's own pair
-            hints.append("A NaN or inf where the answer is finite, at an episode end. The scan takes a = 0 as a "
-                         "reset, so nothing behind the step reaches it: the NaN comes from what that step computes "
-                         "itself, its pair (a, b) or an epilogue's terms there. Most likely a NaN-able input there (a "
-                         "next value behind a termination) was multiplied by zero, and 0 * NaN = NaN. Select it "
-                         "away (tl.where, torch.where); do not multiply it by zero.")
+        if at_end and _resets_selected(ex):  # the scan selects at a reset: the NaN is in the step's own terms
+            hints.append("A NaN or inf where the answer is finite, at an episode end. Where the step resets ("
+                         + ("a = 0 in linear_scan" if SCAN_RULES.strip() in ex.task else "your reset flag set")
+                         + "), the scan selects, so nothing behind the step reaches it: the NaN comes from what that "
+                         "step computes itself, its b or an epilogue's terms there (or the reset is missing there). "
+                         "Most likely a NaN-able input there (a next value behind a termination) was multiplied by "
+                         "zero, and 0 * NaN = NaN. Select it away (tl.where, torch.where); do not multiply it by "
+                         "zero.")
         elif at_end:
             hints.append("A NaN or inf where the answer is finite, at an episode end: what lies behind it (a NaN "
                          "next value, a later episode) leaked in: a term that may be NaN there must be selected "
@@ -1138,8 +1145,8 @@ class _Whole(str):
     """An exercise's own hint that says what the whole answer is (a known slip it equals everywhere)."""
 
 
-def _resets_at_zero(ex) -> bool:
-    """The student's pairs (a, b) go through linear_scan or scan_hook, which take a = 0 as a reset."""
+def _resets_selected(ex) -> bool:
+    """The student's steps go through linear_scan (a = 0 the reset) or scan_hook (the reset flag): both select."""
     return any(rule.strip() in ex.task for rule in (SCAN_RULES, RESET_RULE))
 
 
@@ -2683,8 +2690,8 @@ SCAN_RULES = """
 Tensors are (B, T), float32, flags bool (write ~flag or flag.to(x.dtype), not 1 - flag).
 linear_scan(a, b) computes y_t = b_t + a_t y_{t+1} backwards in time from y_T = 0: a bootstrap
 at the window's last step goes into b, and a_t = 0 cuts the trace. linear_scan takes a_t = 0 as a
-reset (y_t = b_t, selected: a NaN after it never reaches y_t), as exercises.scan_hook does. A NaN
-inside b itself is yours to select away (torch.where)."""
+reset (y_t = b_t, selected: a NaN after it never reaches y_t). A NaN inside b itself is yours to
+select away (torch.where)."""
 
 
 def _scan(fn, args, kw, initial=None):
@@ -2719,20 +2726,21 @@ def _combine(a1, b1, k1, a2, b2, k2):
 @jit
 def _scan_steps(step, m, carry, REVERSE: tl.constexpr):
     """The scanned values of a chunk's steps from the carry entering it: ``step`` is the prologue's
-    pair (a, b); a step outside ``m`` is the identity, and a step with a = 0 a reset (y_t = b_t,
-    selected: what lies behind it, NaN included, never reaches it), as in linear_scan."""
-    tl.static_assert(len(step) == 2, "scan_hook's prologue returns a pair (a, b), not a triple: a = 0 is the "
-                                     "reset, and NaN-able inputs are selected away in b with tl.where")
+    triple (a, b, reset); a step outside ``m`` is the identity (1, 0, no reset), and a step whose
+    reset is set is y_t = b_t, selected: what lies behind it, NaN included, never reaches it."""
+    tl.static_assert(len(step) == 3, "scan_hook's prologue returns a triple (a, b, reset), as the package's "
+                                     "prologues do: reset (a bool) is where the trace is cut, y_t = b_t selected")
     a = tl.where(m, step[0], 1.0)
-    a_s, b_s, k_s = tl.associative_scan((a, tl.where(m, step[1], 0.0), a == 0.0), 0, _combine, reverse=REVERSE)
+    k = m & (step[2] != 0)
+    a_s, b_s, k_s = tl.associative_scan((a, tl.where(m, step[1], 0.0), k), 0, _combine, reverse=REVERSE)
     return tl.where(k_s, b_s, b_s + a_s * carry)  # a reset in the composed map: the carry is not read
 
 
 @jit
-def _scan_hook_kernel(X, O, P, T, PROLOGUE: tl.constexpr, CHUNK: tl.constexpr, REVERSE: tl.constexpr,
+def _scan_hook_kernel(X, O, P, T, START, PROLOGUE: tl.constexpr, CHUNK: tl.constexpr, REVERSE: tl.constexpr,
                       EPILOGUE: tl.constexpr):
     row = tl.program_id(0)
-    carry = 0.0
+    carry = START  # what lies past the window (0.0, unless a checker says otherwise)
     n_chunks = tl.cdiv(T, CHUNK)
     for i in range(0, n_chunks):
         c = i
@@ -2761,9 +2769,12 @@ def _map_hook_kernel(X, O, P, n, HOOK: tl.constexpr, BLOCK: tl.constexpr):
     tl.store(O + offs, HOOK(X, P, offs, m), mask=m)
 
 
+_PAST_THE_WINDOW = [0.0]  # where scan_hook starts: a checker's case may set it (returns_autograd's)
+
+
 def scan_hook(prologue, inputs, params, chunk: int = 64, reverse: bool = True, epilogue=None) -> torch.Tensor:
     """The reverse scan y_t = b_t + a_t y_{t+1} (y_T = 0) of the pairs that your ``@triton.jit``
-    ``prologue(X, P, offs, t, m, T) -> (a, b)`` returns for each chunk of ``chunk`` steps
+    ``prologue(X, P, offs, t, m, T) -> (a, b, reset)`` returns for each chunk of ``chunk`` steps
     (``reverse=False``: the forward scan y_t = b_t + a_t y_{t-1}, y_{-1} = 0). With an
     ``epilogue(X, P, offs, t, m, T, y, y_in) -> out`` (reverse scans), what it returns is stored
     instead of y; ``y_in`` is the value that entered the step (y_t = b_t + a_t y_in), y_{t+1} in a
@@ -2777,10 +2788,15 @@ def scan_hook(prologue, inputs, params, chunk: int = 64, reverse: bool = True, e
     program per row; an input may have trailing axes (a (B, T, K) tensor: step ``offs``'s element
     ``a`` is at ``offs * K + a``).
 
-    A step with a = 0 is a reset, as in ``linear_scan``: y_t = b_t, selected, so nothing behind it
-    (a later episode, the carry from a later chunk; in a forward scan the steps before) reaches
-    it, NaN or inf included. y_in at a reset step is still the value behind it (y_{t+1}). A NaN
-    inside b itself (0 * NaN in b at a terminal step) is the prologue's to select away with tl.where.
+    ``reset`` (a bool per step) is where the trace is cut, as in the package's prologues: y_t = b_t,
+    selected, so nothing behind it (a later episode, what lies past the window, the carry from a later
+    chunk; in a forward scan the steps before) reaches it, NaN or inf included; a's value there is
+    never read. y_in at a reset step is still the value behind it (y_{t+1}). A NaN inside b itself
+    (0 * NaN in b at a terminal step) is the prologue's to select away with tl.where.
+
+    The scan starts from y_T = 0 (y_{-1} = 0 forwards). While a checker runs, a case may start it
+    from another value, a stand-in for what lies past the window: a step that cuts the trace there
+    keeps it out, as every estimator's window's last step must.
     """
     if epilogue is not None and not reverse:
         raise ValueError("scan_hook: an epilogue goes with a reverse scan")
@@ -2788,7 +2804,7 @@ def scan_hook(prologue, inputs, params, chunk: int = 64, reverse: bool = True, e
     B, T = X[0].shape
     out = torch.empty(B, T, dtype=torch.float32, device=X[0].device)
     P = tuple(int(p) if isinstance(p, (int, np.integer)) and not isinstance(p, bool) else float(p) for p in params)
-    _scan_hook_kernel[(B,)](X, out, P, T, PROLOGUE=prologue, CHUNK=chunk,
+    _scan_hook_kernel[(B,)](X, out, P, T, float(_PAST_THE_WINDOW[0]), PROLOGUE=prologue, CHUNK=chunk,
                             REVERSE=reverse, EPILOGUE=epilogue)
     return out
 
@@ -2843,11 +2859,12 @@ HOOK_RULES = """
 Inputs are float32 except the flags (bool: tl.load(...) != 0 gives the flag). Load one input as
 tl.load(X[i] + offs, mask=m, other=0.0)."""
 NEXT_STEP = """ The step after t is offs + 1 (mask it with m & (t + 1 < T))."""
-# scan_hook's protocol: pairs (a, b), a = 0 the reset, as in linear_scan. Every scan_hook task says so.
+# scan_hook's protocol: triples (a, b, reset), as the package's prologues. Every scan_hook task says so.
 RESET_RULE = """
-Pairs (a, b): a = 0 is a reset, as in linear_scan (y_t = b_t, selected: nothing behind the step,
-NaN included, reaches it). A NaN inside b itself is yours: select NaN-able inputs away in b with
-tl.where (gamma * (1 - term) * V' is 0 * NaN = NaN where V' behind a termination is NaN)."""
+Triples (a, b, reset): reset, a bool per step, is where the trace is cut (an episode's end, the
+window's last step): y_t = b_t there, selected, so nothing behind the step, NaN included, reaches
+it; a keeps its usual value (it is not read there). A NaN inside b itself is yours: select NaN-able
+inputs away in b with tl.where (gamma * (1 - term) * V' is 0 * NaN = NaN where V' is NaN)."""
 
 
 _COMPOSE_ORDER = ("the b part is wrong{}: is q applied first? (\"p first, then q\": y goes through p, "
@@ -2903,6 +2920,81 @@ def _matrix_compose_cases(d):
         out.append((f"n={n}", ((A1, b1), (A2, b2)), {}, _key("matrix_compose", A1, b1, A2, b2)))
     return out
 
+
+
+def _run_combine_arrays(fn, args, kw):
+    """The student's triple, its a left out where the combined map resets (that a is never read)."""
+    got = fn(*args, **kw)
+    if not isinstance(got, (tuple, list)) or len(got) != 3:
+        raise AssertionError(f"combine_arrays must return the triple (a, b, k), got {_describe(got)}")
+    (_, _, k1), (_, _, k2) = args
+    a, b, k = (np.asarray(x) for x in got)
+    return np.where(k1 | k2, 0.0, a) if a.shape == k1.shape else a, b, k
+
+
+def _combine_arrays_hint(args, i, bad, got, expected):
+    """combine_arrays' usual slips: a reset multiplied by 0, the first operand's reset winning or the
+    operands' order swapped, the flag of one operand alone."""
+    (a1, b1, k1), (a2, b2, k2) = args
+    got = np.asarray(got)
+    with np.errstate(all="ignore"):
+        if i == 2 and got.shape == k2.shape:
+            got = got != 0
+            if (got == k2).all():
+                return _Whole("Your flag is the second operand's alone. The combined map resets if either step "
+                              "resets: a reset in the first operand still cuts what lies behind it." +
+                              _fix(" k = k1 | k2."))
+            if (got == (k1 & k2)).all():
+                return _Whole("Your flag is set only where both operands reset: a run resets where either of "
+                              "its steps does." + _fix(" k = k1 | k2, not k1 & k2."))
+        if i != 1 or got.shape != b2.shape:
+            return None
+        if np.isnan(got[bad]).any() and (k2 & np.isnan(b1) & np.isnan(got)).any():
+            return _Whole("Your b is NaN where the second operand resets and the first's b is a NaN: the reset "
+                          "was a multiplication by 0 (0 * NaN = NaN), so the NaN behind the reset got through. "
+                          "Select instead: the reset's b is b2 alone, with no arithmetic on b1." +
+                          _fix(" b = np.where(k2, b2, b2 + a2 * b1)."))
+        slips = {"your b selects on the first operand's flag. A reset drops what was applied before it: a reset "
+                 "in the second operand drops the first map, while a reset in the first drops only what lay "
+                 "before it, and the second map still applies" + _fix(": select on k2, b = np.where(k2, b2, "
+                                                                       "b2 + a2 * b1)"): np.where(k1, b2, b2 + a2 * b1),
+                 "the operands' order is swapped (b1 + a1 * b2: the second map applied first). \"first\" is the "
+                 "map applied first, so its output goes through the second" + _fix(": b = b2 + a2 * b1 where k2 "
+                                                                                  "is clear"):
+                     np.where(k1, b1, b1 + a1 * b2)}
+    for what, slip in slips.items():
+        if _is_slip(got, slip, expected):
+            return _Whole(f"This is the combine with a slip: {what}.")
+    return None
+
+
+@_exercise("combine_arrays", "00_associative_scan", "numpy", stream=35, task="""
+combine_arrays(first, second) -> (a, b, k): section 4's combine on whole arrays. first and second
+are triples (a, b, k) of NumPy arrays of one shape (a, b float64, k bool), first the map applied
+first (the order rule); element by element, a step with k set is the map y -> b, else y -> a y + b.
+Return the combined triple elementwise, with np.where: select, never multiply by 0 (b1 may hold a
+NaN where the second operand resets). The checker compares k and b everywhere, and a where k is
+clear (the a of a reset is never read).
+""", scan=None, results=("a", "b", "k"), run=_run_combine_arrays,
+   hint=lambda args, i, bad, got, expected: _combine_arrays_hint(args, i, bad, got, expected))
+def _combine_arrays_cases(d):
+    rng = d.rng
+    out = []
+    for what in ("no resets", "resets in the second operand", "a NaN in the first operand behind a reset",
+                 "resets in both operands"):
+        shape = (d.int(2, 2, 4), d.int(5, 3, 8))
+        a1, a2 = rng.uniform(0.3, 1.0, (2,) + shape)
+        b1, b2 = rng.normal(size=(2,) + shape)
+        k1 = _flags(rng, shape, 0.4 if what == "resets in both operands" else 0.0)
+        k2 = _flags(rng, shape, 0.0 if what == "no resets" else 0.4)
+        if what.startswith("a NaN"):
+            k2[0, 1] = True
+            b1[0, 1] = b1[-1, -1] = np.nan  # behind a reset, where the select drops it; and one that gets through
+            k2[-1, -1] = False
+        first, second = (a1, b1, k1), (a2, b2, k2)
+        a, b, k = _key("combine_arrays", first, second)
+        out.append((what, (first, second), {}, (np.where(k, 0.0, a), b, k)))
+    return out
 
 
 @_checker_only
@@ -3385,38 +3477,38 @@ def _scanned_decay(term, a, chunk):
 
 
 @jit
-def _undefined_outside(m, a, b):
-    """A prologue's pair with made-up values on the lanes outside ``m`` (past the row's end): the
-    loop that runs it must make those lanes the identity (1, 0) itself."""
-    return tl.where(m, a, 2.0), tl.where(m, b, 100.0)
+def _undefined_outside(m, a, b, reset):
+    """A prologue's triple with made-up values on the lanes outside ``m`` (past the row's end): the
+    loop that runs it must make those lanes the identity (1, 0, no reset) itself."""
+    return tl.where(m, a, 2.0), tl.where(m, b, 100.0), reset | ~m
 
 
 @jit
 def _hooked_returns(X, P, offs, t, m, T):
-    """The discounted return's pairs: X = (rewards, terminated), P = (gamma,); a = 0 at an episode end."""
+    """The discounted return's triples: X = (rewards, terminated), P = (gamma,); a reset at an episode end."""
     r = tl.load(X[0] + offs, mask=m, other=0.0)
     done = tl.load(X[1] + offs, mask=m, other=0) != 0
-    return _undefined_outside(m, tl.where(done, 0.0, P[0]), r)
+    return _undefined_outside(m, P[0], r, done)
 
 
 @jit
 def _hooked_gae(X, P, offs, t, m, T):
-    """GAE's pairs: X = (rewards, values, next_values, terminated), P = (gamma, lam); a = 0 at a termination."""
+    """GAE's triples: X = (rewards, values, next_values, terminated), P = (gamma, lam); a reset at a termination."""
     r = tl.load(X[0] + offs, mask=m, other=0.0)
     v = tl.load(X[1] + offs, mask=m, other=0.0)
     nv = tl.load(X[2] + offs, mask=m, other=0.0)
     done = tl.load(X[3] + offs, mask=m, other=0) != 0
-    return _undefined_outside(m, tl.where(done, 0.0, P[0] * P[1]), r + tl.where(done, 0.0, P[0] * nv) - v)
+    return _undefined_outside(m, P[0] * P[1], r + tl.where(done, 0.0, P[0] * nv) - v, done)
 
 
 _HOOKED_BY_NAME = ("Every element is wrong with GAE's prologue: does your kernel call PROLOGUE, the prologue passed "
                    "in (a tl.constexpr argument), or a prologue of its own by name?")
-_HOOKED_FLAG = ("A NaN crossed an episode end: either the reset flag is never set (here the prologue marks an end "
-                "with a = 0, and your kernel makes the flag from it, flag = a == 0.0), or it is set but not selected "
-                "on everywhere it must be, in the combine and on the carry. A product by a = 0 lets 0 * NaN = NaN "
-                "through." + _fix(" Make the flag from the prologue's a, flag = a == 0.0, after the padding lanes "
-                                  "are made (1, 0); scan the triple (a, b, flag) with your reset_combine; and select "
-                                  "the carry away where the composed flag is set."))
+_HOOKED_FLAG = ("A NaN crossed an episode end: the prologue's reset flag is not selected on everywhere it must be, "
+                "in the combine and on the carry (a product by 0 lets 0 * NaN = NaN through), or it is lost on the "
+                "way: the padding lanes must be (1, 0, no reset), and the flag of a real step kept." + _fix(
+                    " Unpack a, b, reset = PROLOGUE(...); make the lanes outside m (1, 0, False): reset = reset & m; "
+                    "scan the triple (a, b, reset) with your reset_combine; and select the carry away where the "
+                    "composed flag is set."))
 _HOOKED = {  # hooked_scan's prologues: what each scans, as the float64 loop (inputs, then params)
     id(_hooked_returns): lambda r, done, gamma: reference.discounted_returns(r, gamma=gamma, terminated=done),
     id(_hooked_gae): lambda r, v, nv, done, gamma, lam: reference.gae(r, v, next_values=nv, terminated=done,
@@ -3429,9 +3521,10 @@ hooked_scan(prologue, inputs, params, chunk) -> y: one kernel for every algorith
 chunk loop with the prologue passed in as a tl.constexpr argument, PROLOGUE. On each chunk of a row
 the kernel calls PROLOGUE(X, P, offs, t, m, T): X the tuple `inputs` ((B, T) contiguous tensors),
 P the tuple `params` (floats), offs the chunk's flat offsets row * T + t, t its time steps, m the
-mask t < T, T the row length. The prologue returns (a, b); a = 0 is a reset (an episode's end:
-y_t = b_t, selected as in your reset_scan, so nothing behind it, NaN included, reaches it). Outside
-m its values are not defined: make those lanes the identity (1, 0). Scan y_t = b_t + a_t y_{t+1}
+mask t < T, T the row length. The prologue returns the triple (a, b, reset), as the package's
+prologues do: reset, a bool, is an episode's end (y_t = b_t, selected as in your reset_scan, so
+nothing behind it, NaN included, reaches it). Outside m its values are not defined: make those
+lanes the identity (1, 0, no reset). Scan y_t = b_t + a_t y_{t+1}
 backwards from y_T = 0, in chunks of `chunk` steps, one program per row, and return y, a (B, T)
 float32 tensor your kernel wrote. The checker passes its own prologues (the discounted return's,
 GAE's): your one kernel is compiled once for each.
@@ -3544,7 +3637,7 @@ compose, what the identity is (for the padding lanes and for what enters a row's
 how an episode end resets, then write the chunked scan of 00b and 00c for it: one program per
 row, chunks of `chunk` steps (a power of two) from the last one down, each one
 tl.associative_scan, the carry handed from each chunk to the one before it.
-""", needs="scan", run=_in_chunks(3), window_end=_MAX_END, key="across chunks",
+""", needs="scan", run=_in_chunks(3), window_end=_MAX_END, key="across chunks", maps="max-plus",
    ordinary=("An ordinary step, and every step the scan reached before it is right: check what your code computes "
              "at that step (its pair (g_t, c_t) = (gamma, r_t)) or, in your combine, the order in which it applies "
              "the two maps (the later steps' map first)."),
@@ -3657,10 +3750,10 @@ def _transposed_hint(args, i, bad, got, expected):
 
 # ---- 01: returns -----------------------------------------------------------------------------------
 @_exercise("transposed_scan", "01_discounted_return", "hook", stream=10, task="""
-transposed_scan: a @triton.jit prologue transposed_scan(X, P, offs, t, m, T) -> (a, b) for
-exercises.scan_hook(..., reverse=False), with X = (a, dy): the gradient of y = linear_scan(a, b)
+transposed_scan: a @triton.jit prologue transposed_scan(X, P, offs, t, m, T) -> (a, b, reset)
+for exercises.scan_hook(..., reverse=False), with X = (a, dy): the gradient of y = linear_scan(a, b)
 (y_t = b_t + a_t y_{t+1}) with respect to b, g_t = dy_t + a_{t-1} g_{t-1} (g_0 = dy_0), as a
-forward scan of the pairs (a_{t-1}, dy_t). Step 0 has no step before it: g_0 = dy_0.
+forward scan of the steps (a_{t-1}, dy_t). Step 0 has no step before it: g_0 = dy_0, a reset.
 """ + HOOK_RULES + RESET_RULE, needs="hook", run=lambda fn, args, kw: _harness_scan(fn, args, (), reverse=False),
    scan="forward", hint=lambda *a: _transposed_hint(*a))
 def _transposed_scan_cases(d):
@@ -3685,10 +3778,19 @@ def _returns_and_gradient(r, done, gamma, w):
 
 
 def _with_gradient(fn, args, kw):
-    """(returns, dL/drewards) for L = sum(w * returns): the forward and the backward of ``fn``. The
-    rewards passed share the case's tensor's storage, and the gradient into the returns is the case's
-    ``w`` itself: the replay (``_replay``) writes new values into both."""
-    r, d, gamma, w = args
+    """(returns, dL/drewards) for L = sum(w * returns): the forward and the backward of ``fn``, with
+    scan_hook started from ``past`` (what lies past the window). The rewards passed share the case's
+    tensor's storage, and the gradient into the returns is the case's ``w`` itself: the replay
+    (``_replay``) writes new values into both."""
+    r, d, gamma, w, past = args
+    _PAST_THE_WINDOW[0] = past
+    try:
+        return _forward_and_backward(fn, r, d, gamma, w)
+    finally:
+        _PAST_THE_WINDOW[0] = 0.0
+
+
+def _forward_and_backward(fn, r, d, gamma, w):
     r = r.detach().requires_grad_()
     y = fn(r, d, gamma)
     if not isinstance(y, torch.Tensor) or not y.requires_grad:
@@ -3704,10 +3806,25 @@ def _with_gradient(fn, args, kw):
 
 
 def _returns_autograd_hint(args, i, bad, got, expected):
-    """The backward's off-by-one: dL/drewards from step t's own flag where the transposed scan takes step t - 1's."""
+    """The backward's off-by-one: dL/drewards from step t's own flag where the transposed scan takes step t - 1's;
+    in a case that starts the scans from a value past the window, a forward whose last step, or a backward whose
+    step 0, does not reset."""
+    r, done, gamma, w, past = _as_numpy(tuple(args))
+    with np.errstate(all="ignore"):
+        open_end = reference.linear_scan(np.where(done, 0.0, gamma), r, initial=past)  # no reset at t = T - 1
+        a_prev = np.concatenate([np.full_like(r[..., :1], gamma), gamma * (1.0 - done[..., :-1])], -1)
+        open_start = reference.linear_scan(a_prev, w, reverse=False, initial=past)  # no reset at t = 0
+    if past and i == 0 and _is_slip(got, open_end, expected):
+        return _Whole(f"Your forward's last step does not reset, so the value past the window (here {past:g}, "
+                      "where this case's scan starts) flows into the last step and, through it, into every step "
+                      "before it up to an episode end." + _fix(
+                          " Reset at the window's last step as well as where terminated: term | (t == T - 1)."))
+    if past and i == 1 and _is_slip(got, open_start, expected):
+        return _Whole(f"Your backward's step 0 does not reset, so the value the forward scan starts from (here "
+                      f"{past:g}) enters g_0 and every step after it up to an episode end. Nothing comes before "
+                      "step 0." + _fix(" Make step 0 a reset: load term_{t-1} with other=1 where t == 0."))
     if i != 1:
         return None
-    r, done, gamma, w = _as_numpy(tuple(args))
     same_step = reference.linear_scan(gamma * (1.0 - done), w, reverse=False)  # gamma (1 - done_t), not done_{t-1}
     before = np.concatenate([np.zeros_like(done[:, :1], dtype=float), gamma * (1.0 - done[:, :-1])], 1)
     for a in (before, gamma * (1.0 - done)):  # the backward's pairs (or the forward's) scanned the forward's way
@@ -3729,24 +3846,30 @@ torch.autograd.Function whose forward runs the reverse scan G_t = r_t + gamma (1
 forwards in time: dL/dr_t = g_t, g_t = dL/dG_t + gamma (1 - term_{t-1}) g_{t-1} (scan_hook with
 reverse=False and a second prologue; no step comes before t = 0).
 Save what the backward needs with ctx.save_for_backward. (B, T) float32 rewards, bool terminated.
-scan_hook starts from y_T = 0, so here a window's last step that does not reset gives the same
-returns (nothing comes in past the window); the reset there is still the rule (gae_pairs' check
-starts from a nonzero y_T, and fails without it). The checker requires the autograd.Function's
-apply, and Triton code of yours launched in the forward and in the backward.
+The window's last step resets in the forward, and step 0 in the backward (nothing before it): in
+the cases marked "past the window", the checker's scan_hook starts both scans from """ + f"{PAST_WINDOW:g}" + """, not
+0, a stand-in for what lies past the window, which only those resets keep out. The checker
+requires the autograd.Function's apply, and Triton code of yours launched in the forward and in
+the backward.
 """ + RESET_RULE, needs="autograd", run=_with_gradient, scan=("reverse", "forward"),
    results=("the returns G", "dL/drewards"),
-   may_use=("scan_hook",), recompute=lambda r, done, gamma, w: _returns_and_gradient(r, done, gamma, w),
+   window_end="the window's last step (t = T - 1: does it reset? a value may lie past the window)",
+   may_use=("scan_hook",), recompute=lambda r, done, gamma, w, past: _returns_and_gradient(r, done, gamma, w),
    hint=lambda *a: _returns_autograd_hint(*a))
 def _returns_autograd_cases(d):
     rng, gamma = d.rng, d.real(0.9, 0.8, 0.99)
     out = []
-    for shape, p in (((1, d.int(6, 2, 9)), 0.0), ((2, d.int(40, 10, 64)), 0.1), ((3, d.int(150, 65, 200)), 0.05)):
+    for shape, p, past in (((1, d.int(6, 2, 9)), 0.0, 0.0), ((2, d.int(40, 10, 64)), 0.1, 0.0),
+                           ((3, d.int(150, 65, 200)), 0.05, 0.0), ((2, d.int(20, 10, 64)), 0.1, PAST_WINDOW)):
         r, w = rng.normal(size=(2, *shape))
         done = _flags(rng, shape, p)
-        done[-1, -1] |= p == 0.1  # an episode end at the window's last step
-        what = f"shape {shape}" + (", episode ends" if p else "") + (", several chunks" if shape[1] > 64 else "")
-        out.append((what, (_t(r), _t(done, torch.bool), gamma, _t(w)), {}, _returns_and_gradient(r, done, gamma, w),
-                    {DONE: done}))
+        done[-1, -1] |= p == 0.1 and not past  # an episode end at the window's last step
+        if past:
+            done[:, -1] = False  # the window ends inside an episode: the last step's own reset keeps y_T out
+        what = (f"shape {shape}" + (", episode ends" if p else "") + (", several chunks" if shape[1] > 64 else "")
+                + (f", past the window: both scans start from {past:g}" if past else ""))
+        out.append((what, (_t(r), _t(done, torch.bool), gamma, _t(w), past), {},
+                    _returns_and_gradient(r, done, gamma, w), {DONE: done}))
     return out
 
 
@@ -4075,7 +4198,7 @@ def _next_actions(rng, q, p_greedy):
 
 
 @_exercise("q_lambda", "03_td_lambda", "hook", stream=7, task="""
-q_lambda: a @triton.jit prologue q_lambda(X, P, offs, t, m, T) -> (a, b) for exercises.scan_hook,
+q_lambda: a @triton.jit prologue q_lambda(X, P, offs, t, m, T) -> (a, b, reset) for exercises.scan_hook,
 with X = (rewards, next_q, next_action, terminated) and P = (gamma, lam, n_actions): Watkins's
 Q(lambda) targets. next_q is (B, T, n_actions) float32, Q(s_{t+1}, .) for each action (step offs's
 action k is at offs * n_actions + k); next_action (B, T) int64, the action u_{t+1} taken at
@@ -4083,8 +4206,9 @@ s_{t+1} (u: an action; a_t is the scan's multiplier); n_actions an int. With a l
 actions (for k in range(n_actions)) compute max_q = max_u Q(s_{t+1}, u) and whether the action
 taken is greedy, Q(s_{t+1}, u_{t+1}) == max_q (a tie for the max counts as greedy). Then
 G_t = r_t + gamma (1 - term_t) [(1 - l_t) max_q + l_t G_{t+1}], l_t = lam where u_{t+1} is greedy
-and 0 where it is not (the trace is cut) or at the window's last step (t == T - 1). next_q behind a
-termination may be NaN: select it away (tl.where), do not multiply it by 0. The harness scans
+and 0 where it is not (the trace is cut) or at the window's last step (t == T - 1). Each cut of the
+trace is a reset (a termination, a non-greedy next action, the window's last step). next_q behind
+a termination may be NaN: select it away (tl.where), do not multiply it by 0. The harness scans
 y_t = b_t + a_t y_{t+1} from y_T = 0.
 """ + HOOK_RULES + RESET_RULE, needs="hook", run=_scan_with(4), hint=lambda *a: _q_lambda_hint(*a))
 def _q_lambda_cases(d):
@@ -4181,12 +4305,12 @@ def _retrace_hint(args, i, bad, got, expected):
 
 
 @_exercise("retrace", "04_vtrace", "hook", stream=8, task="""
-retrace: a @triton.jit prologue retrace(X, P, offs, t, m, T) -> (a, b) for exercises.scan_hook,
+retrace: a @triton.jit prologue retrace(X, P, offs, t, m, T) -> (a, b, reset) for exercises.scan_hook,
 with X = (rewards, next_expected_q, next_q, next_log_ratio, terminated) and P = (gamma, lam):
 Retrace(lambda) targets for Q(s_t, u_t) (u: an action): G_t = r_t + gamma (1 - term_t) [E_pi Q(s_{t+1}, .)
 + c_{t+1} (G_{t+1} - Q(s_{t+1}, u_{t+1}))], c_{t+1} = lam min(1, pi/mu at t+1) =
-lam min(1, exp(next_log_ratio_t)), and c = 0 at the window's last step (t == T - 1). Behind a
-termination the next_* inputs are never to be read (they may be NaN): select them away
+lam min(1, exp(next_log_ratio_t)), and c = 0 at the window's last step (t == T - 1), which resets,
+as a termination does. Behind a termination the next_* inputs are never to be read (they may be NaN): select them away
 (tl.where), do not multiply them by (1 - term).
 """ + HOOK_RULES + RESET_RULE, needs="hook", run=_scan_with(5), hint=lambda *a: _retrace_hint(*a))
 def _retrace_cases(d):
@@ -4213,18 +4337,19 @@ def vtrace_prologue(X, P, offs, t, m, T):
     """V-trace's vs as a reverse scan (λ = 1): X = (log_rhos, rewards, values, next_values,
     terminated), P = (gamma, rho_bar, c_bar). Inside an episode V(s_{t+1}) = next_values[t], so
     vs_t = V_t + ρ_t δ_t + γ_t c_t (vs_{t+1} - V'_t), with ρ_t = min(ρ̄, π/μ) and δ_t the TD error:
-    a_t = γ_t c_t, b_t = V_t + ρ_t δ_t - γ_t c_t V'_t; the window's last step bootstraps (vs_T = V'):
-    a = 0, b = V + ρ δ. Behind a termination V'_t is never
+    a_t = γ_t c_t, b_t = V_t + ρ_t δ_t - γ_t c_t V'_t; a termination and the window's last step
+    (which bootstraps: vs_T = V') reset, with b = V + ρ δ. Behind a termination V'_t is never
     read, only selected away (it may be NaN: 0 · NaN is NaN)."""
     gamma, rho_bar, c_bar = P[0], P[1], P[2]
-    rho = tl.exp(tl.load(X[0] + offs, mask=m, other=0.0))
+    ratio = tl.exp(tl.load(X[0] + offs, mask=m, other=0.0))  # π/μ, before either clip
     r = tl.load(X[1] + offs, mask=m, other=0.0)
     v = tl.load(X[2] + offs, mask=m, other=0.0)
     v_next = tl.load(X[3] + offs, mask=m, other=0.0)
     term = tl.load(X[4] + offs, mask=m, other=0) != 0
-    delta = tl.minimum(rho, rho_bar) * (r + tl.where(term, 0.0, gamma * v_next) - v)
-    a = tl.where(term | (t == T - 1), 0.0, gamma * tl.minimum(rho, c_bar))
-    return a, v + delta - tl.where(term | (t == T - 1), 0.0, a * v_next)  # a select, as at every reset
+    rho_delta = tl.minimum(ratio, rho_bar) * (r + tl.where(term, 0.0, gamma * v_next) - v)  # ρ_t δ_t
+    reset = term | (t == T - 1)
+    a = gamma * tl.minimum(ratio, c_bar)
+    return a, v + rho_delta - tl.where(reset, 0.0, a * v_next), reset  # a select, as at every reset
 
 
 def _vtrace_rollouts(d, behind_termination):
@@ -4729,12 +4854,12 @@ def _soft_lambda_hint(args, got, expected):
 
 
 @_exercise("soft_lambda_targets", "06_sac", "hook", stream=9, task="""
-soft_lambda_targets: a @triton.jit prologue soft_lambda_targets(X, P, offs, t, m, T) -> (a, b) for
+soft_lambda_targets: a @triton.jit prologue soft_lambda_targets(X, P, offs, t, m, T) -> (a, b, reset) for
 exercises.scan_hook, with X = (rewards, next_q1, next_q2, next_log_probs, log_probs, terminated)
 and P = (gamma, alpha, lam): the soft lambda-return (rltriton_lite.sac_targets with two critics).
 V'_t = min(Q1, Q2)(s_{t+1}) - alpha log pi(u'|s_{t+1}), with u' an action sampled fresh at s_{t+1};
 G_t = r_t + gamma (1 - term_t)[(1 - lam) V'_t + lam (G_{t+1} - alpha log_probs_{t+1})], with V'_t
-alone in the bracket at the window's last step (a termination zeroes the bracket: G_t = r_t; next_q1,
+alone in the bracket at the window's last step, a reset (a termination, a reset too, zeroes the bracket: G_t = r_t; next_q1,
 next_q2 and next_log_probs behind it may be NaN: select them away with tl.where, do not multiply
 by (1 - term)).
 """ + HOOK_RULES + NEXT_STEP + RESET_RULE, needs="hook", run=_scan_with(6),

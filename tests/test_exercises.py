@@ -34,6 +34,11 @@ import rltriton_lite._triton as rl_triton
 import rltriton_lite.profile as rl_profile
 import rltriton_lite.returns as rl_returns
 from rltriton_lite import exercises
+
+
+@triton.jit
+def _reset_where_zero(a, b):  # a wrong answer's pair (a = 0 its reset) as scan_hook's triple (a, b, reset)
+    return a, b, a == 0.0
 from rltriton_lite import gae as package_gae
 from rltriton_lite.episode import REWARDS, step, values_now_and_next
 from rltriton_lite.integrations.verl import compute_gae_advantage_return as verl_gae
@@ -223,7 +228,7 @@ def _reset_scan_with(**mistake):
 @triton.jit
 def _hooked_returns_of_my_own(X, P, offs, t, m, T):
     r = tl.load(X[0] + offs, mask=m, other=0.0)
-    return tl.where(tl.load(X[1] + offs, mask=m, other=0) != 0, 0.0, P[0]), r
+    return tl.where(m, P[0], 1.0), r, tl.load(X[1] + offs, mask=m, other=0) != 0
 
 
 @triton.jit
@@ -240,17 +245,18 @@ def _hooked_scan_variant(X, P, Y, T, PROLOGUE: tl.constexpr, CHUNK: tl.constexpr
         m = t < T
         offs = row * T + t
         if HARD_CODED:
-            a, b = _hooked_returns_of_my_own(X, P, offs, t, m, T)  # one algorithm's prologue, not PROLOGUE
+            a, b, k = _hooked_returns_of_my_own(X, P, offs, t, m, T)  # one algorithm's prologue, not PROLOGUE
         else:
-            a, b = PROLOGUE(X, P, offs, t, m, T)
+            a, b, k = PROLOGUE(X, P, offs, t, m, T)
         if not NO_PADDING:
             a = tl.where(m, a, 1.0)
             b = tl.where(m, b, 0.0)
-        if MULTIPLIED:  # a = 0 as a multiplier: 0 * NaN from a later episode leaks
-            a_s, b_s = tl.associative_scan((a, b), 0, _combine_right, reverse=True)
+            k = k & m
+        if MULTIPLIED:  # the reset as a multiplier a = 0: 0 * NaN from a later episode leaks
+            a_s, b_s = tl.associative_scan((tl.where(k, 0.0, a), b), 0, _combine_right, reverse=True)
             y = b_s + a_s * carry
         else:
-            a_s, b_s, r_s = tl.associative_scan((a, b, a == 0.0), 0, _reset_combine, reverse=True)
+            a_s, b_s, r_s = tl.associative_scan((a, b, k), 0, _reset_combine, reverse=True)
             y = tl.where(r_s, b_s, b_s + a_s * carry)
             if CARRY_MULTIPLIED:  # the combine selects, the carry does not: A_t = 0 times a NaN carry
                 y = b_s + a_s * carry
@@ -488,22 +494,24 @@ def _gae_prologue_returns_three(X, SX, P, row, t, m, T, ACC: tl.constexpr):  # 0
 @triton.jit
 def _returns_fwd(X, P, offs, t, m, T):
     done = tl.load(X[1] + offs, mask=m, other=0) != 0
-    return tl.where(done, 0.0, P[0]), tl.load(X[0] + offs, mask=m, other=0.0)
+    return _reset_where_zero(tl.where(done, 0.0, P[0]), tl.load(X[0] + offs, mask=m, other=0.0))
 
 
 @triton.jit
 def _transposed_same_step(X, P, offs, t, m, T):  # term_t where the recursion needs term_{t-1}
     done = tl.load(X[1] + offs, mask=m, other=0) != 0
-    return tl.where(done, 0.0, P[0]), tl.load(X[0] + offs, mask=m, other=0.0)
+    return _reset_where_zero(tl.where(done, 0.0, P[0]), tl.load(X[0] + offs, mask=m, other=0.0))
 
 
-def _returns_autograd_with(backward):
+def _returns_autograd_with(backward, forward=None):
+    """returns_autograd with ``backward(ctx, grad)``, the forward's prologue ``forward`` (default _returns_fwd:
+    a reset at episode ends only)."""
     class Returns(torch.autograd.Function):
         @staticmethod
         def forward(ctx, rewards, terminated, gamma):
             ctx.save_for_backward(terminated)
             ctx.gamma = gamma
-            return exercises.scan_hook(_returns_fwd, (rewards, terminated), (gamma,))
+            return exercises.scan_hook(forward or _returns_fwd, (rewards, terminated), (gamma,))
 
         @staticmethod
         def backward(ctx, grad):
@@ -582,6 +590,15 @@ def wrong_answers(name: str):
             ("* for @ (a later review's case)", lambda p, q: (q[0] * p[0], q[0] * p[1] + q[1])),
             ("b1 @ A2: the vector on the left (a round-4 review's case)", lambda p, q: (q[0] @ p[0], p[1] @ q[0] + q[1])),
         ],
+        "combine_arrays": [
+            ("the reset as a product, b2 + (1 - k2) a2 b1 (00b's arithmetic)",
+             lambda f, g: (np.where(g[2], g[0], g[0] * f[0]), g[1] + (~g[2]) * g[0] * f[1], f[2] | g[2])),
+            ("the first operand's reset wins (a select on k1)",
+             lambda f, g: (np.where(f[2], g[0], g[0] * f[0]), np.where(f[2], g[1], g[1] + g[0] * f[1]), f[2] | g[2])),
+            ("the operands swapped (second applied first)", lambda f, g: s(g, f)),
+            ("the second operand's flag alone", lambda f, g: s(f, g)[:2] + (g[2],)),
+            ("and for or", lambda f, g: s(f, g)[:2] + (f[2] & g[2],)),
+        ],
         "chunked_reset_scan": [
             ("the carry read at the chunk's last step in time", _chunked_reset_with(carry_at="last")),
             ("the chunks walked from the first in time", _chunked_reset_with(order="first first")),
@@ -631,7 +648,7 @@ def wrong_answers(name: str):
              "review's case)", _reset_scan_with(ON_K1=True)),
         ],
         "hooked_scan": [
-            ("a = 0 multiplied, not selected (no reset)", _hooked_scan_with(MULTIPLIED=True)),
+            ("the reset as a multiplier a = 0, not selected", _hooked_scan_with(MULTIPLIED=True)),
             ("the carry multiplied by A_t, not selected (a review's case: NaN from a later chunk leaks)",
              _hooked_scan_with(CARRY_MULTIPLIED=True)),
             ("no carry between chunks", _hooked_scan_with(NO_CARRY=True)),
@@ -661,6 +678,9 @@ def wrong_answers(name: str):
             ("backward returns the incoming gradient (no transposed scan)", _returns_autograd_with(lambda ctx, g: g)),
             ("term_t for term_{t-1} in the backward", _returns_autograd_with(lambda ctx, g: exercises.scan_hook(
                 _transposed_same_step, (g.contiguous(), ctx.saved_tensors[0]), (ctx.gamma,), reverse=False))),
+            ("the forward's last step not a reset (a round-39 review's case)",
+             _returns_autograd_of(_returns_fwd_open_end, _transposed_right)),
+            ("the backward's step 0 not a reset", _returns_autograd_of(_returns_fwd_right, _transposed_open_start)),
             ("the backward scanned in reverse, as the forward (a later review's case)",
              _returns_autograd_with(lambda ctx, g: exercises.scan_hook(
                  solution("returns_autograd").__globals__["_transposed_prologue"], (g.contiguous(),
@@ -906,6 +926,18 @@ W_SAYS = {
     ("lean_gae_loop", "delta shifted, the decay from dones[t] (a round-7 review's case)"):
         ("the trace's decay reads dones[t], unshifted, while delta reads the shifted flag",
          "One nextnonterminal per step, 1 - dones[t + 1]"),
+    ("combine_arrays", "the reset as a product, b2 + (1 - k2) a2 b1 (00b's arithmetic)"):
+        ("the reset was a multiplication by 0 (0 * NaN = NaN)", "= np.where(k2, b2, b2 + a2 * b1)"),
+    ("combine_arrays", "the first operand's reset wins (a select on k1)"):
+        ("This is the combine with a slip: your b selects on the first operand's flag", "Select on k2, b = np.where"),
+    ("combine_arrays", "the operands swapped (second applied first)"):
+        ("This is the combine with a slip: the operands' order is swapped", "B = b2 + a2 * b1 where k2 is clear"),
+    ("combine_arrays", "the second operand's flag alone"): ("Your flag is the second operand's alone", "K = k1 | k2"),
+    ("combine_arrays", "and for or"): ("set only where both operands reset", "K = k1 | k2, not k1 & k2"),
+    ("returns_autograd", "the forward's last step not a reset (a round-39 review's case)"):
+        ("Your forward's last step does not reset, so the value past the window", "terminated: term | (t == T - 1)"),
+    ("returns_autograd", "the backward's step 0 not a reset"):
+        ("Your backward's step 0 does not reset", "Make step 0 a reset: load term_{t-1} with other=1"),
     ("chunked_reset_scan", "the reset as a product, a_t = 0 (00b's arithmetic)"):
         "Hint: that step is an episode end (a reset: y_t = b_t, nothing after it read, the carry included). A NaN",
     ("chunked_reset_scan", "the carry read where K is set (no select on the carry)"):
@@ -1057,8 +1089,8 @@ W_SAYS = {
         ("Your tl.where's two branches are swapped", "tl.where(cond, x, y) gives x where cond is true"),
     ("gae_kernel", "the returns stored, advantages + values (a review's case)"):
         ("Your kernel stores the returns, advantages + V(s_t)", "Store the scanned values y_t themselves."),
-    ("hooked_scan", "a = 0 multiplied, not selected (no reset)"):
-        "A NaN crossed an episode end: either the reset flag is never set (here the prologue marks an end with a = 0",
+    ("hooked_scan", "the reset as a multiplier a = 0, not selected"):
+        "A NaN crossed an episode end: the prologue's reset flag is not selected on everywhere it must be",
     ("awr_weights", "the clip written as 20, P[1] never read (a later review's case)"):
         ("These are AWR's weights with a slip: the clip is 20, not max_weight = P[1] (here 3)", "Clip at P[1]"),
     ("gae_kernel", "the flags loaded without the row's offset: row 0's in every row (a later review's case)"):
@@ -1423,7 +1455,7 @@ def _hooked_gae_flags_of_row_0(X, P, offs, t, m, T):  # exercises._hooked_gae, t
     v = tl.load(X[1] + offs, mask=m, other=0.0)
     nv = tl.load(X[2] + offs, mask=m, other=0.0)
     done = tl.load(X[3] + t, mask=m, other=0) != 0
-    return tl.where(m, tl.where(done, 0.0, P[0] * P[1]), 2.0), tl.where(m, r + tl.where(done, 0.0, P[0] * nv) - v, 100.0)
+    return _reset_where_zero(tl.where(m, tl.where(done, 0.0, P[0] * P[1]), 2.0), tl.where(m, r + tl.where(done, 0.0, P[0] * nv) - v, 100.0))
 
 
 def _gae_kernel_flags_of_row_0(rewards, values, next_values, terminated, gamma, lam, chunk):
@@ -1568,12 +1600,12 @@ def _carries_reverse(A, B, reset, initial):  # the right walk, which the two sli
 # The Triton exercises' wrong answers: hooks, as a student writes them
 @triton.jit
 def _transposed_no_shift(X, P, offs, t, m, T):
-    return tl.load(X[0] + offs, mask=m, other=0.0), tl.load(X[1] + offs, mask=m, other=0.0)
+    return _reset_where_zero(tl.load(X[0] + offs, mask=m, other=0.0), tl.load(X[1] + offs, mask=m, other=0.0))
 
 
 @triton.jit
 def _transposed_wrong_shift(X, P, offs, t, m, T):
-    return tl.load(X[0] + offs + 1, mask=m & (t + 1 < T), other=0.0), tl.load(X[1] + offs, mask=m, other=0.0)
+    return _reset_where_zero(tl.load(X[0] + offs + 1, mask=m & (t + 1 < T), other=0.0), tl.load(X[1] + offs, mask=m, other=0.0))
 
 
 @triton.jit
@@ -1606,9 +1638,9 @@ def _q_lambda(X, P, offs, t, m, T, GREEDY_CUT: tl.constexpr, WINDOW_CUT: tl.cons
     if not BOOTSTRAP_MAX:
         q_next = q_taken
     if SELECT:
-        return tl.where(term, 0.0, gamma * lam_t), r + tl.where(term, 0.0, gamma * (1.0 - lam_t) * q_next)
+        return _reset_where_zero(tl.where(term, 0.0, gamma * lam_t), r + tl.where(term, 0.0, gamma * (1.0 - lam_t) * q_next))
     boot = tl.where(term, 0.0, gamma)
-    return boot * lam_t, r + boot * (1.0 - lam_t) * q_next
+    return _reset_where_zero(boot * lam_t, r + boot * (1.0 - lam_t) * q_next)
 
 
 @triton.jit
@@ -1663,7 +1695,7 @@ def _q_lambda_no_term_reset(X, P, offs, t, m, T):  # b selects the termination a
         max_q = tl.maximum(max_q, q_a)
         q_taken = tl.where(next_action == a, q_a, q_taken)
     lam_t = tl.where((q_taken == max_q) & (t < T - 1), lam, 0.0)
-    return gamma * lam_t, r + tl.where(term, 0.0, gamma * (1.0 - lam_t) * max_q)
+    return _reset_where_zero(gamma * lam_t, r + tl.where(term, 0.0, gamma * (1.0 - lam_t) * max_q))
 
 
 @triton.jit
@@ -1680,7 +1712,7 @@ def _retrace(X, P, offs, t, m, T, TRUNCATE: tl.constexpr, EXPECTATION: tl.conste
     c = tl.where(t < T - 1, P[1] * ratio, 0.0)
     boot = tl.where(tl.load(X[4] + offs, mask=m, other=0) != 0, 0.0, P[0])
     q = tl.load(X[2] + offs, mask=m, other=0.0)
-    return boot * c, r + boot * (tl.load(X[EXPECTATION] + offs, mask=m, other=0.0) - c * q)
+    return _reset_where_zero(boot * c, r + boot * (tl.load(X[EXPECTATION] + offs, mask=m, other=0.0) - c * q))
 
 
 @triton.jit
@@ -1692,7 +1724,7 @@ def _retrace_previous_ratio(X, P, offs, t, m, T):  # next_log_ratio read at offs
     boot = tl.where(term, 0.0, P[0])
     eq = tl.load(X[1] + offs, mask=m, other=0.0)
     q = tl.load(X[2] + offs, mask=m, other=0.0)
-    return boot * c, r + tl.where(term, 0.0, P[0] * (eq - c * q))
+    return _reset_where_zero(boot * c, r + tl.where(term, 0.0, P[0] * (eq - c * q)))
 
 
 @triton.jit
@@ -1702,7 +1734,7 @@ def _retrace_no_gamma_in_a(X, P, offs, t, m, T):  # a_t = c_{t+1}: G_{t+1} undis
     c = tl.where(t < T - 1, P[1] * tl.minimum(tl.exp(tl.load(X[3] + offs, mask=m, other=0.0)), 1.0), 0.0)
     eq = tl.load(X[1] + offs, mask=m, other=0.0)
     q = tl.load(X[2] + offs, mask=m, other=0.0)
-    return tl.where(term, 0.0, c), r + tl.where(term, 0.0, P[0] * (eq - c * q))
+    return _reset_where_zero(tl.where(term, 0.0, c), r + tl.where(term, 0.0, P[0] * (eq - c * q)))
 
 
 @triton.jit
@@ -1813,24 +1845,24 @@ def _soft(X, P, offs, t, m, T, NEXT: tl.constexpr, ENTROPY: tl.constexpr, LAM_ON
     cont = tl.where((has_next | LAM_AT_END) & ~term, lam, 0.0)  # LAM_AT_END: lam at the window's last step too
     boot = tl.where(term, 0.0, gamma)
     weight = cont if LAM_ON_ENTROPY else tl.where(has_next & ~term, 1.0, 0.0)
-    return gamma * cont, r + boot * ((1.0 - cont) * v_soft - weight * alpha * log_pi)
+    return _reset_where_zero(gamma * cont, r + boot * ((1.0 - cont) * v_soft - weight * alpha * log_pi))
 
 
 @triton.jit
 def _soft_entropy_in_a(X, P, offs, t, m, T):  # gamma lam (1 - alpha log_pi_{t+1}): the term multiplying G_{t+1}
-    a, b = _soft(X, P, offs, t, m, T, 1, 0.0)
+    a, b, reset = _soft(X, P, offs, t, m, T, 1, 0.0)
     log_pi = tl.load(X[4] + offs + 1, mask=m & (t + 1 < T), other=0.0)
-    return a * (1.0 - P[1] * log_pi), b
+    return a * (1.0 - P[1] * log_pi), b, reset
 
 
 @triton.jit
 def _soft_entropy_without_gamma(X, P, offs, t, m, T):  # -lam alpha log_pi_{t+1} outside gamma's bracket
-    a, b = _soft(X, P, offs, t, m, T, 1, 1.0)
+    a, b, reset = _soft(X, P, offs, t, m, T, 1, 1.0)
     has_next = m & (t + 1 < T)
     log_pi = tl.load(X[4] + offs + 1, mask=has_next, other=0.0)
     term = tl.load(X[5] + offs, mask=m, other=0) != 0
     cont = tl.where(has_next & ~term, P[2], 0.0)
-    return a, b + (P[0] - 1.0) * cont * P[1] * log_pi  # the entropy term's gamma taken back out
+    return a, b + (P[0] - 1.0) * cont * P[1] * log_pi, reset  # the entropy term's gamma taken back out
 
 
 @triton.jit
@@ -2037,7 +2069,7 @@ def test_wrong_answers_fail_on_unseen_cases(name):
 
 # The exercises whose references are the teacher's keys (notebooks/solutions/_keys.py), out of the students'
 # wheel: the package holds no other answer to them (docs/TEACHING.md, "Graded or practice")
-KEYED = ("matrix_compose", "discounted_max", "n_step_returns", "q_lambda", "retrace", "warp_sectors")
+KEYED = ("matrix_compose", "combine_arrays", "discounted_max", "n_step_returns", "q_lambda", "retrace", "warp_sectors")
 
 
 def test_the_keyed_exercises_are_those_whose_cases_call_the_keys(monkeypatch):
@@ -3103,7 +3135,7 @@ def solution_backward(ctx, grad):
 def _transposed_right(X, P, offs, t, m, T):
     dy = tl.load(X[0] + offs, mask=m, other=0.0)
     done_before = tl.load(X[1] + offs - 1, mask=m & (t >= 1), other=1) != 0
-    return tl.where(done_before, 0.0, P[0]), dy
+    return _reset_where_zero(tl.where(done_before, 0.0, P[0]), dy)
 
 
 _NOT_WRITTEN = r"the (tensor|result) you returned( \(the returns G\))? was not written by your kernel: "
@@ -3263,7 +3295,7 @@ def _two_stage_mean_in_torch_through_two_copies(x):
 @triton.jit
 def _passed_through(X, P, offs, t, m, T):  # the pairs (0 * y, y): y_t = y, whatever y is
     y = tl.load(X[0] + offs, mask=m, other=0.0)
-    return 0.0 * y, y
+    return _reset_where_zero(0.0 * y, y)
 
 
 def _returns_autograd_loops_through_scan_hook(torch_forward=True, torch_backward=True):
@@ -3593,7 +3625,7 @@ def _retrace_with(X, P, offs, t, m, T, CUT: tl.constexpr, LAM: tl.constexpr, SHI
     c = tl.where(more, (lam if LAM else 1.0) * (tl.minimum(ratio, 1.0) if CUT else ratio), 0.0)
     a = tl.where(term, 0.0, gamma * c)
     b = r + tl.where(term, 0.0, gamma * (expected_q + Q_SIGN * tl.where(more, c * q, 0.0)))
-    return a, b
+    return _reset_where_zero(a, b)
 
 
 @triton.jit
@@ -3979,7 +4011,7 @@ def test_checks_names_each_check_and_its_verdict():
 @triton.jit
 def _transposed_unmasked_shift(X, P, offs, t, m, T):
     a_prev = tl.load(X[0] + offs - 1, mask=m, other=0.0)  # t = 0 of row 0 reads before the tensor
-    return a_prev, tl.load(X[1] + offs, mask=m, other=0.0)
+    return _reset_where_zero(a_prev, tl.load(X[1] + offs, mask=m, other=0.0))
 
 
 def test_a_load_before_a_tensor_is_told_so():
@@ -4173,35 +4205,35 @@ def test_a_chunk_never_stored_is_said_under_the_values():
 SCAN_HOOK_EXERCISES = ["transposed_scan", "returns_autograd", "q_lambda", "retrace", "vtrace_pg", "soft_lambda_targets"]
 
 
-def test_every_scan_hook_task_says_pairs():
-    """scan_hook scans pairs (a, b), where a = 0 is the reset, as in linear_scan: each task run
-    through it says so plainly, and none asks for a reset flag (00c's reset_scan, an exercise, is
-    the kernel with one)."""
+def test_every_scan_hook_task_says_triples():
+    """scan_hook scans the package's prologues' triples (a, b, reset): each task run through it says
+    so plainly, and the pairs with a = 0 as the reset are linear_scan's alone (tensor code)."""
     for name in SCAN_HOOK_EXERCISES:
         text = " ".join(exercises.task(name).split())
-        assert "Pairs (a, b): a = 0 is a reset, as in linear_scan" in text, name
+        assert "Triples (a, b, reset): reset, a bool per step, is where the trace is cut" in text, name
         assert "A NaN inside b itself is yours: select NaN-able inputs away in b with tl.where" in text, name
+        assert "a = 0 is a reset" not in text, name
     for name in exercises.names():
-        assert "(a, b, reset)" not in exercises.task(name) or name in ("reset_scan", "gae_kernel", "vtrace_kernel",
-                                                                       "strided_scan"), name
+        assert "a_t = 0 cuts the trace" not in exercises.task(name) or "linear_scan" in exercises.task(name), name
 
 
 @triton.jit
-def _returns_triple(X, P, offs, t, m, T):
+def _returns_pair(X, P, offs, t, m, T):
     r = tl.load(X[0] + offs, mask=m, other=0.0)
     done = tl.load(X[1] + offs, mask=m, other=0) != 0
-    return tl.zeros_like(r) + P[0], r, done
+    return tl.where(done, 0.0, P[0]), r
 
 
-def test_scan_hook_refuses_a_triple_by_name():
-    """The harness's protocol is pairs (its reset is a = 0, as linear_scan's): a prologue returning
-    (a, b, reset) is stopped with a message that says pairs. Compiled,
-    Triton raises it from the caller's line, the message one cause down: the traceback shows both."""
+def test_scan_hook_refuses_a_pair_by_name():
+    """The harness's protocol is the package's prologues' triple (a, b, reset): a prologue returning
+    a pair (a = 0 its reset, linear_scan's tensor form) is stopped with a message that says triples.
+    Compiled, Triton raises it from the caller's line, the message one cause down: the traceback
+    shows both."""
     x = [torch.zeros(2, 37, device=DEVICE), torch.zeros(2, 37, dtype=torch.bool, device=DEVICE)]
     with pytest.raises(Exception) as e:
-        exercises.scan_hook(_returns_triple, x, (0.9,), chunk=8)
+        exercises.scan_hook(_returns_pair, x, (0.9,), chunk=8)
     shown = "\n".join(str(x) for x in exercises._chain(e.value))
-    assert "returns a pair (a, b), not a triple" in shown, shown
+    assert "returns a triple (a, b, reset)" in shown, shown
 
 
 def test_a_nan_at_an_episode_end_says_select_not_multiply_for_numpy_code():
@@ -4242,7 +4274,7 @@ def _retrace_multiplied(X, P, offs, t, m, T):
     q = tl.load(X[2] + offs, mask=m, other=0.0)
     b = tl.load(X[0] + offs, mask=m, other=0.0) + gamma * keep * (tl.load(X[1] + offs, mask=m, other=0.0)
                                                                    - tl.where(more, c * q, 0.0))
-    return gamma * keep * c, b
+    return _reset_where_zero(gamma * keep * c, b)
 
 
 @triton.jit
@@ -4300,10 +4332,11 @@ def test_the_given_vtrace_prologue_selects_behind_a_termination():
 
 def test_what_the_scan_rules_say_of_a_zero_a_is_what_each_scan_does():
     """SCAN_RULES (in the tasks of gae_pairs, n_step_returns, token_gae_pairs) and RESET_RULE (in the
-    scan_hook tasks): linear_scan and scan_hook both take a = 0 as a reset, so a NaN after it stays out."""
+    scan_hook tasks): linear_scan takes a = 0 as a reset, scan_hook the prologue's reset flag, and both
+    select, so a NaN after the reset stays out."""
     assert "linear_scan takes a_t = 0 as a\nreset" in exercises.SCAN_RULES
-    assert "as exercises.scan_hook does" in " ".join(exercises.SCAN_RULES.split())
-    assert "a = 0 is a reset, as in linear_scan" in " ".join(exercises.RESET_RULE.split())
+    assert "scan_hook" not in exercises.SCAN_RULES
+    assert "y_t = b_t there, selected" in " ".join(exercises.RESET_RULE.split())
     a, b = torch.tensor([[0.9, 0.0, 0.9]], device=DEVICE), torch.tensor([[1.0, 2.0, float("nan")]], device=DEVICE)
     y = rl.linear_scan(a, b).cpu()
     assert torch.isfinite(y[0, :2]).all() and torch.isnan(y[0, 2])
@@ -4355,7 +4388,7 @@ def test_the_epilogue_s_y_in_at_a_reset_is_the_value_behind_it():
 
 @triton.jit
 def _ab_prologue(X, P, offs, t, m, T):
-    return tl.load(X[0] + offs, mask=m, other=1.0), tl.load(X[1] + offs, mask=m, other=0.0)
+    return _reset_where_zero(tl.load(X[0] + offs, mask=m, other=1.0), tl.load(X[1] + offs, mask=m, other=0.0))
 
 
 # ---- A copy of the harness, against the exercises the guide grades --------------------------------
@@ -4365,17 +4398,17 @@ def _ab_prologue(X, P, offs, t, m, T):
 HARNESS_GLUE = '''
 
 @triton.jit
-def td_prologue(X, P, offs, t, m, T):  # a = 0 everywhere: every step its own target
+def td_prologue(X, P, offs, t, m, T):  # a reset everywhere: every step its own target
     r = tl.load(X[0] + offs, mask=m, other=0.0)
     v = tl.load(X[1] + offs, mask=m, other=0.0)
     d = tl.load(X[2] + offs, mask=m, other=0) != 0
-    return tl.zeros_like(r), r + tl.where(d, 0.0, P[0] * v)
+    return tl.zeros_like(r), r + tl.where(d, 0.0, P[0] * v), m
 
 
 @triton.jit
 def returns_prologue(X, P, offs, t, m, T):
     r = tl.load(X[0] + offs, mask=m, other=0.0)
-    return tl.where(tl.load(X[1] + offs, mask=m, other=0) != 0, 0.0, P[0]), r
+    return tl.where(m, P[0], 1.0), r, tl.load(X[1] + offs, mask=m, other=0) != 0
 
 
 @triton.jit
@@ -4384,7 +4417,7 @@ def gae_prologue(X, P, offs, t, m, T):
     v = tl.load(X[1] + offs, mask=m, other=0.0)
     nv = tl.load(X[2] + offs, mask=m, other=0.0)
     d = tl.load(X[3] + offs, mask=m, other=0) != 0
-    return tl.where(d, 0.0, P[0] * P[1]), r + tl.where(d, 0.0, P[0] * nv) - v
+    return tl.where(m, P[0] * P[1], 1.0), r + tl.where(d, 0.0, P[0] * nv) - v, d
 
 
 @triton.jit
@@ -4415,7 +4448,7 @@ def _through_the_copy(h, name):
     """``name``'s answer as the copied harness and a few lines of glue."""
     def launch(X, P, T, prologue, chunk=64, epilogue=None):
         out = torch.empty(X[0].shape, dtype=torch.float32, device=X[0].device)
-        h._scan_hook_kernel[(X[0].shape[0],)](X, out, P, T, PROLOGUE=prologue, CHUNK=chunk, REVERSE=True,
+        h._scan_hook_kernel[(X[0].shape[0],)](X, out, P, T, 0.0, PROLOGUE=prologue, CHUNK=chunk, REVERSE=True,
                                               EPILOGUE=epilogue)
         return out
     return {
@@ -4581,3 +4614,75 @@ def test_a_swapped_combine_is_named_in_vtrace_kernel(tmp_path):
     with pytest.raises(AssertionError, match="Your combine applies the two maps in the wrong order") as e:
         exercises.check("vtrace_kernel", _solution_with("vtrace_kernel", swapped, tmp_path))
     assert "tl.where(k2, a2, a2 * a1)" in e.value.fix
+
+
+@triton.jit
+def _returns_fwd_open_end(X, P, offs, t, m, T):  # the forward's reset at episode ends only: none at t = T - 1
+    done = tl.load(X[1] + offs, mask=m, other=0) != 0
+    return tl.where(m, P[0], 1.0), tl.load(X[0] + offs, mask=m, other=0.0), done
+
+
+@triton.jit
+def _returns_fwd_right(X, P, offs, t, m, T):
+    done = tl.load(X[1] + offs, mask=m, other=0) != 0
+    return tl.where(m, P[0], 1.0), tl.load(X[0] + offs, mask=m, other=0.0), done | (t == T - 1)
+
+
+@triton.jit
+def _transposed_open_start(X, P, offs, t, m, T):  # step 0 not a reset: term_{t-1} loaded with other=0
+    term_before = tl.load(X[1] + offs - 1, mask=m & (t >= 1), other=0) != 0
+    return tl.where(m, P[0], 1.0), tl.load(X[0] + offs, mask=m, other=0.0), term_before
+
+
+def _returns_autograd_of(forward, backward):
+    """returns_autograd with these two prologues, the backward's run forwards in time."""
+    return _returns_autograd_with(lambda ctx, g: exercises.scan_hook(
+        backward, (g.contiguous(), ctx.saved_tensors[0]), (ctx.gamma,), reverse=False), forward)
+
+
+def test_returns_autograd_names_a_window_end_or_a_step_0_that_does_not_reset():
+    """The case that starts both scans from a value past the window (round 39's reader: the generic "what
+    does it bootstrap from?" pointed away from the missing reset): each missing reset is named, and the
+    right answer passes."""
+    msg = _failure("returns_autograd", _returns_autograd_of(_returns_fwd_open_end, _transposed_right))
+    assert "past the window: both scans start from 100" in msg and "Your forward's last step does not reset" in msg, msg
+    assert "term | (t == T - 1)" in exercises.fix("returns_autograd")
+    msg = _failure("returns_autograd", _returns_autograd_of(_returns_fwd_right, _transposed_open_start))
+    assert "Your backward's step 0 does not reset" in msg, msg
+    exercises.check("returns_autograd", solution("returns_autograd"))
+
+
+@triton.jit
+def _max_combine_right(g1, c1, k1, g2, c2, k2):
+    return tl.where(k2, g2, g2 * g1), tl.where(k2, c2, tl.maximum(c2, g2 * c1)), k1 | k2
+
+
+@triton.jit
+def _discounted_max_python_max(R, D, M, gamma, T, CHUNK: tl.constexpr):
+    row = tl.program_id(0)
+    carry = float("-inf")
+    n_chunks = tl.cdiv(T, CHUNK)
+    for i in range(0, n_chunks):
+        c = n_chunks - 1 - i
+        t = c * CHUNK + tl.arange(0, CHUNK)
+        m = t < T
+        r = tl.load(R + row * T + t, mask=m, other=float("-inf"))
+        term = (tl.load(D + row * T + t, mask=m, other=0) != 0) & m
+        g_s, c_s, k_s = tl.associative_scan((tl.where(m, gamma, 1.0), r, term), 0, _max_combine_right, reverse=True)
+        out = tl.where(k_s, c_s, max(c_s, g_s * carry))  # Python's max on blocks: the slip
+        tl.store(M + row * T + t, out, mask=m)
+        carry = tl.max(tl.where(t == c * CHUNK, out, float("-inf")), 0)
+
+
+def test_python_max_in_a_kernel_body_is_said_first_and_a_right_max_combine_is_not_blamed():
+    """Round 39's reader: Python's max in discounted_max's kernel body, the combine right, got "Your combine
+    applies the two maps in the wrong order" (the affine reading of the combine on a max-plus one) before the
+    Python finding. The Python finding comes first, and the combine's order is not blamed."""
+    def discounted_max(rewards, terminated, gamma, chunk):
+        out = torch.empty_like(rewards)
+        _discounted_max_python_max[(rewards.shape[0],)](rewards, terminated, out, gamma, rewards.shape[1], CHUNK=chunk)
+        return out
+
+    msg = _failure("discounted_max", discounted_max)
+    assert "wrong order" not in msg and "`max(` in `out = tl.where(k_s, c_s, max(c_s, g_s * carry))" in msg, msg
+    assert "\nHint:" not in msg or msg.index("Your @triton.jit code uses Python") < msg.index("\nHint:"), msg

@@ -122,6 +122,7 @@ def test_grades(graded):
         ("carol", "matrix_compose"): "timeout",            # the cells never finish
         ("carol", "gae_pairs"): "timeout",
         ("dave", "matrix_compose"): "not attempted",       # named by the file: notebook 00's exercises
+        ("dave", "combine_arrays"): "not attempted",
         ("dave", "chunked_reset_scan"): "not attempted",
     }, rows
     assert len(rows) == len(g)  # the checkpoint copy is not a notebook of its own
@@ -437,11 +438,13 @@ def test_a_verdict_forged_on_the_grader_s_pipe_is_an_error_and_flagged(fixed_gra
     """A cell that finds the worker's pipe and sends "correct" for an exercise it never defined (the
     tenth teacher review): the grader takes no verdict for code it did not read, and the flags name
     the cell's tricks."""
-    row, other = fixed_graded[1]["pat"]  # notebook 00's two exercises: the second never checked
+    row, *others = fixed_graded[1]["pat"]  # notebook 00's three exercises: the later two never checked
     assert (row["exercise"], row["status"]) == ("matrix_compose", "error"), row
     assert "a verdict for code it never read" in row["message"] and row["flags"], row
-    assert (other["exercise"], other["status"]) == ("chunked_reset_scan", "error"), other
-    assert "no verdict for it before the notebook's process said done" in other["message"], other
+    assert [(o["exercise"], o["status"]) for o in others] == [("combine_arrays", "error"),
+                                                              ("chunked_reset_scan", "error")], others
+    for other in others:
+        assert "no verdict for it before the notebook's process said done" in other["message"], other
 
 
 def test_the_printed_summary_names_the_roster_s_students_without_a_notebook(fixed_graded):
@@ -713,7 +716,7 @@ def test_student_build_clears_outputs_and_refuses_leaks(tmp_path):
 def _grade_built_00(built):
     """Notebook 00 of the students' build, its starters replaced by the solutions, graded: (rows, grader)."""
     nb = nbformat.read(str(built / "notebooks" / "00_associative_scan.ipynb"), as_version=4)
-    for name in ("matrix_compose", "chunked_reset_scan"):
+    for name in ("matrix_compose", "combine_arrays", "chunked_reset_scan"):
         starters = [c for c in nb.cells if c.cell_type == "code" and c.source.startswith(f"def {name}")]
         assert len(starters) == 1
         starters[0].source = (NOTEBOOKS / "solutions" / f"{name}.py").read_text()
@@ -730,7 +733,8 @@ def test_a_built_notebook_runs_and_grades(built, tmp_path):
     """Notebook 00 from the students' build, its starter replaced by the solution: its cells run
     in the grader's process without an error, and the exercises are correct on unseen cases."""
     rows, g = _grade_built_00(built)
-    assert [r[2:4] for r in rows] == [("matrix_compose", "correct"), ("chunked_reset_scan", "correct")], rows
+    assert [r[2:4] for r in rows] == [("matrix_compose", "correct"), ("combine_arrays", "correct"),
+                                            ("chunked_reset_scan", "correct")], rows
     assert g.graded[0].cell_errors == {}
 
 
@@ -742,7 +746,8 @@ def test_on_a_machine_with_a_gpu_a_notebook_runs_in_a_fresh_interpreter(built, m
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
     rows, g = _grade_built_00(built)
     assert g.ctx.get_start_method() == "spawn"
-    assert [r[2:4] for r in rows] == [("matrix_compose", "correct"), ("chunked_reset_scan", "correct")], rows
+    assert [r[2:4] for r in rows] == [("matrix_compose", "correct"), ("combine_arrays", "correct"),
+                                            ("chunked_reset_scan", "correct")], rows
     assert g.graded[0].cell_errors == {}
 
 

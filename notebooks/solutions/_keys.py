@@ -19,6 +19,12 @@ def matrix_compose(A1, b1, A2, b2):
     return A2 @ A1, A2 @ b1 + b2
 
 
+def combine_arrays(first, second):
+    """Section 4's combine on arrays: ``first`` applied first; a reset in ``second`` selects its own map."""
+    (a1, b1, k1), (a2, b2, k2) = first, second
+    return np.where(k2, a2, a2 * a1), np.where(k2, b2, b2 + a2 * b1), k1 | k2
+
+
 def n_step_returns(r, nv, term, gamma, n, stops=True, bootstraps=True, window_end=True, value_step=0,
                    inclusive=None):
     """The loop. The hint's slips: ``stops`` False sums past a termination, ``bootstraps`` False

@@ -1,7 +1,10 @@
 """Solution: discounted_max (notebook 00d). A step is the map y -> max(c, g y) with g = gamma >= 0.
 Two of them compose into one of the same form: (g1, c1) first, then (g2, c2), is
 y -> max(c2, g2 max(c1, g1 y)) = max(max(c2, g2 c1), g2 g1 y), so (g2 g1, max(c2, g2 c1)).
-The identity is (1, -inf); an episode end selects, as in reset_scan."""
+The identity is (1, -inf); an episode end selects, as in reset_scan. A run's g, a power of gamma,
+can underflow to 0 (a small gamma over a long chunk), and 0 * (-inf) is NaN: where c1, or the
+carry, is -inf, the composed c is selected (c2, or the scanned c) and the max's result on that NaN
+is never used."""
 import torch
 import triton
 import triton.language as tl
@@ -10,7 +13,8 @@ import triton.language as tl
 @triton.jit
 def _max_combine(g1, c1, k1, g2, c2, k2):
     # (g1, c1, k1): the steps after, applied first; a step that resets ignores them
-    return tl.where(k2, g2, g2 * g1), tl.where(k2, c2, tl.maximum(c2, g2 * c1)), k1 | k2
+    c = tl.where(c1 == float("-inf"), c2, tl.maximum(c2, g2 * c1))  # max(c2, g2 * -inf) is c2, without 0 * -inf
+    return tl.where(k2, g2, g2 * g1), tl.where(k2, c2, c), k1 | k2
 
 
 @triton.jit
@@ -26,7 +30,8 @@ def _discounted_max(R, D, M, gamma, T, CHUNK: tl.constexpr):
         term = (tl.load(D + row * T + t, mask=m, other=0) != 0) & m
         g = tl.where(m, gamma, 1.0)
         g_s, c_s, k_s = tl.associative_scan((g, r, term), 0, _max_combine, reverse=True)
-        out = tl.where(k_s, c_s, tl.maximum(c_s, g_s * carry))  # an episode end after t: the carry never enters
+        # an episode end after t, or the -inf carry after the row (max(c_s, g_s * -inf) is c_s): the carry never enters
+        out = tl.where(k_s, c_s, tl.where(carry == float("-inf"), c_s, tl.maximum(c_s, g_s * carry)))
         tl.store(M + row * T + t, out, mask=m)
         carry = tl.max(tl.where(t == c * CHUNK, out, float("-inf")), 0)  # h at the chunk's first step
 

@@ -1,6 +1,6 @@
 """Solution: hooked_scan (notebook 00c). reset_scan's loop with the prologue passed in as a
-tl.constexpr: the reset is a = 0, and the lanes past the row's end are made the identity here,
-whatever the prologue returned there."""
+tl.constexpr: it returns (a, b, reset), and the lanes past the row's end are made the identity
+(1, 0, no reset) here, whatever the prologue returned there."""
 import torch
 import triton
 import triton.language as tl
@@ -22,10 +22,11 @@ def _hooked_scan(X, P, Y, T, PROLOGUE: tl.constexpr, CHUNK: tl.constexpr):
         t = c * CHUNK + tl.arange(0, CHUNK)
         m = t < T
         offs = row * T + t
-        a, b = PROLOGUE(X, P, offs, t, m, T)  # inlined: one compiled kernel per prologue
+        a, b, k = PROLOGUE(X, P, offs, t, m, T)  # inlined: one compiled kernel per prologue
         a = tl.where(m, a, 1.0)  # padding: the identity (1, 0), no reset
         b = tl.where(m, b, 0.0)
-        a_s, b_s, k_s = tl.associative_scan((a, b, a == 0.0), 0, _reset_combine, reverse=True)
+        k = k & m
+        a_s, b_s, k_s = tl.associative_scan((a, b, k), 0, _reset_combine, reverse=True)
         y = tl.where(k_s, b_s, b_s + a_s * carry)  # an episode end after t: the carry never enters
         tl.store(Y + offs, y, mask=m)
         carry = tl.sum(tl.where(t == c * CHUNK, y, 0.0), 0)  # y at the chunk's first step

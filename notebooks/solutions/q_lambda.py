@@ -1,8 +1,9 @@
 """Solution: q_lambda (notebook 03). Watkins's Q(lambda): a loop over the n_actions actions of next_q
 (a (B, T, n_actions) tensor: step offs's action u at offs * n_actions + u) gives max_u Q(s_{t+1}, u) and the Q of the
 action taken; that action is greedy where its Q equals the max (a tie counts as greedy). Then
-TD(lambda) on the max with lambda_t = lam where greedy, 0 where not (the trace is cut) and at the
-window's last step; a termination is selected away (next_q may be NaN there)."""
+TD(lambda) on the max: every cut of the trace (a termination, a non-greedy next action, the window's
+last step) is a reset, where G_t bootstraps fully from max_q; a termination is selected away
+(next_q may be NaN there)."""
 import triton
 import triton.language as tl
 
@@ -20,10 +21,10 @@ def q_lambda(X, P, offs, t, m, T):
         max_q = tl.maximum(max_q, q_k)
         q_taken = tl.where(next_action == k, q_k, q_taken)
     greedy = q_taken == max_q  # a tie for the max is greedy
-    lam_t = tl.where(greedy & (t < T - 1), lam, 0.0)
-    a_t = tl.where(term, 0.0, gamma * lam_t)
+    cut = ~greedy | (t == T - 1)  # the trace stops here: G_t bootstraps fully from max_q
+    lam_t = tl.where(cut, 0.0, lam)
     b_t = r + tl.where(term, 0.0, gamma * (1.0 - lam_t) * max_q)
-    return a_t, b_t
+    return gamma * lam, b_t, term | cut
 
 
 solution = q_lambda

@@ -1,6 +1,6 @@
 """Solution: retrace (notebook 04). a_t = gamma (1 - term_t) c_{t+1}, b_t = r_t + gamma (1 - term_t)
 (E_pi Q_{t+1} - c_{t+1} Q_{t+1}), with c = 0 at the window's last step; each (1 - term_t) is a
-select (tl.where), never a multiplication by 0."""
+select (tl.where), never a multiplication by 0; a termination and the window's last step reset."""
 import triton
 import triton.language as tl
 
@@ -16,9 +16,8 @@ def retrace(X, P, offs, t, m, T):
     more = t < T - 1  # c = 0 at the window's last step: the trace stops there
     c = tl.where(more, lam * tl.minimum(tl.exp(log_ratio), 1.0), 0.0)
     # selects, not a multiplication by (1 - term): a NaN behind a termination is never read into a sum
-    a = tl.where(term, 0.0, gamma * c)
     b = r + tl.where(term, 0.0, gamma * (expected_q - tl.where(more, c * q, 0.0)))
-    return a, b
+    return gamma * c, b, term | ~more
 
 
 solution = retrace

@@ -12,14 +12,14 @@ def _returns_prologue(X, P, offs, t, m, T):
     r = tl.load(X[0] + offs, mask=m, other=0.0)
     term = tl.load(X[1] + offs, mask=m, other=0) != 0
     # G_t = r_t + gamma (1 - term_t) G_{t+1}; the window's last step resets too, as every estimator's does
-    return tl.where(term | (t == T - 1), 0.0, P[0]), r
+    return P[0], r, term | (t == T - 1)
 
 
 @triton.jit
 def _transposed_prologue(X, P, offs, t, m, T):
     dy = tl.load(X[0] + offs, mask=m, other=0.0)
-    term_before = tl.load(X[1] + offs - 1, mask=m & (t >= 1), other=1) != 0  # none before t = 0 (step 0's a is never used)
-    return tl.where(term_before, 0.0, P[0]), dy  # g_t = dL/dG_t + gamma (1 - term_{t-1}) g_{t-1}
+    term_before = tl.load(X[1] + offs - 1, mask=m & (t >= 1), other=1) != 0  # step 0 resets: none before it
+    return P[0], dy, term_before  # g_t = dL/dG_t + gamma (1 - term_{t-1}) g_{t-1}
 
 
 class Returns(torch.autograd.Function):

@@ -17,7 +17,7 @@ def soft_lambda_targets(X, P, offs, t, m, T):
     cont = tl.where(going_on, lam, 0.0)
     soft_next = (1.0 - cont) * v_soft - tl.where(going_on, cont * alpha * log_pi_next, 0.0)
     # a select, not a multiplication by (1 - term): a NaN behind a termination is never read into a sum
-    return gamma * cont, r + tl.where(term, 0.0, gamma * soft_next)
+    return gamma * lam, r + tl.where(term, 0.0, gamma * soft_next), ~going_on
 
 
 solution = soft_lambda_targets
