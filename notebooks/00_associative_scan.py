@@ -41,8 +41,17 @@
 # $y \mapsto a\,y + b$, and composing such maps is *associative*, so the steps may be grouped in
 # any way as long as their order is kept. This notebook shows why that is enough, and how
 # `rltriton_lite` turns it into one Triton kernel. An `assert` checks each claim a CPU can check.
-# New words are in [`GLOSSARY.md`](GLOSSARY.md), and its
-# [table of symbols](GLOSSARY.md#names-and-signatures) says what each letter means.
+# New words are in [`GLOSSARY.md`](GLOSSARY.md) (start with its entries **Scan**, **Affine map**,
+# **Combine** and **Carry**). The symbols of notebooks 00 to 00d, each defined again where it
+# first appears:
+#
+# | symbol | means |
+# | --- | --- |
+# | $y_t$ | the scan's output at step $t$: $y_t = b_t + a_t\,y_{t+1}$ |
+# | $a_t$, $b_t$ | step $t$'s affine map $y \mapsto b_t + a_t\,y$: $a_t$ scales the value after, $b_t$ is what step $t$ adds |
+# | $(a_1, b_1)$, $(a_2, b_2)$ | a combine's first operand, the map applied first, and its second (section 3's order rule) |
+# | $\kappa_t$ (`k` in code) | step $t$'s reset flag: where it is set, the step ignores what lies behind it (section 4) |
+# | $A_t$, $B_t$, $K_t$ (`a_s`, `b_s`, `k_s`) | the composed map of steps $t$ to the chunk's end and its reset flag: $y_t = B_t + A_t \cdot \text{carry}$, or $B_t$ where $K_t$ is set (section 6) |
 #
 # No GPU is needed: without one, the next cell makes Triton's *interpreter* run the kernels on the
 # CPU, slowly, to check results. What a CPU run cannot show is gathered at the end of each notebook
@@ -619,7 +628,8 @@ assert y[0, 4] == 0 and y[0, 5] == 6.0  # the padded step, and the step after it
 # %% [markdown]
 # ## 6. Chunks and a carry
 #
-# A GPU runs a kernel as many copies at once, called *programs* (section 7), and each holds only a
+# A GPU runs a kernel as many copies at once, called *programs* (defined in
+# [notebook 00b, section 1](00b_triton_from_zero.ipynb#1.-A-first-kernel)), and each holds only a
 # few thousand values at a time. So the kernel cuts a row into *chunks* of `CHUNK` consecutive
 # steps, walks the chunks one after another from the last in time, and scans the steps inside
 # each chunk in parallel.
@@ -780,8 +790,10 @@ exercises.attempt("chunked_reset_scan", chunked_reset_scan)
 # ## 7. The kernel
 #
 # `rltriton_lite/scan.py` holds the one kernel every algorithm uses: each program walks the chunks
-# of a few rows in scan order, scans the pairs and applies the carry. Two small functions, which
-# each algorithm supplies, fit it to the algorithm:
+# of its rows in scan order, scans the pairs and applies the carry. The kernels you write in 00b
+# and 00c give each program one row; the package's kernel may give a program several rows, for
+# speed, and notebook 13 (section 4) explains why. Two small functions, which each algorithm
+# supplies, fit the kernel to the algorithm:
 #
 # * The **prologue**, before the scan of each chunk, loads the inputs and returns the pairs
 #   $(a_t, b_t)$ and the reset flags. For GAE, its $b_t$ are the TD errors $\delta_t$.

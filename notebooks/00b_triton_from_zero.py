@@ -125,7 +125,7 @@ print("discount: 2 programs of 64 lanes, 28 of them masked off, matches NumPy")
 # | --- | --- |
 # | `a and b`, `a or b`, `not a` | `a & b`, `a \| b`, `~a` (on bool blocks, e.g. `flag != 0`) |
 # | `min(x, y)`, `max(x, y)` | `tl.minimum(x, y)`, `tl.maximum(x, y)` (`tl.clamp(x, lo, hi)`) |
-# | `if cond: x else: y` | `tl.where(cond, x, y)` |
+# | `x if cond else y`, or an `if` statement on a block | `tl.where(cond, x, y)` |
 # | `term + trunc`, two loaded bool flags | `term \| trunc` |
 # | `carry = 0` before a loop that makes it a float | `carry = 0.0` |
 #
@@ -706,13 +706,10 @@ exercises.attempt("chunked_scan", chunked_scan)
 # No cell can check the GPU halves of these notes on a CPU. They were checked with Triton 3.6's
 # compiler for a GPU (notebook 00's GPU notes say why the version matters).
 #
-# 1. **Python operators on blocks** (section 1). On a GPU the compiler turns `min`, `max`, `and`
-#    and `or` on blocks into the elementwise forms, the last two with a deprecation warning, and it
-#    refuses `if` on a block. So code that is right on a GPU is silently wrong in the interpreter:
-#    use the table's forms everywhere. Inside a `tl.associative_scan` combine, `max` happens to
-#    work element by element in the interpreter, because the package's tree scan falls back to a
-#    loop over single elements for a combine that reads a block as a bool, as `max` does; the rule
-#    there stays `tl.maximum` and `tl.minimum`.
+# 1. **Python operators on blocks** (section 1). The rule: always `tl.maximum` and `tl.minimum`,
+#    and the table's other forms, in Triton code, combines included. A GPU compile turns `min`,
+#    `max`, `and` and `or` on blocks into the elementwise forms and refuses `if` on a block, so
+#    Python's forms can be right on a GPU and silently wrong in the interpreter.
 # 2. **A loop variable whose type changes**, such as a carry started as `0` and made a float in
 #    the loop. A GPU compile refuses it; the interpreter runs it. The checks compile your kernel
 #    for a GPU too, and say so.
@@ -732,37 +729,15 @@ exercises.attempt("chunked_scan", chunked_scan)
 # </details>
 
 # %% jupyter={"source_hidden": true}
-# Checks: section 1's and GPU note 1's claims on Python's max (CI runs them; skip when reading)
+# Checks: section 1's claim on Python's max (CI runs them; skip when reading)
 @triton.jit
 def _python_max(X, Y, OUT, BLOCK: tl.constexpr):  # max in a kernel body
     i = tl.arange(0, BLOCK)
     tl.store(OUT + i, max(tl.load(X + i), tl.load(Y + i)))
 
 
-@triton.jit
-def _max_of_two(u, v):  # max in a combine
-    return max(u, v)
-
-
-@triton.jit
-def _running_max(X, OUT, BLOCK: tl.constexpr):
-    i = tl.arange(0, BLOCK)
-    tl.store(OUT + i, tl.associative_scan(tl.load(X + i), 0, _max_of_two))
-
-
 x_, y_ = (torch.tensor(v, device=DEVICE) for v in ([3.0, -1.0, 5.0, 0.0], [0.0, 2.0, 1.0, 4.0]))
 o_ = torch.empty_like(x_)
-_running_max[(1,)](torch.tensor([1.0, 3.0, 2.0, 0.5], device=DEVICE), o_, BLOCK=4)
-assert o_.tolist() == [1.0, 3.0, 3.0, 3.0]  # in a combine, max works element by element: the running max
 if os.environ.get("TRITON_INTERPRET") == "1":  # in the interpreter, max in a kernel body returns one block whole
     _python_max[(1,)](x_, y_, o_, BLOCK=4)
     assert o_.tolist() == y_.tolist() != torch.maximum(x_, y_).tolist()
-    widths = []  # the width of each block the combine is called on
-
-    @triton.jit
-    def _max_of_two(u, v):  # replaces the combine above, which _running_max calls by name; it records its calls
-        widths.append(u.numel)
-        return max(u, v)
-
-    _running_max[(1,)](torch.tensor([1.0, 3.0, 2.0, 0.5], device=DEVICE), o_, BLOCK=4)
-    assert o_.tolist() == [1.0, 3.0, 3.0, 3.0] and widths == [4, 1, 1, 1]  # the tree's try, then one element at a time

@@ -476,11 +476,8 @@ print("one source, two compiled kernels: 0.5 x0² + 2 x1² − x2², and min(|x0
 #   return's, then GAE's. `inputs`, the kernel's `X`, is a tuple of contiguous `(n_rows, T)`
 #   tensors. `params`, the kernel's `P`, is a tuple of floats. Last comes `chunk`.
 # * **The prologue's side:** it loads its inputs at `offs = row * T + t` under the mask
-#   `m = t < T`, and returns $(a_t, b_t, \text{reset}_t)$. Outside `m` its triple is undefined (the
-#   checker's prologues return arbitrary values there on purpose, a set flag included). Your loop
-#   overwrites those padding lanes with the identity $(1, 0, \text{false})$, which adds nothing
-#   and passes the value after the row through unchanged. The checker tests $a$ and $b$ there;
-#   Hint 2 says why it cannot test the flag.
+#   `m = t < T`, and returns $(a_t, b_t, \text{reset}_t)$. Set the padding lanes to
+#   $(1, 0, \text{false})$: the prologue returns junk there.
 # * **The flag:** select on it exactly as in `reset_scan`.
 # * **Returns:** $y$, an `(n_rows, T)` float32 tensor: $y_t = b_t + a_t y_{t+1}$ from $y_T = 0$.
 # * **Edge cases:** a row shorter than a chunk (padding lanes), GAE over several chunks with
@@ -503,10 +500,8 @@ print("one source, two compiled kernels: 0.5 x0² + 2 x1² − x2², and min(|x0
 # * The output: `torch.empty(n_rows, T, dtype=torch.float32, device=...)`, passed as `Y`.
 # * In each chunk: `offs = row * T + t`, then `a, b, reset = PROLOGUE(X, P, offs, t, m, T)`.
 # * Outside `m`, overwrite the triple with the identity $(1, 0, \text{false})$: `tl.where` for `a`
-#   and `b`, and `reset & m` for the flag. The checker cannot catch a flag left set there,
-#   because your carry starts at 0 and $b$ is 0 in a padding lane, so that reset changes nothing
-#   here; it would drop any value that enters at the row's end, such as a bootstrap value (the
-#   package's `initial` carry).
+#   and `b`, and `reset & m` for the flag. The checker cannot catch a flag left set there, since
+#   from $y_T = 0$ that reset changes nothing, but it would drop an initial carry $y_T \ne 0$.
 # * Scan the triple $(a, b, \text{reset})$ with `reset_combine`.
 # * The rest is `reset_scan`: select on the carry, store $y$, update the carry.
 #

@@ -125,8 +125,8 @@ exercises.attempt("strided_scan", strided_scan)
 # maps, $y \mapsto b + a\,y$, but a scan needs only an associative combine. Here you scan the
 # largest discounted reward still ahead in the episode: $h_t = \max_k \gamma^k r_{t+k}$, where $k$
 # runs over the episode's remaining steps. With a goal reward, 1 at a goal and 0 elsewhere,
-# $h_t = \gamma^k$ says that the next goal comes $k$ steps ahead, and $h_t = 0$ that the episode
-# or the row ends first. Unlike the return, $h_t$ gains nothing from a second goal. As a
+# $h_t = \gamma^k$ says (for $\gamma < 1$) that the next goal comes $k$ steps ahead, and $h_t = 0$
+# that the episode or the row ends first. Unlike the return, $h_t$ gains nothing from a second goal. As a
 # recurrence:
 #
 # $$h_t = \max(r_t,\ \gamma\, h_{t+1}),$$
@@ -147,9 +147,8 @@ exercises.attempt("strided_scan", strided_scan)
 #   $g \ge 0$, it can pass inside the max). Then find the identity, the pair that changes nothing:
 #   the padding lanes load it, and its $c$ is the first carry, since nothing after the row may
 #   change $h$. Then add the reset flag as in 00c, section 1.
-# * **Then keep $0 \cdot (-\infty)$ out.** The identity's $c$ turns out to be $-\infty$, and
-#   $0 \cdot (-\infty)$ is NaN, so guard the two products that can meet it with a `tl.where`
-#   (Hint 2 says which, and how a product can reach 0).
+# * **Then keep $0 \cdot (-\infty)$ out.** The identity's $c$ turns out to be $-\infty$, and a
+#   product that meets it can be NaN, so guard the two such products with a `tl.where` (Hint 2).
 # * **Name your combine in the kernel itself**, as in 00c, section 2 (GPU note 1).
 #
 # <details><summary>Hint 1: where to start</summary>
@@ -178,16 +177,11 @@ exercises.attempt("strided_scan", strided_scan)
 # * The new carry is $h$ at the chunk's first step, taken as in `reset_scan`.
 # * In Triton, use `tl.maximum`, not Python's `max`. An infinite constant is `float("inf")`, or
 #   its negative.
-# * Guard the two products with $-\infty$, as the task says. A run's $g$ is a power of $\gamma$,
-#   which underflows to 0 in float32 for a small $\gamma$ over a long chunk (0.01 over 30 steps).
-#   Then $g_2 c_1$, or $g$ times the first carry, is $0 \cdot (-\infty) = \text{NaN}$.
-# * In the combine, where $c_1 = -\infty$, the composed $c$ is $c_2$:
-#   `tl.where(c1 == float("-inf"), c2, ...)`. After the scan, where the carry is $-\infty$, $h_t$
-#   is the scanned map's $c$.
-# * The checker's $\gamma$ (0.8 or more, in chunks of at most 128 steps) never underflows, so it
-#   cannot see a missing guard; write the guard anyway. The NaN is then selected away, and your
-#   result never depends on what `tl.maximum` does with a NaN. The interpreter may still print a
-#   `RuntimeWarning` for the NaN it computes before the select drops it (GPU note 2).
+# * Guard the two products with $-\infty$. In the combine, where $c_1 = -\infty$, the composed
+#   $c$ is $c_2$: `tl.where(c1 == float("-inf"), c2, ...)`. After the scan, where the carry is
+#   $-\infty$, $h_t$ is the scanned map's $c$. Without the guard, a small $\gamma$ over a long
+#   chunk makes $g$ underflow to 0 and $0 \cdot (-\infty) = \text{NaN}$ (GPU note 2). The
+#   checker's $\gamma$ never underflows, so it cannot see a missing guard: write it anyway.
 #
 # </details>
 #

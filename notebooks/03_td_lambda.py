@@ -401,7 +401,9 @@ assert slope0_noisy < -10  # with σ_c = 3 the dip is steep enough to see
 #
 # **Takeaway: as for the return and GAE, the small shapes are host-bound.** At 16×128 the forward
 # takes 1.8 µs on the GPU but 41 µs of wall time. Most of the backward's extra wall time is host
-# time, as in notebook 01.
+# time, as in notebook 01. As there, the 16×128 forward took longer in wall time than the
+# 4096×128 one, 41 against 23 µs, which a fixed host cost per call cannot explain: read the 16×128
+# wall time as an upper bound on the host's cost.
 #
 # The cell prints TD(λ)'s table and chart from the committed H200 run. It measures nothing.
 # [Notebook 08](08_profiling.ipynb#Reading-the-profile-tables-of-notebooks-01-to-07) says how to
@@ -417,6 +419,8 @@ if h200:
     fw16 = next(r for r in h200 if (r["impl"], r["B"], r["T"], r["pass"]) == (profile.OURS_IMPL, 16, 128, "fwd"))
     assert (round(fw16["gpu_us"], 1), round(fw16["wall_us"])) == (1.8, 41)  # "1.8 µs on the GPU but 41 µs"
     assert fw16["wall_us"] > 20 * fw16["gpu_us"]  # "host-bound"
+    fw4k = next(r for r in h200 if (r["impl"], r["B"], r["T"], r["pass"]) == (profile.OURS_IMPL, 4096, 128, "fwd"))
+    assert round(fw4k["wall_us"]) == 23 and fw16["wall_us"] > fw4k["wall_us"]  # "41 against 23 µs": 16×128 took longer
 
 # %% [markdown]
 # ## Exercises
@@ -486,7 +490,8 @@ print("a 9-line Triton prologue == rl.td_lambda")
 #     the actions last.
 #   * `next_action` (B, T, int64) is $u_{t+1}$, the action taken at $s_{t+1}$.
 # * **Returns:** the triple $(a_t, b_t, \text{reset}_t)$ whose reverse scan is $G_t$ above. With
-#   $M_t = \max_u Q(s_{t+1}, u)$, $a_t = \gamma\lambda$ at every step, and no truncation input:
+#   $M_t = \max_u Q(s_{t+1}, u)$, $a_t = \gamma\lambda$ at every step, as in the Triton column of
+#   [notebook 01's card](01_discounted_return.ipynb), and no truncation input:
 #
 #   | step | $b_t$ | reset? |
 #   | --- | --- | --- |
@@ -643,7 +648,8 @@ exercises.attempt("q_lambda", q_lambda)
 #   $b_t$, which the window's last step needs even from $y_T = 0$. After a termination, $b_t$ has no
 #   $V'_t$.
 # * At its two ends, λ = 0 gives the one-step TD target $r_t + \gamma V'_t$, and λ = 1 the
-#   discounted return bootstrapped at episode ends. `rl.td_lambda` also takes γ and λ per step.
+#   discounted return bootstrapped at truncations and the window's end. `rl.td_lambda` also takes
+#   γ and λ per step.
 # * λ trades the critic's error for the rewards' noise. In section 5's chain, MSE = bias² +
 #   variance is lowest near λ = 0.73, not at either end.
 # * Bias is not needed for that trade-off: an unbiased but noisy critic has one too, in the

@@ -458,7 +458,8 @@ assert all(wall > 2 * gpu for wall, gpu, *_ in profile.backward_added(h200).valu
 #     ratio, so load it at `offs`, with no shift;
 #   * `X[4]`, `terminated`, a bool flag.
 # * **Returns:** the triple $(a_t, b_t, \text{reset}_t)$ whose reverse scan is $G_t$ above, with
-#   $a_t = \gamma c_{t+1}$. There is no truncation input:
+#   $a_t = \gamma c_{t+1}$ at every step, as in the Triton column of
+#   [notebook 01's card](01_discounted_return.ipynb). There is no truncation input:
 #
 #   | step | $b_t$ | reset? |
 #   | --- | --- | --- |
@@ -657,9 +658,10 @@ exercises.attempt("vtrace_pg", vtrace_pg)
 # * **Returns:** `(vs, pg)`, both written by kernels of yours. The policy gradient is clipped at
 #   ρ̄. The checker compares both outputs with `reference.vtrace` on rows shorter and longer than a chunk,
 #   with terminations.
-# * **The triple of each lane**, with λ = 1, so $\rho_t = \min(\bar\rho, \pi/\mu)$,
-#   $c_t = \min(\bar c, \pi/\mu)$ and $\delta_t = r_t + \gamma V'_t - V_t$ (there is no truncation
-#   input):
+# * **The triple of each lane**, in the Triton form of
+#   [notebook 01's card](01_discounted_return.ipynb), with λ = 1, so
+#   $\rho_t = \min(\bar\rho, \pi/\mu)$, $c_t = \min(\bar c, \pi/\mu)$ and
+#   $\delta_t = r_t + \gamma V'_t - V_t$. There is no truncation input:
 #
 #   | step | multiplier $a_t$ | $b_t$ | reset? (`k`) |
 #   | --- | --- | --- | --- |
@@ -703,7 +705,20 @@ exercises.attempt("vtrace_pg", vtrace_pg)
 #    itself and the chunk's later steps. The combine joins two neighbouring runs of steps, and
 #    `tl.associative_scan(..., reverse=True)` calls it as `combine(later run, earlier run)`, by
 #    [notebook 00's order rule](00_associative_scan.ipynb#3.-The-backward-recurrence-as-a-reverse-scan)
-#    for a reverse scan. On two steps, $t = 0, 1$, with $y_2$ the value from after them:
+#    for a reverse scan. First with numbers, on two steps $t = 0, 1$ and $y_2 = 4$, the value
+#    from after them. Step 0's triple is $(0.5, 1, \text{false})$ and step 1's is
+#    $(0.8, 2, \text{false})$.
+#
+#    * One step at a time: $y_1 = 2 + 0.8 \cdot 4 = 5.2$, then $y_0 = 1 + 0.5 \cdot 5.2 = 3.6$.
+#    * The scan calls `combine(0.8, 2, False, 0.5, 1, False)`, step 1's triple first. It returns
+#      $(0.5 \cdot 0.8,\ 1 + 0.5 \cdot 2,\ \text{false}) = (0.4, 2, \text{false})$, and
+#      $2 + 0.4 \cdot 4 = 3.6 = y_0$.
+#    * Operands swapped, the result is $(0.4,\ 2 + 0.8 \cdot 1,\ \text{false}) = (0.4, 2.8,
+#      \text{false})$, and $2.8 + 0.4 \cdot 4 = 4.4$: wrong.
+#    * If step 0 terminates, its triple is $(0.5, 1, \text{true})$, and the combine returns it
+#      unchanged: $y_0 = 1$, and neither step 1 nor $y_2$ reaches it.
+#
+#    The same in symbols:
 #
 #    | | step 0 | step 1 |
 #    | --- | --- | --- |
@@ -726,6 +741,22 @@ exercises.attempt("vtrace_pg", vtrace_pg)
 # 6. **The advantage.** $\text{pg} = \rho^{pg}_t\,(r_t + \gamma v_{t+1} - V_t)$ with
 #    $\rho^{pg}_t = \min(\bar\rho, \pi_t/\mu_t)$, as in `vtrace_pg`. At a termination the term
 #    $\gamma v_{t+1}$ is dropped by a select, for the same NaN. It is stored at every real element.
+
+# %% jupyter={"source_hidden": true}
+# Checks: part 3's worked combine (CI runs them; skip when reading)
+def combine_by_the_text(a1, b1, k1, a2, b2, k2):
+    """Part 3's combine: (a2 * a1, b2 + a2 * b1, k1 | k2), or the second operand with its flag where k2 is set."""
+    return (a2, b2, True) if k2 else (a2 * a1, b2 + a2 * b1, k1 or k2)
+
+
+A_w, B_w, K_w = combine_by_the_text(0.8, 2.0, False, 0.5, 1.0, False)  # step 1's triple first
+assert np.isclose(2.0 + 0.8 * 4.0, 5.2) and np.isclose(1.0 + 0.5 * 5.2, 3.6)  # "y_1 = 5.2, then y_0 = 3.6"
+assert np.allclose((A_w, B_w), (0.4, 2.0)) and not K_w and np.isclose(B_w + A_w * 4.0, 3.6)  # "(0.4, 2, false)", "3.6 = y_0"
+A_s, B_s, _ = combine_by_the_text(0.5, 1.0, False, 0.8, 2.0, False)  # swapped
+assert np.allclose((A_s, B_s), (0.4, 2.8)) and np.isclose(B_s + A_s * 4.0, 4.4)  # "(0.4, 2.8, false)", "4.4: wrong"
+assert combine_by_the_text(0.8, 2.0, False, 0.5, 1.0, True) == (0.5, 1.0, True)  # "returns it unchanged: y_0 = 1"
+y_ref = rl.linear_scan(torch.tensor([[0.5, 0.8]]), torch.tensor([[1.0, 2.0]]), initial=torch.tensor([4.0]), backend="torch")
+torch.testing.assert_close(y_ref, torch.tensor([[3.6, 5.2]]))  # the package agrees: y_0 = 3.6, y_1 = 5.2
 
 # %% [markdown]
 # <details><summary>Hint 1: where to start</summary>

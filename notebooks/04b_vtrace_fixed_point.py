@@ -89,9 +89,20 @@ rng = np.random.default_rng(41)
 #
 # So the correction depends on where a step sits in the window. Training does not make it 0 at
 # each position. It makes 0, in each state, the correction averaged over all the positions. Say
-# μ's states are equally distributed at every position, as in a stationary rollout. The $k$-th
-# term then reaches the $T-k$ positions that lie at least $k$ steps before the end, and the
-# average is
+# μ's states are equally distributed at every position, as in a stationary rollout. Then the
+# $k$-th term has the same mean, $(\gamma C)^k d$, at every position it reaches. A window of
+# $T = 3$ steps shows which positions receive which terms:
+#
+# | position | steps before the end | term 0, mean $d$ | term 1, mean $\gamma C d$ | term 2, mean $(\gamma C)^2 d$ |
+# | --- | --- | --- | --- | --- |
+# | 0 | 2 | yes | yes | yes |
+# | 1 | 1 | yes | yes | no |
+# | 2, the last | 0 | yes | no | no |
+# | positions it reaches | | 3 | 2 | 1 |
+#
+# Read by column, the $k$-th term reaches the $T-k$ positions that lie at least $k$ steps before
+# the end: 3, 2 and 1 of them here. So the correction averaged over the positions is
+# $\tfrac13\big(3d + 2\gamma C d + (\gamma C)^2 d\big)$ for $T = 3$, and in general
 #
 # $$\frac{1}{T}\sum_{k=0}^{T-1} (T-k)\,(\gamma C)^k\, d.$$
 #
@@ -129,6 +140,24 @@ for S, T_w, g_w in ((1, 100, 0.9), (3, 3, 0.5), (5, 100, 0.99), (8, 20, 0.9)):
     assert np.linalg.svd(M_w, compute_uv=False).min() > 1e-6  # invertible: M d = 0 only at d = 0
     d_w = rng_w.normal(size=S)
     np.testing.assert_allclose(np.linalg.solve(M_w, M_w @ d_w), d_w, rtol=1e-6, atol=1e-9)
+
+# The T = 3 picture: position t receives term k where k <= T - 1 - t, so term k reaches T - k positions
+receives = [[k <= 2 - t for k in range(3)] for t in range(3)]
+assert receives == [[True, True, True], [True, True, False], [True, False, False]]  # the table's rows
+assert [sum(row[k] for row in receives) for k in range(3)] == [3, 2, 1]  # "3, 2 and 1 of them"
+per_position = [sum(np.linalg.matrix_power(X_w, k) for k in range(3) if receives[t][k]) for t in range(3)]
+np.testing.assert_allclose(sum(per_position) / 3, window_matrix(X_w, 3) / 3, rtol=1e-12)  # the average, T = 3
+# ... and on one window of rl.vtrace itself: vs - V at position t is the sum of the terms it receives
+g_3, ratio_3 = 0.9, np.exp(rng_w.normal(size=3))
+r_3, v_3, boot_3 = rng_w.normal(size=3), rng_w.normal(size=3), rng_w.normal()
+nv_3 = np.append(v_3[1:], boot_3)  # V'_t = V_(t+1) inside the window, a bootstrap value after it
+rho_3, c_3 = np.minimum(1.0, ratio_3), np.minimum(1.0, ratio_3)
+rho_delta_3 = rho_3 * (r_3 + g_3 * nv_3 - v_3)
+term_3 = lambda t, k: g_3 ** k * np.prod(c_3[t:t + k]) * rho_delta_3[t + k]  # noqa: E731 -- term k at position t
+vs_3 = rl.vtrace(*(torch.tensor(x[None]) for x in (np.log(ratio_3), r_3, v_3)), next_values=torch.tensor(nv_3[None]),
+                 gamma=g_3, rho_bar=1.0, c_bar=1.0, backend="torch").vs[0].numpy()
+expected_3 = [sum(term_3(t, k) for k in range(3) if receives[t][k]) for t in range(3)]
+np.testing.assert_allclose(vs_3 - v_3, expected_3, rtol=1e-9, atol=1e-12)  # the table, row by row
 
 # %% [markdown]
 # With $\rho = \min(\bar\rho, \pi/\mu)$ the condition, in each state, is

@@ -26,30 +26,27 @@
 #
 # * **Needs:** any of notebooks 01–07. No GPU; with one, the profiler times the kernels live.
 #
-# * **Minimum path:** sections 1–5, then the checked exercises `vtrace_floor_bytes` and
-#   `lean_gae_loop` (under "Exercises", at the end). The optional profiler and the open questions
-#   can wait. The columns of the "profile it" tables of notebooks 01–07 are defined at the end of
-#   section 4.
+# * **Minimum path:** sections 1–5 and the checked exercises `vtrace_floor_bytes` and
+#   `lean_gae_loop`; the optional profiler and the open questions can wait. Section 4 ends with
+#   the columns of the "profile it" tables of notebooks 01–07.
 
 # %% [markdown]
 # **Four ideas to keep.**
 #
 # 1. **The memory floor** (sections 1–2). These kernels do a few flops per byte: they are
-#    memory-bound. Their floor is the time a plain GPU copy takes to move the bytes they must move.
+#    memory-bound. Their floor is the time a plain GPU copy takes to move their bytes.
 # 2. **Two clocks** (section 3). **Wall time** per call is what a training loop waits for, host
 #    included. **GPU time** is the kernel alone. At RL shapes the first is many times the second.
-# 3. **CUDA graphs** (section 4). A recorded launch that skips the host: it leaves a call only its
-#    GPU time. `torch.compile(mode="reduce-overhead")` records one for you.
-# 4. **Paired comparison** (end of section 3). The host's load drifts, so two calls are compared
+# 3. **Paired comparison** (end of section 3). The host's load drifts, so two calls are compared
 #    by timing them in the same rounds and dividing within each round.
+# 4. **CUDA graphs** (section 4). A recorded launch that skips the host, leaving a call only its
+#    GPU time. `torch.compile(mode="reduce-overhead")` records one for you.
 #
-# Section 1 prices the floor by hand and builds a small cost model. Sections 2–4 each ask you to
-# **predict with the model first**, then read one measured figure. Section 5 measures for real,
-# on your CPU.
-#
-# The GPU figures are committed results; the box "Sources and caveats" at the end lists their
-# files. On a CPU, Triton runs only in its interpreter, whose time means nothing: the kernels are
-# checked, not timed.
+# Section 1 builds a small cost model by hand. Each later section asks a question, has you
+# **predict** with the model, shows the measured figures in a table or a chart, and ends with a
+# **finding**. The GPU figures are committed results (the box "Sources and caveats" at the end
+# lists the files). On a CPU, Triton runs only in its interpreter, whose time means nothing, so
+# section 5 times PyTorch code on your CPU instead.
 #
 # **Skip the "Checks" cells** (folded, starting `# Checks`): CI runs them against the data files.
 
@@ -122,9 +119,9 @@ def ratio_span(values):
 # loss must move: every timing below is measured against the time they take.
 #
 # Per (row, step), GAE **reads** the reward, the value $V(s_t)$ and the episode-end flag, and
-# **writes** the advantage $\hat A_t$ and the return $\hat A_t + V(s_t)$. Not counted: $V(s_{t+1})$
-# (the next element of the values tensor, read once anyway), the carry (it stays in the kernel) and
-# the bootstrap $V(s_T)$ (one number per row). float32 is 4 bytes, a bool 1. PPO's clipped loss
+# **writes** the advantage $\hat A_t$ and the return $\hat A_t + V(s_t)$. Not counted: $V(s_{t+1})$,
+# the next element of the values tensor, read once anyway; the carry, which stays in the kernel;
+# the bootstrap $V(s_T)$, one number per row. float32 is 4 bytes, a bool 1. PPO's clipped loss
 # reads three tensors per step and writes one scalar per batch: nothing per step.
 
 # %%
@@ -179,7 +176,7 @@ print(f"PPO: {B * T * ppo_bytes / 1e6:.1f} MB → {ppo_floor_ms * 1e3:.1f} µs")
 # * host $\approx 23$ µs is the wall time of the lightest forward call at 16×128 and 4096×128,
 #   where the kernel hides behind the host. Most calls take more.
 #
-# Three constants and a byte count: sections 2–4 test this model against the H200's figures.
+# Sections 2–4 test this model against the H200's figures.
 
 # %%
 T0_US, HOST_US = 2.0, 23.0  # the model's constants (the Checks cell below reads them off the committed data)
@@ -282,10 +279,10 @@ assert round(gae_floor_ms * 1e3) == 67 and T0_US < gae_floor_ms * 1e3 / 30  # "2
 # %% [markdown]
 # ## 3. Two clocks: wall time versus GPU time at the shapes RL code uses
 #
-# **Question: at the shapes RL code uses, where does a call's time go?** RL shapes are small: 4096
-# environments × 128 steps, 16 × 128, or a few long rollouts (64 × 16384). There the kernel takes a
-# few µs. But a Python call also pays the host's work: argument checks, the Triton launcher, the
-# allocator, the CUDA launch.
+# **Question: at the shapes RL code uses, where does a call's time go?** RL shapes are small:
+# 16 × 128, 4096 environments × 128 steps, or a few long rollouts (64 × 16384). There the kernel
+# takes a few µs, but a Python call also pays the host's work: argument checks, the Triton
+# launcher, the allocator, the CUDA launch.
 #
 # **Three labels**, used by the whole course, divide a call's wall time by its GPU time:
 #
@@ -296,12 +293,11 @@ assert round(gae_floor_ms * 1e3) == 67 and T0_US < gae_floor_ms * 1e3 / 30  # "2
 # | at most 1.2× | **GPU-bound** | the kernel is the call |
 #
 # The GPU time is timed by replaying a CUDA graph (section 4), with no host in it. The wall time
-# includes the host, whose load drifts from minute to minute, so a label near 2× can change from
-# one run to the next.
+# includes the host, whose load drifts, so a label near 2× can change from run to run.
 #
 # **Predict first**, with `model_us`: GAE's wall ÷ GPU time per call at 4096×128, and so its
 # label. Put your number in the next cell. It prints the model's figures beside the H200's, then
-# charts every algorithm's measured ratio at the four shapes, with the labels as bands.
+# charts every algorithm's ratio at the four shapes, with the labels as bands.
 
 # %%
 my_wall_over_gpu = None  # your prediction: GAE at 4096×128, wall ÷ GPU time per call
@@ -381,10 +377,9 @@ print(profile.table(shape_table, digits=3))
 #
 # </details>
 #
-# The model breaks at 64×16384: there the scans take several times the GPU time it gives GAE (the
-# table's last two columns). A scan's steps depend on each other through the carry, and 64 rows
-# give the GPU's multiprocessors few programs. So the time follows the chain of chunks, not the
-# bytes: a latency term the model lacks.
+# The model breaks for the scans at 64×16384, which take several times the GPU time it gives GAE
+# (the table's last two columns). 64 rows give the GPU few programs, and each walks its row's
+# chunks one after another, the carry passing between them: a latency the model lacks.
 
 # %% jupyter={"source_hidden": true}
 # Checks: the claims above, on the committed run (CI runs them; skip when reading)
@@ -411,12 +406,11 @@ assert min(sec["fwd", "torch.add"] for sec in probe.values()) == 8.2  # "`torch.
 # ### Comparing two calls: the paired ratio
 #
 # **Question: when is one call faster than another on the wall clock?** Two calls timed minutes
-# apart may differ only because the host was busier for one of them. So a **paired** probe times
-# both in the same rounds: in each round, a batch of back-to-back calls of one, then a batch of the
-# other, the order reversed every other round. The host's load changes little within a round, so
-# it slows both calls of the round alike and cancels in their ratio, the **paired ratio**. **If one
-# call is faster in every round, the host's drift cannot explain the difference.** This is how the
-# course calls one call faster than another.
+# apart may differ only because the host was busier for one. So a **paired** probe times both in
+# the same rounds: a batch of calls of one, then a batch of the other, the order reversed every
+# other round. The host's load slows both calls of a round alike, so it cancels in their ratio,
+# the **paired ratio**. **If one call is faster in every round, the host's drift cannot explain
+# the difference.**
 #
 # One case, timed in 15 rounds on an H100: PPO's loss with its backward at 4096×128, ours against
 # the eager PyTorch formula that notebook 05 writes out. Notebook 09, section 4 reads the others.
@@ -432,33 +426,33 @@ print(f"the eager formula's time ÷ ours within a round: median {median_x:.2f}, 
 
 # %% [markdown]
 # **Finding:** ours was faster in every round: the eager formula took 1.58× to 2.3× our wall time.
+# Ratios' ranges are rounded outwards: the low end down, the high end up.
 #
 # The two medians of µs above divide to 366 ÷ 196 = 1.87, not the median ratio 1.71: they can come
 # from different rounds. The paired ratio divides within each round first, so it is the figure to
 # trust (notebook 09, section 4 works an example).
 #
-# **Where no paired rounds exist: the noise rule.** In the committed data, one call timed twice in
-# the same session, minutes apart, read up to 2.24× apart. Rounded up, that is the course's
-# threshold, 2.3×: two unpaired timings at most 2.3× apart are **within the noise**. They say
-# neither which call is faster nor that the two are equally fast. The rule is a rule of thumb from
-# this data: another host drifts by a different amount, so measure your own drift before you lean
-# on it.
+# **Where no paired rounds exist: the noise rule.** Two timings that were not paired count as
+# different only when more than 2.3× apart (notebook 14, section 6). A smaller gap is **within the
+# noise**: it says neither which call is faster nor that the two are equally fast.
 
 # %% jupyter={"source_hidden": true}
 # Checks: the paired ratio, on the paired loss probe (CI runs them; skip when reading)
 _loss_text = open(os.path.join(RESULTS, profile.COMMITTED_LOSS_WALL), encoding="utf-8").read()
 assert _loss_text.startswith("# NVIDIA H100") and "the order reversed every other round" in _loss_text.splitlines()[0]  # "alternates"
 assert "15 interleaved rounds" in _loss_text[:400]  # "15 rounds in all"
-assert [down(lowest_x, 2), up(highest_x, 1)] == [1.58, 2.3]  # "1.58× to 2.3× our wall time"
+assert [down(lowest_x, 2), up(highest_x, 1)] == [1.58, 2.3]  # "1.58× to 2.3× our wall time", rounded outwards
+assert [round(lowest_x, 3), round(highest_x, 3)] == [1.584, 2.292]  # the box's example: "1.584 ... 2.292"
 assert [round(eager_paired_us), round(ours_paired_us), round(median_x, 2)] == [366, 196, 1.71]  # "366 ÷ 196 ... not 1.71"
 assert round(eager_paired_us / ours_paired_us, 2) == 1.87  # "is 1.87"
 assert lowest_x > 1  # "ours was faster in every round"
-# the noise rule's 2.3×: the most one call's two wall timings of the session differ (the benchmark run, the wall probe),
-# rounded up as an "up to" figure is
+# the noise rule's 2.3× ("more than 2.3× apart"): the most one call's two wall timings of the session differ (the
+# benchmark run, the wall probe), rounded up as an "up to" figure is (the box derives it; its Checks cell asserts the pair)
 NOISE_X = 2.3
 _twice = profile.timed_twice(RES, probe)
 _drift = max(max(w) / min(w) for w in _twice.values())
-assert len(_twice) == 48 and round(_drift, 2) == 2.24 and up(_drift) == NOISE_X  # "up to 2.24×", "rounded up ... 2.3×"
+assert len(_twice) == 48 and round(_drift, 2) == 2.24 and up(_drift) == NOISE_X  # the box: "2.24×", "rounded up ... 2.3×"
+assert down(_drift) == 2.2 < _drift  # the box: "rounding down to 2.2× would call a gap of 2.21–2.24× real"
 with open(os.path.join(os.path.dirname(os.path.dirname(RESULTS)), "docs", "DESIGN.md"), encoding="utf-8") as f:
     assert "read 1.2–2.9× apart between runs" in " ".join(f.read().split())  # the box's "up to 2.9×" between runs
 
@@ -505,25 +499,25 @@ against(my_removed_pct, removed["gae"], "GAE 4096×128, % of the call a graph re
 
 # %% [markdown]
 # **Finding:** a CUDA graph removes nearly all of a small call: over 85 % for every algorithm, about
-# what the model predicted (the line under the table). For GAE the replay removed a little more
-# than the model, for the reason section 3 gave: at this shape the replayed kernel is faster than
-# $t_0$ + floor.
+# what the model predicted (the line under the table).
 #
-# A graph of *one* call removes less, because each replay is still a launch. The table's last two
-# rows show it: GAE's call as a graph of that one call, and inside a graph of 100 calls. So
-# capture a whole update step, not a single call.
+# The table's last two rows put GAE's call alone in a graph, then in a graph of 100 calls. The
+# first removes less, because each replay is still a launch: capture a whole update step, not a
+# single call.
 #
 # <details><summary>Details: GAE's figures against the model's</summary>
 #
 # * The model removes 85 % of GAE's measured call; the replay removed 88 %.
-# * The model leaves its 4.1 µs of GPU time; the replay left 3.3 µs.
+# * The model leaves its 4.1 µs of GPU time; the replay left 3.3 µs. At this shape the replayed
+#   kernel is faster than $t_0$ + floor, for the reason section 3's debrief gave.
 #
 # </details>
 #
-# **`torch.compile(mode="reduce-overhead")`** captures for you. It fuses the torch ops around our
+# **`torch.compile(mode="reduce-overhead")`** captures for you: it fuses the torch ops around our
 # kernels, records CUDA graphs and replays them for the same shapes. The region must trace into
-# one graph. This package's functions are `torch.library` custom ops, so `fullgraph=True` passes.
-# Below, a step calling GAE then PPO's loss traces into one graph; the backend only records it.
+# one graph, and the package's functions, `torch.library` custom ops, do (`fullgraph=True`
+# passes). Below, a step calling GAE then PPO's loss traces into one graph; the backend only
+# records it.
 
 # %%
 graphs = []
@@ -560,8 +554,8 @@ assert replay_hundred < replay_one < replay_eager  # "a graph of one call remove
 # %% [markdown]
 # ### Reading the profile tables of notebooks 01 to 07
 #
-# Each of notebooks 01–07 has an optional "profile it" section: the committed run's rows for its
-# algorithm. Their columns, defined here once:
+# Notebooks 01–07 each end with an optional "profile it" section: the committed run's rows for
+# their algorithm. Their columns:
 #
 # | column | what it is | where it comes from |
 # | --- | --- | --- |
@@ -571,9 +565,15 @@ assert replay_hundred < replay_one < replay_eager  # "a graph of one call remove
 # | `GPU µs` | the GPU time: the kernels alone, timed by replaying a CUDA graph | section 4 |
 # | `wall ÷ ours` | this line's wall time ÷ ours at the same shape and pass: above 1, ours is faster | section 3 |
 #
-# `GPU µs` reads `n/a` where the harness has no graph to replay: it does not try to capture the
-# Python loops or torchrl's functions, JAX cannot be captured, and the capture of accelerated-scan's
-# TD(λ) failed. The legend under each table says what its `!` marks mean.
+# The legend under each table explains its `!` marks.
+#
+# <details><summary>Details: where <code>GPU µs</code> reads <code>n/a</code></summary>
+#
+# Where the harness has no graph to replay: the Python loops and torchrl's functions, which it does
+# not try to capture, JAX, which cannot be captured, and accelerated-scan's TD(λ), whose capture
+# failed.
+#
+# </details>
 
 # %% jupyter={"source_hidden": true}
 # Checks: the `n/a` rows, on the harness's peer list and the committed run (CI runs them; skip when reading)
@@ -591,7 +591,7 @@ assert all(r["kernel_ms"] is not None for r in RES["rows"] if r["impl"] == "acce
 #
 # **Question: on this CPU, what does CleanRL's loop over time cost against one call, and why?**
 # Two PyTorch codes give the same advantages: CleanRL's `ppo.py` loop, one Python iteration per
-# step; and the package's PyTorch path, `rl.gae` on CPU tensors, ⌈log₂ T⌉ rounds of whole-tensor
+# step, and the package's PyTorch path, `rl.gae` on CPU tensors, ⌈log₂ T⌉ rounds of whole-tensor
 # ops (a scan, notebook 00). Inputs are time-major, `(T, N)`, as CleanRL and SB3 store rollouts.
 
 # %%
@@ -615,14 +615,13 @@ print(inspect.getsource(cleanrl_gae))
 # * `CountOps`, a `TorchDispatchMode`, counts the tensor ops (ATen ops) run inside its `with`
 #   block. The counts are the same on every machine and every run: they are the main evidence.
 # * `fastest_ms` times a call: the fastest of 15 calls after one warm-up, on one thread, because
-#   on a shared machine a pause only ever adds time. On a busy machine the times still move from
-#   run to run, so they are printed, not asserted, and the cell says when the machine was visibly
-#   busy. For cleaner times, shut down other notebooks' kernels first.
+#   a pause only ever adds time. On a busy machine the times still move, so they are printed, not
+#   asserted, and the cell says when the machine was visibly busy.
 #
 # **Predict first.** SB3's default has 16× the steps of CleanRL's, so the loop runs 16× the
-# iterations. The scan runs ⌈log₂ T⌉ rounds of whole-tensor ops, 7 at T = 128 and 11 at T = 2048,
-# plus a few ops before and after them. How many times as many ops should the scan run at 2048×1
-# as at 128×4? Put your number in the next cell.
+# iterations. The scan runs ⌈log₂ T⌉ rounds, 7 at T = 128 and 11 at T = 2048, plus a few ops
+# before and after them. How many times as many ops should the scan run at 2048×1 as at 128×4?
+# Put your number in the next cell.
 
 # %%
 def fastest_ms(fn, calls=15):
@@ -689,11 +688,11 @@ for r in cpu_rows:  # with many envs the scan's arithmetic on the whole rollout 
               f"{r['torch path ms']:.3g} ms against {r['loop ms']:.3g} ms (the text below says why)")
 
 # %% [markdown]
-# **Why the loop costs what it does.** At 4 and at 64 envs each step of the loop runs 15 ops (the
-# printout names them); nine of them compute, the others only index or reshape. So the loop's
+# **Why the loop costs what it does.** At 4 and at 64 envs each step of the loop runs 15
+# ops (the printout names them): nine compute, the others only index or reshape. So the loop's
 # count is T times a fixed number: 16× the steps at 64 envs are 16× the ops. The scan's count grows
 # with its rounds, not with the steps, and not at all with N: 1.4× for 16× the steps, a little
-# less than the rounds' 11/7, because the ops before and after the rounds run once per call.
+# under the rounds' 11/7, because a few ops run once per call.
 #
 # <details><summary>Details: the 15 ops by name, one env, and the scan's rounds</summary>
 #
@@ -709,19 +708,21 @@ for r in cpu_rows:  # with many envs the scan's arithmetic on the whole rollout 
 #
 # </details>
 #
-# Every tensor op, however small, pays a fixed cost on a CPU (the second table's "loop µs/op"). On
-# a quiet machine that cost is about the same in every row, so the loop's time follows its op
-# count; the line under the tables sets the two ratios side by side, or says the machine was too
-# busy.
+# On a CPU every tensor op, however small, pays a fixed cost (the second table's "loop µs/op"),
+# about the same in every row on a quiet machine. So the loop's time follows its op count; the
+# line under the tables sets the two ratios side by side, or says the machine was too busy.
 #
-# The scan pays the fixed cost per round, not per step. But each round works on the whole (T, N)
-# rollout, about log₂ T times the loop's arithmetic. So its lead is largest when N is small, and
-# shrinks as N grows and the arithmetic comes to set the time. It can even turn into a loss: at
-# 2048×64, the second table's last row, the PyTorch path can take longer than the loop, and a line
-# under the tables says so when it did on this machine.
+# <details><summary>Details: where the scan loses its lead</summary>
+#
+# The scan pays that cost per round, but each round works on the whole (T, N) rollout, about
+# log₂ T times the loop's arithmetic. So its lead shrinks as N grows: at 2048×64, the second
+# table's last row, the PyTorch path can even take longer than the loop (a line under the tables
+# says so when it did here).
+#
+# </details>
 #
 # On a GPU each of the nine computing ops is also a launch: the loop costs about 9 × T launches per
-# call, the fused kernel one. On the H200 at 4096×128:
+# call, our GAE call one kernel. On the H200 at 4096×128:
 
 # %%
 loop_h200, ours_h200 = row(RES, "gae", 4096, 128, impl="pytorch_loop"), row(RES, "gae", 4096, 128)
@@ -756,11 +757,11 @@ assert loop_h200["full_call_us"] > 400 * ours_h200["full_call_us"]  # "over 400�
 # %% [markdown]
 # ### The same two calls under `torch.profiler`
 #
-# `CountOps` is a dozen lines written for this notebook. PyTorch ships a general tool,
-# `torch.profiler`: inside its `with` block it records every op that runs, with its CPU time and
-# its number of calls, and `prof.key_averages().table(...)` sums them by op. The next cell profiles
-# three calls of each code at CleanRL's default, 128×4. It prints the eight ops with the most
-# **self CPU time**, an op's own time without the ops it calls.
+# PyTorch's general tool for what `CountOps` did is `torch.profiler`: inside its `with` block it
+# records every op that runs, with its CPU time and its number of calls, and
+# `prof.key_averages().table(...)` sums them by op. The next cell profiles three calls of each code
+# at 128×4 and prints the eight ops with the most **self CPU time**, an op's own time without the
+# ops it calls.
 
 # %%
 from torch.profiler import ProfilerActivity  # noqa: E402
@@ -802,17 +803,13 @@ assert sum(_loop_p.values()) > PROFILED_CALLS * op_rows[0]["loop ops"]  # "more 
 # %% [markdown]
 # ## Optional: the profiler on this machine
 #
-# *A live tool, not a lesson.*
-#
-# **Question: on this machine, how do the kernel, the PyTorch path and the code it replaces
-# compare?** `profile.profiler(name)` builds controls and runs once with the defaults; change them
-# and press "run". On a GPU it times all three (`do_bench` medians) and plots the bandwidth. On a
-# CPU the Triton row is a **correctness run**, checked against the float64 reference, its time
-# `n/a`; the timed rows are the PyTorch path and the replaced code (`loop` for the scans, `eager`
-# for the losses). So a CPU answers "is the PyTorch path a good CPU fallback?", never "how fast is
-# the kernel?". Its times are medians (of `do_bench`'s repeats on a GPU, of 5 calls on a CPU): a
-# typical call, where section 5 asked for the least a call costs. The next cell prints the rows,
-# which a static render of the widget does not show.
+# *A live tool, not a lesson:* how do the kernel, the PyTorch path and the code it replaces
+# compare on this machine? `profile.profiler(name)` runs once with the defaults; change its
+# controls and press "run". On a GPU it times all three and plots the bandwidth. On a CPU the
+# Triton row is a **correctness run**, checked against the float64 reference and not timed: a CPU
+# answers "is the PyTorch path a good fallback?", never "how fast is the kernel?". Its times are
+# medians (of 5 calls on a CPU), a typical call, where section 5 took the fastest. The next cell
+# prints the rows, which a static render of the widget does not show.
 
 # %%
 ui, prof_rows = profile.profiler("gae")
@@ -1004,17 +1001,15 @@ exercises.attempt("lean_gae_loop", lean_gae_loop)
 #
 # * **The memory floor** is $B \cdot T$ × the fewest bytes per step ÷ the copy bandwidth: 17 B per
 #   step for GAE in float32, 12 for PPO's loss. On the H200 every kernel comes close to it at
-#   16384×1024, SAC closest.
+#   16384×1024.
 # * **One model:** wall ≈ max(host, GPU), GPU ≈ $t_0$ + floor. On a large batch the GPU time lies
 #   within about 20 % of it; on few long rows a scan's chain of chunks adds a latency it lacks.
 # * **Two clocks.** At 16×128 and 4096×128 every call is **host-bound**: its wall time is more than
 #   2× its GPU time. At most 1.2× a call is **GPU-bound**, and **mixed** in between.
+# * **Paired comparison.** A call faster in every paired round is faster, whatever the host's
+#   drift. Two timings that were not paired count as different only when more than 2.3× apart.
 # * **A CUDA graph** removes the host's share, over 85 % of a call at 4096×128, best when it holds
-#   a whole step; it freezes shapes and addresses. `torch.compile(mode="reduce-overhead")`
-#   captures for you, and the package's calls trace into the one graph it needs.
-# * **Paired comparison.** To compare two calls, time both in the same rounds and divide within
-#   each round: a call faster in every round is faster, whatever the host's drift. Unpaired
-#   timings at most 2.3× apart are within the noise, by this data's rule of thumb.
+#   a whole step. `torch.compile(mode="reduce-overhead")` captures the package's calls for you.
 # * **On a CPU** the kernels are checked, not timed. CleanRL's loop costs 15 ops per step, each
 #   with a fixed cost, so its time grows with T; `torch.profiler` lists those ops by name.
 
@@ -1022,14 +1017,14 @@ exercises.attempt("lean_gae_loop", lean_gae_loop)
 # > **Further reading** (the two appendix notebooks)
 # >
 # > * **[Notebook 14](14_appendix_data.ipynb):** every source of the committed results and how far
-# >   to trust a figure; why SAC passes 100 %; where the noise rule's 2.3× comes from, and the rule
-# >   applied to our call against a bare launch.
+# >   to trust a figure; why SAC passes 100 %; the noise rule, applied to our call against a bare
+# >   launch.
 # > * **Notebook 13, section 4:** the wider chunks the package uses for few long rows.
 # > * **Notebook 13, section 5:** the time split of long rows, and why the package splits only where
 # >   the wall time gains.
 
 # %% [markdown]
-# <details><summary><b>Sources and caveats</b>: the files and their cards, the host constant, the noise rule's 2.3×, small shapes in L2</summary>
+# <details><summary><b>Sources and caveats</b>: the files and their cards, the host constant, how ratios are rounded, the noise rule's 2.3×, small shapes in L2</summary>
 #
 # **The files.** All five sit in `benchmarks/results/`. Every figure is from the H200 except section
 # 3's paired ratio, from an H100; no figure of one card enters a calculation with one of the other.
@@ -1050,13 +1045,18 @@ exercises.attempt("lean_gae_loop", lean_gae_loop)
 # **The host constant.** The model's 23 µs rounds the lightest forward call at 16×128 and
 # 4096×128, which reads 22.5 µs in the benchmark run. At 16×128 the calls take up to 78 µs.
 #
+# **How ratios are rounded.** A single ratio is rounded to the nearest. A range's low end, and any
+# "at least" figure, are rounded down; its high end, and any "up to" figure, are rounded up, so a
+# written range holds every measured figure. Section 3's paired rounds ranged from 1.584 to 2.292:
+# written "1.58× to 2.3×".
+#
 # **Where the 2.3× comes from.** The benchmark run and the wall probe each timed our 8 calls at
 # three shapes, forward and with the backward, in the same session: 48 pairs of timings of one call.
 # The pair furthest apart reads 2.24×: CRR's loss with its backward at 64×16384, 741 µs in the
-# benchmark run and 331 µs in the wall probe. Rounded up, as the course rounds an "up to" figure
-# (notebook 09, section 2), that is the rule's 2.3×: rounding down to 2.2× would call a gap of
-# 2.21–2.24× real when drift alone produced one. So two timings that were not paired tell which
-# call is faster only when they are more than 2.3× apart.
+# benchmark run and 331 µs in the wall probe. Rounded up, as an "up to" figure is, that is the
+# rule's 2.3×: rounding down to 2.2× would call a gap of 2.21–2.24× real when drift alone produced
+# one. The rule is a rule of thumb from this data: another host drifts by a different amount, so
+# measure your own drift before you lean on it.
 # [Notebook 14, section 6](14_appendix_data.ipynb) applies the rule step by step, to calls timed
 # more than once too. Between separate runs of the benchmark the same call's wall time moved up to
 # 2.9×: use that bound when you set a committed wall time beside your own.

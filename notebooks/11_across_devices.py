@@ -345,7 +345,7 @@ assert (without[~live] == by_hand[~live]).all() and not torch.isclose(without[li
 # gradient at its last. Because this scan runs forwards, a rank's carry is composed from the maps
 # of the ranks *before* it, and rank 0's carry is 0.
 #
-# Two more values per row cross the boundary, each one that a rank needs from a neighbour:
+# Besides the carry, a rank needs two more values per row, one from each neighbour:
 #
 # * **From the rank before: its last $a$.** The pair at a rank's first step is $(a_{t-1}, dy_t)$,
 #   and $a_{t-1}$ lives on the rank before.

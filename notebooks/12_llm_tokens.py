@@ -73,8 +73,9 @@ GAMMA, LAM = 0.99, 0.95
 #   notebooks 03 to 07, $u$ is an action, because $a_t$ is the scan's multiplier (the exercise
 #   uses it).
 #
-# * **transition**: deterministic, the token is appended. The episode ends after EOS, or at the
-#   maximum length.
+# * **transition**: the token is appended. Between two policy tokens this is deterministic. In a
+#   multi-turn response, a tool's output is appended too: that part of the transition comes from
+#   the environment (section 2). The episode ends after EOS, or at the maximum length.
 #
 # * **reward**: at every token, a KL penalty that keeps the policy near a frozen reference model,
 #   $r_t = -\beta\,\big(\log \pi_\theta(y_t \mid s_t) - \log \pi_{\text{ref}}(y_t \mid s_t)\big)$.
@@ -249,7 +250,6 @@ print(f"{B} responses of {T} positions: {int(mask.sum())} policy tokens, {int((k
 assert (kind == TOOL).any(1).sum() >= 3 and mask[0, -1] and (kind == PAD).any()
 adv_bench, _ = bench.token_gae_loop(rewards, values, keep, GAMMA, LAM)
 assert torch.allclose(adv_bench, adv_loop, rtol=0, atol=1e-12)
-print(inspect.getsource(bench.token_gae_loop))
 
 # %% [markdown]
 # "As if deleted" holds literally. Cut each response down to its policy tokens, run plain GAE on

@@ -520,13 +520,29 @@ assert [planned[f] for f in ("rows", "block", "warps", "stages")] == [2, 128, 1,
 
 # %% [markdown]
 # **The planner's rules, in short.** The planner picks these numbers for each launch from B, T and
-# the dtype. A chunk is T rounded up to a power of two, at most 256 steps (128 from 4096 rows up);
-# from 1024 rows up, a program takes as many rows as fill 256 steps; and the loop is pipelined
-# wherever a row has a next chunk to load ahead. If that tile would give fewer than two programs
-# per SM (264 on an H200), each row gets a program of its own, which walks it in **wide chunks** of
-# up to 1024 steps, one warp per 256 steps of the chunk. Rows longer than 31 wide chunks, 31,744
-# steps, are split in time instead (section 5): a split costs a second launch, so only rows this
-# long repay it. At 16384×1024 the rules give the table's last tile, 2 × 128 steps on one warp, 2
+# the dtype, in three steps:
+#
+# 1. **The chunk** is T rounded up to a power of two, at most 256 steps, or at most 128 from 4096
+#    rows up.
+# 2. **The rows of a program:** from 1024 rows up, as many rows as fill 256 steps (two chunks of 128,
+#    for instance); below 1024 rows, one.
+# 3. **Too few programs?** If that tile gives fewer than two programs per SM (264 on an H200), each
+#    row gets a program of its own and is walked in **wide chunks** of up to 1024 steps, one warp
+#    per 256 steps of the chunk. Rows longer than 31 wide chunks, 31,744 steps, are split in time
+#    instead (section 5): a split costs a second launch, so only rows this long repay it.
+#
+# The loop is pipelined (2 stages) wherever a row has a next chunk to load ahead. Five shapes in
+# float32 show each step at work (the folded table below has eight):
+#
+# | B × T | chunk | rows | warps | stages | programs | why |
+# | --- | --- | --- | --- | --- | --- | --- |
+# | 1024×1024 | 256 | 1 | 1 | 2 | 1024 | the chunk is at its cap, 256, so one row fills it |
+# | 16384×1024 | 128 | 2 | 1 | 2 | 8192 | 4096 rows or more: chunks of 128, two rows fill 256 |
+# | 4096×128 | 128 | 2 | 1 | 1 | 2048 | a row is one chunk, so nothing to load ahead |
+# | 64×16384 | 1024 | 1 | 4 | 2 | 64 | too few programs: wide chunks, 4 warps |
+# | 8×131072 | 256 | 1 | 1 | 2 | 1024 | too few programs, rows over 31,744 steps: each split in 128 |
+#
+# At 16384×1024 the rules give the last tile of the table above, 2 × 128 steps on one warp, 2
 # stages.
 #
 # <details><summary>For maintainers: the planner's rules as an <code>if</code> chain, and its tile at
@@ -603,6 +619,12 @@ for T_, split_ in [(16384, False), (31744, False), (31745, True), (131072, True)
     assert (p_["segments"] > 1) == split_  # split if T > 31,744
     assert (-(-T_ // defaults.wide_block) >= defaults.split_min_chunks) == split_  # "at least 32 wide chunks"
     assert split_ or (p_["block"], p_["warps"]) == (1024, 4)  # else 1024-step chunks on 4 warps
+for (B_, T_), row_ in {(1024, 1024): (256, 1, 1, 2, 1024), (16384, 1024): (128, 2, 1, 2, 8192),  # "five shapes"
+                       (4096, 128): (128, 2, 1, 1, 2048), (64, 16384): (1024, 1, 4, 2, 64),
+                       (8, 131072): (256, 1, 1, 2, 1024)}.items():
+    p_ = tile_plan(B_, T_)
+    assert (p_["block"], p_["rows"], p_["warps"], p_["stages"], p_["row_programs"] * p_["segments"]) == row_, (B_, T_)
+assert tile_plan(8, 131072)["segments"] == 128 and tile_plan(4096, 128)["seg"] == 1  # "each split in 128"; "one chunk"
 
 # %% jupyter={"source_hidden": true, "outputs_hidden": true}
 # For maintainers (folded): the planner's tile at eight shapes, on an H200

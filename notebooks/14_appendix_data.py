@@ -139,12 +139,27 @@ assert h100_files == [f"H100-{RES['date']}-lab.txt", f"H100-{RES['date']}-loss-w
 # * **`do_bench`** empties the L2 before each timed call, by writing 256 MiB over a scratch buffer.
 #   Then it times the call between two CUDA events, so every timed call starts with a cold cache.
 #
-# **Does `do_bench` count host time?** Sometimes. Events time the GPU's work *and its waits*. While
-# the GPU writes the 256 MiB, the host runs ahead and queues the events and the call. If the host
-# finishes before the flush does, no host time is timed. If it takes longer, the GPU waits for it
-# between the events, and that wait is timed. So the question for each row is whether the host's
-# work per call, which the wall time shows, outlasts the flush, about 63 µs here. The next cell
-# prints the flush's time, then three of GAE's rows.
+# **Does `do_bench` count host time?** Sometimes. A CUDA event is a marker in the GPU's queue that
+# records the time when the GPU reaches it, so two events time everything the GPU does between
+# them, idle waits included. For each timed call, the host queues the flush and the first event,
+# then does the call's own host work (Python, autograd) and queues its kernel and the second event.
+# The GPU meanwhile runs the flush. Two cases, time running left to right:
+#
+# ```text
+# The host's work ends before the flush does: no host time is timed.
+#   host  |flush,ev1|-- call's host work --|kernel,ev2|
+#   GPU   |================ flush, ~63 µs ================|ev1|kernel|ev2|
+#                                                             |<---->| timed
+#
+# The host's work outlasts the flush: the GPU waits for it, and the wait is timed.
+#   host  |flush,ev1|------------------ call's host work -------------------|kernel,ev2|
+#   GPU   |========== flush, ~63 µs ==========|ev1| . . . idle, waiting . . . |kernel|ev2|
+#                                                 |<------------- timed ------------>|
+# ```
+#
+# So the question for each row is whether the host's work per call, which the wall time shows,
+# outlasts the flush, about 63 µs here. The next cell prints the flush's time, then three of GAE's
+# rows.
 
 # %%
 FLUSH_BYTES = 256 * 2**20  # what do_bench writes before each timed call (Triton's "256 MB" buffer)
@@ -202,7 +217,7 @@ assert all(r["full_call_us"] > 3 * flush_us for r in small_bwd)  # "several time
 # ## 3. How far to trust a figure
 #
 # **A GPU time holds to a few per cent at the large shapes, but not at the smallest. A wall time
-# holds only to a factor of about 2 within a session, and about 3 across separate runs.**
+# holds only to a factor of 2.3 within a session, and 2.9 across separate runs.**
 #
 # * **GPU times hold at the large shape.** The earlier sweep ran on the same torch and Triton, but
 #   on older code. Our GPU times at 16384×1024 agree between the two runs to within about 3 %. At

@@ -3738,8 +3738,12 @@ def _is_slip(got, slip, expected, at=slice(None)) -> bool:
 
 
 def _transposed_hint(args, i, bad, got, expected):
-    """The transposed scan's off-by-one: a_t where step t takes a_{t-1}, or a_{t+1}."""
-    a, dy = _as_numpy(tuple(args))
+    """The transposed scan's off-by-one: a_t where step t takes a_{t-1}, or a_{t+1}; in a case that starts
+    the scan from a value before the window, a step 0 that does not reset."""
+    a, dy, past = _as_numpy(tuple(args))
+    if past and bad[..., 0].any():  # (the cases that start from 0 passed: the start value got in)
+        return _Whole(f"Your step 0 does not reset, so the value the scan starts from (here {past:g}) enters g_0: "
+                      "nothing comes before step 0." + _fix(" Return the reset t == 0 beside the pair."))
     late = np.concatenate([a[:, 1:], np.zeros_like(a[:, :1])], axis=1)
     for which, shifted in (("a_t, step t's own", a), ("a_{t+1}, the step after", late)):
         if _is_slip(got, reference.linear_scan(shifted, dy, reverse=False), expected):
@@ -3753,19 +3757,24 @@ def _transposed_hint(args, i, bad, got, expected):
 transposed_scan: a @triton.jit prologue transposed_scan(X, P, offs, t, m, T) -> (a, b, reset)
 for exercises.scan_hook(..., reverse=False), with X = (a, dy): the gradient of y = linear_scan(a, b)
 (y_t = b_t + a_t y_{t+1}) with respect to b, g_t = dy_t + a_{t-1} g_{t-1} (g_0 = dy_0), as a
-forward scan of the steps (a_{t-1}, dy_t). Step 0 has no step before it: g_0 = dy_0, a reset.
-""" + HOOK_RULES + RESET_RULE, needs="hook", run=lambda fn, args, kw: _harness_scan(fn, args, (), reverse=False),
+forward scan of the steps (a_{t-1}, dy_t). Step 0 has no step before it: g_0 = dy_0, a reset (in
+the case marked "before the window", the checker's scan starts from 100, which only that reset
+keeps out).
+""" + HOOK_RULES + RESET_RULE, needs="hook", run=lambda fn, args, kw: _started_from(args[2], _harness_scan, fn,
+                                                                                  args[:2], (), reverse=False),
    scan="forward", hint=lambda *a: _transposed_hint(*a))
 def _transposed_scan_cases(d):
     rng = d.rng
     out = []
-    for shape in ((1, d.int(5, 2, 9)), (2, d.int(100, 65, 140)), (3, d.int(40, 10, 64))):
+    for shape, past in (((1, d.int(5, 2, 9)), 0.0), ((2, d.int(100, 65, 140)), 0.0), ((3, d.int(40, 10, 64)), 0.0),
+                        ((2, d.int(12, 5, 20)), PAST_WINDOW)):
         a, dy = rng.uniform(0.5, 1.0, size=shape), rng.normal(size=shape)
         a_t = torch.tensor(a, requires_grad=False)
         b_t = torch.zeros(shape, dtype=torch.float64, requires_grad=True)
         (g,) = torch.autograd.grad((linear_scan(a_t, b_t, backend="torch") * torch.tensor(dy)).sum(), b_t)
-        out.append((f"shape {shape}" + (", several chunks" if shape[1] > 64 else ""), (_t(a), _t(dy)), {},
-                    g.numpy(), _carry_steps(shape, reverse=False)))
+        what = (f"shape {shape}" + (", several chunks" if shape[1] > 64 else "")
+                + (f", before the window: the scan starts from {past:g}" if past else ""))
+        out.append((what, (_t(a), _t(dy), past), {}, g.numpy(), _carry_steps(shape, reverse=False)))
     return out
 
 
@@ -3783,9 +3792,14 @@ def _with_gradient(fn, args, kw):
     tensor's storage, and the gradient into the returns is the case's ``w`` itself: the replay
     (``_replay``) writes new values into both."""
     r, d, gamma, w, past = args
+    return _started_from(past, _forward_and_backward, fn, r, d, gamma, w)
+
+
+def _started_from(past, run, *args, **kw):
+    """``run(*args, **kw)`` with scan_hook's scans started from ``past`` (what lies past the window)."""
     _PAST_THE_WINDOW[0] = past
     try:
-        return _forward_and_backward(fn, r, d, gamma, w)
+        return run(*args, **kw)
     finally:
         _PAST_THE_WINDOW[0] = 0.0
 

@@ -726,7 +726,9 @@ def wrong_answers(name: str):
             ("the terminations of t - 1 .. t + n - 1 counted, ends[t + n] - ends[t - 1] (a later review's case)",
              _n_step_with(from_t_minus_1=True)),
         ],
-        "transposed_scan": [("a_t, not a_{t-1}", _transposed_no_shift), ("a_{t+1}", _transposed_wrong_shift)],
+        "transposed_scan": [("a_t, not a_{t-1}", _transposed_no_shift), ("a_{t+1}", _transposed_wrong_shift),
+                            ("step 0 not a reset, the row before's a read there (a round-40 review's case)",
+                             _transposed_previous_row)],
         "gae_pairs": [
             ("truncation ignored", lambda r, v, nv, term, trunc, g, lam: s(r, v, nv, term, no_flags(trunc), g, lam)),
             ("a truncation taken as a termination: no bootstrap there (the tenth review's case)",
@@ -936,6 +938,8 @@ W_SAYS = {
     ("combine_arrays", "and for or"): ("set only where both operands reset", "K = k1 | k2, not k1 & k2"),
     ("returns_autograd", "the forward's last step not a reset (a round-39 review's case)"):
         ("Your forward's last step does not reset, so the value past the window", "terminated: term | (t == T - 1)"),
+    ("transposed_scan", "step 0 not a reset, the row before's a read there (a round-40 review's case)"):
+        ("Your step 0 does not reset, so the value the scan starts from (here 100)", "Return the reset t == 0"),
     ("returns_autograd", "the backward's step 0 not a reset"):
         ("Your backward's step 0 does not reset", "Make step 0 a reset: load term_{t-1} with other=1"),
     ("chunked_reset_scan", "the reset as a product, a_t = 0 (00b's arithmetic)"):
@@ -4688,3 +4692,16 @@ def test_python_max_in_a_kernel_body_is_said_first_and_a_right_max_combine_is_no
     msg = _failure("discounted_max", discounted_max)
     assert "wrong order" not in msg and "`max(` in `out = tl.where(k_s, c_s, max(c_s, g_s * carry))" in msg, msg
     assert "\nHint:" not in msg or msg.index("Your @triton.jit code uses Python") < msg.index("\nHint:"), msg
+
+
+@triton.jit
+def _transposed_previous_row(X, P, offs, t, m, T):  # a_{t-1} unmasked at t = 0 (the row before's last a), no reset
+    return tl.load(X[0] + offs - 1, mask=m & (offs >= 1), other=0.0), tl.load(X[1] + offs, mask=m, other=0.0), t < 0
+
+
+def test_transposed_scan_checks_its_step_0_reset():
+    """Round 40's reader: a prologue with no reset at t = 0, reading the row before's last a there, passed (the
+    scan started from 0). The case that starts from 100 catches it and names the missing reset."""
+    msg = _failure("transposed_scan", _transposed_previous_row)
+    assert "before the window: the scan starts from 100" in msg and "Your step 0 does not reset" in msg, msg
+    exercises.check("transposed_scan", solution("transposed_scan"))

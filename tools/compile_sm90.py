@@ -49,7 +49,19 @@ _run = triton.runtime.jit.JITFunction.run
 # A few bytes spilled are a register's worth (float64 time-major GAE backward: 4); Triton 3.6's
 # replicated bf16 layout spilled 1-16 KB (docs/DESIGN.md, "The scan's tile").
 SPILL_LIMIT = 64
-_PTXAS = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin", "ptxas")
+
+
+def _ptxas() -> str:
+    """The ptxas Triton itself compiles sm_90 with: a newer Triton writes a PTX version that only its
+    newer ptxas reads (Triton 3.9: ptxas-blackwell), an older one ships one ptxas."""
+    try:
+        from triton.backends.nvidia.compiler import get_ptxas
+        return get_ptxas(90).path
+    except (ImportError, TypeError, AttributeError):
+        return os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin", "ptxas")
+
+
+_PTXAS = _ptxas()
 
 
 def _usage(kernel) -> tuple[int, int]:
