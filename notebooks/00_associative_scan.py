@@ -36,26 +36,22 @@
 # Here $y_t$ is the value at step $t$, $b_t$ is what step $t$ adds (a reward, say), and $a_t$
 # scales the next value (a discount, say).
 #
-# A Python loop runs these $T$ steps one at a time, but a GPU is fast only with thousands of
-# independent pieces of work. The loop can still run in parallel: each step is an *affine map*,
-# $y \mapsto a\,y + b$, and composing such maps is *associative*, so the steps may be grouped in
-# any way as long as their order is kept. This notebook shows why that is enough, and how
-# `rltriton_lite` turns it into one Triton kernel. An `assert` checks each claim a CPU can check.
-# New words are in [`GLOSSARY.md`](GLOSSARY.md) (start with its entries **Scan**, **Affine map**,
-# **Combine** and **Carry**). The symbols of notebooks 00 to 00d, each defined again where it
-# first appears:
+# A Python loop runs these $T$ steps one at a time. A GPU is fast only with thousands of
+# independent pieces of work. Yet the loop can run in parallel: each step is an *affine map*,
+# $y \mapsto a\,y + b$, and composing such maps is *associative*. So the steps may be grouped in
+# any way that keeps their order. An `assert` checks each claim a CPU can check. New words are in
+# [`GLOSSARY.md`](GLOSSARY.md). The symbols of notebooks 00 to 00d:
 #
 # | symbol | means |
 # | --- | --- |
 # | $y_t$ | the scan's output at step $t$: $y_t = b_t + a_t\,y_{t+1}$ |
 # | $a_t$, $b_t$ | step $t$'s affine map $y \mapsto b_t + a_t\,y$: $a_t$ scales the value after, $b_t$ is what step $t$ adds |
-# | $(a_1, b_1)$, $(a_2, b_2)$ | a combine's first operand, the map applied first, and its second (section 3's order rule) |
+# | $(a_1, b_1)$, $(a_2, b_2)$ | a combine's first and second operands ([the order rule, §3](#3.-The-backward-recurrence-as-a-reverse-scan)) |
 # | $\kappa_t$ (`k` in code) | step $t$'s reset flag: where it is set, the step ignores what lies behind it (section 4) |
 # | $A_t$, $B_t$, $K_t$ (`a_s`, `b_s`, `k_s`) | the composed map of steps $t$ to the chunk's end and its reset flag: $y_t = B_t + A_t \cdot \text{carry}$, or $B_t$ where $K_t$ is set (section 6) |
 #
 # No GPU is needed: without one, the next cell makes Triton's *interpreter* run the kernels on the
-# CPU, slowly, to check results. What a CPU run cannot show is gathered at the end of each notebook
-# from 00 to 00d, in its [GPU notes](#GPU-notes).
+# CPU. What a CPU run cannot show is in each notebook's [GPU notes](#GPU-notes).
 
 # %%
 import os
@@ -135,8 +131,7 @@ assert scan_sequential(x, add) == scan_hillis_steele(x, add) == np.cumsum(x).tol
 print(x, "->", scan_sequential(x, add))
 
 # %% [markdown]
-# Blelloch's scan is longer, and no later notebook uses it, so its code is in the folded cell
-# below. Open it for question 2, or skip it.
+# Blelloch's scan is in the folded cell below. Only question 2 needs it.
 #
 # <details><summary>Details: Blelloch's tree on "abcd"</summary>
 #
@@ -207,15 +202,13 @@ print(prefixes[-1])
 #
 # $$f_t(f_{t+1}(y)) = a_t(a_{t+1} y + b_{t+1}) + b_t = (a_t a_{t+1})\,y + (b_t + a_t b_{t+1}).$$
 #
-# So an affine map is a pair $(a, b)$. Write the operator on pairs **in the order the maps are
-# applied**: its **first** operand, $(a_1, b_1)$, is applied first, and its **second**,
-# $(a_2, b_2)$, second. In code it is `combine(first, second)`:
+# So an affine map is a pair $(a, b)$. The operator on pairs, `combine(first, second)`, takes them
+# **in the order the maps are applied**:
 #
 # $$(a_1, b_1) \oplus (a_2, b_2) = (a_2 a_1,\; b_2 + a_2 b_1), \qquad \text{the map } y \mapsto a_2(a_1 y + b_1) + b_2.$$
 #
-# In the composition above, the first operand is $f_{t+1}$ and the second is $f_t$. The identity
-# is $(1, 0)$, the map $y \mapsto y$. The operator does not commute, but it is associative, which
-# is all a scan needs. The next cell checks associativity and the identity on random pairs:
+# Above, the first operand is $f_{t+1}$ and the second is $f_t$. The identity is $(1, 0)$. The
+# operator does not commute, but it is associative, which is all a scan needs:
 
 # %%
 def combine(first, second):  # the first operand is the map applied first (the order rule, section 3)
@@ -236,8 +229,8 @@ for p in pairs[:, 0]:
 print("associative on 1000 random triples; (1, 0) is the identity")
 
 # %% [markdown]
-# The numbers only test it; a proof is short. A pair *is* the map $y \mapsto a y + b$, $\oplus$
-# composes maps, and composing functions is always associative.
+# The proof is short. A pair *is* the map $y \mapsto a y + b$, and $\oplus$ composes maps.
+# Composing functions is always associative.
 #
 # <details><summary>Details: the same proof in two lines of algebra</summary>
 #
@@ -256,14 +249,13 @@ print("associative on 1000 random triples; (1, 0) is the identity")
 # ## 3. The backward recurrence as a reverse scan
 #
 # The loop composes the maps from the end: $y_t = f_t(f_{t+1}(\cdots f_{T-1}(y_T)))$, where $y_T$
-# is the given value after the last step. So $f_{T-1}$ is applied first and $f_t$ last: the loop
-# is a scan of the pairs taken from $t = T-1$ down to $t = 0$, a **reverse scan**. The order in
-# which a scan takes the steps is its **scan order**. To run it, list the pairs from the end and
-# scan that list with `combine` unchanged: the prefix ending at step $t$ is the map from $y_T$ to
-# $y_t$.
+# is the given value after the last step. So $f_{T-1}$ is applied first and $f_t$ last. The loop
+# is a scan of the pairs from $t = T-1$ down to $t = 0$: a **reverse scan**. The order in which a
+# scan takes the steps is its **scan order**. To run it, list the pairs from the end and scan that
+# list with `combine` unchanged. The prefix ending at step $t$ is the map from $y_T$ to $y_t$.
 #
-# A tree scan joins *runs*: consecutive steps already composed into one pair. Which run goes first
-# is the one rule every scan and every combine of the course keeps:
+# A tree scan joins *runs*: consecutive steps already composed into one pair. One rule says which
+# run goes first, in every scan and combine of the course:
 #
 # > **The order rule.** In `combine(first, second)`, the first operand, `(a1, b1)`, is the map
 # > applied first, $f_1$, and the second operand, `(a2, b2)`, is the map applied second, $f_2$.
@@ -314,10 +306,8 @@ print(np.round(loop, 3))
 # %% [markdown]
 # ### How the exercises work
 #
-# This notebook has three exercises with a checker, each right after the section it practises:
-# `matrix_compose` here, `combine_arrays` after section 4 and `chunked_reset_scan` after section 6.
-# The [questions at the end](#Exercises) have no checker. The checked exercises work this way,
-# here and in every later notebook:
+# Three exercises with a checker follow sections 3, 4 and 6. The [questions at the end](#Exercises)
+# have no checker. Checked exercises work this way in every notebook:
 #
 # * Write the function in the starter's cell, then run the `exercises.attempt` cell after it. It
 #   prints `not attempted yet` while the starter is untouched, and `correct on every case` once
@@ -340,11 +330,9 @@ print(np.round(loop, 3))
 # %% [markdown]
 # ### Exercise: `matrix_compose`
 #
-# Write `combine` for maps $y \mapsto A\,y + b$, with a matrix $A$ and a vector $b$ (the steps
-# of a linear system run backwards). `matrix_compose(p, q)` keeps
-# [the order rule](#3.-The-backward-recurrence-as-a-reverse-scan): its first operand, `p`, is
-# applied first, then its second, `q`. Matrices do not commute, so the skill checked is keeping
-# the order of the products.
+# Write `combine` for maps $y \mapsto A\,y + b$, with a matrix $A$ and a vector $b$.
+# `matrix_compose(p, q)` applies `p` first, then `q` ([the order rule, §3](#3.-The-backward-recurrence-as-a-reverse-scan)). Matrices do not commute, so keep the
+# order of the products.
 #
 # <details><summary>Hint 1: where to start</summary>
 #
@@ -409,21 +397,19 @@ exercises.attempt("matrix_compose", matrix_compose)
 #
 # At an episode's last step, nothing flows back from the next episode: $y_t = b_t$, as if
 # $a_t = 0$. But multiplying by zero does *not* ignore the value, because
-# $0 \cdot \text{NaN} = \text{NaN}$: one bad reward would poison every earlier episode. So the
-# kernels carry a *reset flag* $\kappa$ with each step, and they **select** instead of
-# multiplying: they pick one of two values, as `np.where` does, with no arithmetic on the other.
+# $0 \cdot \text{NaN} = \text{NaN}$: one bad reward would poison every earlier episode. So each step
+# carries a *reset flag* $\kappa$, and the kernels **select** instead of multiplying. A select picks
+# one of two values, as `np.where` does, with no arithmetic on the other.
 #
-# A reset makes a step's map constant, $y \mapsto b_t$. In `combine(first, second)` the second
-# operand is applied second ([the order rule](#3.-The-backward-recurrence-as-a-reverse-scan)), so
-# if it resets, it ignores what the first produced: the result is the second alone. A run resets if
-# any of its steps does, so the combined flag is the OR of the two. In a return, the dropped first
-# operand is the steps after the reset in time, the next episode, as it should be. In a forward
-# scan, it is the steps before the reset.
+# A reset makes a step's map constant, $y \mapsto b_t$. If the second operand resets, it ignores
+# what the first produced ([the order rule, §3](#3.-The-backward-recurrence-as-a-reverse-scan)), so the result is the second alone. A run resets if any of its
+# steps does, so the combined flag is the OR of the two. In a return, the dropped first operand is
+# the next episode. In a forward scan, it is the steps before the reset.
 #
-# **A worked example.** `combine_np` below is this combine on triples $(a, b, \kappa)$. Four steps,
-# $t = 0, \dots, 3$, are composed one at a time from $t = 3$ down. Step 1 resets (the episode ends
-# there), and step 2's $b$ is a NaN, a bad reward in the *next* episode. The cell prints the running
-# triple $(A, B, \kappa)$, then the running $B$ when the reset is a multiplication by $a = 0$:
+# **A worked example.** `combine_np` below is this combine on triples $(a, b, \kappa)$. Four steps
+# are composed one at a time from $t = 3$ down. Step 1 resets, and step 2's $b$ is a NaN: a bad
+# reward in the next episode. The cell prints the running triple, then the running $B$ when the
+# reset is a multiplication by $a = 0$:
 
 # %%
 def combine_np(first, second):  # the first operand is the map applied first (section 3)
@@ -445,16 +431,14 @@ assert run == (0.25, 5.5, True) and np.isnan(run_mult[1])
 
 # %% [markdown]
 # At $t = 1$ the running map becomes step 1's own, $y \mapsto 3$: the select dropped steps 3 and
-# 2, the NaN included, and step 0 then gives $B = 4 + 0.5 \cdot 3 = 5.5$ (the $A$ of a set flag is
-# unused). Multiplying instead gives $3 + 0 \cdot \text{NaN} = \text{NaN}$ at $t = 1$, then at
-# $t = 0$.
+# 2, with the NaN. Step 0 then gives $B = 4 + 0.5 \cdot 3 = 5.5$. Multiplying instead gives
+# $3 + 0 \cdot \text{NaN} = \text{NaN}$ at $t = 1$ and at $t = 0$.
 #
-# A tree meets the same rule when two runs combine. Take section 3's drawing again, with
+# A tree meets the same rule when two runs combine. Take section 3's drawing, with
 # $a_t = 0.5$, $b = (1, 2, 4, 3, 5, \text{NaN}, 6, 7)$ and an episode end at $t = 2$. The second
 # operand, steps 0–3, composes to $(0.125, 3, \text{set})$: step 2's reset already dropped step 3,
-# so its $b = 1 + 0.5 \cdot (2 + 0.5 \cdot 4) = 3$, which is $y_0$. The first operand, steps 4–7,
-# composes to $(0.0625, \text{NaN}, \text{clear})$. The second operand's reset wins, and the NaN
-# is dropped:
+# so its $b = 1 + 0.5 \cdot (2 + 0.5 \cdot 4) = 3 = y_0$. The first operand, steps 4–7, composes to
+# $(0.0625, \text{NaN}, \text{clear})$. The second operand's reset wins, and the NaN is dropped:
 
 # %%
 b8 = [1.0, 2.0, 4.0, 3.0, 5.0, np.nan, 6.0, 7.0]
@@ -469,8 +453,7 @@ assert second == combine_np(first, second) == (0.125, 3.0, True)
 # %% [markdown]
 # Is the combine with the flag still associative? Read a triple $(a, b, \kappa)$ as the map
 # $y \mapsto b$ if $\kappa$ is set, else $y \mapsto a y + b$. The combine composes these maps, and
-# composition is associative. So every grouping gives the same map, and the outputs read only
-# the map.
+# composition is associative.
 #
 # <details><summary>Details: the same triple, not only the same map (the algebra)</summary>
 #
@@ -514,13 +497,12 @@ for kp, kq, kw in [(kp, kq, kw) for kp in (False, True) for kq in (False, True) 
 # %% [markdown]
 # ### Exercise: `combine_arrays`
 #
-# Write section 4's combine for whole arrays, since a kernel's combine works on a block of steps
-# at once. `combine_arrays(first, second)` takes two triples `(a, b, k)` of NumPy arrays of one
-# shape: `a` and `b` are float64, and `k` is bool. It returns their combined triple, element by
-# element, with `first` the map applied first. Select with `np.where`, never multiply by the
-# flag, because `b1` may hold a NaN where the second operand resets. The checker compares `k` and
-# `b` everywhere, but `a` only where the combined flag is clear, since the $a$ of a set flag is
-# never read.
+# Write section 4's combine for whole arrays, as a kernel's combine works on a block of steps.
+# `combine_arrays(first, second)` takes two triples `(a, b, k)` of NumPy arrays of one shape: `a`
+# and `b` are float64, and `k` is bool. It returns their combined triple, element by element.
+# Select with `np.where`, never multiply by the flag: `b1` may hold a NaN where the second operand
+# resets. The checker compares `a` only where the combined flag is clear, since the $a$ of a set
+# flag is never read.
 #
 # <details><summary>Hint 1: where to start</summary>
 #
@@ -595,14 +577,10 @@ exercises.attempt("combine_arrays", combine_arrays)
 # the identity $(1, 0)$, with no reset: the value from later steps passes through it unchanged,
 # and its own output is 0.
 #
-# `rl.linear_scan` is the package's bare scan. It has no argument for the flag: it reads $a_t = 0$
-# as the flag $\kappa$ and selects there, never multiplying by that 0 (notebook 00c, section 2,
-# compares the two ways to pass the flag). The return and advantage functions set the flag at
-# every `terminated` or `truncated` step. Each of the package's functions takes a `backend`
-# argument; these notebooks pass `backend=KERNEL`, so that the Triton kernel itself runs, on a CPU
-# too ([GPU note 2](#GPU-notes)).
-#
-# The next cell runs one row of six steps through the kernel:
+# `rl.linear_scan` is the package's bare scan. It reads $a_t = 0$ as the flag $\kappa$ and selects
+# there. The return and advantage functions set the flag at every `terminated` or `truncated`
+# step. These notebooks pass `backend=KERNEL`, so that the Triton kernel itself runs, on a CPU too
+# ([GPU note 2](#GPU-notes)). The next cell runs one row of six steps through the kernel:
 #
 # * Step 1 resets ($a_1 = 0$): one episode is $t = 0$–$1$, the next $t = 2$–$5$.
 # * Step 3's $b$ is a NaN, and step 4 is padding.
@@ -610,7 +588,7 @@ exercises.attempt("combine_arrays", combine_arrays)
 #   and $y_1 = 2$.
 # * The padded step outputs 0 and passes $y_5 = 6$ back to step 3.
 #
-# The loop in `reference.linear_scan` gives the same values, printed below the kernel's:
+# The loop in `reference.linear_scan` gives the same values:
 
 # %%
 b = torch.tensor([[1.0, 2.0, 3.0, float("nan"), 5.0, 6.0]], device=DEVICE)
@@ -628,19 +606,18 @@ assert y[0, 4] == 0 and y[0, 5] == 6.0  # the padded step, and the step after it
 # %% [markdown]
 # ## 6. Chunks and a carry
 #
-# A GPU runs a kernel as many copies at once, called *programs* (defined in
-# [notebook 00b, section 1](00b_triton_from_zero.ipynb#1.-A-first-kernel)), and each holds only a
-# few thousand values at a time. So the kernel cuts a row into *chunks* of `CHUNK` consecutive
-# steps, walks the chunks one after another from the last in time, and scans the steps inside
-# each chunk in parallel.
+# A GPU runs a kernel as many copies at once, called *programs*
+# ([00b §1](00b_triton_from_zero.ipynb#1.-A-first-kernel)). Each holds only a few thousand values
+# at a time. So the kernel cuts a row into *chunks* of `CHUNK` consecutive steps. It walks the
+# chunks from the last in time and scans the steps inside each chunk in parallel.
 #
 # Inside a chunk, the scan gives each step $t$ the composed map $(A_t, B_t)$ of the steps from $t$
 # to the chunk's last step. The value that enters the chunk from the next one is its **carry**,
 # and $y_t = B_t + A_t \cdot \text{carry}$: one multiply-add per step finishes the chunk.
 #
 # For example, 10 steps in chunks of 4 are the chunks 0–3, 4–7 and 8–9. The walk starts with 8–9,
-# from the carry 0. Its `y[8]` enters step 7, so it is the carry of the chunk 4–7, whose `y[4]` is
-# in turn the carry of the chunk 0–3: `carry = y[start]` in `chunked`.
+# from the carry 0. Its `y[8]` is the carry of the chunk 4–7. That chunk's `y[4]` is the carry of
+# the chunk 0–3: `carry = y[start]` in `chunked`.
 
 # %%
 def chunked(a, b, chunk):
@@ -689,7 +666,7 @@ plt.tight_layout()
 plt.show()
 
 # %% [markdown]
-# **The direction card.** Both directions side by side:
+# **The direction card.**
 #
 # | | forward scan (`reverse=False`) | reverse scan (`reverse=True`: returns) |
 # | --- | --- | --- |
@@ -715,7 +692,7 @@ plt.show()
 #   the carry that entered step $t$'s chunk: 0 for the last chunk.
 # * **How:** walk the chunks of `chunk` steps from the last in time (the last may be shorter).
 #   Inside one, compose each step's map from the chunk's last step down, with section 4's combine,
-#   into $(A_t, B_t, \kappa_t)$; then $y_t = B_t$ where $\kappa_t$ is set, else
+#   into $(A_t, B_t, K_t)$; then $y_t = B_t$ where $K_t$ is set, else
 #   $B_t + A_t \cdot \text{carry}$. The next carry is `y` at the chunk's first step.
 # * **Edge cases:** a NaN behind a reset, inside a chunk and across a chunk's boundary, and a reset
 #   at a chunk's last step.
@@ -734,7 +711,7 @@ plt.show()
 # * Start each chunk from the identity, `(1.0, 0.0, False)`.
 # * Go from `t = end - 1` down to `start`. By the order rule (section 3), step $t$ is the second
 #   operand.
-# * $y_t$ is a select on $\kappa$, never a product: $B$ where $\kappa$, else $B + A \cdot$ carry.
+# * $y_t$ is a select on $K_t$ (`k_s`), never a product: $B_t$ where $K_t$ is set, else $B_t + A_t \cdot$ carry.
 # * `carry_in[t]` is the carry you used for step $t$.
 # * After the chunk, the carry is `y` at the chunk's first step in time.
 #
@@ -789,11 +766,10 @@ exercises.attempt("chunked_reset_scan", chunked_reset_scan)
 # %% [markdown]
 # ## 7. The kernel
 #
-# `rltriton_lite/scan.py` holds the one kernel every algorithm uses: each program walks the chunks
-# of its rows in scan order, scans the pairs and applies the carry. The kernels you write in 00b
-# and 00c give each program one row; the package's kernel may give a program several rows, for
-# speed, and notebook 13 (section 4) explains why. Two small functions, which each algorithm
-# supplies, fit the kernel to the algorithm:
+# `rltriton_lite/scan.py` holds the one kernel every algorithm uses. Each program walks the chunks
+# of its rows in scan order, scans the pairs and applies the carry. Your kernels in 00b and 00c
+# give each program one row. The package's kernel may give it several, for speed (notebook 13,
+# section 4). Each algorithm supplies two small functions:
 #
 # * The **prologue**, before the scan of each chunk, loads the inputs and returns the pairs
 #   $(a_t, b_t)$ and the reset flags. For GAE, its $b_t$ are the TD errors $\delta_t$.
@@ -801,9 +777,8 @@ exercises.attempt("chunked_reset_scan", chunked_reset_scan)
 #   the outputs, such as GAE's advantages. For a return, the value that entered step $t$ is
 #   $y_{t+1}$; the package calls it `y_in`, and notebook 04 uses it.
 #
-# You write this kernel in notebooks 00b and 00c. The bare primitive, `rl.linear_scan`, has a
-# prologue that only loads `a` and `b`. The next cell checks it against the loop, with padding
-# (`mask`) and an initial carry (`initial`), in both directions:
+# The bare primitive, `rl.linear_scan`, has a prologue that only loads `a` and `b`. The next cell
+# checks it against the loop, with padding (`mask`) and an initial carry (`initial`), both ways:
 
 # %%
 n_rows, T = 3, 70
@@ -821,15 +796,13 @@ print("linear_scan matches the loop, reverse and forward")
 # %% [markdown]
 # ## 8. Gradients are a scan too
 #
-# You need this section from notebook 01 on; on a first pass, skip to the [questions](#Exercises) at
-# the end.
+# You need this section from notebook 01 on. On a first pass, skip to the [questions](#Exercises).
 #
 # Take the reverse scan $y_t = b_t + a_t\,y_{t+1}$ with $y_T$ given, and a loss $L$ of all the
 # $y_t$. The backward pass hands you `dy`, the **upstream gradient**: $dy_t$ is only the direct
 # effect of $y_t$ on $L$, as if the other $y$ were fixed. But $y_t$ also feeds the step before it,
 # through $y_{t-1} = b_{t-1} + a_{t-1}\,y_t$. So write $g_t$ for the *total* gradient with respect
-# to $y_t$, both paths counted. The inputs' gradients, $\partial L/\partial a_t$ and
-# $\partial L/\partial b_t$, are totals too. The chain rule gives three facts:
+# to $y_t$, both paths counted. The chain rule gives three facts:
 #
 # * $y_t$ reaches $L$ directly, by the upstream gradient $dy_t$. It also reaches $L$ through
 #   $y_{t-1}$, by $a_{t-1}$ times the total gradient there. So $g_t = dy_t + a_{t-1}\,g_{t-1}$.
@@ -932,14 +905,11 @@ assert g_r[0, 3].item() == 1.0 + 0.5 * 1.0  # after it, the ordinary step g_3 = 
 # %% [markdown]
 # ## Exercises
 #
-# The three checked exercises come right after the sections they practise: `matrix_compose`
-# after section 3, `combine_arrays` after section 4 and `chunked_reset_scan` after section 6.
-# [How the exercises work](#How-the-exercises-work) is told before the first of them.
+# The three checked exercises follow sections 3, 4 and 6.
 #
 # Without a checker:
 #
-# *(Answer each in its cell below. Your teacher's grader collects the answers from those
-# cells.)*
+# *(Answer each in its cell below, where your teacher's grader collects it.)*
 #
 # 1. Is `matrix_compose` still associative? What does the identity become? Why does the order
 #    of the operands now matter even for the $A$ part?
@@ -966,8 +936,7 @@ assert g_r[0, 3].item() == 1.0 + 0.5 * 1.0  # after it, the ordinary step g_3 = 
 #
 # * Each step of $y_t = b_t + a_t y_{t+1}$ is an affine map, and maps compose associatively but
 #   not commutatively: a tree scan may regroup them but must keep their order. A return is this
-#   scan in reverse time; `combine(first, second)` applies its first operand first in both
-#   directions.
+#   scan in reverse time, with the same `combine` ([the order rule, §3](#3.-The-backward-recurrence-as-a-reverse-scan)).
 # * An episode end is a reset flag and a select, never a multiplication by $a_t = 0$, since
 #   $0 \cdot \text{NaN} = \text{NaN}$. A padded step is the identity $(1, 0)$.
 # * A row is cut into chunks, scanned in parallel inside and walked one after another, each

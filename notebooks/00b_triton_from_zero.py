@@ -19,15 +19,14 @@
 # * **You will learn:** Triton's programs, masks, loads and stores; `tl.associative_scan` and the
 #   order in which it applies its combine; a loop over chunks, joined by a carry, for rows of any
 #   length.
-# * **Time:** 3–6 h for the reading and the three checked exercises, in one or two sessions (the
-#   high end for a Triton newcomer).
+# * **Time:** 3–6 h for the reading and the three checked exercises (the high end for a Triton
+#   newcomer).
 # * **Needs:** notebook 00. No GPU: Triton's interpreter runs every kernel on a CPU.
 # * **Minimum path:** all three sections, each ending in its checked exercise (`td_target_kernel`,
 #   `block_scan`, `chunked_scan`). There are no open questions.
 #
-# Notebook 00 showed that every algorithm in this course is a reverse scan over affine maps. Here
-# you write that scan as a GPU kernel. New words are in [`GLOSSARY.md`](GLOSSARY.md), and what
-# differs on a GPU is in the [GPU notes](#GPU-notes) at the end.
+# Here you write notebook 00's reverse scan as a GPU kernel. New words are in
+# [`GLOSSARY.md`](GLOSSARY.md). What differs on a GPU is in the [GPU notes](#GPU-notes).
 #
 # The exercises work as notebook 00's
 # ["How the exercises work"](00_associative_scan.ipynb#How-the-exercises-work) says. Kernel
@@ -117,9 +116,9 @@ print("discount: 2 programs of 64 lanes, 28 of them masked off, matches NumPy")
 
 # %% [markdown]
 # **Python operators on blocks: the traps.** Inside a kernel, a value like `r` is a block, not a
-# number. Python's `and`, `or`, `not`, `min`, `max` and `if` treat a whole block as one value: so
-# `min(x, y)` returns one of the two blocks whole, and `(x > 0) and (y > 0)` simply returns
-# `y > 0`, without a warning (GPU note 1). Use the elementwise forms on the right:
+# number. Python's `and`, `or`, `not`, `min`, `max` and `if` treat a whole block as one value. So
+# `min(x, y)` returns one of the two blocks whole, and `(x > 0) and (y > 0)` returns `y > 0`,
+# without a warning (GPU note 1). Use the forms on the right:
 #
 # | not this | but this |
 # | --- | --- |
@@ -211,8 +210,8 @@ assert bool_out[7:].tolist() == [[0.0, 1.0], [0.0, 2.0]]  # the fixes: d | d, an
 # * **Returns:** the targets $y_t$, a new tensor of the same length, written by your kernel.
 # * **Edge cases:** the checker tries 8, 1 and 1000 elements. Then it tries 16, with NaN in
 #   `next_values` at the episode ends, where no next value exists.
-# * **Select, don't multiply:** where $\text{term}_t$ is true, $V(s_{t+1})$ is never used and may
-#   be NaN: select it away with `tl.where`, since $0 \cdot \text{NaN} = \text{NaN}$.
+# * **Select, don't multiply:** where $\text{term}_t$ is true, $V(s_{t+1})$ may be NaN. Select it
+#   away with `tl.where`.
 #
 # <details><summary>Hint 1: where to start</summary>
 #
@@ -275,8 +274,6 @@ exercises.attempt("td_target_kernel", td_target_kernel)
 # %% [markdown]
 # ## 2. A scan of one block
 #
-# Here you compute the return of one row with a single `tl.associative_scan`.
-#
 # `tl.associative_scan(x, axis, combine_fn)` computes the inclusive scan of a block `x` under an
 # associative operator, in about $\log_2(\text{BLOCK})$ parallel steps (notebook 00, section 1).
 # Our blocks are 1-D, so `axis` is always 0.
@@ -287,12 +284,10 @@ exercises.attempt("td_target_kernel", td_target_kernel)
 # * With `reverse=True`, the scan runs from the block's last lane to its first: under `+`,
 #   `(3, 1, 4, 1)` gives `(9, 6, 5, 1)`. A return needs this direction.
 #
-# **`combine(a1, b1, a2, b2)` applies its first operand, `(a1, b1)`, first**, by
-# [00's order rule](00_associative_scan.ipynb#3.-The-backward-recurrence-as-a-reverse-scan), and
-# returns `(a2·a1, b2 + a2·b1)`. Each operand is a *run* of steps already composed into one pair.
-# This is `affine_combine` below, notebook 00's `combine` with the pairs unpacked, for both
-# directions. A forward example first: `ema_kernel` computes $y_t = a_t y_{t-1} + b_t$ with
-# $a_t = 0.5$ and $b_t = 0.5 x_t$, an exponential moving average of $x$:
+# `affine_combine(a1, b1, a2, b2)` below is notebook 00's `combine` with the pairs unpacked. It
+# returns `(a2·a1, b2 + a2·b1)` ([the order rule, 00 §3](00_associative_scan.ipynb#3.-The-backward-recurrence-as-a-reverse-scan)), in both directions. A forward example first: `ema_kernel`
+# computes $y_t = a_t y_{t-1} + b_t$ with $a_t = 0.5$ and $b_t = 0.5 x_t$, an exponential moving
+# average of $x$:
 
 # %%
 @triton.jit
@@ -345,17 +340,16 @@ print(f"swapped combine: largest error against the loop {error:.3f}")
 assert error > 0.1  # the wrong order gives wrong values
 
 # %% [markdown]
-# It does not match: the maps are now composed in the wrong order. Such a mistake shows only where
-# the order changes the result, so test a combine on random values, never on steps that are all
-# equal. Never write `if` in a combine: use `tl.where`. And import `rltriton_lite` first: the
-# interpreter then runs `tl.associative_scan` as a tree on whole blocks, as a GPU does, so a
-# combine that is not associative gives wrong values on a CPU too (GPU note 4).
+# It does not match: the maps are composed in the wrong order. Such a mistake shows only where the
+# order changes the result, so test a combine on random values. Never write `if` in a combine: use
+# `tl.where`. Import `rltriton_lite` first. The interpreter then runs `tl.associative_scan` as a
+# tree, as a GPU does, so a combine that is not associative gives wrong values on a CPU too
+# (GPU note 4).
 #
 # Now the reverse scan. `reverse_maps_kernel` runs the same `affine_combine`, with `reverse=True`,
 # on four steps with $a_t = 0.5$. Each step $t$ gets $(A_t, B_t)$, the composed map of the steps
-# from $t$ to the block's end, which the cell checks by hand: $A_t = 0.5^{4-t}$, and
-# $B_t = b_t + 0.5\,B_{t+1}$ with $B_4 = 0$. In code, the scanned values are `a_s` and `b_s`
-# (`s` for scanned), and from 00c on the scanned flag is `k_s`.
+# from $t$ to the block's end. The cell checks $A_t = 0.5^{4-t}$ and $B_t = b_t + 0.5\,B_{t+1}$,
+# with $B_4 = 0$. In code, the scanned values are `a_s` and `b_s` (`s` for scanned).
 
 # %%
 @triton.jit
@@ -421,13 +415,11 @@ np.testing.assert_allclose(np.array(maps), np.stack([a_s.cpu().numpy(), b_s.cpu(
 #   with the identity $(1, 0)$.
 # * **The checker requires:** one program and one `tl.associative_scan`, not a loop over the steps.
 #
-# **Episode ends are a product here:** $a_t = \gamma(1 - \text{term}_t)$ is 0 at an end, exact
-# while every value is finite, as in these rows. This breaks notebook 00's rule (select, never
-# multiply by 0) on purpose, to keep this first kernel to pairs. In
-# [notebook 00c, section 1](00c_episodes_and_hooks.ipynb#1.-Episode-ends-as-a-select:-the-reset)
-# you run section 3's `chunked_scan`, written this way, on a row with a NaN after an episode end,
-# and watch the NaN reach the episode before it. That section then makes the end a select, with a
-# reset flag as a third block, so that a NaN after it cannot leak in.
+# **Episode ends are a product here:** $a_t = \gamma(1 - \text{term}_t)$ is 0 at an end. That is
+# exact while every value is finite, as in these rows. It breaks notebook 00's select rule on
+# purpose, to keep this first kernel to pairs.
+# [Notebook 00c, section 1](00c_episodes_and_hooks.ipynb#1.-Episode-ends-as-a-select:-the-reset)
+# shows the NaN this lets through, then makes the end a select.
 #
 # <details><summary>Hint 1: where to start</summary>
 #
@@ -486,10 +478,9 @@ exercises.attempt("block_scan", block_scan)
 # %% [markdown]
 # ## 3. Rows longer than a block: chunks and a carry
 #
-# A block cannot hold $10^5$ steps. So a program walks its row in **chunks** of `CHUNK` steps,
-# with one scan per chunk, and passes a **carry**, one number, from each chunk to the next it works
-# on (notebook 00, section 6). First forwards, on a running sum, then in reverse, for a return.
-# Two new Triton pieces:
+# A block cannot hold $10^5$ steps. So a program walks its row in **chunks** of `CHUNK` steps, one
+# scan per chunk, and passes a **carry** from each chunk to the next (notebook 00, section 6).
+# First forwards, on a running sum, then in reverse. Two new Triton pieces:
 #
 # * `for i in range(0, n_chunks)` is an ordinary loop in the kernel, even when `n_chunks` is
 #   known only at run time. To walk backwards, count `i` up and take chunk `n_chunks - 1 - i`.
@@ -550,10 +541,10 @@ print("3 rows x 300 steps in chunks of 128 == cumsum")
 # </details>
 #
 # The scan of a chunk gives each step $t$ its composed map $(A_t, B_t)$, from $t$ to the chunk's
-# end. $B_t$ is the discounted sum over those steps, as if nothing came after them, and $A_t$
-# multiplies the carry: with a constant $\gamma$, $A_t = \gamma^{n_t}$, where $n_t$ counts the
-# steps from $t$ to the chunk's end, $t$ included. Here is that walk in plain NumPy, as one
-# program does it:
+# end. $B_t$ is the discounted sum over those steps, as if nothing came after them. $A_t$
+# multiplies the carry. With a constant $\gamma$, $A_t = \gamma^{n_t}$, where $n_t$ counts the
+# steps from $t$ to the chunk's end, $t$ included. Here is that walk in NumPy, as one program
+# does it:
 
 # %%
 def chunked_discounted_sum(x, gamma, chunk, show=False):
@@ -600,8 +591,7 @@ print("chunks from the end, the carry read at each chunk's first step == the loo
 #   any `T`. Then `gamma`, and `chunk`, the chunk size (the checker picks 64 or 128).
 # * **Returns:** the returns $G_t$, an `(n_rows, T)` tensor, with $G_T = 0$.
 # * **Edge cases:** rows shorter than a chunk (5 steps), rows of 300 steps, then rows of 700
-#   steps with episode ends. These catch a carry that is not applied, and a carry that an episode
-#   end inside the chunk does not reset.
+#   steps with episode ends.
 # * **The checker requires:** one program per row, and chunks of `chunk` steps with one
 #   `tl.associative_scan` each. A scan wider than `chunk` is refused.
 #
@@ -679,9 +669,8 @@ exercises.attempt("chunked_scan", chunked_scan)
 # %% [markdown]
 # ## Exercises
 #
-# The three checked exercises are in the lesson, one per section, and there are no questions
-# without a checker. Notebook 00c starts from a written-out chunked scan like yours, so you can go
-# on even if yours does not pass yet.
+# The three checked exercises are in the lesson. Notebook 00c starts from a written-out chunked
+# scan, so you can go on even if yours does not pass yet.
 
 # %% [markdown]
 # ## What you now know
@@ -690,8 +679,8 @@ exercises.attempt("chunked_scan", chunked_scan)
 #   `tl.arange`). Every load and store that can run past the end needs a mask.
 # * On blocks, use `&`, `|`, `~`, `tl.minimum`, `tl.maximum` and `tl.where`, not Python's
 #   operators.
-# * `tl.associative_scan` takes `affine_combine`, whose first operand is applied first in both
-#   directions. Returns need `reverse=True`; padding lanes hold the identity $(1, 0)$.
+# * `tl.associative_scan` takes `affine_combine` in both directions ([the order rule, 00 §3](00_associative_scan.ipynb#3.-The-backward-recurrence-as-a-reverse-scan)). Returns need
+#   `reverse=True`. Padding lanes hold the identity $(1, 0)$.
 # * Rows of any length are cut into chunks, each finished by $y_t = B_t + A_t \cdot \text{carry}$.
 #   For a return, the chunks go from the end, and the carry is $y$ at the first step of the chunk
 #   after, in time.

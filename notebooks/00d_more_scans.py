@@ -92,10 +92,16 @@ print("device:", DEVICE, "(Triton interpreter)" if os.environ.get("TRITON_INTERP
 # $G_0 = 4 + 0.5 \cdot 4 = 6$. As a `(T, B)` tensor, that is $((2, 6), (2, 4), (3, 8))$. If you get
 # `[[2.5, 6.0], [3.0, 8.0], [0.0, 8.0]]`, you read `rewards` as if it were contiguous.
 #
+# The transposed view happens to suit `reset_scan`'s address `R + b * T + t`, so run the same
+# rewards as a contiguous `(T, B)` tensor too, with strides (2, 1). It must print the same. If it
+# prints `[[3.0, 3.5], [4.0, 7.0], [2.0, 8.0]]`, you kept `reset_scan`'s address for `rewards`.
+#
 # ```python
 # r = torch.tensor([[1.0, 2.0, 3.0], [4.0, 0.0, 8.0]], device=DEVICE).T  # (T, B) = (3, 2), a view
 # term = torch.tensor([[False, False], [True, False], [False, False]], device=DEVICE)
 # print(exercises.guarded(strided_scan, r, term, 0.5, 2).tolist())  # must print [[2.0, 6.0], [2.0, 4.0], [3.0, 8.0]]
+# r_contiguous = r.contiguous()  # the same values, strides (2, 1)
+# print(exercises.guarded(strided_scan, r_contiguous, term, 0.5, 2).tolist())  # must print [[2.0, 6.0], [2.0, 4.0], [3.0, 8.0]]
 # ```
 #
 # </details>
@@ -147,8 +153,6 @@ exercises.attempt("strided_scan", strided_scan)
 #   $g \ge 0$, it can pass inside the max). Then find the identity, the pair that changes nothing:
 #   the padding lanes load it, and its $c$ is the first carry, since nothing after the row may
 #   change $h$. Then add the reset flag as in 00c, section 1.
-# * **Then keep $0 \cdot (-\infty)$ out.** The identity's $c$ turns out to be $-\infty$, and a
-#   product that meets it can be NaN, so guard the two such products with a `tl.where` (Hint 2).
 # * **Name your combine in the kernel itself**, as in 00c, section 2 (GPU note 1).
 #
 # <details><summary>Hint 1: where to start</summary>
@@ -167,7 +171,9 @@ exercises.attempt("strided_scan", strided_scan)
 #   $g_2 \max(u, v) = \max(g_2 u, g_2 v)$, and a max of maxes is one max of all their terms.
 #   Using both, the factor of $y$ is your new $g$, and the terms without $y$ give your new $c$.
 # * The identity $(g, c)$ must give $\max(c, g\,y) = y$ for every $y$, and $y$ may be below 0,
-#   as rewards may. Which $c$ never wins a max? Is 0 enough?
+#   as rewards may. Which $c$ never wins a max? Is 0 enough? It is not: the identity's $c$ turns
+#   out to be $-\infty$. A product that meets it can be $0 \cdot (-\infty) = \text{NaN}$, so the
+#   last bullet guards the two such products with a `tl.where`.
 # * Padding lanes load the identity's $c$. The carry into a row's last chunk must change nothing
 #   too: $h_t = r_t$ at the row's last step.
 # * A reset $\kappa_2$ keeps $(g_2, c_2)$ alone and drops the first operand, as the combine of
@@ -240,18 +246,10 @@ exercises.attempt("discounted_max", discounted_max)
 # 1. **A combine passed as an argument.** Triton 3.6's compiler for a GPU accepts a hook passed
 #    as a `tl.constexpr` argument, but it refuses a `tl.associative_scan` combine passed that way
 #    (00c's GPU note 1). The interpreter runs it, so no CPU run shows this.
-# 2. **A −∞ identity and underflow.** With $-\infty$ as the identity's $c$, a tiny $\gamma$ (0.01)
-#    can make $g$ underflow to 0 over a long run. Then $0 \cdot (-\infty)$ is NaN, and the
-#    interpreter prints NumPy's `RuntimeWarning: invalid value encountered in multiply`. The
-#    guarded form of the exercise, `tl.where(c1 == float("-inf"), c2, tl.maximum(c2, g2 * c1))`
-#    and the same test on the carry, selects that NaN away after `tl.maximum` has read it. So the
-#    result does not depend on what `tl.maximum` does with a NaN. Its default,
-#    `propagate_nan=tl.PropagateNan.NONE`, returns the other operand, as `np.fmax` does: in the
-#    interpreter, and on an H100 with Triton 3.6 (measured on 2026-12-06: `tl.maximum(NaN, 1.0)`
-#    and `tl.maximum(1.0, NaN)` both gave 1.0). With `tl.PropagateNan.ALL`, or with
-#    `np.maximum`, the NaN wins. Triton's documentation does not promise `NONE`'s behaviour, so the
-#    guard is the safe form. The checks below show the guarded form dropping the NaN even under
-#    `ALL`, and `NONE` returning the other operand, on the device they run on.
+# 2. **A −∞ identity and underflow.** A tiny $\gamma$ can make $g$ underflow to 0, and then
+#    $0 \cdot (-\infty)$ is NaN: guard with `tl.where`. Triton's documentation does not promise
+#    what `tl.maximum` does with a NaN. Measured, it dropped the NaN on an H100 with Triton 3.6, as
+#    the interpreter does.
 #
 # </details>
 

@@ -65,11 +65,8 @@
 # no flag argument, so it writes a reset as $a_t = 0$. Every Triton function you write returns a
 # triple $(a_t, b_t, \text{reset}_t)$ instead, as 00c's `reset_scan` does. There the bool
 # $\text{reset}_t$ marks the cut, and $a_t$ keeps its usual value, which the scan does not read at a
-# reset. Either way, the scan *selects* $y_t = b_t$ at a reset. The exercises' tables in notebooks
-# 01–04 follow the card's columns: a multiplier of 0 at each reset in tensor code, the usual
-# multiplier and a flag in Triton. A reset may also cut a trace at a step that ends no episode, as
-# notebook 03's `q_lambda` does. Section 2 adds the one rule that keeps NaNs out,
-# [select, never multiply by 0](#The-reset-and-the-select-rule).
+# reset. Either way, the scan *selects* $y_t = b_t$ at a reset. Section 2 adds the one rule that
+# keeps NaNs out, [select, never multiply by 0](#The-reset-and-the-select-rule).
 #
 # <details><summary>Details: sources, and the flag of 00b and 00c</summary>
 #
@@ -454,8 +451,8 @@ if h200:
 #   | $t = 0$, where the forward scan starts | any: not read | $dy_0$ | yes: nothing comes before it, so $g_0 = dy_0$ |
 #
 #   Step 0 resets, and the checker tests it: in its case marked "before the window" the scan starts
-#   from 100, and a step 0 that does not reset lets that value into $g_0$. A multiplier of 0 there
-#   in place of the reset would keep 100 out, but not a NaN.
+#   from $\infty$, and a step 0 that does not reset lets it into $g_0$. A multiplier of 0 there in
+#   place of the reset does not keep it out, since $0 \cdot \infty = \text{NaN}$.
 #
 # <details><summary>Details: where a_(t-1) = 0, and the checker</summary>
 #

@@ -126,8 +126,8 @@ np.testing.assert_allclose(ret, adv + v)
 # Read the recurrence as $\hat A_t = b_t + a_t \hat A_{t+1}$, with a reset where the episode ends.
 #
 # * **prologue**, computed for each step on its own: $b_t = \delta_t$ and $a_t = \gamma_t\lambda_t$.
-#   Where done$_t$, the window's last step included, $a_t = 0$: the reset in tensor code
-#   ([notebook 01](01_discounted_return.ipynb));
+#   Where done$_t$, the window's last step included, $a_t = 0$, the reset's tensor-code form
+#   ([notebook 01's card](01_discounted_return.ipynb));
 # * **scan**: the reverse affine scan of notebook 00, whose output at step $t$ is $y_t$;
 # * **epilogue**, again per step: advantages $= y_t$, returns $= y_t + V_t$, 0 where padded.
 #
@@ -395,7 +395,7 @@ if h200:
 # ## What you now know
 #
 # * GAE is one reverse scan: $a_t = \gamma\lambda$, $b_t = \delta_t$, and a reset at every episode
-#   end ($a_t = 0$ in tensor code). The returns are $\hat A_t + V_t$, from the same pass.
+#   end. The returns are $\hat A_t + V_t$, from the same pass.
 # * A termination is a select, not a multiplication. It has no bootstrap, and a NaN value behind it
 #   is never read. A truncation, or the window's end, resets the trace but bootstraps.
 # * In the package, GAE's prologue and epilogue are hooks around one shared scan kernel. A hook
@@ -502,9 +502,7 @@ print(inspect.getsource(getattr(returns._returns_prologue, "fn", returns._return
 #   rewards' load takes `valid`, as in `_returns_prologue`.
 # * **Returns:** `(a, b, reset, valid, keep)`. `valid` is `step`'s, and `keep = (v,)`, so the
 #   epilogue adds $V_t$ to the advantage without reading `values` again. The first three, for each
-#   kind of step, with the reset in the Triton form of
-#   [notebook 01's card](01_discounted_return.ipynb), where `gae_pairs` used its tensor-code form.
-#   So a termination's multiplier is $\gamma_t\lambda_t$ here, not 0:
+#   kind of step, in the Triton form of [notebook 01's card](01_discounted_return.ipynb):
 #
 #   | step | multiplier $a_t$ | $b_t$ | reset? (`reset`) |
 #   | --- | --- | --- | --- |

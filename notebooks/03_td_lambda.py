@@ -97,13 +97,13 @@ print(G)
 # $a_t$, and everything else, the bootstrap from $V'_t$ included, goes into $b_t$. The λ-return
 # as a reverse scan:
 #
-# * $a_t = \gamma_t\lambda_t$, with a reset where done$_t$: a termination, a truncation or the
-#   window's last step. The NumPy below writes it as tensor code does, $a_t = 0$;
+# * $a_t = \gamma_t\lambda_t$, with a reset where done$_t$, written $a_t = 0$ in the NumPy below
+#   ([notebook 01's card](01_discounted_return.ipynb));
 # * $b_t = r_t + [\lnot\text{term}_t]\,\gamma_t w_t V'_t$, where $[\lnot\text{term}_t]$ is 0 at a
 #   termination and 1 elsewhere. $w_t$ is the weight on bootstrapping from $V'_t$. Inside an
 #   episode it is $1-\lambda_t$, and the rest of the weight goes to $G_{t+1}$. At a truncation or
-#   the window's end it is 1, because there is no $G_{t+1}$ to mix in. That is the **end form** of
-#   $b_t$, selected by done$_t$.
+#   the window's end it is 1, because there is no $G_{t+1}$ to mix in: $b_t$'s end form, selected
+#   by done$_t$.
 #
 # The window's last step needs the end form even from $y_T = 0$
 # ([notebook 01's fold](01_discounted_return.ipynb#The-reset-and-the-select-rule) says why). Here
@@ -205,8 +205,8 @@ assert profile.rollout_error("td_lambda", 3, 1000, DEVICE) < 1e-5  # 3 × 1,000 
 #
 # The setting:
 #
-# * a chain that never ends, with random rewards $r_t \sim \mathcal N(\mu, \sigma_r^2)$. Every
-#   state has the same true value $v = \mu/(1-\gamma)$.
+# * a chain that never ends, with random rewards $r_t \sim \mathcal N(m_r, \sigma_r^2)$ of mean
+#   $m_r$. Every state has the same true value $v = m_r/(1-\gamma)$.
 # * a critic that overestimates by $\eta$ and is noisy, $V'_t = v + \eta + \sigma_c\,\xi_t$. Its errors
 #   $\xi_t$ are standard normal, independent across steps and of the rewards.
 # * windows of $T$ steps, bootstrapped at the end.
@@ -219,8 +219,8 @@ assert profile.rollout_error("td_lambda", 3, 1000, DEVICE) < 1e-5  # 3 × 1,000 
 # $\gamma = 0.8$ and $T = 20$, on a log scale, where a weight of 0 is not drawn:
 
 # %%
-gamma_, T_mc, mu_r, sigma_r, eta, sigma_c, N_mc = 0.8, 20, 1.0, 2.0, 3.0, 0.25, 20_000
-v_true = mu_r / (1 - gamma_)
+gamma_, T_mc, m_r, sigma_r, eta, sigma_c, N_mc = 0.8, 20, 1.0, 2.0, 3.0, 0.25, 20_000
+v_true = m_r / (1 - gamma_)
 
 
 def weights(lam_grid, k=np.arange(T_mc)):
@@ -266,7 +266,7 @@ assert beta_show[0, 0] == gamma_ and np.isclose(beta_show[-1, -1], gamma_**T_mc)
 # %%
 lams = np.linspace(0.0, 1.0, 21)
 mc = np.random.default_rng(0)  # its own generator: the result does not depend on the cells above
-r_mc = mu_r + sigma_r * mc.standard_normal((N_mc, T_mc))           # one rollout per row
+r_mc = m_r + sigma_r * mc.standard_normal((N_mc, T_mc))           # one rollout per row
 nv_mc = v_true + eta + sigma_c * mc.standard_normal((N_mc, T_mc))  # a biased, noisy critic
 G0 = np.stack([reference.td_lambda(r_mc, nv_mc, gamma=gamma_, lambda_=lam_)[:, 0] for lam_ in lams])  # (λ, rows)
 bias2, var, mse = (G0.mean(1) - v_true) ** 2, G0.var(1), ((G0 - v_true) ** 2).mean(1)

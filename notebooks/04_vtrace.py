@@ -467,8 +467,8 @@ assert all(wall > 2 * gpu for wall, gpu, *_ in profile.backward_added(h200).valu
 #   | termination | $r_t$ | yes |
 #   | the window's last step, not terminated ($c = 0$) | $r_t + \gamma\,\mathbb E_\pi Q_{t+1}$ | yes |
 #
-#   At the window's last step, $c = 0$ gives $b$ its end form, as $\lambda_{T-1} = 0$ does in
-#   notebook 03: it drops $-\gamma c\,Q_{t+1}$, which has no $G_T$ to cancel against.
+#   At the window's last step, $c = 0$ drops $-\gamma c\,Q_{t+1}$, which has no $G_T$ to cancel
+#   against: $b$'s end form, as in notebook 03.
 # * **Edge cases:** behind a termination the `next_*` inputs may be NaN: select them away with
 #   `tl.where`. A product with 0 would not do, since $0 \times \text{NaN}$ is NaN.
 #
@@ -561,9 +561,9 @@ exercises.attempt("retrace", retrace)
 #
 # <details><summary>Details: how the harness finds y_in</summary>
 #
-# Where an epilogue is passed, the harness scans the chunk a second time, from `offs + 1`: the
-# same steps, one on. That second scan gives each step its $y_{t+1}$. (The package's own kernel
-# takes `y_in` from the first scan instead; the harness keeps it simple.)
+# Where an epilogue is passed, the harness reruns the scan shifted one step (from `offs + 1`), so
+# each step also gets $y_{t+1}$. The package's own kernel takes `y_in` from the first scan instead;
+# the harness keeps it simple.
 #
 # </details>
 #
@@ -586,8 +586,15 @@ exercises.attempt("retrace", retrace)
 #
 # <details><summary>Hint 1: where to start</summary>
 #
-# Section 3's `_vtrace_epilogue` makes the same switch: `tl.where(done, v_next, y_in)`.
-# Here only the window's last step switches.
+# Section 3's `_vtrace_epilogue` makes the same switch, in this line of `rltriton_lite/vtrace.py`:
+#
+# ```python
+# vs_next = tl.where(done, v_next, y_in)  # vs'_{t+1}
+# ```
+#
+# There `v_next` is the step's `next_values`, and `done` marks any episode end, the window's last
+# step included. Here a termination is handled apart, in the table's second row, so only the
+# window's last step switches: `t == T - 1` in place of `done`.
 # The epilogue is elementwise: load what you need at `offs`, as a prologue does.
 # `y_in` already holds $v_{t+1}$. What is left is the formula.
 #

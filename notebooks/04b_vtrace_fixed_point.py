@@ -80,16 +80,18 @@ rng = np.random.default_rng(41)
 # the condition. The condition only has to hold in states μ visits; the critic never trains on or
 # reads the others.
 #
-# **In training's windows.** A window of $T$ steps stops the series at its end. The window's last
-# step resets, and its $b$ takes the end form
-# ([notebook 04, section 2](04_vtrace.ipynb#2.-Prologue,-scan,-epilogue)). So the last
-# step's correction is the one-step term $\rho_t\delta_t$ alone. The step before it gets two terms:
-# its own and the last step's, carried back by one trace. In general, a step that lies $j$ steps
-# before the end gets the first $j + 1$ terms of the series.
+# **In training's windows.** A window only truncates the series; training still stops exactly
+# where $d = 0$. A window of $T$ steps stops the series at its end: the window's last step resets,
+# and its $b$ takes the end form
+# ([notebook 04, section 2](04_vtrace.ipynb#2.-Prologue,-scan,-epilogue)). So the last step's
+# correction is the one-step term $\rho_t\delta_t$ alone, and a step that lies $j$ steps before the
+# end gets the first $j + 1$ terms of the series. The correction thus depends on where a step sits
+# in the window, and training makes 0 its average over the positions, in each state. The fold
+# shows that this average, too, is 0 exactly where $d = 0$.
 #
-# So the correction depends on where a step sits in the window. Training does not make it 0 at
-# each position. It makes 0, in each state, the correction averaged over all the positions. Say
-# μ's states are equally distributed at every position, as in a stationary rollout. Then the
+# <details><summary>Details: the average over a window's positions, and why it is 0 only at d = 0</summary>
+#
+# Say μ's states are equally distributed at every position, as in a stationary rollout. Then the
 # $k$-th term has the same mean, $(\gamma C)^k d$, at every position it reaches. A window of
 # $T = 3$ steps shows which positions receive which terms:
 #
@@ -106,12 +108,8 @@ rng = np.random.default_rng(41)
 #
 # $$\frac{1}{T}\sum_{k=0}^{T-1} (T-k)\,(\gamma C)^k\, d.$$
 #
-# The matrix in front of $d$ is invertible (the fold proves it). So this average, too, is 0 exactly
-# where $d = 0$.
-#
-# <details><summary>Details: why that matrix is invertible</summary>
-#
-# Write $X = \gamma C$. Counting the terms by the position they reach,
+# The matrix in front of $d$ is invertible, so this average is 0 exactly where $d = 0$. To see why,
+# write $X = \gamma C$. Counting the terms by the position they reach,
 # $\sum_{k<T}(T-k)X^k = \sum_{j=1}^{T}(I + X + \dots + X^{j-1}) = \big(T\,I - \sum_{j=1}^{T} X^j\big)(I - X)^{-1}$.
 # $I - X$ is invertible, as above. The rows of $C$ are non-negative and sum to at most 1, so every
 # row of $X^j$ sums to at most $\gamma^j$, and the rows of $\sum_{j=1}^{T} X^j$ sum to at most

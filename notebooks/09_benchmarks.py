@@ -308,8 +308,9 @@ print(profile.table(peer_table))
 # </details>
 #
 # **Your prediction, debriefed.** The run measured the loop at about 40,000× our call on the long
-# rows; 9 × 16384 ops at T = 128's cost per op give about 30,000×, 1.4× short of the run. So a
-# cost per op, times the ops, predicts a loop's wall time to within a factor of 2.
+# rows; 9 × 16384 ops at T = 128's cost per op give about 30,000×, 1.4× short of the run. So here
+# a cost per op, times the ops, predicted the loop's wall time to within about 1.4×. That is one
+# shape, the long rows, so it shows the model is close there, not how close it is everywhere.
 #
 # <details><summary>Details: the long rows' figures</summary>
 #
@@ -344,7 +345,7 @@ assert round(long_ours_us) == 52  # "where our call takes 52 µs per call"
 assert round(op_us, 2) == 10.55 and round(long_loop_us / (9 * 16384)) == 14
 assert [round(model_long_us / 1e6, 1), round(long_loop_us / 1e6, 1)] == [1.6, 2.1]
 assert [round(model_long_us / long_ours_us, -4), round(long_loop_us / long_ours_us, -4)] == [30000, 40000]
-assert round(long_loop_us / model_long_us, 1) == 1.4 < 2  # "1.4× short", "to within a factor of 2"
+assert round(long_loop_us / model_long_us, 1) == 1.4  # "1.4× short", "here ... to within about 1.4×" (one shape)
 loops = [s for s in speedups if s["peer"] == "pytorch_loop"]
 _t128 = {p: [s["x"] for s in loops if s["shape"][1] == 128 and s["pass_"] == p] for p in PASSES}
 assert [down(min(_t128["fwd"]), 0), up(max(_t128["fwd"]), 0)] == [109, 433]  # "109–433×", rounded outwards
@@ -719,6 +720,10 @@ print(profile.table(why_crr))
 #   shape. Our fused calls take 190–330 µs, and CRR's eager formula 180–200 µs.
 # * `torch.compile` of the formula is slower than ours in the median of every case, by 1.1–7.7×,
 #   though with the backward not in every round.
+# * Section 2's chart has `torch.compile` ahead of ours in 3 cases, by as much as 0.64× for CRR
+#   with its backward at 4096×128. Those are single timings on the H200, each within the noise
+#   rule's 2.3×, while these paired rounds time both calls in the same rounds on the H100 and put ours
+#   ahead in the median of all 3 cases.
 #
 # </details>
 
@@ -800,6 +805,14 @@ assert [len(why_crr)] + [len(r) for r in why_crr] == [3, 4, 4, 4]  # the table: 
 _compiled = [m for a in LOSSES for p in ("fwd", "fwd+bwd") for m in _medians(a, p, impl="torch_compile")]
 assert min(_compiled) > 1 and _span(_compiled) == [1.1, 7.7]  # torch.compile: "slower than ours in the median"
 assert min(m for a in LOSSES for m in _medians(a, "fwd+bwd", impl="torch_compile", k=2)) < 1  # "not in every round"
+# chart 2's single H200 timings against these paired rounds: torch.compile ahead in 3 cases there, ours ahead here
+_tc_ahead = [(i, s) for i, s in enumerate(_ahead) if s["peer"] == "torch_compile"]
+assert len(_tc_ahead) == 3 and all(_verdicts[i] == "within the noise" for i, _ in _tc_ahead)  # "3 cases", "within the noise"
+_tc_top = min((s for _, s in _tc_ahead), key=lambda s: s["x"])
+assert (_tc_top["algorithm"], _tc_top["shape"], _tc_top["pass_"]) == ("crr", (4096, 128), "fwd+bwd")
+assert round(_tc_top["x"], 3) == 0.641 and down(_tc_top["x"], 2) == 0.64  # "as much as 0.64×"
+assert all(paired[s["algorithm"], s["shape"], s["pass_"], "torch_compile"][1] > 1
+           for _, s in _tc_ahead)  # "ours ahead in the median of all 3 cases"
 # the probe's order: "reversed every other round" (its first line)
 assert "the order reversed every other round" in open(os.path.join(RESULTS, profile.COMMITTED_LOSS_WALL),
                                                       encoding="utf-8").readline()

@@ -26,10 +26,11 @@
 #   the tile). A GPU for the timing. Without one, every cell still runs: it checks the kernel in the
 #   Triton interpreter and says what it skipped.
 #
-# * **Without a GPU:** read sections 1 to 3, then do the checked exercise `resident_programs`,
-#   check your kernel under Answer 1 and write Answer 2's prediction, and stop there. That earns 4
-#   of the lab's 10 points. Every other point needs a GPU, and what follows the questions reads the
-#   reference's GPU timings, which you can only read, not reproduce.
+# * **Without a GPU:** read sections 1 to 3, then do the checked exercise `resident_programs` and
+#   compile your kernel for an H100 with `compile_for_h100`, which follows it (a minute on a CPU).
+#   Check your kernel under Answer 1, and write Answer 2 from your compiled figures and the
+#   reference's H100 rows. That earns 6 of the lab's 10 points; the other 4, question 1's target and
+#   question 3's profiler, need a GPU.
 #
 # * **Minimum path with a GPU:** sections 1 to 4, then the exercises.
 #
@@ -437,8 +438,8 @@ else:
 # %% [markdown]
 # ## Exercises
 #
-# First the checked exercise, `resident_programs`, which needs no GPU; then the lab, three questions
-# that your teacher scores.
+# First the checked exercise, `resident_programs`, which needs no GPU; then, without a GPU, your
+# kernel compiled for an H100; then the lab, three questions that your teacher scores.
 #
 # **`resident_programs`** (checked; no GPU). Question 2 asks you to predict, among other things,
 # how a knob changes the number of **resident programs**: the programs an SM holds at once
@@ -501,6 +502,116 @@ def resident_programs(regs, num_warps, shared_bytes):
 exercises.attempt("resident_programs", resident_programs)
 
 # %% [markdown]
+# **Without a GPU: your kernel compiled for an H100** (optional; under a minute on a CPU). The
+# interpreter runs your kernel as NumPy, so it cannot say how many registers each thread would use
+# on a GPU. Triton's compiler can, with no GPU present. It compiles a kernel for an H100 or H200,
+# whose architecture NVIDIA calls `sm_90`, down to the GPU's assembly. Then `ptxas`, NVIDIA's
+# assembler, which ships inside the Triton wheel, reports the registers each thread uses, and the
+# compiled kernel records its shared memory. The handout's `tools/compile_sm90.py` does this for
+# every kernel of the package; `compile_for_h100` does it for yours.
+#
+# `compile_for_h100(fn, chunk, num_warps)` calls `fn(rewards, terminated, gamma, chunk)` once on a
+# small CPU input and compiles each kernel that the call launches, instead of running it. It returns
+# one row per kernel: its warps, registers a thread, shared bytes, and the resident programs that
+# your `resident_programs` makes of them (`n/a` until you solve it). `num_warps`, if given, replaces
+# the launch's own, so you need no copy of your function for each warp count. Where Triton has no
+# compiler for NVIDIA GPUs, it says so and returns an empty list.
+
+# %% jupyter={"source_hidden": true}
+# Defines compile_for_h100 (folded: its mechanics, tools/compile_sm90.py's for one function, are not part of the lab)
+def compile_for_h100(fn, chunk=LAB_CHUNK, num_warps=None):
+    """Rows of warps, registers a thread, shared bytes and resident programs of each kernel that one call
+    of fn(rewards, terminated, gamma, chunk) launches, compiled for an H100/H200 (sm_90), not run;
+    num_warps, if given, replaces the launch's own. [] where Triton cannot compile for NVIDIA GPUs."""
+    import subprocess
+    import tempfile
+    from triton.runtime.interpreter import InterpretedFunction
+    from triton.runtime.jit import JITFunction
+    try:
+        from triton.backends.nvidia.compiler import get_ptxas
+        ptxas = get_ptxas(90).path  # the ptxas Triton itself compiles sm_90 with (Triton 3.9)
+    except (ImportError, TypeError, AttributeError):  # Triton 3.6 ships one ptxas
+        ptxas = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin", "ptxas")
+    if not os.path.exists(ptxas):
+        print(f"skipped: this Triton cannot compile for NVIDIA GPUs here (no {ptxas})")
+        return []
+    launches = []  # 1. one call of fn, each launch recorded instead of run
+    saved = InterpretedFunction.run, JITFunction.run
+    InterpretedFunction.run = JITFunction.run = lambda k, *args, grid, warmup, **kw: launches.append((k, args, kw))
+    try:
+        fn(torch.zeros(1, 1024), torch.zeros(1, 1024, dtype=torch.bool), 0.99, chunk)
+    finally:
+        InterpretedFunction.run, JITFunction.run = saved
+    made = {}
+
+    def as_jit(v):  # a @triton.jit function as a JITFunction to compile (the interpreter keeps its Python as .fn)
+        if not exercises._is_jit(v) or isinstance(v, JITFunction):
+            return v
+        if id(v) not in made:
+            made[id(v)] = (v, Compiled(v.fn))
+        return made[id(v)][1]
+
+    class Compiled(JITFunction):  # reaches the @triton.jit functions it calls as JITFunctions too
+        @property
+        def __globals__(self):
+            return {k: as_jit(v) for k, v in self._raw.items()}
+
+        @__globals__.setter
+        def __globals__(self, g):
+            self._raw = g
+
+        def get_capture_scope(self):
+            return {k: as_jit(v) for k, v in super().get_capture_scope().items()}
+
+    rows = []
+    for kernel, args, kw in launches:  # 2. each launch compiled for sm_90 against a stand-in driver
+        kw = kw if num_warps is None else {**kw, "num_warps": num_warps}
+        with exercises._compiling_for_sm90(as_jit):
+            kernel_sm90 = Compiled(kernel.fn).warmup(*args, grid=(1,), **kw)
+        with tempfile.TemporaryDirectory() as tmp:  # 3. ptxas -v on its PTX: the registers a thread
+            with open(os.path.join(tmp, "k.ptx"), "w") as f:
+                f.write(kernel_sm90.asm["ptx"])
+            report = subprocess.run([ptxas, "-v", "-arch=sm_90a", f.name, "-o", os.path.join(tmp, "k.o")],
+                                    capture_output=True, text=True)
+        regs = int(re.search(r"Used (\d+) registers", report.stdout + report.stderr).group(1))
+        warps, shared = kernel_sm90.metadata.num_warps, kernel_sm90.metadata.shared
+        try:
+            resident = resident_programs(regs, warps, shared)
+        except NotImplementedError:  # the starter, not solved yet
+            resident = None
+        rows.append({"kernel": kernel.fn.__name__, "chunk": chunk, "num_warps": warps, "registers": regs,
+                     "shared bytes": shared, "resident programs": resident})
+    return rows
+
+# %% [markdown]
+# Here is the baseline, at Triton's default of 4 warps and at one warp (its chunk is only a label:
+# `step_by_step` ignores it).
+
+# %%
+walk_compiled = compile_for_h100(step_by_step) + compile_for_h100(step_by_step, num_warps=1)
+print(profile.table(walk_compiled))
+if any(r["resident programs"] is None for r in walk_compiled):
+    print("resident programs: n/a; solve resident_programs first, then run this cell again")
+
+# %% [markdown]
+# The walk uses no shared memory and at most 32 registers a thread, too few for its registers to
+# bind. Its warps bind instead: an SM holds 64 / 4 = 16 of its 4-warp programs, and 32 of its
+# 1-warp programs, the cap on programs. For your `reset_scan`, multiply the resident programs by the
+# steps each program loads per trip round its loop, its chunk (at most the row's 1024 steps). That
+# product is the steps an SM has in flight, which sets the throughput while too few bytes are in
+# flight (Little's law, notebook 13, section 0.2). Question 2 asks you to predict with it.
+
+# %% jupyter={"source_hidden": true}
+# Checks: the baseline's compiled rows as the text reads them (CI runs them; skip when reading)
+if walk_compiled:  # (empty only where Triton cannot compile for NVIDIA GPUs)
+    assert [(r["num_warps"], r["shared bytes"]) for r in walk_compiled] == [(4, 0), (1, 0)]  # "no shared memory"
+    assert all(r["registers"] <= 32 for r in walk_compiled)  # "too few to bind": 65,536 // (32 × 32 w) >= 64 // w
+    walk_fit = {r["num_warps"]: min(32, 64 // r["num_warps"], 65_536 // (r["registers"] * 32 * r["num_warps"]))
+                for r in walk_compiled}
+    assert walk_fit == {4: 16, 1: 32}  # "16 of its 4-warp programs, and 32 of its 1-warp programs"
+    assert all(r["resident programs"] in (None, walk_fit[r["num_warps"]]) for r in walk_compiled)  # yours, once solved
+
+# %% [markdown]
 # **The lab** (your teacher reads your answers). The grader runs the notebook from top
 # to bottom, then collects each answer cell and the cells under it, up to the next answer cell or
 # heading. So put all you hand in there, your kernel's code included, and check it with Restart &
@@ -517,10 +628,11 @@ exercises.attempt("resident_programs", resident_programs)
 # | 2 | Question 2, the prediction, written before any timing: graded on its reasons, not on whether the GPU agreed. |
 # | 1 | Question 2, a table of at least three variants, one knob changed in each. |
 # | 1 | Question 2, one sentence per variant: did it move as predicted, and why? |
+# | 2 | Question 2 without a GPU, instead of the 2 above: `compile_for_h100`'s table of at least three variants, one knob changed in each, and one sentence per variant: did the H100's reference row move as its resident programs predicted? |
 # | 2 | Question 3, the profiler: your kernel's CUDA time, set against `time_lab`'s GPU µs. |
 #
-# Without a GPU you can earn 4 of the 10 points: question 1's correctness and question 2's
-# prediction.
+# Without a GPU you can earn 6 of the 10 points: question 1's correctness, and question 2's
+# prediction, compiled table and sentences.
 #
 # **Variants to try** (question 2). Change one knob at a time, and time each variant at the large
 # shape, as in `time_lab(reset_scan, chunk=512, name="chunk 512", shapes=[(16384, 1024)])`.
@@ -561,6 +673,17 @@ exercises.attempt("resident_programs", resident_programs)
 #    Then, on a GPU, a table of at least three variants, one knob changed in each, with the GPU µs
 #    and % floor at 16384×1024. For each, one sentence: did the time move as you predicted, and
 #    why, in the same terms?
+#
+#    **Without a GPU**, do this instead of the table and its sentences. Before your prediction,
+#    compile your kernel under Answer 2 in at least three variants, one knob changed in each:
+#    `mine = compile_for_h100(reset_scan) + compile_for_h100(reset_scan, num_warps=1) +
+#    compile_for_h100(reset_scan, chunk=1024)`, then `print(profile.table(mine))`. Your prediction
+#    then says which variant keeps more programs resident and, from its steps in flight per SM,
+#    what that predicts for its GPU time. Then set `SHOW_REFERENCE = True` under "Reading the
+#    reference", and write one sentence per variant: did the H100's % floor move as your count
+#    predicted, and if not, why not? Your registers may differ from the reference's, because each
+#    Triton version allocates registers differently and the reference was compiled by Triton 3.6:
+#    predict with your own counts.
 # 3. **The profiler.** Profile your best variant in a cell under Answer 3:
 #    `kernels = profile_once(best, chunk=c)`, then `print(profile.table(kernels, digits=3))`, where
 #    `best` is its function (a lambda will do) and `c` its chunk. Name your kernel and give its

@@ -3742,8 +3742,9 @@ def _transposed_hint(args, i, bad, got, expected):
     the scan from a value before the window, a step 0 that does not reset."""
     a, dy, past = _as_numpy(tuple(args))
     if past and bad[..., 0].any():  # (the cases that start from 0 passed: the start value got in)
-        return _Whole(f"Your step 0 does not reset, so the value the scan starts from (here {past:g}) enters g_0: "
-                      "nothing comes before step 0." + _fix(" Return the reset t == 0 beside the pair."))
+        return _Whole("Your step 0 does not reset, so the value the scan starts from (here inf) enters g_0: nothing "
+                      "comes before step 0, and a multiplier of 0 there keeps no inf out (0 * inf = NaN)."
+                      + _fix(" Return the reset t == 0 beside the pair."))
     late = np.concatenate([a[:, 1:], np.zeros_like(a[:, :1])], axis=1)
     for which, shifted in (("a_t, step t's own", a), ("a_{t+1}, the step after", late)):
         if _is_slip(got, reference.linear_scan(shifted, dy, reverse=False), expected):
@@ -3758,8 +3759,8 @@ transposed_scan: a @triton.jit prologue transposed_scan(X, P, offs, t, m, T) -> 
 for exercises.scan_hook(..., reverse=False), with X = (a, dy): the gradient of y = linear_scan(a, b)
 (y_t = b_t + a_t y_{t+1}) with respect to b, g_t = dy_t + a_{t-1} g_{t-1} (g_0 = dy_0), as a
 forward scan of the steps (a_{t-1}, dy_t). Step 0 has no step before it: g_0 = dy_0, a reset (in
-the case marked "before the window", the checker's scan starts from 100, which only that reset
-keeps out).
+the case marked "before the window", the checker's scan starts from inf, which only that reset
+keeps out: a multiplier of 0 would not, as 0 * inf = NaN).
 """ + HOOK_RULES + RESET_RULE, needs="hook", run=lambda fn, args, kw: _started_from(args[2], _harness_scan, fn,
                                                                                   args[:2], (), reverse=False),
    scan="forward", hint=lambda *a: _transposed_hint(*a))
@@ -3767,13 +3768,13 @@ def _transposed_scan_cases(d):
     rng = d.rng
     out = []
     for shape, past in (((1, d.int(5, 2, 9)), 0.0), ((2, d.int(100, 65, 140)), 0.0), ((3, d.int(40, 10, 64)), 0.0),
-                        ((2, d.int(12, 5, 20)), PAST_WINDOW)):
+                        ((2, d.int(12, 5, 20)), np.inf)):
         a, dy = rng.uniform(0.5, 1.0, size=shape), rng.normal(size=shape)
         a_t = torch.tensor(a, requires_grad=False)
         b_t = torch.zeros(shape, dtype=torch.float64, requires_grad=True)
         (g,) = torch.autograd.grad((linear_scan(a_t, b_t, backend="torch") * torch.tensor(dy)).sum(), b_t)
         what = (f"shape {shape}" + (", several chunks" if shape[1] > 64 else "")
-                + (f", before the window: the scan starts from {past:g}" if past else ""))
+                + (", before the window: the scan starts from inf" if past else ""))
         out.append((what, (_t(a), _t(dy), past), {}, g.numpy(), _carry_steps(shape, reverse=False)))
     return out
 
@@ -4975,9 +4976,12 @@ def _awac_hint(A, beta, got, expected):
                           " Multiply by N, the number of advantages."))
     if not np.isfinite(got).all() or not got.any():
         x = _as_numpy(A) / beta
-        below = (" Every A / beta here is below -104: exp(A / beta) underflows unless the max is subtracted first, "
-                 "and a running max that starts at 0, not -inf, stays 0 and subtracts nothing." if x.max() < -104
-                 else "")
+        below = "" if x.max() >= -104 else (
+            " Every A / beta here is below -104: exp(A / beta) underflows unless the max is subtracted first, and a "
+            "running max that starts at 0, not -inf, stays 0 and subtracts nothing." if x.size % 1024 == 0 else
+            " Every A / beta here is below -104, and N is not a whole number of blocks: lanes past N loaded as 0 "
+            "make the max 0, so exp(A / beta - max) underflows (if the case with whole blocks passed, look there "
+            "first; else the max is not subtracted, or a running max starts at 0, not -inf).")
         if x.size > 1024 and x[:1024].max() < 88 < x.max():  # the largest past the first block
             below += (" Here the largest lie past the first block of 1024: does your max walk all N elements, "
                       "block by block?")
@@ -5026,6 +5030,7 @@ def _awac_cases(d):
     rng, out = d.rng, []
     n1, n2, n3 = d.int(2500, 1100, 4000), d.int(1700, 1100, 2500), d.int(1500, 1100, 2000)
     n1, n2, n3 = (n + (n % 1024 == 0) for n in (n1, n2, n3))  # never a whole number of blocks: padding to get right
+    n4 = 1024 * d.int(2, 2, 3)  # whole blocks: no lanes past N, so a slip there cannot show (a running max's start can)
     beta = d.real(0.5, 0.3, 2.0)
     grid = lambda n: np.round(64 * rng.normal(size=n)) / 64  # noqa: E731 -- exact in float32, and so A - max
     big = grid(n2)
@@ -5036,8 +5041,10 @@ def _awac_cases(d):
             (f"N={n1}, beta={beta}: more than one block of 1024", rng.normal(size=n1), beta),
             # (the underflow first: a kernel with no max at all is told so there, before the case a max over
             # the first block alone fails)
-            (f"N={n3}, beta=1, every advantage near -1000 (exp underflows to 0 without the max subtracted)",
-             grid(n3) - 1000.0, 1.0),
+            (f"N={n4}, beta=1, every advantage near -1000, a whole number of blocks of 1024 (no lanes past N; exp "
+             "underflows to 0 without the max subtracted)", grid(n4) - 1000.0, 1.0),
+            (f"N={n3}, beta=1, every advantage near -1000, lanes past N (exp underflows to 0 without the max "
+             "subtracted)", grid(n3) - 1000.0, 1.0),
             (f"N={n2}, beta=1, three advantages from 500 to 1000, past the first block (exp overflows float32 "
              "without the max over every block subtracted)", big, 1.0)):
         out.append((what, (_t(A), b), {}, _awac_reference(A, b)))

@@ -783,6 +783,8 @@ def wrong_answers(name: str):
                          ("softmax without the factor N", _awac_with(NO_N=True)),
                          ("the max and the sum over the first block only", _awac_with(ONE_BLOCK=True)),
                          ("the running max started at 0, not -inf (a review's case)", _awac_with(MAX_FROM_0=True)),
+                         ("the lanes past N loaded as 0 in the max pass only (round 41's case)",
+                          _awac_with(PAD_ZERO_IN_MAX=True)),
                          ("the max over the first block only, the sum over all (a later review's case: it passed)",
                           _awac_with(MAX_OF_ONE_BLOCK=True)),
                          ("one program per block, each normalised on its own (a later review's case)",
@@ -939,7 +941,7 @@ W_SAYS = {
     ("returns_autograd", "the forward's last step not a reset (a round-39 review's case)"):
         ("Your forward's last step does not reset, so the value past the window", "terminated: term | (t == T - 1)"),
     ("transposed_scan", "step 0 not a reset, the row before's a read there (a round-40 review's case)"):
-        ("Your step 0 does not reset, so the value the scan starts from (here 100)", "Return the reset t == 0"),
+        ("Your step 0 does not reset, so the value the scan starts from (here inf)", "Return the reset t == 0"),
     ("returns_autograd", "the backward's step 0 not a reset"):
         ("Your backward's step 0 does not reset", "Make step 0 a reset: load term_{t-1} with other=1"),
     ("chunked_reset_scan", "the reset as a product, a_t = 0 (00b's arithmetic)"):
@@ -1015,6 +1017,10 @@ W_SAYS = {
     ("awac_weights", "the lanes past N loaded as 0: in the sum"):
         ("your sum of the exponentials holds terms it should not, the lanes past N?",
          'Load them as -inf (other=float("-inf")): exp gives 0 there, and the max ignores them.'),
+    ("awac_weights", "the lanes past N loaded as 0 in the max pass only (round 41's case)"):
+        "N is not a whole number of blocks: lanes past N loaded as 0 make the max 0",
+    ("awac_weights", "the running max started at 0, not -inf (a review's case)"):
+        "a running max that starts at 0, not -inf, stays 0 and subtracts nothing",
     ("awac_weights", "softmax without the factor N"):
         ("Hint: These are softmax's probabilities, which sum to 1", "Multiply by N, the number of advantages."),
     ("returns_autograd", "the backward scanned in reverse, as the forward (a later review's case)"):
@@ -1367,13 +1373,14 @@ def test_the_package_s_fast_launches_are_watched():
 @triton.jit
 def _awac_variant(A, W, beta, n, BLOCK: tl.constexpr, NO_MAX: tl.constexpr, PAD_ZERO: tl.constexpr,
                   NO_N: tl.constexpr, ONE_BLOCK: tl.constexpr, MAX_FROM_0: tl.constexpr,
-                  MAX_OF_ONE_BLOCK: tl.constexpr):
+                  MAX_OF_ONE_BLOCK: tl.constexpr, PAD_ZERO_IN_MAX: tl.constexpr = False):
     offs = tl.arange(0, BLOCK)
     pad = 0.0 if PAD_ZERO else float("-inf")
+    pad_max = 0.0 if PAD_ZERO_IN_MAX else pad
     stop = BLOCK if ONE_BLOCK else n
     top = 0.0 if MAX_FROM_0 else float("-inf")
     for start in range(0, BLOCK if MAX_OF_ONE_BLOCK else stop, BLOCK):
-        x = tl.load(A + start + offs, mask=start + offs < n, other=pad) / beta
+        x = tl.load(A + start + offs, mask=start + offs < n, other=pad_max) / beta
         top = tl.maximum(top, tl.max(x, 0))
     if NO_MAX:
         top = 0.0
@@ -4699,9 +4706,16 @@ def _transposed_previous_row(X, P, offs, t, m, T):  # a_{t-1} unmasked at t = 0 
     return tl.load(X[0] + offs - 1, mask=m & (offs >= 1), other=0.0), tl.load(X[1] + offs, mask=m, other=0.0), t < 0
 
 
+@triton.jit
+def _transposed_zero_at_step_0(X, P, offs, t, m, T):  # a_{-1} = 0 (other=0.0) in place of the reset: round 41's case
+    return tl.load(X[0] + offs - 1, mask=m & (t >= 1), other=0.0), tl.load(X[1] + offs, mask=m, other=0.0), t < 0
+
+
 def test_transposed_scan_checks_its_step_0_reset():
     """Round 40's reader: a prologue with no reset at t = 0, reading the row before's last a there, passed (the
     scan started from 0). The case that starts from 100 catches it and names the missing reset."""
     msg = _failure("transposed_scan", _transposed_previous_row)
-    assert "before the window: the scan starts from 100" in msg and "Your step 0 does not reset" in msg, msg
+    assert "before the window: the scan starts from inf" in msg and "Your step 0 does not reset" in msg, msg
+    msg = _failure("transposed_scan", _transposed_zero_at_step_0)  # a = 0 at step 0 for the reset: 0 * inf
+    assert "Your step 0 does not reset" in msg and "0 * inf = NaN" in msg, msg
     exercises.check("transposed_scan", solution("transposed_scan"))
