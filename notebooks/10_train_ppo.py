@@ -502,8 +502,8 @@ exercises.attempt("cleanrl_advantages", cleanrl_advantages)
 # *(Answer each in its cell below: your teacher's grader collects the answers from
 # them.)*
 #
-# 1. Make the run longer (`total_timesteps=50_000`) and find the first episode where the two runs
-#    differ, if any. What decided it? Mind that `train` anneals the learning rate linearly towards
+# 1. Make the run longer (`total_timesteps=50_000`), in a new cell: section 3's asserts hold for the
+#    short run only. Find the first episode where the two runs differ, if any. What decided it? Mind that `train` anneals the learning rate linearly towards
 #    0 over the run's updates, whose number comes from `total_timesteps`. So a longer run changes
 #    every update's step size, not only the number of updates, and the first differing episode
 #    moves when `total_timesteps` does.

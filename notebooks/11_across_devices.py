@@ -406,9 +406,17 @@ print("the gradient from carries composed over the ranks before = autograd's, ma
 #
 # <details><summary>Details: the header</summary>
 #
-# Before any row data, each rank sends seven numbers that describe its call: which scan, the dtype,
-# the number of rows, whether it has values, whether it has a boundary value, whether `gamma` or
-# `lambda_` needs a gradient, and its number of steps. Every rank then compares every rank's
+# Before any row data, each rank sends seven numbers that describe its call:
+#
+# 1. which scan;
+# 2. the dtype;
+# 3. the number of rows;
+# 4. whether it has values;
+# 5. whether it has a boundary value;
+# 6. whether `gamma` or `lambda_` needs a gradient (one flag for either);
+# 7. its number of steps.
+#
+# Every rank then compares every rank's
 # header. If the ranks disagree on the call, they all see the same mismatch and all raise the same
 # error. A rank that raised alone would leave the others waiting for it at the next exchange.
 #

@@ -78,7 +78,9 @@ GAMMA, LAM = 0.99, 0.95
 #   the environment (section 2). The episode ends after EOS, or at the maximum length.
 #
 # * **reward**: at every token, a KL penalty that keeps the policy near a frozen reference model,
-#   $r_t = -\beta\,\big(\log \pi_\theta(y_t \mid s_t) - \log \pi_{\text{ref}}(y_t \mid s_t)\big)$.
+#   $r_t = -\beta\,\big(\log \pi_\theta(y_t \mid s_t) - \log \pi_{\text{ref}}(y_t \mid s_t)\big)$,
+#   where $\log \pi_\theta$ is the sampling policy's log-probability, held fixed (no gradient flows
+#   through the reward).
 #   At the last token only, add the outcome score of the whole response (a reward model's score, or
 #   a verifier's 1 for a correct answer).
 #

@@ -241,10 +241,10 @@ assert round(per_sm / 1e3, 1) == 10.3  # "about 10 KB of loads per SM"
 #
 # The package leans on the second way: one of its GAE programs at 16384×1024 loads 2 rows × 128
 # steps per chunk, and it issues the next chunk's loads before it scans this one (`STAGES = 2`).
-# So **up to** two chunks' loads are in flight at once: the next chunk's, and this chunk's if they
-# have not all landed yet. The estimates below assume two. If this chunk's loads have landed by
-# the time it is scanned, one chunk is in flight, and the bytes in flight per program halve. Which
-# of the two holds was not measured. Compare the **step-by-step walk**, a naive GAE baseline: one
+# The estimates below assume, without a measurement, that two chunks' loads are in flight per
+# program: the next chunk's and this chunk's. If this chunk's loads have already landed when it is
+# scanned, only one chunk is in flight, so each program's bytes in flight halve and twice as many
+# programs are needed. Compare the **step-by-step walk**, a naive GAE baseline: one
 # program per row asks for one step's 9 bytes and waits for them.
 
 # %%
@@ -377,14 +377,16 @@ assert 31 * Config().wide_block == 31_744  # "more than 31,744 steps"
 # **The question:** how does the package scan one chunk? **The answer:** in two levels, registers
 # first, then threads.
 #
-# Your `block_scan` handed every step to `tl.associative_scan`, which composes elements across
-# threads: the 32 lanes of a warp exchange register values directly, by **shuffles**, in about
-# $\log_2 32 = 5$ rounds. The package works in two levels instead:
+# Your `block_scan` handed every step to `tl.associative_scan`. Triton's scan already works in two
+# levels: each thread first composes the elements it holds, in registers, and then the 32 lanes of a
+# warp exchange register values directly, by **shuffles**, in about $\log_2 32 = 5$ rounds. What the
+# package controls is *which* steps each thread holds:
 #
 # 1. **In registers.** Each thread gets one or more **vectors** of consecutive steps, each one
 #    16-byte load (4 float32 or 8 bfloat16 steps), and composes them one `combine` after another.
 # 2. **Across threads.** Only the vectors' composed maps travel between threads, in one
-#    `tl.associative_scan`.
+#    `tl.associative_scan`. The vectors are laid out from the last one down (section 2), so that
+#    this scan across lanes runs forwards.
 #
 # Each vector then needs the value entering it, the end value of the vector before it. The same two
 # levels in NumPy, on one chunk:
@@ -461,6 +463,11 @@ assert round(263 / 53) == 5  # "about a fifth of the shuffles"
 #
 # **The question:** how does a kernel keep every load a vector load? **The answer:** every chunk
 # starts at a 16-byte boundary, and no input is loaded a second time at an offset.
+#
+# The boundary holds where a row's length in bytes, T × itemsize, is a multiple of 16 (T a multiple
+# of 4 in float32, of 8 in bfloat16). Otherwise the rows after the first start between boundaries,
+# and their vectors are misaligned: a misaligned 16-byte load becomes smaller loads (the exercise
+# `warp_sectors`, below).
 #
 # A vector of 4 float32 steps is one load only if it is aligned (0.1), so chunks start at the row's
 # start, with ascending addresses. GAE also needs $V(s_{t+1})$, that is `values[t+1]`. Loaded a

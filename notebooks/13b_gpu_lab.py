@@ -515,7 +515,8 @@ exercises.attempt("resident_programs", resident_programs)
 # one row per kernel: its warps, registers a thread, shared bytes, and the resident programs that
 # your `resident_programs` makes of them (`n/a` until you solve it). `num_warps`, if given, replaces
 # the launch's own, so you need no copy of your function for each warp count. Where Triton has no
-# compiler for NVIDIA GPUs, it says so and returns an empty list.
+# compiler for NVIDIA GPUs, it says so and returns an empty list. It reaches into Triton's
+# internals, and its CPU path was tried with Triton 3.9 only.
 
 # %% jupyter={"source_hidden": true}
 # Defines compile_for_h100 (folded: its mechanics, tools/compile_sm90.py's for one function, are not part of the lab)
@@ -527,6 +528,7 @@ def compile_for_h100(fn, chunk=LAB_CHUNK, num_warps=None):
     import tempfile
     from triton.runtime.interpreter import InterpretedFunction
     from triton.runtime.jit import JITFunction
+    os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")  # Triton's default (fusion on), set to silence its warning
     try:
         from triton.backends.nvidia.compiler import get_ptxas
         ptxas = get_ptxas(90).path  # the ptxas Triton itself compiles sm_90 with (Triton 3.9)
@@ -674,15 +676,19 @@ if walk_compiled:  # (empty only where Triton cannot compile for NVIDIA GPUs)
 #    and % floor at 16384×1024. For each, one sentence: did the time move as you predicted, and
 #    why, in the same terms?
 #
-#    **Without a GPU**, do this instead of the table and its sentences. Before your prediction,
-#    compile your kernel under Answer 2 in at least three variants, one knob changed in each:
-#    `mine = compile_for_h100(reset_scan) + compile_for_h100(reset_scan, num_warps=1) +
-#    compile_for_h100(reset_scan, chunk=1024)`, then `print(profile.table(mine))`. Your prediction
-#    then says which variant keeps more programs resident and, from its steps in flight per SM,
-#    what that predicts for its GPU time. Then set `SHOW_REFERENCE = True` under "Reading the
-#    reference", and write one sentence per variant: did the H100's % floor move as your count
-#    predicted, and if not, why not? Your registers may differ from the reference's, because each
-#    Triton version allocates registers differently and the reference was compiled by Triton 3.6:
+#    **Without a GPU**, do these steps instead of the table and its sentences:
+#
+#    * **Step 1.** Compile your kernel under Answer 2 in at least three variants, one knob changed
+#      in each: `mine = compile_for_h100(reset_scan) + compile_for_h100(reset_scan, num_warps=1) +
+#      compile_for_h100(reset_scan, chunk=1024)`, then `print(profile.table(mine))`.
+#    * **Step 2.** Write your prediction: which variant keeps more programs resident and, from its
+#      steps in flight per SM, what that predicts for its GPU time.
+#    * **Step 3.** Set `SHOW_REFERENCE = True` under "Reading the reference".
+#    * **Step 4.** Write one sentence per variant: did the H100's % floor move as your count
+#      predicted, and if not, why not?
+#
+#    Your registers may differ from the reference's, because each Triton version allocates registers
+#    differently and the reference was compiled by Triton 3.6:
 #    predict with your own counts.
 # 3. **The profiler.** Profile your best variant in a cell under Answer 3:
 #    `kernels = profile_once(best, chunk=c)`, then `print(profile.table(kernels, digits=3))`, where
