@@ -524,11 +524,9 @@ def _verdicts(name, fn, seed, go_on=False):
                     said = said.split("\nHint:")[0] + "\nHint: " + NONE_STORED.format(got.numel(), chunks)
                 else:  # elements never stored: said first, before the step's hint (which may point elsewhere)
                     note = _unstored_note(ex, got, launched, hinted="\nHint:" in said)
-                    head, hint_mark, hint = said.partition("\nHint:")
-                    said, note = head + note + hint_mark + hint, ""
-                head, hint_mark, hint = said.partition("\nHint:")  # Python on a block: said before any guess
-                raise AssertionError(head + code.slips() + hint_mark + hint + _no_kernel_note(ex, launched)
-                                     + note) from None
+                head, hint_mark, hint = said.partition("\nHint:")  # and Python on a block: before any guess
+                raise AssertionError(head + note + code.slips() + hint_mark + hint
+                                     + _no_kernel_note(ex, launched)) from None
             del expected
             try:
                 _require(ex, case, fn, args, launched, widest, functions, got)
@@ -3825,19 +3823,18 @@ def _returns_autograd_hint(args, i, bad, got, expected):
     in a case that starts the scans from a value past the window, a forward whose last step, or a backward whose
     step 0, does not reset."""
     r, done, gamma, w, past = _as_numpy(tuple(args))
-    with np.errstate(all="ignore"):
-        open_end = reference.linear_scan(np.where(done, 0.0, gamma), r, initial=past)  # no reset at t = T - 1
+    if past and i == 0:  # the forward's steps with the window's last step not a reset
+        if _is_slip(got, reference.linear_scan(np.where(done, 0.0, gamma), r, initial=past), expected):
+            return _Whole(f"Your forward's last step does not reset, so the value past the window (here {past:g}, "
+                          "where this case's scan starts) flows into the last step and, through it, into every "
+                          "step before it up to an episode end." + _fix(
+                              " Reset at the window's last step as well as where terminated: term | (t == T - 1)."))
+    if past and i == 1:  # the backward's steps with step 0 not a reset: a_{-1} = gamma
         a_prev = np.concatenate([np.full_like(r[..., :1], gamma), gamma * (1.0 - done[..., :-1])], -1)
-        open_start = reference.linear_scan(a_prev, w, reverse=False, initial=past)  # no reset at t = 0
-    if past and i == 0 and _is_slip(got, open_end, expected):
-        return _Whole(f"Your forward's last step does not reset, so the value past the window (here {past:g}, "
-                      "where this case's scan starts) flows into the last step and, through it, into every step "
-                      "before it up to an episode end." + _fix(
-                          " Reset at the window's last step as well as where terminated: term | (t == T - 1)."))
-    if past and i == 1 and _is_slip(got, open_start, expected):
-        return _Whole(f"Your backward's step 0 does not reset, so the value the forward scan starts from (here "
-                      f"{past:g}) enters g_0 and every step after it up to an episode end. Nothing comes before "
-                      "step 0." + _fix(" Make step 0 a reset: load term_{t-1} with other=1 where t == 0."))
+        if _is_slip(got, reference.linear_scan(a_prev, w, reverse=False, initial=past), expected):
+            return _Whole(f"Your backward's step 0 does not reset, so the value the forward scan starts from (here "
+                          f"{past:g}) enters g_0 and every step after it up to an episode end. Nothing comes before "
+                          "step 0." + _fix(" Make step 0 a reset: load term_{t-1} with other=1 where t == 0."))
     if i != 1:
         return None
     same_step = reference.linear_scan(gamma * (1.0 - done), w, reverse=False)  # gamma (1 - done_t), not done_{t-1}

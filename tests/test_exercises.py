@@ -679,8 +679,9 @@ def wrong_answers(name: str):
             ("term_t for term_{t-1} in the backward", _returns_autograd_with(lambda ctx, g: exercises.scan_hook(
                 _transposed_same_step, (g.contiguous(), ctx.saved_tensors[0]), (ctx.gamma,), reverse=False))),
             ("the forward's last step not a reset (a round-39 review's case)",
-             _returns_autograd_of(_returns_fwd_open_end, _transposed_right)),
-            ("the backward's step 0 not a reset", _returns_autograd_of(_returns_fwd_right, _transposed_open_start)),
+             _returns_autograd_of(_returns_fwd, _transposed_right)),
+            ("the backward's step 0 not a reset", _returns_autograd_of(
+                solution("returns_autograd").__globals__["_returns_prologue"], _transposed_open_start)),
             ("the backward scanned in reverse, as the forward (a later review's case)",
              _returns_autograd_with(lambda ctx, g: exercises.scan_hook(
                  solution("returns_autograd").__globals__["_transposed_prologue"], (g.contiguous(),
@@ -4628,18 +4629,6 @@ def test_a_swapped_combine_is_named_in_vtrace_kernel(tmp_path):
 
 
 @triton.jit
-def _returns_fwd_open_end(X, P, offs, t, m, T):  # the forward's reset at episode ends only: none at t = T - 1
-    done = tl.load(X[1] + offs, mask=m, other=0) != 0
-    return tl.where(m, P[0], 1.0), tl.load(X[0] + offs, mask=m, other=0.0), done
-
-
-@triton.jit
-def _returns_fwd_right(X, P, offs, t, m, T):
-    done = tl.load(X[1] + offs, mask=m, other=0) != 0
-    return tl.where(m, P[0], 1.0), tl.load(X[0] + offs, mask=m, other=0.0), done | (t == T - 1)
-
-
-@triton.jit
 def _transposed_open_start(X, P, offs, t, m, T):  # step 0 not a reset: term_{t-1} loaded with other=0
     term_before = tl.load(X[1] + offs - 1, mask=m & (t >= 1), other=0) != 0
     return tl.where(m, P[0], 1.0), tl.load(X[0] + offs, mask=m, other=0.0), term_before
@@ -4655,10 +4644,11 @@ def test_returns_autograd_names_a_window_end_or_a_step_0_that_does_not_reset():
     """The case that starts both scans from a value past the window (round 39's reader: the generic "what
     does it bootstrap from?" pointed away from the missing reset): each missing reset is named, and the
     right answer passes."""
-    msg = _failure("returns_autograd", _returns_autograd_of(_returns_fwd_open_end, _transposed_right))
+    msg = _failure("returns_autograd", _returns_autograd_of(_returns_fwd, _transposed_right))
     assert "past the window: both scans start from 100" in msg and "Your forward's last step does not reset" in msg, msg
     assert "term | (t == T - 1)" in exercises.fix("returns_autograd")
-    msg = _failure("returns_autograd", _returns_autograd_of(_returns_fwd_right, _transposed_open_start))
+    right_forward = solution("returns_autograd").__globals__["_returns_prologue"]
+    msg = _failure("returns_autograd", _returns_autograd_of(right_forward, _transposed_open_start))
     assert "Your backward's step 0 does not reset" in msg, msg
     exercises.check("returns_autograd", solution("returns_autograd"))
 
