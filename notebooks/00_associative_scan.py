@@ -16,31 +16,28 @@
 # %% [markdown]
 # # 00 — Credit assignment is an associative scan
 #
-# * **You will learn:** why a loop that runs backwards in time can run in parallel, with a proof.
-#   Three scans: sequential, Hillis–Steele and Blelloch. Resets, padding, and chunks joined by a
-#   carry. Why the gradient is a scan run the other way.
-# * **Time:** 3–4 h with the three open questions, 1.5–2 h for the reading and the three checked
-#   exercises.
+# * **You will learn:** why a loop that runs backwards in time can run in parallel; resets,
+#   padding, and chunks joined by a carry; why the gradient is a scan too.
+# * **Time:** 1.5–2 h for the reading and the three checked exercises; 3–4 h with the open
+#   questions.
 # * **Needs:** Python, NumPy and PyTorch tensors. No GPU.
-# * **Minimum path:** the table below; notebooks 00b and 00c build on its first column.
+# * **Minimum path:** sections 2–6 and their checked exercises, which 00b and 00c build on. Skim
+#   sections 1 and 7. Section 8 can wait until notebook 01.
 #
-# | read | skim | can wait |
-# | --- | --- | --- |
-# | sections 2–6, with their checked exercises `matrix_compose`, `combine_arrays` and `chunked_reset_scan` | section 1 (read its table and the sequential scan), section 7 | section 8 (until notebook 01), the proofs in the folds, the open questions |
-#
-# Every return and advantage in this course is a loop that runs **backwards in time**: discounted
-# returns, GAE, TD(λ), V-trace and the soft λ-returns of SAC. Each loop has this form:
+# Every return and advantage in this course, from GAE and TD(λ) to V-trace and SAC's soft
+# λ-returns, is a loop that runs **backwards in time**:
 #
 # $$y_t = b_t + a_t \, y_{t+1}, \qquad t = T-1, \dots, 0.$$
 #
 # Here $y_t$ is the value at step $t$, $b_t$ is what step $t$ adds (a reward, say), and $a_t$
 # scales the next value (a discount, say).
 #
-# A Python loop runs these $T$ steps one at a time. A GPU is fast only with thousands of
-# independent pieces of work. Yet the loop can run in parallel: each step is an *affine map*,
-# $y \mapsto a\,y + b$, and composing such maps is *associative*. So the steps may be grouped in
-# any way that keeps their order. An `assert` checks each claim a CPU can check. New words are in
-# [`GLOSSARY.md`](GLOSSARY.md). The symbols of notebooks 00 to 00d:
+# A GPU is fast only with thousands of independent pieces of work, yet this loop can run in
+# parallel. Each step is an *affine map*, $y \mapsto a\,y + b$, and composing such maps is
+# *associative*, so the steps may be grouped in any way that keeps their order. An `assert` checks
+# each claim a CPU can check. New words are in [`GLOSSARY.md`](GLOSSARY.md).
+#
+# <details><summary>The symbols of notebooks 00 to 00d</summary>
 #
 # | symbol | means |
 # | --- | --- |
@@ -50,8 +47,10 @@
 # | $\kappa_t$ (`k` in code) | step $t$'s reset flag: where it is set, the step ignores what lies behind it (section 4) |
 # | $A_t$, $B_t$, $K_t$ (`a_s`, `b_s`, `k_s`) | the composed map of steps $t$ to the chunk's end and its reset flag: $y_t = B_t + A_t \cdot \text{carry}$, or $B_t$ where $K_t$ is set (section 6) |
 #
-# No GPU is needed: without one, the next cell makes Triton's *interpreter* run the kernels on the
-# CPU. What a CPU run cannot show is in each notebook's [GPU notes](#GPU-notes).
+# </details>
+#
+# Without a GPU, the next cell makes Triton's *interpreter* run the kernels on the CPU
+# ([GPU notes](#GPU-notes)).
 
 # %%
 import os
@@ -77,34 +76,20 @@ print("kernels run", "compiled on " + torch.cuda.get_device_name() if DEVICE == 
 # %% [markdown]
 # ## 1. What a scan is
 #
-# A *scan* (or prefix sum) of $x_0, \dots, x_{n-1}$ under an operator $\oplus$, such as $+$,
-# returns every prefix: $x_0,\; x_0 \oplus x_1,\; \dots,\; x_0 \oplus \dots \oplus x_{n-1}$. For
-# example, the scan of $(3, 1, 4, 1)$ under $+$ is $(3, 4, 8, 9)$.
+# A *scan* (or prefix sum) of $x_0, \dots, x_{n-1}$ under an operator $\oplus$ returns every
+# prefix: $x_0,\; x_0 \oplus x_1,\; \dots,\; x_0 \oplus \dots \oplus x_{n-1}$. Under $+$, the
+# scan of $(3, 1, 4, 1)$ is $(3, 4, 8, 9)$. This is the *inclusive* scan. An *exclusive* scan leaves
+# $x_i$ out of prefix $i$ and starts from the operator's *identity*, the element that changes
+# nothing ($0$ for $+$). It gives $(0, 3, 4, 8)$.
 #
-# This is the *inclusive* scan: prefix $i$ includes $x_i$. An *exclusive* scan stops at $x_{i-1}$
-# and starts from the operator's *identity*, the element that changes nothing ($0$ for $+$), so it
-# gives $(0, 3, 4, 8)$.
+# A loop takes $n - 1$ rounds. The *Hillis–Steele* scan takes $\log_2 n$: in round
+# $k = 1, 2, 4, \dots$, every element combines with the one $k$ places before it, all at once.
+# On $(3, 1, 4, 1)$, round 1 gives $(3, 4, 5, 5)$ and round 2 gives $(3, 4, 8, 9)$.
 #
-# There are three ways to compute a scan. *Work* counts all the operations; *depth* counts the
-# rounds, where the operations of one round all run at once. With enough processors, the depth
-# sets the time.
-#
-# | algorithm | work (operations) | depth (parallel steps) |
-# |---|---|---|
-# | sequential loop | $n - 1$ | $n - 1$ |
-# | Hillis–Steele (1986) | about $n \log_2 n$ | $\log_2 n$ |
-# | Blelloch (1990): up-sweep, down-sweep | about $2n$, plus $n$ for a last pass that makes it inclusive | $2 \log_2 n$, plus 1 |
-#
-# In round $k = 1, 2, 4, \dots$ of Hillis–Steele, every element combines with the element $k$
-# places before it: on $(3, 1, 4, 1)$, round 1 gives $(3, 4, 5, 5)$ and round 2 gives
-# $(3, 4, 8, 9)$. Blelloch's scan builds a tree of partial sums (the up-sweep), then pushes the
-# prefixes back down the tree (the down-sweep).
-#
-# Both parallel scans regroup the operations, as $(x_0 \oplus x_1) \oplus (x_2 \oplus x_3)$
-# instead of $((x_0 \oplus x_1) \oplus x_2) \oplus x_3$. This gives the same result exactly when
-# $\oplus$ is **associative**: $(x \oplus y) \oplus z = x \oplus (y \oplus z)$ for all $x, y, z$.
-# The brackets may move, but the operands keep their order. Here are the sequential and
-# Hillis–Steele scans, checked on sums:
+# This regroups the operations, as $(x_0 \oplus x_1) \oplus (x_2 \oplus x_3)$ instead of
+# $((x_0 \oplus x_1) \oplus x_2) \oplus x_3$. That gives the same result exactly when $\oplus$ is
+# **associative**: $(x \oplus y) \oplus z = x \oplus (y \oplus z)$. The brackets may move; the
+# operands keep their order. Both scans, checked on sums:
 
 # %%
 def scan_sequential(x, op):
@@ -131,16 +116,27 @@ assert scan_sequential(x, add) == scan_hillis_steele(x, add) == np.cumsum(x).tol
 print(x, "->", scan_sequential(x, add))
 
 # %% [markdown]
-# Blelloch's scan is in the folded cell below. Only question 2 needs it.
+# Blelloch's scan, a third, is in the folds below. Only question 2 needs it.
 #
-# <details><summary>Details: Blelloch's tree on "abcd"</summary>
+# <details><summary>Details: work and depth of the three scans; Blelloch's tree on "abcd"</summary>
 #
-# The folded cell also prints the tree after each round, on the letters `"abcd"` joined as
-# strings. The up-sweep leaves partial joins in the odd positions. Then the last position, the
-# root, is cleared to the identity, `''`. In each round of the down-sweep, a left child takes its
-# parent's value, the join of everything before it. The right child takes that value joined with
-# the left child's old one, in that order, because the parent's letters come earlier. The result
-# is the exclusive scan, and the function's last line joins it with `x` to make it inclusive.
+# *Work* counts all the operations. *Depth* counts the rounds, where a round's operations all run
+# at once. With enough processors, the depth sets the time.
+#
+# | algorithm | work (operations) | depth (parallel steps) |
+# |---|---|---|
+# | sequential loop | $n - 1$ | $n - 1$ |
+# | Hillis–Steele (1986) | about $n \log_2 n$ | $\log_2 n$ |
+# | Blelloch (1990): up-sweep, down-sweep | about $2n$, plus $n$ for a last pass that makes it inclusive | $2 \log_2 n$, plus 1 |
+#
+# Blelloch's scan builds a tree of partial results (the up-sweep), then pushes the prefixes back
+# down the tree (the down-sweep). The folded cell prints the tree after each round, on the letters
+# `"abcd"` joined as strings. The up-sweep leaves partial joins in the odd positions. Then the last
+# position, the root, is cleared to the identity, `''`. In each round of the down-sweep, a left
+# child takes its parent's value, the join of everything before it. The right child takes that
+# value joined with the left child's old one, in that order, because the parent's letters come
+# earlier. The result is the exclusive scan, and the function's last line joins it with `x` to make
+# it inclusive.
 #
 # </details>
 
@@ -182,9 +178,9 @@ assert [tree for _, tree in trace] == [["a", "ab", "c", "cd"], ["a", "ab", "c", 
 assert result == ["a", "ab", "abc", "abcd"]
 
 # %% [markdown]
-# Sums *commute*: $u + v = v + u$. So a test on sums cannot catch operands combined in the wrong
-# order. Joining strings is associative but does not commute (`"ab"` is not `"ba"`), so on strings
-# every scan must give the prefixes in order. The identity of joining is the empty string.
+# Sums *commute* ($u + v = v + u$), so a test on sums cannot catch swapped operands. Joining strings
+# is associative but does not commute (`"ab"` is not `"ba"`), so on strings every scan must give the
+# prefixes in order. The empty string is the identity:
 
 # %%
 letters = list("abcdefghijklm")
@@ -198,17 +194,16 @@ print(prefixes[-1])
 # ## 2. One step of the loop is an affine map
 #
 # Step $t$ turns $y_{t+1}$ into $y_t$ by the *affine map* $f_t(y) = a_t\,y + b_t$. Applying step
-# $t+1$ first, then step $t$, gives again an affine map:
+# $t+1$, then step $t$, gives another affine map:
 #
 # $$f_t(f_{t+1}(y)) = a_t(a_{t+1} y + b_{t+1}) + b_t = (a_t a_{t+1})\,y + (b_t + a_t b_{t+1}).$$
 #
-# So an affine map is a pair $(a, b)$. The operator on pairs, `combine(first, second)`, takes them
-# **in the order the maps are applied**:
+# So a map is a pair $(a, b)$, and `combine(first, second)` applies `first`, then `second`:
 #
 # $$(a_1, b_1) \oplus (a_2, b_2) = (a_2 a_1,\; b_2 + a_2 b_1), \qquad \text{the map } y \mapsto a_2(a_1 y + b_1) + b_2.$$
 #
-# Above, the first operand is $f_{t+1}$ and the second is $f_t$. The identity is $(1, 0)$. The
-# operator does not commute, but it is associative, which is all a scan needs:
+# Here `first` is $f_{t+1}$. The identity is $(1, 0)$. The operator does not commute, but it is
+# associative, which is all a scan needs:
 
 # %%
 def combine(first, second):  # the first operand is the map applied first (the order rule, section 3)
@@ -229,8 +224,8 @@ for p in pairs[:, 0]:
 print("associative on 1000 random triples; (1, 0) is the identity")
 
 # %% [markdown]
-# The proof is short. A pair *is* the map $y \mapsto a y + b$, and $\oplus$ composes maps.
-# Composing functions is always associative.
+# The proof: a pair *is* the map $y \mapsto a y + b$, $\oplus$ composes maps, and composing
+# functions is always associative.
 #
 # <details><summary>Details: the same proof in two lines of algebra</summary>
 #
@@ -249,22 +244,20 @@ print("associative on 1000 random triples; (1, 0) is the identity")
 # ## 3. The backward recurrence as a reverse scan
 #
 # The loop composes the maps from the end: $y_t = f_t(f_{t+1}(\cdots f_{T-1}(y_T)))$, where $y_T$
-# is the given value after the last step. So $f_{T-1}$ is applied first and $f_t$ last. The loop
-# is a scan of the pairs from $t = T-1$ down to $t = 0$: a **reverse scan**. The order in which a
-# scan takes the steps is its **scan order**. To run it, list the pairs from the end and scan that
-# list with `combine` unchanged. The prefix ending at step $t$ is the map from $y_T$ to $y_t$.
+# is the given value after the last step. So the loop is a scan of the pairs from $t = T-1$ down to
+# $t = 0$, a **reverse scan**. The order in which a scan takes the steps is its **scan order**. To
+# run it, scan the list of pairs from the end with `combine` unchanged. The prefix ending at step
+# $t$ is the map from $y_T$ to $y_t$.
 #
-# A tree scan joins *runs*: consecutive steps already composed into one pair. One rule says which
-# run goes first, in every scan and combine of the course:
+# A tree scan joins *runs*, consecutive steps already composed into one pair. One rule, for every
+# scan of the course, says which run goes first:
 #
 # > **The order rule.** In `combine(first, second)`, the first operand, `(a1, b1)`, is the map
-# > applied first, $f_1$, and the second operand, `(a2, b2)`, is the map applied second, $f_2$.
-# > The result is $f_2 \circ f_1$: first $f_1$, then $f_2$.
+# > applied first. The second operand, `(a2, b2)`, is applied to its output.
 # >
 # > In a forward scan, the first operand is the run earlier in time. **In a reverse scan (a
 # > return), the first operand is the run later in time**, because it acts on the value that
-# > comes from the future. The drawing shows the last combine of a reverse scan on 8 steps, where
-# > two runs of four meet:
+# > comes from the future. Here is the last combine of a reverse scan on 8 steps:
 # >
 # > ```text
 # >   time t:   0     1     2     3     4     5     6     7     → y_8, the value after the row
@@ -275,7 +268,7 @@ print("associative on 1000 random triples; (1, 0) is the identity")
 # >       the first operand acts on y_8, then the second
 # > ```
 #
-# The check below runs both tree scans on a reversed list, then the drawing's last combine:
+# The check runs both tree scans on the reversed list, then the drawing's last combine:
 
 # %%
 T = 8  # the drawing's 8 steps
@@ -306,18 +299,18 @@ print(np.round(loop, 3))
 # %% [markdown]
 # ### How the exercises work
 #
-# Three exercises with a checker follow sections 3, 4 and 6. The [questions at the end](#Exercises)
-# have no checker. Checked exercises work this way in every notebook:
+# Checked exercises work the same way in every notebook:
 #
-# * Write the function in the starter's cell, then run the `exercises.attempt` cell after it. It
-#   prints `not attempted yet` while the starter is untouched, and `correct on every case` once
-#   your function passes.
-# * A wrong answer prints `WRONG.`, the failing case, the element where the error starts, and a
-#   hint that names your mistake when it recognizes it. `print(exercises.fix(name))` shows the fix.
-# * Four folded hints follow each task: open them in order, and only when you are stuck.
+# * Write your function in the starter's cell, then run the `exercises.attempt` cell below it. It
+#   prints `correct on every case` once your function passes.
+# * A wrong answer prints `WRONG.`, the failing case and the element where the error starts, with a
+#   hint when the checker recognizes your mistake. `print(exercises.fix(name))` shows the fix.
+# * Four folded hints follow each task. Open them in order, only when you are stuck.
 #
 # <details><summary>Details: errors, the task's text, the solutions</summary>
 #
+# * While the starter is untouched, `attempt` prints `not attempted yet`. The
+#   [questions at the end](#Exercises) have no checker.
 # * A wrong answer does not stop Run All, and neither does an error raised in your function. For
 #   an error, `attempt` prints `ERROR.`, the error, the case and your line that raised it.
 #   `exercises.check(name, fn)` raises it with its whole traceback.
@@ -330,9 +323,9 @@ print(np.round(loop, 3))
 # %% [markdown]
 # ### Exercise: `matrix_compose`
 #
-# Write `combine` for maps $y \mapsto A\,y + b$, with a matrix $A$ and a vector $b$.
-# `matrix_compose(p, q)` applies `p` first, then `q` ([the order rule, §3](#3.-The-backward-recurrence-as-a-reverse-scan)). Matrices do not commute, so keep the
-# order of the products.
+# Write `combine` for maps $y \mapsto A\,y + b$, with a matrix $A$ and a vector $b$:
+# `matrix_compose(p, q)` applies `p` first, then `q`. Matrices do not commute, so keep the order of
+# the products.
 #
 # <details><summary>Hint 1: where to start</summary>
 #
@@ -396,20 +389,17 @@ exercises.attempt("matrix_compose", matrix_compose)
 # ## 4. Episode ends are resets
 #
 # At an episode's last step, nothing flows back from the next episode: $y_t = b_t$, as if
-# $a_t = 0$. But multiplying by zero does *not* ignore the value, because
-# $0 \cdot \text{NaN} = \text{NaN}$: one bad reward would poison every earlier episode. So each step
-# carries a *reset flag* $\kappa$, and the kernels **select** instead of multiplying. A select picks
-# one of two values, as `np.where` does, with no arithmetic on the other.
+# $a_t = 0$. But $0 \cdot \text{NaN} = \text{NaN}$, so a product with zero would let one bad
+# reward poison every earlier episode. Instead each step carries a *reset flag* $\kappa$, and the
+# kernels **select**, as `np.where` does.
 #
-# A reset makes a step's map constant, $y \mapsto b_t$. If the second operand resets, it ignores
-# what the first produced ([the order rule, §3](#3.-The-backward-recurrence-as-a-reverse-scan)), so the result is the second alone. A run resets if any of its
-# steps does, so the combined flag is the OR of the two. In a return, the dropped first operand is
-# the next episode. In a forward scan, it is the steps before the reset.
+# A reset makes a step's map constant, $y \mapsto b_t$. So where the second operand resets, the
+# combine returns the second operand alone. In a return, the dropped first operand is the next
+# episode. A run resets if any of its steps does: the combined flag is the OR of the two.
 #
-# **A worked example.** `combine_np` below is this combine on triples $(a, b, \kappa)$. Four steps
-# are composed one at a time from $t = 3$ down. Step 1 resets, and step 2's $b$ is a NaN: a bad
-# reward in the next episode. The cell prints the running triple, then the running $B$ when the
-# reset is a multiplication by $a = 0$:
+# `combine_np` below is this combine on triples $(a, b, \kappa)$. The cell composes four steps from
+# $t = 3$ down. Step 1 resets, and step 2's $b$ is a NaN from the next episode. Beside the running
+# triple, it prints the running $B$ of a reset done as a product with $a = 0$:
 
 # %%
 def combine_np(first, second):  # the first operand is the map applied first (section 3)
@@ -430,15 +420,22 @@ for i, step in enumerate(four):
 assert run == (0.25, 5.5, True) and np.isnan(run_mult[1])
 
 # %% [markdown]
-# At $t = 1$ the running map becomes step 1's own, $y \mapsto 3$: the select dropped steps 3 and
-# 2, with the NaN. Step 0 then gives $B = 4 + 0.5 \cdot 3 = 5.5$. Multiplying instead gives
-# $3 + 0 \cdot \text{NaN} = \text{NaN}$ at $t = 1$ and at $t = 0$.
+# At $t = 1$ the select drops steps 3 and 2 with their NaN, and step 0 then gives
+# $B = 4 + 0.5 \cdot 3 = 5.5$. The product gives $3 + 0 \cdot \text{NaN} = \text{NaN}$ at $t = 1$
+# and $t = 0$.
 #
-# A tree meets the same rule when two runs combine. Take section 3's drawing, with
-# $a_t = 0.5$, $b = (1, 2, 4, 3, 5, \text{NaN}, 6, 7)$ and an episode end at $t = 2$. The second
-# operand, steps 0–3, composes to $(0.125, 3, \text{set})$: step 2's reset already dropped step 3,
-# so its $b = 1 + 0.5 \cdot (2 + 0.5 \cdot 4) = 3 = y_0$. The first operand, steps 4–7, composes to
-# $(0.0625, \text{NaN}, \text{clear})$. The second operand's reset wins, and the NaN is dropped:
+# A tree meets the same rule when two runs combine. The next cell checks it on section 3's drawing,
+# with an episode end at $t = 2$ and a NaN at $t = 5$: the reset wins and drops the NaN.
+#
+# <details><summary>Details: section 3's drawing with a reset</summary>
+#
+# Take $a_t = 0.5$, $b = (1, 2, 4, 3, 5, \text{NaN}, 6, 7)$ and an episode end at $t = 2$. The
+# second operand, steps 0–3, composes to $(0.125, 3, \text{set})$. Step 2's reset already dropped
+# step 3, so its $b$ is $1 + 0.5 \cdot (2 + 0.5 \cdot 4) = 3 = y_0$. The first operand, steps 4–7,
+# composes to $(0.0625, \text{NaN}, \text{clear})$. The second operand's reset wins, so the
+# combine returns the second operand.
+#
+# </details>
 
 # %%
 b8 = [1.0, 2.0, 4.0, 3.0, 5.0, np.nan, 6.0, 7.0]
@@ -451,7 +448,7 @@ assert first[0] == 0.0625 and np.isnan(first[1]) and not first[2]
 assert second == combine_np(first, second) == (0.125, 3.0, True)
 
 # %% [markdown]
-# Is the combine with the flag still associative? Read a triple $(a, b, \kappa)$ as the map
+# Is the combine with the flag still associative? Yes: read a triple $(a, b, \kappa)$ as the map
 # $y \mapsto b$ if $\kappa$ is set, else $y \mapsto a y + b$. The combine composes these maps, and
 # composition is associative.
 #
@@ -484,7 +481,7 @@ for s1, s2, s3 in zip(steps[0::3], steps[1::3], steps[2::3]):
     np.testing.assert_allclose(combine_np(combine_np(s1, s2), s3)[:2], combine_np(s1, combine_np(s2, s3))[:2],
                                rtol=1e-12)
     assert combine_np(combine_np(s1, s2), s3)[2] == combine_np(s1, combine_np(s2, s3))[2]
-# section 4's forward scan: combine(steps 0-3, steps 4-7), and a reset in the second operand wins
+# the direction card's forward column: combine(steps 0-3, steps 4-7), and a reset in the second operand wins
 fwd = [(0.5, float(t), t == 5) for t in range(8)]  # a reset at t = 5, in the second operand, steps 4-7
 assert combine_np(reduce(combine_np, fwd[:4]), reduce(combine_np, fwd[4:])) == reduce(combine_np, fwd[4:])
 # the fold's table of three cases: both groupings give the row's (a, b), whatever the other flags
@@ -497,12 +494,11 @@ for kp, kq, kw in [(kp, kq, kw) for kp in (False, True) for kq in (False, True) 
 # %% [markdown]
 # ### Exercise: `combine_arrays`
 #
-# Write section 4's combine for whole arrays, as a kernel's combine works on a block of steps.
-# `combine_arrays(first, second)` takes two triples `(a, b, k)` of NumPy arrays of one shape: `a`
-# and `b` are float64, and `k` is bool. It returns their combined triple, element by element.
-# Select with `np.where`, never multiply by the flag: `b1` may hold a NaN where the second operand
-# resets. The checker compares `a` only where the combined flag is clear, since the $a$ of a set
-# flag is never read.
+# Write section 4's combine for whole arrays, as a kernel's combine sees a block of steps.
+# `combine_arrays(first, second)` takes two triples `(a, b, k)` of NumPy arrays of one shape
+# (`k` is bool) and returns their combined triple, element by element. Select with `np.where`:
+# `b1` may hold a NaN where the second operand resets. The checker compares `a` only where the
+# combined flag is clear, since a set flag's $a$ is never read.
 #
 # <details><summary>Hint 1: where to start</summary>
 #
@@ -574,21 +570,14 @@ exercises.attempt("combine_arrays", combine_arrays)
 # ## 5. Padding is the identity, and rl.linear_scan
 #
 # *Padding* is not a reset. A padded step, where `mask[t] = 0` (a prompt token in RLHF, say), is
-# the identity $(1, 0)$, with no reset: the value from later steps passes through it unchanged,
-# and its own output is 0.
+# the identity $(1, 0)$: the value from later steps passes through it, and its own output is 0.
 #
-# `rl.linear_scan` is the package's bare scan. It reads $a_t = 0$ as the flag $\kappa$ and selects
-# there. The return and advantage functions set the flag at every `terminated` or `truncated`
-# step. These notebooks pass `backend=KERNEL`, so that the Triton kernel itself runs, on a CPU too
-# ([GPU note 2](#GPU-notes)). The next cell runs one row of six steps through the kernel:
-#
-# * Step 1 resets ($a_1 = 0$): one episode is $t = 0$–$1$, the next $t = 2$–$5$.
-# * Step 3's $b$ is a NaN, and step 4 is padding.
-# * The NaN stays in its own episode: $y_2$ and $y_3$ are NaN, while $y_0 = 1 + 0.9 \cdot 2 = 2.8$
-#   and $y_1 = 2$.
-# * The padded step outputs 0 and passes $y_5 = 6$ back to step 3.
-#
-# The loop in `reference.linear_scan` gives the same values:
+# `rl.linear_scan`, the package's bare scan, reads $a_t = 0$ as the flag $\kappa$ and selects there.
+# The next cell runs one row through its Triton kernel (`backend=KERNEL`, [GPU note 2](#GPU-notes)).
+# Step 1 ends an episode, step 3's $b$ is a NaN, and step 4 is padding. The NaN stays in its own
+# episode, $t = 2$–$5$: $y_2$ and $y_3$ are NaN, while $y_1 = 2$ and $y_0 = 1 + 0.9 \cdot 2 = 2.8$.
+# The padded step outputs 0 and passes $y_5 = 6$ back to step 3, as the loop in
+# `reference.linear_scan` does:
 
 # %%
 b = torch.tensor([[1.0, 2.0, 3.0, float("nan"), 5.0, 6.0]], device=DEVICE)
@@ -608,16 +597,13 @@ assert y[0, 4] == 0 and y[0, 5] == 6.0  # the padded step, and the step after it
 #
 # A GPU runs a kernel as many copies at once, called *programs*
 # ([00b §1](00b_triton_from_zero.ipynb#1.-A-first-kernel)). Each holds only a few thousand values
-# at a time. So the kernel cuts a row into *chunks* of `CHUNK` consecutive steps. It walks the
-# chunks from the last in time and scans the steps inside each chunk in parallel.
+# at a time, so the kernel cuts a row into *chunks* of `CHUNK` steps. It walks the chunks from the
+# last in time and scans inside each chunk in parallel, which gives step $t$ the composed map
+# $(A_t, B_t)$ of steps $t$ to the chunk's last. The value that enters the chunk from the next one
+# is its **carry**, and $y_t = B_t + A_t \cdot \text{carry}$ finishes the chunk.
 #
-# Inside a chunk, the scan gives each step $t$ the composed map $(A_t, B_t)$ of the steps from $t$
-# to the chunk's last step. The value that enters the chunk from the next one is its **carry**,
-# and $y_t = B_t + A_t \cdot \text{carry}$: one multiply-add per step finishes the chunk.
-#
-# For example, 10 steps in chunks of 4 are the chunks 0–3, 4–7 and 8–9. The walk starts with 8–9,
-# from the carry 0. Its `y[8]` is the carry of the chunk 4–7. That chunk's `y[4]` is the carry of
-# the chunk 0–3: `carry = y[start]` in `chunked`.
+# For example, 10 steps in chunks of 4 are walked as 8–9 (from the carry 0), then 4–7, then 0–3.
+# Each chunk's first value, `y[8]` and then `y[4]`, is the next chunk's carry.
 
 # %%
 def chunked(a, b, chunk):
@@ -636,11 +622,8 @@ for chunk in (1, 4, 16, 64):
     np.testing.assert_allclose(chunked(a, b, chunk), reference.linear_scan(a, b), rtol=1e-12)
 print("chunked scans agree for chunks of 1, 4, 16, 64 steps")
 
-# %% [markdown]
-# Two pictures: the Hillis–Steele rounds for eight steps, and chunks handing their carry backwards
-# in time.
-
 # %%
+# two pictures: the Hillis–Steele rounds on eight steps, and chunks handing back their carry
 fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12, 3.5))
 n = 8
 for level, k in enumerate([1, 2, 4]):
@@ -671,31 +654,30 @@ plt.show()
 # | | forward scan (`reverse=False`) | reverse scan (`reverse=True`: returns) |
 # | --- | --- | --- |
 # | the recurrence | $y_t = a_t y_{t-1} + b_t$ | $y_t = a_t y_{t+1} + b_t$ |
-# | scan order: the steps applied first to last | $t = 0, 1, \dots, T-1$ | $t = T-1, \dots, 1, 0$ |
+# | scan order | $t = 0, 1, \dots, T-1$ | $t = T-1, \dots, 1, 0$ |
 # | [a reset drops](#4.-Episode-ends-are-resets) | the steps before it | the steps after it: the next episode |
 # | the chunks are walked | first to last | last to first |
-# | a chunk's carry out is $y$ at | its last step | its first step |
-# | and it enters | the next chunk in time | the chunk before it in time |
-# | the carry into the chunk scanned first | $y_{-1} = 0$ | $y_T = 0$ (or the value after the row) |
-# | padding past the row's end ($t \ge T$) | the identity $(1, 0)$, no reset | the identity $(1, 0)$, no reset |
+# | a chunk's carry out is $y$ at | its last step, for the next chunk | its first step, for the chunk before it |
+# | the first carry | $y_{-1} = 0$ | $y_T = 0$ (or the value after the row) |
+#
+# In both directions, padding past the row's end ($t \ge T$) is the identity $(1, 0)$, with no reset.
 
 # %% [markdown]
 # ### Exercise: `chunked_reset_scan`
 #
-# The kernel's plan in NumPy, before any Triton: a reverse scan with resets, cut into chunks, with
-# a carry (sections 4 and 6 together).
+# The kernel's plan in NumPy, before any Triton: sections 4 and 6 together.
 #
-# * **Inputs:** `a` and `b`, float64 arrays of $T$ steps (`b` may hold a NaN or `inf` in a later
-#   episode); `reset`, a bool array; `chunk`, the chunk's length.
-# * **Returns:** `y` and `carry_in`, two float64 arrays of $T$ steps. `y` is the reverse scan
+# * **Inputs:** `a` and `b`, float64 arrays of $T$ steps; `reset`, a bool array; `chunk`, the
+#   chunk's length.
+# * **Returns:** `y` and `carry_in`, float64 arrays of $T$ steps. `y` is the reverse scan
 #   $y_t = b_t + a_t y_{t+1}$ from $y_T = 0$, with $y_t = b_t$ where `reset[t]`. `carry_in[t]` is
-#   the carry that entered step $t$'s chunk: 0 for the last chunk.
-# * **How:** walk the chunks of `chunk` steps from the last in time (the last may be shorter).
-#   Inside one, compose each step's map from the chunk's last step down, with section 4's combine,
-#   into $(A_t, B_t, K_t)$; then $y_t = B_t$ where $K_t$ is set, else
-#   $B_t + A_t \cdot \text{carry}$. The next carry is `y` at the chunk's first step.
-# * **Edge cases:** a NaN behind a reset, inside a chunk and across a chunk's boundary, and a reset
-#   at a chunk's last step.
+#   the carry that entered step $t$'s chunk, 0 for the last chunk.
+# * **How:** walk the chunks from the last in time, which may be shorter. In each chunk, compose
+#   its steps from the last one down with `combine_np`, into $(A_t, B_t, K_t)$. Then
+#   $y_t = B_t$ where $K_t$ is set, else $B_t + A_t \cdot \text{carry}$. The next carry is `y` at
+#   the chunk's first step.
+# * **Edge cases:** a NaN or `inf` in `b` behind a reset, inside a chunk and across a chunk's
+#   boundary; a reset at a chunk's last step.
 #
 # <details><summary>Hint 1: where to start</summary>
 #
@@ -766,19 +748,14 @@ exercises.attempt("chunked_reset_scan", chunked_reset_scan)
 # %% [markdown]
 # ## 7. The kernel
 #
-# `rltriton_lite/scan.py` holds the one kernel every algorithm uses. Each program walks the chunks
-# of its rows in scan order, scans the pairs and applies the carry. Your kernels in 00b and 00c
-# give each program one row. The package's kernel may give it several, for speed (notebook 13,
-# section 4). Each algorithm supplies two small functions:
+# `rltriton_lite/scan.py` holds the one kernel every algorithm uses. Each program walks a row's
+# chunks in scan order, as `chunked` does. Each algorithm supplies two small functions
+# (00c, section 2). The **prologue** loads the inputs and returns each step's $(a_t, b_t)$ and
+# reset flag; for GAE, its $b_t$ are the TD errors $\delta_t$. The **epilogue** gets $y_t$ and
+# writes the outputs, such as GAE's advantages.
 #
-# * The **prologue**, before the scan of each chunk, loads the inputs and returns the pairs
-#   $(a_t, b_t)$ and the reset flags. For GAE, its $b_t$ are the TD errors $\delta_t$.
-# * The **epilogue**, after the scan, gets $y_t$ and the value that entered step $t$, and writes
-#   the outputs, such as GAE's advantages. For a return, the value that entered step $t$ is
-#   $y_{t+1}$; the package calls it `y_in`, and notebook 04 uses it.
-#
-# The bare primitive, `rl.linear_scan`, has a prologue that only loads `a` and `b`. The next cell
-# checks it against the loop, with padding (`mask`) and an initial carry (`initial`), both ways:
+# `rl.linear_scan`'s prologue only loads `a` and `b`. The next cell checks it against the loop in
+# both directions, with padding (`mask`) and an initial carry (`initial`):
 
 # %%
 n_rows, T = 3, 70
@@ -796,31 +773,26 @@ print("linear_scan matches the loop, reverse and forward")
 # %% [markdown]
 # ## 8. Gradients are a scan too
 #
-# You need this section from notebook 01 on. On a first pass, skip to the [questions](#Exercises).
+# Notebook 01 needs this section. On a first pass, skip to the [questions](#Exercises).
 #
-# Take the reverse scan $y_t = b_t + a_t\,y_{t+1}$ with $y_T$ given, and a loss $L$ of all the
-# $y_t$. The backward pass hands you `dy`, the **upstream gradient**: $dy_t$ is only the direct
-# effect of $y_t$ on $L$, as if the other $y$ were fixed. But $y_t$ also feeds the step before it,
-# through $y_{t-1} = b_{t-1} + a_{t-1}\,y_t$. So write $g_t$ for the *total* gradient with respect
-# to $y_t$, both paths counted. The chain rule gives three facts:
+# Take a loss $L$ of all the $y_t$ of the reverse scan. The backward pass hands you the
+# **upstream gradient** `dy`: $dy_t$ is the direct effect of $y_t$ on $L$, with the other $y$ held
+# fixed. But $y_t$ also feeds $y_{t-1}$. Write $g_t$ for the *total* gradient with respect to $y_t$.
+# The chain rule gives:
 #
-# * $y_t$ reaches $L$ directly, by the upstream gradient $dy_t$. It also reaches $L$ through
-#   $y_{t-1}$, by $a_{t-1}$ times the total gradient there. So $g_t = dy_t + a_{t-1}\,g_{t-1}$.
-#   No step comes before step 0, so $g_0 = dy_0$.
-# * $b_t$ enters only $y_t$, with $\partial y_t / \partial b_t = 1$, so $\partial L/\partial b_t = g_t$.
-# * $a_t$ enters only $y_t$, with $\partial y_t / \partial a_t = y_{t+1}$, so
-#   $\partial L/\partial a_t = g_t\,y_{t+1}$.
+# * $g_t = dy_t + a_{t-1}\,g_{t-1}$: the direct path, plus the path through $y_{t-1}$. No step comes
+#   before step 0, so $g_0 = dy_0$.
+# * $\partial L/\partial b_t = g_t$, since $b_t$ enters only $y_t$, with coefficient 1.
+# * $\partial L/\partial a_t = g_t\,y_{t+1}$, since $a_t$ enters only $y_t$, as the factor of $y_{t+1}$.
 #
 # So the gradient is a forward scan of the pairs $(a_{t-1}, dy_t)$, run from $t = 0$: the
 # **transposed scan**. The package runs it with the same kernel and `reverse=False`.
 #
-# **By hand, $T = 3$.** Unroll the loop and read off the coefficients:
+# The fold works $T = 3$ by hand, and the next cell checks it with autograd on the plain loop.
 #
-# $$y_2 = b_2 + a_2 y_3, \qquad y_1 = b_1 + a_1 b_2 + a_1 a_2 y_3, \qquad y_0 = b_0 + a_0 b_1 + a_0 a_1 b_2 + a_0 a_1 a_2 y_3.$$
+# <details><summary>Details: the transposed scan by hand, T = 3</summary>
 #
-# Take $L = y_0 + y_1 + y_2$, so every $dy_t = 1$. Then
-# $\partial L/\partial b_2 = 1 + a_1 + a_0 a_1 = dy_2 + a_1 g_1$ with $g_1 = 1 + a_0$, as the
-# recurrence says. Now take $a = (0.5, 2, 3)$, $b = (1, 1, 1)$ and $y_3 = 1$:
+# Take $a = (0.5, 2, 3)$, $b = (1, 1, 1)$, $y_3 = 1$ and $L = y_0 + y_1 + y_2$, so every $dy_t = 1$:
 #
 # * The loop runs from the end: $y_2 = 1 + 3 = 4$, $y_1 = 1 + 2 \cdot 4 = 9$,
 #   $y_0 = 1 + 0.5 \cdot 9 = 5.5$.
@@ -828,8 +800,16 @@ print("linear_scan matches the loop, reverse and forward")
 #   $g_2 = 1 + 2 \cdot 1.5 = 4$. So $\partial L/\partial b = (1, 1.5, 4)$.
 # * $\partial L/\partial a = (g_0 y_1,\ g_1 y_2,\ g_2 y_3) = (9,\ 6,\ 4)$.
 #
-# The last multiplier, $a_2$, never enters $g$: it multiplies $y_3$, and no step comes after it.
-# PyTorch's autograd on the plain loop agrees:
+# The last multiplier, $a_2$, never enters $g$, because no step comes after it.
+#
+# In symbols, unroll the loop and read off the coefficients:
+#
+# $$y_2 = b_2 + a_2 y_3, \qquad y_1 = b_1 + a_1 b_2 + a_1 a_2 y_3, \qquad y_0 = b_0 + a_0 b_1 + a_0 a_1 b_2 + a_0 a_1 a_2 y_3.$$
+#
+# With every $dy_t = 1$, $\partial L/\partial b_2 = 1 + a_1 + a_0 a_1 = dy_2 + a_1 g_1$, where
+# $g_1 = 1 + a_0$, as the recurrence says.
+#
+# </details>
 
 # %%
 a3 = torch.tensor([0.5, 2.0, 3.0], dtype=torch.float64, requires_grad=True)
@@ -846,10 +826,8 @@ assert dL_da.tolist() == [9.0, 6.0, 4.0]
 print("dL/db =", dL_db.tolist(), " dL/da =", dL_da.tolist())
 
 # %% [markdown]
-# Now the same on a random row, with a random upstream gradient $dy_t$, so the loss is
-# $L = \sum_t dy_t\,y_t$. Here the loop in `reference.linear_scan`, run forwards, computes the
-# scan of $(a_{t-1}, dy_t)$. The loop starts from 0, so the multiplier at $t = 0$ multiplies 0,
-# and any finite value will do there (an `inf` would make 0 · inf = NaN):
+# Now a random row with a random upstream gradient, so $L = \sum_t dy_t\,y_t$. The forward loop in
+# `reference.linear_scan` computes the scan of $(a_{t-1}, dy_t)$:
 
 # %%
 T = 8
@@ -867,8 +845,7 @@ np.testing.assert_allclose(grad_a.numpy(), g * y_after, rtol=1e-12)
 print("dL/db is the forward scan of (a_{t-1}, dy_t); dL/da_t = dL/db_t * y_{t+1}")
 
 # %% [markdown]
-# The kernel computes its gradient this way. On a batch, it matches autograd through the
-# PyTorch path (`backend="torch"`):
+# On a batch, the kernel's gradient matches autograd through the PyTorch path (`backend="torch"`):
 
 # %%
 a64 = torch.rand(2, 30, dtype=torch.float64, device=DEVICE, requires_grad=True)
@@ -905,7 +882,7 @@ assert g_r[0, 3].item() == 1.0 + 0.5 * 1.0  # after it, the ordinary step g_3 = 
 # %% [markdown]
 # ## Exercises
 #
-# The three checked exercises follow sections 3, 4 and 6.
+# The three checked exercises follow sections 3, 4 and 6 ([how they work](#How-the-exercises-work)).
 #
 # Without a checker:
 #
@@ -916,11 +893,11 @@ assert g_r[0, 3].item() == 1.0 + 0.5 * 1.0  # after it, the ordinary step g_3 = 
 # 2. Count the combines of `scan_hillis_steele` and `scan_blelloch` for $n = 1024$. With the
 #    affine operator, each combine costs two multiplications. Which scan would you choose for a
 #    GPU warp (32 threads that run in lockstep)? Which for $10^6$ elements?
-# 3. In `chunked`, what happens to accuracy in float32 when all $a_t$ are close to 1 and the
-#    rows are long? Run it with `np.float32` on $T$ up to $10^5$ and a chunk of at most 64 (under a
-#    second). Measure the error against a float64 loop run on the float32-rounded $a$,
+# 3. How accurate is `chunked` in float32 when all $a_t$ are close to 1 and the rows are long? Run
+#    it with `np.float32`, $T$ up to $10^5$ and a chunk of at most 64 (under a second). Measure the
+#    error against a float64 loop on the float32-rounded $a$,
 #    `a.astype(np.float32).astype(np.float64)`: against the $a$ you meant, the rounding of $a$
-#    itself hides the rest. How does the error change with the chunk size, and with $1/(1-a)$?
+#    hides the rest. How does the error change with the chunk size, and with $1/(1-a)$?
 
 # %% [markdown] tags=["answer-1"]
 # **Answer 1.** *Your answer here (code for it: in cells under this one).*
@@ -934,30 +911,73 @@ assert g_r[0, 3].item() == 1.0 + 0.5 * 1.0  # after it, the ordinary step g_3 = 
 # %% [markdown]
 # ## What you now know
 #
-# * Each step of $y_t = b_t + a_t y_{t+1}$ is an affine map, and maps compose associatively but
-#   not commutatively: a tree scan may regroup them but must keep their order. A return is this
-#   scan in reverse time, with the same `combine` ([the order rule, §3](#3.-The-backward-recurrence-as-a-reverse-scan)).
-# * An episode end is a reset flag and a select, never a multiplication by $a_t = 0$, since
-#   $0 \cdot \text{NaN} = \text{NaN}$. A padded step is the identity $(1, 0)$.
-# * A row is cut into chunks, scanned in parallel inside and walked one after another, each
-#   finished by $y_t = B_t + A_t \cdot \text{carry}$. `rl.linear_scan` runs this in one kernel.
-# * The gradient is the transposed scan: $\partial L/\partial b$ is a forward scan of
-#   $(a_{t-1}, dy_t)$, and $\partial L/\partial a_t = \partial L/\partial b_t \cdot y_{t+1}$.
+# * The steps are affine maps, which compose associatively but not commutatively: a tree scan may
+#   regroup them but must keep their order
+#   ([the order rule, §3](#3.-The-backward-recurrence-as-a-reverse-scan)). A return is a reverse scan.
+# * An episode end is a reset flag and a select, never a product with $a_t = 0$. Padding is the
+#   identity $(1, 0)$.
+# * Chunks, walked one after another and scanned in parallel inside, are joined by a carry:
+#   $y_t = B_t + A_t \cdot \text{carry}$.
+# * The gradient is the transposed scan, a forward scan of $(a_{t-1}, dy_t)$.
 
 # %% [markdown]
 # ## GPU notes
 #
 # <details><summary>On a GPU, in the interpreter, and Triton's versions</summary>
 #
-# 1. **Two versions of Triton.** Notebooks 00b–00d make a few claims about what Triton's compiler
-#    does on a GPU, which no CPU run can show; each gathers them in its own GPU notes. Those claims
-#    were checked with Triton 3.6, the version of the course's GPU runs. The CPU install is a
-#    different one: `requirements.txt` pins Triton 3.9.0, whose interpreter runs every check in
-#    these notebooks. (A GPU machine keeps the Triton that came with its CUDA build of torch, as
-#    the README explains.)
+# 1. **Two versions of Triton.** The claims of 00b–00d about Triton's compiler on a GPU, which no
+#    CPU run can show, were checked with Triton 3.6, the version of the course's GPU runs. The CPU
+#    install pins Triton 3.9.0 (`requirements.txt`), whose interpreter runs every check in these
+#    notebooks. A GPU machine keeps the Triton of its CUDA build of torch, as the README explains.
 # 2. **The `backend` argument** (section 5). Each of the package's functions takes one. Its
 #    default, `"auto"`, runs the Triton kernel on a GPU but plain PyTorch code on a CPU. These
 #    notebooks want the kernel itself on both, so they pass `backend=KERNEL`, which the first cell
 #    sets to `"triton"`. On a CPU, Triton's interpreter then runs the kernel.
+# 3. **Importing `rltriton_lite` changes Triton's interpreter.** Stock Triton's interpreter runs
+#    `tl.associative_scan` as a loop, one element at a time: section 1's sequential scan. The
+#    package replaces that loop with section 1's Hillis–Steele rounds on whole blocks. That is
+#    faster and, like a GPU, regroups the steps into a tree; a GPU's tree groups them its own way.
+#    So a combine that is not associative gives wrong numbers on a CPU too, where the loop would
+#    make it look right. The folded cell below runs the combine $u \oplus v = (u + v)/2$, which is
+#    not associative, under stock Triton's loop (which the package keeps) and under the package's tree.
 #
 # </details>
+
+# %% jupyter={"source_hidden": true}
+# GPU note 3: one kernel, a combine that is not associative, under stock Triton's loop and the package's tree
+import triton
+import triton.language as tl
+from triton.runtime import interpreter
+
+
+@triton.jit
+def mean(u, v):
+    return (u + v) / 2  # not associative
+
+
+@triton.jit
+def mean_scan(X, Y, N: tl.constexpr):
+    offs = tl.arange(0, N)
+    tl.store(Y + offs, tl.associative_scan(tl.load(X + offs), 0, mean))
+
+
+def run_mean_scan():
+    x, y = torch.tensor([8.0, 0.0, 0.0, 0.0], device=DEVICE), torch.empty(4, device=DEVICE)
+    mean_scan[(1,)](x, y, 4)
+    return y.tolist()
+
+
+mean_np = lambda u, v: (u + v) / 2  # noqa: E731
+if os.environ.get("TRITON_INTERPRET") == "1":
+    tree = interpreter.ScanOps.generic_scan  # the package's, installed by `import rltriton_lite`
+    interpreter.ScanOps.generic_scan = tree.one_by_one  # stock Triton's loop, for this one run
+    try:
+        stock = run_mean_scan()
+    finally:
+        interpreter.ScanOps.generic_scan = tree
+    patched = run_mean_scan()
+    print("stock interpreter:", stock, "  after import rltriton_lite:", patched)
+    assert stock == scan_sequential([8.0, 0.0, 0.0, 0.0], mean_np) == [8.0, 4.0, 2.0, 1.0]  # the loop
+    assert patched == scan_hillis_steele([8.0, 0.0, 0.0, 0.0], mean_np) == [8.0, 4.0, 4.0, 2.0]  # the tree
+else:
+    print("compiled for this GPU (the compiler's own grouping; the interpreter is not used):", run_mean_scan())

@@ -25,12 +25,13 @@
 # * **Minimum path:** all three sections, each ending in its checked exercise (`td_target_kernel`,
 #   `block_scan`, `chunked_scan`). There are no open questions.
 #
-# Here you write notebook 00's reverse scan as a GPU kernel. New words are in
-# [`GLOSSARY.md`](GLOSSARY.md). What differs on a GPU is in the [GPU notes](#GPU-notes).
+# Here you write notebook 00's reverse scan as a GPU kernel, for rows without episode ends
+# (notebook 00c adds them). New words are in [`GLOSSARY.md`](GLOSSARY.md). What differs on a GPU
+# is in the [GPU notes](#GPU-notes).
 #
 # The exercises work as notebook 00's
-# ["How the exercises work"](00_associative_scan.ipynb#How-the-exercises-work) says. Kernel
-# exercises add three rules:
+# ["How the exercises work"](00_associative_scan.ipynb#How-the-exercises-work) says, with three
+# rules for kernels:
 #
 # * Your kernel must write the answer itself: the checker refuses numbers computed or patched up
 #   in PyTorch.
@@ -63,33 +64,27 @@ print("device:", DEVICE, "(Triton interpreter)" if os.environ.get("TRITON_INTERP
 # %% [markdown]
 # ## 1. A first kernel
 #
-# Here you write *elementwise* kernels, where each output needs only the inputs at its own index.
+# **Programs and blocks.** A Triton kernel runs as many copies at once. Each copy is a
+# **program**, and it works on its own **block**: a short vector of elements, handled together.
 #
-# **Programs and blocks.** A Triton kernel is a function that runs as many copies at once. Each
-# copy is a **program**, and it works on its own **block** of data: a short vector of elements,
-# handled together.
-#
-# * You launch a kernel on a *grid* of programs, `kernel[(n_programs,)](args...)`. Inside the
-#   kernel, `tl.program_id(0)` says which program this is: 0, 1, 2, ...
+# * You launch a kernel on a *grid* of programs, `kernel[(n_programs,)](args...)`. Inside,
+#   `tl.program_id(0)` says which program this is: 0, 1, 2, ...
 # * `tl.arange(0, BLOCK)` is the vector $0, 1, \dots, \text{BLOCK}-1$. BLOCK must be a power of
-#   two and a `tl.constexpr`: a value fixed when the kernel is compiled, so that Triton can use it
-#   as a size (each new value compiles a new kernel).
-# * So `offs = pid * BLOCK + tl.arange(0, BLOCK)` are the indices this program owns. With
-#   `BLOCK = 64`, program 0 owns indices 0–63 and program 1 owns 64–127.
+#   two and a `tl.constexpr`, a value fixed at compile time (each new value compiles a new kernel).
+# * So a program owns the indices `offs = pid * BLOCK + tl.arange(0, BLOCK)`: with `BLOCK = 64`,
+#   program 1 owns 64–127.
 #
-# **Loads and stores.** A tensor arrives in the kernel as a pointer to its first element, and
-# adding to a pointer counts elements, not bytes. `tl.load(X + offs)` reads the block, and
-# `tl.store(Y + offs, y)` writes it. Element `(row, t)` of a contiguous `(B, T)` tensor is at
-# `X + row * T + t`.
+# **Loads and stores.** A tensor arrives as a pointer to its first element, and adding to a
+# pointer counts elements. `tl.load(X + offs)` reads a block, and `tl.store(Y + offs, y)` writes
+# one. Element `(row, t)` of a contiguous `(B, T)` tensor is at `X + row * T + t`.
 #
-# **Masks.** Take 100 elements in blocks of 64: program 1 owns indices 64–127, but only 64–99
-# exist. A **mask** is a bool block that says which *lanes* (positions in the block) hold real
-# elements, here `offs < 100`. `tl.load(X + offs, mask=offs < n, other=0.0)` reads 0 where the
-# mask is off, and a masked store writes nothing there. Without the mask, the kernel would read
-# and write memory that is not yours.
+# **Masks.** With 100 elements, program 1 owns indices 64–127, but only 64–99 exist. A **mask** is
+# a bool block that says which *lanes* (positions in the block) hold real elements, here
+# `offs < 100`. `tl.load(X + offs, mask=offs < n, other=0.0)` reads 0 where the mask is off, and
+# a masked store writes nothing there. Without it, the kernel reads and writes memory that is
+# not yours.
 #
-# This complete kernel multiplies each reward $r_t$ by $\gamma^t$, computed as $e^{t \log\gamma}$
-# (so $\gamma > 0$ here):
+# This kernel multiplies each reward $r_t$ by $\gamma^t = e^{t \log\gamma}$ ($\gamma > 0$ here):
 
 # %%
 @triton.jit
@@ -115,10 +110,9 @@ assert triton.cdiv(100, 64) == (100 + 64 - 1) // 64 == 2  # "2 programs"
 print("discount: 2 programs of 64 lanes, 28 of them masked off, matches NumPy")
 
 # %% [markdown]
-# **Python operators on blocks: the traps.** Inside a kernel, a value like `r` is a block, not a
-# number. Python's `and`, `or`, `not`, `min`, `max` and `if` treat a whole block as one value. So
-# `min(x, y)` returns one of the two blocks whole, and `(x > 0) and (y > 0)` returns `y > 0`,
-# without a warning (GPU note 1). Use the forms on the right:
+# **Python operators on blocks: the traps.** Inside a kernel, `r` is a block, not a number.
+# Python's `and`, `or`, `not`, `min`, `max` and `if` treat a whole block as one value: `min(x, y)`
+# returns one block whole, without a warning (GPU note 1). Use the forms on the right:
 #
 # | not this | but this |
 # | --- | --- |
@@ -130,15 +124,12 @@ print("discount: 2 programs of 64 lanes, 28 of them masked off, matches NumPy")
 #
 # <details><summary>Details: the last two rows, and `~` on a loaded flag</summary>
 #
-# * The row `term + trunc`: `term` and `trunc` are the flags *terminated* (the episode ended) and
-#   *truncated* (a time limit cut it off). A loaded bool tensor is an `int1` block, a single bit.
-#   Arithmetic between two `int1` blocks stays one bit and wraps, on a GPU as on the CPU:
-#   `term + trunc` is 0 where both are true, and `-term` is 1, not −1. Use `term | trunc`, or
-#   convert each with `.to(tl.float32)` before the arithmetic. A Python integer first makes the
-#   block an `int32` one, so `1 - term` is 1 or 0, as meant.
-# * `~` is a logical not on a bool block only. On a loaded `int8` tensor it flips every bit. So
-#   always compare a loaded flag with 0, `!= 0`, as the table's first row says: it is right for
-#   bool and `int8` loads alike.
+# * `term + trunc`: the flags *terminated* (the episode ended) and *truncated* (a time limit cut
+#   it off). A loaded bool tensor is an `int1` block, one bit, and arithmetic between two of them
+#   wraps: `term + trunc` is 0 where both are true, and `-term` is 1. Use `term | trunc`, or
+#   `.to(tl.float32)` first. (`1 - term` is right: the Python integer makes it `int32`.)
+# * `~` is a logical not on a bool block only; on a loaded `int8` tensor it flips every bit. So
+#   always compare a loaded flag with 0, `!= 0`.
 # * The last row: a loop variable whose type changes (int32 to fp32) fails on a GPU (GPU note 2).
 #
 # </details>
@@ -189,45 +180,36 @@ assert bool_out[7:].tolist() == [[0.0, 1.0], [0.0, 2.0]]  # the fixes: d | d, an
 #
 # * Under the interpreter, `print(x)` in a kernel prints a block as NumPy (GPU note 3).
 # * Test first on a case small enough to check by hand, such as one row of five steps.
-# * Run that test as `exercises.guarded(your_function, *its_arguments)`, which, like `attempt`,
-#   checks each load and store before it happens.
-#
-# <details><summary>Details: why not run the test bare</summary>
-#
-# Run bare, a store past a tensor's end writes over memory it does not own. The cell may even
-# print the right answer, and then the notebook's Jupyter kernel (its Python process) dies.
-#
-# </details>
+# * Run it as `exercises.guarded(your_function, *its_arguments)`, which checks each load and store
+#   before it happens. Run bare, a store past a tensor's end may print the right answer, then
+#   kill the notebook's Python process.
 
 # %% [markdown]
 # **Exercise `td_target_kernel`.** Write a kernel for the one-step TD target
-# $y_t = r_t + \gamma\,(1 - \text{term}_t)\,V(s_{t+1})$. Here $\text{term}_t$ is 1 where the
-# episode ends at step $t$ (`terminated`), and $V(s_{t+1})$ is the value of the next state
+# $y_t = r_t + \gamma\,(1 - \text{term}_t)\,V(s_{t+1})$, where $\text{term}_t$ is 1 where the
+# episode ends at step $t$ (`terminated`) and $V(s_{t+1})$ is the next state's value
 # (`next_values`).
 #
 # * **Inputs:** `rewards` and `next_values` (float32) and `terminated` (bool), 1-D tensors of
 #   any length, and `gamma`, a float.
 # * **Returns:** the targets $y_t$, a new tensor of the same length, written by your kernel.
-# * **Edge cases:** the checker tries 8, 1 and 1000 elements. Then it tries 16, with NaN in
-#   `next_values` at the episode ends, where no next value exists.
-# * **Select, don't multiply:** where $\text{term}_t$ is true, $V(s_{t+1})$ may be NaN. Select it
-#   away with `tl.where`.
+# * **Edge cases:** 8, 1 and 1000 elements, then 16 with NaN in `next_values` at the episode
+#   ends, where no next value exists.
+# * **Select, don't multiply:** where $\text{term}_t$ is true, select $V(s_{t+1})$ away with
+#   `tl.where`.
 #
 # <details><summary>Hint 1: where to start</summary>
 #
-# Start from `discount_kernel` above. It has every piece: program id, offsets, mask, load and
-# store. Your kernel loads three inputs instead of one. Each $y_t$ needs only its own step, so
-# there is no scan here.
+# Start from `discount_kernel` above: program id, offsets, mask, load and store. Your kernel
+# loads three inputs instead of one. Each $y_t$ needs only its own step: there is no scan here.
 #
 # </details>
 #
 # <details><summary>Hint 2: the plan</summary>
 #
 # * Pick a `BLOCK`, say 128. Launch `triton.cdiv(n, BLOCK)` programs.
-# * In each program: `offs` and the mask `m`, as in `discount_kernel`.
-# * Load $r_t$ and $V(s_{t+1})$ under `m`.
-# * `terminated` is a bool tensor. Load it, then compare it with 0, `!= 0`, to get a bool block.
-#   Always compare a loaded flag this way: it is right for bool and `int8` loads alike.
+# * In each program: `offs` and the mask `m`. Load $r_t$, $V(s_{t+1})$ and `terminated` under
+#   `m`; compare the flag with 0, `!= 0`.
 # * $y_t = r_t + \gamma V(s_{t+1})$, with 0 in place of $\gamma V(s_{t+1})$ where $\text{term}_t$.
 # * Store $y_t$ under `m`. In Python: `out = torch.empty_like(rewards)`, launch, return `out`.
 #
@@ -237,8 +219,7 @@ assert bool_out[7:].tolist() == [[0.0, 1.0], [0.0, 2.0]]  # the fixes: d | d, an
 #
 # Three steps, $\gamma = 0.5$: $r = (1, 2, 3)$, $V(s_{t+1}) = (4, \text{NaN}, 6)$, and the episode
 # ends at $t = 1$. Then $y_0 = 1 + 0.5 \cdot 4 = 3$, $y_1 = 2$ (the NaN is never used) and
-# $y_2 = 3 + 0.5 \cdot 6 = 6$. Three elements also leave most lanes of your block masked off.
-# A `nan` at $t = 1$ means you multiplied by $1 - \text{term}_t$ where you had to select.
+# $y_2 = 3 + 0.5 \cdot 6 = 6$. A `nan` at $t = 1$ means you multiplied where you had to select.
 #
 # ```python
 # r, nv = torch.tensor([1.0, 2.0, 3.0], device=DEVICE), torch.tensor([4.0, float("nan"), 6.0], device=DEVICE)
@@ -274,20 +255,19 @@ exercises.attempt("td_target_kernel", td_target_kernel)
 # %% [markdown]
 # ## 2. A scan of one block
 #
-# `tl.associative_scan(x, axis, combine_fn)` computes the inclusive scan of a block `x` under an
-# associative operator, in about $\log_2(\text{BLOCK})$ parallel steps (notebook 00, section 1).
-# Our blocks are 1-D, so `axis` is always 0.
+# `tl.associative_scan(x, axis, combine_fn)` computes the inclusive scan of a block `x` in about
+# $\log_2(\text{BLOCK})$ parallel steps (notebook 00, section 1). Our blocks are 1-D, so `axis`
+# is 0.
 #
-# * `combine_fn` is itself a `@triton.jit` function of two elements. When `x` is a tuple of
-#   blocks, such as `(a, b)`, it takes the elements of two tuples, `combine(a1, b1, a2, b2)`, and
-#   returns a tuple.
+# * `combine_fn` is a `@triton.jit` function. For a tuple of blocks `(a, b)`, it takes two
+#   elements' tuples unpacked, `combine(a1, b1, a2, b2)`, and returns a tuple.
 # * With `reverse=True`, the scan runs from the block's last lane to its first: under `+`,
 #   `(3, 1, 4, 1)` gives `(9, 6, 5, 1)`. A return needs this direction.
 #
-# `affine_combine(a1, b1, a2, b2)` below is notebook 00's `combine` with the pairs unpacked. It
-# returns `(a2·a1, b2 + a2·b1)` ([the order rule, 00 §3](00_associative_scan.ipynb#3.-The-backward-recurrence-as-a-reverse-scan)), in both directions. A forward example first: `ema_kernel`
-# computes $y_t = a_t y_{t-1} + b_t$ with $a_t = 0.5$ and $b_t = 0.5 x_t$, an exponential moving
-# average of $x$:
+# `affine_combine` below is notebook 00's `combine`, applying its first operand first
+# ([the order rule, 00 §3](00_associative_scan.ipynb#3.-The-backward-recurrence-as-a-reverse-scan)),
+# in both directions. A forward example first: `ema_kernel` computes the moving average
+# $y_t = 0.5\,y_{t-1} + 0.5\,x_t$, the pairs $(a_t, b_t) = (0.5, 0.5\,x_t)$:
 
 # %%
 @triton.jit
@@ -340,16 +320,13 @@ print(f"swapped combine: largest error against the loop {error:.3f}")
 assert error > 0.1  # the wrong order gives wrong values
 
 # %% [markdown]
-# It does not match: the maps are composed in the wrong order. Such a mistake shows only where the
-# order changes the result, so test a combine on random values. Never write `if` in a combine: use
-# `tl.where`. Import `rltriton_lite` first. The interpreter then runs `tl.associative_scan` as a
-# tree, as a GPU does, so a combine that is not associative gives wrong values on a CPU too
+# It does not match: the maps are composed in the wrong order. Such a slip shows only where the
+# order changes the result, so test a combine on random values, with `rltriton_lite` imported
 # (GPU note 4).
 #
-# Now the reverse scan. `reverse_maps_kernel` runs the same `affine_combine`, with `reverse=True`,
-# on four steps with $a_t = 0.5$. Each step $t$ gets $(A_t, B_t)$, the composed map of the steps
-# from $t$ to the block's end. The cell checks $A_t = 0.5^{4-t}$ and $B_t = b_t + 0.5\,B_{t+1}$,
-# with $B_4 = 0$. In code, the scanned values are `a_s` and `b_s` (`s` for scanned).
+# Now the reverse scan, on four steps with $a_t = 0.5$. Each step $t$ gets $(A_t, B_t)$, the
+# composed map of the steps from $t$ to the block's end: $A_t = 0.5^{4-t}$ and
+# $B_t = b_t + 0.5\,B_{t+1}$, with $B_4 = 0$. In code they are `a_s` and `b_s` (`s` for scanned).
 
 # %%
 @triton.jit
@@ -373,9 +350,8 @@ assert a_s.tolist() == [0.5 ** (4 - t) for t in range(4)] and np.allclose(b_s.cp
 print("A_t:", a_s.tolist(), " B_t:", b_s.tolist())
 
 # %% [markdown]
-# **The order rule, seen.** The next cell replays a reverse scan of 4 steps as a tree, on text
-# labels instead of numbers. A run's label lists its steps in the order they are applied:
-# `'s3 s2'` is step 3, then step 2.
+# **The order rule, seen.** The next cell replays that reverse scan as a tree, on text labels. A
+# run's label lists its steps in the order they are applied: `'s3 s2'` is step 3, then step 2.
 
 # %%
 def tree_reverse_scan(xs, combine, show=False):
@@ -403,23 +379,16 @@ np.testing.assert_allclose(np.array(maps), np.stack([a_s.cpu().numpy(), b_s.cpu(
 
 # %% [markdown]
 # **Exercise `block_scan`.** Compute the discounted return of one row,
-# $G_t = r_t + \gamma(1 - \text{term}_t)\,G_{t+1}$, in one program.
+# $G_t = r_t + \gamma\,G_{t+1}$, in one program.
 #
-# * **Inputs:** `rewards` (float32) and `terminated` (bool), 1-D tensors of $T \le 1024$ steps.
-#   Then `gamma`, and `last_value`, a float: $G_T$, the value after the row's last step, which
-#   enters through $A_t$ as a carry will in section 3.
+# * **Inputs:** `rewards`, a float32 1-D tensor of $T \le 1024$ steps; `gamma`; and `last_value`,
+#   a float: $G_T$, the value after the row's last step. It enters through $A_t$, as a carry will
+#   in section 3.
 # * **Returns:** the returns $G_t$, a tensor of length $T$.
-# * **Edge cases:** rows of 1, 5, 64 and 1000 steps. The two longer rows have episode ends, one
-#   of them at the row's last step.
-# * **Block size:** a power of two, `triton.next_power_of_2(T)`, with the lanes past $T$ padded
-#   with the identity $(1, 0)$.
+# * **Edge cases:** rows of 1, 5, 64 and 1000 steps.
+# * **Block size:** `triton.next_power_of_2(T)`, with the lanes past $T$ padded with the identity
+#   $(1, 0)$.
 # * **The checker requires:** one program and one `tl.associative_scan`, not a loop over the steps.
-#
-# **Episode ends are a product here:** $a_t = \gamma(1 - \text{term}_t)$ is 0 at an end. That is
-# exact while every value is finite, as in these rows. It breaks notebook 00's select rule on
-# purpose, to keep this first kernel to pairs.
-# [Notebook 00c, section 1](00c_episodes_and_hooks.ipynb#1.-Episode-ends-as-a-select:-the-reset)
-# shows the NaN this lets through, then makes the end a select.
 #
 # <details><summary>Hint 1: where to start</summary>
 #
@@ -430,27 +399,25 @@ np.testing.assert_allclose(np.array(maps), np.stack([a_s.cpu().numpy(), b_s.cpu(
 #
 # <details><summary>Hint 2: the plan</summary>
 #
-# * Step $t$ is the map $y \mapsto b_t + a_t\,y$, with $(a_t, b_t) = (\gamma(1-\text{term}_t), r_t)$.
+# * Step $t$ is the map $y \mapsto r_t + \gamma\,y$, the pair $(a_t, b_t) = (\gamma, r_t)$.
 # * Launch one program, grid `(1,)`, with `BLOCK = triton.next_power_of_2(T)`.
 # * Lanes past $T$ (`m` off) get the identity: $a = 1$, and $b = 0$ (load $r$ with `other=0.0`).
-# * Scan the pairs with `affine_combine` itself and `reverse=True`. It applies `(a1, b1)` first
-#   in both directions.
-# * The scan gives each step its composed map $(A_t, B_t)$ from $t$ to the end.
+# * Scan the pairs with `affine_combine` and `reverse=True`. Each step gets its composed map
+#   $(A_t, B_t)$ to the end.
 # * Then $G_t = B_t + A_t \cdot$ `last_value`. Store it under `m`.
 #
 # </details>
 #
 # <details><summary>Hint 3: check it by hand</summary>
 #
-# Three steps, $\gamma = 0.5$, `last_value` $= 4$, $r = (1, 2, 3)$, and the episode ends at $t = 1$.
-# From the end: $G_2 = 3 + 0.5 \cdot 4 = 5$, then $G_1 = 2$ (the episode ends: nothing after it
-# counts), then $G_0 = 1 + 0.5 \cdot 2 = 2$. Your block has 4 lanes, and the fourth is padding.
-# Then move the end to the last step, $\text{term} = (0, 0, 1)$: `last_value` must not enter at
-# all. $G_2 = 3$, $G_1 = 2 + 0.5 \cdot 3 = 3.5$, $G_0 = 1 + 0.5 \cdot 3.5 = 2.75$.
+# Three steps, $\gamma = 0.5$, `last_value` $= 4$, $r = (1, 2, 3)$. From the end:
+# $G_2 = 3 + 0.5 \cdot 4 = 5$, $G_1 = 2 + 0.5 \cdot 5 = 4.5$, $G_0 = 1 + 0.5 \cdot 4.5 = 3.25$. Your
+# block has 4 lanes, and the fourth is padding. `[2.75, 3.5, 3.0]` means `last_value` was left
+# out. `[3.0, 4.0, 4.0]` means the padding lane was $(\gamma, 0)$, not the identity.
 #
 # ```python
-# r, term = torch.tensor([1.0, 2.0, 3.0], device=DEVICE), torch.tensor([False, True, False], device=DEVICE)
-# print(exercises.guarded(block_scan, r, term, 0.5, 4.0).tolist())  # must print [2.0, 2.0, 5.0]
+# r = torch.tensor([1.0, 2.0, 3.0], device=DEVICE)
+# print(exercises.guarded(block_scan, r, 0.5, 4.0).tolist())  # must print [3.25, 4.5, 5.0]
 # ```
 #
 # </details>
@@ -458,9 +425,7 @@ np.testing.assert_allclose(np.array(maps), np.stack([a_s.cpu().numpy(), b_s.cpu(
 # <details><summary>Hint 4: the key lines</summary>
 #
 # ```python
-# term = tl.load(D + t, mask=m, other=0) != 0
-# # ___: a real step's a_t, a tl.where on term: 0 at an end, gamma elsewhere
-# a = tl.where(m, ___, 1.0)  # past T, the identity's 1
+# a = tl.where(m, ___, 1.0)  # ___: a real step's a_t; past T, the identity's 1
 # a_s, b_s = tl.associative_scan((a, r), 0, affine_combine, reverse=___)  # which way do returns run?
 # tl.store(G + t, ___, mask=m)  # ___: what does the composed map (a_s, b_s) make of last_value?
 # ```
@@ -468,7 +433,7 @@ np.testing.assert_allclose(np.array(maps), np.stack([a_s.cpu().numpy(), b_s.cpu(
 # </details>
 
 # %%
-def block_scan(rewards, terminated, gamma, last_value):
+def block_scan(rewards, gamma, last_value):
     # YOUR CODE
     raise NotImplementedError
 
@@ -480,15 +445,15 @@ exercises.attempt("block_scan", block_scan)
 #
 # A block cannot hold $10^5$ steps. So a program walks its row in **chunks** of `CHUNK` steps, one
 # scan per chunk, and passes a **carry** from each chunk to the next (notebook 00, section 6).
-# First forwards, on a running sum, then in reverse. Two new Triton pieces:
+# Two new Triton pieces:
 #
 # * `for i in range(0, n_chunks)` is an ordinary loop in the kernel, even when `n_chunks` is
-#   known only at run time. To walk backwards, count `i` up and take chunk `n_chunks - 1 - i`.
-# * A block has no cheap way to read one lane, like `g[0]`. To take one element out, zero every
-#   other lane and sum the block: `tl.sum(tl.where(t == first, g, 0.0), 0)`.
+#   known only at run time. To walk backwards, take chunk `n_chunks - 1 - i`.
+# * A block has no cheap way to read one lane, like `g[0]`. Zero every other lane and sum:
+#   `tl.sum(tl.where(t == first, g, 0.0), 0)`.
 #
-# In the running sum below, the carry is the sum at a chunk's *last* step, added to every step of
-# the chunk *after* it:
+# First a running sum, forwards. Its carry is the sum at a chunk's *last* step, added to every
+# step of the chunk *after* it:
 
 # %%
 @triton.jit
@@ -515,10 +480,9 @@ torch.testing.assert_close(y, x.cumsum(1), rtol=1e-5, atol=1e-4)
 print("3 rows x 300 steps in chunks of 128 == cumsum")
 
 # %% [markdown]
-# **The carry in reverse.** For a return, the carry is the value that enters a chunk from the
-# right, $G_{t_{\text{end}}+1}$, where $t_{\text{end}}$ is the chunk's last step. Take a
-# discounted sum with a constant $\gamma$, $y_t = x_t + \gamma\,y_{t+1}$ with $y_T = 0$, and
-# compare it with the running sum:
+# **The carry in reverse.** For a return, the carry enters a chunk from the right: it is $G$ at
+# the first step after the chunk. The discounted sum $y_t = x_t + \gamma\,y_{t+1}$, $y_T = 0$,
+# against the running sum:
 #
 # | | running sum (above) | discounted sum (below) |
 # | --- | --- | --- |
@@ -540,11 +504,10 @@ print("3 rows x 300 steps in chunks of 128 == cumsum")
 #
 # </details>
 #
-# The scan of a chunk gives each step $t$ its composed map $(A_t, B_t)$, from $t$ to the chunk's
-# end. $B_t$ is the discounted sum over those steps, as if nothing came after them. $A_t$
-# multiplies the carry. With a constant $\gamma$, $A_t = \gamma^{n_t}$, where $n_t$ counts the
-# steps from $t$ to the chunk's end, $t$ included. Here is that walk in NumPy, as one program
-# does it:
+# The scan of a chunk gives each step $t$ its composed map $(A_t, B_t)$ to the chunk's end. $B_t$
+# is the discounted sum over those steps, as if nothing came after them. $A_t = \gamma^{n_t}$,
+# where $n_t$ counts the steps from $t$ to the chunk's end, multiplies the carry. Here is that
+# walk in NumPy, as one program does it:
 
 # %%
 def chunked_discounted_sum(x, gamma, chunk, show=False):
@@ -576,41 +539,38 @@ for T_, chunk_ in [(10, 1), (10, 3), (37, 8), (37, 64)]:
 print("chunks from the end, the carry read at each chunk's first step == the loop")
 
 # %% [markdown]
-# Your kernel does the same walk, with two changes:
-#
-# * Episode ends make $a_t$ vary, so $A_t$ is no longer a power of $\gamma$. A reverse scan with
-#   `affine_combine` gives you each $(A_t, B_t)$, as in `block_scan`, with the carry in place of
-#   `last_value`.
-# * `y[start]` becomes the `tl.sum(tl.where(...))` trick at the chunk's first step.
+# Your kernel does the same walk. A reverse scan with `affine_combine` gives each $(A_t, B_t)$, as
+# in `block_scan`, with the carry in place of `last_value`. `y[start]` becomes the
+# `tl.sum(tl.where(...))` trick at the chunk's first step.
 
 # %% [markdown]
-# **Exercise `chunked_scan`.** Discounted returns, $G_t = r_t + \gamma(1 - \text{term}_t)\,G_{t+1}$,
+# **Exercise `chunked_scan`.** Discounted returns, $G_t = r_t + \gamma\,G_{t+1}$ with $G_T = 0$,
 # for a batch of rows of any length.
 #
-# * **Inputs:** `rewards` (float32) and `terminated` (bool), contiguous, of shape `(n_rows, T)`,
-#   any `T`. Then `gamma`, and `chunk`, the chunk size (the checker picks 64 or 128).
-# * **Returns:** the returns $G_t$, an `(n_rows, T)` tensor, with $G_T = 0$.
-# * **Edge cases:** rows shorter than a chunk (5 steps), rows of 300 steps, then rows of 700
-#   steps with episode ends.
+# * **Inputs:** `rewards`, float32, contiguous, of shape `(n_rows, T)`, any `T`. Then `gamma`,
+#   and `chunk`, the chunk size (the checker picks 64 or 128).
+# * **Returns:** the returns $G_t$, an `(n_rows, T)` tensor.
+# * **Edge cases:** rows shorter than a chunk (5 steps), then rows of 300 and 700 steps.
 # * **The checker requires:** one program per row, and chunks of `chunk` steps with one
 #   `tl.associative_scan` each. A scan wider than `chunk` is refused.
 #
 # <details><summary>Hint 1: where to start</summary>
 #
 # You have both halves already. `block_scan` scans one chunk. `chunked_discounted_sum` walks the
-# chunks from the end, with a carry. Put the scan inside that walk, with the two changes just
-# above. The skeleton below gives the loop.
+# chunks from the end, with a carry. Put the scan inside that walk. The skeleton below gives the
+# loop.
 #
 # </details>
 #
 # <details><summary>Hint 2: the plan</summary>
 #
-# * Launch `n_rows` programs, one per row: `row = tl.program_id(0)`. Pass `chunk` as `CHUNK=chunk`.
-# * Start with `carry = 0.0`, because $G_T = 0$. Write it as a float, not `0`.
-# * Walk the chunks from the last one down: `c = n_chunks - 1 - i`.
+# * Launch `n_rows` programs, one per row: `row = tl.program_id(0)`. Pass `CHUNK=chunk`.
+# * Start with `carry = 0.0` ($G_T = 0$; a float, not `0`). Walk the chunks from the last one
+#   down: `c = n_chunks - 1 - i`.
 # * In chunk `c`: `t = c * CHUNK + tl.arange(0, CHUNK)` and `m = t < T`. Row `row` starts at
 #   `row * T`.
-# * Build the pairs and the padding as in `block_scan`. The reverse scan gives $(A_t, B_t)$.
+# * Build the pairs $(\gamma, r_t)$ and the padding as in `block_scan`. The reverse scan gives
+#   $(A_t, B_t)$.
 # * $G_t = B_t + A_t \cdot \text{carry}$. Store it.
 # * The new carry is $G$ at the chunk's first step, where `t == c * CHUNK`.
 #
@@ -618,19 +578,16 @@ print("chunks from the end, the carry read at each chunk's first step == the loo
 #
 # <details><summary>Hint 3: check it by hand</summary>
 #
-# One row, $\gamma = 0.5$, $r = (1, 0, 2, 0, 8)$, no episode end, `chunk = 2`. The chunks, in the
-# order they are done: $\{4\}$ (its second lane is padding), $\{2, 3\}$, $\{0, 1\}$. Chunk $\{4\}$:
-# $G_4 = 8$, and the carry out is 8. Chunk $\{2, 3\}$ alone has $B = (2, 0)$ and
-# $A = (0.25, 0.5)$. So $G_2 = 2 + 0.25 \cdot 8 = 4$ and $G_3 = 0 + 0.5 \cdot 8 = 4$, and the carry
-# out is 4. Chunk $\{0, 1\}$ has $B = (1, 0)$ and $A = (0.25, 0.5)$. So $G_0 = 1 + 0.25 \cdot 4 = 2$
-# and $G_1 = 0 + 0.5 \cdot 4 = 2$. The answer must not depend on `chunk`: 2, 4 and 64 all give
-# $(2, 2, 4, 4, 8)$. Then end the episode at $t = 1$, the last step of chunk $\{0, 1\}$. The
-# carry 4 must stop there, giving $(1, 0, 4, 4, 8)$.
+# One row, $\gamma = 0.5$, $r = (1, 0, 2, 0, 8)$, `chunk = 2`. The chunks, in the order they
+# are done: $\{4\}$ (its second lane is padding), $\{2, 3\}$, $\{0, 1\}$. Chunk $\{4\}$ gives
+# $G_4 = 8$, the carry out. Chunk $\{2, 3\}$ alone has $B = (2, 0)$ and $A = (0.25, 0.5)$, so
+# $G_2 = 2 + 0.25 \cdot 8 = 4$ and $G_3 = 0.5 \cdot 8 = 4$; the carry out is 4. Chunk $\{0, 1\}$
+# gives $G_0 = 1 + 0.25 \cdot 4 = 2$ and $G_1 = 0.5 \cdot 4 = 2$. Chunks of 2, 4 and 64 must all
+# give $(2, 2, 4, 4, 8)$.
 #
 # ```python
 # r = torch.tensor([[1.0, 0.0, 2.0, 0.0, 8.0]], device=DEVICE)
-# term = torch.zeros(1, 5, dtype=torch.bool, device=DEVICE)  # no episode end
-# print(exercises.guarded(chunked_scan, r, term, 0.5, 2).tolist())  # must print [[2.0, 2.0, 4.0, 4.0, 8.0]]
+# print(exercises.guarded(chunked_scan, r, 0.5, 2).tolist())  # must print [[2.0, 2.0, 4.0, 4.0, 8.0]]
 # ```
 #
 # </details>
@@ -650,7 +607,7 @@ print("chunks from the end, the carry read at each chunk's first step == the loo
 # A skeleton, if you want one (the kernel goes above the function):
 #
 # @triton.jit
-# def chunked_kernel(R, D, G, gamma, T, CHUNK: tl.constexpr):
+# def chunked_kernel(R, G, gamma, T, CHUNK: tl.constexpr):
 #     row = tl.program_id(0)
 #     carry = 0.0                          # G after the row's last step
 #     n_chunks = tl.cdiv(T, CHUNK)
@@ -659,7 +616,7 @@ print("chunks from the end, the carry read at each chunk's first step == the loo
 #         t = c * CHUNK + tl.arange(0, CHUNK)
 #         ...                              # load, pairs, reverse scan, g = b_s + a_s * carry, store
 #         carry = ...                      # G at the chunk's first step, c * CHUNK
-def chunked_scan(rewards, terminated, gamma, chunk):
+def chunked_scan(rewards, gamma, chunk):
     # YOUR CODE
     raise NotImplementedError
 
@@ -685,35 +642,28 @@ exercises.attempt("chunked_scan", chunked_scan)
 #   For a return, the chunks go from the end, and the carry is $y$ at the first step of the chunk
 #   after, in time.
 #
-# Next, notebook 00c covers episode ends as a select, hooks, and the package's kernel.
+# Episode ends come next, in notebook 00c, as notebook 00's reset triple $(a, b, \kappa)$; then
+# hooks and the package's kernel.
 
 # %% [markdown]
 # ## GPU notes
 #
 # <details><summary>On a GPU and in the interpreter: what differs (Triton 3.6 on the GPU)</summary>
 #
-# No cell can check the GPU halves of these notes on a CPU. They were checked with Triton 3.6's
-# compiler for a GPU (notebook 00's GPU notes say why the version matters).
+# The GPU halves of these notes were checked with Triton 3.6's compiler (notebook 00's GPU notes
+# say why the version matters); no cell can check them on a CPU.
 #
-# 1. **Python operators on blocks** (section 1). The rule: always `tl.maximum` and `tl.minimum`,
-#    and the table's other forms, in Triton code, combines included. A GPU compile turns `min`,
-#    `max`, `and` and `or` on blocks into the elementwise forms and refuses `if` on a block, so
-#    Python's forms can be right on a GPU and silently wrong in the interpreter.
-# 2. **A loop variable whose type changes**, such as a carry started as `0` and made a float in
-#    the loop. A GPU compile refuses it; the interpreter runs it. The checks compile your kernel
-#    for a GPU too, and say so.
-# 3. **Printing.** Under the interpreter, `print(x)` in a kernel prints a block as NumPy. On a
-#    GPU, use `tl.device_print("x", x)`.
+# 1. **Python operators on blocks** (section 1). Always use the table's forms, in combines too. A
+#    GPU compile turns `min`, `max`, `and` and `or` on blocks into the elementwise forms and
+#    refuses `if` on a block, so Python's forms can be right on a GPU and wrong in the interpreter.
+# 2. **A loop variable whose type changes**, such as a carry started as `0`: a GPU compile refuses
+#    it, the interpreter runs it. The checks compile your kernel for a GPU too, and say so.
+# 3. **Printing.** On a GPU, use `tl.device_print("x", x)` instead of `print(x)`.
 # 4. **The scan in the interpreter** (section 2). Without the package, the interpreter runs
-#    `tl.associative_scan` as a loop, one element at a time, where a combine that is not
-#    associative can look right. Importing `rltriton_lite` makes it a tree on whole blocks: a
-#    Hillis–Steele scan of $\log_2(\text{BLOCK})$ rounds, where each element takes the combine of
-#    the run ending $k$ before it and its own run, for $k = 1, 2, 4, \dots$ A GPU groups the steps
-#    differently: each thread first combines its own few elements in order, then the threads' runs
-#    are combined across the lanes of a warp, then across warps. So a wrong combine can give
-#    different wrong numbers on the two. Your combine is called on whole blocks, so a `print`
-#    inside it shows blocks. The checkers also try your combine on the scan's own elements grouped
-#    both ways, and say so if it is not associative.
+#    `tl.associative_scan` as a loop, where a combine that is not associative can look right.
+#    Importing `rltriton_lite` makes it a tree on whole blocks (so a `print` in your combine shows
+#    blocks). A GPU groups the steps another way, so a wrong combine can give other wrong numbers
+#    there. The checkers try your combine grouped both ways, and say so if it is not associative.
 #
 # </details>
 

@@ -59,14 +59,14 @@ print("device:", DEVICE, "(Triton interpreter)" if os.environ.get("TRITON_INTERP
 # %% [markdown]
 # ## Where 00b ended: a chunked scan
 #
-# Here is 00b's kernel for the discounted return $G_t = r_t + \gamma(1 - \text{term}_t)\,G_{t+1}$,
-# with $G_T = 0$, so nothing below needs your own. It follows the reverse column of notebook 00's
-# direction card, end of [section 6](00_associative_scan.ipynb#6.-Chunks-and-a-carry). One program
-# per row walks its row in `tl.cdiv(T, CHUNK)` chunks (ceiling division, so a last, partial chunk
-# counts too), from the last chunk in time. In each chunk:
+# Here is 00b's `chunked_scan` written out, so nothing below needs your own: the discounted return
+# $G_t = r_t + \gamma\,G_{t+1}$ from $G_T = 0$, with no episode ends yet. It follows the reverse
+# column of notebook 00's direction card, end of [section 6](00_associative_scan.ipynb#6.-Chunks-and-a-carry).
+# One program per row walks its row in `tl.cdiv(T, CHUNK)` chunks (ceiling division, so a last,
+# partial chunk counts too), from the last chunk in time. In each chunk:
 #
 # * A reverse `tl.associative_scan` with `affine_combine` composes the pairs
-#   $(a_t, b_t) = (\gamma(1 - \text{term}_t), r_t)$ into each step's map $(A_t, B_t)$.
+#   $(a_t, b_t) = (\gamma, r_t)$ into each step's map $(A_t, B_t)$.
 # * $G_t = B_t + A_t \cdot \text{carry}$. The carry is $G$ at the first step of the next chunk in
 #   time, or 0 in the row's last chunk.
 
@@ -77,7 +77,7 @@ def affine_combine(a1, b1, a2, b2):  # (a1, b1): the first operand, applied firs
 
 
 @triton.jit
-def chunked_returns_kernel(R, D, G, gamma, T, CHUNK: tl.constexpr):
+def chunked_returns_kernel(R, G, gamma, T, CHUNK: tl.constexpr):
     row = tl.program_id(0)  # one program per row
     carry = 0.0  # G after the row's last step
     n_chunks = tl.cdiv(T, CHUNK)  # ceiling division: cdiv(n, k) = (n + k - 1) // k
@@ -86,142 +86,90 @@ def chunked_returns_kernel(R, D, G, gamma, T, CHUNK: tl.constexpr):
         t = c * CHUNK + tl.arange(0, CHUNK)
         m = t < T
         r = tl.load(R + row * T + t, mask=m, other=0.0)
-        term = tl.load(D + row * T + t, mask=m, other=0) != 0
-        a = tl.where(m, tl.where(term, 0.0, gamma), 1.0)  # an episode end: a = 0; padding: a = 1
+        a = tl.where(m, gamma, 1.0)  # padding: the identity (1, 0)
         a_s, b_s = tl.associative_scan((a, r), 0, affine_combine, reverse=True)
         g = b_s + a_s * carry
         tl.store(G + row * T + t, g, mask=m)
         carry = tl.sum(tl.where(t == c * CHUNK, g, 0.0), 0)  # G at the chunk's first step
 
 
-def chunked_returns(rewards, terminated, gamma, chunk):
-    """00b's chunked_scan: contiguous (n_rows, T) float32 rewards, bool terminated -> the returns G_t."""
+def chunked_returns(rewards, gamma, chunk):
+    """00b's chunked_scan: contiguous (n_rows, T) float32 rewards -> the returns G_t."""
     out = torch.empty_like(rewards)
-    chunked_returns_kernel[(rewards.shape[0],)](rewards, terminated, out, gamma, rewards.shape[1],
-                                                CHUNK=chunk)
+    chunked_returns_kernel[(rewards.shape[0],)](rewards, out, gamma, rewards.shape[1], CHUNK=chunk)
     return out
 
 
-rng = np.random.default_rng(1)
-r_np, d_np = rng.normal(size=(3, 300)), rng.random((3, 300)) < 0.05  # 300 steps: 5 chunks of 64
+r_np = np.random.default_rng(1).normal(size=(3, 300))  # 300 steps: 5 chunks of 64
 assert triton.cdiv(300, 64) == (300 + 64 - 1) // 64 == 5  # 4 full chunks and a partial one of 44 steps
-G = chunked_returns(torch.tensor(r_np, dtype=torch.float32, device=DEVICE), torch.tensor(d_np, device=DEVICE), 0.9, 64)
-np.testing.assert_allclose(G.cpu().numpy(), reference.discounted_returns(r_np, gamma=0.9, terminated=d_np),
-                           rtol=1e-4, atol=1e-5)
-print("chunked_returns: 3 rows x 300 steps in chunks of 64, with episode ends == the loop")
+G = chunked_returns(torch.tensor(r_np, dtype=torch.float32, device=DEVICE), 0.9, 64)
+np.testing.assert_allclose(G.cpu().numpy(), reference.discounted_returns(r_np, gamma=0.9), rtol=1e-4, atol=1e-5)
+print("chunked_returns: 3 rows x 300 steps in chunks of 64 == the loop")
 
 # %% [markdown]
 # ## 1. Episode ends as a select: the reset
 #
-# One bad reward, a NaN or an `inf`, must stay inside its own episode. A step **resets** where the
-# value after it must not be read: in this notebook, at a termination. What comes after it is the
-# next episode, or the carry from a later chunk. 00b's `block_scan` and `chunked_scan` ended an
-# episode by multiplying by $a_t = \gamma(1-\text{term}_t) = 0$, which lets that value in, as 0
-# times NaN or `inf` is NaN. `chunked_returns` above multiplies:
+# Now an episode may end inside a row. At an end, $\text{term}_t$, nothing after step $t$ may
+# reach $G_t$: $G_t = r_t$. The obvious pair makes $a_t = \gamma(1 - \text{term}_t)$, which is 0
+# there. But $0 \cdot \text{NaN} = \text{NaN}$, so one bad reward reaches every earlier episode.
+# Four steps, an end at $t = 1$, and a NaN in the second episode:
 
 # %%
-print("0 * inf =", 0 * float("inf"), "   0 * nan =", 0 * float("nan"))
+r_bad, term_bad = torch.tensor([1.0, 2.0, float("nan"), 4.0]), torch.tensor([False, True, False, False])
+G_next, by_product = torch.tensor(0.0), []
+for t in reversed(range(4)):
+    G_next = r_bad[t] + 0.5 * (~term_bad[t]) * G_next  # a_t = gamma (1 - term_t): 0 at the end
+    by_product.insert(0, G_next.item())
+right = reference.discounted_returns(r_bad.numpy(), gamma=0.5, terminated=term_bad.numpy())
+print("the product:", by_product, "  the loop's answer:", right.tolist(), "  0 * nan =", 0 * float("nan"))
+assert np.isnan(by_product[:2]).all() and right[:2].tolist() == [2.0, 2.0]  # the first episode got the NaN
 
+# %% [markdown]
+# The fix is notebook 00's triple
+# ([section 4](00_associative_scan.ipynb#4.-Episode-ends-are-resets)): each step carries its
+# reset flag $\kappa_t = \text{term}_t$ beside the pair $(\gamma, r_t)$, and the combine
+# **selects**. At a reset, $a_t$ stays $\gamma$: it is never read. In Triton, `combine_arrays`'s
+# `np.where` becomes `tl.where`, which passes on only the chosen branch, so a NaN in the other
+# never gets through:
 
-def returns_by_multiplying(r, d, gamma):
-    """chunked_returns's arithmetic as a loop: G_t = r_t + gamma (1 - d_t) G_{t+1}."""
-    G, out = torch.zeros(()), []
-    for t in reversed(range(len(r))):
-        G = r[t] + gamma * (~d[t]) * G
-        out.append(G)
-    return torch.stack(out[::-1])
-
-
-r_bad = torch.tensor([1.0, 2.0, 3.0, float("nan"), 5.0])
-d_bad = torch.tensor([False, True, False, False, False])  # the first episode ends at t = 1
-by_multiplying = returns_by_multiplying(r_bad, d_bad, 0.9)
-right = reference.discounted_returns(r_bad.numpy(), gamma=0.9, terminated=d_bad.numpy())
-by_kernel = chunked_returns(r_bad[None].to(DEVICE), d_bad[None].to(DEVICE), 0.9, 4)[0].cpu()  # 2 chunks
-print("multiplying by 0:", by_multiplying.tolist())
-print("chunked_returns: ", by_kernel.tolist())
-print("the loop's answer:", right.tolist())
-assert np.isfinite(right[:2]).all()  # the first episode, t = 0 and 1, never sees the NaN
-assert torch.isnan(by_multiplying[:2]).all() and torch.isnan(by_kernel[:2]).all()  # 0 * NaN let it in
+# %%
+@triton.jit
+def reset_combine(a1, b1, k1, a2, b2, k2):  # (a1, b1, k1): the first operand, applied first
+    return tl.where(k2, a2, a2 * a1), tl.where(k2, b2, b2 + a2 * b1), k1 | k2
 
 
 # %% [markdown]
-# The fix, used everywhere from here on, carries the episode end as a third element, the
-# **reset** flag $\kappa_t$. A step's map becomes "$y = b$ if it resets, else $y = b + a\,y'$",
-# where $y'$ is the value after the step. The combine follows
-# [the order rule, 00 §3](00_associative_scan.ipynb#3.-The-backward-recurrence-as-a-reverse-scan),
-# with the first operand $(a_1, b_1, \kappa_1)$ and the second $(a_2, b_2, \kappa_2)$:
-#
-# $$(a, b, \kappa) = \begin{cases} (a_2,\ b_2,\ \text{true}) & \text{if } \kappa_2 \\ (a_2 a_1,\ b_2 + a_2 b_1,\ \kappa_1) & \text{otherwise} \end{cases}$$
-#
-# This combine is still associative (notebook 00, section 4), and the checker tries your
-# `reset_combine` grouped both ways. In Triton, the two cases become `tl.where`, which computes
-# both branches but passes on only the selected one, so a NaN or `inf` in the other never reaches
-# the result.
-#
-# The scan gives each step $t$ its composed triple $(A_t, B_t, K_t)$, from $t$ to the chunk's end.
-# $K_t$ is set when an episode ends at step $t$ or later inside the chunk: if it ends at the
-# chunk's second step, $K_t$ is set at its first two steps, and nothing from the later chunks may
-# reach them. So in the kernel:
+# The scan gives each step $t$ its composed triple $(A_t, B_t, K_t)$ to the chunk's end. $K_t$ is
+# set when an episode ends at step $t$ or later in the chunk, and then nothing from the later
+# chunks may reach step $t$. So two more things change in the chunk loop:
 #
 # * the carry is selected too: $G_t = B_t$ where $K_t$ is set, else $B_t + A_t \cdot \text{carry}$;
 # * padding past the row's end is the triple $(1, 0, \text{false})$.
 #
-# <details><summary>Details: what the combine stores in the unused a</summary>
+# **Exercise `reset_scan`.** `chunked_returns` with episode ends, as resets.
 #
-# Where $\kappa_2$ is set, the composed map is the constant $y \mapsto b_2$, so no output reads
-# its $a$. The formula stores $a_2$ there, but the product $a_2 a_1$ would do as well: both
-# choices give an associative combine. The package's combine, `scan.combine`, stores $a_2$, so
-# that a NaN multiplier in the first operand never reaches the stored $a$. For example, the first
-# operand $(\text{NaN}, 1, \text{false})$ with the second $(0.5, 2, \text{true})$ gives
-# $a = 0.5$ by the formula, and NaN by the product. The folded checks cell below tests both
-# choices on random triples, and this example.
-#
-# </details>
-
-# %% jupyter={"source_hidden": true}
-# Checks: the fold's unused a: either choice is associative; the example; the package stores a2 (CI runs them; skip when reading)
-def combine_np(first, second):  # the formula on numbers: triples (a, b, k), the first operand applied first
-    (a1, b1, k1), (a2, b2, k2) = first, second
-    return (a2 if k2 else a2 * a1, b2 if k2 else b2 + a2 * b1, k1 or k2)
-
-
-combine_prod = lambda p, q: (q[0] * p[0],) + combine_np(p, q)[1:]  # noqa: E731  (a2 * a1 even where k2 is set)
-check_rng = np.random.default_rng(3)
-triples = [(a_, b_, bool(k_)) for a_, b_, k_ in zip(check_rng.normal(size=600), check_rng.normal(size=600),
-                                                    check_rng.random(600) < 0.3)]
-for op in (combine_np, combine_prod):
-    for s1, s2, s3 in zip(triples[0::3], triples[1::3], triples[2::3]):
-        np.testing.assert_allclose(op(op(s1, s2), s3)[:2], op(s1, op(s2, s3))[:2], rtol=1e-12)
-        assert op(op(s1, s2), s3)[2] == op(s1, op(s2, s3))[2]
-first_nan, second_reset = (np.nan, 1.0, False), (0.5, 2.0, True)  # the fold's example
-assert combine_np(first_nan, second_reset)[0] == 0.5 and np.isnan(combine_prod(first_nan, second_reset)[0])
-combine_src = inspect.getsource(getattr(rl.scan.combine, "fn", rl.scan.combine))
-assert "tl.where(k2, a2, a2 * a1)" in combine_src  # scan.combine stores a2 where k2 is set
-
-# %% [markdown]
-# **Exercise `reset_scan`.** The chunked scan with resets.
-#
-# * **Inputs and returns:** the same as `chunked_returns`'s (00b's `chunked_scan`): the returns, an
-#   `(n_rows, T)` tensor.
+# * **Inputs:** `rewards` (float32) and `terminated` (bool), contiguous, of shape `(n_rows, T)`;
+#   then `gamma` and `chunk`.
+# * **Returns:** the returns, an `(n_rows, T)` tensor: $G_t = r_t$ where $\text{term}_t$, else
+#   $r_t + \gamma\,G_{t+1}$, from $G_T = 0$.
 # * **Edge cases:** a `NaN` or `inf` reward must stay inside its own episode, whether the episode
 #   end is in the same chunk or the bad value arrives through the carry from a later chunk.
-# * **Your combine:** a `@triton.jit` function `reset_combine(a1, b1, k1, a2, b2, k2)` that returns
-#   the formula's composed triple: `(a1, b1, k1)` is the first operand, and `(a2, b2, k2)` the
-#   second.
+# * **The combine:** `reset_combine` above. The checker tries the combine your kernel scans with
+#   on runs grouped both ways.
 #
 # <details><summary>Hint 1: where to start</summary>
 #
-# Start from `chunked_returns` above, or your own `chunked_scan` from 00b. Three things change, by
-# the formulas above: the step becomes a triple, the combine selects, and so does the carry.
+# Start from `chunked_returns` above, or your own `chunked_scan` from 00b. Three things change:
+# the step becomes a triple, the scan takes `reset_combine`, and the carry is selected.
 #
 # </details>
 #
 # <details><summary>Hint 2: the plan</summary>
 #
-# * Write `reset_combine`: each case of the formula is a `tl.where` on `k2`; the flag of the
-#   composed run is set if either run's is.
-# * Step $t$ is the triple $(a_t, b_t, \kappa_t) = (\gamma, r_t, \text{term}_t)$: the flag ends
-#   the episode, so $a_t$ stays $\gamma$. Padding past $T$ is $(1, 0, \text{false})$.
+# * Load `terminated` as in 00b's `td_target_kernel`, `!= 0`, then `& m`: a padding lane never
+#   resets.
+# * Step $t$ is the triple $(\gamma, r_t, \text{term}_t)$; padding past $T$ is
+#   $(1, 0, \text{false})$.
 # * Scan the three blocks with `reset_combine` and `reverse=True` to get $(A_t, B_t, K_t)$.
 # * Select on the carry: $G_t = B_t$ where $K_t$, else $B_t + A_t \cdot \text{carry}$.
 # * The new carry is still $G$ at the chunk's first step.
@@ -230,13 +178,11 @@ assert "tl.where(k2, a2, a2 * a1)" in combine_src  # scan.combine stores a2 wher
 #
 # <details><summary>Hint 3: check it by hand</summary>
 #
-# Take one row, $\gamma = 0.5$, $r = (1, 2, \text{NaN}, 4)$, with the first episode ending at
-# $t = 1$ ($\kappa_1$ set). The second episode gives $G_3 = 4$ and $G_2 = \text{NaN}$, which the
-# first never sees: $G_1 = 2$ and $G_0 = 1 + 0.5 \cdot 2 = 2$. With `chunk = 2` the NaN reaches
-# chunk $\{0, 1\}$ through the carry; with `chunk = 4` it is in the same chunk.
-# `chunked_returns`, which multiplies, prints `[[nan, nan, nan, 4.0]]` for both. Also put any
-# number in place of the NaN: $G_0$ and $G_1$ must not move.
-#
+# The four steps above: $\gamma = 0.5$, $r = (1, 2, \text{NaN}, 4)$, the first episode ending at
+# $t = 1$. The second episode gives $G_3 = 4$ and $G_2 = \text{NaN}$, which the first never sees:
+# $G_1 = 2$ and $G_0 = 1 + 0.5 \cdot 2 = 2$. With `chunk = 2` the NaN reaches chunk $\{0, 1\}$
+# through the carry; with `chunk = 4` it is in the same chunk. Also put any number in place of
+# the NaN: $G_0$ and $G_1$ must not move.
 #
 # ```python
 # r = torch.tensor([[1.0, 2.0, float("nan"), 4.0]], device=DEVICE)
@@ -250,11 +196,7 @@ assert "tl.where(k2, a2, a2 * a1)" in combine_src  # scan.combine stores a2 wher
 # <details><summary>Hint 4: the key lines</summary>
 #
 # ```python
-# @triton.jit
-# def reset_combine(a1, b1, k1, a2, b2, k2):  # (a1, b1, k1): the first operand, applied first
-#     return tl.where(k2, ___, a2 * a1), tl.where(k2, ___, ___), ___  # ___: the formula's two cases
-#
-# term = tl.load(D + row * T + t, mask=m, other=0) != 0  # (a padding lane loads 0: it never resets)
+# term = (tl.load(D + row * T + t, mask=m, other=0) != 0) & m
 # a = tl.where(m, ___, 1.0)  # ___: a real step's a_t. Does the flag change it?
 # a_s, b_s, k_s = tl.associative_scan((a, r, term), 0, reset_combine, reverse=True)
 # g = tl.where(k_s, ___, ___)  # which branch lets the carry in, and which keeps it out?
@@ -562,7 +504,7 @@ exercises.attempt("hooked_scan", hooked_scan)
 # | 4. **The new carry:** $y$ at the chunk's first step, picked out with `tl.sum(tl.where(...))` | `carry = after`: `_scan_chunk` also returns `after`, $y$ at the chunk's first step in time (the step a reverse scan reaches last) |
 #
 # The rest of `_walk` serves speed, masked steps and long rows, which you need none of here.
-# Notebook 13, section 6, prints these lines of `_walk` and names the rest.
+# Notebook 13c, section 6, prints these lines of `_walk` and names the rest.
 
 # %% jupyter={"source_hidden": true}
 # Checks: the table's four rows, in the package's source (CI runs them; skip when reading)

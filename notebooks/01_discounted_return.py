@@ -41,32 +41,8 @@
 # * $\text{done}_t$ is new. It marks any episode end: $\text{done}_t = \text{term}_t \lor
 #   \text{trunc}_t$, or the window's last step.
 #
-# Only a termination drops the bootstrap, through $(1-\text{term}_t)$.
-#
-# **Episode ends, on one card.** The return is a scan $y_t = b_t + a_t\,y_{t+1}$ over a window of
-# $T$ steps, with $a_t = \gamma_t$. A step that **resets** cuts off $y_{t+1}$, so $y_t = b_t$; at a
-# truncation or the window's last step, $b_t$ adds a bootstrap in place of $y_{t+1}$. The card lists
-# every kind of episode end that notebooks 01–07 use, one row each, and the last two columns write
-# the reset in its two forms:
-#
-# | the step is | does it reset? | the return's $b_t$ | $a_t$ in `rl.linear_scan` (tensor code) | $a_t$ and reset in Triton |
-# | --- | --- | --- | --- | --- |
-# | an ordinary step | no | $r_t$: $y_{t+1}$ comes in through $a_t$ | $\gamma_t$ | $\gamma_t$; reset false |
-# | a termination | yes | $r_t$: no state follows, so no bootstrap | 0 | $\gamma_t$, not read; reset true |
-# | a truncation | yes | $r_t + \gamma_t V(s_{t+1})$, the bootstrap through a select | 0 | $\gamma_t$, not read; reset true |
-# | the window's last step | yes | as a truncation, with $V(s_T)$ (no bootstrap if it also terminates) | 0 | $\gamma_t$, not read; reset true |
-#
-# An episode end thus does two separate things to its step. It **cuts** the carry: the reset. And
-# it gives $b_t$ its **end form**, with the bootstrap where there is one. Every estimator of the
-# course builds its steps from this card: each bootstrap is written into $b_t$, and every episode
-# end resets, the window's last step included.
-#
-# **The reset's two forms.** Tensor code such as `rl.linear_scan` takes pairs $(a_t, b_t)$ and has
-# no flag argument, so it writes a reset as $a_t = 0$. Every Triton function you write returns a
-# triple $(a_t, b_t, \text{reset}_t)$ instead, as 00c's `reset_scan` does. There the bool
-# $\text{reset}_t$ marks the cut, and $a_t$ keeps its usual value, which the scan does not read at a
-# reset. Either way, the scan *selects* $y_t = b_t$ at a reset. Section 2 adds the one rule that
-# keeps NaNs out, [select, never multiply by 0](#The-reset-and-the-select-rule).
+# Only a termination drops the bootstrap, through $(1-\text{term}_t)$. Section 2 gathers these
+# cases on one card, [the episode-end card](#The-episode-end-card), which the later notebooks use.
 #
 # <details><summary>Details: sources, and the flag of 00b and 00c</summary>
 #
@@ -132,10 +108,10 @@ print(G)
 # scan's output into what is stored. This section makes the split in NumPy and checks it against
 # the loop.
 #
-# The return is $G_t = b_t + a_t G_{t+1}$, with the card's steps:
+# The return is $G_t = b_t + a_t G_{t+1}$, with
 #
-# * $a_t = \gamma_t$, and $a_t = 0$ where done$_t$ is set: the reset in its tensor form, applied as
-#   a select;
+# * $a_t = \gamma_t$, and $a_t = 0$ where done$_t$ is set. That is a **reset**: it cuts off
+#   $G_{t+1}$, so $G_t = b_t$. The scan applies it as a select;
 # * $b_t = r_t + [\text{done}_t \land \lnot\text{term}_t]\,\gamma_t V'_t$. The bracket is 1 where
 #   an episode ends without a termination. So the bootstrap enters $b$ only where the carry is cut.
 #
@@ -163,15 +139,36 @@ np.testing.assert_allclose(returns_as_scan(R, 0.9, TERM, TRUNC, NV),
 print("prologue + scan + epilogue == the loop")
 
 # %% [markdown]
-# ### The reset and the select rule
+# ### The episode-end card
+#
+# Every estimator of the course splits as the return just did, and its kinds of step fit on one
+# card. Later notebooks link back here rather than repeat it. Each row is a kind of step; the
+# last two columns write the reset in its two forms:
+#
+# | the step is | does it reset? | the return's $b_t$ | $a_t$ in `rl.linear_scan` (tensor code) | $a_t$ and reset in Triton |
+# | --- | --- | --- | --- | --- |
+# | an ordinary step | no | $r_t$: $y_{t+1}$ comes in through $a_t$ | $\gamma_t$ | $\gamma_t$; reset false |
+# | a termination | yes | $r_t$: no state follows, so no bootstrap | 0 | $\gamma_t$, not read; reset true |
+# | a truncation | yes | $r_t + \gamma_t V(s_{t+1})$, the bootstrap through a select | 0 | $\gamma_t$, not read; reset true |
+# | the window's last step | yes | as a truncation, with $V(s_T)$ (no bootstrap if it also terminates) | 0 | $\gamma_t$, not read; reset true |
+#
+# An episode end does two separate things to its step. It **cuts** the carry: the reset. And it
+# gives $b_t$ its **end form**, with the bootstrap where there is one. Every estimator writes each
+# bootstrap into $b_t$, and resets at every episode end, the window's last step included.
+#
+# **The reset's two forms.** Tensor code such as `rl.linear_scan` takes pairs $(a_t, b_t)$ and has
+# no flag argument, so it writes a reset as $a_t = 0$, as `returns_as_scan` does. Every Triton
+# function you write returns a triple $(a_t, b_t, \text{reset}_t)$ instead, as 00c's `reset_scan`
+# does: the bool marks the cut, and $a_t$ keeps its usual value, which is not read at a reset.
+# Either way, the scan *selects* $y_t = b_t$ at a reset.
 #
 # **Select, never multiply by 0.** NaNs are real inputs: a failed environment step gives one, and a
 # next value behind a termination may be one. $0 \times \text{NaN}$ is NaN, so the reset and the
 # dropped bootstrap are **selects** (`np.where`, `torch.where`, `tl.where`): they pick one of two
 # values and do no arithmetic with the other. Where a formula writes $(1-\text{term}_t)$ as a
 # factor, that is notation: the code selects. The scan's select keeps out a NaN that lies behind
-# the step, in a later episode or in the carry from a later chunk. A NaN inside the step's own
-# $b_t$, such as a next value at a termination, needs a select that you write.
+# the step. A NaN inside the step's own $b_t$, such as a next value at a termination, needs a
+# select that you write.
 #
 # <details><summary>Details: why the window's last step needs both its end form and its reset</summary>
 #
@@ -342,15 +339,12 @@ print(f"3 x 1000: relative error {long_err:.1e}")
 # * `t` is the global time index, from 0 to T-1, not the index inside the chunk.
 # * Lanes past the end (where `m` is false) become the identity (1, 0), with no reset, whatever
 #   the prologue returns there.
-# * Where `reset` is set, the scan selects $y_t = b_t$, as on the card.
+# * Where `reset` is set, the scan selects $y_t = b_t$, as on [the card](#The-episode-end-card).
 # * The scan starts from $y_T = 0$ ($y_{-1} = 0$ with `reverse=False`). So a bootstrap at the
-#   window's last step belongs in $b$, and that step still resets, as the card says. A checker
-#   may start the scan from another value, a stand-in for what lies past the window.
+#   window's last step belongs in $b$, and that step still resets. A checker may start the scan
+#   from another value, a stand-in for what lies past the window.
 #
-# A NaN inside your own $b_t$ is yours to keep out, by section 2's select rule:
-# $\gamma(1-\text{term}_t)V'_t$ written as a product puts a NaN into $b_t$ wherever the next value
-# behind a termination is NaN, and the reset cannot remove it. Write every such factor as a
-# select: `tl.where` in Triton, `torch.where` in tensor code.
+# A NaN inside your own $b_t$ is yours to keep out, with a `tl.where`: the reset cannot remove it.
 
 # %%
 print(inspect.getsource(getattr(exercises._scan_hook_kernel, "fn", exercises._scan_hook_kernel)))

@@ -20,42 +20,34 @@
 #   tensor ops. An optional appendix reads the package's own hook form.
 # * **Time:** 2–3 h with the open questions; 1–1.5 h for the reading and the checked exercises.
 # * **Needs:** notebook 01. No GPU.
-# * **Conventions:** episode ends follow notebook 01's card; the glossary's
-#   [Names and signatures](GLOSSARY.md#names-and-signatures) lists flags, values and hook signatures.
+# * **Conventions:** episode ends follow [notebook 01's card](01_discounted_return.ipynb#The-episode-end-card);
+#   names follow the glossary's [Names and signatures](GLOSSARY.md#names-and-signatures).
 # * **Minimum path:** sections 1–3 and the checked exercise `gae_pairs`. Sections 4–5, the open
 #   questions and the optional appendix (with its exercise `gae_prologue`) can wait.
 #
 # PPO, A2C and most actor-critic methods weight each action by an **advantage**. It says how much
 # better the return after the action was than the critic expected. Generalized advantage estimation
-# (GAE) averages the $n$-step advantages with weights $(1-\lambda)\lambda^{n-1}$. Here you compute
-# it as one reverse scan.
-#
-# The average is $\hat A_t = \sum_k (\gamma\lambda)^k\delta_{t+k}$. This is a discounted return of
-# the TD errors $\delta$, with discount $\gamma\lambda$. Like every return, it is a backward
-# recurrence. With episode ends, it reads:
+# (GAE) averages the $n$-step advantages with weights $(1-\lambda)\lambda^{n-1}$. The average is
+# $\hat A_t = \sum_k (\gamma\lambda)^k\delta_{t+k}$, a discounted return of the TD errors
+# $\delta$ with discount $\gamma\lambda$. So it is one reverse scan. With episode ends:
 #
 # $$\delta_t = r_t + \gamma_t (1-\text{term}_t) V'_t - V_t, \qquad
 #   \hat A_t = \delta_t + \gamma_t\lambda_t (1-\text{done}_t) \hat A_{t+1}, \qquad \text{returns}_t = \hat A_t + V_t .$$
 #
-# * $\gamma_t$ and $\lambda_t$ are the discount and the λ of step $t$: `rl.gae` takes each as one
-#   number or as a (B, T) tensor, one per step. Where they are one number, as in the average above
-#   and in the exercise `gae_pairs`, the subscripts are dropped.
-# * $V_t = V(s_t)$ is the critic's value of state $s_t$, `values[t]`.
-# * $V'_t = V(s_{t+1})$ is the value of the next state. After a termination there is no next
-#   state, and $V'_t$ is never read. Elsewhere it comes from one of two inputs, depending on what
-#   the call passes:
+# * $\gamma_t$ and $\lambda_t$ may vary per step: `rl.gae` takes each as a number or a (B, T)
+#   tensor. Where they are one number, as in `gae_pairs`, the subscripts are dropped.
+# * $V_t = V(s_t)$ is `values[t]`. $V'_t = V(s_{t+1})$, never read after a termination, comes from
+#   one of two inputs:
 #
-#   | the call passes | $V'_t$ at a step inside the window | $V'_{T-1}$, the window's last step |
+#   | the call passes | $V'_t$ inside the window | $V'_{T-1}$, the window's last step |
 #   |---|---|---|
 #   | `next_values` (as `gae_pairs` does) | `next_values[t]`, truncations included | `next_values[T-1]` |
 #   | `values` and `bootstrap_value` only | `values[t+1]` | `bootstrap_value` |
 #
-#   At a truncation, `values[t+1]` is the value of the next episode's first state, not of the real
-#   next state. So a call that passes `truncated` without `next_values` raises a ValueError.
-# * $\text{done} = \text{terminated} \lor \text{truncated}$. The last step of the rollout acts as a
-#   truncation: it bootstraps, from the table's last column.
-# * The factors $(1-\text{term}_t)$ and $(1-\text{done}_t)$ are notation for selects, by
-#   [notebook 01's select rule](01_discounted_return.ipynb#The-reset-and-the-select-rule).
+#   At a truncation `values[t+1]` belongs to the next episode, so a call that passes `truncated`
+#   without `next_values` raises a ValueError.
+# * The flags are [the card](01_discounted_return.ipynb#The-episode-end-card)'s, and each factor
+#   $(1-\cdot)$ is a select.
 #
 # <details><summary>Details: why the average is a scan, and the source</summary>
 #
@@ -94,8 +86,8 @@ rng = np.random.default_rng(0)
 # %% [markdown]
 # ## 1. The loop
 #
-# GAE is built as in notebook 01, starting from a float64 NumPy loop. It handles one time step per
-# iteration, and the whole batch at once by broadcasting. Every kernel is tested against it.
+# As in notebook 01, a float64 NumPy loop is the ground truth: one time step per iteration, the
+# batch by broadcasting.
 
 # %%
 print(inspect.getsource(reference.gae))
@@ -118,20 +110,14 @@ np.testing.assert_allclose(ret, adv + v)
 # %% [markdown]
 # ## 2. Prologue, scan, epilogue
 #
-# As in notebook 01, the loop splits into a prologue, the scan and an epilogue. For GAE the
-# prologue is where the episode ends matter. It computes $\delta_t$, and at each kind of end it
-# decides whether $\delta_t$ bootstraps and whether the trace is cut. After checking the split in
-# NumPy, you write that prologue yourself, in tensor ops.
+# The split of notebook 01, with $\hat A_t = b_t + a_t \hat A_{t+1}$:
 #
-# Read the recurrence as $\hat A_t = b_t + a_t \hat A_{t+1}$, with a reset where the episode ends.
+# * **prologue**: $b_t = \delta_t$ and $a_t = \gamma_t\lambda_t$, with the card's reset where
+#   done$_t$ ($a_t = 0$ in tensor code). The episode ends live here, and you write it next;
+# * **scan**: the reverse scan, whose output $y_t$ is $\hat A_t$;
+# * **epilogue**: advantages $= y_t$, returns $= y_t + V_t$, 0 where padded.
 #
-# * **prologue**, computed for each step on its own: $b_t = \delta_t$ and $a_t = \gamma_t\lambda_t$.
-#   Where done$_t$, the window's last step included, $a_t = 0$, the reset's tensor-code form
-#   ([notebook 01's card](01_discounted_return.ipynb));
-# * **scan**: the reverse affine scan of notebook 00, whose output at step $t$ is $y_t$;
-# * **epilogue**, again per step: advantages $= y_t$, returns $= y_t + V_t$, 0 where padded.
-#
-# The same three pieces in NumPy, checked against the loop on a random rollout:
+# In NumPy, against the loop:
 
 # %%
 def gae_as_scan(r, v, gamma, lam, terminated, bootstrap_value):
@@ -156,19 +142,14 @@ for got, want in zip(gae_as_scan(R, V, 0.97, 0.9, TERM, BOOT),
 print("prologue + scan + epilogue == the loop")
 
 # %% [markdown]
-# Your turn, in tensor ops.
-# Checked exercises work as in [notebook 00](00_associative_scan.ipynb#Exercises);
-# `print(exercises.task(name))` restates a task.
-#
-# **`gae_pairs`.** Write GAE's prologue in tensor ops. It returns the pairs whose reverse scan is
-# the advantage.
+# **`gae_pairs`** (tensor ops; checked exercises work as in
+# [notebook 00](00_associative_scan.ipynb#Exercises)). Write GAE's prologue.
 #
 # * **Inputs:** `rewards`, `values`, `next_values` ($V(s_{t+1})$), `terminated` and `truncated`
 #   (bool), all (B, T) tensors; `gamma` and `lam` numbers.
-# * **Returns:** `(a, b)`, tensors shaped like `rewards`, whose reverse scan
-#   $y_t = b_t + a_t y_{t+1}$ (`rl.linear_scan`, run by the checker) is the advantage $\hat A_t$.
-#   Each kind of step, with the reset in the tensor-code form of
-#   [notebook 01's card](01_discounted_return.ipynb), a multiplier of 0:
+# * **Returns:** `(a, b)`, shaped like `rewards`, whose reverse scan (`rl.linear_scan`, run by the
+#   checker) is $\hat A_t$. Each kind of step, with the reset as $a_t = 0$
+#   ([the card](01_discounted_return.ipynb#The-episode-end-card)'s tensor form):
 #
 #   | step | multiplier $a_t$ | $b_t$ | reset? |
 #   | --- | --- | --- | --- |
@@ -177,10 +158,8 @@ print("prologue + scan + epilogue == the loop")
 #   | truncation | 0 | $r_t + \gamma V'_t - V_t$ | yes |
 #   | the window's last step, otherwise ordinary | 0 | $r_t + \gamma V'_{T-1} - V_t$ | yes |
 #
-# * **Edge cases:** `next_values` behind a termination may be NaN: select it away with
-#   `torch.where`, since a product with 0 keeps the NaN. The checker scans your pairs from a
-#   nonzero value after the window, so the window's last step must reset
-#   ([notebook 01](01_discounted_return.ipynb#The-reset-and-the-select-rule) says why).
+# * **Edge cases:** `next_values` behind a termination may be NaN: select it away. The checker
+#   scans from a nonzero value after the window, so the window's last step must reset.
 #
 # <details><summary>Hint 1: where to start</summary>
 #
@@ -248,19 +227,16 @@ exercises.attempt("gae_pairs", gae_pairs)
 # %% [markdown]
 # ## 3. The kernel
 #
-# `rl.gae` runs section 2's three pieces as one Triton kernel. The scan is the package's shared
-# scan kernel, the one you met in notebooks 00c and 01. The prologue and the epilogue are GAE's
-# own, and the package writes each of them as a **hook**: a small `@triton.jit` function that the
-# shared kernel calls on every chunk of steps. GAE's prologue computes the same step as your
-# `gae_pairs`. The optional [appendix](#Appendix:-the-package's-hook-form) reads the package's
-# hook form.
+# `rl.gae` runs section 2's three pieces as one Triton kernel: the shared scan of notebooks 00c
+# and 01, with GAE's prologue and epilogue as **hooks**, small `@triton.jit` functions the scan
+# calls on each chunk. The prologue computes your `gae_pairs` step. The optional
+# [appendix](#Appendix:-the-package's-hook-form) reads the hooks.
 
 # %% [markdown]
 # ## 4. Kernel against the loop
 #
-# The kernel must match section 1's loop, and its gradients autograd's on the PyTorch path. The
-# random rollouts below test every case at once: terminations, truncations that bootstrap from the
-# true next value, left and right padding, a per-step discount, and a time-major buffer:
+# The kernel must match the loop on terminations, truncations that bootstrap from the true next
+# value, left and right padding, a per-step discount, and a time-major buffer:
 
 # %%
 B, T = 4, 50
@@ -307,9 +283,8 @@ ax.legend()
 plt.show()
 
 # %% [markdown]
-# Gradients flow to rewards, values and next values through a backward kernel, the transposed
-# scan. Here it is checked against autograd of the PyTorch path. A next value behind a termination
-# is never read, so its gradient is 0; every other next value gets one:
+# The backward kernel, the transposed scan, against autograd of the PyTorch path. A next value
+# behind a termination is never read, so its gradient is 0:
 
 # %%
 r64, v64, nv64 = (torch.randn(2, 30, dtype=torch.float64, device=DEVICE, requires_grad=True) for _ in range(3))
@@ -331,19 +306,16 @@ assert profile.rollout_error("gae", 3, 1000, DEVICE) < 1e-5  # 3 × 1,000 steps:
 # ## 5. Optional: profile it
 #
 # **Takeaway: at 16×128 both the package's call and a bare naive GAE kernel are host-bound, and
-# this run cannot say which of the two has more host work.** The package's kernel is the faster one
-# on the GPU, 1.8 against the naive kernel's 8.0 µs, but each call's wall time is several times its
-# GPU time. The naive kernel is the table's anchor, a yardstick timed beside ours. Its line is the
-# one whose `wall ÷ ours` column reads under 1: in wall time it read 29.9 µs against the package's
-# 50.1 µs. Yet the package's own call at 4096×128, with 256 times the data, read only 28.1 µs, less
-# than at 16×128. A fixed host cost per call cannot explain that, so, as in notebook 01, read the
-# 16×128 wall times as an upper bound. [Notebook 14](14_appendix_data.ipynb), section 6, asks
-# whether the 1.7× gap is real. As for the return, most of the backward's extra wall time is host
-# time.
+# this run cannot say which has more host work.** On the GPU the package's kernel is faster, 1.8
+# against 8.0 µs. In wall time the naive kernel, the table's anchor (the one line whose
+# `wall ÷ ours` reads under 1), read 29.9 µs against the package's 50.1 µs. But the package's call
+# at 4096×128 read only 28.1 µs, so, as in
+# [notebook 01, section 6](01_discounted_return.ipynb#6.-Optional:-profile-it), the 16×128 wall
+# times are an upper bound; [notebook 14](14_appendix_data.ipynb), section 6, asks whether the
+# 1.7× gap is real. The backward's extra wall time is mostly host time, as there.
 #
-# The cell prints GAE's table and chart from the committed H200 run. It measures nothing.
-# [Notebook 08](08_profiling.ipynb#Reading-the-profile-tables-of-notebooks-01-to-07) says how to
-# read them.
+# The cell prints the committed H200 table and chart and measures nothing
+# ([how to read them](08_profiling.ipynb#Reading-the-profile-tables-of-notebooks-01-to-07)).
 
 # %%
 h200 = profile.committed("gae", missing_ok=True)  # the H200's table and chart, read by name: not measured here
@@ -368,13 +340,12 @@ if h200:
 # %% [markdown]
 # ## Exercises
 #
-# The checked exercise `gae_pairs` (tensor ops) is at the end of section 2. The optional
-# `gae_prologue`, the same prologue as a Triton hook, is in the appendix. Solutions are in
-# `notebooks/solutions/`.
+# The checked exercise `gae_pairs` is at the end of section 2, and the optional `gae_prologue` in
+# the appendix. Solutions are in `notebooks/solutions/`.
 #
 # Without a checker:
 #
-# *(Answer each in its cell below. Your teacher's grader collects the answers from them.)*
+# *(Answer each in its cell below, for your teacher's grader.)*
 #
 # 1. Set $\lambda = 1$. Show that `returns` equals `rl.discounted_returns` when `next_values`
 #    is `values[t+1]` inside episodes. Why does the equality fail for arbitrary `next_values`?
@@ -396,17 +367,16 @@ if h200:
 #
 # * GAE is one reverse scan: $a_t = \gamma\lambda$, $b_t = \delta_t$, and a reset at every episode
 #   end. The returns are $\hat A_t + V_t$, from the same pass.
-# * A termination is a select, not a multiplication. It has no bootstrap, and a NaN value behind it
-#   is never read. A truncation, or the window's end, resets the trace but bootstraps.
-# * In the package, GAE's prologue and epilogue are hooks around one shared scan kernel. A hook
-#   knows nothing of chunks, carries or threads, so every estimator is a short prologue and
-#   epilogue.
+# * A termination drops the bootstrap by a select. A truncation, or the window's end, resets the
+#   trace but bootstraps.
+# * In the package, GAE's prologue and epilogue are hooks around one shared scan kernel, so every
+#   estimator is a short prologue and epilogue.
 
 # %% [markdown]
 # ## Appendix: the package's hook form
 #
-# Optional. Read it when you want to read the package's source, and do its exercise,
-# `gae_prologue`, to write a hook of the package yourself. No later exercise uses this form.
+# Optional: for reading the package's source, and for its exercise `gae_prologue`. No later
+# exercise uses this form.
 #
 # ### The package's prologue
 #
@@ -416,8 +386,7 @@ if h200:
 # ```
 #
 # The arguments keep their order, and so do the first three outputs, the triple of
-# [notebook 01's harness](01_discounted_return.ipynb#5.-The-harness-for-Triton-prologues). What is
-# new, one line each:
+# [notebook 01's harness](01_discounted_return.ipynb#5.-The-harness-for-Triton-prologues). New:
 #
 # * `SX`, new after `X`: each input's (row, time) strides. With `row`, they let one hook read
 #   batch-major and time-major buffers alike.
@@ -438,9 +407,9 @@ if h200:
 # * `load(X[REWARDS], SX[REWARDS], row, t, valid, 0.0, ACC)` gives the rewards.
 # * `values_now_and_next(X, SX, row, t, m, T, ACC)` gives $V(s_t)$ and $V(s_{t+1})$.
 #
-# The cell below prints `step` and `values_now_and_next`. Most of it is the package's machinery.
-# Read three places: in `step`, the line that computes `done` and the `return` line; in
-# `values_now_and_next`, the docstring, which says what it returns.
+# The cell below prints `step` and `values_now_and_next`, mostly machinery. Read three places: in
+# `step`, the line that computes `done` and the `return` line; in `values_now_and_next`, the
+# docstring.
 #
 # <details><summary>Details: the names in them you can skip</summary>
 #
@@ -461,8 +430,7 @@ for fn in (episode.step, episode.values_now_and_next):  # what the helpers read,
     print(inspect.getsource(getattr(fn, "fn", fn)))
 
 # %% [markdown]
-# Below is notebook 01's discounted return in this form, the model for the exercise. Read three of
-# its lines:
+# Notebook 01's discounted return in this form, the model for the exercise. Read three lines:
 #
 # * the `step` call;
 # * the `b` line, which adds the bootstrap only where `done & ~term` (a truncation or the window's
@@ -488,9 +456,11 @@ print(inspect.getsource(getattr(returns._returns_prologue, "fn", returns._return
 # %% [markdown]
 # ### Exercise `gae_prologue`
 #
-# **`gae_prologue`** (optional, a Triton hook). This is your `gae_pairs` again, in the package's
-# form. Write GAE's prologue, `gae_prologue(X, SX, P, row, t, m, T, ACC)`. The checker runs
-# `rl.gae` with your prologue in place of the package's (`exercises.package_prologue`).
+# **`gae_prologue`** (optional, a Triton hook). Your `gae_pairs` again, in the package's form:
+# write `gae_prologue(X, SX, P, row, t, m, T, ACC)`. The checker runs `rl.gae` with your prologue
+# in place of the package's (`exercises.package_prologue`).
+#
+# <details><summary>Details: the package's ninth argument, ahead</summary>
 #
 # The package's prologues end with one more argument, `ahead=None`, which they pass on to `step`
 # and `values_now_and_next`. It is a masked call's look-ahead: the value at the next unpadded step,
@@ -498,11 +468,13 @@ print(inspect.getsource(getattr(returns._returns_prologue, "fn", returns._return
 # look-ahead off and handles the mask before the kernel runs, so the kernel calls your prologue
 # with the eight arguments above, and the helpers take their default `ahead=None`.
 #
+# </details>
+#
 # * **Inputs:** read them with the three helpers above, as the starter's template does. The
 #   rewards' load takes `valid`, as in `_returns_prologue`.
 # * **Returns:** `(a, b, reset, valid, keep)`. `valid` is `step`'s, and `keep = (v,)`, so the
-#   epilogue adds $V_t$ to the advantage without reading `values` again. The first three, for each
-#   kind of step, in the Triton form of [notebook 01's card](01_discounted_return.ipynb):
+#   epilogue adds $V_t$ to the advantage without reading `values` again. The first three, in
+#   [the card](01_discounted_return.ipynb#The-episode-end-card)'s Triton form:
 #
 #   | step | multiplier $a_t$ | $b_t$ | reset? (`reset`) |
 #   | --- | --- | --- | --- |
@@ -511,10 +483,10 @@ print(inspect.getsource(getattr(returns._returns_prologue, "fn", returns._return
 #   | truncation | $\gamma_t\lambda_t$ | $r_t + \gamma_t V'_t - V_t$ | yes |
 #   | the window's last step, otherwise ordinary | $\gamma_t\lambda_t$ | $r_t + \gamma_t V'_{T-1} - V_t$ | yes |
 #
-#   The flag `reset` you return is `step`'s `done`, as it stands: true on the rows marked yes.
+#   The flag `reset` you return is `step`'s `done`, as it stands.
 # * **Edge cases:** the checker's rollouts have terminations, truncations, padding and a per-step
-#   γ. The helpers handle the layouts and the padding for you. Drop a termination's bootstrap
-#   with a select, `tl.where`: a product with 0 would keep a NaN.
+#   γ. The helpers handle the layouts and the padding. Drop a termination's bootstrap with
+#   `tl.where`.
 #
 # <details><summary>Hint 1: where to start</summary>
 #
@@ -590,10 +562,8 @@ exercises.attempt("gae_prologue", gae_prologue)
 # %% [markdown]
 # ### The epilogue
 #
-# Nothing in a prologue knows about chunks, carries or threads. Those are the shared kernel's job,
-# which is why every estimator is about 20 lines.
-#
-# An epilogue takes the prologue's arguments plus six more. `O` and `SO` are the output tensors
+# Chunks, carries and threads are the shared kernel's job, which is why every estimator is about
+# 20 lines. An epilogue takes the prologue's arguments plus six more. `O` and `SO` are the output tensors
 # and their strides. `valid` is the prologue's. `y` is the scanned value at $t$. `y_in` is the
 # value that entered step $t$: $y_t = b_t + a_t\,y_{in}$, so in a reverse scan `y_in` is $y_{t+1}$.
 # `keep` is what the prologue handed on. GAE's epilogue, below, stores two outputs:

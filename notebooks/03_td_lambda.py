@@ -20,8 +20,8 @@
 #   λ, measured; Watkins's Q(λ) as a Triton prologue.
 # * **Time:** 2.5–3.5 h with the open questions; 1–1.5 h for the reading and the checked exercise.
 # * **Needs:** notebooks 01 and 02; the bias and variance of an estimator. No GPU.
-# * **Conventions:** episode ends follow notebook 01's card; the glossary's
-#   [Names and signatures](GLOSSARY.md#names-and-signatures) lists flags, values and hook signatures.
+# * **Conventions:** episode ends follow [notebook 01's card](01_discounted_return.ipynb#The-episode-end-card);
+#   names follow the glossary's [Names and signatures](GLOSSARY.md#names-and-signatures).
 # * **Minimum path:** sections 1–4, the worked prologue under Exercises and the checked exercise
 #   `q_lambda`. Section 5 (the bias–variance measurement), 6 and the open questions can wait.
 #
@@ -37,8 +37,7 @@
 #
 # </details>
 #
-# It has a backward form, as in rlax's `lambda_returns`. $V'_t$, term and done are as in
-# notebook 02:
+# Its backward form, as in rlax's `lambda_returns`, with $V'_t$ and the flags of notebook 02:
 #
 # $$G_t = r_t + \gamma_t (1-\text{term}_t)\Big[(1-\lambda_t) V'_t + \lambda_t
 #   \begin{cases} G_{t+1} & \text{not done}_t \\ V'_t & \text{done}_t \end{cases}\Big]$$
@@ -73,8 +72,7 @@ n = lambda x: x.cpu().numpy()  # noqa: E731
 # %% [markdown]
 # ## 1. The loop
 #
-# The λ-return follows the path of notebooks 01 and 02: a loop, then a scan, then the kernel. The
-# float64 ground truth loops over time, and its `carry` holds $G_{t+1}$.
+# The float64 ground truth loops over time. Its `carry` holds $G_{t+1}$.
 
 # %%
 print(inspect.getsource(reference.td_lambda))
@@ -92,23 +90,17 @@ print(G)
 # %% [markdown]
 # ## 2. Prologue, scan, epilogue
 #
-# At each step the loop mixes two things, the next value $V'_t$ and the next return $G_{t+1}$,
-# and only $G_{t+1}$ is carried from step to step. So the part that multiplies $G_{t+1}$ becomes
-# $a_t$, and everything else, the bootstrap from $V'_t$ included, goes into $b_t$. The λ-return
-# as a reverse scan:
+# The loop mixes $V'_t$ and $G_{t+1}$, but only $G_{t+1}$ is carried from step to step. So what
+# multiplies it is $a_t$, and the rest, the bootstrap from $V'_t$ included, is $b_t$:
 #
-# * $a_t = \gamma_t\lambda_t$, with a reset where done$_t$, written $a_t = 0$ in the NumPy below
-#   ([notebook 01's card](01_discounted_return.ipynb));
-# * $b_t = r_t + [\lnot\text{term}_t]\,\gamma_t w_t V'_t$, where $[\lnot\text{term}_t]$ is 0 at a
-#   termination and 1 elsewhere. $w_t$ is the weight on bootstrapping from $V'_t$. Inside an
-#   episode it is $1-\lambda_t$, and the rest of the weight goes to $G_{t+1}$. At a truncation or
-#   the window's end it is 1, because there is no $G_{t+1}$ to mix in: $b_t$'s end form, selected
-#   by done$_t$.
+# * $a_t = \gamma_t\lambda_t$, with [the card](01_discounted_return.ipynb#The-episode-end-card)'s
+#   reset where done$_t$ ($a_t = 0$ in the NumPy below);
+# * $b_t = r_t + [\lnot\text{term}_t]\,\gamma_t w_t V'_t$. The bootstrap's weight $w_t$ is
+#   $1-\lambda_t$ inside an episode, the rest going to $G_{t+1}$. Where done$_t$ it is 1, since
+#   there is no $G_{t+1}$ to mix in: $b_t$'s end form.
 #
-# The window's last step needs the end form even from $y_T = 0$
-# ([notebook 01's fold](01_discounted_return.ipynb#The-reset-and-the-select-rule) says why). Here
-# the ordinary form would leave $\lambda G_T$ to the scan, and there is no $G_T$: in section 1's
-# example it would give $G_2 = 0.5 \cdot 30 = 15$, where the target is 30.
+# The window's last step needs that end form even from $y_T = 0$: the ordinary form would leave
+# $\lambda G_T$ to the scan, and in section 1's example give $G_2 = 0.5 \cdot 30 = 15$, not 30.
 #
 # In NumPy, against the loop:
 
@@ -147,23 +139,21 @@ assert rl.linear_scan(a_cut, b_ordinary, backend=KERNEL)[0, 2] == 15.0  # "the o
 # %% [markdown]
 # ## 3. The kernel's prologue
 #
-# The package runs section 2's pair on the same scan as the return and GAE. So the only part of
-# the kernel to read is its prologue, which turns the λ-return's inputs into the scan's pairs. It
-# is written in the package's hook form (notebook 02's appendix). You need only two of its lines
-# here. Here it is, from `rltriton_lite/returns.py`:
+# The kernel is the shared scan with TD(λ)'s own prologue, in the package's hook form (notebook
+# 02's appendix), from `rltriton_lite/returns.py`:
 
 # %%
 print(inspect.getsource(getattr(returns._td_lambda_prologue, "fn", returns._td_lambda_prologue)))
 
 # %% [markdown]
-# It differs from GAE's prologue in two places. Its `b` has no $-V_t$, and it has the weight
-# `w = tl.where(done, 1.0, 1.0 - lam)`: section 2's $w_t$, which selects the end form of $b$.
+# Two lines differ from GAE's: its `b` has no $-V_t$, and `w = tl.where(done, 1.0, 1.0 - lam)` is
+# section 2's $w_t$, which selects the end form of $b$.
 #
 # ## 4. Kernel against the loop
 #
-# The kernel must match section 1's loop, on rollouts with terminations, truncations, a random
-# mask, per-step γ and λ, and a time-major buffer. At the two ends of the family, λ = 0 must give
-# the one-step TD target, and λ = 1 notebook 01's discounted return:
+# The kernel must match the loop on terminations, truncations, a random mask, per-step γ and λ,
+# and a time-major buffer. At the ends of the family, λ = 0 must give the one-step TD target, and
+# λ = 1 notebook 01's return:
 
 # %%
 B, T = 4, 45
@@ -196,14 +186,10 @@ assert profile.rollout_error("td_lambda", 3, 1000, DEVICE) < 1e-5  # 3 × 1,000 
 # %% [markdown]
 # ## 5. How λ trades bias for variance
 #
-# Which λ should one use? On an example with a known true value, this section measures how λ
-# trades the critic's error for the rewards' noise, and finds the best λ.
-#
-# $G_t$ is a random estimate of the true value $v(s_t)$, because the rewards and the critic's
-# errors are random. Its mean can be off (bias), and it can scatter around its mean (variance).
-# The mean squared error is $\mathrm{MSE} = \mathrm{bias}^2 + \mathrm{variance}$.
-#
-# The setting:
+# Which λ should one use? $G_t$ is a random estimate of the true value $v(s_t)$: its mean can be
+# off (bias), and it scatters around its mean (variance), with
+# $\mathrm{MSE} = \mathrm{bias}^2 + \mathrm{variance}$. This section measures both on an example
+# with a known true value:
 #
 # * a chain that never ends, with random rewards $r_t \sim \mathcal N(m_r, \sigma_r^2)$ of mean
 #   $m_r$. Every state has the same true value $v = m_r/(1-\gamma)$.
@@ -211,12 +197,10 @@ assert profile.rollout_error("td_lambda", 3, 1000, DEVICE) < 1e-5  # 3 × 1,000 
 #   $\xi_t$ are standard normal, independent across steps and of the rewards.
 # * windows of $T$ steps, bootstrapped at the end.
 #
-# **Where λ puts the weight.** $G_0$ is linear in the rewards and the critic's next values,
-# $G_0 = \sum_t \alpha_t r_t + \sum_t \beta_t V'_t$. The rewards' weights are
-# $\alpha_t = (\gamma\lambda)^t$. The critic's weights are $\beta_t = \gamma(1-\lambda)(\gamma\lambda)^t$
-# for $t < T-1$, and $\beta_{T-1} = \gamma(\gamma\lambda)^{T-1}$ at the window's last step, which
-# bootstraps fully. The plot shows the critic's weights for four values of λ, with
-# $\gamma = 0.8$ and $T = 20$, on a log scale, where a weight of 0 is not drawn:
+# **Where λ puts the weight.** $G_0 = \sum_t \alpha_t r_t + \sum_t \beta_t V'_t$, with
+# $\alpha_t = (\gamma\lambda)^t$ and $\beta_t = \gamma(1-\lambda)(\gamma\lambda)^t$ for $t < T-1$;
+# the window's last step bootstraps fully, $\beta_{T-1} = \gamma(\gamma\lambda)^{T-1}$. The critic's
+# weights for four λ, with $\gamma = 0.8$ and $T = 20$ (log scale; a weight of 0 is not drawn):
 
 # %%
 gamma_, T_mc, m_r, sigma_r, eta, sigma_c, N_mc = 0.8, 20, 1.0, 2.0, 3.0, 0.25, 20_000
@@ -247,21 +231,19 @@ assert beta_show[0, 0] == gamma_ and np.isclose(beta_show[-1, -1], gamma_**T_mc)
 # %% [markdown]
 # λ moves the error between two sources:
 #
-# * **The critic**, through the $\beta_t$. Its bias $\eta$ enters $G_0$ as $\eta\sum_t\beta_t$. At
-#   λ = 0 the one weight is $\beta_0 = \gamma$, so the bias is $\gamma\eta$. A larger λ lowers the
-#   total weight, down to $\gamma^T$ at λ = 1, and so shrinks the bias. The critic's noise enters
-#   the variance as $\sigma_c^2\sum_t\beta_t^2$. Until λ nears 1, a larger λ spreads the weight
-#   over more states, whose independent errors partly cancel, and this term falls too. At λ = 1
-#   the critic's whole weight, $\gamma^T$, sits on one bootstrap value.
+# * **The critic**, through the $\beta_t$. Its bias enters $G_0$ as $\eta\sum_t\beta_t$: $\gamma\eta$
+#   at λ = 0, shrinking as λ grows to $\gamma^T\eta$ at λ = 1. Its noise enters the variance as
+#   $\sigma_c^2\sum_t\beta_t^2$. Until λ nears 1, a larger λ spreads the weight over more states,
+#   whose independent errors partly cancel; at λ = 1 the whole weight $\gamma^T$ sits on one
+#   bootstrap value.
 # * **The sampled rewards**, through the $\alpha_t$. Their noise enters the variance as
-#   $\sigma_r^2\sum_t\alpha_t^2$, which grows with λ: at λ = 1, $G_0$ sums the noise of every
-#   reward of the window.
+#   $\sigma_r^2\sum_t\alpha_t^2$, which grows with λ: at λ = 1, $G_0$ sums every reward's noise.
 #
 # So a trade-off needs both random rewards and an imperfect critic, biased or noisy.
 #
-# Bias and variance belong to the *distribution* of $G_0$, which one rollout cannot show. So we
-# draw 20,000 rollouts as the rows of one batch, each with its own critic errors. We compute $G_0$
-# for 21 values of λ, with one `reference.td_lambda` call (NumPy, float64) per λ.
+# Bias and variance belong to the *distribution* of $G_0$, so we draw 20,000 rollouts, one per
+# row, each with its own critic errors, and compute $G_0$ for 21 values of λ with
+# `reference.td_lambda`.
 
 # %%
 lams = np.linspace(0.0, 1.0, 21)
@@ -287,9 +269,8 @@ print(f"MSE: λ=0 {mse[0]:.2f}, best on the grid λ={lams[best]:.2f} {mse[best]:
 # As λ grows, the bias falls at every point of the grid, and the variance more than doubles. Their
 # sum is lowest inside the range, not at either end.
 #
-# **Exact values to check against.** The weights give the exact terms: the bias is
-# $\eta\sum_t\beta_t$, and the variance is $\sigma_r^2\sum_t\alpha_t^2 + \sigma_c^2\sum_t\beta_t^2$, a
-# sum of squares because the errors are independent.
+# **Exact values to check against.** The bias is $\eta\sum_t\beta_t$, and the variance, the
+# errors being independent, is $\sigma_r^2\sum_t\alpha_t^2 + \sigma_c^2\sum_t\beta_t^2$.
 #
 # <details><summary>Details: the two ends of λ, and two side remarks</summary>
 #
@@ -303,8 +284,7 @@ print(f"MSE: λ=0 {mse[0]:.2f}, best on the grid λ={lams[best]:.2f} {mse[best]:
 #
 # </details>
 #
-# The cell below computes the exact MSE on a fine grid of λ, checks the rollouts against it, and
-# draws both:
+# The exact MSE on a fine grid of λ, against the rollouts:
 
 # %%
 def exact_terms(lam_grid):
@@ -330,9 +310,11 @@ print(f"the exact curve's minimum: λ = {fine[mse_f.argmin()]:.2f}, MSE {mse_f.m
       f"bias {b2_f[mse_f.argmin()] ** 0.5:.2f} (λ=0: {b2_f[0] ** 0.5:.2f})")
 
 # %% [markdown]
-# The best λ here is about 0.73, the minimum of the exact curve (the rollouts' grid has steps of
-# 0.05). There the critic's bias in $G_0$ is about 1.5, down from $\gamma\eta = 2.4$ at λ = 0.
-# And it does not sum the noise of every reward, which λ = 1 pays for.
+# The best λ here is about 0.73, the exact curve's minimum (the rollouts' grid has steps of 0.05).
+# There the critic's bias in $G_0$ is 1.55, down from $\gamma\eta = 2.4$ at λ = 0, and $G_0$ does
+# not sum the noise of every reward, as at λ = 1.
+#
+# <details><summary>Details: where the optimum moves</summary>
 #
 # Where the optimum lies depends on how wrong the critic is, relative to how noisy the rewards
 # are. A perfect critic ($\eta = \sigma_c = 0$) puts it at λ = 0. Noiseless rewards
@@ -341,9 +323,10 @@ print(f"the exact curve's minimum: λ = {fine[mse_f.argmin()]:.2f}, MSE {mse_f.m
 # small: at λ = 1 the critic's whole weight $\gamma^T$ sits on one noisy bootstrap value, and the
 # best λ can lie below 1 (open question 3).
 #
-# **Bias is not needed for a trade-off.** Take an unbiased critic ($\eta = 0$) that is noisy,
-# $\sigma_c = 3$. The MSE is then the variance alone, the sum of two terms, drawn below from the
-# same exact formulas:
+# </details>
+#
+# **Bias is not needed for a trade-off.** Take an unbiased but noisy critic, $\eta = 0$ and
+# $\sigma_c = 3$. The MSE is then the variance alone, from the same exact formulas:
 
 # %%
 noise_r = vr_f  # the rewards' term, as before (σ_r = 2)
@@ -383,7 +366,7 @@ np.testing.assert_allclose(b2_grid[[0, -1]], [(gamma_ * eta) ** 2, (gamma_**T_mc
 assert var[-1] > 2 * var[0] and np.all(np.diff(bias2) < 0)  # "the bias falls ..., the variance more than doubles"
 assert 0 < best < len(lams) - 1 and mse[best] < 0.95 * min(mse[0], mse[-1])  # "lowest inside the range"
 assert abs(fine[mse_f.argmin()] - 0.73) < 0.01  # "about 0.73"
-assert round(b2_f[mse_f.argmin()] ** 0.5, 1) == 1.5 and round(b2_f[0] ** 0.5, 9) == round(gamma_ * eta, 9) == 2.4
+assert round(b2_f[mse_f.argmin()] ** 0.5, 2) == 1.55 and round(b2_f[0] ** 0.5, 9) == round(gamma_ * eta, 9) == 2.4
 assert np.all(np.diff(b2_f) < 0)  # the exact bias shrinks as λ grows, on the fine grid too
 assert abs(gamma_**T_mc - 0.01) < 0.002  # "0.8^20 ≈ 0.01"
 assert abs(best_unbiased - 0.58) < 0.01  # "near 0.58"
@@ -400,14 +383,12 @@ assert slope0_noisy < -10  # with σ_c = 3 the dip is steep enough to see
 # ## 6. Optional: profile it
 #
 # **Takeaway: as for the return and GAE, the small shapes are host-bound.** At 16×128 the forward
-# takes 1.8 µs on the GPU but 41 µs of wall time. Most of the backward's extra wall time is host
-# time, as in notebook 01. As there, the 16×128 forward took longer in wall time than the
-# 4096×128 one, 41 against 23 µs, which a fixed host cost per call cannot explain: read the 16×128
-# wall time as an upper bound on the host's cost.
+# takes 1.8 µs on the GPU but 41 µs of wall time, more than the 23 µs at 4096×128: an upper bound
+# on the host's cost, as in [notebook 01, section 6](01_discounted_return.ipynb#6.-Optional:-profile-it).
+# The backward's extra wall time is mostly host time.
 #
-# The cell prints TD(λ)'s table and chart from the committed H200 run. It measures nothing.
-# [Notebook 08](08_profiling.ipynb#Reading-the-profile-tables-of-notebooks-01-to-07) says how to
-# read them.
+# The cell prints the committed H200 table and chart and measures nothing
+# ([how to read them](08_profiling.ipynb#Reading-the-profile-tables-of-notebooks-01-to-07)).
 
 # %%
 h200 = profile.committed("td_lambda", missing_ok=True)  # the H200's table and chart, read by name: not measured here
@@ -425,18 +406,12 @@ if h200:
 # %% [markdown]
 # ## Exercises
 #
-# Checked exercises work as in [notebook 00](00_associative_scan.ipynb#Exercises);
-# `print(exercises.task(name))` restates a task.
+# Checked exercises work as in [notebook 00](00_associative_scan.ipynb#Exercises).
 #
-# A worked prologue first: TD(λ) with terminations, for the harness `exercises.scan_hook` that runs
-# a Triton prologue in a chunked scan (notebook 01, section 5).
-#
-# * $a_t = \gamma\lambda$ and $b_t = r_t + \gamma(1-\text{term}_t)(1-\lambda_t)V(s_{t+1})$, with the
-#   reset at a termination and at the window's last step.
-# * There is no done input: $\lambda_t = 0$ at the last step gives $b$ its end form (section 2).
-# * The factor $(1-\text{term}_t)$ is a select, since $V(s_{t+1})$ may be NaN behind a termination.
-#
-# Against the package's `td_lambda`:
+# A worked prologue first: TD(λ) with terminations, for
+# [notebook 01's harness](01_discounted_return.ipynb#5.-The-harness-for-Triton-prologues). It
+# returns section 2's triple, with $\lambda_t = 0$ at the window's last step for $b$'s end form
+# (there is no done input). Against the package's `td_lambda`:
 
 # %%
 @triton.jit
@@ -459,20 +434,17 @@ torch.testing.assert_close(G_hook, rl.td_lambda(r_h, v_h, gamma=0.9, lambda_=0.8
 print("a 9-line Triton prologue == rl.td_lambda")
 
 # %% [markdown]
-# **`q_lambda`** (a Triton prologue). Watkins's Q(λ) learns $Q$ off-policy for the greedy policy,
-# from an exploring policy's data. Its λ-return follows the rollout only while the rollout does
-# what the greedy policy would do:
+# **`q_lambda`** (a Triton prologue). Watkins's Q(λ) learns $Q$ for the greedy policy from an
+# exploring policy's data. Its λ-return follows the rollout only while the rollout acts greedily:
 #
 # $$G_t = r_t + \gamma(1-\text{term}_t)\Big[(1-\ell_t)\max_u Q(s_{t+1}, u) + \ell_t G_{t+1}\Big],
 # \qquad \ell_t = \begin{cases} \lambda & u_{t+1} \text{ greedy} \\ 0 & \text{otherwise, or } t = T-1 \end{cases}$$
 #
-# Here $u$ is an action ($a_t$ is the scan's multiplier), and $u_{t+1}$ the action taken at
-# $s_{t+1}$. Where the next action is exploratory, the rest of the rollout shows what the behaviour
-# policy did, not the greedy one. So the trace is cut there, and $G_t$ bootstraps from
-# $\max_u Q(s_{t+1}, u)$ alone.
-#
-# This is the worked prologue's TD(λ), applied to $\max_u Q$ with a per-step λ. What is new is that
-# your prologue computes the max, and whether $u_{t+1}$ is greedy, from all the actions' Q.
+# Here $u$ is an action ($a_t$ stays the scan's multiplier), and $u_{t+1}$ the action taken at
+# $s_{t+1}$. Where it is exploratory, the rest of the rollout is not the greedy policy's, so the
+# trace is cut and $G_t$ bootstraps from $\max_u Q(s_{t+1}, u)$ alone. This is the worked
+# prologue's TD(λ) on $\max_u Q$, with a per-step λ. New: your prologue computes the max, and
+# whether $u_{t+1}$ is greedy, from all the actions' Q.
 #
 # <details><summary>Details: sources</summary>
 #
@@ -480,18 +452,16 @@ print("a 9-line Triton prologue == rl.td_lambda")
 #
 # </details>
 #
-# The harness is [notebook 01's](01_discounted_return.ipynb#5.-The-harness-for-Triton-prologues):
-# your `@triton.jit` prologue `(X, P, offs, t, m, T) -> (a, b, reset)` loads input `i` with
-# `tl.load(X[i] + offs, mask=m, other=0.0)`.
-#
-# * **Inputs:** `X = (rewards, next_q, next_action, terminated)` and `P = (γ, λ, n_actions)`.
+# * **Inputs** ([the harness](01_discounted_return.ipynb#5.-The-harness-for-Triton-prologues)'s
+#   `X` and `P`): `X = (rewards, next_q, next_action, terminated)` and `P = (γ, λ, n_actions)`.
 #   `n_actions` is an int.
 #   * `next_q` is a (B, T, n_actions) float32 tensor, $Q(s_{t+1}, u)$ for each action $u$, contiguous with
 #     the actions last.
 #   * `next_action` (B, T, int64) is $u_{t+1}$, the action taken at $s_{t+1}$.
-# * **Returns:** the triple $(a_t, b_t, \text{reset}_t)$ whose reverse scan is $G_t$ above. With
-#   $M_t = \max_u Q(s_{t+1}, u)$, $a_t = \gamma\lambda$ at every step, as in the Triton column of
-#   [notebook 01's card](01_discounted_return.ipynb), and no truncation input:
+# * **Returns:** the triple $(a_t, b_t, \text{reset}_t)$ whose reverse scan is $G_t$. With
+#   $M_t = \max_u Q(s_{t+1}, u)$, $a_t = \gamma\lambda$ at every step
+#   ([the card](01_discounted_return.ipynb#The-episode-end-card)'s Triton form), and there is no
+#   truncation input:
 #
 #   | step | $b_t$ | reset? |
 #   | --- | --- | --- |
@@ -502,10 +472,8 @@ print("a 9-line Triton prologue == rl.td_lambda")
 #
 # * **Edge cases:**
 #   * $u_{t+1}$ is greedy where $Q(s_{t+1}, u_{t+1}) = M_t$. **A tie for the max counts as
-#     greedy**: every tied action is a greedy one. An argmax that picks the first of them would
-#     cut the trace where it should go on.
-#   * After a termination there is no $s_{t+1}$, and `next_q` there may be NaN. Select it away
-#     with `tl.where`, as the worked prologue does: $0 \times \text{NaN}$ is NaN.
+#     greedy**: an argmax that picks the first tied action would cut the trace where it goes on.
+#   * After a termination `next_q` may be NaN: select it away, as the worked prologue does.
 #
 # <details><summary>Hint 1: where to start</summary>
 #
@@ -564,8 +532,8 @@ print("a 9-line Triton prologue == rl.td_lambda")
 #
 # </details>
 #
-# The checker runs your prologue in `exercises.scan_hook` against a float64 NumPy loop, with 3 to
-# 5 actions. A failure names the case and the step where the error starts.
+# The checker compares your prologue, in `exercises.scan_hook`, with a float64 loop, on 3 to 5
+# actions. A failure names the case and the step where the error starts.
 #
 # <details><summary>Details: the checker's cases</summary>
 #
@@ -594,8 +562,8 @@ print("a 9-line Triton prologue == rl.td_lambda")
 #     return a_t, b_t, reset
 # ```
 #
-# Below is one of the checker's cases, to try your function on by hand. `exercises.cases(name)[i]`
-# is case `i`, a tuple `(description, args, kwargs, expected, marks)`:
+# One of the checker's cases, to try by hand (`exercises.cases(name)[i]` is case `i`, a tuple
+# `(description, args, kwargs, expected, marks)`):
 
 # %%
 case_q, args_q, kwargs_q, G_q, marks_q = exercises.cases("q_lambda")[1]  # the checker's second case
@@ -617,7 +585,7 @@ exercises.attempt("q_lambda", q_lambda)
 # %% [markdown]
 # Without a checker:
 #
-# *(Answer each in its cell below. Your teacher's grader collects the answers from them.)*
+# *(Answer each in its cell below, for your teacher's grader.)*
 #
 # 1. Show numerically that `td_lambda(r, values[t+1], λ)`, with `bootstrap_value` as the last next
 #    value, equals `gae(r, values, λ).returns` inside episodes. Which of the two would you use as a
@@ -644,15 +612,10 @@ exercises.attempt("q_lambda", q_lambda)
 # ## What you now know
 #
 # * The λ-return is one reverse scan, with $a_t = \gamma_t\lambda_t$ and $b_t = r_t + \gamma_t w_t
-#   V'_t$. The weight is $w_t = 1-\lambda_t$ inside an episode, and 1 at its end: the end form of
-#   $b_t$, which the window's last step needs even from $y_T = 0$. After a termination, $b_t$ has no
-#   $V'_t$.
-# * At its two ends, λ = 0 gives the one-step TD target $r_t + \gamma V'_t$, and λ = 1 the
-#   discounted return bootstrapped at truncations and the window's end. `rl.td_lambda` also takes
-#   γ and λ per step.
-# * λ trades the critic's error for the rewards' noise. In section 5's chain, MSE = bias² +
-#   variance is lowest near λ = 0.73, not at either end.
-# * Bias is not needed for that trade-off: an unbiased but noisy critic has one too, in the
-#   variance alone.
+#   V'_t$: $w_t = 1-\lambda_t$ inside an episode and 1 at its end (the end form, needed at the
+#   window's last step even from $y_T = 0$).
+# * λ = 0 gives the one-step TD target, and λ = 1 the discounted return.
+# * λ trades the critic's error for the rewards' noise: in section 5's chain the MSE is lowest near
+#   λ = 0.73, not at either end. An unbiased but noisy critic has a trade-off too.
 # * Watkins's Q(λ) is TD(λ) on $\max_u Q(s_{t+1}, u)$. The trace is cut where the next action is
 #   not greedy (a tie for the max counts as greedy).

@@ -21,21 +21,19 @@
 # * **Time:** 3.5–5.5 h with the open questions, 2–3.5 h without, in two sessions: the second
 #   starts at `vtrace_kernel`, the capstone, which alone can take a newcomer 1–2 h.
 # * **Needs:** notebooks 01–03; importance sampling. No GPU.
-# * **Conventions:** episode ends follow notebook 01's card; the glossary's
-#   [Names and signatures](GLOSSARY.md#names-and-signatures) lists flags, values and hook signatures.
+# * **Conventions:** episode ends follow [notebook 01's card](01_discounted_return.ipynb#The-episode-end-card);
+#   names follow the glossary's [Names and signatures](GLOSSARY.md#names-and-signatures).
 # * **Minimum path:** sections 1–4 and the three checked exercises. Section 5, the open questions,
 #   the optional section and the optional [notebook 04b](04b_vtrace_fixed_point.ipynb) can wait.
 #
 # In IMPALA, actors act with a behaviour policy $\mu$ that lags behind the learner's policy
 # $\pi$. V-trace corrects the $n$-step return for this lag with two importance weights of the
-# action taken, each *truncated*, that is clipped at a ceiling:
+# action taken $u_t$, each *truncated* (clipped at a ceiling):
 #
 # * $\rho_t$ decides which value the target converges to. Once it is clipped, that value is not
 #   always $V^\pi$.
 # * $c_t$ decides how far back a TD error travels. A TD error $k$ steps later reaches step $t$
 #   through the product $c_t c_{t+1} \cdots c_{t+k-1}$, the trace.
-#
-# As in notebook 03, $u_t$ is the action taken at step $t$, and $a_t$ is the scan's multiplier.
 #
 # <details><summary>Details: the paper, and where the trace shrinks</summary>
 #
@@ -54,20 +52,17 @@
 #
 # </details>
 #
-# Written backwards, V-trace is a first-order recurrence. The flags are notebook 01's:
-# $\text{term}_t$ marks a termination, after which nothing is bootstrapped, and $\text{done}_t$ any
-# episode end (a termination, a truncation, or the window's last step). $V'_t = V(s_{t+1})$ is the
-# value of the real next state, which a truncation bootstraps from.
+# Written backwards, with [the card](01_discounted_return.ipynb#The-episode-end-card)'s flags and
+# $V'_t = V(s_{t+1})$, V-trace is a first-order recurrence:
 #
 # $$\rho_t = \min(\bar\rho, \tfrac{\pi}{\mu}), \quad c_t = \lambda_t \min(\bar c, \tfrac{\pi}{\mu}), \quad
 #   \delta_t = r_t + \gamma_t (1-\text{term}_t) V'_t - V_t,$$
 #
 # $$v_t = V_t + \rho_t\delta_t + \gamma_t (1-\text{done}_t)\, c_t\, (v_{t+1} - V'_t).$$
 #
-# `vs` $= v_t$ is the critic's regression target. $\pi/\mu$, the importance ratio of the action
-# taken, comes in as `log_rhos` $= \log\pi(u_t|s_t) - \log\mu(u_t|s_t)$, and $\bar\rho$ and
-# $\bar c$ are the clip levels `rho_bar` and `c_bar`. V-trace's second output, the policy-gradient
-# advantage, is read off $v$ afterwards: section 2 gives it, beside the epilogue that computes it.
+# `vs` $= v_t$ is the critic's regression target. The ratio $\pi/\mu$ comes in as
+# `log_rhos` $= \log\pi(u_t|s_t) - \log\mu(u_t|s_t)$, and the clip levels as `rho_bar` and `c_bar`.
+# The second output, the policy-gradient advantage, is read off $v$ afterwards (section 2).
 
 # %%
 import importlib
@@ -99,15 +94,15 @@ n = lambda x: x.cpu().numpy()  # noqa: E731
 # %% [markdown]
 # ## 1. The loop
 #
-# As in notebooks 01–03, the ground truth is a float64 loop over time. Its `carry` holds $v_{t+1}$.
+# The float64 ground truth loops over time. Its `carry` holds $v_{t+1}$.
 
 # %%
 print(inspect.getsource(reference.vtrace))
 
 # %% [markdown]
 # By hand: three steps, $\gamma = 0.5$, $\lambda = 1$, the default clips
-# $\bar\rho = \bar c = \bar\rho_{pg} = 1$ ($\bar\rho_{pg}$ clips the advantage `pg`, which
-# section 2 defines), rewards and values 1, a bootstrap value of 2 after the window. Compared with μ, π likes:
+# $\bar\rho = \bar c = \bar\rho_{pg} = 1$ ($\bar\rho_{pg}$ clips the advantage `pg` of
+# section 2), rewards and values 1, a bootstrap value of 2. Compared with μ, π likes:
 #
 # * the first action twice as much ($\pi/\mu = 2$, clipped to 1);
 # * the second half as much ($\pi/\mu = 0.5$: it halves the trace);
@@ -126,18 +121,16 @@ np.testing.assert_allclose(pg, [0.75, 0.5, 1.0])
 # %% [markdown]
 # ## 2. Prologue, scan, epilogue
 #
-# The recurrence is not yet of the form $y_t = b_t + a_t y_{t+1}$, because $v_{t+1}$ sits inside
-# the bracket $(v_{t+1} - V'_t)$. Expand it: what multiplies $v_{t+1}$ is $a_t$, the rest is $b_t$,
-# and V-trace is notebook 00's reverse affine scan:
+# Expand the bracket $(v_{t+1} - V'_t)$: what multiplies $v_{t+1}$ is $a_t$, and the rest is $b_t$.
+# V-trace is then notebook 00's reverse scan:
 #
 # $$v_t = \underbrace{V_t + \rho_t\delta_t - [\lnot\text{done}_t]\,\gamma_t c_t V'_t}_{b_t}
 #   + \underbrace{\gamma_t c_t}_{a_t}\, v_{t+1}, \qquad \text{reset where done}_t .$$
 #
-# * **prologue** (per step): the three clipped weights from `log_rhos`, then $a_t$, $b_t$ and the
-#   reset;
-# * **scan**: the reverse affine scan, whose output $y_t$ is $v_t$ itself;
-# * **epilogue** (per step): `vs` $= y_t$, and the advantage. The advantage needs $v_{t+1}$, the
-#   value the scan carried *into* step $t$, so it costs no extra pass.
+# * **prologue**: the three clipped weights from `log_rhos`, then $a_t$, $b_t$ and the reset;
+# * **scan**: its output $y_t$ is $v_t$ itself;
+# * **epilogue**: `vs` $= y_t$, and the advantage, from $v_{t+1}$, the value the scan carried
+#   *into* step $t$: no extra pass.
 #
 # **The advantage.** `pg_advantages` $= A^{pg}_t$ multiplies $\nabla\log\pi(u_t|s_t)$ in the
 # policy loss. Its λ-mix follows rlax:
@@ -146,15 +139,14 @@ np.testing.assert_allclose(pg, [0.75, 0.5, 1.0])
 #   [\lambda_t\,\text{follow}_t + (1-\lambda_t) V'_t] - V_t\big), \qquad
 #   \text{follow}_t = \begin{cases} v_{t+1} & \text{not done}_t \\ V'_t & \text{done}_t \end{cases}$$
 #
-# $\rho^{pg}_t = \min(\bar\rho_{pg}, \pi/\mu)$ is the advantage's own clipped weight. Its clip
-# level $\bar\rho_{pg}$ is the argument `pg_rho_bar`. $\text{follow}_t$ (`follow` in the NumPy code
-# below) is what the advantage reads after step $t$. Inside an episode it is the next step's target
-# $v_{t+1}$. At an episode end it is the next value $V'_t$.
+# $\rho^{pg}_t = \min(\bar\rho_{pg}, \pi/\mu)$ is the advantage's own clipped weight (`pg_rho_bar`).
+# $\text{follow}_t$ is what the advantage reads after step $t$: the next target $v_{t+1}$ inside an
+# episode, the next value $V'_t$ at its end.
 #
-# **The advantage on three steps.** Take section 1's example, where λ = 1, so that
-# $A^{pg}_t = \rho^{pg}_t\big(r_t + \gamma(1-\text{term}_t)\,\text{follow}_t - V_t\big)$. Make step 1
-# terminate, with a NaN as its next value. The weights are $\rho^{pg} = (1, 0.5, 1)$, and the
-# targets become $v = (1.5, 1, 2)$. Each step reads a different $\text{follow}_t$:
+# **The advantage on three steps.** Take section 1's example (λ = 1, so
+# $A^{pg}_t = \rho^{pg}_t\big(r_t + \gamma(1-\text{term}_t)\,\text{follow}_t - V_t\big)$), and make
+# step 1 terminate, with a NaN as its next value. Then $\rho^{pg} = (1, 0.5, 1)$ and
+# $v = (1.5, 1, 2)$, and each step reads a different $\text{follow}_t$:
 #
 # | step | what it is | $\text{follow}_t$ | $A^{pg}_t$ |
 # | --- | --- | --- | --- |
@@ -162,9 +154,7 @@ np.testing.assert_allclose(pg, [0.75, 0.5, 1.0])
 # | $t = 1$ | a termination | not read: the select $(1-\text{term}_1)$ drops it, NaN and all | $0.5 \cdot (1 - 1) = 0$ |
 # | $t = 0$ | inside the episode | $v_1 = 1$, the next step's target | $1 \cdot (1 + 0.5 \cdot 1 - 1) = 0.5$ |
 #
-# Inside an episode, $\text{follow}_t = v_{t+1}$ is the value that the reverse scan carried into
-# step $t$. So the epilogue reads it at no cost. The package's epilogue gets it as an argument
-# named `y_in` (section 3).
+# The package's epilogue gets $v_{t+1}$ as an argument, `y_in` (section 3).
 
 # %%
 vs3, pg3 = reference.vtrace(np.log([2.0, 0.5, 1.0]), [1.0, 1.0, 1.0], [1.0, 1.0, 1.0], gamma=0.5,
@@ -174,13 +164,12 @@ np.testing.assert_allclose(vs3, [1.5, 1.0, 2.0])
 np.testing.assert_allclose(pg3, [0.5, 0.0, 1.0])
 
 # %% [markdown]
-# **The window's last step** resets and takes its end form
-# ([notebook 01's fold](01_discounted_return.ipynb#The-reset-and-the-select-rule) says why).
-# Inside an episode, the term $-\gamma_t c_t V'_t$ of $b_t$ cancels against the scan's
-# $\gamma_t c_t v_{t+1}$. After the window there is no $v_T$ to cancel it, so the select
-# $[\lnot\text{done}_t]$ drops it there. Then $v_{T-1} = V_{T-1} + \rho_{T-1}\delta_{T-1}$, which
-# bootstraps from the next value. In section 1's example the ordinary form would give
-# $v_2 = 2 - 0.5 \cdot 1 \cdot 2 = 1$, where the target is 2.
+# **The window's last step** resets and takes
+# [the card](01_discounted_return.ipynb#The-episode-end-card)'s end form. The term
+# $-\gamma_t c_t V'_t$ of $b_t$ cancels against the scan's $\gamma_t c_t v_{t+1}$; after the window
+# there is no $v_T$, so $[\lnot\text{done}_t]$ drops it, and
+# $v_{T-1} = V_{T-1} + \rho_{T-1}\delta_{T-1}$. In section 1's example the ordinary form would give
+# $v_2 = 2 - 0.5 \cdot 1 \cdot 2 = 1$, not 2.
 #
 # In NumPy:
 
@@ -204,8 +193,7 @@ def vtrace_as_scan(log_rhos, r, v, nv, gamma, lam, terminated, truncated, rho_ba
     return vs, pg
 
 # %% [markdown]
-# Checked against the loop on 3 rows × 40 random steps, with terminations, truncations and all
-# three clips ($\bar\rho = 1.2$, $\bar c = 0.9$, $\bar\rho_{pg} = 1.5$):
+# Against the loop, with terminations, truncations and all three clips:
 
 # %%
 LR, R, V, NV = (rng.normal(size=(3, 40)) for _ in range(4))
@@ -231,10 +219,9 @@ assert rl.linear_scan(a_cut, b_ordinary, backend=KERNEL)[0, 2] == 1.0  # "the or
 # %% [markdown]
 # ## 3. The kernel
 #
-# Section 2's split becomes three Triton functions in `rltriton_lite/vtrace.py`, in the package's
-# hook form: small `@triton.jit` functions that the package's shared scan kernel calls on every
-# chunk of steps. `_step` loads one step's coefficients, flags and three clipped weights. The
-# prologue and the epilogue are section 2's formulas. The printout is optional.
+# Section 2's split becomes three hooks in `rltriton_lite/vtrace.py` (notebook 02's appendix):
+# `_step` loads one step's coefficients, flags and clipped weights, and the prologue and the
+# epilogue are section 2's formulas. The printout is optional.
 
 # %% jupyter={"outputs_hidden": true}
 for fn in (vtrace._step, vtrace._vtrace_prologue, vtrace._vtrace_epilogue):
@@ -244,16 +231,13 @@ for fn in (vtrace._step, vtrace._vtrace_prologue, vtrace._vtrace_epilogue):
 # Points worth noticing:
 #
 # * **It scans $v_t$, not $v_t - V_t$.** IMPALA's reference code accumulates
-#   $v_t - V_t = \rho_t\delta_t + \gamma_t c_t (v_{t+1} - V_{t+1})$, then adds $V$ at the end. That
-#   drops the term $\gamma_t c_t (V_{t+1} - V'_t)$, so it assumes $V'_t = V_{t+1}$ at every step that
-#   does not reset. The assumption is false across padding, where the next unpadded step is not
-#   $t+1$, and wherever the next values are not `values[t+1]`. IMPALA's code also has no truncation
-#   flag, so it cannot cut the trace at a time limit and keep the bootstrap.
-# * **The advantage reads `y_in`.** An epilogue gets `y_in`, the value that entered step $t$ in the
-#   scan. In this reverse scan that is $v_{t+1}$, which section 2's epilogue needs. At an episode
-#   end, `tl.where(done, v_next, y_in)` reads $V'_t$ instead: section 2's $\text{follow}_t$.
-# * **The weights are constants for gradients,** as in IMPALA: the backward kernel covers
-#   `rewards`, `values`, `next_values` and `bootstrap_value`, not `log_rhos`.
+#   $v_t - V_t = \rho_t\delta_t + \gamma_t c_t (v_{t+1} - V_{t+1})$, then adds $V$. That drops
+#   $\gamma_t c_t (V_{t+1} - V'_t)$, so it assumes $V'_t = V_{t+1}$ wherever the trace runs on:
+#   false across padding, and wherever the next values are not `values[t+1]`. It also has no
+#   truncation flag, so it cannot cut the trace at a time limit and keep the bootstrap.
+# * **The advantage reads `y_in`,** the value that entered step $t$ in the scan: $v_{t+1}$. At an
+#   episode end, `tl.where(done, v_next, y_in)` reads $V'_t$ instead: section 2's $\text{follow}_t$.
+# * **The weights are constants for gradients,** as in IMPALA: `log_rhos` gets none.
 #
 # <details><summary>Details: padding, and the backward kernel</summary>
 #
@@ -278,10 +262,9 @@ print("importance weights are constants")
 # %% [markdown]
 # ## 4. Kernel against the loop
 #
-# The kernel must match section 1's loop and, on-policy, reduce to notebook 03's TD(λ) and
-# notebook 02's GAE. The test rollout has random ratios clipped on all three weights,
-# terminations, truncations that bootstrap from the true next value, left and right padding, a
-# per-step γ and λ, and a time-major copy.
+# The kernel must match the loop and, on-policy, reduce to TD(λ) and GAE. The rollout has ratios
+# clipped on all three weights, terminations, truncations, left and right padding, a per-step γ
+# and λ, and a time-major copy.
 
 # %%
 B, T = 4, 50
@@ -335,9 +318,9 @@ print("kernel == loop: clipping, episodes, truncations, padding, per-step γ and
 
 # %% [markdown]
 # **On-policy, V-trace is TD(λ).** With $\pi = \mu$ (`log_rhos = 0`) and clips $\ge 1$, every
-# importance weight is 1 and $c_t = \lambda_t$. The recurrence becomes
-# $v_t = r_t + \gamma_t[(1-\lambda_t)V'_t + \lambda_t v_{t+1}]$, the λ-return of notebook 03. With
-# $V'_t = V_{t+1}$ it is GAE's `returns`, and `pg_advantages` are GAE's advantages.
+# weight is 1 and $c_t = \lambda_t$, so $v_t = r_t + \gamma_t[(1-\lambda_t)V'_t + \lambda_t v_{t+1}]$,
+# notebook 03's λ-return. With $V'_t = V_{t+1}$ it is GAE's `returns`, and `pg_advantages` GAE's
+# advantages.
 
 # %%
 zero = torch.zeros(B, T, device=DEVICE)
@@ -354,11 +337,10 @@ torch.testing.assert_close(pg0, adv)
 print("on-policy V-trace == TD(λ) == GAE")
 
 # %% [markdown]
-# To see what the ratios do: one row, a constant ratio $\pi/\mu$, rewards 1, an imperfect critic.
-#
-# * At $\pi/\mu \ge 1$ the weights clip to 1, and `vs` is the on-policy return.
-# * As the ratio falls, $\rho_t$ shrinks each TD correction and $c_t$ cuts the trace, so `vs`
-#   slides toward the critic's own $V_t$, which it reaches at ratio 0.
+# What the ratios do, on one row with a constant ratio $\pi/\mu$, rewards 1 and an imperfect
+# critic. At $\pi/\mu \ge 1$ the weights clip to 1, and `vs` is the on-policy return. As the ratio
+# falls, $\rho_t$ shrinks each correction and $c_t$ the trace, so `vs` slides toward the critic's
+# $V_t$, which it reaches at ratio 0.
 
 # %%
 T1 = 60
@@ -381,8 +363,7 @@ torch.testing.assert_close(curves[2.0], curves[1.0])  # ρ̄ = c̄ = 1: a ratio 
 torch.testing.assert_close(curves[0.0], v1, atol=1e-5, rtol=0)  # no trace, no correction: the critic
 
 # %% [markdown]
-# The gradients of the fused backward scan against autograd of the PyTorch path, in float64, with
-# a loss on both outputs:
+# The backward kernel against autograd of the PyTorch path, with a loss on both outputs:
 
 # %%
 r64, v64, nv64 = (torch.randn(2, 30, dtype=torch.float64, device=DEVICE, requires_grad=True) for _ in range(3))
@@ -404,11 +385,10 @@ assert profile.rollout_error("vtrace", 3, 1000, DEVICE) < 1e-5  # 3 × 1,000 ste
 # %% [markdown]
 # ## 5. Optional: profile it
 #
-# **Takeaway: every implementation agrees with ours, and as in the other tables most of the
-# backward's extra wall time is host time.** The cell prints V-trace's table and chart from the
-# committed H200 run, and measures nothing;
-# [notebook 08](08_profiling.ipynb#Reading-the-profile-tables-of-notebooks-01-to-07) says how to
-# read them.
+# **Takeaway: every implementation agrees with ours, and the backward's extra wall time is mostly
+# host time, as in [notebook 01, section 6](01_discounted_return.ipynb#6.-Optional:-profile-it).**
+# The cell prints the committed H200 table and chart and measures nothing
+# ([how to read them](08_profiling.ipynb#Reading-the-profile-tables-of-notebooks-01-to-07)).
 
 # %%
 h200 = profile.committed("vtrace", missing_ok=True)  # the H200's table and chart, read by name: not measured here
@@ -421,8 +401,7 @@ assert all(wall > 2 * gpu for wall, gpu, *_ in profile.backward_added(h200).valu
 # %% [markdown]
 # ## Exercises
 #
-# Checked exercises work as in [notebook 00](00_associative_scan.ipynb#Exercises);
-# `print(exercises.task(name))` restates a task.
+# Checked exercises work as in [notebook 00](00_associative_scan.ipynb#Exercises).
 #
 # **`retrace`** (a Triton prologue). Retrace(λ) (Munos et al., 2016) is V-trace's counterpart for
 # *action* values:
@@ -439,27 +418,23 @@ assert all(wall > 2 * gpu for wall, gpu, *_ in profile.backward_added(h200).valu
 # \text{V-trace:}\quad v_t &= V_t + \rho_t\delta_t &&+\ \gamma\,c_t\,\big(v_{t+1} - V'_t\big).
 # \end{aligned}$$
 #
-# The reason is what each value already knows. $Q(s_t, u_t)$ conditions on the action $u_t$, so
-# Retrace never reweights $u_t$: the first action it reweights is $u_{t+1}$. $V(s_t)$ does not
-# condition on $u_t$, so V-trace weighs the link by $u_t$'s own ratio.
+# $Q(s_t, u_t)$ already conditions on $u_t$, so Retrace first reweights $u_{t+1}$. $V(s_t)$ does
+# not, so V-trace weighs the link by $u_t$'s own ratio.
 #
-# Write its prologue in Triton for `exercises.scan_hook`, as you did for notebook 03's `q_lambda`.
-# The harness is [notebook 01's](01_discounted_return.ipynb#5.-The-harness-for-Triton-prologues):
-# your `@triton.jit` prologue `(X, P, offs, t, m, T) -> (a, b, reset)` loads input `i` with
-# `tl.load(X[i] + offs, mask=m, other=0.0)`, and `t` is the global step, 0 to T-1.
+# Write its prologue for [the harness](01_discounted_return.ipynb#5.-The-harness-for-Triton-prologues),
+# as for notebook 03's `q_lambda`.
 #
-# * **Inputs:** `P` holds (γ, λ). `X` holds five (B, T) tensors in this order. Each has one number
-#   per step, loaded at `offs`:
+# * **Inputs:** `P` holds (γ, λ). `X` holds five (B, T) tensors, each loaded at `offs`:
 #   * `X[0]`, `rewards`, $r_t$;
 #   * `X[1]`, `next_expected_q`, $\mathbb E_\pi Q_{t+1} = \mathbb E_\pi Q(s_{t+1}, \cdot)$;
-#   * `X[2]`, `next_q`, $Q_{t+1} = Q(s_{t+1}, u_{t+1})$, the value of the action taken next. Its shape is
-#     (B, T), not the (B, T, A) of `q_lambda`, which held every action's value;
-#   * `X[3]`, `next_log_ratio`, $\log \pi/\mu$ of $u_{t+1}$. Entry $t$ is already step $t+1$'s
-#     ratio, so load it at `offs`, with no shift;
+#   * `X[2]`, `next_q`, $Q_{t+1} = Q(s_{t+1}, u_{t+1})$, the value of the action taken next:
+#     (B, T), not `q_lambda`'s (B, T, A);
+#   * `X[3]`, `next_log_ratio`, $\log \pi/\mu$ of $u_{t+1}$: entry $t$ is already step $t+1$'s, so
+#     no shift;
 #   * `X[4]`, `terminated`, a bool flag.
-# * **Returns:** the triple $(a_t, b_t, \text{reset}_t)$ whose reverse scan is $G_t$ above, with
-#   $a_t = \gamma c_{t+1}$ at every step, as in the Triton column of
-#   [notebook 01's card](01_discounted_return.ipynb). There is no truncation input:
+# * **Returns:** the triple $(a_t, b_t, \text{reset}_t)$ whose reverse scan is $G_t$, with
+#   $a_t = \gamma c_{t+1}$ at every step ([the card](01_discounted_return.ipynb#The-episode-end-card)'s
+#   Triton form), and no truncation input:
 #
 #   | step | $b_t$ | reset? |
 #   | --- | --- | --- |
@@ -467,10 +442,8 @@ assert all(wall > 2 * gpu for wall, gpu, *_ in profile.backward_added(h200).valu
 #   | termination | $r_t$ | yes |
 #   | the window's last step, not terminated ($c = 0$) | $r_t + \gamma\,\mathbb E_\pi Q_{t+1}$ | yes |
 #
-#   At the window's last step, $c = 0$ drops $-\gamma c\,Q_{t+1}$, which has no $G_T$ to cancel
-#   against: $b$'s end form, as in notebook 03.
-# * **Edge cases:** behind a termination the `next_*` inputs may be NaN: select them away with
-#   `tl.where`. A product with 0 would not do, since $0 \times \text{NaN}$ is NaN.
+#   At the window's last step $c = 0$ gives $b$ its end form, as in notebook 03.
+# * **Edge cases:** behind a termination the `next_*` inputs may be NaN: select them away.
 #
 # <details><summary>Hint 1: where to start</summary>
 #
@@ -544,20 +517,17 @@ retrace = None
 exercises.attempt("retrace", retrace)
 
 # %% [markdown]
-# **`vtrace_pg`** (a Triton epilogue). You write the policy-gradient advantage as an epilogue.
-# The prologue is given: `exercises.vtrace_prologue` (λ = 1) returns section 2's step as a triple
-# $(a_t, b_t, \text{reset}_t)$. Its source is printed only after the capstone, which asks you to
-# write that step.
+# **`vtrace_pg`** (a Triton epilogue). Write the policy-gradient advantage as an epilogue. The
+# prologue is given: `exercises.vtrace_prologue` (λ = 1) returns section 2's triple (its source
+# is printed after the capstone, which asks you to write that step).
 #
-# The advantage needs $v_{t+1}$, the *next* step's V-trace target. `exercises.scan_hook` takes
-# an `epilogue` argument, which it calls after the scan, and stores what it returns. Your
-# `@triton.jit` epilogue is `(X, P, offs, t, m, T, y, y_in) -> out`: a prologue's arguments, as
-# for `retrace`, and two more.
+# The advantage needs $v_{t+1}$, the *next* step's target. `scan_hook`'s `epilogue`
+# ([notebook 01, section 5](01_discounted_return.ipynb#5.-The-harness-for-Triton-prologues)),
+# `(X, P, offs, t, m, T, y, y_in) -> out`, gets it:
 #
 # * `y` is the scanned value at step $t$, here $v_t$.
-# * `y_in` is the value that the scan carried into step $t$, the one that $a_t$ multiplies:
-#   $y_t = b_t + a_t\,y_{in}$. A reverse scan runs from the row's end, so `y_in` is the next
-#   step's value, $v_{t+1}$. At the row's last step no step follows, and `y_in` is 0.
+# * `y_in` is the value the scan carried into step $t$ ($y_t = b_t + a_t\,y_{in}$): in this
+#   reverse scan $v_{t+1}$, and 0 at the row's last step.
 #
 # <details><summary>Details: how the harness finds y_in</summary>
 #
@@ -568,14 +538,11 @@ exercises.attempt("retrace", retrace)
 # </details>
 #
 # * **Inputs:** `X` holds log_rhos, rewards, values, next_values, terminated; `P` holds
-#   (γ, ρ̄, c̄). `P[2]` is for the given prologue; your epilogue does not need it. `y` is $v_t$ and
-#   `y_in` is $v_{t+1}$.
+#   (γ, ρ̄, c̄), and `P[2]` is only for the given prologue.
 # * **Returns:** section 2's $A^{pg}_t$ at λ = 1,
-#   $\rho^{pg}_t\big(r_t + \gamma(1-\text{term}_t)\,v_{t+1} - V_t\big)$ with
-#   $\rho^{pg}_t = \min(\bar\rho, \pi_t/\mu_t)$, where $\pi_t/\mu_t$ = `exp(log_rhos)` is the ratio
-#   of step $t$'s action. $v_{t+1}$ is the next step's V-trace target (`y_in`), and `next_values`
-#   at the window's last step. The policy gradient is clipped at ρ̄ itself (`pg_rho_bar` set to
-#   `rho_bar`, as the paper does). At λ = 1, rlax's form and the paper's are the same advantage.
+#   $\rho^{pg}_t\big(r_t + \gamma(1-\text{term}_t)\,v_{t+1} - V_t\big)$, with
+#   $\rho^{pg}_t = \min(\bar\rho, \pi_t/\mu_t)$ and $\pi_t/\mu_t$ = `exp(log_rhos)`: clipped at ρ̄
+#   itself, as the paper does (at λ = 1 rlax's form and the paper's agree).
 # * **Each kind of step** (there is no truncation input):
 #
 #   | step | $v_{t+1}$ | the epilogue returns |
@@ -647,28 +614,24 @@ vtrace_pg = None
 exercises.attempt("vtrace_pg", vtrace_pg)
 
 # %% [markdown]
-# *A good place to stop for a first session.* The capstone next builds on `retrace` and
-# `vtrace_pg`, and on your `reset_scan` from 00c. Have it at hand if you can, though the checklist
-# after the task says what each part of the exercise must do.
+# *A good place to stop for a first session.* The capstone builds on `retrace`, `vtrace_pg` and
+# your `reset_scan` from 00c: have it at hand.
 #
 # **`vtrace_kernel`** (the capstone: a whole kernel, as in notebooks 00b and 00c). Write V-trace
-# end to end in Triton, with no harness. A first kernel scans `vs` row by row, in chunks, with
-# section 2's step and its resets. A second kernel, launched after the first has finished, reads
-# `vs` one step on and computes `vtrace_pg`'s policy-gradient advantage.
-#
-# The reset is the flag $k_t$ of the triple $(a_t, b_t, k_t)$, as in `retrace`; here your own
-# combine carries it, as in your `reset_scan` of 00c.
+# in Triton with no harness. A first kernel scans `vs` row by row, in chunks, with section 2's
+# step and its resets, carried by your own combine as in `reset_scan`. A second kernel, launched
+# after the first has finished, reads `vs` one step on and computes `vtrace_pg`'s advantage.
 #
 # * **Inputs:** `log_rhos`, `rewards`, `values` and `next_values` are (B, T) float32 and
 #   contiguous. `terminated` is bool. `gamma`, `rho_bar` and `c_bar` are numbers, and `chunk` is
 #   the chunk length, a power of two (`tl.arange` needs one). λ = 1.
-# * **Returns:** `(vs, pg)`, both written by kernels of yours. The policy gradient is clipped at
-#   ρ̄. The checker compares both outputs with `reference.vtrace` on rows shorter and longer than a chunk,
-#   with terminations.
-# * **The triple of each lane**, in the Triton form of
-#   [notebook 01's card](01_discounted_return.ipynb), with λ = 1, so
+# * **Returns:** `(vs, pg)`, both written by kernels of yours, `pg` clipped at ρ̄. The checker
+#   compares them with `reference.vtrace` on rows shorter and longer than a chunk, with
+#   terminations.
+# * **The triple $(a_t, b_t, k_t)$ of each lane**, the reset $k_t$ in
+#   [the card](01_discounted_return.ipynb#The-episode-end-card)'s Triton form. With λ = 1,
 #   $\rho_t = \min(\bar\rho, \pi/\mu)$, $c_t = \min(\bar c, \pi/\mu)$ and
-#   $\delta_t = r_t + \gamma V'_t - V_t$. There is no truncation input:
+#   $\delta_t = r_t + \gamma V'_t - V_t$; there is no truncation input:
 #
 #   | step | multiplier $a_t$ | $b_t$ | reset? (`k`) |
 #   | --- | --- | --- | --- |
@@ -697,24 +660,22 @@ exercises.attempt("vtrace_pg", vtrace_pg)
 # </details>
 
 # %% [markdown]
-# **What your kernel does**, part by part. With the table above, these six parts are the whole
-# task. They say what each part must do; the hints below hold the code.
+# **What your kernel does**, part by part: with the table above, these six parts are the whole
+# task. The hints below hold the code.
 #
-# 1. **The loop.** One program per row walks the row's chunks from the last to the first. A chunk
-#    is `chunk` consecutive steps of the row, and its lanes past the row's end are padding. The
-#    program carries one number from chunk to chunk, $v$ at the first step of the chunk just done.
-#    It starts at 0, since nothing follows the row.
-# 2. **The triple.** Each step's five inputs give its triple $(a_t, b_t, k_t)$, by the table:
-#    $k_t$ is true at a termination and at the window's last step, and padding lanes get the
-#    identity $(1, 0, \text{false})$. At a termination, $V'_t$ must not enter $\delta_t$ at all,
-#    not even multiplied by 0, since it may be NaN and $0 \times \text{NaN}$ is NaN.
+# 1. **The loop.** One program per row walks the row's chunks of `chunk` steps, from the last to
+#    the first; lanes past the row's end are padding. It carries one number from chunk to chunk,
+#    $v$ at the first step of the chunk just done, starting at 0.
+# 2. **The triple.** Each step's five inputs give its triple by the table: $k_t$ is true at a
+#    termination and at the window's last step, and padding lanes get the identity
+#    $(1, 0, \text{false})$. At a termination, select $V'_t$ out of $\delta_t$: it may be NaN.
 # 3. **The reset.** A reverse scan of the chunk's triples gives each step the map $(A, B, K)$ of
-#    itself and the chunk's later steps. The combine joins two neighbouring runs of steps, and
-#    `tl.associative_scan(..., reverse=True)` calls it as `combine(later run, earlier run)`, by
-#    [notebook 00's order rule](00_associative_scan.ipynb#3.-The-backward-recurrence-as-a-reverse-scan)
-#    for a reverse scan. First with numbers, on two steps $t = 0, 1$ and $y_2 = 4$, the value
-#    from after them. Step 0's triple is $(0.5, 1, \text{false})$ and step 1's is
-#    $(0.8, 2, \text{false})$.
+#    itself and the chunk's later steps. The combine is 00c's `reset_combine`, and
+#    `tl.associative_scan(..., reverse=True)` calls it as `combine(later run, earlier run)`
+#    ([notebook 00's order rule](00_associative_scan.ipynb#3.-The-backward-recurrence-as-a-reverse-scan)).
+#    It returns `(a2 * a1, b2 + a2 * b1, k1 | k2)`, or `(a2, b2, True)` where `k2` is set: a reset
+#    in the earlier run ignores the later one. With numbers, on steps 0 and 1 with triples
+#    $(0.5, 1, \text{false})$ and $(0.8, 2, \text{false})$, and $y_2 = 4$ after them:
 #
 #    * One step at a time: $y_1 = 2 + 0.8 \cdot 4 = 5.2$, then $y_0 = 1 + 0.5 \cdot 5.2 = 3.6$.
 #    * The scan calls `combine(0.8, 2, False, 0.5, 1, False)`, step 1's triple first. It returns
@@ -722,32 +683,30 @@ exercises.attempt("vtrace_pg", vtrace_pg)
 #      $2 + 0.4 \cdot 4 = 3.6 = y_0$.
 #    * Operands swapped, the result is $(0.4,\ 2 + 0.8 \cdot 1,\ \text{false}) = (0.4, 2.8,
 #      \text{false})$, and $2.8 + 0.4 \cdot 4 = 4.4$: wrong.
-#    * If step 0 terminates, its triple is $(0.5, 1, \text{true})$, and the combine returns it
-#      unchanged: $y_0 = 1$, and neither step 1 nor $y_2$ reaches it.
-#
-#    The same in symbols:
-#
-#    | | step 0 | step 1 |
-#    | --- | --- | --- |
-#    | in time | the earlier run | the later run |
-#    | its map is applied | second, to $y_1$ | first, to $y_2$ |
-#    | in `combine(a1, b1, k1, a2, b2, k2)` | the second operand: `a2, b2, k2` $= (a_0, b_0, k_0)$ | the first operand: `a1, b1, k1` $= (a_1, b_1, k_1)$ |
-#
-#    The joined map is $y_2 \mapsto b_0 + a_0(b_1 + a_1 y_2)$: the triple
-#    $(a_0 a_1,\ b_0 + a_0 b_1,\ k_0 \lor k_1)$, or `(a2 * a1, b2 + a2 * b1, k1 | k2)` in the
-#    combine's names. Where `k2` is set, it is $(a_0,\ b_0,\ \text{true})$ instead: a reset in the
-#    earlier run ignores the later one. In Triton, $a$ and $b$ are each a `tl.where` on `k2`, and
-#    the flag is `k1 | k2` in both cases, as in your `reset_combine`.
-# 4. **The carry and the store.** `vs` at a step is $B + A \cdot \text{carry}$ where no reset lies
-#    between the step and the chunk's end ($K$ false), and $B$ alone where one does. It is stored
-#    at every real step. The carry into the chunk before is `vs` at this chunk's first step.
-# 5. **The second kernel's $v_{t+1}$.** Launched after the first kernel has finished, it handles
-#    every element of the (B, T) output independently. At step $t$ of a row, $v_{t+1}$ is that
-#    row's `vs` at step $t+1$; at the window's last step it is `next_values` instead, and never
+#    * If step 0 terminates, its triple $(0.5, 1, \text{true})$ comes back unchanged: $y_0 = 1$.
+# 4. **The carry and the store.** `vs` at a step is $B + A \cdot \text{carry}$ where $K$ is false
+#    (no reset between the step and the chunk's end), and $B$ alone where it is true. It is stored
+#    at every real step; the carry into the chunk before is `vs` at this chunk's first step.
+# 5. **The second kernel's $v_{t+1}$.** It handles each element of the (B, T) output on its own:
+#    $v_{t+1}$ is the row's `vs` at step $t+1$, or `next_values` at the window's last step, never
 #    the next row's first step.
-# 6. **The advantage.** $\text{pg} = \rho^{pg}_t\,(r_t + \gamma v_{t+1} - V_t)$ with
-#    $\rho^{pg}_t = \min(\bar\rho, \pi_t/\mu_t)$, as in `vtrace_pg`. At a termination the term
-#    $\gamma v_{t+1}$ is dropped by a select, for the same NaN. It is stored at every real element.
+# 6. **The advantage.** $\text{pg} = \rho^{pg}_t\,(r_t + \gamma v_{t+1} - V_t)$ as in `vtrace_pg`,
+#    with a select dropping $\gamma v_{t+1}$ at a termination. It is stored at every real element.
+#
+# <details><summary>Details: part 3's combine in symbols</summary>
+#
+# | | step 0 | step 1 |
+# | --- | --- | --- |
+# | in time | the earlier run | the later run |
+# | its map is applied | second, to $y_1$ | first, to $y_2$ |
+# | in `combine(a1, b1, k1, a2, b2, k2)` | the second operand: `a2, b2, k2` $= (a_0, b_0, k_0)$ | the first operand: `a1, b1, k1` $= (a_1, b_1, k_1)$ |
+#
+# The joined map is $y_2 \mapsto b_0 + a_0(b_1 + a_1 y_2)$: the triple
+# $(a_0 a_1,\ b_0 + a_0 b_1,\ k_0 \lor k_1)$, or `(a2 * a1, b2 + a2 * b1, k1 | k2)` in the
+# combine's names. Where `k2` is set, it is $(a_0,\ b_0,\ \text{true})$ instead. In Triton, $a$ and
+# $b$ are each a `tl.where` on `k2`, and the flag is `k1 | k2` in both cases.
+#
+# </details>
 
 # %% jupyter={"source_hidden": true}
 # Checks: part 3's worked combine (CI runs them; skip when reading)
@@ -845,10 +804,8 @@ def vtrace_kernel(log_rhos, rewards, values, next_values, terminated, gamma, rho
 exercises.attempt("vtrace_kernel", vtrace_kernel)
 
 # %% [markdown]
-# To compare with your kernel's step, here is `exercises.vtrace_prologue`, the prologue given to
-# you for `vtrace_pg`. Its `ratio` is $\pi/\mu$ before either clip, and `rho_delta` is
-# $\rho_t\delta_t$. Its `reset` is set at a termination and at the window's last step, where the
-# `b` in its `return` line takes the end form, dropping $-\gamma c V'$:
+# To compare with your kernel's step: `exercises.vtrace_prologue`, given for `vtrace_pg`. Its
+# `ratio` is $\pi/\mu$ before either clip, and `rho_delta` is $\rho_t\delta_t$:
 
 # %%
 print(inspect.getsource(getattr(exercises.vtrace_prologue, "fn", exercises.vtrace_prologue)))
@@ -856,7 +813,7 @@ print(inspect.getsource(getattr(exercises.vtrace_prologue, "fn", exercises.vtrac
 # %% [markdown]
 # Without a checker:
 #
-# *(Answer each in its cell below. Your teacher's grader collects the answers from them.)*
+# *(Answer each in its cell below, for your teacher's grader.)*
 #
 # 1. Set `rho_bar = c_bar = float("inf")`: `vs` becomes the importance-sampled λ-return. Its mean
 #    is π's λ-return built on the current critic (equal to $V^\pi$ only when $V = V^\pi$), with
@@ -894,8 +851,8 @@ print(inspect.getsource(getattr(exercises.vtrace_prologue, "fn", exercises.vtrac
 # %% [markdown]
 # ## After the exercises: which policy-gradient advantage (optional)
 #
-# Optional reading. The package follows rlax, not the IMPALA paper, so that λ is one knob for both
-# outputs. This section derives how the two advantages differ, then checks it on section 4's
+# Optional. The package follows rlax, not the IMPALA paper, so that λ is one knob for both
+# outputs. The folds derive how the two advantages differ; the cells check it on section 4's
 # rollout.
 #
 # <details><summary>Details: the paper's advantage against rlax's</summary>
@@ -973,11 +930,10 @@ print("λ = 0 on-policy: the package's advantage is one step, the paper's two")
 #
 # * V-trace is one reverse scan of $v_t$ itself: $a_t = \gamma_t c_t$, $b_t = V_t +
 #   \rho_t\delta_t - [\lnot\text{done}_t]\,\gamma_t c_t V'_t$, reset at episode ends.
-# * Two clipped weights come from `log_rhos`. $\rho_t = \min(\bar\rho, \pi/\mu)$ sets which value
-#   `vs` converges to. $c_t = \lambda_t\min(\bar c, \pi/\mu)$ sets how far a TD error travels.
+# * $\rho_t = \min(\bar\rho, \pi/\mu)$ sets which value `vs` converges to, and
+#   $c_t = \lambda_t\min(\bar c, \pi/\mu)$ how far a TD error travels.
 # * Scanning $v_t - V_t$, as IMPALA's code does, assumes $V'_t = V_{t+1}$ wherever the trace runs
 #   on: wrong across padding, and with next values that are not `values[t+1]`.
-# * `pg_advantages` come from the same pass (the epilogue reads $v_{t+1}$ as `y_in`). They follow
-#   rlax. At λ = 1 they are the IMPALA paper's advantage, and below 1 they differ from it.
-#   `log_rhos` gets no gradient.
-# * On-policy (`log_rhos = 0`, clips ≥ 1) V-trace is TD(λ), and with $V'_t = V_{t+1}$ it is GAE.
+# * `pg_advantages` come from the same pass (the epilogue reads $v_{t+1}$ as `y_in`), as in rlax:
+#   the IMPALA paper's advantage at λ = 1, a different one below.
+# * On-policy V-trace is TD(λ), and with $V'_t = V_{t+1}$ it is GAE.

@@ -46,12 +46,11 @@ rng = np.random.default_rng(41)
 # %% [markdown]
 # ## 1. Which value the target converges to
 #
-# Training moves the critic $V$ towards `vs`. For a tabular critic, one free value per state, it
-# therefore stops where the mean correction `vs` − V is 0. This notebook keeps to that tabular case.
-# A critic with function approximation stops elsewhere in general: where the correction's
-# projection onto what the critic can represent is 0.
-# **The condition:** that happens where, and only where, the mean *one-step* correction is 0 in
-# every state,
+# Training moves the critic $V$ towards `vs`. A tabular critic, one free value per state, therefore
+# stops where the mean correction `vs` − V is 0. (A critic with function approximation stops where
+# the correction's projection onto what it can represent is 0; this notebook keeps to the tabular
+# case.) **The condition:** that happens where, and only where, the mean *one-step* correction is
+# 0 in every state,
 #
 # $$E_\mu[\rho_t\,\delta_t \mid s_t = s] = 0 \quad \text{for every state } s.$$
 #
@@ -80,14 +79,11 @@ rng = np.random.default_rng(41)
 # the condition. The condition only has to hold in states μ visits; the critic never trains on or
 # reads the others.
 #
-# **In training's windows.** A window only truncates the series; training still stops exactly
-# where $d = 0$. A window of $T$ steps stops the series at its end: the window's last step resets,
-# and its $b$ takes the end form
-# ([notebook 04, section 2](04_vtrace.ipynb#2.-Prologue,-scan,-epilogue)). So the last step's
-# correction is the one-step term $\rho_t\delta_t$ alone, and a step that lies $j$ steps before the
-# end gets the first $j + 1$ terms of the series. The correction thus depends on where a step sits
-# in the window, and training makes 0 its average over the positions, in each state. The fold
-# shows that this average, too, is 0 exactly where $d = 0$.
+# **In training's windows.** A window only truncates the series, and training still stops exactly
+# where $d = 0$. The window's last step resets with its end form
+# ([notebook 04, section 2](04_vtrace.ipynb#2.-Prologue,-scan,-epilogue)), so a step $j$ steps
+# before the end gets the first $j + 1$ terms. Training makes 0 the correction averaged over the
+# positions, and the fold shows that this average is 0 exactly where $d = 0$.
 #
 # <details><summary>Details: the average over a window's positions, and why it is 0 only at d = 0</summary>
 #
@@ -163,8 +159,7 @@ np.testing.assert_allclose(vs_3 - v_3, expected_3, rtol=1e-9, atol=1e-12)  # the
 # $$\sum_u \mu(u)\min(\bar\rho, \tfrac{\pi(u)}{\mu(u)})
 # \,\delta(u) = \sum_u \min(\bar\rho\,\mu(u), \pi(u))\,\delta(u) = 0.$$
 #
-# Here $u$ is an action, as in notebooks 03 and 04, where $a_t$ is the scan's multiplier. $\delta(u)$
-# is the TD error of a step that takes action $u$.
+# Here $\delta(u)$ is the TD error of a step that takes action $u$.
 #
 # This is the expected TD error under the policy $\pi_{\bar\rho}(u) \propto \min(\bar\rho\,\mu(u), \pi(u))$.
 # So V-trace learns $V^{\pi_{\bar\rho}}$.
@@ -330,8 +325,7 @@ assert abs(measured - in_window) < 2 * se < abs(measured - all_terms) / 3  # "at
 # %% [markdown]
 # ## Exercises
 #
-# Checked exercises work as in [notebook 00](00_associative_scan.ipynb#Exercises);
-# `print(exercises.task(name))` restates a task.
+# Checked exercises work as in [notebook 00](00_associative_scan.ipynb#Exercises).
 #
 # **`vtrace_fixed_point`** (NumPy: where V-trace converges, in any finite MDP). Section 1's
 # condition holds state by state, so it applies to any finite MDP, not only to its one state. Write the value

@@ -34,14 +34,10 @@
 # $\hat A_t$ is the advantage estimate of step $t$, and $\rho_t$ is the probability ratio of the
 # action $u_t$ taken at step $t$,
 # $\rho_t = \pi(u_t|s_t) / \pi_{\text{old}}(u_t|s_t) = e^{\log\pi_t - \log\pi^{\text{old}}_t}$.
-# As in notebooks 03 and 04, $u$ is an action, because $a_t$ is the scan's multiplier (section 3
-# uses it).
+# As in notebooks 03 and 04, an action is written $u$, because $a_t$ names the scan's multiplier.
 # Maximised freely, the surrogate moves the policy too far from the data. PPO clips the ratio to
 # $[1-\epsilon, 1+\epsilon]$ and takes the smaller of the clipped and unclipped terms. So pushing
-# $\rho_t$ past the clip in the advantage's direction gains nothing. That direction is upwards,
-# above $1+\epsilon$, when $\hat A_t > 0$, and downwards, below $1-\epsilon$, when $\hat A_t < 0$.
-# A move in the other direction makes the unclipped term the smaller one, so the loss still counts
-# it:
+# $\rho_t$ past the clip in the advantage's direction gains nothing:
 #
 # $$L^{\text{CLIP}} = \mathbb{E}_t\Big[\min\big(\rho_t \hat A_t,\;
 #   \operatorname{clip}(\rho_t, 1-\epsilon, 1+\epsilon)\, \hat A_t\big)\Big], \qquad
@@ -55,12 +51,11 @@
 # * The advantages $\hat A_t$ come from GAE, a reverse scan (notebook 02).
 # * The loss is a **sum**. A sum is an associative scan too, whose last prefix is the total.
 #
-# `rl.ppo_clip_loss` *fuses* the terms with their sum: one fused elementwise pass computes every
-# element's term and adds it to its tile's partial sum, with no tensor of terms in between. Then a
-# fixed-order second stage adds the partial sums, so every call gives the same bits (section 3).
-# The same pass also returns the two diagnostics that CleanRL logs:
-# `clip_fraction`, the share of ratios outside the clip range, and `approx_kl`, an estimate of how
-# far the policy has moved (section 4 defines both).
+# `rl.ppo_clip_loss` *fuses* the terms with their sum. One elementwise pass adds each element's
+# term to its tile's partial sum, with no tensor of terms in between. A second stage adds the
+# partial sums in a fixed order, so every call gives the same bits (section 3). The same pass
+# returns CleanRL's two diagnostics: `clip_fraction`, the share of ratios outside the clip range,
+# and `approx_kl`, an estimate of how far the policy has moved.
 #
 # <details><summary>Details: the paper, and where the surrogate comes from</summary>
 #
@@ -97,8 +92,8 @@ n = lambda x: x.detach().cpu().numpy()  # noqa: E731
 # %% [markdown]
 # ## 1. The loop
 #
-# A loss has no loop over time, because every element is independent. The ground truth is still
-# a float64 NumPy function, which you can read next to the formula:
+# A loss has no loop over time, because every element is independent. The ground truth is a
+# float64 NumPy function:
 
 # %%
 print(inspect.getsource(reference.ppo_clip_loss))
@@ -129,17 +124,15 @@ assert clip_fraction == 0.5
 np.testing.assert_allclose(approx_kl, 0.07443, atol=1e-5)
 
 # %% [markdown]
-# An element whose clipped term is strictly smaller than the unclipped one contributes a constant,
-# so its gradient is zero. (At a tie, inside the clip range, the element keeps its gradient:
-# section 4.) That is the whole mechanism:
+# An element whose clipped term is strictly the smaller one contributes a constant, so its
+# gradient is zero. (A tie keeps its gradient: section 4.) That is the whole mechanism:
 #
 # * Step 1's action is already 1.5 times more likely than under the old policy, and $\hat A > 0$.
 #   PPO stops pushing it up.
 # * Step 3's action is already half as likely, and $\hat A < 0$. PPO stops pushing it down.
 #
-# The plot shows the objective (minus the per-element loss) against the ratio. The curves come
-# from the kernel's `reduction="none"` output, one loss per element. The shading marks where the
-# kernel's gradient is exactly 0:
+# The plot shows the objective, minus the kernel's per-element loss (`reduction="none"`), against
+# the ratio. The shading marks where the kernel's gradient is exactly 0:
 
 # %%
 rho = torch.linspace(0.05, 2.0, 196, dtype=torch.float64, device=DEVICE)
@@ -164,13 +157,9 @@ plt.tight_layout()
 plt.show()
 
 # %% [markdown]
-# In two other cases the ratio is also outside the range: $\hat A > 0$ with $\rho < 1-\epsilon$,
-# and $\hat A < 0$ with $\rho > 1+\epsilon$. These keep their gradient. There the unclipped term
-# is the minimum, so a ratio that moved the wrong way is always pushed back. The clip only stops
-# moves *further* in the advantage's direction.
-#
-# So `clip_fraction`, the share of ratios outside the range, is not the share of elements without
-# a gradient:
+# A ratio is also outside the range when $\hat A > 0$ with $\rho < 1-\epsilon$, or $\hat A < 0$
+# with $\rho > 1+\epsilon$. There the unclipped term is the minimum, so the gradient stays and
+# pushes the ratio back. So `clip_fraction` is not the share of elements without a gradient:
 
 # %%
 lp = torch.log(torch.tensor([0.5, 1.5], dtype=torch.float64, device=DEVICE)).requires_grad_()
@@ -206,8 +195,7 @@ out = rl.ppo_clip_loss(log_probs, old_log_probs, adv, epsilon=0.2, normalize_adv
 print(out)
 
 # %% [markdown]
-# The same pipeline in float64 NumPy must agree. It calls `reference.gae`, then
-# `reference.ppo_clip_loss`:
+# The same pipeline in float64 NumPy, `reference.gae` then `reference.ppo_clip_loss`, must agree:
 
 # %%
 e_adv, e_ret = reference.gae(n(rewards), n(values), gamma=0.99, lambda_=0.95, terminated=n(term),
@@ -224,11 +212,8 @@ print("rollout → gae → ppo_clip_loss == reference.gae → reference.ppo_clip
 # %% [markdown]
 # ## 3. The loss is an associative reduction
 #
-# Here you see how the kernel sums the loss, and why it adds in a fixed order.
-#
-# A sum is a scan too. Take notebook 00's reverse scan, $y_t = b_t + a_t\,y_{t+1}$, and set every
-# $a_t = 1$. Then $y_t = b_t + y_{t+1}$ is the sum of $b$ from step $t$ to the end. So $y_0$ is the
-# whole sum $\sum_t b_t$, and the reverse scan computes it last.
+# A sum is a scan too. Take notebook 00's reverse scan, $y_t = b_t + a_t\,y_{t+1}$, with every
+# $a_t = 1$. Then $y_t$ is the sum of $b$ from step $t$ to the end, and $y_0$ is the whole sum.
 
 # %%
 x = rng.normal(size=50)
@@ -240,33 +225,24 @@ np.testing.assert_allclose(n(y)[0], reverse_scan, rtol=1e-12)  # every y_t, y_0 
 print("a sum is a scan: y_0 =", n(y)[0, 0], "=", x.sum())
 
 # %% [markdown]
-# Associativity lets the sum be split into pieces. Each Triton program adds the elements of its
-# own tile, a block of rows × steps, into a *partial sum*. Then the partial sums are added.
-# `_reduce.reduce` does this in two stages, each a kernel launch:
+# Associativity lets the sum be split into pieces. `_reduce.reduce` sums in two stages, each a
+# kernel launch. The next cell prints the three lines of its kernels that the exercise
+# `two_stage_mean` needs:
 #
-# * `_partials_kernel` runs the elementwise hook over its tile. It writes one partial sum per
-#   statistic (the loss is one statistic; section 4 lists the others).
-# * `_finish_kernel` runs as a single program. It adds the partials **in a fixed order**. It reads
-#   them `BLOCK_P` at a time and sums each block with `tl.sum`, whose tree of additions is fixed.
-#   Then it adds the blocks' sums in program order. When one program covers every tile, that
-#   program finishes the sum itself, and this second stage is not needed (the `FINISH` flag).
+# * **`_partials_kernel`.** Each program runs the elementwise hook over its tile, a block of rows
+#   × steps, and adds the tile into one *partial sum* per statistic (the loss is one; section 4
+#   lists the others). It stores them at its own index:
+#   `tl.store(PART + tl.program_id(0) * N_STATS + k, total)`.
+# * **`_finish_kernel`**, a single program, adds the partials **in a fixed order**. Its loop
+#   `for start in range(0, n_parts, BLOCK_P):` reads them one block at a time. Inside it,
+#   `total += tl.sum(tl.load(PART + ..., mask=m, other=0.0), axis=0)` sums the block with a fixed
+#   tree of additions; the masked load gives 0 past the last partial.
 #
-# So the loss takes one launch or two. With `normalize_advantages=True`, a reduction of the same
-# kind runs before them, for the advantages' mean (section 4).
-#
-# The package's two kernels are long. The NumPy function `two_stage_sum` below shows the idea.
-# The next cell prints only the three kernel lines that matter for the exercise `two_stage_mean`:
-#
-# * `_partials_kernel`'s last line, `tl.store(PART + tl.program_id(0) * N_STATS + k, total)`. Each
-#   program stores its partial sums at its own index.
-# * `_finish_kernel`'s loop, `for start in range(0, n_parts, BLOCK_P):`. It reads the partials one
-#   block at a time, in order.
-# * Inside that loop, `total += tl.sum(tl.load(PART + ..., mask=m, other=0.0), axis=0)`. The
-#   masked load gives 0 past the last partial, so those lanes add nothing.
-#
-# The rest of the two kernels makes the package general: tiles of rows × steps, several
-# statistics at once, the division by a count that turns a sum into a mean, and loads issued ahead
-# of time (`STAGES`). The exercise needs none of it.
+# When one program covers every tile, it finishes the sum itself (the `FINISH` flag). So the loss
+# takes one launch or two. With `normalize_advantages=True`, a reduction of the same kind runs
+# first, for the advantages' mean (section 4). The rest of the kernels' code makes the package
+# general (several statistics, the division by a count, loads issued ahead of time); the exercise
+# needs none of it.
 
 # %%
 # the three lines, with where they are (print(inspect.getsource(...)) shows a whole kernel)
@@ -296,13 +272,11 @@ print(len(partials), "partials")
 np.testing.assert_allclose(total, x.sum(), rtol=1e-12)
 
 # %% [markdown]
-# Why not let every program add its partial sum straight into one number in memory? Triton can:
-# `tl.atomic_add` adds to a memory location without two programs' additions overwriting each
-# other. But the additions then happen in whatever order the programs happen to finish, and
-# floating-point addition is commutative, but not associative. In float32, adding in another order can
-# give another answer. So the loss would change in its last bits from run to run, and a training
-# run could not be replayed exactly. Here are the same 16 float32 partials, added in 20 random
-# orders:
+# Why not let every program add its partial sum straight into one number in memory, with
+# `tl.atomic_add`? The additions would then happen in whatever order the programs finish.
+# Floating-point addition is not associative, so another order can give another float32 answer.
+# The loss would change in its last bits from run to run, and a training run could not be
+# replayed exactly. The same 16 float32 partials, added in 20 random orders:
 
 # %%
 def add_in_order(partials, order):  # what atomics do: whichever program finishes first adds first
@@ -319,8 +293,8 @@ print(f"{len(orders)} different totals from 20 orders:", sorted(orders)[:4], "..
 assert len(orders) > 1
 
 # %% [markdown]
-# The fixed order makes the kernel's loss, its statistics and its gradient bitwise identical
-# from call to call:
+# The kernel's order depends only on the shape, never on timing. So on one device its loss, its
+# statistics and its gradient are bitwise identical from call to call:
 
 # %%
 lp = log_probs.clone().requires_grad_()
@@ -334,10 +308,6 @@ for run in runs[1:]:
 print("bitwise identical across calls")
 
 # %% [markdown]
-# How many partials there are, and so the order of the additions, never depends on timing. So
-# the same device and the same shape give the same bits, on every run.
-
-# %% [markdown]
 # ## 4. The kernel's elementwise hook
 #
 # One elementwise pass returns the five statistics that the reduction sums: the loss, the count of
@@ -348,8 +318,6 @@ print("bitwise identical across calls")
 # * **The gradient rule.** The per-element loss $\ell_t$ has the gradient
 #   $\partial\ell_t/\partial\log\pi_t = -\hat A_t \rho_t$ where the unclipped term is the minimum,
 #   and 0 elsewhere. At a tie, the kernel takes the unclipped term's gradient.
-# * **One pass, more statistics.** The same pass gives CleanRL's `clip_fraction` and
-#   `approx_kl`. It also normalises the advantages inside the op.
 # * **Padding is never read**, so padding may hold NaN.
 #
 # <details><summary>Details: the three functions and their helpers</summary>
@@ -373,7 +341,7 @@ print("bitwise identical across calls")
 #
 # </details>
 #
-# The next cell prints the three functions. Its printout is folded and optional.
+# The next cell prints the three functions (an optional, folded printout).
 
 # %% jupyter={"outputs_hidden": true}
 for fn in (ppo._ppo_terms, ppo._ppo_forward, ppo._ppo_backward):
@@ -441,9 +409,8 @@ print("ρ = 1: the gradient is the policy gradient -A/N, on both backends")
 # Here the kernel meets the reference on random minibatches with:
 #
 # * padding that holds NaN (it must never be read);
-# * asymmetric clipping, DAPO's "clip-higher": $\epsilon_{\text{high}} > \epsilon_{\text{low}}$,
-#   so the ratio may rise further above 1 than it may fall below it, and unlikely tokens can gain
-#   probability;
+# * asymmetric clipping, DAPO's "clip-higher": with $\epsilon_{\text{high}} > \epsilon_{\text{low}}$,
+#   unlikely tokens can gain more probability;
 # * advantage normalisation;
 # * the three reductions.
 #
@@ -525,8 +492,8 @@ for kw in (dict(normalize_advantages=True), dict(reduction="sum", epsilon=(0.1, 
 print("gradients match")
 
 # %% [markdown]
-# The batches above fit in one tile. A batch of 3 × 1,000 elements takes several tiles, and a
-# second stage adds their partial sums. That path is checked too, on the profiler's inputs:
+# A batch of 3 × 1,000 elements takes several tiles, whose partial sums a second stage adds. That
+# path is checked on the profiler's inputs:
 
 # %%
 long_err = profile.rollout_error("ppo", 3, 1000, DEVICE)
@@ -536,47 +503,35 @@ print(f"3 x 1000: relative error {long_err:.1e}")
 # %% [markdown]
 # ## 6. Optional: profile it
 #
-# **Takeaway.** On the benchmark's GPU, the eager PyTorch formula with its backward keeps the GPU
-# busy at least 7.5 times as long as the fused loss does.
-# [Notebook 09, section 4](09_benchmarks.ipynb#4.-Fused-losses-against-their-eager-formulas) has the measurements; the folded cell
-# below prints the committed rows.
-
-# %% jupyter={"outputs_hidden": true, "source_hidden": true}
-RUN, RES, h200 = profile.committed_or_empty("ppo")  # every row of PPO's loss in the committed H200 run
-timed = {(r["B"], r["T"]) for r in h200 if r["impl"] == "pytorch_eager"}  # where the eager formula was timed
-quoted = [r for r in h200 if r["pass"] == "fwd+bwd" and r["impl"] in ("rltriton_lite", "pytorch_eager")
-          and (r["B"], r["T"]) in timed]
-if quoted:
-    print(f"PPO's loss with its backward, {RES['gpu']}, {RUN}.json: measured there, not here")
-    print(profile.committed_table(quoted, leave_out=("wall_us", "vs_ours")))  # no single-timing wall figures: see 09
-# every row, and a chart of them: profile.committed("ppo")
+# With its backward, the eager PyTorch formula keeps the benchmark's GPU busy at least 7.5 times
+# as long as the fused loss. The measurements are in
+# [notebook 09, section 4](09_benchmarks.ipynb#4.-Fused-losses-against-their-eager-formulas).
 
 # %% jupyter={"source_hidden": true}
-# Checks: the claims above, on the committed rows (CI runs them; skip when reading)
-fused = profile.fused_against_eager("ppo") if h200 else {}  # at the shapes where the eager formula was timed
-assert not h200 or len(fused) == 3 == len(quoted) / 2  # the six rows printed: ours and the eager formula at each
+# Checks: the claim above, on the committed H200 run (CI runs them; skip when reading)
+# every row of PPO's loss, as a table and a chart: profile.committed("ppo")
+RUN, RES, h200 = profile.committed_or_empty("ppo")
+fused = profile.fused_against_eager("ppo") if h200 else {}  # with the backward, where the eager formula was timed
 x_gpu = [f["eager_gpu_us"] / f["ours_gpu_us"] for f in fused.values()]
-assert not h200 or int(10 * min(x_gpu)) / 10 == 7.5  # "busy at least 7.5 times as long as the fused loss"
+assert not h200 or len(fused) == 3 and int(10 * min(x_gpu)) / 10 == 7.5  # "at least 7.5 times as long", 3 shapes
 assert not h200 or RES["gpu"] == "NVIDIA H200"  # "the benchmark's GPU": the committed run's card
 
 # %% [markdown]
 # ## Exercises
 #
-# Checked exercises work as in notebooks 00 and 00b. Write the starter's function, then run the cell
-# after it, which checks it. `print(exercises.task(name))` restates the task. Solutions are in
-# `notebooks/solutions/`.
+# Checked exercises work as in [notebook 00](00_associative_scan.ipynb#How-the-exercises-work);
+# `print(exercises.task(name))` restates a task.
 #
 # ### The harness for Triton elementwise hooks
 #
 # `exercises.map_hook(hook, inputs, params)` calls your `@triton.jit` function `hook(X, P, offs, m)`
-# on blocks of elements. There is no scan here, so the hook returns no $(a, b)$ pairs. It returns
-# one value per element, and the harness stores them. (The loss would be their mean, computed by
-# section 3's reduction.) Notebook 07 uses this harness too.
+# on blocks of elements. There is no scan here: the hook returns one value per element, not a
+# triple $(a, b, \text{reset})$, and the harness stores them. Notebook 07 uses this harness too.
 #
-# The hook's arguments are those of `scan_hook`'s prologue, in the same order, without `t` and
-# `T`. `X` holds the inputs as pointers, `P` the parameters, `offs` the block's offsets and `m` the
-# in-bounds mask. The full description:
-# [notebook 01, section 5, "The harness for Triton prologues"](01_discounted_return.ipynb#5.-The-harness-for-Triton-prologues).
+# The hook's arguments are those of `scan_hook`'s prologue without `t` and `T`: `X` holds the
+# inputs as pointers, `P` the parameters, `offs` the block's offsets and `m` the in-bounds mask
+# ([notebook 01, section 5](01_discounted_return.ipynb#5.-The-harness-for-Triton-prologues) has
+# the full description).
 #
 # A worked hook computes PPO's own loss per element. `tl.minimum`, `tl.maximum` and `tl.clamp` are
 # Triton's elementwise min, max and clip:
@@ -602,8 +557,6 @@ print("a 6-line Triton hook == ppo_clip_loss(reduction='none')")
 # **`dual_clip`** (a Triton elementwise hook). Dual-clip PPO (Ye et al., 2020) bounds the loss
 # where the advantage is negative and the ratio is large. Write its per-element loss as a hook like
 # `ppo_clip_hook`. It runs as `exercises.map_hook(dual_clip, (ratio, advantages), (epsilon, c))`.
-# The harness is described in
-# ["The harness for Triton elementwise hooks"](#The-harness-for-Triton-elementwise-hooks) above.
 #
 # * **Inputs:** `X = (ratio, advantages)`, one number per element; `P = (epsilon, c)`, with
 #   $c > 1$ (e.g. 3).
@@ -611,8 +564,8 @@ print("a 6-line Triton hook == ppo_clip_loss(reduction='none')")
 #   $\max\big(\min(\rho \hat A, \operatorname{clip}(\rho, 1-\epsilon, 1+\epsilon) \hat A),
 #   c\hat A\big)$ where $\hat A < 0$, and PPO's $\min(\rho \hat A, \operatorname{clip}(\rho) \hat A)$
 #   where $\hat A \ge 0$.
-# * **Edge cases:** the max with $c\hat A$ applies only where $\hat A < 0$. Applied where
-#   $\hat A \ge 0$, it would wrongly replace PPO's objective whenever $c\hat A$ is larger.
+# * **Edge cases:** the max with $c\hat A$ applies only where $\hat A < 0$. Elsewhere it would
+#   replace PPO's objective wherever $c\hat A$ is larger.
 #
 # <details><summary>Hint 1: where to start</summary>
 #
@@ -690,9 +643,9 @@ exercises.attempt("dual_clip", dual_clip)
 # * **Returns:** the mean, a 0-d tensor. In the first launch, one program per block of `BLOCK`
 #   elements writes the block's partial sum. Then a second launch, of one program, adds the
 #   partials in block order and divides by `n`.
-# * **Edge cases:** the last block may run past the end of `x`. Mask it, so the lanes past the end
-#   add 0. The fixed order makes two calls give the same bits. The checker calls your function
-#   twice on each input and compares the bits as well as the value.
+# * **Edge cases:** the last block may run past the end of `x`: mask it, so those lanes add 0.
+#   The checker calls your function twice on each input and compares the bits as well as the
+#   value, which the fixed order makes equal.
 #
 # <details><summary>Hint 1: where to start</summary>
 #
@@ -755,8 +708,7 @@ exercises.attempt("dual_clip", dual_clip)
 #
 # </details>
 #
-# Its checks include an input of n = 1,100,000 elements. Under the interpreter a check takes a
-# few seconds.
+# Its checks include an input of 1,100,000 elements: a few seconds under the interpreter.
 
 # %%
 def two_stage_mean(x):
@@ -804,15 +756,13 @@ exercises.attempt("two_stage_mean", two_stage_mean)
 # ## What you now know
 #
 # * PPO's loss is $-\operatorname{mean}\min(\rho_t \hat A_t, \operatorname{clip}(\rho_t, 1-\epsilon,
-#   1+\epsilon) \hat A_t)$, where $\rho_t = \pi/\pi_{\text{old}}$ for the action taken and GAE
-#   gives $\hat A_t$.
+#   1+\epsilon) \hat A_t)$, with $\rho_t = \pi/\pi_{\text{old}}$ and GAE's $\hat A_t$.
 # * Where the clipped term is the minimum, the gradient is 0. A ratio that moved the wrong way
 #   keeps its gradient, so `clip_fraction` is not the share of elements without one.
-# * At $\rho = 1$, as on the first minibatch of an update's first epoch, the gradient is the policy
-#   gradient $-\hat A_t/N$.
-# * A sum is an associative reduction. The tiles' partial sums, added in a fixed order, give the
-#   same bits on every call. Atomics add in whatever order the programs finish, and a float sum
-#   depends on the order.
+# * At $\rho = 1$, as on an update's first minibatch, the gradient is the policy gradient
+#   $-\hat A_t/N$.
+# * A sum is an associative reduction. Partial sums added in a fixed order give the same bits on
+#   every call; atomics add in whatever order the programs finish.
 # * `rl.ppo_clip_loss` also returns `clip_fraction` and `approx_kl`, the mean of
 #   $(\rho-1) - \log\rho$. It can normalise the advantages, it never reads padding, and it takes
 #   an asymmetric clip range, `epsilon=(low, high)`.

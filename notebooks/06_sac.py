@@ -20,23 +20,23 @@
 #   losses, soft λ-targets as a Triton prologue, and the bias of multi-step targets on replayed
 #   data.
 # * **Time:** 2.5–3 h with the open questions; 1–1.5 h for the reading and the checked exercise.
-# * **Needs:** notebook 03: the exercise starts from its `td_lambda_prologue`. Section 4 reuses
-#   notebook 04b's one-state problem and explains it again, so 04b helps but is not required. No GPU.
+# * **Needs:** notebook 03 (the exercise starts from its `td_lambda_prologue`). Section 4 reuses
+#   notebook 04b's one-state problem, explained again. No GPU.
 # * **Conventions:** the course's flags, values and hook signatures:
 #   [Names and signatures](GLOSSARY.md#Names-and-signatures) in the glossary.
-# * **Minimum path:** sections 1–3 and the checked exercise `soft_lambda_targets`. Section 4, which
-#   checks the kernel and adds the replay bias and the actor and temperature losses, section 5 and
-#   the open questions can wait.
+# * **Minimum path:** sections 1–3 and the checked exercise `soft_lambda_targets`. Section 4 (the
+#   kernel's checks, the replay bias, the actor and temperature losses), section 5 and the open
+#   questions can wait.
 #
 # Soft Actor-Critic (SAC) maximises reward plus $\alpha$ times the policy's entropy. The weight
 # $\alpha$ is called the temperature. SAC learns from a *replay buffer*, a store of past
 # transitions collected by earlier versions of the policy. Its critic regresses on a *soft*
-# target. In it, the next state's value includes the entropy bonus $-\alpha\log\pi(\tilde u|s')$,
-# where $\tilde u \sim \pi$ is an action sampled fresh at the next state $s'$. As in notebooks 03
-# and 04, $u$ is an action, because $a_t$ is the scan's multiplier (section 2 uses it). The tilde
-# sets $\tilde u$ apart from the action $u_t$ stored in the buffer. The target takes the minimum over two critics, to
-# counter their overestimation; this is called "clipped double Q". A follow-up paper learns
-# $\alpha$ itself, driving the policy's entropy towards a target entropy $\bar{\mathcal H}$.
+# target, in which the next state's value includes the entropy bonus $-\alpha\log\pi(\tilde u|s')$.
+# Here $\tilde u \sim \pi$ is an action sampled fresh at the next state $s'$; the tilde sets it
+# apart from the action $u_t$ stored in the buffer. As in notebooks 03 and 04, an action is
+# written $u$, because $a_t$ names the scan's multiplier. The target takes the minimum over two
+# critics, to counter their overestimation ("clipped double Q"). A follow-up paper learns $\alpha$
+# itself, driving the policy's entropy towards a target entropy $\bar{\mathcal H}$.
 #
 # <details><summary>Details: the papers</summary>
 #
@@ -60,33 +60,28 @@
 # step. There the bracket is $V^{\text{soft}\prime}_t$ alone.
 #
 # With $\lambda = 0$ this is SAC's target, $r_t + \gamma(1-\text{term}_t)V^{\text{soft}\prime}_t$.
-# With $\lambda > 0$ the target follows the actions actually taken. Each of them pays its entropy
-# bonus $-\alpha\log\pi(u_{t+1}|s_{t+1})$, read from `log_probs`. That is the current policy's
-# log-probability of the action the buffer stored, recomputed, not the behaviour policy's value
-# the buffer may hold beside it. The other inputs:
+# With $\lambda > 0$ the target follows the buffer's actions, each paying its entropy bonus
+# $-\alpha\log\pi(u_{t+1}|s_{t+1})$. That log-probability, `log_probs`, is the current policy's,
+# recomputed for the stored action. It is not the behaviour policy's value, which a buffer may
+# store beside the action. The other inputs:
 #
-# * `next_q`, one tensor per critic, evaluated at the sampled action $\tilde u_{t+1}$.
-# * `next_log_probs` $= \log\pi(\tilde u_{t+1}|s_{t+1})$.
+# * `next_q`, one tensor per critic, evaluated at the sampled action $\tilde u_{t+1}$, and
+#   `next_log_probs` $= \log\pi(\tilde u_{t+1}|s_{t+1})$.
 # * The flags of notebooks 01–03. A truncation needs no `next_values`, because `next_q` already
-#   is the value of the real next state.
+#   values the real next state.
 #
 # Two things the formula leaves to the caller:
 #
-# * **Target critics.** In SAC, `next_q` comes from the *target* critics $\bar Q_k$. These are
-#   slow copies of the critics, averaged after every update:
+# * **Target critics.** In SAC, `next_q` comes from the *target* critics $\bar Q_k$, slow copies
+#   of the critics averaged after every update,
 #   $\bar\theta_k \leftarrow \tau\theta_k + (1-\tau)\bar\theta_k$ ($\tau = 0.005$ in the paper).
-#   They keep the regression target from moving with every step of the critic it trains. The
-#   package never sees a network. Pass it the target networks' outputs, evaluated under
-#   `torch.no_grad()` as usual.
-# * **λ > 0 is off-policy and uncorrected.** SAC learns from its replay buffer. So a multi-step
-#   target follows actions $u_{t+1}, u_{t+2}, \dots$ taken by older policies, not by the current
-#   $\pi$. Nothing here reweights them, unlike V-trace's importance weights (notebook 04). So the
-#   target mixes those policies' actions with the current policy's entropy terms and bootstraps:
-#   it estimates neither policy's soft return, and is a biased estimate of $Q^\pi$.
-#   The bias grows with λ and with the age of the data.
-#
-# λ = 0 is free of this bias, because its only action, $\tilde u_{t+1}$, is sampled from the current
-# $\pi$.
+#   They keep the target from moving with every step of the critic it trains. The package never
+#   sees a network: pass it the target critics' outputs, computed under `torch.no_grad()`.
+# * **λ > 0 is off-policy and uncorrected.** A multi-step target follows the buffer's actions
+#   $u_{t+1}, u_{t+2}, \dots$, taken by older policies, and nothing reweights them (notebook 04's
+#   V-trace does). So it is a biased estimate of $Q^\pi$, more so as λ grows and the data ages;
+#   section 4 measures the bias. λ = 0 is free of it, because its only action, $\tilde u_{t+1}$,
+#   is sampled from the current $\pi$.
 
 # %%
 import inspect
@@ -145,8 +140,6 @@ np.testing.assert_allclose(G[1.0], [2.0, 1.0, 4.5])
 # %% [markdown]
 # ## 2. Prologue, scan, epilogue
 #
-# Here you turn the recurrence into a prologue, a scan and an epilogue.
-#
 # $G_t$ depends on the next step through $G_{t+1} - \alpha\log\pi_{t+1}$, not through $G_{t+1}$
 # alone. So the scan carries that quantity, $H_t = G_t - \alpha\log\pi_t$, the soft value of the
 # step taken.
@@ -156,9 +149,8 @@ np.testing.assert_allclose(G[1.0], [2.0, 1.0, 4.5])
 # $$b^G_t = r_t + [\lnot\text{term}_t]\,\gamma_t w_t V^{\text{soft}\prime}_t, \qquad
 #   w_t = \begin{cases} 1 & \text{done}_t \\ 1-\lambda_t & \text{not done}_t\end{cases},$$
 #
-# Here $[\lnot\text{term}_t]$ is 1 where step $t$ does not terminate and 0 where it does. The
-# weight $w_t$ is the share of the bootstrap $V^{\text{soft}\prime}_t$ in the bracket. Then $H$ is
-# a linear recurrence, with a reset at every episode end:
+# Here $[\lnot\text{term}_t]$ is 1 where step $t$ does not terminate, and $w_t$ is the bootstrap's
+# share of the bracket. Then $H$ is a linear recurrence, with a reset at every episode end:
 #
 # $$H_t = \underbrace{b^G_t - \alpha\log\pi_t}_{b_t} + \underbrace{\gamma_t\lambda_t}_{a_t} H_{t+1},
 #   \qquad \text{reset where done}_t .$$
@@ -209,11 +201,10 @@ print("prologue + scan + epilogue == the loop")
 #
 # * **The min over critics happens in the kernel.** Each critic is read once. The backward sends
 #   the gradient only to the smallest critic, index $k^*$ (on ties, the first one).
-# * **The scan carries $H = G - \alpha\log\pi$.** The epilogue rebuilds $G_t$ from $H_{t+1}$.
-#   `log_probs` is read once, in the prologue of its own step.
-# * **λ = 0 is the usual SAC target.** Then $a_t = 0$ and $w_t = 1$. Nothing is carried,
-#   $G_t = b^G_t$, and `log_probs` is not needed. When λ = 0 is passed as a number, not a tensor,
-#   the package runs an elementwise kernel instead of the scan.
+# * **`log_probs` is read once**, in the prologue of its own step, because the scan carries $H$.
+# * **λ = 0 is the usual SAC target.** Then $a_t = 0$ and $w_t = 1$, so $G_t = b^G_t$ and
+#   `log_probs` is not needed. When λ = 0 is passed as a number, not a tensor, the package runs an
+#   elementwise kernel instead of the scan.
 #
 # <details><summary>Details: reading the hooks' printout</summary>
 #
@@ -226,7 +217,7 @@ print("prologue + scan + epilogue == the loop")
 #
 # </details>
 #
-# The next cell prints the three hooks. Its printout is folded and optional.
+# The next cell prints the three hooks (an optional, folded printout).
 
 # %% jupyter={"outputs_hidden": true}
 for fn in (sac._critic_min, sac._sac_prologue, sac._sac_epilogue):
@@ -241,21 +232,17 @@ for fn in (sac._critic_min, sac._sac_prologue, sac._sac_epilogue):
 #   shows up in the target instead of hiding.
 # * A padded step passes $H$ through unchanged. So "the next step" after $t$ is the next
 #   *unpadded* one, and $G_{t'}$ and $\log\pi_{t'}$ always belong to the same step.
-# * At λ = 0, $G_t = b^G_t = r_t + \gamma_t(1-\text{term}_t)(\min_k Q_k - \alpha\log\pi')$. With
-#   nothing carried there is nothing to scan. The elementwise kernel runs the same arithmetic
-#   without chunks or a time split, and gives the same bits. The scan serves λ > 0 and a λ given
-#   per step. The PyTorch path, `backend="torch"`, which `"auto"` picks on a CPU, has no such
-#   shortcut. It runs its scan at λ = 0 too, with every $a_t = 0$: the same numbers, in a scan's
-#   time rather than an elementwise map's.
+# * At λ = 0 nothing is carried, so there is nothing to scan. The elementwise kernel runs the
+#   same arithmetic without chunks or a time split, and gives the same bits. The scan serves
+#   λ > 0 and a λ given per step. The PyTorch path (`backend="torch"`, which `"auto"` picks on a
+#   CPU) has no such shortcut: it scans at λ = 0 too, with every $a_t = 0$, in a scan's time.
 #
 # </details>
 #
 # ## 4. Kernel against the loop
 #
-# Here you check the kernel against the loop, measure the replay bias of λ > 0, and check the
-# actor and temperature losses. First, the kernel against the loop on random rollouts with three
-# critics, terminations, truncations, left and right padding, a per-step discount, λ = 0.8, and a
-# time-major buffer:
+# First, the kernel against the loop, on random rollouts with three critics, terminations,
+# truncations, left and right padding, a per-step discount, λ = 0.8, and a time-major buffer:
 
 # %%
 B, T = 4, 50
@@ -304,12 +291,18 @@ print("λ = 0: r + γ(1 − term)(min Q − α log π')")
 # * The critic is exact, so any bias comes from the target itself. The critic gives the soft
 #   $Q^\pi(u) = r(u) + \gamma V^\pi$, with $V^\pi = \mathbb{E}_\pi[r - \alpha\log\pi]/(1-\gamma)$.
 #
-# **The bias, derived.** Write $D_t = \mathbb{E}[G_t - Q^\pi(u_t)]$ for the bias of the target at
-# step $t$ of the window, where $u_t \sim \mu$ is the replayed action. Let
-# $\Delta = \mathbb{E}_\mu[r - \alpha\log\pi] - \mathbb{E}_\pi[r - \alpha\log\pi]$ be the
-# difference per step between the soft reward of $\mu$'s action and of $\pi$'s (negative here:
-# $\mu$ mostly takes the action that pays 0). In this one-state problem, one step of the λ-return
-# and the exact critic are
+# Write $D_t = \mathbb{E}[G_t - Q^\pi(u_t)]$ for the target's bias at step $t$ of the window, where
+# $u_t \sim \mu$ is the replayed action. Let
+# $\Delta = \mathbb{E}_\mu[r - \alpha\log\pi] - \mathbb{E}_\pi[r - \alpha\log\pi]$ be the gap per
+# step between the soft rewards of $\mu$'s and $\pi$'s actions (negative here: $\mu$ mostly takes
+# the action that pays 0). The bias follows a recursion, backwards from the window's last step,
+# which bootstraps from $V'$ alone and is unbiased:
+#
+# $$D_t = \gamma\lambda\,(\Delta + D_{t+1}), \qquad D_{T-1} = 0 .$$
+#
+# <details><summary>Details: the recursion, derived</summary>
+#
+# In this one-state problem, one step of the λ-return and the exact critic are
 #
 # $$G_t = r(u_t) + \gamma\big[(1-\lambda)V'_t + \lambda\,(G_{t+1} - \alpha\log\pi(u_{t+1}))\big],
 #   \qquad Q^\pi(u_t) = r(u_t) + \gamma V^\pi ,$$
@@ -326,15 +319,14 @@ print("λ = 0: r + γ(1 − term)(min Q − α log π')")
 #   $(1-\gamma)V^\pi = \mathbb{E}_\pi[r - \alpha\log\pi]$. Its mean over $u_{t+1} \sim \mu$ is
 #   $\Delta$.
 #
-# So the bias follows a recursion, backwards from the window's last step, which bootstraps from
-# $V'$ alone and is unbiased:
+# Together, $D_t = \gamma\lambda\,(\Delta + D_{t+1})$.
 #
-# $$D_t = \gamma\lambda\,(\Delta + D_{t+1}), \qquad D_{T-1} = 0 .$$
+# </details>
 #
 # Unrolled, $D_0 = \Delta\sum_{k=1}^{T-1}(\gamma\lambda)^k$. As $T \to \infty$ it tends to
 # $\gamma\lambda\Delta/(1-\gamma\lambda)$, and at λ = 0 it is 0. The next cell runs the
-# recursion, then measures the bias over 4,000 replayed windows of 60 steps, with
-# `reference.sac_targets` in NumPy:
+# recursion, then measures the bias over 4,000 replayed windows of 60 steps with
+# `reference.sac_targets`:
 
 # %%
 g_, alpha_ = 0.9, 0.2
@@ -374,21 +366,19 @@ assert round(D, 3) == -3.895  # λ = 1: D_0 = Δ (0.9 + 0.9² + ... + 0.9⁵⁹)
 # * $\partial J_\pi/\partial Q_k = -1/N$ on the critic that is the min;
 # * $\partial J/\partial\log\alpha = -\operatorname{mean}(\log\pi + \bar{\mathcal H})$.
 #
-# **Why log α.** The paper's temperature objective is in α,
+# **Why log α.** Implementations learn $\log\alpha$, so that $\alpha = e^{\log\alpha}$ stays
+# positive without a constraint. With SB3's loss, which the package follows, the gradient in
+# $\log\alpha$ does not depend on α. So a step changes α by the same *factor* whether α is 1 or
+# $10^{-3}$, and one learning rate serves every scale. α rises while the policy's entropy
+# $-\operatorname{mean}\log\pi$ is below the target $\bar{\mathcal H}$, and falls while it is above.
+#
+# <details><summary>Details: the paper's objective, softlearning's and CleanRL's forms</summary>
+#
+# The paper's temperature objective is in α,
 # $J(\alpha) = \mathbb{E}\big[-\alpha\log\pi(u|s) - \alpha\bar{\mathcal H}\big]$, with gradient
-# $\partial J/\partial\alpha = -\operatorname{mean}(\log\pi + \bar{\mathcal H})$. Implementations
-# learn $\log\alpha$ instead. Then $\alpha = e^{\log\alpha}$ stays positive without a constraint or
-# a projection, and a step on $\log\alpha$ changes α by a *factor*.
-#
-# The package follows SB3, which writes the loss above, the paper's $J$ with $\log\alpha$ in
-# place of α. Its gradient in $\log\alpha$ is exactly the paper's $\partial J/\partial\alpha$,
-# which does not depend on α. So a step changes α by the same factor whether α is 1 or $10^{-3}$.
-# One learning rate serves every scale.
-#
-# α rises while the policy's entropy $-\operatorname{mean}\log\pi$ is below the target
-# $\bar{\mathcal H}$, and falls while it is above.
-#
-# <details><summary>Details: softlearning's and CleanRL's forms</summary>
+# $\partial J/\partial\alpha = -\operatorname{mean}(\log\pi + \bar{\mathcal H})$. SB3's loss,
+# $J(\log\alpha)$ above, is the paper's $J$ with $\log\alpha$ in place of α, so its gradient in
+# $\log\alpha$ is exactly the paper's $\partial J/\partial\alpha$.
 #
 # The authors' first softlearning code (for TensorFlow 1) writes the same loss as SB3. CleanRL,
 # and softlearning's later TensorFlow 2 code, write $J(e^{\log\alpha})$ instead. Its gradient in $\log\alpha$ is $\alpha$ times SB3's (the chain rule,
@@ -430,18 +420,17 @@ assert torch.sign(d_cleanrl) == torch.sign(d_log_alpha)
 print("actor and temperature losses == the loop, gradients as derived")
 
 # %% [markdown]
-# The plot shows what α and λ do to the targets, on one row. The rewards are 1 and the critics
-# are noisy. The policy's log-probabilities are around −1, so the entropy bonus
-# $-\alpha\log\pi$ is positive.
+# The plot shows what α and λ do to the targets, on one row. The rewards are 1, the critics are
+# noisy, and the log-probabilities are around −1, so the entropy bonus $-\alpha\log\pi$ is
+# positive.
 #
 # * At λ = 0, α shifts every target up by one step's entropy bonus, $\gamma\alpha(-\log\pi')$,
 #   about $0.9\alpha$ here.
 # * λ replaces the one-step bootstrap by the rewards and bonuses actually collected, and smooths
-#   out the critics' noise. At λ = 1 the bonuses add up along the row. Far from the window's
-#   end, they lift the target about $\sum_{k \ge 1} 0.9^k \cdot 0.2 = 1.8$ above the reward-only
-#   value.
+#   out the critics' noise. At λ = 1, far from the window's end, the bonuses add up to about
+#   $\sum_{k \ge 1} 0.9^k \cdot 0.2 = 1.8$ above the reward-only value.
 # * At λ = 0 and α = 0 the targets sit below the dashed line on average. The min of two noisy
-#   critics underestimates. That is the price clipped double Q pays against overestimation.
+#   critics underestimates: the price clipped double Q pays against overestimation.
 #
 # <details><summary>Details: where these numbers come from</summary>
 #
@@ -481,10 +470,9 @@ plt.show()
 
 # %% [markdown]
 # The underestimate in numbers. With α = 0 and λ = 0 the target is $r + \gamma\min(Q_1, Q_2)$.
-# The min of two independent $\mathcal N(0, 2^2)$ errors has mean $-2/\sqrt\pi \approx -1.13$.
-# Times $\gamma = 0.9$, the target's expected error is $0.9 \cdot (-2/\sqrt\pi) \approx -1.02$,
-# printed as "expected". The measured mean comes from only 60 steps, so it is printed with its
-# standard error (±):
+# The min of two independent $\mathcal N(0, 2^2)$ errors has mean $-2/\sqrt\pi \approx -1.13$, so
+# the target's expected error is $0.9 \cdot (-1.13) \approx -1.02$. The mean measured over 60
+# steps is printed with its standard error (±):
 
 # %%
 one_step = rl.sac_targets(r1, q_noisy, next_lp1, gamma=0.9, alpha=0.0, backend=KERNEL)
@@ -496,8 +484,8 @@ assert bias < -0.4  # 60 steps: the mean's standard error is about 0.19 in theor
 
 # %% [markdown]
 # The gradients flow through the transposed scan to `rewards`, to the critic that is the min, to
-# `next_log_probs` and to `log_probs`. They are checked against autograd of the PyTorch path, in
-# float64, with λ = 0.8:
+# `next_log_probs` and to `log_probs`. They match autograd of the PyTorch path, in float64, at
+# λ = 0.8:
 
 # %%
 f64 = dict(dtype=torch.float64, device=DEVICE, requires_grad=True)
@@ -521,54 +509,45 @@ assert profile.rollout_error("sac", 3, 1000, DEVICE) < 1e-5  # 3 × 1,000 steps:
 # %% [markdown]
 # ## 5. Optional: profile it
 #
-# The benchmark times SAC's λ = 0 target, section 3's elementwise kernel, not the λ-return scan.
-#
-# **Takeaway.** On the benchmark's GPU, the eager PyTorch formula of that target, with its
-# backward, keeps the GPU busy at least 5.2 times as long as the fused call does.
-# [Notebook 09, section 4](09_benchmarks.ipynb#4.-Fused-losses-against-their-eager-formulas) has the measurements; the folded cell
-# below prints the committed rows.
-
-# %% jupyter={"outputs_hidden": true, "source_hidden": true}
-RUN, RES, h200 = profile.committed_or_empty("sac")  # every row of SAC's target in the committed H200 run
-timed = {(r["B"], r["T"]) for r in h200 if r["impl"] == "pytorch_eager"}  # where the eager formula was timed
-quoted = [r for r in h200 if r["pass"] == "fwd+bwd" and r["impl"] in ("rltriton_lite", "pytorch_eager")
-          and (r["B"], r["T"]) in timed]
-if quoted:
-    print(f"SAC's target, {RES['gpu']}, {RUN}.json: measured there, not here")
-    print(profile.committed_table(quoted, leave_out=("wall_us", "vs_ours")))  # no single-timing wall figures: see 09
-# every row, and a chart of them: profile.committed("sac")
+# The benchmark times SAC's λ = 0 target, section 3's elementwise kernel, not the scan. With its
+# backward, the eager PyTorch formula of that target keeps the benchmark's GPU busy at least 5.2
+# times as long as the fused call. The measurements are in
+# [notebook 09, section 4](09_benchmarks.ipynb#4.-Fused-losses-against-their-eager-formulas).
 
 # %% jupyter={"source_hidden": true}
-# Checks: the claims above, on the committed rows (CI runs them; skip when reading)
+# Checks: the claims above, on the committed H200 run (CI runs them; skip when reading)
+# every row of SAC's target, as a table and a chart: profile.committed("sac")
+RUN, RES, h200 = profile.committed_or_empty("sac")
 assert "lambda_" not in profile.op("sac").params  # bench.py runs profile.op("sac"): it passes no λ ...
 assert inspect.signature(rl.sac_targets).parameters["lambda_"].default == 0  # ... so λ = 0
-_fused = profile.fused_against_eager("sac") if h200 else {}  # at the shapes where the eager formula was timed
-assert not h200 or len(_fused) == 3 == len(quoted) / 2  # the six rows printed: ours and the eager formula at each
+_fused = profile.fused_against_eager("sac") if h200 else {}  # with the backward, where the eager formula was timed
 _x_gpu = [f["eager_gpu_us"] / f["ours_gpu_us"] for f in _fused.values()]
-assert not h200 or int(10 * min(_x_gpu)) / 10 == 5.2  # "busy at least 5.2 times as long as the fused call"
+assert not h200 or len(_fused) == 3 and int(10 * min(_x_gpu)) / 10 == 5.2  # "at least 5.2 times as long", 3 shapes
 assert not h200 or RES["gpu"] == "NVIDIA H200"  # "the benchmark's GPU": the committed run's card
 
 # %% [markdown]
 # ## Exercises
 #
-# Checked exercises work as in notebooks 00 and 00b. Write the starter's function, then run the cell
-# after it, which checks it. `print(exercises.task(name))` restates the task. Solutions are in
-# `notebooks/solutions/`.
+# Checked exercises work as in [notebook 00](00_associative_scan.ipynb#How-the-exercises-work);
+# `print(exercises.task(name))` restates a task.
 #
 # **`soft_lambda_targets`** (a Triton prologue). Write the prologue that turns SAC's soft
 # λ-return into triples for `exercises.scan_hook`, as notebook 03's worked `td_lambda_prologue` does
-# for TD(λ). The target uses the soft next value $V'_t = \min(Q_1, Q_2)(s_{t+1}, \tilde u) - \alpha \log\pi(\tilde u|s_{t+1})$, the
-# $V^{\text{soft}\prime}_t$ of section 1:
+# for TD(λ). With section 1's soft next value, here
+# $V'_t = \min(Q_1, Q_2)(s_{t+1}, \tilde u) - \alpha \log\pi(\tilde u|s_{t+1})$, the target is
 #
 # $$G_t = r_t + \gamma(1-\text{term}_t)\big[(1-\lambda)V'_t + \lambda\big(G_{t+1} - \alpha\log\pi(u_{t+1}|s_{t+1})\big)\big].$$
 #
 # Here $\log\pi(u_{t+1}|s_{t+1})$ is `log_probs` at step $t + 1$: the current policy's
-# log-probability of the action the buffer stored, recomputed with the current policy's network.
-# It is not the behaviour policy's log-probability, which a buffer may store beside the action.
+# log-probability of the stored action, recomputed, as in the introduction.
 #
-# The harness, its hook `(X, P, offs, t, m, T)` and its rules (the hook returns the triple
-# $(a, b, \text{reset})$, as your prologues in 01–04 do) are in
-# [notebook 01, section 5, "The harness for Triton prologues"](01_discounted_return.ipynb#5.-The-harness-for-Triton-prologues).
+# * **Inputs:** `X` holds rewards, next_q1, next_q2, next_log_probs, log_probs, terminated. `P`
+#   holds (γ, α, λ). The harness and its hook `(X, P, offs, t, m, T)` are in
+#   [notebook 01, section 5](01_discounted_return.ipynb#5.-The-harness-for-Triton-prologues).
+# * **Returns:** the triple $(a_t, b_t, \text{reset}_t)$ whose reverse scan is $G_t$. The checker
+#   compares the scan with `reference.sac_targets`.
+# * **Edge case:** at a terminated step, `next_q1`, `next_q2` and `next_log_probs` may be NaN:
+#   select them away with `tl.where`.
 #
 # <details><summary>Details: the package's prologue</summary>
 #
@@ -581,7 +560,7 @@ assert not h200 or RES["gpu"] == "NVIDIA H200"  # "the benchmark's GPU": the com
 # </details>
 #
 # **Scan $G_t$ itself**, not section 2's $H_t$: this harness has no epilogue to turn $H$ back into
-# $G$. The two forms side by side, with $\ell_t$, the step's λ, defined just below:
+# $G$. The two forms side by side ($\ell_t$, the step's λ, is defined below the recurrence):
 #
 # | scanned | $a_t$ | $b_t$ | reads $\log\pi$ at | needs |
 # | --- | --- | --- | --- | --- |
@@ -593,16 +572,13 @@ assert not h200 or RES["gpu"] == "NVIDIA H200"  # "the benchmark's GPU": the com
 # $$G_t = \begin{cases} b_t & \text{where step } t \text{ resets,} \\ b_t + a_t\,G_{t+1} & \text{elsewhere,} \end{cases}
 # \qquad a_t = \gamma\lambda, \qquad b_t = r_t + \gamma\big[(1 - \ell_t)V'_t - \ell_t\alpha\log\pi_{t+1}\big].$$
 #
-# A step resets where the trace stops: at the window's last step and at a termination. A reset
-# never reads $a_t$, so $a_t = \gamma\lambda$ at every step; $b_t$ holds the whole target there.
+# A step resets where the trace stops: at the window's last step and at a termination. There
+# $b_t$ holds the whole target.
 #
 # * **$\ell_t$, the step's λ in $b_t$:** λ where the trace goes on to $t + 1$, 0 where it stops. At
 #   the window's last step it makes $b_t = r_t + \gamma V'_t$, the full bootstrap.
 # * **A termination:** the target is $r_t$ alone. $\ell_t = 0$ would still leave $\gamma V'_t$, so
-#   a `tl.where` on the flag selects the whole bracket away; it also keeps out the NaN a terminated
-#   step's next-state inputs may hold.
-#
-# Read $\log\pi_{t+1}$ at `offs + 1`, and only where $t + 1 < T$.
+#   a `tl.where` on the flag selects the whole bracket away, with any NaN in it.
 #
 # **Two steps, worked.** Take $\gamma = 0.5$, $\alpha = 1$, $\lambda = 0.5$, no termination,
 # $r = (1, 2)$, $V' = (4, 2)$ and $\log\pi_1 = 2$.
@@ -624,24 +600,11 @@ _b = [r + _gamma * ((1 - l) * v - l * _alpha * lp) for r, v, l, lp in zip(_r, _v
 _G = reference.sac_targets(np.array([_r]), np.array([_v]), np.zeros((1, 2)), gamma=_gamma, alpha=_alpha,
                            lambda_=_lam, log_probs=np.array([[0.0, 2.0]]))  # V' = Q - α·0; log π_0 is never read
 assert _a[0] == 0.25 and _b == [1.5, 3.0] and _reset[1]  # "a_0 = 0.25, b_0 = 1.5"; "it resets ... b_1 = 3"
-assert -_gamma * _ell[0] * _alpha * _lp_next[0] == -0.5  # the next markdown: "b_0 held ... = -0.5"
 # at a termination ℓ_t = 0 alone is not enough: b_t would keep γV'_t; the select on the termination leaves r_t
 assert _r[1] + _gamma * ((1 - 0.0) * _v[1] - 0.0 * _alpha * _lp_next[1]) == _r[1] + _gamma * _v[1] != _r[1]
 assert np.allclose(_G, [[_b[0] + _a[0] * _b[1], _b[1]]]) and np.allclose(_G, [[2.25, 3.0]])  # "G_0 = 2.25", "G_1 = 3"
 
 # %% [markdown]
-# In the example, $b_0$ held $-\gamma\ell_0\alpha\log\pi_1 = -0.5$: the $G$ form reads the
-# log-probability one step on, as the table above says.
-#
-# The exercise, `soft_lambda_targets`:
-#
-# * **Inputs:** `X` holds rewards, next_q1, next_q2, next_log_probs, log_probs, terminated. `P`
-#   holds (γ, α, λ).
-# * **Returns:** the triple $(a_t, b_t, \text{reset}_t)$ whose reverse scan is $G_t$. The checker
-#   compares the scan with `reference.sac_targets`.
-# * **Edge case:** at a terminated step, `next_q1`, `next_q2` and `next_log_probs` may be NaN:
-#   select them away with `tl.where`.
-#
 # <details><summary>Hint 1: where to start</summary>
 #
 # Start from notebook 03's worked `td_lambda_prologue`: TD(λ) with terminations.
@@ -755,9 +718,9 @@ exercises.attempt("soft_lambda_targets", soft_lambda_targets)
 #   $H_{t+1}$.
 # * `rl.sac_targets` takes the min over critics inside the kernel and sends the gradient to the
 #   critic that is the min. You pass the target critics' outputs yourself.
-# * λ > 0 on replayed data follows the buffer's actions, not π's, and nothing reweights them.
-#   The target is then biased for $Q^\pi$, more so as λ grows. At λ = 0 it is not.
+# * λ > 0 on replayed data follows the buffer's actions, unweighted: the target is biased for
+#   $Q^\pi$, more so as λ grows. At λ = 0 it is not.
 # * The min of noisy critics underestimates: the price clipped double Q pays against
 #   overestimation.
-# * Learning $\log\alpha$ with SB3's loss gives the gradient $-\operatorname{mean}(\log\pi +
-#   \bar{\mathcal H})$, whatever α is. α rises while the entropy is below the target.
+# * SB3's loss in $\log\alpha$ has the gradient $-\operatorname{mean}(\log\pi + \bar{\mathcal H})$,
+#   whatever α is. α rises while the entropy is below the target.

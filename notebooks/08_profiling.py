@@ -16,10 +16,9 @@
 # %% [markdown]
 # # 08 — Profiling: bytes, floors, and wall time versus GPU time
 #
-# * **You will learn:** to count the memory floor by hand; how GPU time differs from wall time;
-#   what a CUDA graph removes from a call, and that the package's calls trace into the one graph
-#   that `torch.compile(mode="reduce-overhead")` needs; what a CPU can measure, with an op counter
-#   and `torch.profiler`.
+# * **You will learn:** a kernel's memory floor (sections 1–2); the two clocks, wall time and GPU
+#   time, and paired rounds (section 3); what a CUDA graph removes (section 4); what a CPU can
+#   measure (section 5).
 #
 # * **Time:** 1.25–2 h for the reading and the two checked exercises; 2.5–3.5 h with the open
 #   questions.
@@ -27,26 +26,12 @@
 # * **Needs:** any of notebooks 01–07. No GPU; with one, the profiler times the kernels live.
 #
 # * **Minimum path:** sections 1–5 and the checked exercises `vtrace_floor_bytes` and
-#   `lean_gae_loop`; the optional profiler and the open questions can wait. Section 4 ends with
-#   the columns of the "profile it" tables of notebooks 01–07.
+#   `lean_gae_loop`.
 
 # %% [markdown]
-# **Four ideas to keep.**
-#
-# 1. **The memory floor** (sections 1–2). These kernels do a few flops per byte: they are
-#    memory-bound. Their floor is the time a plain GPU copy takes to move their bytes.
-# 2. **Two clocks** (section 3). **Wall time** per call is what a training loop waits for, host
-#    included. **GPU time** is the kernel alone. At RL shapes the first is many times the second.
-# 3. **Paired comparison** (end of section 3). The host's load drifts, so two calls are compared
-#    by timing them in the same rounds and dividing within each round.
-# 4. **CUDA graphs** (section 4). A recorded launch that skips the host, leaving a call only its
-#    GPU time. `torch.compile(mode="reduce-overhead")` records one for you.
-#
-# Section 1 builds a small cost model by hand. Each later section asks a question, has you
-# **predict** with the model, shows the measured figures in a table or a chart, and ends with a
-# **finding**. The GPU figures are committed results (the box "Sources and caveats" at the end
-# lists the files). On a CPU, Triton runs only in its interpreter, whose time means nothing, so
-# section 5 times PyTorch code on your CPU instead.
+# Each section asks a question, has you predict, shows a table or a chart, and states its finding.
+# GPU figures are an H200's committed results unless a line names another card; where they come
+# from: [notebook 14, section 1](14_appendix_data.ipynb). Section 5 times PyTorch code on your CPU.
 #
 # **Skip the "Checks" cells** (folded, starting `# Checks`): CI runs them against the data files.
 
@@ -91,7 +76,7 @@ def row(res, algorithm, B, T, impl="rltriton_lite", dtype="float32", pass_="fwd"
     return r
 
 
-# how the course writes a range of ratios (notebook 09, section 2): low end rounded down, high end up
+# how the course writes a range of ratios (notebook 14, section 7): low end rounded down, high end up
 def down(x, digits=1):
     """x rounded down to `digits` decimals: a range's low end, or an "at least" figure."""
     return math.floor(round(x * 10**digits, 9)) / 10**digits
@@ -112,25 +97,31 @@ def ratio_span(values):
     return f"{lo:.{decimals(lo)}f}–{hi:.{decimals(hi)}f}×"
 
 
+def against(prediction, measured, what, model=None):
+    """Your prediction (None: not made) beside the measured figure, and the model's figure where given."""
+    print(f"{what}: measured {measured:.3g}" + ("" if model is None else f", the model gives {model:.3g}")
+          + ("" if prediction is None else f", you predicted {prediction:.3g}"))
+
 # %% [markdown]
 # ## 1. The floor model, by hand
 #
-# **Question: how fast could a memory-bound kernel possibly be?** Count the bytes GAE and PPO's
-# loss must move: every timing below is measured against the time they take.
+# **Question: how fast could a memory-bound kernel possibly be?** A **memory-bound** kernel, as
+# every kernel of the package is, does a few operations per byte it moves, so its bytes set its
+# time: count them. Per (row, step), GAE **reads** the reward, the value $V(s_t)$ and the
+# episode-end flag, and **writes** the advantage $\hat A_t$ and the return. $V(s_{t+1})$ is the next
+# element of the values tensor, read anyway; the carry stays in the kernel. PPO's clipped loss reads
+# three tensors per step and writes one scalar per batch.
 #
-# Per (row, step), GAE **reads** the reward, the value $V(s_t)$ and the episode-end flag, and
-# **writes** the advantage $\hat A_t$ and the return $\hat A_t + V(s_t)$. Not counted: $V(s_{t+1})$,
-# the next element of the values tensor, read once anyway; the carry, which stays in the kernel;
-# the bootstrap $V(s_T)$, one number per row. float32 is 4 bytes, a bool 1. PPO's clipped loss
-# reads three tensors per step and writes one scalar per batch: nothing per step.
+# **Predict first:** GAE's bytes per (row, step) in float32, at 4 bytes a float and 1 a bool.
 
 # %%
+my_gae_bytes = None  # your prediction: GAE's bytes per (row, step), float32
 GAE_TRAFFIC = [dict(tensor=n, access=a, bytes=b) for n, a, b in [
     ("rewards r_t", "read", 4), ("values V(s_t)", "read", 4), ("terminated (bool)", "read", 1),
     ("advantages Â_t", "write", 4), ("returns Â_t + V(s_t)", "write", 4)]]
 gae_bytes = sum(t["bytes"] for t in GAE_TRAFFIC)
 print(profile.table(GAE_TRAFFIC))
-print(f"GAE moves {gae_bytes} B per (row, step) in float32")
+against(my_gae_bytes, gae_bytes, "GAE's bytes per (row, step), float32")
 assert gae_bytes == profile.op("gae").bytes_per_step(4) == 17
 
 PPO_TRAFFIC = [dict(tensor=n, access=a, bytes=b) for n, a, b in [
@@ -142,11 +133,9 @@ print(f"PPO's loss moves {ppo_bytes} B per (row, step) in float32")
 assert ppo_bytes == profile.op("ppo").bytes_per_step(4) == 12
 
 # %% [markdown]
-# In bfloat16 the floats halve, but the flag stays 1 byte: GAE moves 2+2+1+2+2 = 9 B, not 8.5.
-#
-# **The floor.** The benchmark run times a large device-to-device copy, counting reads and
-# writes: that is the usable memory bandwidth. For GAE on 16384 rollouts × 1024 steps,
-# $t_\text{floor} = B \cdot T \cdot \text{bytes per step} \,/\, \text{copy bandwidth}$:
+# In bfloat16 the floats halve but the flag stays 1 byte: GAE moves 9 B, not 8.5. **The floor** is
+# the time these bytes take at the speed of a large device-to-device copy, the usable memory bandwidth:
+# $t_\text{floor} = B \cdot T \cdot \text{bytes per step} \,/\, \text{copy bandwidth}$.
 
 # %%
 B, T = 16384, 1024
@@ -157,26 +146,17 @@ ppo_floor_ms = B * T * ppo_bytes / BW * 1e3
 print(f"PPO: {B * T * ppo_bytes / 1e6:.1f} MB → {ppo_floor_ms * 1e3:.1f} µs")
 
 # %% [markdown]
-# **Finding:** a kernel is at best as fast as its floor, its bytes at the copy's speed.
+# **Finding:** GAE moves 17 B per step, PPO's loss 12. At 16384×1024 GAE's 285 MB take at least
+# 67 µs. One exception: bytes read again from the **L2 cache**, a 60 MiB memory on the GPU chip,
+# faster than the card's main memory, can beat the floor (section 3).
 #
-# <details><summary>Details: the one exception</summary>
+# **One model for the rest of this notebook.** Launches are asynchronous, so a call's host work
+# (Python, checks, the launcher, the allocator) overlaps its GPU work:
 #
-# Bytes read again from the GPU's L2 cache, a small on-chip memory, can beat the floor:
-# [notebook 14](14_appendix_data.ipynb) reads such a case.
+# $$\text{wall} \approx \max(\text{host},\ \text{GPU}), \qquad \text{GPU} \approx t_0 + t_\text{floor},$$
 #
-# </details>
-#
-# **One model for the rest of this notebook.** A call has the host's work (Python, argument checks,
-# the Triton launcher, the allocator) and the GPU's. Launches are asynchronous, so the two overlap:
-#
-# $$\text{wall} \approx \max(\text{host},\ \text{GPU}), \qquad \text{GPU} \approx t_0 + t_\text{floor}.$$
-#
-# * $t_\text{floor}$ is the floor above.
-# * $t_0 \approx 2$ µs is a kernel's fixed cost on the GPU: what the smallest shape takes.
-# * host $\approx 23$ µs is the wall time of the lightest forward call at 16×128 and 4096×128,
-#   where the kernel hides behind the host. Most calls take more.
-#
-# Sections 2–4 test this model against the H200's figures.
+# with $t_0 \approx 2$ µs, what the smallest shape's kernels take, and host $\approx 23$ µs, the
+# lightest forward call's wall time at 16×128 and 4096×128. Most calls take more, up to 78 µs.
 
 # %%
 T0_US, HOST_US = 2.0, 23.0  # the model's constants (the Checks cell below reads them off the committed data)
@@ -192,20 +172,18 @@ for b, t in [(16, 128), (4096, 128), (16384, 1024)]:
     wall, gpu = model_us(b, t, gae_bytes)
     print(f"model, GAE {b}×{t}: GPU {gpu:.1f} µs, wall {wall:.1f} µs per call")
 
-
-def against(prediction, measured, what, model=None):
-    """Your prediction (None: not made) beside the measured figure, and the model's figure where given."""
-    print(f"{what}: measured {measured:.3g}" + ("" if model is None else f", the model gives {model:.3g}")
-          + ("" if prediction is None else f", you predicted {prediction:.3g}"))
-
 # %% jupyter={"source_hidden": true}
 # Checks: the claims above, on the committed run (CI runs them; skip when reading)
 ALGS = list(profile.ops()) + ["linear_scan"]
 smallest = [row(RES, a, 16, 128) for a in ALGS]
 assert 1 < min(1e3 * r["kernel_ms"] for r in smallest) < T0_US < max(1e3 * r["kernel_ms"] for r in smallest) < 4
 _light = min(row(RES, a, *s)["full_call_us"] for a in ALGS for s in [(16, 128), (4096, 128)])  # the lightest call
-assert round(_light, 1) == 22.5 and abs(_light - HOST_US) < 1  # "host ≈ 23 µs ... 22.5 µs in the benchmark run"
-assert round(max(r["full_call_us"] for r in smallest)) == 78 > 2 * HOST_US  # "up to 78 µs"
+assert round(_light, 1) == 22.5 and abs(_light - HOST_US) < 1  # "host ≈ 23 µs": the lightest call, 22.5 µs
+_small = [row(RES, a, *s)["full_call_us"] for a in ALGS for s in [(16, 128), (4096, 128)]]
+assert sum(w > HOST_US for w in _small) > len(_small) / 2  # "most calls take more"
+assert round(max(r["full_call_us"] for r in smallest)) == 78 > 2 * HOST_US  # "up to 78 µs" (at 16×128)
+assert (gae_bytes, ppo_bytes) == (17, 12) and round(B * T * gae_bytes / 1e6) == 285  # "17 B ... 12", "285 MB"
+assert round(gae_floor_ms * 1e3) == 67  # "at least 67 µs"
 r_gae, r_ppo = row(RES, "gae", B, T), row(RES, "ppo", B, T)
 assert r_gae["bytes"] == B * T * gae_bytes and r_ppo["bytes"] == B * T * ppo_bytes
 # within 0.01 %: each row was priced with the bandwidth measured beside it; BW is their mean
@@ -218,9 +196,7 @@ assert math.isclose(ppo_floor_ms, r_ppo["floor_ms"], rel_tol=1e-4)
 # **Question: how close to the floor do the kernels get on a large batch?** **% floor** = floor ÷
 # GPU time: at 100 %, the kernel moves its bytes as fast as a plain copy.
 #
-# **Predict first.** GAE at 16384×1024: the model printed its GPU time above. What % floor does
-# that make? Put your number in the next cell, then run it: every algorithm at that shape,
-# float32, forward.
+# **Predict first:** GAE's % floor at 16384×1024, from the model's GPU time printed above.
 
 # %%
 my_pct_floor = None  # your prediction: GAE's % floor at 16384×1024
@@ -242,20 +218,15 @@ against(my_pct_floor, 100 * row(RES, "gae", B, T)["floor_ms"] / row(RES, "gae", 
         "GAE's % floor at 16384×1024", model=model_pct_gae)
 
 # %% [markdown]
-# **Finding:** close to the floor, but not at it: GAE reaches 83 % of its floor. At this shape the
-# fixed cost $t_0$ is small beside the floor, so the miss is not the fixed cost. GAE's kernel moves
-# its bytes more slowly than a plain copy, and the model, which prices them at a copy's speed, is a
-# little optimistic. The other kernels sit about as close to the model (the table's "GPU ÷ model").
+# **Finding:** close to the floor, not at it. GAE reaches 83 %, where the model gives 97 % (its
+# fixed cost, 2 µs, is small beside the 67 µs floor). Every kernel's GPU time lies within about
+# 20 % of the model's, mostly above it: these kernels move bytes a little more slowly than a copy.
 #
-# <details><summary>Details: the model's figure, the other kernels, and SAC</summary>
+# <details><summary>Details: SAC, the closest</summary>
 #
-# * The model gives GAE 97 % of the floor at this shape: its fixed cost, 2 µs, is small beside its
-#   floor's 67 µs.
-# * Every kernel's GPU time lies within about 20 % of the model's, mostly above it.
-# * SAC, which mostly reads, comes closest to its floor. [Notebook 14](14_appendix_data.ipynb) says
-#   why reads can go a little faster than a copy.
-# * The benchmark's SAC row is the λ = 0 target, an elementwise kernel, not the λ-return scan that
-#   notebook 06 writes (notebook 06, section 5).
+# SAC, which mostly reads, comes closest to its floor; [notebook 14](14_appendix_data.ipynb),
+# section 4, says why reads can go a little faster than a copy. The benchmark's SAC row is the
+# λ = 0 target, an elementwise kernel, not the λ-return scan of notebook 06 (notebook 06, section 5).
 #
 # </details>
 
@@ -280,24 +251,19 @@ assert round(gae_floor_ms * 1e3) == 67 and T0_US < gae_floor_ms * 1e3 / 30  # "2
 # ## 3. Two clocks: wall time versus GPU time at the shapes RL code uses
 #
 # **Question: at the shapes RL code uses, where does a call's time go?** RL shapes are small:
-# 16 × 128, 4096 environments × 128 steps, or a few long rollouts (64 × 16384). There the kernel
-# takes a few µs, but a Python call also pays the host's work: argument checks, the Triton
-# launcher, the allocator, the CUDA launch.
+# 16 × 128, 4096 environments × 128 steps, or a few long rows (64 × 16384). The **GPU time**
+# replays a CUDA graph (section 4), with no host in it; the **wall time** is what a Python loop
+# waits for. Their ratio labels a call:
 #
-# **Three labels**, used by the whole course, divide a call's wall time by its GPU time:
+# | wall ÷ GPU time | label |
+# | --- | --- |
+# | more than 2× | **host-bound**: the host sets the call's time |
+# | in between | **mixed**: both matter |
+# | at most 1.2× | **GPU-bound**: the kernel is the call |
 #
-# | wall ÷ GPU time | label | what it says |
-# | --- | --- | --- |
-# | more than 2× | **host-bound** | the host sets the call's time |
-# | in between | **mixed** | both matter |
-# | at most 1.2× | **GPU-bound** | the kernel is the call |
+# A label near 2× can change from run to run, as the host's load drifts.
 #
-# The GPU time is timed by replaying a CUDA graph (section 4), with no host in it. The wall time
-# includes the host, whose load drifts, so a label near 2× can change from run to run.
-#
-# **Predict first**, with `model_us`: GAE's wall ÷ GPU time per call at 4096×128, and so its
-# label. Put your number in the next cell. It prints the model's figures beside the H200's, then
-# charts every algorithm's ratio at the four shapes, with the labels as bands.
+# **Predict first**, with `model_us`: GAE's wall ÷ GPU time at 4096×128, and so its label.
 
 # %%
 my_wall_over_gpu = None  # your prediction: GAE at 4096×128, wall ÷ GPU time per call
@@ -353,34 +319,28 @@ print(profile.table(shape_table, digits=3))
 
 # %% [markdown]
 # **Finding:** mostly to the host. At 16×128 and 4096×128 every call is host-bound, as the model
-# predicted. So at those shapes a faster kernel barely changes what the training loop waits for;
-# section 4 takes the host out instead. Even one plain `torch.add` on GPU tensors costs the host
-# 8.2 µs per call at its fastest.
+# predicted, so a faster kernel barely changes what a training loop waits for. Even a plain
+# `torch.add` costs 8.2 µs of wall time at its fastest. At 16384×1024 every call is GPU-bound,
+# except PPO's and CRR's losses, which are mixed.
 #
-# <details><summary>Details: the largest shape</summary>
+# **Your prediction, debriefed.** GAE at 4096×128 reads 8.4×, host-bound, where the model gives 5.6×.
 #
-# At 16384×1024 the kernel is the call: every call is GPU-bound there, except PPO's and CRR's
-# losses, which are mixed.
+# <details><summary>Details: why the model's ratio is lower</summary>
 #
-# </details>
-#
-# **Your prediction, debriefed.** GAE at 4096×128 reads 8.4×: host-bound, as the model said. The
-# model's own ratio is lower, because both of its terms are off (the fold).
-#
-# <details><summary>Details: the model's ratio and its two terms</summary>
-#
-# * The model gives 23 µs of wall time for 4.1 µs of GPU time: 5.6×.
-# * The run's wall time is 28.1 µs, because GAE's call does more host work than the lightest call
-#   the model's 23 µs stands for.
-# * The run's GPU time is 3.3 µs, below the model's, because GAE's 8.9 MB fit in the GPU's L2
-#   cache. The L2 is a 60 MiB memory on the GPU chip itself, faster to read than the card's main
-#   memory, and back-to-back replays do not flush it, so each replay finds its inputs already there.
+# * The model gives 23 µs of wall time for 4.1 µs of GPU time.
+# * The run's wall time is 28.1 µs: GAE's call does more host work than the lightest call.
+# * The run's GPU time is 3.3 µs, below the model's: GAE's 8.9 MB fit in the 60 MiB L2 cache
+#   (section 1), and back-to-back replays do not flush it, so each replay finds its inputs there.
 #
 # </details>
 #
-# The model breaks for the scans at 64×16384, which take several times the GPU time it gives GAE
-# (the table's last two columns). 64 rows give the GPU few programs, and each walks its row's
-# chunks one after another, the carry passing between them: a latency the model lacks.
+# <details><summary>Details: where the model breaks</summary>
+#
+# For the scans at 64×16384, which take several times the GPU time the model gives GAE (the table's
+# last two columns). 64 rows give the GPU few programs, and each walks its row's chunks one after
+# another: a latency the model lacks.
+#
+# </details>
 
 # %% jupyter={"source_hidden": true}
 # Checks: the claims above, on the committed run (CI runs them; skip when reading)
@@ -408,70 +368,61 @@ assert min(sec["fwd", "torch.add"] for sec in probe.values()) == 8.2  # "`torch.
 # ### Comparing two calls: the paired ratio
 #
 # **Question: when is one call faster than another on the wall clock?** Two calls timed minutes
-# apart may differ only because the host was busier for one. So a **paired** probe times both in
-# the same rounds: a batch of calls of one, then a batch of the other, the order reversed every
-# other round. The host's load slows both calls of a round alike, so it cancels in their ratio,
-# the **paired ratio**. **If one call is faster in every round, the host's drift cannot explain
-# the difference.**
+# apart may differ only because the host was busier for one. A **paired** probe times both in the
+# same rounds, the order reversed every other round, and divides within each round: the **paired
+# ratio**. The host's load slows both calls of a round alike and cancels, so a call faster in every
+# round is faster.
 #
-# One case, timed in 15 rounds on an H100: PPO's loss with its backward at 4096×128, ours against
-# the eager PyTorch formula that notebook 05 writes out. Notebook 09, section 4 reads the others.
+# One case, 15 rounds on an H100: PPO's loss with its backward at 4096×128, ours against the eager
+# formula of notebook 05. **Predict first:** the lowest round's ratio, eager ÷ ours (above 1, ours
+# won every round).
 
 # %%
+my_lowest_x = None  # your prediction: the lowest round's ratio, the eager formula's wall time ÷ ours
+LOSS_CARD = open(os.path.join(RESULTS, profile.COMMITTED_LOSS_WALL), encoding="utf-8").readline()[2:].split(",")[0]
 paired = profile.read_loss_wall()  # the paired loss probe: (loss, shape, pass, impl) -> (µs, ratio's median, lowest, highest)
 eager_paired_us, median_x, lowest_x, highest_x = paired["ppo", (4096, 128), "fwd+bwd", "pytorch_eager"]
 ours_paired_us = paired["ppo", (4096, 128), "fwd+bwd", "rltriton_lite"][0]
-print(f"the paired loss probe, PPO's loss with its backward at 4096×128, 15 paired rounds: ours {ours_paired_us:.0f} µs, "
-      f"the eager formula {eager_paired_us:.0f} µs per call (the medians)")
+print(f"{LOSS_CARD}, the paired loss probe, PPO's loss with its backward at 4096×128, 15 paired rounds: "
+      f"ours {ours_paired_us:.0f} µs, the eager formula {eager_paired_us:.0f} µs per call (the medians)")
 print(f"the eager formula's time ÷ ours within a round: median {median_x:.2f}, lowest {down(lowest_x, 2):.2f}, "
       f"highest {up(highest_x, 2):.2f}")
+against(my_lowest_x, lowest_x, "the lowest round's ratio, the eager formula ÷ ours")
 
 # %% [markdown]
-# **Finding:** ours was faster in every round: the eager formula took 1.58× to 2.3× our wall time.
-# Ratios' ranges are rounded outwards: the low end down, the high end up.
+# **Finding:** ours was faster in every round: the eager formula took 1.58× to 2.3× our wall time,
+# 1.71× in the median round. Notebook 09, section 4 reads the other cases.
 #
-# The two medians of µs above divide to 366 ÷ 196 = 1.87, not the median ratio 1.71: they can come
-# from different rounds. The paired ratio divides within each round first, so it is the figure to
-# trust (notebook 09, section 4 works an example).
-#
-# **Where no paired rounds exist: the noise rule.** Two timings that were not paired count as
-# different only when more than 2.3× apart (notebook 14, section 6). A smaller gap is **within the
-# noise**: it says neither which call is faster nor that the two are equally fast.
+# **The noise rule**, where no paired rounds exist: two timings count as different only when more
+# than 2.3× apart. A smaller gap is **within the noise**: it says neither which call is faster nor
+# that the two are equally fast. Its derivation: [notebook 14](14_appendix_data.ipynb), sections 3
+# and 6.
 
 # %% jupyter={"source_hidden": true}
 # Checks: the paired ratio, on the paired loss probe (CI runs them; skip when reading)
 _loss_text = open(os.path.join(RESULTS, profile.COMMITTED_LOSS_WALL), encoding="utf-8").read()
-assert _loss_text.startswith("# NVIDIA H100") and "the order reversed every other round" in _loss_text.splitlines()[0]  # "alternates"
-assert "15 interleaved rounds" in _loss_text[:400]  # "15 rounds in all"
+assert _loss_text.startswith("# NVIDIA H100") and "H100" in LOSS_CARD  # "15 rounds on an H100"
+assert "the order reversed every other round" in _loss_text.splitlines()[0]  # "the order reversed every other round"
+assert "15 interleaved rounds" in _loss_text[:400]  # "15 rounds"
 assert [down(lowest_x, 2), up(highest_x, 1)] == [1.58, 2.3]  # "1.58× to 2.3× our wall time", rounded outwards
-assert [round(lowest_x, 3), round(highest_x, 3)] == [1.584, 2.292]  # the box's example: "1.584 ... 2.292"
-assert [round(eager_paired_us), round(ours_paired_us), round(median_x, 2)] == [366, 196, 1.71]  # "366 ÷ 196 ... not 1.71"
-assert round(eager_paired_us / ours_paired_us, 2) == 1.87  # "is 1.87"
+assert round(median_x, 2) == 1.71  # "1.71× in the median round"
 assert lowest_x > 1  # "ours was faster in every round"
-# the noise rule's 2.3× ("more than 2.3× apart"): the most one call's two wall timings of the session differ (the
-# benchmark run, the wall probe), rounded up as an "up to" figure is (the box derives it; its Checks cell asserts the pair)
+# the noise rule's 2.3×: the most one call's two wall timings of the session differ, rounded up (14, section 3)
 NOISE_X = 2.3
-_twice = profile.timed_twice(RES, probe)
-_drift = max(max(w) / min(w) for w in _twice.values())
-assert len(_twice) == 48 and round(_drift, 2) == 2.24 and up(_drift) == NOISE_X  # the box: "2.24×", "rounded up ... 2.3×"
-assert down(_drift) == 2.2 < _drift  # the box: "rounding down to 2.2× would call a gap of 2.21–2.24× real"
-with open(os.path.join(os.path.dirname(os.path.dirname(RESULTS)), "docs", "DESIGN.md"), encoding="utf-8") as f:
-    assert "read 1.2–2.9× apart between runs" in " ".join(f.read().split())  # the box's "up to 2.9×" between runs
+assert up(max(max(w) / min(w) for w in profile.timed_twice(RES, probe).values())) == NOISE_X
 
 # %% [markdown]
 # ## 4. Taking the host out: CUDA graphs and `torch.compile(mode="reduce-overhead")`
 #
 # **Question: how do you take the host's share out of a call, and what does that cost?**
 #
-# **A CUDA graph** records the kernels a region launches, once (`torch.cuda.graph(g)`). Then
-# `g.replay()` resubmits them all with one driver call: no Python, no checks, no allocator. Every
-# GPU time in this notebook replays a graph of many of the package's calls, so each kernel costs
-# its GPU time alone. The price: shapes and addresses are frozen (copy new data in:
-# `static.copy_(fresh)`); each replay overwrites the outputs; nothing inside may sync with the host
-# (`.item()`) or branch on data.
+# **A CUDA graph** records the kernels a region launches, once (`torch.cuda.graph(g)`); `g.replay()`
+# resubmits them all with one driver call, with no Python, checks or allocator. The price: shapes
+# and addresses are frozen (copy new data in: `static.copy_(fresh)`), each replay overwrites the
+# outputs, and nothing inside may sync with the host (`.item()`) or branch on data.
 #
-# **Predict first.** A replay leaves only the model's GPU term, $t_0 + t_\text{floor}$. For GAE at
-# 4096×128, what share of section 3's wall time per call would capturing remove?
+# **Predict first.** A replay leaves only the model's GPU term, $t_0 + t_\text{floor}$. What share
+# of GAE's 4096×128 call would capturing remove?
 
 # %%
 my_removed_pct = None  # your prediction: the % of GAE's 4096×128 call a CUDA graph removes
@@ -500,26 +451,14 @@ print(f"the model, GAE: a replay leaves its {model_gpu:.2g} µs of GPU time, so 
 against(my_removed_pct, removed["gae"], "GAE 4096×128, % of the call a graph removes", model=model_removed)
 
 # %% [markdown]
-# **Finding:** a CUDA graph removes nearly all of a small call: over 85 % for every algorithm, about
-# what the model predicted (the line under the table).
+# **Finding:** a CUDA graph removes nearly all of a small call: over 85 % for every algorithm. For
+# GAE the model predicted 85 % and the replay removed 88 %. GAE's call alone in a graph (the last
+# two rows) removes less than 100 calls in one, since each replay is still a launch: capture a whole
+# update step.
 #
-# The table's last two rows put GAE's call alone in a graph, then in a graph of 100 calls. The
-# first removes less, because each replay is still a launch: capture a whole update step, not a
-# single call.
-#
-# <details><summary>Details: GAE's figures against the model's</summary>
-#
-# * The model removes 85 % of GAE's measured call; the replay removed 88 %.
-# * The model leaves its 4.1 µs of GPU time; the replay left 3.3 µs. At this shape the replayed
-#   kernel is faster than $t_0$ + floor, for the reason section 3's debrief gave.
-#
-# </details>
-#
-# **`torch.compile(mode="reduce-overhead")`** captures for you: it fuses the torch ops around our
-# kernels, records CUDA graphs and replays them for the same shapes. The region must trace into
-# one graph, and the package's functions, `torch.library` custom ops, do (`fullgraph=True`
-# passes). Below, a step calling GAE then PPO's loss traces into one graph; the backend only
-# records it.
+# **`torch.compile(mode="reduce-overhead")`** records the graphs for you, if the region traces into
+# one graph. The package's functions, `torch.library` custom ops, do: below, a step calling GAE then
+# PPO's loss compiles with `fullgraph=True` (the backend only records the graph).
 
 # %%
 graphs = []
@@ -549,23 +488,22 @@ assert {"rltriton_lite.gae.default", "rltriton_lite.ppo_clip_loss.default"} <= s
 # Checks: the claims above, on the committed run (CI runs them; skip when reading)
 assert all(removed[a] > 85 for a in ALGORITHMS)  # "over 85 % for every algorithm"
 assert abs(model_removed - removed["gae"]) < 5  # "about what the model predicted"
-assert [round(model_removed), round(removed["gae"])] == [85, 88] and model_removed < removed["gae"]  # "a little more than the model"
+assert [round(model_removed), round(removed["gae"])] == [85, 88] and model_removed < removed["gae"]  # "the model predicted 85 % and the replay removed 88 %"
 assert replay[4096, 128] == [25.9, 4.5, 3.2]  # the probe's own printout: eager, a graph of one call, one of 100
 assert replay_hundred < replay_one < replay_eager  # "a graph of one call removes less": each replay is a launch
 
 # %% [markdown]
 # ### Reading the profile tables of notebooks 01 to 07
 #
-# Notebooks 01–07 each end with an optional "profile it" section: the committed run's rows for
-# their algorithm. Their columns:
+# Notebooks 01–07 each end with a "profile it" table of the committed run's rows. Its columns:
 #
-# | column | what it is | where it comes from |
-# | --- | --- | --- |
-# | `floor µs` | the time the call's fewest bytes take at the copy bandwidth | section 1 |
-# | `% floor` | 100 × floor ÷ GPU time: 100 % moves the bytes at a copy's speed | section 2 |
-# | `wall µs/call` | the wall time: what one call costs a Python loop, host work included | section 3 |
-# | `GPU µs` | the GPU time: the kernels alone, timed by replaying a CUDA graph | section 4 |
-# | `wall ÷ ours` | this line's wall time ÷ ours at the same shape and pass: above 1, ours is faster | section 3 |
+# | column | what it is |
+# | --- | --- |
+# | `floor µs` | the time the call's fewest bytes take at the copy bandwidth (section 1) |
+# | `% floor` | 100 × floor ÷ GPU time (section 2) |
+# | `wall µs/call` | the wall time: what one call costs a Python loop (section 3) |
+# | `GPU µs` | the GPU time: the kernels alone, timed by replaying a CUDA graph (section 4) |
+# | `wall ÷ ours` | this line's wall time ÷ ours, same shape and pass: above 1, ours is faster |
 #
 # The legend under each table explains its `!` marks.
 #
@@ -593,8 +531,8 @@ assert all(r["kernel_ms"] is not None for r in RES["rows"] if r["impl"] == "acce
 #
 # **Question: on this CPU, what does CleanRL's loop over time cost against one call, and why?**
 # Two PyTorch codes give the same advantages: CleanRL's `ppo.py` loop, one Python iteration per
-# step, and the package's PyTorch path, `rl.gae` on CPU tensors, ⌈log₂ T⌉ rounds of whole-tensor
-# ops (a scan, notebook 00). Inputs are time-major, `(T, N)`, as CleanRL and SB3 store rollouts.
+# step, and `rl.gae` on CPU tensors, which runs ⌈log₂ T⌉ rounds of whole-tensor ops (a scan,
+# notebook 00). Inputs are time-major, `(T, N)`, as CleanRL stores them.
 
 # %%
 import collections  # noqa: E402
@@ -612,18 +550,12 @@ print(inspect.getsource(cleanrl_gae))
 
 # %% [markdown]
 # Three rollouts: CleanRL's default (128 steps × 4 envs), SB3's default (2048 × 1) and SB3's steps
-# with 64 envs. Two tools measure them.
+# with 64 envs. `CountOps` counts the tensor ops (ATen ops) run inside its `with` block: the same on
+# every machine. `fastest_ms` times a call, the fastest of 15 on one thread.
 #
-# * `CountOps`, a `TorchDispatchMode`, counts the tensor ops (ATen ops) run inside its `with`
-#   block. The counts are the same on every machine and every run: they are the main evidence.
-# * `fastest_ms` times a call: the fastest of 15 calls after one warm-up, on one thread, because
-#   a pause only ever adds time. On a busy machine the times still move, so they are printed, not
-#   asserted, and the cell says when the machine was visibly busy.
-#
-# **Predict first.** SB3's default has 16× the steps of CleanRL's, so the loop runs 16× the
-# iterations. The scan runs ⌈log₂ T⌉ rounds, 7 at T = 128 and 11 at T = 2048, plus a few ops
-# before and after them. How many times as many ops should the scan run at 2048×1 as at 128×4?
-# Put your number in the next cell.
+# **Predict first.** The loop runs 16× the iterations at 2048×1 as at 128×4. The scan runs 7 rounds
+# at T = 128 and 11 at T = 2048, plus a few ops before and after. How many times as many ops should
+# the scan run at 2048×1 as at 128×4?
 
 # %%
 def fastest_ms(fn, calls=15):
@@ -690,41 +622,29 @@ for r in cpu_rows:  # with many envs the scan's arithmetic on the whole rollout 
               f"{r['torch path ms']:.3g} ms against {r['loop ms']:.3g} ms (the text below says why)")
 
 # %% [markdown]
-# **Why the loop costs what it does.** At 4 and at 64 envs each step of the loop runs 15
-# ops (the printout names them): nine compute, the others only index or reshape. So the loop's
-# count is T times a fixed number: 16× the steps at 64 envs are 16× the ops. The scan's count grows
-# with its rounds, not with the steps, and not at all with N: 1.4× for 16× the steps, a little
-# under the rounds' 11/7, because a few ops run once per call.
+# **Why.** Each step of the loop runs 15 ops (the printout names them), nine of which compute, so
+# its count is T times a constant. The scan's count grows with its rounds, 1.4× for 16× the steps,
+# and not with N. Every tensor op pays a fixed CPU cost ("loop µs/op"), so the loop's time follows
+# its op count.
 #
-# <details><summary>Details: the 15 ops by name, one env, and the scan's rounds</summary>
+# <details><summary>Details: the ops by name, one env, and where the scan loses its lead</summary>
 #
 # * Six ops compute nothing: five indexings (`select`) and one `view`. Nine compute: four
 #   multiplications, two additions, two subtractions (one of them `1.0 - dones`, an `rsub`) and one
 #   write (`copy_`).
-# * The `view` comes from CleanRL's shape for `next_value`, (1, N): from the last step on, the
-#   carry `lastgaelam` is (1, N) too, and writing it into row t of `advantages`, shape (N,), first
-#   views it as (N,).
-# * With a single env that write takes one more op that computes nothing (an `expand`): 16 per
-#   step at 2048×1.
-# * The scan runs 7 rounds at T = 128 and 11 at T = 2048.
+# * The `view` comes from CleanRL's shape for `next_value`, (1, N): the carry `lastgaelam` becomes
+#   (1, N) and is viewed as (N,) to be written into row t. With a single env that write takes one
+#   more op, an `expand`: 16 per step at 2048×1.
+# * The scan's 1.4× is a little under its rounds' 11/7, because a few ops run once per call.
+# * Each of the scan's rounds works on the whole (T, N) rollout, about log₂ T times the loop's
+#   arithmetic. So its lead shrinks as N grows: at 2048×64 the PyTorch path can even take longer
+#   than the loop (a line under the tables says so when it did here).
+# * On a busy machine the times move, so they are printed, not asserted.
 #
 # </details>
 #
-# On a CPU every tensor op, however small, pays a fixed cost (the second table's "loop µs/op"),
-# about the same in every row on a quiet machine. So the loop's time follows its op count; the
-# line under the tables sets the two ratios side by side, or says the machine was too busy.
-#
-# <details><summary>Details: where the scan loses its lead</summary>
-#
-# The scan pays that cost per round, but each round works on the whole (T, N) rollout, about
-# log₂ T times the loop's arithmetic. So its lead shrinks as N grows: at 2048×64, the second
-# table's last row, the PyTorch path can even take longer than the loop (a line under the tables
-# says so when it did here).
-#
-# </details>
-#
-# On a GPU each of the nine computing ops is also a launch: the loop costs about 9 × T launches per
-# call, our GAE call one kernel. On the H200 at 4096×128:
+# On a GPU each of the nine computing ops is a launch: the loop makes about 9 × T launches per call,
+# our GAE call one. On the H200 at 4096×128:
 
 # %%
 loop_h200, ours_h200 = row(RES, "gae", 4096, 128, impl="pytorch_loop"), row(RES, "gae", 4096, 128)
@@ -732,9 +652,9 @@ print(f"H200, GAE 4096×128 forward, wall µs per call: PyTorch loop over time {
       f"rltriton_lite {ours_h200['full_call_us']:.1f}: {loop_h200['full_call_us'] / ours_h200['full_call_us']:.0f}×")
 
 # %% [markdown]
-# **Finding:** the loop pays a fixed cost for every op of every step, so its time grows with T. The
-# scan pays that cost per round. A fused GPU kernel pays it once: at 4096×128, the loop costs over
-# 400× our call.
+# **Finding:** the loop pays a fixed cost for every op of every step, so its time grows with T; the
+# scan pays it once per round. A fused GPU kernel pays it once per call: at 4096×128, the loop
+# costs over 400× our call.
 
 # %% jupyter={"source_hidden": true}
 # Checks: the claims above, on this machine's op counts and the committed run (CI runs them; skip when reading)
@@ -759,11 +679,10 @@ assert loop_h200["full_call_us"] > 400 * ours_h200["full_call_us"]  # "over 400�
 # %% [markdown]
 # ### The same two calls under `torch.profiler`
 #
-# PyTorch's general tool for what `CountOps` did is `torch.profiler`: inside its `with` block it
-# records every op that runs, with its CPU time and its number of calls, and
-# `prof.key_averages().table(...)` sums them by op. The next cell profiles three calls of each code
-# at 128×4 and prints the eight ops with the most **self CPU time**, an op's own time without the
-# ops it calls.
+# **Question: does PyTorch's own profiler tell the same story?** `torch.profiler` records every op
+# run inside its `with` block, with its CPU time and number of calls. The next cell profiles three
+# calls of each code at 128×4 and prints the eight ops with the most **self CPU time**, an op's own
+# time without the ops it calls. **Predict first:** which kind of op fills the loop's table?
 
 # %%
 from torch.profiler import ProfilerActivity  # noqa: E402
@@ -783,11 +702,10 @@ for who, fn in [("CleanRL's loop", cleanrl_gae), ("rl.gae (the PyTorch path)", p
     print(averages.table(sort_by="self_cpu_time_total", row_limit=8))
 
 # %% [markdown]
-# **Finding:** the profiler tells the op counts' story with times attached. The loop's table is a
-# few kinds of tiny op, indexing (`select`) and arithmetic, each run hundreds of times per call.
-# `rl.gae` runs more kinds of op (the scan's `where`, `cat` and padding), but less than a fifth as
-# many calls. The profiler counts more calls than `CountOps` did, because it also records the ops
-# that run inside other ops.
+# **Finding:** the same story, with times attached. The loop's table is a few kinds of tiny op,
+# indexing (`select`) and arithmetic, each run hundreds of times per call. `rl.gae` runs more kinds
+# of op (`where`, `cat`, padding) but less than a fifth as many calls. The profiler counts more
+# calls than `CountOps`, because it also records ops run inside other ops.
 
 # %% jupyter={"source_hidden": true}
 # Checks: the profiler's counts (CI runs them; skip when reading)
@@ -799,19 +717,15 @@ assert _loop_p["aten::select"] > 4 * 128 * PROFILED_CALLS  # "hundreds of times 
 assert sum(_loop_p.values()) > PROFILED_CALLS * op_rows[0]["loop ops"]  # "more calls than CountOps"
 
 # %% [markdown]
-# **End of the minimum path.** Go to the exercises `vtrace_floor_bytes` and `lean_gae_loop` under
-# [Exercises](#Exercises); the optional profiler and the open questions are for a second pass.
+# **End of the minimum path.** Next, the checked [Exercises](#Exercises); the optional profiler
+# and the open questions can wait.
 
 # %% [markdown]
 # ## Optional: the profiler on this machine
 #
-# *A live tool, not a lesson:* how do the kernel, the PyTorch path and the code it replaces
-# compare on this machine? `profile.profiler(name)` runs once with the defaults; change its
-# controls and press "run". On a GPU it times all three and plots the bandwidth. On a CPU the
-# Triton row is a **correctness run**, checked against the float64 reference and not timed: a CPU
-# answers "is the PyTorch path a good fallback?", never "how fast is the kernel?". Its times are
-# medians (of 5 calls on a CPU), a typical call, where section 5 took the fastest. The next cell
-# prints the rows, which a static render of the widget does not show.
+# *A live tool, not a lesson.* `profile.profiler(name)` times the kernel, the PyTorch path and the
+# code it replaces on this machine; change its controls and press "run". On a CPU the Triton row is
+# a **correctness run**, checked and not timed. The next cell prints the rows as text.
 
 # %%
 ui, prof_rows = profile.profiler("gae")
@@ -828,7 +742,7 @@ assert all(("gbps" in r) == (DEVICE == "cuda") for r in prof_rows)  # a bandwidt
 if DEVICE == "cpu":
     (check,) = [r for r in prof_rows if r["impl"] == "triton"]
     assert check["ms"] is None and "correctness run" in check["timing"]  # the interpreter: checked, not timed
-    assert all("median of 5 calls" in r["timing"] for r in timed)  # "medians ... of 5 calls on a CPU"
+    assert all("median of 5 calls" in r["timing"] for r in timed)  # the widget's CPU times: medians of 5 calls
 
 # %% [markdown]
 # ## Exercises
@@ -841,9 +755,8 @@ if DEVICE == "cpu":
 #
 # * **Inputs:** a `(B, T)` rollout's `B` and `T`; `elem_bytes`, the bytes of one float element.
 # * **Returns:** the fewest bytes V-trace's forward must move, as notebook 04's kernel reads and
-#   writes it. It reads `log_rhos`, `rewards`, `values` and `next_values` (a tensor of its own),
-#   floats of `elem_bytes` each, and one flag, `terminated`, of 1 byte; it writes `vs` and the
-#   policy-gradient advantages. (You need not have done notebook 04.)
+#   writes it. It reads `log_rhos`, `rewards`, `values` and `next_values`, floats of `elem_bytes`
+#   each, and one flag, `terminated`, of 1 byte; it writes `vs` and the policy-gradient advantages.
 # * **Edge case:** section 1 did not count GAE's $V(s_{t+1})$. V-trace's `next_values` is a separate
 #   tensor (as from a target network), so it is read.
 #
@@ -960,8 +873,8 @@ exercises.attempt("vtrace_floor_bytes", vtrace_floor_bytes)
 #
 # </details>
 #
-# When it passes, time both with section 5's `fastest_ms` on `rollouts[2048, 1]` (`args` built as
-# in Hint 3). Is the gain the ratio of the op counts, section 5's 16 per step at 2048×1 against your 6?
+# When it passes, time both with `fastest_ms` on `rollouts[2048, 1]` (`args` as in Hint 3). Is the
+# gain the ratio of the op counts, 16 per step at 2048×1 against your 6?
 
 # %%
 def lean_gae_loop(rewards, values, dones, next_value, next_done, gamma, gae_lambda):
@@ -1001,96 +914,20 @@ exercises.attempt("lean_gae_loop", lean_gae_loop)
 # %% [markdown]
 # ## What you now know
 #
-# * **The memory floor** is $B \cdot T$ × the fewest bytes per step ÷ the copy bandwidth: 17 B per
-#   step for GAE in float32, 12 for PPO's loss. On the H200 every kernel comes close to it at
-#   16384×1024.
-# * **One model:** wall ≈ max(host, GPU), GPU ≈ $t_0$ + floor. On a large batch the GPU time lies
-#   within about 20 % of it; on few long rows a scan's chain of chunks adds a latency it lacks.
-# * **Two clocks.** At 16×128 and 4096×128 every call is **host-bound**: its wall time is more than
-#   2× its GPU time. At most 1.2× a call is **GPU-bound**, and **mixed** in between.
-# * **Paired comparison.** A call faster in every paired round is faster, whatever the host's
-#   drift. Two timings that were not paired count as different only when more than 2.3× apart.
+# * **The memory floor:** $B \cdot T$ × the fewest bytes per step ÷ the copy bandwidth. Every
+#   kernel comes close to it at 16384×1024.
+# * **One model:** wall ≈ max(host, GPU), GPU ≈ $t_0$ + floor; it misses the scans on few long rows.
+# * **Two clocks.** At 16×128 and 4096×128 every call is **host-bound**.
+# * **Paired comparison.** A call faster in every paired round is faster, whatever the drift.
+#   Timings that were not paired count as different only when more than 2.3× apart.
 # * **A CUDA graph** removes the host's share, over 85 % of a call at 4096×128, best when it holds
-#   a whole step. `torch.compile(mode="reduce-overhead")` captures the package's calls for you.
-# * **On a CPU** the kernels are checked, not timed. CleanRL's loop costs 15 ops per step, each
-#   with a fixed cost, so its time grows with T; `torch.profiler` lists those ops by name.
+#   a whole step. `torch.compile(mode="reduce-overhead")` captures the package's calls.
+# * **On a CPU** the kernels are checked, not timed; CleanRL's loop pays a fixed cost for each of
+#   its 15 ops per step.
 
 # %% [markdown]
 # > **Further reading** (the two appendix notebooks)
 # >
-# > * **[Notebook 14](14_appendix_data.ipynb):** every source of the committed results and how far
-# >   to trust a figure; why SAC passes 100 %; the noise rule, applied to our call against a bare
-# >   launch.
-# > * **Notebook 13, section 4:** the wider chunks the package uses for few long rows.
-# > * **Notebook 13, section 5:** the time split of long rows, and why the package splits only where
-# >   the wall time gains.
-
-# %% [markdown]
-# <details><summary><b>Sources and caveats</b>: the files and their cards, the host constant, how ratios are rounded, the noise rule's 2.3×, small shapes in L2</summary>
-#
-# **The files.** All five sit in `benchmarks/results/`. Every figure is from the H200 except section
-# 3's paired ratio, from an H100; no figure of one card enters a calculation with one of the other.
-#
-# | source | card | what this notebook reads from it |
-# | --- | --- | --- |
-# | **benchmark run** (`H200-2026-12-06.json`, `RES`) | H200 | every call at four shapes, GPU and wall time: most figures |
-# | **replay probe** (`checks/H200-2026-12-06-graph-replay.txt`) | H200, same session | GAE's call eager and as a CUDA graph (section 4) |
-# | **paired loss probe** (`checks/H100-2026-12-06-loss-wall.txt`) | **H100** | PPO's loss against its eager formula, in 15 paired rounds (section 3) |
-# | **wall probe** (`H200-2026-12-06-wall.txt`) | H200, same session | one plain `torch.add` (section 3), and each call's second timing (below) |
-# | **previous sweep** (`H200-2026-11-30d.json`, `FULL`) | H200, older code | bfloat16 (open question 2) |
-#
-# The replay probe's script is `tools/graph_replay_probe.py`, and the paired loss probe's is
-# `tools/wall_probe.py --losses`. Where two files timed the same call, the notebook quotes one.
-# [Notebook 14](14_appendix_data.ipynb) lists every file of the course, with the package's commit
-# and the versions of torch and Triton on those cards.
-#
-# **The host constant.** The model's 23 µs rounds the lightest forward call at 16×128 and
-# 4096×128, which reads 22.5 µs in the benchmark run. At 16×128 the calls take up to 78 µs.
-#
-# **How ratios are rounded.** A single ratio is rounded to the nearest. A range's low end, and any
-# "at least" figure, are rounded down; its high end, and any "up to" figure, are rounded up, so a
-# written range holds every measured figure. Section 3's paired rounds ranged from 1.584 to 2.292:
-# written "1.58× to 2.3×".
-#
-# **Where the 2.3× comes from.** The benchmark run and the wall probe each timed our 8 calls at
-# three shapes, forward and with the backward, in the same session: 48 pairs of timings of one call.
-# The pair furthest apart reads 2.24×: CRR's loss with its backward at 64×16384, 741 µs in the
-# benchmark run and 331 µs in the wall probe. Rounded up, as an "up to" figure is, that is the
-# rule's 2.3×: rounding down to 2.2× would call a gap of 2.21–2.24× real when drift alone produced
-# one. The rule is a rule of thumb from this data: another host drifts by a different amount, so
-# measure your own drift before you lean on it.
-# [Notebook 14, section 6](14_appendix_data.ipynb) applies the rule step by step, to calls timed
-# more than once too. Between separate runs of the benchmark the same call's wall time moved up to
-# 2.9×: use that bound when you set a committed wall time beside your own.
-#
-# **Small shapes sit in L2.** Replays run back to back without flushing the L2 cache. On the
-# committed runs' card it holds 60 MiB: `torch.cuda.get_device_properties(0).L2_cache_size` read
-# 62,914,560 bytes there. Small inputs fit in it, so small shapes' GPU times are best cases, and
-# only the big shape's % floor measures memory bandwidth. SAC at 64×16384 even "beats" its DRAM
-# floor.
-#
-# </details>
-
-# %% jupyter={"source_hidden": true}
-# Checks: the box "Sources and caveats", on the committed files (CI runs them; skip when reading)
-# the five files by name, each one's card (and the sweep's date), as it says itself
-assert (profile.COMMITTED_RUN, profile.COMMITTED_WALL, profile.COMMITTED_REPLAY, profile.COMMITTED_LOSS_WALL,
-        profile.COMMITTED_SWEEP) == ("H200-2026-12-06", "H200-2026-12-06-wall.txt", "checks/H200-2026-12-06-graph-replay.txt",
-                                     "checks/H100-2026-12-06-loss-wall.txt", "H200-2026-11-30d")
-_head = {f: open(os.path.join(RESULTS, f), encoding="utf-8").read(400)  # the first lines: card, date, method
-         for f in (profile.COMMITTED_WALL, profile.COMMITTED_REPLAY, profile.COMMITTED_LOSS_WALL)}
-assert RES["gpu"] == FULL["gpu"] == "NVIDIA H200" and (RES["date"], FULL["date"]) == ("2026-12-06", "2026-11-30")
-assert _head[profile.COMMITTED_WALL].startswith("# NVIDIA H200, 2026-12-06")
-assert _head[profile.COMMITTED_REPLAY].startswith("# NVIDIA H200")
-assert _head[profile.COMMITTED_LOSS_WALL].startswith("# NVIDIA H100") and "15 interleaved rounds" in _head[profile.COMMITTED_LOSS_WALL]
-assert {(r["B"], r["T"]) for r in RES["rows"]} == {(16, 128), (4096, 128), (64, 16384), (16384, 1024)}  # "four shapes"
-assert "bfloat16" in {r["dtype"] for r in FULL["rows"]}  # the sweep's bfloat16 rows (open question 2)
-# the 2.3×: 48 pairs (our 8 calls, 3 shapes, 2 passes), the furthest apart CRR's with its backward at 64×16384
-assert len(ALGS) == 8 and len(_twice) == 48
-_far = max(_twice, key=lambda k: max(_twice[k]) / min(_twice[k]))
-assert _far == ("crr", (64, 16384), "fwd+bwd") and round(max(_twice[_far]) / min(_twice[_far]), 2) == 2.24
-assert up(max(_twice[_far]) / min(_twice[_far])) == NOISE_X > 2.24  # "rounded up ... the rule's 2.3×"
-assert [round(x) for x in _twice[_far]] == [741, 331]  # "741 µs in the benchmark run and 331 µs in the wall probe"
-# small shapes in L2: SAC at 64×16384 fits in 60 MiB and "beats" its floor
-sac_long = row(RES, "sac", 64, 16384)
-assert sac_long["bytes"] < 60 * 2**20 and sac_long["kernel_ms"] < sac_long["floor_ms"]
+# > * **[Notebook 14](14_appendix_data.ipynb):** where the figures come from, how they are rounded,
+# >   how far to trust them, and the noise rule's derivation.
+# > * **Notebook 13c, sections 4 and 5:** the wider chunks and the time split for few long rows.

@@ -22,7 +22,7 @@
 #
 # * **Time:** 30–45 min to read it and run it on a CPU; 1.5–2.5 h with the lab on a GPU. Optional.
 #
-# * **Needs:** notebook 00c (your `reset_scan`) and notebook 13, sections 0 and 4 (the three rules;
+# * **Needs:** notebook 00c (your `reset_scan`) and notebook 13, section 0 (the three rules;
 #   the tile). A GPU for the timing. Without one, every cell still runs: it checks the kernel in the
 #   Triton interpreter and says what it skipped.
 #
@@ -273,7 +273,7 @@ assert round(h200[0]["wall µs/call"] / h200[0]["GPU µs"]) == 7  # "about seven
 #
 # Where does your `reset_scan` land? Each pass of its loop loads a whole chunk, coalesced, so it
 # keeps far more bytes in flight than the walk. But it does not load the next chunk while it scans
-# this one, as the package does (notebook 13, section 4). Time it and see.
+# this one, as the package does (notebook 13, section 0.4). Time it and see.
 
 # %% [markdown]
 # ## 3. The target on your GPU
@@ -647,7 +647,7 @@ if walk_compiled:  # (empty only where Triton cannot compile for NVIDIA GPUs)
 #   `lambda r, d, gamma, chunk: reset_scan_w(r, d, gamma, chunk, 1)` with `name="num_warps 1"`.
 # * **Pipelining**: loop over the chunks with `tl.range(0, n_chunks, num_stages=2)` (or 3) instead
 #   of `range`, so that the next chunk's loads are issued while this one is scanned (notebook 13,
-#   section 4). The carry still passes chunk to chunk.
+#   section 0.2). The carry still passes chunk to chunk.
 # * Optional: several rows per program, a 2-D tile, such as your `tiled_scan` from notebook 13's
 #   exercises. Time `lambda r, d, gamma, chunk: tiled_scan(r, d, gamma, chunk, 4)` for 4 rows a
 #   program, with `shapes=[(4096, 128)]`, and compare `rows` 1, 2, 4 and 8.
@@ -670,7 +670,7 @@ if walk_compiled:  # (empty only where Triton cannot compile for NVIDIA GPUs)
 # 2. **The variants.** First, before you time any variant or read "Reading the reference", write
 #    your prediction under Answer 2: for each of the three knobs above (chunk size, `num_warps`,
 #    pipelining), which way it should move the GPU time at 16384×1024, from a chunk of 256 on
-#    Triton's default 4 warps, and why, in the terms of notebook 13's sections 0 and 4: sectors,
+#    Triton's default 4 warps, and why, in the terms of notebook 13's section 0: sectors,
 #    bytes in flight, resident programs, registers, barriers between warps. This part needs no GPU.
 #    Then, on a GPU, a table of at least three variants, one knob changed in each, with the GPU µs
 #    and % floor at 16384×1024. For each, one sentence: did the time move as you predicted, and
@@ -801,7 +801,7 @@ for name in [n for n in pct if "tl.range stages" in n]:
 #
 # **Fewer warps per program.** With 4 warps, a chunk of 256 steps gives each of 128 threads 2
 # steps, and the scan crosses warps: they exchange partial results through shared memory and wait
-# for each other at a barrier (notebook 13, section 4), as the carry's `tl.sum` does. While a
+# for each other at a barrier (notebook 13, section 0.4), as the carry's `tl.sum` does. While a
 # program waits there, none of its loads are in flight. With one warp, each lane holds 8 steps, the
 # scan runs in registers and shuffles, and the kernel uses no shared memory. An SM also holds twice
 # as many one-warp programs at once, within its 32 **resident programs** and 64 warps (notebook 13,
@@ -828,7 +828,7 @@ for name in [n for n in pct if "tl.range stages" in n]:
 # wait of their own, and here the other programs on the SM already supply the overlap that staging
 # would add. This fits the numbers but was not profiled: a hypothesis you could test with
 # `profile_once` (section 4). The package's kernel differs from yours in its vector loads and its
-# tile (notebook 13, sections 1 and 4), one reason the same knob can help one and not the other.
+# tile (notebook 13, section 0.4), one reason the same knob can help one and not the other.
 #
 # </details>
 

@@ -371,7 +371,7 @@ def fix(name: str) -> str:
 def key_lines(fn: Callable, notes: dict[str, str]) -> str:
     """The lines of ``fn``'s source (a ``@triton.jit`` function's too) that hold a key of ``notes``,
     each under a comment ``# yours: <note>``, with the ``for``/``if``/``else`` lines of the blocks that
-    hold them, and ``...`` where lines are left out: the printout of notebook 13, section 6."""
+    hold them, and ``...`` where lines are left out: the printout of notebook 13c, section 6."""
     source = inspect.getsource(getattr(fn, "fn", fn)).splitlines()
     depth = lambda line: len(line) - len(line.lstrip())  # noqa: E731
     keys = {i: k for i, line in enumerate(source) for k in notes if k in line}
@@ -3183,8 +3183,9 @@ def _swapped_hint(resets):
 
 def _order_hint(r, done, gamma, carry, resets, got, expected):
     """The returns' two slips of direction, where the answer is one: a combine whose operands are swapped
-    (the maps applied in the wrong order), or a forward scan; ``carry`` enters where the scan starts, and an
-    episode end is a reset flag (``resets``) or a factor 0."""
+    (the maps applied in the wrong order), or a forward scan; ``carry`` enters where the scan starts. With
+    ``resets``, an episode end is a reset flag (00c on); without, the pairs are 00b's (gamma, r_t), and
+    ``done`` is all clear (_with_no_ends)."""
     swapped = _swapped_hint(resets)
     if _combine_seen_swapped():
         return swapped
@@ -3262,9 +3263,10 @@ def _carry_unscaled_hint(r, done, gamma, chunk, got, expected):
         slip = _chunk_walk(r, chunk, lambda steps, carry: reference.discounted_returns(
             r[..., steps], gamma=gamma, terminated=done[..., steps]) + scale * carry[..., None], lambda c: c * chunk)
         if _is_slip(got, slip, expected):
+            cut = " (and cut by an episode end between)" if done.any() else ""  # (00b's rows have none)
             return _Whole(f"Your carry enters every step of the chunk {said}. It is G at the next chunk's first "
-                          "step: it reaches step t discounted once for every step between (and cut by an episode "
-                          "end between), G_t = B_t + A_t * carry." + _fix(" Multiply the carry by the scanned A_t."))
+                          f"step: it reaches step t discounted once for every step between{cut}, G_t = B_t + A_t * "
+                          "carry." + _fix(" Multiply the carry by the scanned A_t."))
     return None
 
 
@@ -3299,55 +3301,65 @@ def _chunks_forwards_hint(r, done, gamma, chunk, got, expected):
                                 "chunk c to chunk c - 1."))
 
 
+def _with_no_ends(args):
+    """00b's arguments (rewards, gamma, ...) as the hint helpers take them, (rewards, done, gamma, ...),
+    done all clear: 00b's scans have no episode ends (00c adds them, as resets)."""
+    r, *rest = args
+    return (r, np.zeros(tuple(r.shape), bool), *rest)
+
+
+def _block_scan_hint(args, got, expected):
+    r, done, gamma, last = _as_numpy(_with_no_ends(tuple(args)))
+    return _order_hint(r, done, gamma, float(last), False, got, expected) or \
+        _last_value_hint(r, done, gamma, float(last), got, expected)
+
+
 @_exercise("block_scan", "00b_triton_from_zero", "kernel", stream=2, task="""
-block_scan(rewards, terminated, gamma, last_value) -> returns: G_t = r_t + gamma * (1 - term_t) * G_{t+1}
-for one row (1-D tensors of length T <= 1024), G_T = last_value (a float), in one program with
-one tl.associative_scan (no loop over the steps).
-""", needs="scan", recompute=lambda r, done, gamma, last: reference.discounted_returns(
-    r, gamma=gamma, terminated=done, bootstrap_value=np.float64(last)), hint=lambda args, i, bad, got, expected: (
-    _order_hint(*_as_numpy(tuple(args[:3])), float(args[3]), False, got, expected)
-    or _last_value_hint(*_as_numpy(tuple(args[:3])), float(args[3]), got, expected)))
+block_scan(rewards, gamma, last_value) -> returns: G_t = r_t + gamma * G_{t+1} for one row (a 1-D
+float32 tensor of length T <= 1024), G_T = last_value (a float), in one program with one
+tl.associative_scan (no loop over the steps).
+""", needs="scan", recompute=lambda r, gamma, last: reference.discounted_returns(
+    r, gamma=gamma, bootstrap_value=np.float64(last)),
+    hint=lambda args, i, bad, got, expected: _block_scan_hint(args, got, expected))
 def _block_scan_cases(d):
     rng, gamma, last = d.rng, d.real(0.9, 0.8, 0.99), d.real(1.5, -2.0, 2.0)
     out = []
-    for T, p_done, what in ((d.int(5, 2, 9), 0.0, "no episode end"),
-                            (d.int(64, 20, 100), 0.1, "episode ends, one at the window's last step"),
-                            (1, 0.0, "one step"), (d.int(1000, 600, 1024), 0.05, "episode ends")):
-        r, done = rng.normal(size=T), _flags(rng, T, p_done)
-        done[-1] |= what.endswith("last step")  # G_{T-1} = r_{T-1}: last_value is not read
-        expected = reference.discounted_returns(r, gamma=gamma, terminated=done, bootstrap_value=np.float64(last))
-        out.append((f"{what}, T={T}, last_value {last}", (_t(r), _t(done, torch.bool), gamma, last), {}, expected,
-                    {DONE: done, **_padded_last_step(done, None if T < 1024 else 1024)}))
+    for T, what in ((d.int(5, 2, 9), "a short row"), (d.int(64, 20, 100), "a longer row"), (1, "one step"),
+                    (d.int(1000, 600, 1024), "a long row")):
+        r = rng.normal(size=T)
+        expected = reference.discounted_returns(r, gamma=gamma, bootstrap_value=np.float64(last))
+        out.append((f"{what}, T={T}, last_value {last}", (_t(r), gamma, last), {}, expected,
+                    _padded_last_step(np.zeros(T, bool), None if T < 1024 else 1024)))
     return out
 
 
 @_exercise("chunked_scan", "00b_triton_from_zero", "kernel", stream=3, task="""
-chunked_scan(rewards, terminated, gamma, chunk) -> returns, for a contiguous (B, T) batch of any T
-(float32 rewards, bool terminated): one program per row walking chunks of `chunk` steps (a power of
-two, a tl.constexpr) from the end, the carry G_{t+1} handed from chunk to chunk.
-""", needs="scan", run=_in_chunks(3), recompute=lambda r, done, gamma, chunk: reference.discounted_returns(
-    r, gamma=gamma, terminated=done), key="chunks", window_end=_ROW_END,
-    hint=lambda args, i, bad, got, expected: _one_chunk_order_hint(args, False, got, expected))
+chunked_scan(rewards, gamma, chunk) -> returns: G_t = r_t + gamma * G_{t+1}, G_T = 0, for a
+contiguous (B, T) float32 batch of any T: one program per row walking chunks of `chunk` steps (a
+power of two, a tl.constexpr) from the end, the carry G_{t+1} handed from chunk to chunk.
+""", needs="scan", run=_in_chunks(2), recompute=lambda r, gamma, chunk: reference.discounted_returns(r, gamma=gamma),
+    key="chunks", window_end=_ROW_END,
+    hint=lambda args, i, bad, got, expected: _one_chunk_order_hint(_with_no_ends(tuple(args)), False, got, expected))
 def _chunked_scan_cases(d):
     rng, gamma = d.rng, d.real(0.9, 0.8, 0.99)
     out = []
-    for shape, p_done, what, chunk in (((d.int(2, 1, 3), d.int(5, 2, 64)), 0.0, "one chunk", 64),
-                                       ((d.int(3, 2, 4), d.int(300, 129, 330)), 0.0, "chunks, no episode end", 64),
-                                       ((d.int(3, 2, 3), d.int(700, 400, 720)), 0.05, "chunks and episode ends", 128)):
-        r, done = rng.normal(size=shape), _flags(rng, shape, p_done)
-        done[-1, -1] |= p_done > 0  # an episode end at the window's last step
-        out.append((f"{what}, shape {shape}, chunk {chunk}", (_t(r), _t(done, torch.bool), gamma, chunk), {},
-                    reference.discounted_returns(r, gamma=gamma, terminated=done),
-                    {DONE: done, **_carry_steps(shape, chunk), **_padded_last_step(done, chunk)}))
+    for shape, what, chunk in (((d.int(2, 1, 3), d.int(5, 2, 64)), "one chunk", 64),
+                               ((d.int(3, 2, 4), d.int(300, 129, 330)), "rows of several chunks", 64),
+                               ((d.int(3, 2, 3), d.int(700, 400, 720)), "longer rows, in more chunks", 128)):
+        r = rng.normal(size=shape)
+        out.append((f"{what}, shape {shape}, chunk {chunk}", (_t(r), gamma, chunk), {},
+                    reference.discounted_returns(r, gamma=gamma),
+                    {**_carry_steps(shape, chunk), **_padded_last_step(np.zeros(shape, bool), chunk)}))
     return out
 
 
 # ---- 00c: episodes and hooks ----------------------------------------------------------------------
 @_exercise("reset_scan", "00c_episodes_and_hooks", "kernel", stream=13, task="""
-reset_scan(rewards, terminated, gamma, chunk) -> returns: chunked_scan with episode ends as resets: the
-combine takes triples (a, b, reset) and selects with tl.where where a reset ends the episode, and
-the carry is selected away the same way, so a NaN or inf reward stays inside its own episode
-(within a chunk and across chunks). Same arguments and results as chunked_scan otherwise.
+reset_scan(rewards, terminated, gamma, chunk) -> returns: G_t = r_t + gamma * G_{t+1}, G_T = 0, and
+G_t = r_t where term_t: 00b's chunked_scan with episode ends as resets (terminated: bool, the
+rewards' (B, T) shape). The combine takes triples (a, b, reset) and selects with tl.where where a
+reset ends the episode, and the carry is selected away the same way, so a NaN or inf reward stays
+inside its own episode (within a chunk and across chunks).
 """, needs="scan", run=_in_chunks(3), recompute=lambda r, done, gamma, chunk: reference.discounted_returns(
     r, gamma=gamma, terminated=done), window_end=_ROW_END,
     hint=lambda args, i, bad, got, expected: _one_chunk_order_hint(args, True, got, expected))
@@ -4551,11 +4563,11 @@ def _fixed_point_hint(args, i, bad, got, expected):
     """What the checker computes (it holds no answer), where the correction points, and the slip where it is one."""
     P, R, pi, mu, gamma, rho_bar = args
     s = int(np.flatnonzero(bad)[0])  # the state the message shows
+    at_s = (f"At state {s}, V-trace's mean correction with your V is {got[s]:+.4g}, not 0: a one-step update "
+            f"(c_bar = 0) would move V({s}) {'up' if got[s] > 0 else 'down'}.")
     said = ("The checker holds no answer to compare with: with your V it computes V-trace's mean correction in "
             "each state, E_mu[rho delta | s] = sum_u mu(u|s) min(rho_bar, pi/mu) (R(s,u) + gamma sum_s' "
-            "P(s,u,s') V(s') - V(s)), which is 0 in every state at the fixed point and nowhere else. "
-            f"At state {s} it is {got[s]:+.4g}: a one-step V-trace update (c_bar = 0) would move V({s}) "
-            f"{'up' if got[s] > 0 else 'down'}.")
+            "P(s,u,s') V(s') - V(s)), which is 0 in every state at the fixed point and nowhere else. " + at_s)
     clipped_ratio = np.minimum(rho_bar, pi / mu)
     with np.errstate(all="ignore"):
         ratios = clipped_ratio / clipped_ratio.sum(1, keepdims=True)  # the clipped ratios normalised, mu left out
@@ -4587,7 +4599,7 @@ def _fixed_point_hint(args, i, bad, got, expected):
         with np.errstate(all="ignore"):
             slip = _fixed_point_correction(_value_under(nu, P, R, gamma), *args)
         if _is_slip(got, slip, expected):
-            return _Whole(f"{what} {said}")
+            return _Whole(f"{what} {at_s}")  # (the slip named: the correction's definition is 04b's text)
     return said
 
 

@@ -87,10 +87,10 @@ def _combine_right(a1, b1, a2, b2):
 
 
 @triton.jit
-def _chunked_variant(R, D, G, gamma, T, CHUNK: tl.constexpr, SWAPPED: tl.constexpr, CARRY_AT_END: tl.constexpr,
+def _chunked_variant(R, G, gamma, T, CHUNK: tl.constexpr, SWAPPED: tl.constexpr, CARRY_AT_END: tl.constexpr,
                      CHUNK_OFF_BY_ONE: tl.constexpr, INT_CARRY: tl.constexpr, LOADS_ROW_0: tl.constexpr = False,
                      FORWARDS: tl.constexpr = False, STORES_ROW_0: tl.constexpr = False,
-                     CARRY_UNSCALED: tl.constexpr = False):
+                     CARRY_UNSCALED: tl.constexpr = False, NO_CARRY: tl.constexpr = False):
     """chunked_scan's solution with one of 00b's mistakes switched on."""
     row = tl.program_id(0)
     if INT_CARRY:
@@ -108,8 +108,7 @@ def _chunked_variant(R, D, G, gamma, T, CHUNK: tl.constexpr, SWAPPED: tl.constex
         m = t < T
         first = row * T if not LOADS_ROW_0 else 0  # the mistake: loads without the row's offset
         r = tl.load(R + first + t, mask=m, other=0.0)
-        done = tl.load(D + first + t, mask=m, other=0) != 0
-        a = tl.where(m, tl.where(done, 0.0, gamma), 1.0)
+        a = tl.where(m, gamma, 1.0)
         if SWAPPED:
             a_s, b_s = tl.associative_scan((a, r), 0, _combine_swapped, reverse=True)
         else:
@@ -120,8 +119,11 @@ def _chunked_variant(R, D, G, gamma, T, CHUNK: tl.constexpr, SWAPPED: tl.constex
         tl.store(G + (row * T if not STORES_ROW_0 else 0) + t, g, mask=m)
         if CARRY_AT_END:
             carry = tl.sum(tl.where(t == c * CHUNK + CHUNK - 1, g, 0.0), 0)  # the chunk's last step, not its first
-        else:
+        elif not NO_CARRY:  # (NO_CARRY: the carry stays 0, each chunk scanned as if nothing came after it)
             carry = tl.sum(tl.where(t == c * CHUNK, g, 0.0), 0)
+
+
+_CHUNKED_RIGHT = dict(SWAPPED=False, CARRY_AT_END=False, CHUNK_OFF_BY_ONE=False, INT_CARRY=False)
 
 
 def _variant(name, kernel, new_output, flags):
@@ -136,10 +138,15 @@ def _variant(name, kernel, new_output, flags):
 
 
 def _chunked_with(**mistake):
-    # zeros, not torch.empty: a student's torch.empty may hold anything, a freed right answer included, and
-    # the message (and whether the values fail before the store record does) would depend on it
-    return _variant("chunked_scan", _chunked_variant, torch.zeros_like,
-                    {**dict(SWAPPED=False, CARRY_AT_END=False, CHUNK_OFF_BY_ONE=False, INT_CARRY=False), **mistake})
+    """The launcher chunked_scan(rewards, gamma, chunk) of _chunked_variant with ``mistake`` switched on."""
+    def chunked_scan(rewards, gamma, chunk):
+        # zeros, not torch.empty: a student's torch.empty may hold anything, a freed right answer included, and
+        # the message (and whether the values fail before the store record does) would depend on it
+        out = torch.zeros_like(rewards)
+        _chunked_variant[(rewards.shape[0],)](rewards, out, gamma, rewards.shape[1], CHUNK=chunk,
+                                              **{**_CHUNKED_RIGHT, **mistake})
+        return out
+    return chunked_scan
 
 
 @triton.jit
@@ -176,8 +183,10 @@ def _reset_combine_two_out(a1, b1, k1, a2, b2, k2):  # no flag returned: 2 value
 def _reset_scan_variant(R, D, G, gamma, T, CHUNK: tl.constexpr, CARRY_BY_PRODUCT: tl.constexpr,
                         CARRY_READ: tl.constexpr, CARRY_MULTIPLIED: tl.constexpr, DROPS_A1: tl.constexpr = False,
                         SWAPPED: tl.constexpr = False, ON_K1: tl.constexpr = False, FLAG_K2: tl.constexpr = False,
-                        K1_FOR_K2: tl.constexpr = False, TWO_OUT: tl.constexpr = False):
-    """reset_scan's solution with one of 00c's mistakes switched on."""
+                        K1_FOR_K2: tl.constexpr = False, TWO_OUT: tl.constexpr = False,
+                        BY_PRODUCT: tl.constexpr = False):
+    """reset_scan's solution with one of 00c's mistakes switched on (BY_PRODUCT: the episode end as the product
+    a_t = gamma (1 - term_t), in pairs, as 00c's section 1 shows it leaking: 0 * NaN = NaN)."""
     row = tl.program_id(0)
     carry = 0.0
     n_chunks = tl.cdiv(T, CHUNK)
@@ -205,6 +214,10 @@ def _reset_scan_variant(R, D, G, gamma, T, CHUNK: tl.constexpr, CARRY_BY_PRODUCT
         elif TWO_OUT:
             a_s, b_s, r_s = tl.associative_scan((tl.where(m, gamma, 1.0), r, done), 0, _reset_combine_two_out,
                                                 reverse=True)
+        elif BY_PRODUCT:
+            a_s, b_s = tl.associative_scan((tl.where(m, gamma * (1.0 - done.to(tl.float32)), 1.0), r), 0,
+                                           _combine_right, reverse=True)
+            r_s = t < 0  # no flag: the product alone cuts
         else:
             a_s, b_s, r_s = tl.associative_scan((tl.where(m, gamma, 1.0), r, done), 0, _reset_combine, reverse=True)
         if CARRY_READ:
@@ -223,6 +236,9 @@ def _reset_scan_variant(R, D, G, gamma, T, CHUNK: tl.constexpr, CARRY_BY_PRODUCT
 def _reset_scan_with(**mistake):
     return _variant("reset_scan", _reset_scan_variant, torch.empty_like,
                     {**dict(CARRY_BY_PRODUCT=False, CARRY_READ=False, CARRY_MULTIPLIED=False), **mistake})
+
+
+reset_scan_by_product = _reset_scan_with(BY_PRODUCT=True)  # reset_scan's likeliest wrong answer: 00b's pairs
 
 
 @triton.jit
@@ -591,7 +607,7 @@ def wrong_answers(name: str):
             ("b1 @ A2: the vector on the left (a round-4 review's case)", lambda p, q: (q[0] @ p[0], p[1] @ q[0] + q[1])),
         ],
         "combine_arrays": [
-            ("the reset as a product, b2 + (1 - k2) a2 b1 (00b's arithmetic)",
+            ("the reset as a product, b2 + (1 - k2) a2 b1 (the obvious product)",
              lambda f, g: (np.where(g[2], g[0], g[0] * f[0]), g[1] + (~g[2]) * g[0] * f[1], f[2] | g[2])),
             ("the first operand's reset wins (a select on k1)",
              lambda f, g: (np.where(f[2], g[0], g[0] * f[0]), np.where(f[2], g[1], g[1] + g[0] * f[1]), f[2] | g[2])),
@@ -602,7 +618,7 @@ def wrong_answers(name: str):
         "chunked_reset_scan": [
             ("the carry read at the chunk's last step in time", _chunked_reset_with(carry_at="last")),
             ("the chunks walked from the first in time", _chunked_reset_with(order="first first")),
-            ("the reset as a product, a_t = 0 (00b's arithmetic)", _chunked_reset_with(multiply=True)),
+            ("the reset as a product, a_t = 0 (the obvious product)", _chunked_reset_with(multiply=True)),
             ("the carry read where K is set (no select on the carry)", _chunked_reset_with(select=False)),
         ],
         "td_target_kernel": [
@@ -611,20 +627,19 @@ def wrong_answers(name: str):
             ("tl.where's branches swapped (a review's case)", lambda r, v, d, g: s(r, v, ~d, g)),
         ],
         "block_scan": [
-            ("ignores terminations", lambda r, d, g, v: s(r, no_flags(d), g, v)),
-            ("a forward scan", lambda r, d, g, v: s(r.flip(0), d.flip(0), g, v).flip(0)),
+            ("a forward scan", lambda r, g, v: s(r.flip(0), g, v).flip(0)),
             ("a combine that drops a1 (right for Triton's own sequential fold: only A shows it)",
-             lambda r, d, g, v: s(r, d, g, 0.0) + v * g * (~d)),  # A_t = a_t alone
-            ("bootstraps last_value at a terminal last step", lambda r, d, g, v: s(r, not_at_the_end(d), g, v)),
+             lambda r, g, v: s(r, g, 0.0) + v * g),  # A_t = a_t alone
+            ("last_value left out (g = B)", lambda r, g, v: s(r, g, 0.0)),
+            ("the padding lanes not the identity (a = gamma past T)", _block_scan_padding_gamma),
             ("a forward scan, and last_value left out (two slips at once: the tenth review's case)",
-             lambda r, d, g, v: solution("block_scan")(r.flip(0), d.flip(0), g, 0.0).flip(0)),
+             lambda r, g, v: solution("block_scan")(r.flip(0), g, 0.0).flip(0)),
             ("last_value times gamma once, B_t + gamma * last_value (a round-27 review's case)",
-             lambda r, d, g, v: s(r, d, g, 0.0) + g * v),
+             lambda r, g, v: s(r, g, 0.0) + g * v),
         ],
         "chunked_scan": [
-            ("no carry between chunks",
-             lambda r, d, g, c: s(r, d | (torch.arange(r.shape[-1], device=d.device) % c == c - 1), g, c)),
-            ("ignores terminations", lambda r, d, g, c: s(r, no_flags(d), g, c)),
+            ("no carry between chunks", _chunked_with(NO_CARRY=True)),
+            ("the chunks walked first to last (c = i, as the chunked cumsum walks them)", _chunked_with(FORWARDS=True)),
             ("the carry taken at the chunk's last step (t == c * CHUNK + CHUNK - 1), not its first",
              _chunked_with(CARRY_AT_END=True)),
             ("the combine's operands in the wrong order ((a2, b2) applied first)", _chunked_with(SWAPPED=True)),
@@ -638,7 +653,7 @@ def wrong_answers(name: str):
             ("the carry taken at the chunk's last step (a round-37 review's case)", _tiled_with(CARRY_AT_END=True)),
         ],
         "reset_scan": [
-            ("multiplies by 0 (chunked_scan's arithmetic)", solution("chunked_scan")),
+            ("an episode end as a product, a_t = gamma (1 - term_t) (00c section 1's leak)", reset_scan_by_product),
             ("the carry multiplied by 0 at a reset, not selected away", _reset_scan_with(CARRY_MULTIPLIED=True)),
             ("the carry read where the composed reset flag is set (g = b + a * carry, no tl.where)",
              _reset_scan_with(CARRY_READ=True)),
@@ -931,7 +946,7 @@ W_SAYS = {
     ("lean_gae_loop", "delta shifted, the decay from dones[t] (a round-7 review's case)"):
         ("the trace's decay reads dones[t], unshifted, while delta reads the shifted flag",
          "One nextnonterminal per step, 1 - dones[t + 1]"),
-    ("combine_arrays", "the reset as a product, b2 + (1 - k2) a2 b1 (00b's arithmetic)"):
+    ("combine_arrays", "the reset as a product, b2 + (1 - k2) a2 b1 (the obvious product)"):
         ("the reset was a multiplication by 0 (0 * NaN = NaN)", "= np.where(k2, b2, b2 + a2 * b1)"),
     ("combine_arrays", "the first operand's reset wins (a select on k1)"):
         ("This is the combine with a slip: your b selects on the first operand's flag", "Select on k2, b = np.where"),
@@ -945,7 +960,7 @@ W_SAYS = {
         ("Your step 0 does not reset, so the value the scan starts from (here inf)", "Return the reset t == 0"),
     ("returns_autograd", "the backward's step 0 not a reset"):
         ("Your backward's step 0 does not reset", "Make step 0 a reset: load term_{t-1} with other=1"),
-    ("chunked_reset_scan", "the reset as a product, a_t = 0 (00b's arithmetic)"):
+    ("chunked_reset_scan", "the reset as a product, a_t = 0 (the obvious product)"):
         "Hint: that step is an episode end (a reset: y_t = b_t, nothing after it read, the carry included). A NaN",
     ("chunked_reset_scan", "the carry read where K is set (no select on the carry)"):
         "and the last step of a chunk in time, where the carry from the chunk after it enters",
@@ -2361,10 +2376,8 @@ def test_the_hint_reads_the_error_a_compile_wraps():
 def test_the_message_points_where_the_error_starts():
     """A reverse scan's error spreads to every earlier step: the message names the latest wrong
     step of the row and what is special about it, not index (0, 0)."""
-    s = solution("chunked_scan")
-    no_carry = lambda r, d, g, c: s(r, d | (torch.arange(r.shape[-1], device=d.device) % c == c - 1), g, c)  # noqa: E731
     with pytest.raises(AssertionError, match=r"starts at the latest wrong step, index \(0, 255\).*\n.*last step of a chunk"):
-        exercises.check("chunked_scan", no_carry)
+        exercises.check("chunked_scan", _chunked_with(NO_CARRY=True))
     g = solution("gae_pairs")
     with pytest.raises(AssertionError, match=r"(?s)truncations(, NaN next values behind the terminations)?: "
                                              r"the error starts.*Hint: that step is a truncation"):
@@ -2495,22 +2508,14 @@ def test_every_kind_of_special_step_a_seed_draws_is_in_the_fixed_cases(name):
         assert base not in fixed or at_end in fixed, (name, at_end)
 
 
-def test_a_bootstrap_at_a_terminal_last_step_is_named():
-    s = solution("block_scan")
-    with pytest.raises(AssertionError, match=r"block_scan, episode ends, one at the window's last step, T=64.*index "
-                                             r"\(63,\)(?s:.*)Hint: that step is an episode end at the window's last step"):
-        exercises.check("block_scan", lambda r, d, g, v: s(r, not_at_the_end(d), g, v))
-
-
 # ---- Write it yourself: the package's answers are refused ------------------------------------------
 def _gae_pairs_by_the_package(rewards, values, next_values, terminated, truncated, gamma, lam):
     return 0, rl.gae(rewards, values, next_values=next_values, terminated=terminated, truncated=truncated,
                      gamma=gamma, lambda_=lam).advantages
 
 
-def _block_scan_by_the_reference(rewards, terminated, gamma, last_value):
+def _block_scan_by_the_reference(rewards, gamma, last_value):
     return torch.as_tensor(rl.reference.discounted_returns(rewards.cpu().numpy(), gamma=gamma,
-                                                           terminated=terminated.cpu().numpy(),
                                                            bootstrap_value=last_value))
 
 
@@ -2528,13 +2533,12 @@ def _combine(a1, b1, a2, b2):
 
 
 @triton.jit
-def _whole_row(R, D, G, gamma, T, BLOCK: tl.constexpr):  # one block per row: no chunks, no carry
+def _whole_row(R, G, gamma, T, BLOCK: tl.constexpr):  # one block per row: no chunks, no carry
     row = tl.program_id(0)
     t = tl.arange(0, BLOCK)
     m = t < T
-    done = tl.load(D + row * T + t, mask=m, other=0) != 0
-    a_s, b_s = tl.associative_scan((tl.where(m, tl.where(done, 0.0, gamma), 1.0),
-                                    tl.load(R + row * T + t, mask=m, other=0.0)), 0, _combine, reverse=True)
+    a_s, b_s = tl.associative_scan((tl.where(m, gamma, 1.0), tl.load(R + row * T + t, mask=m, other=0.0)), 0,
+                                   _combine, reverse=True)
     tl.store(G + row * T + t, b_s, mask=m)
 
 
@@ -2543,9 +2547,9 @@ def _token_gae_pairs_by_the_package(rewards, values, mask, gamma, lam):  # integ
     return (~mask).to(adv.dtype), adv
 
 
-def _chunked_scan_in_one_block(rewards, terminated, gamma, chunk):
+def _chunked_scan_in_one_block(rewards, gamma, chunk):
     out = torch.empty_like(rewards)
-    _whole_row[(rewards.shape[0],)](rewards, terminated, out, gamma, rewards.shape[1],
+    _whole_row[(rewards.shape[0],)](rewards, out, gamma, rewards.shape[1],
                                     BLOCK=triton.next_power_of_2(rewards.shape[1]))
     return out
 
@@ -2562,7 +2566,7 @@ BYPASSES = [
     ("gae_prologue", rl_returns._gae_prologue, r"write it yourself: the function you passed is "
                                                r"rltriton_lite\.returns\._gae_prologue"),
     pytest.param("chunked_scan", _chunked_scan_in_one_block,
-                 r"chunks, no episode end.*: your kernel ran a tl\.associative_scan over 512 steps at once where "
+                 r"rows of several chunks.*: your kernel ran a tl\.associative_scan over 512 steps at once where "
                  r"this case asks for chunks of 64", id="chunked_scan",
                  marks=pytest.mark.skipif(not exercises.INTERPRET, reason="a scan's width is the interpreter's to see")),
     ("token_gae_pairs", _token_gae_pairs_by_the_package, r"write it yourself: rltriton_lite\.gae is the package's "
@@ -2609,7 +2613,8 @@ def test_other_ways_to_the_package_s_answer_are_refused():
     with pytest.raises(AssertionError, match=r"^gae_prologue, .*rltriton_lite\.returns\._gae_prologue is the package's"):
         exercises.check("gae_prologue", _gae_prologue_calling_the_package)  # called inside a @triton.jit
     with pytest.raises(AssertionError, match=r"^chunked_scan, .*exercises\.scan_hook is the package's answer"):
-        exercises.check("chunked_scan", lambda r, d, g, c: exercises.scan_hook(_returns_fwd, (r, d), (g,), chunk=c))
+        exercises.check("chunked_scan", lambda r, g, c: exercises.scan_hook(_returns_fwd, (r, torch.zeros_like(
+            r, dtype=torch.bool)), (g,), chunk=c))
 
 
 # ---- Messages that know the exercise ----------------------------------------------------------------
@@ -2619,9 +2624,9 @@ def test_results_are_named_and_a_missing_return_is_said():
         exercises.check("returns_autograd", _returns_autograd_with(lambda ctx, g: g * 1.5))
     with pytest.raises(AssertionError, match=r"returns_autograd, shape \(1, 6\), result 0 \(the returns G\)"):
         exercises.check("returns_autograd", lambda r, d, g: s(r, d, g) * 1.5)
-    with pytest.raises(AssertionError, match=r"block_scan, no episode end, T=\d+, last_value 1.5: your function returned "
+    with pytest.raises(AssertionError, match=r"block_scan, a short row, T=\d+, last_value 1.5: your function returned "
                                              r"None, not a tensor \(or array\) of shape \(\d+,\) \(a missing return\?\)"):
-        exercises.check("block_scan", lambda r, d, g, v: None)
+        exercises.check("block_scan", lambda r, g, v: None)
     with pytest.raises(AssertionError, match=r"vtrace_floor_bytes, .*: your function returned a str, not a number"):
         exercises.check("vtrace_floor_bytes", lambda B, T, e: "24")
     with pytest.raises(AssertionError, match=r"matrix_compose, n=1: expected 2 results \(A, b\), your function "
@@ -2630,22 +2635,23 @@ def test_results_are_named_and_a_missing_return_is_said():
 
 
 @triton.jit
-def _block_scan_padding_not_identity(R, D, G, gamma, last_value, T, BLOCK: tl.constexpr):
+def _block_scan_padding_not_identity(R, G, gamma, last_value, T, BLOCK: tl.constexpr):
     t = tl.arange(0, BLOCK)
-    m = t < T
-    a = tl.where(tl.load(D + t, mask=m, other=0) != 0, 0.0, gamma)  # lanes past T: (gamma, 0), not (1, 0)
-    a_s, b_s = tl.associative_scan((a, tl.load(R + t, mask=m, other=0.0)), 0, _combine, reverse=True)
-    tl.store(G + t, b_s + a_s * last_value, mask=m)
+    a = tl.zeros((BLOCK,), tl.float32) + gamma  # lanes past T: (gamma, 0), not (1, 0)
+    a_s, b_s = tl.associative_scan((a, tl.load(R + t, mask=t < T, other=0.0)), 0, _combine, reverse=True)
+    tl.store(G + t, b_s + a_s * last_value, mask=t < T)
+
+
+def _block_scan_padding_gamma(rewards, gamma, last_value):
+    out = torch.empty_like(rewards)
+    _block_scan_padding_not_identity[(1,)](rewards, out, gamma, last_value, rewards.numel(),
+                                           BLOCK=triton.next_power_of_2(rewards.numel()))
+    return out
 
 
 def test_an_error_at_the_last_step_of_a_block_points_at_the_padding():
-    def block_scan(rewards, terminated, gamma, last_value):
-        out = torch.empty_like(rewards)
-        _block_scan_padding_not_identity[(1,)](rewards, terminated, out, gamma, last_value, rewards.numel(),
-                                               BLOCK=triton.next_power_of_2(rewards.numel()))
-        return out
-
-    with pytest.raises(AssertionError, match=r"(?s)block_scan, no episode end, T=5.*index \(4,\).*\nHint: that step "
+    block_scan = _block_scan_padding_gamma
+    with pytest.raises(AssertionError, match=r"(?s)block_scan, a short row, T=5.*index \(4,\).*\nHint: that step "
                                              r"is the row's last step, with padding lanes.*lanes past T must be the "
                                              r"identity \(1, 0\)"):  # (no "every element" preamble: the mark says it)
         exercises.check("block_scan", block_scan)
@@ -2718,8 +2724,8 @@ def _torch_vtrace(log_rhos, r, v, nv, term, gamma, rho_bar, c_bar, chunk):
 
 PURE_TORCH = {  # the same functions in PyTorch, right on every case: a Triton newcomer's likeliest answer
     "td_target_kernel": lambda r, v, d, g: r + torch.where(d, 0.0, g * v),
-    "block_scan": lambda r, d, g, last: _torch_returns(r, d, g, last),
-    "chunked_scan": lambda r, d, g, c: _torch_returns(r, d, g),
+    "block_scan": lambda r, g, last: _torch_returns(r, torch.zeros_like(r, dtype=torch.bool), g, last),
+    "chunked_scan": lambda r, g, c: _torch_returns(r, torch.zeros_like(r, dtype=torch.bool), g),
     "reset_scan": lambda r, d, g, c: _torch_returns(r, d, g),
     "tiled_scan": lambda r, d, g, c, rows: _torch_returns(r, d, g),
     "gae_kernel": lambda r, v, nv, d, g, lam, c: _torch_returns(r + torch.where(d, 0.0, g * nv) - v, d, g * lam),
@@ -2756,13 +2762,12 @@ def test_a_kernel_exercise_needs_a_kernel(name):
 
 
 @triton.jit
-def _returns_one_step_at_a_time(R, D, G, gamma, T):  # a Triton kernel, but a loop over the steps: no scan
+def _returns_one_step_at_a_time(R, G, gamma, T):  # a Triton kernel, but a loop over the steps: no scan
     row = tl.program_id(0)
     carry = 0.0
     for i in range(0, T):
         t = T - 1 - i
-        done = tl.load(D + row * T + t) != 0
-        carry = tl.load(R + row * T + t) + tl.where(done, 0.0, gamma * carry)
+        carry = tl.load(R + row * T + t) + gamma * carry
         tl.store(G + row * T + t, carry)
 
 
@@ -2772,11 +2777,11 @@ def _add(x, y):
 
 
 @triton.jit
-def _returns_beside_a_dropped_scan(R, D, G, gamma, T, BLOCK: tl.constexpr):  # a scan runs; the loop answers
+def _returns_beside_a_dropped_scan(R, G, gamma, T, BLOCK: tl.constexpr):  # a scan runs; the loop answers
     row = tl.program_id(0)
     lanes = tl.arange(0, BLOCK)
     tl.associative_scan(tl.load(R + row * T + lanes, mask=lanes < T, other=0.0), 0, _add)
-    _returns_one_step_at_a_time(R, D, G, gamma, T)
+    _returns_one_step_at_a_time(R, G, gamma, T)
 
 
 @triton.jit
@@ -2809,15 +2814,15 @@ def _max_one_step_at_a_time_plus_a_decoy(R, D, M, gamma, T, CHUNK: tl.constexpr)
         tl.store(M + row * T + t, x + tl.associative_scan(x * 0.0, 0, _add), mask=t < T)
 
 
-def _chunked_scan_loop_beside_a_scan(rewards, terminated, gamma, chunk):
+def _chunked_scan_loop_beside_a_scan(rewards, gamma, chunk):
     out = torch.empty_like(rewards)
-    _returns_beside_a_dropped_scan[(rewards.shape[0],)](rewards, terminated, out, gamma, rewards.shape[1], BLOCK=chunk)
+    _returns_beside_a_dropped_scan[(rewards.shape[0],)](rewards, out, gamma, rewards.shape[1], BLOCK=chunk)
     return out
 
 
-def _chunked_scan_step_by_step(rewards, terminated, gamma, chunk):
+def _chunked_scan_step_by_step(rewards, gamma, chunk):
     out = torch.empty_like(rewards)
-    _returns_one_step_at_a_time[(rewards.shape[0],)](rewards, terminated, out, gamma, rewards.shape[1])
+    _returns_one_step_at_a_time[(rewards.shape[0],)](rewards, out, gamma, rewards.shape[1])
     return out
 
 
@@ -3026,7 +3031,7 @@ def test_a_scan_whose_result_is_dropped_is_no_scan():
         exercises.check("discounted_max", tied)
     assert exercises.score("discounted_max", tied)[0] == 0
     with exercises._interpreting(poison_scans=True):  # the probe itself: what a scan returns is replaced
-        assert (solution("chunked_scan")(torch.ones(1, 5), torch.zeros(1, 5, dtype=torch.bool), 0.5, 64) == 0.375).all()
+        assert (solution("chunked_scan")(torch.ones(1, 5), 0.5, 64) == 0.375).all()
     # a scan of zeros added to what a loop over the steps stored: it reaches the answer, but the loads were one
     # element each, a loop over the steps
     decoy = _variant("discounted_max", _max_one_step_at_a_time_plus_a_decoy, torch.zeros_like, {})
@@ -3582,11 +3587,14 @@ def test_every_element_hint_where_every_element_of_several_is_wrong():
 
 
 def test_the_padding_hint_only_where_padding_follows_the_last_step():
-    """block_scan's T=64 case ends in an episode end: the padding lanes would compose into a step whose
-    reset cuts them, so the padding hint is not given there (it is for T=5: test above)."""
-    s = solution("block_scan")
-    msg = _failure("block_scan", lambda r, d, g, v: s(r, not_at_the_end(d), g, v))
-    assert "T=64" in msg and "an episode end at the window's last step" in msg and "padding" not in msg, msg
+    """The padding mark is on a row's last step only where padding lanes can follow it (its length not a
+    multiple of the block, or any block, None) and no episode end there cuts what they would compose into it."""
+    done = np.zeros((2, 6), bool)
+    done[1, -1] = True  # row 1 ends in an episode end: its padding lanes are cut off
+    (at,) = exercises._padded_last_step(done, 4).values()
+    assert at[:, -1].tolist() == [True, False] and not at[:, :-1].any()
+    assert not next(iter(exercises._padded_last_step(done, 3).values())).any()  # 6 = 2 chunks of 3: no padding
+    assert next(iter(exercises._padded_last_step(done, None).values()))[:, -1].tolist() == [True, False]
 
 
 def test_matrix_compose_names_the_order_where_a_is_right_and_b_wrong():
@@ -3730,7 +3738,7 @@ def test_reset_scan_says_the_carry_is_not_read_where_the_composed_reset_flag_is_
             "it in its chunk: does your G_t read the carry there?)." in msg, msg
         assert exercises.fix("reset_scan").startswith("Where the composed reset flag is set, G_t must not read the "
                                                       "carry")
-    msg = _failure("reset_scan", solution("chunked_scan"))  # one chunk: no carry, not said
+    msg = _failure("reset_scan", reset_scan_by_product)  # one chunk: no carry, not said
     assert "one chunk" in msg and "composed reset flag" not in msg, msg
 
 
@@ -3748,9 +3756,7 @@ def test_score_counts_the_checks_passed():
     assert exercises.score("gae_pairs", solution("gae_pairs")) == (n, n)
     (ignores,) = [f for w, f in wrong_answers("gae_pairs") if w == "truncation ignored"]
     assert exercises.score("gae_pairs", ignores) == (0, n)
-    s = solution("chunked_scan")
-    no_carry = lambda r, d, g, c: s(r, d | (torch.arange(r.shape[-1], device=d.device) % c == c - 1), g, c)  # noqa: E731
-    assert exercises.score("chunked_scan", no_carry) == (0, len(exercises.cases("chunked_scan")))
+    assert exercises.score("chunked_scan", _chunked_with(NO_CARRY=True)) == (0, len(exercises.cases("chunked_scan")))
     n = len(exercises.cases("n_step_returns")) + 1  # its cases and the probe
     (ignores,) = [f for w, f in wrong_answers("n_step_returns") if w == "ignores terminations"]
     assert exercises.score("n_step_returns", ignores) == (0, n)
@@ -3823,7 +3829,7 @@ def test_an_order_slip_is_named_by_the_combine_where_the_values_cannot_tell_it()
     else:
         assert "wrong order" not in hint and "must be selected away" in hint, hint
     with pytest.raises(AssertionError) as e:
-        exercises.check("reset_scan", solution("chunked_scan"))
+        exercises.check("reset_scan", reset_scan_by_product)
     assert "wrong order" not in str(e.value) and "runs forwards" not in str(e.value), str(e.value)
     assert "must be selected away" in str(e.value)
 
@@ -4090,10 +4096,9 @@ def test_stores_into_row_0_are_named():
 def test_a_grid_of_one_program_is_named_as_such():
     """chunked_scan launched on one program, grid (1,): row 0 alone is stored, and the hint names the grid,
     not a row offset left out (this session's review's case: the fix it got was the row offset's)."""
-    def chunked_scan(rewards, terminated, gamma, chunk):
+    def chunked_scan(rewards, gamma, chunk):
         out = torch.zeros_like(rewards)
-        _chunked_variant[(1,)](rewards, terminated, out, gamma, rewards.shape[1], CHUNK=chunk,
-                               **dict(SWAPPED=False, CARRY_AT_END=False, CHUNK_OFF_BY_ONE=False, INT_CARRY=False))
+        _chunked_variant[(1,)](rewards, out, gamma, rewards.shape[1], CHUNK=chunk, **_CHUNKED_RIGHT)
         return out
     msg = _failure("chunked_scan", chunked_scan)
     if exercises.INTERPRET:
@@ -4492,10 +4497,10 @@ def test_a_copy_of_the_harness_answers_no_exercise_the_guide_grades(copied_harne
 
 
 @triton.jit
-def _block_scan_last(R, D, G, gamma, last, T, BLOCK: tl.constexpr, SLIP: tl.constexpr):
+def _block_scan_last(R, G, gamma, last, T, BLOCK: tl.constexpr, SLIP: tl.constexpr):
     t = tl.arange(0, BLOCK)
     m = t < T
-    a = tl.where(m, gamma * (1.0 - tl.load(D + t, mask=m, other=0).to(tl.float32)), 1.0)
+    a = tl.where(m, gamma, 1.0)
     A, B = tl.associative_scan((a, tl.load(R + t, mask=m, other=0.0)), 0, _combine_right, reverse=True)
     if SLIP == 1:
         g = B  # last_value left out
@@ -4507,9 +4512,9 @@ def _block_scan_last(R, D, G, gamma, last, T, BLOCK: tl.constexpr, SLIP: tl.cons
 
 
 def _block_scan_slip(slip):
-    def block_scan(rewards, terminated, gamma, last_value):
+    def block_scan(rewards, gamma, last_value):
         out = torch.empty_like(rewards)
-        _block_scan_last[(1,)](rewards, terminated, out, gamma, last_value, rewards.numel(), BLOCK=1024, SLIP=slip)
+        _block_scan_last[(1,)](rewards, out, gamma, last_value, rewards.numel(), BLOCK=1024, SLIP=slip)
         return out
     return block_scan
 
@@ -4575,7 +4580,7 @@ def _nested(x):
 
 
 def test_key_lines_prints_the_kept_lines_under_their_headers_and_names_a_missing_key():
-    """13 section 6's printout: each kept line under its note, the for/if/else lines that hold it, and
+    """13c section 6's printout: each kept line under its note, the for/if/else lines that hold it, and
     '...' where lines are left out; a note whose key no line holds is a ValueError naming it."""
     assert exercises.key_lines(_nested, {"total = 0": "start", "total += 2": "the else branch"}).splitlines() == [
         "# yours: start", "total = 0", "for i in range(x):", "    ...", "    if i % 2:", "        ...", "    else:",

@@ -1,6 +1,6 @@
-"""Solution: block_scan (notebook 00b). The pairs (a_t, b_t) = (gamma (1 - term_t), r_t), composed
-by one reverse tl.associative_scan; the padding past T is the identity (1, 0); the composed map
-(A_t, B_t) takes last_value to G_t."""
+"""Solution: block_scan (notebook 00b). The pairs (a_t, b_t) = (gamma, r_t), composed by one reverse
+tl.associative_scan; the padding past T is the identity (1, 0); the composed map (A_t, B_t) takes
+last_value to G_t."""
 import torch
 import triton
 import triton.language as tl
@@ -13,20 +13,19 @@ def _combine(a1, b1, a2, b2):
 
 
 @triton.jit
-def _block_scan(R, D, G, gamma, last_value, T, BLOCK: tl.constexpr):
+def _block_scan(R, G, gamma, last_value, T, BLOCK: tl.constexpr):
     t = tl.arange(0, BLOCK)
     m = t < T
-    r = tl.load(R + t, mask=m, other=0.0)
-    term = tl.load(D + t, mask=m, other=0) != 0
-    a = tl.where(m, tl.where(term, 0.0, gamma), 1.0)
+    r = tl.load(R + t, mask=m, other=0.0)  # padding: b = 0
+    a = tl.where(m, gamma, 1.0)  # padding: a = 1
     a_s, b_s = tl.associative_scan((a, r), 0, _combine, reverse=True)
     tl.store(G + t, b_s + a_s * last_value, mask=m)  # (A_t, B_t) maps G_T to G_t
 
 
-def block_scan(rewards, terminated, gamma, last_value):
+def block_scan(rewards, gamma, last_value):
     out = torch.empty_like(rewards)
     T = rewards.numel()
-    _block_scan[(1,)](rewards, terminated, out, gamma, last_value, T, BLOCK=triton.next_power_of_2(T))
+    _block_scan[(1,)](rewards, out, gamma, last_value, T, BLOCK=triton.next_power_of_2(T))
     return out
 
 

@@ -11,7 +11,7 @@ def _combine(a1, b1, a2, b2):
 
 
 @triton.jit
-def _chunked_scan(R, D, G, gamma, T, CHUNK: tl.constexpr):
+def _chunked_scan(R, G, gamma, T, CHUNK: tl.constexpr):
     row = tl.program_id(0)
     carry = 0.0
     n_chunks = tl.cdiv(T, CHUNK)
@@ -20,19 +20,18 @@ def _chunked_scan(R, D, G, gamma, T, CHUNK: tl.constexpr):
         t = c * CHUNK + tl.arange(0, CHUNK)
         m = t < T
         r = tl.load(R + row * T + t, mask=m, other=0.0)
-        term = tl.load(D + row * T + t, mask=m, other=0) != 0
-        a = tl.where(m, tl.where(term, 0.0, gamma), 1.0)
+        a = tl.where(m, gamma, 1.0)
         a_s, b_s = tl.associative_scan((a, r), 0, _combine, reverse=True)
         g = b_s + a_s * carry
         tl.store(G + row * T + t, g, mask=m)
         carry = tl.sum(tl.where(t == c * CHUNK, g, 0.0), 0)  # G at the chunk's first step
 
 
-def chunked_scan(rewards, terminated, gamma, chunk):
-    rewards, terminated = rewards.contiguous(), terminated.contiguous()
+def chunked_scan(rewards, gamma, chunk):
+    rewards = rewards.contiguous()
     out = torch.empty_like(rewards)
     n_rows, T = rewards.shape
-    _chunked_scan[(n_rows,)](rewards, terminated, out, gamma, T, CHUNK=chunk)
+    _chunked_scan[(n_rows,)](rewards, out, gamma, T, CHUNK=chunk)
     return out
 
 

@@ -1,0 +1,752 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 13c — Appendix for maintainers: inside the package's kernel (optional)
+#
+# * **Who it is for:** maintainers of the package, and students who want the details behind
+#   notebook 13, section 0.4, which says in one page what this notebook finds. No checked exercise
+#   of the course needs it.
+#
+# * **You will learn:** how the package's scan kernel follows the three rules of notebook 13,
+#   section 0: one chunk (sections 1–3), one program's tile and the planner (section 4), long rows
+#   split in time (section 5), and the compiled code (section 6).
+#
+# * **Time:** 45 min–1 h to read; 2.5–3 h with the three open questions. A GPU only for questions
+#   1 and 3.
+#
+# * **Needs:** notebook 13, section 0, and notebook 00c (your `reset_scan` and `gae_kernel`).
+#
+# The package's internals (the planner's exact rules, the kernel's arguments, its chunk loop) are in
+# folded boxes and cells marked **For maintainers**, and exact figures in folded **Sources** boxes.
+#
+# <details><summary>Sources</summary>
+#
+# Every GPU figure here was measured on an H200 with torch 2.11 and Triton 3.6 (newer versions are
+# pinned now). Some come from the committed run, `benchmarks/results/H200-2026-12-06.json`
+# (`profile.COMMITTED_RUN`). The rest come from `docs/DESIGN.md`, "Decisions", each measured on the
+# code of its day: compare it only with the figures of the same entry. The folded `# Checks` cells
+# compare each figure with its file.
+#
+# </details>
+
+# %%
+import os
+
+import torch
+
+if not torch.cuda.is_available():
+    os.environ.setdefault("TRITON_INTERPRET", "1")
+
+import inspect
+
+import numpy as np
+import triton
+
+import rltriton_lite as rl
+from rltriton_lite import exercises, plan, profile, reference, scan
+from rltriton_lite.config import Config
+
+DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
+# the Triton kernels: compiled on a GPU, in the interpreter on a CPU (backend="auto" takes the PyTorch path on a CPU)
+KERNEL = "triton"
+rng = np.random.default_rng(0)
+RESULTS = profile.results_folder()  # benchmarks/results/: what an H200 measured (notebooks 08 and 09)
+RUN, RES = profile.committed_results()  # the committed run (profile.COMMITTED_RUN), read by name as notebook 08 reads it
+
+# notebook 13, section 0.2: Little's law for GAE's loads on an H200 (the latency is ASSUMED)
+H200_SMS = 132  # docs/DESIGN.md
+LATENCY_S = 600e-9  # an assumed latency, for illustration: not measured here
+GAE_READ = 4 + 4 + 1  # bytes read per float32 step: reward, value, flag
+load_bw = RES["copy_bandwidth_Bps"] * GAE_READ / 17  # GAE's loads at the floor: 9 of every 17 bytes moved
+in_flight_gpu = load_bw * LATENCY_S  # loads in flight that the whole GPU needs
+CHUNKS_IN_FLIGHT = 2  # assumed, an upper bound: the next chunk's loads and this chunk's
+package_program = 2 * 128 * GAE_READ * CHUNKS_IN_FLIGHT  # one GAE program at 16384×1024: 2 rows × 128 steps a chunk
+
+# notebook 13, section 0.3: the planner's launch on an H200, by name
+ON_H200 = Config(min_programs=2 * H200_SMS)  # two programs per SM over the launch, as on an H200
+PLAN_FIELDS = ("rows", "block", "warps", "stages", "vector", "row_programs", "segments", "seg")
+
+
+def tile_plan(B, T, itemsize=4):
+    """The planner's launch for a (B, T) scan on an H200, as a dict of named fields."""
+    return dict(zip(PLAN_FIELDS, plan._plan(B, T, True, itemsize, torch.device("cuda"), ON_H200)))
+
+
+def committed(algorithm, B, T, impl="rltriton_lite"):
+    """The committed H200 row of this case (float32, forward)."""
+    (r,) = [r for r in RES["rows"] if (r["algorithm"], r["impl"], r["B"], r["T"], r["dtype"], r["pass"])
+            == (algorithm, impl, B, T, "float32", "fwd")]
+    return r
+
+# %% jupyter={"source_hidden": true}
+# Checks: the versions, and notebook 13's figures as this notebook recomputes them (CI runs them; skip when reading)
+assert RES["versions"]["torch"].startswith("2.11") and RES["versions"]["triton"].startswith("3.6")  # as the text says
+assert profile.op("gae").bytes_per_step(4) == GAE_READ + 2 * 4 == 17
+assert round(in_flight_gpu / 1e6, 2) == 1.36 and round(package_program / 1e3, 1) == 4.6  # 13, section 0.2
+ROOT = os.path.dirname(os.path.dirname(RESULTS))  # the checkout: benchmarks/results/ is two levels down
+with open(os.path.join(ROOT, "docs", "DESIGN.md"), encoding="utf-8") as f:
+    design = " ".join(f.read().split())  # one line: the figures as the design document states them, checked below
+
+# %% [markdown]
+# ## 1. Two levels inside a chunk: registers, then threads
+#
+# **The question:** how does the package scan one chunk? **The answer:** in two levels, registers
+# first, then threads.
+#
+# Your `block_scan` handed every step to `tl.associative_scan`. Triton's scan already works in two
+# levels: each thread first composes the elements it holds, in registers, and then the 32 lanes of a
+# warp exchange register values directly, by **shuffles**, in about $\log_2 32 = 5$ rounds. What the
+# package controls is *which* steps each thread holds:
+#
+# 1. **In registers.** Each thread gets one or more **vectors** of consecutive steps, each one
+#    16-byte load (4 float32 or 8 bfloat16 steps), and composes them one `combine` after another.
+# 2. **Across threads.** Only the vectors' composed maps travel between threads, in one
+#    `tl.associative_scan`. The vectors are laid out from the last one down (section 2), so that
+#    this scan across lanes runs forwards.
+#
+# Each vector then needs the value entering it, the end value of the vector before it. The same two
+# levels in NumPy, on one chunk:
+
+# %%
+def two_level(a, b, carry, V=4):
+    """Reverse scan of one chunk (len(a) a multiple of V): vectors composed in registers, then
+    across vectors, then the carry entering each vector applied to its steps."""
+    n = len(a) // V
+    A, B = a.reshape(n, V)[::-1, ::-1], b.reshape(n, V)[::-1, ::-1]  # scan order: the end first
+    pa, pb = A.copy(), B.copy()
+    for k in range(1, V):  # level 1: each vector alone, inside one thread
+        pa[:, k], pb[:, k] = pa[:, k - 1] * A[:, k], B[:, k] + A[:, k] * pb[:, k - 1]
+    z, ends = carry, []
+    for j in range(n):  # level 2: the vectors' maps (the kernel: one associative scan)
+        ends.append(z)  # the value entering vector j
+        z = pb[j, -1] + pa[j, -1] * z
+    y = pb + pa * np.array(ends)[:, None]
+    return y[::-1, ::-1].reshape(-1), z
+
+
+a_c, b_c = rng.uniform(0.8, 1, 32), rng.normal(size=32)
+y_c, last = two_level(a_c, b_c, carry=0.5)
+expected = reference.linear_scan(a_c[None], b_c[None], initial=np.array([0.5]))[0]
+np.testing.assert_allclose(y_c, expected, rtol=1e-12)
+assert np.isclose(last, expected[0])  # the chunk's carry for the chunk before it
+print("two levels = the loop:", np.round(y_c[:4], 4), "...")
+
+# %% [markdown]
+# The kernel's first level is `scan._chain`, written out step by step so that it stays in
+# registers:
+
+# %%
+print(inspect.getsource(getattr(scan._chain, "fn", scan._chain)))
+
+# %% [markdown]
+# ## 2. A reverse scan that runs forwards
+#
+# **The question:** how does a reverse scan avoid the cost of reversing? **The answer:** its vectors
+# are laid out from the last one down, so the scan across threads runs forwards.
+#
+# `tl.associative_scan(..., reverse=True)` is correct, but it costs extra shuffles: it reverses the
+# lanes of every operand, runs a forward scan, and reverses them back. With the package's layout,
+# GAE's compiled chunk has about a fifth of the shuffles. The time alone barely moved: the layout
+# removes instructions, not memory traffic.
+#
+# In NumPy the layout is an index map, from (vector in scan order, step in vector) to time:
+
+# %%
+BLOCK, V = 16, 4
+NV = BLOCK // V
+o_j, o_v = np.arange(NV)[:, None], np.arange(V)[None, :]
+time_of = (NV - 1 - o_j) * V + o_v  # REVERSE: vector j holds the (NV-1-j)-th group of V steps
+print(time_of)
+
+# %% jupyter={"source_hidden": true}
+# Checks: the layout, and the shuffle count above as docs/DESIGN.md states it (CI runs them; skip when reading)
+assert sorted(time_of.ravel()) == list(range(BLOCK))  # every step once
+assert (np.diff(time_of, axis=1) == 1).all()  # steps inside a vector ascend: one aligned load
+assert "GAE's chunk 263 → 53 shuffles (PTX)" in design and "Alone it did not change the time" in design
+assert round(263 / 53) == 5  # "about a fifth of the shuffles"
+
+# %% [markdown]
+# <details><summary>Sources</summary>
+#
+# The reversal is what Triton 3.6 compiles `reverse=True` to. `docs/DESIGN.md`, "The scan's tile",
+# counts 263 shuffles before and 53 after in the PTX of GAE's float32 chunk (Triton 3.6, the code
+# of its day), and records that the layout alone did not change the time.
+#
+# </details>
+
+# %% [markdown]
+# ## 3. One load per input, aligned
+#
+# **The question:** how does a kernel keep every load a vector load? **The answer:** every chunk
+# starts at a 16-byte boundary, and no input is loaded a second time at an offset.
+#
+# The boundary holds where a row's length in bytes, T × itemsize, is a multiple of 16 (T a multiple
+# of 4 in float32, of 8 in bfloat16). Otherwise the rows after the first start between boundaries,
+# and their vectors are misaligned: a misaligned 16-byte load becomes smaller loads, whose sectors
+# notebook 13's exercise `warp_sectors` counts.
+#
+# A vector of 4 float32 steps is one load only if it is aligned (notebook 13, section 0.1), so
+# chunks start at the row's start, with ascending addresses. GAE also needs $V(s_{t+1})$, that is
+# `values[t+1]`. Loaded a second time, one step off the alignment, it would cost one scalar load
+# per step. So the kernel shifts the `values` tile it already loaded by one step instead.
+#
+# <details><summary>Sources</summary>
+#
+# `docs/DESIGN.md`, "Loads", states these rules and two more: loads are masked by bounds only, never
+# by loaded flags, and a per-row input is read once per row.
+#
+# </details>
+#
+# ## 4. The tile: how many rows and steps a program owns
+#
+# **The question:** what does one program of the package own, and why so little? **The answer:** a
+# small tile on one warp, pipelined two chunks deep: one warp waits for no other, and two chunks
+# give it enough bytes in flight.
+#
+# A **tile** is `ROWS` rows × `BLOCK` steps per chunk. A program walks its tile chunk after chunk,
+# with one carry per row, as your `reset_scan` walks one row. For each launch the planner picks five
+# numbers, the knobs that notebook 13b's GPU lab turns on your own kernel:
+#
+# * **`ROWS`** and **`BLOCK`**, the rows of one program and the steps of one chunk. Your
+#   `tiled_scan` (notebook 13) builds such a tile.
+# * **`V`**, the steps of one vector (section 1).
+# * **`num_warps`**, the warps that share the tile. Where the rows are long enough, each warp gets
+#   256 steps, 8 per lane.
+# * **`STAGES`**, the `num_stages` of the chunk loop's `tl.range`. With 2, the next chunk's loads
+#   are issued before this chunk is scanned (notebook 13, section 0.2); only the scan waits for the
+#   carry.
+#
+# **Why small, pipelined tiles.** A tile that spans several warps passes values between them
+# through shared memory, and every warp waits for the others at a barrier, issuing no loads. Inside
+# one warp, the lanes pass values by shuffles, with no other warp to wait for. GAE's GPU time at
+# 16384×1024 on an H200, for three tiles (rows × steps × warps × stages):
+#
+# | tile | GAE, µs |
+# | --- | --- |
+# | 4 × 256 × 4 × 1 (four warps, not pipelined) | 123 |
+# | 1 × 256 × 1 × 2 | 85 |
+# | 2 × 128 × 1 × 2 (the planner's tile, from 4096 rows up) | 81 |
+#
+# Going from four warps to one pipelined warp took about 30 % off the time; that step changed rows,
+# warps and stages at once, so it does not say which mattered. Two rows of 128 steps in that warp
+# took about 4 % more off.
+
+# %% jupyter={"source_hidden": true}
+# Checks: the table's figures (against docs/DESIGN.md at the section's end) and the planner's tile (CI runs them; skip when reading)
+TILE_MS = {(4, 256, 4, 1): 0.1226, (1, 256, 1, 2): 0.0851, (2, 128, 1, 2): 0.0814}  # GAE, H200, DESIGN.md
+(four_warps_ms, one_row_ms, planned_ms) = TILE_MS.values()
+assert [round(1e3 * ms) for ms in TILE_MS.values()] == [123, 85, 81]  # the table, in µs
+assert round(100 * (1 - one_row_ms / four_warps_ms)) == 31  # "about 30 %" off the time
+assert round(100 * (1 - planned_ms / one_row_ms)) == 4  # "about 4 % more"
+planned = tile_plan(16384, 1024)
+assert [planned[f] for f in ("rows", "block", "warps", "stages")] == [2, 128, 1, 2]  # the planner's tile
+
+# %% [markdown]
+# **The planner's rules, in short.** The planner picks these numbers for each launch from B, T and
+# the dtype, in three steps:
+#
+# 1. **The chunk** is T rounded up to a power of two, at most 256 steps, or at most 128 from 4096
+#    rows up.
+# 2. **The rows of a program:** from 1024 rows up, as many rows as fill 256 steps (two chunks of 128,
+#    for instance); below 1024 rows, one.
+# 3. **Too few programs?** If that tile gives fewer than two programs per SM (264 on an H200), each
+#    row gets a program of its own and is walked in **wide chunks** of up to 1024 steps, one warp
+#    per 256 steps of the chunk. Rows longer than 31 wide chunks, 31,744 steps, are split in time
+#    instead (section 5): a split costs a second launch, so only rows this long repay it.
+#
+# The loop is pipelined (2 stages) wherever a row has a next chunk to load ahead. Five shapes in
+# float32 show each step at work (the folded table below has eight):
+#
+# | B × T | chunk | rows | warps | stages | programs | why |
+# | --- | --- | --- | --- | --- | --- | --- |
+# | 1024×1024 | 256 | 1 | 1 | 2 | 1024 | the chunk is at its cap, 256, so one row fills it |
+# | 16384×1024 | 128 | 2 | 1 | 2 | 8192 | 4096 rows or more: chunks of 128, two rows fill 256 |
+# | 4096×128 | 128 | 2 | 1 | 1 | 2048 | a row is one chunk, so nothing to load ahead |
+# | 64×16384 | 1024 | 1 | 4 | 2 | 64 | too few programs: wide chunks, 4 warps |
+# | 8×131072 | 256 | 1 | 1 | 2 | 1024 | too few programs, rows over 31,744 steps: each split in 128 |
+#
+# At 16384×1024 the rules give the last tile of the table above, 2 × 128 steps on one warp, 2
+# stages.
+#
+# <details><summary>For maintainers: the planner's rules as an <code>if</code> chain, and its tile at
+# eight shapes (two folded cells)</summary>
+#
+# The first folded cell writes the planner's decision for B rows of T steps as plain Python; a
+# check compares the two at 360 cases. `triton.cdiv(a, b)` is a ÷ b rounded up. Line by line:
+#
+# 1. **`block`:** T rounded up to a power of two, from 16 to 256 steps (128 from 4096 rows up). A
+#    row of 5 steps gets a chunk of 16, 11 of them masked off.
+# 2. **`rows`:** from 1024 rows up, as many rows as fill 256 steps; else 1.
+# 3. **`if`:** at least two programs per SM (264 on an H200): the tile stays.
+# 4. **`elif`:** too few programs, and rows shorter than 32 wide chunks: one row a program, walked
+#    in **wide chunks** of up to 1024 steps.
+# 5. **`else`:** too few programs, and rows of more than 31 wide chunks, 31,744 steps: split in time
+#    (section 5). A split costs a second launch, so only rows this long repay it.
+# 6. **`stages`:** 2 when the row has a next chunk to load ahead, else 1; always 1 for a one-row
+#    tile of a 2-byte dtype such as bfloat16.
+# 7. **Warps:** one per 256 steps of the chunk, at least one.
+#
+# The second folded cell prints the planner's tile at eight shapes, on an H200; `split` counts the
+# segments of each row (1: not split). What the table shows:
+#
+# * **Too few programs: one row a program.** At 1024×64 four rows a program give only 256
+#   programs, fewer than 264, so the planner goes straight to the `elif`: 1024 programs of one row,
+#   though two rows (512 programs) would have done. At 1056×64 four rows give 264.
+# * **One stage where nothing can run ahead.** At 4096×128 each row is one chunk. At 8×131072 in
+#   bfloat16 the one-row tile is not pipelined, because pipelined it spilled registers (section 6).
+# * **Wide chunks and the split.** At 64×16384 each row has only 16 wide chunks, so the `elif`
+#   walks it in 1024-step chunks on 4 warps, which took about 40 % off GAE's wall time per call.
+#   Only 8×131072 is split in time.
+#
+# </details>
+
+# %% jupyter={"source_hidden": true, "outputs_hidden": true}
+# For maintainers (folded): the planner's rules as an if chain, compared with the planner in the checks below
+def planner_rules(B, T, itemsize=4, min_programs=ON_H200.min_programs):
+    """(ROWS, BLOCK, warps, stages, split in time?) of a (B, T) scan, as plan._plan decides them."""
+    block = min(max(triton.next_power_of_2(T), 16), 128 if B >= 4096 else 256)  # the chunk
+    rows = min(256 // block, triton.next_power_of_2(B)) if B >= 1024 else 1  # rows that fill 256 steps
+    if triton.cdiv(B, rows) >= min_programs:  # enough programs: keep this tile
+        split = False
+    elif triton.cdiv(T, 1024) < 32:  # too few programs, rows under 32 wide chunks: wide chunks
+        rows, block, split = 1, min(max(triton.next_power_of_2(T), 16), 1024), False
+    else:  # too few programs, longer rows: split each row in time (section 5)
+        split = True
+    stages = 2 if T > block and not (itemsize < 4 and rows == 1) else 1  # a next chunk to load ahead
+    return rows, block, max(1, block // 256), stages, split
+
+
+print("1024×64:", planner_rules(1024, 64), "  64×16384:", planner_rules(64, 16384),
+      "  8×131072 bfloat16:", planner_rules(8, 131072, 2))
+
+# %% jupyter={"source_hidden": true}
+# Checks: the chain is the planner, and the lines' readings below (CI runs them; skip when reading)
+for B_ in [1, 8, 64, 100, 263, 264, 512, 1000, 1023, 1024, 1056, 2048, 4095, 4096, 16384]:
+    for T_ in [1, 16, 64, 100, 128, 256, 1024, 4096, 16384, 31744, 31745, 131072]:
+        for size_ in (4, 2):
+            p_ = tile_plan(B_, T_, size_)
+            assert planner_rules(B_, T_, size_) == (p_["rows"], p_["block"], p_["warps"], p_["stages"],
+                                                    p_["segments"] > 1), (B_, T_, size_)  # the chain is the planner
+assert "max(_checks.next_power_of_2(T), 16)" in inspect.getsource(plan._tile)  # the code's minimum chunk: 16 steps
+assert tile_plan(8, 5)["block"] == tile_plan(2048, 5)["block"] == 16  # "a row of 5 steps gets a chunk of 16"
+for B_, T_, block_ in [(4095, 1024, 256), (4096, 1024, 128), (1024, 100, 128), (2048, 16, 16)]:
+    assert tile_plan(B_, T_)["block"] == block_  # "a power of two, at most 256 steps, or 128 from 4096 rows up"
+for B_, rows_ in [(512, 1), (1023, 1), (2048, 4)]:  # "from 1024 rows up": several rows of 64 steps
+    assert tile_plan(B_, 64)["rows"] == rows_
+assert tile_plan(16384, 128)["rows"] == 2  # "2 rows of 128"
+defaults = Config()
+assert ON_H200.min_programs == 264 and defaults.wide_block == 1024 and defaults.split_min_chunks == 32
+assert defaults.max_block_t == 1024  # so a wide chunk is 1024 steps
+for T_, split_ in [(16384, False), (31744, False), (31745, True), (131072, True)]:  # "split if T > 31,744"
+    p_ = tile_plan(8, T_)
+    assert (p_["segments"] > 1) == split_  # split if T > 31,744
+    assert (-(-T_ // defaults.wide_block) >= defaults.split_min_chunks) == split_  # "at least 32 wide chunks"
+    assert split_ or (p_["block"], p_["warps"]) == (1024, 4)  # else 1024-step chunks on 4 warps
+for (B_, T_), row_ in {(1024, 1024): (256, 1, 1, 2, 1024), (16384, 1024): (128, 2, 1, 2, 8192),  # "five shapes"
+                       (4096, 128): (128, 2, 1, 1, 2048), (64, 16384): (1024, 1, 4, 2, 64),
+                       (8, 131072): (256, 1, 1, 2, 1024)}.items():
+    p_ = tile_plan(B_, T_)
+    assert (p_["block"], p_["rows"], p_["warps"], p_["stages"], p_["row_programs"] * p_["segments"]) == row_, (B_, T_)
+assert tile_plan(8, 131072)["segments"] == 128 and tile_plan(4096, 128)["seg"] == 1  # "each split in 128"; "one chunk"
+
+# %% jupyter={"source_hidden": true, "outputs_hidden": true}
+# For maintainers (folded): the planner's tile at eight shapes, on an H200
+decisions = []
+for B_, T_, dtype in [(4096, 128, "float32"), (1024, 1024, "float32"), (16384, 1024, "float32"),
+                      (16384, 1024, "bfloat16"), (1056, 64, "float32"), (1024, 64, "float32"),
+                      (64, 16384, "float32"), (8, 131072, "bfloat16")]:
+    itemsize = 2 if dtype == "bfloat16" else 4
+    p_ = tile_plan(B_, T_, itemsize)
+    programs = p_["row_programs"] * p_["segments"]
+    decisions.append({"B × T": f"{B_}×{T_}", "dtype": dtype, "ROWS": p_["rows"], "BLOCK": p_["block"],
+                      "warps": p_["warps"], "stages": p_["stages"], "V": p_["vector"], "split": p_["segments"],
+                      "programs": programs, "per SM (launch)": programs / H200_SMS,
+                      # GAE's loads in flight (13, section 0.2): STAGES chunks of ROWS × BLOCK steps, 2 × itemsize + 1 bytes each
+                      "bytes in flight": p_["rows"] * p_["block"] * (2 * itemsize + 1) * p_["stages"]})
+print(profile.table(decisions, ["B × T", "dtype", "ROWS", "BLOCK", "warps", "stages", "split", "programs",
+                                "per SM (launch)"], digits=4))
+decided = {(d["B × T"], d["dtype"]): d for d in decisions}
+
+# %% jupyter={"source_hidden": true}
+# Checks: the table's reading (CI runs them; skip when reading)
+tile_of = {k: tuple(d[f] for f in ("ROWS", "BLOCK", "warps", "stages", "V")) for k, d in decided.items()}
+assert tile_of["16384×1024", "float32"] == (2, 128, 1, 2, 4)  # from 4096 rows up: chunks of 128, 2 rows
+assert tile_of["1024×1024", "float32"] == (1, 256, 1, 2, 4)  # below: one row of 256
+assert tile_of["4096×128", "float32"] == (2, 128, 1, 1, 4)  # one chunk per row: nothing to load ahead
+assert tile_of["16384×1024", "bfloat16"] == (2, 128, 1, 2, 8)  # 16 bytes: 8 bfloat16 steps
+assert tile_of["8×131072", "bfloat16"] == (1, 256, 1, 1, 8) and decided["8×131072", "bfloat16"]["programs"] > 8
+assert tile_of["64×16384", "float32"] == (1, 1024, 4, 2, 4) and decided["64×16384", "float32"]["programs"] == 64
+assert -(-16384 // defaults.wide_block) == 16 < defaults.split_min_chunks  # "only 16 wide chunks"
+big_shapes = [d for d in decisions if d["B × T"] != "1024×64"]  # (its rows of 64 steps cannot fill 256)
+assert all(d["ROWS"] * d["BLOCK"] // (32 * d["warps"]) == 8 for d in big_shapes)  # 256 steps per warp, 8 per lane
+for B_, rows_ in [(1024, 1), (1056, 4)]:  # 4 rows of 64 steps: 256 programs (too few) at 1024 rows, 264 at 1056
+    assert tile_plan(B_, 64)["rows"] == rows_
+# "one row a program at once": too few programs takes the wide plan, one row a program, though 2 rows would do
+assert all(plan._tile(B_, 64, True, 4, ON_H200, wide=True)[0] == 1 for B_ in (1024, 4096, 16384))
+assert 1024 // 4 < ON_H200.min_programs <= 1024 // 2  # 256 programs too few; 512 enough
+assert 1056 // 4 == ON_H200.min_programs  # 1056×64: four rows make 264 programs
+assert decided["1056×64", "float32"]["programs"] == 264 and decided["1024×64", "float32"]["programs"] == 1024
+assert (decided["8×131072", "bfloat16"]["split"] > 1) and all(  # only the 8×131072 row is split in time
+    d["split"] == 1 for k, d in decided.items() if k != ("8×131072", "bfloat16"))
+big = decided["16384×1024", "float32"]  # notebook 13, section 0.2's program: 8192 of them, 62 per SM over the launch
+assert big["bytes in flight"] == package_program and big["programs"] == 8192 and round(big["per SM (launch)"]) == 62
+
+# %% [markdown]
+# **Where the package is slow: 64×16384.** This launch has only 64 programs, one per row, each
+# walking its row in 16 wide chunks of 1024 steps, so at most 64 of the 132 SMs have any work.
+# Together they keep up to about 1.2 MB in flight, if two wide chunks per program are in flight
+# (notebook 13, section 0.2's assumption), where the whole GPU needs about 1.4 MB (with the
+# assumed 600 ns). So by Little's law its % floor is at most about 87, or about 43 with one chunk
+# per program in flight. The cell puts this bound next to the committed run:
+
+# %%
+busy = decided["64×16384", "float32"]  # the planner's wide tile: 64 programs of 1 × 1024 steps, 2 stages
+flight_busy = busy["programs"] * busy["bytes in flight"]  # every program's bytes in flight, all SMs together
+bound_pct = 100 * flight_busy / in_flight_gpu  # Little's law: the most of the bandwidth those bytes can carry
+slow = committed("gae", 64, 16384)
+slow_pct = 100 * slow["floor_ms"] / slow["kernel_ms"]
+chunks_in_row = 16384 // busy["BLOCK"]  # the chunks one program walks one after another
+print(f"64 programs × up to {busy['bytes in flight'] / 1e3:.1f} KB = {flight_busy / 1e6:.2f} MB in flight, "
+      f"of {in_flight_gpu / 1e6:.2f} MB needed: % floor at most {bound_pct:.0f}, or {bound_pct / 2:.0f} with one "
+      "chunk in flight (600 ns assumed)")
+print(f"committed H200 run, GAE 64×16384: GPU {1e3 * slow['kernel_ms']:.1f} µs, {slow_pct:.1f} % of the floor; "
+      f"{chunks_in_row} chunks per row, {1e3 * slow['kernel_ms'] / chunks_in_row:.1f} µs each")
+chunk_s = 1e-3 * slow["kernel_ms"] / chunks_in_row  # one chunk's time, in seconds
+program_rate = busy["BLOCK"] * GAE_READ / chunk_s  # bytes per second that one program loads
+print(f"one program: {busy['BLOCK']} steps × {GAE_READ} B every {1e6 * chunk_s:.1f} µs = {program_rate / 1e9:.1f} GB/s; "
+      f"× 64 programs = {100 * busy['programs'] * program_rate / load_bw:.1f} % of the loads' rate at the floor; "
+      f"on average {program_rate * LATENCY_S / 1e3:.1f} KB in flight per program, "
+      f"{100 * program_rate * LATENCY_S / busy['bytes in flight']:.0f} % of its up to {busy['bytes in flight'] / 1e3:.1f} KB "
+      "(600 ns assumed)")
+
+# %% jupyter={"source_hidden": true}
+# Checks: the figures of the paragraphs above and below (CI runs them; skip when reading)
+assert round(busy["bytes in flight"] / 1e3, 1) == 18.4 and round(flight_busy / 1e6, 2) == 1.18  # "about 18 KB", "1.2 MB"
+assert round(in_flight_gpu / 1e6, 2) == 1.36 and round(bound_pct) == 87  # "about 1.4 MB", "at most about 87"
+assert busy["stages"] == CHUNKS_IN_FLIGHT == 2 and round(bound_pct / 2) == 43 > slow_pct  # one chunk: "about 43"
+assert -(-16384 // busy["BLOCK"]) == 16 and busy["BLOCK"] == defaults.wide_block  # "16 wide chunks of 1024 steps"
+assert round(slow_pct, 1) == 12.9 and round(slow_pct) == 13  # "about 13 %"
+assert chunks_in_row == 16 and round(1e3 * slow["kernel_ms"] / chunks_in_row, 1) == 2.0  # "16 chunks, about 2 µs each"
+assert 1e-3 * slow["kernel_ms"] / chunks_in_row > 3 * LATENCY_S  # "more than three times the assumed latency"
+assert round(program_rate / 1e9, 1) == 4.6  # the printout: "1024 steps × 9 B every 2.0 µs, about 4.6 GB/s"
+assert round(100 * busy["programs"] * program_rate / load_bw, 1) == round(slow_pct, 1)  # "64 such programs: the 13 %"
+assert round(program_rate * LATENCY_S / 1e3, 1) == 2.7 and round(100 * program_rate * LATENCY_S / busy["bytes in flight"]) == 15
+
+# %% [markdown]
+# The run measured a % floor of about 13, under either bound: Little's law gives an upper bound,
+# not a prediction. What limits each program is the serial chain inside its row. It walks its 16
+# chunks one after another, each taking about 2 µs for its three links: the chunk's loads, its
+# scan, and the carry handed to the next chunk. That is more than three times the assumed latency.
+# At that pace, taken from the measured time, each program has on average only about 15 % of the
+# bytes it could have in flight (the cell's last line). Which of the three links costs the most,
+# the data do not say.
+#
+# The planner accepts this on purpose. It chose the split threshold by the **wall time** per call,
+# what a training loop pays, and a split call costs two launches. Under CUDA-graph replay, where the
+# host costs nothing, the split is faster here, so a caller that replays graphs can pass
+# `Config(split_min_chunks=2)`.
+
+# %% [markdown]
+# **The `Config`.** The planner's tunables are one frozen object, `rltriton_lite.config.Config`.
+# Its `tile` field fixes one tile for every scan. A tile changes the speed, never the results:
+# under the table's four-warp tile, GAE gives the same advantages as under the planner's.
+
+# %%
+from rltriton_lite.config import current, using  # noqa: E402
+
+print(Config())
+rew, val = torch.randn(2, 6, 700, device=DEVICE)
+done = torch.rand(6, 700, device=DEVICE) < 0.02
+planned_adv = rl.gae(rew, val, terminated=done, gamma=0.99, lambda_=0.95, backend=KERNEL).advantages
+with using(Config(tile=(4, 256, 4, 1))):  # the four-warp tile, for every scan
+    four_warp_adv = rl.gae(rew, val, terminated=done, gamma=0.99, lambda_=0.95, backend=KERNEL).advantages
+torch.testing.assert_close(four_warp_adv, planned_adv, rtol=1e-5, atol=1e-5)
+print("GAE under the four-warp tile == GAE under the planner's tile")
+
+# %% jupyter={"source_hidden": true}
+# Checks: Config(tile=...) fixes the planner's tile (CI runs them; skip when reading)
+with using(Config(tile=(4, 256, 4, 1))):
+    assert plan._plan(6, 700, True, 4, torch.device(DEVICE), current())[:4] == (4, 256, 4, 1)
+
+# %% [markdown]
+# <details><summary>Sources</summary>
+#
+# The planner is `plan._plan`, which calls `plan._tile`. The rest is from `docs/DESIGN.md`, each
+# entry measured on the code of its day:
+#
+# * "The scan's tile": the three tiles' GAE times, 0.1226, 0.0851 and 0.0814 ms, from one probe.
+# * "The time split": the wide chunks' 59.5 → 35.4 µs of wall time at 64×16384; the split threshold
+#   chosen by wall time per call; the split's 11.5 µs of GPU time under CUDA-graph replay.
+# * The bfloat16 exception: a one-row tile of a 2-byte dtype spilled registers when pipelined.
+# * The thresholds (the 264 programs, the 4096 rows, the 32 wide chunks) were measured, not derived
+#   from a model.
+#
+# </details>
+
+# %% jupyter={"source_hidden": true}
+# Checks: the Sources box's figures, as docs/DESIGN.md states them (CI runs them; skip when reading)
+assert "GAE 0.1226 ms at the earlier 4 rows × 256 × 4 warps × 1 stage, 0.0851 ms at 1 × 256 × 1 × 2, " \
+       "0.0814 ms at 2 × 128 × 1 × 2" in design  # the tile table
+assert "1024 steps in 4 warps 0.59× at 64×16384 (GAE 59.5 → 35.4 µs" in design  # the wide chunks' figure
+assert "A one-row tile of a 2-byte dtype is not pipelined." in design and "elements; GAE's kernel 7268 " \
+    "instructions in PTX, spills" in design  # the bfloat16 exception and its reason
+assert "Both chosen by wall time per call, what a training loop pays, not by GPU time: a split call costs " \
+       "two launches" in design
+assert "the split is faster still (GAE 64×16384: 11.5 µs of GPU time); a caller that replays graphs can pass " \
+       "`Config(split_min_chunks=2)`" in design
+assert round(100 * (1 - 35.4 / 59.5), -1) == 40  # the wide chunks: "about 40 % off GAE's wall time per call"
+
+# %% [markdown]
+# ## 5. Long rows: the time split
+#
+# **The question:** how do a few long rows keep the whole GPU busy? **The answer:** by the
+# associativity of notebook 00 once more, in three steps.
+#
+# At 8×131072, one program per row leaves most of an H200's 132 SMs idle (notebook 13, section
+# 0.3). The split cuts each row into segments, one program each:
+#
+# 1. **Pass 1.** One program per segment composes its segment's map: a summary, with no outputs.
+# 2. **Compose.** The summaries are composed from the end, to get the carry entering each segment.
+# 3. **Pass 2.** Each program rescans its segment from that carry and writes the outputs.
+#
+# With the split, the same GAE call ran about 56 times faster. In NumPy:
+
+# %%
+def split_scan(a, b, segments):
+    n = len(a) // segments
+    maps = []
+    for s in range(segments):  # pass 1, one program each: the segment's composed map
+        A, B = 1.0, 0.0
+        for t in reversed(range(s * n, (s + 1) * n)):
+            A, B = a[t] * A, b[t] + a[t] * B
+        maps.append((A, B))
+    carries, z = [0.0] * segments, 0.0
+    for s in reversed(range(segments)):  # compose the summaries: the carry entering each segment
+        carries[s] = z
+        z = maps[s][1] + maps[s][0] * z
+    y = np.zeros_like(b)
+    for s in range(segments):  # pass 2, one program each: rescan from its carry
+        z = carries[s]
+        for t in reversed(range(s * n, (s + 1) * n)):
+            y[t] = z = b[t] + a[t] * z
+    return y
+
+
+a_l, b_l = rng.uniform(0.9, 1, 4096), rng.normal(size=4096)
+np.testing.assert_allclose(split_scan(a_l, b_l, 8), reference.linear_scan(a_l[None], b_l[None])[0], rtol=1e-10)
+print("8 segments, two passes == the loop")
+
+# %% [markdown]
+# Each pass is a launch, which costs host time: this is why the split waits for rows of more than
+# about 32,000 steps (section 4). It changes the speed, never the results: forced on two short
+# rows, it gives the same returns.
+
+# %%
+r = torch.randn(2, 700, device=DEVICE)
+d = torch.rand(2, 700, device=DEVICE) < 0.02
+plain = rl.discounted_returns(r, gamma=0.99, terminated=d, backend=KERNEL)
+with using(Config(max_block_t=64, min_programs=1 << 20, split_min_chunks=2)):  # force a split
+    split = rl.discounted_returns(r, gamma=0.99, terminated=d, backend=KERNEL)
+torch.testing.assert_close(split, plain, rtol=1e-5, atol=1e-5)
+print("the time split gives the same returns")
+
+# %% [markdown]
+# <details><summary>Sources</summary>
+#
+# GAE at 8×131072 took 1.86 ms before the split and 0.033 ms with it (`docs/DESIGN.md`, "The time
+# split", on the code of its day).
+#
+# </details>
+
+# %% jupyter={"source_hidden": true}
+# Checks: the Sources box's two times, as docs/DESIGN.md states them (CI runs them; skip when reading)
+assert "Before the split, GAE at 8×131072 ran 8 programs for 1.86 ms; with it, 0.033 ms." in design
+assert round(1.86 / 0.033) == 56  # "about 56 times faster"
+
+# %% [markdown]
+# ## 6. Looking at the compiled code
+#
+# **The question:** what can you check of the compiled kernel, and what can the interpreter not
+# show? **The answer:** the compiled code shows shuffles and spills; the interpreter hides races and
+# stray memory accesses.
+#
+# A compiled Triton kernel carries its intermediate forms, such as `compiled.asm["ptx"]` (**PTX**,
+# NVIDIA's assembly). Counting `shfl.sync` in the PTX counts section 2's shuffles. A kernel
+# **spills** when it needs more registers than it has: the compiler then keeps some values in
+# slower `.local` memory. `tools/compile_sm90.py` compiles the package's kernels for an H100/H200
+# without a GPU, and fails on spills.
+#
+# **What the interpreter does not show.** `TRITON_INTERPRET=1` runs programs one at a time, so
+# programs that race on the same memory look fine there. Nor does it guard memory: an unmasked load
+# past the end reads garbage, so the course's checkers stop a stray access and name the `tl.load` or
+# `tl.store` that needs a mask. Grading runs in the interpreter: on a GPU, run your checks under
+# `TRITON_INTERPRET=1` before you hand in.
+#
+# **The kernel and its chunk loop.** The package's scan kernel is `scan._scan_kernel`, about 70
+# lines. It walks the chunks of its rows in `scan._walk`, onto which notebook 00c, section 3,
+# mapped four parts of your `gae_kernel`. Two folded cells below are for reading that source:
+# the first lists the kernel's arguments (and prints the kernel if you set `SHOW_KERNEL = True`),
+# the second prints `_walk`'s lines beside your `gae_kernel`'s. Nothing after them needs them.
+#
+# <details><summary>For maintainers: the kernel's arguments, in three groups (the first folded cell)</summary>
+#
+# * **What you wrote in notebooks 00b and 00c:** `X`, `SX`, `P`, `O`, `SO`, `n_rows`, `T`,
+#   `PROLOGUE`, `EPILOGUE`, `REVERSE`, `ACC` (the accumulation dtype) and `BLOCK`.
+# * **Carries:** `Y0` enters each row or segment; `Y_END` receives the carry after each row's last
+#   step (notebook 11).
+# * **Speed:** `ROWS`, `V` and `STAGES` (sections 1 and 4); `SUMMARY`, `SEG`, `BLOCK_S` and
+#   `COMPOSE` for the time split (section 5); `AHEAD`, notebook 12's look-ahead.
+#
+# </details>
+
+# %% jupyter={"source_hidden": true, "outputs_hidden": true}
+# For maintainers (folded): the kernel's arguments in the details' three groups, and the kernel itself
+SHOW_KERNEL = False  # True: print the whole kernel, about 70 lines
+kernel_fn = getattr(scan._scan_kernel, "fn", scan._scan_kernel)
+ARG_GROUPS = {"what you wrote": ["X", "SX", "P", "O", "SO", "n_rows", "T", "PROLOGUE", "EPILOGUE", "REVERSE", "ACC",
+                                 "BLOCK"],
+              "carries": ["Y0", "Y_END"],
+              "speed": ["ROWS", "V", "STAGES", "SUMMARY", "SEG", "BLOCK_S", "COMPOSE", "AHEAD"]}  # the details' groups
+args = list(inspect.signature(kernel_fn).parameters)
+kernel_src = inspect.getsource(kernel_fn)
+for group, names in ARG_GROUPS.items():
+    print(f"{group}: {', '.join(names)}")
+print(kernel_src if SHOW_KERNEL else f"_scan_kernel: {len(args)} arguments, {len(kernel_src.splitlines())} lines "
+      "(set SHOW_KERNEL = True to print it)")
+
+# %% jupyter={"source_hidden": true}
+# Checks: the details' three groups hold every argument of the kernel (CI runs them; skip when reading)
+assert sorted(args) == sorted(a for group in ARG_GROUPS.values() for a in group)  # every argument, in one group
+assert "_walk(" in kernel_src  # the chunk loop, below
+
+# %% [markdown]
+# <details><summary>For maintainers: <code>_walk</code> beside your <code>gae_kernel</code> (the second folded
+# cell)</summary>
+#
+# The cell prints the lines of `scan._walk` that notebook 00c, section 3, mapped onto your
+# `gae_kernel`, each under a `# yours:` comment that names its counterpart; `...` marks lines left
+# out. The other names in the printout:
+#
+# * `X`, `SX` and `P` go to both hooks: the input pointers, their strides, and the numbers γ, λ,
+#   .... The epilogue also gets the outputs `O` and their strides `SO`.
+# * `k_start` and `k_end` bound the chunks one program walks: a row, or one segment (section 5).
+# * `STAGES` is section 4's pipelining. Without a look-ahead (`AHEAD`), the prologue's call is the
+#   one under `if AHEAD is None:`.
+# * `SUMMARIZE` is the time split's first pass (section 5): the chunk's composed map, `c_a, c_b,
+#   c_r`, is folded into the segment's, and nothing is stored. Otherwise, under `else:`, the
+#   epilogue stores the chunk and the carry moves on.
+# * `row` holds the `ROWS` rows of section 4's tile, each as `NV` vectors of `V` steps.
+# * `valid` takes the place of your mask `m`, minus the steps that a `mask` argument marks as
+#   padding. `keep` holds loaded values that the epilogue needs again. `y_in` is the value that
+#   entered each step, $y_{t+1}$ in a return (V-trace reads it).
+# * `after` is the new carry: $y$ at the step that `_scan_chunk` reaches last. `_scan_chunk` gets
+#   `REVERSE` too, so `carry = after` serves both directions; `if REVERSE:` sets the chunks' order.
+#
+# </details>
+
+# %% jupyter={"source_hidden": true, "outputs_hidden": true}
+# For maintainers (folded): the lines of scan._walk beside your gae_kernel (00c, section 3)
+YOURS = {  # a key of a line of _walk -> its counterpart in your gae_kernel (00c, section 3's table)
+    "for k in tl.range": "the loop over the chunks",
+    "PROLOGUE(X, SX, P, row, t, m, T, ACC)": "the prologue's (a, b, reset), plus valid and keep",
+    "a = tl.where(valid": "padding lanes made the identity: a = 1 ...",
+    "b = tl.where(valid": "... b = 0 ...",
+    "reset = reset & valid": "... and no reset",
+    "_scan_chunk(": "tl.associative_scan with reset_combine, then the select on the carry",
+    "EPILOGUE(X, SX, P, O, SO,": "the epilogue: the tl.store of the chunk's values",
+    "carry = after": "the new carry: y at the chunk's first step",
+}
+IN_PLACE = {**YOURS, "if REVERSE:": "(none: your loop always runs in reverse)",
+            "c = n_chunks - 1 - k": "c = n_chunks - 1 - i: from the last chunk in time"}
+print(exercises.key_lines(scan._walk, IN_PLACE))
+
+# %% jupyter={"source_hidden": true}
+# Checks: the printout and the other names (CI runs them; skip when reading)
+walk_src = inspect.getsource(getattr(scan._walk, "fn", scan._walk))
+walk_code = [line.strip() for line in walk_src.splitlines()]
+walk_table = ["for k in tl.range(k_start, k_end, num_stages=STAGES):",
+              "a, b, reset, valid, keep = PROLOGUE(X, SX, P, row, t, m, T, ACC)", "a = tl.where(valid, a, 1.0).to(ACC)",
+              "b = tl.where(valid, b, 0.0).to(ACC)", "reset = reset & valid",
+              "y, y_in, after, c_a, c_b, c_r = _scan_chunk(a, b, reset, carry, ROWS, NV, V, REVERSE)",
+              "EPILOGUE(X, SX, P, O, SO, row, t, m, T, ACC, valid, y, y_in, keep)", "carry = after"]
+# YOURS picks these lines, in the order _walk runs them
+assert [line for line in walk_code if any(key in line for key in YOURS)] == walk_table
+shown = exercises.key_lines(scan._walk, IN_PLACE).splitlines()
+printed = [line.strip() for line in shown if not line.lstrip().startswith("# yours")]
+assert [line for line in printed if line in walk_table] == walk_table  # the printout holds them in that order
+assert printed[printed.index("if REVERSE:") + 1] == "c = n_chunks - 1 - k"  # the chunk order
+# left out: the chunk's t and m, which _walk builds
+assert any(line.startswith("t = ") for line in walk_code) and any(line.startswith("m = ") for line in walk_code)
+assert not any(line.startswith(("t = ", "m = ")) for line in printed) and "..." in printed
+# the nesting reads as Python: a line deeper than the one before it sits under a printed header
+depth = lambda line: len(line) - len(line.lstrip())  # noqa: E731
+nested = [line for line in shown if not line.lstrip().startswith("# yours")]
+assert all(depth(now) <= depth(before) or before.split("#")[0].rstrip().endswith(":")
+           for before, now in zip(nested, nested[1:]))
+# the details: k_start, k_end; STAGES; the prologue under if AHEAD is None:; SUMMARIZE and its else:
+assert all(w in walk_src for w in ("k_start", "k_end", "SUMMARIZE", "AHEAD"))
+assert "if AHEAD is None:" in printed and any(line.startswith("if SUMMARIZE:") for line in printed)
+assert "else:" in printed
+# c_a, c_b, c_r: read only in the SUMMARIZE branch, and not printed
+assert [line for line in walk_code if " c_a," in line][1:] == [
+    "s_a, s_b, s_r = combine(s_a, s_b, s_r, c_a, c_b, c_r)"]
+assert not any("c_a, c_b, c_r)" in line for line in printed)
+# after: _scan_chunk gets REVERSE, as a constexpr
+chunk_src = inspect.getsource(getattr(scan._scan_chunk, "fn", scan._scan_chunk))
+assert walk_table[5].endswith("REVERSE)") and "REVERSE: tl.constexpr" in chunk_src
+
+# %% [markdown]
+# ## Exercises
+#
+# This notebook has no checked exercise: the one on its material, `tiled_scan` (a tile of rows per
+# program, as section 4 describes), is in notebook 13. Section 1's `two_level`, section 5's
+# `split_scan` and the compiled kernel of section 6 leave three questions.
+#
+# Without a checker:
+#
+# *(Answer each in its cell below: your teacher's grader collects the answers from
+# them.)*
+#
+# 1. In `two_level`, make the vector length `V` 8 and 16 (and the chunk 64). The results do not
+#    change; on a GPU, what does a longer vector buy, and what does it cost in registers?
+# 2. `split_scan` makes two passes over the inputs and composes the segment summaries in one
+#    sequential loop. With $S$ segments of $n$ steps, count the loads of each pass. When is a
+#    third pass, which scans the summaries in parallel, worth its launch?
+# 3. On a GPU: compile GAE's kernel (`rl.gae` once, then look in `~/.triton/cache` for the
+#    `.ptx`) and count `shfl.sync`, `ld.global.v4` and `cp.async` (a pipelined tile's loads go
+#    through it). Change `Config(vector=...)` and count again. Section 2's counts were made with
+#    Triton 3.6, and another version may compile the kernel differently: compare your own counts
+#    with each other.
+
+# %% [markdown] tags=["answer-1"]
+# **Answer 1.** *Your answer here (code for it: in cells under this one).*
+
+# %% [markdown] tags=["answer-2"]
+# **Answer 2.** *Your answer here (code for it: in cells under this one).*
+
+# %% [markdown] tags=["answer-3"]
+# **Answer 3.** *Your answer here (code for it: in cells under this one).*
+
+# %% [markdown]
+# ## What you now know
+#
+# * **One chunk:** vectors composed in registers, then one scan across lanes that runs forwards
+#   even in a reverse scan; one aligned load per input.
+# * **One program:** a small tile on one warp, with the next chunk's loads in flight, picked by the
+#   planner for each launch; a tile changes the speed, never the results.
+# * **Long rows:** the time split, two passes and a composition of the segments' maps.
+# * **The interpreter** runs programs one at a time and does not guard memory: a race can pass
+#   there and fail on a GPU.
