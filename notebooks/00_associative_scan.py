@@ -43,9 +43,12 @@
 # | --- | --- |
 # | $y_t$ | the scan's output at step $t$: $y_t = b_t + a_t\,y_{t+1}$ |
 # | $a_t$, $b_t$ | step $t$'s affine map $y \mapsto b_t + a_t\,y$: $a_t$ scales the value after, $b_t$ is what step $t$ adds |
-# | $(a_1, b_1)$, $(a_2, b_2)$ | a combine's first and second operands ([the order rule, §3](#3.-The-backward-recurrence-as-a-reverse-scan)) |
+# | $(a_1, b_1)$, $(a_2, b_2)$ | a combine's first and second operands ([the order rule, §3](#3.-The-backward-recurrence-as-a-reverse-scan)), never steps 1 and 2 |
 # | $\kappa_t$ (`k` in code) | step $t$'s reset flag: where it is set, the step ignores what lies behind it (section 4) |
 # | $A_t$, $B_t$, $K_t$ (`a_s`, `b_s`, `k_s`) | the composed map of steps $t$ to the chunk's end and its reset flag: $y_t = B_t + A_t \cdot \text{carry}$, or $B_t$ where $K_t$ is set (section 6) |
+#
+# A time step's $a$ and $b$ carry $t$ or an expression in it, such as $a_{t-1}$. Section 8, which
+# names given steps, writes them in brackets, as code does: $a[2]$ is step 2's $a$.
 #
 # </details>
 #
@@ -140,7 +143,7 @@ print(x, "->", scan_sequential(x, add))
 #
 # </details>
 
-# %% jupyter={"outputs_hidden": true, "source_hidden": true}
+# %% jupyter={"source_hidden": true}
 # Blelloch's scan, checked on sums, and its tree on "abcd" (folded: no later notebook uses it)
 def scan_blelloch(x, op, identity, trace=None):
     """Up-sweep builds a tree of partial sums; down-sweep pushes prefixes back down.
@@ -475,7 +478,7 @@ assert second == combine_np(first, second) == (0.125, 3.0, True)
 # </details>
 
 # %% jupyter={"source_hidden": true}
-# Checks: the combine with resets is associative; the forward row; the fold's table (CI runs them; skip when reading)
+# Checks: the combine with resets is associative; the forward row; the fold's table; a set flag's a (CI runs them; skip when reading)
 steps = [(a_, b_, bool(k_)) for a_, b_, k_ in zip(rng.normal(size=600), rng.normal(size=600), rng.random(600) < 0.3)]
 for s1, s2, s3 in zip(steps[0::3], steps[1::3], steps[2::3]):
     np.testing.assert_allclose(combine_np(combine_np(s1, s2), s3)[:2], combine_np(s1, combine_np(s2, s3))[:2],
@@ -490,6 +493,13 @@ table_row = lambda p, q, w: ((w[0], w[1]) if w[2] else (w[0] * q[0], w[1] + w[0]
 for kp, kq, kw in [(kp, kq, kw) for kp in (False, True) for kq in (False, True) for kw in (False, True)]:
     p3, q3, w3 = (0.5, 2.0, kp), (0.25, 3.0, kq), (0.125, 5.0, kw)
     assert combine_np(combine_np(p3, q3), w3)[:2] == combine_np(p3, combine_np(q3, w3))[:2] == table_row(p3, q3, w3)
+# combine_arrays' text: where the flag is set, a is multiplied in, yet it reaches no output (y_t = B_t, selected)
+row3 = [(0.5, 1.0, False), (0.5, 2.0, True), (0.5, 3.0, False)]  # t = 0, 1, 2: step 1 resets
+row3_nan_a = [row3[0], (np.nan, 2.0, True), row3[2]]  # the same row, step 1's a a NaN
+outputs = lambda row, carry=10.0: [B if K else B + A * carry  # noqa: E731
+                                   for A, B, K in (reduce(combine_np, row[t:][::-1]) for t in range(len(row)))]
+assert np.isnan(reduce(combine_np, row3_nan_a[::-1])[0])  # the combine did compute with it: A at t = 0 is NaN
+assert outputs(row3_nan_a) == outputs(row3) == [2.0, 2.0, 8.0]
 
 # %% [markdown]
 # ### Exercise: `combine_arrays`
@@ -498,7 +508,8 @@ for kp, kq, kw in [(kp, kq, kw) for kp in (False, True) for kq in (False, True) 
 # `combine_arrays(first, second)` takes two triples `(a, b, k)` of NumPy arrays of one shape
 # (`k` is bool) and returns their combined triple, element by element. Select with `np.where`:
 # `b1` may hold a NaN where the second operand resets. The checker compares `a` only where the
-# combined flag is clear, since a set flag's $a$ is never read.
+# combined flag is clear: where it is set, the combine still multiplies $a$ in, but the select
+# on the flag keeps it from every output.
 #
 # <details><summary>Hint 1: where to start</summary>
 #
@@ -775,13 +786,16 @@ print("linear_scan matches the loop, reverse and forward")
 #
 # Notebook 01 needs this section. On a first pass, skip to the [questions](#Exercises).
 #
+# In this section subscripts are time steps, not a combine's operands. A given step is written in
+# brackets, as code does: $a[2]$ is step 2's multiplier.
+#
 # Take a loss $L$ of all the $y_t$ of the reverse scan. The backward pass hands you the
 # **upstream gradient** `dy`: $dy_t$ is the direct effect of $y_t$ on $L$, with the other $y$ held
 # fixed. But $y_t$ also feeds $y_{t-1}$. Write $g_t$ for the *total* gradient with respect to $y_t$.
 # The chain rule gives:
 #
 # * $g_t = dy_t + a_{t-1}\,g_{t-1}$: the direct path, plus the path through $y_{t-1}$. No step comes
-#   before step 0, so $g_0 = dy_0$.
+#   before step 0, so $g[0] = dy[0]$.
 # * $\partial L/\partial b_t = g_t$, since $b_t$ enters only $y_t$, with coefficient 1.
 # * $\partial L/\partial a_t = g_t\,y_{t+1}$, since $a_t$ enters only $y_t$, as the factor of $y_{t+1}$.
 #
@@ -792,29 +806,32 @@ print("linear_scan matches the loop, reverse and forward")
 #
 # <details><summary>Details: the transposed scan by hand, T = 3</summary>
 #
-# Take $a = (0.5, 2, 3)$, $b = (1, 1, 1)$, $y_3 = 1$ and $L = y_0 + y_1 + y_2$, so every $dy_t = 1$:
+# Take $a = (0.5, 2, 3)$, $b = (1, 1, 1)$, $y[3] = 1$ and $L = y[0] + y[1] + y[2]$, so every
+# $dy_t = 1$:
 #
-# * The loop runs from the end: $y_2 = 1 + 3 = 4$, $y_1 = 1 + 2 \cdot 4 = 9$,
-#   $y_0 = 1 + 0.5 \cdot 9 = 5.5$.
-# * The transposed scan runs from the start: $g_0 = 1$, $g_1 = 1 + 0.5 \cdot 1 = 1.5$,
-#   $g_2 = 1 + 2 \cdot 1.5 = 4$. So $\partial L/\partial b = (1, 1.5, 4)$.
-# * $\partial L/\partial a = (g_0 y_1,\ g_1 y_2,\ g_2 y_3) = (9,\ 6,\ 4)$.
+# * The loop runs from the end: $y[2] = 1 + 3 = 4$, $y[1] = 1 + 2 \cdot 4 = 9$,
+#   $y[0] = 1 + 0.5 \cdot 9 = 5.5$.
+# * The transposed scan runs from the start: $g[0] = 1$, $g[1] = 1 + 0.5 \cdot 1 = 1.5$,
+#   $g[2] = 1 + 2 \cdot 1.5 = 4$. So $\partial L/\partial b = (1, 1.5, 4)$.
+# * $\partial L/\partial a = (g[0]\,y[1],\ g[1]\,y[2],\ g[2]\,y[3]) = (9,\ 6,\ 4)$.
 #
-# The last multiplier, $a_2$, never enters $g$, because no step comes after it.
+# The last multiplier, $a[2]$, never enters $g$, because no step comes after it.
 #
 # In symbols, unroll the loop and read off the coefficients:
 #
-# $$y_2 = b_2 + a_2 y_3, \qquad y_1 = b_1 + a_1 b_2 + a_1 a_2 y_3, \qquad y_0 = b_0 + a_0 b_1 + a_0 a_1 b_2 + a_0 a_1 a_2 y_3.$$
+# $$y[2] = b[2] + a[2]\,y[3], \qquad y[1] = b[1] + a[1]\,b[2] + a[1]\,a[2]\,y[3],$$
 #
-# With every $dy_t = 1$, $\partial L/\partial b_2 = 1 + a_1 + a_0 a_1 = dy_2 + a_1 g_1$, where
-# $g_1 = 1 + a_0$, as the recurrence says.
+# $$y[0] = b[0] + a[0]\,b[1] + a[0]\,a[1]\,b[2] + a[0]\,a[1]\,a[2]\,y[3].$$
+#
+# With every $dy_t = 1$, $\partial L/\partial b[2] = 1 + a[1] + a[0]\,a[1] = dy[2] + a[1]\,g[1]$,
+# where $g[1] = 1 + a[0]$, as the recurrence says.
 #
 # </details>
 
 # %%
 a3 = torch.tensor([0.5, 2.0, 3.0], dtype=torch.float64, requires_grad=True)
 b3 = torch.tensor([1.0, 1.0, 1.0], dtype=torch.float64, requires_grad=True)
-y_next, ys = torch.tensor(1.0, dtype=torch.float64), [None] * 3  # y_3 = 1
+y_next, ys = torch.tensor(1.0, dtype=torch.float64), [None] * 3  # y[3] = 1
 for t in reversed(range(3)):
     y_next = b3[t] + a3[t] * y_next
     ys[t] = y_next
@@ -873,11 +890,11 @@ print("kernel gradients match autograd")
 # Checks: the transposed scan selects at a reset (CI runs them; skip when reading)
 a_r = torch.tensor([[0.5, 0.0, 0.5, 0.5]], dtype=torch.float64, device=DEVICE, requires_grad=True)  # step 1 resets
 b_r = torch.ones(1, 4, dtype=torch.float64, device=DEVICE, requires_grad=True)
-dy_r = torch.tensor([[float("inf"), float("nan"), 1.0, 1.0]], dtype=torch.float64, device=DEVICE)  # g_0 = inf, g_1 = NaN
+dy_r = torch.tensor([[float("inf"), float("nan"), 1.0, 1.0]], dtype=torch.float64, device=DEVICE)  # g[0] = inf, g[1] = NaN
 _, g_r = torch.autograd.grad((rl.linear_scan(a_r, b_r, backend=KERNEL) * dy_r).sum(), (a_r, b_r))
 assert torch.isinf(g_r[0, 0]) and torch.isnan(g_r[0, 1])
-assert g_r[0, 2].item() == 1.0 == dy_r[0, 2].item()  # g_2 = dy_2: the pair (a_1, dy_2) = (0, 1) is a reset, not 1 + 0 * NaN
-assert g_r[0, 3].item() == 1.0 + 0.5 * 1.0  # after it, the ordinary step g_3 = dy_3 + a_2 g_2
+assert g_r[0, 2].item() == 1.0 == dy_r[0, 2].item()  # g[2] = dy[2]: the pair (a[1], dy[2]) = (0, 1) is a reset, not 1 + 0 * NaN
+assert g_r[0, 3].item() == 1.0 + 0.5 * 1.0  # after it, the ordinary step g[3] = dy[3] + a[2] g[2]
 
 # %% [markdown]
 # ## Exercises
@@ -939,7 +956,8 @@ assert g_r[0, 3].item() == 1.0 + 0.5 * 1.0  # after it, the ordinary step g_3 = 
 #    faster and, like a GPU, regroups the steps into a tree; a GPU's tree groups them its own way.
 #    So a combine that is not associative gives wrong numbers on a CPU too, where the loop would
 #    make it look right. The folded cell below runs the combine $u \oplus v = (u + v)/2$, which is
-#    not associative, under stock Triton's loop (which the package keeps) and under the package's tree.
+#    not associative, under stock Triton's loop (kept as `generic_scan.one_by_one`) and under the
+#    package's tree.
 #
 # </details>
 

@@ -124,13 +124,23 @@ print("discount: 2 programs of 64 lanes, 28 of them masked off, matches NumPy")
 #
 # <details><summary>Details: the last two rows, and `~` on a loaded flag</summary>
 #
-# * `term + trunc`: the flags *terminated* (the episode ended) and *truncated* (a time limit cut
-#   it off). A loaded bool tensor is an `int1` block, one bit, and arithmetic between two of them
-#   wraps: `term + trunc` is 0 where both are true, and `-term` is 1. Use `term | trunc`, or
-#   `.to(tl.float32)` first. (`1 - term` is right: the Python integer makes it `int32`.)
-# * `~` is a logical not on a bool block only; on a loaded `int8` tensor it flips every bit. So
-#   always compare a loaded flag with 0, `!= 0`.
-# * The last row: a loop variable whose type changes (int32 to fp32) fails on a GPU (GPU note 2).
+# The flags `term` (*terminated*: the episode ended) and `trunc` (*truncated*: a time limit cut it
+# off) load from bool tensors as `int1` blocks, one bit each, so arithmetic on them wraps. Below,
+# `d` is such a flag, and `d8` the same flag stored as `int8`:
+#
+# | expression | value on False / True | fine or not |
+# | --- | --- | --- |
+# | `d + d`, as in `term + trunc` | 0 / 0 | wrong: one bit wraps |
+# | `-d` | 0 / 1 | wrong |
+# | `1 - d` | 1 / 0 | fine: the Python integer makes it `int32` |
+# | `d \| d`, as in `term \| trunc` | 0 / 1 | fine |
+# | `d.to(tl.float32) + d.to(tl.float32)` | 0 / 2 | fine: converted first |
+# | `~d` | 1 / 0 | fine: a logical not, on a bool block |
+# | `~d8` | −1 / −2 | wrong: on `int8`, `~` flips every bit |
+# | `~(d8 != 0)` | 1 / 0 | fine: so always compare a loaded flag with 0 |
+#
+# The traps table's last row: a loop variable whose type changes (int32 to fp32) fails on a GPU
+# (GPU note 2).
 #
 # </details>
 
@@ -655,7 +665,8 @@ exercises.attempt("chunked_scan", chunked_scan)
 #
 # 1. **Python operators on blocks** (section 1). Always use the table's forms, in combines too. A
 #    GPU compile turns `min`, `max`, `and` and `or` on blocks into the elementwise forms and
-#    refuses `if` on a block, so Python's forms can be right on a GPU and wrong in the interpreter.
+#    refuses `if` on a block. The interpreter silently takes one branch of that `if` for the whole
+#    block. So Python's forms can be right on a GPU and wrong in the interpreter.
 # 2. **A loop variable whose type changes**, such as a carry started as `0`: a GPU compile refuses
 #    it, the interpreter runs it. The checks compile your kernel for a GPU too, and say so.
 # 3. **Printing.** On a GPU, use `tl.device_print("x", x)` instead of `print(x)`.
@@ -668,11 +679,21 @@ exercises.attempt("chunked_scan", chunked_scan)
 # </details>
 
 # %% jupyter={"source_hidden": true}
-# Checks: section 1's claim on Python's max (CI runs them; skip when reading)
+# Checks: section 1's claims on Python's max and if, and GPU note 1's interpreter half (CI runs them; skip when reading)
 @triton.jit
 def _python_max(X, Y, OUT, BLOCK: tl.constexpr):  # max in a kernel body
     i = tl.arange(0, BLOCK)
     tl.store(OUT + i, max(tl.load(X + i), tl.load(Y + i)))
+
+
+@triton.jit
+def _python_if(X, OUT, BLOCK: tl.constexpr):  # an if on a block of run-time values
+    x = tl.load(X + tl.arange(0, BLOCK))
+    if x > 0:
+        y = x
+    else:
+        y = -x
+    tl.store(OUT + tl.arange(0, BLOCK), y)
 
 
 x_, y_ = (torch.tensor(v, device=DEVICE) for v in ([3.0, -1.0, 5.0, 0.0], [0.0, 2.0, 1.0, 4.0]))
@@ -680,3 +701,7 @@ o_ = torch.empty_like(x_)
 if os.environ.get("TRITON_INTERPRET") == "1":  # in the interpreter, max in a kernel body returns one block whole
     _python_max[(1,)](x_, y_, o_, BLOCK=4)
     assert o_.tolist() == y_.tolist() != torch.maximum(x_, y_).tolist()
+    for x_if in ([3.0, -1.0, 5.0, -2.0], [-3.0, -1.0, -5.0, -2.0]):  # mixed signs, then all below 0
+        o_if = torch.empty(4, device=DEVICE)
+        _python_if[(1,)](torch.tensor(x_if, device=DEVICE), o_if, BLOCK=4)
+        assert o_if.tolist() == x_if != [abs(v) for v in x_if]  # one branch, the if's, for the whole block

@@ -128,7 +128,8 @@ assert np.isnan(by_product[:2]).all() and right[:2].tolist() == [2.0, 2.0]  # th
 # The fix is notebook 00's triple
 # ([section 4](00_associative_scan.ipynb#4.-Episode-ends-are-resets)): each step carries its
 # reset flag $\kappa_t = \text{term}_t$ beside the pair $(\gamma, r_t)$, and the combine
-# **selects**. At a reset, $a_t$ stays $\gamma$: it is never read. In Triton, `combine_arrays`'s
+# **selects**. At a reset, $a_t$ stays $\gamma$: the combine still multiplies it in, but the select
+# keeps it from every output (00's section 4 checks it). In Triton, `combine_arrays`'s
 # `np.where` becomes `tl.where`, which passes on only the chosen branch, so a NaN in the other
 # never gets through:
 
@@ -342,8 +343,9 @@ exercises.attempt("gae_kernel", gae_kernel)
 #
 # <details><summary>Details: the fine print of the four pieces</summary>
 #
-# * `if FLAG:` is not the trap of notebook 00b, section 1: there `if` tested a *block* of
-#   run-time values, which Triton refuses. A constexpr is one value, known before the kernel runs.
+# * `if FLAG:` is not the trap of notebook 00b, section 1, where `if` tests a *block* of run-time
+#   values. Triton's GPU compiler refuses that, and the interpreter silently takes one branch for
+#   the whole block (00b's GPU note 1). A constexpr is one value, known before the kernel runs.
 # * A tuple's index is a literal such as `X[0]`, or the variable of a `tl.static_range` loop.
 # * `len(X)` is known at compile time because the tuple's length is part of what the kernel is
 #   compiled for.
@@ -402,11 +404,10 @@ print("one source, two compiled kernels: 0.5 x0² + 2 x1² − x2², and min(|x0
 #
 # </details>
 #
-# **One reset form in Triton.** A prologue returns the triple $(a_t, b_t, \text{reset}_t)$, as your
-# `gae_prologue` does: the flag travels beside the pair, and $a_t$ keeps its value (it is not read
-# at a reset). Every Triton function you write from here on, and the package's own hooks, use this
-# form. Only tensor code differs: `rl.linear_scan(a, b)` takes a pair and has no flag argument, so
-# there a step with $a_t = 0$ is the reset (notebook 01 uses both).
+# **One reset form in Triton.** Every prologue you write from here on, and the package's own
+# hooks, return the triple $(a_t, b_t, \text{reset}_t)$, as your `gae_prologue` does. Only tensor
+# code differs: `rl.linear_scan(a, b)` has no flag argument, so there $a_t = 0$ is the reset
+# (notebook 01 uses both).
 
 # %% [markdown]
 # **Exercise `hooked_scan`.** Write the loop once, with the prologue passed in.
@@ -442,8 +443,10 @@ print("one source, two compiled kernels: 0.5 x0² + 2 x1² − x2², and min(|x0
 # * The output: `torch.empty(n_rows, T, dtype=torch.float32, device=...)`, passed as `Y`.
 # * In each chunk: `offs = row * T + t`, then `a, b, reset = PROLOGUE(X, P, offs, t, m, T)`.
 # * Outside `m`, overwrite the triple with the identity $(1, 0, \text{false})$: `tl.where` for `a`
-#   and `b`, and `reset & m` for the flag. The checker cannot catch a flag left set there, since
-#   from $y_T = 0$ that reset changes nothing, but it would drop an initial carry $y_T \ne 0$.
+#   and `b`, and `reset & m` for the flag.
+# * The checker cannot catch a flag left set past $T$: from $y_T = 0$, that reset changes no
+#   number. It would matter with a value after the row. Say $\gamma = 0.5$, the last reward is 3
+#   and $y_T = 10$: then $y_{T-1}$ is $3 + 0.5 \cdot 10 = 8$, and the stray reset makes it 3.
 # * Scan the triple $(a, b, \text{reset})$ with `reset_combine`.
 # * The rest is `reset_scan`: select on the carry, store $y$, update the carry.
 #
@@ -619,7 +622,7 @@ print(inspect.getsource(getattr(exercises._scan_hook_kernel, "fn", exercises._sc
 print(inspect.getsource(getattr(exercises._scan_steps, "fn", exercises._scan_steps)))
 
 # %% jupyter={"source_hidden": true}
-# Checks: the bullets above, in the harness's source (CI runs them; skip when reading)
+# Checks: the bullets above, in the harness's source; hooked_scan's Hint 2 (CI runs them; skip when reading)
 harness = source_of(exercises._scan_hook_kernel)
 assert "if REVERSE:" in harness and "if EPILOGUE is not None:" in harness and "EPILOGUE: tl.constexpr" in harness
 assert "out = EPILOGUE(X, P, offs, t, m, T, y, y_in)" in harness  # the epilogue gets y_in
@@ -628,6 +631,10 @@ assert "a = tl.where(m, step[0], 1.0)" in steps_src and "k = m & (step[2] != 0)"
 assert "tl.where(m, step[1], 0.0), k)" in steps_src
 assert "_combine, reverse=REVERSE)" in steps_src and "tl.where(k_s, b_s, b_s + a_s * carry)" in steps_src
 assert "tl.where(k2, a2, a2 * a1), tl.where(k2, b2, b2 + a2 * b1), k1 | k2" in source_of(exercises._combine)
+# hooked_scan's Hint 2: a reset left set past T drops a value y_T = 10 after the row (a padding lane (1, 0) with
+# a reset is, in rl.linear_scan's pairs, the step (0, 0))
+assert reference.linear_scan([0.5], [3.0], initial=10.0).tolist() == [8.0]
+assert reference.linear_scan([0.5, 0.0], [3.0, 0.0], initial=10.0)[0] == 3.0
 
 # %% [markdown]
 # ## What you now know

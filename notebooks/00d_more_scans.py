@@ -171,9 +171,7 @@ exercises.attempt("strided_scan", strided_scan)
 #   $g_2 \max(u, v) = \max(g_2 u, g_2 v)$, and a max of maxes is one max of all their terms.
 #   Using both, the factor of $y$ is your new $g$, and the terms without $y$ give your new $c$.
 # * The identity $(g, c)$ must give $\max(c, g\,y) = y$ for every $y$, and $y$ may be below 0,
-#   as rewards may. Which $c$ never wins a max? Is 0 enough? It is not: the identity's $c$ turns
-#   out to be $-\infty$. A product that meets it can be $0 \cdot (-\infty) = \text{NaN}$, so the
-#   last bullet guards the two such products with a `tl.where`.
+#   as rewards may. Which $c$ never wins a max? Is 0 enough?
 # * Padding lanes load the identity's $c$. The carry into a row's last chunk must change nothing
 #   too: $h_t = r_t$ at the row's last step.
 # * A reset $\kappa_2$ keeps $(g_2, c_2)$ alone and drops the first operand, as the combine of
@@ -181,13 +179,7 @@ exercises.attempt("strided_scan", strided_scan)
 # * After the scan, select as in `reset_scan`: where the scanned flag is set, the carry never
 #   enters; elsewhere, apply the scanned map to the carry.
 # * The new carry is $h$ at the chunk's first step, taken as in `reset_scan`.
-# * In Triton, use `tl.maximum`, not Python's `max`. An infinite constant is `float("inf")`, or
-#   its negative.
-# * Guard the two products with $-\infty$. In the combine, where $c_1 = -\infty$, the composed
-#   $c$ is $c_2$: `tl.where(c1 == float("-inf"), c2, ...)`. After the scan, where the carry is
-#   $-\infty$, $h_t$ is the scanned map's $c$. Without the guard, a small $\gamma$ over a long
-#   chunk makes $g$ underflow to 0 and $0 \cdot (-\infty) = \text{NaN}$ (GPU note 2). The
-#   checker's $\gamma$ never underflows, so it cannot see a missing guard: write it anyway.
+# * In Triton, use `tl.maximum`, not Python's `max`.
 #
 # </details>
 #
@@ -206,6 +198,17 @@ exercises.attempt("strided_scan", strided_scan)
 # term = torch.tensor([[False, True, False, False]], device=DEVICE)
 # print(exercises.guarded(discounted_max, r, term, 0.5, 2).tolist())  # must print [[-2.0, -4.0, 4.0, -2.0]]
 # ```
+#
+# The identity is $(1, -\infty)$. A $c$ of 0 is not enough, since $\max(0, y) \ne y$ for $y < 0$.
+# Write $-\infty$ as `float("-inf")`. A product that meets it can be $0 \cdot (-\infty) = \text{NaN}$:
+# a small $\gamma$ over a long chunk makes $g$ underflow to 0 (GPU note 2). So guard the two such
+# products with a `tl.where`:
+#
+# * in the combine, where $c_1 = -\infty$, the composed $c$ is $c_2$:
+#   `tl.where(c1 == float("-inf"), c2, ...)`;
+# * after the scan, where the carry is $-\infty$, $h_t$ is the scanned map's $c$.
+#
+# The checker's $\gamma$ never underflows, so it cannot see a missing guard: write it anyway.
 #
 # </details>
 #
@@ -255,8 +258,12 @@ exercises.attempt("discounted_max", discounted_max)
 
 
 # %% jupyter={"source_hidden": true}
-# Checks: GPU note 2's claims on underflow and tl.maximum's NaN, and the guard (CI runs them; skip when reading)
+# Checks: Hint 3's identity; GPU note 2's claims on underflow and tl.maximum's NaN, and the guard (CI runs them; skip when reading)
 import numpy as np
+
+ys_ = np.array([-5.0, -0.5, 0.0, 3.0])
+assert (np.maximum(-np.inf, 1.0 * ys_) == ys_).all()  # (1, -inf) changes no y
+assert (np.maximum(0.0, 1.0 * ys_) != ys_).any()  # a c of 0 wins over a y below 0
 
 
 @triton.jit

@@ -170,38 +170,38 @@ print("prologue + scan + epilogue == the loop")
 # the step. A NaN inside the step's own $b_t$, such as a next value at a termination, needs a
 # select that you write.
 #
-# <details><summary>Details: why the window's last step needs both its end form and its reset</summary>
+# **Why the window's last step must reset.** Its bootstrap in $b_{T-1}$ already stands for all
+# that follows the window. Take two steps, rewards 1 and 1, $\gamma = 0.5$ and $V(s_2) = 10$.
+# Step 0 is ordinary, $(a_0, b_0) = (0.5, 1)$. Step 1 is the window's last, with
+# $b_1 = 1 + 0.5 \cdot 10 = 6$. Now let a value $y_2 = 10$ come in after the window, as it does
+# into one piece of a longer row:
+#
+# | step 1 | $G_1$ | $G_0$ |
+# | --- | --- | --- |
+# | resets ($a_1 = 0$ in tensor form) | $b_1 = 6$, whatever $y_2$ is | $1 + 0.5 \cdot 6 = 4$ |
+# | does not reset ($a_1 = 0.5$) | $6 + 0.5 \cdot 10 = 11$: what follows the window, counted twice | $1 + 0.5 \cdot 11 = 6.5$ |
+#
+# From $y_2 = 0$ the two rows agree, since $a_1 \cdot 0 = 0$. So the checkers of notebook 02's
+# `gae_pairs` and of this notebook's `returns_autograd` start their scans from 100: a last step
+# that does not reset fails them.
+#
+# <details><summary>Details: why the end form is needed even from y_T = 0, and rows split into pieces</summary>
 #
 # The card treats the window's end as a truncation: the episode goes on unseen, and a bootstrap in
-# $b_{T-1}$ stands in for the rest. The cut and the end form play different parts there.
+# $b_{T-1}$ stands in for the rest. An ordinary $b_t$ may count on $a_t y_{t+1}$ for part of the
+# target: TD(λ)'s leaves the $\lambda G_{t+1}$ part to the scan, and V-trace's holds a term that
+# cancels against $a_t y_{t+1}$. After the window there is no $y_T$ to do that, so $b_{T-1}$ takes
+# its end form, which holds the whole bootstrap. For the return the end form only adds the
+# bootstrap; notebooks 03 and 04 (section 2) give a number each.
 #
-# **The end form is needed even when the scan starts from $y_T = 0$.** An ordinary $b_t$ may
-# count on $a_t y_{t+1}$ for part of the target: TD(λ)'s leaves the $\lambda G_{t+1}$ part to the
-# scan, and V-trace's holds a term that cancels against $a_t y_{t+1}$. After the window there is no
-# $y_T$ to do that, so $b_{T-1}$ takes its end form, which holds the whole bootstrap. For the
-# return the end form only adds the bootstrap; notebooks 03 and 04 (section 2) give a number each.
-#
-# **The cut changes no number from $y_T = 0$**, since $a_{T-1} \cdot 0 = 0$. It matters where a
-# value comes in after the window, as it does into a window that is one piece of a longer row. On
-# two steps: take rewards $r = (1, 1)$ and $\gamma = 0.5$, in a window that ends the rollout after
-# step 1, with $V(s_2) = 10$. By the card, step 0 is ordinary, $(a_0, b_0) = (0.5,\ 1)$, and step 1,
-# the window's last step, is $(a_1, b_1) = (0,\ 1 + 0.5 \cdot 10) = (0,\ 6)$ in tensor form. So
-# $b = (1, 6)$, and the scan gives $G_1 = 6$ and $G_0 = 1 + 0.5 \cdot 6 = 4$.
-#
-# Now let a value come in after the window, $y_2 = 10$ through `initial`. With the cut,
-# $G_1 = b_1 = 6$ whatever $y_2$ is. Without it ($a_1 = 0.5$, $b_1$ still in its end form),
-# $G_1 = 6 + 0.5 \cdot 10 = 11$. What follows the window is then counted twice, once as the
-# bootstrap in $b_1$ and once through $a_1 y_2$, and $G_0 = 6.5$ inherits the error. From $y_2 = 0$
-# the two give the same numbers, so only a scan that starts from another value tells them apart.
-# The folded cell below checks these numbers. The checkers of notebook 02's `gae_pairs` and of
-# this notebook's `returns_autograd` start their scans from 100, so a last step that does not
-# reset fails them. Notebook 11 splits a long row into such pieces, one per process; there a
-# piece's last step resets only where an episode ends (its section 3).
+# Notebook 11 splits a long row into pieces, one per process, and each piece's scan starts from
+# the value that the next piece hands it. There a piece's last step resets only where an episode
+# ends (its section 3).
 #
 # </details>
 
 # %% jupyter={"source_hidden": true}
-# Checks: the two-step example in the fold above (CI runs them; skip when reading)
+# Checks: the two-step table above (CI runs them; skip when reading)
 a_reset = torch.tensor([[0.5, 0.0]], device=DEVICE)  # a_1 = 0: the window's last step resets
 a_no_reset = torch.tensor([[0.5, 0.5]], device=DEVICE)  # the slip: a_1 = gamma
 r_two = torch.tensor([[1.0, 1.0]], device=DEVICE)
@@ -229,11 +229,10 @@ assert "starts from y_T = 100" in said["gae_pairs"] and "starts both scans from 
 # episode end, the reset. So only the prologue and the epilogue are specific to the return.
 #
 # The cell below runs the kernel on 4 rows of 45 steps, with terminations, truncations, a
-# per-step $\gamma$ and a mask. The `mask` argument marks the steps that take part. A step where
-# the mask is 0 (padding, say) is treated as if it had been cut out of the row: nothing of it is
-# read, and its own outputs are 0. The scan skips over it, so the step before it carries on from
-# the next step whose mask is 1. The row's last step whose mask is 1 counts as the window's last
-# step.
+# per-step $\gamma$ and a mask. The `mask` argument marks the steps that take part. A step with
+# mask 0 (padding, say) acts as if deleted from the row: nothing of it is read, and its outputs
+# are 0. The step before it takes its $G_{t+1}$ from the next step with mask 1. The row's last
+# step with mask 1 is the window's last step.
 
 # %%
 B, T = 4, 45
@@ -436,17 +435,11 @@ if h200:
 #
 # * **Inputs:** `X[0]` is `a`, `X[1]` is the upstream gradient `dy`, both (B, T) float32.
 #   `P` is empty, `()`.
-# * **Returns:** the triple of each step of the chunk, with the reset in the Triton form of the
-#   card. Their forward scan is $g_t$:
-#
-#   | step | multiplier | $b_t$ | reset? |
-#   | --- | --- | --- | --- |
-#   | $t \ge 1$ | $a_{t-1}$, loaded at `offs - 1` | $dy_t$ | no |
-#   | $t = 0$, where the forward scan starts | any: not read | $dy_0$ | yes: nothing comes before it, so $g_0 = dy_0$ |
-#
-#   Step 0 resets, and the checker tests it: in its case marked "before the window" the scan starts
-#   from $\infty$, and a step 0 that does not reset lets it into $g_0$. A multiplier of 0 there in
-#   place of the reset does not keep it out, since $0 \cdot \infty = \text{NaN}$.
+# * **Returns:** the triple $(a_t, b_t, \text{reset}_t)$ of each step of the chunk, in the card's
+#   Triton form, whose forward scan is $g_t = dy_t + a_{t-1}\, g_{t-1}$.
+# * **Edge case:** nothing comes before step 0, so $g_0 = dy_0$. The checker tests it: in its case
+#   marked "before the window" the scan starts from $\infty$. A multiplier of 0 at step 0 does not
+#   keep that out, since $0 \cdot \infty = \text{NaN}$.
 #
 # <details><summary>Details: where a_(t-1) = 0, and the checker</summary>
 #
@@ -462,13 +455,20 @@ if h200:
 #
 # Notebook 00, section 8, built this scan in NumPy. There `a_prev` was `a` shifted one step
 # right. Here the shift is an address: step $t$ reads $a$ at step $t-1$. The harness runs the
-# scan. You only return the triples.
+# scan. You only return the triples: which factor multiplies $g_{t-1}$, the value carried into the
+# step? And which step has no value carried into it?
 #
 # </details>
 #
 # <details><summary>Hint 2: the plan</summary>
 #
-# * Step $t$'s multiplier is $a_{t-1}$, the step before's, and its $b_t$ is this step's $dy_t$.
+# * The triples, step by step:
+#
+#   | step | multiplier | $b_t$ | reset? |
+#   | --- | --- | --- | --- |
+#   | $t \ge 1$ | $a_{t-1}$, the step before's | $dy_t$ | no |
+#   | $t = 0$, where the forward scan starts | any: not read | $dy_0$ | yes: nothing comes before it |
+#
 # * $dy_t$ is at `offs`, as in the skeleton below. $a_{t-1}$ is one element back, at `offs - 1`.
 # * At $t = 0$, `offs - 1` is the previous row's last step, or before the tensor. Mask it off.
 #   Step 0 resets, since nothing comes before it, so its multiplier is not read: `other=1.0` will do.
@@ -528,21 +528,10 @@ exercises.attempt("transposed_scan", transposed_scan)
 #     transposed scan forwards (`reverse=False`), with the flags of the step *before*:
 #     $g_t = dG_t + \gamma(1 - \text{term}_{t-1})\, g_{t-1}$, with $dG_t$ the upstream gradient's entry $t$. It returns one
 #     gradient per input of `forward` (`None` for `terminated` and `gamma`).
-# * **The triples** your two prologues return, in the Triton form of the card, with the multiplier
-#   $\gamma$ at every step. There is no truncation input and no bootstrap, so the window's last step
-#   is a reset with $b_t = r_t$:
-#
-#   | pass | step | $b_t$ | reset? |
-#   | --- | --- | --- | --- |
-#   | forward | ordinary | $r_t$ | no |
-#   | forward | termination | $r_t$ | yes |
-#   | forward | the window's last step ($t = T-1$) | $r_t$ | yes |
-#   | backward | $t \ge 1$, step $t-1$ not terminated | $dG_t$ | no |
-#   | backward | $t \ge 1$, step $t-1$ terminated | $dG_t$ | yes |
-#   | backward | $t = 0$: no step before it | $dG_0$ | yes |
-#
-#   The checker tests the two resets at the ends: in its cases marked "past the window" both scans
-#   start from 100, not 0, and only those two resets keep that value out.
+# * **Edge cases:** there is no truncation input and no bootstrap. The window's last step resets in
+#   the forward, and step 0, which has no step before it, in the backward. The checker tests both:
+#   in its cases marked "past the window" both scans start from 100, not 0, and only those two
+#   resets keep that value out.
 #
 # <details><summary>Details: what the checker compares</summary>
 #
@@ -554,15 +543,27 @@ exercises.attempt("transposed_scan", transposed_scan)
 # <details><summary>Hint 1: where to start</summary>
 #
 # You have written both scans already. The forward is the return as a prologue. The backward is
-# your `transposed_scan`, with the discount and the flag of the step before. The skeleton below
-# shows where each goes.
+# your `transposed_scan`, with the discount and the flag of the step before. In each recurrence,
+# which factor multiplies the carried value, and where is it cut? The skeleton below shows where
+# each prologue goes.
 #
 # </details>
 #
 # <details><summary>Hint 2: the plan</summary>
 #
+# * The triples of the two prologues, in the card's Triton form, with the multiplier $\gamma$ at
+#   every step:
+#
+#   | pass | step | $b_t$ | reset? |
+#   | --- | --- | --- | --- |
+#   | forward | ordinary | $r_t$ | no |
+#   | forward | termination | $r_t$ | yes |
+#   | forward | the window's last step ($t = T-1$) | $r_t$ | yes |
+#   | backward | $t \ge 1$, step $t-1$ not terminated | $dG_t$ | no |
+#   | backward | $t \ge 1$, step $t-1$ terminated | $dG_t$ | yes |
+#   | backward | $t = 0$: no step before it | $dG_0$ | yes |
+#
 # * Both prologues read $\gamma$ from `P[0]`.
-# * Forward prologue: $a_t = \gamma$, and the reset where the step terminates or `t == T - 1`.
 # * `forward` keeps what the backward needs: `ctx.save_for_backward(terminated)` and
 #   `ctx.gamma = gamma`. It returns `exercises.scan_hook(...)` of `(rewards, terminated)`, `(gamma,)`.
 # * `backward` gets `grad`, the upstream gradient $dG$. It may be a broadcast view. `scan_hook` takes

@@ -89,7 +89,7 @@ DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
 KERNEL = "triton"
 rng = np.random.default_rng(4)
 torch.manual_seed(4)  # the printed figures repeat from run to run
-n = lambda x: x.cpu().numpy()  # noqa: E731
+to_numpy = lambda x: x.cpu().numpy()  # noqa: E731
 
 # %% [markdown]
 # ## 1. The loop
@@ -288,10 +288,11 @@ rollout4 = (lr_, r, v, gamma, term, trunc, nv, kw)  # kept for the optional sect
 # %%
 vs, pg = rl.vtrace(lr_, r, v, gamma=gamma, lambda_=lam, terminated=term, truncated=trunc, next_values=nv,
                    mask=mask, backend=KERNEL, **kw)
-e_vs, e_pg = reference.vtrace(n(lr_), n(r), n(v), gamma=n(gamma), lambda_=n(lam), terminated=n(term),
-                              truncated=n(trunc), next_values=n(nv), mask=n(mask), **kw)
-np.testing.assert_allclose(n(vs), e_vs, rtol=1e-5, atol=1e-5)
-np.testing.assert_allclose(n(pg), e_pg, rtol=1e-5, atol=1e-5)
+e_vs, e_pg = reference.vtrace(to_numpy(lr_), to_numpy(r), to_numpy(v), gamma=to_numpy(gamma), lambda_=to_numpy(lam),
+                              terminated=to_numpy(term), truncated=to_numpy(trunc), next_values=to_numpy(nv),
+                              mask=to_numpy(mask), **kw)
+np.testing.assert_allclose(to_numpy(vs), e_vs, rtol=1e-5, atol=1e-5)
+np.testing.assert_allclose(to_numpy(pg), e_pg, rtol=1e-5, atol=1e-5)
 assert (vs[~mask] == 0).all() and (pg[~mask] == 0).all()
 
 # %% [markdown]
@@ -302,8 +303,8 @@ tm = lambda x: x.t().contiguous()  # noqa: E731
 vs_tm, pg_tm = rl.vtrace(tm(lr_), tm(r), tm(v), gamma=tm(gamma), lambda_=tm(lam), terminated=tm(term),
                          truncated=tm(trunc), next_values=tm(nv), mask=tm(mask), time_dim=0, backend=KERNEL,
                          **kw)
-np.testing.assert_allclose(n(vs_tm).T, e_vs, rtol=1e-5, atol=1e-5)
-np.testing.assert_allclose(n(pg_tm).T, e_pg, rtol=1e-5, atol=1e-5)
+np.testing.assert_allclose(to_numpy(vs_tm).T, e_vs, rtol=1e-5, atol=1e-5)
+np.testing.assert_allclose(to_numpy(pg_tm).T, e_pg, rtol=1e-5, atol=1e-5)
 
 # %% [markdown]
 # Without `next_values`, $V'_t$ is `values[t+1]`, and `bootstrap_value` follows the last step:
@@ -311,9 +312,10 @@ np.testing.assert_allclose(n(pg_tm).T, e_pg, rtol=1e-5, atol=1e-5)
 # %%
 boot = torch.randn(B, device=DEVICE)
 vs_b, pg_b = rl.vtrace(lr_, r, v, gamma=0.95, terminated=term, bootstrap_value=boot, backend=KERNEL)
-e_vs_b, e_pg_b = reference.vtrace(n(lr_), n(r), n(v), gamma=0.95, terminated=n(term), bootstrap_value=n(boot))
-np.testing.assert_allclose(n(vs_b), e_vs_b, rtol=1e-5, atol=1e-5)
-np.testing.assert_allclose(n(pg_b), e_pg_b, rtol=1e-5, atol=1e-5)
+e_vs_b, e_pg_b = reference.vtrace(to_numpy(lr_), to_numpy(r), to_numpy(v), gamma=0.95, terminated=to_numpy(term),
+                                  bootstrap_value=to_numpy(boot))
+np.testing.assert_allclose(to_numpy(vs_b), e_vs_b, rtol=1e-5, atol=1e-5)
+np.testing.assert_allclose(to_numpy(pg_b), e_pg_b, rtol=1e-5, atol=1e-5)
 print("kernel == loop: clipping, episodes, truncations, padding, per-step γ and λ, time-major")
 
 # %% [markdown]
@@ -352,9 +354,9 @@ curves = {}
 for ratio in (2.0, 1.0, 0.9, 0.6, 0.0):
     log_rho = torch.full((1, T1), float(np.log(ratio)) if ratio > 0 else -30.0, device=DEVICE)
     curves[ratio] = rl.vtrace(log_rho, r1, v1, gamma=0.95, backend=KERNEL).vs
-    ax.plot(n(curves[ratio])[0], label=f"π/μ = {ratio}", ls="--" if ratio == 2.0 else "-")
-ax.plot(n(v1)[0], "k.", ms=3, label="critic $V_t$")
-ax.plot(n(true_v), "k:", label="true value")
+    ax.plot(to_numpy(curves[ratio])[0], label=f"π/μ = {ratio}", ls="--" if ratio == 2.0 else "-")
+ax.plot(to_numpy(v1)[0], "k.", ms=3, label="critic $V_t$")
+ax.plot(to_numpy(true_v), "k:", label="true value")
 ax.set_xlabel("t")
 ax.set_ylabel("vs")
 ax.legend(ncol=3, fontsize=8)
@@ -385,8 +387,8 @@ assert profile.rollout_error("vtrace", 3, 1000, DEVICE) < 1e-5  # 3 × 1,000 ste
 # %% [markdown]
 # ## 5. Optional: profile it
 #
-# **Takeaway: every implementation agrees with ours, and the backward's extra wall time is mostly
-# host time, as in [notebook 01, section 6](01_discounted_return.ipynb#6.-Optional:-profile-it).**
+# **Takeaway: every implementation in the table agrees with ours.** The backward's extra wall time
+# is mostly host time, as in [notebook 01, section 6](01_discounted_return.ipynb#6.-Optional:-profile-it).
 # The cell prints the committed H200 table and chart and measures nothing
 # ([how to read them](08_profiling.ipynb#Reading-the-profile-tables-of-notebooks-01-to-07)).
 
@@ -432,28 +434,30 @@ assert all(wall > 2 * gpu for wall, gpu, *_ in profile.backward_added(h200).valu
 #   * `X[3]`, `next_log_ratio`, $\log \pi/\mu$ of $u_{t+1}$: entry $t$ is already step $t+1$'s, so
 #     no shift;
 #   * `X[4]`, `terminated`, a bool flag.
-# * **Returns:** the triple $(a_t, b_t, \text{reset}_t)$ whose reverse scan is $G_t$, with
-#   $a_t = \gamma c_{t+1}$ at every step ([the card](01_discounted_return.ipynb#The-episode-end-card)'s
-#   Triton form), and no truncation input:
+# * **Returns:** the triple $(a_t, b_t, \text{reset}_t)$ whose reverse scan is $G_t$, in
+#   [the card](01_discounted_return.ipynb#The-episode-end-card)'s Triton form. There is no
+#   truncation input.
+# * **Edge cases:** the window's last step resets, as a termination does, and takes $c = 0$ there,
+#   which gives $b$ its end form (as in notebook 03). Behind a termination the `next_*` inputs may
+#   be NaN: select them away.
+#
+# <details><summary>Hint 1: where to start</summary>
+#
+# It has the shape of notebook 03's worked `td_lambda_prologue`, or of your `q_lambda`.
+# Expand the bracket: which factor multiplies $G_{t+1}$?
+# That factor is $a_t$, and everything else goes into $b_t$.
+#
+# </details>
+#
+# <details><summary>Hint 2: the plan</summary>
+#
+# * The triples, step by step, with $a_t = \gamma c_{t+1}$ at every step (not read at a reset):
 #
 #   | step | $b_t$ | reset? |
 #   | --- | --- | --- |
 #   | ordinary | $r_t + \gamma(\mathbb E_\pi Q_{t+1} - c_{t+1} Q_{t+1})$ | no |
 #   | termination | $r_t$ | yes |
 #   | the window's last step, not terminated ($c = 0$) | $r_t + \gamma\,\mathbb E_\pi Q_{t+1}$ | yes |
-#
-#   At the window's last step $c = 0$ gives $b$ its end form, as in notebook 03.
-# * **Edge cases:** behind a termination the `next_*` inputs may be NaN: select them away.
-#
-# <details><summary>Hint 1: where to start</summary>
-#
-# It has the shape of notebook 03's worked `td_lambda_prologue`, or of your `q_lambda`.
-# The table comes from expanding the bracket.
-# What multiplies $G_{t+1}$ is $a_t$, and everything else goes into $b_t$.
-#
-# </details>
-#
-# <details><summary>Hint 2: the plan</summary>
 #
 # * $\pi/\mu$ is `exp(next_log_ratio)`, loaded at `offs`: entry $t$ is already step $t+1$'s.
 # * $c_{t+1} = \lambda\min(1, \pi/\mu)$, and $c = 0$ where `t == T - 1`.
@@ -543,13 +547,9 @@ exercises.attempt("retrace", retrace)
 #   $\rho^{pg}_t\big(r_t + \gamma(1-\text{term}_t)\,v_{t+1} - V_t\big)$, with
 #   $\rho^{pg}_t = \min(\bar\rho, \pi_t/\mu_t)$ and $\pi_t/\mu_t$ = `exp(log_rhos)`: clipped at ρ̄
 #   itself, as the paper does (at λ = 1 rlax's form and the paper's agree).
-# * **Each kind of step** (there is no truncation input):
-#
-#   | step | $v_{t+1}$ | the epilogue returns |
-#   | --- | --- | --- |
-#   | ordinary | `y_in` | $\rho^{pg}_t(r_t + \gamma v_{t+1} - V_t)$ |
-#   | termination (at any step, the window's last included) | none | $\rho^{pg}_t(r_t - V_t)$: `tl.where(term, 0.0, ...)` reads neither `y_in` (the next episode's value) nor `next_values` (maybe NaN) |
-#   | the window's last step, not terminated | `next_values` | $\rho^{pg}_t(r_t + \gamma v_{t+1} - V_t)$ |
+# * **Edge cases:** $v_{t+1}$ is `y_in` inside the window and `next_values` at its last step.
+#   There is no truncation input. At a termination, `y_in` is the next episode's value and
+#   `next_values` may be NaN: select both away.
 #
 # <details><summary>Hint 1: where to start</summary>
 #
@@ -560,14 +560,22 @@ exercises.attempt("retrace", retrace)
 # ```
 #
 # There `v_next` is the step's `next_values`, and `done` marks any episode end, the window's last
-# step included. Here a termination is handled apart, in the table's second row, so only the
-# window's last step switches: `t == T - 1` in place of `done`.
+# step included. Here a termination is handled apart, by the select that $(1-\text{term}_t)$
+# stands for, so only the window's last step switches: `t == T - 1` in place of `done`.
 # The epilogue is elementwise: load what you need at `offs`, as a prologue does.
 # `y_in` already holds $v_{t+1}$. What is left is the formula.
 #
 # </details>
 #
 # <details><summary>Hint 2: the plan</summary>
+#
+# * Each kind of step:
+#
+#   | step | $v_{t+1}$ | the epilogue returns |
+#   | --- | --- | --- |
+#   | ordinary | `y_in` | $\rho^{pg}_t(r_t + \gamma v_{t+1} - V_t)$ |
+#   | termination (at any step, the window's last included) | none | $\rho^{pg}_t(r_t - V_t)$: `tl.where(term, 0.0, ...)` reads neither `y_in` nor `next_values` |
+#   | the window's last step, not terminated | `next_values` | $\rho^{pg}_t(r_t + \gamma v_{t+1} - V_t)$ |
 #
 # * $\rho^{pg}_t$ is the ratio $\pi_t/\mu_t$ = `exp(log_rhos)`, clipped at ρ̄ (`P[1]`) with `tl.minimum`.
 # * The table's $v_{t+1}$ column is one `tl.where` on `t == T - 1`.
@@ -628,17 +636,12 @@ exercises.attempt("vtrace_pg", vtrace_pg)
 # * **Returns:** `(vs, pg)`, both written by kernels of yours, `pg` clipped at ρ̄. The checker
 #   compares them with `reference.vtrace` on rows shorter and longer than a chunk, with
 #   terminations.
-# * **The triple $(a_t, b_t, k_t)$ of each lane**, the reset $k_t$ in
-#   [the card](01_discounted_return.ipynb#The-episode-end-card)'s Triton form. With λ = 1,
+# * **The recurrence** is section 2's at λ = 1, with no truncation input:
+#   $v_t = V_t + \rho_t\delta_t + \gamma(1-\text{done}_t)\,c_t\,(v_{t+1} - V'_t)$, with
 #   $\rho_t = \min(\bar\rho, \pi/\mu)$, $c_t = \min(\bar c, \pi/\mu)$ and
-#   $\delta_t = r_t + \gamma V'_t - V_t$; there is no truncation input:
-#
-#   | step | multiplier $a_t$ | $b_t$ | reset? (`k`) |
-#   | --- | --- | --- | --- |
-#   | ordinary | $\gamma c_t$ | $V_t + \rho_t\delta_t - \gamma c_t V'_t$ | no |
-#   | termination | $\gamma c_t$ | $V_t + \rho_t(r_t - V_t)$ | yes |
-#   | the window's last step, not terminated (the end form, section 2) | $\gamma c_t$ | $V_t + \rho_t\delta_t$ | yes |
-#   | padding, past the row's end | 1 | 0 | no |
+#   $\delta_t = r_t + \gamma(1-\text{term}_t)V'_t - V_t$. Each lane's triple $(a_t, b_t, k_t)$ holds
+#   the reset $k_t$ in [the card](01_discounted_return.ipynb#The-episode-end-card)'s Triton form.
+#   Padding lanes, past the row's end, get the identity $(1, 0, \text{false})$.
 #
 # <details><summary>Details: why a second kernel for pg</summary>
 #
@@ -651,7 +654,7 @@ exercises.attempt("vtrace_pg", vtrace_pg)
 #
 # </details>
 #
-# <details><summary>Details: the table's padding row, a safeguard that never shows here</summary>
+# <details><summary>Details: the padding lanes' identity, a safeguard that never shows here</summary>
 #
 # Padding lanes lie after step $T-1$, which always resets, so nothing from them reaches `vs`. The
 # identity matters in a row with no reset at its end, such as one process's piece of a row split
@@ -660,15 +663,15 @@ exercises.attempt("vtrace_pg", vtrace_pg)
 # </details>
 
 # %% [markdown]
-# **What your kernel does**, part by part: with the table above, these six parts are the whole
-# task. The hints below hold the code.
+# **What your kernel does**, part by part: with the recurrence above, these six parts are the
+# whole task. The hints below hold the code.
 #
 # 1. **The loop.** One program per row walks the row's chunks of `chunk` steps, from the last to
 #    the first; lanes past the row's end are padding. It carries one number from chunk to chunk,
 #    $v$ at the first step of the chunk just done, starting at 0.
-# 2. **The triple.** Each step's five inputs give its triple by the table: $k_t$ is true at a
-#    termination and at the window's last step, and padding lanes get the identity
-#    $(1, 0, \text{false})$. At a termination, select $V'_t$ out of $\delta_t$: it may be NaN.
+# 2. **The triple.** Each step's five inputs give its triple: split the recurrence as section 2
+#    does, with the card's resets. Padding lanes get the identity $(1, 0, \text{false})$. At a
+#    termination, select $V'_t$ out of $\delta_t$: it may be NaN.
 # 3. **The reset.** A reverse scan of the chunk's triples gives each step the map $(A, B, K)$ of
 #    itself and the chunk's later steps. The combine is 00c's `reset_combine`, and
 #    `tl.associative_scan(..., reverse=True)` calls it as `combine(later run, earlier run)`
@@ -735,6 +738,15 @@ torch.testing.assert_close(y_ref, torch.tensor([[3.6, 5.2]]))  # the package agr
 # </details>
 #
 # <details><summary>Hint 2: the plan</summary>
+#
+# The triple of each lane:
+#
+# | step | multiplier $a_t$ | $b_t$ | reset? (`k`) |
+# | --- | --- | --- | --- |
+# | ordinary | $\gamma c_t$ | $V_t + \rho_t\delta_t - \gamma c_t V'_t$ | no |
+# | termination | $\gamma c_t$ | $V_t + \rho_t(r_t - V_t)$ | yes |
+# | the window's last step, not terminated (the end form, section 2) | $\gamma c_t$ | $V_t + \rho_t\delta_t$ | yes |
+# | padding, past the row's end | 1 | 0 | no |
 #
 # The first kernel's loop over chunks, as in your `reset_scan`. The `...` is parts 2–4 of the
 # checklist. `c` is the chunk's index here, so give $c_t$ another name.
@@ -816,8 +828,8 @@ print(inspect.getsource(getattr(exercises.vtrace_prologue, "fn", exercises.vtrac
 # *(Answer each in its cell below, for your teacher's grader.)*
 #
 # 1. Set `rho_bar = c_bar = float("inf")`: `vs` becomes the importance-sampled λ-return. Its mean
-#    is π's λ-return built on the current critic (equal to $V^\pi$ only when $V = V^\pi$), with
-#    no clipping bias. Take 1000 rows of $T = 20$ steps, γ = 0.9, λ = 1, every reward 1, a
+#    is π's λ-return built on the current critic, with no clipping bias. It equals $V^\pi$ when
+#    $V = V^\pi$, and at λ = 1 already when the bootstrap value is right on average. Take 1000 rows of $T = 20$ steps, γ = 0.9, λ = 1, every reward 1, a
 #    critic $V = 0$ everywhere and a bootstrap value of 0. Draw each step's `log_rhos`
 #    independently from $\mathcal N(-\tfrac12, 1)$, so that $E[\rho] = 1$ as for a real ratio π/μ.
 #    Compare the variance of `vs[:, 0]` with and without the clips. Then compute the unclipped

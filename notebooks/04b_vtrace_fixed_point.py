@@ -79,17 +79,19 @@ rng = np.random.default_rng(41)
 # the condition. The condition only has to hold in states μ visits; the critic never trains on or
 # reads the others.
 #
-# **In training's windows.** A window only truncates the series, and training still stops exactly
-# where $d = 0$. The window's last step resets with its end form
-# ([notebook 04, section 2](04_vtrace.ipynb#2.-Prologue,-scan,-epilogue)), so a step $j$ steps
-# before the end gets the first $j + 1$ terms. Training makes 0 the correction averaged over the
-# positions, and the fold shows that this average is 0 exactly where $d = 0$.
+# **In training's windows.** A window of $T$ steps cuts the series short. Its last step resets
+# with its end form ([notebook 04, section 2](04_vtrace.ipynb#2.-Prologue,-scan,-epilogue)), so a
+# step $j$ steps before the end gets only the first $j + 1$ terms. Training then makes 0 the
+# correction averaged over the window's positions. Assume that μ's states are equally likely at
+# every position, as in a stationary rollout. Then that average is
+# $\frac{1}{T}\sum_{k<T}(T-k)(\gamma C)^k d$, and its matrix is invertible, so the average too is
+# 0 exactly where $d = 0$. The fold shows both steps.
 #
 # <details><summary>Details: the average over a window's positions, and why it is 0 only at d = 0</summary>
 #
-# Say μ's states are equally distributed at every position, as in a stationary rollout. Then the
-# $k$-th term has the same mean, $(\gamma C)^k d$, at every position it reaches. A window of
-# $T = 3$ steps shows which positions receive which terms:
+# With μ's states equally likely at every position, the $k$-th term has the same mean,
+# $(\gamma C)^k d$, at every position it reaches. A window of $T = 3$ steps shows which positions
+# receive which terms:
 #
 # | position | steps before the end | term 0, mean $d$ | term 1, mean $\gamma C d$ | term 2, mean $(\gamma C)^2 d$ |
 # | --- | --- | --- | --- | --- |
@@ -275,7 +277,7 @@ w_on = np.minimum(0.5 * pi, pi)  # on-policy (mu = pi), rho_bar = 0.5: every wei
 assert np.allclose(w_on / w_on.sum(), pi)  # ... and still pi_rho_bar = pi: the fixed point is V^pi
 
 # %% [markdown]
-# At $V^\pi$ with $\bar\rho = 1$ the cell prints about −0.19, the mean of the whole correction
+# At $V^\pi$ with $\bar\rho = 1$ the cell above prints −0.187, the mean of the whole correction
 # `vs` − V. Its first term alone, $E_\mu[\rho_t\delta_t]$, is the one-step correction: the update
 # that the step's own TD error makes, before any trace. Here it is −0.12, and it is the value the
 # exercise's checker below reports if you hand it $V^\pi$. The rest is the traces' later terms. In
@@ -293,7 +295,7 @@ corr_v_pi = corrections(v_pi, 1.0)  # vs - V at every step, at V^pi
 print(f"at V^pi: one step {one_step:+.4f}, gamma E[c] {trace:.2f}, all terms {all_terms:+.4f}; "
       f"the batch's mean {float(corr_v_pi.mean()):+.4f}")
 assert abs(one_step + 0.12) < 1e-12 and abs(trace - 0.36) < 1e-12 and abs(all_terms + 0.1875) < 1e-12
-assert round(float(corr_v_pi.mean()), 2) == -0.19  # "prints about -0.19"
+assert f"{float(corr_v_pi.mean()):+.3f}" == "-0.187"  # "the cell above prints −0.187" (its at_v_pi, same format)
 rho_mu = torch.clamp(log_rhos_mu.exp(), max=1.0)  # the clipped rho of each step, rho_bar = 1
 torch.testing.assert_close(corr_v_pi[:, -1], (rho_mu * (r_mu + g1 * v_pi - v_pi))[:, -1])  # last step: rho delta
 

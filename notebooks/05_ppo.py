@@ -336,8 +336,9 @@ print("bitwise identical across calls")
 # * `store` and `store_grad` write an output and a gradient.
 #
 # In the code, the gradient rule is `tl.where(b_clipped < b_unclipped, 0.0, ...)`, and
-# `load(..., m_valid, 0.0, ...)` reads nothing where the mask is 0. `X[NORM]`, the normalisation's
-# slot, is in "Details: the statistics and the normalisation" below.
+# `load(..., m_valid, 0.0, ...)` reads nothing where the mask is 0. How the normalisation reaches
+# the kernel, through its slot `X[NORM]`, is package internals: the last box of [notebook 13c,
+# section 6](13c_inside_the_package.ipynb#6.-Looking-at-the-compiled-code).
 #
 # </details>
 #
@@ -367,22 +368,9 @@ for fn in (ppo._ppo_terms, ppo._ppo_forward, ppo._ppo_backward):
 # $\mathrm{KL}(\pi_{\text{old}}\,\|\,\pi)$: non-negative and unbiased for samples from
 # $\pi_{\text{old}}$.
 #
-# CleanRL normalises each minibatch, $\tilde A = (\hat A - \mu)/(\sigma + 10^{-8})$. Masked steps
-# never enter $\mu$ or $\sigma$.
-#
-# **The normalisation's slot, `X[NORM]`.** A first reduction (`_adv_moments`) computes $\mu$. The
-# scale $s = 1/(\sigma + 10^{-8})$, with $\sigma$ computed with $N - 1$ in its denominator as
-# CleanRL's `advantages.std()` is, then enters in one of three ways:
-#
-# | the call | $\sigma$ known before the main pass? | `X[NORM]` in the main pass | where $s$ is applied |
-# | --- | --- | --- | --- |
-# | mean or summed loss | no: the main pass sums $(\hat A - \mu)^2$ beside the loss | $(\mu, 1)$ | once, on the loss total |
-# | `reduction="none"` | yes: a second reduction computes it | $(\mu, s)$ | to each element |
-# | the backward | yes: the forward's, reused | $(\mu, s)$ | to each element |
-#
-# `_scale` reads the second number; without normalisation `X[NORM]` is `None` and `_scale` gives 1.
-# Scaling the total once is allowed because a positive factor passes through a min:
-# $\min(\rho x, c x)\,s = \min(\rho x s, c x s)$ for $s > 0$.
+# CleanRL normalises each minibatch, $\tilde A = (\hat A - \mu)/(\sigma + 10^{-8})$, with
+# $\sigma$ computed with $N - 1$ in its denominator, as `advantages.std()` does. Masked steps never
+# enter $\mu$ or $\sigma$.
 #
 # </details>
 #

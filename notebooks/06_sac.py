@@ -559,6 +559,21 @@ assert not h200 or RES["gpu"] == "NVIDIA H200"  # "the benchmark's GPU": the com
 #
 # </details>
 #
+# The prologue to start from, notebook 03's worked `td_lambda_prologue`, printed from notebook 03:
+
+# %%
+import json  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(profile.results_folder()))  # the checkout: benchmarks/results/ is two levels down
+with open(os.path.join(ROOT, "notebooks", "03_td_lambda.ipynb"), encoding="utf-8") as f:
+    (cell_03,) = [c for c in json.load(f)["cells"] if c["cell_type"] == "code" and "def td_lambda_prologue(" in "".join(c["source"])]
+cell_03 = "".join(cell_03["source"])
+td_lambda_source = cell_03[:cell_03.index("\n\n")]  # the function: the cell up to its first blank line
+print(td_lambda_source)
+assert td_lambda_source.startswith("@triton.jit\ndef td_lambda_prologue(X, P, offs, t, m, T):")
+assert "    return " in td_lambda_source  # the whole function, its triple included
+
+# %% [markdown]
 # **Scan $G_t$ itself**, not section 2's $H_t$: this harness has no epilogue to turn $H$ back into
 # $G$. The two forms side by side ($\ell_t$, the step's λ, is defined below the recurrence):
 #

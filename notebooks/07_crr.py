@@ -560,9 +560,11 @@ exercises.attempt("awac_weights", awac_weights)
 #      scan (notebook 04's exercise `retrace`). On a small example with noisy rewards and an exact
 #      $Q' = Q^\pi$, check that its mean is $Q^\pi$ although $\mu \ne \pi$, while the uncorrected
 #      λ = 0.5 target's mean is not.
-#    * (c) Set $c_s = \lambda$, with no importance weight. This is Harutyunyan et al.'s
-#      $Q^\pi(\lambda)$; section 2's λ-return differs from it by lacking a $-Q(s_{t+1}, u_{t+1})$
-#      correction. Is the mean still $Q^\pi$? Then add a bias to $Q'$: what do the weights buy?
+#    * (c) Set $c_s = \lambda$, with no importance weight: Harutyunyan et al.'s $Q^\pi(\lambda)$.
+#      Each of its steps adds
+#      $\gamma\lambda\big(\mathbb{E}_{u'\sim\pi} Q'(s_{t+1}, u') - Q'(s_{t+1}, u_{t+1})\big)$
+#      to the step of section 2's λ-return. Is the mean still $Q^\pi$? Then add a bias to $Q'$:
+#      what do the weights buy?
 # 3. With i.i.d. critic values, what fraction of dataset actions does CRR-binary keep with a max
 #    baseline over $K$ samples? Measure it for $K = 1, 2, 4, \dots, 64$ and compare with
 #    $1/(K+1)$.

@@ -30,8 +30,17 @@
 
 # %% [markdown]
 # Each section asks a question, has you predict, shows a table or a chart, and states its finding.
-# GPU figures are an H200's committed results unless a line names another card; where they come
-# from: [notebook 14, section 1](14_appendix_data.ipynb). Section 5 times PyTorch code on your CPU.
+#
+# **Where each number comes from.** Every printed table starts with a `source:` line naming one of
+# these (the files: [notebook 14, section 1](14_appendix_data.ipynb)):
+#
+# | source | card | what it timed |
+# | --- | --- | --- |
+# | the benchmark run | H200 | every call once: its GPU time (CUDA-graph replays) and its wall time |
+# | the wall probe | H200, the same session | our calls a second time, and a bare `torch.add`: wall time |
+# | the paired loss probe | H100 | the three losses against their eager formulas, in 15 paired rounds |
+# | the replay probe | H200, the same session | GAE's call eager, then captured in CUDA graphs |
+# | this machine | yours | section 5's op counts and CPU timings |
 #
 # **Skip the "Checks" cells** (folded, starting `# Checks`): CI runs them against the data files.
 
@@ -64,6 +73,24 @@ RESULTS = profile.results_folder()  # benchmarks/results/ beside the package
 RES = profile.committed_results(RESULTS)[1]  # H200-2026-12-06.json (profile.COMMITTED_RUN)
 FULL = profile.committed_results(RESULTS, profile.COMMITTED_SWEEP)[1]  # H200-2026-11-30d.json
 BW = RES["copy_bandwidth_Bps"]  # bytes read + written per second, device-to-device copy
+
+
+def card(text):
+    """The card a results file names ("H200" or "H100")."""
+    return re.search(r"H\d00", text)[0]
+
+
+def first_line(name):
+    """The first line of a results file, which names its card."""
+    return open(os.path.join(RESULTS, name), encoding="utf-8").readline()
+
+
+# the legend's sources, each with the card its file names
+SOURCE = {"run": f"the benchmark run ({card(RES['gpu'])})",
+          "wall": f"the wall probe ({card(first_line(profile.COMMITTED_WALL))})",
+          "loss": f"the paired loss probe ({card(first_line(profile.COMMITTED_LOSS_WALL))})",
+          "replay": f"the replay probe ({card(first_line(profile.COMMITTED_REPLAY))})", "here": "this machine"}
+assert [card(SOURCE[k]) for k in ("run", "wall", "loss", "replay")] == ["H200", "H200", "H100", "H200"]  # the legend
 print(f"{RES['gpu']}, {RES['date']}, torch {RES['versions']['torch']}, triton {RES['versions']['triton']}: "
       f"copy bandwidth {BW / 1e12:.3f} TB/s, {len(RES['rows'])} rows")
 print(f"installed here: torch {torch.__version__}, triton {triton.__version__}")
@@ -120,6 +147,7 @@ GAE_TRAFFIC = [dict(tensor=n, access=a, bytes=b) for n, a, b in [
     ("rewards r_t", "read", 4), ("values V(s_t)", "read", 4), ("terminated (bool)", "read", 1),
     ("advantages Â_t", "write", 4), ("returns Â_t + V(s_t)", "write", 4)]]
 gae_bytes = sum(t["bytes"] for t in GAE_TRAFFIC)
+print("source: counted by hand. GAE, float32, per (row, step)")
 print(profile.table(GAE_TRAFFIC))
 against(my_gae_bytes, gae_bytes, "GAE's bytes per (row, step), float32")
 assert gae_bytes == profile.op("gae").bytes_per_step(4) == 17
@@ -128,6 +156,7 @@ PPO_TRAFFIC = [dict(tensor=n, access=a, bytes=b) for n, a, b in [
     ("log_probs (new policy)", "read", 4), ("old_log_probs", "read", 4), ("advantages", "read", 4),
     ("loss (one scalar)", "write", 0)]]
 ppo_bytes = sum(t["bytes"] for t in PPO_TRAFFIC)
+print("\nsource: counted by hand. PPO's loss, float32, per (row, step)")
 print(profile.table(PPO_TRAFFIC))
 print(f"PPO's loss moves {ppo_bytes} B per (row, step) in float32")
 assert ppo_bytes == profile.op("ppo").bytes_per_step(4) == 12
@@ -147,16 +176,21 @@ print(f"PPO: {B * T * ppo_bytes / 1e6:.1f} MB → {ppo_floor_ms * 1e3:.1f} µs")
 
 # %% [markdown]
 # **Finding:** GAE moves 17 B per step, PPO's loss 12. At 16384×1024 GAE's 285 MB take at least
-# 67 µs. One exception: bytes read again from the **L2 cache**, a 60 MiB memory on the GPU chip,
-# faster than the card's main memory, can beat the floor (section 3).
+# 67 µs. One exception: bytes read again from the **L2 cache**, a memory on the GPU chip that is
+# faster than the card's main memory, can beat the floor (section 3). The H200 reports an L2 of
+# 60 MiB (`L2_cache_size` = 62,914,560 bytes, as [notebook 14](14_appendix_data.ipynb), section 4,
+# reads it).
 #
 # **One model for the rest of this notebook.** Launches are asynchronous, so a call's host work
 # (Python, checks, the launcher, the allocator) overlaps its GPU work:
 #
-# $$\text{wall} \approx \max(\text{host},\ \text{GPU}), \qquad \text{GPU} \approx t_0 + t_\text{floor},$$
+# $$\text{wall} \approx \max(\text{host},\ \text{GPU}), \qquad \text{GPU} \approx t_0 + t_\text{floor}.$$
 #
-# with $t_0 \approx 2$ µs, what the smallest shape's kernels take, and host $\approx 23$ µs, the
-# lightest forward call's wall time at 16×128 and 4096×128. Most calls take more, up to 78 µs.
+# Its two constants come from the benchmark run:
+#
+# * $t_0 \approx 2$ µs: the GPU time of a kernel at the smallest shape, 16×128.
+# * host $\approx 23$ µs: the wall time of the lightest forward call at 16×128 and 4096×128. Most
+#   calls take more, up to 78 µs.
 
 # %%
 T0_US, HOST_US = 2.0, 23.0  # the model's constants (the Checks cell below reads them off the committed data)
@@ -183,6 +217,7 @@ _small = [row(RES, a, *s)["full_call_us"] for a in ALGS for s in [(16, 128), (40
 assert sum(w > HOST_US for w in _small) > len(_small) / 2  # "most calls take more"
 assert round(max(r["full_call_us"] for r in smallest)) == 78 > 2 * HOST_US  # "up to 78 µs" (at 16×128)
 assert (gae_bytes, ppo_bytes) == (17, 12) and round(B * T * gae_bytes / 1e6) == 285  # "17 B ... 12", "285 MB"
+assert 60 * 2**20 == 62_914_560  # "60 MiB (L2_cache_size = 62,914,560 bytes)"
 assert round(gae_floor_ms * 1e3) == 67  # "at least 67 µs"
 r_gae, r_ppo = row(RES, "gae", B, T), row(RES, "ppo", B, T)
 assert r_gae["bytes"] == B * T * gae_bytes and r_ppo["bytes"] == B * T * ppo_bytes
@@ -211,7 +246,7 @@ for name in ALGORITHMS:
                       "model GPU µs": "(exercise)" if hidden else model_gpu, "GPU µs": 1e3 * r["kernel_ms"],
                       "GPU ÷ model": "(exercise)" if hidden else 1e3 * r["kernel_ms"] / model_gpu,
                       "% floor": "(exercise)" if hidden else 100 * r["floor_ms"] / r["kernel_ms"]})
-print(f"H200, committed results {RES['date']}, {B}×{T} float32, forward")
+print(f"source: {SOURCE['run']}. {B}×{T}, float32, forward")
 print(profile.table(gpu_table, digits=3))
 model_pct_gae = 100 * gae_floor_ms * 1e3 / model_us(B, T, gae_bytes)[1]  # the model: floor ÷ (t0 + floor)
 against(my_pct_floor, 100 * row(RES, "gae", B, T)["floor_ms"] / row(RES, "gae", B, T)["kernel_ms"],
@@ -297,7 +332,7 @@ ax.plot(names, [model_us(*s, gae_bytes)[0] / model_us(*s, gae_bytes)[1] for s in
 for y, text in [(3.5, "host-bound"), (1.55, "mixed"), (1.0, "GPU-bound")]:
     ax.text(-0.3, y, text, fontsize=8, va="center")
 ax.set(yscale="log", xlim=(-0.35, 3.2), ylim=(0.8, 100), ylabel="wall ÷ GPU time per call (log)",
-       xlabel="B × T (shape of the rollout)", title=f"H200, committed results {RES['date']}, forward: where a call's time goes")
+       xlabel="B × T (shape of the rollout)", title=f"{SOURCE['run']}, forward: where a call's time goes")
 ax.legend(fontsize=7, ncol=3, loc="upper right")
 plt.tight_layout()
 plt.show()
@@ -314,7 +349,7 @@ for s in SHAPES:
                                             if k in labels),
                         "model's wall ÷ GPU, GAE": model_wall / model_gpu, "model's GPU µs, GAE": model_gpu,
                         "the scans' GPU µs": f"{min(gpu_us[a, s] for a in scans):.3g}–{max(gpu_us[a, s] for a in scans):.3g}"})
-print("H200, benchmark run, forward, our calls: wall ÷ GPU time over the algorithms, and the model's figures")
+print(f"source: {SOURCE['run']}. Forward, our calls: wall ÷ GPU time over the algorithms, and the model's figures")
 print(profile.table(shape_table, digits=3))
 
 # %% [markdown]
@@ -379,11 +414,10 @@ assert min(sec["fwd", "torch.add"] for sec in probe.values()) == 8.2  # "`torch.
 
 # %%
 my_lowest_x = None  # your prediction: the lowest round's ratio, the eager formula's wall time ÷ ours
-LOSS_CARD = open(os.path.join(RESULTS, profile.COMMITTED_LOSS_WALL), encoding="utf-8").readline()[2:].split(",")[0]
 paired = profile.read_loss_wall()  # the paired loss probe: (loss, shape, pass, impl) -> (µs, ratio's median, lowest, highest)
 eager_paired_us, median_x, lowest_x, highest_x = paired["ppo", (4096, 128), "fwd+bwd", "pytorch_eager"]
 ours_paired_us = paired["ppo", (4096, 128), "fwd+bwd", "rltriton_lite"][0]
-print(f"{LOSS_CARD}, the paired loss probe, PPO's loss with its backward at 4096×128, 15 paired rounds: "
+print(f"source: {SOURCE['loss']}. PPO's loss with its backward at 4096×128, 15 paired rounds: "
       f"ours {ours_paired_us:.0f} µs, the eager formula {eager_paired_us:.0f} µs per call (the medians)")
 print(f"the eager formula's time ÷ ours within a round: median {median_x:.2f}, lowest {down(lowest_x, 2):.2f}, "
       f"highest {up(highest_x, 2):.2f}")
@@ -401,7 +435,7 @@ against(my_lowest_x, lowest_x, "the lowest round's ratio, the eager formula ÷ o
 # %% jupyter={"source_hidden": true}
 # Checks: the paired ratio, on the paired loss probe (CI runs them; skip when reading)
 _loss_text = open(os.path.join(RESULTS, profile.COMMITTED_LOSS_WALL), encoding="utf-8").read()
-assert _loss_text.startswith("# NVIDIA H100") and "H100" in LOSS_CARD  # "15 rounds on an H100"
+assert _loss_text.startswith("# NVIDIA H100") and "H100" in SOURCE["loss"]  # "15 rounds on an H100"
 assert "the order reversed every other round" in _loss_text.splitlines()[0]  # "the order reversed every other round"
 assert "15 interleaved rounds" in _loss_text[:400]  # "15 rounds"
 assert [down(lowest_x, 2), up(highest_x, 1)] == [1.58, 2.3]  # "1.58× to 2.3× our wall time", rounded outwards
@@ -441,8 +475,8 @@ for what, us in [("gae, graph of 1 call", replay_one), ("gae, graph of 100 calls
     removed[what] = 100 * (1 - us / replay_eager)
     saving.append({"call": what, "source": "replay probe", "wall µs": replay_eager, "replayed µs": us,
                    "removed %": removed[what]})
-print("4096×128 forward: what capturing the call in a CUDA graph removes (the last two rows: GAE again, each")
-print("replay against the replay probe's own eager call)")
+print(f"source: {SOURCE['run']}; the last two rows, {SOURCE['replay']}. 4096×128 forward: what capturing the call")
+print("in a CUDA graph removes (the last two rows: GAE again, each replay against the replay probe's own eager call)")
 print(profile.table(saving, digits=3))
 model_wall, model_gpu = model_us(4096, 128, gae_bytes)
 model_removed = 100 * (1 - model_gpu / wall_us["gae", (4096, 128)])
@@ -600,12 +634,12 @@ for T_, N_, who in CPU_SIZES:
     cpu_rows.append({"T × N": f"{T_}×{N_}", "loop ms": loop_ms, "torch path ms": torch_ms,
                      "loop µs/op": 1e3 * loop_ms / loop_ops})
 assert max(errors) < 1e-5  # the same advantages
-print("GAE, float32: ATen ops per call, counted (the same on every machine)")
+print(f"source: {SOURCE['here']}. GAE, float32: ATen ops per call, counted (the same on every machine)")
 print(profile.table(op_rows, digits=3))
 print("one step of the loop, ops by name:", {n: round(c / 128, 2) for n, c in ops_of(cleanrl_gae, rollouts[128, 4]).items()})
 scan_growth = op_rows[1]["torch path ops"] / op_rows[0]["torch path ops"]
 against(my_scan_ops_x, scan_growth, "the scan's ops at 2048×1 ÷ at 128×4", model=11 / 7)
-print("\nthe same calls timed on this CPU, one thread: ms per call, fastest of 15 (needs a quiet machine)")
+print(f"\nsource: {SOURCE['here']}, one CPU thread. The same calls: ms per call, fastest of 15 (needs a quiet machine)")
 print(profile.table(cpu_rows, digits=3))
 growth = cpu_rows[1]["loop ms"] / cpu_rows[0]["loop ms"]
 op_growth = op_rows[1]["loop ops"] / op_rows[0]["loop ops"]
@@ -648,7 +682,8 @@ for r in cpu_rows:  # with many envs the scan's arithmetic on the whole rollout 
 
 # %%
 loop_h200, ours_h200 = row(RES, "gae", 4096, 128, impl="pytorch_loop"), row(RES, "gae", 4096, 128)
-print(f"H200, GAE 4096×128 forward, wall µs per call: PyTorch loop over time {loop_h200['full_call_us']:,.0f}, "
+print(f"source: {SOURCE['run']}. GAE 4096×128 forward, wall µs per call: "
+      f"PyTorch loop over time {loop_h200['full_call_us']:,.0f}, "
       f"rltriton_lite {ours_h200['full_call_us']:.1f}: {loop_h200['full_call_us'] / ours_h200['full_call_us']:.0f}×")
 
 # %% [markdown]
@@ -697,7 +732,7 @@ for who, fn in [("CleanRL's loop", cleanrl_gae), ("rl.gae (the PyTorch path)", p
             fn(*rollouts[128, 4])
     averages = prof.key_averages()
     profiled[who] = {e.key: e.count for e in averages if e.key.startswith("aten::")}
-    print(f"{who}, {PROFILED_CALLS} calls at 128×4: {len(profiled[who])} kinds of aten op, "
+    print(f"source: {SOURCE['here']}. {who}, {PROFILED_CALLS} calls at 128×4: {len(profiled[who])} kinds of aten op, "
           f"{sum(profiled[who].values())} calls")
     print(averages.table(sort_by="self_cpu_time_total", row_limit=8))
 
@@ -732,7 +767,7 @@ ui, prof_rows = profile.profiler("gae")
 ui
 
 # %%
-print(f"gae, profiler rows ({LIVE})")
+print(f"source: {SOURCE['here']} ({LIVE}). GAE, profiler rows")
 print(profile.live_table(prof_rows))
 timed = [r for r in prof_rows if r["ms"] is not None]  # on a CPU the kernel is checked, not timed
 assert {r["impl"] for r in prof_rows} == {"triton", "torch", "loop"} and {r["impl"] for r in timed} >= {"torch", "loop"}

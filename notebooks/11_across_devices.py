@@ -306,8 +306,8 @@ for key, expected in (("adv", adv), ("ret", ret), ("d_values", values.grad)):
 # The cell below does it by hand:
 #
 # 1. $\delta_{16}$, from rank 1's first value.
-# 2. $A_{16} = \delta_{16} + \gamma\lambda A_{17}$, with $A_{17}$ the carry (rank 1's first
-#    advantage).
+# 2. $\hat A_{16} = \delta_{16} + \gamma\lambda \hat A_{17}$, with $\hat A_{17}$ the carry (rank 1's
+#    first advantage). The hat marks the advantage, to keep it apart from a map's multiplier $A$.
 #
 # In row 0 the carry is selected away, because its episode ends at step 16.
 #
@@ -324,7 +324,7 @@ carry_adv = shares[1]["adv"][:, 0].detach()  # the advantage at rank 1's first s
 by_hand = torch.where(term_[:, t], delta, delta + 0.99 * 0.95 * carry_adv)
 without = torch.where(term_[:, t], delta, r_[:, t] - v_[:, t] + 0.99 * 0.95 * carry_adv)  # V(s_17) taken as 0
 one = adv[:, t].detach()
-print("A at step 16, by hand:", by_hand.numpy().round(4), " one process:", one.numpy().round(4))
+print("advantage at step 16, by hand:", by_hand.numpy().round(4), " one process:", one.numpy().round(4))
 print("without the first values:", without.numpy().round(4))
 assert torch.allclose(by_hand, one) and torch.allclose(by_hand, shares[0]["adv"][:, -1].detach())
 live = ~term_[:, t]  # rows whose episode goes on past step 16

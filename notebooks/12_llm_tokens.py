@@ -476,10 +476,8 @@ assert (adv_cum - adv_loop)[mask].abs().max() > 0.1  # not GAE with λ = 0.95
 # %% [markdown]
 # ## 7. On an H200: the loop, the shortcut and the scan
 #
-# How much does the scan save on a GPU? `python -m rltriton_lite.bench --tokens` timed four
-# implementations on an H200 at LLM shapes, from 256 responses of 1,024 tokens to 4 of a million,
-# with inputs like section 3's. **The numbers below are read from that committed file: this
-# notebook measures nothing.**
+# How much does the scan save on a GPU? Four implementations were timed on an H200 at LLM shapes,
+# from 256 responses of 1,024 tokens to 4 of a million, with inputs like section 3's:
 #
 # | implementation | what it is |
 # |---|---|
@@ -488,9 +486,13 @@ assert (adv_cum - adv_loop)[mask].abs().max() > 0.1  # not GAE with λ = 0.95
 # | **rl.gae(mask=)** | section 4's one call |
 # | **integrations.verl** | the drop-in, with its second scan and the whitening |
 #
-# <details><summary>Details: how the times were taken</summary>
+# <details><summary>Sources</summary>
 #
-# * Wall time per call: calls back to back, one synchronisation at the end, host included.
+# * The times are read from a committed file, `benchmarks/results/tokens/H200-2026-12-03.json`,
+#   written by `python -m rltriton_lite.bench --tokens`: this notebook measures nothing. A run of
+#   another GPU in the same folder is listed by the next cell and changes nothing.
+# * Wall time per call: calls back to back, one synchronisation at the end, host included. GPU
+#   time: a CUDA-graph replay.
 # * The loop: the median of three calls, or one call where it takes a second or more.
 # * All in float32. The inputs have right padding, and a span of tool output in every other
 #   response.
@@ -563,18 +565,15 @@ fig.suptitle(f"Token-level GAE on an {res['gpu']}: committed results ({os.path.b
 plt.show()
 
 # %% [markdown]
-# What the table and the chart show:
+# **The takeaway:** the scan is over 4,000× faster than the loop at every shape, and faster than
+# the cumulative sum too. With the scan, choosing $\lambda < 1$ is no longer a choice about speed.
 #
 # * **The loop pays per step of response length T.** One iteration handles one position of every
-#   response and launches about a dozen small kernels (question 3 counts them). So its "µs per
-#   step of T" column stays between 131 and 177 µs at every shape, from 256 responses to 4.
-#
-# * **The scan pays mostly per call.** For 16× the tokens, its wall time grows only about 3×. It is
-#   over 4,000× faster than the loop at every shape, and in this run faster than the cumulative sum
-#   too. With the scan, choosing $\lambda < 1$ is no longer a choice about speed.
-#
-# * **The drop-in** adds a fraction of a millisecond per call to `rl.gae` alone, once per training
-#   step, and stays hundreds of times faster than the loop it replaces (details below).
+#   response and launches about a dozen small kernels (question 3 counts them), so it costs 131 to
+#   177 µs per step of T at every shape, from 256 responses to 4.
+# * **The scan pays mostly per call.** For 16× the tokens, its wall time grows only about 3×.
+# * **The drop-in** adds a fraction of a millisecond per call, once per training step, and stays
+#   hundreds of times faster than the loop it replaces (details below).
 #
 # <details><summary>Details: the loop's and the scan's time, and the shortcut</summary>
 #
@@ -586,8 +585,9 @@ plt.show()
 #
 # Against the cumulative sum:
 #
-# * Where the sum is fastest (many short responses), the two are close. Both are mostly host time
-#   there, so the order can change with the machine's CPU.
+# * Where the sum is fastest (many short responses), the two are close. The scan is ahead at every
+#   shape in this run, but both are mostly host time there, so the order can change with the
+#   machine's CPU.
 # * On a few very long responses, the scan is far ahead. The cumulative sum's GPU time grows with
 #   the response length, even at the same number of tokens; the scan's barely grows. Compare
 #   256×4096 with 8×131072, a million tokens each: the sum's GPU time goes from 49.5 to 180.0 µs,

@@ -276,8 +276,9 @@ assert 100 * walk["floor_ms"] / walk["kernel_ms"] < 5 and 100 * ours["floor_ms"]
 # The fix is the **time split**: cut each row into segments, one program each (section 0.4). The
 # package's **planner**, which picks each launch's layout, splits rows in time only when a launch
 # would have fewer than two programs per SM and rows of more than 31,744 steps (a split costs a
-# second launch). Shorter rows are walked in wider chunks instead. `tile_plan(B, T)` returns the
-# planner's choices by name:
+# second launch). The threshold counts chunks of 1024 steps: 31 of them are 31,744 steps, and a row
+# of 32 chunks or more is split. Shorter rows are walked in wider chunks instead. `tile_plan(B, T)`
+# returns the planner's choices by name:
 
 # %%
 ON_H200 = Config(min_programs=2 * H200_SMS)  # two programs per SM over the launch, as on an H200
@@ -311,7 +312,9 @@ assert long["time split"] and long["planner: programs"] == 1024 and long["its ch
 assert not by_shape["64×16384"]["time split"] and by_shape["64×16384"]["its chunk (steps)"] == 1024
 # the two conditions: 64 programs are too few, but a row of 16384 steps has only 16 wide chunks, fewer than 32
 assert 64 < ON_H200.min_programs == 264 and 16384 // Config().wide_block == 16 < Config().split_min_chunks == 32
-assert 31 * Config().wide_block == 31_744  # "longer than 31,744 steps"
+assert 31 * Config().wide_block == 31_744  # "31 chunks of 1024 are 31,744 steps"
+# the planner itself: 8 rows of 31,744 steps (31 chunks) are walked whole, one step more (32 chunks) is split
+assert tile_plan(8, 31_744)["segments"] == 1 and tile_plan(8, 31_745)["segments"] > 1
 assert round(by_shape["16384×1024"]["planner: programs"] / H200_SMS) == 62  # 0.2: "about 62 at 16384×1024"
 
 # %% [markdown]
@@ -339,9 +342,11 @@ print({knob: tile_plan(16384, 1024)[knob] for knob in ("rows", "block", "vector"
 #   barriers, issuing no loads; one warp's lanes trade values by shuffles. GAE at 16384×1024 took
 #   123 µs on four warps (4 rows × 256 steps, not pipelined), 81 µs on the tile above.
 # * **Vectors, then lanes** (13c, sections 1 and 2). `tl.associative_scan` composes each thread's
-#   elements in registers before the lanes trade values; the package lays a thread's 16-byte
-#   vectors out from the last one down, so that a reverse scan runs forwards across lanes: GAE's
-#   compiled chunk went from 263 shuffles to 53, at the same time.
+#   elements in registers before the lanes trade values. With `reverse=True` it flips the order of
+#   the lanes, runs a forward scan and flips them back, and each flip costs shuffles. The package
+#   lays a thread's 16-byte vectors out from the last one down, so the reverse scan in time is a
+#   forward scan across lanes and needs neither flip. GAE's compiled chunk went from 263 shuffles
+#   to 53, with its run time unchanged.
 # * **One aligned load per input** (13c, section 3). A chunk starts on a 16-byte boundary where a
 #   row's bytes, T × itemsize, are a multiple of 16; otherwise the rows after the first start
 #   between boundaries, and their 16-byte loads become smaller ones. `values[t+1]` is the loaded
@@ -359,7 +364,8 @@ print({knob: tile_plan(16384, 1024)[knob] for knob in ("rows", "block", "vector"
 #
 # The times of the two tiles, the shuffle counts, the aligned loads and the split's times are
 # `docs/DESIGN.md`'s ("The scan's tile", "Loads", "The time split"), each on the code of its day;
-# the 13 % is the committed run's. Notebook 13c gives each with its source.
+# the 13 % is the committed run's. The two flips are what Triton 3.6 compiles `reverse=True` to.
+# Notebook 13c gives each with its source.
 #
 # </details>
 

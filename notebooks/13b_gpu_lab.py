@@ -23,33 +23,33 @@
 # * **Time:** 30–45 min to read it and run it on a CPU; 1.5–2.5 h with the lab on a GPU. Optional.
 #
 # * **Needs:** notebook 00c (your `reset_scan`) and notebook 13, section 0 (the three rules;
-#   the tile). A GPU for the timing. Without one, every cell still runs: it checks the kernel in the
-#   Triton interpreter and says what it skipped.
+#   the tile). A GPU for the timing. Without one, every cell still runs, in the Triton interpreter.
 #
-# * **Without a GPU:** read sections 1 to 3, then do the checked exercise `resident_programs` and
-#   compile your kernel for an H100 with `compile_for_h100`, which follows it (a minute on a CPU).
-#   Check your kernel under Answer 1, and write Answer 2 from your compiled figures and the
-#   reference's H100 rows. That earns 6 of the lab's 10 points; the other 4, question 1's target and
-#   question 3's profiler, need a GPU.
+# **What to hand in.** On both paths, first the checked exercise `resident_programs`. Then the lab:
+# three answer cells, scored out of 10 by the rubric before the questions.
 #
-# * **Minimum path with a GPU:** sections 1 to 4, then the exercises.
+# * **With a GPU** (read sections 1 to 4; 10 points):
+#   1. Answer 1: your `reset_scan`, with `time_lab`'s table and `target_verdict`'s line.
+#   2. Answer 2: your prediction for the three knobs; a `time_lab` table of three or more
+#      variants, one knob changed in each; one sentence per variant.
+#   3. Answer 3: `profile_once`'s table for your best variant, its CUDA time set against
+#      `time_lab`'s GPU µs.
+# * **Without a GPU** (read sections 1 to 3; 6 points):
+#   1. Answer 1: your `reset_scan`, with the same lines, which check it in the interpreter.
+#   2. Answer 2: your prediction for the three knobs; a `compile_for_h100` table of three or more
+#      variants, one knob changed in each; one sentence per variant on the H100 reference's rows.
+#   3. Answer 3: nothing; the profiler needs a GPU.
 #
 # **The question of this lab:** how close does your own kernel come to the package's? **The
 # answer:** you find out by timing it beside the package on the same GPU, against a target that
 # section 3 sets.
 #
-# This lab is the last step of notebook 13's argument. Notebook 13 gave three rules for a
-# memory-bound kernel and showed how the package's tile follows them; here you test them on your
-# own kernel. Sections 1 to 4 each define one function and show it on a baseline kernel: a check
-# (1), a timing beside the package (2), the verdict against the target (3), and one
-# `torch.profiler` pass (4).
-#
-# The exercises are of two kinds. **`resident_programs`** is checked and needs no GPU: it counts
-# the programs an SM holds at once, the count behind question 2's predictions. **The lab** is three
-# questions, scored out of 10, whose answer cells call sections 1 to 4's functions on your kernel.
+# Notebook 13 gave three rules for a memory-bound kernel; here you test them on your own kernel.
+# Sections 1 to 4 each define one function and show it on a baseline kernel: a check (1), a timing
+# beside the package (2), the verdict against the target (3), and one `torch.profiler` pass (4).
 # New words are in the glossary, [`GLOSSARY.md`](GLOSSARY.md).
 #
-# <details><summary>Details: where the GPU numbers come from</summary>
+# <details><summary>Sources</summary>
 #
 # The cells that time a kernel measure it on your GPU, when you run them. The H200 figures come
 # from the committed run, `benchmarks/results/H200-2026-12-06.json` (`profile.COMMITTED_RUN`),
@@ -620,21 +620,17 @@ if walk_compiled:  # (empty only where Triton cannot compile for NVIDIA GPUs)
 # Run All. Each question gives the lines to put under its answer. Without a GPU those lines still
 # run: they check your kernel in the Triton interpreter and say what they skipped.
 #
-# **The rubric**, 10 points:
+# **The rubric**, one column per path:
 #
-# | points | condition |
-# | --- | --- |
-# | 2 | Question 1, correct: your kernel passes its check in notebook 00c, and `time_lab`'s `assert_close` at every variant you report. |
-# | 2 | Question 1, the target: the best variant you report meets section 3's target. |
-# | 1 | Question 1, instead of the 2 above: half the target, a GPU time at most 3.6 times the package's. |
-# | 2 | Question 2, the prediction, written before any timing: graded on its reasons, not on whether the GPU agreed. |
-# | 1 | Question 2, a table of at least three variants, one knob changed in each. |
-# | 1 | Question 2, one sentence per variant: did it move as predicted, and why? |
-# | 2 | Question 2 without a GPU, instead of the 2 above: `compile_for_h100`'s table of at least three variants, one knob changed in each, and one sentence per variant: did the H100's reference row move as its resident programs predicted? |
-# | 2 | Question 3, the profiler: your kernel's CUDA time, set against `time_lab`'s GPU µs. |
-#
-# Without a GPU you can earn 6 of the 10 points: question 1's correctness, and question 2's
-# prediction, compiled table and sentences.
+# | | points | with a GPU | without a GPU |
+# | --- | --- | --- | --- |
+# | Q1, correct | 2 | your kernel passes its check in notebook 00c, and `time_lab`'s `assert_close` at every variant you report | the same, in the interpreter |
+# | Q1, the target | 2 | the best variant you report meets section 3's target: 2; half of it (a GPU time at most 3.6 times the package's): 1 | — |
+# | Q2, the prediction | 2 | written before any timing, graded on its reasons, not on whether the GPU agreed | the same |
+# | Q2, the table | 1 | `time_lab`'s table of at least three variants, one knob changed in each | `compile_for_h100`'s table of at least three variants, one knob changed in each |
+# | Q2, the sentences | 1 | one per variant: did its GPU time move as predicted, and why? | one per variant: did the H100's reference row move as its resident programs predicted? |
+# | Q3, the profiler | 2 | your kernel's CUDA time, set against `time_lab`'s GPU µs | — |
+# | **total** | | **10** | **6** |
 #
 # **Variants to try** (question 2). Change one knob at a time, and time each variant at the large
 # shape, as in `time_lab(reset_scan, chunk=512, name="chunk 512", shapes=[(16384, 1024)])`.
@@ -672,11 +668,12 @@ if walk_compiled:  # (empty only where Triton cannot compile for NVIDIA GPUs)
 #    pipelining), which way it should move the GPU time at 16384×1024, from a chunk of 256 on
 #    Triton's default 4 warps, and why, in the terms of notebook 13's section 0: sectors,
 #    bytes in flight, resident programs, registers, barriers between warps. This part needs no GPU.
-#    Then, on a GPU, a table of at least three variants, one knob changed in each, with the GPU µs
+#
+#    **With a GPU:** a table of at least three variants, one knob changed in each, with the GPU µs
 #    and % floor at 16384×1024. For each, one sentence: did the time move as you predicted, and
 #    why, in the same terms?
 #
-#    **Without a GPU**, do these steps instead of the table and its sentences:
+#    **Without a GPU:**
 #
 #    * **Step 1.** Compile your kernel under Answer 2 in at least three variants, one knob changed
 #      in each: `mine = compile_for_h100(reset_scan) + compile_for_h100(reset_scan, num_warps=1) +
@@ -687,9 +684,8 @@ if walk_compiled:  # (empty only where Triton cannot compile for NVIDIA GPUs)
 #    * **Step 4.** Write one sentence per variant: did the H100's % floor move as your count
 #      predicted, and if not, why not?
 #
-#    Your registers may differ from the reference's, because each Triton version allocates registers
-#    differently and the reference was compiled by Triton 3.6:
-#    predict with your own counts.
+#    Predict with your own register counts: they may differ from the reference's, which Triton
+#    3.6 compiled.
 # 3. **The profiler.** Profile your best variant in a cell under Answer 3:
 #    `kernels = profile_once(best, chunk=c)`, then `print(profile.table(kernels, digits=3))`, where
 #    `best` is its function (a lambda will do) and `c` its chunk. Name your kernel and give its

@@ -709,6 +709,26 @@ chunk_src = inspect.getsource(getattr(scan._scan_chunk, "fn", scan._scan_chunk))
 assert walk_table[5].endswith("REVERSE)") and "REVERSE: tl.constexpr" in chunk_src
 
 # %% [markdown]
+# <details><summary>For maintainers: PPO's normalisation slot, <code>X[NORM]</code> (notebook 05)</summary>
+#
+# With `normalize_advantages=True`, PPO's kernel (`ppo.py`) reads the normalisation from its input
+# slot `X[NORM]`. A first reduction (`_adv_moments`) computes the advantages' mean $\mu$. The scale
+# $s = 1/(\sigma + 10^{-8})$, with $\sigma$ computed with $N - 1$ in its denominator as CleanRL's
+# `advantages.std()` is, then enters in one of three ways:
+#
+# | the call | $\sigma$ known before the main pass? | `X[NORM]` in the main pass | where $s$ is applied |
+# | --- | --- | --- | --- |
+# | mean or summed loss | no: the main pass sums $(\hat A - \mu)^2$ beside the loss | $(\mu, 1)$ | once, on the loss total |
+# | `reduction="none"` | yes: a second reduction computes it | $(\mu, s)$ | to each element |
+# | the backward | yes: the forward's, reused | $(\mu, s)$ | to each element |
+#
+# `_scale` reads the second number; without normalisation `X[NORM]` is `None` and `_scale` gives 1.
+# Scaling the total once is allowed because a positive factor passes through a min:
+# $\min(\rho x, c x)\,s = \min(\rho x s, c x s)$ for $s > 0$.
+#
+# </details>
+
+# %% [markdown]
 # ## Exercises
 #
 # This notebook has no checked exercise: the one on its material, `tiled_scan` (a tile of rows per

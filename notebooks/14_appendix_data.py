@@ -472,26 +472,33 @@ assert all(round(100 * x) == 4 for x in _reads_ahead)  # "reads about 4 % faster
 # between them is wider than the host's drift, 2.3× (section 3). A smaller gap is within the
 # noise, which is not a tie.**
 #
-# The two calls were timed at two moments, and the host's load may have moved in between. **The
-# noise rule** is the course's fallback wherever two calls were not timed in paired rounds:
+# The host's load may have moved between two timings. **The noise rule** is the course's fallback
+# wherever two calls were not timed in paired rounds:
 #
-# 1. Give each call's wall time as a range over the sources that timed it. Ours has two timings,
-#    the benchmark run's and the wall probe's; most other calls have one.
+# 1. Give each call's wall time as a range over the sources that timed it (ours has two timings;
+#    most other calls have one).
 # 2. Take the two ranges' nearest ends: the top of the faster-looking call's range and the bottom
 #    of the other's.
 # 3. If those two are more than 2.3× apart, the faster-looking call is faster. If not, the
-#    comparison is within the noise. Between separate runs, use section 3's 2.9× instead.
+#    comparison is within the noise.
 #
-# Our own two timings do not narrow the margin: they show how far *our* call's timings moved, not
-# how far the host moved before the other call's timing. The rule is cautious on purpose: what it
-# leaves within the noise may still be faster. And it is a rule of thumb from this data: another
-# host, or another day, drifts by its own amount.
+# **A worked case:** PPO's loss with its backward at 4096×128. Our call read 384 and 424 µs, the
+# eager formula 752 µs. The nearest ends, 424 and 752 µs, are 1.8× apart: within the noise. Yet
+# paired rounds found ours faster in every round (notebook 08, section 3). A gap within the noise
+# can be real; only pairing settles it.
 #
-# **A worked case:** PPO's loss with its backward at 4096×128. Our call read 424 µs in the
-# benchmark run and 384 µs in the wall probe; the eager formula was timed once, at 752 µs. The
-# nearest ends, 424 and 752 µs, are 1.8× apart: within the noise. Yet paired rounds on an H100
-# found ours faster in every round (notebook 08, section 3). A gap within the noise can be real;
-# only pairing, on the card in question, settles it.
+# <details><summary>Sources</summary>
+#
+# * The 2.3× is the host's drift within the committed H200 session (section 3). Between separate
+#   runs, use section 3's 2.9× instead. Both are rules of thumb from this data: another host, or
+#   another day, drifts by its own amount.
+# * Our two timings are the benchmark run's (424 µs) and the wall probe's (384 µs); the eager
+#   formula was timed once. Our two do not narrow the margin: they show how far *our* call's
+#   timings moved, not how far the host moved before the other call's timing.
+# * The rule is cautious on purpose: what it leaves within the noise may still be faster.
+# * The paired rounds were run on an H100, so they settle the case on that card.
+#
+# </details>
 
 # %%
 NOISE_X = SESSION_X  # section 3: the most that one call's two wall times of the session differ
@@ -601,20 +608,27 @@ assert max(x["x"] for x in _loops) == loop_x and [down(min(x["x"] for x in _loop
 # rounds (section 4). Where the two seem to disagree, the single timings are within the noise, and
 # the paired rounds decide.**
 #
-# * **The 8 cases where a peer led** (09, section 2). The peer was timed once and our call twice,
-#   so our wall time is a range from our faster timing to our slower one. In 3 of the 8 cases the
-#   peer's timing lies inside that range. In the other 5 it lies below it, by at most 1.2× against
-#   our faster timing. None comes near 2.3×, so each is within the noise. The peer's largest lead
-#   is section 3's case, CRR's eager formula with its backward at 64×16384.
-# * **`torch.compile`'s 3 of them.** In the chart `torch.compile`'s wall time falls as low as 0.64×
-#   ours, for CRR with its backward at 4096×128: single timings, on the H200. The paired rounds, on
-#   an H100, time both calls in the same rounds and put ours ahead in the median of all 3 cases.
-# * **Two cards in 09, section 4.** Its wall-clock model assumes that both calls are host-bound on
-#   the H100, as they are on the H200; the H100's file holds no GPU times to check that. On the H200
-#   the verdict survives drift: were every wall time of that section's GPU-time table 2.3× lower,
-#   each call's GPU time would still be under half its wall time.
+# * **The 8 cases where a peer led** (09, section 2) are all within the noise. In 3 of them the
+#   peer's timing lies inside our range; in the other 5 it lies below it, by at most 1.2× against
+#   our faster timing, far short of 2.3×. The peer's largest lead is section 3's case, CRR's eager
+#   formula with its backward at 64×16384.
+# * **`torch.compile` led in 3 of them**, its wall time as low as 0.64× ours, for CRR with its
+#   backward at 4096×128. The paired rounds put ours ahead in the median of all 3.
 #
 # The next cell lists the 8 cases.
+#
+# <details><summary>Sources</summary>
+#
+# * The single timings are the committed H200 run's and the wall probe's. Each peer was timed once
+#   and our call twice, so our wall time is a range from our faster timing to our slower one.
+# * The paired rounds are an H100's file (`profile.COMMITTED_LOSS_WALL`), which times both calls in
+#   the same rounds. It holds wall times and ratios only, no GPU times.
+# * So notebook 09, section 4, sets two cards side by side. Its wall-clock model assumes that both
+#   calls are host-bound on the H100, as they are on the H200, which the H100's file cannot check.
+#   On the H200 the verdict survives drift: were every wall time of that section's GPU-time table
+#   2.3× lower, each call's GPU time would still be under half its wall time.
+#
+# </details>
 
 # %%
 ahead = [x for x in profile.peer_speedups(RES, DTYPE) if x["x"] < 1]  # a peer's wall time below ours (single timings)

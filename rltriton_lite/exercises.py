@@ -2861,7 +2861,7 @@ NEXT_STEP = """ The step after t is offs + 1 (mask it with m & (t + 1 < T))."""
 RESET_RULE = """
 Triples (a, b, reset): reset, a bool per step, is where the trace is cut (an episode's end, the
 window's last step): y_t = b_t there, selected, so nothing behind the step, NaN included, reaches
-it; a keeps its usual value (it is not read there). A NaN inside b itself is yours: select NaN-able
+it; a keeps its usual value (it reaches no output there). A NaN inside b itself is yours: select NaN-able
 inputs away in b with tl.where (gamma * (1 - term) * V' is 0 * NaN = NaN where V' is NaN)."""
 
 
