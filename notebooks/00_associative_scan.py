@@ -46,6 +46,8 @@
 # | $(a_1, b_1)$, $(a_2, b_2)$ | a combine's first and second operands ([the order rule, §3](#3.-The-backward-recurrence-as-a-reverse-scan)), never steps 1 and 2 |
 # | $\kappa_t$ (`k` in code) | step $t$'s reset flag: where it is set, the step ignores what lies behind it (section 4) |
 # | $A_t$, $B_t$, $K_t$ (`a_s`, `b_s`, `k_s`) | the composed map of steps $t$ to the chunk's end and its reset flag: $y_t = B_t + A_t \cdot \text{carry}$, or $B_t$ where $K_t$ is set (section 6) |
+# | $\hat A_t$ | an advantage (GAE's, from 00c on), not the scan's composed $A_t$ |
+# | $g_t$; $(g_t, c_t)$ in 00d | section 8: the total gradient with respect to $y_t$. In 00d, not a gradient: the multiplier and the constant of a max-map $y \mapsto \max(c_t, g_t\,y)$ |
 #
 # A time step's $a$ and $b$ carry $t$ or an expression in it, such as $a_{t-1}$. Section 8, which
 # names given steps, writes them in brackets, as code does: $a[2]$ is step 2's $a$.
@@ -85,8 +87,9 @@ print("kernels run", "compiled on " + torch.cuda.get_device_name() if DEVICE == 
 # $x_i$ out of prefix $i$ and starts from the operator's *identity*, the element that changes
 # nothing ($0$ for $+$). It gives $(0, 3, 4, 8)$.
 #
-# A loop takes $n - 1$ rounds. The *Hillis–Steele* scan takes $\log_2 n$: in round
-# $k = 1, 2, 4, \dots$, every element combines with the one $k$ places before it, all at once.
+# A loop takes $n - 1$ rounds. The *Hillis–Steele* scan takes $\lceil \log_2 n \rceil$ ($\log_2 n$
+# rounded up: 4 for the 13 numbers below). In round $k = 1, 2, 4, \dots$, every element combines
+# with the one $k$ places before it, all at once.
 # On $(3, 1, 4, 1)$, round 1 gives $(3, 4, 5, 5)$ and round 2 gives $(3, 4, 8, 9)$.
 #
 # This regroups the operations, as $(x_0 \oplus x_1) \oplus (x_2 \oplus x_3)$ instead of
@@ -104,7 +107,7 @@ def scan_sequential(x, op):
 
 
 def scan_hillis_steele(x, op):
-    """log2(n) rounds; in the round of offset k (1, 2, 4, ...) every element combines with the one k before it."""
+    """ceil(log2(n)) rounds; in the round of offset k (1, 2, 4, ...) every element combines with the one k before it."""
     x, k = list(x), 1
     while k < len(x):
         x = [x[i] if i < k else op(x[i - k], x[i]) for i in range(len(x))]
@@ -115,6 +118,7 @@ def scan_hillis_steele(x, op):
 x = rng.integers(0, 10, 13).tolist()
 add = lambda u, v: u + v  # noqa: E731
 assert scan_hillis_steele([3, 1, 4, 1], add) == [3, 4, 8, 9]  # the example above
+assert [k for k in (1, 2, 4, 8, 16) if k < len(x)] == [1, 2, 4, 8]  # 13 numbers: 4 rounds, ceil(log2 13)
 assert scan_sequential(x, add) == scan_hillis_steele(x, add) == np.cumsum(x).tolist()
 print(x, "->", scan_sequential(x, add))
 
@@ -129,7 +133,7 @@ print(x, "->", scan_sequential(x, add))
 # | algorithm | work (operations) | depth (parallel steps) |
 # |---|---|---|
 # | sequential loop | $n - 1$ | $n - 1$ |
-# | Hillis–Steele (1986) | about $n \log_2 n$ | $\log_2 n$ |
+# | Hillis–Steele (1986) | about $n \log_2 n$ | $\lceil \log_2 n \rceil$ |
 # | Blelloch (1990): up-sweep, down-sweep | about $2n$, plus $n$ for a last pass that makes it inclusive | $2 \log_2 n$, plus 1 |
 #
 # Blelloch's scan builds a tree of partial results (the up-sweep), then pushes the prefixes back
@@ -912,9 +916,10 @@ assert g_r[0, 3].item() == 1.0 + 0.5 * 1.0  # after it, the ordinary step g[3] =
 #    GPU warp (32 threads that run in lockstep)? Which for $10^6$ elements?
 # 3. How accurate is `chunked` in float32 when all $a_t$ are close to 1 and the rows are long? Run
 #    it with `np.float32`, $T$ up to $10^5$ and a chunk of at most 64 (under a second). Measure the
-#    error against a float64 loop on the float32-rounded $a$,
-#    `a.astype(np.float32).astype(np.float64)`: against the $a$ you meant, the rounding of $a$
-#    hides the rest. How does the error change with the chunk size, and with $1/(1-a)$?
+#    error against a float64 loop on the same $a$ rounded to float32,
+#    `a.astype(np.float32).astype(np.float64)`. Compared with the $a$ you meant, rounding $a$
+#    alone would already cause a larger error, hiding the arithmetic's. How does the error change
+#    with the chunk size, and with $1/(1-a)$?
 
 # %% [markdown] tags=["answer-1"]
 # **Answer 1.** *Your answer here (code for it: in cells under this one).*

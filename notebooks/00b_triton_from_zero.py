@@ -269,8 +269,11 @@ exercises.attempt("td_target_kernel", td_target_kernel)
 # $\log_2(\text{BLOCK})$ parallel steps (notebook 00, section 1). Our blocks are 1-D, so `axis`
 # is 0.
 #
-# * `combine_fn` is a `@triton.jit` function. For a tuple of blocks `(a, b)`, it takes two
-#   elements' tuples unpacked, `combine(a1, b1, a2, b2)`, and returns a tuple.
+# * `combine_fn` is a `@triton.jit` function. `x` may be a tuple of blocks, such as `(a, b)`:
+#   element $i$ is then the pair `(a[i], b[i])`. The combine gets two such pairs as four
+#   arguments and returns one pair. For example, `tl.associative_scan((a, b), 0, combine)` calls
+#   `combine(a1, b1, a2, b2)`, which returns `(a, b)` of the two elements combined, and the scan
+#   returns two blocks, `a_s, b_s`.
 # * With `reverse=True`, the scan runs from the block's last lane to its first: under `+`,
 #   `(3, 1, 4, 1)` gives `(9, 6, 5, 1)`. A return needs this direction.
 #

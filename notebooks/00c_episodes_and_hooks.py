@@ -419,8 +419,8 @@ print("one source, two compiled kernels: 0.5 x0² + 2 x1² − x2², and min(|x0
 #   return's, then GAE's. `inputs`, the kernel's `X`, is a tuple of contiguous `(n_rows, T)`
 #   tensors. `params`, the kernel's `P`, is a tuple of floats. Last comes `chunk`.
 # * **The prologue's side:** it loads its inputs at `offs = row * T + t` under the mask
-#   `m = t < T`, and returns $(a_t, b_t, \text{reset}_t)$. Set the padding lanes to
-#   $(1, 0, \text{false})$: the prologue returns junk there.
+#   `m = t < T`, and returns $(a_t, b_t, \text{reset}_t)$. It returns junk in the padding lanes,
+#   so your loop, not the prologue, sets them to $(1, 0, \text{false})$.
 # * **The flag:** select on it exactly as in `reset_scan`.
 # * **Returns:** $y$, an `(n_rows, T)` float32 tensor: $y_t = b_t + a_t y_{t+1}$ from $y_T = 0$.
 # * **Edge cases:** a row shorter than a chunk (padding lanes), GAE over several chunks with
@@ -504,15 +504,38 @@ exercises.attempt("hooked_scan", hooked_scan)
 # | 1. **The hooks:** `gae_prologue` and `gae_epilogue`, and the `PROLOGUE` argument of `hooked_scan` | `PROLOGUE` and `EPILOGUE`, two `tl.constexpr` arguments, as in your `hooked_scan` |
 # | 2. **Padding → the identity:** the padding lanes set to $(1, 0, \text{false})$, by your prologue in `gae_kernel` and by your loop in `hooked_scan` | three `tl.where` lines after the prologue's call, as in your `hooked_scan`, so that no prologue has to |
 # | 3. **The scan and the select:** `tl.associative_scan` with `reset_combine`, then $y_t = B_t$ where $K_t$, else $B_t + A_t \cdot \text{carry}$ | one call, `_scan_chunk`, which does both and returns $y$ |
-# | 4. **The new carry:** $y$ at the chunk's first step, picked out with `tl.sum(tl.where(...))` | `carry = after`: `_scan_chunk` also returns `after`, $y$ at the chunk's first step in time (the step a reverse scan reaches last) |
+# | 4. **The new carry:** $y$ at the chunk's first step, picked out with `tl.sum(tl.where(...))` | `carry = after`, where `after`, returned by `_scan_chunk`, is $y$ at the chunk's first step |
 #
-# The rest of `_walk` serves speed, masked steps and long rows, which you need none of here.
-# Notebook 13c, section 6, prints these lines of `_walk` and names the rest.
+# The cell below prints these lines of `_walk`, each under a comment `# yours:` that gives its
+# row of the table; `...` marks lines left out.
 
-# %% jupyter={"source_hidden": true}
-# Checks: the table's four rows, in the package's source (CI runs them; skip when reading)
+# %%
 from rltriton_lite import scan, tile  # noqa: E402
 
+ROWS_IN_WALK = {  # a piece of a line of _walk -> the table's row
+    "for k in tl.range": "the loop over the chunks",
+    "PROLOGUE(X, SX, P, row, t, m, T, ACC)": "1. the prologue hook",
+    "a = tl.where(valid": "2. padding lanes -> the identity: a = 1 ...",
+    "b = tl.where(valid": "2. ... b = 0 ...",
+    "reset = reset & valid": "2. ... and no reset",
+    "_scan_chunk(": "3. the scan with scan.combine, then the select on the carry",
+    "EPILOGUE(X, SX, P, O, SO,": "1. the epilogue hook: it stores the chunk",
+    "carry = after": "4. the new carry",
+}
+walk_printout = exercises.key_lines(scan._walk, ROWS_IN_WALK)
+print(walk_printout)
+
+# %% [markdown]
+# `valid` plays the part of your mask `m`. `AHEAD`, a look-ahead (notebook 12), is `None` here,
+# and `SUMMARIZE`, the first pass over a row split in time (13c), is false, so the epilogue runs
+# under `else:`. Inside `_scan_chunk`, the select is one line of `scan._value`,
+# `tl.where(r, b, b + a * c_in)`, where `c_in` is the carry: yours.
+#
+# The rest of `_walk` serves speed, masked steps and long rows, which you need none of here.
+# Notebook 13c, section 6, names the other variables on these lines.
+
+# %% jupyter={"source_hidden": true}
+# Checks: the table's four rows, in the package's source and in the printout (CI runs them; skip when reading)
 source_of = lambda f: inspect.getsource(getattr(f, "fn", f))  # noqa: E731
 code = [line.strip() for line in source_of(scan._walk).splitlines()]
 # scan.combine is reset_combine: a reset in the second operand selects it alone
@@ -530,6 +553,13 @@ assert max(prologue_at) < padding_at < chunk_at < epilogue_at[0] < code.index("c
 # 3. _scan_chunk scans with scan.combine and selects on the carry (_value: b where reset, else b + a * carry)
 assert "tl.associative_scan(" in source_of(scan._scan_chunk) and ", combine)" in source_of(scan._scan_chunk)
 assert "tl.where(r, b, b + a * c_in)" in source_of(scan._value)
+# the printout: the loop, then rows 1 to 4 in _walk's order, each line under its row's comment
+shown = [line.strip() for line in walk_printout.splitlines()]
+kept = [line for line in shown if not line.startswith(("# yours", "..."))]
+assert [line for line in kept if any(key in line for key in ROWS_IN_WALK)] == [
+    line for line in code if any(key in line for key in ROWS_IN_WALK)]
+under = {shown[i]: shown[i - 1] for i in range(1, len(shown)) if shown[i - 1].startswith("# yours: ")}
+assert [under[line] for line in kept if line in under] == ["# yours: " + note for note in ROWS_IN_WALK.values()]
 # the strides, below: tile.load builds each address from the row and time strides
 assert "p + row * s[0] + t * s[1]" in source_of(tile.load)
 

@@ -208,7 +208,11 @@ exercises.attempt("strided_scan", strided_scan)
 #   `tl.where(c1 == float("-inf"), c2, ...)`;
 # * after the scan, where the carry is $-\infty$, $h_t$ is the scanned map's $c$.
 #
-# The checker's $\gamma$ never underflows, so it cannot see a missing guard: write it anyway.
+# Without the guards your kernel still passes, even with a $\gamma$ that underflows (0.01, say).
+# `tl.maximum`'s default, `propagate_nan=tl.PropagateNan.NONE`, drops the NaN of
+# $0 \cdot (-\infty)$ and returns the other operand, which is the right value here (GPU note 2).
+# Write the guards anyway: Triton does not promise that default's NaN handling, and with
+# `propagate_nan=tl.PropagateNan.ALL` the NaN would win the max.
 #
 # </details>
 #
@@ -258,7 +262,7 @@ exercises.attempt("discounted_max", discounted_max)
 
 
 # %% jupyter={"source_hidden": true}
-# Checks: Hint 3's identity; GPU note 2's claims on underflow and tl.maximum's NaN, and the guard (CI runs them; skip when reading)
+# Checks: Hint 3's identity; GPU note 2's claims on underflow and tl.maximum's NaN, with and without the guard (CI runs them; skip when reading)
 import numpy as np
 
 ys_ = np.array([-5.0, -0.5, 0.0, 3.0])
@@ -289,6 +293,19 @@ o_guard = torch.empty_like(c1_)
 with np.errstate(invalid="ignore"):  # (the interpreter's 0 * -inf, made before the select drops it)
     _guarded_c[(1,)](c1_, g2_, c2_, o_guard)
 assert o_guard.tolist() == [-3.0, 1.0]  # c1 = -inf, g2 = 0: c2 itself, no NaN; elsewhere max(c2, g2 * c1)
+
+
+@triton.jit
+def _unguarded_c(C1, G2, C2, O):  # Hint 3's "without the guards": tl.maximum's default drops 0 * (-inf)'s NaN
+    i = tl.arange(0, 2)
+    c1, g2, c2 = tl.load(C1 + i), tl.load(G2 + i), tl.load(C2 + i)
+    tl.store(O + i, tl.maximum(c2, g2 * c1))
+
+
+o_unguarded = torch.empty_like(c1_)
+with np.errstate(invalid="ignore"):
+    _unguarded_c[(1,)](c1_, g2_, c2_, o_unguarded)
+assert o_unguarded.tolist() == [-3.0, 1.0]  # the same values: the NaN is dropped, so the checker passes it
 x_, y_ = torch.tensor([float("nan"), -3.0], device=DEVICE), torch.tensor([-3.0, float("nan")], device=DEVICE)
 o_none, o_all = torch.empty_like(x_), torch.empty_like(x_)
 _max_nan[(1,)](x_, y_, o_none, o_all)

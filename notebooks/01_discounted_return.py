@@ -34,10 +34,11 @@
 #
 # $r_t$ is the reward and $\gamma_t$ the discount at step $t$. Flags mark the episode ends:
 #
-# * $\text{term}_t$ marks a **termination**. Nothing follows it.
+# * $\text{term}_t$ marks a [**termination**](GLOSSARY.md#termination-and-truncation). Nothing follows it.
 # * $\text{trunc}_t$ marks a **truncation**: a time limit cuts the episode. The end of the rollout
-#   window cuts it in the same way. The return then **bootstraps**: it adds $\gamma_t V'_t$, with
-#   $V'_t = V(s_{t+1})$ the value of the real next state, in place of the rewards that follow.
+#   window cuts it in the same way. The return then [**bootstraps**](GLOSSARY.md#bootstrap): it adds
+#   $\gamma_t V'_t$, with $V'_t = V(s_{t+1})$ the value of the real next state, in place of the
+#   rewards that follow.
 # * $\text{done}_t$ is new. It marks any episode end: $\text{done}_t = \text{term}_t \lor
 #   \text{trunc}_t$, or the window's last step.
 #
@@ -102,16 +103,17 @@ print(G)
 # %% [markdown]
 # ## 2. Prologue, scan, epilogue
 #
-# Section 1's loop mixes everything together: each step's inputs, the carry and the output. A
-# kernel keeps them apart, in three pieces: a prologue that builds each step's pair $(a_t, b_t)$
-# from that step's inputs alone, the scan that combines the pairs, and an epilogue that turns the
-# scan's output into what is stored. This section makes the split in NumPy and checks it against
-# the loop.
+# Section 1's loop mixes everything together: each step's inputs, the carry and the output. A kernel
+# keeps them apart, in three pieces: a [prologue](GLOSSARY.md#prologue) that builds each step's pair
+# $(a_t, b_t)$ from that step's inputs alone, the scan that combines the pairs, and an
+# [epilogue](GLOSSARY.md#epilogue) that turns the scan's output into what is stored. This section
+# makes the split in NumPy and checks it against the loop.
 #
 # The return is $G_t = b_t + a_t G_{t+1}$, with
 #
-# * $a_t = \gamma_t$, and $a_t = 0$ where done$_t$ is set. That is a **reset**: it cuts off
-#   $G_{t+1}$, so $G_t = b_t$. The scan applies it as a select;
+# * $a_t = \gamma_t$, and $a_t = 0$ where done$_t$ is set. That is a [**reset**](GLOSSARY.md#reset):
+#   it cuts off $G_{t+1}$, so $G_t = b_t$. The scan applies it by choosing $y_t = b_t$, a
+#   [select](GLOSSARY.md#select), not by multiplying by 0;
 # * $b_t = r_t + [\text{done}_t \land \lnot\text{term}_t]\,\gamma_t V'_t$. The bracket is 1 where
 #   an episode ends without a termination. So the bootstrap enters $b$ only where the carry is cut.
 #
@@ -152,9 +154,10 @@ print("prologue + scan + epilogue == the loop")
 # | a truncation | yes | $r_t + \gamma_t V(s_{t+1})$, the bootstrap through a select | 0 | $\gamma_t$, not read; reset true |
 # | the window's last step | yes | as a truncation, with $V(s_T)$ (no bootstrap if it also terminates) | 0 | $\gamma_t$, not read; reset true |
 #
-# An episode end does two separate things to its step. It **cuts** the carry: the reset. And it
-# gives $b_t$ its **end form**, with the bootstrap where there is one. Every estimator writes each
-# bootstrap into $b_t$, and resets at every episode end, the window's last step included.
+# An episode end does two separate things to its step. It **cuts** the [carry](GLOSSARY.md#carry):
+# the reset. And it gives $b_t$ its [**end form**](GLOSSARY.md#end-form), with the bootstrap where
+# there is one. Every estimator writes each bootstrap into $b_t$, and resets at every episode end,
+# the window's last step included.
 #
 # **The reset's two forms.** Tensor code such as `rl.linear_scan` takes pairs $(a_t, b_t)$ and has
 # no flag argument, so it writes a reset as $a_t = 0$, as `returns_as_scan` does. Every Triton
@@ -185,14 +188,12 @@ print("prologue + scan + epilogue == the loop")
 # `gae_pairs` and of this notebook's `returns_autograd` start their scans from 100: a last step
 # that does not reset fails them.
 #
-# <details><summary>Details: why the end form is needed even from y_T = 0, and rows split into pieces</summary>
+# <details><summary>Details: the end form at the window's last step, and rows split into pieces</summary>
 #
-# The card treats the window's end as a truncation: the episode goes on unseen, and a bootstrap in
-# $b_{T-1}$ stands in for the rest. An ordinary $b_t$ may count on $a_t y_{t+1}$ for part of the
-# target: TD(λ)'s leaves the $\lambda G_{t+1}$ part to the scan, and V-trace's holds a term that
-# cancels against $a_t y_{t+1}$. After the window there is no $y_T$ to do that, so $b_{T-1}$ takes
-# its end form, which holds the whole bootstrap. For the return the end form only adds the
-# bootstrap; notebooks 03 and 04 (section 2) give a number each.
+# The card treats the window's end as a truncation: the episode goes on unseen, and the bootstrap
+# in $b_{T-1}$ stands in for the rest. For the return the end form only adds that bootstrap. Two
+# later estimators need the end form there even from $y_T = 0$: notebook 03, section 2 (TD(λ)) and
+# notebook 04, section 2 (V-trace) show why, with a number each.
 #
 # Notebook 11 splits a long row into pieces, one per process, and each piece's scan starts from
 # the value that the next piece hands it. There a piece's last step resets only where an episode
@@ -225,14 +226,15 @@ assert "starts from y_T = 100" in said["gae_pairs"] and "starts both scans from 
 #
 # `rl.discounted_returns` runs section 2's three pieces as one Triton kernel. Its scan is the
 # package's shared scan kernel, which you read at the end of 00c. That kernel composes the steps
-# chunk by chunk, carries the value from one chunk to the next, and selects $y_t = b_t$ at every
-# episode end, the reset. So only the prologue and the epilogue are specific to the return.
+# [chunk](GLOSSARY.md#chunk) by chunk, carries the value from one chunk to the next, and selects
+# $y_t = b_t$ at every episode end, the reset. So only the prologue and the epilogue are specific to
+# the return.
 #
-# The cell below runs the kernel on 4 rows of 45 steps, with terminations, truncations, a
-# per-step $\gamma$ and a mask. The `mask` argument marks the steps that take part. A step with
-# mask 0 (padding, say) acts as if deleted from the row: nothing of it is read, and its outputs
-# are 0. The step before it takes its $G_{t+1}$ from the next step with mask 1. The row's last
-# step with mask 1 is the window's last step.
+# The cell below runs the kernel on 4 rows of 45 steps, with terminations, truncations, a per-step
+# $\gamma$ and a mask. The [`mask`](GLOSSARY.md#mask-of-steps) argument marks the steps that take
+# part. A step with mask 0 (padding, say) acts as if deleted from the row: nothing of it is read,
+# and its outputs are 0. The step before it takes its $G_{t+1}$ from the next step with mask 1. The
+# row's last step with mask 1 is the window's last step.
 
 # %%
 B, T = 4, 45
@@ -307,10 +309,10 @@ print(f"3 x 1000: relative error {long_err:.1e}")
 # %% [markdown]
 # ## 5. The harness for Triton prologues
 #
-# Section 3's kernel calls the package's own hooks, which take more arguments than an exercise
-# needs (strides, the row, the arithmetic dtype). So the hook exercises here and in notebooks
-# 03–07 hand your `@triton.jit` function to a smaller harness instead. This section is its one
-# description.
+# Section 3's kernel calls the package's own [hooks](GLOSSARY.md#hook), which take more arguments
+# than an exercise needs (strides, the row, the arithmetic dtype). So the hook exercises here and in
+# notebooks 03–07 hand your `@triton.jit` function to a smaller [harness](GLOSSARY.md#harness)
+# instead. This section is its one description.
 #
 # `exercises.scan_hook(prologue, inputs, params, chunk=64, reverse=True, epilogue=None)` runs a
 # prologue inside the chunked scan with resets, the one you wrote in notebook 00c (`reset_scan`).
@@ -336,8 +338,8 @@ print(f"3 x 1000: relative error {long_err:.1e}")
 # The harness follows four rules, all visible in its kernel printed below:
 #
 # * `t` is the global time index, from 0 to T-1, not the index inside the chunk.
-# * Lanes past the end (where `m` is false) become the identity (1, 0), with no reset, whatever
-#   the prologue returns there.
+# * [Lanes](GLOSSARY.md#lane) past the end (where `m` is false) become the
+#   [identity](GLOSSARY.md#identity) (1, 0), with no reset, whatever the prologue returns there.
 # * Where `reset` is set, the scan selects $y_t = b_t$, as on [the card](#The-episode-end-card).
 # * The scan starts from $y_T = 0$ ($y_{-1} = 0$ with `reverse=False`). So a bootstrap at the
 #   window's last step belongs in $b$, and that step still resets. A checker may start the scan
@@ -369,8 +371,9 @@ print("discounted_sum through scan_hook == rl.linear_scan")
 # %% [markdown]
 # ## 6. Optional: profile it
 #
-# **Takeaway: at the small shapes of RL code, a call of the return is host-bound: its wall time is
-# many times its GPU time.** At 16×128 the forward takes 1.8 µs on the GPU but 52 µs of wall time.
+# **Takeaway: at the small shapes of RL code, a call of the return is
+# [host-bound](GLOSSARY.md#host-bound): its [wall time](GLOSSARY.md#wall-time-and-gpu-time) is many
+# times its GPU time.** At 16×128 the forward takes 1.8 µs on the GPU but 52 µs of wall time.
 # With the backward, the call takes 4.4 µs on the GPU but 588 µs of wall time, so nearly all that
 # the backward adds is time on the host: autograd records the call, walks its graph, allocates the
 # gradients and launches the backward's kernel. The benchmark times whole calls, so it cannot say
@@ -422,21 +425,24 @@ if h200:
 # Checked exercises work as in [notebook 00](00_associative_scan.ipynb#Exercises);
 # `print(exercises.task(name))` restates a task.
 #
-# **`transposed_scan`** (a Triton prologue). This is the gradient of a reverse scan, which you
-# built in NumPy in notebook 00, section 8. Take $y = \mathrm{scan}(a, b)$, run backwards in time.
-# Autograd hands the backward pass $dy_t$, the gradient that reaches $y_t$ directly from the loss.
-# But $y_t$ also reaches the loss through $y_{t-1} = b_{t-1} + a_{t-1} y_t$. The total gradient
-# $g_t$ adds that second path: $g_t = dy_t + a_{t-1}\, g_{t-1}$. This is a scan run *forwards*.
-# From $g$, each input's gradient is one product per step: $\partial L/\partial b_t = g_t$ and
+# **`transposed_scan`** (a Triton prologue). This is the
+# [transposed scan](GLOSSARY.md#transposed-scan), the gradient of a reverse scan, which you built in
+# NumPy in notebook 00, section 8. Take $y = \mathrm{scan}(a, b)$, run backwards in time. Autograd
+# hands the backward pass $dy_t$, the gradient that reaches $y_t$ directly from the loss. But $y_t$
+# also reaches the loss through $y_{t-1} = b_{t-1} + a_{t-1} y_t$. The total gradient $g_t$ adds
+# that second path: $g_t = dy_t + a_{t-1}\, g_{t-1}$. This is a scan run *forwards*. From $g$, each
+# input's gradient is one product per step: $\partial L/\partial b_t = g_t$ and
 # $\partial L/\partial a_t = g_t\, y_{t+1}$.
 #
 # Write its prologue for `exercises.scan_hook(transposed_scan, (a, dy), (), reverse=False)`
 # ([section 5](#5.-The-harness-for-Triton-prologues) has the arguments and rules).
 #
+# > **Reset form: Triton (the flag)**, as in [the card](#The-episode-end-card)'s Triton column.
+#
 # * **Inputs:** `X[0]` is `a`, `X[1]` is the upstream gradient `dy`, both (B, T) float32.
 #   `P` is empty, `()`.
-# * **Returns:** the triple $(a_t, b_t, \text{reset}_t)$ of each step of the chunk, in the card's
-#   Triton form, whose forward scan is $g_t = dy_t + a_{t-1}\, g_{t-1}$.
+# * **Returns:** the triple $(a_t, b_t, \text{reset}_t)$ of each step of the chunk, whose forward
+#   scan is $g_t = dy_t + a_{t-1}\, g_{t-1}$.
 # * **Edge case:** nothing comes before step 0, so $g_0 = dy_0$. The checker tests it: in its case
 #   marked "before the window" the scan starts from $\infty$. A multiplier of 0 at step 0 does not
 #   keep that out, since $0 \cdot \infty = \text{NaN}$.
@@ -520,6 +526,8 @@ exercises.attempt("transposed_scan", transposed_scan)
 # PyTorch's autograd, as the package does for every algorithm. Write a `torch.autograd.Function`
 # whose `forward` and `backward` each run `exercises.scan_hook` with a prologue of yours.
 #
+# > **Reset form: Triton (the flag)**, as in [the card](#The-episode-end-card)'s Triton column.
+#
 # * **Inputs:** `rewards` (B, T) float32, `terminated` (B, T) bool, `gamma` a number.
 # * **Returns:** `Returns.apply(rewards, terminated, gamma)`, the returns, differentiable in
 #   `rewards`. Both passes must launch Triton code of yours.
@@ -551,8 +559,7 @@ exercises.attempt("transposed_scan", transposed_scan)
 #
 # <details><summary>Hint 2: the plan</summary>
 #
-# * The triples of the two prologues, in the card's Triton form, with the multiplier $\gamma$ at
-#   every step:
+# * The triples of the two prologues, with the multiplier $\gamma$ at every step:
 #
 #   | pass | step | $b_t$ | reset? |
 #   | --- | --- | --- | --- |
@@ -627,9 +634,10 @@ exercises.attempt("returns_autograd", returns_autograd)
 # **`n_step_returns`.** Compute the $n$-step return with tensor ops. It is not one scan, but it is
 # the difference of two values of one scan.
 #
+# > **Reset form: tensor code ($a_t = 0$)**, as in [the card](#The-episode-end-card)'s tensor-code column.
+#
 # Let $S_t$ be the discounted sum of rewards up to the episode's end, with the bootstrap at the
-# window's end. It is one reverse scan, `rl.linear_scan`, with the reset in the tensor-code form of
-# the card, $a_t = 0$. There is no truncation input:
+# window's end. It is one reverse scan, `rl.linear_scan`. There is no truncation input:
 #
 # | step | multiplier | $b_t$ | reset? |
 # | --- | --- | --- | --- |

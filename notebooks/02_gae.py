@@ -47,7 +47,7 @@
 #   At a truncation `values[t+1]` belongs to the next episode, so a call that passes `truncated`
 #   without `next_values` raises a ValueError.
 # * The flags are [the card](01_discounted_return.ipynb#The-episode-end-card)'s, and each factor
-#   $(1-\cdot)$ is a select.
+#   $(1-\cdot)$ is a [select](GLOSSARY.md#select).
 #
 # <details><summary>Details: why the average is a scan, and the source</summary>
 #
@@ -113,10 +113,11 @@ np.testing.assert_allclose(ret, adv + v)
 #
 # The split of notebook 01, with $\hat A_t = b_t + a_t \hat A_{t+1}$:
 #
-# * **prologue**: $b_t = \delta_t$ and $a_t = \gamma_t\lambda_t$, with the card's reset where
-#   done$_t$ ($a_t = 0$ in tensor code). The episode ends live here, and you write it next;
+# * **[prologue](GLOSSARY.md#prologue)**: $b_t = \delta_t$ and $a_t = \gamma_t\lambda_t$, with the
+#   card's [reset](GLOSSARY.md#reset) where done$_t$ ($a_t = 0$ in tensor code). The episode ends
+#   live here, and you write it next;
 # * **scan**: the reverse scan, whose output $y_t$ is $\hat A_t$;
-# * **epilogue**: advantages $= y_t$, returns $= y_t + V_t$, 0 where padded.
+# * **[epilogue](GLOSSARY.md#epilogue)**: advantages $= y_t$, returns $= y_t + V_t$, 0 where padded.
 #
 # In NumPy, against the loop:
 
@@ -146,13 +147,14 @@ print("prologue + scan + epilogue == the loop")
 # **`gae_pairs`** (tensor ops; checked exercises work as in
 # [notebook 00](00_associative_scan.ipynb#Exercises)). Write GAE's prologue.
 #
+# > **Reset form: tensor code ($a_t = 0$)**, as in [the card](01_discounted_return.ipynb#The-episode-end-card)'s tensor-code column.
+#
 # * **Inputs:** `rewards`, `values`, `next_values` ($V(s_{t+1})$), `terminated` and `truncated`
 #   (bool), all (B, T) tensors; `gamma` and `lam` numbers.
 # * **Returns:** `(a, b)`, shaped like `rewards`, whose reverse scan (`rl.linear_scan`, run by the
 #   checker) is $\hat A_t = \delta_t + \gamma\lambda\,(1-\text{done}_t)\,\hat A_{t+1}$, with
 #   $\delta_t = r_t + \gamma(1-\text{term}_t)V'_t - V_t$ and done any episode end or the window's
-#   last step. Write the reset as $a_t = 0$
-#   ([the card](01_discounted_return.ipynb#The-episode-end-card)'s tensor form).
+#   last step.
 # * **Edge cases:** `next_values` behind a termination may be NaN: select it away. The checker
 #   scans from a nonzero value after the window, so the window's last step must reset.
 #
@@ -232,10 +234,10 @@ exercises.attempt("gae_pairs", gae_pairs)
 # %% [markdown]
 # ## 3. The kernel
 #
-# `rl.gae` runs section 2's three pieces as one Triton kernel: the shared scan of notebooks 00c
-# and 01, with GAE's prologue and epilogue as **hooks**, small `@triton.jit` functions the scan
-# calls on each chunk. The prologue computes your `gae_pairs` step. The optional
-# [appendix](#Appendix:-the-package's-hook-form) reads the hooks.
+# `rl.gae` runs section 2's three pieces as one Triton kernel: the shared scan of notebooks 00c and
+# 01, with GAE's prologue and epilogue as [**hooks**](GLOSSARY.md#hook), small `@triton.jit`
+# functions the scan calls on each [chunk](GLOSSARY.md#chunk). The prologue computes your
+# `gae_pairs` step. The optional [appendix](#Appendix:-the-package's-hook-form) reads the hooks.
 
 # %% [markdown]
 # ## 4. Kernel against the loop
@@ -310,10 +312,11 @@ assert profile.rollout_error("gae", 3, 1000, DEVICE) < 1e-5  # 3 × 1,000 steps:
 # %% [markdown]
 # ## 5. Optional: profile it
 #
-# **Takeaway: at 16×128 both the package's call and a bare naive GAE kernel are host-bound, and
-# this run cannot say which has more host work.** On the GPU the package's kernel is faster: 1.8 µs
-# against 8.0 µs. In wall time the naive kernel was faster in this run: 29.9 µs against 50.1 µs.
-# The naive kernel is the table's anchor, its one line whose `wall ÷ ours` reads under 1.
+# **Takeaway: at 16×128 both the package's call and a bare naive GAE kernel are
+# [host-bound](GLOSSARY.md#host-bound), and this run cannot say which has more host work.** On the
+# GPU the package's kernel is faster: 1.8 µs against 8.0 µs. In wall time the naive kernel was
+# faster in this run: 29.9 µs against 50.1 µs. The naive kernel is the table's
+# [anchor](GLOSSARY.md#anchor), its one line whose `wall ÷ ours` reads under 1.
 # [Notebook 14](14_appendix_data.ipynb), section 6, asks whether this 1.7× gap is real.
 #
 # As in [notebook 01, section 6](01_discounted_return.ipynb#6.-Optional:-profile-it), the 16×128
@@ -462,6 +465,8 @@ print(inspect.getsource(getattr(returns._returns_prologue, "fn", returns._return
 # write `gae_prologue(X, SX, P, row, t, m, T, ACC)`. The checker runs `rl.gae` with your prologue
 # in place of the package's (`exercises.package_prologue`).
 #
+# > **Reset form: Triton (the flag)**, as in [the card](01_discounted_return.ipynb#The-episode-end-card)'s Triton column.
+#
 # <details><summary>Details: the package's ninth argument, ahead</summary>
 #
 # The package's prologues end with one more argument, `ahead=None`, which they pass on to `step`
@@ -474,9 +479,9 @@ print(inspect.getsource(getattr(returns._returns_prologue, "fn", returns._return
 #
 # * **Inputs:** read them with the three helpers above, as the starter's template does. The
 #   rewards' load takes `valid`, as in `_returns_prologue`.
-# * **Returns:** `(a, b, reset, valid, keep)`. The first three are `gae_pairs`'s step in
-#   [the card](01_discounted_return.ipynb#The-episode-end-card)'s Triton form. `valid` is `step`'s,
-#   and `keep = (v,)`, so the epilogue adds $V_t$ to the advantage without reading `values` again.
+# * **Returns:** `(a, b, reset, valid, keep)`. The first three are `gae_pairs`'s step as a triple:
+#   where `gae_pairs` set $a_t = 0$, set the flag instead. `valid` is `step`'s, and `keep = (v,)`,
+#   so the epilogue adds $V_t$ to the advantage without reading `values` again.
 # * **Edge cases:** the checker's rollouts have terminations, truncations, padding and a per-step
 #   γ. The helpers handle the layouts and the padding. Drop a termination's bootstrap with
 #   `tl.where`.

@@ -94,10 +94,10 @@ print(G)
 # multiplies it is $a_t$, and the rest, the bootstrap from $V'_t$ included, is $b_t$:
 #
 # * $a_t = \gamma_t\lambda_t$, with [the card](01_discounted_return.ipynb#The-episode-end-card)'s
-#   reset where done$_t$ ($a_t = 0$ in the NumPy below);
+#   [reset](GLOSSARY.md#reset) where done$_t$ ($a_t = 0$ in the NumPy below);
 # * $b_t = r_t + [\lnot\text{term}_t]\,\gamma_t w_t V'_t$. The bootstrap's weight $w_t$ is
 #   $1-\lambda_t$ inside an episode, the rest going to $G_{t+1}$. Where done$_t$ it is 1, since
-#   there is no $G_{t+1}$ to mix in: $b_t$'s end form.
+#   there is no $G_{t+1}$ to mix in: $b_t$'s [end form](GLOSSARY.md#end-form).
 #
 # The window's last step needs that end form even from $y_T = 0$: the ordinary form would leave
 # $\lambda G_T$ to the scan, and in section 1's example give $G_2 = 0.5 \cdot 30 = 15$, not 30.
@@ -139,15 +139,15 @@ assert rl.linear_scan(a_cut, b_ordinary, backend=KERNEL)[0, 2] == 15.0  # "the o
 # %% [markdown]
 # ## 3. The kernel's prologue
 #
-# The kernel is the shared scan with TD(λ)'s own prologue, in the package's hook form (notebook
-# 02's appendix), from `rltriton_lite/returns.py`:
+# The kernel is the shared scan with TD(λ)'s own prologue, in the package's [hook](GLOSSARY.md#hook)
+# form (notebook 02's appendix), from `rltriton_lite/returns.py`:
 
 # %%
 print(inspect.getsource(getattr(returns._td_lambda_prologue, "fn", returns._td_lambda_prologue)))
 
 # %% [markdown]
 # Two lines differ from GAE's: its `b` has no $-V_t$, and `w = tl.where(done, 1.0, 1.0 - lam)` is
-# section 2's $w_t$, which selects the end form of $b$.
+# section 2's $w_t$, which [selects](GLOSSARY.md#select) the end form of $b$.
 #
 # ## 4. Kernel against the loop
 #
@@ -382,11 +382,11 @@ assert slope0_noisy < -10  # with σ_c = 3 the dip is steep enough to see
 # %% [markdown]
 # ## 6. Optional: profile it
 #
-# **Takeaway: as for the return and GAE, the small shapes are host-bound.** At 16×128 the forward
-# takes 1.8 µs on the GPU but 41 µs of wall time. As in
-# [notebook 01, section 6](01_discounted_return.ipynb#6.-Optional:-profile-it), that wall time is
-# only an upper bound on the host's cost, and the backward's extra wall time is mostly host time.
-# The cell prints the committed H200 table and chart and measures nothing
+# **Takeaway: as for the return and GAE, the small shapes are
+# [host-bound](GLOSSARY.md#host-bound).** At 16×128 the forward takes 1.8 µs on the GPU but 41 µs of
+# wall time. As in [notebook 01, section 6](01_discounted_return.ipynb#6.-Optional:-profile-it),
+# that wall time is only an upper bound on the host's cost, and the backward's extra wall time is
+# mostly host time. The cell prints the committed H200 table and chart and measures nothing
 # ([how to read them](08_profiling.ipynb#Reading-the-profile-tables-of-notebooks-01-to-07)).
 
 # %%
@@ -443,6 +443,8 @@ print("a 9-line Triton prologue == rl.td_lambda")
 # prologue's TD(λ) on $\max_u Q$, with a per-step λ. New: your prologue computes the max, and
 # whether $u_{t+1}$ is greedy, from all the actions' Q.
 #
+# > **Reset form: Triton (the flag)**, as in [the card](01_discounted_return.ipynb#The-episode-end-card)'s Triton column.
+#
 # <details><summary>Details: sources</summary>
 #
 # Watkins, *Learning from delayed rewards*, 1989; Sutton & Barto 2nd ed., §12.10.
@@ -455,9 +457,8 @@ print("a 9-line Triton prologue == rl.td_lambda")
 #   * `next_q` is a (B, T, n_actions) float32 tensor, $Q(s_{t+1}, u)$ for each action $u$, contiguous with
 #     the actions last.
 #   * `next_action` (B, T, int64) is $u_{t+1}$, the action taken at $s_{t+1}$.
-# * **Returns:** the triple $(a_t, b_t, \text{reset}_t)$ whose reverse scan is $G_t$, in
-#   [the card](01_discounted_return.ipynb#The-episode-end-card)'s Triton form: a reset wherever
-#   the trace is cut. There is no truncation input.
+# * **Returns:** the triple $(a_t, b_t, \text{reset}_t)$ whose reverse scan is $G_t$, with a reset
+#   wherever the trace is cut. There is no truncation input.
 # * **Edge cases:**
 #   * $u_{t+1}$ is greedy where $Q(s_{t+1}, u_{t+1}) = M_t$. **A tie for the max counts as
 #     greedy**: an argmax that picks the first tied action would cut the trace where it goes on.

@@ -60,10 +60,15 @@ rng = np.random.default_rng(41)
 # The correction's first term is $\rho_t\delta_t$. Its later terms carry later steps' $\rho\delta$
 # back through the traces.
 #
-# **In one state first.** Write $d = E_\mu[\rho_t\delta_t]$ for the mean one-step correction. The
-# term from one step later is $\gamma c_t\,\rho_{t+1}\delta_{t+1}$, and its mean is
-# $\gamma E_\mu[c_t]\,d$. Each later term is the one before times the same number $\gamma E_\mu[c_t]$.
-# In this section's example that number is $0.9 \cdot 0.4 = 0.36$, so the whole mean correction is
+# **In one state first.** This section's example has one state and two actions. Action 0 pays 1
+# and action 1 pays 0. The behaviour policy is $\mu = (0.2, 0.8)$ and the target policy
+# $\pi = (0.8, 0.2)$, so $\pi/\mu$ is 4 for action 0 and 1/4 for action 1. With $\gamma = 0.9$ and
+# $\bar c = \lambda = 1$, the trace $c_t = \min(1, \pi/\mu)$ is 1 or 1/4, and
+# $E_\mu[c_t] = 0.2 \cdot 1 + 0.8 \cdot \tfrac14 = 0.4$.
+#
+# Write $d = E_\mu[\rho_t\delta_t]$ for the mean one-step correction. The term from one step later
+# is $\gamma c_t\,\rho_{t+1}\delta_{t+1}$, with mean $\gamma E_\mu[c_t]\,d$. Each later term is the
+# one before times that same number, here $0.9 \cdot 0.4 = 0.36$, so the whole mean correction is
 #
 # $$d\,(1 + 0.36 + 0.36^2 + \dots) = \frac{d}{1 - 0.36}.$$
 #
@@ -72,20 +77,38 @@ rng = np.random.default_rng(41)
 # **In any finite MDP.** Now $d$ is a vector, $d_s = E_\mu[\rho_t\delta_t \mid s_t = s]$, one
 # entry per state. The number $E_\mu[c_t]$ becomes the traces' matrix
 # $C_{ss'} = E_\mu[c_t\,\mathbb{1}(s_{t+1} = s') \mid s_t = s]$, which weighs the next state's
-# correction by the trace and by how likely that state follows $s$. Its rows sum to at most 1 because $c_t \le \pi/\mu$. State by
-# state, the whole mean correction is $(I + \gamma C + (\gamma C)^2 + \dots)\,d = (I - \gamma C)^{-1} d$
-# (the fold below derives the series term by term). With $\gamma < 1$ the matrix $I - \gamma C$ is
-# invertible, so the whole correction is 0 in every state exactly where $d$ is: both directions of
-# the condition. The condition only has to hold in states μ visits; the critic never trains on or
-# reads the others.
+# correction by the trace and by how likely that state follows $s$. Its rows sum to at most 1,
+# since $E_\mu[c_t] \le E_\mu[\pi/\mu] = 1$. State by state, the whole mean correction is
+# $(I + \gamma C + (\gamma C)^2 + \dots)\,d = (I - \gamma C)^{-1} d$ (the fold below derives the
+# series term by term). With $\gamma < 1$ the matrix $I - \gamma C$ is invertible, so the whole
+# correction is 0 in every state exactly where $d$ is: both directions of the condition. The
+# condition only has to hold in states μ visits; the critic never trains on or reads the others.
 #
-# **In training's windows.** A window of $T$ steps cuts the series short. Its last step resets
-# with its end form ([notebook 04, section 2](04_vtrace.ipynb#2.-Prologue,-scan,-epilogue)), so a
-# step $j$ steps before the end gets only the first $j + 1$ terms. Training then makes 0 the
-# correction averaged over the window's positions. Assume that μ's states are equally likely at
-# every position, as in a stationary rollout. Then that average is
-# $\frac{1}{T}\sum_{k<T}(T-k)(\gamma C)^k d$, and its matrix is invertible, so the average too is
-# 0 exactly where $d = 0$. The fold shows both steps.
+# <details><summary>Details: the series term by term</summary>
+#
+# Let $s_j$ be the state at step $j$. The correction that step $j$ gets from $k$ steps later is
+# $D_k(j) = \gamma^k c_j \cdots c_{j+k-1}\,\rho_{j+k}\delta_{j+k}$, and `vs` − V at step $j$ is the
+# sum of these over $k$. Write $m_k$ for the vector of their means, $(m_k)_s = E[D_k(j) \mid s_j = s]$.
+#
+# * For $k = 0$, $D_0(j) = \rho_j\delta_j$, so $m_0 = d$.
+# * For $k \ge 1$, $D_k(j) = \gamma\,c_j\,D_{k-1}(j+1)$. Given $s_{j+1}$, what follows does not
+#   depend on the action at step $j$ (the Markov property), so
+#   $E[D_k(j) \mid s_j] = \gamma\,E\big[c_j\,E[D_{k-1}(j+1) \mid s_{j+1}] \mid s_j\big]$, which is
+#   $m_k = \gamma\,C\,m_{k-1}$.
+#
+# By induction on $k$, $m_k = (\gamma C)^k d$, and the sum over $k$ is the series above. So the
+# traces $c$ only scale how far a correction travels; they do not move the point where $d = 0$.
+#
+# </details>
+#
+# **In training's windows.** A window of $T$ steps cuts the series short. Its last step
+# [resets](GLOSSARY.md#reset) with its [end form](GLOSSARY.md#end-form)
+# ([notebook 04, section 2](04_vtrace.ipynb#2.-Prologue,-scan,-epilogue)), so a step $j$ steps
+# before the end gets only the first $j + 1$ terms. Training then stops where the correction,
+# averaged over the window's positions, is 0. Assume that μ's states are equally likely at every
+# position, as in a stationary rollout. Then that average is
+# $\frac{1}{T}\sum_{k<T}(T-k)(\gamma C)^k d$, and its matrix is invertible, so the average too is 0
+# exactly where $d = 0$. The fold below shows both steps.
 #
 # <details><summary>Details: the average over a window's positions, and why it is 0 only at d = 0</summary>
 #
@@ -174,22 +197,6 @@ np.testing.assert_allclose(vs_3 - v_3, expected_3, rtol=1e-9, atol=1e-12)  # the
 # theorem: the contraction is the hard part. It shows where the fixed point lies, in any finite
 # MDP, and checks that on one state.
 #
-# This fold derives the series that the text above used, term by term. It is why the traces $c$
-# only scale how far a correction travels, and do not move the fixed point. The argument is an
-# induction on $k$, the number of steps a correction travels, and it holds in every state at
-# once. Let $s_j$ be the state at step $j$. The correction that step $j$
-# gets from $k$ steps later is $D_k(j) = \gamma^k c_j \cdots c_{j+k-1}\,\rho_{j+k}\delta_{j+k}$,
-# and `vs` − V at step $j$ is the sum of these over $k$.
-#
-# * For $k = 0$ it is $\rho_j\delta_j$, whose mean given $s_j$ is 0 in every state: the condition.
-# * For $k \ge 1$, $D_k(j) = \gamma\,c_j\,D_{k-1}(j+1)$. Given $s_{j+1}$, what follows does not
-#   depend on the action at step $j$ (the Markov property), so
-#   $E[D_k(j) \mid s_j] = \gamma\,E\big[c_j\,E[D_{k-1}(j+1) \mid s_{j+1}] \mid s_j\big]$. With the
-#   inner mean written as a vector $m_{k-1}$ over states, this is $\gamma\,C\,m_{k-1}$, so the
-#   $k$-th term's mean is $(\gamma C)^k d$. If the inner mean is 0 in every state, so is this one.
-#
-# By induction on $k$, every term has mean 0 in every state, and so has their sum.
-#
 # The IMPALA paper's analysis derives exactly this $\pi_{\bar\rho}$ for a finite $\bar\rho$. Its
 # experiments use $\bar\rho = 1$: $\pi_{\bar\rho} \propto \min(\mu, \pi)$, renormalised.
 #
@@ -205,17 +212,16 @@ np.testing.assert_allclose(vs_3 - v_3, expected_3, rtol=1e-9, atol=1e-12)  # the
 #   to $\bar\rho$, and $\min(\bar\rho\,\pi, \pi) = \bar\rho\,\pi$ normalises back to $\pi$.
 #
 # Clipping every action of $\pi$ by the same factor does not move the fixed point. Clipping some
-# more than others can. In the example below, $\bar\rho = 1$ clips one action's weight from 4 to
-# 1 and leaves the other's at 1/4, and the fixed point moves from $V^\pi = 8$ to 5. Even then
-# V-trace may learn $V^\pi$ by coincidence: when, at $V^\pi$, the clipped weights still
-# average the TD errors to 0. One example is an MDP where every action has the same $Q^\pi$.
+# more than others can. This section's example shows it. Its one state returns to itself, so the
+# value of any policy $\nu$ is $V^\nu = E_\nu[r] / (1 - \gamma)$, and $V^\pi = 0.8 / 0.1 = 8$. With
+# $\bar\rho = 1$, action 0's weight is clipped from 4 to 1 and action 1's stays at 1/4, so the
+# weights $\min(\bar\rho\,\mu, \pi)$ are $(0.2, 0.2)$, $\pi_{\bar\rho} = (0.5, 0.5)$, and the fixed
+# point moves from 8 to $0.5 / 0.1 = 5$. Uneven clipping need not move it, though: V-trace still
+# learns $V^\pi$ when, at $V^\pi$, the clipped weights happen to average the TD errors to 0, as in an
+# MDP where every action has the same $Q^\pi$.
 #
-# The example has one state that returns to itself, and two actions. The value of any policy
-# $\nu$ then has a closed form, $V^\nu = E_\nu[r] / (1 - \gamma)$.
-#
-# * Action 0 pays 1 and action 1 pays 0. $\mu$ rarely takes action 0 and $\pi$ mostly does, so
-#   $\pi/\mu = 4$ and $1/4$ for the two actions.
-# * At the right fixed point the mean of `vs` − V is 0. Elsewhere it points towards it.
+# The cells below check, on μ's rollouts, that the mean of `vs` − V is 0 at the fixed point and
+# points towards it elsewhere.
 #
 # <details><summary>Details: why the PyTorch path here</summary>
 #
@@ -233,6 +239,10 @@ value_of = lambda nu: float(nu @ r_a) / (1 - g1)  # noqa: E731
 def pi_clipped(rho_bar):
     w = np.minimum(rho_bar * mu, pi)
     return w / w.sum()
+
+
+assert np.isclose(mu @ np.minimum(1.0, pi / mu), 0.2 * 1 + 0.8 / 4) and np.isclose(g1 * 0.4, 0.36)  # E_mu[c] = 0.4
+assert np.allclose(np.minimum(1.0 * mu, pi), [0.2, 0.2]) and np.allclose(pi_clipped(1.0), [0.5, 0.5])  # rho_bar = 1
 
 # %% [markdown]
 # Below, a batch of μ's rollouts, 16,384 rows × 100 steps: the folded measurement at the end of
@@ -278,11 +288,9 @@ assert np.allclose(w_on / w_on.sum(), pi)  # ... and still pi_rho_bar = pi: the 
 
 # %% [markdown]
 # At $V^\pi$ with $\bar\rho = 1$ the cell above prints −0.187, the mean of the whole correction
-# `vs` − V. Its first term alone, $E_\mu[\rho_t\delta_t]$, is the one-step correction: the update
-# that the step's own TD error makes, before any trace. Here it is −0.12, and it is the value the
-# exercise's checker below reports if you hand it $V^\pi$. The rest is the traces' later terms. In
-# one state each is the one before times $\gamma E_\mu[c_t] = 0.9 \cdot 0.4 = 0.36$, so the whole
-# is $-0.12 / (1 - 0.36) = -0.1875$: section 1's $(I - \gamma C)^{-1} d$, with $C = 0.4$ a number.
+# `vs` − V. Its first term alone, the one-step correction $d = E_\mu[\rho_t\delta_t]$, is −0.12: the
+# value the exercise's checker below reports if you hand it $V^\pi$. Each later term is the one
+# before times the 0.36 above, so the whole is $-0.12 / (1 - 0.36) = -0.1875$.
 # The cell below computes the three numbers, and checks that the window's last step, in its end
 # form, carries the one-step term alone:
 

@@ -383,6 +383,9 @@ lp = torch.tensor(logp, device=DEVICE, requires_grad=True)
 loss = rl.ppo_clip_loss(lp, torch.tensor(old_logp, device=DEVICE), torch.tensor(A, device=DEVICE), backend=KERNEL).loss
 (g,) = torch.autograd.grad(loss, lp)
 np.testing.assert_allclose(n(g), [-0.275, 0.0, 0.225, 0.0])
+_rho = np.exp(logp - old_logp)
+_strict = np.clip(_rho, 0.8, 1.2) * A < _rho * A  # the clipped term strictly the minimum: steps 1 and 3
+assert ((n(g) == 0) == _strict).all() and list(_strict) == [False, True, False, True]  # the ties (0, 2) keep theirs
 
 A64 = torch.randn(B, T, dtype=torch.float64, device=DEVICE)
 lp = old_log_probs.double().clone().requires_grad_()
@@ -745,8 +748,8 @@ exercises.attempt("two_stage_mean", two_stage_mean)
 #
 # * PPO's loss is $-\operatorname{mean}\min(\rho_t \hat A_t, \operatorname{clip}(\rho_t, 1-\epsilon,
 #   1+\epsilon) \hat A_t)$, with $\rho_t = \pi/\pi_{\text{old}}$ and GAE's $\hat A_t$.
-# * Where the clipped term is the minimum, the gradient is 0. A ratio that moved the wrong way
-#   keeps its gradient, so `clip_fraction` is not the share of elements without one.
+# * Where the clipped term is strictly the minimum, the gradient is 0; a tie keeps its gradient.
+#   A ratio that moved the wrong way keeps its gradient, so `clip_fraction` is not the share of elements without one.
 # * At $\rho = 1$, as on an update's first minibatch, the gradient is the policy gradient
 #   $-\hat A_t/N$.
 # * A sum is an associative reduction. Partial sums added in a fixed order give the same bits on

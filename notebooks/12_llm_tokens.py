@@ -36,7 +36,6 @@
 # H200 timings.
 
 # %%
-import glob
 import inspect
 import json
 import os
@@ -486,36 +485,12 @@ assert (adv_cum - adv_loop)[mask].abs().max() > 0.1  # not GAE with λ = 0.95
 # | **rl.gae(mask=)** | section 4's one call |
 # | **integrations.verl** | the drop-in, with its second scan and the whitening |
 #
-# <details><summary>Sources</summary>
-#
-# * The times are read from a committed file, `benchmarks/results/tokens/H200-2026-12-03.json`,
-#   written by `python -m rltriton_lite.bench --tokens`: this notebook measures nothing. A run of
-#   another GPU in the same folder is listed by the next cell and changes nothing.
-# * Wall time per call: calls back to back, one synchronisation at the end, host included. GPU
-#   time: a CUDA-graph replay.
-# * The loop: the median of three calls, or one call where it takes a second or more.
-# * All in float32. The inputs have right padding, and a span of tool output in every other
-#   response.
-# * Notebook 14, section 1, lists this file beside the course's other sources.
-#
-# </details>
+# The times are read from a committed H200 file, not measured here ([notebook 14, section
+# 1](14_appendix_data.ipynb), says how it was timed).
 
 # %%
-ROOT = os.path.dirname(os.path.dirname(profile.results_folder()))  # the checkout: benchmarks/ beside the package
-
-
-# The committed H200 run, read by its name: a run of another GPU written into the same folder
-# (python -m rltriton_lite.bench --tokens writes one there) is listed, and changes nothing below.
-TOKENS_FILE = os.path.join(ROOT, "benchmarks", "results", "tokens", "H200-2026-12-03.json")
-others = sorted(os.path.basename(f) for f in glob.glob(os.path.join(os.path.dirname(TOKENS_FILE), "*.json"))
-                if os.path.basename(f) != os.path.basename(TOKENS_FILE))
-assert os.path.isfile(TOKENS_FILE), "the committed token results are missing"
-print("other token results in that folder, not read here:", ", ".join(others) or "none")
+TOKENS_FILE = os.path.join(profile.results_folder(), "tokens", "H200-2026-12-03.json")  # read by its name
 res = json.load(open(TOKENS_FILE, encoding="utf-8"))
-print(f"{os.path.relpath(TOKENS_FILE, ROOT)}: {res['gpu']}, {res['date']}, γ = {res['gamma']}, λ = {res['lam']}")
-print(f"   {res['command']}; torch {res['versions'].get('torch')}, triton {res['versions'].get('triton')}")
-
-# %%
 LOOP, CUMSUM, OURS, DROP_IN = bench.TOKEN_IMPLS
 rows = res["rows"]
 wall = {(r["B"], r["T"], r["impl"]): r["wall_us"] for r in rows}
@@ -528,8 +503,8 @@ lines = [{"B × T": profile.shape_name(s), "tokens": s[0] * s[1], "loop ms": wal
           "rl.gae GPU µs": gpu[(*s, OURS)], "verl drop-in µs": wall[(*s, DROP_IN)],
           "loop ÷ rl.gae": profile.speedup_text(wall[(*s, LOOP)] / wall[(*s, OURS)]),
           "rl.gae ÷ cumsum": wall[(*s, OURS)] / wall[(*s, CUMSUM)]} for s in shapes]
-print(f"{res['gpu']}, {res['date']}: wall time per call (GPU time: CUDA-graph replay), γ = {res['gamma']}, "
-      f"λ = {res['lam']}, float32; read from the committed file, not measured here\n")
+print(f"{res['gpu']}, {res['date']} ({os.path.basename(TOKENS_FILE)}, not measured here): wall time per call "
+      f"(GPU time: CUDA-graph replay), γ = {res['gamma']}, λ = {res['lam']}, float32\n")
 print(profile.table(lines, digits=3))
 print(f"\nrl.gae's largest |A − loop's A| over the policy tokens, float32: {max(errs):.1e}")
 

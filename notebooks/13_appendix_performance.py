@@ -209,9 +209,9 @@ assert round(per_sm / 1e3, 1) == 10.3  # "about 10 KB of loads per SM"
 # * **More bytes per warp:** 16-byte vector loads, and the next chunk's loads issued before this
 #   chunk is scanned, **pipelining** (the chunk loaded ahead waits in shared memory).
 #
-# The package takes the second way, so 2 to 4 of its programs on each SM are enough, where a
-# **step-by-step walk** (a naive baseline: one program per row asks for one step's 9 bytes and
-# waits) would need more than a thousand. A package program for GAE at 16384×1024 loads 2 rows ×
+# The package takes the second way, so 2 to 4 of its programs **resident** on each SM, held there
+# at once, are enough, where a **step-by-step walk** (a naive baseline: one program per row asks
+# for one step's 9 bytes and waits) would need more than a thousand. A package program for GAE at 16384×1024 loads 2 rows ×
 # 128 steps per chunk, and the next chunk before it scans this one. The cell counts two chunks in
 # flight, an upper bound that was not measured; with one, the bytes halve and the programs double.
 
@@ -220,7 +220,7 @@ CHUNKS_IN_FLIGHT = 2  # assumed, an upper bound: the next chunk's loads and this
 package_program = 2 * 128 * GAE_READ * CHUNKS_IN_FLIGHT  # up to two chunks of 2 rows x 128 steps in flight
 step_program = GAE_READ  # one step in flight
 print(f"in flight per program: the package's up to {package_program / 1e3:.1f} KB, the walk's {step_program} B; "
-      f"programs per SM for {per_sm / 1e3:.1f} KB: the package's {per_sm / package_program:.0f} to "
+      f"resident programs per SM for {per_sm / 1e3:.1f} KB: the package's {per_sm / package_program:.0f} to "
       f"{CHUNKS_IN_FLIGHT * per_sm / package_program:.0f}, the walk's {per_sm / step_program:,.0f}")
 
 # %% jupyter={"source_hidden": true}
@@ -230,11 +230,10 @@ assert round(package_program / 2 / 1e3, 1) == 2.3 and round(2 * per_sm / package
 assert 1000 < per_sm / step_program < 2000  # "more than a thousand"
 
 # %% [markdown]
-# These 2 to 4 are **resident programs**, on an SM *at once*: at most 32 on an H100 or H200 (and 64
-# warps), fewer when their registers or shared memory run out. They are not the **programs per SM
-# over the launch**, the launch's programs ÷ 132, which each SM runs one after another: about 62 at
-# 16384×1024. No SM holds a thousand resident programs, whatever the latency. The committed run
-# shows the outcome:
+# An SM of an H100 or H200 holds at most 32 **resident programs** (and 64 warps), fewer when their
+# registers or shared memory run out. They are not the **programs per SM over the launch**, the
+# launch's programs ÷ 132, which each SM runs one after another: about 62 at 16384×1024. No SM
+# holds a thousand resident programs, whatever the latency. The committed run shows the outcome:
 
 # %%
 def committed(algorithm, B, T, impl="rltriton_lite"):

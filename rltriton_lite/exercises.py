@@ -1332,7 +1332,8 @@ def _interpreting(poison_scans=False):
         return args_hst, kwargs_hst
 
     def inside(ptrs, mask, what):
-        p = ptrs.data[np.broadcast_to(mask.data, ptrs.data.shape).astype(bool)].astype(np.uint64)
+        active = np.broadcast_to(mask.data, ptrs.data.shape).astype(bool)
+        p = ptrs.data[active].astype(np.uint64)
         size = np.dtype(np_dtype(ptrs.get_element_ty())).itemsize
         ok = np.zeros(p.shape, dtype=bool)
         for lo, hi, _ in spans:
@@ -1340,12 +1341,20 @@ def _interpreting(poison_scans=False):
         if not ok.all():
             stray = p[~ok]
             before = all(any(lo - 64 <= int(x) < lo for lo, _, _ in spans) for x in stray)  # just below a tensor
+            lanes = np.argwhere(active)[~ok]  # the stray lanes' indices in the block
+            last = lanes[-1].tolist() == np.argwhere(active)[-1].tolist()  # ... the block's last active lane among them
+            shown = ", ".join(str(tuple(x)) if len(x) > 1 else str(x[0]) for x in lanes[:3].tolist())
+            just_past = last and all(any(hi <= int(x) < hi + 64 for _, hi, _ in spans) for x in stray)
             where = ("lanes before the start of a tensor through (a load shifted back, offs - 1 at t = 0"
                      + _fix(": mask it with t >= 1") + ")" if before else
+                     "lanes past the end of the row (or rows past the last) through; here the block's last active "
+                     "lane read just past the end of a tensor (a load shifted on, offs + 1 at the last row's last "
+                     "step, t = T - 1" + _fix(": mask it with t + 1 < T") + ")" if just_past else
                      "lanes past the end of the row (or rows past the last) through")
             raise _OutOfBounds(
                 f"a tl.{what}{_their_line()} touched memory outside every tensor passed to the kernel "
-                f"({int((~ok).sum())} of {ok.size} active lanes): a tl.{what} without mask=, or with a mask that "
+                f"({int((~ok).sum())} of {ok.size} active lanes; lane{'s' if len(lanes) > 1 else ''} {shown}"
+                f"{', ...' if len(lanes) > 3 else ''} of the block): a tl.{what} without mask=, or with a mask that "
                 f"lets {where}, or an address built with the wrong row start (row * T in a contiguous (B, T) tensor) "
                 f"or another tensor's strides. (Stopped before the access: on a "
                 "GPU it would read garbage or fault.)")

@@ -2418,7 +2418,7 @@ def test_a_kernel_without_masks_is_stopped_before_it_corrupts_memory():
     # (the lanes counted depend on where the allocator put the other tensors: some may land inside one)
     with pytest.raises(AssertionError, match=r"td_target_kernel, 8 elements: a tl.load at line \d+ \(done = "
                                              r"tl.load\(D \+ i\) != 0\) touched memory outside every tensor passed "
-                                             r"to the kernel \(\d+ of 128 active lanes\)") as e:
+                                             r"to the kernel \(\d+ of 128 active lanes; lanes? \d+") as e:
         exercises.check("td_target_kernel", td_target_kernel)
     line = int(re.search(r"at line (\d+)", str(e.value)).group(1))
     assert 1 <= int(re.search(r"\((\d+) of 128", str(e.value)).group(1)) <= 120
@@ -4123,6 +4123,28 @@ def _doubled_unmasked_store(X, Y, n, BLOCK: tl.constexpr):
     tl.store(Y + offs, 2 * tl.load(X + offs, mask=offs < n, other=0.0))  # the store's mask left out
 
 
+@triton.jit
+def _next_unmasked_load(X, Y, N, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(Y + offs, tl.load(X + offs + 1, mask=offs < N), mask=offs < N)  # x[t + 1], masked as x[t]
+
+
+@pytest.mark.skipif(not exercises.INTERPRET, reason="the guard watches the interpreter's loads and stores")
+def test_a_load_one_past_the_last_step_names_the_lane():
+    """A load shifted on (offs + 1) masked as the step's own: the row's last step reads just past the
+    tensor, and the message names that lane and the shift (a round-43 review's case: "1 of 5 active lanes"
+    named no lane)."""
+    def shifted(x):
+        y = torch.empty_like(x)
+        _next_unmasked_load[(1,)](x, y, x.numel(), BLOCK=8)
+        return y
+    with pytest.raises(RuntimeError) as e:
+        exercises.guarded(shifted, torch.arange(5.0))
+    said = str(e.value)
+    assert "(1 of 5 active lanes; lane 4 of the block)" in said, said
+    assert "the block's last active lane read just past the end of a tensor (a load shifted on, offs + 1" in said
+
+
 def _doubled(x, block):
     y = torch.zeros_like(x)
     _doubled_unmasked_store[(1,)](x, y, x.numel(), BLOCK=block)
@@ -4135,7 +4157,7 @@ def test_guarded_stops_a_stray_store_before_it_happens_and_returns_what_a_right_
     tensor printed the right answer, then killed the notebook's kernel)."""
     x = torch.arange(5.0)
     with pytest.raises(RuntimeError, match=r"^_doubled: a tl\.store at line \d+ \(tl\.store\(Y \+ offs.* touched memory outside every "
-                                            r"tensor passed to the kernel \(3 of 8 active lanes\)"):
+                                            r"tensor passed to the kernel \(3 of 8 active lanes; lanes 5, 6, 7 of the block\)"):
         exercises.guarded(_doubled, x, 8)
     assert exercises.guarded(_doubled, x, block=4).tolist() == [0.0, 2.0, 4.0, 6.0, 0.0]  # in bounds: the call
     assert x.tolist() == [0.0, 1.0, 2.0, 3.0, 4.0]
