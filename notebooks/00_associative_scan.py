@@ -497,7 +497,7 @@ table_row = lambda p, q, w: ((w[0], w[1]) if w[2] else (w[0] * q[0], w[1] + w[0]
 for kp, kq, kw in [(kp, kq, kw) for kp in (False, True) for kq in (False, True) for kw in (False, True)]:
     p3, q3, w3 = (0.5, 2.0, kp), (0.25, 3.0, kq), (0.125, 5.0, kw)
     assert combine_np(combine_np(p3, q3), w3)[:2] == combine_np(p3, combine_np(q3, w3))[:2] == table_row(p3, q3, w3)
-# combine_arrays' text: where the flag is set, a is multiplied in, yet it reaches no output (y_t = B_t, selected)
+# combine_arrays' text: where the flag is set, a reaches no output (y_t = B_t, selected), so any value passes
 row3 = [(0.5, 1.0, False), (0.5, 2.0, True), (0.5, 3.0, False)]  # t = 0, 1, 2: step 1 resets
 row3_nan_a = [row3[0], (np.nan, 2.0, True), row3[2]]  # the same row, step 1's a a NaN
 outputs = lambda row, carry=10.0: [B if K else B + A * carry  # noqa: E731
@@ -512,8 +512,7 @@ assert outputs(row3_nan_a) == outputs(row3) == [2.0, 2.0, 8.0]
 # `combine_arrays(first, second)` takes two triples `(a, b, k)` of NumPy arrays of one shape
 # (`k` is bool) and returns their combined triple, element by element. Select with `np.where`:
 # `b1` may hold a NaN where the second operand resets. The checker compares `a` only where the
-# combined flag is clear: where it is set, the combine still multiplies $a$ in, but the select
-# on the flag keeps it from every output.
+# combined flag is clear: where it is set, $a$ reaches no output, so any value there passes.
 #
 # <details><summary>Hint 1: where to start</summary>
 #
@@ -584,8 +583,9 @@ exercises.attempt("combine_arrays", combine_arrays)
 # %% [markdown]
 # ## 5. Padding is the identity, and rl.linear_scan
 #
-# *Padding* is not a reset. A padded step, where `mask[t] = 0` (a prompt token in RLHF, say), is
-# the identity $(1, 0)$: the value from later steps passes through it, and its own output is 0.
+# *Padding* is not a reset. At a padded step, where `mask[t] = 0` (a prompt token in RLHF, say),
+# the scan uses the identity $(1, 0)$, so the value from later steps passes through unchanged.
+# The step's own output is not that value: the kernel writes 0 there.
 #
 # `rl.linear_scan`, the package's bare scan, reads $a_t = 0$ as the flag $\kappa$ and selects there.
 # The next cell runs one row through its Triton kernel (`backend=KERNEL`, [GPU note 2](#GPU-notes)).
@@ -917,9 +917,10 @@ assert g_r[0, 3].item() == 1.0 + 0.5 * 1.0  # after it, the ordinary step g[3] =
 # 3. How accurate is `chunked` in float32 when all $a_t$ are close to 1 and the rows are long? Run
 #    it with `np.float32`, $T$ up to $10^5$ and a chunk of at most 64 (under a second). Measure the
 #    error against a float64 loop on the same $a$ rounded to float32,
-#    `a.astype(np.float32).astype(np.float64)`. Compared with the $a$ you meant, rounding $a$
-#    alone would already cause a larger error, hiding the arithmetic's. How does the error change
-#    with the chunk size, and with $1/(1-a)$?
+#    `a.astype(np.float32).astype(np.float64)`. Against the $a$ you meant, rounding $a$ alone
+#    moves the result about as much as the arithmetic does at $a = 0.99$, and several times as
+#    much at $1 - a = 10^{-4}$, hiding the arithmetic's error. How does that error change with the
+#    chunk size, and with $1/(1-a)$?
 
 # %% [markdown] tags=["answer-1"]
 # **Answer 1.** *Your answer here (code for it: in cells under this one).*
@@ -936,8 +937,8 @@ assert g_r[0, 3].item() == 1.0 + 0.5 * 1.0  # after it, the ordinary step g[3] =
 # * The steps are affine maps, which compose associatively but not commutatively: a tree scan may
 #   regroup them but must keep their order
 #   ([the order rule, §3](#3.-The-backward-recurrence-as-a-reverse-scan)). A return is a reverse scan.
-# * An episode end is a reset flag and a select, never a product with $a_t = 0$. Padding is the
-#   identity $(1, 0)$.
+# * An episode end is a reset flag and a select, never a product with $a_t = 0$. The scan treats
+#   padding as the identity $(1, 0)$, and the kernel writes 0 there.
 # * Chunks, walked one after another and scanned in parallel inside, are joined by a carry:
 #   $y_t = B_t + A_t \cdot \text{carry}$.
 # * The gradient is the transposed scan, a forward scan of $(a_{t-1}, dy_t)$.

@@ -43,6 +43,7 @@ if not torch.cuda.is_available():
     os.environ.setdefault("TRITON_INTERPRET", "1")
 
 import inspect
+import re
 
 import numpy as np
 import triton
@@ -392,22 +393,13 @@ assert out.max() <= 1.0 and (out == 1.0).any()  # the cap was compiled in, and i
 print("one source, two compiled kernels: 0.5 x0² + 2 x1² − x2², and min(|x0| + |x1|, 1)")
 
 # %% [markdown]
-# <details><summary>Details: the prologue's signature, from yours to the package's</summary>
-#
-# | where | the prologue | why it changes |
-# | --- | --- | --- |
-# | your `gae_kernel` (above) | `gae_prologue(R, V, NV, D, offs, m, gamma, lam) -> (a, b, reset)` | one algorithm: its inputs by name |
-# | `hooked_scan` (below) and 01's harness | `(X, P, offs, t, m, T) -> (a, b, reset)` | any algorithm: the inputs as a tuple `X`, the numbers as `P` |
-#
-# The package's own hooks take a few more arguments (strides for any layout, the arithmetic
-# dtype, padding), met in notebook 02's appendix.
-#
-# </details>
-#
-# **One reset form in Triton.** Every prologue you write from here on, and the package's own
-# hooks, return the triple $(a_t, b_t, \text{reset}_t)$, as your `gae_prologue` does. Only tensor
-# code differs: `rl.linear_scan(a, b)` has no flag argument, so there $a_t = 0$ is the reset
-# (notebook 01 uses both).
+# **The prologue's signature.** Your `gae_prologue` names its inputs,
+# `(R, V, NV, D, offs, m, gamma, lam)`. To serve any algorithm, the prologue that `hooked_scan`
+# calls below takes them as a tuple `X` and its numbers as a tuple `P`:
+# `(X, P, offs, t, m, T) -> (a, b, reset)`, as the harness's prologues do in notebooks 01–06.
+# Both return the triple; the glossary's [table of hooks](GLOSSARY.md#hooks-signatures) lists every
+# signature, the package's included. Only tensor code keeps pairs: `rl.linear_scan(a, b)` has no
+# flag argument, so there $a_t = 0$ is the reset.
 
 # %% [markdown]
 # **Exercise `hooked_scan`.** Write the loop once, with the prologue passed in.
@@ -497,74 +489,82 @@ exercises.attempt("hooked_scan", hooked_scan)
 #
 # The package's kernel, `rltriton_lite/scan.py`, is your `gae_kernel` grown up, with its hooks
 # passed in as in your `hooked_scan`. Its chunk loop is the function `scan._walk`, and its
-# combine, `scan.combine`, is your `reset_combine`. Four things you wrote reappear in `_walk`:
-#
-# | what you wrote | where it is in `scan._walk` |
-# | --- | --- |
-# | 1. **The hooks:** `gae_prologue` and `gae_epilogue`, and the `PROLOGUE` argument of `hooked_scan` | `PROLOGUE` and `EPILOGUE`, two `tl.constexpr` arguments, as in your `hooked_scan` |
-# | 2. **Padding → the identity:** the padding lanes set to $(1, 0, \text{false})$, by your prologue in `gae_kernel` and by your loop in `hooked_scan` | three `tl.where` lines after the prologue's call, as in your `hooked_scan`, so that no prologue has to |
-# | 3. **The scan and the select:** `tl.associative_scan` with `reset_combine`, then $y_t = B_t$ where $K_t$, else $B_t + A_t \cdot \text{carry}$ | one call, `_scan_chunk`, which does both and returns $y$ |
-# | 4. **The new carry:** $y$ at the chunk's first step, picked out with `tl.sum(tl.where(...))` | `carry = after`, where `after`, returned by `_scan_chunk`, is $y$ at the chunk's first step |
-#
-# The cell below prints these lines of `_walk`, each under a comment `# yours:` that gives its
-# row of the table; `...` marks lines left out.
+# combine, `scan.combine`, is your `reset_combine`. The cell below prints the lines of `_walk`
+# that run in your case, each part of yours under a comment `# yours:`. A `...` stands for what is
+# left out: lines, arguments and names that serve speed, long rows and features of later notebooks.
 
 # %%
 from rltriton_lite import scan, tile  # noqa: E402
 
-ROWS_IN_WALK = {  # a piece of a line of _walk -> the table's row
-    "for k in tl.range": "the loop over the chunks",
-    "PROLOGUE(X, SX, P, row, t, m, T, ACC)": "1. the prologue hook",
-    "a = tl.where(valid": "2. padding lanes -> the identity: a = 1 ...",
-    "b = tl.where(valid": "2. ... b = 0 ...",
-    "reset = reset & valid": "2. ... and no reset",
-    "_scan_chunk(": "3. the scan with scan.combine, then the select on the carry",
-    "EPILOGUE(X, SX, P, O, SO,": "1. the epilogue hook: it stores the chunk",
-    "carry = after": "4. the new carry",
-}
-walk_printout = exercises.key_lines(scan._walk, ROWS_IN_WALK)
-print(walk_printout)
+WALK = [  # (the part of yours, or None for "as above"), a line of scan._walk with "..." for what is left out
+    ("the chunk loop", "for k in tl.range(...):"),
+    ("the prologue's call", "a, b, reset, valid, keep = PROLOGUE(...)"),
+    ("the padding lanes made the identity (1, 0, false)", "a = tl.where(valid, a, 1.0).to(ACC)"),
+    (None, "b = tl.where(valid, b, 0.0).to(ACC)"),
+    (None, "reset = reset & valid"),
+    ("the scan with reset_combine, then the select on the carry",
+     "y, ..., after, ... = _scan_chunk(a, b, reset, carry, ...)"),
+    ("the epilogue, which stores y", "EPILOGUE(..., y, ..., keep)"),
+    ("the new carry", "carry = after"),
+]
+walk_code = [line.strip() for line in inspect.getsource(getattr(scan._walk, "fn", scan._walk)).splitlines()]
+printout, walk_at = [], []
+for note, shown in WALK:
+    pattern = re.escape(shown).replace(re.escape("..."), ".+")  # "..." stands for any text
+    i = next(i for i, line in enumerate(walk_code) if re.fullmatch(pattern, line))  # the line it trims
+    if walk_at and any(line and not line.startswith("#") for line in walk_code[walk_at[-1] + 1:i]):
+        printout.append("...")  # lines of _walk left out here
+    printout += ([f"# yours: {note}"] if note else []) + [shown]
+    walk_at.append(i)
+print("\n".join(printout[:2] + ["    " + line for line in printout[2:]]))  # the loop's body, indented
 
 # %% [markdown]
-# `valid` plays the part of your mask `m`. `AHEAD`, a look-ahead (notebook 12), is `None` here,
-# and `SUMMARIZE`, the first pass over a row split in time (13c), is false, so the epilogue runs
-# under `else:`. Inside `_scan_chunk`, the select is one line of `scan._value`,
-# `tl.where(r, b, b + a * c_in)`, where `c_in` is the carry: yours.
+# The names still shown:
 #
-# The rest of `_walk` serves speed, masked steps and long rows, which you need none of here.
-# Notebook 13c, section 6, names the other variables on these lines.
+# * `k` numbers the chunks in the order the loop walks them (`tl.range` is Triton's `range`). A
+#   reverse scan walks chunk `n_chunks - 1 - k`, from the row's end, as your loop does.
+# * `PROLOGUE` and `EPILOGUE` are the hooks, `tl.constexpr` arguments as in your `hooked_scan`.
+# * `a, b, reset` is your triple. The package's prologues return it plus two more values.
+#   `valid` is your mask `m`, narrowed where the caller passes a `mask` of padded steps.
+#   `keep` is a tuple of loaded values that the epilogue needs too, so nothing is read twice.
+# * The three padding lines are yours from `hooked_scan`: here the loop writes them, so no
+#   prologue has to. `.to(ACC)` casts to `ACC`, the dtype the scan computes in.
+# * `_scan_chunk` does your scan, with `scan.combine`, and your select on `carry` in one call.
+#   It returns `y`, the chunk's outputs, and `after`, the carry for the next chunk walked.
+#
+# For the curious, [notebook 13c, section 6](13c_inside_the_package.ipynb#6.-Looking-at-the-compiled-code)
+# prints more of `_walk`; nothing here needs it.
 
 # %% jupyter={"source_hidden": true}
-# Checks: the table's four rows, in the package's source and in the printout (CI runs them; skip when reading)
+# Checks: the printout and its names, in the package's source (CI runs them; skip when reading)
 source_of = lambda f: inspect.getsource(getattr(f, "fn", f))  # noqa: E731
-code = [line.strip() for line in source_of(scan._walk).splitlines()]
+# the printout: each shown line trims a line of _walk, in _walk's order, "..." where lines are left out
+assert walk_at == sorted(walk_at) and len(set(walk_at)) == len(WALK)
+assert all(re.fullmatch(re.escape(s).replace(re.escape("..."), ".+"), walk_code[i]) for (_, s), i in zip(WALK, walk_at))
+assert printout.count("...") == 3  # before the prologue, the padding lines and the epilogue: the branches not taken
 # scan.combine is reset_combine: a reset in the second operand selects it alone
 assert all(part in source_of(scan.combine) for part in ("tl.where(k2, a2, a2 * a1)", "tl.where(k2, b2, b2 + a2 * b1)",
                                                         "k1 | k2"))
-# 1. the hooks are tl.constexpr arguments of _walk, called in its chunk loop
+# k: the chunks in walking order; a reverse scan walks chunk n_chunks - 1 - k
+assert "c = n_chunks - 1 - k" in walk_code and "for k in tl.range(k_start, k_end, num_stages=STAGES):" in walk_code
+# the hooks are tl.constexpr arguments of _walk
 assert "PROLOGUE: tl.constexpr" in source_of(scan._walk) and "EPILOGUE: tl.constexpr" in source_of(scan._walk)
-prologue_at = [i for i, line in enumerate(code) if line.startswith("a, b, reset, valid, keep = PROLOGUE(")]
-epilogue_at = [i for i, line in enumerate(code) if line.startswith("EPILOGUE(")]
-# 2. padding: three tl.where lines after the prologue's calls; 3. _scan_chunk; 4. carry = after, in that order
-padding_at = code.index("a = tl.where(valid, a, 1.0).to(ACC)")
-assert code[padding_at + 1:padding_at + 3] == ["b = tl.where(valid, b, 0.0).to(ACC)", "reset = reset & valid"]
-chunk_at = code.index("y, y_in, after, c_a, c_b, c_r = _scan_chunk(a, b, reset, carry, ROWS, NV, V, REVERSE)")
-assert max(prologue_at) < padding_at < chunk_at < epilogue_at[0] < code.index("carry = after")
-# 3. _scan_chunk scans with scan.combine and selects on the carry (_value: b where reset, else b + a * carry)
+# the package's prologues return the triple plus valid and keep; valid: m narrowed by a mask; keep: for the epilogue
+assert "-> (a, b, reset, valid, keep)" in scan.__doc__ and "``keep`` is a tuple" in scan.__doc__
+assert "valid = load_mask(X[MASK], SX[MASK], row, t, m)" in source_of(rl.episode.step)
+assert "if a mask is given, not padding" in source_of(tile.load_mask)
+# the three padding lines follow the prologue's call, then _scan_chunk, the epilogue and the carry, in that order
+padding_at = walk_code.index("a = tl.where(valid, a, 1.0).to(ACC)")
+assert walk_code[padding_at + 1:padding_at + 3] == ["b = tl.where(valid, b, 0.0).to(ACC)", "reset = reset & valid"]
+assert "ACC: tl.constexpr" in source_of(scan._walk)
+# _scan_chunk scans with scan.combine and selects on the carry (_value: b where reset, else b + a * carry)
 assert "tl.associative_scan(" in source_of(scan._scan_chunk) and ", combine)" in source_of(scan._scan_chunk)
 assert "tl.where(r, b, b + a * c_in)" in source_of(scan._value)
-# the printout: the loop, then rows 1 to 4 in _walk's order, each line under its row's comment
-shown = [line.strip() for line in walk_printout.splitlines()]
-kept = [line for line in shown if not line.startswith(("# yours", "..."))]
-assert [line for line in kept if any(key in line for key in ROWS_IN_WALK)] == [
-    line for line in code if any(key in line for key in ROWS_IN_WALK)]
-under = {shown[i]: shown[i - 1] for i in range(1, len(shown)) if shown[i - 1].startswith("# yours: ")}
-assert [under[line] for line in kept if line in under] == ["# yours: " + note for note in ROWS_IN_WALK.values()]
 # the strides, below: tile.load builds each address from the row and time strides
 assert "p + row * s[0] + t * s[1]" in source_of(tile.load)
 
 # %% [markdown]
-# One part of yours is not in the table: the address `R + row * T + t`. The package's prologues
+# One part of yours is not in the printout: the address `R + row * T + t`. The package's prologues
 # read their inputs with `load` from `rltriton_lite.tile`, which builds each address from the
 # tensor's *strides*, the distance in elements between neighbours along each dimension. So it
 # reads time-major and batch-major buffers alike, without a copy (notebook 02's appendix reads one

@@ -312,18 +312,8 @@ print(f"the exact curve's minimum: λ = {fine[mse_f.argmin()]:.2f}, MSE {mse_f.m
 # %% [markdown]
 # The best λ here is about 0.73, the exact curve's minimum (the rollouts' grid has steps of 0.05).
 # There the critic's bias in $G_0$ is 1.55, down from $\gamma\eta = 2.4$ at λ = 0, and $G_0$ does
-# not sum the noise of every reward, as at λ = 1.
-#
-# <details><summary>Details: where the optimum moves</summary>
-#
-# Where the optimum lies depends on how wrong the critic is, relative to how noisy the rewards
-# are. A perfect critic ($\eta = \sigma_c = 0$) puts it at λ = 0. Noiseless rewards
-# ($\sigma_r = 0$) put it at or next to λ = 1 when $\gamma^T$ is small, as here
-# ($\gamma^T = 0.8^{20} \approx 0.01$). In a short window, or with γ near 1, $\gamma^T$ is not
-# small: at λ = 1 the critic's whole weight $\gamma^T$ sits on one noisy bootstrap value, and the
-# best λ can lie below 1 (open question 3).
-#
-# </details>
+# not sum the noise of every reward, as at λ = 1. Where the optimum lies depends on how wrong the
+# critic is, relative to how noisy the rewards are: open question 3 moves it.
 #
 # **Bias is not needed for a trade-off.** Take an unbiased but noisy critic, $\eta = 0$ and
 # $\sigma_c = 3$. The MSE is then the variance alone, from the same exact formulas:
@@ -348,15 +338,6 @@ print(f"unbiased critic, σ_c = 3: best λ = {best_unbiased:.2f}, MSE {mse_unbia
 # %% [markdown]
 # Its best λ is near 0.58, where the critic's term falls as fast as the rewards' term rises. The
 # critic's term falls as λ grows (up to λ ≈ 0.999), and the rewards' term rises all the way.
-#
-# <details><summary>Details: the variance at λ = 0</summary>
-#
-# In the first setting the variance at λ = 0 is not the critic's noise. It is mostly the one
-# reward $r_0$ (there $\sigma_r > \sigma_c$). It still falls at first as λ grows from 0 (its slope
-# there is $-2\gamma^2\sigma_c^2$), by too little to see on that grid. With a noisier critic, as in
-# the last plot, the fall is plain to see.
-#
-# </details>
 
 # %% jupyter={"source_hidden": true}
 # Checks: the claims above (CI runs them; skip when reading)
@@ -368,16 +349,11 @@ assert 0 < best < len(lams) - 1 and mse[best] < 0.95 * min(mse[0], mse[-1])  # "
 assert abs(fine[mse_f.argmin()] - 0.73) < 0.01  # "about 0.73"
 assert round(b2_f[mse_f.argmin()] ** 0.5, 2) == 1.55 and round(b2_f[0] ** 0.5, 9) == round(gamma_ * eta, 9) == 2.4
 assert np.all(np.diff(b2_f) < 0)  # the exact bias shrinks as λ grows, on the fine grid too
-assert abs(gamma_**T_mc - 0.01) < 0.002  # "0.8^20 ≈ 0.01"
 assert abs(best_unbiased - 0.58) < 0.01  # "near 0.58"
 assert mse_unbiased.min() < 0.7 * min(mse_unbiased[0], mse_unbiased[-1])  # a real trade-off: both ends worse
 assert abs(fine[noise_c.argmin()] - 0.999) < 1e-9 and noise_c[-1] > noise_c.min()  # "falls up to λ ≈ 0.999"
 assert np.all(np.diff(noise_c[:1000]) < 0)  # ... at every point of the fine grid up to there
 assert np.all(np.diff(noise_r) > 0)  # "the rewards' term rises"
-slope0 = (vr_f[1] + vc_f[1] - vr_f[0] - vc_f[0]) / fine[1]  # the first setting's variance, near λ = 0
-assert abs(slope0 + 2 * gamma_**2 * sigma_c**2) < 0.01 and slope0 < 0  # "its slope there is -2γ²σ_c²"
-slope0_noisy = (noise_r[1] + noise_c[1] - noise_r[0] - noise_c[0]) / fine[1]
-assert slope0_noisy < -10  # with σ_c = 3 the dip is steep enough to see
 
 # %% [markdown]
 # ## 6. Optional: profile it
@@ -388,6 +364,12 @@ assert slope0_noisy < -10  # with σ_c = 3 the dip is steep enough to see
 # that wall time is only an upper bound on the host's cost, and the backward's extra wall time is
 # mostly host time. The cell prints the committed H200 table and chart and measures nothing
 # ([how to read them](08_profiling.ipynb#Reading-the-profile-tables-of-notebooks-01-to-07)).
+#
+# The `!` after `torchrl_vec_td_lambda` marks outputs that differ from ours by more than the check's
+# 1e-4 (3.0e-4 and 3.4e-4 relative, at the two small shapes): torchrl's vectorised estimators
+# compute the sum as a `conv1d` with geometric weights cut off below 1e-7
+# ([benchmarks/README.md, "Known disagreements"](../benchmarks/README.md#peers)), while our kernel
+# matches the float64 loop to 1e-5 (section 4).
 
 # %%
 h200 = profile.committed("td_lambda", missing_ok=True)  # the H200's table and chart, read by name: not measured here
@@ -399,6 +381,12 @@ if h200:
     fw16 = next(r for r in h200 if (r["impl"], r["B"], r["T"], r["pass"]) == (profile.OURS_IMPL, 16, 128, "fwd"))
     assert (round(fw16["gpu_us"], 1), round(fw16["wall_us"])) == (1.8, 41)  # "1.8 µs on the GPU but 41 µs"
     assert fw16["wall_us"] > 20 * fw16["gpu_us"]  # "host-bound"
+    _, res_h200 = profile.committed_results()  # the raw rows: each peer's error against ours
+    vec = {(r["B"], r["T"]): r for r in res_h200["rows"] if profile.flagged(r)
+           and (r["algorithm"], r["impl"], r["dtype"]) == ("td_lambda", "torchrl_vec_td_lambda", "float32")}
+    assert sorted(vec) == [(16, 128), (4096, 128)] == sorted((r["B"], r["T"]) for r in h200 if r["flagged"])
+    assert sorted(round(r["max_rel_err"], 5) for r in vec.values()) == [0.0003, 0.00034]  # "3.0e-4 and 3.4e-4"
+    assert all(r["tol"] == 1e-4 for r in vec.values())  # "the check's 1e-4"
 
 # %% [markdown]
 # ## Exercises

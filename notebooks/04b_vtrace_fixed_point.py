@@ -47,28 +47,34 @@ rng = np.random.default_rng(41)
 # ## 1. Which value the target converges to
 #
 # Training moves the critic $V$ towards `vs`. A tabular critic, one free value per state, therefore
-# stops where the mean correction `vs` − V is 0. (A critic with function approximation stops where
-# the correction's projection onto what it can represent is 0; this notebook keeps to the tabular
-# case.) **The condition:** that happens where, and only where, the mean *one-step* correction is
-# 0 in every state,
+# stops where the mean correction `vs` − V is 0 in every state. (A critic with function
+# approximation stops where the correction's projection onto what it can represent is 0; this
+# notebook keeps to the tabular case.)
+#
+# **The condition.** That happens where, and only where, the mean *one-step* correction is 0 in
+# every state:
 #
 # $$E_\mu[\rho_t\,\delta_t \mid s_t = s] = 0 \quad \text{for every state } s.$$
 #
-# The traces $c_t$ do not appear in it. This section solves the condition, then checks the answer
-# on a one-state example. First, why it is the right condition.
+# The traces $c_t$ do not appear in it. This section first shows why it is the right condition,
+# then solves it, and checks the answer on a one-state example.
 #
-# The correction's first term is $\rho_t\delta_t$. Its later terms carry later steps' $\rho\delta$
-# back through the traces.
+# **The example.** One state, two actions, $\gamma = 0.9$ and $\bar c = \lambda = 1$:
 #
-# **In one state first.** This section's example has one state and two actions. Action 0 pays 1
-# and action 1 pays 0. The behaviour policy is $\mu = (0.2, 0.8)$ and the target policy
-# $\pi = (0.8, 0.2)$, so $\pi/\mu$ is 4 for action 0 and 1/4 for action 1. With $\gamma = 0.9$ and
-# $\bar c = \lambda = 1$, the trace $c_t = \min(1, \pi/\mu)$ is 1 or 1/4, and
-# $E_\mu[c_t] = 0.2 \cdot 1 + 0.8 \cdot \tfrac14 = 0.4$.
+# | | action 0 | action 1 |
+# | --- | --- | --- |
+# | reward | 1 | 0 |
+# | behaviour policy μ | 0.2 | 0.8 |
+# | target policy π | 0.8 | 0.2 |
+# | $\pi/\mu$ | 4 | 1/4 |
+# | trace $c_t = \min(1, \pi/\mu)$ | 1 | 1/4 |
 #
-# Write $d = E_\mu[\rho_t\delta_t]$ for the mean one-step correction. The term from one step later
-# is $\gamma c_t\,\rho_{t+1}\delta_{t+1}$, with mean $\gamma E_\mu[c_t]\,d$. Each later term is the
-# one before times that same number, here $0.9 \cdot 0.4 = 0.36$, so the whole mean correction is
+# So $E_\mu[c_t] = 0.2 \cdot 1 + 0.8 \cdot \tfrac14 = 0.4$.
+#
+# **Why that condition, in one state.** The correction `vs` − V is a sum of terms. The first is
+# $\rho_t\delta_t$; write $d = E_\mu[\rho_t\delta_t]$ for its mean. The term from one step later
+# is $\gamma c_t\,\rho_{t+1}\delta_{t+1}$, with mean $\gamma E_\mu[c_t]\,d = 0.36\,d$. Each later
+# term is the one before times that same 0.36, so the whole mean correction is
 #
 # $$d\,(1 + 0.36 + 0.36^2 + \dots) = \frac{d}{1 - 0.36}.$$
 #
@@ -78,11 +84,13 @@ rng = np.random.default_rng(41)
 # entry per state. The number $E_\mu[c_t]$ becomes the traces' matrix
 # $C_{ss'} = E_\mu[c_t\,\mathbb{1}(s_{t+1} = s') \mid s_t = s]$, which weighs the next state's
 # correction by the trace and by how likely that state follows $s$. Its rows sum to at most 1,
-# since $E_\mu[c_t] \le E_\mu[\pi/\mu] = 1$. State by state, the whole mean correction is
-# $(I + \gamma C + (\gamma C)^2 + \dots)\,d = (I - \gamma C)^{-1} d$ (the fold below derives the
-# series term by term). With $\gamma < 1$ the matrix $I - \gamma C$ is invertible, so the whole
-# correction is 0 in every state exactly where $d$ is: both directions of the condition. The
-# condition only has to hold in states μ visits; the critic never trains on or reads the others.
+# since $E_\mu[c_t] \le E_\mu[\pi/\mu] = 1$.
+#
+# State by state, the whole mean correction is
+# $(I + \gamma C + (\gamma C)^2 + \dots)\,d = (I - \gamma C)^{-1} d$; the fold below derives the
+# series term by term. With $\gamma < 1$ the matrix $I - \gamma C$ is invertible, so the whole
+# correction is 0 in every state exactly where $d$ is. The condition only has to hold in states μ
+# visits: the critic never trains on or reads the others.
 #
 # <details><summary>Details: the series term by term</summary>
 #
@@ -211,14 +219,22 @@ np.testing.assert_allclose(vs_3 - v_3, expected_3, rtol=1e-9, atol=1e-12)  # the
 #   $\pi > 0$. An example is on-policy ($\mu = \pi$) with $\bar\rho < 1$. Every weight is clipped
 #   to $\bar\rho$, and $\min(\bar\rho\,\pi, \pi) = \bar\rho\,\pi$ normalises back to $\pi$.
 #
-# Clipping every action of $\pi$ by the same factor does not move the fixed point. Clipping some
-# more than others can. This section's example shows it. Its one state returns to itself, so the
-# value of any policy $\nu$ is $V^\nu = E_\nu[r] / (1 - \gamma)$, and $V^\pi = 0.8 / 0.1 = 8$. With
-# $\bar\rho = 1$, action 0's weight is clipped from 4 to 1 and action 1's stays at 1/4, so the
-# weights $\min(\bar\rho\,\mu, \pi)$ are $(0.2, 0.2)$, $\pi_{\bar\rho} = (0.5, 0.5)$, and the fixed
-# point moves from 8 to $0.5 / 0.1 = 5$. Uneven clipping need not move it, though: V-trace still
-# learns $V^\pi$ when, at $V^\pi$, the clipped weights happen to average the TD errors to 0, as in an
-# MDP where every action has the same $Q^\pi$.
+# Clipping some actions more than others can move the fixed point, as in this section's example
+# with $\bar\rho = 1$: action 0's weight is
+# clipped from 4 to 1, action 1's stays at 1/4. Its one state returns to itself, so the value of
+# any policy $\nu$ is $V^\nu = E_\nu[r] / (1 - \gamma)$:
+#
+# | | action 0 | action 1 | value $E_\nu[r]/(1-\gamma)$ |
+# | --- | --- | --- | --- |
+# | π | 0.8 | 0.2 | $V^\pi = 0.8/0.1 = 8$ |
+# | weights $\min(\bar\rho\,\mu, \pi)$, $\bar\rho = 1$ | 0.2 | 0.2 | |
+# | $\pi_{\bar\rho}$, the weights normalised | 0.5 | 0.5 | $V^{\pi_{\bar\rho}} = 0.5/0.1 = 5$ |
+#
+# So the fixed point moves from 8 to 5.
+#
+# Uneven clipping need not move it, though: V-trace still learns $V^\pi$ when, at $V^\pi$, the
+# clipped weights happen to average the TD errors to 0, as in an MDP where every action has the
+# same $Q^\pi$.
 #
 # The cells below check, on μ's rollouts, that the mean of `vs` − V is 0 at the fixed point and
 # points towards it elsewhere.
@@ -241,6 +257,7 @@ def pi_clipped(rho_bar):
     return w / w.sum()
 
 
+assert np.allclose(pi / mu, [4, 0.25]) and np.allclose(np.minimum(1.0, pi / mu), [1, 0.25])  # the example's table
 assert np.isclose(mu @ np.minimum(1.0, pi / mu), 0.2 * 1 + 0.8 / 4) and np.isclose(g1 * 0.4, 0.36)  # E_mu[c] = 0.4
 assert np.allclose(np.minimum(1.0 * mu, pi), [0.2, 0.2]) and np.allclose(pi_clipped(1.0), [0.5, 0.5])  # rho_bar = 1
 
@@ -287,12 +304,16 @@ w_on = np.minimum(0.5 * pi, pi)  # on-policy (mu = pi), rho_bar = 0.5: every wei
 assert np.allclose(w_on / w_on.sum(), pi)  # ... and still pi_rho_bar = pi: the fixed point is V^pi
 
 # %% [markdown]
-# At $V^\pi$ with $\bar\rho = 1$ the cell above prints −0.187, the mean of the whole correction
-# `vs` − V. Its first term alone, the one-step correction $d = E_\mu[\rho_t\delta_t]$, is −0.12: the
-# value the exercise's checker below reports if you hand it $V^\pi$. Each later term is the one
-# before times the 0.36 above, so the whole is $-0.12 / (1 - 0.36) = -0.1875$.
-# The cell below computes the three numbers, and checks that the window's last step, in its end
-# form, carries the one-step term alone:
+# At $V^\pi$, with $\bar\rho = 1$, the correction is not 0. Its mean, in three forms:
+#
+# | the mean at $V^\pi$ of | value |
+# | --- | --- |
+# | the one-step term, $d = E_\mu[\rho_t\delta_t]$ (what the exercise's checker reports if you hand it $V^\pi$) | −0.12 |
+# | all terms, $d\,/\,(1 - 0.36)$ | −0.1875 |
+# | `vs` − V over the batch, as the cell above prints it | −0.187 |
+#
+# The cell below computes all three, and checks that the window's last step, in its end form,
+# carries the one-step term alone:
 
 # %%
 v_pi, T_mu = value_of(pi), r_mu.shape[1]

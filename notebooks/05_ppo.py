@@ -315,6 +315,10 @@ print("bitwise identical across calls")
 # averages, and $(\hat A-\mu)^2$ for the advantage normalisation, where $\mu$ is the advantages'
 # mean. A second elementwise pass computes the gradient.
 #
+# * **σ is used in the pass that sums its squares.** With $x = \hat A - \mu$ and $\sigma > 0$,
+#   $\min(\rho x/\sigma,\ \mathrm{clip}(\rho)\,x/\sigma) = \min(\rho x,\ \mathrm{clip}(\rho)\,x)/\sigma$.
+#   So the pass sums the undivided loss, and the sum is divided once, after the reduction. ($\mu$
+#   comes from the reduction before it, section 3; `reduction="none"` takes one more pass.)
 # * **The gradient rule.** The per-element loss $\ell_t$ has the gradient
 #   $\partial\ell_t/\partial\log\pi_t = -\hat A_t \rho_t$ where the unclipped term is the minimum,
 #   and 0 elsewhere. At a tie, the kernel takes the unclipped term's gradient.
@@ -347,6 +351,17 @@ print("bitwise identical across calls")
 # %% jupyter={"outputs_hidden": true}
 for fn in (ppo._ppo_terms, ppo._ppo_forward, ppo._ppo_backward):
     print(inspect.getsource(getattr(fn, "fn", fn)))
+
+# %% jupyter={"source_hidden": true}
+# Checks: σ divided out after the reduction, in the package and in the arithmetic (CI runs them; skip when reading)
+_src = inspect.getsource(ppo._forward)
+assert "torch.ones_like(mu)])  # centre only" in _src and "loss = loss * norm[1]" in _src  # the pass centres; σ after
+assert 'if p.reduction == "none":  # every element needs the scale: one more' in _src  # "one more pass"
+_g = torch.Generator().manual_seed(0)
+_rho, _x = 2 * torch.rand(1000, generator=_g, dtype=torch.float64), torch.randn(1000, generator=_g, dtype=torch.float64)
+for _sigma in (0.37, 1.0, 8.5):  # min(ρx/σ, clip(ρ)x/σ) = min(ρx, clip(ρ)x)/σ for σ > 0, bit for bit
+    assert torch.equal(torch.minimum(_rho * _x / _sigma, _rho.clamp(0.8, 1.2) * _x / _sigma),
+                       torch.minimum(_rho * _x, _rho.clamp(0.8, 1.2) * _x) / _sigma)
 
 # %% [markdown]
 # <details><summary>Details: why ties are the common case</summary>

@@ -187,6 +187,69 @@ def collect_rollout(agent, envs, buf, next_obs, next_done, episodes):
 # so the final observation is in `infos["final_obs"]`. In the package, you pass its value in
 # `next_values` at the truncated steps: `rl.gae(..., terminated=, truncated=, next_values=)`.
 #
+# <details><summary>Optional: the bootstrap in code (neither run below uses it)</summary>
+#
+# Three new `(T, N)` buffers: `terms` and `truncs`, the two flags kept apart, and `final_v`. In
+# `collect_rollout`, after `envs.step`, save the value of each final observation:
+#
+# ```python
+# tr = torch.as_tensor(truncations)
+# if tr.any():  # SAME_STEP autoreset: next_obs already starts the next episode
+#     with torch.no_grad():
+#         final_v[step, tr] = agent.get_value(torch.Tensor(np.stack(infos["final_obs"][truncations]))).flatten()
+# terms[step], truncs[step] = torch.as_tensor(terminations), tr
+# ```
+#
+# In `update`, each step's next value is the next step's, or the final observation's where the
+# episode was truncated:
+#
+# ```python
+# next_values = torch.where(truncs, final_v, torch.cat([values[1:], next_value]))
+# advantages, returns = rl.gae(rewards, values, gamma=gamma, lambda_=gae_lambda, terminated=terms,
+#                              truncated=truncs, next_values=next_values, time_dim=0)
+# ```
+#
+# At a termination `rl.gae` ignores the next value; at a truncation it bootstraps from it and stops
+# the trace. The folded cell below runs these lines on CartPoles cut at 5 steps and checks the
+# truncated steps' advantages by hand.
+#
+# </details>
+
+# %% jupyter={"source_hidden": true}
+# Checks: the optional fold's lines, on 2 CartPoles cut at 5 steps, with an untrained critic (CI runs them; skip when reading)
+def _truncation_check():
+    _envs = gym.vector.SyncVectorEnv([lambda: gym.make("CartPole-v1", max_episode_steps=5) for _ in range(2)],
+                                     autoreset_mode=gym.vector.AutoresetMode.SAME_STEP)
+    torch.manual_seed(0)
+    _agent = Agent(_envs)
+    _o, _ = _envs.reset(seed=0)
+    next_obs, (T_, N_) = torch.Tensor(_o), (8, 2)
+    rewards, values, final_v = (torch.zeros(T_, N_) for _ in range(3))
+    terms, truncs = (torch.zeros(T_, N_, dtype=torch.bool) for _ in range(2))
+    with torch.no_grad():
+        for step in range(T_):
+            values[step] = _agent.get_value(next_obs).flatten()
+            _o, reward, terminations, truncations, infos = _envs.step(np.zeros(N_, dtype=np.int64))
+            rewards[step] = torch.tensor(reward)
+            tr = torch.as_tensor(truncations)  # the fold's first block, from here
+            if tr.any():
+                final_v[step, tr] = _agent.get_value(torch.Tensor(np.stack(infos["final_obs"][truncations]))).flatten()
+            terms[step], truncs[step] = torch.as_tensor(terminations), tr
+            next_obs = torch.Tensor(_o)
+        next_value = _agent.get_value(next_obs).reshape(1, -1)
+    _envs.close()
+    next_values = torch.where(truncs, final_v, torch.cat([values[1:], next_value]))  # the fold's second block
+    advantages, _ = rl.gae(rewards, values, gamma=0.99, lambda_=0.95, terminated=terms, truncated=truncs,
+                           next_values=next_values, time_dim=0)
+    assert truncs[4].all() and not terms.any()  # both CartPoles cut at their 5th step, none ended
+    assert (final_v[4] != 0).all() and not torch.isclose(final_v[4], values[5]).any()  # not the next episode's start
+    torch.testing.assert_close(advantages[4], rewards[4] + 0.99 * final_v[4] - values[4])  # bootstrapped, trace stopped
+
+
+with torch.random.fork_rng():  # leaves the training runs' random numbers untouched
+    _truncation_check()
+
+# %% [markdown]
 # The loop's second phase, `update`, is where the two pieces enter. It calls `advantages_fn` once
 # on the rollout. Then it calls `policy_loss_fn` on every minibatch of `update_epochs` shuffled
 # passes over it:

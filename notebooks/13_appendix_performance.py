@@ -323,48 +323,46 @@ assert round(by_shape["16384×1024"]["planner: programs"] / H200_SMS) == 62  # 0
 # %% [markdown]
 # ### 0.4 The package's kernel in one page
 #
-# **The question:** how does the package's kernel follow the three rules? **The answer:** a small
-# tile per program on one warp, 16-byte loads, the next chunk loaded ahead, and a time split for
-# long rows.
+# **The question:** how does the package's kernel follow the three rules? **The answer:** each of
+# its knobs serves one rule.
 #
 # A program of the package owns a **tile**: `ROWS` rows × `BLOCK` steps per chunk. It walks the
 # tile chunk after chunk, with one carry per row, as your `reset_scan` walks one row. The planner
-# picks the tile and three more knobs for each launch: `vector`, the steps of one 16-byte load (4
-# float32 or 8 bfloat16); `warps`, the `num_warps` that share the tile; and `stages`, 2 where the
-# next chunk's loads are issued before this chunk is scanned. At 16384×1024 in float32:
+# picks the tile and three more knobs for each launch: `vector`, `warps` and `stages`. At
+# 16384×1024 in float32:
 
 # %%
 print({knob: tile_plan(16384, 1024)[knob] for knob in ("rows", "block", "vector", "warps", "stages")})
 
 # %% [markdown]
-# * **One warp per program** (13c, section 4). Warps that share a tile wait for each other at
-#   barriers, issuing no loads; one warp's lanes trade values by shuffles. GAE at 16384×1024 took
-#   123 µs on four warps (4 rows × 256 steps, not pipelined), 81 µs on the tile above.
-# * **Vectors, then lanes** (13c, sections 1 and 2). `tl.associative_scan` composes each thread's
-#   elements in registers before the lanes trade values. With `reverse=True` it flips the order of
-#   the lanes, runs a forward scan and flips them back, and each flip costs shuffles. The package
-#   lays a thread's 16-byte vectors out from the last one down, so the reverse scan in time is a
-#   forward scan across lanes and needs neither flip. GAE's compiled chunk went from 263 shuffles
-#   to 53, with its run time unchanged.
-# * **One aligned load per input** (13c, section 3). A chunk starts on a 16-byte boundary where a
-#   row's bytes, T × itemsize, are a multiple of 16; otherwise the rows after the first start
-#   between boundaries, and their 16-byte loads become smaller ones. `values[t+1]` is the loaded
-#   tile shifted by one step.
-# * **Long rows split in time** (13c, section 5). A first launch composes each segment's map; a
-#   second rescans each segment from the carry these give. GAE at 8×131072: 1.86 ms before, 0.033 ms
-#   after.
-# * **Where it stays slow** (13c, section 4). At 64×16384 the rows are too short to split, so each
-#   of the 64 programs walks 16 chunks of 1024 steps in series: 13 % of the floor.
-# * **What the interpreter hides** (13c, section 6). `TRITON_INTERPRET=1` runs programs one at a
-#   time and does not guard memory: a race, or a load past the end, can pass there and fail on a
-#   GPU. The course's checkers stop such a load or store and name it.
+# * **Rule 1, sectors: adjacent, aligned loads.** Adjacent lanes read adjacent pieces of a row,
+#   as in 0.1's coalesced load. `vector` is the steps of one lane's piece, 16 bytes (4 float32 or 8
+#   bfloat16). A chunk starts on a 16-byte boundary wherever a row's bytes, T × itemsize, are a
+#   multiple of 16, so each piece is one aligned load; otherwise the rows after the first start
+#   between boundaries, and their loads split into smaller ones. `values[t+1]` is the loaded tile
+#   shifted by one step, not a second load.
+# * **Rule 2, bytes in flight: 16-byte loads, one warp, the next chunk loaded ahead.** A 16-byte
+#   load puts four floats in flight where a plain load puts one (0.2's "more bytes per warp"). With
+#   `stages` = 2 the next chunk's loads are issued before this chunk is scanned. With `warps` = 1 no
+#   warp of the program waits at a barrier for another, with no loads in flight meanwhile. GAE at
+#   16384×1024 took 123 µs on four warps (4 rows × 256 steps, not pipelined), 81 µs on the tile
+#   above.
+# * **Rule 3, enough programs: the time split** (0.3). A first launch composes each segment's map;
+#   a second rescans each segment from the carry these give. GAE at 8×131072: 1.86 ms before, 0.033
+#   ms after. Where the rows are too short to split, at 64×16384, each of the 64 programs walks 16
+#   chunks of 1024 steps in series, and the package stays slow: 13 % of the floor.
+#
+# How the scan runs inside one warp, its lanes trading values by shuffles and its reverse scan laid
+# out so that it needs no flip of the lanes, is [notebook 13c](13c_inside_the_package.ipynb)'s
+# (sections 1, 2 and 4). So is what the interpreter hides (section 6 there): it runs programs one at
+# a time and does not guard memory, so a race or a load past the end can pass there and fail on a
+# GPU.
 #
 # <details><summary>Sources</summary>
 #
-# The times of the two tiles, the shuffle counts, the aligned loads and the split's times are
-# `docs/DESIGN.md`'s ("The scan's tile", "Loads", "The time split"), each on the code of its day;
-# the 13 % is the committed run's. The two flips are what Triton 3.6 compiles `reverse=True` to.
-# Notebook 13c gives each with its source.
+# The times of the two tiles, the aligned loads and the split's times are `docs/DESIGN.md`'s ("The
+# scan's tile", "Loads", "The time split"), each on the code of its day; the 13 % is the committed
+# run's. Notebook 13c gives each with its source.
 #
 # </details>
 
@@ -377,7 +375,6 @@ assert tile_plan(16384, 1024, itemsize=2)["vector"] == 8  # 8 bfloat16 steps in 
 assert big_tile["rows"] * big_tile["block"] * GAE_READ * big_tile["stages"] == package_program
 assert "GAE 0.1226 ms at the earlier 4 rows × 256 × 4 warps × 1 stage, 0.0851 ms at 1 × 256 × 1 × 2, " \
        "0.0814 ms at 2 × 128 × 1 × 2" in design and [round(1e3 * ms) for ms in (0.1226, 0.0814)] == [123, 81]
-assert "GAE's chunk 263 → 53 shuffles (PTX)" in design and "Alone it did not change the time" in design
 assert "Chunks are aligned to the row start with ascending addresses" in design
 assert "values[t+1] is the aligned values tile shifted by one step" in design
 assert "Before the split, GAE at 8×131072 ran 8 programs for 1.86 ms; with it, 0.033 ms." in design

@@ -25,30 +25,12 @@
 # * **Needs:** notebook 00c (your `reset_scan`) and notebook 13, section 0 (the three rules;
 #   the tile). A GPU for the timing. Without one, every cell still runs, in the Triton interpreter.
 #
-# **What to hand in.** On both paths, first the checked exercise `resident_programs`. Then the lab:
-# three answer cells, scored out of 10 with a GPU, out of 6 without (your teacher rescales), by the
-# rubric before the questions.
-#
-# * **With a GPU** (read sections 1 to 4):
-#   1. Answer 1: your `reset_scan`, with `time_lab`'s table and `target_verdict`'s line.
-#   2. Answer 2: your prediction for the three knobs; a `time_lab` table of three or more
-#      variants, one knob changed in each; one sentence per variant.
-#   3. Answer 3: `profile_once`'s table for your best variant, its CUDA time set against
-#      `time_lab`'s GPU µs.
-# * **Without a GPU** (read sections 1 to 3):
-#   1. Answer 1: your `reset_scan`, with the same lines, which check it in the interpreter.
-#   2. Answer 2: your prediction for the three knobs; a `compile_for_h100` table of three or more
-#      variants, one knob changed in each; one sentence per variant on the H100 reference's rows.
-#   3. Answer 3: nothing; the profiler needs a GPU.
-#
-# **The question of this lab:** how close does your own kernel come to the package's? **The
-# answer:** you find out by timing it beside the package on the same GPU, against a target that
-# section 3 sets.
-#
-# Notebook 13 gave three rules for a memory-bound kernel; here you test them on your own kernel.
-# Sections 1 to 4 each define one function and show it on a baseline kernel: a check (1), a timing
-# beside the package (2), the verdict against the target (3), and one `torch.profiler` pass (4).
-# New words are in the glossary, [`GLOSSARY.md`](GLOSSARY.md).
+# **What you do:** write `reset_scan`, your chunked scan from notebook 00c, as a Triton kernel;
+# time it beside the package; turn one launch knob at a time; and explain what moved, in notebook
+# 13's three rules. Sections 1 to 4 each define one tool and show it on a baseline kernel: a check
+# (1), a timing beside the package (2), the target (3) and one `torch.profiler` pass (4). The
+# exercises at the end say what to hand in, with a GPU or without one. New words are in the
+# glossary, [`GLOSSARY.md`](GLOSSARY.md).
 #
 # The cells that time a kernel measure your GPU when you run them. The other figures are read from
 # two committed files: the H200's run, and the lab's reference, the course's own answer timed on an
@@ -106,11 +88,10 @@ assert "H100" in lab_header and "triton 3.6" in lab_header
 # its few bytes and waits for them. Its function, `step_by_step`, takes the arguments of your
 # `reset_scan` from notebook 00c: `(rewards, terminated, gamma, chunk)`.
 #
-# **How the lab uses these sections.** Each section defines a function of a kernel's function `fn`
-# and shows it on this baseline: `check_small(fn)` here, `time_lab(fn)` in section 2,
-# `target_verdict(lab)` in section 3 and `profile_once(fn)` in section 4. You do not edit these
-# cells. Your `reset_scan` goes into the cells under **Answer 1**, where each question's lines call
-# the same functions on it.
+# Each section's tool takes a kernel's function `fn`: `check_small(fn)` here, `time_lab(fn)` in
+# section 2, `target_verdict(lab)` in section 3 and `profile_once(fn)` in section 4. You do not
+# edit these cells: your `reset_scan` goes under **Answer 1**, where each question's lines call the
+# same tools on it.
 
 # %%
 @triton.jit
@@ -602,10 +583,16 @@ if any(r["resident programs"] is None for r in walk_compiled):
 # %% [markdown]
 # The walk uses no shared memory and at most 32 registers a thread, too few for its registers to
 # bind. Its warps bind instead: an SM holds 64 / 4 = 16 of its 4-warp programs, and 32 of its
-# 1-warp programs, the cap on programs. For your `reset_scan`, multiply the resident programs by the
-# steps each program loads per trip round its loop, its chunk (at most the row's 1024 steps). That
-# product is the steps an SM has in flight, which sets the throughput while too few bytes are in
-# flight (Little's law, notebook 13, section 0.2). Question 2 asks you to predict with it.
+# 1-warp programs, the cap on programs.
+#
+# **A model to predict with: resident programs × chunk.** For your `reset_scan`, multiply the
+# resident programs by the steps each program loads per trip round its loop, its chunk (at most the
+# row's 1024 steps). That product counts the steps an SM has in flight, which sets the throughput
+# while too few bytes are in flight (Little's law, notebook 13, section 0.2). It is an **upper
+# bound**: it takes every program to have its whole chunk in flight all the time, and ignores the
+# barriers between warps and the scan's own time, when a program has no loads in flight. So it
+# ranks some variants wrongly; "Reading the reference" shows one. Question 2 asks you to predict
+# with it and, where the reference disagrees, to say why.
 
 # %% jupyter={"source_hidden": true}
 # Checks: the baseline's compiled rows as the text reads them (CI runs them; skip when reading)
@@ -618,11 +605,26 @@ if walk_compiled:  # (empty only where Triton cannot compile for NVIDIA GPUs)
     assert all(r["resident programs"] in (None, walk_fit[r["num_warps"]]) for r in walk_compiled)  # yours, once solved
 
 # %% [markdown]
-# **The lab** (your teacher reads your answers). The grader runs the notebook from top
-# to bottom, then collects each answer cell and the cells under it, up to the next answer cell or
-# heading. So put all you hand in there, your kernel's code included, and check it with Restart &
-# Run All. Each question gives the lines to put under its answer. Without a GPU those lines still
-# run: they check your kernel in the Triton interpreter and say what they skipped.
+# **The lab** (your teacher reads your answers): three answer cells, scored out of 10 with a GPU
+# and out of 6 without (your teacher rescales), by the rubric below.
+#
+# * **With a GPU** (sections 1 to 4):
+#   1. Answer 1: your `reset_scan`, with `time_lab`'s table and `target_verdict`'s line.
+#   2. Answer 2: your prediction for the three knobs; a `time_lab` table of three or more
+#      variants, one knob changed in each; one sentence per variant.
+#   3. Answer 3: `profile_once`'s table for your best variant, its CUDA time set against
+#      `time_lab`'s GPU µs.
+# * **Without a GPU** (sections 1 to 3):
+#   1. Answer 1: your `reset_scan`, with the same lines, which check it in the interpreter.
+#   2. Answer 2: your prediction for the three knobs; a `compile_for_h100` table of three or more
+#      variants, one knob changed in each; one sentence per variant on the H100 reference's rows.
+#   3. Answer 3: nothing; the profiler needs a GPU.
+#
+# The grader runs the notebook from top to bottom, then collects each answer cell and the cells
+# under it, up to the next answer cell or heading. So put all you hand in there, your kernel's code
+# included, and check it with Restart & Run All. Each question gives the lines to put under its
+# answer. Without a GPU those lines still run: they check your kernel in the Triton interpreter and
+# say what they skipped.
 #
 # **The rubric**, one column per path:
 #
@@ -795,6 +797,14 @@ for name in [n for n in pct if "tl.range stages" in n]:
     twin = name.split(", tl.range")[0]  # the same variant unstaged: the solution's own row at 4 warps
     twin = twin if twin in pct else twin.replace("reset_scan,", "reset_scan solution,")
     assert pct[name] < pct[twin], (name, twin)
+# "where resident programs × chunk misleads": the chunk of 1024 has more steps in flight than one warp, yet is slower
+_one_warp = resources[("reset_scan, chunk 256, num_warps 1", BIG)]
+_in_flight = {name: min(32, 64 // r["warps"], 65_536 // (r["regs"] * 32 * r["warps"])) * min(chunk, 1024)
+              for name, chunk, r in [("reset_scan solution, chunk 1024", 1024, resources[("reset_scan solution, chunk 1024", BIG)]),
+                                     ("reset_scan, chunk 256, num_warps 1", 256, _one_warp)]}
+assert _one_warp["smem"] == 0 and resources[("reset_scan solution, chunk 1024", BIG)]["smem"] * 32 < 233_472  # smem binds neither
+assert _in_flight == {"reset_scan solution, chunk 1024": 10_240, "reset_scan, chunk 256, num_warps 1": 8_192}
+assert (pct["reset_scan solution, chunk 1024"], pct["reset_scan, chunk 256, num_warps 1"]) == (63.8, 68.2)
 
 # %% [markdown]
 # <details><summary>The reference's reading of each knob (open it after writing your prediction)</summary>
@@ -822,6 +832,12 @@ for name in [n for n in pct if "tl.range stages" in n]:
 #   64 % to about 45 % (× 7/10). Yet it fell to about 36 %.
 # * **Doubled scan work.** The scan runs over all 2048 positions, twice the work of the chunk of
 #   1024, with none of the program's loads in flight meanwhile. That could account for the rest.
+#
+# **Where resident programs × chunk misleads.** The model ranks the chunk of 1024 on 4 warps, 10
+# programs × 1024 = 10,240 steps in flight per SM, above one warp at a chunk of 256, 32 × 256 =
+# 8,192. The reference ran the other way: 63.8 % of the floor against one warp's 68.2 %. The count
+# leaves out what the 4 warps still pay on every trip: they meet at a barrier, and scan, with none
+# of their loads in flight.
 #
 # **Pipelining.** `tl.range(..., num_stages=2)` made every variant slower, though the package
 # pipelines its own loop. The staged loads go through shared memory, which costs instructions and a

@@ -659,7 +659,7 @@ assert "_walk(" in kernel_src  # the chunk loop, below
 
 # %% jupyter={"source_hidden": true, "outputs_hidden": true}
 # For maintainers (folded): the lines of scan._walk beside your gae_kernel (00c, section 3)
-YOURS = {  # a key of a line of _walk -> its counterpart in your gae_kernel (00c, section 3's table)
+YOURS = {  # a key of a line of _walk -> its counterpart in your gae_kernel (00c, section 3's printout)
     "for k in tl.range": "the loop over the chunks",
     "PROLOGUE(X, SX, P, row, t, m, T, ACC)": "the prologue's (a, b, reset), plus valid and keep",
     "a = tl.where(valid": "padding lanes made the identity: a = 1 ...",

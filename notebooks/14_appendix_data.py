@@ -16,25 +16,30 @@
 # %% [markdown]
 # # 14 — Appendix: how to read the GPU data (optional)
 #
-# * **You will learn:** to read the committed GPU figures yourself: which file and which card each
-#   comes from (section 1), what each of the three clocks times (section 2), how far to trust a
-#   figure and where the noise rule's 2.3× comes from (section 3), why a % floor can pass 100 %
-#   (sections 4 and 5), the noise rule itself (section 6), how the course rounds a figure (section
-#   7), and how notebook 09's single timings square with its paired rounds (section 8).
+# * **You will learn:** what each of the three clocks of a GPU figure times, why a % floor can
+#   pass 100 %, and when two wall times say which call is faster.
 #
 # * **Time:** 30–40 min for the reading; 1–1.5 h with the two questions.
 #
 # * **Needs:** notebooks 08 and 09. No GPU. Nothing here is needed for any other notebook's
 #   exercise.
 #
-# The argument runs in one line: three clocks time a call (section 2); a wall time drifts with the
-# host, by up to 2.3× within a session (section 3); a GPU time can read from the L2 cache, so a %
-# floor below the L2 is no bandwidth (sections 4 and 5); so two wall times that were not paired
-# say which call is faster only beyond the drift, the **noise rule** (section 6), which the
-# exercise `noise_verdict` writes. Section 1 says where the figures come from; its list of files
-# is folded, for reference. Sections 7 and 8 hold the bookkeeping that notebooks 08 to 10 leave out:
-# the rounding convention, and single timings set beside paired ones. Each section opens with its
-# takeaway in bold; exact figures are folded.
+# Three ideas, each with its sections:
+#
+# * **Three clocks** (section 2). The GPU time replays the kernels with no host work. The wall time
+#   includes the host's Python. `do_bench`'s time starts every call with a cold cache and can catch
+#   some host time. The notebooks' % floor divides by the GPU time.
+# * **The L2 cache** (sections 4 and 5). Replays run back to back, so bytes that fit in the GPU's
+#   60 MiB L2 cache can be read from there rather than from main memory. Below the L2, a % floor
+#   measures the cache as much as the kernel: it can pass 100 %, and it is no bandwidth. Compare
+#   kernels where the bytes do not fit.
+# * **Drift and the noise rule** (sections 3 and 6). A wall time is mostly the shared host's work,
+#   and it drifted by up to 2.3× within one session. So two wall times that were not timed in
+#   paired rounds say which call is faster only when they are more than 2.3× apart: the **noise
+#   rule**, which you write in the exercise `noise_verdict`.
+#
+# Sections 1, 7 and 8 are for maintainers (the files, the rounding, single timings against paired
+# rounds): each gives its point in one sentence and folds the rest.
 #
 # **Skip the "Checks" cells** (folded): CI runs them against the data files.
 
@@ -65,20 +70,20 @@ row = profile.result_row  # row(res, algorithm, B, T, impl=, dtype=, pass_=): th
 # ## 1. Where the figures come from
 #
 # **Every H200 figure of the course comes from one committed run, `H200-2026-12-06.json`, and two
-# probes made right after it, in the same session. A few other files each answer one named
+# probes made right after it, in the same session; a few other files each answer one named
 # question.**
 #
-# A figure from another file is never set beside this run's: a % floor does not even carry over
-# from one card to another (notebook 13b, section 3). The notebooks read the files by name
-# (`profile.COMMITTED_RUN` and its siblings), so another GPU's file in the folder changes nothing;
-# to plot yours, pass its name to `profile.committed_results`.
+# <details><summary>For maintainers: the two cards, and every file, what it is and what it is read for</summary>
+#
+# The notebooks read the files by name (`profile.COMMITTED_RUN` and its siblings), so another GPU's
+# file in the folder changes nothing; to plot yours, pass its name to `profile.committed_results`.
 #
 # **Two cards.** Every figure of notebooks 08 and 09 is from the H200, except their paired wall
 # ratios (08, section 3; 09, section 4): the paired loss probe ran on an H100, as did notebook 13b's
-# lab. No figure of one card enters a calculation with a figure of the other, and where two files
-# timed the same call, a notebook quotes one. Section 8 says what this costs notebook 09, section 4.
-#
-# <details><summary>Details: every file, what it is, and what it is read for</summary>
+# lab. In notebooks 08 and 09, no figure of one card enters a calculation with a figure of the
+# other, and where two files timed the same call, a notebook quotes one. Section 8 says what this
+# costs notebook 09, section 4. Notebook 13b, section 3, is the one exception: it applies the
+# H100's target, a share of the package's % floor (50/90.3), to the package on the H200.
 #
 # | file (in `benchmarks/results/`) | what it is | read for |
 # |---|---|---|
@@ -269,24 +274,24 @@ assert all(r["full_call_us"] > 3 * flush_us for r in small_bwd)  # "several time
 #   shared. The committed session timed each of our calls twice, minutes apart, in the benchmark
 #   run and in the wall probe. The two timings of one call differ by up to 2.24× (the second
 #   cell), which the course writes 2.3×: the bound for two timings of the committed session.
-#   Across repeated runs the same code's wall time moved up to 2.9×: the bound beside a wall time
-#   from another run, such as yours.
+#   Across repeated runs on the same host, the same code's wall time moved up to 2.9×: the bound
+#   for two timings from separate runs there.
 #
 # So a gap between two wall times inside the bound settles nothing; section 6 turns this into the
 # course's **noise rule**. Timing the two calls in paired rounds does settle it (notebook 08,
 # section 3). On your own GPU, with newer versions, compare ratios, not microseconds.
 #
-# **Where the 2.3× comes from.** The benchmark run and the wall probe each timed our 8 calls at
-# three shapes, forward and with the backward: 48 pairs of timings of one call, minutes apart. The
-# pair furthest apart is CRR's loss with its backward at 64×16384: 741 µs in the benchmark run,
-# 331 µs in the wall probe, 2.24× apart. An "up to" figure is rounded up (section 7), so the rule
-# reads 2.3×: rounding down to 2.2× would call a gap of 2.21–2.24× real when drift alone produced
-# one. The same case shows what drift does to a comparison: the benchmark run timed CRR's eager
-# formula there at 283 µs, which reads as if ours were 2.6× slower beside our 741 µs, but only
-# 1.2× beside our 331 µs. The rule is a rule of thumb from this data: another host drifts by its own
-# amount, so measure your own drift before you lean on it.
+# <details><summary>Details: where the 2.3× and the 2.9× come from</summary>
 #
-# <details><summary>Details: the sources of the bounds</summary>
+# The benchmark run and the wall probe each timed our 8 calls at three shapes, forward and with the
+# backward: 48 pairs of timings of one call, minutes apart. The pair furthest apart is CRR's loss
+# with its backward at 64×16384: 741 µs in the benchmark run, 331 µs in the wall probe, 2.24× apart.
+# An "up to" figure is rounded up (section 7), so the rule reads 2.3×: rounding down to 2.2× would
+# call a gap of 2.21–2.24× real when drift alone produced one. The same case shows what drift does
+# to a comparison: the benchmark run timed CRR's eager formula there at 283 µs, which reads as if
+# ours were 2.6× slower beside our 741 µs, but only 1.2× beside our 331 µs. The rule is a rule of
+# thumb from this data: another host drifts by its own amount, so measure your own drift before you
+# lean on it.
 #
 # The 2.9× is from `docs/DESIGN.md` ("Benchmark method"), which saw the same code's wall time read
 # 1.2–2.9× apart over repeated runs of the benchmark. `requirements.txt` pins torch 2.13 and
@@ -567,11 +572,14 @@ assert verdict(wall_range(profile.OURS_IMPL, "gae", (16, 128), "fwd"),
 # %% [markdown]
 # ## 7. How the course rounds a figure
 #
-# **A single figure, one case's or a median, is rounded to the nearest. A range is rounded
-# outwards: its low end, and any "at least" figure, down; its high end, and any "up to" figure, up.
-# So a written range always holds every measured figure.**
+# **A single figure is rounded to the nearest; a range is rounded outwards, so that it holds every
+# measured figure.**
 #
-# Three examples from notebooks 08 and 09, computed in the next cell:
+# <details><summary>For maintainers: the convention, and three examples</summary>
+#
+# A single figure is one case's or a median. A range's low end, and any "at least" figure, are
+# rounded down; its high end, and any "up to" figure, up. Three examples from notebooks 08 and 09,
+# computed in the folded cell below:
 #
 # * PPO's loss with its backward at 4096×128, against its eager formula in paired rounds (notebook
 #   08, section 3): the rounds' ratios run from 1.584 to 2.292, written "1.58× to 2.3×".
@@ -580,9 +588,12 @@ assert verdict(wall_range(profile.OURS_IMPL, "gae", (16, 128), "fwd"),
 # * CleanRL's loop against our GAE call at 4096×128 (notebook 09, section 2) is 432.03×: written
 #   432× alone, but 433× as the top of the range "109–433×".
 #
-# `down` and `up` below are the helpers notebooks 08 and 09 define.
+# `down` and `up` there are the helpers notebooks 08 and 09 define.
+#
+# </details>
 
-# %%
+# %% jupyter={"source_hidden": true}
+# For maintainers: section 7's three examples, rounded by the helpers of notebooks 08 and 09 (skip when reading)
 def down(x, digits=1):
     """x rounded down to `digits` decimals: a range's low end, or an "at least" figure."""
     return math.floor(round(x * 10**digits, 9)) / 10**digits
@@ -619,10 +630,13 @@ assert max(x["x"] for x in _loops) == loop_x and [down(min(x["x"] for x in _loop
 # %% [markdown]
 # ## 8. Single timings beside paired rounds
 #
-# **Notebook 09 shows two kinds of wall-time figure: single timings (section 2's chart) and paired
-# rounds (section 4). Where the two seem to disagree, the single timings are within the noise, and
-# the paired rounds decide.** Each comparison below uses the noise rule's nearest ends (section
-# 6): the peer's one timing against our faster one.
+# **Where notebook 09's single timings (its section 2) put a peer ahead of ours, the gap is within
+# the noise, and its paired rounds (its section 4) decide.**
+#
+# <details><summary>For maintainers: the 8 cases, and the two cards</summary>
+#
+# Each comparison below uses the noise rule's nearest ends (section 6): the peer's one timing
+# against our faster one.
 #
 # * **The 8 cases where a peer led** (09, section 2) are all within the noise. In 3 of them the
 #   peer's timing lies inside our range; in the other 5 it lies below our faster timing, by at
@@ -635,9 +649,7 @@ assert max(x["x"] for x in _loops) == loop_x and [down(min(x["x"] for x in _loop
 #   it is faster in every paired round. Its single wall timings are within the noise, forward and
 #   with the backward, so they alone do not settle it.
 #
-# The next cell lists the 8 cases.
-#
-# <details><summary>Sources</summary>
+# The folded cell below lists the 8 cases.
 #
 # The single timings and all GPU times were measured on the H200, the paired rounds on an H100,
 # whose file holds wall times only. Notebook 09, section 4, assumes that both calls are host-bound
@@ -646,7 +658,8 @@ assert max(x["x"] for x in _loops) == loop_x and [down(min(x["x"] for x in _loop
 #
 # </details>
 
-# %%
+# %% jupyter={"source_hidden": true}
+# For maintainers: section 8's 8 cases, where a peer's single timing was below ours (skip when reading)
 ahead = [x for x in profile.peer_speedups(RES, DTYPE) if x["x"] < 1]  # a peer's wall time below ours (single timings)
 cases = []
 for x in ahead:
@@ -813,8 +826,6 @@ exercises.attempt("noise_verdict", noise_verdict)
 # %% [markdown]
 # ## What you now know
 #
-# * **One run, one file.** Every H200 figure of 05–10, 13 and 13c is the committed run's, unless
-#   a line names another file.
 # * **Three clocks.** GPU time (no host), the `do_bench` time (cold L2, some host time) and wall
 #   time (host included). The notebooks' % floor uses the GPU time.
 # * **Trust.** GPU times hold to a few per cent at the large shape, not at the smallest. A wall
@@ -825,6 +836,3 @@ exercises.attempt("noise_verdict", noise_verdict)
 # * **The noise rule.** Two timings that were not paired say which call is faster only when their
 #   nearest ends are more than 2.3× apart (2.9× across runs). A smaller gap is within the noise,
 #   not a tie; paired rounds settle it.
-# * **Rounding.** A single figure to the nearest; a range outwards, so that it holds every figure.
-# * **Single timings against paired rounds.** Where notebook 09's single timings put a peer ahead,
-#   the gap is within the noise; the paired rounds, on their own card, decide.

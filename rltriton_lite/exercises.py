@@ -4269,7 +4269,7 @@ def _q_lambda_cases(d):
         q_taken = np.take_along_axis(q, action[..., None], -1)[..., 0]
         greedy = q_taken == q.max(-1)
         ties = greedy & ((q == q_taken[..., None]).sum(-1) > 1)
-        marks = {TERM: term, "followed by a non-greedy action (the trace is cut)": ~greedy & ~term,
+        marks = {TERM: term, "followed by a non-greedy action (the trace is cut there: a reset, as at a termination)": ~greedy & ~term,
                  "followed by a greedy action tied with another for the max (greedy: the trace goes on)" + _fix(
                      " Compare the Q of the action taken with the max, q_taken == max_q, not the action with the "
                      "first argmax: a tie is greedy."): ties,
@@ -4852,7 +4852,8 @@ def _soft_lambda_hint(args, got, expected):
         if _is_slip(got, kept, expected):
             return ("Your targets keep lambda at the window's last step: no G_T follows it (the scan starts from 0), "
                     "so lam_t = 0 there and the bracket is V'_t alone, the bootstrap at full weight." + _fix(
-                        " lam_t = tl.where(m & (t + 1 < T) & ~term, lam, 0.0), in a and in b."))
+                        " lam_t = tl.where(m & (t + 1 < T) & ~term, lam, 0.0) in b; a may keep the plain lam (the reset "
+                        "cuts the window's last step)."))
         for slip, said in ((targets(1.0, nxt), "Your targets read -alpha log_probs_{t+1} at full weight: in the task "
                             "it is inside lam's term, lam (G_{t+1} - alpha log_probs_{t+1}), so at lam = 0 no "
                             "log_probs are read at all."),

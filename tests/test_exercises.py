@@ -942,7 +942,7 @@ W_SAYS = {
     ("noise_verdict", "the low ends compared"): "than their nearest ends (the low ends, the far ends or the middles",
     ("soft_lambda_targets", "lambda kept at the window's last step (a round-7 review's case)"):
         ("that step is the window's last step (t = T - 1: what does it bootstrap from?). Your targets keep lambda at "
-         "the window's last step", "lam_t = tl.where(m & (t + 1 < T) & ~term, lam, 0.0), in a and in b"),
+         "the window's last step", "lam_t = tl.where(m & (t + 1 < T) & ~term, lam, 0.0) in b; a may keep the plain lam"),
     ("lean_gae_loop", "delta shifted, the decay from dones[t] (a round-7 review's case)"):
         ("the trace's decay reads dones[t], unshifted, while delta reads the shifted flag",
          "One nextnonterminal per step, 1 - dones[t + 1]"),
