@@ -22,7 +22,8 @@
 #   questions.
 # * **Needs:** Python, NumPy and PyTorch tensors. No GPU.
 # * **Minimum path:** sections 2–6 and their checked exercises, which 00b and 00c build on. Skim
-#   sections 1 and 7. Section 8 can wait until notebook 01.
+#   section 1 (but read its Hillis–Steele paragraph: sections 3 and 6 use `scan_hillis_steele`) and
+#   section 7. Section 8 can wait until notebook 01.
 #
 # Every return and advantage in this course, from GAE and TD(λ) to V-trace and SAC's soft
 # λ-returns, is a loop that runs **backwards in time**:
@@ -209,7 +210,8 @@ print(prefixes[-1])
 #
 # $$(a_1, b_1) \oplus (a_2, b_2) = (a_2 a_1,\; b_2 + a_2 b_1), \qquad \text{the map } y \mapsto a_2(a_1 y + b_1) + b_2.$$
 #
-# Here `first` is $f_{t+1}$. The identity is $(1, 0)$. The operator does not commute, but it is
+# Here `first` is $f_{t+1}$: $(a_1, b_1) = (a_{t+1}, b_{t+1})$, the later step, applied first, and
+# $(a_2, b_2) = (a_t, b_t)$. The identity is $(1, 0)$. The operator does not commute, but it is
 # associative, which is all a scan needs:
 
 # %%

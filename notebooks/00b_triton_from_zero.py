@@ -131,7 +131,7 @@ print("discount: 2 programs of 64 lanes, 28 of them masked off, matches NumPy")
 # | expression | value on False / True | fine or not |
 # | --- | --- | --- |
 # | `d + d`, as in `term + trunc` | 0 / 0 | wrong: one bit wraps |
-# | `-d` | 0 / 1 | wrong |
+# | `-d` | 0 / 1 | wrong: you meant −1; one bit wraps to 1 |
 # | `1 - d` | 1 / 0 | fine: the Python integer makes it `int32` |
 # | `d \| d`, as in `term \| trunc` | 0 / 1 | fine |
 # | `d.to(tl.float32) + d.to(tl.float32)` | 0 / 2 | fine: converted first |
@@ -399,8 +399,8 @@ np.testing.assert_allclose(np.array(maps), np.stack([a_s.cpu().numpy(), b_s.cpu(
 #   in section 3.
 # * **Returns:** the returns $G_t$, a tensor of length $T$.
 # * **Edge cases:** rows of 1, 5, 64 and 1000 steps.
-# * **Block size:** `triton.next_power_of_2(T)`, with the lanes past $T$ padded with the identity
-#   $(1, 0)$.
+# * **Block size:** a power of two at least $T$, such as `triton.next_power_of_2(T)`, with the lanes
+#   past $T$ padded with the identity $(1, 0)$.
 # * **The checker requires:** one program and one `tl.associative_scan`, not a loop over the steps.
 #
 # <details><summary>Hint 1: where to start</summary>

@@ -394,8 +394,8 @@ if h200:
 # %% [markdown]
 # ## Appendix: the package's hook form
 #
-# Optional: for reading the package's source, and for its exercise `gae_prologue`. No later
-# exercise uses this form.
+# Optional, and safe to skip on a first reading: for reading the package's source, and for its
+# exercise `gae_prologue`. No later exercise uses this form.
 #
 # ### The package's prologue
 #

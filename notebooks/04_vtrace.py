@@ -563,8 +563,8 @@ exercises.attempt("retrace", retrace)
 #   (γ, ρ̄, c̄), and `P[2]` is only for the given prologue.
 # * **Returns:** section 2's $A^{pg}_t$ at λ = 1,
 #   $\rho^{pg}_t\big(r_t + \gamma(1-\text{term}_t)\,v_{t+1} - V_t\big)$, with
-#   $\rho^{pg}_t = \min(\bar\rho, \pi_t/\mu_t)$ and $\pi_t/\mu_t$ = `exp(log_rhos)`: clipped at ρ̄
-#   itself, as the paper does (at λ = 1 rlax's form and the paper's agree).
+#   $\rho^{pg}_t = \min(\bar\rho, \pi_t/\mu_t)$ and $\pi_t/\mu_t$ = `exp(log_rhos)`: `P` has no
+#   $\bar\rho^{pg}$ here, so clip at ρ̄ (`P[1]`), as IMPALA does.
 # * **Edge cases:** $v_{t+1}$ is `y_in` inside the window and `next_values` at its last step.
 #   There is no truncation input. At a termination, `y_in` is the next episode's value and
 #   `next_values` may be NaN: select both away.

@@ -210,7 +210,8 @@ np.testing.assert_allclose(vs_3 - v_3, expected_3, rtol=1e-9, atol=1e-12)  # the
 #
 # </details>
 #
-# So V-trace learns $V^\pi$ when $\pi_{\bar\rho} = \pi$. That happens in two ways:
+# So V-trace learns $V^\pi$ when $\pi_{\bar\rho} = \pi$. That happens, state by state, in one of
+# two ways (different states may fall under different ways):
 #
 # * No weight is clipped, because $\bar\rho \ge \max_u \pi(u)/\mu(u)$. Then
 #   $\min(\bar\rho\,\mu, \pi) = \pi$.
@@ -446,6 +447,7 @@ exercises.attempt("vtrace_fixed_point", vtrace_fixed_point)
 #   state.
 # * That is the value $V^{\pi_{\bar\rho}}$ of the policy $\pi_{\bar\rho} \propto
 #   \min(\bar\rho\,\mu, \pi)$, found by one linear solve in a finite MDP.
-# * In general it is $V^\pi$ only when no weight is clipped, or all are clipped by the same
-#   factor. Clipping some actions more than others moves it.
+# * $\pi_{\bar\rho} = \pi$ exactly when, in each state, no weight is clipped or all are clipped
+#   alike; then it is $V^\pi$. Clipping some actions more than others can move it (it need not,
+#   where every action has the same $Q^\pi$).
 # * The traces $c_t$ change how far a correction travels, not where it stops.

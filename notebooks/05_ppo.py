@@ -99,8 +99,9 @@ n = lambda x: x.detach().cpu().numpy()  # noqa: E731
 print(inspect.getsource(reference.ppo_clip_loss))
 
 # %% [markdown]
-# Four steps with $\epsilon = 0.2$, one for each case of the clip. The old policy gave every
-# action probability 0.5. The new one gives 0.55, 0.75, 0.45, 0.25. So the ratios are 1.1, 1.5,
+# Four steps with $\epsilon = 0.2$. The clip has six cases, three regions of $\rho$ (below, inside,
+# above the range) times two signs of $\hat A$; these steps show four of them, and section 1's
+# last cell adds the other two. The old policy gave every action probability 0.5. The new one gives 0.55, 0.75, 0.45, 0.25. So the ratios are 1.1, 1.5,
 # 0.9, 0.5. The advantages are $+1, +1, -1, -1$:
 #
 # | t | $\hat A$ | $\rho$ | $\rho \hat A$ | $\operatorname{clip}(\rho) \hat A$ | min | which term |
@@ -122,6 +123,9 @@ print(f"loss {loss:.6f}  clip_fraction {clip_fraction}  approx_kl {approx_kl:.6f
 np.testing.assert_allclose(loss, -0.15)
 assert clip_fraction == 0.5
 np.testing.assert_allclose(approx_kl, 0.07443, atol=1e-5)
+_region = lambda r: "below" if r < 0.8 else "above" if r > 1.2 else "inside"  # noqa: E731  ρ's region, ε = 0.2
+_cases = {(_region(r), a) for r, a in zip(np.exp(logp - old_logp), A)}
+assert len(_cases) == 4  # "four of the six cases"
 
 # %% [markdown]
 # An element whose clipped term is strictly the smaller one contributes a constant, so its
@@ -167,6 +171,8 @@ out = rl.ppo_clip_loss(lp, torch.zeros_like(lp), torch.tensor([1.0, -1.0], dtype
                        backend=KERNEL)
 (g,) = torch.autograd.grad(out.loss, lp)
 assert out.clip_fraction == 1.0 and (g != 0).all()
+_more = {(_region(r), a) for r, a in zip(n(lp.exp()), [1.0, -1.0])}  # this cell's two cases: (below, +), (above, −)
+assert len(_cases | _more) == 6  # with the four steps above, all six cases: three regions × two signs
 print("both ratios outside the range, both gradients non-zero:", g)
 
 # %% [markdown]
@@ -315,10 +321,11 @@ print("bitwise identical across calls")
 # averages, and $(\hat A-\mu)^2$ for the advantage normalisation, where $\mu$ is the advantages'
 # mean. A second elementwise pass computes the gradient.
 #
-# * **σ is used in the pass that sums its squares.** With $x = \hat A - \mu$ and $\sigma > 0$,
+# * **σ divides the sum once, afterwards.** σ is known only after the pass that sums the squares,
+#   so that pass sums the loss undivided; the sum is divided by σ once, afterwards. That is exact:
+#   with $x = \hat A - \mu$ and $\sigma > 0$,
 #   $\min(\rho x/\sigma,\ \mathrm{clip}(\rho)\,x/\sigma) = \min(\rho x,\ \mathrm{clip}(\rho)\,x)/\sigma$.
-#   So the pass sums the undivided loss, and the sum is divided once, after the reduction. ($\mu$
-#   comes from the reduction before it, section 3; `reduction="none"` takes one more pass.)
+#   $\mu$ comes from the reduction before it (section 3), and `reduction="none"` takes one more pass.
 # * **The gradient rule.** The per-element loss $\ell_t$ has the gradient
 #   $\partial\ell_t/\partial\log\pi_t = -\hat A_t \rho_t$ where the unclipped term is the minimum,
 #   and 0 elsewhere. At a tie, the kernel takes the unclipped term's gradient.

@@ -558,15 +558,13 @@ assert not h200 or RES["gpu"] == "NVIDIA H200"  # "the benchmark's GPU": the com
 # in calls with a `mask` only. The exercise needs none of these.
 #
 # </details>
-#
-# The prologue to start from, notebook 03's worked `td_lambda_prologue`, printed from notebook 03:
 
-# %%
+# %% jupyter={"source_hidden": true}
+# Helpers (folded): find notebook 03, and read one function's code from a notebook file
 import glob  # noqa: E402
 import json  # noqa: E402
-import tempfile  # noqa: E402
 
-ROOT = os.path.dirname(os.path.dirname(profile.results_folder()))  # the checkout: benchmarks/results/ is two levels down
+NOTEBOOKS = os.path.join(os.path.dirname(os.path.dirname(profile.results_folder())), "notebooks")  # beside benchmarks/
 
 
 def notebook_03(folder):
@@ -576,16 +574,30 @@ def notebook_03(folder):
     return min(found, key=lambda p: (os.path.basename(p) != "03_td_lambda.ipynb", p))
 
 
+def function_in(path, name):
+    """The code of function `name` in the notebook at `path`: the code cell defining it, up to its first blank line."""
+    with open(path, encoding="utf-8") as f:
+        (cell,) = ["".join(c["source"]) for c in json.load(f)["cells"]
+                   if c["cell_type"] == "code" and f"def {name}(" in "".join(c["source"])]
+    return cell[:cell.index("\n\n")]
+
+
+# %% [markdown]
+# The prologue to start from, notebook 03's worked `td_lambda_prologue`, printed from notebook 03:
+
+# %%
+td_lambda_source = function_in(notebook_03(NOTEBOOKS), "td_lambda_prologue")
+print(td_lambda_source)
+
+# %% jupyter={"source_hidden": true}
+# Checks: the printout is the whole function, and a renamed copy of notebook 03 is found (CI runs them; skip when reading)
+import tempfile  # noqa: E402
+
+assert td_lambda_source.startswith("@triton.jit\ndef td_lambda_prologue(X, P, offs, t, m, T):")
+assert "    return " in td_lambda_source  # the whole function, its triple included
 with tempfile.TemporaryDirectory() as _d:  # a renamed copy is found too
     open(os.path.join(_d, "03_td_lambda-yourname.ipynb"), "w").close()
     assert notebook_03(_d).endswith("03_td_lambda-yourname.ipynb")
-with open(notebook_03(os.path.join(ROOT, "notebooks")), encoding="utf-8") as f:
-    (cell_03,) = [c for c in json.load(f)["cells"] if c["cell_type"] == "code" and "def td_lambda_prologue(" in "".join(c["source"])]
-cell_03 = "".join(cell_03["source"])
-td_lambda_source = cell_03[:cell_03.index("\n\n")]  # the function: the cell up to its first blank line
-print(td_lambda_source)
-assert td_lambda_source.startswith("@triton.jit\ndef td_lambda_prologue(X, P, offs, t, m, T):")
-assert "    return " in td_lambda_source  # the whole function, its triple included
 
 # %% [markdown]
 # **Scan $G_t$ itself**, not section 2's $H_t$: this harness has no epilogue to turn $H$ back into

@@ -47,10 +47,11 @@
 #
 # </details>
 #
-# **One source for each kind of figure.** GPU time and % floor come from the benchmark run; a
-# call's host time in µs, from the paired loss probe wherever it timed the call. Compare µs only
-# within one source (wall ÷ GPU time within the run, for instance): the same call's µs differ
-# from host to host.
+# **Compare µs within one source.** The same call's µs differ from host to host and drift within
+# a session, so a ratio is safest between figures of one source: wall ÷ GPU time within the
+# benchmark run, the eager formula ÷ ours within the paired loss probe. Section 3's noise rule says
+# how far apart timings from two sources must be to count. GPU time and % floor always come from the
+# benchmark run.
 #
 # **Skip the "Checks" cells** (folded, starting `# Checks`): CI runs them against the data files.
 
@@ -981,7 +982,8 @@ exercises.attempt("lean_gae_loop", lean_gae_loop)
 # * **Paired comparison.** A call faster in every paired round is faster, whatever the drift.
 #   Timings that were not paired count as different only when more than 2.3× apart.
 # * **A CUDA graph** removes the host's share, over 85 % of a call at 4096×128, best when it holds
-#   a whole step. `torch.compile(mode="reduce-overhead")` captures the package's calls.
+#   a whole step. A step calling the package's functions traces into one graph, which
+#   `torch.compile(mode="reduce-overhead")` can capture.
 # * **On a CPU** the kernels are checked, not timed; CleanRL's loop pays a fixed cost for each of
 #   its 15 ops per step.
 

@@ -429,8 +429,10 @@ print("the gradient from carries composed over the ranks before = autograd's, ma
 # alone). The columns are:
 #
 # * **one device:** the plain call, no `time_group=`;
-# * **2 ranks, local gather:** the same steps held by rank 0 of two ranks, the `all_gather`
-#   replaced by a local copy, so that everything a rank runs is timed except the wire;
+# * **2 ranks, local gather:** the process plays rank 0 of two ranks. Each rank holds as many
+#   steps as the one-device call, 1,048,576 per rank on the long row, so the two hold 2,097,152.
+#   The `all_gather` is replaced by a local copy, so that everything a rank runs is timed except
+#   the wire;
 # * **NCCL, 1 rank:** a real NCCL group, of one rank.
 
 # %%
@@ -465,6 +467,9 @@ print(f"\nGAE forwards, one row of 1,048,576 steps: {one_wall:.0f} µs on one de
 # %% jupyter={"source_hidden": true}
 # Checks: the figures section 7 quotes, from the committed file (CI runs them; skip when reading)
 assert "H200" in cost_lines[4] and len(cost) == 8
+_head = " ".join(line.lstrip("# ") for line in cost_lines[:4])  # the file's notes: what "2 ranks, local gather" ran
+assert "rank 0 of 2 holding the same steps" in _head and "all_gather replaced by a local stack" in _head
+assert ("1 x 1048576", "gae forwards") in cost  # "1,048,576 per rank on the long row"
 split_walls = [w for row_ in cost.values() for w, _ in row_[1:]]
 one_walls = [row_[0][0] for row_ in cost.values()]
 assert (round(min(split_walls) / 1e3, 1), round(max(split_walls) / 1e3, 1)) == (1.3, 6.7)  # "1.3–6.7 ms"

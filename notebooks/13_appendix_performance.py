@@ -210,8 +210,9 @@ assert round(per_sm / 1e3, 1) == 10.3  # "about 10 KB of loads per SM"
 #   chunk is scanned, **pipelining** (the chunk loaded ahead waits in shared memory).
 #
 # The package takes the second way, so 2 to 4 of its programs **resident** on each SM, held there
-# at once, are enough, where a **step-by-step walk** (a naive baseline: one program per row asks
-# for one step's 9 bytes and waits) would need more than a thousand. A package program for GAE at 16384×1024 loads 2 rows ×
+# at once, are enough, where the **naive-kernel anchor** would need more than a thousand. That
+# anchor is notebook 09's yardstick ([glossary](GLOSSARY.md#anchor)), a naive GAE kernel: one
+# program per row walks the row one step at a time, asking for one step's 9 bytes and waiting. A package program for GAE at 16384×1024 loads 2 rows ×
 # 128 steps per chunk, and the next chunk before it scans this one. The cell counts two chunks in
 # flight, an upper bound that was not measured; with one, the bytes halve and the programs double.
 
@@ -219,9 +220,9 @@ assert round(per_sm / 1e3, 1) == 10.3  # "about 10 KB of loads per SM"
 CHUNKS_IN_FLIGHT = 2  # assumed, an upper bound: the next chunk's loads and this chunk's
 package_program = 2 * 128 * GAE_READ * CHUNKS_IN_FLIGHT  # up to two chunks of 2 rows x 128 steps in flight
 step_program = GAE_READ  # one step in flight
-print(f"in flight per program: the package's up to {package_program / 1e3:.1f} KB, the walk's {step_program} B; "
+print(f"in flight per program: the package's up to {package_program / 1e3:.1f} KB, the anchor's {step_program} B; "
       f"resident programs per SM for {per_sm / 1e3:.1f} KB: the package's {per_sm / package_program:.0f} to "
-      f"{CHUNKS_IN_FLIGHT * per_sm / package_program:.0f}, the walk's {per_sm / step_program:,.0f}")
+      f"{CHUNKS_IN_FLIGHT * per_sm / package_program:.0f}, the anchor's {per_sm / step_program:,.0f}")
 
 # %% jupyter={"source_hidden": true}
 # Checks: the two programs' figures as the text reads them (CI runs them; skip when reading)
@@ -244,19 +245,19 @@ def committed(algorithm, B, T, impl="rltriton_lite"):
 
 
 walk, ours = committed("gae", 16384, 1024, impl="bare_triton_launch"), committed("gae", 16384, 1024)
-for what, r in [("step-by-step walk (anchor)", walk), ("rltriton_lite", ours)]:
+for what, r in [("naive-kernel anchor", walk), ("rltriton_lite", ours)]:
     pct = 100 * r["floor_ms"] / r["kernel_ms"]
     print(f"GAE 16384×1024, {what}: GPU {1e3 * r['kernel_ms']:7.1f} µs, {pct:4.1f} % of the floor")
 
 # %% jupyter={"source_hidden": true}
-# Checks: the walk under 5 % of the floor ("What you now know"), the package over 80 % (CI runs them; skip when reading)
+# Checks: the anchor under 5 % of the floor ("What you now know"), the package over 80 % (CI runs them; skip when reading)
 assert 100 * walk["floor_ms"] / walk["kernel_ms"] < 5 and 100 * ours["floor_ms"] / ours["kernel_ms"] > 80
 
 # %% [markdown]
 # <details><summary>Sources</summary>
 #
-# The copy bandwidth and both GAE times are the committed H200 run's; the walk is its
-# `bare_triton_launch` row (notebook 14's "bare launch" anchor). The 600 ns and the two chunks in
+# The copy bandwidth and both GAE times are the committed H200 run's, the anchor's from its row
+# for the naive-kernel anchor. The 600 ns and the two chunks in
 # flight are assumed, so the 10.3 KB per SM and the 2 to 4 programs illustrate the law; they are not
 # measurements. The H200's 132 SMs are from `docs/DESIGN.md`.
 #
@@ -272,12 +273,16 @@ assert 100 * walk["floor_ms"] / walk["kernel_ms"] < 5 and 100 * ours["floor_ms"]
 # 16384 rows, but 8 at 8 rows of 131,072 steps: 8 of the 132 SMs have work, each walking 512 chunks
 # of 256 steps in series.
 #
-# The fix is the **time split**: cut each row into segments, one program each (section 0.4). The
-# package's **planner**, which picks each launch's layout, splits rows in time only when a launch
-# would have fewer than two programs per SM and rows of more than 31,744 steps (a split costs a
-# second launch). The threshold counts chunks of 1024 steps: 31 of them are 31,744 steps, and a row
-# of 32 chunks or more is split. Shorter rows are walked in wider chunks instead. `tile_plan(B, T)`
-# returns the planner's choices by name:
+# The fix is the **time split**: cut each row into segments, one program each (section 0.4). A
+# split costs a second launch, so the package's **planner**, which picks each launch's layout,
+# splits only when both hold:
+#
+# > **split when programs < 2 × SMs and the row needs ≥ 32 chunks of 1024 steps.**
+#
+# Fewer programs but shorter rows are walked in wider chunks instead. `tile_plan(B, T)` returns
+# the planner's choices by name. In the table, the first two columns are hypothetical: what one
+# program per row, walking its row in chunks of 256 steps, would give. The others are the
+# planner's.
 
 # %%
 ON_H200 = Config(min_programs=2 * H200_SMS)  # two programs per SM over the launch, as on an H200
@@ -295,8 +300,8 @@ for B_, T_ in [(16384, 1024), (8, 131072), (64, 16384)]:
     p_ = tile_plan(B_, T_)
     split = p_["segments"] > 1
     plans.append({"B × T": f"{B_}×{T_}",
-                  "SMs with work %": 100 * min(B_, H200_SMS) / H200_SMS,
-                  "chunks of 256 in series": T_ // 256, "planner: programs": p_["row_programs"] * p_["segments"],
+                  "hypothetical: SMs with work %": 100 * min(B_, H200_SMS) / H200_SMS,
+                  "hypothetical: chunks of 256 in series": T_ // 256, "planner: programs": p_["row_programs"] * p_["segments"],
                   "its chunk (steps)": p_["block"],
                   "its chunks in series": p_["seg"] if split else -(-T_ // p_["block"]),
                   "time split": split})
@@ -311,8 +316,8 @@ assert long["time split"] and long["planner: programs"] == 1024 and long["its ch
 assert not by_shape["64×16384"]["time split"] and by_shape["64×16384"]["its chunk (steps)"] == 1024
 # the two conditions: 64 programs are too few, but a row of 16384 steps has only 16 wide chunks, fewer than 32
 assert 64 < ON_H200.min_programs == 264 and 16384 // Config().wide_block == 16 < Config().split_min_chunks == 32
-assert 31 * Config().wide_block == 31_744  # "31 chunks of 1024 are 31,744 steps"
-# the planner itself: 8 rows of 31,744 steps (31 chunks) are walked whole, one step more (32 chunks) is split
+assert 31 * Config().wide_block == 31_744  # the boundary: 31 chunks of 1024 are 31,744 steps
+# "≥ 32 chunks of 1024": 8 rows of 31,744 steps (31 chunks) are walked whole, one step more (32 chunks) is split
 assert tile_plan(8, 31_744)["segments"] == 1 and tile_plan(8, 31_745)["segments"] > 1
 assert round(by_shape["16384×1024"]["planner: programs"] / H200_SMS) == 62  # 0.2: "about 62 at 16384×1024"
 
@@ -543,8 +548,8 @@ exercises.attempt("tiled_scan", tiled_scan)
 # ## What you now know
 #
 # * **Sectors:** a warp's load costs the 32-byte sectors it touches.
-# * **Little's law:** bytes in flight = bandwidth × latency; a step-by-step walk gets under 5 % of
-#   the floor.
+# * **Little's law:** bytes in flight = bandwidth × latency; the naive-kernel anchor, one step at a
+#   time, gets under 5 % of the floor.
 # * **Enough programs:** the time split cuts a few long rows into segments.
 # * **The package's kernel:** a small tile on one warp, 16-byte loads, the next chunk loaded ahead.
 #

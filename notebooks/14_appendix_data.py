@@ -541,16 +541,16 @@ print(f"PPO's loss with its backward, 4096×128: ours {ours_ppo[0]:.0f}–{ours_
       f"{eager_ppo[0]:.0f} µs; nearest ends {eager_ppo[0] / ours_ppo[1]:.1f}× apart: {verdict(ours_ppo, eager_ppo)}")
 
 # %% [markdown]
-# **A second case: our call against a bare launch.** Beside GAE the committed run times an
-# *anchor*, a yardstick rather than a peer: the **bare launch** (09's naive-kernel anchor), a naive GAE kernel
-# launched with nothing around it. At 16×128 our GAE call took 1.7× its wall time, though our kernel is the
+# **A second case: our call against the naive-kernel anchor.** Beside GAE the committed run
+# times an *anchor*, a yardstick rather than a peer: the **naive-kernel anchor** of notebooks 09
+# and 13, a naive GAE kernel launched with nothing around it. At 16×128 our GAE call took 1.7× its wall time, though our kernel is the
 # faster of the two on the GPU. Is our call's own host work larger? By the rule these timings cannot
 # tell. Question 2 asks how you would find out.
 
 # %%
 ours_tiny, bare_tiny = (row(RES, "gae", 16, 128, impl=i) for i in (profile.OURS_IMPL, "bare_triton_launch"))
 print(f"GAE 16×128 fwd: ours {ours_tiny['full_call_us']:.1f} µs wall ({1e3 * ours_tiny['kernel_ms']:.1f} µs GPU), "
-      f"the bare launch {bare_tiny['full_call_us']:.1f} µs wall ({1e3 * bare_tiny['kernel_ms']:.1f} µs GPU): "
+      f"the naive-kernel anchor {bare_tiny['full_call_us']:.1f} µs wall ({1e3 * bare_tiny['kernel_ms']:.1f} µs GPU): "
       + verdict(wall_range(profile.OURS_IMPL, "gae", (16, 128), "fwd"),
                       wall_range("bare_triton_launch", "gae", (16, 128), "fwd")))
 
@@ -563,7 +563,7 @@ assert ours_ppo[1] == row(RES, "ppo", 4096, 128, pass_="fwd+bwd")["full_call_us"
 assert round(eager_ppo[0] / ours_ppo[1], 1) == 1.8 and verdict(ours_ppo, eager_ppo) == "within the noise"
 _paired = profile.read_loss_wall()  # (loss, shape, pass, impl) -> (µs, ratio's median, lowest, highest): the H100
 assert _paired["ppo", (4096, 128), "fwd+bwd", "pytorch_eager"][2] > 1  # "faster in every round"
-assert round(ours_tiny["full_call_us"] / bare_tiny["full_call_us"], 1) == 1.7  # the bare launch: "1.7× its wall time"
+assert round(ours_tiny["full_call_us"] / bare_tiny["full_call_us"], 1) == 1.7  # the naive-kernel anchor: "1.7× its wall time"
 assert ours_tiny["kernel_ms"] < bare_tiny["kernel_ms"]  # "our kernel is the faster of the two on the GPU"
 assert verdict(wall_range(profile.OURS_IMPL, "gae", (16, 128), "fwd"),
                      wall_range("bare_triton_launch", "gae", (16, 128), "fwd")) == "within the noise"
@@ -586,7 +586,7 @@ assert verdict(wall_range(profile.OURS_IMPL, "gae", (16, 128), "fwd"),
 # * PPO's lowest GPU-time ratio against its eager formula (notebook 09, section 4) is 7.576,
 #   written "at least 7.5×": 7.6× would claim more than the data hold.
 # * CleanRL's loop against our GAE call at 4096×128 (notebook 09, section 2) is 432.03×: written
-#   432× alone, but 433× as the top of the range "109–433×".
+#   432× as a single figure, but 433× as the top of a range such as "109–433×".
 #
 # `down` and `up` there are the helpers notebooks 08 and 09 define.
 #
@@ -649,7 +649,8 @@ assert max(x["x"] for x in _loops) == loop_x and [down(min(x["x"] for x in _loop
 #   it is faster in every paired round. Its single wall timings are within the noise, forward and
 #   with the backward, so they alone do not settle it.
 #
-# The folded cell below lists the 8 cases.
+# The folded cell below lists the 8 cases. Its peer `rl_triton` is rl-triton, another library of
+# Triton kernels for RL, one of the peers that notebook 09 times (its section 2).
 #
 # The single timings and all GPU times were measured on the H200, the paired rounds on an H100,
 # whose file holds wall times only. Notebook 09, section 4, assumes that both calls are host-bound
@@ -812,8 +813,8 @@ exercises.attempt("noise_verdict", noise_verdict)
 # 1. **Your turn.** Call `three_clocks` on GAE's forward row at 4096×128 and at 16384×1024. For
 #    each, say whether its bytes fit in the L2 and which clock, if any, could have seen the L2.
 #    Why do the three clocks nearly agree at 16384×1024 and not at 4096×128?
-# 2. Section 6 found our GAE call 1.7× the bare launch's wall time at 16×128, in one run on a
-#    shared host. Design a measurement that would say whether our host work really is larger:
+# 2. Section 6 found our GAE call 1.7× the naive-kernel anchor's wall time at 16×128, in one run
+#    on a shared host. Design a measurement that would say whether our host work really is larger:
 #    what you would time, beside what, how often and in what order, and what result would
 #    convince you. With a GPU, run it.
 
