@@ -1342,9 +1342,9 @@ def _interpreting(poison_scans=False):
             stray = p[~ok]
             before = all(any(lo - 64 <= int(x) < lo for lo, _, _ in spans) for x in stray)  # just below a tensor
             lanes = np.argwhere(active)[~ok]  # the stray lanes' indices in the block
-            last = lanes[-1].tolist() == np.argwhere(active)[-1].tolist()  # ... the block's last active lane among them
             shown = ", ".join(str(tuple(x)) if len(x) > 1 else str(x[0]) for x in lanes[:3].tolist())
-            just_past = last and all(any(hi <= int(x) < hi + 64 for _, hi, _ in spans) for x in stray)
+            just_past = not ok[-1] and all(  # the block's last active lane among them, just past a tensor
+                any(hi <= int(x) < hi + 64 for _, hi, _ in spans) for x in stray)
             where = ("lanes before the start of a tensor through (a load shifted back, offs - 1 at t = 0"
                      + _fix(": mask it with t >= 1") + ")" if before else
                      "lanes past the end of the row (or rows past the last) through; here the block's last active "

@@ -2634,19 +2634,8 @@ def test_results_are_named_and_a_missing_return_is_said():
         exercises.check("matrix_compose", lambda p, q: None)
 
 
-@triton.jit
-def _block_scan_padding_not_identity(R, G, gamma, last_value, T, BLOCK: tl.constexpr):
-    t = tl.arange(0, BLOCK)
-    a = tl.zeros((BLOCK,), tl.float32) + gamma  # lanes past T: (gamma, 0), not (1, 0)
-    a_s, b_s = tl.associative_scan((a, tl.load(R + t, mask=t < T, other=0.0)), 0, _combine, reverse=True)
-    tl.store(G + t, b_s + a_s * last_value, mask=t < T)
-
-
-def _block_scan_padding_gamma(rewards, gamma, last_value):
-    out = torch.empty_like(rewards)
-    _block_scan_padding_not_identity[(1,)](rewards, out, gamma, last_value, rewards.numel(),
-                                           BLOCK=triton.next_power_of_2(rewards.numel()))
-    return out
+def _block_scan_padding_gamma(rewards, gamma, last_value):  # lanes past T (gamma, 0), not the identity
+    return _block_scan_slip(3)(rewards, gamma, last_value)
 
 
 def test_an_error_at_the_last_step_of_a_block_points_at_the_padding():
@@ -4522,7 +4511,10 @@ def test_a_copy_of_the_harness_answers_no_exercise_the_guide_grades(copied_harne
 def _block_scan_last(R, G, gamma, last, T, BLOCK: tl.constexpr, SLIP: tl.constexpr):
     t = tl.arange(0, BLOCK)
     m = t < T
-    a = tl.where(m, gamma, 1.0)
+    pad = 1.0
+    if SLIP == 3:
+        pad = gamma  # lanes past T: (gamma, 0), not the identity (1, 0)
+    a = tl.where(m, gamma, pad)
     A, B = tl.associative_scan((a, tl.load(R + t, mask=m, other=0.0)), 0, _combine_right, reverse=True)
     if SLIP == 1:
         g = B  # last_value left out
@@ -4536,7 +4528,8 @@ def _block_scan_last(R, G, gamma, last, T, BLOCK: tl.constexpr, SLIP: tl.constex
 def _block_scan_slip(slip):
     def block_scan(rewards, gamma, last_value):
         out = torch.empty_like(rewards)
-        _block_scan_last[(1,)](rewards, out, gamma, last_value, rewards.numel(), BLOCK=1024, SLIP=slip)
+        _block_scan_last[(1,)](rewards, out, gamma, last_value, rewards.numel(),
+                               BLOCK=triton.next_power_of_2(rewards.numel()), SLIP=slip)
         return out
     return block_scan
 
