@@ -25,12 +25,13 @@
 # * **Needs:** notebook 00c (your `reset_scan`) and notebook 13, section 0 (the three rules;
 #   the tile). A GPU for the timing. Without one, every cell still runs, in the Triton interpreter.
 #
-# **What you do:** write `reset_scan`, your chunked scan from notebook 00c, as a Triton kernel;
-# time it beside the package; turn one launch knob at a time; and explain what moved, in notebook
-# 13's three rules. Sections 1 to 4 each define one tool and show it on a baseline kernel: a check
-# (1), a timing beside the package (2), the target (3) and one `torch.profiler` pass (4). The
-# exercises at the end say what to hand in, with a GPU or without one. New words are in the
-# glossary, [`GLOSSARY.md`](GLOSSARY.md).
+# **What you do:** take `reset_scan`, the chunked Triton kernel you wrote in notebook 00c; time it
+# beside the package; turn one launch knob at a time; and explain what moved, in notebook
+# 13's three rules. Sections 1 to 4 each explain one tool and show it on a baseline kernel: a check
+# (1), a timing beside the package (2), the target (3) and one `torch.profiler` pass (4). The tools
+# live in the package, so this notebook only calls them: their code is in `rltriton_lite/lab.py`,
+# about 180 lines, if you want to read how it times. The exercises at the end say what to hand
+# in, with a GPU or without one. New words are in the glossary, [`GLOSSARY.md`](GLOSSARY.md).
 #
 # The cells that time a kernel measure your GPU when you run them. The other figures are read from
 # two committed files: the H200's run, and the lab's reference, the course's own answer timed on an
@@ -39,7 +40,6 @@
 # %%
 import os
 import re
-import statistics
 
 import torch
 
@@ -50,32 +50,24 @@ import triton
 import triton.language as tl
 
 import rltriton_lite as rl
-from rltriton_lite import bench, exercises, profile
+from rltriton_lite import exercises, lab, profile  # lab: this notebook's tools (rltriton_lite/lab.py)
 
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
 GPU = DEVICE == "cuda"
-# the package's Triton kernels: compiled on a GPU, in the interpreter on a CPU (backend="auto" takes the PyTorch path on a CPU)
-KERNEL = "triton"
-RESULTS = profile.results_folder()  # benchmarks/results/: what an H200 measured (notebooks 08 and 09)
 RUN, RES = profile.committed_results()  # the committed run (profile.COMMITTED_RUN), read by name as notebook 08 reads it
-# the lab's reference, written by the teacher's tools/lab_probe.py (not in the student handout)
-LAB_REFERENCE = os.path.join(RESULTS, "checks", "H100-2026-12-06-lab.txt")
-TARGET_PCT = 50  # the H100's % floor that fixed the target's 1.8 (section 3, "where the 1.8 comes from")
-
-
-def committed(algorithm, B, T, impl="rltriton_lite"):
-    """The committed H200 row of this case (float32, forward), as in notebook 13."""
-    (r,) = [r for r in RES["rows"] if (r["algorithm"], r["impl"], r["B"], r["T"], r["dtype"], r["pass"])
-            == (algorithm, impl, B, T, "float32", "fwd")]
-    return r
-
+# the lab's reference, benchmarks/results/checks/H100-2026-12-06-lab.txt, written by the teacher's tools/lab_probe.py
+# (not in the student handout)
+LAB_REFERENCE = lab.reference_path()
 
 # %% jupyter={"source_hidden": true}
-# Checks: the two files' GPUs, and the reference's Triton (question 2: "which Triton 3.6 compiled") (CI runs them)
+# Checks: the two files' GPUs, the reference's Triton (question 2: "which Triton 3.6 compiled") and the size of
+# rltriton_lite/lab.py (CI runs them)
 assert "H200" in RES["gpu"] and RUN == "H200-2026-12-06"
 with open(LAB_REFERENCE, encoding="utf-8") as f:
     lab_header = f.readline()
 assert "H100" in lab_header and "triton 3.6" in lab_header
+with open(lab.__file__, encoding="utf-8") as f:
+    assert round(len(f.read().splitlines()), -1) == 180  # the tools' code: "rltriton_lite/lab.py, about 180 lines"
 
 # %% [markdown]
 # ## 1. A baseline kernel, and a check
@@ -87,12 +79,14 @@ assert "H100" in lab_header and "triton 3.6" in lab_header
 # each step asks for its few bytes and waits for them. It is not notebook 13's **naive-kernel
 # anchor** (section 0.2), which walks the same way but computes GAE; this one computes returns, so
 # that its function, `step_by_step`, takes the arguments of your `reset_scan` from notebook 00c:
-# `(rewards, terminated, gamma, chunk)`.
+# `(rewards, terminated, gamma, chunk)`. The lab's reference file calls it "step_by_step (13's
+# baseline)" because the file predates the lab's move from notebook 13 to this notebook, where the
+# kernel was the lab's baseline; it was never 13's anchor.
 #
-# Each section's tool takes a kernel's function `fn`: `check_small(fn)` here, `time_lab(fn)` in
-# section 2, `target_verdict(lab)` in section 3 and `profile_once(fn)` in section 4. You do not
-# edit these cells: your `reset_scan` goes under **Answer 1**, where each question's lines call the
-# same tools on it.
+# Each section's tool takes a kernel's function `fn`: `lab.check_small(fn)` here, `lab.time_lab(fn)`
+# in section 2, `lab.target_verdict(rows)` in section 3 and `lab.profile_once(fn)` in section 4. You
+# do not edit these cells: your `reset_scan` goes under **Answer 1**, where each question's lines
+# call the same tools on it.
 
 # %%
 @triton.jit
@@ -116,26 +110,13 @@ def step_by_step(rewards, terminated, gamma, chunk):
     return out
 
 # %% [markdown]
-# First the kernel must be right. `check_small(fn)` compares `fn` with `rl.discounted_returns` on 3
-# rows of 300 steps, at the lab's chunk of 256 steps (or yours) and at a chunk of 16, so that a
-# carry crosses several chunks. On a CPU it runs the kernel in the Triton interpreter.
+# First the kernel must be right. `lab.check_small(fn)` compares `fn` with `rl.discounted_returns`
+# on 3 rows of 300 steps, at the lab's chunk of 256 steps (`lab.LAB_CHUNK`, or yours) and at a
+# chunk of 16, so that a carry crosses several chunks. A difference raises an `AssertionError`. On
+# a CPU it runs the kernel in the Triton interpreter.
 
 # %%
-LAB_CHUNK = 256  # the chunk the lab passes to fn unless told otherwise: one of the variants of the lab
-
-
-def check_small(fn, chunk=LAB_CHUNK):
-    """Asserts that fn(rewards, terminated, gamma, chunk) equals rl.discounted_returns on 3 rows of 300 steps,
-    at ``chunk`` and at 16 (a carry across several chunks): compiled on a GPU, in the Triton interpreter on a CPU."""
-    g = torch.Generator(device=DEVICE).manual_seed(0)
-    r = torch.randn(3, 300, device=DEVICE, generator=g)
-    d = torch.rand(3, 300, device=DEVICE, generator=g) < 0.1
-    expected = rl.discounted_returns(r, gamma=0.99, terminated=d, backend=KERNEL)
-    for c in (chunk, 16):
-        torch.testing.assert_close(fn(r, d, 0.99, c), expected)
-
-
-check_small(step_by_step)
+lab.check_small(step_by_step)
 print("step_by_step == rl.discounted_returns on 3 × 300:", "compiled" if GPU else "in the interpreter, checked, not timed")
 
 # %% [markdown]
@@ -147,7 +128,7 @@ print("step_by_step == rl.discounted_returns on 3 × 300:", "compiled" if GPU el
 # **The question:** how fast is a call, and how fast could it be? **The answer:** time it as the
 # benchmark harness does, and divide the memory floor by its GPU time.
 #
-# `time_lab(fn)` first runs `check_small(fn)`. On a GPU it then times `fn` beside
+# `lab.time_lab(fn)` first runs `lab.check_small(fn)`. On a GPU it then times `fn` beside
 # `rl.discounted_returns` at two shapes: at 4096×128 (many short rows) a call is mostly host time,
 # and at 16384×1024 the GPU time is the call. It returns one row per call and shape, for
 # `profile.table`; on a CPU, an empty list. Each row has three figures, measured by
@@ -164,57 +145,22 @@ print("step_by_step == rl.discounted_returns on 3 × 300:", "compiled" if GPU el
 # `fn`'s rows, and `shapes` narrows the timing, to `[(16384, 1024)]` for instance.
 
 # %%
-LAB_SHAPES = [(4096, 128), (16384, 1024)]
-STEP_BYTES = profile.op("discounted_return").bytes_per_step(4)  # 4 + 1 read, 4 written
-
-
-def time_lab(fn, chunk=LAB_CHUNK, name=None, shapes=LAB_SHAPES):
-    """Rows of wall µs, GPU µs, floor µs and % floor for fn(rewards, terminated, gamma, chunk) and for
-    rl.discounted_returns at each shape, measured on this GPU after check_small(fn, chunk); [] on a CPU."""
-    if name is None:  # the function's name, or "yours" for a lambda, and the chunk
-        name = f"{'yours' if fn.__name__ == '<lambda>' else fn.__name__}, chunk {chunk}"
-    check_small(fn, chunk)
-    if not GPU:
-        print(f"{name}: checked in the Triton interpreter; not timed, because the interpreter's times say "
-              "nothing about a GPU")
-        return []
-    bandwidth = profile.copy_bandwidth("cuda")  # bytes read + written per second by a device-to-device copy
-    print(f"{torch.cuda.get_device_name()}, copy bandwidth {bandwidth / 1e12:.2f} TB/s: measured now, on this GPU")
-    sync = lambda _out: torch.cuda.synchronize()  # noqa: E731
-    rows = []
-    for B_, T_ in shapes:
-        g = torch.Generator(device="cuda").manual_seed(0)
-        r_ = torch.randn(B_, T_, device="cuda", generator=g)
-        d_ = torch.rand(B_, T_, device="cuda", generator=g) < 0.02
-        floor_ms = bench.floor_ms(B_ * T_ * STEP_BYTES, bandwidth)
-        calls = {name: lambda: fn(r_, d_, 0.99, chunk),
-                 "rl.discounted_returns": lambda: rl.discounted_returns(r_, gamma=0.99, terminated=d_)}
-        expected = calls["rl.discounted_returns"]()
-        for what, call in calls.items():
-            torch.testing.assert_close(call(), expected, rtol=1e-4, atol=1e-4)  # right before it is timed
-            _, wall_us, _ = bench.measure(call, sync, bench.QUICK, use_do_bench=True)
-            gpu_ms = bench.kernel_ms(call, bench.QUICK)  # None if the call cannot be captured in a CUDA graph
-            rows.append({"kernel": what, "B × T": f"{B_}×{T_}", "wall µs/call": wall_us,
-                         "GPU µs": 1e3 * gpu_ms if gpu_ms else None, "floor µs": 1e3 * floor_ms,
-                         "% floor": 100 * floor_ms / gpu_ms if gpu_ms else None})  # None shows as n/a
-    return rows
-
-
-lab = time_lab(step_by_step, name="step_by_step (no chunks)")
-print(profile.table(lab, digits=3))
+baseline = lab.time_lab(step_by_step, name="step_by_step (no chunks)")
+print(profile.table(baseline, digits=3))
 if not GPU:
     print("What an H200 measured is committed in benchmarks/results/: the next cell shows the rows to compare\n"
           "with, and notebook 08 (sections 2 and 3) and notebook 09 explain and chart all of them.")
 
 # %% jupyter={"source_hidden": true}
-# Checks: 9 bytes per step, and the baseline's table: two rows per shape on a GPU, none on a CPU
-# (CI runs them; skip when reading)
-assert STEP_BYTES == 9
+# Checks: the lab's chunk and shapes, 9 bytes per step, and the baseline's table: two rows per shape on a GPU,
+# none on a CPU (CI runs them; skip when reading)
+assert lab.LAB_CHUNK == 256 and lab.LAB_SHAPES == [(4096, 128), (16384, 1024)]  # "chunk of 256", "4096×128", ...
+assert lab.STEP_BYTES == 9
 if GPU:
-    assert len(lab) == 2 * len(LAB_SHAPES) and all(r["wall µs/call"] > 0 for r in lab)
-    assert all(r["GPU µs"] is None or r["GPU µs"] > 0 for r in lab)
+    assert len(baseline) == 2 * len(lab.LAB_SHAPES) and all(r["wall µs/call"] > 0 for r in baseline)
+    assert all(r["GPU µs"] is None or r["GPU µs"] > 0 for r in baseline)
 else:
-    assert lab == []
+    assert baseline == []
 
 # %% [markdown]
 # Here is what the H200 measured at the same shapes, by the same method: the package's
@@ -224,9 +170,9 @@ else:
 
 # %%
 h200 = []
-for B_, T_ in LAB_SHAPES:
-    for what, r in [("rl.discounted_returns", committed("discounted_return", B_, T_)),
-                    ("naive-kernel anchor (GAE)", committed("gae", B_, T_, impl="bare_triton_launch"))]:
+for B_, T_ in lab.LAB_SHAPES:
+    for what, r in [("rl.discounted_returns", lab.committed("discounted_return", B_, T_)),
+                    ("naive-kernel anchor (GAE)", lab.committed("gae", B_, T_, impl="bare_triton_launch"))]:
         h200.append({"kernel": what, "B × T": f"{B_}×{T_}", "wall µs/call": r["full_call_us"],
                      "GPU µs": 1e3 * r["kernel_ms"], "floor µs": 1e3 * r["floor_ms"],
                      "% floor": 100 * r["floor_ms"] / r["kernel_ms"]})
@@ -262,20 +208,21 @@ assert round(h200[0]["wall µs/call"] / h200[0]["GPU µs"]) == 7  # "about seven
 # > timed beside it on the same GPU.**
 #
 # It is a ratio because % floor does not carry over from one GPU to another: the package's own
-# returns ran at about 90 % of the floor on an H100 and about 80 % on the H200. The folded cell
+# returns ran at about 90 % of the floor on an H100 and about 80 % on the H200.
+#
+# Versions drift too. Both committed files were made with torch 2.11 and Triton 3.6 (their first
+# lines name them). The course pins torch 2.13 and Triton 3.9 (`requirements.txt`), and on a GPU
+# you get the Triton that your CUDA torch brings. So the register counts and the effect of
+# `tl.range` pipelining, both in question 2, may differ from the reference's on your machine. The folded cell
 # below reads the lab's reference file without printing it: the course's kernel and its variants
 # wait for "Reading the reference", after the questions, so that you predict before you see them.
 
 # %% jupyter={"source_hidden": true}
-# Reads the lab's reference file (folded: its parsing is not part of the lab); prints the package's row only
-reference_lab, resources = {}, {}  # (variant, shape) -> % floor; -> the compiled kernel's registers, smem, ...
-reference_us = {}  # (variant, shape) -> GPU µs
-for line in open(LAB_REFERENCE, encoding="utf-8").read().splitlines()[2:]:
-    timing, _, compiled = line.partition("#")  # after "#": "regs 31, spills 0, smem 36 B, warps 4"
-    *name, shape, wall_us, gpu_us, floor_us, pct = timing.split()
-    reference_lab[(" ".join(name), shape)] = float(pct)
-    reference_us[(" ".join(name), shape)] = float(gpu_us)
-    resources[(" ".join(name), shape)] = {k: int(v) for k, v in re.findall(r"(\w+) (\d+)", compiled)}
+# Reads the lab's reference file (folded: lab.read_reference parses it); prints nothing
+reference = lab.read_reference(LAB_REFERENCE)  # (variant, shape) -> its row, shapes written "16384x1024"
+reference_lab = {k: r["% floor"] for k, r in reference.items()}  # (variant, shape) -> % floor
+reference_us = {k: r["GPU µs"] for k, r in reference.items()}  # (variant, shape) -> GPU µs
+resources = {k: r["resources"] for k, r in reference.items()}  # -> the compiled kernel's registers, smem, warps
 
 # %% [markdown]
 # The table gives the target on the two GPUs of the course's files, one row each: the package's %
@@ -284,7 +231,7 @@ for line in open(LAB_REFERENCE, encoding="utf-8").read().splitlines()[2:]:
 # %%
 package_h100 = reference_lab[("rl.discounted_returns", "16384x1024")]  # the package, on the lab's H100
 package_h200 = big["rl.discounted_returns"]["% floor"]  # the package, in the committed H200 run (section 2)
-TARGET_SHARE = TARGET_PCT / package_h100  # the target as a share of the package's % floor, on any GPU
+TARGET_SHARE = lab.TARGET_PCT / package_h100  # the target as a share of the package's % floor, on any GPU
 targets = [{"GPU": gpu_name, "package: % floor": pkg_pct, "target: % floor at least": TARGET_SHARE * pkg_pct,
             "target: GPU µs at most": us / TARGET_SHARE}
            for gpu_name, us, pkg_pct in [("H100 (the lab's reference)", reference_us[("rl.discounted_returns", "16384x1024")],
@@ -299,7 +246,7 @@ print(profile.table(targets, digits=3))
 # The target was first set on the H100, where the course's own answer was timed: 50 % of the
 # floor, where the package ran at 90.3 %. In one `time_lab` table your kernel and the package share
 # a GPU and a floor, so their GPU times are in the inverse ratio of their % floors: 90.3/50 = 1.806.
-# The course writes 1.8; `target_verdict` uses the exact figure, as a % floor: your kernel's must
+# The course writes 1.8; `lab.target_verdict` uses the exact figure, as a % floor: your kernel's must
 # reach 50/90.3, about 55 %, of the package's. Each row of the table applies that ratio.
 #
 # </details>
@@ -307,51 +254,34 @@ print(profile.table(targets, digits=3))
 # %% jupyter={"source_hidden": true}
 # Checks: the rule and the table, as the text states them (CI runs them; skip when reading)
 assert round(package_h100, 1) == 90.3 and round(package_h200, 1) == 79.0
+# "torch 2.11 and Triton 3.6" in both files; "the course pins torch 2.13 and Triton 3.9"
+assert RES["versions"]["torch"].startswith("2.11") and RES["versions"]["triton"].startswith("3.6")
+assert "torch 2.11" in lab_header and "triton 3.6" in lab_header
+_pins = open(os.path.join("..", "requirements.txt"), encoding="utf-8").read()  # the course's pins, beside notebooks/
+assert "torch==2.13" in _pins and "triton==3.9" in _pins
 assert round(package_h100, -1) == 90 and round(package_h200, -1) == 80  # "about 90 % ... about 80 %"
 assert round(100 * TARGET_SHARE) == 55 and round(1 / TARGET_SHARE, 1) == 1.8  # "55 %", "1.8 times"
-assert round(TARGET_SHARE, 3) == 0.554 and round(TARGET_PCT / 90.3, 3) == 0.554  # "50/90.3, about 55 %"
-assert round(1 / TARGET_SHARE, 3) == round(90.3 / TARGET_PCT, 3) == 1.806  # "90.3/50 = 1.806"
+assert lab.TARGET_PCT == 50 and TARGET_SHARE == lab.target_share()  # "50 % of the floor"; the share target_verdict uses
+assert round(TARGET_SHARE, 3) == 0.554 and round(lab.TARGET_PCT / 90.3, 3) == 0.554  # "50/90.3, about 55 %"
+assert round(1 / TARGET_SHARE, 3) == round(90.3 / lab.TARGET_PCT, 3) == 1.806  # "90.3/50 = 1.806"
 assert round(2 / TARGET_SHARE, 1) == 3.6  # question 1: half the target is "at most 3.6 times the package's" GPU time
-assert round(TARGET_SHARE * package_h100) == TARGET_PCT and round(TARGET_SHARE * package_h200) == 44  # the H200's target: 44 %
+assert round(TARGET_SHARE * package_h100) == lab.TARGET_PCT and round(TARGET_SHARE * package_h200) == 44  # the H200's target: 44 %
 assert [(round(t["package: % floor"], 1), round(t["target: % floor at least"])) for t in targets] == [(90.3, 50), (79.0, 44)]
 assert round(targets[0]["target: GPU µs at most"]) == 100  # "100 µs" on the H100
 assert targets[1]["target: GPU µs at most"] == big["rl.discounted_returns"]["GPU µs"] / TARGET_SHARE  # the H200's row
 # the two forms agree on every row of the reference: % floor >= 55 % of the package's <=> GPU µs <= 1.8 × its
 for (name, shape), p_ in reference_lab.items():
-    if shape == "16384x1024" and abs(p_ - TARGET_PCT) > 0.5:  # (away from the line, where the file's rounding decides)
+    if shape == "16384x1024" and abs(p_ - lab.TARGET_PCT) > 0.5:  # (away from the line, where the file's rounding decides)
         assert (p_ >= TARGET_SHARE * package_h100) == (reference_us[(name, shape)] <= targets[0]["target: GPU µs at most"])
 
 # %% [markdown]
-# `target_verdict(lab)` applies the target to a table from `time_lab`: one line per kernel other
-# than the package, ending in "met" or "not yet" (on a CPU, one line saying that nothing was timed).
-# Question 1 judges it on the best variant you report, so a knob of question 2 that closes the gap
-# counts. The cell judges the baseline.
+# `lab.target_verdict(rows)` applies the target to `rows`, a table from `lab.time_lab`: one line
+# per kernel other than the package, ending in "met" or "not yet" (on a CPU, one line saying that
+# nothing was timed). Question 1 judges it on the best variant you report, so a knob of question 2
+# that closes the gap counts. The cell judges the baseline.
 
 # %%
-def target_verdict(lab):
-    """One line per kernel of a time_lab table, the package's left out: its % floor at 16384×1024 against
-    TARGET_SHARE × the package's % floor in the same table (their median, if the table joins several)."""
-    rows = [r for r in lab if r["B × T"] == "16384×1024"]
-    package = [r["% floor"] for r in rows if r["kernel"] == "rl.discounted_returns"]
-    if not package:
-        return (f"the target (a GPU time at most {1 / TARGET_SHARE:.1f}× the package's at 16384×1024, on the same GPU) "
-                "is measured on a GPU, by time_lab at 16384×1024: "
-                + ("nothing was timed here" if not lab else "this table has no package row at that shape"))
-    package_pct = statistics.median(package)
-    target = TARGET_SHARE * package_pct
-    lines = []
-    for r in rows:
-        if r["kernel"] != "rl.discounted_returns":
-            got = r["% floor"]  # the same floor as the package's: GPU time ÷ the package's = package_pct ÷ got
-            lines.append(f"{r['kernel']} at 16384×1024: "
-                         + ("no GPU time (the call could not be captured)" if got is None
-                            else f"a GPU time {package_pct / got:.2f}× the package's")
-                         + f"; the target, at most {1 / TARGET_SHARE:.1f}×: "
-                         + ("met" if got is not None and got >= target else "not yet"))
-    return "\n".join(lines)
-
-
-verdict = target_verdict(lab)
+verdict = lab.target_verdict(baseline)
 print(verdict)
 
 # %% jupyter={"source_hidden": true}
@@ -359,8 +289,8 @@ print(verdict)
 assert verdict.endswith("not yet") if GPU else verdict.endswith("nothing was timed here")
 made_up = [{"kernel": k, "B × T": "16384×1024", "% floor": p}
            for k, p in [("a", 50.5), ("b", 49.5), ("c", None), ("rl.discounted_returns", package_h100)]]
-assert [line.rsplit(": ", 1)[1] for line in target_verdict(made_up).splitlines()] == ["met", "not yet", "not yet"]
-assert target_verdict(made_up[:1]).endswith("no package row at that shape")
+assert [line.rsplit(": ", 1)[1] for line in lab.target_verdict(made_up).splitlines()] == ["met", "not yet", "not yet"]
+assert lab.target_verdict(made_up[:1]).endswith("no package row at that shape")
 
 # %% [markdown]
 # ## 4. One `torch.profiler` pass
@@ -369,39 +299,12 @@ assert target_verdict(made_up[:1]).endswith("no package row at that shape")
 # **The answer:** the profiler records each kernel's name and its CUDA time, without the host's
 # share.
 #
-# `profile_once(fn)` runs `check_small(fn)`, then profiles one call of `fn` at 16384×1024 and
-# returns one row per CUDA kernel, with its CUDA µs. With `summary=True` it also prints the
+# `lab.profile_once(fn)` runs `lab.check_small(fn)`, then profiles one call of `fn` at 16384×1024
+# and returns one row per CUDA kernel, with its CUDA µs. With `summary=True` it also prints the
 # profiler's own summary. On a CPU there is no CUDA kernel to record: it returns an empty list.
 
 # %%
-def profile_once(fn, chunk=LAB_CHUNK, summary=False):
-    """The CUDA kernels that one call of fn(rewards, terminated, gamma, chunk) launches at 16384×1024,
-    with their CUDA µs, after check_small(fn, chunk); [] on a CPU."""
-    check_small(fn, chunk)
-    if not GPU:
-        print("checked in the Triton interpreter; not profiled, because torch.profiler needs a GPU: on a CPU "
-              "the kernel launches no CUDA kernel to record")
-        return []
-    from torch.profiler import ProfilerActivity
-    from torch.profiler import profile as torch_profile
-
-    B_, T_ = 16384, 1024
-    g = torch.Generator(device="cuda").manual_seed(0)
-    r_ = torch.randn(B_, T_, device="cuda", generator=g)
-    d_ = torch.rand(B_, T_, device="cuda", generator=g) < 0.02
-    fn(r_, d_, 0.99, chunk)  # compile and warm up outside the recording
-    torch.cuda.synchronize()
-    with torch_profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
-        fn(r_, d_, 0.99, chunk)
-        torch.cuda.synchronize()
-    print(f"torch.profiler, one call at {B_}×{T_}, chunk {chunk}, {torch.cuda.get_device_name()}: measured now")
-    if summary:
-        print(prof.key_averages().table(sort_by="cuda_time_total", row_limit=8))  # the profiler's own summary
-    return [{"CUDA kernel": e.name, "CUDA µs": e.device_time_total} for e in prof.events()
-            if e.device_type == torch.autograd.DeviceType.CUDA]
-
-
-kernels = profile_once(step_by_step, summary=True)
+kernels = lab.profile_once(step_by_step, summary=True)
 print(profile.table(kernels, digits=3))
 
 # %% jupyter={"source_hidden": true}
@@ -503,7 +406,7 @@ exercises.attempt("resident_programs", resident_programs)
 COMPILE_TRIED = "3.9"  # the only Triton version compile_for_h100 was tried with
 
 
-def compile_for_h100(fn, chunk=LAB_CHUNK, num_warps=None):
+def compile_for_h100(fn, chunk=lab.LAB_CHUNK, num_warps=None):
     """Rows of warps, registers a thread, shared bytes and resident programs of each kernel that one call
     of fn(rewards, terminated, gamma, chunk) launches, compiled for an H100/H200 (sm_90), not run;
     num_warps, if given, replaces the launch's own. [] where Triton cannot compile for NVIDIA GPUs."""
@@ -610,11 +513,11 @@ if walk_compiled:  # (empty only where Triton cannot compile for NVIDIA GPUs)
 # and out of 6 without (your teacher rescales), by the rubric below.
 #
 # * **With a GPU** (sections 1 to 4):
-#   1. Answer 1: your `reset_scan`, with `time_lab`'s table and `target_verdict`'s line.
-#   2. Answer 2: your prediction for the three knobs; a `time_lab` table of three or more
+#   1. Answer 1: your `reset_scan`, with `lab.time_lab`'s table and `lab.target_verdict`'s line.
+#   2. Answer 2: your prediction for the three knobs; a `lab.time_lab` table of three or more
 #      variants, one knob changed in each; one sentence per variant.
-#   3. Answer 3: `profile_once`'s table for your best variant, its CUDA time set against
-#      `time_lab`'s GPU µs.
+#   3. Answer 3: `lab.profile_once`'s table for your best variant, its CUDA time set against
+#      `lab.time_lab`'s GPU µs.
 # * **Without a GPU** (sections 1 to 3):
 #   1. Answer 1: your `reset_scan`, with the same lines, which check it in the interpreter.
 #   2. Answer 2: your prediction for the three knobs; a `compile_for_h100` table of three or more
@@ -640,7 +543,7 @@ if walk_compiled:  # (empty only where Triton cannot compile for NVIDIA GPUs)
 # | **total** | | **10** | **6** |
 #
 # **Variants to try** (question 2). Change one knob at a time, and time each variant at the large
-# shape, as in `time_lab(reset_scan, chunk=512, name="chunk 512", shapes=[(16384, 1024)])`.
+# shape, as in `lab.time_lab(reset_scan, chunk=512, name="chunk 512", shapes=[(16384, 1024)])`.
 #
 # * **Chunk size**: `chunk=` 64, 128, 256, 512, 1024. A longer chunk means more bytes per load
 #   instruction and fewer trips round the loop, but more registers per thread.
@@ -655,18 +558,19 @@ if walk_compiled:  # (empty only where Triton cannot compile for NVIDIA GPUs)
 #   exercises. Time `lambda r, d, gamma, chunk: tiled_scan(r, d, gamma, chunk, 4)` for 4 rows a
 #   program, with `shapes=[(4096, 128)]`, and compare `rows` 1, 2, 4 and 8.
 #
-# The lists that `time_lab` returns join with `+` into one table of all your variants:
-# `variants = time_lab(...) + time_lab(...)`, then `print(profile.table(variants, digits=3))` and
-# `print(target_verdict(variants))`. Give each lambda a `name`: without one, its rows read "yours".
+# The lists that `lab.time_lab` returns join with `+` into one table of all your variants:
+# `variants = lab.time_lab(...) + lab.time_lab(...)`, then `print(profile.table(variants, digits=3))`
+# and `print(lab.target_verdict(variants))`. Give each lambda a `name`: without one, its rows read
+# "yours". Do not name a variable `lab`: it would hide the tools.
 #
 # Without a checker:
 #
 # *(Answer each in its cell below: your teacher's grader collects the answers from
 # them.)*
 #
-# 1. **Your kernel, timed.** In the cells under Answer 1, write your `reset_scan` from notebook 00c,
-#    its kernel and its function. Under them, add a cell with `lab = time_lab(reset_scan)`,
-#    `print(profile.table(lab, digits=3))` and `print(target_verdict(lab))`. Give your kernel's GPU
+# 1. **Your kernel, timed.** In the cells under Answer 1, paste your `reset_scan` from notebook 00c,
+#    its kernel and its function. Under them, add a cell with `yours = lab.time_lab(reset_scan)`,
+#    `print(profile.table(yours, digits=3))` and `print(lab.target_verdict(yours))`. Give your kernel's GPU
 #    time at 16384×1024 as a multiple of the package's, against the target. The target is judged on
 #    the best variant you report, your kernel as written or one of question 2's: name that variant
 #    here, and come back to this answer after question 2 if a knob helped.
@@ -694,7 +598,7 @@ if walk_compiled:  # (empty only where Triton cannot compile for NVIDIA GPUs)
 #    Predict with your own register counts: they may differ from the reference's, which Triton
 #    3.6 compiled.
 # 3. **The profiler.** Profile your best variant in a cell under Answer 3:
-#    `kernels = profile_once(best, chunk=c)`, then `print(profile.table(kernels, digits=3))`, where
+#    `kernels = lab.profile_once(best, chunk=c)`, then `print(profile.table(kernels, digits=3))`, where
 #    `best` is its function (a lambda will do) and `c` its chunk. Name your kernel and give its
 #    CUDA time. Does it agree with `time_lab`'s GPU µs for that variant? If not, why not?
 
@@ -814,7 +718,7 @@ assert solution_us == 112.2 and solution_us > targets[0]["target: GPU µs at mos
 # one knob changed alone passes the target (the variants: chunk, num_warps, tl.range's stages)
 one_knob = {name: pct for (name, shape), pct in reference_lab.items() if shape == "16384x1024" and (
     name.startswith("reset_scan solution, chunk ") or (name.startswith("reset_scan, chunk 256, ") and name.count(",") == 2))}
-assert max(one_knob.values()) >= TARGET_PCT
+assert max(one_knob.values()) >= lab.TARGET_PCT
 # the reference's reading of each knob, on its rows
 pct = {name: p for (name, shape), p in reference_lab.items() if shape == BIG}
 # fewer warps per program: better, down to one warp, which needs no shared memory at all
@@ -849,7 +753,7 @@ assert _one_warp["smem"] == 0 and resources[("reset_scan solution, chunk 1024", 
 assert _in_flight == {"reset_scan solution, chunk 1024": 10_240, "reset_scan, chunk 256, num_warps 1": 8_192}
 assert (pct["reset_scan solution, chunk 1024"], pct["reset_scan, chunk 256, num_warps 1"]) == (63.8, 68.2)
 # "What you now know"
-assert all(one_knob[name] >= TARGET_PCT for name in ["reset_scan, chunk 256, num_warps 1", "reset_scan, chunk 256, num_warps 2",
+assert all(one_knob[name] >= lab.TARGET_PCT for name in ["reset_scan, chunk 256, num_warps 1", "reset_scan, chunk 256, num_warps 2",
                                                      "reset_scan solution, chunk 512", "reset_scan solution, chunk 1024"])
 
 # %% [markdown]

@@ -1,8 +1,9 @@
 """Notebook 13b's GPU lab, run on the course's own answers: the solution of ``reset_scan``
 (notebooks/solutions/reset_scan.py) and 13b's step-by-step baseline (``step_by_step_kernel``, read
 from notebooks/13b_gpu_lab.py, section 1), timed the way 13b's section 2 times a student's kernel
-(``bench.measure`` for the wall time, ``bench.kernel_ms`` for the GPU time, % floor at 9 bytes per
-step over this GPU's copy bandwidth), at the lab's shapes and over its knobs: the chunk,
+(``rltriton_lite.lab``'s inputs and ``measure_call``: ``bench.measure`` for the wall time,
+``bench.kernel_ms`` for the GPU time; % floor at 9 bytes per step over this GPU's copy bandwidth),
+at the lab's shapes and over its knobs: the chunk,
 ``num_warps`` and a pipelined chunk loop (``tl.range(..., num_stages=2)``). The teacher's reference
 for the lab's target and rubric (13b, section 3, reads it; the output's labels, "notebook 13's lab"
 and "step_by_step (13's baseline)", are kept as the committed file has them, from before the lab
@@ -20,11 +21,9 @@ import triton
 import triton.language as tl
 
 import rltriton_lite as rl
-from rltriton_lite import bench, profile
+from rltriton_lite import bench, lab, profile
 
 ROOT = Path(__file__).resolve().parent.parent
-SHAPES = [(4096, 128), (16384, 1024)]
-STEP_BYTES = profile.op("discounted_return").bytes_per_step(4)
 
 
 def _module(name, path):
@@ -94,11 +93,10 @@ def resources(chunk, warps=None, stages=None):
 def main():
     base = _baseline()
     bandwidth = profile.copy_bandwidth("cuda")
-    sync = lambda _out: torch.cuda.synchronize()  # noqa: E731
     print(f"# {torch.cuda.get_device_name()}, torch {torch.__version__}, triton {triton.__version__}: "
           f"copy bandwidth {bandwidth / 1e12:.3f} TB/s; notebook 13's lab, float32, gamma 0.99, 2 % episode ends")
     print(f"{'kernel':<50} {'B x T':>11} {'wall us':>9} {'GPU us':>9} {'floor us':>9} {'% floor':>8}")
-    calls = {"rl.discounted_returns": lambda r, d: rl.discounted_returns(r, gamma=0.99, terminated=d),
+    calls = {lab.PACKAGE: lambda r, d: rl.discounted_returns(r, gamma=0.99, terminated=d),
              "step_by_step (13's baseline)": lambda r, d: base.step_by_step(r, d, 0.99, 0)}
     def label(chunk, warps, stages):
         return ", ".join([f"reset_scan{' solution' if warps is None and stages is None else ''}", f"chunk {chunk}"]
@@ -111,17 +109,13 @@ def main():
                                          (1024, 1, 2))]}
     for name, key in keys.items():
         calls[name] = (lambda k: lambda r, d: variant(*k)(r, d, 0.99))(key)
-    for B, T in SHAPES:
-        g = torch.Generator(device="cuda").manual_seed(0)
-        r = torch.randn(B, T, device="cuda", generator=g)
-        d = torch.rand(B, T, device="cuda", generator=g) < 0.02
-        floor = bench.floor_ms(B * T * STEP_BYTES, bandwidth)
-        expected = calls["rl.discounted_returns"](r, d)
+    for B, T in lab.LAB_SHAPES:
+        r, d = lab.lab_inputs(B, T)
+        floor = bench.floor_ms(B * T * lab.STEP_BYTES, bandwidth)
+        expected = calls[lab.PACKAGE](r, d)
         for name, fn in calls.items():
             call = (lambda f: lambda: f(r, d))(fn)
-            torch.testing.assert_close(call(), expected, rtol=1e-4, atol=1e-4)
-            _, wall_us, _ = bench.measure(call, sync, bench.QUICK, use_do_bench=True)
-            gpu_ms = bench.kernel_ms(call, bench.QUICK)
+            wall_us, gpu_ms = lab.measure_call(call, expected)  # assert_close, then timed as 13b's time_lab times
             pct = f"{100 * floor / gpu_ms:8.1f}" if gpu_ms else f"{'n/a':>8}"
             gpu = f"{1e3 * gpu_ms:9.1f}" if gpu_ms else f"{'n/a':>9}"
             print(f"{name:<50} {f'{B}x{T}':>11} {wall_us:9.1f} {gpu} {1e3 * floor:9.1f} {pct}"

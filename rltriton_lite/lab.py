@@ -1,0 +1,184 @@
+"""Notebook 13b's GPU lab: the tools that check, time and profile a student's kernel beside the
+package, the lab's target, and the two committed files the lab compares with.
+
+Each tool takes a kernel's function ``fn(rewards, terminated, gamma, chunk)``, the arguments of
+00c's ``reset_scan``: ``check_small`` checks it against ``rl.discounted_returns``, ``time_lab``
+times it beside the package (wall time, GPU time, % of the memory floor), ``target_verdict``
+applies the lab's target to ``time_lab``'s rows, and ``profile_once`` profiles one call with
+``torch.profiler``. ``read_reference`` reads the lab's reference, the course's own answer timed on
+an H100 by the teacher's ``tools/lab_probe.py``, and ``committed`` one row of the committed H200
+run.
+
+The device is picked at each call, not at import: CUDA if ``torch.cuda.is_available()``, else the
+CPU, where a Triton kernel runs in the interpreter (``TRITON_INTERPRET=1``, which must be set
+before ``triton`` is first imported: notebook 13b sets it) and nothing is timed.
+"""
+from __future__ import annotations
+
+import os
+import re
+import statistics
+
+import torch
+
+from . import bench, profile
+from .returns import discounted_returns
+
+LAB_CHUNK = 256  # the chunk the lab passes to fn unless told otherwise: one of the variants of the lab
+LAB_SHAPES = [(4096, 128), (16384, 1024)]  # many short rows (host-bound), then a call that is GPU time
+STEP_BYTES = profile.op("discounted_return").bytes_per_step(4)  # 4 + 1 read, 4 written
+TARGET_PCT = 50  # the H100's % floor that fixed the target's 1.8 (13b, section 3)
+PACKAGE = "rl.discounted_returns"  # the package's rows, in time_lab's tables and in the reference
+REFERENCE_FILE = "H100-2026-12-06-lab.txt"  # in benchmarks/results/checks/, written by tools/lab_probe.py
+
+
+def check_small(fn, chunk=LAB_CHUNK):
+    """Asserts that fn(rewards, terminated, gamma, chunk) equals rl.discounted_returns on 3 rows of 300 steps,
+    at ``chunk`` and at 16 (a carry across several chunks): compiled on a GPU, in the Triton interpreter on a CPU."""
+    device = _device()
+    g = torch.Generator(device=device).manual_seed(0)
+    r = torch.randn(3, 300, device=device, generator=g)
+    d = torch.rand(3, 300, device=device, generator=g) < 0.1
+    # the package's Triton kernels: compiled on a GPU, in the interpreter on a CPU ("auto" would take PyTorch there)
+    expected = discounted_returns(r, gamma=0.99, terminated=d, backend="triton")
+    for c in (chunk, 16):
+        torch.testing.assert_close(fn(r, d, 0.99, c), expected)
+
+
+def time_lab(fn, chunk=LAB_CHUNK, name=None, shapes=LAB_SHAPES):
+    """Rows of wall µs, GPU µs, floor µs and % floor for fn(rewards, terminated, gamma, chunk) and for
+    rl.discounted_returns at each shape, measured on this GPU after check_small(fn, chunk); [] on a CPU."""
+    if name is None:  # the function's name, or "yours" for a lambda, and the chunk
+        name = f"{'yours' if fn.__name__ == '<lambda>' else fn.__name__}, chunk {chunk}"
+    check_small(fn, chunk)
+    if _device() != "cuda":
+        print(f"{name}: checked in the Triton interpreter; not timed, because the interpreter's times say "
+              "nothing about a GPU")
+        return []
+    bandwidth = profile.copy_bandwidth("cuda")  # bytes read + written per second by a device-to-device copy
+    print(f"{torch.cuda.get_device_name()}, copy bandwidth {bandwidth / 1e12:.2f} TB/s: measured now, on this GPU")
+    rows = []
+    for B_, T_ in shapes:
+        r_, d_ = lab_inputs(B_, T_)
+        floor_ms = bench.floor_ms(B_ * T_ * STEP_BYTES, bandwidth)
+        calls = {name: lambda: fn(r_, d_, 0.99, chunk),
+                 PACKAGE: lambda: discounted_returns(r_, gamma=0.99, terminated=d_)}
+        expected = calls[PACKAGE]()
+        for what, call in calls.items():
+            wall_us, gpu_ms = measure_call(call, expected)
+            rows.append({"kernel": what, "B × T": f"{B_}×{T_}", "wall µs/call": wall_us,
+                         "GPU µs": 1e3 * gpu_ms if gpu_ms else None, "floor µs": 1e3 * floor_ms,
+                         "% floor": 100 * floor_ms / gpu_ms if gpu_ms else None})  # None shows as n/a
+    return rows
+
+
+def target_verdict(table, share=None):
+    """One line per kernel of a time_lab table, the package's left out: its % floor at 16384×1024 against
+    share × the package's % floor in the same table (their median, if the table joins several). share
+    defaults to target_share(), from the committed reference; the lines are the same on any device."""
+    share = target_share() if share is None else share
+    rows = [r for r in table if r["B × T"] == "16384×1024"]
+    package = [r["% floor"] for r in rows if r["kernel"] == PACKAGE]
+    if not package:
+        return (f"the target (a GPU time at most {1 / share:.1f}× the package's at 16384×1024, on the same GPU) "
+                "is measured on a GPU, by time_lab at 16384×1024: "
+                + ("nothing was timed here" if not table else "this table has no package row at that shape"))
+    package_pct = statistics.median(package)
+    target = share * package_pct
+    lines = []
+    for r in rows:
+        if r["kernel"] != PACKAGE:
+            got = r["% floor"]  # the same floor as the package's: GPU time ÷ the package's = package_pct ÷ got
+            lines.append(f"{r['kernel']} at 16384×1024: "
+                         + ("no GPU time (the call could not be captured)" if got is None
+                            else f"a GPU time {package_pct / got:.2f}× the package's")
+                         + f"; the target, at most {1 / share:.1f}×: "
+                         + ("met" if got is not None and got >= target else "not yet"))
+    return "\n".join(lines)
+
+
+def target_share(path=None):
+    """TARGET_PCT over the package's % floor at 16384×1024 in the lab's reference (about 0.554): the share
+    of the package's % floor that a kernel must reach, on any GPU. Read from the committed file, on any device."""
+    return TARGET_PCT / read_reference(path)[(PACKAGE, "16384x1024")]["% floor"]
+
+
+def profile_once(fn, chunk=LAB_CHUNK, summary=False):
+    """The CUDA kernels that one call of fn(rewards, terminated, gamma, chunk) launches at 16384×1024,
+    with their CUDA µs, after check_small(fn, chunk); [] on a CPU."""
+    check_small(fn, chunk)
+    if _device() != "cuda":
+        print("checked in the Triton interpreter; not profiled, because torch.profiler needs a GPU: on a CPU "
+              "the kernel launches no CUDA kernel to record")
+        return []
+    from torch.profiler import ProfilerActivity
+    from torch.profiler import profile as torch_profile
+
+    B_, T_ = 16384, 1024
+    r_, d_ = lab_inputs(B_, T_)
+    fn(r_, d_, 0.99, chunk)  # compile and warm up outside the recording
+    torch.cuda.synchronize()
+    with torch_profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        fn(r_, d_, 0.99, chunk)
+        torch.cuda.synchronize()
+    print(f"torch.profiler, one call at {B_}×{T_}, chunk {chunk}, {torch.cuda.get_device_name()}: measured now")
+    if summary:
+        print(prof.key_averages().table(sort_by="cuda_time_total", row_limit=8))  # the profiler's own summary
+    return [{"CUDA kernel": e.name, "CUDA µs": e.device_time_total} for e in prof.events()
+            if e.device_type == torch.autograd.DeviceType.CUDA]
+
+
+def read_reference(path=None):
+    """The lab's reference file (default reference_path()) as a dict: (variant, shape) -> {"wall µs",
+    "GPU µs", "floor µs", "% floor" (floats), "resources" (the compiled kernel's regs, spills, smem,
+    warps as ints; {} for a row that has none)}. Shapes as the file writes them, "16384x1024". No device."""
+    with open(path or reference_path(), encoding="utf-8") as f:
+        lines = f.read().splitlines()[2:]  # after the header (GPU, versions) and the column names
+    reference = {}
+    for line in lines:
+        timing, _, compiled = line.partition("#")  # after "#": "regs 31, spills 0, smem 36 B, warps 4"
+        *name, shape, wall_us, gpu_us, floor_us, pct = timing.split()  # a variant's name has spaces
+        reference[(" ".join(name), shape)] = {
+            "wall µs": float(wall_us), "GPU µs": float(gpu_us), "floor µs": float(floor_us), "% floor": float(pct),
+            "resources": {k: int(v) for k, v in re.findall(r"(\w+) (\d+)", compiled)}}
+    return reference
+
+
+def reference_path():
+    """benchmarks/results/checks/H100-2026-12-06-lab.txt, the lab's reference, in the course's results folder."""
+    return os.path.join(profile.results_folder(), "checks", REFERENCE_FILE)
+
+
+def committed(algorithm, B, T, impl="rltriton_lite", results=None):
+    """The committed H200 row of this case (float32, forward), as in notebook 13: from ``results`` (a
+    results file's contents), default profile.committed_results()'s. No device."""
+    results = profile.committed_results()[1] if results is None else results
+    (r,) = [r for r in results["rows"] if (r["algorithm"], r["impl"], r["B"], r["T"], r["dtype"], r["pass"])
+            == (algorithm, impl, B, T, "float32", "fwd")]
+    return r
+
+
+def lab_inputs(B, T, device="cuda"):
+    """The lab's timing inputs on ``device``: float32 rewards and bool terminated (2 % episode ends) of B
+    rows × T steps, from seed 0."""
+    g = torch.Generator(device=device).manual_seed(0)
+    r = torch.randn(B, T, device=device, generator=g)
+    d = torch.rand(B, T, device=device, generator=g) < 0.02
+    return r, d
+
+
+def measure_call(call, expected):
+    """(wall µs per call, GPU ms) of call() on CUDA, after asserting that it returns ``expected``: the wall time
+    of back-to-back calls, host work included, and the median of CUDA-graph replays (None if the call cannot
+    be captured in a CUDA graph)."""
+    torch.testing.assert_close(call(), expected, rtol=1e-4, atol=1e-4)  # right before it is timed
+    _, wall_us, _ = bench.measure(call, _sync, bench.QUICK, use_do_bench=True)
+    return wall_us, bench.kernel_ms(call, bench.QUICK)
+
+
+def _sync(_out):
+    torch.cuda.synchronize()  # bench.measure's sync: the calls' kernels done before the clock stops
+
+
+def _device():
+    return "cuda" if torch.cuda.is_available() else "cpu"  # at call time: importing this module picks nothing
