@@ -16,14 +16,14 @@
 # %% [markdown]
 # # 00 — Credit assignment is an associative scan
 #
-# * **You will learn:** why a loop that runs backwards in time can run in parallel; resets,
-#   padding, and chunks joined by a carry; why the gradient is a scan too.
+# * **You will learn:** why a loop that runs backwards in time can run in parallel. How episode
+#   ends, padding and long rows fit in. Why the gradient is a scan too.
 # * **Time:** 1.5–2 h for the reading and the three checked exercises; 3–4 h with the open
 #   questions.
 # * **Needs:** Python, NumPy and PyTorch tensors. No GPU.
-# * **Minimum path:** sections 2–6 and their checked exercises, which 00b and 00c build on. Skim
-#   section 1 (but read its Hillis–Steele paragraph: sections 3 and 6 use `scan_hillis_steele`) and
-#   section 7. Section 8 can wait until notebook 01.
+# * **Minimum path:** sections 2–6 and their checked exercises. Notebooks 00b and 00c build on them.
+#   In section 1, read the Hillis–Steele paragraph, which sections 3 and 6 use, and skim the rest.
+#   Skim section 7. Section 8 can wait until notebook 01.
 #
 # Every return and advantage in this course, from GAE and TD(λ) to V-trace and SAC's soft
 # λ-returns, is a loop that runs **backwards in time**:
@@ -33,10 +33,10 @@
 # Here $y_t$ is the value at step $t$, $b_t$ is what step $t$ adds (a reward, say), and $a_t$
 # scales the next value (a discount, say).
 #
-# A GPU is fast only with thousands of independent pieces of work, yet this loop can run in
-# parallel. Each step is an *affine map*, $y \mapsto a\,y + b$, and composing such maps is
-# *associative*, so the steps may be grouped in any way that keeps their order. An `assert` checks
-# each claim a CPU can check. New words are in [`GLOSSARY.md`](GLOSSARY.md).
+# A GPU is fast only with thousands of independent pieces of work. Yet this loop can run in
+# parallel, because each step is an *affine map*, $y \mapsto a\,y + b$. Composing such maps is
+# *associative*: the steps may be grouped in any way that keeps their order. An `assert` checks
+# every claim a CPU can check. New words are in [`GLOSSARY.md`](GLOSSARY.md).
 #
 # <details><summary>The symbols of notebooks 00 to 00d</summary>
 #
@@ -45,18 +45,15 @@
 # | $y_t$ | the scan's output at step $t$: $y_t = b_t + a_t\,y_{t+1}$ |
 # | $a_t$, $b_t$ | step $t$'s affine map $y \mapsto b_t + a_t\,y$: $a_t$ scales the value after, $b_t$ is what step $t$ adds |
 # | $(a_1, b_1)$, $(a_2, b_2)$ | a combine's first and second operands ([the order rule, §3](#3.-The-backward-recurrence-as-a-reverse-scan)), never steps 1 and 2 |
-# | $\kappa_t$ (`k` in code) | step $t$'s reset flag: where it is set, the step ignores what lies behind it (section 4) |
-# | $A_t$, $B_t$, $K_t$ (`a_s`, `b_s`, `k_s`) | the composed map of steps $t$ to the chunk's end and its reset flag: $y_t = B_t + A_t \cdot \text{carry}$, or $B_t$ where $K_t$ is set (section 6) |
-# | $\hat A_t$ | an advantage (GAE's, from 00c on), not the scan's composed $A_t$ |
-# | $g_t$; $(g_t, c_t)$ in 00d | section 8: the total gradient with respect to $y_t$. In 00d, not a gradient: the multiplier and the constant of a max-map $y \mapsto \max(c_t, g_t\,y)$ |
-#
-# A time step's $a$ and $b$ carry $t$ or an expression in it, such as $a_{t-1}$. Section 8, which
-# names given steps, writes them in brackets, as code does: $a[2]$ is step 2's $a$.
+# | $\kappa_t$ (`k` in code) | step $t$'s reset flag. Where it is set, the step ignores the value after it (section 4) |
+# | $A_t$, $B_t$, $K_t$ (`a_s`, `b_s`, `k_s`) | the composed map of steps $t$ to the chunk's end, and its reset flag (section 6) |
+# | $\hat A_t$ | an advantage (from 00c on), not the scan's composed $A_t$ |
+# | $g_t$ | the total gradient with respect to $y_t$ (section 8). In 00d, $(g_t, c_t)$ is a max-map $y \mapsto \max(c_t, g_t\,y)$ |
 #
 # </details>
 #
-# Without a GPU, the next cell makes Triton's *interpreter* run the kernels on the CPU
-# ([GPU notes](#GPU-notes)).
+# Without a GPU, the next cell turns on Triton's *interpreter*. It runs the kernels on the CPU, with
+# NumPy ([GPU notes](#GPU-notes)).
 
 # %%
 import os
@@ -88,15 +85,16 @@ print("kernels run", "compiled on " + torch.cuda.get_device_name() if DEVICE == 
 # $x_i$ out of prefix $i$ and starts from the operator's *identity*, the element that changes
 # nothing ($0$ for $+$). It gives $(0, 3, 4, 8)$.
 #
-# A loop takes $n - 1$ rounds. The *Hillis–Steele* scan takes $\lceil \log_2 n \rceil$ ($\log_2 n$
-# rounded up: 4 for the 13 numbers below). In round $k = 1, 2, 4, \dots$, every element combines
-# with the one $k$ places before it, all at once.
-# On $(3, 1, 4, 1)$, round 1 gives $(3, 4, 5, 5)$ and round 2 gives $(3, 4, 8, 9)$.
+# A loop takes $n - 1$ rounds, one after another. The *Hillis–Steele* scan takes only
+# $\lceil \log_2 n \rceil$ rounds, which is $\log_2 n$ rounded up: 4 for the 13 numbers below. In
+# round $k = 1, 2, 4, \dots$, every element combines with the one $k$ places before it. All the
+# elements do this at once. On $(3, 1, 4, 1)$, round 1 gives $(3, 4, 5, 5)$ and round 2 gives
+# $(3, 4, 8, 9)$.
 #
-# This regroups the operations, as $(x_0 \oplus x_1) \oplus (x_2 \oplus x_3)$ instead of
-# $((x_0 \oplus x_1) \oplus x_2) \oplus x_3$. That gives the same result exactly when $\oplus$ is
-# **associative**: $(x \oplus y) \oplus z = x \oplus (y \oplus z)$. The brackets may move; the
-# operands keep their order. Both scans, checked on sums:
+# This regroups the operations: $(x_0 \oplus x_1) \oplus (x_2 \oplus x_3)$ instead of
+# $((x_0 \oplus x_1) \oplus x_2) \oplus x_3$. The result is the same when $\oplus$ is
+# **associative**, $(x \oplus y) \oplus z = x \oplus (y \oplus z)$. The brackets may move, but the
+# operands keep their order. The next cell checks both scans on sums:
 
 # %%
 def scan_sequential(x, op):
@@ -137,14 +135,12 @@ print(x, "->", scan_sequential(x, add))
 # | Hillis–Steele (1986) | about $n \log_2 n$ | $\lceil \log_2 n \rceil$ |
 # | Blelloch (1990): up-sweep, down-sweep | about $2n$, plus $n$ for a last pass that makes it inclusive | $2 \log_2 n$, plus 1 |
 #
-# Blelloch's scan builds a tree of partial results (the up-sweep), then pushes the prefixes back
-# down the tree (the down-sweep). The folded cell prints the tree after each round, on the letters
-# `"abcd"` joined as strings. The up-sweep leaves partial joins in the odd positions. Then the last
-# position, the root, is cleared to the identity, `''`. In each round of the down-sweep, a left
-# child takes its parent's value, the join of everything before it. The right child takes that
-# value joined with the left child's old one, in that order, because the parent's letters come
-# earlier. The result is the exclusive scan, and the function's last line joins it with `x` to make
-# it inclusive.
+# The folded cell prints Blelloch's tree after each round, on the letters `"abcd"` joined as
+# strings. The *up-sweep* leaves partial joins in the odd positions. Then the root, the last
+# position, is cleared to the identity `''`. The *down-sweep* pushes the prefixes back down. In each
+# of its rounds, a left child takes its parent's value, the join of everything before it. The right
+# child takes the parent's value joined with the left child's old one. The result is the exclusive
+# scan. The function's last line joins it with `x` to make it inclusive.
 #
 # </details>
 
@@ -186,9 +182,9 @@ assert [tree for _, tree in trace] == [["a", "ab", "c", "cd"], ["a", "ab", "c", 
 assert result == ["a", "ab", "abc", "abcd"]
 
 # %% [markdown]
-# Sums *commute* ($u + v = v + u$), so a test on sums cannot catch swapped operands. Joining strings
-# is associative but does not commute (`"ab"` is not `"ba"`), so on strings every scan must give the
-# prefixes in order. The empty string is the identity:
+# Sums *commute*: $u + v = v + u$. So a test on sums cannot catch swapped operands. Joining strings
+# is associative but does not commute, since `"ab"` is not `"ba"`. A scan that swaps operands gives
+# wrong prefixes on strings. The empty string is the identity:
 
 # %%
 letters = list("abcdefghijklm")
@@ -206,13 +202,14 @@ print(prefixes[-1])
 #
 # $$f_t(f_{t+1}(y)) = a_t(a_{t+1} y + b_{t+1}) + b_t = (a_t a_{t+1})\,y + (b_t + a_t b_{t+1}).$$
 #
-# So a map is a pair $(a, b)$, and `combine(first, second)` applies `first`, then `second`:
+# So a map is a pair $(a, b)$. `combine(first, second)` returns the map that applies `first`, then
+# `second`:
 #
 # $$(a_1, b_1) \oplus (a_2, b_2) = (a_2 a_1,\; b_2 + a_2 b_1), \qquad \text{the map } y \mapsto a_2(a_1 y + b_1) + b_2.$$
 #
-# Here `first` is $f_{t+1}$: $(a_1, b_1) = (a_{t+1}, b_{t+1})$, the later step, applied first, and
-# $(a_2, b_2) = (a_t, b_t)$. The identity is $(1, 0)$. The operator does not commute, but it is
-# associative, which is all a scan needs:
+# The subscripts 1 and 2 name the operands, not time steps. In the loop, `first` is the later step,
+# $(a_1, b_1) = (a_{t+1}, b_{t+1})$, and `second` is step $t$. The identity is $(1, 0)$. The
+# operator does not commute, but it is associative. That is all a scan needs:
 
 # %%
 def combine(first, second):  # the first operand is the map applied first (the order rule, section 3)
@@ -233,8 +230,8 @@ for p in pairs[:, 0]:
 print("associative on 1000 random triples; (1, 0) is the identity")
 
 # %% [markdown]
-# The proof: a pair *is* the map $y \mapsto a y + b$, $\oplus$ composes maps, and composing
-# functions is always associative.
+# Why it is associative: a pair *is* the map $y \mapsto a y + b$, and $\oplus$ composes maps.
+# Composing functions is always associative.
 #
 # <details><summary>Details: the same proof in two lines of algebra</summary>
 #
@@ -252,21 +249,21 @@ print("associative on 1000 random triples; (1, 0) is the identity")
 # %% [markdown]
 # ## 3. The backward recurrence as a reverse scan
 #
-# The loop composes the maps from the end: $y_t = f_t(f_{t+1}(\cdots f_{T-1}(y_T)))$, where $y_T$
-# is the given value after the last step. So the loop is a scan of the pairs from $t = T-1$ down to
-# $t = 0$, a **reverse scan**. The order in which a scan takes the steps is its **scan order**. To
-# run it, scan the list of pairs from the end with `combine` unchanged. The prefix ending at step
-# $t$ is the map from $y_T$ to $y_t$.
+# The loop composes the maps from the end: $y_t = f_t(f_{t+1}(\cdots f_{T-1}(y_T)))$. Here $y_T$ is
+# given: it is the value after the last step. So the loop is a scan of the pairs from $t = T-1$ down
+# to $t = 0$. This is a **reverse scan**. The order in which a scan takes the steps is its **scan
+# order**. To run a reverse scan, reverse the list of pairs and scan it with the same `combine`. The
+# prefix that ends at step $t$ is the map from $y_T$ to $y_t$.
 #
-# A tree scan joins *runs*, consecutive steps already composed into one pair. One rule, for every
-# scan of the course, says which run goes first:
+# A tree scan combines *runs*. A run is a stretch of consecutive steps, already composed into one
+# pair. One rule says which run is the first operand, in every scan of the course:
 #
 # > **The order rule.** In `combine(first, second)`, the first operand, `(a1, b1)`, is the map
 # > applied first. The second operand, `(a2, b2)`, is applied to its output.
 # >
-# > In a forward scan, the first operand is the run earlier in time. **In a reverse scan (a
-# > return), the first operand is the run later in time**, because it acts on the value that
-# > comes from the future. Here is the last combine of a reverse scan on 8 steps:
+# > In a forward scan, the first operand is the run earlier in time. **In a reverse scan, such as
+# > a return, the first operand is the run later in time.** It comes first because it acts on the
+# > value from the future. Here is the last combine of a reverse scan on 8 steps:
 # >
 # > ```text
 # >   time t:   0     1     2     3     4     5     6     7     → y_8, the value after the row
@@ -277,7 +274,7 @@ print("associative on 1000 random triples; (1, 0) is the identity")
 # >       the first operand acts on y_8, then the second
 # > ```
 #
-# The check runs both tree scans on the reversed list, then the drawing's last combine:
+# The next cell checks both tree scans against the loop. Then it checks the drawing's last combine:
 
 # %%
 T = 8  # the drawing's 8 steps
@@ -332,15 +329,14 @@ print(np.round(loop, 3))
 # %% [markdown]
 # ### Exercise: `matrix_compose`
 #
-# Write `combine` for maps $y \mapsto A\,y + b$, with a matrix $A$ and a vector $b$:
-# `matrix_compose(p, q)` applies `p` first, then `q`. Matrices do not commute, so keep the order of
-# the products.
+# Write `combine` for maps $y \mapsto A\,y + b$, where $A$ is a matrix and $b$ a vector.
+# `matrix_compose(p, q)` returns the map that applies `p` first, then `q`. Matrices do not commute,
+# so keep the order of the products.
 #
 # <details><summary>Hint 1: where to start</summary>
 #
 # Section 2 built `combine` by applying one map to the other's output. Do the same here. Write
-# what `p` does to $y$. Then apply `q` to that. Matrices do not commute, so keep each product's
-# order.
+# what `p` does to $y$. Then apply `q` to that.
 #
 # </details>
 #
@@ -397,18 +393,19 @@ exercises.attempt("matrix_compose", matrix_compose)
 # %% [markdown]
 # ## 4. Episode ends are resets
 #
-# At an episode's last step, nothing flows back from the next episode: $y_t = b_t$, as if
-# $a_t = 0$. But $0 \cdot \text{NaN} = \text{NaN}$, so a product with zero would let one bad
-# reward poison every earlier episode. Instead each step carries a *reset flag* $\kappa$, and the
-# kernels **select**, as `np.where` does.
+# At an episode's last step, nothing flows back from the next episode. So $y_t = b_t$, as if
+# $a_t = 0$. But a product with zero is not safe, because $0 \cdot \text{NaN} = \text{NaN}$. One bad
+# reward would poison every earlier episode. Instead, each step carries a *reset flag* $\kappa$
+# (kappa). Where it is set, the kernels **select** $b_t$, as `np.where` does.
 #
-# A reset makes a step's map constant, $y \mapsto b_t$. So where the second operand resets, the
-# combine returns the second operand alone. In a return, the dropped first operand is the next
-# episode. A run resets if any of its steps does: the combined flag is the OR of the two.
+# A reset makes a step's map constant: $y \mapsto b_t$. So when the second operand resets, the
+# combine returns the second operand alone. In a return, the first operand it drops is the next
+# episode. A run resets if any of its steps does, so the combined flag is the OR of the two flags.
 #
-# `combine_np` below is this combine on triples $(a, b, \kappa)$. The cell composes four steps from
-# $t = 3$ down. Step 1 resets, and step 2's $b$ is a NaN from the next episode. Beside the running
-# triple, it prints the running $B$ of a reset done as a product with $a = 0$:
+# `combine_np` below is this combine on triples $(a, b, \kappa)$. The cell composes four steps, from
+# $t = 3$ down. Step 1 resets, and step 2's $b$ is a NaN from the next episode. It prints the
+# running triple $(A, B, \kappa)$, the map composed so far. Beside it is the running $B$ of a reset
+# written as a product with $a = 0$:
 
 # %%
 def combine_np(first, second):  # the first operand is the map applied first (section 3)
@@ -429,20 +426,20 @@ for i, step in enumerate(four):
 assert run == (0.25, 5.5, True) and np.isnan(run_mult[1])
 
 # %% [markdown]
-# At $t = 1$ the select drops steps 3 and 2 with their NaN, and step 0 then gives
-# $B = 4 + 0.5 \cdot 3 = 5.5$. The product gives $3 + 0 \cdot \text{NaN} = \text{NaN}$ at $t = 1$
-# and $t = 0$.
+# At $t = 1$, the select drops steps 3 and 2, NaN included. Step 0 then gives
+# $B = 4 + 0.5 \cdot 3 = 5.5$. The product gives $3 + 0 \cdot \text{NaN} = \text{NaN}$ at $t = 1$,
+# and NaN again at $t = 0$.
 #
-# A tree meets the same rule when two runs combine. The next cell checks it on section 3's drawing,
-# with an episode end at $t = 2$ and a NaN at $t = 5$: the reset wins and drops the NaN.
+# A tree scan uses the same rule when it combines two runs. The next cell checks this on section 3's
+# drawing, with an episode end at $t = 2$ and a NaN at $t = 5$. The reset wins and drops the NaN.
 #
 # <details><summary>Details: section 3's drawing with a reset</summary>
 #
 # Take $a_t = 0.5$, $b = (1, 2, 4, 3, 5, \text{NaN}, 6, 7)$ and an episode end at $t = 2$. The
-# second operand, steps 0–3, composes to $(0.125, 3, \text{set})$. Step 2's reset already dropped
-# step 3, so its $b$ is $1 + 0.5 \cdot (2 + 0.5 \cdot 4) = 3 = y_0$. The first operand, steps 4–7,
-# composes to $(0.0625, \text{NaN}, \text{clear})$. The second operand's reset wins, so the
-# combine returns the second operand.
+# first operand, steps 4–7, composes to $(0.0625, \text{NaN}, \text{clear})$. The second operand,
+# steps 0–3, composes to $(0.125, 3, \text{set})$. Its $b$ is $1 + 0.5 \cdot (2 + 0.5 \cdot 4) = 3$,
+# because step 2's reset already dropped step 3. The second operand's reset wins, so the combine
+# returns the second operand, and $y_0 = 3$.
 #
 # </details>
 
@@ -457,18 +454,18 @@ assert first[0] == 0.0625 and np.isnan(first[1]) and not first[2]
 assert second == combine_np(first, second) == (0.125, 3.0, True)
 
 # %% [markdown]
-# Is the combine with the flag still associative? Yes: read a triple $(a, b, \kappa)$ as the map
+# Is the combine with the flag still associative? Yes. Read a triple $(a, b, \kappa)$ as a map:
 # $y \mapsto b$ if $\kappa$ is set, else $y \mapsto a y + b$. The combine composes these maps, and
 # composition is associative.
 #
 # <details><summary>Details: the same triple, not only the same map (the algebra)</summary>
 #
-# Write $\mathrm{sel}(\kappa, u, v)$ for $u$ if $\kappa$ is set, else $v$ (`tl.where`), and
-# $x_i$ for the triple $(a_i, b_i, \kappa_i)$. Then the first operand $x_1$ combined with the
+# Write $\mathrm{sel}(\kappa, u, v)$ for $u$ if $\kappa$ is set, else $v$, as `tl.where` does.
+# Write $x_i$ for the triple $(a_i, b_i, \kappa_i)$. The first operand $x_1$ combined with the
 # second, $x_2$, gives $\kappa = \kappa_1 \lor \kappa_2$, $a = \mathrm{sel}(\kappa_2, a_2, a_2 a_1)$
 # and $b = \mathrm{sel}(\kappa_2, b_2, b_2 + a_2 b_1)$. The $\kappa$ part is an OR, which is
-# associative. For $a$ and $b$, take three triples $x_1$, $x_2$, $x_3$, applied in that order. In
-# each of three cases, both groupings, $(x_1 \oplus x_2) \oplus x_3$ and
+# associative. For $a$ and $b$, take three triples $x_1$, $x_2$, $x_3$, applied in that order. There
+# are three cases. In each, both groupings, $(x_1 \oplus x_2) \oplus x_3$ and
 # $x_1 \oplus (x_2 \oplus x_3)$, give the pair in the table:
 #
 # | case | $a$ | $b$ |
@@ -477,9 +474,9 @@ assert second == combine_np(first, second) == (0.125, 3.0, True)
 # | $\kappa_3$ clear, $\kappa_2$ set | $a_3 a_2$ | $b_3 + a_3 b_2$ |
 # | neither set ($\kappa_1$ does not matter) | $a_3 a_2 a_1$ | $b_3 + a_3 b_2 + a_3 a_2 b_1$ |
 #
-# The reset applied last wins, as the order rule says. The last row, without a reset, is
-# section 2's affine combine. So both groupings give the same triple, not only the same map, and
-# the checkers test that stronger property.
+# The reset applied last wins. The last row, without a reset, is section 2's affine combine. So
+# both groupings give the same triple, not only the same map. The checkers test this stronger
+# property.
 #
 # </details>
 
@@ -510,18 +507,19 @@ assert outputs(row3_nan_a) == outputs(row3) == [2.0, 2.0, 8.0]
 # %% [markdown]
 # ### Exercise: `combine_arrays`
 #
-# Write section 4's combine for whole arrays, as a kernel's combine sees a block of steps.
-# `combine_arrays(first, second)` takes two triples `(a, b, k)` of NumPy arrays of one shape
-# (`k` is bool) and returns their combined triple, element by element. Select with `np.where`:
-# `b1` may hold a NaN where the second operand resets. The checker compares `a` only where the
-# combined flag is clear: where it is set, $a$ reaches no output, so any value there passes.
+# Write section 4's combine for whole arrays of steps, as a kernel's combine sees them.
+# `combine_arrays(first, second)` takes two triples `(a, b, k)`. Each entry is a NumPy array, all
+# of one shape, and `k` is bool. It returns the combined triple, element by element. Select with
+# `np.where`, because `b1` may hold a NaN where the second operand resets. The checker compares `a`
+# only where the combined flag is clear. Where the flag is set, $a$ reaches no output, so any value
+# passes.
 #
 # <details><summary>Hint 1: where to start</summary>
 #
 # Start from `combine_np` above: it is this combine on one step. Your arrays hold many steps side
-# by side, and element `i` of the result reads only element `i` of each input. So rewrite each of
-# `combine_np`'s three results for arrays: an `if ... else` on a flag becomes an `np.where`, and
-# `or` on bools becomes `|`.
+# by side. Element `i` of the result reads only element `i` of each input. So rewrite each of
+# `combine_np`'s three results for arrays. An `if ... else` on a flag becomes an `np.where`. An `or`
+# on bools becomes `|`.
 #
 # </details>
 #
@@ -533,8 +531,8 @@ assert outputs(row3_nan_a) == outputs(row3) == [2.0, 2.0, 8.0]
 #   `(a2, b2)`.
 # * Where `k2` is clear, the result is section 2's affine combine, `(a2 * a1, b2 + a2 * b1)`.
 #   `k1` changes only the flag: the second map still acts on the first's output.
-# * `np.where(cond, x, y)` takes `x` where `cond` is true and `y` elsewhere. It computes both
-#   arrays, NaN included, but copies only the chosen one, so nothing of `y` reaches an element
+# * `np.where(cond, x, y)` takes `x` where `cond` is true and `y` elsewhere. Both arrays are
+#   computed, NaN included, but only the chosen one is copied. So nothing of `y` reaches an element
 #   where `cond` is true. A product such as `(1 - k2) * a2 * b1` does reach it: `0 * NaN` is NaN.
 # * The combined flag is set where either operand's flag is.
 #
@@ -585,16 +583,16 @@ exercises.attempt("combine_arrays", combine_arrays)
 # %% [markdown]
 # ## 5. Padding is the identity, and rl.linear_scan
 #
-# *Padding* is not a reset. At a padded step, where `mask[t] = 0` (a prompt token in RLHF, say),
-# the scan uses the identity $(1, 0)$, so the value from later steps passes through unchanged.
-# The step's own output is not that value: the kernel writes 0 there.
+# A *padded* step is one that is not really there, such as a prompt token in RLHF. It has
+# `mask[t] = 0`. Padding is not a reset. At a padded step, the scan uses the identity $(1, 0)$, so
+# the value from later steps passes through unchanged. The kernel writes 0 as the padded step's own
+# output.
 #
-# `rl.linear_scan`, the package's bare scan, reads $a_t = 0$ as the flag $\kappa$ and selects there.
-# The next cell runs one row through its Triton kernel (`backend=KERNEL`, [GPU note 2](#GPU-notes)).
-# Step 1 ends an episode, step 3's $b$ is a NaN, and step 4 is padding. The NaN stays in its own
-# episode, $t = 2$–$5$: $y_2$ and $y_3$ are NaN, while $y_1 = 2$ and $y_0 = 1 + 0.9 \cdot 2 = 2.8$.
-# The padded step outputs 0 and passes $y_5 = 6$ back to step 3, as the loop in
-# `reference.linear_scan` does:
+# `rl.linear_scan` is the package's bare scan. It reads $a_t = 0$ as a reset and selects there. The
+# next cell runs one row through its Triton kernel (`backend=KERNEL`, [GPU note 2](#GPU-notes)). In
+# the row, step 1 ends an episode, step 3's $b$ is a NaN, and step 4 is padding. The NaN stays in
+# its own episode, steps 2 to 5: $y_1 = 2$ and $y_0 = 1 + 0.9 \cdot 2 = 2.8$ are clean. The padded
+# step outputs 0 and passes $y_5 = 6$ back to step 3. The loop in `reference.linear_scan` agrees:
 
 # %%
 b = torch.tensor([[1.0, 2.0, 3.0, float("nan"), 5.0, 6.0]], device=DEVICE)
@@ -613,14 +611,14 @@ assert y[0, 4] == 0 and y[0, 5] == 6.0  # the padded step, and the step after it
 # ## 6. Chunks and a carry
 #
 # A GPU runs a kernel as many copies at once, called *programs*
-# ([00b §1](00b_triton_from_zero.ipynb#1.-A-first-kernel)). Each holds only a few thousand values
-# at a time, so the kernel cuts a row into *chunks* of `CHUNK` steps. It walks the chunks from the
-# last in time and scans inside each chunk in parallel, which gives step $t$ the composed map
-# $(A_t, B_t)$ of steps $t$ to the chunk's last. The value that enters the chunk from the next one
-# is its **carry**, and $y_t = B_t + A_t \cdot \text{carry}$ finishes the chunk.
+# ([00b §1](00b_triton_from_zero.ipynb#1.-A-first-kernel)). A program holds only a few thousand
+# values at a time, so the kernel cuts a row into *chunks* of `CHUNK` steps. It walks the chunks
+# from the last in time. Inside each chunk, it scans in parallel. This gives step $t$ the composed
+# map $(A_t, B_t)$ of the steps from $t$ to the chunk's last. The value that enters a chunk from
+# the chunk after it is the **carry**. Then $y_t = B_t + A_t \cdot \text{carry}$.
 #
-# For example, 10 steps in chunks of 4 are walked as 8–9 (from the carry 0), then 4–7, then 0–3.
-# Each chunk's first value, `y[8]` and then `y[4]`, is the next chunk's carry.
+# For example, 10 steps in chunks of 4 are walked as steps 8–9, then 4–7, then 0–3. The first carry
+# is 0. After that, each chunk's first value, `y[8]` and then `y[4]`, is the next chunk's carry.
 
 # %%
 def chunked(a, b, chunk):
@@ -682,15 +680,15 @@ plt.show()
 # %% [markdown]
 # ### Exercise: `chunked_reset_scan`
 #
-# The kernel's plan in NumPy, before any Triton: sections 4 and 6 together.
+# This is the kernel's plan in NumPy, before any Triton. It joins sections 4 and 6.
 #
 # * **Inputs:** `a` and `b`, float64 arrays of $T$ steps; `reset`, a bool array; `chunk`, the
 #   chunk's length.
 # * **Returns:** `y` and `carry_in`, float64 arrays of $T$ steps. `y` is the reverse scan
 #   $y_t = b_t + a_t y_{t+1}$ from $y_T = 0$, with $y_t = b_t$ where `reset[t]`. `carry_in[t]` is
 #   the carry that entered step $t$'s chunk, 0 for the last chunk.
-# * **How:** walk the chunks from the last in time, which may be shorter. In each chunk, compose
-#   its steps from the last one down with `combine_np`, into $(A_t, B_t, K_t)$. Then
+# * **How:** walk the chunks from the last in time. That last chunk may be shorter. In each chunk,
+#   compose its steps from the last one down with `combine_np`, into $(A_t, B_t, K_t)$. Then
 #   $y_t = B_t$ where $K_t$ is set, else $B_t + A_t \cdot \text{carry}$. The next carry is `y` at
 #   the chunk's first step.
 # * **Edge cases:** a NaN or `inf` in `b` behind a reset, inside a chunk and across a chunk's
@@ -699,7 +697,7 @@ plt.show()
 # <details><summary>Hint 1: where to start</summary>
 #
 # Section 6's `chunked` is this scan without resets. Add the flag as section 4 does:
-# `combine_np` composes triples $(a, b, \kappa)$. Inside a chunk a plain loop is fine; the kernel
+# `combine_np` composes triples $(a, b, \kappa)$. Inside a chunk, a plain loop is fine. The kernel
 # uses a tree there, with the same combine.
 #
 # </details>
@@ -710,7 +708,7 @@ plt.show()
 # * Start each chunk from the identity, `(1.0, 0.0, False)`.
 # * Go from `t = end - 1` down to `start`. By the order rule (section 3), step $t$ is the second
 #   operand.
-# * $y_t$ is a select on $K_t$ (`k_s`), never a product: $B_t$ where $K_t$ is set, else $B_t + A_t \cdot$ carry.
+# * $y_t$ is a select on $K_t$ (`k_s`), never a product.
 # * `carry_in[t]` is the carry you used for step $t$.
 # * After the chunk, the carry is `y` at the chunk's first step in time.
 #
@@ -722,7 +720,7 @@ plt.show()
 # The chunks are $\{4\}$, $\{2, 3\}$ and $\{0, 1\}$, walked in that order.
 #
 # * Chunk $\{4\}$, carry 0: $y_4 = \text{NaN}$. The next carry is NaN.
-# * Chunk $\{2, 3\}$: step 3 resets, so $y_3 = 4$; the NaN carry stays out. Step 2 composes to
+# * Chunk $\{2, 3\}$: step 3 resets, so $y_3 = 4$. The NaN carry stays out. Step 2 composes to
 #   $(0.25,\ 3 + 0.5 \cdot 4,\ \text{set}) = (0.25, 5, \text{set})$, so $y_2 = 5$. The next carry is 5.
 # * Chunk $\{0, 1\}$: $y_1 = 2 + 0.5 \cdot 5 = 4.5$, and step 0 composes to $(0.25, 2)$, so
 #   $y_0 = 2 + 0.25 \cdot 5 = 3.25$.
@@ -765,11 +763,12 @@ exercises.attempt("chunked_reset_scan", chunked_reset_scan)
 # %% [markdown]
 # ## 7. The kernel
 #
-# `rltriton_lite/scan.py` holds the one kernel every algorithm uses. Each program walks a row's
-# chunks in scan order, as `chunked` does. Each algorithm supplies two small functions
-# (00c, section 2). The **prologue** loads the inputs and returns each step's $(a_t, b_t)$ and
-# reset flag; for GAE, its $b_t$ are the TD errors $\delta_t$. The **epilogue** gets $y_t$ and
-# writes the outputs, such as GAE's advantages.
+# `rltriton_lite/scan.py` holds one kernel, and every algorithm of the course uses it. Each program
+# walks a row's chunks in scan order, as `chunked` does. Each algorithm supplies two small
+# functions. The **prologue** loads the algorithm's inputs and returns each step's $(a_t, b_t)$ and
+# reset flag. The **epilogue** gets $y_t$ and writes the outputs. For GAE, the prologue's $b_t$ are
+# the TD errors $\delta_t$, and the epilogue writes the advantages. You write such functions in
+# 00c, section 2.
 #
 # `rl.linear_scan`'s prologue only loads `a` and `b`. The next cell checks it against the loop in
 # both directions, with padding (`mask`) and an initial carry (`initial`):
@@ -792,23 +791,23 @@ print("linear_scan matches the loop, reverse and forward")
 #
 # Notebook 01 needs this section. On a first pass, skip to the [questions](#Exercises).
 #
-# In this section subscripts are time steps, not a combine's operands. A given step is written in
-# brackets, as code does: $a[2]$ is step 2's multiplier.
+# In this section, subscripts are time steps, not a combine's operands. A given step is written in
+# brackets, as in code: $a[2]$ is step 2's multiplier.
 #
-# Take a loss $L$ of all the $y_t$ of the reverse scan. The backward pass hands you the
-# **upstream gradient** `dy`: $dy_t$ is the direct effect of $y_t$ on $L$, with the other $y$ held
-# fixed. But $y_t$ also feeds $y_{t-1}$. Write $g_t$ for the *total* gradient with respect to $y_t$.
-# The chain rule gives:
+# Take a loss $L$ that depends on all the $y_t$ of a reverse scan. The backward pass hands you the
+# **upstream gradient** `dy`. Its entry $dy_t$ is the direct effect of $y_t$ on $L$, with the other
+# $y$ held fixed. But $y_t$ also feeds $y_{t-1}$, and so reaches $L$ through it too. Write $g_t$ for
+# the *total* gradient with respect to $y_t$. The chain rule gives:
 #
 # * $g_t = dy_t + a_{t-1}\,g_{t-1}$: the direct path, plus the path through $y_{t-1}$. No step comes
 #   before step 0, so $g[0] = dy[0]$.
 # * $\partial L/\partial b_t = g_t$, since $b_t$ enters only $y_t$, with coefficient 1.
 # * $\partial L/\partial a_t = g_t\,y_{t+1}$, since $a_t$ enters only $y_t$, as the factor of $y_{t+1}$.
 #
-# So the gradient is a forward scan of the pairs $(a_{t-1}, dy_t)$, run from $t = 0$: the
-# **transposed scan**. The package runs it with the same kernel and `reverse=False`.
+# So the gradient is a forward scan of the pairs $(a_{t-1}, dy_t)$, run from $t = 0$. It is called
+# the **transposed scan**. The package runs it with the same kernel and `reverse=False`.
 #
-# The fold works $T = 3$ by hand, and the next cell checks it with autograd on the plain loop.
+# The fold works a case of $T = 3$ by hand. The next cell checks it with autograd on the plain loop.
 #
 # <details><summary>Details: the transposed scan by hand, T = 3</summary>
 #
@@ -849,8 +848,8 @@ assert dL_da.tolist() == [9.0, 6.0, 4.0]
 print("dL/db =", dL_db.tolist(), " dL/da =", dL_da.tolist())
 
 # %% [markdown]
-# Now a random row with a random upstream gradient, so $L = \sum_t dy_t\,y_t$. The forward loop in
-# `reference.linear_scan` computes the scan of $(a_{t-1}, dy_t)$:
+# Now take a random row and a random upstream gradient, so that $L = \sum_t dy_t\,y_t$. The forward
+# loop in `reference.linear_scan` computes the scan of $(a_{t-1}, dy_t)$. It matches autograd:
 
 # %%
 T = 8
@@ -883,10 +882,10 @@ print("kernel gradients match autograd")
 # %% [markdown]
 # <details><summary>Details: resets in the gradient</summary>
 #
-# The transposed scan's step $t$ is the pair $(a_{t-1}, dy_t)$, a reset when $a_{t-1} = 0$: there
-# $y_t$ does not reach $y_{t-1}$, so $g_t = dy_t$ exactly. The kernel selects there, so an `inf` or
-# NaN in $g_{t-1}$ stays out of $g_t$, as the folded check below tries. One gradient still reads
-# across an episode end: $\partial L/\partial a_t = g_t\,y_{t+1}$ reads the next episode's
+# The transposed scan's step $t$ is the pair $(a_{t-1}, dy_t)$. It is a reset where $a_{t-1} = 0$.
+# There $y_t$ does not reach $y_{t-1}$, so $g_t = dy_t$ exactly. The kernel selects there, so an
+# `inf` or NaN in $g_{t-1}$ stays out of $g_t$. The folded check below tries this. One gradient still
+# reads across an episode end. $\partial L/\partial a_t = g_t\,y_{t+1}$ reads the next episode's
 # $y_{t+1}$, so a NaN there makes that one gradient NaN. The earlier episode's $y$ and
 # $\partial L/\partial b$ stay clean.
 #
@@ -917,12 +916,12 @@ assert g_r[0, 3].item() == 1.0 + 0.5 * 1.0  # after it, the ordinary step g[3] =
 #    affine operator, each combine costs two multiplications. Which scan would you choose for a
 #    GPU warp (32 threads that run in lockstep)? Which for $10^6$ elements?
 # 3. How accurate is `chunked` in float32 when all $a_t$ are close to 1 and the rows are long? Run
-#    it with `np.float32`, $T$ up to $10^5$ and a chunk of at most 64 (under a second). Measure the
-#    error against a float64 loop on the same $a$ rounded to float32,
-#    `a.astype(np.float32).astype(np.float64)`. Against the $a$ you meant, rounding $a$ alone
-#    moves the result about as much as the arithmetic does at $a = 0.99$, and several times as
-#    much at $1 - a = 10^{-4}$, hiding the arithmetic's error. How does that error change with the
-#    chunk size, and with $1/(1-a)$?
+#    it with `np.float32`, $T$ up to $10^5$ and a chunk of at most 64. This takes under a second.
+#    Measure the error against a float64 loop on the same $a$ rounded to float32,
+#    `a.astype(np.float32).astype(np.float64)`. Do not compare with the $a$ you meant: rounding $a$
+#    alone moves the result about as much as the arithmetic does at $a = 0.99$. At
+#    $1 - a = 10^{-4}$ it moves it several times as much, and hides the arithmetic's error. How
+#    does that error change with the chunk size, and with $1/(1-a)$?
 
 # %% [markdown] tags=["answer-1"]
 # **Answer 1.** *Your answer here (code for it: in cells under this one).*
@@ -936,7 +935,7 @@ assert g_r[0, 3].item() == 1.0 + 0.5 * 1.0  # after it, the ordinary step g[3] =
 # %% [markdown]
 # ## What you now know
 #
-# * The steps are affine maps, which compose associatively but not commutatively: a tree scan may
+# * The steps are affine maps. They compose associatively but not commutatively. So a tree scan may
 #   regroup them but must keep their order
 #   ([the order rule, §3](#3.-The-backward-recurrence-as-a-reverse-scan)). A return is a reverse scan.
 # * An episode end is a reset flag and a select, never a product with $a_t = 0$. The scan treats
@@ -950,22 +949,21 @@ assert g_r[0, 3].item() == 1.0 + 0.5 * 1.0  # after it, the ordinary step g[3] =
 #
 # <details><summary>On a GPU, in the interpreter, and Triton's versions</summary>
 #
-# 1. **Two versions of Triton.** The claims of 00b–00d about Triton's compiler on a GPU, which no
-#    CPU run can show, were checked with Triton 3.6, the version of the course's GPU runs. The CPU
-#    install pins Triton 3.9.0 (`requirements.txt`), whose interpreter runs every check in these
-#    notebooks. A GPU machine keeps the Triton of its CUDA build of torch, as the README explains.
+# 1. **Two versions of Triton.** The CPU install pins Triton 3.9.0 (`requirements.txt`), and its
+#    interpreter runs every check in these notebooks. What 00b–00d say about the compiler on a GPU
+#    was checked with Triton 3.6, on the course's GPU runs. A GPU machine keeps the Triton of its
+#    CUDA build of torch (see the README).
 # 2. **The `backend` argument** (section 5). Each of the package's functions takes one. Its
 #    default, `"auto"`, runs the Triton kernel on a GPU but plain PyTorch code on a CPU. These
-#    notebooks want the kernel itself on both, so they pass `backend=KERNEL`, which the first cell
-#    sets to `"triton"`. On a CPU, Triton's interpreter then runs the kernel.
+#    notebooks pass `backend=KERNEL`, which the first cell sets to `"triton"`. So the kernel runs
+#    on both, in Triton's interpreter on a CPU.
 # 3. **Importing `rltriton_lite` changes Triton's interpreter.** Stock Triton's interpreter runs
 #    `tl.associative_scan` as a loop, one element at a time: section 1's sequential scan. The
 #    package replaces that loop with section 1's Hillis–Steele rounds on whole blocks. That is
-#    faster and, like a GPU, regroups the steps into a tree; a GPU's tree groups them its own way.
-#    So a combine that is not associative gives wrong numbers on a CPU too, where the loop would
-#    make it look right. The folded cell below runs the combine $u \oplus v = (u + v)/2$, which is
-#    not associative, under stock Triton's loop (kept as `generic_scan.one_by_one`) and under the
-#    package's tree.
+#    faster, and it regroups the steps into a tree, as a GPU does. So a combine that is not
+#    associative gives wrong numbers on a CPU too, where the loop would hide the error. The folded
+#    cell below runs such a combine, $u \oplus v = (u + v)/2$, both ways. The loop is kept as
+#    `generic_scan.one_by_one`.
 #
 # </details>
 

@@ -16,28 +16,29 @@
 # %% [markdown]
 # # 00b — Triton from zero: a first kernel, a scan, a chunked scan
 #
-# * **You will learn:** Triton's programs, masks, loads and stores; `tl.associative_scan` and the
-#   order in which it applies its combine; a loop over chunks, joined by a carry, for rows of any
-#   length.
-# * **Time:** 3–6 h for the reading and the three checked exercises (the high end for a Triton
-#   newcomer).
+# * **You will learn:** Triton's programs, masks, loads and stores. How `tl.associative_scan`
+#   applies its combine. A loop over chunks, joined by a carry, for rows of any length.
+# * **Time:** 3–6 h for the reading and the three checked exercises. Expect the high end if Triton
+#   is new to you.
 # * **Needs:** notebook 00. No GPU: Triton's interpreter runs every kernel on a CPU.
 # * **Minimum path:** all three sections, each ending in its checked exercise (`td_target_kernel`,
 #   `block_scan`, `chunked_scan`). There are no open questions.
 #
-# Here you write notebook 00's reverse scan as a GPU kernel, for rows without episode ends
-# (notebook 00c adds them). New words are in [`GLOSSARY.md`](GLOSSARY.md). What differs on a GPU
-# is in the [GPU notes](#GPU-notes).
+# Here you write notebook 00's reverse scan as a GPU kernel. The rows have no episode ends yet.
+# New words are in [`GLOSSARY.md`](GLOSSARY.md). What differs on a GPU is in the
+# [GPU notes](#GPU-notes).
 #
 # The exercises work as notebook 00's
-# ["How the exercises work"](00_associative_scan.ipynb#How-the-exercises-work) says, with three
-# rules for kernels:
+# ["How the exercises work"](00_associative_scan.ipynb#How-the-exercises-work) says. Kernels add
+# three rules:
 #
-# * Your kernel must write the answer itself: the checker refuses numbers computed or patched up
+# * Your kernel must write the answer itself. The checker refuses numbers computed or patched up
 #   in PyTorch.
-# * The exercise's name (`td_target_kernel`, say) is the Python function the checker calls. Give
-#   your `@triton.jit` kernel another name (`_td_kernel`), or the second definition replaces it.
-# * In a script of your own, import `rltriton_lite` before you run a kernel (section 2 says why).
+# * The checker calls the Python function named after the exercise, such as `td_target_kernel`.
+#   Give your `@triton.jit` kernel another name, such as `_td_kernel`. Otherwise the second
+#   definition replaces the first.
+# * In a script of your own, import `rltriton_lite` before you run a kernel
+#   ([GPU note 4](#GPU-notes) says why).
 
 # %%
 import os
@@ -65,26 +66,29 @@ print("device:", DEVICE, "(Triton interpreter)" if os.environ.get("TRITON_INTERP
 # ## 1. A first kernel
 #
 # **Programs and blocks.** A Triton kernel runs as many copies at once. Each copy is a
-# **program**, and it works on its own **block**: a short vector of elements, handled together.
+# **program**. Each program works on its own **block**, a short vector of elements handled
+# together.
 #
-# * You launch a kernel on a *grid* of programs, `kernel[(n_programs,)](args...)`. Inside,
-#   `tl.program_id(0)` says which program this is: 0, 1, 2, ...
+# * The programs of one launch form a *grid*. `kernel[(n_programs,)](args...)` launches a grid of
+#   `n_programs`. Inside, `tl.program_id(0)` says which program this is: 0, 1, 2, ...
 # * `tl.arange(0, BLOCK)` is the vector $0, 1, \dots, \text{BLOCK}-1$. BLOCK must be a power of
-#   two and a `tl.constexpr`, a value fixed at compile time (each new value compiles a new kernel).
-# * So a program owns the indices `offs = pid * BLOCK + tl.arange(0, BLOCK)`: with `BLOCK = 64`,
+#   two. It must also be a `tl.constexpr`, a value fixed at compile time. Each new value compiles a
+#   new kernel.
+# * So a program owns the indices `offs = pid * BLOCK + tl.arange(0, BLOCK)`. With `BLOCK = 64`,
 #   program 1 owns 64–127.
 #
-# **Loads and stores.** A tensor arrives as a pointer to its first element, and adding to a
-# pointer counts elements. `tl.load(X + offs)` reads a block, and `tl.store(Y + offs, y)` writes
+# **Loads and stores.** A tensor arrives as a pointer to its first element. Adding $k$ to a pointer
+# moves it $k$ elements on. `tl.load(X + offs)` reads a block, and `tl.store(Y + offs, y)` writes
 # one. Element `(row, t)` of a contiguous `(B, T)` tensor is at `X + row * T + t`.
 #
-# **Masks.** With 100 elements, program 1 owns indices 64–127, but only 64–99 exist. A **mask** is
-# a bool block that says which *lanes* (positions in the block) hold real elements, here
-# `offs < 100`. `tl.load(X + offs, mask=offs < n, other=0.0)` reads 0 where the mask is off, and
-# a masked store writes nothing there. Without it, the kernel reads and writes memory that is
+# **Masks.** With 100 elements, program 1 owns indices 64–127, but only 64–99 exist. A *lane* is
+# one position of a block. A **mask** is a bool block that says which lanes hold real elements,
+# here `offs < 100`. `tl.load(X + offs, mask=offs < n, other=0.0)` reads 0 where the mask is off.
+# A masked store writes nothing there. Without a mask, the kernel reads and writes memory that is
 # not yours.
 #
-# This kernel multiplies each reward $r_t$ by $\gamma^t = e^{t \log\gamma}$ ($\gamma > 0$ here):
+# This kernel multiplies each reward $r_t$ by $\gamma^t$, computed as $e^{t \log\gamma}$ (so
+# $\gamma > 0$):
 
 # %%
 @triton.jit
@@ -111,8 +115,9 @@ print("discount: 2 programs of 64 lanes, 28 of them masked off, matches NumPy")
 
 # %% [markdown]
 # **Python operators on blocks: the traps.** Inside a kernel, `r` is a block, not a number.
-# Python's `and`, `or`, `not`, `min`, `max` and `if` treat a whole block as one value: `min(x, y)`
-# returns one block whole, without a warning (GPU note 1). Use the forms on the right:
+# Python's `and`, `or`, `not`, `min`, `max` and `if` treat a whole block as one value. For example,
+# `min(x, y)` returns one of the two blocks whole, with no warning (GPU note 1). Use the forms on
+# the right:
 #
 # | not this | but this |
 # | --- | --- |
@@ -124,9 +129,10 @@ print("discount: 2 programs of 64 lanes, 28 of them masked off, matches NumPy")
 #
 # <details><summary>Details: the last two rows, and `~` on a loaded flag</summary>
 #
-# The flags `term` (*terminated*: the episode ended) and `trunc` (*truncated*: a time limit cut it
-# off) load from bool tensors as `int1` blocks, one bit each, so arithmetic on them wraps. Below,
-# `d` is such a flag, and `d8` the same flag stored as `int8`:
+# Two flags end an episode. `term` (*terminated*) says the episode ended. `trunc` (*truncated*)
+# says a time limit cut it off. Loaded from bool tensors, they are `int1` blocks, one bit each. So
+# arithmetic on them wraps around. Below, `d` is such a flag, and `d8` the same flag stored as
+# `int8`:
 #
 # | expression | value on False / True | fine or not |
 # | --- | --- | --- |
@@ -139,8 +145,8 @@ print("discount: 2 programs of 64 lanes, 28 of them masked off, matches NumPy")
 # | `~d8` | −1 / −2 | wrong: on `int8`, `~` flips every bit |
 # | `~(d8 != 0)` | 1 / 0 | fine: so always compare a loaded flag with 0 |
 #
-# The traps table's last row: a loop variable whose type changes (int32 to fp32) fails on a GPU
-# (GPU note 2).
+# The traps table's last row: a loop variable whose type changes, from int32 to float32, fails on
+# a GPU (GPU note 2).
 #
 # </details>
 
@@ -190,15 +196,14 @@ assert bool_out[7:].tolist() == [[0.0, 1.0], [0.0, 2.0]]  # the fixes: d | d, an
 #
 # * Under the interpreter, `print(x)` in a kernel prints a block as NumPy (GPU note 3).
 # * Test first on a case small enough to check by hand, such as one row of five steps.
-# * Run it as `exercises.guarded(your_function, *its_arguments)`, which checks each load and store
-#   before it happens. Run bare, a store past a tensor's end may print the right answer, then
+# * Run it as `exercises.guarded(your_function, *its_arguments)`. This checks each load and store
+#   before it happens. Without it, a store past a tensor's end may print the right answer and then
 #   kill the notebook's Python process.
 
 # %% [markdown]
 # **Exercise `td_target_kernel`.** Write a kernel for the one-step TD target
-# $y_t = r_t + \gamma\,(1 - \text{term}_t)\,V(s_{t+1})$, where $\text{term}_t$ is 1 where the
-# episode ends at step $t$ (`terminated`) and $V(s_{t+1})$ is the next state's value
-# (`next_values`).
+# $y_t = r_t + \gamma\,(1 - \text{term}_t)\,V(s_{t+1})$. Here $\text{term}_t$ (`terminated`) is 1
+# where the episode ends at step $t$. $V(s_{t+1})$ (`next_values`) is the next state's value.
 #
 # * **Inputs:** `rewards` and `next_values` (float32) and `terminated` (bool), 1-D tensors of
 #   any length, and `gamma`, a float.
@@ -218,8 +223,8 @@ assert bool_out[7:].tolist() == [[0.0, 1.0], [0.0, 2.0]]  # the fixes: d | d, an
 # <details><summary>Hint 2: the plan</summary>
 #
 # * Pick a `BLOCK`, say 128. Launch `triton.cdiv(n, BLOCK)` programs.
-# * In each program: `offs` and the mask `m`. Load $r_t$, $V(s_{t+1})$ and `terminated` under
-#   `m`; compare the flag with 0, `!= 0`.
+# * In each program, compute `offs` and the mask `m`. Load $r_t$, $V(s_{t+1})$ and `terminated`
+#   under `m`. Compare the flag with 0: `!= 0`.
 # * $y_t = r_t + \gamma V(s_{t+1})$, with 0 in place of $\gamma V(s_{t+1})$ where $\text{term}_t$.
 # * Store $y_t$ under `m`. In Python: `out = torch.empty_like(rewards)`, launch, return `out`.
 #
@@ -269,18 +274,17 @@ exercises.attempt("td_target_kernel", td_target_kernel)
 # $\log_2(\text{BLOCK})$ parallel steps (notebook 00, section 1). Our blocks are 1-D, so `axis`
 # is 0.
 #
-# * `combine_fn` is a `@triton.jit` function. `x` may be a tuple of blocks, such as `(a, b)`:
-#   element $i$ is then the pair `(a[i], b[i])`. The combine gets two such pairs as four
-#   arguments and returns one pair. For example, `tl.associative_scan((a, b), 0, combine)` calls
-#   `combine(a1, b1, a2, b2)`, which returns `(a, b)` of the two elements combined, and the scan
-#   returns two blocks, `a_s, b_s`.
-# * With `reverse=True`, the scan runs from the block's last lane to its first: under `+`,
+# * `combine_fn` is a `@triton.jit` function. `x` may be a tuple of blocks, such as `(a, b)`.
+#   Element $i$ is then the pair `(a[i], b[i])`. The combine gets two such pairs as four
+#   arguments, `combine(a1, b1, a2, b2)`, and returns the combined pair. The scan then returns two
+#   blocks, `a_s, b_s`.
+# * With `reverse=True`, the scan runs from the block's last lane to its first. Under `+`,
 #   `(3, 1, 4, 1)` gives `(9, 6, 5, 1)`. A return needs this direction.
 #
-# `affine_combine` below is notebook 00's `combine`, applying its first operand first
+# `affine_combine` below is notebook 00's `combine`. It applies its first operand first
 # ([the order rule, 00 §3](00_associative_scan.ipynb#3.-The-backward-recurrence-as-a-reverse-scan)),
-# in both directions. A forward example first: `ema_kernel` computes the moving average
-# $y_t = 0.5\,y_{t-1} + 0.5\,x_t$, the pairs $(a_t, b_t) = (0.5, 0.5\,x_t)$:
+# and it serves both directions. A forward example first: `ema_kernel` computes the moving average
+# $y_t = 0.5\,y_{t-1} + 0.5\,x_t$. Its pairs are $(a_t, b_t) = (0.5, 0.5\,x_t)$:
 
 # %%
 @triton.jit
@@ -333,13 +337,13 @@ print(f"swapped combine: largest error against the loop {error:.3f}")
 assert error > 0.1  # the wrong order gives wrong values
 
 # %% [markdown]
-# It does not match: the maps are composed in the wrong order. Such a slip shows only where the
-# order changes the result, so test a combine on random values, with `rltriton_lite` imported
-# (GPU note 4).
+# It does not match, because the maps are composed in the wrong order. Such a slip shows only on
+# inputs where the order changes the result. So test a combine on random values, with
+# `rltriton_lite` imported (GPU note 4).
 #
 # Now the reverse scan, on four steps with $a_t = 0.5$. Each step $t$ gets $(A_t, B_t)$, the
-# composed map of the steps from $t$ to the block's end: $A_t = 0.5^{4-t}$ and
-# $B_t = b_t + 0.5\,B_{t+1}$, with $B_4 = 0$. In code they are `a_s` and `b_s` (`s` for scanned).
+# composed map of the steps from $t$ to the block's end. Here $A_t = 0.5^{4-t}$, and
+# $B_t = b_t + 0.5\,B_{t+1}$ with $B_4 = 0$. The code calls them `a_s` and `b_s`, `s` for scanned.
 
 # %%
 @triton.jit
@@ -394,13 +398,13 @@ np.testing.assert_allclose(np.array(maps), np.stack([a_s.cpu().numpy(), b_s.cpu(
 # **Exercise `block_scan`.** Compute the discounted return of one row,
 # $G_t = r_t + \gamma\,G_{t+1}$, in one program.
 #
-# * **Inputs:** `rewards`, a float32 1-D tensor of $T \le 1024$ steps; `gamma`; and `last_value`,
-#   a float: $G_T$, the value after the row's last step. It enters through $A_t$, as a carry will
-#   in section 3.
+# * **Inputs:** `rewards`, a float32 1-D tensor of $T \le 1024$ steps. `gamma`, the discount.
+#   `last_value`, a float: $G_T$, the value after the row's last step. It enters through $A_t$, as
+#   the carry will in section 3.
 # * **Returns:** the returns $G_t$, a tensor of length $T$.
 # * **Edge cases:** rows of 1, 5, 64 and 1000 steps.
-# * **Block size:** a power of two at least $T$, such as `triton.next_power_of_2(T)`, with the lanes
-#   past $T$ padded with the identity $(1, 0)$.
+# * **Block size:** a power of two no smaller than $T$, such as `triton.next_power_of_2(T)`. Pad
+#   the lanes past $T$ with the identity $(1, 0)$.
 # * **The checker requires:** one program and one `tl.associative_scan`, not a loop over the steps.
 #
 # <details><summary>Hint 1: where to start</summary>
@@ -456,14 +460,14 @@ exercises.attempt("block_scan", block_scan)
 # %% [markdown]
 # ## 3. Rows longer than a block: chunks and a carry
 #
-# A block cannot hold $10^5$ steps. So a program walks its row in **chunks** of `CHUNK` steps, one
-# scan per chunk, and passes a **carry** from each chunk to the next (notebook 00, section 6).
-# Two new Triton pieces:
+# A block cannot hold $10^5$ steps. So a program walks its row in **chunks** of `CHUNK` steps,
+# with one scan per chunk. It passes a **carry** from each chunk to the next, as in notebook 00,
+# section 6. Two Triton pieces are new:
 #
 # * `for i in range(0, n_chunks)` is an ordinary loop in the kernel, even when `n_chunks` is
 #   known only at run time. To walk backwards, take chunk `n_chunks - 1 - i`.
-# * A block has no cheap way to read one lane, like `g[0]`. Zero every other lane and sum:
-#   `tl.sum(tl.where(t == first, g, 0.0), 0)`.
+# * A block has no cheap way to read one lane, such as `g[0]`. Instead, zero every other lane and
+#   sum: `tl.sum(tl.where(t == first, g, 0.0), 0)`.
 #
 # First a running sum, forwards. Its carry is the sum at a chunk's *last* step, added to every
 # step of the chunk *after* it:
@@ -493,9 +497,9 @@ torch.testing.assert_close(y, x.cumsum(1), rtol=1e-5, atol=1e-4)
 print("3 rows x 300 steps in chunks of 128 == cumsum")
 
 # %% [markdown]
-# **The carry in reverse.** For a return, the carry enters a chunk from the right: it is $G$ at
-# the first step after the chunk. The discounted sum $y_t = x_t + \gamma\,y_{t+1}$, $y_T = 0$,
-# against the running sum:
+# **The carry in reverse.** For a return, the carry enters a chunk from the right, from later in
+# time. It is $G$ at the first step after the chunk. The table compares the discounted sum
+# $y_t = x_t + \gamma\,y_{t+1}$, with $y_T = 0$, and the running sum:
 #
 # | | running sum (above) | discounted sum (below) |
 # | --- | --- | --- |
@@ -518,9 +522,9 @@ print("3 rows x 300 steps in chunks of 128 == cumsum")
 # </details>
 #
 # The scan of a chunk gives each step $t$ its composed map $(A_t, B_t)$ to the chunk's end. $B_t$
-# is the discounted sum over those steps, as if nothing came after them. $A_t = \gamma^{n_t}$,
-# where $n_t$ counts the steps from $t$ to the chunk's end, multiplies the carry. Here is that
-# walk in NumPy, as one program does it:
+# is the discounted sum over those steps, as if nothing came after them. $A_t$ multiplies the
+# carry. It is $\gamma^{n_t}$, where $n_t$ counts the steps from $t$ to the chunk's end. Here is
+# that walk in NumPy, as one program does it:
 
 # %%
 def chunked_discounted_sum(x, gamma, chunk, show=False):
@@ -560,8 +564,8 @@ print("chunks from the end, the carry read at each chunk's first step == the loo
 # **Exercise `chunked_scan`.** Discounted returns, $G_t = r_t + \gamma\,G_{t+1}$ with $G_T = 0$,
 # for a batch of rows of any length.
 #
-# * **Inputs:** `rewards`, float32, contiguous, of shape `(n_rows, T)`, any `T`. Then `gamma`,
-#   and `chunk`, the chunk size (the checker picks 64 or 128).
+# * **Inputs:** `rewards`, a contiguous float32 tensor of shape `(n_rows, T)`, for any `T`. Then
+#   `gamma`, and `chunk`, the chunk size. The checker picks 64 or 128.
 # * **Returns:** the returns $G_t$, an `(n_rows, T)` tensor.
 # * **Edge cases:** rows shorter than a chunk (5 steps), then rows of 300 and 700 steps.
 # * **The checker requires:** one program per row, and chunks of `chunk` steps with one
@@ -578,8 +582,8 @@ print("chunks from the end, the carry read at each chunk's first step == the loo
 # <details><summary>Hint 2: the plan</summary>
 #
 # * Launch `n_rows` programs, one per row: `row = tl.program_id(0)`. Pass `CHUNK=chunk`.
-# * Start with `carry = 0.0` ($G_T = 0$; a float, not `0`). Walk the chunks from the last one
-#   down: `c = n_chunks - 1 - i`.
+# * Start with `carry = 0.0`, since $G_T = 0$. Write a float, not `0`. Walk the chunks from the
+#   last one down: `c = n_chunks - 1 - i`.
 # * In chunk `c`: `t = c * CHUNK + tl.arange(0, CHUNK)` and `m = t < T`. Row `row` starts at
 #   `row * T`.
 # * Build the pairs $(\gamma, r_t)$ and the padding as in `block_scan`. The reverse scan gives
@@ -594,7 +598,7 @@ print("chunks from the end, the carry read at each chunk's first step == the loo
 # One row, $\gamma = 0.5$, $r = (1, 0, 2, 0, 8)$, `chunk = 2`. The chunks, in the order they
 # are done: $\{4\}$ (its second lane is padding), $\{2, 3\}$, $\{0, 1\}$. Chunk $\{4\}$ gives
 # $G_4 = 8$, the carry out. Chunk $\{2, 3\}$ alone has $B = (2, 0)$ and $A = (0.25, 0.5)$, so
-# $G_2 = 2 + 0.25 \cdot 8 = 4$ and $G_3 = 0.5 \cdot 8 = 4$; the carry out is 4. Chunk $\{0, 1\}$
+# $G_2 = 2 + 0.25 \cdot 8 = 4$ and $G_3 = 0.5 \cdot 8 = 4$. The carry out is 4. Chunk $\{0, 1\}$
 # gives $G_0 = 1 + 0.25 \cdot 4 = 2$ and $G_1 = 0.5 \cdot 4 = 2$. Chunks of 2, 4 and 64 must all
 # give $(2, 2, 4, 4, 8)$.
 #
@@ -649,34 +653,35 @@ exercises.attempt("chunked_scan", chunked_scan)
 #   `tl.arange`). Every load and store that can run past the end needs a mask.
 # * On blocks, use `&`, `|`, `~`, `tl.minimum`, `tl.maximum` and `tl.where`, not Python's
 #   operators.
-# * `tl.associative_scan` takes `affine_combine` in both directions ([the order rule, 00 §3](00_associative_scan.ipynb#3.-The-backward-recurrence-as-a-reverse-scan)). Returns need
-#   `reverse=True`. Padding lanes hold the identity $(1, 0)$.
+# * `tl.associative_scan` takes `affine_combine` in both directions
+#   ([the order rule, 00 §3](00_associative_scan.ipynb#3.-The-backward-recurrence-as-a-reverse-scan)).
+#   Returns need `reverse=True`. Padding lanes hold the identity $(1, 0)$.
 # * Rows of any length are cut into chunks, each finished by $y_t = B_t + A_t \cdot \text{carry}$.
-#   For a return, the chunks go from the end, and the carry is $y$ at the first step of the chunk
+#   For a return, the chunks go from the end. The carry is $y$ at the first step of the chunk
 #   after, in time.
 #
-# Episode ends come next, in notebook 00c, as notebook 00's reset triple $(a, b, \kappa)$; then
-# hooks and the package's kernel.
+# Notebook 00c comes next. It adds episode ends, as notebook 00's reset triple $(a, b, \kappa)$.
+# Then it introduces hooks and the package's kernel.
 
 # %% [markdown]
 # ## GPU notes
 #
 # <details><summary>On a GPU and in the interpreter: what differs (Triton 3.6 on the GPU)</summary>
 #
-# The GPU halves of these notes were checked with Triton 3.6's compiler (notebook 00's GPU notes
-# say why the version matters); no cell can check them on a CPU.
+# The GPU halves of these notes were checked with Triton 3.6's compiler. No cell can check them on
+# a CPU. Notebook 00's GPU notes say why the version matters.
 #
 # 1. **Python operators on blocks** (section 1). Always use the table's forms, in combines too. A
 #    GPU compile turns `min`, `max`, `and` and `or` on blocks into the elementwise forms and
 #    refuses `if` on a block. The interpreter silently takes one branch of that `if` for the whole
 #    block. So Python's forms can be right on a GPU and wrong in the interpreter.
-# 2. **A loop variable whose type changes**, such as a carry started as `0`: a GPU compile refuses
-#    it, the interpreter runs it. The checks compile your kernel for a GPU too, and say so.
+# 2. **A loop variable whose type changes**, such as a carry started as `0`. A GPU compile refuses
+#    it, but the interpreter runs it. The checks compile your kernel for a GPU too, and say so.
 # 3. **Printing.** On a GPU, use `tl.device_print("x", x)` instead of `print(x)`.
 # 4. **The scan in the interpreter** (section 2). Without the package, the interpreter runs
 #    `tl.associative_scan` as a loop, where a combine that is not associative can look right.
-#    Importing `rltriton_lite` makes it a tree on whole blocks (so a `print` in your combine shows
-#    blocks). A GPU groups the steps another way, so a wrong combine can give other wrong numbers
+#    Importing `rltriton_lite` makes it a tree on whole blocks. So a `print` in your combine shows
+#    blocks. A GPU groups the steps another way, so a wrong combine can give other wrong numbers
 #    there. The checkers try your combine grouped both ways, and say so if it is not associative.
 #
 # </details>

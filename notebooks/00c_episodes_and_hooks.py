@@ -17,20 +17,18 @@
 # # 00c — Episodes and hooks: from a chunked scan to the package's kernel
 #
 # * **You will learn:**
-#   * to end an episode with a select, so that a NaN or `inf` stays inside its own episode
-#     (section 1);
+#   * to end an episode with a select, so that a NaN or `inf` stays inside its episode (section 1);
 #   * to pass an algorithm to the scan as hooks (section 2);
-#   * to read the package's kernel, with its strided loads (section 3).
-# * **Time:** 2.5–4.5 h for the reading and the three checked exercises, over two sessions (the
-#   high end for a Triton newcomer). The open question takes another 30–45 min (a CPU version
-#   counts instead of timing).
+#   * to read the package's kernel and its strided loads (section 3).
+# * **Time:** 2.5–4.5 h for the reading and the three checked exercises, over two sessions. The
+#   high end is for a Triton newcomer. The open question takes another 30–45 min.
 # * **Needs:** notebook 00b: a first kernel, `tl.associative_scan`, a chunk loop with a carry.
 #   No GPU: Triton's interpreter runs every kernel on a CPU.
-# * **Minimum path:** "Where 00b ended", sections 1–3 and three checked exercises: `reset_scan`
-#   and `gae_kernel` in the first session, `hooked_scan` in the second. Two optional exercises
-#   follow in [notebook 00d](00d_more_scans.ipynb).
+# * **Minimum path:** all but the open question: `reset_scan` and `gae_kernel` in the first
+#   session, `hooked_scan` in the second.
+#   [Notebook 00d](00d_more_scans.ipynb) has two optional exercises.
 #
-# New words are in [`GLOSSARY.md`](GLOSSARY.md), and what differs on a GPU is in the
+# New words are in [`GLOSSARY.md`](GLOSSARY.md). What differs on a GPU is in the
 # [GPU notes](#GPU-notes) at the end. The exercises work as notebook 00's box "How the exercises
 # work" says, with 00b's three rules for kernels.
 
@@ -60,16 +58,18 @@ print("device:", DEVICE, "(Triton interpreter)" if os.environ.get("TRITON_INTERP
 # %% [markdown]
 # ## Where 00b ended: a chunked scan
 #
-# Here is 00b's `chunked_scan` written out, so nothing below needs your own: the discounted return
-# $G_t = r_t + \gamma\,G_{t+1}$ from $G_T = 0$, with no episode ends yet. It follows the reverse
-# column of notebook 00's direction card, end of [section 6](00_associative_scan.ipynb#6.-Chunks-and-a-carry).
-# One program per row walks its row in `tl.cdiv(T, CHUNK)` chunks (ceiling division, so a last,
-# partial chunk counts too), from the last chunk in time. In each chunk:
+# Here is 00b's `chunked_scan`, written out so that nothing below depends on your own. It computes
+# the discounted return $G_t = r_t + \gamma\,G_{t+1}$ from $G_T = 0$, with no episode ends yet. It
+# follows the reverse column of notebook 00's direction card, at the end of
+# [section 6](00_associative_scan.ipynb#6.-Chunks-and-a-carry).
+#
+# One program per row walks its row in `tl.cdiv(T, CHUNK)` chunks, from the last chunk in time.
+# `tl.cdiv` divides and rounds up, so a last, partial chunk counts too. In each chunk:
 #
 # * A reverse `tl.associative_scan` with `affine_combine` composes the pairs
-#   $(a_t, b_t) = (\gamma, r_t)$ into each step's map $(A_t, B_t)$.
-# * $G_t = B_t + A_t \cdot \text{carry}$. The carry is $G$ at the first step of the next chunk in
-#   time, or 0 in the row's last chunk.
+#   $(a_t, b_t) = (\gamma, r_t)$. Step $t$ gets $(A_t, B_t)$, the map from $t$ to the chunk's end.
+# * $G_t = B_t + A_t \cdot \text{carry}$. The [carry](GLOSSARY.md#carry) is $G$ at the first step
+#   of the next chunk in time, or 0 in the row's last chunk.
 
 # %%
 @triton.jit
@@ -110,10 +110,11 @@ print("chunked_returns: 3 rows x 300 steps in chunks of 64 == the loop")
 # %% [markdown]
 # ## 1. Episode ends as a select: the reset
 #
-# Now an episode may end inside a row. At an end, $\text{term}_t$, nothing after step $t$ may
-# reach $G_t$: $G_t = r_t$. The obvious pair makes $a_t = \gamma(1 - \text{term}_t)$, which is 0
-# there. But $0 \cdot \text{NaN} = \text{NaN}$, so one bad reward reaches every earlier episode.
-# Four steps, an end at $t = 1$, and a NaN in the second episode:
+# Now an episode may end inside a row. Where it ends at step $t$, $\text{term}_t$ is true, and
+# nothing after step $t$ may reach $G_t$. So $G_t = r_t$. The obvious pair sets
+# $a_t = \gamma(1 - \text{term}_t)$, which is 0 at the end. But $0 \cdot \text{NaN} = \text{NaN}$,
+# so one bad reward leaks into every earlier episode. Here are four steps, an end at $t = 1$, and
+# a NaN in the second episode:
 
 # %%
 r_bad, term_bad = torch.tensor([1.0, 2.0, float("nan"), 4.0]), torch.tensor([False, True, False, False])
@@ -127,12 +128,12 @@ assert np.isnan(by_product[:2]).all() and right[:2].tolist() == [2.0, 2.0]  # th
 
 # %% [markdown]
 # The fix is notebook 00's triple
-# ([section 4](00_associative_scan.ipynb#4.-Episode-ends-are-resets)): each step carries its
-# reset flag $\kappa_t = \text{term}_t$ beside the pair $(\gamma, r_t)$, and the combine
-# **selects**. At a reset, $a_t$ stays $\gamma$: the combine still multiplies it in, but the select
-# keeps it from every output (00's section 4 checks it). In Triton, `combine_arrays`'s
-# `np.where` becomes `tl.where`, which passes on only the chosen branch, so a NaN in the other
-# never gets through:
+# ([section 4](00_associative_scan.ipynb#4.-Episode-ends-are-resets)). Each step carries a
+# [reset](GLOSSARY.md#reset) flag $\kappa_t = \text{term}_t$ beside the pair $(\gamma, r_t)$. The
+# combine then **selects** instead of multiplying. Where its second operand resets, it returns that
+# operand alone, and the first never enters. So $a_t$ stays $\gamma$ at a reset. In Triton,
+# `combine_arrays`'s `np.where` becomes `tl.where`. It passes on only the chosen branch, so a NaN
+# in the other branch never gets through:
 
 # %%
 @triton.jit
@@ -141,12 +142,12 @@ def reset_combine(a1, b1, k1, a2, b2, k2):  # (a1, b1, k1): the first operand, a
 
 
 # %% [markdown]
-# The scan gives each step $t$ its composed triple $(A_t, B_t, K_t)$ to the chunk's end. $K_t$ is
-# set when an episode ends at step $t$ or later in the chunk, and then nothing from the later
+# The scan gives each step $t$ its composed triple $(A_t, B_t, K_t)$, from $t$ to the chunk's end.
+# $K_t$ is set when an episode ends at step $t$ or later in the chunk. Then nothing from later
 # chunks may reach step $t$. So two more things change in the chunk loop:
 #
-# * the carry is selected too: $G_t = B_t$ where $K_t$ is set, else $B_t + A_t \cdot \text{carry}$;
-# * padding past the row's end is the triple $(1, 0, \text{false})$.
+# * The carry is selected too: $G_t = B_t$ where $K_t$ is set, else $B_t + A_t \cdot \text{carry}$.
+# * Padding past the row's end is the [identity](GLOSSARY.md#identity) triple $(1, 0, \text{false})$.
 #
 # **Exercise `reset_scan`.** `chunked_returns` with episode ends, as resets.
 #
@@ -156,8 +157,8 @@ def reset_combine(a1, b1, k1, a2, b2, k2):  # (a1, b1, k1): the first operand, a
 #   $r_t + \gamma\,G_{t+1}$, from $G_T = 0$.
 # * **Edge cases:** a `NaN` or `inf` reward must stay inside its own episode, whether the episode
 #   end is in the same chunk or the bad value arrives through the carry from a later chunk.
-# * **The combine:** `reset_combine` above. The checker tries the combine your kernel scans with
-#   on runs grouped both ways.
+# * **The combine:** `reset_combine` above. The checker also tests that your kernel's combine
+#   gives the same result however the steps are grouped.
 #
 # <details><summary>Hint 1: where to start</summary>
 #
@@ -168,13 +169,11 @@ def reset_combine(a1, b1, k1, a2, b2, k2):  # (a1, b1, k1): the first operand, a
 #
 # <details><summary>Hint 2: the plan</summary>
 #
-# * Load `terminated` as in 00b's `td_target_kernel`, `!= 0`, then `& m`: a padding lane never
-#   resets.
-# * Step $t$ is the triple $(\gamma, r_t, \text{term}_t)$; padding past $T$ is
-#   $(1, 0, \text{false})$.
-# * Scan the three blocks with `reset_combine` and `reverse=True` to get $(A_t, B_t, K_t)$.
-# * Select on the carry: $G_t = B_t$ where $K_t$, else $B_t + A_t \cdot \text{carry}$.
-# * The new carry is still $G$ at the chunk's first step.
+# * Load `terminated` as in 00b's `td_target_kernel`, with `!= 0`. Then `& m`, so that a padding
+#   lane never resets.
+# * Step $t$ is the triple $(\gamma, r_t, \text{term}_t)$. Padding past $T$ is $(1, 0, \text{false})$.
+# * Scan the three blocks with `reset_combine` and `reverse=True`.
+# * Select on the carry, as above. The new carry is still $G$ at the chunk's first step.
 #
 # </details>
 #
@@ -182,8 +181,8 @@ def reset_combine(a1, b1, k1, a2, b2, k2):  # (a1, b1, k1): the first operand, a
 #
 # The four steps above: $\gamma = 0.5$, $r = (1, 2, \text{NaN}, 4)$, the first episode ending at
 # $t = 1$. The second episode gives $G_3 = 4$ and $G_2 = \text{NaN}$, which the first never sees:
-# $G_1 = 2$ and $G_0 = 1 + 0.5 \cdot 2 = 2$. With `chunk = 2` the NaN reaches chunk $\{0, 1\}$
-# through the carry; with `chunk = 4` it is in the same chunk. Also put any number in place of
+# $G_1 = 2$ and $G_0 = 1 + 0.5 \cdot 2 = 2$. With `chunk = 2`, the NaN reaches chunk $\{0, 1\}$
+# through the carry. With `chunk = 4`, it is in the same chunk. Also put any number in place of
 # the NaN: $G_0$ and $G_1$ must not move.
 #
 # ```python
@@ -217,13 +216,15 @@ exercises.attempt("reset_scan", reset_scan)
 # %% [markdown]
 # ## 2. Hooks: the algorithm around the scan
 #
-# Every algorithm of the course runs the same chunk loop; only the arithmetic before and after the
-# scan differs. For the discounted return, the steps are $(\gamma, r_t)$ and the output is $y_t$
-# itself. For GAE, the steps are $(\gamma\lambda, \delta_t)$, computed first from the rewards and
-# values. So here you write GAE as that loop plus two small `@triton.jit` functions that it calls,
-# its **hooks**. The **prologue**, before the scan, loads a chunk of inputs and returns the steps'
-# pairs $(a_t, b_t)$, here with their reset flags; the **epilogue**, after it, stores the outputs.
-# One chunk's trip through the kernel, with GAE's names:
+# Every algorithm of the course runs the same chunk loop. Only the arithmetic before and after the
+# scan differs. Call the scanned value $y_t = b_t + a_t\,y_{t+1}$. For the discounted return, the
+# steps are $(\gamma, r_t)$ and $y_t$ is the output. For GAE, the steps are
+# $(\gamma\lambda, \delta_t)$, and $\delta_t$ must first be computed from the rewards and values.
+#
+# So here you write GAE as that loop plus two small `@triton.jit` functions that the loop calls,
+# its **hooks**. The **prologue** runs before the scan. It loads a chunk of inputs and returns each
+# step's triple $(a_t, b_t, \kappa_t)$. The **epilogue** runs after the scan and stores the
+# outputs. Here is one chunk's trip through the kernel, with GAE's names:
 #
 # ```
 #  r, V, V', term ──prologue──▶ (a_t, b_t, κ_t) = (γλ, δ_t, term_t)
@@ -237,19 +238,19 @@ exercises.attempt("reset_scan", reset_scan)
 # diagram's two hooks. The prologue computes
 # $\delta_t = r_t + \gamma(1-\text{term}_t)V(s_{t+1}) - V(s_t)$ and returns the triple
 # $(a_t, b_t, \kappa_t) = (\gamma\lambda, \delta_t, \text{term}_t)$. The epilogue stores the
-# advantage $\hat A_t$ (not the scan's composed $A_t$).
+# advantage $\hat A_t$, which is not the scan's composed $A_t$.
 #
 # * **Inputs:** `rewards`, `values`, `next_values` (float32) and `terminated` (bool), contiguous,
 #   of shape `(n_rows, T)`. Then `gamma`, `lam` and `chunk`.
 # * **Returns:** the advantages $\hat A_t$, an `(n_rows, T)` tensor.
-# * **Edge cases:** rows of 7, 600 and 300 steps, with episode ends; a NaN reward in a later
-#   episode; NaN in `next_values` at terminations, where the terminal state has no value.
+# * **Edge cases:** rows of 7, 600 and 300 steps with episode ends. A NaN reward in a later
+#   episode. NaN in `next_values` at terminations, where the terminal state has no value.
 # * **Select, don't multiply** in $\gamma(1-\text{term}_t)V(s_{t+1})$, so those NaNs are never used.
 #
 # <details><summary>Hint 1: where to start</summary>
 #
-# This is your `reset_scan` with other inputs: only what goes in (the triple) and what comes out
-# (the store) change, and the skeleton below puts each in its own hook.
+# This is your `reset_scan` with other inputs. Only what goes in (the triple) and what comes out
+# (the store) change. The skeleton below puts each in its own hook.
 #
 # </details>
 #
@@ -261,7 +262,6 @@ exercises.attempt("reset_scan", reset_scan)
 #   past $T$.
 # * The kernel's loop is `reset_scan`'s. The scanned $y_t$ is $\hat A_t$, which the epilogue
 #   stores.
-# * Write each hook as its own `@triton.jit` function, which the kernel calls by name.
 #
 # </details>
 #
@@ -270,8 +270,8 @@ exercises.attempt("reset_scan", reset_scan)
 # Take one row, $\gamma = \lambda = 0.5$ (so $\gamma\lambda = 0.25$), with $r = (1, 2, 3)$,
 # $V = (1, 1, 2)$, $V' = (1, \text{NaN}, 4)$ and a termination at $t = 1$. Then
 # $\delta_0 = 1 + 0.5 \cdot 1 - 1 = 0.5$, $\delta_1 = 2 - 1 = 1$ (the NaN is never used) and
-# $\delta_2 = 3 + 0.5 \cdot 4 - 2 = 3$. Backwards, $\hat A_2 = 3$; $\hat A_1 = 1$, because step 1
-# terminates; $\hat A_0 = 0.5 + 0.25 \cdot 1 = 0.75$. With `chunk = 2`, $t = 1$ is a chunk's last
+# $\delta_2 = 3 + 0.5 \cdot 4 - 2 = 3$. Backwards: $\hat A_2 = 3$. $\hat A_1 = 1$, because step 1
+# terminates. $\hat A_0 = 0.5 + 0.25 \cdot 1 = 0.75$. With `chunk = 2`, $t = 1$ is a chunk's last
 # step. With $\lambda = 0$, $\hat A_t = \delta_t$: `[[0.5, 1.0, 3.0]]`.
 #
 # ```python
@@ -326,35 +326,36 @@ exercises.attempt("gae_kernel", gae_kernel)
 # ### Before the package: a hook as an argument, tuples of pointers, loops unrolled
 #
 # Your `gae_kernel` calls its hooks by name, so each algorithm would need its own copy of the
-# loop. The package's kernel takes the hook *as an argument* instead, and so does the harness
-# `exercises.scan_hook`, which runs the prologues you write in notebooks 01, 03, 04 and 06. Then
-# one loop's source serves every algorithm. Four pieces of Triton do it:
+# loop. The package's kernel takes the hook *as an argument* instead, so one loop's source serves
+# every algorithm. The [harness](GLOSSARY.md#harness) `exercises.scan_hook`, which runs the
+# prologues you write in notebooks 01, 03, 04 and 06, does the same. Four pieces of Triton make
+# this work:
 #
 # * **A `@triton.jit` function passed as a `tl.constexpr` argument**, as `HOOK=square` below. Like
-#   `BLOCK`, it is fixed at compile time: Triton compiles one kernel per hook, with the hook's body
-#   pasted in where it is called. A combine is the exception: name your combine in the kernel
-#   itself, as `affine_combine` is above (GPU note 1).
+#   `BLOCK`, it is fixed at compile time. Triton compiles one kernel per hook, with the hook's body
+#   pasted in where it is called. A combine is the exception. Name it in the kernel itself, as
+#   `affine_combine` is above (GPU note 1).
 # * **`if FLAG:` on a `tl.constexpr`**, such as `if EPILOGUE is not None:`. It is decided at
 #   compile time, so the branch not taken is not compiled in at all.
-# * **A tuple of tensors as one argument**, such as `X = (x0, x1, x2)`. `X[i]` points to the
-#   `i`-th tensor's first element, as in `tl.load(X[i] + offs)`; in a tuple of numbers, `P[i]` is
-#   a number. The index `i` must be known at compile time (GPU note 2).
-# * **`tl.static_range(n)`**, a loop *unrolled* at compile time: one copy of the body for each
-#   `i`, each with its own constant `i`. So `n` must be known at compile time, as `len(X)` is.
+# * **A tuple of tensors as one argument**, such as `X = (x0, x1, x2)`. In the kernel, `X[i]`
+#   points to the `i`-th tensor's first element, as in `tl.load(X[i] + offs)`. In a tuple of
+#   numbers, `P[i]` is a number. The index `i` must be known at compile time (GPU note 2).
+# * **`tl.static_range(n)`**, a loop *unrolled* at compile time. The compiler writes one copy of
+#   the body for each `i`, so `i` is a constant in each copy. `n` must be known at compile time,
+#   as `len(X)` is.
 #
 # <details><summary>Details: the fine print of the four pieces</summary>
 #
 # * `if FLAG:` is not the trap of notebook 00b, section 1, where `if` tests a *block* of run-time
 #   values. Triton's GPU compiler refuses that, and the interpreter silently takes one branch for
 #   the whole block (00b's GPU note 1). A constexpr is one value, known before the kernel runs.
-# * A tuple's index is a literal such as `X[0]`, or the variable of a `tl.static_range` loop.
 # * `len(X)` is known at compile time because the tuple's length is part of what the kernel is
 #   compiled for.
 #
 # </details>
 #
-# Here is a ten-line kernel that uses all four. It passes each input through the hook, weights it
-# by its number in `P`, sums the results and, when `CAP` is set, caps the sum at 1.
+# Here is a ten-line kernel that uses all four. It passes each input through the hook and weights
+# it by its number in `P`. It sums the results, and caps the sum at 1 when `CAP` is set.
 
 # %%
 @triton.jit
@@ -393,52 +394,48 @@ assert out.max() <= 1.0 and (out == 1.0).any()  # the cap was compiled in, and i
 print("one source, two compiled kernels: 0.5 x0² + 2 x1² − x2², and min(|x0| + |x1|, 1)")
 
 # %% [markdown]
-# **The prologue's signature.** Your `gae_prologue` names its inputs,
-# `(R, V, NV, D, offs, m, gamma, lam)`. To serve any algorithm, the prologue that `hooked_scan`
-# calls below takes them as a tuple `X` and its numbers as a tuple `P`:
-# `(X, P, offs, t, m, T) -> (a, b, reset)`, as the harness's prologues do in notebooks 01–06.
-# Both return the triple; the glossary's [table of hooks](GLOSSARY.md#hooks-signatures) lists every
-# signature, the package's included. Only tensor code keeps pairs: `rl.linear_scan(a, b)` has no
-# flag argument, so there $a_t = 0$ is the reset.
+# **The prologue's signature.** Your `gae_prologue` names each of its inputs. To serve any
+# algorithm, the prologue that `hooked_scan` calls takes its tensors as one tuple `X` and its
+# numbers as one tuple `P`, as the harness's prologues in notebooks 01–06 do. The glossary's
+# [table of hooks](GLOSSARY.md#hooks-signatures) lists every signature, the package's included.
 
 # %% [markdown]
 # **Exercise `hooked_scan`.** Write the loop once, with the prologue passed in.
-# `hooked_scan(prologue, inputs, params, chunk)` launches one kernel, say
-# `hooked_kernel(X, P, Y, T, PROLOGUE: tl.constexpr, CHUNK: tl.constexpr)`, which calls
-# `a, b, reset = PROLOGUE(X, P, offs, t, m, T)` on each chunk of a row.
+# `hooked_scan(prologue, inputs, params, chunk, initial=0.0)` launches one kernel, say
+# `hooked_kernel(X, P, Y, T, START, PROLOGUE: tl.constexpr, CHUNK: tl.constexpr)`. On each chunk of a
+# row, the kernel calls `a, b, reset = PROLOGUE(X, P, offs, t, m, T)`.
 #
 # * **Inputs:** `prologue` is a `@triton.jit` function that the checker passes: the discounted
 #   return's, then GAE's. `inputs`, the kernel's `X`, is a tuple of contiguous `(n_rows, T)`
-#   tensors. `params`, the kernel's `P`, is a tuple of floats. Last comes `chunk`.
+#   tensors. `params`, the kernel's `P`, is a tuple of floats. Then come `chunk` and `initial`,
+#   the value $y_T$ after the row, the kernel's `START` (0 by default).
 # * **The prologue's side:** it loads its inputs at `offs = row * T + t` under the mask
-#   `m = t < T`, and returns $(a_t, b_t, \text{reset}_t)$. It returns junk in the padding lanes,
-#   so your loop, not the prologue, sets them to $(1, 0, \text{false})$.
+#   `m = t < T`, and returns $(a_t, b_t, \text{reset}_t)$. It may return junk in the padding
+#   lanes. Your loop, not the prologue, sets them to $(1, 0, \text{false})$.
 # * **The flag:** select on it exactly as in `reset_scan`.
-# * **Returns:** $y$, an `(n_rows, T)` float32 tensor: $y_t = b_t + a_t y_{t+1}$ from $y_T = 0$.
+# * **Returns:** $y$, an `(n_rows, T)` float32 tensor: $y_t = b_t + a_t y_{t+1}$ from
+#   $y_T$ = `initial`. The carry starts there: `carry = START`.
 # * **Edge cases:** a row shorter than a chunk (padding lanes), GAE over several chunks with
-#   terminations, and NaN rewards in later episodes.
+#   terminations, NaN rewards in later episodes, and `initial = 10` with padding lanes.
 #
 # <details><summary>Hint 1: where to start</summary>
 #
-# Start from your `reset_scan` kernel, with the prologue's call (as in `weighted_sum_kernel`)
-# where its loads and its triple were.
-# `exercises.cases(name)` lists the checker's cases, each a tuple `(description, args, kwargs,
-# expected, marks)`, so `exercises.cases("hooked_scan")[0][1]` is what the checker passes in its
-# first case.
+# Start from your `reset_scan` kernel. Replace its loads and its triple by the prologue's call,
+# made as in `weighted_sum_kernel`. Hint 3 shows how to get the prologue the checker passes.
 #
 # </details>
 #
 # <details><summary>Hint 2: the plan</summary>
 #
-# * Launch `n_rows` programs. Pass `X = tuple(x.contiguous() for x in inputs)` and `P =
-#   tuple(params)` (tuples: Triton takes a tuple of tensors, not a list), and `PROLOGUE=prologue`.
+# * Launch `n_rows` programs. Pass `X = tuple(x.contiguous() for x in inputs)`,
+#   `P = tuple(params)` and `PROLOGUE=prologue`. Triton takes a tuple of tensors, not a list.
 # * The output: `torch.empty(n_rows, T, dtype=torch.float32, device=...)`, passed as `Y`.
 # * In each chunk: `offs = row * T + t`, then `a, b, reset = PROLOGUE(X, P, offs, t, m, T)`.
 # * Outside `m`, overwrite the triple with the identity $(1, 0, \text{false})$: `tl.where` for `a`
 #   and `b`, and `reset & m` for the flag.
-# * The checker cannot catch a flag left set past $T$: from $y_T = 0$, that reset changes no
-#   number. It would matter with a value after the row. Say $\gamma = 0.5$, the last reward is 3
-#   and $y_T = 10$: then $y_{T-1}$ is $3 + 0.5 \cdot 10 = 8$, and the stray reset makes it 3.
+# * A flag left set past $T$ keeps `initial` out of the last chunk. The checker's last case
+#   passes `initial = 10`. With $\gamma = 0.5$ and a last reward of 3,
+#   $y_{T-1} = 3 + 0.5 \cdot 10 = 8$, and the stray reset makes it 3.
 # * Scan the triple $(a, b, \text{reset})$ with `reset_combine`.
 # * The rest is `reset_scan`: select on the carry, store $y$, update the carry.
 #
@@ -449,9 +446,9 @@ print("one source, two compiled kernels: 0.5 x0² + 2 x1² − x2², and min(|x0
 # Take the checker's prologue for the discounted return: its `inputs` are `(rewards, terminated)`,
 # its `params` are `(gamma,)`, and it returns $(\gamma, r_t, \text{terminated}_t)$. On one row, with
 # $\gamma = 0.5$, $r = (1, 2, 3)$ and an episode end at $t = 1$, it gives $y_2 = 3$, $y_1 = 2$ and
-# $y_0 = 1 + 0.5 \cdot 2 = 2$. With `chunk = 4` the fourth lane is past $T$, where this prologue
-# returns $(2, 100, \text{true})$ on purpose: if your loop lets them in, $y_2$ comes out 53, not 3. Also put a
-# NaN in $r_2$: $y_0$ and $y_1$ must stay 2 and 2.
+# $y_0 = 1 + 0.5 \cdot 2 = 2$. With `chunk = 4`, the fourth lane is past $T$. There this prologue
+# returns $(2, 100, \text{true})$ on purpose. If your loop lets that in, $y_2$ comes out 53, not 3.
+# Also put a NaN in $r_2$: $y_0$ and $y_1$ must stay 2 and 2.
 #
 # ```python
 # hint_case = exercises.cases("hooked_scan")[0]  # the checker's first case: (description, args, kwargs, expected, marks)
@@ -471,13 +468,13 @@ print("one source, two compiled kernels: 0.5 x0² + 2 x1² − x2², and min(|x0
 # b = tl.where(m, b, ___)
 # reset = reset & ___
 # a_s, b_s, k_s = tl.associative_scan((a, b, reset), 0, reset_combine, reverse=True)
-# # the launch: hooked_kernel[(n_rows,)](X, P, y, T, PROLOGUE=prologue, CHUNK=chunk)
+# # the launch: hooked_kernel[(n_rows,)](X, P, y, T, initial, PROLOGUE=prologue, CHUNK=chunk)
 # ```
 #
 # </details>
 
 # %%
-def hooked_scan(prologue, inputs, params, chunk):
+def hooked_scan(prologue, inputs, params, chunk, initial=0.0):
     # YOUR CODE
     raise NotImplementedError
 
@@ -487,11 +484,11 @@ exercises.attempt("hooked_scan", hooked_scan)
 # %% [markdown]
 # ## 3. The package's kernel: where your parts went
 #
-# The package's kernel, `rltriton_lite/scan.py`, is your `gae_kernel` grown up, with its hooks
-# passed in as in your `hooked_scan`. Its chunk loop is the function `scan._walk`, and its
-# combine, `scan.combine`, is your `reset_combine`. The cell below prints the lines of `_walk`
-# that run in your case, each part of yours under a comment `# yours:`. A `...` stands for what is
-# left out: lines, arguments and names that serve speed, long rows and features of later notebooks.
+# The package's kernel, in `rltriton_lite/scan.py`, is your `gae_kernel` grown up. Its hooks are
+# passed in, as in your `hooked_scan`. Its chunk loop is the function `scan._walk`. Its combine,
+# `scan.combine`, is your `reset_combine`. The cell below prints the lines of `_walk` that run in
+# your case, each part of yours under a comment `# yours:`. A `...` stands for code left out, which
+# serves speed, long rows and the features of later notebooks.
 
 # %%
 from rltriton_lite import scan, tile  # noqa: E402
@@ -521,19 +518,19 @@ print("\n".join(printout[:2] + ["    " + line for line in printout[2:]]))  # the
 # %% [markdown]
 # The names still shown:
 #
-# * `k` numbers the chunks in the order the loop walks them (`tl.range` is Triton's `range`). A
+# * `k` counts the chunks in the order the loop walks them. `tl.range` is Triton's `range`. A
 #   reverse scan walks chunk `n_chunks - 1 - k`, from the row's end, as your loop does.
 # * `PROLOGUE` and `EPILOGUE` are the hooks, `tl.constexpr` arguments as in your `hooked_scan`.
-# * `a, b, reset` is your triple. The package's prologues return it plus two more values.
-#   `valid` is your mask `m`, narrowed where the caller passes a `mask` of padded steps.
-#   `keep` is a tuple of loaded values that the epilogue needs too, so nothing is read twice.
-# * The three padding lines are yours from `hooked_scan`: here the loop writes them, so no
-#   prologue has to. `.to(ACC)` casts to `ACC`, the dtype the scan computes in.
-# * `_scan_chunk` does your scan, with `scan.combine`, and your select on `carry` in one call.
-#   It returns `y`, the chunk's outputs, and `after`, the carry for the next chunk walked.
+# * `a, b, reset` is your triple. The package's prologues return two more values. `valid` is your
+#   mask `m`, narrowed when the caller passes a [mask of steps](GLOSSARY.md#mask-of-steps). `keep`
+#   holds loaded values that the epilogue needs too, so nothing is read twice.
+# * The three padding lines are yours from `hooked_scan`. `.to(ACC)` casts to `ACC`, the dtype the
+#   scan computes in.
+# * `_scan_chunk` does your scan with `scan.combine`, then your select on `carry`. It returns `y`,
+#   the chunk's outputs, and `after`, the carry for the next chunk walked.
 #
-# For the curious, [notebook 13c, section 6](13c_inside_the_package.ipynb#6.-Looking-at-the-compiled-code)
-# prints more of `_walk`; nothing here needs it.
+# [Notebook 13c, section 6](13c_inside_the_package.ipynb#6.-Looking-at-the-compiled-code) prints
+# more of `_walk`, for the curious.
 
 # %% jupyter={"source_hidden": true}
 # Checks: the printout and its names, in the package's source (CI runs them; skip when reading)
@@ -564,14 +561,14 @@ assert "tl.where(r, b, b + a * c_in)" in source_of(scan._value)
 assert "p + row * s[0] + t * s[1]" in source_of(tile.load)
 
 # %% [markdown]
-# One part of yours is not in the printout: the address `R + row * T + t`. The package's prologues
-# read their inputs with `load` from `rltriton_lite.tile`, which builds each address from the
-# tensor's *strides*, the distance in elements between neighbours along each dimension. So it
-# reads time-major and batch-major buffers alike, without a copy (notebook 02's appendix reads one
-# such prologue line by line).
+# One part of yours is not in the printout: the address `R + row * T + t`. A tensor's *stride*
+# along a dimension is the distance, in elements, between neighbours along it. The package's
+# prologues read their inputs with `load`, from `rltriton_lite.tile`, which builds each address
+# from the tensor's strides. So `load` reads time-major and batch-major buffers alike, without a
+# copy. Notebook 02's appendix reads one such prologue line by line.
 #
-# **`rl.gae`** computes what your `gae_kernel` computes, as the cell below checks on rows with
-# episode ends that span several chunks:
+# **`rl.gae`** computes what your `gae_kernel` computes. The cell below checks it on rows of 600
+# steps with episode ends:
 
 # %%
 rng = np.random.default_rng(0)
@@ -585,9 +582,9 @@ np.testing.assert_allclose(adv.cpu().numpy(), expected, rtol=1e-4, atol=1e-5)
 print("rl.gae == the loop on 2 x 600")
 
 # %% [markdown]
-# **Try it.** CleanRL and SB3 store a rollout time-major, as `(T, B)`, which `load` reads in place.
-# Call `rl.gae` on the transposed views `as_t(r_).T`, ... (shape `(600, 2)`) with `time_dim=0`,
-# set `adv_tm` to its advantages, and the cell checks them against the loop.
+# **Try it.** CleanRL and SB3 store a rollout time-major, as `(T, B)`, and `load` reads it in
+# place. Call `rl.gae` with `time_dim=0` on the transposed views `as_t(r_).T`, and so on, of shape
+# `(600, 2)`. Set `adv_tm` to its advantages, and the cell checks them against the loop.
 
 # %%
 adv_tm = None  # your call: rl.gae(..., time_dim=0, backend=KERNEL).advantages
@@ -610,9 +607,7 @@ else:
 # %% [markdown]
 # ## Exercises
 #
-# The exercises of this notebook are in sections 1 and 2. Two optional ones, `strided_scan` on
-# rollouts stored time-major and `discounted_max` on a scan whose steps are not affine maps, are
-# in [notebook 00d](00d_more_scans.ipynb).
+# The checked exercises of this notebook are in sections 1 and 2.
 #
 # Without a checker:
 #
@@ -622,8 +617,8 @@ else:
 # 1. Time your `reset_scan` with `CHUNK` 16 and 1024 on a GPU, at 4096 rows × 128 steps and at
 #    8 rows × 100,000 steps. Why do the best chunk sizes differ? *Without a GPU:* for each shape
 #    and each `CHUNK`, count the programs, the chunks each program walks one after another, and
-#    the padding lanes of its last chunk. Predict the faster `CHUNK` at each shape, and say why
-#    (an H200 has 132 streaming multiprocessors, each running a few programs at once).
+#    the padding lanes of its last chunk. Predict the faster `CHUNK` at each shape, and say why.
+#    An H200 has 132 streaming multiprocessors, each running a few programs at once.
 
 # %% [markdown] tags=["answer-1"]
 # **Answer 1.** *Your answer here (code for it: in cells under this one).*
@@ -632,18 +627,17 @@ else:
 # ## After the exercises: the harness's source
 #
 # The cell below prints `exercises._scan_hook_kernel`, the kernel behind `exercises.scan_hook`,
-# to compare with your `hooked_scan`. Its output is folded: it answers `reset_scan` and
-# `hooked_scan`, so open it once yours pass.
+# to compare with your `hooked_scan`. Its output is folded because it answers `reset_scan` and
+# `hooked_scan`. Open it once yours pass.
 #
 # <details><summary>Details: what to look for in it</summary>
 #
 # * It is your `hooked_scan` plus `if REVERSE:`, the chunk order, and `if EPILOGUE is not None:`,
 #   an epilogue compiled in only when one is passed.
-# * Its helper `_scan_steps` takes the prologue's triple and makes the lanes outside `m` the
-#   identity $(1, 0, \text{false})$, as your loop does.
-# * It selects as your `reset_combine` does, in the combine and on the carry.
-# * Its epilogue also gets `y_in`, the value that entered each step, $y_{t+1}$ in a return.
-#   Notebook 04 uses it, and says how the harness computes it.
+# * Its helper `_scan_steps` does what your loop does. It makes the lanes outside `m` the
+#   identity, and it selects in the combine and on the carry.
+# * Its epilogue also gets `y_in`, the value that entered each step: $y_{t+1}$ in a return.
+#   Notebook 04 uses it.
 #
 # </details>
 
@@ -669,28 +663,28 @@ assert reference.linear_scan([0.5, 0.0], [3.0, 0.0], initial=10.0)[0] == 3.0
 # %% [markdown]
 # ## What you now know
 #
-# * Episode ends are a reset flag, selected with `tl.where` in the combine and on the carry. They
-#   are never a multiplication by 0, so a NaN or `inf` stays in its own episode.
-# * Hooks are a prologue and an epilogue, `@triton.jit` functions passed to one chunk loop as
-#   `tl.constexpr` arguments, with tuples of pointers and `tl.static_range`.
-# * The package's `load` builds every address from a tensor's row and time strides, so a
-#   time-major, transposed or sliced buffer is read in place (you write such a kernel in 00d).
-# * `scan.py` is this kernel plus speed. `scan.combine` is `reset_combine`, `scan._walk` is the
-#   chunk loop, and `PROLOGUE` and `EPILOGUE` are the hooks.
+# * An episode end is a reset flag, selected with `tl.where` in the combine and on the carry.
+#   Never multiply by 0: a select keeps a NaN or `inf` in its own episode.
+# * Hooks, a prologue and an epilogue, are `@triton.jit` functions passed to one chunk loop as
+#   `tl.constexpr` arguments. Tuples of pointers and `tl.static_range` let one loop take any
+#   number of inputs.
+# * The package's `load` builds every address from a tensor's strides. So it reads a time-major,
+#   transposed or sliced buffer in place.
+# * `scan.py` is this kernel plus speed: `scan._walk` is the chunk loop and `scan.combine` is your
+#   `reset_combine`.
 
 # %% [markdown]
 # ## GPU notes
 #
 # <details><summary>On a GPU and in the interpreter: what differs (Triton 3.6 on the GPU)</summary>
 #
-# Both notes are about Triton 3.6's compiler for a GPU. The interpreter runs Python and accepts
-# both forms, so no cell here can show them.
+# The interpreter accepts both forms below, so no cell here can show these errors.
 #
 # 1. **A combine passed as an argument** (section 2). The compiler accepts a hook passed as a
 #    `tl.constexpr` argument, but it refuses a `tl.associative_scan` combine passed this way. So
 #    the course's kernels, and yours, name their combine in the kernel itself.
-# 2. **A tuple's index** (section 2). The compiler refuses a plain `range` loop's `i`, a run-time
-#    value, as a tuple's index: use a literal such as `X[0]` or the variable of a
+# 2. **A tuple's index** (section 2). A plain `range` loop's `i` is a run-time value, and the
+#    compiler refuses it as a tuple's index. Use a literal such as `X[0]`, or the variable of a
 #    `tl.static_range` loop.
 #
 # </details>

@@ -50,7 +50,7 @@ print("device:", DEVICE, "(Triton interpreter)" if os.environ.get("TRITON_INTERP
 # ## Exercises
 #
 # **Exercise `strided_scan`.** `reset_scan` for rollouts stored time-major, as CleanRL and SB3
-# keep them: of shape `(T, B)`, one column per environment.
+# keep them. Such a rollout has shape `(T, B)`, one column per environment.
 #
 # A tensor's *stride* along a dimension is how many elements apart two neighbours along it are.
 # A contiguous `(T, B)` tensor has strides `(B, 1)`: step $t + 1$ of a column lies $B$ elements
@@ -60,7 +60,7 @@ print("device:", DEVICE, "(Triton interpreter)" if os.environ.get("TRITON_INTERP
 #   Then `gamma` and `chunk`.
 # * **Returns:** the returns in a new `(T, B)` tensor.
 # * **Edge cases:** a contiguous `(T, B)` tensor, a transposed `(B, T)` buffer, and every other
-#   column of a wider tensor. Read each in place: the checker refuses a copy, such as
+#   column of a wider tensor. Read each in place. The checker refuses a copy, such as
 #   `.contiguous()` makes.
 # * **Addresses:** element `(t, b)` of a tensor `x` is at `X + t * x.stride(0) + b * x.stride(1)`.
 #   One program per column `b`.
@@ -75,10 +75,10 @@ print("device:", DEVICE, "(Triton interpreter)" if os.environ.get("TRITON_INTERP
 # <details><summary>Hint 2: the plan</summary>
 #
 # * `T, B = rewards.shape`; launch `B` programs, with `b = tl.program_id(0)`.
-# * Pass the strides to the kernel as integers: `*rewards.stride()`, `*terminated.stride()`.
-# * The two inputs may have different strides, so give each its own pair.
-# * Make the output with `torch.empty(T, B, ...)`, and pass its strides too. (`torch.empty_like`
-#   can keep an input's odd layout.)
+# * Pass each tensor's strides to the kernel as integers, as `*rewards.stride()` and
+#   `*terminated.stride()`. The two inputs may have different strides.
+# * Make the output with `torch.empty(T, B, ...)`, and pass its strides too. `torch.empty_like`
+#   could keep an input's odd layout.
 # * Build every load and store address from its own tensor's strides.
 #
 # </details>
@@ -92,8 +92,8 @@ print("device:", DEVICE, "(Triton interpreter)" if os.environ.get("TRITON_INTERP
 # $G_0 = 4 + 0.5 \cdot 4 = 6$. As a `(T, B)` tensor, that is $((2, 6), (2, 4), (3, 8))$. If you get
 # `[[2.5, 6.0], [3.0, 8.0], [0.0, 8.0]]`, you read `rewards` as if it were contiguous.
 #
-# The transposed view happens to suit `reset_scan`'s address `R + b * T + t`, so run the same
-# rewards as a contiguous `(T, B)` tensor too, with strides (2, 1). It must print the same. If it
+# The transposed view happens to suit `reset_scan`'s address `R + b * T + t`. So also run the same
+# rewards as a contiguous `(T, B)` tensor, with strides (2, 1). It must print the same. If it
 # prints `[[3.0, 3.5], [4.0, 7.0], [2.0, 8.0]]`, you kept `reset_scan`'s address for `rewards`.
 #
 # ```python
@@ -128,17 +128,16 @@ exercises.attempt("strided_scan", strided_scan)
 
 # %% [markdown]
 # **Exercise `discounted_max`: a scan that is not a sum.** Everything so far scanned affine
-# maps, $y \mapsto b + a\,y$, but a scan needs only an associative combine. Here you scan the
-# largest discounted reward still ahead in the episode: $h_t = \max_k \gamma^k r_{t+k}$, where $k$
-# runs over the episode's remaining steps. With a goal reward, 1 at a goal and 0 elsewhere,
-# $h_t = \gamma^k$ says (for $\gamma < 1$) that the next goal comes $k$ steps ahead, and $h_t = 0$
-# that the episode or the row ends first. Unlike the return, $h_t$ gains nothing from a second goal. As a
-# recurrence:
+# maps, $y \mapsto b + a\,y$. But a scan needs only an associative combine. Here you scan the
+# largest discounted reward still ahead in the episode, $h_t = \max_k \gamma^k r_{t+k}$, where $k$
+# runs over the episode's remaining steps. Take a goal reward, 1 at a goal and 0 elsewhere, and
+# $\gamma < 1$. Then $h_t = \gamma^k$ says that the next goal is $k$ steps ahead, and $h_t = 0$
+# that the episode or the row ends first. Unlike the return, $h_t$ gains nothing from a second
+# goal. As a recurrence:
 #
 # $$h_t = \max(r_t,\ \gamma\, h_{t+1}),$$
 #
-# with $h_t = r_t$ where the episode ends and at the row's last step. Rewards may be below 0, so
-# your combine's identity must lose every max, even to a negative reward.
+# with $h_t = r_t$ where the episode ends and at the row's last step.
 #
 # * **Inputs:** `rewards` (float32, of either sign) and `terminated` (bool), contiguous, of shape
 #   `(B, T)`, any `T`. Then `gamma` ($0 < \gamma \le 1$) and `chunk`.
@@ -146,20 +145,20 @@ exercises.attempt("strided_scan", strided_scan)
 #   per row, chunks of `chunk` steps from the last one down, one `tl.associative_scan` per chunk,
 #   and a carry between chunks.
 # * **Edge cases:** rewards mostly below 0, a row's length that is not a multiple of `chunk`,
-#   and episode ends in rows of several chunks, drawn at random (the teacher's grader draws
-#   others).
+#   episode ends in rows of several chunks, drawn at random, and $\gamma = 0.01$, whose powers
+#   underflow to 0 (the fold after the hints). The teacher's grader draws others.
 # * **Work it out on paper first.** A step is the map $y \mapsto \max(c, g\,y)$, with
-#   $c = r_t$ and $g = \gamma \ge 0$. Check that two steps compose to a map of the same form (as
-#   $g \ge 0$, it can pass inside the max). Then find the identity, the pair that changes nothing:
-#   the padding lanes load it, and its $c$ is the first carry, since nothing after the row may
-#   change $h$. Then add the reset flag as in 00c, section 1.
+#   $c = r_t$ and $g = \gamma \ge 0$. Check that two steps compose to a map of the same form.
+#   Because $g \ge 0$, it can pass inside the max. Then find the identity, the pair that changes no
+#   $y$. The padding lanes load it. Its $c$ is also the first carry, since nothing after the row
+#   may change $h$. Last, add the reset flag as in 00c, section 1.
 # * **Name your combine in the kernel itself**, as in 00c, section 2 (GPU note 1).
 #
 # <details><summary>Hint 1: where to start</summary>
 #
 # Reuse `reset_scan` whole: its loop, its carry and its select. Only the step changes. Compose
 # two max-maps on paper, as notebook 00, section 2, composed affine maps. Then ask which pair
-# leaves every $y$ as it is. Remember that rewards may be below 0.
+# leaves every $y$ as it is.
 #
 # </details>
 #
@@ -176,9 +175,8 @@ exercises.attempt("strided_scan", strided_scan)
 #   too: $h_t = r_t$ at the row's last step.
 # * A reset $\kappa_2$ keeps $(g_2, c_2)$ alone and drops the first operand, as the combine of
 #   00c's `reset_scan` does.
-# * After the scan, select as in `reset_scan`: where the scanned flag is set, the carry never
-#   enters; elsewhere, apply the scanned map to the carry.
-# * The new carry is $h$ at the chunk's first step, taken as in `reset_scan`.
+# * After the scan, select as in `reset_scan`. Where the scanned flag is set, the carry never
+#   enters. Elsewhere, apply the scanned map to the carry.
 # * In Triton, use `tl.maximum`, not Python's `max`.
 #
 # </details>
@@ -200,19 +198,7 @@ exercises.attempt("strided_scan", strided_scan)
 # ```
 #
 # The identity is $(1, -\infty)$. A $c$ of 0 is not enough, since $\max(0, y) \ne y$ for $y < 0$.
-# Write $-\infty$ as `float("-inf")`. A product that meets it can be $0 \cdot (-\infty) = \text{NaN}$:
-# a small $\gamma$ over a long chunk makes $g$ underflow to 0 (GPU note 2). So guard the two such
-# products with a `tl.where`:
-#
-# * in the combine, where $c_1 = -\infty$, the composed $c$ is $c_2$:
-#   `tl.where(c1 == float("-inf"), c2, ...)`;
-# * after the scan, where the carry is $-\infty$, $h_t$ is the scanned map's $c$.
-#
-# Without the guards your kernel still passes, even with a $\gamma$ that underflows (0.01, say).
-# `tl.maximum`'s default, `propagate_nan=tl.PropagateNan.NONE`, drops the NaN of
-# $0 \cdot (-\infty)$ and returns the other operand, which is the right value here (GPU note 2).
-# Write the guards anyway: Triton does not promise that default's NaN handling, and with
-# `propagate_nan=tl.PropagateNan.ALL` the NaN would win the max.
+# Write $-\infty$ as `float("-inf")`.
 #
 # </details>
 #
@@ -226,6 +212,24 @@ exercises.attempt("strided_scan", strided_scan)
 # # in the loop: r loaded with other=___ (the identity's c); carry = ___ before the last chunk
 # h = tl.where(k_s, c_s, tl.where(carry == float("-inf"), c_s, ___))  # ___: the scanned map (g_s, c_s) applied to the carry
 # ```
+#
+# </details>
+#
+# <details><summary>The guards: a g that underflows to 0</summary>
+#
+# A small $\gamma$ over a long chunk makes $g$ underflow to 0 in float32, and
+# $0 \cdot (-\infty) = \text{NaN}$. The checker's last case has $\gamma = 0.01$. So guard the two
+# products that can meet $-\infty$ with a `tl.where`:
+#
+# * in the combine, where $c_1 = -\infty$, the composed $c$ is $c_2$:
+#   `tl.where(c1 == float("-inf"), c2, ...)`;
+# * after the scan, where the carry is $-\infty$, $h_t$ is the scanned map's $c$.
+#
+# `tl.maximum`'s default, `propagate_nan=tl.PropagateNan.NONE`, drops that NaN in the interpreter
+# and on an H100 (GPU note 2). Triton does not promise it. So, under the interpreter, the checker
+# runs your kernel with a `tl.maximum` that lets the NaN win, as `propagate_nan=tl.PropagateNan.ALL`
+# does, and each missing guard shows. Compiled on a GPU, the checker cannot change the max: there
+# a kernel without the guards passes.
 #
 # </details>
 
@@ -250,19 +254,18 @@ exercises.attempt("discounted_max", discounted_max)
 #
 # <details><summary>On a GPU and in the interpreter: what differs (Triton 3.6 on the GPU)</summary>
 #
-# 1. **A combine passed as an argument.** Triton 3.6's compiler for a GPU accepts a hook passed
-#    as a `tl.constexpr` argument, but it refuses a `tl.associative_scan` combine passed that way
-#    (00c's GPU note 1). The interpreter runs it, so no CPU run shows this.
-# 2. **A −∞ identity and underflow.** A tiny $\gamma$ can make $g$ underflow to 0, and then
-#    $0 \cdot (-\infty)$ is NaN: guard with `tl.where`. Triton's documentation does not promise
-#    what `tl.maximum` does with a NaN. Measured, it dropped the NaN on an H100 with Triton 3.6, as
-#    the interpreter does.
+# 1. **A combine passed as an argument.** Triton 3.6's compiler for a GPU refuses a
+#    `tl.associative_scan` combine passed as a `tl.constexpr` argument (00c's GPU note 1). The
+#    interpreter runs it, so no CPU run shows this.
+# 2. **`tl.maximum` and a NaN.** Triton's documentation does not promise what `tl.maximum` does
+#    with a NaN. Measured, it dropped the NaN on an H100 with Triton 3.6, as the interpreter does.
+#    The guards (the fold after the exercise's hints) make the answer independent of it.
 #
 # </details>
 
 
 # %% jupyter={"source_hidden": true}
-# Checks: Hint 3's identity; GPU note 2's claims on underflow and tl.maximum's NaN, with and without the guard (CI runs them; skip when reading)
+# Checks: Hint 3's identity; the guards' fold; GPU note 2's tl.maximum and a NaN (CI runs them; skip when reading)
 import numpy as np
 
 ys_ = np.array([-5.0, -0.5, 0.0, 3.0])
@@ -287,7 +290,8 @@ def _guarded_c(C1, G2, C2, O):  # the exercise's guarded c, under ALL: a NaN rea
 
 g_run = torch.full((30,), 0.01).prod()  # gamma = 0.01 over 30 steps underflows in float32
 assert g_run == 0 and torch.isnan(g_run * float("-inf"))
-assert torch.tensor(0.8).pow(128) > 0  # the checker's smallest gamma over its longest chunk, 128 steps, does not
+assert torch.tensor(0.01).pow(64) == 0  # the checker's last case: gamma = 0.01 over a chunk of 64 steps
+assert [c for c in exercises.cases("discounted_max") if c[1][2] == 0.01 and c[1][3] == 64]  # ... which it has
 c1_, g2_, c2_ = (torch.tensor(v, device=DEVICE) for v in ([float("-inf"), 2.0], [0.0, 0.5], [-3.0, -3.0]))
 o_guard = torch.empty_like(c1_)
 with np.errstate(invalid="ignore"):  # (the interpreter's 0 * -inf, made before the select drops it)
@@ -296,7 +300,7 @@ assert o_guard.tolist() == [-3.0, 1.0]  # c1 = -inf, g2 = 0: c2 itself, no NaN; 
 
 
 @triton.jit
-def _unguarded_c(C1, G2, C2, O):  # Hint 3's "without the guards": tl.maximum's default drops 0 * (-inf)'s NaN
+def _unguarded_c(C1, G2, C2, O):  # the fold's "without the guards": tl.maximum's default drops 0 * (-inf)'s NaN
     i = tl.arange(0, 2)
     c1, g2, c2 = tl.load(C1 + i), tl.load(G2 + i), tl.load(C2 + i)
     tl.store(O + i, tl.maximum(c2, g2 * c1))
@@ -305,7 +309,11 @@ def _unguarded_c(C1, G2, C2, O):  # Hint 3's "without the guards": tl.maximum's 
 o_unguarded = torch.empty_like(c1_)
 with np.errstate(invalid="ignore"):
     _unguarded_c[(1,)](c1_, g2_, c2_, o_unguarded)
-assert o_unguarded.tolist() == [-3.0, 1.0]  # the same values: the NaN is dropped, so the checker passes it
+assert o_unguarded.tolist() == [-3.0, 1.0]  # the same values: the NaN is dropped
+o_checked = torch.empty_like(c1_)
+with np.errstate(invalid="ignore"), exercises._nan_wins():  # the checker's max, under the interpreter: the NaN wins
+    _unguarded_c[(1,)](c1_, g2_, c2_, o_checked)
+assert torch.isnan(o_checked[0]) == exercises.INTERPRET and o_checked[1] == 1.0  # "compiled ... the checker cannot"
 x_, y_ = torch.tensor([float("nan"), -3.0], device=DEVICE), torch.tensor([-3.0, float("nan")], device=DEVICE)
 o_none, o_all = torch.empty_like(x_), torch.empty_like(x_)
 _max_nan[(1,)](x_, y_, o_none, o_all)

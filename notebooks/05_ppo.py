@@ -314,6 +314,10 @@ for run in runs[1:]:
 print("bitwise identical across calls")
 
 # %% [markdown]
+# On a CPU this check proves nothing: the interpreter runs the programs one after another, in the
+# same order at every call, so `tl.atomic_add` would pass it too. The real evidence is the NumPy
+# demo above, where 20 orders of the same partials give different totals.
+#
 # ## 4. The kernel's elementwise hook
 #
 # One elementwise pass returns the five statistics that the reduction sums: the loss, the count of
@@ -321,11 +325,21 @@ print("bitwise identical across calls")
 # averages, and $(\hat A-\mu)^2$ for the advantage normalisation, where $\mu$ is the advantages'
 # mean. A second elementwise pass computes the gradient.
 #
-# * **σ divides the sum once, afterwards.** σ is known only after the pass that sums the squares,
-#   so that pass sums the loss undivided; the sum is divided by σ once, afterwards. That is exact:
-#   with $x = \hat A - \mu$ and $\sigma > 0$,
-#   $\min(\rho x/\sigma,\ \mathrm{clip}(\rho)\,x/\sigma) = \min(\rho x,\ \mathrm{clip}(\rho)\,x)/\sigma$.
-#   $\mu$ comes from the reduction before it (section 3), and `reduction="none"` takes one more pass.
+# * **The normalisation's divisor comes once, after the sum.** With `normalize_advantages=True`
+#   the advantage is $(\hat A - \mu)/(\sigma + 10^{-8})$, and $\sigma$ is known only after a pass
+#   has summed the squares. The forward runs these steps, each pass a reduction of section 3 (one
+#   launch, or two):
+#
+#   1. The pass for $\mu$: it sums the count and the advantages.
+#   2. The loss pass: it sums the squares $(\hat A - \mu)^2$ and the loss, undivided, beside the
+#      other statistics.
+#   3. No pass over the data: from the sums, $\sigma$, then the loss divided by
+#      $\sigma + 10^{-8}$, once.
+#
+#   With `reduction="none"` one more pass runs between 1 and 2. It sums the squares first, so that
+#   the loss pass can write every element's loss already divided. Dividing after the sum is exact
+#   for any positive divisor $s$, here $s = \sigma + 10^{-8}$: with $x = \hat A - \mu$,
+#   $\min(\rho x/s,\ \mathrm{clip}(\rho)\,x/s) = \min(\rho x,\ \mathrm{clip}(\rho)\,x)/s$.
 # * **The gradient rule.** The per-element loss $\ell_t$ has the gradient
 #   $\partial\ell_t/\partial\log\pi_t = -\hat A_t \rho_t$ where the unclipped term is the minimum,
 #   and 0 elsewhere. At a tie, the kernel takes the unclipped term's gradient.
@@ -364,6 +378,17 @@ for fn in (ppo._ppo_terms, ppo._ppo_forward, ppo._ppo_backward):
 _src = inspect.getsource(ppo._forward)
 assert "torch.ones_like(mu)])  # centre only" in _src and "loss = loss * norm[1]" in _src  # the pass centres; σ after
 assert 'if p.reduction == "none":  # every element needs the scale: one more' in _src  # "one more pass"
+_calls, _reduce_fn = [], ppo.reduce  # count the forward's reductions, "each pass a reduction"
+ppo.reduce = lambda hook, *a, **k: _calls.append(getattr(hook, "__name__", str(hook))) or _reduce_fn(hook, *a, **k)
+try:
+    for _red, _passes in (("mean", ["_adv_moments", "_ppo_forward"]),  # 1. μ, 2. the squares and the loss
+                          ("none", ["_adv_moments", "_adv_moments", "_ppo_forward"])):  # the squares first
+        _calls.clear()
+        rl.ppo_clip_loss(log_probs, old_log_probs, adv, normalize_advantages=True, reduction=_red, backend=KERNEL)
+        assert _calls == _passes, (_red, _calls)
+finally:
+    ppo.reduce = _reduce_fn
+assert "1.0 / (std + 1e-8)" in inspect.getsource(ppo._normalisation)  # the divisor σ + 10⁻⁸
 _g = torch.Generator().manual_seed(0)
 _rho, _x = 2 * torch.rand(1000, generator=_g, dtype=torch.float64), torch.randn(1000, generator=_g, dtype=torch.float64)
 for _sigma in (0.37, 1.0, 8.5):  # min(ρx/σ, clip(ρ)x/σ) = min(ρx, clip(ρ)x)/σ for σ > 0, bit for bit

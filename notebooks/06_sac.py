@@ -140,58 +140,134 @@ np.testing.assert_allclose(G[1.0], [2.0, 1.0, 4.5])
 # %% [markdown]
 # ## 2. Prologue, scan, epilogue
 #
-# $G_t$ depends on the next step through $G_{t+1} - \alpha\log\pi_{t+1}$, not through $G_{t+1}$
-# alone. So the scan carries that quantity, $H_t = G_t - \alpha\log\pi_t$, the soft value of the
-# step taken.
+# A reverse scan computes $y_t = b_t + a_t\,y_{t+1}$, from the last step back to the first
+# (notebook 00). To run the soft λ-return as a scan, write $G_t$ in that form. That takes three
+# flags, introduced one at a time, and one symbol, $\ell_t$.
 #
-# First split off $b^G_t$, the part of $G_t$ that does not depend on the future:
+# **The first flag, $\text{term}_t$.** It says that step $t$ ends its episode by a termination.
+# Then there is no next state to value. The factor $[\lnot\text{term}_t]$ is 1 where step $t$ does
+# not terminate and 0 where it does: it removes the bootstrap.
 #
-# $$b^G_t = r_t + [\lnot\text{term}_t]\,\gamma_t w_t V^{\text{soft}\prime}_t, \qquad
-#   w_t = \begin{cases} 1 & \text{done}_t \\ 1-\lambda_t & \text{not done}_t\end{cases},$$
+# **The second flag, $\text{done}_t$.** It says that step $t$ is terminated or truncated, or is the
+# window's last step. The trace stops there: $G_{t+1}$, if there is one, belongs to another
+# episode. A truncated step is done but not terminated, so it still bootstraps from
+# $V^{\text{soft}\prime}_t$.
 #
-# Here $[\lnot\text{term}_t]$ is 1 where step $t$ does not terminate, and $w_t$ is the bootstrap's
-# share of the bracket. Then $H$ is a linear recurrence, with a reset at every episode end:
+# **The step's λ, $\ell_t$.** It is $\lambda_t$ where the trace goes on to $t + 1$ (not
+# $\text{done}_t$), and 0 where it stops ($\text{done}_t$). With it, the introduction's two cases
+# become one formula:
 #
-# $$H_t = \underbrace{b^G_t - \alpha\log\pi_t}_{b_t} + \underbrace{\gamma_t\lambda_t}_{a_t} H_{t+1},
-#   \qquad \text{reset where done}_t .$$
+# $$G_t = r_t + \gamma_t[\lnot\text{term}_t]\Big[(1-\ell_t)V^{\text{soft}\prime}_t
+#   + \ell_t\big(G_{t+1} - \alpha\log\pi_{t+1}\big)\Big].$$
 #
-# One reset serves every kind of end. After a termination there is nothing to carry. After a
-# truncation, or at the window's last step, the bootstrap is already in $b^G_t$, with $w_t = 1$.
+# Here $\log\pi_{t+1}$ is short for $\log\pi(u_{t+1}|s_{t+1})$. At a done step, $\ell_t = 0$ leaves
+# $V^{\text{soft}\prime}_t$ alone in the bracket, as in the introduction.
 #
-# The three parts:
+# Now split off $b^G_t$, the part of $G_t$ that does not depend on the future:
 #
-# * **Prologue** (per step). It computes $\min_k Q_k$, $V^{\text{soft}\prime}_t$ and $b^G_t$, then
-#   $a_t$, $b_t$ and the reset.
+# $$b^G_t = r_t + [\lnot\text{term}_t]\,\gamma_t(1-\ell_t)V^{\text{soft}\prime}_t, \qquad
+#   G_t = b^G_t + \gamma_t\ell_t\big(G_{t+1} - \alpha\log\pi_{t+1}\big).$$
+#
+# The second term needs no $[\lnot\text{term}_t]$: a terminated step is done, so $\ell_t = 0$ there.
+#
+# This is not yet a scan, because $G_{t+1}$ comes with $-\alpha\log\pi_{t+1}$ beside it. There
+# are two ways to fold that term into a scan, and both give the same $G_t$:
+#
+# | scanned, $y_t$ | $a_t$ | $b_t$ | reads $\log\pi$ at | afterwards |
+# | --- | --- | --- | --- | --- |
+# | $H_t = G_t - \alpha\log\pi_t$ (the package) | $\gamma_t\ell_t$ | $b^G_t - \alpha\log\pi_t$ | step $t$, its own | an epilogue: $G_t = b^G_t + a_t H_{t+1}$ |
+# | $G_t$ itself (the exercise) | $\gamma_t\ell_t$ | $b^G_t - \gamma_t\ell_t\alpha\log\pi_{t+1}$ | step $t + 1$ | nothing |
+#
+# * **The scan of $H$.** Subtract $\alpha\log\pi_t$ from both sides of the formula for $G_t$:
+#   $H_t = (b^G_t - \alpha\log\pi_t) + \gamma_t\ell_t H_{t+1}$. Each step reads its own $\log\pi_t$,
+#   once. The scan returns $H$, so an epilogue turns it back into $G$.
+# * **The scan of $G$.** Multiply out the formula for $G_t$:
+#   $G_t = (b^G_t - \gamma_t\ell_t\alpha\log\pi_{t+1}) + \gamma_t\ell_t G_{t+1}$. It needs no
+#   epilogue, but each step reads the next step's $\log\pi$.
+#
+# **The third flag, the reset.** Where $\text{done}_t$, $a_t = \gamma_t\ell_t = 0$, so both
+# formulas already drop what comes from $t + 1$. The scan is told so all the same:
+# $\text{reset}_t = \text{done}_t$ makes it select $y_t = b_t$ there, in place of
+# $b_t + 0 \cdot y_{t+1}$. The select matters when the value behind the step is NaN or infinite,
+# because $0 \cdot \text{NaN}$ is NaN. A step that resets never reads its $a_t$, so code may keep
+# the plain $\gamma_t\lambda_t$ there: the package's prologue and the exercise's hints do.
+#
+# **The value carried in, `y_in`.** The epilogue needs $H_{t+1}$. A reverse scan reaches step $t$
+# from step $t + 1$, and carries $y_{t+1}$ into it. The course calls that value `y_in` (0 after the
+# row's last step). In the scan of $H$, `y_in` at step $t$ is $H_{t+1}$.
+#
+# The package's kernel scans $H$, in three parts:
+#
+# * **Prologue** (per step). It computes $\min_k Q_k$, $V^{\text{soft}\prime}_t$, $\ell_t$ and
+#   $b^G_t$, then $a_t$, $b_t$ and $\text{reset}_t = \text{done}_t$.
 # * **Scan.** The reverse affine scan of notebook 00 produces $H_t$.
-# * **Epilogue** (per step). It computes $G_t = b^G_t + [\lnot\text{done}_t]\, a_t H_{t+1}$. Here
-#   $H_{t+1}$ is the value the scan carried into step $t$.
+# * **Epilogue** (per step). It computes $G_t = b^G_t$ where $\text{done}_t$, and
+#   $G_t = b^G_t + a_t\,$`y_in` elsewhere.
 #
-# In NumPy, against the loop:
+# In NumPy, both scans against the loop:
 
 # %%
-def sac_as_scan(r, next_q, next_lp, lp, gamma, alpha, lam, terminated, truncated):
+def sac_as_scans(r, next_q, next_lp, lp, gamma, alpha, lam, terminated, truncated):
+    """G_t twice: from the scan of H and its epilogue, and from the scan of G itself."""
     done = terminated | truncated
-    done[..., -1] = True
-    v_soft = np.min(next_q, axis=0) - alpha * next_lp                    # prologue
-    w = np.where(done, 1.0, 1.0 - lam)
-    b_g = r + np.where(terminated, 0.0, gamma * w * v_soft)
-    a, b = gamma * lam, b_g - alpha * lp
-    G, carry = np.zeros_like(r), np.zeros(r.shape[:-1])
-    for t in reversed(range(r.shape[-1])):                               # scan (sequential here)
-        G[..., t] = np.where(done[..., t], b_g[..., t], b_g[..., t] + a * carry)  # epilogue, from H_{t+1}
-        carry = np.where(done[..., t], b[..., t], b[..., t] + a * carry)  # H_t
-    return G
+    done[..., -1] = True                                                  # the window's last step
+    ell = np.where(done, 0.0, lam)                                        # ℓ_t: λ where the trace goes on
+    v_soft = np.min(next_q, axis=0) - alpha * next_lp                     # prologue
+    b_g = r + np.where(terminated, 0.0, gamma * (1 - ell) * v_soft)
+    a = gamma * ell
+    lp_next = np.concatenate([lp[..., 1:], np.zeros_like(lp[..., :1])], axis=-1)  # log π_{t+1}; 0 past the end
+    b_h, b_gs = b_g - alpha * lp, b_g - a * alpha * lp_next               # the two scans' b_t
+    G_from_h, G = np.zeros_like(r), np.zeros_like(r)
+    h_in = g_in = np.zeros(r.shape[:-1])                                  # y_in: 0 after the row's last step
+    for t in reversed(range(r.shape[-1])):                                # the scans (sequential here)
+        d = done[..., t]                                                  # reset_t
+        G_from_h[..., t] = np.where(d, b_g[..., t], b_g[..., t] + a[..., t] * h_in)  # epilogue, y_in = H_{t+1}
+        h_in = np.where(d, b_h[..., t], b_h[..., t] + a[..., t] * h_in)  # H_t: the y_in of step t - 1
+        g_in = np.where(d, b_gs[..., t], b_gs[..., t] + a[..., t] * g_in)  # G_t
+        G[..., t] = g_in
+    return G_from_h, G
 
 
 R, NLP, LP = rng.normal(size=(3, 40)), rng.normal(size=(3, 40)) - 1, rng.normal(size=(3, 40)) - 1
 Q = rng.normal(size=(2, 3, 40))  # two critics
 TERM = rng.random((3, 40)) < 0.1
 TRUNC = (rng.random((3, 40)) < 0.1) & ~TERM
-np.testing.assert_allclose(sac_as_scan(R, Q, NLP, LP, 0.97, 0.2, 0.8, TERM, TRUNC),
-                           reference.sac_targets(R, list(Q), NLP, gamma=0.97, alpha=0.2, lambda_=0.8, log_probs=LP,
-                                                 terminated=TERM, truncated=TRUNC),
-                           rtol=1e-12)
-print("prologue + scan + epilogue == the loop")
+G_loop = reference.sac_targets(R, list(Q), NLP, gamma=0.97, alpha=0.2, lambda_=0.8, log_probs=LP, terminated=TERM,
+                               truncated=TRUNC)
+G_from_h, G_scanned = sac_as_scans(R, Q, NLP, LP, 0.97, 0.2, 0.8, TERM, TRUNC)
+np.testing.assert_allclose(G_from_h, G_loop, rtol=1e-12, atol=1e-12)
+np.testing.assert_allclose(G_scanned, G_loop, rtol=1e-12, atol=1e-12)
+print("the scan of H with its epilogue == the scan of G == the loop")
+
+# %% jupyter={"source_hidden": true}
+# Checks: section 2's claims about ℓ_t, the reset and a_t (CI runs them; skip when reading)
+_done = TERM | TRUNC
+_done[:, -1] = True
+_ell = np.where(_done, 0.0, 0.8)
+assert (_ell[TERM] == 0).all()  # a terminated step is done, so ℓ_t = 0: [¬term_t]ℓ_t = ℓ_t
+_src = inspect.getsource(getattr(sac._sac_prologue, "fn", sac._sac_prologue))
+assert "w = tl.where(done, 1.0, 1.0 - lam)" in _src and "a = gamma * lam" in _src  # w = 1 − ℓ_t; the plain γλ
+assert ", done, valid, (b_g, a, done)" in _src  # reset_t = done_t
+
+
+def _scan(a, b, reset):  # y_t = b_t where reset_t, b_t + a_t y_{t+1} elsewhere
+    y, carry = np.zeros_like(b), np.zeros(b.shape[:-1])
+    for t in reversed(range(b.shape[-1])):
+        carry = y[..., t] = np.where(reset[..., t], b[..., t], b[..., t] + a[..., t] * carry)
+    return y
+
+
+_v = Q.min(0) - 0.2 * NLP
+_b_g = R + np.where(TERM, 0.0, 0.97 * (1 - _ell) * _v)
+_lp_next = np.concatenate([LP[:, 1:], np.zeros((3, 1))], axis=1)
+for _a in (0.97 * _ell, np.full_like(R, 0.97 * 0.8)):  # a_t = γℓ_t, or the plain γλ: a reset never reads it
+    np.testing.assert_allclose(_scan(_a, _b_g - 0.97 * _ell * 0.2 * _lp_next, _done), G_loop, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(_scan(_a, _b_g - 0.2 * LP, _done) + 0.2 * LP, G_loop, rtol=1e-12, atol=1e-12)  # H
+_b_nan = np.where(np.roll(_done, 1, axis=1), np.nan, 1.0)  # NaN at every step behind a done one
+_own = _done & ~np.isnan(_b_nan)  # done steps whose own b is finite ...
+_own[:, -1] = False  # ... and a NaN behind them (after the row's last step, y_in is 0)
+assert _own.any() and np.isfinite(_scan(0.97 * _ell, _b_nan, _done)[_own]).all()  # the select keeps it out ...
+assert np.isnan(_scan(0.97 * _ell, _b_nan, np.zeros_like(_done))[_own]).all()  # ... b_t + 0 · NaN does not
 
 # %% [markdown]
 # ## 3. The kernel
@@ -202,15 +278,19 @@ print("prologue + scan + epilogue == the loop")
 # * **The min over critics happens in the kernel.** Each critic is read once. The backward sends
 #   the gradient only to the smallest critic, index $k^*$ (on ties, the first one).
 # * **`log_probs` is read once**, in the prologue of its own step, because the scan carries $H$.
-# * **λ = 0 is the usual SAC target.** Then $a_t = 0$ and $w_t = 1$, so $G_t = b^G_t$ and
-#   `log_probs` is not needed. When λ = 0 is passed as a number, not a tensor, the package runs an
-#   elementwise kernel instead of the scan.
+# * **λ = 0 is the usual SAC target.** Then $\ell_t = 0$ at every step, so $a_t = 0$,
+#   $G_t = b^G_t$ and `log_probs` is not needed. When λ = 0 is passed as a number, not a tensor,
+#   the package runs an elementwise kernel instead of the scan.
 #
 # <details><summary>Details: reading the hooks' printout</summary>
 #
 # `step(...)` gives the step's γ, λ and episode flags, and `param` reads α. (The glossary's table
 # of helpers has both.) `ahead` matters only for calls with a `mask`. The epilogue's `h_next` is
-# $H_{t+1}$, which the glossary calls `y_in`.
+# `y_in`, $H_{t+1}$ (section 2).
+#
+# The prologue's `w` is section 2's $1 - \ell_t$, the bootstrap's share of the bracket. Its
+# `a = gamma * lam` keeps the plain $\gamma_t\lambda_t$: at a reset, where $\ell_t = 0$, no one
+# reads it.
 #
 # `next_q` is a tuple of pointers, one per critic. `tl.static_range` unrolls the loop over them at
 # compile time.
@@ -538,16 +618,18 @@ assert not h200 or RES["gpu"] == "NVIDIA H200"  # "the benchmark's GPU": the com
 #
 # $$G_t = r_t + \gamma(1-\text{term}_t)\big[(1-\lambda)V'_t + \lambda\big(G_{t+1} - \alpha\log\pi(u_{t+1}|s_{t+1})\big)\big].$$
 #
-# Here $\log\pi(u_{t+1}|s_{t+1})$ is `log_probs` at step $t + 1$: the current policy's
-# log-probability of the stored action, recomputed, as in the introduction.
+# At the window's last step the bracket is $V'_t$ alone. Here $\log\pi(u_{t+1}|s_{t+1})$ is
+# `log_probs` at step $t + 1$: the current policy's log-probability of the stored action,
+# recomputed, as in the introduction.
 #
 # * **Inputs:** `X` holds rewards, next_q1, next_q2, next_log_probs, log_probs, terminated. `P`
 #   holds (γ, α, λ). The harness and its hook `(X, P, offs, t, m, T)` are in
 #   [notebook 01, section 5](01_discounted_return.ipynb#5.-The-harness-for-Triton-prologues).
 # * **Returns:** the triple $(a_t, b_t, \text{reset}_t)$ whose reverse scan is $G_t$. The checker
 #   compares the scan with `reference.sac_targets`.
-# * **Edge case:** at a terminated step, `next_q1`, `next_q2` and `next_log_probs` may be NaN:
-#   select them away with `tl.where`.
+# * **Edge cases:** at a terminated step, `next_q1`, `next_q2` and `next_log_probs` may be NaN:
+#   select them away with `tl.where`. In the checker's last case, the scan starts from 100, not 0:
+#   a stand-in for what lies past the window. Only the reset at the window's last step keeps it out.
 #
 # <details><summary>Details: the package's prologue</summary>
 #
@@ -600,33 +682,31 @@ with tempfile.TemporaryDirectory() as _d:  # a renamed copy is found too
     assert notebook_03(_d).endswith("03_td_lambda-yourname.ipynb")
 
 # %% [markdown]
-# **Scan $G_t$ itself**, not section 2's $H_t$: this harness has no epilogue to turn $H$ back into
-# $G$. The two forms side by side ($\ell_t$, the step's λ, is defined below the recurrence):
-#
-# | scanned | $a_t$ | $b_t$ | reads $\log\pi$ at | needs |
-# | --- | --- | --- | --- | --- |
-# | $H_t$ (section 2) | $\gamma\lambda$ | $b^G_t - \alpha\log\pi_t$ | `offs`, the step's own | an epilogue, $G_t$ from $H_{t+1}$ |
-# | $G_t$ (this exercise) | $\gamma\lambda$ | $b^G_t - \gamma\ell_t\alpha\log\pi_{t+1}$ | `offs + 1`, one step on | nothing more |
-#
-# Multiplied out, the $G$ target is this recurrence:
+# **Scan $G_t$ itself**, the second row of section 2's table: this harness has no epilogue to turn
+# $H$ back into $G$. The task writes λ, with $V'_t$ alone in the bracket at the window's last step.
+# That is section 2's $\ell_t$, which Hint 4 calls `lam_t`. The harness has no truncations, so
+# here the trace stops at a termination and at the window's last step. The recurrence to scan:
 #
 # $$G_t = \begin{cases} b_t & \text{where step } t \text{ resets,} \\ b_t + a_t\,G_{t+1} & \text{elsewhere,} \end{cases}
-# \qquad a_t = \gamma\lambda, \qquad b_t = r_t + \gamma\big[(1 - \ell_t)V'_t - \ell_t\alpha\log\pi_{t+1}\big].$$
+# \qquad a_t = \gamma\ell_t, \qquad
+# b_t = r_t + [\lnot\text{term}_t]\,\gamma\big[(1 - \ell_t)V'_t - \ell_t\alpha\log\pi_{t+1}\big].$$
 #
-# A step resets where the trace stops: at the window's last step and at a termination. There
-# $b_t$ holds the whole target.
-#
-# * **$\ell_t$, the step's λ in $b_t$:** λ where the trace goes on to $t + 1$, 0 where it stops. At
-#   the window's last step it makes $b_t = r_t + \gamma V'_t$, the full bootstrap.
-# * **A termination:** the target is $r_t$ alone. $\ell_t = 0$ would still leave $\gamma V'_t$, so
-#   a `tl.where` on the flag selects the whole bracket away, with any NaN in it.
+# * **$\ell_t$, the step's λ:** λ where the trace goes on to $t + 1$, 0 where it stops. At the
+#   window's last step it makes $b_t = r_t + \gamma V'_t$, the full bootstrap.
+# * **$a_t$:** $\gamma\ell_t$, or the plain $\gamma\lambda$ that the hints use. A step that resets
+#   never reads it.
+# * **A termination:** $[\lnot\text{term}_t] = 0$ leaves $r_t$ alone. $\ell_t = 0$ alone would
+#   still leave $\gamma V'_t$, so a `tl.where` on the flag selects the whole bracket away, with any
+#   NaN in it.
+# * **The reset:** at the window's last step and at a termination. There $b_t$ holds the whole
+#   target.
 #
 # **Two steps, worked.** Take $\gamma = 0.5$, $\alpha = 1$, $\lambda = 0.5$, no termination,
 # $r = (1, 2)$, $V' = (4, 2)$ and $\log\pi_1 = 2$.
 #
 # * $t = 1$ is the window's last step: it resets, and $\ell_1 = 0$. So
 #   $b_1 = r_1 + \gamma V'_1 = 2 + 0.5 \cdot 2 = 3$, and $G_1 = b_1 = 3$.
-# * At $t = 0$ the trace goes on, so $\ell_0 = \lambda$. Then $a_0 = \gamma\lambda = 0.25$ and
+# * At $t = 0$ the trace goes on, so $\ell_0 = \lambda$. Then $a_0 = \gamma\ell_0 = 0.25$ and
 #   $b_0 = r_0 + \gamma\big[(1 - \ell_0)V'_0 - \ell_0\alpha\log\pi_1\big] = 1 + 0.5\,(2 - 1) = 1.5$,
 #   so $G_0 = b_0 + a_0 G_1 = 1.5 + 0.25 \cdot 3 = 2.25$.
 #
@@ -636,7 +716,7 @@ with tempfile.TemporaryDirectory() as _d:  # a renamed copy is found too
 # Checks: the two worked steps, against the reference (CI runs them; skip when reading)
 _gamma, _alpha, _lam, _r, _v, _lp_next = 0.5, 1.0, 0.5, [1.0, 2.0], [4.0, 2.0], [2.0, 0.0]  # log π_{t+1}; none at t = 1
 _ell = [_lam, 0.0]  # ℓ_t: λ where the trace goes on, 0 at the window's last step
-_a, _reset = [_gamma * _lam] * 2, [False, True]  # a = γλ everywhere; step 1, the window's last, resets
+_a, _reset = [_gamma * l for l in _ell], [False, True]  # a_t = γℓ_t; step 1, the window's last, resets
 _b = [r + _gamma * ((1 - l) * v - l * _alpha * lp) for r, v, l, lp in zip(_r, _v, _ell, _lp_next)]
 _G = reference.sac_targets(np.array([_r]), np.array([_v]), np.zeros((1, 2)), gamma=_gamma, alpha=_alpha,
                            lambda_=_lam, log_probs=np.array([[0.0, 2.0]]))  # V' = Q - α·0; log π_0 is never read
@@ -663,8 +743,9 @@ assert np.allclose(_G, [[_b[0] + _a[0] * _b[1], _b[1]]]) and np.allclose(_G, [[2
 # * Let $\ell_t = \lambda$ where the trace goes on, else 0. With $\ell_t$ in place of $\lambda$ in
 #   $b_t$, the window's last step needs no case of its own.
 # * Multiply out the bracket. Sort its terms: those that multiply $G_{t+1}$, and the rest.
-# * The factor of $G_{t+1}$, with the $\gamma$ in front, is $a_t = \gamma\lambda$, with the plain
-#   λ: a reset never reads it. $r_t$ plus $\gamma$ times the rest, with $\ell_t$, is $b_t$.
+# * The factor of $G_{t+1}$, with the $\gamma$ in front, is $a_t = \gamma\ell_t$. The plain
+#   $\gamma\lambda$ does as well: a reset never reads it. $r_t$ plus $\gamma$ times the rest, with
+#   $\ell_t$, is $b_t$.
 # * Watch $-\ell_t\alpha\log\pi_{t+1}$: it sits next to $G_{t+1}$, but does it multiply it?
 # * At a termination, select the whole bracket away with `tl.where`: $b_t = r_t$. The flag is a
 #   bool tensor, `X[5]`: `term = tl.load(X[5] + offs, mask=m, other=0) != 0`.
@@ -700,7 +781,7 @@ assert np.allclose(_G, [[_b[0] + _a[0] * _b[1], _b[1]]]) and np.allclose(_G, [[2
 # ```python
 # going_on = m & (t + 1 < T) & ~term  # the trace runs on to t + 1
 # lam_t = tl.where(going_on, lam, 0.0)  # ℓ_t, for b only
-# a = gamma * lam  # the factor of G_{t+1}: γλ at every step (a reset never reads it)
+# a = gamma * lam  # the factor of G_{t+1}: γℓ_t, or the plain γλ (a reset never reads it)
 # b = r + tl.where(term, 0.0, ___)  # ___: γ times the bracket's terms without G_{t+1}, with lam_t for λ
 # return a, b, ___  # ___: where the trace stops
 # ```
@@ -755,8 +836,9 @@ exercises.attempt("soft_lambda_targets", soft_lambda_targets)
 # * SAC's soft next value is $\min_k Q_k(s_{t+1}, \tilde u_{t+1}) - \alpha\log\pi(\tilde u_{t+1}|s_{t+1})$.
 #   At λ = 0 the target is $r_t + \gamma(1-\text{term}_t)$ times it: CleanRL's target.
 # * The soft λ-return is one reverse scan of $H_t = G_t - \alpha\log\pi_t$, with
-#   $a_t = \gamma_t\lambda_t$ and a reset at each episode end. The epilogue rebuilds $G_t$ from
-#   $H_{t+1}$.
+#   $a_t = \gamma_t\ell_t$ ($\ell_t$: $\lambda_t$ where the trace goes on, 0 where it stops) and a
+#   reset at each episode end. The epilogue rebuilds $G_t$ from `y_in` $= H_{t+1}$. A scan of
+#   $G_t$ itself needs no epilogue, but reads $\log\pi_{t+1}$.
 # * `rl.sac_targets` takes the min over critics inside the kernel and sends the gradient to the
 #   critic that is the min. You pass the target critics' outputs yourself.
 # * λ > 0 on replayed data follows the buffer's actions, unweighted: the target is biased for

@@ -292,15 +292,28 @@ for fn in (crr._weights, crr._crr_forward, crr._crr_backward):
 #
 # * The samples are read with their own stride `SX[BASELINE][2]`. `K` is a runtime loop bound
 #   (`P[P_K]`), not a `tl.constexpr`.
-# * `need_weights=False` removes two of the forward's five streams of memory traffic. The tests
-#   `if O[OUT_WEIGHTS] is not None` and `if X[WEIGHTS] is not None` are decided when the kernel
-#   is compiled.
+# * Without a mask, the forward moves five streams of memory traffic, each a tensor read or
+#   written once. It reads three: $\log\pi$, $Q$ and the $K$ baseline samples. It writes two: the
+#   weights and the advantages. `need_weights=False` removes the two it writes. (A mask adds a
+#   sixth stream, read.) The tests `if O[OUT_WEIGHTS] is not None` in the forward and
+#   `if X[WEIGHTS] is not None` in the backward are decided when the kernel is compiled.
 # * The gradient has no term through $e^{\hat A/\beta}$. The critic is trained by its own loss,
 #   and its values enter the policy update only as weights.
 # * The NaN comes through because of `propagate_nan=tl.PropagateNan.ALL` in the max and the clip.
 #
 # </details>
-#
+
+# %% jupyter={"source_hidden": true}
+# Checks: the forward's five streams, three read and two written (CI runs them; skip when reading)
+import re  # noqa: E402
+
+_fwd = "".join(inspect.getsource(getattr(f, "fn", f)) for f in (crr._weights, crr._crr_forward))
+_read = [x for x in ("LOG_PROBS", "Q_VALUES", "BASELINE", "MASK") if f"(X[{x}]" in _fwd]
+assert _read == ["LOG_PROBS", "Q_VALUES", "BASELINE", "MASK"]  # three, and the mask when there is one
+assert re.findall(r"store\(O\[(\w+)\]", _fwd) == ["OUT_WEIGHTS", "OUT_ADVANTAGES"]  # two written ...
+assert "if O[OUT_WEIGHTS] is not None:\n        store(O[OUT_WEIGHTS]" in _fwd  # ... both only with need_weights
+
+# %% [markdown]
 # ## 5. Kernel against the loop
 #
 # The kernel meets the reference on random batches with padding that holds NaN, both modes, and a
@@ -372,10 +385,10 @@ assert profile.rollout_error("crr", 3, 1000, DEVICE) < 1e-5  # 3 × 1,000 steps:
 # %% [markdown]
 # ## 6. Optional: profile it
 #
-# With its backward, the eager PyTorch formula keeps the benchmark's GPU busy at least 2.8 times
-# as long as the fused loss. On the wall clock it is the other way round: with the backward, the
-# eager formula is faster, its wall time 0.83–0.89× ours in the median paired round at each shape
-# (the paired loss probe, on an H100). The measurements are in
+# On the benchmark's card, an H200, the eager PyTorch formula with its backward keeps the GPU busy
+# at least 2.8 times as long as the fused loss. On another card, an H100, the wall clock says the
+# other way round: in the paired loss probe, the eager formula with its backward is faster, its
+# wall time 0.83–0.89× ours in the median paired round at each shape. The measurements are in
 # [notebook 09, section 4](09_benchmarks.ipynb#4.-Fused-losses-against-their-eager-formulas).
 
 # %% jupyter={"source_hidden": true}

@@ -205,8 +205,10 @@ assert torch.isfinite(one_process[:6]).all() and torch.isnan(one_process[6:9]).a
 #
 # 1. Each rank computes its segment's map: one read of its steps.
 # 2. The ranks swap their maps in one `all_gather`. Per row, each rank sends the triple
-#    $(A, B, \text{reset})$ of section 3, whatever the length, and one flag. The flag is not part
-#    of the scan: it lets every rank raise the same error when one rank's arguments were refused.
+#    $(A, B, \text{reset})$ of section 3, whatever the length, and a fourth number, an error flag.
+#    The flag is not part of the scan: a rank whose arguments were refused sets it to 1 in every
+#    row, and every rank that sees a 1 raises the same error. It is sent per row only because it
+#    rides as a fourth row of the maps' table, so that one `all_gather` carries both.
 # 3. Each rank composes the maps of the ranks after it into its carry. Then it scans its own steps
 #    from that carry.
 
@@ -386,7 +388,7 @@ print("the gradient from carries composed over the ranks before = autograd's, ma
 # | --- | --- | --- |
 # | 1. the header | 7 | a description of the call, so that every rank checks that all run the same one (details below) |
 # | 2. the ends | 4 per row | the row's ends on this rank (listed below) |
-# | 3. the maps | 4 per row | section 4's three numbers of the rank's map, and its error flag |
+# | 3. the maps | 4 per row | section 4's three numbers of the rank's map, and its error flag (the same in every row) |
 #
 # **In all, a forward call sends 7 numbers per rank, plus 8 per row per rank,** however many steps
 # each rank holds.
@@ -453,8 +455,16 @@ print(f"\nGAE forwards, one row of 1,048,576 steps: {one_wall:.0f} µs on one de
 # %% [markdown]
 # The split costs milliseconds per call: on all eight lines of the file, a call with `time_group=`
 # takes 1.3–6.7 ms of wall time, against 45–740 µs on one device. Most of that is the host's, since
-# the GPU time stays under a tenth of the wall time. (The split path waits for the GPU to read the
-# header it exchanged, so each call synchronises once.)
+# the GPU time stays under a tenth of the wall time. It is not the wire: with the `all_gather`
+# replaced by a local copy, the wall time is still milliseconds. Where exactly it goes was not
+# profiled, but the split path is not optimised for small calls:
+#
+# * it is Python that builds each exchange's table from many small tensor operations, each a
+#   launch of its own (with the local gather, its GPU time alone is 64.1 to 144.5 µs, against under
+#   30 µs on one device);
+# * it reads exchanged numbers on the host several times per call (the header, each rank's error
+#   flag). Each read is a synchronisation: the host stops until the GPU has finished all the work
+#   queued before it, so the host's work and the GPU's no longer overlap.
 #
 # So `time_group=` is not a way to speed up a sequence that fits on one GPU. It is worth its
 # milliseconds only when the sequence must be split anyway, because its activations do not fit on
@@ -475,6 +485,10 @@ one_walls = [row_[0][0] for row_ in cost.values()]
 assert (round(min(split_walls) / 1e3, 1), round(max(split_walls) / 1e3, 1)) == (1.3, 6.7)  # "1.3–6.7 ms"
 assert (round(min(one_walls)), round(max(one_walls), -1)) == (45, 740)  # "45–740 µs"
 assert all(g < 0.1 * w for row_ in cost.values() for w, g in row_[1:])  # "under a tenth of the wall time"
+assert all(w > 1000 for row_ in cost.values() for w, _ in row_[1:2])  # the local gather, no wire: still milliseconds
+split_gpus = [row_[1][1] for row_ in cost.values()]  # the local gather's GPU time
+assert (min(split_gpus), max(split_gpus)) == (64.1, 144.5)  # "64.1 to 144.5 µs" of GPU time, split
+assert max(row_[0][1] for row_ in cost.values()) < 30  # "under 30 µs on one device"
 assert os.path.basename(COST_FILE)[5:15] < profile.COMMITTED_RUN[5:15]  # older code than the run that 09 reads
 from rltriton_lite import distributed  # noqa: E402  (the details' header: seven numbers, compared on every rank)
 head_src = inspect.getsource(distributed._TimeSharded.forward)
@@ -486,6 +500,9 @@ assert "for name in (w.boundary, w.initial)]" in head_src and "table[-1, 2]" in 
 # the third exchange's four numbers per row: section 4's three and the error flag (8 per row per rank in all)
 assert ".expand(4, rows)  # the identity, no error" in head_src and "maps = gather(maps)" in head_src
 assert head_src.count(" = gather(") == 3  # the forward's three exchanges: the header, the ends' table, the maps
+# the host reads exchanged numbers (syncs): the header, then each rank's error flag; a refused rank flags every row
+assert "heads = gather(head).cpu()" in head_src and "bad = [k for k in range(world) if bool(maps[k, 3].any())]" in head_src
+assert "maps[3] = 1.0" in head_src
 
 # %% [markdown]
 # ## Exercises

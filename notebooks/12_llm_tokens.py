@@ -74,7 +74,9 @@ GAMMA, LAM = 0.99, 0.95
 #
 # * **transition**: the token is appended. Between two policy tokens this is deterministic. In a
 #   multi-turn response, a tool's output is appended too: that part of the transition comes from
-#   the environment (section 2). The episode ends after EOS, or at the maximum length.
+#   the environment (section 2). The episode ends after EOS. A response cut at the maximum length
+#   has no EOS: it is *truncated*, not ended. This notebook, like verl's loop (section 3), treats
+#   it as ended, so GAE below starts from $V = 0$ after it; question 2 bootstraps it correctly.
 #
 # * **reward**: at every token, a KL penalty that keeps the policy near a frozen reference model,
 #   $r_t = -\beta\,\big(\log \pi_\theta(y_t \mid s_t) - \log \pi_{\text{ref}}(y_t \mid s_t)\big)$,
@@ -497,15 +499,19 @@ wall = {(r["B"], r["T"], r["impl"]): r["wall_us"] for r in rows}
 gpu = {(r["B"], r["T"], r["impl"]): r["gpu_us"] for r in rows}
 shapes = sorted({(r["B"], r["T"]) for r in rows}, key=lambda s: (s[0] * s[1], s[1]))
 errs = [r["max_abs_err_vs_loop"] for r in rows if r["impl"] == OURS]
-lines = [{"B × T": profile.shape_name(s), "tokens": s[0] * s[1], "loop ms": wall[(*s, LOOP)] / 1e3,
-          "loop µs per step of T": wall[(*s, LOOP)] / s[1], "cumsum µs": wall[(*s, CUMSUM)],
-          "cumsum GPU µs": gpu[(*s, CUMSUM)], "rl.gae µs": wall[(*s, OURS)],
-          "rl.gae GPU µs": gpu[(*s, OURS)], "verl drop-in µs": wall[(*s, DROP_IN)],
-          "loop ÷ rl.gae": profile.speedup_text(wall[(*s, LOOP)] / wall[(*s, OURS)]),
-          "rl.gae ÷ cumsum": wall[(*s, OURS)] / wall[(*s, CUMSUM)]} for s in shapes]
+times = [{"B × T": profile.shape_name(s), "tokens": s[0] * s[1], "loop ms": wall[(*s, LOOP)] / 1e3,
+          "cumsum µs": wall[(*s, CUMSUM)], "cumsum GPU µs": gpu[(*s, CUMSUM)],
+          "rl.gae µs": wall[(*s, OURS)], "rl.gae GPU µs": gpu[(*s, OURS)],
+          "verl drop-in µs": wall[(*s, DROP_IN)]} for s in shapes]
+ratios = [{"B × T": profile.shape_name(s), "loop µs per step of T": wall[(*s, LOOP)] / s[1],
+           "loop ÷ rl.gae": profile.speedup_text(wall[(*s, LOOP)] / wall[(*s, OURS)]),
+           "rl.gae ÷ cumsum": wall[(*s, OURS)] / wall[(*s, CUMSUM)]} for s in shapes]
 print(f"{res['gpu']}, {res['date']} ({os.path.basename(TOKENS_FILE)}, not measured here): wall time per call "
       f"(GPU time: CUDA-graph replay), γ = {res['gamma']}, λ = {res['lam']}, float32\n")
-print(profile.table(lines, digits=3))
+print("The times:")
+print(profile.table(times, digits=3))
+print("\nThe ratios, from the same times (wall time):")
+print(profile.table(ratios, digits=3))
 print(f"\nrl.gae's largest |A − loop's A| over the policy tokens, float32: {max(errs):.1e}")
 
 # %% [markdown]

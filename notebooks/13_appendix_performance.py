@@ -34,7 +34,8 @@
 #
 # These kernels do a few flops per byte moved, so they are **memory-bound**: their *floor*
 # (notebook 08) is the time to read each input once and write each output once at the GPU's copy
-# bandwidth. Section 0.4 sums up in one page how the package's kernel follows the rules;
+# bandwidth. Section 0.4 sums up in one page how the package's kernel follows the rules, and
+# section 0.5 tests the rules' model against three measured cases;
 # [notebook 13c](13c_inside_the_package.ipynb), an appendix for maintainers, shows its code. New
 # words are in [`GLOSSARY.md`](GLOSSARY.md).
 #
@@ -178,10 +179,15 @@ assert all(np.isclose(got, law) for got, law in toy.values())
 assert PEAK * LATENCY == 32_000 and np.isclose(toy[32_000][0], PEAK)  # the fewest bytes in flight that reach the peak
 
 # %% [markdown]
-# The toy reaches its peak only with peak × latency bytes in flight. For GAE on an H200, both sides
-# of the law count **loads**: 9 of the 17 bytes GAE moves per float32 step (the reward and the
-# value, 4 bytes each, and a 1-byte flag), so its loads arrive at 9/17 of the copy bandwidth at the
-# floor.
+# The toy reaches its peak only with peak × latency bytes in flight. For GAE on an H200, mind
+# which bytes count:
+#
+# * **The floor** counts every byte read *and* written, 17 per float32 step, at the copy bandwidth.
+# * **Bytes in flight** count only the **loads**, 9 of those 17 (the reward and the value, 4 bytes
+#   each, and a 1-byte flag). A store needs no wait: the program goes on without an answer.
+#
+# So at the floor the loads arrive at 9/17 of the copy bandwidth, and that is the bandwidth the
+# law needs here.
 
 # %%
 BW = RES["copy_bandwidth_Bps"]  # bytes/s, read + written: the H200's (committed run)
@@ -203,9 +209,10 @@ assert round(per_sm / 1e3, 1) == 10.3  # "about 10 KB of loads per SM"
 # %% [markdown]
 # A kernel reaches those 10 KB per SM in two ways.
 #
-# * **More warps at once on each SM.** Each warp's registers and shared memory come out of a fixed
-#   budget per SM, so a kernel that needs more of them fits fewer warps. The warps an SM holds,
-#   against the most it could hold, are its **occupancy**.
+# * **More warps at once on each SM.** Each program's registers and shared memory come out of a
+#   fixed budget per SM, so a kernel whose programs need more of them fits fewer programs, and so
+#   fewer warps, at once. The warps an SM holds, against the most it could hold, are its
+#   **occupancy**.
 # * **More bytes per warp:** 16-byte vector loads, and the next chunk's loads issued before this
 #   chunk is scanned, **pipelining** (the chunk loaded ahead waits in shared memory).
 #
@@ -279,6 +286,13 @@ assert 100 * walk["floor_ms"] / walk["kernel_ms"] < 5 and 100 * ours["floor_ms"]
 #
 # > **split when programs < 2 × SMs and the row needs ≥ 32 chunks of 1024 steps.**
 #
+# Why 32? The threshold was chosen by wall time per call, what a training loop pays, since a split
+# call costs a second launch and more work on the host. On an H200, GAE rows of 32 wide chunks ran
+# faster split (64×32768: 43.3 µs against 54.5 walked), rows of 16 ran faster walked (64×16384:
+# 49.2 µs against 70.0 split); [`docs/DESIGN.md`, "The time split"](../docs/DESIGN.md#the-time-split)
+# gives the measurements. So 64×16384, 16 chunks a row, is not split, though its 64 programs leave
+# about half the SMs idle (section 0.5).
+#
 # Fewer programs but shorter rows are walked in wider chunks instead. `tile_plan(B, T)` returns
 # the planner's choices by name. In the table, the first two columns are hypothetical: what one
 # program per row, walking its row in chunks of 256 steps, would give. The others are the
@@ -319,6 +333,10 @@ assert 64 < ON_H200.min_programs == 264 and 16384 // Config().wide_block == 16 <
 assert 31 * Config().wide_block == 31_744  # the boundary: 31 chunks of 1024 are 31,744 steps
 # "≥ 32 chunks of 1024": 8 rows of 31,744 steps (31 chunks) are walked whole, one step more (32 chunks) is split
 assert tile_plan(8, 31_744)["segments"] == 1 and tile_plan(8, 31_745)["segments"] > 1
+# "why 32?": docs/DESIGN.md's wall times per call, split against walked
+assert "Both chosen by wall time per call, what a training loop pays" in design and "hence 32" in design
+assert "32 wide chunks now split faster than they walk (GAE 64×32768: 43.3 µs against 54.5" in design
+assert "while 16 still walk faster (64×16384: 49.2 against 70.0" in design
 assert round(by_shape["16384×1024"]["planner: programs"] / H200_SMS) == 62  # 0.2: "about 62 at 16384×1024"
 
 # %% [markdown]
@@ -387,6 +405,104 @@ wide = tile_plan(64, 16384)  # too few programs, and rows of only 16 wide chunks
 assert (wide["row_programs"], wide["segments"], wide["block"], 16384 // wide["block"]) == (64, 1, 1024, 16)
 slow = committed("gae", 64, 16384)
 assert round(100 * slow["floor_ms"] / slow["kernel_ms"]) == 13  # "about 13 % of the floor"
+
+
+# %% [markdown]
+# ### 0.5 The model against the measurements
+#
+# **The question:** does section 0.2's model predict the committed run's times? **The answer:** it
+# gets the order of the three cases right, and it says when bytes in flight are enough; but it
+# misses the few-programs case by almost 4×.
+#
+# The model, built from sections 0.2 and 0.3:
+#
+# * **Bytes in flight per SM** = the programs resident on it × the bytes each has in flight.
+# * **Resident programs** are capped at 32 per SM, and at 64 warps: 16 programs of 4 warps.
+# * **SMs with work:** a launch of P programs keeps at most P of the 132 SMs busy.
+# * Each SM with work runs at its share of the floor, times (its bytes in flight ÷ 10.3 KB), at
+#   most 1. SMs without work add nothing.
+#
+# It is applied to three committed cases of GAE in float32: the naive-kernel anchor at 16384×1024
+# (one program of Triton's default 4 warps per row, one step's 9 bytes in flight), and the package
+# at 16384×1024 and at 64×16384, with the planner's tiles of section 0.4.
+
+# %%
+MAX_RESIDENT, MAX_WARPS = 32, 64  # per SM of an H100 or H200 (section 0.2)
+
+
+def model_pct(programs, warps, bytes_each):
+    """The model's % of the floor for a launch of `programs` programs of `warps` warps, each with
+    `bytes_each` bytes of loads in flight; and what it is built from."""
+    with_work = min(programs, H200_SMS)
+    resident = min(MAX_RESIDENT, MAX_WARPS // warps, -(-programs // H200_SMS))  # the last: programs per SM, rounded up
+    in_flight = resident * bytes_each  # per SM with work
+    return 100 * with_work / H200_SMS * min(1.0, in_flight / per_sm), with_work, resident, in_flight
+
+
+ANCHOR_WARPS = triton.Config({}).num_warps  # the anchor's launch names no num_warps: Triton's default
+cases = {}  # name -> (programs, warps, bytes each in flight, the committed row)
+cases["naive-kernel anchor, 16384×1024"] = (16384, ANCHOR_WARPS, step_program, walk)
+for B_, T_ in [(16384, 1024), (64, 16384)]:
+    p_ = tile_plan(B_, T_)
+    cases[f"rltriton_lite, {B_}×{T_}"] = (p_["row_programs"] * p_["segments"], p_["warps"],
+                                          p_["rows"] * p_["block"] * GAE_READ * p_["stages"], committed("gae", B_, T_))
+model = []
+for name, (programs, warps, bytes_each, r) in cases.items():
+    pct, with_work, resident, in_flight = model_pct(programs, warps, bytes_each)
+    model.append({"case (GAE, float32)": name, "programs": programs, "SMs with work": with_work,
+                  "resident per SM": resident, "B in flight per program": bytes_each,
+                  "KB in flight per SM": in_flight / 1e3, "predicted % of floor": pct,
+                  "measured % of floor": 100 * r["floor_ms"] / r["kernel_ms"]})
+print(f"the model: {LATENCY_S * 1e9:.0f} ns latency (assumed), {per_sm / 1e3:.1f} KB per SM for the floor\n")
+print(profile.table(model, digits=3))
+
+# %% [markdown]
+# Read the table case by case:
+#
+# * **The anchor:** 16 resident programs of 9 bytes each are 144 bytes in flight per SM, so the
+#   model predicts 1.4 % of the floor; the run measured 3.3 %. That is the right size, a few
+#   percent, but about 2× too low. The 600 ns is an assumption, and it is a trip to memory. The
+#   anchor reads each row one float at a time, and 8 floats share a 32-byte sector, so most of its
+#   loads probably find their sector already fetched, in the cache, and come back sooner.
+# * **The package at 16384×1024:** 32 resident programs hold about 14 times the 10.3 KB, so the
+#   model predicts the full floor; the run measured 83 %. The model says only that bytes in flight
+#   are not what limits this case; the last 17 % is something it does not describe.
+# * **The package at 64×16384:** 64 programs leave 68 SMs without work, so the model predicts
+#   48 %; the run measured 13 %. This is where the model fails. It assumes that each program keeps
+#   its 18.4 KB in flight at every moment. A program walking its row does not: it waits a whole
+#   latency for its first chunk, and between loads it scans each chunk of 1024 steps on 4 warps,
+#   which wait for each other at barriers. Its 16 chunks in series took 2.0 µs each, where the
+#   model allows 0.54 µs.
+#
+# **The lesson:** enough bytes in flight is necessary, not sufficient. When a few programs each
+# walk a long chain of chunks, the chain sets the time; that is what the time split of section 0.3
+# cuts, at the price of the host time that keeps 64×16384 unsplit.
+
+# %% jupyter={"source_hidden": true}
+# Checks: section 0.5's figures, from the model and the committed run (CI runs them; skip when reading)
+import inspect  # noqa: E402  (the anchor's launch names no num_warps)
+
+from rltriton_lite import bench  # noqa: E402
+
+assert "num_warps" not in inspect.getsource(bench.bare_gae) and ANCHOR_WARPS == 4  # "Triton's default 4 warps"
+an, big_m, wide_m = model
+assert (an["programs"], an["resident per SM"], an["B in flight per program"]) == (16384, 16, 9)  # "16 of 9 bytes"
+assert round(1e3 * an["KB in flight per SM"]) == 144  # "144 bytes in flight per SM"
+assert round(an["predicted % of floor"], 1) == 1.4 and round(an["measured % of floor"], 1) == 3.3
+assert round(an["measured % of floor"] / an["predicted % of floor"]) == 2  # "about 2× too low"
+assert big_m["resident per SM"] == 32 and round(big_m["KB in flight per SM"] * 1e3 / per_sm) == 14  # "about 14 times"
+assert big_m["predicted % of floor"] == 100 and round(big_m["measured % of floor"]) == 83  # "the full floor", "83 %"
+assert round(100 - big_m["measured % of floor"]) == 17  # "the last 17 %"
+assert (wide_m["programs"], wide_m["SMs with work"], H200_SMS - wide_m["SMs with work"]) == (64, 64, 68)  # "68 SMs"
+assert wide_m["resident per SM"] == 1 and round(wide_m["KB in flight per SM"], 1) == 18.4  # "its 18.4 KB"
+assert round(wide_m["predicted % of floor"]) == 48 and round(wide_m["measured % of floor"]) == 13  # "48 %", "13 %"
+assert 3.5 < wide_m["predicted % of floor"] / wide_m["measured % of floor"] < 4  # "misses ... by almost 4×"
+assert (wide["block"], wide["warps"], wide["stages"]) == (1024, 4, 2)  # "chunks of 1024 steps on 4 warps"
+chunk_us = 1e3 * slow["kernel_ms"] / 16  # measured: each program's 16 chunks in series
+model_chunk_us = 1e6 * wide["block"] * GAE_READ / (load_bw / H200_SMS)  # the model: one SM's share of the loads
+assert round(chunk_us, 1) == 2.0 and round(model_chunk_us, 2) == 0.54  # "2.0 µs each, where the model allows 0.54"
+order = lambda key: sorted(range(3), key=lambda i: model[i][key])  # noqa: E731
+assert order("predicted % of floor") == order("measured % of floor")  # "the order of the three cases right"
 
 
 # %% [markdown]

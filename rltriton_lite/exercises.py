@@ -730,7 +730,8 @@ def _run(ex, case, fn, args, kwargs, code):
     widest tl.associative_scan under the interpreter, the autograd.Functions it applied, _Code)."""
     LAUNCHES.clear()
     SEEN["widest_scan"], SEEN["not_associative"], SEEN["combine"], _PHASE[0] = 0, None, None, "forward"
-    SEEN["combine_reset_first"], SEEN["combine_arity"] = None, ""
+    SEEN["combine_reset_first"], SEEN["combine_arity"], SEEN["past_leaks"] = None, "", 0.0
+    before = _snapshot(ex, fn, args, kwargs)  # (taken outside the watch: its copies are the checker's, not fn's)
     with _watch(), np.errstate(all="ignore"), _refusing(ex) as refused, \
             _applying_functions(ex.needs == "autograd") as functions:  # (NumPy warns at the NaN cases)
         try:
@@ -763,7 +764,66 @@ def _run(ex, case, fn, args, kwargs, code):
     LAUNCHES.clear()
     code = code or _Code(fn)
     _refuse(ex, case, code, refused)
+    _unchanged(ex, case, before)
     return got, launched, widest, list(functions), code
+
+
+# ---- The caller's inputs stay as they were ----------------------------------------------------------
+# A function that writes into an input (B *= ..., B[k] = ...) can return the right values and still
+# break its caller, who reads the array again. So every case's array and tensor arguments are copied
+# before fn runs and compared with what they hold after it returns (NaN against NaN is no change).
+# (No runner writes into its case's arguments while fn runs, so no exercise is excluded.)
+def _argument_names(ex, fn, args, kwargs):
+    """A name for each positional argument: fn's own parameter names where its runner calls fn with the
+    case's arguments, else the task's, else "argument i"."""
+    if ex.kind != "hook":  # (a hook's case holds the harness's inputs, not the hook's own arguments)
+        try:
+            sig = inspect.signature(fn)
+            sig.bind(*args, **kwargs)  # (raises where fn does not take the case's arguments as they are)
+            names = [p.name for p in sig.parameters.values()
+                     if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)][:len(args)]
+            if len(names) == len(args):
+                return names
+        except (TypeError, ValueError):
+            pass
+        m = re.match(r"\s*\w+\(([^)]*)\)", ex.task)
+        names = [n.strip() for n in m.group(1).split(",")] if m else []
+        if len(names) >= len(args) and all(n.isidentifier() for n in names[:len(args)]):
+            return names[:len(args)]
+    return [f"argument {i}" for i in range(len(args))]
+
+
+def _snapshot(ex, fn, args, kwargs):
+    """(name, the argument, a copy of it) for each array or tensor argument, one level into tuples
+    and lists (name[i])."""
+    named = list(zip(_argument_names(ex, fn, args, kwargs), args)) + list(kwargs.items())
+    named += [(f"{name}[{i}]", y) for name, x in named if isinstance(x, (tuple, list)) for i, y in enumerate(x)]
+    return [(name, x, x.copy() if isinstance(x, np.ndarray) else x.detach().clone())
+            for name, x in named if isinstance(x, (np.ndarray, torch.Tensor))]
+
+
+def _unchanged(ex, case, before):
+    """Raises, naming the argument and an element, if fn changed one of its inputs in place."""
+    for name, now, was in before:
+        if tuple(now.shape) != tuple(was.shape) or now.dtype != was.dtype:
+            change = f"its shape or dtype: was {tuple(was.shape)} {was.dtype}, now {tuple(now.shape)} {now.dtype}"
+        else:
+            same = (now == was) | ((now != now) & (was != was))  # (NaN stays NaN: that is no change)
+            same = same.cpu().numpy() if isinstance(same, torch.Tensor) else np.asarray(same)
+            if same.all():
+                continue
+            k = int(np.flatnonzero(~same)[0])
+            at = ", ".join(str(int(i)) for i in np.unravel_index(k, same.shape))
+
+            def show(x):
+                v = x.reshape(-1)[k].item()
+                return str(v) if isinstance(v, bool) else f"{v:.6g}"
+            change = f"element [{at}]: was {show(was)}, now {show(now)}" if same.ndim else \
+                f"was {show(was)}, now {show(now)}"
+        copy = name.split("[")[0] + (".clone()" if isinstance(now, torch.Tensor) else ".copy()")
+        raise AssertionError(
+            f"{ex.name}, {case}: your function changed its input {name} in place ({change}); the caller's "
+            f"arrays must not change: work on a copy ({copy}), or build a new array")
 
 
 def _raised_by_theirs(ex, case, fn, e: Exception) -> Exception:
@@ -987,6 +1047,8 @@ def _compare(ex, case, got, expected, marks, rtol=1e-5, atol=1e-5, top=True, arg
             wants = ex.hint is not None and "kwargs" in inspect.signature(ex.hint).parameters
             own = None if ex.hint is None else ex.hint(args, index, bad, got, expected,
                                                        **({"kwargs": kwargs or {}} if wants else {}))
+            if SEEN.get("past_leaks"):  # (the runner saw it: the values change with what lies past the window)
+                own = _Whole(_PAST_LEAKS.format(SEEN["past_leaks"], SEEN["past_leaks"]))
         except _NoKey:  # (without the keys, a hint's slip on inputs the function changed in place)
             own = None
         if own is None and ex.kind == "kernel" and got.ndim == 2 and got.shape[0] > 1 and not bad[0].any() \
@@ -1157,7 +1219,8 @@ SEEN = {"launches": 0, "atomics": 0, "widest_scan": 0, "scalar_loads": 0,  # und
         "combine": None,  # per call: what the student's first combine gives on TWO_MAPS (_on_two_maps)
         "combine_reset_first": None,  # per call: and on RESET_FIRST, where it takes flags
         "combine_arity": "",  # per call: where the student's combine returns other than one value per block scanned
-        "tallest_scan": 0}  # the most rows (elements across the axes not scanned) a tl.associative_scan took
+        "tallest_scan": 0,  # the most rows (elements across the axes not scanned) a tl.associative_scan took
+        "past_leaks": 0.0}  # per call, compiled too: where a case's start past the window changed the values (_scan_with)
 
 
 @dataclass(frozen=True, eq=False)
@@ -1418,6 +1481,36 @@ def _interpreting(poison_scans=False):
     finally:
         for (owner, key), fn in saved.items():
             setattr(owner, key, fn)
+
+
+@contextlib.contextmanager
+def _nan_wins():
+    """Under the interpreter, tl.maximum and tl.minimum with their default, propagate_nan=NONE, return NaN
+    where an operand is NaN, as propagate_nan=ALL does (np.maximum, not np.fmax): Triton does not promise the
+    default's NaN handling, so an answer must not lean on it to drop a NaN (0 * -inf). Compiled: nothing
+    (a GPU's default max drops the NaN, and no run there can show what the answer leans on)."""
+    try:
+        from triton.runtime import interpreter as ti
+        builder = type(ti.interpreter_builder)
+        saved = {k: getattr(builder, k) for k in ("create_maxnumf", "create_minnumf")}
+    except (ImportError, AttributeError):  # compiled, or an interpreter of another shape
+        yield
+        return
+    builder.create_maxnumf = lambda self, lhs, rhs: self.binary_op(lhs, rhs, np.maximum)
+    builder.create_minnumf = lambda self, lhs, rhs: self.binary_op(lhs, rhs, np.minimum)
+    try:
+        yield
+    finally:
+        for k, fn in saved.items():
+            setattr(builder, k, fn)
+
+
+def _nan_winning(run):
+    """``run`` with a NaN winning every max and min of the student's code (``_nan_wins``)."""
+    def nan_winning(fn, args, kw):
+        with _nan_wins():
+            return run(fn, args, kw)
+    return nan_winning
 
 
 def _associativity(op, input, result=()) -> str:
@@ -2776,7 +2869,7 @@ def _map_hook_kernel(X, O, P, n, HOOK: tl.constexpr, BLOCK: tl.constexpr):
     tl.store(O + offs, HOOK(X, P, offs, m), mask=m)
 
 
-_PAST_THE_WINDOW = [0.0]  # where scan_hook starts: a checker's case may set it (returns_autograd's)
+_PAST_THE_WINDOW = [0.0]  # where scan_hook starts: a checker's case may set it (_started_from)
 
 
 def scan_hook(prologue, inputs, params, chunk: int = 64, reverse: bool = True, epilogue=None) -> torch.Tensor:
@@ -2832,7 +2925,27 @@ _harness_scan, _harness_map = scan_hook, map_hook
 
 
 def _scan_with(n_inputs):
-    return lambda fn, args, kw: _harness_scan(fn, args[:n_inputs], args[n_inputs:])
+    """The runner of a prologue for scan_hook: the case's first ``n_inputs`` arguments are X, the rest P.
+    A case whose kwargs hold ``past`` starts the scan there, a stand-in for what lies past the window
+    (_started_from), and runs from 0 too: a prologue whose window's last step resets gives the same values
+    from both, so where they differ, what lies past the window got in (SEEN["past_leaks"], _PAST_LEAKS)."""
+    def run(fn, args, kw):
+        X, P, past = args[:n_inputs], args[n_inputs:], kw.get("past", 0.0)
+        from_0 = _harness_scan(fn, X, P) if past else None
+        out = _started_from(past, _harness_scan, fn, X, P)
+        if from_0 is not None and not torch.allclose(out, from_0, rtol=1e-6, atol=1e-6, equal_nan=True):
+            SEEN["past_leaks"] = past
+        return out
+    return run
+
+
+_PAST_LEAKS = ("Your window's last step does not reset, so the value past the window (here {:g}, where this case's "
+               "scan starts) flows into the last step and, through it, into every step before it up to a reset: "
+               "your prologue's scan gives other values from {:g} than from 0. Nothing of this window follows its "
+               "last step, so the trace stops there: that step's reset keeps what lies past the window out, "
+               "as a termination's keeps the next episode out." + _fix(
+                   " Set the reset at the window's last step too, beside the other cuts of the trace: "
+                   "... | (t == T - 1)."))
 
 
 def _map_with(n_inputs):
@@ -2872,6 +2985,11 @@ Triples (a, b, reset): reset, a bool per step, is where the trace is cut (an epi
 window's last step): y_t = b_t there, selected, so nothing behind the step, NaN included, reaches
 it; a keeps its usual value (it reaches no output there). A NaN inside b itself is yours: select NaN-able
 inputs away in b with tl.where (gamma * (1 - term) * V' is 0 * NaN = NaN where V' is NaN)."""
+
+
+PAST_RULE = f"""
+In the case marked "past the window", the checker's scan_hook starts from y_T = {PAST_WINDOW:g}, not 0, a
+stand-in for what lies past the window: only the window's last step's reset keeps it out."""
 
 
 _COMPOSE_ORDER = ("the b part is wrong{}: is q applied first? (\"p first, then q\": y goes through p, "
@@ -3006,12 +3124,12 @@ def _combine_arrays_cases(d):
 
 @_checker_only
 def _chunked_reset_reference(a, b, reset, chunk, carry_at="first", select=True, order="last first",
-                             swapped=False):
+                             swapped=False, carry_in_out=False):
     """00's chunked reverse scan with resets: chunk k holds steps k * chunk .. (k + 1) * chunk - 1;
     the chunks from the last in time (``order``), each step's map composed from the chunk's last step
     down (``swapped``: step t's map applied first, then the later run's), y_t = B_t where K_t
     (``select``; else B_t + A_t * carry), then the carry: y at the chunk's first step (``carry_at``: or
-    its last). Returns (y, carry_in)."""
+    its last). Returns (y, carry_in); ``carry_in_out``: carry_in holds the carry the chunk hands on."""
     T = a.shape[-1]
     y, carry_in, carry = np.zeros(T), np.zeros(T), 0.0
     starts = list(range(0, T, chunk))
@@ -3024,6 +3142,8 @@ def _chunked_reset_reference(a, b, reset, chunk, carry_at="first", select=True, 
             y[t] = B if (K and select) else B + A * carry
             carry_in[t] = carry
         carry = y[start] if carry_at == "first" else y[end - 1]
+        if carry_in_out:
+            carry_in[start:end] = carry
     return y, carry_in
 
 
@@ -3037,6 +3157,10 @@ _CHUNKED_RESET_SLIPS = {  # what the answer is, where it is the chunked scan wit
     "first). Going back from the chunk's end, the run of later steps is applied first, then step t's map (the "
     "order rule, section 3)" + _fix(": A, B = a[t] * A, b[t] + a[t] * B, or with section 4's combine_np, "
                                      "combine_np(run, step): the run first"): dict(swapped=True),
+    "your carry_in holds the carry that each chunk hands on (y at its own first step), not the one that entered "
+    "it: carry_in[t] is the value that came in from the chunk after, the carry as it was before this chunk "
+    "replaced it (0.0 for the last chunk)" + _fix(": set carry_in for the chunk's steps before the line that "
+                                                   "updates the carry"): dict(carry_in_out=True),
 }
 
 
@@ -3528,15 +3652,34 @@ _HOOKED_FLAG = ("A NaN crossed an episode end: the prologue's reset flag is not 
                     " Unpack a, b, reset = PROLOGUE(...); make the lanes outside m (1, 0, False): reset = reset & m; "
                     "scan the triple (a, b, reset) with your reset_combine; and select the carry away where the "
                     "composed flag is set."))
-_HOOKED = {  # hooked_scan's prologues: what each scans, as the float64 loop (inputs, then params)
-    id(_hooked_returns): lambda r, done, gamma: reference.discounted_returns(r, gamma=gamma, terminated=done),
+_HOOKED = {  # hooked_scan's prologues: what each scans, as the float64 loop (inputs, then params), from y_T = initial
+    id(_hooked_returns): lambda r, done, gamma, initial=0.0: reference.discounted_returns(
+        r, gamma=gamma, terminated=done, bootstrap_value=np.full(r.shape[:-1], initial)),
     id(_hooked_gae): lambda r, v, nv, done, gamma, lam: reference.gae(r, v, next_values=nv, terminated=done,
                                                                       gamma=gamma, lambda_=lam)[0],
 }
 
 
+def _hooked_scan_hint(args, bad, got, expected):
+    """hooked_scan's slips: GAE's prologue not called (every element wrong), a NaN across an episode end,
+    or, where the case starts from y_T = initial, the values of a scan from 0: initial never entered."""
+    prologue, inputs, params, chunk, *initial = args
+    if prologue is _hooked_gae and bad.all():
+        return _HOOKED_BY_NAME
+    if (bad & ~np.isfinite(got) & np.isfinite(expected)).any():
+        return _HOOKED_FLAG
+    if initial and initial[0] and _is_slip(got, _HOOKED[id(prologue)](*_as_numpy(tuple(inputs)), *params), expected):
+        return _Whole(f"Your values are those of a scan from y_T = 0: the value after the row, initial = "
+                      f"{initial[0]:g} here, never entered. Either the carry does not start from initial, or a "
+                      "reset flag is left set on the padding lanes past T: the composed flag of every real step of "
+                      "the last chunk is then set, and the carry (initial) is selected away there." + _fix(
+                          " Start the carry from initial (pass it to the kernel: carry = START), and make the "
+                          "padding lanes the identity, the flag included: reset = reset & m."))
+    return None
+
+
 @_exercise("hooked_scan", "00c_episodes_and_hooks", "kernel", stream=24, task="""
-hooked_scan(prologue, inputs, params, chunk) -> y: one kernel for every algorithm, your gae_kernel's
+hooked_scan(prologue, inputs, params, chunk, initial=0.0) -> y: one kernel for every algorithm, your gae_kernel's
 chunk loop with the prologue passed in as a tl.constexpr argument, PROLOGUE. On each chunk of a row
 the kernel calls PROLOGUE(X, P, offs, t, m, T): X the tuple `inputs` ((B, T) contiguous tensors),
 P the tuple `params` (floats), offs the chunk's flat offsets row * T + t, t its time steps, m the
@@ -3544,13 +3687,14 @@ mask t < T, T the row length. The prologue returns the triple (a, b, reset), as 
 prologues do: reset, a bool, is an episode's end (y_t = b_t, selected as in your reset_scan, so
 nothing behind it, NaN included, reaches it). Outside m its values are not defined: make those
 lanes the identity (1, 0, no reset). Scan y_t = b_t + a_t y_{t+1}
-backwards from y_T = 0, in chunks of `chunk` steps, one program per row, and return y, a (B, T)
-float32 tensor your kernel wrote. The checker passes its own prologues (the discounted return's,
-GAE's): your one kernel is compiled once for each.
-""", needs="scan", run=_in_chunks(3), window_end="the row's last step (t = T - 1: y_T = 0 after it)",
-   recompute=lambda prologue, inputs, params, chunk: _HOOKED[id(prologue)](*inputs, *params),
-   hint=lambda args, i, bad, got, expected: _HOOKED_BY_NAME if args[0] is _hooked_gae and bad.all() else (
-       _HOOKED_FLAG if (bad & ~np.isfinite(got) & np.isfinite(expected)).any() else None))
+backwards from y_T = initial (a value after the row: the carry into its last chunk), in chunks of
+`chunk` steps, one program per row, and return y, a (B, T) float32 tensor your kernel wrote. The
+checker passes its own prologues (the discounted return's, GAE's): your one kernel is compiled once
+for each. Its last case passes initial = 10: a reset flag left set on a padding lane keeps it out.
+""", needs="scan", run=_in_chunks(3),
+   window_end="the row's last step (t = T - 1: y_T = initial after it, 0 unless the case passes one)",
+   recompute=lambda prologue, inputs, params, chunk, *initial: _HOOKED[id(prologue)](*inputs, *params, *initial),
+   hint=lambda args, i, bad, got, expected: _hooked_scan_hint(args, bad, got, expected))
 def _hooked_scan_cases(d):
     rng, gamma, lam = d.rng, d.real(0.9, 0.8, 0.99), d.real(0.8, 0.5, 0.95)
     out = []
@@ -3585,6 +3729,16 @@ def _hooked_scan_cases(d):
     out.append(("the discounted return, no episode ends, gamma 0.99, shape (2, 100), chunk 16",
                 (_hooked_returns, (_t(r), _t(done, torch.bool)), (0.99,), 16), {},
                 _HOOKED[id(_hooked_returns)](r, done, 0.99), {**_carry_steps(r.shape, 16)}))
+    # a value after the row, y_T = initial: the carry into the last chunk, which has padding lanes; the
+    # prologue's reset is set there (_undefined_outside), so a flag not cleared outside m keeps initial out
+    shape, initial = (2, d.int(100, 65, 127)), 10.0
+    r = rng.normal(size=shape)
+    done = _flags(rng, shape, 0.05)
+    done[:, -8:] = False  # the row's last steps inside an episode: initial reaches them
+    out.append((f"the discounted return, episode ends, initial = {initial:g} after the row, shape {shape}, chunk 64",
+                (_hooked_returns, (_t(r), _t(done, torch.bool)), (gamma,), 64, initial), {},
+                _HOOKED[id(_hooked_returns)](r, done, gamma, initial),
+                {DONE: done, **_carry_steps(shape), **_padded_last_step(done, 64)}))
     return out
 
 
@@ -3643,6 +3797,7 @@ def _strided_hint(args, bad, got, expected):
 
 
 _MAX_END = "the row's last step (t = T - 1: nothing after it, h = r there)"
+_MAX_UNDERFLOW = "a g that underflows to 0 (gamma^k over a run of a chunk), a row's length not a multiple of the chunk"
 _MAX_PADDING = ("the row's last step, padding lanes after it in its chunk: the lanes past T must be the identity, the "
                 "pair (g, c) that leaves every y as it is, else they compose into the last step")
 
@@ -3655,8 +3810,11 @@ float. A step is the map y -> max(r_t, gamma * y), not y -> b + a y: work out ho
 compose, what the identity is (for the padding lanes and for what enters a row's last chunk), and
 how an episode end resets, then write the chunked scan of 00b and 00c for it: one program per
 row, chunks of `chunk` steps (a power of two) from the last one down, each one
-tl.associative_scan, the carry handed from each chunk to the one before it.
-""", needs="scan", run=_in_chunks(3), window_end=_MAX_END, key="across chunks", maps="max-plus",
+tl.associative_scan, the carry handed from each chunk to the one before it. A run's g, a power of
+gamma, may underflow to 0 (the last case: gamma = 0.01), and 0 * (-inf) is NaN: under the
+interpreter the checker's tl.maximum lets a NaN win (Triton does not promise that its default drops
+it), so select such a product away with tl.where rather than leave it to the max.
+""", needs="scan", run=_nan_winning(_in_chunks(3)), window_end=_MAX_END, key="across chunks", maps="max-plus",
    ordinary=("An ordinary step, and every step the scan reached before it is right: check what your code computes "
              "at that step (its pair (g_t, c_t) = (gamma, r_t)) or, in your combine, the order in which it applies "
              "the two maps (the later steps' map first)."),
@@ -3665,18 +3823,20 @@ tl.associative_scan, the carry handed from each chunk to the one before it.
 def _discounted_max_cases(d):
     rng, gamma = d.rng, d.real(0.9, 0.8, 0.99)
     out = []
-    for shape, chunk, p_done, what in (
-            ((2, d.int(40, 20, 60)), 64, 0.08, "one chunk, episode ends"),
-            ((3, d.int(100, 70, 120)), 32, 0.0, "a row's length not a multiple of the chunk, no episode end"),
-            ((2, d.int(700, 400, 720)), 128, 0.02, "episode ends, across chunks")):
+    for shape, chunk, p_done, what, g in (
+            ((2, d.int(40, 20, 60)), 64, 0.08, "one chunk, episode ends", gamma),
+            ((3, d.int(100, 70, 120)), 32, 0.0, "a row's length not a multiple of the chunk, no episode end", gamma),
+            ((2, d.int(700, 400, 720)), 128, 0.02, "episode ends, across chunks", gamma),
+            ((2, d.int(100, 70, 120)), 64, 0.0, _MAX_UNDERFLOW, 0.01)):
         r = rng.normal(size=shape) * 0.5 - 1.0  # mostly below 0: max's identity is -inf, not 0
         spikes = _flags(rng, shape, 0.03)
         r[spikes] = rng.uniform(1.0, 3.0, size=int(spikes.sum()))  # rare successes, their value carried back
         done = _flags(rng, shape, p_done)
         done[-1, -1] |= p_done > 0  # an episode end at the window's last step
-        m = _key("discounted_max", r, done, gamma)
-        out.append((f"{what}, rewards mostly below 0, shape {shape}, chunk {chunk}",
-                    (_t(r), _t(done, torch.bool), gamma, chunk), {}, m,
+        m = _key("discounted_max", r, done, g)
+        out.append((f"{what}, rewards mostly below 0, shape {shape}, chunk {chunk}" + (
+                    f", gamma {g:g}" if what == _MAX_UNDERFLOW else ""),
+                    (_t(r), _t(done, torch.bool), g, chunk), {}, m,
                     {DONE: done, **_carry_steps(shape, chunk), **_max_marks(done, chunk)}))
     return out
 
@@ -3739,6 +3899,13 @@ def _discounted_max_hint(args, bad, got, expected):
                           "Both must be max's identity: which c leaves max(c, y) = y for every y?" + _fix(
                               " Start the carry at float('-inf'), and load the padding lanes as (g, c) = (1, -inf)."))
     g, e = got[bad], expected[bad]
+    if np.isnan(g).any() and np.isfinite(e).all() and np.float32(gamma) ** int(chunk) == 0:
+        return ("A NaN where the answer is finite, with a gamma whose powers underflow: a run's g, gamma^k, is 0 "
+                "in float32, and 0 * (-inf) = NaN where it meets max's identity (a padding lane's c, or the first "
+                "carry). tl.maximum's default drops that NaN on some GPUs, but Triton does not promise it, and the "
+                "checker lets the NaN win." + _fix(
+                    " Select the product away where the -inf is: in the combine, tl.where(c1 == float('-inf'), c2, "
+                    "tl.maximum(c2, g2 * c1)); after the scan, where the carry is -inf, h is the scanned c."))
     if np.isnan(g).any() and np.isfinite(e).all():
         return ("A NaN where the answer is finite: 0 * inf = NaN. An episode end must select (tl.where), not "
                 "multiply the carry or the later steps' maps by 0: with -inf in them, 0 * -inf is NaN.")
@@ -4243,19 +4410,20 @@ and 0 where it is not (the trace is cut) or at the window's last step (t == T - 
 trace is a reset (a termination, a non-greedy next action, the window's last step). next_q behind
 a termination may be NaN: select it away (tl.where), do not multiply it by 0. The harness scans
 y_t = b_t + a_t y_{t+1} from y_T = 0.
-""" + HOOK_RULES + RESET_RULE, needs="hook", run=_scan_with(4), hint=lambda *a: _q_lambda_hint(*a))
+""" + HOOK_RULES + RESET_RULE + PAST_RULE, needs="hook", run=_scan_with(4), hint=lambda *a: _q_lambda_hint(*a))
 def _q_lambda_cases(d):
     rng, gamma, lam = d.rng, d.real(0.9, 0.8, 0.99), d.real(0.8, 0.5, 0.95)
     out = []
-    for what, shape, A, p_greedy, p_term, grid in (
-            ("every next action greedy", (1, d.int(5, 2, 9)), d.int(3, 2, 4), 1.0, 0.0, False),
-            ("non-greedy actions", (2, d.int(30, 10, 64)), d.int(4, 3, 6), 0.6, 0.0, False),
+    for what, shape, A, p_greedy, p_term, grid, past in (
+            ("every next action greedy", (1, d.int(5, 2, 9)), d.int(3, 2, 4), 1.0, 0.0, False, 0.0),
+            ("non-greedy actions", (2, d.int(30, 10, 64)), d.int(4, 3, 6), 0.6, 0.0, False, 0.0),
             ("ties (Q on a grid of integers: an action tied for the max is greedy)", (3, d.int(40, 20, 64)),
-             d.int(4, 3, 6), 0.6, 0.0, True),
+             d.int(4, 3, 6), 0.6, 0.0, True, 0.0),
             ("non-greedy actions and terminations (NaN Q-values behind them: never to be read), several chunks",
-             (3, d.int(150, 65, 200)), d.int(5, 3, 6), 0.7, 0.08, False),
+             (3, d.int(150, 65, 200)), d.int(5, 3, 6), 0.7, 0.08, False, 0.0),
             ("terminations with finite Q-values behind them and a greedy next action (the termination alone must "
-             "cut the trace)", (2, d.int(12, 6, 20)), d.int(3, 2, 4), 1.0, 0.2, False)):
+             "cut the trace)", (2, d.int(12, 6, 20)), d.int(3, 2, 4), 1.0, 0.2, False, 0.0),
+            ("every next action greedy", (2, d.int(20, 10, 64)), d.int(3, 2, 4), 1.0, 0.0, False, PAST_WINDOW)):
         r = rng.normal(size=shape)
         if grid:
             q = rng.integers(-2, 3, size=(*shape, A)).astype(np.float64)
@@ -4274,8 +4442,10 @@ def _q_lambda_cases(d):
                      " Compare the Q of the action taken with the max, q_taken == max_q, not the action with the "
                      "first argmax: a tie is greedy."): ties,
                  **_carry_steps(shape)}
-        out.append((f"{what}, shape {shape}, {A} actions",
-                    (_t(r), _t(q), _t(action, torch.int64), _t(term, torch.bool), gamma, lam, A), {},
+        out.append((f"{what}, shape {shape}, {A} actions" + (f", past the window: the scan starts from {past:g}"
+                                                               if past else ""),
+                    (_t(r), _t(q), _t(action, torch.int64), _t(term, torch.bool), gamma, lam, A),
+                    {"past": past} if past else {},
                     _key("q_lambda", r, q, action, term, gamma, lam), marks))
     return out
 
@@ -4345,23 +4515,25 @@ Retrace(lambda) targets for Q(s_t, u_t) (u: an action): G_t = r_t + gamma (1 - t
 lam min(1, exp(next_log_ratio_t)), and c = 0 at the window's last step (t == T - 1), which resets,
 as a termination does. Behind a termination the next_* inputs are never to be read (they may be NaN): select them away
 (tl.where), do not multiply them by (1 - term).
-""" + HOOK_RULES + RESET_RULE, needs="hook", run=_scan_with(5), hint=lambda *a: _retrace_hint(*a))
+""" + HOOK_RULES + RESET_RULE + PAST_RULE, needs="hook", run=_scan_with(5), hint=lambda *a: _retrace_hint(*a))
 def _retrace_cases(d):
     rng, gamma, lam = d.rng, d.real(0.9, 0.8, 0.99), d.real(0.8, 0.5, 0.95)
     out = []
-    for shape, spread, p_term in (((1, d.int(5, 2, 9)), 0.0, 0.0), ((2, d.int(30, 10, 64)), 1.0, 0.0),
-                                  ((3, d.int(100, 30, 140)), 1.0, 0.1)):
+    for shape, spread, p_term, past in (((1, d.int(5, 2, 9)), 0.0, 0.0, 0.0), ((2, d.int(30, 10, 64)), 1.0, 0.0, 0.0),
+                                        ((3, d.int(100, 30, 140)), 1.0, 0.1, 0.0),
+                                        ((2, d.int(20, 10, 64)), 1.0, 0.0, PAST_WINDOW)):
         r, eq, q = rng.normal(size=(3, *shape))
         log_ratio = rng.normal(scale=spread, size=shape)
         term = _flags(rng, shape, p_term)
         term[-1, -1] |= p_term > 0  # a termination at the window's last step
-        what = f"shape {shape}" + (", pi != mu" if spread else ", on-policy") + (", terminations" if p_term else "")
+        what = f"shape {shape}" + (", pi != mu" if spread else ", on-policy") + (", terminations" if p_term else "") \
+            + (f", past the window: the scan starts from {past:g}" if past else "")
         expected = _key("retrace", r, eq, q, log_ratio, term, gamma, lam)
         if p_term:  # the next state's values behind a termination: NaN, never to be read
             eq, q, log_ratio = (np.where(term, np.nan, x) for x in (eq, q, log_ratio))
             what += " (NaN next values behind them)"
-        out.append((what, (_t(r), _t(eq), _t(q), _t(log_ratio), _t(term, torch.bool), gamma, lam), {},
-                    expected, {TERM: term, **_carry_steps(shape)}))
+        out.append((what, (_t(r), _t(eq), _t(q), _t(log_ratio), _t(term, torch.bool), gamma, lam),
+                    {"past": past} if past else {}, expected, {TERM: term, **_carry_steps(shape)}))
     return out
 
 
@@ -4896,24 +5068,28 @@ G_t = r_t + gamma (1 - term_t)[(1 - lam) V'_t + lam (G_{t+1} - alpha log_probs_{
 alone in the bracket at the window's last step, a reset (a termination, a reset too, zeroes the bracket: G_t = r_t; next_q1,
 next_q2 and next_log_probs behind it may be NaN: select them away with tl.where, do not multiply
 by (1 - term)).
-""" + HOOK_RULES + NEXT_STEP + RESET_RULE, needs="hook", run=_scan_with(6),
+""" + HOOK_RULES + NEXT_STEP + RESET_RULE + PAST_RULE, needs="hook", run=_scan_with(6),
     hint=lambda args, i, bad, got, expected: _soft_lambda_hint(args, got, expected))
 def _soft_lambda_cases(d):
     rng, gamma, alpha, lam = d.rng, d.real(0.9, 0.8, 0.99), d.real(0.3, 0.1, 0.5), d.real(0.8, 0.5, 0.95)
     out = []
-    for shape, lam, p_term in (((1, d.int(5, 2, 9)), 0.0, 0.0), ((2, d.int(30, 10, 64)), lam, 0.0),
-                               ((3, d.int(100, 30, 140)), lam, 0.1)):
+    for shape, lam, p_term, past in (((1, d.int(5, 2, 9)), 0.0, 0.0, 0.0), ((2, d.int(30, 10, 64)), lam, 0.0, 0.0),
+                                     ((3, d.int(100, 30, 140)), lam, 0.1, 0.0),
+                                     ((2, d.int(20, 10, 64)), lam, 0.1, PAST_WINDOW)):
         r, q1, q2, nlp, lp = rng.normal(size=(5, *shape))
         term = _flags(rng, shape, p_term)
-        term[-1, -1] |= p_term > 0  # a termination at the window's last step
+        term[-1, -1] |= p_term > 0 and not past  # a termination at the window's last step
+        if past:
+            term[:, -1] = False  # the window ends inside an episode: the last step's own reset keeps y_T out
         expected = reference.sac_targets(r, [q1, q2], nlp, gamma=gamma, alpha=alpha, lambda_=lam, log_probs=lp,
                                          terminated=term)
         what = f"lambda={lam}, shape {shape}" + (", terminations" if p_term else "")
         if p_term:  # the next state's values behind a termination: NaN, never to be read
             q1, q2, nlp = (np.where(term, np.nan, x) for x in (q1, q2, nlp))
             what += " (NaN next values behind them)"
-        out.append((what, (_t(r), _t(q1), _t(q2), _t(nlp), _t(lp), _t(term, torch.bool), gamma, alpha, lam), {},
-                    expected, {TERM: term, **_carry_steps(shape)}))
+        what += f", past the window: the scan starts from {past:g}" if past else ""
+        out.append((what, (_t(r), _t(q1), _t(q2), _t(nlp), _t(lp), _t(term, torch.bool), gamma, alpha, lam),
+                    {"past": past} if past else {}, expected, {TERM: term, **_carry_steps(shape)}))
     return out
 
 
@@ -5826,6 +6002,9 @@ def _resident_hint(regs, num_warps, shared_bytes, got):
         (min(v for k, v in limits.items() if k != "shared"),
          "your count leaves out shared memory: the programs' shared memory together must fit the SM's 233,472 "
          "bytes." + _fix(" shared memory: 233472 // shared_bytes (no limit where shared_bytes is 0).")),
+        (min(v for k, v in {**limits, "shared": 228000 // shared_bytes if shared_bytes else SM_SHARED}.items()),
+         "your shared-memory limit is 228,000 bytes, 228 kB in decimal: the SM's 228 KiB are 228 * 1024 = "
+         "233,472 bytes (a KiB is 1,024 bytes, a kB 1,000)." + _fix(" shared memory: 233472 // shared_bytes.")),
         (min(SM_PROGRAMS, SM_WARPS // num_warps, -(-SM_REGISTERS // (regs * 32 * num_warps)), limits["shared"]),
          "your register limit rounds up: a program runs only where all its registers fit, so the count rounds "
          "down." + _fix(" Use // (floor division).")))
@@ -5854,7 +6033,9 @@ def _resident_cases(d):
               (32, 4, d.int(40000, 20000, 60000))),
              ("2 warps, 1 KiB of shared memory", (d.choice(64, (40, 48, 64, 96)), 2, 1024)),
              ("one warp, few registers, a little shared memory: the cap on programs again",
-              (d.choice(16, (16, 24, 32)), 1, d.int(1000, 500, 4000))))
+              (d.choice(16, (16, 24, 32)), 1, d.int(1000, 500, 4000))),
+             # 4 programs' worth in 228 KiB, 3 in 228,000 bytes (228 kB): a KiB read as 1,000 bytes shows
+             ("4 warps, shared memory the tightest limit", (32, 4, d.int(58000, 57001, 58368))))
     return [(f"{what}: regs={a[0]}, num_warps={a[1]}, shared_bytes={a[2]}", a, {}, _resident_reference(*a))
             for what, a in cases]
 

@@ -248,12 +248,12 @@ def _hooked_returns_of_my_own(X, P, offs, t, m, T):
 
 
 @triton.jit
-def _hooked_scan_variant(X, P, Y, T, PROLOGUE: tl.constexpr, CHUNK: tl.constexpr, MULTIPLIED: tl.constexpr,
+def _hooked_scan_variant(X, P, Y, T, START, PROLOGUE: tl.constexpr, CHUNK: tl.constexpr, MULTIPLIED: tl.constexpr,
                          NO_CARRY: tl.constexpr, NO_PADDING: tl.constexpr, HARD_CODED: tl.constexpr,
-                         CARRY_MULTIPLIED: tl.constexpr, STORE_A: tl.constexpr):
+                         CARRY_MULTIPLIED: tl.constexpr, STORE_A: tl.constexpr, FLAG_UNMASKED: tl.constexpr = False):
     """hooked_scan's solution with one of its mistakes switched on."""
     row = tl.program_id(0)
-    carry = 0.0
+    carry = START
     n_chunks = tl.cdiv(T, CHUNK)
     for i in range(0, n_chunks):
         c = n_chunks - 1 - i
@@ -267,7 +267,8 @@ def _hooked_scan_variant(X, P, Y, T, PROLOGUE: tl.constexpr, CHUNK: tl.constexpr
         if not NO_PADDING:
             a = tl.where(m, a, 1.0)
             b = tl.where(m, b, 0.0)
-            k = k & m
+            if not FLAG_UNMASKED:  # (the slip: the prologue's flag left set on the padding lanes)
+                k = k & m
         if MULTIPLIED:  # the reset as a multiplier a = 0: 0 * NaN from a later episode leaks
             a_s, b_s = tl.associative_scan((tl.where(k, 0.0, a), b), 0, _combine_right, reverse=True)
             y = b_s + a_s * carry
@@ -454,11 +455,12 @@ def _discounted_max_with(**mistake):
                      **mistake})
 
 
-def _hooked_scan_with(**mistake):
-    def hooked_scan(prologue, inputs, params, chunk):
+def _hooked_scan_with(IGNORES_INITIAL=False, **mistake):
+    def hooked_scan(prologue, inputs, params, chunk, initial=0.0):
         X = tuple(x.contiguous() for x in inputs)
         y = torch.zeros(X[0].shape, dtype=torch.float32, device=X[0].device)
-        _hooked_scan_variant[(X[0].shape[0],)](X, tuple(float(p) for p in params), y, X[0].shape[1],
+        start = 0.0 if IGNORES_INITIAL else float(initial)  # IGNORES_INITIAL: the slip, the carry from 0
+        _hooked_scan_variant[(X[0].shape[0],)](X, tuple(float(p) for p in params), y, X[0].shape[1], start,
                                                PROLOGUE=prologue, CHUNK=chunk, **{**dict(
                                                    MULTIPLIED=False, NO_CARRY=False, NO_PADDING=False,
                                                    HARD_CODED=False, CARRY_MULTIPLIED=False, STORE_A=False),
@@ -620,6 +622,8 @@ def wrong_answers(name: str):
             ("the chunks walked from the first in time", _chunked_reset_with(order="first first")),
             ("the reset as a product, a_t = 0 (the obvious product)", _chunked_reset_with(multiply=True)),
             ("the carry read where K is set (no select on the carry)", _chunked_reset_with(select=False)),
+            ("carry_in set to the carry the chunk hands on (a round-46 review's case)",
+             _chunked_reset_with(carry_in_out=True)),
         ],
         "td_target_kernel": [
             ("ignores terminations", lambda r, v, d, g: s(r, v, no_flags(d), g)),
@@ -670,6 +674,9 @@ def wrong_answers(name: str):
             ("the prologue's values past the row's end scanned (padding not the identity)",
              _hooked_scan_with(NO_PADDING=True)),
             ("one algorithm's prologue called by name, not PROLOGUE", _hooked_scan_with(HARD_CODED=True)),
+            ("the reset flag left set on the padding lanes (no reset & m: a round-46 review's case)",
+             _hooked_scan_with(FLAG_UNMASKED=True)),
+            ("initial ignored: the carry starts from 0", _hooked_scan_with(IGNORES_INITIAL=True)),
         ],
         "discounted_max": [
             ("0 as max's identity (the first carry and the padding)", _discounted_max_with(ZERO_IDENTITY=True)),
@@ -770,13 +777,17 @@ def wrong_answers(name: str):
                      ("next_q's action stride forgotten", _q_lambda_no_stride),
                      ("no reset at a termination: a = gamma lam_t there (a review's case)", _q_lambda_no_term_reset),
                      ("the termination multiplied by 0 in b (0 * NaN in the step's own b: the harness's reset at "
-                      "a = 0 cannot select it away)", _q_lambda_multiplied)],
+                      "a = 0 cannot select it away)", _q_lambda_multiplied),
+                     ("no reset at the window's last step, lam_t = 0 there in b alone (a round-46 review's case)",
+                      _q_lambda_no_window_reset)],
         "retrace": [("c not truncated at 1", _retrace_untruncated),
                     ("Q of the taken action for the expectation", _retrace_taken_q),
                     ("gamma missing from a_t (a review's case)", _retrace_no_gamma_in_a),
                     ("the ratio read one step back, at offs - 1 (a later review's case)", _retrace_previous_ratio),
                     ("(1 - term) multiplied in a and b (0 * NaN in the step's own b: the harness's reset at a = 0 "
-                     "cannot select it away)", _retrace_multiplied)],
+                     "cannot select it away)", _retrace_multiplied),
+                    ("no reset at the window's last step, c = 0 there in b alone (a round-46 review's case)",
+                     _retrace_no_window_reset)],
         "vtrace_pg": [("vs_t for vs_{t+1}", _pg_same_step), ("no bootstrap at the window's end", _pg_no_window_end),
                       ("y (vs_t) for y_in at every step, the window's last too (a later review's case: every "
                        "element wrong)", _pg_y_everywhere),
@@ -833,7 +844,9 @@ def wrong_answers(name: str):
                                 ("-lam alpha log pi_{t+1} without the bracket's gamma (a later review's case)",
                                  _soft_entropy_without_gamma),
                                 ("(1 - term) multiplied in b (0 * NaN in the step's own b: the harness's reset at "
-                                 "a = 0 cannot select it away)", _soft_multiplied)],
+                                 "a = 0 cannot select it away)", _soft_multiplied),
+                                ("reset = term alone: the window's last step not a reset (a round-46 review's case)",
+                                 _soft_no_window_reset)],
         "vtrace_floor_bytes": [
             ("no flag byte", lambda B, T, e: B * T * 6 * e),
             ("outputs not counted", lambda B, T, e: B * T * (4 * e + 1)),
@@ -911,7 +924,9 @@ def wrong_answers(name: str):
              "case)", lambda r, w, sh: min(64 // w, 65536 // (r * 32 * w), 233472 // sh if sh else 32)),
             ("shared memory left out", lambda r, w, sh: min(32, 64 // w, 65536 // (r * 32 * w))),
             ("the register count rounded up", lambda r, w, sh: min(32, 64 // w, -(-65536 // (r * 32 * w)),
-                                                                   233472 // sh if sh else 32))],
+                                                                   233472 // sh if sh else 32)),
+            ("228,000 bytes of shared memory: 228 kB for 228 KiB (a round-46 review's case)",
+             lambda r, w, sh: min(32, 64 // w, 65536 // (r * 32 * w), 228000 // sh if sh else 32))],
         "noise_verdict": [
             (">= for >: exactly x apart called faster", lambda o, p, x: 1 if p[0] >= x * o[1] else -1 if o[0] >= x * p[1]
              else 0),
@@ -935,6 +950,8 @@ W_SAYS = {
     ("resident_programs", "no cap of 64 warps"): "at most 64 warps at once",
     ("resident_programs", "shared memory left out"): "your count leaves out shared memory",
     ("resident_programs", "the register count rounded up"): "rounds up",
+    ("resident_programs", "228,000 bytes of shared memory: 228 kB for 228 KiB (a round-46 review's case)"):
+        "your shared-memory limit is 228,000 bytes, 228 kB in decimal: the SM's 228 KiB are 228 * 1024 = 233,472",
     ("noise_verdict", ">= for >: exactly x apart called faster"): "exactly x apart is within the noise",
     ("noise_verdict", "the signs swapped"): "your signs are swapped",
     ("noise_verdict", "the far ends compared"): "than their nearest ends (the low ends, the far ends or the middles",
@@ -964,6 +981,9 @@ W_SAYS = {
         "Hint: that step is an episode end (a reset: y_t = b_t, nothing after it read, the carry included). A NaN",
     ("chunked_reset_scan", "the carry read where K is set (no select on the carry)"):
         "and the last step of a chunk in time, where the carry from the chunk after it enters",
+    ("chunked_reset_scan", "carry_in set to the carry the chunk hands on (a round-46 review's case)"):
+        ("Hint: This is the chunked scan with a slip: your carry_in holds the carry that each chunk hands on",
+         "Set carry_in for the chunk's steps before the line that updates the carry"),
     ("chunked_reset_scan", "the carry read at the chunk's last step in time"):
         ("Hint: This is the chunked scan with a slip: the carry is read at the chunk's last step in time",
          "Carry = y[start] once the chunk is done"),
@@ -1009,6 +1029,11 @@ W_SAYS = {
         ("cut: a reset). Your trace runs on through a truncation.", "Set a = 0 where terminated or truncated."),
     ("gae_pairs", "a truncation taken as a termination: no bootstrap there (the tenth review's case)"):
         ("). Your truncated steps do not bootstrap.", "Select next_values away where terminated only."),
+    **{(name, what): ("Hint: Your window's last step does not reset, so the value past the window (here 100",
+                      "Set the reset at the window's last step too") for name, what in (
+        ("soft_lambda_targets", "reset = term alone: the window's last step not a reset (a round-46 review's case)"),
+        ("q_lambda", "no reset at the window's last step, lam_t = 0 there in b alone (a round-46 review's case)"),
+        ("retrace", "no reset at the window's last step, c = 0 there in b alone (a round-46 review's case)"))},
     ("gae_pairs", "no reset at the window's last step (a review's case)"):
         ("Hint: Your window's last step does not reset, so the value past the window (here 100",
          "Set a = 0 at the last step (t = T - 1) as well as where terminated or truncated."),
@@ -1115,6 +1140,10 @@ W_SAYS = {
         ("Your tl.where's two branches are swapped", "tl.where(cond, x, y) gives x where cond is true"),
     ("gae_kernel", "the returns stored, advantages + values (a review's case)"):
         ("Your kernel stores the returns, advantages + V(s_t)", "Store the scanned values y_t themselves."),
+    **{("hooked_scan", what): ("Your values are those of a scan from y_T = 0: the value after the row, initial = 10",
+                               "make the padding lanes the identity, the flag included: reset = reset & m") for what in (
+        "the reset flag left set on the padding lanes (no reset & m: a round-46 review's case)",
+        "initial ignored: the carry starts from 0")},
     ("hooked_scan", "the reset as a multiplier a = 0, not selected"):
         "A NaN crossed an episode end: the prologue's reset flag is not selected on everywhere it must be",
     ("awr_weights", "the clip written as 20, P[1] never read (a later review's case)"):
@@ -1710,8 +1739,7 @@ def _gae_pairs_open_end(rewards, values, next_values, terminated, truncated, gam
 
 
 @triton.jit
-def _q_lambda_no_term_reset(X, P, offs, t, m, T):  # b selects the termination away, a does not cut the trace there
-    gamma, lam, A = P[0], P[1], P[2]
+def _q_lambda_loads(X, offs, m, A):  # (r, term, max_q, q_taken): the right loads of the two prologues below
     r = tl.load(X[0] + offs, mask=m, other=0.0)
     next_action = tl.load(X[2] + offs, mask=m, other=0)
     term = tl.load(X[3] + offs, mask=m, other=0) != 0
@@ -1721,8 +1749,24 @@ def _q_lambda_no_term_reset(X, P, offs, t, m, T):  # b selects the termination a
         q_a = tl.load(X[1] + offs * A + a, mask=m, other=0.0)
         max_q = tl.maximum(max_q, q_a)
         q_taken = tl.where(next_action == a, q_a, q_taken)
+    return r, term, max_q, q_taken
+
+
+@triton.jit
+def _q_lambda_no_term_reset(X, P, offs, t, m, T):  # b selects the termination away, a does not cut the trace there
+    gamma, lam, A = P[0], P[1], P[2]
+    r, term, max_q, q_taken = _q_lambda_loads(X, offs, m, A)
     lam_t = tl.where((q_taken == max_q) & (t < T - 1), lam, 0.0)
     return _reset_where_zero(gamma * lam_t, r + tl.where(term, 0.0, gamma * (1.0 - lam_t) * max_q))
+
+
+@triton.jit
+def _q_lambda_no_window_reset(X, P, offs, t, m, T):  # lam_t = 0 in b at the window's end, the reset left out there
+    gamma, lam, A = P[0], P[1], P[2]
+    r, term, max_q, q_taken = _q_lambda_loads(X, offs, m, A)
+    greedy = q_taken == max_q
+    lam_t = tl.where(greedy & (t < T - 1), lam, 0.0)
+    return gamma * lam, r + tl.where(term, 0.0, gamma * (1.0 - lam_t) * max_q), term | ~greedy
 
 
 @triton.jit
@@ -1762,6 +1806,16 @@ def _retrace_no_gamma_in_a(X, P, offs, t, m, T):  # a_t = c_{t+1}: G_{t+1} undis
     eq = tl.load(X[1] + offs, mask=m, other=0.0)
     q = tl.load(X[2] + offs, mask=m, other=0.0)
     return _reset_where_zero(tl.where(term, 0.0, c), r + tl.where(term, 0.0, P[0] * (eq - c * q)))
+
+
+@triton.jit
+def _retrace_no_window_reset(X, P, offs, t, m, T):  # c = 0 at the window's end in b alone: a = gamma c lets y_T in
+    r = tl.load(X[0] + offs, mask=m, other=0.0)
+    term = tl.load(X[4] + offs, mask=m, other=0) != 0
+    c = P[1] * tl.minimum(tl.exp(tl.load(X[3] + offs, mask=m, other=0.0)), 1.0)
+    eq = tl.load(X[1] + offs, mask=m, other=0.0)
+    q = tl.load(X[2] + offs, mask=m, other=0.0)
+    return P[0] * c, r + tl.where(term, 0.0, P[0] * (eq - tl.where(t < T - 1, c * q, 0.0))), term
 
 
 @triton.jit
@@ -1930,6 +1984,19 @@ def _soft_same_step(X, P, offs, t, m, T):
 @triton.jit
 def _soft_lam_at_the_window_end(X, P, offs, t, m, T):
     return _soft(X, P, offs, t, m, T, 1, 1.0, LAM_AT_END=True)
+
+
+@triton.jit
+def _soft_no_window_reset(X, P, offs, t, m, T):  # the solution with reset = term: a = gamma lam lets y_T in
+    gamma, alpha, lam = P[0], P[1], P[2]
+    r = tl.load(X[0] + offs, mask=m, other=0.0)
+    v_soft = tl.minimum(tl.load(X[1] + offs, mask=m, other=0.0), tl.load(X[2] + offs, mask=m, other=0.0)) \
+        - alpha * tl.load(X[3] + offs, mask=m, other=0.0)
+    has_next = m & (t + 1 < T)
+    log_pi_next = tl.load(X[4] + offs + 1, mask=has_next, other=0.0)
+    term = tl.load(X[5] + offs, mask=m, other=0) != 0
+    cont = tl.where(has_next & ~term, lam, 0.0)
+    return gamma * lam, r + tl.where(term, 0.0, gamma * ((1.0 - cont) * v_soft - cont * alpha * log_pi_next)), term
 
 
 @triton.jit
@@ -2146,14 +2213,41 @@ def test_a_student_s_install_checks_the_fixed_cases_without_the_keys(monkeypatch
 
 def test_without_the_keys_an_answer_that_changes_its_inputs_is_still_told_what_is_wrong(monkeypatch):
     """A hint's slips are recorded for the fixed inputs: an answer that changed them in place gets
-    the verdict without that hint, not an error of the checker's."""
+    a verdict that names the change, not an error of the checker's."""
     monkeypatch.setattr(exercises, "_keys", lambda: None)
 
     def n_step_returns(r, nv, term, gamma, n):
         return solution("n_step_returns")(r.mul_(2.0), nv, term, gamma, n)
 
-    with pytest.raises(AssertionError, match=r"^n_step_returns, .*expected"):
+    with pytest.raises(AssertionError, match=r"^n_step_returns, .*: your function changed its input r in place"):
         exercises.check("n_step_returns", n_step_returns)
+
+
+def test_a_right_answer_that_changes_its_input_in_place_is_refused_naming_the_input():
+    """The caller reads its arrays again: an answer right in its values but written into an input is
+    refused, with the input's name, an element that changed, and the fix."""
+    right = solution("segment_carries")
+
+    def segment_carries(A, B, reset, initial):
+        carries = right(A, B, reset, initial)
+        B[:, -1] = carries[:, -1]  # B used as scratch space: the caller's B is changed
+        return carries
+
+    with pytest.raises(AssertionError, match=r"^segment_carries, .*: your function changed its input B in place "
+                                             r"\(element \[\d+, \d+\]: was .+, now .+\); the caller's arrays must "
+                                             r"not change: work on a copy \(B\.copy\(\)\)"):
+        exercises.check("segment_carries", segment_carries)
+
+    td = solution("td_target_kernel")
+
+    def td_target_kernel(rewards, next_values, terminated, gamma):
+        out = td(rewards, next_values, terminated, gamma)
+        next_values.zero_()  # a tensor input changed after the kernel: refused the same way
+        return out
+
+    with pytest.raises(AssertionError, match=r"^td_target_kernel, .*: your function changed its input next_values in "
+                                             r"place \(element \[.*\]: was .+, now 0\).*next_values\.clone\(\)"):
+        exercises.check("td_target_kernel", td_target_kernel)
 
 
 @pytest.mark.parametrize("name", KEYED)
@@ -2873,10 +2967,10 @@ def _n_step_with(flags_past=0, window_test=True, counts_ends=True, bootstrap=Tru
     return n_step_returns
 
 
-def _chunked_reset_with(carry_at="first", select=True, multiply=False, order="last first"):
+def _chunked_reset_with(carry_at="first", select=True, multiply=False, order="last first", carry_in_out=False):
     """chunked_reset_scan's solution with a slip: ``carry_at`` "last" reads the carry at the chunk's last
     step; ``order`` "first first" walks the chunks forwards; ``multiply`` writes the reset as a = 0 (00b's
-    product); ``select`` False reads the carry where K is set."""
+    product); ``select`` False reads the carry where K is set; ``carry_in_out`` records the carry handed on."""
     def chunked_reset_scan(a, b, reset, chunk):
         T = len(a)
         y, carry_in, carry = np.zeros(T), np.zeros(T), 0.0
@@ -2892,6 +2986,8 @@ def _chunked_reset_with(carry_at="first", select=True, multiply=False, order="la
                 y[t] = run[1] if run[2] and select else run[1] + run[0] * carry
                 carry_in[t] = carry
             carry = y[start] if carry_at == "first" else y[end - 1]
+            if carry_in_out:  # (the slip: carry_in set after the carry's update)
+                carry_in[start:end] = carry
         return y, carry_in
     return chunked_reset_scan
 
@@ -3861,19 +3957,20 @@ def test_a_list_passed_to_a_kernel_is_told_to_be_a_tuple():
     "'torch.dtype' object has no attribute 'is_ptr'" and the operators' reminder."""
     kernel = solution("hooked_scan").__globals__["_hooked_scan"]
 
-    def hooked_scan(prologue, inputs, params, chunk):
+    def hooked_scan(prologue, inputs, params, chunk, initial=0.0):
         X = [x.contiguous() for x in inputs]
         y = torch.empty(X[0].shape, dtype=torch.float32, device=X[0].device)
-        kernel[(X[0].shape[0],)](X, tuple(float(p) for p in params), y, X[0].shape[1], PROLOGUE=prologue,
+        kernel[(X[0].shape[0],)](X, tuple(float(p) for p in params), y, X[0].shape[1], initial, PROLOGUE=prologue,
                                  CHUNK=chunk)
         return y
     with pytest.raises(RuntimeError, match=r"A list passed to a kernel: Triton takes a tuple"):
         exercises.check("hooked_scan", hooked_scan)
 
-    def params_as_a_list(prologue, inputs, params, chunk):  # (a later review's: Triton's compiler refuses it)
+    def params_as_a_list(prologue, inputs, params, chunk, initial=0.0):  # (a later review's: Triton refuses it)
         X = tuple(x.contiguous() for x in inputs)
         y = torch.empty(X[0].shape, dtype=torch.float32, device=X[0].device)
-        kernel[(X[0].shape[0],)](X, [float(p) for p in params], y, X[0].shape[1], PROLOGUE=prologue, CHUNK=chunk)
+        kernel[(X[0].shape[0],)](X, [float(p) for p in params], y, X[0].shape[1], initial, PROLOGUE=prologue,
+                                 CHUNK=chunk)
         return y
     with pytest.raises(AssertionError, match=r"argument of type: list\n\(A list passed to a kernel: Triton takes a "
                                              r"tuple") as e:

@@ -1,6 +1,7 @@
 """Solution: hooked_scan (notebook 00c). reset_scan's loop with the prologue passed in as a
 tl.constexpr: it returns (a, b, reset), and the lanes past the row's end are made the identity
-(1, 0, no reset) here, whatever the prologue returned there."""
+(1, 0, no reset) here, whatever the prologue returned there. The carry starts from initial, y_T: a
+flag left set on a padding lane would keep it out of the last chunk."""
 import torch
 import triton
 import triton.language as tl
@@ -13,9 +14,9 @@ def _reset_combine(a1, b1, k1, a2, b2, k2):
 
 
 @triton.jit
-def _hooked_scan(X, P, Y, T, PROLOGUE: tl.constexpr, CHUNK: tl.constexpr):
+def _hooked_scan(X, P, Y, T, START, PROLOGUE: tl.constexpr, CHUNK: tl.constexpr):
     row = tl.program_id(0)
-    carry = 0.0
+    carry = START  # y_T: the value after the row
     n_chunks = tl.cdiv(T, CHUNK)
     for i in range(0, n_chunks):
         c = n_chunks - 1 - i  # the chunks from the last one down
@@ -32,11 +33,11 @@ def _hooked_scan(X, P, Y, T, PROLOGUE: tl.constexpr, CHUNK: tl.constexpr):
         carry = tl.sum(tl.where(t == c * CHUNK, y, 0.0), 0)  # y at the chunk's first step
 
 
-def hooked_scan(prologue, inputs, params, chunk):
+def hooked_scan(prologue, inputs, params, chunk, initial=0.0):
     X = tuple(x.contiguous() for x in inputs)
     n_rows, T = X[0].shape
     y = torch.empty(n_rows, T, dtype=torch.float32, device=X[0].device)
-    _hooked_scan[(n_rows,)](X, tuple(float(p) for p in params), y, T, PROLOGUE=prologue, CHUNK=chunk)
+    _hooked_scan[(n_rows,)](X, tuple(float(p) for p in params), y, T, float(initial), PROLOGUE=prologue, CHUNK=chunk)
     return y
 
 
